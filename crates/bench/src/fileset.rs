@@ -1,0 +1,1 @@
+//! Document trees for the paper's four mixes, and files named by a filelist. (Workload helper.)

@@ -1,0 +1,29 @@
+//! `flint bench`: the WebSTONE load generator, rebuilt.
+//!
+//! WebSTONE (1995) spawned "Webchildren" that fetched weighted pages of files and reported connect
+//! time, response time, throughput and pages per minute. This crate is that model with today's
+//! needs: closed-loop and open-loop (constant-rate) load, HTTP/1.0, keep-alive and pipelining,
+//! exact HDR histograms that merge across threads (and later across hosts), and three reports:
+//! the paper's, ptester's per-URL table, and a modern summary; plus JSON.
+//!
+//! Layout, by role:
+//! - [`workload`]: what to fetch (TOML workloads, WebSTONE filelists, command-line paths);
+//! - [`fileset`]: the document trees the paper's mixes describe;
+//! - [`config`]: how to fetch it (the options of a run);
+//! - [`client`]: the hot path: one thread's event loop and the Webchild connection state machine;
+//! - [`runner`]: threads, warm-up, duration, Ctrl-C, progress, merging;
+//! - [`stats`]: what a run measured, preallocated and mergeable;
+//! - [`report`]: the WebSTONE report, ptester's table, the modern summary, JSON.
+
+pub mod client;
+pub mod config;
+pub mod fileset;
+pub mod report;
+pub mod runner;
+pub mod stats;
+pub mod workload;
+
+pub use config::{BenchConfig, HttpMode, Stop, Target};
+pub use runner::RunResult;
+pub use stats::Stats;
+pub use workload::{Page, Workload, WorkloadError};

@@ -1,0 +1,372 @@
+//! What a run measured: preallocated per thread, merged exactly at the end.
+//!
+//! Every latency is an HDR histogram, so memory is bounded whatever the run's length and two
+//! histograms merge bucket by bucket: the merge of per-thread results equals the result of one
+//! thread that saw everything, and results from other processes and hosts merge the same way.
+//! Counters are `u64`; nothing here is allocated per request.
+//!
+//! CONTRACT: the report helper reads these fields; the engine helper fills them. Fields may be
+//! added; none renamed or removed without changing both sides.
+
+use hdrhistogram::Histogram;
+use std::time::Duration;
+
+/// Longest latency a histogram holds exactly; longer ones are clamped to it (and still counted).
+pub const MAX_LATENCY_US: u64 = 3_600_000_000;
+
+/// A latency distribution in microseconds.
+#[derive(Debug, Clone)]
+pub struct Latency {
+    hist: Histogram<u64>,
+}
+
+/// Latency figures in milliseconds, as reports and JSON print them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct LatencySummary {
+    pub count: u64,
+    pub min: f64,
+    pub mean: f64,
+    pub max: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub p999: f64,
+}
+
+impl Latency {
+    /// `sigfig`: 3 for run-wide distributions, 2 for per-page and per-URL ones (a tenth the memory).
+    pub fn new(sigfig: u8) -> Self {
+        let hist = Histogram::new_with_bounds(1, MAX_LATENCY_US, sigfig)
+            .expect("static histogram bounds are valid");
+        Latency { hist }
+    }
+
+    #[inline]
+    pub fn record(&mut self, d: Duration) {
+        self.record_us(d.as_micros().min(u128::from(MAX_LATENCY_US)) as u64);
+    }
+
+    #[inline]
+    pub fn record_us(&mut self, us: u64) {
+        self.hist.saturating_record(us.clamp(1, MAX_LATENCY_US));
+    }
+
+    pub fn merge(&mut self, other: &Latency) {
+        // Same bounds on both sides (both built by `new`), so `add` cannot fail; a histogram of
+        // coarser precision is merged value by value.
+        if self.hist.add(&other.hist).is_err() {
+            for v in other.hist.iter_recorded() {
+                self.hist.saturating_record_n(v.value_iterated_to(), v.count_at_value());
+            }
+        }
+    }
+
+    pub fn count(&self) -> u64 {
+        self.hist.len()
+    }
+
+    pub fn histogram(&self) -> &Histogram<u64> {
+        &self.hist
+    }
+
+    pub fn summary(&self) -> LatencySummary {
+        if self.hist.is_empty() {
+            return LatencySummary::default();
+        }
+        let ms = |us: u64| us as f64 / 1000.0;
+        LatencySummary {
+            count: self.hist.len(),
+            min: ms(self.hist.min()),
+            mean: self.hist.mean() / 1000.0,
+            max: ms(self.hist.max()),
+            p50: ms(self.hist.value_at_quantile(0.50)),
+            p90: ms(self.hist.value_at_quantile(0.90)),
+            p99: ms(self.hist.value_at_quantile(0.99)),
+            p999: ms(self.hist.value_at_quantile(0.999)),
+        }
+    }
+}
+
+/// Why a request failed. Each is counted separately; the JSON key is the snake_case name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    ConnectRefused,
+    ConnectTimeout,
+    /// Any other connect failure (unreachable, out of ports, ...).
+    ConnectOther,
+    /// Connection reset or closed before the response was complete (and not a short body).
+    Reset,
+    ResponseTimeout,
+    MalformedStatus,
+    MalformedHeaders,
+    /// Fewer body bytes than the framing promised, or a broken chunk.
+    ShortBody,
+    Status1xx,
+    Status3xx,
+    Status4xx,
+    Status5xx,
+    /// A read or write failed in another way.
+    Io,
+}
+
+impl ErrorKind {
+    pub const ALL: [ErrorKind; 13] = [
+        ErrorKind::ConnectRefused,
+        ErrorKind::ConnectTimeout,
+        ErrorKind::ConnectOther,
+        ErrorKind::Reset,
+        ErrorKind::ResponseTimeout,
+        ErrorKind::MalformedStatus,
+        ErrorKind::MalformedHeaders,
+        ErrorKind::ShortBody,
+        ErrorKind::Status1xx,
+        ErrorKind::Status3xx,
+        ErrorKind::Status4xx,
+        ErrorKind::Status5xx,
+        ErrorKind::Io,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::ConnectRefused => "connect_refused",
+            ErrorKind::ConnectTimeout => "connect_timeout",
+            ErrorKind::ConnectOther => "connect_other",
+            ErrorKind::Reset => "reset",
+            ErrorKind::ResponseTimeout => "response_timeout",
+            ErrorKind::MalformedStatus => "malformed_status",
+            ErrorKind::MalformedHeaders => "malformed_headers",
+            ErrorKind::ShortBody => "short_body",
+            ErrorKind::Status1xx => "status_1xx",
+            ErrorKind::Status3xx => "status_3xx",
+            ErrorKind::Status4xx => "status_4xx",
+            ErrorKind::Status5xx => "status_5xx",
+            ErrorKind::Io => "io",
+        }
+    }
+}
+
+/// Errors by kind, a fixed array indexed by `ErrorKind as usize`.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ErrorCounts(pub [u64; ErrorKind::ALL.len()]);
+
+impl ErrorCounts {
+    #[inline]
+    pub fn add(&mut self, kind: ErrorKind) {
+        self.0[kind as usize] += 1;
+    }
+    pub fn get(&self, kind: ErrorKind) -> u64 {
+        self.0[kind as usize]
+    }
+    pub fn total(&self) -> u64 {
+        self.0.iter().sum()
+    }
+    pub fn merge(&mut self, other: &ErrorCounts) {
+        for (a, b) in self.0.iter_mut().zip(other.0.iter()) {
+            *a += b;
+        }
+    }
+}
+
+/// One URL (file) across all pages: ptester's row, plus percentiles.
+#[derive(Debug, Clone)]
+pub struct UrlStats {
+    /// Responses that completed and matched their framing (any status).
+    pub requests: u64,
+    pub errors: u64,
+    /// New connections opened to fetch this URL.
+    pub connects: u64,
+    pub connect_us_min: u64,
+    pub connect_us_max: u64,
+    pub connect_us_sum: u64,
+    /// Transfer: from the request written to the last byte of the response.
+    pub transfer_us_min: u64,
+    pub transfer_us_max: u64,
+    pub transfer_us_sum: u64,
+    pub header_bytes: u64,
+    pub body_bytes: u64,
+    /// Body size of the last complete response (the file's size, for the page-size figure).
+    pub last_body_size: u64,
+    pub response: Latency,
+}
+
+/// One page: the WebSTONE per-page block.
+#[derive(Debug, Clone)]
+pub struct PageStats {
+    /// Pages whose every file completed.
+    pub hits: u64,
+    /// Pages abandoned because one of their files failed.
+    pub errors: u64,
+    /// Sum of page times (connect + transfer of all its files), µs.
+    pub time_us_sum: u64,
+    pub time_us_max: u64,
+    pub connect_us_sum: u64,
+    pub connect_us_max: u64,
+    /// Body bytes of this page's completed files.
+    pub body_bytes: u64,
+    pub header_bytes: u64,
+    pub connects: u64,
+    pub time: Latency,
+}
+
+/// Everything one thread (or, merged, one run) measured in the measured window.
+#[derive(Debug, Clone)]
+pub struct Stats {
+    pub pages: Vec<PageStats>,
+    pub urls: Vec<UrlStats>,
+    /// Per request: TCP connect time (only requests that opened a connection).
+    pub connect: Latency,
+    /// Per request: request written (or, open loop, intended start) to first response byte.
+    pub ttfb: Latency,
+    /// Per request: (intended) start to last byte, connect included when one was opened.
+    pub response: Latency,
+    /// Per page: start of its first file to the end of its last.
+    pub page: Latency,
+    /// Open loop only: the same, measured from the actual send rather than the intended start.
+    pub response_uncorrected: Option<Latency>,
+    pub page_uncorrected: Option<Latency>,
+    pub errors: ErrorCounts,
+    pub requests: u64,
+    pub pages_done: u64,
+    pub connects: u64,
+    /// Every byte read in the window, complete responses or not (the paper's "data moved").
+    pub bytes_total: u64,
+    /// Head and body bytes of complete responses.
+    pub bytes_header: u64,
+    pub bytes_body: u64,
+    /// Sum over Webchildren of the time each was running in the window (the paper's
+    /// "cumulative time of test for all hosts"), µs.
+    pub cumulative_us: u64,
+}
+
+impl UrlStats {
+    pub fn new() -> Self {
+        UrlStats {
+            requests: 0,
+            errors: 0,
+            connects: 0,
+            connect_us_min: u64::MAX,
+            connect_us_max: 0,
+            connect_us_sum: 0,
+            transfer_us_min: u64::MAX,
+            transfer_us_max: 0,
+            transfer_us_sum: 0,
+            header_bytes: 0,
+            body_bytes: 0,
+            last_body_size: 0,
+            response: Latency::new(2),
+        }
+    }
+
+    pub fn merge(&mut self, o: &UrlStats) {
+        self.requests += o.requests;
+        self.errors += o.errors;
+        self.connects += o.connects;
+        self.connect_us_min = self.connect_us_min.min(o.connect_us_min);
+        self.connect_us_max = self.connect_us_max.max(o.connect_us_max);
+        self.connect_us_sum += o.connect_us_sum;
+        self.transfer_us_min = self.transfer_us_min.min(o.transfer_us_min);
+        self.transfer_us_max = self.transfer_us_max.max(o.transfer_us_max);
+        self.transfer_us_sum += o.transfer_us_sum;
+        self.header_bytes += o.header_bytes;
+        self.body_bytes += o.body_bytes;
+        if o.requests > 0 {
+            self.last_body_size = o.last_body_size;
+        }
+        self.response.merge(&o.response);
+    }
+}
+
+impl Default for UrlStats {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl PageStats {
+    pub fn new() -> Self {
+        PageStats {
+            hits: 0,
+            errors: 0,
+            time_us_sum: 0,
+            time_us_max: 0,
+            connect_us_sum: 0,
+            connect_us_max: 0,
+            body_bytes: 0,
+            header_bytes: 0,
+            connects: 0,
+            time: Latency::new(2),
+        }
+    }
+
+    pub fn merge(&mut self, o: &PageStats) {
+        self.hits += o.hits;
+        self.errors += o.errors;
+        self.time_us_sum += o.time_us_sum;
+        self.time_us_max = self.time_us_max.max(o.time_us_max);
+        self.connect_us_sum += o.connect_us_sum;
+        self.connect_us_max = self.connect_us_max.max(o.connect_us_max);
+        self.body_bytes += o.body_bytes;
+        self.header_bytes += o.header_bytes;
+        self.connects += o.connects;
+        self.time.merge(&o.time);
+    }
+}
+
+impl Default for PageStats {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Stats {
+    /// Everything preallocated for this workload: recording never allocates.
+    pub fn new(workload: &crate::Workload, open_loop: bool) -> Self {
+        Stats {
+            pages: workload.pages.iter().map(|_| PageStats::new()).collect(),
+            urls: workload.urls.iter().map(|_| UrlStats::new()).collect(),
+            connect: Latency::new(3),
+            ttfb: Latency::new(3),
+            response: Latency::new(3),
+            page: Latency::new(3),
+            response_uncorrected: open_loop.then(|| Latency::new(3)),
+            page_uncorrected: open_loop.then(|| Latency::new(3)),
+            errors: ErrorCounts::default(),
+            requests: 0,
+            pages_done: 0,
+            connects: 0,
+            bytes_total: 0,
+            bytes_header: 0,
+            bytes_body: 0,
+            cumulative_us: 0,
+        }
+    }
+
+    /// Exact: histograms merge bucket by bucket, counters add, extremes take the extreme.
+    pub fn merge(&mut self, o: &Stats) {
+        for (a, b) in self.pages.iter_mut().zip(&o.pages) {
+            a.merge(b);
+        }
+        for (a, b) in self.urls.iter_mut().zip(&o.urls) {
+            a.merge(b);
+        }
+        self.connect.merge(&o.connect);
+        self.ttfb.merge(&o.ttfb);
+        self.response.merge(&o.response);
+        self.page.merge(&o.page);
+        if let (Some(a), Some(b)) = (&mut self.response_uncorrected, &o.response_uncorrected) {
+            a.merge(b);
+        }
+        if let (Some(a), Some(b)) = (&mut self.page_uncorrected, &o.page_uncorrected) {
+            a.merge(b);
+        }
+        self.errors.merge(&o.errors);
+        self.requests += o.requests;
+        self.pages_done += o.pages_done;
+        self.connects += o.connects;
+        self.bytes_total += o.bytes_total;
+        self.bytes_header += o.bytes_header;
+        self.bytes_body += o.bytes_body;
+        self.cumulative_us += o.cumulative_us;
+    }
+}

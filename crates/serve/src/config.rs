@@ -1,0 +1,121 @@
+//! What `flint serve` is told: flags for the common options, a TOML file for the rest.
+//!
+//! Every key of the file is a field here; an unknown key is an error that names it (a misspelt
+//! `keepalive_timout_ms` silently ignored would make a benchmark measure the wrong thing).
+//!
+//! CONTRACT: shared by the serve helpers. Add fields at the end of the section you own; do not
+//! rename. `Config::default()` must stay a working configuration rooted at ".".
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    // ---- listening and the event loops (server.rs)
+    /// Document root.
+    pub root: PathBuf,
+    pub listen: SocketAddr,
+    /// Event-loop threads; 0 means one per available core.
+    pub threads: usize,
+    /// Open connections across all threads; past it, new connections are closed at once.
+    pub max_connections: usize,
+    /// A request's head must arrive within this (slowloris), ms.
+    pub header_timeout_ms: u64,
+    /// An idle keep-alive connection is closed after this, ms.
+    pub keepalive_timeout_ms: u64,
+    /// A response that makes no progress for this long is abandoned, ms.
+    pub send_timeout_ms: u64,
+    pub max_request_line: usize,
+    pub max_header_bytes: usize,
+    pub max_headers: usize,
+    /// Responses queued for one connection before it stops reading more pipelined requests.
+    pub max_pipeline_bytes: usize,
+    /// `Common` or `Combined` access log file; none when absent.
+    pub access_log: Option<PathBuf>,
+    pub access_log_format: LogFormat,
+
+    // ---- files, cache and responses (resolve.rs, cache.rs, respond.rs)
+    /// Served for a directory.
+    pub index: String,
+    /// Body bytes kept in memory per thread (Greedy-Dual-Size eviction).
+    pub cache_bytes: u64,
+    /// Files larger than this are never kept in memory; they go by `sendfile`.
+    pub cache_max_file: u64,
+    /// How long a cached file's metadata is trusted before it is checked again, ms.
+    pub revalidate_ms: u64,
+    /// Add `Content-MD5` and `Repr-Digest: sha-256`, computed once per file version.
+    pub digest: bool,
+    /// Serve `x.gz` / `x.br` for `x` when `Accept-Encoding` allows.
+    pub precompressed: bool,
+    /// Follow symlinks that lead outside the root (off: such requests get 404).
+    pub symlinks_outside_root: bool,
+    /// `Server` header value.
+    pub server_name: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    Common,
+    Combined,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            root: PathBuf::from("."),
+            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            threads: 0,
+            max_connections: 16_384,
+            header_timeout_ms: 10_000,
+            keepalive_timeout_ms: 60_000,
+            send_timeout_ms: 60_000,
+            max_request_line: 8192,
+            max_header_bytes: 16_384,
+            max_headers: 64,
+            max_pipeline_bytes: 256 * 1024,
+            access_log: None,
+            access_log_format: LogFormat::Common,
+            index: "index.html".into(),
+            cache_bytes: 64 << 20,
+            cache_max_file: 256 << 10,
+            revalidate_ms: 1000,
+            digest: false,
+            precompressed: true,
+            symlinks_outside_root: false,
+            server_name: "flint".into(),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{path}: {source}")]
+    Io { path: String, source: std::io::Error },
+    #[error("{path}: {message}")]
+    Parse { path: String, message: String },
+}
+
+impl Config {
+    /// Reads a TOML file; unknown keys and wrong types are errors naming the key and line.
+    pub fn from_file(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        toml::from_str(&text).map_err(|e| ConfigError::Parse {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })
+    }
+
+    /// Threads to run: `threads`, or one per available core.
+    pub fn effective_threads(&self) -> usize {
+        if self.threads > 0 {
+            self.threads
+        } else {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        }
+    }
+}

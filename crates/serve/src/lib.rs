@@ -1,0 +1,28 @@
+//! `flint serve`: the static server the seeds teach how to build.
+//!
+//! The seeds measured what makes web servers slow: mutexes on every request, reading files
+//! instead of mapping or sending them, opening a file to answer a 304, gratuitous failing reads
+//! and socket-option calls, a Content-MD5 recomputed on every request. This server is built so that
+//! none of these happen: one event loop per core, each with its own listening socket
+//! (`SO_REUSEPORT`), its own file cache and its own buffers, so nothing is locked or shared on the
+//! hot path; metadata, response heads and checksums are computed once per file version; pipelined
+//! responses leave in one `writev` per batch; large bodies go by `sendfile`.
+//!
+//! Layout, by role:
+//! - [`config`]: the options (flags and a TOML file);
+//! - [`server`]: the event loop and the connection state machine (the hot path, one file);
+//! - [`resolve`]: the one place that decides which file a request target names, and whether it
+//!   may be served;
+//! - [`cache`]: metadata, prebuilt heads, checksums, small bodies under Greedy-Dual-Size;
+//! - [`respond`]: from a parsed request and the cache to a response;
+//! - [`access_log`]: Common/Combined Log Format, buffered.
+
+pub mod access_log;
+pub mod cache;
+pub mod config;
+pub mod resolve;
+pub mod respond;
+pub mod server;
+
+pub use config::Config;
+

@@ -1,0 +1,4 @@
+pub mod date;
+pub mod head;
+pub mod request;
+pub mod response;
