@@ -1,1 +1,803 @@
-//! The hot path: one thread's event loop over its Webchildren's connections. (Engine helper.)
+//! The hot path: one thread's event loop over its Webchildren's connections.
+//!
+//! A Webchild is WebSTONE's unit of load: it picks a page by weight, fetches its files one after
+//! another (or, pipelining, all at once), records what happened, and picks the next page. Here a
+//! Webchild is a small state machine, not a process or a thread, so that one core can drive
+//! thousands of them and the client costs the server's neighbour as little CPU as possible.
+//!
+//! What a keep-alive request costs, by design (the floor client `cfloor.c` does the same):
+//! one `write` of a request prebuilt at start, one `read` that brings the whole response, and a
+//! share of one `epoll_wait`. To get there:
+//! - each socket is registered once, READABLE|WRITABLE, edge-triggered, and never re-registered;
+//! - a read that returns less than the space offered drained the socket, so no second read is
+//!   made only to see EAGAIN (edge-triggered epoll reports the next arrival anyway);
+//! - the next request is written from the handler of the response that ended the previous one;
+//! - requests are built once per URL (and per page, for pipelining) and written from that buffer.
+//!
+//! Memory: reads go into one 64 KiB buffer per thread; a connection keeps only the bytes of a
+//! response head split across reads (usually none), and a body is counted and dropped by
+//! [`BodyDecoder`] as it passes. A Webchild and its timer slot take under 300 bytes, plus that
+//! carry-over buffer (a test guards the figure).
+//!
+//! Time is kept in µs since the run's base instant; each Webchild has one deadline (connect
+//! timeout, response timeout, or the end of a think/schedule/back-off wait) in [`Timers`].
+
+mod setup;
+mod timers;
+
+pub use setup::{child_rng, PagePicker, Plan, Requests};
+use timers::Timers;
+
+use crate::config::HttpMode;
+use crate::log::{LogBuf, LogFile, LogRecord};
+use crate::progress::{Counts, Progress};
+use crate::stats::{ErrorKind, ResponseSample, Stats};
+use crate::{BenchConfig, Workload};
+use mio::event::Event;
+use mio::net::TcpStream;
+use mio::{Events, Interest, Poll, Registry, Token};
+use socket2::{Domain, Protocol, Socket, Type};
+use std::io::{self, Read, Write};
+use std::net::SocketAddr;
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+use wire::response::{parse_response_head, BodyDecoder, Framing, ResponseError};
+
+/// The per-thread read buffer. Larger than the longest response head wire accepts, so a
+/// carried-over partial head always leaves room to read more.
+pub const READ_BUF: usize = 64 * 1024;
+const _: () = assert!(READ_BUF >= wire::response::MAX_RESPONSE_HEAD);
+/// The longest the loop sleeps: Ctrl-C and the end of the run are seen within this.
+const TICK_US: u64 = 50_000;
+/// After a failed connect, wait this long before the next page: a dead server (refusing at once)
+/// must not make the client spin at 100% CPU opening sockets, nor flood the figures with errors.
+const BACKOFF_US: u64 = 10_000;
+/// How often a thread publishes its live counts.
+const PUBLISH_US: u64 = 100_000;
+/// "No time": no deadline, no first byte yet, no connect.
+const NONE: u64 = u64::MAX;
+
+/// What every thread reads; nothing in it is written during the run except through atomics
+/// (`progress`, `stop`) and the log file's lock (taken once per ~64 KiB of log).
+pub struct Shared<'a> {
+    pub config: &'a BenchConfig,
+    pub workload: &'a Workload,
+    pub plan: Plan,
+    pub requests: Requests,
+    pub picker: PagePicker,
+    pub log: Option<LogFile>,
+    pub progress: Progress,
+    pub stop: &'a AtomicBool,
+}
+
+/// What a thread hands back.
+#[derive(Debug)]
+pub struct ThreadOutcome {
+    pub stats: Stats,
+    /// When the thread stopped measuring (µs since base): the run's end, Ctrl-C, or its last page.
+    pub end_us: u64,
+    pub interrupted: bool,
+    pub log_error: Option<io::Error>,
+}
+
+/// One thread: Webchildren `ids` (global indexes) on one event loop, until the end.
+pub fn run_thread(sh: &Shared<'_>, thread: usize, ids: Range<usize>) -> io::Result<ThreadOutcome> {
+    let mut poll = Poll::new()?;
+    let n = ids.len();
+    let mut cx = Ctx {
+        sh,
+        thread,
+        registry: poll.registry().try_clone()?,
+        timers: Timers::new(n),
+        stats: Stats::new(sh.workload, sh.plan.interval_us.is_some()),
+        log: sh.log.as_ref().map(LogBuf::new),
+        live: Counts::default(),
+        active: 0,
+    };
+    let mut events = Events::with_capacity(n.clamp(16, 1024));
+    let mut buf = vec![0u8; READ_BUF].into_boxed_slice();
+    let mut children: Vec<Webchild> = ids
+        .enumerate()
+        .map(|(slot, id)| Webchild::new(slot, id, sh))
+        .collect();
+    let now = cx.now();
+    for c in &mut children {
+        c.begin(&mut cx, now);
+    }
+    let plan = &sh.plan;
+    let mut next_publish = now + PUBLISH_US;
+    let (end_us, interrupted) = loop {
+        let now = cx.now();
+        if sh.stop.load(Ordering::Relaxed) {
+            break (now.min(plan.end_us), true);
+        }
+        if now >= plan.end_us {
+            break (plan.end_us, false);
+        }
+        if cx.active == 0 {
+            let last = children.iter().map(|c| c.done_us).max().unwrap_or(now);
+            break (last, false);
+        }
+        while let Some(slot) = cx.timers.pop_expired(now) {
+            children[slot].on_timer(&mut cx, now);
+        }
+        if now >= next_publish {
+            sh.progress.publish(thread, cx.live);
+            next_publish = now + PUBLISH_US;
+        }
+        let until = cx.timers.next_at().min(plan.end_us).min(now + TICK_US);
+        let timeout = Duration::from_micros(until.saturating_sub(now));
+        if let Err(e) = poll.poll(&mut events, Some(timeout)) {
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        for ev in events.iter() {
+            if let Some(c) = children.get_mut(ev.token().0) {
+                c.on_event(&mut cx, &mut buf, ev);
+            }
+        }
+    };
+    sh.progress.publish(thread, cx.live);
+    // WebSTONE's cumulative time: how long each Webchild took part in the measured window.
+    for c in &children {
+        let end = c.done_us.min(end_us);
+        cx.stats.cumulative_us += end.saturating_sub(plan.measure_us);
+    }
+    Ok(ThreadOutcome {
+        stats: cx.stats,
+        end_us,
+        interrupted,
+        log_error: cx.log.and_then(LogBuf::finish),
+    })
+}
+
+/// A thread's state other than its Webchildren (so a Webchild can borrow it mutably).
+struct Ctx<'a> {
+    sh: &'a Shared<'a>,
+    thread: usize,
+    registry: Registry,
+    timers: Timers,
+    stats: Stats,
+    log: Option<LogBuf<'a>>,
+    live: Counts,
+    /// Webchildren not yet `Done`.
+    active: usize,
+}
+
+impl Ctx<'_> {
+    #[inline]
+    fn now(&self) -> u64 {
+        self.sh.plan.base.elapsed().as_micros() as u64
+    }
+
+    /// Whether something that started at `start` and ends `now` is in the measured window.
+    #[inline]
+    fn counts(&self, start: u64, now: u64) -> bool {
+        start >= self.sh.plan.measure_us && now < self.sh.plan.end_us
+    }
+
+    fn debug(&self, head: &[u8]) {
+        if self.sh.config.debug {
+            let mut err = io::stderr().lock();
+            let _ = err.write_all(head);
+            let _ = err.write_all(b"\n");
+        }
+    }
+}
+
+/// Where a Webchild is. Writing is not a state: a request's unsent bytes (`wpos..wend`) may be
+/// pending while responses are already read, because with pipelining they overlap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Between pages: thinking, waiting for its open-loop slot, or backing off after a failed
+    /// connect. A keep-alive connection may stay open meanwhile.
+    Wait,
+    /// Nonblocking connect in flight; the socket's first writable event ends it.
+    Connecting,
+    /// Request sent (or being sent); the response head has not fully arrived.
+    ReadingHead,
+    /// Following the body with `decoder`.
+    ReadingBody,
+    /// Quota done: nothing more to fetch.
+    Done,
+}
+
+/// One Webchild: a connection, the page in progress and the timings of the file in progress.
+struct Webchild {
+    /// Index in this thread: the mio token and the timer slot.
+    slot: usize,
+    /// Global index: the log's `child` column and the random stream's key.
+    id: usize,
+    state: State,
+    conn: Option<TcpStream>,
+    /// Bumped at every close: data read from a connection that is gone is not processed.
+    conn_gen: u32,
+    /// Responses completed on this connection: a reused one the server may have closed idle.
+    conn_responses: u32,
+    /// Pages of the measured window, and a separate stream for warm-up, so the measured
+    /// sequence is the same whatever the warm-up's length.
+    rng: fastrand::Rng,
+    warmup_rng: fastrand::Rng,
+    pages_left: u64,
+    next_intended_us: f64,
+    page: usize,
+    /// Index in the page's files of the response being read.
+    file: usize,
+    page_intended_us: u64,
+    page_start_us: u64,
+    file_start_us: u64,
+    connect_start_us: u64,
+    connect_us: u64,
+    written_us: u64,
+    first_byte_us: u64,
+    status: u16,
+    resp_keep_alive: bool,
+    header_bytes: u64,
+    body_bytes: u64,
+    decoder: BodyDecoder,
+    /// The current file was already retried once on a fresh connection.
+    retried: bool,
+    wpos: usize,
+    wend: usize,
+    /// A response head split across reads (usually empty).
+    head: Vec<u8>,
+    done_us: u64,
+}
+
+impl Webchild {
+    fn new(slot: usize, id: usize, sh: &Shared<'_>) -> Self {
+        let offset = sh.plan.interval_us.map_or(0.0, |iv| {
+            // Spread the children's schedules over one interval, so pages do not come in bursts.
+            iv * id as f64 / sh.plan.concurrency as f64
+        });
+        Webchild {
+            slot,
+            id,
+            state: State::Wait,
+            conn: None,
+            conn_gen: 0,
+            conn_responses: 0,
+            rng: child_rng(sh.config.seed, id, 0),
+            warmup_rng: child_rng(sh.config.seed, id, 1),
+            pages_left: sh.plan.quota(id),
+            next_intended_us: offset,
+            page: 0,
+            file: 0,
+            page_intended_us: 0,
+            page_start_us: 0,
+            file_start_us: 0,
+            connect_start_us: 0,
+            connect_us: NONE,
+            written_us: 0,
+            first_byte_us: NONE,
+            status: 0,
+            resp_keep_alive: false,
+            header_bytes: 0,
+            body_bytes: 0,
+            decoder: BodyDecoder::new(Framing::Empty),
+            retried: false,
+            wpos: 0,
+            wend: 0,
+            head: Vec::new(),
+            done_us: NONE,
+        }
+    }
+
+    fn begin(&mut self, cx: &mut Ctx<'_>, now: u64) {
+        cx.active += 1;
+        if self.pages_left == 0 {
+            return self.finish(cx, now);
+        }
+        match cx.sh.plan.interval_us {
+            None => self.start_page(cx, now),
+            Some(_) => cx.timers.arm(self.slot, self.next_intended_us as u64),
+        }
+    }
+
+    /// The URL index of the file in progress.
+    fn url(&self, w: &Workload) -> usize {
+        w.pages[self.page].files[self.file]
+    }
+
+    // ---- events ------------------------------------------------------------------------------
+
+    fn on_event(&mut self, cx: &mut Ctx<'_>, buf: &mut [u8], ev: &Event) {
+        match self.state {
+            State::Done => {}
+            State::Connecting => self.on_connect_ready(cx),
+            // Between pages only a close (or garbage) can arrive: on_readable closes on either.
+            State::Wait => self.on_readable(cx, buf, true),
+            State::ReadingHead | State::ReadingBody => {
+                if ev.is_writable() && self.wpos < self.wend {
+                    let now = cx.now();
+                    if !self.flush(cx, now) {
+                        return;
+                    }
+                }
+                let closed = ev.is_read_closed() || ev.is_error();
+                if ev.is_readable() || closed {
+                    self.on_readable(cx, buf, closed);
+                }
+            }
+        }
+    }
+
+    fn on_timer(&mut self, cx: &mut Ctx<'_>, now: u64) {
+        match self.state {
+            State::Wait => self.start_page(cx, now),
+            State::Connecting => self.fail(cx, ErrorKind::ConnectTimeout, now),
+            State::ReadingHead | State::ReadingBody => {
+                self.fail(cx, ErrorKind::ResponseTimeout, now)
+            }
+            State::Done => {}
+        }
+    }
+
+    // ---- pages and files ---------------------------------------------------------------------
+
+    fn start_page(&mut self, cx: &mut Ctx<'_>, now: u64) {
+        let plan = &cx.sh.plan;
+        let intended = match plan.interval_us {
+            Some(iv) => {
+                let t = self.next_intended_us;
+                self.next_intended_us += iv;
+                (t as u64).min(now)
+            }
+            None => now,
+        };
+        let measured = intended >= plan.measure_us;
+        if measured {
+            if self.pages_left == 0 {
+                return self.finish(cx, now);
+            }
+            if plan.pages.is_some() {
+                self.pages_left -= 1;
+            }
+        }
+        let rng = if measured {
+            &mut self.rng
+        } else {
+            &mut self.warmup_rng
+        };
+        self.page = cx.sh.picker.pick(rng);
+        self.page_intended_us = intended;
+        self.page_start_us = now;
+        self.file = 0;
+        self.start_file(cx, now);
+    }
+
+    fn start_file(&mut self, cx: &mut Ctx<'_>, now: u64) {
+        self.file_start_us = now;
+        self.retried = false;
+        self.reset_response();
+        if self.conn.is_some() {
+            self.send(cx, now);
+        } else {
+            self.connect(cx, now);
+        }
+    }
+
+    fn reset_response(&mut self) {
+        self.connect_us = NONE;
+        self.first_byte_us = NONE;
+        self.status = 0;
+        self.header_bytes = 0;
+        self.body_bytes = 0;
+    }
+
+    /// Non-2xx statuses end the page as an error (it is not a hit) although the response itself
+    /// completed and counts as a request; the connection stays usable when the server says so.
+    fn response_done(&mut self, cx: &mut Ctx<'_>, now: u64) {
+        let plan = &cx.sh.plan;
+        let url = self.url(cx.sh.workload);
+        let ok = (200..300).contains(&self.status);
+        let open_first = plan.interval_us.is_some() && self.file == 0;
+        self.conn_responses += 1;
+        cx.live.requests += 1;
+        cx.live.errors += u64::from(!ok);
+        if cx.counts(self.file_start_us, now) {
+            let start = if open_first {
+                self.page_intended_us
+            } else {
+                self.file_start_us
+            };
+            let ttfb_from = if open_first {
+                self.page_intended_us
+            } else {
+                self.written_us
+            };
+            let r = ResponseSample {
+                header_bytes: self.header_bytes,
+                body_bytes: self.body_bytes,
+                ttfb_us: self.first_byte_us.saturating_sub(ttfb_from),
+                response_us: now - start,
+                response_uncorrected_us: now - self.file_start_us,
+                transfer_us: now.saturating_sub(self.written_us),
+            };
+            cx.stats.record_response(self.page, url, &r);
+            let kind = status_error(self.status);
+            if let Some(kind) = kind {
+                cx.stats.record_error(url, kind);
+            }
+            self.log(cx, Some(r.response_us), kind);
+        }
+        let nfiles = cx.sh.workload.pages[self.page].files.len();
+        let pipelined = cx.sh.config.http == HttpMode::Pipeline;
+        let more = self.file + 1 < nfiles;
+        // HTTP/1.0 closes after each file; a pipelined page cut short by an error still has its
+        // other responses in flight, so its connection cannot be reused either.
+        if !self.resp_keep_alive
+            || cx.sh.config.http == HttpMode::Http10
+            || (!ok && pipelined && more)
+        {
+            self.close();
+        }
+        if !ok {
+            return self.end_page(cx, false, now, false);
+        }
+        if !more {
+            return self.end_page(cx, true, now, false);
+        }
+        self.file += 1;
+        if pipelined && self.conn.is_some() {
+            // Its request went with the page's batch; the response is on its way.
+            self.reset_response();
+            self.retried = false;
+            self.state = State::ReadingHead;
+            cx.timers
+                .arm(self.slot, now + cx.sh.plan.response_timeout_us);
+        } else {
+            self.start_file(cx, now);
+        }
+    }
+
+    fn end_page(&mut self, cx: &mut Ctx<'_>, hit: bool, now: u64, backoff: bool) {
+        if cx.counts(self.page_intended_us, now) {
+            cx.stats.record_page(
+                self.page,
+                hit,
+                now - self.page_intended_us,
+                now - self.page_start_us,
+            );
+        }
+        if self.pages_left == 0 {
+            return self.finish(cx, now);
+        }
+        let plan = &cx.sh.plan;
+        let mut at = match plan.interval_us {
+            // Open loop: the next slot, however late this page ended (then it starts at once).
+            Some(_) => self.next_intended_us as u64,
+            None => now + plan.think_us,
+        };
+        if backoff {
+            at = at.max(now + BACKOFF_US);
+        }
+        if at <= now {
+            return self.start_page(cx, now);
+        }
+        self.state = State::Wait;
+        cx.timers.arm(self.slot, at);
+    }
+
+    fn finish(&mut self, cx: &mut Ctx<'_>, now: u64) {
+        self.close();
+        self.state = State::Done;
+        self.done_us = now;
+        cx.timers.disarm(self.slot);
+        cx.active -= 1;
+    }
+
+    /// A request failed: counted by kind, the connection dropped, the page abandoned.
+    fn fail(&mut self, cx: &mut Ctx<'_>, kind: ErrorKind, now: u64) {
+        cx.live.errors += 1;
+        if cx.counts(self.file_start_us, now) {
+            cx.stats.record_error(self.url(cx.sh.workload), kind);
+            self.log(cx, None, Some(kind));
+        }
+        self.close();
+        let backoff = matches!(kind, ErrorKind::ConnectRefused | ErrorKind::ConnectOther);
+        self.end_page(cx, false, now, backoff);
+    }
+
+    fn log(&self, cx: &mut Ctx<'_>, response_us: Option<u64>, error: Option<ErrorKind>) {
+        let Some(log) = &mut cx.log else { return };
+        let some = |t: u64| (t != NONE).then_some(t);
+        log.push(&LogRecord {
+            thread: cx.thread,
+            child: self.id,
+            page: &cx.sh.workload.pages[self.page].name,
+            url: &cx.sh.workload.urls[self.url(cx.sh.workload)],
+            start_unix_us: cx.sh.plan.base_unix_us + self.file_start_us,
+            connect_us: some(self.connect_us),
+            ttfb_us: some(self.first_byte_us).map(|t| t.saturating_sub(self.written_us)),
+            response_us,
+            status: (self.status != 0).then_some(self.status),
+            header_bytes: self.header_bytes,
+            body_bytes: self.body_bytes,
+            error: error.map_or("", ErrorKind::name),
+        });
+    }
+
+    // ---- connections -------------------------------------------------------------------------
+
+    fn connect(&mut self, cx: &mut Ctx<'_>, now: u64) {
+        self.state = State::Connecting;
+        self.connect_start_us = now;
+        let interest = Interest::READABLE | Interest::WRITABLE;
+        let opened = open(cx.sh.config.target.addr).and_then(|mut s| {
+            cx.registry.register(&mut s, Token(self.slot), interest)?;
+            Ok(s)
+        });
+        match opened {
+            Ok(s) => {
+                self.conn = Some(s);
+                cx.timers
+                    .arm(self.slot, now + cx.sh.plan.connect_timeout_us);
+            }
+            Err(e) => self.fail(cx, connect_error(&e), now),
+        }
+    }
+
+    /// The first event of a connecting socket: connected, failed, or (a stale event) neither yet.
+    fn on_connect_ready(&mut self, cx: &mut Ctx<'_>) {
+        let Some(conn) = &self.conn else { return };
+        let now = cx.now();
+        match conn.peer_addr() {
+            Ok(_) => {}
+            Err(e) => {
+                return match conn.take_error() {
+                    Ok(Some(err)) | Err(err) => self.fail(cx, connect_error(&err), now),
+                    Ok(None) if e.kind() == io::ErrorKind::NotConnected => {} // still connecting
+                    Ok(None) => self.fail(cx, connect_error(&e), now),
+                };
+            }
+        }
+        self.connect_us = now - self.connect_start_us;
+        if cx.counts(self.file_start_us, now) {
+            let url = self.url(cx.sh.workload);
+            cx.stats.record_connect(self.page, url, self.connect_us);
+        }
+        self.send(cx, now);
+    }
+
+    /// Starts writing the current file's request (pipelining: the page's, from this file on).
+    fn send(&mut self, cx: &mut Ctx<'_>, now: u64) {
+        let r = &cx.sh.requests;
+        let range = r.for_file(self.page, self.file, self.url(cx.sh.workload));
+        cx.debug(&r.bytes()[range.clone()]);
+        (self.wpos, self.wend) = (range.start, range.end);
+        self.state = State::ReadingHead;
+        cx.timers
+            .arm(self.slot, now + cx.sh.plan.response_timeout_us);
+        self.flush(cx, now);
+    }
+
+    /// Writes what is pending; false if the write failed (and the failure was handled).
+    fn flush(&mut self, cx: &mut Ctx<'_>, now: u64) -> bool {
+        let Some(conn) = &mut self.conn else {
+            return false;
+        };
+        while self.wpos < self.wend {
+            match conn.write(&cx.sh.requests.bytes()[self.wpos..self.wend]) {
+                Ok(0) => {
+                    self.io_failed(cx, io::ErrorKind::WriteZero.into(), now);
+                    return false;
+                }
+                Ok(n) => self.wpos += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.io_failed(cx, e, now);
+                    return false;
+                }
+            }
+        }
+        self.written_us = now;
+        true
+    }
+
+    /// Reads until the socket is drained, the connection is gone, or the data is unwanted.
+    /// `closed`: the event also reported the peer's FIN or RST, which no later edge will report
+    /// again, so the socket is read until it says so even after a short read.
+    fn on_readable(&mut self, cx: &mut Ctx<'_>, buf: &mut [u8], closed: bool) {
+        let gen = self.conn_gen;
+        loop {
+            let carry = self.head.len();
+            buf[..carry].copy_from_slice(&self.head);
+            let Some(conn) = &mut self.conn else { return };
+            let res = conn.read(&mut buf[carry..]);
+            let now = cx.now();
+            match res {
+                Ok(0) => return self.on_eof(cx, now),
+                Ok(n) => {
+                    cx.live.bytes += n as u64;
+                    if cx.counts(now, now) {
+                        cx.stats.bytes_total += n as u64;
+                    }
+                    self.head.clear();
+                    self.on_data(cx, &buf[..carry + n], now);
+                    // Less than offered: drained (edge-triggered epoll reports what comes next).
+                    if (n < buf.len() - carry && !closed) || self.conn_gen != gen {
+                        return;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return self.io_failed(cx, e, now),
+            }
+        }
+    }
+
+    /// Parses heads and follows bodies through `data`; pipelined responses follow back to back.
+    fn on_data(&mut self, cx: &mut Ctx<'_>, data: &[u8], now: u64) {
+        let gen = self.conn_gen;
+        let mut pos = 0;
+        while self.conn_gen == gen {
+            match self.state {
+                State::ReadingHead => {
+                    if pos == data.len() {
+                        return;
+                    }
+                    if self.first_byte_us == NONE {
+                        self.first_byte_us = now;
+                    }
+                    let rest = &data[pos..];
+                    let h = match parse_response_head(rest, false) {
+                        Ok(Some(h)) => h,
+                        Ok(None) => return self.head.extend_from_slice(rest),
+                        Err(e) => return self.fail(cx, head_error(e), now),
+                    };
+                    cx.debug(&rest[..h.head_len]);
+                    pos += h.head_len;
+                    self.header_bytes += h.head_len as u64;
+                    if (100..200).contains(&h.status) && h.status != 101 {
+                        continue; // interim response: the final one follows
+                    }
+                    self.status = h.status;
+                    self.resp_keep_alive = h.keep_alive && h.status != 101;
+                    self.decoder = BodyDecoder::new(h.framing);
+                    self.state = State::ReadingBody;
+                }
+                // An empty slice is fed too: a bodiless response is complete right after its head.
+                State::ReadingBody => match self.decoder.feed(&data[pos..]) {
+                    Err(_) => return self.fail(cx, ErrorKind::ShortBody, now),
+                    Ok(p) => {
+                        pos += p.consumed;
+                        self.body_bytes += p.body as u64;
+                        if !p.done {
+                            return;
+                        }
+                        self.response_done(cx, now);
+                    }
+                },
+                _ if pos == data.len() => return,
+                // Bytes nobody asked for (between pages, or after the last response): the
+                // connection is out of step with us, so it is dropped.
+                _ => return self.close(),
+            }
+        }
+    }
+
+    fn on_eof(&mut self, cx: &mut Ctx<'_>, now: u64) {
+        match self.state {
+            State::ReadingHead if self.may_retry() => self.retry(cx, now),
+            State::ReadingHead => self.fail(cx, ErrorKind::Reset, now),
+            State::ReadingBody => match self.decoder.eof() {
+                Ok(()) => self.response_done(cx, now), // close-delimited: complete
+                Err(_) => self.fail(cx, ErrorKind::ShortBody, now),
+            },
+            _ => self.close(), // the server closed an idle keep-alive connection
+        }
+    }
+
+    fn io_failed(&mut self, cx: &mut Ctx<'_>, e: io::Error, now: u64) {
+        if !matches!(self.state, State::ReadingHead | State::ReadingBody) {
+            return self.close();
+        }
+        let reset = matches!(
+            e.kind(),
+            io::ErrorKind::ConnectionReset
+                | io::ErrorKind::BrokenPipe
+                | io::ErrorKind::ConnectionAborted
+        );
+        if reset && self.may_retry() {
+            return self.retry(cx, now);
+        }
+        let kind = if reset {
+            ErrorKind::Reset
+        } else {
+            ErrorKind::Io
+        };
+        self.fail(cx, kind, now);
+    }
+
+    /// A reused keep-alive connection that closes before any byte of the response was most
+    /// likely closed idle by the server as we wrote: RFC 9112 9.3.1 lets a client resend an
+    /// idempotent request once, on a new connection. A fresh connection failing is an error.
+    fn may_retry(&self) -> bool {
+        self.conn_responses > 0
+            && !self.retried
+            && self.first_byte_us == NONE
+            && self.head.is_empty()
+    }
+
+    fn retry(&mut self, cx: &mut Ctx<'_>, now: u64) {
+        self.close();
+        self.retried = true;
+        self.reset_response();
+        self.connect(cx, now);
+    }
+
+    fn close(&mut self) {
+        // Dropping the socket also removes it from the epoll set: no deregister call needed.
+        if self.conn.take().is_some() {
+            self.conn_gen = self.conn_gen.wrapping_add(1);
+        }
+        self.conn_responses = 0;
+        self.head.clear();
+        self.wpos = 0;
+        self.wend = 0;
+    }
+}
+
+/// A nonblocking TCP socket with Nagle off, its connect started.
+fn open(addr: SocketAddr) -> io::Result<TcpStream> {
+    let s = Socket::new(
+        Domain::for_address(addr),
+        Type::STREAM.nonblocking(),
+        Some(Protocol::TCP),
+    )?;
+    s.set_tcp_nodelay(true)?;
+    match s.connect(&addr.into()) {
+        Ok(()) => {}
+        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
+        Err(e) => return Err(e),
+    }
+    Ok(TcpStream::from_std(s.into()))
+}
+
+fn connect_error(e: &io::Error) -> ErrorKind {
+    match e.kind() {
+        io::ErrorKind::ConnectionRefused => ErrorKind::ConnectRefused,
+        io::ErrorKind::TimedOut => ErrorKind::ConnectTimeout,
+        _ => ErrorKind::ConnectOther,
+    }
+}
+
+fn head_error(e: ResponseError) -> ErrorKind {
+    match e {
+        ResponseError::MalformedStatusLine => ErrorKind::MalformedStatus,
+        ResponseError::MalformedHeaders
+        | ResponseError::BadContentLength
+        | ResponseError::TooLarge => ErrorKind::MalformedHeaders,
+        ResponseError::BadChunk | ResponseError::ShortBody => ErrorKind::ShortBody,
+    }
+}
+
+/// The error a final status counts as, if any (a 3xx is counted, not followed).
+fn status_error(status: u16) -> Option<ErrorKind> {
+    match status {
+        200..=299 => None,
+        100..=199 => Some(ErrorKind::Status1xx),
+        300..=399 => Some(ErrorKind::Status3xx),
+        400..=499 => Some(ErrorKind::Status4xx),
+        _ => Some(ErrorKind::Status5xx),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn per_connection_state_stays_far_below_16_kib() {
+        // The Webchild, its timer slot (want, queued, gen) and its share of the heap (at most
+        // two entries); plus the carried-over head, which is empty unless a head straddles reads.
+        let per_child = std::mem::size_of::<Webchild>() + 8 + 8 + 4 + 2 * 16;
+        println!("per-connection state: {per_child} bytes");
+        assert!(per_child <= 512, "{per_child} bytes");
+    }
+}

@@ -18,12 +18,14 @@
 pub mod client;
 pub mod config;
 pub mod fileset;
+pub mod log;
+pub mod progress;
 pub mod report;
 pub mod runner;
 pub mod stats;
 pub mod workload;
 
 pub use config::{BenchConfig, HttpMode, Stop, Target};
-pub use runner::RunResult;
+pub use runner::{run, BenchError, RunResult};
 pub use stats::Stats;
 pub use workload::{Page, Workload, WorkloadError};

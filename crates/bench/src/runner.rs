@@ -7,9 +7,21 @@
 //! ```
 //! `stop` set (by Ctrl-C) ends the run early; the result then has `interrupted = true` and holds
 //! what was measured.
+//!
+//! The runner only prepares and collects: it checks the options, builds every request once,
+//! fixes the schedule (warm-up end, run end, each Webchild's page quota) before any thread
+//! starts, spreads the Webchildren evenly over `threads` event loops, and merges their `Stats`
+//! when they are done. While they run, the calling thread only prints the live line. Threads
+//! share nothing they write per request, so they scale with cores and their merged figures equal
+//! those one thread would have produced.
 
-use crate::{BenchConfig, Stats, Workload};
-use std::time::{Duration, SystemTime};
+use crate::client::{self, PagePicker, Plan, Requests, Shared, ThreadOutcome};
+use crate::log::LogFile;
+use crate::progress::{self, Counts, Progress};
+use crate::{BenchConfig, Stats, Stop, Workload};
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// A finished run: what was asked, what was fetched, what was measured.
 #[derive(Debug, Clone)]
@@ -23,4 +35,235 @@ pub struct RunResult {
     pub started_at: SystemTime,
     /// Ended early by Ctrl-C.
     pub interrupted: bool,
+}
+
+/// Why a run could not start or finish.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    #[error("invalid options: {0}")]
+    Config(String),
+    #[error("invalid workload: {0}")]
+    Workload(String),
+    #[error("cannot create log file {path}: {source}")]
+    LogCreate {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The run completed but its log is incomplete.
+    #[error("writing log file {path}: {source}")]
+    LogWrite {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("event loop: {0}")]
+    EventLoop(#[source] std::io::Error),
+    #[error("a load thread panicked")]
+    ThreadPanicked,
+}
+
+/// Runs the benchmark described by `config` over `workload` and returns what it measured.
+pub fn run(
+    config: &BenchConfig,
+    workload: &Workload,
+    stop: &AtomicBool,
+) -> Result<RunResult, BenchError> {
+    check(config, workload)?;
+    let log = match &config.log {
+        Some(path) => Some(
+            LogFile::create(path).map_err(|source| BenchError::LogCreate {
+                path: path.clone(),
+                source,
+            })?,
+        ),
+        None => None,
+    };
+    // No idle threads: at most one per Webchild.
+    let threads = config.threads.min(config.concurrency);
+    let base = Instant::now();
+    let base_wall = SystemTime::now();
+    let base_unix_us = base_wall
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as u64);
+    let measure_us = config.warmup.as_micros() as u64;
+    let plan = Plan {
+        base,
+        base_unix_us,
+        measure_us,
+        end_us: match config.stop {
+            Stop::Duration(d) => measure_us + d.as_micros() as u64,
+            Stop::Pages(_) => u64::MAX,
+        },
+        pages: match config.stop {
+            Stop::Pages(n) => Some(n),
+            Stop::Duration(_) => None,
+        },
+        concurrency: config.concurrency,
+        think_us: config.think.map_or(0, |t| t.as_micros() as u64),
+        interval_us: config.rate.map(|r| 1e6 * config.concurrency as f64 / r),
+        connect_timeout_us: config.connect_timeout.as_micros().max(1) as u64,
+        response_timeout_us: config.response_timeout.as_micros().max(1) as u64,
+    };
+    let shared = Shared {
+        config,
+        workload,
+        plan,
+        requests: Requests::build(config, workload),
+        picker: PagePicker::new(workload.pages.iter().map(|p| p.weight)),
+        log,
+        progress: Progress::new(threads),
+        stop,
+    };
+    let outcomes = std::thread::scope(|s| {
+        let shared = &shared;
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let ids = spread(config.concurrency, threads, t);
+                std::thread::Builder::new()
+                    .name(format!("flint-bench-{t}"))
+                    .spawn_scoped(s, move || client::run_thread(shared, t, ids))
+            })
+            .collect();
+        if config.progress {
+            show_progress(shared, &handles);
+        }
+        handles
+            .into_iter()
+            .map(|h| match h {
+                Ok(h) => match h.join() {
+                    Ok(r) => r.map_err(BenchError::EventLoop),
+                    Err(_) => Err(BenchError::ThreadPanicked),
+                },
+                Err(e) => Err(BenchError::EventLoop(e)),
+            })
+            .collect::<Vec<Result<ThreadOutcome, BenchError>>>()
+    });
+    if config.progress {
+        progress::clear();
+    }
+    let mut stats = Stats::new(workload, config.rate.is_some());
+    let (mut end_us, mut interrupted, mut log_error) = (0, false, None);
+    for o in outcomes {
+        let o = o?;
+        stats.merge(&o.stats);
+        end_us = end_us.max(o.end_us);
+        interrupted |= o.interrupted;
+        log_error = log_error.or(o.log_error);
+    }
+    if let (Some(source), Some(log)) = (log_error, &shared.log) {
+        return Err(BenchError::LogWrite {
+            path: log.path().to_owned(),
+            source,
+        });
+    }
+    let duration = Duration::from_micros(end_us.saturating_sub(measure_us));
+    Ok(RunResult {
+        config: config.clone(),
+        workload: workload.clone(),
+        stats,
+        duration,
+        started_at: base_wall + config.warmup,
+        interrupted,
+    })
+}
+
+/// Webchildren of thread `t` of `threads`: contiguous, sizes differing by at most one.
+fn spread(concurrency: usize, threads: usize, t: usize) -> std::ops::Range<usize> {
+    let (per, extra) = (concurrency / threads, concurrency % threads);
+    let start = t * per + t.min(extra);
+    start..start + per + usize::from(t < extra)
+}
+
+/// Nothing starts with options or a workload the engine cannot run.
+fn check(config: &BenchConfig, workload: &Workload) -> Result<(), BenchError> {
+    let bad = |m: &str| Err(BenchError::Config(m.to_owned()));
+    if config.concurrency == 0 {
+        return bad("concurrency must be at least 1");
+    }
+    if config.threads == 0 {
+        return bad("threads must be at least 1");
+    }
+    if u32::try_from(config.concurrency).is_err() {
+        return bad("concurrency is too large");
+    }
+    match config.stop {
+        Stop::Pages(0) => return bad("the page count must be at least 1"),
+        Stop::Duration(d) if d.is_zero() => return bad("the duration must be positive"),
+        _ => {}
+    }
+    if let Some(r) = config.rate {
+        if !(r.is_finite() && r > 0.0) {
+            return bad("the rate must be a positive number of pages per second");
+        }
+    }
+    let wrong = |m: String| Err(BenchError::Workload(m));
+    if workload.pages.is_empty() {
+        return wrong("no pages".into());
+    }
+    for p in &workload.pages {
+        if !(p.weight.is_finite() && p.weight >= 0.0) {
+            return wrong(format!("page {:?} has weight {}", p.name, p.weight));
+        }
+        if p.files.is_empty() {
+            return wrong(format!("page {:?} has no files", p.name));
+        }
+        if let Some(f) = p.files.iter().find(|&&f| f >= workload.urls.len()) {
+            return wrong(format!(
+                "page {:?} names URL #{f}, which does not exist",
+                p.name
+            ));
+        }
+    }
+    if workload.pages.iter().map(|p| p.weight).sum::<f64>() <= 0.0 {
+        return wrong("every page has weight 0".into());
+    }
+    Ok(())
+}
+
+/// Prints the live line once a second until every thread is done.
+fn show_progress<T>(
+    shared: &Shared<'_>,
+    handles: &[std::io::Result<std::thread::ScopedJoinHandle<'_, T>>],
+) {
+    let base = shared.plan.base;
+    let warmup = Duration::from_micros(shared.plan.measure_us);
+    let (mut prev, mut prev_at) = (Counts::default(), base);
+    let mut next = base + Duration::from_secs(1);
+    while !handles
+        .iter()
+        .all(|h| h.as_ref().map_or(true, |h| h.is_finished()))
+    {
+        let now = Instant::now();
+        if now >= next {
+            let total = shared.progress.total();
+            let elapsed = now - base;
+            let text = progress::line(elapsed, elapsed < warmup, prev, total, now - prev_at);
+            progress::print(&text);
+            (prev, prev_at) = (total, now);
+            next += Duration::from_secs(1);
+        }
+        // Bounded: the threads end by themselves (duration, quota, or `stop`).
+        std::thread::sleep(
+            next.saturating_duration_since(now)
+                .min(Duration::from_millis(50)),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn webchildren_spread_evenly_and_completely_over_threads() {
+        for (c, t) in [(10, 3), (3, 3), (1, 1), (7, 2), (100, 8)] {
+            let ranges: Vec<_> = (0..t).map(|i| spread(c, t, i)).collect();
+            assert_eq!(ranges[0].start, 0);
+            assert_eq!(ranges[t - 1].end, c);
+            for w in ranges.windows(2) {
+                assert_eq!(w[0].end, w[1].start);
+            }
+            let sizes: Vec<_> = ranges.iter().map(|r| r.len()).collect();
+            assert!(sizes.iter().max().unwrap() - sizes.iter().min().unwrap() <= 1);
+        }
+    }
 }

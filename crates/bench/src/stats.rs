@@ -56,7 +56,8 @@ impl Latency {
         // coarser precision is merged value by value.
         if self.hist.add(&other.hist).is_err() {
             for v in other.hist.iter_recorded() {
-                self.hist.saturating_record_n(v.value_iterated_to(), v.count_at_value());
+                self.hist
+                    .saturating_record_n(v.value_iterated_to(), v.count_at_value());
             }
         }
     }
@@ -368,5 +369,92 @@ impl Stats {
         self.bytes_header += o.bytes_header;
         self.bytes_body += o.bytes_body;
         self.cumulative_us += o.cumulative_us;
+    }
+}
+
+/// One complete response, as the engine hands it to [`Stats::record_response`]: times in µs.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ResponseSample {
+    pub header_bytes: u64,
+    pub body_bytes: u64,
+    /// Request written (open loop, first file of a page: intended start) to first response byte.
+    pub ttfb_us: u64,
+    /// (Intended) start of the fetch to the last byte, connect included.
+    pub response_us: u64,
+    /// The same from the actual start (differs from `response_us` only in open loop).
+    pub response_uncorrected_us: u64,
+    /// Request written to the last byte (ptester's transfer time).
+    pub transfer_us: u64,
+}
+
+/// Recording, one call per event: the engine says what happened, these say where it is counted.
+/// All O(1), none allocates.
+impl Stats {
+    /// A connection opened to fetch `url` as part of `page`.
+    #[inline]
+    pub fn record_connect(&mut self, page: usize, url: usize, connect_us: u64) {
+        self.connects += 1;
+        self.connect.record_us(connect_us);
+        let u = &mut self.urls[url];
+        u.connects += 1;
+        u.connect_us_min = u.connect_us_min.min(connect_us);
+        u.connect_us_max = u.connect_us_max.max(connect_us);
+        u.connect_us_sum += connect_us;
+        let p = &mut self.pages[page];
+        p.connects += 1;
+        p.connect_us_sum += connect_us;
+        p.connect_us_max = p.connect_us_max.max(connect_us);
+    }
+
+    /// A response that matched its framing (any status: a non-2xx is also recorded as an error).
+    #[inline]
+    pub fn record_response(&mut self, page: usize, url: usize, r: &ResponseSample) {
+        self.requests += 1;
+        self.bytes_header += r.header_bytes;
+        self.bytes_body += r.body_bytes;
+        self.ttfb.record_us(r.ttfb_us);
+        self.response.record_us(r.response_us);
+        if let Some(h) = &mut self.response_uncorrected {
+            h.record_us(r.response_uncorrected_us);
+        }
+        let u = &mut self.urls[url];
+        u.requests += 1;
+        u.header_bytes += r.header_bytes;
+        u.body_bytes += r.body_bytes;
+        u.last_body_size = r.body_bytes;
+        u.transfer_us_min = u.transfer_us_min.min(r.transfer_us);
+        u.transfer_us_max = u.transfer_us_max.max(r.transfer_us);
+        u.transfer_us_sum += r.transfer_us;
+        u.response.record_us(r.response_us);
+        let p = &mut self.pages[page];
+        p.header_bytes += r.header_bytes;
+        p.body_bytes += r.body_bytes;
+    }
+
+    /// A request of `url` failed (or completed with a non-2xx status) for this reason.
+    #[inline]
+    pub fn record_error(&mut self, url: usize, kind: ErrorKind) {
+        self.errors.add(kind);
+        self.urls[url].errors += 1;
+    }
+
+    /// A page ended: `hit` when every file completed with a 2xx, else it counts as a page error.
+    /// `time_us` from the (intended) start of its first file; `uncorrected_us` from the actual one.
+    #[inline]
+    pub fn record_page(&mut self, page: usize, hit: bool, time_us: u64, uncorrected_us: u64) {
+        let p = &mut self.pages[page];
+        if !hit {
+            p.errors += 1;
+            return;
+        }
+        p.hits += 1;
+        p.time_us_sum += time_us;
+        p.time_us_max = p.time_us_max.max(time_us);
+        p.time.record_us(time_us);
+        self.pages_done += 1;
+        self.page.record_us(time_us);
+        if let Some(h) = &mut self.page_uncorrected {
+            h.record_us(uncorrected_us);
+        }
     }
 }

@@ -34,6 +34,11 @@ pub struct Config {
     /// `Common` or `Combined` access log file; none when absent.
     pub access_log: Option<PathBuf>,
     pub access_log_format: LogFormat,
+    /// `TCP_DEFER_ACCEPT` on the listening sockets: a connection is accepted once its first
+    /// request bytes are in, so the read made right after accept finds them (one epoll round
+    /// trip and one failed read fewer per connection), and a client that connects and sends
+    /// nothing costs no file descriptor until the kernel gives up waiting (about a second).
+    pub defer_accept: bool,
 
     // ---- files, cache and responses (resolve.rs, cache.rs, respond.rs)
     /// Served for a directory.
@@ -52,6 +57,12 @@ pub struct Config {
     pub symlinks_outside_root: bool,
     /// `Server` header value.
     pub server_name: String,
+    /// Paths cached per thread (metadata and header blocks); past it the least recently used
+    /// (clock) entry is dropped. Bounds memory whatever the clients ask for.
+    pub cache_entries: usize,
+    /// Descriptors of large files (above `cache_max_file`) kept open per thread for `sendfile`;
+    /// past it such files are opened for each response.
+    pub cache_open_files: usize,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
@@ -77,6 +88,7 @@ impl Default for Config {
             max_pipeline_bytes: 256 * 1024,
             access_log: None,
             access_log_format: LogFormat::Common,
+            defer_accept: true,
             index: "index.html".into(),
             cache_bytes: 64 << 20,
             cache_max_file: 256 << 10,
@@ -85,6 +97,8 @@ impl Default for Config {
             precompressed: true,
             symlinks_outside_root: false,
             server_name: "flint".into(),
+            cache_entries: 65_536,
+            cache_open_files: 256,
         }
     }
 }
@@ -92,7 +106,10 @@ impl Default for Config {
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("{path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("{path}: {message}")]
     Parse { path: String, message: String },
 }

@@ -19,10 +19,19 @@
 
 pub mod access_log;
 pub mod cache;
+pub mod conditional;
 pub mod config;
+mod conn;
+pub mod digest;
+mod event_loop;
+pub mod gds;
+pub mod mime;
+pub mod negotiate;
+mod pool;
+pub mod range;
 pub mod resolve;
 pub mod respond;
 pub mod server;
 
 pub use config::Config;
-
+pub use server::{ServeError, Server, ServerStats, ShutdownHandle};

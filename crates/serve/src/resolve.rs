@@ -1,1 +1,399 @@
-//! (stub)
+//! The one place that decides which file a request target names, and whether it may be served.
+//!
+//! Two steps, kept apart on purpose:
+//!
+//! 1. [`normalise`] is pure byte work on the target: strip the query and fragment, percent-decode
+//!    exactly once, collapse `.` and empty segments, and refuse what has no business in a path
+//!    (NUL, `%2F`, backslashes, `..`). Its output is the cache key, so a request that passes it
+//!    and a request that hits the cache are checked by the same code.
+//! 2. [`Root::open`] runs only on a cache miss (or when a cached body must be re-read): it opens the
+//!    path under the canonical root and then asks the kernel where the opened file really is
+//!    (`/proc/self/fd/N`, falling back to `realpath`). A symlink that leads out of the root is
+//!    refused after the open, on the very inode that would be served, so swapping a symlink
+//!    between a check and an open cannot smuggle a file out.
+//!
+//! Why `..` is refused (400) rather than resolved: clients remove dot-segments before sending
+//! (RFC 3986 5.2.4), so a `..` that reaches the server, raw or as `%2e%2e`, is a probe. Refusing
+//! it outright means no arithmetic on segments ever decides whether a path climbs out of the root.
+//! An encoded slash (`%2F`) or backslash would make one path segment look like two to some later
+//! layer; they are refused (400) for the same reason. NUL would truncate a C path: 400.
+
+use std::ffi::OsStr;
+use std::fs::{File, Metadata, OpenOptions};
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+
+use crate::cache::CacheCounters;
+
+/// Why a request target is refused before the filesystem is consulted. All are 400: the target
+/// is not something a well-behaved client sends, so "bad request" is the honest answer (a 404
+/// would suggest the name was looked up).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    #[error("target is neither origin-form nor absolute-form")]
+    BadForm,
+    #[error("invalid percent escape")]
+    BadEscape,
+    #[error("NUL byte in path")]
+    Nul,
+    #[error("encoded slash or backslash in path")]
+    EncodedSeparator,
+    #[error("backslash in path")]
+    Backslash,
+    #[error("`..` segment in path")]
+    DotDot,
+}
+
+impl Refusal {
+    /// The status this refusal answers with.
+    pub fn status(self) -> u16 {
+        400
+    }
+}
+
+/// Decodes and normalises `target` into `out` (cleared first): `/`, `/a/b` or `/a/b/` (a trailing
+/// slash is kept: it asks for a directory). Returns the raw query (`?...`, empty if none), kept
+/// only to carry it over in a directory redirect.
+pub fn normalise<'t>(target: &'t [u8], out: &mut Vec<u8>) -> Result<&'t [u8], Refusal> {
+    out.clear();
+    let rest = strip_absolute_form(target)?;
+    let path_end = rest
+        .iter()
+        .position(|&b| b == b'?' || b == b'#')
+        .unwrap_or(rest.len());
+    let (path, after) = rest.split_at(path_end);
+    let query = match after.first() {
+        Some(b'?') => {
+            let end = after.iter().position(|&b| b == b'#').unwrap_or(after.len());
+            &after[..end]
+        }
+        _ => &after[..0],
+    };
+    out.push(b'/');
+    let mut trailing = false;
+    for raw in path.split(|&b| b == b'/') {
+        let start = out.len();
+        decode_segment(raw, out)?;
+        let segment = &out[start..];
+        if segment.is_empty() || segment == b"." {
+            out.truncate(start);
+            // "/a/" and "/a/." both name the directory a.
+            trailing = true;
+        } else if segment == b".." {
+            return Err(Refusal::DotDot);
+        } else {
+            out.push(b'/');
+            trailing = false;
+        }
+    }
+    if !trailing && out.len() > 1 {
+        out.pop();
+    }
+    Ok(query)
+}
+
+/// Origin-form (`/path`) is returned as is; absolute-form (`http://host/path`, RFC 9112 3.2.2)
+/// loses its scheme and authority (this server has one root whatever the host); anything else
+/// (`*`, authority-form, a relative path) is refused.
+fn strip_absolute_form(target: &[u8]) -> Result<&[u8], Refusal> {
+    if target.first() == Some(&b'/') {
+        return Ok(target);
+    }
+    let after_scheme = if starts_with_ignore_case(target, b"http://") {
+        &target[7..]
+    } else if starts_with_ignore_case(target, b"https://") {
+        &target[8..]
+    } else {
+        return Err(Refusal::BadForm);
+    };
+    match after_scheme
+        .iter()
+        .position(|&b| matches!(b, b'/' | b'?' | b'#'))
+    {
+        Some(i) if after_scheme[i] == b'/' => Ok(&after_scheme[i..]),
+        // `http://host` and `http://host?q` name the root.
+        _ => Ok(b"/"),
+    }
+}
+
+fn starts_with_ignore_case(s: &[u8], prefix: &[u8]) -> bool {
+    s.len() >= prefix.len() && s[..prefix.len()].eq_ignore_ascii_case(prefix)
+}
+
+/// Appends the percent-decoded `raw` segment to `out`.
+fn decode_segment(raw: &[u8], out: &mut Vec<u8>) -> Result<(), Refusal> {
+    let mut i = 0;
+    while i < raw.len() {
+        let b = raw[i];
+        let decoded = match b {
+            b'%' => {
+                let (Some(hi), Some(lo)) = (
+                    raw.get(i + 1).and_then(|&h| hex(h)),
+                    raw.get(i + 2).and_then(|&l| hex(l)),
+                ) else {
+                    return Err(Refusal::BadEscape);
+                };
+                i += 2;
+                match hi << 4 | lo {
+                    0 => return Err(Refusal::Nul),
+                    b'/' | b'\\' => return Err(Refusal::EncodedSeparator),
+                    d => d,
+                }
+            }
+            0 => return Err(Refusal::Nul),
+            b'\\' => return Err(Refusal::Backslash),
+            _ => b,
+        };
+        out.push(decoded);
+        i += 1;
+    }
+    Ok(())
+}
+
+fn hex(b: u8) -> Option<u8> {
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        b'A'..=b'F' => Some(b - b'A' + 10),
+        _ => None,
+    }
+}
+
+/// What a normalised path names on disk.
+// Built once per miss and moved straight into the cache: boxing the large variant would only
+// add an allocation.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+pub enum Resolved {
+    /// A regular file to serve; `fs_path` is where it was found (the index file for a directory).
+    File {
+        file: File,
+        meta: Metadata,
+        fs_path: Vec<u8>,
+    },
+    /// A directory asked for without its trailing slash: 301 to the path plus `/`.
+    Redirect,
+    /// Absent, not a regular file, a directory without an index, or outside the root: 404.
+    NotFound,
+}
+
+/// The canonical document root, computed once.
+#[derive(Debug, Clone)]
+pub struct Root {
+    path: PathBuf,
+    /// The canonical root as bytes without a trailing slash (empty when the root is `/`), so that
+    /// `prefix + "/a/b"` is a path and `prefix + "/"` starts everything under the root.
+    prefix: Vec<u8>,
+    /// Serve files whose real location is outside the root (symlinks leading out).
+    allow_outside: bool,
+}
+
+impl Root {
+    pub fn new(path: &Path, allow_outside: bool) -> io::Result<Root> {
+        let path = std::fs::canonicalize(path)?;
+        if !path.is_dir() {
+            return Err(io::Error::new(
+                io::ErrorKind::NotADirectory,
+                "document root is not a directory",
+            ));
+        }
+        let mut prefix = path.as_os_str().as_bytes().to_vec();
+        while prefix.last() == Some(&b'/') {
+            prefix.pop();
+        }
+        Ok(Root {
+            path,
+            prefix,
+            allow_outside,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// `out` = root + `rel` (a normalised path, starting with `/`).
+    pub fn join(&self, rel: &[u8], out: &mut Vec<u8>) {
+        out.clear();
+        out.extend_from_slice(&self.prefix);
+        out.extend_from_slice(rel);
+    }
+
+    /// Whether a canonical path is the root or under it.
+    pub fn contains(&self, canonical: &[u8]) -> bool {
+        canonical.starts_with(&self.prefix)
+            && (canonical.len() == self.prefix.len() || canonical[self.prefix.len()] == b'/')
+    }
+
+    /// Resolves a normalised path (from [`normalise`]): a file, the `index` of a directory asked
+    /// for with a trailing slash, a redirect for a directory without one, or not found.
+    /// Errors are only those that are not the client's fault (EMFILE, ENOMEM...): a 503.
+    pub fn resolve(
+        &self,
+        rel: &[u8],
+        index: &str,
+        counters: &mut CacheCounters,
+    ) -> io::Result<Resolved> {
+        let mut fs_path = Vec::with_capacity(self.prefix.len() + rel.len() + index.len() + 1);
+        self.join(rel, &mut fs_path);
+        let Some((file, meta)) = self.open(&fs_path, counters)? else {
+            return Ok(Resolved::NotFound);
+        };
+        if meta.is_file() {
+            return Ok(Resolved::File {
+                file,
+                meta,
+                fs_path,
+            });
+        }
+        if !meta.is_dir() {
+            return Ok(Resolved::NotFound);
+        }
+        if rel.last() != Some(&b'/') {
+            return Ok(Resolved::Redirect);
+        }
+        drop(file);
+        if index.is_empty() || index.contains('/') {
+            return Ok(Resolved::NotFound);
+        }
+        fs_path.extend_from_slice(index.as_bytes());
+        match self.open(&fs_path, counters)? {
+            Some((file, meta)) if meta.is_file() => Ok(Resolved::File {
+                file,
+                meta,
+                fs_path,
+            }),
+            _ => Ok(Resolved::NotFound),
+        }
+    }
+
+    /// Opens `fs_path` and checks that what was opened lies under the root. `Ok(None)`: absent,
+    /// not allowed, or outside the root.
+    ///
+    /// `O_NONBLOCK` so that a FIFO planted under the root cannot block the event loop in open(2)
+    /// (it has no effect on regular files); `O_NOCTTY` so that a terminal device cannot become the
+    /// process's controlling terminal.
+    pub fn open(
+        &self,
+        fs_path: &[u8],
+        counters: &mut CacheCounters,
+    ) -> io::Result<Option<(File, Metadata)>> {
+        counters.opens += 1;
+        let opened = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+            .open(OsStr::from_bytes(fs_path));
+        let file = match opened {
+            Ok(f) => f,
+            Err(e) if is_resource_error(&e) => return Err(e),
+            Err(_) => return Ok(None),
+        };
+        counters.stats += 1;
+        let meta = file.metadata()?;
+        if !self.allow_outside {
+            counters.stats += 1;
+            match real_path(&file, fs_path) {
+                Some(real) if self.contains(real.as_os_str().as_bytes()) => {}
+                _ => return Ok(None),
+            }
+        }
+        Ok(Some((file, meta)))
+    }
+}
+
+/// Errors that say the server is short of something, not that the file is missing.
+pub fn is_resource_error(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EMFILE | libc::ENFILE | libc::ENOMEM | libc::EINTR | libc::EAGAIN)
+    )
+}
+
+/// Where the opened file really is: the kernel's name for the descriptor, which no later symlink
+/// swap can change; `realpath` of the name where `/proc` is not mounted.
+fn real_path(file: &File, fs_path: &[u8]) -> Option<PathBuf> {
+    let link = format!("/proc/self/fd/{}", file.as_raw_fd());
+    match std::fs::read_link(link) {
+        Ok(p) if p.is_absolute() => Some(p),
+        _ => std::fs::canonicalize(OsStr::from_bytes(fs_path)).ok(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn norm(t: &str) -> Result<String, Refusal> {
+        let mut out = Vec::new();
+        normalise(t.as_bytes(), &mut out)?;
+        Ok(String::from_utf8(out).unwrap())
+    }
+
+    #[test]
+    fn dot_and_empty_segments_collapse() {
+        assert_eq!(norm("/").unwrap(), "/");
+        assert_eq!(norm("//").unwrap(), "/");
+        assert_eq!(norm("/a//b").unwrap(), "/a/b");
+        assert_eq!(norm("/a/./b/").unwrap(), "/a/b/");
+        assert_eq!(norm("/a/.").unwrap(), "/a/");
+        assert_eq!(norm("/./").unwrap(), "/");
+        assert_eq!(norm("/a/b?x=1#f").unwrap(), "/a/b");
+        assert_eq!(norm("/%2e/a").unwrap(), "/a");
+        assert_eq!(norm("/.hidden/...").unwrap(), "/.hidden/...");
+    }
+
+    #[test]
+    fn percent_decoding_happens_once() {
+        assert_eq!(norm("/a%20b").unwrap(), "/a b");
+        assert_eq!(norm("/%252e%252e/x").unwrap(), "/%2e%2e/x");
+        assert_eq!(norm("/%C3%A9").unwrap(), "/\u{e9}");
+    }
+
+    #[test]
+    fn refusals() {
+        assert_eq!(norm("/../etc/passwd"), Err(Refusal::DotDot));
+        assert_eq!(norm("/a/../b"), Err(Refusal::DotDot));
+        assert_eq!(norm("/%2e%2e/etc"), Err(Refusal::DotDot));
+        assert_eq!(norm("/.%2E/etc"), Err(Refusal::DotDot));
+        assert_eq!(norm("/a%2fb"), Err(Refusal::EncodedSeparator));
+        assert_eq!(norm("/a%5cb"), Err(Refusal::EncodedSeparator));
+        assert_eq!(norm("/a\\b"), Err(Refusal::Backslash));
+        assert_eq!(norm("/a%00b"), Err(Refusal::Nul));
+        assert_eq!(norm("/a\0b"), Err(Refusal::Nul));
+        assert_eq!(norm("/a%2"), Err(Refusal::BadEscape));
+        assert_eq!(norm("/a%zz"), Err(Refusal::BadEscape));
+        assert_eq!(norm("*"), Err(Refusal::BadForm));
+        assert_eq!(norm("example.com:80"), Err(Refusal::BadForm));
+        assert_eq!(norm("a/b"), Err(Refusal::BadForm));
+    }
+
+    #[test]
+    fn absolute_form_keeps_only_the_path() {
+        assert_eq!(norm("http://example.com/a/b").unwrap(), "/a/b");
+        assert_eq!(norm("HTTPS://example.com:8443/x/").unwrap(), "/x/");
+        assert_eq!(norm("http://example.com").unwrap(), "/");
+        assert_eq!(norm("http://example.com?q").unwrap(), "/");
+        assert_eq!(norm("http://h/../x"), Err(Refusal::DotDot));
+    }
+
+    #[test]
+    fn query_is_returned_for_redirects() {
+        let mut out = Vec::new();
+        assert_eq!(normalise(b"/d?a=1#x", &mut out).unwrap(), b"?a=1");
+        assert_eq!(normalise(b"/d#x?y", &mut out).unwrap(), b"");
+    }
+
+    #[test]
+    fn root_containment_is_by_whole_segments() {
+        let dir = std::env::temp_dir();
+        let root = Root::new(&dir, false).unwrap();
+        let p = root.prefix.clone();
+        assert!(root.contains(&p));
+        assert!(root.contains(&[&p[..], b"/x"].concat()));
+        assert!(!root.contains(&[&p[..], b"x"].concat()));
+        assert!(!root.contains(b"/"));
+    }
+}

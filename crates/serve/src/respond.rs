@@ -1,1 +1,524 @@
-//! (stub)
+//! From a parsed request and the cache to a response, appended to the caller's buffer.
+//!
+//! The hit path is: normalise the target into a reused buffer, one hash lookup, pick the
+//! representation (only for files with precompressed siblings), compare validators against the
+//! cached ETag / Last-Modified, then memcpy the status line, the Date the event loop formatted
+//! this second, the prebuilt header block and (for bodies up to 16 KiB) the body, so head and body
+//! leave in one write. Nothing is formatted, allocated or looked up on disk; a 304 inside the
+//! revalidation window does not open or stat anything (002 saw Apache open and close the file).
+//! Bodies above 16 KiB are handed over as a shared `Rc<[u8]>` for a gathered write, and files
+//! above `cache_max_file` as a kept-open descriptor for `sendfile`.
+//!
+//! What is refused, and with which status:
+//! - methods other than GET and HEAD: 405 with `Allow: GET, HEAD`;
+//! - HTTP/1.1 without Host: 400 (RFC 9112 3.2);
+//! - targets that are not origin- or absolute-form, bad `%` escapes, NUL, `%2F`/`%5C`, a
+//!   backslash, a `..` segment (raw or encoded): 400, see [`crate::resolve`];
+//! - absent paths, non-regular files, directories without an index, anything whose real location
+//!   is outside the root: 404 (and not cached);
+//! - a directory without its trailing slash: 301 to the path with it;
+//! - a range starting past the end: 416 with `Content-Range: bytes */len`;
+//! - out of descriptors or memory while opening: 503.
+
+use std::fs::File;
+use std::io;
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::time::Instant;
+
+use wire::{Method, Request, Version};
+
+pub use crate::cache::CacheCounters;
+use crate::cache::{BodyRef, Cache, CacheError};
+use crate::conditional;
+use crate::config::Config;
+use crate::negotiate::{self, Coding};
+use crate::range::{self, RangeSpec};
+use crate::resolve::{self, Resolved, Root};
+
+/// Bodies up to this size are copied after the head, so both leave in one write.
+pub const SMALL_BODY: usize = 16 * 1024;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RespondError {
+    #[error("document root {path}: {source}")]
+    Root { path: PathBuf, source: io::Error },
+}
+
+/// What `respond` produced beyond the bytes it appended.
+#[derive(Debug)]
+pub struct Reply {
+    pub status: u16,
+    /// Body bytes of this response (for the access log): in `out`, or in `body`.
+    pub body_bytes: u64,
+    pub body: Body,
+    /// Close the connection after this response.
+    pub close: bool,
+}
+
+/// A body still to send after the bytes appended to `out`.
+#[derive(Debug)]
+pub enum Body {
+    /// Nothing beyond what is in `out`.
+    None,
+    /// `data[start..start + len]`, to be written without copying.
+    Shared {
+        data: Rc<[u8]>,
+        start: usize,
+        len: usize,
+    },
+    /// `len` bytes of `file` from `offset`, by `sendfile`.
+    File {
+        file: Rc<File>,
+        offset: u64,
+        len: u64,
+    },
+}
+
+/// How the connection goes on after a response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Conn {
+    /// HTTP/1.1 persistent: nothing to say.
+    Persist,
+    /// HTTP/1.0 with `Connection: keep-alive`: must be confirmed.
+    KeepAlive10,
+    Close,
+}
+
+impl Conn {
+    fn of(req: &Request<'_>) -> Conn {
+        match (req.keep_alive, req.version) {
+            (false, _) => Conn::Close,
+            (true, Version::Http10) => Conn::KeepAlive10,
+            (true, Version::Http11) => Conn::Persist,
+        }
+    }
+
+    fn line(self) -> &'static [u8] {
+        match self {
+            Conn::Persist => b"",
+            Conn::KeepAlive10 => b"Connection: keep-alive\r\n",
+            Conn::Close => b"Connection: close\r\n",
+        }
+    }
+}
+
+/// One per event-loop thread; owns that thread's cache (no locks, no atomics).
+pub struct Responder {
+    root: Root,
+    index: String,
+    cache: Cache,
+    /// The normalised target of the current request, reused.
+    key: Vec<u8>,
+    pages: ErrorPages,
+}
+
+enum Fill {
+    Slot(u32),
+    Redirect,
+    Retry,
+    Status(u16),
+}
+
+impl Responder {
+    /// Canonicalises the root once; fails if it is missing or not a directory.
+    pub fn new(config: &Config) -> Result<Responder, RespondError> {
+        let root = Root::new(&config.root, config.symlinks_outside_root).map_err(|source| {
+            RespondError::Root {
+                path: config.root.clone(),
+                source,
+            }
+        })?;
+        Ok(Responder {
+            root,
+            index: config.index.clone(),
+            cache: Cache::new(config),
+            key: Vec::with_capacity(256),
+            pages: ErrorPages::new(&config.server_name),
+        })
+    }
+
+    /// Appends the response head (and the body when small) for `req` to `out`; returns what
+    /// remains to send.
+    pub fn respond(
+        &mut self,
+        req: &Request<'_>,
+        date: &[u8],
+        now: Instant,
+        out: &mut Vec<u8>,
+    ) -> Reply {
+        let conn = Conn::of(req);
+        let head = match req.method {
+            Method::Get => false,
+            Method::Head => true,
+            Method::Other => {
+                return page(&mut self.pages, 405, date, conn, false, out, |o| {
+                    o.extend_from_slice(b"Allow: GET, HEAD\r\n")
+                })
+            }
+        };
+        if req.version == Version::Http11 && req.host.is_none() {
+            return page(&mut self.pages, 400, date, conn, head, out, |_| {});
+        }
+        let query = match resolve::normalise(req.target, &mut self.key) {
+            Ok(query) => query,
+            Err(refusal) => {
+                self.cache.counters.refused += 1;
+                return page(
+                    &mut self.pages,
+                    refusal.status(),
+                    date,
+                    conn,
+                    head,
+                    out,
+                    |_| {},
+                );
+            }
+        };
+        // A file that changes between its stat and its read is resolved once more.
+        for _ in 0..2 {
+            let slot = match self.cache.lookup(&self.key, now) {
+                Some(slot) => slot,
+                None => match self.fill(now) {
+                    Fill::Slot(slot) => slot,
+                    Fill::Retry => continue,
+                    Fill::Redirect => {
+                        let key = &self.key;
+                        return page(&mut self.pages, 301, date, conn, head, out, |o| {
+                            o.extend_from_slice(b"Location: ");
+                            push_encoded(o, key);
+                            o.push(b'/');
+                            o.extend_from_slice(query);
+                            o.extend_from_slice(b"\r\n");
+                        });
+                    }
+                    Fill::Status(status) => {
+                        return page(&mut self.pages, status, date, conn, head, out, |_| {})
+                    }
+                },
+            };
+            match self.serve(slot, req, head, date, conn, out) {
+                Ok(reply) => return reply,
+                Err(CacheError::Changed | CacheError::Gone) => continue,
+                Err(CacheError::Io(e)) => {
+                    let status = if resolve::is_resource_error(&e) {
+                        503
+                    } else {
+                        500
+                    };
+                    return page(&mut self.pages, status, date, conn, head, out, |_| {});
+                }
+            }
+        }
+        page(&mut self.pages, 503, date, conn, head, out, |_| {})
+    }
+
+    /// An error response for a request that could not be parsed or is refused: a small HTML
+    /// body, `Content-Length`, and `Connection: close` when `close`. Without a parsed request
+    /// the version is unknown, so `close == false` assumes HTTP/1.1 (see [`Responder::error_to`]).
+    pub fn error(&mut self, status: u16, date: &[u8], close: bool, out: &mut Vec<u8>) -> Reply {
+        let conn = if close { Conn::Close } else { Conn::Persist };
+        page(&mut self.pages, status, date, conn, false, out, |_| {})
+    }
+
+    /// An error response to a parsed request: honours its version, keep-alive and HEAD.
+    pub fn error_to(
+        &mut self,
+        req: &Request<'_>,
+        status: u16,
+        date: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Reply {
+        let head = req.method == Method::Head;
+        page(
+            &mut self.pages,
+            status,
+            date,
+            Conn::of(req),
+            head,
+            out,
+            |_| {},
+        )
+    }
+
+    /// What the cache has done so far (u64 counters, gauges filled in).
+    pub fn counters(&self) -> CacheCounters {
+        self.cache.counters()
+    }
+
+    /// The canonical document root.
+    pub fn root(&self) -> &std::path::Path {
+        self.root.path()
+    }
+
+    /// A cache miss: resolve on disk and build the entry.
+    fn fill(&mut self, now: Instant) -> Fill {
+        let counters = &mut self.cache.counters;
+        match self.root.resolve(&self.key, &self.index, counters) {
+            Ok(Resolved::File {
+                file,
+                meta,
+                fs_path,
+            }) => match self
+                .cache
+                .insert(&self.root, &self.key, file, &meta, fs_path, now)
+            {
+                Ok(slot) => Fill::Slot(slot),
+                Err(CacheError::Changed) => Fill::Retry,
+                Err(CacheError::Gone) => Fill::Status(404),
+                Err(CacheError::Io(e)) if resolve::is_resource_error(&e) => Fill::Status(503),
+                Err(CacheError::Io(_)) => Fill::Status(500),
+            },
+            Ok(Resolved::Redirect) => Fill::Redirect,
+            Ok(Resolved::NotFound) => {
+                counters.not_found += 1;
+                Fill::Status(404)
+            }
+            Err(_) => Fill::Status(503),
+        }
+    }
+
+    /// A response from a cached entry: 200, 206, 304 or 416.
+    fn serve(
+        &mut self,
+        slot: u32,
+        req: &Request<'_>,
+        head: bool,
+        date: &[u8],
+        conn: Conn,
+        out: &mut Vec<u8>,
+    ) -> Result<Reply, CacheError> {
+        let entry = self.cache.entry(slot);
+        let coding = if entry.has_siblings() {
+            negotiate::choose(
+                req.accept_encoding,
+                entry.repr(Coding::Gzip).is_some(),
+                entry.repr(Coding::Br).is_some(),
+            )
+        } else {
+            Coding::Identity
+        };
+        let repr = entry
+            .repr(coding)
+            .expect("identity always, siblings when chosen");
+        // RFC 9110 13.2.2: If-None-Match, when present, decides; If-Modified-Since otherwise.
+        let not_modified = match (req.if_none_match, req.if_modified_since) {
+            (Some(inm), _) => conditional::none_match(inm, &repr.etag),
+            (None, Some(ims)) => {
+                conditional::not_modified_since(ims, &repr.last_modified, repr.mtime_secs)
+            }
+            (None, None) => false,
+        };
+        let close = conn == Conn::Close;
+        if not_modified {
+            start_head(out, b"HTTP/1.1 304 Not Modified\r\n", date);
+            out.extend_from_slice(&repr.not_modified);
+            end_head(out, conn);
+            return Ok(Reply {
+                status: 304,
+                body_bytes: 0,
+                body: Body::None,
+                close,
+            });
+        }
+        let size = repr.version.size;
+        // Range is defined for GET only (RFC 9110 14.2); If-Range guards it.
+        let range_allowed = match req.if_range {
+            None => true,
+            Some(v) => {
+                conditional::if_range_allows(v, &repr.etag, &repr.last_modified, repr.mtime_secs)
+            }
+        };
+        let spec = match req.range {
+            Some(value) if !head && range_allowed => range::parse(value, size),
+            _ => RangeSpec::Ignore,
+        };
+        let (start, len) = match spec {
+            RangeSpec::Ignore => (0, size),
+            RangeSpec::Partial { start, len } => (start, len),
+            RangeSpec::Unsatisfiable => {
+                return Ok(page(&mut self.pages, 416, date, conn, head, out, |o| {
+                    o.extend_from_slice(b"Content-Range: bytes */");
+                    push_u64(o, size);
+                    o.extend_from_slice(b"\r\n");
+                }))
+            }
+        };
+        let partial = !matches!(spec, RangeSpec::Ignore);
+        let body = if head || len == 0 {
+            None
+        } else {
+            Some(self.cache.body(slot, coding)?)
+        };
+
+        let repr = self.cache.entry(slot).repr(coding).expect("still cached");
+        if partial {
+            start_head(out, b"HTTP/1.1 206 Partial Content\r\n", date);
+            out.extend_from_slice(&repr.block[..repr.partial_len]);
+            out.extend_from_slice(b"Content-Range: bytes ");
+            push_u64(out, start);
+            out.push(b'-');
+            push_u64(out, start + len - 1);
+            out.push(b'/');
+            push_u64(out, size);
+            out.extend_from_slice(b"\r\nContent-Length: ");
+            push_u64(out, len);
+            out.extend_from_slice(b"\r\n");
+        } else {
+            start_head(out, b"HTTP/1.1 200 OK\r\n", date);
+            out.extend_from_slice(&repr.block);
+        }
+        end_head(out, conn);
+        let status = if partial { 206 } else { 200 };
+        let body = match body {
+            None => Body::None,
+            Some(BodyRef::Mem(data)) => {
+                let (start, len) = (start as usize, len as usize);
+                if len <= SMALL_BODY {
+                    out.extend_from_slice(&data[start..start + len]);
+                    Body::None
+                } else {
+                    Body::Shared { data, start, len }
+                }
+            }
+            Some(BodyRef::File(file)) => Body::File {
+                file,
+                offset: start,
+                len,
+            },
+        };
+        Ok(Reply {
+            status,
+            body_bytes: if head { 0 } else { len },
+            body,
+            close,
+        })
+    }
+}
+
+fn start_head(out: &mut Vec<u8>, status_line: &[u8], date: &[u8]) {
+    out.extend_from_slice(status_line);
+    out.extend_from_slice(b"Date: ");
+    out.extend_from_slice(date);
+    out.extend_from_slice(b"\r\n");
+}
+
+fn end_head(out: &mut Vec<u8>, conn: Conn) {
+    out.extend_from_slice(conn.line());
+    out.extend_from_slice(b"\r\n");
+}
+
+/// Decimal digits of `n`, formatted on the stack.
+fn push_u64(out: &mut Vec<u8>, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[i..]);
+}
+
+/// A decoded path made safe for a `Location` header: everything but unreserved characters,
+/// sub-delims, `:`, `@` and `/` is percent-encoded.
+fn push_encoded(out: &mut Vec<u8>, path: &[u8]) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    for &b in path {
+        if b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@/".contains(&b) {
+            out.push(b);
+        } else {
+            out.extend_from_slice(&[b'%', HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]);
+        }
+    }
+}
+
+/// Error pages, built once per status (a flood of 404s copies, it does not format).
+struct ErrorPages {
+    server_line: Box<[u8]>,
+    pages: Vec<Page>,
+}
+
+struct Page {
+    status: u16,
+    status_line: Box<[u8]>,
+    /// Server, Content-Type, Content-Length.
+    headers: Box<[u8]>,
+    body: Box<[u8]>,
+}
+
+impl ErrorPages {
+    fn new(server_name: &str) -> ErrorPages {
+        let mut pages = ErrorPages {
+            server_line: format!("Server: {server_name}\r\n").into_bytes().into(),
+            pages: Vec::with_capacity(24),
+        };
+        for status in [
+            301, 400, 404, 405, 408, 413, 414, 416, 431, 500, 501, 503, 505,
+        ] {
+            pages.get(status);
+        }
+        pages
+    }
+
+    fn get(&mut self, status: u16) -> &Page {
+        // Statuses outside 100..=599 are a caller's bug: answer 500 rather than panic.
+        let status = if (100..=599).contains(&status) {
+            status
+        } else {
+            500
+        };
+        if let Some(i) = self.pages.iter().position(|p| p.status == status) {
+            return &self.pages[i];
+        }
+        let reason = wire::head::reason(status);
+        let body = format!(
+            "<html><head><title>{status} {reason}</title></head>\
+             <body><h1>{status} {reason}</h1></body></html>\n"
+        );
+        let mut headers = self.server_line.to_vec();
+        headers.extend_from_slice(b"Content-Type: text/html; charset=utf-8\r\n");
+        headers.extend_from_slice(format!("Content-Length: {}\r\n", body.len()).as_bytes());
+        self.pages.push(Page {
+            status,
+            status_line: format!("HTTP/1.1 {status} {reason}\r\n")
+                .into_bytes()
+                .into(),
+            headers: headers.into(),
+            body: body.into_bytes().into(),
+        });
+        self.pages.last().expect("just pushed")
+    }
+}
+
+/// Appends an error (or redirect) page; `extra` adds header lines.
+fn page(
+    pages: &mut ErrorPages,
+    status: u16,
+    date: &[u8],
+    conn: Conn,
+    head: bool,
+    out: &mut Vec<u8>,
+    extra: impl FnOnce(&mut Vec<u8>),
+) -> Reply {
+    let page = pages.get(status);
+    start_head(out, &page.status_line, date);
+    out.extend_from_slice(&page.headers);
+    extra(out);
+    end_head(out, conn);
+    let body_bytes = if head {
+        0
+    } else {
+        out.extend_from_slice(&page.body);
+        page.body.len() as u64
+    };
+    Reply {
+        status: page.status,
+        body_bytes,
+        body: Body::None,
+        close: conn == Conn::Close,
+    }
+}

@@ -1,1 +1,357 @@
-//! (stub)
+//! The server's public face: bind the listening sockets, run the event loops, stop them.
+//!
+//! One thread per core (`config.threads`), each with its own `SO_REUSEPORT` listening socket,
+//! epoll instance, connection slab, buffer pool, `DateCache`, `Responder` and log buffer, so
+//! nothing is shared between threads on the request path: no lock, no atomic, no channel. The
+//! only shared state is here: a stop flag with one `Waker` per loop, and the counters each loop
+//! publishes when asked (or when it exits), merged by whoever asks.
+//!
+//! Where the rest lives: `event_loop.rs` (one thread: epoll, accept, timers, shutdown),
+//! `conn.rs` (one connection: read, answer, write, close; the syscall shape per request),
+//! `pool.rs` (recycled buffers).
+//!
+//! Per request, as designed (and asserted by `tests/server_http.rs` from these counters):
+//! - keep-alive: 1 `recv` + 1 `sendmsg`, plus a share of one `epoll_wait`;
+//! - 16 pipelined in one packet: 1 `recv` + 1 `sendmsg` for all 16;
+//! - HTTP/1.0: `accept4`, `recv` (right after accept), `sendmsg`, `close`, plus a share of an
+//!   `epoll_wait` and of the `accept4` that says EAGAIN; no `epoll_ctl`, no `setsockopt`.
+
+use std::fs::File;
+use std::io;
+use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use mio::net::TcpListener;
+use mio::{Interest, Poll, Token, Waker};
+
+use crate::access_log;
+use crate::config::Config;
+use crate::event_loop::Loop;
+use crate::respond::{RespondError, Responder};
+
+pub(crate) const LISTENER: Token = Token(usize::MAX - 1);
+pub(crate) const WAKER: Token = Token(usize::MAX);
+
+macro_rules! counters {
+    ($(#[$sm:meta])* pub struct $name:ident { $($(#[$m:meta])* $f:ident,)* }) => {
+        $(#[$sm])*
+        pub struct $name { $($(#[$m])* pub $f: u64,)* }
+        impl $name {
+            /// Adds `o`'s counters to these.
+            pub fn merge(&mut self, o: &$name) { $(self.$f += o.$f;)* }
+        }
+    };
+}
+
+counters! {
+    /// Per-thread counters, plain `u64`s bumped by their own thread and merged when `run` returns
+    /// (or on a [`ShutdownHandle::stats`] request): no atomic per request.
+    #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+    pub struct ServerStats {
+        /// Event-loop threads.
+        threads,
+        /// `epoll_wait` calls.
+        wakeups,
+        /// `accept4` calls, failed ones included.
+        accept_calls,
+        accepted,
+        /// Accepted past `max_connections` and closed at once.
+        rejected,
+        /// `accept4` failures other than EAGAIN (EMFILE, ENFILE...).
+        accept_errors,
+        /// Times accepting paused after such a failure.
+        accept_pauses,
+        /// Connections whose first request was answered by the read made right after accept.
+        optimistic_hits,
+        /// `epoll_ctl(ADD)` calls for connections.
+        registrations,
+        closed,
+        /// Closes that sent FIN and drained the client's input first.
+        lingering_closes,
+        header_timeouts,
+        idle_timeouts,
+        send_timeouts,
+        /// Requests answered (error responses to unparsable ones included).
+        requests,
+        status_1xx,
+        status_2xx,
+        status_3xx,
+        status_4xx,
+        status_5xx,
+        /// `recv` calls on connections (failed ones included), and the bytes they returned.
+        reads,
+        read_bytes,
+        /// Gathered writes (`sendmsg`), and their bytes.
+        writes,
+        written_bytes,
+        /// `sendfile` calls, and their bytes.
+        sendfiles,
+        sendfile_bytes,
+        /// Input buffers created because the pool was empty (flat in steady state).
+        buffers_created,
+        /// Access-log writes, and failed ones.
+        log_flushes,
+        log_errors,
+    }
+}
+
+impl ServerStats {
+    /// The connection syscalls counted here: `epoll_wait`, `accept4`, `epoll_ctl`, `recv`,
+    /// `sendmsg`, `sendfile`, `close` (and `shutdown` for lingering closes).
+    pub fn syscalls(&self) -> u64 {
+        self.wakeups
+            + self.accept_calls
+            + self.registrations
+            + self.reads
+            + self.writes
+            + self.sendfiles
+            + self.closed
+            + self.rejected
+            + self.lingering_closes
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("cannot listen on {addr}: {source}")]
+    Bind { addr: SocketAddr, source: io::Error },
+    #[error("access log {path}: {source}")]
+    AccessLog { path: PathBuf, source: io::Error },
+    #[error("event loop: {0}")]
+    Io(#[from] io::Error),
+    #[error("responder: {0}")]
+    Respond(#[from] RespondError),
+    #[error("event-loop thread {0} panicked")]
+    Panicked(usize),
+}
+
+/// What the threads share with the handle: a stop flag, their wakers, and stats snapshots.
+pub(crate) struct Shared {
+    pub stop: AtomicBool,
+    pub wakers: Vec<Waker>,
+    /// Bumped by [`ShutdownHandle::stats`]; each loop answers by publishing its counters
+    /// (generation `u64::MAX` once it has exited, with its final counters).
+    pub snap_gen: AtomicU64,
+    pub snaps: Mutex<Vec<(u64, ServerStats)>>,
+    pub snap_cv: Condvar,
+}
+
+impl Shared {
+    pub fn wake_all(&self) {
+        for w in &self.wakers {
+            let _ = w.wake();
+        }
+    }
+}
+
+/// Stops a running server from any thread. Clone + Send + Sync.
+#[derive(Clone)]
+pub struct ShutdownHandle {
+    shared: Arc<Shared>,
+}
+
+impl ShutdownHandle {
+    /// Stops accepting, lets responses under way finish (within `send_timeout_ms`), closes idle
+    /// connections; `run` then returns. Idempotent.
+    pub fn shutdown(&self) {
+        self.shared.stop.store(true, Ordering::Release);
+        self.shared.wake_all();
+    }
+
+    /// The counters of every thread as of now (each loop is woken to publish its own), or the
+    /// last published ones if `timeout` passes first (after `run` returned: its final ones).
+    pub fn stats(&self, timeout: Duration) -> ServerStats {
+        let gen = self.shared.snap_gen.fetch_add(1, Ordering::AcqRel) + 1;
+        self.shared.wake_all();
+        let deadline = Instant::now() + timeout;
+        let mut snaps = self.shared.snaps.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            let now = Instant::now();
+            if now >= deadline || snaps.iter().all(|(g, _)| *g >= gen) {
+                break;
+            }
+            snaps = match self.shared.snap_cv.wait_timeout(snaps, deadline - now) {
+                Ok((s, _)) => s,
+                Err(e) => e.into_inner().0,
+            };
+        }
+        let mut total = ServerStats::default();
+        for (_, s) in snaps.iter() {
+            total.merge(s);
+        }
+        total
+    }
+}
+
+/// Bound listening sockets, ready to `run`.
+pub struct Server {
+    config: Config,
+    local_addr: SocketAddr,
+    loops: Vec<(Poll, TcpListener)>,
+    log: Option<Arc<File>>,
+    shared: Arc<Shared>,
+}
+
+impl Server {
+    /// Binds `config.effective_threads()` sockets with `SO_REUSEPORT` to `config.listen` (the
+    /// first one resolves port 0; the others bind its address) and opens the access log.
+    pub fn bind(config: Config) -> Result<Server, ServeError> {
+        let n = config.effective_threads().max(1);
+        let mut loops = Vec::with_capacity(n);
+        let mut wakers = Vec::with_capacity(n);
+        let mut addr = config.listen;
+        for _ in 0..n {
+            let listener = listen(addr, &config).map_err(|source| ServeError::Bind {
+                addr: config.listen,
+                source,
+            })?;
+            addr = listener.local_addr()?;
+            let mut listener = TcpListener::from_std(listener);
+            let poll = Poll::new()?;
+            poll.registry()
+                .register(&mut listener, LISTENER, Interest::READABLE)?;
+            wakers.push(Waker::new(poll.registry(), WAKER)?);
+            loops.push((poll, listener));
+        }
+        let log = match &config.access_log {
+            Some(path) => Some(
+                access_log::open(path).map_err(|source| ServeError::AccessLog {
+                    path: path.clone(),
+                    source,
+                })?,
+            ),
+            None => None,
+        };
+        let shared = Arc::new(Shared {
+            stop: AtomicBool::new(false),
+            wakers,
+            snap_gen: AtomicU64::new(0),
+            snaps: Mutex::new(vec![(0, ServerStats::default()); n]),
+            snap_cv: Condvar::new(),
+        });
+        Ok(Server {
+            config,
+            local_addr: addr,
+            loops,
+            log,
+            shared,
+        })
+    }
+
+    /// The bound address (with the port chosen when `listen` had port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    pub fn handle(&self) -> ShutdownHandle {
+        ShutdownHandle {
+            shared: self.shared.clone(),
+        }
+    }
+
+    /// Runs every event loop (N-1 spawned threads and the calling one) until shutdown; returns
+    /// the merged counters, or the first error of any loop (which stops the others).
+    pub fn run(self) -> Result<ServerStats, ServeError> {
+        let Server {
+            config,
+            loops,
+            log,
+            shared,
+            ..
+        } = self;
+        let mut loops = loops.into_iter().enumerate();
+        let first = loops.next();
+        let mut threads = Vec::new();
+        for (id, (poll, listener)) in loops {
+            let (cfg, log, sh) = (config.clone(), log.clone(), shared.clone());
+            let spawned = std::thread::Builder::new()
+                .name(format!("flint-serve-{id}"))
+                .spawn(move || run_loop(id, poll, listener, &cfg, log, sh));
+            match spawned {
+                Ok(t) => threads.push((id, t)),
+                Err(e) => {
+                    shared.stop.store(true, Ordering::Release);
+                    shared.wake_all();
+                    for (_, t) in threads {
+                        let _ = t.join();
+                    }
+                    return Err(e.into());
+                }
+            }
+        }
+        let mut result = match first {
+            Some((id, (poll, listener))) => {
+                run_loop(id, poll, listener, &config, log, shared.clone())
+            }
+            None => Ok(ServerStats::default()),
+        };
+        for (id, t) in threads {
+            let r = t.join().unwrap_or(Err(ServeError::Panicked(id)));
+            result = match (result, r) {
+                (Ok(mut a), Ok(b)) => {
+                    a.merge(&b);
+                    Ok(a)
+                }
+                (Err(e), _) | (_, Err(e)) => Err(e),
+            };
+        }
+        result
+    }
+}
+
+/// A listening socket: `SO_REUSEPORT` (one per thread, the kernel spreads connections),
+/// `TCP_NODELAY` (inherited by accepted sockets on Linux, so never set per connection: see
+/// `server_limits::accepted_sockets_inherit_nodelay`), `TCP_DEFER_ACCEPT` if configured.
+fn listen(addr: SocketAddr, config: &Config) -> io::Result<std::net::TcpListener> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    s.set_reuse_address(true)?;
+    s.set_reuse_port(true)?;
+    s.set_tcp_nodelay(true)?;
+    s.set_nonblocking(true)?;
+    s.bind(&addr.into())?;
+    if config.defer_accept {
+        // Accept only once the request's first bytes are in: the optimistic read after accept
+        // then always finds them, and a connect-only client costs no file descriptor.
+        let secs: libc::c_int = 1;
+        // SAFETY: a valid socket fd, a pointer to a c_int that outlives the call, and its size.
+        let r = unsafe {
+            libc::setsockopt(
+                s.as_raw_fd(),
+                libc::IPPROTO_TCP,
+                libc::TCP_DEFER_ACCEPT,
+                (&secs as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        if r != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    s.listen(4096)?;
+    Ok(s.into())
+}
+
+fn run_loop(
+    id: usize,
+    poll: Poll,
+    listener: TcpListener,
+    config: &Config,
+    log: Option<Arc<File>>,
+    shared: Arc<Shared>,
+) -> Result<ServerStats, ServeError> {
+    let result = Responder::new(config)
+        .map_err(ServeError::from)
+        .and_then(|responder| Loop::new(id, poll, listener, config, log, responder, &shared).run());
+    if result.is_err() {
+        // One loop failing stops them all: a server with a dead thread would silently drop the
+        // connections its listening socket still receives.
+        shared.stop.store(true, Ordering::Release);
+        shared.wake_all();
+    }
+    result
+}

@@ -1,5 +1,183 @@
-//! Reports of a [`crate::RunResult`]. (Report helper.)
+//! Reports of a [`crate::RunResult`]: the paper's, ptester's, a modern summary, and JSON.
+//!
+//! The figures are computed once, here ([`figures`], [`page_blocks`]), from the merged
+//! statistics, and every report formats the same numbers: the WebSTONE text, the JSON and the
+//! summary cannot disagree. The paper's arithmetic lives in [`formulas`] (docs/webstone.md).
 //!
 //! CONTRACT: `webstone(&RunResult) -> String` (the paper's section 7 report), `ptester(&RunResult)
 //! -> String` (per-URL table), `summary(&RunResult) -> String` (modern summary), `json(&RunResult)
 //! -> serde_json::Value` (schema in docs/bench-json.schema.json).
+
+pub mod formulas;
+mod json;
+mod ptester;
+mod summary;
+mod webstone;
+
+pub use json::{json, rfc3339, SCHEMA_VERSION};
+pub use ptester::ptester;
+pub use summary::summary;
+pub use webstone::webstone;
+
+use crate::config::{HttpMode, Stop};
+use crate::RunResult;
+use formulas::secs;
+
+/// The run-wide figures of the WebSTONE summary, plus the modern rates.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Figures {
+    /// Pages per minute of the measured window (fractional).
+    pub webstone_number: f64,
+    /// Webchildren ("Total number of clients").
+    pub clients: u64,
+    /// Sum of the Webchildren's running time in the window, s.
+    pub cumulative_s: f64,
+    pub pages: u64,
+    pub errors: u64,
+    pub connects: u64,
+    /// Files retrieved (complete responses).
+    pub requests: u64,
+    pub total_connect_s: f64,
+    pub avg_connect_s: f64,
+    pub max_connect_s: f64,
+    /// Every byte read ("Total amount of data moved").
+    pub data_moved: u64,
+    pub body_bytes: u64,
+    pub header_bytes: u64,
+    pub avg_body_bytes: f64,
+    pub avg_retrieval_bytes: f64,
+    /// The paper's per-Webchild throughput: data moved / cumulative time.
+    pub thruput: f64,
+    /// The paper's average response time: cumulative time / files.
+    pub avg_response_s: f64,
+    /// Longest single file (connect included), s.
+    pub max_response_s: f64,
+    /// The measured window, s.
+    pub duration_s: f64,
+    pub requests_per_s: f64,
+    pub pages_per_s: f64,
+    /// Aggregate: data moved / measured window.
+    pub throughput_bytes_per_s: f64,
+}
+
+/// One WebSTONE per-page block.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PageBlock {
+    pub name: String,
+    pub weight: f64,
+    pub hits: u64,
+    pub errors: u64,
+    pub total_time_s: f64,
+    pub max_response_s: f64,
+    pub connect_time_s: f64,
+    pub max_connect_s: f64,
+    /// Body bytes of the page's files (the paper's figure is hits x page size).
+    pub data_moved: u64,
+    /// Sum of its files' sizes, as last served.
+    pub size: u64,
+    pub connects: u64,
+}
+
+/// The summary figures of a run.
+pub fn figures(r: &RunResult) -> Figures {
+    use formulas::*;
+    let s = &r.stats;
+    let duration_s = r.duration.as_secs_f64();
+    let cumulative_s = secs(s.cumulative_us);
+    let with_connects = s.urls.iter().filter(|u| u.connects > 0);
+    let url_connect_us: u64 = with_connects.clone().map(|u| u.connect_us_sum).sum();
+    let url_connect_max = with_connects.clone().map(|u| u.connect_us_max).max();
+    let connect = s.connect.summary();
+    // Per-URL sums are exact; the histogram is the fallback if an engine left them empty.
+    let (total_connect_s, max_connect_s) = match url_connect_max {
+        Some(max) => (secs(url_connect_us), secs(max)),
+        None => (connect.mean * connect.count as f64 / 1e3, connect.max / 1e3),
+    };
+    Figures {
+        webstone_number: webstone_number(s.pages_done, duration_s / 60.0),
+        clients: r.config.concurrency as u64,
+        cumulative_s,
+        pages: s.pages_done,
+        errors: s.errors.total(),
+        connects: s.connects,
+        requests: s.requests,
+        total_connect_s,
+        avg_connect_s: average_connect_time(total_connect_s, s.connects),
+        max_connect_s,
+        data_moved: s.bytes_total,
+        body_bytes: s.bytes_body,
+        header_bytes: s.bytes_header,
+        avg_body_bytes: average_size(s.bytes_body, s.requests),
+        avg_retrieval_bytes: average_size(s.bytes_total, s.requests),
+        thruput: thruput(s.bytes_total, cumulative_s),
+        avg_response_s: average_response_time(cumulative_s, s.requests),
+        max_response_s: s.response.summary().max / 1e3,
+        duration_s,
+        requests_per_s: per_second(s.requests, duration_s),
+        pages_per_s: per_second(s.pages_done, duration_s),
+        throughput_bytes_per_s: aggregate_throughput(s.bytes_total, duration_s),
+    }
+}
+
+/// The per-page blocks, in workload order.
+pub fn page_blocks(r: &RunResult) -> Vec<PageBlock> {
+    let s = &r.stats;
+    r.workload
+        .pages
+        .iter()
+        .zip(&s.pages)
+        .map(|(page, ps)| PageBlock {
+            name: page.name.clone(),
+            weight: page.weight,
+            hits: ps.hits,
+            errors: ps.errors,
+            total_time_s: secs(ps.time_us_sum),
+            max_response_s: secs(ps.time_us_max),
+            connect_time_s: secs(ps.connect_us_sum),
+            max_connect_s: secs(ps.connect_us_max),
+            data_moved: ps.body_bytes,
+            size: formulas::page_size(
+                page.files
+                    .iter()
+                    .map(|&u| s.urls.get(u).map_or(0, |u| u.last_body_size)),
+            ),
+            connects: ps.connects,
+        })
+        .collect()
+}
+
+/// How files were fetched, in words.
+pub fn http_mode_text(mode: HttpMode) -> &'static str {
+    match mode {
+        HttpMode::Http10 => "HTTP/1.0, a new connection per file",
+        HttpMode::KeepAlive => "HTTP/1.1 keep-alive",
+        HttpMode::Pipeline => "HTTP/1.1 pipelined pages",
+    }
+}
+
+/// Closed or open loop, in words.
+pub fn load_text(r: &RunResult) -> String {
+    match (r.config.rate, r.config.think) {
+        (Some(rate), _) => format!("open loop at {rate} pages/s"),
+        (None, Some(think)) => format!("closed loop, think {:.3} s", think.as_secs_f64()),
+        (None, None) => "closed loop".to_owned(),
+    }
+}
+
+/// How the run was asked to end, in words.
+pub fn stop_text(stop: Stop) -> String {
+    match stop {
+        Stop::Duration(d) => format!("{:.3} s", d.as_secs_f64()),
+        Stop::Pages(n) => format!("{n} pages"),
+    }
+}
+
+/// The line every text report ends with when Ctrl-C cut the run short.
+fn interrupted_note(r: &RunResult) -> Option<String> {
+    r.interrupted.then(|| {
+        format!(
+            "Interrupted: the run was ended early; these figures cover the {:.3} s measured.\n",
+            r.duration.as_secs_f64()
+        )
+    })
+}

@@ -1,0 +1,179 @@
+//! What the runner prepares once, before any thread starts: the schedule, every request's bytes,
+//! the page picker and each Webchild's random stream. Nothing here runs per request.
+
+use crate::config::HttpMode;
+use crate::{BenchConfig, Workload};
+use std::ops::Range;
+use std::time::Instant;
+
+/// When things happen, in µs since `base`; computed once by the runner for all threads.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub base: Instant,
+    /// `base` as a Unix time, for the log.
+    pub base_unix_us: u64,
+    /// End of warm-up: requests that start earlier are not counted.
+    pub measure_us: u64,
+    /// End of the measured window (`NONE` with a page count).
+    pub end_us: u64,
+    /// Per Webchild page quota with `-n` (`None`: run for a duration).
+    pub pages: Option<u64>,
+    pub concurrency: usize,
+    pub think_us: u64,
+    /// Open loop: µs between one Webchild's intended page starts.
+    pub interval_us: Option<f64>,
+    pub connect_timeout_us: u64,
+    pub response_timeout_us: u64,
+}
+
+impl Plan {
+    /// Webchild `id`'s share of `-n`: spread evenly, the first ones taking the remainder. A
+    /// static split keeps runs reproducible: each child fetches the same pages every time.
+    pub fn quota(&self, id: usize) -> u64 {
+        match self.pages {
+            None => u64::MAX,
+            Some(n) => {
+                let c = self.concurrency as u64;
+                n / c + u64::from((id as u64) < n % c)
+            }
+        }
+    }
+}
+
+/// Every request the run can send, built once; Webchildren write slices of `bytes`.
+#[derive(Debug, Clone)]
+pub struct Requests {
+    bytes: Vec<u8>,
+    /// Per URL: its request.
+    url: Vec<Range<usize>>,
+    /// Pipelining, per page: where each file's request starts in the page's batch; the batch
+    /// from file `j` to the end is `page_file[p][j]..page_end[p]` (used to resume after a close).
+    page_file: Vec<Vec<usize>>,
+    page_end: Vec<usize>,
+}
+
+impl Requests {
+    pub fn build(config: &BenchConfig, workload: &Workload) -> Self {
+        use wire::request::Version;
+        let (version, keep_alive) = match config.http {
+            HttpMode::Http10 => (Version::Http10, false),
+            HttpMode::KeepAlive | HttpMode::Pipeline => (Version::Http11, true),
+        };
+        let host = &config.target.host;
+        let mut bytes = Vec::new();
+        let mut url = Vec::with_capacity(workload.urls.len());
+        for path in &workload.urls {
+            let start = bytes.len();
+            wire::head::write_request(&mut bytes, "GET", path, host, version, keep_alive);
+            url.push(start..bytes.len());
+        }
+        let (mut page_file, mut page_end) = (Vec::new(), Vec::new());
+        if config.http == HttpMode::Pipeline {
+            for page in &workload.pages {
+                let mut starts = Vec::with_capacity(page.files.len());
+                for &f in &page.files {
+                    starts.push(bytes.len());
+                    bytes.extend_from_within(url[f].clone());
+                }
+                page_file.push(starts);
+                page_end.push(bytes.len());
+            }
+        }
+        Requests {
+            bytes,
+            url,
+            page_file,
+            page_end,
+        }
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// What to write to fetch file `file` (URL `url`) of page `page`: its request, or, when
+    /// pipelining, the page's requests from this file to the last.
+    #[inline]
+    pub fn for_file(&self, page: usize, file: usize, url: usize) -> Range<usize> {
+        match self.page_file.get(page) {
+            Some(starts) => starts[file]..self.page_end[page],
+            None => self.url[url].clone(),
+        }
+    }
+}
+
+/// Picks pages by weight.
+#[derive(Debug, Clone)]
+pub struct PagePicker {
+    /// Running sums of the weights.
+    cumulative: Vec<f64>,
+}
+
+impl PagePicker {
+    /// `weights` must be finite, non-negative, with a positive sum (the runner checks).
+    pub fn new(weights: impl IntoIterator<Item = f64>) -> Self {
+        let mut sum = 0.0;
+        let cumulative = weights
+            .into_iter()
+            .map(|w| {
+                sum += w;
+                sum
+            })
+            .collect();
+        PagePicker { cumulative }
+    }
+
+    pub fn pick(&self, rng: &mut fastrand::Rng) -> usize {
+        let total = self.cumulative.last().copied().unwrap_or(0.0);
+        let r = rng.f64() * total;
+        let i = self.cumulative.partition_point(|&c| c <= r);
+        i.min(self.cumulative.len().saturating_sub(1))
+    }
+}
+
+/// Webchild `id`'s random stream: the same (seed, id) always fetches the same pages.
+pub fn child_rng(seed: u64, id: usize, stream: u64) -> fastrand::Rng {
+    // splitmix64 of the pair, so that neighbouring seeds and ids give unrelated streams.
+    let mut z = seed ^ (id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ stream.rotate_left(32);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    fastrand::Rng::with_seed(z ^ (z >> 31))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_are_picked_in_proportion_to_their_weights() {
+        let p = PagePicker::new([1.0, 3.0, 0.0]);
+        let mut rng = fastrand::Rng::with_seed(7);
+        let mut n = [0u32; 3];
+        for _ in 0..40_000 {
+            n[p.pick(&mut rng)] += 1;
+        }
+        assert_eq!(n[2], 0, "a page of weight 0 is never picked");
+        let ratio = f64::from(n[1]) / f64::from(n[0]);
+        assert!((2.7..3.3).contains(&ratio), "ratio {ratio}");
+    }
+
+    #[test]
+    fn page_quota_splits_n_exactly() {
+        let plan = |n| Plan {
+            base: Instant::now(),
+            base_unix_us: 0,
+            measure_us: 0,
+            end_us: u64::MAX,
+            pages: Some(n),
+            concurrency: 3,
+            think_us: 0,
+            interval_us: None,
+            connect_timeout_us: 0,
+            response_timeout_us: 0,
+        };
+        for n in [1, 2, 3, 10, 11] {
+            let p = plan(n);
+            assert_eq!((0..3).map(|i| p.quota(i)).sum::<u64>(), n);
+        }
+    }
+}

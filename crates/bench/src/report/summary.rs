@@ -1,0 +1,112 @@
+//! A modern summary, in the manner of wrk and oha: rates, a latency table, errors by kind.
+//!
+//! Rates are over the measured window (wall clock), not the paper's cumulative time. Byte rates
+//! are printed in MB/s with MB = 10^6 bytes (and MiB/s beside them), because both are in use and
+//! a reader should not have to guess. Open loop: latency is measured from each request's
+//! intended start (wrk2's correction for coordinated omission); the uncorrected rows, from the
+//! actual send, are printed next to them so the difference shows.
+
+use super::{figures, http_mode_text, load_text, stop_text};
+use crate::stats::{ErrorKind, LatencySummary};
+use crate::RunResult;
+use std::fmt::Write;
+
+fn latency_row(o: &mut String, label: &str, l: &LatencySummary) {
+    if l.count == 0 {
+        let _ = writeln!(o, "  {label:<22} {:>9}", "-");
+        return;
+    }
+    let _ = writeln!(
+        o,
+        "  {label:<22} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>10}",
+        l.min, l.mean, l.p50, l.p90, l.p99, l.p999, l.max, l.count
+    );
+}
+
+/// The modern summary of a run.
+pub fn summary(r: &RunResult) -> String {
+    let f = figures(r);
+    let s = &r.stats;
+    let c = &r.config;
+    let mut o = String::with_capacity(2048);
+    let warmup = if c.warmup.is_zero() {
+        String::new()
+    } else {
+        format!(", warm-up {:.3} s", c.warmup.as_secs_f64())
+    };
+    let _ = write!(
+        o,
+        "Target:    {} ({})\n\
+         Mode:      {}, {}\n\
+         Load:      {} Webchildren on {} threads, run of {}{warmup}; measured {:.3} s\n\n",
+        c.target.url,
+        c.target.addr,
+        http_mode_text(c.http),
+        load_text(r),
+        c.concurrency,
+        c.threads,
+        stop_text(c.stop),
+        f.duration_s,
+    );
+    let mb = f.throughput_bytes_per_s / 1e6;
+    let mib = f.throughput_bytes_per_s / (1024.0 * 1024.0);
+    let _ = write!(
+        o,
+        "  Requests:  {:>14}   {:>12.2} requests/s\n\
+         \x20 Pages:     {:>14}   {:>12.2} pages/s\n\
+         \x20 Data:      {:>14} B {:>12.3} MB/s (MB = 10^6 bytes; {:.3} MiB/s)\n\
+         \x20            header {} B, body {} B (complete responses)\n\
+         \x20 Connects:  {:>14}\n\n",
+        f.requests,
+        f.requests_per_s,
+        f.pages,
+        f.pages_per_s,
+        f.data_moved,
+        mb,
+        mib,
+        f.header_bytes,
+        f.body_bytes,
+        f.connects,
+    );
+    let _ = writeln!(
+        o,
+        "  {:<22} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10}",
+        "Latency (ms)", "min", "mean", "p50", "p90", "p99", "p99.9", "max", "count"
+    );
+    latency_row(&mut o, "connect", &s.connect.summary());
+    latency_row(&mut o, "time to first byte", &s.ttfb.summary());
+    latency_row(&mut o, "response", &s.response.summary());
+    if let Some(u) = &s.response_uncorrected {
+        latency_row(&mut o, "response, uncorrected", &u.summary());
+    }
+    latency_row(&mut o, "page", &s.page.summary());
+    if let Some(u) = &s.page_uncorrected {
+        latency_row(&mut o, "page, uncorrected", &u.summary());
+    }
+    if c.rate.is_some() {
+        o.push_str(
+            "  (open loop: latency from each request's intended start; \"uncorrected\" from the \
+             actual send)\n",
+        );
+    }
+    o.push('\n');
+    let errors: Vec<String> = ErrorKind::ALL
+        .iter()
+        .filter(|&&k| s.errors.get(k) > 0)
+        .map(|&k| format!("{} {}", k.name(), s.errors.get(k)))
+        .collect();
+    if errors.is_empty() {
+        o.push_str("  Errors:    none\n");
+    } else {
+        let _ = writeln!(
+            o,
+            "  Errors:    {} in all: {}",
+            s.errors.total(),
+            errors.join(", ")
+        );
+    }
+    if let Some(note) = super::interrupted_note(r) {
+        o.push_str(&note);
+    }
+    o
+}

@@ -1,0 +1,247 @@
+//! The engine against misbehaving servers: each fault shows up as its error kind, nothing counts
+//! as a request that did not complete, and the run still ends on time.
+
+mod common;
+
+use bench::stats::ErrorKind;
+use bench::{RunResult, Stop};
+use common::{config, ms, one_file, refused_addr, workload, Behaviour, TestServer};
+use std::net::SocketAddr;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+/// Runs for `d` with 2 Webchildren and checks the run ended within 1 s of it.
+fn run_for(
+    addr: SocketAddr,
+    d: Duration,
+    tweak: impl FnOnce(&mut bench::BenchConfig),
+) -> RunResult {
+    let mut cfg = config(addr, 2, Stop::Duration(d));
+    tweak(&mut cfg);
+    let t0 = Instant::now();
+    let r = bench::run(&cfg, &one_file(), &AtomicBool::new(false)).expect("run");
+    let took = t0.elapsed();
+    assert!(
+        took <= d + Duration::from_secs(1),
+        "run took {took:?} for -d {d:?}"
+    );
+    assert!(!r.interrupted);
+    r
+}
+
+/// Only `kind` was counted, and the pages all failed.
+fn only(r: &RunResult, kind: ErrorKind) {
+    let n = r.stats.errors.get(kind);
+    assert!(n > 0, "no {kind:?} in {:?}", r.stats.errors);
+    assert_eq!(
+        r.stats.errors.total(),
+        n,
+        "other kinds: {:?}",
+        r.stats.errors
+    );
+    assert_eq!(r.stats.pages[0].hits, 0);
+    assert!(r.stats.pages[0].errors > 0);
+    assert_eq!(r.stats.urls[0].errors, n);
+}
+
+#[test]
+fn refused_connects_are_connect_refused_and_back_off() {
+    let r = run_for(refused_addr(), ms(300), |_| {});
+    only(&r, ErrorKind::ConnectRefused);
+    assert_eq!(r.stats.requests, 0);
+    assert_eq!(r.stats.connects, 0);
+    // 2 Webchildren backing off 10 ms each cannot fail more than ~60 times in 300 ms.
+    assert!(
+        r.stats.errors.total() <= 100,
+        "no back-off: {:?}",
+        r.stats.errors
+    );
+}
+
+#[test]
+fn reset_mid_body_is_reset() {
+    let srv = TestServer::start(Behaviour::ResetMidBody);
+    let r = run_for(srv.addr, ms(300), |_| {});
+    only(&r, ErrorKind::Reset);
+    assert_eq!(r.stats.requests, 0);
+    assert!(r.stats.connects > 0);
+}
+
+#[test]
+fn short_body_then_close_is_short_body() {
+    let srv = TestServer::start(Behaviour::ShortBody);
+    let r = run_for(srv.addr, ms(300), |_| {});
+    only(&r, ErrorKind::ShortBody);
+    assert_eq!(r.stats.requests, 0);
+    assert_eq!(
+        r.stats.bytes_body, 0,
+        "an incomplete body is not a counted body"
+    );
+    assert!(r.stats.bytes_total > 0, "but its bytes were moved");
+}
+
+#[test]
+fn garbage_status_line_is_malformed_status() {
+    let srv = TestServer::start(Behaviour::GarbageStatus);
+    let r = run_for(srv.addr, ms(300), |_| {});
+    only(&r, ErrorKind::MalformedStatus);
+    assert_eq!(r.stats.requests, 0);
+}
+
+#[test]
+fn garbage_headers_are_malformed_headers() {
+    let srv = TestServer::start(Behaviour::GarbageHeaders);
+    let r = run_for(srv.addr, ms(300), |_| {});
+    only(&r, ErrorKind::MalformedHeaders);
+    assert_eq!(r.stats.requests, 0);
+}
+
+#[test]
+fn never_answering_server_times_out_and_the_run_ends_on_time() {
+    let srv = TestServer::start(Behaviour::NeverAnswer);
+    let r = run_for(srv.addr, ms(700), |c| c.response_timeout = ms(200));
+    only(&r, ErrorKind::ResponseTimeout);
+    assert_eq!(r.stats.requests, 0);
+    // Each Webchild times out every 200 ms: about 3 each in 700 ms.
+    assert!(
+        (2..=10).contains(&r.stats.errors.total()),
+        "{:?}",
+        r.stats.errors
+    );
+}
+
+#[test]
+fn run_ends_on_time_when_the_timeout_is_longer_than_the_run() {
+    let srv = TestServer::start(Behaviour::NeverAnswer);
+    let r = run_for(srv.addr, ms(300), |c| {
+        c.response_timeout = Duration::from_secs(30)
+    });
+    assert_eq!(
+        r.stats.errors.total(),
+        0,
+        "in-flight requests at the end are not errors"
+    );
+    assert_eq!(r.stats.requests, 0);
+    assert!(
+        (r.duration.as_secs_f64() - 0.3).abs() < 0.05,
+        "{:?}",
+        r.duration
+    );
+}
+
+#[test]
+fn status_classes_are_counted_as_requests_and_as_errors() {
+    for (code, kind) in [
+        (404, ErrorKind::Status4xx),
+        (500, ErrorKind::Status5xx),
+        (301, ErrorKind::Status3xx),
+    ] {
+        let srv = TestServer::start(Behaviour::Status(code));
+        let mut cfg = config(srv.addr, 2, Stop::Pages(10));
+        cfg.threads = 1;
+        let r = bench::run(&cfg, &one_file(), &AtomicBool::new(false)).unwrap();
+        assert_eq!(r.stats.requests, 10, "{code}: the responses completed");
+        assert_eq!(r.stats.errors.get(kind), 10, "{code}");
+        assert_eq!(r.stats.errors.total(), 10, "{code}");
+        assert_eq!(
+            r.stats.pages[0].hits, 0,
+            "{code}: a page with a non-2xx is not a hit"
+        );
+        assert_eq!(r.stats.pages[0].errors, 10, "{code}");
+        assert_eq!(r.stats.connects, 2, "{code}: the connection is kept");
+        assert_eq!(srv.seen.requests(), 10, "{code}: a 3xx is not followed");
+    }
+}
+
+#[test]
+fn an_error_ends_the_page_before_its_other_files() {
+    let srv = TestServer::start(Behaviour::Status(404));
+    let w = workload(&[("p", 1.0, &["/a", "/b"])]);
+    let r = bench::run(
+        &config(srv.addr, 1, Stop::Pages(3)),
+        &w,
+        &AtomicBool::new(false),
+    )
+    .unwrap();
+    assert_eq!(r.stats.urls[0].requests, 3);
+    assert_eq!(r.stats.urls[1].requests, 0);
+    assert_eq!(srv.seen.requests(), 3);
+}
+
+#[test]
+fn connect_timeout_is_connect_timeout() {
+    // A listener that never accepts, with a backlog of 0: once its queue holds one connection,
+    // the kernel drops further SYNs, so connects hang until our timeout.
+    let l = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    l.bind(&"127.0.0.1:0".parse::<SocketAddr>().unwrap().into())
+        .unwrap();
+    l.listen(0).unwrap();
+    let addr = l.local_addr().unwrap().as_socket().unwrap();
+    let fillers: Vec<_> = (0..4)
+        .map(|_| {
+            let s =
+                socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+            s.set_nonblocking(true).unwrap();
+            let _ = s.connect(&addr.into());
+            s
+        })
+        .collect();
+    let r = run_for(addr, ms(700), |c| c.connect_timeout = ms(150));
+    only(&r, ErrorKind::ConnectTimeout);
+    drop(fillers);
+}
+
+#[test]
+fn stop_flag_ends_the_run_early_with_what_was_measured() {
+    let srv = TestServer::start(Behaviour::Good(10));
+    let stop = AtomicBool::new(false);
+    let cfg = config(srv.addr, 2, Stop::Duration(Duration::from_secs(20)));
+    let t0 = Instant::now();
+    let r = std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(ms(200));
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        });
+        bench::run(&cfg, &one_file(), &stop).unwrap()
+    });
+    assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
+    assert!(r.interrupted);
+    assert!(r.stats.requests > 0);
+    assert!(r.duration < ms(500), "{:?}", r.duration);
+}
+
+#[test]
+fn bytes_of_responses_in_flight_at_the_end_count_as_data_moved() {
+    let srv = TestServer::start(Behaviour::StallMidBody);
+    let r = run_for(srv.addr, ms(400), |c| {
+        c.response_timeout = Duration::from_secs(30)
+    });
+    assert_eq!(r.stats.requests, 0);
+    assert_eq!(r.stats.errors.total(), 0);
+    assert_eq!(r.stats.bytes_body, 0);
+    assert!(
+        r.stats.bytes_total >= 2 * 500_000,
+        "{}",
+        r.stats.bytes_total
+    );
+}
+
+#[test]
+fn failed_requests_are_logged_with_their_kind() {
+    let srv = TestServer::start(Behaviour::ShortBody);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("log.csv");
+    let mut cfg = config(srv.addr, 1, Stop::Pages(3));
+    cfg.log = Some(path.clone());
+    let r = bench::run(&cfg, &one_file(), &AtomicBool::new(false)).unwrap();
+    assert_eq!(r.stats.errors.get(ErrorKind::ShortBody), 3);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = text.lines().skip(1).collect();
+    assert_eq!(lines.len(), 3);
+    for l in lines {
+        let f: Vec<&str> = l.split(',').collect();
+        assert_eq!(f[8], "200", "{l}");
+        assert_eq!(f[7], "", "no response time for a failed request: {l}");
+        assert_eq!(f[11], "short_body", "{l}");
+    }
+}

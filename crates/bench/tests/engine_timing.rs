@@ -1,0 +1,125 @@
+//! Warm-up, open loop, think time, threads and the merge: what is measured, and when.
+
+mod common;
+
+use bench::Stop;
+use common::{config, ms, one_file, Behaviour, TestServer};
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant, UNIX_EPOCH};
+
+#[test]
+fn warmup_is_run_but_left_out() {
+    let srv = TestServer::start(Behaviour::Good(10));
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log.csv");
+    let mut cfg = config(srv.addr, 1, Stop::Duration(ms(400)));
+    cfg.warmup = ms(400);
+    cfg.think = Some(ms(20));
+    cfg.log = Some(log.clone());
+    let t0 = Instant::now();
+    let r = bench::run(&cfg, &one_file(), &AtomicBool::new(false)).unwrap();
+    assert!(t0.elapsed() >= ms(800));
+    assert!(r.stats.requests > 0);
+    // About as many requests went to warm-up as were measured.
+    assert!(
+        srv.seen.requests() >= r.stats.requests + r.stats.requests / 2,
+        "server saw {}, measured {}",
+        srv.seen.requests(),
+        r.stats.requests
+    );
+    assert_eq!(r.duration, ms(400));
+    // Nothing logged started before the measured window.
+    let start = r.started_at.duration_since(UNIX_EPOCH).unwrap().as_micros() as u64;
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(text.lines().count() as u64, 1 + r.stats.requests);
+    for line in text.lines().skip(1) {
+        let t: u64 = line.split(',').nth(4).unwrap().parse().unwrap();
+        assert!(t >= start, "{line} starts before {start}");
+    }
+}
+
+#[test]
+fn think_time_paces_a_closed_loop() {
+    let srv = TestServer::start(Behaviour::Good(10));
+    let mut cfg = config(srv.addr, 1, Stop::Duration(ms(500)));
+    cfg.think = Some(ms(50));
+    let r = bench::run(&cfg, &one_file(), &AtomicBool::new(false)).unwrap();
+    // One page every ~50 ms: about 10 in 500 ms, certainly not hundreds.
+    assert!(
+        (5..=12).contains(&r.stats.pages_done),
+        "{}",
+        r.stats.pages_done
+    );
+}
+
+#[test]
+fn open_loop_rate_is_honoured_and_corrected_latency_is_not_below_uncorrected() {
+    let srv = TestServer::start(Behaviour::Good(100));
+    let mut cfg = config(srv.addr, 4, Stop::Duration(Duration::from_secs(1)));
+    cfg.rate = Some(200.0);
+    let r = bench::run(&cfg, &one_file(), &AtomicBool::new(false)).unwrap();
+    let pages = r.stats.pages_done;
+    assert!(
+        (100..=300).contains(&pages),
+        "{pages} pages at 200/s for 1 s"
+    );
+    let corrected = r.stats.page.summary();
+    let uncorrected = r.stats.page_uncorrected.as_ref().unwrap().summary();
+    assert_eq!(corrected.count, uncorrected.count);
+    assert!(corrected.max >= uncorrected.max);
+    assert!(corrected.mean >= uncorrected.mean);
+    let resp_c = r.stats.response.summary();
+    let resp_u = r.stats.response_uncorrected.as_ref().unwrap().summary();
+    assert!(resp_c.mean >= resp_u.mean);
+}
+
+#[test]
+fn open_loop_counts_a_stalled_server_from_the_intended_start() {
+    // One Webchild at 50 pages/s against a server that never answers within its 300 ms
+    // timeout: after the first page every page starts late, so the corrected page time of a
+    // page that did complete would include the wait; here, no page completes at all, and the
+    // schedule does not make the client send faster to catch up.
+    let srv = TestServer::start(Behaviour::NeverAnswer);
+    let mut cfg = config(srv.addr, 1, Stop::Duration(ms(1000)));
+    cfg.rate = Some(50.0);
+    cfg.response_timeout = ms(300);
+    let r = bench::run(&cfg, &one_file(), &AtomicBool::new(false)).unwrap();
+    assert_eq!(r.stats.pages_done, 0);
+    assert!(r.stats.errors.total() <= 4, "{:?}", r.stats.errors);
+}
+
+#[test]
+fn threads_merge_to_the_same_totals() {
+    let srv = TestServer::start(Behaviour::Good(10));
+    for threads in [1, 3] {
+        let mut cfg = config(srv.addr, 6, Stop::Pages(60));
+        cfg.threads = threads;
+        let r = bench::run(&cfg, &one_file(), &AtomicBool::new(false)).unwrap();
+        assert_eq!(r.stats.pages_done, 60, "threads {threads}");
+        assert_eq!(r.stats.requests, 60);
+        assert_eq!(r.stats.response.count(), 60);
+        assert_eq!(r.stats.connects, 6);
+        assert_eq!(r.stats.urls[0].connects, 6);
+    }
+}
+
+#[test]
+fn cumulative_time_is_webchildren_times_the_window() {
+    let srv = TestServer::start(Behaviour::Good(10));
+    let cfg = config(srv.addr, 3, Stop::Duration(ms(300)));
+    let r = bench::run(&cfg, &one_file(), &AtomicBool::new(false)).unwrap();
+    assert_eq!(r.stats.cumulative_us, 3 * 300_000);
+}
+
+#[test]
+fn progress_and_debug_do_not_hang_the_run() {
+    let srv = TestServer::start(Behaviour::Good(10));
+    let mut cfg = config(srv.addr, 1, Stop::Duration(ms(1200)));
+    cfg.progress = true;
+    cfg.think = Some(ms(200));
+    cfg.debug = true;
+    let t0 = Instant::now();
+    let r = bench::run(&cfg, &one_file(), &AtomicBool::new(false)).unwrap();
+    assert!(t0.elapsed() < ms(2200));
+    assert!(r.stats.requests > 0);
+}

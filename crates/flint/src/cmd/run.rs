@@ -1,0 +1,68 @@
+//! `flint run`: the main job. A standard file set, the embedded server, a WebSTONE run, the report.
+//!
+//! The server runs in this process on its own threads, on a port the kernel picks, so that
+//! `flint run` needs nothing installed and cannot collide with anything else on the machine.
+
+use super::bench::{bench_config, install_stop_handler, parse_target, print_reports};
+use crate::cli::RunArgs;
+use anyhow::Context;
+use bench::fileset;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let mix: fileset::Mix = args.mix.into();
+    // Ctrl-C ends the benchmark early (it still reports); the server is stopped after it.
+    install_stop_handler(|| STOP.store(true, Ordering::Relaxed))?;
+
+    if let Some(url) = &args.target {
+        let (target, _) = parse_target(url)?;
+        let workload = fileset::mix_workload(mix);
+        eprintln!("flint run: {mix} mix against {url}");
+        let result = bench::run(&bench_config(target, &args.load), &workload, &STOP)?;
+        print_reports(&result, &args.load)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+
+    let dir = tempfile::Builder::new()
+        .prefix("flint-run-")
+        .tempdir()
+        .context("creating a temporary directory")?;
+    let workload_path = fileset::write_mix(dir.path(), mix)?;
+    let workload = bench::Workload::load(&workload_path)?;
+
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let config = serve::Config {
+        root: dir.path().to_path_buf(),
+        listen: "127.0.0.1:0".parse().expect("literal address"),
+        threads: args.server_threads.unwrap_or((cores / 2).max(1)),
+        ..serve::Config::default()
+    };
+    let server = serve::Server::bind(config).context("starting the embedded server")?;
+    let addr = server.local_addr();
+    let handle = server.handle();
+    let server_thread = std::thread::Builder::new()
+        .name("flint-serve".into())
+        .spawn(move || server.run())
+        .context("starting the server thread")?;
+
+    eprintln!("flint run: {mix} mix served by flint serve at http://{addr}");
+    let (target, _) = parse_target(&format!("http://{addr}"))?;
+    let mut load = args.load;
+    if load.threads.is_none() {
+        load.threads = Some(cores.saturating_sub(cores / 2).max(1));
+    }
+    let result = bench::run(&bench_config(target, &load), &workload, &STOP);
+
+    handle.shutdown();
+    let served = server_thread
+        .join()
+        .map_err(|_| anyhow::anyhow!("the server thread panicked"))?;
+    let result = result?;
+    served.context("the embedded server failed")?;
+    print_reports(&result, &load)?;
+    drop(dir);
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,161 @@
+//! Validators: If-None-Match, If-Modified-Since and If-Range against a cached representation.
+//!
+//! All three are answered from the cache entry (its ETag, its Last-Modified text and seconds):
+//! 002 saw Apache open and close the file to answer a 304; here a 304 touches no file at all.
+//! The common cases are a byte comparison: a client revalidating sends back exactly the ETag or
+//! Last-Modified it was given.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// If-None-Match (RFC 9110 13.1.2): true when the list holds `*` or a tag whose opaque part
+/// equals `etag`'s (weak comparison, so `W/"x"` matches `"x"`). `etag` is our quoted tag.
+pub fn none_match(header: &[u8], etag: &[u8]) -> bool {
+    let mut s = header;
+    loop {
+        s = skip_list_separators(s);
+        if s.is_empty() {
+            return false;
+        }
+        if s[0] == b'*' {
+            return true;
+        }
+        if s.starts_with(b"W/") {
+            s = &s[2..];
+        }
+        let Some(tag_len) = quoted_len(s) else {
+            // Malformed: stop rather than guess where the next tag starts.
+            return false;
+        };
+        if &s[..tag_len] == etag {
+            return true;
+        }
+        s = &s[tag_len..];
+    }
+}
+
+/// If-Modified-Since (RFC 9110 13.1.3): true when the representation has not been modified
+/// since the date, i.e. a 304 is due. `last_modified` is our header text, `mtime_secs` the
+/// whole seconds it shows. Unparsable dates, and dates in the future, are ignored.
+pub fn not_modified_since(header: &[u8], last_modified: &[u8], mtime_secs: i64) -> bool {
+    if header == last_modified {
+        return true;
+    }
+    match parse_date_secs(header) {
+        Some(since) => mtime_secs <= since && since <= now_secs(),
+        None => false,
+    }
+}
+
+/// If-Range (RFC 9110 13.1.5): whether the Range header may be honoured. An entity tag must
+/// match strongly (a weak tag never does); a date must equal Last-Modified exactly.
+pub fn if_range_allows(header: &[u8], etag: &[u8], last_modified: &[u8], mtime_secs: i64) -> bool {
+    let header = trim(header);
+    match header.first() {
+        Some(b'"') => header == etag,
+        Some(b'W') if header.starts_with(b"W/") => false,
+        _ => header == last_modified || parse_date_secs(header) == Some(mtime_secs),
+    }
+}
+
+/// Seconds since the epoch of an HTTP-date (any of the three formats RFC 9110 5.6.7 accepts).
+fn parse_date_secs(value: &[u8]) -> Option<i64> {
+    let text = std::str::from_utf8(trim(value)).ok()?;
+    let t = httpdate::parse_http_date(text).ok()?;
+    let secs = t.duration_since(UNIX_EPOCH).ok()?.as_secs();
+    i64::try_from(secs).ok()
+}
+
+fn now_secs() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+fn skip_list_separators(mut s: &[u8]) -> &[u8] {
+    while let [b' ' | b'\t' | b',', rest @ ..] = s {
+        s = rest;
+    }
+    s
+}
+
+/// Length of a quoted entity tag at the start of `s` (quotes included).
+fn quoted_len(s: &[u8]) -> Option<usize> {
+    if s.first() != Some(&b'"') {
+        return None;
+    }
+    s[1..].iter().position(|&b| b == b'"').map(|i| i + 2)
+}
+
+fn trim(mut s: &[u8]) -> &[u8] {
+    while let [b' ' | b'\t', rest @ ..] = s {
+        s = rest;
+    }
+    while let [rest @ .., b' ' | b'\t'] = s {
+        s = rest;
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TAG: &[u8] = b"\"5-abc-12\"";
+    const LM: &[u8] = b"Sun, 06 Nov 1994 08:49:37 GMT";
+    const LM_SECS: i64 = 784_111_777;
+
+    #[test]
+    fn none_match_lists_weak_tags_and_star() {
+        assert!(none_match(TAG, TAG));
+        assert!(none_match(b"W/\"5-abc-12\"", TAG));
+        assert!(none_match(b"\"x\", W/\"5-abc-12\"", TAG));
+        assert!(none_match(b"\"a,b\" ,\"5-abc-12\"", TAG));
+        assert!(none_match(b"*", TAG));
+        assert!(!none_match(b"\"x\"", TAG));
+        assert!(!none_match(b"5-abc-12", TAG));
+        assert!(!none_match(b"\"5-abc-12", TAG));
+        assert!(!none_match(b"", TAG));
+    }
+
+    #[test]
+    fn modified_since_compares_whole_seconds() {
+        assert!(not_modified_since(LM, LM, LM_SECS));
+        assert!(not_modified_since(
+            b"Sunday, 06-Nov-94 08:49:37 GMT",
+            LM,
+            LM_SECS
+        ));
+        assert!(not_modified_since(
+            b"Mon, 07 Nov 1994 08:49:37 GMT",
+            LM,
+            LM_SECS
+        ));
+        assert!(!not_modified_since(
+            b"Sat, 05 Nov 1994 08:49:37 GMT",
+            LM,
+            LM_SECS
+        ));
+        assert!(!not_modified_since(b"yesterday", LM, LM_SECS));
+        // A date in the future is invalid (RFC 9110 13.1.3), so no 304.
+        assert!(!not_modified_since(
+            b"Fri, 01 Jan 2100 00:00:00 GMT",
+            LM,
+            LM_SECS
+        ));
+    }
+
+    #[test]
+    fn if_range_needs_a_strong_match() {
+        assert!(if_range_allows(TAG, TAG, LM, LM_SECS));
+        assert!(!if_range_allows(b"W/\"5-abc-12\"", TAG, LM, LM_SECS));
+        assert!(!if_range_allows(b"\"other\"", TAG, LM, LM_SECS));
+        assert!(if_range_allows(LM, TAG, LM, LM_SECS));
+        assert!(!if_range_allows(
+            b"Mon, 07 Nov 1994 08:49:37 GMT",
+            TAG,
+            LM,
+            LM_SECS
+        ));
+        assert!(!if_range_allows(b"garbage", TAG, LM, LM_SECS));
+    }
+}

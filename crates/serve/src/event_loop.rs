@@ -1,0 +1,362 @@
+//! One event-loop thread: its epoll instance, its listening socket, its slab of connections,
+//! its timers and its part of a graceful shutdown.
+//!
+//! Connections live in a slab (`Vec<Option<Conn>>` and a free list; the index is the epoll
+//! token). They are registered once, edge-triggered, for READABLE|WRITABLE, and never modified:
+//! an event just says "drive this connection", and [`drive`] does what its state allows.
+//!
+//! Timers are a coarse sweep over the slab every 250 ms: O(connections) per sweep, nothing per
+//! request. Each connection carries one deadline set from its phase (head, idle, send, linger),
+//! so the sweep is a compare per slot. The poll timeout is that sweep, or none at all when no
+//! connection, log line or paused listener needs one (an idle server sleeps).
+
+use std::fs::File;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use mio::net::{TcpListener, TcpStream};
+use mio::{Events, Interest, Poll, Token};
+use wire::RequestLimits;
+
+use crate::access_log::AccessLog;
+use crate::config::Config;
+use crate::conn::{drive, Conn, Ctx, Phase, IOV_MAX};
+use crate::pool::Pool;
+use crate::respond::Responder;
+use crate::server::{ServeError, ServerStats, Shared, LISTENER, WAKER};
+
+/// Period of the timeout sweep (and so the timeouts' resolution).
+const SWEEP: Duration = Duration::from_millis(250);
+/// How long accepting pauses after EMFILE/ENFILE: the pending connection stays in the backlog,
+/// so retrying at once fails the same way (a level-triggered loop would spin on it; an
+/// edge-triggered one would never hear of the backlog again).
+const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
+
+pub(crate) struct Loop<'a> {
+    id: usize,
+    poll: Poll,
+    listener: Option<TcpListener>,
+    shared: &'a Shared,
+    conns: Vec<Option<Conn>>,
+    free: Vec<usize>,
+    live: usize,
+    max_live: usize,
+    pool: Pool,
+    dates: wire::DateCache,
+    cx: Ctx,
+    accept_paused_until: Option<Instant>,
+    /// Set once shutdown began: the grace deadline.
+    draining: Option<Instant>,
+    next_sweep: Instant,
+    published_gen: u64,
+}
+
+impl<'a> Loop<'a> {
+    pub fn new(
+        id: usize,
+        poll: Poll,
+        listener: TcpListener,
+        config: &Config,
+        log: Option<Arc<File>>,
+        responder: Responder,
+        shared: &'a Shared,
+    ) -> Loop<'a> {
+        let threads = shared.wakers.len().max(1);
+        let max_live = (config.max_connections / threads).max(1);
+        let limits = RequestLimits {
+            max_request_line: config.max_request_line,
+            max_head_bytes: config.max_header_bytes,
+            max_headers: config.max_headers,
+        };
+        let now = Instant::now();
+        Loop {
+            id,
+            poll,
+            listener: Some(listener),
+            shared,
+            conns: Vec::new(),
+            free: Vec::new(),
+            live: 0,
+            max_live,
+            // The input buffer holds a whole head at the limit, and a batch of pipelined ones.
+            pool: Pool::new(config.max_header_bytes.max(16 * 1024), max_live.min(1024)),
+            dates: wire::DateCache::new(),
+            cx: Ctx {
+                responder,
+                log: log.map(|f| AccessLog::new(f, config.access_log_format)),
+                stats: ServerStats {
+                    threads: 1,
+                    ..ServerStats::default()
+                },
+                limits,
+                now,
+                wall: SystemTime::now(),
+                date: [b' '; wire::date::HTTP_DATE_LEN],
+                max_pipeline: config.max_pipeline_bytes as u64,
+                header_timeout: Duration::from_millis(config.header_timeout_ms),
+                keepalive_timeout: Duration::from_millis(config.keepalive_timeout_ms),
+                send_timeout: Duration::from_millis(config.send_timeout_ms),
+                iov: Vec::with_capacity(IOV_MAX),
+            },
+            accept_paused_until: None,
+            draining: None,
+            next_sweep: now + SWEEP,
+            published_gen: 0,
+        }
+    }
+
+    pub fn run(mut self) -> Result<ServerStats, ServeError> {
+        let mut events = Events::with_capacity(1024);
+        loop {
+            if self.draining.is_none() && self.shared.stop.load(Ordering::Acquire) {
+                self.tick(); // the grace counts from now, not from the last wakeup
+                self.begin_drain();
+            }
+            if let Some(grace) = self.draining {
+                if self.live == 0 || self.cx.now >= grace {
+                    break;
+                }
+            }
+            let timeout = self.poll_timeout();
+            if let Err(e) = self.poll.poll(&mut events, timeout) {
+                if e.kind() != io::ErrorKind::Interrupted {
+                    return Err(e.into());
+                }
+            }
+            self.cx.stats.wakeups += 1;
+            self.tick();
+            for ev in events.iter() {
+                match ev.token() {
+                    LISTENER => self.accept_all(),
+                    WAKER => {}
+                    Token(i) => {
+                        let readable = ev.is_readable() || ev.is_read_closed() || ev.is_error();
+                        self.on_event(i, readable);
+                    }
+                }
+            }
+            if self.accept_paused_until.is_some_and(|t| self.cx.now >= t) {
+                self.resume_accepting();
+            }
+            if self.cx.now >= self.next_sweep {
+                self.sweep();
+            }
+            if self.shared.snap_gen.load(Ordering::Acquire) != self.published_gen {
+                self.publish(false);
+            }
+        }
+        for i in 0..self.conns.len() {
+            if self.conns[i].is_some() {
+                self.close(i);
+            }
+        }
+        if let Some(log) = self.cx.log.as_mut() {
+            log.flush();
+        }
+        self.publish(true);
+        Ok(self.cx.stats)
+    }
+
+    /// Reads the clocks once per wakeup: every request of the batch uses this time and date.
+    fn tick(&mut self) {
+        self.cx.now = Instant::now();
+        self.cx.wall = SystemTime::now();
+        let secs = self
+            .cx
+            .wall
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let d = self.dates.get_at(secs);
+        if d.len() == self.cx.date.len() {
+            self.cx.date.copy_from_slice(d);
+        }
+    }
+
+    /// No timeout at all when nothing can time out (an idle server sleeps); else the next sweep.
+    fn poll_timeout(&self) -> Option<Duration> {
+        let pending_log = self.cx.log.as_ref().is_some_and(|l| l.pending() > 0);
+        let mut wake: Option<Instant> = None;
+        if self.live > 0 || pending_log || self.draining.is_some() {
+            wake = Some(self.next_sweep);
+        }
+        if let Some(t) = self.accept_paused_until {
+            wake = Some(wake.map_or(t, |w| w.min(t)));
+        }
+        wake.map(|w| w.saturating_duration_since(Instant::now()))
+    }
+
+    fn on_event(&mut self, i: usize, readable: bool) {
+        // A stale event for a slot freed earlier in this batch finds None (or, if the slot was
+        // reused, costs at most one read that finds nothing).
+        let Some(c) = self.conns.get_mut(i).and_then(Option::as_mut) else {
+            return;
+        };
+        if readable {
+            c.rd_ready = true;
+        }
+        if !drive(c, &mut self.cx, &mut self.pool) {
+            self.close(i);
+        }
+    }
+
+    fn accept_all(&mut self) {
+        if self.accept_paused_until.is_some() || self.draining.is_some() {
+            return;
+        }
+        loop {
+            let Some(listener) = self.listener.as_ref() else {
+                return;
+            };
+            self.cx.stats.accept_calls += 1;
+            match listener.accept() {
+                Ok((sock, peer)) => {
+                    self.cx.stats.accepted += 1;
+                    if self.live >= self.max_live {
+                        // Past max_connections: closed at once (the client sees a reset).
+                        self.cx.stats.rejected += 1;
+                        drop(sock);
+                        continue;
+                    }
+                    self.open(sock, peer);
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e)
+                    if e.kind() == io::ErrorKind::Interrupted
+                        || e.kind() == io::ErrorKind::ConnectionAborted => {}
+                Err(_) => {
+                    // EMFILE, ENFILE, ENOBUFS, ENOMEM: the connection stays in the backlog and
+                    // every retry would fail the same way. Stop listening for a moment.
+                    self.cx.stats.accept_errors += 1;
+                    self.cx.stats.accept_pauses += 1;
+                    if let Some(l) = self.listener.as_mut() {
+                        let _ = self.poll.registry().deregister(l);
+                    }
+                    self.accept_paused_until = Some(self.cx.now + ACCEPT_PAUSE);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// A new connection: one optimistic pass right away (read, answer, write), which usually
+    /// finds the request already there and saves an epoll round trip; registered with epoll only
+    /// if it outlives that pass (an HTTP/1.0 exchange never is).
+    fn open(&mut self, sock: TcpStream, peer: SocketAddr) {
+        let now = self.cx.now;
+        let mut c = Conn::new(sock, peer, now, now + self.cx.header_timeout);
+        if !drive(&mut c, &mut self.cx, &mut self.pool) {
+            self.cx.stats.optimistic_hits += u64::from(c.served);
+            self.release(c);
+            return;
+        }
+        self.cx.stats.optimistic_hits += u64::from(c.served);
+        let i = self.free.pop().unwrap_or_else(|| {
+            self.conns.push(None);
+            self.conns.len() - 1
+        });
+        self.cx.stats.registrations += 1;
+        let interest = Interest::READABLE | Interest::WRITABLE;
+        if self
+            .poll
+            .registry()
+            .register(&mut c.sock, Token(i), interest)
+            .is_err()
+        {
+            self.free.push(i);
+            self.release(c);
+            return;
+        }
+        self.conns[i] = Some(c);
+        self.live += 1;
+    }
+
+    fn close(&mut self, i: usize) {
+        if let Some(c) = self.conns[i].take() {
+            self.free.push(i);
+            self.live -= 1;
+            self.release(c);
+        }
+    }
+
+    /// Closing the fd removes it from epoll: no `epoll_ctl(DEL)`.
+    fn release(&mut self, mut c: Conn) {
+        if let Some(b) = c.bufs.take() {
+            self.pool.give(b);
+        }
+        self.cx.stats.closed += 1;
+    }
+
+    fn resume_accepting(&mut self) {
+        self.accept_paused_until = None;
+        if let Some(l) = self.listener.as_mut() {
+            // Connections waiting in the backlog make the new registration report at once.
+            let _ = self
+                .poll
+                .registry()
+                .register(l, LISTENER, Interest::READABLE);
+        }
+    }
+
+    /// Timeouts and the log's once-a-second flush.
+    fn sweep(&mut self) {
+        let now = self.cx.now;
+        self.next_sweep = now + SWEEP;
+        for i in 0..self.conns.len() {
+            let Some(c) = self.conns[i].as_ref() else {
+                continue;
+            };
+            if now < c.deadline {
+                continue;
+            }
+            let st = &mut self.cx.stats;
+            match c.phase {
+                Phase::Head => st.header_timeouts += 1,
+                Phase::Idle => st.idle_timeouts += 1,
+                Phase::Send => st.send_timeouts += 1,
+                Phase::Linger => {}
+            }
+            self.close(i);
+        }
+        if let Some(log) = self.cx.log.as_mut() {
+            log.flush_if_due(now);
+        }
+        self.cx.stats.buffers_created = self.pool.created;
+    }
+
+    /// Shutdown: stop accepting (dropping the listener: new connects are refused once every
+    /// thread has), close connections between requests, let the others finish their output.
+    fn begin_drain(&mut self) {
+        self.listener = None;
+        self.draining = Some(self.cx.now + self.cx.send_timeout);
+        for i in 0..self.conns.len() {
+            let Some(c) = self.conns[i].as_mut() else {
+                continue;
+            };
+            if c.queued == 0 || c.phase == Phase::Linger {
+                self.close(i);
+            } else {
+                c.close_after = true;
+            }
+        }
+    }
+
+    /// Hands the counters to the handle's `stats` (the last time with the generation that says
+    /// "exited", so `stats` after `run` returns does not wait).
+    fn publish(&mut self, last: bool) {
+        self.cx.stats.buffers_created = self.pool.created;
+        if let Some(log) = self.cx.log.as_ref() {
+            self.cx.stats.log_flushes = log.flushes;
+            self.cx.stats.log_errors = log.errors;
+        }
+        let gen = self.shared.snap_gen.load(Ordering::Acquire);
+        self.published_gen = gen;
+        let mut snaps = self.shared.snaps.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(slot) = snaps.get_mut(self.id) {
+            *slot = (if last { u64::MAX } else { gen }, self.cx.stats);
+        }
+        self.shared.snap_cv.notify_all();
+    }
+}

@@ -1,0 +1,237 @@
+//! Every limit with its status and its close: parse errors, bodies on GET, the header (slowloris),
+//! idle and send timeouts, max_connections; and the kernel fact the listener relies on.
+
+mod common;
+
+use std::io::{BufReader, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+use common::*;
+
+/// Sends `raw`, expects `status`, then the server's close.
+fn refused_with(addr: SocketAddr, raw: &[u8], status: u16) {
+    let mut s = connect(addr);
+    s.write_all(raw).unwrap();
+    let mut r = BufReader::new(s);
+    let resp = read_response(&mut r, false).unwrap();
+    assert_eq!(
+        resp.status,
+        status,
+        "{}",
+        String::from_utf8_lossy(&raw[..raw.len().min(80)])
+    );
+    assert!(closed_by_peer(&mut r), "closed after the {status}");
+}
+
+#[test]
+fn parse_errors_answer_their_status_and_close() {
+    let srv = TestServer::start(|_| {});
+    let long_target = format!("GET /{} HTTP/1.1\r\nHost: t\r\n\r\n", "a".repeat(9000));
+    refused_with(srv.addr, long_target.as_bytes(), 414);
+    let big_header = format!(
+        "GET / HTTP/1.1\r\nHost: t\r\nX: {}\r\n\r\n",
+        "b".repeat(20_000)
+    );
+    refused_with(srv.addr, big_header.as_bytes(), 431);
+    let many: String = (0..100).map(|i| format!("X-{i}: v\r\n")).collect();
+    let many = format!("GET / HTTP/1.1\r\nHost: t\r\n{many}\r\n");
+    refused_with(srv.addr, many.as_bytes(), 431);
+    refused_with(srv.addr, b"GET / HTTP/1.1\r\nHo st: t\r\n\r\n", 400);
+    refused_with(srv.addr, b"\x01\x02 garbage\r\n\r\n", 400);
+    refused_with(
+        srv.addr,
+        b"GET / HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n",
+        400,
+    );
+    refused_with(
+        srv.addr,
+        b"GET / HTTP/1.1\r\nHost: t\r\nContent-Length: +5\r\n\r\n",
+        400,
+    );
+    refused_with(
+        srv.addr,
+        b"GET / HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip\r\n\r\n",
+        501,
+    );
+    refused_with(srv.addr, b"GET / HTTP/2.0\r\nHost: t\r\n\r\n", 505);
+    let st = srv.stop();
+    assert_eq!(st.status_4xx + st.status_5xx, 9);
+}
+
+#[test]
+fn an_error_after_good_pipelined_requests_answers_them_first() {
+    let srv = TestServer::start(|_| {});
+    let mut s = connect(srv.addr);
+    s.write_all(
+        b"GET /a.txt HTTP/1.1\r\nHost: t\r\n\r\nGET / HTTP/9.9\r\n\r\nGET /a.txt HTTP/1.1\r\n\r\n",
+    )
+    .unwrap();
+    let mut r = BufReader::new(s);
+    assert_eq!(read_response(&mut r, false).unwrap().body, b"hello");
+    assert_eq!(read_response(&mut r, false).unwrap().status, 505);
+    assert!(
+        closed_by_peer(&mut r),
+        "nothing after the error is answered"
+    );
+}
+
+#[test]
+fn body_on_get_gets_413_even_while_the_body_streams() {
+    let srv = TestServer::start(|_| {});
+    let s = connect(srv.addr);
+    let mut w = s.try_clone().unwrap();
+    let body_len = 8 << 20;
+    let writer = std::thread::spawn(move || {
+        let head = format!("GET /a.txt HTTP/1.1\r\nHost: t\r\nContent-Length: {body_len}\r\n\r\n");
+        let _ = w.write_all(head.as_bytes());
+        // The server answers before the body is in: this write may fail once it closes.
+        let _ = w.write_all(&vec![b'x'; body_len]);
+    });
+    let mut r = BufReader::new(s);
+    // The server answers, sends FIN, and drains the body until the client is done (a bare close
+    // would answer the body's bytes with RST; `close_with_unread_input_...` shows the harm).
+    let resp = read_response(&mut r, false).expect("the 413 arrives intact");
+    assert_eq!(resp.status, 413);
+    assert!(closed_by_peer(&mut r));
+    writer.join().unwrap();
+    let st = srv.stop();
+    assert_eq!(st.lingering_closes, 1);
+    assert!(st.read_bytes >= body_len as u64 / 2, "drained: {st:?}");
+}
+
+#[test]
+fn chunked_get_gets_413() {
+    let srv = TestServer::start(|_| {});
+    let raw = b"GET /a.txt HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n";
+    refused_with(srv.addr, raw, 413);
+}
+
+#[test]
+fn slowloris_head_is_cut_at_the_header_timeout() {
+    let srv = TestServer::start(|c| c.header_timeout_ms = 400);
+    let mut s = connect(srv.addr);
+    let start = Instant::now();
+    // One byte every 50 ms: the connection is never idle, but the head never completes.
+    let mut closed = false;
+    for b in
+        b"GET /a.txt HTTP/1.1\r\nHost: t\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+    {
+        if s.write_all(&[*b]).is_err() {
+            closed = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+        if srv.stats().header_timeouts == 1 {
+            closed = true;
+            break;
+        }
+    }
+    assert!(closed, "still open after {:?}", start.elapsed());
+    assert!(start.elapsed() >= Duration::from_millis(400));
+    assert!(closed_by_peer(&mut s));
+    assert_eq!(srv.stop().header_timeouts, 1);
+}
+
+#[test]
+fn connect_and_say_nothing_is_cut_at_the_header_timeout() {
+    let srv = TestServer::start(|c| {
+        c.header_timeout_ms = 300;
+        c.defer_accept = false;
+    });
+    let start = Instant::now();
+    let mut s = connect(srv.addr);
+    assert!(closed_by_peer(&mut s));
+    let waited = start.elapsed();
+    assert!(waited >= Duration::from_millis(300), "{waited:?}");
+    assert!(waited < Duration::from_secs(3), "{waited:?}");
+    assert_eq!(srv.stop().header_timeouts, 1);
+}
+
+#[test]
+fn idle_keep_alive_connection_is_closed() {
+    let srv = TestServer::start(|c| c.keepalive_timeout_ms = 300);
+    let mut s = connect(srv.addr);
+    s.write_all(get("/a.txt").as_bytes()).unwrap();
+    let mut r = BufReader::new(s);
+    assert_eq!(read_response(&mut r, false).unwrap().status, 200);
+    let start = Instant::now();
+    assert!(closed_by_peer(&mut r));
+    assert!(start.elapsed() >= Duration::from_millis(250));
+    let st = srv.stop();
+    assert_eq!((st.idle_timeouts, st.header_timeouts), (1, 0));
+}
+
+#[test]
+fn busy_keep_alive_connection_outlives_the_idle_timeout() {
+    let srv = TestServer::start(|c| c.keepalive_timeout_ms = 300);
+    let s = connect(srv.addr);
+    let mut r = BufReader::new(s.try_clone().unwrap());
+    let mut w = s;
+    let start = Instant::now();
+    // A request every 100 ms for 1.2 s: never idle for 300 ms.
+    while start.elapsed() < Duration::from_millis(1200) {
+        w.write_all(get("/a.txt").as_bytes()).unwrap();
+        assert_eq!(read_response(&mut r, false).unwrap().status, 200);
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(srv.stop().idle_timeouts, 0);
+}
+
+#[test]
+fn a_client_that_stops_reading_is_dropped_at_the_send_timeout() {
+    let srv = TestServer::start(|c| c.send_timeout_ms = 300);
+    std::fs::write(srv.root.path().join("32m.bin"), vec![7u8; 32 << 20]).unwrap();
+    // A small receive window, so the server's socket fills long before 32 MiB.
+    let sock = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    sock.set_recv_buffer_size(4096).unwrap();
+    sock.connect(&srv.addr.into()).unwrap();
+    let mut s: TcpStream = sock.into();
+    s.set_read_timeout(Some(WAIT)).unwrap();
+    s.write_all(get("/32m.bin").as_bytes()).unwrap();
+    assert!(eventually(WAIT, || srv.stats().send_timeouts == 1));
+    let st = srv.stop();
+    assert!(st.sendfile_bytes < 32 << 20, "{st:?}");
+    assert_eq!(st.closed, 1);
+}
+
+#[test]
+fn max_connections_closes_the_extra_one_at_once() {
+    let srv = TestServer::start(|c| c.max_connections = 2);
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        let mut s = connect(srv.addr);
+        s.write_all(get("/a.txt").as_bytes()).unwrap();
+        let mut r = BufReader::new(s);
+        assert_eq!(read_response(&mut r, false).unwrap().status, 200);
+        held.push(r);
+    }
+    let mut extra = connect(srv.addr);
+    extra.write_all(get("/a.txt").as_bytes()).unwrap();
+    assert!(closed_by_peer(&mut extra), "the third connection is closed");
+    assert_eq!(srv.stats().rejected, 1);
+    // Once one closes, a new connection is served again.
+    drop(held.pop());
+    assert!(eventually(WAIT, || srv.stats().closed >= 1));
+    assert_eq!(exchange(srv.addr, &get("/a.txt")).status, 200);
+    let st = srv.stop();
+    assert_eq!(st.rejected, 1);
+}
+
+/// Linux copies TCP_NODELAY from the listening socket to the sockets `accept` returns, so the
+/// server sets it once on its listeners and makes no setsockopt per connection.
+#[test]
+fn accepted_sockets_inherit_nodelay() {
+    use socket2::{Domain, Socket, Type};
+    for nodelay in [true, false] {
+        let l = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
+        l.set_tcp_nodelay(nodelay).unwrap();
+        l.bind(&SocketAddr::from(([127, 0, 0, 1], 0)).into())
+            .unwrap();
+        l.listen(8).unwrap();
+        let addr = l.local_addr().unwrap().as_socket().unwrap();
+        let _c = TcpStream::connect(addr).unwrap();
+        let (a, _) = l.accept().unwrap();
+        assert_eq!(a.tcp_nodelay().unwrap(), nodelay);
+    }
+}

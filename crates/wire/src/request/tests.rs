@@ -1,0 +1,360 @@
+use super::*;
+
+fn parse(buf: &[u8]) -> Result<Option<Request<'_>>, RequestError> {
+    parse_request(buf, &RequestLimits::default())
+}
+
+fn ok(buf: &[u8]) -> Request<'_> {
+    parse(buf).expect("parse error").expect("incomplete")
+}
+
+fn err(buf: &[u8]) -> RequestError {
+    parse(buf).expect_err("expected an error")
+}
+
+#[test]
+fn simple_get_is_parsed_with_borrowed_fields() {
+    let buf = b"GET /a/b.html?x=1 HTTP/1.1\r\nHost: example\r\nUser-Agent: t\r\n\r\n";
+    let r = ok(buf);
+    assert_eq!(r.method, Method::Get);
+    assert_eq!(r.target, b"/a/b.html?x=1");
+    assert_eq!(r.version, Version::Http11);
+    assert!(r.keep_alive);
+    assert_eq!(r.host, Some(&b"example"[..]));
+    assert_eq!(r.user_agent, Some(&b"t"[..]));
+    assert_eq!(r.content_length, None);
+    assert!(!r.chunked);
+    assert_eq!(r.head_len, buf.len());
+}
+
+#[test]
+fn header_names_match_case_insensitively() {
+    let buf = b"HEAD / HTTP/1.1\r\nHOST: h\r\nif-none-match: \"e\"\r\nIf-Modified-Since: d\r\n\
+RANGE: bytes=0-1\r\nIf-Range: \"e\"\r\naccept-ENCODING: gzip\r\nReferer: r\r\nX-Other: o\r\n\r\n";
+    let r = ok(buf);
+    assert_eq!(r.method, Method::Head);
+    assert_eq!(r.host, Some(&b"h"[..]));
+    assert_eq!(r.if_none_match, Some(&b"\"e\""[..]));
+    assert_eq!(r.if_modified_since, Some(&b"d"[..]));
+    assert_eq!(r.range, Some(&b"bytes=0-1"[..]));
+    assert_eq!(r.if_range, Some(&b"\"e\""[..]));
+    assert_eq!(r.accept_encoding, Some(&b"gzip"[..]));
+    assert_eq!(r.referer, Some(&b"r"[..]));
+}
+
+#[test]
+fn other_methods_are_other() {
+    assert_eq!(
+        ok(b"POST / HTTP/1.1\r\nHost: h\r\n\r\n").method,
+        Method::Other
+    );
+    assert_eq!(
+        ok(b"get / HTTP/1.1\r\nHost: h\r\n\r\n").method,
+        Method::Other
+    );
+}
+
+#[test]
+fn every_prefix_of_a_head_is_incomplete() {
+    let buf = b"GET /x HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n";
+    for end in 0..buf.len() {
+        assert_eq!(parse(&buf[..end]), Ok(None), "prefix of {end} bytes");
+    }
+    assert!(ok(buf).head_len == buf.len());
+}
+
+#[test]
+fn pipelined_requests_parse_back_to_back() {
+    let buf = b"GET /1 HTTP/1.1\r\nHost: h\r\n\r\nGET /2 HTTP/1.1\r\nHost: h\r\n\r\nGET /3 HT";
+    let first = ok(buf);
+    assert_eq!(first.target, b"/1");
+    let rest = &buf[first.head_len..];
+    let second = ok(rest);
+    assert_eq!(second.target, b"/2");
+    assert_eq!(parse(&rest[second.head_len..]), Ok(None));
+}
+
+#[test]
+fn leading_empty_lines_are_skipped() {
+    let buf = b"\r\nGET / HTTP/1.1\r\nHost: h\r\n\r\n";
+    assert_eq!(ok(buf).head_len, buf.len());
+}
+
+#[test]
+fn keep_alive_follows_version_and_connection_header() {
+    let cases: [(&[u8], bool); 8] = [
+        (b"GET / HTTP/1.0\r\n\r\n", false),
+        (b"GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", true),
+        (b"GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n", true),
+        (b"GET / HTTP/1.1\r\nHost: h\r\n\r\n", true),
+        (
+            b"GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n",
+            false,
+        ),
+        (
+            b"GET / HTTP/1.1\r\nHost: h\r\nConnection: TE, CLOSE\r\n\r\n",
+            false,
+        ),
+        (
+            b"GET / HTTP/1.1\r\nHost: h\r\nConnection: keep-alive, close\r\n\r\n",
+            false,
+        ),
+        (
+            b"GET / HTTP/1.1\r\nHost: h\r\nConnection: closed\r\n\r\n",
+            true,
+        ),
+    ];
+    for (buf, keep_alive) in cases {
+        assert_eq!(
+            ok(buf).keep_alive,
+            keep_alive,
+            "{}",
+            String::from_utf8_lossy(buf)
+        );
+    }
+}
+
+#[test]
+fn request_line_over_limit_is_414_even_while_incomplete() {
+    let limits = RequestLimits {
+        max_request_line: 32,
+        ..RequestLimits::default()
+    };
+    let mut long = b"GET /".to_vec();
+    long.resize(40, b'a');
+    assert_eq!(parse_request(&long, &limits), Err(RequestError::UriTooLong));
+    // Complete, too.
+    long.extend_from_slice(b" HTTP/1.1\r\nHost: h\r\n\r\n");
+    assert_eq!(parse_request(&long, &limits), Err(RequestError::UriTooLong));
+}
+
+#[test]
+fn request_line_exactly_at_limit_is_accepted() {
+    let line = b"GET /abcdefghijklmnopq HTTP/1.1";
+    let limits = RequestLimits {
+        max_request_line: line.len(),
+        ..RequestLimits::default()
+    };
+    let mut buf = line.to_vec();
+    // Incomplete at every length up to and including the CR: not yet too long.
+    for end in 0..=line.len() {
+        assert_eq!(parse_request(&buf[..end], &limits), Ok(None), "{end}");
+    }
+    buf.push(b'\r');
+    assert_eq!(parse_request(&buf, &limits), Ok(None), "line + CR");
+    buf.pop();
+    buf.extend_from_slice(b"\r\nHost: h\r\n\r\n");
+    assert!(parse_request(&buf, &limits).unwrap().is_some());
+    let tighter = RequestLimits {
+        max_request_line: line.len() - 1,
+        ..limits
+    };
+    assert_eq!(parse_request(&buf, &tighter), Err(RequestError::UriTooLong));
+    assert_eq!(
+        parse_request(&buf[..line.len()], &tighter),
+        Err(RequestError::UriTooLong)
+    );
+}
+
+#[test]
+fn head_over_limit_is_431_while_incomplete_and_when_complete() {
+    let limits = RequestLimits {
+        max_head_bytes: 64,
+        ..RequestLimits::default()
+    };
+    let mut buf = b"GET / HTTP/1.1\r\nHost: h\r\nX-Pad: ".to_vec();
+    buf.resize(64, b'p');
+    assert_eq!(
+        parse_request(&buf, &limits),
+        Err(RequestError::HeadersTooLarge)
+    );
+    assert_eq!(parse_request(&buf[..63], &limits), Ok(None));
+    buf.extend_from_slice(b"\r\n\r\n");
+    assert_eq!(
+        parse_request(&buf, &limits),
+        Err(RequestError::HeadersTooLarge)
+    );
+}
+
+#[test]
+fn endless_empty_lines_hit_the_head_limit() {
+    let limits = RequestLimits {
+        max_head_bytes: 64,
+        ..RequestLimits::default()
+    };
+    let buf = b"\r\n".repeat(40);
+    assert_eq!(
+        parse_request(&buf, &limits),
+        Err(RequestError::HeadersTooLarge)
+    );
+}
+
+#[test]
+fn too_many_headers_is_431() {
+    let limits = RequestLimits {
+        max_headers: 3,
+        ..RequestLimits::default()
+    };
+    let three = b"GET / HTTP/1.1\r\nHost: h\r\nA: 1\r\nB: 2\r\n\r\n";
+    assert!(parse_request(three, &limits).unwrap().is_some());
+    let four = b"GET / HTTP/1.1\r\nHost: h\r\nA: 1\r\nB: 2\r\nC: 3\r\n\r\n";
+    assert_eq!(
+        parse_request(four, &limits),
+        Err(RequestError::TooManyHeaders)
+    );
+    assert_eq!(RequestError::TooManyHeaders.status(), 431);
+}
+
+#[test]
+fn malformed_requests_are_400() {
+    for buf in [
+        &b"GET  / HTTP/1.1\r\n\r\n"[..],
+        b"G(T / HTTP/1.1\r\n\r\n",
+        b"GET / HTTP/1.1\r\nBad Name: x\r\n\r\n",
+        b"GET / HTTP/1.1\r\n: x\r\n\r\n",
+        b"GET / HTTP/1.1\r\nX: a\rb\r\n\r\n",
+        b"GET / FTP/1.1\r\n\r\n",
+        b"GET / HTTP/1.1 \r\n\r\n",
+    ] {
+        let e = err(buf);
+        assert_eq!(
+            e,
+            RequestError::Malformed,
+            "{}",
+            String::from_utf8_lossy(buf)
+        );
+        assert_eq!(e.status(), 400);
+    }
+}
+
+#[test]
+fn other_http_versions_are_505() {
+    assert_eq!(
+        err(b"GET / HTTP/2.0\r\n\r\n"),
+        RequestError::VersionNotSupported
+    );
+    assert_eq!(
+        err(b"GET / HTTP/1.2\r\n\r\n"),
+        RequestError::VersionNotSupported
+    );
+    assert_eq!(RequestError::VersionNotSupported.status(), 505);
+}
+
+#[test]
+fn duplicate_host_is_rejected() {
+    assert_eq!(
+        err(b"GET / HTTP/1.1\r\nHost: a\r\nhost: b\r\n\r\n"),
+        RequestError::Malformed
+    );
+}
+
+#[test]
+fn content_length_is_parsed() {
+    let r = ok(b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 42\r\n\r\n");
+    assert_eq!(r.content_length, Some(42));
+}
+
+#[test]
+fn content_length_with_plus_sign_is_rejected() {
+    assert_eq!(
+        err(b"POST / HTTP/1.1\r\nContent-Length: +5\r\n\r\n"),
+        RequestError::BadContentLength
+    );
+    assert_eq!(RequestError::BadContentLength.status(), 400);
+}
+
+#[test]
+fn content_length_that_is_not_all_digits_is_rejected() {
+    for value in [
+        &b"-1"[..],
+        b" 5x",
+        b"",
+        b"5 5",
+        b"0x5",
+        b"1e3",
+        b"99999999999999999999",
+    ] {
+        let mut buf = b"POST / HTTP/1.1\r\nContent-Length: ".to_vec();
+        buf.extend_from_slice(value);
+        buf.extend_from_slice(b"\r\n\r\n");
+        assert_eq!(err(&buf), RequestError::BadContentLength, "{value:?}");
+    }
+}
+
+#[test]
+fn repeated_content_length_must_agree() {
+    let same = b"POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n";
+    assert_eq!(ok(same).content_length, Some(5));
+    let differing = b"POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n";
+    assert_eq!(err(differing), RequestError::BadContentLength);
+    assert_eq!(
+        err(b"POST / HTTP/1.1\r\nContent-Length: 5, 6\r\n\r\n"),
+        RequestError::BadContentLength
+    );
+}
+
+#[test]
+fn content_length_and_transfer_encoding_is_ambiguous() {
+    for buf in [
+        &b"POST / HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"[..],
+        b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n",
+    ] {
+        let e = err(buf);
+        assert_eq!(e, RequestError::AmbiguousFraming);
+        assert_eq!(e.status(), 400);
+    }
+}
+
+#[test]
+fn chunked_transfer_encoding_is_accepted_case_insensitively() {
+    let r = ok(b"POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: Chunked\r\n\r\n");
+    assert!(r.chunked);
+    assert_eq!(r.content_length, None);
+}
+
+#[test]
+fn transfer_encoding_other_than_chunked_is_501() {
+    for te in [
+        &b"gzip"[..],
+        b"gzip, chunked",
+        b"chunked, gzip",
+        b"chunked, chunked",
+        b"chunkedx",
+        b"",
+    ] {
+        let mut buf = b"POST / HTTP/1.1\r\nTransfer-Encoding: ".to_vec();
+        buf.extend_from_slice(te);
+        buf.extend_from_slice(b"\r\n\r\n");
+        let e = err(&buf);
+        assert_eq!(e, RequestError::UnsupportedTransferEncoding, "{te:?}");
+        assert_eq!(e.status(), 501);
+    }
+    let twice =
+        b"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n";
+    assert_eq!(err(twice), RequestError::UnsupportedTransferEncoding);
+}
+
+#[test]
+fn transfer_encoding_in_http_1_0_is_malformed() {
+    assert_eq!(
+        err(b"POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n"),
+        RequestError::Malformed
+    );
+}
+
+#[test]
+fn statuses_match_the_contract() {
+    assert_eq!(RequestError::UriTooLong.status(), 414);
+    assert_eq!(RequestError::HeadersTooLarge.status(), 431);
+    assert_eq!(RequestError::Malformed.status(), 400);
+}
+
+#[test]
+fn max_headers_above_the_stack_cap_is_clamped_not_a_panic() {
+    let limits = RequestLimits {
+        max_headers: usize::MAX,
+        ..RequestLimits::default()
+    };
+    let buf = b"GET / HTTP/1.1\r\nHost: h\r\n\r\n";
+    assert!(parse_request(buf, &limits).unwrap().is_some());
+}

@@ -1,0 +1,110 @@
+//! Small byte-level helpers for header values, shared by the request and response parsers.
+//!
+//! Header values arrive as borrowed bytes; these walk them in place so that neither parser
+//! allocates (no `str::split`, no lowercase copies).
+
+/// Calls `f` with each non-empty element of a comma-separated list, optional whitespace trimmed
+/// (RFC 9110 5.6.1: empty elements are legal and ignored).
+pub(crate) fn for_each_element<'a>(value: &'a [u8], mut f: impl FnMut(&'a [u8])) {
+    for element in value.split(|&b| b == b',') {
+        let element = trim_ows(element);
+        if !element.is_empty() {
+            f(element);
+        }
+    }
+}
+
+/// Case-insensitive token comparison.
+#[inline]
+pub(crate) fn eq_token(a: &[u8], b: &[u8]) -> bool {
+    a.eq_ignore_ascii_case(b)
+}
+
+/// Strips leading and trailing spaces and tabs.
+pub(crate) fn trim_ows(mut s: &[u8]) -> &[u8] {
+    while let [b' ' | b'\t', rest @ ..] = s {
+        s = rest;
+    }
+    while let [rest @ .., b' ' | b'\t'] = s {
+        s = rest;
+    }
+    s
+}
+
+/// A Content-Length value: 1*DIGIT, or a list of identical such values (RFC 9110 8.6 lets a
+/// recipient accept `5, 5`). Signs, spaces inside, empty values, differing list members and
+/// values past `u64::MAX` are all `None`.
+pub(crate) fn parse_content_length(value: &[u8]) -> Option<u64> {
+    let mut result = None;
+    for element in value.split(|&b| b == b',') {
+        let n = parse_digits(trim_ows(element))?;
+        if result.is_some_and(|prev| prev != n) {
+            return None;
+        }
+        result = Some(n);
+    }
+    result
+}
+
+/// 1*DIGIT as u64; `None` when empty, on any other byte, or on overflow.
+fn parse_digits(s: &[u8]) -> Option<u64> {
+    if s.is_empty() {
+        return None;
+    }
+    let mut n: u64 = 0;
+    for &b in s {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        n = n.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
+    }
+    Some(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_length_accepts_digits_and_identical_lists() {
+        assert_eq!(parse_content_length(b"0"), Some(0));
+        assert_eq!(parse_content_length(b"12345"), Some(12345));
+        assert_eq!(parse_content_length(b" 7 "), Some(7));
+        assert_eq!(parse_content_length(b"5, 5"), Some(5));
+        assert_eq!(
+            parse_content_length(b"18446744073709551615"),
+            Some(u64::MAX)
+        );
+    }
+
+    #[test]
+    fn content_length_rejects_signs_junk_overflow_and_differing_lists() {
+        for bad in [
+            &b""[..],
+            b" ",
+            b"+5",
+            b"-1",
+            b" 5x",
+            b"5 5",
+            b"0x10",
+            b"5, 6",
+            b"5,",
+            b",5",
+            b"18446744073709551616",
+        ] {
+            assert_eq!(parse_content_length(bad), None, "{:?}", bad);
+        }
+    }
+
+    #[test]
+    fn list_elements_are_trimmed_and_empties_skipped() {
+        let mut seen = [&b""[..]; 4];
+        let mut n = 0;
+        for_each_element(b" close ,, Keep-Alive\t,", |t| {
+            seen[n] = t;
+            n += 1;
+        });
+        assert_eq!(&seen[..n], &[&b"close"[..], b"Keep-Alive"]);
+        assert!(eq_token(b"Keep-Alive", b"keep-alive"));
+    }
+}
