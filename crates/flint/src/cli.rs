@@ -47,6 +47,12 @@ pub enum Command {
     Serve(ServeArgs),
     /// Write a document tree and its workload: one of the paper's mixes, or a filelist's files.
     Fileset(FilesetArgs),
+    /// Rerun the seeds' experiments on today's servers, with server-side syscall profiles.
+    Lab(crate::cmd::lab::LabArgs),
+    /// Run the same workload against several servers in turn (A B A B) and compare them.
+    Compare(crate::cmd::compare::CompareArgs),
+    /// Render results (bench, compare, lab JSON) as one self-contained HTML page.
+    Report(crate::cmd::report::ReportArgs),
 }
 
 /// Which of the paper's four workload mixes (WebSTONE section 5).

@@ -1,7 +1,10 @@
 //! One module per command; each turns parsed arguments into calls on the library crates.
 
-mod bench;
+pub mod bench;
+pub mod compare;
 mod fileset;
+pub mod lab;
+pub mod report;
 mod run;
 mod serve;
 
@@ -14,6 +17,9 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve(args) => serve::serve(args),
         Command::Fileset(args) => fileset::fileset(args),
         Command::Run(args) => run::run(args),
+        Command::Lab(args) => lab::lab(args),
+        Command::Compare(args) => compare::compare(args),
+        Command::Report(args) => report::report(args),
     }
 }
 
