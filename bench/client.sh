@@ -79,4 +79,5 @@ if [[ " $CLIENTS " == *" flint "* ]]; then
 fi
 
 echo
-"${MEASURE[@]}" summary-client "$records" --connections "$CONNS" ${out_json:+--json-out "$out_json"}
+"${MEASURE[@]}" summary-client "$records" --connections "$CONNS" "${META[@]}" \
+    --meta "dur=$DUR" --meta "rounds=$ROUNDS" --meta "conns=$CONNS" ${out_json:+--json-out "$out_json"}

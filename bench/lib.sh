@@ -15,6 +15,7 @@ NGINX=${NGINX:-/usr/sbin/nginx}
 FLOOR_SRC=${FLOOR_SRC:-$REPO_DIR/../shared/floor}
 FLINT=${FLINT:-${CARGO_TARGET_DIR:-$REPO_DIR/target}/release/flint}
 WORK=""
+META=()
 STARTED=()
 
 die() {
@@ -171,12 +172,19 @@ results_path() {
     esac
 }
 
-# describe: what was measured on, for the top of each report.
+# describe: what was measured on, for the top of each report; also sets META (for the JSON).
 describe() {
-    local flint_v="not used"
+    local flint_v="not used" nginx_v wrk_v loadavg now
     [[ -x "$FLINT" ]] && flint_v=$("$FLINT" --version 2>/dev/null || echo "$FLINT")
-    echo "date:    $(date -u +%Y-%m-%dT%H:%M:%SZ)   kernel: $(uname -r)   cpus: $(nproc)"
-    echo "server on CPU $SERVER_CPU, load on CPU $CLIENT_CPU; loadavg $(cut -d' ' -f1-3 /proc/loadavg)"
-    echo "nginx:   $("$NGINX" -v 2>&1 | sed 's/^nginx version: //')   wrk: $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2)"
-    echo "flint:   $flint_v"
+    nginx_v=$("$NGINX" -v 2>&1 | sed 's/^nginx version: //')
+    wrk_v=$(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2 || true)
+    loadavg=$(cut -d' ' -f1-3 /proc/loadavg)
+    now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+    echo "date:    $now   kernel: $(uname -r)   cpus: $(nproc)"
+    echo "server on CPU $SERVER_CPU, load on CPU $CLIENT_CPU; loadavg $loadavg"
+    echo "nginx:   $nginx_v   wrk: $wrk_v"
+    echo "flint:   $flint_v ($FLINT)"
+    META=(--meta "date=$now" --meta "kernel=$(uname -r)" --meta "cpus=$(nproc)"
+        --meta "loadavg_at_start=$loadavg" --meta "nginx=$nginx_v" --meta "wrk=$wrk_v"
+        --meta "flint=$flint_v" --meta "server_cpu=$SERVER_CPU" --meta "client_cpu=$CLIENT_CPU")
 }

@@ -480,14 +480,15 @@ def cmd_summary_client(args: argparse.Namespace) -> None:
               f"(({rss_big} - {f['client_maxrss_kib']:.0f}) / {n_big - n_small})")
     if args.json_out:
         with open(args.json_out, "w", encoding="utf-8") as fo:
-            json.dump({"medians": stats, "ratios": ratios, "memory": memory, "runs": recs}, fo,
-                      indent=2)
+            json.dump({"meta": dict(kv.split("=", 1) for kv in args.meta), "medians": stats,
+                       "ratios": ratios, "memory": memory, "runs": recs}, fo, indent=2)
         print(f"\nresults written to {args.json_out}")
 
 
 def cmd_summary_server(args: argparse.Namespace) -> None:
     recs = load_records(args.records)
-    out: dict = {"cases": {}, "bandwidth": {}, "runs": recs}
+    out: dict = {"meta": dict(kv.split("=", 1) for kv in args.meta), "cases": {},
+                 "bandwidth": {}, "runs": recs}
     cases = []
     for r in recs:
         key = (r["case"], r["load"])
@@ -538,12 +539,13 @@ def cmd_summary_server(args: argparse.Namespace) -> None:
         out["cases"][f"{case}/{load}"] = st
     ka = [r["rps"] for r in recs if r["case"] == "ka" and r["server"] == "nginx"
           and r.get("purpose") == "timed"]
-    piped = [r["rps"] for r in recs if r["case"] == "pipe" and r["load"] == "wrk"
-             and r["server"] == "nginx" and r.get("purpose") == "timed"]
-    if ka and piped and med(piped) < 0.5 * med(ka):
-        print(f"\nnote: pipelined by wrk's script, nginx drives {med(piped):.0f} req/s, fewer than "
-              f"the {med(ka):.0f} req/s it drives unpipelined: the stall on delayed ACKs that "
-              "issue 3 describes (its CPU and syscalls per request are still valid).")
+    for load in sorted({r["load"] for r in recs if r["case"] == "pipe"}):
+        piped = [r["rps"] for r in recs if r["case"] == "pipe" and r["load"] == load
+                 and r["server"] == "nginx" and r.get("purpose") == "timed"]
+        if ka and piped and med(piped) < 0.5 * med(ka):
+            print(f"\nnote: pipelined by {load}, nginx answers {med(piped):.0f} req/s, fewer than "
+                  f"the {med(ka):.0f} req/s it answers unpipelined: the stall on delayed ACKs that "
+                  "issue 3 describes (its CPU and syscalls per request are still valid).")
     bw = [r for r in recs if r["case"] == "bw"]
     if bw:
         servers = [s for s in ("nginx", "flint") if any(r["server"] == s for r in bw)]
@@ -624,10 +626,12 @@ def main() -> int:
     s.add_argument("records")
     s.add_argument("--connections", type=int, default=40)
     s.add_argument("--json-out")
+    s.add_argument("--meta", action="append", default=[], help="KEY=VALUE for the JSON")
     s.set_defaults(fn=cmd_summary_client)
     s = sub.add_parser("summary-server")
     s.add_argument("records")
     s.add_argument("--json-out")
+    s.add_argument("--meta", action="append", default=[], help="KEY=VALUE for the JSON")
     s.set_defaults(fn=cmd_summary_server)
     args = p.parse_args()
     try:

@@ -218,4 +218,6 @@ for case in $CASES; do
 done
 
 echo
-"${MEASURE[@]}" summary-server "$records" ${out_json:+--json-out "$out_json"}
+"${MEASURE[@]}" summary-server "$records" "${META[@]}" --meta "dur=$DUR" --meta "rounds=$ROUNDS" \
+    --meta "conns=$CONNS" --meta "bw_dur=$BW_DUR" --meta "depth=$DEPTH" \
+    --meta "syscalls=$SYSCALLS" ${out_json:+--json-out "$out_json"}

@@ -25,14 +25,15 @@
 mod setup;
 mod timers;
 
-pub use setup::{child_rng, PagePicker, Plan, Requests};
+pub use setup::{child_rng, Plan, Requests};
 use timers::Timers;
 
 use crate::config::HttpMode;
 use crate::log::{LogBuf, LogFile, LogRecord};
 use crate::progress::{Counts, Progress};
-use crate::stats::{ErrorKind, ResponseSample, Stats};
-use crate::{BenchConfig, Workload};
+use crate::stats::{second_index, ErrorKind, ResponseSample, SecondStats, Stats};
+use crate::workload::PagePicker;
+use crate::{BenchConfig, Stop, Workload};
 use mio::event::Event;
 use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Registry, Token};
@@ -40,7 +41,7 @@ use socket2::{Domain, Protocol, Socket, Type};
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 use wire::response::{parse_response_head, BodyDecoder, Framing, ResponseError};
 
@@ -57,9 +58,11 @@ const BACKOFF_US: u64 = 10_000;
 const PUBLISH_US: u64 = 100_000;
 /// "No time": no deadline, no first byte yet, no connect.
 const NONE: u64 = u64::MAX;
+/// Seconds of time series a thread allocates before a timed run (about 27 KB each).
+const PREALLOCATED_SECONDS: usize = 3600;
 
 /// What every thread reads; nothing in it is written during the run except through atomics
-/// (`progress`, `stop`) and the log file's lock (taken once per ~64 KiB of log).
+/// (`progress`, `stop`, `running`) and the log file's lock (taken once per ~64 KiB of log).
 pub struct Shared<'a> {
     pub config: &'a BenchConfig,
     pub workload: &'a Workload,
@@ -69,6 +72,22 @@ pub struct Shared<'a> {
     pub log: Option<LogFile>,
     pub progress: Progress,
     pub stop: &'a AtomicBool,
+    /// The runner's coordinating thread, unparked when the last load thread stops measuring.
+    pub coordinator: std::thread::Thread,
+    /// Load threads still measuring.
+    pub running: AtomicUsize,
+}
+
+/// Counts its thread out of `Shared::running` when dropped (also on an error or a panic), and
+/// wakes the coordinator when it was the last: the window of a `-n` run or of Ctrl-C ends then.
+struct Running<'a>(&'a Shared<'a>);
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        if self.0.running.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.0.coordinator.unpark();
+        }
+    }
 }
 
 /// What a thread hands back.
@@ -83,6 +102,7 @@ pub struct ThreadOutcome {
 
 /// One thread: Webchildren `ids` (global indexes) on one event loop, until the end.
 pub fn run_thread(sh: &Shared<'_>, thread: usize, ids: Range<usize>) -> io::Result<ThreadOutcome> {
+    let running = Running(sh);
     let mut poll = Poll::new()?;
     let n = ids.len();
     let mut cx = Ctx {
@@ -95,6 +115,12 @@ pub fn run_thread(sh: &Shared<'_>, thread: usize, ids: Range<usize>) -> io::Resu
         live: Counts::default(),
         active: 0,
     };
+    cx.stats.preallocate_seconds(match sh.config.stop {
+        // The whole window's seconds now (+1 for a partial one), up to an hour: past that, a
+        // second allocates when it starts, as with -n.
+        Stop::Duration(d) => (d.as_secs() as usize + 1).min(PREALLOCATED_SECONDS),
+        Stop::Pages(_) => 1,
+    });
     let mut events = Events::with_capacity(n.clamp(16, 1024));
     let mut buf = vec![0u8; READ_BUF].into_boxed_slice();
     let mut children: Vec<Webchild> = ids
@@ -140,6 +166,7 @@ pub fn run_thread(sh: &Shared<'_>, thread: usize, ids: Range<usize>) -> io::Resu
             }
         }
     };
+    drop(running);
     sh.progress.publish(thread, cx.live);
     // WebSTONE's cumulative time: how long each Webchild took part in the measured window.
     for c in &children {
@@ -179,6 +206,20 @@ impl Ctx<'_> {
         start >= self.sh.plan.measure_us && now < self.sh.plan.end_us
     }
 
+    /// The time series' entry for `now` (in the window): an index, no clock read.
+    #[inline]
+    fn second(&mut self, now: u64) -> &mut SecondStats {
+        let i = second_index(now.saturating_sub(self.sh.plan.measure_us));
+        self.stats.second(i)
+    }
+
+    /// A failed request (or a non-2xx response) of `url`, in the window.
+    #[inline]
+    fn record_error(&mut self, url: usize, kind: ErrorKind, now: u64) {
+        self.stats.record_error(url, kind);
+        self.second(now).errors += 1;
+    }
+
     fn debug(&self, head: &[u8]) {
         if self.sh.config.debug {
             let mut err = io::stderr().lock();
@@ -201,6 +242,8 @@ enum State {
     ReadingHead,
     /// Following the body with `decoder`.
     ReadingBody,
+    /// HTTP/1.0: the response is complete; waiting for the server to close first.
+    Closing,
     /// Quota done: nothing more to fetch.
     Done,
 }
@@ -240,6 +283,8 @@ struct Webchild {
     decoder: BodyDecoder,
     /// The current file was already retried once on a fresh connection.
     retried: bool,
+    /// `Closing` goes on with the page's next file (else with the next page).
+    next_file: bool,
     wpos: usize,
     wend: usize,
     /// A response head split across reads (usually empty).
@@ -279,6 +324,7 @@ impl Webchild {
             body_bytes: 0,
             decoder: BodyDecoder::new(Framing::Empty),
             retried: false,
+            next_file: false,
             wpos: 0,
             wend: 0,
             head: Vec::new(),
@@ -310,6 +356,12 @@ impl Webchild {
             State::Connecting => self.on_connect_ready(cx),
             // Between pages only a close (or garbage) can arrive: on_readable closes on either.
             State::Wait => self.on_readable(cx, buf, true),
+            State::Closing => {
+                let closed = ev.is_read_closed() || ev.is_error();
+                if ev.is_readable() || closed {
+                    self.on_readable(cx, buf, closed);
+                }
+            }
             State::ReadingHead | State::ReadingBody => {
                 if ev.is_writable() && self.wpos < self.wend {
                     let now = cx.now();
@@ -329,6 +381,7 @@ impl Webchild {
         match self.state {
             State::Wait => self.start_page(cx, now),
             State::Connecting => self.fail(cx, ErrorKind::ConnectTimeout, now),
+            State::Closing => self.closed(cx, now),
             State::ReadingHead | State::ReadingBody => {
                 self.fail(cx, ErrorKind::ResponseTimeout, now)
             }
@@ -418,28 +471,29 @@ impl Webchild {
                 transfer_us: now.saturating_sub(self.written_us),
             };
             cx.stats.record_response(self.page, url, &r);
+            let second = cx.second(now);
+            second.requests += 1;
+            second.response.record_us(r.response_us);
             let kind = status_error(self.status);
             if let Some(kind) = kind {
-                cx.stats.record_error(url, kind);
+                cx.record_error(url, kind, now);
             }
             self.log(cx, Some(r.response_us), kind);
         }
         let nfiles = cx.sh.workload.pages[self.page].files.len();
+        let http10 = cx.sh.config.http == HttpMode::Http10;
         let pipelined = cx.sh.config.http == HttpMode::Pipeline;
         let more = self.file + 1 < nfiles;
+        if http10 && !self.resp_keep_alive && self.conn.is_some() {
+            return self.await_close(cx, now, ok, more);
+        }
         // HTTP/1.0 closes after each file; a pipelined page cut short by an error still has its
         // other responses in flight, so its connection cannot be reused either.
-        if !self.resp_keep_alive
-            || cx.sh.config.http == HttpMode::Http10
-            || (!ok && pipelined && more)
-        {
+        if !self.resp_keep_alive || http10 || (!ok && pipelined && more) {
             self.close();
         }
-        if !ok {
-            return self.end_page(cx, false, now, false);
-        }
-        if !more {
-            return self.end_page(cx, true, now, false);
+        if !ok || !more {
+            return self.end_page(cx, ok, now, false);
         }
         self.file += 1;
         if pipelined && self.conn.is_some() {
@@ -454,7 +508,38 @@ impl Webchild {
         }
     }
 
+    /// HTTP/1.0, the response complete (and recorded, so its time ends at its last byte): waits
+    /// for the server's FIN before closing, so that the server closes first and keeps the
+    /// TIME_WAIT, as with a 1995 client; closing at once left ~2% of them on the client. The FIN
+    /// comes with the data or right after it, so the next file hardly waits; a server that
+    /// keeps the connection open is waited for at most the response timeout, then closed.
+    fn await_close(&mut self, cx: &mut Ctx<'_>, now: u64, ok: bool, more: bool) {
+        self.next_file = ok && more;
+        if !self.next_file {
+            self.record_page(cx, ok, now); // the page ended at its last byte, not at the FIN
+        }
+        self.state = State::Closing;
+        cx.timers
+            .arm(self.slot, now + cx.sh.plan.response_timeout_us);
+    }
+
+    /// The end of `Closing`: the server's FIN (or the timeout, an error, stray bytes).
+    fn closed(&mut self, cx: &mut Ctx<'_>, now: u64) {
+        self.close();
+        if self.next_file {
+            self.file += 1;
+            self.start_file(cx, now);
+        } else {
+            self.next_page(cx, now, false);
+        }
+    }
+
     fn end_page(&mut self, cx: &mut Ctx<'_>, hit: bool, now: u64, backoff: bool) {
+        self.record_page(cx, hit, now);
+        self.next_page(cx, now, backoff);
+    }
+
+    fn record_page(&mut self, cx: &mut Ctx<'_>, hit: bool, now: u64) {
         if cx.counts(self.page_intended_us, now) {
             cx.stats.record_page(
                 self.page,
@@ -463,6 +548,10 @@ impl Webchild {
                 now - self.page_start_us,
             );
         }
+    }
+
+    /// Thinks, waits for the next open-loop slot, or starts the next page (or finishes).
+    fn next_page(&mut self, cx: &mut Ctx<'_>, now: u64, backoff: bool) {
         if self.pages_left == 0 {
             return self.finish(cx, now);
         }
@@ -494,7 +583,7 @@ impl Webchild {
     fn fail(&mut self, cx: &mut Ctx<'_>, kind: ErrorKind, now: u64) {
         cx.live.errors += 1;
         if cx.counts(self.file_start_us, now) {
-            cx.stats.record_error(self.url(cx.sh.workload), kind);
+            cx.record_error(self.url(cx.sh.workload), kind, now);
             self.log(cx, None, Some(kind));
         }
         self.close();
@@ -525,6 +614,7 @@ impl Webchild {
 
     fn connect(&mut self, cx: &mut Ctx<'_>, now: u64) {
         self.state = State::Connecting;
+        self.conn_responses = 0;
         self.connect_start_us = now;
         let interest = Interest::READABLE | Interest::WRITABLE;
         let opened = open(cx.sh.config.target.addr).and_then(|mut s| {
@@ -616,6 +706,7 @@ impl Webchild {
                     cx.live.bytes += n as u64;
                     if cx.counts(now, now) {
                         cx.stats.bytes_total += n as u64;
+                        cx.second(now).bytes += n as u64;
                     }
                     self.head.clear();
                     self.on_data(cx, &buf[..carry + n], now);
@@ -676,6 +767,7 @@ impl Webchild {
                 _ if pos == data.len() => return,
                 // Bytes nobody asked for (between pages, or after the last response): the
                 // connection is out of step with us, so it is dropped.
+                State::Closing => return self.closed(cx, now),
                 _ => return self.close(),
             }
         }
@@ -686,14 +778,22 @@ impl Webchild {
             State::ReadingHead if self.may_retry() => self.retry(cx, now),
             State::ReadingHead => self.fail(cx, ErrorKind::Reset, now),
             State::ReadingBody => match self.decoder.eof() {
-                Ok(()) => self.response_done(cx, now), // close-delimited: complete
+                Ok(()) => {
+                    // Close-delimited: complete, and the server has closed already.
+                    self.close();
+                    self.response_done(cx, now)
+                }
                 Err(_) => self.fail(cx, ErrorKind::ShortBody, now),
             },
+            State::Closing => self.closed(cx, now), // the server closed first, as it should
             _ => self.close(), // the server closed an idle keep-alive connection
         }
     }
 
     fn io_failed(&mut self, cx: &mut Ctx<'_>, e: io::Error, now: u64) {
+        if self.state == State::Closing {
+            return self.closed(cx, now);
+        }
         if !matches!(self.state, State::ReadingHead | State::ReadingBody) {
             return self.close();
         }

@@ -11,9 +11,11 @@
 //! - [`fileset`]: the document trees the paper's mixes describe;
 //! - [`config`]: how to fetch it (the options of a run);
 //! - [`client`]: the hot path: one thread's event loop and the Webchild connection state machine;
-//! - [`runner`]: threads, warm-up, duration, Ctrl-C, progress, merging;
-//! - [`stats`]: what a run measured, preallocated and mergeable;
-//! - [`report`]: the WebSTONE report, ptester's table, the modern summary, JSON.
+//! - [`runner`]: threads, warm-up, duration, Ctrl-C, progress, merging, and the [`Observer`]
+//!   told when the measured window starts and ends;
+//! - [`stats`]: what a run measured, preallocated and mergeable, with a time series per second;
+//! - [`report`]: the WebSTONE report, ptester's table, the modern summary, JSON, and the
+//!   machine's description ([`report::environment`]).
 
 pub mod client;
 pub mod config;
@@ -26,6 +28,6 @@ pub mod stats;
 pub mod workload;
 
 pub use config::{BenchConfig, HttpMode, Stop, Target};
-pub use runner::{run, BenchError, RunResult};
-pub use stats::Stats;
+pub use runner::{run, run_observed, BenchError, NoObserver, Observer, RunResult};
+pub use stats::{SecondStats, Stats};
 pub use workload::{Page, Workload, WorkloadError};

@@ -4,24 +4,58 @@
 //!
 //! ```ignore
 //! pub fn run(config: &BenchConfig, workload: &Workload, stop: &AtomicBool) -> Result<RunResult, BenchError>;
+//! pub fn run_observed(config: &BenchConfig, workload: &Workload, stop: &AtomicBool,
+//!                     observer: &dyn Observer) -> Result<RunResult, BenchError>;
 //! ```
 //! `stop` set (by Ctrl-C) ends the run early; the result then has `interrupted = true` and holds
-//! what was measured.
+//! what was measured. `observer` is told when the measured window starts and ends (a server
+//! profile covers exactly that window, issue 4).
 //!
 //! The runner only prepares and collects: it checks the options, builds every request once,
 //! fixes the schedule (warm-up end, run end, each Webchild's page quota) before any thread
 //! starts, spreads the Webchildren evenly over `threads` event loops, and merges their `Stats`
-//! when they are done. While they run, the calling thread only prints the live line. Threads
-//! share nothing they write per request, so they scale with cores and their merged figures equal
-//! those one thread would have produced.
+//! when they are done. While they run, the calling thread only watches the window's boundaries
+//! (for the observer) and prints the live line. Threads share nothing they write per request, so
+//! they scale with cores and their merged figures equal those one thread would have produced.
 
-use crate::client::{self, PagePicker, Plan, Requests, Shared, ThreadOutcome};
+use crate::client::{self, Plan, Requests, Shared, ThreadOutcome};
 use crate::log::LogFile;
 use crate::progress::{self, Counts, Progress};
+use crate::stats::seconds_in;
+use crate::workload::PagePicker;
 use crate::{BenchConfig, Stats, Stop, Workload};
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// Told when the measured window starts and ends, from the runner's coordinating thread (the
+/// thread that called [`run_observed`]), never from a load thread.
+///
+/// - `window_started`: when warm-up ends; without warm-up, just before the load threads start.
+/// - `window_ended`: when the measured window ends: the duration elapsed, the `-n` pages done,
+///   or every load thread stopped after Ctrl-C; before the threads are joined and merged.
+///
+/// Each is called exactly once, `window_started` first, even for a run interrupted during
+/// warm-up (then back to back, and the result's duration is 0).
+///
+/// Accuracy: the load threads decide what counts by comparing their own clock reads with the
+/// same schedule, so the boundaries themselves are exact; the calls come late by the time the
+/// coordinating thread takes to wake up. It sleeps until each boundary (or until the last load
+/// thread wakes it, for `-n` and Ctrl-C), so the delay is the kernel's timer slack plus
+/// scheduling, typically well under a millisecond on an idle core and a few milliseconds on a
+/// saturated machine. `window_ended - window_started` measured by the observer matches
+/// `RunResult::duration` within that (a test bounds it). The calls should return quickly:
+/// while `window_started` runs, the end of the window is not being watched.
+pub trait Observer: Sync {
+    fn window_started(&self) {}
+    fn window_ended(&self) {}
+}
+
+/// The observer of a plain [`run`]: does nothing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoObserver;
+
+impl Observer for NoObserver {}
 
 /// A finished run: what was asked, what was fetched, what was measured.
 #[derive(Debug, Clone)]
@@ -67,6 +101,16 @@ pub fn run(
     workload: &Workload,
     stop: &AtomicBool,
 ) -> Result<RunResult, BenchError> {
+    run_observed(config, workload, stop, &NoObserver)
+}
+
+/// [`run`], telling `observer` when the measured window starts and ends (see [`Observer`]).
+pub fn run_observed(
+    config: &BenchConfig,
+    workload: &Workload,
+    stop: &AtomicBool,
+    observer: &dyn Observer,
+) -> Result<RunResult, BenchError> {
     check(config, workload)?;
     let log = match &config.log {
         Some(path) => Some(
@@ -79,6 +123,12 @@ pub fn run(
     };
     // No idle threads: at most one per Webchild.
     let threads = config.threads.min(config.concurrency);
+    let requests = Requests::build(config, workload);
+    let picker = PagePicker::new(workload);
+    if config.warmup.is_zero() {
+        // The window starts with the first request: tell the observer before any can be sent.
+        observer.window_started();
+    }
     let base = Instant::now();
     let base_wall = SystemTime::now();
     let base_unix_us = base_wall
@@ -107,25 +157,30 @@ pub fn run(
         config,
         workload,
         plan,
-        requests: Requests::build(config, workload),
-        picker: PagePicker::new(workload.pages.iter().map(|p| p.weight)),
+        requests,
+        picker,
         log,
         progress: Progress::new(threads),
         stop,
+        coordinator: std::thread::current(),
+        running: AtomicUsize::new(threads),
     };
     let outcomes = std::thread::scope(|s| {
         let shared = &shared;
         let handles: Vec<_> = (0..threads)
             .map(|t| {
                 let ids = spread(config.concurrency, threads, t);
-                std::thread::Builder::new()
+                let h = std::thread::Builder::new()
                     .name(format!("flint-bench-{t}"))
-                    .spawn_scoped(s, move || client::run_thread(shared, t, ids))
+                    .spawn_scoped(s, move || client::run_thread(shared, t, ids));
+                if h.is_err() {
+                    // Never started, so it will not count itself out.
+                    shared.running.fetch_sub(1, Ordering::AcqRel);
+                }
+                h
             })
             .collect();
-        if config.progress {
-            show_progress(shared, &handles);
-        }
+        coordinate(shared, observer);
         handles
             .into_iter()
             .map(|h| match h {
@@ -156,6 +211,15 @@ pub fn run(
         });
     }
     let duration = Duration::from_micros(end_us.saturating_sub(measure_us));
+    // Exactly one entry per second of the window: no event is later than the window's end
+    // (`second_index` closes seconds on the right), so only empty seconds are cut or added.
+    debug_assert!(stats
+        .timeseries
+        .iter()
+        .skip(seconds_in(duration))
+        .all(|s| s.requests == 0 && s.errors == 0 && s.bytes == 0));
+    stats.timeseries.truncate(seconds_in(duration));
+    stats.preallocate_seconds(seconds_in(duration));
     Ok(RunResult {
         config: config.clone(),
         workload: workload.clone(),
@@ -219,33 +283,53 @@ fn check(config: &BenchConfig, workload: &Workload) -> Result<(), BenchError> {
     Ok(())
 }
 
-/// Prints the live line once a second until every thread is done.
-fn show_progress<T>(
-    shared: &Shared<'_>,
-    handles: &[std::io::Result<std::thread::ScopedJoinHandle<'_, T>>],
-) {
-    let base = shared.plan.base;
-    let warmup = Duration::from_micros(shared.plan.measure_us);
+/// The coordinating thread's loop: calls the observer at the window's boundaries and prints the
+/// live line once a second (when asked), until the window has ended.
+///
+/// It sleeps (`park_timeout`) until the next thing it has to do: the end of warm-up, the end of
+/// a timed run, the next live line. A `-n` run or Ctrl-C ends when the last load thread stops
+/// measuring, and that thread unparks it; the wait is also capped, in case of a spurious wake-up
+/// or a lost unpark.
+fn coordinate(shared: &Shared<'_>, observer: &dyn Observer) {
+    /// A safety net only: the boundaries themselves are slept to, or unparked.
+    const MAX_PARK: Duration = Duration::from_millis(100);
+    let plan = &shared.plan;
+    let base = plan.base;
+    let start_at = base + Duration::from_micros(plan.measure_us);
+    let end_at = (plan.end_us != u64::MAX).then(|| base + Duration::from_micros(plan.end_us));
+    let warmup = Duration::from_micros(plan.measure_us);
+    let mut started = plan.measure_us == 0; // then already told, before the threads started
     let (mut prev, mut prev_at) = (Counts::default(), base);
-    let mut next = base + Duration::from_secs(1);
-    while !handles
-        .iter()
-        .all(|h| h.as_ref().map_or(true, |h| h.is_finished()))
-    {
+    let mut next_line = base + Duration::from_secs(1);
+    loop {
         let now = Instant::now();
-        if now >= next {
+        let all_stopped = shared.running.load(Ordering::Acquire) == 0;
+        if !started && (now >= start_at || all_stopped) {
+            observer.window_started();
+            started = true;
+        }
+        if started && (all_stopped || end_at.is_some_and(|e| Instant::now() >= e)) {
+            observer.window_ended();
+            return;
+        }
+        if shared.config.progress && now >= next_line {
             let total = shared.progress.total();
             let elapsed = now - base;
             let text = progress::line(elapsed, elapsed < warmup, prev, total, now - prev_at);
             progress::print(&text);
             (prev, prev_at) = (total, now);
-            next += Duration::from_secs(1);
+            next_line += Duration::from_secs(1);
         }
-        // Bounded: the threads end by themselves (duration, quota, or `stop`).
-        std::thread::sleep(
-            next.saturating_duration_since(now)
-                .min(Duration::from_millis(50)),
-        );
+        let mut wake = now + MAX_PARK;
+        if shared.config.progress {
+            wake = wake.min(next_line);
+        }
+        match (started, end_at) {
+            (false, _) => wake = wake.min(start_at),
+            (true, Some(end)) => wake = wake.min(end),
+            (true, None) => {}
+        }
+        std::thread::park_timeout(wake.saturating_duration_since(Instant::now()));
     }
 }
 

@@ -70,6 +70,30 @@ impl Latency {
         &self.hist
     }
 
+    /// The percentile spectrum HdrHistogram plots, as `(percentile, ms)`: percentiles 0, 50, 75,
+    /// 87.5, ... (each halving what is left above) while the histogram holds enough values to
+    /// tell them apart (1 / (1 - p) at most the count) and up to 99.9999, then 100. The ends are
+    /// the exact min and max; empty for an empty histogram.
+    pub fn spectrum(&self) -> Vec<(f64, f64)> {
+        let count = self.hist.len();
+        if count == 0 {
+            return Vec::new();
+        }
+        let ms = |us: u64| us as f64 / 1000.0;
+        let mut points = vec![(0.0, ms(self.hist.min()))];
+        // 2^k values are needed to tell the 1 - 2^-k quantile from the max; 2^19 is the last
+        // halving up to 99.9999 (k = 20 would be 99.999905, past it).
+        for k in 1..=19u32 {
+            if 1u64 << k > count {
+                break;
+            }
+            let q = 1.0 - 0.5f64.powi(k as i32);
+            points.push((100.0 * q, ms(self.hist.value_at_quantile(q))));
+        }
+        points.push((100.0, ms(self.hist.max())));
+        points
+    }
+
     pub fn summary(&self) -> LatencySummary {
         if self.hist.is_empty() {
             return LatencySummary::default();
@@ -238,6 +262,66 @@ pub struct Stats {
     /// Sum over Webchildren of the time each was running in the window (the paper's
     /// "cumulative time of test for all hosts"), µs.
     pub cumulative_us: u64,
+    /// One entry per second of the measured window, second `i` covering `(i s, i+1 s]` after
+    /// the window's start (see [`second_index`]). The runner leaves exactly
+    /// [`seconds_in`]`(duration)` entries in a merged result; a thread's may hold more or fewer.
+    pub timeseries: Vec<SecondStats>,
+}
+
+/// What one second of the measured window saw (issue 5's time series).
+///
+/// Requests and errors are counted in the second they completed (or failed), bytes in the second
+/// they were read: summed over the seconds they equal `Stats::requests`, `errors.total()` and
+/// `bytes_total` exactly. The latency is a 2-significant-figure histogram (about 27 KB), so
+/// seconds merge across threads bucket by bucket like everything else.
+#[derive(Debug, Clone)]
+pub struct SecondStats {
+    /// Responses completed in this second (any status).
+    pub requests: u64,
+    /// Failed requests and non-2xx responses.
+    pub errors: u64,
+    /// Every byte read in this second.
+    pub bytes: u64,
+    /// Response latency (as `Stats::response`) of the responses completed in this second.
+    pub response: Latency,
+}
+
+impl SecondStats {
+    pub fn new() -> Self {
+        SecondStats {
+            requests: 0,
+            errors: 0,
+            bytes: 0,
+            response: Latency::new(2),
+        }
+    }
+
+    pub fn merge(&mut self, o: &SecondStats) {
+        self.requests += o.requests;
+        self.errors += o.errors;
+        self.bytes += o.bytes;
+        self.response.merge(&o.response);
+    }
+}
+
+impl Default for SecondStats {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The second of the window an event `elapsed_us` after its start belongs to: second `i` is
+/// `(i s, i+1 s]`, and an event at exactly 0 goes to second 0. Closed on the right, so an event
+/// at the very end of a window of whole seconds (a `-n` run's last byte) lands in its last second.
+#[inline]
+pub const fn second_index(elapsed_us: u64) -> usize {
+    (elapsed_us.saturating_sub(1) / 1_000_000) as usize
+}
+
+/// How many seconds a window of `d` has: its length rounded up (the last one may be partial).
+pub fn seconds_in(d: Duration) -> usize {
+    let us = d.as_micros().min(u128::from(u64::MAX)) as u64;
+    us.div_ceil(1_000_000) as usize
 }
 
 impl UrlStats {
@@ -340,7 +424,31 @@ impl Stats {
             bytes_header: 0,
             bytes_body: 0,
             cumulative_us: 0,
+            timeseries: Vec::new(),
         }
+    }
+
+    /// Makes seconds `0..n` of the time series exist now, so that recording into them never
+    /// allocates (the engine calls it for a run of known duration).
+    pub fn preallocate_seconds(&mut self, n: usize) {
+        if self.timeseries.len() < n {
+            self.timeseries.resize_with(n, SecondStats::new);
+        }
+    }
+
+    /// Second `i` of the time series, created (with any missing before it) if needed: that
+    /// allocates once per new second, so at most about once a second per thread.
+    #[inline]
+    pub fn second(&mut self, i: usize) -> &mut SecondStats {
+        if i >= self.timeseries.len() {
+            self.grow_seconds(i + 1);
+        }
+        &mut self.timeseries[i]
+    }
+
+    #[cold]
+    fn grow_seconds(&mut self, n: usize) {
+        self.preallocate_seconds(n);
     }
 
     /// Exact: histograms merge bucket by bucket, counters add, extremes take the extreme.
@@ -369,6 +477,10 @@ impl Stats {
         self.bytes_header += o.bytes_header;
         self.bytes_body += o.bytes_body;
         self.cumulative_us += o.cumulative_us;
+        self.preallocate_seconds(o.timeseries.len());
+        for (a, b) in self.timeseries.iter_mut().zip(&o.timeseries) {
+            a.merge(b);
+        }
     }
 }
 

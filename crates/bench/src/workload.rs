@@ -386,14 +386,18 @@ fn parse_toml(text: &str, shown: &str) -> Result<Workload, WorkloadError> {
 /// Picks pages by weight: a cumulative table built once, a binary search per pick.
 ///
 /// WebSTONE compared a random number against page weights (section 6.1); this is the same
-/// distribution for any positive weights, in O(log pages) with no allocation per pick.
+/// distribution for any non-negative weights, in O(log pages) with no allocation per pick. A
+/// page of weight 0 (possible in a hand-built [`Workload`]) is never picked.
 #[derive(Debug, Clone)]
 pub struct PagePicker {
     /// `cumulative[i]` = sum of the weights of pages `0..=i`.
     cumulative: Box<[f64]>,
+    /// The last page of positive weight: where a draw that rounds up to the total lands.
+    last: usize,
 }
 
 impl PagePicker {
+    /// Weights must be finite and non-negative with a positive sum (the runner checks).
     pub fn new(workload: &Workload) -> Self {
         let mut sum = 0.0;
         let cumulative = workload
@@ -404,7 +408,11 @@ impl PagePicker {
                 sum
             })
             .collect();
-        PagePicker { cumulative }
+        let last = workload.pages.iter().rposition(|p| p.weight > 0.0);
+        PagePicker {
+            cumulative,
+            last: last.unwrap_or(0),
+        }
     }
 
     /// A page index, page `i` with probability `weight[i] / sum of weights`.
@@ -415,7 +423,37 @@ impl PagePicker {
             return 0;
         }
         let x = rng.f64() * self.cumulative[n - 1];
-        // First page whose cumulative weight exceeds x; clamp guards rounding at the top end.
-        self.cumulative.partition_point(|&c| c <= x).min(n - 1)
+        // First page whose cumulative weight exceeds x (so never a page of weight 0); the clamp
+        // guards a product that rounds up to the total.
+        self.cumulative
+            .partition_point(|&c| c <= x)
+            .min(self.last)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_of_weight_zero_are_never_picked() {
+        let page = |name: &str, weight| Page {
+            name: name.into(),
+            weight,
+            files: vec![0],
+        };
+        let w = Workload {
+            pages: vec![page("z0", 0.0), page("a", 1.0), page("b", 3.0), page("z3", 0.0)],
+            urls: vec!["/a".into()],
+        };
+        let p = PagePicker::new(&w);
+        let mut rng = fastrand::Rng::with_seed(7);
+        let mut n = [0u32; 4];
+        for _ in 0..40_000 {
+            n[p.pick(&mut rng)] += 1;
+        }
+        assert_eq!((n[0], n[3]), (0, 0), "a page of weight 0 is never picked");
+        let ratio = f64::from(n[2]) / f64::from(n[1]);
+        assert!((2.7..3.3).contains(&ratio), "ratio {ratio}");
     }
 }

@@ -1,4 +1,97 @@
 //! `flint report`: results people would rather look at.
 //!
 //! Reads the JSON that `flint bench`, `flint compare` and `flint lab` write and renders one
-//! self-contained HTML file: no network, no CDN, every chart an inline SVG with axes and units.
+//! self-contained HTML file: no network, no CDN, no fonts or scripts from elsewhere. Every chart
+//! is an inline SVG with axes, units and a legend that does not depend on colour (see [`chart`]).
+//!
+//! Inputs are read leniently: a field an older flint did not write makes its section or cell go
+//! away (`–`), never the report. Only an input that is not a flint result at all is an error, and
+//! the error names the file.
+//!
+//! The page, in order, each section only when some input has its data:
+//! summary table; latency percentile spectrum; throughput and p99 over time; bandwidth against
+//! file size (IO-Lite); syscalls per request by server and mode (Jigsaw); other lab results;
+//! WebSTONE's per-page table; truss-style syscall tables; what ran where (WebSTONE asks that
+//! every published result disclose the software, hardware and configuration).
+
+pub mod chart;
+mod html;
+mod input;
+mod sections;
+pub mod text;
+
+pub use input::Kind;
+
+use serde_json::Value;
+
+/// Why a report could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error("no results to report")]
+    NoInputs,
+    #[error("{file}: not a flint result: the top level is not a JSON object")]
+    NotAnObject { file: String },
+    #[error("{file}: unknown result kind {kind:?} (flint report reads bench, compare and lab)")]
+    UnknownKind { file: String, kind: String },
+    #[error("{file}: not a flint result: no \"kind\" and no bench \"summary\"")]
+    NotAResult { file: String },
+}
+
+/// Renders one HTML page from results, each named by its file name (shown in the page and used
+/// to label its series). Any mix of bench, compare and lab results, in the order given.
+pub fn render(inputs: &[(String, Value)]) -> Result<String, ReportError> {
+    let named: Vec<(&str, &Value)> = inputs.iter().map(|(n, v)| (n.as_str(), v)).collect();
+    render_named(&named)
+}
+
+/// Renders the page for a single result (`flint bench --html`, `flint lab --html`); it is
+/// labelled by what it measured (the target URL, the experiment), not by a file name.
+pub fn render_one(value: &Value) -> Result<String, ReportError> {
+    let name = input::own_name(value);
+    render_named(&[(name.as_str(), value)])
+}
+
+fn render_named(inputs: &[(&str, &Value)]) -> Result<String, ReportError> {
+    if inputs.is_empty() {
+        return Err(ReportError::NoInputs);
+    }
+    let inputs = input::classify_all(inputs)?;
+    Ok(sections::page(&inputs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn unknown_kind_is_an_error_naming_the_file() {
+        let err = render(&[("odd.json".into(), json!({"kind": "weather"}))]).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("odd.json") && msg.contains("weather"), "{msg}");
+    }
+
+    #[test]
+    fn non_results_are_errors_naming_the_file() {
+        let err = render(&[("list.json".into(), json!([1, 2]))]).unwrap_err();
+        assert!(err.to_string().starts_with("list.json:"));
+        let err = render(&[("cfg.json".into(), json!({"port": 80}))]).unwrap_err();
+        assert!(matches!(err, ReportError::NotAResult { .. }));
+        assert!(matches!(render(&[]), Err(ReportError::NoInputs)));
+    }
+
+    #[test]
+    fn bench_without_kind_is_read_as_bench() {
+        let v = json!({"summary": {"requests_per_s": 1234.5}, "pages": [], "urls": []});
+        let html = render(&[("old.json".into(), v)]).unwrap();
+        assert!(html.contains("1,235"), "requests/s in the summary table");
+    }
+
+    #[test]
+    fn render_one_labels_a_bench_by_its_target() {
+        let v = json!({"kind": "bench", "config": {"target": {"url": "http://127.0.0.1:8080/"}},
+                       "summary": {"requests_per_s": 10.0}});
+        let html = render_one(&v).unwrap();
+        assert!(html.contains("http://127.0.0.1:8080/"));
+    }
+}

@@ -1,5 +1,6 @@
 //! What the runner prepares once, before any thread starts: the schedule, every request's bytes,
-//! the page picker and each Webchild's random stream. Nothing here runs per request.
+//! and each Webchild's random stream. Nothing here runs per request. (The page picker is
+//! [`crate::workload::PagePicker`].)
 
 use crate::config::HttpMode;
 use crate::{BenchConfig, Workload};
@@ -102,35 +103,6 @@ impl Requests {
     }
 }
 
-/// Picks pages by weight.
-#[derive(Debug, Clone)]
-pub struct PagePicker {
-    /// Running sums of the weights.
-    cumulative: Vec<f64>,
-}
-
-impl PagePicker {
-    /// `weights` must be finite, non-negative, with a positive sum (the runner checks).
-    pub fn new(weights: impl IntoIterator<Item = f64>) -> Self {
-        let mut sum = 0.0;
-        let cumulative = weights
-            .into_iter()
-            .map(|w| {
-                sum += w;
-                sum
-            })
-            .collect();
-        PagePicker { cumulative }
-    }
-
-    pub fn pick(&self, rng: &mut fastrand::Rng) -> usize {
-        let total = self.cumulative.last().copied().unwrap_or(0.0);
-        let r = rng.f64() * total;
-        let i = self.cumulative.partition_point(|&c| c <= r);
-        i.min(self.cumulative.len().saturating_sub(1))
-    }
-}
-
 /// Webchild `id`'s random stream: the same (seed, id) always fetches the same pages.
 pub fn child_rng(seed: u64, id: usize, stream: u64) -> fastrand::Rng {
     // splitmix64 of the pair, so that neighbouring seeds and ids give unrelated streams.
@@ -143,19 +115,6 @@ pub fn child_rng(seed: u64, id: usize, stream: u64) -> fastrand::Rng {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn pages_are_picked_in_proportion_to_their_weights() {
-        let p = PagePicker::new([1.0, 3.0, 0.0]);
-        let mut rng = fastrand::Rng::with_seed(7);
-        let mut n = [0u32; 3];
-        for _ in 0..40_000 {
-            n[p.pick(&mut rng)] += 1;
-        }
-        assert_eq!(n[2], 0, "a page of weight 0 is never picked");
-        let ratio = f64::from(n[1]) / f64::from(n[0]);
-        assert!((2.7..3.3).contains(&ratio), "ratio {ratio}");
-    }
 
     #[test]
     fn page_quota_splits_n_exactly() {

@@ -3,21 +3,54 @@
 //! Names carry their unit (`_s`, `_ms`, `_bytes`, `_per_s`) so a consumer never guesses.
 //! Latency objects are in milliseconds; per-page and per-URL times in the paper's seconds.
 //! Bump [`SCHEMA_VERSION`] when a field is renamed or removed (adding one is compatible).
+//!
+//! Version 2 added `kind`, `environment`, the time series and the latency spectra, and documents
+//! the `server_profile` object that `flint bench --profile` inserts.
 
 use super::formulas::secs;
-use super::{figures, page_blocks};
+use super::{environment, figures, page_blocks};
 use crate::config::Stop;
-use crate::stats::{ErrorKind, LatencySummary};
+use crate::stats::{ErrorKind, Latency, LatencySummary, SecondStats};
 use crate::RunResult;
 use serde_json::{json, Map, Value};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Version of the JSON layout (docs/bench-json.schema.json).
-pub const SCHEMA_VERSION: u64 = 1;
+pub const SCHEMA_VERSION: u64 = 2;
 
 fn latency(l: &LatencySummary) -> Value {
     // LatencySummary is plain numbers: serialisation cannot fail.
     serde_json::to_value(l).unwrap_or(Value::Null)
+}
+
+/// `[{percentile, ms}, ...]`: the spectrum HdrHistogram plots (see [`Latency::spectrum`]).
+fn spectrum(l: &Latency) -> Value {
+    let points = l.spectrum().into_iter();
+    Value::Array(
+        points
+            .map(|(p, ms)| json!({"percentile": p, "ms": ms}))
+            .collect(),
+    )
+}
+
+/// One entry per second of the window; `t_s` is the end of the second (the window's end for a
+/// last, partial one), the latencies `null` in a second without responses.
+fn timeseries(seconds: &[SecondStats], duration_s: f64) -> Value {
+    let quantile = |s: &SecondStats, q: f64| {
+        let h = s.response.histogram();
+        (!h.is_empty()).then(|| h.value_at_quantile(q) as f64 / 1e3)
+    };
+    let entries = seconds.iter().enumerate().map(|(i, s)| {
+        json!({
+            "t_s": ((i + 1) as f64).min(duration_s),
+            "requests": s.requests,
+            "errors": s.errors,
+            "bytes": s.bytes,
+            "p50_ms": quantile(s, 0.50),
+            "p99_ms": quantile(s, 0.99),
+        })
+    });
+    Value::Array(entries.collect())
 }
 
 /// `{min, mean, max}` in ms from µs counters over `n` samples, or nulls when there are none.
@@ -89,6 +122,8 @@ pub fn json(r: &RunResult) -> Value {
         "ttfb_ms": latency(&s.ttfb.summary()),
         "response_ms": latency(&s.response.summary()),
         "page_ms": latency(&s.page.summary()),
+        "response_spectrum": spectrum(&s.response),
+        "page_spectrum": spectrum(&s.page),
     });
     if let Some(m) = summary.as_object_mut() {
         if let Some(u) = &s.response_uncorrected {
@@ -172,14 +207,17 @@ pub fn json(r: &RunResult) -> Value {
     let started = r.started_at.duration_since(UNIX_EPOCH).unwrap_or_default();
     json!({
         "schema_version": SCHEMA_VERSION,
+        "kind": "bench",
         "flint_version": env!("CARGO_PKG_VERSION"),
         "started_at": rfc3339(r.started_at),
         "started_at_unix_s": secs(started.as_micros().min(u128::from(u64::MAX)) as u64),
         "interrupted": r.interrupted,
+        "environment": environment(),
         "config": config,
         "summary": summary,
         "pages": pages,
         "urls": urls,
         "errors_by_kind": errors_by_kind,
+        "timeseries": timeseries(&s.timeseries, f.duration_s),
     })
 }

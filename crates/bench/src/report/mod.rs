@@ -6,14 +6,17 @@
 //!
 //! CONTRACT: `webstone(&RunResult) -> String` (the paper's section 7 report), `ptester(&RunResult)
 //! -> String` (per-URL table), `summary(&RunResult) -> String` (modern summary), `json(&RunResult)
-//! -> serde_json::Value` (schema in docs/bench-json.schema.json).
+//! -> serde_json::Value` (schema in docs/bench-json.schema.json), `environment() ->
+//! serde_json::Value` (the machine, for every kind of result).
 
+mod environment;
 pub mod formulas;
 mod json;
 mod ptester;
 mod summary;
 mod webstone;
 
+pub use environment::environment;
 pub use json::{json, rfc3339, SCHEMA_VERSION};
 pub use ptester::ptester;
 pub use summary::summary;

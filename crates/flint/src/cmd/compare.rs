@@ -1,10 +1,326 @@
-//! `flint compare` (stub: being written).
+//! `flint compare`: the command line to a [`lab::compare::Plan`], a run, the table and the JSON.
+//!
+//! The load options are `flint bench`'s ([`LoadArgs`], turned into a config by the same
+//! [`bench_config`]), so a comparison measures exactly what `flint bench` would, once per target
+//! and round. `--target` and `--serve` keep their command-line order (the first is the baseline of
+//! the ratios): clap's derive gives two separate lists, so [`CompareArgs`] implements
+//! `FromArgMatches` itself to merge them by the index clap records for each value.
 
+use super::bench::{bench_config, install_stop_handler, parse_target};
+use crate::cli::{LoadArgs, ReportArg};
+use anyhow::{bail, Context};
+use bench::{Target, Workload};
+use clap::{ArgMatches, Args, FromArgMatches};
+use lab::compare::{self, spec, Endpoint, Event, Figure, NamedValue, ServerOptions};
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
-#[derive(Debug, clap::Args)]
-pub struct CompareArgs {}
+static STOP: AtomicBool = AtomicBool::new(false);
 
-pub fn compare(_args: CompareArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("flint compare is not built yet")
+fn duration(text: &str) -> Result<Duration, String> {
+    crate::duration::parse(text)
+}
+
+fn target_arg(text: &str) -> Result<NamedValue, String> {
+    spec::parse_target(text).map_err(|e| e.to_string())
+}
+
+fn serve_arg(text: &str) -> Result<NamedValue, String> {
+    spec::parse_serve(text).map_err(|e| e.to_string())
+}
+
+/// The options as clap declares them; [`CompareArgs`] adds the order of the targets.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("servers").required(true).multiple(true).args(["targets", "serves"])))]
+pub struct CompareFlags {
+    /// A running server: NAME=http://HOST:PORT. Repeat; the first target is the baseline of the
+    /// ratios. Targets and --serve commands run in the order given.
+    #[arg(long = "target", value_name = "NAME=URL", value_parser = target_arg)]
+    pub targets: Vec<NamedValue>,
+    /// A server flint starts and stops: NAME=COMMAND, run with `sh -c` in its own process group,
+    /// `{port}` replaced by a free loopback port (its URL is then http://127.0.0.1:PORT).
+    /// Started before its first round, kept running until the end, stopped with SIGTERM (then
+    /// SIGKILL). Example: --serve 'flint=flint serve www --listen 127.0.0.1:{port}'
+    #[arg(long = "serve", value_name = "NAME=COMMAND", value_parser = serve_arg)]
+    pub serves: Vec<NamedValue>,
+    /// Files to fetch: one page each, equal weights.
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<String>,
+    /// Workload file: TOML pages, or an original WebSTONE filelist.
+    #[arg(short = 'w', long, value_name = "FILE")]
+    pub workload: Option<PathBuf>,
+    /// Rounds: each target is measured once per round, in turn (A B A B ...).
+    #[arg(long, value_name = "N", default_value_t = 3,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub rounds: u32,
+    /// How long a --serve command has to accept a connection.
+    #[arg(long, value_name = "DUR", value_parser = duration, default_value = "10s")]
+    pub serve_timeout: Duration,
+    #[command(flatten)]
+    pub load: LoadArgs,
+}
+
+/// `flint compare`'s arguments: the flags, and the targets merged in command-line order.
+#[derive(Debug)]
+pub struct CompareArgs {
+    pub flags: CompareFlags,
+    pub servers: Vec<Server>,
+}
+
+/// A `--target` or `--serve` argument.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Server {
+    Target(NamedValue),
+    Serve(NamedValue),
+}
+
+impl Server {
+    fn spec(&self) -> &NamedValue {
+        match self {
+            Server::Target(s) | Server::Serve(s) => s,
+        }
+    }
+}
+
+/// `--target` and `--serve` values in the order they were typed, names checked unique.
+fn in_order(m: &ArgMatches, flags: &CompareFlags) -> Result<Vec<Server>, clap::Error> {
+    let indices = |id: &str| {
+        m.indices_of(id)
+            .map_or(Vec::new(), |i| i.collect::<Vec<_>>())
+    };
+    let mut all: Vec<(usize, Server)> = indices("targets")
+        .into_iter()
+        .zip(flags.targets.iter().cloned().map(Server::Target))
+        .chain(
+            indices("serves")
+                .into_iter()
+                .zip(flags.serves.iter().cloned().map(Server::Serve)),
+        )
+        .collect();
+    all.sort_by_key(|(i, _)| *i);
+    let servers: Vec<Server> = all.into_iter().map(|(_, s)| s).collect();
+    spec::check_unique(servers.iter().map(|s| s.spec().name.as_str()))
+        .map_err(|e| clap::Error::raw(clap::error::ErrorKind::ValueValidation, format!("{e}\n")))?;
+    Ok(servers)
+}
+
+impl FromArgMatches for CompareArgs {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        let flags = CompareFlags::from_arg_matches(m)?;
+        let servers = in_order(m, &flags)?;
+        Ok(CompareArgs { flags, servers })
+    }
+
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        self.flags.update_from_arg_matches(m)?;
+        self.servers = in_order(m, &self.flags)?;
+        Ok(())
+    }
+}
+
+impl Args for CompareArgs {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        CompareFlags::augment_args(cmd)
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        CompareFlags::augment_args_for_update(cmd)
+    }
+}
+
+pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
+    let CompareArgs { flags, servers } = args;
+    let load = &flags.load;
+    if load.log.is_some() {
+        bail!("--log is not supported by compare (one log per round and target would overwrite each other): use flint bench --log");
+    }
+    let workload = match (&flags.workload, flags.paths.is_empty()) {
+        (Some(_), false) => bail!("give either a workload (-w) or paths, not both"),
+        (Some(path), true) => Workload::load(path)?,
+        (None, false) => Workload::from_paths(&flags.paths)?,
+        (None, true) => bail!("nothing to fetch: name paths (flint compare --target a=URL --target b=URL /a.html /b.gif) or a workload (-w FILE)"),
+    };
+    let endpoints = servers
+        .into_iter()
+        .map(|s| match s {
+            Server::Target(NamedValue { name, value }) => {
+                let (target, path) = parse_target(&value).with_context(|| format!("--target {name}"))?;
+                if let Some(path) = path {
+                    bail!("--target {name}={value}: the path `{path}` of the URL is not used; name the files to fetch as PATH arguments or with -w");
+                }
+                Ok(Endpoint::Url { name, target })
+            }
+            Server::Serve(NamedValue { name, value }) => Ok(Endpoint::Serve { name, command: value }),
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    // The template of every round; lab::compare replaces its target with each endpoint's.
+    let placeholder = Target {
+        addr: ([127, 0, 0, 1], 0).into(),
+        host: String::new(),
+        url: String::new(),
+    };
+    let log_dir = tempfile::Builder::new()
+        .prefix("flint-compare-")
+        .tempdir()
+        .context("creating a temporary directory for server logs")?;
+    let plan = compare::Plan {
+        endpoints,
+        rounds: flags.rounds as usize,
+        config: bench_config(placeholder, load),
+        workload,
+        server: ServerOptions {
+            ready_timeout: flags.serve_timeout,
+            ..ServerOptions::default()
+        },
+        log_dir: log_dir.path().to_owned(),
+    };
+    install_stop_handler(|| STOP.store(true, Ordering::Relaxed))?;
+    let quiet = load.quiet;
+    let mut on_event = |e: Event<'_>| {
+        if let Some(line) = event_line(&e).filter(|_| !quiet || matches!(e, Event::Failed { .. })) {
+            eprintln!("{line}");
+        }
+    };
+    let result = compare::run(&plan, &STOP, &mut on_event)?;
+    if !load.report.contains(&ReportArg::None) {
+        print!("{}", compare::table(&result));
+    }
+    if let Some(path) = &load.json {
+        let json = serde_json::to_string_pretty(&compare::json(&result))?;
+        std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))?;
+    }
+    // A failed target makes the comparison incomplete: scripts should notice.
+    Ok(if result.targets.iter().all(|t| t.ok()) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// The line printed on stderr for an event.
+fn event_line(e: &Event<'_>) -> Option<String> {
+    Some(match e {
+        Event::Starting { name, command } => {
+            format!("flint compare: starting {name}: sh -c '{command}'")
+        }
+        Event::Started { name, url, log } => {
+            format!(
+                "flint compare: {name} accepts connections at {url} (output: {})",
+                log.display()
+            )
+        }
+        Event::Round {
+            round,
+            rounds,
+            name,
+            summary,
+        } => {
+            let f = |fig: Figure| fig.of(summary).map_or("-".into(), |v| fig.display(v));
+            format!(
+                "round {round}/{rounds}  {name}: {} requests/s, {} MB/s, p50 {} ms, p99 {} ms, {} errors",
+                f(Figure::RequestsPerS),
+                f(Figure::ThroughputBytesPerS),
+                f(Figure::ResponseP50Ms),
+                f(Figure::ResponseP99Ms),
+                f(Figure::Errors),
+            )
+        }
+        Event::Failed { name, error } => format!("flint compare: {name} failed: {error}"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Server;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    fn parse(args: &[&str]) -> Result<super::CompareArgs, clap::Error> {
+        let argv = ["flint", "compare"].iter().chain(args);
+        match Cli::try_parse_from(argv)?.command {
+            Command::Compare(a) => Ok(a),
+            other => panic!("parsed as {other:?}"),
+        }
+    }
+
+    fn names(a: &super::CompareArgs) -> Vec<String> {
+        a.servers
+            .iter()
+            .map(|s| match s {
+                Server::Target(v) => format!("target:{}", v.name),
+                Server::Serve(v) => format!("serve:{}", v.name),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn targets_and_serves_keep_command_line_order() {
+        let a = parse(&[
+            "--serve",
+            "a=x {port}",
+            "--target",
+            "b=http://127.0.0.1:1",
+            "--serve",
+            "c=y {port}",
+            "--target",
+            "d=http://127.0.0.1:2",
+            "/x.html",
+        ])
+        .unwrap();
+        assert_eq!(names(&a), ["serve:a", "target:b", "serve:c", "target:d"]);
+        assert_eq!(a.flags.rounds, 3);
+        assert_eq!(a.flags.paths, ["/x.html"]);
+    }
+
+    #[test]
+    fn duplicate_names_are_a_usage_error() {
+        let err =
+            parse(&["--target", "a=http://127.0.0.1:1", "--serve", "a=x {port}"]).unwrap_err();
+        assert!(err.to_string().contains("`a` is given twice"), "{err}");
+    }
+
+    #[test]
+    fn missing_equals_and_empty_names_are_usage_errors() {
+        let err = parse(&["--target", "http://127.0.0.1:1"])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("expected NAME=URL"), "{err}");
+        let err = parse(&["--target", "=http://127.0.0.1:1"])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("name before `=` is empty"), "{err}");
+    }
+
+    #[test]
+    fn at_least_one_server_and_one_round_are_required() {
+        assert!(parse(&["/x.html"]).is_err());
+        assert!(parse(&["--target", "a=http://127.0.0.1:1", "--rounds", "0"]).is_err());
+    }
+
+    #[test]
+    fn bench_load_options_are_accepted() {
+        let a = parse(&[
+            "--target",
+            "a=http://127.0.0.1:1",
+            "-c",
+            "4",
+            "-d",
+            "300ms",
+            "--http",
+            "1.0",
+            "--json",
+            "out.json",
+            "--rounds",
+            "5",
+        ])
+        .unwrap();
+        assert_eq!(a.flags.load.clients, 4);
+        assert_eq!(a.flags.rounds, 5);
+        assert_eq!(
+            a.flags.load.json.as_deref(),
+            Some(std::path::Path::new("out.json"))
+        );
+    }
 }

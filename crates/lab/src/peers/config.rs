@@ -1,0 +1,351 @@
+//! The configs `flint lab` writes for its peers: minimal, and the same on every machine.
+//!
+//! Each server gets only what serving static files fast needs, with the settings the seeds'
+//! measurements assume: no access log, persistent connections that are never closed in the middle
+//! of a measurement, sendfile where the server has it, file metadata cached where it can be.
+//! Nothing points outside the peer's private directory except the document root and, for Apache,
+//! its modules, so a peer never touches the distribution's own configuration, logs or pid files.
+//! These functions only build text; [`super::Peer::start`] writes and uses it.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// What every config needs to know.
+#[derive(Debug, Clone, Copy)]
+pub struct ConfigParams<'a> {
+    /// The peer's private directory: config, logs, pid file, locks, temp files.
+    pub dir: &'a Path,
+    /// The document root, shared by every peer of an experiment.
+    pub root: &'a Path,
+    pub port: u16,
+    /// Content-MD5 on each response (Apache's `ContentDigest On`; flint's `--digest`).
+    pub digest: bool,
+    /// Connections the experiment keeps open at once: a process-per-connection server (Apache
+    /// prefork) needs at least that many processes, or clients starve behind kept-alive ones.
+    pub max_clients: usize,
+}
+
+/// The MIME types of the lab's documents (`Content-Type` only; the lab never checks them).
+const TYPES: [(&str, &str); 4] = [
+    ("html", "text/html"),
+    ("gif", "image/gif"),
+    ("zip", "application/zip"),
+    ("bin", "application/octet-stream"),
+];
+
+/// Apache's modules, as Debian installs them.
+pub const APACHE_MODULES: &str = "/usr/lib/apache2/modules";
+
+/// Apache processes (prefork) or threads (event) for `max_clients` connections: all of them,
+/// plus headroom for connections in lingering close, and never fewer than a small site would run.
+pub fn apache_workers(max_clients: usize) -> usize {
+    (max_clients + max_clients / 4 + 2).max(8)
+}
+
+/// nginx: `daemon off; master_process off;` makes one process that is the worker, so the pid the
+/// lab holds is the one that serves (and the one profiled).
+pub fn nginx(p: &ConfigParams) -> String {
+    let dir = p.dir.display();
+    let mut types = String::new();
+    for (ext, mime) in TYPES {
+        let _ = write!(types, " {mime} {ext};");
+    }
+    format!(
+        "# flint lab: nginx, one process that is the worker.
+daemon off;
+master_process off;
+worker_processes 1;
+worker_rlimit_nofile 8192;
+pid {dir}/nginx.pid;
+error_log {dir}/error.log warn;
+
+events {{
+    worker_connections 4096;
+}}
+
+http {{
+    types {{{types} }}
+    default_type application/octet-stream;
+    sendfile on;
+    tcp_nopush on;
+    open_file_cache max=1000 inactive=60s;
+    open_file_cache_valid 60s;
+    access_log off;
+    keepalive_requests 1000000;
+    keepalive_timeout 65s;
+    client_body_temp_path {dir}/client_body;
+    proxy_temp_path {dir}/proxy;
+    fastcgi_temp_path {dir}/fastcgi;
+    uwsgi_temp_path {dir}/uwsgi;
+    scgi_temp_path {dir}/scgi;
+
+    server {{
+        listen 127.0.0.1:{port};
+        root {root};
+        location / {{
+        }}
+    }}
+}}
+",
+        port = p.port,
+        root = p.root.display(),
+    )
+}
+
+/// Which Apache multi-processing module.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mpm {
+    /// A process per connection, forked in advance (Apache 1.3's model, the seeds' Apache).
+    Prefork,
+    /// Threads in one process, keep-alive connections parked in an event loop (the "threaded"
+    /// Apache of seed 002, grown up).
+    Event,
+}
+
+/// The `mime.types` file Apache's mod_mime reads (written into the peer's directory, so the
+/// config does not depend on /etc/mime.types being installed).
+pub fn apache_mime_types() -> String {
+    TYPES
+        .iter()
+        .map(|(ext, mime)| format!("{mime} {ext}\n"))
+        .collect()
+}
+
+/// Apache httpd, started with `-D FOREGROUND -f CONF`. The pool is fixed at start (start, spare
+/// and limit all equal) so that no process is forked or reaped during a measurement: the process
+/// tree profiled at the start of a window is the one that serves it.
+pub fn apache(p: &ConfigParams, mpm: Mpm, user: Option<&str>) -> String {
+    let dir = p.dir.display();
+    let root = p.root.display();
+    let workers = apache_workers(p.max_clients);
+    let (mpm_module, pool) = match mpm {
+        Mpm::Prefork => (
+            "mpm_prefork",
+            format!(
+                "StartServers {workers}
+MinSpareServers {workers}
+MaxSpareServers {workers}
+ServerLimit {workers}
+MaxRequestWorkers {workers}
+MaxConnectionsPerChild 0
+"
+            ),
+        ),
+        // One child process: its threads are the pool; the spare-thread bounds are wide enough
+        // that the parent never retires it for being idle.
+        Mpm::Event => (
+            "mpm_event",
+            format!(
+                "StartServers 1
+ServerLimit 1
+ThreadLimit {workers}
+ThreadsPerChild {workers}
+MaxRequestWorkers {workers}
+MinSpareThreads 1
+MaxSpareThreads {spare}
+MaxConnectionsPerChild 0
+",
+                spare = workers * 2
+            ),
+        ),
+    };
+    // As root, Apache's children switch to an unprivileged user; as anyone else they cannot.
+    let user = user.map_or(String::new(), |u| format!("User {u}\nGroup {u}\n"));
+    format!(
+        "# flint lab: Apache httpd, {mpm_module}.
+ServerRoot \"{dir}\"
+ServerName 127.0.0.1
+Listen 127.0.0.1:{port}
+PidFile \"{dir}/httpd.pid\"
+ErrorLog \"{dir}/error.log\"
+LogLevel warn
+DefaultRuntimeDir \"{dir}\"
+LoadModule {mpm_module}_module {APACHE_MODULES}/mod_{mpm_module}.so
+LoadModule authz_core_module {APACHE_MODULES}/mod_authz_core.so
+LoadModule mime_module {APACHE_MODULES}/mod_mime.so
+LoadModule dir_module {APACHE_MODULES}/mod_dir.so
+{user}TypesConfig \"{dir}/mime.types\"
+DocumentRoot \"{root}\"
+<Directory \"{root}\">
+    Options None
+    AllowOverride None
+    Require all granted
+</Directory>
+DirectoryIndex index.html
+KeepAlive On
+MaxKeepAliveRequests 0
+KeepAliveTimeout 60
+Timeout 60
+EnableSendfile On
+EnableMMAP On
+ContentDigest {digest}
+{pool}",
+        port = p.port,
+        digest = if p.digest { "On" } else { "Off" },
+    )
+}
+
+/// lighttpd, started with `-D -f CONF`: one process (no `server.max-worker`), sendfile by default.
+pub fn lighttpd(p: &ConfigParams) -> String {
+    let types: Vec<String> = TYPES
+        .iter()
+        .map(|(ext, mime)| format!("\".{ext}\" => \"{mime}\""))
+        .collect();
+    format!(
+        "# flint lab: lighttpd, one process.
+server.document-root = \"{root}\"
+server.bind = \"127.0.0.1\"
+server.port = {port}
+server.errorlog = \"{dir}/error.log\"
+server.pid-file = \"{dir}/lighttpd.pid\"
+server.max-keep-alive-requests = 65535
+server.max-keep-alive-idle = 60
+server.max-connections = 4096
+server.max-fds = 8192
+index-file.names = (\"index.html\")
+mimetype.assign = ({types}, \"\" => \"application/octet-stream\")
+",
+        root = p.root.display(),
+        dir = p.dir.display(),
+        port = p.port,
+        types = types.join(", "),
+    )
+}
+
+/// flint serve's arguments (after the program): one thread, like the other single-process peers.
+pub fn flint_args(p: &ConfigParams) -> Vec<String> {
+    let mut args = vec![
+        "serve".to_owned(),
+        p.root.display().to_string(),
+        "--listen".to_owned(),
+        format!("127.0.0.1:{}", p.port),
+        "--threads".to_owned(),
+        "1".to_owned(),
+    ];
+    if p.digest {
+        args.push("--digest".to_owned());
+    }
+    args
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn params(digest: bool, max_clients: usize) -> (PathBuf, PathBuf, usize, bool) {
+        (
+            PathBuf::from("/tmp/peer"),
+            PathBuf::from("/srv/docs"),
+            max_clients,
+            digest,
+        )
+    }
+
+    fn with<T>(digest: bool, max_clients: usize, f: impl FnOnce(&ConfigParams) -> T) -> T {
+        let (dir, root, max_clients, digest) = params(digest, max_clients);
+        f(&ConfigParams {
+            dir: &dir,
+            root: &root,
+            port: 18123,
+            digest,
+            max_clients,
+        })
+    }
+
+    #[test]
+    fn nginx_is_one_process_that_serves_from_the_root_on_loopback() {
+        let text = with(false, 40, nginx);
+        for line in [
+            "daemon off;",
+            "master_process off;",
+            "worker_processes 1;",
+            "sendfile on;",
+            "tcp_nopush on;",
+            "open_file_cache max=1000",
+            "access_log off;",
+            "keepalive_requests 1000000;",
+            "listen 127.0.0.1:18123;",
+            "root /srv/docs;",
+            "pid /tmp/peer/nginx.pid;",
+            "error_log /tmp/peer/error.log",
+            "text/html html;",
+        ] {
+            assert!(text.contains(line), "missing {line:?} in:\n{text}");
+        }
+        assert_eq!(text.matches('{').count(), text.matches('}').count());
+    }
+
+    #[test]
+    fn apache_prefork_pool_is_fixed_and_large_enough_for_every_client() {
+        let text = with(false, 40, |p| apache(p, Mpm::Prefork, Some("www-data")));
+        let workers = apache_workers(40);
+        assert!(workers >= 40);
+        for line in [
+            "LoadModule mpm_prefork_module /usr/lib/apache2/modules/mod_mpm_prefork.so".to_owned(),
+            format!("StartServers {workers}\n"),
+            format!("MinSpareServers {workers}\n"),
+            format!("MaxSpareServers {workers}\n"),
+            format!("MaxRequestWorkers {workers}\n"),
+            "Listen 127.0.0.1:18123\n".to_owned(),
+            "DocumentRoot \"/srv/docs\"".to_owned(),
+            "PidFile \"/tmp/peer/httpd.pid\"".to_owned(),
+            "KeepAlive On\n".to_owned(),
+            "MaxKeepAliveRequests 0\n".to_owned(),
+            "EnableSendfile On\n".to_owned(),
+            "ContentDigest Off\n".to_owned(),
+            "User www-data\n".to_owned(),
+        ] {
+            assert!(text.contains(&line), "missing {line:?} in:\n{text}");
+        }
+        assert!(!text.contains("mpm_event"));
+    }
+
+    #[test]
+    fn apache_event_is_one_child_with_a_thread_per_client_and_digest_when_asked() {
+        let text = with(true, 5, |p| apache(p, Mpm::Event, None));
+        let workers = apache_workers(5);
+        for line in [
+            "LoadModule mpm_event_module /usr/lib/apache2/modules/mod_mpm_event.so".to_owned(),
+            "ServerLimit 1\n".to_owned(),
+            format!("ThreadsPerChild {workers}\n"),
+            "ContentDigest On\n".to_owned(),
+        ] {
+            assert!(text.contains(&line), "missing {line:?} in:\n{text}");
+        }
+        assert!(!text.contains("User "), "no User line when not root");
+        assert!(apache_mime_types().contains("text/html html\n"));
+    }
+
+    #[test]
+    fn lighttpd_binds_loopback_and_keeps_connections() {
+        let text = with(false, 40, lighttpd);
+        for line in [
+            "server.document-root = \"/srv/docs\"",
+            "server.bind = \"127.0.0.1\"",
+            "server.port = 18123",
+            "server.max-keep-alive-requests = 65535",
+            "\".gif\" => \"image/gif\"",
+        ] {
+            assert!(text.contains(line), "missing {line:?} in:\n{text}");
+        }
+    }
+
+    #[test]
+    fn flint_serve_runs_one_thread_and_adds_digest_only_when_asked() {
+        let plain = with(false, 40, flint_args);
+        assert_eq!(
+            plain,
+            [
+                "serve",
+                "/srv/docs",
+                "--listen",
+                "127.0.0.1:18123",
+                "--threads",
+                "1"
+            ]
+        );
+        let digest = with(true, 40, flint_args);
+        assert_eq!(digest.last().map(String::as_str), Some("--digest"));
+    }
+}

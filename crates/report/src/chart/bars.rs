@@ -1,0 +1,191 @@
+//! Grouped bar charts: one group per category, one bar per series, optional min–max whiskers.
+
+use super::axis::Axis;
+use super::*;
+
+/// One series of a bar chart: a value per group (`None`: no bar), and optionally a range per
+/// group drawn as a whisker (the noise across rounds).
+#[derive(Debug, Clone)]
+pub struct BarSeries {
+    pub name: String,
+    pub values: Vec<Option<f64>>,
+    /// Empty, or one entry per group.
+    pub ranges: Vec<Option<(f64, f64)>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct BarChart {
+    pub id: String,
+    pub title: String,
+    /// The category axis' title.
+    pub x_title: String,
+    /// Linear; the domain starts at 0 so bar lengths compare.
+    pub y: Axis,
+    pub groups: Vec<String>,
+    pub series: Vec<BarSeries>,
+}
+
+impl BarChart {
+    /// The chart as SVG, or `None` when there is no bar to draw.
+    pub fn svg(&self) -> Option<String> {
+        let ok = |v: &Option<f64>| v.filter(|v| v.is_finite() && *v >= 0.0);
+        let ng = self.groups.len();
+        let ns = self.series.len();
+        if ng == 0 || ns == 0 {
+            return None;
+        }
+        let values = self.series.iter().flat_map(|s| {
+            let vals = s.values.iter().take(ng).filter_map(ok);
+            let highs = s.ranges.iter().take(ng).flatten().map(|r| r.1);
+            vals.chain(highs.filter(|v| v.is_finite()))
+        });
+        let yd = Axis {
+            zero: true,
+            ..self.y.clone()
+        }
+        .domain(values)?;
+        let (x0, x1) = (LEFT, WIDTH - RIGHT);
+        let bottom = TOP + PLOT_H;
+        let py = |y: f64| TOP + PLOT_H * (1.0 - yd.frac(y));
+        let gw = (x1 - x0) / ng as f64;
+        let bw = (gw * 0.78 / ns as f64).min(64.0);
+
+        let mut body = String::new();
+        y_axis(&mut body, &self.y, &yd);
+        let mut bars = 0;
+        for (g, group) in self.groups.iter().enumerate() {
+            let gx = x0 + gw * g as f64 + (gw - bw * ns as f64) / 2.0;
+            for (i, s) in self.series.iter().enumerate() {
+                let Some(v) = s.values.get(g).and_then(ok) else {
+                    continue;
+                };
+                bars += 1;
+                let x = gx + bw * i as f64;
+                let y = py(v);
+                let range = s.ranges.get(g).copied().flatten();
+                let mut tip = format!("{} · {}: {}", group, s.name, self.y.show(v));
+                if let Some((lo, hi)) = range {
+                    let _ = write!(tip, " [{} – {}]", self.y.show(lo), self.y.show(hi));
+                }
+                let _ = write!(
+                    body,
+                    r#"<rect class="bar" x="{x:.1}" y="{y:.1}" width="{:.1}" height="{:.1}" fill="url(#{}-p{i})" stroke="{}" stroke-width="1"><title>{}</title></rect>"#,
+                    bw - 2.0,
+                    (bottom - y).max(0.0),
+                    esc(&self.id),
+                    color(i),
+                    esc(&tip)
+                );
+                let mut label_y = y;
+                if let Some((lo, hi)) = range.filter(|r| r.0.is_finite() && r.1.is_finite()) {
+                    let cx = x + (bw - 2.0) / 2.0;
+                    let (ylo, yhi) = (py(lo.max(0.0)), py(hi));
+                    let _ = write!(
+                        body,
+                        r#"<path class="whisker" d="M{cx:.1},{ylo:.1}V{yhi:.1}M{:.1},{ylo:.1}h8M{:.1},{yhi:.1}h8"/>"#,
+                        cx - 4.0,
+                        cx - 4.0
+                    );
+                    label_y = label_y.min(yhi);
+                }
+                let label = self.y.show(v);
+                if text_width(&label, 10.0) <= bw + 6.0 {
+                    let _ = write!(
+                        body,
+                        r#"<text class="vlabel" x="{:.1}" y="{:.1}" text-anchor="middle" font-size="10">{}</text>"#,
+                        x + (bw - 2.0) / 2.0,
+                        label_y - 4.0,
+                        esc(&label)
+                    );
+                }
+            }
+            let _ = write!(
+                body,
+                r#"<text class="tick" x="{:.1}" y="{:.1}" text-anchor="middle" font-size="11">{}<title>{}</title></text>"#,
+                x0 + gw * (g as f64 + 0.5),
+                bottom + 16.0,
+                esc(&fit(group, gw - 4.0, 11.0)),
+                esc(group)
+            );
+        }
+        if bars == 0 {
+            return None;
+        }
+        let _ = write!(
+            body,
+            r#"<path class="frame" d="M{x0},{TOP}V{bottom}H{x1}"/><text class="atitle" x="{:.1}" y="{:.1}" text-anchor="middle" font-size="{FONT}">{}</text>"#,
+            (x0 + x1) / 2.0,
+            bottom + 38.0,
+            esc(&self.x_title)
+        );
+        let items: Vec<LegendItem> = self
+            .series
+            .iter()
+            .enumerate()
+            .map(|(i, s)| LegendItem {
+                label: s.name.clone(),
+                swatch: format!(
+                    r#"<rect x="2" y="-7" width="26" height="14" fill="url(#{}-p{i})" stroke="{}"/>"#,
+                    esc(&self.id),
+                    color(i)
+                ),
+            })
+            .collect();
+        let (leg, leg_h) = legend(&items, bottom + 50.0);
+        let defs: String = (0..ns)
+            .map(|i| pattern_def(&format!("{}-p{i}", esc(&self.id)), i))
+            .collect();
+        let height = bottom + 50.0 + leg_h + 8.0;
+        let mut out = open(&self.id, &self.title, height, bars, &defs);
+        out.push_str(&body);
+        out.push_str(&leg);
+        out.push_str("</svg>");
+        Some(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chart() -> BarChart {
+        BarChart {
+            id: "b".into(),
+            title: "syscalls".into(),
+            x_title: "server".into(),
+            y: Axis::linear("syscalls per request"),
+            groups: vec!["nginx".into(), "flint".into()],
+            series: vec![
+                BarSeries {
+                    name: "http1.0".into(),
+                    values: vec![Some(12.0), Some(8.0)],
+                    ranges: vec![],
+                },
+                BarSeries {
+                    name: "pipelined".into(),
+                    values: vec![None, Some(1.5)],
+                    ranges: vec![None, Some((1.0, 2.0))],
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn missing_values_draw_no_bar_and_ranges_draw_whiskers() {
+        let svg = chart().svg().unwrap();
+        assert_eq!(svg.matches(r#"<rect class="bar""#).count(), 3);
+        assert!(svg.contains(r#"data-points="3""#));
+        assert_eq!(svg.matches(r#"class="whisker""#).count(), 1);
+        // Each series has its own fill pattern, declared once.
+        assert_eq!(svg.matches("<pattern id=\"b-p").count(), 2);
+    }
+
+    #[test]
+    fn no_values_no_chart() {
+        let mut c = chart();
+        for s in &mut c.series {
+            s.values = vec![None, Some(f64::NAN)];
+        }
+        assert!(c.svg().is_none());
+    }
+}
