@@ -20,20 +20,22 @@
 //! carry-over buffer (a test guards the figure).
 //!
 //! Time is kept in µs since the run's base instant; each Webchild has one deadline (connect
-//! timeout, response timeout, or the end of a think/schedule/back-off wait) in [`Timers`].
+//! timeout, response timeout, or the end of a think/schedule/back-off wait) in `timers::Timers`.
 
+mod errors;
 mod setup;
 mod timers;
 
-pub use setup::{child_rng, Plan, Requests};
+use errors::{connect_error, head_error, status_error};
+use setup::Running;
+pub use setup::{child_rng, Plan, Requests, Shared, ThreadOutcome};
 use timers::Timers;
 
 use crate::config::HttpMode;
-use crate::log::{LogBuf, LogFile, LogRecord};
-use crate::progress::{Counts, Progress};
+use crate::log::{LogBuf, LogRecord};
+use crate::progress::Counts;
 use crate::stats::{second_index, ErrorKind, ResponseSample, SecondStats, Stats};
-use crate::workload::PagePicker;
-use crate::{BenchConfig, Stop, Workload};
+use crate::{Stop, Workload};
 use mio::event::Event;
 use mio::net::TcpStream;
 use mio::{Events, Interest, Poll, Registry, Token};
@@ -41,9 +43,9 @@ use socket2::{Domain, Protocol, Socket, Type};
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
-use wire::response::{parse_response_head, BodyDecoder, Framing, ResponseError};
+use wire::response::{parse_response_head, BodyDecoder, Framing};
 
 /// The per-thread read buffer. Larger than the longest response head wire accepts, so a
 /// carried-over partial head always leaves room to read more.
@@ -58,47 +60,9 @@ const BACKOFF_US: u64 = 10_000;
 const PUBLISH_US: u64 = 100_000;
 /// "No time": no deadline, no first byte yet, no connect.
 const NONE: u64 = u64::MAX;
-/// Seconds of time series a thread allocates before a timed run (about 27 KB each).
+/// Seconds of time series a thread allocates before a timed run (about 27 KB each, mostly
+/// untouched, so not resident, until the second comes).
 const PREALLOCATED_SECONDS: usize = 3600;
-
-/// What every thread reads; nothing in it is written during the run except through atomics
-/// (`progress`, `stop`, `running`) and the log file's lock (taken once per ~64 KiB of log).
-pub struct Shared<'a> {
-    pub config: &'a BenchConfig,
-    pub workload: &'a Workload,
-    pub plan: Plan,
-    pub requests: Requests,
-    pub picker: PagePicker,
-    pub log: Option<LogFile>,
-    pub progress: Progress,
-    pub stop: &'a AtomicBool,
-    /// The runner's coordinating thread, unparked when the last load thread stops measuring.
-    pub coordinator: std::thread::Thread,
-    /// Load threads still measuring.
-    pub running: AtomicUsize,
-}
-
-/// Counts its thread out of `Shared::running` when dropped (also on an error or a panic), and
-/// wakes the coordinator when it was the last: the window of a `-n` run or of Ctrl-C ends then.
-struct Running<'a>(&'a Shared<'a>);
-
-impl Drop for Running<'_> {
-    fn drop(&mut self) {
-        if self.0.running.fetch_sub(1, Ordering::AcqRel) == 1 {
-            self.0.coordinator.unpark();
-        }
-    }
-}
-
-/// What a thread hands back.
-#[derive(Debug)]
-pub struct ThreadOutcome {
-    pub stats: Stats,
-    /// When the thread stopped measuring (µs since base): the run's end, Ctrl-C, or its last page.
-    pub end_us: u64,
-    pub interrupted: bool,
-    pub log_error: Option<io::Error>,
-}
 
 /// One thread: Webchildren `ids` (global indexes) on one event loop, until the end.
 pub fn run_thread(sh: &Shared<'_>, thread: usize, ids: Range<usize>) -> io::Result<ThreadOutcome> {
@@ -115,12 +79,16 @@ pub fn run_thread(sh: &Shared<'_>, thread: usize, ids: Range<usize>) -> io::Resu
         live: Counts::default(),
         active: 0,
     };
-    cx.stats.preallocate_seconds(match sh.config.stop {
-        // The whole window's seconds now (+1 for a partial one), up to an hour: past that, a
-        // second allocates when it starts, as with -n.
-        Stop::Duration(d) => (d.as_secs() as usize + 1).min(PREALLOCATED_SECONDS),
+    // A timed run's seconds (+1 for a partial one) are allocated now, up to an hour; past that,
+    // and with -n, a second allocates its histogram when it starts, in a vector with room.
+    let seconds = match sh.config.stop {
+        Stop::Duration(d) => (d.as_secs() as usize).saturating_add(1),
         Stop::Pages(_) => 1,
-    });
+    };
+    let room = seconds.clamp(PREALLOCATED_SECONDS, 24 * PREALLOCATED_SECONDS);
+    cx.stats.timeseries.reserve_exact(room);
+    cx.stats
+        .preallocate_seconds(seconds.min(PREALLOCATED_SECONDS));
     let mut events = Events::with_capacity(n.clamp(16, 1024));
     let mut buf = vec![0u8; READ_BUF].into_boxed_slice();
     let mut children: Vec<Webchild> = ids
@@ -356,12 +324,13 @@ impl Webchild {
             State::Connecting => self.on_connect_ready(cx),
             // Between pages only a close (or garbage) can arrive: on_readable closes on either.
             State::Wait => self.on_readable(cx, buf, true),
-            State::Closing => {
-                let closed = ev.is_read_closed() || ev.is_error();
-                if ev.is_readable() || closed {
-                    self.on_readable(cx, buf, closed);
-                }
+            // The FIN (or an error) is all this state waits for; no read is needed to see it.
+            State::Closing if ev.is_read_closed() || ev.is_error() => {
+                let now = cx.now();
+                self.closed(cx, now);
             }
+            State::Closing if ev.is_readable() => self.on_readable(cx, buf, false),
+            State::Closing => {}
             State::ReadingHead | State::ReadingBody => {
                 if ev.is_writable() && self.wpos < self.wend {
                     let now = cx.now();
@@ -511,8 +480,10 @@ impl Webchild {
     /// HTTP/1.0, the response complete (and recorded, so its time ends at its last byte): waits
     /// for the server's FIN before closing, so that the server closes first and keeps the
     /// TIME_WAIT, as with a 1995 client; closing at once left ~2% of them on the client. The FIN
-    /// comes with the data or right after it, so the next file hardly waits; a server that
-    /// keeps the connection open is waited for at most the response timeout, then closed.
+    /// usually comes with the data (the event that brought it says so: then this state ends
+    /// before the next read) or right after it, and epoll's read-closed flag shows it without a
+    /// read, so the next file hardly waits. A server that keeps the connection open is waited
+    /// for at most the response timeout, then closed.
     fn await_close(&mut self, cx: &mut Ctx<'_>, now: u64, ok: bool, more: bool) {
         self.next_file = ok && more;
         if !self.next_file {
@@ -710,8 +681,17 @@ impl Webchild {
                     }
                     self.head.clear();
                     self.on_data(cx, &buf[..carry + n], now);
+                    let drained = n < buf.len() - carry;
+                    if self.conn_gen != gen {
+                        return;
+                    }
+                    // HTTP/1.0: the FIN came with the response and all is read: closing now is
+                    // the passive close, without a read to see the EOF.
+                    if closed && drained && self.state == State::Closing {
+                        return self.closed(cx, now);
+                    }
                     // Less than offered: drained (edge-triggered epoll reports what comes next).
-                    if (n < buf.len() - carry && !closed) || self.conn_gen != gen {
+                    if drained && !closed {
                         return;
                     }
                 }
@@ -857,35 +837,6 @@ fn open(addr: SocketAddr) -> io::Result<TcpStream> {
         Err(e) => return Err(e),
     }
     Ok(TcpStream::from_std(s.into()))
-}
-
-fn connect_error(e: &io::Error) -> ErrorKind {
-    match e.kind() {
-        io::ErrorKind::ConnectionRefused => ErrorKind::ConnectRefused,
-        io::ErrorKind::TimedOut => ErrorKind::ConnectTimeout,
-        _ => ErrorKind::ConnectOther,
-    }
-}
-
-fn head_error(e: ResponseError) -> ErrorKind {
-    match e {
-        ResponseError::MalformedStatusLine => ErrorKind::MalformedStatus,
-        ResponseError::MalformedHeaders
-        | ResponseError::BadContentLength
-        | ResponseError::TooLarge => ErrorKind::MalformedHeaders,
-        ResponseError::BadChunk | ResponseError::ShortBody => ErrorKind::ShortBody,
-    }
-}
-
-/// The error a final status counts as, if any (a 3xx is counted, not followed).
-fn status_error(status: u16) -> Option<ErrorKind> {
-    match status {
-        200..=299 => None,
-        100..=199 => Some(ErrorKind::Status1xx),
-        300..=399 => Some(ErrorKind::Status3xx),
-        400..=499 => Some(ErrorKind::Status4xx),
-        _ => Some(ErrorKind::Status5xx),
-    }
 }
 
 #[cfg(test)]

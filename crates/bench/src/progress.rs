@@ -73,11 +73,11 @@ pub fn line(
     let req_s = now.requests.saturating_sub(prev.requests) as f64 / secs;
     let mb_s = now.bytes.saturating_sub(prev.bytes) as f64 / secs / 1e6;
     format!(
-        "[{:5.1}s{}] {:.1} req/s  {} errors  {:.1} MB/s",
+        "[{:5.1}s{}] {:.1} req/s  {}  {:.1} MB/s",
         elapsed.as_secs_f64(),
         if warmup { " warm-up" } else { "" },
         req_s,
-        now.errors,
+        crate::report::count_of(now.errors, "error", "errors"),
         mb_s
     )
 }
@@ -118,6 +118,15 @@ mod tests {
             Duration::from_secs(2),
         );
         assert_eq!(l, "[  5.0s] 1000.0 req/s  2 errors  2.0 MB/s");
+        let one = Counts { errors: 1, ..now };
+        let l = line(
+            Duration::from_secs(5),
+            true,
+            prev,
+            one,
+            Duration::from_secs(2),
+        );
+        assert_eq!(l, "[  5.0s warm-up] 1000.0 req/s  1 error  2.0 MB/s");
     }
 
     #[test]

@@ -570,3 +570,100 @@ impl Stats {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seconds_are_closed_on_the_right() {
+        assert_eq!(second_index(0), 0);
+        assert_eq!(second_index(1), 0);
+        assert_eq!(second_index(1_000_000), 0, "the end of second 0 is in it");
+        assert_eq!(second_index(1_000_001), 1);
+        assert_eq!(second_index(2_500_000), 2);
+        assert_eq!(seconds_in(Duration::ZERO), 0);
+        assert_eq!(seconds_in(Duration::from_micros(1)), 1);
+        assert_eq!(seconds_in(Duration::from_secs(2)), 2);
+        assert_eq!(seconds_in(Duration::from_millis(2001)), 3);
+        // The last event of a window is in its last second.
+        for us in [1, 999_999, 1_000_000, 2_000_000, 2_500_000] {
+            let d = Duration::from_micros(us);
+            assert_eq!(second_index(us) + 1, seconds_in(d), "{us}");
+        }
+    }
+
+    #[test]
+    fn seconds_merge_by_index_exactly() {
+        let w = crate::Workload::from_paths(&["/a".into()]).unwrap();
+        let (mut a, mut b) = (Stats::new(&w, false), Stats::new(&w, false));
+        a.second(0).requests += 3;
+        a.second(0).response.record_us(1_000);
+        b.second(2).requests += 5;
+        b.second(2).errors += 1;
+        b.second(2).bytes += 70;
+        b.second(0).response.record_us(9_000);
+        assert_eq!(a.timeseries.len(), 1);
+        assert_eq!(
+            b.timeseries.len(),
+            3,
+            "seconds before a new one are created empty"
+        );
+        a.merge(&b);
+        let requests: Vec<u64> = a.timeseries.iter().map(|s| s.requests).collect();
+        assert_eq!(requests, [3, 0, 5]);
+        assert_eq!((a.timeseries[2].errors, a.timeseries[2].bytes), (1, 70));
+        let first = a.timeseries[0].response.summary();
+        assert_eq!(first.count, 2);
+        assert!(first.max >= 8.9 && first.min <= 1.01, "{first:?}");
+    }
+
+    #[test]
+    fn a_second_of_time_series_stays_under_32_kib() {
+        let s = SecondStats::new();
+        let bytes = std::mem::size_of::<SecondStats>() + 8 * s.response.hist.distinct_values();
+        println!("one second of time series: {bytes} bytes");
+        assert!(bytes <= 32 * 1024, "{bytes} bytes");
+    }
+
+    #[test]
+    fn preallocated_seconds_are_not_reallocated_when_recorded() {
+        let w = crate::Workload::from_paths(&["/a".into()]).unwrap();
+        let mut s = Stats::new(&w, false);
+        s.preallocate_seconds(3);
+        let at = s.timeseries.as_ptr();
+        s.second(2).requests += 1;
+        s.second(0).response.record_us(5);
+        assert_eq!(s.timeseries.as_ptr(), at);
+        assert_eq!(s.timeseries.len(), 3);
+    }
+
+    #[test]
+    fn spectrum_of_a_thousand_values_stops_where_the_count_does() {
+        let mut l = Latency::new(3);
+        for ms in 1..=1000u64 {
+            l.record_us(ms * 1000);
+        }
+        let s = l.spectrum();
+        let p: Vec<f64> = s.iter().map(|x| x.0).collect();
+        // 2^9 = 512 <= 1000 < 1024: ten halvings (0 to 99.8046875), then 100.
+        assert_eq!(p.len(), 11, "{p:?}");
+        assert_eq!(p[9], 99.8046875);
+        assert_eq!(p[10], 100.0);
+        assert_eq!(s[0].1, 1.0);
+        assert!((s[1].1 - 500.0).abs() <= 1.0, "{s:?}");
+        assert!((s[10].1 - 1000.0).abs() <= 1.0, "{s:?}");
+        assert!(s.windows(2).all(|w| w[0].1 <= w[1].1));
+        assert!(Latency::new(2).spectrum().is_empty());
+    }
+
+    #[test]
+    fn spectrum_of_a_huge_count_ends_at_six_nines() {
+        let mut l = Latency::new(2);
+        l.hist.record_n(1000, 10_000_000).unwrap();
+        let p: Vec<f64> = l.spectrum().iter().map(|x| x.0).collect();
+        assert_eq!(p.len(), 21);
+        assert!(p[19] < 99.9999 && p[19] > 99.9998, "{}", p[19]);
+        assert_eq!(p[20], 100.0);
+    }
+}

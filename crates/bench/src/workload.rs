@@ -16,6 +16,7 @@
 //! URLs are deduplicated: a path that appears in several pages has one index in
 //! [`Workload::urls`], so per-URL statistics are a plain vector indexed by it.
 
+use crate::report::count_of;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -255,7 +256,8 @@ fn parse_filelist(text: &str, shown: &str) -> Result<Workload, WorkloadError> {
             return Err(err(
                 line,
                 format!(
-                    "the header (line {header_line}) says {declared} pages; found more: {text:?}"
+                    "the header (line {header_line}) says {}; found more: {text:?}",
+                    pages(declared)
                 ),
             ));
         }
@@ -276,7 +278,10 @@ fn parse_filelist(text: &str, shown: &str) -> Result<Workload, WorkloadError> {
             let (fline, path) = lines.next().ok_or_else(|| {
                 err(
                     line,
-                    format!("page {n} says {count} files; the file ends after {k}"),
+                    format!(
+                        "page {n} says {}; the file ends after {k}",
+                        count_of(count as u64, "file", "files")
+                    ),
                 )
             })?;
             if path.split_whitespace().count() != 1 || !path.starts_with('/') {
@@ -299,12 +304,17 @@ fn parse_filelist(text: &str, shown: &str) -> Result<Workload, WorkloadError> {
         return Err(err(
             header_line,
             format!(
-                "the header says {declared} pages; the file has {}",
+                "the header says {}; the file has {}",
+                pages(declared),
                 b.pages.len()
             ),
         ));
     }
     Ok(b.finish())
+}
+
+fn pages(n: usize) -> String {
+    count_of(n as u64, "page", "pages")
 }
 
 /// `weight file-count`: exactly two fields.
@@ -425,9 +435,7 @@ impl PagePicker {
         let x = rng.f64() * self.cumulative[n - 1];
         // First page whose cumulative weight exceeds x (so never a page of weight 0); the clamp
         // guards a product that rounds up to the total.
-        self.cumulative
-            .partition_point(|&c| c <= x)
-            .min(self.last)
+        self.cumulative.partition_point(|&c| c <= x).min(self.last)
     }
 }
 
@@ -443,7 +451,12 @@ mod tests {
             files: vec![0],
         };
         let w = Workload {
-            pages: vec![page("z0", 0.0), page("a", 1.0), page("b", 3.0), page("z3", 0.0)],
+            pages: vec![
+                page("z0", 0.0),
+                page("a", 1.0),
+                page("b", 3.0),
+                page("z3", 0.0),
+            ],
             urls: vec!["/a".into()],
         };
         let p = PagePicker::new(&w);

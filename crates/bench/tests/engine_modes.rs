@@ -248,3 +248,59 @@ fn large_bodies_span_many_reads() {
     assert_eq!(r.stats.bytes_body, 6_000_000);
     assert_eq!(r.stats.urls[0].last_body_size, 1_000_000);
 }
+
+#[test]
+fn http10_client_lets_the_server_close_first() {
+    // The server pauses 100 ms after each response before closing: a client that closes as soon
+    // as it has the body is caught closing first (and would keep the TIME_WAIT).
+    let srv = TestServer::start(Behaviour::CloseAfterPause(1000));
+    let mut cfg = config(srv.addr, 2, Stop::Pages(6));
+    cfg.http = HttpMode::Http10;
+    let r = run(&cfg, &one_file());
+    assert_eq!(r.stats.errors.total(), 0);
+    assert_eq!(r.stats.requests, 6);
+    assert_eq!(srv.seen.connections(), 6);
+    assert_eq!(srv.seen.client_closed_first(), 0);
+    assert_eq!(srv.seen.server_closed_first(), 6);
+    // The wait for the close is not response time: that ended at the last body byte.
+    let response = r.stats.response.summary();
+    let page = r.stats.page.summary();
+    assert!(response.max < 90.0, "response max {} ms", response.max);
+    assert!(page.max < 90.0, "page max {} ms", page.max);
+}
+
+#[test]
+fn http10_next_file_starts_after_the_servers_close() {
+    let srv = TestServer::start(Behaviour::CloseAfterPause(10));
+    let w = workload(&[("p", 1.0, &["/a", "/b", "/c"])]);
+    let mut cfg = config(srv.addr, 1, Stop::Pages(2));
+    cfg.http = HttpMode::Http10;
+    let r = run(&cfg, &w);
+    assert_eq!(r.stats.errors.total(), 0);
+    assert_eq!(r.stats.requests, 6);
+    assert_eq!(r.stats.connects, 6);
+    assert_eq!(srv.seen.client_closed_first(), 0);
+    assert_eq!(srv.seen.server_closed_first(), 6);
+}
+
+#[test]
+fn http10_waits_for_the_servers_close_at_most_the_response_timeout() {
+    // A server that never closes: the client gives up waiting after the response timeout,
+    // closes itself, and goes on; the responses were complete, so nothing is an error.
+    let srv = TestServer::start(Behaviour::NeverClose(10));
+    let mut cfg = config(srv.addr, 1, Stop::Pages(3));
+    cfg.http = HttpMode::Http10;
+    cfg.response_timeout = std::time::Duration::from_millis(150);
+    let t0 = std::time::Instant::now();
+    let r = run(&cfg, &one_file());
+    let took = t0.elapsed();
+    assert_eq!(r.stats.errors.total(), 0);
+    assert_eq!(r.stats.requests, 3);
+    assert_eq!(srv.seen.connections(), 3);
+    assert!(
+        took >= std::time::Duration::from_millis(2 * 150),
+        "{took:?}"
+    );
+    assert!(took < std::time::Duration::from_secs(3), "{took:?}");
+    assert!(r.stats.response.summary().max < 140.0);
+}

@@ -3,7 +3,7 @@
 
 mod report_support;
 
-use bench::report::{json, rfc3339, SCHEMA_VERSION};
+use bench::report::{environment, json, rfc3339, SCHEMA_VERSION};
 use bench::stats::ErrorKind;
 use report_support::{empty, netsite, small};
 use serde_json::Value;
@@ -161,4 +161,146 @@ fn rfc3339_dates_are_right_across_leap_years() {
     assert_eq!(at(951_782_400, 0), "2000-02-29T00:00:00.000Z");
     assert_eq!(at(1_709_251_199, 999), "2024-02-29T23:59:59.999Z");
     assert_eq!(at(4_107_542_400, 0), "2100-03-01T00:00:00.000Z");
+}
+
+#[test]
+fn json_says_what_it_is_and_where_it_ran() {
+    let doc = json(&small(false));
+    assert_eq!(doc["kind"], "bench");
+    assert_eq!(doc["schema_version"], 2);
+    assert_eq!(doc["environment"], environment());
+    for k in [
+        "hostname",
+        "os",
+        "kernel",
+        "cpu_model",
+        "cores",
+        "memory_bytes",
+    ] {
+        assert!(doc["environment"].get(k).is_some(), "{k}");
+    }
+}
+
+#[test]
+fn json_spectrum_halves_the_remainder_as_far_as_the_count_allows() {
+    let doc = json(&small(false));
+    let points = doc["summary"]["response_spectrum"].as_array().unwrap();
+    let p: Vec<f64> = points
+        .iter()
+        .map(|x| x["percentile"].as_f64().unwrap())
+        .collect();
+    // 200 responses: 1 / (1 - p) up to 128 (99.21875 %), then 100.
+    assert_eq!(
+        p,
+        [0.0, 50.0, 75.0, 87.5, 93.75, 96.875, 98.4375, 99.21875, 100.0]
+    );
+    let ms: Vec<f64> = points.iter().map(|x| x["ms"].as_f64().unwrap()).collect();
+    assert!(ms.windows(2).all(|w| w[0] <= w[1]), "{ms:?}");
+    let response = &doc["summary"]["response_ms"];
+    assert_eq!(ms[0], response["min"].as_f64().unwrap());
+    assert_eq!(ms[8], response["max"].as_f64().unwrap());
+    // 100 pages: up to 64 (98.4375 %).
+    let pages = doc["summary"]["page_spectrum"].as_array().unwrap();
+    assert_eq!(pages.len(), 8);
+    // Nothing measured, no points; one value, its two ends.
+    assert_eq!(
+        json(&empty())["summary"]["response_spectrum"],
+        serde_json::json!([])
+    );
+    let doc = json(&netsite());
+    let (one, response) = (
+        &doc["summary"]["response_spectrum"],
+        &doc["summary"]["response_ms"],
+    );
+    assert_eq!(one.as_array().unwrap().len(), 2, "{one}");
+    assert_eq!(one[0]["percentile"], 0.0);
+    assert_eq!(one[0]["ms"], response["min"]);
+    assert_eq!(one[1]["percentile"], 100.0);
+    assert_eq!(one[1]["ms"], response["max"]);
+}
+
+#[test]
+fn json_timeseries_has_the_seconds_of_the_window() {
+    let doc = json(&small(false));
+    let ts = doc["timeseries"].as_array().unwrap();
+    assert_eq!(ts.len(), 2);
+    assert_eq!(ts[0]["t_s"], 1.0);
+    assert_eq!(ts[1]["t_s"], 2.0);
+    let sum = |k: &str| ts.iter().map(|e| e[k].as_u64().unwrap()).sum::<u64>();
+    assert_eq!(
+        sum("requests"),
+        doc["summary"]["requests"].as_u64().unwrap()
+    );
+    assert_eq!(sum("errors"), doc["summary"]["errors"].as_u64().unwrap());
+    assert_eq!(
+        sum("bytes"),
+        doc["summary"]["bytes_total"].as_u64().unwrap()
+    );
+    // Later pages of the fixture are slower: the second second's median is higher.
+    assert!(ts[1]["p50_ms"].as_f64() > ts[0]["p50_ms"].as_f64());
+    assert!(ts[0]["p99_ms"].as_f64() >= ts[0]["p50_ms"].as_f64());
+}
+
+fn profile() -> Value {
+    serde_json::json!({
+        "pid": 1234, "method": "strace", "window_s": 2.0,
+        "cpu_user_s": 0.5, "cpu_sys_s": 1.25, "cpu_us_per_request": 8.75,
+        "syscalls": [
+            {"name": "read", "seconds": 0.12, "calls": 400, "errors": 0},
+            {"name": "accept4", "seconds": null, "calls": 200, "errors": 3}
+        ],
+        "total_calls": 600, "total_errors": 3, "total_seconds": 0.12,
+        "calls_per_request": 3.0, "calls_per_page": 6.0,
+        "note": "strace -c -f: slows the server"
+    })
+}
+
+#[test]
+fn schema_accepts_a_server_profile_and_checks_it() {
+    let mut doc = json(&small(false));
+    doc["server_profile"] = profile();
+    assert!(violations(&doc).is_empty(), "{:#?}", violations(&doc));
+    let mut bad_method = doc.clone();
+    bad_method["server_profile"]["method"] = "dtrace".into();
+    let mut no_totals = doc.clone();
+    no_totals["server_profile"]
+        .as_object_mut()
+        .unwrap()
+        .remove("total_calls");
+    let mut negative = doc.clone();
+    negative["server_profile"]["syscalls"][0]["calls"] = (-1).into();
+    for (what, d) in [
+        ("unknown method", bad_method),
+        ("no total_calls", no_totals),
+        ("negative calls", negative),
+    ] {
+        assert!(!violations(&d).is_empty(), "{what} was accepted");
+    }
+}
+
+#[test]
+fn schema_requires_the_version_2_fields() {
+    let good = json(&small(false));
+    let mut no_kind = good.clone();
+    no_kind.as_object_mut().unwrap().remove("kind");
+    let mut old = good.clone();
+    old["schema_version"] = 1.into();
+    let mut second = good.clone();
+    second["timeseries"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("p99_ms");
+    let mut env = good.clone();
+    env["environment"].as_object_mut().unwrap().remove("kernel");
+    let mut spectrum = good.clone();
+    spectrum["summary"]["response_spectrum"][0]["percentile"] = 101.into();
+    for (what, d) in [
+        ("no kind", no_kind),
+        ("version 1", old),
+        ("a second without p99_ms", second),
+        ("environment without kernel", env),
+        ("percentile above 100", spectrum),
+    ] {
+        assert!(!violations(&d).is_empty(), "{what} was accepted");
+    }
 }

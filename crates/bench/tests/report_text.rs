@@ -190,3 +190,24 @@ fn reports_of_an_empty_interrupted_run_print_zeros_and_say_so() {
     assert!(summary(&r).contains("Errors:    none"));
     assert!(webstone(&r).contains("WEBSTONE number: 0.00 pages/minute"));
 }
+
+#[test]
+fn counts_of_one_are_singular_in_the_reports() {
+    let mut one = empty();
+    one.config.concurrency = 1;
+    one.config.threads = 2; // the runner starts no more threads than Webchildren
+    one.config.stop = bench::Stop::Pages(1);
+    let text = summary(&one);
+    assert!(
+        text.contains("1 Webchild on 1 thread, run of 1 page,"),
+        "{text}"
+    );
+    assert!(webstone(&one).contains(", 1 Webchild, run of 1 page,"));
+    let many = small(false);
+    let text = summary(&many);
+    assert!(
+        text.contains("4 Webchildren on 2 threads, run of 100 pages,"),
+        "{text}"
+    );
+    assert!(webstone(&many).contains(", 4 Webchildren, run of 100 pages,"));
+}

@@ -314,3 +314,11 @@ fn picker_never_picks_a_page_out_of_range() {
     let mut rng = fastrand::Rng::with_seed(9);
     assert!((0..10_000).all(|_| picker.pick(&mut rng) < 2));
 }
+
+#[test]
+fn filelist_errors_say_one_file_and_one_page_in_the_singular() {
+    let (msg, _) = error_of("fl", "1\n1 1\n");
+    assert!(msg.contains("says 1 file;"), "{msg}");
+    let (msg, _) = error_of("fl", "1\n1 1\n/a.html\n1 1\n/b.html\n");
+    assert!(msg.contains("says 1 page;"), "{msg}");
+}

@@ -152,6 +152,9 @@ pub struct LoadArgs {
         default_value = "webstone,summary"
     )]
     pub report: Vec<ReportArg>,
+    /// Write the result as one self-contained HTML page with charts (as `flint report` does).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -164,6 +167,12 @@ pub struct BenchArgs {
     /// Workload file: TOML pages, or an original WebSTONE filelist (detected by itself).
     #[arg(short = 'w', long, value_name = "FILE")]
     pub workload: Option<PathBuf>,
+    /// Profile the server over the measured window: its syscalls (perf or strace, whichever
+    /// works here) and CPU time, as the seeds' truss table and in the JSON. A pid, or `auto` for
+    /// the local process listening on the target's port; `:perf` or `:strace` after it picks
+    /// the tracer (docs/profile.md).
+    #[arg(long, value_name = "PID|auto", value_parser = crate::cmd::bench::profile::parse_arg)]
+    pub profile: Option<crate::cmd::bench::profile::ProfileArg>,
     #[command(flatten)]
     pub load: LoadArgs,
 }

@@ -131,7 +131,9 @@ fn bench_json_matches_the_schema_and_its_own_counts() {
                 "--quiet",
             ])
             .arg("--json")
-            .arg(&json_path),
+            .arg(&json_path)
+            .arg("--html")
+            .arg(dir.path().join("out.html")),
         Duration::from_secs(30),
     );
     server.kill().ok();
@@ -159,6 +161,12 @@ fn bench_json_matches_the_schema_and_its_own_counts() {
     assert_eq!(s["requests"], 200);
     assert_eq!(s["errors"], 0);
     assert_eq!(s["bytes_body"], 200 * 1000);
+    let html = std::fs::read_to_string(dir.path().join("out.html")).expect("--html wrote a page");
+    assert!(html.contains("<svg"), "the page has no chart");
+    assert!(
+        !html.contains("src=\"http"),
+        "the page must be self-contained"
+    );
 }
 
 #[test]

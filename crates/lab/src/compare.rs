@@ -136,12 +136,14 @@ pub enum Event<'a> {
         url: &'a str,
         log: &'a Path,
     },
-    /// A round of a target is done; `summary` is its bench JSON summary.
+    /// A round of a target is done; `summary` is its bench JSON summary. `interrupted`: cut
+    /// short by `stop` (its figures cover the time it ran).
     Round {
         round: usize,
         rounds: usize,
         name: &'a str,
         summary: &'a Value,
+        interrupted: bool,
     },
     /// A target is out of the comparison.
     Failed { name: &'a str, error: &'a str },
@@ -261,6 +263,7 @@ pub fn run(
                 rounds: plan.rounds,
                 name: &slot.result.name,
                 summary: &summary,
+                interrupted: result.interrupted,
             });
             slot.result.rounds.push(summary);
             if result.interrupted {

@@ -249,15 +249,14 @@ impl Peer {
             return Err(PeerError::NoDigest { kind });
         }
         let installed = kind.probe(spec.flint_bin.as_deref())?;
-        let mut last = None;
-        for _ in 0..START_ATTEMPTS {
+        let mut attempt = 1;
+        loop {
             match Self::start_once(kind, spec, &installed) {
                 // Another process may have bound the port first: a new port, a new attempt.
-                Err(e @ PeerError::Exited { .. }) => last = Some(e),
+                Err(PeerError::Exited { .. }) if attempt < START_ATTEMPTS => attempt += 1,
                 other => return other,
             }
         }
-        Err(last.unwrap_or(PeerError::NoDigest { kind }))
     }
 
     fn start_once(
@@ -348,6 +347,15 @@ impl Peer {
     /// (Apache prefork's children, the event child; the others have none).
     pub fn work_pids(&self) -> Vec<u32> {
         process_tree(self.pid())
+    }
+
+    /// How the server ended, if it has (a crash in the middle of an experiment).
+    pub fn exited(&mut self) -> Option<String> {
+        let child = self.child.as_mut()?;
+        match child.try_wait() {
+            Ok(Some(status)) => Some(format!("exited ({status}); its log:\n{}", self.log_tail())),
+            _ => None,
+        }
     }
 
     /// The peer's private directory (config, logs).

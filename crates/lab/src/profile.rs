@@ -1,1 +1,319 @@
-//! (stub)
+//! A server's syscalls and CPU time over a measured window: the seeds' truss tables, today.
+//!
+//! The seeds (000: Jigsaw under browsers and a pipelining robot; 002: a threaded Apache under ab)
+//! are `truss -c` tables: per syscall, seconds, calls and errors, then the totals, user time and
+//! elapsed time. Their lesson is per-request cost: how many syscalls, and how much server CPU,
+//! one request takes. [`Profiler`] measures exactly that for a running server: it attaches to the
+//! process, its threads and its child processes when the benchmark's measured window starts
+//! (after warm-up), detaches when it ends, and reads the server's CPU time from /proc at both
+//! ends.
+//!
+//! Two tracers, chosen at run time by [`detect_method`], because which one works depends on the
+//! machine (permissions, kernel, packages):
+//! - perf: `perf stat` counts every syscall (and every error) of the server's tasks in the kernel,
+//!   exactly and at no measurable cost; `perf record` of the same two tracepoints, read back by
+//!   `perf trace -s`, gives the table by syscall, with times, for a 10-30% slowdown of a
+//!   syscall-bound server.
+//! - `strace -c -f` stops the server at every syscall (ptrace): the same table, but the traced
+//!   server runs several times slower, which the output says.
+//!
+//! Layout: `parse` and `parse_perf` read the tracers' outputs, [`procfs`] reads /proc (CPU time,
+//! the process tree, the listener of a port), `tracer`, `strace` and `perf` run the tracers,
+//! `render` prints the table and the JSON.
+
+mod parse;
+mod parse_perf;
+mod perf;
+pub mod procfs;
+mod render;
+mod strace;
+mod tracer;
+
+pub use parse::parse_strace_summary;
+pub use parse_perf::{
+    parse_perf_stat, parse_perf_trace_summary, perf_counts, PerfCounts, ALL_SYSCALLS,
+};
+pub use perf::UNATTRIBUTED;
+pub use procfs::{cpu_time, pid_listening_on};
+
+use std::fmt;
+use std::time::{Duration, Instant};
+
+/// Which tracer produced a [`Profile`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    /// `strace -c -f`: per-syscall times and errors; slows the traced server.
+    Strace,
+    /// `perf stat` on syscall tracepoints: counts only; the server runs at full speed.
+    Perf,
+}
+
+impl fmt::Display for Method {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Method::Strace => "strace",
+            Method::Perf => "perf",
+        })
+    }
+}
+
+impl std::str::FromStr for Method {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "strace" => Ok(Method::Strace),
+            "perf" => Ok(Method::Perf),
+            _ => Err(format!("`{s}`: the profile method is `strace` or `perf`")),
+        }
+    }
+}
+
+/// What to do when strace may not attach.
+pub(crate) const STRACE_PERMISSION_HINT: &str = "run flint as root, or allow tracing of \
+non-child processes: `sudo sysctl kernel.yama.ptrace_scope=0` (or `sudo setcap cap_sys_ptrace+ep \
+$(command -v strace)`)";
+/// What to do when perf may not count tracepoints.
+pub(crate) const PERF_PERMISSION_HINT: &str = "run flint as root, or `sudo sysctl \
+kernel.perf_event_paranoid=-1` and make the tracepoints readable (`sudo mount -o \
+remount,mode=755 /sys/kernel/tracing`)";
+
+/// Why a profile could not be taken. Each message says what to do about it.
+#[derive(Debug, thiserror::Error)]
+pub enum ProfileError {
+    /// ptrace refused (EPERM, Yama) or perf refused (perf_event_paranoid, tracefs).
+    #[error("no permission to trace pid {pid} with {tool} ({detail}): {hint}")]
+    NoPermission {
+        tool: &'static str,
+        pid: u32,
+        detail: String,
+        hint: &'static str,
+    },
+    #[error("{tool} is not installed: `sudo apt-get install {package}`")]
+    NotInstalled {
+        tool: &'static str,
+        package: &'static str,
+    },
+    #[error("process {pid} is gone")]
+    ProcessGone { pid: u32 },
+    #[error("cannot parse the output of {tool}: {detail}")]
+    Unparseable { tool: &'static str, detail: String },
+    /// Neither tracer works here; says why for each.
+    #[error("no way to profile on this machine: {0}")]
+    NoMethod(String),
+    /// The tracer failed for another reason (its own words).
+    #[error("{tool} failed: {detail}")]
+    Tracer { tool: &'static str, detail: String },
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl ProfileError {
+    pub(crate) fn io(what: impl Into<String>, source: std::io::Error) -> Self {
+        ProfileError::Io {
+            what: what.into(),
+            source,
+        }
+    }
+}
+
+/// One line of the table: a syscall, the time spent in it (strace only), its calls and errors
+/// (calls that returned an error, EAGAIN included).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SyscallRow {
+    pub name: String,
+    pub seconds: Option<f64>,
+    pub calls: u64,
+    pub errors: u64,
+}
+
+/// What the server did during the window.
+#[derive(Debug, Clone)]
+pub struct Profile {
+    /// The process profiled (its threads and child processes included).
+    pub pid: u32,
+    pub method: Method,
+    /// From attach to detach.
+    pub window: Duration,
+    /// The server's CPU time in the window (its process tree, reaped children included).
+    pub cpu_user: Duration,
+    pub cpu_sys: Duration,
+    /// Most calls first (strace: most time first).
+    pub syscalls: Vec<SyscallRow>,
+    pub total_calls: u64,
+    pub total_errors: u64,
+    /// Time in syscalls (strace only).
+    pub total_seconds: Option<f64>,
+    /// The processes attached at the start (`pid` and its descendants).
+    pub pids: Vec<u32>,
+    /// How to read the numbers (tracer overhead, what is missing and why).
+    pub notes: Vec<String>,
+}
+
+impl Profile {
+    /// The seeds' truss -c table: syscall, seconds, calls, errors, a `----` rule and
+    /// `sys totals:`, `usr time:`, `elapsed:` lines; plus calls per request and per page and
+    /// server CPU µs per request when `requests` / `pages` are not 0.
+    pub fn truss_table(&self, requests: u64, pages: u64) -> String {
+        render::truss_table(self, requests, pages)
+    }
+
+    /// The bench JSON `server_profile` object: { pid, method, window_s, cpu_user_s, cpu_sys_s,
+    /// cpu_us_per_request|null, syscalls:[{name, seconds|null, calls, errors}], total_calls,
+    /// total_errors, total_seconds|null, calls_per_request|null, calls_per_page|null, note,
+    /// pids }.
+    pub fn to_json(&self, requests: u64, pages: u64) -> serde_json::Value {
+        render::to_json(self, requests, pages)
+    }
+
+    /// Total calls / requests (None without requests).
+    pub fn calls_per(&self, n: u64) -> Option<f64> {
+        (n > 0).then(|| self.total_calls as f64 / n as f64)
+    }
+
+    /// Server CPU (user + sys) per request, µs (None without requests).
+    pub fn cpu_us_per_request(&self, requests: u64) -> Option<f64> {
+        (requests > 0).then(|| (self.cpu_user + self.cpu_sys).as_secs_f64() * 1e6 / requests as f64)
+    }
+}
+
+/// What works here, checked at run time: perf if `perf stat -e raw_syscalls:sys_enter -- true`
+/// succeeds, else strace if installed, else an error saying why neither works.
+pub fn detect_method() -> Result<Method, ProfileError> {
+    let perf = match tracer::perf_works() {
+        Ok(()) => return Ok(Method::Perf),
+        Err(e) => e,
+    };
+    match tracer::strace_installed() {
+        Ok(()) => Ok(Method::Strace),
+        Err(strace) => Err(ProfileError::NoMethod(format!(
+            "perf: {perf}; strace: {strace}"
+        ))),
+    }
+}
+
+/// A tracer attached to a server; [`Profiler::stop`] ends the window and returns the profile.
+/// Dropped without `stop`, it detaches the tracer (bounded) and discards what it counted.
+pub struct Profiler {
+    pid: u32,
+    method: Method,
+    pids: Vec<u32>,
+    run: tracer::Run,
+    started: Instant,
+    cpu_start: (Duration, Duration),
+}
+
+/// A tracer made ready before the window, by [`Profiler::prepare`]: perf has opened its events
+/// (disabled), which takes a second or two; [`Prepared::start`] then only enables them.
+pub struct Prepared {
+    pid: u32,
+    method: Method,
+    pids: Vec<u32>,
+    pending: tracer::Pending,
+}
+
+impl Prepared {
+    /// Starts the window: enables perf's events, or attaches strace (a few ms per thread).
+    pub fn start(self) -> Result<Profiler, ProfileError> {
+        let run = self.pending.start(&self.pids)?;
+        let cpu_start = cpu_time(self.pid)?;
+        Ok(Profiler {
+            pid: self.pid,
+            method: self.method,
+            pids: self.pids,
+            run,
+            started: Instant::now(),
+            cpu_start,
+        })
+    }
+
+    pub fn method(&self) -> Method {
+        self.method
+    }
+}
+
+impl Profiler {
+    /// Attaches to `pid`, all its threads and its child processes (those alive now and those
+    /// it starts later), and reads their CPU time. Returns once the tracer is counting.
+    /// The same as [`Profiler::prepare`] then [`Prepared::start`].
+    pub fn start(pid: u32, method: Method) -> Result<Profiler, ProfileError> {
+        Self::prepare(pid, method)?.start()
+    }
+
+    /// Everything slow of [`Profiler::start`], to do before the window: finds the process tree,
+    /// checks the tracer runs, starts perf with its events disabled. Errors (no permission, tool
+    /// missing, process gone) come from here, before the run, as far as they can.
+    pub fn prepare(pid: u32, method: Method) -> Result<Prepared, ProfileError> {
+        let pids = procfs::process_tree(pid)?;
+        let pending = tracer::Pending::prepare(method, &pids)?;
+        Ok(Prepared {
+            pid,
+            method,
+            pids,
+            pending,
+        })
+    }
+
+    /// Reads the CPU time again, detaches (SIGINT to the tracer, a bounded wait, then SIGKILL)
+    /// and parses what the tracer counted.
+    pub fn stop(self) -> Result<Profile, ProfileError> {
+        let cpu_end = cpu_time(self.pid);
+        let window = self.started.elapsed();
+        let counted = self.run.stop()?;
+        let (user, sys) = cpu_end?;
+        let mut syscalls = counted.rows;
+        sort_rows(&mut syscalls);
+        let mut notes = vec![note_for(self.method)];
+        notes.extend(counted.notes);
+        Ok(Profile {
+            pid: self.pid,
+            method: self.method,
+            window,
+            cpu_user: user.saturating_sub(self.cpu_start.0),
+            cpu_sys: sys.saturating_sub(self.cpu_start.1),
+            total_calls: counted
+                .total_calls
+                .unwrap_or_else(|| syscalls.iter().map(|r| r.calls).sum()),
+            total_errors: counted
+                .total_errors
+                .unwrap_or_else(|| syscalls.iter().map(|r| r.errors).sum()),
+            total_seconds: counted.total_seconds,
+            syscalls,
+            pids: self.pids,
+            notes,
+        })
+    }
+
+    /// The processes attached at the start.
+    pub fn pids(&self) -> &[u32] {
+        &self.pids
+    }
+}
+
+/// Most time first (rows without time after), then most calls; the `(...)` rows last.
+fn sort_rows(rows: &mut [SyscallRow]) {
+    rows.sort_by(|a, b| {
+        let time = |r: &SyscallRow| r.seconds.unwrap_or(f64::NEG_INFINITY);
+        let placeholder = |r: &SyscallRow| r.name.starts_with('(');
+        placeholder(a)
+            .cmp(&placeholder(b))
+            .then(time(b).total_cmp(&time(a)))
+            .then(b.calls.cmp(&a.calls))
+            .then(a.name.cmp(&b.name))
+    });
+}
+
+fn note_for(method: Method) -> String {
+    match method {
+        Method::Strace => "strace stops the server at every syscall: traced, it runs several \
+times slower and uses more CPU per request (the counts per request stay right)"
+            .to_string(),
+        Method::Perf => "perf: totals counted in the kernel (exact, no slowdown); the table from \
+perf record (a syscall-bound server runs 10-30% slower); seconds are wall time inside the \
+calls, blocking included; errors are calls that returned < 0 (EAGAIN included)"
+            .to_string(),
+    }
+}

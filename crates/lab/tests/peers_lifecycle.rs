@@ -15,7 +15,11 @@ fn docroot() -> tempfile::TempDir {
     // Apache's children run as www-data under root: the root must be readable by others.
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    std::fs::write(dir.path().join("index.html"), b"<p>hello from the lab</p>\n").expect("write");
+    std::fs::write(
+        dir.path().join("index.html"),
+        b"<p>hello from the lab</p>\n",
+    )
+    .expect("write");
     dir
 }
 
@@ -76,7 +80,10 @@ fn lifecycle(kind: PeerKind, flint_bin: Option<PathBuf>) {
         response.starts_with("HTTP/1.1 200") || response.starts_with("HTTP/1.0 200"),
         "{kind}: {response}"
     );
-    assert!(response.ends_with("<p>hello from the lab</p>\n"), "{kind}: {response}");
+    assert!(
+        response.ends_with("<p>hello from the lab</p>\n"),
+        "{kind}: {response}"
+    );
     let pids = peer.work_pids();
     assert_eq!(pids[0], peer.pid());
     if matches!(kind, PeerKind::ApachePrefork) {
@@ -84,13 +91,17 @@ fn lifecycle(kind: PeerKind, flint_bin: Option<PathBuf>) {
     }
     if std::thread::available_parallelism().map_or(1, |n| n.get()) > 1 {
         for &pid in &pids {
-            assert_eq!(cpus_allowed(pid), "0", "{kind}: pid {pid} not pinned to core 0");
+            assert_eq!(
+                cpus_allowed(pid),
+                "0",
+                "{kind}: pid {pid} not pinned to core 0"
+            );
         }
     }
     peer.stop().expect("stop");
     for pid in pids {
-        let alive = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .is_ok_and(|s| !s.contains(") Z "));
+        let alive =
+            std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "));
         assert!(!alive, "{kind}: pid {pid} survived the stop");
     }
     assert!(
@@ -137,8 +148,7 @@ fn dropping_a_peer_stops_it() {
     let (addr, pid, dir) = (peer.addr(), peer.pid(), peer.dir().to_owned());
     drop(peer);
     let deadline = Instant::now() + Duration::from_secs(5);
-    while std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "))
-    {
+    while std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z ")) {
         assert!(Instant::now() < deadline, "nginx {pid} survived the drop");
         std::thread::sleep(Duration::from_millis(10));
     }

@@ -30,7 +30,7 @@ fn group(int: u64) -> String {
     let digits = int.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -89,12 +89,16 @@ pub fn bytes(x: f64) -> String {
         v /= 1000.0;
         unit += 1;
     }
-    let mut out = String::new();
-    if v.fract().abs() < 1e-9 || v.abs() >= 100.0 {
-        let _ = write!(out, "{:.0} {}", v, UNITS[unit]);
+    // Three significant digits: a size is for recognising, the JSON keeps the exact count.
+    let decimals = if v.abs() >= 100.0 || v.fract().abs() < 1e-9 {
+        0
+    } else if v.abs() >= 10.0 {
+        1
     } else {
-        let _ = write!(out, "{} {}", trim(&format!("{v:.2}")), UNITS[unit]);
-    }
+        2
+    };
+    let mut out = String::new();
+    let _ = write!(out, "{} {}", trim(&format!("{v:.decimals$}")), UNITS[unit]);
     out
 }
 
@@ -148,7 +152,9 @@ mod tests {
     fn bytes_use_decimal_units() {
         assert_eq!(bytes(500.0), "500 B");
         assert_eq!(bytes(1000.0), "1 kB");
-        assert_eq!(bytes(20_480.0), "20.48 kB");
+        assert_eq!(bytes(20_480.0), "20.5 kB");
+        assert_eq!(bytes(40_960.0), "41 kB");
+        assert_eq!(bytes(116_736.0), "117 kB");
         assert_eq!(bytes(1_500_000.0), "1.5 MB");
     }
 

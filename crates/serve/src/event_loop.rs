@@ -82,7 +82,11 @@ impl<'a> Loop<'a> {
             live: 0,
             max_live,
             // The input buffer holds a whole head at the limit, and a batch of pipelined ones.
-            pool: Pool::new(config.max_header_bytes.max(16 * 1024), max_live.min(1024)),
+            pool: Pool::new(
+                config.max_header_bytes.max(16 * 1024),
+                max_live.min(1024),
+                config.max_pipeline_bytes,
+            ),
             dates: wire::DateCache::new(),
             cx: Ctx {
                 responder,

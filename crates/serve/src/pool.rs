@@ -14,8 +14,9 @@ use std::collections::VecDeque;
 use std::fs::File;
 use std::rc::Rc;
 
-/// An `out` buffer grown past this (a deep pipeline) is shrunk back when returned to the pool.
-const OUT_KEEP: usize = 64 * 1024;
+/// What a queue may exceed `max_pipeline_bytes` by: parsing stops once the limit is passed, so
+/// the last response (a head and a body of at most `respond::SMALL_BODY`) may overshoot it.
+const OUT_SLACK: usize = crate::respond::SMALL_BODY + 16 * 1024;
 
 /// A piece of queued output.
 #[derive(Debug)]
@@ -74,16 +75,21 @@ pub struct Pool {
     free: Vec<Bufs>,
     input_size: usize,
     keep: usize,
+    /// An `out` buffer larger than any queue may legitimately grow (`max_pipeline_bytes` plus
+    /// slack) is shrunk when returned; anything smaller is kept as it is, so a client that
+    /// pipelines deeply does not make the loop free and regrow its buffer on every batch.
+    out_keep: usize,
     /// Buffers created (the pool was empty): flat in steady state.
     pub created: u64,
 }
 
 impl Pool {
-    pub fn new(input_size: usize, keep: usize) -> Pool {
+    pub fn new(input_size: usize, keep: usize, max_pipeline_bytes: usize) -> Pool {
         Pool {
             free: Vec::new(),
             input_size,
             keep,
+            out_keep: max_pipeline_bytes + OUT_SLACK,
             created: 0,
         }
     }
@@ -107,8 +113,8 @@ impl Pool {
         b.in_len = 0;
         b.segs.clear(); // drops the Rc bodies and files
         b.out.clear();
-        if b.out.capacity() > OUT_KEEP {
-            b.out.shrink_to(OUT_KEEP);
+        if b.out.capacity() > self.out_keep {
+            b.out.shrink_to(self.out_keep);
         }
         self.free.push(b);
     }

@@ -1,11 +1,56 @@
-//! What the runner prepares once, before any thread starts: the schedule, every request's bytes,
-//! and each Webchild's random stream. Nothing here runs per request. (The page picker is
+//! What the runner prepares once, before any thread starts: what the threads share, the schedule,
+//! every request's bytes and each Webchild's random stream. Nothing here runs per request. (The page picker is
 //! [`crate::workload::PagePicker`].)
 
 use crate::config::HttpMode;
+use crate::log::LogFile;
+use crate::progress::Progress;
+use crate::stats::Stats;
+use crate::workload::PagePicker;
 use crate::{BenchConfig, Workload};
+use std::io;
 use std::ops::Range;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Instant;
+
+/// What every thread reads; nothing in it is written during the run except through atomics
+/// (`progress`, `stop`, `running`) and the log file's lock (taken once per ~64 KiB of log).
+pub struct Shared<'a> {
+    pub config: &'a BenchConfig,
+    pub workload: &'a Workload,
+    pub plan: Plan,
+    pub requests: Requests,
+    pub picker: PagePicker,
+    pub log: Option<LogFile>,
+    pub progress: Progress,
+    pub stop: &'a AtomicBool,
+    /// The runner's coordinating thread, unparked when the last load thread stops measuring.
+    pub coordinator: std::thread::Thread,
+    /// Load threads still measuring.
+    pub running: AtomicUsize,
+}
+
+/// Counts its thread out of `Shared::running` when dropped (also on an error or a panic), and
+/// wakes the coordinator when it was the last: the window of a `-n` run or of Ctrl-C ends then.
+pub(super) struct Running<'a>(pub(super) &'a Shared<'a>);
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        if self.0.running.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.0.coordinator.unpark();
+        }
+    }
+}
+
+/// What a thread hands back.
+#[derive(Debug)]
+pub struct ThreadOutcome {
+    pub stats: Stats,
+    /// When the thread stopped measuring (µs since base): the run's end, Ctrl-C, or its last page.
+    pub end_us: u64,
+    pub interrupted: bool,
+    pub log_error: Option<io::Error>,
+}
 
 /// When things happen, in µs since `base`; computed once by the runner for all threads.
 #[derive(Debug, Clone)]

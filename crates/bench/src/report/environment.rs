@@ -96,7 +96,8 @@ mod tests {
 
     #[test]
     fn pretty_name_is_read_unquoted() {
-        let text = "NAME=\"Debian GNU/Linux\"\nPRETTY_NAME=\"Debian GNU/Linux 13 (trixie)\"\nID=debian\n";
+        let text =
+            "NAME=\"Debian GNU/Linux\"\nPRETTY_NAME=\"Debian GNU/Linux 13 (trixie)\"\nID=debian\n";
         assert_eq!(
             os_release_pretty_name(text).as_deref(),
             Some("Debian GNU/Linux 13 (trixie)")

@@ -149,6 +149,11 @@ pub fn page_blocks(r: &RunResult) -> Vec<PageBlock> {
         .collect()
 }
 
+/// `n` and its noun, singular only for 1: `1 thread`, `2 threads`, `0 errors`.
+pub fn count_of(n: u64, singular: &str, plural: &str) -> String {
+    format!("{n} {}", if n == 1 { singular } else { plural })
+}
+
 /// How files were fetched, in words.
 pub fn http_mode_text(mode: HttpMode) -> &'static str {
     match mode {
@@ -171,7 +176,7 @@ pub fn load_text(r: &RunResult) -> String {
 pub fn stop_text(stop: Stop) -> String {
     match stop {
         Stop::Duration(d) => format!("{:.3} s", d.as_secs_f64()),
-        Stop::Pages(n) => format!("{n} pages"),
+        Stop::Pages(n) => count_of(n, "page", "pages"),
     }
 }
 

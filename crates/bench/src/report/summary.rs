@@ -6,7 +6,7 @@
 //! intended start (wrk2's correction for coordinated omission); the uncorrected rows, from the
 //! actual send, are printed next to them so the difference shows.
 
-use super::{figures, http_mode_text, load_text, stop_text};
+use super::{count_of, figures, http_mode_text, load_text, stop_text};
 use crate::stats::{ErrorKind, LatencySummary};
 use crate::RunResult;
 use std::fmt::Write;
@@ -38,13 +38,14 @@ pub fn summary(r: &RunResult) -> String {
         o,
         "Target:    {} ({})\n\
          Mode:      {}, {}\n\
-         Load:      {} Webchildren on {} threads, run of {}{warmup}; measured {:.3} s\n\n",
+         Load:      {} on {}, run of {}{warmup}; measured {:.3} s\n\n",
         c.target.url,
         c.target.addr,
         http_mode_text(c.http),
         load_text(r),
-        c.concurrency,
-        c.threads,
+        count_of(c.concurrency as u64, "Webchild", "Webchildren"),
+        // The runner starts no more threads than Webchildren.
+        count_of(c.threads.min(c.concurrency) as u64, "thread", "threads"),
         stop_text(c.stop),
         f.duration_s,
     );

@@ -5,7 +5,7 @@
 //! number to an integer), and adds the files retrieved and the aggregate throughput, which the
 //! paper's HTTP/1.0 world did not need.
 
-use super::{figures, http_mode_text, load_text, page_blocks, stop_text};
+use super::{count_of, figures, http_mode_text, load_text, page_blocks, stop_text};
 use crate::RunResult;
 use std::fmt::Write;
 
@@ -16,11 +16,11 @@ pub fn webstone(r: &RunResult) -> String {
     // Writing to a String cannot fail.
     let _ = writeln!(
         o,
-        "WebSTONE report: {} ({}, {}), {} Webchildren, run of {}, measured {:.3} s",
+        "WebSTONE report: {} ({}, {}), {}, run of {}, measured {:.3} s",
         r.config.target.url,
         http_mode_text(r.config.http),
         load_text(r),
-        r.config.concurrency,
+        count_of(r.config.concurrency as u64, "Webchild", "Webchildren"),
         stop_text(r.config.stop),
         f.duration_s,
     );

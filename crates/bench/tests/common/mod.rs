@@ -44,6 +44,13 @@ pub enum Behaviour {
     /// Good(body) responses, but closes after each without saying so (a keep-alive connection
     /// the server drops while idle).
     SilentClose(usize),
+    /// A `Connection: close` response of this size, then 100 ms in which the client may close
+    /// first (counted in `Seen::client_closed_first`), then the server's own close:
+    /// `shutdown(Write)`, and the client's close after it is `Seen::server_closed_first`.
+    CloseAfterPause(usize),
+    /// A `Connection: close` response of this size, then no close: the connection stays open
+    /// until the client closes it.
+    NeverClose(usize),
 }
 
 /// What the server saw.
@@ -52,6 +59,8 @@ pub struct Seen {
     pub connections: AtomicU64,
     pub requests: AtomicU64,
     pub max_batch: AtomicU64,
+    pub client_closed_first: AtomicU64,
+    pub server_closed_first: AtomicU64,
 }
 
 impl Seen {
@@ -63,6 +72,12 @@ impl Seen {
     }
     pub fn max_batch(&self) -> u64 {
         self.max_batch.load(Ordering::SeqCst)
+    }
+    pub fn client_closed_first(&self) -> u64 {
+        self.client_closed_first.load(Ordering::SeqCst)
+    }
+    pub fn server_closed_first(&self) -> u64 {
+        self.server_closed_first.load(Ordering::SeqCst)
     }
 }
 
@@ -159,7 +174,7 @@ fn serve(mut s: TcpStream, b: Behaviour, seen: &Seen, stop: &AtomicBool) {
             let text = String::from_utf8_lossy(&req);
             let http10 = text.lines().next().is_some_and(|l| l.ends_with("HTTP/1.0"));
             let close = http10 || text.to_ascii_lowercase().contains("connection: close");
-            if !answer(&mut s, b, http10, close) {
+            if !answer(&mut s, b, http10, close, seen) {
                 return;
             }
         }
@@ -167,7 +182,7 @@ fn serve(mut s: TcpStream, b: Behaviour, seen: &Seen, stop: &AtomicBool) {
 }
 
 /// Writes one answer; false when the connection must end.
-fn answer(s: &mut TcpStream, b: Behaviour, http10: bool, close: bool) -> bool {
+fn answer(s: &mut TcpStream, b: Behaviour, http10: bool, close: bool, seen: &Seen) -> bool {
     let v = if http10 { "HTTP/1.0" } else { "HTTP/1.1" };
     let conn = if close { "Connection: close\r\n" } else { "" };
     let w = |s: &mut TcpStream, bytes: &[u8]| s.write_all(bytes).is_ok();
@@ -243,11 +258,46 @@ fn answer(s: &mut TcpStream, b: Behaviour, http10: bool, close: bool) -> bool {
             std::thread::sleep(Duration::from_millis(30));
             ok && w(s, &[b, &vec![b'x'; n]].concat()) && !close
         }
+        Behaviour::CloseAfterPause(n) => {
+            let head = format!("{v} 200 OK\r\nContent-Length: {n}\r\nConnection: close\r\n\r\n");
+            if !w(s, &[head.as_bytes(), &vec![b'x'; n]].concat()) {
+                return false;
+            }
+            // EOF before our own close: the client closed first (and keeps the TIME_WAIT).
+            if eof_within(s, Duration::from_millis(100)) {
+                seen.client_closed_first.fetch_add(1, Ordering::SeqCst);
+                return false;
+            }
+            let _ = s.shutdown(std::net::Shutdown::Write);
+            if eof_within(s, Duration::from_secs(2)) {
+                seen.server_closed_first.fetch_add(1, Ordering::SeqCst);
+            }
+            false
+        }
+        Behaviour::NeverClose(n) => {
+            let head = format!("{v} 200 OK\r\nContent-Length: {n}\r\nConnection: close\r\n\r\n");
+            w(s, &[head.as_bytes(), &vec![b'x'; n]].concat())
+        }
         Behaviour::StallMidBody => {
             let _ = w(s, b"HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n");
             let _ = w(s, &vec![b'x'; 500_000]);
             true
         }
+    }
+}
+
+/// Whether the peer's EOF (or a reset) arrives within `limit`; false if data or nothing came.
+fn eof_within(s: &mut TcpStream, limit: Duration) -> bool {
+    let _ = s.set_read_timeout(Some(limit));
+    let r = s.read(&mut [0u8; 64]);
+    let _ = s.set_read_timeout(Some(Duration::from_millis(20)));
+    match r {
+        Ok(n) => n == 0,
+        // A reset is a close too; a timeout is not.
+        Err(e) => !matches!(
+            e.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        ),
     }
 }
 

@@ -159,6 +159,11 @@ pub fn small(open_loop: bool) -> RunResult {
             };
             stats.record_response(page, url, &sample);
             stats.bytes_total += 200 + body;
+            // Pages 0..49 in the window's first second, 50..99 in its second.
+            let second = stats.second((i / 50) as usize);
+            second.requests += 1;
+            second.bytes += 200 + body;
+            second.response.record_us(sample.response_us);
             time += sample.response_us;
         }
         stats.record_page(page, true, time, time - 100);
@@ -166,8 +171,10 @@ pub fn small(open_loop: bool) -> RunResult {
     stats.record_error(0, ErrorKind::Reset);
     stats.record_error(1, ErrorKind::Status5xx);
     stats.record_error(1, ErrorKind::Status5xx);
+    stats.second(1).errors += 3;
     stats.record_page(0, false, 0, 0);
     stats.bytes_total += 1234; // a response cut short
+    stats.second(1).bytes += 1234;
     stats.cumulative_us = 4 * 2_000_000;
     RunResult {
         config: config(4, Stop::Pages(100), open_loop.then_some(50.0)),

@@ -1,5 +1,7 @@
 //! `flint bench`: the command line to a [`bench::BenchConfig`], a run, and its reports.
 
+pub mod profile;
+
 use crate::cli::{BenchArgs, HttpArg, LoadArgs, ReportArg};
 use anyhow::{bail, Context};
 use bench::{BenchConfig, HttpMode, RunResult, Stop, Target, Workload};
@@ -28,8 +30,18 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
     };
     install_stop_handler(|| STOP.store(true, Ordering::Relaxed))?;
     let config = bench_config(target, &args.load);
-    let result = bench::run(&config, &workload, &STOP)?;
-    print_reports(&result, &args.load)?;
+    let profiler = match args.profile {
+        Some(arg) => profile::ServerProfiler::prepare(arg, &config.target)?,
+        None => None,
+    };
+    let (result, server_profile) = match profiler {
+        Some(p) => {
+            let result = bench::run_observed(&config, &workload, &STOP, &p)?;
+            (result, p.finish())
+        }
+        None => (bench::run(&config, &workload, &STOP)?, None),
+    };
+    print_reports_with(&result, &args.load, server_profile.as_ref())?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -109,7 +121,18 @@ pub fn bench_config(target: Target, load: &LoadArgs) -> BenchConfig {
 }
 
 pub fn print_reports(result: &RunResult, load: &LoadArgs) -> anyhow::Result<()> {
+    print_reports_with(result, load, None)
+}
+
+/// The reports, then the server's profile if one was taken (also in the JSON, as
+/// `server_profile`).
+pub fn print_reports_with(
+    result: &RunResult,
+    load: &LoadArgs,
+    server: Option<&lab::profile::Profile>,
+) -> anyhow::Result<()> {
     let wants = |r: ReportArg| load.report.contains(&r) || load.report.contains(&ReportArg::All);
+    let (requests, pages) = (result.stats.requests, result.stats.pages_done);
     let mut out = String::new();
     if wants(ReportArg::Webstone) {
         out.push_str(&bench::report::webstone(result));
@@ -122,11 +145,19 @@ pub fn print_reports(result: &RunResult, load: &LoadArgs) -> anyhow::Result<()> 
     if wants(ReportArg::Summary) {
         out.push_str(&bench::report::summary(result));
     }
-    print!("{out}");
-    if let Some(path) = &load.json {
-        let json = serde_json::to_string_pretty(&bench::report::json(result))?;
-        std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))?;
+    if let Some(p) = server.filter(|_| load.report.iter().any(|r| *r != ReportArg::None)) {
+        out.push('\n');
+        out.push_str(&p.truss_table(requests, pages));
     }
+    print!("{out}");
+    if load.json.is_none() && load.html.is_none() {
+        return Ok(());
+    }
+    let mut json = bench::report::json(result);
+    if let (Some(p), Some(obj)) = (server, json.as_object_mut()) {
+        obj.insert("server_profile".into(), p.to_json(requests, pages));
+    }
+    super::write_outputs(&json, load.json.as_deref(), load.html.as_deref())?;
     Ok(())
 }
 

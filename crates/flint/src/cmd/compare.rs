@@ -33,7 +33,14 @@ fn serve_arg(text: &str) -> Result<NamedValue, String> {
 
 /// The options as clap declares them; [`CompareArgs`] adds the order of the targets.
 #[derive(Debug, Args)]
-#[command(group(clap::ArgGroup::new("servers").required(true).multiple(true).args(["targets", "serves"])))]
+#[command(
+    group(clap::ArgGroup::new("servers").required(true).multiple(true).args(["targets", "serves"])),
+    after_help = "The load options are flint bench's, applied to every round. For compare: --json \
+        writes the comparison (docs/compare.md), --html the same as a page with charts, --report none prints no table (any other value: \
+        the table), --log is refused. Exit status 1 when a target failed.\n\n\
+        Example:\n  flint compare --target old=http://127.0.0.1:8080 \\\n    \
+        --serve 'new=flint serve www --listen 127.0.0.1:{port}' /index.html -d 10s --rounds 5"
+)]
 pub struct CompareFlags {
     /// A running server: NAME=http://HOST:PORT. Repeat; the first target is the baseline of the
     /// ratios. Targets and --serve commands run in the order given.
@@ -84,8 +91,8 @@ impl Server {
     }
 }
 
-/// `--target` and `--serve` values in the order they were typed, names checked unique.
-fn in_order(m: &ArgMatches, flags: &CompareFlags) -> Result<Vec<Server>, clap::Error> {
+/// `--target` and `--serve` values in the order they were typed.
+fn in_order(m: &ArgMatches, flags: &CompareFlags) -> Vec<Server> {
     let indices = |id: &str| {
         m.indices_of(id)
             .map_or(Vec::new(), |i| i.collect::<Vec<_>>())
@@ -100,22 +107,24 @@ fn in_order(m: &ArgMatches, flags: &CompareFlags) -> Result<Vec<Server>, clap::E
         )
         .collect();
     all.sort_by_key(|(i, _)| *i);
-    let servers: Vec<Server> = all.into_iter().map(|(_, s)| s).collect();
+    all.into_iter().map(|(_, s)| s).collect()
+}
+
+/// Names label rows and JSON entries: each must be unique.
+fn check_names(servers: &[Server]) -> Result<(), spec::SpecError> {
     spec::check_unique(servers.iter().map(|s| s.spec().name.as_str()))
-        .map_err(|e| clap::Error::raw(clap::error::ErrorKind::ValueValidation, format!("{e}\n")))?;
-    Ok(servers)
 }
 
 impl FromArgMatches for CompareArgs {
     fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
         let flags = CompareFlags::from_arg_matches(m)?;
-        let servers = in_order(m, &flags)?;
+        let servers = in_order(m, &flags);
         Ok(CompareArgs { flags, servers })
     }
 
     fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
         self.flags.update_from_arg_matches(m)?;
-        self.servers = in_order(m, &self.flags)?;
+        self.servers = in_order(m, &self.flags);
         Ok(())
     }
 }
@@ -132,6 +141,7 @@ impl Args for CompareArgs {
 
 pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
     let CompareArgs { flags, servers } = args;
+    check_names(&servers)?;
     let load = &flags.load;
     if load.log.is_some() {
         bail!("--log is not supported by compare (one log per round and target would overwrite each other): use flint bench --log");
@@ -187,10 +197,11 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
     if !load.report.contains(&ReportArg::None) {
         print!("{}", compare::table(&result));
     }
-    if let Some(path) = &load.json {
-        let json = serde_json::to_string_pretty(&compare::json(&result))?;
-        std::fs::write(path, json + "\n").with_context(|| format!("writing {}", path.display()))?;
-    }
+    super::write_outputs(
+        &compare::json(&result),
+        load.json.as_deref(),
+        load.html.as_deref(),
+    )?;
     // A failed target makes the comparison incomplete: scripts should notice.
     Ok(if result.targets.iter().all(|t| t.ok()) {
         ExitCode::SUCCESS
@@ -205,26 +216,25 @@ fn event_line(e: &Event<'_>) -> Option<String> {
         Event::Starting { name, command } => {
             format!("flint compare: starting {name}: sh -c '{command}'")
         }
-        Event::Started { name, url, log } => {
-            format!(
-                "flint compare: {name} accepts connections at {url} (output: {})",
-                log.display()
-            )
+        Event::Started { name, url, .. } => {
+            format!("flint compare: {name} accepts connections at {url}")
         }
         Event::Round {
             round,
             rounds,
             name,
             summary,
+            interrupted,
         } => {
             let f = |fig: Figure| fig.of(summary).map_or("-".into(), |v| fig.display(v));
             format!(
-                "round {round}/{rounds}  {name}: {} requests/s, {} MB/s, p50 {} ms, p99 {} ms, {} errors",
+                "round {round}/{rounds}  {name}: {} requests/s, {} MB/s, p50 {} ms, p99 {} ms, {} errors{}",
                 f(Figure::RequestsPerS),
                 f(Figure::ThroughputBytesPerS),
                 f(Figure::ResponseP50Ms),
                 f(Figure::ResponseP99Ms),
                 f(Figure::Errors),
+                if *interrupted { " (interrupted)" } else { "" },
             )
         }
         Event::Failed { name, error } => format!("flint compare: {name} failed: {error}"),
@@ -275,10 +285,12 @@ mod tests {
     }
 
     #[test]
-    fn duplicate_names_are_a_usage_error() {
-        let err =
-            parse(&["--target", "a=http://127.0.0.1:1", "--serve", "a=x {port}"]).unwrap_err();
-        assert!(err.to_string().contains("`a` is given twice"), "{err}");
+    fn duplicate_names_are_refused_across_target_and_serve() {
+        let a = parse(&["--target", "a=http://127.0.0.1:1", "--serve", "a=x {port}"]).unwrap();
+        let err = super::check_names(&a.servers).unwrap_err().to_string();
+        assert!(err.contains("`a` is given twice"), "{err}");
+        let a = parse(&["--target", "a=http://127.0.0.1:1", "--serve", "b=x {port}"]).unwrap();
+        assert!(super::check_names(&a.servers).is_ok());
     }
 
     #[test]

@@ -1,10 +1,150 @@
-//! `flint lab` (stub: being written).
+//! `flint lab`: the seeds' experiments on today's servers ([`lab::experiments`]).
+//!
+//! The flint peer is this very executable (`flint serve`), so the lab measures the flint that runs
+//! it. Tables go to stdout as the measurements come; `--json` writes the whole run (docs/lab.md).
 
+use super::bench::install_stop_handler;
+use anyhow::Context;
+use lab::experiments::{self, Experiment, LabOptions, LabReport};
+use lab::peers::PeerKind;
+use lab::profile::Method;
+use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+fn duration(text: &str) -> Result<Duration, String> {
+    crate::duration::parse(text)
+}
+
+fn server(text: &str) -> Result<PeerKind, String> {
+    text.parse()
+}
+
+fn method(text: &str) -> Result<Method, String> {
+    text.parse()
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExperimentArg {
+    /// Seed 000 (Jigsaw): syscalls per request of the microscape page over HTTP/1.0, persistent
+    /// and pipelined connections.
+    Syscalls,
+    /// Seed 001 (IO-Lite): 40 clients, one document, 500 B to 200 KB: bandwidth per size.
+    Sizes,
+    /// Seed 004 (Content-MD5): 5 clients fetch a 6.5 MB file, digest on.
+    Digest,
+    /// The three in turn.
+    All,
+}
+
+impl From<ExperimentArg> for Experiment {
+    fn from(e: ExperimentArg) -> Self {
+        match e {
+            ExperimentArg::Syscalls => Experiment::Syscalls,
+            ExperimentArg::Sizes => Experiment::Sizes,
+            ExperimentArg::Digest => Experiment::Digest,
+            ExperimentArg::All => Experiment::All,
+        }
+    }
+}
 
 #[derive(Debug, clap::Args)]
-pub struct LabArgs {}
+pub struct LabArgs {
+    /// Which experiment (docs/lab.md).
+    #[arg(value_enum)]
+    pub experiment: ExperimentArg,
+    /// Length of each measurement, after its warm-up.
+    #[arg(short, long, value_name = "DUR", value_parser = duration, default_value = "2s")]
+    pub duration: Duration,
+    /// Warm-up before each measurement (not counted).
+    #[arg(long, value_name = "DUR", value_parser = duration, default_value = "500ms")]
+    pub warmup: Duration,
+    /// Servers, comma-separated: flint, nginx, apache-prefork, apache-event, lighttpd
+    /// [default: all].
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = server)]
+    pub servers: Vec<PeerKind>,
+    /// Write the results as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write the results as one self-contained HTML page with charts.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Do not trace the servers' syscalls (CPU time is still read); rates are then unaffected
+    /// by the tracer.
+    #[arg(long)]
+    pub no_profile: bool,
+    /// The tracer: perf (counts in the kernel, the server at full speed) or strace (times per
+    /// syscall, the server several times slower) [default: perf if it works here, else strace].
+    #[arg(long, value_name = "TRACER", value_parser = method, conflicts_with = "no_profile")]
+    pub profile_method: Option<Method>,
+}
 
-pub fn lab(_args: LabArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("flint lab is not built yet")
+/// The options `args` describe; the flint peer is this executable.
+pub fn options(args: &LabArgs) -> anyhow::Result<LabOptions> {
+    let exe = std::env::current_exe().context("finding the flint executable")?;
+    let mut opts = LabOptions::new(Some(exe));
+    opts.duration = args.duration;
+    opts.warmup = args.warmup;
+    if !args.servers.is_empty() {
+        let mut servers = args.servers.clone();
+        servers.dedup();
+        opts.servers = servers;
+    }
+    opts.profile = !args.no_profile;
+    opts.method = args.profile_method;
+    Ok(opts)
+}
+
+/// Runs the experiment, printing its tables; the report's [`LabReport::to_json`] is the JSON
+/// document (for `--json`, and for any other renderer of the run).
+pub fn run(args: &LabArgs) -> anyhow::Result<LabReport> {
+    let opts = options(args)?;
+    if opts.duration.is_zero() {
+        anyhow::bail!("the duration must be positive");
+    }
+    let experiment = Experiment::from(args.experiment);
+    let runs = opts.runs(experiment);
+    // Each run: warm-up, window, and about a second and a half to attach and detach a tracer
+    // (perf: two processes, each opening its events on every CPU) and start the server.
+    let per_run = opts.duration + opts.warmup + Duration::from_millis(1500);
+    let estimate = per_run.as_secs_f64() * runs as f64;
+    let mut out = std::io::stdout().lock();
+    writeln!(
+        out,
+        "flint lab {}: {runs} measurements of {:.1} s (+{:.1} s warm-up), about {:.0} min; \
+         servers on core {}, client on core {}",
+        experiment.name(),
+        opts.duration.as_secs_f64(),
+        opts.warmup.as_secs_f64(),
+        (estimate / 60.0).ceil(),
+        opts.server_cpu
+            .map_or("(not pinned)".to_owned(), |c| c.to_string()),
+        opts.client_cpu
+            .map_or("(not pinned)".to_owned(), |c| c.to_string()),
+    )?;
+    install_stop_handler(|| STOP.store(true, Ordering::Relaxed))?;
+    let report = experiments::run(experiment, &opts, &mut out, &STOP)?;
+    out.flush()?;
+    Ok(report)
+}
+
+pub fn lab(args: LabArgs) -> anyhow::Result<ExitCode> {
+    let report = run(&args)?;
+    super::write_outputs(
+        &report.to_json(),
+        args.json.as_deref(),
+        args.html.as_deref(),
+    )?;
+    if report.interrupted {
+        return Ok(ExitCode::from(130));
+    }
+    if report.results.is_empty() {
+        eprintln!("flint lab: no server could be measured (see the notes above)");
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
 }

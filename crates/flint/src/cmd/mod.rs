@@ -9,6 +9,8 @@ mod run;
 mod serve;
 
 use crate::cli::{Cli, Command, MixArg};
+use anyhow::Context;
+use std::path::Path;
 use std::process::ExitCode;
 
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -33,4 +35,23 @@ impl From<MixArg> for ::bench::fileset::Mix {
             MixArg::Mixed => Mix::Mixed,
         }
     }
+}
+
+/// Writes a result document where the user asked: as JSON, and as a self-contained HTML page
+/// (the same page `flint report` renders from that JSON).
+pub fn write_outputs(
+    json: &serde_json::Value,
+    json_path: Option<&Path>,
+    html_path: Option<&Path>,
+) -> anyhow::Result<()> {
+    if let Some(path) = json_path {
+        let text = serde_json::to_string_pretty(json)?;
+        std::fs::write(path, text + "\n").with_context(|| format!("writing {}", path.display()))?;
+    }
+    if let Some(path) = html_path {
+        let page = ::report::render_one(json)?;
+        std::fs::write(path, page).with_context(|| format!("writing {}", path.display()))?;
+        eprintln!("flint: wrote {}", path.display());
+    }
+    Ok(())
 }

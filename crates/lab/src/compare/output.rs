@@ -3,7 +3,7 @@
 //! Both are built from the same [`Comparison`] and the same [`Figure`] list, so they cannot
 //! disagree. JSON names carry their unit like the bench JSON; the table states units in its labels.
 
-use super::stats::{Figure, Spread};
+use super::stats::Figure;
 use super::{Comparison, Kind};
 use bench::config::Stop;
 use serde_json::{json, Map, Value};
@@ -77,7 +77,7 @@ pub fn json(c: &Comparison) -> Value {
         "schema_version": SCHEMA_VERSION,
         "flint_version": env!("CARGO_PKG_VERSION"),
         "started_at": bench::report::rfc3339(c.started_at),
-        "environment": environment(),
+        "environment": bench::report::environment(),
         "interrupted": c.interrupted,
         "options": options,
         "workload": {"pages": pages},
@@ -85,9 +85,13 @@ pub fn json(c: &Comparison) -> Value {
     })
 }
 
-/// The machine and software the comparison ran on.
-fn environment() -> Value {
-    json!({})
+/// A line of the table.
+enum Line {
+    Row([String; 7]),
+    /// Name and status, then a reason in place of figures.
+    Bare([String; 2], String),
+    /// A further line of a reason, under the figures.
+    Note(String),
 }
 
 /// The table people read: per target and figure, median, min, max and ratio to the first.
@@ -104,68 +108,77 @@ pub fn table(c: &Comparison) -> String {
         bench::report::http_mode_text(cfg.http),
         c.targets.first().map_or("the first target", |t| &t.name),
     );
-    let mut rows: Vec<[String; 7]> = vec![[
+    // Rows of 7 cells; a target without rounds gets its name, status and reason on one line.
+    let header = [
         "target", "status", "figure", "median", "min", "max", "ratio",
     ]
-    .map(String::from)];
-    let mut notes: Vec<(usize, String)> = Vec::new();
+    .map(String::from);
+    let mut lines: Vec<Line> = vec![Line::Row(header)];
     for (i, t) in c.targets.iter().enumerate() {
         let status = if t.ok() { "ok" } else { "failed" };
-        let first_row = rows.len();
-        if !t.rounds.is_empty() {
-            for f in Figure::ALL {
-                let cell = |get: fn(&Spread) -> f64| {
-                    t.spread(f).map_or("-".into(), |s| f.display(get(&s)))
-                };
-                rows.push([
-                    String::new(),
-                    String::new(),
-                    f.label().into(),
-                    cell(|s| s.median),
-                    cell(|s| s.min),
-                    cell(|s| s.max),
-                    c.ratio(i, f).map_or("-".into(), |r| format!("{r:.2}x")),
-                ]);
-            }
+        let mut errors = t.error.iter().flat_map(|e| e.lines()).map(str::to_owned);
+        if t.rounds.is_empty() {
+            let reason = errors.next().unwrap_or_else(|| "not measured".into());
+            lines.push(Line::Bare([t.name.clone(), status.into()], reason));
         }
-        if rows.len() == first_row {
-            rows.push(Default::default());
+        for (k, f) in Figure::ALL.into_iter().enumerate() {
+            let Some(s) = t.spread(f) else { continue };
+            let name = if k == 0 {
+                [t.name.clone(), status.into()]
+            } else {
+                Default::default()
+            };
+            let ratio = c.ratio(i, f).map_or("-".into(), |r| format!("{r:.2}x"));
+            let [a, b] = name;
+            lines.push(Line::Row([
+                a,
+                b,
+                f.label().into(),
+                f.display(s.median),
+                f.display(s.min),
+                f.display(s.max),
+                ratio,
+            ]));
         }
-        rows[first_row][0] = t.name.clone();
-        rows[first_row][1] = status.into();
-        if let Some(e) = &t.error {
-            notes.push((rows.len() - 1, e.clone()));
-        }
+        lines.extend(errors.map(Line::Note));
     }
     let mut widths = [0; 7];
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
+    for line in &lines {
+        let cells: &[String] = match line {
+            Line::Row(cells) => cells,
+            Line::Bare(cells, _) => cells,
+            Line::Note(_) => &[],
+        };
+        for (w, cell) in widths.iter_mut().zip(cells) {
             *w = (*w).max(cell.chars().count());
         }
     }
     let indent = widths[0] + widths[1] + 4;
-    for (r, row) in rows.iter().enumerate() {
-        let mut line = String::new();
-        for (k, (cell, w)) in row.iter().zip(widths).enumerate() {
-            match k {
-                0..=2 => line.push_str(&format!("{cell:<w$}  ")),
-                _ => line.push_str(&format!("{cell:>w$}  ")),
+    for line in &lines {
+        let text = match line {
+            Line::Row(cells) => cells
+                .iter()
+                .zip(widths)
+                .enumerate()
+                .map(|(k, (cell, w))| match k {
+                    0..=2 => format!("{cell:<w$}  "),
+                    _ => format!("{cell:>w$}  "),
+                })
+                .collect(),
+            Line::Bare([name, status], reason) => {
+                let (w0, w1) = (widths[0], widths[1]);
+                format!("{name:<w0$}  {status:<w1$}  {reason}")
             }
-        }
-        out.push_str(line.trim_end());
+            Line::Note(note) => format!("{:indent$}{note}", ""),
+        };
+        out.push_str(text.trim_end());
         out.push('\n');
-        for (_, note) in notes.iter().filter(|(at, _)| *at == r) {
-            for text in note.lines() {
-                out.push_str(&format!("{:indent$}{text}\n", ""));
-            }
-        }
     }
-    let measured = c.targets.iter().map(|t| t.rounds.len()).max().unwrap_or(0);
     if c.interrupted {
-        out.push_str(&format!(
-            "\nInterrupted: the figures cover the rounds measured before Ctrl-C ({measured} of {} at most per target).\n",
-            c.rounds
-        ));
+        out.push_str(
+            "\nInterrupted: the figures cover the rounds measured before Ctrl-C \
+             (the last one may be shorter than the others).\n",
+        );
     }
     out
 }

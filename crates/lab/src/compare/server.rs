@@ -230,9 +230,9 @@ impl LocalServer {
             }
             std::thread::sleep(Duration::from_millis(10));
         }
-        // removed
+        signal_group(pgid, libc::SIGKILL);
         // After SIGKILL the wait is short: the kernel ends the process without its cooperation.
-        status
+        status.or_else(|| child.wait().ok())
     }
 }
 

@@ -24,10 +24,10 @@ pub fn median(values: &[f64]) -> Option<f64> {
     }
     v.sort_by(f64::total_cmp);
     let mid = v.len() / 2;
-    Some(if v.len() % 2 == 0 {
-        (v[mid - 1] + v[mid]) / 2.0
-    } else {
+    Some(if v.len() % 2 == 1 {
         v[mid]
+    } else {
+        (v[mid - 1] + v[mid]) / 2.0
     })
 }
 

@@ -300,7 +300,10 @@ mod tests {
         // SIGKILL is delivered asynchronously to the orphaned child: poll, bounded.
         let deadline = Instant::now() + Duration::from_secs(5);
         while group_alive(pgid) {
-            assert!(Instant::now() < deadline, "group {pgid} still has live members");
+            assert!(
+                Instant::now() < deadline,
+                "group {pgid} still has live members"
+            );
             std::thread::sleep(POLL);
         }
     }
@@ -314,15 +317,12 @@ mod tests {
     #[test]
     fn output_within_kills_what_does_not_answer() {
         let started = Instant::now();
-        let err = output_within(
-            Command::new("sleep").arg("30"),
-            Duration::from_millis(100),
-        )
-        .expect_err("must time out");
+        let err = output_within(Command::new("sleep").arg("30"), Duration::from_millis(100))
+            .expect_err("must time out");
         assert_eq!(err.kind(), io::ErrorKind::TimedOut);
         assert!(started.elapsed() < Duration::from_secs(5));
-        let out = output_within(Command::new("echo").arg("hi"), Duration::from_secs(10))
-            .expect("echo");
+        let out =
+            output_within(Command::new("echo").arg("hi"), Duration::from_secs(10)).expect("echo");
         assert_eq!(out.stdout, b"hi\n");
     }
 }

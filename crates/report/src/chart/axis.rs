@@ -254,7 +254,12 @@ mod tests {
     #[test]
     fn flat_and_empty_data_still_get_a_domain_or_none() {
         let d = Axis::linear("y").domain([5.0, 5.0]).unwrap();
-        assert!(d.lo <= 5.0 && d.hi > 5.0);
+        assert!(d.lo == 0.0 && d.hi >= 5.0);
+        let d = Axis::linear("t")
+            .not_from_zero()
+            .domain([5.0, 5.0])
+            .unwrap();
+        assert!(d.lo < 5.0 && d.hi > 5.0, "{d:?}");
         let d = Axis::linear("y").domain([0.0]).unwrap();
         assert!(d.hi > d.lo);
         assert!(Axis::linear("y").domain([f64::NAN]).is_none());
@@ -270,7 +275,9 @@ mod tests {
         let l = labels(&d);
         assert_eq!(l, ["100 B", "1 kB", "10 kB", "100 kB", "1 MB"]);
         assert!((d.frac(10_000.0) - 0.5).abs() < 1e-12);
-        let d = Axis::log("size", Ticks::Bytes).domain([500.0, 20_000.0]).unwrap();
+        let d = Axis::log("size", Ticks::Bytes)
+            .domain([500.0, 20_000.0])
+            .unwrap();
         assert!(labels(&d).contains(&"2 kB".to_string()));
     }
 

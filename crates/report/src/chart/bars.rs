@@ -56,11 +56,18 @@ impl BarChart {
         for (g, group) in self.groups.iter().enumerate() {
             let gx = x0 + gw * g as f64 + (gw - bw * ns as f64) / 2.0;
             for (i, s) in self.series.iter().enumerate() {
+                let x = gx + bw * i as f64;
                 let Some(v) = s.values.get(g).and_then(ok) else {
+                    // Say that nothing was measured rather than leave a gap that reads as 0.
+                    let _ = write!(
+                        body,
+                        r#"<text class="vlabel" x="{:.1}" y="{:.1}" text-anchor="middle" font-size="10">n/a</text>"#,
+                        x + (bw - 2.0) / 2.0,
+                        bottom - 4.0
+                    );
                     continue;
                 };
                 bars += 1;
-                let x = gx + bw * i as f64;
                 let y = py(v);
                 let range = s.ranges.get(g).copied().flatten();
                 let mut tip = format!("{} · {}: {}", group, s.name, self.y.show(v));
@@ -89,10 +96,10 @@ impl BarChart {
                     label_y = label_y.min(yhi);
                 }
                 let label = self.y.show(v);
-                if text_width(&label, 10.0) <= bw + 6.0 {
+                if text_width(&label, 11.0) <= bw + 6.0 {
                     let _ = write!(
                         body,
-                        r#"<text class="vlabel" x="{:.1}" y="{:.1}" text-anchor="middle" font-size="10">{}</text>"#,
+                        r#"<text class="vlabel" x="{:.1}" y="{:.1}" text-anchor="middle" font-size="11">{}</text>"#,
                         x + (bw - 2.0) / 2.0,
                         label_y - 4.0,
                         esc(&label)
@@ -101,10 +108,10 @@ impl BarChart {
             }
             let _ = write!(
                 body,
-                r#"<text class="tick" x="{:.1}" y="{:.1}" text-anchor="middle" font-size="11">{}<title>{}</title></text>"#,
+                r#"<text class="tick" x="{:.1}" y="{:.1}" text-anchor="middle" font-size="{TICK}">{}<title>{}</title></text>"#,
                 x0 + gw * (g as f64 + 0.5),
                 bottom + 16.0,
-                esc(&fit(group, gw - 4.0, 11.0)),
+                esc(&fit(group, gw - 4.0, TICK)),
                 esc(group)
             );
         }

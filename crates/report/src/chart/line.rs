@@ -21,6 +21,9 @@ pub struct LineChart {
     pub series: Vec<Series>,
 }
 
+/// A series with its index (its look) and the points both axes can place.
+type Placed<'s> = (usize, &'s Series, Vec<(f64, f64)>);
+
 /// At most this many markers per series: lines of hundreds of points stay readable; every
 /// point is still a vertex of the polyline.
 const MAX_MARKERS: usize = 16;
@@ -28,7 +31,7 @@ const MAX_MARKERS: usize = 16;
 impl LineChart {
     /// The chart as SVG, or `None` when no series has a point both axes can place.
     pub fn svg(&self) -> Option<String> {
-        let series: Vec<(usize, &Series, Vec<(f64, f64)>)> = self
+        let series: Vec<Placed<'_>> = self
             .series
             .iter()
             .enumerate()
@@ -58,15 +61,25 @@ impl LineChart {
         let bottom = TOP + PLOT_H;
         for t in &xd.ticks {
             let x = px(t.value);
-            let class = if t.label.is_some() { "grid" } else { "grid minor" };
+            let class = if t.label.is_some() {
+                "grid"
+            } else {
+                "grid minor"
+            };
             let _ = write!(
                 body,
                 r#"<line class="{class}" x1="{x:.1}" x2="{x:.1}" y1="{TOP}" y2="{bottom}"/>"#
             );
             if let Some(l) = &t.label {
+                // A label at the right edge would be cut off by the frame: end it there instead.
+                let anchor = if x + text_width(l, TICK) / 2.0 > WIDTH - 2.0 {
+                    "end"
+                } else {
+                    "middle"
+                };
                 let _ = write!(
                     body,
-                    r#"<text class="tick" x="{x:.1}" y="{:.1}" text-anchor="middle" font-size="11">{}</text>"#,
+                    r#"<text class="tick" x="{x:.1}" y="{:.1}" text-anchor="{anchor}" font-size="{TICK}">{}</text>"#,
                     bottom + 16.0,
                     esc(l)
                 );
@@ -103,7 +116,7 @@ impl LineChart {
             // Stagger the markers of different series so they do not sit on top of each other.
             let offset = k * stride / series.len().max(1);
             for (j, &(x, y)) in pts.iter().enumerate() {
-                if (j + stride - offset % stride) % stride == 0 || j + 1 == pts.len() {
+                if (j + stride - offset % stride).is_multiple_of(stride) || j + 1 == pts.len() {
                     let tip = format!(
                         "{}: {} = {}, {} = {}",
                         s.name,
@@ -210,6 +223,9 @@ mod tests {
         .unwrap();
         assert!(svg.contains(r#"data-points="200""#));
         let markers = svg.matches(r#"class="pt""#).count() - 1;
-        assert!((MAX_MARKERS..=MAX_MARKERS + 2).contains(&markers), "{markers}");
+        assert!(
+            (MAX_MARKERS..=MAX_MARKERS + 2).contains(&markers),
+            "{markers}"
+        );
     }
 }

@@ -26,12 +26,15 @@ const COLORS: [&str; 8] = [
 /// Dash patterns, in step with the markers so no two of the first six series look alike in grey.
 const DASHES: [&str; 6] = ["", "8 4", "2 3", "10 3 2 3", "4 2", "1 5"];
 
-const WIDTH: f64 = 760.0;
-const LEFT: f64 = 78.0;
-const RIGHT: f64 = 24.0;
-const TOP: f64 = 46.0;
-const PLOT_H: f64 = 250.0;
-const FONT: f64 = 12.0;
+const WIDTH: f64 = 640.0;
+const LEFT: f64 = 74.0;
+const RIGHT: f64 = 22.0;
+const TOP: f64 = 44.0;
+const PLOT_H: f64 = 240.0;
+/// Axis titles and legends; ticks are a point smaller. Charts are drawn at about their own size
+/// (two to a row on a wide page), so these are the sizes a reader sees.
+const FONT: f64 = 13.0;
+const TICK: f64 = 12.0;
 
 fn color(i: usize) -> &'static str {
     COLORS[i % COLORS.len()]
@@ -53,7 +56,14 @@ fn marker_path(i: usize, x: f64, y: f64) -> String {
         ),
         1 => {
             let s = r * 0.9;
-            format!("M{:.1},{:.1}h{:.1}v{:.1}h{:.1}z", x - s, y - s, 2.0 * s, 2.0 * s, -2.0 * s)
+            format!(
+                "M{:.1},{:.1}h{:.1}v{:.1}h{:.1}z",
+                x - s,
+                y - s,
+                2.0 * s,
+                2.0 * s,
+                -2.0 * s
+            )
         }
         2 => format!(
             "M{x:.1},{:.1}L{:.1},{:.1}L{:.1},{:.1}z",
@@ -120,7 +130,7 @@ fn marker(i: usize, x: f64, y: f64, tip: &str) -> String {
     let style = if matches!(i % 8, 5 | 6) {
         format!(r#"fill="none" stroke="{c}" stroke-width="2""#)
     } else {
-        format!(r#"fill="{c}" stroke="#fff" stroke-width="1""#)
+        format!(r##"fill="{c}" stroke="#fff" stroke-width="1""##)
     };
     format!(
         r#"<path class="pt" d="{}" {style}><title>{}</title></path>"#,
@@ -154,7 +164,7 @@ fn pattern_def(id: &str, i: usize) -> String {
 
 /// Rough text width at the chart font: enough to lay out legends and trim labels.
 fn text_width(s: &str, size: f64) -> f64 {
-    s.chars().count() as f64 * size * 0.58
+    s.chars().count() as f64 * size * 0.56
 }
 
 /// Shortens a label to fit `px`, with an ellipsis.
@@ -206,7 +216,11 @@ fn y_axis(out: &mut String, axis: &Axis, dom: &axis::Domain) {
     let (x0, x1) = (LEFT, WIDTH - RIGHT);
     for t in &dom.ticks {
         let y = TOP + PLOT_H * (1.0 - dom.frac(t.value));
-        let class = if t.label.is_some() { "grid" } else { "grid minor" };
+        let class = if t.label.is_some() {
+            "grid"
+        } else {
+            "grid minor"
+        };
         let _ = write!(
             out,
             r#"<line class="{class}" x1="{x0}" x2="{x1}" y1="{y:.1}" y2="{y:.1}"/>"#
@@ -214,7 +228,7 @@ fn y_axis(out: &mut String, axis: &Axis, dom: &axis::Domain) {
         if let Some(l) = &t.label {
             let _ = write!(
                 out,
-                r#"<text class="tick" x="{:.1}" y="{:.1}" text-anchor="end" font-size="11">{}</text>"#,
+                r#"<text class="tick" x="{:.1}" y="{:.1}" text-anchor="end" font-size="{TICK}">{}</text>"#,
                 x0 - 6.0,
                 y + 4.0,
                 esc(l)
@@ -233,7 +247,7 @@ fn y_axis(out: &mut String, axis: &Axis, dom: &axis::Domain) {
 fn open(id: &str, title: &str, height: f64, points: usize, defs: &str) -> String {
     let id = esc(id);
     format!(
-        r#"<svg class="chart" id="{id}" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {height:.0}" width="{WIDTH}" height="{height:.0}" role="img" aria-labelledby="{id}-t" data-points="{points}"><title id="{id}-t">{t}</title><defs>{defs}</defs><text class="ctitle" x="{LEFT}" y="24" font-size="15" font-weight="600">{t}</text>"#,
+        r#"<svg class="chart" id="{id}" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {height:.0}" width="{WIDTH}" height="{height:.0}" role="img" aria-labelledby="{id}-t" data-points="{points}"><title id="{id}-t">{t}</title><defs>{defs}</defs><text class="ctitle" x="{LEFT}" y="24" font-size="16" font-weight="600">{t}</text>"#,
         t = esc(title)
     )
 }

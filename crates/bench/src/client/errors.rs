@@ -1,0 +1,35 @@
+//! What each failure counts as: the error kinds of the statistics, from I/O errors, head parse
+//! errors and statuses. Cold paths, kept out of the event loop's file.
+
+use crate::stats::ErrorKind;
+use std::io;
+use wire::response::ResponseError;
+
+pub(super) fn connect_error(e: &io::Error) -> ErrorKind {
+    match e.kind() {
+        io::ErrorKind::ConnectionRefused => ErrorKind::ConnectRefused,
+        io::ErrorKind::TimedOut => ErrorKind::ConnectTimeout,
+        _ => ErrorKind::ConnectOther,
+    }
+}
+
+pub(super) fn head_error(e: ResponseError) -> ErrorKind {
+    match e {
+        ResponseError::MalformedStatusLine => ErrorKind::MalformedStatus,
+        ResponseError::MalformedHeaders
+        | ResponseError::BadContentLength
+        | ResponseError::TooLarge => ErrorKind::MalformedHeaders,
+        ResponseError::BadChunk | ResponseError::ShortBody => ErrorKind::ShortBody,
+    }
+}
+
+/// The error a final status counts as, if any (a 3xx is counted, not followed).
+pub(super) fn status_error(status: u16) -> Option<ErrorKind> {
+    match status {
+        200..=299 => None,
+        100..=199 => Some(ErrorKind::Status1xx),
+        300..=399 => Some(ErrorKind::Status3xx),
+        400..=499 => Some(ErrorKind::Status4xx),
+        _ => Some(ErrorKind::Status5xx),
+    }
+}

@@ -1,0 +1,157 @@
+//! Nothing is allocated per request: a short run and a run with many times its requests make
+//! (almost) the same number of allocations.
+//!
+//! A counting global allocator sees every allocation in this test binary, so the server here is
+//! one that allocates nothing per request either (the shared test server builds each response
+//! in a `Vec`), and this file holds a single test, so no other test runs beside it.
+
+use bench::{BenchConfig, HttpMode, Stop, Target, Workload};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+
+struct Counting;
+
+// SAFETY: every method forwards its arguments unchanged to the system allocator, which upholds
+// GlobalAlloc's contract; counting touches only an atomic and allocates nothing.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: the caller's layout, passed on as GlobalAlloc::alloc requires.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: as for alloc.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: ptr was allocated by System (every allocation here goes there) with layout.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: as for realloc.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// A response with a 100-byte body.
+const RESPONSE: &[u8; 140] = b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n\
+    0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789";
+
+/// Keep-alive, one thread per connection, fixed buffers: answers each request head (counted by
+/// its CRLFCRLF, which may straddle reads) with `RESPONSE`.
+fn serve(mut s: TcpStream, stop: &AtomicBool) {
+    let _ = s.set_read_timeout(Some(Duration::from_millis(20)));
+    let mut buf = [0u8; 4096];
+    let mut matched = 0; // bytes of "\r\n\r\n" matched so far
+    while !stop.load(Ordering::Relaxed) {
+        let n = match s.read(&mut buf) {
+            Ok(0) => return,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => continue,
+            Err(_) => return,
+        };
+        for &b in &buf[..n] {
+            let want = b"\r\n\r\n"[matched];
+            matched = if b == want {
+                matched + 1
+            } else {
+                usize::from(b == b'\r')
+            };
+            if matched == 4 {
+                matched = 0;
+                if s.write_all(RESPONSE).is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+fn config(addr: SocketAddr, stop: Stop) -> BenchConfig {
+    BenchConfig {
+        target: Target {
+            addr,
+            host: addr.to_string(),
+            url: format!("http://{addr}"),
+        },
+        concurrency: 4,
+        threads: 2,
+        stop,
+        warmup: Duration::ZERO,
+        think: None,
+        rate: None,
+        http: HttpMode::KeepAlive,
+        connect_timeout: Duration::from_secs(2),
+        response_timeout: Duration::from_secs(2),
+        seed: 1,
+        log: None,
+        debug: false,
+        progress: false,
+    }
+}
+
+/// Allocations and requests of one run.
+fn measure(addr: SocketAddr, w: &Workload, stop: Stop) -> (u64, u64) {
+    let before = ALLOCATIONS.load(Ordering::SeqCst);
+    let r = bench::run(&config(addr, stop), w, &AtomicBool::new(false)).unwrap();
+    let allocations = ALLOCATIONS.load(Ordering::SeqCst) - before;
+    assert_eq!(r.stats.errors.total(), 0);
+    (allocations, r.stats.requests)
+}
+
+#[test]
+fn no_allocation_per_request_in_steady_state() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let st = stop.clone();
+    let accept = std::thread::spawn(move || {
+        let mut conns = Vec::new();
+        for s in listener.incoming() {
+            if st.load(Ordering::SeqCst) {
+                break;
+            }
+            let Ok(s) = s else { continue };
+            let st = st.clone();
+            conns.push(std::thread::spawn(move || serve(s, &st)));
+        }
+        for c in conns {
+            let _ = c.join();
+        }
+    });
+    let w = Workload::from_pages([
+        ("a".to_string(), 1.0, vec!["/a.html", "/b.gif"]),
+        ("b".to_string(), 2.0, vec!["/c.gif"]),
+    ])
+    .unwrap();
+    // Timed runs: their seconds are allocated before they start (a -n run adds one a second).
+    let short = measure(addr, &w, Stop::Duration(Duration::from_millis(200)));
+    let long = measure(addr, &w, Stop::Duration(Duration::from_millis(800)));
+    stop.store(true, Ordering::SeqCst);
+    let _ = TcpStream::connect(addr);
+    accept.join().unwrap();
+    println!("short: {short:?}, long: {long:?} (allocations, requests)");
+    assert!(
+        long.1 >= short.1 + 1000,
+        "too few requests to tell: {short:?} {long:?}"
+    );
+    // The long run has one more second of time series per thread (and the merged result one).
+    let extra = long.0.saturating_sub(short.0);
+    assert!(
+        extra <= 16,
+        "{extra} more allocations for {} more requests",
+        long.1 - short.1
+    );
+}

@@ -1,0 +1,168 @@
+//! The sizes experiment end to end, short: two sizes, two servers, half a second each. Checks the
+//! JSON's shape (the HTML report reads it) and that its figures agree with each other.
+
+use lab::experiments::{self, Experiment, LabOptions, Status};
+use lab::peers::PeerKind;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+/// The flint executable: FLINT_BIN, or the one cargo built next to this test
+/// (target/<profile>/flint; `cargo test --workspace` builds it before running any test).
+fn flint_bin() -> PathBuf {
+    if let Some(bin) = std::env::var_os("FLINT_BIN") {
+        return PathBuf::from(bin);
+    }
+    let exe = std::env::current_exe().expect("current_exe");
+    let bin = exe
+        .parent()
+        .and_then(Path::parent)
+        .map(|p| p.join("flint"))
+        .expect("target dir");
+    assert!(
+        bin.is_file(),
+        "{} not found: build it first (cargo build -p flint, or cargo test --workspace) \
+         or set FLINT_BIN",
+        bin.display()
+    );
+    bin
+}
+
+fn options(servers: Vec<PeerKind>, flint: PathBuf) -> LabOptions {
+    let mut opts = LabOptions::new(Some(flint));
+    opts.duration = Duration::from_millis(500);
+    opts.warmup = Duration::from_millis(100);
+    opts.servers = servers;
+    opts.sizes = vec![1024, 20 * 1024];
+    opts
+}
+
+fn num(v: &Value, key: &str) -> f64 {
+    v[key]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{key} is not a number in {v}"))
+}
+
+#[test]
+fn sizes_end_to_end_gives_consistent_rows_in_the_json_shape() {
+    let opts = options(vec![PeerKind::Flint, PeerKind::Nginx], flint_bin());
+    let mut out = Vec::new();
+    let report = experiments::run(Experiment::Sizes, &opts, &mut out, &AtomicBool::new(false))
+        .expect("lab run");
+    let text = String::from_utf8_lossy(&out);
+    assert!(text.contains("sizes: output bandwidth, MB/s"), "{text}");
+    assert!(text.contains("20 KB"), "{text}");
+
+    let json = report.to_json();
+    assert_eq!(json["kind"], "lab");
+    assert_eq!(json["schema_version"], 1);
+    assert_eq!(json["experiment"], "sizes");
+    assert!(json["flint_version"].is_string());
+    assert!(json["started_at"]
+        .as_str()
+        .is_some_and(|s| s.ends_with('Z')));
+    assert!(json["environment"].is_object());
+    assert_eq!(num(&json["options"], "duration_s"), 0.5);
+    assert_eq!(
+        json["options"]["servers"],
+        serde_json::json!(["flint", "nginx"])
+    );
+    for s in json["servers"].as_array().expect("servers") {
+        assert_eq!(s["status"], "ok", "{s}");
+        assert!(
+            s["version"].as_str().is_some_and(|v| v.contains('/')),
+            "{s}"
+        );
+        assert!(s.get("note").is_some(), "{s}");
+    }
+
+    let results = json["results"].as_array().expect("results");
+    assert_eq!(results.len(), 4, "2 servers x 2 sizes: {results:?}");
+    for r in results {
+        assert_eq!(r["experiment"], "sizes");
+        assert_eq!(r["mode"], "persistent");
+        assert!(matches!(r["server"].as_str(), Some("flint" | "nginx")));
+        let size = r["size_bytes"].as_u64().expect("size_bytes") as f64;
+        let requests = r["requests"].as_u64().expect("requests") as f64;
+        let (duration, rps, bps) = (
+            num(r, "duration_s"),
+            num(r, "requests_per_s"),
+            num(r, "bytes_per_s"),
+        );
+        assert!(requests > 0.0, "{r}");
+        assert_eq!(r["errors"], 0, "{r}");
+        assert!((duration - 0.5).abs() < 0.1, "{r}");
+        assert!((rps * duration - requests).abs() <= 1.0, "{r}");
+        // Each response is the document plus a head of one to a few hundred bytes.
+        let per_response = bps / rps;
+        assert!(
+            per_response > size + 50.0 && per_response < size + 600.0,
+            "{per_response} bytes per response for a {size}-byte document: {r}"
+        );
+        assert!(r["client_limited"].is_boolean());
+        let cpu = num(r, "server_cpu_us_per_request");
+        assert!(
+            cpu > 0.0 && cpu < 1e6 / rps * 1.5,
+            "{cpu} µs/request at {rps}/s: {r}"
+        );
+        // The profile: its calls add up to what syscalls_per_request says.
+        assert!(
+            matches!(r["profile_method"].as_str(), Some("strace" | "perf")),
+            "no profile (strace or perf must work here: scripts/install-peers.sh): {r}"
+        );
+        let rows = r["syscalls"].as_array().expect("syscalls");
+        assert!(!rows.is_empty());
+        let total: f64 = rows.iter().map(|s| num(s, "calls")).sum();
+        let per_request = num(r, "syscalls_per_request");
+        assert!(
+            (per_request * requests - total).abs() <= 1e-6 * total.max(1.0),
+            "{per_request} x {requests} != {total}"
+        );
+        // Serving a request takes at least a read and a write of some kind.
+        assert!(per_request >= 1.0, "{r}");
+        for s in rows {
+            assert!(s["name"].is_string() && s["errors"].is_u64() && s.get("seconds").is_some());
+        }
+    }
+}
+
+#[test]
+fn a_missing_peer_is_named_with_its_install_command_and_the_others_still_run() {
+    let mut opts = options(
+        vec![PeerKind::Flint, PeerKind::Nginx],
+        PathBuf::from("/nonexistent/flint"),
+    );
+    opts.sizes = vec![1024];
+    opts.profile = false;
+    let mut out = Vec::new();
+    let report = experiments::run(Experiment::Sizes, &opts, &mut out, &AtomicBool::new(false))
+        .expect("lab run");
+    let flint = &report.servers[0];
+    assert_eq!(flint.name, "flint");
+    assert_eq!(flint.status, Status::Missing);
+    assert!(
+        flint
+            .note
+            .as_deref()
+            .is_some_and(|n| n.starts_with("install: ")),
+        "{flint:?}"
+    );
+    assert_eq!(report.servers[1].status, Status::Ok);
+    assert_eq!(report.results.len(), 1);
+    assert_eq!(report.results[0].server, "nginx");
+    assert_eq!(report.results[0].syscalls_per_request, None);
+    assert_eq!(report.results[0].profile_method, None);
+    let text = String::from_utf8_lossy(&out);
+    assert!(text.contains("flint is not installed"), "{text}");
+}
+
+#[test]
+fn a_stop_before_the_start_measures_nothing_and_says_interrupted() {
+    let opts = options(vec![PeerKind::Nginx], flint_bin());
+    let mut out = Vec::new();
+    let report = experiments::run(Experiment::All, &opts, &mut out, &AtomicBool::new(true))
+        .expect("lab run");
+    assert!(report.interrupted);
+    assert!(report.results.is_empty());
+}

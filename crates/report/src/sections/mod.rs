@@ -1,0 +1,52 @@
+//! The sections of the page, in reading order: the headline numbers first, then the pictures
+//! that explain them, then the detail tables, then the disclosure of what ran where.
+
+mod lab;
+mod latency;
+mod provenance;
+mod summary;
+mod truss;
+mod webstone;
+
+use crate::html::Page;
+use crate::input::{Input, Kind};
+
+/// The whole page for classified inputs.
+pub fn page(inputs: &[Input<'_>]) -> String {
+    let mut p = Page::default();
+    let c = summary::render(&mut p, inputs);
+    p.section("summary", "Summary", c);
+    let c = latency::spectrum(&mut p, inputs);
+    p.section("spectrum", "Latency percentile spectrum", c);
+    let c = latency::over_time(&mut p, inputs);
+    p.section("timeseries", "Throughput and latency over time", c);
+    let c = lab::sizes(&mut p, inputs);
+    p.section("sizes", "Bandwidth against file size", c);
+    let c = lab::syscalls(&mut p, inputs);
+    p.section("syscalls", "System calls per request", c);
+    let c = lab::others(inputs);
+    p.section("lab-other", "Other lab results", c);
+    let c = webstone::pages(inputs);
+    p.section("pages", "Pages (WebSTONE)", c);
+    let c = truss::render(inputs);
+    p.section("truss", "System call profiles", c);
+    let c = provenance::render(inputs);
+    p.section("provenance", "What ran where", c);
+    let heads: Vec<(&str, &str)> = inputs.iter().map(|i| (i.file, i.kind.name())).collect();
+    p.finish(&heads)
+}
+
+/// A series name: `name` alone when only one input of this kind is on the page, else prefixed
+/// with the input's label so two lab files' "nginx" lines stay apart.
+fn series_name(inputs: &[Input<'_>], input: &Input<'_>, name: &str) -> String {
+    if inputs.iter().filter(|i| i.kind == input.kind).count() > 1 {
+        format!("{} · {name}", input.label)
+    } else {
+        name.to_owned()
+    }
+}
+
+/// The inputs of one kind.
+fn of_kind<'i, 'a>(inputs: &'i [Input<'a>], kind: Kind) -> impl Iterator<Item = &'i Input<'a>> {
+    inputs.iter().filter(move |i| i.kind == kind)
+}

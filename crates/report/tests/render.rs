@@ -1,0 +1,141 @@
+//! The whole page from representative inputs: which sections appear, that input text cannot
+//! become markup, and that older files without the newer fields still render.
+
+mod common;
+
+use serde_json::{json, Value};
+
+fn sections(html: &str) -> Vec<&str> {
+    html.match_indices(r#"<section id=""#)
+        .map(|(i, m)| {
+            let rest = &html[i + m.len()..];
+            &rest[..rest.find('"').unwrap_or(0)]
+        })
+        .collect()
+}
+
+#[test]
+fn all_sections_appear_for_bench_lab_and_compare() {
+    let html = report::render(&common::inputs()).unwrap();
+    assert_eq!(
+        sections(&html),
+        [
+            "summary",
+            "spectrum",
+            "timeseries",
+            "sizes",
+            "syscalls",
+            "lab-other",
+            "pages",
+            "truss",
+            "provenance"
+        ]
+    );
+    // compare: 2 bars; spectrum: 2; time: 3 (errors present); sizes: 1; syscalls: 2.
+    assert_eq!(html.matches(r#"<svg class="chart""#).count(), 10);
+    for needle in [
+        "99.9%",            // spectrum ticks
+        "200 kB",           // sizes x axis
+        "worker_processes", // a lab server's note, disclosed
+        "AMD EPYC 7B13",    // the machine
+        "sys totals",       // truss table of the server profile
+        "content-md5",      // the digest experiment's own field
+        "connect refused",  // the failed compare target
+        "×",                // compare ratios
+    ] {
+        assert!(html.contains(needle), "missing {needle}");
+    }
+}
+
+#[test]
+fn page_is_self_contained() {
+    let html = report::render(&common::inputs()).unwrap();
+    for external in [
+        "<link", "src=", "@import", "url(http", "//fonts.", "https://",
+    ] {
+        assert!(!html.contains(external), "page refers outside: {external}");
+    }
+    // Only the SVG namespace URI, which is a name, not a fetch.
+    assert_eq!(
+        html.matches("http://www.w3.org").count(),
+        html.matches("<svg").count()
+    );
+}
+
+#[test]
+fn input_text_cannot_inject_markup() {
+    let evil = "<script>alert(1)</script>\"'><img src=x onerror=alert(2)>";
+    let mut lab = common::lab();
+    for r in lab["results"].as_array_mut().unwrap() {
+        r["server"] = json!(evil);
+    }
+    lab["servers"][0]["note"] = json!(evil);
+    let mut bench = common::bench(1000.0, 1.0, 5, 1, true);
+    bench["config"]["target"]["url"] = json!(evil);
+    bench["pages"][0]["name"] = json!(evil);
+    bench["server_profile"]["syscalls"][0]["name"] = json!(evil);
+    let mut cmp = common::compare();
+    cmp["targets"][1]["name"] = json!(evil);
+    cmp["targets"][2]["error"] = json!(evil);
+    let html = report::render(&[
+        (format!("{evil}.json"), bench),
+        (evil.to_string(), lab),
+        ("c.json".into(), cmp),
+    ])
+    .unwrap();
+    assert!(!html.contains("<script>alert"), "raw script from input");
+    assert!(!html.contains("<img"), "raw img from input");
+    assert!(!html.contains("onerror=alert(2)>"));
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    // The page's own single script is still the only one.
+    assert_eq!(html.matches("<script>").count(), 1);
+}
+
+/// A bench file as flint wrote it before kind, environment, spectra and time series existed.
+fn old_bench() -> Value {
+    let mut v = common::bench(50_000.0, 0.25, 3, 1, false);
+    let m = v.as_object_mut().unwrap();
+    for k in ["kind", "environment", "timeseries"] {
+        m.remove(k);
+    }
+    let s = m["summary"].as_object_mut().unwrap();
+    s.remove("response_spectrum");
+    s.remove("page_spectrum");
+    v
+}
+
+#[test]
+fn older_bench_files_render_without_the_newer_sections() {
+    let html = report::render(&[("old.json".into(), old_bench())]).unwrap();
+    assert_eq!(sections(&html), ["summary", "pages", "provenance"]);
+    assert!(html.contains("not recorded"));
+    assert!(html.contains("50,000"));
+}
+
+#[test]
+fn mistyped_fields_degrade_to_dashes_not_errors() {
+    let mut v = common::bench(1000.0, 1.0, 5, 1, true);
+    v["summary"]["requests_per_s"] = json!("fast");
+    v["timeseries"] = json!({"not": "an array"});
+    v["pages"][0]["time_ms"] = json!(null);
+    v["server_profile"]["syscalls"] = json!([{"name": 5}, 7]);
+    let lab = json!({"kind": "lab", "results": [{"experiment": "sizes", "size_bytes": "big"}, 3]});
+    let cmp =
+        json!({"kind": "compare", "targets": [{"name": null, "rounds": [1, {"errors": "x"}]}]});
+    let html = report::render(&[
+        ("a.json".into(), v),
+        ("b.json".into(), lab),
+        ("c.json".into(), cmp),
+    ])
+    .unwrap();
+    assert!(html.contains("</html>"));
+}
+
+#[test]
+fn render_one_makes_the_same_sections_as_a_single_input() {
+    let lab = common::lab();
+    let one = report::render_one(&lab).unwrap();
+    let many = report::render(&[("x.json".into(), lab)]).unwrap();
+    assert_eq!(sections(&one), sections(&many));
+    assert!(one.contains("lab all"));
+}
