@@ -37,11 +37,11 @@ pub enum Command {
     /// Files come from a workload (-w: TOML or an original WebSTONE filelist) or from paths on the
     /// command line (one page each, equal weights). Closed loop by default (each Webchild fetches
     /// its page's files one after another, then picks the next page); open loop with --rate.
-    ///
-    /// Examples:
-    ///   flint bench http://127.0.0.1:8080 /index.html /logo.gif -c 40 -d 30s
-    ///   flint bench http://127.0.0.1:8080 -w filelist --http 1.0 -n 10000 --json out.json
-    ///   flint bench http://127.0.0.1:8080 -w site.toml --rate 500 -d 1m
+    #[command(after_help = "Examples:\n  \
+        flint bench http://127.0.0.1:8080 /index.html /logo.gif -c 40 -d 30s\n  \
+        flint bench http://127.0.0.1:8080 -w filelist --http 1.0 -n 10000 --json out.json\n  \
+        flint bench http://127.0.0.1:8080 -w site.toml --rate 500 -d 1m --html out.html\n  \
+        flint bench http://127.0.0.1:8080/1k.bin -c 40 -d 10s --profile auto")]
     Bench(BenchArgs),
     /// Serve a directory: event-driven, one loop per core, cached metadata and checksums.
     Serve(ServeArgs),

@@ -204,14 +204,24 @@ impl Conn {
                     // setsockopt calls per response). MSG_NOSIGNAL: a closed peer is an error
                     // return, not a SIGPIPE.
                     let flags = libc::MSG_NOSIGNAL | if file_follows { libc::MSG_MORE } else { 0 };
-                    // SAFETY: zeroed is a valid msghdr (null pointers, zero lengths); we then
-                    // point it at `iov`, whose entries point into `b.out` and the Rc bodies held
-                    // by `b.segs`, all alive and unmodified until sendmsg returns.
-                    let r = unsafe {
-                        let mut msg: libc::msghdr = std::mem::zeroed();
-                        msg.msg_iov = iov.as_mut_ptr();
-                        msg.msg_iovlen = iov.len() as _;
-                        libc::sendmsg(fd, &msg, flags)
+                    let r = if iov.len() == 1 {
+                        // One segment (the usual keep-alive response): `send` takes the buffer
+                        // as is, where `sendmsg` first imports a msghdr and an iovec array from
+                        // user memory; measurably cheaper per request.
+                        // SAFETY: iov[0] points into `b.out` or an Rc body held by `b.segs`,
+                        // alive and unmodified until send returns; its length is in bounds.
+                        unsafe { libc::send(fd, iov[0].iov_base, iov[0].iov_len, flags) }
+                    } else {
+                        // SAFETY: zeroed is a valid msghdr (null pointers, zero lengths); we
+                        // then point it at `iov`, whose entries point into `b.out` and the Rc
+                        // bodies held by `b.segs`, all alive and unmodified until sendmsg
+                        // returns.
+                        unsafe {
+                            let mut msg: libc::msghdr = std::mem::zeroed();
+                            msg.msg_iov = iov.as_mut_ptr();
+                            msg.msg_iovlen = iov.len() as _;
+                            libc::sendmsg(fd, &msg, flags)
+                        }
                     };
                     st.writes += 1;
                     if r < 0 {
