@@ -421,15 +421,12 @@ impl Webchild {
         cx.live.requests += 1;
         cx.live.errors += u64::from(!ok);
         if cx.counts(self.file_start_us, now) {
-            let start = if open_first {
-                self.page_intended_us
+            // Open loop, first file: both count from when the page was due (no coordinated
+            // omission); otherwise from the file's start and from the request's last byte.
+            let (start, ttfb_from) = if open_first {
+                (self.page_intended_us, self.page_intended_us)
             } else {
-                self.file_start_us
-            };
-            let ttfb_from = if open_first {
-                self.page_intended_us
-            } else {
-                self.written_us
+                (self.file_start_us, self.written_us)
             };
             let r = ResponseSample {
                 header_bytes: self.header_bytes,

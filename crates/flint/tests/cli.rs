@@ -1,81 +1,12 @@
 //! The binary end to end: what a user types, what a user sees.
 
+mod common;
+
+use common::{flint, run_bounded, start_server, start_server_with, wait_exit, Server};
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{ExitStatus, Stdio};
 use std::time::{Duration, Instant};
-
-fn flint() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_flint"))
-}
-
-/// Output of a command that must finish within `limit` (killed and failed otherwise).
-fn run_bounded(cmd: &mut Command, limit: Duration) -> std::process::Output {
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn flint");
-    let start = Instant::now();
-    loop {
-        if child.try_wait().expect("wait").is_some() {
-            return child.wait_with_output().expect("output");
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            panic!("flint did not finish within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// Starts `flint serve` on a kernel-chosen port; returns the child and its address (read from
-/// the line it prints on stderr).
-fn start_server(root: &Path) -> (Child, String) {
-    start_server_with(root, true)
-}
-
-/// `drain`: keep reading the server's stderr; otherwise close it once the address is read.
-fn start_server_with(root: &Path, drain: bool) -> (Child, String) {
-    let mut child = flint()
-        .args([
-            "serve",
-            root.to_str().unwrap(),
-            "--listen",
-            "127.0.0.1:0",
-            "--threads",
-            "1",
-        ])
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("spawn flint serve");
-    let mut stderr = child.stderr.take().unwrap();
-    let mut seen = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let mut byte = [0u8; 1];
-    while !seen.ends_with(b"\n") {
-        assert!(Instant::now() < deadline, "flint serve printed no address");
-        if stderr.read(&mut byte).expect("read stderr") == 0 {
-            panic!("flint serve exited: {}", String::from_utf8_lossy(&seen));
-        }
-        seen.push(byte[0]);
-    }
-    if drain {
-        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-    } else {
-        drop(stderr);
-    }
-    let line = String::from_utf8(seen).unwrap();
-    let addr = line
-        .split("http://")
-        .nth(1)
-        .and_then(|s| s.split_whitespace().next())
-        .expect("address")
-        .to_string();
-    (child, addr)
-}
 
 fn get(addr: &str, path: &str) -> String {
     let mut s = TcpStream::connect(addr).expect("connect");
@@ -84,6 +15,15 @@ fn get(addr: &str, path: &str) -> String {
     let mut out = String::new();
     s.read_to_string(&mut out).expect("read response");
     out
+}
+
+/// SIGTERM to the server, then a bounded wait for it to exit.
+fn terminate(server: &mut Server) -> ExitStatus {
+    // SAFETY: kill(2) on the pid of a child this test spawned and has not yet reaped.
+    let rc = unsafe { libc::kill(server.child.id() as libc::pid_t, libc::SIGTERM) };
+    assert_eq!(rc, 0);
+    wait_exit(&mut server.child, Duration::from_secs(10))
+        .expect("flint serve did not exit on SIGTERM")
 }
 
 #[test]
@@ -116,13 +56,13 @@ fn run_with_defaults_prints_the_webstone_report() {
 fn bench_json_matches_the_schema_and_its_own_counts() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("a.html"), vec![b'a'; 1000]).unwrap();
-    let (mut server, addr) = start_server(dir.path());
+    let server = start_server(dir.path(), 1);
     let json_path = dir.path().join("out.json");
     let out = run_bounded(
         flint()
             .args([
                 "bench",
-                &format!("http://{addr}"),
+                &format!("http://{}", server.addr),
                 "/a.html",
                 "-c",
                 "4",
@@ -136,8 +76,7 @@ fn bench_json_matches_the_schema_and_its_own_counts() {
             .arg(dir.path().join("out.html")),
         Duration::from_secs(30),
     );
-    server.kill().ok();
-    server.wait().ok();
+    drop(server);
     assert!(
         out.status.success(),
         "stderr: {}",
@@ -173,25 +112,12 @@ fn bench_json_matches_the_schema_and_its_own_counts() {
 fn serve_exits_cleanly_on_sigterm_and_stops_accepting() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("index.html"), "hello").unwrap();
-    let (mut server, addr) = start_server(dir.path());
-    assert!(get(&addr, "/").ends_with("hello"));
-    // SAFETY: kill(2) on the pid of a child this test spawned and has not yet reaped.
-    let rc = unsafe { libc::kill(server.id() as libc::pid_t, libc::SIGTERM) };
-    assert_eq!(rc, 0);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let status = loop {
-        if let Some(status) = server.try_wait().unwrap() {
-            break status;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "flint serve did not exit on SIGTERM"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let mut server = start_server(dir.path(), 1);
+    assert!(get(&server.addr, "/").ends_with("hello"));
+    let status = terminate(&mut server);
     assert!(status.success(), "exit status {status:?}");
     assert!(
-        TcpStream::connect(&addr).is_err(),
+        TcpStream::connect(&server.addr).is_err(),
         "still accepting after SIGTERM"
     );
 }
@@ -200,24 +126,9 @@ fn serve_exits_cleanly_on_sigterm_and_stops_accepting() {
 fn serve_survives_a_closed_stderr() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("index.html"), "hello").unwrap();
-    let (mut server, addr) = start_server_with(dir.path(), false);
-    assert!(get(&addr, "/").ends_with("hello"));
-    // SAFETY: kill(2) on the pid of a child this test spawned and has not yet reaped.
-    assert_eq!(
-        unsafe { libc::kill(server.id() as libc::pid_t, libc::SIGTERM) },
-        0
-    );
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let status = loop {
-        if let Some(status) = server.try_wait().unwrap() {
-            break status;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "flint serve did not exit on SIGTERM"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let mut server = start_server_with(dir.path(), 1, false);
+    assert!(get(&server.addr, "/").ends_with("hello"));
+    let status = terminate(&mut server);
     assert!(
         status.success(),
         "writing to a closed stderr killed the server: {status:?}"
@@ -273,5 +184,106 @@ fn fileset_filelist_sizes_files_by_their_names() {
             .unwrap()
             .len(),
         3072
+    );
+}
+
+/// A minimal keep-alive HTTP responder in this process that counts the requests it answers, so
+/// the test knows a run is under way without sleeping.
+fn counting_responder() -> (String, std::sync::Arc<std::sync::atomic::AtomicU64>) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Arc;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let count = Arc::new(AtomicU64::new(0));
+    let seen = count.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { return };
+            let seen = seen.clone();
+            std::thread::spawn(move || {
+                let response = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
+                let mut buf = [0u8; 4096];
+                let mut have = Vec::new();
+                while let Ok(n) = conn.read(&mut buf) {
+                    if n == 0 {
+                        return;
+                    }
+                    have.extend_from_slice(&buf[..n]);
+                    while let Some(end) = have.windows(4).position(|w| w == b"\r\n\r\n") {
+                        have.drain(..end + 4);
+                        if conn.write_all(response).is_err() {
+                            return;
+                        }
+                        seen.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            });
+        }
+    });
+    (addr, count)
+}
+
+#[test]
+fn ctrl_c_ends_a_bench_early_and_still_reports_what_was_measured() {
+    use std::sync::atomic::Ordering;
+    let (addr, answered) = counting_responder();
+    let mut bench = flint()
+        .args([
+            "bench",
+            &format!("http://{addr}"),
+            "/x",
+            "-c",
+            "2",
+            "-t",
+            "1",
+            "-d",
+            "60s",
+        ])
+        .args(["--quiet", "--report", "summary"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn flint bench");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while answered.load(Ordering::Relaxed) < 100 {
+        assert!(Instant::now() < deadline, "the run never got going");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let sent_at = Instant::now();
+    // SAFETY: kill(2) on the pid of a child this test spawned and has not yet reaped.
+    assert_eq!(
+        unsafe { libc::kill(bench.id() as libc::pid_t, libc::SIGINT) },
+        0
+    );
+    let status = wait_exit(&mut bench, Duration::from_secs(10));
+    let Some(status) = status else {
+        let _ = bench.kill();
+        panic!("flint bench did not end within 10 s of Ctrl-C");
+    };
+    assert!(
+        sent_at.elapsed() < Duration::from_secs(5),
+        "Ctrl-C took {:?}",
+        sent_at.elapsed()
+    );
+    let out = bench.wait_with_output().expect("output");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        status.success(),
+        "exit {status:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("Interrupted"),
+        "no interrupted note:\n{stdout}"
+    );
+    let requests: u64 = stdout
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Requests:"))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .expect("a Requests line");
+    assert!(
+        requests >= 1,
+        "the report lost what was measured:\n{stdout}"
     );
 }

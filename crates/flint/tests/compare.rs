@@ -1,44 +1,10 @@
 //! `flint compare` end to end: two `flint serve` servers it starts itself and a dead target.
 
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+mod common;
 
-/// Output of a command that must finish within `limit` (killed and failed otherwise).
-fn run_bounded(cmd: &mut Command, limit: Duration) -> Output {
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn flint");
-    // Drain both pipes while waiting, so a chatty child cannot block on a full pipe.
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let out_t = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        std::io::Read::read_to_end(&mut out, &mut v).map(|_| v)
-    });
-    let err_t = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        std::io::Read::read_to_end(&mut err, &mut v).map(|_| v)
-    });
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            panic!("flint did not finish within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    Output {
-        status,
-        stdout: out_t.join().unwrap().unwrap_or_default(),
-        stderr: err_t.join().unwrap().unwrap_or_default(),
-    }
-}
+use common::{flint, run_bounded};
+use std::path::Path;
+use std::time::Duration;
 
 /// Running: not gone, and not a zombie left for a reaper (a container's init may never reap).
 fn running(pid: u32) -> bool {
@@ -58,7 +24,7 @@ fn read_pid(path: &Path) -> u32 {
 
 #[test]
 fn compare_runs_serve_targets_in_turn_and_reports_a_dead_one() {
-    let flint = env!("CARGO_BIN_EXE_flint");
+    let exe = env!("CARGO_BIN_EXE_flint");
     let dir = tempfile::tempdir().unwrap();
     let www = dir.path().join("www");
     std::fs::create_dir(&www).unwrap();
@@ -71,7 +37,7 @@ fn compare_runs_serve_targets_in_turn_and_reports_a_dead_one() {
     let serve = |name: &str| {
         let pidfile = dir.path().join(format!("{name}.pid"));
         let arg = format!(
-            "{name}=echo $$ > {}; exec {flint} serve {} --listen 127.0.0.1:{{port}} --threads 1",
+            "{name}=echo $$ > {}; exec {exe} serve {} --listen 127.0.0.1:{{port}} --threads 1",
             pidfile.display(),
             www.display()
         );
@@ -81,7 +47,7 @@ fn compare_runs_serve_targets_in_turn_and_reports_a_dead_one() {
     let (b, b_pid) = serve("b");
     let json_path = dir.path().join("compare.json");
     let out = run_bounded(
-        Command::new(flint).args([
+        flint().args([
             "compare",
             "--serve",
             &a,
@@ -189,7 +155,7 @@ fn compare_runs_serve_targets_in_turn_and_reports_a_dead_one() {
 #[test]
 fn compare_refuses_a_serve_command_without_a_port() {
     let out = run_bounded(
-        Command::new(env!("CARGO_BIN_EXE_flint")).args([
+        flint().args([
             "compare",
             "--serve",
             "a=flint serve . --listen 127.0.0.1:8080",

@@ -1,65 +1,13 @@
 //! `flint bench --profile`: flint serve profiled under a short run, end to end. strace is
 //! installed by scripts/test; without it these tests fail (they never skip).
 
+mod common;
+
+use common::{flint, run_bounded, start_server, Server};
 use serde_json::Value;
-use std::io::Read;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
-
-fn flint() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_flint"))
-}
-
-/// A `flint serve` killed when the test ends, passed or not.
-struct Server {
-    child: Child,
-    addr: String,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// `flint serve` on a kernel-chosen port with 2 threads; its address from the line it prints.
-fn start_server(root: &Path) -> Server {
-    let mut child = flint()
-        .args([
-            "serve",
-            root.to_str().unwrap(),
-            "--listen",
-            "127.0.0.1:0",
-            "--threads",
-            "2",
-        ])
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("spawn flint serve");
-    let mut stderr = child.stderr.take().unwrap();
-    let mut seen = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let mut byte = [0u8; 1];
-    while !seen.ends_with(b"\n") {
-        assert!(Instant::now() < deadline, "flint serve printed no address");
-        if stderr.read(&mut byte).expect("read stderr") == 0 {
-            panic!("flint serve exited: {}", String::from_utf8_lossy(&seen));
-        }
-        seen.push(byte[0]);
-    }
-    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-    let line = String::from_utf8(seen).unwrap();
-    let addr = line
-        .split("http://")
-        .nth(1)
-        .and_then(|s| s.split_whitespace().next())
-        .expect("address")
-        .to_string();
-    Server { child, addr }
-}
+use std::process::Command;
+use std::time::Duration;
 
 fn require_strace() {
     let ok = Command::new("strace")
@@ -70,45 +18,6 @@ fn require_strace() {
         ok,
         "strace is not installed: run the tests through scripts/test, or `sudo apt-get install strace`"
     );
-}
-
-/// Output of a command that must finish within `limit`.
-fn run_bounded(cmd: &mut Command, limit: Duration) -> std::process::Output {
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn flint bench");
-    // Drain both pipes while waiting, so a chatty child cannot block on a full pipe.
-    let mut out = child.stdout.take().unwrap();
-    let mut err = child.stderr.take().unwrap();
-    let out_t = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = out.read_to_end(&mut v);
-        v
-    });
-    let err_t = std::thread::spawn(move || {
-        let mut v = Vec::new();
-        let _ = err.read_to_end(&mut v);
-        v
-    });
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("flint bench did not finish within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    std::process::Output {
-        status,
-        stdout: out_t.join().unwrap(),
-        stderr: err_t.join().unwrap(),
-    }
 }
 
 /// `flint bench` of /a.html for 2 s with `--profile what`: its stdout, stderr and JSON.
@@ -184,7 +93,7 @@ fn check_keepalive_profile(json: &Value, stdout: &str) -> Value {
 fn profile_of_flint_serve_adds_up_with_the_tracer_found_here() {
     require_strace();
     let dir = docroot();
-    let server = start_server(dir.path());
+    let server = start_server(dir.path(), 2);
     let pid = server.child.id().to_string();
     let (stdout, stderr, json) = bench_with_profile(&server, dir.path(), &pid);
     let p = check_keepalive_profile(&json, &stdout);
@@ -203,7 +112,7 @@ fn profile_of_flint_serve_adds_up_with_the_tracer_found_here() {
 fn profile_with_strace_says_so_and_times_each_syscall() {
     require_strace();
     let dir = docroot();
-    let server = start_server(dir.path());
+    let server = start_server(dir.path(), 2);
     let what = format!("{}:strace", server.child.id());
     let (stdout, _, json) = bench_with_profile(&server, dir.path(), &what);
     let p = check_keepalive_profile(&json, &stdout);
@@ -217,7 +126,7 @@ fn profile_with_strace_says_so_and_times_each_syscall() {
 fn profile_auto_finds_the_local_server_by_its_port() {
     require_strace();
     let dir = docroot();
-    let server = start_server(dir.path());
+    let server = start_server(dir.path(), 2);
     let (stdout, _, json) = bench_with_profile(&server, dir.path(), "auto:strace");
     let p = check_keepalive_profile(&json, &stdout);
     assert_eq!(p["pid"].as_u64(), Some(u64::from(server.child.id())));
@@ -226,7 +135,7 @@ fn profile_auto_finds_the_local_server_by_its_port() {
 #[test]
 fn profile_of_a_gone_process_warns_and_the_run_goes_on() {
     let dir = docroot();
-    let server = start_server(dir.path());
+    let server = start_server(dir.path(), 2);
     let mut gone = Command::new("true").spawn().unwrap();
     let pid = gone.id().to_string();
     gone.wait().unwrap();

@@ -118,6 +118,14 @@ impl ProfileError {
             source,
         }
     }
+
+    /// A tracer that would not start: not installed (no such executable), or another failure.
+    pub(crate) fn spawn(tool: &'static str, package: &'static str, e: std::io::Error) -> Self {
+        match e.kind() {
+            std::io::ErrorKind::NotFound => ProfileError::NotInstalled { tool, package },
+            _ => ProfileError::io(format!("starting {tool}"), e),
+        }
+    }
 }
 
 /// One line of the table: a syscall, the time spent in it (strace only), its calls and errors

@@ -1,33 +1,15 @@
 //! The sizes experiment end to end, short: two sizes, two servers, half a second each. Checks the
 //! JSON's shape (the HTML report reads it) and that its figures agree with each other.
 
+mod common;
+
+use common::flint_bin;
 use lab::experiments::{self, Experiment, LabOptions, Status};
 use lab::peers::PeerKind;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
-
-/// The flint executable: FLINT_BIN, or the one cargo built next to this test
-/// (target/<profile>/flint; `cargo test --workspace` builds it before running any test).
-fn flint_bin() -> PathBuf {
-    if let Some(bin) = std::env::var_os("FLINT_BIN") {
-        return PathBuf::from(bin);
-    }
-    let exe = std::env::current_exe().expect("current_exe");
-    let bin = exe
-        .parent()
-        .and_then(Path::parent)
-        .map(|p| p.join("flint"))
-        .expect("target dir");
-    assert!(
-        bin.is_file(),
-        "{} not found: build it first (cargo build -p flint, or cargo test --workspace) \
-         or set FLINT_BIN",
-        bin.display()
-    );
-    bin
-}
 
 fn options(servers: Vec<PeerKind>, flint: PathBuf) -> LabOptions {
     let mut opts = LabOptions::new(Some(flint));

@@ -4,6 +4,9 @@
 //! The peers are installed by scripts/install-peers.sh, which the test command runs: a missing
 //! one fails here with the command that installs it, rather than skipping silently.
 
+mod common;
+
+use common::flint_bin;
 use lab::peers::{Peer, PeerKind, PeerSpec};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -154,28 +157,6 @@ fn dropping_a_peer_stops_it() {
     }
     assert!(TcpStream::connect_timeout(&addr, Duration::from_millis(500)).is_err());
     assert!(!dir.exists(), "the peer's directory was not removed");
-}
-
-/// The flint executable: FLINT_BIN, or the one cargo built next to this test
-/// (target/<profile>/flint; `cargo test --workspace` builds it before running any test).
-pub fn flint_bin() -> PathBuf {
-    if let Some(bin) = std::env::var_os("FLINT_BIN") {
-        return PathBuf::from(bin);
-    }
-    let exe = std::env::current_exe().expect("current_exe");
-    // target/<profile>/deps/peers_lifecycle-HASH -> target/<profile>/flint
-    let bin = exe
-        .parent()
-        .and_then(Path::parent)
-        .map(|p| p.join("flint"))
-        .expect("target dir");
-    assert!(
-        bin.is_file(),
-        "{} not found: build it first (cargo build -p flint, or cargo test --workspace) \
-         or set FLINT_BIN",
-        bin.display()
-    );
-    bin
 }
 
 #[test]

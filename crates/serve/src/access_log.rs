@@ -154,7 +154,7 @@ impl AccessLog {
             b"Dec",
         ];
         self.stamp_secs = secs;
-        let (y, m, d) = civil_from_days((secs / 86_400) as i64);
+        let (y, m, d) = wire::date::civil_from_days((secs / 86_400) as i64);
         let t = secs % 86_400;
         let mut s = Vec::with_capacity(28);
         let _ = write!(
@@ -176,21 +176,6 @@ impl Drop for AccessLog {
     fn drop(&mut self) {
         self.flush();
     }
-}
-
-/// Days since 1970-01-01 to (year, month 1-12, day 1-31), proleptic Gregorian
-/// (H. Hinnant's `civil_from_days`).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
 }
 
 fn push_u64(b: &mut Vec<u8>, mut v: u64) {

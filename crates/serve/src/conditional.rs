@@ -7,6 +7,8 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use wire::trim_ows;
+
 /// If-None-Match (RFC 9110 13.1.2): true when the list holds `*` or a tag whose opaque part
 /// equals `etag`'s (weak comparison, so `W/"x"` matches `"x"`). `etag` is our quoted tag.
 pub fn none_match(header: &[u8], etag: &[u8]) -> bool {
@@ -49,7 +51,7 @@ pub fn not_modified_since(header: &[u8], last_modified: &[u8], mtime_secs: i64) 
 /// If-Range (RFC 9110 13.1.5): whether the Range header may be honoured. An entity tag must
 /// match strongly (a weak tag never does); a date must equal Last-Modified exactly.
 pub fn if_range_allows(header: &[u8], etag: &[u8], last_modified: &[u8], mtime_secs: i64) -> bool {
-    let header = trim(header);
+    let header = trim_ows(header);
     match header.first() {
         Some(b'"') => header == etag,
         Some(b'W') if header.starts_with(b"W/") => false,
@@ -59,7 +61,7 @@ pub fn if_range_allows(header: &[u8], etag: &[u8], last_modified: &[u8], mtime_s
 
 /// Seconds since the epoch of an HTTP-date (any of the three formats RFC 9110 5.6.7 accepts).
 fn parse_date_secs(value: &[u8]) -> Option<i64> {
-    let text = std::str::from_utf8(trim(value)).ok()?;
+    let text = std::str::from_utf8(trim_ows(value)).ok()?;
     let t = httpdate::parse_http_date(text).ok()?;
     let secs = t.duration_since(UNIX_EPOCH).ok()?.as_secs();
     i64::try_from(secs).ok()
@@ -84,16 +86,6 @@ fn quoted_len(s: &[u8]) -> Option<usize> {
         return None;
     }
     s[1..].iter().position(|&b| b == b'"').map(|i| i + 2)
-}
-
-fn trim(mut s: &[u8]) -> &[u8] {
-    while let [b' ' | b'\t', rest @ ..] = s {
-        s = rest;
-    }
-    while let [rest @ .., b' ' | b'\t'] = s {
-        s = rest;
-    }
-    s
 }
 
 #[cfg(test)]

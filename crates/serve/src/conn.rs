@@ -153,19 +153,15 @@ impl Conn {
                     let r =
                         unsafe { libc::sendfile(fd, file.as_raw_fd(), &mut off, count as usize) };
                     st.sendfiles += 1;
-                    if r < 0 {
-                        let e = io::Error::last_os_error();
-                        match e.kind() {
-                            io::ErrorKind::WouldBlock => return Ok(Flushed::Blocked),
-                            io::ErrorKind::Interrupted => continue,
-                            _ => return Err(e),
+                    let n = match sent(r)? {
+                        Sent::Bytes(0) => {
+                            // The file shrank under us: the promised length cannot be sent.
+                            return Err(io::ErrorKind::UnexpectedEof.into());
                         }
-                    }
-                    if r == 0 {
-                        // The file shrank under us: the promised length cannot be sent.
-                        return Err(io::ErrorKind::UnexpectedEof.into());
-                    }
-                    let n = r as u64;
+                        Sent::Bytes(n) => n as u64,
+                        Sent::Blocked => return Ok(Flushed::Blocked),
+                        Sent::Interrupted => continue,
+                    };
                     st.sendfile_bytes += n;
                     self.queued -= n;
                     *offset += n;
@@ -224,15 +220,11 @@ impl Conn {
                         }
                     };
                     st.writes += 1;
-                    if r < 0 {
-                        let e = io::Error::last_os_error();
-                        match e.kind() {
-                            io::ErrorKind::WouldBlock => return Ok(Flushed::Blocked),
-                            io::ErrorKind::Interrupted => continue,
-                            _ => return Err(e),
-                        }
-                    }
-                    let n = r as usize;
+                    let n = match sent(r)? {
+                        Sent::Bytes(n) => n,
+                        Sent::Blocked => return Ok(Flushed::Blocked),
+                        Sent::Interrupted => continue,
+                    };
                     st.written_bytes += n as u64;
                     self.queued -= n as u64;
                     advance(&mut b.segs, n);
@@ -242,6 +234,28 @@ impl Conn {
                 }
             }
         }
+    }
+}
+
+/// What a `send`, `sendmsg` or `sendfile` return value says.
+enum Sent {
+    Bytes(usize),
+    /// EAGAIN: the socket buffer is full.
+    Blocked,
+    /// EINTR: nothing was sent; call again.
+    Interrupted,
+}
+
+/// Reads `errno` for a negative return; any error but EAGAIN and EINTR is the connection's end.
+fn sent(r: isize) -> io::Result<Sent> {
+    if r >= 0 {
+        return Ok(Sent::Bytes(r as usize));
+    }
+    let e = io::Error::last_os_error();
+    match e.kind() {
+        io::ErrorKind::WouldBlock => Ok(Sent::Blocked),
+        io::ErrorKind::Interrupted => Ok(Sent::Interrupted),
+        _ => Err(e),
     }
 }
 
@@ -380,7 +394,7 @@ fn answer(c: &mut Conn, cx: &mut Ctx) -> bool {
         let start = b.out.len();
         let mut used;
         let mut is_head = false;
-        let reply = match wire::parse_request(buf, &cx.limits) {
+        let (reply, referer, user_agent) = match wire::parse_request(buf, &cx.limits) {
             Ok(None) => break,
             Ok(Some(req)) => {
                 used = req.head_len;
@@ -397,37 +411,26 @@ fn answer(c: &mut Conn, cx: &mut Ctx) -> bool {
                     c.linger = true;
                     used = buf.len();
                 }
-                if let Some(log) = cx.log.as_mut() {
-                    let e = Entry {
-                        peer: c.peer.ip(),
-                        request_line: first_line(buf),
-                        status: reply.status,
-                        body_bytes: reply.body_bytes,
-                        referer: req.referer,
-                        user_agent: req.user_agent,
-                    };
-                    log.record(&e, cx.wall);
-                }
-                reply
+                (reply, req.referer, req.user_agent)
             }
             Err(e) => {
                 used = buf.len();
                 c.linger = true;
                 let reply = cx.responder.error(e.status(), &cx.date, true, &mut b.out);
-                if let Some(log) = cx.log.as_mut() {
-                    let e = Entry {
-                        peer: c.peer.ip(),
-                        request_line: first_line(buf),
-                        status: reply.status,
-                        body_bytes: reply.body_bytes,
-                        referer: None,
-                        user_agent: None,
-                    };
-                    log.record(&e, cx.wall);
-                }
-                reply
+                (reply, None, None)
             }
         };
+        if let Some(log) = cx.log.as_mut() {
+            let e = Entry {
+                peer: c.peer.ip(),
+                request_line: first_line(buf),
+                status: reply.status,
+                body_bytes: reply.body_bytes,
+                referer,
+                user_agent,
+            };
+            log.record(&e, cx.wall);
+        }
         pos += used;
         c.served = true;
         count_status(&mut cx.stats, &reply);

@@ -41,8 +41,8 @@ pub(crate) struct Loop<'a> {
     listener: Option<TcpListener>,
     shared: &'a Shared,
     conns: Vec<Option<Conn>>,
+    /// The empty slots of `conns`: every other slot holds a live connection.
     free: Vec<usize>,
-    live: usize,
     max_live: usize,
     pool: Pool,
     dates: wire::DateCache,
@@ -79,7 +79,6 @@ impl<'a> Loop<'a> {
             shared,
             conns: Vec::new(),
             free: Vec::new(),
-            live: 0,
             max_live,
             // The input buffer holds a whole head at the limit, and a batch of pipelined ones.
             pool: Pool::new(
@@ -120,7 +119,7 @@ impl<'a> Loop<'a> {
                 self.begin_drain();
             }
             if let Some(grace) = self.draining {
-                if self.live == 0 || self.cx.now >= grace {
+                if self.live() == 0 || self.cx.now >= grace {
                     break;
                 }
             }
@@ -179,11 +178,16 @@ impl<'a> Loop<'a> {
         }
     }
 
+    /// Connections open: the slots not on the free list.
+    fn live(&self) -> usize {
+        self.conns.len() - self.free.len()
+    }
+
     /// No timeout at all when nothing can time out (an idle server sleeps); else the next sweep.
     fn poll_timeout(&self) -> Option<Duration> {
         let pending_log = self.cx.log.as_ref().is_some_and(|l| l.pending() > 0);
         let mut wake: Option<Instant> = None;
-        if self.live > 0 || pending_log || self.draining.is_some() {
+        if self.live() > 0 || pending_log || self.draining.is_some() {
             wake = Some(self.next_sweep);
         }
         if let Some(t) = self.accept_paused_until {
@@ -218,7 +222,7 @@ impl<'a> Loop<'a> {
             match listener.accept() {
                 Ok((sock, peer)) => {
                     self.cx.stats.accepted += 1;
-                    if self.live >= self.max_live {
+                    if self.live() >= self.max_live {
                         // Past max_connections: closed at once (the client sees a reset).
                         self.cx.stats.rejected += 1;
                         drop(sock);
@@ -251,12 +255,12 @@ impl<'a> Loop<'a> {
     fn open(&mut self, sock: TcpStream, peer: SocketAddr) {
         let now = self.cx.now;
         let mut c = Conn::new(sock, peer, now, now + self.cx.header_timeout);
-        if !drive(&mut c, &mut self.cx, &mut self.pool) {
-            self.cx.stats.optimistic_hits += u64::from(c.served);
+        let keep = drive(&mut c, &mut self.cx, &mut self.pool);
+        self.cx.stats.optimistic_hits += u64::from(c.served);
+        if !keep {
             self.release(c);
             return;
         }
-        self.cx.stats.optimistic_hits += u64::from(c.served);
         let i = self.free.pop().unwrap_or_else(|| {
             self.conns.push(None);
             self.conns.len() - 1
@@ -274,13 +278,11 @@ impl<'a> Loop<'a> {
             return;
         }
         self.conns[i] = Some(c);
-        self.live += 1;
     }
 
     fn close(&mut self, i: usize) {
         if let Some(c) = self.conns[i].take() {
             self.free.push(i);
-            self.live -= 1;
             self.release(c);
         }
     }
@@ -327,7 +329,6 @@ impl<'a> Loop<'a> {
         if let Some(log) = self.cx.log.as_mut() {
             log.flush_if_due(now);
         }
-        self.cx.stats.buffers_created = self.pool.created;
     }
 
     /// Shutdown: stop accepting (dropping the listener: new connects are refused once every

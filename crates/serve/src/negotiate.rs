@@ -10,6 +10,8 @@
 //!   RFC 9110 lets a server ignore the header rather than answer 406, and a body the client may
 //!   reject beats an error page nobody reads.
 
+use wire::trim_ows;
+
 /// A representation of a file: the file itself or one of its precompressed siblings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Coding {
@@ -49,13 +51,13 @@ pub fn choose(accept_encoding: Option<&[u8]>, gzip: bool, br: bool) -> Coding {
     let (mut q_br, mut q_gzip, mut q_identity, mut q_star) = (None, None, None, None);
     for element in header.split(|&b| b == b',') {
         let mut parts = element.split(|&b| b == b';');
-        let coding = trim(parts.next().unwrap_or(b""));
+        let coding = trim_ows(parts.next().unwrap_or(b""));
         if coding.is_empty() {
             continue;
         }
         let mut q = Some(1000u16);
         for param in parts {
-            let param = trim(param);
+            let param = trim_ows(param);
             if param.len() >= 2 && param[..2].eq_ignore_ascii_case(b"q=") {
                 q = qvalue(&param[2..]);
             }
@@ -95,7 +97,7 @@ pub fn choose(accept_encoding: Option<&[u8]>, gzip: bool, br: bool) -> Coding {
 
 /// `0`, `0.5`, `1`, `1.000` (RFC 9110 12.4.2) in thousandths; None if malformed.
 fn qvalue(s: &[u8]) -> Option<u16> {
-    let s = trim(s);
+    let s = trim_ows(s);
     let (int, frac) = match s.iter().position(|&b| b == b'.') {
         Some(dot) => (&s[..dot], &s[dot + 1..]),
         None => (s, &s[..0]),
@@ -112,16 +114,6 @@ fn qvalue(s: &[u8]) -> Option<u16> {
         b"1" if thousandths == 0 => Some(1000),
         _ => None,
     }
-}
-
-fn trim(mut s: &[u8]) -> &[u8] {
-    while let [b' ' | b'\t', rest @ ..] = s {
-        s = rest;
-    }
-    while let [rest @ .., b' ' | b'\t'] = s {
-        s = rest;
-    }
-    s
 }
 
 #[cfg(test)]

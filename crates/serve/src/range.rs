@@ -4,6 +4,8 @@
 //! `multipart/byteranges`, which no browser or download tool needs from a static server: RFC 9110
 //! 14.2 lets a server ignore `Range`, so a list, like anything unparsable, gets the whole 200.
 
+use wire::trim_ows;
+
 /// What to do with a `Range` header, given the representation's length.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RangeSpec {
@@ -17,10 +19,10 @@ pub enum RangeSpec {
 
 /// Interprets a `Range` header value for a representation of `size` bytes.
 pub fn parse(value: &[u8], size: u64) -> RangeSpec {
-    let value = trim(value);
+    let value = trim_ows(value);
     if value.len() < 6
         || !value[..5].eq_ignore_ascii_case(b"bytes")
-        || trim(&value[5..]).first() != Some(&b'=')
+        || trim_ows(&value[5..]).first() != Some(&b'=')
     {
         return RangeSpec::Ignore;
     }
@@ -29,7 +31,7 @@ pub fn parse(value: &[u8], size: u64) -> RangeSpec {
     // Exactly one non-empty element (empty list elements are legal, RFC 9110 5.6.1).
     let mut spec = None;
     for element in set.split(|&b| b == b',') {
-        let element = trim(element);
+        let element = trim_ows(element);
         if element.is_empty() {
             continue;
         }
@@ -89,16 +91,6 @@ fn digits(s: &[u8]) -> Option<u64> {
     Some(s.iter().fold(0u64, |n, &d| {
         n.saturating_mul(10).saturating_add(u64::from(d - b'0'))
     }))
-}
-
-fn trim(mut s: &[u8]) -> &[u8] {
-    while let [b' ' | b'\t', rest @ ..] = s {
-        s = rest;
-    }
-    while let [rest @ .., b' ' | b'\t'] = s {
-        s = rest;
-    }
-    s
 }
 
 #[cfg(test)]

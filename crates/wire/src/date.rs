@@ -85,9 +85,37 @@ pub fn parse_http_date(s: &[u8]) -> Option<SystemTime> {
     httpdate::parse_http_date(std::str::from_utf8(s).ok()?).ok()
 }
 
+/// Days since 1970-01-01 to (year, month 1-12, day 1-31), proleptic Gregorian (H. Hinnant's
+/// `civil_from_days`): for the date formats httpdate does not write (the access log's
+/// timestamp, RFC 3339 in the JSON results), without a calendar crate.
+pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn civil_from_days_knows_leap_days_and_centuries() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(-1), (1969, 12, 31));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+        assert_eq!(civil_from_days(47_541), (2100, 3, 1));
+        assert_eq!(
+            civil_from_days((RFC_EXAMPLE / 86_400) as i64),
+            (1994, 11, 6)
+        );
+    }
 
     /// The example date of RFC 9110: Sun, 06 Nov 1994 08:49:37 GMT.
     const RFC_EXAMPLE: u64 = 784_111_777;

@@ -19,3 +19,4 @@ pub use request::{parse_request, Method, Request, RequestError, RequestLimits, V
 pub use response::{
     parse_response_head, BodyDecoder, BodyProgress, Framing, ResponseError, ResponseHead,
 };
+pub use text::trim_ows;

@@ -20,8 +20,9 @@ pub(crate) fn eq_token(a: &[u8], b: &[u8]) -> bool {
     a.eq_ignore_ascii_case(b)
 }
 
-/// Strips leading and trailing spaces and tabs.
-pub(crate) fn trim_ows(mut s: &[u8]) -> &[u8] {
+/// Strips leading and trailing spaces and tabs (RFC 9110 5.6.3 OWS; not CR, LF or other
+/// whitespace, which a header value cannot hold). Public: serve's header parsers use it too.
+pub fn trim_ows(mut s: &[u8]) -> &[u8] {
     while let [b' ' | b'\t', rest @ ..] = s {
         s = rest;
     }

@@ -102,13 +102,7 @@ impl Perf {
             .stdout(Stdio::null())
             .stderr(err_file)
             .spawn()
-            .map_err(|e| match e.kind() {
-                std::io::ErrorKind::NotFound => ProfileError::NotInstalled {
-                    tool: "perf",
-                    package: PACKAGE,
-                },
-                _ => ProfileError::io("starting perf", e),
-            })?;
+            .map_err(|e| ProfileError::spawn("perf", PACKAGE, e))?;
         Ok(Perf {
             child: Some(child),
             ctl,

@@ -51,13 +51,7 @@ impl StraceRun {
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|e| match e.kind() {
-                std::io::ErrorKind::NotFound => ProfileError::NotInstalled {
-                    tool: "strace",
-                    package: "strace",
-                },
-                _ => ProfileError::io("starting strace", e),
-            })?;
+            .map_err(|e| ProfileError::spawn("strace", "strace", e))?;
         let said = Arc::new(Mutex::new(Vec::new()));
         let (tx, rx) = mpsc::channel();
         if let Some(stderr) = child.stderr.take() {

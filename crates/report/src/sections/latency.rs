@@ -35,6 +35,24 @@ fn median_round_spectrum(target: &Value) -> Vec<(f64, f64)> {
     rounds.into_iter().nth(mid).map(|r| r.1).unwrap_or_default()
 }
 
+/// One chart per `(title, y axis title, series)` on the same x axis; a chart with nothing to
+/// draw is left out.
+fn line_charts(page: &mut Page, x: &Axis, charts: Vec<(&str, &str, Vec<Series>)>) -> Vec<String> {
+    charts
+        .into_iter()
+        .filter_map(|(title, y, series)| {
+            LineChart {
+                id: page.chart_id(),
+                title: title.into(),
+                x: x.clone(),
+                y: Axis::linear(y),
+                series,
+            }
+            .svg()
+        })
+        .collect()
+}
+
 pub fn spectrum(page: &mut Page, inputs: &[Input<'_>]) -> String {
     let mut response: Vec<Series> = of_kind(inputs, Kind::Bench)
         .map(|i| Series {
@@ -56,26 +74,18 @@ pub fn spectrum(page: &mut Page, inputs: &[Input<'_>]) -> String {
             points: bench_spectrum(i.v, "page_spectrum"),
         })
         .collect();
-    let svgs: Vec<String> = [
-        (
-            "Response time by percentile",
-            "response time (ms)",
-            response,
-        ),
-        ("Page time by percentile", "page time (ms)", pages),
-    ]
-    .into_iter()
-    .filter_map(|(title, y, series)| {
-        LineChart {
-            id: page.chart_id(),
-            title: title.into(),
-            x: Axis::nines("percentile (log scale of 1/(1−p))"),
-            y: Axis::linear(y),
-            series,
-        }
-        .svg()
-    })
-    .collect();
+    let svgs = line_charts(
+        page,
+        &Axis::nines("percentile (log scale of 1/(1−p))"),
+        vec![
+            (
+                "Response time by percentile",
+                "response time (ms)",
+                response,
+            ),
+            ("Page time by percentile", "page time (ms)", pages),
+        ],
+    );
     figures(
         &svgs,
         "Each point: that share of requests (pages) took at most this long. Compare results show each target's median round. The maximum (100 %) lies at infinity on this axis and is in the summary instead.",
@@ -116,19 +126,11 @@ pub fn over_time(page: &mut Page, inputs: &[Input<'_>]) -> String {
             line(&|t| Some(t.errors_per_s)),
         ));
     }
-    let svgs: Vec<String> = charts
-        .into_iter()
-        .filter_map(|(title, y, series)| {
-            LineChart {
-                id: page.chart_id(),
-                title: title.into(),
-                x: Axis::linear("time into the measured window (s)"),
-                y: Axis::linear(y),
-                series,
-            }
-            .svg()
-        })
-        .collect();
+    let svgs = line_charts(
+        page,
+        &Axis::linear("time into the measured window (s)"),
+        charts,
+    );
     figures(
         &svgs,
         "One point per second of the measured window (warm-up excluded).",
