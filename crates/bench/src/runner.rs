@@ -1,13 +1,6 @@
 //! Threads, warm-up, duration, Ctrl-C, progress, and the exact merge of per-thread results.
 //!
-//! CONTRACT (owned by the engine helper):
-//!
-//! ```ignore
-//! pub fn run(config: &BenchConfig, workload: &Workload, stop: &AtomicBool) -> Result<RunResult, BenchError>;
-//! pub fn run_observed(config: &BenchConfig, workload: &Workload, stop: &AtomicBool,
-//!                     observer: &dyn Observer) -> Result<RunResult, BenchError>;
-//! ```
-//! `stop` set (by Ctrl-C) ends the run early; the result then has `interrupted = true` and holds
+//! [`run`] and [`run_observed`]: `stop` set (by Ctrl-C) ends the run early; the result then has `interrupted = true` and holds
 //! what was measured. `observer` is told when the measured window starts and ends (a server
 //! profile covers exactly that window, issue 4).
 //!

@@ -5,8 +5,8 @@
 //! thread that saw everything, and results from other processes and hosts merge the same way.
 //! Counters are `u64`; nothing here is allocated per request.
 //!
-//! CONTRACT: the report helper reads these fields; the engine helper fills them. Fields may be
-//! added; none renamed or removed without changing both sides.
+//! The engine (client.rs) fills these fields and the reports read them; the JSON schema names
+//! many of them, so a rename is a schema change.
 
 use hdrhistogram::Histogram;
 use std::time::Duration;

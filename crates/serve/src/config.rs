@@ -3,8 +3,8 @@
 //! Every key of the file is a field here; an unknown key is an error that names it (a misspelt
 //! `keepalive_timout_ms` silently ignored would make a benchmark measure the wrong thing).
 //!
-//! CONTRACT: shared by the serve helpers. Add fields at the end of the section you own; do not
-//! rename. `Config::default()` must stay a working configuration rooted at ".".
+//! The keys are documented in docs/serve.md; renaming one breaks users' files.
+//! `Config::default()` is a working configuration rooted at ".".
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};

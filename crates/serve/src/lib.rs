@@ -6,15 +6,19 @@
 //! none of these happen: one event loop per core, each with its own listening socket
 //! (`SO_REUSEPORT`), its own file cache and its own buffers, so nothing is locked or shared on the
 //! hot path; metadata, response heads and checksums are computed once per file version; pipelined
-//! responses leave in one `writev` per batch; large bodies go by `sendfile`.
+//! responses leave in one gathered write per batch; bodies above 32 KiB go by `sendfile`.
 //!
 //! Layout, by role:
 //! - [`config`]: the options (flags and a TOML file);
-//! - [`server`]: the event loop and the connection state machine (the hot path, one file);
+//! - [`server`]: binding, threads, shutdown, counters; `event_loop` (per thread: accept, the
+//!   connection slab, timers) and `conn` (the hot path: read, answer every complete request,
+//!   one gathered write, sendfile, close), with `pool` recycling their buffers;
 //! - [`resolve`]: the one place that decides which file a request target names, and whether it
 //!   may be served;
-//! - [`cache`]: metadata, prebuilt heads, checksums, small bodies under Greedy-Dual-Size;
-//! - [`respond`]: from a parsed request and the cache to a response;
+//! - [`cache`]: metadata, prebuilt heads, checksums ([`digest`]), small bodies under
+//!   Greedy-Dual-Size ([`gds`]), Content-Type by extension ([`mime`]);
+//! - [`respond`]: from a parsed request and the cache to a response, with [`conditional`]
+//!   (304), [`range`] (206/416) and [`negotiate`] (precompressed siblings);
 //! - [`access_log`]: Common/Combined Log Format, buffered.
 
 pub mod access_log;

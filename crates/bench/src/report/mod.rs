@@ -4,10 +4,11 @@
 //! statistics, and every report formats the same numbers: the WebSTONE text, the JSON and the
 //! summary cannot disagree. The paper's arithmetic lives in [`formulas`] (docs/webstone.md).
 //!
-//! CONTRACT: `webstone(&RunResult) -> String` (the paper's section 7 report), `ptester(&RunResult)
-//! -> String` (per-URL table), `summary(&RunResult) -> String` (modern summary), `json(&RunResult)
-//! -> serde_json::Value` (schema in docs/bench-json.schema.json), `environment() ->
-//! serde_json::Value` (the machine, for every kind of result).
+//! [`webstone`] (the paper's section 7 report), [`ptester`] (per-URL table), [`summary`] (modern
+//! summary) and [`json`] (schema in docs/bench-json.schema.json) all read one [`Figures`]
+//! computed once, so the text and the JSON cannot disagree; [`environment`] describes the
+//! machine, for every kind of result (bench, compare, lab), as the WebSTONE paper asks every
+//! result to disclose.
 
 mod environment;
 pub mod formulas;
