@@ -86,23 +86,32 @@ pub fn start_server_with(root: &Path, threads: u32, drain: bool) -> Server {
         .stdout(Stdio::null())
         .spawn()
         .expect("spawn flint serve");
-    let mut stderr = child.stderr.take().unwrap();
-    let mut seen = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let mut byte = [0u8; 1];
-    while !seen.ends_with(b"\n") {
-        assert!(Instant::now() < deadline, "flint serve printed no address");
-        if stderr.read(&mut byte).expect("read stderr") == 0 {
-            panic!("flint serve exited: {}", String::from_utf8_lossy(&seen));
+    // Read stderr on its own thread so the wait for the address line is bounded even if the
+    // server starts and prints nothing; then keep draining it (or close it, if asked).
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut reader = std::io::BufReader::new(stderr);
+        let mut first = String::new();
+        let _ = std::io::BufRead::read_line(&mut reader, &mut first);
+        if !drain {
+            // Closed before the address is handed over, so the test's requests and signals
+            // all meet a server whose stderr is already gone.
+            drop(reader);
+            let _ = tx.send(first);
+            return;
         }
-        seen.push(byte[0]);
-    }
-    if drain {
-        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-    } else {
-        drop(stderr);
-    }
-    let line = String::from_utf8(seen).unwrap();
+        let _ = tx.send(first);
+        let _ = std::io::copy(&mut reader, &mut std::io::sink());
+    });
+    let line = match rx.recv_timeout(Duration::from_secs(10)) {
+        Ok(line) if !line.is_empty() => line,
+        Ok(_) => panic!("flint serve exited before printing its address"),
+        Err(_) => {
+            let _ = child.kill();
+            panic!("flint serve printed no address within 10 s");
+        }
+    };
     let addr = line
         .split("http://")
         .nth(1)
