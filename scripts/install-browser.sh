@@ -7,23 +7,18 @@
 # dependencies (fonts-liberation), so the screenshot shows text rather than boxes.
 set -euo pipefail
 
-die() {
-    echo "install-browser.sh: error: $*" >&2
-    exit 1
-}
+SCRIPT=install-browser.sh
+# shellcheck source=scripts/apt.sh
+source "$(dirname "$0")/apt.sh"
 
 if command -v chromium >/dev/null 2>&1; then
     echo "install-browser.sh: chromium is already installed ($(command -v chromium))"
     exit 0
 fi
 
-[[ $(id -u) -eq 0 ]] || die "run as root (apt-get install needs it)"
-command -v apt-get >/dev/null 2>&1 || die "apt-get not found: this script is for Debian"
-export DEBIAN_FRONTEND=noninteractive
-
+require_apt
 apt-get update -q
-echo "install-browser.sh: installing chromium"
-apt-get install -y -q --no-install-recommends chromium fonts-liberation
+install_quietly chromium fonts-liberation
 
 command -v chromium >/dev/null 2>&1 || die "chromium is still missing after the install"
 echo "install-browser.sh: done ($(chromium --version 2>/dev/null || echo chromium))"

@@ -9,18 +9,10 @@
 # package started anyway is stopped.
 set -euo pipefail
 
-die() {
-    echo "install-deps.sh: error: $*" >&2
-    exit 1
-}
-
-[[ $(id -u) -eq 0 ]] || die "run as root (apt-get install needs it)"
-command -v apt-get >/dev/null 2>&1 || die "apt-get not found: this script is for Debian"
-export DEBIAN_FRONTEND=noninteractive
-
-installed() {
-    dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q '^install ok installed$'
-}
+SCRIPT=install-deps.sh
+# shellcheck source=scripts/apt.sh
+source "$(dirname "$0")/apt.sh"
+require_apt
 
 missing=()
 for pkg in wrk strace gcc python3 util-linux procps; do
@@ -39,54 +31,13 @@ apt-get update -q
 if [[ -n $nginx_pkg ]]; then
     # bookworm: `nginx` has /usr/sbin/nginx (nginx-light became a transitional package);
     # older releases: nginx-light is the small build. Take whichever this archive has.
-    nginx_pkg=""
-    for candidate in nginx nginx-light; do
-        if apt-cache show "$candidate" >/dev/null 2>&1; then
-            nginx_pkg=$candidate
-            break
-        fi
-    done
+    nginx_pkg=$(pick nginx nginx-light) || nginx_pkg=""
     [[ -n $nginx_pkg ]] || die "neither nginx nor nginx-light is in the apt sources"
     missing+=("$nginx_pkg")
 fi
 
-# Forbid service starts during the install (invoke-rc.d asks policy-rc.d; 101 = not allowed).
-# An existing policy-rc.d is set aside and put back afterwards.
-policy=/usr/sbin/policy-rc.d
-saved=""
-if [[ -e $policy ]]; then
-    saved=$(mktemp /usr/sbin/.policy-rc.d.saved.XXXXXX)
-    cp -p "$policy" "$saved"
-fi
-restore_policy() {
-    if [[ -n $saved ]]; then mv -f "$saved" "$policy"; else rm -f "$policy"; fi
-}
-trap restore_policy EXIT
-printf '#!/bin/sh\nexit 101\n' >"$policy"
-chmod 755 "$policy"
-
-echo "install-deps.sh: installing ${missing[*]}"
-apt-get install -y -q --no-install-recommends "${missing[@]}"
-
-if [[ -n $nginx_pkg ]]; then
-    # If the package started its service regardless, stop it: only the one we just installed.
-    pidfile=/run/nginx.pid
-    if [[ -s $pidfile ]]; then
-        pid=$(cat "$pidfile")
-        if [[ $(cat "/proc/$pid/comm" 2>/dev/null) == nginx ]]; then
-            echo "install-deps.sh: stopping the nginx service the package started (pid $pid)"
-            kill -QUIT "$pid" || true
-            for ((i = 0; i < 100; i++)); do
-                kill -0 "$pid" 2>/dev/null || break
-                sleep 0.1
-            done
-            kill -0 "$pid" 2>/dev/null && kill -KILL "$pid"
-        fi
-    fi
-    if command -v systemctl >/dev/null 2>&1 && [[ -d /run/systemd/system ]]; then
-        systemctl disable --now nginx >/dev/null 2>&1 || true
-    fi
-fi
+install_quietly "${missing[@]}"
+[[ -z $nginx_pkg ]] || stop_service nginx nginx /run/nginx.pid
 
 for cmd in /usr/sbin/nginx wrk strace gcc python3 taskset ps; do
     command -v "$cmd" >/dev/null 2>&1 || die "$cmd is still missing after the install"

@@ -10,18 +10,10 @@
 # anyway is stopped afterwards (only a process whose name says it is that server).
 set -euo pipefail
 
-die() {
-    echo "install-peers.sh: error: $*" >&2
-    exit 1
-}
-
-[[ $(id -u) -eq 0 ]] || die "run as root (apt-get install needs it)"
-command -v apt-get >/dev/null 2>&1 || die "apt-get not found: this script is for Debian"
-export DEBIAN_FRONTEND=noninteractive
-
-installed() {
-    dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q '^install ok installed$'
-}
+SCRIPT=install-peers.sh
+# shellcheck source=scripts/apt.sh
+source "$(dirname "$0")/apt.sh"
+require_apt
 
 missing=()
 [[ -x /usr/sbin/nginx ]] || missing+=(nginx)
@@ -39,17 +31,6 @@ fi
 
 apt-get update -q
 
-# The package names differ between releases: take the first this archive has.
-pick() {
-    local candidate
-    for candidate in "$@"; do
-        if apt-cache show "$candidate" >/dev/null 2>&1; then
-            echo "$candidate"
-            return 0
-        fi
-    done
-    return 1
-}
 resolved=()
 for pkg in "${missing[@]}"; do
     case $pkg in
@@ -67,47 +48,12 @@ if [[ -n $perf_wanted ]]; then
     fi
 fi
 
-# Forbid service starts during the install (invoke-rc.d asks policy-rc.d; 101 = not allowed).
-# An existing policy-rc.d is set aside and put back afterwards.
-policy=/usr/sbin/policy-rc.d
-saved=""
-if [[ -e $policy ]]; then
-    saved=$(mktemp /usr/sbin/.policy-rc.d.saved.XXXXXX)
-    cp -p "$policy" "$saved"
-fi
-restore_policy() {
-    if [[ -n $saved ]]; then mv -f "$saved" "$policy"; else rm -f "$policy"; fi
-}
-trap restore_policy EXIT
-printf '#!/bin/sh\nexit 101\n' >"$policy"
-chmod 755 "$policy"
-
 if [[ ${#resolved[@]} -gt 0 ]]; then
-    echo "install-peers.sh: installing ${resolved[*]}"
-    apt-get install -y -q --no-install-recommends "${resolved[@]}"
+    install_quietly "${resolved[@]}"
 fi
-
-# Stops the service a package may have started regardless: the pid in its pidfile, only if that
-# process is the named server.
-stop_service() {
-    local name=$1 comm=$2 pidfile=$3 pid i
-    [[ -s $pidfile ]] || return 0
-    pid=$(cat "$pidfile")
-    [[ $(cat "/proc/$pid/comm" 2>/dev/null) == "$comm" ]] || return 0
-    echo "install-peers.sh: stopping the $name service the package started (pid $pid)"
-    kill -TERM "$pid" || true
-    for ((i = 0; i < 100; i++)); do
-        kill -0 "$pid" 2>/dev/null || return 0
-        sleep 0.1
-    done
-    kill -KILL "$pid" 2>/dev/null || true
-}
 stop_service nginx nginx /run/nginx.pid
 stop_service apache2 apache2 /run/apache2/apache2.pid
 stop_service lighttpd lighttpd /run/lighttpd.pid
-if command -v systemctl >/dev/null 2>&1 && [[ -d /run/systemd/system ]]; then
-    systemctl disable --now nginx apache2 lighttpd >/dev/null 2>&1 || true
-fi
 
 for cmd in /usr/sbin/nginx /usr/sbin/apache2 /usr/sbin/lighttpd strace taskset; do
     command -v "$cmd" >/dev/null 2>&1 || die "$cmd is still missing after the install"
