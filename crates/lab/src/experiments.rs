@@ -12,11 +12,9 @@
 //! The results are rows of one JSON shape ([`ResultRow`], docs/lab.md), which the HTML report
 //! renders; [`LabReport::to_json`] is the whole document.
 
-mod cpu;
 mod digest;
 pub mod docroot;
 pub mod measure;
-pub mod pin;
 mod results;
 mod sizes;
 mod syscalls;
@@ -108,7 +106,7 @@ impl LabOptions {
     /// Every server, the seeds' sizes, the defaults above, servers on core 0 and the client on
     /// core 1 when this thread may use both.
     pub fn new(flint_bin: Option<PathBuf>) -> Self {
-        let two = pin::allowed(0) && pin::allowed(1);
+        let two = crate::process::cpu_allowed(0) && crate::process::cpu_allowed(1);
         LabOptions {
             duration: DEFAULT_DURATION,
             warmup: DEFAULT_WARMUP,
