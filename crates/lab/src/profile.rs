@@ -186,11 +186,17 @@ pub struct Profile {
 }
 
 impl Profile {
-    /// The seeds' truss -c table: syscall, seconds, calls, errors, a `----` rule and
+    /// The Jigsaw syscall notes' truss -c table: syscall, seconds, calls, errors, a `----` rule and
     /// `sys totals:`, `usr time:`, `elapsed:` lines; plus calls per request and per page and
     /// server CPU µs per request when `requests` / `pages` are not 0.
     pub fn truss_table(&self, requests: u64, pages: u64) -> String {
         render::truss_table(self, requests, pages)
+    }
+
+    /// [`Profile::truss_table`] without its `note:` lines, for a caller that prints many
+    /// tables and each note once.
+    pub fn truss_table_body(&self, requests: u64, pages: u64) -> String {
+        render::truss_table_body(self, requests, pages)
     }
 
     /// The bench JSON `server_profile` object: { pid, method, window_s, cpu_user_s, cpu_sys_s,

@@ -156,7 +156,11 @@ fn strace_counts_one_read_and_one_write_per_request() {
     assert_eq!(p.method, Method::Strace);
     let (read, write) = (row(&p.syscalls, "read"), row(&p.syscalls, "write"));
     assert_eq!(write.calls, REQUESTS, "{:?}", p.syscalls);
-    assert_eq!(read.calls, REQUESTS, "{:?}", p.syscalls);
+    // strace stops cat to attach and to detach, which interrupts the read it sleeps in (the
+    // kernel restarts it): whether strace counts that one read depends on where in its own
+    // attach it catches it. So the reads are the requests' give or take that one call at each
+    // boundary; the writes, of which none is under way at either boundary, are exact.
+    assert!(read.calls.abs_diff(REQUESTS) <= 1, "{:?}", p.syscalls);
     assert!(read.seconds.is_some());
     assert_eq!(
         p.total_calls,
