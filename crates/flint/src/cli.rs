@@ -197,8 +197,9 @@ pub struct RunArgs {
 pub struct ServeArgs {
     /// Document root [default: the config's `root`, or the current directory].
     pub dir: Option<PathBuf>,
-    /// Address to listen on [default: 127.0.0.1:8080].
-    #[arg(short, long, value_name = "ADDR")]
+    /// Address to listen on: PORT (on 127.0.0.1), HOST:PORT, IPv4:PORT or [IPv6]:PORT
+    /// [default: 127.0.0.1:8080].
+    #[arg(short, long, value_name = "ADDR", value_parser = serve::config::parse_listen)]
     pub listen: Option<std::net::SocketAddr>,
     /// Event-loop threads, one listening socket each [default: one per core].
     #[arg(short, long, value_name = "N")]
@@ -209,12 +210,19 @@ pub struct ServeArgs {
     /// Add Content-MD5 and Repr-Digest (sha-256), computed once per file version.
     #[arg(long)]
     pub digest: bool,
-    /// Append an access log (Common Log Format) to this file.
+    /// Append an access log (Common Log Format) to this file; `-` is standard output.
     #[arg(long, value_name = "FILE")]
     pub access_log: Option<PathBuf>,
     /// Use the Combined Log Format (adds Referer and User-Agent).
     #[arg(long, requires = "access_log")]
     pub combined: bool,
+    /// List the files of a directory that has no index file (off: 404).
+    #[arg(long)]
+    pub autoindex: bool,
+    /// Serve and list names starting with a dot (`.git`, `.env`); by default they are 404,
+    /// except under /.well-known/.
+    #[arg(long)]
+    pub dotfiles: bool,
 }
 
 #[derive(Debug, Args)]

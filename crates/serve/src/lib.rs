@@ -10,7 +10,8 @@
 //!
 //! Layout, by role:
 //! - [`config`]: the options (flags and a TOML file);
-//! - [`server`]: binding, threads, shutdown, counters; `event_loop` (per thread: accept, the
+//! - [`server`]: binding (`listeners`: a socket per thread, one group no other server joins),
+//!   threads, shutdown, counters; `event_loop` (per thread: accept, the
 //!   connection slab, timers) and `conn` (the hot path: read, answer every complete request,
 //!   one gathered write, sendfile, close), with `pool` recycling their buffers;
 //! - [`resolve`]: the one place that decides which file a request target names, and whether it
@@ -19,9 +20,11 @@
 //!   Greedy-Dual-Size ([`gds`]), Content-Type by extension ([`mime`]);
 //! - [`respond`]: from a parsed request and the cache to a response, with [`conditional`]
 //!   (304), [`range`] (206/416) and [`negotiate`] (precompressed siblings);
+//! - [`autoindex`]: directory listings, when asked for;
 //! - [`access_log`]: Common/Combined Log Format, buffered.
 
 pub mod access_log;
+pub mod autoindex;
 pub mod cache;
 pub mod conditional;
 pub mod config;
@@ -29,6 +32,7 @@ mod conn;
 pub mod digest;
 mod event_loop;
 pub mod gds;
+mod listeners;
 pub mod mime;
 pub mod negotiate;
 mod pool;
