@@ -240,8 +240,8 @@ fn failed_requests_are_logged_with_their_kind() {
     assert_eq!(lines.len(), 3);
     for l in lines {
         let f: Vec<&str> = l.split(',').collect();
-        assert_eq!(f[8], "200", "{l}");
-        assert_eq!(f[7], "", "no response time for a failed request: {l}");
-        assert_eq!(f[11], "short_body", "{l}");
+        assert_eq!(f[9], "200", "{l}");
+        assert_eq!(f[8], "", "no response time for a failed request: {l}");
+        assert_eq!(f[12], "short_body", "{l}");
     }
 }
