@@ -104,7 +104,7 @@ pub fn run_thread(sh: &Shared<'_>, thread: usize, ids: Range<usize>) -> io::Resu
         .collect();
     let plan = &sh.plan;
     let mut alarm = match plan.interval_us {
-        Some(_) => Some(Alarm::new(poll.registry())?),
+        Some(_) => Some(Alarm::new(poll.registry(), plan.base)?),
         None => None,
     };
     let now = cx.now();
