@@ -19,7 +19,11 @@ fn serve(args: &[&str], stdout: bool) -> Server {
     let mut child = flint()
         .arg("serve")
         .args(args)
-        .stdout(if stdout { Stdio::piped() } else { Stdio::null() })
+        .stdout(if stdout {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn flint serve");
@@ -56,8 +60,15 @@ fn get(addr: &str, path: &str) -> (u16, String) {
     write!(s, "GET {path} HTTP/1.0\r\n\r\n").unwrap();
     let mut out = String::new();
     s.read_to_string(&mut out).expect("read response");
-    let status = out.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-    let body = out.split_once("\r\n\r\n").map_or("", |(_, b)| b).to_string();
+    let status = out
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let body = out
+        .split_once("\r\n\r\n")
+        .map_or("", |(_, b)| b)
+        .to_string();
     (status, body)
 }
 
@@ -92,15 +103,35 @@ fn a_second_server_on_a_served_port_exits_1_and_the_first_keeps_every_request() 
     let b = tempfile::tempdir().unwrap();
     site(a.path(), "A");
     site(b.path(), "B");
-    let first = serve(&[a.path().to_str().unwrap(), "--listen", "127.0.0.1:0", "-t", "2"], false);
+    let first = serve(
+        &[
+            a.path().to_str().unwrap(),
+            "--listen",
+            "127.0.0.1:0",
+            "-t",
+            "2",
+        ],
+        false,
+    );
     for threads in ["1", "2", "4"] {
         let out = run_bounded(
-            flint().args(["serve", b.path().to_str().unwrap(), "--listen", &first.addr, "-t", threads]),
+            flint().args([
+                "serve",
+                b.path().to_str().unwrap(),
+                "--listen",
+                &first.addr,
+                "-t",
+                threads,
+            ]),
             WAIT,
         );
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{threads} threads: {stderr}");
-        assert_eq!(stderr.matches("Address already in use").count(), 1, "{stderr}");
+        assert_eq!(
+            stderr.matches("Address already in use").count(),
+            1,
+            "{stderr}"
+        );
         assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
         assert!(!stderr.contains("http://"), "no banner: {stderr}");
     }
@@ -117,8 +148,14 @@ fn startup_errors_are_one_line_and_status_1() {
     std::fs::write(&bad_config, "keepalive_timout_ms = 5\n").unwrap();
     let bad_config = bad_config.to_str().unwrap().to_string();
     for (args, says) in [
-        (vec!["/nonexistent", "--listen", "127.0.0.1:0"], "No such file or directory"),
-        (vec![".", "--config", "/nonexistent.toml"], "No such file or directory"),
+        (
+            vec!["/nonexistent", "--listen", "127.0.0.1:0"],
+            "No such file or directory",
+        ),
+        (
+            vec![".", "--config", "/nonexistent.toml"],
+            "No such file or directory",
+        ),
         (vec![".", "--config", &bad_config], "keepalive_timout_ms"),
     ] {
         let out = run_bounded(flint().arg("serve").args(&args), WAIT);
@@ -160,14 +197,28 @@ fn access_log_dash_writes_to_stdout() {
     let dir = tempfile::tempdir().unwrap();
     site(dir.path(), "A");
     let root = dir.path().to_str().unwrap();
-    let mut server = serve(&[root, "--listen", "127.0.0.1:0", "-t", "1", "--access-log", "-"], true);
+    let mut server = serve(
+        &[
+            root,
+            "--listen",
+            "127.0.0.1:0",
+            "-t",
+            "1",
+            "--access-log",
+            "-",
+        ],
+        true,
+    );
     assert_eq!(get(&server.addr, "/who").0, 200);
     assert_eq!(get(&server.addr, "/missing").0, 404);
     assert!(terminate(&mut server).success());
     let log = stdout_of(&mut server.child);
     assert!(log.contains("\"GET /who HTTP/1.0\" 200 1"), "{log}");
     assert!(log.contains("\"GET /missing HTTP/1.0\" 404"), "{log}");
-    assert!(!Path::new("-").exists() && !dir.path().join("-").exists(), "no file named -");
+    assert!(
+        !Path::new("-").exists() && !dir.path().join("-").exists(),
+        "no file named -"
+    );
 }
 
 #[test]
@@ -179,9 +230,23 @@ fn dotfiles_and_listings_follow_their_flags() {
     assert_eq!(get(&plain.addr, "/.env").0, 404);
     assert_eq!(get(&plain.addr, "/sub/").0, 404);
     drop(plain);
-    let open = serve(&[root, "--listen", "127.0.0.1:0", "-t", "1", "--dotfiles", "--autoindex"], false);
+    let open = serve(
+        &[
+            root,
+            "--listen",
+            "127.0.0.1:0",
+            "-t",
+            "1",
+            "--dotfiles",
+            "--autoindex",
+        ],
+        false,
+    );
     assert_eq!(get(&open.addr, "/.env"), (200, "SECRET=1".to_string()));
     let (status, html) = get(&open.addr, "/sub/");
     assert_eq!(status, 200);
-    assert!(html.contains("href=\"%3Cx%3E.txt\">&lt;x&gt;.txt</a>"), "{html}");
+    assert!(
+        html.contains("href=\"%3Cx%3E.txt\">&lt;x&gt;.txt</a>"),
+        "{html}"
+    );
 }

@@ -10,7 +10,8 @@ use std::time::Duration;
 use lab::peers::{Peer, PeerError, PeerKind, PeerSpec};
 
 /// `(what, request, flint's status, nginx's status)`; `{etag}` is each server's own ETag of
-/// /f.txt, `{past}` a date before the file was written.
+/// /f.txt, `{past}` a date before the file was written. A table, laid out as one.
+#[rustfmt::skip]
 const CASES: &[(&str, &str, u16, u16)] = &[
     ("If-Match no match", "GET /f.txt HTTP/1.1\r\nHost: t\r\nIf-Match: \"nope\"\r\n\r\n", 412, 412),
     ("If-Match *", "GET /f.txt HTTP/1.1\r\nHost: t\r\nIf-Match: *\r\n\r\n", 200, 200),
@@ -74,7 +75,8 @@ fn etag(addr: SocketAddr) -> String {
     head.lines()
         .find_map(|l| {
             let (name, value) = l.split_once(':')?;
-            name.eq_ignore_ascii_case("etag").then(|| value.trim().to_string())
+            name.eq_ignore_ascii_case("etag")
+                .then(|| value.trim().to_string())
         })
         .expect("an ETag")
 }
@@ -84,7 +86,9 @@ fn answers(addr: SocketAddr) -> Vec<u16> {
     let etag = etag(addr);
     CASES
         .iter()
-        .map(|(_, req, _, _)| exchange(addr, &req.replace("{etag}", &etag).replace("{past}", PAST)).0)
+        .map(|(_, req, _, _)| {
+            exchange(addr, &req.replace("{etag}", &etag).replace("{past}", PAST)).0
+        })
         .collect()
 }
 
@@ -134,7 +138,10 @@ fn flint_answers_as_the_rfcs_ask_and_as_nginx_where_they_agree() {
     let mut differ = Vec::new();
     for ((what, _, ours, nginx_status), got) in CASES.iter().zip(&theirs) {
         if got != nginx_status {
-            differ.push(format!("{what}: nginx {} said {got}, the table says {nginx_status}", nginx.version()));
+            differ.push(format!(
+                "{what}: nginx {} said {got}, the table says {nginx_status}",
+                nginx.version()
+            ));
         }
         if ours == nginx_status {
             assert_eq!(got, ours, "{what}: flint and nginx should agree");
@@ -142,6 +149,9 @@ fn flint_answers_as_the_rfcs_ask_and_as_nginx_where_they_agree() {
     }
     if !differ.is_empty() {
         // Another nginx release may answer otherwise where the two are documented to differ.
-        eprintln!("nginx differs from the documented table:\n{}", differ.join("\n"));
+        eprintln!(
+            "nginx differs from the documented table:\n{}",
+            differ.join("\n")
+        );
     }
 }

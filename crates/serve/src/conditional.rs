@@ -51,7 +51,11 @@ pub fn evaluate(req: &Request<'_>, v: &Validators<'_>) -> Outcome {
         }
     }
     if !req.if_none_match.is_empty() {
-        if req.if_none_match.iter().any(|line| none_match(line, v.etag)) {
+        if req
+            .if_none_match
+            .iter()
+            .any(|line| none_match(line, v.etag))
+        {
             return Outcome::NotModified;
         }
     } else if let Some(ims) = req.if_modified_since {

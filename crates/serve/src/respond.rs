@@ -30,10 +30,10 @@ use std::time::Instant;
 
 use wire::{Method, Request, Version};
 
+use crate::autoindex::{self, Listing};
 pub use crate::cache::CacheCounters;
 use crate::cache::{BodyRef, Cache, CacheError};
 use crate::conditional::{self, Outcome};
-use crate::autoindex::{self, Listing};
 use crate::config::{Config, Dotfiles};
 use crate::negotiate::{self, Coding};
 use crate::range::{self, RangeSpec};
@@ -123,7 +123,10 @@ enum Fill {
     Slot(u32),
     Redirect,
     /// A directory without an index, to be listed.
-    Listing { dir: File, fs_path: Vec<u8> },
+    Listing {
+        dir: File,
+        fs_path: Vec<u8>,
+    },
     Retry,
     Status(u16),
 }
@@ -400,7 +403,9 @@ impl Responder {
                     close,
                 });
             }
-            Outcome::Failed => return Ok(page(&mut self.pages, 412, date, conn, head, out, |_| {})),
+            Outcome::Failed => {
+                return Ok(page(&mut self.pages, 412, date, conn, head, out, |_| {}))
+            }
         };
         let size = repr.version.size;
         // Range is defined for GET only (RFC 9110 14.2); If-Range guards it.

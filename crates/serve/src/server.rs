@@ -29,8 +29,8 @@ use mio::{Interest, Poll, Token, Waker};
 
 use crate::access_log;
 use crate::config::Config;
-use crate::listeners;
 use crate::event_loop::Loop;
+use crate::listeners;
 use crate::respond::{RespondError, Responder};
 
 pub(crate) const LISTENER: Token = Token(usize::MAX - 1);
@@ -206,18 +206,19 @@ impl Server {
         let n = config.effective_threads().max(1);
         // Checked before anything is bound, so a wrong root is one clear error at start, not
         // one from every thread once the server is up.
-        crate::resolve::Root::new(&config.root, config.symlinks_outside_root).map_err(|source| {
-            RespondError::Root {
+        crate::resolve::Root::new(&config.root, config.symlinks_outside_root).map_err(
+            |source| RespondError::Root {
                 path: config.root.clone(),
-                source,
-            }
-        })?;
-        let listeners = listeners::bind(config.listen, n, config.defer_accept).map_err(
-            |source| ServeError::Bind {
-                addr: config.listen,
                 source,
             },
         )?;
+        let listeners =
+            listeners::bind(config.listen, n, config.defer_accept).map_err(|source| {
+                ServeError::Bind {
+                    addr: config.listen,
+                    source,
+                }
+            })?;
         let addr = listeners[0].local_addr()?;
         let mut loops = Vec::with_capacity(n);
         let mut wakers = Vec::with_capacity(n);

@@ -79,7 +79,10 @@ fn listing_is_sorted_directories_first_and_escaped() {
             "link_in",
         ]
     );
-    assert!(html.contains(">&lt;b&gt;&amp;&quot;q&#39;.txt</a>"), "{html}");
+    assert!(
+        html.contains(">&lt;b&gt;&amp;&quot;q&#39;.txt</a>"),
+        "{html}"
+    );
     assert!(!html.contains("<b>&"), "a raw name leaked: {html}");
     assert!(html.contains("<title>Index of /docs/</title>"));
     // Sizes in bytes; directories have none; dates as HTTP dates.
@@ -130,7 +133,10 @@ fn head_and_large_listings() {
     }
     let r = site.get("/big/", &[]);
     assert_eq!(r.status, 200);
-    assert_eq!(r.body_kind, "shared", "a large listing is not copied into the output buffer");
+    assert_eq!(
+        r.body_kind, "shared",
+        "a large listing is not copied into the output buffer"
+    );
     let html = String::from_utf8(r.body).unwrap();
     assert_eq!(hrefs(&html).len(), 601);
     assert!(html.find("-0000.txt").unwrap() < html.find("-0599.txt").unwrap());

@@ -251,7 +251,11 @@ fn preconditions_are_evaluated_in_rfc_order() {
         // If-Range with another tag: the range is ignored.
         (&["If-Match: *", "Range: bytes=0-1", "If-Range: \"a\""], 200),
         (
-            &["If-Match: *", "Range: bytes=0-1", &format!("If-Range: {etag}")],
+            &[
+                "If-Match: *",
+                "Range: bytes=0-1",
+                &format!("If-Range: {etag}"),
+            ],
             206,
         ),
     ];

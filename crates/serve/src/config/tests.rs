@@ -97,7 +97,11 @@ fn bad_listen_addresses_say_what_is_expected() {
 fn the_file_takes_listen_dotfiles_and_autoindex() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("serve.toml");
-    std::fs::write(&path, "listen = 9000\ndotfiles = \"allow\"\nautoindex = true\n").unwrap();
+    std::fs::write(
+        &path,
+        "listen = 9000\ndotfiles = \"allow\"\nautoindex = true\n",
+    )
+    .unwrap();
     let c = Config::from_file(&path).unwrap();
     assert_eq!(c.listen, "127.0.0.1:9000".parse().unwrap());
     assert_eq!((c.dotfiles, c.autoindex), (Dotfiles::Allow, true));
@@ -122,6 +126,8 @@ fn the_file_takes_listen_dotfiles_and_autoindex() {
 fn a_missing_file_is_named_once_and_the_cause_is_its_source() {
     let e = Config::from_file(Path::new("/nonexistent/serve.toml")).unwrap_err();
     assert_eq!(e.to_string(), "/nonexistent/serve.toml");
-    let source = std::error::Error::source(&e).expect("the io error").to_string();
+    let source = std::error::Error::source(&e)
+        .expect("the io error")
+        .to_string();
     assert!(source.contains("No such file"), "{source}");
 }

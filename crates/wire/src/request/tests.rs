@@ -257,10 +257,17 @@ fn later_minor_versions_are_answered_as_http_1_1() {
         assert_eq!(r.host, Some(&b"h"[..]));
         assert!(!r.keep_alive);
         assert_eq!(r.if_none_match.iter().count(), 1);
-        assert_eq!(r.head_len, buf.len() - 3, "the next request starts after the head");
+        assert_eq!(
+            r.head_len,
+            buf.len() - 3,
+            "the next request starts after the head"
+        );
     }
     let r = ok(b"\r\nHEAD / HTTP/1.5\nHost: h\n\n");
-    assert_eq!((r.method, r.version, r.keep_alive), (Method::Head, Version::Http11, true));
+    assert_eq!(
+        (r.method, r.version, r.keep_alive),
+        (Method::Head, Version::Http11, true)
+    );
     // Their heads obey the same rules as any other.
     assert_eq!(
         err(b"GET / HTTP/1.2\r\nHost: a\r\nHost: b\r\n\r\n"),
@@ -314,7 +321,12 @@ fn a_space_inside_the_target_is_400_not_505() {
 
 #[test]
 fn host_is_validated() {
-    for host in ["example.com", "example.com:8080", "127.0.0.1:80", "[::1]:8080"] {
+    for host in [
+        "example.com",
+        "example.com:8080",
+        "127.0.0.1:80",
+        "[::1]:8080",
+    ] {
         let buf = format!("GET / HTTP/1.1\r\nHost: {host}\r\n\r\n");
         assert_eq!(ok(buf.as_bytes()).host, Some(host.as_bytes()));
     }
@@ -342,8 +354,10 @@ fn duplicate_host_is_rejected() {
 
 #[test]
 fn list_fields_keep_every_line_and_scalar_preconditions_are_kept() {
-    let r = ok(b"GET / HTTP/1.1\r\nHost: h\r\nIf-None-Match: \"a\"\r\nIf-Match: *\r\n\
-if-none-match: \"b\", \"c\"\r\nIf-Unmodified-Since: d\r\n\r\n");
+    let r = ok(
+        b"GET / HTTP/1.1\r\nHost: h\r\nIf-None-Match: \"a\"\r\nIf-Match: *\r\n\
+if-none-match: \"b\", \"c\"\r\nIf-Unmodified-Since: d\r\n\r\n",
+    );
     assert_eq!(
         r.if_none_match.iter().collect::<Vec<_>>(),
         [&b"\"a\""[..], b"\"b\", \"c\""]
@@ -357,7 +371,10 @@ if-none-match: \"b\", \"c\"\r\nIf-Unmodified-Since: d\r\n\r\n");
         many.push_str(&format!("If-None-Match: \"{i}\"\r\n"));
     }
     assert_eq!(
-        ok(format!("{many}\r\n").as_bytes()).if_none_match.iter().count(),
+        ok(format!("{many}\r\n").as_bytes())
+            .if_none_match
+            .iter()
+            .count(),
         MAX_FIELD_LINES
     );
     let e = err(format!("{many}If-None-Match: \"x\"\r\n\r\n").as_bytes());
