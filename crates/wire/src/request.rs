@@ -359,22 +359,20 @@ fn parse_other_version<'b>(
     buf: &'b [u8],
     limits: &RequestLimits,
 ) -> Result<Option<Request<'b>>, RequestError> {
+    // A request line over the limit is a 414 whatever follows it, wherever the reads fell.
+    check_partial_request_line(buf, limits.max_request_line)?;
     let start = skip_empty_lines(buf);
     let rest = &buf[start..];
     let Some(lf) = rest.iter().position(|&b| b == b'\n') else {
         let line = rest.strip_suffix(b"\r").unwrap_or(rest);
         return match split_request_line(line) {
             Some((_, _, v)) if could_become_version(v) => incomplete(buf, limits),
-            _ => {
-                check_partial_request_line(buf, limits.max_request_line)?;
-                Err(RequestError::Malformed)
-            }
+            _ => Err(RequestError::Malformed),
         };
     };
     let line = &rest[..lf];
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     let Some((method, target, v)) = split_request_line(line) else {
-        check_partial_request_line(buf, limits.max_request_line)?;
         return Err(RequestError::Malformed);
     };
     match v {

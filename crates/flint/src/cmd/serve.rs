@@ -4,11 +4,43 @@
 //! missing root, a bad config file), with the reason printed once on stderr, as nginx does; 2
 //! stays what clap gives a command line it cannot parse.
 
-use crate::cli::ServeArgs;
 use serve::config::{Dotfiles, LogFormat};
 use serve::{Config, Server};
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// Document root [default: the config's `root`, or the current directory].
+    pub dir: Option<PathBuf>,
+    /// Address to listen on: PORT (on 127.0.0.1), HOST:PORT, IPv4:PORT or [IPv6]:PORT
+    /// [default: 127.0.0.1:8080].
+    #[arg(short, long, value_name = "ADDR", value_parser = serve::config::parse_listen)]
+    pub listen: Option<std::net::SocketAddr>,
+    /// Event-loop threads, one listening socket each [default: one per core].
+    #[arg(short, long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// TOML file for what the flags do not cover (docs/serve.md lists the keys).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Add Content-MD5 and Repr-Digest (sha-256), computed once per file version.
+    #[arg(long)]
+    pub digest: bool,
+    /// Append an access log (Common Log Format) to this file; `-` is standard output.
+    #[arg(long, value_name = "FILE")]
+    pub access_log: Option<PathBuf>,
+    /// Use the Combined Log Format (adds Referer and User-Agent).
+    #[arg(long, requires = "access_log")]
+    pub combined: bool,
+    /// List the files of a directory that has no index file (off: 404).
+    #[arg(long)]
+    pub autoindex: bool,
+    /// Serve and list names starting with a dot (`.git`, `.env`); by default they are 404,
+    /// except under /.well-known/.
+    #[arg(long)]
+    pub dotfiles: bool,
+}
 
 pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     match run(args) {
