@@ -24,7 +24,9 @@ pub struct Config {
     pub listen: SocketAddr,
     /// Event-loop threads; 0 means one per available core.
     pub threads: usize,
-    /// Open connections across all threads; past it, new connections are closed at once.
+    /// Open connections across all threads (split evenly). At the cap a new connection takes the
+    /// place of the keep-alive connection idle the longest; only when every one is busy with a
+    /// request is it closed at once.
     pub max_connections: usize,
     /// A request's head must arrive within this (slowloris), ms.
     pub header_timeout_ms: u64,
