@@ -191,9 +191,8 @@ fn a_second_tracer_is_refused_with_what_to_do() {
     let first = prepare(echo.pid(), Method::Strace).unwrap();
     first.open();
     // ptrace allows one tracer per process: the second gets EPERM, as without privileges.
-    let err = profile(echo.pid(), Method::Strace, Duration::ZERO)
-        .err()
-        .expect("second tracer refused");
+    let err =
+        profile(echo.pid(), Method::Strace, Duration::ZERO).expect_err("second tracer refused");
     assert!(
         matches!(err, ProfileError::NoPermission { tool: "strace", .. }),
         "{err}"
@@ -275,7 +274,9 @@ fn a_gone_process_is_named_as_such() {
     let pid = sh.pid();
     assert!(sh.wait_exit(Duration::from_secs(20)).is_some());
     assert!(matches!(cpu::tree(pid), Err(ProcError::Gone { pid: p }) if p == pid));
-    let err = prepare(pid, Method::Strace).err().expect("no process");
+    let Err(err) = prepare(pid, Method::Strace) else {
+        panic!("a tracer prepared for no process");
+    };
     assert!(matches!(err, ProfileError::ProcessGone { .. }), "{err}");
 }
 
