@@ -509,6 +509,7 @@ impl Webchild {
 
     fn record_page(&mut self, cx: &mut Ctx<'_>, hit: bool, now: u64) {
         if cx.counts(self.page_intended_us, now) {
+            cx.live.pages += 1;
             cx.stats.record_page(
                 self.page,
                 hit,

@@ -201,10 +201,14 @@ pub fn run_observed(
         log_error = log_error.or(o.log_error);
     }
     if let (Some(source), Some(log)) = (log_error, &shared.log) {
-        return Err(BenchError::LogWrite {
-            path: log.path().to_owned(),
-            source,
-        });
+        // `--log - | head`: the reader has what it wanted; the run itself is complete.
+        let reader_gone = log.is_stdout() && source.kind() == std::io::ErrorKind::BrokenPipe;
+        if !reader_gone {
+            return Err(BenchError::LogWrite {
+                path: log.path().to_owned(),
+                source,
+            });
+        }
     }
     let duration = Duration::from_micros(end_us.saturating_sub(measure_us));
     // Exactly one entry per second of the window: no event is later than the window's end
@@ -293,7 +297,10 @@ fn coordinate(shared: &Shared<'_>, observer: &dyn Observer) {
     let base = plan.base;
     let start_at = base + Duration::from_micros(plan.measure_us);
     let end_at = (plan.end_us != u64::MAX).then(|| base + Duration::from_micros(plan.end_us));
-    let warmup = Duration::from_micros(plan.measure_us);
+    let schedule = progress::Schedule {
+        warmup: Duration::from_micros(plan.measure_us),
+        stop: shared.config.stop,
+    };
     let mut started = plan.measure_us == 0; // then already told, before the threads started
     let (mut prev, mut prev_at) = (Counts::default(), base);
     let mut next_line = base + Duration::from_secs(1);
@@ -311,7 +318,7 @@ fn coordinate(shared: &Shared<'_>, observer: &dyn Observer) {
         if shared.config.progress && now >= next_line {
             let total = shared.progress.total();
             let elapsed = now - base;
-            let text = progress::line(elapsed, elapsed < warmup, prev, total, now - prev_at);
+            let text = progress::line(elapsed, &schedule, prev, total, now - prev_at);
             progress::print(&text);
             (prev, prev_at) = (total, now);
             next_line += Duration::from_secs(1);

@@ -145,6 +145,9 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
     if load.log.is_some() {
         bail!("--log is not supported by compare (one log per round and target would overwrite each other): use flint bench --log");
     }
+    if !load.thresholds.is_empty() {
+        bail!("--threshold is not supported by compare (it judges one run): use flint bench --threshold");
+    }
     let workload = match (&flags.workload, flags.paths.is_empty()) {
         (Some(_), false) => bail!("give either a workload (-w) or paths, not both"),
         (Some(path), true) => Workload::load(path)?,
