@@ -31,12 +31,17 @@ impl LogFile {
     /// its descriptor, so the log is written as any file is, in chunks, and never interleaves
     /// with the buffered `print!`s of the caller).
     pub fn create(path: &Path) -> io::Result<LogFile> {
-        let mut file = if path.as_os_str() == "-" {
+        let to_stdout = path.as_os_str() == "-";
+        let mut file = if to_stdout {
             File::from(io::stdout().as_fd().try_clone_to_owned()?)
         } else {
             File::create(path)?
         };
-        file.write_all(HEADER.as_bytes())?;
+        match file.write_all(HEADER.as_bytes()) {
+            // A reader gone already: the chunks will meet the same closed pipe and stop.
+            Err(e) if to_stdout && e.kind() == io::ErrorKind::BrokenPipe => {}
+            other => other?,
+        }
         Ok(LogFile {
             path: path.to_owned(),
             file: Mutex::new(file),
