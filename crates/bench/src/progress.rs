@@ -19,8 +19,14 @@ pub struct Counts {
     pub errors: u64,
     /// Bytes read.
     pub bytes: u64,
-    /// Pages ended in the measured window.
+    /// Pages completed, and the sum of their times from their actual start, µs: the page time
+    /// from which the live line estimates the Webchildren an open-loop rate needs.
     pub pages: u64,
+    pub page_us: u64,
+    /// Open loop, a gauge: pages due that their Webchildren have not started yet.
+    pub behind: u64,
+    /// Pages ended in the measured window, hits or not: how far a `-n` run has got.
+    pub window_pages: u64,
 }
 
 /// One thread's slot; aligned so that two threads never write the same cache line.
@@ -31,6 +37,9 @@ struct Slot {
     errors: AtomicU64,
     bytes: AtomicU64,
     pages: AtomicU64,
+    page_us: AtomicU64,
+    behind: AtomicU64,
+    window_pages: AtomicU64,
 }
 
 /// The slots of all threads.
@@ -53,6 +62,9 @@ impl Progress {
         s.errors.store(c.errors, Ordering::Relaxed);
         s.bytes.store(c.bytes, Ordering::Relaxed);
         s.pages.store(c.pages, Ordering::Relaxed);
+        s.page_us.store(c.page_us, Ordering::Relaxed);
+        s.behind.store(c.behind, Ordering::Relaxed);
+        s.window_pages.store(c.window_pages, Ordering::Relaxed);
     }
 
     /// The sum over threads, as last published.
@@ -63,6 +75,9 @@ impl Progress {
             t.errors += s.errors.load(Ordering::Relaxed);
             t.bytes += s.bytes.load(Ordering::Relaxed);
             t.pages += s.pages.load(Ordering::Relaxed);
+            t.page_us += s.page_us.load(Ordering::Relaxed);
+            t.behind += s.behind.load(Ordering::Relaxed);
+            t.window_pages += s.window_pages.load(Ordering::Relaxed);
         }
         t
     }
@@ -125,7 +140,7 @@ pub fn line(
     let req_s = now.requests.saturating_sub(prev.requests) as f64 / secs;
     let mb_s = now.bytes.saturating_sub(prev.bytes) as f64 / secs / 1e6;
     let at = elapsed.as_secs_f64();
-    let head = match schedule.done(elapsed, now.pages) {
+    let head = match schedule.done(elapsed, now.window_pages) {
         Some(done) => format!("[{at:5.1}s] {done} "),
         None => format!("[{at:5.1}s warm-up]"),
     };
@@ -135,6 +150,36 @@ pub fn line(
         crate::report::count_of(now.errors, "error", "errors"),
         mb_s
     )
+}
+
+/// Open loop: the warning the live line ends with while the Webchildren cannot keep `rate`
+/// (pages due and not started), with how many would carry it at the page time seen over the
+/// interval (Little's law: Webchildren = rate x page time).
+pub fn rate_warning(prev: Counts, now: Counts, rate: f64, webchildren: usize) -> Option<String> {
+    if now.behind == 0 {
+        return None;
+    }
+    let pages = now.pages.saturating_sub(prev.pages);
+    let need = match pages {
+        0 => "no page completed".to_owned(),
+        _ => {
+            let page_s = now.page_us.saturating_sub(prev.page_us) as f64 / pages as f64 / 1e6;
+            format!(
+                "~{} Webchildren needed, {webchildren} running",
+                webchildren_for(rate, page_s)
+            )
+        }
+    };
+    Some(format!(
+        "  RATE NOT KEPT: {} behind; {need}",
+        crate::report::count_of(now.behind, "page", "pages")
+    ))
+}
+
+/// The Webchildren that carry `rate` pages/s when a page takes `page_s` (Little's law), plus a
+/// quarter for the variance of page times, at least one.
+pub fn webchildren_for(rate: f64, page_s: f64) -> u64 {
+    ((rate * page_s * 1.25).ceil() as u64).max(1)
 }
 
 /// Rewrites the current terminal line (`\r`, then the text, then erase to end of line).
@@ -163,7 +208,7 @@ mod tests {
             requests: 3000,
             errors: 2,
             bytes: 4_000_000,
-            pages: 0,
+            ..Counts::default()
         };
         let timed = Schedule {
             warmup: Duration::from_secs(1),
@@ -207,6 +252,35 @@ mod tests {
     }
 
     #[test]
+    fn rate_warning_says_how_far_behind_and_how_many_webchildren_would_keep_up() {
+        let prev = Counts {
+            pages: 100,
+            page_us: 500_000,
+            ..Counts::default()
+        };
+        // 200 pages of 5 ms in the interval: at 1000 pages/s, 5 busy Webchildren, 7 with margin.
+        let now = Counts {
+            pages: 300,
+            page_us: 1_500_000,
+            behind: 400,
+            ..Counts::default()
+        };
+        assert_eq!(
+            rate_warning(prev, now, 1000.0, 2).as_deref(),
+            Some("  RATE NOT KEPT: 400 pages behind; ~7 Webchildren needed, 2 running")
+        );
+        let stuck = Counts { behind: 1, ..prev };
+        assert_eq!(
+            rate_warning(prev, stuck, 1000.0, 2).as_deref(),
+            Some("  RATE NOT KEPT: 1 page behind; no page completed")
+        );
+        assert_eq!(
+            rate_warning(prev, Counts { behind: 0, ..now }, 1000.0, 2),
+            None
+        );
+    }
+
+    #[test]
     fn slots_sum_what_threads_published() {
         let p = Progress::new(2);
         p.publish(
@@ -216,6 +290,8 @@ mod tests {
                 errors: 2,
                 bytes: 3,
                 pages: 4,
+                window_pages: 5,
+                ..Counts::default()
             },
         );
         p.publish(
@@ -225,6 +301,8 @@ mod tests {
                 errors: 20,
                 bytes: 30,
                 pages: 40,
+                window_pages: 50,
+                ..Counts::default()
             },
         );
         assert_eq!(
@@ -234,6 +312,8 @@ mod tests {
                 errors: 22,
                 bytes: 33,
                 pages: 44,
+                window_pages: 55,
+                ..Counts::default()
             }
         );
     }

@@ -71,6 +71,8 @@ fn bench_json_matches_the_schema_and_its_own_counts() {
                 "-n",
                 "200",
                 "--quiet",
+                "--threshold",
+                "p99<10s",
             ])
             .arg("--json")
             .arg(&json_path)
@@ -102,6 +104,7 @@ fn bench_json_matches_the_schema_and_its_own_counts() {
     assert_eq!(s["requests"], 200);
     assert_eq!(s["errors"], 0);
     assert_eq!(s["bytes_body"], 200 * 1000);
+    assert_eq!(json["thresholds"][0]["pass"], true);
     let html = std::fs::read_to_string(dir.path().join("out.html")).expect("--html wrote a page");
     assert!(html.contains("<svg"), "the page has no chart");
     assert!(
