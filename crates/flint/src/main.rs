@@ -15,6 +15,9 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
+    // Often 1024 by default while the hard limit is far higher: a run of more Webchildren, or a
+    // server with more connections, would fail at connect or accept instead.
+    cmd::bench::raise_open_files();
     match cli.command.run() {
         Ok(code) => code,
         // Whoever read our output has gone (`| head`): nothing more to say, and no one to say it to.

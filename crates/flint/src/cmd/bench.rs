@@ -9,6 +9,7 @@ mod limits;
 pub mod profile;
 
 pub use args::{BenchArgs, HttpArg, LoadArgs, ReportArg};
+pub use limits::raise_open_files;
 
 use crate::exit::{self, Status};
 use crate::output::{self, Stream};
@@ -75,8 +76,8 @@ pub fn check_outputs(load: &LoadArgs) -> anyhow::Result<()> {
 }
 
 /// The engine's options for `load` against `target`, after the checks that need this machine:
-/// threads beyond the Webchildren or the cores are lowered (with a note on stderr), the
-/// open-files limit is raised as far as it goes, and a run it still cannot carry is refused.
+/// threads beyond the Webchildren or the cores are lowered (with a note on stderr), and a run
+/// the open-files limit cannot carry (`main` has raised it as far as it goes) is refused.
 /// `server_sockets`: descriptors an embedded server in this process needs besides.
 pub fn prepare(
     target: Target,
@@ -87,7 +88,7 @@ pub fn prepare(
     if let Some(note) = note {
         output::error_line(&format!("flint: note: {note}"));
     }
-    let limit = limits::raise_open_files();
+    let limit = limits::open_files();
     limits::check_open_files(load.clients as u64 + server_sockets, load.clients, limit)
         .map_err(anyhow::Error::msg)?;
     Ok(bench_config(target, load))

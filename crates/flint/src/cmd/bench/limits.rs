@@ -41,6 +41,7 @@ const OVERHEAD: u64 = 64;
 
 /// Raises the soft limit on open files to the hard limit (what `ulimit -n` shows is often 1024
 /// while the hard limit is far higher) and returns the limit now in force, None if unlimited.
+/// `main` calls it first thing, for every command: a server needs the room as much as a client.
 pub fn raise_open_files() -> Option<u64> {
     let Rlimit { current, maximum } = getrlimit(Resource::Nofile);
     if current != maximum {
@@ -53,6 +54,11 @@ pub fn raise_open_files() -> Option<u64> {
         }
     }
     current
+}
+
+/// The soft limit on open files in force, None if unlimited.
+pub fn open_files() -> Option<u64> {
+    getrlimit(Resource::Nofile).current
 }
 
 /// Refuses a run whose sockets (`sockets`: one per Webchild, plus the embedded server's when it
