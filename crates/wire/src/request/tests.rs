@@ -369,7 +369,12 @@ fn other_versions_get_the_same_answer_however_the_line_arrives() {
         (b"GET /a b.txt HTTP/1.1\r\nHost: a\r\n\r\n", 400),
         (b"GET / HTTP/1.x\r\n\r\n", 400),
     ] {
-        assert_eq!(err(whole).status(), status, "{}", String::from_utf8_lossy(whole));
+        assert_eq!(
+            err(whole).status(),
+            status,
+            "{}",
+            String::from_utf8_lossy(whole)
+        );
         // Every prefix either waits for more or already has the same answer.
         for n in 1..whole.len() {
             match parse_request(&whole[..n], &limits) {
