@@ -30,4 +30,4 @@ pub mod workload;
 pub use config::{BenchConfig, HttpMode, Stop, Target};
 pub use runner::{run, run_observed, BenchError, NoObserver, Observer, RunResult};
 pub use stats::{SecondStats, Stats};
-pub use workload::{Page, Workload, WorkloadError};
+pub use workload::{Page, RequestSpec, Workload, WorkloadError};

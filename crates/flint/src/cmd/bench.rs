@@ -29,6 +29,7 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
     } else {
         bail!("nothing to fetch: name paths (flint bench URL /a.html /b.gif), a workload (-w FILE), or a path in the URL");
     };
+    let workload = workload.with_defaults(&request_spec(&args)?)?;
     install_stop_handler(|| STOP.store(true, Ordering::Relaxed))?;
     let config = bench_config(target, &args.load);
     let profiler = match args.profile {
@@ -44,6 +45,28 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
     };
     print_reports_with(&result, &args.load, server_profile.as_ref())?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// What `-m`, `-H`, `--body` and `--body-file` ask of every request.
+fn request_spec(args: &BenchArgs) -> anyhow::Result<bench::RequestSpec> {
+    let headers = args
+        .headers
+        .iter()
+        .map(|h| bench::RequestSpec::parse_header(h).map_err(anyhow::Error::msg))
+        .collect::<anyhow::Result<_>>()?;
+    let body = match (&args.body, &args.body_file) {
+        (Some(text), _) => Some(text.clone().into_bytes()),
+        (None, Some(path)) => Some(
+            std::fs::read(path)
+                .with_context(|| format!("reading --body-file {}", path.display()))?,
+        ),
+        (None, None) => None,
+    };
+    Ok(bench::RequestSpec {
+        method: args.method.clone(),
+        headers,
+        body,
+    })
 }
 
 /// Ctrl-C and SIGTERM call `on_stop`; a second Ctrl-C is handled the same way (the run is
