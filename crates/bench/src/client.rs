@@ -490,6 +490,7 @@ impl Webchild {
                 transfer_us: now.saturating_sub(self.written_us),
             };
             cx.stats.record_response(self.page, url, &r);
+            cx.stats.statuses.add(self.status);
             cx.stats.bytes_chunk_framing += self.framing_bytes;
             let second = cx.second(now);
             second.requests += 1;
@@ -807,7 +808,8 @@ impl Webchild {
                         self.first_byte_us = now;
                     }
                     let rest = &data[pos..];
-                    let h = match parse_response_head(rest, false) {
+                    let head_request = cx.sh.requests.is_head(self.url(cx.sh.workload));
+                    let h = match parse_response_head(rest, head_request) {
                         Ok(Some(h)) => h,
                         Ok(None) => return self.head.extend_from_slice(rest),
                         Err(e) => {
@@ -853,7 +855,7 @@ impl Webchild {
 
     fn on_eof(&mut self, cx: &mut ThreadState<'_>, now: u64) {
         match self.state {
-            State::ReadingHead if self.may_retry() => self.retry(cx, now),
+            State::ReadingHead if self.may_retry(cx) => self.retry(cx, now),
             State::ReadingHead => self.fail(cx, ErrorKind::Reset, now),
             State::ReadingBody => match self.decoder.eof() {
                 Ok(()) => {
@@ -881,7 +883,7 @@ impl Webchild {
                 | io::ErrorKind::BrokenPipe
                 | io::ErrorKind::ConnectionAborted
         );
-        if reset && self.may_retry() {
+        if reset && self.may_retry(cx) {
             return self.retry(cx, now);
         }
         let kind = if reset {
@@ -895,8 +897,9 @@ impl Webchild {
     /// A reused keep-alive connection that closes before any byte of the response was most
     /// likely closed idle by the server as we wrote: RFC 9112 9.3.1 lets a client resend an
     /// idempotent request once, on a new connection. A fresh connection failing is an error.
-    fn may_retry(&self) -> bool {
-        self.conn_responses > 0
+    fn may_retry(&self, cx: &ThreadState<'_>) -> bool {
+        cx.sh.requests.may_resend(self.url(cx.sh.workload))
+            && self.conn_responses > 0
             && !self.retried
             && self.first_byte_us == NONE
             && self.head.is_empty()

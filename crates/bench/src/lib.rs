@@ -37,4 +37,4 @@ pub use config::{BenchConfig, HttpMode, Stop};
 pub use runner::{run, run_observed, BenchError, NoObserver, Observer, RunResult};
 pub use stats::{SecondStats, Stats};
 pub use target::{Scheme, Target, TargetError};
-pub use workload::{Page, Workload, WorkloadError};
+pub use workload::{Page, RequestSpec, Workload, WorkloadError};

@@ -41,6 +41,7 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
         let path = target.path.clone().unwrap_or_else(|| "/".into());
         Workload::from_paths(&[path])?
     };
+    let workload = workload.with_defaults(&request_spec(&args)?)?;
     if let Some(pid) = args.profile.and_then(|p| p.pid) {
         if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
             bail!("--profile {pid}: no process has that pid");
@@ -105,6 +106,28 @@ pub fn run_error(err: BenchError) -> anyhow::Error {
 
 fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// What `-m`, `-H`, `--body` and `--body-file` ask of every request.
+fn request_spec(args: &BenchArgs) -> anyhow::Result<bench::RequestSpec> {
+    let headers = args
+        .headers
+        .iter()
+        .map(|h| bench::RequestSpec::parse_header(h).map_err(anyhow::Error::msg))
+        .collect::<anyhow::Result<_>>()?;
+    let body = match (&args.body, &args.body_file) {
+        (Some(text), _) => Some(text.clone().into_bytes()),
+        (None, Some(path)) => Some(
+            std::fs::read(path)
+                .with_context(|| format!("reading --body-file {}", path.display()))?,
+        ),
+        (None, None) => None,
+    };
+    Ok(bench::RequestSpec {
+        method: args.method.clone(),
+        headers,
+        body,
+    })
 }
 
 /// Ctrl-C and SIGTERM call `on_stop`; a second Ctrl-C is handled the same way (the run is
