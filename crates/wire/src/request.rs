@@ -8,6 +8,12 @@
 //! or head must get its 414/431 as soon as the buffer crosses the limit, not when the server's
 //! buffer is full. Framing is validated strictly (RFC 9112 6.1-6.3) because a server that guesses
 //! at an ambiguous body length is how request smuggling starts.
+//!
+//! The rest of what RFC 9112 asks of a request head is checked here too, so every server path
+//! sees only heads that passed: a Host that is an RFC 3986 `host[:port]`, present at most once
+//! (`request/host.rs`); a request line of exactly three parts (a space inside the target is a
+//! 400, not a version error); `HTTP/1.2` to `HTTP/1.9` read as HTTP/1.1, another major version a
+//! 505. List fields sent on several lines (`If-Match`, `If-None-Match`) keep every line.
 
 use std::mem::MaybeUninit;
 
@@ -409,16 +415,12 @@ fn parse_other_version<'b>(
         let line = rest.strip_suffix(b"\r").unwrap_or(rest);
         return match split_request_line(line) {
             Some((_, _, v)) if could_become_version(v) => incomplete(buf, limits),
-            _ => {
-                check_partial_request_line(buf, limits.max_request_line)?;
-                Err(RequestError::Malformed)
-            }
+            _ => Err(RequestError::Malformed),
         };
     };
     let line = &rest[..lf];
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     let Some((method, target, v)) = split_request_line(line) else {
-        check_partial_request_line(buf, limits.max_request_line)?;
         return Err(RequestError::Malformed);
     };
     match v {

@@ -6,6 +6,7 @@ use crate::config::HttpMode;
 use crate::log::LogFile;
 use crate::progress::Progress;
 use crate::stats::Stats;
+use crate::transport::Connector;
 use crate::workload::PagePicker;
 use crate::{BenchConfig, Workload};
 use std::io;
@@ -15,11 +16,13 @@ use std::time::Instant;
 
 /// What every thread reads; nothing in it is written during the run except through atomics
 /// (`progress`, `stop`, `running`) and the log file's lock (taken once per ~64 KiB of log).
-pub struct Shared<'a> {
+pub struct RunShared<'a> {
     pub config: &'a BenchConfig,
     pub workload: &'a Workload,
-    pub plan: Plan,
+    pub schedule: Schedule,
     pub requests: Requests,
+    /// How connections are opened (plain TCP, or TLS with its configuration).
+    pub connector: Connector,
     pub picker: PagePicker,
     pub log: Option<LogFile>,
     pub progress: Progress,
@@ -30,9 +33,9 @@ pub struct Shared<'a> {
     pub running: AtomicUsize,
 }
 
-/// Counts its thread out of `Shared::running` when dropped (also on an error or a panic), and
+/// Counts its thread out of `RunShared::running` when dropped (also on an error or a panic), and
 /// wakes the coordinator when it was the last: the window of a `-n` run or of Ctrl-C ends then.
-pub(super) struct Running<'a>(pub(super) &'a Shared<'a>);
+pub(super) struct Running<'a>(pub(super) &'a RunShared<'a>);
 
 impl Drop for Running<'_> {
     fn drop(&mut self) {
@@ -54,7 +57,7 @@ pub struct ThreadOutcome {
 
 /// When things happen, in µs since `base`; computed once by the runner for all threads.
 #[derive(Debug, Clone)]
-pub struct Plan {
+pub struct Schedule {
     pub base: Instant,
     /// `base` as a Unix time, for the log.
     pub base_unix_us: u64,
@@ -72,7 +75,7 @@ pub struct Plan {
     pub response_timeout_us: u64,
 }
 
-impl Plan {
+impl Schedule {
     /// Webchild `id`'s share of `-n`: spread evenly, the first ones taking the remainder. A
     /// static split keeps runs reproducible: each child fetches the same pages every time.
     pub fn quota(&self, id: usize) -> u64 {
@@ -111,6 +114,12 @@ impl Requests {
         for path in &workload.urls {
             let start = bytes.len();
             wire::head::write_request(&mut bytes, "GET", path, host, version, keep_alive);
+            if let Some(auth) = &config.target.authorization {
+                // The URL's user and password, before the blank line that ends the head.
+                bytes.truncate(bytes.len() - 2);
+                wire::head::write_header(&mut bytes, b"Authorization", auth.as_bytes());
+                bytes.extend_from_slice(b"\r\n");
+            }
             url.push(start..bytes.len());
         }
         let (mut page_file, mut page_end) = (Vec::new(), Vec::new());
@@ -163,7 +172,7 @@ mod tests {
 
     #[test]
     fn page_quota_splits_n_exactly() {
-        let plan = |n| Plan {
+        let schedule = |n| Schedule {
             base: Instant::now(),
             base_unix_us: 0,
             measure_us: 0,
@@ -176,7 +185,7 @@ mod tests {
             response_timeout_us: 0,
         };
         for n in [1, 2, 3, 10, 11] {
-            let p = plan(n);
+            let p = schedule(n);
             assert_eq!((0..3).map(|i| p.quota(i)).sum::<u64>(), n);
         }
     }
