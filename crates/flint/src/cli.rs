@@ -215,6 +215,12 @@ pub struct ServeArgs {
     /// Use the Combined Log Format (adds Referer and User-Agent).
     #[arg(long, requires = "access_log")]
     pub combined: bool,
+    /// Serve HTTPS with this PEM certificate chain (leaf first); needs --tls-key.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert (ECDSA, RSA or Ed25519).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -30,6 +30,10 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     if args.combined {
         config.access_log_format = LogFormat::Combined;
     }
+    if let (Some(cert), Some(key)) = (args.tls_cert, args.tls_key) {
+        config.tls_cert = Some(cert);
+        config.tls_key = Some(key);
+    }
     let root = config.root.display().to_string();
     let threads = config.effective_threads();
     let server = Server::bind(config).context("starting the server")?;
@@ -39,10 +43,14 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     // `eprintln!` would panic on EPIPE, so write and ignore failures.
     let _ = writeln!(
         std::io::stderr(),
-        "flint serve: http://{} from {root} ({threads} thread{})",
+        "flint serve: {}://{} from {root} ({threads} thread{})",
+        server.scheme(),
         server.local_addr(),
         if threads == 1 { "" } else { "s" }
     );
+    if let Some(note) = server.tls_note() {
+        let _ = writeln!(std::io::stderr(), "flint serve: {note}");
+    }
     let stats = server.run()?;
     let _ = writeln!(
         std::io::stderr(),
