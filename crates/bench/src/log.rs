@@ -12,8 +12,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 /// The first line of the file.
-pub const HEADER: &str = "thread,child,page,url,start_unix_us,connect_us,ttfb_us,response_us,\
-                          status,header_bytes,body_bytes,error\n";
+/// Columns are documented in docs/latency.md.
+pub const HEADER: &str = "thread,child,page,url,start_unix_us,intended_unix_us,connect_us,\
+                          ttfb_us,response_us,status,header_bytes,body_bytes,error\n";
 
 /// A thread hands its buffer over once it holds this much.
 const CHUNK: usize = 64 * 1024;
@@ -54,7 +55,10 @@ pub struct LogRecord<'a> {
     pub child: usize,
     pub page: &'a str,
     pub url: &'a str,
+    /// When the Webchild began this request (its connect, or its write on an open connection).
     pub start_unix_us: u64,
+    /// Open loop: when the request's page was due (empty in the closed loop).
+    pub intended_unix_us: Option<u64>,
     /// `None`: no connection was opened (or completed) for this request.
     pub connect_us: Option<u64>,
     pub ttfb_us: Option<u64>,
@@ -64,7 +68,8 @@ pub struct LogRecord<'a> {
     pub status: Option<u16>,
     pub header_bytes: u64,
     pub body_bytes: u64,
-    /// Empty when the request succeeded, else the error kind's name.
+    /// Empty when the request succeeded, else the error kind's name, or `unfinished` for a
+    /// request still in flight when the run ended.
     pub error: &'a str,
 }
 
@@ -98,6 +103,8 @@ impl<'a> LogBuf<'a> {
         b.push(b',');
         csv_field(b, r.url);
         let _ = write!(b, ",{},", r.start_unix_us);
+        opt(b, r.intended_unix_us);
+        b.push(b',');
         opt(b, r.connect_us);
         b.push(b',');
         opt(b, r.ttfb_us);

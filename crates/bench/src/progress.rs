@@ -17,6 +17,12 @@ pub struct Counts {
     pub errors: u64,
     /// Bytes read.
     pub bytes: u64,
+    /// Pages completed, and the sum of their times from their actual start, µs: the page time
+    /// from which the live line estimates the Webchildren an open-loop rate needs.
+    pub pages: u64,
+    pub page_us: u64,
+    /// Open loop, a gauge: pages due that their Webchildren have not started yet.
+    pub behind: u64,
 }
 
 /// One thread's slot; aligned so that two threads never write the same cache line.
@@ -26,6 +32,9 @@ struct Slot {
     requests: AtomicU64,
     errors: AtomicU64,
     bytes: AtomicU64,
+    pages: AtomicU64,
+    page_us: AtomicU64,
+    behind: AtomicU64,
 }
 
 /// The slots of all threads.
@@ -47,6 +56,9 @@ impl Progress {
         s.requests.store(c.requests, Ordering::Relaxed);
         s.errors.store(c.errors, Ordering::Relaxed);
         s.bytes.store(c.bytes, Ordering::Relaxed);
+        s.pages.store(c.pages, Ordering::Relaxed);
+        s.page_us.store(c.page_us, Ordering::Relaxed);
+        s.behind.store(c.behind, Ordering::Relaxed);
     }
 
     /// The sum over threads, as last published.
@@ -56,6 +68,9 @@ impl Progress {
             t.requests += s.requests.load(Ordering::Relaxed);
             t.errors += s.errors.load(Ordering::Relaxed);
             t.bytes += s.bytes.load(Ordering::Relaxed);
+            t.pages += s.pages.load(Ordering::Relaxed);
+            t.page_us += s.page_us.load(Ordering::Relaxed);
+            t.behind += s.behind.load(Ordering::Relaxed);
         }
         t
     }
@@ -82,6 +97,36 @@ pub fn line(
     )
 }
 
+/// Open loop: the warning the live line ends with while the Webchildren cannot keep `rate`
+/// (pages due and not started), with how many would carry it at the page time seen over the
+/// interval (Little's law: Webchildren = rate x page time).
+pub fn rate_warning(prev: Counts, now: Counts, rate: f64, webchildren: usize) -> Option<String> {
+    if now.behind == 0 {
+        return None;
+    }
+    let pages = now.pages.saturating_sub(prev.pages);
+    let need = match pages {
+        0 => "no page completed".to_owned(),
+        _ => {
+            let page_s = now.page_us.saturating_sub(prev.page_us) as f64 / pages as f64 / 1e6;
+            format!(
+                "~{} Webchildren needed, {webchildren} running",
+                webchildren_for(rate, page_s)
+            )
+        }
+    };
+    Some(format!(
+        "  RATE NOT KEPT: {} behind; {need}",
+        crate::report::count_of(now.behind, "page", "pages")
+    ))
+}
+
+/// The Webchildren that carry `rate` pages/s when a page takes `page_s` (Little's law), plus a
+/// quarter for the variance of page times, at least one.
+pub fn webchildren_for(rate: f64, page_s: f64) -> u64 {
+    ((rate * page_s * 1.25).ceil() as u64).max(1)
+}
+
 /// Rewrites the current terminal line (`\r`, then the text, then erase to end of line).
 pub fn print(text: &str) {
     let mut err = std::io::stderr().lock();
@@ -104,11 +149,13 @@ mod tests {
             requests: 1000,
             errors: 0,
             bytes: 0,
+            ..Counts::default()
         };
         let now = Counts {
             requests: 3000,
             errors: 2,
             bytes: 4_000_000,
+            ..Counts::default()
         };
         let l = line(
             Duration::from_secs(5),
@@ -130,6 +177,35 @@ mod tests {
     }
 
     #[test]
+    fn rate_warning_says_how_far_behind_and_how_many_webchildren_would_keep_up() {
+        let prev = Counts {
+            pages: 100,
+            page_us: 500_000,
+            ..Counts::default()
+        };
+        // 200 pages of 5 ms in the interval: at 1000 pages/s, 5 busy Webchildren, 7 with margin.
+        let now = Counts {
+            pages: 300,
+            page_us: 1_500_000,
+            behind: 400,
+            ..Counts::default()
+        };
+        assert_eq!(
+            rate_warning(prev, now, 1000.0, 2).as_deref(),
+            Some("  RATE NOT KEPT: 400 pages behind; ~7 Webchildren needed, 2 running")
+        );
+        let stuck = Counts { behind: 1, ..prev };
+        assert_eq!(
+            rate_warning(prev, stuck, 1000.0, 2).as_deref(),
+            Some("  RATE NOT KEPT: 1 page behind; no page completed")
+        );
+        assert_eq!(
+            rate_warning(prev, Counts { behind: 0, ..now }, 1000.0, 2),
+            None
+        );
+    }
+
+    #[test]
     fn slots_sum_what_threads_published() {
         let p = Progress::new(2);
         p.publish(
@@ -138,6 +214,7 @@ mod tests {
                 requests: 1,
                 errors: 2,
                 bytes: 3,
+                ..Counts::default()
             },
         );
         p.publish(
@@ -146,6 +223,7 @@ mod tests {
                 requests: 10,
                 errors: 20,
                 bytes: 30,
+                ..Counts::default()
             },
         );
         assert_eq!(
@@ -153,7 +231,8 @@ mod tests {
             Counts {
                 requests: 11,
                 errors: 22,
-                bytes: 33
+                bytes: 33,
+                ..Counts::default()
             }
         );
     }

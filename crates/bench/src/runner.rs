@@ -311,7 +311,11 @@ fn coordinate(shared: &Shared<'_>, observer: &dyn Observer) {
         if shared.config.progress && now >= next_line {
             let total = shared.progress.total();
             let elapsed = now - base;
-            let text = progress::line(elapsed, elapsed < warmup, prev, total, now - prev_at);
+            let mut text = progress::line(elapsed, elapsed < warmup, prev, total, now - prev_at);
+            if let Some(rate) = shared.config.rate {
+                let warning = progress::rate_warning(prev, total, rate, shared.config.concurrency);
+                text.extend(warning);
+            }
             progress::print(&text);
             (prev, prev_at) = (total, now);
             next_line += Duration::from_secs(1);
