@@ -54,7 +54,7 @@ pub enum ServeError {
     Io(#[from] io::Error),
     #[error(transparent)]
     Respond(#[from] RespondError),
-    #[error("{0}")]
+    #[error(transparent)]
     Tls(#[from] TlsError),
     #[error("event-loop thread {0} panicked")]
     Panicked(usize),
