@@ -53,6 +53,12 @@ pub enum Command {
     Compare(crate::cmd::compare::CompareArgs),
     /// Render results (bench, compare, lab JSON) as one self-contained HTML page.
     Report(crate::cmd::report::ReportArgs),
+    /// Run a client host's part of `flint bench --hosts`: orders on stdin, results on stdout.
+    ///
+    /// Started by the coordinator through its launch template (over ssh by default), never by
+    /// hand; the line-delimited protocol is described in docs/hosts.md. Stops within a second
+    /// when stdin closes.
+    Worker,
 }
 
 /// Which of the paper's four workload mixes (WebSTONE section 5).
@@ -173,6 +179,17 @@ pub struct BenchArgs {
     /// the tracer (docs/profile.md).
     #[arg(long, value_name = "PID|auto", value_parser = crate::cmd::bench::profile::parse_arg)]
     pub profile: Option<crate::cmd::bench::profile::ProfileArg>,
+    /// Generate the load from these client hosts (comma-separated): a `flint worker` on each,
+    /// started by --launch; -c, --rate and -n are totals, split over the hosts (docs/hosts.md).
+    #[arg(long, value_name = "H1,H2,...", conflicts_with_all = ["hosts_file", "profile"])]
+    pub hosts: Option<String>,
+    /// Client hosts from a file: one a line, optionally followed by its number of Webchildren.
+    #[arg(long, value_name = "FILE", conflicts_with = "profile")]
+    pub hosts_file: Option<PathBuf>,
+    /// How to start a worker on a host, run with `sh -c` after `{host}` is replaced
+    /// [default: ssh -o BatchMode=yes {host} flint worker].
+    #[arg(long, value_name = "TEMPLATE")]
+    pub launch: Option<String>,
     #[command(flatten)]
     pub load: LoadArgs,
 }

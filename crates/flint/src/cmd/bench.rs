@@ -1,5 +1,6 @@
 //! `flint bench`: the command line to a [`bench::BenchConfig`], a run, and its reports.
 
+mod hosts;
 pub mod profile;
 
 use crate::cli::{BenchArgs, HttpArg, LoadArgs, ReportArg};
@@ -28,8 +29,12 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
     } else {
         bail!("nothing to fetch: name paths (flint bench URL /a.html /b.gif), a workload (-w FILE), or a path in the URL");
     };
+    let on_hosts = hosts::hosts_of(&args)?;
     install_stop_handler(|| STOP.store(true, Ordering::Relaxed))?;
     let config = bench_config(target, &args.load);
+    if let Some(list) = on_hosts {
+        return hosts::bench_on_hosts(&args, &config, &workload, &list, &STOP);
+    }
     let profiler = match args.profile {
         Some(arg) => profile::ServerProfiler::prepare(arg, &config.target)?,
         None => None,
@@ -124,15 +129,9 @@ pub fn print_reports(result: &RunResult, load: &LoadArgs) -> anyhow::Result<()> 
     print_reports_with(result, load, None)
 }
 
-/// The reports, then the server's profile if one was taken (also in the JSON, as
-/// `server_profile`).
-pub fn print_reports_with(
-    result: &RunResult,
-    load: &LoadArgs,
-    server: Option<&lab::profile::Profile>,
-) -> anyhow::Result<()> {
+/// The text reports --report asks for, on stdout.
+pub fn print_text_reports(result: &RunResult, load: &LoadArgs) {
     let wants = |r: ReportArg| load.report.contains(&r) || load.report.contains(&ReportArg::All);
-    let (requests, pages) = (result.stats.requests, result.stats.pages_done);
     let mut out = String::new();
     if wants(ReportArg::Webstone) {
         out.push_str(&bench::report::webstone(result));
@@ -145,11 +144,21 @@ pub fn print_reports_with(
     if wants(ReportArg::Summary) {
         out.push_str(&bench::report::summary(result));
     }
-    if let Some(p) = server.filter(|_| load.report.iter().any(|r| *r != ReportArg::None)) {
-        out.push('\n');
-        out.push_str(&p.truss_table(requests, pages));
-    }
     print!("{out}");
+}
+
+/// The reports, then the server's profile if one was taken (also in the JSON, as
+/// `server_profile`).
+pub fn print_reports_with(
+    result: &RunResult,
+    load: &LoadArgs,
+    server: Option<&lab::profile::Profile>,
+) -> anyhow::Result<()> {
+    let (requests, pages) = (result.stats.requests, result.stats.pages_done);
+    print_text_reports(result, load);
+    if let Some(p) = server.filter(|_| load.report.iter().any(|r| *r != ReportArg::None)) {
+        print!("\n{}", p.truss_table(requests, pages));
+    }
     if load.json.is_none() && load.html.is_none() {
         return Ok(());
     }

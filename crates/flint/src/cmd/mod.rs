@@ -7,6 +7,7 @@ pub mod lab;
 pub mod report;
 mod run;
 mod serve;
+mod worker;
 
 use crate::cli::{Cli, Command, MixArg};
 use anyhow::Context;
@@ -22,6 +23,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Lab(args) => lab::lab(args),
         Command::Compare(args) => compare::compare(args),
         Command::Report(args) => report::report(args),
+        Command::Worker => worker::worker(),
     }
 }
 

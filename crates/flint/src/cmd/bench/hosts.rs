@@ -1,0 +1,64 @@
+//! `flint bench --hosts`: the run on many client hosts, its reports and its exit status.
+
+use crate::cli::{BenchArgs, ReportArg};
+use anyhow::Context;
+use bench::hosts::coordinator::{self, HostsRun};
+use bench::hosts::split::{self, HostSpec};
+use bench::{BenchConfig, Workload};
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+
+/// The hosts the user named (`--hosts` or `--hosts-file`), or `None` for a run in one process.
+pub fn hosts_of(args: &BenchArgs) -> anyhow::Result<Option<Vec<HostSpec>>> {
+    if let Some(list) = &args.hosts {
+        return Ok(Some(split::parse_list(list)?));
+    }
+    if let Some(path) = &args.hosts_file {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        return Ok(Some(split::parse_file(&path.display().to_string(), &text)?));
+    }
+    if args.launch.is_some() {
+        anyhow::bail!("--launch needs --hosts or --hosts-file");
+    }
+    Ok(None)
+}
+
+/// Runs on `hosts`, prints the reports and the per-host table, writes --json/--html. Exit
+/// status 1 when a host was lost (the report then holds the merge of the others).
+pub fn bench_on_hosts(
+    args: &BenchArgs,
+    config: &BenchConfig,
+    workload: &Workload,
+    hosts: &[HostSpec],
+    stop: &AtomicBool,
+) -> anyhow::Result<ExitCode> {
+    let template = args.launch.as_deref().unwrap_or(split::DEFAULT_TEMPLATE);
+    let run = HostsRun {
+        config,
+        workload,
+        hosts,
+        template,
+        threads: args.load.threads,
+        stop,
+    };
+    let outcome = coordinator::run(&run, &mut std::io::stderr())?;
+    let load = &args.load;
+    let result = &outcome.result;
+    super::print_text_reports(result, load);
+    if load.report.iter().any(|r| *r != ReportArg::None) {
+        print!("\n{}", bench::report::hosts_table(&outcome.hosts));
+    }
+    if load.json.is_some() || load.html.is_some() {
+        let mut doc = bench::report::record(result);
+        doc.hosts = outcome.hosts;
+        doc.incomplete = outcome.incomplete;
+        let json = serde_json::to_value(&doc)?;
+        crate::cmd::write_outputs(&json, load.json.as_deref(), load.html.as_deref())?;
+    }
+    if outcome.incomplete {
+        eprintln!("flint: incomplete: a client host was lost; the report merges the others");
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
