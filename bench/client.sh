@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 2's speed benchmark: flint bench against wrk (and the cfloor floor client), same nginx.
+# The load generator's speed: flint bench against wrk (and the cfloor floor client), same nginx.
 #
 # One nginx (one process, pinned to SERVER_CPU) serves a 1 KiB file; each client in turn, pinned
 # to CLIENT_CPU, drives it over CONNS keep-alive connections for DUR; the order repeats ROUNDS
@@ -41,7 +41,7 @@ make_docroot "$WORK/docs"
 start_nginx "$WORK/docs"
 url="http://127.0.0.1:$NGINX_PORT"
 
-echo "== client benchmark (issue 2): nginx, 1 KiB, keep-alive, $CONNS connections, $DUR x $ROUNDS rounds"
+echo "== client benchmark: nginx, 1 KiB, keep-alive, $CONNS connections, $DUR x $ROUNDS rounds"
 describe
 
 # run_client TOOL ROUND CONNECTIONS KIND: one measured run, appended to $records.

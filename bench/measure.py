@@ -544,8 +544,8 @@ def cmd_summary_server(args: argparse.Namespace) -> None:
                  and r["server"] == "nginx" and r.get("purpose") == "timed"]
         if ka and piped and med(piped) < 0.5 * med(ka):
             print(f"\nnote: pipelined by {load}, nginx answers {med(piped):.0f} req/s, fewer than "
-                  f"the {med(ka):.0f} req/s it answers unpipelined: the stall on delayed ACKs that "
-                  "issue 3 describes (its CPU and syscalls per request are still valid).")
+                  f"the {med(ka):.0f} req/s it answers unpipelined: nginx's stall on delayed ACKs "
+                  "with deep pipelines (its CPU and syscalls per request are still valid).")
     bw = [r for r in recs if r["case"] == "bw"]
     if bw:
         servers = [s for s in ("nginx", "flint") if any(r["server"] == s for r in bw)]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 3's speed benchmark: flint serve against nginx (and floor.c, the floor), same files.
+# The server's speed: flint serve against nginx (and floor.c, the floor), same files.
 #
 # Each server runs as one process pinned to SERVER_CPU; the load generator runs pinned to
 # CLIENT_CPU. For each case, the servers take turns (A B C A B C ...) for ROUNDS rounds; then each
@@ -104,7 +104,7 @@ if [[ " $SERVERS " == *" floor "* ]]; then
     PID[floor]=$FLOOR_PID PORT[floor]=$FLOOR_PORT
 fi
 
-echo "== server benchmark (issue 3): $SERVERS; cases: $CASES; $DUR x $ROUNDS rounds;" \
+echo "== server benchmark: $SERVERS; cases: $CASES; $DUR x $ROUNDS rounds;" \
     "syscalls: $SYSCALLS"
 describe
 

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
-    match cmd::dispatch(cli) {
+    match cli.command.run() {
         Ok(code) => code,
         Err(err) => {
             eprintln!("flint: error: {err:#}");

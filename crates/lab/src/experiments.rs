@@ -1,6 +1,6 @@
-//! The seeds' experiments, rerun on today's servers: `syscalls` (seed 000, Jigsaw's truss tables
-//! under HTTP/1.0, persistent and pipelined clients), `sizes` (seed 001, IO-Lite's bandwidth
-//! against file size) and `digest` (seed 004, Apache's per-request Content-MD5 against a cached
+//! The papers' experiments, rerun on today's servers: `syscalls` (the Jigsaw syscall notes'
+//! truss tables under HTTP/1.0, persistent and pipelined clients), `sizes` (the IO-Lite paper's
+//! bandwidth against file size) and `digest` (the Content-MD5 measurements: Apache's per-request Content-MD5 against a cached
 //! one).
 //!
 //! Every experiment has the same shape: write the documents once ([`docroot`]), then for each
@@ -12,11 +12,9 @@
 //! The results are rows of one JSON shape ([`ResultRow`], docs/lab.md), which the HTML report
 //! renders; [`LabReport::to_json`] is the whole document.
 
-mod cpu;
 mod digest;
 pub mod docroot;
 pub mod measure;
-pub mod pin;
 mod results;
 mod sizes;
 mod syscalls;
@@ -27,8 +25,9 @@ pub use results::{
 };
 
 use crate::peers::{PeerError, PeerKind, PeerSpec};
-use crate::profile::{self, Method};
+use crate::profile::{self, Method, Profile};
 use measure::{Load, Measurement};
+use std::collections::HashSet;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -65,14 +64,14 @@ impl Experiment {
     }
 }
 
-/// The HTTP modes of the syscalls experiment, in the seeds' order.
+/// The HTTP modes of the syscalls experiment, in the Jigsaw notes' order.
 pub const SYSCALL_MODES: [bench::HttpMode; 3] = [
     bench::HttpMode::Http10,
     bench::HttpMode::KeepAlive,
     bench::HttpMode::Pipeline,
 ];
 
-/// Clients of each experiment: the seeds' numbers.
+/// Clients of each experiment: the papers' numbers.
 pub const SYSCALLS_CLIENTS: usize = 1;
 pub const SIZES_CLIENTS: usize = 40;
 pub const DIGEST_CLIENTS: usize = 5;
@@ -105,10 +104,10 @@ pub const DEFAULT_DURATION: Duration = Duration::from_secs(2);
 pub const DEFAULT_WARMUP: Duration = Duration::from_millis(500);
 
 impl LabOptions {
-    /// Every server, the seeds' sizes, the defaults above, servers on core 0 and the client on
+    /// Every server, the IO-Lite paper's sizes, the defaults above, servers on core 0 and the client on
     /// core 1 when this thread may use both.
     pub fn new(flint_bin: Option<PathBuf>) -> Self {
-        let two = pin::allowed(0) && pin::allowed(1);
+        let two = crate::process::cpu_allowed(0) && crate::process::cpu_allowed(1);
         LabOptions {
             duration: DEFAULT_DURATION,
             warmup: DEFAULT_WARMUP,
@@ -168,16 +167,26 @@ struct Lab<'a> {
     method: Option<Method>,
     servers: Vec<ServerStatus>,
     results: Vec<ResultRow>,
+    /// The results: tables as they come.
     out: &'a mut dyn Write,
+    /// Progress and warnings, so that a terminal is never silent while `out` goes to a file.
+    progress: &'a mut dyn Write,
     stop: &'a AtomicBool,
+    /// Measurements started, of `planned`.
+    started: usize,
+    planned: usize,
+    /// Long notes and warnings already printed: each is printed once.
+    said: HashSet<String>,
 }
 
-/// Runs `experiment` with `opts`, printing tables to `out` as results come; `stop` (Ctrl-C) ends
-/// it after the current measurement, with what was measured so far.
+/// Runs `experiment` with `opts`, printing tables to `out` as results come and progress and
+/// warnings to `progress`; `stop` (Ctrl-C) ends it after the current measurement (which is
+/// marked interrupted), with what was measured so far.
 pub fn run(
     experiment: Experiment,
     opts: &LabOptions,
     out: &mut dyn Write,
+    progress: &mut dyn Write,
     stop: &AtomicBool,
 ) -> Result<LabReport, LabError> {
     if opts.servers.is_empty() {
@@ -196,10 +205,9 @@ pub fn run(
                 Some(m)
             }
             Err(e) => {
-                writeln!(
-                    out,
-                    "profile: unavailable ({e}); going on without syscall counts"
-                )?;
+                let line = format!("profile: unavailable ({e}); going on without syscall counts");
+                writeln!(out, "{line}")?;
+                writeln!(progress, "flint lab: {line}")?;
                 None
             }
         }
@@ -217,7 +225,10 @@ pub fn run(
                 kind,
             },
             Err(e) => {
-                writeln!(out, "{kind}: {e}; the experiments go on without it")?;
+                writeln!(
+                    progress,
+                    "flint lab: {kind}: {e}; the experiments go on without it"
+                )?;
                 ServerStatus {
                     name: kind.name().into(),
                     version: None,
@@ -239,7 +250,11 @@ pub fn run(
         servers,
         results: Vec::new(),
         out,
+        progress,
         stop,
+        started: 0,
+        planned: opts.runs(experiment),
+        said: HashSet::new(),
     };
     for &part in experiment.parts() {
         if lab.stopped() {
@@ -310,22 +325,48 @@ impl Lab<'_> {
         }
     }
 
-    /// Records that `kind` failed (the first reason is kept) and says so.
-    /// Only the first failure of a server is printed in full (with the server's log).
+    /// Records that `kind` failed (the first reason is kept) and says so on the progress
+    /// stream. Only the first failure of a server is printed in full (with the server's log).
     fn failed(&mut self, kind: PeerKind, what: &str, why: &str) -> std::io::Result<()> {
         let first = why.lines().next().unwrap_or(why);
         match self.servers.iter_mut().find(|s| s.kind == kind) {
             Some(s) if s.status == Status::Ok => {
                 s.status = Status::Failed;
                 s.note = Some(format!("{what}: {first}"));
-                writeln!(self.out, "{kind}: {what}: {why}")
+                writeln!(self.progress, "flint lab: {kind}: {what}: {why}")
             }
-            _ => writeln!(self.out, "{kind}: {what}: {first}"),
+            _ => writeln!(self.progress, "flint lab: {kind}: {what}: {first}"),
         }
     }
 
+    /// `note: TEXT` on the results, the first time only.
+    fn note(&mut self, text: &str) -> std::io::Result<()> {
+        if self.said.insert(text.to_owned()) {
+            writeln!(self.out, "note: {text}")?;
+        }
+        Ok(())
+    }
+
+    /// The profile's truss table, its notes printed once per run.
+    fn truss(&mut self, p: &Profile, requests: u64, pages: u64) -> std::io::Result<()> {
+        write!(self.out, "{}", p.truss_table_body(requests, pages))?;
+        for note in &p.notes {
+            self.note(note)?;
+        }
+        Ok(())
+    }
+
+    /// The client-limited footnote, under the first table that needs it.
+    fn footnote(&mut self, needed: bool) -> std::io::Result<()> {
+        if needed && self.said.insert(table::FOOTNOTE.to_owned()) {
+            writeln!(self.out, "{}", table::FOOTNOTE)?;
+        }
+        Ok(())
+    }
+
     /// Runs one measurement; a failure is recorded against the server and gives `None`, and so
-    /// does a server that has died (its process has exited), without measuring.
+    /// does a server that has died (its process has exited), without measuring. A measurement
+    /// cut short by Ctrl-C is returned, marked interrupted (`m.run.interrupted`).
     fn measure(
         &mut self,
         peer: &mut crate::peers::Peer,
@@ -333,19 +374,43 @@ impl Lab<'_> {
         load: Load,
         what: &str,
     ) -> std::io::Result<Option<Measurement>> {
+        self.started += 1;
+        let kind = peer.kind();
+        writeln!(
+            self.progress,
+            "flint lab: [{}/{}] {kind} {what} ({:.1} s)",
+            self.started,
+            self.planned,
+            (load.warmup + load.duration).as_secs_f64()
+        )?;
         if let Some(how) = peer.exited() {
-            self.failed(peer.kind(), what, &how)?;
+            self.failed(kind, what, &how)?;
             return Ok(None);
         }
         match measure::measure(peer, workload, load, self.method, self.stop) {
             Ok(m) => {
                 if let Some(e) = &m.profile_error {
-                    writeln!(self.out, "{}: {what}: profile: {e}", peer.kind())?;
+                    if self.said.insert(e.clone()) {
+                        writeln!(self.progress, "flint lab: {kind}: {what}: profile: {e}")?;
+                    } else {
+                        writeln!(
+                            self.progress,
+                            "flint lab: {kind}: {what}: no profile (as above)"
+                        )?;
+                    }
+                }
+                if m.run.interrupted {
+                    writeln!(
+                        self.progress,
+                        "flint lab: {kind}: {what}: interrupted after {:.1} s; not counted in \
+                         the tables",
+                        m.run.duration.as_secs_f64()
+                    )?;
                 }
                 Ok(Some(m))
             }
             Err(e) => {
-                self.failed(peer.kind(), what, &e.to_string())?;
+                self.failed(kind, what, &e.to_string())?;
                 Ok(None)
             }
         }

@@ -1,11 +1,11 @@
 //! Peer servers: nginx, Apache httpd (prefork and event), lighttpd and flint serve, started from
 //! their installed binaries with configs the lab writes, on loopback, pinned to one core.
 //!
-//! The seeds compared servers on one machine at a time (Jigsaw against Apache, Flash against
+//! The papers compared servers on one machine at a time (Jigsaw against Apache, Flash against
 //! Apache, prefork against threaded); a comparison is only fair when every server gets the same
 //! document root, the same core and a config that does not handicap it. So each peer is started
 //! here the same way: a private temp directory for its config, logs and pid file; a free loopback
-//! port; `taskset` to one core (children inherit it); readiness polled, never slept for; and a
+//! port; pinned to one core (children inherit it); readiness polled, never slept for; and a
 //! stop that takes the whole process group down, SIGTERM then SIGKILL, from `Drop` too, so a
 //! failed or interrupted experiment leaves no server behind.
 //!
@@ -13,17 +13,17 @@
 //! installs it (scripts/install-peers.sh installs them all); callers go on with the others.
 
 mod config;
-mod process;
 
 pub use config::{apache_workers, ConfigParams, Mpm};
-pub use process::{free_port, process_tree, thread_count};
 
+use crate::process::{self, free_port, Group, StopPolicy};
+use crate::procfs::{process_tree, thread_count};
 use std::fmt;
-use std::net::SocketAddr;
+use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
+use std::process::{Command, Stdio};
 use std::str::FromStr;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The servers the lab knows how to start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -232,14 +232,16 @@ pub struct Peer {
     kind: PeerKind,
     version: String,
     addr: SocketAddr,
-    child: Option<Child>,
+    group: Group,
     log: PathBuf,
-    // Declared last: removed after `Drop` has stopped the processes that use it.
+    // Declared after `group`: removed once the group's drop has stopped the processes using it.
     dir: tempfile::TempDir,
 }
 
 /// Start-up attempts: a port found free can be taken before the peer binds it.
 const START_ATTEMPTS: usize = 3;
+/// From SIGTERM to SIGKILL when a peer is stopped.
+const STOP_GRACE: Duration = Duration::from_secs(5);
 
 impl Peer {
     /// Starts `kind` as `spec` says and returns once it accepts connections (and, for Apache,
@@ -283,13 +285,24 @@ impl Peer {
         };
         let args = write_config(kind, &params).map_err(io("writing its config"))?;
         let log = dir.path().join("output.log");
-        let child = process::spawn(&installed.program, &args, spec.cpu, &log, dir.path())
+        let out = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log)
+            .map_err(io("creating its log"))?;
+        let mut cmd = Command::new(&installed.program);
+        cmd.args(&args)
+            .current_dir(dir.path())
+            .stdin(Stdio::null())
+            .stdout(out.try_clone().map_err(io("creating its log"))?)
+            .stderr(out);
+        let group = Group::spawn(&mut cmd, spec.cpu, StopPolicy::terminate(STOP_GRACE))
             .map_err(io(&format!("starting {}", installed.program.display())))?;
         let mut peer = Peer {
             kind,
             version: installed.version.clone(),
             addr,
-            child: Some(child),
+            group,
             log,
             dir,
         };
@@ -297,31 +310,36 @@ impl Peer {
         let settled = |pid: u32| match kind {
             // Every prefork child forked, or the event child with all its threads: the tree
             // profiled at the start of a window is then the one that serves it.
-            PeerKind::ApachePrefork => process_tree(pid).len() > workers,
+            PeerKind::ApachePrefork => process_tree(pid).is_ok_and(|t| t.len() > workers),
             PeerKind::ApacheEvent => process_tree(pid)
-                .get(1)
-                .is_some_and(|&c| thread_count(c) > workers as u64),
+                .ok()
+                .and_then(|t| t.get(1).copied())
+                .is_some_and(|c| thread_count(c) > workers as u64),
             _ => true,
         };
-        let child = peer.child.as_mut().unwrap_or_else(|| unreachable!());
-        match process::wait_ready(child, addr, spec.ready_timeout, settled) {
-            Ok(()) => Ok(peer),
-            Err(process::NotReady::Exited(status)) => Err(PeerError::Exited {
-                kind,
-                status: status.to_string(),
-                log: peer.log_tail(),
-            }),
-            Err(process::NotReady::TimedOut) => Err(PeerError::NotReady {
-                kind,
-                addr,
-                waited: spec.ready_timeout,
-                log: peer.log_tail(),
-            }),
-            Err(process::NotReady::Io(source)) => Err(PeerError::Io {
-                kind,
-                what: "waiting for it to start".into(),
-                source,
-            }),
+        let deadline = Instant::now() + spec.ready_timeout;
+        loop {
+            if let Some(status) = peer.group.exited() {
+                return Err(PeerError::Exited {
+                    kind,
+                    status: status.to_string(),
+                    log: peer.log_tail(),
+                });
+            }
+            if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok()
+                && settled(peer.pid())
+            {
+                return Ok(peer);
+            }
+            if Instant::now() >= deadline {
+                return Err(PeerError::NotReady {
+                    kind,
+                    addr,
+                    waited: spec.ready_timeout,
+                    log: peer.log_tail(),
+                });
+            }
+            std::thread::sleep(process::POLL);
         }
     }
 
@@ -338,24 +356,16 @@ impl Peer {
         self.addr
     }
 
-    /// The process started (Apache: the parent; the others: the one that serves).
+    /// The process started (Apache: the parent; the others: the one that serves), the root
+    /// of the tree a window watches.
     pub fn pid(&self) -> u32 {
-        self.child.as_ref().map_or(0, Child::id)
-    }
-
-    /// The processes that do the work, to profile: the started process and every descendant
-    /// (Apache prefork's children, the event child; the others have none).
-    pub fn work_pids(&self) -> Vec<u32> {
-        process_tree(self.pid())
+        self.group.pid()
     }
 
     /// How the server ended, if it has (a crash in the middle of an experiment).
     pub fn exited(&mut self) -> Option<String> {
-        let child = self.child.as_mut()?;
-        match child.try_wait() {
-            Ok(Some(status)) => Some(format!("exited ({status}); its log:\n{}", self.log_tail())),
-            _ => None,
-        }
+        let status = self.group.exited()?;
+        Some(format!("exited ({status}); its log:\n{}", self.log_tail()))
     }
 
     /// The peer's private directory (config, logs).
@@ -375,26 +385,20 @@ impl Peer {
         lines[lines.len().saturating_sub(20)..].join("\n")
     }
 
-    /// Stops the server now (dropping it does the same, ignoring errors).
+    /// Stops the server now: SIGTERM to its group, then SIGKILL after a grace (dropping it does
+    /// the same). An error if it had to be killed.
     pub fn stop(mut self) -> Result<(), PeerError> {
-        self.stop_inner().map_err(|source| PeerError::Io {
-            kind: self.kind,
-            what: "stopping it".into(),
-            source,
-        })
-    }
-
-    fn stop_inner(&mut self) -> std::io::Result<()> {
-        match self.child.take() {
-            Some(mut child) => process::stop_group(&mut child, Duration::from_secs(5)).map(|_| ()),
-            None => Ok(()),
+        if self.group.stop().killed {
+            return Err(PeerError::Io {
+                kind: self.kind,
+                what: "stopping it".into(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    format!("still running {STOP_GRACE:?} after SIGTERM: killed"),
+                ),
+            });
         }
-    }
-}
-
-impl Drop for Peer {
-    fn drop(&mut self) {
-        let _ = self.stop_inner();
+        Ok(())
     }
 }
 
@@ -432,8 +436,7 @@ fn write_config(kind: PeerKind, p: &ConfigParams) -> std::io::Result<Vec<String>
 /// The user Apache's children run as: as root, www-data (Debian's) or nobody; otherwise none
 /// (they stay the invoking user, and a `User` line would be refused).
 fn apache_user() -> Option<&'static str> {
-    // SAFETY: geteuid(2) takes no arguments, touches no memory and cannot fail.
-    if unsafe { libc::geteuid() } != 0 {
+    if !nix::unistd::geteuid().is_root() {
         return None;
     }
     let passwd = std::fs::read_to_string("/etc/passwd").unwrap_or_default();

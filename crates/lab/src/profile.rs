@@ -1,12 +1,11 @@
-//! A server's syscalls and CPU time over a measured window: the seeds' truss tables, today.
+//! A server's syscalls over a measured window: the truss tables of the Jigsaw syscall notes
+//! and of the threaded-Apache measurements, today.
 //!
-//! The seeds (000: Jigsaw under browsers and a pipelining robot; 002: a threaded Apache under ab)
-//! are `truss -c` tables: per syscall, seconds, calls and errors, then the totals, user time and
-//! elapsed time. Their lesson is per-request cost: how many syscalls, and how much server CPU,
-//! one request takes. [`Profiler`] measures exactly that for a running server: it attaches to the
-//! process, its threads and its child processes when the benchmark's measured window starts
-//! (after warm-up), detaches when it ends, and reads the server's CPU time from /proc at both
-//! ends.
+//! Those tables are `truss -c` output: per syscall, seconds, calls and errors, then the totals,
+//! user time and elapsed time. Their lesson is per-request cost: how many syscalls, and how much
+//! server CPU, one request takes. The tracer here attaches to the process, its threads and its
+//! child processes when the benchmark's measured window opens (after warm-up) and detaches when
+//! it closes; [`crate::window`] drives it and adds the server's CPU time from [`crate::cpu`].
 //!
 //! Two tracers, chosen at run time by [`detect_method`], because which one works depends on the
 //! machine (permissions, kernel, packages):
@@ -17,14 +16,14 @@
 //! - `strace -c -f` stops the server at every syscall (ptrace): the same table, but the traced
 //!   server runs several times slower, which the output says.
 //!
-//! Layout: `parse` and `parse_perf` read the tracers' outputs, [`procfs`] reads /proc (CPU time,
-//! the process tree, the listener of a port), `tracer`, `strace` and `perf` run the tracers,
-//! `render` prints the table and the JSON.
+//! Layout: `parse` and `parse_perf` read the tracers' outputs; `strace` and `perf` run the
+//! tracers (on [`crate::process`]), `counted` is what they hand back, `tracer` picks between
+//! them; `render` prints the table and the JSON.
 
+mod counted;
 mod parse;
 mod parse_perf;
 mod perf;
-pub mod procfs;
 mod render;
 mod strace;
 mod tracer;
@@ -34,8 +33,9 @@ pub use parse_perf::{
     parse_perf_stat, parse_perf_trace_summary, perf_counts, PerfCounts, ALL_SYSCALLS,
 };
 pub use perf::UNATTRIBUTED;
-pub use procfs::{cpu_time, pid_listening_on};
 
+use crate::cpu::CpuTime;
+use crate::procfs::{self, ProcError};
 use std::fmt;
 use std::time::{Duration, Instant};
 
@@ -80,11 +80,12 @@ remount,mode=755 /sys/kernel/tracing`)";
 /// Why a profile could not be taken. Each message says what to do about it.
 #[derive(Debug, thiserror::Error)]
 pub enum ProfileError {
-    /// ptrace refused (EPERM, Yama) or perf refused (perf_event_paranoid, tracefs).
-    #[error("no permission to trace pid {pid} with {tool} ({detail}): {hint}")]
+    /// ptrace refused (EPERM, Yama) or perf refused (perf_event_paranoid, tracefs); `pid`
+    /// None: refused before any process was named (the check of what works here).
+    #[error("no permission to trace {} with {tool} ({detail}): {hint}", pid_text(*.pid))]
     NoPermission {
         tool: &'static str,
-        pid: u32,
+        pid: Option<u32>,
         detail: String,
         hint: &'static str,
     },
@@ -98,8 +99,11 @@ pub enum ProfileError {
     #[error("cannot parse the output of {tool}: {detail}")]
     Unparseable { tool: &'static str, detail: String },
     /// Neither tracer works here; says why for each.
-    #[error("no way to profile on this machine: {0}")]
-    NoMethod(String),
+    #[error("no way to profile on this machine: perf: {perf}; strace: {strace}")]
+    NoMethod {
+        perf: Box<ProfileError>,
+        strace: Box<ProfileError>,
+    },
     /// The tracer failed for another reason (its own words).
     #[error("{tool} failed: {detail}")]
     Tracer { tool: &'static str, detail: String },
@@ -109,6 +113,25 @@ pub enum ProfileError {
         #[source]
         source: std::io::Error,
     },
+}
+
+fn pid_text(pid: Option<u32>) -> String {
+    pid.map_or_else(|| "processes".to_owned(), |p| format!("pid {p}"))
+}
+
+impl From<ProcError> for ProfileError {
+    fn from(e: ProcError) -> Self {
+        match e {
+            ProcError::Gone { pid } => ProfileError::ProcessGone { pid },
+            ProcError::Io { what, source, pid } => {
+                ProfileError::io(format!("reading /proc/{pid}/{what}"), source)
+            }
+            ProcError::Unparseable { pid, line } => ProfileError::Unparseable {
+                tool: "/proc",
+                detail: format!("/proc/{pid}/stat: `{line}`"),
+            },
+        }
+    }
 }
 
 impl ProfileError {
@@ -146,7 +169,8 @@ pub struct Profile {
     pub method: Method,
     /// From attach to detach.
     pub window: Duration,
-    /// The server's CPU time in the window (its process tree, reaped children included).
+    /// The server's CPU time in the window (its process tree, reaped children included), from
+    /// [`crate::cpu`].
     pub cpu_user: Duration,
     pub cpu_sys: Duration,
     /// Most calls first (strace: most time first).
@@ -162,11 +186,17 @@ pub struct Profile {
 }
 
 impl Profile {
-    /// The seeds' truss -c table: syscall, seconds, calls, errors, a `----` rule and
+    /// The Jigsaw syscall notes' truss -c table: syscall, seconds, calls, errors, a `----` rule and
     /// `sys totals:`, `usr time:`, `elapsed:` lines; plus calls per request and per page and
     /// server CPU µs per request when `requests` / `pages` are not 0.
     pub fn truss_table(&self, requests: u64, pages: u64) -> String {
         render::truss_table(self, requests, pages)
+    }
+
+    /// [`Profile::truss_table`] without its `note:` lines, for a caller that prints many
+    /// tables and each note once.
+    pub fn truss_table_body(&self, requests: u64, pages: u64) -> String {
+        render::truss_table_body(self, requests, pages)
     }
 
     /// The bench JSON `server_profile` object: { pid, method, window_s, cpu_user_s, cpu_sys_s,
@@ -189,34 +219,24 @@ impl Profile {
 }
 
 /// What works here, checked at run time: perf if `perf stat -e raw_syscalls:sys_enter -- true`
-/// succeeds, else strace if installed, else an error saying why neither works.
+/// succeeds, else strace if it runs, else an error saying why neither works.
 pub fn detect_method() -> Result<Method, ProfileError> {
-    let perf = match tracer::perf_works() {
+    let perf = match perf::check() {
         Ok(()) => return Ok(Method::Perf),
         Err(e) => e,
     };
-    match tracer::strace_installed() {
+    match strace::check() {
         Ok(()) => Ok(Method::Strace),
-        Err(strace) => Err(ProfileError::NoMethod(format!(
-            "perf: {perf}; strace: {strace}"
-        ))),
+        Err(strace) => Err(ProfileError::NoMethod {
+            perf: Box::new(perf),
+            strace: Box::new(strace),
+        }),
     }
 }
 
-/// A tracer attached to a server; [`Profiler::stop`] ends the window and returns the profile.
-/// Dropped without `stop`, it detaches the tracer (bounded) and discards what it counted.
-pub struct Profiler {
-    pid: u32,
-    method: Method,
-    pids: Vec<u32>,
-    run: tracer::Run,
-    started: Instant,
-    cpu_start: (Duration, Duration),
-}
-
-/// A tracer made ready before the window, by [`Profiler::prepare`]: perf has opened its events
+/// A tracer made ready before the window, by [`Prepared::new`]: perf has opened its events
 /// (disabled), which takes a second or two; [`Prepared::start`] then only enables them.
-pub struct Prepared {
+pub(crate) struct Prepared {
     pid: u32,
     method: Method,
     pids: Vec<u32>,
@@ -224,37 +244,10 @@ pub struct Prepared {
 }
 
 impl Prepared {
-    /// Starts the window: enables perf's events, or attaches strace (a few ms per thread).
-    pub fn start(self) -> Result<Profiler, ProfileError> {
-        let run = self.pending.start(&self.pids)?;
-        let cpu_start = cpu_time(self.pid)?;
-        Ok(Profiler {
-            pid: self.pid,
-            method: self.method,
-            pids: self.pids,
-            run,
-            started: Instant::now(),
-            cpu_start,
-        })
-    }
-
-    pub fn method(&self) -> Method {
-        self.method
-    }
-}
-
-impl Profiler {
-    /// Attaches to `pid`, all its threads and its child processes (those alive now and those
-    /// it starts later), and reads their CPU time. Returns once the tracer is counting.
-    /// The same as [`Profiler::prepare`] then [`Prepared::start`].
-    pub fn start(pid: u32, method: Method) -> Result<Profiler, ProfileError> {
-        Self::prepare(pid, method)?.start()
-    }
-
-    /// Everything slow of [`Profiler::start`], to do before the window: finds the process tree,
-    /// checks the tracer runs, starts perf with its events disabled. Errors (no permission, tool
-    /// missing, process gone) come from here, before the run, as far as they can.
-    pub fn prepare(pid: u32, method: Method) -> Result<Prepared, ProfileError> {
+    /// Everything slow, to do before the window: finds the process tree, checks the tracer
+    /// runs, starts perf with its events disabled. Errors (no permission, tool missing, process
+    /// gone) come from here, before the run, as far as they can.
+    pub fn new(pid: u32, method: Method) -> Result<Prepared, ProfileError> {
         let pids = procfs::process_tree(pid)?;
         let pending = tracer::Pending::prepare(method, &pids)?;
         Ok(Prepared {
@@ -265,13 +258,36 @@ impl Profiler {
         })
     }
 
-    /// Reads the CPU time again, detaches (SIGINT to the tracer, a bounded wait, then SIGKILL)
-    /// and parses what the tracer counted.
-    pub fn stop(self) -> Result<Profile, ProfileError> {
-        let cpu_end = cpu_time(self.pid);
+    /// Opens the window: enables perf's events, or attaches strace (a few ms per thread), and
+    /// returns once the tracer counts.
+    pub fn start(self) -> Result<Profiler, ProfileError> {
+        let run = self.pending.start(&self.pids)?;
+        Ok(Profiler {
+            pid: self.pid,
+            method: self.method,
+            pids: self.pids,
+            run,
+            started: Instant::now(),
+        })
+    }
+}
+
+/// A tracer attached to a server; [`Profiler::stop`] closes the window and returns the profile.
+/// Dropped without `stop`, it detaches the tracer (bounded) and discards what it counted.
+pub(crate) struct Profiler {
+    pid: u32,
+    method: Method,
+    pids: Vec<u32>,
+    run: tracer::Run,
+    started: Instant,
+}
+
+impl Profiler {
+    /// Detaches (SIGINT to the tracer, a bounded wait, then SIGKILL) and parses what the tracer
+    /// counted; `cpu` is the server's CPU over the same window, read by whoever owns it.
+    pub fn stop(self, cpu: CpuTime) -> Result<Profile, ProfileError> {
         let window = self.started.elapsed();
         let counted = self.run.stop()?;
-        let (user, sys) = cpu_end?;
         let mut syscalls = counted.rows;
         sort_rows(&mut syscalls);
         let mut notes = vec![note_for(self.method)];
@@ -280,8 +296,8 @@ impl Profiler {
             pid: self.pid,
             method: self.method,
             window,
-            cpu_user: user.saturating_sub(self.cpu_start.0),
-            cpu_sys: sys.saturating_sub(self.cpu_start.1),
+            cpu_user: cpu.user,
+            cpu_sys: cpu.sys,
             total_calls: counted
                 .total_calls
                 .unwrap_or_else(|| syscalls.iter().map(|r| r.calls).sum()),
@@ -293,11 +309,6 @@ impl Profiler {
             pids: self.pids,
             notes,
         })
-    }
-
-    /// The processes attached at the start.
-    pub fn pids(&self) -> &[u32] {
-        &self.pids
     }
 }
 

@@ -7,8 +7,9 @@ use common::flint_bin;
 use lab::experiments::{self, Experiment, LabOptions, Status};
 use lab::peers::PeerKind;
 use serde_json::Value;
+use std::io::Write;
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 fn options(servers: Vec<PeerKind>, flint: PathBuf) -> LabOptions {
@@ -29,12 +30,29 @@ fn num(v: &Value, key: &str) -> f64 {
 #[test]
 fn sizes_end_to_end_gives_consistent_rows_in_the_json_shape() {
     let opts = options(vec![PeerKind::Flint, PeerKind::Nginx], flint_bin());
-    let mut out = Vec::new();
-    let report = experiments::run(Experiment::Sizes, &opts, &mut out, &AtomicBool::new(false))
-        .expect("lab run");
+    let (mut out, mut progress) = (Vec::new(), Vec::new());
+    let report = experiments::run(
+        Experiment::Sizes,
+        &opts,
+        &mut out,
+        &mut progress,
+        &AtomicBool::new(false),
+    )
+    .expect("lab run");
     let text = String::from_utf8_lossy(&out);
     assert!(text.contains("sizes: output bandwidth, MB/s"), "{text}");
     assert!(text.contains("20 KB"), "{text}");
+    // Progress goes to its own stream, a line as each measurement starts.
+    let progress = String::from_utf8_lossy(&progress);
+    for n in 1..=4 {
+        assert!(progress.contains(&format!("[{n}/4] ")), "{progress}");
+    }
+    assert!(!text.contains("[1/4]"), "{text}");
+    // The tracer's long note: once, however many measurements carry it.
+    let notes: Vec<&str> = text.lines().filter(|l| l.starts_with("note: ")).collect();
+    let mut distinct = notes.clone();
+    distinct.dedup();
+    assert_eq!(notes.len(), distinct.len(), "{text}");
 
     let json = report.to_json();
     assert_eq!(json["kind"], "lab");
@@ -83,6 +101,7 @@ fn sizes_end_to_end_gives_consistent_rows_in_the_json_shape() {
             "{per_response} bytes per response for a {size}-byte document: {r}"
         );
         assert!(r["client_limited"].is_boolean());
+        assert_eq!(r["interrupted"], false, "{r}");
         let cpu = num(r, "server_cpu_us_per_request");
         assert!(
             cpu > 0.0 && cpu < 1e6 / rps * 1.5,
@@ -117,9 +136,15 @@ fn a_missing_peer_is_named_with_its_install_command_and_the_others_still_run() {
     );
     opts.sizes = vec![1024];
     opts.profile = false;
-    let mut out = Vec::new();
-    let report = experiments::run(Experiment::Sizes, &opts, &mut out, &AtomicBool::new(false))
-        .expect("lab run");
+    let (mut out, mut progress) = (Vec::new(), Vec::new());
+    let report = experiments::run(
+        Experiment::Sizes,
+        &opts,
+        &mut out,
+        &mut progress,
+        &AtomicBool::new(false),
+    )
+    .expect("lab run");
     let flint = &report.servers[0];
     assert_eq!(flint.name, "flint");
     assert_eq!(flint.status, Status::Missing);
@@ -135,16 +160,60 @@ fn a_missing_peer_is_named_with_its_install_command_and_the_others_still_run() {
     assert_eq!(report.results[0].server, "nginx");
     assert_eq!(report.results[0].syscalls_per_request, None);
     assert_eq!(report.results[0].profile_method, None);
-    let text = String::from_utf8_lossy(&out);
-    assert!(text.contains("flint is not installed"), "{text}");
+    let warnings = String::from_utf8_lossy(&progress);
+    assert!(warnings.contains("flint is not installed"), "{warnings}");
 }
 
 #[test]
 fn a_stop_before_the_start_measures_nothing_and_says_interrupted() {
     let opts = options(vec![PeerKind::Nginx], flint_bin());
-    let mut out = Vec::new();
-    let report = experiments::run(Experiment::All, &opts, &mut out, &AtomicBool::new(true))
-        .expect("lab run");
+    let (mut out, mut progress) = (Vec::new(), Vec::new());
+    let report = experiments::run(
+        Experiment::All,
+        &opts,
+        &mut out,
+        &mut progress,
+        &AtomicBool::new(true),
+    )
+    .expect("lab run");
     assert!(report.interrupted);
     assert!(report.results.is_empty());
+}
+
+/// The progress stream that presses Ctrl-C as the first measurement starts.
+struct StopAtFirst<'a>(&'a AtomicBool, Vec<u8>);
+
+impl Write for StopAtFirst<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.1.extend_from_slice(buf);
+        if String::from_utf8_lossy(&self.1).contains("[1/") {
+            self.0.store(true, Ordering::Relaxed);
+        }
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn a_measurement_cut_short_is_marked_interrupted_not_client_limited() {
+    let mut opts = options(vec![PeerKind::Flint], flint_bin());
+    opts.profile = false;
+    let stop = AtomicBool::new(false);
+    let mut out = Vec::new();
+    let mut progress = StopAtFirst(&stop, Vec::new());
+    let report = experiments::run(Experiment::Sizes, &opts, &mut out, &mut progress, &stop)
+        .expect("lab run");
+    assert!(report.interrupted);
+    assert_eq!(report.results.len(), 1, "{:?}", report.results);
+    let row = &report.results[0];
+    assert!(row.interrupted && !row.client_limited, "{row:?}");
+    let text = String::from_utf8_lossy(&out);
+    assert!(text.contains("interrupted after"), "{text}");
+    assert!(
+        !text.contains("req/s"),
+        "an interrupted run has no rate: {text}"
+    );
+    assert!(!text.contains("sizes: output bandwidth"), "{text}");
 }

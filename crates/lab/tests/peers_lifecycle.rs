@@ -87,7 +87,7 @@ fn lifecycle(kind: PeerKind, flint_bin: Option<PathBuf>) {
         response.ends_with("<p>hello from the lab</p>\n"),
         "{kind}: {response}"
     );
-    let pids = peer.work_pids();
+    let pids = lab::procfs::process_tree(peer.pid()).expect("the peer runs");
     assert_eq!(pids[0], peer.pid());
     if matches!(kind, PeerKind::ApachePrefork) {
         assert!(pids.len() > 4, "{kind}: prefork children {pids:?}");

@@ -1,43 +1,127 @@
 //! Profiles of real processes: strace (installed by scripts/test; the tests fail, not skip,
 //! without it), perf when this machine allows it (else the error must say why), /proc readings.
+//!
+//! The process traced for exact counts is an echo server (`cat` between two pipes) that makes
+//! syscalls only when this test sends it a request: one read and one write per line. Each window
+//! opens and closes while it is blocked in its read (quiescent: asleep, with nothing to read),
+//! so the window holds exactly the syscalls of the requests sent inside it, whatever the
+//! machine's load, and the counts are asserted exactly. (A process copying at full speed
+//! instead, as `dd` does, is caught mid-call by the window's boundaries and fills perf's ring
+//! buffer faster than a busy machine lets perf drain it: its counts differ by chance.)
 
-use lab::profile::{
-    cpu_time, detect_method, pid_listening_on, Method, ProfileError, Profiler, SyscallRow,
-};
-use std::io::{BufRead, BufReader};
+use lab::cpu;
+use lab::process::{Group, StopPolicy, POLL};
+use lab::procfs::{self, pid_listening_on, ProcError};
+use lab::profile::{detect_method, Method, Profile, ProfileError, SyscallRow};
+use lab::window::Window;
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
+use std::process::{ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// A child killed (and reaped) when the test ends, passed or not, with its descendants: a
-/// shell's background job would otherwise spin on, orphaned.
-struct Kid(Child);
+/// Requests sent in a counted window: few enough that perf's ring buffer holds all their
+/// events even if perf is not scheduled during the window (2 events of ~100 B per syscall).
+const REQUESTS: u64 = 2000;
 
-impl Drop for Kid {
-    fn drop(&mut self) {
-        let tree = lab::profile::procfs::process_tree(self.0.id()).unwrap_or_default();
-        for pid in tree.into_iter().skip(1).rev() {
-            // SAFETY: kill takes plain integers; these pids are our child's descendants, read
-            // just now (a pid reused in between would be a process of ours too: tests only).
-            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+/// A process group stopped when the test ends, passed or not.
+fn spawn(script: &str) -> Group {
+    Group::spawn(
+        Command::new("sh")
+            .args(["-c", script])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null()),
+        None,
+        StopPolicy::terminate(Duration::from_secs(2)),
+    )
+    .expect("spawn sh")
+}
+
+/// `cat` between two pipes: answers each line it is sent with the same line.
+struct Echo {
+    group: Group,
+    to: ChildStdin,
+    from: ChildStdout,
+}
+
+impl Echo {
+    fn start() -> Echo {
+        let mut group = Group::spawn(
+            Command::new("cat")
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null()),
+            None,
+            StopPolicy::terminate(Duration::from_secs(2)),
+        )
+        .expect("spawn cat");
+        let to = group.child_mut().stdin.take().unwrap();
+        let from = group.child_mut().stdout.take().unwrap();
+        let mut echo = Echo { group, to, from };
+        echo.requests(1); // cat has started and reached its loop
+        echo
+    }
+
+    fn pid(&self) -> u32 {
+        self.group.pid()
+    }
+
+    /// `n` requests, each answered before the next is sent.
+    fn requests(&mut self, n: u64) {
+        let mut answer = [0u8; 2];
+        for _ in 0..n {
+            self.to.write_all(b"x\n").unwrap();
+            self.from.read_exact(&mut answer).unwrap();
+            assert_eq!(&answer, b"x\n");
         }
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+    }
+
+    /// Until cat sleeps in its read of an empty pipe: its answer to the last request can reach
+    /// us before its write has returned, so "answered" is not yet "quiescent".
+    fn wait_quiescent(&self) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while procfs::stat(self.pid()).expect("cat is running").state != 'S' {
+            assert!(Instant::now() < deadline, "cat never went back to its read");
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+
+    /// A window around exactly `n` requests.
+    fn profile(&mut self, method: Method, n: u64) -> Result<Profile, ProfileError> {
+        let window = prepare(self.pid(), method)?;
+        self.wait_quiescent();
+        window.open();
+        self.requests(n);
+        self.wait_quiescent();
+        window.close();
+        finish(window)
     }
 }
 
-fn spawn(cmd: &str) -> Kid {
-    Kid(Command::new("sh")
-        .args(["-c", cmd])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn sh"))
+fn prepare(pid: u32, method: Method) -> Result<Window, ProfileError> {
+    let window = Window::prepare(pid, Some(method)).map_err(ProfileError::from)?;
+    match window.take_tracer_error() {
+        Some(e) => Err(e),
+        None => Ok(window),
+    }
 }
 
-/// `dd` copying byte by byte: one read and one write per byte, as long as it is let run.
-const DD: &str = "exec dd if=/dev/zero of=/dev/null bs=1 count=100000000000";
+fn finish(window: Window) -> Result<Profile, ProfileError> {
+    let mut seen = window.finish();
+    match seen.profile {
+        Some(p) => Ok(p),
+        None => Err(seen.profile_errors.remove(0)),
+    }
+}
+
+/// A window of `length` around whatever `pid` does.
+fn profile(pid: u32, method: Method, length: Duration) -> Result<Profile, ProfileError> {
+    let window = prepare(pid, method)?;
+    window.open();
+    std::thread::sleep(length);
+    window.close();
+    finish(window)
+}
 
 fn require_strace() {
     let ok = Command::new("strace")
@@ -56,26 +140,27 @@ fn row<'a>(rows: &'a [SyscallRow], name: &str) -> &'a SyscallRow {
         .unwrap_or_else(|| panic!("no {name} in {rows:?}"))
 }
 
-fn profile(
-    pid: u32,
-    method: Method,
-    window: Duration,
-) -> Result<lab::profile::Profile, ProfileError> {
-    let p = Profiler::start(pid, method)?;
-    std::thread::sleep(window);
-    p.stop()
+fn wait_tree(pid: u32, len: usize) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while procfs::process_tree(pid).map_or(0, |t| t.len()) < len {
+        assert!(Instant::now() < deadline, "the shell started no child");
+        std::thread::sleep(POLL);
+    }
 }
 
 #[test]
-fn strace_counts_a_busy_process_reads_and_writes_one_for_one() {
+fn strace_counts_one_read_and_one_write_per_request() {
     require_strace();
-    let dd = spawn(DD);
-    let p = profile(dd.0.id(), Method::Strace, Duration::from_millis(500)).unwrap();
+    let mut echo = Echo::start();
+    let p = echo.profile(Method::Strace, REQUESTS).unwrap();
     assert_eq!(p.method, Method::Strace);
-    assert!(p.window >= Duration::from_millis(500));
     let (read, write) = (row(&p.syscalls, "read"), row(&p.syscalls, "write"));
-    assert!(read.calls > 100, "{:?}", p.syscalls);
-    assert!(read.calls.abs_diff(write.calls) <= 1, "{read:?} {write:?}");
+    assert_eq!(write.calls, REQUESTS, "{:?}", p.syscalls);
+    // strace stops cat to attach and to detach, which interrupts the read it sleeps in (the
+    // kernel restarts it): whether strace counts that one read depends on where in its own
+    // attach it catches it. So the reads are the requests' give or take that one call at each
+    // boundary; the writes, of which none is under way at either boundary, are exact.
+    assert!(read.calls.abs_diff(REQUESTS) <= 1, "{:?}", p.syscalls);
     assert!(read.seconds.is_some());
     assert_eq!(
         p.total_calls,
@@ -83,7 +168,7 @@ fn strace_counts_a_busy_process_reads_and_writes_one_for_one() {
     );
     assert!(
         p.cpu_user + p.cpu_sys > Duration::ZERO,
-        "dd ran 0.5 s on no CPU?"
+        "cat answered {REQUESTS} requests on no CPU?"
     );
     assert!(p.notes[0].contains("slower"), "{:?}", p.notes);
 }
@@ -92,13 +177,9 @@ fn strace_counts_a_busy_process_reads_and_writes_one_for_one() {
 fn strace_follows_child_processes_of_the_profiled_one() {
     require_strace();
     // The shell does nothing but wait; its child does the syscalls.
-    let sh = spawn(&format!("{} & wait", DD.trim_start_matches("exec ")));
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while lab::profile::procfs::process_tree(sh.0.id()).unwrap().len() < 2 {
-        assert!(Instant::now() < deadline, "the shell started no child");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    let p = profile(sh.0.id(), Method::Strace, Duration::from_millis(300)).unwrap();
+    let sh = spawn("dd if=/dev/zero of=/dev/null bs=1 count=100000000000 & wait");
+    wait_tree(sh.pid(), 2);
+    let p = profile(sh.pid(), Method::Strace, Duration::from_millis(300)).unwrap();
     assert_eq!(p.pids.len(), 2, "{:?}", p.pids);
     assert!(row(&p.syscalls, "write").calls > 100, "{:?}", p.syscalls);
 }
@@ -106,10 +187,11 @@ fn strace_follows_child_processes_of_the_profiled_one() {
 #[test]
 fn a_second_tracer_is_refused_with_what_to_do() {
     require_strace();
-    let dd = spawn(DD);
-    let first = Profiler::start(dd.0.id(), Method::Strace).unwrap();
+    let echo = Echo::start();
+    let first = prepare(echo.pid(), Method::Strace).unwrap();
+    first.open();
     // ptrace allows one tracer per process: the second gets EPERM, as without privileges.
-    let err = Profiler::start(dd.0.id(), Method::Strace)
+    let err = profile(echo.pid(), Method::Strace, Duration::ZERO)
         .err()
         .expect("second tracer refused");
     assert!(
@@ -117,18 +199,27 @@ fn a_second_tracer_is_refused_with_what_to_do() {
         "{err}"
     );
     assert!(err.to_string().contains("ptrace_scope"), "{err}");
-    drop(first);
+    first.close();
+    assert!(first.finish().profile.is_some());
 }
 
 #[test]
-fn perf_profiles_here_or_says_why_not() {
-    let dd = spawn(DD);
-    match profile(dd.0.id(), Method::Perf, Duration::from_millis(500)) {
+fn perf_counts_one_read_and_one_write_per_request_or_says_why_not() {
+    let mut echo = Echo::start();
+    match echo.profile(Method::Perf, REQUESTS) {
         Ok(p) => {
             assert!(p.syscalls.len() > 1, "no table: {:?}", p.notes);
             let (read, write) = (row(&p.syscalls, "read"), row(&p.syscalls, "write"));
-            assert!(read.calls > 1000, "{:?}", p.syscalls);
-            assert!(read.calls.abs_diff(write.calls) <= 2, "{read:?} {write:?}");
+            // Nothing happens at the boundaries: exactly the requests' calls, nothing lost.
+            assert_eq!(write.calls, REQUESTS, "{:?}", p.syscalls);
+            assert_eq!(read.calls, REQUESTS, "{:?}", p.syscalls);
+            assert!(
+                p.syscalls
+                    .iter()
+                    .all(|r| r.name != lab::profile::UNATTRIBUTED),
+                "{:?}",
+                p.syscalls
+            );
             // perf record times the calls.
             assert!(read.seconds.is_some() && p.total_seconds.is_some());
             assert_eq!(
@@ -159,13 +250,13 @@ fn perf_profiles_here_or_says_why_not() {
 #[test]
 fn perf_counts_errors_per_syscall() {
     if detect_method().ok() != Some(Method::Perf) {
-        // Covered by perf_profiles_here_or_says_why_not: perf must then explain itself.
-        assert!(Profiler::start(std::process::id(), Method::Perf).is_err());
+        // Covered by the test above: perf must then explain itself.
+        assert!(prepare(std::process::id(), Method::Perf).is_err());
         return;
     }
     // Every stat of a missing file fails with ENOENT.
     let sh = spawn("while :; do test -e /nonexistent/x; done");
-    let p = profile(sh.0.id(), Method::Perf, Duration::from_millis(300)).unwrap();
+    let p = profile(sh.pid(), Method::Perf, Duration::from_millis(300)).unwrap();
     let failing: u64 = p.syscalls.iter().map(|r| r.errors).sum();
     assert!(failing > 10, "{:?}", p.syscalls);
     assert_eq!(p.total_errors, failing);
@@ -180,42 +271,47 @@ fn detect_method_finds_a_tracer() {
 
 #[test]
 fn a_gone_process_is_named_as_such() {
-    let mut kid = spawn("exit 0");
-    let pid = kid.0.id();
-    kid.0.wait().unwrap();
-    assert!(matches!(cpu_time(pid), Err(ProfileError::ProcessGone { pid: p }) if p == pid));
-    let err = Profiler::start(pid, Method::Strace)
-        .err()
-        .expect("no process");
+    let mut sh = spawn("exit 0");
+    let pid = sh.pid();
+    assert!(sh.wait_exit(Duration::from_secs(20)).is_some());
+    assert!(matches!(cpu::tree(pid), Err(ProcError::Gone { pid: p }) if p == pid));
+    let err = prepare(pid, Method::Strace).err().expect("no process");
     assert!(matches!(err, ProfileError::ProcessGone { .. }), "{err}");
 }
 
 #[test]
-fn cpu_time_grows_while_a_child_spins() {
+fn the_window_clocks_a_spinning_child_as_user_time_within_the_wall_time() {
     let spin = spawn("while :; do :; done");
-    let pid = spin.0.id();
-    let (u0, s0) = cpu_time(pid).unwrap();
+    let window = Window::prepare(spin.pid(), None).unwrap();
     let started = Instant::now();
+    window.open();
     let deadline = started + Duration::from_secs(20);
-    loop {
-        let (u, s) = cpu_time(pid).unwrap();
-        if u + s - u0 - s0 >= Duration::from_millis(200) {
-            assert!(u > u0, "spinning in the shell is user time: {u:?}");
-            // Never more than the wall time (one thread), give or take a tick.
-            assert!(u + s - u0 - s0 <= started.elapsed() + Duration::from_millis(20));
-            break;
-        }
+    let since = cpu::tree(spin.pid()).unwrap();
+    while cpu::tree(spin.pid()).unwrap().since(&since).total() < Duration::from_millis(200) {
         assert!(Instant::now() < deadline, "no CPU time in 20 s");
         std::thread::sleep(Duration::from_millis(20));
     }
+    window.close();
+    let wall = started.elapsed();
+    let seen = window.finish();
+    let used = seen.server_cpu.expect("server CPU");
+    assert!(
+        used.user > used.sys,
+        "spinning in the shell is user time: {used:?}"
+    );
+    // One thread: never more than the wall time (the clock is exact, not in ticks).
+    assert!(used.total() <= wall, "{used:?} in {wall:?}");
+    assert!(used.total() >= Duration::from_millis(200));
+    assert!(seen.client_cpu.is_some() && seen.profile.is_none());
 }
 
 #[test]
-fn cpu_time_includes_descendants() {
+fn the_tree_clock_includes_descendants() {
     let sh = spawn("while :; do :; done & wait");
-    let (u0, s0) = cpu_time(sh.0.id()).unwrap();
+    wait_tree(sh.pid(), 2);
+    let before = cpu::tree(sh.pid()).unwrap();
     let deadline = Instant::now() + Duration::from_secs(20);
-    while cpu_time(sh.0.id()).map(|(u, s)| u + s - u0 - s0).unwrap() < Duration::from_millis(100) {
+    while cpu::tree(sh.pid()).unwrap().since(&before).total() < Duration::from_millis(100) {
         assert!(
             Instant::now() < deadline,
             "the spinning grandchild's CPU is not counted"
@@ -241,21 +337,24 @@ fn pid_listening_on_finds_our_own_listeners_v4_and_v6() {
 
 #[test]
 fn pid_listening_on_finds_a_listener_in_a_child_process() {
-    let mut py = Kid(Command::new("python3")
-        .args([
-            "-c",
-            "import socket,time; s=socket.socket(); s.bind(('127.0.0.1',0)); s.listen(); \
-             print(s.getsockname()[1], flush=True); time.sleep(30)",
-        ])
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("python3"));
+    let mut py = Group::spawn(
+        Command::new("python3")
+            .args([
+                "-c",
+                "import socket,time; s=socket.socket(); s.bind(('127.0.0.1',0)); s.listen(); \
+                 print(s.getsockname()[1], flush=True); time.sleep(30)",
+            ])
+            .stdout(Stdio::piped()),
+        None,
+        StopPolicy::terminate(Duration::from_secs(2)),
+    )
+    .expect("python3");
     let mut line = String::new();
-    BufReader::new(py.0.stdout.take().unwrap())
+    BufReader::new(py.child_mut().stdout.take().unwrap())
         .read_line(&mut line)
         .unwrap();
     let port: u16 = line.trim().parse().expect("python printed its port");
-    assert_eq!(pid_listening_on(port), Some(py.0.id()));
+    assert_eq!(pid_listening_on(port), Some(py.pid()));
 }
 
 #[test]

@@ -255,7 +255,7 @@ fn strace_profile() -> Profile {
 }
 
 #[test]
-fn truss_table_has_the_seeds_lines_and_the_per_request_figures() {
+fn truss_table_has_truss_lines_and_the_per_request_figures() {
     let table = strace_profile().truss_table(16165, 8000);
     let lines: Vec<&str> = table.lines().collect();
     let header = lines

@@ -32,7 +32,7 @@ use crate::config::Config;
 use crate::digest::Digests;
 use crate::gds::Gds;
 use crate::negotiate::Coding;
-use crate::resolve::Root;
+use crate::resolve::{FsCounters, Root};
 
 /// What the cache did, for tests and the stats line. Cumulative u64 except the gauges.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -65,6 +65,14 @@ pub struct CacheCounters {
     pub entries: u64,
     /// Gauge: body bytes in memory now.
     pub body_bytes: u64,
+}
+
+impl CacheCounters {
+    /// Adds the file-system calls path resolution made for the cache.
+    pub fn add_fs(&mut self, fs: FsCounters) {
+        self.opens += fs.opens;
+        self.stats += fs.stats;
+    }
 }
 
 /// What identifies one version of a file: any write, replacement or touch changes it.

@@ -1,9 +1,11 @@
 //! One event-loop thread: its epoll instance, its listening socket, its slab of connections,
-//! its timers and its part of a graceful shutdown.
+//! its timers, its connection cap and its part of a graceful shutdown. Generic over the
+//! connections' [`Transport`] (plain TCP or TLS: one port never mixes them), so each kind gets
+//! its own monomorphic loop and the plain one pays nothing for the other.
 //!
 //! Connections live in a slab (`Vec<Option<Conn>>` and a free list; the index is the epoll
 //! token). They are registered once, edge-triggered, for READABLE|WRITABLE, and never modified:
-//! an event just says "drive this connection", and [`drive`] does what its state allows.
+//! an event just says "drive this connection", and [`Conn::drive`] does what its state allows.
 //!
 //! Timers are a coarse sweep over the slab every 250 ms: O(connections) per sweep, nothing per
 //! request. Each connection carries one deadline set from its phase (head, idle, send, linger),
@@ -23,10 +25,13 @@ use wire::RequestLimits;
 
 use crate::access_log::AccessLog;
 use crate::config::Config;
-use crate::conn::{drive, Conn, Ctx, Phase, IOV_MAX};
+use crate::conn::{Conn, Phase};
 use crate::pool::Pool;
+use crate::protocol::{Timeouts, Worker};
 use crate::respond::Responder;
-use crate::server::{ServeError, ServerStats, Shared, LISTENER, WAKER};
+use crate::server::{Control, ServeError, LISTENER, WAKER};
+use crate::stats::ServerStats;
+use crate::transport::Transport;
 
 /// Period of the timeout sweep (and so the timeouts' resolution).
 const SWEEP: Duration = Duration::from_millis(250);
@@ -35,18 +40,19 @@ const SWEEP: Duration = Duration::from_millis(250);
 /// edge-triggered one would never hear of the backlog again).
 const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
 
-pub(crate) struct Loop<'a> {
+pub(crate) struct Loop<'a, T: Transport> {
     id: usize,
     poll: Poll,
     listener: Option<TcpListener>,
-    shared: &'a Shared,
-    conns: Vec<Option<Conn>>,
+    control: &'a Control,
+    conns: Vec<Option<Conn<T>>>,
     /// The empty slots of `conns`: every other slot holds a live connection.
     free: Vec<usize>,
     max_live: usize,
     pool: Pool,
     dates: wire::DateCache,
-    cx: Ctx,
+    worker: Worker,
+    env: T::Env,
     accept_paused_until: Option<Instant>,
     /// Set once shutdown began: the grace deadline.
     draining: Option<Instant>,
@@ -54,7 +60,8 @@ pub(crate) struct Loop<'a> {
     published_gen: u64,
 }
 
-impl<'a> Loop<'a> {
+impl<'a, T: Transport> Loop<'a, T> {
+    #[allow(clippy::too_many_arguments)] // each is one of the thread's own parts
     pub fn new(
         id: usize,
         poll: Poll,
@@ -62,9 +69,10 @@ impl<'a> Loop<'a> {
         config: &Config,
         log: Option<Arc<File>>,
         responder: Responder,
-        shared: &'a Shared,
-    ) -> Loop<'a> {
-        let threads = shared.wakers.len().max(1);
+        env: T::Env,
+        control: &'a Control,
+    ) -> Loop<'a, T> {
+        let threads = control.wakers.len().max(1);
         let max_live = (config.max_connections / threads).max(1);
         let limits = RequestLimits {
             max_request_line: config.max_request_line,
@@ -76,7 +84,7 @@ impl<'a> Loop<'a> {
             id,
             poll,
             listener: Some(listener),
-            shared,
+            control,
             conns: Vec::new(),
             free: Vec::new(),
             max_live,
@@ -87,7 +95,7 @@ impl<'a> Loop<'a> {
                 config.max_pipeline_bytes,
             ),
             dates: wire::DateCache::new(),
-            cx: Ctx {
+            worker: Worker {
                 responder,
                 log: log.map(|f| AccessLog::new(f, config.access_log_format)),
                 stats: ServerStats {
@@ -99,11 +107,13 @@ impl<'a> Loop<'a> {
                 wall: SystemTime::now(),
                 date: [b' '; wire::date::HTTP_DATE_LEN],
                 max_pipeline: config.max_pipeline_bytes as u64,
-                header_timeout: Duration::from_millis(config.header_timeout_ms),
-                keepalive_timeout: Duration::from_millis(config.keepalive_timeout_ms),
-                send_timeout: Duration::from_millis(config.send_timeout_ms),
-                iov: Vec::with_capacity(IOV_MAX),
+                timeouts: Timeouts {
+                    header: Duration::from_millis(config.header_timeout_ms),
+                    keepalive: Duration::from_millis(config.keepalive_timeout_ms),
+                    send: Duration::from_millis(config.send_timeout_ms),
+                },
             },
+            env,
             accept_paused_until: None,
             draining: None,
             next_sweep: now + SWEEP,
@@ -114,12 +124,12 @@ impl<'a> Loop<'a> {
     pub fn run(mut self) -> Result<ServerStats, ServeError> {
         let mut events = Events::with_capacity(1024);
         loop {
-            if self.draining.is_none() && self.shared.stop.load(Ordering::Acquire) {
+            if self.draining.is_none() && self.control.stop.load(Ordering::Acquire) {
                 self.tick(); // the grace counts from now, not from the last wakeup
                 self.begin_drain();
             }
             if let Some(grace) = self.draining {
-                if self.live() == 0 || self.cx.now >= grace {
+                if self.live() == 0 || self.worker.now >= grace {
                     break;
                 }
             }
@@ -129,7 +139,7 @@ impl<'a> Loop<'a> {
                     return Err(e.into());
                 }
             }
-            self.cx.stats.wakeups += 1;
+            self.worker.stats.wakeups += 1;
             self.tick();
             for ev in events.iter() {
                 match ev.token() {
@@ -141,13 +151,16 @@ impl<'a> Loop<'a> {
                     }
                 }
             }
-            if self.accept_paused_until.is_some_and(|t| self.cx.now >= t) {
+            if self
+                .accept_paused_until
+                .is_some_and(|t| self.worker.now >= t)
+            {
                 self.resume_accepting();
             }
-            if self.cx.now >= self.next_sweep {
+            if self.worker.now >= self.next_sweep {
                 self.sweep();
             }
-            if self.shared.snap_gen.load(Ordering::Acquire) != self.published_gen {
+            if self.control.snap_gen.load(Ordering::Acquire) != self.published_gen {
                 self.publish(false);
             }
         }
@@ -156,25 +169,25 @@ impl<'a> Loop<'a> {
                 self.close(i);
             }
         }
-        if let Some(log) = self.cx.log.as_mut() {
+        if let Some(log) = self.worker.log.as_mut() {
             log.flush();
         }
         self.publish(true);
-        Ok(self.cx.stats)
+        Ok(self.worker.stats)
     }
 
     /// Reads the clocks once per wakeup: every request of the batch uses this time and date.
     fn tick(&mut self) {
-        self.cx.now = Instant::now();
-        self.cx.wall = SystemTime::now();
+        self.worker.now = Instant::now();
+        self.worker.wall = SystemTime::now();
         let secs = self
-            .cx
+            .worker
             .wall
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
         let d = self.dates.get_at(secs);
-        if d.len() == self.cx.date.len() {
-            self.cx.date.copy_from_slice(d);
+        if d.len() == self.worker.date.len() {
+            self.worker.date.copy_from_slice(d);
         }
     }
 
@@ -185,7 +198,7 @@ impl<'a> Loop<'a> {
 
     /// No timeout at all when nothing can time out (an idle server sleeps); else the next sweep.
     fn poll_timeout(&self) -> Option<Duration> {
-        let pending_log = self.cx.log.as_ref().is_some_and(|l| l.pending() > 0);
+        let pending_log = self.worker.log.as_ref().is_some_and(|l| l.pending() > 0);
         let mut wake: Option<Instant> = None;
         if self.live() > 0 || pending_log || self.draining.is_some() {
             wake = Some(self.next_sweep);
@@ -203,9 +216,9 @@ impl<'a> Loop<'a> {
             return;
         };
         if readable {
-            c.rd_ready = true;
+            c.io.readable();
         }
-        if !drive(c, &mut self.cx, &mut self.pool) {
+        if !c.drive(&mut self.worker, &mut self.env, &mut self.pool) {
             self.close(i);
         }
     }
@@ -218,13 +231,14 @@ impl<'a> Loop<'a> {
             let Some(listener) = self.listener.as_ref() else {
                 return;
             };
-            self.cx.stats.accept_calls += 1;
+            self.worker.stats.accept_calls += 1;
             match listener.accept() {
                 Ok((sock, peer)) => {
-                    self.cx.stats.accepted += 1;
-                    if self.live() >= self.max_live {
-                        // Past max_connections: closed at once (the client sees a reset).
-                        self.cx.stats.rejected += 1;
+                    self.worker.stats.accepted += 1;
+                    if self.live() >= self.max_live && !self.evict_idle() {
+                        // At max_connections and every one busy with a request: closed at once
+                        // (the client sees a reset).
+                        self.worker.stats.rejected += 1;
                         drop(sock);
                         continue;
                     }
@@ -237,12 +251,12 @@ impl<'a> Loop<'a> {
                 Err(_) => {
                     // EMFILE, ENFILE, ENOBUFS, ENOMEM: the connection stays in the backlog and
                     // every retry would fail the same way. Stop listening for a moment.
-                    self.cx.stats.accept_errors += 1;
-                    self.cx.stats.accept_pauses += 1;
+                    self.worker.stats.accept_errors += 1;
+                    self.worker.stats.accept_pauses += 1;
                     if let Some(l) = self.listener.as_mut() {
                         let _ = self.poll.registry().deregister(l);
                     }
-                    self.accept_paused_until = Some(self.cx.now + ACCEPT_PAUSE);
+                    self.accept_paused_until = Some(self.worker.now + ACCEPT_PAUSE);
                     return;
                 }
             }
@@ -253,10 +267,14 @@ impl<'a> Loop<'a> {
     /// finds the request already there and saves an epoll round trip; registered with epoll only
     /// if it outlives that pass (an HTTP/1.0 exchange never is).
     fn open(&mut self, sock: TcpStream, peer: SocketAddr) {
-        let now = self.cx.now;
-        let mut c = Conn::new(sock, peer, now, now + self.cx.header_timeout);
-        let keep = drive(&mut c, &mut self.cx, &mut self.pool);
-        self.cx.stats.optimistic_hits += u64::from(c.served);
+        let now = self.worker.now;
+        let deadline = now + self.worker.timeouts.header;
+        let Ok(mut c) = Conn::<T>::accept(sock, peer, &mut self.env, now, deadline) else {
+            self.worker.stats.closed += 1;
+            return;
+        };
+        let keep = c.drive(&mut self.worker, &mut self.env, &mut self.pool);
+        self.worker.stats.optimistic_hits += u64::from(c.session.served);
         if !keep {
             self.release(c);
             return;
@@ -265,12 +283,12 @@ impl<'a> Loop<'a> {
             self.conns.push(None);
             self.conns.len() - 1
         });
-        self.cx.stats.registrations += 1;
+        self.worker.stats.registrations += 1;
         let interest = Interest::READABLE | Interest::WRITABLE;
         if self
             .poll
             .registry()
-            .register(&mut c.sock, Token(i), interest)
+            .register(c.io.socket(), Token(i), interest)
             .is_err()
         {
             self.free.push(i);
@@ -278,6 +296,26 @@ impl<'a> Loop<'a> {
             return;
         }
         self.conns[i] = Some(c);
+    }
+
+    /// At the connection cap: closes the connection idle the longest (the earliest keep-alive
+    /// deadline; all idle ones share one timeout) to admit a new one, as nginx reuses its
+    /// keep-alive connections. Only connections busy with a request count against the cap. A
+    /// scan of the slab made only when the cap is reached: nothing is paid per request. False
+    /// if every connection is busy.
+    fn evict_idle(&mut self) -> bool {
+        let oldest = self
+            .conns
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| c.as_ref().filter(|c| c.is_idle()).map(|c| (c.deadline, i)))
+            .min();
+        let Some((_, i)) = oldest else {
+            return false;
+        };
+        self.worker.stats.idle_evictions += 1;
+        self.close(i);
+        true
     }
 
     fn close(&mut self, i: usize) {
@@ -288,11 +326,11 @@ impl<'a> Loop<'a> {
     }
 
     /// Closing the fd removes it from epoll: no `epoll_ctl(DEL)`.
-    fn release(&mut self, mut c: Conn) {
-        if let Some(b) = c.bufs.take() {
+    fn release(&mut self, mut c: Conn<T>) {
+        if let Some(b) = c.session.bufs.take() {
             self.pool.give(b);
         }
-        self.cx.stats.closed += 1;
+        self.worker.stats.closed += 1;
     }
 
     fn resume_accepting(&mut self) {
@@ -308,7 +346,7 @@ impl<'a> Loop<'a> {
 
     /// Timeouts and the log's once-a-second flush.
     fn sweep(&mut self) {
-        let now = self.cx.now;
+        let now = self.worker.now;
         self.next_sweep = now + SWEEP;
         for i in 0..self.conns.len() {
             let Some(c) = self.conns[i].as_ref() else {
@@ -317,16 +355,19 @@ impl<'a> Loop<'a> {
             if now < c.deadline {
                 continue;
             }
-            let st = &mut self.cx.stats;
+            let st = &mut self.worker.stats;
             match c.phase {
-                Phase::Head => st.header_timeouts += 1,
+                Phase::Head => {
+                    st.header_timeouts += 1;
+                    st.tls_handshake_timeouts += u64::from(c.io.handshaking());
+                }
                 Phase::Idle => st.idle_timeouts += 1,
                 Phase::Send => st.send_timeouts += 1,
                 Phase::Linger => {}
             }
             self.close(i);
         }
-        if let Some(log) = self.cx.log.as_mut() {
+        if let Some(log) = self.worker.log.as_mut() {
             log.flush_if_due(now);
         }
     }
@@ -335,15 +376,15 @@ impl<'a> Loop<'a> {
     /// thread has), close connections between requests, let the others finish their output.
     fn begin_drain(&mut self) {
         self.listener = None;
-        self.draining = Some(self.cx.now + self.cx.send_timeout);
+        self.draining = Some(self.worker.now + self.worker.timeouts.send);
         for i in 0..self.conns.len() {
             let Some(c) = self.conns[i].as_mut() else {
                 continue;
             };
-            if c.queued == 0 || c.phase == Phase::Linger {
+            if c.session.queued == 0 || c.phase == Phase::Linger {
                 self.close(i);
             } else {
-                c.close_after = true;
+                c.session.close_after = true;
             }
         }
     }
@@ -351,17 +392,17 @@ impl<'a> Loop<'a> {
     /// Hands the counters to the handle's `stats` (the last time with the generation that says
     /// "exited", so `stats` after `run` returns does not wait).
     fn publish(&mut self, last: bool) {
-        self.cx.stats.buffers_created = self.pool.created;
-        if let Some(log) = self.cx.log.as_ref() {
-            self.cx.stats.log_flushes = log.flushes;
-            self.cx.stats.log_errors = log.errors;
+        self.worker.stats.buffers_created = self.pool.created;
+        if let Some(log) = self.worker.log.as_ref() {
+            self.worker.stats.log_flushes = log.flushes;
+            self.worker.stats.log_errors = log.errors;
         }
-        let gen = self.shared.snap_gen.load(Ordering::Acquire);
+        let gen = self.control.snap_gen.load(Ordering::Acquire);
         self.published_gen = gen;
-        let mut snaps = self.shared.snaps.lock().unwrap_or_else(|e| e.into_inner());
+        let mut snaps = self.control.snaps.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(slot) = snaps.get_mut(self.id) {
-            *slot = (if last { u64::MAX } else { gen }, self.cx.stats);
+            *slot = (if last { u64::MAX } else { gen }, self.worker.stats);
         }
-        self.shared.snap_cv.notify_all();
+        self.control.snap_cv.notify_all();
     }
 }

@@ -1,6 +1,7 @@
-//! `flint serve`: the static server the seeds teach how to build.
+//! `flint serve`: a static server built on what the Jigsaw syscall notes and the IO-Lite paper
+//! measured.
 //!
-//! The seeds measured what makes web servers slow: mutexes on every request, reading files
+//! They measured what makes web servers slow: mutexes on every request, reading files
 //! instead of mapping or sending them, opening a file to answer a 304, gratuitous failing reads
 //! and socket-option calls, a Content-MD5 recomputed on every request. This server is built so that
 //! none of these happen: one event loop per core, each with its own listening socket
@@ -10,9 +11,12 @@
 //!
 //! Layout, by role:
 //! - [`config`]: the options (flags and a TOML file);
-//! - [`server`]: binding, threads, shutdown, counters; `event_loop` (per thread: accept, the
-//!   connection slab, timers) and `conn` (the hot path: read, answer every complete request,
-//!   one gathered write, sendfile, close), with `pool` recycling their buffers;
+//! - [`server`]: binding, threads, shutdown; `event_loop` (per thread: accept, the connection
+//!   slab, timers, the connection cap), `conn` (one connection's driver loop: read, answer
+//!   every complete request, write, close), `protocol` (HTTP/1.1 with no I/O: bytes in,
+//!   response segments out), `transport` (the seam between the two) and `plain` (its plain-TCP
+//!   side: `recv`, `send`, a gathered `sendmsg`, `sendfile`), with `pool` recycling their
+//!   buffers and [`stats`] counting;
 //! - [`resolve`]: the one place that decides which file a request target names, and whether it
 //!   may be served;
 //! - [`cache`]: metadata, prebuilt heads, checksums ([`digest`]), small bodies under
@@ -31,11 +35,16 @@ mod event_loop;
 pub mod gds;
 pub mod mime;
 pub mod negotiate;
+mod plain;
 mod pool;
+mod protocol;
 pub mod range;
 pub mod resolve;
 pub mod respond;
 pub mod server;
+pub mod stats;
+mod transport;
 
 pub use config::Config;
-pub use server::{ServeError, Server, ServerStats, ShutdownHandle};
+pub use server::{ServeError, Server, ShutdownHandle};
+pub use stats::ServerStats;

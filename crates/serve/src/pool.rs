@@ -67,6 +67,43 @@ impl Bufs {
     pub fn idle(&self) -> bool {
         self.in_len == 0 && self.segs.is_empty()
     }
+
+    /// The bytes of an in-memory segment (`None` for a file range).
+    pub fn mem_bytes<'a>(&'a self, seg: &'a Seg) -> Option<&'a [u8]> {
+        match seg {
+            Seg::Mem { start, end } => Some(&self.out[*start..*end]),
+            Seg::Shared { data, start, len } => Some(&data[*start..*start + *len]),
+            Seg::File { .. } => None,
+        }
+    }
+
+    /// Drops `n` written bytes from the front of the in-memory segments.
+    pub fn advance(&mut self, mut n: usize) {
+        while n > 0 {
+            let Some(seg) = self.segs.front_mut() else {
+                return;
+            };
+            let left = match seg {
+                Seg::Mem { start, end } => {
+                    let take = n.min(*end - *start);
+                    *start += take;
+                    n -= take;
+                    *end - *start
+                }
+                Seg::Shared { start, len, .. } => {
+                    let take = n.min(*len);
+                    *start += take;
+                    *len -= take;
+                    n -= take;
+                    *len
+                }
+                Seg::File { .. } => return,
+            };
+            if left == 0 {
+                self.segs.pop_front();
+            }
+        }
+    }
 }
 
 /// A thread's spare buffers.

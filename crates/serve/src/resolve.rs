@@ -26,7 +26,14 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 
-use crate::cache::CacheCounters;
+/// The file-system calls resolving made, for the cache's counters (which add them to their own).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FsCounters {
+    /// open(2) calls, failed ones included.
+    pub opens: u64,
+    /// stat/fstat calls, and the readlink that checks where an opened file really is.
+    pub stats: u64,
+}
 
 /// Why a request target is refused before the filesystem is consulted. All are 400: the target
 /// is not something a well-behaved client sends, so "bad request" is the honest answer (a 404
@@ -235,7 +242,7 @@ impl Root {
         &self,
         rel: &[u8],
         index: &str,
-        counters: &mut CacheCounters,
+        counters: &mut FsCounters,
     ) -> io::Result<Resolved> {
         let mut fs_path = Vec::with_capacity(self.prefix.len() + rel.len() + index.len() + 1);
         self.join(rel, &mut fs_path);
@@ -279,7 +286,7 @@ impl Root {
     pub fn open(
         &self,
         fs_path: &[u8],
-        counters: &mut CacheCounters,
+        counters: &mut FsCounters,
     ) -> io::Result<Option<(File, Metadata)>> {
         counters.opens += 1;
         let opened = OpenOptions::new()

@@ -34,7 +34,7 @@ use crate::conditional;
 use crate::config::Config;
 use crate::negotiate::{self, Coding};
 use crate::range::{self, RangeSpec};
-use crate::resolve::{self, Resolved, Root};
+use crate::resolve::{self, FsCounters, Resolved, Root};
 
 /// Bodies up to this size are copied after the head, so both leave in one write.
 pub const SMALL_BODY: usize = 16 * 1024;
@@ -77,7 +77,7 @@ pub enum Body {
 
 /// How the connection goes on after a response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Conn {
+enum Persistence {
     /// HTTP/1.1 persistent: nothing to say.
     Persist,
     /// HTTP/1.0 with `Connection: keep-alive`: must be confirmed.
@@ -85,20 +85,20 @@ enum Conn {
     Close,
 }
 
-impl Conn {
-    fn of(req: &Request<'_>) -> Conn {
+impl Persistence {
+    fn of(req: &Request<'_>) -> Persistence {
         match (req.keep_alive, req.version) {
-            (false, _) => Conn::Close,
-            (true, Version::Http10) => Conn::KeepAlive10,
-            (true, Version::Http11) => Conn::Persist,
+            (false, _) => Persistence::Close,
+            (true, Version::Http10) => Persistence::KeepAlive10,
+            (true, Version::Http11) => Persistence::Persist,
         }
     }
 
     fn line(self) -> &'static [u8] {
         match self {
-            Conn::Persist => b"",
-            Conn::KeepAlive10 => b"Connection: keep-alive\r\n",
-            Conn::Close => b"Connection: close\r\n",
+            Persistence::Persist => b"",
+            Persistence::KeepAlive10 => b"Connection: keep-alive\r\n",
+            Persistence::Close => b"Connection: close\r\n",
         }
     }
 }
@@ -147,7 +147,7 @@ impl Responder {
         now: Instant,
         out: &mut Vec<u8>,
     ) -> Reply {
-        let conn = Conn::of(req);
+        let conn = Persistence::of(req);
         let head = match req.method {
             Method::Get => false,
             Method::Head => true,
@@ -217,7 +217,11 @@ impl Responder {
     /// body, `Content-Length`, and `Connection: close` when `close`. Without a parsed request
     /// the version is unknown, so `close == false` assumes HTTP/1.1 (see [`Responder::error_to`]).
     pub fn error(&mut self, status: u16, date: &[u8], close: bool, out: &mut Vec<u8>) -> Reply {
-        let conn = if close { Conn::Close } else { Conn::Persist };
+        let conn = if close {
+            Persistence::Close
+        } else {
+            Persistence::Persist
+        };
         page(&mut self.pages, status, date, conn, false, out, |_| {})
     }
 
@@ -234,7 +238,7 @@ impl Responder {
             &mut self.pages,
             status,
             date,
-            Conn::of(req),
+            Persistence::of(req),
             head,
             out,
             |_| {},
@@ -253,8 +257,11 @@ impl Responder {
 
     /// A cache miss: resolve on disk and build the entry.
     fn fill(&mut self, now: Instant) -> Fill {
+        let mut fs = FsCounters::default();
+        let resolved = self.root.resolve(&self.key, &self.index, &mut fs);
         let counters = &mut self.cache.counters;
-        match self.root.resolve(&self.key, &self.index, counters) {
+        counters.add_fs(fs);
+        match resolved {
             Ok(Resolved::File {
                 file,
                 meta,
@@ -285,7 +292,7 @@ impl Responder {
         req: &Request<'_>,
         head: bool,
         date: &[u8],
-        conn: Conn,
+        conn: Persistence,
         out: &mut Vec<u8>,
     ) -> Result<Reply, CacheError> {
         let entry = self.cache.entry(slot);
@@ -309,7 +316,7 @@ impl Responder {
             }
             (None, None) => false,
         };
-        let close = conn == Conn::Close;
+        let close = conn == Persistence::Close;
         if not_modified {
             start_head(out, b"HTTP/1.1 304 Not Modified\r\n", date);
             out.extend_from_slice(&repr.not_modified);
@@ -403,7 +410,7 @@ fn start_head(out: &mut Vec<u8>, status_line: &[u8], date: &[u8]) {
     out.extend_from_slice(b"\r\n");
 }
 
-fn end_head(out: &mut Vec<u8>, conn: Conn) {
+fn end_head(out: &mut Vec<u8>, conn: Persistence) {
     out.extend_from_slice(conn.line());
     out.extend_from_slice(b"\r\n");
 }
@@ -499,7 +506,7 @@ fn page(
     pages: &mut ErrorPages,
     status: u16,
     date: &[u8],
-    conn: Conn,
+    conn: Persistence,
     head: bool,
     out: &mut Vec<u8>,
     extra: impl FnOnce(&mut Vec<u8>),
@@ -519,6 +526,6 @@ fn page(
         status: page.status,
         body_bytes,
         body: Body::None,
-        close: conn == Conn::Close,
+        close: conn == Persistence::Close,
     }
 }

@@ -6,14 +6,16 @@
 //! only shared state is here: a stop flag with one `Waker` per loop, and the counters each loop
 //! publishes when asked (or when it exits), merged by whoever asks.
 //!
-//! Where the rest lives: `event_loop.rs` (one thread: epoll, accept, timers, shutdown),
-//! `conn.rs` (one connection: read, answer, write, close; the syscall shape per request),
-//! `pool.rs` (recycled buffers).
+//! Where the rest lives: `event_loop.rs` (one thread: epoll, accept, timers, the connection cap,
+//! shutdown), `conn.rs` (one connection's driver loop: read, answer, write, close),
+//! `protocol.rs` (HTTP/1.1 without I/O: bytes in, response segments out), `transport.rs` (the
+//! seam between them) with `plain.rs` (the syscall shape per request), `stats.rs` (the
+//! counters), `pool.rs` (recycled buffers).
 //!
 //! Per request, as designed (and asserted by `tests/server_http.rs` from these counters):
-//! - keep-alive: 1 `recv` + 1 `sendmsg`, plus a share of one `epoll_wait`;
-//! - 16 pipelined in one packet: 1 `recv` + 1 `sendmsg` for all 16;
-//! - HTTP/1.0: `accept4`, `recv` (right after accept), `sendmsg`, `close`, plus a share of an
+//! - keep-alive: 1 `recv` + 1 `send`, plus a share of one `epoll_wait`;
+//! - 16 pipelined in one packet: 1 `recv` + 1 gathered `sendmsg` for all 16;
+//! - HTTP/1.0: `accept4`, `recv` (right after accept), `send`, `close`, plus a share of an
 //!   `epoll_wait` and of the `accept4` that says EAGAIN; no `epoll_ctl`, no `setsockopt`.
 
 use std::fs::File;
@@ -31,89 +33,12 @@ use mio::{Interest, Poll, Token, Waker};
 use crate::access_log;
 use crate::config::Config;
 use crate::event_loop::Loop;
+use crate::plain::{PlainEnv, PlainTcp};
 use crate::respond::{RespondError, Responder};
+pub use crate::stats::ServerStats;
 
 pub(crate) const LISTENER: Token = Token(usize::MAX - 1);
 pub(crate) const WAKER: Token = Token(usize::MAX);
-
-macro_rules! counters {
-    ($(#[$sm:meta])* pub struct $name:ident { $($(#[$m:meta])* $f:ident,)* }) => {
-        $(#[$sm])*
-        pub struct $name { $($(#[$m])* pub $f: u64,)* }
-        impl $name {
-            /// Adds `o`'s counters to these.
-            pub fn merge(&mut self, o: &$name) { $(self.$f += o.$f;)* }
-        }
-    };
-}
-
-counters! {
-    /// Per-thread counters, plain `u64`s bumped by their own thread and merged when `run` returns
-    /// (or on a [`ShutdownHandle::stats`] request): no atomic per request.
-    #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-    pub struct ServerStats {
-        /// Event-loop threads.
-        threads,
-        /// `epoll_wait` calls.
-        wakeups,
-        /// `accept4` calls, failed ones included.
-        accept_calls,
-        accepted,
-        /// Accepted past `max_connections` and closed at once.
-        rejected,
-        /// `accept4` failures other than EAGAIN (EMFILE, ENFILE...).
-        accept_errors,
-        /// Times accepting paused after such a failure.
-        accept_pauses,
-        /// Connections whose first request was answered by the read made right after accept.
-        optimistic_hits,
-        /// `epoll_ctl(ADD)` calls for connections.
-        registrations,
-        closed,
-        /// Closes that sent FIN and drained the client's input first.
-        lingering_closes,
-        header_timeouts,
-        idle_timeouts,
-        send_timeouts,
-        /// Requests answered (error responses to unparsable ones included).
-        requests,
-        status_1xx,
-        status_2xx,
-        status_3xx,
-        status_4xx,
-        status_5xx,
-        /// `recv` calls on connections (failed ones included), and the bytes they returned.
-        reads,
-        read_bytes,
-        /// Gathered writes (`sendmsg`), and their bytes.
-        writes,
-        written_bytes,
-        /// `sendfile` calls, and their bytes.
-        sendfiles,
-        sendfile_bytes,
-        /// Input buffers created because the pool was empty (flat in steady state).
-        buffers_created,
-        /// Access-log writes, and failed ones.
-        log_flushes,
-        log_errors,
-    }
-}
-
-impl ServerStats {
-    /// The connection syscalls counted here: `epoll_wait`, `accept4`, `epoll_ctl`, `recv`,
-    /// `sendmsg`, `sendfile`, `close` (and `shutdown` for lingering closes).
-    pub fn syscalls(&self) -> u64 {
-        self.wakeups
-            + self.accept_calls
-            + self.registrations
-            + self.reads
-            + self.writes
-            + self.sendfiles
-            + self.closed
-            + self.rejected
-            + self.lingering_closes
-    }
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
@@ -129,8 +54,8 @@ pub enum ServeError {
     Panicked(usize),
 }
 
-/// What the threads share with the handle: a stop flag, their wakers, and stats snapshots.
-pub(crate) struct Shared {
+/// How the handle controls the threads: a stop flag, their wakers, and stats snapshots.
+pub(crate) struct Control {
     pub stop: AtomicBool,
     pub wakers: Vec<Waker>,
     /// Bumped by [`ShutdownHandle::stats`]; each loop answers by publishing its counters
@@ -140,7 +65,7 @@ pub(crate) struct Shared {
     pub snap_cv: Condvar,
 }
 
-impl Shared {
+impl Control {
     pub fn wake_all(&self) {
         for w in &self.wakers {
             let _ = w.wake();
@@ -151,30 +76,30 @@ impl Shared {
 /// Stops a running server from any thread. Clone + Send + Sync.
 #[derive(Clone)]
 pub struct ShutdownHandle {
-    shared: Arc<Shared>,
+    control: Arc<Control>,
 }
 
 impl ShutdownHandle {
     /// Stops accepting, lets responses under way finish (within `send_timeout_ms`), closes idle
     /// connections; `run` then returns. Idempotent.
     pub fn shutdown(&self) {
-        self.shared.stop.store(true, Ordering::Release);
-        self.shared.wake_all();
+        self.control.stop.store(true, Ordering::Release);
+        self.control.wake_all();
     }
 
     /// The counters of every thread as of now (each loop is woken to publish its own), or the
     /// last published ones if `timeout` passes first (after `run` returned: its final ones).
     pub fn stats(&self, timeout: Duration) -> ServerStats {
-        let gen = self.shared.snap_gen.fetch_add(1, Ordering::AcqRel) + 1;
-        self.shared.wake_all();
+        let gen = self.control.snap_gen.fetch_add(1, Ordering::AcqRel) + 1;
+        self.control.wake_all();
         let deadline = Instant::now() + timeout;
-        let mut snaps = self.shared.snaps.lock().unwrap_or_else(|e| e.into_inner());
+        let mut snaps = self.control.snaps.lock().unwrap_or_else(|e| e.into_inner());
         loop {
             let now = Instant::now();
             if now >= deadline || snaps.iter().all(|(g, _)| *g >= gen) {
                 break;
             }
-            snaps = match self.shared.snap_cv.wait_timeout(snaps, deadline - now) {
+            snaps = match self.control.snap_cv.wait_timeout(snaps, deadline - now) {
                 Ok((s, _)) => s,
                 Err(e) => e.into_inner().0,
             };
@@ -193,7 +118,7 @@ pub struct Server {
     local_addr: SocketAddr,
     loops: Vec<(Poll, TcpListener)>,
     log: Option<Arc<File>>,
-    shared: Arc<Shared>,
+    control: Arc<Control>,
 }
 
 impl Server {
@@ -226,7 +151,7 @@ impl Server {
             ),
             None => None,
         };
-        let shared = Arc::new(Shared {
+        let control = Arc::new(Control {
             stop: AtomicBool::new(false),
             wakers,
             snap_gen: AtomicU64::new(0),
@@ -238,7 +163,7 @@ impl Server {
             local_addr: addr,
             loops,
             log,
-            shared,
+            control,
         })
     }
 
@@ -249,7 +174,7 @@ impl Server {
 
     pub fn handle(&self) -> ShutdownHandle {
         ShutdownHandle {
-            shared: self.shared.clone(),
+            control: self.control.clone(),
         }
     }
 
@@ -260,22 +185,22 @@ impl Server {
             config,
             loops,
             log,
-            shared,
+            control,
             ..
         } = self;
         let mut loops = loops.into_iter().enumerate();
         let first = loops.next();
         let mut threads = Vec::new();
         for (id, (poll, listener)) in loops {
-            let (cfg, log, sh) = (config.clone(), log.clone(), shared.clone());
+            let (cfg, log, sh) = (config.clone(), log.clone(), control.clone());
             let spawned = std::thread::Builder::new()
                 .name(format!("flint-serve-{id}"))
                 .spawn(move || run_loop(id, poll, listener, &cfg, log, sh));
             match spawned {
                 Ok(t) => threads.push((id, t)),
                 Err(e) => {
-                    shared.stop.store(true, Ordering::Release);
-                    shared.wake_all();
+                    control.stop.store(true, Ordering::Release);
+                    control.wake_all();
                     for (_, t) in threads {
                         let _ = t.join();
                     }
@@ -285,7 +210,7 @@ impl Server {
         }
         let mut result = match first {
             Some((id, (poll, listener))) => {
-                run_loop(id, poll, listener, &config, log, shared.clone())
+                run_loop(id, poll, listener, &config, log, control.clone())
             }
             None => Ok(ServerStats::default()),
         };
@@ -342,16 +267,19 @@ fn run_loop(
     listener: TcpListener,
     config: &Config,
     log: Option<Arc<File>>,
-    shared: Arc<Shared>,
+    control: Arc<Control>,
 ) -> Result<ServerStats, ServeError> {
     let result = Responder::new(config)
         .map_err(ServeError::from)
-        .and_then(|responder| Loop::new(id, poll, listener, config, log, responder, &shared).run());
+        .and_then(|responder| {
+            let env = PlainEnv::new();
+            Loop::<PlainTcp>::new(id, poll, listener, config, log, responder, env, &control).run()
+        });
     if result.is_err() {
         // One loop failing stops them all: a server with a dead thread would silently drop the
         // connections its listening socket still receives.
-        shared.stop.store(true, Ordering::Release);
-        shared.wake_all();
+        control.stop.store(true, Ordering::Release);
+        control.wake_all();
     }
     result
 }

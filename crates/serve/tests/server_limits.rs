@@ -195,27 +195,65 @@ fn a_client_that_stops_reading_is_dropped_at_the_send_timeout() {
     assert_eq!(st.closed, 1);
 }
 
+/// Keep-alive connections waiting out their idle timeout do not starve new clients: at the cap
+/// the one idle the longest is closed to admit a new one (nginx reuses its keep-alive
+/// connections the same way).
 #[test]
-fn max_connections_closes_the_extra_one_at_once() {
-    let srv = TestServer::start(|c| c.max_connections = 2);
+fn max_connections_full_of_idle_keep_alive_still_serves_new_clients() {
+    const CAP: usize = 4;
+    let srv = TestServer::start(|c| c.max_connections = CAP);
     let mut held = Vec::new();
-    for _ in 0..2 {
+    for _ in 0..CAP {
         let mut s = connect(srv.addr);
         s.write_all(get("/a.txt").as_bytes()).unwrap();
         let mut r = BufReader::new(s);
         assert_eq!(read_response(&mut r, false).unwrap().status, 200);
         held.push(r);
     }
+    for i in 0..10 {
+        let r = exchange(srv.addr, &get("/a.txt"));
+        assert_eq!(r.status, 200, "new client {i} served");
+    }
+    // The oldest idle connection went first.
+    assert!(
+        closed_by_peer(held[0].get_mut()),
+        "the oldest idle one is closed"
+    );
+    let st = srv.stop();
+    assert_eq!(st.rejected, 0);
+    assert!(st.idle_evictions >= 1, "{st:?}");
+    assert_eq!(st.requests, CAP as u64 + 10);
+}
+
+/// Connections busy with a request are never closed to make room: past the cap with every
+/// connection mid-request, the new one is refused and the busy ones finish.
+#[test]
+fn max_connections_never_closes_a_busy_connection() {
+    let srv = TestServer::start(|c| c.max_connections = 2);
+    let mut busy = Vec::new();
+    for _ in 0..2 {
+        let mut s = connect(srv.addr);
+        s.write_all(b"GET /a.txt HTTP/1.1\r\n").unwrap(); // a head under way
+        busy.push(s);
+    }
+    // Both are in the server's slab before the extra one arrives.
+    assert!(eventually(WAIT, || srv.stats().accepted == 2));
     let mut extra = connect(srv.addr);
     extra.write_all(get("/a.txt").as_bytes()).unwrap();
-    assert!(closed_by_peer(&mut extra), "the third connection is closed");
-    assert_eq!(srv.stats().rejected, 1);
-    // Once one closes, a new connection is served again.
-    drop(held.pop());
-    assert!(eventually(WAIT, || srv.stats().closed >= 1));
-    assert_eq!(exchange(srv.addr, &get("/a.txt")).status, 200);
+    assert!(
+        closed_by_peer(&mut extra),
+        "the extra connection is refused"
+    );
+    for s in busy {
+        let mut w = s.try_clone().unwrap();
+        w.write_all(b"Host: t\r\n\r\n").unwrap();
+        let r = read_response(&mut BufReader::new(s), false).unwrap();
+        assert_eq!(r.status, 200, "the busy connection finished its request");
+    }
     let st = srv.stop();
     assert_eq!(st.rejected, 1);
+    assert_eq!(st.idle_evictions, 0);
+    assert_eq!(st.requests, 2);
 }
 
 /// Linux copies TCP_NODELAY from the listening socket to the sockets `accept` returns, so the

@@ -151,7 +151,7 @@ pub fn parse_request<'b>(
             return Ok(None);
         }
         Err(httparse::Error::TooManyHeaders) => return Err(RequestError::TooManyHeaders),
-        Err(httparse::Error::Version) => return Err(version_error(buf)),
+        Err(httparse::Error::Version) => return other_version(buf, limits),
         Err(_) => {
             // A request line already over the limit says more than "malformed".
             check_partial_request_line(buf, limits.max_request_line)?;
@@ -291,19 +291,44 @@ fn check_partial_request_line(buf: &[u8], max: usize) -> Result<(), RequestError
     }
 }
 
-/// httparse only knows HTTP/1.0 and HTTP/1.1: a well-formed other version (`HTTP/2.0`,
-/// `HTTP/1.2`) is a 505, anything else a 400.
-fn version_error(buf: &[u8]) -> RequestError {
-    let end = buf.iter().position(|&b| b == b'\n').unwrap_or(buf.len());
-    let line = buf[..end].strip_suffix(b"\r").unwrap_or(&buf[..end]);
-    let token = line.rsplit(|&b| b == b' ').next().unwrap_or(b"");
-    match token {
-        [b'H', b'T', b'T', b'P', b'/', major, b'.', minor]
-            if major.is_ascii_digit() && minor.is_ascii_digit() =>
-        {
-            RequestError::VersionNotSupported
+/// httparse only knows HTTP/1.0 and HTTP/1.1 and stops at any other version, finished or not.
+/// The answer must not depend on where the reads fell: a request line over the limit is a 414
+/// whatever follows it; an unfinished line whose last part can still become `HTTP/d.d` waits for
+/// more; a finished `method SP target SP HTTP/d.d` is a 505; anything else (a space inside the
+/// target makes a fourth part) is a 400.
+fn other_version<'b>(
+    buf: &[u8],
+    limits: &RequestLimits,
+) -> Result<Option<Request<'b>>, RequestError> {
+    check_partial_request_line(buf, limits.max_request_line)?;
+    let start = buf
+        .iter()
+        .position(|&b| b != b'\r' && b != b'\n')
+        .unwrap_or(buf.len());
+    let rest = &buf[start..];
+    let lf = rest.iter().position(|&b| b == b'\n');
+    let line = &rest[..lf.unwrap_or(rest.len())];
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let parts = line.split(|&b| b == b' ').count();
+    let version = line.rsplit(|&b| b == b' ').next().unwrap_or(b"");
+    let well_formed = |v: &[u8], finished: bool| {
+        (v.len() == 8 || !finished && v.len() < 8)
+            && v.iter().zip(b"HTTP/0.0").all(|(&b, &p)| match p {
+                b'0' => b.is_ascii_digit(),
+                _ => b == p,
+            })
+    };
+    match lf {
+        None if parts == 3 && well_formed(version, false) => {
+            if buf.len() >= limits.max_head_bytes {
+                return Err(RequestError::HeadersTooLarge);
+            }
+            Ok(None)
         }
-        _ => RequestError::Malformed,
+        Some(_) if parts == 3 && well_formed(version, true) => {
+            Err(RequestError::VersionNotSupported)
+        }
+        _ => Err(RequestError::Malformed),
     }
 }
 

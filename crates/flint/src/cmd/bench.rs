@@ -1,10 +1,11 @@
 //! `flint bench`: the command line to a [`bench::BenchConfig`], a run, and its reports.
 
+mod args;
 mod hosts;
 pub mod profile;
 
-use crate::cli::{BenchArgs, HttpArg, LoadArgs, ReportArg};
 use anyhow::{bail, Context};
+pub use args::{BenchArgs, HttpArg, LoadArgs, ReportArg};
 use bench::{BenchConfig, HttpMode, RunResult, Stop, Target, Workload};
 use std::io::IsTerminal;
 use std::net::ToSocketAddrs;

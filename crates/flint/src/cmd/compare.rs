@@ -6,8 +6,7 @@
 //! the ratios): clap's derive gives two separate lists, so [`CompareArgs`] implements
 //! `FromArgMatches` itself to merge them by the index clap records for each value.
 
-use super::bench::{bench_config, install_stop_handler, parse_target};
-use crate::cli::{LoadArgs, ReportArg};
+use super::bench::{bench_config, install_stop_handler, parse_target, LoadArgs, ReportArg};
 use anyhow::{bail, Context};
 use bench::{Target, Workload};
 use clap::{ArgMatches, Args, FromArgMatches};
@@ -244,15 +243,18 @@ fn event_line(e: &Event<'_>) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::Server;
-    use crate::cli::{Cli, Command};
     use clap::Parser;
 
+    /// `flint compare`'s arguments on their own.
+    #[derive(Debug, Parser)]
+    struct Compare {
+        #[command(flatten)]
+        args: super::CompareArgs,
+    }
+
     fn parse(args: &[&str]) -> Result<super::CompareArgs, clap::Error> {
-        let argv = ["flint", "compare"].iter().chain(args);
-        match Cli::try_parse_from(argv)?.command {
-            Command::Compare(a) => Ok(a),
-            other => panic!("parsed as {other:?}"),
-        }
+        let argv = ["compare"].iter().chain(args);
+        Ok(Compare::try_parse_from(argv)?.args)
     }
 
     fn names(a: &super::CompareArgs) -> Vec<String> {

@@ -1,7 +1,9 @@
-//! `flint lab`: the seeds' experiments on today's servers ([`lab::experiments`]).
+//! `flint lab`: the papers' experiments on today's servers ([`lab::experiments`]).
 //!
 //! The flint peer is this very executable (`flint serve`), so the lab measures the flint that runs
-//! it. Tables go to stdout as the measurements come; `--json` writes the whole run (docs/lab.md).
+//! it. Tables go to stdout as the measurements come, progress and warnings to stderr (so that
+//! `flint lab all > lab.txt` still shows on the terminal where it is); `--json` writes the whole
+//! run (docs/lab.md).
 
 use super::bench::install_stop_handler;
 use anyhow::Context;
@@ -30,12 +32,12 @@ fn method(text: &str) -> Result<Method, String> {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ExperimentArg {
-    /// Seed 000 (Jigsaw): syscalls per request of the microscape page over HTTP/1.0, persistent
+    /// The Jigsaw syscall notes: syscalls per request of the microscape page over HTTP/1.0, persistent
     /// and pipelined connections.
     Syscalls,
-    /// Seed 001 (IO-Lite): 40 clients, one document, 500 B to 200 KB: bandwidth per size.
+    /// The IO-Lite paper: 40 clients, one document, 500 B to 200 KB: bandwidth per size.
     Sizes,
-    /// Seed 004 (Content-MD5): 5 clients fetch a 6.5 MB file, digest on.
+    /// The Content-MD5 measurements: 5 clients fetch a 6.5 MB file, digest on.
     Digest,
     /// The three in turn.
     All,
@@ -113,8 +115,9 @@ pub fn run(args: &LabArgs) -> anyhow::Result<LabReport> {
     let per_run = opts.duration + opts.warmup + Duration::from_millis(1500);
     let estimate = per_run.as_secs_f64() * runs as f64;
     let mut out = std::io::stdout().lock();
+    let mut progress = std::io::stderr().lock();
     writeln!(
-        out,
+        progress,
         "flint lab {}: {runs} measurements of {:.1} s (+{:.1} s warm-up), about {:.0} min; \
          servers on core {}, client on core {}",
         experiment.name(),
@@ -127,8 +130,14 @@ pub fn run(args: &LabArgs) -> anyhow::Result<LabReport> {
             .map_or("(not pinned)".to_owned(), |c| c.to_string()),
     )?;
     install_stop_handler(|| STOP.store(true, Ordering::Relaxed))?;
-    let report = experiments::run(experiment, &opts, &mut out, &STOP)?;
+    let report = experiments::run(experiment, &opts, &mut out, &mut progress, &STOP)?;
     out.flush()?;
+    if report.interrupted {
+        writeln!(
+            progress,
+            "flint lab: interrupted: the last measurement is marked so and left out of the tables"
+        )?;
+    }
     Ok(report)
 }
 

@@ -3,12 +3,28 @@
 //! The server runs in this process on its own threads, on a port the kernel picks, so that
 //! `flint run` needs nothing installed and cannot collide with anything else on the machine.
 
-use super::bench::{bench_config, install_stop_handler, parse_target, print_reports};
-use crate::cli::RunArgs;
+use super::bench::{bench_config, install_stop_handler, parse_target, print_reports, LoadArgs};
+use super::fileset::MixArg;
 use anyhow::Context;
 use bench::fileset;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
+
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// Which mix to write and fetch.
+    #[arg(long, value_enum, default_value = "general")]
+    pub mix: MixArg,
+    /// Benchmark this server instead of the embedded one (put the mix's files in place first:
+    /// `flint fileset DIR --mix ...`).
+    #[arg(long, value_name = "URL")]
+    pub target: Option<String>,
+    /// Threads of the embedded server [default: half the cores].
+    #[arg(long, value_name = "N")]
+    pub server_threads: Option<usize>,
+    #[command(flatten)]
+    pub load: LoadArgs,
+}
 
 static STOP: AtomicBool = AtomicBool::new(false);
 

@@ -1,11 +1,35 @@
 //! `flint serve`: flags over the config file, bind, serve until SIGINT or SIGTERM.
 
-use crate::cli::ServeArgs;
 use anyhow::Context;
 use serve::config::LogFormat;
 use serve::{Config, Server};
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// Document root [default: the config's `root`, or the current directory].
+    pub dir: Option<PathBuf>,
+    /// Address to listen on [default: 127.0.0.1:8080].
+    #[arg(short, long, value_name = "ADDR")]
+    pub listen: Option<std::net::SocketAddr>,
+    /// Event-loop threads, one listening socket each [default: one per core].
+    #[arg(short, long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// TOML file for what the flags do not cover (docs/serve.md lists the keys).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Add Content-MD5 and Repr-Digest (sha-256), computed once per file version.
+    #[arg(long)]
+    pub digest: bool,
+    /// Append an access log (Common Log Format) to this file.
+    #[arg(long, value_name = "FILE")]
+    pub access_log: Option<PathBuf>,
+    /// Use the Combined Log Format (adds Referer and User-Agent).
+    #[arg(long, requires = "access_log")]
+    pub combined: bool,
+}
 
 pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let mut config = match &args.config {

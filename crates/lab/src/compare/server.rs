@@ -1,26 +1,24 @@
 //! A `--serve` command: started by flint on a free loopback port, stopped by flint, always.
 //!
-//! The command runs through `sh -c` in a process group of its own, for two reasons: a shell
-//! command may start several processes (a master and workers), and the group is what a signal
-//! can reach all at once; and the terminal's Ctrl-C goes to flint's group only, so the servers
-//! keep serving until flint has reported and stops them itself, in order.
+//! The command runs through `sh -c` as a [`crate::process::Group`]: a shell command may start
+//! several processes (a master and workers), the group is what a signal reaches all at once,
+//! and the terminal's Ctrl-C goes to flint's group only, so the servers keep serving until flint
+//! has reported and stops them itself, in order. Stopping is SIGTERM to the group, a bounded
+//! wait for the whole group to go, then SIGKILL, on every path out (the group's `Drop`).
 //!
 //! Readiness is a connect poll with a deadline (never a fixed sleep: a fast server should not
-//! wait, a slow one should not be measured while it starts). Stopping is SIGTERM to the group, a
-//! bounded wait for the whole group to go, then SIGKILL; [`LocalServer`]'s `Drop` does it, so a
-//! server is stopped on every path out, errors and panics included. Only SIGKILL of flint itself
-//! can leave one running.
+//! wait, a slow one should not be measured while it starts).
 //!
 //! The port is picked by binding 127.0.0.1:0 and closing the socket: another process could take
 //! it before the server binds it; the server then fails to start, and says so in its log.
 
 use super::spec;
+use crate::process::{free_port, Group, StopPolicy};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
-use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
-use std::os::unix::process::CommandExt;
+use std::net::{Ipv4Addr, SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -82,8 +80,7 @@ fn tail_text(tail: &str) -> String {
 /// A running server command; stopped (group and all) when dropped.
 #[derive(Debug)]
 pub struct LocalServer {
-    child: Option<Child>,
-    pid: u32,
+    group: Group,
     port: u16,
     command: String,
     log: PathBuf,
@@ -108,21 +105,22 @@ impl LocalServer {
         };
         let out = File::create(log).map_err(log_err)?;
         let err = out.try_clone().map_err(log_err)?;
-        let child = Command::new("sh")
-            .arg("-c")
-            .arg(&command)
-            .stdin(Stdio::null())
-            .stdout(out)
-            .stderr(err)
-            .process_group(0)
-            .spawn()
-            .map_err(|source| ServerError::Spawn {
-                command: command.clone(),
-                source,
-            })?;
+        let group = Group::spawn(
+            Command::new("sh")
+                .arg("-c")
+                .arg(&command)
+                .stdin(Stdio::null())
+                .stdout(out)
+                .stderr(err),
+            None,
+            StopPolicy::terminate(options.stop_grace),
+        )
+        .map_err(|source| ServerError::Spawn {
+            command: command.clone(),
+            source,
+        })?;
         let mut server = LocalServer {
-            pid: child.id(),
-            child: Some(child),
+            group,
             port,
             command,
             log: log.to_owned(),
@@ -173,7 +171,7 @@ impl LocalServer {
 
     /// The group leader's pid (the `sh`, or the server if the shell exec'd it).
     pub fn pid(&self) -> u32 {
-        self.pid
+        self.group.pid()
     }
 
     /// The command as run, `{port}` replaced.
@@ -198,9 +196,7 @@ impl LocalServer {
     }
 
     fn exited(&mut self) -> Option<ExitStatus> {
-        self.child
-            .as_mut()
-            .and_then(|c| c.try_wait().ok().flatten())
+        self.group.exited()
     }
 
     /// The last lines of its log (at most 2 KiB, 20 lines).
@@ -209,66 +205,10 @@ impl LocalServer {
     }
 
     /// SIGTERM to the group, up to `stop_grace` for every process of it to exit, then SIGKILL.
-    /// Idempotent; returns the leader's exit status the first time.
+    /// Idempotent; returns the leader's exit status.
     pub fn stop(&mut self) -> Option<ExitStatus> {
-        let mut child = self.child.take()?;
-        let pgid = self.pid as libc::pid_t;
-        let mut status = child.try_wait().ok().flatten();
-        signal_group(pgid, libc::SIGTERM);
-        let deadline = Instant::now() + self.options.stop_grace;
-        loop {
-            if status.is_none() {
-                status = child.try_wait().ok().flatten();
-            }
-            // The group id cannot be reused while any member lives (nor while the unreaped
-            // leader does), so the signals below reach only this server's processes.
-            if status.is_some() && !group_exists(pgid) {
-                return status;
-            }
-            if Instant::now() >= deadline {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        signal_group(pgid, libc::SIGKILL);
-        // After SIGKILL the wait is short: the kernel ends the process without its cooperation.
-        status.or_else(|| child.wait().ok())
+        self.group.stop().status
     }
-}
-
-impl Drop for LocalServer {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
-
-/// A loopback port nothing listens on right now.
-pub fn free_port() -> std::io::Result<u16> {
-    Ok(TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?
-        .local_addr()?
-        .port())
-}
-
-fn signal_group(pgid: libc::pid_t, signal: libc::c_int) {
-    if pgid <= 1 {
-        return; // never signal "every process" (-1) or our own group (0)
-    }
-    // SAFETY: kill(2) takes plain integers and touches no memory of ours; a negative pid
-    // addresses the process group `pgid`, which `process_group(0)` created for the server
-    // (pgid > 1 is checked above, so it is never "all processes" or our own group). Errors
-    // (ESRCH: the group is gone) are the expected outcome of a race with its exit. Exercised by
-    // crates/lab/tests/compare_server.rs.
-    unsafe {
-        libc::kill(-pgid, signal);
-    }
-}
-
-fn group_exists(pgid: libc::pid_t) -> bool {
-    if pgid <= 1 {
-        return false;
-    }
-    // SAFETY: as in `signal_group`; signal 0 only checks that the group exists.
-    unsafe { libc::kill(-pgid, 0) == 0 }
 }
 
 /// The last `max_lines` lines within the last `max_bytes` of `path` ("" if unreadable).

@@ -1,4 +1,4 @@
-//! `flint lab digest`: seed 004, Content-MD5 computed per request or cached.
+//! `flint lab digest`: the Content-MD5 measurements, Content-MD5 computed per request or cached.
 //!
 //! Yves Lafon fetched a 6.5 MB file with ptester (5 clients, HTTP/1.0, 2 minutes) from Apache
 //! 1.3.12 with `ContentDigest On`, which computes the MD5 of the whole file for every request,
@@ -17,7 +17,7 @@ pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
     let mode = bench::HttpMode::Http10;
     writeln!(
         lab.out,
-        "\n== digest (seed 004, Content-MD5): {DIGEST_CLIENTS} clients, {} (as ptester), one \
+        "\n== digest (the Content-MD5 measurements): {DIGEST_CLIENTS} clients, {} (as ptester), one \
          {:.1} MB file ({} bytes), digest on; {} s each",
         mode_json(mode),
         docroot::DIGEST_SIZE as f64 / 1e6,
@@ -73,6 +73,15 @@ pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
                 Some(docroot::DIGEST_SIZE),
                 &m,
             );
+            if row.interrupted {
+                writeln!(
+                    lab.out,
+                    "{kind}: interrupted after {:.2} s (Ctrl-C)",
+                    row.duration_s
+                )?;
+                lab.results.push(row);
+                continue;
+            }
             t.row(vec![
                 format!("{kind} ({})", peer.version()),
                 md5,
@@ -102,12 +111,10 @@ pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
         .any(|r| r.experiment == "digest" && r.client_limited);
     if !t.is_empty() {
         writeln!(lab.out, "\ndigest: results\n{}", t.render())?;
-        if limited {
-            writeln!(lab.out, "{}", table::FOOTNOTE)?;
-        }
+        lab.footnote(limited)?;
         writeln!(
             lab.out,
-            "(seed 004, year 2000, 10 Mb/s: Apache 1.3.12 0.6 req/s, Jigsaw 2.1.0 3 req/s)"
+            "(measured in 2000, 10 Mb/s: Apache 1.3.12 0.6 req/s, Jigsaw 2.1.0 3 req/s)"
         )?;
     }
     Ok(())

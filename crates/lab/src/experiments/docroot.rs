@@ -1,10 +1,10 @@
-//! The document root every peer serves: the seeds' documents, written once per lab run.
+//! The document root every peer serves: the papers' documents, written once per lab run.
 //!
-//! - `/microscape/`: the page of seed 000 (the "microscape" site of "Network Performance Effects of
+//! - `/microscape/`: the page of the Jigsaw syscall notes (the "microscape" site of "Network Performance Effects of
 //!   HTTP/1.1, CSS1, and PNG"): one 42 KB HTML file and 43 GIF images, 0.5 to 20 KB, about 125 KB
 //!   in all. The sizes are fixed here, not drawn, so every run fetches the same bytes.
-//! - `/sizes/N.html`: one document per size of seed 001's figure 3 (500 B to 200 KB).
-//! - `/digest/jigsaw_2.0.4.zip`: seed 004's file, 6537455 bytes.
+//! - `/sizes/N.html`: one document per size of the IO-Lite paper's figure 3 (500 B to 200 KB).
+//! - `/digest/jigsaw_2.0.4.zip`: the Content-MD5 measurements' file, 6537455 bytes.
 //!
 //! Everything is world-readable: Apache's children run as www-data when the lab runs as root.
 
@@ -24,7 +24,7 @@ pub const MICROSCAPE_GIFS: [u64; 43] = [
     640, 512, 512, 512, 512, 512, 512, 512, 512, 512, 512, 512,
 ];
 
-/// Seed 001's file sizes: 500 bytes, then 1 to 200 KB (KB = 1024 bytes, as flint's file sets).
+/// The IO-Lite paper's file sizes: 500 bytes, then 1 to 200 KB (KB = 1024 bytes, as flint's file sets).
 pub const IO_LITE_SIZES: [u64; 12] = [
     500,
     1024,
@@ -40,7 +40,7 @@ pub const IO_LITE_SIZES: [u64; 12] = [
     200 * 1024,
 ];
 
-/// Seed 004's file: jigsaw_2.0.4.zip, `Content-Length: 6537455`.
+/// The Content-MD5 measurements' file: jigsaw_2.0.4.zip, `Content-Length: 6537455`.
 pub const DIGEST_SIZE: u64 = 6_537_455;
 pub const DIGEST_PATH: &str = "/digest/jigsaw_2.0.4.zip";
 

@@ -1,20 +1,30 @@
 //! One measurement: a `bench` run against a peer, with the server's profile and CPU time taken
 //! over exactly the measured window.
 //!
-//! The warm-up is a run of its own; then `bench::run_observed` calls [`Window`] before its first
-//! request (it has no warm-up of its own) and when the window ends, so a tracer that takes a
-//! moment to attach delays the window rather than missing part of it. The profile
-//! (strace or perf, attached to the peer's whole process tree: Apache's children included) is
-//! attached and detached there, and the CPU times of the server's processes and of this process
-//! (the client) are read there, with the kernel's exact per-process clocks ([`super::cpu`]).
+//! The warm-up is a run of its own; then `bench::run_observed` opens the [`Window`] before its
+//! first request (it has no warm-up of its own) and closes it when the window ends, so a tracer
+//! that takes a moment to attach delays the window rather than missing part of it, and the
+//! server is idle when the tracer starts counting. The window (tracer attached to the peer's
+//! whole process tree, Apache's children included; the one CPU clock for server and client) is
+//! [`crate::window`]'s, the same `flint bench --profile` uses.
 
-use super::pin;
 use crate::peers::Peer;
-use crate::profile::{Method, Profile, Profiler};
+use crate::process::pin_current_thread;
+use crate::profile::{Method, Profile};
+use crate::window::Window;
 use bench::{BenchConfig, HttpMode, RunResult, Stop, Target, Workload};
 use std::sync::atomic::AtomicBool;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+/// Why a measurement could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum MeasureError {
+    #[error(transparent)]
+    Bench(#[from] bench::BenchError),
+    /// The server was gone before the window opened.
+    #[error(transparent)]
+    Server(#[from] crate::procfs::ProcError),
+}
 
 /// What one measurement gives.
 #[derive(Debug)]
@@ -50,7 +60,7 @@ pub fn measure(
     load: Load,
     method: Option<Method>,
     stop: &AtomicBool,
-) -> Result<Measurement, bench::BenchError> {
+) -> Result<Measurement, MeasureError> {
     let addr = peer.addr();
     let config = BenchConfig {
         target: Target {
@@ -76,11 +86,11 @@ pub fn measure(
         debug: false,
         progress: false,
     };
-    let window = Window::new(peer.pid(), peer.work_pids(), method);
+    let window = Window::prepare(peer.pid(), method)?;
     let run = {
         // Pinned for the runs only: the threads bench starts inherit the pin, and tracers started
         // from the observer land on the client core too, away from the server's.
-        let _pin = load.cpu.and_then(|cpu| pin::pin_current_thread(cpu).ok());
+        let _pin = load.cpu.and_then(|cpu| pin_current_thread(cpu).ok());
         if !load.warmup.is_zero() {
             let warmup = BenchConfig {
                 stop: Stop::Duration(load.warmup),
@@ -90,111 +100,24 @@ pub fn measure(
         }
         bench::run_observed(&config, workload, stop, &window)?
     };
-    Ok(window.finish(run))
-}
-
-/// Watches the measured window of one run.
-struct Window {
-    /// The process the profiler attaches to (it follows the tree under it).
-    root: u32,
-    /// The processes whose CPU time is the server's.
-    pids: Vec<u32>,
-    method: Option<Method>,
-    state: Mutex<State>,
-}
-
-#[derive(Default)]
-struct State {
-    started: Option<Instant>,
-    ended: Option<Instant>,
-    server_cpu: Vec<Option<Duration>>,
-    client_cpu: Option<Duration>,
-    profiler: Option<Profiler>,
-    profile: Option<Profile>,
-    errors: Vec<String>,
-    server_delta: Option<Duration>,
-    client_delta: Option<Duration>,
-}
-
-/// User + system CPU of `pid` so far.
-fn cpu(pid: u32) -> Option<Duration> {
-    super::cpu::process_cpu(pid)
-}
-
-impl Window {
-    fn new(root: u32, pids: Vec<u32>, method: Option<Method>) -> Self {
-        Window {
-            root,
-            pids,
-            method,
-            state: Mutex::new(State::default()),
-        }
-    }
-
-    fn finish(self, run: RunResult) -> Measurement {
-        let state = self.state.into_inner().unwrap_or_else(|p| p.into_inner());
-        let window = match (state.started, state.ended) {
-            (Some(a), Some(b)) => b - a,
-            _ => run.duration,
-        };
-        let profile = state.profile;
-        let profile_error = match (&self.method, &profile) {
-            (Some(_), None) => Some(if state.errors.is_empty() {
-                "no profile".to_owned()
-            } else {
-                state.errors.join("; ")
-            }),
-            (Some(_), Some(_)) if !state.errors.is_empty() => Some(state.errors.join("; ")),
-            _ => None,
-        };
-        Measurement {
-            run,
-            profile,
-            profile_error,
-            server_cpu: state.server_delta,
-            client_cpu: state.client_delta,
-            window,
-        }
-    }
-}
-
-impl bench::Observer for Window {
-    fn window_started(&self) {
-        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(method) = self.method {
-            match Profiler::start(self.root, method) {
-                Ok(p) => s.profiler = Some(p),
-                Err(e) => s.errors.push(e.to_string()),
-            }
-        }
-        // After the tracer is attached: the CPU window is the load's, not the attach's.
-        s.server_cpu = self.pids.iter().map(|&p| cpu(p)).collect();
-        s.client_cpu = cpu(std::process::id());
-        s.started = Some(Instant::now());
-    }
-
-    fn window_ended(&self) {
-        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        s.ended = Some(Instant::now());
-        // CPU first: the tracer's detaching is not the server's work.
-        let mut total = Duration::ZERO;
-        let mut complete = true;
-        for (&pid, before) in self.pids.iter().zip(&s.server_cpu) {
-            match (before, cpu(pid)) {
-                (Some(a), Some(b)) => total += b.saturating_sub(*a),
-                _ => complete = false,
-            }
-        }
-        s.server_delta = complete.then_some(total);
-        s.client_delta = match (s.client_cpu, cpu(std::process::id())) {
-            (Some(a), Some(b)) => Some(b.saturating_sub(a)),
-            _ => None,
-        };
-        if let Some(profiler) = s.profiler.take() {
-            match profiler.stop() {
-                Ok(p) => s.profile = Some(p),
-                Err(e) => s.errors.push(e.to_string()),
-            }
-        }
-    }
+    let seen = window.finish();
+    let profile_error = match (method, &seen.profile) {
+        (Some(_), None) if seen.profile_errors.is_empty() => Some("no profile".to_owned()),
+        _ if seen.profile_errors.is_empty() => None,
+        _ => Some(
+            seen.profile_errors
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; "),
+        ),
+    };
+    Ok(Measurement {
+        window: seen.window.unwrap_or(run.duration),
+        run,
+        profile: seen.profile,
+        profile_error,
+        server_cpu: seen.server_cpu.map(|c| c.total()),
+        client_cpu: seen.client_cpu,
+    })
 }

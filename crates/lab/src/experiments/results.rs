@@ -62,6 +62,8 @@ pub struct ResultRow {
     pub server_cpu_us_per_request: Option<f64>,
     /// The client's core was saturated while the server's was not: the figure is the client's.
     pub client_limited: bool,
+    /// Cut short by Ctrl-C: the figures cover part of a window, and the tables leave it out.
+    pub interrupted: bool,
     pub errors: u64,
     pub profile_method: Option<String>,
     pub syscalls: Option<Vec<SyscallCount>>,
@@ -90,10 +92,12 @@ impl ResultRow {
         let per_request = |x: f64| (s.requests > 0).then(|| x / s.requests as f64);
         let window = m.window.as_secs_f64();
         let busy = |cpu: Option<Duration>| cpu.map(|c| c.as_secs_f64() / window.max(1e-9));
-        let client_limited = matches!(
-            (busy(m.client_cpu), busy(m.server_cpu)),
-            (Some(c), Some(sv)) if c >= SATURATED && sv < SATURATED
-        );
+        let interrupted = m.run.interrupted;
+        let client_limited = !interrupted
+            && matches!(
+                (busy(m.client_cpu), busy(m.server_cpu)),
+                (Some(c), Some(sv)) if c >= SATURATED && sv < SATURATED
+            );
         ResultRow {
             experiment: experiment.name(),
             server: server.name().to_owned(),
@@ -111,6 +115,7 @@ impl ResultRow {
                 .server_cpu
                 .and_then(|c| per_request(c.as_secs_f64() * 1e6)),
             client_limited,
+            interrupted,
             errors: s.errors.total(),
             profile_method: m.profile.as_ref().map(|p| p.method.to_string()),
             syscalls: m.profile.as_ref().map(|p| {
@@ -353,6 +358,7 @@ mod tests {
                 "duration_s",
                 "errors",
                 "experiment",
+                "interrupted",
                 "mode",
                 "profile_method",
                 "requests",

@@ -1,4 +1,4 @@
-//! `flint lab sizes`: seed 001, IO-Lite's figure 3.
+//! `flint lab sizes`: the IO-Lite paper's figure 3.
 //!
 //! Pai, Druschel and Zwaenepoel had 40 clients request the same document over and over, for sizes
 //! from 500 bytes to 200 KB, and plotted each server's output bandwidth: below about 5 KB the
@@ -17,7 +17,7 @@ pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
     let sizes = lab.opts.sizes.clone();
     writeln!(
         lab.out,
-        "\n== sizes (seed 001, IO-Lite): {SIZES_CLIENTS} clients, persistent, one document \
+        "\n== sizes (the IO-Lite paper): {SIZES_CLIENTS} clients, persistent, one document \
          over and over; {} sizes, {} s each",
         sizes.len(),
         lab.opts.duration.as_secs_f64()
@@ -47,6 +47,16 @@ pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
                 continue;
             };
             let row = ResultRow::new(Experiment::Sizes, kind, mode, Some(size), &m);
+            if row.interrupted {
+                writeln!(
+                    lab.out,
+                    "{kind:<14} {:>7}  interrupted after {:.2} s (Ctrl-C)",
+                    table::size(size),
+                    row.duration_s
+                )?;
+                lab.results.push(row);
+                continue;
+            }
             writeln!(
                 lab.out,
                 "{kind:<14} {:>7}  {:>9} req/s  {:>8} MB/s  CPU {:>6} µs/req  \
@@ -101,8 +111,6 @@ pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
         format!("{}{}", table::num(r.server_cpu_us_per_request), mark(r))
     });
     write!(lab.out, "{bandwidth}{cpu}")?;
-    if rows.iter().any(|r| r.client_limited) {
-        writeln!(lab.out, "{}", table::FOOTNOTE)?;
-    }
+    lab.footnote(rows.iter().any(|r| r.client_limited))?;
     Ok(())
 }

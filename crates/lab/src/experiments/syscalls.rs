@@ -1,4 +1,4 @@
-//! `flint lab syscalls`: seed 000, the Jigsaw experiment.
+//! `flint lab syscalls`: the Jigsaw syscall notes' experiment.
 //!
 //! Henrik Frystyk Nielsen ran truss on Jigsaw while a browser or the Libwww robot fetched the
 //! microscape page (1 HTML + 43 GIFs), and found that HTTP/1.1 with pipelining cut the server's
@@ -14,7 +14,7 @@ use std::io;
 pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
     writeln!(
         lab.out,
-        "\n== syscalls (seed 000, Jigsaw): the microscape page (1 HTML + 43 GIFs, {} KB), \
+        "\n== syscalls (the Jigsaw syscall notes): the microscape page (1 HTML + 43 GIFs, {} KB), \
          {SYSCALLS_CLIENTS} client, HTTP/1.0, persistent, pipelined; {} s each",
         page_bytes() / 1024,
         lab.opts.duration.as_secs_f64()
@@ -45,6 +45,17 @@ pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
             };
             let row = ResultRow::new(Experiment::Syscalls, kind, mode, None, &m);
             let pages = m.run.stats.pages_done;
+            if row.interrupted {
+                writeln!(
+                    lab.out,
+                    "\n-- {kind} ({}), {}: interrupted after {:.2} s (Ctrl-C)",
+                    peer.version(),
+                    mode_json(mode),
+                    row.duration_s
+                )?;
+                lab.results.push(row);
+                continue;
+            }
             writeln!(
                 lab.out,
                 "\n-- {kind} ({}), {}: {} requests, {pages} pages in {:.2} s; \
@@ -56,7 +67,7 @@ pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
                 table::num(row.server_cpu_us_per_request),
             )?;
             if let Some(p) = &m.profile {
-                write!(lab.out, "{}", p.truss_table(row.requests, pages))?;
+                lab.truss(p, row.requests, pages)?;
             }
             rows.push((row, pages));
             lab.results.push(rows[rows.len() - 1].0.clone());
@@ -97,9 +108,7 @@ pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
     }
     if !t.is_empty() {
         writeln!(lab.out, "\nsyscalls: summary\n{}", t.render())?;
-        if rows.iter().any(|(r, _)| r.client_limited) {
-            writeln!(lab.out, "{}", table::FOOTNOTE)?;
-        }
+        lab.footnote(rows.iter().any(|(r, _)| r.client_limited))?;
     }
     Ok(())
 }

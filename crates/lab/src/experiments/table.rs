@@ -55,7 +55,7 @@ impl Table {
     }
 }
 
-/// `500 B`, `1 KB`, `6.2 MB` (powers of 1024, as the seeds' sizes).
+/// `500 B`, `1 KB`, `6.2 MB` (powers of 1024, as the papers' sizes).
 pub fn size(bytes: u64) -> String {
     const KB: u64 = 1024;
     if bytes < KB {
@@ -115,7 +115,7 @@ mod tests {
     }
 
     #[test]
-    fn sizes_read_as_the_seeds_write_them() {
+    fn sizes_read_as_the_papers_write_them() {
         assert_eq!(size(500), "500 B");
         assert_eq!(size(1024), "1 KB");
         assert_eq!(size(200 * 1024), "200 KB");

@@ -1,6 +1,6 @@
 //! The configs `flint lab` writes for its peers: minimal, and the same on every machine.
 //!
-//! Each server gets only what serving static files fast needs, with the settings the seeds'
+//! Each server gets only what serving static files fast needs, with the settings the papers'
 //! measurements assume: no access log, persistent connections that are never closed in the middle
 //! of a measurement, sendfile where the server has it, file metadata cached where it can be.
 //! Nothing points outside the peer's private directory except the document root and, for Apache,
@@ -95,10 +95,10 @@ http {{
 /// Which Apache multi-processing module.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mpm {
-    /// A process per connection, forked in advance (Apache 1.3's model, the seeds' Apache).
+    /// A process per connection, forked in advance (Apache 1.3's model, the papers' Apache).
     Prefork,
     /// Threads in one process, keep-alive connections parked in an event loop (the "threaded"
-    /// Apache of seed 002, grown up).
+    /// Apache of the threaded-Apache truss measurements, grown up).
     Event,
 }
 

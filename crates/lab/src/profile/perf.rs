@@ -18,16 +18,17 @@
 //! (`--control fifo:CTL,ACK`): `ping` until both are ready, then `enable` both at once, so the
 //! windows agree to a few milliseconds; `disable` both at the end, then SIGINT ends them.
 
+use super::counted::{Counted, TRACER_DEADLINE};
 use super::parse_perf::{parse_perf_trace_summary, perf_counts, ALL_SYSCALLS};
-use super::tracer::{interrupt, wait_for, Counted, TRACER_DEADLINE};
 use super::{ProfileError, SyscallRow, PERF_PERMISSION_HINT};
-use std::ffi::CString;
+use crate::process::{output_within, Group, StopPolicy};
+use nix::fcntl::OFlag;
+use nix::sys::stat::Mode;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The Debian package with perf (Ubuntu: linux-tools-$(uname -r)).
@@ -39,17 +40,62 @@ const MAX_RECORD: &str = "1G";
 /// How long `perf trace -i` may take to read a recording.
 const READ_DEADLINE: Duration = Duration::from_secs(300);
 
-fn mkfifo(path: &Path) -> Result<(), ProfileError> {
-    let c = CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| ProfileError::io("fifo path", std::io::ErrorKind::InvalidInput.into()))?;
-    // SAFETY: `c` is a NUL-terminated path that outlives the call; mkfifo only reads it.
-    if unsafe { libc::mkfifo(c.as_ptr(), 0o600) } != 0 {
-        return Err(ProfileError::io(
-            format!("mkfifo {}", path.display()),
-            std::io::Error::last_os_error(),
-        ));
+/// Whether perf may count syscall tracepoints here: `perf stat -e raw_syscalls:sys_enter --
+/// true`, bounded.
+pub(crate) fn check() -> Result<(), ProfileError> {
+    let out = output_within(
+        Command::new("perf")
+            .args(["stat", "-e", "raw_syscalls:sys_enter", "--", "true"])
+            .env("LC_ALL", "C"),
+        TRACER_DEADLINE,
+    )
+    .map_err(|e| ProfileError::spawn("perf", PACKAGE, e))?;
+    if out.status.success() {
+        return Ok(());
     }
-    Ok(())
+    Err(classify(&String::from_utf8_lossy(&out.stderr), None))
+}
+
+/// What perf's own words on stderr mean.
+fn classify(said: &str, pid: Option<u32>) -> ProfileError {
+    let said: Vec<&str> = said
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let said = said.join(" ");
+    let lower = said.to_lowercase();
+    let refused = [
+        "permission",
+        "not permitted",
+        "paranoid",
+        "can't access trace events",
+        "access to performance monitoring",
+    ];
+    if refused.iter().any(|w| lower.contains(w)) {
+        ProfileError::NoPermission {
+            tool: "perf",
+            pid,
+            detail: said.chars().take(200).collect(),
+            hint: PERF_PERMISSION_HINT,
+        }
+    } else if let (Some(pid), true) = (pid, lower.contains("no such process")) {
+        ProfileError::ProcessGone { pid }
+    } else {
+        ProfileError::Tracer {
+            tool: "perf",
+            detail: if said.is_empty() {
+                "failed without a message".to_owned()
+            } else {
+                said.chars().take(300).collect()
+            },
+        }
+    }
+}
+
+fn mkfifo(path: &Path) -> Result<(), ProfileError> {
+    nix::unistd::mkfifo(path, Mode::S_IRUSR | Mode::S_IWUSR)
+        .map_err(|e| ProfileError::io(format!("mkfifo {}", path.display()), e.into()))
 }
 
 /// Opened read-write, so that neither side blocks waiting for the other to open its end.
@@ -57,14 +103,20 @@ fn open_fifo(path: &Path, nonblocking: bool) -> Result<File, ProfileError> {
     OpenOptions::new()
         .read(true)
         .write(true)
-        .custom_flags(if nonblocking { libc::O_NONBLOCK } else { 0 })
+        .custom_flags(if nonblocking {
+            OFlag::O_NONBLOCK.bits()
+        } else {
+            0
+        })
         .open(path)
         .map_err(|e| ProfileError::io(format!("opening {}", path.display()), e))
 }
 
 /// One perf process started with its events disabled, and its control fifos.
 struct Perf {
-    child: Option<Child>,
+    /// perf runs in a group of its own: the terminal's Ctrl-C is flint's to handle, and perf
+    /// must go on counting until flint has closed the window.
+    child: Option<Group>,
     ctl: File,
     ack: File,
     err: PathBuf,
@@ -92,17 +144,20 @@ impl Perf {
         control.push(&ctl_path);
         control.push(",");
         control.push(&ack_path);
-        let child = Command::new("perf")
-            .args(head)
-            .args(["-D", "-1", "--control"])
-            .arg(control)
-            .args(tail)
-            .env("LC_ALL", "C")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(err_file)
-            .spawn()
-            .map_err(|e| ProfileError::spawn("perf", PACKAGE, e))?;
+        let child = Group::spawn(
+            Command::new("perf")
+                .args(head)
+                .args(["-D", "-1", "--control"])
+                .arg(control)
+                .args(tail)
+                .env("LC_ALL", "C")
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(err_file),
+            None,
+            StopPolicy::interrupt(TRACER_DEADLINE),
+        )
+        .map_err(|e| ProfileError::spawn("perf", PACKAGE, e))?;
         Ok(Perf {
             child: Some(child),
             ctl,
@@ -146,52 +201,24 @@ impl Perf {
     }
 
     fn exited(&mut self) -> bool {
-        self.child
-            .as_mut()
-            .is_none_or(|c| matches!(c.try_wait(), Ok(Some(_))))
+        self.child.as_mut().is_none_or(|c| c.exited().is_some())
     }
 
     /// What perf said before exiting, as an error.
     fn failure(&mut self) -> ProfileError {
         if let Some(mut child) = self.child.take() {
-            let _ = child.wait();
+            child.stop();
         }
-        let said = std::fs::read_to_string(&self.err).unwrap_or_default();
-        let said: Vec<&str> = said
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .collect();
-        let said = said.join(" ");
-        let lower = said.to_lowercase();
-        let refused = [
-            "permission",
-            "not permitted",
-            "paranoid",
-            "can't access trace events",
-            "access to performance monitoring",
-        ];
-        if refused.iter().any(|w| lower.contains(w)) {
-            ProfileError::NoPermission {
-                tool: "perf",
-                pid: self.root,
-                detail: said.chars().take(200).collect(),
-                hint: PERF_PERMISSION_HINT,
-            }
-        } else if lower.contains("no such process") {
-            ProfileError::ProcessGone { pid: self.root }
-        } else {
-            ProfileError::Tracer {
-                tool: "perf",
-                detail: said.chars().take(300).collect(),
-            }
-        }
+        classify(
+            &std::fs::read_to_string(&self.err).unwrap_or_default(),
+            Some(self.root),
+        )
     }
 
     /// SIGINT (perf writes its output), a bounded wait, SIGKILL.
     fn finish(&mut self) -> Result<(), ProfileError> {
         if let Some(mut child) = self.child.take() {
-            if !interrupt(&mut child) {
+            if child.stop().killed {
                 return Err(ProfileError::Tracer {
                     tool: "perf",
                     detail: format!("did not exit within {TRACER_DEADLINE:?} of SIGINT"),
@@ -199,14 +226,6 @@ impl Perf {
             }
         }
         Ok(())
-    }
-}
-
-impl Drop for Perf {
-    fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            interrupt(&mut child);
-        }
     }
 }
 
@@ -352,20 +371,21 @@ impl PerfRun {
     fn read_recording(&self) -> Result<Vec<SyscallRow>, ProfileError> {
         let d = self.dir.path();
         let summary = d.join("summary.txt");
-        let mut child = Command::new("perf")
-            .args(["trace", "-s", "-i"])
-            .arg(d.join("record.data"))
-            .arg("-o")
-            .arg(&summary)
-            .env("LC_ALL", "C")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| ProfileError::io("starting perf trace", e))?;
-        if wait_for(&mut child, READ_DEADLINE).is_none() {
-            let _ = child.kill();
-            let _ = child.wait();
+        let mut child = Group::spawn(
+            Command::new("perf")
+                .args(["trace", "-s", "-i"])
+                .arg(d.join("record.data"))
+                .arg("-o")
+                .arg(&summary)
+                .env("LC_ALL", "C")
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null()),
+            None,
+            StopPolicy::terminate(Duration::ZERO),
+        )
+        .map_err(|e| ProfileError::io("starting perf trace", e))?;
+        if child.wait_exit(READ_DEADLINE).is_none() {
             return Err(ProfileError::Tracer {
                 tool: "perf",
                 detail: format!("perf trace -i took more than {READ_DEADLINE:?}"),

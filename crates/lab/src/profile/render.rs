@@ -1,9 +1,9 @@
-//! The profile as the seeds printed it (truss -c), and as JSON.
+//! The profile as the Jigsaw syscall notes printed it (truss -c), and as JSON.
 //!
-//! The seeds' table is kept line for line (syscall, seconds, calls, errors; a `----` rule;
+//! Their table is kept line for line (syscall, seconds, calls, errors; a `----` rule;
 //! `sys totals:`, `usr time:`, `elapsed:`), with two changes today's numbers need: three decimals
 //! (a 2001 syscall took 1 ms, today's take 1 µs) and a `sys time:` line (the server's kernel CPU
-//! from /proc, which truss folded into `sys totals`). The per-request figures the seeds worked
+//! from the CPU clock, which truss folded into `sys totals`). The per-request figures the notes worked
 //! out by hand follow it.
 
 use super::{Method, Profile};
@@ -15,6 +15,14 @@ fn seconds(s: Option<f64>) -> String {
 }
 
 pub(super) fn truss_table(p: &Profile, requests: u64, pages: u64) -> String {
+    let mut out = truss_table_body(p, requests, pages);
+    for note in &p.notes {
+        let _ = writeln!(out, "note: {note}");
+    }
+    out
+}
+
+pub(super) fn truss_table_body(p: &Profile, requests: u64, pages: u64) -> String {
     let name_w = p
         .syscalls
         .iter()
@@ -101,9 +109,6 @@ pub(super) fn truss_table(p: &Profile, requests: u64, pages: u64) -> String {
             "\n{} ({requests} requests, {pages} pages)",
             per.join(", ")
         );
-    }
-    for note in &p.notes {
-        let _ = writeln!(out, "note: {note}");
     }
     out
 }

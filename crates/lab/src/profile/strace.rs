@@ -5,18 +5,38 @@
 //! threads]`); the window starts once every process of the tree has been named, so no syscall of
 //! the window is missed and none from before it is counted.
 
-use super::tracer::{interrupt, Counted, TRACER_DEADLINE};
+use super::counted::{Counted, TRACER_DEADLINE};
 use super::{parse_strace_summary, ProfileError, STRACE_PERMISSION_HINT};
+use crate::process::{output_within, Group, StopPolicy};
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+/// Whether strace runs here (`strace -V`, bounded).
+pub(crate) fn check() -> Result<(), ProfileError> {
+    let out = output_within(Command::new("strace").arg("-V"), TRACER_DEADLINE)
+        .map_err(|e| ProfileError::spawn("strace", "strace", e))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let said = String::from_utf8_lossy(&out.stderr);
+    Err(ProfileError::Tracer {
+        tool: "strace",
+        detail: format!(
+            "`strace -V` failed ({}): {}",
+            out.status,
+            said.lines().next().unwrap_or("no message")
+        ),
+    })
+}
+
 pub(crate) struct StraceRun {
-    child: Option<Child>,
+    /// In a group of its own, as perf: Ctrl-C is flint's to handle.
+    child: Option<Group>,
     out: PathBuf,
     /// Everything strace said on stderr (for error messages).
     said: Arc<Mutex<Vec<String>>>,
@@ -46,15 +66,14 @@ impl StraceRun {
         for pid in pids {
             cmd.arg("-p").arg(pid.to_string());
         }
-        let mut child = cmd
-            .stdin(Stdio::null())
+        cmd.stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
+            .stderr(Stdio::piped());
+        let mut child = Group::spawn(&mut cmd, None, StopPolicy::interrupt(TRACER_DEADLINE))
             .map_err(|e| ProfileError::spawn("strace", "strace", e))?;
         let said = Arc::new(Mutex::new(Vec::new()));
         let (tx, rx) = mpsc::channel();
-        if let Some(stderr) = child.stderr.take() {
+        if let Some(stderr) = child.child_mut().stderr.take() {
             let said = Arc::clone(&said);
             // Drains stderr for strace's whole life, so that it never blocks on a full pipe.
             std::thread::spawn(move || {
@@ -104,7 +123,7 @@ impl StraceRun {
             } else if line.contains("Operation not permitted") {
                 return Err(ProfileError::NoPermission {
                     tool: "strace",
-                    pid: root,
+                    pid: Some(root),
                     detail: line.trim().to_string(),
                     hint: STRACE_PERMISSION_HINT,
                 });
@@ -126,13 +145,13 @@ impl StraceRun {
 
     fn failure(&mut self, root: u32) -> ProfileError {
         if let Some(mut child) = self.child.take() {
-            let _ = child.wait();
+            child.stop();
         }
         let said = self.said();
         if said.contains("Operation not permitted") {
             ProfileError::NoPermission {
                 tool: "strace",
-                pid: root,
+                pid: Some(root),
                 detail: said,
                 hint: STRACE_PERMISSION_HINT,
             }
@@ -154,7 +173,7 @@ impl StraceRun {
                 detail: "already stopped".into(),
             });
         };
-        if !interrupt(&mut child) {
+        if child.stop().killed {
             return Err(ProfileError::Unparseable {
                 tool: "strace",
                 detail: format!(
@@ -171,14 +190,6 @@ impl StraceRun {
             rows,
             ..Counted::default()
         })
-    }
-}
-
-impl Drop for StraceRun {
-    fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            interrupt(&mut child);
-        }
     }
 }
 

@@ -14,7 +14,7 @@ use super::{CacheCounters, CacheError, Entry, FileVersion, Repr, Settings, Store
 use crate::digest::Digests;
 use crate::mime;
 use crate::negotiate::Coding;
-use crate::resolve::Root;
+use crate::resolve::{FsCounters, Root};
 
 /// A body read while building.
 type Body = Rc<[u8]>;
@@ -63,7 +63,10 @@ impl Builder<'_> {
                 }
                 // Opened through the root's check, like the file itself: a `.gz` symlink out of
                 // the root is not served either.
-                match root.open(&path, self.counters)? {
+                let mut fs = FsCounters::default();
+                let opened_here = root.open(&path, &mut fs);
+                self.counters.add_fs(fs);
+                match opened_here? {
                     Some((f, m)) if m.is_file() && FileVersion::of(&m) == version => {
                         opened[coding as usize] = Some((f, m));
                     }

@@ -34,10 +34,12 @@ impl Fixture {
         if let Some(slot) = self.cache.lookup(key.as_bytes(), Instant::now()) {
             return slot;
         }
+        let mut fs = crate::resolve::FsCounters::default();
         let resolved = self
             .root
-            .resolve(key.as_bytes(), "index.html", &mut self.cache.counters)
+            .resolve(key.as_bytes(), "index.html", &mut fs)
             .unwrap();
+        self.cache.counters.add_fs(fs);
         let Resolved::File {
             file,
             meta,

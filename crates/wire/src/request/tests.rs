@@ -358,3 +358,33 @@ fn max_headers_above_the_stack_cap_is_clamped_not_a_panic() {
     let buf = b"GET / HTTP/1.1\r\nHost: h\r\n\r\n";
     assert!(parse_request(buf, &limits).unwrap().is_some());
 }
+
+/// Found by fuzzing (split against whole reads): the status of a request with another version
+/// must not depend on where the reads fell.
+#[test]
+fn other_versions_get_the_same_answer_however_the_line_arrives() {
+    let limits = RequestLimits::default();
+    for (whole, status) in [
+        (&b"GET / HTTP/2.0\r\n\r\n"[..], 505),
+        (b"GET /a b.txt HTTP/1.1\r\nHost: a\r\n\r\n", 400),
+        (b"GET / HTTP/1.x\r\n\r\n", 400),
+    ] {
+        assert_eq!(
+            err(whole).status(),
+            status,
+            "{}",
+            String::from_utf8_lossy(whole)
+        );
+        // Every prefix either waits for more or already has the same answer.
+        for n in 1..whole.len() {
+            match parse_request(&whole[..n], &limits) {
+                Ok(None) => {}
+                Ok(Some(_)) => panic!("a prefix of a refused request was accepted"),
+                Err(e) => assert_eq!(e.status(), status, "prefix {n} of {whole:?}"),
+            }
+        }
+    }
+    // A request line over the limit is a 414 whatever version ends it.
+    let long = format!("GET /{} HTTP/2.0\r\n\r\n", "a".repeat(9000));
+    assert_eq!(err(long.as_bytes()), RequestError::UriTooLong);
+}

@@ -1,6 +1,6 @@
 //! `flint bench --hosts`: the run on many client hosts, its reports and its exit status.
 
-use crate::cli::{BenchArgs, ReportArg};
+use super::{BenchArgs, ReportArg};
 use anyhow::Context;
 use bench::hosts::coordinator::{self, HostsRun};
 use bench::hosts::split::{self, HostSpec};

@@ -1,15 +1,17 @@
 //! `flint bench --profile PID|auto`: the server's syscalls and CPU over the measured window.
 //!
-//! The tracer is made ready before the run ([`lab::profile::Profiler::prepare`]: perf takes a
-//! second or two to open its events), started when the bench's window starts (after warm-up)
-//! and stopped when it ends, through a [`bench::Observer`]. A profile that cannot be taken (no
-//! permission, no tracer, the server gone) is a one-line warning: the benchmark still runs.
+//! The window is the lab's ([`lab::window::Window`], the one the experiments use): the tracer is
+//! made ready before the run (perf takes a second or two to open its events), started when the
+//! bench's window opens (after warm-up) and stopped when it closes. A server that is not there
+//! is an error before the run starts; a profile that cannot be taken (no permission, no tracer)
+//! is a one-line warning, and the benchmark still runs.
 
 use anyhow::{bail, Context};
 use bench::Target;
-use lab::profile::{detect_method, pid_listening_on, Method, Prepared, Profile, Profiler};
+use lab::procfs::pid_listening_on;
+use lab::profile::{detect_method, Method, Profile};
+use lab::window::Window;
 use std::net::{IpAddr, UdpSocket};
-use std::sync::Mutex;
 
 /// What `--profile` names: a pid or `auto`, and the tracer if forced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,16 +67,15 @@ fn server_pid(arg: ProfileArg, target: &Target) -> anyhow::Result<u32> {
     })
 }
 
-/// Starts and stops the profiler with the bench's measured window.
+/// Traces and clocks the server over the bench's measured window.
 pub struct ServerProfiler {
-    prepared: Mutex<Option<Prepared>>,
-    running: Mutex<Option<Profiler>>,
-    done: Mutex<Option<Profile>>,
+    window: Window,
 }
 
 impl ServerProfiler {
-    /// Prepares the tracer; None (after a warning) if it cannot be. Errors only when `auto`
-    /// finds no server: the user asked for something that is not there.
+    /// Prepares the tracer; None (after a warning) if it cannot be. Errors when the server is
+    /// not there (`auto` finds no listener, the pid names no process): the user asked for
+    /// something that is not there, and nothing has started yet.
     pub fn prepare(arg: ProfileArg, target: &Target) -> anyhow::Result<Option<ServerProfiler>> {
         let pid = server_pid(arg, target)?;
         if pid == std::process::id() {
@@ -88,52 +89,31 @@ impl ServerProfiler {
                 return Ok(None);
             }
         };
-        match Profiler::prepare(pid, method) {
-            Ok(p) => Ok(Some(ServerProfiler {
-                prepared: Mutex::new(Some(p)),
-                running: Mutex::new(None),
-                done: Mutex::new(None),
-            })),
-            Err(e) => {
-                warn(e);
-                Ok(None)
-            }
+        let window = Window::prepare(pid, Some(method)).context("--profile")?;
+        if let Some(why) = window.take_tracer_error() {
+            warn(why);
+            return Ok(None);
         }
+        Ok(Some(ServerProfiler { window }))
     }
 
-    /// The profile of the window, if it was taken.
+    /// The profile of the window, if it was taken (a failure on the way is a warning).
     pub fn finish(self) -> Option<Profile> {
-        self.done.into_inner().ok().flatten()
+        let seen = self.window.finish();
+        for e in &seen.profile_errors {
+            warn(e);
+        }
+        seen.profile
     }
 }
 
 impl bench::Observer for ServerProfiler {
     fn window_started(&self) {
-        let Some(prepared) = self.prepared.lock().ok().and_then(|mut p| p.take()) else {
-            return;
-        };
-        match prepared.start() {
-            Ok(p) => {
-                if let Ok(mut running) = self.running.lock() {
-                    *running = Some(p);
-                }
-            }
-            Err(e) => warn(e),
-        }
+        self.window.open();
     }
 
     fn window_ended(&self) {
-        let Some(running) = self.running.lock().ok().and_then(|mut r| r.take()) else {
-            return;
-        };
-        match running.stop() {
-            Ok(p) => {
-                if let Ok(mut done) = self.done.lock() {
-                    *done = Some(p);
-                }
-            }
-            Err(e) => warn(e),
-        }
+        self.window.close();
     }
 }
 

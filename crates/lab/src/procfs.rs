@@ -1,91 +1,107 @@
-//! What /proc says about a server: its CPU time, its processes and threads, the port it listens
-//! on.
+//! What /proc says about processes: their state, parents, groups, threads and CPU ticks, the
+//! process tree under a pid, the listener of a port. The lab's one reader of /proc.
 //!
 //! A server is often more than one process (nginx's master and workers, Apache prefork's
-//! children), so everything here is about the process tree under a pid, not the pid alone.
+//! children), so most questions here are about the tree under a pid, not the pid alone.
 //! /proc is read directly (no `ps`, no `ss`): it is always there and its formats are stable.
 
-use super::ProfileError;
 use std::collections::{HashMap, HashSet};
 use std::fs;
-use std::time::Duration;
 
-/// The fields of /proc/PID/stat used here.
-#[derive(Debug, Clone, Copy)]
-struct Stat {
-    ppid: u32,
-    /// Clock ticks: the process's own (all threads, dead ones included) and its reaped children's.
-    utime: u64,
-    stime: u64,
-    cutime: u64,
-    cstime: u64,
+/// Why /proc could not answer.
+#[derive(Debug, thiserror::Error)]
+pub enum ProcError {
+    #[error("process {pid} is gone")]
+    Gone { pid: u32 },
+    #[error("reading /proc/{pid}/{what}: {source}")]
+    Io {
+        pid: u32,
+        what: &'static str,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("/proc/{pid}/stat: cannot read `{line}`")]
+    Unparseable { pid: u32, line: String },
 }
 
-fn gone_or_io(pid: u32, what: &str, e: std::io::Error) -> ProfileError {
-    if e.kind() == std::io::ErrorKind::NotFound || e.raw_os_error() == Some(libc::ESRCH) {
-        ProfileError::ProcessGone { pid }
-    } else {
-        ProfileError::io(format!("reading /proc/{pid}/{what}"), e)
-    }
+/// The fields of /proc/PID/stat the lab uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stat {
+    /// 'R', 'S', 'D', ..., 'Z' (zombie: exited, not yet reaped).
+    pub state: char,
+    pub ppid: u32,
+    pub pgrp: u32,
+    pub threads: u64,
+    /// Clock ticks: the process's own (all threads, exited ones included) and those of the
+    /// children it has reaped.
+    pub utime: u64,
+    pub stime: u64,
+    pub cutime: u64,
+    pub cstime: u64,
 }
 
-fn read_stat(pid: u32) -> Result<Stat, ProfileError> {
-    let text =
-        fs::read_to_string(format!("/proc/{pid}/stat")).map_err(|e| gone_or_io(pid, "stat", e))?;
-    parse_stat(&text).ok_or_else(|| ProfileError::Unparseable {
-        tool: "/proc",
-        detail: format!("/proc/{pid}/stat: `{}`", text.trim()),
-    })
-}
-
-/// `pid (comm) state ppid ...`: comm may hold spaces and parentheses, so fields are counted
-/// from the last `)`.
-fn parse_stat(text: &str) -> Option<Stat> {
+/// `pid (comm) state ppid pgrp ...`: comm may hold spaces and parentheses, so fields are
+/// counted from the last `)`.
+pub fn parse_stat(text: &str) -> Option<Stat> {
     let after = &text[text.rfind(')')? + 1..];
     let f: Vec<&str> = after.split_whitespace().collect();
-    // After comm: state(3) ppid(4) ... utime(14) stime(15) cutime(16) cstime(17).
-    let num = |i: usize| f.get(i - 3)?.parse::<u64>().ok();
+    // Fields as proc(5) numbers them: state is 3, so field n is f[n - 3].
+    let num = |n: usize| f.get(n - 3)?.parse::<u64>().ok();
     Some(Stat {
+        state: f.first()?.chars().next()?,
         ppid: u32::try_from(num(4)?).ok()?,
+        pgrp: u32::try_from(num(5)?).ok()?,
         utime: num(14)?,
         stime: num(15)?,
         cutime: num(16)?,
         cstime: num(17)?,
+        threads: num(20)?,
     })
 }
 
-/// Clock ticks per second of /proc's times.
-fn ticks_per_second() -> u64 {
-    // SAFETY: sysconf only reads a configuration value; it takes and returns plain integers.
-    let n = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if n > 0 {
-        n as u64
-    } else {
-        100
+/// /proc/PID/stat; a process that has gone (or is a zombie) is [`ProcError::Gone`], as is one
+/// that exits while being read (ESRCH).
+pub fn stat(pid: u32) -> Result<Stat, ProcError> {
+    let text = fs::read_to_string(format!("/proc/{pid}/stat")).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound
+            || e.raw_os_error() == Some(nix::errno::Errno::ESRCH as i32)
+        {
+            ProcError::Gone { pid }
+        } else {
+            ProcError::Io {
+                pid,
+                what: "stat",
+                source: e,
+            }
+        }
+    })?;
+    let s = parse_stat(&text).ok_or_else(|| ProcError::Unparseable {
+        pid,
+        line: text.trim().to_owned(),
+    })?;
+    if s.state == 'Z' {
+        return Err(ProcError::Gone { pid });
     }
+    Ok(s)
 }
 
-fn ticks(n: u64) -> Duration {
-    let hz = ticks_per_second();
-    Duration::from_secs(n / hz) + Duration::from_nanos((n % hz) * 1_000_000_000 / hz)
-}
-
-/// Every process's parent, from /proc/*/stat (processes that vanish while reading are skipped).
-fn parents() -> HashMap<u32, u32> {
+/// Every live (not zombie) process with its stat; those that vanish while read are skipped.
+fn all() -> Vec<(u32, Stat)> {
     let Ok(dir) = fs::read_dir("/proc") else {
-        return HashMap::new();
+        return Vec::new();
     };
     dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter_map(|pid| Some((pid, read_stat(pid).ok()?.ppid)))
+        .filter_map(|pid| Some((pid, stat(pid).ok()?)))
         .collect()
 }
 
-/// `pid` first, then its descendants (children, grandchildren, ...), breadth first.
-pub fn process_tree(pid: u32) -> Result<Vec<u32>, ProfileError> {
-    read_stat(pid)?;
+/// `pid` first, then its live descendants (children, grandchildren, ...), parents before
+/// children.
+pub fn process_tree(pid: u32) -> Result<Vec<u32>, ProcError> {
+    stat(pid)?;
     let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
-    for (child, parent) in parents() {
-        children.entry(parent).or_default().push(child);
+    for (child, s) in all() {
+        children.entry(s.ppid).or_default().push(child);
     }
     let mut tree = vec![pid];
     let mut i = 0;
@@ -112,25 +128,14 @@ pub fn threads(pid: u32) -> Vec<u32> {
     tids
 }
 
-/// CPU time (user, sys) used so far by `pid` and its descendants, all their threads included,
-/// and by the children they have reaped, so that the difference of two readings is what the
-/// process tree used in between even when workers come and go (Apache prefork).
-/// /proc counts in clock ticks (10 ms on most systems).
-pub fn cpu_time(pid: u32) -> Result<(Duration, Duration), ProfileError> {
-    let (mut user, mut sys) = (0u64, 0u64);
-    for p in process_tree(pid)? {
-        match read_stat(p) {
-            Ok(s) => {
-                user += s.utime + s.cutime;
-                sys += s.stime + s.cstime;
-            }
-            // A worker that exited since the tree was read: its parent's cutime has it (or
-            // will, once reaped).
-            Err(ProfileError::ProcessGone { .. }) if p != pid => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok((ticks(user), ticks(sys)))
+/// Threads of `pid` (0 when it is gone).
+pub fn thread_count(pid: u32) -> u64 {
+    stat(pid).map_or(0, |s| s.threads)
+}
+
+/// Whether group `pgid` has a member that has not exited.
+pub fn group_alive(pgid: u32) -> bool {
+    all().iter().any(|(_, s)| s.pgrp == pgid)
 }
 
 /// Socket inodes in state LISTEN on `port` in a /proc/net/tcp{,6} table.
@@ -192,23 +197,25 @@ pub fn pid_listening_on(port: u16) -> Option<u32> {
     let set: HashSet<u32> = pids.iter().copied().collect();
     pids.iter()
         .copied()
-        .filter(|p| read_stat(*p).map_or(true, |s| !set.contains(&s.ppid)))
+        .filter(|p| stat(*p).map_or(true, |s| !set.contains(&s.ppid)))
         .min()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::process::Command;
 
     #[test]
     fn stat_fields_count_from_the_last_parenthesis() {
-        let line = "4242 (a (b) c) S 17 4242 4242 0 -1 4194560 100 0 0 0 250 40 7 3 20 0 3 0 1 \
+        let line = "4242 (a (b) c) S 17 4240 4242 0 -1 4194560 100 0 0 0 250 40 7 3 20 0 3 0 1 \
                     1000 100 18446744073709551615";
         let s = parse_stat(line).unwrap();
         assert_eq!(
-            (s.ppid, s.utime, s.stime, s.cutime, s.cstime),
-            (17, 250, 40, 7, 3)
+            (s.state, s.ppid, s.pgrp, s.utime, s.stime, s.cutime, s.cstime, s.threads),
+            ('S', 17, 4240, 250, 40, 7, 3, 3)
         );
+        assert_eq!(parse_stat("12 (x) S 1"), None);
     }
 
     #[test]
@@ -220,5 +227,23 @@ mod tests {
         assert_eq!(listening_inodes(table, 8080), vec![111]);
         assert_eq!(listening_inodes(table, 8081), vec![333]);
         assert!(listening_inodes(table, 80).is_empty());
+    }
+
+    #[test]
+    fn the_tree_holds_the_process_and_its_children_and_a_reaped_one_is_gone() {
+        let mut child = Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .expect("spawn sleep");
+        let me = std::process::id();
+        let tree = process_tree(me).unwrap();
+        assert_eq!(tree[0], me);
+        assert!(tree.contains(&child.id()), "{tree:?} lacks {}", child.id());
+        assert!(thread_count(me) >= 1);
+        assert!(threads(me).contains(&me));
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(thread_count(child.id()), 0);
+        assert!(matches!(stat(child.id()), Err(ProcError::Gone { .. })));
     }
 }

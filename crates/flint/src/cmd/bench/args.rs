@@ -1,0 +1,129 @@
+//! `flint bench`'s arguments; `flint run` and `flint compare` take the load options too.
+
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
+use std::time::Duration;
+
+fn duration(text: &str) -> Result<Duration, String> {
+    crate::duration::parse(text)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HttpArg {
+    /// A new connection per file, as the 1995 clients did.
+    #[value(name = "1.0")]
+    Http10,
+    /// Persistent connections (keep-alive).
+    #[value(name = "1.1")]
+    Http11,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportArg {
+    /// The WebSTONE report of the paper's section 7.
+    Webstone,
+    /// ptester's per-URL table.
+    Ptester,
+    /// Requests/s, throughput, latency percentiles, errors by kind.
+    Summary,
+    /// All three.
+    All,
+    /// None (use with --json).
+    None,
+}
+
+/// How load is generated: shared by `bench` and `run`.
+#[derive(Debug, Args)]
+pub struct LoadArgs {
+    /// Webchildren: connections fetching pages at the same time.
+    #[arg(short = 'c', long = "clients", value_name = "N", default_value_t = 16)]
+    pub clients: usize,
+    /// Event-loop threads [default: the cores available, at most --clients].
+    #[arg(short = 't', long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// Measure for this long (with a unit: 500ms, 30s, 2m).
+    #[arg(short = 'd', long, value_name = "DUR", value_parser = duration, conflicts_with = "pages")]
+    pub duration: Option<Duration>,
+    /// Instead of a duration: fetch this many pages in all, across all Webchildren.
+    #[arg(short = 'n', long, value_name = "PAGES")]
+    pub pages: Option<u64>,
+    /// Run this long first; nothing from it is counted.
+    #[arg(long, value_name = "DUR", value_parser = duration)]
+    pub warmup: Option<Duration>,
+    /// Pause after each page (closed loop).
+    #[arg(long, value_name = "DUR", value_parser = duration)]
+    pub think: Option<Duration>,
+    /// Open loop: start this many pages per second across all Webchildren, each at its intended
+    /// time; latency counts from the intended start, so a stalled server cannot hide its stalls.
+    #[arg(long, value_name = "PAGES_PER_S")]
+    pub rate: Option<f64>,
+    /// HTTP version: 1.0 opens a connection per file; 1.1 keeps connections alive.
+    #[arg(long, value_enum, default_value = "1.1")]
+    pub http: HttpArg,
+    /// Write all files of a page at once on one connection (HTTP/1.1 pipelining).
+    #[arg(long, conflicts_with = "http")]
+    pub pipeline: bool,
+    /// Give up on a response after this long (and on a connect, unless --connect-timeout).
+    #[arg(long, value_name = "DUR", value_parser = duration, default_value = "10s")]
+    pub timeout: Duration,
+    /// Give up on a connect after this long [default: --timeout].
+    #[arg(long, value_name = "DUR", value_parser = duration)]
+    pub connect_timeout: Option<Duration>,
+    /// Seed of the Webchildren's random page choices: the same seed, the same sequence.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Write the whole result as JSON (schema: docs/bench-json.schema.json).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write one CSV line per request (WebSTONE's per-child log).
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+    /// Print each request's and response's head to stderr.
+    #[arg(long)]
+    pub debug: bool,
+    /// No live progress line.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Reports to print, comma-separated.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "webstone,summary"
+    )]
+    pub report: Vec<ReportArg>,
+    /// Write the result as one self-contained HTML page with charts (as `flint report` does).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// The server: http://HOST:PORT. A path in it is fetched when no other files are named.
+    pub url: String,
+    /// Files to fetch: one page each, equal weights.
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<String>,
+    /// Workload file: TOML pages, or an original WebSTONE filelist (detected by itself).
+    #[arg(short = 'w', long, value_name = "FILE")]
+    pub workload: Option<PathBuf>,
+    /// Profile the server over the measured window: its syscalls (perf or strace, whichever
+    /// works here) and CPU time, as the Jigsaw syscall notes' truss table and in the JSON. A pid,
+    /// or `auto` for the local process listening on the target's port; `:perf` or `:strace`
+    /// after it picks the tracer (docs/profile.md).
+    #[arg(long, value_name = "PID|auto", value_parser = super::profile::parse_arg)]
+    pub profile: Option<super::profile::ProfileArg>,
+    /// Generate the load from these client hosts (comma-separated): a `flint worker` on each,
+    /// started by --launch; -c, --rate and -n are totals, split over the hosts (docs/hosts.md).
+    #[arg(long, value_name = "H1,H2,...", conflicts_with_all = ["hosts_file", "profile"])]
+    pub hosts: Option<String>,
+    /// Client hosts from a file: one a line, optionally followed by its number of Webchildren.
+    #[arg(long, value_name = "FILE", conflicts_with = "profile")]
+    pub hosts_file: Option<PathBuf>,
+    /// How to start a worker on a host, run with `sh -c` after `{host}` is replaced
+    /// [default: ssh -o BatchMode=yes {host} flint worker].
+    #[arg(long, value_name = "TEMPLATE")]
+    pub launch: Option<String>,
+    #[command(flatten)]
+    pub load: LoadArgs,
+}

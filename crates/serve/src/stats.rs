@@ -1,0 +1,99 @@
+//! The server's counters: plain `u64`s each event-loop thread bumps for itself, merged when asked.
+//!
+//! Their own module so that everything that counts (the event loop, the protocol, the I/O
+//! drivers) depends on them, and they on nothing.
+
+macro_rules! counters {
+    ($(#[$sm:meta])* pub struct $name:ident { $($(#[$m:meta])* $f:ident,)* }) => {
+        $(#[$sm])*
+        pub struct $name { $($(#[$m])* pub $f: u64,)* }
+        impl $name {
+            /// Adds `o`'s counters to these.
+            pub fn merge(&mut self, o: &$name) { $(self.$f += o.$f;)* }
+        }
+    };
+}
+
+counters! {
+    /// Per-thread counters, plain `u64`s bumped by their own thread and merged when `run` returns
+    /// (or on a [`crate::ShutdownHandle::stats`] request): no atomic per request.
+    #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+    pub struct ServerStats {
+        /// Event-loop threads.
+        threads,
+        /// `epoll_wait` calls.
+        wakeups,
+        /// `accept4` calls, failed ones included.
+        accept_calls,
+        accepted,
+        /// Accepted past `max_connections` with every held connection busy, and closed at once.
+        rejected,
+        /// Idle keep-alive connections closed to admit a new one at `max_connections`.
+        idle_evictions,
+        /// `accept4` failures other than EAGAIN (EMFILE, ENFILE...).
+        accept_errors,
+        /// Times accepting paused after such a failure.
+        accept_pauses,
+        /// Connections whose first request was answered by the read made right after accept.
+        optimistic_hits,
+        /// `epoll_ctl(ADD)` calls for connections.
+        registrations,
+        closed,
+        /// Closes that sent FIN and drained the client's input first.
+        lingering_closes,
+        header_timeouts,
+        idle_timeouts,
+        send_timeouts,
+        /// Requests answered (error responses to unparsable ones included).
+        requests,
+        status_1xx,
+        status_2xx,
+        status_3xx,
+        status_4xx,
+        status_5xx,
+        /// `recv` calls on connections (failed ones included), and the bytes they returned.
+        reads,
+        read_bytes,
+        /// Writes of in-memory output (`send` for one segment, a gathered `sendmsg` for more),
+        /// and their bytes (over TLS: records, so ciphertext).
+        writes,
+        written_bytes,
+        /// `sendfile` calls, and their bytes.
+        sendfiles,
+        sendfile_bytes,
+        /// `pread` calls that fetch a file body's next chunk for the TLS writer, and their bytes.
+        file_reads,
+        file_read_bytes,
+        /// Input buffers created because the pool was empty (flat in steady state).
+        buffers_created,
+        /// Access-log writes, and failed ones.
+        log_flushes,
+        log_errors,
+        /// TLS handshakes completed.
+        tls_handshakes,
+        /// Of those, resumed ones (session ticket or session cache).
+        tls_resumed,
+        /// TLS connections closed for a protocol error: a failed handshake, plain HTTP sent to
+        /// the TLS port, a garbage or undecryptable record.
+        tls_errors,
+        /// Of the header timeouts, those that struck before the handshake was done.
+        tls_handshake_timeouts,
+    }
+}
+
+impl ServerStats {
+    /// The connection syscalls counted here: `epoll_wait`, `accept4`, `epoll_ctl`, `recv`,
+    /// `send`/`sendmsg`, `sendfile`, `pread`, `close` (and `shutdown` for lingering closes).
+    pub fn syscalls(&self) -> u64 {
+        self.wakeups
+            + self.accept_calls
+            + self.registrations
+            + self.reads
+            + self.writes
+            + self.sendfiles
+            + self.file_reads
+            + self.closed
+            + self.rejected
+            + self.lingering_closes
+    }
+}

@@ -1,0 +1,35 @@
+//! Replays the corpus through the same checks the fuzz targets run, without AFL: every input the
+//! fuzzers kept, and every crash they found (saved in the corpus once fixed), stays a regression
+//! test of the parsers.
+
+use std::fs;
+use std::panic;
+use std::path::Path;
+
+fn replay(target: &str, check: fn(&[u8])) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus").join(target);
+    let mut files: Vec<_> = fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|entry| entry.expect("directory entry").path())
+        .collect();
+    files.sort();
+    assert!(files.len() >= 10, "{} holds only {} inputs", dir.display(), files.len());
+    let mut failed = Vec::new();
+    for file in &files {
+        let data = fs::read(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        if panic::catch_unwind(|| check(&data)).is_err() {
+            failed.push(file.display().to_string());
+        }
+    }
+    assert!(failed.is_empty(), "{} inputs fail their checks: {failed:#?}", failed.len());
+}
+
+#[test]
+fn request_corpus_passes_its_checks() {
+    replay("request", flint_fuzz::request::check);
+}
+
+#[test]
+fn response_corpus_passes_its_checks() {
+    replay("response", flint_fuzz::response::check);
+}
