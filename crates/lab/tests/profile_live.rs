@@ -191,9 +191,9 @@ fn a_second_tracer_is_refused_with_what_to_do() {
     let first = prepare(echo.pid(), Method::Strace).unwrap();
     first.open();
     // ptrace allows one tracer per process: the second gets EPERM, as without privileges.
-    let err = profile(echo.pid(), Method::Strace, Duration::ZERO)
-        .err()
-        .expect("second tracer refused");
+    let Err(err) = profile(echo.pid(), Method::Strace, Duration::ZERO) else {
+        panic!("a second tracer was not refused");
+    };
     assert!(
         matches!(err, ProfileError::NoPermission { tool: "strace", .. }),
         "{err}"
