@@ -4,7 +4,7 @@
 mod common;
 mod hosts_support;
 
-use common::{run_bounded, wait_exit};
+use common::{flint, run_bounded, wait_exit};
 use hosts_support::{bench, exe, read_json, served, server, sum, LIMIT};
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Write};
@@ -100,13 +100,14 @@ fn forty_local_workers_run_a_timed_open_loop_and_merge_per_second() {
         .args(["--json", json.to_str().unwrap()]),
         LIMIT,
     );
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let doc = read_json(&json);
     let hosts = doc["hosts"].as_array().unwrap();
+    let not_ok: Vec<&Value> = hosts.iter().filter(|h| h["status"] != "ok").collect();
+    assert!(
+        out.status.success(),
+        "{}\n{not_ok:#?}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(hosts.len(), 40);
     assert!(hosts.iter().all(|h| h["status"] == "ok"));
     let requests = doc["summary"]["requests"].as_u64().unwrap();
@@ -347,5 +348,40 @@ fn a_worker_stops_within_a_second_when_its_stdin_closes() {
         closed.elapsed() < Duration::from_secs(1),
         "{:?}",
         closed.elapsed()
+    );
+}
+
+#[test]
+fn compare_takes_its_load_from_hosts_too() {
+    let (dir, server) = server();
+    let json = dir.path().join("c.json");
+    let template = format!("{} worker", exe());
+    let out = run_bounded(
+        flint()
+            .args([
+                "compare",
+                "--target",
+                &format!("a=http://{}", server.addr),
+                "/a.html",
+            ])
+            .args([
+                "-c", "2", "-n", "200", "--rounds", "2", "-q", "--report", "none",
+            ])
+            .args(["--hosts", "w1,w2", "--launch", &template])
+            .args(["--json", json.to_str().unwrap()]),
+        LIMIT,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let doc = read_json(&json);
+    let target = &doc["targets"][0];
+    assert_eq!(target["status"], "ok", "{target}");
+    let rounds = target["rounds"].as_array().unwrap();
+    assert_eq!(rounds.len(), 2);
+    assert!(rounds.iter().all(|r| r["requests"] == 200), "{rounds:?}");
+    assert_eq!(
+        served(dir.path(), 400),
+        400,
+        "two rounds of 200 pages, from the hosts"
     );
 }

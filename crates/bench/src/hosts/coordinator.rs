@@ -365,6 +365,11 @@ fn follow(hosts: &mut [Host], events: &Receiver<Event>, r: &HostsRun<'_>, log: &
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => break,
         }
+        // Everything already queued first: a heartbeat waiting in the queue is a heartbeat
+        // heard, however far behind this loop is.
+        while let Ok(ev) = events.try_recv() {
+            on_event(&mut hosts[ev.host], ev);
+        }
         let now = Instant::now();
         for h in hosts
             .iter_mut()

@@ -124,11 +124,16 @@ pub struct WorkerResult {
     pub cpu_us: u64,
 }
 
-/// Writes `msg` as one line and flushes it.
-pub fn send<T: Serialize>(out: &mut dyn Write, msg: &T) -> io::Result<()> {
+/// `msg` as one line, newline included.
+pub fn encode<T: Serialize>(msg: &T) -> io::Result<Vec<u8>> {
     let mut line = serde_json::to_vec(msg).map_err(io::Error::other)?;
     line.push(b'\n');
-    out.write_all(&line)?;
+    Ok(line)
+}
+
+/// Writes `msg` as one line and flushes it.
+pub fn send<T: Serialize>(out: &mut dyn Write, msg: &T) -> io::Result<()> {
+    out.write_all(&encode(msg)?)?;
     out.flush()
 }
 

@@ -8,7 +8,7 @@
 //! or the ssh connection to it, is gone) it stops within a second.
 
 use super::protocol::{
-    self, send, Orders, ToCoordinator, ToWorker, WorkerResult, FLINT_VERSION, PROTOCOL_VERSION,
+    self, Orders, ToCoordinator, ToWorker, WorkerResult, FLINT_VERSION, PROTOCOL_VERSION,
 };
 use crate::progress::Counts;
 use crate::runner::plan::check;
@@ -38,9 +38,13 @@ pub enum WorkerError {
 struct Out(Arc<Mutex<Box<dyn Write + Send>>>);
 
 impl Out {
+    /// Encoded before the lock is taken: a result with every histogram takes a moment to
+    /// encode, and the heartbeat must not wait for it.
     fn send(&self, msg: &ToCoordinator) -> std::io::Result<()> {
+        let line = protocol::encode(msg)?;
         let mut w = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        send(&mut **w, msg)
+        w.write_all(&line)?;
+        w.flush()
     }
 }
 
@@ -116,9 +120,17 @@ pub fn serve(
     };
     let live = Live(out.clone());
     let outcome = crate::run_slice(&config, &orders.workload, &slice, &stop, &live);
-    done.store(true, Ordering::Relaxed);
-    let _ = heartbeat.join();
-    let outcome = outcome.map_err(|e| refuse(e.to_string()))?;
+    // The heartbeat goes on until the result is sent: encoding every histogram takes a moment.
+    let end_heartbeat = || {
+        done.store(true, Ordering::Relaxed);
+    };
+    let outcome = match outcome {
+        Ok(o) => o,
+        Err(e) => {
+            end_heartbeat();
+            return Err(refuse(e.to_string()));
+        }
+    };
     let result = WorkerResult {
         window_us: outcome.result.duration.as_micros() as u64,
         interrupted: outcome.result.interrupted,
@@ -128,6 +140,8 @@ pub fn serve(
     };
     let gone = watcher.is_finished() && stop.load(Ordering::Relaxed);
     let sent = out.send(&ToCoordinator::Result(Box::new(result)));
+    end_heartbeat();
+    let _ = heartbeat.join();
     // The watcher ends when stdin closes; the coordinator closes it once it has our result.
     drop(watcher);
     match sent {

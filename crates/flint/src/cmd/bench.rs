@@ -1,7 +1,7 @@
 //! `flint bench`: the command line to a [`bench::BenchConfig`], a run, and its reports.
 
 mod args;
-mod hosts;
+pub mod hosts;
 pub mod profile;
 
 use anyhow::{bail, Context};

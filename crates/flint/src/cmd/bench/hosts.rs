@@ -10,15 +10,28 @@ use std::sync::atomic::AtomicBool;
 
 /// The hosts the user named (`--hosts` or `--hosts-file`), or `None` for a run in one process.
 pub fn hosts_of(args: &BenchArgs) -> anyhow::Result<Option<Vec<HostSpec>>> {
-    if let Some(list) = &args.hosts {
+    named_hosts(
+        args.hosts.as_deref(),
+        args.hosts_file.as_deref(),
+        args.launch.as_deref(),
+    )
+}
+
+/// `--hosts`, `--hosts-file` and `--launch` (of bench or compare) as a host list.
+pub fn named_hosts(
+    hosts: Option<&str>,
+    hosts_file: Option<&std::path::Path>,
+    launch: Option<&str>,
+) -> anyhow::Result<Option<Vec<HostSpec>>> {
+    if let Some(list) = hosts {
         return Ok(Some(split::parse_list(list)?));
     }
-    if let Some(path) = &args.hosts_file {
+    if let Some(path) = hosts_file {
         let text =
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
         return Ok(Some(split::parse_file(&path.display().to_string(), &text)?));
     }
-    if args.launch.is_some() {
+    if launch.is_some() {
         anyhow::bail!("--launch needs --hosts or --hosts-file");
     }
     Ok(None)
