@@ -1,5 +1,6 @@
-//! Syscall profiles in the shape of the seeds' truss tables (syscall, seconds, calls, errors,
-//! "sys totals"), with the column the seeds leave the reader to work out: calls per request.
+//! Syscall profiles in the shape of the Jigsaw syscall notes' truss tables (syscall, seconds,
+//! calls, errors, "sys totals"), with the column those notes leave the reader to work out: calls
+//! per request.
 //! A lab file's many profiles become one matrix per experiment, a column per server and mode,
 //! so that the same call can be read across servers, as the Jigsaw notes compare clients.
 
@@ -10,7 +11,7 @@ use crate::text::{self, esc};
 use serde_json::Value;
 use std::fmt::Write;
 
-/// Modes in the seeds' order: HTTP/1.0, persistent, pipelined; others after.
+/// Modes in the Jigsaw syscall notes' order: HTTP/1.0, persistent, pipelined; others after.
 fn mode_rank(m: &str) -> usize {
     ["http1.0", "persistent", "pipelined"]
         .iter()
@@ -124,7 +125,7 @@ fn lab_matrix(input: &Input<'_>) -> String {
             .filter(|r| s(r, &["experiment"]).or(file_exp).unwrap_or("?") == exp)
             .collect();
         // A server's columns side by side (in the order servers first appear), modes in the
-        // seeds' order, then sizes: the heading groups them under the server's name.
+        // Jigsaw notes' order, then sizes: the heading groups them under the server's name.
         let servers: Vec<&str> = rs.iter().fold(Vec::new(), |mut acc, r| {
             let srv = s(r, &["server"]).unwrap_or("?");
             if !acc.contains(&srv) {
