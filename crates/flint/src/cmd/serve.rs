@@ -77,7 +77,7 @@ fn run(args: ServeArgs) -> anyhow::Result<()> {
     if let Some(note) = server.tls_note() {
         let _ = writeln!(std::io::stderr(), "flint serve: {note}");
     }
-    let stats = server.run()?;
+    let stats = server.run().map_err(crate::exit::failed)?;
     let _ = writeln!(
         std::io::stderr(),
         "flint serve: stopped after {} requests on {} connections",

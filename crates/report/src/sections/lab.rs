@@ -1,6 +1,6 @@
-//! The seeds' experiments, as the seeds drew them: bandwidth against file size per server
-//! (IO-Lite's figure 3), syscalls per request per server and mode (the Jigsaw truss notes), and
-//! whatever else a lab file holds (the digest experiment), as a plain table.
+//! The Jigsaw and IO-Lite experiments, as their papers drew them: bandwidth against file size
+//! per server (IO-Lite's figure 3), syscalls per request per server and mode (the Jigsaw truss
+//! notes), and whatever else a lab file holds (the digest experiment), as a plain table.
 
 use super::{of_kind, series_name, Kind};
 use crate::chart::{Axis, BarChart, BarSeries, LineChart, Series, Ticks};
@@ -11,12 +11,14 @@ use serde_json::Value;
 use std::fmt::Write;
 
 /// The results of one experiment in a lab file (a result without its own `experiment` field
-/// belongs to the file's).
+/// belongs to the file's), less any measurement cut short by Ctrl-C (`interrupted`): part of a
+/// window is not a figure to chart beside the others.
 fn results<'a>(input: &Input<'a>, experiment: &'a str) -> impl Iterator<Item = &'a Value> {
     let file_exp = s(input.v, &["experiment"]);
     arr(input.v, &["results"])
         .iter()
         .filter(move |r| s(r, &["experiment"]).or(file_exp) == Some(experiment))
+        .filter(|r| r.get("interrupted").and_then(Value::as_bool) != Some(true))
 }
 
 fn server(r: &Value) -> &str {
@@ -29,7 +31,7 @@ fn limited(r: &Value) -> bool {
     r.get("client_limited").and_then(Value::as_bool) == Some(true)
 }
 
-/// Modes in the seeds' order (1.0, then persistent, then pipelined), unknown ones after.
+/// Modes in the Jigsaw syscall notes' order (1.0, then persistent, then pipelined), unknown ones after.
 fn mode_rank(m: &str) -> usize {
     ["http1.0", "persistent", "pipelined"]
         .iter()
@@ -294,7 +296,7 @@ fn jigsaw_table(rows: &[Row]) -> String {
 }
 
 /// Fields every lab result has, shown in their own columns.
-const KNOWN: [&str; 14] = [
+const KNOWN: [&str; 15] = [
     "experiment",
     "server",
     "mode",
@@ -306,6 +308,7 @@ const KNOWN: [&str; 14] = [
     "syscalls_per_request",
     "server_cpu_us_per_request",
     "client_limited",
+    "interrupted",
     "errors",
     "profile_method",
     "syscalls",
