@@ -42,14 +42,12 @@ pub struct ServeArgs {
     pub dotfiles: bool,
 }
 
+/// Exit status as for every command: a config, root or address that cannot be used is bad
+/// input (2, before serving); a failure while serving is 1. `main` prints the error, once, in a
+/// way a closed stderr cannot turn into a panic.
 pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
-    match run(args) {
-        Ok(()) => Ok(ExitCode::SUCCESS),
-        Err(e) => {
-            let _ = writeln!(std::io::stderr(), "flint: error: {e:#}");
-            Ok(ExitCode::from(1))
-        }
-    }
+    run(args)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn run(args: ServeArgs) -> anyhow::Result<()> {
