@@ -85,13 +85,13 @@ impl Progress {
 
 /// What the run is heading for, to show how far it has got.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Schedule {
+pub struct RunLength {
     /// Warm-up, before the measured window.
     pub warmup: Duration,
     pub stop: Stop,
 }
 
-impl Schedule {
+impl RunLength {
     /// `50%  5.0s left`, or None during warm-up (and for a `-n` run that has no pages yet, the
     /// time left is `?`: there is no rate to extrapolate from).
     fn done(&self, elapsed: Duration, pages: u64) -> Option<String> {
@@ -131,7 +131,7 @@ fn clock(d: Duration) -> String {
 /// The line for one second: rates are over `interval` (from `prev` to `now`).
 pub fn line(
     elapsed: Duration,
-    schedule: &Schedule,
+    length: &RunLength,
     prev: Counts,
     now: Counts,
     interval: Duration,
@@ -140,7 +140,7 @@ pub fn line(
     let req_s = now.requests.saturating_sub(prev.requests) as f64 / secs;
     let mb_s = now.bytes.saturating_sub(prev.bytes) as f64 / secs / 1e6;
     let at = elapsed.as_secs_f64();
-    let head = match schedule.done(elapsed, now.window_pages) {
+    let head = match length.done(elapsed, now.window_pages) {
         Some(done) => format!("[{at:5.1}s] {done} "),
         None => format!("[{at:5.1}s warm-up]"),
     };
@@ -210,7 +210,7 @@ mod tests {
             bytes: 4_000_000,
             ..Counts::default()
         };
-        let timed = Schedule {
+        let timed = RunLength {
             warmup: Duration::from_secs(1),
             stop: Stop::Duration(Duration::from_secs(10)),
         };
@@ -227,7 +227,7 @@ mod tests {
 
     #[test]
     fn page_counted_runs_extrapolate_the_time_left_from_their_page_rate() {
-        let counted = Schedule {
+        let counted = RunLength {
             warmup: Duration::ZERO,
             stop: Stop::Pages(1000),
         };
@@ -240,7 +240,7 @@ mod tests {
         assert_eq!(at(10, 250), " 25%  30.0s left");
         assert_eq!(at(1, 0), "  0%  ? left");
         assert_eq!(at(100, 1000), "100%  0.0s left");
-        let long = Schedule {
+        let long = RunLength {
             warmup: Duration::ZERO,
             stop: Stop::Duration(Duration::from_secs(7200)),
         };

@@ -203,6 +203,49 @@ impl ErrorCounts {
     }
 }
 
+/// Counted responses by status code: a fixed table indexed by the code, so counting one is an
+/// index and an add, never an allocation. Codes are three digits (the parser takes no other).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatusCounts(Box<[u64]>);
+
+impl StatusCounts {
+    const CODES: usize = 1000;
+
+    pub fn new() -> Self {
+        StatusCounts(vec![0; Self::CODES].into_boxed_slice())
+    }
+
+    #[inline]
+    pub fn add(&mut self, status: u16) {
+        self.0[usize::from(status).min(Self::CODES - 1)] += 1;
+    }
+
+    pub fn get(&self, status: u16) -> u64 {
+        self.0.get(usize::from(status)).copied().unwrap_or(0)
+    }
+
+    /// `(code, count)` of the codes seen, in increasing order.
+    pub fn seen(&self) -> impl Iterator<Item = (u16, u64)> + '_ {
+        self.0
+            .iter()
+            .enumerate()
+            .filter(|(_, &n)| n > 0)
+            .map(|(code, &n)| (code as u16, n))
+    }
+
+    pub fn merge(&mut self, other: &StatusCounts) {
+        for (a, b) in self.0.iter_mut().zip(other.0.iter()) {
+            *a += b;
+        }
+    }
+}
+
+impl Default for StatusCounts {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// One URL (file) across all pages: ptester's row, plus percentiles.
 #[derive(Debug, Clone)]
 pub struct UrlStats {
@@ -277,6 +320,8 @@ pub struct Stats {
     /// an earlier one (the rate was not kept). Also in `response` and `page` with their wait.
     pub pages_not_sent: u64,
     pub errors: ErrorCounts,
+    /// Counted responses by final status code (they sum to `requests`).
+    pub statuses: StatusCounts,
     pub requests: u64,
     pub pages_done: u64,
     pub connects: u64,
@@ -456,6 +501,7 @@ impl Stats {
             pages_scheduled: 0,
             pages_not_sent: 0,
             errors: ErrorCounts::default(),
+            statuses: StatusCounts::new(),
             requests: 0,
             pages_done: 0,
             connects: 0,
@@ -519,6 +565,7 @@ impl Stats {
         self.pages_scheduled += o.pages_scheduled;
         self.pages_not_sent += o.pages_not_sent;
         self.errors.merge(&o.errors);
+        self.statuses.merge(&o.statuses);
         self.requests += o.requests;
         self.pages_done += o.pages_done;
         self.connects += o.connects;

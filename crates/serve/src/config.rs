@@ -24,7 +24,9 @@ pub struct Config {
     pub listen: SocketAddr,
     /// Event-loop threads; 0 means one per available core.
     pub threads: usize,
-    /// Open connections across all threads; past it, new connections are closed at once.
+    /// Open connections across all threads (split evenly). At the cap a new connection takes the
+    /// place of the keep-alive connection idle the longest; only when every one is busy with a
+    /// request is it closed at once.
     pub max_connections: usize,
     /// A request's head must arrive within this (slowloris), ms.
     pub header_timeout_ms: u64,
@@ -148,9 +150,30 @@ impl Config {
             path: path.display().to_string(),
             source,
         })?;
-        toml::from_str(&text).map_err(|e| ConfigError::Parse {
-            path: path.display().to_string(),
-            message: e.to_string(),
+        toml::from_str(&text).map_err(|e| {
+            // toml's own rendering spans several lines (a source excerpt and a caret): one line
+            // with the line number says the same.
+            let message = e.message().trim().replace('\n', " ");
+            let message = match e.span() {
+                Some(span) => {
+                    let start = span.start.min(text.len());
+                    let line = text[..start].matches('\n').count() + 1;
+                    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+                    let whole = text[line_start..].lines().next().unwrap_or("");
+                    // Name the key when the message does not (a bad value of a known key).
+                    match whole.split_once('=').map(|(k, _)| k.trim()) {
+                        Some(key) if !key.is_empty() && !message.contains(key) => {
+                            format!("line {line}: `{key}`: {message}")
+                        }
+                        _ => format!("line {line}: {message}"),
+                    }
+                }
+                None => message,
+            };
+            ConfigError::Parse {
+                path: path.display().to_string(),
+                message,
+            }
         })
     }
 

@@ -8,6 +8,12 @@
 //! or head must get its 414/431 as soon as the buffer crosses the limit, not when the server's
 //! buffer is full. Framing is validated strictly (RFC 9112 6.1-6.3) because a server that guesses
 //! at an ambiguous body length is how request smuggling starts.
+//!
+//! The rest of what RFC 9112 asks of a request head is checked here too, so every server path
+//! sees only heads that passed: a Host that is an RFC 3986 `host[:port]`, present at most once
+//! (`request/host.rs`); a request line of exactly three parts (a space inside the target is a
+//! 400, not a version error); `HTTP/1.2` to `HTTP/1.9` read as HTTP/1.1, another major version a
+//! 505. List fields sent on several lines (`If-Match`, `If-None-Match`) keep every line.
 
 use std::mem::MaybeUninit;
 
@@ -179,6 +185,48 @@ impl RequestError {
 /// `Ok(None)`: incomplete, read more (but a buffer already past a limit is an error, not None).
 /// On success `head_len` says where the body (or the next pipelined request) starts.
 pub fn parse_request<'b>(
+    buf: &'b [u8],
+    limits: &RequestLimits,
+) -> Result<Option<Request<'b>>, RequestError> {
+    parse_head(buf, limits).map_err(|e| first_error(buf, limits, e))
+}
+
+/// The answer to a request must not depend on how its bytes were read. A server that reads it in
+/// pieces stops at the first prefix that is an error, so when a buffer read at once is both past
+/// a limit and wrong elsewhere, the answer is that of its shortest erroneous prefix: the error if
+/// it lies within the limits, the limit's (414, 431) if the limit was crossed first.
+fn first_error(buf: &[u8], limits: &RequestLimits, e: RequestError) -> RequestError {
+    let start = buf
+        .iter()
+        .position(|&b| b != b'\r' && b != b'\n')
+        .unwrap_or(buf.len());
+    // The shortest prefix over the request line limit (one byte more when a CR may start the
+    // line's CRLF), and over the head limit (a partial head that long cannot end within it).
+    let line = [1, 2]
+        .map(|extra| {
+            start
+                .saturating_add(limits.max_request_line)
+                .saturating_add(extra)
+        })
+        .into_iter()
+        .find(|&k| {
+            k <= buf.len()
+                && check_partial_request_line(&buf[..k], limits.max_request_line).is_err()
+        });
+    let head = (buf.len() >= limits.max_head_bytes).then_some(limits.max_head_bytes);
+    let Some(crossing) = line.into_iter().chain(head).min().filter(|&k| k > 0) else {
+        return e;
+    };
+    // Within both limits: its own error, if it has one, came first.
+    if let Err(first) = parse_head(&buf[..crossing - 1], limits) {
+        return first;
+    }
+    // Otherwise the prefix that crosses is what a server reading in pieces would have answered.
+    parse_head(&buf[..crossing], limits).err().unwrap_or(e)
+}
+
+/// [`parse_request`] without putting errors in byte order.
+fn parse_head<'b>(
     buf: &'b [u8],
     limits: &RequestLimits,
 ) -> Result<Option<Request<'b>>, RequestError> {
@@ -367,16 +415,12 @@ fn parse_other_version<'b>(
         let line = rest.strip_suffix(b"\r").unwrap_or(rest);
         return match split_request_line(line) {
             Some((_, _, v)) if could_become_version(v) => incomplete(buf, limits),
-            _ => {
-                check_partial_request_line(buf, limits.max_request_line)?;
-                Err(RequestError::Malformed)
-            }
+            _ => Err(RequestError::Malformed),
         };
     };
     let line = &rest[..lf];
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     let Some((method, target, v)) = split_request_line(line) else {
-        check_partial_request_line(buf, limits.max_request_line)?;
         return Err(RequestError::Malformed);
     };
     match v {

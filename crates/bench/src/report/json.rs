@@ -106,6 +106,11 @@ pub fn json(r: &RunResult) -> Value {
             "unfinished": s.bytes_unfinished,
             "other": s.bytes_other(),
         },
+        "status_counts": s
+            .statuses
+            .seen()
+            .map(|(code, n)| (code.to_string(), json!(n)))
+            .collect::<Map<String, Value>>(),
         "unfinished": s.unfinished,
         "unfinished_wait_ms": latency(&s.unfinished_wait.summary()),
         "duration_s": f.duration_s,
@@ -172,9 +177,11 @@ pub fn json(r: &RunResult) -> Value {
         .urls
         .iter()
         .zip(&s.urls)
-        .map(|(url, u)| {
+        .enumerate()
+        .map(|(i, (url, u))| {
             json!({
                 "url": url,
+                "method": r.workload.spec(i).method(),
                 "requests": u.requests,
                 "errors": u.errors,
                 "connects": u.connects,

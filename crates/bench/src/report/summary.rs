@@ -133,6 +133,14 @@ pub fn summary(r: &RunResult) -> String {
             errors.join(", ")
         );
     }
+    let statuses: Vec<String> = s
+        .statuses
+        .seen()
+        .map(|(code, n)| format!("{code} {n}"))
+        .collect();
+    if !statuses.is_empty() {
+        let _ = writeln!(o, "  Statuses:  {}", statuses.join(", "));
+    }
     o.push_str(&super::unfinished_notes(r));
     if let Some(note) = super::interrupted_note(r) {
         o.push_str(&note);

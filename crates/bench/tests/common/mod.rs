@@ -8,7 +8,7 @@
 //! and joins every thread.
 #![allow(dead_code)] // each test file uses a different part
 
-use bench::{BenchConfig, HttpMode, Page, Stop, Target, Workload};
+use bench::{BenchConfig, Page, Stop, Target, Workload};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -73,9 +73,14 @@ pub struct Seen {
     pub server_closed_first: AtomicU64,
     /// Responses written (by the behaviours that count them: `FreezeAfter`).
     pub answered: AtomicU64,
+    /// The last request `Echo` answered, exactly as received.
+    pub last_request: std::sync::Mutex<Vec<u8>>,
 }
 
 impl Seen {
+    pub fn last_request(&self) -> String {
+        String::from_utf8_lossy(&self.last_request.lock().unwrap()).into_owned()
+    }
     pub fn connections(&self) -> u64 {
         self.connections.load(Ordering::SeqCst)
     }
@@ -330,6 +335,7 @@ fn answer(
                 req.len()
             );
             let body: &[u8] = if req.starts_with(b"HEAD ") { b"" } else { req };
+            *seen.last_request.lock().unwrap() = req.to_vec();
             w(s, &[head.as_bytes(), body].concat()) && !close
         }
         Behaviour::StallMidBody => {
@@ -375,7 +381,11 @@ pub fn workload(pages: &[(&str, f64, &[&str])]) -> Workload {
                 .collect(),
         })
         .collect();
-    Workload { pages, urls }
+    Workload {
+        pages,
+        urls,
+        requests: Vec::new(),
+    }
 }
 
 /// One page, one file.
@@ -387,30 +397,19 @@ pub fn one_file() -> Workload {
             files: vec![0],
         }],
         urls: vec!["/a".into()],
+        requests: Vec::new(),
     }
 }
 
 /// Keep-alive, closed loop, no warm-up, timeouts of 1 s, 2 threads at most.
 pub fn config(addr: SocketAddr, concurrency: usize, stop: Stop) -> BenchConfig {
     BenchConfig {
-        target: Target {
-            addr,
-            host: addr.to_string(),
-            url: format!("http://{addr}"),
-        },
         concurrency,
         threads: concurrency.min(2),
         stop,
-        warmup: Duration::ZERO,
-        think: None,
-        rate: None,
-        http: HttpMode::KeepAlive,
         connect_timeout: Duration::from_secs(1),
         response_timeout: Duration::from_secs(1),
-        seed: 1,
-        log: None,
-        debug: false,
-        progress: false,
+        ..BenchConfig::new(Target::http(addr))
     }
 }
 

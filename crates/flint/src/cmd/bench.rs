@@ -18,7 +18,6 @@ use bench::stats::ErrorKind;
 use bench::thresholds::Verdict;
 use bench::{BenchConfig, BenchError, HttpMode, RunResult, Stop, Target, Workload};
 use std::io::IsTerminal;
-use std::net::ToSocketAddrs;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -28,7 +27,7 @@ static STOP: AtomicBool = AtomicBool::new(false);
 
 pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
     let load = &args.load;
-    let (target, url_path) = parse_target(&args.url)?;
+    let target = Target::parse(&args.url)?;
     check_outputs(load)?;
     let workload = if let Some(path) = &args.workload {
         if !args.paths.is_empty() {
@@ -37,11 +36,12 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
         Workload::load(path)?
     } else if !args.paths.is_empty() {
         Workload::from_paths(&args.paths)?
-    } else if let Some(path) = url_path {
-        Workload::from_paths(&[path])?
     } else {
-        bail!("nothing to fetch: name paths (flint bench URL /a.html /b.gif), a workload (-w FILE), or a path in the URL");
+        // The URL's own path, or `/` as wrk fetches for a bare `http://host:port`.
+        let path = target.path.clone().unwrap_or_else(|| "/".into());
+        Workload::from_paths(&[path])?
     };
+    let workload = workload.with_defaults(&request_spec(&args)?)?;
     if let Some(pid) = args.profile.and_then(|p| p.pid) {
         if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
             bail!("--profile {pid}: no process has that pid");
@@ -108,47 +108,32 @@ fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
+/// What `-m`, `-H`, `--body` and `--body-file` ask of every request.
+fn request_spec(args: &BenchArgs) -> anyhow::Result<bench::RequestSpec> {
+    let headers = args
+        .headers
+        .iter()
+        .map(|h| bench::RequestSpec::parse_header(h).map_err(anyhow::Error::msg))
+        .collect::<anyhow::Result<_>>()?;
+    let body = match (&args.body, &args.body_file) {
+        (Some(text), _) => Some(text.clone().into_bytes()),
+        (None, Some(path)) => Some(
+            std::fs::read(path)
+                .with_context(|| format!("reading --body-file {}", path.display()))?,
+        ),
+        (None, None) => None,
+    };
+    Ok(bench::RequestSpec {
+        method: args.method.clone(),
+        headers,
+        body,
+    })
+}
+
 /// Ctrl-C and SIGTERM call `on_stop`; a second Ctrl-C is handled the same way (the run is
 /// already ending and will print what it has).
 pub fn install_stop_handler(on_stop: impl Fn() + Send + 'static) -> anyhow::Result<()> {
     ctrlc::set_handler(on_stop).context("installing the Ctrl-C handler")
-}
-
-/// `http://host:port/path` into an address resolved once, the Host header, and the path if any.
-pub fn parse_target(url: &str) -> anyhow::Result<(Target, Option<String>)> {
-    let rest = match url.split_once("://") {
-        Some(("http", rest)) => rest,
-        Some((scheme, _)) => bail!("`{url}`: only http:// is supported, not {scheme}://"),
-        None => url,
-    };
-    let (authority, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], Some(&rest[i..])),
-        None => (rest, None),
-    };
-    if authority.is_empty() {
-        bail!("`{url}`: no host");
-    }
-    let with_port = if authority
-        .rsplit_once(':')
-        .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
-        && !authority.ends_with(']')
-    {
-        authority.to_string()
-    } else {
-        format!("{authority}:80")
-    };
-    let addr = with_port
-        .to_socket_addrs()
-        .with_context(|| format!("resolving `{authority}`"))?
-        .next()
-        .with_context(|| format!("`{authority}` resolves to no address"))?;
-    let path = path.filter(|p| *p != "/").map(str::to_string);
-    let target = Target {
-        addr,
-        host: authority.to_string(),
-        url: url.to_string(),
-    };
-    Ok((target, path))
 }
 
 pub fn bench_config(target: Target, load: &LoadArgs) -> BenchConfig {
@@ -165,7 +150,6 @@ pub fn bench_config(target: Target, load: &LoadArgs) -> BenchConfig {
         (false, HttpArg::Http11) => HttpMode::KeepAlive,
     };
     BenchConfig {
-        target,
         concurrency: clients,
         threads,
         stop,
@@ -179,6 +163,7 @@ pub fn bench_config(target: Target, load: &LoadArgs) -> BenchConfig {
         log: load.log.clone(),
         debug: load.debug,
         progress: !load.quiet && std::io::stderr().is_terminal(),
+        ..BenchConfig::new(target)
     }
 }
 
@@ -294,26 +279,4 @@ fn reports(result: &RunResult, load: &LoadArgs, server: Option<&lab::profile::Pr
         out.push_str(&p.truss_table(requests, pages));
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_target;
-
-    #[test]
-    fn target_url_gives_address_host_and_path() {
-        let (t, path) = parse_target("http://127.0.0.1:8080/x.html").unwrap();
-        assert_eq!(t.addr.to_string(), "127.0.0.1:8080");
-        assert_eq!(t.host, "127.0.0.1:8080");
-        assert_eq!(path.as_deref(), Some("/x.html"));
-        let (t, path) = parse_target("127.0.0.1").unwrap();
-        assert_eq!(t.addr.port(), 80);
-        assert_eq!(path, None);
-    }
-
-    #[test]
-    fn https_is_refused_with_a_reason() {
-        let err = parse_target("https://127.0.0.1/").unwrap_err().to_string();
-        assert!(err.contains("only http://"), "{err}");
-    }
 }

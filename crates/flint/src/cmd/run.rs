@@ -3,9 +3,7 @@
 //! The server runs in this process on its own threads, on a port the kernel picks, so that
 //! `flint run` needs nothing installed and cannot collide with anything else on the machine.
 
-use super::bench::{
-    check_outputs, finish, install_stop_handler, parse_target, prepare, run_error, LoadArgs,
-};
+use super::bench::{check_outputs, finish, install_stop_handler, prepare, run_error, LoadArgs};
 use super::fileset::MixArg;
 use anyhow::Context;
 use bench::fileset;
@@ -37,7 +35,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     install_stop_handler(|| STOP.store(true, Ordering::Relaxed))?;
 
     if let Some(url) = &args.target {
-        let (target, _) = parse_target(url)?;
+        let target = bench::Target::parse(url)?;
         let workload = fileset::mix_workload(mix);
         let config = prepare(target, &args.load, 0)?;
         eprintln!("flint run: {mix} mix against {url}");
@@ -51,7 +49,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         load.threads = Some(cores.saturating_sub(cores / 2).max(1));
     }
     // The embedded server holds the other end of every connection, in this process.
-    let (target, _) = parse_target("http://127.0.0.1:1")?;
+    let target = bench::Target::http(std::net::SocketAddr::from(([127, 0, 0, 1], 1)));
     let config = prepare(target, &load, load.clients as u64)?;
     let dir = tempfile::Builder::new()
         .prefix("flint-run-")
@@ -75,7 +73,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         .context("starting the server thread")?;
 
     eprintln!("flint run: {mix} mix served by flint serve at http://{addr}");
-    let (target, _) = parse_target(&format!("http://{addr}"))?;
+    let target = bench::Target::http(addr);
     let config = bench::BenchConfig { target, ..config };
     let result = bench::run(&config, &workload, &STOP);
 

@@ -113,10 +113,12 @@ fn the_file_takes_listen_dotfiles_and_autoindex() {
         ("listen = \"a b\"\n", "expected PORT"),
         ("dotfiles = \"show\"\n", "dotfiles"),
         ("autoindx = true\n", "autoindx"),
+        ("\n\nthreads = \"two\"\n", "line 3: `threads`: invalid type"),
     ] {
         std::fs::write(&path, text).unwrap();
         let e = Config::from_file(&path).unwrap_err().to_string();
         assert!(e.contains(want), "{text:?}: {e}");
+        assert!(!e.contains('\n'), "one line: {e}");
     }
 }
 

@@ -155,6 +155,19 @@ pub struct BenchArgs {
     /// after it picks the tracer (docs/profile.md).
     #[arg(long, value_name = "PID|auto", value_parser = super::profile::parse_arg)]
     pub profile: Option<super::profile::ProfileArg>,
+    /// A header field for every request, `Name: value`; repeatable. Replaces flint's own Host
+    /// or User-Agent; a workload file's own fields win over it.
+    #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
+    pub headers: Vec<String>,
+    /// The request method [default: GET]. A HEAD's response is read without a body.
+    #[arg(short = 'm', long, value_name = "METHOD")]
+    pub method: Option<String>,
+    /// A request body for every request, sent with its Content-Length.
+    #[arg(long, value_name = "STRING", conflicts_with = "body_file")]
+    pub body: Option<String>,
+    /// The request body, read from a file once before the run.
+    #[arg(long, value_name = "FILE")]
+    pub body_file: Option<PathBuf>,
     #[command(flatten)]
     pub load: LoadArgs,
 }
