@@ -35,20 +35,18 @@ mod timers;
 use alarm::Alarm;
 use errors::{connect_error, head_error, status_error};
 use setup::Running;
-pub use setup::{child_rng, Plan, Requests, Shared, ThreadOutcome};
+pub use setup::{child_rng, Requests, RunShared, Schedule, ThreadOutcome};
 use timers::Timers;
 
 use crate::config::HttpMode;
 use crate::log::{LogBuf, LogRecord};
 use crate::progress::Counts;
 use crate::stats::{second_index, ErrorKind, ResponseSample, SecondStats, Stats};
+use crate::transport::Transport;
 use crate::{Stop, Workload};
 use mio::event::Event;
-use mio::net::TcpStream;
-use mio::{Events, Interest, Poll, Registry, Token};
-use socket2::{Domain, Protocol, Socket, Type};
-use std::io::{self, Read, Write};
-use std::net::SocketAddr;
+use mio::{Events, Poll, Registry, Token};
+use std::io::{self, Write};
 use std::ops::Range;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -72,16 +70,20 @@ const NONE: u64 = u64::MAX;
 const PREALLOCATED_SECONDS: usize = 3600;
 
 /// One thread: Webchildren `ids` (global indexes) on one event loop, until the end.
-pub fn run_thread(sh: &Shared<'_>, thread: usize, ids: Range<usize>) -> io::Result<ThreadOutcome> {
+pub fn run_thread(
+    sh: &RunShared<'_>,
+    thread: usize,
+    ids: Range<usize>,
+) -> io::Result<ThreadOutcome> {
     let running = Running(sh);
     let mut poll = Poll::new()?;
     let n = ids.len();
-    let mut cx = Ctx {
+    let mut cx = ThreadState {
         sh,
         thread,
         registry: poll.registry().try_clone()?,
         timers: Timers::new(n),
-        stats: Stats::new(sh.workload, sh.plan.interval_us.is_some()),
+        stats: Stats::new(sh.workload, sh.schedule.interval_us.is_some()),
         log: sh.log.as_ref().map(LogBuf::new),
         live: Counts::default(),
         active: 0,
@@ -102,9 +104,9 @@ pub fn run_thread(sh: &Shared<'_>, thread: usize, ids: Range<usize>) -> io::Resu
         .enumerate()
         .map(|(slot, id)| Webchild::new(slot, id, sh))
         .collect();
-    let plan = &sh.plan;
-    let mut alarm = match plan.interval_us {
-        Some(_) => Some(Alarm::new(poll.registry(), plan.base)?),
+    let schedule = &sh.schedule;
+    let mut alarm = match schedule.interval_us {
+        Some(_) => Some(Alarm::new(poll.registry(), schedule.base)?),
         None => None,
     };
     let now = cx.now();
@@ -115,10 +117,10 @@ pub fn run_thread(sh: &Shared<'_>, thread: usize, ids: Range<usize>) -> io::Resu
     let (end_us, interrupted) = loop {
         let now = cx.now();
         if sh.stop.load(Ordering::Relaxed) {
-            break (now.min(plan.end_us), true);
+            break (now.min(schedule.end_us), true);
         }
-        if now >= plan.end_us {
-            break (plan.end_us, false);
+        if now >= schedule.end_us {
+            break (schedule.end_us, false);
         }
         if cx.active == 0 {
             let last = children.iter().map(|c| c.done_us).max().unwrap_or(now);
@@ -128,11 +130,13 @@ pub fn run_thread(sh: &Shared<'_>, thread: usize, ids: Range<usize>) -> io::Resu
             children[slot].on_timer(&mut cx, now);
         }
         if now >= next_publish {
-            cx.live.behind = plan.interval_us.map_or(0, |iv| behind(&children, iv, now));
+            cx.live.behind = schedule
+                .interval_us
+                .map_or(0, |iv| behind(&children, iv, now));
             sh.progress.publish(thread, cx.live);
             next_publish = now + PUBLISH_US;
         }
-        let until = cx.timers.next_at().min(plan.end_us).min(now + TICK_US);
+        let until = cx.timers.next_at().min(schedule.end_us).min(now + TICK_US);
         if let Some(alarm) = &mut alarm {
             alarm.wake_at(until, now)?;
         }
@@ -157,7 +161,7 @@ pub fn run_thread(sh: &Shared<'_>, thread: usize, ids: Range<usize>) -> io::Resu
     // WebSTONE's cumulative time: how long each Webchild took part in the measured window.
     for c in &children {
         let end = c.done_us.min(end_us);
-        cx.stats.cumulative_us += end.saturating_sub(plan.measure_us);
+        cx.stats.cumulative_us += end.saturating_sub(schedule.measure_us);
     }
     Ok(ThreadOutcome {
         stats: cx.stats,
@@ -179,8 +183,8 @@ fn behind(children: &[Webchild], interval_us: f64, now: u64) -> u64 {
 }
 
 /// A thread's state other than its Webchildren (so a Webchild can borrow it mutably).
-struct Ctx<'a> {
-    sh: &'a Shared<'a>,
+struct ThreadState<'a> {
+    sh: &'a RunShared<'a>,
     thread: usize,
     registry: Registry,
     timers: Timers,
@@ -191,22 +195,22 @@ struct Ctx<'a> {
     active: usize,
 }
 
-impl Ctx<'_> {
+impl ThreadState<'_> {
     #[inline]
     fn now(&self) -> u64 {
-        self.sh.plan.base.elapsed().as_micros() as u64
+        self.sh.schedule.base.elapsed().as_micros() as u64
     }
 
     /// Whether something that started at `start` and ends `now` is in the measured window.
     #[inline]
     fn counts(&self, start: u64, now: u64) -> bool {
-        start >= self.sh.plan.measure_us && now < self.sh.plan.end_us
+        start >= self.sh.schedule.measure_us && now < self.sh.schedule.end_us
     }
 
     /// The time series' entry for `now` (in the window): an index, no clock read.
     #[inline]
     fn second(&mut self, now: u64) -> &mut SecondStats {
-        let i = second_index(now.saturating_sub(self.sh.plan.measure_us));
+        let i = second_index(now.saturating_sub(self.sh.schedule.measure_us));
         self.stats.second(i)
     }
 
@@ -252,7 +256,7 @@ struct Webchild {
     /// Global index: the log's `child` column and the random stream's key.
     id: usize,
     state: State,
-    conn: Option<TcpStream>,
+    conn: Option<Transport>,
     /// Bumped at every close: data read from a connection that is gone is not processed.
     conn_gen: u32,
     /// Responses completed on this connection: a reused one the server may have closed idle.
@@ -294,10 +298,10 @@ struct Webchild {
 }
 
 impl Webchild {
-    fn new(slot: usize, id: usize, sh: &Shared<'_>) -> Self {
-        let offset = sh.plan.interval_us.map_or(0.0, |iv| {
+    fn new(slot: usize, id: usize, sh: &RunShared<'_>) -> Self {
+        let offset = sh.schedule.interval_us.map_or(0.0, |iv| {
             // Spread the children's schedules over one interval, so pages do not come in bursts.
-            iv * id as f64 / sh.plan.concurrency as f64
+            iv * id as f64 / sh.schedule.concurrency as f64
         });
         Webchild {
             slot,
@@ -308,7 +312,7 @@ impl Webchild {
             conn_responses: 0,
             rng: child_rng(sh.config.seed, id, 0),
             warmup_rng: child_rng(sh.config.seed, id, 1),
-            pages_left: sh.plan.quota(id),
+            pages_left: sh.schedule.quota(id),
             next_intended_us: offset,
             page: 0,
             file: 0,
@@ -335,12 +339,12 @@ impl Webchild {
         }
     }
 
-    fn begin(&mut self, cx: &mut Ctx<'_>, now: u64) {
+    fn begin(&mut self, cx: &mut ThreadState<'_>, now: u64) {
         cx.active += 1;
         if self.pages_left == 0 {
             return self.finish(cx, now);
         }
-        match cx.sh.plan.interval_us {
+        match cx.sh.schedule.interval_us {
             None => self.start_page(cx, now),
             Some(_) => cx.timers.arm(self.slot, self.next_intended_us as u64),
         }
@@ -353,7 +357,7 @@ impl Webchild {
 
     // ---- events ------------------------------------------------------------------------------
 
-    fn on_event(&mut self, cx: &mut Ctx<'_>, buf: &mut [u8], ev: &Event) {
+    fn on_event(&mut self, cx: &mut ThreadState<'_>, buf: &mut [u8], ev: &Event) {
         match self.state {
             State::Done => {}
             State::Connecting => self.on_connect_ready(cx),
@@ -381,7 +385,7 @@ impl Webchild {
         }
     }
 
-    fn on_timer(&mut self, cx: &mut Ctx<'_>, now: u64) {
+    fn on_timer(&mut self, cx: &mut ThreadState<'_>, now: u64) {
         match self.state {
             State::Wait => self.start_page(cx, now),
             State::Connecting => self.fail(cx, ErrorKind::ConnectTimeout, now),
@@ -395,9 +399,9 @@ impl Webchild {
 
     // ---- pages and files ---------------------------------------------------------------------
 
-    fn start_page(&mut self, cx: &mut Ctx<'_>, now: u64) {
-        let plan = &cx.sh.plan;
-        let intended = match plan.interval_us {
+    fn start_page(&mut self, cx: &mut ThreadState<'_>, now: u64) {
+        let schedule = &cx.sh.schedule;
+        let intended = match schedule.interval_us {
             Some(iv) => {
                 let t = self.next_intended_us;
                 self.next_intended_us += iv;
@@ -405,15 +409,15 @@ impl Webchild {
             }
             None => now,
         };
-        let measured = intended >= plan.measure_us;
+        let measured = intended >= schedule.measure_us;
         if measured {
             if self.pages_left == 0 {
                 return self.finish(cx, now);
             }
-            if plan.pages.is_some() {
+            if schedule.pages.is_some() {
                 self.pages_left -= 1;
             }
-            if plan.interval_us.is_some() && intended < plan.end_us {
+            if schedule.interval_us.is_some() && intended < schedule.end_us {
                 cx.stats.record_send_lag(now - intended);
             }
         }
@@ -429,7 +433,7 @@ impl Webchild {
         self.start_file(cx, now);
     }
 
-    fn start_file(&mut self, cx: &mut Ctx<'_>, now: u64) {
+    fn start_file(&mut self, cx: &mut ThreadState<'_>, now: u64) {
         self.file_start_us = now;
         self.retried = false;
         self.reset_response();
@@ -461,11 +465,11 @@ impl Webchild {
 
     /// Non-2xx statuses end the page as an error (it is not a hit) although the response itself
     /// completed and counts as a request; the connection stays usable when the server says so.
-    fn response_done(&mut self, cx: &mut Ctx<'_>, now: u64) {
-        let plan = &cx.sh.plan;
+    fn response_done(&mut self, cx: &mut ThreadState<'_>, now: u64) {
+        let schedule = &cx.sh.schedule;
         let url = self.url(cx.sh.workload);
         let ok = (200..300).contains(&self.status);
-        let open_first = plan.interval_us.is_some() && self.file == 0;
+        let open_first = schedule.interval_us.is_some() && self.file == 0;
         self.conn_responses += 1;
         cx.live.requests += 1;
         cx.live.errors += u64::from(!ok);
@@ -519,7 +523,7 @@ impl Webchild {
             self.retried = false;
             self.state = State::ReadingHead;
             cx.timers
-                .arm(self.slot, now + cx.sh.plan.response_timeout_us);
+                .arm(self.slot, now + cx.sh.schedule.response_timeout_us);
         } else {
             self.start_file(cx, now);
         }
@@ -532,18 +536,18 @@ impl Webchild {
     /// before the next read) or right after it, and epoll's read-closed flag shows it without a
     /// read, so the next file hardly waits. A server that keeps the connection open is waited
     /// for at most the response timeout, then closed.
-    fn await_close(&mut self, cx: &mut Ctx<'_>, now: u64, ok: bool, more: bool) {
+    fn await_close(&mut self, cx: &mut ThreadState<'_>, now: u64, ok: bool, more: bool) {
         self.next_file = ok && more;
         if !self.next_file {
             self.record_page(cx, ok, now); // the page ended at its last byte, not at the FIN
         }
         self.state = State::Closing;
         cx.timers
-            .arm(self.slot, now + cx.sh.plan.response_timeout_us);
+            .arm(self.slot, now + cx.sh.schedule.response_timeout_us);
     }
 
     /// The end of `Closing`: the server's FIN (or the timeout, an error, stray bytes).
-    fn closed(&mut self, cx: &mut Ctx<'_>, now: u64) {
+    fn closed(&mut self, cx: &mut ThreadState<'_>, now: u64) {
         self.close();
         if self.next_file {
             self.file += 1;
@@ -553,12 +557,12 @@ impl Webchild {
         }
     }
 
-    fn end_page(&mut self, cx: &mut Ctx<'_>, hit: bool, now: u64, backoff: bool) {
+    fn end_page(&mut self, cx: &mut ThreadState<'_>, hit: bool, now: u64, backoff: bool) {
         self.record_page(cx, hit, now);
         self.next_page(cx, now, backoff);
     }
 
-    fn record_page(&mut self, cx: &mut Ctx<'_>, hit: bool, now: u64) {
+    fn record_page(&mut self, cx: &mut ThreadState<'_>, hit: bool, now: u64) {
         if hit {
             // For the live line's estimate of the Webchildren a rate needs.
             cx.live.pages += 1;
@@ -575,15 +579,15 @@ impl Webchild {
     }
 
     /// Thinks, waits for the next open-loop slot, or starts the next page (or finishes).
-    fn next_page(&mut self, cx: &mut Ctx<'_>, now: u64, backoff: bool) {
+    fn next_page(&mut self, cx: &mut ThreadState<'_>, now: u64, backoff: bool) {
         if self.pages_left == 0 {
             return self.finish(cx, now);
         }
-        let plan = &cx.sh.plan;
-        let mut at = match plan.interval_us {
+        let schedule = &cx.sh.schedule;
+        let mut at = match schedule.interval_us {
             // Open loop: the next slot, however late this page ended (then it starts at once).
             Some(_) => self.next_intended_us as u64,
-            None => now + plan.think_us,
+            None => now + schedule.think_us,
         };
         if backoff {
             at = at.max(now + BACKOFF_US);
@@ -595,7 +599,7 @@ impl Webchild {
         cx.timers.arm(self.slot, at);
     }
 
-    fn finish(&mut self, cx: &mut Ctx<'_>, now: u64) {
+    fn finish(&mut self, cx: &mut ThreadState<'_>, now: u64) {
         self.close();
         self.state = State::Done;
         self.done_us = now;
@@ -604,7 +608,7 @@ impl Webchild {
     }
 
     /// A request failed: counted by kind, the connection dropped, the page abandoned.
-    fn fail(&mut self, cx: &mut Ctx<'_>, kind: ErrorKind, now: u64) {
+    fn fail(&mut self, cx: &mut ThreadState<'_>, kind: ErrorKind, now: u64) {
         cx.live.errors += 1;
         if cx.counts(self.file_start_us, now) {
             cx.record_error(self.url(cx.sh.workload), kind, now);
@@ -617,16 +621,20 @@ impl Webchild {
     }
 
     /// The log's line for the current file; `error` is empty for a success.
-    fn log(&self, cx: &mut Ctx<'_>, response_us: Option<u64>, error: &str) {
+    fn log(&self, cx: &mut ThreadState<'_>, response_us: Option<u64>, error: &str) {
         let Some(log) = &mut cx.log else { return };
         let some = |t: u64| (t != NONE).then_some(t);
-        let base = cx.sh.plan.base_unix_us;
+        let base = cx.sh.schedule.base_unix_us;
         log.push(&LogRecord {
             thread: cx.thread,
             child: self.id,
             page: &cx.sh.workload.pages[self.page].name,
             url: &cx.sh.workload.urls[self.url(cx.sh.workload)],
-            intended_unix_us: cx.sh.plan.interval_us.map(|_| base + self.page_intended_us),
+            intended_unix_us: cx
+                .sh
+                .schedule
+                .interval_us
+                .map(|_| base + self.page_intended_us),
             start_unix_us: base + self.file_start_us,
             connect_us: some(self.connect_us),
             ttfb_us: some(self.first_byte_us).map(|t| t.saturating_sub(self.written_us)),
@@ -641,14 +649,14 @@ impl Webchild {
     /// The run ended at `end`: a request of the window still in flight is unfinished (in the
     /// open loop it enters the corrected figures with its wait so far), and in the open loop
     /// every page due in the window that this Webchild never started is a page not sent.
-    fn at_end(&mut self, cx: &mut Ctx<'_>, end: u64) {
-        let plan = &cx.sh.plan;
-        let open = plan.interval_us.is_some();
+    fn at_end(&mut self, cx: &mut ThreadState<'_>, end: u64) {
+        let schedule = &cx.sh.schedule;
+        let open = schedule.interval_us.is_some();
         let in_flight = matches!(
             self.state,
             State::Connecting | State::ReadingHead | State::ReadingBody
         );
-        if in_flight && self.file_start_us >= plan.measure_us {
+        if in_flight && self.file_start_us >= schedule.measure_us {
             let start = if open && self.file == 0 {
                 self.page_intended_us
             } else {
@@ -660,13 +668,15 @@ impl Webchild {
                 .record_unfinished(end.saturating_sub(start), page_wait, bytes);
             self.log(cx, None, "unfinished");
         }
-        let Some(iv) = plan.interval_us else { return };
+        let Some(iv) = schedule.interval_us else {
+            return;
+        };
         if self.state == State::Done {
             return;
         }
         // Its slots from `next_intended_us` on that were due in the window, up to its quota.
         let slot = |t: f64| ((t - self.next_intended_us) / iv).ceil().max(0.0);
-        let (from, to) = (slot(plan.measure_us as f64), slot(end as f64));
+        let (from, to) = (slot(schedule.measure_us as f64), slot(end as f64));
         let n = ((to - from).max(0.0) as u64).min(self.pages_left);
         let first = self.next_intended_us + from * iv;
         cx.stats.record_not_sent(end, first, iv, n);
@@ -674,38 +684,28 @@ impl Webchild {
 
     // ---- connections -------------------------------------------------------------------------
 
-    fn connect(&mut self, cx: &mut Ctx<'_>, now: u64) {
+    fn connect(&mut self, cx: &mut ThreadState<'_>, now: u64) {
         self.state = State::Connecting;
         self.conn_responses = 0;
         self.connect_start_us = now;
-        let interest = Interest::READABLE | Interest::WRITABLE;
-        let opened = open(cx.sh.config.target.addr).and_then(|mut s| {
-            cx.registry.register(&mut s, Token(self.slot), interest)?;
-            Ok(s)
-        });
-        match opened {
+        match Transport::open(&cx.sh.connector, &cx.registry, Token(self.slot)) {
             Ok(s) => {
                 self.conn = Some(s);
                 cx.timers
-                    .arm(self.slot, now + cx.sh.plan.connect_timeout_us);
+                    .arm(self.slot, now + cx.sh.schedule.connect_timeout_us);
             }
             Err(e) => self.fail(cx, connect_error(&e), now),
         }
     }
 
     /// The first event of a connecting socket: connected, failed, or (a stale event) neither yet.
-    fn on_connect_ready(&mut self, cx: &mut Ctx<'_>) {
+    fn on_connect_ready(&mut self, cx: &mut ThreadState<'_>) {
         let Some(conn) = &self.conn else { return };
         let now = cx.now();
-        match conn.peer_addr() {
-            Ok(_) => {}
-            Err(e) => {
-                return match conn.take_error() {
-                    Ok(Some(err)) | Err(err) => self.fail(cx, connect_error(&err), now),
-                    Ok(None) if e.kind() == io::ErrorKind::NotConnected => {} // still connecting
-                    Ok(None) => self.fail(cx, connect_error(&e), now),
-                };
-            }
+        match conn.connected() {
+            Ok(true) => {}
+            Ok(false) => return, // a stale event: still connecting
+            Err(e) => return self.fail(cx, connect_error(&e), now),
         }
         self.connect_us = now - self.connect_start_us;
         if cx.counts(self.file_start_us, now) {
@@ -716,19 +716,19 @@ impl Webchild {
     }
 
     /// Starts writing the current file's request (pipelining: the page's, from this file on).
-    fn send(&mut self, cx: &mut Ctx<'_>, now: u64) {
+    fn send(&mut self, cx: &mut ThreadState<'_>, now: u64) {
         let r = &cx.sh.requests;
         let range = r.for_file(self.page, self.file, self.url(cx.sh.workload));
         cx.debug(&r.bytes()[range.clone()]);
         (self.wpos, self.wend) = (range.start, range.end);
         self.state = State::ReadingHead;
         cx.timers
-            .arm(self.slot, now + cx.sh.plan.response_timeout_us);
+            .arm(self.slot, now + cx.sh.schedule.response_timeout_us);
         self.flush(cx, now);
     }
 
     /// Writes what is pending; false if the write failed (and the failure was handled).
-    fn flush(&mut self, cx: &mut Ctx<'_>, now: u64) -> bool {
+    fn flush(&mut self, cx: &mut ThreadState<'_>, now: u64) -> bool {
         let Some(conn) = &mut self.conn else {
             return false;
         };
@@ -754,7 +754,7 @@ impl Webchild {
     /// Reads until the socket is drained, the connection is gone, or the data is unwanted.
     /// `closed`: the event also reported the peer's FIN or RST, which no later edge will report
     /// again, so the socket is read until it says so even after a short read.
-    fn on_readable(&mut self, cx: &mut Ctx<'_>, buf: &mut [u8], closed: bool) {
+    fn on_readable(&mut self, cx: &mut ThreadState<'_>, buf: &mut [u8], closed: bool) {
         let gen = self.conn_gen;
         loop {
             let carry = self.head.len();
@@ -794,7 +794,7 @@ impl Webchild {
     }
 
     /// Parses heads and follows bodies through `data`; pipelined responses follow back to back.
-    fn on_data(&mut self, cx: &mut Ctx<'_>, data: &[u8], now: u64) {
+    fn on_data(&mut self, cx: &mut ThreadState<'_>, data: &[u8], now: u64) {
         let gen = self.conn_gen;
         let mut pos = 0;
         while self.conn_gen == gen {
@@ -852,7 +852,7 @@ impl Webchild {
         }
     }
 
-    fn on_eof(&mut self, cx: &mut Ctx<'_>, now: u64) {
+    fn on_eof(&mut self, cx: &mut ThreadState<'_>, now: u64) {
         match self.state {
             State::ReadingHead if self.may_retry(cx) => self.retry(cx, now),
             State::ReadingHead => self.fail(cx, ErrorKind::Reset, now),
@@ -869,7 +869,7 @@ impl Webchild {
         }
     }
 
-    fn io_failed(&mut self, cx: &mut Ctx<'_>, e: io::Error, now: u64) {
+    fn io_failed(&mut self, cx: &mut ThreadState<'_>, e: io::Error, now: u64) {
         if self.state == State::Closing {
             return self.closed(cx, now);
         }
@@ -896,7 +896,7 @@ impl Webchild {
     /// A reused keep-alive connection that closes before any byte of the response was most
     /// likely closed idle by the server as we wrote: RFC 9112 9.3.1 lets a client resend an
     /// idempotent request once, on a new connection. A fresh connection failing is an error.
-    fn may_retry(&self, cx: &Ctx<'_>) -> bool {
+    fn may_retry(&self, cx: &ThreadState<'_>) -> bool {
         cx.sh.requests.may_resend(self.url(cx.sh.workload))
             && self.conn_responses > 0
             && !self.retried
@@ -904,7 +904,7 @@ impl Webchild {
             && self.head.is_empty()
     }
 
-    fn retry(&mut self, cx: &mut Ctx<'_>, now: u64) {
+    fn retry(&mut self, cx: &mut ThreadState<'_>, now: u64) {
         self.close();
         self.retried = true;
         self.reset_response();
@@ -921,22 +921,6 @@ impl Webchild {
         self.wpos = 0;
         self.wend = 0;
     }
-}
-
-/// A nonblocking TCP socket with Nagle off, its connect started.
-fn open(addr: SocketAddr) -> io::Result<TcpStream> {
-    let s = Socket::new(
-        Domain::for_address(addr),
-        Type::STREAM.nonblocking(),
-        Some(Protocol::TCP),
-    )?;
-    s.set_tcp_nodelay(true)?;
-    match s.connect(&addr.into()) {
-        Ok(()) => {}
-        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
-        Err(e) => return Err(e),
-    }
-    Ok(TcpStream::from_std(s.into()))
 }
 
 #[cfg(test)]

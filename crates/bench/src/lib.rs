@@ -9,7 +9,9 @@
 //! Layout, by role:
 //! - [`workload`]: what to fetch (TOML workloads, WebSTONE filelists, command-line paths);
 //! - [`fileset`]: the document trees the paper's mixes describe;
+//! - [`target`]: where to fetch it from (a URL, parsed and resolved once);
 //! - [`config`]: how to fetch it (the options of a run);
+//! - [`transport`]: a Webchild's connection (plain TCP; the seam for other transports);
 //! - [`client`]: the hot path: one thread's event loop and the Webchild connection state machine;
 //! - [`runner`]: threads, warm-up, duration, Ctrl-C, progress, merging, and the [`Observer`]
 //!   told when the measured window starts and ends;
@@ -25,9 +27,12 @@ pub mod progress;
 pub mod report;
 pub mod runner;
 pub mod stats;
+pub mod target;
+pub mod transport;
 pub mod workload;
 
-pub use config::{BenchConfig, HttpMode, Stop, Target};
+pub use config::{BenchConfig, HttpMode, Stop};
 pub use runner::{run, run_observed, BenchError, NoObserver, Observer, RunResult};
 pub use stats::{SecondStats, Stats};
+pub use target::{Scheme, Target, TargetError};
 pub use workload::{Page, RequestSpec, Workload, WorkloadError};

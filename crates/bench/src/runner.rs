@@ -11,10 +11,11 @@
 //! (for the observer) and prints the live line. Threads share nothing they write per request, so
 //! they scale with cores and their merged figures equal those one thread would have produced.
 
-use crate::client::{self, Plan, Requests, Shared, ThreadOutcome};
+use crate::client::{self, Requests, RunShared, Schedule, ThreadOutcome};
 use crate::log::LogFile;
 use crate::progress::{self, Counts, Progress};
 use crate::stats::seconds_in;
+use crate::transport::Connector;
 use crate::workload::PagePicker;
 use crate::{BenchConfig, Stats, Stop, Workload};
 use std::path::PathBuf;
@@ -131,7 +132,7 @@ pub fn run_observed(
     let base_unix_us = base_wall
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_micros() as u64);
-    let plan = Plan {
+    let schedule = Schedule {
         base,
         base_unix_us,
         measure_us,
@@ -149,11 +150,12 @@ pub fn run_observed(
         connect_timeout_us: config.connect_timeout.as_micros().max(1) as u64,
         response_timeout_us: config.response_timeout.as_micros().max(1) as u64,
     };
-    let shared = Shared {
+    let shared = RunShared {
         config,
         workload,
-        plan,
+        schedule,
         requests,
+        connector: Connector::new(&config.target),
         picker,
         log,
         progress: Progress::new(threads),
@@ -286,15 +288,16 @@ fn check(config: &BenchConfig, workload: &Workload) -> Result<(), BenchError> {
 /// a timed run, the next live line. A `-n` run or Ctrl-C ends when the last load thread stops
 /// measuring, and that thread unparks it; the wait is also capped, in case of a spurious wake-up
 /// or a lost unpark.
-fn coordinate(shared: &Shared<'_>, observer: &dyn Observer) {
+fn coordinate(shared: &RunShared<'_>, observer: &dyn Observer) {
     /// A safety net only: the boundaries themselves are slept to, or unparked.
     const MAX_PARK: Duration = Duration::from_millis(100);
-    let plan = &shared.plan;
-    let base = plan.base;
-    let start_at = base + Duration::from_micros(plan.measure_us);
-    let end_at = (plan.end_us != u64::MAX).then(|| base + Duration::from_micros(plan.end_us));
-    let warmup = Duration::from_micros(plan.measure_us);
-    let mut started = plan.measure_us == 0; // then already told, before the threads started
+    let schedule = &shared.schedule;
+    let base = schedule.base;
+    let start_at = base + Duration::from_micros(schedule.measure_us);
+    let end_at =
+        (schedule.end_us != u64::MAX).then(|| base + Duration::from_micros(schedule.end_us));
+    let warmup = Duration::from_micros(schedule.measure_us);
+    let mut started = schedule.measure_us == 0; // then already told, before the threads started
     let (mut prev, mut prev_at) = (Counts::default(), base);
     let mut next_line = base + Duration::from_secs(1);
     loop {

@@ -133,18 +133,27 @@ fn profile_auto_finds_the_local_server_by_its_port() {
 }
 
 #[test]
-fn profile_of_a_gone_process_warns_and_the_run_goes_on() {
+fn profile_of_a_gone_process_is_one_line_before_anything_runs() {
     let dir = docroot();
     let server = start_server(dir.path(), 2);
     let mut gone = Command::new("true").spawn().unwrap();
     let pid = gone.id().to_string();
     gone.wait().unwrap();
-    let (stdout, stderr, json) = bench_with_profile(&server, dir.path(), &pid);
+    let json_path = dir.path().join("gone.json");
+    let out = run_bounded(
+        flint()
+            .args(["bench", &format!("http://{}", server.addr), "/a.html"])
+            .args(["-d", "30s", "--quiet", "--profile", &pid])
+            .arg("--json")
+            .arg(&json_path),
+        Duration::from_secs(20),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
     assert!(
-        stderr.contains("no server profile") && stderr.contains(&format!("process {pid} is gone")),
+        stderr.contains(&format!("process {pid} is gone")),
         "{stderr}"
     );
-    assert!(json.get("server_profile").is_none());
-    assert!(json["summary"]["requests"].as_u64().unwrap() > 0);
-    assert!(!stdout.contains("sys totals:"), "{stdout}");
+    assert!(!json_path.exists(), "a 30 s run was started anyway");
 }

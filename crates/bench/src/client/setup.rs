@@ -6,6 +6,7 @@ use crate::config::HttpMode;
 use crate::log::LogFile;
 use crate::progress::Progress;
 use crate::stats::Stats;
+use crate::transport::Connector;
 use crate::workload::{PagePicker, RequestSpec};
 use crate::{BenchConfig, Workload};
 use std::io;
@@ -15,11 +16,13 @@ use std::time::Instant;
 
 /// What every thread reads; nothing in it is written during the run except through atomics
 /// (`progress`, `stop`, `running`) and the log file's lock (taken once per ~64 KiB of log).
-pub struct Shared<'a> {
+pub struct RunShared<'a> {
     pub config: &'a BenchConfig,
     pub workload: &'a Workload,
-    pub plan: Plan,
+    pub schedule: Schedule,
     pub requests: Requests,
+    /// How connections are opened (plain TCP, or TLS with its configuration).
+    pub connector: Connector,
     pub picker: PagePicker,
     pub log: Option<LogFile>,
     pub progress: Progress,
@@ -30,9 +33,9 @@ pub struct Shared<'a> {
     pub running: AtomicUsize,
 }
 
-/// Counts its thread out of `Shared::running` when dropped (also on an error or a panic), and
+/// Counts its thread out of `RunShared::running` when dropped (also on an error or a panic), and
 /// wakes the coordinator when it was the last: the window of a `-n` run or of Ctrl-C ends then.
-pub(super) struct Running<'a>(pub(super) &'a Shared<'a>);
+pub(super) struct Running<'a>(pub(super) &'a RunShared<'a>);
 
 impl Drop for Running<'_> {
     fn drop(&mut self) {
@@ -54,7 +57,7 @@ pub struct ThreadOutcome {
 
 /// When things happen, in µs since `base`; computed once by the runner for all threads.
 #[derive(Debug, Clone)]
-pub struct Plan {
+pub struct Schedule {
     pub base: Instant,
     /// `base` as a Unix time, for the log.
     pub base_unix_us: u64,
@@ -72,7 +75,7 @@ pub struct Plan {
     pub response_timeout_us: u64,
 }
 
-impl Plan {
+impl Schedule {
     /// Webchild `id`'s share of `-n`: spread evenly, the first ones taking the remainder. A
     /// static split keeps runs reproducible: each child fetches the same pages every time.
     pub fn quota(&self, id: usize) -> u64 {
@@ -114,14 +117,9 @@ impl Requests {
         let mut url = Vec::with_capacity(workload.urls.len());
         for (i, path) in workload.urls.iter().enumerate() {
             let start = bytes.len();
-            write_request(
-                &mut bytes,
-                path,
-                workload.spec(i),
-                host,
-                version,
-                keep_alive,
-            );
+            let auth = config.target.authorization.as_deref();
+            let spec = workload.spec(i);
+            write_request(&mut bytes, path, spec, host, auth, version, keep_alive);
             url.push(start..bytes.len());
         }
         let specs = (0..workload.urls.len()).map(|i| workload.spec(i));
@@ -182,13 +180,15 @@ impl Requests {
 }
 
 /// One request: `METHOD path version`, then `Host` and `User-Agent` unless the spec gives its
-/// own, `Connection: close` where keep-alive is off in HTTP/1.1, the spec's header fields in
-/// order, `Content-Length` when there is a body, and the body.
+/// own, `Connection: close` where keep-alive is off in HTTP/1.1, `Authorization` from the URL's
+/// user and password unless the spec gives its own, the spec's header fields in order,
+/// `Content-Length` when there is a body, and the body.
 fn write_request(
     out: &mut Vec<u8>,
     path: &str,
     spec: &RequestSpec,
     host: &str,
+    auth: Option<&str>,
     v: wire::request::Version,
     keep_alive: bool,
 ) {
@@ -207,6 +207,9 @@ fn write_request(
     }
     if v == wire::request::Version::Http11 && !keep_alive {
         write_header(out, b"Connection", b"close");
+    }
+    if let Some(auth) = auth.filter(|_| !spec.has_header("authorization")) {
+        write_header(out, b"Authorization", auth.as_bytes());
     }
     for (name, value) in &spec.headers {
         write_header(out, name.as_bytes(), value.as_bytes());
@@ -235,7 +238,7 @@ mod tests {
 
     #[test]
     fn page_quota_splits_n_exactly() {
-        let plan = |n| Plan {
+        let schedule = |n| Schedule {
             base: Instant::now(),
             base_unix_us: 0,
             measure_us: 0,
@@ -248,7 +251,7 @@ mod tests {
             response_timeout_us: 0,
         };
         for n in [1, 2, 3, 10, 11] {
-            let p = plan(n);
+            let p = schedule(n);
             assert_eq!((0..3).map(|i| p.quota(i)).sum::<u64>(), n);
         }
     }

@@ -8,7 +8,7 @@
 //! and joins every thread.
 #![allow(dead_code)] // each test file uses a different part
 
-use bench::{BenchConfig, HttpMode, Page, Stop, Target, Workload};
+use bench::{BenchConfig, Page, Stop, Target, Workload};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -404,24 +404,12 @@ pub fn one_file() -> Workload {
 /// Keep-alive, closed loop, no warm-up, timeouts of 1 s, 2 threads at most.
 pub fn config(addr: SocketAddr, concurrency: usize, stop: Stop) -> BenchConfig {
     BenchConfig {
-        target: Target {
-            addr,
-            host: addr.to_string(),
-            url: format!("http://{addr}"),
-        },
         concurrency,
         threads: concurrency.min(2),
         stop,
-        warmup: Duration::ZERO,
-        think: None,
-        rate: None,
-        http: HttpMode::KeepAlive,
         connect_timeout: Duration::from_secs(1),
         response_timeout: Duration::from_secs(1),
-        seed: 1,
-        log: None,
-        debug: false,
-        progress: false,
+        ..BenchConfig::new(Target::http(addr))
     }
 }
 

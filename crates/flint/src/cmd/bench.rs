@@ -7,7 +7,6 @@ use anyhow::{bail, Context};
 pub use args::{BenchArgs, HttpArg, LoadArgs, ReportArg};
 use bench::{BenchConfig, HttpMode, RunResult, Stop, Target, Workload};
 use std::io::IsTerminal;
-use std::net::ToSocketAddrs;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -16,7 +15,7 @@ use std::time::Duration;
 static STOP: AtomicBool = AtomicBool::new(false);
 
 pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
-    let (target, url_path) = parse_target(&args.url)?;
+    let target = Target::parse(&args.url)?;
     let workload = if let Some(path) = &args.workload {
         if !args.paths.is_empty() {
             bail!("give either a workload (-w) or paths, not both");
@@ -24,10 +23,10 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
         Workload::load(path)?
     } else if !args.paths.is_empty() {
         Workload::from_paths(&args.paths)?
-    } else if let Some(path) = url_path {
-        Workload::from_paths(&[path])?
     } else {
-        bail!("nothing to fetch: name paths (flint bench URL /a.html /b.gif), a workload (-w FILE), or a path in the URL");
+        // The URL's own path, or `/` as wrk fetches for a bare `http://host:port`.
+        let path = target.path.clone().unwrap_or_else(|| "/".into());
+        Workload::from_paths(&[path])?
     };
     let workload = workload.with_defaults(&request_spec(&args)?)?;
     install_stop_handler(|| STOP.store(true, Ordering::Relaxed))?;
@@ -75,43 +74,6 @@ pub fn install_stop_handler(on_stop: impl Fn() + Send + 'static) -> anyhow::Resu
     ctrlc::set_handler(on_stop).context("installing the Ctrl-C handler")
 }
 
-/// `http://host:port/path` into an address resolved once, the Host header, and the path if any.
-pub fn parse_target(url: &str) -> anyhow::Result<(Target, Option<String>)> {
-    let rest = match url.split_once("://") {
-        Some(("http", rest)) => rest,
-        Some((scheme, _)) => bail!("`{url}`: only http:// is supported, not {scheme}://"),
-        None => url,
-    };
-    let (authority, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], Some(&rest[i..])),
-        None => (rest, None),
-    };
-    if authority.is_empty() {
-        bail!("`{url}`: no host");
-    }
-    let with_port = if authority
-        .rsplit_once(':')
-        .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
-        && !authority.ends_with(']')
-    {
-        authority.to_string()
-    } else {
-        format!("{authority}:80")
-    };
-    let addr = with_port
-        .to_socket_addrs()
-        .with_context(|| format!("resolving `{authority}`"))?
-        .next()
-        .with_context(|| format!("`{authority}` resolves to no address"))?;
-    let path = path.filter(|p| *p != "/").map(str::to_string);
-    let target = Target {
-        addr,
-        host: authority.to_string(),
-        url: url.to_string(),
-    };
-    Ok((target, path))
-}
-
 pub fn bench_config(target: Target, load: &LoadArgs) -> BenchConfig {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let clients = load.clients.max(1);
@@ -127,7 +89,6 @@ pub fn bench_config(target: Target, load: &LoadArgs) -> BenchConfig {
         (false, HttpArg::Http11) => HttpMode::KeepAlive,
     };
     BenchConfig {
-        target,
         concurrency: clients,
         threads,
         stop,
@@ -141,6 +102,7 @@ pub fn bench_config(target: Target, load: &LoadArgs) -> BenchConfig {
         log: load.log.clone(),
         debug: load.debug,
         progress: !load.quiet && std::io::stderr().is_terminal(),
+        ..BenchConfig::new(target)
     }
 }
 
@@ -183,26 +145,4 @@ pub fn print_reports_with(
     }
     super::write_outputs(&json, load.json.as_deref(), load.html.as_deref())?;
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_target;
-
-    #[test]
-    fn target_url_gives_address_host_and_path() {
-        let (t, path) = parse_target("http://127.0.0.1:8080/x.html").unwrap();
-        assert_eq!(t.addr.to_string(), "127.0.0.1:8080");
-        assert_eq!(t.host, "127.0.0.1:8080");
-        assert_eq!(path.as_deref(), Some("/x.html"));
-        let (t, path) = parse_target("127.0.0.1").unwrap();
-        assert_eq!(t.addr.port(), 80);
-        assert_eq!(path, None);
-    }
-
-    #[test]
-    fn https_is_refused_with_a_reason() {
-        let err = parse_target("https://127.0.0.1/").unwrap_err().to_string();
-        assert!(err.contains("only http://"), "{err}");
-    }
 }

@@ -6,7 +6,7 @@
 //! the ratios): clap's derive gives two separate lists, so [`CompareArgs`] implements
 //! `FromArgMatches` itself to merge them by the index clap records for each value.
 
-use super::bench::{bench_config, install_stop_handler, parse_target, LoadArgs, ReportArg};
+use super::bench::{bench_config, install_stop_handler, LoadArgs, ReportArg};
 use anyhow::{bail, Context};
 use bench::{Target, Workload};
 use clap::{ArgMatches, Args, FromArgMatches};
@@ -155,8 +155,8 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
         .into_iter()
         .map(|s| match s {
             Server::Target(NamedValue { name, value }) => {
-                let (target, path) = parse_target(&value).with_context(|| format!("--target {name}"))?;
-                if let Some(path) = path {
+                let target = Target::parse(&value).with_context(|| format!("--target {name}"))?;
+                if let Some(path) = &target.path {
                     bail!("--target {name}={value}: the path `{path}` of the URL is not used; name the files to fetch as PATH arguments or with -w");
                 }
                 Ok(Endpoint::Url { name, target })
@@ -165,11 +165,7 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
     // The template of every round; lab::compare replaces its target with each endpoint's.
-    let placeholder = Target {
-        addr: ([127, 0, 0, 1], 0).into(),
-        host: String::new(),
-        url: String::new(),
-    };
+    let placeholder = Target::http(([127, 0, 0, 1], 0).into());
     let log_dir = tempfile::Builder::new()
         .prefix("flint-compare-")
         .tempdir()

@@ -3,7 +3,7 @@
 //! The server runs in this process on its own threads, on a port the kernel picks, so that
 //! `flint run` needs nothing installed and cannot collide with anything else on the machine.
 
-use super::bench::{bench_config, install_stop_handler, parse_target, print_reports, LoadArgs};
+use super::bench::{bench_config, install_stop_handler, print_reports, LoadArgs};
 use super::fileset::MixArg;
 use anyhow::Context;
 use bench::fileset;
@@ -34,7 +34,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     install_stop_handler(|| STOP.store(true, Ordering::Relaxed))?;
 
     if let Some(url) = &args.target {
-        let (target, _) = parse_target(url)?;
+        let target = bench::Target::parse(url)?;
         let workload = fileset::mix_workload(mix);
         eprintln!("flint run: {mix} mix against {url}");
         let result = bench::run(&bench_config(target, &args.load), &workload, &STOP)?;
@@ -65,7 +65,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         .context("starting the server thread")?;
 
     eprintln!("flint run: {mix} mix served by flint serve at http://{addr}");
-    let (target, _) = parse_target(&format!("http://{addr}"))?;
+    let target = bench::Target::http(addr);
     let mut load = args.load;
     if load.threads.is_none() {
         load.threads = Some(cores.saturating_sub(cores / 2).max(1));
