@@ -57,7 +57,7 @@ pub fn read(b: &[u8]) -> Option<Chunked> {
             break;
         }
         let data_end = pos.checked_add(usize::try_from(size).ok()?)?;
-        if b.get(data_end..data_end + 2)? != b"\r\n" {
+        if b.get(data_end..data_end.checked_add(2)?)? != b"\r\n" {
             return None;
         }
         payload = payload.checked_add(size)?;

@@ -46,6 +46,8 @@ struct Parsed {
     version: Version,
     keep_alive: bool,
     headers: [Option<Span>; 8],
+    /// The lines of If-Match and If-None-Match.
+    lists: [Vec<Span>; 2],
     content_length: Option<u64>,
     chunked: bool,
     head_len: usize,
@@ -173,8 +175,8 @@ fn describe(buf: &[u8], req: &Request<'_>, limits: &RequestLimits) -> Parsed {
     }
     let headers = [
         req.host,
-        req.if_none_match,
         req.if_modified_since,
+        req.if_unmodified_since,
         req.range,
         req.if_range,
         req.accept_encoding,
@@ -182,12 +184,14 @@ fn describe(buf: &[u8], req: &Request<'_>, limits: &RequestLimits) -> Parsed {
         req.referer,
     ]
     .map(|h| h.map(span));
+    let lists = [req.if_match, req.if_none_match].map(|lines| lines.iter().map(span).collect());
     Parsed {
         method: req.method,
         target,
         version: req.version,
         keep_alive: req.keep_alive,
         headers,
+        lists,
         content_length: req.content_length,
         chunked: req.chunked,
         head_len: n,

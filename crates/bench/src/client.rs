@@ -569,6 +569,7 @@ impl Webchild {
             cx.live.page_us += now - self.page_start_us;
         }
         if cx.counts(self.page_intended_us, now) {
+            cx.live.window_pages += 1;
             cx.stats.record_page(
                 self.page,
                 hit,

@@ -188,6 +188,48 @@ pub fn parse_request<'b>(
     buf: &'b [u8],
     limits: &RequestLimits,
 ) -> Result<Option<Request<'b>>, RequestError> {
+    parse_head(buf, limits).map_err(|e| first_error(buf, limits, e))
+}
+
+/// The answer to a request must not depend on how its bytes were read. A server that reads it in
+/// pieces stops at the first prefix that is an error, so when a buffer read at once is both past
+/// a limit and wrong elsewhere, the answer is that of its shortest erroneous prefix: the error if
+/// it lies within the limits, the limit's (414, 431) if the limit was crossed first.
+fn first_error(buf: &[u8], limits: &RequestLimits, e: RequestError) -> RequestError {
+    let start = buf
+        .iter()
+        .position(|&b| b != b'\r' && b != b'\n')
+        .unwrap_or(buf.len());
+    // The shortest prefix over the request line limit (one byte more when a CR may start the
+    // line's CRLF), and over the head limit (a partial head that long cannot end within it).
+    let line = [1, 2]
+        .map(|extra| {
+            start
+                .saturating_add(limits.max_request_line)
+                .saturating_add(extra)
+        })
+        .into_iter()
+        .find(|&k| {
+            k <= buf.len()
+                && check_partial_request_line(&buf[..k], limits.max_request_line).is_err()
+        });
+    let head = (buf.len() >= limits.max_head_bytes).then_some(limits.max_head_bytes);
+    let Some(crossing) = line.into_iter().chain(head).min().filter(|&k| k > 0) else {
+        return e;
+    };
+    // Within both limits: its own error, if it has one, came first.
+    if let Err(first) = parse_head(&buf[..crossing - 1], limits) {
+        return first;
+    }
+    // Otherwise the prefix that crosses is what a server reading in pieces would have answered.
+    parse_head(&buf[..crossing], limits).err().unwrap_or(e)
+}
+
+/// [`parse_request`] without putting errors in byte order.
+fn parse_head<'b>(
+    buf: &'b [u8],
+    limits: &RequestLimits,
+) -> Result<Option<Request<'b>>, RequestError> {
     let mut slots = [const { MaybeUninit::<httparse::Header<'b>>::uninit() }; MAX_HEADERS_CAP];
     let slots = &mut slots[..limits.max_headers.min(MAX_HEADERS_CAP)];
     let mut req = httparse::Request::new(&mut []);

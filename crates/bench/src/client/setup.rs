@@ -117,9 +117,15 @@ impl Requests {
         let mut url = Vec::with_capacity(workload.urls.len());
         for (i, path) in workload.urls.iter().enumerate() {
             let start = bytes.len();
-            let auth = config.target.authorization.as_deref();
-            let spec = workload.spec(i);
-            write_request(&mut bytes, path, spec, host, auth, version, keep_alive);
+            write_request(
+                &mut bytes,
+                path,
+                workload.spec(i),
+                host,
+                config.target.authorization.as_deref(),
+                version,
+                keep_alive,
+            );
             url.push(start..bytes.len());
         }
         let specs = (0..workload.urls.len()).map(|i| workload.spec(i));
@@ -180,15 +186,14 @@ impl Requests {
 }
 
 /// One request: `METHOD path version`, then `Host` and `User-Agent` unless the spec gives its
-/// own, `Connection: close` where keep-alive is off in HTTP/1.1, `Authorization` from the URL's
-/// user and password unless the spec gives its own, the spec's header fields in order,
-/// `Content-Length` when there is a body, and the body.
+/// own, `Connection: close` where keep-alive is off in HTTP/1.1, the spec's header fields in
+/// order, `Content-Length` when there is a body, and the body.
 fn write_request(
     out: &mut Vec<u8>,
     path: &str,
     spec: &RequestSpec,
     host: &str,
-    auth: Option<&str>,
+    authorization: Option<&str>,
     v: wire::request::Version,
     keep_alive: bool,
 ) {
@@ -205,11 +210,12 @@ fn write_request(
     if !spec.has_header("user-agent") {
         write_header(out, b"User-Agent", USER_AGENT);
     }
+    // The URL's user and password, unless a header of the workload or -H says otherwise.
+    if let Some(auth) = authorization.filter(|_| !spec.has_header("authorization")) {
+        write_header(out, b"Authorization", auth.as_bytes());
+    }
     if v == wire::request::Version::Http11 && !keep_alive {
         write_header(out, b"Connection", b"close");
-    }
-    if let Some(auth) = auth.filter(|_| !spec.has_header("authorization")) {
-        write_header(out, b"Authorization", auth.as_bytes());
     }
     for (name, value) in &spec.headers {
         write_header(out, name.as_bytes(), value.as_bytes());

@@ -67,7 +67,7 @@ fn run(args: ServeArgs) -> anyhow::Result<()> {
         server.local_addr(),
         if threads == 1 { "" } else { "s" }
     );
-    let stats = server.run()?;
+    let stats = server.run().map_err(crate::exit::failed)?;
     let _ = writeln!(
         std::io::stderr(),
         "flint serve: stopped after {} requests on {} connections",

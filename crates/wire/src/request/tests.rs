@@ -521,3 +521,32 @@ fn other_versions_get_the_same_answer_however_the_line_arrives() {
     let long = format!("GET /{} HTTP/2.0\r\n\r\n", "a".repeat(9000));
     assert_eq!(err(long.as_bytes()), RequestError::UriTooLong);
 }
+
+/// Found by fuzzing: a buffer past a limit that is also wrong elsewhere is answered as the first
+/// of the two a server reading byte by byte meets.
+#[test]
+fn an_error_and_a_limit_are_answered_in_byte_order() {
+    let small = RequestLimits {
+        max_request_line: 40,
+        max_head_bytes: 120,
+        max_headers: 4,
+    };
+    // The version is wrong long before the line is too long: 400, not 414.
+    let bad_early = format!("GET / o{}\r\n\r\n", "o".repeat(60));
+    // The line is too long long before the bad byte: 414, not 400.
+    let bad_late = format!("GET /{}\x01 HTTP/1.1\r\n\r\n", "a".repeat(60));
+    // The head is over 120 bytes before the malformed field line: 431, not 400.
+    let field_late = format!(
+        "GET / HTTP/1.1\r\nX-A: {}\r\nno colon\r\n\r\n",
+        "v".repeat(110)
+    );
+    for (raw, status) in [(bad_early, 400), (bad_late, 414), (field_late, 431)] {
+        let raw = raw.as_bytes();
+        let whole = parse_request(raw, &small).expect_err("refused");
+        assert_eq!(whole.status(), status, "{}", String::from_utf8_lossy(raw));
+        let first = (1..=raw.len())
+            .find_map(|n| parse_request(&raw[..n], &small).err())
+            .expect("some prefix is refused");
+        assert_eq!(first.status(), status, "byte by byte");
+    }
+}
