@@ -86,6 +86,8 @@ pub enum BenchError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("{0}")]
+    Tls(#[from] crate::transport::TlsSetupError),
     #[error("event loop: {0}")]
     EventLoop(#[source] std::io::Error),
     #[error("a load thread panicked")]
@@ -121,6 +123,7 @@ pub fn run_observed(
     // No idle threads: at most one per Webchild.
     let threads = config.threads.min(config.concurrency);
     let requests = Requests::build(config, workload);
+    let connector = Connector::new(&config.target, &config.tls).map_err(BenchError::Tls)?;
     let picker = PagePicker::new(workload);
     let measure_us = config.warmup.as_micros() as u64;
     if measure_us == 0 {
@@ -155,7 +158,7 @@ pub fn run_observed(
         workload,
         schedule,
         requests,
-        connector: Connector::new(&config.target),
+        connector,
         picker,
         log,
         progress: Progress::new(threads),

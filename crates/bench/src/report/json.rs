@@ -123,6 +123,24 @@ pub fn json(r: &RunResult) -> Value {
         if let Some(u) = &s.page_uncorrected {
             m.insert("page_uncorrected_ms".into(), latency(&u.summary()));
         }
+        if c.target.scheme == crate::Scheme::Https {
+            // Apart from connect_ms (TCP's, as the paper's connect time), count = handshakes.
+            m.insert(
+                "tls_handshake_ms".into(),
+                latency(&s.tls_handshake.summary()),
+            );
+            let session = s.tls_session;
+            m.insert(
+                "tls".into(),
+                json!({
+                    "version": session.map(|t| t.version),
+                    "cipher": session.map(|t| t.cipher),
+                    "alpn": session.and_then(|t| t.alpn),
+                    "handshakes": s.tls_handshakes,
+                    "resumed": s.tls_resumed,
+                }),
+            );
+        }
     }
 
     let pages: Vec<Value> = page_blocks(r)
@@ -180,7 +198,13 @@ pub fn json(r: &RunResult) -> Value {
         Stop::Pages(n) => ("pages", Value::Null, json!(n)),
     };
     let config = json!({
-        "target": {"url": c.target.url, "addr": c.target.addr.to_string(), "host": c.target.host},
+        "target": {"url": c.target.url, "addr": c.target.addr.to_string(), "host": c.target.host, "scheme": c.target.scheme},
+        "tls": (c.target.scheme == crate::Scheme::Https).then(|| json!({
+            "verify": !c.tls.insecure,
+            "cacert": c.tls.cacert.as_ref().map(|p| p.display().to_string()),
+            "resume": c.tls.resume,
+            "version": c.tls.version,
+        })),
         "http": c.http,
         "concurrency": c.concurrency,
         "threads": c.threads,

@@ -4,7 +4,8 @@ mod args;
 pub mod profile;
 
 use anyhow::{bail, Context};
-pub use args::{BenchArgs, HttpArg, LoadArgs, ReportArg};
+pub use args::{BenchArgs, HttpArg, LoadArgs, ReportArg, TlsArg};
+use bench::config::{TlsOptions, TlsVersion};
 use bench::{BenchConfig, HttpMode, RunResult, Stop, Target, Workload};
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -42,7 +43,25 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
         None => (bench::run(&config, &workload, &STOP)?, None),
     };
     print_reports_with(&result, &args.load, server_profile.as_ref())?;
+    if !result.interrupted && successes(&result) == 0 {
+        eprintln!("flint: no request succeeded (errors by kind above)");
+        return Ok(ExitCode::from(1));
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Responses with a 2xx status: a run with none measured nothing worth a zero exit status.
+fn successes(result: &RunResult) -> u64 {
+    use bench::stats::ErrorKind;
+    let e = &result.stats.errors;
+    let statuses = [
+        ErrorKind::Status1xx,
+        ErrorKind::Status3xx,
+        ErrorKind::Status4xx,
+        ErrorKind::Status5xx,
+    ];
+    let not_ok: u64 = statuses.iter().map(|&k| e.get(k)).sum();
+    result.stats.requests.saturating_sub(not_ok)
 }
 
 /// Ctrl-C and SIGTERM call `on_stop`; a second Ctrl-C is handled the same way (the run is
@@ -79,6 +98,15 @@ pub fn bench_config(target: Target, load: &LoadArgs) -> BenchConfig {
         log: load.log.clone(),
         debug: load.debug,
         progress: !load.quiet && std::io::stderr().is_terminal(),
+        tls: TlsOptions {
+            cacert: load.cacert.clone(),
+            insecure: load.insecure,
+            resume: load.tls_resume,
+            version: load.tls.map(|v| match v {
+                TlsArg::Tls12 => TlsVersion::Tls12,
+                TlsArg::Tls13 => TlsVersion::Tls13,
+            }),
+        },
         ..BenchConfig::new(target)
     }
 }

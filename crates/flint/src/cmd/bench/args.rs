@@ -19,6 +19,14 @@ pub enum HttpArg {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TlsArg {
+    #[value(name = "1.2")]
+    Tls12,
+    #[value(name = "1.3")]
+    Tls13,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ReportArg {
     /// The WebSTONE report of the paper's section 7.
     Webstone,
@@ -95,11 +103,25 @@ pub struct LoadArgs {
     /// Write the result as one self-contained HTML page with charts (as `flint report` does).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// HTTPS: also trust the CA certificates in this PEM file (beside the system's roots).
+    #[arg(long, value_name = "FILE")]
+    pub cacert: Option<PathBuf>,
+    /// HTTPS: accept any certificate without checking it (the reports say so).
+    #[arg(short = 'k', long)]
+    pub insecure: bool,
+    /// HTTPS: resume TLS sessions; by default every new connection is a full handshake, so a run
+    /// measures the server's handshake cost.
+    #[arg(long)]
+    pub tls_resume: bool,
+    /// HTTPS: only this TLS version [default: 1.2 or 1.3, as the server prefers].
+    #[arg(long, value_enum, value_name = "VERSION")]
+    pub tls: Option<TlsArg>,
 }
 
 #[derive(Debug, Args)]
 pub struct BenchArgs {
-    /// The server: http://HOST:PORT. A path in it is fetched when no other files are named.
+    /// The server: http://HOST:PORT or https://HOST:PORT. A path in it is fetched when no other
+    /// files are named (`/` when the URL has none); user:password@ in it is sent as Basic auth.
     pub url: String,
     /// Files to fetch: one page each, equal weights.
     #[arg(value_name = "PATH")]
