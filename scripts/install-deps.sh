@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what flint's benchmarks and tests need on Debian bookworm (or later), as root:
-# nginx, wrk, strace, gcc, python3, util-linux (taskset), procps.
+# nginx, wrk, h2load (nghttp2-client, for bench/tls-client.sh), strace, gcc, python3, util-linux
+# (taskset), procps.
 #
 # Idempotent and non-interactive: installs only what is missing, and runs `apt-get update` once,
 # only if something is. The benchmarks run nginx with their own config on their own ports, so
@@ -15,7 +16,7 @@ source "$(dirname "$0")/apt.sh"
 require_apt
 
 missing=()
-for pkg in wrk strace gcc python3 util-linux procps; do
+for pkg in wrk nghttp2-client strace gcc python3 util-linux procps; do
     installed "$pkg" || missing+=("$pkg")
 done
 nginx_pkg=""
@@ -39,7 +40,7 @@ fi
 install_quietly "${missing[@]}"
 [[ -z $nginx_pkg ]] || stop_service nginx nginx /run/nginx.pid
 
-for cmd in /usr/sbin/nginx wrk strace gcc python3 taskset ps; do
+for cmd in /usr/sbin/nginx wrk h2load strace gcc python3 taskset ps; do
     command -v "$cmd" >/dev/null 2>&1 || die "$cmd is still missing after the install"
 done
 echo "install-deps.sh: done"
