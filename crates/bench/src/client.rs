@@ -21,11 +21,18 @@
 //!
 //! Time is kept in µs since the run's base instant; each Webchild has one deadline (connect
 //! timeout, response timeout, or the end of a think/schedule/back-off wait) in `timers::Timers`.
+//! The open loop also sets `alarm::Alarm` to the next deadline, so that pages leave on time to
+//! the microsecond rather than to the next millisecond of `epoll_wait`.
+//!
+//! When the run ends, what was still going on is accounted for (`Webchild::at_end`): requests in
+//! flight are unfinished, and in the open loop pages that were due but never sent are counted.
 
+mod alarm;
 mod errors;
 mod setup;
 mod timers;
 
+use alarm::Alarm;
 use errors::{connect_error, handshake_error, head_error, status_error};
 use setup::Running;
 pub use setup::{child_rng, Requests, RunShared, Schedule, ThreadOutcome};
@@ -97,11 +104,15 @@ pub fn run_thread(
         .enumerate()
         .map(|(slot, id)| Webchild::new(slot, id, sh))
         .collect();
+    let schedule = &sh.schedule;
+    let mut alarm = match schedule.interval_us {
+        Some(_) => Some(Alarm::new(poll.registry(), schedule.base)?),
+        None => None,
+    };
     let now = cx.now();
     for c in &mut children {
         c.begin(&mut cx, now);
     }
-    let schedule = &sh.schedule;
     let mut next_publish = now + PUBLISH_US;
     let (end_us, interrupted) = loop {
         let now = cx.now();
@@ -119,10 +130,16 @@ pub fn run_thread(
             children[slot].on_timer(&mut cx, now);
         }
         if now >= next_publish {
+            cx.live.behind = schedule
+                .interval_us
+                .map_or(0, |iv| behind(&children, iv, now));
             sh.progress.publish(thread, cx.live);
             next_publish = now + PUBLISH_US;
         }
         let until = cx.timers.next_at().min(schedule.end_us).min(now + TICK_US);
+        if let Some(alarm) = &mut alarm {
+            alarm.wake_at(until, now)?;
+        }
         let timeout = Duration::from_micros(until.saturating_sub(now));
         if let Err(e) = poll.poll(&mut events, Some(timeout)) {
             if e.kind() == io::ErrorKind::Interrupted {
@@ -136,6 +153,9 @@ pub fn run_thread(
             }
         }
     };
+    for c in &mut children {
+        c.at_end(&mut cx, end_us);
+    }
     drop(running);
     sh.progress.publish(thread, cx.live);
     // WebSTONE's cumulative time: how long each Webchild took part in the measured window.
@@ -149,6 +169,17 @@ pub fn run_thread(
         interrupted,
         log_error: cx.log.and_then(LogBuf::finish),
     })
+}
+
+/// Open loop: pages due by `now` that their Webchildren have not started, beyond the one each
+/// is about to start: a Webchild late by less than a whole interval is not behind yet.
+fn behind(children: &[Webchild], interval_us: f64, now: u64) -> u64 {
+    let late = |c: &Webchild| (now as f64 - c.next_intended_us) / interval_us;
+    children
+        .iter()
+        .filter(|c| c.state != State::Done && c.next_intended_us <= now as f64)
+        .map(|c| late(c) as u64)
+        .sum()
 }
 
 /// A thread's state other than its Webchildren (so a Webchild can borrow it mutably).
@@ -253,6 +284,10 @@ struct Webchild {
     resp_keep_alive: bool,
     header_bytes: u64,
     body_bytes: u64,
+    /// Chunked framing of the response in progress (read, but neither head nor body).
+    framing_bytes: u64,
+    /// Bytes of a failing response that were never parsed as head or body.
+    lost_bytes: u64,
     decoder: BodyDecoder,
     /// The current file was already retried once on a fresh connection.
     retried: bool,
@@ -296,6 +331,8 @@ impl Webchild {
             resp_keep_alive: false,
             header_bytes: 0,
             body_bytes: 0,
+            framing_bytes: 0,
+            lost_bytes: 0,
             decoder: BodyDecoder::new(Framing::Empty),
             retried: false,
             next_file: false,
@@ -391,6 +428,9 @@ impl Webchild {
             if schedule.pages.is_some() {
                 self.pages_left -= 1;
             }
+            if schedule.interval_us.is_some() && intended < schedule.end_us {
+                cx.stats.record_send_lag(now - intended);
+            }
         }
         let rng = if measured {
             &mut self.rng
@@ -421,6 +461,17 @@ impl Webchild {
         self.status = 0;
         self.header_bytes = 0;
         self.body_bytes = 0;
+        self.framing_bytes = 0;
+        self.lost_bytes = 0;
+    }
+
+    /// Everything read so far for the response in progress.
+    fn response_bytes(&self) -> u64 {
+        self.header_bytes
+            + self.body_bytes
+            + self.framing_bytes
+            + self.lost_bytes
+            + self.head.len() as u64
     }
 
     /// Non-2xx statuses end the page as an error (it is not a hit) although the response itself
@@ -450,6 +501,8 @@ impl Webchild {
                 transfer_us: now.saturating_sub(self.written_us),
             };
             cx.stats.record_response(self.page, url, &r);
+            cx.stats.statuses.add(self.status);
+            cx.stats.bytes_chunk_framing += self.framing_bytes;
             let second = cx.second(now);
             second.requests += 1;
             second.response.record_us(r.response_us);
@@ -457,7 +510,7 @@ impl Webchild {
             if let Some(kind) = kind {
                 cx.record_error(url, kind, now);
             }
-            self.log(cx, Some(r.response_us), kind);
+            self.log(cx, Some(r.response_us), kind.map_or("", ErrorKind::name));
         }
         let nfiles = cx.sh.workload.pages[self.page].files.len();
         let http10 = cx.sh.config.http == HttpMode::Http10;
@@ -521,7 +574,13 @@ impl Webchild {
     }
 
     fn record_page(&mut self, cx: &mut ThreadState<'_>, hit: bool, now: u64) {
+        if hit {
+            // For the live line's estimate of the Webchildren a rate needs.
+            cx.live.pages += 1;
+            cx.live.page_us += now - self.page_start_us;
+        }
         if cx.counts(self.page_intended_us, now) {
+            cx.live.window_pages += 1;
             cx.stats.record_page(
                 self.page,
                 hit,
@@ -565,30 +624,74 @@ impl Webchild {
         cx.live.errors += 1;
         if cx.counts(self.file_start_us, now) {
             cx.record_error(self.url(cx.sh.workload), kind, now);
-            self.log(cx, None, Some(kind));
+            cx.stats.bytes_failed += self.response_bytes();
+            self.log(cx, None, kind.name());
         }
         self.close();
         let backoff = matches!(kind, ErrorKind::ConnectRefused | ErrorKind::ConnectOther);
         self.end_page(cx, false, now, backoff);
     }
 
-    fn log(&self, cx: &mut ThreadState<'_>, response_us: Option<u64>, error: Option<ErrorKind>) {
+    /// The log's line for the current file; `error` is empty for a success.
+    fn log(&self, cx: &mut ThreadState<'_>, response_us: Option<u64>, error: &str) {
         let Some(log) = &mut cx.log else { return };
         let some = |t: u64| (t != NONE).then_some(t);
+        let base = cx.sh.schedule.base_unix_us;
         log.push(&LogRecord {
             thread: cx.thread,
             child: self.id,
             page: &cx.sh.workload.pages[self.page].name,
             url: &cx.sh.workload.urls[self.url(cx.sh.workload)],
-            start_unix_us: cx.sh.schedule.base_unix_us + self.file_start_us,
+            intended_unix_us: cx
+                .sh
+                .schedule
+                .interval_us
+                .map(|_| base + self.page_intended_us),
+            start_unix_us: base + self.file_start_us,
             connect_us: some(self.connect_us),
             ttfb_us: some(self.first_byte_us).map(|t| t.saturating_sub(self.written_us)),
             response_us,
             status: (self.status != 0).then_some(self.status),
             header_bytes: self.header_bytes,
             body_bytes: self.body_bytes,
-            error: error.map_or("", ErrorKind::name),
+            error,
         });
+    }
+
+    /// The run ended at `end`: a request of the window still in flight is unfinished (in the
+    /// open loop it enters the corrected figures with its wait so far), and in the open loop
+    /// every page due in the window that this Webchild never started is a page not sent.
+    fn at_end(&mut self, cx: &mut ThreadState<'_>, end: u64) {
+        let schedule = &cx.sh.schedule;
+        let open = schedule.interval_us.is_some();
+        let in_flight = matches!(
+            self.state,
+            State::Connecting | State::ReadingHead | State::ReadingBody
+        );
+        if in_flight && self.file_start_us >= schedule.measure_us {
+            let start = if open && self.file == 0 {
+                self.page_intended_us
+            } else {
+                self.file_start_us
+            };
+            let page_wait = open.then(|| end.saturating_sub(self.page_intended_us));
+            let bytes = self.response_bytes();
+            cx.stats
+                .record_unfinished(end.saturating_sub(start), page_wait, bytes);
+            self.log(cx, None, "unfinished");
+        }
+        let Some(iv) = schedule.interval_us else {
+            return;
+        };
+        if self.state == State::Done {
+            return;
+        }
+        // Its slots from `next_intended_us` on that were due in the window, up to its quota.
+        let slot = |t: f64| ((t - self.next_intended_us) / iv).ceil().max(0.0);
+        let (from, to) = (slot(schedule.measure_us as f64), slot(end as f64));
+        let n = ((to - from).max(0.0) as u64).min(self.pages_left);
+        let first = self.next_intended_us + from * iv;
+        cx.stats.record_not_sent(end, first, iv, n);
     }
 
     // ---- connections -------------------------------------------------------------------------
@@ -744,10 +847,14 @@ impl Webchild {
                         self.first_byte_us = now;
                     }
                     let rest = &data[pos..];
-                    let h = match parse_response_head(rest, false) {
+                    let head_request = cx.sh.requests.is_head(self.url(cx.sh.workload));
+                    let h = match parse_response_head(rest, head_request) {
                         Ok(Some(h)) => h,
                         Ok(None) => return self.head.extend_from_slice(rest),
-                        Err(e) => return self.fail(cx, head_error(e), now),
+                        Err(e) => {
+                            self.lost_bytes += rest.len() as u64;
+                            return self.fail(cx, head_error(e), now);
+                        }
                     };
                     cx.debug(&rest[..h.head_len]);
                     pos += h.head_len;
@@ -762,10 +869,14 @@ impl Webchild {
                 }
                 // An empty slice is fed too: a bodiless response is complete right after its head.
                 State::ReadingBody => match self.decoder.feed(&data[pos..]) {
-                    Err(_) => return self.fail(cx, ErrorKind::ShortBody, now),
+                    Err(_) => {
+                        self.lost_bytes += (data.len() - pos) as u64;
+                        return self.fail(cx, ErrorKind::ShortBody, now);
+                    }
                     Ok(p) => {
                         pos += p.consumed;
                         self.body_bytes += p.body as u64;
+                        self.framing_bytes += (p.consumed - p.body) as u64;
                         if !p.done {
                             return;
                         }
@@ -783,7 +894,7 @@ impl Webchild {
 
     fn on_eof(&mut self, cx: &mut ThreadState<'_>, now: u64) {
         match self.state {
-            State::ReadingHead if self.may_retry() => self.retry(cx, now),
+            State::ReadingHead if self.may_retry(cx) => self.retry(cx, now),
             State::ReadingHead => self.fail(cx, ErrorKind::Reset, now),
             State::ReadingBody => match self.decoder.eof() {
                 Ok(()) => {
@@ -811,7 +922,7 @@ impl Webchild {
                 | io::ErrorKind::BrokenPipe
                 | io::ErrorKind::ConnectionAborted
         );
-        if reset && self.may_retry() {
+        if reset && self.may_retry(cx) {
             return self.retry(cx, now);
         }
         let kind = if reset {
@@ -825,8 +936,9 @@ impl Webchild {
     /// A reused keep-alive connection that closes before any byte of the response was most
     /// likely closed idle by the server as we wrote: RFC 9112 9.3.1 lets a client resend an
     /// idempotent request once, on a new connection. A fresh connection failing is an error.
-    fn may_retry(&self) -> bool {
-        self.conn_responses > 0
+    fn may_retry(&self, cx: &ThreadState<'_>) -> bool {
+        cx.sh.requests.may_resend(self.url(cx.sh.workload))
+            && self.conn_responses > 0
             && !self.retried
             && self.first_byte_us == NONE
             && self.head.is_empty()

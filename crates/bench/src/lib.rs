@@ -17,7 +17,8 @@
 //!   told when the measured window starts and ends;
 //! - [`stats`]: what a run measured, preallocated and mergeable, with a time series per second;
 //! - [`report`]: the WebSTONE report, ptester's table, the modern summary, JSON, and the
-//!   machine's description ([`report::environment`]).
+//!   machine's description ([`report::environment`]);
+//! - [`thresholds`]: pass/fail conditions on a run's figures (`p99<50ms`, `error_rate<1%`).
 
 pub mod client;
 pub mod config;
@@ -28,6 +29,7 @@ pub mod report;
 pub mod runner;
 pub mod stats;
 pub mod target;
+pub mod thresholds;
 pub mod transport;
 pub mod workload;
 
@@ -35,4 +37,4 @@ pub use config::{BenchConfig, HttpMode, Stop};
 pub use runner::{run, run_observed, BenchError, NoObserver, Observer, RunResult};
 pub use stats::{SecondStats, Stats};
 pub use target::{Scheme, Target, TargetError};
-pub use workload::{Page, Workload, WorkloadError};
+pub use workload::{Page, RequestSpec, Workload, WorkloadError};

@@ -206,10 +206,14 @@ pub fn run_observed(
         log_error = log_error.or(o.log_error);
     }
     if let (Some(source), Some(log)) = (log_error, &shared.log) {
-        return Err(BenchError::LogWrite {
-            path: log.path().to_owned(),
-            source,
-        });
+        // `--log - | head`: the reader has what it wanted; the run itself is complete.
+        let reader_gone = log.is_stdout() && source.kind() == std::io::ErrorKind::BrokenPipe;
+        if !reader_gone {
+            return Err(BenchError::LogWrite {
+                path: log.path().to_owned(),
+                source,
+            });
+        }
     }
     let duration = Duration::from_micros(end_us.saturating_sub(measure_us));
     // Exactly one entry per second of the window: no event is later than the window's end
@@ -294,13 +298,15 @@ fn check(config: &BenchConfig, workload: &Workload) -> Result<(), BenchError> {
 fn coordinate(shared: &RunShared<'_>, observer: &dyn Observer) {
     /// A safety net only: the boundaries themselves are slept to, or unparked.
     const MAX_PARK: Duration = Duration::from_millis(100);
-    let schedule = &shared.schedule;
-    let base = schedule.base;
-    let start_at = base + Duration::from_micros(schedule.measure_us);
-    let end_at =
-        (schedule.end_us != u64::MAX).then(|| base + Duration::from_micros(schedule.end_us));
-    let warmup = Duration::from_micros(schedule.measure_us);
-    let mut started = schedule.measure_us == 0; // then already told, before the threads started
+    let run = &shared.schedule;
+    let base = run.base;
+    let start_at = base + Duration::from_micros(run.measure_us);
+    let end_at = (run.end_us != u64::MAX).then(|| base + Duration::from_micros(run.end_us));
+    let length = progress::RunLength {
+        warmup: Duration::from_micros(run.measure_us),
+        stop: shared.config.stop,
+    };
+    let mut started = run.measure_us == 0; // then already told, before the threads started
     let (mut prev, mut prev_at) = (Counts::default(), base);
     let mut next_line = base + Duration::from_secs(1);
     loop {
@@ -317,7 +323,11 @@ fn coordinate(shared: &RunShared<'_>, observer: &dyn Observer) {
         if shared.config.progress && now >= next_line {
             let total = shared.progress.total();
             let elapsed = now - base;
-            let text = progress::line(elapsed, elapsed < warmup, prev, total, now - prev_at);
+            let mut text = progress::line(elapsed, &length, prev, total, now - prev_at);
+            if let Some(rate) = shared.config.rate {
+                let warning = progress::rate_warning(prev, total, rate, shared.config.concurrency);
+                text.extend(warning);
+            }
             progress::print(&text);
             (prev, prev_at) = (total, now);
             next_line += Duration::from_secs(1);

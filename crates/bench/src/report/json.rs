@@ -5,7 +5,9 @@
 //! Bump [`SCHEMA_VERSION`] when a field is renamed or removed (adding one is compatible).
 //!
 //! Version 2 added `kind`, `environment`, the time series and the latency spectra, and documents
-//! the `server_profile` object that `flint bench --profile` inserts.
+//! the `server_profile` object that `flint bench --profile` inserts. Version 3: `bytes_total` is
+//! the paper's data moved (`bytes_header + bytes_body`, exactly); every byte read is
+//! `bytes_read`, and the time series sums to it.
 
 use super::formulas::secs;
 use super::{environment, figures, page_blocks};
@@ -16,7 +18,7 @@ use serde_json::{json, Map, Value};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Version of the JSON layout (docs/bench-json.schema.json).
-pub const SCHEMA_VERSION: u64 = 2;
+pub const SCHEMA_VERSION: u64 = 3;
 
 fn latency(l: &LatencySummary) -> Value {
     // LatencySummary is plain numbers: serialisation cannot fail.
@@ -96,6 +98,21 @@ pub fn json(r: &RunResult) -> Value {
         "bytes_total": f.data_moved,
         "bytes_header": f.header_bytes,
         "bytes_body": f.body_bytes,
+        "bytes_read": f.bytes_read,
+        "bytes_not_in_responses": {
+            "total": s.bytes_not_in_responses(),
+            "chunk_framing": s.bytes_chunk_framing,
+            "failed": s.bytes_failed,
+            "unfinished": s.bytes_unfinished,
+            "other": s.bytes_other(),
+        },
+        "status_counts": s
+            .statuses
+            .seen()
+            .map(|(code, n)| (code.to_string(), json!(n)))
+            .collect::<Map<String, Value>>(),
+        "unfinished": s.unfinished,
+        "unfinished_wait_ms": latency(&s.unfinished_wait.summary()),
         "duration_s": f.duration_s,
         "requests_per_s": f.requests_per_s,
         "pages_per_s": f.pages_per_s,
@@ -122,6 +139,12 @@ pub fn json(r: &RunResult) -> Value {
         }
         if let Some(u) = &s.page_uncorrected {
             m.insert("page_uncorrected_ms".into(), latency(&u.summary()));
+        }
+        if let Some(lag) = &s.send_lag {
+            m.insert("send_lag_ms".into(), latency(&lag.summary()));
+            m.insert("pages_scheduled".into(), json!(s.pages_scheduled));
+            m.insert("pages_not_sent".into(), json!(s.pages_not_sent));
+            m.insert("rate_kept".into(), json!(!super::rate_not_kept(r)));
         }
         if c.target.scheme == crate::Scheme::Https {
             // Apart from connect_ms (TCP's, as the paper's connect time), count = handshakes.
@@ -172,9 +195,11 @@ pub fn json(r: &RunResult) -> Value {
         .urls
         .iter()
         .zip(&s.urls)
-        .map(|(url, u)| {
+        .enumerate()
+        .map(|(i, (url, u))| {
             json!({
                 "url": url,
+                "method": r.workload.spec(i).method(),
                 "requests": u.requests,
                 "errors": u.errors,
                 "connects": u.connects,

@@ -8,7 +8,7 @@ use super::{perf, strace, Method, ProfileError};
 /// A tracer ready to start: perf with its events opened and disabled; strace checked.
 pub(crate) enum Pending {
     Strace,
-    Perf(perf::PerfRun),
+    Perf(Box<perf::PerfRun>),
 }
 
 impl Pending {
@@ -18,7 +18,7 @@ impl Pending {
                 strace::check()?;
                 Pending::Strace
             }
-            Method::Perf => Pending::Perf(perf::PerfRun::prepare(pids)?),
+            Method::Perf => Pending::Perf(Box::new(perf::PerfRun::prepare(pids)?)),
         })
     }
 
@@ -37,7 +37,7 @@ impl Pending {
 /// A tracer counting.
 pub(crate) enum Run {
     Strace(strace::StraceRun),
-    Perf(perf::PerfRun),
+    Perf(Box<perf::PerfRun>),
 }
 
 impl Run {
