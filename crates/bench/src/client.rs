@@ -14,6 +14,10 @@
 //! - the next request is written from the handler of the response that ended the previous one;
 //! - requests are built once per URL (and per page, for pipelining) and written from that buffer.
 //!
+//! Every byte goes through [`crate::transport::Transport`]: plain TCP is those same calls; HTTPS
+//! adds a handshake state between the TCP connect and the first request (timed apart from the
+//! connect), and rustls decrypts into the same read buffer.
+//!
 //! Memory: reads go into one 64 KiB buffer per thread; a connection keeps only the bytes of a
 //! response head split across reads (usually none), and a body is counted and dropped by
 //! [`BodyDecoder`] as it passes. A Webchild and its timer slot take under 300 bytes, plus that
