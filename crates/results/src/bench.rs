@@ -78,6 +78,9 @@ pub struct BenchConfigRecord {
     pub seed: u64,
     pub connect_timeout_s: f64,
     pub response_timeout_s: f64,
+    /// Set for an `https://` target.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls: Option<TlsConfigRecord>,
 }
 
 /// Where requests went.
@@ -87,6 +90,36 @@ pub struct TargetRecord {
     pub url: String,
     pub addr: String,
     pub host: String,
+    /// `http` or `https` (empty in files older than HTTPS support).
+    pub scheme: String,
+}
+
+/// How an `https://` run set up TLS.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TlsConfigRecord {
+    /// Certificates verified (false with `--insecure`).
+    pub verify: bool,
+    /// `--cacert`, trusted beside the system's roots.
+    pub cacert: Option<String>,
+    /// Sessions resumed (`--tls-resume`) rather than a full handshake per connection.
+    pub resume: bool,
+    /// The one version allowed (`--tls 1.2|1.3`); `None`: both.
+    pub version: Option<String>,
+}
+
+/// What the TLS connections of an `https://` run negotiated.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TlsRecord {
+    /// `TLSv1_3`, `TLSv1_2`; `None` when no handshake completed.
+    pub version: Option<String>,
+    pub cipher: Option<String>,
+    /// The protocol the server chose by ALPN (`http/1.1`).
+    pub alpn: Option<String>,
+    /// Handshakes completed, full and resumed.
+    pub handshakes: u64,
+    pub resumed: u64,
 }
 
 /// How the run was asked to end.
@@ -163,6 +196,11 @@ pub struct Summary {
     /// Open loop only: whether the Webchildren carried the rate.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate_kept: Option<bool>,
+    /// `https://` only: the TLS handshake apart from the TCP connect (`count` = handshakes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls_handshake_ms: Option<LatencySummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls: Option<TlsRecord>,
     pub response_spectrum: Vec<SpectrumPoint>,
     pub page_spectrum: Vec<SpectrumPoint>,
 }

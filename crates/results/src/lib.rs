@@ -27,7 +27,7 @@ pub mod profile;
 
 pub use bench::{
     BenchConfigRecord, BenchResult, BytesNotInResponses, Environment, PageRecord, SecondRecord,
-    StopKind, Summary, TargetRecord, UrlRecord,
+    StopKind, Summary, TargetRecord, TlsConfigRecord, TlsRecord, UrlRecord,
 };
 pub use hosts::{HostRecord, HostStatus};
 pub use latency::{LatencySummary, MinMeanMax, SpectrumPoint};

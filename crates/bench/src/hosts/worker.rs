@@ -193,6 +193,7 @@ fn prepare(o: &Orders) -> Result<(BenchConfig, Slice), String> {
         log: r.log.as_ref().map(Into::into),
         debug: false,
         progress: false,
+        tls: o.tls.clone(),
     };
     let slice = Slice {
         children,

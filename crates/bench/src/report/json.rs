@@ -16,6 +16,7 @@ use results::{
     BenchConfigRecord, BenchResult, BytesNotInResponses, Kind, MinMeanMax, PageRecord,
     SecondRecord, SpectrumPoint, StopKind, Summary, TargetRecord, UrlRecord,
 };
+use results::{TlsConfigRecord, TlsRecord};
 use serde_json::Value;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -68,6 +69,7 @@ pub fn record(r: &RunResult) -> BenchResult {
     let s = &r.stats;
     let c = &r.config;
 
+    let https = c.target.scheme == crate::Scheme::Https;
     let summary = Summary {
         webstone_number: f.webstone_number,
         pages: f.pages,
@@ -116,6 +118,15 @@ pub fn record(r: &RunResult) -> BenchResult {
         pages_scheduled: s.send_lag.as_ref().map(|_| s.pages_scheduled),
         pages_not_sent: s.send_lag.as_ref().map(|_| s.pages_not_sent),
         rate_kept: s.send_lag.as_ref().map(|_| !super::rate_not_kept(r)),
+        // Apart from connect_ms (TCP's, as the paper's connect time): count = handshakes.
+        tls_handshake_ms: https.then(|| s.tls_handshake.summary()),
+        tls: https.then(|| TlsRecord {
+            version: s.tls_session.map(|t| t.version.to_owned()),
+            cipher: s.tls_session.map(|t| t.cipher.to_owned()),
+            alpn: s.tls_session.and_then(|t| t.alpn).map(str::to_owned),
+            handshakes: s.tls_handshakes,
+            resumed: s.tls_resumed,
+        }),
         response_spectrum: spectrum(&s.response),
         page_spectrum: spectrum(&s.page),
     };
@@ -191,7 +202,14 @@ pub fn record(r: &RunResult) -> BenchResult {
             url: c.target.url.clone(),
             addr: c.target.addr.to_string(),
             host: c.target.host.clone(),
+            scheme: c.target.scheme.as_str().to_owned(),
         },
+        tls: https.then(|| TlsConfigRecord {
+            verify: !c.tls.insecure,
+            cacert: c.tls.cacert.as_ref().map(|p| p.display().to_string()),
+            resume: c.tls.resume,
+            version: c.tls.version.map(|v| v.as_str().to_owned()),
+        }),
         http: c.http,
         concurrency: c.concurrency as u64,
         threads: c.threads as u64,
