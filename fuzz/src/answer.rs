@@ -65,7 +65,10 @@ impl Server {
         // (The connection loop also closes after any other request with a body, without saying
         // so in the head; only the responder's own promise is checked here.)
         if !req.keep_alive {
-            assert!(reply.close, "the client asked to close, the server keeps the connection");
+            assert!(
+                reply.close,
+                "the client asked to close, the server keeps the connection"
+            );
         }
         let status = reply.status;
         (check_response(out, reply, head), status)
@@ -88,7 +91,10 @@ fn check_response(mut out: Vec<u8>, reply: Reply, head_request: bool) -> Vec<u8>
         ),
     };
     let text = String::from_utf8_lossy(&out[..h.head_len]).into_owned();
-    assert_eq!(h.status, reply.status, "status line and reply disagree: {text}");
+    assert_eq!(
+        h.status, reply.status,
+        "status line and reply disagree: {text}"
+    );
     assert!(text.starts_with("HTTP/1.1 "), "{text}");
     assert_eq!(
         h.keep_alive, !reply.close,
@@ -97,14 +103,23 @@ fn check_response(mut out: Vec<u8>, reply: Reply, head_request: bool) -> Vec<u8>
     let inline = out.len() - h.head_len;
     match reply.body {
         Body::None => {}
-        Body::Shared { ref data, start, len } => {
+        Body::Shared {
+            ref data,
+            start,
+            len,
+        } => {
             assert_eq!(inline, 0, "a shared body after inline bytes: {text}");
             out.extend_from_slice(&data[start..start + len]);
         }
-        Body::File { ref file, offset, len } => {
+        Body::File {
+            ref file,
+            offset,
+            len,
+        } => {
             assert_eq!(inline, 0, "a file body after inline bytes: {text}");
             let mut buf = vec![0; usize::try_from(len).expect("fuzz root files are small")];
-            file.read_exact_at(&mut buf, offset).expect("reading the file body");
+            file.read_exact_at(&mut buf, offset)
+                .expect("reading the file body");
             out.extend_from_slice(&buf);
         }
     }
@@ -116,10 +131,16 @@ fn check_response(mut out: Vec<u8>, reply: Reply, head_request: bool) -> Vec<u8>
         }
         Framing::Empty => assert!(body.is_empty(), "a body on a {} response", h.status),
         Framing::Length(n) => {
-            assert_eq!(body.len() as u64, n, "Content-Length disagrees with the body: {text}");
+            assert_eq!(
+                body.len() as u64,
+                n,
+                "Content-Length disagrees with the body: {text}"
+            );
             assert_eq!(reply.body_bytes, n, "{text}");
         }
-        Framing::Chunked | Framing::Close => panic!("flint serve framed by {:?}: {text}", h.framing),
+        Framing::Chunked | Framing::Close => {
+            panic!("flint serve framed by {:?}: {text}", h.framing)
+        }
     }
     if !head_request {
         check_body(&text, h.status, body);

@@ -26,7 +26,10 @@ pub fn read(b: &[u8]) -> Option<Chunked> {
     let mut payload: u64 = 0;
     let mut longest_ext = 0;
     loop {
-        let digits = b[pos..].iter().take_while(|c| c.is_ascii_hexdigit()).count();
+        let digits = b[pos..]
+            .iter()
+            .take_while(|c| c.is_ascii_hexdigit())
+            .count();
         if digits == 0 {
             return None;
         }
@@ -36,9 +39,9 @@ pub fn read(b: &[u8]) -> Option<Chunked> {
         if significant.len() > 16 {
             return None;
         }
-        let size = significant
-            .iter()
-            .fold(0u64, |n, &c| n << 4 | (c as char).to_digit(16).unwrap() as u64);
+        let size = significant.iter().fold(0u64, |n, &c| {
+            n << 4 | (c as char).to_digit(16).unwrap() as u64
+        });
         pos += digits;
         let cr = pos + b[pos..].iter().position(|&c| c == b'\r')?;
         let ext = &b[pos..cr];
@@ -54,7 +57,7 @@ pub fn read(b: &[u8]) -> Option<Chunked> {
             break;
         }
         let data_end = pos.checked_add(usize::try_from(size).ok()?)?;
-        if b.get(data_end..data_end + 2)? != b"\r\n" {
+        if b.get(data_end..data_end.checked_add(2)?)? != b"\r\n" {
             return None;
         }
         payload = payload.checked_add(size)?;

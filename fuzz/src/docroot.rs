@@ -109,6 +109,9 @@ mod tests {
         assert!(!matches_some_file(&outside[..10], 0, 300));
         let index = fs::read(root.join("index.html")).unwrap();
         assert!(matches_some_file(&index[100..150], 100, 300));
-        assert!(!matches_some_file(&index[100..150], 101, 300), "offset is checked");
+        assert!(
+            !matches_some_file(&index[100..150], 101, 300),
+            "offset is checked"
+        );
     }
 }

@@ -23,7 +23,11 @@ struct Guarded {
 impl Guarded {
     fn new() -> Guarded {
         let page = rustix::param::page_size();
-        assert_eq!(CAPACITY % page, 0, "CAPACITY is a multiple of the page size");
+        assert_eq!(
+            CAPACITY % page,
+            0,
+            "CAPACITY is a multiple of the page size"
+        );
         let readable = CAPACITY;
         // SAFETY: a fresh anonymous private mapping at an address of the kernel's choosing;
         // it aliases nothing, and nothing else knows of it.

@@ -13,7 +13,7 @@
 //!   answered with a different status because of where the reads fell;
 //! - the responder's answer to each accepted request passes [`crate::answer`]'s checks.
 
-use wire::{parse_request, Method, Request, RequestError, RequestLimits, Version};
+use wire::{parse_request, Method, Request, RequestLimits, Version};
 
 use crate::answer::Server;
 use crate::guard::with_guarded;
@@ -46,6 +46,8 @@ struct Parsed {
     version: Version,
     keep_alive: bool,
     headers: [Option<Span>; 8],
+    /// The lines of If-Match and If-None-Match.
+    lists: [Vec<Span>; 2],
     content_length: Option<u64>,
     chunked: bool,
     head_len: usize,
@@ -94,7 +96,10 @@ fn read_connection(
             match outcome {
                 Ok(None) => break,
                 Ok(Some(p)) => {
-                    let (len, has_body) = (p.head_len, p.content_length.is_some_and(|n| n > 0) || p.chunked);
+                    let (len, has_body) = (
+                        p.head_len,
+                        p.content_length.is_some_and(|n| n > 0) || p.chunked,
+                    );
                     steps.push(Ok((pos, p)));
                     if has_body {
                         // The server answers and closes: the body and anything after it are
@@ -123,7 +128,10 @@ fn describe(buf: &[u8], req: &Request<'_>, limits: &RequestLimits) -> Parsed {
         "a head accepted without its blank line: {:?}",
         String::from_utf8_lossy(head)
     );
-    assert!(n <= limits.max_head_bytes, "head of {n} bytes accepted under {limits:?}");
+    assert!(
+        n <= limits.max_head_bytes,
+        "head of {n} bytes accepted under {limits:?}"
+    );
     let span = |part: &[u8]| -> Span {
         let start = (part.as_ptr() as usize).wrapping_sub(head.as_ptr() as usize);
         assert!(
@@ -155,13 +163,20 @@ fn describe(buf: &[u8], req: &Request<'_>, limits: &RequestLimits) -> Parsed {
         limits.max_request_line
     );
     if req.chunked {
-        assert!(req.content_length.is_none(), "both Content-Length and chunked accepted");
-        assert_eq!(req.version, Version::Http11, "Transfer-Encoding accepted in HTTP/1.0");
+        assert!(
+            req.content_length.is_none(),
+            "both Content-Length and chunked accepted"
+        );
+        assert_eq!(
+            req.version,
+            Version::Http11,
+            "Transfer-Encoding accepted in HTTP/1.0"
+        );
     }
     let headers = [
         req.host,
-        req.if_none_match,
         req.if_modified_since,
+        req.if_unmodified_since,
         req.range,
         req.if_range,
         req.accept_encoding,
@@ -169,12 +184,14 @@ fn describe(buf: &[u8], req: &Request<'_>, limits: &RequestLimits) -> Parsed {
         req.referer,
     ]
     .map(|h| h.map(span));
+    let lists = [req.if_match, req.if_none_match].map(|lines| lines.iter().map(span).collect());
     Parsed {
         method: req.method,
         target,
         version: req.version,
         keep_alive: req.keep_alive,
         headers,
+        lists,
         content_length: req.content_length,
         chunked: req.chunked,
         head_len: n,
@@ -183,12 +200,15 @@ fn describe(buf: &[u8], req: &Request<'_>, limits: &RequestLimits) -> Parsed {
 
 /// Bytes of CR and LF before the request line (RFC 9112 2.2 lets a server skip empty lines).
 fn leading_empty_lines(head: &[u8]) -> usize {
-    head.iter().take_while(|&&b| b == b'\r' || b == b'\n').count()
+    head.iter()
+        .take_while(|&&b| b == b'\r' || b == b'\n')
+        .count()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wire::RequestError;
 
     #[test]
     fn pipelined_requests_are_read_one_after_another() {
@@ -205,7 +225,8 @@ mod tests {
 
     #[test]
     fn a_request_with_a_body_ends_the_connection() {
-        let data = b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhiGET / HTTP/1.1\r\n\r\n";
+        let data =
+            b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhiGET / HTTP/1.1\r\n\r\n";
         let (steps, waiting) = read_connection(data, &[data.len()], &limit_sets()[0], None);
         assert_eq!(steps.len(), 1);
         assert!(!waiting);

@@ -35,7 +35,10 @@ enum Event {
     Head(ResponseHead),
     HeadError(ResponseError),
     /// A body complete: payload bytes, bytes consumed with its framing.
-    Body { body: u64, consumed: u64 },
+    Body {
+        body: u64,
+        consumed: u64,
+    },
     BodyError(ResponseError),
     /// The connection closed: in a body (the decoder's verdict), or with this many bytes of an
     /// unfinished head unread.
@@ -53,7 +56,11 @@ pub fn check(data: &[u8]) {
     );
     with_guarded(data, |buf| {
         if let Ok(Some(h)) = parse_response_head(buf, true) {
-            assert_eq!(h.framing, Framing::Empty, "a response to HEAD with a body: {h:?}");
+            assert_eq!(
+                h.framing,
+                Framing::Empty,
+                "a response to HEAD with a body: {h:?}"
+            );
         }
     });
 }
@@ -125,7 +132,9 @@ fn read_connection(data: &[u8], cuts: &[usize], oracle: bool) -> Vec<Event> {
                         let before = decoder.clone();
                         let fed = decoder.feed(input);
                         if let Ok(p) = fed {
-                            check_feed(&before, decoder, *framing, input, p.consumed, p.body, p.done);
+                            check_feed(
+                                &before, decoder, *framing, input, p.consumed, p.body, p.done,
+                            );
                         }
                         fed
                     });
@@ -193,10 +202,18 @@ fn check_head(buf: &[u8], h: &ResponseHead) {
     assert!(h.version <= 1, "{h:?}");
     assert!((100..=999).contains(&h.status), "{h:?}");
     if (100..200).contains(&h.status) || h.status == 204 || h.status == 304 {
-        assert_eq!(h.framing, Framing::Empty, "a body on a {} response", h.status);
+        assert_eq!(
+            h.framing,
+            Framing::Empty,
+            "a body on a {} response",
+            h.status
+        );
     }
     if h.framing == Framing::Close {
-        assert!(!h.keep_alive, "a close-delimited response marked persistent");
+        assert!(
+            !h.keep_alive,
+            "a close-delimited response marked persistent"
+        );
     }
     assert_eq!(
         parse_response_head(head, false),
@@ -215,11 +232,19 @@ fn check_feed(
     body: usize,
     done: bool,
 ) {
-    assert!(consumed <= input.len(), "consumed {consumed} of {}", input.len());
+    assert!(
+        consumed <= input.len(),
+        "consumed {consumed} of {}",
+        input.len()
+    );
     assert!(body <= consumed, "body {body} > consumed {consumed}");
     assert_eq!(done, after.is_done());
     if !done {
-        assert_eq!(consumed, input.len(), "stopped early without finishing the body");
+        assert_eq!(
+            consumed,
+            input.len(),
+            "stopped early without finishing the body"
+        );
     }
     if before.is_done() {
         assert_eq!((consumed, body), (0, 0), "fed after the end of the body");
@@ -293,7 +318,13 @@ mod tests {
             .collect();
         assert_eq!(bodies, vec![(3, 3), (2, 22)]);
         assert_eq!(events.last(), Some(&Event::EofInBody(Ok(()))));
-        assert_eq!(events.iter().filter(|e| matches!(e, Event::Head(_))).count(), 4);
+        assert_eq!(
+            events
+                .iter()
+                .filter(|e| matches!(e, Event::Head(_)))
+                .count(),
+            4
+        );
         check(data);
     }
 
@@ -301,11 +332,17 @@ mod tests {
     fn a_short_body_and_a_bad_chunk_are_reported() {
         let short = b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc";
         let events = read_connection(short, &[short.len()], true);
-        assert_eq!(events.last(), Some(&Event::EofInBody(Err(ResponseError::ShortBody))));
+        assert_eq!(
+            events.last(),
+            Some(&Event::EofInBody(Err(ResponseError::ShortBody)))
+        );
         check(short);
         let bad = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n";
         let events = read_connection(bad, &[bad.len()], true);
-        assert_eq!(events.last(), Some(&Event::BodyError(ResponseError::BadChunk)));
+        assert_eq!(
+            events.last(),
+            Some(&Event::BodyError(ResponseError::BadChunk))
+        );
         check(bad);
     }
 }

@@ -7,13 +7,20 @@ use std::panic;
 use std::path::Path;
 
 fn replay(target: &str, check: fn(&[u8])) {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus").join(target);
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("corpus")
+        .join(target);
     let mut files: Vec<_> = fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|entry| entry.expect("directory entry").path())
         .collect();
     files.sort();
-    assert!(files.len() >= 10, "{} holds only {} inputs", dir.display(), files.len());
+    assert!(
+        files.len() >= 10,
+        "{} holds only {} inputs",
+        dir.display(),
+        files.len()
+    );
     let mut failed = Vec::new();
     for file in &files {
         let data = fs::read(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
@@ -21,7 +28,11 @@ fn replay(target: &str, check: fn(&[u8])) {
             failed.push(file.display().to_string());
         }
     }
-    assert!(failed.is_empty(), "{} inputs fail their checks: {failed:#?}", failed.len());
+    assert!(
+        failed.is_empty(),
+        "{} inputs fail their checks: {failed:#?}",
+        failed.len()
+    );
 }
 
 #[test]

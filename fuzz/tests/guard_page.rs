@@ -30,7 +30,11 @@ fn reading_past_a_guarded_input_faults() {
         return;
     }
     let status = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "reading_past_a_guarded_input_faults", "--nocapture"])
+        .args([
+            "--exact",
+            "reading_past_a_guarded_input_faults",
+            "--nocapture",
+        ])
         .env(PROBE, "1")
         .output()
         .expect("running the probe");
@@ -40,4 +44,3 @@ fn reading_past_a_guarded_input_faults() {
         "the read past the end did not fault: {status:?}"
     );
 }
-

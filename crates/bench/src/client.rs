@@ -21,27 +21,32 @@
 //!
 //! Time is kept in µs since the run's base instant; each Webchild has one deadline (connect
 //! timeout, response timeout, or the end of a think/schedule/back-off wait) in `timers::Timers`.
+//! The open loop also sets `alarm::Alarm` to the next deadline, so that pages leave on time to
+//! the microsecond rather than to the next millisecond of `epoll_wait`.
+//!
+//! When the run ends, what was still going on is accounted for (`Webchild::at_end`): requests in
+//! flight are unfinished, and in the open loop pages that were due but never sent are counted.
 
+mod alarm;
 mod errors;
 mod setup;
 mod timers;
 
+use alarm::Alarm;
 use errors::{connect_error, head_error, status_error};
 use setup::Running;
-pub use setup::{child_rng, Plan, Requests, Shared, ThreadOutcome};
+pub use setup::{child_rng, Requests, RunShared, Schedule, ThreadOutcome};
 use timers::Timers;
 
 use crate::config::HttpMode;
 use crate::log::{LogBuf, LogRecord};
 use crate::progress::Counts;
 use crate::stats::{second_index, ErrorKind, ResponseSample, SecondStats, Stats};
+use crate::transport::Transport;
 use crate::{Stop, Workload};
 use mio::event::Event;
-use mio::net::TcpStream;
-use mio::{Events, Interest, Poll, Registry, Token};
-use socket2::{Domain, Protocol, Socket, Type};
-use std::io::{self, Read, Write};
-use std::net::SocketAddr;
+use mio::{Events, Poll, Registry, Token};
+use std::io::{self, Write};
 use std::ops::Range;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -65,16 +70,20 @@ const NONE: u64 = u64::MAX;
 const PREALLOCATED_SECONDS: usize = 3600;
 
 /// One thread: Webchildren `ids` (global indexes) on one event loop, until the end.
-pub fn run_thread(sh: &Shared<'_>, thread: usize, ids: Range<usize>) -> io::Result<ThreadOutcome> {
+pub fn run_thread(
+    sh: &RunShared<'_>,
+    thread: usize,
+    ids: Range<usize>,
+) -> io::Result<ThreadOutcome> {
     let running = Running(sh);
     let mut poll = Poll::new()?;
     let n = ids.len();
-    let mut cx = Ctx {
+    let mut cx = ThreadState {
         sh,
         thread,
         registry: poll.registry().try_clone()?,
         timers: Timers::new(n),
-        stats: Stats::new(sh.workload, sh.plan.interval_us.is_some()),
+        stats: Stats::new(sh.workload, sh.schedule.interval_us.is_some()),
         log: sh.log.as_ref().map(LogBuf::new),
         live: Counts::default(),
         active: 0,
@@ -95,19 +104,23 @@ pub fn run_thread(sh: &Shared<'_>, thread: usize, ids: Range<usize>) -> io::Resu
         .enumerate()
         .map(|(slot, id)| Webchild::new(slot, id, sh))
         .collect();
+    let schedule = &sh.schedule;
+    let mut alarm = match schedule.interval_us {
+        Some(_) => Some(Alarm::new(poll.registry(), schedule.base)?),
+        None => None,
+    };
     let now = cx.now();
     for c in &mut children {
         c.begin(&mut cx, now);
     }
-    let plan = &sh.plan;
     let mut next_publish = now + PUBLISH_US;
     let (end_us, interrupted) = loop {
         let now = cx.now();
         if sh.stop.load(Ordering::Relaxed) {
-            break (now.min(plan.end_us), true);
+            break (now.min(schedule.end_us), true);
         }
-        if now >= plan.end_us {
-            break (plan.end_us, false);
+        if now >= schedule.end_us {
+            break (schedule.end_us, false);
         }
         if cx.active == 0 {
             let last = children.iter().map(|c| c.done_us).max().unwrap_or(now);
@@ -117,10 +130,16 @@ pub fn run_thread(sh: &Shared<'_>, thread: usize, ids: Range<usize>) -> io::Resu
             children[slot].on_timer(&mut cx, now);
         }
         if now >= next_publish {
+            cx.live.behind = schedule
+                .interval_us
+                .map_or(0, |iv| behind(&children, iv, now));
             sh.progress.publish(thread, cx.live);
             next_publish = now + PUBLISH_US;
         }
-        let until = cx.timers.next_at().min(plan.end_us).min(now + TICK_US);
+        let until = cx.timers.next_at().min(schedule.end_us).min(now + TICK_US);
+        if let Some(alarm) = &mut alarm {
+            alarm.wake_at(until, now)?;
+        }
         let timeout = Duration::from_micros(until.saturating_sub(now));
         if let Err(e) = poll.poll(&mut events, Some(timeout)) {
             if e.kind() == io::ErrorKind::Interrupted {
@@ -134,12 +153,15 @@ pub fn run_thread(sh: &Shared<'_>, thread: usize, ids: Range<usize>) -> io::Resu
             }
         }
     };
+    for c in &mut children {
+        c.at_end(&mut cx, end_us);
+    }
     drop(running);
     sh.progress.publish(thread, cx.live);
     // WebSTONE's cumulative time: how long each Webchild took part in the measured window.
     for c in &children {
         let end = c.done_us.min(end_us);
-        cx.stats.cumulative_us += end.saturating_sub(plan.measure_us);
+        cx.stats.cumulative_us += end.saturating_sub(schedule.measure_us);
     }
     Ok(ThreadOutcome {
         stats: cx.stats,
@@ -149,9 +171,20 @@ pub fn run_thread(sh: &Shared<'_>, thread: usize, ids: Range<usize>) -> io::Resu
     })
 }
 
+/// Open loop: pages due by `now` that their Webchildren have not started, beyond the one each
+/// is about to start: a Webchild late by less than a whole interval is not behind yet.
+fn behind(children: &[Webchild], interval_us: f64, now: u64) -> u64 {
+    let late = |c: &Webchild| (now as f64 - c.next_intended_us) / interval_us;
+    children
+        .iter()
+        .filter(|c| c.state != State::Done && c.next_intended_us <= now as f64)
+        .map(|c| late(c) as u64)
+        .sum()
+}
+
 /// A thread's state other than its Webchildren (so a Webchild can borrow it mutably).
-struct Ctx<'a> {
-    sh: &'a Shared<'a>,
+struct ThreadState<'a> {
+    sh: &'a RunShared<'a>,
     thread: usize,
     registry: Registry,
     timers: Timers,
@@ -162,22 +195,22 @@ struct Ctx<'a> {
     active: usize,
 }
 
-impl Ctx<'_> {
+impl ThreadState<'_> {
     #[inline]
     fn now(&self) -> u64 {
-        self.sh.plan.base.elapsed().as_micros() as u64
+        self.sh.schedule.base.elapsed().as_micros() as u64
     }
 
     /// Whether something that started at `start` and ends `now` is in the measured window.
     #[inline]
     fn counts(&self, start: u64, now: u64) -> bool {
-        start >= self.sh.plan.measure_us && now < self.sh.plan.end_us
+        start >= self.sh.schedule.measure_us && now < self.sh.schedule.end_us
     }
 
     /// The time series' entry for `now` (in the window): an index, no clock read.
     #[inline]
     fn second(&mut self, now: u64) -> &mut SecondStats {
-        let i = second_index(now.saturating_sub(self.sh.plan.measure_us));
+        let i = second_index(now.saturating_sub(self.sh.schedule.measure_us));
         self.stats.second(i)
     }
 
@@ -223,7 +256,7 @@ struct Webchild {
     /// Global index: the log's `child` column and the random stream's key.
     id: usize,
     state: State,
-    conn: Option<TcpStream>,
+    conn: Option<Transport>,
     /// Bumped at every close: data read from a connection that is gone is not processed.
     conn_gen: u32,
     /// Responses completed on this connection: a reused one the server may have closed idle.
@@ -248,6 +281,10 @@ struct Webchild {
     resp_keep_alive: bool,
     header_bytes: u64,
     body_bytes: u64,
+    /// Chunked framing of the response in progress (read, but neither head nor body).
+    framing_bytes: u64,
+    /// Bytes of a failing response that were never parsed as head or body.
+    lost_bytes: u64,
     decoder: BodyDecoder,
     /// The current file was already retried once on a fresh connection.
     retried: bool,
@@ -261,10 +298,10 @@ struct Webchild {
 }
 
 impl Webchild {
-    fn new(slot: usize, id: usize, sh: &Shared<'_>) -> Self {
-        let offset = sh.plan.interval_us.map_or(0.0, |iv| {
+    fn new(slot: usize, id: usize, sh: &RunShared<'_>) -> Self {
+        let offset = sh.schedule.interval_us.map_or(0.0, |iv| {
             // Spread the children's schedules over one interval, so pages do not come in bursts.
-            iv * id as f64 / sh.plan.concurrency as f64
+            iv * id as f64 / sh.schedule.concurrency as f64
         });
         Webchild {
             slot,
@@ -275,7 +312,7 @@ impl Webchild {
             conn_responses: 0,
             rng: child_rng(sh.config.seed, id, 0),
             warmup_rng: child_rng(sh.config.seed, id, 1),
-            pages_left: sh.plan.quota(id),
+            pages_left: sh.schedule.quota(id),
             next_intended_us: offset,
             page: 0,
             file: 0,
@@ -290,6 +327,8 @@ impl Webchild {
             resp_keep_alive: false,
             header_bytes: 0,
             body_bytes: 0,
+            framing_bytes: 0,
+            lost_bytes: 0,
             decoder: BodyDecoder::new(Framing::Empty),
             retried: false,
             next_file: false,
@@ -300,12 +339,12 @@ impl Webchild {
         }
     }
 
-    fn begin(&mut self, cx: &mut Ctx<'_>, now: u64) {
+    fn begin(&mut self, cx: &mut ThreadState<'_>, now: u64) {
         cx.active += 1;
         if self.pages_left == 0 {
             return self.finish(cx, now);
         }
-        match cx.sh.plan.interval_us {
+        match cx.sh.schedule.interval_us {
             None => self.start_page(cx, now),
             Some(_) => cx.timers.arm(self.slot, self.next_intended_us as u64),
         }
@@ -318,7 +357,7 @@ impl Webchild {
 
     // ---- events ------------------------------------------------------------------------------
 
-    fn on_event(&mut self, cx: &mut Ctx<'_>, buf: &mut [u8], ev: &Event) {
+    fn on_event(&mut self, cx: &mut ThreadState<'_>, buf: &mut [u8], ev: &Event) {
         match self.state {
             State::Done => {}
             State::Connecting => self.on_connect_ready(cx),
@@ -346,7 +385,7 @@ impl Webchild {
         }
     }
 
-    fn on_timer(&mut self, cx: &mut Ctx<'_>, now: u64) {
+    fn on_timer(&mut self, cx: &mut ThreadState<'_>, now: u64) {
         match self.state {
             State::Wait => self.start_page(cx, now),
             State::Connecting => self.fail(cx, ErrorKind::ConnectTimeout, now),
@@ -360,9 +399,9 @@ impl Webchild {
 
     // ---- pages and files ---------------------------------------------------------------------
 
-    fn start_page(&mut self, cx: &mut Ctx<'_>, now: u64) {
-        let plan = &cx.sh.plan;
-        let intended = match plan.interval_us {
+    fn start_page(&mut self, cx: &mut ThreadState<'_>, now: u64) {
+        let schedule = &cx.sh.schedule;
+        let intended = match schedule.interval_us {
             Some(iv) => {
                 let t = self.next_intended_us;
                 self.next_intended_us += iv;
@@ -370,13 +409,16 @@ impl Webchild {
             }
             None => now,
         };
-        let measured = intended >= plan.measure_us;
+        let measured = intended >= schedule.measure_us;
         if measured {
             if self.pages_left == 0 {
                 return self.finish(cx, now);
             }
-            if plan.pages.is_some() {
+            if schedule.pages.is_some() {
                 self.pages_left -= 1;
+            }
+            if schedule.interval_us.is_some() && intended < schedule.end_us {
+                cx.stats.record_send_lag(now - intended);
             }
         }
         let rng = if measured {
@@ -391,7 +433,7 @@ impl Webchild {
         self.start_file(cx, now);
     }
 
-    fn start_file(&mut self, cx: &mut Ctx<'_>, now: u64) {
+    fn start_file(&mut self, cx: &mut ThreadState<'_>, now: u64) {
         self.file_start_us = now;
         self.retried = false;
         self.reset_response();
@@ -408,15 +450,26 @@ impl Webchild {
         self.status = 0;
         self.header_bytes = 0;
         self.body_bytes = 0;
+        self.framing_bytes = 0;
+        self.lost_bytes = 0;
+    }
+
+    /// Everything read so far for the response in progress.
+    fn response_bytes(&self) -> u64 {
+        self.header_bytes
+            + self.body_bytes
+            + self.framing_bytes
+            + self.lost_bytes
+            + self.head.len() as u64
     }
 
     /// Non-2xx statuses end the page as an error (it is not a hit) although the response itself
     /// completed and counts as a request; the connection stays usable when the server says so.
-    fn response_done(&mut self, cx: &mut Ctx<'_>, now: u64) {
-        let plan = &cx.sh.plan;
+    fn response_done(&mut self, cx: &mut ThreadState<'_>, now: u64) {
+        let schedule = &cx.sh.schedule;
         let url = self.url(cx.sh.workload);
         let ok = (200..300).contains(&self.status);
-        let open_first = plan.interval_us.is_some() && self.file == 0;
+        let open_first = schedule.interval_us.is_some() && self.file == 0;
         self.conn_responses += 1;
         cx.live.requests += 1;
         cx.live.errors += u64::from(!ok);
@@ -437,6 +490,8 @@ impl Webchild {
                 transfer_us: now.saturating_sub(self.written_us),
             };
             cx.stats.record_response(self.page, url, &r);
+            cx.stats.statuses.add(self.status);
+            cx.stats.bytes_chunk_framing += self.framing_bytes;
             let second = cx.second(now);
             second.requests += 1;
             second.response.record_us(r.response_us);
@@ -444,7 +499,7 @@ impl Webchild {
             if let Some(kind) = kind {
                 cx.record_error(url, kind, now);
             }
-            self.log(cx, Some(r.response_us), kind);
+            self.log(cx, Some(r.response_us), kind.map_or("", ErrorKind::name));
         }
         let nfiles = cx.sh.workload.pages[self.page].files.len();
         let http10 = cx.sh.config.http == HttpMode::Http10;
@@ -468,7 +523,7 @@ impl Webchild {
             self.retried = false;
             self.state = State::ReadingHead;
             cx.timers
-                .arm(self.slot, now + cx.sh.plan.response_timeout_us);
+                .arm(self.slot, now + cx.sh.schedule.response_timeout_us);
         } else {
             self.start_file(cx, now);
         }
@@ -481,18 +536,18 @@ impl Webchild {
     /// before the next read) or right after it, and epoll's read-closed flag shows it without a
     /// read, so the next file hardly waits. A server that keeps the connection open is waited
     /// for at most the response timeout, then closed.
-    fn await_close(&mut self, cx: &mut Ctx<'_>, now: u64, ok: bool, more: bool) {
+    fn await_close(&mut self, cx: &mut ThreadState<'_>, now: u64, ok: bool, more: bool) {
         self.next_file = ok && more;
         if !self.next_file {
             self.record_page(cx, ok, now); // the page ended at its last byte, not at the FIN
         }
         self.state = State::Closing;
         cx.timers
-            .arm(self.slot, now + cx.sh.plan.response_timeout_us);
+            .arm(self.slot, now + cx.sh.schedule.response_timeout_us);
     }
 
     /// The end of `Closing`: the server's FIN (or the timeout, an error, stray bytes).
-    fn closed(&mut self, cx: &mut Ctx<'_>, now: u64) {
+    fn closed(&mut self, cx: &mut ThreadState<'_>, now: u64) {
         self.close();
         if self.next_file {
             self.file += 1;
@@ -502,13 +557,19 @@ impl Webchild {
         }
     }
 
-    fn end_page(&mut self, cx: &mut Ctx<'_>, hit: bool, now: u64, backoff: bool) {
+    fn end_page(&mut self, cx: &mut ThreadState<'_>, hit: bool, now: u64, backoff: bool) {
         self.record_page(cx, hit, now);
         self.next_page(cx, now, backoff);
     }
 
-    fn record_page(&mut self, cx: &mut Ctx<'_>, hit: bool, now: u64) {
+    fn record_page(&mut self, cx: &mut ThreadState<'_>, hit: bool, now: u64) {
+        if hit {
+            // For the live line's estimate of the Webchildren a rate needs.
+            cx.live.pages += 1;
+            cx.live.page_us += now - self.page_start_us;
+        }
         if cx.counts(self.page_intended_us, now) {
+            cx.live.window_pages += 1;
             cx.stats.record_page(
                 self.page,
                 hit,
@@ -519,15 +580,15 @@ impl Webchild {
     }
 
     /// Thinks, waits for the next open-loop slot, or starts the next page (or finishes).
-    fn next_page(&mut self, cx: &mut Ctx<'_>, now: u64, backoff: bool) {
+    fn next_page(&mut self, cx: &mut ThreadState<'_>, now: u64, backoff: bool) {
         if self.pages_left == 0 {
             return self.finish(cx, now);
         }
-        let plan = &cx.sh.plan;
-        let mut at = match plan.interval_us {
+        let schedule = &cx.sh.schedule;
+        let mut at = match schedule.interval_us {
             // Open loop: the next slot, however late this page ended (then it starts at once).
             Some(_) => self.next_intended_us as u64,
-            None => now + plan.think_us,
+            None => now + schedule.think_us,
         };
         if backoff {
             at = at.max(now + BACKOFF_US);
@@ -539,7 +600,7 @@ impl Webchild {
         cx.timers.arm(self.slot, at);
     }
 
-    fn finish(&mut self, cx: &mut Ctx<'_>, now: u64) {
+    fn finish(&mut self, cx: &mut ThreadState<'_>, now: u64) {
         self.close();
         self.state = State::Done;
         self.done_us = now;
@@ -548,70 +609,104 @@ impl Webchild {
     }
 
     /// A request failed: counted by kind, the connection dropped, the page abandoned.
-    fn fail(&mut self, cx: &mut Ctx<'_>, kind: ErrorKind, now: u64) {
+    fn fail(&mut self, cx: &mut ThreadState<'_>, kind: ErrorKind, now: u64) {
         cx.live.errors += 1;
         if cx.counts(self.file_start_us, now) {
             cx.record_error(self.url(cx.sh.workload), kind, now);
-            self.log(cx, None, Some(kind));
+            cx.stats.bytes_failed += self.response_bytes();
+            self.log(cx, None, kind.name());
         }
         self.close();
         let backoff = matches!(kind, ErrorKind::ConnectRefused | ErrorKind::ConnectOther);
         self.end_page(cx, false, now, backoff);
     }
 
-    fn log(&self, cx: &mut Ctx<'_>, response_us: Option<u64>, error: Option<ErrorKind>) {
+    /// The log's line for the current file; `error` is empty for a success.
+    fn log(&self, cx: &mut ThreadState<'_>, response_us: Option<u64>, error: &str) {
         let Some(log) = &mut cx.log else { return };
         let some = |t: u64| (t != NONE).then_some(t);
+        let base = cx.sh.schedule.base_unix_us;
         log.push(&LogRecord {
             thread: cx.thread,
             child: self.id,
             page: &cx.sh.workload.pages[self.page].name,
             url: &cx.sh.workload.urls[self.url(cx.sh.workload)],
-            start_unix_us: cx.sh.plan.base_unix_us + self.file_start_us,
+            intended_unix_us: cx
+                .sh
+                .schedule
+                .interval_us
+                .map(|_| base + self.page_intended_us),
+            start_unix_us: base + self.file_start_us,
             connect_us: some(self.connect_us),
             ttfb_us: some(self.first_byte_us).map(|t| t.saturating_sub(self.written_us)),
             response_us,
             status: (self.status != 0).then_some(self.status),
             header_bytes: self.header_bytes,
             body_bytes: self.body_bytes,
-            error: error.map_or("", ErrorKind::name),
+            error,
         });
+    }
+
+    /// The run ended at `end`: a request of the window still in flight is unfinished (in the
+    /// open loop it enters the corrected figures with its wait so far), and in the open loop
+    /// every page due in the window that this Webchild never started is a page not sent.
+    fn at_end(&mut self, cx: &mut ThreadState<'_>, end: u64) {
+        let schedule = &cx.sh.schedule;
+        let open = schedule.interval_us.is_some();
+        let in_flight = matches!(
+            self.state,
+            State::Connecting | State::ReadingHead | State::ReadingBody
+        );
+        if in_flight && self.file_start_us >= schedule.measure_us {
+            let start = if open && self.file == 0 {
+                self.page_intended_us
+            } else {
+                self.file_start_us
+            };
+            let page_wait = open.then(|| end.saturating_sub(self.page_intended_us));
+            let bytes = self.response_bytes();
+            cx.stats
+                .record_unfinished(end.saturating_sub(start), page_wait, bytes);
+            self.log(cx, None, "unfinished");
+        }
+        let Some(iv) = schedule.interval_us else {
+            return;
+        };
+        if self.state == State::Done {
+            return;
+        }
+        // Its slots from `next_intended_us` on that were due in the window, up to its quota.
+        let slot = |t: f64| ((t - self.next_intended_us) / iv).ceil().max(0.0);
+        let (from, to) = (slot(schedule.measure_us as f64), slot(end as f64));
+        let n = ((to - from).max(0.0) as u64).min(self.pages_left);
+        let first = self.next_intended_us + from * iv;
+        cx.stats.record_not_sent(end, first, iv, n);
     }
 
     // ---- connections -------------------------------------------------------------------------
 
-    fn connect(&mut self, cx: &mut Ctx<'_>, now: u64) {
+    fn connect(&mut self, cx: &mut ThreadState<'_>, now: u64) {
         self.state = State::Connecting;
         self.conn_responses = 0;
         self.connect_start_us = now;
-        let interest = Interest::READABLE | Interest::WRITABLE;
-        let opened = open(cx.sh.config.target.addr).and_then(|mut s| {
-            cx.registry.register(&mut s, Token(self.slot), interest)?;
-            Ok(s)
-        });
-        match opened {
+        match Transport::open(&cx.sh.connector, &cx.registry, Token(self.slot)) {
             Ok(s) => {
                 self.conn = Some(s);
                 cx.timers
-                    .arm(self.slot, now + cx.sh.plan.connect_timeout_us);
+                    .arm(self.slot, now + cx.sh.schedule.connect_timeout_us);
             }
             Err(e) => self.fail(cx, connect_error(&e), now),
         }
     }
 
     /// The first event of a connecting socket: connected, failed, or (a stale event) neither yet.
-    fn on_connect_ready(&mut self, cx: &mut Ctx<'_>) {
+    fn on_connect_ready(&mut self, cx: &mut ThreadState<'_>) {
         let Some(conn) = &self.conn else { return };
         let now = cx.now();
-        match conn.peer_addr() {
-            Ok(_) => {}
-            Err(e) => {
-                return match conn.take_error() {
-                    Ok(Some(err)) | Err(err) => self.fail(cx, connect_error(&err), now),
-                    Ok(None) if e.kind() == io::ErrorKind::NotConnected => {} // still connecting
-                    Ok(None) => self.fail(cx, connect_error(&e), now),
-                };
-            }
+        match conn.connected() {
+            Ok(true) => {}
+            Ok(false) => return, // a stale event: still connecting
+            Err(e) => return self.fail(cx, connect_error(&e), now),
         }
         self.connect_us = now - self.connect_start_us;
         if cx.counts(self.file_start_us, now) {
@@ -622,19 +717,19 @@ impl Webchild {
     }
 
     /// Starts writing the current file's request (pipelining: the page's, from this file on).
-    fn send(&mut self, cx: &mut Ctx<'_>, now: u64) {
+    fn send(&mut self, cx: &mut ThreadState<'_>, now: u64) {
         let r = &cx.sh.requests;
         let range = r.for_file(self.page, self.file, self.url(cx.sh.workload));
         cx.debug(&r.bytes()[range.clone()]);
         (self.wpos, self.wend) = (range.start, range.end);
         self.state = State::ReadingHead;
         cx.timers
-            .arm(self.slot, now + cx.sh.plan.response_timeout_us);
+            .arm(self.slot, now + cx.sh.schedule.response_timeout_us);
         self.flush(cx, now);
     }
 
     /// Writes what is pending; false if the write failed (and the failure was handled).
-    fn flush(&mut self, cx: &mut Ctx<'_>, now: u64) -> bool {
+    fn flush(&mut self, cx: &mut ThreadState<'_>, now: u64) -> bool {
         let Some(conn) = &mut self.conn else {
             return false;
         };
@@ -660,7 +755,7 @@ impl Webchild {
     /// Reads until the socket is drained, the connection is gone, or the data is unwanted.
     /// `closed`: the event also reported the peer's FIN or RST, which no later edge will report
     /// again, so the socket is read until it says so even after a short read.
-    fn on_readable(&mut self, cx: &mut Ctx<'_>, buf: &mut [u8], closed: bool) {
+    fn on_readable(&mut self, cx: &mut ThreadState<'_>, buf: &mut [u8], closed: bool) {
         let gen = self.conn_gen;
         loop {
             let carry = self.head.len();
@@ -700,7 +795,7 @@ impl Webchild {
     }
 
     /// Parses heads and follows bodies through `data`; pipelined responses follow back to back.
-    fn on_data(&mut self, cx: &mut Ctx<'_>, data: &[u8], now: u64) {
+    fn on_data(&mut self, cx: &mut ThreadState<'_>, data: &[u8], now: u64) {
         let gen = self.conn_gen;
         let mut pos = 0;
         while self.conn_gen == gen {
@@ -713,10 +808,14 @@ impl Webchild {
                         self.first_byte_us = now;
                     }
                     let rest = &data[pos..];
-                    let h = match parse_response_head(rest, false) {
+                    let head_request = cx.sh.requests.is_head(self.url(cx.sh.workload));
+                    let h = match parse_response_head(rest, head_request) {
                         Ok(Some(h)) => h,
                         Ok(None) => return self.head.extend_from_slice(rest),
-                        Err(e) => return self.fail(cx, head_error(e), now),
+                        Err(e) => {
+                            self.lost_bytes += rest.len() as u64;
+                            return self.fail(cx, head_error(e), now);
+                        }
                     };
                     cx.debug(&rest[..h.head_len]);
                     pos += h.head_len;
@@ -731,10 +830,14 @@ impl Webchild {
                 }
                 // An empty slice is fed too: a bodiless response is complete right after its head.
                 State::ReadingBody => match self.decoder.feed(&data[pos..]) {
-                    Err(_) => return self.fail(cx, ErrorKind::ShortBody, now),
+                    Err(_) => {
+                        self.lost_bytes += (data.len() - pos) as u64;
+                        return self.fail(cx, ErrorKind::ShortBody, now);
+                    }
                     Ok(p) => {
                         pos += p.consumed;
                         self.body_bytes += p.body as u64;
+                        self.framing_bytes += (p.consumed - p.body) as u64;
                         if !p.done {
                             return;
                         }
@@ -750,9 +853,9 @@ impl Webchild {
         }
     }
 
-    fn on_eof(&mut self, cx: &mut Ctx<'_>, now: u64) {
+    fn on_eof(&mut self, cx: &mut ThreadState<'_>, now: u64) {
         match self.state {
-            State::ReadingHead if self.may_retry() => self.retry(cx, now),
+            State::ReadingHead if self.may_retry(cx) => self.retry(cx, now),
             State::ReadingHead => self.fail(cx, ErrorKind::Reset, now),
             State::ReadingBody => match self.decoder.eof() {
                 Ok(()) => {
@@ -767,7 +870,7 @@ impl Webchild {
         }
     }
 
-    fn io_failed(&mut self, cx: &mut Ctx<'_>, e: io::Error, now: u64) {
+    fn io_failed(&mut self, cx: &mut ThreadState<'_>, e: io::Error, now: u64) {
         if self.state == State::Closing {
             return self.closed(cx, now);
         }
@@ -780,7 +883,7 @@ impl Webchild {
                 | io::ErrorKind::BrokenPipe
                 | io::ErrorKind::ConnectionAborted
         );
-        if reset && self.may_retry() {
+        if reset && self.may_retry(cx) {
             return self.retry(cx, now);
         }
         let kind = if reset {
@@ -794,14 +897,15 @@ impl Webchild {
     /// A reused keep-alive connection that closes before any byte of the response was most
     /// likely closed idle by the server as we wrote: RFC 9112 9.3.1 lets a client resend an
     /// idempotent request once, on a new connection. A fresh connection failing is an error.
-    fn may_retry(&self) -> bool {
-        self.conn_responses > 0
+    fn may_retry(&self, cx: &ThreadState<'_>) -> bool {
+        cx.sh.requests.may_resend(self.url(cx.sh.workload))
+            && self.conn_responses > 0
             && !self.retried
             && self.first_byte_us == NONE
             && self.head.is_empty()
     }
 
-    fn retry(&mut self, cx: &mut Ctx<'_>, now: u64) {
+    fn retry(&mut self, cx: &mut ThreadState<'_>, now: u64) {
         self.close();
         self.retried = true;
         self.reset_response();
@@ -818,22 +922,6 @@ impl Webchild {
         self.wpos = 0;
         self.wend = 0;
     }
-}
-
-/// A nonblocking TCP socket with Nagle off, its connect started.
-fn open(addr: SocketAddr) -> io::Result<TcpStream> {
-    let s = Socket::new(
-        Domain::for_address(addr),
-        Type::STREAM.nonblocking(),
-        Some(Protocol::TCP),
-    )?;
-    s.set_tcp_nodelay(true)?;
-    match s.connect(&addr.into()) {
-        Ok(()) => {}
-        Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
-        Err(e) => return Err(e),
-    }
-    Ok(TcpStream::from_std(s.into()))
 }
 
 #[cfg(test)]

@@ -1,19 +1,9 @@
 //! The options of one `flint bench` run, as the engine sees them (the CLI builds this).
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Where requests go.
-#[derive(Debug, Clone)]
-pub struct Target {
-    /// Resolved once, before the run: no DNS on the hot path.
-    pub addr: SocketAddr,
-    /// The `Host` header value (`127.0.0.1:8080`).
-    pub host: String,
-    /// What the user wrote, for reports.
-    pub url: String,
-}
+pub use crate::target::{Scheme, Target};
 
 /// How files are fetched over connections (the result documents use the same vocabulary).
 pub use results::HttpMode;
@@ -27,6 +17,8 @@ pub enum Stop {
     Pages(u64),
 }
 
+/// A run's options. [`BenchConfig::new`] gives `flint bench`'s defaults; callers change what
+/// they need with struct update syntax (`BenchConfig { concurrency: 4, ..BenchConfig::new(t) }`).
 #[derive(Debug, Clone)]
 pub struct BenchConfig {
     pub target: Target,
@@ -51,4 +43,27 @@ pub struct BenchConfig {
     pub debug: bool,
     /// Live line on stderr (the CLI sets it only when stderr is a terminal).
     pub progress: bool,
+}
+
+impl BenchConfig {
+    /// `flint bench`'s defaults against `target`: 16 Webchildren on one thread, keep-alive,
+    /// closed loop, 10 s without warm-up, timeouts of 10 s, seed 1, no log, no live line.
+    pub fn new(target: Target) -> Self {
+        BenchConfig {
+            target,
+            concurrency: 16,
+            threads: 1,
+            stop: Stop::Duration(Duration::from_secs(10)),
+            warmup: Duration::ZERO,
+            think: None,
+            rate: None,
+            http: HttpMode::KeepAlive,
+            connect_timeout: Duration::from_secs(10),
+            response_timeout: Duration::from_secs(10),
+            seed: 1,
+            log: None,
+            debug: false,
+            progress: false,
+        }
+    }
 }

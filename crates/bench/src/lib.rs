@@ -9,7 +9,9 @@
 //! Layout, by role:
 //! - [`workload`]: what to fetch (TOML workloads, WebSTONE filelists, command-line paths);
 //! - [`fileset`]: the document trees the paper's mixes describe;
+//! - [`target`]: where to fetch it from (a URL, parsed and resolved once);
 //! - [`config`]: how to fetch it (the options of a run);
+//! - [`transport`]: a Webchild's connection (plain TCP; the seam for other transports);
 //! - [`client`]: the hot path: one thread's event loop and the Webchild connection state machine;
 //! - [`runner`]: the plan (who runs which Webchildren, for how long), the threads, the exact
 //!   merge, and the [`Observer`] told when the measured window starts and ends; a [`Slice`] of a
@@ -18,7 +20,8 @@
 //!   line-delimited protocol;
 //! - [`stats`]: what a run measured, preallocated and mergeable, with a time series per second;
 //! - [`report`]: the WebSTONE report, ptester's table, the modern summary, JSON, and the
-//!   machine's description ([`report::environment`]).
+//!   machine's description ([`report::environment`]);
+//! - [`thresholds`]: pass/fail conditions on a run's figures (`p99<50ms`, `error_rate<1%`).
 
 pub mod client;
 pub mod config;
@@ -29,11 +32,15 @@ pub mod progress;
 pub mod report;
 pub mod runner;
 pub mod stats;
+pub mod target;
+pub mod thresholds;
+pub mod transport;
 pub mod workload;
 
-pub use config::{BenchConfig, HttpMode, Stop, Target};
+pub use config::{BenchConfig, HttpMode, Stop};
 pub use runner::{
     run, run_observed, run_slice, BenchError, NoObserver, Observer, RunResult, Slice, SliceOutcome,
 };
 pub use stats::{SecondStats, Stats};
-pub use workload::{Page, Workload, WorkloadError};
+pub use target::{Scheme, Target, TargetError};
+pub use workload::{Page, RequestSpec, Workload, WorkloadError};

@@ -8,12 +8,14 @@
 
 use std::fs::File;
 use std::io::{self, Write};
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 /// The first line of the file.
-pub const HEADER: &str = "thread,child,page,url,start_unix_us,connect_us,ttfb_us,response_us,\
-                          status,header_bytes,body_bytes,error\n";
+/// Columns are documented in docs/latency.md.
+pub const HEADER: &str = "thread,child,page,url,start_unix_us,intended_unix_us,connect_us,\
+                          ttfb_us,response_us,status,header_bytes,body_bytes,error\n";
 
 /// A thread hands its buffer over once it holds this much.
 const CHUNK: usize = 64 * 1024;
@@ -26,10 +28,21 @@ pub struct LogFile {
 }
 
 impl LogFile {
-    /// Creates (truncates) the file and writes the header line.
+    /// Creates (truncates) the file and writes the header line; `-` is stdout (a duplicate of
+    /// its descriptor, so the log is written as any file is, in chunks, and never interleaves
+    /// with the buffered `print!`s of the caller).
     pub fn create(path: &Path) -> io::Result<LogFile> {
-        let mut file = File::create(path)?;
-        file.write_all(HEADER.as_bytes())?;
+        let to_stdout = path.as_os_str() == "-";
+        let mut file = if to_stdout {
+            File::from(io::stdout().as_fd().try_clone_to_owned()?)
+        } else {
+            File::create(path)?
+        };
+        match file.write_all(HEADER.as_bytes()) {
+            // A reader gone already: the chunks will meet the same closed pipe and stop.
+            Err(e) if to_stdout && e.kind() == io::ErrorKind::BrokenPipe => {}
+            other => other?,
+        }
         Ok(LogFile {
             path: path.to_owned(),
             file: Mutex::new(file),
@@ -38,6 +51,12 @@ impl LogFile {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Whether this log goes to stdout (`-`), where a closed pipe means the reader has seen
+    /// enough (`| head`), not that the log failed.
+    pub fn is_stdout(&self) -> bool {
+        self.path.as_os_str() == "-"
     }
 
     fn append(&self, bytes: &[u8]) -> io::Result<()> {
@@ -54,7 +73,10 @@ pub struct LogRecord<'a> {
     pub child: usize,
     pub page: &'a str,
     pub url: &'a str,
+    /// When the Webchild began this request (its connect, or its write on an open connection).
     pub start_unix_us: u64,
+    /// Open loop: when the request's page was due (empty in the closed loop).
+    pub intended_unix_us: Option<u64>,
     /// `None`: no connection was opened (or completed) for this request.
     pub connect_us: Option<u64>,
     pub ttfb_us: Option<u64>,
@@ -64,7 +86,8 @@ pub struct LogRecord<'a> {
     pub status: Option<u16>,
     pub header_bytes: u64,
     pub body_bytes: u64,
-    /// Empty when the request succeeded, else the error kind's name.
+    /// Empty when the request succeeded, else the error kind's name, or `unfinished` for a
+    /// request still in flight when the run ended.
     pub error: &'a str,
 }
 
@@ -98,6 +121,8 @@ impl<'a> LogBuf<'a> {
         b.push(b',');
         csv_field(b, r.url);
         let _ = write!(b, ",{},", r.start_unix_us);
+        opt(b, r.intended_unix_us);
+        b.push(b',');
         opt(b, r.connect_us);
         b.push(b',');
         opt(b, r.ttfb_us);

@@ -18,9 +18,10 @@ mod threads;
 
 pub use plan::Slice;
 
-use crate::client::{Requests, Shared};
+use crate::client::{Requests, RunShared};
 use crate::log::LogFile;
 use crate::progress::{self, Counts, Progress};
+use crate::transport::Connector;
 use crate::workload::PagePicker;
 use crate::{BenchConfig, Stats, Workload};
 use std::path::PathBuf;
@@ -164,17 +165,18 @@ pub fn run_slice(
     let base_unix_us = base_wall
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_micros() as u64);
-    let plan = plan::schedule(config, base, base_unix_us);
-    if plan.measure_us == 0 {
+    let schedule = plan::schedule(config, base, base_unix_us);
+    if schedule.measure_us == 0 {
         // The window starts with the first request: tell the observer before any can be sent.
         observer.window_started();
     }
-    let measure_us = plan.measure_us;
-    let shared = Shared {
+    let measure_us = schedule.measure_us;
+    let shared = RunShared {
         config,
         workload,
-        plan,
+        schedule,
         requests,
+        connector: Connector::new(&config.target),
         picker,
         log,
         progress: Progress::new(threads),
@@ -195,10 +197,14 @@ pub fn run_slice(
         outcomes.push(o.stats);
     }
     if let (Some(source), Some(log)) = (log_error, &shared.log) {
-        return Err(BenchError::LogWrite {
-            path: log.path().to_owned(),
-            source,
-        });
+        // `--log - | head`: the reader has what it wanted; the run itself is complete.
+        let reader_gone = log.is_stdout() && source.kind() == std::io::ErrorKind::BrokenPipe;
+        if !reader_gone {
+            return Err(BenchError::LogWrite {
+                path: log.path().to_owned(),
+                source,
+            });
+        }
     }
     let window = Duration::from_micros(end_us.saturating_sub(measure_us));
     let parts = outcomes.iter().map(|stats| merge::Part { stats, window });

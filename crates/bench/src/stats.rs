@@ -24,6 +24,10 @@ use std::time::Duration;
 /// Longest latency a histogram holds exactly; longer ones are clamped to it (and still counted).
 pub const MAX_LATENCY_US: u64 = 3_600_000_000;
 
+/// The most separate values one Webchild's backlog of pages not sent is recorded as, so that
+/// the end of a run whose rate was far out of reach stays quick.
+pub const MAX_RAMP: u64 = 100_000;
+
 /// A latency distribution in microseconds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Latency {
@@ -81,6 +85,12 @@ impl Latency {
     #[inline]
     pub fn record_us(&mut self, us: u64) {
         self.hist.saturating_record(us.clamp(1, MAX_LATENCY_US));
+    }
+
+    /// `n` values of `us` at once.
+    pub fn record_n_us(&mut self, us: u64, n: u64) {
+        self.hist
+            .saturating_record_n(us.clamp(1, MAX_LATENCY_US), n);
     }
 
     pub fn merge(&mut self, other: &Latency) {
@@ -225,6 +235,70 @@ impl ErrorCounts {
     }
 }
 
+/// Counted responses by status code: a fixed table indexed by the code, so counting one is an
+/// index and an add, never an allocation. Codes are three digits (the parser takes no other).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatusCounts(Box<[u64]>);
+
+/// The codes seen, as a map `{code: count}`.
+impl Serialize for StatusCounts {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.seen())
+    }
+}
+
+impl<'de> Deserialize<'de> for StatusCounts {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let seen = std::collections::BTreeMap::<u16, u64>::deserialize(d)?;
+        let mut counts = StatusCounts::new();
+        for (code, n) in seen {
+            let slot = counts.0.get_mut(usize::from(code)).ok_or_else(|| {
+                serde::de::Error::custom(format!("status code {code} has more than 3 digits"))
+            })?;
+            *slot = n;
+        }
+        Ok(counts)
+    }
+}
+
+impl StatusCounts {
+    const CODES: usize = 1000;
+
+    pub fn new() -> Self {
+        StatusCounts(vec![0; Self::CODES].into_boxed_slice())
+    }
+
+    #[inline]
+    pub fn add(&mut self, status: u16) {
+        self.0[usize::from(status).min(Self::CODES - 1)] += 1;
+    }
+
+    pub fn get(&self, status: u16) -> u64 {
+        self.0.get(usize::from(status)).copied().unwrap_or(0)
+    }
+
+    /// `(code, count)` of the codes seen, in increasing order.
+    pub fn seen(&self) -> impl Iterator<Item = (u16, u64)> + '_ {
+        self.0
+            .iter()
+            .enumerate()
+            .filter(|(_, &n)| n > 0)
+            .map(|(code, &n)| (code as u16, n))
+    }
+
+    pub fn merge(&mut self, other: &StatusCounts) {
+        for (a, b) in self.0.iter_mut().zip(other.0.iter()) {
+            *a += b;
+        }
+    }
+}
+
+impl Default for StatusCounts {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// One URL (file) across all pages: ptester's row, plus percentiles.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UrlStats {
@@ -282,15 +356,41 @@ pub struct Stats {
     /// Open loop only: the same, measured from the actual send rather than the intended start.
     pub response_uncorrected: Option<Latency>,
     pub page_uncorrected: Option<Latency>,
+    /// Open loop only: how late each page of the window started against its intended time (the
+    /// client's own lateness, which the corrected figures above include and the uncorrected
+    /// ones do not).
+    pub send_lag: Option<Latency>,
+    /// Requests of the window sent (or connecting) and not complete when the run ended. In the
+    /// open loop they are also in `response` and (their page) in `page`, with the time they had
+    /// waited at the end: a lower bound.
+    pub unfinished: u64,
+    /// What the unfinished requests had waited when the run ended (from their intended start in
+    /// the open loop, from their start in the closed loop).
+    pub unfinished_wait: Latency,
+    /// Open loop: pages whose intended start fell in the window (started or not).
+    pub pages_scheduled: u64,
+    /// Open loop: pages due in the window that never started, their Webchild still busy with
+    /// an earlier one (the rate was not kept). Also in `response` and `page` with their wait.
+    pub pages_not_sent: u64,
     pub errors: ErrorCounts,
+    /// Counted responses by final status code (they sum to `requests`).
+    pub statuses: StatusCounts,
     pub requests: u64,
     pub pages_done: u64,
     pub connects: u64,
-    /// Every byte read in the window, complete responses or not (the paper's "data moved").
+    /// Every byte read in the window, whatever it belonged to; the time series sums to it.
     pub bytes_total: u64,
-    /// Head and body bytes of complete responses.
+    /// Head and body bytes of complete responses: the paper's "data moved" is their sum.
     pub bytes_header: u64,
     pub bytes_body: u64,
+    /// Bytes read in the window that belong to no counted response, by what they are (the rest
+    /// of `bytes_total` beyond these and the counted responses: see [`Stats::bytes_other`]).
+    /// Chunked transfer coding's framing (sizes, CRLFs, trailers) of counted responses.
+    pub bytes_chunk_framing: u64,
+    /// Everything read for requests that failed in the window (cut short, malformed, timed out).
+    pub bytes_failed: u64,
+    /// What had arrived of the responses still unfinished when the run ended.
+    pub bytes_unfinished: u64,
     /// Sum over Webchildren of the time each was running in the window (the paper's
     /// "cumulative time of test for all hosts"), µs.
     pub cumulative_us: u64,
@@ -448,13 +548,22 @@ impl Stats {
             page: Latency::new(3),
             response_uncorrected: open_loop.then(|| Latency::new(3)),
             page_uncorrected: open_loop.then(|| Latency::new(3)),
+            send_lag: open_loop.then(|| Latency::new(3)),
+            unfinished: 0,
+            unfinished_wait: Latency::new(3),
+            pages_scheduled: 0,
+            pages_not_sent: 0,
             errors: ErrorCounts::default(),
+            statuses: StatusCounts::new(),
             requests: 0,
             pages_done: 0,
             connects: 0,
             bytes_total: 0,
             bytes_header: 0,
             bytes_body: 0,
+            bytes_chunk_framing: 0,
+            bytes_failed: 0,
+            bytes_unfinished: 0,
             cumulative_us: 0,
             timeseries: Vec::new(),
         }
@@ -501,18 +610,54 @@ impl Stats {
         if let (Some(a), Some(b)) = (&mut self.page_uncorrected, &o.page_uncorrected) {
             a.merge(b);
         }
+        if let (Some(a), Some(b)) = (&mut self.send_lag, &o.send_lag) {
+            a.merge(b);
+        }
+        self.unfinished += o.unfinished;
+        self.unfinished_wait.merge(&o.unfinished_wait);
+        self.pages_scheduled += o.pages_scheduled;
+        self.pages_not_sent += o.pages_not_sent;
         self.errors.merge(&o.errors);
+        self.statuses.merge(&o.statuses);
         self.requests += o.requests;
         self.pages_done += o.pages_done;
         self.connects += o.connects;
         self.bytes_total += o.bytes_total;
         self.bytes_header += o.bytes_header;
         self.bytes_body += o.bytes_body;
+        self.bytes_chunk_framing += o.bytes_chunk_framing;
+        self.bytes_failed += o.bytes_failed;
+        self.bytes_unfinished += o.bytes_unfinished;
         self.cumulative_us += o.cumulative_us;
         self.preallocate_seconds(o.timeseries.len());
         for (a, b) in self.timeseries.iter_mut().zip(&o.timeseries) {
             a.merge(b);
         }
+    }
+}
+
+/// Byte accounting: the paper's identity and what is read besides.
+impl Stats {
+    /// The paper's "data moved": head and body bytes of the counted responses, exactly.
+    pub fn data_moved(&self) -> u64 {
+        self.bytes_header + self.bytes_body
+    }
+
+    /// Bytes read in the window that belong to no counted response and to none of the named
+    /// kinds: the ends of responses begun before the window (the warm-up's last ones) or
+    /// completed after it, and bytes no request asked for.
+    pub fn bytes_other(&self) -> u64 {
+        self.bytes_total.saturating_sub(
+            self.data_moved()
+                + self.bytes_chunk_framing
+                + self.bytes_failed
+                + self.bytes_unfinished,
+        )
+    }
+
+    /// All bytes read in the window that belong to no counted response.
+    pub fn bytes_not_in_responses(&self) -> u64 {
+        self.bytes_total.saturating_sub(self.data_moved())
     }
 }
 
@@ -573,6 +718,46 @@ impl Stats {
         let p = &mut self.pages[page];
         p.header_bytes += r.header_bytes;
         p.body_bytes += r.body_bytes;
+    }
+
+    /// Open loop: a page of the window started `lag_us` after its intended time.
+    #[inline]
+    pub fn record_send_lag(&mut self, lag_us: u64) {
+        self.pages_scheduled += 1;
+        if let Some(h) = &mut self.send_lag {
+            h.record_us(lag_us);
+        }
+    }
+
+    /// A request still in flight when the run ended, after `wait_us` (from its start, or in the
+    /// open loop its intended start); `page_wait_us`: open loop, its page's wait, which enters
+    /// the corrected figures as a lower bound. `bytes`: what had arrived of its response.
+    pub fn record_unfinished(&mut self, wait_us: u64, page_wait_us: Option<u64>, bytes: u64) {
+        self.unfinished += 1;
+        self.unfinished_wait.record_us(wait_us);
+        self.bytes_unfinished += bytes;
+        if let Some(page_us) = page_wait_us {
+            self.response.record_us(wait_us);
+            self.page.record_us(page_us);
+        }
+    }
+
+    /// Open loop: `n` pages due in the window that never started before it ended at `end_us`,
+    /// the first due at `first_us` and one every `interval_us` after. Each enters the corrected
+    /// figures with the time it had waited at the end (a lower bound); a backlog of more than
+    /// [`MAX_RAMP`] pages is recorded in that many steps, each standing for its share of pages.
+    pub fn record_not_sent(&mut self, end_us: u64, first_us: f64, interval_us: f64, n: u64) {
+        self.pages_scheduled += n;
+        self.pages_not_sent += n;
+        let step = n.div_ceil(MAX_RAMP).max(1);
+        let mut k = 0;
+        while k < n {
+            let count = step.min(n - k);
+            let wait = end_us.saturating_sub((first_us + k as f64 * interval_us) as u64);
+            self.response.record_n_us(wait, count);
+            self.page.record_n_us(wait, count);
+            k += count;
+        }
     }
 
     /// A request of `url` failed (or completed with a non-2xx status) for this reason.

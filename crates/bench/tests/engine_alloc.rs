@@ -5,7 +5,7 @@
 //! one that allocates nothing per request either (the shared test server builds each response
 //! in a `Vec`), and this file holds a single test, so no other test runs beside it.
 
-use bench::{BenchConfig, HttpMode, Stop, Target, Workload};
+use bench::{BenchConfig, Stop, Target, Workload};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -81,24 +81,12 @@ fn serve(mut s: TcpStream, stop: &AtomicBool) {
 
 fn config(addr: SocketAddr, stop: Stop) -> BenchConfig {
     BenchConfig {
-        target: Target {
-            addr,
-            host: addr.to_string(),
-            url: format!("http://{addr}"),
-        },
         concurrency: 4,
         threads: 2,
         stop,
-        warmup: Duration::ZERO,
-        think: None,
-        rate: None,
-        http: HttpMode::KeepAlive,
         connect_timeout: Duration::from_secs(2),
         response_timeout: Duration::from_secs(2),
-        seed: 1,
-        log: None,
-        debug: false,
-        progress: false,
+        ..BenchConfig::new(Target::http(addr))
     }
 }
 

@@ -188,12 +188,13 @@ fn log_has_a_header_and_one_line_per_request() {
     assert_eq!(lines.len() as u64, 1 + r.stats.requests);
     for l in &lines[1..] {
         let f: Vec<&str> = l.split(',').collect();
-        assert_eq!(f.len(), 12, "{l}");
+        assert_eq!(f.len(), 13, "{l}");
         assert_eq!(f[2], "p");
+        assert_eq!(f[5], "", "no intended start in the closed loop: {l}");
         assert!(f[3] == "/a" || f[3] == "/b");
-        assert_eq!(f[8], "200");
-        assert_eq!(f[10], "7");
-        assert_eq!(f[11], "");
+        assert_eq!(f[9], "200");
+        assert_eq!(f[11], "7");
+        assert_eq!(f[12], "");
     }
 }
 

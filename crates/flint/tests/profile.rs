@@ -133,18 +133,23 @@ fn profile_auto_finds_the_local_server_by_its_port() {
 }
 
 #[test]
-fn profile_of_a_gone_process_warns_and_the_run_goes_on() {
+fn profile_of_a_gone_process_is_refused_before_the_run() {
     let dir = docroot();
     let server = start_server(dir.path(), 2);
     let mut gone = Command::new("true").spawn().unwrap();
     let pid = gone.id().to_string();
     gone.wait().unwrap();
-    let (stdout, stderr, json) = bench_with_profile(&server, dir.path(), &pid);
+    let out = run_bounded(
+        flint()
+            .args(["bench", &format!("http://{}", server.addr), "/a.html"])
+            .args(["-c", "4", "-d", "30s", "--quiet", "--profile", &pid]),
+        Duration::from_secs(20),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
-        stderr.contains("no server profile") && stderr.contains(&format!("process {pid} is gone")),
+        stderr.contains(&format!("--profile {pid}: no process has that pid")),
         "{stderr}"
     );
-    assert!(json.get("server_profile").is_none());
-    assert!(json["summary"]["requests"].as_u64().unwrap() > 0);
-    assert!(!stdout.contains("sys totals:"), "{stdout}");
+    assert!(out.stdout.is_empty(), "a run started");
 }

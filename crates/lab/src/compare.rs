@@ -382,11 +382,7 @@ fn prepare(
                 url: &url,
                 log: server.log(),
             });
-            config.target = Target {
-                addr,
-                host: addr.to_string(),
-                url: url.clone(),
-            };
+            config.target = Target::http(addr);
             slot.result.url = Some(url);
             slot.result.command = Some(server.command().to_owned());
             slot.server = Some(server);

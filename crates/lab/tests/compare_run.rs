@@ -1,7 +1,7 @@
 //! The comparison runner against tiny in-test servers: rounds in turn, failures reported while
 //! the others still run, figures and ratios in the JSON.
 
-use bench::{BenchConfig, HttpMode, Stop, Target, Workload};
+use bench::{BenchConfig, Stop, Target, Workload};
 use lab::compare::{self, Endpoint, Event, Plan, ServerOptions};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -48,29 +48,16 @@ fn closed_port() -> SocketAddr {
 }
 
 fn target(addr: SocketAddr) -> Target {
-    Target {
-        addr,
-        host: addr.to_string(),
-        url: format!("http://{addr}"),
-    }
+    Target::http(addr)
 }
 
 fn config() -> BenchConfig {
     BenchConfig {
-        target: target(closed_port()),
         concurrency: 2,
-        threads: 1,
         stop: Stop::Duration(Duration::from_millis(150)),
-        warmup: Duration::ZERO,
-        think: None,
-        rate: None,
-        http: HttpMode::KeepAlive,
         connect_timeout: Duration::from_secs(1),
         response_timeout: Duration::from_secs(2),
-        seed: 1,
-        log: None,
-        debug: false,
-        progress: false,
+        ..BenchConfig::new(target(closed_port()))
     }
 }
 

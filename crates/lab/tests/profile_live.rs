@@ -37,28 +37,50 @@ fn spawn(script: &str) -> Group {
     .expect("spawn sh")
 }
 
-/// `cat` between two pipes: answers each line it is sent with the same line.
+/// An echo server between two pipes: answers each line it is sent with the same line.
 struct Echo {
     group: Group,
+    /// The process that answers (the group's leader, or its child under a shell).
+    worker: u32,
     to: ChildStdin,
     from: ChildStdout,
 }
 
 impl Echo {
+    /// `cat` itself.
     fn start() -> Echo {
+        Self::spawn(Command::new("cat"), 1)
+    }
+
+    /// `sh -c SCRIPT`, whose process tree has `processes` processes once it is running; the
+    /// last of them answers.
+    fn shell(script: &str, processes: usize) -> Echo {
+        let mut sh = Command::new("sh");
+        sh.args(["-c", script]);
+        Self::spawn(sh, processes)
+    }
+
+    fn spawn(mut cmd: Command, processes: usize) -> Echo {
         let mut group = Group::spawn(
-            Command::new("cat")
-                .stdin(Stdio::piped())
+            cmd.stdin(Stdio::piped())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::null()),
             None,
             StopPolicy::terminate(Duration::from_secs(2)),
         )
-        .expect("spawn cat");
+        .expect("spawn the echo server");
         let to = group.child_mut().stdin.take().unwrap();
         let from = group.child_mut().stdout.take().unwrap();
-        let mut echo = Echo { group, to, from };
-        echo.requests(1); // cat has started and reached its loop
+        let pid = group.pid();
+        let mut echo = Echo {
+            group,
+            worker: pid,
+            to,
+            from,
+        };
+        echo.requests(1); // it has started and reached its loop
+        wait_tree(pid, processes);
+        echo.worker = *procfs::process_tree(pid).unwrap().last().unwrap();
         echo
     }
 
@@ -80,8 +102,15 @@ impl Echo {
     /// us before its write has returned, so "answered" is not yet "quiescent".
     fn wait_quiescent(&self) {
         let deadline = Instant::now() + Duration::from_secs(20);
-        while procfs::stat(self.pid()).expect("cat is running").state != 'S' {
-            assert!(Instant::now() < deadline, "cat never went back to its read");
+        while procfs::stat(self.worker)
+            .expect("the echo server runs")
+            .state
+            != 'S'
+        {
+            assert!(
+                Instant::now() < deadline,
+                "the echo server never went back to its read"
+            );
             std::thread::sleep(Duration::from_micros(200));
         }
     }
@@ -176,12 +205,18 @@ fn strace_counts_one_read_and_one_write_per_request() {
 #[test]
 fn strace_follows_child_processes_of_the_profiled_one() {
     require_strace();
-    // The shell does nothing but wait; its child does the syscalls.
-    let sh = spawn("dd if=/dev/zero of=/dev/null bs=1 count=100000000000 & wait");
-    wait_tree(sh.pid(), 2);
-    let p = profile(sh.pid(), Method::Strace, Duration::from_millis(300)).unwrap();
-    assert_eq!(p.pids.len(), 2, "{:?}", p.pids);
-    assert!(row(&p.syscalls, "write").calls > 100, "{:?}", p.syscalls);
+    // The shell does nothing but wait for cat, its child, which does the syscalls (`; exit`
+    // keeps the shell from exec'ing cat in its place).
+    let mut echo = Echo::shell("cat; exit 0", 2);
+    assert_ne!(echo.worker, echo.pid());
+    let p = echo.profile(Method::Strace, REQUESTS).unwrap();
+    assert_eq!(p.pids, [echo.pid(), echo.worker]);
+    assert_eq!(
+        row(&p.syscalls, "write").calls,
+        REQUESTS,
+        "{:?}",
+        p.syscalls
+    );
 }
 
 #[test]
@@ -191,9 +226,8 @@ fn a_second_tracer_is_refused_with_what_to_do() {
     let first = prepare(echo.pid(), Method::Strace).unwrap();
     first.open();
     // ptrace allows one tracer per process: the second gets EPERM, as without privileges.
-    let Err(err) = profile(echo.pid(), Method::Strace, Duration::ZERO) else {
-        panic!("a second tracer was not refused");
-    };
+    let err =
+        profile(echo.pid(), Method::Strace, Duration::ZERO).expect_err("second tracer refused");
     assert!(
         matches!(err, ProfileError::NoPermission { tool: "strace", .. }),
         "{err}"
@@ -254,12 +288,16 @@ fn perf_counts_errors_per_syscall() {
         assert!(prepare(std::process::id(), Method::Perf).is_err());
         return;
     }
-    // Every stat of a missing file fails with ENOENT.
-    let sh = spawn("while :; do test -e /nonexistent/x; done");
-    let p = profile(sh.pid(), Method::Perf, Duration::from_millis(300)).unwrap();
-    let failing: u64 = p.syscalls.iter().map(|r| r.errors).sum();
-    assert!(failing > 10, "{:?}", p.syscalls);
-    assert_eq!(p.total_errors, failing);
+    // Per request, one stat of a missing file (ENOENT) and nothing else that fails.
+    let mut echo = Echo::shell(
+        "while read -r line; do test -e /nonexistent/x; echo \"$line\"; done",
+        1,
+    );
+    let p = echo.profile(Method::Perf, REQUESTS).unwrap();
+    let failing: Vec<&SyscallRow> = p.syscalls.iter().filter(|r| r.errors > 0).collect();
+    assert_eq!(failing.len(), 1, "{:?}", p.syscalls);
+    assert_eq!(failing[0].errors, REQUESTS, "{:?}", p.syscalls);
+    assert_eq!(p.total_errors, REQUESTS);
 }
 
 #[test]
@@ -275,7 +313,9 @@ fn a_gone_process_is_named_as_such() {
     let pid = sh.pid();
     assert!(sh.wait_exit(Duration::from_secs(20)).is_some());
     assert!(matches!(cpu::tree(pid), Err(ProcError::Gone { pid: p }) if p == pid));
-    let err = prepare(pid, Method::Strace).err().expect("no process");
+    let Err(err) = prepare(pid, Method::Strace) else {
+        panic!("a tracer prepared for no process");
+    };
     assert!(matches!(err, ProfileError::ProcessGone { .. }), "{err}");
 }
 

@@ -115,6 +115,16 @@ pub struct Summary {
     pub bytes_total: u64,
     pub bytes_header: u64,
     pub bytes_body: u64,
+    /// Every byte read in the window; the time series sums to it.
+    pub bytes_read: u64,
+    /// What of `bytes_read` is not in `bytes_total`, and why.
+    pub bytes_not_in_responses: BytesNotInResponses,
+    /// Complete responses by status code (`"200"`: count), codes seen only.
+    pub status_counts: BTreeMap<String, u64>,
+    /// Requests still in flight when the window closed.
+    pub unfinished: u64,
+    /// How long those had been waiting.
+    pub unfinished_wait_ms: LatencySummary,
     /// The measured window (warm-up excluded).
     pub duration_s: f64,
     pub requests_per_s: f64,
@@ -141,8 +151,34 @@ pub struct Summary {
     pub response_uncorrected_ms: Option<LatencySummary>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub page_uncorrected_ms: Option<LatencySummary>,
+    /// Open loop only: how late pages were sent after their intended start.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub send_lag_ms: Option<LatencySummary>,
+    /// Open loop only: pages the schedule called for in the window.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pages_scheduled: Option<u64>,
+    /// Open loop only: scheduled pages never sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pages_not_sent: Option<u64>,
+    /// Open loop only: whether the asked rate was kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_kept: Option<bool>,
     pub response_spectrum: Vec<SpectrumPoint>,
     pub page_spectrum: Vec<SpectrumPoint>,
+}
+
+/// Bytes read that are not in complete responses' heads and bodies.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct BytesNotInResponses {
+    pub total: u64,
+    /// Chunk sizes and trailers of chunked bodies.
+    pub chunk_framing: u64,
+    /// Of responses that failed.
+    pub failed: u64,
+    /// Of responses unfinished at the end of the window.
+    pub unfinished: u64,
+    pub other: u64,
 }
 
 /// One page: the WebSTONE per-page block.
@@ -170,6 +206,8 @@ pub struct PageRecord {
 #[serde(default)]
 pub struct UrlRecord {
     pub url: String,
+    /// The request method (`GET` unless the workload says otherwise).
+    pub method: String,
     pub requests: u64,
     pub errors: u64,
     pub connects: u64,

@@ -26,8 +26,8 @@ pub mod latency;
 pub mod profile;
 
 pub use bench::{
-    BenchConfigRecord, BenchResult, Environment, PageRecord, SecondRecord, StopKind, Summary,
-    TargetRecord, UrlRecord,
+    BenchConfigRecord, BenchResult, BytesNotInResponses, Environment, PageRecord, SecondRecord,
+    StopKind, Summary, TargetRecord, UrlRecord,
 };
 pub use hosts::{HostRecord, HostStatus};
 pub use latency::{LatencySummary, MinMeanMax, SpectrumPoint};
@@ -35,7 +35,7 @@ pub use profile::{ServerProfile, SyscallRow};
 
 /// Version of the bench JSON layout (docs/bench-json.schema.json): bumped when a field is
 /// renamed or removed; adding one is compatible.
-pub const SCHEMA_VERSION: u64 = 2;
+pub const SCHEMA_VERSION: u64 = 3;
 
 /// What wrote a result document (`"kind"` at its top level).
 #[derive(

@@ -15,6 +15,7 @@
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::net::IpAddr;
+use std::os::fd::AsFd;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -28,8 +29,13 @@ pub const FLUSH_INTERVAL: Duration = Duration::from_secs(1);
 /// A request line longer than this is cut in the log (a 414's line can be 8 KiB of junk).
 const MAX_LOGGED_LINE: usize = 1024;
 
-/// Opens (creating it if needed) the log file for appending; shared by all the threads.
+/// Opens (creating it if needed) the log file for appending; shared by all the threads. `-` is
+/// standard output (a duplicate of its descriptor, so the log's writes stay whole-line writes).
 pub fn open(path: &Path) -> io::Result<Arc<File>> {
+    if path == Path::new("-") {
+        let fd = io::stdout().as_fd().try_clone_to_owned()?;
+        return Ok(Arc::new(File::from(fd)));
+    }
     OpenOptions::new()
         .append(true)
         .create(true)

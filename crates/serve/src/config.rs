@@ -6,8 +6,12 @@
 //! The keys are documented in docs/serve.md; renaming one breaks users' files.
 //! `Config::default()` is a working configuration rooted at ".".
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
+
+/// The address a bare port (`--listen 8080`) or a bare host listens on, and the port a bare
+/// host gets: loopback, so that exposing files to the network always takes an explicit address.
+pub const DEFAULT_LISTEN: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 8080);
 
 #[derive(Debug, Clone, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -15,10 +19,14 @@ pub struct Config {
     // ---- listening and the event loops (server.rs)
     /// Document root.
     pub root: PathBuf,
+    /// `PORT`, `HOST:PORT`, `IPv4:PORT` or `[IPv6]:PORT` in the file (see [`parse_listen`]).
+    #[serde(deserialize_with = "listen_from_toml")]
     pub listen: SocketAddr,
     /// Event-loop threads; 0 means one per available core.
     pub threads: usize,
-    /// Open connections across all threads; past it, new connections are closed at once.
+    /// Open connections across all threads (split evenly). At the cap a new connection takes the
+    /// place of the keep-alive connection idle the longest; only when every one is busy with a
+    /// request is it closed at once.
     pub max_connections: usize,
     /// A request's head must arrive within this (slowloris), ms.
     pub header_timeout_ms: u64,
@@ -31,7 +39,7 @@ pub struct Config {
     pub max_headers: usize,
     /// Responses queued for one connection before it stops reading more pipelined requests.
     pub max_pipeline_bytes: usize,
-    /// `Common` or `Combined` access log file; none when absent.
+    /// `Common` or `Combined` access log file (`-`: standard output); none when absent.
     pub access_log: Option<PathBuf>,
     pub access_log_format: LogFormat,
     /// `TCP_DEFER_ACCEPT` on the listening sockets: a connection is accepted once its first
@@ -39,6 +47,10 @@ pub struct Config {
     /// trip and one failed read fewer per connection), and a client that connects and sends
     /// nothing costs no file descriptor until the kernel gives up waiting (about a second).
     pub defer_accept: bool,
+    /// HTTPS: a PEM certificate chain (leaf first) and its PEM private key (ECDSA, RSA or
+    /// Ed25519); both or neither. The port then serves TLS only (tls_setup.rs).
+    pub tls_cert: Option<PathBuf>,
+    pub tls_key: Option<PathBuf>,
 
     // ---- files, cache and responses (resolve.rs, cache.rs, respond.rs)
     /// Served for a directory.
@@ -60,6 +72,11 @@ pub struct Config {
     pub symlinks_outside_root: bool,
     /// `Server` header value.
     pub server_name: String,
+    /// Names starting with a dot: hidden (404, not listed; `/.well-known/` still served) or
+    /// served like any other.
+    pub dotfiles: Dotfiles,
+    /// An HTML listing for a directory without an index file (off: 404).
+    pub autoindex: bool,
     /// Paths cached per thread (metadata and header blocks); past it the least recently used
     /// (clock) entry is dropped. Bounds memory whatever the clients ask for.
     pub cache_entries: usize,
@@ -75,11 +92,22 @@ pub enum LogFormat {
     Combined,
 }
 
+/// What to do with names that start with a dot (`.git/config`, `.env`, `.htpasswd`): files that
+/// end up in a document root by accident far more often than on purpose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Dotfiles {
+    /// 404, as if absent, and left out of listings; `/.well-known/` (RFC 8615) is still served.
+    Hide,
+    /// Served and listed like any other name.
+    Allow,
+}
+
 impl Default for Config {
     fn default() -> Self {
         Config {
             root: PathBuf::from("."),
-            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            listen: DEFAULT_LISTEN,
             threads: 0,
             max_connections: 16_384,
             header_timeout_ms: 10_000,
@@ -92,6 +120,8 @@ impl Default for Config {
             access_log: None,
             access_log_format: LogFormat::Common,
             defer_accept: true,
+            tls_cert: None,
+            tls_key: None,
             index: "index.html".into(),
             cache_bytes: 64 << 20,
             cache_max_file: 32 << 10,
@@ -99,6 +129,8 @@ impl Default for Config {
             digest: false,
             precompressed: true,
             symlinks_outside_root: false,
+            dotfiles: Dotfiles::Hide,
+            autoindex: false,
             server_name: "flint".into(),
             cache_entries: 65_536,
             cache_open_files: 256,
@@ -108,7 +140,7 @@ impl Default for Config {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("{path}: {source}")]
+    #[error("{path}")]
     Io {
         path: String,
         source: std::io::Error,
@@ -124,9 +156,30 @@ impl Config {
             path: path.display().to_string(),
             source,
         })?;
-        toml::from_str(&text).map_err(|e| ConfigError::Parse {
-            path: path.display().to_string(),
-            message: e.to_string(),
+        toml::from_str(&text).map_err(|e| {
+            // toml's own rendering spans several lines (a source excerpt and a caret): one line
+            // with the line number says the same.
+            let message = e.message().trim().replace('\n', " ");
+            let message = match e.span() {
+                Some(span) => {
+                    let start = span.start.min(text.len());
+                    let line = text[..start].matches('\n').count() + 1;
+                    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+                    let whole = text[line_start..].lines().next().unwrap_or("");
+                    // Name the key when the message does not (a bad value of a known key).
+                    match whole.split_once('=').map(|(k, _)| k.trim()) {
+                        Some(key) if !key.is_empty() && !message.contains(key) => {
+                            format!("line {line}: `{key}`: {message}")
+                        }
+                        _ => format!("line {line}: {message}"),
+                    }
+                }
+                None => message,
+            };
+            ConfigError::Parse {
+                path: path.display().to_string(),
+                message,
+            }
         })
     }
 
@@ -139,3 +192,75 @@ impl Config {
         }
     }
 }
+
+/// Why a listen address was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ListenError {
+    #[error("`{0}`: expected PORT, HOST:PORT, IPv4:PORT or [IPv6]:PORT")]
+    Syntax(String),
+    #[error("`{0}`: the port must be a number from 0 to 65535")]
+    Port(String),
+    #[error("`{host}`: cannot resolve: {reason}")]
+    Resolve { host: String, reason: String },
+}
+
+/// Parses a listen address: `8080` (a port on [`DEFAULT_LISTEN`]'s address), `127.0.0.1:8080`,
+/// `[::1]:8080`, `localhost:8080` (resolved; the first address the resolver gives), or a bare
+/// address or name (on [`DEFAULT_LISTEN`]'s port). Port 0 asks the kernel for a free port.
+pub fn parse_listen(text: &str) -> Result<SocketAddr, ListenError> {
+    let text = text.trim();
+    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+        let port = text.parse().map_err(|_| ListenError::Port(text.into()))?;
+        return Ok(SocketAddr::new(DEFAULT_LISTEN.ip(), port));
+    }
+    if let Ok(addr) = text.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    if let Ok(ip) = text.parse::<IpAddr>() {
+        return Ok(SocketAddr::new(ip, DEFAULT_LISTEN.port()));
+    }
+    let bare = text.strip_prefix('[').and_then(|t| t.strip_suffix(']'));
+    if let Some(ip) = bare.and_then(|t| t.parse::<IpAddr>().ok()) {
+        return Ok(SocketAddr::new(ip, DEFAULT_LISTEN.port()));
+    }
+    let (host, port) = match text.rsplit_once(':') {
+        Some((host, port)) => {
+            let port = port.parse().map_err(|_| ListenError::Port(text.into()))?;
+            (host, port)
+        }
+        None => (text, DEFAULT_LISTEN.port()),
+    };
+    let name_ok = !host.is_empty()
+        && host
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.');
+    if !name_ok {
+        return Err(ListenError::Syntax(text.into()));
+    }
+    let resolve_error = |reason: String| ListenError::Resolve {
+        host: host.into(),
+        reason,
+    };
+    (host, port)
+        .to_socket_addrs()
+        .map_err(|e| resolve_error(e.to_string()))?
+        .next()
+        .ok_or_else(|| resolve_error("no address".into()))
+}
+
+/// `listen` in the file: a string for [`parse_listen`], or a bare port number.
+fn listen_from_toml<'de, D: serde::Deserializer<'de>>(d: D) -> Result<SocketAddr, D::Error> {
+    #[derive(serde::Deserialize)]
+    #[serde(untagged)]
+    enum Listen {
+        Port(u16),
+        Text(String),
+    }
+    match <Listen as serde::Deserialize>::deserialize(d)? {
+        Listen::Port(port) => Ok(SocketAddr::new(DEFAULT_LISTEN.ip(), port)),
+        Listen::Text(text) => parse_listen(&text).map_err(serde::de::Error::custom),
+    }
+}
+
+#[cfg(test)]
+mod tests;

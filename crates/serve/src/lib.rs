@@ -11,21 +11,24 @@
 //!
 //! Layout, by role:
 //! - [`config`]: the options (flags and a TOML file);
-//! - [`server`]: binding, threads, shutdown; `event_loop` (per thread: accept, the connection
-//!   slab, timers, the connection cap), `conn` (one connection's driver loop: read, answer
-//!   every complete request, write, close), `protocol` (HTTP/1.1 with no I/O: bytes in,
-//!   response segments out), `transport` (the seam between the two) and `plain` (its plain-TCP
-//!   side: `recv`, `send`, a gathered `sendmsg`, `sendfile`), with `pool` recycling their
-//!   buffers and [`stats`] counting;
+//! - [`server`]: binding (`listeners`: a socket per thread, one group no other server joins),
+//!   threads, shutdown; `event_loop` (per thread: accept, the connection slab, timers, the
+//!   connection cap), `conn` (one connection's driver loop: read, answer every complete request,
+//!   write, close), `protocol` (HTTP/1.1 with no I/O: bytes in, response segments out),
+//!   `transport` (the seam between the two) and `plain` (its plain-TCP side: `recv`, `send`, a
+//!   gathered `sendmsg`, `sendfile`), with `pool` recycling their buffers and [`stats`] counting;
+//!   `tls` is the TLS transport beside `plain`, configured by [`tls_setup`];
 //! - [`resolve`]: the one place that decides which file a request target names, and whether it
 //!   may be served;
 //! - [`cache`]: metadata, prebuilt heads, checksums ([`digest`]), small bodies under
 //!   Greedy-Dual-Size ([`gds`]), Content-Type by extension ([`mime`]);
 //! - [`respond`]: from a parsed request and the cache to a response, with [`conditional`]
 //!   (304), [`range`] (206/416) and [`negotiate`] (precompressed siblings);
+//! - [`autoindex`]: directory listings, when asked for;
 //! - [`access_log`]: Common/Combined Log Format, buffered.
 
 pub mod access_log;
+pub mod autoindex;
 pub mod cache;
 pub mod conditional;
 pub mod config;
@@ -33,6 +36,7 @@ mod conn;
 pub mod digest;
 mod event_loop;
 pub mod gds;
+mod listeners;
 pub mod mime;
 pub mod negotiate;
 mod plain;
@@ -43,6 +47,8 @@ pub mod resolve;
 pub mod respond;
 pub mod server;
 pub mod stats;
+mod tls;
+pub mod tls_setup;
 mod transport;
 
 pub use config::Config;

@@ -183,7 +183,11 @@ pub enum Resolved {
     },
     /// A directory asked for without its trailing slash: 301 to the path plus `/`.
     Redirect,
-    /// Absent, not a regular file, a directory without an index, or outside the root: 404.
+    /// A directory asked for with its trailing slash that has no index file: a listing when
+    /// those are on, else 404. `dir` is the opened directory (already checked to be under the
+    /// root), so a listing reads the very directory that was checked.
+    Directory { dir: File, fs_path: Vec<u8> },
+    /// Absent, not a regular file, or outside the root: 404.
     NotFound,
 }
 
@@ -262,18 +266,21 @@ impl Root {
         if rel.last() != Some(&b'/') {
             return Ok(Resolved::Redirect);
         }
-        drop(file);
         if index.is_empty() || index.contains('/') {
-            return Ok(Resolved::NotFound);
+            return Ok(Resolved::Directory { dir: file, fs_path });
         }
+        let dir_len = fs_path.len();
         fs_path.extend_from_slice(index.as_bytes());
         match self.open(&fs_path, counters)? {
-            Some((file, meta)) if meta.is_file() => Ok(Resolved::File {
-                file,
+            Some((index, meta)) if meta.is_file() => Ok(Resolved::File {
+                file: index,
                 meta,
                 fs_path,
             }),
-            _ => Ok(Resolved::NotFound),
+            _ => {
+                fs_path.truncate(dir_len);
+                Ok(Resolved::Directory { dir: file, fs_path })
+            }
         }
     }
 
@@ -309,6 +316,18 @@ impl Root {
         }
         Ok(Some((file, meta)))
     }
+}
+
+/// Whether a normalised path (from [`normalise`]) has a segment whose name starts with a dot,
+/// other than a leading `/.well-known` (RFC 8615: where ACME challenges and the like live).
+/// `normalise` has already removed `.` segments and refused `..`, so any `/.` left starts a
+/// hidden name.
+pub fn is_hidden(path: &[u8]) -> bool {
+    let rest = match path.strip_prefix(b"/.well-known") {
+        Some(rest) if rest.is_empty() || rest[0] == b'/' => rest,
+        _ => path,
+    };
+    rest.windows(2).any(|w| w == b"/.")
 }
 
 /// Errors that say the server is short of something, not that the file is missing.
@@ -391,6 +410,34 @@ mod tests {
         let mut out = Vec::new();
         assert_eq!(normalise(b"/d?a=1#x", &mut out).unwrap(), b"?a=1");
         assert_eq!(normalise(b"/d#x?y", &mut out).unwrap(), b"");
+    }
+
+    #[test]
+    fn names_starting_with_a_dot_are_hidden_except_well_known() {
+        for hidden in [
+            "/.git/config",
+            "/.env",
+            "/a/.htpasswd",
+            "/a/.d/",
+            "/.well-known/.x",
+            "/.well-knownx/a",
+            "/...",
+        ] {
+            assert!(is_hidden(norm(hidden).unwrap().as_bytes()), "{hidden}");
+        }
+        for shown in [
+            "/",
+            "/a.b/c.d",
+            "/.well-known",
+            "/.well-known/",
+            "/.well-known/acme-challenge/t0k",
+            "/a/./b",
+            "/%2e/x",
+        ] {
+            assert!(!is_hidden(norm(shown).unwrap().as_bytes()), "{shown}");
+        }
+        // Encoded dots are decoded before the check.
+        assert!(is_hidden(norm("/%2egit/config").unwrap().as_bytes()));
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //! cached ETag / Last-Modified, then memcpy the status line, the Date the event loop formatted
 //! this second, the prebuilt header block and (for bodies up to 16 KiB) the body, so head and body
 //! leave in one write. Nothing is formatted, allocated or looked up on disk; a 304 inside the
-//! revalidation window does not open or stat anything (002 saw Apache open and close the file).
+//! revalidation window does not open or stat anything (a truss profile of a threaded Apache saw it
+//! open and close the file).
 //! Bodies above 16 KiB are handed over as a shared `Rc<[u8]>` for a gathered write, and files
 //! above `cache_max_file` as a kept-open descriptor for `sendfile`.
 //!
@@ -14,24 +15,31 @@
 //! - HTTP/1.1 without Host: 400 (RFC 9112 3.2);
 //! - targets that are not origin- or absolute-form, bad `%` escapes, NUL, `%2F`/`%5C`, a
 //!   backslash, a `..` segment (raw or encoded): 400, see [`crate::resolve`];
-//! - absent paths, non-regular files, directories without an index, anything whose real location
-//!   is outside the root: 404 (and not cached);
+//! - names starting with a dot, except `/.well-known/` (unless `dotfiles = "allow"`): 404, without
+//!   a lookup;
+//! - absent paths, non-regular files, directories without an index (unless `autoindex`, then a
+//!   listing, see [`crate::autoindex`]), anything whose real location is outside the root: 404
+//!   (and not cached);
 //! - a directory without its trailing slash: 301 to the path with it;
+//! - a failed `If-Match` or `If-Unmodified-Since`: 412 (see [`crate::conditional`]);
 //! - a range starting past the end: 416 with `Content-Range: bytes */len`;
 //! - out of descriptors or memory while opening: 503.
 
+use std::ffi::OsStr;
 use std::fs::File;
 use std::io;
-use std::path::PathBuf;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::Instant;
 
 use wire::{Method, Request, Version};
 
+use crate::autoindex::{self, Listing};
 pub use crate::cache::CacheCounters;
 use crate::cache::{BodyRef, Cache, CacheError};
-use crate::conditional;
-use crate::config::Config;
+use crate::conditional::{self, Outcome};
+use crate::config::{Config, Dotfiles};
 use crate::negotiate::{self, Coding};
 use crate::range::{self, RangeSpec};
 use crate::resolve::{self, FsCounters, Resolved, Root};
@@ -41,7 +49,7 @@ pub const SMALL_BODY: usize = 16 * 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RespondError {
-    #[error("document root {path}: {source}")]
+    #[error("document root {path}")]
     Root { path: PathBuf, source: io::Error },
 }
 
@@ -111,11 +119,19 @@ pub struct Responder {
     /// The normalised target of the current request, reused.
     key: Vec<u8>,
     pages: ErrorPages,
+    hide_dotfiles: bool,
+    autoindex: bool,
+    symlinks_outside_root: bool,
 }
 
 enum Fill {
     Slot(u32),
     Redirect,
+    /// A directory without an index, to be listed.
+    Listing {
+        dir: File,
+        fs_path: Vec<u8>,
+    },
     Retry,
     Status(u16),
 }
@@ -135,6 +151,9 @@ impl Responder {
             cache: Cache::new(config),
             key: Vec::with_capacity(256),
             pages: ErrorPages::new(&config.server_name),
+            hide_dotfiles: config.dotfiles == Dotfiles::Hide,
+            autoindex: config.autoindex,
+            symlinks_outside_root: config.symlinks_outside_root,
         })
     }
 
@@ -175,6 +194,10 @@ impl Responder {
                 );
             }
         };
+        if self.hide_dotfiles && resolve::is_hidden(&self.key) {
+            // Not looked up at all: the answer does not depend on whether the name exists.
+            return page(&mut self.pages, 404, date, conn, head, out, |_| {});
+        }
         // A file that changes between its stat and its read is resolved once more.
         for _ in 0..2 {
             let slot = match self.cache.lookup(&self.key, now) {
@@ -194,6 +217,9 @@ impl Responder {
                     }
                     Fill::Status(status) => {
                         return page(&mut self.pages, status, date, conn, head, out, |_| {})
+                    }
+                    Fill::Listing { dir, fs_path } => {
+                        return self.listing(&dir, &fs_path, head, date, conn, out)
                     }
                 },
             };
@@ -277,6 +303,13 @@ impl Responder {
                 Err(CacheError::Io(_)) => Fill::Status(500),
             },
             Ok(Resolved::Redirect) => Fill::Redirect,
+            Ok(Resolved::Directory { dir, fs_path }) if self.autoindex => {
+                Fill::Listing { dir, fs_path }
+            }
+            Ok(Resolved::Directory { .. }) => {
+                counters.not_found += 1;
+                Fill::Status(404)
+            }
             Ok(Resolved::NotFound) => {
                 counters.not_found += 1;
                 Fill::Status(404)
@@ -285,7 +318,62 @@ impl Responder {
         }
     }
 
-    /// A response from a cached entry: 200, 206, 304 or 416.
+    /// A directory listing (200), or 404/503 when the directory cannot be read. Built per
+    /// request and never cached: see [`crate::autoindex`].
+    fn listing(
+        &mut self,
+        dir: &File,
+        fs_path: &[u8],
+        head: bool,
+        date: &[u8],
+        conn: Persistence,
+        out: &mut Vec<u8>,
+    ) -> Reply {
+        let listing = Listing {
+            dir,
+            fs_path: Path::new(OsStr::from_bytes(fs_path)),
+            url_path: &self.key,
+            root: &self.root,
+            show_dotfiles: !self.hide_dotfiles,
+            symlinks_outside_root: self.symlinks_outside_root,
+        };
+        let mut html = Vec::with_capacity(4096);
+        if let Err(e) = autoindex::render(&listing, &mut html) {
+            let status = if resolve::is_resource_error(&e) {
+                503
+            } else {
+                404
+            };
+            return page(&mut self.pages, status, date, conn, head, out, |_| {});
+        }
+        start_head(out, b"HTTP/1.1 200 OK\r\n", date);
+        out.extend_from_slice(&self.pages.server_line);
+        out.extend_from_slice(b"Content-Type: text/html; charset=utf-8\r\nContent-Length: ");
+        push_u64(out, html.len() as u64);
+        out.extend_from_slice(b"\r\n");
+        end_head(out, conn);
+        let len = html.len();
+        let body = if head {
+            Body::None
+        } else if len <= SMALL_BODY {
+            out.extend_from_slice(&html);
+            Body::None
+        } else {
+            Body::Shared {
+                data: html.into(),
+                start: 0,
+                len,
+            }
+        };
+        Reply {
+            status: 200,
+            body_bytes: if head { 0 } else { len as u64 },
+            body,
+            close: conn == Persistence::Close,
+        }
+    }
+
+    /// A response from a cached entry: 200, 206, 304, 412 or 416.
     fn serve(
         &mut self,
         slot: u32,
@@ -308,34 +396,31 @@ impl Responder {
         let repr = entry
             .repr(coding)
             .expect("identity always, siblings when chosen");
-        // RFC 9110 13.2.2: If-None-Match, when present, decides; If-Modified-Since otherwise.
-        let not_modified = match (req.if_none_match, req.if_modified_since) {
-            (Some(inm), _) => conditional::none_match(inm, &repr.etag),
-            (None, Some(ims)) => {
-                conditional::not_modified_since(ims, &repr.last_modified, repr.mtime_secs)
-            }
-            (None, None) => false,
+        let validators = conditional::Validators {
+            etag: &repr.etag,
+            last_modified: &repr.last_modified,
+            mtime_secs: repr.mtime_secs,
         };
         let close = conn == Persistence::Close;
-        if not_modified {
-            start_head(out, b"HTTP/1.1 304 Not Modified\r\n", date);
-            out.extend_from_slice(&repr.not_modified);
-            end_head(out, conn);
-            return Ok(Reply {
-                status: 304,
-                body_bytes: 0,
-                body: Body::None,
-                close,
-            });
-        }
-        let size = repr.version.size;
-        // Range is defined for GET only (RFC 9110 14.2); If-Range guards it.
-        let range_allowed = match req.if_range {
-            None => true,
-            Some(v) => {
-                conditional::if_range_allows(v, &repr.etag, &repr.last_modified, repr.mtime_secs)
+        let range_allowed = match conditional::evaluate(req, &validators) {
+            Outcome::Proceed { range } => range,
+            Outcome::NotModified => {
+                start_head(out, b"HTTP/1.1 304 Not Modified\r\n", date);
+                out.extend_from_slice(&repr.not_modified);
+                end_head(out, conn);
+                return Ok(Reply {
+                    status: 304,
+                    body_bytes: 0,
+                    body: Body::None,
+                    close,
+                });
+            }
+            Outcome::Failed => {
+                return Ok(page(&mut self.pages, 412, date, conn, head, out, |_| {}))
             }
         };
+        let size = repr.version.size;
+        // Range is defined for GET only (RFC 9110 14.2); If-Range guards it.
         let spec = match req.range {
             Some(value) if !head && range_allowed => range::parse(value, size),
             _ => RangeSpec::Ignore,
@@ -464,7 +549,7 @@ impl ErrorPages {
             pages: Vec::with_capacity(24),
         };
         for status in [
-            301, 400, 404, 405, 408, 413, 414, 416, 431, 500, 501, 503, 505,
+            301, 400, 404, 405, 408, 412, 413, 414, 416, 431, 500, 501, 503, 505,
         ] {
             pages.get(status);
         }

@@ -21,7 +21,6 @@
 use std::fs::File;
 use std::io;
 use std::net::SocketAddr;
-use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -33,23 +32,30 @@ use mio::{Interest, Poll, Token, Waker};
 use crate::access_log;
 use crate::config::Config;
 use crate::event_loop::Loop;
+use crate::listeners;
 use crate::plain::{PlainEnv, PlainTcp};
 use crate::respond::{RespondError, Responder};
 pub use crate::stats::ServerStats;
+use crate::tls::{TlsEnv, TlsTcp};
+use crate::tls_setup::{self, TlsError};
 
 pub(crate) const LISTENER: Token = Token(usize::MAX - 1);
 pub(crate) const WAKER: Token = Token(usize::MAX);
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
-    #[error("cannot listen on {addr}: {source}")]
+    // Each message leaves its cause to `source()`: a report that prints the chain then shows
+    // the cause once.
+    #[error("cannot listen on {addr}")]
     Bind { addr: SocketAddr, source: io::Error },
-    #[error("access log {path}: {source}")]
+    #[error("access log {path}")]
     AccessLog { path: PathBuf, source: io::Error },
-    #[error("event loop: {0}")]
+    #[error("event loop")]
     Io(#[from] io::Error),
-    #[error("responder: {0}")]
+    #[error(transparent)]
     Respond(#[from] RespondError),
+    #[error(transparent)]
+    Tls(#[from] TlsError),
     #[error("event-loop thread {0} panicked")]
     Panicked(usize),
 }
@@ -119,22 +125,36 @@ pub struct Server {
     loops: Vec<(Poll, TcpListener)>,
     log: Option<Arc<File>>,
     control: Arc<Control>,
+    /// Set when the port serves HTTPS.
+    tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 impl Server {
-    /// Binds `config.effective_threads()` sockets with `SO_REUSEPORT` to `config.listen` (the
-    /// first one resolves port 0; the others bind its address) and opens the access log.
+    /// Checks the root, binds `config.effective_threads()` listening sockets to `config.listen`
+    /// (one `SO_REUSEPORT` group no other server can join: see `listeners.rs`) and opens the
+    /// access log.
     pub fn bind(config: Config) -> Result<Server, ServeError> {
+        let tls = tls_config(&config)?;
         let n = config.effective_threads().max(1);
+        // Checked before anything is bound, so a wrong root is one clear error at start, not
+        // one from every thread once the server is up.
+        crate::resolve::Root::new(&config.root, config.symlinks_outside_root).map_err(
+            |source| RespondError::Root {
+                path: config.root.clone(),
+                source,
+            },
+        )?;
+        let listeners =
+            listeners::bind(config.listen, n, config.defer_accept).map_err(|source| {
+                ServeError::Bind {
+                    addr: config.listen,
+                    source,
+                }
+            })?;
+        let addr = listeners[0].local_addr()?;
         let mut loops = Vec::with_capacity(n);
         let mut wakers = Vec::with_capacity(n);
-        let mut addr = config.listen;
-        for _ in 0..n {
-            let listener = listen(addr, &config).map_err(|source| ServeError::Bind {
-                addr: config.listen,
-                source,
-            })?;
-            addr = listener.local_addr()?;
+        for listener in listeners {
             let mut listener = TcpListener::from_std(listener);
             let poll = Poll::new()?;
             poll.registry()
@@ -164,12 +184,27 @@ impl Server {
             loops,
             log,
             control,
+            tls,
         })
     }
 
     /// The bound address (with the port chosen when `listen` had port 0).
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr
+    }
+
+    /// `https` when the port serves TLS, else `http`.
+    pub fn scheme(&self) -> &'static str {
+        if self.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        }
+    }
+
+    /// What to say at start about how TLS runs (kernel TLS or not), when it does.
+    pub fn tls_note(&self) -> Option<&'static str> {
+        self.tls.as_ref().map(|_| tls_setup::kernel_tls_note())
     }
 
     pub fn handle(&self) -> ShutdownHandle {
@@ -186,16 +221,17 @@ impl Server {
             loops,
             log,
             control,
+            tls,
             ..
         } = self;
         let mut loops = loops.into_iter().enumerate();
         let first = loops.next();
         let mut threads = Vec::new();
         for (id, (poll, listener)) in loops {
-            let (cfg, log, sh) = (config.clone(), log.clone(), control.clone());
+            let (cfg, log, sh, tls) = (config.clone(), log.clone(), control.clone(), tls.clone());
             let spawned = std::thread::Builder::new()
                 .name(format!("flint-serve-{id}"))
-                .spawn(move || run_loop(id, poll, listener, &cfg, log, sh));
+                .spawn(move || run_loop(id, poll, listener, &cfg, log, sh, tls));
             match spawned {
                 Ok(t) => threads.push((id, t)),
                 Err(e) => {
@@ -210,7 +246,7 @@ impl Server {
         }
         let mut result = match first {
             Some((id, (poll, listener))) => {
-                run_loop(id, poll, listener, &config, log, control.clone())
+                run_loop(id, poll, listener, &config, log, control.clone(), tls)
             }
             None => Ok(ServerStats::default()),
         };
@@ -228,39 +264,6 @@ impl Server {
     }
 }
 
-/// A listening socket: `SO_REUSEPORT` (one per thread, the kernel spreads connections),
-/// `TCP_NODELAY` (inherited by accepted sockets on Linux, so never set per connection: see
-/// `server_limits::accepted_sockets_inherit_nodelay`), `TCP_DEFER_ACCEPT` if configured.
-fn listen(addr: SocketAddr, config: &Config) -> io::Result<std::net::TcpListener> {
-    use socket2::{Domain, Protocol, Socket, Type};
-    let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
-    s.set_reuse_address(true)?;
-    s.set_reuse_port(true)?;
-    s.set_tcp_nodelay(true)?;
-    s.set_nonblocking(true)?;
-    s.bind(&addr.into())?;
-    if config.defer_accept {
-        // Accept only once the request's first bytes are in: the optimistic read after accept
-        // then always finds them, and a connect-only client costs no file descriptor.
-        let secs: libc::c_int = 1;
-        // SAFETY: a valid socket fd, a pointer to a c_int that outlives the call, and its size.
-        let r = unsafe {
-            libc::setsockopt(
-                s.as_raw_fd(),
-                libc::IPPROTO_TCP,
-                libc::TCP_DEFER_ACCEPT,
-                (&secs as *const libc::c_int).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            )
-        };
-        if r != 0 {
-            return Err(io::Error::last_os_error());
-        }
-    }
-    s.listen(4096)?;
-    Ok(s.into())
-}
-
 fn run_loop(
     id: usize,
     poll: Poll,
@@ -268,12 +271,21 @@ fn run_loop(
     config: &Config,
     log: Option<Arc<File>>,
     control: Arc<Control>,
+    tls: Option<Arc<rustls::ServerConfig>>,
 ) -> Result<ServerStats, ServeError> {
     let result = Responder::new(config)
         .map_err(ServeError::from)
-        .and_then(|responder| {
-            let env = PlainEnv::new();
-            Loop::<PlainTcp>::new(id, poll, listener, config, log, responder, env, &control).run()
+        .and_then(|responder| match tls {
+            // One monomorphic loop per kind: the plain one carries nothing of TLS.
+            Some(tls) => {
+                let env = TlsEnv::new(tls);
+                Loop::<TlsTcp>::new(id, poll, listener, config, log, responder, env, &control).run()
+            }
+            None => {
+                let env = PlainEnv::new();
+                Loop::<PlainTcp>::new(id, poll, listener, config, log, responder, env, &control)
+                    .run()
+            }
         });
     if result.is_err() {
         // One loop failing stops them all: a server with a dead thread would silently drop the
@@ -282,4 +294,14 @@ fn run_loop(
         control.wake_all();
     }
     result
+}
+
+/// The TLS configuration when `tls_cert` and `tls_key` are set, checked before anything is bound.
+fn tls_config(config: &Config) -> Result<Option<Arc<rustls::ServerConfig>>, TlsError> {
+    match (&config.tls_cert, &config.tls_key) {
+        (None, None) => Ok(None),
+        (Some(cert), Some(key)) => tls_setup::server_config(cert, key).map(Some),
+        (Some(_), None) => Err(TlsError::Incomplete("the key")),
+        (None, Some(_)) => Err(TlsError::Incomplete("the certificate")),
+    }
 }

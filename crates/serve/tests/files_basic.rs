@@ -135,7 +135,7 @@ fn content_types_follow_the_extension() {
         (".hidden", "application/octet-stream"),
     ];
     let files: Vec<(&str, &[u8])> = cases.iter().map(|(n, _)| (*n, &b"x"[..])).collect();
-    let mut site = Site::new(&files);
+    let mut site = Site::with(&files, |c| c.dotfiles = serve::config::Dotfiles::Allow);
     for (name, ty) in cases {
         let r = site.get(&format!("/{name}"), &[]);
         assert_eq!(r.status, 200, "{name}");

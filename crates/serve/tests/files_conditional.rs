@@ -1,6 +1,9 @@
-//! Conditional requests (304 from the cache, without touching the file) and ranges (206, 416).
+//! Conditional requests (304 and 412 from the cache, without touching the file, in RFC 9110
+//! section 13.2.2's order) and ranges (206, 416).
 
 mod files_support;
+
+use std::time::{Duration, SystemTime};
 
 use files_support::Site;
 
@@ -148,4 +151,135 @@ fn ranges_of_large_files_go_by_file_with_an_offset() {
     assert_eq!(r.body, &data[40_000..40_010]);
     let r = site.get("/big.bin", &["Range: bytes=-30000"]);
     assert_eq!(r.body, &data[20_000..]);
+}
+
+/// A date long before any file of the test was written.
+const PAST: &str = "Sun, 06 Nov 1994 08:49:37 GMT";
+
+fn etag_and_date(site: &mut Site) -> (String, String) {
+    let r = site.get("/f.txt", &[]);
+    (
+        r.header("ETag").unwrap().to_string(),
+        r.header("Last-Modified").unwrap().to_string(),
+    )
+}
+
+#[test]
+fn if_match_needs_a_strong_match_or_star() {
+    let mut site = site();
+    let (etag, _) = etag_and_date(&mut site);
+    for (header, status) in [
+        ("If-Match: \"nope\"".to_string(), 412),
+        (format!("If-Match: {etag}"), 200),
+        (format!("If-Match: \"a\", {etag}"), 200),
+        ("If-Match: *".to_string(), 200),
+        (format!("If-Match: W/{etag}"), 412),
+        // Not a list of tags: nothing matches, so 412 rather than a guess.
+        ("If-Match: nope".to_string(), 412),
+        (format!("If-Match: {}", etag.trim_matches('"')), 412),
+    ] {
+        let r = site.get("/f.txt", &[&header]);
+        assert_eq!(r.status, status, "{header}");
+        if status == 412 {
+            assert!(!r.has("ETag"), "a 412 is an error page: {header}");
+            assert_ne!(r.body, BODY);
+        } else {
+            assert_eq!(r.body, BODY, "{header}");
+        }
+    }
+    let head = site.method("HEAD", "/f.txt", &["If-Match: \"nope\""]);
+    assert_eq!((head.status, head.body.len()), (412, 0));
+}
+
+#[test]
+fn several_if_match_and_if_none_match_lines_are_one_list() {
+    let mut site = site();
+    let (etag, _) = etag_and_date(&mut site);
+    let r = site.get(
+        "/f.txt",
+        &["If-Match: \"a\"", &format!("If-Match: \"b\", {etag}")],
+    );
+    assert_eq!(r.status, 200);
+    let r = site.get("/f.txt", &["If-Match: \"a\"", "If-Match: \"b\""]);
+    assert_eq!(r.status, 412);
+    let r = site.get(
+        "/f.txt",
+        &["If-None-Match: \"a\"", &format!("If-None-Match: {etag}")],
+    );
+    assert_eq!(r.status, 304);
+    let r = site.get("/f.txt", &["If-None-Match: \"a\"", "If-None-Match: \"b\""]);
+    assert_eq!(r.status, 200);
+}
+
+#[test]
+fn if_unmodified_since_in_the_past_fails_also_for_a_range() {
+    let mut site = site();
+    let (_, lm) = etag_and_date(&mut site);
+    let ius = |d: &str| format!("If-Unmodified-Since: {d}");
+    let r = site.get("/f.txt", &[&ius(PAST)]);
+    assert_eq!(r.status, 412);
+    let r = site.get("/f.txt", &["Range: bytes=0-1", &ius(PAST)]);
+    assert_eq!(r.status, 412, "a range of a file changed since is refused");
+    let r = site.get("/f.txt", &["Range: bytes=0-1", &ius(&lm)]);
+    assert_eq!((r.status, r.body.as_slice()), (206, &b"01"[..]));
+    let later = httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(3600));
+    assert_eq!(site.get("/f.txt", &[&ius(&later)]).status, 200);
+    // Not a date: ignored (RFC 9110 13.1.4).
+    assert_eq!(site.get("/f.txt", &[&ius("yesterday")]).status, 200);
+    // With If-Match present, If-Unmodified-Since is not evaluated.
+    let r = site.get("/f.txt", &["If-Match: *", &ius(PAST)]);
+    assert_eq!(r.status, 200);
+}
+
+#[test]
+fn preconditions_are_evaluated_in_rfc_order() {
+    let mut site = site();
+    let (etag, lm) = etag_and_date(&mut site);
+    let inm = format!("If-None-Match: {etag}");
+    let ims = format!("If-Modified-Since: {lm}");
+    let cases: &[(&[&str], u16)] = &[
+        // A failed If-Match decides before a matching If-None-Match.
+        (&["If-Match: \"nope\"", &inm], 412),
+        // A failed If-Unmodified-Since decides before If-Modified-Since.
+        (&[&format!("If-Unmodified-Since: {PAST}"), &ims], 412),
+        // If-Match passes, If-None-Match matches: 304.
+        (&["If-Match: *", &inm], 304),
+        // If-None-Match present and not matching: If-Modified-Since is ignored.
+        (&["If-None-Match: \"a\"", &ims], 200),
+        // A 304 wins over the range.
+        (&[&inm, "Range: bytes=0-1"], 304),
+        // If-Range with another tag: the range is ignored.
+        (&["If-Match: *", "Range: bytes=0-1", "If-Range: \"a\""], 200),
+        (
+            &[
+                "If-Match: *",
+                "Range: bytes=0-1",
+                &format!("If-Range: {etag}"),
+            ],
+            206,
+        ),
+    ];
+    for (headers, status) in cases {
+        assert_eq!(site.get("/f.txt", headers).status, *status, "{headers:?}");
+    }
+}
+
+#[test]
+fn a_412_opens_and_stats_nothing() {
+    let mut site = site();
+    site.get("/f.txt", &[]);
+    let before = site.responder.counters();
+    assert_eq!(site.get("/f.txt", &["If-Match: \"nope\""]).status, 412);
+    let r = site.get("/f.txt", &[&format!("If-Unmodified-Since: {PAST}")]);
+    assert_eq!(r.status, 412);
+    let after = site.responder.counters();
+    assert_eq!((after.opens, after.stats), (before.opens, before.stats));
+    assert_eq!(after.hits, before.hits + 2);
+}
+
+#[test]
+fn preconditions_do_not_turn_a_404_into_a_412() {
+    let mut site = site();
+    let r = site.get("/missing.txt", &["If-Match: *"]);
+    assert_eq!(r.status, 404);
 }

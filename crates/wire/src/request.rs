@@ -8,10 +8,18 @@
 //! or head must get its 414/431 as soon as the buffer crosses the limit, not when the server's
 //! buffer is full. Framing is validated strictly (RFC 9112 6.1-6.3) because a server that guesses
 //! at an ambiguous body length is how request smuggling starts.
+//!
+//! The rest of what RFC 9112 asks of a request head is checked here too, so every server path
+//! sees only heads that passed: a Host that is an RFC 3986 `host[:port]`, present at most once
+//! (`request/host.rs`); a request line of exactly three parts (a space inside the target is a
+//! 400, not a version error); `HTTP/1.2` to `HTTP/1.9` read as HTTP/1.1, another major version a
+//! 505. List fields sent on several lines (`If-Match`, `If-None-Match`) keep every line.
 
 use std::mem::MaybeUninit;
 
-use crate::text::{eq_token, for_each_element, parse_content_length};
+use crate::text::{eq_token, for_each_element, parse_content_length, trim_ows};
+
+mod host;
 
 /// The header slots on the stack; `RequestLimits::max_headers` above this is clamped to it.
 pub const MAX_HEADERS_CAP: usize = 256;
@@ -77,9 +85,12 @@ pub struct Request<'b> {
     /// Whether the connection persists after this request: the version's default, overridden by
     /// `Connection: close` / `Connection: keep-alive`.
     pub keep_alive: bool,
+    /// Validated: RFC 3986 `host [":" port]`, present at most once.
     pub host: Option<&'b [u8]>,
-    pub if_none_match: Option<&'b [u8]>,
+    pub if_match: FieldLines<'b>,
+    pub if_none_match: FieldLines<'b>,
     pub if_modified_since: Option<&'b [u8]>,
+    pub if_unmodified_since: Option<&'b [u8]>,
     pub range: Option<&'b [u8]>,
     pub if_range: Option<&'b [u8]>,
     pub accept_encoding: Option<&'b [u8]>,
@@ -91,6 +102,40 @@ pub struct Request<'b> {
     pub chunked: bool,
     /// Bytes of the buffer taken by the head; the body or the next request starts here.
     pub head_len: usize,
+}
+
+/// Most lines of one list-valued field a request may send (more: 400).
+pub const MAX_FIELD_LINES: usize = 8;
+
+/// The lines of a list-valued field (`If-Match`, `If-None-Match`), in order. RFC 9110 5.3: several
+/// lines of one field are one list, as if joined by commas; the lines stay where they are in
+/// the buffer (no allocation), and the list is read line by line.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FieldLines<'b> {
+    lines: [&'b [u8]; MAX_FIELD_LINES],
+    len: usize,
+}
+
+impl<'b> FieldLines<'b> {
+    /// No line of this field was sent.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The lines as received, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &'b [u8]> + '_ {
+        self.lines[..self.len].iter().copied()
+    }
+
+    fn push(&mut self, value: &'b [u8]) -> Result<(), RequestError> {
+        let slot = self
+            .lines
+            .get_mut(self.len)
+            .ok_or(RequestError::TooManyFieldLines)?;
+        *slot = value;
+        self.len += 1;
+        Ok(())
+    }
 }
 
 /// Why a request head was refused; `status()` is the response to send before closing.
@@ -110,6 +155,10 @@ pub enum RequestError {
     AmbiguousFraming,
     #[error("unsupported Transfer-Encoding")]
     UnsupportedTransferEncoding,
+    #[error("missing, repeated or invalid Host")]
+    BadHost,
+    #[error("too many lines of one list field")]
+    TooManyFieldLines,
     #[error("HTTP version not supported")]
     VersionNotSupported,
 }
@@ -121,6 +170,8 @@ impl RequestError {
             RequestError::UriTooLong => 414,
             RequestError::HeadersTooLarge | RequestError::TooManyHeaders => 431,
             RequestError::Malformed
+            | RequestError::BadHost
+            | RequestError::TooManyFieldLines
             | RequestError::BadContentLength
             | RequestError::AmbiguousFraming => 400,
             RequestError::UnsupportedTransferEncoding => 501,
@@ -137,21 +188,56 @@ pub fn parse_request<'b>(
     buf: &'b [u8],
     limits: &RequestLimits,
 ) -> Result<Option<Request<'b>>, RequestError> {
+    parse_head(buf, limits).map_err(|e| first_error(buf, limits, e))
+}
+
+/// The answer to a request must not depend on how its bytes were read. A server that reads it in
+/// pieces stops at the first prefix that is an error, so when a buffer read at once is both past
+/// a limit and wrong elsewhere, the answer is that of its shortest erroneous prefix: the error if
+/// it lies within the limits, the limit's (414, 431) if the limit was crossed first.
+fn first_error(buf: &[u8], limits: &RequestLimits, e: RequestError) -> RequestError {
+    let start = buf
+        .iter()
+        .position(|&b| b != b'\r' && b != b'\n')
+        .unwrap_or(buf.len());
+    // The shortest prefix over the request line limit (one byte more when a CR may start the
+    // line's CRLF), and over the head limit (a partial head that long cannot end within it).
+    let line = [1, 2]
+        .map(|extra| {
+            start
+                .saturating_add(limits.max_request_line)
+                .saturating_add(extra)
+        })
+        .into_iter()
+        .find(|&k| {
+            k <= buf.len()
+                && check_partial_request_line(&buf[..k], limits.max_request_line).is_err()
+        });
+    let head = (buf.len() >= limits.max_head_bytes).then_some(limits.max_head_bytes);
+    let Some(crossing) = line.into_iter().chain(head).min().filter(|&k| k > 0) else {
+        return e;
+    };
+    // Within both limits: its own error, if it has one, came first.
+    if let Err(first) = parse_head(&buf[..crossing - 1], limits) {
+        return first;
+    }
+    // Otherwise the prefix that crosses is what a server reading in pieces would have answered.
+    parse_head(&buf[..crossing], limits).err().unwrap_or(e)
+}
+
+/// [`parse_request`] without putting errors in byte order.
+fn parse_head<'b>(
+    buf: &'b [u8],
+    limits: &RequestLimits,
+) -> Result<Option<Request<'b>>, RequestError> {
     let mut slots = [const { MaybeUninit::<httparse::Header<'b>>::uninit() }; MAX_HEADERS_CAP];
     let slots = &mut slots[..limits.max_headers.min(MAX_HEADERS_CAP)];
     let mut req = httparse::Request::new(&mut []);
     let head_len = match req.parse_with_uninit_headers(buf, slots) {
         Ok(httparse::Status::Complete(n)) => n,
-        Ok(httparse::Status::Partial) => {
-            check_partial_request_line(buf, limits.max_request_line)?;
-            if buf.len() >= limits.max_head_bytes {
-                // Still no blank line, so the finished head would be bigger than the limit.
-                return Err(RequestError::HeadersTooLarge);
-            }
-            return Ok(None);
-        }
+        Ok(httparse::Status::Partial) => return incomplete(buf, limits),
         Err(httparse::Error::TooManyHeaders) => return Err(RequestError::TooManyHeaders),
-        Err(httparse::Error::Version) => return other_version(buf, limits),
+        Err(httparse::Error::Version) => return parse_other_version(buf, limits),
         Err(_) => {
             // A request line already over the limit says more than "malformed".
             check_partial_request_line(buf, limits.max_request_line)?;
@@ -161,6 +247,49 @@ pub fn parse_request<'b>(
     let (Some(method), Some(target), Some(minor)) = (req.method, req.path, req.version) else {
         return Err(RequestError::Malformed);
     };
+    let version = if minor == 0 {
+        Version::Http10
+    } else {
+        Version::Http11
+    };
+    let line = RequestLine {
+        method: method.as_bytes(),
+        target: target.as_bytes(),
+        version,
+    };
+    interpret(line, req.headers, head_len, limits).map(Some)
+}
+
+/// The parts of a request line that [`interpret`] needs.
+struct RequestLine<'b> {
+    method: &'b [u8],
+    target: &'b [u8],
+    version: Version,
+}
+
+/// Checks the limits on a head that is not complete yet: `Ok(None)` to read more.
+fn incomplete<'b>(buf: &[u8], limits: &RequestLimits) -> Result<Option<Request<'b>>, RequestError> {
+    check_partial_request_line(buf, limits.max_request_line)?;
+    if buf.len() >= limits.max_head_bytes {
+        // Still no blank line, so the finished head would be bigger than the limit.
+        return Err(RequestError::HeadersTooLarge);
+    }
+    Ok(None)
+}
+
+/// From a request line and its header fields to a [`Request`]: the limits, the fields the server
+/// acts on, the framing checks.
+fn interpret<'b>(
+    line: RequestLine<'b>,
+    headers: &[httparse::Header<'b>],
+    head_len: usize,
+    limits: &RequestLimits,
+) -> Result<Request<'b>, RequestError> {
+    let RequestLine {
+        method,
+        target,
+        version,
+    } = line;
     // With single-space delimiters (httparse's default) the line length is exact.
     if method.len() + target.len() + 10 > limits.max_request_line {
         return Err(RequestError::UriTooLong);
@@ -168,24 +297,21 @@ pub fn parse_request<'b>(
     if head_len > limits.max_head_bytes {
         return Err(RequestError::HeadersTooLarge);
     }
-    let version = if minor == 0 {
-        Version::Http10
-    } else {
-        Version::Http11
-    };
     let method = match method {
-        "GET" => Method::Get,
-        "HEAD" => Method::Head,
+        b"GET" => Method::Get,
+        b"HEAD" => Method::Head,
         _ => Method::Other,
     };
     let mut out = Request {
         method,
-        target: target.as_bytes(),
+        target,
         version,
         keep_alive: version.default_keep_alive(),
         host: None,
-        if_none_match: None,
+        if_match: FieldLines::default(),
+        if_none_match: FieldLines::default(),
         if_modified_since: None,
+        if_unmodified_since: None,
         range: None,
         if_range: None,
         accept_encoding: None,
@@ -197,28 +323,28 @@ pub fn parse_request<'b>(
     };
     let mut transfer_encoding = false;
     let (mut conn_close, mut conn_keep_alive) = (false, false);
-    for h in req.headers.iter() {
+    for h in headers {
         let name = h.name.as_bytes();
         let value = h.value;
         // Dispatch on length first: one compare rejects most names cheaply.
         match name.len() {
             4 if name.eq_ignore_ascii_case(b"host") => {
-                // RFC 9112 3.2: more than one Host is a 400.
-                let duplicate = out.host.is_some();
-                out.host = Some(value);
-                if duplicate {
-                    return Err(RequestError::Malformed);
+                // RFC 9112 3.2: more than one Host, or an invalid one, is a 400.
+                if out.host.is_some() || !host::is_valid(trim_ows(value)) {
+                    return Err(RequestError::BadHost);
                 }
+                out.host = Some(value);
             }
             5 if name.eq_ignore_ascii_case(b"range") => out.range = Some(value),
             7 if name.eq_ignore_ascii_case(b"referer") => out.referer = Some(value),
             8 if name.eq_ignore_ascii_case(b"if-range") => out.if_range = Some(value),
+            8 if name.eq_ignore_ascii_case(b"if-match") => out.if_match.push(value)?,
             10 if name.eq_ignore_ascii_case(b"connection") => for_each_element(value, |t| {
                 conn_close |= eq_token(t, b"close");
                 conn_keep_alive |= eq_token(t, b"keep-alive");
             }),
             10 if name.eq_ignore_ascii_case(b"user-agent") => out.user_agent = Some(value),
-            13 if name.eq_ignore_ascii_case(b"if-none-match") => out.if_none_match = Some(value),
+            13 if name.eq_ignore_ascii_case(b"if-none-match") => out.if_none_match.push(value)?,
             14 if name.eq_ignore_ascii_case(b"content-length") => {
                 let n = parse_content_length(value).ok_or(RequestError::BadContentLength)?;
                 if out.content_length.is_some_and(|prev| prev != n) {
@@ -247,6 +373,9 @@ pub fn parse_request<'b>(
                 }
                 out.chunked = true;
             }
+            19 if name.eq_ignore_ascii_case(b"if-unmodified-since") => {
+                out.if_unmodified_since = Some(value)
+            }
             _ => {}
         }
     }
@@ -264,17 +393,97 @@ pub fn parse_request<'b>(
     } else {
         conn_keep_alive || version.default_keep_alive()
     };
-    Ok(Some(out))
+    Ok(out)
+}
+
+/// httparse knows only HTTP/1.0 and HTTP/1.1, and stops at the version. RFC 9110 2.5: a later
+/// minor version (`HTTP/1.2` ... `HTTP/1.9`) is answered as HTTP/1.1, so its line is split here
+/// and its fields parsed by httparse on their own; another major version is a 505; anything else
+/// (a space inside the target, a version that is not `HTTP/d.d`) is a 400.
+///
+/// httparse checks the method and the target before the version, so by the time it fails on
+/// the version both are valid tokens.
+fn parse_other_version<'b>(
+    buf: &'b [u8],
+    limits: &RequestLimits,
+) -> Result<Option<Request<'b>>, RequestError> {
+    // A request line over the limit is a 414 whatever follows it, wherever the reads fell.
+    check_partial_request_line(buf, limits.max_request_line)?;
+    let start = skip_empty_lines(buf);
+    let rest = &buf[start..];
+    let Some(lf) = rest.iter().position(|&b| b == b'\n') else {
+        let line = rest.strip_suffix(b"\r").unwrap_or(rest);
+        return match split_request_line(line) {
+            Some((_, _, v)) if could_become_version(v) => incomplete(buf, limits),
+            _ => Err(RequestError::Malformed),
+        };
+    };
+    let line = &rest[..lf];
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let Some((method, target, v)) = split_request_line(line) else {
+        return Err(RequestError::Malformed);
+    };
+    match v {
+        [b'H', b'T', b'T', b'P', b'/', b'1', b'.', minor] if minor.is_ascii_digit() => {}
+        [b'H', b'T', b'T', b'P', b'/', major, b'.', minor]
+            if major.is_ascii_digit() && minor.is_ascii_digit() =>
+        {
+            return Err(RequestError::VersionNotSupported)
+        }
+        _ => return Err(RequestError::Malformed),
+    }
+    // A rare path: initialised slots cost a memset that the usual one avoids.
+    let mut slots = [httparse::EMPTY_HEADER; MAX_HEADERS_CAP];
+    let slots = &mut slots[..limits.max_headers.min(MAX_HEADERS_CAP)];
+    let fields_at = start + lf + 1;
+    match httparse::parse_headers(&buf[fields_at..], slots) {
+        Ok(httparse::Status::Complete((n, headers))) => {
+            let line = RequestLine {
+                method,
+                target,
+                version: Version::Http11,
+            };
+            interpret(line, headers, fields_at + n, limits).map(Some)
+        }
+        Ok(httparse::Status::Partial) => incomplete(buf, limits),
+        Err(httparse::Error::TooManyHeaders) => Err(RequestError::TooManyHeaders),
+        Err(_) => Err(RequestError::Malformed),
+    }
+}
+
+/// `method SP target SP version`: exactly two spaces (a third is a space inside the target).
+fn split_request_line(line: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
+    let mut parts = line.split(|&b| b == b' ');
+    match (parts.next(), parts.next(), parts.next(), parts.next()) {
+        (Some(m), Some(t), Some(v), None) => Some((m, t, v)),
+        _ => None,
+    }
+}
+
+/// Whether an unfinished version token can still become `HTTP/d.d`.
+fn could_become_version(v: &[u8]) -> bool {
+    const PATTERN: &[u8; 8] = b"HTTP/0.0";
+    v.len() <= PATTERN.len()
+        && v.iter().zip(PATTERN).all(|(&b, &p)| {
+            if p == b'0' {
+                b.is_ascii_digit()
+            } else {
+                b == p
+            }
+        })
+}
+
+/// Where the request line starts: RFC 9112 2.2 lets a server skip empty lines before it.
+fn skip_empty_lines(buf: &[u8]) -> usize {
+    buf.iter()
+        .position(|&b| b != b'\r' && b != b'\n')
+        .unwrap_or(buf.len())
 }
 
 /// 414 if the request line, complete or not, is already longer than `max`. Leading empty lines
 /// (which RFC 9112 2.2 lets a server skip) do not count.
 fn check_partial_request_line(buf: &[u8], max: usize) -> Result<(), RequestError> {
-    let start = buf
-        .iter()
-        .position(|&b| b != b'\r' && b != b'\n')
-        .unwrap_or(buf.len());
-    let line = &buf[start..];
+    let line = &buf[skip_empty_lines(buf)..];
     // Look one past the limit for the LF, and one more for a CR just before it.
     let window = &line[..line.len().min(max.saturating_add(2))];
     let len = match window.iter().position(|&b| b == b'\n') {
@@ -288,47 +497,6 @@ fn check_partial_request_line(buf: &[u8], max: usize) -> Result<(), RequestError
         Err(RequestError::UriTooLong)
     } else {
         Ok(())
-    }
-}
-
-/// httparse only knows HTTP/1.0 and HTTP/1.1 and stops at any other version, finished or not.
-/// The answer must not depend on where the reads fell: a request line over the limit is a 414
-/// whatever follows it; an unfinished line whose last part can still become `HTTP/d.d` waits for
-/// more; a finished `method SP target SP HTTP/d.d` is a 505; anything else (a space inside the
-/// target makes a fourth part) is a 400.
-fn other_version<'b>(
-    buf: &[u8],
-    limits: &RequestLimits,
-) -> Result<Option<Request<'b>>, RequestError> {
-    check_partial_request_line(buf, limits.max_request_line)?;
-    let start = buf
-        .iter()
-        .position(|&b| b != b'\r' && b != b'\n')
-        .unwrap_or(buf.len());
-    let rest = &buf[start..];
-    let lf = rest.iter().position(|&b| b == b'\n');
-    let line = &rest[..lf.unwrap_or(rest.len())];
-    let line = line.strip_suffix(b"\r").unwrap_or(line);
-    let parts = line.split(|&b| b == b' ').count();
-    let version = line.rsplit(|&b| b == b' ').next().unwrap_or(b"");
-    let well_formed = |v: &[u8], finished: bool| {
-        (v.len() == 8 || !finished && v.len() < 8)
-            && v.iter().zip(b"HTTP/0.0").all(|(&b, &p)| match p {
-                b'0' => b.is_ascii_digit(),
-                _ => b == p,
-            })
-    };
-    match lf {
-        None if parts == 3 && well_formed(version, false) => {
-            if buf.len() >= limits.max_head_bytes {
-                return Err(RequestError::HeadersTooLarge);
-            }
-            Ok(None)
-        }
-        Some(_) if parts == 3 && well_formed(version, true) => {
-            Err(RequestError::VersionNotSupported)
-        }
-        _ => Err(RequestError::Malformed),
     }
 }
 

@@ -86,6 +86,12 @@ pub fn parse_response_head(
     let (Some(version), Some(status)) = (resp.version, resp.code) else {
         return Err(ResponseError::MalformedStatusLine);
     };
+    // httparse takes any three digits. Below 100 there is no class to count the response in
+    // (RFC 9110 15: valid codes are 100 to 599; 600 to 999 are still read, as their class's x00),
+    // and 0 would pass for "no status yet" in a client's bookkeeping.
+    if status < 100 {
+        return Err(ResponseError::MalformedStatusLine);
+    }
     let mut content_length: Option<u64> = None;
     let mut transfer_encoding = false;
     let mut chunked_last = false;
@@ -144,19 +150,22 @@ pub fn parse_response_head(
 
 /// Whether the first line (after any leading empty lines) is a well-formed, complete status line;
 /// only consulted on the error path, to blame the status line or the headers.
-fn status_line_ok(buf: &[u8]) -> bool {
-    let start = buf
-        .iter()
-        .position(|&b| b != b'\r' && b != b'\n')
-        .unwrap_or(buf.len());
-    let buf = &buf[start..];
+fn status_line_ok(mut buf: &[u8]) -> bool {
+    // Only whole empty lines are skipped, as httparse skips them: a CR not followed by LF before
+    // the status line is an error there, however much of the rest has arrived.
+    while let Some(rest) = buf
+        .strip_prefix(b"\r\n")
+        .or_else(|| buf.strip_prefix(b"\n"))
+    {
+        buf = rest;
+    }
     let Some(lf) = buf.iter().position(|&b| b == b'\n') else {
         return false;
     };
     let line = buf[..lf].strip_suffix(b"\r").unwrap_or(&buf[..lf]);
     match line {
         [b'H', b'T', b'T', b'P', b'/', b'1', b'.', b'0' | b'1', b' ', d1, d2, d3, rest @ ..]
-            if [d1, d2, d3].iter().all(|d| d.is_ascii_digit()) =>
+            if [d1, d2, d3].iter().all(|d| d.is_ascii_digit()) && *d1 != b'0' =>
         {
             match rest {
                 [] => true,

@@ -202,6 +202,7 @@ fn orders(config: &BenchConfig, r: &HostsRun<'_>, h: &Host) -> ToWorker {
         url: c.target.url.clone(),
         connect_to,
         host_header: c.target.host.clone(),
+        authorization: c.target.authorization.clone(),
         first_child: h.children.start,
         end_child: h.children.end,
         run: RunOrders {

@@ -84,6 +84,9 @@ pub struct Orders {
     pub connect_to: String,
     /// The `Host` header.
     pub host_header: String,
+    /// `Authorization` from the URL's user and password (the URL itself hides the password).
+    #[serde(default)]
+    pub authorization: Option<String>,
     /// Global Webchild numbers this worker runs: `first..end`.
     pub first_child: usize,
     pub end_child: usize,

@@ -167,12 +167,14 @@ fn prepare(o: &Orders) -> Result<(BenchConfig, Slice), String> {
     };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let children = o.first_child..o.end_child;
+    // The URL as the coordinator parsed it (scheme, TLS name, path); the address resolved here,
+    // on this host; the credentials as given (the URL's copy hides the password).
+    let mut target = Target::parse(&o.url).map_err(|e| e.to_string())?;
+    target.addr = addr;
+    target.host = o.host_header.clone();
+    target.authorization = o.authorization.clone();
     let config = BenchConfig {
-        target: Target {
-            addr,
-            host: o.host_header.clone(),
-            url: o.url.clone(),
-        },
+        target,
         concurrency: r.concurrency,
         threads: r.threads.unwrap_or(cores).clamp(1, children.len().max(1)),
         stop,

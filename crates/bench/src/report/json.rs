@@ -3,7 +3,11 @@
 //! The document's types live in the `results` crate so that every reader (`flint report`,
 //! `flint compare`, the many-hosts coordinator) reads what this writes with the same types.
 //! Version 2 added `kind`, `environment`, the time series and the latency spectra, and documents
-//! the `server_profile` object that `flint bench --profile` inserts.
+//! the `server_profile` object that `flint bench --profile` inserts. Version 3: `bytes_total` is
+//! the paper's data moved (`bytes_header + bytes_body`, exactly); every byte read is
+//! `bytes_read`, and the time series sums to it. Version 3: `bytes_total` is
+//! the paper's data moved (`bytes_header + bytes_body`, exactly); every byte read is
+//! `bytes_read`, and the time series sums to it.
 
 use super::formulas::secs;
 use super::{environment, figures, page_blocks};
@@ -11,8 +15,8 @@ use crate::config::Stop;
 use crate::stats::{ErrorKind, Latency, SecondStats};
 use crate::RunResult;
 use results::{
-    BenchConfigRecord, BenchResult, Kind, MinMeanMax, PageRecord, SecondRecord, SpectrumPoint,
-    StopKind, Summary, TargetRecord, UrlRecord,
+    BenchConfigRecord, BenchResult, BytesNotInResponses, Kind, MinMeanMax, PageRecord,
+    SecondRecord, SpectrumPoint, StopKind, Summary, TargetRecord, UrlRecord,
 };
 use serde_json::Value;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -76,6 +80,21 @@ pub fn record(r: &RunResult) -> BenchResult {
         bytes_total: f.data_moved,
         bytes_header: f.header_bytes,
         bytes_body: f.body_bytes,
+        bytes_read: f.bytes_read,
+        bytes_not_in_responses: BytesNotInResponses {
+            total: s.bytes_not_in_responses(),
+            chunk_framing: s.bytes_chunk_framing,
+            failed: s.bytes_failed,
+            unfinished: s.bytes_unfinished,
+            other: s.bytes_other(),
+        },
+        status_counts: s
+            .statuses
+            .seen()
+            .map(|(code, n)| (code.to_string(), n))
+            .collect(),
+        unfinished: s.unfinished,
+        unfinished_wait_ms: s.unfinished_wait.summary(),
         duration_s: f.duration_s,
         requests_per_s: f.requests_per_s,
         pages_per_s: f.pages_per_s,
@@ -95,6 +114,10 @@ pub fn record(r: &RunResult) -> BenchResult {
         page_ms: s.page.summary(),
         response_uncorrected_ms: s.response_uncorrected.as_ref().map(Latency::summary),
         page_uncorrected_ms: s.page_uncorrected.as_ref().map(Latency::summary),
+        send_lag_ms: s.send_lag.as_ref().map(Latency::summary),
+        pages_scheduled: s.send_lag.as_ref().map(|_| s.pages_scheduled),
+        pages_not_sent: s.send_lag.as_ref().map(|_| s.pages_not_sent),
+        rate_kept: s.send_lag.as_ref().map(|_| !super::rate_not_kept(r)),
         response_spectrum: spectrum(&s.response),
         page_spectrum: spectrum(&s.page),
     };
@@ -130,8 +153,10 @@ pub fn record(r: &RunResult) -> BenchResult {
         .urls
         .iter()
         .zip(&s.urls)
-        .map(|(url, u)| UrlRecord {
+        .enumerate()
+        .map(|(i, (url, u))| UrlRecord {
             url: url.clone(),
+            method: r.workload.spec(i).method().to_owned(),
             requests: u.requests,
             errors: u.errors,
             connects: u.connects,

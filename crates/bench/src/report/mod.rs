@@ -46,8 +46,10 @@ pub struct Figures {
     pub total_connect_s: f64,
     pub avg_connect_s: f64,
     pub max_connect_s: f64,
-    /// Every byte read ("Total amount of data moved").
+    /// "Total amount of data moved": head and body bytes of the counted responses, exactly.
     pub data_moved: u64,
+    /// Every byte read in the window: data moved plus the bytes of no counted response.
+    pub bytes_read: u64,
     pub body_bytes: u64,
     pub header_bytes: u64,
     pub avg_body_bytes: f64,
@@ -110,18 +112,19 @@ pub fn figures(r: &RunResult) -> Figures {
         total_connect_s,
         avg_connect_s: average_connect_time(total_connect_s, s.connects),
         max_connect_s,
-        data_moved: s.bytes_total,
+        data_moved: s.data_moved(),
+        bytes_read: s.bytes_total,
         body_bytes: s.bytes_body,
         header_bytes: s.bytes_header,
         avg_body_bytes: average_size(s.bytes_body, s.requests),
-        avg_retrieval_bytes: average_size(s.bytes_total, s.requests),
-        thruput: thruput(s.bytes_total, cumulative_s),
+        avg_retrieval_bytes: average_size(s.data_moved(), s.requests),
+        thruput: thruput(s.data_moved(), cumulative_s),
         avg_response_s: average_response_time(cumulative_s, s.requests),
         max_response_s: s.response.summary().max / 1e3,
         duration_s,
         requests_per_s: per_second(s.requests, duration_s),
         pages_per_s: per_second(s.pages_done, duration_s),
-        throughput_bytes_per_s: aggregate_throughput(s.bytes_total, duration_s),
+        throughput_bytes_per_s: aggregate_throughput(s.data_moved(), duration_s),
     }
 }
 
@@ -181,6 +184,56 @@ pub fn stop_text(stop: Stop) -> String {
         Stop::Duration(d) => format!("{:.3} s", d.as_secs_f64()),
         Stop::Pages(n) => count_of(n, "page", "pages"),
     }
+}
+
+/// Whether an open-loop run fell short of its rate: pages due in the window that never started
+/// are more than 1% of those scheduled.
+pub fn rate_not_kept(r: &RunResult) -> bool {
+    let s = &r.stats;
+    r.config.rate.is_some() && s.pages_not_sent > 0 && s.pages_not_sent * 100 >= s.pages_scheduled
+}
+
+/// The text reports' lines about what the run's end left undone: unfinished requests, and in the
+/// open loop a rate that was not kept (with the Webchildren that would keep it).
+fn unfinished_notes(r: &RunResult) -> String {
+    let s = &r.stats;
+    let mut o = String::new();
+    if s.unfinished > 0 {
+        let w = s.unfinished_wait.summary();
+        o.push_str(&format!(
+            "Unfinished: {} in flight when the run ended, after waiting {:.3} ms (median) to              {:.3} ms; not errors, not in the requests above{}
+",
+            count_of(s.unfinished, "request", "requests"),
+            w.p50,
+            w.max,
+            if r.config.rate.is_some() {
+                ", but in the corrected latencies with their wait so far (a lower bound)"
+            } else {
+                ""
+            }
+        ));
+    }
+    if let Some(rate) = r.config.rate.filter(|_| rate_not_kept(r)) {
+        let sent = s.pages_scheduled - s.pages_not_sent;
+        let need = match &s.page_uncorrected {
+            Some(p) if p.count() > 0 => {
+                let page_s = p.summary().mean / 1e3;
+                format!(
+                    "at the {:.3} ms a page took, {rate} pages/s needs about {} Webchildren (-c);                      this run had {}",
+                    page_s * 1e3,
+                    crate::progress::webchildren_for(rate, page_s),
+                    r.config.concurrency
+                )
+            }
+            _ => "no page completed, so the server, not the Webchildren, held the rate back"
+                .to_owned(),
+        };
+        o.push_str(&format!(
+            "RATE NOT KEPT: {sent} of {} scheduled pages were sent ({} never started); {need}.\n",
+            s.pages_scheduled, s.pages_not_sent
+        ));
+    }
+    o
 }
 
 /// The line every text report ends with when Ctrl-C cut the run short.

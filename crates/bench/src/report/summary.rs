@@ -4,7 +4,8 @@
 //! are printed in MB/s with MB = 10^6 bytes (and MiB/s beside them), because both are in use and
 //! a reader should not have to guess. Open loop: latency is measured from each request's
 //! intended start (wrk2's correction for coordinated omission); the uncorrected rows, from the
-//! actual send, are printed next to them so the difference shows.
+//! actual send, are printed next to them so the difference shows, with the send lag (how late
+//! the client itself started each page). docs/latency.md says what each row spans.
 
 use super::{count_of, figures, http_mode_text, load_text, stop_text};
 use crate::stats::{ErrorKind, LatencySummary};
@@ -56,8 +57,7 @@ pub fn summary(r: &RunResult) -> String {
         "  Requests:  {:>14}   {:>12.2} requests/s\n\
          \x20 Pages:     {:>14}   {:>12.2} pages/s\n\
          \x20 Data:      {:>14} B {:>12.3} MB/s (MB = 10^6 bytes; {:.3} MiB/s)\n\
-         \x20            header {} B, body {} B (complete responses)\n\
-         \x20 Connects:  {:>14}\n\n",
+         \x20            header {} B + body {} B of the counted responses\n",
         f.requests,
         f.requests_per_s,
         f.pages,
@@ -67,8 +67,27 @@ pub fn summary(r: &RunResult) -> String {
         mib,
         f.header_bytes,
         f.body_bytes,
-        f.connects,
     );
+    if s.bytes_not_in_responses() > 0 {
+        let kinds = [
+            ("chunk framing", s.bytes_chunk_framing),
+            ("failed", s.bytes_failed),
+            ("unfinished", s.bytes_unfinished),
+            ("other", s.bytes_other()),
+        ];
+        let named: Vec<String> = kinds
+            .iter()
+            .filter(|k| k.1 > 0)
+            .map(|(name, n)| format!("{name} {n} B"))
+            .collect();
+        let _ = writeln!(
+            o,
+            "             also read {} B in no counted response: {}",
+            s.bytes_not_in_responses(),
+            named.join(", ")
+        );
+    }
+    let _ = writeln!(o, "  Connects:  {:>14}\n", f.connects);
     let _ = writeln!(
         o,
         "  {:<22} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10}",
@@ -84,10 +103,16 @@ pub fn summary(r: &RunResult) -> String {
     if let Some(u) = &s.page_uncorrected {
         latency_row(&mut o, "page, uncorrected", &u.summary());
     }
+    if let Some(lag) = &s.send_lag {
+        latency_row(&mut o, "send lag", &lag.summary());
+    }
+    if s.unfinished > 0 {
+        latency_row(&mut o, "unfinished, waited", &s.unfinished_wait.summary());
+    }
     if c.rate.is_some() {
         o.push_str(
             "  (open loop: latency from each request's intended start; \"uncorrected\" from the \
-             actual send)\n",
+             actual send;\n   \"send lag\": how late each page started against its intended time)\n",
         );
     }
     o.push('\n');
@@ -96,8 +121,10 @@ pub fn summary(r: &RunResult) -> String {
         .filter(|&&k| s.errors.get(k) > 0)
         .map(|&k| format!("{} {}", k.name(), s.errors.get(k)))
         .collect();
-    if errors.is_empty() {
+    if errors.is_empty() && s.unfinished == 0 {
         o.push_str("  Errors:    none\n");
+    } else if errors.is_empty() {
+        o.push_str("  Errors:    none completed in error (see Unfinished)\n");
     } else {
         let _ = writeln!(
             o,
@@ -106,6 +133,15 @@ pub fn summary(r: &RunResult) -> String {
             errors.join(", ")
         );
     }
+    let statuses: Vec<String> = s
+        .statuses
+        .seen()
+        .map(|(code, n)| format!("{code} {n}"))
+        .collect();
+    if !statuses.is_empty() {
+        let _ = writeln!(o, "  Statuses:  {}", statuses.join(", "));
+    }
+    o.push_str(&super::unfinished_notes(r));
     if let Some(note) = super::interrupted_note(r) {
         o.push_str(&note);
     }

@@ -67,6 +67,7 @@ pub fn webstone(r: &RunResult) -> String {
          Total amount of data moved: {moved} bytes\n\
          Total bytes of body moved: {body} bytes\n\
          Total bytes of header moved: {header} bytes\n\
+         Bytes read in no counted response: {other} bytes\n\
          Average body size: {avgb:.0} bytes\n\
          Average retrieval size: {avgr:.0} bytes\n\
          Thruput = {thruput:.2} bytes/sec (per Webchild: data moved / cumulative time)\n\
@@ -85,6 +86,7 @@ pub fn webstone(r: &RunResult) -> String {
         moved = f.data_moved,
         body = f.body_bytes,
         header = f.header_bytes,
+        other = f.bytes_read.saturating_sub(f.data_moved),
         avgb = f.avg_body_bytes,
         avgr = f.avg_retrieval_bytes,
         thruput = f.thruput,
@@ -93,6 +95,7 @@ pub fn webstone(r: &RunResult) -> String {
         avgresp = f.avg_response_s,
         maxresp = f.max_response_s,
     );
+    o.push_str(&super::unfinished_notes(r));
     if let Some(note) = super::interrupted_note(r) {
         o.push_str(&note);
     }

@@ -7,7 +7,7 @@
 //! (a thread of this process, or a worker on another host) and the slices together do exactly
 //! what one process running them all would have done.
 
-use crate::client::Plan;
+use crate::client::Schedule;
 use crate::runner::BenchError;
 use crate::{BenchConfig, Stop, Workload};
 use std::ops::Range;
@@ -33,9 +33,9 @@ impl Slice {
 }
 
 /// The schedule of a run whose time 0 is `base` (`base_unix_us` in Unix µs), for all threads.
-pub(super) fn schedule(config: &BenchConfig, base: Instant, base_unix_us: u64) -> Plan {
+pub(super) fn schedule(config: &BenchConfig, base: Instant, base_unix_us: u64) -> Schedule {
     let measure_us = config.warmup.as_micros() as u64;
-    Plan {
+    Schedule {
         base,
         base_unix_us,
         measure_us,

@@ -6,7 +6,7 @@
 
 use super::plan::spread;
 use super::{BenchError, Observer};
-use crate::client::{self, Shared, ThreadOutcome};
+use crate::client::{self, RunShared, ThreadOutcome};
 use crate::progress::{self, Counts};
 use std::ops::Range;
 use std::sync::atomic::Ordering;
@@ -21,7 +21,7 @@ pub(super) struct Joined {
 
 /// Runs Webchildren `children` on `threads` event loops until the window ends, then joins them.
 pub(super) fn run(
-    shared: &Shared<'_>,
+    shared: &RunShared<'_>,
     children: Range<usize>,
     threads: usize,
     observer: &dyn Observer,
@@ -69,15 +69,19 @@ pub(super) fn run(
 /// a timed run, the next second. A `-n` run or Ctrl-C ends when the last load thread stops
 /// measuring, and that thread unparks it; the wait is also capped, in case of a spurious wake-up
 /// or a lost unpark.
-fn coordinate(shared: &Shared<'_>, observer: &dyn Observer) {
+fn coordinate(shared: &RunShared<'_>, observer: &dyn Observer) {
     /// A safety net only: the boundaries themselves are slept to, or unparked.
     const MAX_PARK: Duration = Duration::from_millis(100);
-    let plan = &shared.plan;
-    let base = plan.base;
-    let start_at = base + Duration::from_micros(plan.measure_us);
-    let end_at = (plan.end_us != u64::MAX).then(|| base + Duration::from_micros(plan.end_us));
-    let warmup = Duration::from_micros(plan.measure_us);
-    let mut started = plan.measure_us == 0; // then already told, before the threads started
+    let run = &shared.schedule;
+    let base = run.base;
+    let start_at = base + Duration::from_micros(run.measure_us);
+    let end_at = (run.end_us != u64::MAX).then(|| base + Duration::from_micros(run.end_us));
+    let warmup = Duration::from_micros(run.measure_us);
+    let length = progress::RunLength {
+        warmup,
+        stop: shared.config.stop,
+    };
+    let mut started = run.measure_us == 0; // then already told, before the threads started
     let (mut prev, mut prev_at) = (Counts::default(), base);
     let mut next_second = base + Duration::from_secs(1);
     loop {
@@ -96,7 +100,12 @@ fn coordinate(shared: &Shared<'_>, observer: &dyn Observer) {
             let elapsed = now - base;
             observer.live(elapsed, elapsed < warmup, total);
             if shared.config.progress {
-                let text = progress::line(elapsed, elapsed < warmup, prev, total, now - prev_at);
+                let mut text = progress::line(elapsed, &length, prev, total, now - prev_at);
+                if let Some(rate) = shared.config.rate {
+                    let warning =
+                        progress::rate_warning(prev, total, rate, shared.config.concurrency);
+                    text.extend(warning);
+                }
                 progress::print(&text);
             }
             (prev, prev_at) = (total, now);

@@ -8,7 +8,7 @@
 //! and joins every thread.
 #![allow(dead_code)] // each test file uses a different part
 
-use bench::{BenchConfig, HttpMode, Page, Stop, Target, Workload};
+use bench::{BenchConfig, Page, Stop, Target, Workload};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -51,6 +51,16 @@ pub enum Behaviour {
     /// A `Connection: close` response of this size, then no close: the connection stays open
     /// until the client closes it.
     NeverClose(usize),
+    /// Ground truth for latency: each response (10-byte body) is written this long after its
+    /// request was read, so no response can take less.
+    Delayed(Duration),
+    /// Ground truth for the end of a run: answers this many requests in all (10-byte bodies),
+    /// then reads every later one and never answers, as a server that freezes.
+    FreezeAfter(u64),
+    /// Ground truth for what the client sends: the body of each response is the request
+    /// exactly as received (head and body); to a HEAD, the head alone, with the Content-Length
+    /// the body would have had.
+    Echo,
 }
 
 /// What the server saw.
@@ -61,9 +71,16 @@ pub struct Seen {
     pub max_batch: AtomicU64,
     pub client_closed_first: AtomicU64,
     pub server_closed_first: AtomicU64,
+    /// Responses written (by the behaviours that count them: `FreezeAfter`).
+    pub answered: AtomicU64,
+    /// The last request `Echo` answered, exactly as received.
+    pub last_request: std::sync::Mutex<Vec<u8>>,
 }
 
 impl Seen {
+    pub fn last_request(&self) -> String {
+        String::from_utf8_lossy(&self.last_request.lock().unwrap()).into_owned()
+    }
     pub fn connections(&self) -> u64 {
         self.connections.load(Ordering::SeqCst)
     }
@@ -170,7 +187,12 @@ fn serve(mut s: TcpStream, b: Behaviour, seen: &Seen, stop: &AtomicBool) {
         }
         let mut batch = Vec::new();
         while let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            batch.push(buf.drain(..end + 4).collect::<Vec<u8>>());
+            // A request body (Content-Length) belongs to its request.
+            let len = end + 4 + content_length(&buf[..end]);
+            if buf.len() < len {
+                break;
+            }
+            batch.push(buf.drain(..len).collect::<Vec<u8>>());
         }
         if batch.is_empty() {
             continue;
@@ -183,15 +205,32 @@ fn serve(mut s: TcpStream, b: Behaviour, seen: &Seen, stop: &AtomicBool) {
             let text = String::from_utf8_lossy(&req);
             let http10 = text.lines().next().is_some_and(|l| l.ends_with("HTTP/1.0"));
             let close = http10 || text.to_ascii_lowercase().contains("connection: close");
-            if !answer(&mut s, b, http10, close, seen) {
+            if !answer(&mut s, b, &req, http10, close, seen) {
                 return;
             }
         }
     }
 }
 
+/// The Content-Length of a request head, 0 if none.
+fn content_length(head: &[u8]) -> usize {
+    String::from_utf8_lossy(head)
+        .lines()
+        .filter_map(|l| l.split_once(':'))
+        .find(|(name, _)| name.trim().eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, v)| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
 /// Writes one answer; false when the connection must end.
-fn answer(s: &mut TcpStream, b: Behaviour, http10: bool, close: bool, seen: &Seen) -> bool {
+fn answer(
+    s: &mut TcpStream,
+    b: Behaviour,
+    req: &[u8],
+    http10: bool,
+    close: bool,
+    seen: &Seen,
+) -> bool {
     let v = if http10 { "HTTP/1.0" } else { "HTTP/1.1" };
     let conn = if close { "Connection: close\r\n" } else { "" };
     let w = |s: &mut TcpStream, bytes: &[u8]| s.write_all(bytes).is_ok();
@@ -287,6 +326,27 @@ fn answer(s: &mut TcpStream, b: Behaviour, http10: bool, close: bool, seen: &See
             let head = format!("{v} 200 OK\r\nContent-Length: {n}\r\nConnection: close\r\n\r\n");
             w(s, &[head.as_bytes(), &vec![b'x'; n]].concat())
         }
+        Behaviour::Delayed(d) => {
+            std::thread::sleep(d);
+            let head = format!("{v} 200 OK\r\nContent-Length: 10\r\n{conn}\r\n");
+            w(s, &[head.as_bytes(), b"0123456789"].concat()) && !close
+        }
+        Behaviour::FreezeAfter(n) => {
+            if seen.answered.fetch_add(1, Ordering::SeqCst) >= n {
+                return true; // frozen: read on, answer nothing
+            }
+            let head = format!("{v} 200 OK\r\nContent-Length: 10\r\n{conn}\r\n");
+            w(s, &[head.as_bytes(), b"0123456789"].concat()) && !close
+        }
+        Behaviour::Echo => {
+            let head = format!(
+                "{v} 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n{conn}\r\n",
+                req.len()
+            );
+            let body: &[u8] = if req.starts_with(b"HEAD ") { b"" } else { req };
+            *seen.last_request.lock().unwrap() = req.to_vec();
+            w(s, &[head.as_bytes(), body].concat()) && !close
+        }
         Behaviour::StallMidBody => {
             let _ = w(s, b"HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n");
             let _ = w(s, &vec![b'x'; 500_000]);
@@ -330,7 +390,11 @@ pub fn workload(pages: &[(&str, f64, &[&str])]) -> Workload {
                 .collect(),
         })
         .collect();
-    Workload { pages, urls }
+    Workload {
+        pages,
+        urls,
+        requests: Vec::new(),
+    }
 }
 
 /// One page, one file.
@@ -342,30 +406,19 @@ pub fn one_file() -> Workload {
             files: vec![0],
         }],
         urls: vec!["/a".into()],
+        requests: Vec::new(),
     }
 }
 
 /// Keep-alive, closed loop, no warm-up, timeouts of 1 s, 2 threads at most.
 pub fn config(addr: SocketAddr, concurrency: usize, stop: Stop) -> BenchConfig {
     BenchConfig {
-        target: Target {
-            addr,
-            host: addr.to_string(),
-            url: format!("http://{addr}"),
-        },
         concurrency,
         threads: concurrency.min(2),
         stop,
-        warmup: Duration::ZERO,
-        think: None,
-        rate: None,
-        http: HttpMode::KeepAlive,
         connect_timeout: Duration::from_secs(1),
         response_timeout: Duration::from_secs(1),
-        seed: 1,
-        log: None,
-        debug: false,
-        progress: false,
+        ..BenchConfig::new(Target::http(addr))
     }
 }
 

@@ -10,24 +10,16 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 pub fn config(concurrency: usize, stop: Stop, rate: Option<f64>) -> BenchConfig {
     BenchConfig {
-        target: Target {
-            addr: "127.0.0.1:1".parse().unwrap(),
-            host: "127.0.0.1:1".into(),
-            url: "http://127.0.0.1:1".into(),
-        },
         concurrency,
         threads: 2,
         stop,
         warmup: Duration::from_secs(1),
-        think: None,
         rate,
         http: HttpMode::Http10,
         connect_timeout: Duration::from_secs(5),
         response_timeout: Duration::from_secs(30),
         seed: 42,
-        log: None,
-        debug: false,
-        progress: false,
+        ..BenchConfig::new(Target::http("127.0.0.1:1".parse().unwrap()))
     }
 }
 

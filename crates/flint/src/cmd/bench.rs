@@ -1,14 +1,24 @@
-//! `flint bench`: the command line to a [`bench::BenchConfig`], a run, and its reports.
+//! `flint bench`: the command line to a [`bench::BenchConfig`], a run, its reports, its exit code.
+//!
+//! Everything that can be wrong with the input is found before the run starts (options, the
+//! workload, a `--profile` pid, threads and file descriptors against what this machine has), so
+//! a mistake costs one line and exit status 2, never a run that measured nothing.
 
 mod args;
 pub mod hosts;
+mod limits;
 pub mod profile;
 
-use anyhow::{bail, Context};
 pub use args::{BenchArgs, HttpArg, LoadArgs, ReportArg};
-use bench::{BenchConfig, HttpMode, RunResult, Stop, Target, Workload};
+pub use limits::raise_open_files;
+
+use crate::exit::{self, Status};
+use crate::output::{self, Stream};
+use anyhow::{bail, Context};
+use bench::stats::ErrorKind;
+use bench::thresholds::Verdict;
+use bench::{BenchConfig, BenchError, HttpMode, RunResult, Stop, Target, Workload};
 use std::io::IsTerminal;
-use std::net::ToSocketAddrs;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -17,7 +27,9 @@ use std::time::Duration;
 static STOP: AtomicBool = AtomicBool::new(false);
 
 pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
-    let (target, url_path) = parse_target(&args.url)?;
+    let load = &args.load;
+    let target = Target::parse(&args.url)?;
+    check_outputs(load)?;
     let workload = if let Some(path) = &args.workload {
         if !args.paths.is_empty() {
             bail!("give either a workload (-w) or paths, not both");
@@ -25,14 +37,20 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
         Workload::load(path)?
     } else if !args.paths.is_empty() {
         Workload::from_paths(&args.paths)?
-    } else if let Some(path) = url_path {
-        Workload::from_paths(&[path])?
     } else {
-        bail!("nothing to fetch: name paths (flint bench URL /a.html /b.gif), a workload (-w FILE), or a path in the URL");
+        // The URL's own path, or `/` as wrk fetches for a bare `http://host:port`.
+        let path = target.path.clone().unwrap_or_else(|| "/".into());
+        Workload::from_paths(&[path])?
     };
+    let workload = workload.with_defaults(&request_spec(&args)?)?;
+    if let Some(pid) = args.profile.and_then(|p| p.pid) {
+        if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            bail!("--profile {pid}: no process has that pid");
+        }
+    }
     let on_hosts = hosts::hosts_of(&args)?;
+    let config = prepare(target, load, 0)?;
     install_stop_handler(|| STOP.store(true, Ordering::Relaxed))?;
-    let config = bench_config(target, &args.load);
     if let Some(list) = on_hosts {
         return hosts::bench_on_hosts(&args, &config, &workload, &list, &STOP);
     }
@@ -42,13 +60,79 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
     };
     let (result, server_profile) = match profiler {
         Some(p) => {
-            let result = bench::run_observed(&config, &workload, &STOP, &p)?;
+            let result = bench::run_observed(&config, &workload, &STOP, &p).map_err(run_error)?;
             (result, p.finish())
         }
-        None => (bench::run(&config, &workload, &STOP)?, None),
+        None => (
+            bench::run(&config, &workload, &STOP).map_err(run_error)?,
+            None,
+        ),
     };
-    print_reports_with(&result, &args.load, server_profile.as_ref())?;
-    Ok(ExitCode::SUCCESS)
+    finish(&result, load, server_profile.as_ref())
+}
+
+/// At most one result on stdout (`-`), and never two into the same file.
+pub fn check_outputs(load: &LoadArgs) -> anyhow::Result<()> {
+    super::one_stdout([
+        ("--json", load.json.as_deref()),
+        ("--log", load.log.as_deref()),
+        ("--html", load.html.as_deref()),
+    ])
+}
+
+/// The engine's options for `load` against `target`, after the checks that need this machine:
+/// threads beyond the Webchildren or the cores are lowered (with a note on stderr), and a run
+/// the open-files limit cannot carry (`main` has raised it as far as it goes) is refused.
+/// `server_sockets`: descriptors an embedded server in this process needs besides.
+pub fn prepare(
+    target: Target,
+    load: &LoadArgs,
+    server_sockets: u64,
+) -> anyhow::Result<BenchConfig> {
+    let (_, note) = limits::threads(load.threads, load.clients, cores());
+    if let Some(note) = note {
+        output::error_line(&format!("flint: note: {note}"));
+    }
+    let limit = limits::open_files();
+    limits::check_open_files(load.clients as u64 + server_sockets, load.clients, limit)
+        .map_err(anyhow::Error::msg)?;
+    Ok(bench_config(target, load))
+}
+
+/// The engine's refusals before a start are bad input (exit 2); the rest happened while it ran.
+pub fn run_error(err: BenchError) -> anyhow::Error {
+    match err {
+        BenchError::Config(_) | BenchError::Workload(_) | BenchError::LogCreate { .. } => {
+            err.into()
+        }
+        other => exit::failed(other),
+    }
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// What `-m`, `-H`, `--body` and `--body-file` ask of every request.
+fn request_spec(args: &BenchArgs) -> anyhow::Result<bench::RequestSpec> {
+    let headers = args
+        .headers
+        .iter()
+        .map(|h| bench::RequestSpec::parse_header(h).map_err(anyhow::Error::msg))
+        .collect::<anyhow::Result<_>>()?;
+    let body = match (&args.body, &args.body_file) {
+        (Some(text), _) => Some(text.clone().into_bytes()),
+        (None, Some(path)) => Some(
+            std::fs::read(path)
+                .with_context(|| format!("reading --body-file {}", path.display()))?,
+        ),
+        (None, None) => None,
+    };
+    Ok(bench::RequestSpec {
+        method: args.method.clone(),
+        headers,
+        body,
+    })
 }
 
 /// Ctrl-C and SIGTERM call `on_stop`; a second Ctrl-C is handled the same way (the run is
@@ -57,47 +141,9 @@ pub fn install_stop_handler(on_stop: impl Fn() + Send + 'static) -> anyhow::Resu
     ctrlc::set_handler(on_stop).context("installing the Ctrl-C handler")
 }
 
-/// `http://host:port/path` into an address resolved once, the Host header, and the path if any.
-pub fn parse_target(url: &str) -> anyhow::Result<(Target, Option<String>)> {
-    let rest = match url.split_once("://") {
-        Some(("http", rest)) => rest,
-        Some((scheme, _)) => bail!("`{url}`: only http:// is supported, not {scheme}://"),
-        None => url,
-    };
-    let (authority, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], Some(&rest[i..])),
-        None => (rest, None),
-    };
-    if authority.is_empty() {
-        bail!("`{url}`: no host");
-    }
-    let with_port = if authority
-        .rsplit_once(':')
-        .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
-        && !authority.ends_with(']')
-    {
-        authority.to_string()
-    } else {
-        format!("{authority}:80")
-    };
-    let addr = with_port
-        .to_socket_addrs()
-        .with_context(|| format!("resolving `{authority}`"))?
-        .next()
-        .with_context(|| format!("`{authority}` resolves to no address"))?;
-    let path = path.filter(|p| *p != "/").map(str::to_string);
-    let target = Target {
-        addr,
-        host: authority.to_string(),
-        url: url.to_string(),
-    };
-    Ok((target, path))
-}
-
 pub fn bench_config(target: Target, load: &LoadArgs) -> BenchConfig {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let clients = load.clients.max(1);
-    let threads = load.threads.unwrap_or(cores).clamp(1, clients);
+    let (threads, _) = limits::threads(load.threads, clients, cores());
     let stop = match (load.pages, load.duration) {
         (Some(pages), _) => Stop::Pages(pages),
         (None, Some(d)) => Stop::Duration(d),
@@ -109,7 +155,6 @@ pub fn bench_config(target: Target, load: &LoadArgs) -> BenchConfig {
         (false, HttpArg::Http11) => HttpMode::KeepAlive,
     };
     BenchConfig {
-        target,
         concurrency: clients,
         threads,
         stop,
@@ -123,16 +168,105 @@ pub fn bench_config(target: Target, load: &LoadArgs) -> BenchConfig {
         log: load.log.clone(),
         debug: load.debug,
         progress: !load.quiet && std::io::stderr().is_terminal(),
+        ..BenchConfig::new(target)
     }
 }
 
-pub fn print_reports(result: &RunResult, load: &LoadArgs) -> anyhow::Result<()> {
-    print_reports_with(result, load, None)
+/// Reports the run where they go, judges its thresholds, writes its files, and says how it
+/// ended: interrupted, failed (not one response succeeded), a threshold crossed, or completed.
+pub fn finish(
+    result: &RunResult,
+    load: &LoadArgs,
+    server: Option<&lab::profile::Profile>,
+) -> anyhow::Result<ExitCode> {
+    let verdicts: Vec<Verdict> = load.thresholds.iter().map(|t| t.judge(result)).collect();
+    let status = outcome(result, &verdicts);
+    let stream = Stream::for_reports([
+        load.json.as_deref(),
+        load.log.as_deref(),
+        load.html.as_deref(),
+    ]);
+    let mut text = reports(result, load, server);
+    if !verdicts.is_empty() {
+        text.push_str(&thresholds_block(&verdicts));
+    }
+    stream.write(&text).context("writing the report")?;
+    if status == Status::Failed {
+        output::error_line(&format!("flint: the run failed: {}", failure(result)));
+    }
+    if load.json.is_some() || load.html.is_some() {
+        let (requests, pages) = (result.stats.requests, result.stats.pages_done);
+        let mut json = bench::report::json(result);
+        if let Some(obj) = json.as_object_mut() {
+            if let Some(p) = server {
+                obj.insert("server_profile".into(), p.to_json(requests, pages));
+            }
+            if !verdicts.is_empty() {
+                obj.insert("thresholds".into(), serde_json::to_value(&verdicts)?);
+            }
+        }
+        super::write_outputs(&json, load.json.as_deref(), load.html.as_deref())
+            .map_err(exit::failed)?;
+    }
+    Ok(status.into())
 }
 
-/// The text reports --report asks for, on stdout.
-pub fn print_text_reports(result: &RunResult, load: &LoadArgs) {
+/// How a finished run ended, worst first: interrupted, failed, a threshold crossed, completed.
+pub fn outcome(result: &RunResult, verdicts: &[Verdict]) -> Status {
+    if result.interrupted {
+        Status::Interrupted
+    } else if succeeded(result) == 0 {
+        Status::Failed
+    } else if verdicts.iter().any(|v| !v.pass) {
+        Status::ThresholdCrossed
+    } else {
+        Status::Completed
+    }
+}
+
+/// Responses that came back complete with a 2xx status.
+fn succeeded(result: &RunResult) -> u64 {
+    let e = &result.stats.errors;
+    let bad_status = [
+        ErrorKind::Status1xx,
+        ErrorKind::Status3xx,
+        ErrorKind::Status4xx,
+        ErrorKind::Status5xx,
+    ]
+    .iter()
+    .map(|&k| e.get(k))
+    .sum::<u64>();
+    result.stats.requests.saturating_sub(bad_status)
+}
+
+/// Why a run failed, as the errors it counted: `not one response succeeded (connect_refused 120)`.
+fn failure(result: &RunResult) -> String {
+    let kinds: Vec<String> = ErrorKind::ALL
+        .iter()
+        .filter(|&&k| result.stats.errors.get(k) > 0)
+        .map(|&k| format!("{} {}", k.name(), result.stats.errors.get(k)))
+        .collect();
+    if kinds.is_empty() {
+        "not one response succeeded (no request completed)".to_owned()
+    } else {
+        format!("not one response succeeded ({})", kinds.join(", "))
+    }
+}
+
+fn thresholds_block(verdicts: &[Verdict]) -> String {
+    let held = verdicts.iter().filter(|v| v.pass).count();
+    let mut text = format!("\nThresholds: {held} of {} held\n", verdicts.len());
+    for v in verdicts {
+        text.push_str(&format!("  {v}\n"));
+    }
+    text
+}
+
+/// The reports `load.report` asks for, then the server's profile if one was taken (also in the
+/// JSON, as `server_profile`).
+fn reports(result: &RunResult, load: &LoadArgs, server: Option<&lab::profile::Profile>) -> String {
     let wants = |r: ReportArg| load.report.contains(&r) || load.report.contains(&ReportArg::All);
+    let (requests, pages) = (result.stats.requests, result.stats.pages_done);
     let mut out = String::new();
     if wants(ReportArg::Webstone) {
         out.push_str(&bench::report::webstone(result));
@@ -145,50 +279,9 @@ pub fn print_text_reports(result: &RunResult, load: &LoadArgs) {
     if wants(ReportArg::Summary) {
         out.push_str(&bench::report::summary(result));
     }
-    print!("{out}");
-}
-
-/// The reports, then the server's profile if one was taken (also in the JSON, as
-/// `server_profile`).
-pub fn print_reports_with(
-    result: &RunResult,
-    load: &LoadArgs,
-    server: Option<&lab::profile::Profile>,
-) -> anyhow::Result<()> {
-    let (requests, pages) = (result.stats.requests, result.stats.pages_done);
-    print_text_reports(result, load);
     if let Some(p) = server.filter(|_| load.report.iter().any(|r| *r != ReportArg::None)) {
-        print!("\n{}", p.truss_table(requests, pages));
+        out.push('\n');
+        out.push_str(&p.truss_table(requests, pages));
     }
-    if load.json.is_none() && load.html.is_none() {
-        return Ok(());
-    }
-    let mut json = bench::report::json(result);
-    if let (Some(p), Some(obj)) = (server, json.as_object_mut()) {
-        obj.insert("server_profile".into(), p.to_json(requests, pages));
-    }
-    super::write_outputs(&json, load.json.as_deref(), load.html.as_deref())?;
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_target;
-
-    #[test]
-    fn target_url_gives_address_host_and_path() {
-        let (t, path) = parse_target("http://127.0.0.1:8080/x.html").unwrap();
-        assert_eq!(t.addr.to_string(), "127.0.0.1:8080");
-        assert_eq!(t.host, "127.0.0.1:8080");
-        assert_eq!(path.as_deref(), Some("/x.html"));
-        let (t, path) = parse_target("127.0.0.1").unwrap();
-        assert_eq!(t.addr.port(), 80);
-        assert_eq!(path, None);
-    }
-
-    #[test]
-    fn https_is_refused_with_a_reason() {
-        let err = parse_target("https://127.0.0.1/").unwrap_err().to_string();
-        assert!(err.contains("only http://"), "{err}");
-    }
+    out
 }

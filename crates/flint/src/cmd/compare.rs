@@ -6,7 +6,8 @@
 //! the ratios): clap's derive gives two separate lists, so [`CompareArgs`] implements
 //! `FromArgMatches` itself to merge them by the index clap records for each value.
 
-use super::bench::{bench_config, install_stop_handler, parse_target, LoadArgs, ReportArg};
+use super::bench::{bench_config, install_stop_handler, LoadArgs, ReportArg};
+use crate::exit::Status;
 use anyhow::{bail, Context};
 use bench::{Target, Workload};
 use clap::{ArgMatches, Args, FromArgMatches};
@@ -36,7 +37,7 @@ fn serve_arg(text: &str) -> Result<NamedValue, String> {
     group(clap::ArgGroup::new("servers").required(true).multiple(true).args(["targets", "serves"])),
     after_help = "The load options are flint bench's, applied to every round. For compare: --json \
         writes the comparison (docs/compare.md), --html the same as a page with charts, --report none prints no table (any other value: \
-        the table), --log is refused. Exit status 1 when a target failed.\n\n\
+        the table), --log and --threshold are refused. Exit status 1 when a target failed, 130 when interrupted.\n\n\
         Example:\n  flint compare --target old=http://127.0.0.1:8080 \\\n    \
         --serve 'new=flint serve www --listen 127.0.0.1:{port}' /index.html -d 10s --rounds 5"
 )]
@@ -155,6 +156,9 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
     if load.log.is_some() {
         bail!("--log is not supported by compare (one log per round and target would overwrite each other): use flint bench --log");
     }
+    if !load.thresholds.is_empty() {
+        bail!("--threshold is not supported by compare (it judges one run): use flint bench --threshold");
+    }
     let workload = match (&flags.workload, flags.paths.is_empty()) {
         (Some(_), false) => bail!("give either a workload (-w) or paths, not both"),
         (Some(path), true) => Workload::load(path)?,
@@ -165,8 +169,8 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
         .into_iter()
         .map(|s| match s {
             Server::Target(NamedValue { name, value }) => {
-                let (target, path) = parse_target(&value).with_context(|| format!("--target {name}"))?;
-                if let Some(path) = path {
+                let target = Target::parse(&value).with_context(|| format!("--target {name}"))?;
+                if let Some(path) = &target.path {
                     bail!("--target {name}={value}: the path `{path}` of the URL is not used; name the files to fetch as PATH arguments or with -w");
                 }
                 Ok(Endpoint::Url { name, target })
@@ -175,11 +179,7 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
     // The template of every round; lab::compare replaces its target with each endpoint's.
-    let placeholder = Target {
-        addr: ([127, 0, 0, 1], 0).into(),
-        host: String::new(),
-        url: String::new(),
-    };
+    let placeholder = Target::http(([127, 0, 0, 1], 0).into());
     let log_dir = tempfile::Builder::new()
         .prefix("flint-compare-")
         .tempdir()
@@ -225,11 +225,14 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
         load.html.as_deref(),
     )?;
     // A failed target makes the comparison incomplete: scripts should notice.
-    Ok(if result.targets.iter().all(|t| t.ok()) {
-        ExitCode::SUCCESS
+    let status = if result.interrupted {
+        Status::Interrupted
+    } else if result.targets.iter().all(|t| t.ok()) {
+        Status::Completed
     } else {
-        ExitCode::from(1)
-    })
+        Status::Failed
+    };
+    Ok(status.into())
 }
 
 /// The line printed on stderr for an event.

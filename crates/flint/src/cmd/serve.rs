@@ -1,7 +1,10 @@
 //! `flint serve`: flags over the config file, bind, serve until SIGINT or SIGTERM.
+//!
+//! Exit status: 0 after a clean stop, 1 when the server cannot start or fails (a port in use, a
+//! missing root, a bad config file), with the reason printed once on stderr, as nginx does; 2
+//! stays what clap gives a command line it cannot parse.
 
-use anyhow::Context;
-use serve::config::LogFormat;
+use serve::config::{Dotfiles, LogFormat};
 use serve::{Config, Server};
 use std::io::Write;
 use std::path::PathBuf;
@@ -11,8 +14,9 @@ use std::process::ExitCode;
 pub struct ServeArgs {
     /// Document root [default: the config's `root`, or the current directory].
     pub dir: Option<PathBuf>,
-    /// Address to listen on [default: 127.0.0.1:8080].
-    #[arg(short, long, value_name = "ADDR")]
+    /// Address to listen on: PORT (on 127.0.0.1), HOST:PORT, IPv4:PORT or [IPv6]:PORT
+    /// [default: 127.0.0.1:8080].
+    #[arg(short, long, value_name = "ADDR", value_parser = serve::config::parse_listen)]
     pub listen: Option<std::net::SocketAddr>,
     /// Event-loop threads, one listening socket each [default: one per core].
     #[arg(short, long, value_name = "N")]
@@ -23,15 +27,68 @@ pub struct ServeArgs {
     /// Add Content-MD5 and Repr-Digest (sha-256), computed once per file version.
     #[arg(long)]
     pub digest: bool,
-    /// Append an access log (Common Log Format) to this file.
+    /// Append an access log (Common Log Format) to this file; `-` is standard output.
     #[arg(long, value_name = "FILE")]
     pub access_log: Option<PathBuf>,
     /// Use the Combined Log Format (adds Referer and User-Agent).
     #[arg(long, requires = "access_log")]
     pub combined: bool,
+    /// List the files of a directory that has no index file (off: 404).
+    #[arg(long)]
+    pub autoindex: bool,
+    /// Serve and list names starting with a dot (`.git`, `.env`); by default they are 404,
+    /// except under /.well-known/.
+    #[arg(long)]
+    pub dotfiles: bool,
+    /// Serve HTTPS with this PEM certificate chain (leaf first); needs --tls-key.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert (ECDSA, RSA or Ed25519).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
 }
 
 pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    match run(args) {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "flint: error: {e:#}");
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
+fn run(args: ServeArgs) -> anyhow::Result<()> {
+    let config = configure(args)?;
+    let root = config.root.display().to_string();
+    let threads = config.effective_threads();
+    let server = Server::bind(config)?;
+    let handle = server.handle();
+    super::bench::install_stop_handler(move || handle.shutdown())?;
+    // Status lines go to stderr, but a closed stderr (a detached server) must not stop serving:
+    // `eprintln!` would panic on EPIPE, so write and ignore failures.
+    let _ = writeln!(
+        std::io::stderr(),
+        "flint serve: {}://{} from {root} ({threads} thread{})",
+        server.scheme(),
+        server.local_addr(),
+        if threads == 1 { "" } else { "s" }
+    );
+    if let Some(note) = server.tls_note() {
+        let _ = writeln!(std::io::stderr(), "flint serve: {note}");
+    }
+    let stats = server.run().map_err(crate::exit::failed)?;
+    let _ = writeln!(
+        std::io::stderr(),
+        "flint serve: stopped after {} requests on {} connections",
+        stats.requests,
+        stats.accepted
+    );
+    Ok(())
+}
+
+/// The config file (or the defaults), then the flags over it.
+fn configure(args: ServeArgs) -> anyhow::Result<Config> {
     let mut config = match &args.config {
         Some(path) => Config::from_file(path)?,
         None => Config::default(),
@@ -54,25 +111,15 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     if args.combined {
         config.access_log_format = LogFormat::Combined;
     }
-    let root = config.root.display().to_string();
-    let threads = config.effective_threads();
-    let server = Server::bind(config).context("starting the server")?;
-    let handle = server.handle();
-    super::bench::install_stop_handler(move || handle.shutdown())?;
-    // Status lines go to stderr, but a closed stderr (a detached server) must not stop serving:
-    // `eprintln!` would panic on EPIPE, so write and ignore failures.
-    let _ = writeln!(
-        std::io::stderr(),
-        "flint serve: http://{} from {root} ({threads} thread{})",
-        server.local_addr(),
-        if threads == 1 { "" } else { "s" }
-    );
-    let stats = server.run()?;
-    let _ = writeln!(
-        std::io::stderr(),
-        "flint serve: stopped after {} requests on {} connections",
-        stats.requests,
-        stats.accepted
-    );
-    Ok(ExitCode::SUCCESS)
+    if args.autoindex {
+        config.autoindex = true;
+    }
+    if args.dotfiles {
+        config.dotfiles = Dotfiles::Allow;
+    }
+    if let (Some(cert), Some(key)) = (args.tls_cert, args.tls_key) {
+        config.tls_cert = Some(cert);
+        config.tls_key = Some(key);
+    }
+    Ok(config)
 }

@@ -63,11 +63,6 @@ pub fn measure(
 ) -> Result<Measurement, MeasureError> {
     let addr = peer.addr();
     let config = BenchConfig {
-        target: Target {
-            addr,
-            host: addr.to_string(),
-            url: format!("http://{addr}/"),
-        },
         concurrency: load.clients,
         // One event loop: the client has one core, and one loop per core is what flint bench does.
         threads: 1,
@@ -75,16 +70,11 @@ pub fn measure(
         // The warm-up is a run of its own (below): with none, bench tells the observer before
         // its first request, so a tracer that takes a second to attach misses nothing.
         warmup: Duration::ZERO,
-        think: None,
-        rate: None,
         http: load.http,
         connect_timeout: Duration::from_secs(5),
         // A 6.5 MB response to a traced server can take a while; the window is what matters.
         response_timeout: Duration::from_secs(30),
-        seed: 1,
-        log: None,
-        debug: false,
-        progress: false,
+        ..BenchConfig::new(Target::http(addr))
     };
     let window = Window::prepare(peer.pid(), method)?;
     let run = {

@@ -183,24 +183,11 @@ mod tests {
         let workload = docroot::single_file_workload("/sizes/1024.html");
         let addr = std::net::SocketAddr::from(([127, 0, 0, 1], 1));
         let config = bench::BenchConfig {
-            target: bench::Target {
-                addr,
-                host: addr.to_string(),
-                url: format!("http://{addr}/"),
-            },
             concurrency: 1,
-            threads: 1,
             stop: bench::Stop::Duration(Duration::from_secs(2)),
-            warmup: Duration::ZERO,
-            think: None,
-            rate: None,
-            http: bench::HttpMode::KeepAlive,
             connect_timeout: Duration::from_secs(1),
             response_timeout: Duration::from_secs(1),
-            seed: 1,
-            log: None,
-            debug: false,
-            progress: false,
+            ..bench::BenchConfig::new(bench::Target::http(addr))
         };
         let mut stats = bench::Stats::new(&workload, false);
         stats.requests = requests;

@@ -8,7 +8,6 @@ use super::{perf, strace, Method, ProfileError};
 /// A tracer ready to start: perf with its events opened and disabled; strace checked.
 pub(crate) enum Pending {
     Strace,
-    /// Boxed: a perf run is large, and `Strace` carries nothing.
     Perf(Box<perf::PerfRun>),
 }
 
@@ -29,7 +28,7 @@ impl Pending {
             Pending::Strace => Run::Strace(strace::StraceRun::start(pids)?),
             Pending::Perf(mut p) => {
                 p.enable()?;
-                Run::Perf(*p)
+                Run::Perf(p)
             }
         })
     }
@@ -38,7 +37,7 @@ impl Pending {
 /// A tracer counting.
 pub(crate) enum Run {
     Strace(strace::StraceRun),
-    Perf(perf::PerfRun),
+    Perf(Box<perf::PerfRun>),
 }
 
 impl Run {

@@ -11,12 +11,14 @@ use serde_json::Value;
 use std::fmt::Write;
 
 /// The results of one experiment in a lab file (a result without its own `experiment` field
-/// belongs to the file's).
+/// belongs to the file's), less any measurement cut short by Ctrl-C (`interrupted`): part of a
+/// window is not a figure to chart beside the others.
 fn results<'a>(input: &Input<'a>, experiment: &'a str) -> impl Iterator<Item = &'a Value> {
     let file_exp = s(input.v, &["experiment"]);
     arr(input.v, &["results"])
         .iter()
         .filter(move |r| s(r, &["experiment"]).or(file_exp) == Some(experiment))
+        .filter(|r| r.get("interrupted").and_then(Value::as_bool) != Some(true))
 }
 
 fn server(r: &Value) -> &str {
@@ -294,7 +296,7 @@ fn jigsaw_table(rows: &[Row]) -> String {
 }
 
 /// Fields every lab result has, shown in their own columns.
-const KNOWN: [&str; 14] = [
+const KNOWN: [&str; 15] = [
     "experiment",
     "server",
     "mode",
@@ -306,6 +308,7 @@ const KNOWN: [&str; 14] = [
     "syscalls_per_request",
     "server_cpu_us_per_request",
     "client_limited",
+    "interrupted",
     "errors",
     "profile_method",
     "syscalls",

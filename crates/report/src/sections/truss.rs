@@ -1,8 +1,9 @@
 //! Syscall profiles in the shape of the Jigsaw syscall notes' truss tables (syscall, seconds,
-//! calls, errors, "sys totals"), with the column those notes leave the reader to work out: calls
-//! per request.
-//! A lab file's many profiles become one matrix per experiment, a column per server and mode,
-//! so that the same call can be read across servers, as the Jigsaw notes compare clients.
+//! calls, errors, "sys totals"), with the column the notes leave the reader to work out: calls
+//! per request. A lab file's many profiles become one matrix per experiment, a column per server
+//! and mode, so that the same call can be read across servers, as the Jigsaw notes compare
+//! clients; a matrix wider than a page is split into several tables, a server's columns kept
+//! together where they fit.
 
 use super::{of_kind, Kind};
 use crate::html::{grouped_table, table, Col};
@@ -11,7 +12,39 @@ use crate::text::{self, esc};
 use serde_json::Value;
 use std::fmt::Write;
 
-/// Modes in the Jigsaw syscall notes' order: HTTP/1.0, persistent, pipelined; others after.
+/// Value columns per matrix table: wider matrices are split, a server's columns kept together
+/// where they fit.
+const MAX_COLUMNS: usize = 12;
+
+/// Ranges of `rs` (sorted by server) of at most `max` columns: whole servers while they fit,
+/// a server with more columns than `max` cut into slices of `max`.
+fn column_slices(rs: &[&Value], max: usize) -> Vec<std::ops::Range<usize>> {
+    let mut slices: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut i = 0;
+    while i < rs.len() {
+        let srv = s(rs[i], &["server"]);
+        let end = (i..rs.len())
+            .find(|&j| s(rs[j], &["server"]) != srv)
+            .unwrap_or(rs.len());
+        let mut start = i;
+        while start < end {
+            let take = (end - start).min(max);
+            match slices.last_mut() {
+                Some(last)
+                    if last.end == start && last.len() + take <= max && take == end - start =>
+                {
+                    last.end = start + take
+                }
+                _ => slices.push(start..start + take),
+            }
+            start += take;
+        }
+        i = end;
+    }
+    slices
+}
+
+/// Modes in the Jigsaw notes' order: HTTP/1.0, persistent, pipelined; others after.
 fn mode_rank(m: &str) -> usize {
     ["http1.0", "persistent", "pipelined"]
         .iter()
@@ -109,6 +142,8 @@ fn lab_matrix(input: &Input<'_>) -> String {
     let with: Vec<&Value> = arr(input.v, &["results"])
         .iter()
         .filter(|r| !arr(r, &["syscalls"]).is_empty())
+        // Cut short by Ctrl-C: part of a window, not a figure to compare.
+        .filter(|r| r.get("interrupted").and_then(Value::as_bool) != Some(true))
         .collect();
     let mut exps: Vec<&str> = Vec::new();
     for r in &with {
@@ -145,15 +180,6 @@ fn lab_matrix(input: &Input<'_>) -> String {
             let (ka, kb) = (key(a), key(b));
             (ka.0, ka.1).cmp(&(kb.0, kb.1)).then(ka.2.total_cmp(&kb.2))
         });
-        let mut groups: Vec<(&str, usize)> = vec![("", 1)];
-        for r in &rs {
-            let srv = s(r, &["server"]).unwrap_or("?");
-            let n = groups.len();
-            match groups.last_mut() {
-                Some(g) if n > 1 && g.0 == srv => g.1 += 1,
-                _ => groups.push((srv, 1)),
-            }
-        }
         let heads: Vec<String> = rs
             .iter()
             .map(|r| {
@@ -190,38 +216,57 @@ fn lab_matrix(input: &Input<'_>) -> String {
             }
         }
         names.sort_by(|a, b| b.1.total_cmp(&a.1));
-        let mut rows: Vec<Vec<String>> = names
-            .iter()
-            .map(|(n, _)| {
-                let mut row = vec![esc(n)];
-                for r in &rs {
-                    row.push(per_req(r, n).map_or("–".into(), |(c, e)| {
-                        if e > 0.0 {
-                            format!(
-                                r#"{}<span class="rng">{} err</span>"#,
-                                text::num(c),
-                                text::num(e)
-                            )
-                        } else {
-                            text::num(c)
-                        }
-                    }));
+        // One table per slice of columns: the sizes experiment has a column per server and
+        // size (sixty with every server), which no page can show without scrolling sideways.
+        let mut tables = String::new();
+        for cut in column_slices(&rs, MAX_COLUMNS) {
+            let part = &rs[cut.clone()];
+            let mut groups: Vec<(&str, usize)> = vec![("", 1)];
+            for r in part {
+                let srv = s(r, &["server"]).unwrap_or("?");
+                let n = groups.len();
+                match groups.last_mut() {
+                    Some(g) if n > 1 && g.0 == srv => g.1 += 1,
+                    _ => groups.push((srv, 1)),
                 }
-                row
-            })
-            .collect();
-        let mut total = vec!["all calls".to_owned()];
-        total.extend(
-            rs.iter()
-                .map(|r| text::opt(f(r, &["syscalls_per_request"]))),
-        );
-        rows.push(total);
-        let mut cols = vec![Col("syscall", false)];
-        cols.extend(heads.iter().map(|h| Col(h.as_str(), true)));
-        let mut t = grouped_table(&groups, &cols, &rows, "truss");
-        if let Some(pos) = t.rfind("<tr><td>all calls") {
-            t.replace_range(pos..pos + 4, r#"<tr class="total">"#);
+            }
+            let mut rows: Vec<Vec<String>> = names
+                .iter()
+                // A syscall none of these columns made is left to the tables that have it.
+                .filter(|(n, _)| part.iter().any(|r| per_req(r, n).is_some()))
+                .map(|(n, _)| {
+                    let mut row = vec![esc(n)];
+                    for r in part {
+                        row.push(per_req(r, n).map_or("–".into(), |(c, e)| {
+                            if e > 0.0 {
+                                format!(
+                                    r#"{}<span class="rng">{} err</span>"#,
+                                    text::num(c),
+                                    text::num(e)
+                                )
+                            } else {
+                                text::num(c)
+                            }
+                        }));
+                    }
+                    row
+                })
+                .collect();
+            let mut total = vec!["all calls".to_owned()];
+            total.extend(
+                part.iter()
+                    .map(|r| text::opt(f(r, &["syscalls_per_request"]))),
+            );
+            rows.push(total);
+            let mut cols = vec![Col("syscall", false)];
+            cols.extend(heads[cut].iter().map(|h| Col(h.as_str(), true)));
+            let mut t = grouped_table(&groups, &cols, &rows, "truss");
+            if let Some(pos) = t.rfind("<tr><td>all calls") {
+                t.replace_range(pos..pos + 4, r#"<tr class="total">"#);
+            }
+            tables.push_str(&t);
         }
+        let t = tables;
         let method = rs.iter().find_map(|r| s(r, &["profile_method"]));
         let _ = write!(
             out,
@@ -232,4 +277,26 @@ fn lab_matrix(input: &Input<'_>) -> String {
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn wide_matrices_split_keeping_servers_together_where_they_fit() {
+        let row = |srv: &str| json!({"server": srv});
+        let servers = [("a", 3), ("b", 4), ("c", 7), ("d", 2)];
+        let values: Vec<Value> = servers
+            .iter()
+            .flat_map(|(srv, n)| (0..*n).map(move |_| row(srv)))
+            .collect();
+        let rs: Vec<&Value> = values.iter().collect();
+        // a+b fit in 8; c (7) alone; d joins c's slice? 7 + 2 > 8: a slice of its own.
+        assert_eq!(column_slices(&rs, 8), [0..7, 7..14, 14..16]);
+        // c cut in two: 5 then 2; d then fits beside c's remainder.
+        assert_eq!(column_slices(&rs, 5), [0..3, 3..7, 7..12, 12..16]);
+        assert!(column_slices(&[], 5).is_empty());
+    }
 }

@@ -34,7 +34,7 @@ RANGE: bytes=0-1\r\nIf-Range: \"e\"\r\naccept-ENCODING: gzip\r\nReferer: r\r\nX-
     let r = ok(buf);
     assert_eq!(r.method, Method::Head);
     assert_eq!(r.host, Some(&b"h"[..]));
-    assert_eq!(r.if_none_match, Some(&b"\"e\""[..]));
+    assert_eq!(r.if_none_match.iter().collect::<Vec<_>>(), [&b"\"e\""[..]]);
     assert_eq!(r.if_modified_since, Some(&b"d"[..]));
     assert_eq!(r.range, Some(&b"bytes=0-1"[..]));
     assert_eq!(r.if_range, Some(&b"\"e\""[..]));
@@ -228,24 +228,157 @@ fn malformed_requests_are_400() {
 }
 
 #[test]
-fn other_http_versions_are_505() {
-    assert_eq!(
-        err(b"GET / HTTP/2.0\r\n\r\n"),
-        RequestError::VersionNotSupported
-    );
-    assert_eq!(
-        err(b"GET / HTTP/1.2\r\n\r\n"),
-        RequestError::VersionNotSupported
-    );
+fn other_major_versions_are_505() {
+    for buf in [
+        &b"GET / HTTP/2.0\r\n\r\n"[..],
+        b"GET / HTTP/0.9\r\nHost: h\r\n\r\n",
+        b"GET / HTTP/9.9\r\n\r\n",
+        b"\r\nGET / HTTP/3.0\r\n\r\n",
+    ] {
+        assert_eq!(
+            err(buf),
+            RequestError::VersionNotSupported,
+            "{}",
+            String::from_utf8_lossy(buf)
+        );
+    }
     assert_eq!(RequestError::VersionNotSupported.status(), 505);
+}
+
+#[test]
+fn later_minor_versions_are_answered_as_http_1_1() {
+    for minor in 2..=9 {
+        let buf = format!(
+            "GET /a?b HTTP/1.{minor}\r\nHost: h\r\nIf-None-Match: \"x\"\r\nConnection: close\r\n\r\nGET"
+        );
+        let r = ok(buf.as_bytes());
+        assert_eq!(r.version, Version::Http11, "HTTP/1.{minor}");
+        assert_eq!((r.method, r.target), (Method::Get, &b"/a?b"[..]));
+        assert_eq!(r.host, Some(&b"h"[..]));
+        assert!(!r.keep_alive);
+        assert_eq!(r.if_none_match.iter().count(), 1);
+        assert_eq!(
+            r.head_len,
+            buf.len() - 3,
+            "the next request starts after the head"
+        );
+    }
+    let r = ok(b"\r\nHEAD / HTTP/1.5\nHost: h\n\n");
+    assert_eq!(
+        (r.method, r.version, r.keep_alive),
+        (Method::Head, Version::Http11, true)
+    );
+    // Their heads obey the same rules as any other.
+    assert_eq!(
+        err(b"GET / HTTP/1.2\r\nHost: a\r\nHost: b\r\n\r\n"),
+        RequestError::BadHost
+    );
+    assert_eq!(
+        err(b"GET / HTTP/1.2\r\nBad Name: x\r\n\r\n"),
+        RequestError::Malformed
+    );
+    let limits = RequestLimits {
+        max_headers: 1,
+        ..RequestLimits::default()
+    };
+    assert_eq!(
+        parse_request(b"GET / HTTP/1.2\r\nA: 1\r\nB: 2\r\n\r\n", &limits),
+        Err(RequestError::TooManyHeaders)
+    );
+}
+
+#[test]
+fn every_prefix_of_a_later_minor_head_is_incomplete() {
+    let buf = b"GET /x HTTP/1.7\r\nHost: h\r\nConnection: close\r\n\r\n";
+    for end in 0..buf.len() {
+        assert_eq!(parse(&buf[..end]), Ok(None), "prefix of {end} bytes");
+    }
+    assert_eq!(ok(buf).head_len, buf.len());
+}
+
+#[test]
+fn a_space_inside_the_target_is_400_not_505() {
+    for buf in [
+        &b"GET /a b HTTP/1.1\r\nHost: h\r\n\r\n"[..],
+        b"GET /a b c HTTP/1.1\r\n\r\n",
+        b"GET /a HTTP/1.1 HTTP/1.1\r\n\r\n",
+        b"GET /a b HTTP/2.0\r\n\r\n",
+        // Not finished, but already wrong.
+        b"GET /a b HTTP/1.1",
+        b"GET / XTTP",
+        b"GET / HTTP/1.12",
+        b"GET / HTTP/1.x\r\n\r\n",
+        b"GET / HTTP/12.0\r\n\r\n",
+    ] {
+        assert_eq!(
+            err(buf),
+            RequestError::Malformed,
+            "{}",
+            String::from_utf8_lossy(buf)
+        );
+    }
+}
+
+#[test]
+fn host_is_validated() {
+    for host in [
+        "example.com",
+        "example.com:8080",
+        "127.0.0.1:80",
+        "[::1]:8080",
+    ] {
+        let buf = format!("GET / HTTP/1.1\r\nHost: {host}\r\n\r\n");
+        assert_eq!(ok(buf.as_bytes()).host, Some(host.as_bytes()));
+    }
+    for host in ["a b", "a/b", "../x", "", "a..b", "[::1"] {
+        for version in ["1.0", "1.1"] {
+            let buf = format!("GET / HTTP/{version}\r\nHost: {host}\r\n\r\n");
+            let e = err(buf.as_bytes());
+            assert_eq!(e, RequestError::BadHost, "{buf:?}");
+            assert_eq!(e.status(), 400);
+        }
+    }
 }
 
 #[test]
 fn duplicate_host_is_rejected() {
     assert_eq!(
         err(b"GET / HTTP/1.1\r\nHost: a\r\nhost: b\r\n\r\n"),
-        RequestError::Malformed
+        RequestError::BadHost
     );
+    assert_eq!(
+        err(b"GET / HTTP/1.1\r\nHost: a\r\nhost: a\r\n\r\n"),
+        RequestError::BadHost
+    );
+}
+
+#[test]
+fn list_fields_keep_every_line_and_scalar_preconditions_are_kept() {
+    let r = ok(
+        b"GET / HTTP/1.1\r\nHost: h\r\nIf-None-Match: \"a\"\r\nIf-Match: *\r\n\
+if-none-match: \"b\", \"c\"\r\nIf-Unmodified-Since: d\r\n\r\n",
+    );
+    assert_eq!(
+        r.if_none_match.iter().collect::<Vec<_>>(),
+        [&b"\"a\""[..], b"\"b\", \"c\""]
+    );
+    assert_eq!(r.if_match.iter().collect::<Vec<_>>(), [&b"*"[..]]);
+    assert_eq!(r.if_unmodified_since, Some(&b"d"[..]));
+    let plain = ok(b"GET / HTTP/1.1\r\nHost: h\r\n\r\n");
+    assert!(plain.if_match.is_empty() && plain.if_none_match.is_empty());
+    let mut many = String::from("GET / HTTP/1.1\r\nHost: h\r\n");
+    for i in 0..MAX_FIELD_LINES {
+        many.push_str(&format!("If-None-Match: \"{i}\"\r\n"));
+    }
+    assert_eq!(
+        ok(format!("{many}\r\n").as_bytes())
+            .if_none_match
+            .iter()
+            .count(),
+        MAX_FIELD_LINES
+    );
+    let e = err(format!("{many}If-None-Match: \"x\"\r\n\r\n").as_bytes());
+    assert_eq!((e, e.status()), (RequestError::TooManyFieldLines, 400));
 }
 
 #[test]
@@ -387,4 +520,33 @@ fn other_versions_get_the_same_answer_however_the_line_arrives() {
     // A request line over the limit is a 414 whatever version ends it.
     let long = format!("GET /{} HTTP/2.0\r\n\r\n", "a".repeat(9000));
     assert_eq!(err(long.as_bytes()), RequestError::UriTooLong);
+}
+
+/// Found by fuzzing: a buffer past a limit that is also wrong elsewhere is answered as the first
+/// of the two a server reading byte by byte meets.
+#[test]
+fn an_error_and_a_limit_are_answered_in_byte_order() {
+    let small = RequestLimits {
+        max_request_line: 40,
+        max_head_bytes: 120,
+        max_headers: 4,
+    };
+    // The version is wrong long before the line is too long: 400, not 414.
+    let bad_early = format!("GET / o{}\r\n\r\n", "o".repeat(60));
+    // The line is too long long before the bad byte: 414, not 400.
+    let bad_late = format!("GET /{}\x01 HTTP/1.1\r\n\r\n", "a".repeat(60));
+    // The head is over 120 bytes before the malformed field line: 431, not 400.
+    let field_late = format!(
+        "GET / HTTP/1.1\r\nX-A: {}\r\nno colon\r\n\r\n",
+        "v".repeat(110)
+    );
+    for (raw, status) in [(bad_early, 400), (bad_late, 414), (field_late, 431)] {
+        let raw = raw.as_bytes();
+        let whole = parse_request(raw, &small).expect_err("refused");
+        assert_eq!(whole.status(), status, "{}", String::from_utf8_lossy(raw));
+        let first = (1..=raw.len())
+            .find_map(|n| parse_request(&raw[..n], &small).err())
+            .expect("some prefix is refused");
+        assert_eq!(first.status(), status, "byte by byte");
+    }
 }

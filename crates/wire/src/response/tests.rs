@@ -353,3 +353,41 @@ fn eof_before_the_end_of_a_chunked_body_is_a_short_body() {
     d.feed(b"\r\n").unwrap();
     assert_eq!(d.eof(), Ok(()));
 }
+
+/// Found by fuzzing: httparse takes any three digits, and a status of 000 would pass for "no
+/// status" in the client's bookkeeping.
+#[test]
+fn a_status_below_100_is_a_malformed_status_line() {
+    for raw in [
+        &b"HTTP/1.1 000 OK\r\nContent-Length: 2\r\n\r\nhi"[..],
+        b"HTTP/1.1 099 X\r\n\r\n",
+        b"HTTP/1.1 000 OK\r\nbad header\r\n\r\n",
+    ] {
+        assert_eq!(
+            parse_response_head(raw, false),
+            Err(ResponseError::MalformedStatusLine),
+            "{}",
+            String::from_utf8_lossy(raw)
+        );
+    }
+    let h = parse_response_head(b"HTTP/1.1 999 Later\r\nContent-Length: 0\r\n\r\n", false)
+        .unwrap()
+        .unwrap();
+    assert_eq!(h.status, 999, "600 to 999 are still read");
+}
+
+/// Found by fuzzing: a stray CR before a status line was blamed on the headers when the whole
+/// head had arrived, and on the status line when only its start had.
+#[test]
+fn a_stray_cr_before_the_status_line_is_blamed_on_the_status_line() {
+    let raw = b"\rHTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nz";
+    for n in 2..=raw.len() {
+        assert_eq!(
+            parse_response_head(&raw[..n], false),
+            Err(ResponseError::MalformedStatusLine),
+            "first {n} bytes"
+        );
+    }
+    let ok = head(b"\r\n\nHTTP/1.1 204 No Content\r\n\r\n");
+    assert_eq!(ok.status, 204, "whole empty lines are skipped");
+}

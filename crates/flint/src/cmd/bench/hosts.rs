@@ -1,6 +1,8 @@
 //! `flint bench --hosts`: the run on many client hosts, its reports and its exit status.
 
 use super::{BenchArgs, ReportArg};
+use crate::exit::{self, Status};
+use crate::output::{self, Stream};
 use anyhow::Context;
 use bench::hosts::coordinator::{self, HostsRun};
 use bench::hosts::split::{self, HostSpec};
@@ -58,20 +60,30 @@ pub fn bench_on_hosts(
     let outcome = coordinator::run(&run, &mut std::io::stderr())?;
     let load = &args.load;
     let result = &outcome.result;
-    super::print_text_reports(result, load);
+    let stream = Stream::for_reports([
+        load.json.as_deref(),
+        load.log.as_deref(),
+        load.html.as_deref(),
+    ]);
+    let mut text = super::reports(result, load, None);
     if load.report.iter().any(|r| *r != ReportArg::None) {
-        print!("\n{}", bench::report::hosts_table(&outcome.hosts));
+        text.push('\n');
+        text.push_str(&bench::report::hosts_table(&outcome.hosts));
     }
+    stream.write(&text).context("writing the report")?;
     if load.json.is_some() || load.html.is_some() {
         let mut doc = bench::report::record(result);
         doc.hosts = outcome.hosts;
         doc.incomplete = outcome.incomplete;
         let json = serde_json::to_value(&doc)?;
-        crate::cmd::write_outputs(&json, load.json.as_deref(), load.html.as_deref())?;
+        crate::cmd::write_outputs(&json, load.json.as_deref(), load.html.as_deref())
+            .map_err(exit::failed)?;
     }
     if outcome.incomplete {
-        eprintln!("flint: incomplete: a client host was lost; the report merges the others");
-        return Ok(ExitCode::from(1));
+        output::error_line(
+            "flint: incomplete: a client host was lost; the report merges the others",
+        );
+        return Ok(Status::Failed.into());
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(super::outcome(result, &[]).into())
 }

@@ -145,11 +145,7 @@ mod tests {
 
     #[test]
     fn auto_refuses_a_remote_target() {
-        let target = Target {
-            addr: "192.0.2.1:80".parse().unwrap(),
-            host: "192.0.2.1".into(),
-            url: "http://192.0.2.1/".into(),
-        };
+        let target = Target::http("192.0.2.1:80".parse().unwrap());
         let arg = ProfileArg {
             pid: None,
             method: None,

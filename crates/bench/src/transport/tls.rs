@@ -1,0 +1,364 @@
+//! HTTPS: the TLS variant of the transport, on rustls with its default aws-lc-rs provider (the
+//! one `flint serve` uses too, so the binary carries one crypto library).
+//!
+//! What a benchmark needs from TLS differs from what a browser needs: every new connection is a
+//! full handshake unless `--tls-resume` (rustls resumes by default, which would measure the
+//! cache, not the server's handshake); no 0-RTT; ALPN `http/1.1`; SNI from the URL's host.
+//! Certificates are checked against the system's roots (rustls-native-certs: the same store
+//! curl and wrk trust there) plus `--cacert`, or not at all with `--insecure`.
+//!
+//! The event loop's promise (a read short of the buffer means the socket is drained) holds here
+//! too: a read goes on until the buffer is full or the kernel had less than rustls asked for.
+
+use crate::config::{TlsOptions, TlsVersion};
+use mio::net::TcpStream;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::Resumption;
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{ClientConfig, ClientConnection, DigitallySignedStruct, HandshakeKind, SignatureScheme};
+use std::io::{self, Read, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Plaintext rustls may hold for us to send, and TLS records waiting for the socket: a request
+/// is far smaller; the limit keeps a connection's memory bounded if the server stops reading.
+const BUFFER_LIMIT: usize = 16 * 1024;
+
+/// Why TLS could not be set up for a run (before anything starts).
+#[derive(Debug, thiserror::Error)]
+pub enum TlsSetupError {
+    #[error("--cacert {path}: {source}")]
+    CaFile {
+        path: PathBuf,
+        source: rustls::pki_types::pem::Error,
+    },
+    #[error("--cacert {path}: no certificate in it")]
+    CaEmpty { path: PathBuf },
+    #[error("--cacert {path}: {source}")]
+    CaInvalid {
+        path: PathBuf,
+        source: rustls::Error,
+    },
+    #[error("no trusted root certificates: the system has none that load (install ca-certificates), and no --cacert was given (or use -k to skip verification)")]
+    NoRoots,
+    #[error("`{0}` is not a host name or address a certificate can be checked against")]
+    ServerName(String),
+    #[error("TLS configuration: {0}")]
+    Config(#[from] rustls::Error),
+}
+
+/// What every TLS connection of a run is made with.
+#[derive(Debug, Clone)]
+pub(crate) struct TlsConnector {
+    config: Arc<ClientConfig>,
+    server_name: ServerName<'static>,
+}
+
+impl TlsConnector {
+    pub(crate) fn new(server_name: &str, opts: &TlsOptions) -> Result<Self, TlsSetupError> {
+        let server_name = ServerName::try_from(server_name.to_owned())
+            .map_err(|_| TlsSetupError::ServerName(server_name.to_owned()))?;
+        Ok(TlsConnector {
+            config: client_config(opts)?,
+            server_name,
+        })
+    }
+}
+
+fn client_config(opts: &TlsOptions) -> Result<Arc<ClientConfig>, TlsSetupError> {
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let versions: &[&rustls::SupportedProtocolVersion] = match opts.version {
+        None => rustls::ALL_VERSIONS,
+        Some(TlsVersion::Tls12) => &[&rustls::version::TLS12],
+        Some(TlsVersion::Tls13) => &[&rustls::version::TLS13],
+    };
+    let builder = ClientConfig::builder_with_provider(provider.clone())
+        .with_protocol_versions(versions)?;
+    let mut config = if opts.insecure {
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(NoVerification(provider)))
+            .with_no_client_auth()
+    } else {
+        builder
+            .with_root_certificates(roots(opts)?)
+            .with_no_client_auth()
+    };
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    config.enable_early_data = false;
+    config.resumption = if opts.resume {
+        Resumption::default()
+    } else {
+        Resumption::disabled()
+    };
+    Ok(Arc::new(config))
+}
+
+/// The system's roots (when they load) and `--cacert`'s certificates.
+fn roots(opts: &TlsOptions) -> Result<rustls::RootCertStore, TlsSetupError> {
+    let mut store = rustls::RootCertStore::empty();
+    // Unreadable system certificates are skipped, as curl does; none at all is an error below.
+    let native = rustls_native_certs::load_native_certs();
+    store.add_parsable_certificates(native.certs);
+    if let Some(path) = &opts.cacert {
+        let certs = CertificateDer::pem_file_iter(path)
+            .and_then(|it| it.collect::<Result<Vec<_>, _>>())
+            .map_err(|source| TlsSetupError::CaFile {
+                path: path.clone(),
+                source,
+            })?;
+        if certs.is_empty() {
+            return Err(TlsSetupError::CaEmpty { path: path.clone() });
+        }
+        for cert in certs {
+            store.add(cert).map_err(|source| TlsSetupError::CaInvalid {
+                path: path.clone(),
+                source,
+            })?;
+        }
+    }
+    if store.is_empty() {
+        return Err(TlsSetupError::NoRoots);
+    }
+    Ok(store)
+}
+
+/// `--insecure`: any certificate is accepted, but handshake signatures are still checked (the
+/// handshake is then the same work as a verified one, minus the chain).
+#[derive(Debug)]
+struct NoVerification(Arc<CryptoProvider>);
+
+impl ServerCertVerifier for NoVerification {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
+/// What a finished handshake agreed on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Session {
+    pub version: &'static str,
+    pub cipher: &'static str,
+    /// `http/1.1`, or `None` when the server chose no protocol.
+    pub alpn: Option<&'static str>,
+    pub resumed: bool,
+}
+
+/// A TCP connection with a rustls client on it.
+#[derive(Debug)]
+pub(crate) struct TlsStream {
+    pub(super) tcp: TcpStream,
+    tls: ClientConnection,
+    /// The last socket read returned less than rustls offered: nothing more is there until the
+    /// next readiness event.
+    drained: bool,
+}
+
+impl TlsStream {
+    pub(super) fn new(tcp: TcpStream, connector: &TlsConnector) -> io::Result<Self> {
+        let mut tls = ClientConnection::new(connector.config.clone(), connector.server_name.clone())
+            .map_err(tls_error)?;
+        tls.set_buffer_limit(Some(BUFFER_LIMIT));
+        Ok(TlsStream {
+            tcp,
+            tls,
+            drained: false,
+        })
+    }
+
+    /// Moves the handshake on with what the socket has: `Ok(true)` once it is complete.
+    pub(super) fn handshake(&mut self) -> io::Result<bool> {
+        loop {
+            self.send_pending()?;
+            if !self.tls.is_handshaking() {
+                return Ok(true);
+            }
+            if self.tls.wants_write() {
+                return Ok(false); // the socket is full: its writable event comes back here
+            }
+            match self.tls.read_tls(&mut self.tcp) {
+                Ok(0) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "the server closed the connection during the TLS handshake",
+                    ))
+                }
+                Ok(_) => self.process()?,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// What the finished handshake agreed on.
+    pub(super) fn session(&self) -> Session {
+        let version = self
+            .tls
+            .protocol_version()
+            .and_then(|v| v.as_str())
+            .unwrap_or("unknown");
+        let cipher = self
+            .tls
+            .negotiated_cipher_suite()
+            .and_then(|s| s.suite().as_str())
+            .unwrap_or("unknown");
+        let alpn = self.tls.alpn_protocol().map(|p| match p {
+            b"http/1.1" => "http/1.1",
+            _ => "other",
+        });
+        Session {
+            version,
+            cipher,
+            alpn,
+            resumed: self.tls.handshake_kind() == Some(HandshakeKind::Resumed),
+        }
+    }
+
+    /// Hands `buf` to rustls (encrypted at once) and sends what the socket takes.
+    pub(super) fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let mut n = self.tls.writer().write(buf)?;
+        self.send_pending()?;
+        if n == 0 && !buf.is_empty() {
+            // rustls's buffer was full; what the socket took made room, or it is still full.
+            n = self.tls.writer().write(buf)?;
+            if n == 0 {
+                return Err(io::ErrorKind::WouldBlock.into());
+            }
+        }
+        Ok(n)
+    }
+
+    /// Whether TLS records wait for the socket to take them.
+    pub(super) fn wants_write(&self) -> bool {
+        self.tls.wants_write()
+    }
+
+    /// Writes waiting records until the socket is full (then its writable event comes back).
+    pub(super) fn send_pending(&mut self) -> io::Result<()> {
+        while self.tls.wants_write() {
+            match self.tls.write_tls(&mut self.tcp) {
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// Decrypted bytes into `buf`: until it is full, the socket is drained, or the server has
+    /// closed (`Ok(0)` then; a close without TLS's close_notify is a close too: HTTP's framing
+    /// tells a complete response from a cut one, as it does for plain TCP).
+    pub(super) fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let mut filled = 0;
+        loop {
+            match self.tls.reader().read(&mut buf[filled..]) {
+                Ok(0) => return Ok(filled),
+                Ok(n) => {
+                    filled += n;
+                    if filled == buf.len() {
+                        return Ok(filled);
+                    }
+                    continue;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(filled),
+                Err(e) => return Err(e),
+            }
+            if self.drained {
+                self.drained = false;
+                return match filled {
+                    0 => Err(io::ErrorKind::WouldBlock.into()),
+                    n => Ok(n),
+                };
+            }
+            let mut source = Measured {
+                tcp: &mut self.tcp,
+                offered: 0,
+                got: 0,
+            };
+            match self.tls.read_tls(&mut source) {
+                Ok(0) => {} // the reader reports the close on the next turn
+                Ok(_) => self.drained = source.got < source.offered,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.drained = true,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+            self.process()?;
+        }
+    }
+
+    /// Decrypts what was read; on a TLS error, sends rustls's alert (best effort) and fails.
+    fn process(&mut self) -> io::Result<()> {
+        match self.tls.process_new_packets() {
+            Ok(_) => self.send_pending(),
+            Err(e) => {
+                let _ = self.tls.write_tls(&mut self.tcp);
+                Err(tls_error(e))
+            }
+        }
+    }
+}
+
+/// The socket as rustls reads it, remembering how much was asked and how much came.
+struct Measured<'a> {
+    tcp: &'a mut TcpStream,
+    offered: usize,
+    got: usize,
+}
+
+impl Read for Measured<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.offered = buf.len();
+        let n = self.tcp.read(buf)?;
+        self.got = n;
+        Ok(n)
+    }
+}
+
+/// A TLS failure as an I/O error that still carries it (the error kinds look inside).
+fn tls_error(e: rustls::Error) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, e)
+}

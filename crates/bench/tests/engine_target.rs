@@ -1,0 +1,69 @@
+//! What a target URL puts on the wire: its path and query as the request target, no fragment,
+//! its user and password as Basic auth, and its host (with a written port) as `Host`.
+
+use bench::{BenchConfig, Stop, Target, Workload};
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+/// Serves one connection: reads one request head, answers it, and returns the head.
+fn one_request_server() -> (std::net::SocketAddr, std::thread::JoinHandle<String>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let handle = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut head = Vec::new();
+        let mut chunk = [0u8; 1024];
+        while !head.ends_with(b"\r\n\r\n") {
+            match s.read(&mut chunk) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => head.extend_from_slice(&chunk[..n]),
+            }
+        }
+        let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+        String::from_utf8_lossy(&head).into_owned()
+    });
+    (addr, handle)
+}
+
+#[test]
+fn the_url_gives_path_query_auth_and_host_and_never_the_fragment() {
+    let (addr, server) = one_request_server();
+    let url = format!(
+        "HTTP://alice:s%3Acret@127.0.0.1:{}/docs/a.html?x=1#part",
+        addr.port()
+    );
+    let target = Target::parse(&url).unwrap();
+    let path = target.path.clone().expect("the URL names a path");
+    let workload = Workload::from_paths(&[path]).unwrap();
+    let config = BenchConfig {
+        concurrency: 1,
+        stop: Stop::Pages(1),
+        connect_timeout: Duration::from_secs(5),
+        response_timeout: Duration::from_secs(5),
+        ..BenchConfig::new(target)
+    };
+    let result = bench::run(&config, &workload, &AtomicBool::new(false)).unwrap();
+    let head = server.join().unwrap();
+    assert_eq!(result.stats.requests, 1, "{head}");
+    assert_eq!(result.stats.errors.total(), 0);
+    let mut lines = head.lines();
+    assert_eq!(lines.next(), Some("GET /docs/a.html?x=1 HTTP/1.1"));
+    assert!(
+        head.contains(&format!("\r\nHost: 127.0.0.1:{}\r\n", addr.port())),
+        "{head}"
+    );
+    // base64("alice:s:cret"): the password percent-decoded.
+    assert!(
+        head.contains("\r\nAuthorization: Basic YWxpY2U6czpjcmV0\r\n"),
+        "{head}"
+    );
+    assert!(!head.contains("part"), "{head}");
+    assert!(
+        !result.config.target.url.contains("s%3Acret"),
+        "{}",
+        result.config.target.url
+    );
+}

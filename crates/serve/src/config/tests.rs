@@ -1,0 +1,133 @@
+use super::*;
+
+/// The serde names of `Config`'s fields, as `deserialize_struct` is told them: the very list
+/// a config file is checked against, so a field added to the struct is in it.
+fn config_keys() -> &'static [&'static str] {
+    struct Capture(Option<&'static [&'static str]>);
+
+    #[derive(Debug)]
+    struct Stop;
+    impl std::fmt::Display for Stop {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("captured")
+        }
+    }
+    impl std::error::Error for Stop {}
+    impl serde::de::Error for Stop {
+        fn custom<T: std::fmt::Display>(_: T) -> Self {
+            Stop
+        }
+    }
+
+    impl<'de> serde::Deserializer<'de> for &mut Capture {
+        type Error = Stop;
+        fn deserialize_any<V: serde::de::Visitor<'de>>(self, _: V) -> Result<V::Value, Stop> {
+            Err(Stop)
+        }
+        fn deserialize_struct<V: serde::de::Visitor<'de>>(
+            self,
+            _name: &'static str,
+            fields: &'static [&'static str],
+            _visitor: V,
+        ) -> Result<V::Value, Stop> {
+            self.0 = Some(fields);
+            Err(Stop)
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
+            byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map enum
+            identifier ignored_any
+        }
+    }
+
+    let mut capture = Capture(None);
+    let _ = <Config as serde::Deserialize>::deserialize(&mut capture);
+    capture.0.expect("Config deserializes as a struct")
+}
+
+#[test]
+fn every_config_key_is_documented() {
+    let doc = include_str!("../../../../docs/serve.md");
+    let keys = config_keys();
+    assert!(keys.len() >= 25, "only {} keys found: {keys:?}", keys.len());
+    for key in keys {
+        // A row of a key table: "| `key` | default | meaning |".
+        let row = format!("| `{key}` |");
+        assert!(
+            doc.lines().any(|line| line.starts_with(&row)),
+            "docs/serve.md has no table row for the config key `{key}`"
+        );
+    }
+}
+
+#[test]
+fn listen_accepts_a_port_a_name_and_both_address_families() {
+    let parse = |s: &str| parse_listen(s).unwrap();
+    assert_eq!(parse("8080"), "127.0.0.1:8080".parse().unwrap());
+    assert_eq!(parse("0"), "127.0.0.1:0".parse().unwrap());
+    assert_eq!(parse("0.0.0.0:80"), "0.0.0.0:80".parse().unwrap());
+    assert_eq!(parse("[::1]:8080"), "[::1]:8080".parse().unwrap());
+    assert_eq!(parse("[::]:0"), "[::]:0".parse().unwrap());
+    assert_eq!(parse("10.1.2.3"), "10.1.2.3:8080".parse().unwrap());
+    assert_eq!(parse("[::1]"), "[::1]:8080".parse().unwrap());
+    let local = parse("localhost:8081");
+    assert!(local.ip().is_loopback(), "{local}");
+    assert_eq!(local.port(), 8081);
+    assert!(parse("localhost").ip().is_loopback());
+}
+
+#[test]
+fn bad_listen_addresses_say_what_is_expected() {
+    for (text, want) in [
+        ("", "expected PORT"),
+        ("a b:80", "expected PORT"),
+        ("http://x:80", "expected PORT"),
+        ("70000", "port must be"),
+        ("localhost:http", "port must be"),
+        ("[::1]:99999", "port must be"),
+        ("no-such-host.invalid:80", "cannot resolve"),
+    ] {
+        let e = parse_listen(text).expect_err(text).to_string();
+        assert!(e.contains(want), "{text:?}: {e}");
+        assert!(!e.contains('\n'), "one line: {e}");
+    }
+}
+
+#[test]
+fn the_file_takes_listen_dotfiles_and_autoindex() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("serve.toml");
+    std::fs::write(
+        &path,
+        "listen = 9000\ndotfiles = \"allow\"\nautoindex = true\n",
+    )
+    .unwrap();
+    let c = Config::from_file(&path).unwrap();
+    assert_eq!(c.listen, "127.0.0.1:9000".parse().unwrap());
+    assert_eq!((c.dotfiles, c.autoindex), (Dotfiles::Allow, true));
+    std::fs::write(&path, "listen = \"[::1]:9001\"\n").unwrap();
+    let c = Config::from_file(&path).unwrap();
+    assert_eq!(c.listen, "[::1]:9001".parse().unwrap());
+    assert_eq!((c.dotfiles, c.autoindex), (Dotfiles::Hide, false));
+    for (text, want) in [
+        ("listen = \"a b\"\n", "expected PORT"),
+        ("dotfiles = \"show\"\n", "dotfiles"),
+        ("autoindx = true\n", "autoindx"),
+        ("\n\nthreads = \"two\"\n", "line 3: `threads`: invalid type"),
+    ] {
+        std::fs::write(&path, text).unwrap();
+        let e = Config::from_file(&path).unwrap_err().to_string();
+        assert!(e.contains(want), "{text:?}: {e}");
+        assert!(!e.contains('\n'), "one line: {e}");
+    }
+}
+
+#[test]
+fn a_missing_file_is_named_once_and_the_cause_is_its_source() {
+    let e = Config::from_file(Path::new("/nonexistent/serve.toml")).unwrap_err();
+    assert_eq!(e.to_string(), "/nonexistent/serve.toml");
+    let source = std::error::Error::source(&e)
+        .expect("the io error")
+        .to_string();
+    assert!(source.contains("No such file"), "{source}");
+}
