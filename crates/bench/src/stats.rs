@@ -249,12 +249,17 @@ impl Serialize for StatusCounts {
 
 impl<'de> Deserialize<'de> for StatusCounts {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let seen = std::collections::BTreeMap::<u16, u64>::deserialize(d)?;
+        // JSON map keys are strings.
+        let seen = std::collections::BTreeMap::<String, u64>::deserialize(d)?;
         let mut counts = StatusCounts::new();
         for (code, n) in seen {
-            let slot = counts.0.get_mut(usize::from(code)).ok_or_else(|| {
-                serde::de::Error::custom(format!("status code {code} has more than 3 digits"))
-            })?;
+            let slot = code
+                .parse::<usize>()
+                .ok()
+                .and_then(|i| counts.0.get_mut(i))
+                .ok_or_else(|| {
+                    serde::de::Error::custom(format!("{code:?} is not a 3-digit status code"))
+                })?;
             *slot = n;
         }
         Ok(counts)
