@@ -253,7 +253,7 @@ impl ErrorCounts {
 #[derive(Debug, Clone, PartialEq)]
 pub struct StatusCounts(Box<[u64]>);
 
-/// Serialized as the codes seen and their counts (`{"200": 9, "404": 1}`), not the whole table.
+/// The codes seen, as a map `{code: count}`.
 impl Serialize for StatusCounts {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_map(self.seen())
@@ -262,10 +262,18 @@ impl Serialize for StatusCounts {
 
 impl<'de> Deserialize<'de> for StatusCounts {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let seen = std::collections::BTreeMap::<u16, u64>::deserialize(d)?;
+        // JSON map keys are strings.
+        let seen = std::collections::BTreeMap::<String, u64>::deserialize(d)?;
         let mut counts = StatusCounts::new();
         for (code, n) in seen {
-            counts.0[usize::from(code).min(Self::CODES - 1)] += n;
+            let slot = code
+                .parse::<usize>()
+                .ok()
+                .and_then(|i| counts.0.get_mut(i))
+                .ok_or_else(|| {
+                    serde::de::Error::custom(format!("{code:?} is not a 3-digit status code"))
+                })?;
+            *slot = n;
         }
         Ok(counts)
     }

@@ -5,6 +5,8 @@
 //! Version 2 added `kind`, `environment`, the time series and the latency spectra, and documents
 //! the `server_profile` object that `flint bench --profile` inserts. Version 3: `bytes_total` is
 //! the paper's data moved (`bytes_header + bytes_body`, exactly); every byte read is
+//! `bytes_read`, and the time series sums to it. Version 3: `bytes_total` is
+//! the paper's data moved (`bytes_header + bytes_body`, exactly); every byte read is
 //! `bytes_read`, and the time series sums to it.
 
 use super::formulas::secs;
