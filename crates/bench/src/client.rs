@@ -14,6 +14,10 @@
 //! - the next request is written from the handler of the response that ended the previous one;
 //! - requests are built once per URL (and per page, for pipelining) and written from that buffer.
 //!
+//! Every byte goes through [`crate::transport::Transport`]: plain TCP is those same calls; HTTPS
+//! adds a handshake state between the TCP connect and the first request (timed apart from the
+//! connect), and rustls decrypts into the same read buffer.
+//!
 //! Memory: reads go into one 64 KiB buffer per thread; a connection keeps only the bytes of a
 //! response head split across reads (usually none), and a body is counted and dropped by
 //! [`BodyDecoder`] as it passes. A Webchild and its timer slot take under 300 bytes, plus that
@@ -33,7 +37,7 @@ mod setup;
 mod timers;
 
 use alarm::Alarm;
-use errors::{connect_error, head_error, status_error};
+use errors::{connect_error, handshake_error, head_error, status_error};
 use setup::Running;
 pub use setup::{child_rng, Requests, RunShared, Schedule, ThreadOutcome};
 use timers::Timers;
@@ -136,8 +140,10 @@ pub fn run_thread(
             sh.progress.publish(thread, cx.live);
             next_publish = now + PUBLISH_US;
         }
-        let until = cx.timers.next_at().min(schedule.end_us).min(now + TICK_US);
-        if let Some(alarm) = &mut alarm {
+        let deadline = cx.timers.next_at().min(schedule.end_us);
+        let until = deadline.min(now + TICK_US);
+        // Only a real deadline needs the alarm; the tick does not (nor a syscall per wake-up).
+        if let Some(alarm) = alarm.as_mut().filter(|_| deadline == until) {
             alarm.wake_at(until, now)?;
         }
         let timeout = Duration::from_micros(until.saturating_sub(now));
@@ -239,6 +245,8 @@ enum State {
     Wait,
     /// Nonblocking connect in flight; the socket's first writable event ends it.
     Connecting,
+    /// HTTPS: TCP is up, the TLS handshake is under way (within the connect timeout).
+    Handshaking,
     /// Request sent (or being sent); the response head has not fully arrived.
     ReadingHead,
     /// Following the body with `decoder`.
@@ -275,6 +283,7 @@ struct Webchild {
     file_start_us: u64,
     connect_start_us: u64,
     connect_us: u64,
+    handshake_start_us: u64,
     written_us: u64,
     first_byte_us: u64,
     status: u16,
@@ -321,6 +330,7 @@ impl Webchild {
             file_start_us: 0,
             connect_start_us: 0,
             connect_us: NONE,
+            handshake_start_us: 0,
             written_us: 0,
             first_byte_us: NONE,
             status: 0,
@@ -361,6 +371,10 @@ impl Webchild {
         match self.state {
             State::Done => {}
             State::Connecting => self.on_connect_ready(cx),
+            State::Handshaking => {
+                let now = cx.now();
+                self.on_handshake(cx, now);
+            }
             // Between pages only a close (or garbage) can arrive: on_readable closes on either.
             State::Wait => self.on_readable(cx, buf, true),
             // The FIN (or an error) is all this state waits for; no read is needed to see it.
@@ -371,7 +385,9 @@ impl Webchild {
             State::Closing if ev.is_readable() => self.on_readable(cx, buf, false),
             State::Closing => {}
             State::ReadingHead | State::ReadingBody => {
-                if ev.is_writable() && self.wpos < self.wend {
+                let pending =
+                    self.wpos < self.wend || self.conn.as_ref().is_some_and(Transport::wants_write);
+                if ev.is_writable() && pending {
                     let now = cx.now();
                     if !self.flush(cx, now) {
                         return;
@@ -389,6 +405,7 @@ impl Webchild {
         match self.state {
             State::Wait => self.start_page(cx, now),
             State::Connecting => self.fail(cx, ErrorKind::ConnectTimeout, now),
+            State::Handshaking => self.fail(cx, ErrorKind::TlsHandshake, now),
             State::Closing => self.closed(cx, now),
             State::ReadingHead | State::ReadingBody => {
                 self.fail(cx, ErrorKind::ResponseTimeout, now)
@@ -490,6 +507,7 @@ impl Webchild {
                 transfer_us: now.saturating_sub(self.written_us),
             };
             cx.stats.record_response(self.page, url, &r);
+            cx.stats.statuses.add(self.status);
             cx.stats.bytes_chunk_framing += self.framing_bytes;
             let second = cx.second(now);
             second.requests += 1;
@@ -568,6 +586,7 @@ impl Webchild {
             cx.live.page_us += now - self.page_start_us;
         }
         if cx.counts(self.page_intended_us, now) {
+            cx.live.window_pages += 1;
             cx.stats.record_page(
                 self.page,
                 hit,
@@ -711,7 +730,28 @@ impl Webchild {
             let url = self.url(cx.sh.workload);
             cx.stats.record_connect(self.page, url, self.connect_us);
         }
-        self.send(cx, now);
+        self.state = State::Handshaking;
+        self.handshake_start_us = now;
+        self.on_handshake(cx, now);
+    }
+
+    /// Moves the transport's handshake on (plain TCP has none: it is ready at once); when it is
+    /// done, records it apart from the TCP connect and sends the request.
+    fn on_handshake(&mut self, cx: &mut ThreadState<'_>, now: u64) {
+        let Some(conn) = &mut self.conn else { return };
+        match conn.handshake() {
+            Ok(false) => {} // waiting for the socket, still under the connect deadline
+            Ok(true) => {
+                if let Some((session, resumed)) = conn.tls_session() {
+                    if cx.counts(self.file_start_us, now) {
+                        let took = now - self.handshake_start_us;
+                        cx.stats.record_tls_handshake(took, resumed, session);
+                    }
+                }
+                self.send(cx, now);
+            }
+            Err(e) => self.fail(cx, handshake_error(&e), now),
+        }
     }
 
     /// Starts writing the current file's request (pipelining: the page's, from this file on).
@@ -744,6 +784,13 @@ impl Webchild {
                     self.io_failed(cx, e, now);
                     return false;
                 }
+            }
+        }
+        // TLS records the socket could not take yet go with its next writable event.
+        if conn.wants_write() {
+            if let Err(e) = conn.send_pending() {
+                self.io_failed(cx, e, now);
+                return false;
             }
         }
         self.written_us = now;
@@ -806,7 +853,8 @@ impl Webchild {
                         self.first_byte_us = now;
                     }
                     let rest = &data[pos..];
-                    let h = match parse_response_head(rest, false) {
+                    let head_request = cx.sh.requests.is_head(self.url(cx.sh.workload));
+                    let h = match parse_response_head(rest, head_request) {
                         Ok(Some(h)) => h,
                         Ok(None) => return self.head.extend_from_slice(rest),
                         Err(e) => {
@@ -852,7 +900,7 @@ impl Webchild {
 
     fn on_eof(&mut self, cx: &mut ThreadState<'_>, now: u64) {
         match self.state {
-            State::ReadingHead if self.may_retry() => self.retry(cx, now),
+            State::ReadingHead if self.may_retry(cx) => self.retry(cx, now),
             State::ReadingHead => self.fail(cx, ErrorKind::Reset, now),
             State::ReadingBody => match self.decoder.eof() {
                 Ok(()) => {
@@ -880,7 +928,7 @@ impl Webchild {
                 | io::ErrorKind::BrokenPipe
                 | io::ErrorKind::ConnectionAborted
         );
-        if reset && self.may_retry() {
+        if reset && self.may_retry(cx) {
             return self.retry(cx, now);
         }
         let kind = if reset {
@@ -894,8 +942,9 @@ impl Webchild {
     /// A reused keep-alive connection that closes before any byte of the response was most
     /// likely closed idle by the server as we wrote: RFC 9112 9.3.1 lets a client resend an
     /// idempotent request once, on a new connection. A fresh connection failing is an error.
-    fn may_retry(&self) -> bool {
-        self.conn_responses > 0
+    fn may_retry(&self, cx: &ThreadState<'_>) -> bool {
+        cx.sh.requests.may_resend(self.url(cx.sh.workload))
+            && self.conn_responses > 0
             && !self.retried
             && self.first_byte_us == NONE
             && self.head.is_empty()

@@ -5,19 +5,8 @@ use std::time::Duration;
 
 pub use crate::target::{Scheme, Target};
 
-/// How files are fetched over connections.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub enum HttpMode {
-    /// A new connection per file, `HTTP/1.0` without keep-alive, as the 1995 clients did.
-    #[serde(rename = "http1.0")]
-    Http10,
-    /// `HTTP/1.1` persistent connection, one request at a time.
-    #[serde(rename = "persistent")]
-    KeepAlive,
-    /// `HTTP/1.1`, all files of a page written at once on one connection (the Libwww robot).
-    #[serde(rename = "pipelined")]
-    Pipeline,
-}
+/// How files are fetched over connections (the result documents use the same vocabulary).
+pub use results::HttpMode;
 
 /// When the run ends.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -54,6 +43,39 @@ pub struct BenchConfig {
     pub debug: bool,
     /// Live line on stderr (the CLI sets it only when stderr is a terminal).
     pub progress: bool,
+    /// How `https://` targets are reached (unused for `http://`).
+    pub tls: TlsOptions,
+}
+
+/// HTTPS options. The defaults: the system's roots, every connection a full handshake, TLS 1.2
+/// or 1.3 as the server prefers.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct TlsOptions {
+    /// PEM certificates trusted beside the system's roots.
+    pub cacert: Option<PathBuf>,
+    /// Accept any certificate (the reports say so).
+    pub insecure: bool,
+    /// Resume sessions (tickets or PSK) instead of a full handshake per connection.
+    pub resume: bool,
+    /// Only this version.
+    pub version: Option<TlsVersion>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum TlsVersion {
+    #[serde(rename = "1.2")]
+    Tls12,
+    #[serde(rename = "1.3")]
+    Tls13,
+}
+
+impl TlsVersion {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TlsVersion::Tls12 => "1.2",
+            TlsVersion::Tls13 => "1.3",
+        }
+    }
 }
 
 impl BenchConfig {
@@ -75,6 +97,7 @@ impl BenchConfig {
             log: None,
             debug: false,
             progress: false,
+            tls: TlsOptions::default(),
         }
     }
 }

@@ -8,6 +8,7 @@
 
 use std::fs::File;
 use std::io::{self, Write};
+use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -27,10 +28,21 @@ pub struct LogFile {
 }
 
 impl LogFile {
-    /// Creates (truncates) the file and writes the header line.
+    /// Creates (truncates) the file and writes the header line; `-` is stdout (a duplicate of
+    /// its descriptor, so the log is written as any file is, in chunks, and never interleaves
+    /// with the buffered `print!`s of the caller).
     pub fn create(path: &Path) -> io::Result<LogFile> {
-        let mut file = File::create(path)?;
-        file.write_all(HEADER.as_bytes())?;
+        let to_stdout = path.as_os_str() == "-";
+        let mut file = if to_stdout {
+            File::from(io::stdout().as_fd().try_clone_to_owned()?)
+        } else {
+            File::create(path)?
+        };
+        match file.write_all(HEADER.as_bytes()) {
+            // A reader gone already: the chunks will meet the same closed pipe and stop.
+            Err(e) if to_stdout && e.kind() == io::ErrorKind::BrokenPipe => {}
+            other => other?,
+        }
         Ok(LogFile {
             path: path.to_owned(),
             file: Mutex::new(file),
@@ -39,6 +51,12 @@ impl LogFile {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Whether this log goes to stdout (`-`), where a closed pipe means the reader has seen
+    /// enough (`| head`), not that the log failed.
+    pub fn is_stdout(&self) -> bool {
+        self.path.as_os_str() == "-"
     }
 
     fn append(&self, bytes: &[u8]) -> io::Result<()> {

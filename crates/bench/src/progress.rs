@@ -1,10 +1,12 @@
-//! The live line on stderr: `[  5.0s] 95123.4 req/s  0 errors  104.2 MB/s`.
+//! The live line on stderr: `[  5.0s]  50%  5.0s left  95123.4 req/s  0 errors  104.2 MB/s`.
 //!
 //! Each thread owns one slot of counters and publishes into it at most every ~100 ms, with
 //! relaxed stores: the hot path never shares a cache line with another thread (the slots are
 //! 64-byte aligned) and never waits. The calling thread reads the slots once a second and prints
-//! rates over that second. The counters include warm-up (the line shows activity, not results).
+//! rates over that second. The counters include warm-up (the line shows activity, not results),
+//! except pages, which count only in the measured window: they measure how far a `-n` run is.
 
+use crate::Stop;
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -23,6 +25,8 @@ pub struct Counts {
     pub page_us: u64,
     /// Open loop, a gauge: pages due that their Webchildren have not started yet.
     pub behind: u64,
+    /// Pages ended in the measured window, hits or not: how far a `-n` run has got.
+    pub window_pages: u64,
 }
 
 /// One thread's slot; aligned so that two threads never write the same cache line.
@@ -35,6 +39,7 @@ struct Slot {
     pages: AtomicU64,
     page_us: AtomicU64,
     behind: AtomicU64,
+    window_pages: AtomicU64,
 }
 
 /// The slots of all threads.
@@ -59,6 +64,7 @@ impl Progress {
         s.pages.store(c.pages, Ordering::Relaxed);
         s.page_us.store(c.page_us, Ordering::Relaxed);
         s.behind.store(c.behind, Ordering::Relaxed);
+        s.window_pages.store(c.window_pages, Ordering::Relaxed);
     }
 
     /// The sum over threads, as last published.
@@ -71,15 +77,61 @@ impl Progress {
             t.pages += s.pages.load(Ordering::Relaxed);
             t.page_us += s.page_us.load(Ordering::Relaxed);
             t.behind += s.behind.load(Ordering::Relaxed);
+            t.window_pages += s.window_pages.load(Ordering::Relaxed);
         }
         t
+    }
+}
+
+/// What the run is heading for, to show how far it has got.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunLength {
+    /// Warm-up, before the measured window.
+    pub warmup: Duration,
+    pub stop: Stop,
+}
+
+impl RunLength {
+    /// `50%  5.0s left`, or None during warm-up (and for a `-n` run that has no pages yet, the
+    /// time left is `?`: there is no rate to extrapolate from).
+    fn done(&self, elapsed: Duration, pages: u64) -> Option<String> {
+        let measured = elapsed.checked_sub(self.warmup)?;
+        let (fraction, left) = match self.stop {
+            Stop::Duration(d) => {
+                let fraction = measured.as_secs_f64() / d.as_secs_f64().max(1e-9);
+                (fraction, Some(d.saturating_sub(measured)))
+            }
+            Stop::Pages(n) => {
+                let fraction = pages as f64 / n.max(1) as f64;
+                let left = (pages > 0).then(|| {
+                    let per_page = measured.as_secs_f64() / pages as f64;
+                    Duration::from_secs_f64(per_page * n.saturating_sub(pages) as f64)
+                });
+                (fraction, left)
+            }
+        };
+        let left = left.map_or("?".to_owned(), clock);
+        Some(format!(
+            "{:3.0}%  {left} left",
+            (100.0 * fraction).min(100.0)
+        ))
+    }
+}
+
+/// A time left as people read it: `8.5s`, `4m05s`, `2h03m`.
+fn clock(d: Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        0..=59 => format!("{:.1}s", d.as_secs_f64()),
+        60..=3599 => format!("{}m{:02}s", s / 60, s % 60),
+        _ => format!("{}h{:02}m", s / 3600, s / 60 % 60),
     }
 }
 
 /// The line for one second: rates are over `interval` (from `prev` to `now`).
 pub fn line(
     elapsed: Duration,
-    warmup: bool,
+    length: &RunLength,
     prev: Counts,
     now: Counts,
     interval: Duration,
@@ -87,10 +139,13 @@ pub fn line(
     let secs = interval.as_secs_f64().max(1e-9);
     let req_s = now.requests.saturating_sub(prev.requests) as f64 / secs;
     let mb_s = now.bytes.saturating_sub(prev.bytes) as f64 / secs / 1e6;
+    let at = elapsed.as_secs_f64();
+    let head = match length.done(elapsed, now.window_pages) {
+        Some(done) => format!("[{at:5.1}s] {done} "),
+        None => format!("[{at:5.1}s warm-up]"),
+    };
     format!(
-        "[{:5.1}s{}] {:.1} req/s  {}  {:.1} MB/s",
-        elapsed.as_secs_f64(),
-        if warmup { " warm-up" } else { "" },
+        "{head} {:.1} req/s  {}  {:.1} MB/s",
         req_s,
         crate::report::count_of(now.errors, "error", "errors"),
         mb_s
@@ -147,8 +202,6 @@ mod tests {
     fn progress_line_shows_rates_over_the_interval() {
         let prev = Counts {
             requests: 1000,
-            errors: 0,
-            bytes: 0,
             ..Counts::default()
         };
         let now = Counts {
@@ -157,23 +210,45 @@ mod tests {
             bytes: 4_000_000,
             ..Counts::default()
         };
-        let l = line(
-            Duration::from_secs(5),
-            false,
-            prev,
-            now,
-            Duration::from_secs(2),
+        let timed = RunLength {
+            warmup: Duration::from_secs(1),
+            stop: Stop::Duration(Duration::from_secs(10)),
+        };
+        let two = Duration::from_secs(2);
+        let l = line(Duration::from_secs(6), &timed, prev, now, two);
+        assert_eq!(
+            l,
+            "[  6.0s]  50%  5.0s left  1000.0 req/s  2 errors  2.0 MB/s"
         );
-        assert_eq!(l, "[  5.0s] 1000.0 req/s  2 errors  2.0 MB/s");
         let one = Counts { errors: 1, ..now };
-        let l = line(
-            Duration::from_secs(5),
-            true,
-            prev,
-            one,
-            Duration::from_secs(2),
+        let l = line(Duration::from_millis(500), &timed, prev, one, two);
+        assert_eq!(l, "[  0.5s warm-up] 1000.0 req/s  1 error  2.0 MB/s");
+    }
+
+    #[test]
+    fn page_counted_runs_extrapolate_the_time_left_from_their_page_rate() {
+        let counted = RunLength {
+            warmup: Duration::ZERO,
+            stop: Stop::Pages(1000),
+        };
+        let at = |secs: u64, pages: u64| {
+            counted
+                .done(Duration::from_secs(secs), pages)
+                .expect("no warm-up")
+        };
+        // 250 pages in 10 s: 750 more take 30 s.
+        assert_eq!(at(10, 250), " 25%  30.0s left");
+        assert_eq!(at(1, 0), "  0%  ? left");
+        assert_eq!(at(100, 1000), "100%  0.0s left");
+        let long = RunLength {
+            warmup: Duration::ZERO,
+            stop: Stop::Duration(Duration::from_secs(7200)),
+        };
+        assert_eq!(
+            long.done(Duration::from_secs(3), 0).unwrap(),
+            "  0%  1h59m left"
         );
-        assert_eq!(l, "[  5.0s warm-up] 1000.0 req/s  1 error  2.0 MB/s");
+        assert_eq!(clock(Duration::from_secs(245)), "4m05s");
     }
 
     #[test]
@@ -214,6 +289,8 @@ mod tests {
                 requests: 1,
                 errors: 2,
                 bytes: 3,
+                pages: 4,
+                window_pages: 5,
                 ..Counts::default()
             },
         );
@@ -223,6 +300,8 @@ mod tests {
                 requests: 10,
                 errors: 20,
                 bytes: 30,
+                pages: 40,
+                window_pages: 50,
                 ..Counts::default()
             },
         );
@@ -232,6 +311,8 @@ mod tests {
                 requests: 11,
                 errors: 22,
                 bytes: 33,
+                pages: 44,
+                window_pages: 55,
                 ..Counts::default()
             }
         );

@@ -7,8 +7,18 @@
 //!
 //! The engine (client.rs) fills these fields and the reports read them; the JSON schema names
 //! many of them, so a rename is a schema change.
+//!
+//! `Stats` serializes exactly (serde): counters as numbers, each histogram as the base64 of its
+//! HdrHistogram V2 encoding (every bucket's count, zig-zag LEB128, so a mostly empty histogram
+//! takes a few hundred bytes). A worker on another host ships its `Stats` this way, and merging
+//! deserialized `Stats` equals merging the originals, bucket for bucket.
 
+use base64::prelude::{Engine as _, BASE64_STANDARD};
+use hdrhistogram::serialization::{
+    Deserializer as HistDeserializer, Serializer as _, V2Serializer,
+};
 use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// Longest latency a histogram holds exactly; longer ones are clamped to it (and still counted).
@@ -19,23 +29,45 @@ pub const MAX_LATENCY_US: u64 = 3_600_000_000;
 pub const MAX_RAMP: u64 = 100_000;
 
 /// A latency distribution in microseconds.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Latency {
     hist: Histogram<u64>,
 }
 
-/// Latency figures in milliseconds, as reports and JSON print them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
-pub struct LatencySummary {
-    pub count: u64,
-    pub min: f64,
-    pub mean: f64,
-    pub max: f64,
-    pub p50: f64,
-    pub p90: f64,
-    pub p99: f64,
-    pub p999: f64,
+/// The base64 of the histogram's V2 encoding, a string in JSON.
+impl Serialize for Latency {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut bytes = Vec::new();
+        V2Serializer::new()
+            .serialize(&self.hist, &mut bytes)
+            .map_err(|e| serde::ser::Error::custom(format!("histogram: {e:?}")))?;
+        s.serialize_str(&BASE64_STANDARD.encode(&bytes))
+    }
 }
+
+impl<'de> Deserialize<'de> for Latency {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let text = String::deserialize(d)?;
+        let bytes = BASE64_STANDARD
+            .decode(text)
+            .map_err(|e| D::Error::custom(format!("histogram: not base64: {e}")))?;
+        let hist: Histogram<u64> = HistDeserializer::new()
+            .deserialize(&mut bytes.as_slice())
+            .map_err(|e| D::Error::custom(format!("histogram: not a V2 histogram: {e:?}")))?;
+        if hist.low() != 1 || hist.high() != MAX_LATENCY_US {
+            return Err(D::Error::custom(format!(
+                "histogram: bounds {}..{} µs, expected 1..{MAX_LATENCY_US}",
+                hist.low(),
+                hist.high()
+            )));
+        }
+        Ok(Latency { hist })
+    }
+}
+
+/// Latency figures in milliseconds, as reports and JSON print them.
+pub use results::LatencySummary;
 
 impl Latency {
     /// `sigfig`: 3 for run-wide distributions, 2 for per-page and per-URL ones (a tenth the memory).
@@ -123,7 +155,7 @@ impl Latency {
 }
 
 /// Why a request failed. Each is counted separately; the JSON key is the snake_case name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorKind {
     ConnectRefused,
@@ -143,10 +175,17 @@ pub enum ErrorKind {
     Status5xx,
     /// A read or write failed in another way.
     Io,
+    /// HTTPS: the server's certificate was refused (untrusted, expired, another name).
+    TlsCertificate,
+    /// HTTPS: the handshake failed (no common version or cipher, a plaintext server, a
+    /// handshake that did not finish in the connect timeout).
+    TlsHandshake,
+    /// HTTPS: the connection was reset or closed during the handshake.
+    TlsReset,
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 13] = [
+    pub const ALL: [ErrorKind; 16] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::ConnectOther,
@@ -160,6 +199,9 @@ impl ErrorKind {
         ErrorKind::Status4xx,
         ErrorKind::Status5xx,
         ErrorKind::Io,
+        ErrorKind::TlsCertificate,
+        ErrorKind::TlsHandshake,
+        ErrorKind::TlsReset,
     ];
 
     pub fn name(self) -> &'static str {
@@ -177,12 +219,15 @@ impl ErrorKind {
             ErrorKind::Status4xx => "status_4xx",
             ErrorKind::Status5xx => "status_5xx",
             ErrorKind::Io => "io",
+            ErrorKind::TlsCertificate => "tls_certificate",
+            ErrorKind::TlsHandshake => "tls_handshake",
+            ErrorKind::TlsReset => "tls_reset",
         }
     }
 }
 
 /// Errors by kind, a fixed array indexed by `ErrorKind as usize`.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct ErrorCounts(pub [u64; ErrorKind::ALL.len()]);
 
 impl ErrorCounts {
@@ -203,8 +248,69 @@ impl ErrorCounts {
     }
 }
 
+/// Counted responses by status code: a fixed table indexed by the code, so counting one is an
+/// index and an add, never an allocation. Codes are three digits (the parser takes no other).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatusCounts(Box<[u64]>);
+
+/// Serialized as the codes seen and their counts (`{"200": 9, "404": 1}`), not the whole table.
+impl Serialize for StatusCounts {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.seen())
+    }
+}
+
+impl<'de> Deserialize<'de> for StatusCounts {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let seen = std::collections::BTreeMap::<u16, u64>::deserialize(d)?;
+        let mut counts = StatusCounts::new();
+        for (code, n) in seen {
+            counts.0[usize::from(code).min(Self::CODES - 1)] += n;
+        }
+        Ok(counts)
+    }
+}
+
+impl StatusCounts {
+    const CODES: usize = 1000;
+
+    pub fn new() -> Self {
+        StatusCounts(vec![0; Self::CODES].into_boxed_slice())
+    }
+
+    #[inline]
+    pub fn add(&mut self, status: u16) {
+        self.0[usize::from(status).min(Self::CODES - 1)] += 1;
+    }
+
+    pub fn get(&self, status: u16) -> u64 {
+        self.0.get(usize::from(status)).copied().unwrap_or(0)
+    }
+
+    /// `(code, count)` of the codes seen, in increasing order.
+    pub fn seen(&self) -> impl Iterator<Item = (u16, u64)> + '_ {
+        self.0
+            .iter()
+            .enumerate()
+            .filter(|(_, &n)| n > 0)
+            .map(|(code, &n)| (code as u16, n))
+    }
+
+    pub fn merge(&mut self, other: &StatusCounts) {
+        for (a, b) in self.0.iter_mut().zip(other.0.iter()) {
+            *a += b;
+        }
+    }
+}
+
+impl Default for StatusCounts {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// One URL (file) across all pages: ptester's row, plus percentiles.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UrlStats {
     /// Responses that completed and matched their framing (any status).
     pub requests: u64,
@@ -226,7 +332,7 @@ pub struct UrlStats {
 }
 
 /// One page: the WebSTONE per-page block.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PageStats {
     /// Pages whose every file completed.
     pub hits: u64,
@@ -245,12 +351,22 @@ pub struct PageStats {
 }
 
 /// Everything one thread (or, merged, one run) measured in the measured window.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Stats {
     pub pages: Vec<PageStats>,
     pub urls: Vec<UrlStats>,
     /// Per request: TCP connect time (only requests that opened a connection).
     pub connect: Latency,
+    /// HTTPS, per new connection: from the TCP connection's establishment to the end of the
+    /// TLS handshake (apart from `connect`, as the paper's connect time is TCP's).
+    pub tls_handshake: Latency,
+    /// HTTPS: handshakes completed in the window, and how many of them resumed a session.
+    pub tls_handshakes: u64,
+    pub tls_resumed: u64,
+    /// HTTPS: what the first handshake in the window agreed on. Not carried between processes
+    /// (rustls's names are static strings): a run on many hosts reports counts, not names.
+    #[serde(skip)]
+    pub tls_session: Option<TlsSession>,
     /// Per request: request written (or, open loop, intended start) to first response byte.
     pub ttfb: Latency,
     /// Per request: (intended) start to last byte, connect included when one was opened.
@@ -277,6 +393,8 @@ pub struct Stats {
     /// an earlier one (the rate was not kept). Also in `response` and `page` with their wait.
     pub pages_not_sent: u64,
     pub errors: ErrorCounts,
+    /// Counted responses by final status code (they sum to `requests`).
+    pub statuses: StatusCounts,
     pub requests: u64,
     pub pages_done: u64,
     pub connects: u64,
@@ -302,13 +420,13 @@ pub struct Stats {
     pub timeseries: Vec<SecondStats>,
 }
 
-/// What one second of the measured window saw (issue 5's time series).
+/// What one second of the measured window saw (the time series).
 ///
 /// Requests and errors are counted in the second they completed (or failed), bytes in the second
 /// they were read: summed over the seconds they equal `Stats::requests`, `errors.total()` and
 /// `bytes_total` exactly. The latency is a 2-significant-figure histogram (about 27 KB), so
 /// seconds merge across threads bucket by bucket like everything else.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SecondStats {
     /// Responses completed in this second (any status).
     pub requests: u64,
@@ -445,6 +563,10 @@ impl Stats {
             pages: workload.pages.iter().map(|_| PageStats::new()).collect(),
             urls: workload.urls.iter().map(|_| UrlStats::new()).collect(),
             connect: Latency::new(3),
+            tls_handshake: Latency::new(3),
+            tls_handshakes: 0,
+            tls_resumed: 0,
+            tls_session: None,
             ttfb: Latency::new(3),
             response: Latency::new(3),
             page: Latency::new(3),
@@ -456,6 +578,7 @@ impl Stats {
             pages_scheduled: 0,
             pages_not_sent: 0,
             errors: ErrorCounts::default(),
+            statuses: StatusCounts::new(),
             requests: 0,
             pages_done: 0,
             connects: 0,
@@ -502,6 +625,10 @@ impl Stats {
             a.merge(b);
         }
         self.connect.merge(&o.connect);
+        self.tls_handshake.merge(&o.tls_handshake);
+        self.tls_handshakes += o.tls_handshakes;
+        self.tls_resumed += o.tls_resumed;
+        self.tls_session = self.tls_session.or(o.tls_session);
         self.ttfb.merge(&o.ttfb);
         self.response.merge(&o.response);
         self.page.merge(&o.page);
@@ -519,6 +646,7 @@ impl Stats {
         self.pages_scheduled += o.pages_scheduled;
         self.pages_not_sent += o.pages_not_sent;
         self.errors.merge(&o.errors);
+        self.statuses.merge(&o.statuses);
         self.requests += o.requests;
         self.pages_done += o.pages_done;
         self.connects += o.connects;
@@ -534,6 +662,15 @@ impl Stats {
             a.merge(b);
         }
     }
+}
+
+/// What a TLS handshake agreed on (rustls's names: `TLSv1_3`, `TLS13_AES_128_GCM_SHA256`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct TlsSession {
+    pub version: &'static str,
+    pub cipher: &'static str,
+    /// The protocol the server chose by ALPN (`http/1.1`), if any.
+    pub alpn: Option<&'static str>,
 }
 
 /// Byte accounting: the paper's identity and what is read besides.
@@ -579,6 +716,17 @@ pub struct ResponseSample {
 /// Recording, one call per event: the engine says what happened, these say where it is counted.
 /// All O(1), none allocates.
 impl Stats {
+    /// A TLS handshake that took `us` after the TCP connect.
+    #[inline]
+    pub fn record_tls_handshake(&mut self, us: u64, resumed: bool, session: TlsSession) {
+        self.tls_handshakes += 1;
+        self.tls_resumed += u64::from(resumed);
+        self.tls_handshake.record_us(us);
+        if self.tls_session.is_none() {
+            self.tls_session = Some(session);
+        }
+    }
+
     /// A connection opened to fetch `url` as part of `page`.
     #[inline]
     pub fn record_connect(&mut self, page: usize, url: usize, connect_us: u64) {

@@ -13,23 +13,31 @@
 //! WebSTONE's limits (100 pages, 50 files per page) came from fixed-size C arrays; they are not
 //! imposed here.
 //!
-//! URLs are deduplicated: a path that appears in several pages has one index in
-//! [`Workload::urls`], so per-URL statistics are a plain vector indexed by it.
+//! URLs are deduplicated: a path that appears in several pages, requested the same way, has one
+//! index in [`Workload::urls`], so per-URL statistics are a plain vector indexed by it. How each
+//! is requested (method, header fields, body) is its [`RequestSpec`].
+
+mod spec;
+
+pub use spec::{RequestSpec, PLAIN_GET};
 
 use crate::report::count_of;
 use std::collections::HashMap;
 use std::path::Path;
 
 /// A set of pages; `urls` holds each distinct path once so that per-URL statistics are an index.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Workload {
     pub pages: Vec<Page>,
     /// Distinct URL paths (`/file3k.html`), in order of first appearance.
     pub urls: Vec<String>,
+    /// Per URL: how it is requested. A URL past the end of this list is a plain GET (so a
+    /// workload built in code may leave it empty).
+    pub requests: Vec<RequestSpec>,
 }
 
 /// One WebSTONE page: an HTML file and its inlined images, fetched in order.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Page {
     pub name: String,
     /// Relative weight (any positive number; WebSTONE used percentages).
@@ -81,22 +89,25 @@ fn check_weight(weight: f64) -> Option<String> {
 struct Builder {
     pages: Vec<Page>,
     urls: Vec<String>,
-    index: HashMap<String, usize>,
+    requests: Vec<RequestSpec>,
+    index: HashMap<(String, RequestSpec), usize>,
 }
 
 impl Builder {
-    fn url(&mut self, path: &str) -> usize {
-        if let Some(&i) = self.index.get(path) {
+    fn url(&mut self, path: &str, spec: &RequestSpec) -> usize {
+        let key = (path.to_owned(), spec.clone());
+        if let Some(&i) = self.index.get(&key) {
             return i;
         }
         let i = self.urls.len();
         self.urls.push(path.to_owned());
-        self.index.insert(path.to_owned(), i);
+        self.requests.push(spec.clone());
+        self.index.insert(key, i);
         i
     }
 
     fn page<'a>(&mut self, name: String, weight: f64, files: impl IntoIterator<Item = &'a str>) {
-        let files = files.into_iter().map(|f| self.url(f)).collect();
+        let files = files.into_iter().map(|f| self.url(f, &PLAIN_GET)).collect();
         self.pages.push(Page {
             name,
             weight,
@@ -108,6 +119,7 @@ impl Builder {
         Workload {
             pages: self.pages,
             urls: self.urls,
+            requests: self.requests,
         }
     }
 }
@@ -173,6 +185,23 @@ impl Workload {
         Ok(b.finish())
     }
 
+    /// How URL `url` is requested.
+    pub fn spec(&self, url: usize) -> &RequestSpec {
+        self.requests.get(url).unwrap_or(&PLAIN_GET)
+    }
+
+    /// Every URL requested as `defaults` say (the command line's `-m`, `-H`, `--body`) where
+    /// its own entry does not say otherwise (see [`RequestSpec::over`]).
+    pub fn with_defaults(mut self, defaults: &RequestSpec) -> Result<Workload, WorkloadError> {
+        if let Some(why) = defaults.check() {
+            return Err(WorkloadError::Invalid(why));
+        }
+        self.requests = (0..self.urls.len())
+            .map(|i| self.spec(i).over(defaults))
+            .collect();
+        Ok(self)
+    }
+
     /// The workload as TOML that [`Workload::load`] reads back to an equal workload.
     pub fn to_toml(&self) -> String {
         #[derive(serde::Serialize)]
@@ -183,8 +212,30 @@ impl Workload {
         struct OutPage<'a> {
             name: &'a str,
             weight: f64,
-            files: Vec<&'a str>,
+            files: Vec<toml::Value>,
         }
+        let entry = |i: usize| -> toml::Value {
+            let (path, spec) = (self.urls[i].clone(), self.spec(i));
+            if *spec == PLAIN_GET {
+                return toml::Value::String(path);
+            }
+            let mut t = toml::Table::new();
+            t.insert("path".into(), path.into());
+            if let Some(m) = &spec.method {
+                t.insert("method".into(), m.clone().into());
+            }
+            if !spec.headers.is_empty() {
+                let h = spec.headers.iter().map(|(n, v)| format!("{n}: {v}").into());
+                t.insert("headers".into(), toml::Value::Array(h.collect()));
+            }
+            if let Some(b) = &spec.body {
+                t.insert(
+                    "body".into(),
+                    String::from_utf8_lossy(b).into_owned().into(),
+                );
+            }
+            toml::Value::Table(t)
+        };
         let out = Out {
             page: self
                 .pages
@@ -192,7 +243,7 @@ impl Workload {
                 .map(|p| OutPage {
                     name: &p.name,
                     weight: p.weight,
-                    files: p.files.iter().map(|&i| self.urls[i].as_str()).collect(),
+                    files: p.files.iter().map(|&i| entry(i)).collect(),
                 })
                 .collect(),
         };
@@ -339,7 +390,44 @@ struct TomlWorkload {
 struct TomlPage {
     name: Option<String>,
     weight: toml::Spanned<f64>,
-    files: toml::Spanned<Vec<toml::Spanned<String>>>,
+    files: toml::Spanned<Vec<toml::Spanned<toml::Value>>>,
+}
+
+/// A file entry's table: `{ path = "/api", method = "POST", headers = ["A: b"], body = "..." }`.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TomlFile {
+    path: String,
+    method: Option<String>,
+    #[serde(default)]
+    headers: Vec<String>,
+    body: Option<String>,
+}
+
+/// A file entry: a path (a plain GET) or a table; why it is unusable otherwise.
+fn file_entry(v: &toml::Value) -> Result<(String, RequestSpec), String> {
+    let f: TomlFile = match v {
+        toml::Value::String(path) => return Ok((path.clone(), RequestSpec::default())),
+        toml::Value::Table(t) => t
+            .clone()
+            .try_into()
+            .map_err(|e: toml::de::Error| e.message().trim().to_owned())?,
+        _ => return Err("a file is a path or a table with a path".into()),
+    };
+    let headers = f
+        .headers
+        .iter()
+        .map(|h| RequestSpec::parse_header(h))
+        .collect::<Result<_, _>>()?;
+    let spec = RequestSpec {
+        method: f.method,
+        headers,
+        body: f.body.map(String::into_bytes),
+    };
+    match spec.check() {
+        Some(why) => Err(why),
+        None => Ok((f.path, spec)),
+    }
 }
 
 fn line_of(text: &str, offset: usize) -> usize {
@@ -378,17 +466,20 @@ fn parse_toml(text: &str, shown: &str) -> Result<Workload, WorkloadError> {
                 "a page needs at least one file".into(),
             ));
         }
+        let mut files = Vec::with_capacity(p.files.get_ref().len());
         for f in p.files.get_ref() {
-            if let Some(why) = check_path(f.get_ref()) {
+            let (path, spec) = file_entry(f.get_ref()).map_err(|why| err(f.span().start, why))?;
+            if let Some(why) = check_path(&path) {
                 return Err(err(f.span().start, why));
             }
+            files.push(b.url(&path, &spec));
         }
         let name = p.name.clone().unwrap_or_else(|| format!("page {n}"));
-        b.page(
+        b.pages.push(Page {
             name,
-            *p.weight.get_ref(),
-            p.files.get_ref().iter().map(|f| f.get_ref().as_str()),
-        );
+            weight: *p.weight.get_ref(),
+            files,
+        });
     }
     Ok(b.finish())
 }
@@ -458,6 +549,7 @@ mod tests {
                 page("z3", 0.0),
             ],
             urls: vec!["/a".into()],
+            requests: Vec::new(),
         };
         let p = PagePicker::new(&w);
         let mut rng = fastrand::Rng::with_seed(7);

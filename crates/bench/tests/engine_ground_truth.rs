@@ -2,9 +2,8 @@
 //! that freezes for the end of the run, and well-known framings whose byte counts are exact.
 //!
 //! Tolerances are one-sided where the machine's load can only push a figure one way (a busy
-//! machine makes responses slower, never faster than the server's own delay), and the one
-//! figure that load can spoil either way (how late pages leave) is taken as the best of three
-//! runs.
+//! machine makes responses slower, never faster than the server's own delay), or far wider
+//! than load can move them.
 
 mod common;
 
@@ -104,27 +103,34 @@ fn a_rate_the_webchildren_cannot_carry_is_reported_with_the_webchildren_it_needs
 }
 
 #[test]
-fn open_loop_pages_leave_on_time_to_a_fraction_of_a_millisecond() {
-    // Waiting in whole milliseconds made pages leave 0.5 ms late at the median; the timerfd
-    // brings it to tens of µs on a quiet machine. Best of three runs, so a burst of load on a
-    // shared machine cannot fail it; a millisecond wait cannot pass it.
+fn open_loop_send_lag_is_recorded_for_every_page_and_is_what_the_correction_adds() {
+    // The wake-up's own precision is tested where load cannot spoil it (the alarm's best of 20
+    // wake-ups, in client/alarm.rs); here, the bookkeeping: a lag for every page started, the
+    // corrected response never below the uncorrected one, and the schedule kept (a median lag
+    // far below a Webchild's 20 ms interval: a loop that fell behind would show whole intervals).
     let srv = TestServer::start(Behaviour::Good(10));
-    let mut best = f64::MAX;
-    for _ in 0..3 {
-        let mut cfg = config(srv.addr, 10, Stop::Duration(ms(700)));
-        cfg.rate = Some(500.0);
-        let r = run(&cfg);
-        let lag = r.stats.send_lag.as_ref().unwrap().summary();
-        assert_eq!(lag.count, r.stats.pages_scheduled - r.stats.pages_not_sent);
-        let corrected = r.stats.response.summary().p50;
-        let uncorrected = r.stats.response_uncorrected.as_ref().unwrap().summary().p50;
-        println!("send lag {lag:?}; response p50 {corrected} vs {uncorrected} uncorrected");
-        best = best.min(lag.p50);
-        if best <= 0.2 {
-            break;
-        }
-    }
-    assert!(best <= 0.2, "median send lag {best} ms");
+    // A page count: every page completes, so all figures are over the same 300 pages.
+    let mut cfg = config(srv.addr, 10, Stop::Pages(300));
+    cfg.rate = Some(500.0);
+    let r = run(&cfg);
+    let s = &r.stats;
+    let lag = s.send_lag.as_ref().unwrap().summary();
+    println!("send lag {lag:?}");
+    assert_eq!(
+        (lag.count, s.pages_scheduled, s.pages_not_sent),
+        (300, 300, 0)
+    );
+    assert_eq!(s.requests, 300);
+    assert!(lag.p50 < 10.0, "{lag:?}");
+    let corrected = s.response.summary();
+    let uncorrected = s.response_uncorrected.as_ref().unwrap().summary();
+    assert!(corrected.min >= uncorrected.min && corrected.max >= uncorrected.max);
+    assert!(corrected.mean >= uncorrected.mean);
+    // One file per page: the correction adds exactly the send lag, so the means differ by it
+    // (within the histograms' precision of 0.1% of each value).
+    let added = corrected.mean - uncorrected.mean;
+    let slack = 0.002 * (corrected.mean + uncorrected.mean + lag.mean) + 0.003;
+    assert!((added - lag.mean).abs() <= slack, "{added} vs {lag:?}");
 }
 
 #[test]

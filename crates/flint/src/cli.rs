@@ -16,7 +16,8 @@ use std::process::ExitCode;
     name = "flint",
     version,
     propagate_version = true,
-    max_term_width = 100
+    max_term_width = 100,
+    after_help = crate::exit::HELP
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -40,7 +41,12 @@ pub enum Command {
         flint bench http://127.0.0.1:8080 /index.html /logo.gif -c 40 -d 30s\n  \
         flint bench http://127.0.0.1:8080 -w filelist --http 1.0 -n 10000 --json out.json\n  \
         flint bench http://127.0.0.1:8080 -w site.toml --rate 500 -d 1m --html out.html\n  \
-        flint bench http://127.0.0.1:8080/1k.bin -c 40 -d 10s --profile auto")]
+        flint bench http://127.0.0.1:8080/1k.bin -c 40 -d 10s --profile auto\n  \
+        flint bench http://127.0.0.1:8080/ -n 1000 --threshold 'p99<50ms' --json - | jq .summary\n\n\
+        From wrk, oha or hey: -c, -d and -t are as in wrk; oha's and hey's -q (a rate) is --rate \
+        here, and -q is quiet; more in docs/coming-from.md.\n\n\
+        Exit status: 0 completed; 1 not one response succeeded (or the run broke); 2 bad usage \
+        or input, nothing started; 3 a --threshold crossed; 130 interrupted (still reported).")]
     Bench(cmd::bench::BenchArgs),
     /// Serve a directory: event-driven, one loop per core, cached metadata and checksums.
     Serve(cmd::serve::ServeArgs),
@@ -52,6 +58,12 @@ pub enum Command {
     Compare(cmd::compare::CompareArgs),
     /// Render results (bench, compare, lab JSON) as one self-contained HTML page.
     Report(cmd::report::ReportArgs),
+    /// Run a client host's part of `flint bench --hosts`: orders on stdin, results on stdout.
+    ///
+    /// Started by the coordinator through its launch template (over ssh by default), never by
+    /// hand; the line-delimited protocol is described in docs/hosts.md. Stops within a second
+    /// when stdin closes.
+    Worker,
 }
 
 impl Command {
@@ -65,6 +77,7 @@ impl Command {
             Command::Lab(args) => cmd::lab::lab(args),
             Command::Compare(args) => cmd::compare::compare(args),
             Command::Report(args) => cmd::report::report(args),
+            Command::Worker => cmd::worker::worker(),
         }
     }
 }

@@ -2,7 +2,9 @@
 
 mod common;
 
-use common::{flint, run_bounded, start_server, start_server_with, wait_exit, Server};
+use common::{
+    counting_responder, flint, run_bounded, start_server, start_server_with, wait_exit, Server,
+};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::{ExitStatus, Stdio};
@@ -69,6 +71,8 @@ fn bench_json_matches_the_schema_and_its_own_counts() {
                 "-n",
                 "200",
                 "--quiet",
+                "--threshold",
+                "p99<10s",
             ])
             .arg("--json")
             .arg(&json_path)
@@ -100,6 +104,7 @@ fn bench_json_matches_the_schema_and_its_own_counts() {
     assert_eq!(s["requests"], 200);
     assert_eq!(s["errors"], 0);
     assert_eq!(s["bytes_body"], 200 * 1000);
+    assert_eq!(json["thresholds"][0]["pass"], true);
     let html = std::fs::read_to_string(dir.path().join("out.html")).expect("--html wrote a page");
     assert!(html.contains("<svg"), "the page has no chart");
     assert!(
@@ -187,42 +192,6 @@ fn fileset_filelist_sizes_files_by_their_names() {
     );
 }
 
-/// A minimal keep-alive HTTP responder in this process that counts the requests it answers, so
-/// the test knows a run is under way without sleeping.
-fn counting_responder() -> (String, std::sync::Arc<std::sync::atomic::AtomicU64>) {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    use std::sync::Arc;
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap().to_string();
-    let count = Arc::new(AtomicU64::new(0));
-    let seen = count.clone();
-    std::thread::spawn(move || {
-        for conn in listener.incoming() {
-            let Ok(mut conn) = conn else { return };
-            let seen = seen.clone();
-            std::thread::spawn(move || {
-                let response = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
-                let mut buf = [0u8; 4096];
-                let mut have = Vec::new();
-                while let Ok(n) = conn.read(&mut buf) {
-                    if n == 0 {
-                        return;
-                    }
-                    have.extend_from_slice(&buf[..n]);
-                    while let Some(end) = have.windows(4).position(|w| w == b"\r\n\r\n") {
-                        have.drain(..end + 4);
-                        if conn.write_all(response).is_err() {
-                            return;
-                        }
-                        seen.fetch_add(1, Ordering::Relaxed);
-                    }
-                }
-            });
-        }
-    });
-    (addr, count)
-}
-
 #[test]
 fn ctrl_c_ends_a_bench_early_and_still_reports_what_was_measured() {
     use std::sync::atomic::Ordering;
@@ -267,9 +236,10 @@ fn ctrl_c_ends_a_bench_early_and_still_reports_what_was_measured() {
     );
     let out = bench.wait_with_output().expect("output");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        status.success(),
-        "exit {status:?}: {}",
+    assert_eq!(
+        status.code(),
+        Some(130),
+        "an interrupted run exits 130: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(

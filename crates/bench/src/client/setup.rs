@@ -7,7 +7,7 @@ use crate::log::LogFile;
 use crate::progress::Progress;
 use crate::stats::Stats;
 use crate::transport::Connector;
-use crate::workload::PagePicker;
+use crate::workload::{PagePicker, RequestSpec};
 use crate::{BenchConfig, Workload};
 use std::io;
 use std::ops::Range;
@@ -95,6 +95,10 @@ pub struct Requests {
     bytes: Vec<u8>,
     /// Per URL: its request.
     url: Vec<Range<usize>>,
+    /// Per URL: a HEAD (its response has no body), and whether it may be resent once after a
+    /// reused connection closed before answering (idempotent methods only).
+    head: Vec<bool>,
+    resend: Vec<bool>,
     /// Pipelining, per page: where each file's request starts in the page's batch; the batch
     /// from file `j` to the end is `page_file[p][j]..page_end[p]` (used to resume after a close).
     page_file: Vec<Vec<usize>>,
@@ -111,17 +115,22 @@ impl Requests {
         let host = &config.target.host;
         let mut bytes = Vec::new();
         let mut url = Vec::with_capacity(workload.urls.len());
-        for path in &workload.urls {
+        for (i, path) in workload.urls.iter().enumerate() {
             let start = bytes.len();
-            wire::head::write_request(&mut bytes, "GET", path, host, version, keep_alive);
-            if let Some(auth) = &config.target.authorization {
-                // The URL's user and password, before the blank line that ends the head.
-                bytes.truncate(bytes.len() - 2);
-                wire::head::write_header(&mut bytes, b"Authorization", auth.as_bytes());
-                bytes.extend_from_slice(b"\r\n");
-            }
+            write_request(
+                &mut bytes,
+                path,
+                workload.spec(i),
+                host,
+                config.target.authorization.as_deref(),
+                version,
+                keep_alive,
+            );
             url.push(start..bytes.len());
         }
+        let specs = (0..workload.urls.len()).map(|i| workload.spec(i));
+        let head = specs.clone().map(RequestSpec::is_head).collect();
+        let resend = specs.map(RequestSpec::is_idempotent).collect();
         let (mut page_file, mut page_end) = (Vec::new(), Vec::new());
         if config.http == HttpMode::Pipeline {
             for page in &workload.pages {
@@ -137,6 +146,8 @@ impl Requests {
         Requests {
             bytes,
             url,
+            head,
+            resend,
             page_file,
             page_end,
         }
@@ -144,6 +155,23 @@ impl Requests {
 
     pub fn bytes(&self) -> &[u8] {
         &self.bytes
+    }
+
+    /// URL `url`'s request, alone.
+    pub fn for_url(&self, url: usize) -> &[u8] {
+        &self.bytes[self.url[url].clone()]
+    }
+
+    /// Whether URL `url` is requested with HEAD (its response has no body).
+    #[inline]
+    pub fn is_head(&self, url: usize) -> bool {
+        self.head[url]
+    }
+
+    /// Whether URL `url`'s request may be sent again on a new connection.
+    #[inline]
+    pub fn may_resend(&self, url: usize) -> bool {
+        self.resend[url]
     }
 
     /// What to write to fetch file `file` (URL `url`) of page `page`: its request, or, when
@@ -154,6 +182,50 @@ impl Requests {
             Some(starts) => starts[file]..self.page_end[page],
             None => self.url[url].clone(),
         }
+    }
+}
+
+/// One request: `METHOD path version`, then `Host` and `User-Agent` unless the spec gives its
+/// own, `Connection: close` where keep-alive is off in HTTP/1.1, the spec's header fields in
+/// order, `Content-Length` when there is a body, and the body.
+fn write_request(
+    out: &mut Vec<u8>,
+    path: &str,
+    spec: &RequestSpec,
+    host: &str,
+    authorization: Option<&str>,
+    v: wire::request::Version,
+    keep_alive: bool,
+) {
+    use wire::head::{write_header, write_header_u64, USER_AGENT};
+    out.extend_from_slice(spec.method().as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(path.as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(v.as_bytes());
+    out.extend_from_slice(b"\r\n");
+    if !spec.has_header("host") {
+        write_header(out, b"Host", host.as_bytes());
+    }
+    if !spec.has_header("user-agent") {
+        write_header(out, b"User-Agent", USER_AGENT);
+    }
+    // The URL's user and password, unless a header of the workload or -H says otherwise.
+    if let Some(auth) = authorization.filter(|_| !spec.has_header("authorization")) {
+        write_header(out, b"Authorization", auth.as_bytes());
+    }
+    if v == wire::request::Version::Http11 && !keep_alive {
+        write_header(out, b"Connection", b"close");
+    }
+    for (name, value) in &spec.headers {
+        write_header(out, name.as_bytes(), value.as_bytes());
+    }
+    if let Some(body) = &spec.body {
+        write_header_u64(out, b"Content-Length", body.len() as u64);
+    }
+    out.extend_from_slice(b"\r\n");
+    if let Some(body) = &spec.body {
+        out.extend_from_slice(body);
     }
 }
 

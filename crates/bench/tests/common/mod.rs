@@ -73,9 +73,14 @@ pub struct Seen {
     pub server_closed_first: AtomicU64,
     /// Responses written (by the behaviours that count them: `FreezeAfter`).
     pub answered: AtomicU64,
+    /// The last request `Echo` answered, exactly as received.
+    pub last_request: std::sync::Mutex<Vec<u8>>,
 }
 
 impl Seen {
+    pub fn last_request(&self) -> String {
+        String::from_utf8_lossy(&self.last_request.lock().unwrap()).into_owned()
+    }
     pub fn connections(&self) -> u64 {
         self.connections.load(Ordering::SeqCst)
     }
@@ -90,6 +95,15 @@ impl Seen {
     }
     pub fn server_closed_first(&self) -> u64 {
         self.server_closed_first.load(Ordering::SeqCst)
+    }
+    /// `server_closed_first` once it reaches `n` or 2 s have passed: the server thread counts a
+    /// close after it sees the client's, which can be a moment after the run has returned.
+    pub fn server_closed_first_reaching(&self, n: u64) -> u64 {
+        let deadline = std::time::Instant::now() + Duration::from_secs(2);
+        while self.server_closed_first() < n && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        self.server_closed_first()
     }
 }
 
@@ -330,6 +344,7 @@ fn answer(
                 req.len()
             );
             let body: &[u8] = if req.starts_with(b"HEAD ") { b"" } else { req };
+            *seen.last_request.lock().unwrap() = req.to_vec();
             w(s, &[head.as_bytes(), body].concat()) && !close
         }
         Behaviour::StallMidBody => {
@@ -375,7 +390,11 @@ pub fn workload(pages: &[(&str, f64, &[&str])]) -> Workload {
                 .collect(),
         })
         .collect();
-    Workload { pages, urls }
+    Workload {
+        pages,
+        urls,
+        requests: Vec::new(),
+    }
 }
 
 /// One page, one file.
@@ -387,6 +406,7 @@ pub fn one_file() -> Workload {
             files: vec![0],
         }],
         urls: vec!["/a".into()],
+        requests: Vec::new(),
     }
 }
 

@@ -1,11 +1,24 @@
-//! `flint bench`: the command line to a [`bench::BenchConfig`], a run, and its reports.
+//! `flint bench`: the command line to a [`bench::BenchConfig`], a run, its reports, its exit code.
+//!
+//! Everything that can be wrong with the input is found before the run starts (options, the
+//! workload, a `--profile` pid, threads and file descriptors against what this machine has), so
+//! a mistake costs one line and exit status 2, never a run that measured nothing.
 
 mod args;
+pub mod hosts;
+mod limits;
 pub mod profile;
 
+pub use args::{BenchArgs, HttpArg, LoadArgs, ReportArg, TlsArg};
+pub use limits::raise_open_files;
+
+use crate::exit::{self, Status};
+use crate::output::{self, Stream};
 use anyhow::{bail, Context};
-pub use args::{BenchArgs, HttpArg, LoadArgs, ReportArg};
-use bench::{BenchConfig, HttpMode, RunResult, Stop, Target, Workload};
+use bench::config::{TlsOptions, TlsVersion};
+use bench::stats::ErrorKind;
+use bench::thresholds::Verdict;
+use bench::{BenchConfig, BenchError, HttpMode, RunResult, Stop, Target, Workload};
 use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,7 +28,9 @@ use std::time::Duration;
 static STOP: AtomicBool = AtomicBool::new(false);
 
 pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
+    let load = &args.load;
     let target = Target::parse(&args.url)?;
+    check_outputs(load)?;
     let workload = if let Some(path) = &args.workload {
         if !args.paths.is_empty() {
             bail!("give either a workload (-w) or paths, not both");
@@ -28,21 +43,102 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
         let path = target.path.clone().unwrap_or_else(|| "/".into());
         Workload::from_paths(&[path])?
     };
+    let workload = workload.with_defaults(&request_spec(&args)?)?;
+    if let Some(pid) = args.profile.and_then(|p| p.pid) {
+        if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            bail!("--profile {pid}: no process has that pid");
+        }
+    }
+    let on_hosts = hosts::hosts_of(&args)?;
+    // On many hosts the Webchildren's sockets are the workers': nothing to check here.
+    let config = match on_hosts {
+        Some(_) => bench_config(target, load),
+        None => prepare(target, load, 0)?,
+    };
     install_stop_handler(|| STOP.store(true, Ordering::Relaxed))?;
-    let config = bench_config(target, &args.load);
+    if let Some(list) = on_hosts {
+        return hosts::bench_on_hosts(&args, &config, &workload, &list, &STOP);
+    }
     let profiler = match args.profile {
         Some(arg) => profile::ServerProfiler::prepare(arg, &config.target)?,
         None => None,
     };
     let (result, server_profile) = match profiler {
         Some(p) => {
-            let result = bench::run_observed(&config, &workload, &STOP, &p)?;
+            let result = bench::run_observed(&config, &workload, &STOP, &p).map_err(run_error)?;
             (result, p.finish())
         }
-        None => (bench::run(&config, &workload, &STOP)?, None),
+        None => (
+            bench::run(&config, &workload, &STOP).map_err(run_error)?,
+            None,
+        ),
     };
-    print_reports_with(&result, &args.load, server_profile.as_ref())?;
-    Ok(ExitCode::SUCCESS)
+    finish(&result, load, server_profile.as_ref())
+}
+
+/// At most one result on stdout (`-`), and never two into the same file.
+pub fn check_outputs(load: &LoadArgs) -> anyhow::Result<()> {
+    super::one_stdout([
+        ("--json", load.json.as_deref()),
+        ("--log", load.log.as_deref()),
+        ("--html", load.html.as_deref()),
+    ])
+}
+
+/// The engine's options for `load` against `target`, after the checks that need this machine:
+/// threads beyond the Webchildren or the cores are lowered (with a note on stderr), and a run
+/// the open-files limit cannot carry (`main` has raised it as far as it goes) is refused.
+/// `server_sockets`: descriptors an embedded server in this process needs besides.
+pub fn prepare(
+    target: Target,
+    load: &LoadArgs,
+    server_sockets: u64,
+) -> anyhow::Result<BenchConfig> {
+    let (_, note) = limits::threads(load.threads, load.clients, cores());
+    if let Some(note) = note {
+        output::error_line(&format!("flint: note: {note}"));
+    }
+    let limit = limits::open_files();
+    limits::check_open_files(load.clients as u64 + server_sockets, load.clients, limit)
+        .map_err(anyhow::Error::msg)?;
+    Ok(bench_config(target, load))
+}
+
+/// The engine's refusals before a start are bad input (exit 2); the rest happened while it ran.
+pub fn run_error(err: BenchError) -> anyhow::Error {
+    match err {
+        BenchError::Config(_)
+        | BenchError::Workload(_)
+        | BenchError::LogCreate { .. }
+        | BenchError::Tls(_) => err.into(),
+        other => exit::failed(other),
+    }
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// What `-m`, `-H`, `--body` and `--body-file` ask of every request.
+fn request_spec(args: &BenchArgs) -> anyhow::Result<bench::RequestSpec> {
+    let headers = args
+        .headers
+        .iter()
+        .map(|h| bench::RequestSpec::parse_header(h).map_err(anyhow::Error::msg))
+        .collect::<anyhow::Result<_>>()?;
+    let body = match (&args.body, &args.body_file) {
+        (Some(text), _) => Some(text.clone().into_bytes()),
+        (None, Some(path)) => Some(
+            std::fs::read(path)
+                .with_context(|| format!("reading --body-file {}", path.display()))?,
+        ),
+        (None, None) => None,
+    };
+    Ok(bench::RequestSpec {
+        method: args.method.clone(),
+        headers,
+        body,
+    })
 }
 
 /// Ctrl-C and SIGTERM call `on_stop`; a second Ctrl-C is handled the same way (the run is
@@ -52,9 +148,8 @@ pub fn install_stop_handler(on_stop: impl Fn() + Send + 'static) -> anyhow::Resu
 }
 
 pub fn bench_config(target: Target, load: &LoadArgs) -> BenchConfig {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let clients = load.clients.max(1);
-    let threads = load.threads.unwrap_or(cores).clamp(1, clients);
+    let (threads, _) = limits::threads(load.threads, clients, cores());
     let stop = match (load.pages, load.duration) {
         (Some(pages), _) => Stop::Pages(pages),
         (None, Some(d)) => Stop::Duration(d),
@@ -79,21 +174,112 @@ pub fn bench_config(target: Target, load: &LoadArgs) -> BenchConfig {
         log: load.log.clone(),
         debug: load.debug,
         progress: !load.quiet && std::io::stderr().is_terminal(),
+        tls: TlsOptions {
+            cacert: load.cacert.clone(),
+            insecure: load.insecure,
+            resume: load.tls_resume,
+            version: load.tls.map(|v| match v {
+                TlsArg::Tls12 => TlsVersion::Tls12,
+                TlsArg::Tls13 => TlsVersion::Tls13,
+            }),
+        },
         ..BenchConfig::new(target)
     }
 }
 
-pub fn print_reports(result: &RunResult, load: &LoadArgs) -> anyhow::Result<()> {
-    print_reports_with(result, load, None)
-}
-
-/// The reports, then the server's profile if one was taken (also in the JSON, as
-/// `server_profile`).
-pub fn print_reports_with(
+/// Reports the run where they go, judges its thresholds, writes its files, and says how it
+/// ended: interrupted, failed (not one response succeeded), a threshold crossed, or completed.
+pub fn finish(
     result: &RunResult,
     load: &LoadArgs,
     server: Option<&lab::profile::Profile>,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<ExitCode> {
+    let verdicts: Vec<Verdict> = load.thresholds.iter().map(|t| t.judge(result)).collect();
+    let status = outcome(result, &verdicts);
+    let stream = Stream::for_reports([
+        load.json.as_deref(),
+        load.log.as_deref(),
+        load.html.as_deref(),
+    ]);
+    let mut text = reports(result, load, server);
+    if !verdicts.is_empty() {
+        text.push_str(&thresholds_block(&verdicts));
+    }
+    stream.write(&text).context("writing the report")?;
+    if status == Status::Failed {
+        output::error_line(&format!("flint: the run failed: {}", failure(result)));
+    }
+    if load.json.is_some() || load.html.is_some() {
+        let (requests, pages) = (result.stats.requests, result.stats.pages_done);
+        let mut json = bench::report::json(result);
+        if let Some(obj) = json.as_object_mut() {
+            if let Some(p) = server {
+                obj.insert("server_profile".into(), p.to_json(requests, pages));
+            }
+            if !verdicts.is_empty() {
+                obj.insert("thresholds".into(), serde_json::to_value(&verdicts)?);
+            }
+        }
+        super::write_outputs(&json, load.json.as_deref(), load.html.as_deref())
+            .map_err(exit::failed)?;
+    }
+    Ok(status.into())
+}
+
+/// How a finished run ended, worst first: interrupted, failed, a threshold crossed, completed.
+pub fn outcome(result: &RunResult, verdicts: &[Verdict]) -> Status {
+    if result.interrupted {
+        Status::Interrupted
+    } else if succeeded(result) == 0 {
+        Status::Failed
+    } else if verdicts.iter().any(|v| !v.pass) {
+        Status::ThresholdCrossed
+    } else {
+        Status::Completed
+    }
+}
+
+/// Responses that came back complete with a 2xx status.
+fn succeeded(result: &RunResult) -> u64 {
+    let e = &result.stats.errors;
+    let bad_status = [
+        ErrorKind::Status1xx,
+        ErrorKind::Status3xx,
+        ErrorKind::Status4xx,
+        ErrorKind::Status5xx,
+    ]
+    .iter()
+    .map(|&k| e.get(k))
+    .sum::<u64>();
+    result.stats.requests.saturating_sub(bad_status)
+}
+
+/// Why a run failed, as the errors it counted: `not one response succeeded (connect_refused 120)`.
+fn failure(result: &RunResult) -> String {
+    let kinds: Vec<String> = ErrorKind::ALL
+        .iter()
+        .filter(|&&k| result.stats.errors.get(k) > 0)
+        .map(|&k| format!("{} {}", k.name(), result.stats.errors.get(k)))
+        .collect();
+    if kinds.is_empty() {
+        "not one response succeeded (no request completed)".to_owned()
+    } else {
+        format!("not one response succeeded ({})", kinds.join(", "))
+    }
+}
+
+fn thresholds_block(verdicts: &[Verdict]) -> String {
+    let held = verdicts.iter().filter(|v| v.pass).count();
+    let mut text = format!("\nThresholds: {held} of {} held\n", verdicts.len());
+    for v in verdicts {
+        text.push_str(&format!("  {v}\n"));
+    }
+    text
+}
+
+/// The reports `load.report` asks for, then the server's profile if one was taken (also in the
+/// JSON, as `server_profile`).
+fn reports(result: &RunResult, load: &LoadArgs, server: Option<&lab::profile::Profile>) -> String {
     let wants = |r: ReportArg| load.report.contains(&r) || load.report.contains(&ReportArg::All);
     let (requests, pages) = (result.stats.requests, result.stats.pages_done);
     let mut out = String::new();
@@ -112,14 +298,5 @@ pub fn print_reports_with(
         out.push('\n');
         out.push_str(&p.truss_table(requests, pages));
     }
-    print!("{out}");
-    if load.json.is_none() && load.html.is_none() {
-        return Ok(());
-    }
-    let mut json = bench::report::json(result);
-    if let (Some(p), Some(obj)) = (server, json.as_object_mut()) {
-        obj.insert("server_profile".into(), p.to_json(requests, pages));
-    }
-    super::write_outputs(&json, load.json.as_deref(), load.html.as_deref())?;
-    Ok(())
+    out
 }

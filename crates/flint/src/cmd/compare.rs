@@ -7,6 +7,7 @@
 //! `FromArgMatches` itself to merge them by the index clap records for each value.
 
 use super::bench::{bench_config, install_stop_handler, LoadArgs, ReportArg};
+use crate::exit::Status;
 use anyhow::{bail, Context};
 use bench::{Target, Workload};
 use clap::{ArgMatches, Args, FromArgMatches};
@@ -36,7 +37,7 @@ fn serve_arg(text: &str) -> Result<NamedValue, String> {
     group(clap::ArgGroup::new("servers").required(true).multiple(true).args(["targets", "serves"])),
     after_help = "The load options are flint bench's, applied to every round. For compare: --json \
         writes the comparison (docs/compare.md), --html the same as a page with charts, --report none prints no table (any other value: \
-        the table), --log is refused. Exit status 1 when a target failed.\n\n\
+        the table), --log and --threshold are refused. Exit status 1 when a target failed, 130 when interrupted.\n\n\
         Example:\n  flint compare --target old=http://127.0.0.1:8080 \\\n    \
         --serve 'new=flint serve www --listen 127.0.0.1:{port}' /index.html -d 10s --rounds 5"
 )]
@@ -64,6 +65,16 @@ pub struct CompareFlags {
     /// How long a --serve command has to accept a connection.
     #[arg(long, value_name = "DUR", value_parser = duration, default_value = "10s")]
     pub serve_timeout: Duration,
+    /// Generate every round's load from these client hosts, as flint bench --hosts does
+    /// (docs/hosts.md); a round that loses a host fails.
+    #[arg(long, value_name = "H1,H2,...", conflicts_with = "hosts_file")]
+    pub hosts: Option<String>,
+    /// Client hosts from a file: one a line, optionally followed by its number of Webchildren.
+    #[arg(long, value_name = "FILE")]
+    pub hosts_file: Option<PathBuf>,
+    /// How to start a worker on a host [default: ssh -o BatchMode=yes {host} flint worker].
+    #[arg(long, value_name = "TEMPLATE")]
+    pub launch: Option<String>,
     #[command(flatten)]
     pub load: LoadArgs,
 }
@@ -145,6 +156,9 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
     if load.log.is_some() {
         bail!("--log is not supported by compare (one log per round and target would overwrite each other): use flint bench --log");
     }
+    if !load.thresholds.is_empty() {
+        bail!("--threshold is not supported by compare (it judges one run): use flint bench --threshold");
+    }
     let workload = match (&flags.workload, flags.paths.is_empty()) {
         (Some(_), false) => bail!("give either a workload (-w) or paths, not both"),
         (Some(path), true) => Workload::load(path)?,
@@ -180,6 +194,19 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
             ..ServerOptions::default()
         },
         log_dir: log_dir.path().to_owned(),
+        hosts: super::bench::hosts::named_hosts(
+            flags.hosts.as_deref(),
+            flags.hosts_file.as_deref(),
+            flags.launch.as_deref(),
+        )?
+        .map(|hosts| compare::HostsLoad {
+            hosts,
+            template: flags
+                .launch
+                .clone()
+                .unwrap_or_else(|| bench::hosts::split::DEFAULT_TEMPLATE.to_owned()),
+            threads: load.threads,
+        }),
     };
     install_stop_handler(|| STOP.store(true, Ordering::Relaxed))?;
     let quiet = load.quiet;
@@ -198,11 +225,14 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
         load.html.as_deref(),
     )?;
     // A failed target makes the comparison incomplete: scripts should notice.
-    Ok(if result.targets.iter().all(|t| t.ok()) {
-        ExitCode::SUCCESS
+    let status = if result.interrupted {
+        Status::Interrupted
+    } else if result.targets.iter().all(|t| t.ok()) {
+        Status::Completed
     } else {
-        ExitCode::from(1)
-    })
+        Status::Failed
+    };
+    Ok(status.into())
 }
 
 /// The line printed on stderr for an event.

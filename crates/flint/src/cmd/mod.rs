@@ -8,25 +8,49 @@ pub mod lab;
 pub mod report;
 pub mod run;
 pub mod serve;
+pub mod worker;
 
+use crate::output;
 use anyhow::Context;
 use std::path::Path;
 
 /// Writes a result document where the user asked: as JSON, and as a self-contained HTML page
-/// (the same page `flint report` renders from that JSON).
+/// (the same page `flint report` renders from that JSON); `-` is stdout.
 pub fn write_outputs(
     json: &serde_json::Value,
     json_path: Option<&Path>,
     html_path: Option<&Path>,
 ) -> anyhow::Result<()> {
     if let Some(path) = json_path {
-        let text = serde_json::to_string_pretty(json)?;
-        std::fs::write(path, text + "\n").with_context(|| format!("writing {}", path.display()))?;
+        let text = serde_json::to_string_pretty(json)? + "\n";
+        output::write_file(path, text.as_bytes())
+            .with_context(|| format!("writing {}", path.display()))?;
     }
     if let Some(path) = html_path {
         let page = ::report::render_one(json)?;
-        std::fs::write(path, page).with_context(|| format!("writing {}", path.display()))?;
-        eprintln!("flint: wrote {}", path.display());
+        output::write_file(path, page.as_bytes())
+            .with_context(|| format!("writing {}", path.display()))?;
+        if !output::is_stdout(path) {
+            output::error_line(&format!("flint: wrote {}", path.display()));
+        }
+    }
+    Ok(())
+}
+
+/// Refuses two results bound for stdout at once: they would interleave.
+pub fn one_stdout<'a>(
+    outputs: impl IntoIterator<Item = (&'static str, Option<&'a Path>)>,
+) -> anyhow::Result<()> {
+    let to_stdout: Vec<&str> = outputs
+        .into_iter()
+        .filter(|(_, p)| p.is_some_and(output::is_stdout))
+        .map(|(flag, _)| flag)
+        .collect();
+    if to_stdout.len() > 1 {
+        anyhow::bail!(
+            "{} all write to stdout (`-`): give all but one a file name",
+            to_stdout.join(" and ")
+        );
     }
     Ok(())
 }

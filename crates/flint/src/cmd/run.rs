@@ -3,7 +3,7 @@
 //! The server runs in this process on its own threads, on a port the kernel picks, so that
 //! `flint run` needs nothing installed and cannot collide with anything else on the machine.
 
-use super::bench::{bench_config, install_stop_handler, print_reports, LoadArgs};
+use super::bench::{check_outputs, finish, install_stop_handler, prepare, run_error, LoadArgs};
 use super::fileset::MixArg;
 use anyhow::Context;
 use bench::fileset;
@@ -30,18 +30,27 @@ static STOP: AtomicBool = AtomicBool::new(false);
 
 pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let mix: fileset::Mix = args.mix.into();
+    check_outputs(&args.load)?;
     // Ctrl-C ends the benchmark early (it still reports); the server is stopped after it.
     install_stop_handler(|| STOP.store(true, Ordering::Relaxed))?;
 
     if let Some(url) = &args.target {
         let target = bench::Target::parse(url)?;
         let workload = fileset::mix_workload(mix);
+        let config = prepare(target, &args.load, 0)?;
         eprintln!("flint run: {mix} mix against {url}");
-        let result = bench::run(&bench_config(target, &args.load), &workload, &STOP)?;
-        print_reports(&result, &args.load)?;
-        return Ok(ExitCode::SUCCESS);
+        let result = bench::run(&config, &workload, &STOP).map_err(run_error)?;
+        return finish(&result, &args.load, None);
     }
 
+    let mut load = args.load;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if load.threads.is_none() {
+        load.threads = Some(cores.saturating_sub(cores / 2).max(1));
+    }
+    // The embedded server holds the other end of every connection, in this process.
+    let target = bench::Target::http(std::net::SocketAddr::from(([127, 0, 0, 1], 1)));
+    let config = prepare(target, &load, load.clients as u64)?;
     let dir = tempfile::Builder::new()
         .prefix("flint-run-")
         .tempdir()
@@ -49,14 +58,13 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let workload_path = fileset::write_mix(dir.path(), mix)?;
     let workload = bench::Workload::load(&workload_path)?;
 
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let config = serve::Config {
+    let server_config = serve::Config {
         root: dir.path().to_path_buf(),
         listen: "127.0.0.1:0".parse().expect("literal address"),
         threads: args.server_threads.unwrap_or((cores / 2).max(1)),
         ..serve::Config::default()
     };
-    let server = serve::Server::bind(config).context("starting the embedded server")?;
+    let server = serve::Server::bind(server_config).context("starting the embedded server")?;
     let addr = server.local_addr();
     let handle = server.handle();
     let server_thread = std::thread::Builder::new()
@@ -66,19 +74,18 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
 
     eprintln!("flint run: {mix} mix served by flint serve at http://{addr}");
     let target = bench::Target::http(addr);
-    let mut load = args.load;
-    if load.threads.is_none() {
-        load.threads = Some(cores.saturating_sub(cores / 2).max(1));
-    }
-    let result = bench::run(&bench_config(target, &load), &workload, &STOP);
+    let config = bench::BenchConfig { target, ..config };
+    let result = bench::run(&config, &workload, &STOP);
 
     handle.shutdown();
     let served = server_thread
         .join()
         .map_err(|_| anyhow::anyhow!("the server thread panicked"))?;
-    let result = result?;
-    served.context("the embedded server failed")?;
-    print_reports(&result, &load)?;
+    let result = result.map_err(run_error)?;
+    served
+        .context("the embedded server failed")
+        .map_err(crate::exit::failed)?;
+    let status = finish(&result, &load, None);
     drop(dir);
-    Ok(ExitCode::SUCCESS)
+    status
 }

@@ -5,7 +5,7 @@
 //! stays what clap gives a command line it cannot parse.
 
 use serve::config::{Dotfiles, LogFormat};
-use serve::{Config, Server};
+use serve::{Config, ServeError, Server};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -40,15 +40,29 @@ pub struct ServeArgs {
     /// except under /.well-known/.
     #[arg(long)]
     pub dotfiles: bool,
+    /// Serve HTTPS with this PEM certificate chain (leaf first); needs --tls-key.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert (ECDSA, RSA or Ed25519).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
 }
 
+/// Exit status as for every command: a config, root or address that cannot be used is bad
+/// input (2, before serving); a port another server holds, or a failure while serving, is 1.
+/// `main` prints the error, once, in a way a closed stderr cannot turn into a panic.
 pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
-    match run(args) {
-        Ok(()) => Ok(ExitCode::SUCCESS),
-        Err(e) => {
-            let _ = writeln!(std::io::stderr(), "flint: error: {e:#}");
-            Ok(ExitCode::from(1))
+    run(args)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A port in use is the machine's state, not a mistake in the input: the server failed.
+fn bind_error(err: ServeError) -> anyhow::Error {
+    match &err {
+        ServeError::Bind { source, .. } if source.kind() == std::io::ErrorKind::AddrInUse => {
+            crate::exit::failed(err)
         }
+        _ => err.into(),
     }
 }
 
@@ -56,18 +70,22 @@ fn run(args: ServeArgs) -> anyhow::Result<()> {
     let config = configure(args)?;
     let root = config.root.display().to_string();
     let threads = config.effective_threads();
-    let server = Server::bind(config)?;
+    let server = Server::bind(config).map_err(bind_error)?;
     let handle = server.handle();
     super::bench::install_stop_handler(move || handle.shutdown())?;
     // Status lines go to stderr, but a closed stderr (a detached server) must not stop serving:
     // `eprintln!` would panic on EPIPE, so write and ignore failures.
     let _ = writeln!(
         std::io::stderr(),
-        "flint serve: http://{} from {root} ({threads} thread{})",
+        "flint serve: {}://{} from {root} ({threads} thread{})",
+        server.scheme(),
         server.local_addr(),
         if threads == 1 { "" } else { "s" }
     );
-    let stats = server.run()?;
+    if let Some(note) = server.tls_note() {
+        let _ = writeln!(std::io::stderr(), "flint serve: {note}");
+    }
+    let stats = server.run().map_err(crate::exit::failed)?;
     let _ = writeln!(
         std::io::stderr(),
         "flint serve: stopped after {} requests on {} connections",
@@ -106,6 +124,10 @@ fn configure(args: ServeArgs) -> anyhow::Result<Config> {
     }
     if args.dotfiles {
         config.dotfiles = Dotfiles::Allow;
+    }
+    if let (Some(cert), Some(key)) = (args.tls_cert, args.tls_key) {
+        config.tls_cert = Some(cert);
+        config.tls_key = Some(key);
     }
     Ok(config)
 }

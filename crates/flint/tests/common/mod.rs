@@ -3,7 +3,7 @@
 
 #![allow(dead_code)] // each test binary uses its own subset
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -119,4 +119,40 @@ pub fn start_server_with(root: &Path, threads: u32, drain: bool) -> Server {
         .expect("address")
         .to_string();
     Server { child, addr }
+}
+
+/// A minimal keep-alive HTTP responder in this process that counts the requests it answers, so
+/// the test knows a run is under way without sleeping.
+pub fn counting_responder() -> (String, std::sync::Arc<std::sync::atomic::AtomicU64>) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Arc;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let count = Arc::new(AtomicU64::new(0));
+    let seen = count.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { return };
+            let seen = seen.clone();
+            std::thread::spawn(move || {
+                let response = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
+                let mut buf = [0u8; 4096];
+                let mut have = Vec::new();
+                while let Ok(n) = conn.read(&mut buf) {
+                    if n == 0 {
+                        return;
+                    }
+                    have.extend_from_slice(&buf[..n]);
+                    while let Some(end) = have.windows(4).position(|w| w == b"\r\n\r\n") {
+                        have.drain(..end + 4);
+                        if conn.write_all(response).is_err() {
+                            return;
+                        }
+                        seen.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            });
+        }
+    });
+    (addr, count)
 }

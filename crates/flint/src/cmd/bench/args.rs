@@ -1,11 +1,41 @@
 //! `flint bench`'s arguments; `flint run` and `flint compare` take the load options too.
 
+use bench::thresholds::{Threshold, ThresholdError};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use std::time::Duration;
 
 fn duration(text: &str) -> Result<Duration, String> {
     crate::duration::parse(text)
+}
+
+fn positive_duration(text: &str) -> Result<Duration, String> {
+    match crate::duration::parse(text)? {
+        d if d.is_zero() => Err("must be longer than 0".into()),
+        d => Ok(d),
+    }
+}
+
+/// A count that must be at least 1 (`-c 0` would measure nothing).
+fn at_least_one<T: std::str::FromStr + PartialOrd + From<u8>>(text: &str) -> Result<T, String> {
+    match text.parse::<T>() {
+        Ok(n) if n >= T::from(1) => Ok(n),
+        Ok(_) => Err("must be at least 1".into()),
+        Err(_) => Err(format!("`{text}` is not a whole number")),
+    }
+}
+
+fn rate(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(r) if r.is_finite() && r > 0.0 => Ok(r),
+        _ => Err(format!(
+            "`{text}` is not a positive number of pages per second"
+        )),
+    }
+}
+
+fn threshold(text: &str) -> Result<Threshold, String> {
+    text.parse().map_err(|e: ThresholdError| e.to_string())
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -16,6 +46,14 @@ pub enum HttpArg {
     /// Persistent connections (keep-alive).
     #[value(name = "1.1")]
     Http11,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TlsArg {
+    #[value(name = "1.2")]
+    Tls12,
+    #[value(name = "1.3")]
+    Tls13,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -36,26 +74,29 @@ pub enum ReportArg {
 #[derive(Debug, Args)]
 pub struct LoadArgs {
     /// Webchildren: connections fetching pages at the same time.
-    #[arg(short = 'c', long = "clients", value_name = "N", default_value_t = 16)]
+    #[arg(short = 'c', long = "clients", value_name = "N", default_value_t = 16,
+          value_parser = at_least_one::<usize>)]
     pub clients: usize,
-    /// Event-loop threads [default: the cores available, at most --clients].
-    #[arg(short = 't', long, value_name = "N")]
+    /// Event-loop threads [default: the cores available, at most --clients; more than either is
+    /// lowered to it, with a note].
+    #[arg(short = 't', long, value_name = "N", value_parser = at_least_one::<usize>)]
     pub threads: Option<usize>,
     /// Measure for this long (with a unit: 500ms, 30s, 2m).
-    #[arg(short = 'd', long, value_name = "DUR", value_parser = duration, conflicts_with = "pages")]
+    #[arg(short = 'd', long, value_name = "DUR", value_parser = positive_duration,
+          conflicts_with = "pages")]
     pub duration: Option<Duration>,
     /// Instead of a duration: fetch this many pages in all, across all Webchildren.
-    #[arg(short = 'n', long, value_name = "PAGES")]
+    #[arg(short = 'n', long, value_name = "PAGES", value_parser = at_least_one::<u64>)]
     pub pages: Option<u64>,
     /// Run this long first; nothing from it is counted.
     #[arg(long, value_name = "DUR", value_parser = duration)]
     pub warmup: Option<Duration>,
-    /// Pause after each page (closed loop).
-    #[arg(long, value_name = "DUR", value_parser = duration)]
+    /// Pause after each page (closed loop; the open loop's --rate sets the pace instead).
+    #[arg(long, value_name = "DUR", value_parser = duration, conflicts_with = "rate")]
     pub think: Option<Duration>,
     /// Open loop: start this many pages per second across all Webchildren, each at its intended
     /// time; latency counts from the intended start, so a stalled server cannot hide its stalls.
-    #[arg(long, value_name = "PAGES_PER_S")]
+    #[arg(long, value_name = "PAGES_PER_S", value_parser = rate)]
     pub rate: Option<f64>,
     /// HTTP version: 1.0 opens a connection per file; 1.1 keeps connections alive.
     #[arg(long, value_enum, default_value = "1.1")]
@@ -72,16 +113,18 @@ pub struct LoadArgs {
     /// Seed of the Webchildren's random page choices: the same seed, the same sequence.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Write the whole result as JSON (schema: docs/bench-json.schema.json).
+    /// Write the whole result as JSON (schema: docs/bench-json.schema.json); `-`: to stdout,
+    /// alone (the reports then go to stderr).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Write one CSV line per request (WebSTONE's per-child log).
+    /// Write one CSV line per request (WebSTONE's per-child log); `-`: to stdout, alone (the
+    /// reports then go to stderr).
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
     /// Print each request's and response's head to stderr.
     #[arg(long)]
     pub debug: bool,
-    /// No live progress line.
+    /// No live progress line. (Not a rate, as oha's and hey's -q are: that is --rate.)
     #[arg(short, long)]
     pub quiet: bool,
     /// Reports to print, comma-separated.
@@ -92,14 +135,35 @@ pub struct LoadArgs {
         default_value = "webstone,summary"
     )]
     pub report: Vec<ReportArg>,
-    /// Write the result as one self-contained HTML page with charts (as `flint report` does).
+    /// Write the result as one self-contained HTML page with charts (as `flint report` does);
+    /// `-`: to stdout.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// HTTPS: also trust the CA certificates in this PEM file (beside the system's roots).
+    #[arg(long, value_name = "FILE")]
+    pub cacert: Option<PathBuf>,
+    /// HTTPS: accept any certificate without checking it (the reports say so).
+    #[arg(short = 'k', long)]
+    pub insecure: bool,
+    /// HTTPS: resume TLS sessions; by default every new connection is a full handshake, so a run
+    /// measures the server's handshake cost.
+    #[arg(long)]
+    pub tls_resume: bool,
+    /// HTTPS: only this TLS version [default: 1.2 or 1.3, as the server prefers].
+    #[arg(long, value_enum, value_name = "VERSION")]
+    pub tls: Option<TlsArg>,
+    /// Pass/fail condition on the result, as k6 writes them; repeatable. Any crossed: exit
+    /// status 3. Metrics: pN (p50, p99, p99.9), mean, min, max of connect, ttfb, response (the
+    /// default) or page, as p99(page); error_rate, errors, rps, pages_per_s. Examples:
+    /// 'p99<50ms' 'p99.9(page)<200ms' 'error_rate<1%' 'rps>10000'.
+    #[arg(long = "threshold", value_name = "EXPR", value_parser = threshold)]
+    pub thresholds: Vec<Threshold>,
 }
 
 #[derive(Debug, Args)]
 pub struct BenchArgs {
-    /// The server: http://HOST:PORT. A path in it is fetched when no other files are named.
+    /// The server: http://HOST:PORT or https://HOST:PORT. A path in it is fetched when no other
+    /// files are named (`/` when the URL has none); user:password@ in it is sent as Basic auth.
     pub url: String,
     /// Files to fetch: one page each, equal weights.
     #[arg(value_name = "PATH")]
@@ -113,6 +177,30 @@ pub struct BenchArgs {
     /// after it picks the tracer (docs/profile.md).
     #[arg(long, value_name = "PID|auto", value_parser = super::profile::parse_arg)]
     pub profile: Option<super::profile::ProfileArg>,
+    /// A header field for every request, `Name: value`; repeatable. Replaces flint's own Host
+    /// or User-Agent; a workload file's own fields win over it.
+    #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
+    pub headers: Vec<String>,
+    /// The request method [default: GET]. A HEAD's response is read without a body.
+    #[arg(short = 'm', long, value_name = "METHOD")]
+    pub method: Option<String>,
+    /// A request body for every request, sent with its Content-Length.
+    #[arg(long, value_name = "STRING", conflicts_with = "body_file")]
+    pub body: Option<String>,
+    /// The request body, read from a file once before the run.
+    #[arg(long, value_name = "FILE")]
+    pub body_file: Option<PathBuf>,
+    /// Generate the load from these client hosts (comma-separated): a `flint worker` on each,
+    /// started by --launch; -c, --rate and -n are totals, split over the hosts (docs/hosts.md).
+    #[arg(long, value_name = "H1,H2,...", conflicts_with_all = ["hosts_file", "profile"])]
+    pub hosts: Option<String>,
+    /// Client hosts from a file: one a line, optionally followed by its number of Webchildren.
+    #[arg(long, value_name = "FILE", conflicts_with = "profile")]
+    pub hosts_file: Option<PathBuf>,
+    /// How to start a worker on a host, run with `sh -c` after `{host}` is replaced
+    /// [default: ssh -o BatchMode=yes {host} flint worker].
+    #[arg(long, value_name = "TEMPLATE")]
+    pub launch: Option<String>,
     #[command(flatten)]
     pub load: LoadArgs,
 }

@@ -1,0 +1,81 @@
+//! Where text goes. Reports go to stdout, unless stdout carries a result (`--json -`,
+//! `--log -`, `--html -`): then they go to stderr, so that `flint bench ... --json - | jq` reads
+//! JSON alone. A reader that goes away (`| head`) ends the output quietly, never with a panic
+//! (`print!` panics on a closed pipe, Rust having SIGPIPE ignored).
+
+use std::io::{self, Write};
+use std::path::Path;
+
+/// `-` as a file name: stdout.
+pub fn is_stdout(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// Where the text reports go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+impl Stream {
+    /// Stdout, unless one of `files` is stdout.
+    pub fn for_reports<'a>(files: impl IntoIterator<Item = Option<&'a Path>>) -> Stream {
+        if files.into_iter().flatten().any(is_stdout) {
+            Stream::Stderr
+        } else {
+            Stream::Stdout
+        }
+    }
+
+    /// Writes `text` and flushes; a closed pipe is not an error (the reader has seen enough).
+    pub fn write(self, text: &str) -> io::Result<()> {
+        let result = match self {
+            Stream::Stdout => write_flush(&mut io::stdout().lock(), text.as_bytes()),
+            Stream::Stderr => write_flush(&mut io::stderr().lock(), text.as_bytes()),
+        };
+        match result {
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+            other => other,
+        }
+    }
+}
+
+fn write_flush(w: &mut impl Write, bytes: &[u8]) -> io::Result<()> {
+    w.write_all(bytes)?;
+    w.flush()
+}
+
+/// A line on stderr that cannot panic (stderr may be closed: a detached process).
+pub fn error_line(text: &str) {
+    let _ = writeln!(io::stderr().lock(), "{text}");
+}
+
+/// Writes `bytes` to the file, or to stdout for `-`.
+pub fn write_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    if is_stdout(path) {
+        match write_flush(&mut io::stdout().lock(), bytes) {
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+            other => other,
+        }
+    } else {
+        std::fs::write(path, bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_dash_moves_the_reports_to_stderr() {
+        let (dash, file) = (Path::new("-"), Path::new("out.json"));
+        assert_eq!(Stream::for_reports([None, Some(file)]), Stream::Stdout);
+        assert_eq!(
+            Stream::for_reports([Some(file), Some(dash)]),
+            Stream::Stderr
+        );
+        assert_eq!(Stream::for_reports([None, None]), Stream::Stdout);
+        assert!(!is_stdout(Path::new("./-")));
+    }
+}
