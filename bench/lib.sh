@@ -119,25 +119,51 @@ make_docroot() {
     "${MEASURE[@]}" docroot "$1"
 }
 
-# start_nginx DOCROOT: sets NGINX_PID and NGINX_PORT.
+# make_cert DIR: a self-signed ECDSA P-256 certificate for localhost and 127.0.0.1, as
+# DIR/cert.pem and DIR/key.pem.
+make_cert() {
+    need openssl
+    mkdir -p "$1"
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+        -subj /CN=localhost -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
+        -keyout "$1/key.pem" -out "$1/cert.pem" >"$WORK/openssl.log" 2>&1 ||
+        die "cannot make a certificate: $(tail -3 "$WORK/openssl.log")"
+}
+
+# start_nginx DOCROOT [TLSDIR]: sets NGINX_PID and NGINX_PORT. With TLSDIR (make_cert's), HTTPS
+# only, TLS 1.2 and 1.3, a session cache and tickets, as flint serve has.
 start_nginx() {
-    local root=$1 dir="$WORK/nginx"
+    local root=$1 tls=${2:-} dir="$WORK/nginx" listen
     need "$NGINX"
     NGINX_PORT=$(free_port)
+    listen="listen 127.0.0.1:$NGINX_PORT;"
+    if [[ -n $tls ]]; then
+        dir="$WORK/nginx-tls"
+        listen="listen 127.0.0.1:$NGINX_PORT ssl; ssl_certificate $tls/cert.pem;"
+        listen+=" ssl_certificate_key $tls/key.pem; ssl_protocols TLSv1.2 TLSv1.3;"
+        listen+=" ssl_session_cache shared:SSL:16m; ssl_session_tickets on;"
+    fi
     mkdir -p "$dir"
-    sed -e "s|@DIR@|$dir|g" -e "s|@ROOT@|$root|g" -e "s|@PORT@|$NGINX_PORT|g" \
+    sed -e "s|@DIR@|$dir|g" -e "s|@ROOT@|$root|g" -e "s|listen 127.0.0.1:@PORT@;|$listen|" \
         "$BENCH_DIR/nginx.conf.in" >"$dir/nginx.conf"
-    start_pinned nginx "$NGINX_PORT" "$NGINX" -p "$dir" -e "$dir/error.log" -c "$dir/nginx.conf"
+    start_pinned "${dir##*/}" "$NGINX_PORT" "$NGINX" -p "$dir" -e "$dir/error.log" \
+        -c "$dir/nginx.conf"
     NGINX_PID=$LAST_PID
 }
 
-# start_flint DOCROOT: `flint serve`, one thread; sets FLINT_PID and FLINT_PORT.
+# start_flint DOCROOT [TLSDIR]: `flint serve`, one thread (HTTPS with TLSDIR); sets FLINT_PID
+# and FLINT_PORT.
 start_flint() {
-    local root=$1
+    local root=$1 tls=${2:-} name=flint-serve
+    local -a extra=()
     need_flint
     FLINT_PORT=$(free_port)
-    start_pinned flint-serve "$FLINT_PORT" "$FLINT" serve "$root" \
-        --listen "127.0.0.1:$FLINT_PORT" --threads 1
+    if [[ -n $tls ]]; then
+        extra=(--tls-cert "$tls/cert.pem" --tls-key "$tls/key.pem")
+        name=flint-serve-tls
+    fi
+    start_pinned "$name" "$FLINT_PORT" "$FLINT" serve "$root" \
+        --listen "127.0.0.1:$FLINT_PORT" --threads 1 "${extra[@]}"
     FLINT_PID=$LAST_PID
 }
 

@@ -8,8 +8,10 @@
 # and server CPU per request (utime+stime from /proc/PID/stat over the load's window / responses),
 # syscalls per request, and the ratios to nginx.
 #
-# Cases (CASES, default all): ka (1 KiB keep-alive), pipe (1 KiB pipelined DEPTH deep), http10
-# (1 KiB, a connection per request), bw (bandwidth for each of BW_SIZES).
+# Cases (CASES, default all but tls): ka (1 KiB keep-alive), pipe (1 KiB pipelined DEPTH deep),
+# http10 (1 KiB, a connection per request), bw (bandwidth for each of BW_SIZES), tls (HTTPS with
+# one ECDSA P-256 certificate the script makes, wrk over https against nginx and flint:
+# tls-ka 1 KiB keep-alive, tls-close 1 KiB with a full handshake per request, tls-1m 1 MiB).
 #
 # Environment: DUR (10s), ROUNDS (3), CONNS (40), CASES ("ka pipe http10 bw"), SERVERS ("nginx
 # flint floor"), LOAD (load generator for ka and bw: wrk | flint; default wrk), PIPE_LOAD ("flint
@@ -54,7 +56,8 @@ for c in $CASES; do
     ka | bw) loads=$LOAD ;;
     pipe) loads=$PIPE_LOAD ;;
     http10) loads=$HTTP10_LOAD ;;
-    *) die "unknown case '$c' in CASES (ka, pipe, http10, bw)" ;;
+    tls) loads=wrk ;; # flint bench speaks no HTTPS yet
+    *) die "unknown case '$c' in CASES (ka, pipe, http10, bw, tls)" ;;
     esac
     [[ -n "$loads" ]] || die "no load generator for case $c"
     for l in $loads; do
@@ -98,6 +101,16 @@ if [[ " $SERVERS " == *" flint "* ]]; then
     start_flint "$docs"
     PID[flint]=$FLINT_PID PORT[flint]=$FLINT_PORT
 fi
+if [[ " $CASES " == *" tls "* ]]; then
+    # The same certificate for both: ECDSA P-256, as the TLS comparison asks.
+    make_cert "$WORK/tls"
+    start_nginx "$docs" "$WORK/tls"
+    PID[nginx-tls]=$NGINX_PID PORT[nginx-tls]=$NGINX_PORT
+    if [[ " $SERVERS " == *" flint "* ]]; then
+        start_flint "$docs" "$WORK/tls"
+        PID[flint-tls]=$FLINT_PID PORT[flint-tls]=$FLINT_PORT
+    fi
+fi
 if [[ " $SERVERS " == *" floor "* ]]; then
     build_floor
     start_floor
@@ -112,12 +125,13 @@ describe
 load_cmd() {
     local load=$1 case=$2 server=$3 path=$4 dur=$5 json=$6
     local url="http://127.0.0.1:${PORT[$server]}"
+    [[ $case == tls-* ]] && url="https://127.0.0.1:${PORT[$server-tls]}"
     PARSE=$load
     if [[ $load == wrk ]]; then
         CMD=(wrk -t1 -c "$CONNS" -d "$dur")
         case $case in
         pipe) CMD+=(-s "$BENCH_DIR/pipeline.lua" "$url$path" -- "$DEPTH") ;;
-        http10) CMD+=(-H "Connection: close" "$url$path") ;;
+        http10 | tls-close) CMD+=(-H "Connection: close" "$url$path") ;;
         *) CMD+=("$url$path") ;;
         esac
     else
@@ -134,13 +148,14 @@ load_cmd() {
 measure() {
     local case=$1 load=$2 server=$3 path=$4 dur=$5 purpose=$6 round=$7
     shift 7
-    local json="$WORK/flint-bench.json" sys=none
+    local json="$WORK/flint-bench.json" sys=none pid=${PID[$server]}
     [[ $purpose == syscalls ]] && sys=$SYSCALLS
+    [[ $case == tls-* ]] && pid=${PID[$server-tls]}
     load_cmd "$load" "$case" "$server" "$path" "$dur" "$json"
     rm -f "$json"
     "${MEASURE[@]}" run --out "$records" --log "$WORK/load.log" --parse "$PARSE" \
         --json-file "$json" --launcher "$RUSAGE_BIN" --cpu "$CLIENT_CPU" \
-        --server-pid "${PID[$server]}" --syscalls "$sys" --timeout $(($(seconds "$dur") + 60)) \
+        --server-pid "$pid" --syscalls "$sys" --timeout $(($(seconds "$dur") + 60)) \
         --label "case=$case" --label "load=$load" --label "server=$server" \
         --label "purpose=$purpose" --label "round=$round" "$@" -- "${CMD[@]}"
 }
@@ -155,27 +170,30 @@ warm() {
 # run_case CASE TITLE: every load generator of the case, servers alternated, then syscalls.
 run_case() {
     local case=$1 title=$2 loads servers="" s load round
+    local path=${3:-/1k.bin}
     case $case in
     ka) loads=$LOAD ;;
     pipe) loads=$PIPE_LOAD ;;
     http10) loads=$HTTP10_LOAD ;;
+    tls-*) loads=wrk ;;
     esac
     for s in $SERVERS; do
-        # The floor answers every request with its fixed 1 KiB and never closes a connection.
-        [[ $s == floor && $case == http10 ]] && continue
+        # The floor answers every request with its fixed 1 KiB and never closes a connection,
+        # and speaks no TLS.
+        [[ $s == floor && ($case == http10 || $case == tls-*) ]] && continue
         servers+=" $s"
     done
     for load in $loads; do
         note "case $case ($title), load: $load"
-        for s in $servers; do warm "$case" "$load" "$s" /1k.bin; done
+        for s in $servers; do warm "$case" "$load" "$s" "$path"; done
         for ((round = 1; round <= ROUNDS; round++)); do
             for s in $servers; do
-                measure "$case" "$load" "$s" /1k.bin "$DUR" timed "$round" --label "title=$title"
+                measure "$case" "$load" "$s" "$path" "$DUR" timed "$round" --label "title=$title"
             done
         done
         if [[ $SYSCALLS != none ]]; then
             for s in $servers; do
-                measure "$case" "$load" "$s" /1k.bin "$SYS_DUR" syscalls 0 --label "title=$title"
+                measure "$case" "$load" "$s" "$path" "$SYS_DUR" syscalls 0 --label "title=$title"
             done
         fi
     done
@@ -194,6 +212,11 @@ for case in $CASES; do
     ka) run_case ka "1 KiB, keep-alive, $CONNS connections" ;;
     pipe) run_case pipe "1 KiB, pipelined $DEPTH deep, $CONNS connections" ;;
     http10) run_case http10 "1 KiB, HTTP/1.0, a connection per request, $CONNS at a time" ;;
+    tls)
+        run_case tls-ka "HTTPS, 1 KiB, keep-alive, $CONNS connections"
+        run_case tls-close "HTTPS, 1 KiB, a full handshake per request, $CONNS at a time"
+        run_case tls-1m "HTTPS, 1 MiB, keep-alive, $CONNS connections" /1m.bin
+        ;;
     bw)
         bw_servers=""
         for s in $SERVERS; do [[ $s == floor ]] || bw_servers+=" $s"; done

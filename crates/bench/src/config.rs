@@ -5,19 +5,8 @@ use std::time::Duration;
 
 pub use crate::target::{Scheme, Target};
 
-/// How files are fetched over connections.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub enum HttpMode {
-    /// A new connection per file, `HTTP/1.0` without keep-alive, as the 1995 clients did.
-    #[serde(rename = "http1.0")]
-    Http10,
-    /// `HTTP/1.1` persistent connection, one request at a time.
-    #[serde(rename = "persistent")]
-    KeepAlive,
-    /// `HTTP/1.1`, all files of a page written at once on one connection (the Libwww robot).
-    #[serde(rename = "pipelined")]
-    Pipeline,
-}
+/// How files are fetched over connections (the result documents use the same vocabulary).
+pub use results::HttpMode;
 
 /// When the run ends.
 #[derive(Debug, Clone, Copy, PartialEq)]

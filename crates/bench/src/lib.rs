@@ -13,8 +13,11 @@
 //! - [`config`]: how to fetch it (the options of a run);
 //! - [`transport`]: a Webchild's connection (plain TCP; the seam for other transports);
 //! - [`client`]: the hot path: one thread's event loop and the Webchild connection state machine;
-//! - [`runner`]: threads, warm-up, duration, Ctrl-C, progress, merging, and the [`Observer`]
-//!   told when the measured window starts and ends;
+//! - [`runner`]: the plan (who runs which Webchildren, for how long), the threads, the exact
+//!   merge, and the [`Observer`] told when the measured window starts and ends; a [`Slice`] of a
+//!   run is what a worker on one of many client hosts runs;
+//! - [`hosts`]: many client hosts: the worker, the coordinator (the WebMASTER) and their
+//!   line-delimited protocol;
 //! - [`stats`]: what a run measured, preallocated and mergeable, with a time series per second;
 //! - [`report`]: the WebSTONE report, ptester's table, the modern summary, JSON, and the
 //!   machine's description ([`report::environment`]);
@@ -23,6 +26,7 @@
 pub mod client;
 pub mod config;
 pub mod fileset;
+pub mod hosts;
 pub mod log;
 pub mod progress;
 pub mod report;
@@ -34,7 +38,9 @@ pub mod transport;
 pub mod workload;
 
 pub use config::{BenchConfig, HttpMode, Stop};
-pub use runner::{run, run_observed, BenchError, NoObserver, Observer, RunResult};
+pub use runner::{
+    run, run_observed, run_slice, BenchError, NoObserver, Observer, RunResult, Slice, SliceOutcome,
+};
 pub use stats::{SecondStats, Stats};
 pub use target::{Scheme, Target, TargetError};
 pub use workload::{Page, RequestSpec, Workload, WorkloadError};

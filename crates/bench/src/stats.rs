@@ -7,8 +7,18 @@
 //!
 //! The engine (client.rs) fills these fields and the reports read them; the JSON schema names
 //! many of them, so a rename is a schema change.
+//!
+//! `Stats` serializes exactly (serde): counters as numbers, each histogram as the base64 of its
+//! HdrHistogram V2 encoding (every bucket's count, zig-zag LEB128, so a mostly empty histogram
+//! takes a few hundred bytes). A worker on another host ships its `Stats` this way, and merging
+//! deserialized `Stats` equals merging the originals, bucket for bucket.
 
+use base64::prelude::{Engine as _, BASE64_STANDARD};
+use hdrhistogram::serialization::{
+    Deserializer as HistDeserializer, Serializer as _, V2Serializer,
+};
 use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// Longest latency a histogram holds exactly; longer ones are clamped to it (and still counted).
@@ -19,23 +29,45 @@ pub const MAX_LATENCY_US: u64 = 3_600_000_000;
 pub const MAX_RAMP: u64 = 100_000;
 
 /// A latency distribution in microseconds.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Latency {
     hist: Histogram<u64>,
 }
 
-/// Latency figures in milliseconds, as reports and JSON print them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
-pub struct LatencySummary {
-    pub count: u64,
-    pub min: f64,
-    pub mean: f64,
-    pub max: f64,
-    pub p50: f64,
-    pub p90: f64,
-    pub p99: f64,
-    pub p999: f64,
+/// The base64 of the histogram's V2 encoding, a string in JSON.
+impl Serialize for Latency {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut bytes = Vec::new();
+        V2Serializer::new()
+            .serialize(&self.hist, &mut bytes)
+            .map_err(|e| serde::ser::Error::custom(format!("histogram: {e:?}")))?;
+        s.serialize_str(&BASE64_STANDARD.encode(&bytes))
+    }
 }
+
+impl<'de> Deserialize<'de> for Latency {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let text = String::deserialize(d)?;
+        let bytes = BASE64_STANDARD
+            .decode(text)
+            .map_err(|e| D::Error::custom(format!("histogram: not base64: {e}")))?;
+        let hist: Histogram<u64> = HistDeserializer::new()
+            .deserialize(&mut bytes.as_slice())
+            .map_err(|e| D::Error::custom(format!("histogram: not a V2 histogram: {e:?}")))?;
+        if hist.low() != 1 || hist.high() != MAX_LATENCY_US {
+            return Err(D::Error::custom(format!(
+                "histogram: bounds {}..{} µs, expected 1..{MAX_LATENCY_US}",
+                hist.low(),
+                hist.high()
+            )));
+        }
+        Ok(Latency { hist })
+    }
+}
+
+/// Latency figures in milliseconds, as reports and JSON print them.
+pub use results::LatencySummary;
 
 impl Latency {
     /// `sigfig`: 3 for run-wide distributions, 2 for per-page and per-URL ones (a tenth the memory).
@@ -123,7 +155,7 @@ impl Latency {
 }
 
 /// Why a request failed. Each is counted separately; the JSON key is the snake_case name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorKind {
     ConnectRefused,
@@ -195,7 +227,7 @@ impl ErrorKind {
 }
 
 /// Errors by kind, a fixed array indexed by `ErrorKind as usize`.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct ErrorCounts(pub [u64; ErrorKind::ALL.len()]);
 
 impl ErrorCounts {
@@ -220,6 +252,24 @@ impl ErrorCounts {
 /// index and an add, never an allocation. Codes are three digits (the parser takes no other).
 #[derive(Debug, Clone, PartialEq)]
 pub struct StatusCounts(Box<[u64]>);
+
+/// Serialized as the codes seen and their counts (`{"200": 9, "404": 1}`), not the whole table.
+impl Serialize for StatusCounts {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.seen())
+    }
+}
+
+impl<'de> Deserialize<'de> for StatusCounts {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let seen = std::collections::BTreeMap::<u16, u64>::deserialize(d)?;
+        let mut counts = StatusCounts::new();
+        for (code, n) in seen {
+            counts.0[usize::from(code).min(Self::CODES - 1)] += n;
+        }
+        Ok(counts)
+    }
+}
 
 impl StatusCounts {
     const CODES: usize = 1000;
@@ -260,7 +310,7 @@ impl Default for StatusCounts {
 }
 
 /// One URL (file) across all pages: ptester's row, plus percentiles.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UrlStats {
     /// Responses that completed and matched their framing (any status).
     pub requests: u64,
@@ -282,7 +332,7 @@ pub struct UrlStats {
 }
 
 /// One page: the WebSTONE per-page block.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PageStats {
     /// Pages whose every file completed.
     pub hits: u64,
@@ -301,7 +351,7 @@ pub struct PageStats {
 }
 
 /// Everything one thread (or, merged, one run) measured in the measured window.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Stats {
     pub pages: Vec<PageStats>,
     pub urls: Vec<UrlStats>,
@@ -368,13 +418,13 @@ pub struct Stats {
     pub timeseries: Vec<SecondStats>,
 }
 
-/// What one second of the measured window saw (issue 5's time series).
+/// What one second of the measured window saw (the time series).
 ///
 /// Requests and errors are counted in the second they completed (or failed), bytes in the second
 /// they were read: summed over the seconds they equal `Stats::requests`, `errors.total()` and
 /// `bytes_total` exactly. The latency is a 2-significant-figure histogram (about 27 KB), so
 /// seconds merge across threads bucket by bucket like everything else.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SecondStats {
     /// Responses completed in this second (any status).
     pub requests: u64,
@@ -576,7 +626,9 @@ impl Stats {
         self.tls_handshake.merge(&o.tls_handshake);
         self.tls_handshakes += o.tls_handshakes;
         self.tls_resumed += o.tls_resumed;
-        self.tls_session = self.tls_session.or(o.tls_session);
+        if self.tls_session.is_none() {
+            self.tls_session.clone_from(&o.tls_session);
+        }
         self.ttfb.merge(&o.ttfb);
         self.response.merge(&o.response);
         self.page.merge(&o.page);
@@ -613,11 +665,20 @@ impl Stats {
 }
 
 /// What a TLS handshake agreed on (rustls's names: `TLSv1_3`, `TLS13_AES_128_GCM_SHA256`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct TlsSession {
+    pub version: String,
+    pub cipher: String,
+    /// The protocol the server chose by ALPN (`http/1.1`), if any.
+    pub alpn: Option<String>,
+}
+
+/// A handshake's agreement as rustls names it, without allocating (made a [`TlsSession`] once).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TlsAgreed {
     pub version: &'static str,
     pub cipher: &'static str,
-    /// The protocol the server chose by ALPN (`http/1.1`), if any.
     pub alpn: Option<&'static str>,
 }
 
@@ -666,12 +727,17 @@ pub struct ResponseSample {
 impl Stats {
     /// A TLS handshake that took `us` after the TCP connect.
     #[inline]
-    pub fn record_tls_handshake(&mut self, us: u64, resumed: bool, session: TlsSession) {
+    pub fn record_tls_handshake(&mut self, us: u64, resumed: bool, agreed: TlsAgreed) {
         self.tls_handshakes += 1;
         self.tls_resumed += u64::from(resumed);
         self.tls_handshake.record_us(us);
         if self.tls_session.is_none() {
-            self.tls_session = Some(session);
+            // Once per thread: the names are copied only for the first handshake.
+            self.tls_session = Some(TlsSession {
+                version: agreed.version.to_owned(),
+                cipher: agreed.cipher.to_owned(),
+                alpn: agreed.alpn.map(str::to_owned),
+            });
         }
     }
 

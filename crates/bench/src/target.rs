@@ -12,7 +12,7 @@ use percent_encoding::percent_decode_str;
 use std::net::{SocketAddr, ToSocketAddrs};
 
 /// `http` or `https`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Scheme {
     Http,

@@ -26,7 +26,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 /// A set of pages; `urls` holds each distinct path once so that per-URL statistics are an index.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Workload {
     pub pages: Vec<Page>,
     /// Distinct URL paths (`/file3k.html`), in order of first appearance.
@@ -37,7 +37,7 @@ pub struct Workload {
 }
 
 /// One WebSTONE page: an HTML file and its inlined images, fetched in order.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Page {
     pub name: String,
     /// Relative weight (any positive number; WebSTONE used percentages).

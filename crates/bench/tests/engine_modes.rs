@@ -262,7 +262,7 @@ fn http10_client_lets_the_server_close_first() {
     assert_eq!(r.stats.requests, 6);
     assert_eq!(srv.seen.connections(), 6);
     assert_eq!(srv.seen.client_closed_first(), 0);
-    assert_eq!(srv.seen.server_closed_first(), 6);
+    assert_eq!(srv.seen.server_closed_first_reaching(6), 6);
     // The wait for the close is not response time: that ended at the last body byte.
     let response = r.stats.response.summary();
     let page = r.stats.page.summary();
@@ -281,7 +281,7 @@ fn http10_next_file_starts_after_the_servers_close() {
     assert_eq!(r.stats.requests, 6);
     assert_eq!(r.stats.connects, 6);
     assert_eq!(srv.seen.client_closed_first(), 0);
-    assert_eq!(srv.seen.server_closed_first(), 6);
+    assert_eq!(srv.seen.server_closed_first_reaching(6), 6);
 }
 
 #[test]

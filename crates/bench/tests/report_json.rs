@@ -168,7 +168,10 @@ fn json_says_what_it_is_and_where_it_ran() {
     let doc = json(&small(false));
     assert_eq!(doc["kind"], "bench");
     assert_eq!(doc["schema_version"], 3);
-    assert_eq!(doc["environment"], environment());
+    assert_eq!(
+        doc["environment"],
+        serde_json::to_value(environment()).unwrap()
+    );
     for k in [
         "hostname",
         "os",

@@ -58,6 +58,12 @@ pub enum Command {
     Compare(cmd::compare::CompareArgs),
     /// Render results (bench, compare, lab JSON) as one self-contained HTML page.
     Report(cmd::report::ReportArgs),
+    /// Run a client host's part of `flint bench --hosts`: orders on stdin, results on stdout.
+    ///
+    /// Started by the coordinator through its launch template (over ssh by default), never by
+    /// hand; the line-delimited protocol is described in docs/hosts.md. Stops within a second
+    /// when stdin closes.
+    Worker,
 }
 
 impl Command {
@@ -71,6 +77,7 @@ impl Command {
             Command::Lab(args) => cmd::lab::lab(args),
             Command::Compare(args) => cmd::compare::compare(args),
             Command::Report(args) => cmd::report::report(args),
+            Command::Worker => cmd::worker::worker(),
         }
     }
 }

@@ -64,6 +64,53 @@ pub struct Plan {
     pub server: ServerOptions,
     /// Where `--serve` commands write their output (one log file each).
     pub log_dir: PathBuf,
+    /// Generate each round's load from these client hosts (`flint compare --hosts`); `None`:
+    /// from this process.
+    pub hosts: Option<HostsLoad>,
+}
+
+/// Client hosts for every round, as `flint bench --hosts` takes them (docs/hosts.md).
+#[derive(Debug, Clone)]
+pub struct HostsLoad {
+    pub hosts: Vec<bench::hosts::split::HostSpec>,
+    /// `sh -c` template with `{host}`.
+    pub template: String,
+    /// Event-loop threads per worker; `None`: each worker's cores.
+    pub threads: Option<usize>,
+}
+
+/// One round's load: from this process, or from the client hosts (a lost host fails the round:
+/// a comparison of incomplete rounds would compare unequal loads).
+fn run_round(
+    plan: &Plan,
+    config: &BenchConfig,
+    stop: &AtomicBool,
+) -> Result<bench::RunResult, Result<BenchError, String>> {
+    use bench::hosts::coordinator::{self, HostsError, HostsRun};
+    let Some(h) = &plan.hosts else {
+        return bench::run(config, &plan.workload, stop).map_err(Ok);
+    };
+    let run = HostsRun {
+        config,
+        workload: &plan.workload,
+        hosts: &h.hosts,
+        template: &h.template,
+        threads: h.threads,
+        stop,
+    };
+    match coordinator::run(&run, &mut std::io::sink()) {
+        Ok(o) if o.incomplete => {
+            let lost: Vec<String> = o
+                .hosts
+                .iter()
+                .filter_map(|h| Some(format!("{}: {}", h.name, h.reason.as_deref()?)))
+                .collect();
+            Err(Err(format!("a client host was lost ({})", lost.join("; "))))
+        }
+        Ok(o) => Ok(o.result),
+        Err(HostsError::Input(e)) => Err(Ok(BenchError::Config(e.to_string()))),
+        Err(e) => Err(Err(e.to_string())),
+    }
 }
 
 /// How a target was given.
@@ -238,13 +285,17 @@ pub fn run(
                 continue;
             }
             let Some(config) = &slot.config else { continue };
-            let result = match bench::run(config, &plan.workload, stop) {
+            let result = match run_round(plan, config, stop) {
                 Ok(result) => result,
-                Err(e @ (BenchError::Config(_) | BenchError::Workload(_))) => {
+                Err(Ok(e @ (BenchError::Config(_) | BenchError::Workload(_)))) => {
                     return Err(CompareError::Bench(e))
                 }
-                Err(e) => {
+                Err(Ok(e)) => {
                     slot.fail(e.to_string(), on_event);
+                    continue;
+                }
+                Err(Err(why)) => {
+                    slot.fail(why, on_event);
                     continue;
                 }
             };

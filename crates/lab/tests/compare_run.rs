@@ -86,6 +86,7 @@ fn rounds_alternate_and_a_failed_target_leaves_the_others_running() {
         workload: Workload::from_paths(&["/x".to_string()]).unwrap(),
         server: ServerOptions::default(),
         log_dir: dir.path().to_owned(),
+        hosts: None,
     };
     let mut order = Vec::new();
     let mut failed = Vec::new();
@@ -155,6 +156,7 @@ fn a_failed_first_target_gives_no_ratios() {
         workload: Workload::from_paths(&["/x".to_string()]).unwrap(),
         server: ServerOptions::default(),
         log_dir: dir.path().to_owned(),
+        hosts: None,
     };
     let result = compare::run(&plan, &AtomicBool::new(false), &mut |_| {}).unwrap();
     let json = compare::json(&result);
@@ -174,6 +176,7 @@ fn stop_before_the_first_round_measures_nothing_and_says_so() {
         workload: Workload::from_paths(&["/x".to_string()]).unwrap(),
         server: ServerOptions::default(),
         log_dir: dir.path().to_owned(),
+        hosts: None,
     };
     let result = compare::run(&plan, &AtomicBool::new(true), &mut |_| {}).unwrap();
     assert!(result.interrupted);

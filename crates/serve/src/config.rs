@@ -47,6 +47,10 @@ pub struct Config {
     /// trip and one failed read fewer per connection), and a client that connects and sends
     /// nothing costs no file descriptor until the kernel gives up waiting (about a second).
     pub defer_accept: bool,
+    /// HTTPS: a PEM certificate chain (leaf first) and its PEM private key (ECDSA, RSA or
+    /// Ed25519); both or neither. The port then serves TLS only (tls_setup.rs).
+    pub tls_cert: Option<PathBuf>,
+    pub tls_key: Option<PathBuf>,
 
     // ---- files, cache and responses (resolve.rs, cache.rs, respond.rs)
     /// Served for a directory.
@@ -116,6 +120,8 @@ impl Default for Config {
             access_log: None,
             access_log_format: LogFormat::Common,
             defer_accept: true,
+            tls_cert: None,
+            tls_key: None,
             index: "index.html".into(),
             cache_bytes: 64 << 20,
             cache_max_file: 32 << 10,

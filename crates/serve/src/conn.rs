@@ -130,7 +130,11 @@ impl<T: Transport> Conn<T> {
     /// shutdown (write) so the FIN follows the response, then read and discard until the client
     /// closes, for at most `LINGER`.
     fn close_gracefully(&mut self, w: &mut Worker, env: &mut T::Env, pool: &mut Pool) -> bool {
-        if self.eof || !(self.session.linger || self.io.may_read()) {
+        if self.eof {
+            return false;
+        }
+        if !(self.session.linger || self.io.may_read()) {
+            self.io.closing(env, &mut w.stats);
             return false;
         }
         w.stats.lingering_closes += 1;

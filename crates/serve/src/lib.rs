@@ -17,6 +17,7 @@
 //!   write, close), `protocol` (HTTP/1.1 with no I/O: bytes in, response segments out),
 //!   `transport` (the seam between the two) and `plain` (its plain-TCP side: `recv`, `send`, a
 //!   gathered `sendmsg`, `sendfile`), with `pool` recycling their buffers and [`stats`] counting;
+//!   `tls` is the TLS transport beside `plain`, configured by [`tls_setup`];
 //! - [`resolve`]: the one place that decides which file a request target names, and whether it
 //!   may be served;
 //! - [`cache`]: metadata, prebuilt heads, checksums ([`digest`]), small bodies under
@@ -46,6 +47,8 @@ pub mod resolve;
 pub mod respond;
 pub mod server;
 pub mod stats;
+mod tls;
+pub mod tls_setup;
 mod transport;
 
 pub use config::Config;

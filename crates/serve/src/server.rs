@@ -36,6 +36,8 @@ use crate::listeners;
 use crate::plain::{PlainEnv, PlainTcp};
 use crate::respond::{RespondError, Responder};
 pub use crate::stats::ServerStats;
+use crate::tls::{TlsEnv, TlsTcp};
+use crate::tls_setup::{self, TlsError};
 
 pub(crate) const LISTENER: Token = Token(usize::MAX - 1);
 pub(crate) const WAKER: Token = Token(usize::MAX);
@@ -52,6 +54,8 @@ pub enum ServeError {
     Io(#[from] io::Error),
     #[error(transparent)]
     Respond(#[from] RespondError),
+    #[error(transparent)]
+    Tls(#[from] TlsError),
     #[error("event-loop thread {0} panicked")]
     Panicked(usize),
 }
@@ -121,6 +125,8 @@ pub struct Server {
     loops: Vec<(Poll, TcpListener)>,
     log: Option<Arc<File>>,
     control: Arc<Control>,
+    /// Set when the port serves HTTPS.
+    tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 impl Server {
@@ -128,6 +134,7 @@ impl Server {
     /// (one `SO_REUSEPORT` group no other server can join: see `listeners.rs`) and opens the
     /// access log.
     pub fn bind(config: Config) -> Result<Server, ServeError> {
+        let tls = tls_config(&config)?;
         let n = config.effective_threads().max(1);
         // Checked before anything is bound, so a wrong root is one clear error at start, not
         // one from every thread once the server is up.
@@ -177,12 +184,27 @@ impl Server {
             loops,
             log,
             control,
+            tls,
         })
     }
 
     /// The bound address (with the port chosen when `listen` had port 0).
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr
+    }
+
+    /// `https` when the port serves TLS, else `http`.
+    pub fn scheme(&self) -> &'static str {
+        if self.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        }
+    }
+
+    /// What to say at start about how TLS runs (kernel TLS or not), when it does.
+    pub fn tls_note(&self) -> Option<&'static str> {
+        self.tls.as_ref().map(|_| tls_setup::kernel_tls_note())
     }
 
     pub fn handle(&self) -> ShutdownHandle {
@@ -199,16 +221,17 @@ impl Server {
             loops,
             log,
             control,
+            tls,
             ..
         } = self;
         let mut loops = loops.into_iter().enumerate();
         let first = loops.next();
         let mut threads = Vec::new();
         for (id, (poll, listener)) in loops {
-            let (cfg, log, sh) = (config.clone(), log.clone(), control.clone());
+            let (cfg, log, sh, tls) = (config.clone(), log.clone(), control.clone(), tls.clone());
             let spawned = std::thread::Builder::new()
                 .name(format!("flint-serve-{id}"))
-                .spawn(move || run_loop(id, poll, listener, &cfg, log, sh));
+                .spawn(move || run_loop(id, poll, listener, &cfg, log, sh, tls));
             match spawned {
                 Ok(t) => threads.push((id, t)),
                 Err(e) => {
@@ -223,7 +246,7 @@ impl Server {
         }
         let mut result = match first {
             Some((id, (poll, listener))) => {
-                run_loop(id, poll, listener, &config, log, control.clone())
+                run_loop(id, poll, listener, &config, log, control.clone(), tls)
             }
             None => Ok(ServerStats::default()),
         };
@@ -248,12 +271,21 @@ fn run_loop(
     config: &Config,
     log: Option<Arc<File>>,
     control: Arc<Control>,
+    tls: Option<Arc<rustls::ServerConfig>>,
 ) -> Result<ServerStats, ServeError> {
     let result = Responder::new(config)
         .map_err(ServeError::from)
-        .and_then(|responder| {
-            let env = PlainEnv::new();
-            Loop::<PlainTcp>::new(id, poll, listener, config, log, responder, env, &control).run()
+        .and_then(|responder| match tls {
+            // One monomorphic loop per kind: the plain one carries nothing of TLS.
+            Some(tls) => {
+                let env = TlsEnv::new(tls);
+                Loop::<TlsTcp>::new(id, poll, listener, config, log, responder, env, &control).run()
+            }
+            None => {
+                let env = PlainEnv::new();
+                Loop::<PlainTcp>::new(id, poll, listener, config, log, responder, env, &control)
+                    .run()
+            }
         });
     if result.is_err() {
         // One loop failing stops them all: a server with a dead thread would silently drop the
@@ -262,4 +294,14 @@ fn run_loop(
         control.wake_all();
     }
     result
+}
+
+/// The TLS configuration when `tls_cert` and `tls_key` are set, checked before anything is bound.
+fn tls_config(config: &Config) -> Result<Option<Arc<rustls::ServerConfig>>, TlsError> {
+    match (&config.tls_cert, &config.tls_key) {
+        (None, None) => Ok(None),
+        (Some(cert), Some(key)) => tls_setup::server_config(cert, key).map(Some),
+        (Some(_), None) => Err(TlsError::Incomplete("the key")),
+        (None, Some(_)) => Err(TlsError::Incomplete("the certificate")),
+    }
 }

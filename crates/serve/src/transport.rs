@@ -66,6 +66,10 @@ pub(crate) trait Transport: Sized {
     /// close_notify alert first).
     fn shutdown_write(&mut self, env: &mut Self::Env, st: &mut ServerStats) -> io::Result<()>;
 
+    /// The last response is written and the connection closes without lingering (over TLS: a
+    /// close_notify alert first, so the client tells the end from a truncation).
+    fn closing(&mut self, _env: &mut Self::Env, _st: &mut ServerStats) {}
+
     /// Receives and discards raw input while a lingering close waits for the client's FIN.
     fn discard(&mut self, buf: &mut [u8], st: &mut ServerStats) -> io::Result<usize>;
 

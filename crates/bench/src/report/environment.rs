@@ -6,18 +6,18 @@
 //! not change under them. Anything that cannot be read is `null`, never an error: a result is
 //! worth more than its description.
 
-use serde_json::{json, Value};
+use results::Environment;
 use std::sync::OnceLock;
 
 /// `{hostname, os, kernel, cpu_model, cores, memory_bytes}` of this machine; each `null` when
 /// unknown. `cores` counts the logical CPUs online (hyper-threads included), not those this
 /// process may use. Cheap: read once, then cloned.
-pub fn environment() -> Value {
-    static CACHE: OnceLock<Value> = OnceLock::new();
+pub fn environment() -> Environment {
+    static CACHE: OnceLock<Environment> = OnceLock::new();
     CACHE.get_or_init(read).clone()
 }
 
-fn read() -> Value {
+fn read() -> Environment {
     let file = |path: &str| std::fs::read_to_string(path).ok();
     let line = |path: &str| {
         file(path)
@@ -30,14 +30,14 @@ fn read() -> Value {
     let cores = line("/sys/devices/system/cpu/online")
         .and_then(|t| cpu_list_len(&t))
         .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()));
-    json!({
-        "hostname": line("/proc/sys/kernel/hostname"),
-        "os": os,
-        "kernel": line("/proc/sys/kernel/osrelease"),
-        "cpu_model": file("/proc/cpuinfo").and_then(|t| cpu_model(&t)),
-        "cores": cores,
-        "memory_bytes": file("/proc/meminfo").and_then(|t| mem_total_bytes(&t)),
-    })
+    Environment {
+        hostname: line("/proc/sys/kernel/hostname"),
+        os,
+        kernel: line("/proc/sys/kernel/osrelease"),
+        cpu_model: file("/proc/cpuinfo").and_then(|t| cpu_model(&t)),
+        cores: cores.map(|n| n as u64),
+        memory_bytes: file("/proc/meminfo").and_then(|t| mem_total_bytes(&t)),
+    }
 }
 
 /// `PRETTY_NAME` of an os-release file, unquoted (`Debian GNU/Linux 13 (trixie)`).
@@ -141,6 +141,7 @@ mod tests {
     #[test]
     fn environment_of_this_machine_has_every_key_and_is_cached() {
         let e = environment();
+        let v = serde_json::to_value(&e).unwrap();
         for k in [
             "hostname",
             "os",
@@ -149,12 +150,12 @@ mod tests {
             "cores",
             "memory_bytes",
         ] {
-            assert!(e.get(k).is_some(), "{k} missing from {e}");
+            assert!(v.get(k).is_some(), "{k} missing from {v}");
         }
         // The test machines are Linux: the kernel's own files are there.
-        assert!(e["kernel"].is_string(), "{e}");
-        assert!(e["cores"].as_u64().is_some_and(|n| n >= 1), "{e}");
-        assert!(e["memory_bytes"].as_u64().is_some_and(|n| n > 0), "{e}");
+        assert!(e.kernel.is_some(), "{e:?}");
+        assert!(e.cores.is_some_and(|n| n >= 1), "{e:?}");
+        assert!(e.memory_bytes.is_some_and(|n| n > 0), "{e:?}");
         assert_eq!(environment(), e);
     }
 }

@@ -12,13 +12,15 @@
 
 mod environment;
 pub mod formulas;
+mod hosts;
 mod json;
 mod ptester;
 mod summary;
 mod webstone;
 
 pub use environment::environment;
-pub use json::{json, rfc3339, SCHEMA_VERSION};
+pub use hosts::hosts_table;
+pub use json::{json, record, rfc3339, timeseries, SCHEMA_VERSION};
 pub use ptester::ptester;
 pub use summary::summary;
 pub use webstone::webstone;

@@ -3,7 +3,7 @@
 //! request built from it at start and never builds one per request.
 
 /// A request's method, header fields and body; the default is a plain GET.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct RequestSpec {
     /// `None`: GET.
     pub method: Option<String>,

@@ -96,6 +96,15 @@ impl Seen {
     pub fn server_closed_first(&self) -> u64 {
         self.server_closed_first.load(Ordering::SeqCst)
     }
+    /// `server_closed_first` once it reaches `n` or 2 s have passed: the server thread counts a
+    /// close after it sees the client's, which can be a moment after the run has returned.
+    pub fn server_closed_first_reaching(&self, n: u64) -> u64 {
+        let deadline = std::time::Instant::now() + Duration::from_secs(2);
+        while self.server_closed_first() < n && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        self.server_closed_first()
+    }
 }
 
 pub struct TestServer {

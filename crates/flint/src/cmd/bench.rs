@@ -5,6 +5,7 @@
 //! a mistake costs one line and exit status 2, never a run that measured nothing.
 
 mod args;
+pub mod hosts;
 mod limits;
 pub mod profile;
 
@@ -48,8 +49,16 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
             bail!("--profile {pid}: no process has that pid");
         }
     }
-    let config = prepare(target, load, 0)?;
+    let on_hosts = hosts::hosts_of(&args)?;
+    // On many hosts the Webchildren's sockets are the workers': nothing to check here.
+    let config = match on_hosts {
+        Some(_) => bench_config(target, load),
+        None => prepare(target, load, 0)?,
+    };
     install_stop_handler(|| STOP.store(true, Ordering::Relaxed))?;
+    if let Some(list) = on_hosts {
+        return hosts::bench_on_hosts(&args, &config, &workload, &list, &STOP);
+    }
     let profiler = match args.profile {
         Some(arg) => profile::ServerProfiler::prepare(arg, &config.target)?,
         None => None,

@@ -65,6 +65,16 @@ pub struct CompareFlags {
     /// How long a --serve command has to accept a connection.
     #[arg(long, value_name = "DUR", value_parser = duration, default_value = "10s")]
     pub serve_timeout: Duration,
+    /// Generate every round's load from these client hosts, as flint bench --hosts does
+    /// (docs/hosts.md); a round that loses a host fails.
+    #[arg(long, value_name = "H1,H2,...", conflicts_with = "hosts_file")]
+    pub hosts: Option<String>,
+    /// Client hosts from a file: one a line, optionally followed by its number of Webchildren.
+    #[arg(long, value_name = "FILE")]
+    pub hosts_file: Option<PathBuf>,
+    /// How to start a worker on a host [default: ssh -o BatchMode=yes {host} flint worker].
+    #[arg(long, value_name = "TEMPLATE")]
+    pub launch: Option<String>,
     #[command(flatten)]
     pub load: LoadArgs,
 }
@@ -184,6 +194,19 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
             ..ServerOptions::default()
         },
         log_dir: log_dir.path().to_owned(),
+        hosts: super::bench::hosts::named_hosts(
+            flags.hosts.as_deref(),
+            flags.hosts_file.as_deref(),
+            flags.launch.as_deref(),
+        )?
+        .map(|hosts| compare::HostsLoad {
+            hosts,
+            template: flags
+                .launch
+                .clone()
+                .unwrap_or_else(|| bench::hosts::split::DEFAULT_TEMPLATE.to_owned()),
+            threads: load.threads,
+        }),
     };
     install_stop_handler(|| STOP.store(true, Ordering::Relaxed))?;
     let quiet = load.quiet;

@@ -8,6 +8,7 @@ pub mod lab;
 pub mod report;
 pub mod run;
 pub mod serve;
+pub mod worker;
 
 use crate::output;
 use anyhow::Context;

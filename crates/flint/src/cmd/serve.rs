@@ -40,6 +40,12 @@ pub struct ServeArgs {
     /// except under /.well-known/.
     #[arg(long)]
     pub dotfiles: bool,
+    /// Serve HTTPS with this PEM certificate chain (leaf first); needs --tls-key.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert (ECDSA, RSA or Ed25519).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
 }
 
 pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
@@ -63,10 +69,14 @@ fn run(args: ServeArgs) -> anyhow::Result<()> {
     // `eprintln!` would panic on EPIPE, so write and ignore failures.
     let _ = writeln!(
         std::io::stderr(),
-        "flint serve: http://{} from {root} ({threads} thread{})",
+        "flint serve: {}://{} from {root} ({threads} thread{})",
+        server.scheme(),
         server.local_addr(),
         if threads == 1 { "" } else { "s" }
     );
+    if let Some(note) = server.tls_note() {
+        let _ = writeln!(std::io::stderr(), "flint serve: {note}");
+    }
     let stats = server.run().map_err(crate::exit::failed)?;
     let _ = writeln!(
         std::io::stderr(),
@@ -106,6 +116,10 @@ fn configure(args: ServeArgs) -> anyhow::Result<Config> {
     }
     if args.dotfiles {
         config.dotfiles = Dotfiles::Allow;
+    }
+    if let (Some(cert), Some(key)) = (args.tls_cert, args.tls_key) {
+        config.tls_cert = Some(cert);
+        config.tls_key = Some(key);
     }
     Ok(config)
 }

@@ -8,6 +8,7 @@ use super::{perf, strace, Method, ProfileError};
 /// A tracer ready to start: perf with its events opened and disabled; strace checked.
 pub(crate) enum Pending {
     Strace,
+    /// Boxed: a perf run is large, and `Strace` carries nothing.
     Perf(Box<perf::PerfRun>),
 }
 

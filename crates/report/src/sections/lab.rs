@@ -1,6 +1,6 @@
-//! The seeds' experiments, as the seeds drew them: bandwidth against file size per server
-//! (IO-Lite's figure 3), syscalls per request per server and mode (the Jigsaw truss notes), and
-//! whatever else a lab file holds (the digest experiment), as a plain table.
+//! The Jigsaw and IO-Lite experiments, as their papers drew them: bandwidth against file size
+//! per server (IO-Lite's figure 3), syscalls per request per server and mode (the Jigsaw truss
+//! notes), and whatever else a lab file holds (the digest experiment), as a plain table.
 
 use super::{of_kind, series_name, Kind};
 use crate::chart::{Axis, BarChart, BarSeries, LineChart, Series, Ticks};
@@ -31,7 +31,7 @@ fn limited(r: &Value) -> bool {
     r.get("client_limited").and_then(Value::as_bool) == Some(true)
 }
 
-/// Modes in the seeds' order (1.0, then persistent, then pipelined), unknown ones after.
+/// Modes in the Jigsaw syscall notes' order (1.0, then persistent, then pipelined), unknown ones after.
 fn mode_rank(m: &str) -> usize {
     ["http1.0", "persistent", "pipelined"]
         .iter()

@@ -1,6 +1,7 @@
 //! The sections of the page, in reading order: the headline numbers first, then the pictures
 //! that explain them, then the detail tables, then the disclosure of what ran where.
 
+mod hosts;
 mod lab;
 mod latency;
 mod provenance;
@@ -20,6 +21,8 @@ pub fn page(inputs: &[Input<'_>]) -> String {
     p.section("spectrum", "Latency percentile spectrum", c);
     let c = latency::over_time(&mut p, inputs);
     p.section("timeseries", "Throughput and latency over time", c);
+    let c = hosts::render(&mut p, inputs);
+    p.section("hosts", "Client hosts", c);
     let c = lab::sizes(&mut p, inputs);
     p.section("sizes", "Bandwidth against file size", c);
     let c = lab::syscalls(&mut p, inputs);

@@ -44,7 +44,7 @@ fn column_slices(rs: &[&Value], max: usize) -> Vec<std::ops::Range<usize>> {
     slices
 }
 
-/// Modes in the Jigsaw notes' order: HTTP/1.0, persistent, pipelined; others after.
+/// Modes in the Jigsaw syscall notes' order: HTTP/1.0, persistent, pipelined; others after.
 fn mode_rank(m: &str) -> usize {
     ["http1.0", "persistent", "pipelined"]
         .iter()

@@ -190,6 +190,17 @@ pub struct BenchArgs {
     /// The request body, read from a file once before the run.
     #[arg(long, value_name = "FILE")]
     pub body_file: Option<PathBuf>,
+    /// Generate the load from these client hosts (comma-separated): a `flint worker` on each,
+    /// started by --launch; -c, --rate and -n are totals, split over the hosts (docs/hosts.md).
+    #[arg(long, value_name = "H1,H2,...", conflicts_with_all = ["hosts_file", "profile"])]
+    pub hosts: Option<String>,
+    /// Client hosts from a file: one a line, optionally followed by its number of Webchildren.
+    #[arg(long, value_name = "FILE", conflicts_with = "profile")]
+    pub hosts_file: Option<PathBuf>,
+    /// How to start a worker on a host, run with `sh -c` after `{host}` is replaced
+    /// [default: ssh -o BatchMode=yes {host} flint worker].
+    #[arg(long, value_name = "TEMPLATE")]
+    pub launch: Option<String>,
     #[command(flatten)]
     pub load: LoadArgs,
 }

@@ -1,0 +1,509 @@
+//! The coordinator: the WebMASTER of the WebSTONE paper.
+//!
+//! It starts a worker on every host, hands each its slice of the run, waits for READY from all
+//! of them ("Waiting for READY from 24 clients / All READYs received"), measures each one's clock
+//! offset ([`super::clock`]), sends GO with a start a moment ahead in its own clock ("Sending GO
+//! to all clients / All clients started at ..."), follows the run (live figures, heartbeats,
+//! Ctrl-C), and merges what each returns exactly ("All clients ended at ..."). A host that cannot
+//! start stops the run before it begins; a host lost during the run is named, the others finish,
+//! and the merge of the rest is marked incomplete.
+
+use super::clock::{self, Probe};
+use super::launch::{Event, Process, Said};
+use super::protocol::{
+    self, Orders, RunOrders, ToCoordinator, ToWorker, WorkerResult, FLINT_VERSION, PROTOCOL_VERSION,
+};
+use super::split::{self, HostSpec, HostsInputError};
+use crate::runner::merge::{self, Part};
+use crate::{BenchConfig, RunResult, Stop, Workload};
+use results::{HostRecord, HostStatus};
+use std::io::Write;
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// How long a host may take to say hello and READY (an ssh login included).
+const START_TIMEOUT: Duration = Duration::from_secs(30);
+/// A running host silent this long is lost (it sends a heartbeat every second).
+const HEARTBEAT_TIMEOUT: Duration = Duration::from_secs(3);
+/// Clock probes per host; the one with the least round trip counts.
+const PROBES: u32 = 8;
+/// After Ctrl-C, how long the workers have to send what they measured.
+const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// A run on many hosts.
+pub struct HostsRun<'a> {
+    /// The whole run: `concurrency` is the total over the hosts (see [`split::assign`]), `rate`
+    /// and `-n` pages are totals too.
+    pub config: &'a BenchConfig,
+    pub workload: &'a Workload,
+    pub hosts: &'a [HostSpec],
+    /// `sh -c` command with `{host}`; see [`split::DEFAULT_TEMPLATE`].
+    pub template: &'a str,
+    /// Event-loop threads per worker; `None`: each worker's own cores.
+    pub threads: Option<usize>,
+    /// Ctrl-C: every worker is stopped and what was measured is merged.
+    pub stop: &'a AtomicBool,
+}
+
+/// What a run on many hosts measured.
+#[derive(Debug)]
+pub struct HostsOutcome {
+    /// The exact merge of every host that finished (`config.concurrency`: all hosts').
+    pub result: RunResult,
+    /// Per host, in the order given.
+    pub hosts: Vec<HostRecord>,
+    /// Some host was lost: `result` is the merge of the others.
+    pub incomplete: bool,
+}
+
+/// Why a run on many hosts did not run.
+#[derive(Debug, thiserror::Error)]
+pub enum HostsError {
+    #[error(transparent)]
+    Input(#[from] HostsInputError),
+    /// Named hosts could not start; nothing was sent to the target.
+    #[error("the run did not start: {}", list(.0))]
+    NotStarted(Vec<(String, String)>),
+}
+
+fn list(failed: &[(String, String)]) -> String {
+    let each: Vec<String> = failed
+        .iter()
+        .map(|(h, why)| format!("{h}: {why}"))
+        .collect();
+    each.join("; ")
+}
+
+/// Where a host is.
+enum State {
+    Starting,
+    Ready,
+    Running,
+    Done(Box<WorkerResult>),
+    Lost(String),
+    Failed(String),
+}
+
+struct Host {
+    name: String,
+    children: Range<usize>,
+    process: Process,
+    state: State,
+    last_heard: Instant,
+    probes: Vec<Probe>,
+    ping_sent_unix_us: u64,
+    offset: Option<clock::Offset>,
+    live: (u64, u64, u64),
+}
+
+/// Runs `run` on its hosts; WebSTONE's lines and the live line go to `log` (stderr).
+pub fn run(r: &HostsRun<'_>, log: &mut dyn Write) -> Result<HostsOutcome, HostsError> {
+    let ranges = split::assign(r.hosts, r.config.concurrency)?;
+    let commands = r
+        .hosts
+        .iter()
+        .map(|h| split::launch_command(r.template, &h.name))
+        .collect::<Result<Vec<_>, _>>()?;
+    let total: usize = ranges.iter().map(Range::len).sum();
+    let config = BenchConfig {
+        concurrency: total,
+        ..r.config.clone()
+    };
+    let (tx, events) = mpsc::channel();
+    let mut hosts = Vec::with_capacity(r.hosts.len());
+    let mut failed = Vec::new();
+    for (i, (spec, children)) in r.hosts.iter().zip(ranges).enumerate() {
+        match Process::start(&commands[i], i, tx.clone()) {
+            Ok(process) => hosts.push(Host {
+                name: spec.name.clone(),
+                children,
+                process,
+                state: State::Starting,
+                last_heard: Instant::now(),
+                probes: Vec::new(),
+                ping_sent_unix_us: 0,
+                offset: None,
+                live: (0, 0, 0),
+            }),
+            Err(e) => failed.push((spec.name.clone(), format!("cannot run sh: {e}"))),
+        }
+    }
+    drop(tx);
+    let _ = writeln!(log, "Waiting for READY from {} clients", hosts.len());
+    let orders_for = |h: &Host| orders(&config, r, h);
+    start(&mut hosts, &events, orders_for, r.stop);
+    failed.extend(hosts.iter().filter_map(|h| match &h.state {
+        State::Ready => None,
+        State::Failed(why) => Some((h.name.clone(), why.clone())),
+        _ => Some((h.name.clone(), "did not become ready".into())),
+    }));
+    if !failed.is_empty() || r.stop.load(Ordering::Relaxed) {
+        if failed.is_empty() {
+            failed.push(("coordinator".into(), "interrupted before GO".into()));
+        }
+        for h in &mut hosts {
+            h.process.stop(Duration::from_millis(500));
+        }
+        return Err(HostsError::NotStarted(failed));
+    }
+    let _ = writeln!(log, "All READYs received");
+    measure_clocks(&mut hosts, &events);
+    let max_rtt = hosts
+        .iter()
+        .filter_map(|h| h.offset)
+        .map(|o| o.rtt_us)
+        .max();
+    // Far enough ahead that GO reaches every worker before the start.
+    let lead_us = 500_000 + 4 * max_rtt.unwrap_or(0);
+    let start_unix_us = protocol::unix_us() + lead_us;
+    let _ = writeln!(log, "Sending GO to all clients");
+    for h in &mut hosts {
+        let go = ToWorker::Go {
+            start_unix_us,
+            clock_offset_us: h.offset.map_or(0, |o| o.offset_us),
+        };
+        h.process.send(&go);
+        h.state = State::Running;
+        h.last_heard = Instant::now();
+    }
+    let start_wall = UNIX_EPOCH + Duration::from_micros(start_unix_us);
+    let _ = writeln!(
+        log,
+        "All clients started at {}",
+        crate::report::rfc3339(start_wall)
+    );
+    follow(&mut hosts, &events, r, log);
+    let _ = writeln!(
+        log,
+        "All clients ended at {}",
+        crate::report::rfc3339(SystemTime::now())
+    );
+    for h in &mut hosts {
+        h.process.stop(Duration::from_secs(1));
+    }
+    Ok(outcome(config, r, hosts, start_wall))
+}
+
+fn orders(config: &BenchConfig, r: &HostsRun<'_>, h: &Host) -> ToWorker {
+    let c = config;
+    let us = |d: Duration| d.as_micros() as u64;
+    let connect_to = match c.target.host.rsplit_once(':') {
+        Some((_, port)) if port.parse::<u16>().is_ok() && !c.target.host.ends_with(']') => {
+            c.target.host.clone()
+        }
+        _ => format!("{}:{}", c.target.host, c.target.addr.port()),
+    };
+    ToWorker::Orders(Box::new(Orders {
+        protocol: PROTOCOL_VERSION,
+        flint_version: FLINT_VERSION.to_owned(),
+        host: h.name.clone(),
+        url: c.target.url.clone(),
+        connect_to,
+        host_header: c.target.host.clone(),
+        scheme: c.target.scheme,
+        server_name: c.target.server_name.clone(),
+        authorization: c.target.authorization.clone(),
+        first_child: h.children.start,
+        end_child: h.children.end,
+        run: RunOrders {
+            concurrency: c.concurrency,
+            threads: r.threads,
+            duration_us: match c.stop {
+                Stop::Duration(d) => Some(us(d)),
+                Stop::Pages(_) => None,
+            },
+            pages: match c.stop {
+                Stop::Pages(n) => Some(n),
+                Stop::Duration(_) => None,
+            },
+            warmup_us: us(c.warmup),
+            think_us: c.think.map(us),
+            rate: c.rate,
+            http: c.http,
+            connect_timeout_us: us(c.connect_timeout),
+            response_timeout_us: us(c.response_timeout),
+            seed: c.seed,
+            log: c.log.as_ref().map(|p| p.display().to_string()),
+        },
+        workload: r.workload.clone(),
+    }))
+}
+
+/// Hello, orders, READY from every host, or a reason for each that did not.
+fn start(
+    hosts: &mut [Host],
+    events: &Receiver<Event>,
+    orders: impl Fn(&Host) -> ToWorker,
+    stop: &AtomicBool,
+) {
+    let deadline = Instant::now() + START_TIMEOUT;
+    while hosts.iter().any(|h| matches!(h.state, State::Starting)) {
+        if stop.load(Ordering::Relaxed) {
+            return;
+        }
+        let wait = deadline.saturating_duration_since(Instant::now());
+        let ev = match events.recv_timeout(wait.min(Duration::from_millis(100))) {
+            Ok(ev) => ev,
+            Err(RecvTimeoutError::Timeout) if Instant::now() < deadline => continue,
+            Err(_) => {
+                for h in hosts.iter_mut() {
+                    if matches!(h.state, State::Starting) {
+                        let why = format!("no READY within {} s", START_TIMEOUT.as_secs());
+                        h.state = State::Failed(with_stderr(why, &h.process));
+                    }
+                }
+                return;
+            }
+        };
+        let h = &mut hosts[ev.host];
+        if !matches!(h.state, State::Starting) {
+            continue;
+        }
+        match ev.what {
+            Said::Message(ToCoordinator::Hello {
+                protocol,
+                flint_version,
+            }) => {
+                if protocol != PROTOCOL_VERSION {
+                    h.state = State::Failed(format!(
+                        "its worker speaks protocol version {protocol} (flint {flint_version}), \
+                         this coordinator version {PROTOCOL_VERSION} (flint {FLINT_VERSION})"
+                    ));
+                } else {
+                    let o = orders(h);
+                    h.process.send(&o);
+                }
+            }
+            Said::Message(ToCoordinator::Ready { .. }) => h.state = State::Ready,
+            Said::Message(ToCoordinator::Failed { reason }) => h.state = State::Failed(reason),
+            Said::Message(other) => {
+                h.state = State::Failed(format!("unexpected {other:?} before READY"))
+            }
+            Said::Bad(line) => {
+                h.state = State::Failed(format!("not a flint worker: it said {line}"))
+            }
+            Said::Closed => {
+                // Let the stderr reader catch the last words (ssh's reason) before quoting them.
+                let t = Instant::now();
+                while !h.process.exited() && t.elapsed() < Duration::from_millis(200) {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                std::thread::sleep(Duration::from_millis(20));
+                let why = "exited before READY".to_owned();
+                h.state = State::Failed(with_stderr(why, &h.process));
+            }
+        }
+    }
+}
+
+fn with_stderr(why: String, p: &Process) -> String {
+    match p.stderr_tail() {
+        t if t.is_empty() => why,
+        t => format!("{why} ({t})"),
+    }
+}
+
+/// [`PROBES`] ping-pong rounds with every host at once; each host's offset from its least
+/// round trip.
+fn measure_clocks(hosts: &mut [Host], events: &Receiver<Event>) {
+    for seq in 0..PROBES {
+        for h in hosts.iter_mut() {
+            h.ping_sent_unix_us = protocol::unix_us();
+            h.process.send(&ToWorker::Ping { seq });
+        }
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let mut waiting = hosts.len();
+        while waiting > 0 {
+            let Ok(ev) = events.recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            else {
+                break;
+            };
+            if let Said::Message(ToCoordinator::Pong {
+                seq: s,
+                clock_unix_us,
+            }) = ev.what
+            {
+                let h = &mut hosts[ev.host];
+                if s == seq {
+                    h.probes.push(Probe {
+                        sent: h.ping_sent_unix_us,
+                        remote: clock_unix_us,
+                        received: ev.at_unix_us,
+                    });
+                    waiting -= 1;
+                }
+            }
+        }
+    }
+    for h in hosts {
+        h.offset = clock::estimate(&h.probes);
+    }
+}
+
+/// From GO to the last result: live figures, heartbeats, losses, Ctrl-C.
+fn follow(hosts: &mut [Host], events: &Receiver<Event>, r: &HostsRun<'_>, log: &mut dyn Write) {
+    let mut stopping: Option<Instant> = None;
+    let mut next_line = Instant::now() + Duration::from_secs(1);
+    let mut prev = ((0u64, 0u64), Instant::now());
+    let running = |hosts: &[Host]| {
+        hosts
+            .iter()
+            .filter(|h| matches!(h.state, State::Running))
+            .count()
+    };
+    while running(hosts) > 0 {
+        if stopping.is_none() && r.stop.load(Ordering::Relaxed) {
+            stopping = Some(Instant::now());
+            for h in hosts
+                .iter_mut()
+                .filter(|h| matches!(h.state, State::Running))
+            {
+                h.process.send(&ToWorker::Stop);
+            }
+        }
+        match events.recv_timeout(Duration::from_millis(100)) {
+            Ok(ev) => on_event(&mut hosts[ev.host], ev),
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => break,
+        }
+        // Everything already queued first: a heartbeat waiting in the queue is a heartbeat
+        // heard, however far behind this loop is.
+        while let Ok(ev) = events.try_recv() {
+            on_event(&mut hosts[ev.host], ev);
+        }
+        let now = Instant::now();
+        for h in hosts
+            .iter_mut()
+            .filter(|h| matches!(h.state, State::Running))
+        {
+            if now.duration_since(h.last_heard) > HEARTBEAT_TIMEOUT {
+                h.state = State::Lost(format!(
+                    "no heartbeat for {} s",
+                    HEARTBEAT_TIMEOUT.as_secs()
+                ));
+                h.process.kill_group();
+            } else if stopping.is_some_and(|s| now.duration_since(s) > STOP_GRACE) {
+                h.state = State::Lost("did not stop after Ctrl-C".into());
+                h.process.kill_group();
+            }
+        }
+        if r.config.progress && now >= next_line {
+            let (requests, errors, bytes) = hosts.iter().fold((0, 0, 0), |a, h| {
+                (a.0 + h.live.0, a.1 + h.live.1, a.2 + h.live.2)
+            });
+            let secs = now.duration_since(prev.1).as_secs_f64().max(1e-9);
+            let text = format!(
+                "{:.1} req/s  {}  {:.1} MB/s  {}/{} hosts running",
+                requests.saturating_sub(prev.0 .0) as f64 / secs,
+                crate::report::count_of(errors, "error", "errors"),
+                bytes.saturating_sub(prev.0 .1) as f64 / 1e6 / secs,
+                running(hosts),
+                hosts.len()
+            );
+            crate::progress::print(&text);
+            prev = ((requests, bytes), now);
+            next_line = now + Duration::from_secs(1);
+        }
+    }
+    if r.config.progress {
+        crate::progress::clear();
+    }
+    let _ = log.flush();
+}
+
+fn on_event(h: &mut Host, ev: Event) {
+    if !matches!(h.state, State::Running) {
+        return;
+    }
+    h.last_heard = ev.at;
+    match ev.what {
+        Said::Message(ToCoordinator::Live {
+            requests,
+            errors,
+            bytes,
+            ..
+        }) => h.live = (requests, errors, bytes),
+        Said::Message(ToCoordinator::Result(result)) => h.state = State::Done(result),
+        Said::Message(ToCoordinator::Failed { reason }) => h.state = State::Lost(reason),
+        Said::Message(_) => {}
+        Said::Bad(line) => h.state = State::Lost(format!("it said {line}")),
+        Said::Closed => {
+            let why = with_stderr("its channel closed".into(), &h.process);
+            h.state = State::Lost(why);
+        }
+    }
+}
+
+/// The exact merge of the hosts that finished, and a record of every host.
+fn outcome(
+    config: BenchConfig,
+    r: &HostsRun<'_>,
+    hosts: Vec<Host>,
+    start_wall: SystemTime,
+) -> HostsOutcome {
+    let open_loop = config.rate.is_some();
+    let parts = hosts.iter().filter_map(|h| match &h.state {
+        State::Done(w) => Some(Part {
+            stats: &w.stats,
+            window: Duration::from_micros(w.window_us),
+        }),
+        _ => None,
+    });
+    let (stats, duration) = merge::merge(r.workload, open_loop, parts);
+    let interrupted = r.stop.load(Ordering::Relaxed)
+        || hosts
+            .iter()
+            .any(|h| matches!(&h.state, State::Done(w) if w.interrupted));
+    let records: Vec<HostRecord> = hosts.iter().map(record).collect();
+    let incomplete = records.iter().any(|h| h.status != HostStatus::Ok);
+    HostsOutcome {
+        result: RunResult {
+            workload: r.workload.clone(),
+            stats,
+            duration,
+            started_at: start_wall + config.warmup,
+            interrupted,
+            config,
+        },
+        hosts: records,
+        incomplete,
+    }
+}
+
+fn record(h: &Host) -> HostRecord {
+    let mut rec = HostRecord {
+        name: h.name.clone(),
+        webchildren: h.children.len() as u64,
+        clock_offset_ms: h.offset.map(|o| o.offset_us as f64 / 1e3),
+        ..HostRecord::default()
+    };
+    match &h.state {
+        State::Done(w) => {
+            let s = &w.stats;
+            rec.requests = s.requests;
+            rec.pages = s.pages_done;
+            rec.errors = s.errors.total();
+            rec.bytes_total = s.bytes_total;
+            rec.start_skew_ms = w.start_skew_us.map(|us| us as f64 / 1e3);
+            rec.client_cpu_us_per_request =
+                (s.requests > 0).then(|| w.cpu_us as f64 / s.requests as f64);
+            rec.response_ms = s.response.summary();
+            rec.requests_per_second = s.timeseries.iter().map(|x| x.requests).collect();
+        }
+        State::Lost(why) => {
+            rec.status = HostStatus::Lost;
+            rec.reason = Some(why.clone());
+        }
+        State::Failed(why) => {
+            rec.status = HostStatus::Failed;
+            rec.reason = Some(why.clone());
+        }
+        State::Starting | State::Ready | State::Running => {
+            rec.status = HostStatus::Lost;
+            rec.reason = Some("ended without a result".into());
+        }
+    }
+    rec
+}

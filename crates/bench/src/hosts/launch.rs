@@ -1,0 +1,164 @@
+//! Workers as processes: started with `sh -c TEMPLATE` in a process group of their own, read
+//! line by line on their own threads, stopped by their group whatever happens.
+//!
+//! A group of its own means Ctrl-C at the terminal reaches the coordinator only (which then
+//! stops every worker in order), and stopping a worker stops what the template started with it
+//! (ssh, kubectl, a local flint). Over ssh the remote worker sees its stdin close and stops
+//! within a second.
+
+use super::protocol::{self, ToCoordinator, ToWorker};
+use rustix::process::{kill_process_group, Pid, Signal};
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::Sender;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Lines of a worker's stderr kept to explain a failure (ssh's and sh's complaints land there).
+const STDERR_LINES: usize = 4;
+
+/// What a worker's reader thread saw, with when (the coordinator's clocks, read on arrival).
+#[derive(Debug)]
+pub struct Event {
+    pub host: usize,
+    pub at: Instant,
+    pub at_unix_us: u64,
+    pub what: Said,
+}
+
+#[derive(Debug)]
+pub enum Said {
+    Message(ToCoordinator),
+    /// A line that is not a message.
+    Bad(String),
+    /// Its stdout closed: the worker (or its channel) is gone.
+    Closed,
+}
+
+/// One started worker.
+pub struct Process {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stderr: Arc<Mutex<VecDeque<String>>>,
+}
+
+impl Process {
+    /// Runs `command` with `sh -c`; its stdout's lines go to `events` as host `host`.
+    pub fn start(command: &str, host: usize, events: Sender<Event>) -> std::io::Result<Process> {
+        use std::os::unix::process::CommandExt;
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(command)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .spawn()?;
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let stderr_pipe = child.stderr.take().expect("stderr is piped");
+        let stderr = Arc::new(Mutex::new(VecDeque::new()));
+        std::thread::spawn(move || {
+            let send = |what| {
+                let _ = events.send(Event {
+                    host,
+                    at: Instant::now(),
+                    at_unix_us: protocol::unix_us(),
+                    what,
+                });
+            };
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if line.trim().is_empty() {
+                    continue;
+                }
+                match serde_json::from_str::<ToCoordinator>(&line) {
+                    Ok(m) => send(Said::Message(m)),
+                    Err(e) => send(Said::Bad(format!("{}: {e}", clip(&line)))),
+                }
+            }
+            send(Said::Closed);
+        });
+        let tail = Arc::clone(&stderr);
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr_pipe).lines() {
+                let Ok(line) = line else { break };
+                let mut t = tail.lock().unwrap_or_else(|e| e.into_inner());
+                if t.len() == STDERR_LINES {
+                    t.pop_front();
+                }
+                t.push_back(line);
+            }
+        });
+        Ok(Process {
+            stdin: child.stdin.take(),
+            child,
+            stderr,
+        })
+    }
+
+    /// Sends one message; a worker that cannot be written to will be seen closing.
+    pub fn send(&mut self, msg: &ToWorker) {
+        if let Some(w) = &mut self.stdin {
+            if protocol::send(w as &mut dyn Write, msg).is_err() {
+                self.stdin = None;
+            }
+        }
+    }
+
+    /// What the worker last said on stderr, one line (empty if nothing).
+    pub fn stderr_tail(&self) -> String {
+        let t = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
+        t.iter()
+            .map(|l| l.trim())
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join(" / ")
+    }
+
+    /// Whether the process (the `sh` and what it ran in its place) has exited.
+    pub fn exited(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(Some(_)))
+    }
+
+    /// Closes its stdin (a worker stops within a second when it sees that), waits up to `grace`
+    /// for it to exit, then kills its whole process group; reaped in every case.
+    pub fn stop(&mut self, grace: Duration) {
+        self.stdin = None;
+        let deadline = Instant::now() + grace;
+        while Instant::now() < deadline {
+            if self.exited() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        self.kill_group();
+        let _ = self.child.wait();
+    }
+
+    /// SIGKILL to its process group (which is its pid: it leads a group of its own); what the
+    /// shell started is gone too even if the shell already exited.
+    pub fn kill_group(&mut self) {
+        if let Some(pid) = Pid::from_raw(self.child.id() as i32) {
+            let _ = kill_process_group(pid, Signal::KILL);
+        }
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        // Whatever happens (a panic, an early return), no worker outlives the coordinator.
+        self.stdin = None;
+        self.kill_group();
+        let _ = self.child.wait();
+    }
+}
+
+/// A line shortened for an error message.
+fn clip(line: &str) -> String {
+    const MAX: usize = 120;
+    match line.char_indices().nth(MAX) {
+        Some((i, _)) => format!("{:?}...", &line[..i]),
+        None => format!("{line:?}"),
+    }
+}

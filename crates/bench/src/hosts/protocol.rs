@@ -1,0 +1,178 @@
+//! The line-delimited protocol between the coordinator and `flint worker` (docs/hosts.md).
+//!
+//! One JSON object per line, `"type"` naming the message. The worker speaks first (its hello:
+//! flint's version and the protocol's); the coordinator sends its orders, pings to measure the
+//! clock offset, then GO with the agreed start; the worker sends READY, pongs, a heartbeat and
+//! its live figures every second, and at the end its full result with histograms. Either side
+//! refuses a peer of another protocol version, naming both versions.
+
+use crate::stats::Stats;
+use crate::target::Scheme;
+use crate::workload::Workload;
+use crate::HttpMode;
+use serde::{Deserialize, Serialize};
+use std::io::{self, Write};
+
+/// Bumped whenever a message changes incompatibly.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// flint's own version, sent beside the protocol's so a refusal can name both.
+pub const FLINT_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Coordinator to worker.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ToWorker {
+    /// What to run: sent once, after the worker's hello.
+    Orders(Box<Orders>),
+    /// A clock probe: answered at once with a pong carrying the worker's wall clock.
+    Ping { seq: u32 },
+    /// Start at `start_unix_us` in the coordinator's clock, which is `start_unix_us +
+    /// clock_offset_us` in the worker's.
+    Go {
+        start_unix_us: u64,
+        clock_offset_us: i64,
+    },
+    /// End the run now and send what was measured (Ctrl-C on the coordinator).
+    Stop,
+}
+
+/// Worker to coordinator.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ToCoordinator {
+    Hello {
+        protocol: u32,
+        flint_version: String,
+    },
+    /// Prepared (target resolved, requests built): nothing connects before GO.
+    Ready {
+        threads: u64,
+        pid: u32,
+    },
+    /// Cannot take part, and why (the worker exits after sending it).
+    Failed {
+        reason: String,
+    },
+    Pong {
+        seq: u32,
+        clock_unix_us: u64,
+    },
+    /// Sent every second while the worker waits or runs: it is alive.
+    Heartbeat,
+    /// Totals so far (warm-up included), once a second from the start.
+    Live {
+        elapsed_s: f64,
+        warmup: bool,
+        requests: u64,
+        errors: u64,
+        bytes: u64,
+    },
+    /// The end: everything measured, histograms included.
+    Result(Box<WorkerResult>),
+}
+
+/// A slice of a run, as the worker will run it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Orders {
+    pub protocol: u32,
+    pub flint_version: String,
+    /// The name the coordinator knows this host by (for the worker's messages).
+    pub host: String,
+    /// The target as the user wrote it, for reports.
+    pub url: String,
+    /// `host:port` to resolve on the worker's host (it may resolve differently there).
+    pub connect_to: String,
+    /// The `Host` header.
+    pub host_header: String,
+    /// `http` or `https`.
+    #[serde(default = "http")]
+    pub scheme: Scheme,
+    /// The name TLS asks for and checks (empty: the host of `connect_to`).
+    #[serde(default)]
+    pub server_name: String,
+    /// `Basic …` from the URL's user and password.
+    #[serde(default)]
+    pub authorization: Option<String>,
+    /// Global Webchild numbers this worker runs: `first..end`.
+    pub first_child: usize,
+    pub end_child: usize,
+    pub run: RunOrders,
+    pub workload: Workload,
+}
+
+fn http() -> Scheme {
+    Scheme::Http
+}
+
+/// The whole run's options (totals over all hosts: each Webchild's seed, quota and open-loop
+/// offset follow from them and its global number).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunOrders {
+    pub concurrency: usize,
+    /// Event-loop threads; `None`: the worker's own cores.
+    pub threads: Option<usize>,
+    pub duration_us: Option<u64>,
+    pub pages: Option<u64>,
+    pub warmup_us: u64,
+    pub think_us: Option<u64>,
+    pub rate: Option<f64>,
+    pub http: HttpMode,
+    pub connect_timeout_us: u64,
+    pub response_timeout_us: u64,
+    pub seed: u64,
+    /// Where the worker writes its per-request log, on its own host.
+    pub log: Option<String>,
+}
+
+/// A worker's whole result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkerResult {
+    pub stats: Stats,
+    /// Its measured window.
+    pub window_us: u64,
+    pub interrupted: bool,
+    /// From the agreed start to its first request.
+    pub start_skew_us: Option<u64>,
+    /// Its own CPU (user + sys) over the run.
+    pub cpu_us: u64,
+}
+
+/// `msg` as one line, newline included.
+pub fn encode<T: Serialize>(msg: &T) -> io::Result<Vec<u8>> {
+    let mut line = serde_json::to_vec(msg).map_err(io::Error::other)?;
+    line.push(b'\n');
+    Ok(line)
+}
+
+/// Writes `msg` as one line and flushes it.
+pub fn send<T: Serialize>(out: &mut dyn Write, msg: &T) -> io::Result<()> {
+    out.write_all(&encode(msg)?)?;
+    out.flush()
+}
+
+/// The wall clock in Unix µs (0 before 1970).
+pub fn unix_us() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_micros() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_are_one_line_of_json_tagged_by_type() {
+        let mut out = Vec::new();
+        send(&mut out, &ToWorker::Ping { seq: 3 }).unwrap();
+        send(&mut out, &ToCoordinator::Heartbeat).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(
+            text,
+            "{\"type\":\"ping\",\"seq\":3}\n{\"type\":\"heartbeat\"}\n"
+        );
+        let back: ToWorker = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        assert_eq!(back, ToWorker::Ping { seq: 3 });
+    }
+}

@@ -1,0 +1,146 @@
+//! Who runs which Webchildren, with which seeds and schedule offsets, for how long.
+//!
+//! A run's Webchildren are numbered globally, `0..concurrency`, and everything about a Webchild
+//! follows from its global number and the run's options alone: its random stream (the seed and
+//! the number), its `-n` quota (the pages split over all Webchildren), its open-loop offset (its
+//! number's share of one interval of the whole run). So any slice of the numbers can run anywhere
+//! (a thread of this process, or a worker on another host) and the slices together do exactly
+//! what one process running them all would have done.
+
+use crate::client::Schedule;
+use crate::runner::BenchError;
+use crate::{BenchConfig, Stop, Workload};
+use std::ops::Range;
+use std::time::Instant;
+
+/// The part of a run one process runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Slice {
+    /// Global Webchild numbers, within `0..config.concurrency`.
+    pub children: Range<usize>,
+    /// When the run starts (warm-up first, if any): nothing is sent before. `None`: at once.
+    pub start: Option<Instant>,
+}
+
+impl Slice {
+    /// Every Webchild of the run, starting at once: a run in one process.
+    pub fn whole(config: &BenchConfig) -> Self {
+        Slice {
+            children: 0..config.concurrency,
+            start: None,
+        }
+    }
+}
+
+/// The schedule of a run whose time 0 is `base` (`base_unix_us` in Unix µs), for all threads.
+pub(super) fn schedule(config: &BenchConfig, base: Instant, base_unix_us: u64) -> Schedule {
+    let measure_us = config.warmup.as_micros() as u64;
+    Schedule {
+        base,
+        base_unix_us,
+        measure_us,
+        end_us: match config.stop {
+            Stop::Duration(d) => measure_us + d.as_micros() as u64,
+            Stop::Pages(_) => u64::MAX,
+        },
+        pages: match config.stop {
+            Stop::Pages(n) => Some(n),
+            Stop::Duration(_) => None,
+        },
+        concurrency: config.concurrency,
+        think_us: config.think.map_or(0, |t| t.as_micros() as u64),
+        // The whole run's interval (all Webchildren of all hosts): each Webchild's offset is its
+        // global number's share of it, so the merged arrivals are evenly spaced.
+        interval_us: config.rate.map(|r| 1e6 * config.concurrency as f64 / r),
+        connect_timeout_us: config.connect_timeout.as_micros().max(1) as u64,
+        response_timeout_us: config.response_timeout.as_micros().max(1) as u64,
+    }
+}
+
+/// Part `i` of `parts` of `range`: contiguous, sizes differing by at most one, the first parts
+/// taking the remainder.
+pub fn spread(range: Range<usize>, parts: usize, i: usize) -> Range<usize> {
+    let n = range.len();
+    let (per, extra) = (n / parts, n % parts);
+    let start = range.start + i * per + i.min(extra);
+    start..start + per + usize::from(i < extra)
+}
+
+/// Nothing starts with options, a workload or a slice the engine cannot run.
+pub fn check(config: &BenchConfig, workload: &Workload, slice: &Slice) -> Result<(), BenchError> {
+    let bad = |m: &str| Err(BenchError::Config(m.to_owned()));
+    if config.concurrency == 0 {
+        return bad("concurrency must be at least 1");
+    }
+    if config.threads == 0 {
+        return bad("threads must be at least 1");
+    }
+    if u32::try_from(config.concurrency).is_err() {
+        return bad("concurrency is too large");
+    }
+    if slice.children.is_empty() || slice.children.end > config.concurrency {
+        return Err(BenchError::Config(format!(
+            "Webchildren {}..{} are not a part of the run's 0..{}",
+            slice.children.start, slice.children.end, config.concurrency
+        )));
+    }
+    match config.stop {
+        Stop::Pages(0) => return bad("the page count must be at least 1"),
+        Stop::Duration(d) if d.is_zero() => return bad("the duration must be positive"),
+        _ => {}
+    }
+    if let Some(r) = config.rate {
+        if !(r.is_finite() && r > 0.0) {
+            return bad("the rate must be a positive number of pages per second");
+        }
+    }
+    let wrong = |m: String| Err(BenchError::Workload(m));
+    if workload.pages.is_empty() {
+        return wrong("no pages".into());
+    }
+    for p in &workload.pages {
+        if !(p.weight.is_finite() && p.weight >= 0.0) {
+            return wrong(format!("page {:?} has weight {}", p.name, p.weight));
+        }
+        if p.files.is_empty() {
+            return wrong(format!("page {:?} has no files", p.name));
+        }
+        if let Some(f) = p.files.iter().find(|&&f| f >= workload.urls.len()) {
+            return wrong(format!(
+                "page {:?} names URL #{f}, which does not exist",
+                p.name
+            ));
+        }
+    }
+    if workload.pages.iter().map(|p| p.weight).sum::<f64>() <= 0.0 {
+        return wrong("every page has weight 0".into());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parts_spread_evenly_and_completely_over_a_range() {
+        for (range, t) in [
+            (0..10, 3),
+            (0..3, 3),
+            (0..1, 1),
+            (0..7, 2),
+            (0..100, 8),
+            (5..12, 3),
+        ] {
+            let parts: Vec<_> = (0..t).map(|i| spread(range.clone(), t, i)).collect();
+            assert_eq!(parts[0].start, range.start);
+            assert_eq!(parts[t - 1].end, range.end);
+            for w in parts.windows(2) {
+                assert_eq!(w[0].end, w[1].start);
+            }
+            let sizes: Vec<_> = parts.iter().map(|r| r.len()).collect();
+            assert!(sizes.iter().max().unwrap() - sizes.iter().min().unwrap() <= 1);
+            assert!(sizes.windows(2).all(|w| w[0] >= w[1]), "remainder first");
+        }
+    }
+}

@@ -1,0 +1,109 @@
+//! What the many-hosts tests share: a `flint serve` with an access log (the server-side count),
+//! a bounded wait for that count, and the bench command line.
+
+#![allow(dead_code)] // each test binary uses its own subset
+
+use crate::common::{flint, Server};
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub const LIMIT: Duration = Duration::from_secs(120);
+
+pub fn exe() -> &'static str {
+    env!("CARGO_BIN_EXE_flint")
+}
+
+/// A server over one 1 KiB file with an access log, and the directory holding both.
+pub fn server() -> (tempfile::TempDir, Server) {
+    server_on("127.0.0.1:0")
+}
+
+/// [`server`], listening on `listen`.
+pub fn server_on(listen: &str) -> (tempfile::TempDir, Server) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("www");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::write(root.join("a.html"), vec![b'x'; 1024]).unwrap();
+    let log = dir.path().join("access.log");
+    let child = flint()
+        .args(["serve", root.to_str().unwrap(), "--listen", listen])
+        .args(["--threads", "1", "--access-log", log.to_str().unwrap()])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let server = start_server_with_child(child);
+    (dir, server)
+}
+
+/// The address line of an already started `flint serve`.
+pub fn start_server_with_child(mut child: std::process::Child) -> Server {
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(stderr);
+        let mut first = String::new();
+        let _ = reader.read_line(&mut first);
+        let _ = tx.send(first);
+        let _ = std::io::copy(&mut reader, &mut std::io::sink());
+    });
+    let mut server = Server {
+        child,
+        addr: String::new(),
+    };
+    let line = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("address line");
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .expect("address")
+        .to_string();
+    server.addr = addr;
+    server
+}
+
+/// Waits (bounded) until the access log holds `n` lines (it is flushed once a second).
+pub fn served(dir: &Path, n: usize) -> usize {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let lines = std::fs::read_to_string(dir.join("access.log"))
+            .map(|t| t.lines().count())
+            .unwrap_or(0);
+        if lines >= n || Instant::now() >= deadline {
+            return lines;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+pub fn bench(server: &Server, args: &[&str]) -> Command {
+    let mut cmd = flint();
+    cmd.args(["bench", &format!("http://{}/a.html", server.addr)])
+        .args(["-q", "--report", "summary"])
+        .args(args);
+    cmd
+}
+
+pub fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+pub fn sum(hosts: &[Value], key: &str) -> u64 {
+    hosts.iter().map(|h| h[key].as_u64().unwrap()).sum()
+}
+
+/// Requests in the access log by client address (its first field).
+pub fn served_by(dir: &Path) -> std::collections::BTreeMap<String, u64> {
+    let text = std::fs::read_to_string(dir.join("access.log")).unwrap_or_default();
+    let mut by = std::collections::BTreeMap::new();
+    for line in text.lines() {
+        let client = line.split_whitespace().next().unwrap_or_default();
+        *by.entry(client.to_owned()).or_insert(0) += 1;
+    }
+    by
+}

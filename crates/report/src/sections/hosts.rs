@@ -1,0 +1,105 @@
+//! Client hosts of a bench run on many hosts: a table per run and each host's throughput over
+//! time (a host that started late, stalled or was lost shows in its line).
+//!
+//! Read through the typed host records (`results::HostRecord`), the same types the coordinator
+//! wrote; only this section's fields are read, so an odd field elsewhere in the file cannot take
+//! the section away.
+
+use super::of_kind;
+use crate::chart::{Axis, LineChart, Series};
+use crate::html::{figures, table, Col, Page};
+use crate::input::{Input, Kind};
+use crate::text::{count, esc, num, opt};
+use results::{HostRecord, HostStatus};
+use serde::Deserialize;
+
+pub fn render(page: &mut Page, inputs: &[Input<'_>]) -> String {
+    let mut out = String::new();
+    let mut svgs = Vec::new();
+    for input in of_kind(inputs, Kind::Bench) {
+        let Some(hosts) = input
+            .v
+            .get("hosts")
+            .and_then(|h| Vec::<HostRecord>::deserialize(h).ok())
+            .filter(|h| !h.is_empty())
+        else {
+            continue;
+        };
+        let incomplete = input.v.get("incomplete") == Some(&serde_json::Value::Bool(true));
+        let cols = [
+            Col("host", false),
+            Col("Webchildren", true),
+            Col("status", false),
+            Col("requests", true),
+            Col("pages", true),
+            Col("errors", true),
+            Col("clock offset (ms)", true),
+            Col("start skew (ms)", true),
+            Col("client CPU (µs/request)", true),
+            Col("p50 (ms)", true),
+            Col("p99 (ms)", true),
+        ];
+        let rows: Vec<Vec<String>> = hosts
+            .iter()
+            .map(|h| {
+                let ok = h.status == HostStatus::Ok;
+                let status = match &h.reason {
+                    Some(why) if !ok => format!("{}: {}", h.status.name(), esc(why)),
+                    _ => h.status.name().to_owned(),
+                };
+                let r = &h.response_ms;
+                vec![
+                    esc(&h.name),
+                    count(h.webchildren as f64),
+                    status,
+                    count(h.requests as f64),
+                    count(h.pages as f64),
+                    count(h.errors as f64),
+                    opt(h.clock_offset_ms),
+                    opt(h.start_skew_ms),
+                    opt(h.client_cpu_us_per_request),
+                    if ok { num(r.p50) } else { "–".into() },
+                    if ok { num(r.p99) } else { "–".into() },
+                ]
+            })
+            .collect();
+        if inputs.len() > 1 {
+            out.push_str(&format!("<h3>{}</h3>", esc(&input.label)));
+        }
+        if incomplete {
+            out.push_str(
+                "<p>Incomplete: a host was lost; the figures are the merge of the others.</p>",
+            );
+        }
+        out.push_str(&table(&cols, &rows, "hosts"));
+        let series: Vec<Series> = hosts
+            .iter()
+            .filter(|h| !h.requests_per_second.is_empty())
+            .map(|h| Series {
+                name: h.name.clone(),
+                points: h
+                    .requests_per_second
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &n)| ((i + 1) as f64, n as f64))
+                    .collect(),
+            })
+            .collect();
+        let chart = LineChart {
+            id: page.chart_id(),
+            title: format!("Throughput per host · {}", input.label),
+            x: Axis::linear("time from the agreed start of the measured window (s)"),
+            y: Axis::linear("requests per second"),
+            series,
+        };
+        svgs.extend(chart.svg());
+    }
+    if out.is_empty() {
+        return out;
+    }
+    out.push_str(&figures(
+        &svgs,
+        "Each host's requests per second, its seconds aligned on the start every host agreed to.",
+    ));
+    out
+}

@@ -1,0 +1,324 @@
+//! One `flint bench` run: the document `--json` writes (docs/bench-json.schema.json).
+//!
+//! Names carry their unit (`_s`, `_ms`, `_bytes`, `_per_s`) so a consumer never guesses.
+//! Latency objects are in milliseconds; per-page and per-URL times in the WebSTONE paper's
+//! seconds.
+
+use crate::hosts::HostRecord;
+use crate::latency::{LatencySummary, MinMeanMax, SpectrumPoint};
+use crate::profile::ServerProfile;
+use crate::{HttpMode, Kind};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The whole result of a run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct BenchResult {
+    pub schema_version: u64,
+    pub kind: Kind,
+    pub flint_version: String,
+    /// Wall-clock start of the measured window, RFC 3339 UTC.
+    pub started_at: String,
+    pub started_at_unix_s: f64,
+    /// Ended early by Ctrl-C.
+    pub interrupted: bool,
+    /// Some client host was lost during the run: the figures are the merge of the others.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub incomplete: bool,
+    pub environment: Environment,
+    pub config: BenchConfigRecord,
+    pub summary: Summary,
+    pub pages: Vec<PageRecord>,
+    pub urls: Vec<UrlRecord>,
+    /// Every kind of error by its snake_case name, zeros included.
+    pub errors_by_kind: BTreeMap<String, u64>,
+    pub timeseries: Vec<SecondRecord>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_profile: Option<ServerProfile>,
+    /// The client hosts of a run on many hosts; empty for a run in one process.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<HostRecord>,
+}
+
+/// The machine a result was measured on, each field `None` when unknown.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Environment {
+    pub hostname: Option<String>,
+    /// `PRETTY_NAME` of /etc/os-release.
+    pub os: Option<String>,
+    /// `uname -r`.
+    pub kernel: Option<String>,
+    pub cpu_model: Option<String>,
+    /// Logical CPUs online.
+    pub cores: Option<u64>,
+    /// `MemTotal` of /proc/meminfo.
+    pub memory_bytes: Option<u64>,
+}
+
+/// The options of the run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct BenchConfigRecord {
+    pub target: TargetRecord,
+    pub http: HttpMode,
+    /// Webchildren (of all hosts).
+    pub concurrency: u64,
+    pub threads: u64,
+    pub stop: StopKind,
+    /// Set when `stop` is `duration`.
+    pub duration_s: Option<f64>,
+    /// Set when `stop` is `pages`.
+    pub pages: Option<u64>,
+    pub warmup_s: f64,
+    /// Open loop when set.
+    pub rate_pages_per_s: Option<f64>,
+    pub think_s: Option<f64>,
+    pub seed: u64,
+    pub connect_timeout_s: f64,
+    pub response_timeout_s: f64,
+    /// HTTPS only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls: Option<TlsConfigRecord>,
+}
+
+/// How an HTTPS run checked and resumed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TlsConfigRecord {
+    /// false: `-k/--insecure`, no certificate was checked.
+    pub verify: bool,
+    pub cacert: Option<String>,
+    pub resume: bool,
+    /// `1.2` or `1.3` when pinned.
+    pub version: Option<String>,
+}
+
+/// What an HTTPS run's handshakes agreed on (the first of the window), and how many resumed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TlsRecord {
+    pub version: Option<String>,
+    pub cipher: Option<String>,
+    pub alpn: Option<String>,
+    pub handshakes: u64,
+    pub resumed: u64,
+}
+
+/// Where requests went.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TargetRecord {
+    pub url: String,
+    pub addr: String,
+    pub host: String,
+    /// `http` or `https` (empty in files written before HTTPS).
+    pub scheme: String,
+}
+
+/// How the run was asked to end.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StopKind {
+    #[default]
+    Duration,
+    Pages,
+}
+
+/// The run-wide figures: the WebSTONE summary and the modern rates and latencies.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Summary {
+    /// Pages per minute of the measured window.
+    pub webstone_number: f64,
+    pub pages: u64,
+    /// Files retrieved: complete responses.
+    pub requests: u64,
+    pub connects: u64,
+    pub errors: u64,
+    /// Webchildren.
+    pub clients: u64,
+    /// The paper's data moved: `bytes_header + bytes_body` of the counted responses, exactly.
+    pub bytes_total: u64,
+    pub bytes_header: u64,
+    pub bytes_body: u64,
+    /// Every byte read in the window; the time series sums to it.
+    pub bytes_read: u64,
+    /// Bytes read that belong to no counted response, by what they are.
+    pub bytes_not_in_responses: BytesNotInResponses,
+    /// Complete responses by status code (`"200"`, `"404"`, ...).
+    pub status_counts: BTreeMap<String, u64>,
+    /// Requests of the window still in flight when the run ended.
+    pub unfinished: u64,
+    /// How long the unfinished requests had waited when the run ended (a lower bound of their
+    /// latency; in the open loop it enters the corrected figures).
+    pub unfinished_wait_ms: LatencySummary,
+    /// The measured window (warm-up excluded).
+    pub duration_s: f64,
+    pub requests_per_s: f64,
+    pub pages_per_s: f64,
+    /// Aggregate: bytes_total / duration_s.
+    pub throughput_bytes_per_s: f64,
+    /// The paper's Thruput: bytes_total / cumulative_time_s.
+    pub webstone_thruput_bytes_per_s: f64,
+    pub cumulative_time_s: f64,
+    pub connect_time_total_s: f64,
+    pub avg_connect_s: f64,
+    pub max_connect_s: f64,
+    /// The paper's: cumulative_time_s / requests.
+    pub avg_response_s: f64,
+    pub max_response_s: f64,
+    pub avg_body_bytes: f64,
+    pub avg_retrieval_bytes: f64,
+    pub connect_ms: LatencySummary,
+    pub ttfb_ms: LatencySummary,
+    pub response_ms: LatencySummary,
+    pub page_ms: LatencySummary,
+    /// Open loop only: from the actual send rather than the intended start.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub response_uncorrected_ms: Option<LatencySummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page_uncorrected_ms: Option<LatencySummary>,
+    /// Open loop only: how late each page left against its intended time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub send_lag_ms: Option<LatencySummary>,
+    /// Open loop only: pages due in the window, and those of them never sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pages_scheduled: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pages_not_sent: Option<u64>,
+    /// Open loop only: whether the Webchildren carried the rate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_kept: Option<bool>,
+    /// HTTPS only: each TLS handshake, after the TCP connect; count = handshakes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls_handshake_ms: Option<LatencySummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls: Option<TlsRecord>,
+    pub response_spectrum: Vec<SpectrumPoint>,
+    pub page_spectrum: Vec<SpectrumPoint>,
+}
+
+/// Bytes read that belong to no counted response.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct BytesNotInResponses {
+    pub total: u64,
+    /// Chunk sizes, extensions and trailers of chunked bodies.
+    pub chunk_framing: u64,
+    /// Responses that failed (short bodies, malformed heads, timeouts).
+    pub failed: u64,
+    /// Responses still arriving when the run ended.
+    pub unfinished: u64,
+    /// The rest (e.g. the warm-up's last responses, read in the window).
+    pub other: u64,
+}
+
+/// One page: the WebSTONE per-page block.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PageRecord {
+    pub name: String,
+    pub weight: f64,
+    pub size_bytes: u64,
+    pub hits: u64,
+    pub errors: u64,
+    pub files: Vec<String>,
+    pub total_time_s: f64,
+    pub max_response_s: f64,
+    pub connect_time_s: f64,
+    pub max_connect_s: f64,
+    pub data_moved_bytes: u64,
+    pub header_bytes: u64,
+    pub connects: u64,
+    pub time_ms: LatencySummary,
+}
+
+/// One URL across all pages: ptester's row, plus percentiles.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct UrlRecord {
+    pub url: String,
+    /// The request method (`GET` unless the workload or `-m` says otherwise).
+    pub method: String,
+    pub requests: u64,
+    pub errors: u64,
+    pub connects: u64,
+    pub connect_ms: MinMeanMax,
+    pub transfer_ms: MinMeanMax,
+    pub header_bytes: u64,
+    pub body_bytes: u64,
+    /// Body size of the last complete response.
+    pub size_bytes: u64,
+    pub response_ms: LatencySummary,
+}
+
+/// One second of the measured window.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SecondRecord {
+    /// End of the second, seconds since the window's start (the window's end for a last,
+    /// partial second).
+    pub t_s: f64,
+    pub requests: u64,
+    pub errors: u64,
+    pub bytes: u64,
+    /// `None` in a second without responses.
+    pub p50_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
+}
+
+impl BenchResult {
+    /// Reads a bench result leniently (see the crate docs).
+    pub fn from_value(v: &serde_json::Value) -> Result<Self, serde_json::Error> {
+        BenchResult::deserialize(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn an_old_file_without_later_fields_still_reads() {
+        let v = json!({"summary": {"requests_per_s": 12.5, "requests": 3},
+                       "timeseries": [{"t_s": 1, "requests": 3}], "unknown_field": [1, 2]});
+        let r = BenchResult::from_value(&v).unwrap();
+        assert_eq!(r.kind, Kind::Bench);
+        assert_eq!(r.summary.requests, 3);
+        assert_eq!(r.summary.requests_per_s, 12.5);
+        assert_eq!(r.timeseries[0].p99_ms, None);
+        assert!(r.hosts.is_empty() && r.server_profile.is_none());
+    }
+
+    #[test]
+    fn a_result_survives_a_round_trip() {
+        let mut r = BenchResult {
+            schema_version: crate::SCHEMA_VERSION,
+            flint_version: "0.1.0".into(),
+            ..BenchResult::default()
+        };
+        r.summary.response_uncorrected_ms = Some(LatencySummary {
+            count: 2,
+            max: 1.5,
+            ..LatencySummary::default()
+        });
+        r.hosts.push(HostRecord {
+            name: "h1".into(),
+            reason: Some("lost".into()),
+            ..HostRecord::default()
+        });
+        r.errors_by_kind.insert("reset".into(), 4);
+        let text = serde_json::to_string(&r).unwrap();
+        let back: BenchResult = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, r);
+    }
+
+    #[test]
+    fn a_wrong_type_is_an_error_not_a_silent_zero() {
+        let v = json!({"summary": {"requests": "many"}});
+        assert!(BenchResult::from_value(&v).is_err());
+    }
+}

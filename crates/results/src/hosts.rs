@@ -1,0 +1,55 @@
+//! One client host of a run on many hosts (`flint bench --hosts`): what it ran and measured.
+
+use crate::latency::LatencySummary;
+use serde::{Deserialize, Serialize};
+
+/// How a host's part of the run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HostStatus {
+    /// Ran to the end and sent its full result.
+    #[default]
+    Ok,
+    /// Started, then went away (channel closed, worker died, no heartbeat): not in the merge.
+    Lost,
+    /// Never started (cannot launch, refused, another version).
+    Failed,
+}
+
+impl HostStatus {
+    pub fn name(self) -> &'static str {
+        match self {
+            HostStatus::Ok => "ok",
+            HostStatus::Lost => "lost",
+            HostStatus::Failed => "failed",
+        }
+    }
+}
+
+/// One host's row of `hosts[]`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct HostRecord {
+    /// As given in --hosts or the hosts file.
+    pub name: String,
+    /// Its share of the run's Webchildren.
+    pub webchildren: u64,
+    pub status: HostStatus,
+    /// Why it is lost or failed; `None` when ok.
+    pub reason: Option<String>,
+    pub requests: u64,
+    pub pages: u64,
+    pub errors: u64,
+    pub bytes_total: u64,
+    /// Its wall clock minus the coordinator's, from the control round trip with the least
+    /// round-trip time (NTP's way).
+    pub clock_offset_ms: Option<f64>,
+    /// How far its first request was from the agreed start (positive: late).
+    pub start_skew_ms: Option<f64>,
+    /// The worker's own CPU (user + sys) per request: a saturated load generator shows here.
+    pub client_cpu_us_per_request: Option<f64>,
+    pub response_ms: LatencySummary,
+    /// Requests completed in each second of the measured window, aligned on the agreed start.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub requests_per_second: Vec<u64>,
+}

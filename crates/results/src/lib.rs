@@ -1,0 +1,76 @@
+//! flint's result documents, typed once.
+//!
+//! `flint bench`, `flint compare` and `flint lab` write JSON; `flint report`, `flint compare` and
+//! the many-hosts coordinator read it back. Without one set of types each writer spelled its
+//! fields in a `json!` literal and each reader walked `serde_json::Value` key by key, so a renamed
+//! field broke a reader silently. This crate is that one set of types, derived with serde and used
+//! both ways.
+//!
+//! It depends on nothing of flint's, so `bench` (which writes bench results), `lab` (compare and
+//! lab results) and `report` (which reads all three and depends on neither) can all depend on it
+//! without a cycle.
+//!
+//! Reading is lenient: every struct is `#[serde(default)]`, so a file written by an older flint,
+//! which lacks later fields, still reads (the missing figures come back as zero, empty or
+//! `None`), and fields this version does not know are ignored. Writing is exact: the layout is
+//! described by docs/bench-json.schema.json, which a test checks against real output.
+//!
+//! - [`bench`]: one `flint bench` run ([`BenchResult`]), with [`hosts`] when it ran on many
+//!   client hosts;
+//! - [`latency`]: latency figures in milliseconds, percentile spectra;
+//! - [`profile`]: a server's syscall profile over the measured window.
+
+pub mod bench;
+pub mod hosts;
+pub mod latency;
+pub mod profile;
+
+pub use bench::{
+    BenchConfigRecord, BenchResult, BytesNotInResponses, Environment, PageRecord, SecondRecord,
+    StopKind, Summary, TargetRecord, TlsConfigRecord, TlsRecord, UrlRecord,
+};
+pub use hosts::{HostRecord, HostStatus};
+pub use latency::{LatencySummary, MinMeanMax, SpectrumPoint};
+pub use profile::{ServerProfile, SyscallRow};
+
+/// Version of the bench JSON layout (docs/bench-json.schema.json): bumped when a field is
+/// renamed or removed; adding one is compatible.
+pub const SCHEMA_VERSION: u64 = 3;
+
+/// What wrote a result document (`"kind"` at its top level).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// A bench file from before the field existed is a bench file.
+    #[default]
+    Bench,
+    Compare,
+    Lab,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Bench => "bench",
+            Kind::Compare => "compare",
+            Kind::Lab => "lab",
+        }
+    }
+}
+
+/// How files are fetched over connections (also the engine's own option: one vocabulary).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub enum HttpMode {
+    /// A new connection per file, `HTTP/1.0` without keep-alive, as the 1995 clients did.
+    #[serde(rename = "http1.0")]
+    Http10,
+    /// `HTTP/1.1` persistent connection, one request at a time.
+    #[default]
+    #[serde(rename = "persistent")]
+    KeepAlive,
+    /// `HTTP/1.1`, all files of a page written at once on one connection (the Libwww robot).
+    #[serde(rename = "pipelined")]
+    Pipeline,
+}

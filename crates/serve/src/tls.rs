@@ -1,0 +1,298 @@
+//! The TLS transport: rustls between the socket and the same protocol the plain transport
+//! serves.
+//!
+//! Bytes in: one `recv` into rustls (a short read means the socket is drained, as for plain TCP),
+//! records processed, plaintext handed to the session's input buffer. Bytes out: the session's
+//! queued segments are given to rustls, which seals them into records, and the records of a
+//! whole batch leave in one gathered write. File bodies cannot go by `sendfile` through
+//! user-space TLS: they are read from the page cache in 128 KiB chunks by `pread` into one
+//! buffer per thread and sealed from there. Handshake records go out the same way, before any
+//! plaintext is given: a connection whose handshake stalls is cut by the header timeout.
+//!
+//! A failed handshake, plain HTTP sent to this port, or a record that does not decrypt ends the
+//! connection (after the alert rustls queued, if the socket takes it), counted in `tls_errors`.
+
+use std::io::{self, Read, Write};
+use std::net::Shutdown;
+use std::os::unix::fs::FileExt;
+use std::sync::Arc;
+
+use mio::net::TcpStream;
+use rustls::{HandshakeKind, ServerConfig, ServerConnection};
+
+use crate::pool::Seg;
+use crate::protocol::Session;
+use crate::stats::ServerStats;
+use crate::transport::{recv, Flushed, Transport};
+
+/// A file body's chunk: read by one `pread`, sealed into 8 full records.
+const FILE_CHUNK: usize = 128 * 1024;
+/// Plaintext given to rustls before its records are written: bounds what one connection holds
+/// sealed but unsent.
+const SEAL_ROUND: usize = 256 * 1024;
+
+/// A TLS connection.
+pub(crate) struct TlsTcp {
+    sock: TcpStream,
+    tls: ServerConnection,
+    /// The socket may hold unread input (as for plain TCP).
+    rd_ready: bool,
+    /// Decrypted plaintext (or the client's close_notify) is waiting inside rustls.
+    plain_ready: bool,
+    handshaking: bool,
+}
+
+/// What every TLS connection of a thread uses.
+pub(crate) struct TlsEnv {
+    config: Arc<ServerConfig>,
+    /// A file body's next chunk, on its way from the page cache to rustls.
+    chunk: Box<[u8]>,
+}
+
+impl TlsEnv {
+    pub fn new(config: Arc<ServerConfig>) -> TlsEnv {
+        TlsEnv {
+            config,
+            chunk: vec![0; FILE_CHUNK].into_boxed_slice(),
+        }
+    }
+}
+
+/// The socket as rustls sees it: counted `recv`s that note a drained socket, counted writes.
+struct Wire<'a> {
+    sock: &'a TcpStream,
+    rd_ready: &'a mut bool,
+    st: &'a mut ServerStats,
+}
+
+impl Read for Wire<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        recv(self.sock, self.rd_ready, buf, self.st)
+    }
+}
+
+impl Write for Wire<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.st.writes += 1;
+        let n = (&mut &*self.sock).write(buf)?;
+        self.st.written_bytes += n as u64;
+        Ok(n)
+    }
+
+    /// The records of a batch in one `writev`.
+    fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        self.st.writes += 1;
+        let n = (&mut &*self.sock).write_vectored(bufs)?;
+        self.st.written_bytes += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl TlsTcp {
+    fn wire<'a>(sock: &'a TcpStream, rd_ready: &'a mut bool, st: &'a mut ServerStats) -> Wire<'a> {
+        Wire { sock, rd_ready, st }
+    }
+
+    /// Writes sealed records until none are left (`Ok(true)`) or the socket is full.
+    fn send_records(&mut self, st: &mut ServerStats) -> io::Result<bool> {
+        while self.tls.wants_write() {
+            let mut wire = Self::wire(&self.sock, &mut self.rd_ready, st);
+            match self.tls.write_tls(&mut wire) {
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(true)
+    }
+
+    /// Reads records from the socket and processes them (handshake, alerts, application data).
+    fn receive(&mut self, st: &mut ServerStats) -> io::Result<usize> {
+        let mut wire = Self::wire(&self.sock, &mut self.rd_ready, st);
+        let n = self.tls.read_tls(&mut wire)?;
+        if n == 0 {
+            return Ok(0);
+        }
+        match self.tls.process_new_packets() {
+            Ok(state) => {
+                self.plain_ready = state.plaintext_bytes_to_read() > 0 || state.peer_has_closed();
+            }
+            Err(e) => {
+                st.tls_errors += 1;
+                // Best effort: the alert rustls queued tells the client why.
+                let _ = self.send_records(st);
+                return Err(io::Error::new(io::ErrorKind::InvalidData, e));
+            }
+        }
+        if self.handshaking && !self.tls.is_handshaking() {
+            self.handshaking = false;
+            st.tls_handshakes += 1;
+            st.tls_resumed += u64::from(self.tls.handshake_kind() == Some(HandshakeKind::Resumed));
+        }
+        Ok(n)
+    }
+}
+
+impl Transport for TlsTcp {
+    type Env = TlsEnv;
+
+    fn new(sock: TcpStream, env: &mut TlsEnv) -> io::Result<TlsTcp> {
+        let mut tls = ServerConnection::new(env.config.clone()).map_err(io::Error::other)?;
+        // What rustls holds sealed is bounded by SEAL_ROUND in `flush` instead.
+        tls.set_buffer_limit(None);
+        Ok(TlsTcp {
+            sock,
+            tls,
+            rd_ready: true,
+            plain_ready: false,
+            handshaking: true,
+        })
+    }
+
+    fn socket(&mut self) -> &mut TcpStream {
+        &mut self.sock
+    }
+
+    fn readable(&mut self) {
+        self.rd_ready = true;
+    }
+
+    fn may_read(&self) -> bool {
+        self.rd_ready || self.plain_ready
+    }
+
+    fn read(
+        &mut self,
+        _env: &mut TlsEnv,
+        buf: &mut [u8],
+        st: &mut ServerStats,
+    ) -> io::Result<usize> {
+        loop {
+            if self.plain_ready {
+                match self.tls.reader().read(buf) {
+                    Ok(n) => {
+                        if n < buf.len() {
+                            self.plain_ready = false;
+                        }
+                        // Ok(0): the client sent close_notify.
+                        return Ok(n);
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.plain_ready = false,
+                    // The client closed TCP without close_notify: for a server reading
+                    // requests, the same end of input.
+                    Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(0),
+                    Err(e) => return Err(e),
+                }
+            }
+            if !self.rd_ready {
+                return Err(io::ErrorKind::WouldBlock.into());
+            }
+            if self.receive(st)? == 0 {
+                return Ok(0);
+            }
+            if !self.plain_ready && !self.rd_ready {
+                // Handshake progress only (its records are written by `flush`).
+                return Err(io::ErrorKind::WouldBlock.into());
+            }
+        }
+    }
+
+    fn has_output(&self) -> bool {
+        self.tls.wants_write()
+    }
+
+    /// Seals queued output into records, at most `SEAL_ROUND` bytes at a time, and writes them:
+    /// a pipelined batch's responses leave as one batch of records in one gathered write.
+    fn flush(
+        &mut self,
+        env: &mut TlsEnv,
+        session: &mut Session,
+        st: &mut ServerStats,
+    ) -> io::Result<Flushed> {
+        loop {
+            if let Some(b) = session.bufs.as_mut().filter(|_| !self.tls.is_handshaking()) {
+                let mut sealed = 0;
+                while sealed < SEAL_ROUND {
+                    let n = match b.segs.front_mut() {
+                        None => break,
+                        Some(Seg::File { file, offset, len }) => {
+                            let want = (*len).min(env.chunk.len() as u64) as usize;
+                            st.file_reads += 1;
+                            let n = match file.read_at(&mut env.chunk[..want], *offset) {
+                                Ok(0) => {
+                                    // The file shrank under us: the promised length cannot be
+                                    // sent.
+                                    return Err(io::ErrorKind::UnexpectedEof.into());
+                                }
+                                Ok(n) => n,
+                                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                                Err(e) => return Err(e),
+                            };
+                            st.file_read_bytes += n as u64;
+                            self.tls.writer().write_all(&env.chunk[..n])?;
+                            *offset += n as u64;
+                            *len -= n as u64;
+                            if *len == 0 {
+                                b.segs.pop_front();
+                            }
+                            n
+                        }
+                        Some(_) => {
+                            let seg = b.segs.front().expect("a segment");
+                            let bytes = b.mem_bytes(seg).expect("an in-memory segment");
+                            self.tls.writer().write_all(bytes)?;
+                            let n = bytes.len();
+                            b.advance(n);
+                            n
+                        }
+                    };
+                    session.queued -= n as u64;
+                    sealed += n;
+                }
+                if b.segs.is_empty() {
+                    b.out.clear();
+                }
+            }
+            if !self.send_records(st)? {
+                return Ok(Flushed::Blocked);
+            }
+            if session.queued == 0 || self.tls.is_handshaking() {
+                return Ok(Flushed::All);
+            }
+        }
+    }
+
+    fn shutdown_write(&mut self, _env: &mut TlsEnv, st: &mut ServerStats) -> io::Result<()> {
+        self.close_notify(st);
+        self.sock.shutdown(Shutdown::Write)
+    }
+
+    fn discard(&mut self, buf: &mut [u8], st: &mut ServerStats) -> io::Result<usize> {
+        recv(&self.sock, &mut self.rd_ready, buf, st)
+    }
+
+    fn closing(&mut self, _env: &mut TlsEnv, st: &mut ServerStats) {
+        self.close_notify(st);
+    }
+
+    fn handshaking(&self) -> bool {
+        self.handshaking
+    }
+}
+
+impl TlsTcp {
+    /// Tells the client no more data follows (so a truncation is told apart from the end),
+    /// best effort: a full socket or a gone client just closes.
+    fn close_notify(&mut self, st: &mut ServerStats) {
+        if self.handshaking {
+            return;
+        }
+        self.tls.send_close_notify();
+        let _ = self.send_records(st);
+    }
+}

@@ -1,0 +1,105 @@
+//! What `--tls-cert` and `--tls-key` become: one rustls server configuration, checked before
+//! anything is served.
+//!
+//! rustls with its default aws-lc-rs provider (the client side uses the same, so the binary
+//! carries one crypto library); TLS 1.3 and 1.2 only; ALPN `http/1.1`; resumption by session
+//! tickets whose keys rotate, and by a session cache; no 0-RTT (early data can be replayed, and
+//! a static server gains little from it). A key that does not match the certificate, an
+//! unreadable file or one with no PEM block of the right kind is one clear error at start.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rustls::crypto::aws_lc_rs;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::server::{ServerConfig, ServerSessionMemoryCache};
+
+/// TLS sessions remembered per server for resumption by session ID (TLS 1.2 clients without
+/// ticket support); about 100 bytes each.
+const SESSION_CACHE: usize = 16_384;
+
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    #[error("TLS certificate {path}: {message}")]
+    Cert { path: PathBuf, message: String },
+    #[error("TLS key {path}: {message}")]
+    Key { path: PathBuf, message: String },
+    #[error("TLS key {key} does not belong to the certificate {cert}")]
+    Mismatch { cert: PathBuf, key: PathBuf },
+    #[error("TLS needs both a certificate and a key (tls_cert, tls_key): {0} is missing")]
+    Incomplete(&'static str),
+    #[error("TLS setup: {0}")]
+    Rustls(#[from] rustls::Error),
+}
+
+/// Builds the server configuration from a PEM certificate chain (leaf first) and a PEM private
+/// key (PKCS#8, PKCS#1 or SEC1; ECDSA, RSA or Ed25519).
+pub fn server_config(cert: &Path, key: &Path) -> Result<Arc<ServerConfig>, TlsError> {
+    let cert_error = |message: String| TlsError::Cert {
+        path: cert.to_path_buf(),
+        message,
+    };
+    let chain = CertificateDer::pem_file_iter(cert)
+        .map_err(|e| cert_error(pem_message(e)))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| cert_error(pem_message(e)))?;
+    if chain.is_empty() {
+        return Err(cert_error("no PEM CERTIFICATE block in it".into()));
+    }
+    let key_der = PrivateKeyDer::from_pem_file(key).map_err(|e| TlsError::Key {
+        path: key.to_path_buf(),
+        message: match e {
+            rustls::pki_types::pem::Error::NoItemsFound => "no PEM PRIVATE KEY block in it".into(),
+            e => pem_message(e),
+        },
+    })?;
+    let provider = Arc::new(aws_lc_rs::default_provider());
+    let mut config = ServerConfig::builder_with_provider(provider)
+        .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])?
+        .with_no_client_auth()
+        .with_single_cert(chain, key_der)
+        .map_err(|e| match e {
+            rustls::Error::InconsistentKeys(_) => TlsError::Mismatch {
+                cert: cert.to_path_buf(),
+                key: key.to_path_buf(),
+            },
+            e => TlsError::Key {
+                path: key.to_path_buf(),
+                message: e.to_string(),
+            },
+        })?;
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    config.session_storage = ServerSessionMemoryCache::new(SESSION_CACHE);
+    // Ticket keys rotate every 6 hours (the previous key still decrypts for one more period).
+    config.ticketer = aws_lc_rs::Ticketer::new()?;
+    // One ticket per full handshake: enough for a client's next connection, half the work of
+    // the default two.
+    config.send_tls13_tickets = 1;
+    config.max_early_data_size = 0;
+    Ok(Arc::new(config))
+}
+
+/// Whether this kernel offers the `tls` upper-layer protocol (kernel TLS, which would let file
+/// bodies go by `sendfile` through the kernel's record layer).
+pub fn kernel_tls_offered() -> bool {
+    std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_ulp")
+        .is_ok_and(|ulps| ulps.split_whitespace().any(|u| u == "tls"))
+}
+
+/// The line `flint serve` prints at start about kernel TLS.
+pub fn kernel_tls_note() -> &'static str {
+    if kernel_tls_offered() {
+        "kernel TLS is offered by this kernel but not used yet: records are encrypted in user space and large files read in 128 KiB chunks"
+    } else {
+        "kernel TLS (the tls ULP) is not offered by this kernel: records are encrypted in user space and large files read in 128 KiB chunks"
+    }
+}
+
+fn pem_message(e: rustls::pki_types::pem::Error) -> String {
+    match e {
+        rustls::pki_types::pem::Error::Io(e) => e.to_string(),
+        rustls::pki_types::pem::Error::NoItemsFound => "no PEM block in it".into(),
+        e => format!("malformed PEM ({e:?})"),
+    }
+}
