@@ -23,13 +23,12 @@ pub mod server;
 pub mod spec;
 pub mod stats;
 
-pub use output::{json, table};
+pub use output::{json, record, table};
 pub use server::{LocalServer, ServerError, ServerOptions};
 pub use spec::{NamedValue, SpecError};
 pub use stats::{median, ratio, spread, Figure, Spread};
 
 use bench::{BenchConfig, BenchError, Target, Workload};
-use serde_json::Value;
 use std::net::{Ipv4Addr, SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -131,8 +130,8 @@ pub struct TargetResult {
     pub command: Option<String>,
     /// Why it failed; `None` if it did not.
     pub error: Option<String>,
-    /// The bench JSON `summary` of each measured round, in order.
-    pub rounds: Vec<Value>,
+    /// The bench `summary` of each measured round, in order.
+    pub rounds: Vec<results::Summary>,
 }
 
 impl TargetResult {
@@ -142,7 +141,7 @@ impl TargetResult {
 
     /// Median, min and max of `figure` over the rounds; `None` without a measured round.
     pub fn spread(&self, figure: Figure) -> Option<Spread> {
-        let values: Vec<f64> = self.rounds.iter().filter_map(|s| figure.of(s)).collect();
+        let values: Vec<f64> = self.rounds.iter().map(|s| figure.of(s)).collect();
         stats::spread(&values)
     }
 }
@@ -189,7 +188,7 @@ pub enum Event<'a> {
         round: usize,
         rounds: usize,
         name: &'a str,
-        summary: &'a Value,
+        summary: &'a results::Summary,
         interrupted: bool,
     },
     /// A target is out of the comparison.
@@ -299,7 +298,7 @@ pub fn run(
                     continue;
                 }
             };
-            let mut full = bench::report::json(&result);
+            let full = bench::report::record(&result);
             if result.stats.requests == 0 {
                 if result.interrupted {
                     interrupted = true;
@@ -308,7 +307,7 @@ pub fn run(
                 slot.fail(no_response(round, &full), on_event);
                 continue;
             }
-            let summary = full["summary"].take();
+            let summary = full.summary;
             on_event(Event::Round {
                 round,
                 rounds: plan.rounds,
@@ -406,14 +405,14 @@ fn log_name(index: usize, name: &str) -> String {
     format!("{:02}-{safe}.log", index + 1)
 }
 
-/// Why a round without a single response failed, from its bench JSON (errors by kind).
-fn no_response(round: usize, full: &Value) -> String {
-    let errors = full["summary"]["errors"].as_u64().unwrap_or(0);
-    let kinds: Vec<String> = full["errors_by_kind"]
-        .as_object()
-        .into_iter()
-        .flatten()
-        .filter_map(|(k, v)| v.as_u64().filter(|&n| n > 0).map(|n| format!("{k} {n}")))
+/// Why a round without a single response failed, from its bench result (errors by kind).
+fn no_response(round: usize, full: &results::BenchResult) -> String {
+    let errors = full.summary.errors;
+    let kinds: Vec<String> = full
+        .errors_by_kind
+        .iter()
+        .filter(|&(_, &n)| n > 0)
+        .map(|(k, n)| format!("{k} {n}"))
         .collect();
     if kinds.is_empty() {
         format!("no response in round {round} ({errors} errors)")
@@ -438,10 +437,11 @@ mod tests {
 
     #[test]
     fn no_response_names_the_error_kinds() {
-        let full = json!({
+        let full: results::BenchResult = serde_json::from_value(json!({
             "summary": {"errors": 7},
             "errors_by_kind": {"connect_refused": 7, "reset": 0},
-        });
+        }))
+        .expect("a lenient bench result");
         assert_eq!(
             no_response(2, &full),
             "no response in round 2: 7 errors (connect_refused 7)"

@@ -204,7 +204,12 @@ impl Profile {
     /// total_errors, total_seconds|null, calls_per_request|null, calls_per_page|null, note,
     /// pids }.
     pub fn to_json(&self, requests: u64, pages: u64) -> serde_json::Value {
-        render::to_json(self, requests, pages)
+        serde_json::to_value(self.record(requests, pages)).expect("a profile always serializes")
+    }
+
+    /// The bench result's `server_profile`, typed.
+    pub fn record(&self, requests: u64, pages: u64) -> results::ServerProfile {
+        render::record(self, requests, pages)
     }
 
     /// Total calls / requests (None without requests).

@@ -103,6 +103,12 @@ fn rounds_alternate_and_a_failed_target_leaves_the_others_running() {
     assert!(!result.interrupted);
 
     let json = compare::json(&result);
+    let back: results::CompareResult = serde_json::from_value(json.clone()).expect("reads back");
+    assert_eq!(
+        serde_json::to_value(&back).unwrap(),
+        json,
+        "the reader's type loses nothing the writer wrote"
+    );
     assert_eq!(json["kind"], "compare");
     assert_eq!(json["options"]["rounds"], 2);
     assert_eq!(json["options"]["duration_s"], 0.15);

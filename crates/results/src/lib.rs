@@ -17,11 +17,15 @@
 //!
 //! - [`bench`]: one `flint bench` run ([`BenchResult`]), with [`hosts`] when it ran on many
 //!   client hosts;
+//! - [`compare`]: one `flint compare` run ([`CompareResult`]), its rounds bench summaries;
+//! - [`lab`]: one `flint lab` run ([`LabResult`]), a row per measurement;
 //! - [`latency`]: latency figures in milliseconds, percentile spectra;
 //! - [`profile`]: a server's syscall profile over the measured window.
 
 pub mod bench;
+pub mod compare;
 pub mod hosts;
+pub mod lab;
 pub mod latency;
 pub mod profile;
 
@@ -29,7 +33,12 @@ pub use bench::{
     BenchConfigRecord, BenchResult, BytesNotInResponses, Environment, PageRecord, SecondRecord,
     StopKind, Summary, TargetRecord, TlsConfigRecord, TlsRecord, UrlRecord,
 };
+pub use compare::{
+    CompareOptions, CompareResult, CompareTarget, CompareWorkload, FigureSpread, TargetKind,
+    TargetStatus, WorkloadPage,
+};
 pub use hosts::{HostRecord, HostStatus};
+pub use lab::{LabOptionsRecord, LabResult, LabRow, LabServer, PeerStatus, SyscallCount};
 pub use latency::{LatencySummary, MinMeanMax, SpectrumPoint};
 pub use profile::{ServerProfile, SyscallRow};
 

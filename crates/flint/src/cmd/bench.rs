@@ -211,11 +211,10 @@ pub fn finish(
     }
     if load.json.is_some() || load.html.is_some() {
         let (requests, pages) = (result.stats.requests, result.stats.pages_done);
-        let mut json = bench::report::json(result);
+        let mut record = bench::report::record(result);
+        record.server_profile = server.map(|p| p.record(requests, pages));
+        let mut json = serde_json::to_value(&record)?;
         if let Some(obj) = json.as_object_mut() {
-            if let Some(p) = server {
-                obj.insert("server_profile".into(), p.to_json(requests, pages));
-            }
             if !verdicts.is_empty() {
                 obj.insert("thresholds".into(), serde_json::to_value(&verdicts)?);
             }

@@ -251,7 +251,7 @@ fn event_line(e: &Event<'_>) -> Option<String> {
             summary,
             interrupted,
         } => {
-            let f = |fig: Figure| fig.of(summary).map_or("-".into(), |v| fig.display(v));
+            let f = |fig: Figure| fig.display(fig.of(summary));
             format!(
                 "round {round}/{rounds}  {name}: {} requests/s, {} MB/s, p50 {} ms, p99 {} ms, {} errors{}",
                 f(Figure::RequestsPerS),

@@ -6,83 +6,100 @@
 use super::stats::Figure;
 use super::{Comparison, Kind};
 use bench::config::Stop;
-use serde_json::{json, Map, Value};
+use results::{
+    CompareOptions, CompareResult, CompareTarget, CompareWorkload, FigureSpread, TargetKind,
+    TargetStatus, WorkloadPage,
+};
 
 /// Version of the compare JSON layout (docs/compare.md). Bump on renames or removals.
 pub const SCHEMA_VERSION: u64 = 1;
 
-/// The whole comparison as JSON.
-pub fn json(c: &Comparison) -> Value {
+/// The whole comparison, as `--json` writes it and `flint report` reads it.
+pub fn record(c: &Comparison) -> CompareResult {
     let cfg = &c.config;
     let (duration_s, pages) = match cfg.stop {
-        Stop::Duration(d) => (json!(d.as_secs_f64()), Value::Null),
-        Stop::Pages(n) => (Value::Null, json!(n)),
+        Stop::Duration(d) => (Some(d.as_secs_f64()), None),
+        Stop::Pages(n) => (None, Some(n)),
     };
-    let options = json!({
-        "rounds": c.rounds,
-        "clients": cfg.concurrency,
-        "threads": cfg.threads,
-        "duration_s": duration_s,
-        "pages": pages,
-        "http": cfg.http,
-        "warmup_s": cfg.warmup.as_secs_f64(),
-        "think_s": cfg.think.map(|t| t.as_secs_f64()),
-        "rate_pages_per_s": cfg.rate,
-        "seed": cfg.seed,
-        "connect_timeout_s": cfg.connect_timeout.as_secs_f64(),
-        "response_timeout_s": cfg.response_timeout.as_secs_f64(),
-        "serve_ready_timeout_s": c.server.ready_timeout.as_secs_f64(),
-    });
+    let options = CompareOptions {
+        rounds: c.rounds as u64,
+        clients: cfg.concurrency as u64,
+        threads: cfg.threads as u64,
+        duration_s,
+        pages,
+        http: cfg.http,
+        warmup_s: cfg.warmup.as_secs_f64(),
+        think_s: cfg.think.map(|t| t.as_secs_f64()),
+        rate_pages_per_s: cfg.rate,
+        seed: cfg.seed,
+        connect_timeout_s: cfg.connect_timeout.as_secs_f64(),
+        response_timeout_s: cfg.response_timeout.as_secs_f64(),
+        serve_ready_timeout_s: c.server.ready_timeout.as_secs_f64(),
+    };
     let w = &c.workload;
-    let pages: Vec<Value> = w
+    let pages = w
         .pages
         .iter()
-        .map(|p| {
-            let files: Vec<&str> = p.files.iter().map(|&i| w.urls[i].as_str()).collect();
-            json!({"name": p.name, "weight": p.weight, "files": files})
+        .map(|p| WorkloadPage {
+            name: p.name.clone(),
+            weight: p.weight,
+            files: p.files.iter().map(|&i| w.urls[i].clone()).collect(),
         })
         .collect();
-    let targets: Vec<Value> = c
+    let targets = c
         .targets
         .iter()
         .enumerate()
         .map(|(i, t)| {
-            let figures: Map<String, Value> = Figure::ALL
+            let figures = Figure::ALL
                 .iter()
                 .map(|&f| {
                     let s = t.spread(f);
-                    let value = json!({
-                        "median": s.map(|s| s.median),
-                        "min": s.map(|s| s.min),
-                        "max": s.map(|s| s.max),
-                        "ratio": c.ratio(i, f),
-                    });
-                    (f.key().to_owned(), value)
+                    let spread = FigureSpread {
+                        median: s.map(|s| s.median),
+                        min: s.map(|s| s.min),
+                        max: s.map(|s| s.max),
+                        ratio: c.ratio(i, f),
+                    };
+                    (f.key().to_owned(), spread)
                 })
                 .collect();
-            json!({
-                "name": t.name,
-                "url": t.url,
-                "kind": match t.kind { Kind::Target => "target", Kind::Serve => "serve" },
-                "command": t.command,
-                "status": if t.ok() { "ok" } else { "failed" },
-                "error": t.error,
-                "rounds": t.rounds,
-                "figures": figures,
-            })
+            CompareTarget {
+                name: t.name.clone(),
+                url: t.url.clone(),
+                kind: match t.kind {
+                    Kind::Target => TargetKind::Target,
+                    Kind::Serve => TargetKind::Serve,
+                },
+                command: t.command.clone(),
+                status: if t.ok() {
+                    TargetStatus::Ok
+                } else {
+                    TargetStatus::Failed
+                },
+                error: t.error.clone(),
+                rounds: t.rounds.clone(),
+                figures,
+            }
         })
         .collect();
-    json!({
-        "kind": "compare",
-        "schema_version": SCHEMA_VERSION,
-        "flint_version": env!("CARGO_PKG_VERSION"),
-        "started_at": bench::report::rfc3339(c.started_at),
-        "environment": bench::report::environment(),
-        "interrupted": c.interrupted,
-        "options": options,
-        "workload": {"pages": pages},
-        "targets": targets,
-    })
+    CompareResult {
+        kind: results::Kind::Compare,
+        schema_version: SCHEMA_VERSION,
+        flint_version: env!("CARGO_PKG_VERSION").to_owned(),
+        started_at: bench::report::rfc3339(c.started_at),
+        environment: bench::report::environment(),
+        interrupted: c.interrupted,
+        options,
+        workload: CompareWorkload { pages },
+        targets,
+    }
+}
+
+/// [`record`] as JSON.
+pub fn json(c: &Comparison) -> serde_json::Value {
+    // Plain numbers, strings and maps with string keys: serialization cannot fail.
+    serde_json::to_value(record(c)).unwrap_or(serde_json::Value::Null)
 }
 
 /// A line of the table.

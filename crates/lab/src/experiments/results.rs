@@ -1,72 +1,39 @@
-//! What a lab run produced, in the shape of its JSON (docs/lab.md): the servers and their
-//! status, one row per measurement, and the document [`LabReport::to_json`] writes.
+//! What a lab run produced: the servers and their status, one row per measurement, and the
+//! document [`LabReport::record`] builds ([`results::LabResult`], docs/lab.md).
 //!
-//! The HTML report renders this JSON, so the names here are a contract: fields may be added,
-//! none renamed or removed without changing both sides.
+//! The HTML report reads that document through the same type, so a field renamed here is
+//! renamed for the reader too.
 
 use super::measure::Measurement;
 use super::Experiment;
 use crate::peers::PeerKind;
-use serde::Serialize;
-use serde_json::{json, Value};
+use ::results::{LabOptionsRecord, LabResult, LabRow, LabServer};
+use std::ops::Deref;
 use std::time::{Duration, SystemTime};
 
-/// `ok`, `missing` (not installed) or `failed` (installed, but did not start or run).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Status {
-    Ok,
-    Missing,
-    Failed,
-}
+pub use ::results::{PeerStatus as Status, SyscallCount};
 
-/// One server of the run, as the JSON's `servers[]` lists it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One server of the run: the JSON's `servers[]` element, and which peer it is.
+#[derive(Debug, Clone, PartialEq)]
 pub struct ServerStatus {
     pub name: String,
     pub version: Option<String>,
     pub status: Status,
     /// How to install a missing server; why a failed one failed.
     pub note: Option<String>,
-    #[serde(skip)]
     pub kind: PeerKind,
 }
 
-/// One syscall's counts in a result.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SyscallCount {
-    pub name: String,
-    pub calls: u64,
-    pub errors: u64,
-    /// Time in the call (strace only; perf counts calls).
-    pub seconds: Option<f64>,
-}
+/// One measurement of one server: the JSON's `results[]` element ([`LabRow`]), built only from a
+/// [`Measurement`] so its rates and per-request figures are worked out in one place.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResultRow(LabRow);
 
-/// One measurement of one server: the JSON's `results[]` element (docs/lab.md).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ResultRow {
-    pub experiment: &'static str,
-    pub server: String,
-    /// `http1.0`, `persistent` or `pipelined`.
-    pub mode: bench::HttpMode,
-    /// The document's size (sizes, digest).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub size_bytes: Option<u64>,
-    /// Complete responses in the window.
-    pub requests: u64,
-    pub duration_s: f64,
-    pub requests_per_s: f64,
-    /// Every byte read (heads and bodies) per second of the window.
-    pub bytes_per_s: f64,
-    pub syscalls_per_request: Option<f64>,
-    pub server_cpu_us_per_request: Option<f64>,
-    /// The client's core was saturated while the server's was not: the figure is the client's.
-    pub client_limited: bool,
-    /// Cut short by Ctrl-C: the figures cover part of a window, and the tables leave it out.
-    pub interrupted: bool,
-    pub errors: u64,
-    pub profile_method: Option<String>,
-    pub syscalls: Option<Vec<SyscallCount>>,
+impl Deref for ResultRow {
+    type Target = LabRow;
+    fn deref(&self) -> &LabRow {
+        &self.0
+    }
 }
 
 /// Share of one core above which a process counts as saturated.
@@ -98,8 +65,8 @@ impl ResultRow {
                 (busy(m.client_cpu), busy(m.server_cpu)),
                 (Some(c), Some(sv)) if c >= SATURATED && sv < SATURATED
             );
-        ResultRow {
-            experiment: experiment.name(),
+        ResultRow(LabRow {
+            experiment: experiment.name().to_owned(),
             server: server.name().to_owned(),
             mode,
             size_bytes,
@@ -129,7 +96,12 @@ impl ResultRow {
                     })
                     .collect()
             }),
-        }
+        })
+    }
+
+    /// The row as the JSON writes it.
+    pub fn record(&self) -> &LabRow {
+        &self.0
     }
 }
 
@@ -148,22 +120,36 @@ pub struct LabReport {
 pub const SCHEMA_VERSION: u64 = 1;
 
 impl LabReport {
-    /// The JSON document `--json` writes and the HTML report reads (docs/lab.md).
-    pub fn to_json(&self) -> Value {
-        json!({
-            "kind": "lab",
-            "schema_version": SCHEMA_VERSION,
-            "experiment": self.experiment.name(),
-            "flint_version": env!("CARGO_PKG_VERSION"),
-            "started_at": bench::report::rfc3339(self.started_at),
-            "environment": bench::report::environment(),
-            "options": {
-                "duration_s": self.duration.as_secs_f64(),
-                "servers": self.servers.iter().map(|s| s.name.clone()).collect::<Vec<_>>(),
+    /// The document `--json` writes and the HTML report reads (docs/lab.md).
+    pub fn record(&self) -> LabResult {
+        LabResult {
+            kind: ::results::Kind::Lab,
+            schema_version: SCHEMA_VERSION,
+            experiment: self.experiment.name().to_owned(),
+            flint_version: env!("CARGO_PKG_VERSION").to_owned(),
+            started_at: bench::report::rfc3339(self.started_at),
+            environment: bench::report::environment(),
+            options: LabOptionsRecord {
+                duration_s: self.duration.as_secs_f64(),
+                servers: self.servers.iter().map(|s| s.name.clone()).collect(),
             },
-            "servers": self.servers,
-            "results": self.results,
-        })
+            servers: self
+                .servers
+                .iter()
+                .map(|s| LabServer {
+                    name: s.name.clone(),
+                    version: s.version.clone(),
+                    status: s.status,
+                    note: s.note.clone(),
+                })
+                .collect(),
+            results: self.results.iter().map(|r| r.record().clone()).collect(),
+        }
+    }
+
+    /// [`LabReport::record`] as JSON.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self.record()).expect("a lab result always serializes")
     }
 }
 
@@ -172,6 +158,7 @@ mod tests {
     use super::*;
     use crate::experiments::{docroot, LabOptions};
     use crate::profile::{Method, Profile, SyscallRow};
+    use serde_json::{json, Value};
 
     fn measurement(
         requests: u64,
@@ -261,7 +248,7 @@ mod tests {
         assert_eq!(r.server_cpu_us_per_request, Some(500.0));
         assert_eq!(r.syscalls_per_request, Some(3.0));
         assert_eq!(r.profile_method.as_deref(), Some("perf"));
-        let rows = r.syscalls.expect("rows");
+        let rows = r.syscalls.as_ref().expect("rows");
         assert_eq!(rows.iter().map(|s| s.calls).sum::<u64>(), 3000);
         assert_eq!(rows[1].errors, 3);
         assert!(!r.client_limited);
@@ -309,6 +296,8 @@ mod tests {
             interrupted: false,
         };
         let json = report.to_json();
+        let back: LabResult = serde_json::from_value(json.clone()).expect("reads back");
+        assert_eq!(back, report.record(), "the reader's type is the writer's");
         let keys = |v: &Value| {
             let mut k: Vec<String> = v.as_object().expect("object").keys().cloned().collect();
             k.sort();

@@ -4,10 +4,10 @@
 //! `sys totals:`, `usr time:`, `elapsed:`), with two changes today's numbers need: three decimals
 //! (a 2001 syscall took 1 ms, today's take 1 µs) and a `sys time:` line (the server's kernel CPU
 //! from the CPU clock, which truss folded into `sys totals`). The per-request figures the notes worked
-//! out by hand follow it.
+//! out by hand follow it. The JSON is [`ServerProfile`], the bench result's `server_profile`.
 
 use super::{Method, Profile};
-use serde_json::{json, Value};
+use results::ServerProfile;
 use std::fmt::Write;
 
 fn seconds(s: Option<f64>) -> String {
@@ -113,28 +113,30 @@ pub(super) fn truss_table_body(p: &Profile, requests: u64, pages: u64) -> String
     out
 }
 
-pub(super) fn to_json(p: &Profile, requests: u64, pages: u64) -> Value {
-    let syscalls: Vec<Value> = p
-        .syscalls
-        .iter()
-        .map(
-            |r| json!({"name": r.name, "seconds": r.seconds, "calls": r.calls, "errors": r.errors}),
-        )
-        .collect();
-    json!({
-        "pid": p.pid,
-        "pids": p.pids,
-        "method": p.method.to_string(),
-        "window_s": p.window.as_secs_f64(),
-        "cpu_user_s": p.cpu_user.as_secs_f64(),
-        "cpu_sys_s": p.cpu_sys.as_secs_f64(),
-        "cpu_us_per_request": p.cpu_us_per_request(requests),
-        "syscalls": syscalls,
-        "total_calls": p.total_calls,
-        "total_errors": p.total_errors,
-        "total_seconds": p.total_seconds,
-        "calls_per_request": p.calls_per(requests),
-        "calls_per_page": p.calls_per(pages),
-        "note": p.notes.join("; "),
-    })
+pub(super) fn record(p: &Profile, requests: u64, pages: u64) -> ServerProfile {
+    ServerProfile {
+        pid: p.pid,
+        pids: p.pids.clone(),
+        method: p.method.to_string(),
+        window_s: p.window.as_secs_f64(),
+        cpu_user_s: p.cpu_user.as_secs_f64(),
+        cpu_sys_s: p.cpu_sys.as_secs_f64(),
+        cpu_us_per_request: p.cpu_us_per_request(requests),
+        syscalls: p
+            .syscalls
+            .iter()
+            .map(|r| results::SyscallRow {
+                name: r.name.clone(),
+                seconds: r.seconds,
+                calls: r.calls,
+                errors: r.errors,
+            })
+            .collect(),
+        total_calls: p.total_calls,
+        total_errors: p.total_errors,
+        total_seconds: p.total_seconds,
+        calls_per_request: p.calls_per(requests),
+        calls_per_page: p.calls_per(pages),
+        note: p.notes.join("; "),
+    }
 }

@@ -1,0 +1,155 @@
+//! One `flint compare` run: the document `--json` writes (docs/compare.md).
+//!
+//! Each target's rounds are the bench `summary` of each measured round, so a reader finds the
+//! same figures, with the same names and units, as in a bench result.
+
+use crate::bench::{Environment, Summary};
+use crate::{HttpMode, Kind};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The whole comparison.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CompareResult {
+    pub kind: Kind,
+    pub schema_version: u64,
+    pub flint_version: String,
+    /// Wall-clock start, RFC 3339 UTC.
+    pub started_at: String,
+    pub environment: Environment,
+    /// Ended early by Ctrl-C.
+    pub interrupted: bool,
+    pub options: CompareOptions,
+    pub workload: CompareWorkload,
+    pub targets: Vec<CompareTarget>,
+}
+
+/// The load options, applied to every round of every target.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CompareOptions {
+    pub rounds: u64,
+    pub clients: u64,
+    pub threads: u64,
+    /// Length of a round when it stops on time (`null` when it stops on pages).
+    pub duration_s: Option<f64>,
+    /// Pages of a round when it stops on a count (`null` when it stops on time).
+    pub pages: Option<u64>,
+    pub http: HttpMode,
+    pub warmup_s: f64,
+    pub think_s: Option<f64>,
+    pub rate_pages_per_s: Option<f64>,
+    pub seed: u64,
+    pub connect_timeout_s: f64,
+    pub response_timeout_s: f64,
+    pub serve_ready_timeout_s: f64,
+}
+
+/// The pages every target served.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CompareWorkload {
+    pub pages: Vec<WorkloadPage>,
+}
+
+/// One page of the workload: its files by URL path.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct WorkloadPage {
+    pub name: String,
+    pub weight: f64,
+    pub files: Vec<String>,
+}
+
+/// How a target was reached.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TargetKind {
+    /// A server already running (`--target`).
+    #[default]
+    Target,
+    /// A command started by compare (`--serve`).
+    Serve,
+}
+
+/// Whether a target was measured to the end.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TargetStatus {
+    #[default]
+    Ok,
+    Failed,
+}
+
+/// One target: what it is, whether it held, its rounds and figures.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CompareTarget {
+    pub name: String,
+    /// `None` only for a `--serve` command that never started.
+    pub url: Option<String>,
+    pub kind: TargetKind,
+    /// The `--serve` command as run.
+    pub command: Option<String>,
+    pub status: TargetStatus,
+    /// Why it failed.
+    pub error: Option<String>,
+    /// The bench `summary` of each measured round, in order.
+    pub rounds: Vec<Summary>,
+    /// Per figure (`requests_per_s`, `response_p50_ms`, ...) its spread over the rounds.
+    pub figures: BTreeMap<String, FigureSpread>,
+}
+
+/// One figure over the rounds of a target, `None` without rounds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FigureSpread {
+    pub median: Option<f64>,
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+    /// Median / the first target's median.
+    pub ratio: Option<f64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_target_reads_back_as_written() {
+        let target = CompareTarget {
+            name: "nginx".into(),
+            kind: TargetKind::Serve,
+            status: TargetStatus::Failed,
+            error: Some("exited".into()),
+            figures: [(
+                "requests_per_s".to_owned(),
+                FigureSpread {
+                    median: Some(2.0),
+                    ratio: None,
+                    ..FigureSpread::default()
+                },
+            )]
+            .into(),
+            ..CompareTarget::default()
+        };
+        let v = serde_json::to_value(&target).expect("serializes");
+        assert_eq!(
+            (&v["kind"], &v["status"]),
+            (&json!("serve"), &json!("failed"))
+        );
+        assert_eq!(v["figures"]["requests_per_s"]["ratio"], json!(null));
+        let back: CompareTarget = serde_json::from_value(v).expect("reads back");
+        assert_eq!(back, target);
+    }
+
+    #[test]
+    fn an_empty_document_reads_as_a_compare_without_targets() {
+        let c: CompareResult = serde_json::from_value(json!({"kind": "compare"})).expect("lenient");
+        assert_eq!(c.kind, Kind::Compare);
+        assert!(c.targets.is_empty());
+        assert_eq!(c.options.duration_s, None);
+    }
+}

@@ -1,0 +1,132 @@
+//! One `flint lab` run: the document `--json` writes (docs/lab.md): the servers and their
+//! status, and one row per measurement.
+
+use crate::bench::Environment;
+use crate::{HttpMode, Kind};
+use serde::{Deserialize, Serialize};
+
+/// The whole lab run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LabResult {
+    pub kind: Kind,
+    pub schema_version: u64,
+    /// The experiment run (`syscalls`, `sizes`, `digest`, `all`, ...); a row names its own.
+    pub experiment: String,
+    pub flint_version: String,
+    /// Wall-clock start, RFC 3339 UTC.
+    pub started_at: String,
+    pub environment: Environment,
+    pub options: LabOptionsRecord,
+    pub servers: Vec<LabServer>,
+    pub results: Vec<LabRow>,
+}
+
+/// The options of the run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LabOptionsRecord {
+    /// Length of each measured window.
+    pub duration_s: f64,
+    /// The servers asked for, by name.
+    pub servers: Vec<String>,
+}
+
+/// `ok`, `missing` (not installed) or `failed` (installed, but did not start or run).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PeerStatus {
+    #[default]
+    Ok,
+    Missing,
+    Failed,
+}
+
+/// One server of the run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LabServer {
+    pub name: String,
+    pub version: Option<String>,
+    pub status: PeerStatus,
+    /// How to install a missing server; why a failed one failed.
+    pub note: Option<String>,
+}
+
+/// One measurement of one server.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LabRow {
+    /// Empty in a file older than the field: the row is the document's `experiment`.
+    pub experiment: String,
+    pub server: String,
+    /// `http1.0`, `persistent` or `pipelined`.
+    pub mode: HttpMode,
+    /// The document's size (sizes, digest).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size_bytes: Option<u64>,
+    /// Complete responses in the window.
+    pub requests: u64,
+    pub duration_s: f64,
+    pub requests_per_s: f64,
+    /// Every byte read (heads and bodies) per second of the window.
+    pub bytes_per_s: f64,
+    pub syscalls_per_request: Option<f64>,
+    pub server_cpu_us_per_request: Option<f64>,
+    /// The client's core was saturated while the server's was not: the figure is the client's.
+    pub client_limited: bool,
+    /// Cut short by Ctrl-C: the figures cover part of a window, and the tables leave it out.
+    pub interrupted: bool,
+    pub errors: u64,
+    pub profile_method: Option<String>,
+    pub syscalls: Option<Vec<SyscallCount>>,
+}
+
+/// One syscall's counts in a row.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SyscallCount {
+    pub name: String,
+    pub calls: u64,
+    pub errors: u64,
+    /// Time in the call (strace only; perf counts calls).
+    pub seconds: Option<f64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_row_of_an_older_file_reads_with_what_it_lacks_as_empty() {
+        let r: LabRow =
+            serde_json::from_value(json!({"server": "nginx", "requests": 5})).expect("lenient");
+        assert_eq!((r.server.as_str(), r.requests), ("nginx", 5));
+        assert_eq!((r.experiment.as_str(), r.size_bytes), ("", None));
+    }
+
+    #[test]
+    fn a_row_writes_its_mode_and_status_in_the_documented_words() {
+        let doc = LabResult {
+            servers: vec![LabServer {
+                status: PeerStatus::Missing,
+                ..LabServer::default()
+            }],
+            results: vec![LabRow {
+                mode: HttpMode::Pipeline,
+                ..LabRow::default()
+            }],
+            ..LabResult::default()
+        };
+        let v = serde_json::to_value(&doc).expect("serializes");
+        assert_eq!(v["servers"][0]["status"], "missing");
+        assert_eq!(v["results"][0]["mode"], "pipelined");
+        assert!(
+            v["results"][0].get("size_bytes").is_none(),
+            "absent, not null"
+        );
+        let back: LabResult = serde_json::from_value(v).expect("reads back");
+        assert_eq!(back, doc);
+    }
+}
