@@ -71,7 +71,12 @@ fn open_loop_rate_is_honoured_and_corrected_latency_is_not_below_uncorrected() {
     );
     let corrected = r.stats.page.summary();
     let uncorrected = r.stats.page_uncorrected.as_ref().unwrap().summary();
-    assert_eq!(corrected.count, uncorrected.count);
+    // The corrected figures also hold the pages the schedule called for that never left (a busy
+    // machine can starve the loop) and those unfinished at the end, each with its wait so far.
+    assert_eq!(
+        corrected.count,
+        uncorrected.count + r.stats.pages_not_sent + r.stats.unfinished
+    );
     assert!(corrected.max >= uncorrected.max);
     assert!(corrected.mean >= uncorrected.mean);
     let resp_c = r.stats.response.summary();
