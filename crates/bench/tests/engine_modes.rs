@@ -291,7 +291,8 @@ fn http10_waits_for_the_servers_close_at_most_the_response_timeout() {
     let srv = TestServer::start(Behaviour::NeverClose(10));
     let mut cfg = config(srv.addr, 1, Stop::Pages(3));
     cfg.http = HttpMode::Http10;
-    cfg.response_timeout = std::time::Duration::from_millis(150);
+    // Long enough that a loaded machine's slow response is never taken for the wait.
+    cfg.response_timeout = std::time::Duration::from_millis(1000);
     let t0 = std::time::Instant::now();
     let r = run(&cfg, &one_file());
     let took = t0.elapsed();
@@ -299,9 +300,11 @@ fn http10_waits_for_the_servers_close_at_most_the_response_timeout() {
     assert_eq!(r.stats.requests, 3);
     assert_eq!(srv.seen.connections(), 3);
     assert!(
-        took >= std::time::Duration::from_millis(2 * 150),
+        took >= std::time::Duration::from_millis(2 * 1000),
         "{took:?}"
     );
-    assert!(took < std::time::Duration::from_secs(3), "{took:?}");
-    assert!(r.stats.response.summary().max < 140.0);
+    // Not stuck on a connection that never closes; the margin is for a loaded machine.
+    assert!(took < std::time::Duration::from_secs(20), "{took:?}");
+    // The response time ends with the response, not with the wait for the close.
+    assert!(r.stats.response.summary().max < 900.0);
 }
