@@ -252,7 +252,7 @@ fn large_bodies_span_many_reads() {
 
 #[test]
 fn http10_client_lets_the_server_close_first() {
-    // The server pauses 100 ms after each response before closing: a client that closes as soon
+    // The server pauses 1 s after each response before closing: a client that closes as soon
     // as it has the body is caught closing first (and would keep the TIME_WAIT).
     let srv = TestServer::start(Behaviour::CloseAfterPause(1000));
     let mut cfg = config(srv.addr, 2, Stop::Pages(6));
@@ -263,11 +263,12 @@ fn http10_client_lets_the_server_close_first() {
     assert_eq!(srv.seen.connections(), 6);
     assert_eq!(srv.seen.client_closed_first(), 0);
     assert_eq!(srv.seen.server_closed_first_reaching(6), 6);
-    // The wait for the close is not response time: that ended at the last body byte.
+    // The wait for the close (1 s) is not response time: that ended at the last body byte. The
+    // bound is the pause, not how fast a loaded machine answers.
     let response = r.stats.response.summary();
     let page = r.stats.page.summary();
-    assert!(response.max < 90.0, "response max {} ms", response.max);
-    assert!(page.max < 90.0, "page max {} ms", page.max);
+    assert!(response.max < 900.0, "response max {} ms", response.max);
+    assert!(page.max < 900.0, "page max {} ms", page.max);
 }
 
 #[test]
