@@ -91,7 +91,11 @@ fn server_that_never_listens_is_killed_with_its_whole_group() {
     assert!(matches!(err, ServerError::NotReady { .. }), "{err:?}");
     assert!(err.to_string().contains("within 1.0 s"), "{err}");
     // Not the 30 s its sleep would last; the margin is for a loaded machine.
-    assert!(start.elapsed() < Duration::from_secs(15), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        start.elapsed()
+    );
     for pid in [read_pid(&leader), read_pid(&child)] {
         assert!(
             gone_within(pid, Duration::from_secs(2)),
@@ -114,7 +118,11 @@ fn stop_flag_ends_the_readiness_wait_and_the_server() {
     let err = LocalServer::start(&command, &dir.path().join("s.log"), options, &stop).unwrap_err();
     assert!(matches!(err, ServerError::Interrupted), "{err:?}");
     // Well before the 60 s deadline or the 30 s sleep; the margin is for a loaded machine.
-    assert!(start.elapsed() < Duration::from_secs(20), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        start.elapsed()
+    );
     // The shell may not have written its pid before it was stopped; if it did, it is gone.
     if let Ok(text) = std::fs::read_to_string(&leader) {
         let pid: u32 = text.trim().parse().unwrap();

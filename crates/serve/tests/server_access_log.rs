@@ -4,7 +4,7 @@
 mod common;
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use common::*;
 use serve::config::LogFormat;

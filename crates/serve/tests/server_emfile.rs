@@ -80,7 +80,11 @@ fn emfile_pauses_accepting_instead_of_spinning() {
     }
     // Served once descriptors are free (each read is bounded by WAIT); the margin is for a
     // loaded machine.
-    assert!(start.elapsed() < Duration::from_secs(20), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        start.elapsed()
+    );
     let st = srv.stop();
     assert_eq!(st.requests, 5);
     assert!(st.accept_pauses >= 1);

@@ -57,7 +57,11 @@ fn idle_server_stops_at_once() {
     let st = srv.wait_exit().unwrap();
     // "At once": not after the idle connection's keep-alive timeout (60 s); the margin is
     // for a loaded machine.
-    assert!(start.elapsed() < Duration::from_secs(20), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        start.elapsed()
+    );
     assert_eq!(st.threads, 2);
     assert_eq!(st.requests, 1);
 }
