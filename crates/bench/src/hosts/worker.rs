@@ -167,6 +167,8 @@ fn prepare(o: &Orders) -> Result<(BenchConfig, Slice), String> {
     };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let children = o.first_child..o.end_child;
+    // The target as the coordinator parsed it, its address resolved here, on this host; the
+    // credentials as given (the URL's copy hides the password).
     let config = BenchConfig {
         target: Target {
             scheme: o.scheme,

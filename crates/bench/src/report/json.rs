@@ -5,6 +5,8 @@
 //! Version 2 added `kind`, `environment`, the time series and the latency spectra, and documents
 //! the `server_profile` object that `flint bench --profile` inserts. Version 3: `bytes_total` is
 //! the paper's data moved (`bytes_header + bytes_body`, exactly); every byte read is
+//! `bytes_read`, and the time series sums to it. Version 3: `bytes_total` is
+//! the paper's data moved (`bytes_header + bytes_body`, exactly); every byte read is
 //! `bytes_read`, and the time series sums to it.
 
 use super::formulas::secs;
@@ -14,9 +16,9 @@ use crate::stats::{ErrorKind, Latency, SecondStats};
 use crate::RunResult;
 use results::{
     BenchConfigRecord, BenchResult, BytesNotInResponses, Kind, MinMeanMax, PageRecord,
-    SecondRecord, SpectrumPoint, StopKind, Summary, TargetRecord, UrlRecord,
+    SecondRecord, SpectrumPoint, StopKind, Summary, TargetRecord, TlsConfigRecord, TlsRecord,
+    UrlRecord,
 };
-use results::{TlsConfigRecord, TlsRecord};
 use serde_json::Value;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -115,18 +117,18 @@ pub fn record(r: &RunResult) -> BenchResult {
         response_uncorrected_ms: s.response_uncorrected.as_ref().map(Latency::summary),
         page_uncorrected_ms: s.page_uncorrected.as_ref().map(Latency::summary),
         send_lag_ms: s.send_lag.as_ref().map(Latency::summary),
-        pages_scheduled: s.send_lag.as_ref().map(|_| s.pages_scheduled),
-        pages_not_sent: s.send_lag.as_ref().map(|_| s.pages_not_sent),
-        rate_kept: s.send_lag.as_ref().map(|_| !super::rate_not_kept(r)),
-        // Apart from connect_ms (TCP's, as the paper's connect time): count = handshakes.
+        // HTTPS only: apart from connect_ms (TCP's, as the paper's connect time).
         tls_handshake_ms: https.then(|| s.tls_handshake.summary()),
         tls: https.then(|| TlsRecord {
-            version: s.tls_session.map(|t| t.version.to_owned()),
-            cipher: s.tls_session.map(|t| t.cipher.to_owned()),
-            alpn: s.tls_session.and_then(|t| t.alpn).map(str::to_owned),
+            version: s.tls_session.as_ref().map(|t| t.version.clone()),
+            cipher: s.tls_session.as_ref().map(|t| t.cipher.clone()),
+            alpn: s.tls_session.as_ref().and_then(|t| t.alpn.clone()),
             handshakes: s.tls_handshakes,
             resumed: s.tls_resumed,
         }),
+        pages_scheduled: s.send_lag.as_ref().map(|_| s.pages_scheduled),
+        pages_not_sent: s.send_lag.as_ref().map(|_| s.pages_not_sent),
+        rate_kept: s.send_lag.as_ref().map(|_| !super::rate_not_kept(r)),
         response_spectrum: spectrum(&s.response),
         page_spectrum: spectrum(&s.page),
     };
