@@ -275,6 +275,17 @@ def parse_wrk(text: str) -> dict:
     }
 
 
+def parse_h2load(text: str) -> dict:
+    fin = re.search(r"^finished in ([\d.]+)(us|ms|s|m|h), ([\d.]+) req/s", text, re.M)
+    req = re.search(r"^requests: \d+ total, \d+ started, \d+ done, (\d+) succeeded, (\d+) failed, "
+                    r"(\d+) errored, (\d+) timeout", text, re.M)
+    if not fin or not req:
+        raise Failure(f"cannot parse h2load's output:\n{text}")
+    return {"requests": int(req.group(1)), "duration_s": float(fin.group(1)) * UNITS[fin.group(2)],
+            "rps": float(fin.group(3)),
+            "errors": int(req.group(2)) + int(req.group(3)) + int(req.group(4))}
+
+
 def parse_cfloor(text: str) -> dict:
     m = re.search(r"^(\d+) requests in ([\d.]+) s: (\d+) req/s", text, re.M)
     if not m:
@@ -351,6 +362,8 @@ def cmd_run(args: argparse.Namespace) -> None:
         res = parse_wrk(text)
     elif args.parse == "cfloor":
         res = parse_cfloor(text)
+    elif args.parse == "h2load":
+        res = parse_h2load(text)
     else:
         res = parse_flint(args.json_file)
     if res["requests"] <= 0:
@@ -435,8 +448,8 @@ def table(rows: list[list[str]]) -> str:
 
 def cmd_summary_client(args: argparse.Namespace) -> None:
     recs = load_records(args.records)
-    main = [r for r in recs if r.get("kind") == "client"]
-    tools = [t for t in ("flint", "wrk", "cfloor") if any(r["tool"] == t for r in main)]
+    main = [r for r in recs if r.get("kind") == args.kind]
+    tools = [t for t in ("flint", "wrk", "h2load", "cfloor") if any(r["tool"] == t for r in main)]
     stats: dict[str, dict] = {}
     rows = [["client", "runs", "requests/s", "client CPU us/req", "nginx CPU us/req",
              "max RSS KiB", "errors"]]
@@ -454,7 +467,10 @@ def cmd_summary_client(args: argparse.Namespace) -> None:
     print(table(rows))
     print("(medians over rounds; min-max in parentheses)\n")
     f, w, c = stats.get("flint", {}), stats.get("wrk", {}), stats.get("cfloor", {})
+    h = stats.get("h2load", {})
     ratios = {
+        "flint/h2load client_cpu_per_req": ratio(f.get("client_cpu_us_per_req"),
+                                                 h.get("client_cpu_us_per_req")),
         "flint/wrk requests_per_s": ratio(f.get("rps"), w.get("rps")),
         "flint/wrk client_cpu_per_req": ratio(f.get("client_cpu_us_per_req"),
                                               w.get("client_cpu_us_per_req")),
@@ -466,7 +482,7 @@ def cmd_summary_client(args: argparse.Namespace) -> None:
     for k, v in ratios.items():
         print(f"{k:<34} {'-' if v is None else format(v, '.3f')}")
     memory = {}
-    big = [r for r in recs if r.get("kind") == "memory"]
+    big = [r for r in recs if r.get("kind") == "memory" and args.kind == "client"]
     if big and f.get("client_maxrss_kib"):
         n_big, n_small = int(big[0]["connections"]), int(args.connections)
         rss_big = big[0]["client_maxrss_kib"]
@@ -612,7 +628,7 @@ def main() -> int:
     s = sub.add_parser("run")
     s.add_argument("--out", required=True, help="records file (JSON lines) to append to")
     s.add_argument("--log", required=True, help="where the tool's output goes")
-    s.add_argument("--parse", choices=["wrk", "cfloor", "flint"], required=True)
+    s.add_argument("--parse", choices=["wrk", "cfloor", "flint", "h2load"], required=True)
     s.add_argument("--json-file", help="flint's --json FILE")
     s.add_argument("--cpu", type=int, help="pin the load generator to this CPU")
     s.add_argument("--launcher", required=True, help="the compiled rusage.c")
@@ -625,6 +641,7 @@ def main() -> int:
     s = sub.add_parser("summary-client")
     s.add_argument("records")
     s.add_argument("--connections", type=int, default=40)
+    s.add_argument("--kind", default="client", help="which records: client, or another label")
     s.add_argument("--json-out")
     s.add_argument("--meta", action="append", default=[], help="KEY=VALUE for the JSON")
     s.set_defaults(fn=cmd_summary_client)

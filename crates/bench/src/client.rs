@@ -14,6 +14,10 @@
 //! - the next request is written from the handler of the response that ended the previous one;
 //! - requests are built once per URL (and per page, for pipelining) and written from that buffer.
 //!
+//! Every byte goes through [`crate::transport::Transport`]: plain TCP is those same calls; HTTPS
+//! adds a handshake state between the TCP connect and the first request (timed apart from the
+//! connect), and rustls decrypts into the same read buffer.
+//!
 //! Memory: reads go into one 64 KiB buffer per thread; a connection keeps only the bytes of a
 //! response head split across reads (usually none), and a body is counted and dropped by
 //! [`BodyDecoder`] as it passes. A Webchild and its timer slot take under 300 bytes, plus that
@@ -33,7 +37,7 @@ mod setup;
 mod timers;
 
 use alarm::Alarm;
-use errors::{connect_error, head_error, status_error};
+use errors::{connect_error, handshake_error, head_error, status_error};
 use setup::Running;
 pub use setup::{child_rng, Requests, RunShared, Schedule, ThreadOutcome};
 use timers::Timers;
@@ -239,6 +243,8 @@ enum State {
     Wait,
     /// Nonblocking connect in flight; the socket's first writable event ends it.
     Connecting,
+    /// HTTPS: TCP is up, the TLS handshake is under way (within the connect timeout).
+    Handshaking,
     /// Request sent (or being sent); the response head has not fully arrived.
     ReadingHead,
     /// Following the body with `decoder`.
@@ -275,6 +281,7 @@ struct Webchild {
     file_start_us: u64,
     connect_start_us: u64,
     connect_us: u64,
+    handshake_start_us: u64,
     written_us: u64,
     first_byte_us: u64,
     status: u16,
@@ -321,6 +328,7 @@ impl Webchild {
             file_start_us: 0,
             connect_start_us: 0,
             connect_us: NONE,
+            handshake_start_us: 0,
             written_us: 0,
             first_byte_us: NONE,
             status: 0,
@@ -361,6 +369,10 @@ impl Webchild {
         match self.state {
             State::Done => {}
             State::Connecting => self.on_connect_ready(cx),
+            State::Handshaking => {
+                let now = cx.now();
+                self.on_handshake(cx, now);
+            }
             // Between pages only a close (or garbage) can arrive: on_readable closes on either.
             State::Wait => self.on_readable(cx, buf, true),
             // The FIN (or an error) is all this state waits for; no read is needed to see it.
@@ -371,7 +383,9 @@ impl Webchild {
             State::Closing if ev.is_readable() => self.on_readable(cx, buf, false),
             State::Closing => {}
             State::ReadingHead | State::ReadingBody => {
-                if ev.is_writable() && self.wpos < self.wend {
+                let pending =
+                    self.wpos < self.wend || self.conn.as_ref().is_some_and(Transport::wants_write);
+                if ev.is_writable() && pending {
                     let now = cx.now();
                     if !self.flush(cx, now) {
                         return;
@@ -389,6 +403,7 @@ impl Webchild {
         match self.state {
             State::Wait => self.start_page(cx, now),
             State::Connecting => self.fail(cx, ErrorKind::ConnectTimeout, now),
+            State::Handshaking => self.fail(cx, ErrorKind::TlsHandshake, now),
             State::Closing => self.closed(cx, now),
             State::ReadingHead | State::ReadingBody => {
                 self.fail(cx, ErrorKind::ResponseTimeout, now)
@@ -713,7 +728,28 @@ impl Webchild {
             let url = self.url(cx.sh.workload);
             cx.stats.record_connect(self.page, url, self.connect_us);
         }
-        self.send(cx, now);
+        self.state = State::Handshaking;
+        self.handshake_start_us = now;
+        self.on_handshake(cx, now);
+    }
+
+    /// Moves the transport's handshake on (plain TCP has none: it is ready at once); when it is
+    /// done, records it apart from the TCP connect and sends the request.
+    fn on_handshake(&mut self, cx: &mut ThreadState<'_>, now: u64) {
+        let Some(conn) = &mut self.conn else { return };
+        match conn.handshake() {
+            Ok(false) => {} // waiting for the socket, still under the connect deadline
+            Ok(true) => {
+                if let Some((session, resumed)) = conn.tls_session() {
+                    if cx.counts(self.file_start_us, now) {
+                        let took = now - self.handshake_start_us;
+                        cx.stats.record_tls_handshake(took, resumed, session);
+                    }
+                }
+                self.send(cx, now);
+            }
+            Err(e) => self.fail(cx, handshake_error(&e), now),
+        }
     }
 
     /// Starts writing the current file's request (pipelining: the page's, from this file on).
@@ -746,6 +782,13 @@ impl Webchild {
                     self.io_failed(cx, e, now);
                     return false;
                 }
+            }
+        }
+        // TLS records the socket could not take yet go with its next writable event.
+        if conn.wants_write() {
+            if let Err(e) = conn.send_pending() {
+                self.io_failed(cx, e, now);
+                return false;
             }
         }
         self.written_us = now;

@@ -43,6 +43,30 @@ pub struct BenchConfig {
     pub debug: bool,
     /// Live line on stderr (the CLI sets it only when stderr is a terminal).
     pub progress: bool,
+    /// How `https://` targets are reached (unused for `http://`).
+    pub tls: TlsOptions,
+}
+
+/// HTTPS options. The defaults: the system's roots, every connection a full handshake, TLS 1.2
+/// or 1.3 as the server prefers.
+#[derive(Debug, Clone, Default)]
+pub struct TlsOptions {
+    /// PEM certificates trusted beside the system's roots.
+    pub cacert: Option<PathBuf>,
+    /// Accept any certificate (the reports say so).
+    pub insecure: bool,
+    /// Resume sessions (tickets or PSK) instead of a full handshake per connection.
+    pub resume: bool,
+    /// Only this version.
+    pub version: Option<TlsVersion>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum TlsVersion {
+    #[serde(rename = "1.2")]
+    Tls12,
+    #[serde(rename = "1.3")]
+    Tls13,
 }
 
 impl BenchConfig {
@@ -64,6 +88,7 @@ impl BenchConfig {
             log: None,
             debug: false,
             progress: false,
+            tls: TlsOptions::default(),
         }
     }
 }

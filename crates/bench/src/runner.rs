@@ -95,6 +95,8 @@ pub enum BenchError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("{0}")]
+    Tls(#[from] crate::transport::TlsSetupError),
     #[error("event loop: {0}")]
     EventLoop(#[source] std::io::Error),
     #[error("a load thread panicked")]
@@ -155,6 +157,7 @@ pub fn run_slice(
     // No idle threads: at most one per Webchild.
     let threads = config.threads.min(slice.children.len());
     let requests = Requests::build(config, workload);
+    let connector = Connector::new(&config.target, &config.tls).map_err(BenchError::Tls)?;
     let picker = PagePicker::new(workload);
     let base = match slice.start {
         Some(at) => wait_until(at, stop),
@@ -176,7 +179,7 @@ pub fn run_slice(
         workload,
         schedule,
         requests,
-        connector: Connector::new(&config.target),
+        connector,
         picker,
         log,
         progress: Progress::new(threads),

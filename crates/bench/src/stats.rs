@@ -175,10 +175,17 @@ pub enum ErrorKind {
     Status5xx,
     /// A read or write failed in another way.
     Io,
+    /// HTTPS: the server's certificate was refused (untrusted, expired, another name).
+    TlsCertificate,
+    /// HTTPS: the handshake failed (no common version or cipher, a plaintext server, a
+    /// handshake that did not finish in the connect timeout).
+    TlsHandshake,
+    /// HTTPS: the connection was reset or closed during the handshake.
+    TlsReset,
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 13] = [
+    pub const ALL: [ErrorKind; 16] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::ConnectOther,
@@ -192,6 +199,9 @@ impl ErrorKind {
         ErrorKind::Status4xx,
         ErrorKind::Status5xx,
         ErrorKind::Io,
+        ErrorKind::TlsCertificate,
+        ErrorKind::TlsHandshake,
+        ErrorKind::TlsReset,
     ];
 
     pub fn name(self) -> &'static str {
@@ -209,6 +219,9 @@ impl ErrorKind {
             ErrorKind::Status4xx => "status_4xx",
             ErrorKind::Status5xx => "status_5xx",
             ErrorKind::Io => "io",
+            ErrorKind::TlsCertificate => "tls_certificate",
+            ErrorKind::TlsHandshake => "tls_handshake",
+            ErrorKind::TlsReset => "tls_reset",
         }
     }
 }
@@ -344,6 +357,17 @@ pub struct Stats {
     pub urls: Vec<UrlStats>,
     /// Per request: TCP connect time (only requests that opened a connection).
     pub connect: Latency,
+    /// HTTPS, per new connection: from the TCP connection's establishment to the end of the
+    /// TLS handshake (apart from `connect`, as the paper's connect time is TCP's).
+    pub tls_handshake: Latency,
+    /// HTTPS: handshakes completed in the window, and how many of them resumed a session.
+    pub tls_handshakes: u64,
+    pub tls_resumed: u64,
+    /// HTTPS: what the first handshake in the window agreed on.
+    // rustls's static names do not deserialize: a worker host's session is not shipped (the
+    // coordinator keeps the first it saw itself, if any).
+    #[serde(skip)]
+    pub tls_session: Option<TlsSession>,
     /// Per request: request written (or, open loop, intended start) to first response byte.
     pub ttfb: Latency,
     /// Per request: (intended) start to last byte, connect included when one was opened.
@@ -540,6 +564,10 @@ impl Stats {
             pages: workload.pages.iter().map(|_| PageStats::new()).collect(),
             urls: workload.urls.iter().map(|_| UrlStats::new()).collect(),
             connect: Latency::new(3),
+            tls_handshake: Latency::new(3),
+            tls_handshakes: 0,
+            tls_resumed: 0,
+            tls_session: None,
             ttfb: Latency::new(3),
             response: Latency::new(3),
             page: Latency::new(3),
@@ -598,6 +626,10 @@ impl Stats {
             a.merge(b);
         }
         self.connect.merge(&o.connect);
+        self.tls_handshake.merge(&o.tls_handshake);
+        self.tls_handshakes += o.tls_handshakes;
+        self.tls_resumed += o.tls_resumed;
+        self.tls_session = self.tls_session.or(o.tls_session);
         self.ttfb.merge(&o.ttfb);
         self.response.merge(&o.response);
         self.page.merge(&o.page);
@@ -631,6 +663,15 @@ impl Stats {
             a.merge(b);
         }
     }
+}
+
+/// What a TLS handshake agreed on (rustls's names: `TLSv1_3`, `TLS13_AES_128_GCM_SHA256`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct TlsSession {
+    pub version: &'static str,
+    pub cipher: &'static str,
+    /// The protocol the server chose by ALPN (`http/1.1`), if any.
+    pub alpn: Option<&'static str>,
 }
 
 /// Byte accounting: the paper's identity and what is read besides.
@@ -676,6 +717,17 @@ pub struct ResponseSample {
 /// Recording, one call per event: the engine says what happened, these say where it is counted.
 /// All O(1), none allocates.
 impl Stats {
+    /// A TLS handshake that took `us` after the TCP connect.
+    #[inline]
+    pub fn record_tls_handshake(&mut self, us: u64, resumed: bool, session: TlsSession) {
+        self.tls_handshakes += 1;
+        self.tls_resumed += u64::from(resumed);
+        self.tls_handshake.record_us(us);
+        if self.tls_session.is_none() {
+            self.tls_session = Some(session);
+        }
+    }
+
     /// A connection opened to fetch `url` as part of `page`.
     #[inline]
     pub fn record_connect(&mut self, page: usize, url: usize, connect_us: u64) {

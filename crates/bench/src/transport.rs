@@ -13,17 +13,34 @@ use socket2::{Domain, Protocol, Socket, Type};
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
 
-use crate::Target;
+mod tls;
+
+use crate::config::TlsOptions;
+use crate::stats::TlsSession;
+use crate::{Scheme, Target};
+pub use tls::TlsSetupError;
+use tls::{TlsConnector, TlsStream};
 
 /// What every connection of a run is opened with, built once before the threads start.
 #[derive(Debug, Clone)]
 pub struct Connector {
     addr: SocketAddr,
+    tls: Option<TlsConnector>,
 }
 
 impl Connector {
-    pub fn new(target: &Target) -> Connector {
-        Connector { addr: target.addr }
+    /// Plain TCP for `http://`; for `https://`, the TLS configuration every connection shares
+    /// (roots loaded, versions and resumption set) once, here, so a bad CA file or a name no
+    /// certificate can carry stops the run before it starts.
+    pub fn new(target: &Target, tls: &TlsOptions) -> Result<Connector, TlsSetupError> {
+        let tls = match target.scheme {
+            Scheme::Http => None,
+            Scheme::Https => Some(TlsConnector::new(&target.server_name, tls)?),
+        };
+        Ok(Connector {
+            addr: target.addr,
+            tls,
+        })
     }
 }
 
@@ -31,6 +48,8 @@ impl Connector {
 #[derive(Debug)]
 pub(crate) enum Transport {
     Plain(TcpStream),
+    /// Boxed: rustls's state is a few KiB, and a plain run should not carry it per Webchild.
+    Tls(Box<TlsStream>),
 }
 
 impl Transport {
@@ -43,12 +62,51 @@ impl Transport {
     ) -> io::Result<Transport> {
         let mut tcp = open_tcp(connector.addr)?;
         registry.register(&mut tcp, token, Interest::READABLE | Interest::WRITABLE)?;
-        Ok(Transport::Plain(tcp))
+        match &connector.tls {
+            None => Ok(Transport::Plain(tcp)),
+            Some(tls) => Ok(Transport::Tls(Box::new(TlsStream::new(tcp, tls)?))),
+        }
     }
 
     fn tcp(&self) -> &TcpStream {
         match self {
             Transport::Plain(s) => s,
+            Transport::Tls(t) => &t.tcp,
+        }
+    }
+
+    /// Moves the handshake on after the TCP connect: `Ok(true)` when the connection is ready for
+    /// requests (at once for plain TCP), `Ok(false)` while it waits for the socket.
+    pub(crate) fn handshake(&mut self) -> io::Result<bool> {
+        match self {
+            Transport::Plain(_) => Ok(true),
+            Transport::Tls(t) => t.handshake(),
+        }
+    }
+
+    /// After a finished handshake: what TLS agreed on and whether it resumed a session
+    /// (`None` for plain TCP).
+    pub(crate) fn tls_session(&self) -> Option<(TlsSession, bool)> {
+        match self {
+            Transport::Plain(_) => None,
+            Transport::Tls(t) => Some(t.session()),
+        }
+    }
+
+    /// Whether bytes already accepted by `write` still wait for the socket (TLS records).
+    #[inline]
+    pub(crate) fn wants_write(&self) -> bool {
+        match self {
+            Transport::Plain(_) => false,
+            Transport::Tls(t) => t.wants_write(),
+        }
+    }
+
+    /// Sends what waits (see `wants_write`) until the socket is full.
+    pub(crate) fn send_pending(&mut self) -> io::Result<()> {
+        match self {
+            Transport::Plain(_) => Ok(()),
+            Transport::Tls(t) => t.send_pending(),
         }
     }
 
@@ -71,6 +129,7 @@ impl Transport {
     pub(crate) fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
             Transport::Plain(s) => s.write(buf),
+            Transport::Tls(t) => t.write(buf),
         }
     }
 
@@ -81,6 +140,7 @@ impl Transport {
     pub(crate) fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
             Transport::Plain(s) => s.read(buf),
+            Transport::Tls(t) => t.read(buf),
         }
     }
 }

@@ -78,6 +78,8 @@ pub struct BenchConfigRecord {
     pub seed: u64,
     pub connect_timeout_s: f64,
     pub response_timeout_s: f64,
+    /// HTTPS only (null for http).
+    pub tls: Option<TlsConfigRecord>,
 }
 
 /// Where requests went.
@@ -87,6 +89,42 @@ pub struct TargetRecord {
     pub url: String,
     pub addr: String,
     pub host: String,
+    pub scheme: Scheme,
+}
+
+/// The target's scheme.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scheme {
+    #[default]
+    Http,
+    Https,
+}
+
+/// How an HTTPS run handled TLS.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TlsConfigRecord {
+    /// False: `-k`, no certificate was checked.
+    pub verify: bool,
+    /// The PEM file trusted beside the system's roots.
+    pub cacert: Option<String>,
+    /// Sessions resumed instead of a full handshake per connection.
+    pub resume: bool,
+    /// The only version offered (`1.2`, `1.3`), if one was forced.
+    pub version: Option<String>,
+}
+
+/// What the handshakes of an HTTPS run agreed on, and how many there were.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TlsSummary {
+    /// The first handshake's, in rustls's names.
+    pub version: Option<String>,
+    pub cipher: Option<String>,
+    pub alpn: Option<String>,
+    pub handshakes: u64,
+    pub resumed: u64,
 }
 
 /// How the run was asked to end.
@@ -163,6 +201,12 @@ pub struct Summary {
     /// Open loop only: whether the Webchildren carried the rate.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate_kept: Option<bool>,
+    /// HTTPS only: each handshake, from TCP's establishment to its end (`connect_ms` is TCP's
+    /// alone).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls_handshake_ms: Option<LatencySummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls: Option<TlsSummary>,
     pub response_spectrum: Vec<SpectrumPoint>,
     pub page_spectrum: Vec<SpectrumPoint>,
 }

@@ -13,6 +13,27 @@ pub(super) fn connect_error(e: &io::Error) -> ErrorKind {
     }
 }
 
+/// A failed TLS handshake: the certificate refused, a reset or close during it, or any other
+/// failure (no common version, a plaintext server's answer).
+pub(super) fn handshake_error(e: &io::Error) -> ErrorKind {
+    let tls = e
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>());
+    match tls {
+        Some(rustls::Error::InvalidCertificate(_) | rustls::Error::NoCertificatesPresented) => {
+            ErrorKind::TlsCertificate
+        }
+        Some(_) => ErrorKind::TlsHandshake,
+        None => match e.kind() {
+            io::ErrorKind::ConnectionReset
+            | io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::BrokenPipe
+            | io::ErrorKind::UnexpectedEof => ErrorKind::TlsReset,
+            _ => ErrorKind::TlsHandshake,
+        },
+    }
+}
+
 pub(super) fn head_error(e: ResponseError) -> ErrorKind {
     match e {
         ResponseError::MalformedStatusLine => ErrorKind::MalformedStatus,

@@ -193,6 +193,9 @@ fn prepare(o: &Orders) -> Result<(BenchConfig, Slice), String> {
         log: r.log.as_ref().map(Into::into),
         debug: false,
         progress: false,
+        // The orders carry no TLS options yet: a worker host verifies an https target against
+        // its system's roots, full handshakes, either version.
+        tls: crate::config::TlsOptions::default(),
     };
     let slice = Slice {
         children,

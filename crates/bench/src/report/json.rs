@@ -13,8 +13,9 @@ use crate::config::Stop;
 use crate::stats::{ErrorKind, Latency, SecondStats};
 use crate::RunResult;
 use results::{
-    BenchConfigRecord, BenchResult, BytesNotInResponses, Kind, MinMeanMax, PageRecord,
-    SecondRecord, SpectrumPoint, StopKind, Summary, TargetRecord, UrlRecord,
+    BenchConfigRecord, BenchResult, BytesNotInResponses, Kind, MinMeanMax, PageRecord, Scheme,
+    SecondRecord, SpectrumPoint, StopKind, Summary, TargetRecord, TlsConfigRecord, TlsSummary,
+    UrlRecord,
 };
 use serde_json::Value;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -67,6 +68,7 @@ pub fn record(r: &RunResult) -> BenchResult {
     let f = figures(r);
     let s = &r.stats;
     let c = &r.config;
+    let https = c.target.scheme == crate::Scheme::Https;
 
     let summary = Summary {
         webstone_number: f.webstone_number,
@@ -116,6 +118,15 @@ pub fn record(r: &RunResult) -> BenchResult {
         pages_scheduled: s.send_lag.as_ref().map(|_| s.pages_scheduled),
         pages_not_sent: s.send_lag.as_ref().map(|_| s.pages_not_sent),
         rate_kept: s.send_lag.as_ref().map(|_| !super::rate_not_kept(r)),
+        // Apart from connect_ms (TCP's, as the paper's connect time), count = handshakes.
+        tls_handshake_ms: https.then(|| s.tls_handshake.summary()),
+        tls: https.then(|| TlsSummary {
+            version: s.tls_session.map(|t| t.version.to_owned()),
+            cipher: s.tls_session.map(|t| t.cipher.to_owned()),
+            alpn: s.tls_session.and_then(|t| t.alpn).map(str::to_owned),
+            handshakes: s.tls_handshakes,
+            resumed: s.tls_resumed,
+        }),
         response_spectrum: spectrum(&s.response),
         page_spectrum: spectrum(&s.page),
     };
@@ -191,6 +202,7 @@ pub fn record(r: &RunResult) -> BenchResult {
             url: c.target.url.clone(),
             addr: c.target.addr.to_string(),
             host: c.target.host.clone(),
+            scheme: if https { Scheme::Https } else { Scheme::Http },
         },
         http: c.http,
         concurrency: c.concurrency as u64,
@@ -204,6 +216,15 @@ pub fn record(r: &RunResult) -> BenchResult {
         seed: c.seed,
         connect_timeout_s: c.connect_timeout.as_secs_f64(),
         response_timeout_s: c.response_timeout.as_secs_f64(),
+        tls: https.then(|| TlsConfigRecord {
+            verify: !c.tls.insecure,
+            cacert: c.tls.cacert.as_ref().map(|p| p.display().to_string()),
+            resume: c.tls.resume,
+            version: c.tls.version.map(|v| match v {
+                crate::config::TlsVersion::Tls12 => "1.2".to_owned(),
+                crate::config::TlsVersion::Tls13 => "1.3".to_owned(),
+            }),
+        }),
     };
 
     let started = r.started_at.duration_since(UNIX_EPOCH).unwrap_or_default();

@@ -24,6 +24,34 @@ fn latency_row(o: &mut String, label: &str, l: &LatencySummary) {
     );
 }
 
+/// HTTPS: what was agreed, how many handshakes resumed, and whether certificates were checked.
+fn tls_line(r: &RunResult) -> String {
+    let s = &r.stats;
+    let agreed = match s.tls_session {
+        Some(t) => format!(
+            "{} {}, ALPN {}",
+            t.version,
+            t.cipher,
+            t.alpn.unwrap_or("none")
+        ),
+        None => "no handshake completed".into(),
+    };
+    let ratio = if s.tls_handshakes > 0 {
+        100.0 * s.tls_resumed as f64 / s.tls_handshakes as f64
+    } else {
+        0.0
+    };
+    let verify = if r.config.tls.insecure {
+        "certificates NOT verified (--insecure)"
+    } else {
+        "certificates verified"
+    };
+    format!(
+        "  TLS:       {agreed}; {} handshakes, {} resumed ({ratio:.1}%); {verify}\n\n",
+        s.tls_handshakes, s.tls_resumed
+    )
+}
+
 /// The modern summary of a run.
 pub fn summary(r: &RunResult) -> String {
     let f = figures(r);
@@ -88,12 +116,20 @@ pub fn summary(r: &RunResult) -> String {
         );
     }
     let _ = writeln!(o, "  Connects:  {:>14}\n", f.connects);
+    let https = c.target.scheme == crate::Scheme::Https;
+    if https {
+        o.push_str(&tls_line(r));
+    }
     let _ = writeln!(
         o,
         "  {:<22} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10}",
         "Latency (ms)", "min", "mean", "p50", "p90", "p99", "p99.9", "max", "count"
     );
-    latency_row(&mut o, "connect", &s.connect.summary());
+    let connect = if https { "connect (TCP)" } else { "connect" };
+    latency_row(&mut o, connect, &s.connect.summary());
+    if https {
+        latency_row(&mut o, "TLS handshake", &s.tls_handshake.summary());
+    }
     latency_row(&mut o, "time to first byte", &s.ttfb.summary());
     latency_row(&mut o, "response", &s.response.summary());
     if let Some(u) = &s.response_uncorrected {

@@ -11,13 +11,16 @@
 //! too: a read goes on until the buffer is full or the kernel had less than rustls asked for.
 
 use crate::config::{TlsOptions, TlsVersion};
+use crate::stats::TlsSession;
 use mio::net::TcpStream;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::Resumption;
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
-use rustls::{ClientConfig, ClientConnection, DigitallySignedStruct, HandshakeKind, SignatureScheme};
+use rustls::{
+    ClientConfig, ClientConnection, DigitallySignedStruct, HandshakeKind, SignatureScheme,
+};
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -74,8 +77,8 @@ fn client_config(opts: &TlsOptions) -> Result<Arc<ClientConfig>, TlsSetupError> 
         Some(TlsVersion::Tls12) => &[&rustls::version::TLS12],
         Some(TlsVersion::Tls13) => &[&rustls::version::TLS13],
     };
-    let builder = ClientConfig::builder_with_provider(provider.clone())
-        .with_protocol_versions(versions)?;
+    let builder =
+        ClientConfig::builder_with_provider(provider.clone()).with_protocol_versions(versions)?;
     let mut config = if opts.insecure {
         builder
             .dangerous()
@@ -175,16 +178,6 @@ impl ServerCertVerifier for NoVerification {
     }
 }
 
-/// What a finished handshake agreed on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Session {
-    pub version: &'static str,
-    pub cipher: &'static str,
-    /// `http/1.1`, or `None` when the server chose no protocol.
-    pub alpn: Option<&'static str>,
-    pub resumed: bool,
-}
-
 /// A TCP connection with a rustls client on it.
 #[derive(Debug)]
 pub(crate) struct TlsStream {
@@ -197,8 +190,9 @@ pub(crate) struct TlsStream {
 
 impl TlsStream {
     pub(super) fn new(tcp: TcpStream, connector: &TlsConnector) -> io::Result<Self> {
-        let mut tls = ClientConnection::new(connector.config.clone(), connector.server_name.clone())
-            .map_err(tls_error)?;
+        let mut tls =
+            ClientConnection::new(connector.config.clone(), connector.server_name.clone())
+                .map_err(tls_error)?;
         tls.set_buffer_limit(Some(BUFFER_LIMIT));
         Ok(TlsStream {
             tcp,
@@ -232,8 +226,8 @@ impl TlsStream {
         }
     }
 
-    /// What the finished handshake agreed on.
-    pub(super) fn session(&self) -> Session {
+    /// What the finished handshake agreed on, and whether it resumed a session.
+    pub(super) fn session(&self) -> (TlsSession, bool) {
         let version = self
             .tls
             .protocol_version()
@@ -248,12 +242,15 @@ impl TlsStream {
             b"http/1.1" => "http/1.1",
             _ => "other",
         });
-        Session {
-            version,
-            cipher,
-            alpn,
-            resumed: self.tls.handshake_kind() == Some(HandshakeKind::Resumed),
-        }
+        let resumed = self.tls.handshake_kind() == Some(HandshakeKind::Resumed);
+        (
+            TlsSession {
+                version,
+                cipher,
+                alpn,
+            },
+            resumed,
+        )
     }
 
     /// Hands `buf` to rustls (encrypted at once) and sends what the socket takes.

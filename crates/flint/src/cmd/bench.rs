@@ -9,12 +9,13 @@ pub mod hosts;
 mod limits;
 pub mod profile;
 
-pub use args::{BenchArgs, HttpArg, LoadArgs, ReportArg};
+pub use args::{BenchArgs, HttpArg, LoadArgs, ReportArg, TlsArg};
 pub use limits::raise_open_files;
 
 use crate::exit::{self, Status};
 use crate::output::{self, Stream};
 use anyhow::{bail, Context};
+use bench::config::{TlsOptions, TlsVersion};
 use bench::stats::ErrorKind;
 use bench::thresholds::Verdict;
 use bench::{BenchConfig, BenchError, HttpMode, RunResult, Stop, Target, Workload};
@@ -106,9 +107,10 @@ pub fn prepare(
 /// The engine's refusals before a start are bad input (exit 2); the rest happened while it ran.
 pub fn run_error(err: BenchError) -> anyhow::Error {
     match err {
-        BenchError::Config(_) | BenchError::Workload(_) | BenchError::LogCreate { .. } => {
-            err.into()
-        }
+        BenchError::Config(_)
+        | BenchError::Workload(_)
+        | BenchError::LogCreate { .. }
+        | BenchError::Tls(_) => err.into(),
         other => exit::failed(other),
     }
 }
@@ -172,6 +174,15 @@ pub fn bench_config(target: Target, load: &LoadArgs) -> BenchConfig {
         log: load.log.clone(),
         debug: load.debug,
         progress: !load.quiet && std::io::stderr().is_terminal(),
+        tls: TlsOptions {
+            cacert: load.cacert.clone(),
+            insecure: load.insecure,
+            resume: load.tls_resume,
+            version: load.tls.map(|v| match v {
+                TlsArg::Tls12 => TlsVersion::Tls12,
+                TlsArg::Tls13 => TlsVersion::Tls13,
+            }),
+        },
         ..BenchConfig::new(target)
     }
 }

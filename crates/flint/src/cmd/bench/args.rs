@@ -49,6 +49,14 @@ pub enum HttpArg {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TlsArg {
+    #[value(name = "1.2")]
+    Tls12,
+    #[value(name = "1.3")]
+    Tls13,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ReportArg {
     /// The WebSTONE report of the paper's section 7.
     Webstone,
@@ -131,6 +139,19 @@ pub struct LoadArgs {
     /// `-`: to stdout.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// HTTPS: also trust the CA certificates in this PEM file (beside the system's roots).
+    #[arg(long, value_name = "FILE")]
+    pub cacert: Option<PathBuf>,
+    /// HTTPS: accept any certificate without checking it (the reports say so).
+    #[arg(short = 'k', long)]
+    pub insecure: bool,
+    /// HTTPS: resume TLS sessions; by default every new connection is a full handshake, so a run
+    /// measures the server's handshake cost.
+    #[arg(long)]
+    pub tls_resume: bool,
+    /// HTTPS: only this TLS version [default: 1.2 or 1.3, as the server prefers].
+    #[arg(long, value_enum, value_name = "VERSION")]
+    pub tls: Option<TlsArg>,
     /// Pass/fail condition on the result, as k6 writes them; repeatable. Any crossed: exit
     /// status 3. Metrics: pN (p50, p99, p99.9), mean, min, max of connect, ttfb, response (the
     /// default) or page, as p99(page); error_rate, errors, rps, pages_per_s. Examples:
@@ -141,7 +162,8 @@ pub struct LoadArgs {
 
 #[derive(Debug, Args)]
 pub struct BenchArgs {
-    /// The server: http://HOST:PORT. A path in it is fetched when no other files are named.
+    /// The server: http://HOST:PORT or https://HOST:PORT. A path in it is fetched when no other
+    /// files are named (`/` when the URL has none); user:password@ in it is sent as Basic auth.
     pub url: String,
     /// Files to fetch: one page each, equal weights.
     #[arg(value_name = "PATH")]

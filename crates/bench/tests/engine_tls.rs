@@ -1,0 +1,399 @@
+//! HTTPS against a rustls server made here, with certificates made at test time by rcgen: the
+//! trusted case in every HTTP mode, each kind of failure with its own error kind, resumption off
+//! and on. Every case ends on time: runs are `-n` runs with short timeouts, and each failure
+//! consumes its page.
+
+use bench::config::{TlsOptions, TlsVersion};
+use bench::stats::ErrorKind;
+use bench::{BenchConfig, HttpMode, RunResult, Stop, Target, Workload};
+use rcgen::{CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair, SanType};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// A CA, its certificate written to a PEM file for `--cacert`.
+struct Ca {
+    issuer: CertifiedIssuer<'static, KeyPair>,
+    pem: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+fn ca(name: &str) -> Ca {
+    let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    params.is_ca = IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    params.distinguished_name.push(DnType::CommonName, name);
+    let issuer = CertifiedIssuer::self_signed(params, KeyPair::generate().unwrap()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let pem = dir.path().join("ca.pem");
+    std::fs::write(&pem, issuer.pem()).unwrap();
+    Ca {
+        issuer,
+        pem,
+        _dir: dir,
+    }
+}
+
+/// A server certificate for `localhost` and 127.0.0.1 signed by `ca`; expired if asked.
+fn leaf(ca: &Ca, expired: bool) -> (Vec<CertificateDer<'static>>, PrivateKeyDer<'static>) {
+    let key = KeyPair::generate().unwrap();
+    let mut params = CertificateParams::new(vec!["localhost".to_string()]).unwrap();
+    params
+        .subject_alt_names
+        .push(SanType::IpAddress([127, 0, 0, 1].into()));
+    if expired {
+        params.not_before = rcgen::date_time_ymd(2020, 1, 1);
+        params.not_after = rcgen::date_time_ymd(2021, 1, 1);
+    }
+    let cert = params.signed_by(&key, &ca.issuer).unwrap();
+    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()));
+    (vec![cert.der().clone(), ca.issuer.der().clone()], key)
+}
+
+/// Accepts until dropped; each connection is handled on its own thread by `handle`. Dropping
+/// stops the accept loop and joins every thread (each handler's waits are bounded).
+struct Server {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    accept: Option<JoinHandle<()>>,
+}
+
+impl Server {
+    fn start(handle: impl Fn(TcpStream, &AtomicBool) + Send + Sync + 'static) -> Server {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let st = stop.clone();
+        let handle = Arc::new(handle);
+        let accept = std::thread::spawn(move || {
+            let mut conns = Vec::new();
+            for s in listener.incoming() {
+                if st.load(Ordering::SeqCst) {
+                    break;
+                }
+                let Ok(s) = s else { continue };
+                let _ = s.set_read_timeout(Some(Duration::from_millis(20)));
+                let (h, st) = (handle.clone(), st.clone());
+                conns.push(std::thread::spawn(move || h(s, &st)));
+            }
+            for c in conns {
+                let _ = c.join();
+            }
+        });
+        Server {
+            addr,
+            stop,
+            accept: Some(accept),
+        }
+    }
+
+    /// An HTTPS server answering every request with a 100-byte body; HTTP/1.0 requests are
+    /// answered and closed (close_notify, then FIN).
+    fn https(chain: Vec<CertificateDer<'static>>, key: PrivateKeyDer<'static>) -> Server {
+        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+        let mut config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_protocol_versions(rustls::ALL_VERSIONS)
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(chain, key)
+            .unwrap();
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        let config = Arc::new(config);
+        Server::start(move |tcp, stop| {
+            let conn = rustls::ServerConnection::new(config.clone()).unwrap();
+            serve_http(rustls::StreamOwned::new(conn, tcp), stop);
+        })
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        let _ = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1));
+        if let Some(h) = self.accept.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+fn serve_http(mut s: rustls::StreamOwned<rustls::ServerConnection, TcpStream>, stop: &AtomicBool) {
+    let mut have = Vec::new();
+    let mut chunk = [0u8; 4096];
+    while !stop.load(Ordering::SeqCst) {
+        match s.read(&mut chunk) {
+            Ok(0) => return,
+            Ok(n) => have.extend_from_slice(&chunk[..n]),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                continue
+            }
+            Err(_) => return,
+        }
+        while let Some(end) = have.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head: Vec<u8> = have.drain(..end + 4).collect();
+            let http10 = head.windows(8).any(|w| w == b"HTTP/1.0");
+            let body = [b'x'; 100];
+            let head = if http10 {
+                "HTTP/1.0 200 OK\r\nContent-Length: 100\r\n\r\n"
+            } else {
+                "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n"
+            };
+            if s.write_all(&[head.as_bytes(), &body].concat()).is_err() {
+                return;
+            }
+            if http10 {
+                s.conn.send_close_notify();
+                let _ = s.flush();
+                return;
+            }
+        }
+    }
+}
+
+/// Reads what the client sends first (its ClientHello), within a bound.
+fn read_hello(s: &mut TcpStream) {
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let mut buf = [0u8; 4096];
+    while Instant::now() < deadline {
+        match s.read(&mut buf) {
+            Ok(n) if n > 0 => return,
+            Ok(_) => return,
+            Err(_) => {}
+        }
+    }
+}
+
+/// Waits (bounded) for the client to close.
+fn await_close(s: &mut TcpStream, stop: &AtomicBool) {
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let mut buf = [0u8; 4096];
+    while Instant::now() < deadline && !stop.load(Ordering::SeqCst) {
+        match s.read(&mut buf) {
+            Ok(0) => return,
+            Ok(_) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => return,
+        }
+    }
+}
+
+fn one_file() -> Workload {
+    Workload::from_paths(&["/a".to_string()]).unwrap()
+}
+
+fn config(target: Target, tls: TlsOptions, http: HttpMode, pages: u64) -> BenchConfig {
+    BenchConfig {
+        concurrency: 2,
+        threads: 1,
+        stop: Stop::Pages(pages),
+        http,
+        connect_timeout: Duration::from_secs(3),
+        response_timeout: Duration::from_secs(3),
+        tls,
+        ..BenchConfig::new(target)
+    }
+}
+
+fn trusting(ca: &Ca) -> TlsOptions {
+    TlsOptions {
+        cacert: Some(ca.pem.clone()),
+        ..TlsOptions::default()
+    }
+}
+
+/// Runs and checks it ended on time.
+fn run(config: &BenchConfig) -> RunResult {
+    let started = Instant::now();
+    let r = bench::run(config, &one_file(), &AtomicBool::new(false)).unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "took {:?}",
+        started.elapsed()
+    );
+    r
+}
+
+#[test]
+fn a_trusted_certificate_works_in_every_mode_with_handshakes_apart() {
+    let ca = ca("flint test CA");
+    let (chain, key) = leaf(&ca, false);
+    let server = Server::https(chain, key);
+    let target = Target::https(server.addr, "localhost");
+    for http in [HttpMode::KeepAlive, HttpMode::Pipeline, HttpMode::Http10] {
+        let r = run(&config(target.clone(), trusting(&ca), http, 40));
+        let s = &r.stats;
+        assert_eq!(s.errors.total(), 0, "{http:?}: {:?}", s.errors);
+        assert_eq!(s.requests, 40, "{http:?}");
+        assert_eq!(
+            s.tls_handshakes, s.connects,
+            "{http:?}: a handshake per connection"
+        );
+        assert_eq!(s.tls_handshake.count(), s.tls_handshakes);
+        assert_eq!(s.tls_resumed, 0, "{http:?}: resumption is off by default");
+        if http == HttpMode::Http10 {
+            assert_eq!(s.tls_handshakes, 40, "HTTP/1.0: a handshake per request");
+        } else {
+            assert_eq!(s.tls_handshakes, 2, "{http:?}: one per Webchild");
+        }
+        let session = s.tls_session.expect("a session was recorded");
+        assert_eq!(session.version, "TLSv1_3");
+        assert_eq!(session.alpn, Some("http/1.1"));
+        let json = bench::report::json(&r);
+        assert_eq!(json["summary"]["tls"]["handshakes"], s.tls_handshakes);
+        assert_eq!(
+            json["summary"]["tls_handshake_ms"]["count"],
+            s.tls_handshakes
+        );
+        assert_eq!(json["config"]["tls"]["verify"], true);
+    }
+    // An IP address is checked against the certificate's IP addresses.
+    let by_ip = Target::parse(&format!("https://127.0.0.1:{}/", server.addr.port())).unwrap();
+    let r = run(&config(by_ip, trusting(&ca), HttpMode::KeepAlive, 4));
+    assert_eq!((r.stats.requests, r.stats.errors.total()), (4, 0));
+    // --tls 1.2 pins the version.
+    let pinned = TlsOptions {
+        version: Some(TlsVersion::Tls12),
+        ..trusting(&ca)
+    };
+    let r = run(&config(target, pinned, HttpMode::KeepAlive, 4));
+    assert_eq!(r.stats.requests, 4);
+    assert_eq!(r.stats.tls_session.unwrap().version, "TLSv1_2");
+}
+
+/// Every page fails with `kind`, and nothing succeeds.
+fn assert_fails(r: &RunResult, kind: ErrorKind, pages: u64) {
+    assert_eq!(r.stats.requests, 0);
+    assert_eq!(r.stats.errors.get(kind), pages, "{:?}", r.stats.errors);
+    assert_eq!(r.stats.errors.total(), pages, "{:?}", r.stats.errors);
+}
+
+#[test]
+fn certificates_that_must_be_refused_are_tls_certificate_errors_unless_insecure() {
+    let ca_good = ca("flint test CA");
+    let ca_other = ca("another CA");
+    let (chain, key) = leaf(&ca_good, false);
+    let server = Server::https(chain, key);
+    let target = Target::https(server.addr, "localhost");
+    // Untrusted: signed by a CA the client does not know.
+    let r = run(&config(
+        target.clone(),
+        trusting(&ca_other),
+        HttpMode::KeepAlive,
+        3,
+    ));
+    assert_fails(&r, ErrorKind::TlsCertificate, 3);
+    // Wrong name.
+    let wrong = Target::https(server.addr, "wrong.example");
+    let r = run(&config(wrong, trusting(&ca_good), HttpMode::KeepAlive, 3));
+    assert_fails(&r, ErrorKind::TlsCertificate, 3);
+    // --insecure accepts the untrusted one, and the JSON says nothing was verified.
+    let insecure = TlsOptions {
+        insecure: true,
+        ..TlsOptions::default()
+    };
+    let r = run(&config(target, insecure, HttpMode::KeepAlive, 3));
+    assert_eq!((r.stats.requests, r.stats.errors.total()), (3, 0));
+    assert_eq!(bench::report::json(&r)["config"]["tls"]["verify"], false);
+    assert!(bench::report::summary(&r).contains("NOT verified (--insecure)"));
+
+    let (chain, key) = leaf(&ca_good, true);
+    let expired = Server::https(chain, key);
+    let target = Target::https(expired.addr, "localhost");
+    let r = run(&config(target, trusting(&ca_good), HttpMode::KeepAlive, 3));
+    assert_fails(&r, ErrorKind::TlsCertificate, 3);
+}
+
+#[test]
+fn failed_handshakes_have_their_own_kinds() {
+    let ca = ca("flint test CA");
+    // A TLS 1.0-only server, as OpenSSL answers a client that offers only newer versions: a
+    // fatal protocol_version alert in a TLS 1.0 record.
+    let old = Server::start(|mut s, stop| {
+        read_hello(&mut s);
+        let _ = s.write_all(&[0x15, 0x03, 0x01, 0x00, 0x02, 0x02, 0x46]);
+        await_close(&mut s, stop);
+    });
+    let r = run(&config(
+        Target::https(old.addr, "localhost"),
+        trusting(&ca),
+        HttpMode::KeepAlive,
+        3,
+    ));
+    assert_fails(&r, ErrorKind::TlsHandshake, 3);
+
+    // A plaintext HTTP server on an https URL answers the ClientHello with a 400.
+    let plain = Server::start(|mut s, stop| {
+        read_hello(&mut s);
+        let _ = s.write_all(
+            b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        );
+        await_close(&mut s, stop);
+    });
+    let r = run(&config(
+        Target::https(plain.addr, "localhost"),
+        trusting(&ca),
+        HttpMode::KeepAlive,
+        3,
+    ));
+    assert_fails(&r, ErrorKind::TlsHandshake, 3);
+
+    // A reset in the middle of the handshake.
+    let reset = Server::start(|mut s, _| {
+        read_hello(&mut s);
+        let _ = socket2::SockRef::from(&s).set_linger(Some(Duration::ZERO));
+    });
+    let r = run(&config(
+        Target::https(reset.addr, "localhost"),
+        trusting(&ca),
+        HttpMode::KeepAlive,
+        3,
+    ));
+    assert_fails(&r, ErrorKind::TlsReset, 3);
+
+    // A server that never answers the ClientHello: the connect timeout ends the handshake.
+    let silent = Server::start(|mut s, stop| await_close(&mut s, stop));
+    let mut c = config(
+        Target::https(silent.addr, "localhost"),
+        trusting(&ca),
+        HttpMode::KeepAlive,
+        2,
+    );
+    c.connect_timeout = Duration::from_millis(300);
+    let r = run(&c);
+    assert_fails(&r, ErrorKind::TlsHandshake, 2);
+}
+
+#[test]
+fn resumption_is_off_by_default_and_counted_when_on() {
+    let ca = ca("flint test CA");
+    let (chain, key) = leaf(&ca, false);
+    let server = Server::https(chain, key);
+    let target = Target::https(server.addr, "localhost");
+    let off = run(&config(target.clone(), trusting(&ca), HttpMode::Http10, 20));
+    assert_eq!((off.stats.requests, off.stats.tls_handshakes), (20, 20));
+    assert_eq!(off.stats.tls_resumed, 0);
+    let resume = TlsOptions {
+        resume: true,
+        ..trusting(&ca)
+    };
+    let on = run(&config(target, resume, HttpMode::Http10, 20));
+    assert_eq!((on.stats.requests, on.stats.tls_handshakes), (20, 20));
+    // The first connection of each Webchild may be full; after that, tickets are at hand.
+    assert!(
+        on.stats.tls_resumed >= 10 && on.stats.tls_resumed < 20,
+        "resumed {}",
+        on.stats.tls_resumed
+    );
+}
