@@ -149,7 +149,8 @@ for ((i = 0; i < 3; i++)); do
     names+=("$ns")
 done
 ns_port=$(free_port)
-start_pinned flint-serve-ns "$ns_port" "$FLINT" serve "$WORK/docs" --listen "$net.1:$ns_port" --threads 1
+# On every address: the namespaces reach it on the bridge, the readiness check on loopback.
+start_pinned flint-serve-ns "$ns_port" "$FLINT" serve "$WORK/docs" --listen "0.0.0.0:$ns_port" --threads 1
 runs=()
 for ((i = 0; i < SKEW_RUNS; i++)); do
     "$FLINT" bench "http://$net.1:$ns_port/1k.bin" -c 3 -t 1 -d 2s -q --report none \

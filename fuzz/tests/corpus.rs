@@ -13,6 +13,11 @@ fn replay(target: &str, check: fn(&[u8])) {
     let mut files: Vec<_> = fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|entry| entry.expect("directory entry").path())
+        // afl-cmin's scratch files start with a dot; they are not inputs.
+        .filter(|p| {
+            !p.file_name()
+                .is_some_and(|n| n.as_encoded_bytes().starts_with(b"."))
+        })
         .collect();
     files.sort();
     assert!(

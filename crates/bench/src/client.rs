@@ -140,8 +140,10 @@ pub fn run_thread(
             sh.progress.publish(thread, cx.live);
             next_publish = now + PUBLISH_US;
         }
-        let until = cx.timers.next_at().min(schedule.end_us).min(now + TICK_US);
-        if let Some(alarm) = &mut alarm {
+        let deadline = cx.timers.next_at().min(schedule.end_us);
+        let until = deadline.min(now + TICK_US);
+        // Only a real deadline needs the alarm; the tick does not (nor a syscall per wake-up).
+        if let Some(alarm) = alarm.as_mut().filter(|_| deadline == until) {
             alarm.wake_at(until, now)?;
         }
         let timeout = Duration::from_micros(until.saturating_sub(now));

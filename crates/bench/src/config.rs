@@ -49,7 +49,7 @@ pub struct BenchConfig {
 
 /// HTTPS options. The defaults: the system's roots, every connection a full handshake, TLS 1.2
 /// or 1.3 as the server prefers.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TlsOptions {
     /// PEM certificates trusted beside the system's roots.
     pub cacert: Option<PathBuf>,
@@ -61,12 +61,21 @@ pub struct TlsOptions {
     pub version: Option<TlsVersion>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum TlsVersion {
     #[serde(rename = "1.2")]
     Tls12,
     #[serde(rename = "1.3")]
     Tls13,
+}
+
+impl TlsVersion {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TlsVersion::Tls12 => "1.2",
+            TlsVersion::Tls13 => "1.3",
+        }
+    }
 }
 
 impl BenchConfig {

@@ -253,7 +253,7 @@ impl ErrorCounts {
 #[derive(Debug, Clone, PartialEq)]
 pub struct StatusCounts(Box<[u64]>);
 
-/// Serialized as the codes seen and their counts (`{"200": 9, "404": 1}`), not the whole table.
+/// The codes seen, as a map `{code: count}`.
 impl Serialize for StatusCounts {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_map(self.seen())
@@ -262,10 +262,18 @@ impl Serialize for StatusCounts {
 
 impl<'de> Deserialize<'de> for StatusCounts {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let seen = std::collections::BTreeMap::<u16, u64>::deserialize(d)?;
+        // JSON map keys are strings.
+        let seen = std::collections::BTreeMap::<String, u64>::deserialize(d)?;
         let mut counts = StatusCounts::new();
         for (code, n) in seen {
-            counts.0[usize::from(code).min(Self::CODES - 1)] += n;
+            let slot = code
+                .parse::<usize>()
+                .ok()
+                .and_then(|i| counts.0.get_mut(i))
+                .ok_or_else(|| {
+                    serde::de::Error::custom(format!("{code:?} is not a 3-digit status code"))
+                })?;
+            *slot = n;
         }
         Ok(counts)
     }
@@ -364,9 +372,6 @@ pub struct Stats {
     pub tls_handshakes: u64,
     pub tls_resumed: u64,
     /// HTTPS: what the first handshake in the window agreed on.
-    // rustls's static names do not deserialize: a worker host's session is not shipped (the
-    // coordinator keeps the first it saw itself, if any).
-    #[serde(skip)]
     pub tls_session: Option<TlsSession>,
     /// Per request: request written (or, open loop, intended start) to first response byte.
     pub ttfb: Latency,
@@ -629,7 +634,9 @@ impl Stats {
         self.tls_handshake.merge(&o.tls_handshake);
         self.tls_handshakes += o.tls_handshakes;
         self.tls_resumed += o.tls_resumed;
-        self.tls_session = self.tls_session.or(o.tls_session);
+        if self.tls_session.is_none() {
+            self.tls_session.clone_from(&o.tls_session);
+        }
         self.ttfb.merge(&o.ttfb);
         self.response.merge(&o.response);
         self.page.merge(&o.page);
@@ -666,11 +673,20 @@ impl Stats {
 }
 
 /// What a TLS handshake agreed on (rustls's names: `TLSv1_3`, `TLS13_AES_128_GCM_SHA256`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct TlsSession {
+    pub version: String,
+    pub cipher: String,
+    /// The protocol the server chose by ALPN (`http/1.1`), if any.
+    pub alpn: Option<String>,
+}
+
+/// A handshake's agreement as rustls names it, without allocating (made a [`TlsSession`] once).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TlsAgreed {
     pub version: &'static str,
     pub cipher: &'static str,
-    /// The protocol the server chose by ALPN (`http/1.1`), if any.
     pub alpn: Option<&'static str>,
 }
 
@@ -719,12 +735,17 @@ pub struct ResponseSample {
 impl Stats {
     /// A TLS handshake that took `us` after the TCP connect.
     #[inline]
-    pub fn record_tls_handshake(&mut self, us: u64, resumed: bool, session: TlsSession) {
+    pub fn record_tls_handshake(&mut self, us: u64, resumed: bool, agreed: TlsAgreed) {
         self.tls_handshakes += 1;
         self.tls_resumed += u64::from(resumed);
         self.tls_handshake.record_us(us);
         if self.tls_session.is_none() {
-            self.tls_session = Some(session);
+            // Once per thread: the names are copied only for the first handshake.
+            self.tls_session = Some(TlsSession {
+                version: agreed.version.to_owned(),
+                cipher: agreed.cipher.to_owned(),
+                alpn: agreed.alpn.map(str::to_owned),
+            });
         }
     }
 

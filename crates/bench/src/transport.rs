@@ -16,7 +16,7 @@ use std::net::SocketAddr;
 mod tls;
 
 use crate::config::TlsOptions;
-use crate::stats::TlsSession;
+use crate::stats::TlsAgreed;
 use crate::{Scheme, Target};
 pub use tls::TlsSetupError;
 use tls::{TlsConnector, TlsStream};
@@ -86,7 +86,7 @@ impl Transport {
 
     /// After a finished handshake: what TLS agreed on and whether it resumed a session
     /// (`None` for plain TCP).
-    pub(crate) fn tls_session(&self) -> Option<(TlsSession, bool)> {
+    pub(crate) fn tls_session(&self) -> Option<(TlsAgreed, bool)> {
         match self {
             Transport::Plain(_) => None,
             Transport::Tls(t) => Some(t.session()),

@@ -201,3 +201,27 @@ fn threads_far_beyond_the_cores_are_lowered_with_a_note() {
         "{load}"
     );
 }
+
+#[test]
+fn every_command_exits_2_on_bad_input_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing");
+    let missing = missing.to_str().unwrap();
+    for args in [
+        vec!["serve", missing, "--listen", "127.0.0.1:0"],
+        vec!["report", missing],
+        vec![
+            "fileset",
+            dir.path().to_str().unwrap(),
+            "--filelist",
+            missing,
+        ],
+        vec!["run", "--target", "ftp://127.0.0.1/", "-d", "1s"],
+    ] {
+        let out = run_bounded(flint().args(&args), LIMIT);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.starts_with("flint: error: "), "{args:?}: {stderr}");
+    }
+}

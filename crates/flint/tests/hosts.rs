@@ -124,7 +124,13 @@ fn forty_local_workers_run_a_timed_open_loop_and_merge_per_second() {
     );
     // 400 pages/s for 2 s, each Webchild on its own slot of the whole schedule.
     assert!((600..=900).contains(&requests), "{requests}");
-    assert_eq!(served(dir.path(), requests as usize), requests as usize);
+    // A timed run: the server also answered what was in flight when the window closed (at most
+    // one request per Webchild), which the clients did not count.
+    let server_side = served(dir.path(), requests as usize) as u64;
+    assert!(
+        (requests..=requests + 40).contains(&server_side),
+        "server {server_side}, merged {requests}"
+    );
 }
 
 #[test]

@@ -142,7 +142,7 @@ fn a_second_server_on_a_served_port_exits_1_and_the_first_keeps_every_request() 
 }
 
 #[test]
-fn startup_errors_are_one_line_and_status_1() {
+fn startup_errors_of_input_are_one_line_and_status_2() {
     let dir = tempfile::tempdir().unwrap();
     let bad_config = dir.path().join("bad.toml");
     std::fs::write(&bad_config, "keepalive_timout_ms = 5\n").unwrap();
@@ -160,7 +160,7 @@ fn startup_errors_are_one_line_and_status_1() {
     ] {
         let out = run_bounded(flint().arg("serve").args(&args), WAIT);
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(stderr.starts_with("flint: error: "), "{stderr}");
         assert_eq!(stderr.matches(says).count(), 1, "{args:?}: {stderr}");
         assert!(!stderr.contains("http://"), "no banner: {stderr}");

@@ -78,7 +78,8 @@ pub struct BenchConfigRecord {
     pub seed: u64,
     pub connect_timeout_s: f64,
     pub response_timeout_s: f64,
-    /// HTTPS only (null for http).
+    /// Set for an `https://` target.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tls: Option<TlsConfigRecord>,
 }
 
@@ -89,40 +90,34 @@ pub struct TargetRecord {
     pub url: String,
     pub addr: String,
     pub host: String,
-    pub scheme: Scheme,
+    /// `http` or `https` (empty in files older than HTTPS support).
+    pub scheme: String,
 }
 
-/// The target's scheme.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Scheme {
-    #[default]
-    Http,
-    Https,
-}
-
-/// How an HTTPS run handled TLS.
+/// How an `https://` run set up TLS.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct TlsConfigRecord {
-    /// False: `-k`, no certificate was checked.
+    /// Certificates verified (false with `--insecure`).
     pub verify: bool,
-    /// The PEM file trusted beside the system's roots.
+    /// `--cacert`, trusted beside the system's roots.
     pub cacert: Option<String>,
-    /// Sessions resumed instead of a full handshake per connection.
+    /// Sessions resumed (`--tls-resume`) rather than a full handshake per connection.
     pub resume: bool,
-    /// The only version offered (`1.2`, `1.3`), if one was forced.
+    /// The one version allowed (`--tls 1.2|1.3`); `None`: both.
     pub version: Option<String>,
 }
 
-/// What the handshakes of an HTTPS run agreed on, and how many there were.
+/// What the TLS connections of an `https://` run negotiated.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct TlsSummary {
-    /// The first handshake's, in rustls's names.
+pub struct TlsRecord {
+    /// `TLSv1_3`, `TLSv1_2`; `None` when no handshake completed.
     pub version: Option<String>,
     pub cipher: Option<String>,
+    /// The protocol the server chose by ALPN (`http/1.1`).
     pub alpn: Option<String>,
+    /// Handshakes completed, full and resumed.
     pub handshakes: u64,
     pub resumed: u64,
 }
@@ -201,12 +196,11 @@ pub struct Summary {
     /// Open loop only: whether the Webchildren carried the rate.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate_kept: Option<bool>,
-    /// HTTPS only: each handshake, from TCP's establishment to its end (`connect_ms` is TCP's
-    /// alone).
+    /// `https://` only: the TLS handshake apart from the TCP connect (`count` = handshakes).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tls_handshake_ms: Option<LatencySummary>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub tls: Option<TlsSummary>,
+    pub tls: Option<TlsRecord>,
     pub response_spectrum: Vec<SpectrumPoint>,
     pub page_spectrum: Vec<SpectrumPoint>,
 }

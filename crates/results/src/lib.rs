@@ -26,8 +26,8 @@ pub mod latency;
 pub mod profile;
 
 pub use bench::{
-    BenchConfigRecord, BenchResult, BytesNotInResponses, Environment, PageRecord, Scheme,
-    SecondRecord, StopKind, Summary, TargetRecord, TlsConfigRecord, TlsSummary, UrlRecord,
+    BenchConfigRecord, BenchResult, BytesNotInResponses, Environment, PageRecord, SecondRecord,
+    StopKind, Summary, TargetRecord, TlsConfigRecord, TlsRecord, UrlRecord,
 };
 pub use hosts::{HostRecord, HostStatus};
 pub use latency::{LatencySummary, MinMeanMax, SpectrumPoint};

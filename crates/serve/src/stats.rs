@@ -54,8 +54,8 @@ counters! {
         /// `recv` calls on connections (failed ones included), and the bytes they returned.
         reads,
         read_bytes,
-        /// Writes of in-memory output (`send` for one segment, a gathered `sendmsg` for more),
-        /// and their bytes (over TLS: records, so ciphertext).
+        /// Writes of in-memory output (`send` for one segment, a gathered `sendmsg` for more;
+        /// over TLS a `writev` of sealed records), and their bytes (over TLS: ciphertext).
         writes,
         written_bytes,
         /// `sendfile` calls, and their bytes.

@@ -205,6 +205,7 @@ fn orders(config: &BenchConfig, r: &HostsRun<'_>, h: &Host) -> ToWorker {
         scheme: c.target.scheme,
         server_name: c.target.server_name.clone(),
         authorization: c.target.authorization.clone(),
+        tls: c.tls.clone(),
         first_child: h.children.start,
         end_child: h.children.end,
         run: RunOrders {

@@ -6,6 +6,7 @@
 //! its live figures every second, and at the end its full result with histograms. Either side
 //! refuses a peer of another protocol version, naming both versions.
 
+use crate::config::TlsOptions;
 use crate::stats::Stats;
 use crate::target::Scheme;
 use crate::workload::Workload;
@@ -94,6 +95,9 @@ pub struct Orders {
     /// `Basic …` from the URL's user and password.
     #[serde(default)]
     pub authorization: Option<String>,
+    /// HTTPS options (a `--cacert` path is read on the worker's host).
+    #[serde(default)]
+    pub tls: TlsOptions,
     /// Global Webchild numbers this worker runs: `first..end`.
     pub first_child: usize,
     pub end_child: usize,

@@ -167,6 +167,8 @@ fn prepare(o: &Orders) -> Result<(BenchConfig, Slice), String> {
     };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let children = o.first_child..o.end_child;
+    // The target as the coordinator parsed it, its address resolved here, on this host; the
+    // credentials as given (the URL's copy hides the password).
     let config = BenchConfig {
         target: Target {
             scheme: o.scheme,
@@ -193,9 +195,7 @@ fn prepare(o: &Orders) -> Result<(BenchConfig, Slice), String> {
         log: r.log.as_ref().map(Into::into),
         debug: false,
         progress: false,
-        // The orders carry no TLS options yet: a worker host verifies an https target against
-        // its system's roots, full handshakes, either version.
-        tls: crate::config::TlsOptions::default(),
+        tls: o.tls.clone(),
     };
     let slice = Slice {
         children,

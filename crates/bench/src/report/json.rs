@@ -5,6 +5,8 @@
 //! Version 2 added `kind`, `environment`, the time series and the latency spectra, and documents
 //! the `server_profile` object that `flint bench --profile` inserts. Version 3: `bytes_total` is
 //! the paper's data moved (`bytes_header + bytes_body`, exactly); every byte read is
+//! `bytes_read`, and the time series sums to it. Version 3: `bytes_total` is
+//! the paper's data moved (`bytes_header + bytes_body`, exactly); every byte read is
 //! `bytes_read`, and the time series sums to it.
 
 use super::formulas::secs;
@@ -13,8 +15,8 @@ use crate::config::Stop;
 use crate::stats::{ErrorKind, Latency, SecondStats};
 use crate::RunResult;
 use results::{
-    BenchConfigRecord, BenchResult, BytesNotInResponses, Kind, MinMeanMax, PageRecord, Scheme,
-    SecondRecord, SpectrumPoint, StopKind, Summary, TargetRecord, TlsConfigRecord, TlsSummary,
+    BenchConfigRecord, BenchResult, BytesNotInResponses, Kind, MinMeanMax, PageRecord,
+    SecondRecord, SpectrumPoint, StopKind, Summary, TargetRecord, TlsConfigRecord, TlsRecord,
     UrlRecord,
 };
 use serde_json::Value;
@@ -68,8 +70,8 @@ pub fn record(r: &RunResult) -> BenchResult {
     let f = figures(r);
     let s = &r.stats;
     let c = &r.config;
-    let https = c.target.scheme == crate::Scheme::Https;
 
+    let https = c.target.scheme == crate::Scheme::Https;
     let summary = Summary {
         webstone_number: f.webstone_number,
         pages: f.pages,
@@ -115,18 +117,18 @@ pub fn record(r: &RunResult) -> BenchResult {
         response_uncorrected_ms: s.response_uncorrected.as_ref().map(Latency::summary),
         page_uncorrected_ms: s.page_uncorrected.as_ref().map(Latency::summary),
         send_lag_ms: s.send_lag.as_ref().map(Latency::summary),
-        pages_scheduled: s.send_lag.as_ref().map(|_| s.pages_scheduled),
-        pages_not_sent: s.send_lag.as_ref().map(|_| s.pages_not_sent),
-        rate_kept: s.send_lag.as_ref().map(|_| !super::rate_not_kept(r)),
-        // Apart from connect_ms (TCP's, as the paper's connect time), count = handshakes.
+        // HTTPS only: apart from connect_ms (TCP's, as the paper's connect time).
         tls_handshake_ms: https.then(|| s.tls_handshake.summary()),
-        tls: https.then(|| TlsSummary {
-            version: s.tls_session.map(|t| t.version.to_owned()),
-            cipher: s.tls_session.map(|t| t.cipher.to_owned()),
-            alpn: s.tls_session.and_then(|t| t.alpn).map(str::to_owned),
+        tls: https.then(|| TlsRecord {
+            version: s.tls_session.as_ref().map(|t| t.version.clone()),
+            cipher: s.tls_session.as_ref().map(|t| t.cipher.clone()),
+            alpn: s.tls_session.as_ref().and_then(|t| t.alpn.clone()),
             handshakes: s.tls_handshakes,
             resumed: s.tls_resumed,
         }),
+        pages_scheduled: s.send_lag.as_ref().map(|_| s.pages_scheduled),
+        pages_not_sent: s.send_lag.as_ref().map(|_| s.pages_not_sent),
+        rate_kept: s.send_lag.as_ref().map(|_| !super::rate_not_kept(r)),
         response_spectrum: spectrum(&s.response),
         page_spectrum: spectrum(&s.page),
     };
@@ -202,8 +204,14 @@ pub fn record(r: &RunResult) -> BenchResult {
             url: c.target.url.clone(),
             addr: c.target.addr.to_string(),
             host: c.target.host.clone(),
-            scheme: if https { Scheme::Https } else { Scheme::Http },
+            scheme: c.target.scheme.as_str().to_owned(),
         },
+        tls: https.then(|| TlsConfigRecord {
+            verify: !c.tls.insecure,
+            cacert: c.tls.cacert.as_ref().map(|p| p.display().to_string()),
+            resume: c.tls.resume,
+            version: c.tls.version.map(|v| v.as_str().to_owned()),
+        }),
         http: c.http,
         concurrency: c.concurrency as u64,
         threads: c.threads as u64,
@@ -216,15 +224,6 @@ pub fn record(r: &RunResult) -> BenchResult {
         seed: c.seed,
         connect_timeout_s: c.connect_timeout.as_secs_f64(),
         response_timeout_s: c.response_timeout.as_secs_f64(),
-        tls: https.then(|| TlsConfigRecord {
-            verify: !c.tls.insecure,
-            cacert: c.tls.cacert.as_ref().map(|p| p.display().to_string()),
-            resume: c.tls.resume,
-            version: c.tls.version.map(|v| match v {
-                crate::config::TlsVersion::Tls12 => "1.2".to_owned(),
-                crate::config::TlsVersion::Tls13 => "1.3".to_owned(),
-            }),
-        }),
     };
 
     let started = r.started_at.duration_since(UNIX_EPOCH).unwrap_or_default();

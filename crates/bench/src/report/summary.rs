@@ -27,12 +27,12 @@ fn latency_row(o: &mut String, label: &str, l: &LatencySummary) {
 /// HTTPS: what was agreed, how many handshakes resumed, and whether certificates were checked.
 fn tls_line(r: &RunResult) -> String {
     let s = &r.stats;
-    let agreed = match s.tls_session {
+    let agreed = match &s.tls_session {
         Some(t) => format!(
             "{} {}, ALPN {}",
             t.version,
             t.cipher,
-            t.alpn.unwrap_or("none")
+            t.alpn.as_deref().unwrap_or("none")
         ),
         None => "no handshake completed".into(),
     };

@@ -11,7 +11,7 @@
 //! too: a read goes on until the buffer is full or the kernel had less than rustls asked for.
 
 use crate::config::{TlsOptions, TlsVersion};
-use crate::stats::TlsSession;
+use crate::stats::TlsAgreed;
 use mio::net::TcpStream;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::Resumption;
@@ -227,7 +227,7 @@ impl TlsStream {
     }
 
     /// What the finished handshake agreed on, and whether it resumed a session.
-    pub(super) fn session(&self) -> (TlsSession, bool) {
+    pub(super) fn session(&self) -> (TlsAgreed, bool) {
         let version = self
             .tls
             .protocol_version()
@@ -244,7 +244,7 @@ impl TlsStream {
         });
         let resumed = self.tls.handshake_kind() == Some(HandshakeKind::Resumed);
         (
-            TlsSession {
+            TlsAgreed {
                 version,
                 cipher,
                 alpn,

@@ -5,7 +5,7 @@
 //! stays what clap gives a command line it cannot parse.
 
 use serve::config::{Dotfiles, LogFormat};
-use serve::{Config, Server};
+use serve::{Config, ServeError, Server};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -48,13 +48,21 @@ pub struct ServeArgs {
     pub tls_key: Option<PathBuf>,
 }
 
+/// Exit status as for every command: a config, root or address that cannot be used is bad
+/// input (2, before serving); a port another server holds, or a failure while serving, is 1.
+/// `main` prints the error, once, in a way a closed stderr cannot turn into a panic.
 pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
-    match run(args) {
-        Ok(()) => Ok(ExitCode::SUCCESS),
-        Err(e) => {
-            let _ = writeln!(std::io::stderr(), "flint: error: {e:#}");
-            Ok(ExitCode::from(1))
+    run(args)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A port in use is the machine's state, not a mistake in the input: the server failed.
+fn bind_error(err: ServeError) -> anyhow::Error {
+    match &err {
+        ServeError::Bind { source, .. } if source.kind() == std::io::ErrorKind::AddrInUse => {
+            crate::exit::failed(err)
         }
+        _ => err.into(),
     }
 }
 
@@ -62,7 +70,7 @@ fn run(args: ServeArgs) -> anyhow::Result<()> {
     let config = configure(args)?;
     let root = config.root.display().to_string();
     let threads = config.effective_threads();
-    let server = Server::bind(config)?;
+    let server = Server::bind(config).map_err(bind_error)?;
     let handle = server.handle();
     super::bench::install_stop_handler(move || handle.shutdown())?;
     // Status lines go to stderr, but a closed stderr (a detached server) must not stop serving:
