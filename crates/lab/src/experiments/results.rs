@@ -49,9 +49,21 @@ pub struct ResultRow {
     pub server: String,
     /// `http1.0`, `persistent` or `pipelined`.
     pub mode: bench::HttpMode,
-    /// The document's size (sizes, digest).
+    /// The document's size (sizes, digest, tls's sweep).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub size_bytes: Option<u64>,
+    /// tls only: the server's key, `ecdsa-p256` or `rsa-2048`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub certificate: Option<&'static str>,
+    /// tls's handshake rows only: `full` (a new session per connection) or `resumed`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub handshake: Option<&'static str>,
+    /// tls only: TLS handshakes completed in the window, and how many of them resumed a session
+    /// (a `resumed` row where few did measured full handshakes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls_handshakes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls_resumed: Option<u64>,
     /// Complete responses in the window.
     pub requests: u64,
     pub duration_s: f64,
@@ -103,6 +115,10 @@ impl ResultRow {
             server: server.name().to_owned(),
             mode,
             size_bytes,
+            certificate: None,
+            handshake: None,
+            tls_handshakes: None,
+            tls_resumed: None,
             requests: s.requests,
             duration_s,
             requests_per_s: per_s(s.requests),
@@ -365,11 +381,14 @@ mod tests {
     }
 
     #[test]
-    fn all_runs_78_measurements_with_every_server() {
+    fn all_runs_122_measurements_with_every_server() {
         let opts = LabOptions::new(None);
         assert_eq!(opts.runs(Experiment::Syscalls), 15);
         assert_eq!(opts.runs(Experiment::Sizes), 60);
         assert_eq!(opts.runs(Experiment::Digest), 3);
-        assert_eq!(opts.runs(Experiment::All), 78);
+        // Four servers: two keys x full and resumed handshakes, keep-alive, six sizes.
+        assert_eq!(opts.tls_sizes().len(), 6);
+        assert_eq!(opts.runs(Experiment::Tls), 4 * (2 * 2 + 1 + 6));
+        assert_eq!(opts.runs(Experiment::All), 78 + 44);
     }
 }
