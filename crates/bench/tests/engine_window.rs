@@ -1,5 +1,5 @@
-//! The measured window seen from outside: the observer's calls (issue 4's server profile covers
-//! exactly them) and the per-second time series (issue 5).
+//! The measured window seen from outside: the observer's calls (a server profile covers exactly
+//! them) and the per-second time series.
 
 mod common;
 
