@@ -672,7 +672,7 @@ impl Webchild {
         let open = schedule.interval_us.is_some();
         let in_flight = matches!(
             self.state,
-            State::Connecting | State::ReadingHead | State::ReadingBody
+            State::Connecting | State::Handshaking | State::ReadingHead | State::ReadingBody
         );
         if in_flight && self.file_start_us >= schedule.measure_us {
             let start = if open && self.file == 0 {

@@ -45,7 +45,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 /// thread wakes it, for `-n` and Ctrl-C), so the delay is the kernel's timer slack plus
 /// scheduling: 0.1 to 0.2 ms measured on a 2-core machine at load 6, more if the machine is
 /// saturated for longer. `window_ended - window_started` measured by the observer matches
-/// `RunResult::duration` within that (a test bounds it at 60 ms). Ctrl-C is seen by each load
+/// `RunResult::duration` within that; neither call comes before its boundary (`started_at`,
+/// `started_at + duration`), which the tests check. Ctrl-C is seen by each load
 /// thread within its 50 ms tick; the window ends when the last one has stopped, which is also
 /// where the result's duration ends. The calls should return quickly: while `window_started`
 /// runs, the end of the window is not being watched (the load threads are not affected).

@@ -22,7 +22,9 @@ fn run_for(
     let r = bench::run(&cfg, &one_file(), &AtomicBool::new(false)).expect("run");
     let took = t0.elapsed();
     assert!(
-        took <= d + Duration::from_secs(1),
+        // Ends with its window, not with a pending timeout (30 s in one test); the margin is
+        // for a loaded machine.
+        took <= d + Duration::from_secs(10),
         "run took {took:?} for -d {d:?}"
     );
     assert!(!r.interrupted);
@@ -99,15 +101,14 @@ fn garbage_headers_are_malformed_headers() {
 #[test]
 fn never_answering_server_times_out_and_the_run_ends_on_time() {
     let srv = TestServer::start(Behaviour::NeverAnswer);
-    let r = run_for(srv.addr, ms(700), |c| c.response_timeout = ms(200));
+    let r = run_for(srv.addr, ms(1000), |c| c.response_timeout = ms(200));
     only(&r, ErrorKind::ResponseTimeout);
     assert_eq!(r.stats.requests, 0);
-    // Each Webchild times out every 200 ms: about 3 each in 700 ms.
-    assert!(
-        (2..=10).contains(&r.stats.errors.total()),
-        "{:?}",
-        r.stats.errors
-    );
+    // A timeout never fires early, so each of the 2 Webchildren has at most 1000 / 200 = 5;
+    // firing late (a loaded machine) only makes fewer, and 800 ms of lateness is needed to
+    // make none.
+    let timeouts = r.stats.errors.total();
+    assert!((1..=2 * 5).contains(&timeouts), "{:?}", r.stats.errors);
 }
 
 #[test]
@@ -122,11 +123,8 @@ fn run_ends_on_time_when_the_timeout_is_longer_than_the_run() {
         "in-flight requests at the end are not errors"
     );
     assert_eq!(r.stats.requests, 0);
-    assert!(
-        (r.duration.as_secs_f64() - 0.3).abs() < 0.05,
-        "{:?}",
-        r.duration
-    );
+    // The window is the schedule's, however late the load thread saw its end.
+    assert_eq!(r.duration, ms(300));
 }
 
 #[test]
@@ -204,10 +202,11 @@ fn stop_flag_ends_the_run_early_with_what_was_measured() {
         });
         bench::run(&cfg, &one_file(), &stop).unwrap()
     });
-    assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
+    // Stopped long before the 20 s asked for; the margins are for a loaded machine.
+    assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
     assert!(r.interrupted);
     assert!(r.stats.requests > 0);
-    assert!(r.duration < ms(500), "{:?}", r.duration);
+    assert!(r.duration < Duration::from_secs(10), "{:?}", r.duration);
 }
 
 #[test]

@@ -252,22 +252,25 @@ fn large_bodies_span_many_reads() {
 
 #[test]
 fn http10_client_lets_the_server_close_first() {
-    // The server pauses 100 ms after each response before closing: a client that closes as soon
+    // The server pauses 500 ms after each response before closing: a client that closes as soon
     // as it has the body is caught closing first (and would keep the TIME_WAIT).
     let srv = TestServer::start(Behaviour::CloseAfterPause(1000));
     let mut cfg = config(srv.addr, 2, Stop::Pages(6));
     cfg.http = HttpMode::Http10;
+    // The wait for the server's close is bounded by this; far beyond its 500 ms pause.
+    cfg.response_timeout = std::time::Duration::from_secs(5);
     let r = run(&cfg, &one_file());
     assert_eq!(r.stats.errors.total(), 0);
     assert_eq!(r.stats.requests, 6);
     assert_eq!(srv.seen.connections(), 6);
     assert_eq!(srv.seen.client_closed_first(), 0);
     assert_eq!(srv.seen.server_closed_first_reaching(6), 6);
-    // The wait for the close is not response time: that ended at the last body byte.
+    // The wait for the close (500 ms) is not response time: that ended at the last body byte.
+    // The bound is the pause, not how fast a loaded machine answers.
     let response = r.stats.response.summary();
     let page = r.stats.page.summary();
-    assert!(response.max < 90.0, "response max {} ms", response.max);
-    assert!(page.max < 90.0, "page max {} ms", page.max);
+    assert!(response.max < 450.0, "response max {} ms", response.max);
+    assert!(page.max < 450.0, "page max {} ms", page.max);
 }
 
 #[test]
@@ -276,6 +279,8 @@ fn http10_next_file_starts_after_the_servers_close() {
     let w = workload(&[("p", 1.0, &["/a", "/b", "/c"])]);
     let mut cfg = config(srv.addr, 1, Stop::Pages(2));
     cfg.http = HttpMode::Http10;
+    // The wait for the server's close is bounded by this; far beyond its 500 ms pause.
+    cfg.response_timeout = std::time::Duration::from_secs(5);
     let r = run(&cfg, &w);
     assert_eq!(r.stats.errors.total(), 0);
     assert_eq!(r.stats.requests, 6);
@@ -291,7 +296,8 @@ fn http10_waits_for_the_servers_close_at_most_the_response_timeout() {
     let srv = TestServer::start(Behaviour::NeverClose(10));
     let mut cfg = config(srv.addr, 1, Stop::Pages(3));
     cfg.http = HttpMode::Http10;
-    cfg.response_timeout = std::time::Duration::from_millis(150);
+    // Long enough that a loaded machine's slow response is never taken for the wait.
+    cfg.response_timeout = std::time::Duration::from_millis(1000);
     let t0 = std::time::Instant::now();
     let r = run(&cfg, &one_file());
     let took = t0.elapsed();
@@ -299,9 +305,11 @@ fn http10_waits_for_the_servers_close_at_most_the_response_timeout() {
     assert_eq!(r.stats.requests, 3);
     assert_eq!(srv.seen.connections(), 3);
     assert!(
-        took >= std::time::Duration::from_millis(2 * 150),
+        took >= std::time::Duration::from_millis(2 * 1000),
         "{took:?}"
     );
-    assert!(took < std::time::Duration::from_secs(3), "{took:?}");
-    assert!(r.stats.response.summary().max < 140.0);
+    // Not stuck on a connection that never closes; the margin is for a loaded machine.
+    assert!(took < std::time::Duration::from_secs(20), "{took:?}");
+    // The response time ends with the response, not with the wait for the close.
+    assert!(r.stats.response.summary().max < 900.0);
 }

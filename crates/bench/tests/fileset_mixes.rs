@@ -135,8 +135,8 @@ fn general_mix_is_small_and_fast_to_write() {
         .map(|u| size_from_name(u).unwrap())
         .sum();
     assert!(total < 5_000_000, "{total} bytes");
-    // Generous for a loaded 2-core CI box; it takes milliseconds.
-    assert!(took.as_secs_f64() < 5.0, "{took:?}");
+    // Generous for a loaded 2-core box with its disk shared; it takes milliseconds.
+    assert!(took.as_secs_f64() < 30.0, "{took:?}");
 }
 
 #[test]

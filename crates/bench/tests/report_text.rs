@@ -134,7 +134,7 @@ fn ptester_table_has_a_row_per_url_and_fractional_totals() {
 
 #[test]
 fn ptester_totals_never_wrap_or_truncate_to_zero() {
-    // Jigsaw's run in seed 004: 392 responses of 6537740 bytes in 122 s, printed as
+    // Jigsaw's run in the note on caching Content-MD5: 392 responses of 6537740 bytes in 122 s, printed as
     // "-1732173216 (-14198141 bytes/sec)" and "3 requests/sec" by ptester.
     let mut r = small(false);
     r.stats.requests = 392;

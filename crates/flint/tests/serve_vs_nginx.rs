@@ -112,6 +112,7 @@ fn spec(root: &Path) -> PeerSpec {
         cpu: None,
         flint_bin: Some(env!("CARGO_BIN_EXE_flint").into()),
         ready_timeout: Duration::from_secs(20),
+        tls: None,
     }
 }
 

@@ -1,7 +1,7 @@
 //! The papers' experiments, rerun on today's servers: `syscalls` (the Jigsaw syscall notes'
 //! truss tables under HTTP/1.0, persistent and pipelined clients), `sizes` (the IO-Lite paper's
-//! bandwidth against file size) and `digest` (the Content-MD5 measurements: Apache's per-request Content-MD5 against a cached
-//! one).
+//! bandwidth against file size), `digest` (the Content-MD5 measurements: Apache's per-request Content-MD5 against a cached
+//! one) and `tls` (handshakes, the IO-Lite sweep and the keep-alive syscalls over HTTPS).
 //!
 //! Every experiment has the same shape: write the documents once ([`docroot`]), then for each
 //! peer start it pinned to the server core, run `bench` in this process pinned to the client
@@ -12,6 +12,7 @@
 //! The results are rows of one JSON shape ([`ResultRow`], docs/lab.md), which the HTML report
 //! renders; [`LabReport::to_json`] is the whole document.
 
+pub mod certs;
 mod digest;
 pub mod docroot;
 pub mod measure;
@@ -19,10 +20,12 @@ mod results;
 mod sizes;
 mod syscalls;
 mod table;
+mod tls;
 
 pub use results::{
     LabReport, ResultRow, ServerStatus, Status, SyscallCount, SATURATED, SCHEMA_VERSION,
 };
+pub use tls::{missing_tls, HANDSHAKE_CLIENTS};
 
 use crate::peers::{PeerError, PeerKind, PeerSpec};
 use crate::profile::{self, Method, Profile};
@@ -39,7 +42,9 @@ pub enum Experiment {
     Syscalls,
     Sizes,
     Digest,
-    /// The three in turn.
+    /// Handshakes, the sizes sweep and keep-alive syscalls over HTTPS.
+    Tls,
+    /// All of them in turn.
     All,
 }
 
@@ -49,6 +54,7 @@ impl Experiment {
             Experiment::Syscalls => "syscalls",
             Experiment::Sizes => "sizes",
             Experiment::Digest => "digest",
+            Experiment::Tls => "tls",
             Experiment::All => "all",
         }
     }
@@ -59,7 +65,13 @@ impl Experiment {
             Experiment::Syscalls => &[Experiment::Syscalls],
             Experiment::Sizes => &[Experiment::Sizes],
             Experiment::Digest => &[Experiment::Digest],
-            Experiment::All => &[Experiment::Syscalls, Experiment::Sizes, Experiment::Digest],
+            Experiment::Tls => &[Experiment::Tls],
+            Experiment::All => &[
+                Experiment::Syscalls,
+                Experiment::Sizes,
+                Experiment::Digest,
+                Experiment::Tls,
+            ],
         }
     }
 }
@@ -97,9 +109,9 @@ pub struct LabOptions {
     pub client_cpu: Option<usize>,
 }
 
-/// Default length of each measurement: `flint lab all` runs 78 of them (5 servers x 3 modes,
-/// 5 x 12 sizes, 3 digest runs), each with its warm-up, server and tracer start-up: about 5
-/// minutes in all.
+/// Default length of each measurement: `flint lab all` runs 122 of them (5 servers x 3 modes,
+/// 5 x 12 sizes, 3 digest runs, 4 x 11 over TLS), each with its warm-up, server and tracer
+/// start-up: about 8 minutes in all, under the ten `flint lab all` must stay within.
 pub const DEFAULT_DURATION: Duration = Duration::from_secs(2);
 pub const DEFAULT_WARMUP: Duration = Duration::from_millis(500);
 
@@ -121,13 +133,24 @@ impl LabOptions {
         }
     }
 
-    /// Servers an experiment runs (digest: those with a Content-MD5 option).
+    /// Servers an experiment runs (digest: those with a Content-MD5 option; tls: one Apache,
+    /// the event MPM).
     fn servers_for(&self, experiment: Experiment) -> Vec<PeerKind> {
         self.servers
             .iter()
             .copied()
-            .filter(|k| experiment != Experiment::Digest || k.supports_digest())
+            .filter(|k| match experiment {
+                Experiment::Digest => k.supports_digest(),
+                Experiment::Tls => tls::SERVERS.contains(k),
+                _ => true,
+            })
             .collect()
+    }
+
+    /// The sizes of the sweep over HTTPS: every other size of the plain sweep, the whole range
+    /// at half the measurements, so that `flint lab all` stays under ten minutes.
+    pub fn tls_sizes(&self) -> Vec<u64> {
+        self.sizes.iter().step_by(2).copied().collect()
     }
 
     /// Measurements `experiment` makes.
@@ -139,6 +162,7 @@ impl LabOptions {
                 let per_server = match e {
                     Experiment::Syscalls => SYSCALL_MODES.len(),
                     Experiment::Sizes => self.sizes.len(),
+                    Experiment::Tls => tls::runs_per_server(self),
                     _ => 1,
                 };
                 per_server * self.servers_for(e).len()
@@ -158,6 +182,8 @@ pub enum LabError {
     TempDir(std::io::Error),
     #[error("writing the output: {0}")]
     Output(#[from] std::io::Error),
+    #[error(transparent)]
+    Certificate(#[from] certs::CertError),
 }
 
 /// What the experiments share while they run.
@@ -264,6 +290,7 @@ pub fn run(
             Experiment::Syscalls => syscalls::run(&mut lab)?,
             Experiment::Sizes => sizes::run(&mut lab)?,
             Experiment::Digest => digest::run(&mut lab)?,
+            Experiment::Tls => tls::run(&mut lab)?,
             Experiment::All => {}
         }
     }
@@ -312,6 +339,7 @@ impl Lab<'_> {
             cpu: self.opts.server_cpu,
             flint_bin: self.opts.flint_bin.clone(),
             ready_timeout: Duration::from_secs(20),
+            tls: None,
         }
     }
 
@@ -374,6 +402,23 @@ impl Lab<'_> {
         load: Load,
         what: &str,
     ) -> std::io::Result<Option<Measurement>> {
+        self.measure_with(peer, load, what, |peer, method, stop| {
+            measure::measure(peer, workload, load, method, stop)
+        })
+    }
+
+    /// [`Lab::measure`] with the measurement itself given (`flint lab tls` measures over HTTPS).
+    fn measure_with(
+        &mut self,
+        peer: &mut crate::peers::Peer,
+        load: Load,
+        what: &str,
+        measure: impl FnOnce(
+            &crate::peers::Peer,
+            Option<Method>,
+            &AtomicBool,
+        ) -> Result<Measurement, measure::MeasureError>,
+    ) -> std::io::Result<Option<Measurement>> {
         self.started += 1;
         let kind = peer.kind();
         writeln!(
@@ -387,7 +432,7 @@ impl Lab<'_> {
             self.failed(kind, what, &how)?;
             return Ok(None);
         }
-        match measure::measure(peer, workload, load, self.method, self.stop) {
+        match measure(peer, self.method, self.stop) {
             Ok(m) => {
                 if let Some(e) = &m.profile_error {
                     if self.said.insert(e.clone()) {

@@ -14,7 +14,7 @@
 
 mod config;
 
-pub use config::{apache_workers, ConfigParams, Mpm};
+pub use config::{apache_workers, ConfigParams, Mpm, TlsFiles, APACHE_MODULES, LIGHTTPD_OPENSSL};
 
 use crate::process::{self, free_port, Group, StopPolicy};
 use crate::procfs::{process_tree, thread_count};
@@ -193,6 +193,8 @@ pub struct PeerSpec {
     pub flint_bin: Option<PathBuf>,
     /// How long start-up may take before it counts as failed.
     pub ready_timeout: Duration,
+    /// Serve HTTPS only, with this certificate (`flint lab tls`).
+    pub tls: Option<config::TlsFiles>,
 }
 
 /// Why a peer could not be used.
@@ -282,6 +284,7 @@ impl Peer {
             port,
             digest: spec.digest,
             max_clients: spec.max_clients,
+            tls: spec.tls.as_ref(),
         };
         let args = write_config(kind, &params).map_err(io("writing its config"))?;
         let log = dir.path().join("output.log");
@@ -499,6 +502,7 @@ mod tests {
             cpu: None,
             flint_bin: None,
             ready_timeout: Duration::from_secs(1),
+            tls: None,
         };
         assert!(matches!(
             Peer::start(PeerKind::Nginx, &spec),

@@ -227,7 +227,8 @@ mod tests {
         let stopped = g.stop();
         assert!(stopped.killed, "TERM was ignored: only SIGKILL ends it");
         assert!(stopped.status.is_some_and(|s| !s.success()));
-        assert!(started.elapsed() < Duration::from_secs(5));
+        // Not the child's whole sleep; the margin is for a loaded machine.
+        assert!(started.elapsed() < Duration::from_secs(15));
         // SIGKILL reaches the orphaned child asynchronously: bounded poll.
         let deadline = Instant::now() + Duration::from_secs(5);
         while procfs::group_alive(pid) {

@@ -34,6 +34,7 @@ fn spec(root: &Path, digest: bool) -> PeerSpec {
         cpu: Some(0),
         flint_bin: None,
         ready_timeout: Duration::from_secs(20),
+        tls: None,
     }
 }
 

@@ -62,9 +62,21 @@ pub struct LabRow {
     pub server: String,
     /// `http1.0`, `persistent` or `pipelined`.
     pub mode: HttpMode,
-    /// The document's size (sizes, digest).
+    /// The document's size (sizes, digest, tls's sweep).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub size_bytes: Option<u64>,
+    /// tls only: the server's key, `ecdsa-p256` or `rsa-2048`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub certificate: Option<String>,
+    /// tls's handshake rows only: `full` (a new session per connection) or `resumed`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub handshake: Option<String>,
+    /// tls only: TLS handshakes completed in the window, and how many of them resumed a session
+    /// (a `resumed` row where few did measured full handshakes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls_handshakes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls_resumed: Option<u64>,
     /// Complete responses in the window.
     pub requests: u64,
     pub duration_s: f64,

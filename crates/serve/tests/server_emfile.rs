@@ -14,17 +14,6 @@ fn open_fds() -> usize {
     std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count())
 }
 
-fn cpu_time() -> Duration {
-    // SAFETY: getrusage writes one rusage into the zeroed struct we own; all-zero is valid.
-    let ru = unsafe {
-        let mut ru: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_SELF, &mut ru);
-        ru
-    };
-    let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
-    Duration::from_micros(us(ru.ru_utime) + us(ru.ru_stime))
-}
-
 #[test]
 fn emfile_pauses_accepting_instead_of_spinning() {
     let srv = TestServer::start(|c| c.defer_accept = false);
@@ -64,19 +53,16 @@ fn emfile_pauses_accepting_instead_of_spinning() {
         "accept saw EMFILE"
     );
 
-    // One second of EMFILE: a spinning loop would make millions of accept calls.
+    // One second of EMFILE: a spinning loop would make millions of accept calls and wake-ups.
+    // These are the server's own counts, exact whatever the load; CPU time is not used, as on a
+    // loaded machine a spinning thread gets little of it and the other threads of this process
+    // add to it.
     let before = srv.stats();
-    let cpu0 = cpu_time();
     std::thread::sleep(Duration::from_secs(1));
-    let cpu = cpu_time() - cpu0;
     let after = srv.stats();
     let calls = after.accept_calls - before.accept_calls;
     assert!(calls <= 30, "{calls} accept calls in one second of EMFILE");
     assert!(after.wakeups - before.wakeups <= 60, "{after:?}");
-    assert!(
-        cpu < Duration::from_millis(300),
-        "{cpu:?} of CPU in one second of EMFILE"
-    );
 
     // Descriptors free again: the waiting connections are accepted and served.
     drop(filler);
@@ -92,7 +78,13 @@ fn emfile_pauses_accepting_instead_of_spinning() {
         let r = read_response(&mut BufReader::new(s), false).unwrap();
         assert_eq!(r.body, b"hello");
     }
-    assert!(start.elapsed() < Duration::from_secs(2));
+    // Served once descriptors are free (each read is bounded by WAIT); the margin is for a
+    // loaded machine.
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        start.elapsed()
+    );
     let st = srv.stop();
     assert_eq!(st.requests, 5);
     assert!(st.accept_pauses >= 1);

@@ -144,7 +144,8 @@ fn connect_and_say_nothing_is_cut_at_the_header_timeout() {
     assert!(closed_by_peer(&mut s));
     let waited = start.elapsed();
     assert!(waited >= Duration::from_millis(300), "{waited:?}");
-    assert!(waited < Duration::from_secs(3), "{waited:?}");
+    // Cut, not left open: the margin over the 300 ms is for a loaded machine.
+    assert!(waited < Duration::from_secs(20), "{waited:?}");
     assert_eq!(srv.stop().header_timeouts, 1);
 }
 
@@ -164,13 +165,16 @@ fn idle_keep_alive_connection_is_closed() {
 
 #[test]
 fn busy_keep_alive_connection_outlives_the_idle_timeout() {
-    let srv = TestServer::start(|c| c.keepalive_timeout_ms = 300);
+    // The idle timeout is long beside the 100 ms between requests, so that a loaded machine
+    // delaying this thread does not make the connection idle; the connection lives for
+    // three times the timeout.
+    let srv = TestServer::start(|c| c.keepalive_timeout_ms = 1500);
     let s = connect(srv.addr);
     let mut r = BufReader::new(s.try_clone().unwrap());
     let mut w = s;
     let start = Instant::now();
-    // A request every 100 ms for 1.2 s: never idle for 300 ms.
-    while start.elapsed() < Duration::from_millis(1200) {
+    // A request every 100 ms for 4.5 s: never idle for 1.5 s.
+    while start.elapsed() < Duration::from_millis(4500) {
         w.write_all(get("/a.txt").as_bytes()).unwrap();
         assert_eq!(read_response(&mut r, false).unwrap().status, 200);
         std::thread::sleep(Duration::from_millis(100));

@@ -55,7 +55,13 @@ fn idle_server_stops_at_once() {
     srv.handle.shutdown();
     srv.handle.shutdown(); // idempotent
     let st = srv.wait_exit().unwrap();
-    assert!(start.elapsed() < Duration::from_secs(2));
+    // "At once": not after the idle connection's keep-alive timeout (60 s); the margin is
+    // for a loaded machine.
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        start.elapsed()
+    );
     assert_eq!(st.threads, 2);
     assert_eq!(st.requests, 1);
 }
@@ -74,7 +80,9 @@ fn stalled_client_does_not_hold_shutdown_past_the_grace() {
     srv.handle.shutdown();
     srv.wait_exit().unwrap();
     let took = start.elapsed();
-    assert!(took < Duration::from_secs(3), "{took:?}");
+    // The client never reads, so without the grace shutdown would never end; with it, it ends
+    // about 0.5 s in. The margin is for a loaded machine.
+    assert!(took < Duration::from_secs(20), "{took:?}");
     let mut buf = [0u8; 1];
     assert!(
         s.read(&mut buf).is_ok(),

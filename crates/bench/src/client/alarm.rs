@@ -83,9 +83,10 @@ mod tests {
     use mio::{Events, Poll};
     use std::time::{Duration, Instant};
 
-    /// The poll wakes within a fraction of a millisecond of a 300 µs deadline. The best of 20
-    /// tries is compared, so a busy machine cannot make it fail by chance; a millisecond poll
-    /// timeout could never get under 700 µs late here.
+    /// The poll wakes within a fraction of a millisecond of a 300 µs deadline. The best try is
+    /// compared, and tries go on (up to 2000, well under a second each) until one is on time,
+    /// so a busy machine that delays most wake-ups cannot make it fail by chance; a millisecond
+    /// poll timeout could never get under 700 µs late here, however many tries.
     #[test]
     fn alarm_wakes_the_poll_within_a_fraction_of_a_millisecond() {
         let mut poll = Poll::new().unwrap();
@@ -94,7 +95,9 @@ mod tests {
         let mut events = Events::with_capacity(4);
         let now_us = || base.elapsed().as_micros() as u64;
         let mut best = u64::MAX;
-        for _ in 0..20 {
+        let mut tries = 0;
+        while best >= 300 && tries < 2000 {
+            tries += 1;
             let now = now_us();
             let at = now + 300;
             alarm.wake_at(at, now).unwrap();
@@ -109,7 +112,7 @@ mod tests {
             assert!(woke >= at, "woke {} µs early", at - woke);
             best = best.min(woke - at);
         }
-        println!("best lateness: {best} µs");
+        println!("best lateness: {best} µs in {tries} tries");
         assert!(best < 300, "best lateness {best} µs");
     }
 }

@@ -1,4 +1,4 @@
-//! ptester's per-URL table (phttpd's test client, seed 004) and its totals.
+//! ptester's per-URL table (phttpd's test client, as the note on caching Content-MD5 ran it) and its totals.
 //!
 //! ptester printed a row per client; flint prints a row per URL (the merged figures), with the
 //! same columns: requests, min/avg/max connect time, min/avg/max transfer time (seconds), bytes

@@ -178,9 +178,10 @@ pub fn bench_config(target: Target, load: &LoadArgs) -> BenchConfig {
             cacert: load.cacert.clone(),
             insecure: load.insecure,
             resume: load.tls_resume,
-            version: load.tls.map(|v| match v {
-                TlsArg::Tls12 => TlsVersion::Tls12,
-                TlsArg::Tls13 => TlsVersion::Tls13,
+            version: load.tls.and_then(|v| match v {
+                TlsArg::Any => None,
+                TlsArg::Tls12 => Some(TlsVersion::Tls12),
+                TlsArg::Tls13 => Some(TlsVersion::Tls13),
             }),
         },
         ..BenchConfig::new(target)

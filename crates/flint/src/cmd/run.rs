@@ -1,4 +1,6 @@
 //! `flint run`: the main job. A standard file set, the embedded server, a WebSTONE run, the report.
+//! `--tls` runs it over HTTPS with a certificate made for the run (the lab's, see
+//! [`lab::experiments::certs`]).
 //!
 //! The server runs in this process on its own threads, on a port the kernel picks, so that
 //! `flint run` needs nothing installed and cannot collide with anything else on the machine.
@@ -58,10 +60,31 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let workload_path = fileset::write_mix(dir.path(), mix)?;
     let workload = bench::Workload::load(&workload_path)?;
 
+    // The certificate and key live beside the document root, never in it: the server must not
+    // serve its own key.
+    let certs_dir = tempfile::Builder::new()
+        .prefix("flint-run-tls-")
+        .tempdir()
+        .context("creating a temporary directory")?;
+    // `--tls [VERSION]` (the load options'): the embedded server gets a throwaway ECDSA P-256
+    // certificate made for this run, and the client trusts exactly that certificate.
+    let tls = if load.tls.is_some() {
+        Some(
+            lab::experiments::certs::write(
+                lab::experiments::certs::CertKind::EcdsaP256,
+                certs_dir.path(),
+            )
+            .context("making the throwaway certificate")?,
+        )
+    } else {
+        None
+    };
     let server_config = serve::Config {
         root: dir.path().to_path_buf(),
         listen: "127.0.0.1:0".parse().expect("literal address"),
         threads: args.server_threads.unwrap_or((cores / 2).max(1)),
+        tls_cert: tls.as_ref().map(|t| t.cert.clone()),
+        tls_key: tls.as_ref().map(|t| t.key.clone()),
         ..serve::Config::default()
     };
     let server = serve::Server::bind(server_config).context("starting the embedded server")?;
@@ -72,9 +95,32 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         .spawn(move || server.run())
         .context("starting the server thread")?;
 
-    eprintln!("flint run: {mix} mix served by flint serve at http://{addr}");
-    let target = bench::Target::http(addr);
-    let config = bench::BenchConfig { target, ..config };
+    let (target, tls_options) = match &tls {
+        Some(files) => (
+            bench::Target::https(addr, lab::experiments::certs::SERVER_NAME),
+            bench::config::TlsOptions {
+                // Exactly the certificate made above: verified, not skipped.
+                cacert: Some(files.cert.clone()),
+                insecure: false,
+                ..config.tls.clone()
+            },
+        ),
+        None => (bench::Target::http(addr), config.tls.clone()),
+    };
+    eprintln!(
+        "flint run: {mix} mix served by flint serve at {}{}",
+        target.url,
+        if tls.is_some() {
+            " (a throwaway ECDSA P-256 certificate)"
+        } else {
+            ""
+        }
+    );
+    let config = bench::BenchConfig {
+        target,
+        tls: tls_options,
+        ..config
+    };
     let result = bench::run(&config, &workload, &STOP);
 
     handle.shutdown();
@@ -87,5 +133,6 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         .map_err(crate::exit::failed)?;
     let status = finish(&result, &load, None);
     drop(dir);
+    drop(certs_dir);
     status
 }

@@ -12,6 +12,7 @@ use crate::peers::Peer;
 use crate::process::pin_current_thread;
 use crate::profile::{Method, Profile};
 use crate::window::Window;
+use bench::config::TlsOptions;
 use bench::{BenchConfig, HttpMode, RunResult, Stop, Target, Workload};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -61,8 +62,44 @@ pub fn measure(
     method: Option<Method>,
     stop: &AtomicBool,
 ) -> Result<Measurement, MeasureError> {
-    let addr = peer.addr();
+    let target = Target::http(peer.addr());
+    measure_at(
+        peer,
+        target,
+        TlsOptions::default(),
+        workload,
+        load,
+        method,
+        stop,
+    )
+}
+
+/// [`measure`] over HTTPS: `tls` says what the client trusts and whether it resumes sessions;
+/// the client asks for `server_name`.
+pub fn measure_tls(
+    peer: &Peer,
+    server_name: &str,
+    tls: TlsOptions,
+    workload: &Workload,
+    load: Load,
+    method: Option<Method>,
+    stop: &AtomicBool,
+) -> Result<Measurement, MeasureError> {
+    let target = Target::https(peer.addr(), server_name);
+    measure_at(peer, target, tls, workload, load, method, stop)
+}
+
+fn measure_at(
+    peer: &Peer,
+    target: Target,
+    tls: TlsOptions,
+    workload: &Workload,
+    load: Load,
+    method: Option<Method>,
+    stop: &AtomicBool,
+) -> Result<Measurement, MeasureError> {
     let config = BenchConfig {
+        tls,
         concurrency: load.clients,
         // One event loop: the client has one core, and one loop per core is what flint bench does.
         threads: 1,
@@ -74,7 +111,7 @@ pub fn measure(
         connect_timeout: Duration::from_secs(5),
         // A 6.5 MB response to a traced server can take a while; the window is what matters.
         response_timeout: Duration::from_secs(30),
-        ..BenchConfig::new(Target::http(addr))
+        ..BenchConfig::new(target)
     };
     let window = Window::prepare(peer.pid(), method)?;
     let run = {

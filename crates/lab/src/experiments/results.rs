@@ -8,7 +8,7 @@ use super::measure::Measurement;
 use super::Experiment;
 use crate::peers::PeerKind;
 use ::results::{LabOptionsRecord, LabResult, LabRow, LabServer};
-use std::ops::Deref;
+use std::ops::{Deref, DerefMut};
 use std::time::{Duration, SystemTime};
 
 pub use ::results::{PeerStatus as Status, SyscallCount};
@@ -33,6 +33,14 @@ impl Deref for ResultRow {
     type Target = LabRow;
     fn deref(&self) -> &LabRow {
         &self.0
+    }
+}
+
+/// An experiment adds its own figures (a TLS row its certificate and handshakes) after
+/// [`ResultRow::new`].
+impl DerefMut for ResultRow {
+    fn deref_mut(&mut self) -> &mut LabRow {
+        &mut self.0
     }
 }
 
@@ -70,6 +78,10 @@ impl ResultRow {
             server: server.name().to_owned(),
             mode,
             size_bytes,
+            certificate: None,
+            handshake: None,
+            tls_handshakes: None,
+            tls_resumed: None,
             requests: s.requests,
             duration_s,
             requests_per_s: per_s(s.requests),
@@ -354,11 +366,14 @@ mod tests {
     }
 
     #[test]
-    fn all_runs_78_measurements_with_every_server() {
+    fn all_runs_122_measurements_with_every_server() {
         let opts = LabOptions::new(None);
         assert_eq!(opts.runs(Experiment::Syscalls), 15);
         assert_eq!(opts.runs(Experiment::Sizes), 60);
         assert_eq!(opts.runs(Experiment::Digest), 3);
-        assert_eq!(opts.runs(Experiment::All), 78);
+        // Four servers: two keys x full and resumed handshakes, keep-alive, six sizes.
+        assert_eq!(opts.tls_sizes().len(), 6);
+        assert_eq!(opts.runs(Experiment::Tls), 4 * (2 * 2 + 1 + 6));
+        assert_eq!(opts.runs(Experiment::All), 78 + 44);
     }
 }

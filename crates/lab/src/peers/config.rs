@@ -8,7 +8,7 @@
 //! These functions only build text; [`super::Peer::start`] writes and uses it.
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// What every config needs to know.
 #[derive(Debug, Clone, Copy)]
@@ -23,7 +23,19 @@ pub struct ConfigParams<'a> {
     /// Connections the experiment keeps open at once: a process-per-connection server (Apache
     /// prefork) needs at least that many processes, or clients starve behind kept-alive ones.
     pub max_clients: usize,
+    /// Serve HTTPS only, with this certificate and key.
+    pub tls: Option<&'a TlsFiles>,
 }
+
+/// A certificate chain and its private key, PEM files the lab made (`flint lab tls`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsFiles {
+    pub cert: PathBuf,
+    pub key: PathBuf,
+}
+
+/// lighttpd's TLS module: Debian ships it apart, in lighttpd-mod-openssl.
+pub const LIGHTTPD_OPENSSL: &str = "/usr/lib/lighttpd/mod_openssl.so";
 
 /// The MIME types of the lab's documents (`Content-Type` only; the lab never checks them).
 const TYPES: [(&str, &str); 4] = [
@@ -80,8 +92,8 @@ http {{
     scgi_temp_path {dir}/scgi;
 
     server {{
-        listen 127.0.0.1:{port};
-        root {root};
+        listen 127.0.0.1:{port}{ssl};
+        root {root};{tls}
         location / {{
         }}
     }}
@@ -89,6 +101,24 @@ http {{
 ",
         port = p.port,
         root = p.root.display(),
+        ssl = if p.tls.is_some() { " ssl" } else { "" },
+        tls = p.tls.map_or(String::new(), nginx_tls),
+    )
+}
+
+/// nginx's TLS: both versions the others serve, a session cache and tickets so that resumed
+/// handshakes are possible whichever way the client resumes (one process: the cache needs no
+/// sharing, but `shared` is the form every nginx guide uses and costs nothing here).
+fn nginx_tls(t: &TlsFiles) -> String {
+    format!(
+        "
+        ssl_certificate {cert};
+        ssl_certificate_key {key};
+        ssl_protocols TLSv1.2 TLSv1.3;
+        ssl_session_cache shared:flint_lab:10m;
+        ssl_session_tickets on;",
+        cert = t.cert.display(),
+        key = t.key.display(),
     )
 }
 
@@ -187,9 +217,30 @@ Timeout 60
 EnableSendfile On
 EnableMMAP On
 ContentDigest {digest}
-{pool}",
+{pool}{tls}",
         port = p.port,
         digest = if p.digest { "On" } else { "Off" },
+        tls = p.tls.map_or(String::new(), |t| apache_tls(p.dir, t)),
+    )
+}
+
+/// mod_ssl with its session cache in shared memory (mod_socache_shmcb: without a cache Apache
+/// resumes by ticket only) in the peer's directory; the keys are read by the parent before it
+/// drops privileges, so the children never need to read them.
+fn apache_tls(dir: &Path, t: &TlsFiles) -> String {
+    format!(
+        "LoadModule socache_shmcb_module {APACHE_MODULES}/mod_socache_shmcb.so
+LoadModule ssl_module {APACHE_MODULES}/mod_ssl.so
+SSLSessionCache \"shmcb:{dir}/ssl_scache(512000)\"
+SSLProtocol -all +TLSv1.2 +TLSv1.3
+SSLSessionTickets On
+SSLEngine On
+SSLCertificateFile \"{cert}\"
+SSLCertificateKeyFile \"{key}\"
+",
+        dir = dir.display(),
+        cert = t.cert.display(),
+        key = t.key.display(),
     )
 }
 
@@ -212,11 +263,26 @@ server.max-connections = 4096
 server.max-fds = 8192
 index-file.names = (\"index.html\")
 mimetype.assign = ({types}, \"\" => \"application/octet-stream\")
-",
+{tls}",
         root = p.root.display(),
         dir = p.dir.display(),
         port = p.port,
         types = types.join(", "),
+        tls = p.tls.map_or(String::new(), lighttpd_tls),
+    )
+}
+
+/// mod_openssl on the one socket (lighttpd resumes by ticket and by its cache by default).
+fn lighttpd_tls(t: &TlsFiles) -> String {
+    format!(
+        "server.modules += (\"mod_openssl\")
+ssl.engine = \"enable\"
+ssl.pemfile = \"{cert}\"
+ssl.privkey = \"{key}\"
+ssl.openssl.ssl-conf-cmd = (\"MinProtocol\" => \"TLSv1.2\")
+",
+        cert = t.cert.display(),
+        key = t.key.display(),
     )
 }
 
@@ -232,6 +298,12 @@ pub fn flint_args(p: &ConfigParams) -> Vec<String> {
     ];
     if p.digest {
         args.push("--digest".to_owned());
+    }
+    if let Some(t) = p.tls {
+        args.push("--tls-cert".to_owned());
+        args.push(t.cert.display().to_string());
+        args.push("--tls-key".to_owned());
+        args.push(t.key.display().to_string());
     }
     args
 }
@@ -258,7 +330,93 @@ mod tests {
             port: 18123,
             digest,
             max_clients,
+            tls: None,
         })
+    }
+
+    fn with_tls<T>(f: impl FnOnce(&ConfigParams) -> T) -> T {
+        let tls = TlsFiles {
+            cert: PathBuf::from("/tmp/peer/cert.pem"),
+            key: PathBuf::from("/tmp/peer/key.pem"),
+        };
+        with(false, 40, |p| {
+            f(&ConfigParams {
+                tls: Some(&tls),
+                ..*p
+            })
+        })
+    }
+
+    #[test]
+    fn plain_configs_say_nothing_of_tls() {
+        assert!(!with(false, 40, nginx).contains("ssl"));
+        assert!(!with(false, 40, |p| apache(p, Mpm::Event, None)).contains("SSL"));
+        assert!(!with(false, 40, lighttpd).contains("ssl."));
+        assert!(!with(false, 40, flint_args)
+            .iter()
+            .any(|a| a.starts_with("--tls")));
+    }
+
+    #[test]
+    fn nginx_tls_listens_with_ssl_the_lab_certificate_and_a_session_cache() {
+        let text = with_tls(nginx);
+        for line in [
+            "listen 127.0.0.1:18123 ssl;",
+            "ssl_certificate /tmp/peer/cert.pem;",
+            "ssl_certificate_key /tmp/peer/key.pem;",
+            "ssl_protocols TLSv1.2 TLSv1.3;",
+            "ssl_session_cache shared:",
+            "ssl_session_tickets on;",
+        ] {
+            assert!(text.contains(line), "missing {line:?} in:\n{text}");
+        }
+        assert_eq!(text.matches('{').count(), text.matches('}').count());
+    }
+
+    #[test]
+    fn apache_tls_loads_mod_ssl_and_its_cache_and_enables_the_engine() {
+        let text = with_tls(|p| apache(p, Mpm::Event, None));
+        for line in [
+            "LoadModule ssl_module /usr/lib/apache2/modules/mod_ssl.so\n",
+            "LoadModule socache_shmcb_module /usr/lib/apache2/modules/mod_socache_shmcb.so\n",
+            "SSLSessionCache \"shmcb:/tmp/peer/ssl_scache(512000)\"\n",
+            "SSLEngine On\n",
+            "SSLCertificateFile \"/tmp/peer/cert.pem\"\n",
+            "SSLCertificateKeyFile \"/tmp/peer/key.pem\"\n",
+            "SSLProtocol -all +TLSv1.2 +TLSv1.3\n",
+        ] {
+            assert!(text.contains(line), "missing {line:?} in:\n{text}");
+        }
+        // The module is loaded before it is configured.
+        assert!(text.find("LoadModule ssl_module") < text.find("SSLEngine"));
+    }
+
+    #[test]
+    fn lighttpd_tls_loads_mod_openssl_with_the_pem_files() {
+        let text = with_tls(lighttpd);
+        for line in [
+            "server.modules += (\"mod_openssl\")\n",
+            "ssl.engine = \"enable\"\n",
+            "ssl.pemfile = \"/tmp/peer/cert.pem\"\n",
+            "ssl.privkey = \"/tmp/peer/key.pem\"\n",
+        ] {
+            assert!(text.contains(line), "missing {line:?} in:\n{text}");
+        }
+    }
+
+    #[test]
+    fn flint_tls_passes_the_certificate_and_key() {
+        let args = with_tls(flint_args);
+        let tail: Vec<&str> = args[args.len() - 4..].iter().map(String::as_str).collect();
+        assert_eq!(
+            tail,
+            [
+                "--tls-cert",
+                "/tmp/peer/cert.pem",
+                "--tls-key",
+                "/tmp/peer/key.pem"
+            ]
+        );
     }
 
     #[test]

@@ -13,7 +13,10 @@ use std::fmt::Write;
 /// The results of one experiment in a lab file (a result without its own `experiment` field
 /// belongs to the file's), less any measurement cut short by Ctrl-C (`interrupted`): part of a
 /// window is not a figure to chart beside the others.
-fn results<'a>(input: &Input<'a>, experiment: &'a str) -> impl Iterator<Item = &'a Value> {
+pub(super) fn results<'a>(
+    input: &Input<'a>,
+    experiment: &'a str,
+) -> impl Iterator<Item = &'a Value> {
     let file_exp = s(input.v, &["experiment"]);
     arr(input.v, &["results"])
         .iter()
@@ -21,13 +24,13 @@ fn results<'a>(input: &Input<'a>, experiment: &'a str) -> impl Iterator<Item = &
         .filter(|r| r.get("interrupted").and_then(Value::as_bool) != Some(true))
 }
 
-fn server(r: &Value) -> &str {
+pub(super) fn server(r: &Value) -> &str {
     s(r, &["server"]).unwrap_or("?")
 }
 fn mode(r: &Value) -> &str {
     s(r, &["mode"]).unwrap_or("–")
 }
-fn limited(r: &Value) -> bool {
+pub(super) fn limited(r: &Value) -> bool {
     r.get("client_limited").and_then(Value::as_bool) == Some(true)
 }
 
@@ -40,7 +43,7 @@ fn mode_rank(m: &str) -> usize {
 }
 
 /// Distinct values in order of first appearance.
-fn distinct<'a>(it: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+pub(super) fn distinct<'a>(it: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
     let mut out: Vec<&str> = Vec::new();
     for x in it {
         if !out.contains(&x) {
@@ -50,7 +53,7 @@ fn distinct<'a>(it: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
     out
 }
 
-const LIMITED_NOTE: &str = r#"<p class="note">† client-limited: the load generator, not the server, ran out of CPU; the server may do more.</p>"#;
+pub(super) const LIMITED_NOTE: &str = r#"<p class="note">† client-limited: the load generator, not the server, ran out of CPU; the server may do more.</p>"#;
 
 pub fn sizes(page: &mut Page, inputs: &[Input<'_>]) -> String {
     let mut series = Vec::new();
@@ -325,7 +328,7 @@ pub fn others(inputs: &[Input<'_>]) -> String {
         );
         for exp in exps
             .into_iter()
-            .filter(|e| !matches!(*e, "sizes" | "syscalls"))
+            .filter(|e| !matches!(*e, "sizes" | "syscalls" | "tls"))
         {
             let rows: Vec<Vec<String>> = results(input, exp)
                 .map(|r| {

@@ -6,6 +6,7 @@ mod lab;
 mod latency;
 mod provenance;
 mod summary;
+mod tls;
 mod truss;
 mod webstone;
 
@@ -27,6 +28,8 @@ pub fn page(inputs: &[Input<'_>]) -> String {
     p.section("sizes", "Bandwidth against file size", c);
     let c = lab::syscalls(&mut p, inputs);
     p.section("syscalls", "System calls per request", c);
+    let c = tls::render(&mut p, inputs);
+    p.section("tls", "Over HTTPS (flint lab tls)", c);
     let c = lab::others(inputs);
     p.section("lab-other", "Other lab results", c);
     let c = webstone::pages(inputs);

@@ -50,6 +50,9 @@ pub enum HttpArg {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TlsArg {
+    /// 1.2 or 1.3, as the server prefers (what `--tls` alone means: `flint run --tls`).
+    #[value(name = "any")]
+    Any,
     #[value(name = "1.2")]
     Tls12,
     #[value(name = "1.3")]
@@ -149,8 +152,9 @@ pub struct LoadArgs {
     /// measures the server's handshake cost.
     #[arg(long)]
     pub tls_resume: bool,
-    /// HTTPS: only this TLS version [default: 1.2 or 1.3, as the server prefers].
-    #[arg(long, value_enum, value_name = "VERSION")]
+    /// HTTPS: only this TLS version [default: any, 1.2 or 1.3 as the server prefers]. In
+    /// `flint run`, `--tls` (with or without a version) serves and benchmarks over HTTPS.
+    #[arg(long, value_enum, value_name = "VERSION", num_args = 0..=1, default_missing_value = "any")]
     pub tls: Option<TlsArg>,
     /// Pass/fail condition on the result, as k6 writes them; repeatable. Any crossed: exit
     /// status 3. Metrics: pN (p50, p99, p99.9), mean, min, max of connect, ttfb, response (the
