@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what flint's benchmarks and tests need on Debian bookworm (or later), as root:
 # nginx, wrk, h2load (nghttp2-client, for bench/tls-client.sh), strace, gcc, python3, util-linux
-# (taskset), procps, and openssh-server and openssh-client (the many-hosts tests start their own
-# sshd on a loopback port; the packaged service is never started).
+# (taskset), procps, iproute2 (the many-hosts namespace test), openssh-server and openssh-client
+# (the many-hosts tests start their own sshd on a loopback port; the packaged service is never
+# started).
 #
 # Idempotent and non-interactive: installs only what is missing, and runs `apt-get update` once,
 # only if something is. The benchmarks run nginx with their own config on their own ports, so
@@ -17,7 +18,7 @@ source "$(dirname "$0")/apt.sh"
 require_apt
 
 missing=()
-for pkg in wrk nghttp2-client strace gcc python3 util-linux procps openssh-server openssh-client; do
+for pkg in wrk nghttp2-client strace gcc python3 util-linux procps iproute2 openssh-server openssh-client; do
     installed "$pkg" || missing+=("$pkg")
 done
 nginx_pkg=""
@@ -44,7 +45,7 @@ if [[ " ${missing[*]} " == *" openssh-server "* ]]; then
     stop_service ssh sshd /run/sshd.pid
 fi
 
-for cmd in /usr/sbin/nginx wrk h2load strace gcc python3 taskset ps /usr/sbin/sshd ssh ssh-keygen; do
+for cmd in /usr/sbin/nginx wrk h2load strace gcc python3 taskset ps ip /usr/sbin/sshd ssh ssh-keygen; do
     command -v "$cmd" >/dev/null 2>&1 || die "$cmd is still missing after the install"
 done
 echo "install-deps.sh: done"
