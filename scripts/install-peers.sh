@@ -19,6 +19,8 @@ missing=()
 [[ -x /usr/sbin/nginx ]] || missing+=(nginx)
 [[ -x /usr/sbin/apache2 ]] || missing+=(apache2)
 [[ -x /usr/sbin/lighttpd ]] || missing+=(lighttpd)
+# lighttpd's TLS module (flint lab tls); a separate package since bookworm.
+[[ -e /usr/lib/lighttpd/mod_openssl.so ]] || missing+=(lighttpd-mod-openssl)
 installed strace || missing+=(strace)
 installed util-linux || missing+=(util-linux)
 perf_wanted=""
