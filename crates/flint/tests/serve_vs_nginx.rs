@@ -7,7 +7,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
 use std::time::Duration;
 
-use lab::peers::{Peer, PeerError, PeerKind, PeerSpec};
+use lab_peers::{Peer, PeerError, PeerKind, PeerSpec};
 
 /// `(what, request, flint's status, nginx's status)`; `{etag}` is each server's own ETag of
 /// /f.txt, `{past}` a date before the file was written. A table, laid out as one.

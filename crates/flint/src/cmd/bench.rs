@@ -193,7 +193,7 @@ pub fn bench_config(target: Target, load: &LoadArgs) -> BenchConfig {
 pub fn finish(
     result: &RunResult,
     load: &LoadArgs,
-    server: Option<&lab::profile::Profile>,
+    server: Option<&lab_profile::Profile>,
 ) -> anyhow::Result<ExitCode> {
     let verdicts: Vec<Verdict> = load.thresholds.iter().map(|t| t.judge(result)).collect();
     let status = outcome(result, &verdicts);
@@ -279,7 +279,7 @@ fn thresholds_block(verdicts: &[Verdict]) -> String {
 
 /// The reports `load.report` asks for, then the server's profile if one was taken (also in the
 /// JSON, as `server_profile`).
-fn reports(result: &RunResult, load: &LoadArgs, server: Option<&lab::profile::Profile>) -> String {
+fn reports(result: &RunResult, load: &LoadArgs, server: Option<&lab_profile::Profile>) -> String {
     let wants = |r: ReportArg| load.report.contains(&r) || load.report.contains(&ReportArg::All);
     let (requests, pages) = (result.stats.requests, result.stats.pages_done);
     let mut out = String::new();

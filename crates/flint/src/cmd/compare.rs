@@ -1,4 +1,4 @@
-//! `flint compare`: the command line to a [`lab::compare::Plan`], a run, the table and the JSON.
+//! `flint compare`: the command line to a [`lab_compare::Plan`], a run, the table and the JSON.
 //!
 //! The load options are `flint bench`'s ([`LoadArgs`], turned into a config by the same
 //! [`bench_config`]), so a comparison measures exactly what `flint bench` would, once per target
@@ -11,7 +11,7 @@ use crate::exit::Status;
 use anyhow::{bail, Context};
 use bench::{Target, Workload};
 use clap::{ArgMatches, Args, FromArgMatches};
-use lab::compare::{self, spec, Endpoint, Event, Figure, NamedValue, ServerOptions};
+use lab_compare::{self as compare, spec, Endpoint, Event, Figure, NamedValue, ServerOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -178,7 +178,7 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
             Server::Serve(NamedValue { name, value }) => Ok(Endpoint::Serve { name, command: value }),
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
-    // The template of every round; lab::compare replaces its target with each endpoint's.
+    // The template of every round; lab_compare replaces its target with each endpoint's.
     let placeholder = Target::http(([127, 0, 0, 1], 0).into());
     let log_dir = tempfile::Builder::new()
         .prefix("flint-compare-")

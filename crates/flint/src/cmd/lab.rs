@@ -1,4 +1,4 @@
-//! `flint lab`: the papers' experiments on today's servers ([`lab::experiments`]).
+//! `flint lab`: the papers' experiments on today's servers ([`lab_experiments`]).
 //!
 //! The flint peer is this very executable (`flint serve`), so the lab measures the flint that runs
 //! it. Tables go to stdout as the measurements come, progress and warnings to stderr (so that
@@ -7,9 +7,9 @@
 
 use super::bench::install_stop_handler;
 use anyhow::Context;
-use lab::experiments::{self, Experiment, LabOptions, LabReport};
-use lab::peers::PeerKind;
-use lab::profile::Method;
+use lab_experiments::{self as experiments, Experiment, LabOptions, LabReport};
+use lab_peers::PeerKind;
+use lab_profile::Method;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -1,6 +1,6 @@
 //! `flint run`: the main job. A standard file set, the embedded server, a WebSTONE run, the report.
 //! `--tls` runs it over HTTPS with a certificate made for the run (the lab's, see
-//! [`lab::experiments::certs`]).
+//! [`lab_experiments::certs`]).
 //!
 //! The server runs in this process on its own threads, on a port the kernel picks, so that
 //! `flint run` needs nothing installed and cannot collide with anything else on the machine.
@@ -70,8 +70,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     // certificate made for this run, and the client trusts exactly that certificate.
     let tls = if load.tls.is_some() {
         Some(
-            lab::experiments::certs::write(
-                lab::experiments::certs::CertKind::EcdsaP256,
+            lab_experiments::certs::write(
+                lab_experiments::certs::CertKind::EcdsaP256,
                 certs_dir.path(),
             )
             .context("making the throwaway certificate")?,
@@ -97,7 +97,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
 
     let (target, tls_options) = match &tls {
         Some(files) => (
-            bench::Target::https(addr, lab::experiments::certs::SERVER_NAME),
+            bench::Target::https(addr, lab_experiments::certs::SERVER_NAME),
             bench::config::TlsOptions {
                 // Exactly the certificate made above: verified, not skipped.
                 cacert: Some(files.cert.clone()),

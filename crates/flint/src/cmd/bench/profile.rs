@@ -1,6 +1,6 @@
 //! `flint bench --profile PID|auto`: the server's syscalls and CPU over the measured window.
 //!
-//! The window is the lab's ([`lab::window::Window`], the one the experiments use): the tracer is
+//! The window is the lab's ([`lab_profile::Window`], the one the experiments use): the tracer is
 //! made ready before the run (perf takes a second or two to open its events), started when the
 //! bench's window opens (after warm-up) and stopped when it closes. A server that is not there
 //! is an error before the run starts; a profile that cannot be taken (no permission, no tracer)
@@ -8,9 +8,9 @@
 
 use anyhow::{bail, Context};
 use bench::Target;
-use lab::procfs::pid_listening_on;
-use lab::profile::{detect_method, Method, Profile};
-use lab::window::Window;
+use lab_process::procfs::pid_listening_on;
+use lab_profile::Window;
+use lab_profile::{detect_method, Method, Profile};
 use std::net::{IpAddr, UdpSocket};
 
 /// What `--profile` names: a pid or `auto`, and the tracer if forced.

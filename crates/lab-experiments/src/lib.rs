@@ -1,0 +1,468 @@
+//! The papers' experiments, rerun on today's servers: an [`Experiment`] run with [`LabOptions`]
+//! over the peers of `lab-peers`, profiled with `lab-profile`, gives a [`LabReport`] of
+//! [`ResultRow`]s. It exists to hold what the papers measured and how, and nothing else: it
+//! starts no process and reads no tracer itself.
+//!
+//! The experiments: `syscalls` (the Jigsaw syscall notes'
+//! truss tables under HTTP/1.0, persistent and pipelined clients), `sizes` (the IO-Lite paper's
+//! bandwidth against file size), `digest` (the Content-MD5 measurements: Apache's per-request Content-MD5 against a cached
+//! one) and `tls` (handshakes, the IO-Lite sweep and the keep-alive syscalls over HTTPS).
+//!
+//! Every experiment has the same shape: write the documents once (`docroot.rs`), then for each
+//! peer start it pinned to the server core, run `bench` in this process pinned to the client
+//! core, profile the peer over the measured window (`measure.rs`), stop it, and print as it goes.
+//! A peer that is missing or fails is reported and the experiment goes on with the others: one
+//! broken server should not cost the other nine minutes of measurements.
+//!
+//! The results are rows of one JSON shape ([`ResultRow`], docs/lab.md), which the HTML report
+//! renders; [`LabReport::to_json`] is the whole document.
+
+pub mod certs;
+mod digest;
+mod docroot;
+mod measure;
+mod results;
+mod sizes;
+mod syscalls;
+mod table;
+mod tls;
+
+pub use results::{
+    LabReport, ResultRow, ServerStatus, Status, SyscallCount, SATURATED, SCHEMA_VERSION,
+};
+pub use tls::{missing_tls, HANDSHAKE_CLIENTS};
+
+use lab_peers::{PeerError, PeerKind, PeerSpec};
+use lab_profile::{Method, Profile};
+use measure::{Load, Measurement};
+use std::collections::HashSet;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, SystemTime};
+
+/// Which experiment to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Experiment {
+    Syscalls,
+    Sizes,
+    Digest,
+    /// Handshakes, the sizes sweep and keep-alive syscalls over HTTPS.
+    Tls,
+    /// All of them in turn.
+    All,
+}
+
+impl Experiment {
+    pub fn name(self) -> &'static str {
+        match self {
+            Experiment::Syscalls => "syscalls",
+            Experiment::Sizes => "sizes",
+            Experiment::Digest => "digest",
+            Experiment::Tls => "tls",
+            Experiment::All => "all",
+        }
+    }
+
+    /// The single experiments this one runs, in order.
+    pub fn parts(self) -> &'static [Experiment] {
+        match self {
+            Experiment::Syscalls => &[Experiment::Syscalls],
+            Experiment::Sizes => &[Experiment::Sizes],
+            Experiment::Digest => &[Experiment::Digest],
+            Experiment::Tls => &[Experiment::Tls],
+            Experiment::All => &[
+                Experiment::Syscalls,
+                Experiment::Sizes,
+                Experiment::Digest,
+                Experiment::Tls,
+            ],
+        }
+    }
+}
+
+/// The HTTP modes of the syscalls experiment, in the Jigsaw notes' order.
+pub const SYSCALL_MODES: [bench::HttpMode; 3] = [
+    bench::HttpMode::Http10,
+    bench::HttpMode::KeepAlive,
+    bench::HttpMode::Pipeline,
+];
+
+/// Clients of each experiment: the papers' numbers.
+pub const SYSCALLS_CLIENTS: usize = 1;
+pub const SIZES_CLIENTS: usize = 40;
+pub const DIGEST_CLIENTS: usize = 5;
+
+/// The options of a lab run.
+#[derive(Debug, Clone)]
+pub struct LabOptions {
+    /// Length of each measurement (after warm-up).
+    pub duration: Duration,
+    pub warmup: Duration,
+    pub servers: Vec<PeerKind>,
+    /// Profile the servers' syscalls (strace or perf); CPU time is read either way.
+    pub profile: bool,
+    /// The tracer to use; `None`: the one [`lab_profile::detect_method`] finds.
+    pub method: Option<Method>,
+    /// The flint executable, for the flint peer.
+    pub flint_bin: Option<PathBuf>,
+    /// The sizes experiment's document sizes, bytes.
+    pub sizes: Vec<u64>,
+    /// Core the servers are pinned to; `None`: not pinned.
+    pub server_cpu: Option<usize>,
+    /// Core the load threads are pinned to; `None`: not pinned.
+    pub client_cpu: Option<usize>,
+}
+
+/// Default length of each measurement: `flint lab all` runs 122 of them (5 servers x 3 modes,
+/// 5 x 12 sizes, 3 digest runs, 4 x 11 over TLS), each with its warm-up, server and tracer
+/// start-up: about 8 minutes in all, under the ten `flint lab all` must stay within.
+pub const DEFAULT_DURATION: Duration = Duration::from_secs(2);
+pub const DEFAULT_WARMUP: Duration = Duration::from_millis(500);
+
+impl LabOptions {
+    /// Every server, the IO-Lite paper's sizes, the defaults above, servers on core 0 and the client on
+    /// core 1 when this thread may use both.
+    pub fn new(flint_bin: Option<PathBuf>) -> Self {
+        let two = lab_process::cpu_allowed(0) && lab_process::cpu_allowed(1);
+        LabOptions {
+            duration: DEFAULT_DURATION,
+            warmup: DEFAULT_WARMUP,
+            servers: PeerKind::ALL.to_vec(),
+            profile: true,
+            method: None,
+            flint_bin,
+            sizes: docroot::IO_LITE_SIZES.to_vec(),
+            server_cpu: two.then_some(0),
+            client_cpu: two.then_some(1),
+        }
+    }
+
+    /// Servers an experiment runs (digest: those with a Content-MD5 option; tls: one Apache,
+    /// the event MPM).
+    fn servers_for(&self, experiment: Experiment) -> Vec<PeerKind> {
+        self.servers
+            .iter()
+            .copied()
+            .filter(|k| match experiment {
+                Experiment::Digest => k.supports_digest(),
+                Experiment::Tls => tls::SERVERS.contains(k),
+                _ => true,
+            })
+            .collect()
+    }
+
+    /// The sizes of the sweep over HTTPS: every other size of the plain sweep, the whole range
+    /// at half the measurements, so that `flint lab all` stays under ten minutes.
+    pub fn tls_sizes(&self) -> Vec<u64> {
+        self.sizes.iter().step_by(2).copied().collect()
+    }
+
+    /// Measurements `experiment` makes.
+    pub fn runs(&self, experiment: Experiment) -> usize {
+        experiment
+            .parts()
+            .iter()
+            .map(|&e| {
+                let per_server = match e {
+                    Experiment::Syscalls => SYSCALL_MODES.len(),
+                    Experiment::Sizes => self.sizes.len(),
+                    Experiment::Tls => tls::runs_per_server(self),
+                    _ => 1,
+                };
+                per_server * self.servers_for(e).len()
+            })
+            .sum()
+    }
+}
+
+/// Why a lab run could not go on.
+#[derive(Debug, thiserror::Error)]
+pub enum LabError {
+    #[error("no servers to run")]
+    NoServers,
+    #[error("writing the document root: {0}")]
+    Docroot(#[from] bench::fileset::FilesetError),
+    #[error("creating the document root: {0}")]
+    TempDir(std::io::Error),
+    #[error("writing the output: {0}")]
+    Output(#[from] std::io::Error),
+    #[error(transparent)]
+    Certificate(#[from] certs::CertError),
+}
+
+/// What the experiments share while they run.
+struct Lab<'a> {
+    opts: &'a LabOptions,
+    root: tempfile::TempDir,
+    method: Option<Method>,
+    servers: Vec<ServerStatus>,
+    results: Vec<ResultRow>,
+    /// The results: tables as they come.
+    out: &'a mut dyn Write,
+    /// Progress and warnings, so that a terminal is never silent while `out` goes to a file.
+    progress: &'a mut dyn Write,
+    stop: &'a AtomicBool,
+    /// Measurements started, of `planned`.
+    started: usize,
+    planned: usize,
+    /// Long notes and warnings already printed: each is printed once.
+    said: HashSet<String>,
+}
+
+/// Runs `experiment` with `opts`, printing tables to `out` as results come and progress and
+/// warnings to `progress`; `stop` (Ctrl-C) ends it after the current measurement (which is
+/// marked interrupted), with what was measured so far.
+pub fn run(
+    experiment: Experiment,
+    opts: &LabOptions,
+    out: &mut dyn Write,
+    progress: &mut dyn Write,
+    stop: &AtomicBool,
+) -> Result<LabReport, LabError> {
+    if opts.servers.is_empty() {
+        return Err(LabError::NoServers);
+    }
+    let started_at = SystemTime::now();
+    let root = tempfile::Builder::new()
+        .prefix("flint-lab-docs.")
+        .tempdir()
+        .map_err(LabError::TempDir)?;
+    docroot::write(root.path(), &opts.sizes)?;
+    let method = if opts.profile {
+        match opts.method.map_or_else(lab_profile::detect_method, Ok) {
+            Ok(m) => {
+                writeln!(out, "profile: {m}{}", method_note(m))?;
+                Some(m)
+            }
+            Err(e) => {
+                let line = format!("profile: unavailable ({e}); going on without syscall counts");
+                writeln!(out, "{line}")?;
+                writeln!(progress, "flint lab: {line}")?;
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let mut servers = Vec::new();
+    for &kind in &opts.servers {
+        let status = match kind.probe(opts.flint_bin.as_deref()) {
+            Ok(i) => ServerStatus {
+                name: kind.name().into(),
+                version: Some(i.version),
+                status: Status::Ok,
+                note: None,
+                kind,
+            },
+            Err(e) => {
+                writeln!(
+                    progress,
+                    "flint lab: {kind}: {e}; the experiments go on without it"
+                )?;
+                ServerStatus {
+                    name: kind.name().into(),
+                    version: None,
+                    status: Status::Missing,
+                    note: Some(match e {
+                        PeerError::NotInstalled { install, .. } => format!("install: {install}"),
+                        other => other.to_string(),
+                    }),
+                    kind,
+                }
+            }
+        };
+        servers.push(status);
+    }
+    let mut lab = Lab {
+        opts,
+        root,
+        method,
+        servers,
+        results: Vec::new(),
+        out,
+        progress,
+        stop,
+        started: 0,
+        planned: opts.runs(experiment),
+        said: HashSet::new(),
+    };
+    for &part in experiment.parts() {
+        if lab.stopped() {
+            break;
+        }
+        match part {
+            Experiment::Syscalls => syscalls::run(&mut lab)?,
+            Experiment::Sizes => sizes::run(&mut lab)?,
+            Experiment::Digest => digest::run(&mut lab)?,
+            Experiment::Tls => tls::run(&mut lab)?,
+            Experiment::All => {}
+        }
+    }
+    Ok(LabReport {
+        experiment,
+        started_at,
+        duration: opts.duration,
+        interrupted: lab.stopped(),
+        servers: lab.servers,
+        results: lab.results,
+    })
+}
+
+fn method_note(m: Method) -> &'static str {
+    if m == Method::Strace {
+        " (strace stops the server at every syscall: rates are lower than unprofiled; \
+         --no-profile for rates)"
+    } else {
+        " (counting in the kernel: the server runs at full speed)"
+    }
+}
+
+impl Lab<'_> {
+    fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// The servers of `experiment` that are installed.
+    fn runnable(&self, experiment: Experiment) -> Vec<PeerKind> {
+        self.opts
+            .servers_for(experiment)
+            .into_iter()
+            .filter(|k| {
+                self.servers
+                    .iter()
+                    .any(|s| s.kind == *k && s.status != Status::Missing)
+            })
+            .collect()
+    }
+
+    fn spec(&self, digest: bool, max_clients: usize) -> PeerSpec {
+        PeerSpec {
+            root: self.root.path().to_owned(),
+            digest,
+            max_clients,
+            cpu: self.opts.server_cpu,
+            flint_bin: self.opts.flint_bin.clone(),
+            ready_timeout: Duration::from_secs(20),
+            tls: None,
+        }
+    }
+
+    fn load(&self, clients: usize, http: bench::HttpMode) -> Load {
+        Load {
+            clients,
+            http,
+            duration: self.opts.duration,
+            warmup: self.opts.warmup,
+            cpu: self.opts.client_cpu,
+        }
+    }
+
+    /// Records that `kind` failed (the first reason is kept) and says so on the progress
+    /// stream. Only the first failure of a server is printed in full (with the server's log).
+    fn failed(&mut self, kind: PeerKind, what: &str, why: &str) -> std::io::Result<()> {
+        let first = why.lines().next().unwrap_or(why);
+        match self.servers.iter_mut().find(|s| s.kind == kind) {
+            Some(s) if s.status == Status::Ok => {
+                s.status = Status::Failed;
+                s.note = Some(format!("{what}: {first}"));
+                writeln!(self.progress, "flint lab: {kind}: {what}: {why}")
+            }
+            _ => writeln!(self.progress, "flint lab: {kind}: {what}: {first}"),
+        }
+    }
+
+    /// `note: TEXT` on the results, the first time only.
+    fn note(&mut self, text: &str) -> std::io::Result<()> {
+        if self.said.insert(text.to_owned()) {
+            writeln!(self.out, "note: {text}")?;
+        }
+        Ok(())
+    }
+
+    /// The profile's truss table, its notes printed once per run.
+    fn truss(&mut self, p: &Profile, requests: u64, pages: u64) -> std::io::Result<()> {
+        write!(self.out, "{}", p.truss_table_body(requests, pages))?;
+        for note in &p.notes {
+            self.note(note)?;
+        }
+        Ok(())
+    }
+
+    /// The client-limited footnote, under the first table that needs it.
+    fn footnote(&mut self, needed: bool) -> std::io::Result<()> {
+        if needed && self.said.insert(table::FOOTNOTE.to_owned()) {
+            writeln!(self.out, "{}", table::FOOTNOTE)?;
+        }
+        Ok(())
+    }
+
+    /// Runs one measurement; a failure is recorded against the server and gives `None`, and so
+    /// does a server that has died (its process has exited), without measuring. A measurement
+    /// cut short by Ctrl-C is returned, marked interrupted (`m.run.interrupted`).
+    fn measure(
+        &mut self,
+        peer: &mut lab_peers::Peer,
+        workload: &bench::Workload,
+        load: Load,
+        what: &str,
+    ) -> std::io::Result<Option<Measurement>> {
+        self.measure_with(peer, load, what, |peer, method, stop| {
+            measure::measure(peer, workload, load, method, stop)
+        })
+    }
+
+    /// [`Lab::measure`] with the measurement itself given (`flint lab tls` measures over HTTPS).
+    fn measure_with(
+        &mut self,
+        peer: &mut lab_peers::Peer,
+        load: Load,
+        what: &str,
+        measure: impl FnOnce(
+            &lab_peers::Peer,
+            Option<Method>,
+            &AtomicBool,
+        ) -> Result<Measurement, measure::MeasureError>,
+    ) -> std::io::Result<Option<Measurement>> {
+        self.started += 1;
+        let kind = peer.kind();
+        writeln!(
+            self.progress,
+            "flint lab: [{}/{}] {kind} {what} ({:.1} s)",
+            self.started,
+            self.planned,
+            (load.warmup + load.duration).as_secs_f64()
+        )?;
+        if let Some(how) = peer.exited() {
+            self.failed(kind, what, &how)?;
+            return Ok(None);
+        }
+        match measure(peer, self.method, self.stop) {
+            Ok(m) => {
+                if let Some(e) = &m.profile_error {
+                    if self.said.insert(e.clone()) {
+                        writeln!(self.progress, "flint lab: {kind}: {what}: profile: {e}")?;
+                    } else {
+                        writeln!(
+                            self.progress,
+                            "flint lab: {kind}: {what}: no profile (as above)"
+                        )?;
+                    }
+                }
+                if m.run.interrupted {
+                    writeln!(
+                        self.progress,
+                        "flint lab: {kind}: {what}: interrupted after {:.1} s; not counted in \
+                         the tables",
+                        m.run.duration.as_secs_f64()
+                    )?;
+                }
+                Ok(Some(m))
+            }
+            Err(e) => {
+                self.failed(kind, what, &e.to_string())?;
+                Ok(None)
+            }
+        }
+    }
+}

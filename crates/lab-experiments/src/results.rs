@@ -1,0 +1,379 @@
+//! What a lab run produced: the servers and their status, one row per measurement, and the
+//! document [`LabReport::record`] builds ([`results::LabResult`], docs/lab.md).
+//!
+//! The HTML report reads that document through the same type, so a field renamed here is
+//! renamed for the reader too.
+
+use super::measure::Measurement;
+use super::Experiment;
+use ::results::{LabOptionsRecord, LabResult, LabRow, LabServer};
+use lab_peers::PeerKind;
+use std::ops::{Deref, DerefMut};
+use std::time::{Duration, SystemTime};
+
+pub use ::results::{PeerStatus as Status, SyscallCount};
+
+/// One server of the run: the JSON's `servers[]` element, and which peer it is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerStatus {
+    pub name: String,
+    pub version: Option<String>,
+    pub status: Status,
+    /// How to install a missing server; why a failed one failed.
+    pub note: Option<String>,
+    pub kind: PeerKind,
+}
+
+/// One measurement of one server: the JSON's `results[]` element ([`LabRow`]), built only from
+/// a `Measurement` so its rates and per-request figures are worked out in one place.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResultRow(LabRow);
+
+impl Deref for ResultRow {
+    type Target = LabRow;
+    fn deref(&self) -> &LabRow {
+        &self.0
+    }
+}
+
+/// An experiment adds its own figures (a TLS row its certificate and handshakes) after
+/// `ResultRow::new`.
+impl DerefMut for ResultRow {
+    fn deref_mut(&mut self) -> &mut LabRow {
+        &mut self.0
+    }
+}
+
+/// Share of one core above which a process counts as saturated.
+pub const SATURATED: f64 = 0.9;
+
+impl ResultRow {
+    pub(crate) fn new(
+        experiment: Experiment,
+        server: PeerKind,
+        mode: bench::HttpMode,
+        size_bytes: Option<u64>,
+        m: &Measurement,
+    ) -> Self {
+        let s = &m.run.stats;
+        let duration_s = m.run.duration.as_secs_f64();
+        let per_s = |n: u64| {
+            if duration_s > 0.0 {
+                n as f64 / duration_s
+            } else {
+                0.0
+            }
+        };
+        let per_request = |x: f64| (s.requests > 0).then(|| x / s.requests as f64);
+        let window = m.window.as_secs_f64();
+        let busy = |cpu: Option<Duration>| cpu.map(|c| c.as_secs_f64() / window.max(1e-9));
+        let interrupted = m.run.interrupted;
+        let client_limited = !interrupted
+            && matches!(
+                (busy(m.client_cpu), busy(m.server_cpu)),
+                (Some(c), Some(sv)) if c >= SATURATED && sv < SATURATED
+            );
+        ResultRow(LabRow {
+            experiment: experiment.name().to_owned(),
+            server: server.name().to_owned(),
+            mode,
+            size_bytes,
+            certificate: None,
+            handshake: None,
+            tls_handshakes: None,
+            tls_resumed: None,
+            requests: s.requests,
+            duration_s,
+            requests_per_s: per_s(s.requests),
+            bytes_per_s: per_s(s.bytes_total),
+            syscalls_per_request: m
+                .profile
+                .as_ref()
+                .and_then(|p| per_request(p.total_calls as f64)),
+            server_cpu_us_per_request: m
+                .server_cpu
+                .and_then(|c| per_request(c.as_secs_f64() * 1e6)),
+            client_limited,
+            interrupted,
+            errors: s.errors.total(),
+            profile_method: m.profile.as_ref().map(|p| p.method.to_string()),
+            syscalls: m.profile.as_ref().map(|p| {
+                p.syscalls
+                    .iter()
+                    .map(|r| SyscallCount {
+                        name: r.name.clone(),
+                        calls: r.calls,
+                        errors: r.errors,
+                        seconds: r.seconds,
+                    })
+                    .collect()
+            }),
+        })
+    }
+
+    /// The row as the JSON writes it.
+    pub fn record(&self) -> &LabRow {
+        &self.0
+    }
+}
+
+/// Everything a lab run produced.
+#[derive(Debug, Clone)]
+pub struct LabReport {
+    pub experiment: Experiment,
+    pub started_at: SystemTime,
+    pub duration: Duration,
+    pub servers: Vec<ServerStatus>,
+    pub results: Vec<ResultRow>,
+    /// Ended early by Ctrl-C.
+    pub interrupted: bool,
+}
+
+pub const SCHEMA_VERSION: u64 = 1;
+
+impl LabReport {
+    /// The document `--json` writes and the HTML report reads (docs/lab.md).
+    pub fn record(&self) -> LabResult {
+        LabResult {
+            kind: ::results::Kind::Lab,
+            schema_version: SCHEMA_VERSION,
+            experiment: self.experiment.name().to_owned(),
+            flint_version: env!("CARGO_PKG_VERSION").to_owned(),
+            started_at: bench::report::rfc3339(self.started_at),
+            environment: bench::report::environment(),
+            options: LabOptionsRecord {
+                duration_s: self.duration.as_secs_f64(),
+                servers: self.servers.iter().map(|s| s.name.clone()).collect(),
+            },
+            servers: self
+                .servers
+                .iter()
+                .map(|s| LabServer {
+                    name: s.name.clone(),
+                    version: s.version.clone(),
+                    status: s.status,
+                    note: s.note.clone(),
+                })
+                .collect(),
+            results: self.results.iter().map(|r| r.record().clone()).collect(),
+        }
+    }
+
+    /// [`LabReport::record`] as JSON.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self.record()).expect("a lab result always serializes")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{docroot, LabOptions};
+    use lab_profile::{Method, Profile, SyscallRow};
+    use serde_json::{json, Value};
+
+    fn measurement(
+        requests: u64,
+        bytes: u64,
+        client_cpu: Option<f64>,
+        server_cpu: Option<f64>,
+        calls: Option<u64>,
+    ) -> Measurement {
+        let workload = docroot::single_file_workload("/sizes/1024.html");
+        let addr = std::net::SocketAddr::from(([127, 0, 0, 1], 1));
+        let config = bench::BenchConfig {
+            concurrency: 1,
+            stop: bench::Stop::Duration(Duration::from_secs(2)),
+            connect_timeout: Duration::from_secs(1),
+            response_timeout: Duration::from_secs(1),
+            ..bench::BenchConfig::new(bench::Target::http(addr))
+        };
+        let mut stats = bench::Stats::new(&workload, false);
+        stats.requests = requests;
+        stats.bytes_total = bytes;
+        let run = bench::RunResult {
+            config,
+            workload,
+            stats,
+            duration: Duration::from_secs(2),
+            started_at: SystemTime::UNIX_EPOCH,
+            interrupted: false,
+        };
+        let profile = calls.map(|c| Profile {
+            pid: 1,
+            method: Method::Perf,
+            window: Duration::from_secs(2),
+            cpu_user: Duration::ZERO,
+            cpu_sys: Duration::ZERO,
+            syscalls: vec![
+                SyscallRow {
+                    name: "sendfile".into(),
+                    seconds: None,
+                    calls: c - c / 2,
+                    errors: 0,
+                },
+                SyscallRow {
+                    name: "read".into(),
+                    seconds: None,
+                    calls: c / 2,
+                    errors: 3,
+                },
+            ],
+            total_calls: c,
+            total_errors: 3,
+            total_seconds: None,
+            pids: vec![1],
+            notes: Vec::new(),
+        });
+        Measurement {
+            run,
+            profile,
+            profile_error: None,
+            server_cpu: server_cpu.map(Duration::from_secs_f64),
+            client_cpu: client_cpu.map(Duration::from_secs_f64),
+            window: Duration::from_secs(2),
+        }
+    }
+
+    fn row(m: &Measurement) -> ResultRow {
+        ResultRow::new(
+            Experiment::Sizes,
+            PeerKind::Nginx,
+            bench::HttpMode::KeepAlive,
+            Some(1024),
+            m,
+        )
+    }
+
+    #[test]
+    fn rates_and_per_request_figures_come_from_the_window() {
+        let r = row(&measurement(
+            1000,
+            2_000_000,
+            Some(0.5),
+            Some(0.5),
+            Some(3000),
+        ));
+        assert_eq!(r.requests, 1000);
+        assert_eq!(r.requests_per_s, 500.0);
+        assert_eq!(r.bytes_per_s, 1_000_000.0);
+        assert_eq!(r.server_cpu_us_per_request, Some(500.0));
+        assert_eq!(r.syscalls_per_request, Some(3.0));
+        assert_eq!(r.profile_method.as_deref(), Some("perf"));
+        let rows = r.syscalls.as_ref().expect("rows");
+        assert_eq!(rows.iter().map(|s| s.calls).sum::<u64>(), 3000);
+        assert_eq!(rows[1].errors, 3);
+        assert!(!r.client_limited);
+    }
+
+    #[test]
+    fn client_limited_only_when_the_client_core_is_saturated_and_the_server_is_not() {
+        let limited =
+            |client, server| row(&measurement(10, 10, client, server, None)).client_limited;
+        assert!(limited(Some(1.9), Some(1.0)));
+        assert!(
+            !limited(Some(1.9), Some(1.9)),
+            "both saturated: the server's limit too"
+        );
+        assert!(!limited(Some(1.0), Some(1.0)));
+        assert!(!limited(None, Some(1.0)));
+        assert!(!limited(Some(1.9), None));
+    }
+
+    #[test]
+    fn without_requests_or_profile_the_per_request_figures_are_null() {
+        let r = row(&measurement(0, 0, Some(0.1), Some(0.1), Some(10)));
+        assert_eq!(r.syscalls_per_request, None);
+        assert_eq!(r.server_cpu_us_per_request, None);
+        let r = row(&measurement(10, 10, None, None, None));
+        assert_eq!(r.syscalls_per_request, None);
+        assert_eq!(r.profile_method, None);
+        assert_eq!(r.syscalls, None);
+    }
+
+    #[test]
+    fn the_json_has_exactly_the_documented_keys() {
+        let report = LabReport {
+            experiment: Experiment::All,
+            started_at: SystemTime::UNIX_EPOCH,
+            duration: Duration::from_secs(2),
+            servers: vec![ServerStatus {
+                name: "lighttpd".into(),
+                version: None,
+                status: Status::Missing,
+                note: Some("install: apt-get install -y lighttpd".into()),
+                kind: PeerKind::Lighttpd,
+            }],
+            results: vec![row(&measurement(10, 10, None, Some(0.1), Some(20)))],
+            interrupted: false,
+        };
+        let json = report.to_json();
+        let back: LabResult = serde_json::from_value(json.clone()).expect("reads back");
+        assert_eq!(back, report.record(), "the reader's type is the writer's");
+        let keys = |v: &Value| {
+            let mut k: Vec<String> = v.as_object().expect("object").keys().cloned().collect();
+            k.sort();
+            k
+        };
+        assert_eq!(
+            keys(&json),
+            [
+                "environment",
+                "experiment",
+                "flint_version",
+                "kind",
+                "options",
+                "results",
+                "schema_version",
+                "servers",
+                "started_at"
+            ]
+        );
+        assert_eq!(json["experiment"], "all");
+        assert_eq!(json["started_at"], "1970-01-01T00:00:00.000Z");
+        assert_eq!(keys(&json["options"]), ["duration_s", "servers"]);
+        assert_eq!(
+            json["servers"][0],
+            json!({"name": "lighttpd", "version": null, "status": "missing",
+                   "note": "install: apt-get install -y lighttpd"})
+        );
+        let result = &json["results"][0];
+        assert_eq!(
+            keys(result),
+            [
+                "bytes_per_s",
+                "client_limited",
+                "duration_s",
+                "errors",
+                "experiment",
+                "interrupted",
+                "mode",
+                "profile_method",
+                "requests",
+                "requests_per_s",
+                "server",
+                "server_cpu_us_per_request",
+                "size_bytes",
+                "syscalls",
+                "syscalls_per_request",
+            ]
+        );
+        assert_eq!(result["mode"], "persistent");
+        assert_eq!(
+            result["syscalls"][0],
+            json!({"name": "sendfile", "calls": 10, "errors": 0, "seconds": null})
+        );
+    }
+
+    #[test]
+    fn all_runs_122_measurements_with_every_server() {
+        let opts = LabOptions::new(None);
+        assert_eq!(opts.runs(Experiment::Syscalls), 15);
+        assert_eq!(opts.runs(Experiment::Sizes), 60);
+        assert_eq!(opts.runs(Experiment::Digest), 3);
+        // Four servers: two keys x full and resumed handshakes, keep-alive, six sizes.
+        assert_eq!(opts.tls_sizes().len(), 6);
+        assert_eq!(opts.runs(Experiment::Tls), 4 * (2 * 2 + 1 + 6));
+        assert_eq!(opts.runs(Experiment::All), 78 + 44);
+    }
+}

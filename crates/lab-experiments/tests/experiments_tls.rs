@@ -1,0 +1,105 @@
+//! `flint lab tls` end to end, short: flint and nginx, one size, a fraction of a second each,
+//! with certificates made at test time. Checks the JSON's shape (the HTML report reads it) and
+//! what must hold whatever the machine's load: no errors, a handshake per HTTP/1.0 request, and
+//! resumed handshakes that resume.
+
+mod common;
+
+use common::flint_bin;
+use lab_experiments::{self as experiments, Experiment, LabOptions, Status, HANDSHAKE_CLIENTS};
+use lab_peers::PeerKind;
+use serde_json::Value;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+fn num(v: &Value, key: &str) -> f64 {
+    v[key]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{key} is not a number in {v}"))
+}
+
+#[test]
+fn tls_end_to_end_measures_both_keys_and_gives_the_json_shape() {
+    let mut opts = LabOptions::new(Some(flint_bin()));
+    opts.duration = Duration::from_millis(400);
+    opts.warmup = Duration::from_millis(100);
+    opts.servers = vec![PeerKind::Flint, PeerKind::Nginx];
+    opts.sizes = vec![1024];
+    let (mut out, mut progress) = (Vec::new(), Vec::new());
+    let report = experiments::run(
+        Experiment::Tls,
+        &opts,
+        &mut out,
+        &mut progress,
+        &AtomicBool::new(false),
+    )
+    .expect("lab run");
+    let text = String::from_utf8_lossy(&out);
+    let progress = String::from_utf8_lossy(&progress);
+    for title in [
+        "tls: handshakes per second",
+        "tls: keep-alive",
+        "tls: output bandwidth over HTTPS",
+    ] {
+        assert!(text.contains(title), "no {title:?} in:\n{text}\n{progress}");
+    }
+    assert!(
+        report.servers.iter().all(|s| s.status == Status::Ok),
+        "{:?}\n{progress}",
+        report.servers
+    );
+
+    let json = report.to_json();
+    assert_eq!(json["experiment"], "tls");
+    let results = json["results"].as_array().expect("results");
+    // Per server: 2 keys x (full, resumed), keep-alive and one size with ECDSA.
+    assert_eq!(results.len(), 2 * 6, "{results:#?}\n{progress}");
+    for r in results {
+        assert_eq!(r["experiment"], "tls");
+        assert!(
+            matches!(r["server"].as_str(), Some("flint" | "nginx")),
+            "{r}"
+        );
+        assert!(
+            matches!(r["certificate"].as_str(), Some("ecdsa-p256" | "rsa-2048")),
+            "{r}"
+        );
+        assert_eq!(r["errors"], 0, "{r}\n{progress}");
+        assert!(r["requests"].as_u64().is_some_and(|n| n > 0), "{r}");
+        assert!(
+            num(r, "requests_per_s") > 0.0 && num(r, "bytes_per_s") > 0.0,
+            "{r}"
+        );
+        assert!(num(r, "server_cpu_us_per_request") > 0.0, "{r}");
+        assert!(r.get("syscalls_per_request").is_some(), "{r}");
+        let handshakes = r["tls_handshakes"].as_u64().expect("tls_handshakes");
+        let resumed = r["tls_resumed"].as_u64().expect("tls_resumed");
+        assert!(handshakes >= 1 && resumed <= handshakes, "{r}");
+        match r["handshake"].as_str() {
+            Some(kind) => {
+                assert_eq!(r["mode"], "http1.0", "{r}");
+                assert!(r.get("size_bytes").is_none(), "{r}");
+                // HTTP/1.0: a connection, so a handshake, per request (a client's connection
+                // may have shaken hands before the window opened).
+                let requests = r["requests"].as_u64().unwrap();
+                let clients = HANDSHAKE_CLIENTS as u64;
+                assert!(handshakes + clients >= requests, "{r}");
+                match kind {
+                    "full" => assert_eq!(resumed, 0, "{r}"),
+                    // Each client's first connection of the run is a full handshake; every
+                    // later one resumes.
+                    "resumed" => {
+                        assert!(resumed >= 1 && handshakes - resumed <= 2 * clients, "{r}")
+                    }
+                    other => panic!("handshake {other}"),
+                }
+            }
+            None => {
+                assert_eq!(r["mode"], "persistent", "{r}");
+                assert_eq!(r["certificate"], "ecdsa-p256", "{r}");
+            }
+        }
+    }
+    let sized: Vec<&Value> = results.iter().filter(|r| r["size_bytes"] == 1024).collect();
+    assert_eq!(sized.len(), 2, "{results:#?}");
+}

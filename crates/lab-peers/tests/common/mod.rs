@@ -1,0 +1,25 @@
+//! Helpers shared by the lab's integration tests.
+
+use std::path::{Path, PathBuf};
+
+/// The flint executable: FLINT_BIN, or the one cargo built next to this test
+/// (target/<profile>/flint; `cargo test --workspace` builds it before running any test).
+pub fn flint_bin() -> PathBuf {
+    if let Some(bin) = std::env::var_os("FLINT_BIN") {
+        return PathBuf::from(bin);
+    }
+    let exe = std::env::current_exe().expect("current_exe");
+    // target/<profile>/deps/<test>-HASH -> target/<profile>/flint
+    let bin = exe
+        .parent()
+        .and_then(Path::parent)
+        .map(|p| p.join("flint"))
+        .expect("target dir");
+    assert!(
+        bin.is_file(),
+        "{} not found: build it first (cargo build -p flint, or cargo test --workspace) \
+         or set FLINT_BIN",
+        bin.display()
+    );
+    bin
+}
