@@ -27,7 +27,9 @@ pub(crate) fn start_with_default_dispositions(cmd: &mut Command) {
     }
 }
 
-/// Between fork and exec: SIG_DFL for every signal that can be set (not SIGKILL or SIGSTOP).
+/// Between fork and exec: SIG_DFL for every standard signal that can be set (not SIGKILL or
+/// SIGSTOP). Real-time signals stay as inherited: no server or tracer the lab starts is stopped
+/// by one, and glibc reserves the first of them for itself.
 fn reset_to_default() -> io::Result<()> {
     let default = SigAction::new(SigHandler::SigDfl, SaFlags::empty(), SigSet::empty());
     for signal in Signal::iterator() {
