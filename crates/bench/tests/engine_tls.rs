@@ -8,7 +8,6 @@ use bench::stats::ErrorKind;
 use bench::{BenchConfig, HttpMode, RunResult, Stop, Target, Workload};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
