@@ -1,9 +1,6 @@
 //! The sizes experiment end to end, short: two sizes, two servers, half a second each. Checks the
 //! JSON's shape (the HTML report reads it) and that its figures agree with each other.
 
-mod common;
-
-use common::flint_bin;
 use lab_experiments::{self as experiments, Experiment, LabOptions, Status};
 use lab_peers::PeerKind;
 use serde_json::Value;
@@ -11,6 +8,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+use test_support::flint_bin;
 
 fn options(servers: Vec<PeerKind>, flint: PathBuf) -> LabOptions {
     let mut opts = LabOptions::new(Some(flint));

@@ -3,14 +3,12 @@
 //! what must hold whatever the machine's load: no errors, a handshake per HTTP/1.0 request, and
 //! resumed handshakes that resume.
 
-mod common;
-
-use common::flint_bin;
 use lab_experiments::{self as experiments, Experiment, LabOptions, Status, HANDSHAKE_CLIENTS};
 use lab_peers::PeerKind;
 use serde_json::Value;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
+use test_support::flint_bin;
 
 fn num(v: &Value, key: &str) -> f64 {
     v[key]

@@ -4,14 +4,12 @@
 //! The peers are installed by scripts/install-peers.sh, which the test command runs: a missing
 //! one fails here with the command that installs it, rather than skipping silently.
 
-mod common;
-
-use common::flint_bin;
 use lab_peers::{Peer, PeerKind, PeerSpec};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+use test_support::flint_bin;
 
 fn docroot() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -7,8 +7,12 @@
 //! - [`certs`]: certificates made at test time by rcgen: a test CA and leaves it signs
 //!   (expired ones too), self-signed pairs written as PEM files for `--tls-cert`/`--cacert`, and
 //!   the rustls server configuration tests serve them with.
+//! - [`flint_bin`]: the `flint` executable, for tests outside its crate that start it.
 //!
 //! A dev-dependency only: nothing here is in the `flint` binary.
 
 pub mod alloc;
 pub mod certs;
+mod flint_bin;
+
+pub use flint_bin::flint_bin;

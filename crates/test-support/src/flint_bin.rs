@@ -1,9 +1,12 @@
-//! Helpers shared by the lab's integration tests.
+//! The `flint` executable, for tests of library crates that start it as a process (the lab's
+//! flint peer): such a test has no `CARGO_BIN_EXE_flint`, which cargo sets only for the tests of
+//! the crate that owns the binary.
 
 use std::path::{Path, PathBuf};
 
-/// The flint executable: FLINT_BIN, or the one cargo built next to this test
-/// (target/<profile>/flint; `cargo test --workspace` builds it before running any test).
+/// FLINT_BIN, or the one cargo built next to the running test (target/<profile>/flint;
+/// `cargo test --workspace` builds it before running any test). Panics, saying how to build it,
+/// when there is none.
 pub fn flint_bin() -> PathBuf {
     if let Some(bin) = std::env::var_os("FLINT_BIN") {
         return PathBuf::from(bin);
