@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-/// FLINT_BIN, or the one cargo built next to the running test (target/<profile>/flint;
+/// FLINT_BIN, or the one cargo built next to the running test (`target/<profile>/flint`;
 /// `cargo test --workspace` builds it before running any test). Panics, saying how to build it,
 /// when there is none.
 pub fn flint_bin() -> PathBuf {
