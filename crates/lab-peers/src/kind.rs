@@ -1,0 +1,204 @@
+//! Which servers the lab knows ([`PeerKind`]), and whether one is installed here ([`Installed`]).
+
+use crate::{config, PeerError};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::str::FromStr;
+use std::time::Duration;
+
+/// The servers the lab knows how to start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum PeerKind {
+    Flint,
+    Nginx,
+    ApachePrefork,
+    ApacheEvent,
+    Lighttpd,
+}
+
+impl PeerKind {
+    pub const ALL: [PeerKind; 5] = [
+        PeerKind::Flint,
+        PeerKind::Nginx,
+        PeerKind::ApachePrefork,
+        PeerKind::ApacheEvent,
+        PeerKind::Lighttpd,
+    ];
+
+    /// The name on the command line and in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            PeerKind::Flint => "flint",
+            PeerKind::Nginx => "nginx",
+            PeerKind::ApachePrefork => "apache-prefork",
+            PeerKind::ApacheEvent => "apache-event",
+            PeerKind::Lighttpd => "lighttpd",
+        }
+    }
+
+    /// The Debian command that installs it (flint: how to build it).
+    pub fn install_hint(self) -> &'static str {
+        match self {
+            PeerKind::Flint => "cargo build --release -p flint (or set FLINT_BIN)",
+            PeerKind::Nginx => "apt-get install -y nginx",
+            PeerKind::ApachePrefork | PeerKind::ApacheEvent => "apt-get install -y apache2",
+            PeerKind::Lighttpd => "apt-get install -y lighttpd",
+        }
+    }
+
+    /// Whether it can add Content-MD5 to responses (the digest experiment).
+    pub fn supports_digest(self) -> bool {
+        matches!(
+            self,
+            PeerKind::Flint | PeerKind::ApachePrefork | PeerKind::ApacheEvent
+        )
+    }
+
+    fn program_name(self) -> &'static str {
+        match self {
+            PeerKind::Flint => "flint",
+            PeerKind::Nginx => "nginx",
+            PeerKind::ApachePrefork | PeerKind::ApacheEvent => "apache2",
+            PeerKind::Lighttpd => "lighttpd",
+        }
+    }
+
+    fn version_flag(self) -> &'static str {
+        match self {
+            PeerKind::Flint => "--version",
+            _ => "-v",
+        }
+    }
+
+    /// Finds the server's binary and asks its version. `flint_bin` is the flint executable (the
+    /// running `flint` passes its own path); the others are looked up on PATH and in the sbin
+    /// directories.
+    pub fn probe(self, flint_bin: Option<&Path>) -> Result<Installed, PeerError> {
+        let missing = || PeerError::NotInstalled {
+            kind: self,
+            install: self.install_hint(),
+        };
+        let program = match (self, flint_bin) {
+            (PeerKind::Flint, Some(bin)) if lab_process::is_executable(bin) => bin.to_owned(),
+            (PeerKind::Flint, _) => return Err(missing()),
+            _ => lab_process::find_program(self.program_name()).ok_or_else(missing)?,
+        };
+        if matches!(self, PeerKind::ApachePrefork | PeerKind::ApacheEvent) {
+            let mpm = match self {
+                PeerKind::ApachePrefork => "mpm_prefork",
+                _ => "mpm_event",
+            };
+            for module in [mpm, "mime", "dir", "authz_core"] {
+                let path = Path::new(config::APACHE_MODULES).join(format!("mod_{module}.so"));
+                if !path.is_file() {
+                    return Err(missing());
+                }
+            }
+        }
+        let out = lab_process::output_within(
+            Command::new(&program).arg(self.version_flag()),
+            Duration::from_secs(10),
+        )
+        .map_err(|source| PeerError::Io {
+            kind: self,
+            what: format!("running {} {}", program.display(), self.version_flag()),
+            source,
+        })?;
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let version = parse_version(&text).unwrap_or_else(|| "unknown".to_owned());
+        Ok(Installed { program, version })
+    }
+}
+
+impl fmt::Display for PeerKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for PeerKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        PeerKind::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<_> = PeerKind::ALL.iter().map(|k| k.name()).collect();
+                format!("unknown server `{s}` (known: {})", names.join(", "))
+            })
+    }
+}
+
+/// `nginx/1.22.1` from `nginx version: nginx/1.22.1`; `Apache/2.4.71` from `Server version:
+/// Apache/2.4.71 (Debian)`; `lighttpd/1.4.69` from `lighttpd/1.4.69 (ssl) - a light ...`;
+/// `flint/0.1.0` from `flint 0.1.0`.
+pub fn parse_version(text: &str) -> Option<String> {
+    let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+    let line = line.rsplit_once("version: ").map_or(line, |(_, v)| v);
+    let mut words = line.split_whitespace();
+    let first = words.next()?;
+    if first.contains('/') {
+        return Some(first.to_owned());
+    }
+    // `NAME VERSION` (clap's --version).
+    match words.next() {
+        Some(v) if v.starts_with(|c: char| c.is_ascii_digit()) => Some(format!("{first}/{v}")),
+        _ => Some(first.to_owned()),
+    }
+}
+
+/// A server found on this machine.
+#[derive(Debug, Clone)]
+pub struct Installed {
+    pub program: PathBuf,
+    pub version: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_read_as_name_slash_number() {
+        assert_eq!(
+            parse_version("nginx version: nginx/1.22.1\n").as_deref(),
+            Some("nginx/1.22.1")
+        );
+        assert_eq!(
+            parse_version("Server version: Apache/2.4.71 (Debian)\nServer built:   2026\n")
+                .as_deref(),
+            Some("Apache/2.4.71")
+        );
+        assert_eq!(
+            parse_version("lighttpd/1.4.69 (ssl) - a light and fast webserver\n").as_deref(),
+            Some("lighttpd/1.4.69")
+        );
+        assert_eq!(
+            parse_version("flint 0.1.0\n").as_deref(),
+            Some("flint/0.1.0")
+        );
+        assert_eq!(parse_version("\n  \n"), None);
+    }
+
+    #[test]
+    fn server_names_round_trip_and_unknown_names_are_refused() {
+        for kind in PeerKind::ALL {
+            assert_eq!(kind.name().parse::<PeerKind>(), Ok(kind));
+        }
+        let err = "apache".parse::<PeerKind>().expect_err("not a peer");
+        assert!(err.contains("apache-prefork"), "{err}");
+    }
+
+    #[test]
+    fn a_missing_flint_binary_names_how_to_build_it() {
+        let err = PeerKind::Flint
+            .probe(Some(Path::new("/nonexistent/flint")))
+            .expect_err("no such binary");
+        assert!(err.to_string().contains("cargo build"), "{err}");
+    }
+}
