@@ -83,3 +83,27 @@ pub enum HttpMode {
     #[serde(rename = "pipelined")]
     Pipeline,
 }
+
+impl HttpMode {
+    /// The word the JSON uses (`http1.0`, `persistent`, `pipelined`).
+    pub fn name(self) -> &'static str {
+        match self {
+            HttpMode::Http10 => "http1.0",
+            HttpMode::KeepAlive => "persistent",
+            HttpMode::Pipeline => "pipelined",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mode_is_named_as_the_json_spells_it() {
+        for mode in [HttpMode::Http10, HttpMode::KeepAlive, HttpMode::Pipeline] {
+            let json = serde_json::to_value(mode).unwrap();
+            assert_eq!(json, mode.name());
+        }
+    }
+}
