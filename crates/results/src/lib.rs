@@ -11,9 +11,13 @@
 //! without a cycle.
 //!
 //! Reading is lenient: every struct is `#[serde(default)]`, so a file written by an older flint,
-//! which lacks later fields, still reads (the missing figures come back as zero, empty or
-//! `None`), and fields this version does not know are ignored. Writing is exact: the layout is
-//! described by docs/bench-json.schema.json, which a test checks against real output.
+//! which lacks later fields, still reads, and fields this version does not know are ignored. What
+//! a missing field reads as is chosen per field: `Option` where absence means "not recorded" and
+//! a reader must show a blank (a CPU figure, a TLS record, the machine's description); a plain
+//! default where zero or empty is the honest value (a count of something an older flint did not
+//! have, a list, a flag); a [`LatencySummary`] without samples has `count` 0. A field of the
+//! wrong type is an error, never a silent zero. Writing is exact: the layout is described by
+//! docs/bench-json.schema.json, which a test checks against real output.
 //!
 //! - [`bench`]: one `flint bench` run ([`BenchResult`]), with [`hosts`] when it ran on many
 //!   client hosts;
