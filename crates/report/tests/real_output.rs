@@ -14,6 +14,7 @@ use serde_json::Value;
 use std::sync::atomic::AtomicBool;
 use std::sync::mpsc;
 use std::time::Duration;
+use test_support::certs::{KeyKind, SelfSigned};
 
 /// How long the server may take to stop once told: far beyond what it needs on a busy machine.
 const STOP_WAIT: Duration = Duration::from_secs(20);
@@ -24,6 +25,7 @@ struct Served {
     handle: serve::ShutdownHandle,
     done: mpsc::Receiver<Result<serve::ServerStats, serve::ServeError>>,
     _root: tempfile::TempDir,
+    _certificate: Option<SelfSigned>,
 }
 
 impl Served {
@@ -38,14 +40,10 @@ impl Served {
             threads: 1,
             ..serve::Config::default()
         };
-        if tls {
-            let made = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
-            let cert = root.path().join("cert.pem");
-            let key = root.path().join("key.pem");
-            std::fs::write(&cert, made.cert.pem()).unwrap();
-            std::fs::write(&key, made.signing_key.serialize_pem()).unwrap();
-            config.tls_cert = Some(cert);
-            config.tls_key = Some(key);
+        let certificate = tls.then(|| SelfSigned::new(KeyKind::EcdsaP256));
+        if let Some(c) = &certificate {
+            config.tls_cert = Some(c.cert.clone());
+            config.tls_key = Some(c.key.clone());
         }
         let server = serve::Server::bind(config).expect("the server binds");
         let addr = server.local_addr();
@@ -59,6 +57,7 @@ impl Served {
             handle,
             done,
             _root: root,
+            _certificate: certificate,
         }
     }
 
