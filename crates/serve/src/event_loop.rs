@@ -107,6 +107,7 @@ impl<'a, T: Transport> Loop<'a, T> {
                 wall: SystemTime::now(),
                 date: [b' '; wire::date::HTTP_DATE_LEN],
                 max_pipeline: config.max_pipeline_bytes as u64,
+                max_body: config.max_body_bytes,
                 timeouts: Timeouts {
                     header: Duration::from_millis(config.header_timeout_ms),
                     keepalive: Duration::from_millis(config.keepalive_timeout_ms),

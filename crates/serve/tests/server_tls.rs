@@ -102,12 +102,18 @@ fn plain_http_garbage_records_and_stalled_handshakes_are_closed_and_counted() {
     let srv = certs.serve(|c| c.header_timeout_ms = 2000);
     let client = certs.client(&both_versions());
 
-    let mut plain = connect(srv.addr);
-    plain.write_all(get("/a.txt").as_bytes()).unwrap();
+    // Plain HTTP gets nginx's answer, unencrypted, from a raw TCP client's point of view.
+    let mut plain = BufReader::new(connect(srv.addr));
+    plain.get_mut().write_all(get("/a.txt").as_bytes()).unwrap();
+    let resp = read_response(&mut plain, false).expect("a plain HTTP answer");
+    assert_eq!(resp.status, 400);
+    assert_eq!(resp.header("Connection"), Some("close"));
+    assert_eq!(resp.body, b"The plain HTTP request was sent to HTTPS port\n");
     assert!(
         closed_by_peer(&mut plain),
-        "plain HTTP to the TLS port is closed"
+        "plain HTTP to the TLS port is closed after its 400"
     );
+    assert_eq!(srv.stats().tls_plain_http, 1);
 
     let mut t = tls_connect(srv.addr, &client);
     t.write_all(get("/a.txt").as_bytes()).unwrap();
@@ -137,7 +143,7 @@ fn plain_http_garbage_records_and_stalled_handshakes_are_closed_and_counted() {
     assert_eq!(read_response(&mut r, false).unwrap().body, b"hello");
     drop(r);
     let st = srv.stop();
-    assert_eq!(st.tls_errors, 2, "{st:?}");
+    assert_eq!((st.tls_errors, st.tls_plain_http), (1, 1), "{st:?}");
     assert_eq!(st.tls_handshake_timeouts, 1, "{st:?}");
     assert_eq!(st.tls_handshakes, 2);
 }
@@ -227,7 +233,7 @@ fn traversal_limits_and_shutdown_hold_over_tls() {
     let (resp, closed) = exchange_tls(huge.as_bytes());
     assert_eq!((resp.status, closed), (431, true));
     let (resp, closed) =
-        exchange_tls(b"GET /a.txt HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\nabcde");
+        exchange_tls(b"GET /a.txt HTTP/1.1\r\nHost: t\r\nContent-Length: 2000000\r\n\r\nabcde");
     assert_eq!(
         (resp.status, closed),
         (413, true),
@@ -250,6 +256,26 @@ fn traversal_limits_and_shutdown_hold_over_tls() {
     );
     let st = srv.stop();
     assert_eq!(st.status_4xx, 6);
+}
+
+#[test]
+fn request_bodies_are_dropped_over_tls_and_the_connection_goes_on() {
+    let certs = Certs::new(false);
+    let srv = certs.serve(|_| {});
+    let client = certs.client(&both_versions());
+    let mut r = BufReader::new(tls_connect(srv.addr, &client));
+    r.get_mut()
+        .write_all(
+            b"POST /a.txt HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n\
+              3\r\nabc\r\n0\r\n\r\nGET /a.txt HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n\r\nxy",
+        )
+        .unwrap();
+    assert_eq!(read_response(&mut r, false).unwrap().status, 405);
+    assert_eq!(read_response(&mut r, false).unwrap().body, b"hello");
+    r.get_mut().write_all(get("/a.txt").as_bytes()).unwrap();
+    assert_eq!(read_response(&mut r, false).unwrap().body, b"hello");
+    let st = srv.stats();
+    assert_eq!((st.requests, st.tls_handshakes, st.closed), (3, 1, 0), "{st:?}");
 }
 
 /// Runs `program args` with `stdin`, killed after 10 s by coreutils' timeout; None if the
