@@ -230,17 +230,28 @@ fn unfinished_and_rate_not_kept_lines_are_spaced_as_their_neighbours() {
         .collect();
     assert_eq!(notes.len(), 2, "{text}");
     for line in &notes {
-        assert!(line.starts_with("  ") && !line.starts_with("   "), "{line:?}");
+        assert!(
+            line.starts_with("  ") && !line.starts_with("   "),
+            "{line:?}"
+        );
         assert!(!line.trim_start().contains("  "), "padding inside {line:?}");
     }
     assert!(
-        notes[0].contains("3 requests in flight when the run ended, after waiting 0.400 ms (median) to 1.200 ms;"),
+        notes[0].contains(
+            "3 requests in flight when the run ended, after waiting 0.400 ms (median) to 1.200 ms;"
+        ),
         "{text}"
     );
-    assert!(notes[1].contains("Webchildren (-c); this run had 4"), "{text}");
+    assert!(
+        notes[1].contains("Webchildren (-c); this run had 4"),
+        "{text}"
+    );
     // The paper's report has no indentation; the same notes start at the margin there.
     let paper = webstone(&r);
     let note = paper.lines().find(|l| l.contains("Unfinished:")).unwrap();
-    assert!(note.starts_with("Unfinished: 3 requests in flight"), "{note:?}");
+    assert!(
+        note.starts_with("Unfinished: 3 requests in flight"),
+        "{note:?}"
+    );
     assert!(!note.contains("  "), "padding inside {note:?}");
 }

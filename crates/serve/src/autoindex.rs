@@ -58,7 +58,7 @@ struct Item {
 
 /// The HTML page for `listing`, appended to `out`.
 pub fn render(listing: &Listing<'_>, out: &mut Vec<u8>) -> io::Result<()> {
-    let (mut items, left_out) = read(listing)?;
+    let (mut items, left_out) = read(listing, MAX_COUNTED)?;
     items.sort_by(|a, b| b.is_dir.cmp(&a.is_dir).then_with(|| a.name.cmp(&b.name)));
     let title = String::from_utf8_lossy(listing.url_path);
     out.extend_from_slice(b"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">");
@@ -118,8 +118,9 @@ pub fn render(listing: &Listing<'_>, out: &mut Vec<u8>) -> io::Result<()> {
     Ok(())
 }
 
-/// The entries to show (unsorted) and how many more were counted (at most [`MAX_COUNTED`]).
-fn read(listing: &Listing<'_>) -> io::Result<(Vec<Item>, u64)> {
+/// The entries to show (unsorted) and how many more were counted (at most `max_counted`: the
+/// directory is not read further).
+fn read(listing: &Listing<'_>, max_counted: u64) -> io::Result<(Vec<Item>, u64)> {
     let by_fd = PathBuf::from(format!("/proc/self/fd/{}", listing.dir.as_raw_fd()));
     let (base, entries) = match fs::read_dir(&by_fd) {
         Ok(entries) => (by_fd, entries),
@@ -139,7 +140,7 @@ fn read(listing: &Listing<'_>) -> io::Result<(Vec<Item>, u64)> {
         }
         if items.len() >= listing.max_entries {
             left_out += 1;
-            if left_out == MAX_COUNTED {
+            if left_out == max_counted {
                 break;
             }
             continue;
@@ -210,6 +211,29 @@ fn push_href(out: &mut Vec<u8>, name: &[u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn entries_past_the_limit_are_counted_only_up_to_the_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..30 {
+            std::fs::write(dir.path().join(format!("f{i}")), b"").unwrap();
+        }
+        let root = Root::new(dir.path(), false).unwrap();
+        let opened = File::open(dir.path()).unwrap();
+        let listing = Listing {
+            dir: &opened,
+            fs_path: dir.path(),
+            url_path: b"/",
+            root: &root,
+            show_dotfiles: false,
+            symlinks_outside_root: false,
+            max_entries: 10,
+        };
+        let (items, left_out) = read(&listing, 5).unwrap();
+        assert_eq!((items.len(), left_out), (10, 5), "stopped at the bound");
+        let (items, left_out) = read(&listing, 1000).unwrap();
+        assert_eq!((items.len(), left_out), (10, 20));
+    }
 
     #[test]
     fn names_are_escaped_in_text_and_encoded_in_links() {

@@ -158,7 +158,73 @@ pub enum ConfigError {
     Parse { path: String, message: String },
 }
 
+/// A value no server can run with: one line naming the key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{key}` = {value}: {reason}")]
+pub struct InvalidConfig {
+    pub key: &'static str,
+    pub value: String,
+    pub reason: &'static str,
+}
+
 impl Config {
+    /// Refuses values that would make the server refuse everything, spin or never time out:
+    /// checked by `Server::bind` before anything starts.
+    pub fn validate(&self) -> Result<(), InvalidConfig> {
+        let checks: [(&'static str, u64, bool, &'static str); 7] = [
+            (
+                "max_connections",
+                self.max_connections as u64,
+                self.max_connections >= 1,
+                "must be at least 1",
+            ),
+            (
+                "header_timeout_ms",
+                self.header_timeout_ms,
+                self.header_timeout_ms >= 1,
+                "must be at least 1",
+            ),
+            (
+                "send_timeout_ms",
+                self.send_timeout_ms,
+                self.send_timeout_ms >= 1,
+                "must be at least 1",
+            ),
+            (
+                "max_request_line",
+                self.max_request_line as u64,
+                self.max_request_line >= 16,
+                "must be at least 16 (`GET / HTTP/1.1` is 14)",
+            ),
+            (
+                "max_header_bytes",
+                self.max_header_bytes as u64,
+                self.max_header_bytes >= self.max_request_line,
+                "must be at least `max_request_line`",
+            ),
+            (
+                "max_headers",
+                self.max_headers as u64,
+                (1..=wire::request::MAX_HEADERS_CAP).contains(&self.max_headers),
+                "must be from 1 to 256",
+            ),
+            (
+                "max_pipeline_bytes",
+                self.max_pipeline_bytes as u64,
+                self.max_pipeline_bytes >= 1,
+                "must be at least 1",
+            ),
+        ];
+        match checks.into_iter().find(|c| !c.2) {
+            Some((key, value, _, reason)) => Err(InvalidConfig {
+                key,
+                value: value.to_string(),
+                reason,
+            }),
+            None => Ok(()),
+        }
+    }
+
     /// Reads a TOML file; unknown keys and wrong types are errors naming the key and line.
     pub fn from_file(path: &Path) -> Result<Config, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {

@@ -16,10 +16,10 @@ use std::time::{Duration, Instant, SystemTime};
 use wire::{Method, RequestLimits};
 
 use crate::access_log::{AccessLog, Entry};
-use body::Drain;
 use crate::pool::{Bufs, Pool, Seg};
 use crate::respond::{Body, Reply, Responder};
 use crate::stats::ServerStats;
+use body::Drain;
 
 /// The timeouts the driver loop applies, by what a connection waits for.
 #[derive(Debug, Clone, Copy)]
@@ -186,7 +186,8 @@ impl Session {
                     }
                 }
             }
-            if self.queued >= w.max_pipeline {
+            // Paused only with something queued: with nothing to wait for, a pause would spin.
+            if self.queued > 0 && self.queued >= w.max_pipeline {
                 limited = true;
                 break;
             }

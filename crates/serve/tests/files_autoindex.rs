@@ -181,5 +181,9 @@ fn the_default_limit_is_ten_thousand_entries() {
     }
     let html = listing(&mut site, "/big/");
     assert_eq!(hrefs(&html).len(), 10_001);
-    assert!(html.contains(">3 more entries not listed"), "{}", &html[html.len() - 300..]);
+    assert!(
+        html.contains(">3 more entries not listed"),
+        "{}",
+        &html[html.len() - 300..]
+    );
 }

@@ -118,7 +118,10 @@ fn bodies_are_read_and_dropped_and_the_connection_goes_on() {
     let mut r = BufReader::new(s);
     assert_eq!(read_response(&mut r, false).unwrap().body, b"hello");
     let post = read_response(&mut r, false).unwrap();
-    assert_eq!((post.status, post.header("Allow")), (405, Some("GET, HEAD")));
+    assert_eq!(
+        (post.status, post.header("Allow")),
+        (405, Some("GET, HEAD"))
+    );
     assert_eq!(read_response(&mut r, true).unwrap().status, 200);
     assert_eq!(read_response(&mut r, false).unwrap().status, 405);
     // The PUT's body arrives after its answer, in pieces; then one more request.
@@ -127,15 +130,26 @@ fn bodies_are_read_and_dropped_and_the_connection_goes_on() {
     r.get_mut().write_all(get("/a.txt").as_bytes()).unwrap();
     assert_eq!(read_response(&mut r, false).unwrap().body, b"hello");
     let st = srv.stats();
-    assert_eq!((st.requests, st.status_2xx, st.status_4xx), (5, 3, 2), "{st:?}");
-    assert_eq!((st.closed, st.lingering_closes), (0, 0), "one connection throughout");
+    assert_eq!(
+        (st.requests, st.status_2xx, st.status_4xx),
+        (5, 3, 2),
+        "{st:?}"
+    );
+    assert_eq!(
+        (st.closed, st.lingering_closes),
+        (0, 0),
+        "one connection throughout"
+    );
 }
 
 #[test]
 fn malformed_chunked_bodies_get_400_and_a_close() {
     let srv = TestServer::start(|_| {});
     for body in ["zz\r\n", "5\r\nhelloXX", "5\r\nhello\r\n0\r\n\x01\r\n\r\n"] {
-        let raw = format!("GET /a.txt HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n{body}{}", get("/a.txt"));
+        let raw = format!(
+            "GET /a.txt HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n{body}{}",
+            get("/a.txt")
+        );
         refused_with(srv.addr, raw.as_bytes(), 400);
     }
 }
@@ -144,15 +158,21 @@ fn malformed_chunked_bodies_get_400_and_a_close() {
 fn a_chunked_body_past_the_limit_is_cut_with_the_connection() {
     let srv = TestServer::start(|c| c.max_body_bytes = 1000);
     // Seen with the head: 413.
-    let raw = format!("GET /a.txt HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n3e9\r\n{}", "x".repeat(1001));
+    let raw = format!(
+        "GET /a.txt HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n3e9\r\n{}",
+        "x".repeat(1001)
+    );
     refused_with(srv.addr, raw.as_bytes(), 413);
     // Seen after the answer: nothing more to say, the connection closes.
     let mut s = connect(srv.addr);
-    s.write_all(b"GET /a.txt HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n").unwrap();
+    s.write_all(b"GET /a.txt HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n")
+        .unwrap();
     let mut r = BufReader::new(s);
     assert_eq!(read_response(&mut r, false).unwrap().status, 200);
     for _ in 0..3 {
-        let _ = r.get_mut().write_all(format!("190\r\n{}\r\n", "x".repeat(400)).as_bytes());
+        let _ = r
+            .get_mut()
+            .write_all(format!("190\r\n{}\r\n", "x".repeat(400)).as_bytes());
     }
     assert!(closed_by_peer(&mut r));
 }
@@ -164,12 +184,17 @@ fn a_stalled_body_is_cut_at_the_header_timeout() {
         c.keepalive_timeout_ms = 60_000;
     });
     let mut s = connect(srv.addr);
-    s.write_all(b"GET /a.txt HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\nabc").unwrap();
+    s.write_all(b"GET /a.txt HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\nabc")
+        .unwrap();
     let mut r = BufReader::new(s);
     assert_eq!(read_response(&mut r, false).unwrap().status, 200);
     let start = Instant::now();
     assert!(closed_by_peer(&mut r), "closed, not timed out on our side");
-    assert!(start.elapsed() < Duration::from_secs(5), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
     assert_eq!(srv.stop().header_timeouts, 1);
 }
 

@@ -108,7 +108,10 @@ fn plain_http_garbage_records_and_stalled_handshakes_are_closed_and_counted() {
     let resp = read_response(&mut plain, false).expect("a plain HTTP answer");
     assert_eq!(resp.status, 400);
     assert_eq!(resp.header("Connection"), Some("close"));
-    assert_eq!(resp.body, b"The plain HTTP request was sent to HTTPS port\n");
+    assert_eq!(
+        resp.body,
+        b"The plain HTTP request was sent to HTTPS port\n"
+    );
     assert!(
         closed_by_peer(&mut plain),
         "plain HTTP to the TLS port is closed after its 400"
@@ -275,7 +278,11 @@ fn request_bodies_are_dropped_over_tls_and_the_connection_goes_on() {
     r.get_mut().write_all(get("/a.txt").as_bytes()).unwrap();
     assert_eq!(read_response(&mut r, false).unwrap().body, b"hello");
     let st = srv.stats();
-    assert_eq!((st.requests, st.tls_handshakes, st.closed), (3, 1, 0), "{st:?}");
+    assert_eq!(
+        (st.requests, st.tls_handshakes, st.closed),
+        (3, 1, 0),
+        "{st:?}"
+    );
 }
 
 /// Runs `program args` with `stdin`, killed after 10 s by coreutils' timeout; None if the

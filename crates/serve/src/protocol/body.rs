@@ -68,10 +68,7 @@ impl Drain {
 
     /// Reads what of the body is in `input` (all of it unless the body ends inside).
     pub fn feed(&mut self, input: &[u8]) -> Result<Fed, BodyError> {
-        let p = self
-            .decoder
-            .feed(input)
-            .map_err(|_| BodyError::Malformed)?;
+        let p = self.decoder.feed(input).map_err(|_| BodyError::Malformed)?;
         let (payload, framing) = (p.body as u64, (p.consumed - p.body) as u64);
         if payload > self.payload_left || framing > self.framing_left {
             return Err(BodyError::TooLarge);
