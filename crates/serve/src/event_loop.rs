@@ -382,7 +382,9 @@ impl<'a, T: Transport> Loop<'a, T> {
             let Some(c) = self.conns[i].as_mut() else {
                 continue;
             };
-            if c.session.queued == 0 || c.phase == Phase::Linger {
+            // Over TLS an empty queue may still leave sealed records in rustls: the tail of a
+            // response, which closing now would cut.
+            if (c.session.queued == 0 && !c.io.has_output()) || c.phase == Phase::Linger {
                 self.close(i);
             } else {
                 c.session.close_after = true;

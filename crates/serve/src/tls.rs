@@ -31,6 +31,8 @@ use crate::transport::{recv, Flushed, Transport};
 
 /// A file body's chunk: read by one `pread`, sealed into 8 full records.
 const FILE_CHUNK: usize = 128 * 1024;
+/// The first read of a connection, looked at before rustls is given it: a ClientHello fits.
+const FIRST_READ: usize = 4096;
 /// Plaintext given to rustls before its records are written: bounds what one connection holds
 /// sealed but unsent.
 const SEAL_ROUND: usize = 256 * 1024;
@@ -154,7 +156,10 @@ impl TlsTcp {
     /// The connection's first read, into `scratch`: plain HTTP is refused (an HTTP method is
     /// letters; no TLS record starts with one), anything else is handed to rustls.
     fn receive_first(&mut self, scratch: &mut [u8], st: &mut ServerStats) -> io::Result<usize> {
-        let n = recv(&self.sock, &mut self.rd_ready, scratch, st)?;
+        // Within what rustls takes before it must process records (one handshake message's
+        // worth); the rest of a larger first flight is read by rustls itself.
+        let len = scratch.len().min(FIRST_READ);
+        let n = recv(&self.sock, &mut self.rd_ready, &mut scratch[..len], st)?;
         if n == 0 {
             return Ok(0);
         }
@@ -168,7 +173,6 @@ impl TlsTcp {
         }
         let mut rest = &scratch[..n];
         while !rest.is_empty() {
-            // rustls takes at most one handshake's worth at a time; the input buffer is smaller.
             if self.tls.read_tls(&mut rest)? == 0 {
                 break;
             }

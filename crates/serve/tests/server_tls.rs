@@ -9,6 +9,7 @@ mod tls_support;
 use std::io::{BufReader, Read, Write};
 use std::net::SocketAddr;
 use std::process::{Command, Stdio};
+use std::time::Instant;
 
 use common::*;
 use rustls::ProtocolVersion;
@@ -243,18 +244,36 @@ fn traversal_limits_and_shutdown_hold_over_tls() {
         "lingering close over TLS"
     );
 
-    // A large response under way when shutdown begins is finished.
-    let mut r = BufReader::new(tls_connect(srv.addr, &client));
+    // A large response under way when shutdown begins is finished, even when all of it has
+    // been handed to rustls and only sealed records wait for a client that reads slowly (a small
+    // receive buffer keeps them waiting).
+    let sock = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    sock.set_recv_buffer_size(16 * 1024).unwrap();
+    sock.connect_timeout(&srv.addr.into(), WAIT).unwrap();
+    let sock = std::net::TcpStream::from(sock);
+    sock.set_read_timeout(Some(WAIT)).unwrap();
+    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    let conn = rustls::ClientConnection::new(client.clone(), name).unwrap();
+    let mut r = BufReader::new(rustls::StreamOwned::new(conn, sock));
     r.get_mut().write_all(get("/4m.bin").as_bytes()).unwrap();
-    let mut first = [0u8; 1];
-    r.read_exact(&mut first).unwrap();
+    // Read until the server has read the whole file (the last of it then sealed or waiting to
+    // be), then stop reading and shut down.
+    let mut first = Vec::new();
+    let mut chunk = [0u8; 16 * 1024];
+    let read_all = Instant::now() + WAIT;
+    while srv.stats().file_read_bytes < 4 << 20 && Instant::now() < read_all {
+        let n = r.read(&mut chunk).unwrap();
+        assert!(n > 0, "the response ended early");
+        first.extend_from_slice(&chunk[..n]);
+    }
+    let sealed_all = srv.stats().file_read_bytes >= 4 << 20;
     srv.handle.shutdown();
     let mut rest = Vec::new();
     let _ = r.read_to_end(&mut rest); // ends at the server's close (with or without close_notify)
     let all = [&first[..], &rest].concat();
     assert!(
         all.ends_with(&content("4m.bin", 4 << 20)),
-        "got {} bytes",
+        "got {} bytes (the file all read before the shutdown: {sealed_all})",
         all.len()
     );
     let st = srv.stop();
