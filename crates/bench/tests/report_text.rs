@@ -213,7 +213,8 @@ fn counts_of_one_are_singular_in_the_reports() {
 }
 
 /// The notes on what the end of an open-loop run left undone: one sentence per line, spaced as
-/// the lines around them (no run of padding inside a sentence), indented like them in the summary.
+/// the lines around them (no run of padding inside a sentence); the unfinished line indented like
+/// its neighbours in the summary, the warning that the rate was not kept at the margin.
 #[test]
 fn unfinished_and_rate_not_kept_lines_are_spaced_as_their_neighbours() {
     let mut r = small(true);
@@ -229,11 +230,13 @@ fn unfinished_and_rate_not_kept_lines_are_spaced_as_their_neighbours() {
         .filter(|l| l.contains("Unfinished:") || l.contains("RATE NOT KEPT"))
         .collect();
     assert_eq!(notes.len(), 2, "{text}");
+    assert!(
+        notes[0].starts_with("  Unfinished: ") && !notes[0].starts_with("   "),
+        "{:?}",
+        notes[0]
+    );
+    assert!(notes[1].starts_with("RATE NOT KEPT: "), "{:?}", notes[1]);
     for line in &notes {
-        assert!(
-            line.starts_with("  ") && !line.starts_with("   "),
-            "{line:?}"
-        );
         assert!(!line.trim_start().contains("  "), "padding inside {line:?}");
     }
     assert!(

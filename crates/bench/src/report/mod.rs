@@ -194,8 +194,9 @@ pub fn rate_not_kept(r: &RunResult) -> bool {
 }
 
 /// The text reports' lines about what the run's end left undone: unfinished requests, and in the
-/// open loop a rate that was not kept (with the Webchildren that would keep it). Each line starts
-/// with `indent`, as the lines of the report around it do.
+/// open loop a rate that was not kept (with the Webchildren that would keep it). The unfinished
+/// line starts with `indent`, as the lines of the report around it do; a rate not kept is a
+/// warning and starts at the margin, in capitals.
 fn unfinished_notes(r: &RunResult, indent: &str) -> String {
     let s = &r.stats;
     let mut o = String::new();
@@ -231,7 +232,7 @@ fn unfinished_notes(r: &RunResult, indent: &str) -> String {
                 .to_owned(),
         };
         o.push_str(&format!(
-            "{indent}RATE NOT KEPT: {sent} of {} scheduled pages were sent ({} never started); {need}.\n",
+            "RATE NOT KEPT: {sent} of {} scheduled pages were sent ({} never started); {need}.\n",
             s.pages_scheduled, s.pages_not_sent
         ));
     }
