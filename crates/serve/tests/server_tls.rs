@@ -158,7 +158,7 @@ fn bad_certificates_and_keys_fail_at_start_with_one_clear_error() {
     let b = Certs::new(true);
     let bind = |cert: Option<std::path::PathBuf>, key: Option<std::path::PathBuf>| {
         let config = Config {
-            root: a.dir.path().to_path_buf(),
+            root: a.dir().to_path_buf(),
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             threads: 1,
             tls_cert: cert,
@@ -170,9 +170,9 @@ fn bad_certificates_and_keys_fail_at_start_with_one_clear_error() {
             Err(e) => e.to_string(),
         }
     };
-    let garbage = a.dir.path().join("garbage.pem");
+    let garbage = a.dir().join("garbage.pem");
     std::fs::write(&garbage, "not a certificate\n").unwrap();
-    let missing = a.dir.path().join("missing.pem");
+    let missing = a.dir().join("missing.pem");
     let cases = [
         (
             Some(a.cert.clone()),
