@@ -5,54 +5,16 @@
 
 mod files_support;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use files_support::{Site, DATE};
-
-struct Counting;
-
-thread_local! {
-    // Const-initialised and without a destructor: reading it never allocates or registers.
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-fn count() {
-    // try_with: during thread teardown the slot may be gone; then nothing is counted.
-    let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
-}
-
-// SAFETY: every method forwards to the system allocator with the caller's arguments unchanged,
-// so System's guarantees hold; the only addition is a thread-local counter bump, which neither
-// allocates nor touches the memory handed out. Exercised by every test in this binary.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count();
-        // SAFETY: forwarded as received; the caller upholds alloc's contract.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count();
-        // SAFETY: as above.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count();
-        // SAFETY: as above; ptr came from this allocator, i.e. from System.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: as above.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+use test_support::alloc::{allocations_on_this_thread, Counting};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
 fn allocations() -> u64 {
-    ALLOCATIONS.with(|c| c.get())
+    allocations_on_this_thread()
 }
 
 #[test]

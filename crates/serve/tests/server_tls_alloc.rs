@@ -11,62 +11,18 @@
 mod common;
 mod tls_support;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::io::{Read, Write};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use common::*;
+use test_support::alloc::{allocations, exclude_current_thread, Counting};
 use tls_support::*;
-
-struct Counting;
-
-static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
-
-thread_local! {
-    /// Set on the test's client thread: its allocations are not the server's.
-    static CLIENT: Cell<bool> = const { Cell::new(false) };
-}
-
-fn count() {
-    // try_with: a thread being torn down still allocates and frees; count it as a server one.
-    if !CLIENT.try_with(Cell::get).unwrap_or(false) {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-    }
-}
-
-// SAFETY: every method forwards to the system allocator with the caller's arguments unchanged,
-// so System's guarantees hold; the only additions are a read of a const-initialised thread-local
-// Cell (no allocation, no destructor) and an atomic counter bump, neither of which touches the
-// memory handed out. Exercised by the test in this binary.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count();
-        // SAFETY: forwarded as received; the caller upholds alloc's contract.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count();
-        // SAFETY: as above.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count();
-        // SAFETY: as above; ptr came from this allocator, i.e. from System.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: as above.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
 #[test]
 fn tls_keep_alive_allocates_only_rustls_record_buffers() {
-    CLIENT.with(|c| c.set(true));
+    exclude_current_thread();
     let certs = Certs::new(false);
     let srv = certs.serve(|c| c.revalidate_ms = 600_000);
     let client = certs.client(&both_versions());
@@ -91,9 +47,9 @@ fn tls_keep_alive_allocates_only_rustls_record_buffers() {
         }
     };
     round(&mut s); // warm-up: pools, queues and rustls' buffers reach their working size
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    let before = allocations();
     round(&mut s);
-    let allocated = ALLOCATIONS.load(Ordering::Relaxed) - before;
+    let allocated = allocations() - before;
     // 100 keep-alive requests: one record in, one out each; 10 batches of 16: one record in,
     // two out (16 responses of 1.2 KB fill 2 records of 16 KiB).
     let records = 100 * 2 + 10 * 3;

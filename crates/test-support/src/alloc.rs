@@ -24,7 +24,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
 
 thread_local! {
+    // Const-initialised and without destructors: reading them never allocates or registers.
     static EXCLUDED: Cell<bool> = const { Cell::new(false) };
+    static THIS_THREAD: Cell<u64> = const { Cell::new(0) };
 }
 
 /// The system allocator, counting each allocation (`alloc`, `alloc_zeroed` and `realloc`; a
@@ -36,6 +38,12 @@ pub fn allocations() -> u64 {
     ALLOCATIONS.load(Ordering::SeqCst)
 }
 
+/// Allocations made on the calling thread so far, excluded or not (for a test that runs the code
+/// under test on its own thread, beside a harness that allocates on others).
+pub fn allocations_on_this_thread() -> u64 {
+    THIS_THREAD.with(Cell::get)
+}
+
 /// From now on, this thread's allocations are not counted (a test's own server or client, whose
 /// allocations are not the code under test's).
 pub fn exclude_current_thread() {
@@ -44,6 +52,7 @@ pub fn exclude_current_thread() {
 
 fn count() {
     // try_with: a thread being torn down has no thread-locals left; it is counted then.
+    let _ = THIS_THREAD.try_with(|c| c.set(c.get() + 1));
     if !EXCLUDED.try_with(Cell::get).unwrap_or(false) {
         ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
     }

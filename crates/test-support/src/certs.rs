@@ -158,6 +158,12 @@ impl SelfSigned {
         }
     }
 
+    /// The directory the files are in (removed when this is dropped): room for a test's own
+    /// files beside them.
+    pub fn dir(&self) -> &Path {
+        self._dir.path()
+    }
+
     /// The private key, for rustls.
     pub fn key_der(&self) -> PrivateKeyDer<'static> {
         PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(self.key_der.clone()))

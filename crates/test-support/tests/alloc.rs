@@ -1,15 +1,22 @@
 //! The counting allocator counts what this thread allocates and leaves out excluded threads.
 
-use test_support::alloc::{allocations, exclude_current_thread, Counting};
+use test_support::alloc::{
+    allocations, allocations_on_this_thread, exclude_current_thread, Counting,
+};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
 #[test]
 fn counts_this_threads_allocations_and_not_an_excluded_threads() {
-    let before = allocations();
+    let (before, mine) = (allocations(), allocations_on_this_thread());
     let v: Vec<Box<u64>> = (0..100).map(Box::new).collect();
     let counted = allocations() - before;
+    let counted_here = allocations_on_this_thread() - mine;
+    assert!(
+        (101..=110).contains(&counted_here),
+        "on this thread: {counted_here}"
+    );
     assert!(
         (101..=110).contains(&counted),
         "100 boxes and a vector (grown a few times at most): {counted}"
@@ -22,7 +29,10 @@ fn counts_this_threads_allocations_and_not_an_excluded_threads() {
         let v: Vec<Box<u64>> = (0..1000).map(Box::new).collect();
         (v.len(), allocations() - before)
     });
+    let here = allocations_on_this_thread();
     let (n, seen_there) = other.join().unwrap();
+    // join may allocate a little on this thread; the other thread's thousand are not here.
+    assert!(allocations_on_this_thread() - here < 10);
     assert_eq!(n, 1000);
     // Other threads (the test harness's) may allocate meanwhile, but not a thousand times.
     assert!(

@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 
 use std::net::{SocketAddr, TcpStream};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rustls::pki_types::{CertificateDer, ServerName};
@@ -11,36 +11,35 @@ use rustls::{
 };
 
 use crate::common::{connect, TestServer};
+use test_support::certs::{KeyKind, SelfSigned};
 
 /// A self-signed certificate for `localhost` and 127.0.0.1, and its key, as PEM files.
 pub struct Certs {
-    pub dir: tempfile::TempDir,
     pub cert: PathBuf,
     pub key: PathBuf,
     pub der: CertificateDer<'static>,
+    made: SelfSigned,
 }
 
 impl Certs {
     /// ECDSA P-256 (`rsa` false) or RSA-2048.
     pub fn new(rsa: bool) -> Certs {
-        let key = if rsa {
-            rcgen::KeyPair::generate_for(&rcgen::PKCS_RSA_SHA256).expect("RSA key")
+        let made = SelfSigned::new(if rsa {
+            KeyKind::Rsa2048
         } else {
-            rcgen::KeyPair::generate().expect("ECDSA key")
-        };
-        let params = rcgen::CertificateParams::new(vec!["localhost".into(), "127.0.0.1".into()])
-            .expect("params");
-        let cert = params.self_signed(&key).expect("self-signed");
-        let dir = tempfile::tempdir().expect("tempdir");
-        let (cert_path, key_path) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
-        std::fs::write(&cert_path, cert.pem()).unwrap();
-        std::fs::write(&key_path, key.serialize_pem()).unwrap();
+            KeyKind::EcdsaP256
+        });
         Certs {
-            dir,
-            cert: cert_path,
-            key: key_path,
-            der: cert.der().clone(),
+            cert: made.cert.clone(),
+            key: made.key.clone(),
+            der: made.der.clone(),
+            made,
         }
+    }
+
+    /// The directory the PEM files are in, for a test's own files beside them.
+    pub fn dir(&self) -> &Path {
+        self.made.dir()
     }
 
     /// A server over these certificates (one thread, short timeouts via `tweak`).
