@@ -6,40 +6,12 @@
 //! in a `Vec`), and this file holds a single test, so no other test runs beside it.
 
 use bench::{BenchConfig, Stop, Target, Workload};
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-
-static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
-
-struct Counting;
-
-// SAFETY: every method forwards its arguments unchanged to the system allocator, which upholds
-// GlobalAlloc's contract; counting touches only an atomic and allocates nothing.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: the caller's layout, passed on as GlobalAlloc::alloc requires.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: as for alloc.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: ptr was allocated by System (every allocation here goes there) with layout.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: as for realloc.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+use test_support::alloc::{allocations, Counting};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
@@ -92,11 +64,11 @@ fn config(addr: SocketAddr, stop: Stop) -> BenchConfig {
 
 /// Allocations and requests of one run.
 fn measure(addr: SocketAddr, w: &Workload, stop: Stop) -> (u64, u64) {
-    let before = ALLOCATIONS.load(Ordering::SeqCst);
+    let before = allocations();
     let r = bench::run(&config(addr, stop), w, &AtomicBool::new(false)).unwrap();
-    let allocations = ALLOCATIONS.load(Ordering::SeqCst) - before;
+    let counted = allocations() - before;
     assert_eq!(r.stats.errors.total(), 0);
-    (allocations, r.stats.requests)
+    (counted, r.stats.requests)
 }
 
 #[test]

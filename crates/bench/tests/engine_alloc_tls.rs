@@ -9,61 +9,19 @@
 
 use bench::config::TlsOptions;
 use bench::{BenchConfig, Stop, Target, Workload};
-use rcgen::{CertificateParams, KeyPair};
-use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-
-static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
-
-thread_local! {
-    static NOT_COUNTED: Cell<bool> = const { Cell::new(false) };
-}
-
-struct Counting;
-
-// SAFETY: every method forwards its arguments unchanged to the system allocator, which upholds
-// GlobalAlloc's contract; counting touches only an atomic and a const thread-local Cell, and
-// allocates nothing.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count();
-        // SAFETY: the caller's layout, passed on as GlobalAlloc::alloc requires.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count();
-        // SAFETY: as for alloc.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count();
-        // SAFETY: ptr was allocated by System (every allocation here goes there) with layout.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: as for realloc.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-fn count() {
-    // try_with: a thread being torn down has no thread-locals left; count it then.
-    if !NOT_COUNTED.try_with(Cell::get).unwrap_or(false) {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-    }
-}
+use test_support::alloc::{allocations, exclude_current_thread, Counting};
+use test_support::certs::{KeyKind, SelfSigned};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
 fn serve(tcp: TcpStream, config: Arc<rustls::ServerConfig>, stop: &AtomicBool) {
-    NOT_COUNTED.with(|c| c.set(true));
+    exclude_current_thread();
     let _ = tcp.set_read_timeout(Some(Duration::from_millis(20)));
     let conn = rustls::ServerConnection::new(config).unwrap();
     let mut s = rustls::StreamOwned::new(conn, tcp);
@@ -102,36 +60,23 @@ fn serve(tcp: TcpStream, config: Arc<rustls::ServerConfig>, stop: &AtomicBool) {
 }
 
 fn measure(config: &BenchConfig, w: &Workload) -> (u64, u64) {
-    let before = ALLOCATIONS.load(Ordering::SeqCst);
+    let before = allocations();
     let r = bench::run(config, w, &AtomicBool::new(false)).unwrap();
-    let allocations = ALLOCATIONS.load(Ordering::SeqCst) - before;
+    let counted = allocations() - before;
     assert_eq!(r.stats.errors.total(), 0, "{:?}", r.stats.errors);
-    (allocations, r.stats.requests)
+    (counted, r.stats.requests)
 }
 
 #[test]
 fn https_keep_alive_allocates_only_rustls_records_per_request() {
-    let key = KeyPair::generate().unwrap();
-    let cert = CertificateParams::new(vec!["localhost".to_string()])
-        .unwrap()
-        .self_signed(&key)
-        .unwrap();
-    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()));
-    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-    let server_config = Arc::new(
-        rustls::ServerConfig::builder_with_provider(provider)
-            .with_protocol_versions(rustls::ALL_VERSIONS)
-            .unwrap()
-            .with_no_client_auth()
-            .with_single_cert(vec![cert.der().clone()], key)
-            .unwrap(),
-    );
+    let cert = SelfSigned::new(KeyKind::EcdsaP256);
+    let server_config = cert.server_config();
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let st = stop.clone();
     let accept = std::thread::spawn(move || {
-        NOT_COUNTED.with(|c| c.set(true));
+        exclude_current_thread();
         let mut conns = Vec::new();
         for s in listener.incoming() {
             if st.load(Ordering::SeqCst) {

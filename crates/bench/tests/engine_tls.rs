@@ -6,53 +6,13 @@
 use bench::config::{TlsOptions, TlsVersion};
 use bench::stats::ErrorKind;
 use bench::{BenchConfig, HttpMode, RunResult, Stop, Target, Workload};
-use rcgen::{CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair, SanType};
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-
-/// A CA, its certificate written to a PEM file for `--cacert`.
-struct Ca {
-    issuer: CertifiedIssuer<'static, KeyPair>,
-    pem: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-fn ca(name: &str) -> Ca {
-    let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
-    params.is_ca = IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    params.distinguished_name.push(DnType::CommonName, name);
-    let issuer = CertifiedIssuer::self_signed(params, KeyPair::generate().unwrap()).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let pem = dir.path().join("ca.pem");
-    std::fs::write(&pem, issuer.pem()).unwrap();
-    Ca {
-        issuer,
-        pem,
-        _dir: dir,
-    }
-}
-
-/// A server certificate for `localhost` and 127.0.0.1 signed by `ca`; expired if asked.
-fn leaf(ca: &Ca, expired: bool) -> (Vec<CertificateDer<'static>>, PrivateKeyDer<'static>) {
-    let key = KeyPair::generate().unwrap();
-    let mut params = CertificateParams::new(vec!["localhost".to_string()]).unwrap();
-    params
-        .subject_alt_names
-        .push(SanType::IpAddress([127, 0, 0, 1].into()));
-    if expired {
-        params.not_before = rcgen::date_time_ymd(2020, 1, 1);
-        params.not_after = rcgen::date_time_ymd(2021, 1, 1);
-    }
-    let cert = params.signed_by(&key, &ca.issuer).unwrap();
-    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()));
-    (vec![cert.der().clone(), ca.issuer.der().clone()], key)
-}
+use test_support::certs::{KeyKind, Leaf, TestCa, LOCAL_NAMES};
 
 /// Accepts until dropped; each connection is handled on its own thread by `handle`. Dropping
 /// stops the accept loop and joins every thread (each handler's waits are bounded).
@@ -91,18 +51,10 @@ impl Server {
         }
     }
 
-    /// An HTTPS server answering every request with a 100-byte body; HTTP/1.0 requests are
-    /// answered and closed (close_notify, then FIN).
-    fn https(chain: Vec<CertificateDer<'static>>, key: PrivateKeyDer<'static>) -> Server {
-        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-        let mut config = rustls::ServerConfig::builder_with_provider(provider)
-            .with_protocol_versions(rustls::ALL_VERSIONS)
-            .unwrap()
-            .with_no_client_auth()
-            .with_single_cert(chain, key)
-            .unwrap();
-        config.alpn_protocols = vec![b"http/1.1".to_vec()];
-        let config = Arc::new(config);
+    /// An HTTPS server with `leaf`'s chain, answering every request with a 100-byte body;
+    /// HTTP/1.0 requests are answered and closed (close_notify, then FIN).
+    fn https(leaf: &Leaf) -> Server {
+        let config = leaf.server_config();
         Server::start(move |tcp, stop| {
             let conn = rustls::ServerConnection::new(config.clone()).unwrap();
             serve_http(rustls::StreamOwned::new(conn, tcp), stop);
@@ -206,7 +158,7 @@ fn config(target: Target, tls: TlsOptions, http: HttpMode, pages: u64) -> BenchC
     }
 }
 
-fn trusting(ca: &Ca) -> TlsOptions {
+fn trusting(ca: &TestCa) -> TlsOptions {
     TlsOptions {
         cacert: Some(ca.pem.clone()),
         ..TlsOptions::default()
@@ -227,9 +179,8 @@ fn run(config: &BenchConfig) -> RunResult {
 
 #[test]
 fn a_trusted_certificate_works_in_every_mode_with_handshakes_apart() {
-    let ca = ca("flint test CA");
-    let (chain, key) = leaf(&ca, false);
-    let server = Server::https(chain, key);
+    let ca = TestCa::new("flint test CA");
+    let server = Server::https(&ca.leaf());
     let target = Target::https(server.addr, "localhost");
     for http in [HttpMode::KeepAlive, HttpMode::Pipeline, HttpMode::Http10] {
         let r = run(&config(target.clone(), trusting(&ca), http, 40));
@@ -281,10 +232,9 @@ fn assert_fails(r: &RunResult, kind: ErrorKind, pages: u64) {
 
 #[test]
 fn certificates_that_must_be_refused_are_tls_certificate_errors_unless_insecure() {
-    let ca_good = ca("flint test CA");
-    let ca_other = ca("another CA");
-    let (chain, key) = leaf(&ca_good, false);
-    let server = Server::https(chain, key);
+    let ca_good = TestCa::new("flint test CA");
+    let ca_other = TestCa::new("another CA");
+    let server = Server::https(&ca_good.leaf());
     let target = Target::https(server.addr, "localhost");
     // Untrusted: signed by a CA the client does not know.
     let r = run(&config(
@@ -308,8 +258,7 @@ fn certificates_that_must_be_refused_are_tls_certificate_errors_unless_insecure(
     assert_eq!(bench::report::json(&r)["config"]["tls"]["verify"], false);
     assert!(bench::report::summary(&r).contains("NOT verified (--insecure)"));
 
-    let (chain, key) = leaf(&ca_good, true);
-    let expired = Server::https(chain, key);
+    let expired = Server::https(&ca_good.leaf_with(LOCAL_NAMES, KeyKind::EcdsaP256, true));
     let target = Target::https(expired.addr, "localhost");
     let r = run(&config(target, trusting(&ca_good), HttpMode::KeepAlive, 3));
     assert_fails(&r, ErrorKind::TlsCertificate, 3);
@@ -317,7 +266,7 @@ fn certificates_that_must_be_refused_are_tls_certificate_errors_unless_insecure(
 
 #[test]
 fn failed_handshakes_have_their_own_kinds() {
-    let ca = ca("flint test CA");
+    let ca = TestCa::new("flint test CA");
     // A TLS 1.0-only server, as OpenSSL answers a client that offers only newer versions: a
     // fatal protocol_version alert in a TLS 1.0 record.
     let old = Server::start(|mut s, stop| {
@@ -377,9 +326,8 @@ fn failed_handshakes_have_their_own_kinds() {
 
 #[test]
 fn resumption_is_off_by_default_and_counted_when_on() {
-    let ca = ca("flint test CA");
-    let (chain, key) = leaf(&ca, false);
-    let server = Server::https(chain, key);
+    let ca = TestCa::new("flint test CA");
+    let server = Server::https(&ca.leaf());
     let target = Target::https(server.addr, "localhost");
     let off = run(&config(target.clone(), trusting(&ca), HttpMode::Http10, 20));
     assert_eq!((off.stats.requests, off.stats.tls_handshakes), (20, 20));

@@ -1,0 +1,14 @@
+//! What the workspace's tests share, so that each test binary says only what it tests.
+//!
+//! - [`alloc::Counting`]: a global allocator that counts allocations, for the tests that prove
+//!   a hot path allocates nothing per request (client and server, plain and TLS). Each test
+//!   binary installs it with `#[global_allocator]`; a thread that is not under test (a test's
+//!   own server or client) leaves itself out with [`alloc::exclude_current_thread`].
+//! - [`certs`]: certificates made at test time by rcgen: a test CA and leaves it signs
+//!   (expired ones too), self-signed pairs written as PEM files for `--tls-cert`/`--cacert`, and
+//!   the rustls server configuration tests serve them with.
+//!
+//! A dev-dependency only: nothing here is in the `flint` binary.
+
+pub mod alloc;
+pub mod certs;
