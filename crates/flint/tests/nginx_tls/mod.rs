@@ -5,11 +5,11 @@
 #![allow(dead_code)] // each test binary uses its own subset
 
 use lab::peers::{Peer, PeerError, PeerKind, PeerSpec, TlsFiles};
-use rcgen::{CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair, SanType};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::time::Duration;
+use test_support::certs::TestCa;
 
 /// The files of the document root, with their sizes: a small head-sized file, a few kilobytes,
 /// and one larger than a TLS record (16 KiB), so that a response spans several records.
@@ -20,10 +20,12 @@ pub const FILES: [(&str, usize); 4] = [
     ("/forty.bin", 40 * 1024),
 ];
 
-/// A test CA, a leaf it signed for `localhost` and 127.0.0.1 (ECDSA P-256, what rcgen makes by
-/// default), the PEM files nginx and `--cacert` read, and the document root.
+/// A test CA, a leaf it signed for `localhost` and 127.0.0.1 (ECDSA P-256), the PEM files nginx
+/// and `--cacert` read, the document root and a workload of one page of its [`FILES`].
 pub struct Pki {
+    /// The CA certificate, for `--cacert`.
     pub ca: PathBuf,
+    _issuer: TestCa,
     pub cert: PathBuf,
     pub key: PathBuf,
     pub root: PathBuf,
@@ -34,23 +36,10 @@ pub struct Pki {
 impl Pki {
     pub fn new() -> Pki {
         let dir = tempfile::tempdir().expect("tempdir");
-        let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
-        ca.is_ca = IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-        ca.distinguished_name
-            .push(DnType::CommonName, "flint test CA");
-        let ca = CertifiedIssuer::self_signed(ca, KeyPair::generate().unwrap()).unwrap();
-
-        let key = KeyPair::generate().unwrap();
-        let mut leaf = CertificateParams::new(vec!["localhost".to_owned()]).unwrap();
-        leaf.subject_alt_names
-            .push(SanType::IpAddress([127, 0, 0, 1].into()));
-        let cert = leaf.signed_by(&key, &ca).unwrap();
-
+        let ca = TestCa::new("flint test CA");
         let path = |name: &str| dir.path().join(name);
-        std::fs::write(path("ca.pem"), ca.pem()).unwrap();
         // The chain nginx sends: the leaf, then its issuer.
-        std::fs::write(path("cert.pem"), format!("{}{}", cert.pem(), ca.pem())).unwrap();
-        std::fs::write(path("key.pem"), key.serialize_pem()).unwrap();
+        let (cert, key) = ca.leaf().write_pem(dir.path());
 
         let root = path("root");
         for (name, size) in FILES {
@@ -69,9 +58,10 @@ impl Pki {
         )
         .unwrap();
         Pki {
-            ca: path("ca.pem"),
-            cert: path("cert.pem"),
-            key: path("key.pem"),
+            ca: ca.pem.clone(),
+            _issuer: ca,
+            cert,
+            key,
             root,
             workload: path("workload.toml"),
             dir,
