@@ -2,9 +2,10 @@
 //! lab's peers, with certificates made at test time. nginx's access log (each request's
 //! connection serial, TLS version, cipher, resumption, status and bytes sent) is the ground
 //! truth the client's own account is held against, in every HTTP mode, for each TLS version,
-//! with resumption off and on, when verification must refuse, and against a TLS 1.0-only
-//! server. The rustls server of crates/bench/tests/engine_tls.rs covers what nginx cannot be
-//! made to do (expired certificates, resets mid-handshake).
+//! with resumption off and on, when verification must refuse (unknown CA, expired, a name the
+//! certificate lacks), and against a TLS 1.0-only server. The rustls server of
+//! crates/bench/tests/engine_tls.rs covers what nginx cannot be made to do (a reset in the
+//! middle of the handshake, a plaintext answer to a ClientHello).
 //!
 //! nginx is installed by scripts/install-peers.sh; without it these tests fail saying so.
 //! Every run is a `-n` run with short timeouts inside a bounded wait, and every nginx is
@@ -306,6 +307,18 @@ fn a_certificate_from_an_untrusted_ca_is_refused_without_cacert() {
     let run = bench(
         &format!("{}/one.txt", localhost(&nginx)),
         &["-c", "1", "-n", "3"],
+    );
+    let log = nginx.stop_and_read_log();
+    assert_refused(&run, &log, "tls_certificate");
+}
+
+#[test]
+fn an_expired_certificate_is_refused_though_its_ca_is_trusted() {
+    let pki = Pki::expired();
+    let nginx = Nginx::start(&pki, None);
+    let run = bench(
+        &format!("{}/one.txt", localhost(&nginx)),
+        &["--cacert", path(&pki.ca), "-c", "1", "-n", "3"],
     );
     let log = nginx.stop_and_read_log();
     assert_refused(&run, &log, "tls_certificate");

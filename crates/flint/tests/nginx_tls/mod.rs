@@ -9,7 +9,7 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::time::Duration;
-use test_support::certs::TestCa;
+use test_support::certs::{KeyKind, TestCa, LOCAL_NAMES};
 
 /// The files of the document root, with their sizes: a small head-sized file, a few kilobytes,
 /// and one larger than a TLS record (16 KiB), so that a response spans several records.
@@ -35,11 +35,21 @@ pub struct Pki {
 
 impl Pki {
     pub fn new() -> Pki {
+        Pki::make(false)
+    }
+
+    /// The same with a leaf whose validity ended in 2021 (nginx serves it all the same).
+    pub fn expired() -> Pki {
+        Pki::make(true)
+    }
+
+    fn make(expired: bool) -> Pki {
         let dir = tempfile::tempdir().expect("tempdir");
         let ca = TestCa::new("flint test CA");
         let path = |name: &str| dir.path().join(name);
         // The chain nginx sends: the leaf, then its issuer.
-        let (cert, key) = ca.leaf().write_pem(dir.path());
+        let leaf = ca.leaf_with(LOCAL_NAMES, KeyKind::EcdsaP256, expired);
+        let (cert, key) = leaf.write_pem(dir.path());
 
         let root = path("root");
         for (name, size) in FILES {
