@@ -99,8 +99,8 @@ fn connections(log: &[Logged]) -> BTreeSet<u64> {
     log.iter().map(|l| l.connection).collect()
 }
 
-/// flint completed `requests` requests without an error, and its requests, statuses and bytes
-/// are nginx's, request for request.
+/// flint completed `requests` requests without an error, and its counts of requests, statuses
+/// and bytes are nginx's.
 fn assert_counts_agree(run: &Run, log: &[Logged], requests: u64) {
     assert_eq!(run.code, 0, "stderr: {}", run.stderr);
     let summary = run.summary();
@@ -131,7 +131,16 @@ fn page_run(nginx: &Nginx, pki: &Pki, extra: &[&str]) -> Run {
     let mut args = vec!["-w", path(&pki.workload), "--cacert", path(&pki.ca)];
     args.extend(["-c", "2", "-n", &pages]);
     args.extend(extra);
-    bench(&localhost(nginx), &args)
+    let run = bench(&localhost(nginx), &args);
+    // The bodies are the files, each page once: the byte counts are of what was served.
+    let page_bytes: usize = FILES.iter().map(|(_, size)| size).sum();
+    assert_eq!(
+        run.count("bytes_body"),
+        PAGES * page_bytes as u64,
+        "{}",
+        run.summary()
+    );
+    run
 }
 
 #[test]
