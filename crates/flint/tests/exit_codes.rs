@@ -207,9 +207,19 @@ fn every_command_exits_2_on_bad_input_with_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("missing");
     let missing = missing.to_str().unwrap();
+    // A result with a field of the wrong type: refused, naming the file and the field.
+    let mistyped = dir.path().join("mistyped.json");
+    std::fs::write(
+        &mistyped,
+        r#"{"kind": "bench", "summary": {"requests": "many"}}"#,
+    )
+    .unwrap();
+    let mistyped = mistyped.to_str().unwrap();
+    let report_out = dir.path().join("r.html");
     for args in [
         vec!["serve", missing, "--listen", "127.0.0.1:0"],
         vec!["report", missing],
+        vec!["report", mistyped, "-o", report_out.to_str().unwrap()],
         vec![
             "fileset",
             dir.path().to_str().unwrap(),
@@ -224,4 +234,14 @@ fn every_command_exits_2_on_bad_input_with_one_line() {
         assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
         assert!(stderr.starts_with("flint: error: "), "{args:?}: {stderr}");
     }
+    let out = run_bounded(
+        flint().args(["report", mistyped, "-o", report_out.to_str().unwrap()]),
+        LIMIT,
+    );
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("mistyped.json: summary.requests: invalid type"),
+        "{stderr}"
+    );
+    assert!(!report_out.exists(), "no page for a refused input");
 }

@@ -1,42 +1,50 @@
-//! What each input is, and lenient reads of its fields.
+//! What each input is, read once into the `results` types.
 //!
-//! The result files evolve (fields are added; older files lack them), so nothing here insists on
-//! a shape: every read is an `Option`, and a missing or mistyped field means "not recorded".
+//! A file's kind comes from its top-level `"kind"` (a bench file without one is a bench file
+//! from before the field existed); the whole file is then deserialized into that kind's
+//! document, the same types its writer serialized. Leniency for older files lives in those
+//! types: a field an older flint did not write comes back as `None` or empty (its cell blank,
+//! its chart line left out) or, where zero is the honest value, as zero. A field of the wrong
+//! type is not "not recorded": the file is refused with the field's path, so a broken or
+//! hand-edited file cannot pass for a measurement.
 
 use crate::ReportError;
+use results::{
+    BenchResult, CompareResult, Kind, LabResult, LatencySummary, SecondRecord, SpectrumPoint,
+};
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::collections::HashMap;
 
-/// The kind of a result file, from its top-level `"kind"` (a bench file without one is a bench
-/// file from before the field existed).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Kind {
-    Bench,
-    Compare,
-    Lab,
+/// One input's document, typed.
+#[derive(Debug)]
+pub enum Doc {
+    Bench(Box<BenchResult>),
+    Compare(CompareResult),
+    Lab(LabResult),
 }
 
-impl Kind {
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::Bench => "bench",
-            Kind::Compare => "compare",
-            Kind::Lab => "lab",
-        }
-    }
-}
-
-/// One input, classified.
+/// One input, classified and read.
 #[derive(Debug)]
 pub struct Input<'a> {
     /// As given: the file name.
     pub file: &'a str,
     /// Short name for legends: the file's stem, unless two inputs share it.
     pub label: String,
-    pub kind: Kind,
-    pub v: &'a Value,
+    pub doc: Doc,
 }
 
+impl Input<'_> {
+    pub fn kind(&self) -> Kind {
+        match self.doc {
+            Doc::Bench(_) => Kind::Bench,
+            Doc::Compare(_) => Kind::Compare,
+            Doc::Lab(_) => Kind::Lab,
+        }
+    }
+}
+
+/// The kind of a document: the one field looked at before the whole is read.
 fn classify(file: &str, v: &Value) -> Result<Kind, ReportError> {
     let Some(obj) = v.as_object() else {
         return Err(ReportError::NotAnObject { file: file.into() });
@@ -59,6 +67,31 @@ fn classify(file: &str, v: &Value) -> Result<Kind, ReportError> {
     }
 }
 
+/// Deserializes `v` as `T`, naming the field that does not fit.
+fn typed<T: DeserializeOwned>(file: &str, v: &Value) -> Result<T, ReportError> {
+    serde_path_to_error::deserialize(v).map_err(|e| {
+        let field = e.path().to_string();
+        ReportError::BadField {
+            file: file.into(),
+            field: if field == "." {
+                "(top level)".into()
+            } else {
+                field
+            },
+            why: e.into_inner().to_string(),
+        }
+    })
+}
+
+/// Reads one document.
+pub fn read(file: &str, v: &Value) -> Result<Doc, ReportError> {
+    Ok(match classify(file, v)? {
+        Kind::Bench => Doc::Bench(Box::new(typed(file, v)?)),
+        Kind::Compare => Doc::Compare(typed(file, v)?),
+        Kind::Lab => Doc::Lab(typed(file, v)?),
+    })
+}
+
 fn stem(file: &str) -> &str {
     let base = file.rsplit(['/', '\\']).next().unwrap_or(file);
     match base.strip_suffix(".json") {
@@ -67,7 +100,8 @@ fn stem(file: &str) -> &str {
     }
 }
 
-pub fn classify_all<'a>(inputs: &[(&'a str, &'a Value)]) -> Result<Vec<Input<'a>>, ReportError> {
+/// Reads every input, labelling each by its file's stem (its whole name where stems collide).
+pub fn read_all<'a>(inputs: &[(&'a str, &Value)]) -> Result<Vec<Input<'a>>, ReportError> {
     let mut seen: HashMap<&str, usize> = HashMap::new();
     for (file, _) in inputs {
         *seen.entry(stem(file)).or_default() += 1;
@@ -75,71 +109,48 @@ pub fn classify_all<'a>(inputs: &[(&'a str, &'a Value)]) -> Result<Vec<Input<'a>
     inputs
         .iter()
         .map(|&(file, v)| {
-            let kind = classify(file, v)?;
             let s = stem(file);
             let label = if seen[s] > 1 { file } else { s };
             Ok(Input {
                 file,
                 label: label.to_owned(),
-                kind,
-                v,
+                doc: read(file, v)?,
             })
         })
         .collect()
 }
 
 /// A name for a single result that has no file: its target, its experiment, or its kind.
-pub fn own_name(v: &Value) -> String {
-    if let Some(url) = s(v, &["config", "target", "url"]) {
-        return url.to_owned();
+pub fn own_name(doc: &Doc) -> String {
+    match doc {
+        Doc::Bench(b) if !b.config.target.url.is_empty() => b.config.target.url.clone(),
+        Doc::Lab(l) if !l.experiment.is_empty() => format!("lab {}", l.experiment),
+        Doc::Bench(_) => "bench".into(),
+        Doc::Compare(_) => "compare".into(),
+        Doc::Lab(_) => "lab".into(),
     }
-    if let Some(e) = s(v, &["experiment"]) {
-        return format!("lab {e}");
-    }
-    s(v, &["kind"]).unwrap_or("result").to_owned()
 }
 
-/// The value at `path`, if every step exists.
-pub fn at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
-    path.iter().try_fold(v, |v, k| v.get(k))
-}
-/// A number at `path` (finite only).
-pub fn f(v: &Value, path: &[&str]) -> Option<f64> {
-    at(v, path)?.as_f64().filter(|x| x.is_finite())
-}
-/// A string at `path`.
-pub fn s<'a>(v: &'a Value, path: &[&str]) -> Option<&'a str> {
-    at(v, path)?.as_str()
-}
-/// An array at `path`, or an empty slice.
-pub fn arr<'a>(v: &'a Value, path: &[&str]) -> &'a [Value] {
-    at(v, path)
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice)
+/// A latency figure, `None` when nothing was measured (`count` 0: an older file without the
+/// distribution, or a window without responses): a blank cell, not a zero that looks measured.
+pub fn latency(l: &LatencySummary, pick: fn(&LatencySummary) -> f64) -> Option<f64> {
+    (l.count > 0).then(|| pick(l)).filter(|x| x.is_finite())
 }
 
-/// A percentile spectrum (`[{percentile: 0..100, ms}]`) as (nines, ms) points, where
-/// nines = log10(1 / (1 - p)): the x of HdrHistogram's plots. The 100th percentile lies at
-/// infinity and is left out, as HdrHistogram's plotter does.
-pub fn spectrum(v: &Value) -> Vec<(f64, f64)> {
-    let Some(items) = v.as_array() else {
-        return Vec::new();
-    };
-    let mut pts: Vec<(f64, f64)> = items
+/// A percentile spectrum as (nines, ms) points, where nines = log10(1 / (1 - p)): the x of
+/// HdrHistogram's plots. The 100th percentile lies at infinity and is left out, as
+/// HdrHistogram's plotter does.
+pub fn spectrum(points: &[SpectrumPoint]) -> Vec<(f64, f64)> {
+    let mut pts: Vec<(f64, f64)> = points
         .iter()
-        .filter_map(|p| {
-            let pct = f(p, &["percentile"])?;
-            let ms = f(p, &["ms"])?;
-            (0.0..100.0)
-                .contains(&pct)
-                .then(|| (-(1.0 - pct / 100.0).log10(), ms))
-        })
+        .filter(|p| (0.0..100.0).contains(&p.percentile) && p.ms.is_finite())
+        .map(|p| (-(1.0 - p.percentile / 100.0).log10(), p.ms))
         .collect();
     pts.sort_by(|a, b| a.0.total_cmp(&b.0));
     pts
 }
 
-/// One second of a bench run's time series.
+/// One second of a bench run's time series, as rates.
 #[derive(Debug, Clone, Copy)]
 pub struct Second {
     pub t_s: f64,
@@ -150,24 +161,20 @@ pub struct Second {
 
 /// A bench result's `timeseries`, as rates: counts divided by the step between samples
 /// (1 s as written by flint; the median step if a file says otherwise).
-pub fn timeseries(v: &Value) -> Vec<Second> {
-    let rows = arr(v, &["timeseries"]);
-    let ts: Vec<f64> = rows.iter().filter_map(|r| f(r, &["t_s"])).collect();
-    let mut steps: Vec<f64> = ts
+pub fn timeseries(rows: &[SecondRecord]) -> Vec<Second> {
+    let mut steps: Vec<f64> = rows
         .windows(2)
-        .map(|w| w[1] - w[0])
+        .map(|w| w[1].t_s - w[0].t_s)
         .filter(|d| *d > 0.0)
         .collect();
     steps.sort_by(f64::total_cmp);
     let step = steps.get(steps.len() / 2).copied().unwrap_or(1.0);
     rows.iter()
-        .filter_map(|r| {
-            Some(Second {
-                t_s: f(r, &["t_s"])?,
-                requests_per_s: f(r, &["requests"])? / step,
-                errors_per_s: f(r, &["errors"]).unwrap_or(0.0) / step,
-                p99_ms: f(r, &["p99_ms"]),
-            })
+        .map(|r| Second {
+            t_s: r.t_s,
+            requests_per_s: r.requests as f64 / step,
+            errors_per_s: r.errors as f64 / step,
+            p99_ms: r.p99_ms,
         })
         .collect()
 }
@@ -179,10 +186,12 @@ mod tests {
 
     #[test]
     fn spectrum_maps_percentiles_to_nines_and_drops_the_hundredth() {
-        let v = json!([{"percentile": 0.0, "ms": 0.1}, {"percentile": 99.0, "ms": 2.0},
-                       {"percentile": 90.0, "ms": 1.0}, {"percentile": 100.0, "ms": 9.0},
-                       {"percentile": "x", "ms": 1.0}]);
-        let pts = spectrum(&v);
+        let pts: Vec<SpectrumPoint> = serde_json::from_value(json!([
+            {"percentile": 0.0, "ms": 0.1}, {"percentile": 99.0, "ms": 2.0},
+            {"percentile": 90.0, "ms": 1.0}, {"percentile": 100.0, "ms": 9.0}
+        ]))
+        .unwrap();
+        let pts = spectrum(&pts);
         assert_eq!(pts.len(), 3);
         assert_eq!(pts[0], (0.0, 0.1));
         assert!((pts[1].0 - 1.0).abs() < 1e-9 && (pts[2].0 - 2.0).abs() < 1e-9);
@@ -191,19 +200,44 @@ mod tests {
     #[test]
     fn duplicate_stems_fall_back_to_the_file_name() {
         let v = json!({"kind": "lab"});
-        let got = classify_all(&[("a/x.json", &v), ("b/x.json", &v), ("c/y.json", &v)]).unwrap();
+        let got = read_all(&[("a/x.json", &v), ("b/x.json", &v), ("c/y.json", &v)]).unwrap();
         let labels: Vec<&str> = got.iter().map(|i| i.label.as_str()).collect();
         assert_eq!(labels, ["a/x.json", "b/x.json", "y"]);
     }
 
     #[test]
     fn timeseries_are_rates_per_step() {
-        let v = json!({"timeseries": [{"t_s": 0, "requests": 10, "errors": 2},
-                                      {"t_s": 2, "requests": 30, "p99_ms": 1.5}]});
-        let ts = timeseries(&v);
+        let rows: Vec<SecondRecord> = serde_json::from_value(json!([
+            {"t_s": 0, "requests": 10, "errors": 2},
+            {"t_s": 2, "requests": 30, "p99_ms": 1.5}
+        ]))
+        .unwrap();
+        let ts = timeseries(&rows);
         assert_eq!(ts.len(), 2);
         assert_eq!(ts[1].requests_per_s, 15.0);
         assert_eq!(ts[0].errors_per_s, 1.0);
         assert_eq!(ts[1].p99_ms, Some(1.5));
+    }
+
+    #[test]
+    fn a_mistyped_field_is_refused_with_its_path() {
+        let v = json!({"kind": "bench", "summary": {"requests": 1.5}});
+        let err = read("run.json", &v).unwrap_err().to_string();
+        assert!(err.starts_with("run.json: summary.requests: "), "{err}");
+        let v = json!({"kind": "lab", "results": [{"server": "a"}, {"size_bytes": "big"}]});
+        let err = read("lab.json", &v).unwrap_err().to_string();
+        assert!(err.contains("results[1].size_bytes"), "{err}");
+    }
+
+    #[test]
+    fn a_latency_without_samples_is_blank() {
+        let none = LatencySummary::default();
+        assert_eq!(latency(&none, |l| l.p50), None);
+        let one = LatencySummary {
+            count: 1,
+            p50: 2.0,
+            ..none
+        };
+        assert_eq!(latency(&one, |l| l.p50), Some(2.0));
     }
 }

@@ -4,9 +4,11 @@
 //! self-contained HTML file: no network, no CDN, no fonts or scripts from elsewhere. Every chart
 //! is an inline SVG with axes, units and a legend that does not depend on colour (see [`chart`]).
 //!
-//! Inputs are read leniently: a field an older flint did not write makes its section or cell go
-//! away (`–`), never the report. Only an input that is not a flint result at all is an error, and
-//! the error names the file.
+//! Each input is read once into the `results` types its writer serialized ([`results::BenchResult`],
+//! [`results::CompareResult`], [`results::LabResult`]); the sections take those types. Reading is
+//! lenient where files evolved: a field an older flint did not write makes its cell go blank (`–`)
+//! or its section or chart line go away, never the report. An input that is not a flint result,
+//! or has a field of the wrong type, is an error of one line naming the file (and the field).
 //!
 //! The page, in order, each section only when some input has its data:
 //! summary table; latency percentile spectrum; throughput and p99 over time; bandwidth against
@@ -20,7 +22,7 @@ mod input;
 mod sections;
 pub mod text;
 
-pub use input::Kind;
+pub use results::Kind;
 
 use serde_json::Value;
 
@@ -35,6 +37,13 @@ pub enum ReportError {
     UnknownKind { file: String, kind: String },
     #[error("{file}: not a flint result: no \"kind\" and no bench \"summary\"")]
     NotAResult { file: String },
+    #[error("{file}: {field}: {why}")]
+    BadField {
+        file: String,
+        /// Its path in the document, as `summary.response_ms.p99` or `results[3].server`.
+        field: String,
+        why: String,
+    },
 }
 
 /// Renders one HTML page from results, each named by its file name (shown in the page and used
@@ -47,15 +56,21 @@ pub fn render(inputs: &[(String, Value)]) -> Result<String, ReportError> {
 /// Renders the page for a single result (`flint bench --html`, `flint lab --html`); it is
 /// labelled by what it measured (the target URL, the experiment), not by a file name.
 pub fn render_one(value: &Value) -> Result<String, ReportError> {
-    let name = input::own_name(value);
-    render_named(&[(name.as_str(), value)])
+    let doc = input::read("result", value)?;
+    let name = input::own_name(&doc);
+    let one = input::Input {
+        file: &name,
+        label: name.clone(),
+        doc,
+    };
+    Ok(sections::page(&[one]))
 }
 
 fn render_named(inputs: &[(&str, &Value)]) -> Result<String, ReportError> {
     if inputs.is_empty() {
         return Err(ReportError::NoInputs);
     }
-    let inputs = input::classify_all(inputs)?;
+    let inputs = input::read_all(inputs)?;
     Ok(sections::page(&inputs))
 }
 

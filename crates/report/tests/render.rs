@@ -1,5 +1,6 @@
 //! The whole page from representative inputs: which sections appear, that input text cannot
-//! become markup, and that older files without the newer fields still render.
+//! become markup, that older files without the newer fields still render with blank cells, and
+//! that a field of the wrong type is refused in one line naming the file and the field.
 
 mod common;
 
@@ -34,14 +35,14 @@ fn all_sections_appear_for_bench_lab_and_compare() {
     // compare: 2 bars; spectrum: 2; time: 3 (errors present); sizes: 1; syscalls: 2.
     assert_eq!(html.matches(r#"<svg class="chart""#).count(), 10);
     for needle in [
-        "99.9%",            // spectrum ticks
-        "200 kB",           // sizes x axis
-        "worker_processes", // a lab server's note, disclosed
-        "AMD EPYC 7B13",    // the machine
-        "sys totals",       // truss table of the server profile
-        "content-md5",      // the digest experiment's own field
-        "connect refused",  // the failed compare target
-        "×",                // compare ratios
+        "99.9%",             // spectrum ticks
+        "200 kB",            // sizes x axis
+        "worker_processes",  // a lab server's note, disclosed
+        "AMD EPYC 7B13",     // the machine
+        "sys totals",        // truss table of the server profile
+        "Experiment digest", // the digest experiment, in the other lab results
+        "connect refused",   // the failed compare target
+        "×",                 // compare ratios
     ] {
         assert!(html.contains(needle), "missing {needle}");
     }
@@ -112,23 +113,83 @@ fn older_bench_files_render_without_the_newer_sections() {
     assert!(html.contains("50,000"));
 }
 
+/// The cells of the first body row of the table of class `class`, as HTML.
+fn first_row<'a>(html: &'a str, class: &str) -> Vec<&'a str> {
+    let table = &html[html
+        .find(&format!(r#"<table class="{class}">"#))
+        .unwrap_or_else(|| panic!("no {class} table"))..];
+    let body = &table[table.find("<tbody><tr>").expect("a body row") + 11..];
+    let row = &body[..body.find("</tr>").expect("the row ends")];
+    row.split("</td>")
+        .filter_map(|c| c.find('>').map(|i| &c[i + 1..]))
+        .collect()
+}
+
 #[test]
-fn mistyped_fields_degrade_to_dashes_not_errors() {
-    let mut v = common::bench(1000.0, 1.0, 5, 1, true);
-    v["summary"]["requests_per_s"] = json!("fast");
-    v["timeseries"] = json!({"not": "an array"});
-    v["pages"][0]["time_ms"] = json!(null);
-    v["server_profile"]["syscalls"] = json!([{"name": 5}, 7]);
-    let lab = json!({"kind": "lab", "results": [{"experiment": "sizes", "size_bytes": "big"}, 3]});
-    let cmp =
-        json!({"kind": "compare", "targets": [{"name": null, "rounds": [1, {"errors": "x"}]}]});
-    let html = report::render(&[
-        ("a.json".into(), v),
-        ("b.json".into(), lab),
-        ("c.json".into(), cmp),
-    ])
-    .unwrap();
-    assert!(html.contains("</html>"));
+fn fields_an_older_file_lacks_leave_blank_cells() {
+    let mut v = common::bench(50_000.0, 0.25, 3, 1, false);
+    v["summary"].as_object_mut().unwrap().remove("response_ms");
+    let mut lab = common::lab();
+    for r in lab["results"].as_array_mut().unwrap() {
+        let r = r.as_object_mut().unwrap();
+        r.remove("server_cpu_us_per_request");
+        r.remove("experiment");
+    }
+    lab["experiment"] = json!("digest");
+    let html = report::render(&[("old.json".into(), v), ("lab.json".into(), lab)]).unwrap();
+    let row = first_row(&html, "summary");
+    assert_eq!(row[4], "50,000", "requests/s: {row:?}");
+    assert_eq!(
+        (row[7], row[8]),
+        ("–", "–"),
+        "p50, p99 not recorded: {row:?}"
+    );
+    // The rows take the file's experiment; the CPU they lack is blank, not zero.
+    let row = first_row(&html, "lab");
+    assert_eq!(row[6], "–", "CPU µs/request: {row:?}");
+    assert!(html.contains("Experiment digest"));
+}
+
+#[test]
+fn a_mistyped_field_is_one_error_naming_the_file_and_the_field() {
+    let cases = [
+        (
+            "summary",
+            json!({"requests_per_s": "fast"}),
+            "summary.requests_per_s",
+        ),
+        ("summary", json!({"requests": 12.5}), "summary.requests"),
+        ("timeseries", json!({"not": "an array"}), "timeseries"),
+        (
+            "server_profile",
+            json!({"syscalls": [{"name": 5}]}),
+            "server_profile.syscalls[0].name",
+        ),
+    ];
+    for (key, value, field) in cases {
+        let mut v = common::bench(1000.0, 1.0, 5, 1, true);
+        if key == "summary" {
+            let (k, x) = value.as_object().unwrap().iter().next().unwrap();
+            v["summary"][k] = x.clone();
+        } else {
+            v[key] = value;
+        }
+        let err = report::render(&[("a.json".into(), v)]).unwrap_err();
+        assert!(matches!(err, report::ReportError::BadField { .. }), "{err}");
+        let msg = err.to_string();
+        assert!(msg.starts_with(&format!("a.json: {field}: ")), "{msg}");
+        assert!(!msg.contains('\n'), "one line: {msg}");
+    }
+    let lab = json!({"kind": "lab", "results": [{"experiment": "sizes", "size_bytes": "big"}]});
+    let err = report::render(&[("b.json".into(), lab)])
+        .unwrap_err()
+        .to_string();
+    assert!(err.starts_with("b.json: results[0].size_bytes: "), "{err}");
+    let cmp = json!({"kind": "compare", "targets": [{"name": "x", "rounds": [1]}]});
+    let err = report::render(&[("c.json".into(), cmp)])
+        .unwrap_err()
+        .to_string();
+    assert!(err.starts_with("c.json: targets[0].rounds[0]: "), "{err}");
 }
 
 #[test]

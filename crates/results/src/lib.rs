@@ -11,9 +11,13 @@
 //! without a cycle.
 //!
 //! Reading is lenient: every struct is `#[serde(default)]`, so a file written by an older flint,
-//! which lacks later fields, still reads (the missing figures come back as zero, empty or
-//! `None`), and fields this version does not know are ignored. Writing is exact: the layout is
-//! described by docs/bench-json.schema.json, which a test checks against real output.
+//! which lacks later fields, still reads, and fields this version does not know are ignored. What
+//! a missing field reads as is chosen per field: `Option` where absence means "not recorded" and
+//! a reader must show a blank (a CPU figure, a TLS record, the machine's description); a plain
+//! default where zero or empty is the honest value (a count of something an older flint did not
+//! have, a list, a flag); a [`LatencySummary`] without samples has `count` 0. A field of the
+//! wrong type is an error, never a silent zero. Writing is exact: the layout is described by
+//! docs/bench-json.schema.json, which a test checks against real output.
 //!
 //! - [`bench`]: one `flint bench` run ([`BenchResult`]), with [`hosts`] when it ran on many
 //!   client hosts;
@@ -82,4 +86,28 @@ pub enum HttpMode {
     /// `HTTP/1.1`, all files of a page written at once on one connection (the Libwww robot).
     #[serde(rename = "pipelined")]
     Pipeline,
+}
+
+impl HttpMode {
+    /// The word the JSON uses (`http1.0`, `persistent`, `pipelined`).
+    pub fn name(self) -> &'static str {
+        match self {
+            HttpMode::Http10 => "http1.0",
+            HttpMode::KeepAlive => "persistent",
+            HttpMode::Pipeline => "pipelined",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mode_is_named_as_the_json_spells_it() {
+        for mode in [HttpMode::Http10, HttpMode::KeepAlive, HttpMode::Pipeline] {
+            let json = serde_json::to_value(mode).unwrap();
+            assert_eq!(json, mode.name());
+        }
+    }
 }

@@ -1,31 +1,24 @@
 //! Client hosts of a bench run on many hosts: a table per run and each host's throughput over
 //! time (a host that started late, stalled or was lost shows in its line).
 //!
-//! Read through the typed host records (`results::HostRecord`), the same types the coordinator
-//! wrote; only this section's fields are read, so an odd field elsewhere in the file cannot take
-//! the section away.
+//! Read from the typed host records (`results::HostRecord`), the same types the coordinator
+//! wrote.
 
-use super::of_kind;
+use super::benches;
 use crate::chart::{Axis, LineChart, Series};
 use crate::html::{figures, table, Col, Page};
-use crate::input::{Input, Kind};
-use crate::text::{count, esc, num, opt};
-use results::{HostRecord, HostStatus};
-use serde::Deserialize;
+use crate::input::{latency, Input};
+use crate::text::{count, esc, opt};
+use results::HostStatus;
 
 pub fn render(page: &mut Page, inputs: &[Input<'_>]) -> String {
     let mut out = String::new();
     let mut svgs = Vec::new();
-    for input in of_kind(inputs, Kind::Bench) {
-        let Some(hosts) = input
-            .v
-            .get("hosts")
-            .and_then(|h| Vec::<HostRecord>::deserialize(h).ok())
-            .filter(|h| !h.is_empty())
-        else {
+    for (input, b) in benches(inputs) {
+        let hosts = &b.hosts;
+        if hosts.is_empty() {
             continue;
-        };
-        let incomplete = input.v.get("incomplete") == Some(&serde_json::Value::Bool(true));
+        }
         let cols = [
             Col("host", false),
             Col("Webchildren", true),
@@ -58,15 +51,15 @@ pub fn render(page: &mut Page, inputs: &[Input<'_>]) -> String {
                     opt(h.clock_offset_ms),
                     opt(h.start_skew_ms),
                     opt(h.client_cpu_us_per_request),
-                    if ok { num(r.p50) } else { "–".into() },
-                    if ok { num(r.p99) } else { "–".into() },
+                    opt(latency(r, |l| l.p50).filter(|_| ok)),
+                    opt(latency(r, |l| l.p99).filter(|_| ok)),
                 ]
             })
             .collect();
         if inputs.len() > 1 {
             out.push_str(&format!("<h3>{}</h3>", esc(&input.label)));
         }
-        if incomplete {
+        if b.incomplete {
             out.push_str(
                 "<p>Incomplete: a host was lost; the figures are the merge of the others.</p>",
             );

@@ -2,36 +2,45 @@
 //! per server (IO-Lite's figure 3), syscalls per request per server and mode (the Jigsaw truss
 //! notes), and whatever else a lab file holds (the digest experiment), as a plain table.
 
-use super::{of_kind, series_name, Kind};
+use super::{benches, labs, series_name};
 use crate::chart::{Axis, BarChart, BarSeries, LineChart, Series, Ticks};
 use crate::html::{figures, grouped_table, table, Col, Page};
-use crate::input::{arr, f, s, Input};
+use crate::input::Input;
 use crate::text::{self, esc};
-use serde_json::Value;
+use results::{LabResult, LabRow};
 use std::fmt::Write;
 
-/// The results of one experiment in a lab file (a result without its own `experiment` field
-/// belongs to the file's), less any measurement cut short by Ctrl-C (`interrupted`): part of a
-/// window is not a figure to chart beside the others.
-pub(super) fn results<'a>(
-    input: &Input<'a>,
-    experiment: &'a str,
-) -> impl Iterator<Item = &'a Value> {
-    let file_exp = s(input.v, &["experiment"]);
-    arr(input.v, &["results"])
-        .iter()
-        .filter(move |r| s(r, &["experiment"]).or(file_exp) == Some(experiment))
-        .filter(|r| r.get("interrupted").and_then(Value::as_bool) != Some(true))
+/// The experiment a row belongs to: its own, or (in a file older than the row's field) the
+/// file's.
+pub(super) fn experiment_of<'a>(lab: &'a LabResult, r: &'a LabRow) -> &'a str {
+    if r.experiment.is_empty() {
+        &lab.experiment
+    } else {
+        &r.experiment
+    }
 }
 
-pub(super) fn server(r: &Value) -> &str {
-    s(r, &["server"]).unwrap_or("?")
+/// The rows of one experiment in a lab file, less any measurement cut short by Ctrl-C
+/// (`interrupted`): part of a window is not a figure to chart beside the others.
+pub(super) fn results<'a>(
+    lab: &'a LabResult,
+    experiment: &'a str,
+) -> impl Iterator<Item = &'a LabRow> {
+    lab.results
+        .iter()
+        .filter(move |r| experiment_of(lab, r) == experiment)
+        .filter(|r| !r.interrupted)
 }
-fn mode(r: &Value) -> &str {
-    s(r, &["mode"]).unwrap_or("–")
+
+pub(super) fn server(r: &LabRow) -> &str {
+    if r.server.is_empty() {
+        "?"
+    } else {
+        &r.server
+    }
 }
-pub(super) fn limited(r: &Value) -> bool {
-    r.get("client_limited").and_then(Value::as_bool) == Some(true)
+fn mode(r: &LabRow) -> &'static str {
+    r.mode.name()
 }
 
 /// Modes in the Jigsaw syscall notes' order (1.0, then persistent, then pipelined), unknown ones after.
@@ -58,15 +67,15 @@ pub(super) const LIMITED_NOTE: &str = r#"<p class="note">† client-limited: the
 pub fn sizes(page: &mut Page, inputs: &[Input<'_>]) -> String {
     let mut series = Vec::new();
     let mut tables = String::new();
-    for input in of_kind(inputs, Kind::Lab) {
-        let rs: Vec<&Value> = results(input, "sizes")
-            .filter(|r| f(r, &["size_bytes"]).is_some())
+    for (input, lab) in labs(inputs) {
+        let rs: Vec<&LabRow> = results(lab, "sizes")
+            .filter(|r| r.size_bytes.is_some())
             .collect();
         if rs.is_empty() {
             continue;
         }
         let modes = distinct(rs.iter().map(|r| mode(r)));
-        let key = |r: &Value| {
+        let key = |r: &LabRow| {
             if modes.len() > 1 {
                 format!("{} ({})", server(r), mode(r))
             } else {
@@ -81,11 +90,7 @@ pub fn sizes(page: &mut Page, inputs: &[Input<'_>]) -> String {
                     .iter()
                     .filter(|r| server(r) == *srv && mode(r) == *m)
                     .filter_map(|r| {
-                        Some((
-                            f(r, &["size_bytes"])?,
-                            f(r, &["bytes_per_s"])? / 1e6,
-                            limited(r),
-                        ))
+                        Some((r.size_bytes? as f64, r.bytes_per_s / 1e6, r.client_limited))
                     })
                     .collect();
                 if pts.is_empty() {
@@ -99,7 +104,11 @@ pub fn sizes(page: &mut Page, inputs: &[Input<'_>]) -> String {
             }
         }
         // The data under the figure: one row per size, one column per line.
-        let mut sizes: Vec<f64> = rs.iter().filter_map(|r| f(r, &["size_bytes"])).collect();
+        let mut sizes: Vec<f64> = rs
+            .iter()
+            .filter_map(|r| r.size_bytes)
+            .map(|b| b as f64)
+            .collect();
         sizes.sort_by(f64::total_cmp);
         sizes.dedup();
         let first = series.len() - names.len();
@@ -123,7 +132,7 @@ pub fn sizes(page: &mut Page, inputs: &[Input<'_>]) -> String {
             esc(&input.label),
             table(&cols, &rows, "sizes")
         );
-        if rs.iter().any(|r| limited(r)) {
+        if rs.iter().any(|r| r.client_limited) {
             tables.push_str(LIMITED_NOTE);
         }
     }
@@ -165,8 +174,8 @@ struct Row {
 pub fn syscalls(page: &mut Page, inputs: &[Input<'_>]) -> String {
     let mut rows: Vec<Row> = Vec::new();
     let mut out = String::new();
-    for input in of_kind(inputs, Kind::Lab) {
-        let rs: Vec<&Value> = results(input, "syscalls").collect();
+    for (input, lab) in labs(inputs) {
+        let rs: Vec<&LabRow> = results(lab, "syscalls").collect();
         if rs.is_empty() {
             continue;
         }
@@ -174,10 +183,10 @@ pub fn syscalls(page: &mut Page, inputs: &[Input<'_>]) -> String {
         rows.extend(rs.iter().map(|r| Row {
             group: series_name(inputs, input, server(r)),
             mode: mode(r).to_owned(),
-            syscalls: f(r, &["syscalls_per_request"]),
-            cpu_us: f(r, &["server_cpu_us_per_request"]),
-            rps: f(r, &["requests_per_s"]),
-            limited: limited(r),
+            syscalls: r.syscalls_per_request,
+            cpu_us: r.server_cpu_us_per_request,
+            rps: Some(r.requests_per_s),
+            limited: r.client_limited,
         }));
         let _ = write!(
             out,
@@ -189,15 +198,15 @@ pub fn syscalls(page: &mut Page, inputs: &[Input<'_>]) -> String {
             out.push_str(LIMITED_NOTE);
         }
     }
-    let bench: Vec<Row> = of_kind(inputs, Kind::Bench)
-        .filter_map(|i| {
-            let p = i.v.get("server_profile")?;
+    let bench: Vec<Row> = benches(inputs)
+        .filter_map(|(i, b)| {
+            let p = b.server_profile.as_ref()?;
             Some(Row {
                 group: i.label.clone(),
-                mode: s(i.v, &["config", "http"]).unwrap_or("–").to_owned(),
-                syscalls: f(p, &["calls_per_request"]),
-                cpu_us: f(p, &["cpu_us_per_request"]),
-                rps: f(i.v, &["summary", "requests_per_s"]),
+                mode: b.config.http.name().to_owned(),
+                syscalls: p.calls_per_request,
+                cpu_us: p.cpu_us_per_request,
+                rps: Some(b.summary.requests_per_s),
                 limited: false,
             })
         })
@@ -298,66 +307,48 @@ fn jigsaw_table(rows: &[Row]) -> String {
     grouped_table(&heads, &cols, &body, "jigsaw")
 }
 
-/// Fields every lab result has, shown in their own columns.
-const KNOWN: [&str; 15] = [
-    "experiment",
-    "server",
-    "mode",
-    "size_bytes",
-    "requests",
-    "duration_s",
-    "requests_per_s",
-    "bytes_per_s",
-    "syscalls_per_request",
-    "server_cpu_us_per_request",
-    "client_limited",
-    "interrupted",
-    "errors",
-    "profile_method",
-    "syscalls",
-];
+/// What a row says beside its figures: client-limited, and the TLS experiment's key, handshake
+/// and handshake counts where it has them.
+fn notes(r: &LabRow) -> String {
+    let mut notes: Vec<String> = Vec::new();
+    if r.client_limited {
+        notes.push("client-limited".into());
+    }
+    if let Some(c) = &r.certificate {
+        notes.push(format!("certificate: {}", esc(c)));
+    }
+    if let Some(h) = &r.handshake {
+        notes.push(format!("handshake: {}", esc(h)));
+    }
+    if let Some(n) = r.tls_handshakes {
+        notes.push(format!("TLS handshakes: {}", text::count(n as f64)));
+    }
+    if let Some(n) = r.tls_resumed {
+        notes.push(format!("resumed: {}", text::count(n as f64)));
+    }
+    notes.join(" ")
+}
 
 pub fn others(inputs: &[Input<'_>]) -> String {
     let mut out = String::new();
-    for input in of_kind(inputs, Kind::Lab) {
-        let file_exp = s(input.v, &["experiment"]);
-        let all = arr(input.v, &["results"]);
-        let exps = distinct(
-            all.iter()
-                .filter_map(|r| s(r, &["experiment"]).or(file_exp)),
-        );
+    for (input, lab) in labs(inputs) {
+        let exps = distinct(lab.results.iter().map(|r| experiment_of(lab, r)));
         for exp in exps
             .into_iter()
             .filter(|e| !matches!(*e, "sizes" | "syscalls" | "tls"))
         {
-            let rows: Vec<Vec<String>> = results(input, exp)
+            let rows: Vec<Vec<String>> = results(lab, exp)
                 .map(|r| {
-                    let extra: Vec<String> = r
-                        .as_object()
-                        .into_iter()
-                        .flatten()
-                        .filter(|(k, v)| {
-                            !KNOWN.contains(&k.as_str()) && !v.is_object() && !v.is_array()
-                        })
-                        .map(|(k, v)| match v {
-                            Value::String(s) => format!("{}: {}", esc(k), esc(s)),
-                            v => format!("{}: {}", esc(k), esc(&v.to_string())),
-                        })
-                        .collect();
                     vec![
                         esc(server(r)),
                         esc(mode(r)),
-                        f(r, &["size_bytes"]).map_or("–".into(), text::bytes),
-                        text::opt(f(r, &["requests_per_s"])),
-                        text::opt(f(r, &["bytes_per_s"]).map(|b| b / 1e6)),
-                        text::opt(f(r, &["syscalls_per_request"])),
-                        text::opt(f(r, &["server_cpu_us_per_request"])),
-                        text::opt(f(r, &["errors"])),
-                        format!(
-                            "{}{}",
-                            if limited(r) { "client-limited " } else { "" },
-                            extra.join(" ")
-                        ),
+                        r.size_bytes.map_or("–".into(), |b| text::bytes(b as f64)),
+                        text::num(r.requests_per_s),
+                        text::num(r.bytes_per_s / 1e6),
+                        text::opt(r.syscalls_per_request),
+                        text::opt(r.server_cpu_us_per_request),
+                        text::count(r.errors as f64),
+                        notes(r),
                     ]
                 })
                 .collect();
@@ -375,7 +366,7 @@ pub fn others(inputs: &[Input<'_>]) -> String {
             let _ = write!(
                 out,
                 r#"<h3>Experiment {}: <span class="file">{}</span></h3>{}"#,
-                esc(exp),
+                esc(if exp.is_empty() { "?" } else { exp }),
                 esc(&input.label),
                 table(&cols, &rows, "lab")
             );

@@ -5,29 +5,19 @@
 //! instead of a pixel at the right edge. The time series shows what averages hide: warm-up,
 //! stalls, and throughput that sags while latency climbs.
 
-use super::{of_kind, Kind};
+use super::{benches, compares};
 use crate::chart::{Axis, LineChart, Series};
 use crate::html::{figures, Page};
-use crate::input::{arr, at, f, s, spectrum as points, timeseries, Input};
-use serde_json::Value;
-
-/// A bench result's spectrum: in `summary` as flint writes it, or at the top level.
-fn bench_spectrum(v: &Value, key: &str) -> Vec<(f64, f64)> {
-    at(v, &["summary", key])
-        .or_else(|| v.get(key))
-        .map(points)
-        .unwrap_or_default()
-}
+use crate::input::{spectrum as points, timeseries, Input, Second};
+use results::CompareTarget;
 
 /// The round of a compare target with the median requests/s that has a spectrum: the typical
 /// round, not the best or the worst.
-fn median_round_spectrum(target: &Value) -> Vec<(f64, f64)> {
-    let mut rounds: Vec<(f64, Vec<(f64, f64)>)> = arr(target, &["rounds"])
+fn median_round_spectrum(target: &CompareTarget) -> Vec<(f64, f64)> {
+    let mut rounds: Vec<(f64, Vec<(f64, f64)>)> = target
+        .rounds
         .iter()
-        .map(|r| {
-            let pts = r.get("response_spectrum").map(points).unwrap_or_default();
-            (f(r, &["requests_per_s"]).unwrap_or(0.0), pts)
-        })
+        .map(|r| (r.requests_per_s, points(&r.response_spectrum)))
         .filter(|(_, pts)| !pts.is_empty())
         .collect();
     rounds.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -54,24 +44,24 @@ fn line_charts(page: &mut Page, x: &Axis, charts: Vec<(&str, &str, Vec<Series>)>
 }
 
 pub fn spectrum(page: &mut Page, inputs: &[Input<'_>]) -> String {
-    let mut response: Vec<Series> = of_kind(inputs, Kind::Bench)
-        .map(|i| Series {
+    let mut response: Vec<Series> = benches(inputs)
+        .map(|(i, b)| Series {
             name: i.label.clone(),
-            points: bench_spectrum(i.v, "response_spectrum"),
+            points: points(&b.summary.response_spectrum),
         })
         .collect();
-    for i in of_kind(inputs, Kind::Compare) {
-        for t in arr(i.v, &["targets"]) {
+    for (i, c) in compares(inputs) {
+        for t in &c.targets {
             response.push(Series {
-                name: format!("{} · {}", i.label, s(t, &["name"]).unwrap_or("?")),
+                name: format!("{} · {}", i.label, t.name),
                 points: median_round_spectrum(t),
             });
         }
     }
-    let pages: Vec<Series> = of_kind(inputs, Kind::Bench)
-        .map(|i| Series {
+    let pages: Vec<Series> = benches(inputs)
+        .map(|(i, b)| Series {
             name: i.label.clone(),
-            points: bench_spectrum(i.v, "page_spectrum"),
+            points: points(&b.summary.page_spectrum),
         })
         .collect();
     let svgs = line_charts(
@@ -93,13 +83,13 @@ pub fn spectrum(page: &mut Page, inputs: &[Input<'_>]) -> String {
 }
 
 pub fn over_time(page: &mut Page, inputs: &[Input<'_>]) -> String {
-    let runs: Vec<(String, Vec<crate::input::Second>)> = of_kind(inputs, Kind::Bench)
-        .map(|i| (i.label.clone(), timeseries(i.v)))
+    let runs: Vec<(String, Vec<Second>)> = benches(inputs)
+        .map(|(i, b)| (i.label.clone(), timeseries(&b.timeseries)))
         .collect();
     if runs.iter().all(|r| r.1.is_empty()) {
         return String::new();
     }
-    let line = |pick: &dyn Fn(&crate::input::Second) -> Option<f64>| -> Vec<Series> {
+    let line = |pick: &dyn Fn(&Second) -> Option<f64>| -> Vec<Series> {
         runs.iter()
             .map(|(name, ts)| Series {
                 name: name.clone(),
@@ -140,12 +130,22 @@ pub fn over_time(page: &mut Page, inputs: &[Input<'_>]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use results::{SpectrumPoint, Summary};
 
     #[test]
     fn compare_spectrum_comes_from_the_median_round() {
-        let round = |rps: f64, ms: f64| json!({"requests_per_s": rps, "response_spectrum": [{"percentile": 50.0, "ms": ms}]});
-        let t = json!({"rounds": [round(300.0, 3.0), round(100.0, 1.0), round(200.0, 2.0)]});
+        let round = |rps: f64, ms: f64| Summary {
+            requests_per_s: rps,
+            response_spectrum: vec![SpectrumPoint {
+                percentile: 50.0,
+                ms,
+            }],
+            ..Summary::default()
+        };
+        let t = CompareTarget {
+            rounds: vec![round(300.0, 3.0), round(100.0, 1.0), round(200.0, 2.0)],
+            ..CompareTarget::default()
+        };
         assert_eq!(median_round_spectrum(&t)[0].1, 2.0);
     }
 }

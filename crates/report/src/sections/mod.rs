@@ -2,6 +2,7 @@
 //! that explain them, then the detail tables, then the disclosure of what ran where.
 
 mod hosts;
+mod https;
 mod lab;
 mod latency;
 mod provenance;
@@ -11,7 +12,8 @@ mod truss;
 mod webstone;
 
 use crate::html::Page;
-use crate::input::{Input, Kind};
+use crate::input::{Doc, Input};
+use results::{BenchResult, CompareResult, LabResult};
 
 /// The whole page for classified inputs.
 pub fn page(inputs: &[Input<'_>]) -> String {
@@ -38,21 +40,44 @@ pub fn page(inputs: &[Input<'_>]) -> String {
     p.section("truss", "System call profiles", c);
     let c = provenance::render(inputs);
     p.section("provenance", "What ran where", c);
-    let heads: Vec<(&str, &str)> = inputs.iter().map(|i| (i.file, i.kind.name())).collect();
+    let heads: Vec<(&str, &str)> = inputs.iter().map(|i| (i.file, i.kind().name())).collect();
     p.finish(&heads)
 }
 
 /// A series name: `name` alone when only one input of this kind is on the page, else prefixed
 /// with the input's label so two lab files' "nginx" lines stay apart.
 fn series_name(inputs: &[Input<'_>], input: &Input<'_>, name: &str) -> String {
-    if inputs.iter().filter(|i| i.kind == input.kind).count() > 1 {
+    if inputs.iter().filter(|i| i.kind() == input.kind()).count() > 1 {
         format!("{} · {name}", input.label)
     } else {
         name.to_owned()
     }
 }
 
-/// The inputs of one kind.
-fn of_kind<'i, 'a>(inputs: &'i [Input<'a>], kind: Kind) -> impl Iterator<Item = &'i Input<'a>> {
-    inputs.iter().filter(move |i| i.kind == kind)
+/// The bench results among the inputs, each with its input (for its label).
+fn benches<'i, 'a>(
+    inputs: &'i [Input<'a>],
+) -> impl Iterator<Item = (&'i Input<'a>, &'i BenchResult)> {
+    inputs.iter().filter_map(|i| match &i.doc {
+        Doc::Bench(b) => Some((i, b.as_ref())),
+        _ => None,
+    })
+}
+
+/// The compare results among the inputs.
+fn compares<'i, 'a>(
+    inputs: &'i [Input<'a>],
+) -> impl Iterator<Item = (&'i Input<'a>, &'i CompareResult)> {
+    inputs.iter().filter_map(|i| match &i.doc {
+        Doc::Compare(c) => Some((i, c)),
+        _ => None,
+    })
+}
+
+/// The lab results among the inputs.
+fn labs<'i, 'a>(inputs: &'i [Input<'a>]) -> impl Iterator<Item = (&'i Input<'a>, &'i LabResult)> {
+    inputs.iter().filter_map(|i| match &i.doc {
+        Doc::Lab(l) => Some((i, l)),
+        _ => None,
+    })
 }

@@ -3,8 +3,10 @@
 //! date, the machine, every option, and the targets' or servers' versions and status.
 
 use crate::html::{table, Col};
-use crate::input::{arr, at, f, s, Input, Kind};
+use crate::input::{Doc, Input};
 use crate::text::{self, esc};
+use results::{Environment, PeerStatus, TargetKind, TargetStatus};
+use serde::Serialize;
 use serde_json::Value;
 use std::fmt::Write;
 
@@ -29,7 +31,9 @@ fn show(v: &Value) -> String {
     }
 }
 
-/// Nested options flattened to `a.b = value`, in the file's order.
+/// Nested options flattened to `a.b = value`, in the order of their type. The options are shown
+/// whole, whatever fields they have: serialized from their type and walked generically, so an
+/// option added to a writer is disclosed without a change here.
 fn flatten(prefix: &str, v: &Value, out: &mut Vec<(String, String)>) {
     match v {
         Value::Object(m) => {
@@ -55,84 +59,94 @@ fn dl(pairs: &[(String, String)]) -> String {
     out
 }
 
-fn machine(env: Option<&Value>) -> Vec<(String, String)> {
-    let Some(env) = env.filter(|e| e.is_object()) else {
+fn machine(env: &Environment) -> Vec<(String, String)> {
+    if *env == Environment::default() {
         return vec![(
             "machine".into(),
             "not recorded (a result from an older flint)".into(),
         )];
-    };
+    }
     let mut out = Vec::new();
     let mut push = |k: &str, v: Option<String>| {
         if let Some(v) = v {
             out.push((k.to_owned(), v));
         }
     };
-    push("host", s(env, &["hostname"]).map(str::to_owned));
-    push("os", s(env, &["os"]).map(str::to_owned));
-    push("kernel", s(env, &["kernel"]).map(str::to_owned));
-    let cpu = match (s(env, &["cpu_model"]), f(env, &["cores"])) {
-        (Some(m), Some(c)) => Some(format!("{m}, {} cores", text::count(c))),
-        (Some(m), None) => Some(m.to_owned()),
-        (None, Some(c)) => Some(format!("{} cores", text::count(c))),
-        _ => None,
+    push("host", env.hostname.clone());
+    push("os", env.os.clone());
+    push("kernel", env.kernel.clone());
+    let cores = env.cores.map(|c| text::count(c as f64));
+    let cpu = match (&env.cpu_model, cores) {
+        (Some(m), Some(c)) => Some(format!("{m}, {c} cores")),
+        (Some(m), None) => Some(m.clone()),
+        (None, Some(c)) => Some(format!("{c} cores")),
+        (None, None) => None,
     };
     push("cpu", cpu);
     push(
         "memory",
-        f(env, &["memory_bytes"]).map(|b| format!("{} GiB", text::num(b / 1024f64.powi(3)))),
+        env.memory_bytes
+            .map(|b| format!("{} GiB", text::num(b as f64 / 1024f64.powi(3)))),
     );
-    const SHOWN: [&str; 6] = [
-        "hostname",
-        "os",
-        "kernel",
-        "cpu_model",
-        "cores",
-        "memory_bytes",
-    ];
-    if let Some(m) = env.as_object() {
-        for (k, v) in m.iter().filter(|(k, _)| !SHOWN.contains(&k.as_str())) {
-            out.push((k.clone(), show(v)));
-        }
-    }
     out
 }
 
-fn card(i: &Input<'_>) -> String {
-    let v = i.v;
-    let mut facts = vec![
-        ("kind".to_owned(), i.kind.name().to_owned()),
-        (
-            "flint".to_owned(),
-            s(v, &["flint_version"])
-                .unwrap_or("not recorded")
-                .to_owned(),
-        ),
-        (
-            "started".to_owned(),
-            s(v, &["started_at"]).unwrap_or("not recorded").to_owned(),
-        ),
-    ];
-    if let Some(e) = s(v, &["experiment"]) {
-        facts.push(("experiment".into(), e.to_owned()));
+/// The options of a run as a JSON tree, for [`flatten`].
+fn options_of(doc: &Doc) -> Value {
+    fn tree(x: &impl Serialize) -> Value {
+        serde_json::to_value(x).unwrap_or(Value::Null)
     }
-    if v.get("interrupted").and_then(Value::as_bool) == Some(true) {
+    match doc {
+        Doc::Bench(b) => tree(&b.config),
+        Doc::Compare(c) => tree(&c.options),
+        Doc::Lab(l) => tree(&l.options),
+    }
+}
+
+fn card(i: &Input<'_>) -> String {
+    let (flint, started, environment, interrupted) = match &i.doc {
+        Doc::Bench(b) => (
+            &b.flint_version,
+            &b.started_at,
+            &b.environment,
+            b.interrupted,
+        ),
+        Doc::Compare(c) => (
+            &c.flint_version,
+            &c.started_at,
+            &c.environment,
+            c.interrupted,
+        ),
+        Doc::Lab(l) => (&l.flint_version, &l.started_at, &l.environment, false),
+    };
+    let recorded = |x: &String| {
+        if x.is_empty() {
+            "not recorded".to_owned()
+        } else {
+            x.clone()
+        }
+    };
+    let mut facts = vec![
+        ("kind".to_owned(), i.kind().name().to_owned()),
+        ("flint".to_owned(), recorded(flint)),
+        ("started".to_owned(), recorded(started)),
+    ];
+    if let Doc::Lab(l) = &i.doc {
+        if !l.experiment.is_empty() {
+            facts.push(("experiment".into(), l.experiment.clone()));
+        }
+    }
+    if interrupted {
         facts.push(("interrupted".into(), "yes: ended early by Ctrl-C".into()));
     }
-    facts.extend(machine(v.get("environment")));
+    facts.extend(machine(environment));
     let mut out = format!(
         r#"<div class="card"><h3><span class="file">{}</span></h3><div class="prov"><div><h4>Run and machine</h4>{}</div>"#,
         esc(i.file),
         dl(&facts)
     );
-    let options = match i.kind {
-        Kind::Bench => at(v, &["config"]),
-        Kind::Compare | Kind::Lab => at(v, &["options"]),
-    };
     let mut pairs = Vec::new();
-    if let Some(o) = options {
-        flatten("", o, &mut pairs);
-    }
+    flatten("", &options_of(&i.doc), &mut pairs);
     if !pairs.is_empty() {
         // Options are many and short: a list that flows into columns keeps the card compact.
         out.push_str(r#"<div><h4>Options</h4><ul class="opts">"#);
@@ -147,22 +161,30 @@ fn card(i: &Input<'_>) -> String {
         out.push_str("</ul></div>");
     }
     out.push_str("</div>");
-    match i.kind {
-        Kind::Compare => {
-            let targets = arr(v, &["targets"]);
+    let or_dash = |x: Option<&str>| esc(x.unwrap_or("–"));
+    match &i.doc {
+        Doc::Compare(c) => {
             // `--serve` targets are started by flint: their command line is part of the setup.
-            let commands = targets.iter().any(|t| s(t, &["command"]).is_some());
-            let keys: &[&str] = if commands {
-                &["name", "url", "command", "status", "error"]
-            } else {
-                &["name", "url", "status", "error"]
-            };
-            let rows: Vec<Vec<String>> = targets
+            let commands = c.targets.iter().any(|t| t.command.is_some());
+            let rows: Vec<Vec<String>> = c
+                .targets
                 .iter()
                 .map(|t| {
-                    keys.iter()
-                        .map(|k| esc(&t.get(*k).map(show).unwrap_or_else(|| "–".into())))
-                        .collect()
+                    let mut row = vec![esc(&t.name), or_dash(t.url.as_deref())];
+                    if commands {
+                        row.push(or_dash(t.command.as_deref()));
+                    }
+                    let status = match t.status {
+                        TargetStatus::Ok => "ok",
+                        TargetStatus::Failed => "failed",
+                    };
+                    let kind = match t.kind {
+                        TargetKind::Target => "",
+                        TargetKind::Serve => " (started by compare)",
+                    };
+                    row.push(format!("{status}{kind}"));
+                    row.push(or_dash(t.error.as_deref()));
+                    row
                 })
                 .collect();
             if !rows.is_empty() {
@@ -174,14 +196,22 @@ fn card(i: &Input<'_>) -> String {
                 let _ = write!(out, "<h4>Targets</h4>{}", table(&cols, &rows, "targets"));
             }
         }
-        Kind::Lab => {
-            let rows: Vec<Vec<String>> = arr(v, &["servers"])
+        Doc::Lab(l) => {
+            let rows: Vec<Vec<String>> = l
+                .servers
                 .iter()
                 .map(|t| {
-                    ["name", "version", "status", "note"]
-                        .iter()
-                        .map(|k| esc(&t.get(*k).map(show).unwrap_or_else(|| "–".into())))
-                        .collect()
+                    let status = match t.status {
+                        PeerStatus::Ok => "ok",
+                        PeerStatus::Missing => "missing",
+                        PeerStatus::Failed => "failed",
+                    };
+                    vec![
+                        esc(&t.name),
+                        or_dash(t.version.as_deref()),
+                        status.to_owned(),
+                        or_dash(t.note.as_deref()),
+                    ]
                 })
                 .collect();
             if !rows.is_empty() {
@@ -194,7 +224,7 @@ fn card(i: &Input<'_>) -> String {
                 let _ = write!(out, "<h4>Servers</h4>{}", table(&cols, &rows, "servers"));
             }
         }
-        Kind::Bench => {}
+        Doc::Bench(_) => {}
     }
     out.push_str("</div>");
     out

@@ -1,53 +1,60 @@
 //! The headline numbers: one row per bench result; per compare result, one column per target
 //! with the median across rounds, the min–max noise, and the ratio to the first target.
 
-use super::{of_kind, Kind};
+use super::{benches, compares, https};
 use crate::chart::{Axis, BarChart, BarSeries};
 use crate::html::{figures, table, Col, Page};
-use crate::input::{arr, f, s, Input};
+use crate::input::{latency, Input};
 use crate::text::{self, esc};
-use serde_json::Value;
+use results::{CompareResult, CompareTarget, Summary, TargetStatus};
 use std::fmt::Write;
 
 pub fn render(page: &mut Page, inputs: &[Input<'_>]) -> String {
     let mut out = bench_table(inputs);
-    for input in of_kind(inputs, Kind::Compare) {
-        out.push_str(&compare(page, input));
+    out.push_str(&https::summary(inputs));
+    for (input, c) in compares(inputs) {
+        out.push_str(&compare(page, input, c));
     }
     out
 }
 
-fn errors_cell(n: Option<f64>) -> String {
-    match n {
-        Some(e) if e > 0.0 => format!(r#"<span class="bad">{}</span>"#, text::count(e)),
-        Some(e) => text::count(e),
-        None => "–".into(),
+fn errors_cell(n: u64) -> String {
+    if n > 0 {
+        format!(r#"<span class="bad">{}</span>"#, text::count(n as f64))
+    } else {
+        text::count(0.0)
     }
 }
 
 fn bench_table(inputs: &[Input<'_>]) -> String {
-    let rows: Vec<Vec<String>> = of_kind(inputs, Kind::Bench)
-        .map(|i| {
-            let v = i.v;
-            let sm = |k: &str| f(v, &["summary", k]);
+    let rows: Vec<Vec<String>> = benches(inputs)
+        .map(|(i, b)| {
+            let sm = &b.summary;
             let mut name = format!(r#"<span class="file">{}</span>"#, esc(&i.label));
-            if v.get("interrupted").and_then(Value::as_bool) == Some(true) {
+            if b.interrupted {
                 name.push_str(r#" <small class="bad">interrupted</small>"#);
             }
+            let clients = match (b.config.concurrency, sm.clients) {
+                (0, 0) => "–".into(),
+                (0, c) | (c, _) => text::count(c as f64),
+            };
+            let url = &b.config.target.url;
             vec![
                 name,
-                esc(s(v, &["config", "target", "url"]).unwrap_or("–")),
-                esc(s(v, &["config", "http"]).unwrap_or("–")),
-                f(v, &["config", "concurrency"])
-                    .or(sm("clients"))
-                    .map_or("–".into(), text::count),
-                text::opt(sm("requests_per_s")),
-                text::opt(sm("pages_per_s")),
-                text::opt(sm("throughput_bytes_per_s").map(|b| b / 1e6)),
-                text::opt(f(v, &["summary", "response_ms", "p50"])),
-                text::opt(f(v, &["summary", "response_ms", "p99"])),
-                errors_cell(sm("errors")),
-                text::opt(sm("duration_s")),
+                if url.is_empty() {
+                    "–".into()
+                } else {
+                    esc(url)
+                },
+                esc(b.config.http.name()),
+                clients,
+                text::num(sm.requests_per_s),
+                text::num(sm.pages_per_s),
+                text::num(sm.throughput_bytes_per_s / 1e6),
+                text::opt(latency(&sm.response_ms, |l| l.p50)),
+                text::opt(latency(&sm.response_ms, |l| l.p99)),
+                errors_cell(sm.errors),
+                text::num(sm.duration_s),
             ]
         })
         .collect();
@@ -76,7 +83,8 @@ fn bench_table(inputs: &[Input<'_>]) -> String {
 /// A compare figure: where it is in a round, how it is shown, and whether more is better.
 struct Figure {
     key: &'static str,
-    round_path: &'static [&'static str],
+    /// The figure in one round's summary; `None` when the round did not measure it.
+    in_round: fn(&Summary) -> Option<f64>,
     title: &'static str,
     scale: f64,
     higher_is_better: bool,
@@ -85,35 +93,35 @@ struct Figure {
 const FIGURES: [Figure; 5] = [
     Figure {
         key: "requests_per_s",
-        round_path: &["requests_per_s"],
+        in_round: |s| Some(s.requests_per_s),
         title: "Requests/s",
         scale: 1.0,
         higher_is_better: true,
     },
     Figure {
         key: "throughput_bytes_per_s",
-        round_path: &["throughput_bytes_per_s"],
+        in_round: |s| Some(s.throughput_bytes_per_s),
         title: "MB/s",
         scale: 1e-6,
         higher_is_better: true,
     },
     Figure {
         key: "response_p50_ms",
-        round_path: &["response_ms", "p50"],
+        in_round: |s| latency(&s.response_ms, |l| l.p50),
         title: "p50 latency, ms",
         scale: 1.0,
         higher_is_better: false,
     },
     Figure {
         key: "response_p99_ms",
-        round_path: &["response_ms", "p99"],
+        in_round: |s| latency(&s.response_ms, |l| l.p99),
         title: "p99 latency, ms",
         scale: 1.0,
         higher_is_better: false,
     },
     Figure {
         key: "errors",
-        round_path: &["errors"],
+        in_round: |s| Some(s.errors as f64),
         title: "Errors",
         scale: 1.0,
         higher_is_better: false,
@@ -130,20 +138,21 @@ struct Stat {
 }
 
 /// The target's `figures[key]` as written, or computed from its rounds when a file lacks it.
-fn stat(target: &Value, fig: &Figure) -> Option<Stat> {
-    let given = target.get("figures").and_then(|g| g.get(fig.key));
-    if let Some(median) = given.and_then(|g| f(g, &["median"])) {
-        let g = given?;
+fn stat(target: &CompareTarget, fig: &Figure) -> Option<Stat> {
+    let given = target.figures.get(fig.key);
+    if let Some((g, median)) = given.and_then(|g| Some((g, g.median?))) {
         return Some(Stat {
             median,
-            min: f(g, &["min"]).unwrap_or(median),
-            max: f(g, &["max"]).unwrap_or(median),
-            ratio: f(g, &["ratio"]),
+            min: g.min.unwrap_or(median),
+            max: g.max.unwrap_or(median),
+            ratio: g.ratio,
         });
     }
-    let mut xs: Vec<f64> = arr(target, &["rounds"])
+    let mut xs: Vec<f64> = target
+        .rounds
         .iter()
-        .filter_map(|r| f(r, fig.round_path))
+        .filter_map(fig.in_round)
+        .filter(|x| x.is_finite())
         .collect();
     if xs.is_empty() {
         return None;
@@ -163,12 +172,18 @@ fn stat(target: &Value, fig: &Figure) -> Option<Stat> {
     })
 }
 
-fn compare(page: &mut Page, input: &Input<'_>) -> String {
-    let targets = arr(input.v, &["targets"]);
+fn compare(page: &mut Page, input: &Input<'_>, c: &CompareResult) -> String {
+    let targets = &c.targets;
     if targets.is_empty() {
         return String::new();
     }
-    let name = |t: &Value| s(t, &["name"]).unwrap_or("?").to_owned();
+    let name = |t: &CompareTarget| {
+        if t.name.is_empty() {
+            "?".to_owned()
+        } else {
+            t.name.clone()
+        }
+    };
     let stats: Vec<Vec<Option<Stat>>> = targets
         .iter()
         .map(|t| FIGURES.iter().map(|fig| stat(t, fig)).collect())
@@ -181,19 +196,17 @@ fn compare(page: &mut Page, input: &Input<'_>) -> String {
     let mut rows = Vec::new();
     let mut status = vec![r#"status<small class="rng">URL</small>"#.to_owned()];
     for t in targets {
-        let st = s(t, &["status"]).unwrap_or("–");
-        let mut cell = if st == "ok" {
-            esc(st)
-        } else {
-            format!(r#"<span class="bad">{}</span>"#, esc(st))
+        let mut cell = match t.status {
+            TargetStatus::Ok => "ok".to_owned(),
+            TargetStatus::Failed => r#"<span class="bad">failed</span>"#.to_owned(),
         };
-        if let Some(e) = s(t, &["error"]) {
+        if let Some(e) = &t.error {
             let _ = write!(cell, r#"<span class="rng">{}</span>"#, esc(e));
         }
         let _ = write!(
             cell,
             r#"<span class="rng">{}</span>"#,
-            esc(s(t, &["url"]).unwrap_or(""))
+            esc(t.url.as_deref().unwrap_or(""))
         );
         status.push(cell);
     }
@@ -239,9 +252,10 @@ fn compare(page: &mut Page, input: &Input<'_>) -> String {
         }
         rows.push(row);
     }
-    let rounds = f(input.v, &["options", "rounds"])
-        .map(|r| format!("{} rounds", text::count(r)))
-        .unwrap_or_else(|| "rounds".into());
+    let rounds = match c.options.rounds {
+        0 => "rounds".to_owned(),
+        n => format!("{} rounds", text::count(n as f64)),
+    };
     let mut out = format!(
         r#"<h3>Compare: <span class="file">{}</span></h3><p class="note">Targets run in turn, A B A B…, {rounds}. Each cell: the median across rounds, × its ratio to the first target ({}), and [min – max] across rounds.</p>"#,
         esc(&input.label),
@@ -280,14 +294,21 @@ fn compare(page: &mut Page, input: &Input<'_>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn compare_figures_fall_back_to_rounds() {
-        let t = json!({"rounds": [{"requests_per_s": 3.0}, {"requests_per_s": 1.0},
-                                  {"requests_per_s": 2.0}, {"requests_per_s": 10.0}]});
+        let round = |rps: f64| Summary {
+            requests_per_s: rps,
+            ..Summary::default()
+        };
+        let t = CompareTarget {
+            rounds: vec![round(3.0), round(1.0), round(2.0), round(10.0)],
+            ..CompareTarget::default()
+        };
         let st = stat(&t, &FIGURES[0]).unwrap();
         assert_eq!((st.median, st.min, st.max), (2.5, 1.0, 10.0));
-        assert!(stat(&json!({}), &FIGURES[0]).is_none());
+        assert!(stat(&CompareTarget::default(), &FIGURES[0]).is_none());
+        // A latency no round measured is not a zero.
+        assert!(stat(&t, &FIGURES[2]).is_none());
     }
 }

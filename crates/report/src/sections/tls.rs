@@ -2,35 +2,35 @@
 //! resumed, for each server and key; and the IO-Lite figure again, bandwidth against file size,
 //! over HTTPS. The keep-alive rows (syscalls per request) are in the table under the charts.
 
-use super::lab::{distinct, limited, results, server, LIMITED_NOTE};
-use super::{of_kind, series_name, Kind};
+use super::lab::{distinct, results, server, LIMITED_NOTE};
+use super::{labs, series_name};
 use crate::chart::{Axis, BarChart, BarSeries, LineChart, Series, Ticks};
 use crate::html::{figures, table, Col, Page};
-use crate::input::{f, s, Input};
+use crate::input::Input;
 use crate::text::{self, esc};
-use serde_json::Value;
+use results::LabRow;
 use std::fmt::Write;
 
 const HANDSHAKES: [&str; 2] = ["full", "resumed"];
 
-fn certificate(r: &Value) -> &str {
-    s(r, &["certificate"]).unwrap_or("?")
+fn certificate(r: &LabRow) -> &str {
+    r.certificate.as_deref().unwrap_or("?")
 }
 
-fn handshake(r: &Value) -> Option<&str> {
-    s(r, &["handshake"])
+fn handshake(r: &LabRow) -> Option<&str> {
+    r.handshake.as_deref()
 }
 
 pub fn render(page: &mut Page, inputs: &[Input<'_>]) -> String {
     let mut out = String::new();
     let mut lines: Vec<Series> = Vec::new();
-    for input in of_kind(inputs, Kind::Lab) {
-        let rs: Vec<&Value> = results(input, "tls").collect();
+    for (input, lab) in labs(inputs) {
+        let rs: Vec<&LabRow> = results(lab, "tls").collect();
         if rs.is_empty() {
             continue;
         }
         // Handshakes: one group per server and key, a bar each for full and resumed.
-        let shakes: Vec<&Value> = rs
+        let shakes: Vec<&LabRow> = rs
             .iter()
             .copied()
             .filter(|r| handshake(r).is_some())
@@ -54,39 +54,40 @@ pub fn render(page: &mut Page, inputs: &[Input<'_>]) -> String {
                 .copied()
                 .find(|r| server(r) == g.0 && certificate(r) == g.1 && handshake(r) == Some(h))
         };
-        let bars = |page: &mut Page, title: &str, y: &str, pick: &dyn Fn(&Value) -> Option<f64>| {
-            BarChart {
-                id: page.chart_id(),
-                title: title.into(),
-                x_title: "server, key (bars: handshake)".into(),
-                y: Axis::linear(y),
-                groups: groups
-                    .iter()
-                    .map(|g| series_name(inputs, input, &format!("{} {}", g.0, g.1)))
-                    .collect(),
-                series: HANDSHAKES
-                    .iter()
-                    .map(|h| BarSeries {
-                        name: (*h).to_owned(),
-                        values: groups.iter().map(|g| find(g, h).and_then(pick)).collect(),
-                        ranges: Vec::new(),
-                    })
-                    .collect(),
-            }
-            .svg()
-        };
+        let bars =
+            |page: &mut Page, title: &str, y: &str, pick: &dyn Fn(&LabRow) -> Option<f64>| {
+                BarChart {
+                    id: page.chart_id(),
+                    title: title.into(),
+                    x_title: "server, key (bars: handshake)".into(),
+                    y: Axis::linear(y),
+                    groups: groups
+                        .iter()
+                        .map(|g| series_name(inputs, input, &format!("{} {}", g.0, g.1)))
+                        .collect(),
+                    series: HANDSHAKES
+                        .iter()
+                        .map(|h| BarSeries {
+                            name: (*h).to_owned(),
+                            values: groups.iter().map(|g| find(g, h).and_then(pick)).collect(),
+                            ranges: Vec::new(),
+                        })
+                        .collect(),
+                }
+                .svg()
+            };
         let svgs: Vec<String> = [
             bars(
                 page,
                 "TLS handshakes per second",
                 "handshakes per second",
-                &|r| f(r, &["requests_per_s"]),
+                &|r| Some(r.requests_per_s),
             ),
             bars(
                 page,
                 "Server CPU per handshake",
                 "server CPU time per handshake (µs)",
-                &|r| f(r, &["server_cpu_us_per_request"]),
+                &|r| r.server_cpu_us_per_request,
             ),
         ]
         .into_iter()
@@ -104,7 +105,7 @@ pub fn render(page: &mut Page, inputs: &[Input<'_>]) -> String {
             let mut pts: Vec<(f64, f64)> = rs
                 .iter()
                 .filter(|r| server(r) == srv)
-                .filter_map(|r| Some((f(r, &["size_bytes"])?, f(r, &["bytes_per_s"])? / 1e6)))
+                .filter_map(|r| Some((r.size_bytes? as f64, r.bytes_per_s / 1e6)))
                 .collect();
             if pts.is_empty() {
                 continue;
@@ -130,10 +131,10 @@ pub fn render(page: &mut Page, inputs: &[Input<'_>]) -> String {
         let rows: Vec<Vec<String>> = rs
             .iter()
             .map(|r| {
-                let what = match (handshake(r), f(r, &["size_bytes"])) {
+                let what = match (handshake(r), r.size_bytes) {
                     (Some(h), _) => format!("{h} handshakes"),
-                    (None, Some(size)) => text::bytes(size),
-                    (None, None) => format!("{} page", s(r, &["mode"]).unwrap_or("–")),
+                    (None, Some(size)) => text::bytes(size as f64),
+                    (None, None) => format!("{} page", r.mode.name()),
                 };
                 vec![
                     esc(server(r)),
@@ -141,12 +142,12 @@ pub fn render(page: &mut Page, inputs: &[Input<'_>]) -> String {
                     esc(&what),
                     format!(
                         "{}{}",
-                        opt(f(r, &["requests_per_s"])),
-                        if limited(r) { "†" } else { "" }
+                        text::num(r.requests_per_s),
+                        if r.client_limited { "†" } else { "" }
                     ),
-                    opt(f(r, &["bytes_per_s"]).map(|b| b / 1e6)),
-                    opt(f(r, &["server_cpu_us_per_request"])),
-                    opt(f(r, &["syscalls_per_request"])),
+                    text::num(r.bytes_per_s / 1e6),
+                    opt(r.server_cpu_us_per_request),
+                    opt(r.syscalls_per_request),
                 ]
             })
             .collect();
@@ -156,7 +157,7 @@ pub fn render(page: &mut Page, inputs: &[Input<'_>]) -> String {
             esc(&input.label),
             table(&cols, &rows, "tls")
         );
-        if rs.iter().any(|r| limited(r)) {
+        if rs.iter().any(|r| r.client_limited) {
             out.push_str(LIMITED_NOTE);
         }
     }

@@ -5,11 +5,12 @@
 //! clients; a matrix wider than a page is split into several tables, a server's columns kept
 //! together where they fit.
 
-use super::{of_kind, Kind};
+use super::lab::{experiment_of, server};
+use super::{benches, labs};
 use crate::html::{grouped_table, table, Col};
-use crate::input::{arr, f, s, Input};
+use crate::input::Input;
 use crate::text::{self, esc};
-use serde_json::Value;
+use results::{BenchResult, LabResult, LabRow, ServerProfile, SyscallRow};
 use std::fmt::Write;
 
 /// Value columns per matrix table: wider matrices are split, a server's columns kept together
@@ -18,13 +19,13 @@ const MAX_COLUMNS: usize = 12;
 
 /// Ranges of `rs` (sorted by server) of at most `max` columns: whole servers while they fit,
 /// a server with more columns than `max` cut into slices of `max`.
-fn column_slices(rs: &[&Value], max: usize) -> Vec<std::ops::Range<usize>> {
+fn column_slices(rs: &[&LabRow], max: usize) -> Vec<std::ops::Range<usize>> {
     let mut slices: Vec<std::ops::Range<usize>> = Vec::new();
     let mut i = 0;
     while i < rs.len() {
-        let srv = s(rs[i], &["server"]);
+        let srv = &rs[i].server;
         let end = (i..rs.len())
-            .find(|&j| s(rs[j], &["server"]) != srv)
+            .find(|&j| rs[j].server != *srv)
             .unwrap_or(rs.len());
         let mut start = i;
         while start < end {
@@ -54,47 +55,47 @@ fn mode_rank(m: &str) -> usize {
 
 pub fn render(inputs: &[Input<'_>]) -> String {
     let mut out = String::new();
-    for input in of_kind(inputs, Kind::Bench) {
-        if let Some(p) = input.v.get("server_profile") {
-            out.push_str(&bench_profile(input, p));
+    for (input, b) in benches(inputs) {
+        if let Some(p) = &b.server_profile {
+            out.push_str(&bench_profile(input, b, p));
         }
     }
-    for input in of_kind(inputs, Kind::Lab) {
-        out.push_str(&lab_matrix(input));
+    for (input, lab) in labs(inputs) {
+        out.push_str(&lab_matrix(input, lab));
     }
     out
 }
 
-/// `seconds` is null when the profiler counted calls without timing them.
-fn bench_profile(input: &Input<'_>, p: &Value) -> String {
-    let requests = f(input.v, &["summary", "requests"]).filter(|r| *r > 0.0);
-    let mut calls: Vec<&Value> = arr(p, &["syscalls"]).iter().collect();
-    calls.sort_by(|a, b| {
-        let c = |v: &Value| f(v, &["calls"]).unwrap_or(0.0);
-        c(b).total_cmp(&c(a))
-    });
-    let total_calls: f64 = calls.iter().filter_map(|c| f(c, &["calls"])).sum();
+/// `seconds` is `None` when the profiler counted calls without timing them.
+fn bench_profile(input: &Input<'_>, b: &BenchResult, p: &ServerProfile) -> String {
+    let requests = Some(b.summary.requests as f64).filter(|r| *r > 0.0);
+    let mut calls: Vec<&SyscallRow> = p.syscalls.iter().collect();
+    calls.sort_by_key(|c| std::cmp::Reverse(c.calls));
+    let total_calls: f64 = calls.iter().map(|c| c.calls as f64).sum();
     let mut rows: Vec<Vec<String>> = calls
         .iter()
         .map(|c| {
-            let n = f(c, &["calls"]);
+            let n = c.calls as f64;
             vec![
-                esc(s(c, &["name"]).unwrap_or("?")),
-                text::opt(f(c, &["seconds"])),
-                n.map_or("–".into(), text::count),
-                match f(c, &["errors"]) {
-                    Some(e) if e > 0.0 => text::count(e),
-                    _ => String::new(),
+                esc(if c.name.is_empty() { "?" } else { &c.name }),
+                text::opt(c.seconds),
+                text::count(n),
+                if c.errors > 0 {
+                    text::count(c.errors as f64)
+                } else {
+                    String::new()
                 },
-                text::opt(n.zip(requests).map(|(n, r)| n / r)),
-                text::opt(
-                    n.filter(|_| total_calls > 0.0)
-                        .map(|n| 100.0 * n / total_calls),
-                ),
+                text::opt(requests.map(|r| n / r)),
+                text::opt((total_calls > 0.0).then(|| 100.0 * n / total_calls)),
             ]
         })
         .collect();
-    let secs: Vec<f64> = calls.iter().filter_map(|c| f(c, &["seconds"])).collect();
+    let secs: Vec<f64> = calls.iter().filter_map(|c| c.seconds).collect();
+    let total = if p.total_calls > 0 {
+        p.total_calls as f64
+    } else {
+        total_calls
+    };
     rows.push(vec![
         "sys totals".into(),
         if secs.is_empty() {
@@ -102,9 +103,9 @@ fn bench_profile(input: &Input<'_>, p: &Value) -> String {
         } else {
             text::num(secs.iter().sum())
         },
-        text::count(f(p, &["total_calls"]).unwrap_or(total_calls)),
-        text::count(calls.iter().filter_map(|c| f(c, &["errors"])).sum()),
-        text::opt(f(p, &["calls_per_request"]).or(requests.map(|r| total_calls / r))),
+        text::count(total),
+        text::count(calls.iter().map(|c| c.errors as f64).sum()),
+        text::opt(p.calls_per_request.or(requests.map(|r| total_calls / r))),
         if total_calls > 0.0 {
             "100".into()
         } else {
@@ -124,10 +125,10 @@ fn bench_profile(input: &Input<'_>, p: &Value) -> String {
         t.replace_range(pos..pos + 4, r#"<tr class="total">"#);
     }
     let mut facts = Vec::new();
-    if let Some(m) = s(p, &["method"]) {
-        facts.push(format!("measured with {}", esc(m)));
+    if !p.method.is_empty() {
+        facts.push(format!("measured with {}", esc(&p.method)));
     }
-    if let Some(c) = f(p, &["cpu_us_per_request"]) {
+    if let Some(c) = p.cpu_us_per_request {
         facts.push(format!("server CPU {} µs per request", text::num(c)));
     }
     format!(
@@ -137,81 +138,69 @@ fn bench_profile(input: &Input<'_>, p: &Value) -> String {
     )
 }
 
-fn lab_matrix(input: &Input<'_>) -> String {
-    let file_exp = s(input.v, &["experiment"]);
-    let with: Vec<&Value> = arr(input.v, &["results"])
+/// One syscall's calls and errors per request in a row; `None` when the row did not make it
+/// or served nothing.
+fn per_request(r: &LabRow, name: &str) -> Option<(f64, f64)> {
+    let req = Some(r.requests as f64).filter(|n| *n > 0.0)?;
+    let c = r.syscalls.as_deref()?.iter().find(|c| c.name == name)?;
+    Some((c.calls as f64 / req, c.errors as f64 / req))
+}
+
+/// A column's heading: the row's mode and, where it has one, its size.
+fn heading(r: &LabRow) -> String {
+    let mut h = r.mode.name().to_owned();
+    if let Some(b) = r.size_bytes {
+        let _ = write!(h, " {}", text::bytes(b as f64));
+    }
+    h
+}
+
+fn lab_matrix(input: &Input<'_>, lab: &LabResult) -> String {
+    let with: Vec<&LabRow> = lab
+        .results
         .iter()
-        .filter(|r| !arr(r, &["syscalls"]).is_empty())
+        .filter(|r| r.syscalls.as_ref().is_some_and(|c| !c.is_empty()))
         // Cut short by Ctrl-C: part of a window, not a figure to compare.
-        .filter(|r| r.get("interrupted").and_then(Value::as_bool) != Some(true))
+        .filter(|r| !r.interrupted)
         .collect();
     let mut exps: Vec<&str> = Vec::new();
     for r in &with {
-        let e = s(r, &["experiment"]).or(file_exp).unwrap_or("?");
+        let e = experiment_of(lab, r);
         if !exps.contains(&e) {
             exps.push(e);
         }
     }
     let mut out = String::new();
     for exp in exps {
-        let mut rs: Vec<&Value> = with
+        let mut rs: Vec<&LabRow> = with
             .iter()
             .copied()
-            .filter(|r| s(r, &["experiment"]).or(file_exp).unwrap_or("?") == exp)
+            .filter(|r| experiment_of(lab, r) == exp)
             .collect();
         // A server's columns side by side (in the order servers first appear), modes in the
         // Jigsaw notes' order, then sizes: the heading groups them under the server's name.
         let servers: Vec<&str> = rs.iter().fold(Vec::new(), |mut acc, r| {
-            let srv = s(r, &["server"]).unwrap_or("?");
-            if !acc.contains(&srv) {
-                acc.push(srv);
+            if !acc.contains(&r.server.as_str()) {
+                acc.push(&r.server);
             }
             acc
         });
-        rs.sort_by(|a, b| {
-            let key = |r: &Value| {
-                let srv = s(r, &["server"]).unwrap_or("?");
-                (
-                    servers.iter().position(|x| *x == srv),
-                    mode_rank(s(r, &["mode"]).unwrap_or("")),
-                    f(r, &["size_bytes"]).unwrap_or(0.0),
-                )
-            };
-            let (ka, kb) = (key(a), key(b));
-            (ka.0, ka.1).cmp(&(kb.0, kb.1)).then(ka.2.total_cmp(&kb.2))
+        rs.sort_by_key(|r| {
+            (
+                servers.iter().position(|x| *x == r.server),
+                mode_rank(r.mode.name()),
+                r.size_bytes.unwrap_or(0),
+            )
         });
-        let heads: Vec<String> = rs
-            .iter()
-            .map(|r| {
-                let mut h = s(r, &["mode"]).unwrap_or("").to_owned();
-                if let Some(b) = f(r, &["size_bytes"]) {
-                    let _ = write!(h, " {}", text::bytes(b));
-                }
-                match h.trim() {
-                    "" => "–".to_owned(),
-                    t => t.to_owned(),
-                }
-            })
-            .collect();
+        let heads: Vec<String> = rs.iter().map(|r| heading(r)).collect();
         // Calls per request by (syscall, column); syscalls ordered by their largest value.
         let mut names: Vec<(String, f64)> = Vec::new();
-        let per_req = |r: &Value, name: &str| -> Option<(f64, f64)> {
-            let req = f(r, &["requests"]).filter(|n| *n > 0.0)?;
-            let c = arr(r, &["syscalls"])
-                .iter()
-                .find(|c| s(c, &["name"]) == Some(name))?;
-            Some((
-                f(c, &["calls"])? / req,
-                f(c, &["errors"]).unwrap_or(0.0) / req,
-            ))
-        };
         for r in &rs {
-            for c in arr(r, &["syscalls"]) {
-                let Some(n) = s(c, &["name"]) else { continue };
-                let v = per_req(r, n).map_or(0.0, |x| x.0);
-                match names.iter_mut().find(|x| x.0 == n) {
+            for c in r.syscalls.iter().flatten() {
+                let v = per_request(r, &c.name).map_or(0.0, |x| x.0);
+                match names.iter_mut().find(|x| x.0 == c.name) {
                     Some(x) => x.1 = x.1.max(v),
-                    None => names.push((n.to_owned(), v)),
+                    None => names.push((c.name.clone(), v)),
                 }
             }
         }
@@ -223,7 +212,7 @@ fn lab_matrix(input: &Input<'_>) -> String {
             let part = &rs[cut.clone()];
             let mut groups: Vec<(&str, usize)> = vec![("", 1)];
             for r in part {
-                let srv = s(r, &["server"]).unwrap_or("?");
+                let srv = server(r);
                 let n = groups.len();
                 match groups.last_mut() {
                     Some(g) if n > 1 && g.0 == srv => g.1 += 1,
@@ -233,11 +222,11 @@ fn lab_matrix(input: &Input<'_>) -> String {
             let mut rows: Vec<Vec<String>> = names
                 .iter()
                 // A syscall none of these columns made is left to the tables that have it.
-                .filter(|(n, _)| part.iter().any(|r| per_req(r, n).is_some()))
+                .filter(|(n, _)| part.iter().any(|r| per_request(r, n).is_some()))
                 .map(|(n, _)| {
                     let mut row = vec![esc(n)];
                     for r in part {
-                        row.push(per_req(r, n).map_or("–".into(), |(c, e)| {
+                        row.push(per_request(r, n).map_or("–".into(), |(c, e)| {
                             if e > 0.0 {
                                 format!(
                                     r#"{}<span class="rng">{} err</span>"#,
@@ -253,10 +242,7 @@ fn lab_matrix(input: &Input<'_>) -> String {
                 })
                 .collect();
             let mut total = vec!["all calls".to_owned()];
-            total.extend(
-                part.iter()
-                    .map(|r| text::opt(f(r, &["syscalls_per_request"]))),
-            );
+            total.extend(part.iter().map(|r| text::opt(r.syscalls_per_request)));
             rows.push(total);
             let mut cols = vec![Col("syscall", false)];
             cols.extend(heads[cut].iter().map(|h| Col(h.as_str(), true)));
@@ -267,11 +253,11 @@ fn lab_matrix(input: &Input<'_>) -> String {
             tables.push_str(&t);
         }
         let t = tables;
-        let method = rs.iter().find_map(|r| s(r, &["profile_method"]));
+        let method = rs.iter().find_map(|r| r.profile_method.as_deref());
         let _ = write!(
             out,
             r#"<h3>Calls per request, experiment {}: <span class="file">{}</span></h3><p class="note">Each cell: calls of that syscall divided by the requests served in the window{}; errors are calls that returned an error.</p>{t}"#,
-            esc(exp),
+            esc(if exp.is_empty() { "?" } else { exp }),
             esc(&input.label),
             method.map_or(String::new(), |m| format!(", profiled with {}", esc(m)))
         );
@@ -282,17 +268,19 @@ fn lab_matrix(input: &Input<'_>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     #[test]
     fn wide_matrices_split_keeping_servers_together_where_they_fit() {
-        let row = |srv: &str| json!({"server": srv});
+        let row = |srv: &str| LabRow {
+            server: srv.into(),
+            ..LabRow::default()
+        };
         let servers = [("a", 3), ("b", 4), ("c", 7), ("d", 2)];
-        let values: Vec<Value> = servers
+        let values: Vec<LabRow> = servers
             .iter()
             .flat_map(|(srv, n)| (0..*n).map(move |_| row(srv)))
             .collect();
-        let rs: Vec<&Value> = values.iter().collect();
+        let rs: Vec<&LabRow> = values.iter().collect();
         // a+b fit in 8; c (7) alone; d joins c's slice? 7 + 2 > 8: a slice of its own.
         assert_eq!(column_slices(&rs, 8), [0..7, 7..14, 14..16]);
         // c cut in two: 5 then 2; d then fits beside c's remainder.

@@ -3,7 +3,9 @@
 //! spectra, a per-second time series, a server profile), a lab file with the sizes, syscalls and
 //! digest experiments, and a compare of two servers plus one that failed.
 //!
-//! Deterministic: the noise comes from a fixed-seed generator, so a failure reproduces.
+//! Counts are integers and figures floats, as flint writes them (the `results` types refuse a
+//! count with a fraction). Deterministic: the noise comes from a fixed-seed generator, so a
+//! failure reproduces.
 
 #![allow(dead_code)] // each test binary uses its own subset
 
@@ -57,25 +59,27 @@ pub fn bench(rps: f64, p50_ms: f64, seconds: usize, seed: u64, profile: bool) ->
         .map(|t| {
             let stall = t == 11;
             let warm = if t < 2 { 0.8 + 0.1 * t as f64 } else { 1.0 };
-            let r =
-                (rps * warm * (1.0 + 0.03 * noise.next()) * if stall { 0.35 } else { 1.0 }).round();
+            let r = (rps * warm * (1.0 + 0.03 * noise.next()) * if stall { 0.35 } else { 1.0 })
+                .round() as u64;
             let p99 = p50_ms * 7.0 * (1.0 + 0.1 * noise.next()) * if stall { 6.0 } else { 1.0 };
             json!({"t_s": t, "requests": r, "errors": if stall { 3 } else { 0 },
-                   "bytes": r * 23_225.0, "p50_ms": p50_ms * (1.0 + 0.05 * noise.next()),
+                   "bytes": r * 23_225, "p50_ms": p50_ms * (1.0 + 0.05 * noise.next()),
                    "p99_ms": p99})
         })
         .collect();
     let duration = seconds as f64;
-    let requests = rps * duration;
+    let requests = (rps * duration).round() as u64;
     let pages_per_s = rps / 3.3;
+    let pages = (pages_per_s * duration).round() as u64;
     let page = |name: &str, weight: f64, size: u64, files: &[&str], share: f64| {
-        let hits = (pages_per_s * duration * share).round();
+        let hits = (pages_per_s * duration * share).round() as u64;
+        let hits_f = hits as f64;
         json!({
             "name": name, "weight": weight, "size_bytes": size, "hits": hits, "errors": 0,
-            "files": files, "total_time_s": hits * p50_ms * 3.0 / 1e3,
+            "files": files, "total_time_s": hits_f * p50_ms * 3.0 / 1e3,
             "max_response_s": p50_ms * 14.0 / 1e3, "connect_time_s": 0.004,
-            "max_connect_s": 0.0012, "data_moved_bytes": hits * size as f64 * 1.01,
-            "header_bytes": hits * 900.0, "connects": 4,
+            "max_connect_s": 0.0012, "data_moved_bytes": hits * size + hits * 230,
+            "header_bytes": hits * 900, "connects": 4,
             "time_ms": {"count": hits, "min": p50_ms * 0.5, "mean": p50_ms * 3.6, "max": p50_ms * 14.0,
                         "p50": p50_ms * 3.3, "p90": p50_ms * 5.9, "p99": p50_ms * 16.0, "p999": p50_ms * 30.0}
         })
@@ -85,9 +89,9 @@ pub fn bench(rps: f64, p50_ms: f64, seconds: usize, seed: u64, profile: bool) ->
                "p50": m, "p90": m * 1.45, "p99": m * 7.5, "p999": m * 17.5})
     };
     let mut summary = json!({
-        "webstone_number": pages_per_s * 60.0, "pages": pages_per_s * duration, "requests": requests,
-        "connects": 16, "errors": 3, "clients": 16, "bytes_total": requests * 23_225.0,
-        "bytes_header": requests * 229.0, "bytes_body": requests * 22_996.0, "duration_s": duration,
+        "webstone_number": pages_per_s * 60.0, "pages": pages, "requests": requests,
+        "connects": 16, "errors": 3, "clients": 16, "bytes_total": requests * 23_225,
+        "bytes_header": requests * 229, "bytes_body": requests * 22_996, "duration_s": duration,
         "requests_per_s": rps, "pages_per_s": pages_per_s, "throughput_bytes_per_s": rps * 23_225.0,
         "webstone_thruput_bytes_per_s": rps * 23_225.0 / 16.0, "cumulative_time_s": duration * 16.0,
         "connect_time_total_s": 0.0148, "avg_connect_s": 0.00092, "max_connect_s": 0.00126,
@@ -98,7 +102,7 @@ pub fn bench(rps: f64, p50_ms: f64, seconds: usize, seed: u64, profile: bool) ->
         "response_spectrum": spectrum(p50_ms, 0.9, p50_ms * 8.0),
         "page_spectrum": spectrum(p50_ms * 3.6, 0.7, p50_ms * 10.0),
     });
-    summary["page_ms"]["count"] = json!(pages_per_s * duration);
+    summary["page_ms"]["count"] = json!(pages);
     let mut v = json!({
         "kind": "bench", "schema_version": 1, "flint_version": "0.1.0",
         "started_at": "2025-03-17T11:23:10.000Z", "started_at_unix_s": 1_742_210_590.0,
@@ -127,13 +131,13 @@ pub fn bench(rps: f64, p50_ms: f64, seconds: usize, seed: u64, profile: bool) ->
     });
     if profile {
         v["server_profile"] = json!({
-            "method": "strace -c -f", "total_calls": requests * 4.1, "calls_per_request": 4.1,
+            "method": "strace -c -f", "total_calls": requests * 41 / 10, "calls_per_request": 4.1,
             "cpu_us_per_request": 9.8,
             "syscalls": [
-                {"name": "writev", "seconds": 1.91, "calls": requests * 0.3, "errors": 0},
-                {"name": "sendfile", "seconds": 2.44, "calls": requests * 0.7, "errors": 0},
-                {"name": "recvfrom", "seconds": 0.82, "calls": requests * 1.3, "errors": requests * 0.3},
-                {"name": "epoll_wait", "seconds": 0.51, "calls": requests * 0.9, "errors": 0},
+                {"name": "writev", "seconds": 1.91, "calls": requests * 3 / 10, "errors": 0},
+                {"name": "sendfile", "seconds": 2.44, "calls": requests * 7 / 10, "errors": 0},
+                {"name": "recvfrom", "seconds": 0.82, "calls": requests * 13 / 10, "errors": requests * 3 / 10},
+                {"name": "epoll_wait", "seconds": 0.51, "calls": requests * 9 / 10, "errors": 0},
                 {"name": "openat", "seconds": null, "calls": 230, "errors": 0},
                 {"name": "accept4", "seconds": 0.001, "calls": 16, "errors": 16}
             ]
@@ -157,7 +161,7 @@ pub fn lab() -> Value {
             let rps = 1.0 / per_req_s * (1.0 + 0.02 * noise.next());
             results.push(json!({
                 "experiment": "sizes", "server": server, "mode": "persistent", "size_bytes": size,
-                "requests": rps * 5.0, "duration_s": 5.0, "requests_per_s": rps,
+                "requests": (rps * 5.0).round() as u64, "duration_s": 5.0, "requests_per_s": rps,
                 "bytes_per_s": rps * (size as f64 + 230.0), "syscalls_per_request": null,
                 "server_cpu_us_per_request": null, "client_limited": size <= 1000 && server == "flint",
                 "errors": 0, "profile_method": null, "syscalls": null
@@ -169,7 +173,7 @@ pub fn lab() -> Value {
         for (mode, calls) in modes {
             let per_req = calls / speed.powf(0.5);
             let rps = 52_000.0 * speed / per_req.sqrt();
-            let requests = (rps * 5.0).round();
+            let requests = (rps * 5.0).round() as u64;
             let names = [
                 ("read", 0.3),
                 ("writev", 0.25),
@@ -181,10 +185,10 @@ pub fn lab() -> Value {
             let syscalls: Vec<Value> = names
                 .iter()
                 .map(|(n, share)| {
-                    let c = (requests * per_req * share).round();
+                    let c = (requests as f64 * per_req * share).round() as u64;
                     json!({"name": n, "calls": c,
-                           "errors": if *n == "read" { (c * 0.2).round() } else { 0.0 },
-                           "seconds": c * 2e-7})
+                           "errors": if *n == "read" { c / 5 } else { 0 },
+                           "seconds": c as f64 * 2e-7})
                 })
                 .collect();
             results.push(json!({
@@ -197,16 +201,14 @@ pub fn lab() -> Value {
         }
     }
     for (server, speed) in servers {
-        for digest in ["none", "content-md5"] {
-            let rps = 40_000.0 * speed * if digest == "none" { 1.0 } else { 0.92 };
-            results.push(json!({
-                "experiment": "digest", "server": server, "mode": "persistent", "size_bytes": 10_000,
-                "requests": rps * 5.0, "duration_s": 5.0, "requests_per_s": rps,
-                "bytes_per_s": rps * 10_230.0, "syscalls_per_request": null,
-                "server_cpu_us_per_request": null, "client_limited": false, "errors": 0,
-                "profile_method": null, "syscalls": null, "digest": digest
-            }));
-        }
+        let rps = 40_000.0 * speed * 0.92;
+        results.push(json!({
+            "experiment": "digest", "server": server, "mode": "persistent", "size_bytes": 10_000,
+            "requests": (rps * 5.0).round() as u64, "duration_s": 5.0, "requests_per_s": rps,
+            "bytes_per_s": rps * 10_230.0, "syscalls_per_request": null,
+            "server_cpu_us_per_request": 21.5 / speed, "client_limited": false, "errors": 0,
+            "profile_method": null, "syscalls": null
+        }));
     }
     json!({
         "kind": "lab", "schema_version": 1, "experiment": "all", "flint_version": "0.1.0",
@@ -262,7 +264,7 @@ pub fn compare() -> Value {
         "options": {"rounds": 3, "duration_s": 3.0, "clients": 16, "http": "persistent"},
         "targets": [flint, nginx, {"name": "apache2", "url": "http://127.0.0.1:41003",
                                    "status": "failed", "error": "connect refused: is it running?",
-                                   "rounds": [], "figures": null}]
+                                   "rounds": [], "figures": {}}]
     })
 }
 
