@@ -26,6 +26,7 @@ const DATE: &[u8] = b"Mon, 23 Nov 2026 14:00:00 GMT";
 pub struct Server {
     responder: Responder,
     now: Instant,
+    max_body: u64,
 }
 
 impl Server {
@@ -37,6 +38,7 @@ impl Server {
         Server {
             responder: Responder::new(&config).expect("the fuzzing root exists"),
             now: Instant::now(),
+            max_body: config.max_body_bytes,
         }
     }
 
@@ -53,17 +55,16 @@ impl Server {
     /// The response bytes (head and whole body) and status of one answer.
     fn answer_once(&mut self, req: &Request<'_>) -> (Vec<u8>, u16) {
         let head = req.method == Method::Head;
-        // As the connection loop does: a GET or HEAD with a body is refused and the connection
-        // closed, since the body is never read.
-        let has_body = req.content_length.is_some_and(|n| n > 0) || req.chunked;
+        // As the connection loop does: a body is read and dropped and the request answered,
+        // unless its Content-Length is over the limit (413 and close). (A chunked body that
+        // turns out malformed or too long closes the connection, without saying so in the head;
+        // only the responder's own promise is checked here.)
         let mut out = Vec::new();
-        let reply = if has_body && matches!(req.method, Method::Get | Method::Head) {
+        let reply = if req.content_length > Some(self.max_body) {
             self.responder.error(413, DATE, true, &mut out)
         } else {
             self.responder.respond(req, DATE, self.now, &mut out)
         };
-        // (The connection loop also closes after any other request with a body, without saying
-        // so in the head; only the responder's own promise is checked here.)
         if !req.keep_alive {
             assert!(
                 reply.close,

@@ -211,3 +211,50 @@ fn counts_of_one_are_singular_in_the_reports() {
     );
     assert!(webstone(&many).contains(", 4 Webchildren, run of 100 pages,"));
 }
+
+/// The notes on what the end of an open-loop run left undone: one sentence per line, spaced as
+/// the lines around them (no run of padding inside a sentence); the unfinished line indented like
+/// its neighbours in the summary, the warning that the rate was not kept at the margin.
+#[test]
+fn unfinished_and_rate_not_kept_lines_are_spaced_as_their_neighbours() {
+    let mut r = small(true);
+    r.stats.unfinished = 3;
+    for us in [215, 400, 1200] {
+        r.stats.unfinished_wait.record_us(us);
+    }
+    r.stats.pages_scheduled = 200;
+    r.stats.pages_not_sent = 50;
+    let text = summary(&r);
+    let notes: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("Unfinished:") || l.contains("RATE NOT KEPT"))
+        .collect();
+    assert_eq!(notes.len(), 2, "{text}");
+    assert!(
+        notes[0].starts_with("  Unfinished: ") && !notes[0].starts_with("   "),
+        "{:?}",
+        notes[0]
+    );
+    assert!(notes[1].starts_with("RATE NOT KEPT: "), "{:?}", notes[1]);
+    for line in &notes {
+        assert!(!line.trim_start().contains("  "), "padding inside {line:?}");
+    }
+    assert!(
+        notes[0].contains(
+            "3 requests in flight when the run ended, after waiting 0.400 ms (median) to 1.200 ms;"
+        ),
+        "{text}"
+    );
+    assert!(
+        notes[1].contains("Webchildren (-c); this run had 4"),
+        "{text}"
+    );
+    // The paper's report has no indentation; the same notes start at the margin there.
+    let paper = webstone(&r);
+    let note = paper.lines().find(|l| l.contains("Unfinished:")).unwrap();
+    assert!(
+        note.starts_with("Unfinished: 3 requests in flight"),
+        "{note:?}"
+    );
+    assert!(!note.contains("  "), "padding inside {note:?}");
+}

@@ -43,6 +43,12 @@ const CASES: &[(&str, &str, u16, u16)] = &[
     ("HTTP/1.10", "GET /f.txt HTTP/1.10\r\nHost: t\r\n\r\n", 400, 200),
     ("dotfile", "GET /.env HTTP/1.1\r\nHost: t\r\n\r\n", 404, 200),
     ("/.well-known/", "GET /.well-known/security.txt HTTP/1.1\r\nHost: t\r\n\r\n", 200, 200),
+    ("GET with a body", "GET /f.txt HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\nabcde", 200, 200),
+    ("POST with a body", "POST /f.txt HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\nabcde", 405, 405),
+    ("PUT chunked", "PUT /f.txt HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nabcde\r\n0\r\n\r\n", 405, 405),
+    ("Content-Length over 1 MiB", "GET /f.txt HTTP/1.1\r\nHost: t\r\nContent-Length: 2000000\r\n\r\n", 413, 413),
+    ("malformed chunked", "GET /f.txt HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 400, 400),
+    ("Expect: 100-continue", "GET /f.txt HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n", 100, 100),
 ];
 
 const PAST: &str = "Sun, 06 Nov 1994 08:49:37 GMT";

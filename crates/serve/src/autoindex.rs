@@ -16,8 +16,10 @@
 //!   date would describe a file outside);
 //! - names are HTML-escaped in the text and percent-encoded in the links, so a file named
 //!   `<script>` or `a"b` or `x:y` is shown and linked as itself;
-//! - at most [`MAX_ENTRIES`] entries, then a line saying how many were left out, so one huge
-//!   directory cannot hold the event loop or memory for long.
+//! - at most `autoindex_max_entries` entries (the first the directory yields, then sorted), then
+//!   a line saying how many were left out, so one huge directory cannot hold the event loop or
+//!   memory for long: the entries past the limit are counted by name alone (no `stat`, nothing
+//!   kept), and only up to [`MAX_COUNTED`] of them; past that the line says "at least".
 
 use std::fs::{self, File, Metadata};
 use std::io;
@@ -28,8 +30,9 @@ use std::time::SystemTime;
 
 use crate::resolve::Root;
 
-/// Entries shown at most; a listing of more says how many were left out.
-pub const MAX_ENTRIES: usize = 10_000;
+/// Entries past the limit that are counted for the last line; reading further would cost a
+/// directory of millions its whole `getdents` walk per request for one number.
+pub const MAX_COUNTED: u64 = 100_000;
 
 /// What to list and how.
 pub struct Listing<'a> {
@@ -42,6 +45,8 @@ pub struct Listing<'a> {
     pub root: &'a Root,
     pub show_dotfiles: bool,
     pub symlinks_outside_root: bool,
+    /// Entries shown at most.
+    pub max_entries: usize,
 }
 
 struct Item {
@@ -53,7 +58,7 @@ struct Item {
 
 /// The HTML page for `listing`, appended to `out`.
 pub fn render(listing: &Listing<'_>, out: &mut Vec<u8>) -> io::Result<()> {
-    let (mut items, left_out) = read(listing)?;
+    let (mut items, left_out) = read(listing, MAX_COUNTED)?;
     items.sort_by(|a, b| b.is_dir.cmp(&a.is_dir).then_with(|| a.name.cmp(&b.name)));
     let title = String::from_utf8_lossy(listing.url_path);
     out.extend_from_slice(b"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">");
@@ -97,15 +102,25 @@ pub fn render(listing: &Listing<'_>, out: &mut Vec<u8>) -> io::Result<()> {
     }
     out.extend_from_slice(b"</table>\n");
     if left_out > 0 {
-        let note = format!("<p>{left_out} more entries not shown (at most {MAX_ENTRIES}).</p>\n");
+        let (more_than, entries) = match left_out {
+            MAX_COUNTED => ("at least ", "entries"),
+            1 => ("", "entry"),
+            _ => ("", "entries"),
+        };
+        let note = format!(
+            "<p class=\"more\">{more_than}{left_out} more {entries} not listed (a listing shows at \
+             most {}).</p>\n",
+            listing.max_entries
+        );
         out.extend_from_slice(note.as_bytes());
     }
     out.extend_from_slice(b"</body></html>\n");
     Ok(())
 }
 
-/// The entries to show (unsorted) and how many more were not read.
-fn read(listing: &Listing<'_>) -> io::Result<(Vec<Item>, u64)> {
+/// The entries to show (unsorted) and how many more were counted (at most `max_counted`: the
+/// directory is not read further).
+fn read(listing: &Listing<'_>, max_counted: u64) -> io::Result<(Vec<Item>, u64)> {
     let by_fd = PathBuf::from(format!("/proc/self/fd/{}", listing.dir.as_raw_fd()));
     let (base, entries) = match fs::read_dir(&by_fd) {
         Ok(entries) => (by_fd, entries),
@@ -123,8 +138,11 @@ fn read(listing: &Listing<'_>) -> io::Result<(Vec<Item>, u64)> {
         if name.first() == Some(&b'.') && !listing.show_dotfiles {
             continue;
         }
-        if items.len() == MAX_ENTRIES {
+        if items.len() >= listing.max_entries {
             left_out += 1;
+            if left_out == max_counted {
+                break;
+            }
             continue;
         }
         let Ok(kind) = entry.file_type() else {
@@ -193,6 +211,29 @@ fn push_href(out: &mut Vec<u8>, name: &[u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn entries_past_the_limit_are_counted_only_up_to_the_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..30 {
+            std::fs::write(dir.path().join(format!("f{i}")), b"").unwrap();
+        }
+        let root = Root::new(dir.path(), false).unwrap();
+        let opened = File::open(dir.path()).unwrap();
+        let listing = Listing {
+            dir: &opened,
+            fs_path: dir.path(),
+            url_path: b"/",
+            root: &root,
+            show_dotfiles: false,
+            symlinks_outside_root: false,
+            max_entries: 10,
+        };
+        let (items, left_out) = read(&listing, 5).unwrap();
+        assert_eq!((items.len(), left_out), (10, 5), "stopped at the bound");
+        let (items, left_out) = read(&listing, 1000).unwrap();
+        assert_eq!((items.len(), left_out), (10, 20));
+    }
 
     #[test]
     fn names_are_escaped_in_text_and_encoded_in_links() {

@@ -39,6 +39,10 @@ pub struct Config {
     pub max_headers: usize,
     /// Responses queued for one connection before it stops reading more pipelined requests.
     pub max_pipeline_bytes: usize,
+    /// A request body (a static server has no use for one) is read and dropped up to this many
+    /// bytes, so the connection stays usable; a Content-Length above it gets 413 and a close, a
+    /// longer chunked body a close (nginx's `client_max_body_size`, with its default).
+    pub max_body_bytes: u64,
     /// `Common` or `Combined` access log file (`-`: standard output); none when absent.
     pub access_log: Option<PathBuf>,
     pub access_log_format: LogFormat,
@@ -77,6 +81,9 @@ pub struct Config {
     pub dotfiles: Dotfiles,
     /// An HTML listing for a directory without an index file (off: 404).
     pub autoindex: bool,
+    /// Entries a listing shows at most (the first ones the directory yields, then sorted); the
+    /// rest are counted, up to a bound, not examined, and a last line says how many there were.
+    pub autoindex_max_entries: usize,
     /// Paths cached per thread (metadata and header blocks); past it the least recently used
     /// (clock) entry is dropped. Bounds memory whatever the clients ask for.
     pub cache_entries: usize,
@@ -117,6 +124,7 @@ impl Default for Config {
             max_header_bytes: 16_384,
             max_headers: 64,
             max_pipeline_bytes: 256 * 1024,
+            max_body_bytes: 1 << 20,
             access_log: None,
             access_log_format: LogFormat::Common,
             defer_accept: true,
@@ -131,6 +139,7 @@ impl Default for Config {
             symlinks_outside_root: false,
             dotfiles: Dotfiles::Hide,
             autoindex: false,
+            autoindex_max_entries: 10_000,
             server_name: "flint".into(),
             cache_entries: 65_536,
             cache_open_files: 256,
@@ -149,7 +158,73 @@ pub enum ConfigError {
     Parse { path: String, message: String },
 }
 
+/// A value no server can run with: one line naming the key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{key}` = {value}: {reason}")]
+pub struct InvalidConfig {
+    pub key: &'static str,
+    pub value: String,
+    pub reason: &'static str,
+}
+
 impl Config {
+    /// Refuses values that would make the server refuse everything, spin or never time out:
+    /// checked by `Server::bind` before anything starts.
+    pub fn validate(&self) -> Result<(), InvalidConfig> {
+        let checks: [(&'static str, u64, bool, &'static str); 7] = [
+            (
+                "max_connections",
+                self.max_connections as u64,
+                self.max_connections >= 1,
+                "must be at least 1",
+            ),
+            (
+                "header_timeout_ms",
+                self.header_timeout_ms,
+                self.header_timeout_ms >= 1,
+                "must be at least 1",
+            ),
+            (
+                "send_timeout_ms",
+                self.send_timeout_ms,
+                self.send_timeout_ms >= 1,
+                "must be at least 1",
+            ),
+            (
+                "max_request_line",
+                self.max_request_line as u64,
+                self.max_request_line >= 16,
+                "must be at least 16 (`GET / HTTP/1.1` is 14)",
+            ),
+            (
+                "max_header_bytes",
+                self.max_header_bytes as u64,
+                self.max_header_bytes >= self.max_request_line,
+                "must be at least `max_request_line`",
+            ),
+            (
+                "max_headers",
+                self.max_headers as u64,
+                (1..=wire::request::MAX_HEADERS_CAP).contains(&self.max_headers),
+                "must be from 1 to 256",
+            ),
+            (
+                "max_pipeline_bytes",
+                self.max_pipeline_bytes as u64,
+                self.max_pipeline_bytes >= 1,
+                "must be at least 1",
+            ),
+        ];
+        match checks.into_iter().find(|c| !c.2) {
+            Some((key, value, _, reason)) => Err(InvalidConfig {
+                key,
+                value: value.to_string(),
+                reason,
+            }),
+            None => Ok(()),
+        }
+    }
+
     /// Reads a TOML file; unknown keys and wrong types are errors naming the key and line.
     pub fn from_file(path: &Path) -> Result<Config, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {

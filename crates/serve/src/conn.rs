@@ -22,7 +22,8 @@ const LINGER: Duration = Duration::from_secs(2);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Phase {
     /// A request head is due (since accept, or since its first byte): the header timeout. Over
-    /// TLS the handshake comes first, within the same timeout.
+    /// TLS the handshake comes first, within the same timeout. The same while a request body is
+    /// read and dropped, from its latest bytes.
     Head,
     /// Between requests: the keep-alive timeout.
     Idle,
@@ -78,7 +79,10 @@ impl<T: Transport> Conn<T> {
                     Ok(0) => self.eof = true,
                     Ok(n) => self.session.received(n, w.now),
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                    Err(_) => return false,
+                    Err(_) => match self.io.refused_plain_http() {
+                        Some(n) => self.session.refuse_plain_http(n, w),
+                        None => return false,
+                    },
                 }
             }
             let limited = self.session.answer(w);
@@ -110,7 +114,9 @@ impl<T: Transport> Conn<T> {
             // Every complete request is answered and written; what is left is a partial head.
             return false;
         }
-        if self.session.has_input() || !self.session.served {
+        if self.session.has_input() || !self.session.served || self.session.reading_body() {
+            // A body being dropped is due as a head is: a client that stops sending one is cut
+            // at the header timeout since its latest bytes, not kept for the keep-alive one.
             self.phase = Phase::Head;
             self.deadline = self.session.head_since + w.timeouts.header;
         } else if self.phase != Phase::Idle || w.stats.requests != answered_before {

@@ -107,6 +107,7 @@ impl<'a, T: Transport> Loop<'a, T> {
                 wall: SystemTime::now(),
                 date: [b' '; wire::date::HTTP_DATE_LEN],
                 max_pipeline: config.max_pipeline_bytes as u64,
+                max_body: config.max_body_bytes,
                 timeouts: Timeouts {
                     header: Duration::from_millis(config.header_timeout_ms),
                     keepalive: Duration::from_millis(config.keepalive_timeout_ms),
@@ -381,7 +382,9 @@ impl<'a, T: Transport> Loop<'a, T> {
             let Some(c) = self.conns[i].as_mut() else {
                 continue;
             };
-            if c.session.queued == 0 || c.phase == Phase::Linger {
+            // Over TLS an empty queue may still leave sealed records in rustls: the tail of a
+            // response, which closing now would cut.
+            if (c.session.queued == 0 && !c.io.has_output()) || c.phase == Phase::Linger {
                 self.close(i);
             } else {
                 c.session.close_after = true;

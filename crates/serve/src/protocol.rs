@@ -4,7 +4,9 @@
 //! lends), answers every complete request through the thread's [`Responder`], queues each
 //! response as segments (heads and small bodies copied into one buffer, cached bodies shared,
 //! file ranges) and decides what follows: keep the connection, close it after the queue is
-//! written, or close it lingering because the client may still be sending. It makes no system
+//! written, or close it lingering because the client may still be sending. A request body (a
+//! static server has no use for one) is read and dropped within a limit (`protocol/body.rs`), so
+//! the requests pipelined after it are answered on the same connection. It makes no system
 //! call, so it is tested with byte slices in and segments out (as hyper's h1 keeps its protocol
 //! state apart from its I/O); the drivers (plain TCP, TLS) move the bytes and share it unchanged.
 
@@ -17,6 +19,7 @@ use crate::access_log::{AccessLog, Entry};
 use crate::pool::{Bufs, Pool, Seg};
 use crate::respond::{Body, Reply, Responder};
 use crate::stats::ServerStats;
+use body::Drain;
 
 /// The timeouts the driver loop applies, by what a connection waits for.
 #[derive(Debug, Clone, Copy)]
@@ -42,6 +45,9 @@ pub(crate) struct Worker {
     pub date: [u8; wire::date::HTTP_DATE_LEN],
     /// Parsing pauses once this many bytes are queued.
     pub max_pipeline: u64,
+    /// A request body is read and dropped up to this many bytes; above it the request gets 413
+    /// (or, once answered, the connection is closed).
+    pub max_body: u64,
     pub timeouts: Timeouts,
 }
 
@@ -59,8 +65,11 @@ pub(crate) struct Session {
     pub linger: bool,
     /// At least one request has been answered.
     pub served: bool,
-    /// When the current request head started (accept for the first one).
+    /// When the current request head started (accept for the first one); while a body is read,
+    /// when its latest bytes arrived into an empty buffer.
     pub head_since: Instant,
+    /// The body of the last answered request, still being read and dropped.
+    body: Option<Drain>,
 }
 
 impl Session {
@@ -73,6 +82,7 @@ impl Session {
             linger: false,
             served: false,
             head_since: now,
+            body: None,
         }
     }
 
@@ -105,6 +115,39 @@ impl Session {
         self.bufs.as_ref().is_some_and(|b| b.in_len > 0)
     }
 
+    /// A request's body is still being read (the header timeout applies, from its latest bytes).
+    pub fn reading_body(&self) -> bool {
+        self.body.is_some()
+    }
+
+    /// Plain HTTP arrived on a TLS port: the transport received its first `n` bytes into
+    /// [`Session::input_space`] without handing them over as plaintext. Queues the 400 that says
+    /// so (the transport sends it unencrypted) and closes, lingering: the client may still be
+    /// sending.
+    pub fn refuse_plain_http(&mut self, n: usize, w: &mut Worker) {
+        let Some(b) = self.bufs.as_mut() else { return };
+        let start = b.out.len();
+        let reply = w.responder.plain_http_on_tls(&w.date, &mut b.out);
+        if let Some(log) = w.log.as_mut() {
+            let e = Entry {
+                peer: self.peer.ip(),
+                request_line: first_line(&b.input[..n.min(b.input.len())]),
+                status: reply.status,
+                body_bytes: reply.body_bytes,
+                referer: None,
+                user_agent: None,
+            };
+            log.record(&e, w.wall);
+        }
+        w.stats.tls_plain_http += 1;
+        count_status(&mut w.stats, &reply);
+        self.served = true;
+        self.queued += (b.out.len() - start) as u64;
+        b.push_mem(start);
+        self.close_after = true;
+        self.linger = true;
+    }
+
     /// Gives the buffers back once both are empty: an idle connection holds none.
     pub fn release_idle(&mut self, pool: &mut Pool) {
         if let Some(b) = self.bufs.take_if(|b| b.idle()) {
@@ -122,7 +165,29 @@ impl Session {
         let mut pos = 0;
         let mut limited = false;
         while pos < b.in_len && !self.close_after {
-            if self.queued >= w.max_pipeline {
+            if let Some(drain) = self.body.as_mut() {
+                // The rest of the last request's body: read and dropped.
+                match drain.feed(&b.input[pos..b.in_len]) {
+                    Ok(fed) => {
+                        pos += fed.used;
+                        if !fed.done {
+                            break; // all of the input was body
+                        }
+                        self.body = None;
+                        continue;
+                    }
+                    Err(_) => {
+                        // Its response is out already: nothing to say but the close, which
+                        // lingers since the client is still sending.
+                        pos = b.in_len;
+                        self.close_after = true;
+                        self.linger = true;
+                        break;
+                    }
+                }
+            }
+            // Paused only with something queued: with nothing to wait for, a pause would spin.
+            if self.queued > 0 && self.queued >= w.max_pipeline {
                 limited = true;
                 break;
             }
@@ -135,20 +200,35 @@ impl Session {
                 Ok(Some(req)) => {
                     used = req.head_len;
                     is_head = req.method == Method::Head;
-                    let has_body = req.content_length.is_some_and(|n| n > 0) || req.chunked;
-                    let mut reply = if has_body && matches!(req.method, Method::Get | Method::Head)
-                    {
-                        w.responder.error(413, &w.date, true, &mut b.out)
-                    } else {
-                        w.responder.respond(&req, &w.date, w.now, &mut b.out)
+                    // The body's bytes already here are read before answering, so a malformed
+                    // or oversized one found now gets its 400 or 413 instead of the response.
+                    let body = Drain::of(&req, w.max_body).and_then(|d| match d {
+                        None => Ok(None),
+                        Some(mut d) => d.feed(&buf[used..]).map(|fed| {
+                            used += fed.used;
+                            (!fed.done).then_some(d)
+                        }),
+                    });
+                    let reply = match body {
+                        Err(e) => {
+                            used = buf.len();
+                            self.linger = true;
+                            w.responder.error(e.status(), &w.date, true, &mut b.out)
+                        }
+                        Ok(rest) => {
+                            if rest.is_some()
+                                && req.keep_alive
+                                && req.expect_continue
+                                && req.version == wire::Version::Http11
+                            {
+                                // The client waits for this before sending the body it will
+                                // then send (and which is dropped), as nginx does.
+                                b.out.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
+                            }
+                            self.body = rest;
+                            w.responder.respond(&req, &w.date, w.now, &mut b.out)
+                        }
                     };
-                    if has_body {
-                        // The body is not read, so nothing after it can be parsed: answer and
-                        // close.
-                        reply.close = true;
-                        self.linger = true;
-                        used = buf.len();
-                    }
                     (reply, req.referer, req.user_agent)
                 }
                 Err(e) => {
@@ -189,6 +269,8 @@ impl Session {
             }
             if reply.close {
                 self.close_after = true;
+                // A body still coming is not read after a closing response: the close lingers.
+                self.linger |= self.body.take().is_some();
             }
         }
         if pos > 0 {
@@ -224,6 +306,8 @@ fn first_line(buf: &[u8]) -> &[u8] {
     let line = &rest[..end];
     line.strip_suffix(b"\r").unwrap_or(line)
 }
+
+mod body;
 
 #[cfg(test)]
 #[path = "protocol/tests.rs"]

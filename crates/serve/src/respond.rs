@@ -122,6 +122,8 @@ pub struct Responder {
     hide_dotfiles: bool,
     autoindex: bool,
     symlinks_outside_root: bool,
+    /// Entries a directory listing shows at most.
+    autoindex_max_entries: usize,
 }
 
 enum Fill {
@@ -154,6 +156,7 @@ impl Responder {
             hide_dotfiles: config.dotfiles == Dotfiles::Hide,
             autoindex: config.autoindex,
             symlinks_outside_root: config.symlinks_outside_root,
+            autoindex_max_entries: config.autoindex_max_entries,
         })
     }
 
@@ -251,6 +254,22 @@ impl Responder {
         page(&mut self.pages, status, date, conn, false, out, |_| {})
     }
 
+    /// The 400 that answers plain HTTP sent to a TLS port (then the connection closes); the
+    /// transport sends it unencrypted.
+    pub fn plain_http_on_tls(&mut self, date: &[u8], out: &mut Vec<u8>) -> Reply {
+        let page = &self.pages.plain_http_on_tls;
+        start_head(out, &page.status_line, date);
+        out.extend_from_slice(&page.headers);
+        end_head(out, Persistence::Close);
+        out.extend_from_slice(&page.body);
+        Reply {
+            status: page.status,
+            body_bytes: page.body.len() as u64,
+            body: Body::None,
+            close: true,
+        }
+    }
+
     /// An error response to a parsed request: honours its version, keep-alive and HEAD.
     pub fn error_to(
         &mut self,
@@ -336,6 +355,7 @@ impl Responder {
             root: &self.root,
             show_dotfiles: !self.hide_dotfiles,
             symlinks_outside_root: self.symlinks_outside_root,
+            max_entries: self.autoindex_max_entries,
         };
         let mut html = Vec::with_capacity(4096);
         if let Err(e) = autoindex::render(&listing, &mut html) {
@@ -532,6 +552,8 @@ fn push_encoded(out: &mut Vec<u8>, path: &[u8]) {
 struct ErrorPages {
     server_line: Box<[u8]>,
     pages: Vec<Page>,
+    /// The 400 for plain HTTP sent to the TLS port: its own words, as nginx gives them.
+    plain_http_on_tls: Page,
 }
 
 struct Page {
@@ -544,8 +566,20 @@ struct Page {
 
 impl ErrorPages {
     fn new(server_name: &str) -> ErrorPages {
+        let server_line = format!("Server: {server_name}\r\n");
+        let body = b"The plain HTTP request was sent to HTTPS port\n";
+        let headers = format!(
+            "{server_line}Content-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\n",
+            body.len()
+        );
         let mut pages = ErrorPages {
-            server_line: format!("Server: {server_name}\r\n").into_bytes().into(),
+            plain_http_on_tls: Page {
+                status: 400,
+                status_line: b"HTTP/1.1 400 Bad Request\r\n".as_slice().into(),
+                headers: headers.into_bytes().into(),
+                body: body.as_slice().into(),
+            },
+            server_line: server_line.into_bytes().into(),
             pages: Vec::with_capacity(24),
         };
         for status in [

@@ -58,6 +58,8 @@ pub enum ServeError {
     Tls(#[from] TlsError),
     #[error("event-loop thread {0} panicked")]
     Panicked(usize),
+    #[error(transparent)]
+    Config(#[from] crate::config::InvalidConfig),
 }
 
 /// How the handle controls the threads: a stop flag, their wakers, and stats snapshots.
@@ -134,6 +136,7 @@ impl Server {
     /// (one `SO_REUSEPORT` group no other server can join: see `listeners.rs`) and opens the
     /// access log.
     pub fn bind(config: Config) -> Result<Server, ServeError> {
+        config.validate()?;
         let tls = tls_config(&config)?;
         let n = config.effective_threads().max(1);
         // Checked before anything is bound, so a wrong root is one clear error at start, not

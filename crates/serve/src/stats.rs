@@ -73,9 +73,12 @@ counters! {
         tls_handshakes,
         /// Of those, resumed ones (session ticket or session cache).
         tls_resumed,
-        /// TLS connections closed for a protocol error: a failed handshake, plain HTTP sent to
-        /// the TLS port, a garbage or undecryptable record.
+        /// TLS connections closed for a protocol error: a failed handshake, a garbage or
+        /// undecryptable record.
         tls_errors,
+        /// Connections to the TLS port that began with a plain HTTP request instead of a TLS
+        /// record: answered with an unencrypted 400 saying so, then closed (not in `tls_errors`).
+        tls_plain_http,
         /// Of the header timeouts, those that struck before the handshake was done.
         tls_handshake_timeouts,
     }

@@ -9,8 +9,12 @@
 //! buffer per thread and sealed from there. Handshake records go out the same way, before any
 //! plaintext is given: a connection whose handshake stalls is cut by the header timeout.
 //!
-//! A failed handshake, plain HTTP sent to this port, or a record that does not decrypt ends the
-//! connection (after the alert rustls queued, if the socket takes it), counted in `tls_errors`.
+//! A failed handshake or a record that does not decrypt ends the connection (after the alert
+//! rustls queued, if the socket takes it), counted in `tls_errors`. Plain HTTP sent to this port
+//! (a connection whose first byte is a letter, where a TLS record starts with its content type,
+//! 20 to 24) gets what nginx answers: an unencrypted 400 saying so, then the close, counted in
+//! `tls_plain_http`. The first read goes into the session's input buffer rather than straight
+//! into rustls, so looking at the first byte costs no system call.
 
 use std::io::{self, Read, Write};
 use std::net::Shutdown;
@@ -27,6 +31,8 @@ use crate::transport::{recv, Flushed, Transport};
 
 /// A file body's chunk: read by one `pread`, sealed into 8 full records.
 const FILE_CHUNK: usize = 128 * 1024;
+/// The first read of a connection, looked at before rustls is given it: a ClientHello fits.
+const FIRST_READ: usize = 4096;
 /// Plaintext given to rustls before its records are written: bounds what one connection holds
 /// sealed but unsent.
 const SEAL_ROUND: usize = 256 * 1024;
@@ -40,6 +46,10 @@ pub(crate) struct TlsTcp {
     /// Decrypted plaintext (or the client's close_notify) is waiting inside rustls.
     plain_ready: bool,
     handshaking: bool,
+    /// Nothing has been received yet: the first read is looked at before rustls sees it.
+    first_read: bool,
+    /// The connection began with plain HTTP, this many bytes of it read (see `read`).
+    plain_http: Option<usize>,
 }
 
 /// What every TLS connection of a thread uses.
@@ -112,9 +122,15 @@ impl TlsTcp {
     }
 
     /// Reads records from the socket and processes them (handshake, alerts, application data).
-    fn receive(&mut self, st: &mut ServerStats) -> io::Result<usize> {
-        let mut wire = Self::wire(&self.sock, &mut self.rd_ready, st);
-        let n = self.tls.read_tls(&mut wire)?;
+    /// `scratch` (the session's input space) takes the connection's first bytes, to be looked
+    /// at before rustls is given them.
+    fn receive(&mut self, scratch: &mut [u8], st: &mut ServerStats) -> io::Result<usize> {
+        let n = if self.first_read {
+            self.receive_first(scratch, st)?
+        } else {
+            let mut wire = Self::wire(&self.sock, &mut self.rd_ready, st);
+            self.tls.read_tls(&mut wire)?
+        };
         if n == 0 {
             return Ok(0);
         }
@@ -136,6 +152,33 @@ impl TlsTcp {
         }
         Ok(n)
     }
+
+    /// The connection's first read, into `scratch`: plain HTTP is refused (an HTTP method is
+    /// letters; no TLS record starts with one), anything else is handed to rustls.
+    fn receive_first(&mut self, scratch: &mut [u8], st: &mut ServerStats) -> io::Result<usize> {
+        // Within what rustls takes before it must process records (one handshake message's
+        // worth); the rest of a larger first flight is read by rustls itself.
+        let len = scratch.len().min(FIRST_READ);
+        let n = recv(&self.sock, &mut self.rd_ready, &mut scratch[..len], st)?;
+        if n == 0 {
+            return Ok(0);
+        }
+        self.first_read = false;
+        if scratch[0].is_ascii_alphabetic() {
+            self.plain_http = Some(n);
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "plain HTTP sent to the TLS port",
+            ));
+        }
+        let mut rest = &scratch[..n];
+        while !rest.is_empty() {
+            if self.tls.read_tls(&mut rest)? == 0 {
+                break;
+            }
+        }
+        Ok(n)
+    }
 }
 
 impl Transport for TlsTcp {
@@ -151,6 +194,8 @@ impl Transport for TlsTcp {
             rd_ready: true,
             plain_ready: false,
             handshaking: true,
+            first_read: true,
+            plain_http: None,
         })
     }
 
@@ -192,7 +237,7 @@ impl Transport for TlsTcp {
             if !self.rd_ready {
                 return Err(io::ErrorKind::WouldBlock.into());
             }
-            if self.receive(st)? == 0 {
+            if self.receive(buf, st)? == 0 {
                 return Ok(0);
             }
             if !self.plain_ready && !self.rd_ready {
@@ -214,6 +259,9 @@ impl Transport for TlsTcp {
         session: &mut Session,
         st: &mut ServerStats,
     ) -> io::Result<Flushed> {
+        if self.plain_http.is_some() {
+            return self.flush_unencrypted(session, st);
+        }
         loop {
             if let Some(b) = session.bufs.as_mut().filter(|_| !self.tls.is_handshaking()) {
                 let mut sealed = 0;
@@ -283,6 +331,10 @@ impl Transport for TlsTcp {
     fn handshaking(&self) -> bool {
         self.handshaking
     }
+
+    fn refused_plain_http(&self) -> Option<usize> {
+        self.plain_http
+    }
 }
 
 impl TlsTcp {
@@ -294,5 +346,33 @@ impl TlsTcp {
         }
         self.tls.send_close_notify();
         let _ = self.send_records(st);
+    }
+
+    /// Writes the session's queue as it is, unencrypted: the 400 that answers plain HTTP, which
+    /// a plain HTTP client can read (only in-memory segments are ever queued for it).
+    fn flush_unencrypted(
+        &mut self,
+        session: &mut Session,
+        st: &mut ServerStats,
+    ) -> io::Result<Flushed> {
+        let Some(b) = session.bufs.as_mut() else {
+            return Ok(Flushed::All);
+        };
+        while let Some(seg) = b.segs.front() {
+            let Some(bytes) = b.mem_bytes(seg) else {
+                return Err(io::ErrorKind::InvalidData.into());
+            };
+            let mut wire = Self::wire(&self.sock, &mut self.rd_ready, st);
+            let n = match wire.write(bytes) {
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Flushed::Blocked),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            session.queued -= n as u64;
+            b.advance(n);
+        }
+        b.out.clear();
+        Ok(Flushed::All)
     }
 }

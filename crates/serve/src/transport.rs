@@ -73,6 +73,13 @@ pub(crate) trait Transport: Sized {
     /// Receives and discards raw input while a lingering close waits for the client's FIN.
     fn discard(&mut self, buf: &mut [u8], st: &mut ServerStats) -> io::Result<usize>;
 
+    /// After a failed `read`: the connection began with plain HTTP where a TLS record was due,
+    /// and this many of its bytes were received into the buffer `read` was given (for the log).
+    /// The session then answers a plain 400, which `flush` sends unencrypted.
+    fn refused_plain_http(&self) -> Option<usize> {
+        None
+    }
+
     /// Still before the end of a handshake (only TLS has one): a header timeout now is counted
     /// as a handshake timeout too.
     fn handshaking(&self) -> bool {

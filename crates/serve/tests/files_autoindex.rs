@@ -144,3 +144,46 @@ fn head_and_large_listings() {
     std::fs::write(site.root().join("docs/new.txt"), b"n").unwrap();
     assert!(listing(&mut site, "/docs/").contains("new.txt"));
 }
+
+/// A directory larger than the limit: that many rows, then one line saying how many more there
+/// are; a dot-name past the limit is not counted among them.
+#[test]
+fn listings_stop_at_their_limit_and_say_how_many_more_there_are() {
+    let mut site = site_with(|c| c.autoindex_max_entries = 40);
+    let big = site.root().join("big");
+    std::fs::create_dir(&big).unwrap();
+    for i in 0..47 {
+        std::fs::write(big.join(format!("f{i:03}")), b"").unwrap();
+    }
+    std::fs::write(big.join(".hidden"), b"").unwrap();
+    let html = listing(&mut site, "/big/");
+    assert_eq!(hrefs(&html).len(), 41, "the parent and 40 entries");
+    assert!(
+        html.contains("7 more entries not listed (a listing shows at most 40)"),
+        "{html}"
+    );
+    let mut one_more = site_with(|c| c.autoindex_max_entries = 46);
+    std::fs::create_dir(one_more.root().join("big")).unwrap();
+    for i in 0..47 {
+        std::fs::write(one_more.root().join(format!("big/f{i:03}")), b"").unwrap();
+    }
+    assert!(listing(&mut one_more, "/big/").contains(">1 more entry not listed"));
+}
+
+#[test]
+fn the_default_limit_is_ten_thousand_entries() {
+    assert_eq!(serve::Config::default().autoindex_max_entries, 10_000);
+    let mut site = site_with(|_| {});
+    let big = site.root().join("big");
+    std::fs::create_dir(&big).unwrap();
+    for i in 0..10_003 {
+        std::fs::File::create(big.join(format!("{i}"))).unwrap();
+    }
+    let html = listing(&mut site, "/big/");
+    assert_eq!(hrefs(&html).len(), 10_001);
+    assert!(
+        html.contains(">3 more entries not listed"),
+        "{}",
+        &html[html.len() - 300..]
+    );
+}

@@ -1,4 +1,4 @@
-//! Every limit with its status and its close: parse errors, bodies on GET, the header (slowloris),
+//! Every limit with its status and its close: parse errors, request bodies, the header (slowloris),
 //! idle and send timeouts, max_connections; and the kernel fact the listener relies on.
 
 mod common;
@@ -77,11 +77,11 @@ fn an_error_after_good_pipelined_requests_answers_them_first() {
 }
 
 #[test]
-fn body_on_get_gets_413_even_while_the_body_streams() {
+fn a_body_over_the_limit_gets_413_even_while_it_streams() {
     let srv = TestServer::start(|_| {});
     let s = connect(srv.addr);
     let mut w = s.try_clone().unwrap();
-    let body_len = 8 << 20;
+    let body_len = 8 << 20; // over the 1 MiB default
     let writer = std::thread::spawn(move || {
         let head = format!("GET /a.txt HTTP/1.1\r\nHost: t\r\nContent-Length: {body_len}\r\n\r\n");
         let _ = w.write_all(head.as_bytes());
@@ -100,11 +100,102 @@ fn body_on_get_gets_413_even_while_the_body_streams() {
     assert!(st.read_bytes >= body_len as u64 / 2, "drained: {st:?}");
 }
 
+/// What nginx answers a static location: a GET or HEAD with a body is served, other methods get
+/// 405; either way the body is read and dropped and the connection goes on, the requests
+/// pipelined after it answered in order.
 #[test]
-fn chunked_get_gets_413() {
+fn bodies_are_read_and_dropped_and_the_connection_goes_on() {
     let srv = TestServer::start(|_| {});
-    let raw = b"GET /a.txt HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n";
-    refused_with(srv.addr, raw, 413);
+    let mut s = connect(srv.addr);
+    s.write_all(
+        b"GET /a.txt HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\nabcde\
+          POST /a.txt HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n\
+          5;x=y\r\nhello\r\n0\r\nX-Trailer: 1\r\n\r\n\
+          HEAD /a.txt HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n\r\nab\
+          PUT /a.txt HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n\r\n",
+    )
+    .unwrap();
+    let mut r = BufReader::new(s);
+    assert_eq!(read_response(&mut r, false).unwrap().body, b"hello");
+    let post = read_response(&mut r, false).unwrap();
+    assert_eq!(
+        (post.status, post.header("Allow")),
+        (405, Some("GET, HEAD"))
+    );
+    assert_eq!(read_response(&mut r, true).unwrap().status, 200);
+    assert_eq!(read_response(&mut r, false).unwrap().status, 405);
+    // The PUT's body arrives after its answer, in pieces; then one more request.
+    r.get_mut().write_all(b"x").unwrap();
+    r.get_mut().write_all(b"yz").unwrap();
+    r.get_mut().write_all(get("/a.txt").as_bytes()).unwrap();
+    assert_eq!(read_response(&mut r, false).unwrap().body, b"hello");
+    let st = srv.stats();
+    assert_eq!(
+        (st.requests, st.status_2xx, st.status_4xx),
+        (5, 3, 2),
+        "{st:?}"
+    );
+    assert_eq!(
+        (st.closed, st.lingering_closes),
+        (0, 0),
+        "one connection throughout"
+    );
+}
+
+#[test]
+fn malformed_chunked_bodies_get_400_and_a_close() {
+    let srv = TestServer::start(|_| {});
+    for body in ["zz\r\n", "5\r\nhelloXX", "5\r\nhello\r\n0\r\n\x01\r\n\r\n"] {
+        let raw = format!(
+            "GET /a.txt HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n{body}{}",
+            get("/a.txt")
+        );
+        refused_with(srv.addr, raw.as_bytes(), 400);
+    }
+}
+
+#[test]
+fn a_chunked_body_past_the_limit_is_cut_with_the_connection() {
+    let srv = TestServer::start(|c| c.max_body_bytes = 1000);
+    // Seen with the head: 413.
+    let raw = format!(
+        "GET /a.txt HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n3e9\r\n{}",
+        "x".repeat(1001)
+    );
+    refused_with(srv.addr, raw.as_bytes(), 413);
+    // Seen after the answer: nothing more to say, the connection closes.
+    let mut s = connect(srv.addr);
+    s.write_all(b"GET /a.txt HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n")
+        .unwrap();
+    let mut r = BufReader::new(s);
+    assert_eq!(read_response(&mut r, false).unwrap().status, 200);
+    for _ in 0..3 {
+        let _ = r
+            .get_mut()
+            .write_all(format!("190\r\n{}\r\n", "x".repeat(400)).as_bytes());
+    }
+    assert!(closed_by_peer(&mut r));
+}
+
+#[test]
+fn a_stalled_body_is_cut_at_the_header_timeout() {
+    let srv = TestServer::start(|c| {
+        c.header_timeout_ms = 300;
+        c.keepalive_timeout_ms = 60_000;
+    });
+    let mut s = connect(srv.addr);
+    s.write_all(b"GET /a.txt HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\nabc")
+        .unwrap();
+    let mut r = BufReader::new(s);
+    assert_eq!(read_response(&mut r, false).unwrap().status, 200);
+    let start = Instant::now();
+    assert!(closed_by_peer(&mut r), "closed, not timed out on our side");
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(srv.stop().header_timeouts, 1);
 }
 
 #[test]

@@ -9,6 +9,7 @@ mod tls_support;
 use std::io::{BufReader, Read, Write};
 use std::net::SocketAddr;
 use std::process::{Command, Stdio};
+use std::time::Instant;
 
 use common::*;
 use rustls::ProtocolVersion;
@@ -102,12 +103,21 @@ fn plain_http_garbage_records_and_stalled_handshakes_are_closed_and_counted() {
     let srv = certs.serve(|c| c.header_timeout_ms = 2000);
     let client = certs.client(&both_versions());
 
-    let mut plain = connect(srv.addr);
-    plain.write_all(get("/a.txt").as_bytes()).unwrap();
+    // Plain HTTP gets nginx's answer, unencrypted, from a raw TCP client's point of view.
+    let mut plain = BufReader::new(connect(srv.addr));
+    plain.get_mut().write_all(get("/a.txt").as_bytes()).unwrap();
+    let resp = read_response(&mut plain, false).expect("a plain HTTP answer");
+    assert_eq!(resp.status, 400);
+    assert_eq!(resp.header("Connection"), Some("close"));
+    assert_eq!(
+        resp.body,
+        b"The plain HTTP request was sent to HTTPS port\n"
+    );
     assert!(
         closed_by_peer(&mut plain),
-        "plain HTTP to the TLS port is closed"
+        "plain HTTP to the TLS port is closed after its 400"
     );
+    assert_eq!(srv.stats().tls_plain_http, 1);
 
     let mut t = tls_connect(srv.addr, &client);
     t.write_all(get("/a.txt").as_bytes()).unwrap();
@@ -137,7 +147,7 @@ fn plain_http_garbage_records_and_stalled_handshakes_are_closed_and_counted() {
     assert_eq!(read_response(&mut r, false).unwrap().body, b"hello");
     drop(r);
     let st = srv.stop();
-    assert_eq!(st.tls_errors, 2, "{st:?}");
+    assert_eq!((st.tls_errors, st.tls_plain_http), (1, 1), "{st:?}");
     assert_eq!(st.tls_handshake_timeouts, 1, "{st:?}");
     assert_eq!(st.tls_handshakes, 2);
 }
@@ -227,29 +237,71 @@ fn traversal_limits_and_shutdown_hold_over_tls() {
     let (resp, closed) = exchange_tls(huge.as_bytes());
     assert_eq!((resp.status, closed), (431, true));
     let (resp, closed) =
-        exchange_tls(b"GET /a.txt HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\nabcde");
+        exchange_tls(b"GET /a.txt HTTP/1.1\r\nHost: t\r\nContent-Length: 2000000\r\n\r\nabcde");
     assert_eq!(
         (resp.status, closed),
         (413, true),
         "lingering close over TLS"
     );
 
-    // A large response under way when shutdown begins is finished.
-    let mut r = BufReader::new(tls_connect(srv.addr, &client));
+    // A large response under way when shutdown begins is finished, even when all of it has
+    // been handed to rustls and only sealed records wait for a client that reads slowly (a small
+    // receive buffer keeps them waiting).
+    let sock = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    sock.set_recv_buffer_size(16 * 1024).unwrap();
+    sock.connect_timeout(&srv.addr.into(), WAIT).unwrap();
+    let sock = std::net::TcpStream::from(sock);
+    sock.set_read_timeout(Some(WAIT)).unwrap();
+    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    let conn = rustls::ClientConnection::new(client.clone(), name).unwrap();
+    let mut r = BufReader::new(rustls::StreamOwned::new(conn, sock));
     r.get_mut().write_all(get("/4m.bin").as_bytes()).unwrap();
-    let mut first = [0u8; 1];
-    r.read_exact(&mut first).unwrap();
+    // Read until the server has read the whole file (the last of it then sealed or waiting to
+    // be), then stop reading and shut down.
+    let mut first = Vec::new();
+    let mut chunk = [0u8; 16 * 1024];
+    let read_all = Instant::now() + WAIT;
+    while srv.stats().file_read_bytes < 4 << 20 && Instant::now() < read_all {
+        let n = r.read(&mut chunk).unwrap();
+        assert!(n > 0, "the response ended early");
+        first.extend_from_slice(&chunk[..n]);
+    }
+    let sealed_all = srv.stats().file_read_bytes >= 4 << 20;
     srv.handle.shutdown();
     let mut rest = Vec::new();
     let _ = r.read_to_end(&mut rest); // ends at the server's close (with or without close_notify)
     let all = [&first[..], &rest].concat();
     assert!(
         all.ends_with(&content("4m.bin", 4 << 20)),
-        "got {} bytes",
+        "got {} bytes (the file all read before the shutdown: {sealed_all})",
         all.len()
     );
     let st = srv.stop();
     assert_eq!(st.status_4xx, 6);
+}
+
+#[test]
+fn request_bodies_are_dropped_over_tls_and_the_connection_goes_on() {
+    let certs = Certs::new(false);
+    let srv = certs.serve(|_| {});
+    let client = certs.client(&both_versions());
+    let mut r = BufReader::new(tls_connect(srv.addr, &client));
+    r.get_mut()
+        .write_all(
+            b"POST /a.txt HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n\
+              3\r\nabc\r\n0\r\n\r\nGET /a.txt HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n\r\nxy",
+        )
+        .unwrap();
+    assert_eq!(read_response(&mut r, false).unwrap().status, 405);
+    assert_eq!(read_response(&mut r, false).unwrap().body, b"hello");
+    r.get_mut().write_all(get("/a.txt").as_bytes()).unwrap();
+    assert_eq!(read_response(&mut r, false).unwrap().body, b"hello");
+    let st = srv.stats();
+    assert_eq!(
+        (st.requests, st.tls_handshakes, st.closed),
+        (3, 1, 0),
+        "{st:?}"
+    );
 }
 
 /// Runs `program args` with `stdin`, killed after 10 s by coreutils' timeout; None if the

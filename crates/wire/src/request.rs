@@ -100,6 +100,9 @@ pub struct Request<'b> {
     pub content_length: Option<u64>,
     /// `Transfer-Encoding: chunked` (the only transfer coding accepted).
     pub chunked: bool,
+    /// `Expect: 100-continue`: the client waits for an interim 100 (or a final status) before
+    /// sending its body.
+    pub expect_continue: bool,
     /// Bytes of the buffer taken by the head; the body or the next request starts here.
     pub head_len: usize,
 }
@@ -319,6 +322,7 @@ fn interpret<'b>(
         referer: None,
         content_length: None,
         chunked: false,
+        expect_continue: false,
         head_len,
     };
     let mut transfer_encoding = false;
@@ -336,6 +340,10 @@ fn interpret<'b>(
                 out.host = Some(value);
             }
             5 if name.eq_ignore_ascii_case(b"range") => out.range = Some(value),
+            6 if name.eq_ignore_ascii_case(b"expect") => {
+                // RFC 9110 10.1.1: the expectation's token is case-insensitive.
+                out.expect_continue |= trim_ows(value).eq_ignore_ascii_case(b"100-continue");
+            }
             7 if name.eq_ignore_ascii_case(b"referer") => out.referer = Some(value),
             8 if name.eq_ignore_ascii_case(b"if-range") => out.if_range = Some(value),
             8 if name.eq_ignore_ascii_case(b"if-match") => out.if_match.push(value)?,

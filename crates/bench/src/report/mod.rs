@@ -194,15 +194,17 @@ pub fn rate_not_kept(r: &RunResult) -> bool {
 }
 
 /// The text reports' lines about what the run's end left undone: unfinished requests, and in the
-/// open loop a rate that was not kept (with the Webchildren that would keep it).
-fn unfinished_notes(r: &RunResult) -> String {
+/// open loop a rate that was not kept (with the Webchildren that would keep it). The unfinished
+/// line starts with `indent`, as the lines of the report around it do; a rate not kept is a
+/// warning and starts at the margin, in capitals.
+fn unfinished_notes(r: &RunResult, indent: &str) -> String {
     let s = &r.stats;
     let mut o = String::new();
     if s.unfinished > 0 {
         let w = s.unfinished_wait.summary();
         o.push_str(&format!(
-            "Unfinished: {} in flight when the run ended, after waiting {:.3} ms (median) to              {:.3} ms; not errors, not in the requests above{}
-",
+            "{indent}Unfinished: {} in flight when the run ended, after waiting {:.3} ms (median) \
+             to {:.3} ms; not errors, not in the requests above{}\n",
             count_of(s.unfinished, "request", "requests"),
             w.p50,
             w.max,
@@ -219,7 +221,8 @@ fn unfinished_notes(r: &RunResult) -> String {
             Some(p) if p.count() > 0 => {
                 let page_s = p.summary().mean / 1e3;
                 format!(
-                    "at the {:.3} ms a page took, {rate} pages/s needs about {} Webchildren (-c);                      this run had {}",
+                    "at the {:.3} ms a page took, {rate} pages/s needs about {} Webchildren (-c); \
+                     this run had {}",
                     page_s * 1e3,
                     crate::progress::webchildren_for(rate, page_s),
                     r.config.concurrency

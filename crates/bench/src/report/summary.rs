@@ -177,7 +177,7 @@ pub fn summary(r: &RunResult) -> String {
     if !statuses.is_empty() {
         let _ = writeln!(o, "  Statuses:  {}", statuses.join(", "));
     }
-    o.push_str(&super::unfinished_notes(r));
+    o.push_str(&super::unfinished_notes(r, "  "));
     if let Some(note) = super::interrupted_note(r) {
         o.push_str(&note);
     }

@@ -109,7 +109,7 @@ pub fn webstone(r: &RunResult) -> String {
             h.max / 1000.0,
         );
     }
-    o.push_str(&super::unfinished_notes(r));
+    o.push_str(&super::unfinished_notes(r, ""));
     if let Some(note) = super::interrupted_note(r) {
         o.push_str(&note);
     }

@@ -131,3 +131,22 @@ fn a_missing_file_is_named_once_and_the_cause_is_its_source() {
         .to_string();
     assert!(source.contains("No such file"), "{source}");
 }
+
+#[test]
+fn values_no_server_can_run_with_are_refused_naming_the_key() {
+    assert_eq!(Config::default().validate(), Ok(()));
+    let refused = |tweak: fn(&mut Config)| {
+        let mut c = Config::default();
+        tweak(&mut c);
+        c.validate().unwrap_err().to_string()
+    };
+    assert_eq!(
+        refused(|c| c.max_pipeline_bytes = 0),
+        "`max_pipeline_bytes` = 0: must be at least 1"
+    );
+    assert!(refused(|c| c.max_headers = 300).starts_with("`max_headers` = 300:"));
+    assert!(refused(|c| c.header_timeout_ms = 0).starts_with("`header_timeout_ms`"));
+    assert!(refused(|c| c.max_connections = 0).starts_with("`max_connections`"));
+    assert!(refused(|c| c.max_header_bytes = 100).starts_with("`max_header_bytes` = 100"));
+    assert!(refused(|c| c.max_request_line = 3).starts_with("`max_request_line` = 3"));
+}

@@ -41,6 +41,7 @@ fn fixture(max_pipeline: usize) -> Fixture {
         wall: SystemTime::now(),
         date: *b"Mon, 23 Nov 2026 14:00:00 GMT",
         max_pipeline: max_pipeline as u64,
+        max_body: 100,
         timeouts: Timeouts {
             header: Duration::from_secs(1),
             keepalive: Duration::from_secs(1),
@@ -144,16 +145,137 @@ fn http_1_0_closes_after_the_response_without_lingering() {
     );
 }
 
+fn statuses(out: &[u8]) -> Vec<u16> {
+    String::from_utf8_lossy(out)
+        .match_indices("HTTP/1.1 ")
+        .map(|(i, _)| {
+            String::from_utf8_lossy(&out[i + 9..i + 12])
+                .parse()
+                .unwrap()
+        })
+        .collect()
+}
+
+const NEXT: &[u8] = b"GET /a.txt HTTP/1.1\r\nHost: t\r\n\r\n";
+
 #[test]
-fn a_body_on_get_is_refused_and_the_close_lingers() {
+fn a_get_with_a_body_is_served_and_the_next_request_answered() {
     let mut f = fixture(1 << 20);
-    f.feed(b"GET /a.txt HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\nabcde");
-    assert!(f.output().starts_with(b"HTTP/1.1 413 "));
-    assert!(f.session.close_after && f.session.linger);
+    f.feed(
+        &[
+            b"GET /a.txt HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\n\r\nabcde",
+            NEXT,
+        ]
+        .concat(),
+    );
+    let out = f.output();
+    assert_eq!(statuses(&out), [200, 200]);
+    assert_eq!(count(&out, b"hello"), 2);
+    assert!(!f.session.close_after && !f.session.linger && !f.session.reading_body());
     assert!(
         !f.session.has_input(),
-        "the unread body is dropped, not parsed"
+        "the body is not parsed as a request"
     );
+}
+
+#[test]
+fn a_post_gets_405_and_its_chunked_body_is_dropped_across_reads() {
+    let mut f = fixture(1 << 20);
+    f.feed(b"POST /a.txt HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab");
+    assert_eq!(
+        statuses(&f.output()),
+        [405],
+        "answered before the body is in"
+    );
+    assert!(f.session.reading_body() && !f.session.has_input());
+    f.feed(b"cde\r\n3;ext=1\r\nxyz\r\n0\r\nTrailer: t\r\n");
+    assert!(f.session.reading_body());
+    f.feed(&[b"\r\n".as_slice(), NEXT].concat());
+    assert_eq!(statuses(&f.output()), [405, 200]);
+    assert!(!f.session.reading_body() && !f.session.close_after);
+    assert_eq!(f.worker.stats.requests, 2);
+}
+
+#[test]
+fn a_content_length_over_the_limit_gets_413_and_a_lingering_close() {
+    let mut f = fixture(1 << 20);
+    f.feed(b"PUT /a.txt HTTP/1.1\r\nHost: t\r\nContent-Length: 101\r\n\r\nabcde");
+    assert_eq!(statuses(&f.output()), [413]);
+    assert!(f.session.close_after && f.session.linger);
+    assert!(!f.session.has_input() && !f.session.wants_input());
+    // At the limit it is read.
+    let mut f = fixture(1 << 20);
+    let body = vec![b'x'; 100];
+    f.feed(
+        &[
+            b"GET /a.txt HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\n".as_slice(),
+            &body,
+            NEXT,
+        ]
+        .concat(),
+    );
+    assert_eq!(statuses(&f.output()), [200, 200]);
+}
+
+#[test]
+fn malformed_chunked_framing_gets_400_when_seen_before_the_answer() {
+    let mut f = fixture(1 << 20);
+    f.feed(
+        &[
+            b"GET /a.txt HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"
+                .as_slice(),
+            NEXT,
+        ]
+        .concat(),
+    );
+    assert_eq!(statuses(&f.output()), [400]);
+    assert!(f.session.close_after && f.session.linger);
+}
+
+#[test]
+fn a_body_that_goes_wrong_after_its_answer_closes_without_a_second_response() {
+    for rest in [
+        b"5\r\nabcdeXX".as_slice(),
+        &[b"65\r\n".as_slice(), &[b'x'; 101]].concat(),
+    ] {
+        let mut f = fixture(1 << 20);
+        f.feed(b"GET /a.txt HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n");
+        assert!(f.session.reading_body());
+        f.feed(&[rest, NEXT].concat());
+        assert_eq!(
+            statuses(&f.output()),
+            [200],
+            "{:?}",
+            String::from_utf8_lossy(rest)
+        );
+        assert!(f.session.close_after && f.session.linger);
+        assert!(!f.session.has_input());
+    }
+}
+
+#[test]
+fn expect_100_continue_gets_its_interim_response_before_the_answer() {
+    let mut f = fixture(1 << 20);
+    f.feed(b"GET /a.txt HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\n");
+    assert!(f
+        .output()
+        .starts_with(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n"));
+    f.feed(&[b"abc".as_slice(), NEXT].concat());
+    assert_eq!(statuses(&f.output()), [100, 200, 200]);
+    // Not when the body is already here.
+    let mut f = fixture(1 << 20);
+    f.feed(
+        b"GET /a.txt HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 3\r\n\r\nabc",
+    );
+    assert_eq!(statuses(&f.output()), [200]);
+}
+
+#[test]
+fn a_closing_response_with_its_body_unread_lingers() {
+    let mut f = fixture(1 << 20);
+    f.feed(b"GET /a.txt HTTP/1.0\r\nContent-Length: 50\r\n\r\nabc");
+    assert_eq!(statuses(&f.output()), [200]);
+    assert!(f.session.close_after && f.session.linger && !f.session.reading_body());
 }
 
 #[test]
@@ -197,4 +319,15 @@ fn idle_sessions_give_their_buffers_back() {
     f.session.queued = 0;
     f.session.release_idle(&mut f.pool);
     assert!(f.session.bufs.is_none());
+}
+
+#[test]
+fn a_pipeline_limit_of_zero_still_answers_one_request_at_a_time() {
+    let mut f = fixture(0);
+    let limited = f.feed(&NEXT.repeat(2));
+    assert!(
+        limited,
+        "paused with one answer queued and one request left"
+    );
+    assert_eq!(f.worker.stats.requests, 1);
 }

@@ -550,3 +550,10 @@ fn an_error_and_a_limit_are_answered_in_byte_order() {
         assert_eq!(first.status(), status, "byte by byte");
     }
 }
+
+#[test]
+fn expect_100_continue_is_seen_whatever_its_case() {
+    assert!(!ok(b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\n").expect_continue);
+    assert!(ok(b"POST / HTTP/1.1\r\nHost: a\r\nExpect:  100-Continue \r\n\r\n").expect_continue);
+    assert!(!ok(b"POST / HTTP/1.1\r\nHost: a\r\nExpect: 200-ok\r\n\r\n").expect_continue);
+}

@@ -1,0 +1,83 @@
+//! A request body the server has no use for (a static server takes no uploads), read and
+//! dropped so the connection stays usable for the next request, as nginx discards one.
+//!
+//! Its end is found as the client frames it: a Content-Length counts down, a chunked body is
+//! decoded by `wire`'s body decoder (sizes, extensions, trailers; no allocation). What is read is
+//! bounded, as nginx's `client_max_body_size` bounds it: a Content-Length above the limit is
+//! refused before anything is read (413), a chunked body is cut once its payload passes the
+//! limit, or once its framing alone (chunk sizes, extensions, trailers) passes it: a client
+//! sending one-byte chunks with long extensions must not keep a connection busy forever.
+
+use wire::{BodyDecoder, Framing, Request};
+
+/// Framing bytes a chunked body may carry beyond its payload limit.
+const FRAMING_SLACK: u64 = 64 * 1024;
+
+/// The body of an answered request, still arriving.
+#[derive(Debug, Clone)]
+pub(crate) struct Drain {
+    decoder: BodyDecoder,
+    /// Payload bytes still allowed.
+    payload_left: u64,
+    /// Framing bytes still allowed (chunked only).
+    framing_left: u64,
+}
+
+/// Why a body cannot be read to its end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BodyError {
+    /// Over the limit: 413 if nothing was answered yet.
+    TooLarge,
+    /// Chunked framing that does not parse: 400 if nothing was answered yet.
+    Malformed,
+}
+
+impl BodyError {
+    pub fn status(self) -> u16 {
+        match self {
+            BodyError::TooLarge => 413,
+            BodyError::Malformed => 400,
+        }
+    }
+}
+
+/// How far [`Drain::feed`] got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Fed {
+    /// Input bytes that were body (payload and framing); what follows is the next request.
+    pub used: usize,
+    pub done: bool,
+}
+
+impl Drain {
+    /// The body `req` announces, if it has one; `Err(TooLarge)` for a Content-Length above
+    /// `limit`.
+    pub fn of(req: &Request<'_>, limit: u64) -> Result<Option<Drain>, BodyError> {
+        let framing = match (req.chunked, req.content_length) {
+            (true, _) => Framing::Chunked,
+            (false, Some(n)) if n > limit => return Err(BodyError::TooLarge),
+            (false, Some(n)) if n > 0 => Framing::Length(n),
+            (false, _) => return Ok(None),
+        };
+        Ok(Some(Drain {
+            decoder: BodyDecoder::new(framing),
+            payload_left: limit,
+            framing_left: limit.saturating_add(FRAMING_SLACK),
+        }))
+    }
+
+    /// Reads what of the body is in `input` (all of it unless the body ends inside).
+    pub fn feed(&mut self, input: &[u8]) -> Result<Fed, BodyError> {
+        let p = self.decoder.feed(input).map_err(|_| BodyError::Malformed)?;
+        let (payload, framing) = (p.body as u64, (p.consumed - p.body) as u64);
+        if payload > self.payload_left || framing > self.framing_left {
+            return Err(BodyError::TooLarge);
+        }
+        self.payload_left -= payload;
+        self.framing_left -= framing;
+        Ok(Fed {
+            used: p.consumed,
+            done: p.done,
+        })
+    }
+}
