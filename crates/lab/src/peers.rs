@@ -14,7 +14,10 @@
 
 mod config;
 
-pub use config::{apache_workers, ConfigParams, Mpm, TlsFiles, APACHE_MODULES, LIGHTTPD_OPENSSL};
+pub use config::{
+    apache_workers, ConfigParams, Mpm, TlsFiles, APACHE_MODULES, LIGHTTPD_OPENSSL,
+    NGINX_TLS_LOG_FORMAT,
+};
 
 use crate::process::{self, free_port, Group, StopPolicy};
 use crate::procfs::{process_tree, thread_count};
