@@ -742,7 +742,11 @@ impl Webchild {
         match conn.handshake() {
             Ok(false) => {} // waiting for the socket, still under the connect deadline
             Ok(true) => {
+                let mut now = now;
                 if let Some((session, resumed)) = conn.tls_session() {
+                    // Read after the handshake's own I/O: one call can send the ClientHello, read
+                    // the server's whole flight and answer it, and `now` is from before.
+                    now = cx.now();
                     if cx.counts(self.file_start_us, now) {
                         let took = now - self.handshake_start_us;
                         cx.stats.record_tls_handshake(took, resumed, session);

@@ -84,6 +84,7 @@ pub fn write(kind: CertKind, dir: &Path) -> Result<TlsFiles, CertError> {
     let files = TlsFiles {
         cert: dir.join(format!("{kind}.crt")),
         key: dir.join(format!("{kind}.key")),
+        ..TlsFiles::default()
     };
     let write = |path: &Path, text: &str, mode: u32| -> std::io::Result<()> {
         use std::io::Write as _;

@@ -27,12 +27,27 @@ pub struct ConfigParams<'a> {
     pub tls: Option<&'a TlsFiles>,
 }
 
-/// A certificate chain and its private key, PEM files the lab made (`flint lab tls`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A certificate chain and its private key, PEM files the lab made (`flint lab tls`), and what
+/// tests that hold a client against nginx's own account need besides.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TlsFiles {
     pub cert: PathBuf,
     pub key: PathBuf,
+    /// nginx's `ssl_protocols` and `ssl_ciphers` in place of the lab's (TLS 1.2 and 1.3,
+    /// OpenSSL's default ciphers): `("TLSv1", "DEFAULT@SECLEVEL=0")` makes a server that speaks
+    /// only TLS 1.0 (OpenSSL 3 refuses it above security level 0). The other peers ignore it.
+    pub nginx_protocols: Option<(String, String)>,
+    /// nginx logs every request here, one line each in [`NGINX_TLS_LOG_FORMAT`]; `None`: no
+    /// access log, as measurements want. The other peers ignore it.
+    pub nginx_access_log: Option<PathBuf>,
 }
+
+/// The fields of each line of [`TlsFiles::nginx_access_log`], space-separated: the connection's
+/// serial, the request's number on it, `p` if it was pipelined (else `.`), the TLS version and
+/// cipher (OpenSSL's names), `r` if the session was resumed (else `.`), the status, and the bytes
+/// sent (head and body, before encryption).
+pub const NGINX_TLS_LOG_FORMAT: &str = "$connection $connection_requests $pipe $ssl_protocol \
+$ssl_cipher $ssl_session_reused $status $bytes_sent";
 
 /// lighttpd's TLS module: Debian ships it apart, in lighttpd-mod-openssl.
 pub const LIGHTTPD_OPENSSL: &str = "/usr/lib/lighttpd/mod_openssl.so";
@@ -82,7 +97,7 @@ http {{
     tcp_nopush on;
     open_file_cache max=1000 inactive=60s;
     open_file_cache_valid 60s;
-    access_log off;
+    access_log off;{log_format}
     keepalive_requests 1000000;
     keepalive_timeout 65s;
     client_body_temp_path {dir}/client_body;
@@ -103,6 +118,10 @@ http {{
         root = p.root.display(),
         ssl = if p.tls.is_some() { " ssl" } else { "" },
         tls = p.tls.map_or(String::new(), nginx_tls),
+        log_format = match p.tls.and_then(|t| t.nginx_access_log.as_ref()) {
+            Some(_) => format!("\n    log_format flint_tls '{NGINX_TLS_LOG_FORMAT}';"),
+            None => String::new(),
+        },
     )
 }
 
@@ -110,13 +129,23 @@ http {{
 /// handshakes are possible whichever way the client resumes (one process: the cache needs no
 /// sharing, but `shared` is the form every nginx guide uses and costs nothing here).
 fn nginx_tls(t: &TlsFiles) -> String {
+    let (protocols, ciphers) = match &t.nginx_protocols {
+        Some((protocols, ciphers)) => (
+            protocols.as_str(),
+            format!("\n        ssl_ciphers {ciphers};"),
+        ),
+        None => ("TLSv1.2 TLSv1.3", String::new()),
+    };
+    let access_log = t.nginx_access_log.as_ref().map_or(String::new(), |log| {
+        format!("\n        access_log {} flint_tls;", log.display())
+    });
     format!(
         "
         ssl_certificate {cert};
         ssl_certificate_key {key};
-        ssl_protocols TLSv1.2 TLSv1.3;
+        ssl_protocols {protocols};{ciphers}
         ssl_session_cache shared:flint_lab:10m;
-        ssl_session_tickets on;",
+        ssl_session_tickets on;{access_log}",
         cert = t.cert.display(),
         key = t.key.display(),
     )
@@ -338,6 +367,7 @@ mod tests {
         let tls = TlsFiles {
             cert: PathBuf::from("/tmp/peer/cert.pem"),
             key: PathBuf::from("/tmp/peer/key.pem"),
+            ..TlsFiles::default()
         };
         with(false, 40, |p| {
             f(&ConfigParams {
@@ -370,6 +400,36 @@ mod tests {
         ] {
             assert!(text.contains(line), "missing {line:?} in:\n{text}");
         }
+        assert_eq!(text.matches('{').count(), text.matches('}').count());
+        assert!(!text.contains("ssl_ciphers"), "OpenSSL's defaults:\n{text}");
+        assert!(!text.contains("log_format"), "no access log:\n{text}");
+    }
+
+    #[test]
+    fn nginx_tls_takes_a_protocol_list_and_an_access_log_of_tls_parameters() {
+        let tls = TlsFiles {
+            cert: PathBuf::from("/tmp/peer/cert.pem"),
+            key: PathBuf::from("/tmp/peer/key.pem"),
+            nginx_protocols: Some(("TLSv1".into(), "DEFAULT@SECLEVEL=0".into())),
+            nginx_access_log: Some(PathBuf::from("/tmp/peer/access.log")),
+        };
+        let text = with(false, 4, |p| {
+            nginx(&ConfigParams {
+                tls: Some(&tls),
+                ..*p
+            })
+        });
+        for line in [
+            "ssl_protocols TLSv1;",
+            "ssl_ciphers DEFAULT@SECLEVEL=0;",
+            "access_log /tmp/peer/access.log flint_tls;",
+            "log_format flint_tls '$connection $connection_requests $pipe $ssl_protocol \
+             $ssl_cipher $ssl_session_reused $status $bytes_sent';",
+        ] {
+            assert!(text.contains(line), "missing {line:?} in:\n{text}");
+        }
+        // The format is declared in `http`, before the server that uses it.
+        assert!(text.find("log_format") < text.find("access_log /tmp"));
         assert_eq!(text.matches('{').count(), text.matches('}').count());
     }
 

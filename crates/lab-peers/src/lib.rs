@@ -22,7 +22,7 @@ mod error;
 mod kind;
 mod peer;
 
-pub use config::{TlsFiles, APACHE_MODULES, LIGHTTPD_OPENSSL};
+pub use config::{TlsFiles, APACHE_MODULES, LIGHTTPD_OPENSSL, NGINX_TLS_LOG_FORMAT};
 pub use error::PeerError;
 pub use kind::{Installed, PeerKind};
 pub use peer::{Peer, PeerSpec};

@@ -63,8 +63,13 @@ impl TlsConnector {
     pub(crate) fn new(server_name: &str, opts: &TlsOptions) -> Result<Self, TlsSetupError> {
         let server_name = ServerName::try_from(server_name.to_owned())
             .map_err(|_| TlsSetupError::ServerName(server_name.to_owned()))?;
+        let config = client_config(opts)?;
+        // The crypto library initialises itself once per process on its first key share (100 ms
+        // and more in a debug build): done here, before the run, it is not in the first
+        // connections' connect times.
+        drop(ClientConnection::new(config.clone(), server_name.clone())?);
         Ok(TlsConnector {
-            config: client_config(opts)?,
+            config,
             server_name,
         })
     }
