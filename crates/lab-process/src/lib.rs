@@ -257,7 +257,10 @@ mod tests {
 
     #[test]
     fn a_group_that_obeys_is_not_killed_and_drop_stops_it_too() {
-        let mut g = sh("exec sleep 30", StopPolicy::interrupt(Duration::from_secs(10)));
+        let mut g = sh(
+            "exec sleep 30",
+            StopPolicy::interrupt(Duration::from_secs(10)),
+        );
         // Signalled once the shell has become sleep: a SIGINT that came while the shell was
         // still starting would be the shell's to handle, not sleep's to die of.
         let deadline = Instant::now() + Duration::from_secs(10);
