@@ -114,15 +114,7 @@ impl Leaf {
     /// A rustls server configuration serving this chain: TLS 1.2 and 1.3, ALPN `http/1.1`,
     /// aws-lc-rs (the provider flint uses).
     pub fn server_config(&self) -> Arc<rustls::ServerConfig> {
-        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-        let mut config = rustls::ServerConfig::builder_with_provider(provider)
-            .with_protocol_versions(rustls::ALL_VERSIONS)
-            .expect("TLS 1.2 and 1.3")
-            .with_no_client_auth()
-            .with_single_cert(self.chain.clone(), self.key())
-            .expect("a usable chain and key");
-        config.alpn_protocols = vec![b"http/1.1".to_vec()];
-        Arc::new(config)
+        server_config(self.chain.clone(), self.key())
     }
 }
 
@@ -172,14 +164,22 @@ impl SelfSigned {
     /// A rustls server configuration serving this certificate (TLS 1.2 and 1.3, ALPN
     /// `http/1.1`).
     pub fn server_config(&self) -> Arc<rustls::ServerConfig> {
-        let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-        let mut config = rustls::ServerConfig::builder_with_provider(provider)
-            .with_protocol_versions(rustls::ALL_VERSIONS)
-            .expect("TLS 1.2 and 1.3")
-            .with_no_client_auth()
-            .with_single_cert(vec![self.der.clone()], self.key_der())
-            .expect("a usable certificate and key");
-        config.alpn_protocols = vec![b"http/1.1".to_vec()];
-        Arc::new(config)
+        server_config(vec![self.der.clone()], self.key_der())
     }
+}
+
+/// TLS 1.2 and 1.3, ALPN `http/1.1`, aws-lc-rs (the provider flint uses).
+fn server_config(
+    chain: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+) -> Arc<rustls::ServerConfig> {
+    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_protocol_versions(rustls::ALL_VERSIONS)
+        .expect("TLS 1.2 and 1.3")
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .expect("a usable certificate chain and key");
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Arc::new(config)
 }
