@@ -732,11 +732,6 @@ impl Webchild {
         }
         self.state = State::Handshaking;
         self.handshake_start_us = now;
-        match self.conn.take().map(|c| c.start_tls(&cx.sh.connector)) {
-            Some(Ok(conn)) => self.conn = Some(conn),
-            Some(Err(e)) => return self.fail(cx, handshake_error(&e), now),
-            None => return,
-        }
         self.on_handshake(cx, now);
     }
 

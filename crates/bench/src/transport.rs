@@ -47,7 +47,6 @@ impl Connector {
 /// One connection to the server.
 #[derive(Debug)]
 pub(crate) enum Transport {
-    /// TCP: an `http://` connection, or an `https://` one until its connect has finished.
     Plain(TcpStream),
     /// Boxed: rustls's state is a few KiB, and a plain run should not carry it per Webchild.
     Tls(Box<TlsStream>),
@@ -63,19 +62,9 @@ impl Transport {
     ) -> io::Result<Transport> {
         let mut tcp = open_tcp(connector.addr)?;
         registry.register(&mut tcp, token, Interest::READABLE | Interest::WRITABLE)?;
-        Ok(Transport::Plain(tcp))
-    }
-
-    /// After the TCP connect: for `https://`, puts TLS on the connection. Its client state
-    /// (key shares included) is made here and not in [`Transport::open`], so that the time
-    /// to connect, the WebSTONE paper's connect time, is TCP's alone; for `http://` the
-    /// transport is returned as it is.
-    pub(crate) fn start_tls(self, connector: &Connector) -> io::Result<Transport> {
-        match (self, &connector.tls) {
-            (Transport::Plain(tcp), Some(tls)) => {
-                Ok(Transport::Tls(Box::new(TlsStream::new(tcp, tls)?)))
-            }
-            (transport, _) => Ok(transport),
+        match &connector.tls {
+            None => Ok(Transport::Plain(tcp)),
+            Some(tls) => Ok(Transport::Tls(Box::new(TlsStream::new(tcp, tls)?))),
         }
     }
 
