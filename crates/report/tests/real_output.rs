@@ -5,6 +5,8 @@
 //! inputs have data for appears; the HTTPS run's TLS figures are in the summary and beside the
 //! TCP connect time, and a plain-HTTP run has no TLS rows.
 
+mod common;
+
 use bench::config::TlsOptions;
 use bench::{BenchConfig, HttpMode, Stop, Target, Workload};
 use results::{
@@ -213,15 +215,6 @@ fn row<'a>(html: &'a str, class: &str, label: &str) -> Vec<&'a str> {
         .collect()
 }
 
-fn sections(html: &str) -> Vec<&str> {
-    html.match_indices(r#"<section id=""#)
-        .map(|(i, m)| {
-            let rest = &html[i + m.len()..];
-            &rest[..rest.find('"').unwrap_or(0)]
-        })
-        .collect()
-}
-
 #[test]
 fn real_bench_compare_and_lab_output_renders_every_section() {
     let served = Served::start(false);
@@ -255,7 +248,7 @@ fn real_bench_compare_and_lab_output_renders_every_section() {
     ])
     .expect("flint's own output renders");
     assert_eq!(
-        sections(&html),
+        common::sections(&html),
         [
             "summary",
             "spectrum",

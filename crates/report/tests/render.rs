@@ -6,20 +6,11 @@ mod common;
 
 use serde_json::{json, Value};
 
-fn sections(html: &str) -> Vec<&str> {
-    html.match_indices(r#"<section id=""#)
-        .map(|(i, m)| {
-            let rest = &html[i + m.len()..];
-            &rest[..rest.find('"').unwrap_or(0)]
-        })
-        .collect()
-}
-
 #[test]
 fn all_sections_appear_for_bench_lab_and_compare() {
     let html = report::render(&common::inputs()).unwrap();
     assert_eq!(
-        sections(&html),
+        common::sections(&html),
         [
             "summary",
             "spectrum",
@@ -108,7 +99,7 @@ fn old_bench() -> Value {
 #[test]
 fn older_bench_files_render_without_the_newer_sections() {
     let html = report::render(&[("old.json".into(), old_bench())]).unwrap();
-    assert_eq!(sections(&html), ["summary", "pages", "provenance"]);
+    assert_eq!(common::sections(&html), ["summary", "pages", "provenance"]);
     assert!(html.contains("not recorded"));
     assert!(html.contains("50,000"));
 }
@@ -197,6 +188,6 @@ fn render_one_makes_the_same_sections_as_a_single_input() {
     let lab = common::lab();
     let one = report::render_one(&lab).unwrap();
     let many = report::render(&[("x.json".into(), lab)]).unwrap();
-    assert_eq!(sections(&one), sections(&many));
+    assert_eq!(common::sections(&one), common::sections(&many));
     assert!(one.contains("lab all"));
 }

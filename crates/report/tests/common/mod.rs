@@ -280,3 +280,13 @@ pub fn inputs() -> Vec<(String, Value)> {
         ("compare.json".into(), compare()),
     ]
 }
+
+/// The ids of the page's sections, in order.
+pub fn sections(html: &str) -> Vec<&str> {
+    html.match_indices(r#"<section id=""#)
+        .map(|(i, m)| {
+            let rest = &html[i + m.len()..];
+            &rest[..rest.find('"').unwrap_or(0)]
+        })
+        .collect()
+}
