@@ -8,7 +8,8 @@
 # rusage / requests it completed), the ratios, and flint's memory per connection.
 #
 # Environment: DUR (10s), ROUNDS (3), CONNS (40), MEM_CONNS (1000), CLIENTS ("flint wrk cfloor"),
-# FLINT (path), RESULTS (1: results/client-DATE.json; or a file name), SERVER_CPU, CLIENT_CPU.
+# FLINT (path), FLINT_ARGS (more flint options), RESULTS (1: results/client-DATE.json; or a file
+# name), SERVER_CPU, CLIENT_CPU.
 set -euo pipefail
 # shellcheck source=lib.sh source-path=SCRIPTDIR
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -50,7 +51,7 @@ run_client() {
     local cmd parse=$tool
     case $tool in
     flint)
-        cmd=("$FLINT" bench "$url" /1k.bin -t 1 -c "$conns" -d "$DUR" --json "$json" -q
+        cmd=("$FLINT" bench "${FLINT_EXTRA[@]}" "$url" /1k.bin -t 1 -c "$conns" -d "$DUR" --json "$json" -q
             --report none)
         ;;
     wrk) cmd=(wrk -t1 -c "$conns" -d "$DUR" "$url/1k.bin") ;;

@@ -14,6 +14,8 @@ CLIENT_CPU=${CLIENT_CPU:-1}
 NGINX=${NGINX:-/usr/sbin/nginx}
 FLOOR_SRC=${FLOOR_SRC:-$BENCH_DIR/floor}
 FLINT=${FLINT:-${CARGO_TARGET_DIR:-$REPO_DIR/target}/release/flint}
+# FLINT_ARGS: more options for every measured `flint bench` (e.g. "--busy-poll 0us").
+read -ra FLINT_EXTRA <<<"${FLINT_ARGS:-}"
 WORK=""
 META=()
 STARTED=()
@@ -209,8 +211,9 @@ describe() {
     echo "date:    $now   kernel: $(uname -r)   cpus: $(nproc)"
     echo "server on CPU $SERVER_CPU, load on CPU $CLIENT_CPU; loadavg $loadavg"
     echo "nginx:   $nginx_v   wrk: $wrk_v"
-    echo "flint:   $flint_v ($FLINT)"
+    echo "flint:   $flint_v ($FLINT)${FLINT_ARGS:+ with $FLINT_ARGS}"
     META=(--meta "date=$now" --meta "kernel=$(uname -r)" --meta "cpus=$(nproc)"
         --meta "loadavg_at_start=$loadavg" --meta "nginx=$nginx_v" --meta "wrk=$wrk_v"
-        --meta "flint=$flint_v" --meta "server_cpu=$SERVER_CPU" --meta "client_cpu=$CLIENT_CPU")
+        --meta "flint=$flint_v" --meta "flint_args=${FLINT_ARGS:-}" --meta "server_cpu=$SERVER_CPU"
+        --meta "client_cpu=$CLIENT_CPU")
 }

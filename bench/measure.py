@@ -446,6 +446,16 @@ def table(rows: list[list[str]]) -> str:
     return "\n".join(out)
 
 
+def paired(recs: list[dict], a: str, b: str, key: str) -> float | None:
+    """Median over rounds of a's `key` divided by b's in the same round."""
+    rounds: dict[str, dict[str, dict]] = {}
+    for r in recs:
+        rounds.setdefault(str(r.get("round")), {})[r["tool"]] = r
+    vals = [rr[a][key] / rr[b][key] for rr in rounds.values()
+            if a in rr and b in rr and rr[a].get(key) is not None and rr[b].get(key)]
+    return med(vals)
+
+
 def cmd_summary_client(args: argparse.Namespace) -> None:
     recs = load_records(args.records)
     main = [r for r in recs if r.get("kind") == args.kind]
@@ -479,8 +489,16 @@ def cmd_summary_client(args: argparse.Namespace) -> None:
         "wrk/cfloor client_cpu_per_req": ratio(w.get("client_cpu_us_per_req"),
                                                c.get("client_cpu_us_per_req")),
     }
+    # The same ratios taken within each round, then the median: a round's contestants ran
+    # back to back, so the machine's drift between rounds cancels in each pair.
+    ratios["flint/wrk requests_per_s (paired)"] = paired(main, "flint", "wrk", "rps")
+    ratios["flint/wrk client_cpu_per_req (paired)"] = paired(main, "flint", "wrk",
+                                                            "client_cpu_us_per_req")
+    ratios["flint/h2load client_cpu_per_req (paired)"] = paired(main, "flint", "h2load",
+                                                               "client_cpu_us_per_req")
     for k, v in ratios.items():
-        print(f"{k:<34} {'-' if v is None else format(v, '.3f')}")
+        if v is not None or "paired" not in k:
+            print(f"{k:<42} {'-' if v is None else format(v, '.3f')}")
     memory = {}
     big = [r for r in recs if r.get("kind") == "memory" and args.kind == "client"]
     if big and f.get("client_maxrss_kib"):

@@ -14,7 +14,7 @@
 # h2load do not verify certificates either (verification costs one check per handshake).
 #
 # Environment: DUR (10s), ROUNDS (3), CONNS (40), MEM_CONNS (1000), HS_CONNS (2000),
-# CLIENTS ("flint wrk h2load"), FLINT, RESULTS, SERVER_CPU, CLIENT_CPU.
+# CLIENTS ("flint wrk h2load"), FLINT, FLINT_ARGS, RESULTS, SERVER_CPU, CLIENT_CPU.
 set -euo pipefail
 # shellcheck source=lib.sh source-path=SCRIPTDIR
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -77,15 +77,15 @@ run_client() {
     flint:memory)
         # Pages, not a duration: every connection's handshake must be done before it counts,
         # however slow MEM_CONNS handshakes are on this machine.
-        cmd=("$FLINT" bench "$url" /1k.bin -k -t 1 -c "$conns" -n $((conns * 4)) --json "$json"
+        cmd=("$FLINT" bench "${FLINT_EXTRA[@]}" "$url" /1k.bin -k -t 1 -c "$conns" -n $((conns * 4)) --json "$json"
             -q --report none)
         ;;
     flint:handshake)
-        cmd=("$FLINT" bench "$url" /1k.bin -k --http 1.0 -t 1 -c "$conns" -d "$DUR"
+        cmd=("$FLINT" bench "${FLINT_EXTRA[@]}" "$url" /1k.bin -k --http 1.0 -t 1 -c "$conns" -d "$DUR"
             --json "$json" -q --report none)
         ;;
     flint:*)
-        cmd=("$FLINT" bench "$url" /1k.bin -k -t 1 -c "$conns" -d "$DUR" --json "$json" -q
+        cmd=("$FLINT" bench "${FLINT_EXTRA[@]}" "$url" /1k.bin -k -t 1 -c "$conns" -d "$DUR" --json "$json" -q
             --report none)
         ;;
     wrk:handshake) cmd=(wrk -t1 -c "$conns" -d "$DUR" -H "Connection: close" "$url/1k.bin") ;;

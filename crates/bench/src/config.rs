@@ -8,6 +8,9 @@ pub use crate::target::{Scheme, Target};
 /// How files are fetched over connections (the result documents use the same vocabulary).
 pub use results::HttpMode;
 
+/// How long an idle event loop polls before it sleeps, unless told otherwise.
+pub const DEFAULT_BUSY_POLL: Duration = Duration::from_micros(5);
+
 /// When the run ends.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Stop {
@@ -36,6 +39,9 @@ pub struct BenchConfig {
     pub http: HttpMode,
     pub connect_timeout: Duration,
     pub response_timeout: Duration,
+    /// With nothing to do, poll this long before sleeping (zero: sleep at once); see
+    /// `client::busy_poll`.
+    pub busy_poll: Duration,
     pub seed: u64,
     /// One CSV line per request.
     pub log: Option<PathBuf>,
@@ -93,6 +99,7 @@ impl BenchConfig {
             http: HttpMode::KeepAlive,
             connect_timeout: Duration::from_secs(10),
             response_timeout: Duration::from_secs(10),
+            busy_poll: DEFAULT_BUSY_POLL,
             seed: 1,
             log: None,
             debug: false,

@@ -73,6 +73,8 @@ fn bench_json_matches_the_schema_and_its_own_counts() {
                 "--quiet",
                 "--threshold",
                 "p99<10s",
+                "--busy-poll",
+                "20us",
             ])
             .arg("--json")
             .arg(&json_path)
@@ -105,6 +107,7 @@ fn bench_json_matches_the_schema_and_its_own_counts() {
     assert_eq!(s["errors"], 0);
     assert_eq!(s["bytes_body"], 200 * 1000);
     assert_eq!(json["thresholds"][0]["pass"], true);
+    assert_eq!(json["config"]["busy_poll_us"], 20);
     let html = std::fs::read_to_string(dir.path().join("out.html")).expect("--html wrote a page");
     assert!(html.contains("<svg"), "the page has no chart");
     assert!(

@@ -78,6 +78,10 @@ pub struct BenchConfigRecord {
     pub seed: u64,
     pub connect_timeout_s: f64,
     pub response_timeout_s: f64,
+    /// How long an idle event loop polled before it slept (`--busy-poll`); absent in results
+    /// from before the option.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub busy_poll_us: Option<u64>,
     /// Set for an `https://` target.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tls: Option<TlsConfigRecord>,

@@ -225,6 +225,7 @@ fn orders(config: &BenchConfig, r: &HostsRun<'_>, h: &Host) -> ToWorker {
             http: c.http,
             connect_timeout_us: us(c.connect_timeout),
             response_timeout_us: us(c.response_timeout),
+            busy_poll_us: us(c.busy_poll),
             seed: c.seed,
             log: c.log.as_ref().map(|p| p.display().to_string()),
         },

@@ -124,9 +124,17 @@ pub struct RunOrders {
     pub http: HttpMode,
     pub connect_timeout_us: u64,
     pub response_timeout_us: u64,
+    /// How long an idle event loop polls before it sleeps (absent from an older coordinator:
+    /// the default).
+    #[serde(default = "default_busy_poll_us")]
+    pub busy_poll_us: u64,
     pub seed: u64,
     /// Where the worker writes its per-request log, on its own host.
     pub log: Option<String>,
+}
+
+fn default_busy_poll_us() -> u64 {
+    crate::config::DEFAULT_BUSY_POLL.as_micros() as u64
 }
 
 /// A worker's whole result.
@@ -178,5 +186,17 @@ mod tests {
         );
         let back: ToWorker = serde_json::from_str(text.lines().next().unwrap()).unwrap();
         assert_eq!(back, ToWorker::Ping { seq: 3 });
+    }
+
+    #[test]
+    fn orders_from_a_coordinator_without_busy_poll_get_the_default() {
+        let orders = r#"{"concurrency":4,"threads":null,"duration_us":1000000,"pages":null,
+            "warmup_us":0,"think_us":null,"rate":null,"http":"persistent",
+            "connect_timeout_us":1,"response_timeout_us":1,"seed":1,"log":null}"#;
+        let r: RunOrders = serde_json::from_str(orders).unwrap();
+        assert_eq!(
+            r.busy_poll_us,
+            crate::config::DEFAULT_BUSY_POLL.as_micros() as u64
+        );
     }
 }

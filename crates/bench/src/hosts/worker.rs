@@ -191,6 +191,7 @@ fn prepare(o: &Orders) -> Result<(BenchConfig, Slice), String> {
         http: r.http,
         connect_timeout: Duration::from_micros(r.connect_timeout_us),
         response_timeout: Duration::from_micros(r.response_timeout_us),
+        busy_poll: Duration::from_micros(r.busy_poll_us),
         seed: r.seed,
         log: r.log.as_ref().map(Into::into),
         debug: false,

@@ -224,6 +224,7 @@ pub fn record(r: &RunResult) -> BenchResult {
         seed: c.seed,
         connect_timeout_s: c.connect_timeout.as_secs_f64(),
         response_timeout_s: c.response_timeout.as_secs_f64(),
+        busy_poll_us: Some(c.busy_poll.as_micros() as u64),
     };
 
     let started = r.started_at.duration_since(UNIX_EPOCH).unwrap_or_default();

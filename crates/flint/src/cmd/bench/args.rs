@@ -113,6 +113,12 @@ pub struct LoadArgs {
     /// Give up on a connect after this long [default: --timeout].
     #[arg(long, value_name = "DUR", value_parser = duration)]
     pub connect_timeout: Option<Duration>,
+    /// With nothing to do, poll this long before sleeping; 0 sleeps at once. A client asleep
+    /// makes the server pay to wake it for its next response (on loopback, in the server's own
+    /// CPU time), so sleeping at once costs a busy server requests/s; polling costs the client
+    /// a little CPU. Polls that keep finding nothing pause by themselves (docs/latency.md).
+    #[arg(long, value_name = "DUR", value_parser = duration, default_value = "5us")]
+    pub busy_poll: Duration,
     /// Seed of the Webchildren's random page choices: the same seed, the same sequence.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
