@@ -113,7 +113,7 @@ pub struct LoadArgs {
     /// Give up on a connect after this long [default: --timeout].
     #[arg(long, value_name = "DUR", value_parser = duration)]
     pub connect_timeout: Option<Duration>,
-    /// With nothing to do, poll this long before sleeping; 0 sleeps at once. A client asleep
+    /// With nothing to do, poll this long before sleeping; `0us` sleeps at once. A client asleep
     /// makes the server pay to wake it for its next response (on loopback, in the server's own
     /// CPU time), so sleeping at once costs a busy server requests/s; polling costs the client
     /// a little CPU. Polls that keep finding nothing pause by themselves (docs/latency.md).
