@@ -710,8 +710,15 @@ impl Webchild {
     fn connect(&mut self, cx: &mut ThreadState<'_>, now: u64) {
         self.state = State::Connecting;
         self.conn_responses = 0;
+        let prepared = match cx.sh.connector.prepare() {
+            Ok(p) => p,
+            Err(e) => return self.fail(cx, connect_error(&e), now),
+        };
+        // HTTPS: the TLS state (its key shares) was made just now, before the TCP connect, and
+        // is not part of it; the response time, from `file_start_us`, still has it.
+        let now = if prepared.is_tls() { cx.now() } else { now };
         self.connect_start_us = now;
-        match Transport::open(&cx.sh.connector, &cx.registry, Token(self.slot)) {
+        match Transport::open(&cx.sh.connector, prepared, &cx.registry, Token(self.slot)) {
             Ok(s) => {
                 self.conn = Some(s);
                 cx.timers

@@ -193,17 +193,24 @@ pub(crate) struct TlsStream {
     drained: bool,
 }
 
-impl TlsStream {
-    pub(super) fn new(tcp: TcpStream, connector: &TlsConnector) -> io::Result<Self> {
-        let mut tls =
-            ClientConnection::new(connector.config.clone(), connector.server_name.clone())
-                .map_err(tls_error)?;
+impl TlsConnector {
+    /// A new connection's client state: its ClientHello, key shares included, and with
+    /// `--tls-resume` a ticket taken from the cache.
+    pub(super) fn client(&self) -> io::Result<ClientConnection> {
+        let mut tls = ClientConnection::new(self.config.clone(), self.server_name.clone())
+            .map_err(tls_error)?;
         tls.set_buffer_limit(Some(BUFFER_LIMIT));
-        Ok(TlsStream {
+        Ok(tls)
+    }
+}
+
+impl TlsStream {
+    pub(super) fn new(tcp: TcpStream, tls: ClientConnection) -> Self {
+        TlsStream {
             tcp,
             tls,
             drained: false,
-        })
+        }
     }
 
     /// Moves the handshake on with what the socket has: `Ok(true)` once it is complete.
