@@ -51,8 +51,8 @@ run_client() {
     local cmd parse=$tool
     case $tool in
     flint)
-        cmd=("$FLINT" bench "${FLINT_EXTRA[@]}" "$url" /1k.bin -t 1 -c "$conns" -d "$DUR" --json "$json" -q
-            --report none)
+        cmd=("$FLINT" bench "${FLINT_EXTRA[@]}" "$url" /1k.bin -t 1 -c "$conns" -d "$DUR"
+            --json "$json" -q --report none)
         ;;
     wrk) cmd=(wrk -t1 -c "$conns" -d "$DUR" "$url/1k.bin") ;;
     cfloor) cmd=("$CFLOOR_BIN" "$NGINX_PORT" "$conns" "$secs" "$resp_len") ;;

@@ -77,16 +77,16 @@ run_client() {
     flint:memory)
         # Pages, not a duration: every connection's handshake must be done before it counts,
         # however slow MEM_CONNS handshakes are on this machine.
-        cmd=("$FLINT" bench "${FLINT_EXTRA[@]}" "$url" /1k.bin -k -t 1 -c "$conns" -n $((conns * 4)) --json "$json"
-            -q --report none)
+        cmd=("$FLINT" bench "${FLINT_EXTRA[@]}" "$url" /1k.bin -k -t 1 -c "$conns"
+            -n $((conns * 4)) --json "$json" -q --report none)
         ;;
     flint:handshake)
-        cmd=("$FLINT" bench "${FLINT_EXTRA[@]}" "$url" /1k.bin -k --http 1.0 -t 1 -c "$conns" -d "$DUR"
-            --json "$json" -q --report none)
+        cmd=("$FLINT" bench "${FLINT_EXTRA[@]}" "$url" /1k.bin -k --http 1.0 -t 1 -c "$conns"
+            -d "$DUR" --json "$json" -q --report none)
         ;;
     flint:*)
-        cmd=("$FLINT" bench "${FLINT_EXTRA[@]}" "$url" /1k.bin -k -t 1 -c "$conns" -d "$DUR" --json "$json" -q
-            --report none)
+        cmd=("$FLINT" bench "${FLINT_EXTRA[@]}" "$url" /1k.bin -k -t 1 -c "$conns" -d "$DUR"
+            --json "$json" -q --report none)
         ;;
     wrk:handshake) cmd=(wrk -t1 -c "$conns" -d "$DUR" -H "Connection: close" "$url/1k.bin") ;;
     wrk:*) cmd=(wrk -t1 -c "$conns" -d "$DUR" "$url/1k.bin") ;;

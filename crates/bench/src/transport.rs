@@ -43,9 +43,7 @@ impl Connector {
             tls,
         })
     }
-}
 
-impl Connector {
     /// What a connection is opened with, made before its TCP connect starts: for `https://`,
     /// rustls's client state, whose key shares take tens of µs, so that they are not in the time
     /// to connect (the WebSTONE paper's connect time is TCP's alone) while the state is still
@@ -53,13 +51,15 @@ impl Connector {
     pub(crate) fn prepare(&self) -> io::Result<Prepared> {
         match &self.tls {
             None => Ok(Prepared(None)),
-            Some(tls) => Ok(Prepared(Some(Box::new(tls.client()?)))),
+            Some(tls) => Ok(Prepared(Some(tls.client()?))),
         }
     }
 }
 
 /// A connection's client state before its TCP connect (see [`Connector::prepare`]).
-pub(crate) struct Prepared(Option<Box<ClientConnection>>);
+/// Not boxed: it lives on the stack for the moment between the two, and its one box is the
+/// [`Transport::Tls`] it becomes.
+pub(crate) struct Prepared(Option<ClientConnection>);
 
 impl Prepared {
     /// Whether preparing took any time worth leaving out of the connect (HTTPS).
@@ -89,7 +89,7 @@ impl Transport {
         registry.register(&mut tcp, token, Interest::READABLE | Interest::WRITABLE)?;
         match prepared.0 {
             None => Ok(Transport::Plain(tcp)),
-            Some(tls) => Ok(Transport::Tls(Box::new(TlsStream::new(tcp, *tls)))),
+            Some(tls) => Ok(Transport::Tls(Box::new(TlsStream::new(tcp, tls)))),
         }
     }
 

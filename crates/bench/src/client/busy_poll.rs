@@ -10,12 +10,13 @@
 //! it is rarely idle); polling for a few microseconds first took that away, at a small cost in
 //! client CPU per request, which still stays under wrk's.
 //!
-//! So before it blocks, the loop polls without blocking for up to `budget` (`--busy-poll`,
-//! 0 turns it off). A spin that finds nothing is a miss; after [`MISSES`] misses in a row (a
+//! So before it blocks, the loop polls without blocking for up to `budget` (`--busy-poll`;
+//! zero turns it off). A spin that finds nothing is a miss; after [`MISSES`] misses in a row (a
 //! slow server, or a paced open loop, where the next event is far off) the loop sleeps at once
 //! for the next [`BACKOFF`] waits before it tries again, so a client with nothing to do wastes
-//! at most a few spins out of a hundred waits. Between polls the thread yields, so a spin never
-//! holds a core another runnable thread (a server on the same core) wants.
+//! at most a few spins out of a hundred waits. A spin lasts at most the budget, so a server
+//! sharing the core waits at most that long for it. (Yielding between polls was tried: on a
+//! dedicated core `sched_yield` cost more CPU per request than the polls themselves.)
 
 use mio::{Events, Poll};
 use std::io;
