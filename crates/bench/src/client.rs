@@ -95,6 +95,7 @@ pub fn run_thread(
         log: sh.log.as_ref().map(LogBuf::new),
         live: Counts::default(),
         active: 0,
+        certificate_failures: 0,
     };
     // A timed run's seconds (+1 for a partial one) are allocated now, up to an hour; past that,
     // and with -n, a second allocates its histogram when it starts, in a vector with room.
@@ -144,6 +145,9 @@ pub fn run_thread(
                 .map_or(0, |iv| behind(&children, iv, now));
             sh.progress.publish(thread, cx.live);
             next_publish = now + PUBLISH_US;
+            if cx.certificate_hopeless(now) {
+                break (now.min(schedule.end_us), false);
+            }
         }
         let deadline = cx.timers.next_at().min(schedule.end_us);
         let until = deadline.min(now + TICK_US);
@@ -204,6 +208,9 @@ struct ThreadState<'a> {
     live: Counts,
     /// Webchildren not yet `Done`.
     active: usize,
+    /// Handshakes that failed on the server's certificate, in the window or not: with no
+    /// response at all, after a second they end the run (see `errors::certificate_hopeless`).
+    certificate_failures: u64,
 }
 
 impl ThreadState<'_> {
@@ -485,12 +492,14 @@ impl Webchild {
             + self.head.len() as u64
     }
 
-    /// Non-2xx statuses end the page as an error (it is not a hit) although the response itself
-    /// completed and counts as a request; the connection stays usable when the server says so.
+    /// An error status (4xx, 5xx, or one not in `--expect-status`) ends the page as an error
+    /// (it is not a hit) although the response itself completed and counts as a request; the
+    /// connection stays usable when the server says so.
     fn response_done(&mut self, cx: &mut ThreadState<'_>, now: u64) {
         let schedule = &cx.sh.schedule;
         let url = self.url(cx.sh.workload);
-        let ok = (200..300).contains(&self.status);
+        let kind = status_error(self.status, cx.sh.config.expect_status.as_ref());
+        let ok = kind.is_none();
         let open_first = schedule.interval_us.is_some() && self.file == 0;
         self.conn_responses += 1;
         cx.live.requests += 1;
@@ -517,7 +526,6 @@ impl Webchild {
             let second = cx.second(now);
             second.requests += 1;
             second.response.record_us(r.response_us);
-            let kind = status_error(self.status);
             if let Some(kind) = kind {
                 cx.record_error(url, kind, now);
             }
@@ -766,7 +774,10 @@ impl Webchild {
                 }
                 self.send(cx, now);
             }
-            Err(e) => self.fail(cx, handshake_error(&e), now),
+            Err(e) => {
+                cx.handshake_failed(&e, self.file_start_us, now);
+                self.fail(cx, handshake_error(&e), now)
+            }
         }
     }
 

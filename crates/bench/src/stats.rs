@@ -21,6 +21,9 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
+mod tls_failures;
+pub use tls_failures::{TlsFailure, TlsFailures};
+
 /// Longest latency a histogram holds exactly; longer ones are clamped to it (and still counted).
 pub const MAX_LATENCY_US: u64 = 3_600_000_000;
 
@@ -183,10 +186,12 @@ pub enum ErrorKind {
     TlsHandshake,
     /// HTTPS: the connection was reset or closed during the handshake.
     TlsReset,
+    /// A 2xx status not in `--expect-status`.
+    Status2xx,
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 16] = [
+    pub const ALL: [ErrorKind; 17] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::ConnectOther,
@@ -203,6 +208,17 @@ impl ErrorKind {
         ErrorKind::TlsCertificate,
         ErrorKind::TlsHandshake,
         ErrorKind::TlsReset,
+        ErrorKind::Status2xx,
+    ];
+
+    /// The kinds that are a complete response whose status counts as an error (by default
+    /// 4xx and 5xx; with `--expect-status`, any status not in it).
+    pub const STATUSES: [ErrorKind; 5] = [
+        ErrorKind::Status1xx,
+        ErrorKind::Status2xx,
+        ErrorKind::Status3xx,
+        ErrorKind::Status4xx,
+        ErrorKind::Status5xx,
     ];
 
     pub fn name(self) -> &'static str {
@@ -223,6 +239,7 @@ impl ErrorKind {
             ErrorKind::TlsCertificate => "tls_certificate",
             ErrorKind::TlsHandshake => "tls_handshake",
             ErrorKind::TlsReset => "tls_reset",
+            ErrorKind::Status2xx => "status_2xx",
         }
     }
 }
@@ -374,6 +391,9 @@ pub struct Stats {
     pub tls_resumed: u64,
     /// HTTPS: what the first handshake in the window agreed on.
     pub tls_session: Option<TlsSession>,
+    /// HTTPS: failed handshakes in the window, by reason.
+    #[serde(default)]
+    pub tls_failures: TlsFailures,
     /// Per request: request written (or, open loop, intended start) to first response byte.
     pub ttfb: Latency,
     /// Per request: (intended) start to last byte, connect included when one was opened.
@@ -573,6 +593,7 @@ impl Stats {
             tls_handshake: Latency::new(3),
             tls_handshakes: 0,
             tls_resumed: 0,
+            tls_failures: TlsFailures::default(),
             tls_session: None,
             ttfb: Latency::new(3),
             response: Latency::new(3),
@@ -635,6 +656,7 @@ impl Stats {
         self.tls_handshake.merge(&o.tls_handshake);
         self.tls_handshakes += o.tls_handshakes;
         self.tls_resumed += o.tls_resumed;
+        self.tls_failures.merge(&o.tls_failures);
         if self.tls_session.is_none() {
             self.tls_session.clone_from(&o.tls_session);
         }

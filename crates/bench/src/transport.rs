@@ -19,6 +19,7 @@ use crate::config::TlsOptions;
 use crate::stats::TlsAgreed;
 use crate::{Scheme, Target};
 use rustls::ClientConnection;
+pub(crate) use tls::ca_used_as_end_entity;
 pub use tls::TlsSetupError;
 use tls::{TlsConnector, TlsStream};
 

@@ -197,6 +197,8 @@ fn prepare(o: &Orders) -> Result<(BenchConfig, Slice), String> {
         debug: false,
         progress: false,
         tls: o.tls.clone(),
+        // Not in the orders yet: the coordinator refuses --expect-status on many hosts.
+        expect_status: None,
     };
     let slice = Slice {
         children,

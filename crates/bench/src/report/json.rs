@@ -125,6 +125,12 @@ pub fn record(r: &RunResult) -> BenchResult {
             alpn: s.tls_session.as_ref().and_then(|t| t.alpn.clone()),
             handshakes: s.tls_handshakes,
             resumed: s.tls_resumed,
+            failures: s
+                .tls_failures
+                .seen()
+                .into_iter()
+                .map(|(reason, n)| (reason.name().to_owned(), n))
+                .collect(),
         }),
         pages_scheduled: s.send_lag.as_ref().map(|_| s.pages_scheduled),
         pages_not_sent: s.send_lag.as_ref().map(|_| s.pages_not_sent),

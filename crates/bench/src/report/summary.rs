@@ -174,6 +174,14 @@ pub fn summary_body(r: &RunResult) -> String {
             errors.join(", ")
         );
     }
+    for (reason, n) in s.tls_failures.seen() {
+        let _ = writeln!(
+            o,
+            "  TLS failed: {n} {}: {}",
+            reason.name(),
+            reason.explain()
+        );
+    }
     let statuses: Vec<String> = s
         .statuses
         .seen()

@@ -71,6 +71,10 @@ fn method(text: &str) -> Result<String, String> {
     }
 }
 
+fn expect_status(text: &str) -> Result<bench::config::ExpectStatus, String> {
+    text.parse()
+}
+
 fn threshold(text: &str) -> Result<Threshold, String> {
     text.parse().map_err(|e: ThresholdError| e.to_string())
 }
@@ -199,6 +203,11 @@ pub struct LoadArgs {
     #[arg(long, value_enum, value_name = "VERSION", num_args = 0..=1, require_equals = true,
           default_missing_value = "any")]
     pub tls: Option<TlsArg>,
+    /// The statuses that count as success, comma-separated: codes, classes, ranges (`200,304`,
+    /// `2xx`, `200-299`); any other is an error of its class. [default: 1xx to 3xx are
+    /// responses, 4xx and 5xx errors, as wrk counts them]
+    #[arg(long, value_name = "LIST", value_parser = expect_status)]
+    pub expect_status: Option<bench::config::ExpectStatus>,
     /// Pass/fail condition on the result, as k6 writes them; repeatable. Any crossed: exit
     /// status 3. Metrics: pN (p50, p99, p99.9), mean, min, max of connect, ttfb, response (the
     /// default) or page, as p99(page); error_rate, errors, rps, pages_per_s. Examples:
