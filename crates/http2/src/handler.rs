@@ -136,8 +136,17 @@ pub trait Handler {
         let _ = (frame_type, len);
     }
 
-    /// A frame the peer sent broke the protocol; nghttp2 has answered (RST_STREAM or GOAWAY).
+    /// A frame the peer sent broke the protocol and nghttp2 has answered (RST_STREAM or
+    /// GOAWAY). Not every error is reported here (nghttp2 rejects some frames before it has
+    /// one to report); every connection error ends in [`Handler::on_goaway_sent`].
     fn on_invalid_frame(&mut self, frame_type: u8, error: Error) {
         let _ = (frame_type, error);
+    }
+
+    /// This side wrote GOAWAY: a graceful shutdown (NO_ERROR) or a connection error (any other
+    /// code, e.g. PROTOCOL_ERROR for a malformed frame, ENHANCE_YOUR_CALM past the glitch limit,
+    /// INTERNAL_ERROR past the rapid-reset limit).
+    fn on_goaway_sent(&mut self, last_stream_id: StreamId, error_code: u32) {
+        let _ = (last_stream_id, error_code);
     }
 }
