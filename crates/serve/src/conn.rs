@@ -149,7 +149,7 @@ impl<T: Transport> Conn<T> {
         }
         self.phase = Phase::Linger;
         self.deadline = w.now + LINGER.min(w.timeouts.header);
-        self.io.readable();
+        self.io.readable(false);
         self.drain_input(w, pool)
     }
 
