@@ -34,7 +34,7 @@ const FILE_CHUNK: usize = 128 * 1024;
 /// The first read of a connection, looked at before rustls is given it: a ClientHello fits.
 const FIRST_READ: usize = 4096;
 /// Plaintext given to rustls before its records are written: bounds what one connection holds
-/// sealed but unsent.
+/// sealed but unsent (nothing more is sealed until they are).
 const SEAL_ROUND: usize = 256 * 1024;
 
 /// A TLS connection.
@@ -201,7 +201,8 @@ impl Transport for TlsTcp {
 
     fn new(sock: TcpStream, env: &mut TlsEnv) -> io::Result<TlsTcp> {
         let mut tls = ServerConnection::new(env.config.clone()).map_err(io::Error::other)?;
-        // What rustls holds sealed is bounded by SEAL_ROUND in `flush` instead.
+        // What rustls holds sealed is bounded by `flush` instead: one SEAL_ROUND, sealed only
+        // once the records before it are written.
         tls.set_buffer_limit(None);
         Ok(TlsTcp {
             sock,
@@ -270,6 +271,11 @@ impl Transport for TlsTcp {
 
     /// Seals queued output into records, at most `SEAL_ROUND` bytes at a time, and writes them:
     /// a pipelined batch's responses leave as one batch of records in one gathered write.
+    ///
+    /// Records sealed before leave first, and nothing more is sealed while any wait: what a
+    /// connection holds encrypted is one round at most, however many events a client that reads
+    /// nothing provokes (a record it sends, a byte). rustls's own buffer limit stays off because
+    /// this is the bound: with it on, a write past it would be cut short mid-segment.
     fn flush(
         &mut self,
         env: &mut TlsEnv,
@@ -280,7 +286,13 @@ impl Transport for TlsTcp {
             return self.flush_unencrypted(session, st);
         }
         loop {
-            if let Some(b) = session.bufs.as_mut().filter(|_| !self.tls.is_handshaking()) {
+            if !self.send_records(st)? {
+                return Ok(Flushed::Blocked);
+            }
+            if session.queued == 0 || self.tls.is_handshaking() {
+                return Ok(Flushed::All);
+            }
+            if let Some(b) = session.bufs.as_mut() {
                 let mut sealed = 0;
                 while sealed < SEAL_ROUND {
                     let n = match b.segs.front_mut() {
@@ -322,12 +334,6 @@ impl Transport for TlsTcp {
                 if b.segs.is_empty() {
                     b.out.clear();
                 }
-            }
-            if !self.send_records(st)? {
-                return Ok(Flushed::Blocked);
-            }
-            if session.queued == 0 || self.tls.is_handshaking() {
-                return Ok(Flushed::All);
             }
         }
     }
