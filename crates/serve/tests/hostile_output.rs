@@ -68,7 +68,7 @@ fn poke_until_cut(srv: &TestServer, base: u64, mut poke: impl FnMut(usize)) -> (
         }
         peak = peak.max(rss().saturating_sub(base));
         i += 1;
-        if i % 10 == 0 && srv.stats().send_timeouts == CONNS as u64 {
+        if i.is_multiple_of(10) && srv.stats().send_timeouts == CONNS as u64 {
             return (peak, start.elapsed());
         }
         assert!(
