@@ -55,8 +55,8 @@ pub enum Body {
 /// and the panic resumes when `recv`/`send` returns.
 pub trait Handler {
     /// Takes bytes to send to the peer (frame headers, HEADERS blocks, control frames); returns
-    /// how many it took, 0 if it can take none now (nghttp2 keeps the rest and offers them again
-    /// at the next `send`).
+    /// how many it took. Fewer than offered: the rest is offered again at once. 0: it can take
+    /// none now; `send` returns and nghttp2 offers the same bytes at the next `send`.
     fn write(&mut self, bytes: &[u8]) -> usize;
 
     /// How much of `stream`'s body can go now, at most `max` bytes; asked for a stream that was
