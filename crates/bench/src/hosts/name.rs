@@ -4,6 +4,9 @@
 //! host list made from an inventory must not be able to run commands: a name is refused unless
 //! it is a host, `user@host`, an address (IPv6 in brackets, with a zone), or a pod, container or
 //! namespace name (`ns/pod` too), and whatever passes is quoted for `sh` where it needs to be.
+//! A host's name is also in the name of the per-request log it writes ([`log_path`]).
+
+use std::path::{Path, PathBuf};
 
 /// Why `name` is not a host name, or `None` when it is one.
 pub fn refusal(name: &str) -> Option<String> {
@@ -41,9 +44,38 @@ pub fn sh_quote(word: &str) -> String {
     format!("'{}'", word.replace('\'', r"'\''"))
 }
 
+/// The per-request log host `name` writes for `--log path`: the host's name before the
+/// extension (`run.csv` -> `run.web1.csv`; `ns/pod` as `ns_pod`), and `-N` (its place in the
+/// host list, from 1) when the same name is given twice: never two writers on one file, on one
+/// machine or many.
+pub fn log_path(path: &Path, name: &str, place: Option<usize>) -> PathBuf {
+    let mut tag = name.replace('/', "_");
+    if let Some(n) = place {
+        tag.push_str(&format!("-{n}"));
+    }
+    let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+    let file = match path.extension() {
+        Some(ext) => format!("{stem}.{tag}.{}", ext.to_string_lossy()),
+        None => format!("{stem}.{tag}"),
+    };
+    path.with_file_name(file)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_host_has_its_own_log_file() {
+        let p = Path::new("/tmp/run.csv");
+        assert_eq!(log_path(p, "web1", None), Path::new("/tmp/run.web1.csv"));
+        assert_eq!(
+            log_path(p, "ns/pod", None),
+            Path::new("/tmp/run.ns_pod.csv")
+        );
+        assert_eq!(log_path(p, "a", Some(2)), Path::new("/tmp/run.a-2.csv"));
+        assert_eq!(log_path(Path::new("log"), "a", None), Path::new("log.a"));
+    }
 
     #[test]
     fn hosts_addresses_and_pods_are_names_and_commands_are_not() {

@@ -28,6 +28,8 @@ pub enum HostsInputError {
     MixedCounts,
     #[error("the launch template has no command")]
     EmptyTemplate,
+    #[error("--log - would write into the workers' control channel: give a file name (each host writes its own)")]
+    LogToStdout,
     /// Not a host, `user@host`, address, pod or namespace name (see [`super::name`]).
     #[error("{file}:{line}: {why}")]
     BadName {
