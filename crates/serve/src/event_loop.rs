@@ -113,6 +113,7 @@ impl<'a, T: Transport> Loop<'a, T> {
                     keepalive: Duration::from_millis(config.keepalive_timeout_ms),
                     send: Duration::from_millis(config.send_timeout_ms),
                 },
+                http2: config.http2,
             },
             env,
             accept_paused_until: None,
@@ -147,8 +148,8 @@ impl<'a, T: Transport> Loop<'a, T> {
                     LISTENER => self.accept_all(),
                     WAKER => {}
                     Token(i) => {
-                        let readable = ev.is_readable() || ev.is_read_closed() || ev.is_error();
-                        self.on_event(i, readable);
+                        let closed = ev.is_read_closed() || ev.is_error();
+                        self.on_event(i, ev.is_readable() || closed, closed);
                     }
                 }
             }
@@ -210,14 +211,14 @@ impl<'a, T: Transport> Loop<'a, T> {
         wake.map(|w| w.saturating_duration_since(Instant::now()))
     }
 
-    fn on_event(&mut self, i: usize, readable: bool) {
+    fn on_event(&mut self, i: usize, readable: bool, closed: bool) {
         // A stale event for a slot freed earlier in this batch finds None (or, if the slot was
         // reused, costs at most one read that finds nothing).
         let Some(c) = self.conns.get_mut(i).and_then(Option::as_mut) else {
             return;
         };
         if readable {
-            c.io.readable();
+            c.io.readable(closed);
         }
         if !c.drive(&mut self.worker, &mut self.env, &mut self.pool) {
             self.close(i);
