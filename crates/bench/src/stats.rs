@@ -148,6 +148,7 @@ impl Latency {
             max: ms(self.hist.max()),
             p50: ms(self.hist.value_at_quantile(0.50)),
             p90: ms(self.hist.value_at_quantile(0.90)),
+            p95: ms(self.hist.value_at_quantile(0.95)),
             p99: ms(self.hist.value_at_quantile(0.99)),
             p999: ms(self.hist.value_at_quantile(0.999)),
         }

@@ -19,8 +19,8 @@ fn latency_row(o: &mut String, label: &str, l: &LatencySummary) {
     }
     let _ = writeln!(
         o,
-        "  {label:<22} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>10}",
-        l.min, l.mean, l.p50, l.p90, l.p99, l.p999, l.max, l.count
+        "  {label:<22} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>10}",
+        l.min, l.mean, l.p50, l.p90, l.p95, l.p99, l.p999, l.max, l.count
     );
 }
 
@@ -125,8 +125,8 @@ pub fn summary_body(r: &RunResult) -> String {
     }
     let _ = writeln!(
         o,
-        "  {:<22} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10}",
-        "Latency (ms)", "min", "mean", "p50", "p90", "p99", "p99.9", "max", "count"
+        "  {:<22} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10}",
+        "Latency (ms)", "min", "mean", "p50", "p90", "p95", "p99", "p99.9", "max", "count"
     );
     let connect = if https { "connect (TCP)" } else { "connect" };
     latency_row(&mut o, connect, &s.connect.summary());
