@@ -72,7 +72,7 @@ pub fn write(root: &Path, addr: &str) -> Site {
         "/about.html",
         br#"<!doctype html>
 <html><head><base href="/sub/"><link rel="stylesheet" href="/css/site.css"></head>
-<body><p>About.</p><img src="img/b.png" alt="">
+<body><h1>About</h1><p>Us.</p><img src="img/b.png" alt="">
 <a href="/index.html">home</a> <a href="deep.html">deep</a></body></html>
 "#
         .to_vec(),
