@@ -147,6 +147,8 @@ impl LabOptions {
             .filter(|k| match experiment {
                 Experiment::Digest => k.supports_digest(),
                 Experiment::Tls => tls::SERVERS.contains(k),
+                // h2o joined the lab for the page experiment (HTTP/2's own server).
+                Experiment::Sizes => *k != PeerKind::H2o,
                 _ => true,
             })
             .collect()
@@ -345,6 +347,8 @@ impl Lab<'_> {
             flint_bin: self.opts.flint_bin.clone(),
             ready_timeout: Duration::from_secs(20),
             tls: None,
+            http2: false,
+            net: None,
         }
     }
 

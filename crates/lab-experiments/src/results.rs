@@ -108,6 +108,7 @@ impl ResultRow {
                     })
                     .collect()
             }),
+            ..LabRow::default()
         })
     }
 
@@ -366,14 +367,14 @@ mod tests {
     }
 
     #[test]
-    fn all_runs_122_measurements_with_every_server() {
+    fn all_runs_125_measurements_with_every_server() {
         let opts = LabOptions::new(None);
-        assert_eq!(opts.runs(Experiment::Syscalls), 15);
+        assert_eq!(opts.runs(Experiment::Syscalls), 18);
         assert_eq!(opts.runs(Experiment::Sizes), 60);
         assert_eq!(opts.runs(Experiment::Digest), 3);
         // Four servers: two keys x full and resumed handshakes, keep-alive, six sizes.
         assert_eq!(opts.tls_sizes().len(), 6);
         assert_eq!(opts.runs(Experiment::Tls), 4 * (2 * 2 + 1 + 6));
-        assert_eq!(opts.runs(Experiment::All), 78 + 44);
+        assert_eq!(opts.runs(Experiment::All), 81 + 44);
     }
 }
