@@ -18,9 +18,11 @@
 //! renders; [`LabReport::to_json`] is the whole document.
 
 pub mod certs;
+pub mod delay_line;
 mod digest;
 mod docroot;
 mod measure;
+pub mod netpath;
 mod results;
 mod sizes;
 mod syscalls;
