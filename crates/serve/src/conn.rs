@@ -69,7 +69,10 @@ impl<T: Transport> Conn<T> {
 
     /// Idle between requests, with nothing held: may be closed to admit a new connection.
     pub fn is_idle(&self) -> bool {
-        self.phase == Phase::Idle && self.session.queued == 0 && !self.session.has_input()
+        self.phase == Phase::Idle
+            && self.session.queued == 0
+            && !self.session.has_input()
+            && !self.session.streams_open()
     }
 
     /// Moves the connection forward as far as it can go without blocking: read what is there,
@@ -95,7 +98,7 @@ impl<T: Transport> Conn<T> {
                     },
                 }
             }
-            let limited = self.session.answer(w, self.io.negotiated());
+            let limited = self.session.answer(w, pool, self.io.negotiated());
             if self.session.queued > 0 || self.io.has_output() {
                 let before = kernel_took(&w.stats);
                 match self.io.flush(env, &mut self.session, &mut w.stats) {
