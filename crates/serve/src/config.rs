@@ -24,8 +24,9 @@ pub struct Config {
     pub listen: SocketAddr,
     /// Event-loop threads; 0 means one per available core.
     pub threads: usize,
-    /// Open connections across all threads (split evenly). At the cap a new connection takes the
-    /// place of the keep-alive connection idle the longest; only when every one is busy with a
+    /// Open connections across all threads (one count the threads share). At the cap a new
+    /// connection takes the place of the one that has waited longest for a request (idle
+    /// keep-alive, or silent since accept); only when every one of its thread's is busy with a
     /// request is it closed at once.
     pub max_connections: usize,
     /// A request's head must arrive within this (slowloris), ms.

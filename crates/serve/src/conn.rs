@@ -67,9 +67,24 @@ impl<T: Transport> Conn<T> {
         })
     }
 
-    /// Idle between requests, with nothing held: may be closed to admit a new connection.
-    pub fn is_idle(&self) -> bool {
-        self.phase == Phase::Idle && self.session.queued == 0 && !self.session.has_input()
+    /// Since when the connection has waited for a request with nothing of one in hand: idle
+    /// between requests, or accepted (over TLS, possibly past its handshake) and silent since.
+    /// Such a connection may be closed to admit a new one at the connection cap; `None` while
+    /// a request is under way (a head or body arriving, a response queued).
+    pub fn waiting_since(&self, keepalive: Duration) -> Option<Instant> {
+        let s = &self.session;
+        if s.queued > 0 || s.has_input() || s.reading_body() || self.io.has_output() {
+            return None;
+        }
+        match self.phase {
+            Phase::Idle => Some(
+                self.deadline
+                    .checked_sub(keepalive)
+                    .unwrap_or(self.deadline),
+            ),
+            Phase::Head if !s.served => Some(s.head_since),
+            _ => None,
+        }
     }
 
     /// Moves the connection forward as far as it can go without blocking: read what is there,
