@@ -56,6 +56,9 @@ pub struct Config {
     /// Ed25519); both or neither. The port then serves TLS only (tls_setup.rs).
     pub tls_cert: Option<PathBuf>,
     pub tls_key: Option<PathBuf>,
+    /// HTTP/2: over TLS offered by ALPN (`h2` before `http/1.1`), over cleartext taken when a
+    /// connection opens with the client preface (prior knowledge). Off: HTTP/1.1 only.
+    pub http2: bool,
 
     // ---- files, cache and responses (resolve.rs, cache.rs, respond.rs)
     /// Served for a directory.
@@ -131,6 +134,7 @@ impl Default for Config {
             defer_accept: true,
             tls_cert: None,
             tls_key: None,
+            http2: true,
             index: "index.html".into(),
             cache_bytes: 64 << 20,
             cache_max_file: 32 << 10,

@@ -110,7 +110,7 @@ impl<T: Transport> Conn<T> {
                     },
                 }
             }
-            let limited = self.session.answer(w);
+            let limited = self.session.answer(w, self.io.negotiated());
             if self.session.queued > 0 || self.io.has_output() {
                 let before = kernel_took(&w.stats);
                 match self.io.flush(env, &mut self.session, &mut w.stats) {

@@ -119,6 +119,7 @@ impl<'a, T: Transport> Loop<'a, T> {
                     keepalive: Duration::from_millis(config.keepalive_timeout_ms),
                     send: Duration::from_millis(config.send_timeout_ms),
                 },
+                http2: config.http2,
             },
             env,
             accept_paused_until: None,

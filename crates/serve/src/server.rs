@@ -9,7 +9,7 @@
 //!
 //! Where the rest lives: `event_loop.rs` (one thread: epoll, accept, timers, the connection cap,
 //! shutdown), `conn.rs` (one connection's driver loop: read, answer, write, close),
-//! `protocol.rs` (HTTP/1.1 without I/O: bytes in, response segments out), `transport.rs` (the
+//! `protocol.rs` (the session without I/O: bytes in, response segments out), `transport.rs` (the
 //! seam between them) with `plain.rs` (the syscall shape per request), `stats.rs` (the
 //! counters), `pool.rs` (recycled buffers).
 //!

@@ -25,7 +25,7 @@ use mio::net::TcpStream;
 use rustls::{HandshakeKind, ServerConfig, ServerConnection};
 
 use crate::pool::Seg;
-use crate::protocol::Session;
+use crate::protocol::{Negotiated, Session};
 use crate::stats::ServerStats;
 use crate::transport::{recv, Flushed, Transport};
 
@@ -357,6 +357,13 @@ impl Transport for TlsTcp {
 
     fn refused_plain_http(&self) -> Option<usize> {
         self.plain_http
+    }
+
+    fn negotiated(&self) -> Negotiated {
+        match self.tls.alpn_protocol() {
+            Some(b"h2") => Negotiated::H2,
+            _ => Negotiated::Http1,
+        }
     }
 }
 

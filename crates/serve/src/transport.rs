@@ -11,7 +11,7 @@ use std::io;
 
 use mio::net::TcpStream;
 
-use crate::protocol::Session;
+use crate::protocol::{Negotiated, Session};
 use crate::stats::ServerStats;
 
 /// How far a flush got.
@@ -82,6 +82,12 @@ pub(crate) trait Transport: Sized {
     /// The session then answers a plain 400, which `flush` sends unencrypted.
     fn refused_plain_http(&self) -> Option<usize> {
         None
+    }
+
+    /// What the handshake said of the protocol to speak (ALPN), once plaintext flows; cleartext
+    /// says nothing, and the session tells by the first bytes.
+    fn negotiated(&self) -> Negotiated {
+        Negotiated::Nothing
     }
 
     /// Still before the end of a handshake (only TLS has one): a header timeout now is counted

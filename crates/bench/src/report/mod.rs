@@ -21,9 +21,24 @@ mod webstone;
 pub use environment::environment;
 pub use hosts::hosts_table;
 pub use json::{json, record, rfc3339, timeseries, SCHEMA_VERSION};
-pub use ptester::ptester;
-pub use summary::summary;
-pub use webstone::webstone;
+pub use ptester::ptester_body;
+pub use summary::{summary, summary_body};
+pub use webstone::{webstone, webstone_body};
+
+/// ptester's table, ending with the interrupted note if the run was cut short.
+pub fn ptester(r: &RunResult) -> String {
+    ptester_body(r) + &interrupted_note(r).unwrap_or_default()
+}
+
+/// What a text report ends with: the unfinished requests, a rate not kept, an interruption.
+/// Printed once, after the last of the reports asked for.
+pub fn end_notes(r: &RunResult, indent: &str) -> String {
+    let mut o = unfinished_notes(r, indent);
+    if let Some(note) = interrupted_note(r) {
+        o.push_str(&note);
+    }
+    o
+}
 
 use crate::config::{HttpMode, Stop};
 use crate::RunResult;

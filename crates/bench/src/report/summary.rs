@@ -52,8 +52,13 @@ fn tls_line(r: &RunResult) -> String {
     )
 }
 
-/// The modern summary of a run.
+/// The modern summary of a run, ending with its [`super::end_notes`].
 pub fn summary(r: &RunResult) -> String {
+    summary_body(r) + &super::end_notes(r, "  ")
+}
+
+/// The summary without the end notes.
+pub fn summary_body(r: &RunResult) -> String {
     let f = figures(r);
     let s = &r.stats;
     let c = &r.config;
@@ -176,10 +181,6 @@ pub fn summary(r: &RunResult) -> String {
         .collect();
     if !statuses.is_empty() {
         let _ = writeln!(o, "  Statuses:  {}", statuses.join(", "));
-    }
-    o.push_str(&super::unfinished_notes(r, "  "));
-    if let Some(note) = super::interrupted_note(r) {
-        o.push_str(&note);
     }
     o
 }

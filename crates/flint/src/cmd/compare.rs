@@ -216,7 +216,7 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let result = compare::run(&plan, &STOP, &mut on_event)?;
-    if !load.report.contains(&ReportArg::None) {
+    if !super::bench::report_list(load).contains(&ReportArg::None) {
         print!("{}", compare::table(&result));
     }
     super::write_outputs(

@@ -46,6 +46,10 @@ pub struct ServeArgs {
     /// The PEM private key of --tls-cert (ECDSA, RSA or Ed25519).
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
+    /// Speak HTTP/1.1 only: no `h2` in ALPN, and the HTTP/2 preface over cleartext is refused
+    /// as HTTP/1.1 refuses an unknown version (config key `http2 = false`).
+    #[arg(long)]
+    pub no_http2: bool,
 }
 
 /// Exit status as for every command: a config, root or address that cannot be used is bad
@@ -128,6 +132,9 @@ fn configure(args: ServeArgs) -> anyhow::Result<Config> {
     if let (Some(cert), Some(key)) = (args.tls_cert, args.tls_key) {
         config.tls_cert = Some(cert);
         config.tls_key = Some(key);
+    }
+    if args.no_http2 {
+        config.http2 = false;
     }
     Ok(config)
 }
