@@ -114,10 +114,12 @@ impl<'a, T: Transport> Loop<'a, T> {
                 date: [b' '; wire::date::HTTP_DATE_LEN],
                 max_pipeline: config.max_pipeline_bytes as u64,
                 max_body: config.max_body_bytes,
+                body_min_rate: config.body_min_rate,
                 timeouts: Timeouts {
                     header: Duration::from_millis(config.header_timeout_ms),
                     keepalive: Duration::from_millis(config.keepalive_timeout_ms),
                     send: Duration::from_millis(config.send_timeout_ms),
+                    body: Duration::from_millis(config.body_timeout_ms),
                 },
                 http2: config.http2,
             },
@@ -374,6 +376,7 @@ impl<'a, T: Transport> Loop<'a, T> {
                     st.header_timeouts += 1;
                     st.tls_handshake_timeouts += u64::from(c.io.handshaking());
                 }
+                Phase::Body => st.body_timeouts += 1,
                 Phase::Idle => st.idle_timeouts += 1,
                 Phase::Send => st.send_timeouts += 1,
                 Phase::Linger => {}

@@ -43,6 +43,8 @@ counters! {
         /// Closes that sent FIN and drained the client's input first.
         lingering_closes,
         header_timeouts,
+        /// Request bodies cut at their deadline (`body_timeout_ms`, `body_min_rate`).
+        body_timeouts,
         idle_timeouts,
         send_timeouts,
         /// Requests answered (error responses to unparsable ones included).
