@@ -290,11 +290,15 @@ unsafe extern "C" fn frame_send<H: Handler>(
     frame: *const sys::nghttp2_frame,
     user_data: *mut c_void,
 ) -> c_int {
-    // SAFETY: nghttp2 passes a live frame; only its common header is read.
+    // SAFETY: nghttp2 passes a live frame; the goaway member is read only for a GOAWAY.
     unsafe {
         let hd = (*frame).hd;
         guarded::<H, _>(user_data, FAIL, |ctx| {
             ctx.h.on_frame_sent(hd.type_, hd.length);
+            if hd.type_ == frame_type::GOAWAY {
+                let g = (*frame).goaway;
+                ctx.h.on_goaway_sent(g.last_stream_id, g.error_code);
+            }
             0
         })
     }

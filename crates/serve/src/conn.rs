@@ -75,7 +75,12 @@ impl<T: Transport> Conn<T> {
     /// a request is under way (a head or body arriving, a response queued).
     pub fn waiting_since(&self, keepalive: Duration) -> Option<Instant> {
         let s = &self.session;
-        if s.queued > 0 || s.has_input() || s.reading_body() || self.io.has_output() {
+        if s.queued > 0
+            || s.has_input()
+            || s.reading_body()
+            || s.streams_open()
+            || self.io.has_output()
+        {
             return None;
         }
         match self.phase {
@@ -112,7 +117,7 @@ impl<T: Transport> Conn<T> {
                     },
                 }
             }
-            let limited = self.session.answer(w, self.io.negotiated());
+            let limited = self.session.answer(w, pool, self.io.negotiated());
             if self.session.queued > 0 || self.io.has_output() {
                 let before = kernel_took(&w.stats);
                 match self.io.flush(env, &mut self.session, &mut w.stats) {

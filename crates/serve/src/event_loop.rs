@@ -121,7 +121,7 @@ impl<'a, T: Transport> Loop<'a, T> {
                     send: Duration::from_millis(config.send_timeout_ms),
                     body: Duration::from_millis(config.body_timeout_ms),
                 },
-                http2: config.http2,
+                http2: config.http2.then(|| config.http2_limits()),
             },
             env,
             accept_paused_until: None,
@@ -397,12 +397,20 @@ impl<'a, T: Transport> Loop<'a, T> {
             let Some(c) = self.conns[i].as_mut() else {
                 continue;
             };
+            if c.phase == Phase::Linger {
+                self.close(i);
+                continue;
+            }
+            // HTTP/2: a GOAWAY, written now; its streams finish, then it closes. HTTP/1.1: closes
+            // after its queue.
+            if c.session.shut_down() {
+                self.on_event(i, false, false);
+                continue;
+            }
             // Over TLS an empty queue may still leave sealed records in rustls: the tail of a
             // response, which closing now would cut.
-            if (c.session.queued == 0 && !c.io.has_output()) || c.phase == Phase::Linger {
+            if c.session.queued == 0 && !c.io.has_output() {
                 self.close(i);
-            } else {
-                c.session.close_after = true;
             }
         }
     }

@@ -307,7 +307,7 @@ fn run_loop(
 fn tls_config(config: &Config) -> Result<Option<Arc<rustls::ServerConfig>>, TlsError> {
     match (&config.tls_cert, &config.tls_key) {
         (None, None) => Ok(None),
-        (Some(cert), Some(key)) => tls_setup::server_config(cert, key).map(Some),
+        (Some(cert), Some(key)) => tls_setup::server_config(cert, key, config.http2).map(Some),
         (Some(_), None) => Err(TlsError::Incomplete("the key")),
         (None, Some(_)) => Err(TlsError::Incomplete("the certificate")),
     }

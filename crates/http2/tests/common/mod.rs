@@ -16,6 +16,7 @@ pub enum Event {
     Close(StreamId, u32),
     Rst(StreamId, u32),
     Goaway(StreamId, u32),
+    GoawaySent(StreamId, u32),
     Settings,
     Invalid(u8, i32),
 }
@@ -165,6 +166,11 @@ impl Handler for Peer {
 
     fn on_goaway(&mut self, last_stream_id: StreamId, error_code: u32) {
         self.events.push(Event::Goaway(last_stream_id, error_code));
+    }
+
+    fn on_goaway_sent(&mut self, last_stream_id: StreamId, error_code: u32) {
+        self.events
+            .push(Event::GoawaySent(last_stream_id, error_code));
     }
 
     fn on_settings(&mut self) {

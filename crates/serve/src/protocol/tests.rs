@@ -49,7 +49,7 @@ fn fixture(max_pipeline: usize) -> Fixture {
             keepalive: Duration::from_secs(1),
             send: Duration::from_secs(1),
         },
-        http2: true,
+        http2: Some(http2::Config::server()),
     };
     Fixture {
         _root: root,
@@ -65,7 +65,8 @@ impl Fixture {
         let space = self.session.input_space(&mut self.pool);
         space[..bytes.len()].copy_from_slice(bytes);
         self.session.received(bytes.len(), self.worker.now);
-        self.session.answer(&mut self.worker, Negotiated::Nothing)
+        self.session
+            .answer(&mut self.worker, &mut self.pool, Negotiated::Nothing)
     }
 
     /// Everything queued, in order, as the client would receive it.
@@ -307,7 +308,9 @@ fn parsing_pauses_at_the_pipeline_limit_and_resumes() {
     b.segs.clear();
     b.out.clear();
     f.session.queued = 0;
-    assert!(f.session.answer(&mut f.worker, Negotiated::Nothing));
+    assert!(f
+        .session
+        .answer(&mut f.worker, &mut f.pool, Negotiated::Nothing));
     assert_eq!(f.worker.stats.requests, 2);
 }
 
