@@ -55,6 +55,21 @@ pub struct Config {
     /// Ed25519); both or neither. The port then serves TLS only (tls_setup.rs).
     pub tls_cert: Option<PathBuf>,
     pub tls_key: Option<PathBuf>,
+    /// HTTP/2: over TLS offered by ALPN (`h2` before `http/1.1`), over cleartext taken when a
+    /// connection opens with the client preface (prior knowledge). Off: HTTP/1.1 only.
+    pub http2: bool,
+    /// HTTP/2 streams a client may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS); past
+    /// it nghttp2 refuses new ones (RST_STREAM REFUSED_STREAM).
+    pub h2_max_concurrent_streams: u32,
+    /// Each HTTP/2 stream's receive window (SETTINGS_INITIAL_WINDOW_SIZE), bytes: request
+    /// bodies are dropped, so RFC 9113's default is plenty.
+    pub h2_initial_window_size: u32,
+    /// Largest HTTP/2 header list a client may send (SETTINGS_MAX_HEADER_LIST_SIZE: names and
+    /// values plus 32 bytes a field); past it the stream is reset.
+    pub h2_max_header_list_size: u32,
+    /// The HPACK table a client's encoder may use (SETTINGS_HEADER_TABLE_SIZE), and the most
+    /// ours uses, bytes.
+    pub h2_header_table_size: u32,
 
     // ---- files, cache and responses (resolve.rs, cache.rs, respond.rs)
     /// Served for a directory.
@@ -130,6 +145,11 @@ impl Default for Config {
             defer_accept: true,
             tls_cert: None,
             tls_key: None,
+            http2: true,
+            h2_max_concurrent_streams: 100,
+            h2_initial_window_size: 65_535,
+            h2_max_header_list_size: 65_536,
+            h2_header_table_size: 4_096,
             index: "index.html".into(),
             cache_bytes: 64 << 20,
             cache_max_file: 32 << 10,
@@ -171,7 +191,7 @@ impl Config {
     /// Refuses values that would make the server refuse everything, spin or never time out:
     /// checked by `Server::bind` before anything starts.
     pub fn validate(&self) -> Result<(), InvalidConfig> {
-        let checks: [(&'static str, u64, bool, &'static str); 7] = [
+        let checks: [(&'static str, u64, bool, &'static str); 9] = [
             (
                 "max_connections",
                 self.max_connections as u64,
@@ -214,6 +234,18 @@ impl Config {
                 self.max_pipeline_bytes >= 1,
                 "must be at least 1",
             ),
+            (
+                "h2_max_concurrent_streams",
+                u64::from(self.h2_max_concurrent_streams),
+                self.h2_max_concurrent_streams >= 1,
+                "must be at least 1",
+            ),
+            (
+                "h2_initial_window_size",
+                u64::from(self.h2_initial_window_size),
+                self.h2_initial_window_size <= i32::MAX as u32,
+                "must be at most 2^31-1 (RFC 9113 6.9.2)",
+            ),
         ];
         match checks.into_iter().find(|c| !c.2) {
             Some((key, value, _, reason)) => Err(InvalidConfig {
@@ -222,6 +254,18 @@ impl Config {
                 reason,
             }),
             None => Ok(()),
+        }
+    }
+
+    /// HTTP/2's limits (the `http2` crate's server defaults, with the `h2_*` keys over them).
+    pub fn http2_limits(&self) -> http2::Config {
+        http2::Config {
+            max_concurrent_streams: self.h2_max_concurrent_streams,
+            initial_window_size: self.h2_initial_window_size,
+            max_header_list_size: self.h2_max_header_list_size,
+            header_table_size: self.h2_header_table_size,
+            deflate_table_size: self.h2_header_table_size as usize,
+            ..http2::Config::server()
         }
     }
 

@@ -13,6 +13,7 @@ use mio::net::TcpStream;
 
 use crate::pool::Pool;
 use crate::protocol::{Session, Worker};
+use crate::stats::ServerStats;
 use crate::transport::{Flushed, Transport};
 
 /// Longest lingering close (capped by the header timeout).
@@ -43,6 +44,12 @@ pub(crate) struct Conn<T> {
     pub deadline: Instant,
 }
 
+/// Bytes this thread's sockets have taken (written, sent from files): a flush made progress when
+/// this grew, whatever the transport buffered on the way.
+fn kernel_took(st: &ServerStats) -> u64 {
+    st.written_bytes + st.sendfile_bytes
+}
+
 impl<T: Transport> Conn<T> {
     pub fn accept(
         sock: TcpStream,
@@ -62,7 +69,10 @@ impl<T: Transport> Conn<T> {
 
     /// Idle between requests, with nothing held: may be closed to admit a new connection.
     pub fn is_idle(&self) -> bool {
-        self.phase == Phase::Idle && self.session.queued == 0 && !self.session.has_input()
+        self.phase == Phase::Idle
+            && self.session.queued == 0
+            && !self.session.has_input()
+            && !self.session.streams_open()
     }
 
     /// Moves the connection forward as far as it can go without blocking: read what is there,
@@ -73,7 +83,10 @@ impl<T: Transport> Conn<T> {
         }
         let answered_before = w.stats.requests;
         loop {
-            if self.io.may_read() && !self.eof && self.session.wants_input() {
+            // No input is taken while the queued output is at its bound: whatever the protocol,
+            // a client that reads nothing cannot make its session queue more by sending more.
+            let room = self.session.queued < w.max_pipeline;
+            if room && self.io.may_read() && !self.eof && self.session.wants_input() {
                 let space = self.session.input_space(pool);
                 match self.io.read(env, space, &mut w.stats) {
                     Ok(0) => self.eof = true,
@@ -85,15 +98,17 @@ impl<T: Transport> Conn<T> {
                     },
                 }
             }
-            let limited = self.session.answer(w);
+            let limited = self.session.answer(w, pool, self.io.negotiated());
             if self.session.queued > 0 || self.io.has_output() {
-                let before = self.session.queued;
+                let before = kernel_took(&w.stats);
                 match self.io.flush(env, &mut self.session, &mut w.stats) {
                     Err(_) => return false,
                     Ok(Flushed::Blocked) => {
                         // The send timeout counts from the last progress, not the last event (a
-                        // client sending more input while reading nothing does not extend it).
-                        if self.phase != Phase::Send || self.session.queued < before {
+                        // client sending more input while reading nothing does not extend it),
+                        // and progress is bytes the kernel took: output moved into a transport's
+                        // own buffer (sealed into TLS records) has not been sent.
+                        if self.phase != Phase::Send || kernel_took(&w.stats) > before {
                             self.phase = Phase::Send;
                             self.deadline = w.now + w.timeouts.send;
                         }
@@ -105,7 +120,10 @@ impl<T: Transport> Conn<T> {
             if self.session.close_after {
                 return self.close_gracefully(w, env, pool);
             }
-            let can_read = self.io.may_read() && !self.eof && self.session.wants_input();
+            let can_read = self.session.queued < w.max_pipeline
+                && self.io.may_read()
+                && !self.eof
+                && self.session.wants_input();
             if !can_read && !limited {
                 break;
             }
@@ -149,7 +167,7 @@ impl<T: Transport> Conn<T> {
         }
         self.phase = Phase::Linger;
         self.deadline = w.now + LINGER.min(w.timeouts.header);
-        self.io.readable();
+        self.io.readable(false);
         self.drain_input(w, pool)
     }
 

@@ -113,6 +113,7 @@ impl<'a, T: Transport> Loop<'a, T> {
                     keepalive: Duration::from_millis(config.keepalive_timeout_ms),
                     send: Duration::from_millis(config.send_timeout_ms),
                 },
+                http2: config.http2.then(|| config.http2_limits()),
             },
             env,
             accept_paused_until: None,
@@ -147,8 +148,8 @@ impl<'a, T: Transport> Loop<'a, T> {
                     LISTENER => self.accept_all(),
                     WAKER => {}
                     Token(i) => {
-                        let readable = ev.is_readable() || ev.is_read_closed() || ev.is_error();
-                        self.on_event(i, readable);
+                        let closed = ev.is_read_closed() || ev.is_error();
+                        self.on_event(i, ev.is_readable() || closed, closed);
                     }
                 }
             }
@@ -210,14 +211,14 @@ impl<'a, T: Transport> Loop<'a, T> {
         wake.map(|w| w.saturating_duration_since(Instant::now()))
     }
 
-    fn on_event(&mut self, i: usize, readable: bool) {
+    fn on_event(&mut self, i: usize, readable: bool, closed: bool) {
         // A stale event for a slot freed earlier in this batch finds None (or, if the slot was
         // reused, costs at most one read that finds nothing).
         let Some(c) = self.conns.get_mut(i).and_then(Option::as_mut) else {
             return;
         };
         if readable {
-            c.io.readable();
+            c.io.readable(closed);
         }
         if !c.drive(&mut self.worker, &mut self.env, &mut self.pool) {
             self.close(i);
@@ -382,12 +383,20 @@ impl<'a, T: Transport> Loop<'a, T> {
             let Some(c) = self.conns[i].as_mut() else {
                 continue;
             };
+            if c.phase == Phase::Linger {
+                self.close(i);
+                continue;
+            }
+            // HTTP/2: a GOAWAY, written now; its streams finish, then it closes. HTTP/1.1: closes
+            // after its queue.
+            if c.session.shut_down() {
+                self.on_event(i, false, false);
+                continue;
+            }
             // Over TLS an empty queue may still leave sealed records in rustls: the tail of a
             // response, which closing now would cut.
-            if (c.session.queued == 0 && !c.io.has_output()) || c.phase == Phase::Linger {
+            if c.session.queued == 0 && !c.io.has_output() {
                 self.close(i);
-            } else {
-                c.session.close_after = true;
             }
         }
     }

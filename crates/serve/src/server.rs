@@ -8,7 +8,7 @@
 //!
 //! Where the rest lives: `event_loop.rs` (one thread: epoll, accept, timers, the connection cap,
 //! shutdown), `conn.rs` (one connection's driver loop: read, answer, write, close),
-//! `protocol.rs` (HTTP/1.1 without I/O: bytes in, response segments out), `transport.rs` (the
+//! `protocol.rs` (the session without I/O: bytes in, response segments out), `transport.rs` (the
 //! seam between them) with `plain.rs` (the syscall shape per request), `stats.rs` (the
 //! counters), `pool.rs` (recycled buffers).
 //!
@@ -303,7 +303,7 @@ fn run_loop(
 fn tls_config(config: &Config) -> Result<Option<Arc<rustls::ServerConfig>>, TlsError> {
     match (&config.tls_cert, &config.tls_key) {
         (None, None) => Ok(None),
-        (Some(cert), Some(key)) => tls_setup::server_config(cert, key).map(Some),
+        (Some(cert), Some(key)) => tls_setup::server_config(cert, key, config.http2).map(Some),
         (Some(_), None) => Err(TlsError::Incomplete("the key")),
         (None, Some(_)) => Err(TlsError::Incomplete("the certificate")),
     }

@@ -81,6 +81,19 @@ counters! {
         tls_plain_http,
         /// Of the header timeouts, those that struck before the handshake was done.
         tls_handshake_timeouts,
+        /// Connections by the protocol they spoke, counted when it was decided (by ALPN or by
+        /// the first bytes); a connection closed before that is in neither.
+        http1_connections,
+        http2_connections,
+        /// HTTP/2 streams the clients opened (requests, refused ones included).
+        h2_streams,
+        /// RST_STREAM frames received from clients, and sent to them (a refused or failed
+        /// stream, a flow-control error).
+        h2_resets_received,
+        h2_resets_sent,
+        /// GOAWAY frames sent (graceful shutdown, a protocol error, a flood cut) and received.
+        h2_goaways_sent,
+        h2_goaways_received,
     }
 }
 

@@ -2,9 +2,9 @@
 //! anything is served.
 //!
 //! rustls with its default aws-lc-rs provider (the client side uses the same, so the binary
-//! carries one crypto library); TLS 1.3 and 1.2 only; ALPN `http/1.1`; resumption by session
-//! tickets whose keys rotate, and by a session cache; no 0-RTT (early data can be replayed, and
-//! a static server gains little from it). A key that does not match the certificate, an
+//! carries one crypto library); TLS 1.3 and 1.2 only; ALPN `h2` (unless `http2 = false`) and
+//! `http/1.1`; resumption by session tickets whose keys rotate, and by a session cache; no 0-RTT
+//! (early data can be replayed, and a static server gains little from it). A key that does not match the certificate, an
 //! unreadable file or one with no PEM block of the right kind is one clear error at start.
 
 use std::path::{Path, PathBuf};
@@ -34,8 +34,8 @@ pub enum TlsError {
 }
 
 /// Builds the server configuration from a PEM certificate chain (leaf first) and a PEM private
-/// key (PKCS#8, PKCS#1 or SEC1; ECDSA, RSA or Ed25519).
-pub fn server_config(cert: &Path, key: &Path) -> Result<Arc<ServerConfig>, TlsError> {
+/// key (PKCS#8, PKCS#1 or SEC1; ECDSA, RSA or Ed25519). With `http2`, ALPN offers `h2` first.
+pub fn server_config(cert: &Path, key: &Path, http2: bool) -> Result<Arc<ServerConfig>, TlsError> {
     let cert_error = |message: String| TlsError::Cert {
         path: cert.to_path_buf(),
         message,
@@ -70,6 +70,9 @@ pub fn server_config(cert: &Path, key: &Path) -> Result<Arc<ServerConfig>, TlsEr
             },
         })?;
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    if http2 {
+        config.alpn_protocols.insert(0, b"h2".to_vec());
+    }
     config.session_storage = ServerSessionMemoryCache::new(SESSION_CACHE);
     // Ticket keys rotate every 6 hours (the previous key still decrypts for one more period).
     config.ticketer = aws_lc_rs::Ticketer::new()?;
