@@ -235,3 +235,90 @@ fn a_size_limit_and_robots_are_kept() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("name = \"/private/secret.html\""), "{text}");
 }
+
+/// `flint serve` over HTTPS with a leaf of `ca`; its `host:port`.
+fn start_tls_server(root: &std::path::Path, ca: &test_support::certs::TestCa) -> common::Server {
+    use std::io::BufRead;
+    let (cert, key) = ca.leaf().write_pem(ca.dir());
+    let mut child = flint()
+        .args([
+            "serve",
+            root.to_str().unwrap(),
+            "--listen",
+            "127.0.0.1:0",
+            "--threads",
+            "1",
+        ])
+        .arg("--tls-cert")
+        .arg(&cert)
+        .arg("--tls-key")
+        .arg(&key)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn flint serve");
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut lines = std::io::BufReader::new(stderr).lines();
+        let first = lines.next().and_then(Result::ok).unwrap_or_default();
+        let _ = tx.send(first);
+        for _ in lines {} // drained while the server runs
+    });
+    // Killed by Drop whatever happens next.
+    let mut server = common::Server {
+        child,
+        addr: String::new(),
+    };
+    let line = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("flint serve printed no address within 10 s");
+    server.addr = line
+        .split("https://")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no https address in {line:?}"))
+        .to_owned();
+    server
+}
+
+#[test]
+fn https_with_cacert_or_k_and_a_refused_certificate_otherwise() {
+    let root = tempfile::tempdir().unwrap();
+    let ca = test_support::certs::TestCa::new("discover test CA");
+    let server = start_tls_server(root.path(), &ca);
+    let site = discover_site::write(root.path(), &server.addr);
+    let start = format!("https://{}/index.html", server.addr);
+
+    let cacert = ca.pem.to_str().unwrap();
+    for trust in [vec!["--cacert", cacert], vec!["-k"]] {
+        let mut args = vec![start.as_str(), "--crawl-rate", "1000"];
+        args.extend(&trust);
+        let out = discover(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{trust:?}: {stderr}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(text.matches("[[page]]").count(), 3, "{text}");
+        assert!(
+            text.contains(&format!(
+                "\"/img/s1600.png\", # {} bytes, image/png\n",
+                site.size("/img/s1600.png")
+            )),
+            "{text}"
+        );
+        // The page's http:// URL is another origin than https://.
+        assert!(
+            text.contains(&format!(
+                "# http://{}/img/full.png: another origin: not fetched",
+                server.addr
+            )),
+            "{text}"
+        );
+    }
+
+    // Neither: the test CA is not trusted, and the start page cannot be had (exit 1).
+    let out = discover(&[&start]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.to_lowercase().contains("certificate"), "{stderr}");
+}

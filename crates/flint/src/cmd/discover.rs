@@ -193,9 +193,9 @@ fn summary(pages: &[Page], requests: Option<u64>) -> String {
         .count();
     let weighted = pages.iter().filter(|p| p.weight > 0.0).count();
     let mut line = format!(
-        "flint discover: {} pages, {files} files, {bytes} bytes ({:.1} MiB)",
+        "flint discover: {} pages, {files} files, {bytes} bytes ({})",
         pages.len(),
-        bytes as f64 / 1_048_576.0
+        human(bytes)
     );
     if weighted < pages.len() {
         line += &format!(
@@ -210,6 +210,16 @@ fn summary(pages: &[Page], requests: Option<u64>) -> String {
         line += &format!("; {n} requests");
     }
     line
+}
+
+/// Bytes in KiB, MiB or GiB, one decimal.
+fn human(bytes: u64) -> String {
+    let b = bytes as f64;
+    match bytes {
+        0..1_048_576 => format!("{:.1} KiB", b / 1024.0),
+        1_048_576..1_073_741_824 => format!("{:.1} MiB", b / 1_048_576.0),
+        _ => format!("{:.1} GiB", b / 1_073_741_824.0),
+    }
 }
 
 /// What the log gave, and the first lines it could not read.
