@@ -179,6 +179,21 @@ fn stdout_by_default_and_failures_exit_as_documented() {
     let server = start_server(root.path(), 1);
     discover_site::write(root.path(), &server.addr);
 
+    // HTTP/2 over cleartext (prior knowledge) finds what HTTP/1.1 finds.
+    let start = format!("http://{}/index.html", server.addr);
+    let one = discover(&[&start, "--crawl-rate", "1000"]);
+    let two = discover(&[&start, "--crawl-rate", "1000", "--http", "2"]);
+    assert!(
+        two.status.success(),
+        "{}",
+        String::from_utf8_lossy(&two.stderr)
+    );
+    assert!(String::from_utf8_lossy(&one.stdout).contains("[[page]]"));
+    assert_eq!(
+        String::from_utf8_lossy(&two.stdout),
+        String::from_utf8_lossy(&one.stdout)
+    );
+
     // --depth 0: the start page alone, written to stdout.
     let out = discover(&[
         &format!("http://{}/frame.html", server.addr),
@@ -291,13 +306,19 @@ fn https_with_cacert_or_k_and_a_refused_certificate_otherwise() {
     let start = format!("https://{}/index.html", server.addr);
 
     let cacert = ca.pem.to_str().unwrap();
-    for trust in [vec!["--cacert", cacert], vec!["-k"]] {
+    let mut written = Vec::new();
+    for trust in [
+        vec!["--cacert", cacert],
+        vec!["-k"],
+        vec!["--cacert", cacert, "--http", "2"],
+    ] {
         let mut args = vec![start.as_str(), "--crawl-rate", "1000"];
         args.extend(&trust);
         let out = discover(&args);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{trust:?}: {stderr}");
         let text = String::from_utf8(out.stdout).unwrap();
+        written.push(text.clone());
         assert_eq!(text.matches("[[page]]").count(), 3, "{text}");
         assert!(
             text.contains(&format!(
@@ -315,6 +336,9 @@ fn https_with_cacert_or_k_and_a_refused_certificate_otherwise() {
             "{text}"
         );
     }
+
+    // HTTP/2 (ALPN h2: flint serve offers it) finds the same workload as HTTP/1.1.
+    assert_eq!(written[2], written[0]);
 
     // Neither: the test CA is not trusted, and the start page cannot be had (exit 1).
     let out = discover(&[&start]);

@@ -47,12 +47,24 @@ pub struct DiscoverArgs {
     /// the pages are built from the log itself, by Referer.
     #[arg(long, value_name = "FILE")]
     pub access_log: Option<PathBuf>,
+    /// HTTP version: 1.1, or 2 (over https:// by ALPN `h2`, over http:// with prior knowledge).
+    #[arg(long, value_enum, default_value = "1.1", value_name = "VERSION")]
+    pub http: HttpArg,
     /// HTTPS: trust the certificates in this PEM file beside the system's roots.
     #[arg(long, value_name = "FILE")]
     pub cacert: Option<PathBuf>,
     /// HTTPS: accept any certificate without checking it.
     #[arg(short = 'k', long)]
     pub insecure: bool,
+}
+
+/// `--http`'s values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum HttpArg {
+    #[value(name = "1.1")]
+    Http11,
+    #[value(name = "2")]
+    Http2,
 }
 
 /// `32M`, `512K`, `1G`, `1000`: bytes.
@@ -126,6 +138,10 @@ pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
                 tls: TlsOptions {
                     cacert: args.cacert.clone(),
                     insecure: args.insecure,
+                },
+                http: match args.http {
+                    HttpArg::Http11 => discover::Http::Http11,
+                    HttpArg::Http2 => discover::Http::Http2,
                 },
             };
             let site = discover::crawl(start, &opts).map_err(|e| match e {
