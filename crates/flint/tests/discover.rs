@@ -251,57 +251,20 @@ fn a_size_limit_and_robots_are_kept() {
     assert!(text.contains("name = \"/private/secret.html\""), "{text}");
 }
 
-/// `flint serve` over HTTPS with a leaf of `ca`; its `host:port`.
-fn start_tls_server(root: &std::path::Path, ca: &test_support::certs::TestCa) -> common::Server {
-    use std::io::BufRead;
-    let (cert, key) = ca.leaf().write_pem(ca.dir());
-    let mut child = flint()
-        .args([
-            "serve",
-            root.to_str().unwrap(),
-            "--listen",
-            "127.0.0.1:0",
-            "--threads",
-            "1",
-        ])
-        .arg("--tls-cert")
-        .arg(&cert)
-        .arg("--tls-key")
-        .arg(&key)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn flint serve");
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut lines = std::io::BufReader::new(stderr).lines();
-        let first = lines.next().and_then(Result::ok).unwrap_or_default();
-        let _ = tx.send(first);
-        for _ in lines {} // drained while the server runs
-    });
-    // Killed by Drop whatever happens next.
-    let mut server = common::Server {
-        child,
-        addr: String::new(),
-    };
-    let line = rx
-        .recv_timeout(Duration::from_secs(10))
-        .expect("flint serve printed no address within 10 s");
-    server.addr = line
-        .split("https://")
-        .nth(1)
-        .and_then(|s| s.split_whitespace().next())
-        .unwrap_or_else(|| panic!("no https address in {line:?}"))
-        .to_owned();
-    server
-}
-
 #[test]
 fn https_with_cacert_or_k_and_a_refused_certificate_otherwise() {
     let root = tempfile::tempdir().unwrap();
     let ca = test_support::certs::TestCa::new("discover test CA");
-    let server = start_tls_server(root.path(), &ca);
+    let (cert, key) = ca.leaf().write_pem(ca.dir());
+    let server = discover_site::serve(
+        root.path(),
+        &[
+            "--tls-cert",
+            cert.to_str().unwrap(),
+            "--tls-key",
+            key.to_str().unwrap(),
+        ],
+    );
     let site = discover_site::write(root.path(), &server.addr);
     let start = format!("https://{}/index.html", server.addr);
 

@@ -155,16 +155,7 @@ fn page_weights_are_nginx_logged_counts() {
 
     // nginx writes each line as the request ends; copied now, the crawl's requests are not in it.
     let log = dir.path().join("visits.log");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let text = std::fs::read_to_string(&live_log).unwrap_or_default();
-        if text.lines().count() >= 23 {
-            std::fs::write(&log, text).unwrap();
-            break;
-        }
-        assert!(Instant::now() < deadline, "nginx logged only: {text}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    std::fs::write(&log, logged(&live_log, 23)).unwrap();
 
     // With a URL: the crawled pages weighted by their counts.
     let start = format!("http://{addr}/index.html");
@@ -241,6 +232,69 @@ fn page_weights_are_nginx_logged_counts() {
             file.display()
         );
     }
+}
+
+/// Waits (bounded) until `log` has `lines` lines; their text.
+fn logged(log: &Path, lines: usize) -> String {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        if text.lines().count() >= lines {
+            return text;
+        }
+        assert!(Instant::now() < deadline, "the server logged only: {text}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn flint_serves_own_combined_log_weighs_its_pages() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("serve.log");
+    let server = discover_site::serve(
+        root.path(),
+        &["--access-log", log.to_str().unwrap(), "--combined"],
+    );
+    let addr = server.addr.as_str();
+    discover_site::write(root.path(), addr);
+    for _ in 0..2 {
+        visit(addr, "/index.html", None, &[("/js/app.js", "/index.html")]);
+    }
+    visit(
+        addr,
+        "/frame.html",
+        Some("/index.html"),
+        &[("/img/frame.png", "/frame.html")],
+    );
+    // The log is written at least once a second.
+    let text = logged(&log, 6);
+    std::fs::write(dir.path().join("copy.log"), text).unwrap();
+    let out = discover(&[
+        "--access-log",
+        dir.path().join("copy.log").to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        pages(&String::from_utf8(out.stdout).unwrap()),
+        [
+            (
+                "/index.html".to_owned(),
+                2.0,
+                s(&["/index.html", "/js/app.js"])
+            ),
+            (
+                "/frame.html".to_owned(),
+                1.0,
+                s(&["/frame.html", "/img/frame.png"])
+            ),
+        ]
+    );
 }
 
 #[test]
