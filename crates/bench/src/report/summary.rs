@@ -7,7 +7,7 @@
 //! actual send, are printed next to them so the difference shows, with the send lag (how late
 //! the client itself started each page). docs/latency.md says what each row spans.
 
-use super::{count_of, figures, http_mode_text, load_text, stop_text};
+use super::{figures, http_mode_text, load_shape_text, load_text, stop_text};
 use crate::stats::{ErrorKind, LatencySummary};
 use crate::RunResult;
 use std::fmt::Write;
@@ -72,14 +72,12 @@ pub fn summary_body(r: &RunResult) -> String {
         o,
         "Target:    {} ({})\n\
          Mode:      {}, {}\n\
-         Load:      {} on {}, run of {}{warmup}; measured {:.3} s\n\n",
+         Load:      {}, run of {}{warmup}; measured {:.3} s\n\n",
         c.target.url,
         c.target.addr,
         http_mode_text(c.http),
         load_text(r),
-        count_of(c.concurrency as u64, "Webchild", "Webchildren"),
-        // The runner starts no more threads than Webchildren.
-        count_of(c.threads.min(c.concurrency) as u64, "thread", "threads"),
+        load_shape_text(&f),
         stop_text(c.stop),
         f.duration_s,
     );

@@ -22,6 +22,18 @@ fn duration(text: &str) -> Result<Duration, String> {
     crate::duration::parse(text)
 }
 
+/// A round trip: `0` or a duration (`10ms`), at most 10 s.
+fn rtt(text: &str) -> Result<Duration, String> {
+    if text.trim() == "0" {
+        return Ok(Duration::ZERO);
+    }
+    let d = crate::duration::parse(text)?;
+    if d > Duration::from_secs(10) {
+        return Err(format!("`{text}`: a round trip of at most 10s"));
+    }
+    Ok(d)
+}
+
 fn server(text: &str) -> Result<PeerKind, String> {
     text.parse()
 }
@@ -32,8 +44,9 @@ fn method(text: &str) -> Result<Method, String> {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ExperimentArg {
-    /// The Jigsaw syscall notes: syscalls per request of the microscape page over HTTP/1.0, persistent
-    /// and pipelined connections.
+    /// The page experiment (the Jigsaw syscall notes, grown): the microscape page fetched over
+    /// HTTP/1.0, persistent, pipelined, four and six connections and HTTP/2, cleartext and TLS:
+    /// syscalls, CPU, packets and bytes on the wire, page time; `--rtt` adds round trips.
     Syscalls,
     /// The IO-Lite paper: 40 clients, one document, 500 B to 200 KB: bandwidth per size.
     Sizes,
@@ -69,10 +82,15 @@ pub struct LabArgs {
     /// Warm-up before each measurement (not counted).
     #[arg(long, value_name = "DUR", value_parser = duration, default_value = "500ms")]
     pub warmup: Duration,
-    /// Servers, comma-separated: flint, nginx, apache-prefork, apache-event, lighttpd
-    /// [default: all].
+    /// Servers, comma-separated: flint, nginx, apache-prefork, apache-event, lighttpd, h2o
+    /// (h2o: the syscalls experiment only) [default: all].
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = server)]
     pub servers: Vec<PeerKind>,
+    /// The syscalls experiment's round trips, comma-separated (`0,10ms,50ms`): client and server
+    /// in network namespaces, the delay by tc netem or, where the kernel lacks it, the lab's
+    /// TUN delay line; over a round trip each measurement is 5 pages rather than `-d`.
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = rtt, default_value = "0")]
+    pub rtt: Vec<Duration>,
     /// Write the results as JSON to this file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -100,6 +118,10 @@ pub fn options(args: &LabArgs) -> anyhow::Result<LabOptions> {
         servers.dedup();
         opts.servers = servers;
     }
+    let mut rtts = args.rtt.clone();
+    rtts.sort();
+    rtts.dedup();
+    opts.rtts = rtts;
     opts.profile = !args.no_profile;
     opts.method = args.profile_method;
     Ok(opts)
