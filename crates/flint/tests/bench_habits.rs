@@ -165,3 +165,43 @@ fn a_k6_threshold_without_a_unit_is_milliseconds_and_the_summary_has_p95() {
     let out = bench(&[&url, "-n", "20", "-q", "--threshold", "p(95)<0.001"]);
     assert_eq!(out.status.code(), Some(3), "{}", text(&out).0);
 }
+
+#[test]
+fn connect_to_keeps_the_host_and_dash_a_sends_basic_auth() {
+    let (_dir, server) = served();
+    let port = server.addr.rsplit_once(':').unwrap().1;
+    // A name that does not resolve: --connect-to gives the address, the name stays the Host.
+    let url = format!("http://bench.invalid:{port}/a.html");
+    for (flag, spec) in [
+        ("--connect-to", server.addr.clone()),
+        ("--resolve", format!("bench.invalid:{port}:127.0.0.1")),
+    ] {
+        let out = bench(&[&url, flag, &spec, "-n", "2", "-c", "1", "-q", "--debug"]);
+        let (stdout, err) = text(&out);
+        assert_eq!(out.status.code(), Some(0), "{flag}: {err}");
+        assert!(stdout.contains("Statuses:  200 2"), "{stdout}");
+        assert!(
+            err.contains(&format!("Host: bench.invalid:{port}")),
+            "{err}"
+        );
+    }
+    let url = format!("http://{}/a.html", server.addr);
+    let out = bench(&[
+        &url,
+        "-a",
+        "Aladdin:open sesame",
+        "-n",
+        "1",
+        "-c",
+        "1",
+        "-q",
+        "--debug",
+    ]);
+    let (_, err) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("Authorization: Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ=="),
+        "{err}"
+    );
+    refused(&bench(&[&url, "-a", "nocolon"]), "expected USER:PASSWORD");
+}

@@ -29,7 +29,7 @@ static STOP: AtomicBool = AtomicBool::new(false);
 
 pub fn bench(mut args: BenchArgs) -> anyhow::Result<ExitCode> {
     not_a_server(&args.url)?;
-    let target = Target::parse(&args.url)?;
+    let target = target_of(&args)?;
     let default_reports = match args.workload {
         Some(_) => vec![ReportArg::Webstone, ReportArg::Summary],
         None => vec![ReportArg::Summary],
@@ -57,6 +57,9 @@ pub fn bench(mut args: BenchArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let on_hosts = hosts::hosts_of(&args)?;
+    if on_hosts.is_some() && (args.connect_to.is_some() || args.resolve.is_some()) {
+        bail!("--connect-to and --resolve are not supported with --hosts yet: each worker connects to the URL's host");
+    }
     if on_hosts.is_some() && load.expect_status.is_some() {
         bail!("--expect-status is not supported with --hosts yet: the workers count statuses as wrk does (4xx and 5xx are errors)");
     }
@@ -101,6 +104,22 @@ pub fn check_outputs(load: &LoadArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The URL, sent where --connect-to or --resolve say, with -a's credentials.
+fn target_of(args: &BenchArgs) -> anyhow::Result<Target> {
+    let mut target = match (&args.connect_to, &args.resolve) {
+        (Some(spec), _) => Target::parse_unresolved(&args.url)?.connect_to(spec, false)?,
+        (None, Some(spec)) => Target::parse_unresolved(&args.url)?.connect_to(spec, true)?,
+        (None, None) => Target::parse(&args.url)?,
+    };
+    if let Some(pair) = &args.basic_auth {
+        if !pair.contains(':') {
+            bail!("-a `{pair}`: expected USER:PASSWORD");
+        }
+        target = target.with_basic_auth(pair);
+    }
+    Ok(target)
 }
 
 /// A URL that is a bare number (`flint bench 100`, `-q 100 URL` as hey and oha write a rate,

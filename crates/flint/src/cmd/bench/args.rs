@@ -240,6 +240,17 @@ pub struct BenchArgs {
     /// The request method [default: GET]. A HEAD's response is read without a body.
     #[arg(short = 'm', long, value_name = "METHOD", value_parser = method)]
     pub method: Option<String>,
+    /// Basic authentication, `USER:PASSWORD` (as oha's and hey's -a; the URL's user:password@
+    /// does the same).
+    #[arg(short = 'a', long = "basic-auth", value_name = "USER:PASS")]
+    pub basic_auth: Option<String>,
+    /// Connect to this address instead of the URL's, which stays the Host header and the name
+    /// TLS checks: HOST:PORT, or curl's HOST1:PORT1:HOST2:PORT2.
+    #[arg(long, value_name = "HOST:PORT", conflicts_with = "resolve")]
+    pub connect_to: Option<String>,
+    /// curl's HOST:PORT:ADDRESS: the URL's host and port at ADDRESS (Host and TLS name kept).
+    #[arg(long, value_name = "HOST:PORT:ADDR")]
+    pub resolve: Option<String>,
     /// A request body for every request, sent with its Content-Length.
     #[arg(long, value_name = "STRING", conflicts_with = "body_file")]
     pub body: Option<String>,
