@@ -53,6 +53,9 @@ pub struct Target {
     pub path: Option<String>,
     /// `Basic …` from the URL's user and password, sent as `Authorization`.
     pub authorization: Option<String>,
+    /// `--unix-socket`: connections go to this socket (`addr` is then unused; the URL's host
+    /// is still the `Host` header).
+    pub unix_socket: Option<std::path::PathBuf>,
 }
 
 /// A URL that cannot be benchmarked, said in one line.
@@ -157,7 +160,16 @@ impl Target {
             url: shown,
             path: (path != "/").then_some(path),
             authorization,
+            unix_socket: None,
         })
+    }
+
+    /// Where connections go, for reports: the address, or `unix:PATH`.
+    pub fn endpoint(&self) -> String {
+        match &self.unix_socket {
+            Some(path) => format!("unix:{}", path.display()),
+            None => self.addr.to_string(),
+        }
     }
 
     /// `-a USER:PASS` (oha's and hey's): `Authorization: Basic`, in place of any from the URL.
@@ -240,6 +252,7 @@ impl Target {
             url: format!("http://{addr}"),
             path: None,
             authorization: None,
+            unix_socket: None,
         }
     }
 

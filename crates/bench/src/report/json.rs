@@ -209,7 +209,7 @@ pub fn record(r: &RunResult) -> BenchResult {
     let config = BenchConfigRecord {
         target: TargetRecord {
             url: c.target.url.clone(),
-            addr: c.target.addr.to_string(),
+            addr: c.target.endpoint(),
             host: c.target.host.clone(),
             scheme: c.target.scheme.as_str().to_owned(),
         },

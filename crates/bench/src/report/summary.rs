@@ -74,7 +74,7 @@ pub fn summary_body(r: &RunResult) -> String {
          Mode:      {}, {}\n\
          Load:      {}, run of {}{warmup}; measured {:.3} s\n\n",
         c.target.url,
-        c.target.addr,
+        c.target.endpoint(),
         http_mode_text(c.http),
         load_text(r),
         load_shape_text(&f),

@@ -57,8 +57,10 @@ pub fn bench(mut args: BenchArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let on_hosts = hosts::hosts_of(&args)?;
-    if on_hosts.is_some() && (args.connect_to.is_some() || args.resolve.is_some()) {
-        bail!("--connect-to and --resolve are not supported with --hosts yet: each worker connects to the URL's host");
+    let elsewhere =
+        args.connect_to.is_some() || args.resolve.is_some() || args.unix_socket.is_some();
+    if on_hosts.is_some() && elsewhere {
+        bail!("--connect-to, --resolve and --unix-socket are not supported with --hosts yet: each worker connects to the URL's host");
     }
     if on_hosts.is_some() && load.expect_status.is_some() {
         bail!("--expect-status is not supported with --hosts yet: the workers count statuses as wrk does (4xx and 5xx are errors)");
@@ -108,10 +110,23 @@ pub fn check_outputs(load: &LoadArgs) -> anyhow::Result<()> {
 
 /// The URL, sent where --connect-to or --resolve say, with -a's credentials.
 fn target_of(args: &BenchArgs) -> anyhow::Result<Target> {
-    let mut target = match (&args.connect_to, &args.resolve) {
-        (Some(spec), _) => Target::parse_unresolved(&args.url)?.connect_to(spec, false)?,
-        (None, Some(spec)) => Target::parse_unresolved(&args.url)?.connect_to(spec, true)?,
-        (None, None) => Target::parse(&args.url)?,
+    let mut target = match (&args.connect_to, &args.resolve, &args.unix_socket) {
+        (Some(spec), _, _) => Target::parse_unresolved(&args.url)?.connect_to(spec, false)?,
+        (None, Some(spec), _) => Target::parse_unresolved(&args.url)?.connect_to(spec, true)?,
+        (None, None, Some(path)) => {
+            let target = Target::parse_unresolved(&args.url)?;
+            if target.scheme == bench::Scheme::Https {
+                bail!("--unix-socket: https:// over a Unix socket is not supported (http:// only)");
+            }
+            if !path.exists() {
+                bail!("--unix-socket {}: no such socket", path.display());
+            }
+            Target {
+                unix_socket: Some(path.clone()),
+                ..target
+            }
+        }
+        (None, None, None) => Target::parse(&args.url)?,
     };
     if let Some(pair) = &args.basic_auth {
         if !pair.contains(':') {

@@ -248,6 +248,9 @@ pub struct BenchArgs {
     /// TLS checks: HOST:PORT, or curl's HOST1:PORT1:HOST2:PORT2.
     #[arg(long, value_name = "HOST:PORT", conflicts_with = "resolve")]
     pub connect_to: Option<String>,
+    /// Connect to this Unix stream socket (http:// only); the URL's host stays the Host header.
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["connect_to", "resolve"])]
+    pub unix_socket: Option<PathBuf>,
     /// curl's HOST:PORT:ADDRESS: the URL's host and port at ADDRESS (Host and TLS name kept).
     #[arg(long, value_name = "HOST:PORT:ADDR")]
     pub resolve: Option<String>,
