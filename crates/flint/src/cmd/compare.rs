@@ -363,11 +363,12 @@ mod tests {
     }
 
     #[test]
-    fn missing_equals_and_empty_names_are_usage_errors() {
-        let err = parse(&["--target", "http://127.0.0.1:1"])
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("expected NAME=URL"), "{err}");
+    fn a_url_alone_is_named_by_itself_and_an_empty_name_is_a_usage_error() {
+        let a = parse(&["--target", "http://127.0.0.1:1/a?x=1"]).unwrap();
+        assert_eq!(a.servers[0].spec().name, "127.0.0.1:1/a?x=1");
+        assert_eq!(a.servers[0].spec().value, "http://127.0.0.1:1/a?x=1");
+        let a = parse(&["--target", "b=http://127.0.0.1:1/"]).unwrap();
+        assert_eq!(a.servers[0].spec().name, "b");
         let err = parse(&["--target", "=http://127.0.0.1:1"])
             .unwrap_err()
             .to_string();
