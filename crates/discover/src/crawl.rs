@@ -65,7 +65,8 @@ struct Crawl<'a> {
 
 /// Crawls from `start`.
 pub fn crawl(start: &Url, opts: &Options) -> Result<Site, CrawlError> {
-    let fetcher = Fetcher::new(start, &opts.tls, opts.limits).map_err(CrawlError::Usage)?;
+    let fetcher =
+        Fetcher::new(start, &opts.tls, opts.http, opts.limits).map_err(CrawlError::Usage)?;
     let mut start = start.clone();
     start.set_fragment(None);
     let mut c = Crawl {

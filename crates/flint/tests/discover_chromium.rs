@@ -132,6 +132,7 @@ fn chromium_requests_what_flint_discovers() {
                 rate: 0.0,
             },
             tls: TlsOptions::default(),
+            http: discover::Http::Http11,
         },
     )
     .expect("crawl");
