@@ -203,3 +203,28 @@ fn a_start_page_that_fails_is_the_crawls_error() {
     // robots.txt answered 500 too: nothing would have been followed (RFC 9309), but the start
     // page is fetched whatever robots.txt says.
 }
+
+#[test]
+fn an_iframe_is_crawled_even_when_a_link_to_it_lay_beyond_depth() {
+    let addr = serve(|path| {
+        Some(match path {
+            "/" => ok(
+                "text/html",
+                br#"<a href="/a.html">a</a> <a href="/b.html">b</a>"#,
+            ),
+            "/a.html" => ok(
+                "text/html",
+                br#"<a href="/f.html">f</a> <a href="/g.html">g</a>"#,
+            ),
+            "/b.html" => ok("text/html", br#"<iframe src="/f.html#x"></iframe>"#),
+            "/f.html" | "/g.html" => ok("text/html", b"<p>frame</p>"),
+            _ => b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n".to_vec(),
+        })
+    });
+    let start = url::Url::parse(&format!("http://{addr}/")).unwrap();
+    let site = discover::crawl(&start, &options(Duration::from_secs(5))).expect("crawl");
+    let paths: Vec<&str> = site.pages.iter().map(|p| p.path.as_str()).collect();
+    assert_eq!(paths, ["/", "/a.html", "/b.html", "/f.html"]);
+    // Only /g.html lay beyond --depth and stayed there.
+    assert_eq!(site.notes, ["1 links beyond --depth 1 not followed"]);
+}
