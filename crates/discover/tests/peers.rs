@@ -228,3 +228,34 @@ fn an_iframe_is_crawled_even_when_a_link_to_it_lay_beyond_depth() {
     // Only /g.html lay beyond --depth and stayed there.
     assert_eq!(site.notes, ["1 links beyond --depth 1 not followed"]);
 }
+
+/// When each request of the rate test arrived.
+static ARRIVALS: std::sync::Mutex<Vec<Instant>> = std::sync::Mutex::new(Vec::new());
+
+#[test]
+fn requests_are_no_faster_than_the_crawl_rate() {
+    let addr = serve(|path| {
+        ARRIVALS.lock().unwrap().push(Instant::now());
+        Some(match path {
+            "/" => ok(
+                "text/html",
+                br#"<img src="/1.png"><img src="/2.png"><img src="/3.png"><img src="/4.png">"#,
+            ),
+            _ => ok("image/png", b"png"),
+        })
+    });
+    let start = url::Url::parse(&format!("http://{addr}/")).unwrap();
+    let rate = 20.0;
+    let mut opts = options(Duration::from_secs(5));
+    opts.limits.rate = rate;
+    discover::crawl(&start, &opts).expect("crawl");
+    let arrivals = ARRIVALS.lock().unwrap().clone();
+    // robots.txt, the page, four images.
+    assert_eq!(arrivals.len(), 6);
+    let span = arrivals[5].duration_since(arrivals[0]).as_secs_f64();
+    // Five gaps of at least 1/rate between starts; arrival jitter allowed a few ms.
+    assert!(
+        span >= 5.0 / rate - 0.01,
+        "6 requests in {span:.3} s at {rate}/s"
+    );
+}
