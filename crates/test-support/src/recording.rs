@@ -65,12 +65,11 @@ impl Recording {
                     let _ = stream.set_nodelay(true);
                     match tls {
                         None => serve(stream, delay, &rx, &st),
-                        Some(config) => match rustls::ServerConnection::new(config) {
-                            Ok(conn) => {
+                        Some(config) => {
+                            if let Ok(conn) = rustls::ServerConnection::new(config) {
                                 serve(rustls::StreamOwned::new(conn, stream), delay, &rx, &st)
                             }
-                            Err(_) => {}
-                        },
+                        }
                     }
                     rx.open.fetch_sub(1, Ordering::SeqCst);
                 }));
