@@ -259,3 +259,35 @@ fn requests_are_no_faster_than_the_crawl_rate() {
         "6 requests in {span:.3} s at {rate}/s"
     );
 }
+
+#[test]
+fn max_pages_robots_rules_and_crawl_delay_are_kept() {
+    let addr = serve(|path| {
+        Some(match path {
+            "/robots.txt" => ok(
+                "text/plain",
+                b"User-agent: flint\nDisallow: /no/\nCrawl-delay: 0.05\n\nUser-agent: *\nDisallow: /\n",
+            ),
+            "/" => ok(
+                "text/html",
+                br#"<a href="/no/x.html">n</a><a href="/a.html">a</a><a href="/b.html">b</a>
+                    <a href="/c.html">c</a>"#,
+            ),
+            _ => ok("text/html", b"<p>page</p>"),
+        })
+    });
+    let start = url::Url::parse(&format!("http://{addr}/")).unwrap();
+    let mut opts = options(Duration::from_secs(5));
+    opts.max_pages = 2;
+    let site = discover::crawl(&start, &opts).expect("crawl");
+    let paths: Vec<&str> = site.pages.iter().map(|p| p.path.as_str()).collect();
+    assert_eq!(paths, ["/", "/a.html"]);
+    assert_eq!(
+        site.notes,
+        [
+            "robots.txt asks for a Crawl-delay of 0.05 s: kept",
+            "link not followed: /no/x.html (robots.txt disallows it)",
+            "2 pages beyond --max-pages 2 not crawled",
+        ]
+    );
+}
