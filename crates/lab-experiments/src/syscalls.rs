@@ -115,11 +115,7 @@ pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
 
 /// The mode as the JSON writes it.
 pub(super) fn mode_json(mode: bench::HttpMode) -> &'static str {
-    match mode {
-        bench::HttpMode::Http10 => "http1.0",
-        bench::HttpMode::KeepAlive => "persistent",
-        bench::HttpMode::Pipeline => "pipelined",
-    }
+    mode.name()
 }
 
 fn page_bytes() -> u64 {

@@ -15,7 +15,7 @@
 
 use super::errors::{connect_error, handshake_error, head_error};
 use super::page::{end_page, next_page, Child, Exchange};
-use super::{ThreadState, Wire, NONE};
+use super::{RunShared, ThreadState, Wire, NONE};
 use crate::config::HttpMode;
 use crate::stats::ErrorKind;
 use crate::transport::Transport;
@@ -67,7 +67,7 @@ pub(super) struct H1 {
 }
 
 impl Wire for H1 {
-    fn new() -> Self {
+    fn new(_: &RunShared<'_>) -> Self {
         H1 {
             state: State::Idle,
             conn: None,

@@ -21,6 +21,8 @@ pub struct RunShared<'a> {
     pub workload: &'a Workload,
     pub schedule: Schedule,
     pub requests: Requests,
+    /// `--http 2`: every request as a header list.
+    pub h2: Option<super::H2Requests>,
     /// How connections are opened (plain TCP, or TLS with its configuration).
     pub connector: Connector,
     pub picker: PagePicker,
@@ -110,7 +112,8 @@ impl Requests {
         use wire::request::Version;
         let (version, keep_alive) = match config.http {
             HttpMode::Http10 => (Version::Http10, false),
-            HttpMode::KeepAlive | HttpMode::Pipeline => (Version::Http11, true),
+            // HTTP/2 requests are HPACK header lists (`client/h2.rs`); these go unused.
+            HttpMode::KeepAlive | HttpMode::Pipeline | HttpMode::Http2 => (Version::Http11, true),
         };
         let host = &config.target.host;
         let mut bytes = Vec::new();
