@@ -206,6 +206,19 @@ impl H1 {
             self.state = State::ReadingHead;
             cx.timers
                 .arm(ch.slot, now + cx.sh.schedule.response_timeout_us);
+            // `--pipeline N`: one response out, one more request in (the batch is contiguous).
+            if let Some(d) = cx.sh.config.streams {
+                let last = self.ex.file + d as usize - 1;
+                if last < ch.files(cx.sh.workload) {
+                    self.wend = cx.sh.requests.file_end(ch.page, last);
+                    // The file in progress was written before; its times stay.
+                    let written = self.ex.written_us;
+                    if !self.flush(ch, cx, now) {
+                        return;
+                    }
+                    self.ex.written_us = written;
+                }
+            }
         } else {
             self.start_file(ch, cx, now);
         }
@@ -330,7 +343,12 @@ impl H1 {
     /// Starts writing the current file's request (pipelining: the page's, from this file on).
     fn send(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         let r = &cx.sh.requests;
-        let range = r.for_file(ch.page, self.ex.file, self.url(ch, cx));
+        let depth = cx
+            .sh
+            .config
+            .streams
+            .filter(|_| cx.sh.config.http == HttpMode::Pipeline);
+        let range = r.for_file(ch.page, self.ex.file, self.url(ch, cx), depth);
         cx.debug(&r.bytes()[range.clone()]);
         (self.wpos, self.wend) = (range.start, range.end);
         self.state = State::ReadingHead;

@@ -174,7 +174,7 @@ impl Wire for H2 {
             State::Connecting | State::Handshaking | State::Settings
         );
         if connecting && !any && self.fresh {
-            let ex = self.first_exchange(ch);
+            let ex = self.first_exchange(ch, cx.sh.workload);
             ch.record_unfinished(cx, &ex, 0, end);
         }
     }
@@ -208,10 +208,16 @@ impl PageRef {
 }
 
 impl H2 {
-    /// The exchange of the page's next file, not sent yet (what a failed connect is counted on).
-    fn first_exchange(&self, ch: &Child) -> Exchange {
+    /// The exchange the connection is made for (what its connect is recorded on, and a failed
+    /// connect counted on): the first to send again after a GOAWAY, or the page's next file.
+    fn first_exchange(&self, ch: &Child, w: &crate::Workload) -> Exchange {
+        let file = match self.retry.last() {
+            Some((ex, _)) => ex.file,
+            None if self.lanes => 0,
+            None => self.next_file,
+        };
         Exchange {
-            file: if self.lanes { 0 } else { self.next_file },
+            file: file.min(ch.files(w) - 1),
             file_start_us: ch.page_start_us,
             connect_us: self.connect_us,
             ..Exchange::new()
@@ -250,7 +256,7 @@ impl H2 {
             Err(e) => return self.conn_failed(ch, cx, connect_error(&e), now),
         }
         self.connect_us = now - self.connect_start_us;
-        let ex = self.first_exchange(ch);
+        let ex = self.first_exchange(ch, cx.sh.workload);
         ch.record_connect(cx, &ex, now);
         self.state = State::Handshaking;
         self.handshake_start_us = now;
@@ -259,7 +265,7 @@ impl H2 {
 
     /// The TLS handshake (none for cleartext); then the preface and our SETTINGS.
     fn on_handshake(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
-        let first = self.first_exchange(ch);
+        let first = self.first_exchange(ch, cx.sh.workload);
         let Some(conn) = &mut self.conn else { return };
         let mut now = now;
         match conn.handshake() {
@@ -654,7 +660,7 @@ impl H2 {
         let fresh_page = self.fresh;
         if !any || (self.lanes && fresh_page) {
             // Nothing sent yet: the page's first file is what failed.
-            let ex = self.first_exchange(ch);
+            let ex = self.first_exchange(ch, cx.sh.workload);
             ch.record_failure(cx, &ex, kind, 0, now);
             if self.lanes {
                 ch.record_page(cx, false, now);

@@ -178,13 +178,33 @@ impl Requests {
     }
 
     /// What to write to fetch file `file` (URL `url`) of page `page`: its request, or, when
-    /// pipelining, the page's requests from this file to the last.
+    /// pipelining, the page's requests from this file to the last (with a `depth`, at most
+    /// that many).
     #[inline]
-    pub fn for_file(&self, page: usize, file: usize, url: usize) -> Range<usize> {
+    pub fn for_file(
+        &self,
+        page: usize,
+        file: usize,
+        url: usize,
+        depth: Option<u32>,
+    ) -> Range<usize> {
         match self.page_file.get(page) {
-            Some(starts) => starts[file]..self.page_end[page],
+            Some(starts) => match depth {
+                Some(d) => starts[file]..self.file_end(page, file + d as usize - 1),
+                None => starts[file]..self.page_end[page],
+            },
             None => self.url[url].clone(),
         }
+    }
+
+    /// Pipelining: where the request of file `file` of page `page` ends in the page's batch
+    /// (the batch's end for a file past the last).
+    #[inline]
+    pub fn file_end(&self, page: usize, file: usize) -> usize {
+        self.page_file[page]
+            .get(file + 1)
+            .copied()
+            .unwrap_or(self.page_end[page])
     }
 }
 
