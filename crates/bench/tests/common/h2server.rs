@@ -243,7 +243,7 @@ fn serve(mut conn: TcpStream, fault: Fault, c: &Counts, stop: &AtomicBool) -> io
 /// reset. A GOAWAY follows the answer that `GoawayAfter` names (the client then closes).
 fn answer(out: &mut Vec<u8>, fault: Fault, stream: u32, n: u64, goaway_sent: &mut bool) -> bool {
     match fault {
-        Fault::ResetEvery(k) if n % k == 0 => {
+        Fault::ResetEvery(k) if n.is_multiple_of(k) => {
             frame(out, RST_STREAM, 0, stream, &2u32.to_be_bytes());
             return false;
         }
