@@ -25,7 +25,7 @@ mod streams;
 
 pub use requests::H2Requests;
 
-use super::errors::{connect_error, handshake_error};
+use super::errors::{alpn_refused, connect_error, handshake_error};
 use super::page::{self, Child, Exchange};
 use super::{RunShared, ThreadState, Wire, NONE};
 use crate::config::{H2_CONNECTION_WINDOW, H2_STREAM_WINDOW};
@@ -276,6 +276,9 @@ impl H2 {
                     let took = now - self.handshake_start_us;
                     ch.record_handshake(cx, &first, now, took, session);
                 }
+            }
+            Err(e) if alpn_refused(&e) => {
+                return self.conn_failed(ch, cx, ErrorKind::H2NotNegotiated, now)
             }
             Err(e) => return self.conn_failed(ch, cx, handshake_error(&e), now),
         }
