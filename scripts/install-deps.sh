@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what flint's benchmarks and tests need on Debian bookworm (or later), as root:
 # nginx, wrk, h2load (nghttp2-client, for bench/tls-client.sh), strace, gcc, python3, util-linux
-# (taskset), procps, iproute2 (the many-hosts namespace test), openssh-server and openssh-client
+# (taskset), procps, iproute2 (the many-hosts namespace test, the lab's network path), tcpdump
+# (the lab's packet counts held against it), openssh-server and openssh-client
 # (the many-hosts tests start their own sshd on a loopback port; the packaged service is never
 # started).
 #
@@ -18,7 +19,8 @@ source "$(dirname "$0")/apt.sh"
 require_apt
 
 missing=()
-for pkg in wrk nghttp2-client strace gcc python3 util-linux procps iproute2 openssh-server openssh-client; do
+for pkg in wrk nghttp2-client strace gcc python3 util-linux procps iproute2 tcpdump openssh-server \
+    openssh-client; do
     installed "$pkg" || missing+=("$pkg")
 done
 nginx_pkg=""

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the peer servers and tracers `flint lab` uses (docs/lab.md), on Debian bookworm (or
-# later), as root: nginx, apache2 (prefork and event MPMs), lighttpd, strace, and linux-perf when
-# the archive has it.
+# later), as root: nginx, apache2 (prefork and event MPMs, mod_http2), lighttpd, h2o, strace, and
+# linux-perf when the archive has it.
 #
 # Idempotent and non-interactive: installs only what is missing, and runs `apt-get update` once,
 # only if something is. `flint lab` runs each server with its own config on its own loopback port,
@@ -21,6 +21,8 @@ missing=()
 [[ -x /usr/sbin/lighttpd ]] || missing+=(lighttpd)
 # lighttpd's TLS module (flint lab tls); a separate package since bookworm.
 [[ -e /usr/lib/lighttpd/mod_openssl.so ]] || missing+=(lighttpd-mod-openssl)
+# h2o: the HTTP/2-first peer of the page experiment (flint lab syscalls).
+[[ -x /usr/bin/h2o ]] || missing+=(h2o)
 installed strace || missing+=(strace)
 installed util-linux || missing+=(util-linux)
 perf_wanted=""
@@ -56,11 +58,12 @@ fi
 stop_service nginx nginx /run/nginx.pid
 stop_service apache2 apache2 /run/apache2/apache2.pid
 stop_service lighttpd lighttpd /run/lighttpd.pid
+stop_service h2o h2o /run/h2o.pid
 
-for cmd in /usr/sbin/nginx /usr/sbin/apache2 /usr/sbin/lighttpd strace taskset; do
+for cmd in /usr/sbin/nginx /usr/sbin/apache2 /usr/sbin/lighttpd /usr/bin/h2o strace taskset; do
     command -v "$cmd" >/dev/null 2>&1 || die "$cmd is still missing after the install"
 done
-for module in mpm_prefork mpm_event mime dir authz_core; do
+for module in mpm_prefork mpm_event mime dir authz_core http2; do
     [[ -f /usr/lib/apache2/modules/mod_$module.so ]] || die "apache2 module mod_$module.so is missing"
 done
 echo "install-peers.sh: done"

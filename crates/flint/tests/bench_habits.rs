@@ -147,3 +147,21 @@ fn help_says_the_default_duration() {
     assert!(stdout.contains("[default: 10s]"), "{stdout}");
     assert!(stdout.contains("--connections"), "{stdout}");
 }
+
+#[test]
+fn a_k6_threshold_without_a_unit_is_milliseconds_and_the_summary_has_p95() {
+    let (_dir, server) = served();
+    let url = format!("http://{}/a.html", server.addr);
+    let out = bench(&[&url, "-n", "20", "-q", "--threshold", "p(95)<60000"]);
+    let (stdout, err) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(stdout.contains("ok    p(95)<60000"), "{stdout}");
+    let header = stdout
+        .lines()
+        .find(|l| l.contains("Latency (ms)"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(header.contains(" p90       p95       p99 "), "{header}");
+    // 1 ms is far below any response here: crossed, so a bare number was not read as seconds.
+    let out = bench(&[&url, "-n", "20", "-q", "--threshold", "p(95)<0.001"]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out).0);
+}

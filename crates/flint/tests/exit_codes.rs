@@ -142,8 +142,8 @@ fn bad_options_exit_2_before_anything_starts() {
         "cannot be used with",
     );
     refused(
-        &mut bench(&["--threshold", "p99<50"]),
-        "threshold `p99<50`: `50` has no unit",
+        &mut bench(&["--threshold", "p99<50parsecs"]),
+        "threshold `p99<50parsecs`: unknown unit `parsecs`",
     );
     refused(
         &mut bench(&["--json", "-", "--log", "-"]),

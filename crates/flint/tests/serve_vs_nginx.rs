@@ -119,6 +119,8 @@ fn spec(root: &Path) -> PeerSpec {
         flint_bin: Some(env!("CARGO_BIN_EXE_flint").into()),
         ready_timeout: Duration::from_secs(20),
         tls: None,
+        http2: false,
+        net: None,
     }
 }
 

@@ -140,12 +140,19 @@ unsafe extern "C" fn read_body<H: Handler>(
                     sys::NGHTTP2_ERR_DEFERRED as isize
                 }
                 Body::Ready { len, end } => {
+                    // More than asked for: this frame carries what fits, and the body does not
+                    // end here (body_ready is asked again for the rest).
+                    let (len, end) = if len > length {
+                        (length, false)
+                    } else {
+                        (len, end)
+                    };
                     // NO_COPY: nothing is copied into nghttp2's buffer; send_data writes it.
                     *data_flags |= sys::NGHTTP2_DATA_FLAG_NO_COPY;
                     if end {
                         *data_flags |= sys::NGHTTP2_DATA_FLAG_EOF;
                     }
-                    len.min(length) as isize
+                    len as isize
                 }
                 Body::Reset => sys::NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE as isize,
             }
@@ -290,11 +297,15 @@ unsafe extern "C" fn frame_send<H: Handler>(
     frame: *const sys::nghttp2_frame,
     user_data: *mut c_void,
 ) -> c_int {
-    // SAFETY: nghttp2 passes a live frame; only its common header is read.
+    // SAFETY: nghttp2 passes a live frame; the goaway member is read only for a GOAWAY.
     unsafe {
         let hd = (*frame).hd;
         guarded::<H, _>(user_data, FAIL, |ctx| {
             ctx.h.on_frame_sent(hd.type_, hd.length);
+            if hd.type_ == frame_type::GOAWAY {
+                let g = (*frame).goaway;
+                ctx.h.on_goaway_sent(g.last_stream_id, g.error_code);
+            }
             0
         })
     }

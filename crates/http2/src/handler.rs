@@ -37,7 +37,8 @@ pub enum HeaderVerdict {
 pub enum Body {
     /// `len` bytes (at most the `max` asked for; 0 only with `end`) can go now, in one DATA
     /// frame that [`Handler::write_data`] writes; `end` if they are the last of the body
-    /// (END_STREAM).
+    /// (END_STREAM). A `len` above `max` is cut to `max` and the body goes on (`end` ignored);
+    /// 0 without `end` is taken as `Deferred`.
     Ready { len: usize, end: bool },
     /// Nothing yet: the stream waits until the caller calls `Session::resume_data`.
     Deferred,
@@ -55,8 +56,8 @@ pub enum Body {
 /// and the panic resumes when `recv`/`send` returns.
 pub trait Handler {
     /// Takes bytes to send to the peer (frame headers, HEADERS blocks, control frames); returns
-    /// how many it took, 0 if it can take none now (nghttp2 keeps the rest and offers them again
-    /// at the next `send`).
+    /// how many it took. Fewer than offered: the rest is offered again at once. 0: it can take
+    /// none now; `send` returns and nghttp2 offers the same bytes at the next `send`.
     fn write(&mut self, bytes: &[u8]) -> usize;
 
     /// How much of `stream`'s body can go now, at most `max` bytes; asked for a stream that was
@@ -136,8 +137,17 @@ pub trait Handler {
         let _ = (frame_type, len);
     }
 
-    /// A frame the peer sent broke the protocol; nghttp2 has answered (RST_STREAM or GOAWAY).
+    /// A frame the peer sent broke the protocol and nghttp2 has answered (RST_STREAM or
+    /// GOAWAY). Not every error is reported here (nghttp2 rejects some frames before it has
+    /// one to report); every connection error ends in [`Handler::on_goaway_sent`].
     fn on_invalid_frame(&mut self, frame_type: u8, error: Error) {
         let _ = (frame_type, error);
+    }
+
+    /// This side wrote GOAWAY: a graceful shutdown (NO_ERROR) or a connection error (any other
+    /// code, e.g. PROTOCOL_ERROR for a malformed frame, ENHANCE_YOUR_CALM past the glitch limit,
+    /// INTERNAL_ERROR past the rapid-reset limit).
+    fn on_goaway_sent(&mut self, last_stream_id: StreamId, error_code: u32) {
+        let _ = (last_stream_id, error_code);
     }
 }

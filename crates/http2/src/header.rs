@@ -15,6 +15,14 @@ pub struct Header<'a> {
     _bytes: PhantomData<&'a [u8]>,
 }
 
+// SAFETY: a Header is a pair of shared borrows (&'a [u8]) held as raw pointers for nghttp2's
+// layout; it is never written through and owns nothing, so sharing or sending it between threads
+// is as sound as sharing the two slices (which are Sync and Send). This lets a server keep its
+// constant headers in a `static` (tests/exchange.rs does).
+unsafe impl Sync for Header<'_> {}
+// SAFETY: as for Sync.
+unsafe impl Send for Header<'_> {}
+
 impl<'a> Header<'a> {
     const fn with(name: &'a [u8], value: &'a [u8], flags: u32) -> Header<'a> {
         Header {

@@ -3,7 +3,7 @@
 mod common;
 
 use common::{get, responder, Event, Pair};
-use http2::{error_code, frame_type, Config, HeadersKind};
+use http2::{error_code, frame_type, Config, Header, HeadersKind};
 
 #[test]
 fn a_get_and_its_response_body_go_through_the_no_copy_path() {
@@ -192,4 +192,63 @@ fn a_request_with_a_body_reaches_the_server() {
     assert_eq!(p.s.received[&stream], b"posted bytes");
     assert!(p.s.events.contains(&Event::DataEnd(stream)));
     assert_eq!(p.s.headers_ended(), vec![(stream, false)]);
+}
+
+/// A server's constant headers, kept in a static and never copied by nghttp2.
+static OK_HEADERS: [Header<'static>; 2] = [
+    Header::from_static(b":status", b"200"),
+    Header::from_static(b"server", b"flint"),
+];
+
+#[test]
+fn static_headers_are_sent_as_they_are() {
+    let mut p = Pair::defaults();
+    let stream = p.client.submit_request(&get(b"/"), false).unwrap();
+    p.settle(
+        &mut |server: &mut http2::Session<common::Peer>, s: &mut common::Peer| {
+            if s.headers_ended() == vec![(stream, true)] && s.bodies.is_empty() {
+                s.bodies.insert(stream, (b"static".to_vec(), 0));
+                server.submit_response(stream, &OK_HEADERS, true).unwrap();
+            }
+        },
+    );
+    assert_eq!(
+        p.c.header(stream, b"server").as_deref(),
+        Some(&b"flint"[..])
+    );
+    assert_eq!(p.c.received[&stream], b"static");
+    assert_eq!(format!("{:?}", OK_HEADERS[1]), "server: flint");
+}
+
+#[test]
+fn a_config_nghttp2_refuses_is_an_error() {
+    // RFC 9113: SETTINGS_MAX_FRAME_SIZE is at least 16,384.
+    let config = Config {
+        max_frame_size: 100,
+        ..Config::server()
+    };
+    let err = http2::Session::<common::Peer>::server(&config)
+        .err()
+        .unwrap();
+    assert_eq!(err.code, http2::lib_error::INVALID_ARGUMENT);
+    assert!(!err.is_fatal());
+    assert!(err.to_string().contains("Invalid argument"), "{err}");
+}
+
+#[test]
+fn a_body_ready_larger_than_asked_is_cut_to_frames() {
+    let mut p = Pair::defaults();
+    p.s.overshoot = true;
+    let body: Vec<u8> = (0..100_000u32).map(|i| (i % 253) as u8).collect();
+    let expected = body.clone();
+    p.client.submit_request(&get(b"/"), false).unwrap();
+    p.settle(&mut responder(move |_| body.clone()));
+    assert_eq!(
+        p.c.received[&1].len(),
+        expected.len(),
+        "the whole body, not its first frame"
+    );
+    assert!(p.c.received[&1] == expected);
+    // 16 KiB frames at most (the client's SETTINGS_MAX_FRAME_SIZE), not one frame of 100 KB.
+    assert!(p.s.data_frames_written >= 100_000_usize.div_ceil(16_384));
 }

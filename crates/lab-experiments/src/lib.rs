@@ -18,18 +18,23 @@
 //! renders; [`LabReport::to_json`] is the whole document.
 
 pub mod certs;
+pub mod delay_line;
 mod digest;
 mod docroot;
 mod measure;
+pub mod netpath;
+pub mod page;
 mod results;
 mod sizes;
 mod syscalls;
 mod table;
 mod tls;
 
+pub use page::{PageMode, H2_CLIENT_MISSING};
 pub use results::{
     LabReport, ResultRow, ServerStatus, Status, SyscallCount, SATURATED, SCHEMA_VERSION,
 };
+pub use syscalls::RTT_PAGES;
 pub use tls::{missing_tls, HANDSHAKE_CLIENTS};
 
 use lab_peers::{PeerError, PeerKind, PeerSpec};
@@ -81,13 +86,6 @@ impl Experiment {
     }
 }
 
-/// The HTTP modes of the syscalls experiment, in the Jigsaw notes' order.
-pub const SYSCALL_MODES: [bench::HttpMode; 3] = [
-    bench::HttpMode::Http10,
-    bench::HttpMode::KeepAlive,
-    bench::HttpMode::Pipeline,
-];
-
 /// Clients of each experiment: the papers' numbers.
 pub const SYSCALLS_CLIENTS: usize = 1;
 pub const SIZES_CLIENTS: usize = 40;
@@ -112,11 +110,14 @@ pub struct LabOptions {
     pub server_cpu: Option<usize>,
     /// Core the load threads are pinned to; `None`: not pinned.
     pub client_cpu: Option<usize>,
+    /// The page experiment's round trips (`--rtt`), each added on the network path.
+    pub rtts: Vec<Duration>,
 }
 
-/// Default length of each measurement: `flint lab all` runs 122 of them (5 servers x 3 modes,
-/// 5 x 12 sizes, 3 digest runs, 4 x 11 over TLS), each with its warm-up, server and tracer
-/// start-up: about 8 minutes in all, under the ten `flint lab all` must stay within.
+/// Default length of each measurement: `flint lab all` runs 162 of them (the page experiment's
+/// 55: five ways for five servers over cleartext and TLS, Apache prefork over cleartext; 5 x 12
+/// sizes, 3 digest runs, 4 x 11 over TLS), each with its warm-up, server and tracer start-up:
+/// about 11 minutes in all.
 pub const DEFAULT_DURATION: Duration = Duration::from_secs(2);
 pub const DEFAULT_WARMUP: Duration = Duration::from_millis(500);
 
@@ -135,6 +136,7 @@ impl LabOptions {
             sizes: docroot::IO_LITE_SIZES.to_vec(),
             server_cpu: two.then_some(0),
             client_cpu: two.then_some(1),
+            rtts: vec![Duration::ZERO],
         }
     }
 
@@ -147,6 +149,8 @@ impl LabOptions {
             .filter(|k| match experiment {
                 Experiment::Digest => k.supports_digest(),
                 Experiment::Tls => tls::SERVERS.contains(k),
+                // h2o joined the lab for the page experiment (HTTP/2's own server).
+                Experiment::Sizes => *k != PeerKind::H2o,
                 _ => true,
             })
             .collect()
@@ -164,13 +168,17 @@ impl LabOptions {
             .parts()
             .iter()
             .map(|&e| {
-                let per_server = match e {
-                    Experiment::Syscalls => SYSCALL_MODES.len(),
-                    Experiment::Sizes => self.sizes.len(),
-                    Experiment::Tls => tls::runs_per_server(self),
-                    _ => 1,
-                };
-                per_server * self.servers_for(e).len()
+                let servers = self.servers_for(e);
+                match e {
+                    Experiment::Syscalls => {
+                        let per_rtt: usize =
+                            servers.iter().map(|&k| syscalls::runs_per_server(k)).sum();
+                        per_rtt * self.rtts.len()
+                    }
+                    Experiment::Sizes => self.sizes.len() * servers.len(),
+                    Experiment::Tls => tls::runs_per_server(self) * servers.len(),
+                    _ => servers.len(),
+                }
             })
             .sum()
     }
@@ -345,6 +353,8 @@ impl Lab<'_> {
             flint_bin: self.opts.flint_bin.clone(),
             ready_timeout: Duration::from_secs(20),
             tls: None,
+            http2: false,
+            net: None,
         }
     }
 
@@ -355,6 +365,7 @@ impl Lab<'_> {
             duration: self.opts.duration,
             warmup: self.opts.warmup,
             cpu: self.opts.client_cpu,
+            pages: None,
         }
     }
 

@@ -8,6 +8,7 @@
 //! whole process tree, Apache's children included; the one CPU clock for server and client) is
 //! [`lab_profile::Window`]'s, the same `flint bench --profile` uses.
 
+use crate::netpath::{Counters, NetError, NetPath};
 use bench::config::TlsOptions;
 use bench::{BenchConfig, HttpMode, RunResult, Stop, Target, Workload};
 use lab_peers::Peer;
@@ -25,6 +26,9 @@ pub enum MeasureError {
     /// The server was gone before the window opened.
     #[error(transparent)]
     Server(#[from] lab_process::procfs::ProcError),
+    /// The network path's counters could not be read.
+    #[error(transparent)]
+    Path(#[from] NetError),
 }
 
 /// What one measurement gives.
@@ -41,6 +45,9 @@ pub struct Measurement {
     pub client_cpu: Option<Duration>,
     /// The window as the observer saw it.
     pub window: Duration,
+    /// On the network path: what its server interface counted from the window's start until
+    /// the path was quiet after the run (so the last connections' closes are in).
+    pub wire: Option<Counters>,
 }
 
 /// The load of one measurement.
@@ -52,6 +59,16 @@ pub struct Load {
     pub warmup: Duration,
     /// Core for the load threads; `None`: not pinned.
     pub cpu: Option<usize>,
+    /// Stop after this many pages rather than after `duration` (a page that takes seconds
+    /// over a long round trip would not fit a short window).
+    pub pages: Option<u64>,
+}
+
+impl Load {
+    pub fn stop(&self) -> Stop {
+        self.pages
+            .map_or(Stop::Duration(self.duration), Stop::Pages)
+    }
 }
 
 /// Runs `workload` against `peer`, profiling it with `method` (if any) over the measured window.
@@ -71,6 +88,7 @@ pub fn measure(
         load,
         method,
         stop,
+        None,
     )
 }
 
@@ -86,9 +104,51 @@ pub fn measure_tls(
     stop: &AtomicBool,
 ) -> Result<Measurement, MeasureError> {
     let target = Target::https(peer.addr(), server_name);
-    measure_at(peer, target, tls, workload, load, method, stop)
+    measure_at(peer, target, tls, workload, load, method, stop, None)
 }
 
+/// The target of `peer`: HTTPS with `tls` when given (the client asks for `server_name`).
+pub fn target(peer: &Peer, tls: Option<(&str, &TlsOptions)>) -> (Target, TlsOptions) {
+    match tls {
+        Some((name, opts)) => (Target::https(peer.addr(), name), opts.clone()),
+        None => (Target::http(peer.addr()), TlsOptions::default()),
+    }
+}
+
+/// [`measure`] over the network path `path` (the calling thread in its client namespace),
+/// counting packets and bytes on the server's interface.
+#[allow(clippy::too_many_arguments)]
+pub fn measure_on_path(
+    peer: &Peer,
+    tls: Option<(&str, &TlsOptions)>,
+    workload: &Workload,
+    load: Load,
+    method: Option<Method>,
+    stop: &AtomicBool,
+    path: &NetPath,
+) -> Result<Measurement, MeasureError> {
+    let (target, tls) = target(peer, tls);
+    measure_at(peer, target, tls, workload, load, method, stop, Some(path))
+}
+
+/// Waits until the path has carried nothing for two round trips (and 20 ms), at most 5 s, and
+/// returns its counters then: the closes of a run's last connections are still on their way
+/// when the run returns.
+pub fn quiet_counters(path: &NetPath) -> Result<Counters, NetError> {
+    let calm = path.rtt() * 2 + Duration::from_millis(20);
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    let mut last = path.counters()?;
+    loop {
+        std::thread::sleep(calm);
+        let now = path.counters()?;
+        if now == last || std::time::Instant::now() >= deadline {
+            return Ok(now);
+        }
+        last = now;
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
 fn measure_at(
     peer: &Peer,
     target: Target,
@@ -97,13 +157,14 @@ fn measure_at(
     load: Load,
     method: Option<Method>,
     stop: &AtomicBool,
+    path: Option<&NetPath>,
 ) -> Result<Measurement, MeasureError> {
     let config = BenchConfig {
         tls,
         concurrency: load.clients,
         // One event loop: the client has one core, and one loop per core is what flint bench does.
         threads: 1,
-        stop: Stop::Duration(load.duration),
+        stop: load.stop(),
         // The warm-up is a run of its own (below): with none, bench tells the observer before
         // its first request, so a tracer that takes a second to attach misses nothing.
         warmup: Duration::ZERO,
@@ -125,7 +186,14 @@ fn measure_at(
             };
             bench::run(&warmup, workload, stop)?;
         }
-        bench::run_observed(&config, workload, stop, &window)?
+        let before = path.map(quiet_counters).transpose()?;
+        let run = bench::run_observed(&config, workload, stop, &window)?;
+        (run, before)
+    };
+    let (run, before) = run;
+    let wire = match (path, before) {
+        (Some(path), Some(before)) => Some(quiet_counters(path)?.since(&before)),
+        _ => None,
     };
     let seen = window.finish();
     let profile_error = match (method, &seen.profile) {
@@ -146,5 +214,6 @@ fn measure_at(
         profile_error,
         server_cpu: seen.server_cpu.map(|c| c.total()),
         client_cpu: seen.client_cpu,
+        wire,
     })
 }

@@ -5,8 +5,10 @@
 //! renamed for the reader too.
 
 use super::measure::Measurement;
+use super::netpath::Delay;
+use super::page::PageMode;
 use super::Experiment;
-use ::results::{LabOptionsRecord, LabResult, LabRow, LabServer};
+use ::results::{LabOptionsRecord, LabResult, LabRow, LabServer, WireCounts};
 use lab_peers::PeerKind;
 use std::ops::{Deref, DerefMut};
 use std::time::{Duration, SystemTime};
@@ -108,6 +110,68 @@ impl ResultRow {
                     })
                     .collect()
             }),
+            ..LabRow::default()
+        })
+    }
+
+    /// A row of the page experiment: [`ResultRow::new`]'s figures and the page's own (mode,
+    /// TLS, round trip, page time, connections and the wire per page).
+    pub(crate) fn page(
+        server: PeerKind,
+        mode: PageMode,
+        tls: bool,
+        rtt: Option<(Duration, Delay)>,
+        m: &Measurement,
+    ) -> Self {
+        let mut row = ResultRow::new(Experiment::Syscalls, server, mode.http(), None, m);
+        let s = &m.run.stats;
+        let pages = s.pages_done;
+        let page = s.page.summary();
+        row.page_mode = Some(mode.name().to_owned());
+        row.tls = Some(tls);
+        if let Some((rtt, delay)) = rtt {
+            row.rtt_ms = Some(rtt.as_secs_f64() * 1e3);
+            row.delay = Some(delay.name().to_owned());
+        }
+        if pages > 0 {
+            row.page_ms_p50 = Some(page.p50);
+            row.page_ms_p99 = Some(page.p99);
+            row.connections_per_page = Some(s.connects as f64 / pages as f64);
+        }
+        if s.connect.count() > 0 {
+            row.connect_ms_p50 = Some(s.connect.summary().p50);
+        }
+        row.wire = m.wire.filter(|_| pages > 0).map(|w| {
+            let per = |n: u64| n as f64 / pages as f64;
+            WireCounts {
+                packets_to_server: per(w.rx_packets),
+                packets_to_client: per(w.tx_packets),
+                bytes_to_server: per(w.rx_bytes),
+                bytes_to_client: per(w.tx_bytes),
+                pages,
+            }
+        });
+        row
+    }
+
+    /// A row for a way `server` (or the client) cannot fetch the page: no figures, and why.
+    pub(crate) fn unavailable(
+        server: PeerKind,
+        mode: PageMode,
+        tls: bool,
+        rtt: Option<(Duration, Delay)>,
+        why: &str,
+    ) -> Self {
+        ResultRow(LabRow {
+            experiment: Experiment::Syscalls.name().to_owned(),
+            server: server.name().to_owned(),
+            mode: mode.http(),
+            page_mode: Some(mode.name().to_owned()),
+            tls: Some(tls),
+            rtt_ms: rtt.map(|(r, _)| r.as_secs_f64() * 1e3),
+            delay: rtt.map(|(_, d)| d.name().to_owned()),
+            unavailable: Some(why.to_owned()),
+            ..LabRow::default()
         })
     }
 
@@ -232,6 +296,7 @@ mod tests {
             server_cpu: server_cpu.map(Duration::from_secs_f64),
             client_cpu: client_cpu.map(Duration::from_secs_f64),
             window: Duration::from_secs(2),
+            wire: None,
         }
     }
 
@@ -366,14 +431,16 @@ mod tests {
     }
 
     #[test]
-    fn all_runs_122_measurements_with_every_server() {
+    fn all_runs_162_measurements_with_every_server() {
         let opts = LabOptions::new(None);
-        assert_eq!(opts.runs(Experiment::Syscalls), 15);
+        // Five ways (h2 waits for the client) over cleartext and TLS for five servers; Apache
+        // prefork over cleartext only.
+        assert_eq!(opts.runs(Experiment::Syscalls), 5 * 5 * 2 + 5);
         assert_eq!(opts.runs(Experiment::Sizes), 60);
         assert_eq!(opts.runs(Experiment::Digest), 3);
         // Four servers: two keys x full and resumed handshakes, keep-alive, six sizes.
         assert_eq!(opts.tls_sizes().len(), 6);
         assert_eq!(opts.runs(Experiment::Tls), 4 * (2 * 2 + 1 + 6));
-        assert_eq!(opts.runs(Experiment::All), 78 + 44);
+        assert_eq!(opts.runs(Experiment::All), 55 + 60 + 3 + 44);
     }
 }

@@ -93,6 +93,19 @@ pub fn mark(client_limited: bool) -> &'static str {
 pub const FOOTNOTE: &str = "* client-limited: the load generator's core was saturated and the \
 server's was not; that figure is the client's limit, not the server's";
 
+/// A round trip: `0`, `10 ms`, `0.5 ms`.
+pub fn rtt(d: std::time::Duration) -> String {
+    if d.is_zero() {
+        return "0".to_owned();
+    }
+    let ms = d.as_secs_f64() * 1e3;
+    if ms.fract() == 0.0 {
+        format!("{ms} ms")
+    } else {
+        format!("{ms:.1} ms")
+    }
+}
+
 /// Bytes per second as MB/s (10^6, as network bandwidth is quoted).
 pub fn mb_per_s(bytes_per_s: f64) -> String {
     format!("{:.1}", bytes_per_s / 1e6)

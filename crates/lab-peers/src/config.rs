@@ -8,6 +8,7 @@
 //! These functions only build text; [`super::Peer::start`] writes and uses it.
 
 use std::fmt::Write as _;
+use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
 /// What every config needs to know.
@@ -17,6 +18,8 @@ pub struct ConfigParams<'a> {
     pub dir: &'a Path,
     /// The document root, shared by every peer of an experiment.
     pub root: &'a Path,
+    /// The address to listen on (loopback, or the server's end of the lab's network path).
+    pub host: IpAddr,
     pub port: u16,
     /// Content-MD5 on each response (Apache's `ContentDigest On`; flint's `--digest`).
     pub digest: bool,
@@ -25,6 +28,10 @@ pub struct ConfigParams<'a> {
     pub max_clients: usize,
     /// Serve HTTPS only, with this certificate and key.
     pub tls: Option<&'a TlsFiles>,
+    /// Speak HTTP/2 as well: h2 by ALPN over TLS, h2c (prior knowledge) over cleartext. nginx
+    /// before 1.25 speaks only h2c on a cleartext `http2` listener, so HTTP/1 needs a peer
+    /// started without it.
+    pub http2: bool,
 }
 
 /// A certificate chain and its private key, PEM files the lab made (`flint lab tls`), and what
@@ -107,7 +114,7 @@ http {{
     scgi_temp_path {dir}/scgi;
 
     server {{
-        listen 127.0.0.1:{port}{ssl};
+        listen {host}:{port}{ssl}{http2};
         root {root};{tls}
         location / {{
         }}
@@ -115,6 +122,8 @@ http {{
 }}
 ",
         port = p.port,
+        host = p.host,
+        http2 = if p.http2 { " http2" } else { "" },
         root = p.root.display(),
         ssl = if p.tls.is_some() { " ssl" } else { "" },
         tls = p.tls.map_or(String::new(), nginx_tls),
@@ -216,8 +225,8 @@ MaxConnectionsPerChild 0
     format!(
         "# flint lab: Apache httpd, {mpm_module}.
 ServerRoot \"{dir}\"
-ServerName 127.0.0.1
-Listen 127.0.0.1:{port}
+ServerName {host}
+Listen {host}:{port}
 PidFile \"{dir}/httpd.pid\"
 ErrorLog \"{dir}/error.log\"
 LogLevel warn
@@ -246,8 +255,18 @@ Timeout 60
 EnableSendfile On
 EnableMMAP On
 ContentDigest {digest}
-{pool}{tls}",
+{pool}{tls}{http2}",
         port = p.port,
+        host = p.host,
+        // mod_http2 under the event MPM serves streams on its worker threads; the order of
+        // `Protocols` is the server's preference.
+        http2 = if p.http2 {
+            format!(
+                "LoadModule http2_module {APACHE_MODULES}/mod_http2.so\nProtocols h2 h2c http/1.1\n"
+            )
+        } else {
+            String::new()
+        },
         digest = if p.digest { "On" } else { "Off" },
         tls = p.tls.map_or(String::new(), |t| apache_tls(p.dir, t)),
     )
@@ -282,7 +301,7 @@ pub fn lighttpd(p: &ConfigParams) -> String {
     format!(
         "# flint lab: lighttpd, one process.
 server.document-root = \"{root}\"
-server.bind = \"127.0.0.1\"
+server.bind = \"{host}\"
 server.port = {port}
 server.errorlog = \"{dir}/error.log\"
 server.pid-file = \"{dir}/lighttpd.pid\"
@@ -292,10 +311,16 @@ server.max-connections = 4096
 server.max-fds = 8192
 index-file.names = (\"index.html\")
 mimetype.assign = ({types}, \"\" => \"application/octet-stream\")
-{tls}",
+{tls}{http2}",
         root = p.root.display(),
         dir = p.dir.display(),
+        host = p.host,
         port = p.port,
+        http2 = if p.http2 {
+            "server.feature-flags += (\"server.h2proto\" => \"enable\", \"server.h2c\" => \"enable\")\n"
+        } else {
+            ""
+        },
         types = types.join(", "),
         tls = p.tls.map_or(String::new(), lighttpd_tls),
     )
@@ -315,13 +340,56 @@ ssl.openssl.ssl-conf-cmd = (\"MinProtocol\" => \"TLSv1.2\")
     )
 }
 
+/// h2o, started with `-c CONF`: one thread (`num-threads: 1`), like the other single-process
+/// peers. It serves HTTP/1.1 and HTTP/2 on the same listener whatever `http2` says (h2 by ALPN,
+/// h2c by upgrade or prior knowledge): that is how Debian's h2o comes. As root it serves as
+/// `nobody` (its own default): the error log is opened before it drops privileges, and it has
+/// no pid file, which it would open after (the lab holds its pid).
+pub fn h2o(p: &ConfigParams) -> String {
+    let dir = p.dir.display();
+    let ssl = p.tls.map_or(String::new(), |t| {
+        format!(
+            "
+  ssl:
+    certificate-file: \"{cert}\"
+    key-file: \"{key}\"
+    minimum-version: TLSv1.2",
+            cert = t.cert.display(),
+            key = t.key.display(),
+        )
+    });
+    let mut types = String::new();
+    for (ext, mime) in TYPES {
+        let _ = write!(types, "\n  {mime}: .{ext}");
+    }
+    format!(
+        "# flint lab: h2o, one thread.
+num-threads: 1
+error-log: \"{dir}/error.log\"
+max-connections: 4096
+file.mime.settypes:{types}
+listen:
+  host: {host}
+  port: {port}{ssl}
+hosts:
+  default:
+    paths:
+      /:
+        file.dir: \"{root}\"
+",
+        host = p.host,
+        port = p.port,
+        root = p.root.display(),
+    )
+}
+
 /// flint serve's arguments (after the program): one thread, like the other single-process peers.
 pub fn flint_args(p: &ConfigParams) -> Vec<String> {
     let mut args = vec![
         "serve".to_owned(),
         p.root.display().to_string(),
         "--listen".to_owned(),
-        format!("127.0.0.1:{}", p.port),
+        std::net::SocketAddr::new(p.host, p.port).to_string(),
         "--threads".to_owned(),
         "1".to_owned(),
     ];
@@ -356,10 +424,12 @@ mod tests {
         f(&ConfigParams {
             dir: &dir,
             root: &root,
+            host: IpAddr::from([127, 0, 0, 1]),
             port: 18123,
             digest,
             max_clients,
             tls: None,
+            http2: false,
         })
     }
 
@@ -558,6 +628,60 @@ mod tests {
         ] {
             assert!(text.contains(line), "missing {line:?} in:\n{text}");
         }
+    }
+
+    #[test]
+    fn h2o_is_one_thread_on_the_root_and_takes_the_certificate_over_tls() {
+        let text = with(false, 4, h2o);
+        for line in [
+            "num-threads: 1\n",
+            "error-log: \"/tmp/peer/error.log\"\n",
+            "  host: 127.0.0.1\n  port: 18123\n",
+            "file.dir: \"/srv/docs\"\n",
+            "  image/gif: .gif\n",
+        ] {
+            assert!(text.contains(line), "missing {line:?} in:\n{text}");
+        }
+        assert!(!text.contains("ssl:"), "{text}");
+        let text = with_tls(h2o);
+        for line in [
+            "  port: 18123\n  ssl:\n",
+            "    certificate-file: \"/tmp/peer/cert.pem\"\n",
+            "    key-file: \"/tmp/peer/key.pem\"\n",
+        ] {
+            assert!(text.contains(line), "missing {line:?} in:\n{text}");
+        }
+    }
+
+    #[test]
+    fn http2_turns_on_each_servers_own_switch_and_only_when_asked() {
+        fn h2<'a>(p: &ConfigParams<'a>) -> ConfigParams<'a> {
+            ConfigParams { http2: true, ..*p }
+        }
+        assert!(with(false, 4, |p| nginx(&h2(p))).contains("listen 127.0.0.1:18123 http2;"));
+        assert!(with_tls(|p| nginx(&h2(p))).contains("listen 127.0.0.1:18123 ssl http2;"));
+        let apache_h2 = with(false, 4, |p| apache(&h2(p), Mpm::Event, None));
+        assert!(apache_h2.contains("mod_http2.so\nProtocols h2 h2c http/1.1\n"));
+        assert!(with(false, 4, |p| lighttpd(&h2(p))).contains("\"server.h2c\" => \"enable\""));
+        assert!(!with(false, 4, nginx).contains("http2"));
+        assert!(!with(false, 4, |p| apache(p, Mpm::Event, None)).contains("http2"));
+        assert!(!with(false, 4, lighttpd).contains("h2"));
+    }
+
+    #[test]
+    fn a_peer_on_the_network_path_listens_on_its_address() {
+        fn on<'a>(p: &ConfigParams<'a>) -> ConfigParams<'a> {
+            ConfigParams {
+                host: IpAddr::from([10, 77, 0, 2]),
+                ..*p
+            }
+        }
+        assert!(with(false, 4, |p| nginx(&on(p))).contains("listen 10.77.0.2:18123;"));
+        assert!(with(false, 4, |p| apache(&on(p), Mpm::Event, None))
+            .contains("Listen 10.77.0.2:18123\n"));
+        assert!(with(false, 4, |p| lighttpd(&on(p))).contains("server.bind = \"10.77.0.2\""));
+        assert!(with(false, 4, |p| h2o(&on(p))).contains("host: 10.77.0.2\n"));
+        assert!(with(false, 4, |p| flint_args(&on(p))).contains(&"10.77.0.2:18123".to_owned()));
     }
 
     #[test]

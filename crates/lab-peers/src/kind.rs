@@ -15,15 +15,18 @@ pub enum PeerKind {
     ApachePrefork,
     ApacheEvent,
     Lighttpd,
+    /// h2o, an HTTP/2-first server (Debian's `h2o` package).
+    H2o,
 }
 
 impl PeerKind {
-    pub const ALL: [PeerKind; 5] = [
+    pub const ALL: [PeerKind; 6] = [
         PeerKind::Flint,
         PeerKind::Nginx,
         PeerKind::ApachePrefork,
         PeerKind::ApacheEvent,
         PeerKind::Lighttpd,
+        PeerKind::H2o,
     ];
 
     /// The name on the command line and in JSON.
@@ -34,6 +37,7 @@ impl PeerKind {
             PeerKind::ApachePrefork => "apache-prefork",
             PeerKind::ApacheEvent => "apache-event",
             PeerKind::Lighttpd => "lighttpd",
+            PeerKind::H2o => "h2o",
         }
     }
 
@@ -44,6 +48,7 @@ impl PeerKind {
             PeerKind::Nginx => "apt-get install -y nginx",
             PeerKind::ApachePrefork | PeerKind::ApacheEvent => "apt-get install -y apache2",
             PeerKind::Lighttpd => "apt-get install -y lighttpd",
+            PeerKind::H2o => "apt-get install -y h2o",
         }
     }
 
@@ -61,7 +66,17 @@ impl PeerKind {
             PeerKind::Nginx => "nginx",
             PeerKind::ApachePrefork | PeerKind::ApacheEvent => "apache2",
             PeerKind::Lighttpd => "lighttpd",
+            PeerKind::H2o => "h2o",
         }
+    }
+
+    /// Whether it speaks HTTP/2 with the config `config.rs` writes when [`PeerSpec::http2`] is
+    /// set (h2 over TLS by ALPN, h2c over cleartext): all but Apache prefork, whose
+    /// mod_http2 serves one stream at a time.
+    ///
+    /// [`PeerSpec::http2`]: crate::PeerSpec::http2
+    pub fn speaks_http2(self) -> bool {
+        self != PeerKind::ApachePrefork
     }
 
     fn version_flag(self) -> &'static str {
@@ -145,6 +160,11 @@ pub fn parse_version(text: &str) -> Option<String> {
     if first.contains('/') {
         return Some(first.to_owned());
     }
+    // `h2o version 2.2.5`.
+    let mut rest = words.clone();
+    if let (Some("version"), Some(v)) = (rest.next(), rest.next()) {
+        return Some(format!("{first}/{v}"));
+    }
     // `NAME VERSION` (clap's --version).
     match words.next() {
         Some(v) if v.starts_with(|c: char| c.is_ascii_digit()) => Some(format!("{first}/{v}")),
@@ -181,6 +201,10 @@ mod tests {
         assert_eq!(
             parse_version("flint 0.1.0\n").as_deref(),
             Some("flint/0.1.0")
+        );
+        assert_eq!(
+            parse_version("h2o version 2.2.5\nOpenSSL: OpenSSL 3.0.19\n").as_deref(),
+            Some("h2o/2.2.5")
         );
         assert_eq!(parse_version("\n  \n"), None);
     }

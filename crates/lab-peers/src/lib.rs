@@ -1,4 +1,4 @@
-//! Peer servers: a [`Peer`] is one of nginx, Apache httpd (prefork and event), lighttpd and
+//! Peer servers: a [`Peer`] is one of nginx, Apache httpd (prefork and event), lighttpd, h2o and
 //! flint serve (a [`PeerKind`]), started as a [`PeerSpec`] says from its installed binary with a
 //! config written here (`config.rs`, [`ConfigParams`]), on loopback, pinned to one core, and
 //! stopped with its process group; what goes wrong is a [`PeerError`].
@@ -25,4 +25,4 @@ mod peer;
 pub use config::{TlsFiles, APACHE_MODULES, LIGHTTPD_OPENSSL, NGINX_TLS_LOG_FORMAT};
 pub use error::PeerError;
 pub use kind::{Installed, PeerKind};
-pub use peer::{Peer, PeerSpec};
+pub use peer::{Peer, PeerNet, PeerSpec, PEER_NET_PORT};

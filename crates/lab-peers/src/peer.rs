@@ -5,7 +5,7 @@ use crate::config::{self, apache_workers, ConfigParams, Mpm};
 use crate::{Installed, PeerError, PeerKind};
 use lab_process::procfs::{process_tree, thread_count};
 use lab_process::{free_port, Group, StopPolicy};
-use std::net::{SocketAddr, TcpStream};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -28,6 +28,21 @@ pub struct PeerSpec {
     pub ready_timeout: Duration,
     /// Serve HTTPS only, with this certificate (`flint lab tls`).
     pub tls: Option<config::TlsFiles>,
+    /// Speak HTTP/2 too, where the server can ([`PeerKind::speaks_http2`]): h2 over TLS, h2c
+    /// over cleartext.
+    pub http2: bool,
+    /// Run in this network namespace, listening on its address; `None`: loopback here.
+    pub net: Option<PeerNet>,
+}
+
+/// Where a peer runs on the lab's network path: a network namespace (made by the caller, as
+/// `ip netns add` names it) and the address of its interface there. The peer is started through
+/// `ip netns exec`, which execs the server, so the pid is the server's; readiness is polled from
+/// the calling thread, which must be in a namespace that reaches `addr`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PeerNet {
+    pub netns: String,
+    pub addr: Ipv4Addr,
 }
 
 /// A running peer. Dropping it stops it (the whole process group) and removes its directory.
@@ -44,6 +59,10 @@ pub struct Peer {
 
 /// Start-up attempts: a port found free can be taken before the peer binds it.
 const START_ATTEMPTS: usize = 3;
+/// The port a peer in a network namespace of its own listens on.
+pub const PEER_NET_PORT: u16 = 8080;
+/// iproute2, which starts a peer in a network namespace.
+const IP: &str = "ip";
 /// From SIGTERM to SIGKILL when a peer is stopped.
 const STOP_GRACE: Duration = Duration::from_secs(5);
 
@@ -78,15 +97,24 @@ impl Peer {
             .prefix(&format!("flint-lab-{}.", kind.name()))
             .tempdir()
             .map_err(io("creating its directory"))?;
-        let port = free_port().map_err(io("finding a free port"))?;
-        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        // In a namespace of its own every port is free; on loopback, one found free.
+        let (host, port) = match &spec.net {
+            Some(net) => (IpAddr::V4(net.addr), PEER_NET_PORT),
+            None => (
+                IpAddr::V4(Ipv4Addr::LOCALHOST),
+                free_port().map_err(io("finding a free port"))?,
+            ),
+        };
+        let addr = SocketAddr::new(host, port);
         let params = ConfigParams {
             dir: dir.path(),
             root: &spec.root,
+            host,
             port,
             digest: spec.digest,
             max_clients: spec.max_clients,
             tls: spec.tls.as_ref(),
+            http2: spec.http2 && kind.speaks_http2(),
         };
         let args = write_config(kind, &params).map_err(io("writing its config"))?;
         let log = dir.path().join("output.log");
@@ -95,7 +123,15 @@ impl Peer {
             .append(true)
             .open(&log)
             .map_err(io("creating its log"))?;
-        let mut cmd = Command::new(&installed.program);
+        let mut cmd = match &spec.net {
+            Some(net) => {
+                let mut c = Command::new(IP);
+                c.args(["netns", "exec", &net.netns])
+                    .arg(&installed.program);
+                c
+            }
+            None => Command::new(&installed.program),
+        };
         cmd.args(&args)
             .current_dir(dir.path())
             .stdin(Stdio::null())
@@ -234,6 +270,10 @@ fn write_config(kind: PeerKind, p: &ConfigParams) -> std::io::Result<Vec<String>
             let path = conf("lighttpd.conf", config::lighttpd(p))?;
             vec!["-D".into(), "-f".into(), path]
         }
+        PeerKind::H2o => {
+            let path = conf("h2o.conf", config::h2o(p))?;
+            vec!["-c".into(), path]
+        }
         PeerKind::Flint => config::flint_args(p),
     })
 }
@@ -266,6 +306,8 @@ mod tests {
             flint_bin: None,
             ready_timeout: Duration::from_secs(1),
             tls: None,
+            http2: false,
+            net: None,
         };
         assert!(matches!(
             Peer::start(PeerKind::Nginx, &spec),

@@ -33,6 +33,8 @@ fn spec(root: &Path, digest: bool) -> PeerSpec {
         flint_bin: None,
         ready_timeout: Duration::from_secs(20),
         tls: None,
+        http2: false,
+        net: None,
     }
 }
 
@@ -130,6 +132,11 @@ fn apache_event_starts_serves_and_stops_with_its_children() {
 #[test]
 fn lighttpd_starts_serves_pinned_and_stops() {
     lifecycle(PeerKind::Lighttpd, None);
+}
+
+#[test]
+fn h2o_starts_serves_pinned_and_stops() {
+    lifecycle(PeerKind::H2o, None);
 }
 
 #[test]

@@ -92,6 +92,52 @@ pub struct LabRow {
     pub errors: u64,
     pub profile_method: Option<String>,
     pub syscalls: Option<Vec<SyscallCount>>,
+    /// The page experiment (`flint lab syscalls`): how the page was fetched, the words of
+    /// docs/lab.md (`http1.0`, `persistent`, `pipelined`, `http1.0-4`, `keepalive-6`, `h2`);
+    /// absent in older files and other experiments (then `mode` says it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page_mode: Option<String>,
+    /// The page experiment: over HTTPS (`true`) or cleartext.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls: Option<bool>,
+    /// Why this server or client could not fetch the page this way (`h2` without an HTTP/2
+    /// client, a server without TLS): the row has no figures, and every table shows it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
+    /// Connections opened per page (mean over the window).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connections_per_page: Option<f64>,
+    /// Page time, first request's start to last response's end, milliseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page_ms_p50: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page_ms_p99: Option<f64>,
+    /// The round trip asked for (`--rtt`), milliseconds, and how it was made: `none` (0),
+    /// `netem`, or `delay-line` (the lab's user-space TUN delay).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rtt_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delay: Option<String>,
+    /// The round trip measured: the median TCP connect time of the run, milliseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connect_ms_p50: Option<f64>,
+    /// Packets and bytes on the wire per page, counted on the server's end of the path (its
+    /// veth interface's counters; frames with their Ethernet headers): `to_server` is what the
+    /// client sent, `to_client` what the server sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wire: Option<WireCounts>,
+}
+
+/// Packets and bytes per page in each direction, counted on the path (docs/lab.md).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct WireCounts {
+    pub packets_to_server: f64,
+    pub packets_to_client: f64,
+    pub bytes_to_server: f64,
+    pub bytes_to_client: f64,
+    /// Pages the counts are divided by (those complete in the window).
+    pub pages: u64,
 }
 
 /// One syscall's counts in a row.

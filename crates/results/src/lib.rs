@@ -42,7 +42,9 @@ pub use compare::{
     TargetStatus, WorkloadPage,
 };
 pub use hosts::{HostRecord, HostStatus};
-pub use lab::{LabOptionsRecord, LabResult, LabRow, LabServer, PeerStatus, SyscallCount};
+pub use lab::{
+    LabOptionsRecord, LabResult, LabRow, LabServer, PeerStatus, SyscallCount, WireCounts,
+};
 pub use latency::{LatencySummary, MinMeanMax, SpectrumPoint};
 pub use profile::{ServerProfile, SyscallRow};
 

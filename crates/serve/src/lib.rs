@@ -40,6 +40,7 @@ pub mod gds;
 mod listeners;
 pub mod mime;
 pub mod negotiate;
+mod pem_file;
 mod plain;
 mod pool;
 mod protocol;

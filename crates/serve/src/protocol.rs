@@ -28,6 +28,9 @@ pub(crate) struct Timeouts {
     pub keepalive: Duration,
     /// Output queued that the client is not taking, since the last progress.
     pub send: Duration,
+    /// A request body: since its latest bytes, and since its start (extended by the bytes
+    /// received at `Worker::body_min_rate`; see `protocol/body.rs`).
+    pub body: Duration,
 }
 
 /// What answering needs besides the connection: everything one event-loop thread owns, nothing
@@ -46,10 +49,12 @@ pub(crate) struct Worker {
     /// A request body is read and dropped up to this many bytes; above it the request gets 413
     /// (or, once answered, the connection is closed).
     pub max_body: u64,
+    /// Bytes a second a request body must average to earn time past `timeouts.body`.
+    pub body_min_rate: u64,
     pub timeouts: Timeouts,
-    /// Whether a cleartext connection that opens with the HTTP/2 client preface is served
-    /// HTTP/2 (over TLS, ALPN decides: `h2` is offered only when this is on).
-    pub http2: bool,
+    /// HTTP/2's limits, when it is on: a cleartext connection that opens with the client
+    /// preface is served HTTP/2 (over TLS, ALPN decides: `h2` is offered only when it is on).
+    pub http2: Option<http2::Config>,
 }
 
 /// What the transport learnt of the protocol before any plaintext arrived.
@@ -69,6 +74,8 @@ enum Proto {
     /// No plaintext yet, or too little of it to tell.
     Undecided,
     H1(h1::H1),
+    /// Boxed: an HTTP/1.1 connection does not carry its size.
+    H2(Box<h2::H2>),
 }
 
 /// One connection's protocol state.
@@ -134,11 +141,24 @@ impl Session {
         self.bufs.as_ref().is_some_and(|b| b.in_len > 0)
     }
 
-    /// A request's body is still being read (the header timeout applies, from its latest bytes).
+    /// When the request body being read is due (see `protocol/body.rs`); `None` when no body is.
+    pub fn body_deadline(&mut self, w: &Worker, restart: bool) -> Option<Instant> {
+        let drain = match &mut self.proto {
+            Proto::H1(h) => h.body()?,
+            // HTTP/2 drops bodies per stream, under flow control: see `streams_open`.
+            Proto::H2(_) | Proto::Undecided => return None,
+        };
+        if restart {
+            drain.restart(w.now);
+        }
+        Some(drain.deadline(w.timeouts.body, w.body_min_rate))
+    }
+
+    /// A request's body is still being read (its own deadline applies: [`Session::body_deadline`]).
     pub fn reading_body(&self) -> bool {
         match &self.proto {
             Proto::H1(h) => h.reading_body(),
-            Proto::Undecided => false,
+            Proto::H2(_) | Proto::Undecided => false,
         }
     }
 
@@ -147,6 +167,7 @@ impl Session {
     /// so (the transport sends it unencrypted) and closes, lingering: the client may still be
     /// sending.
     pub fn refuse_plain_http(&mut self, n: usize, w: &mut Worker) {
+        w.stats.http1_connections += 1;
         self.proto = Proto::H1(h1::H1::default());
         h1::refuse_plain_http(self, n, w);
     }
@@ -162,7 +183,7 @@ impl Session {
     /// `max_pipeline`, then compacts the buffer. Returns true if it stopped at that limit with
     /// input left (the driver resumes once the queue is written). `negotiated` is what the
     /// transport learnt (ALPN); it matters only until the protocol is decided.
-    pub fn answer(&mut self, w: &mut Worker, negotiated: Negotiated) -> bool {
+    pub fn answer(&mut self, w: &mut Worker, pool: &mut Pool, negotiated: Negotiated) -> bool {
         if let Proto::Undecided = self.proto {
             if !self.decide(w, negotiated) {
                 return false;
@@ -170,12 +191,34 @@ impl Session {
         }
         match self.proto {
             Proto::H1(_) => h1::answer(self, w),
+            Proto::H2(_) => h2::answer(self, w, pool),
             Proto::Undecided => false,
         }
     }
 
+    /// Shutdown: HTTP/2 submits a GOAWAY so the client opens no new stream while those under
+    /// way finish, and returns true: drive the connection now to write it. HTTP/1.1 closes
+    /// after the responses queued.
+    pub fn shut_down(&mut self) -> bool {
+        match &mut self.proto {
+            Proto::H2(h) => {
+                h.go_away();
+                true
+            }
+            _ => {
+                self.close_after = true;
+                false
+            }
+        }
+    }
+
+    /// An HTTP/2 stream is open: a request in flight, or a body waiting for flow control.
+    pub fn streams_open(&self) -> bool {
+        matches!(&self.proto, Proto::H2(h) if h.busy())
+    }
+
     /// Picks the protocol from ALPN or from the first bytes; false while they cannot tell yet.
-    fn decide(&mut self, w: &Worker, negotiated: Negotiated) -> bool {
+    fn decide(&mut self, w: &mut Worker, negotiated: Negotiated) -> bool {
         let h2 = match negotiated {
             Negotiated::H2 => true,
             Negotiated::Http1 => false,
@@ -185,14 +228,26 @@ impl Session {
                 };
                 match preface::sniff(&b.input[..b.in_len]) {
                     preface::Sniff::Wait => return false,
-                    preface::Sniff::H2 => w.http2,
+                    preface::Sniff::H2 => w.http2.is_some(),
                     preface::Sniff::Http1 => false,
                 }
             }
         };
-        // HTTP/2 arrives with the next commit; until then the preface is answered as HTTP/1.1
-        // answers an unknown major version.
-        let _ = h2;
+        if h2 {
+            match h2::H2::new(w) {
+                Ok(h) => {
+                    w.stats.http2_connections += 1;
+                    self.proto = Proto::H2(Box::new(h));
+                    return true;
+                }
+                Err(_) => {
+                    // nghttp2 out of memory: nothing to answer with.
+                    self.close_after = true;
+                    return false;
+                }
+            }
+        }
+        w.stats.http1_connections += 1;
         self.proto = Proto::H1(h1::H1::default());
         true
     }
@@ -211,6 +266,7 @@ fn count_status(st: &mut ServerStats, reply: &Reply) {
 
 mod body;
 mod h1;
+mod h2;
 mod preface;
 
 #[cfg(test)]

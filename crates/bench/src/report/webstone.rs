@@ -25,7 +25,7 @@ pub fn webstone_body(r: &RunResult) -> String {
         r.config.target.url,
         http_mode_text(r.config.http),
         load_text(r),
-        count_of(r.config.concurrency as u64, "Webchild", "Webchildren"),
+        count_of(f.clients, "Webchild", "Webchildren"),
         stop_text(r.config.stop),
         f.duration_s,
     );
@@ -100,6 +100,13 @@ pub fn webstone_body(r: &RunResult) -> String {
         avgresp = f.avg_response_s,
         maxresp = f.max_response_s,
     );
+    if f.clients_lost > 0 {
+        let _ = writeln!(
+            o,
+            "Clients lost with their hosts: {} (not in these figures)",
+            f.clients_lost
+        );
+    }
     if r.config.target.scheme == crate::Scheme::Https {
         // The paper's connect time stays TCP's; the handshake is beside it.
         let h = r.stats.tls_handshake.summary();

@@ -22,6 +22,18 @@ fn duration(text: &str) -> Result<Duration, String> {
     crate::duration::parse(text)
 }
 
+/// A round trip: `0` or a duration (`10ms`), at most 10 s.
+fn rtt(text: &str) -> Result<Duration, String> {
+    if text.trim() == "0" {
+        return Ok(Duration::ZERO);
+    }
+    let d = crate::duration::parse(text)?;
+    if d > Duration::from_secs(10) {
+        return Err(format!("`{text}`: a round trip of at most 10s"));
+    }
+    Ok(d)
+}
+
 fn server(text: &str) -> Result<PeerKind, String> {
     text.parse()
 }
@@ -32,8 +44,9 @@ fn method(text: &str) -> Result<Method, String> {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ExperimentArg {
-    /// The Jigsaw syscall notes: syscalls per request of the microscape page over HTTP/1.0, persistent
-    /// and pipelined connections.
+    /// The page experiment (the Jigsaw syscall notes, grown): the microscape page fetched over
+    /// HTTP/1.0, persistent, pipelined, four and six connections and HTTP/2, cleartext and TLS:
+    /// syscalls, CPU, packets and bytes on the wire, page time; `--rtt` adds round trips.
     Syscalls,
     /// The IO-Lite paper: 40 clients, one document, 500 B to 200 KB: bandwidth per size.
     Sizes,
@@ -69,10 +82,15 @@ pub struct LabArgs {
     /// Warm-up before each measurement (not counted).
     #[arg(long, value_name = "DUR", value_parser = duration, default_value = "500ms")]
     pub warmup: Duration,
-    /// Servers, comma-separated: flint, nginx, apache-prefork, apache-event, lighttpd
-    /// [default: all].
+    /// Servers, comma-separated: flint, nginx, apache-prefork, apache-event, lighttpd, h2o
+    /// (h2o: the syscalls experiment only) [default: all].
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = server)]
     pub servers: Vec<PeerKind>,
+    /// The syscalls experiment's round trips, comma-separated (`0,10ms,50ms`): client and server
+    /// in network namespaces, the delay by tc netem or, where the kernel lacks it, the lab's
+    /// TUN delay line; over a round trip each measurement is 5 pages rather than `-d`.
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = rtt, default_value = "0")]
+    pub rtt: Vec<Duration>,
     /// Write the results as JSON to this file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -100,9 +118,22 @@ pub fn options(args: &LabArgs) -> anyhow::Result<LabOptions> {
         servers.dedup();
         opts.servers = servers;
     }
+    let mut rtts = args.rtt.clone();
+    rtts.sort();
+    rtts.dedup();
+    opts.rtts = rtts;
     opts.profile = !args.no_profile;
     opts.method = args.profile_method;
     Ok(opts)
+}
+
+/// A time estimate in the unit that reads best: `8 s`, `50 s`, `3 min` (never "1 min" for 3 s).
+fn about(secs: f64) -> String {
+    if secs < 90.0 {
+        format!("{:.0} s", secs.ceil().max(1.0))
+    } else {
+        format!("{:.0} min", (secs / 60.0).round())
+    }
 }
 
 /// Runs the experiment, printing its tables; the report's [`LabReport::to_json`] is the JSON
@@ -122,12 +153,12 @@ pub fn run(args: &LabArgs) -> anyhow::Result<LabReport> {
     let mut progress = std::io::stderr().lock();
     writeln!(
         progress,
-        "flint lab {}: {runs} measurements of {:.1} s (+{:.1} s warm-up), about {:.0} min; \
+        "flint lab {}: {runs} measurements of {:.1} s (+{:.1} s warm-up), about {}; \
          servers on core {}, client on core {}",
         experiment.name(),
         opts.duration.as_secs_f64(),
         opts.warmup.as_secs_f64(),
-        (estimate / 60.0).ceil(),
+        about(estimate),
         opts.server_cpu
             .map_or("(not pinned)".to_owned(), |c| c.to_string()),
         opts.client_cpu
@@ -160,4 +191,18 @@ pub fn lab(args: LabArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::about;
+
+    #[test]
+    fn an_estimate_is_in_seconds_until_a_minute_and_a_half() {
+        assert_eq!(about(2.5), "3 s");
+        assert_eq!(about(0.2), "1 s");
+        assert_eq!(about(89.0), "89 s");
+        assert_eq!(about(150.0), "3 min");
+        assert_eq!(about(600.0), "10 min");
+    }
 }

@@ -129,6 +129,8 @@ impl Nginx {
                 nginx_protocols: protocols.map(|(p, c)| (p.to_owned(), c.to_owned())),
                 nginx_access_log: Some(log.clone()),
             }),
+            http2: false,
+            net: None,
         };
         // Stopped by process group when dropped, whatever happens.
         let peer = match Peer::start(PeerKind::Nginx, &spec) {

@@ -16,6 +16,7 @@ pub enum Event {
     Close(StreamId, u32),
     Rst(StreamId, u32),
     Goaway(StreamId, u32),
+    GoawaySent(StreamId, u32),
     Settings,
     Invalid(u8, i32),
 }
@@ -40,6 +41,8 @@ pub struct Peer {
     pub frames_sent: Vec<(u8, usize)>,
     pub frames_received: Vec<u8>,
     pub data_frames_written: usize,
+    /// body_ready answers with the whole rest of the body, whatever `max` is.
+    pub overshoot: bool,
 }
 
 impl Peer {
@@ -105,7 +108,7 @@ impl Handler for Peer {
             None => Body::Reset,
             Some((body, sent)) => {
                 let left = body.len() - sent;
-                let len = left.min(max);
+                let len = if self.overshoot { left } else { left.min(max) };
                 Body::Ready {
                     len,
                     end: len == left,
@@ -165,6 +168,11 @@ impl Handler for Peer {
 
     fn on_goaway(&mut self, last_stream_id: StreamId, error_code: u32) {
         self.events.push(Event::Goaway(last_stream_id, error_code));
+    }
+
+    fn on_goaway_sent(&mut self, last_stream_id: StreamId, error_code: u32) {
+        self.events
+            .push(Event::GoawaySent(last_stream_id, error_code));
     }
 
     fn on_settings(&mut self) {

@@ -42,12 +42,14 @@ fn fixture(max_pipeline: usize) -> Fixture {
         date: *b"Mon, 23 Nov 2026 14:00:00 GMT",
         max_pipeline: max_pipeline as u64,
         max_body: 100,
+        body_min_rate: 500,
         timeouts: Timeouts {
             header: Duration::from_secs(1),
+            body: Duration::from_secs(1),
             keepalive: Duration::from_secs(1),
             send: Duration::from_secs(1),
         },
-        http2: true,
+        http2: Some(http2::Config::server()),
     };
     Fixture {
         _root: root,
@@ -63,7 +65,8 @@ impl Fixture {
         let space = self.session.input_space(&mut self.pool);
         space[..bytes.len()].copy_from_slice(bytes);
         self.session.received(bytes.len(), self.worker.now);
-        self.session.answer(&mut self.worker, Negotiated::Nothing)
+        self.session
+            .answer(&mut self.worker, &mut self.pool, Negotiated::Nothing)
     }
 
     /// Everything queued, in order, as the client would receive it.
@@ -305,7 +308,9 @@ fn parsing_pauses_at_the_pipeline_limit_and_resumes() {
     b.segs.clear();
     b.out.clear();
     f.session.queued = 0;
-    assert!(f.session.answer(&mut f.worker, Negotiated::Nothing));
+    assert!(f
+        .session
+        .answer(&mut f.worker, &mut f.pool, Negotiated::Nothing));
     assert_eq!(f.worker.stats.requests, 2);
 }
 
