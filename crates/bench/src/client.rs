@@ -35,6 +35,7 @@ mod alarm;
 mod busy_poll;
 mod errors;
 mod h1;
+mod h2;
 mod page;
 mod setup;
 mod timers;
@@ -42,11 +43,14 @@ mod timers;
 use alarm::Alarm;
 use busy_poll::Waiter;
 use h1::H1;
+pub use h2::H2Requests;
+use h2::H2;
 use page::{Child, Phase};
 use setup::Running;
 pub use setup::{child_rng, Requests, RunShared, Schedule, ThreadOutcome};
 use timers::Timers;
 
+use crate::config::HttpMode;
 use crate::log::LogBuf;
 use crate::progress::Counts;
 use crate::stats::{second_index, ErrorKind, SecondStats, Stats};
@@ -81,7 +85,10 @@ pub fn run_thread(
     thread: usize,
     ids: Range<usize>,
 ) -> io::Result<ThreadOutcome> {
-    run::<H1>(sh, thread, ids)
+    match sh.config.http {
+        HttpMode::Http2 => run::<H2>(sh, thread, ids),
+        _ => run::<H1>(sh, thread, ids),
+    }
 }
 
 /// [`run_thread`] with the connection type of the run's protocol.
@@ -259,7 +266,7 @@ impl ThreadState<'_> {
 /// called by the loop with the Webchild's page state beside it; it calls the page logic
 /// (`page.rs`) as its exchanges progress, and starts the next page through `page::end_page`.
 trait Wire: Sized {
-    fn new() -> Self;
+    fn new(sh: &RunShared<'_>) -> Self;
     /// Fetch the page `ch` just picked (connecting first when there is no connection).
     fn start_page(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64);
     /// A readiness event of its socket (never while the Webchild is done).
@@ -282,7 +289,7 @@ impl<C: Wire> Webchild<C> {
     fn new(slot: usize, id: usize, sh: &RunShared<'_>) -> Self {
         Webchild {
             ch: Child::new(slot, id, sh),
-            conn: C::new(),
+            conn: C::new(sh),
         }
     }
 
