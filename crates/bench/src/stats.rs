@@ -419,10 +419,17 @@ pub struct Stats {
     /// client's own lateness, which the corrected figures above include and the uncorrected
     /// ones do not).
     pub send_lag: Option<Latency>,
-    /// Requests of the window sent (or connecting) and not complete when the run ended. In the
-    /// open loop they are also in `response` and (their page) in `page`, with the time they had
-    /// waited at the end: a lower bound.
+    /// Requests of the window sent in full before the end whose response had not been read in
+    /// full by then (with pipelining, every request of the batch not answered): the server
+    /// received each. In the open loop they are also in `response` and (their page) in `page`,
+    /// with the time they had waited at the end: a lower bound.
     pub unfinished: u64,
+    /// Requests of the window begun but not sent when the run ended: connecting, in the TLS
+    /// handshake, or partly written. The server received none of them, so they are not in
+    /// `unfinished`; in the open loop they are in `response` and `page` with their wait, as the
+    /// unfinished are.
+    #[serde(default)]
+    pub unsent_at_end: u64,
     /// What the unfinished requests had waited when the run ended (from their intended start in
     /// the open loop, from their start in the closed loop).
     pub unfinished_wait: Latency,
@@ -624,6 +631,7 @@ impl Stats {
             page_uncorrected: open_loop.then(|| Latency::new(3)),
             send_lag: open_loop.then(|| Latency::new(3)),
             unfinished: 0,
+            unsent_at_end: 0,
             unfinished_wait: Latency::new(3),
             pages_scheduled: 0,
             pages_not_sent: 0,
@@ -699,6 +707,7 @@ impl Stats {
             a.merge(b);
         }
         self.unfinished += o.unfinished;
+        self.unsent_at_end += o.unsent_at_end;
         self.unfinished_wait.merge(&o.unfinished_wait);
         self.pages_scheduled += o.pages_scheduled;
         self.pages_not_sent += o.pages_not_sent;
@@ -853,9 +862,20 @@ impl Stats {
         }
     }
 
-    /// A request still in flight when the run ended, after `wait_us` (from its start, or in the
-    /// open loop its intended start); `page_wait_us`: open loop, its page's wait, which enters
-    /// the corrected figures as a lower bound. `bytes`: what had arrived of its response.
+    /// A request of the window begun but not sent at the end (see `unsent_at_end`): in the
+    /// open loop it enters the corrected figures with its wait, as an unfinished one does.
+    pub fn record_unsent(&mut self, wait_us: u64, page_wait_us: Option<u64>) {
+        self.unsent_at_end += 1;
+        if let Some(page_us) = page_wait_us {
+            self.response.record_us(wait_us);
+            self.page.record_us(page_us);
+        }
+    }
+
+    /// A request sent and still unanswered when the run ended, after `wait_us` (from its start,
+    /// or in the open loop its intended start); `page_wait_us`: open loop, its page's wait,
+    /// which enters the corrected figures as a lower bound. `bytes`: what had arrived of its
+    /// response.
     pub fn record_unfinished(&mut self, wait_us: u64, page_wait_us: Option<u64>, bytes: u64) {
         self.unfinished += 1;
         self.unfinished_wait.record_us(wait_us);

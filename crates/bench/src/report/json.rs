@@ -99,6 +99,7 @@ pub fn record(r: &RunResult) -> BenchResult {
             .map(|(code, n)| (code.to_string(), n))
             .collect(),
         unfinished: s.unfinished,
+        unsent_at_end: s.unsent_at_end,
         unfinished_wait_ms: s.unfinished_wait.summary(),
         duration_s: f.duration_s,
         requests_per_s: f.requests_per_s,
