@@ -11,6 +11,7 @@
 pub mod clock;
 pub mod coordinator;
 pub mod launch;
+pub mod name;
 pub mod protocol;
 pub mod split;
 pub mod worker;

@@ -12,7 +12,8 @@
 //! - [`target`]: where to fetch it from (a URL, parsed and resolved once);
 //! - [`config`]: how to fetch it (the options of a run);
 //! - [`transport`]: a Webchild's connection (plain TCP; the seam for other transports);
-//! - [`client`]: the hot path: one thread's event loop and the Webchild connection state machine;
+//! - [`client`]: the hot path: one thread's event loop, the Webchild's page logic and its
+//!   connection's protocol state machine beside it;
 //! - [`runner`]: the plan (who runs which Webchildren, for how long), the threads, the exact
 //!   merge, and the [`Observer`] told when the measured window starts and ends; a [`Slice`] of a
 //!   run is what a worker on one of many client hosts runs;

@@ -164,8 +164,12 @@ pub fn run_slice(
         Some(at) => wait_until(at, stop),
         None => Instant::now(),
     };
-    // The wall clock at `base` (which may be a moment ago), for the log and the report.
-    let base_wall = SystemTime::now() - base.elapsed();
+    // The wall clock at `base` (which may be a moment ago), for the log and the report: the
+    // one the slice was given (the coordinator's, on many hosts), else ours.
+    let base_wall = match slice.start_unix_us {
+        Some(us) => UNIX_EPOCH + Duration::from_micros(us),
+        None => SystemTime::now() - base.elapsed(),
+    };
     let base_unix_us = base_wall
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_micros() as u64);

@@ -148,6 +148,7 @@ impl Latency {
             max: ms(self.hist.max()),
             p50: ms(self.hist.value_at_quantile(0.50)),
             p90: ms(self.hist.value_at_quantile(0.90)),
+            p95: ms(self.hist.value_at_quantile(0.95)),
             p99: ms(self.hist.value_at_quantile(0.99)),
             p999: ms(self.hist.value_at_quantile(0.999)),
         }
@@ -377,6 +378,10 @@ pub struct Stats {
     pub ttfb: Latency,
     /// Per request: (intended) start to last byte, connect included when one was opened.
     pub response: Latency,
+    /// The longest completed response, exact (µs): the paper's "Maximum Response time", kept
+    /// to the µs as the page blocks' maxima are, where the histogram rounds to its precision.
+    #[serde(default)]
+    pub response_us_max: u64,
     /// Per page: start of its first file to the end of its last.
     pub page: Latency,
     /// Open loop only: the same, measured from the actual send rather than the intended start.
@@ -420,6 +425,15 @@ pub struct Stats {
     /// Sum over Webchildren of the time each was running in the window (the paper's
     /// "cumulative time of test for all hosts"), µs.
     pub cumulative_us: u64,
+    /// Webchildren, event-loop threads and client hosts whose measurements these are: a
+    /// thread's own are (its Webchildren, 1, 0); a merge adds them, and the coordinator of a
+    /// run on many hosts sets `hosts` to those it merged, so a lost host's are not in them.
+    #[serde(default)]
+    pub webchildren: u64,
+    #[serde(default)]
+    pub threads: u64,
+    #[serde(default)]
+    pub hosts: u64,
     /// One entry per second of the measured window, second `i` covering `(i s, i+1 s]` after
     /// the window's start (see [`second_index`]). The runner leaves exactly
     /// [`seconds_in`]`(duration)` entries in a merged result; a thread's may hold more or fewer.
@@ -575,6 +589,7 @@ impl Stats {
             tls_session: None,
             ttfb: Latency::new(3),
             response: Latency::new(3),
+            response_us_max: 0,
             page: Latency::new(3),
             response_uncorrected: open_loop.then(|| Latency::new(3)),
             page_uncorrected: open_loop.then(|| Latency::new(3)),
@@ -595,6 +610,9 @@ impl Stats {
             bytes_failed: 0,
             bytes_unfinished: 0,
             cumulative_us: 0,
+            webchildren: 0,
+            threads: 0,
+            hosts: 0,
             timeseries: Vec::new(),
         }
     }
@@ -639,6 +657,7 @@ impl Stats {
         }
         self.ttfb.merge(&o.ttfb);
         self.response.merge(&o.response);
+        self.response_us_max = self.response_us_max.max(o.response_us_max);
         self.page.merge(&o.page);
         if let (Some(a), Some(b)) = (&mut self.response_uncorrected, &o.response_uncorrected) {
             a.merge(b);
@@ -665,6 +684,9 @@ impl Stats {
         self.bytes_failed += o.bytes_failed;
         self.bytes_unfinished += o.bytes_unfinished;
         self.cumulative_us += o.cumulative_us;
+        self.webchildren += o.webchildren;
+        self.threads += o.threads;
+        self.hosts += o.hosts;
         self.preallocate_seconds(o.timeseries.len());
         for (a, b) in self.timeseries.iter_mut().zip(&o.timeseries) {
             a.merge(b);
@@ -773,6 +795,7 @@ impl Stats {
         self.bytes_body += r.body_bytes;
         self.ttfb.record_us(r.ttfb_us);
         self.response.record_us(r.response_us);
+        self.response_us_max = self.response_us_max.max(r.response_us);
         if let Some(h) = &mut self.response_uncorrected {
             h.record_us(r.response_uncorrected_us);
         }

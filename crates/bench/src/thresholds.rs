@@ -343,16 +343,17 @@ fn parse_fraction(text: &str) -> Result<f64, String> {
     Ok(v)
 }
 
-/// A latency with its unit (`50ms`, `1.5s`, `200us`) in milliseconds. A bare number is refused:
-/// `p99<50` could mean milliseconds or seconds.
+/// A latency (`50ms`, `1.5s`, `200us`) in milliseconds. A bare number is milliseconds, as k6
+/// reads `p(95)<200` (its latencies are in ms), so a threshold copied from a k6 script means
+/// here what it meant there.
 fn parse_ms(text: &str) -> Result<f64, String> {
     let split = text
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .ok_or_else(|| format!("`{text}` has no unit: write e.g. `{text}ms` (units: us, ms, s)"))?;
+        .unwrap_or(text.len());
     let (number, unit) = text.split_at(split);
     let scale = match unit {
         "us" | "µs" => 1e-3,
-        "ms" => 1.0,
+        "" | "ms" => 1.0,
         "s" => 1e3,
         "m" | "min" => 60e3,
         _ => return Err(format!("unknown unit `{unit}` (units: us, ms, s)")),
@@ -412,8 +413,8 @@ mod tests {
             e.contains("`p99 50ms`") && e.contains("no comparison"),
             "{e}"
         );
-        let e = err("p99<50");
-        assert!(e.contains("`p99<50`") && e.contains("no unit"), "{e}");
+        assert_eq!(parse("p(95)<200").limit, 200.0, "k6: a bare latency is ms");
+        assert_eq!(parse("p99<1.5").limit, 1.5);
         let e = err("latency<50ms");
         assert!(e.contains("unknown metric `latency`"), "{e}");
         assert!(err("p101<1s").contains("unknown metric"));

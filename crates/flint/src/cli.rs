@@ -52,6 +52,21 @@ pub enum Command {
     Serve(cmd::serve::ServeArgs),
     /// Write a document tree and its workload: one of the paper's mixes, or a filelist's files.
     Fileset(cmd::fileset::FilesetArgs),
+    /// Write a workload from a site: its pages as a browser fetches them, weighted by an access log.
+    ///
+    /// Crawls from URL (same origin, to --depth and --max-pages, robots.txt honoured), parses
+    /// each page as a browser does (HTML5, srcset, stylesheets and their @imports) and writes one
+    /// [[page]] per HTML document that `flint bench -w` runs as it is. With --access-log, each
+    /// page's weight is how often it was requested; with the log alone, the pages come from it.
+    #[command(after_help = "Examples:\n  \
+        flint discover http://127.0.0.1:8080/ -o site.toml\n  \
+        flint discover https://example.test/ --depth 2 --max-pages 50 --crawl-rate 5 -o site.toml\n  \
+        flint discover http://127.0.0.1:8080/ --access-log /var/log/nginx/access.log -o site.toml\n  \
+        flint discover --access-log access.log.gz -o site.toml\n\n\
+        Exit status: 0 written; 1 the start page could not be fetched, or no crawled page is in \
+        the access log; 2 bad usage or input (an access log with no usable line), nothing \
+        fetched.")]
+    Discover(cmd::discover::DiscoverArgs),
     /// Rerun the Jigsaw, IO-Lite and Content-MD5 experiments on today's servers, with profiles.
     Lab(cmd::lab::LabArgs),
     /// Run the same workload against several servers in turn (A B A B) and compare them.
@@ -74,6 +89,7 @@ impl Command {
             Command::Serve(args) => cmd::serve::serve(args),
             Command::Fileset(args) => cmd::fileset::fileset(args),
             Command::Run(args) => cmd::run::run(args),
+            Command::Discover(args) => cmd::discover::discover(args),
             Command::Lab(args) => cmd::lab::lab(args),
             Command::Compare(args) => cmd::compare::compare(args),
             Command::Report(args) => cmd::report::report(args),

@@ -1,43 +1,71 @@
-//! Durations on the command line: a number and a unit (`500ms`, `10s`, `2m`, `1h`, `1.5s`).
+//! Durations on the command line: numbers with units (`500ms`, `10s`, `2m`, `1h`, `1.5s`), or
+//! several of them in a row as Go, k6 and hey write them (`1m30s`, `1h2m`).
 //!
-//! A bare number is refused: `-d 10` could mean seconds or minutes (WebSTONE's `-t` was minutes),
-//! and a benchmark that ran 60 times too long or too short is worse than an error.
+//! A bare number is refused here: `-t 10` in WebSTONE was minutes, `--timeout 10` in hey is
+//! seconds, and a timeout 60 times too long or too short is worse than an error. The run's
+//! length is the one exception (`-d 3` is 3 s in wrk and hey alike): see [`parse_run_length`].
 
 use std::time::Duration;
 
+const UNITS: &str = "units: us, ms, s, m, h; e.g. 500ms, 30s, 1m30s";
+
 pub fn parse(text: &str) -> Result<Duration, String> {
     let text = text.trim();
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .ok_or_else(|| {
-            format!("`{text}` has no unit: write e.g. `{text}s` (units: us, ms, s, m, h)")
-        })?;
-    let (number, unit) = text.split_at(split);
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("`{text}`: `{number}` is not a number"))?;
-    let scale = match unit {
-        "us" | "µs" => 1e-6,
-        "ms" => 1e-3,
-        "s" => 1.0,
-        "m" | "min" => 60.0,
-        "h" => 3600.0,
-        _ => {
-            return Err(format!(
-                "`{text}`: unknown unit `{unit}` (units: us, ms, s, m, h)"
-            ))
-        }
-    };
-    let secs = value * scale;
+    if text.is_empty() {
+        return Err(format!("no duration given ({UNITS})"));
+    }
+    if text.parse::<f64>().is_ok() {
+        return Err(format!(
+            "`{text}` has no unit: write e.g. `{text}s` ({UNITS})"
+        ));
+    }
+    let mut secs = 0.0;
+    let mut rest = text;
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let (number, after) = rest.split_at(digits);
+        let value: f64 = number
+            .parse()
+            .map_err(|_| format!("`{text}`: `{number}` is not a number ({UNITS})"))?;
+        let unit_len = after
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(after.len());
+        let (unit, next) = after.split_at(unit_len);
+        let scale = match unit {
+            "us" | "µs" => 1e-6,
+            "ms" => 1e-3,
+            "s" => 1.0,
+            "m" | "min" => 60.0,
+            "h" => 3600.0,
+            "" => return Err(format!("`{text}`: `{number}` has no unit ({UNITS})")),
+            _ => return Err(format!("`{text}`: unknown unit `{unit}` ({UNITS})")),
+        };
+        secs += value * scale;
+        rest = next;
+    }
     if !secs.is_finite() || secs > 1e9 {
         return Err(format!("`{text}` is out of range"));
     }
     Ok(Duration::from_secs_f64(secs))
 }
 
+/// The run's length (`-d`): as [`parse`], and a bare number is seconds, as in wrk (`-d 3`) and
+/// hey (`-z`): no benchmarking tool reads a bare run length as anything else.
+pub fn parse_run_length(text: &str) -> Result<Duration, String> {
+    match text.trim().parse::<f64>() {
+        Ok(secs) if secs.is_finite() && (0.0..=1e9).contains(&secs) => {
+            Ok(Duration::from_secs_f64(secs))
+        }
+        Ok(_) => Err(format!("`{text}` is out of range")),
+        Err(_) => parse(text),
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::parse;
+    use super::{parse, parse_run_length};
     use std::time::Duration;
 
     #[test]
@@ -51,10 +79,28 @@ mod tests {
     }
 
     #[test]
+    fn several_units_add_up_as_go_and_k6_write_them() {
+        assert_eq!(parse("1m30s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse("1h2m3s"), Ok(Duration::from_secs(3723)));
+        assert_eq!(parse("1s500ms"), Ok(Duration::from_millis(1500)));
+        assert!(parse("1m30").unwrap_err().contains("`30` has no unit"));
+    }
+
+    #[test]
     fn bare_numbers_and_unknown_units_are_refused() {
         assert!(parse("10").unwrap_err().contains("no unit"));
         assert!(parse("10x").unwrap_err().contains("unknown unit"));
         assert!(parse("s").is_err());
         assert!(parse("1.2.3s").is_err());
+        assert!(parse("").is_err());
+    }
+
+    #[test]
+    fn a_bare_run_length_is_seconds() {
+        assert_eq!(parse_run_length("3"), Ok(Duration::from_secs(3)));
+        assert_eq!(parse_run_length("1.5"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_run_length("1m30s"), Ok(Duration::from_secs(90)));
+        assert!(parse_run_length("-3").is_err());
+        assert!(parse_run_length("3x").is_err());
     }
 }

@@ -14,7 +14,7 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
+    let cli = cli::Cli::parse_from(cmd::bench::join_tls_version(std::env::args_os()));
     // Often 1024 by default while the hard limit is far higher: a run of more Webchildren, or a
     // server with more connections, would fail at connect or accept instead.
     cmd::bench::raise_open_files();

@@ -63,6 +63,25 @@ pub fn write_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
     }
 }
 
+/// Whether `path` can be written, found by opening it for writing (without truncating it): a
+/// file that did not exist is removed again. `Err`: `PATH: cannot write there: REASON`.
+pub fn check_writable(path: &Path) -> Result<(), String> {
+    let existed = path.exists();
+    let opened = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path);
+    match opened {
+        Ok(_) => {
+            if !existed {
+                let _ = std::fs::remove_file(path);
+            }
+            Ok(())
+        }
+        Err(e) => Err(format!("{}: cannot write there: {e}", path.display())),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -167,3 +167,36 @@ fn compare_refuses_a_serve_command_without_a_port() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("has no {port}"), "{stderr}");
 }
+
+#[test]
+fn a_target_is_a_url_as_bench_takes_it_with_its_path_and_without_a_name() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.html"), b"hello").unwrap();
+    let server = common::start_server(dir.path(), 1);
+    let url = format!("http://{}/a.html", server.addr);
+    let out = run_bounded(
+        flint().args([
+            "compare", "--target", &url, "--rounds", "1", "-n", "20", "-c", "2", "-q",
+        ]),
+        Duration::from_secs(60),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stdout.contains(&format!("{}/a.html", server.addr)),
+        "{stdout}"
+    );
+    // Two targets on different files cannot be compared on the same workload.
+    let other = format!("b=http://{}/b.html", server.addr);
+    let out = run_bounded(
+        flint().args(["compare", "--target", &url, "--target", &other, "-n", "1"]),
+        Duration::from_secs(60),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("every target is measured on the same files"),
+        "{stderr}"
+    );
+}

@@ -135,15 +135,15 @@ fn bad_options_exit_2_before_anything_starts() {
     refused(&mut bench(&["-c", "0"]), "must be at least 1");
     refused(&mut bench(&["-n", "0"]), "must be at least 1");
     refused(&mut bench(&["-d", "0s"]), "must be longer than 0");
-    refused(&mut bench(&["--rate=0"]), "not a positive number");
-    refused(&mut bench(&["--rate", "NaN"]), "not a positive number");
+    refused(&mut bench(&["--rate=0"]), "is not a rate");
+    refused(&mut bench(&["--rate", "NaN"]), "is not a rate");
     refused(
         &mut bench(&["--think", "1s", "--rate", "10"]),
         "cannot be used with",
     );
     refused(
-        &mut bench(&["--threshold", "p99<50"]),
-        "threshold `p99<50`: `50` has no unit",
+        &mut bench(&["--threshold", "p99<50parsecs"]),
+        "threshold `p99<50parsecs`: unknown unit `parsecs`",
     );
     refused(
         &mut bench(&["--json", "-", "--log", "-"]),

@@ -391,3 +391,45 @@ fn compare_takes_its_load_from_hosts_too() {
         "two rounds of 200 pages, from the hosts"
     );
 }
+
+#[test]
+fn host_names_never_run_commands_on_the_coordinator() {
+    let (dir, server) = server();
+    let planted = dir.path().join("planted");
+    let names = format!("a;touch${{IFS}}{}", planted.display());
+    let file = dir.path().join("clients");
+    std::fs::write(&file, format!("ok 1\n$(touch {}) 1\n", planted.display())).unwrap();
+    for args in [
+        vec!["--hosts".to_owned(), names.clone()],
+        vec!["--hosts-file".to_owned(), file.display().to_string()],
+        vec!["--hosts=a,-oProxyCommand=touch".to_owned()],
+    ] {
+        let mut cmd = bench(&server, &["-c", "2", "-d", "1s"]);
+        cmd.args(&args).args(["--launch", ": {host}; flint worker"]);
+        let out = run_bounded(&mut cmd, LIMIT);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains("is not a host name"), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
+        assert!(!planted.exists(), "{args:?} ran a command");
+    }
+    // A name that passes and needs quoting (an IPv6 address's brackets, a glob to sh) reaches
+    // the template as it was given.
+    let seen = dir.path().join("seen");
+    std::fs::write(dir.path().join("a"), "").unwrap(); // something `[::a]` could glob to
+    let template = format!(
+        "cd {}; printf %s {{host}} > seen; exec {} worker",
+        dir.path().display(),
+        exe()
+    );
+    let out = run_bounded(
+        bench(&server, &["-c", "1", "-n", "5", "--hosts", "[::a]"]).args(["--launch", &template]),
+        LIMIT,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(seen).unwrap(), "[::a]");
+}

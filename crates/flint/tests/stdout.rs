@@ -32,7 +32,7 @@ fn json_dash_writes_the_json_alone_on_stdout() {
         serde_json::from_slice(&out.stdout).expect("stdout is one JSON document and nothing else");
     assert_eq!(doc["summary"]["pages"], 30);
     assert!(
-        stderr.contains("WEBSTONE number"),
+        stderr.contains("Latency (ms)"),
         "the report went to stderr: {stderr}"
     );
 }

@@ -146,8 +146,11 @@ pub struct Summary {
     pub requests: u64,
     pub connects: u64,
     pub errors: u64,
-    /// Webchildren.
+    /// Webchildren whose measurements are in these figures (on many hosts: of the hosts that
+    /// finished).
     pub clients: u64,
+    /// Webchildren of hosts lost during the run: not in these figures (0 otherwise).
+    pub clients_lost: u64,
     /// The paper's data moved: `bytes_header + bytes_body` of the counted responses, exactly.
     pub bytes_total: u64,
     pub bytes_header: u64,

@@ -52,4 +52,10 @@ pub struct HostRecord {
     /// Requests completed in each second of the measured window, aligned on the agreed start.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub requests_per_second: Vec<u64>,
+    /// A lost host: how far into the measured window (s) it was last heard from. Its
+    /// `requests`, `errors`, `bytes_total` and `requests_per_second` are then what its live
+    /// figures, sent once a second, said it had done by then (to the second, warm-up taken
+    /// out), not a measurement merged into the run's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub known_until_s: Option<f64>,
 }

@@ -12,6 +12,8 @@ pub struct LatencySummary {
     pub max: f64,
     pub p50: f64,
     pub p90: f64,
+    /// Absent from results written before it was added (read as 0).
+    pub p95: f64,
     pub p99: f64,
     pub p999: f64,
 }

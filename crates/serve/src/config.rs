@@ -24,16 +24,25 @@ pub struct Config {
     pub listen: SocketAddr,
     /// Event-loop threads; 0 means one per available core.
     pub threads: usize,
-    /// Open connections across all threads (split evenly). At the cap a new connection takes the
-    /// place of the keep-alive connection idle the longest; only when every one is busy with a
+    /// Open connections across all threads (one count the threads share). At the cap a new
+    /// connection takes the place of the one that has waited longest for a request (idle
+    /// keep-alive, or silent since accept); only when every one of its thread's is busy with a
     /// request is it closed at once.
     pub max_connections: usize,
     /// A request's head must arrive within this (slowloris), ms.
     pub header_timeout_ms: u64,
     /// An idle keep-alive connection is closed after this, ms.
     pub keepalive_timeout_ms: u64,
-    /// A response that makes no progress for this long is abandoned, ms.
+    /// A response that makes no progress (no byte taken by the kernel) for this long is
+    /// abandoned, ms.
     pub send_timeout_ms: u64,
+    /// A request body is read within this of its start, plus a second per `body_min_rate`
+    /// bytes received, and with no gap longer than this between its bytes, ms (Apache's
+    /// mod_reqtimeout `body=10,MinRate=500`; nginx's `client_body_timeout` is the gap).
+    pub body_timeout_ms: u64,
+    /// Bytes a second a request body must average to earn time past `body_timeout_ms`; 0 leaves
+    /// only the gap.
+    pub body_min_rate: u64,
     pub max_request_line: usize,
     pub max_header_bytes: usize,
     pub max_headers: usize,
@@ -55,6 +64,21 @@ pub struct Config {
     /// Ed25519); both or neither. The port then serves TLS only (tls_setup.rs).
     pub tls_cert: Option<PathBuf>,
     pub tls_key: Option<PathBuf>,
+    /// HTTP/2: over TLS offered by ALPN (`h2` before `http/1.1`), over cleartext taken when a
+    /// connection opens with the client preface (prior knowledge). Off: HTTP/1.1 only.
+    pub http2: bool,
+    /// HTTP/2 streams a client may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS); past
+    /// it nghttp2 refuses new ones (RST_STREAM REFUSED_STREAM).
+    pub h2_max_concurrent_streams: u32,
+    /// Each HTTP/2 stream's receive window (SETTINGS_INITIAL_WINDOW_SIZE), bytes: request
+    /// bodies are dropped, so RFC 9113's default is plenty.
+    pub h2_initial_window_size: u32,
+    /// Largest HTTP/2 header list a client may send (SETTINGS_MAX_HEADER_LIST_SIZE: names and
+    /// values plus 32 bytes a field); past it the stream is reset.
+    pub h2_max_header_list_size: u32,
+    /// The HPACK table a client's encoder may use (SETTINGS_HEADER_TABLE_SIZE), and the most
+    /// ours uses, bytes.
+    pub h2_header_table_size: u32,
 
     // ---- files, cache and responses (resolve.rs, cache.rs, respond.rs)
     /// Served for a directory.
@@ -120,6 +144,8 @@ impl Default for Config {
             header_timeout_ms: 10_000,
             keepalive_timeout_ms: 60_000,
             send_timeout_ms: 60_000,
+            body_timeout_ms: 10_000,
+            body_min_rate: 500,
             max_request_line: 8192,
             max_header_bytes: 16_384,
             max_headers: 64,
@@ -130,6 +156,11 @@ impl Default for Config {
             defer_accept: true,
             tls_cert: None,
             tls_key: None,
+            http2: true,
+            h2_max_concurrent_streams: 100,
+            h2_initial_window_size: 65_535,
+            h2_max_header_list_size: 65_536,
+            h2_header_table_size: 4_096,
             index: "index.html".into(),
             cache_bytes: 64 << 20,
             cache_max_file: 32 << 10,
@@ -171,7 +202,7 @@ impl Config {
     /// Refuses values that would make the server refuse everything, spin or never time out:
     /// checked by `Server::bind` before anything starts.
     pub fn validate(&self) -> Result<(), InvalidConfig> {
-        let checks: [(&'static str, u64, bool, &'static str); 7] = [
+        let checks: [(&'static str, u64, bool, &'static str); 10] = [
             (
                 "max_connections",
                 self.max_connections as u64,
@@ -188,6 +219,12 @@ impl Config {
                 "send_timeout_ms",
                 self.send_timeout_ms,
                 self.send_timeout_ms >= 1,
+                "must be at least 1",
+            ),
+            (
+                "body_timeout_ms",
+                self.body_timeout_ms,
+                self.body_timeout_ms >= 1,
                 "must be at least 1",
             ),
             (
@@ -214,6 +251,18 @@ impl Config {
                 self.max_pipeline_bytes >= 1,
                 "must be at least 1",
             ),
+            (
+                "h2_max_concurrent_streams",
+                u64::from(self.h2_max_concurrent_streams),
+                self.h2_max_concurrent_streams >= 1,
+                "must be at least 1",
+            ),
+            (
+                "h2_initial_window_size",
+                u64::from(self.h2_initial_window_size),
+                self.h2_initial_window_size <= i32::MAX as u32,
+                "must be at most 2^31-1 (RFC 9113 6.9.2)",
+            ),
         ];
         match checks.into_iter().find(|c| !c.2) {
             Some((key, value, _, reason)) => Err(InvalidConfig {
@@ -222,6 +271,18 @@ impl Config {
                 reason,
             }),
             None => Ok(()),
+        }
+    }
+
+    /// HTTP/2's limits (the `http2` crate's server defaults, with the `h2_*` keys over them).
+    pub fn http2_limits(&self) -> http2::Config {
+        http2::Config {
+            max_concurrent_streams: self.h2_max_concurrent_streams,
+            initial_window_size: self.h2_initial_window_size,
+            max_header_list_size: self.h2_max_header_list_size,
+            header_table_size: self.h2_header_table_size,
+            deflate_table_size: self.h2_header_table_size as usize,
+            ..http2::Config::server()
         }
     }
 

@@ -13,6 +13,7 @@ use mio::net::TcpStream;
 
 use crate::pool::Pool;
 use crate::protocol::{Session, Worker};
+use crate::stats::ServerStats;
 use crate::transport::{Flushed, Transport};
 
 /// Longest lingering close (capped by the header timeout).
@@ -22,9 +23,11 @@ const LINGER: Duration = Duration::from_secs(2);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Phase {
     /// A request head is due (since accept, or since its first byte): the header timeout. Over
-    /// TLS the handshake comes first, within the same timeout. The same while a request body is
-    /// read and dropped, from its latest bytes.
+    /// TLS the handshake comes first, within the same timeout.
     Head,
+    /// A request body is being read and dropped: its deadline (a total that grows with the
+    /// bytes received, and a gap).
+    Body,
     /// Between requests: the keep-alive timeout.
     Idle,
     /// Output queued that the client is not taking: the send timeout since the last progress.
@@ -41,6 +44,12 @@ pub(crate) struct Conn<T> {
     pub eof: bool,
     pub phase: Phase,
     pub deadline: Instant,
+}
+
+/// Bytes this thread's sockets have taken (written, sent from files): a flush made progress when
+/// this grew, whatever the transport buffered on the way.
+fn kernel_took(st: &ServerStats) -> u64 {
+    st.written_bytes + st.sendfile_bytes
 }
 
 impl<T: Transport> Conn<T> {
@@ -60,9 +69,29 @@ impl<T: Transport> Conn<T> {
         })
     }
 
-    /// Idle between requests, with nothing held: may be closed to admit a new connection.
-    pub fn is_idle(&self) -> bool {
-        self.phase == Phase::Idle && self.session.queued == 0 && !self.session.has_input()
+    /// Since when the connection has waited for a request with nothing of one in hand: idle
+    /// between requests, or accepted (over TLS, possibly past its handshake) and silent since.
+    /// Such a connection may be closed to admit a new one at the connection cap; `None` while
+    /// a request is under way (a head or body arriving, a response queued).
+    pub fn waiting_since(&self, keepalive: Duration) -> Option<Instant> {
+        let s = &self.session;
+        if s.queued > 0
+            || s.has_input()
+            || s.reading_body()
+            || s.streams_open()
+            || self.io.has_output()
+        {
+            return None;
+        }
+        match self.phase {
+            Phase::Idle => Some(
+                self.deadline
+                    .checked_sub(keepalive)
+                    .unwrap_or(self.deadline),
+            ),
+            Phase::Head if !s.served => Some(s.head_since),
+            _ => None,
+        }
     }
 
     /// Moves the connection forward as far as it can go without blocking: read what is there,
@@ -73,7 +102,10 @@ impl<T: Transport> Conn<T> {
         }
         let answered_before = w.stats.requests;
         loop {
-            if self.io.may_read() && !self.eof && self.session.wants_input() {
+            // No input is taken while the queued output is at its bound: whatever the protocol,
+            // a client that reads nothing cannot make its session queue more by sending more.
+            let room = self.session.queued < w.max_pipeline;
+            if room && self.io.may_read() && !self.eof && self.session.wants_input() {
                 let space = self.session.input_space(pool);
                 match self.io.read(env, space, &mut w.stats) {
                     Ok(0) => self.eof = true,
@@ -85,15 +117,17 @@ impl<T: Transport> Conn<T> {
                     },
                 }
             }
-            let limited = self.session.answer(w);
+            let limited = self.session.answer(w, pool, self.io.negotiated());
             if self.session.queued > 0 || self.io.has_output() {
-                let before = self.session.queued;
+                let before = kernel_took(&w.stats);
                 match self.io.flush(env, &mut self.session, &mut w.stats) {
                     Err(_) => return false,
                     Ok(Flushed::Blocked) => {
                         // The send timeout counts from the last progress, not the last event (a
-                        // client sending more input while reading nothing does not extend it).
-                        if self.phase != Phase::Send || self.session.queued < before {
+                        // client sending more input while reading nothing does not extend it),
+                        // and progress is bytes the kernel took: output moved into a transport's
+                        // own buffer (sealed into TLS records) has not been sent.
+                        if self.phase != Phase::Send || kernel_took(&w.stats) > before {
                             self.phase = Phase::Send;
                             self.deadline = w.now + w.timeouts.send;
                         }
@@ -105,7 +139,10 @@ impl<T: Transport> Conn<T> {
             if self.session.close_after {
                 return self.close_gracefully(w, env, pool);
             }
-            let can_read = self.io.may_read() && !self.eof && self.session.wants_input();
+            let can_read = self.session.queued < w.max_pipeline
+                && self.io.may_read()
+                && !self.eof
+                && self.session.wants_input();
             if !can_read && !limited {
                 break;
             }
@@ -114,9 +151,15 @@ impl<T: Transport> Conn<T> {
             // Every complete request is answered and written; what is left is a partial head.
             return false;
         }
-        if self.session.has_input() || !self.session.served || self.session.reading_body() {
-            // A body being dropped is due as a head is: a client that stops sending one is cut
-            // at the header timeout since its latest bytes, not kept for the keep-alive one.
+        // A body's clock stops while the server is not reading because its output is blocked.
+        let restart = self.phase == Phase::Send;
+        if let Some(due) = self.session.body_deadline(w, restart) {
+            // A body being dropped has its own deadline (a total and a gap, `protocol/body.rs`),
+            // not the keep-alive one.
+            self.phase = Phase::Body;
+            self.deadline = due;
+        } else if self.session.has_input() || !self.session.served {
+            // A head is due within the header timeout of its first byte, however it trickles.
             self.phase = Phase::Head;
             self.deadline = self.session.head_since + w.timeouts.header;
         } else if self.phase != Phase::Idle || w.stats.requests != answered_before {
@@ -149,7 +192,7 @@ impl<T: Transport> Conn<T> {
         }
         self.phase = Phase::Linger;
         self.deadline = w.now + LINGER.min(w.timeouts.header);
-        self.io.readable();
+        self.io.readable(false);
         self.drain_input(w, pool)
     }
 

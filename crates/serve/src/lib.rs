@@ -14,7 +14,8 @@
 //! - [`server`]: binding (`listeners`: a socket per thread, one group no other server joins),
 //!   threads, shutdown; `event_loop` (per thread: accept, the connection slab, timers, the
 //!   connection cap), `conn` (one connection's driver loop: read, answer every complete request,
-//!   write, close), `protocol` (HTTP/1.1 with no I/O: bytes in, response segments out),
+//!   write, close), `protocol` (the session, no I/O: bytes in, response segments out; `h1` is
+//!   HTTP/1.1, the protocol chosen per connection by ALPN or the first bytes),
 //!   `transport` (the seam between the two) and `plain` (its plain-TCP side: `recv`, `send`, a
 //!   gathered `sendmsg`, `sendfile`), with `pool` recycling their buffers and [`stats`] counting;
 //!   `tls` is the TLS transport beside `plain`, configured by [`tls_setup`];
@@ -39,6 +40,7 @@ pub mod gds;
 mod listeners;
 pub mod mime;
 pub mod negotiate;
+mod pem_file;
 mod plain;
 mod pool;
 mod protocol;

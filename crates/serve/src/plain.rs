@@ -35,6 +35,8 @@ pub(crate) struct PlainTcp {
     sock: TcpStream,
     /// The socket may hold unread input: an edge was seen and no short read has happened since.
     rd_ready: bool,
+    /// An edge said the client's FIN is in: read until it is (see [`Transport::readable`]).
+    fin_seen: bool,
 }
 
 /// The thread's scratch space for gathered writes.
@@ -57,6 +59,7 @@ impl Transport for PlainTcp {
         Ok(PlainTcp {
             sock,
             rd_ready: true,
+            fin_seen: false,
         })
     }
 
@@ -64,8 +67,9 @@ impl Transport for PlainTcp {
         &mut self.sock
     }
 
-    fn readable(&mut self) {
+    fn readable(&mut self, closed: bool) {
         self.rd_ready = true;
+        self.fin_seen |= closed;
     }
 
     fn may_read(&self) -> bool {
@@ -78,7 +82,7 @@ impl Transport for PlainTcp {
         buf: &mut [u8],
         st: &mut ServerStats,
     ) -> io::Result<usize> {
-        recv(&self.sock, &mut self.rd_ready, buf, st)
+        recv(&self.sock, &mut self.rd_ready, self.fin_seen, buf, st)
     }
 
     /// Writes queued output until done or the socket is full: the leading in-memory segments in
@@ -192,6 +196,6 @@ impl Transport for PlainTcp {
     }
 
     fn discard(&mut self, buf: &mut [u8], st: &mut ServerStats) -> io::Result<usize> {
-        recv(&self.sock, &mut self.rd_ready, buf, st)
+        recv(&self.sock, &mut self.rd_ready, self.fin_seen, buf, st)
     }
 }

@@ -1,25 +1,23 @@
-//! HTTP/1.1 on one connection, apart from its I/O: bytes in, response segments out.
+//! One connection's protocol, apart from its I/O: plaintext bytes in, response segments out.
 //!
-//! A [`Session`] is given the plaintext bytes its driver received (into the input buffer it
-//! lends), answers every complete request through the thread's [`Responder`], queues each
-//! response as segments (heads and small bodies copied into one buffer, cached bodies shared,
-//! file ranges) and decides what follows: keep the connection, close it after the queue is
-//! written, or close it lingering because the client may still be sending. A request body (a
-//! static server has no use for one) is read and dropped within a limit (`protocol/body.rs`), so
-//! the requests pipelined after it are answered on the same connection. It makes no system
-//! call, so it is tested with byte slices in and segments out (as hyper's h1 keeps its protocol
-//! state apart from its I/O); the drivers (plain TCP, TLS) move the bytes and share it unchanged.
+//! A [`Session`] is what the connection's driver (`conn`) and its transport (`plain`, `tls`) see:
+//! the input buffer it lends for receiving, the output queue the transport writes (heads and
+//! small bodies copied into one buffer, cached bodies shared, file ranges), and what follows the
+//! queue (keep the connection, close, close lingering). Which protocol fills that queue is
+//! decided once per connection and stays inside this module: HTTP/1.1 (`h1`), or HTTP/2 when the
+//! connection asks for it: by ALPN over TLS, by the client preface over cleartext (`preface`).
+//! Neither protocol makes a system call, so both are tested with byte slices in and segments
+//! out; the drivers move the bytes and do not know which one answered.
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant, SystemTime};
 
-use wire::{Method, RequestLimits};
+use wire::RequestLimits;
 
-use crate::access_log::{AccessLog, Entry};
-use crate::pool::{Bufs, Pool, Seg};
-use crate::respond::{Body, Reply, Responder};
+use crate::access_log::AccessLog;
+use crate::pool::{Bufs, Pool};
+use crate::respond::{Reply, Responder};
 use crate::stats::ServerStats;
-use body::Drain;
 
 /// The timeouts the driver loop applies, by what a connection waits for.
 #[derive(Debug, Clone, Copy)]
@@ -30,6 +28,9 @@ pub(crate) struct Timeouts {
     pub keepalive: Duration,
     /// Output queued that the client is not taking, since the last progress.
     pub send: Duration,
+    /// A request body: since its latest bytes, and since its start (extended by the bytes
+    /// received at `Worker::body_min_rate`; see `protocol/body.rs`).
+    pub body: Duration,
 }
 
 /// What answering needs besides the connection: everything one event-loop thread owns, nothing
@@ -48,7 +49,33 @@ pub(crate) struct Worker {
     /// A request body is read and dropped up to this many bytes; above it the request gets 413
     /// (or, once answered, the connection is closed).
     pub max_body: u64,
+    /// Bytes a second a request body must average to earn time past `timeouts.body`.
+    pub body_min_rate: u64,
     pub timeouts: Timeouts,
+    /// HTTP/2's limits, when it is on: a cleartext connection that opens with the client
+    /// preface is served HTTP/2 (over TLS, ALPN decides: `h2` is offered only when it is on).
+    pub http2: Option<http2::Config>,
+}
+
+/// What the transport learnt of the protocol before any plaintext arrived.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Negotiated {
+    /// Nothing (cleartext): the first bytes decide.
+    Nothing,
+    /// TLS with ALPN `h2`.
+    H2,
+    /// TLS with ALPN `http/1.1`, or none.
+    Http1,
+}
+
+/// Which protocol a connection speaks.
+#[derive(Debug)]
+enum Proto {
+    /// No plaintext yet, or too little of it to tell.
+    Undecided,
+    H1(h1::H1),
+    /// Boxed: an HTTP/1.1 connection does not carry its size.
+    H2(Box<h2::H2>),
 }
 
 /// One connection's protocol state.
@@ -68,8 +95,7 @@ pub(crate) struct Session {
     /// When the current request head started (accept for the first one); while a body is read,
     /// when its latest bytes arrived into an empty buffer.
     pub head_since: Instant,
-    /// The body of the last answered request, still being read and dropped.
-    body: Option<Drain>,
+    proto: Proto,
 }
 
 impl Session {
@@ -82,7 +108,7 @@ impl Session {
             linger: false,
             served: false,
             head_since: now,
-            body: None,
+            proto: Proto::Undecided,
         }
     }
 
@@ -115,9 +141,25 @@ impl Session {
         self.bufs.as_ref().is_some_and(|b| b.in_len > 0)
     }
 
-    /// A request's body is still being read (the header timeout applies, from its latest bytes).
+    /// When the request body being read is due (see `protocol/body.rs`); `None` when no body is.
+    pub fn body_deadline(&mut self, w: &Worker, restart: bool) -> Option<Instant> {
+        let drain = match &mut self.proto {
+            Proto::H1(h) => h.body()?,
+            // HTTP/2 drops bodies per stream, under flow control: see `streams_open`.
+            Proto::H2(_) | Proto::Undecided => return None,
+        };
+        if restart {
+            drain.restart(w.now);
+        }
+        Some(drain.deadline(w.timeouts.body, w.body_min_rate))
+    }
+
+    /// A request's body is still being read (its own deadline applies: [`Session::body_deadline`]).
     pub fn reading_body(&self) -> bool {
-        self.body.is_some()
+        match &self.proto {
+            Proto::H1(h) => h.reading_body(),
+            Proto::H2(_) | Proto::Undecided => false,
+        }
     }
 
     /// Plain HTTP arrived on a TLS port: the transport received its first `n` bytes into
@@ -125,27 +167,9 @@ impl Session {
     /// so (the transport sends it unencrypted) and closes, lingering: the client may still be
     /// sending.
     pub fn refuse_plain_http(&mut self, n: usize, w: &mut Worker) {
-        let Some(b) = self.bufs.as_mut() else { return };
-        let start = b.out.len();
-        let reply = w.responder.plain_http_on_tls(&w.date, &mut b.out);
-        if let Some(log) = w.log.as_mut() {
-            let e = Entry {
-                peer: self.peer.ip(),
-                request_line: first_line(&b.input[..n.min(b.input.len())]),
-                status: reply.status,
-                body_bytes: reply.body_bytes,
-                referer: None,
-                user_agent: None,
-            };
-            log.record(&e, w.wall);
-        }
-        w.stats.tls_plain_http += 1;
-        count_status(&mut w.stats, &reply);
-        self.served = true;
-        self.queued += (b.out.len() - start) as u64;
-        b.push_mem(start);
-        self.close_after = true;
-        self.linger = true;
+        w.stats.http1_connections += 1;
+        self.proto = Proto::H1(h1::H1::default());
+        h1::refuse_plain_http(self, n, w);
     }
 
     /// Gives the buffers back once both are empty: an idle connection holds none.
@@ -157,130 +181,75 @@ impl Session {
 
     /// Answers every complete request in the input buffer while the output queue is under
     /// `max_pipeline`, then compacts the buffer. Returns true if it stopped at that limit with
-    /// input left (the driver resumes once the queue is written).
-    pub fn answer(&mut self, w: &mut Worker) -> bool {
-        let Some(b) = self.bufs.as_mut() else {
-            return false;
-        };
-        let mut pos = 0;
-        let mut limited = false;
-        while pos < b.in_len && !self.close_after {
-            if let Some(drain) = self.body.as_mut() {
-                // The rest of the last request's body: read and dropped.
-                match drain.feed(&b.input[pos..b.in_len]) {
-                    Ok(fed) => {
-                        pos += fed.used;
-                        if !fed.done {
-                            break; // all of the input was body
-                        }
-                        self.body = None;
-                        continue;
-                    }
-                    Err(_) => {
-                        // Its response is out already: nothing to say but the close, which
-                        // lingers since the client is still sending.
-                        pos = b.in_len;
-                        self.close_after = true;
-                        self.linger = true;
-                        break;
-                    }
-                }
+    /// input left (the driver resumes once the queue is written). `negotiated` is what the
+    /// transport learnt (ALPN); it matters only until the protocol is decided.
+    pub fn answer(&mut self, w: &mut Worker, pool: &mut Pool, negotiated: Negotiated) -> bool {
+        if let Proto::Undecided = self.proto {
+            if !self.decide(w, negotiated) {
+                return false;
             }
-            // Paused only with something queued: with nothing to wait for, a pause would spin.
-            if self.queued > 0 && self.queued >= w.max_pipeline {
-                limited = true;
-                break;
+        }
+        match self.proto {
+            Proto::H1(_) => h1::answer(self, w),
+            Proto::H2(_) => h2::answer(self, w, pool),
+            Proto::Undecided => false,
+        }
+    }
+
+    /// Shutdown: HTTP/2 submits a GOAWAY so the client opens no new stream while those under
+    /// way finish, and returns true: drive the connection now to write it. HTTP/1.1 closes
+    /// after the responses queued.
+    pub fn shut_down(&mut self) -> bool {
+        match &mut self.proto {
+            Proto::H2(h) => {
+                h.go_away();
+                true
             }
-            let buf = &b.input[pos..b.in_len];
-            let start = b.out.len();
-            let mut used;
-            let mut is_head = false;
-            let (reply, referer, user_agent) = match wire::parse_request(buf, &w.limits) {
-                Ok(None) => break,
-                Ok(Some(req)) => {
-                    used = req.head_len;
-                    is_head = req.method == Method::Head;
-                    // The body's bytes already here are read before answering, so a malformed
-                    // or oversized one found now gets its 400 or 413 instead of the response.
-                    let body = Drain::of(&req, w.max_body).and_then(|d| match d {
-                        None => Ok(None),
-                        Some(mut d) => d.feed(&buf[used..]).map(|fed| {
-                            used += fed.used;
-                            (!fed.done).then_some(d)
-                        }),
-                    });
-                    let reply = match body {
-                        Err(e) => {
-                            used = buf.len();
-                            self.linger = true;
-                            w.responder.error(e.status(), &w.date, true, &mut b.out)
-                        }
-                        Ok(rest) => {
-                            if rest.is_some()
-                                && req.keep_alive
-                                && req.expect_continue
-                                && req.version == wire::Version::Http11
-                            {
-                                // The client waits for this before sending the body it will
-                                // then send (and which is dropped), as nginx does.
-                                b.out.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
-                            }
-                            self.body = rest;
-                            w.responder.respond(&req, &w.date, w.now, &mut b.out)
-                        }
-                    };
-                    (reply, req.referer, req.user_agent)
-                }
-                Err(e) => {
-                    used = buf.len();
-                    self.linger = true;
-                    let reply = w.responder.error(e.status(), &w.date, true, &mut b.out);
-                    (reply, None, None)
-                }
-            };
-            if let Some(log) = w.log.as_mut() {
-                let e = Entry {
-                    peer: self.peer.ip(),
-                    request_line: first_line(buf),
-                    status: reply.status,
-                    body_bytes: reply.body_bytes,
-                    referer,
-                    user_agent,
-                };
-                log.record(&e, w.wall);
-            }
-            pos += used;
-            self.served = true;
-            count_status(&mut w.stats, &reply);
-            self.queued += (b.out.len() - start) as u64;
-            b.push_mem(start);
-            match reply.body {
-                _ if is_head => {} // never a body after a HEAD's head, whatever the responder said
-                Body::None => {}
-                Body::Shared { data, start, len } if len > 0 => {
-                    self.queued += len as u64;
-                    b.segs.push_back(Seg::Shared { data, start, len });
-                }
-                Body::File { file, offset, len } if len > 0 => {
-                    self.queued += len;
-                    b.segs.push_back(Seg::File { file, offset, len });
-                }
-                Body::Shared { .. } | Body::File { .. } => {}
-            }
-            if reply.close {
+            _ => {
                 self.close_after = true;
-                // A body still coming is not read after a closing response: the close lingers.
-                self.linger |= self.body.take().is_some();
+                false
             }
         }
-        if pos > 0 {
-            b.input.copy_within(pos..b.in_len, 0);
-            b.in_len -= pos;
-            if b.in_len > 0 {
-                self.head_since = w.now;
+    }
+
+    /// An HTTP/2 stream is open: a request in flight, or a body waiting for flow control.
+    pub fn streams_open(&self) -> bool {
+        matches!(&self.proto, Proto::H2(h) if h.busy())
+    }
+
+    /// Picks the protocol from ALPN or from the first bytes; false while they cannot tell yet.
+    fn decide(&mut self, w: &mut Worker, negotiated: Negotiated) -> bool {
+        let h2 = match negotiated {
+            Negotiated::H2 => true,
+            Negotiated::Http1 => false,
+            Negotiated::Nothing => {
+                let Some(b) = self.bufs.as_ref().filter(|b| b.in_len > 0) else {
+                    return false;
+                };
+                match preface::sniff(&b.input[..b.in_len]) {
+                    preface::Sniff::Wait => return false,
+                    preface::Sniff::H2 => w.http2.is_some(),
+                    preface::Sniff::Http1 => false,
+                }
+            }
+        };
+        if h2 {
+            match h2::H2::new(w) {
+                Ok(h) => {
+                    w.stats.http2_connections += 1;
+                    self.proto = Proto::H2(Box::new(h));
+                    return true;
+                }
+                Err(_) => {
+                    // nghttp2 out of memory: nothing to answer with.
+                    self.close_after = true;
+                    return false;
+                }
             }
         }
-        limited
+        w.stats.http1_connections += 1;
+        self.proto = Proto::H1(h1::H1::default());
+        true
     }
 }
 
@@ -295,20 +264,10 @@ fn count_status(st: &mut ServerStats, reply: &Reply) {
     }
 }
 
-/// The request line as received (for the log), without leading empty lines or the CRLF.
-fn first_line(buf: &[u8]) -> &[u8] {
-    let start = buf
-        .iter()
-        .position(|&c| c != b'\r' && c != b'\n')
-        .unwrap_or(buf.len());
-    let rest = &buf[start..];
-    let end = rest.iter().position(|&c| c == b'\n').unwrap_or(rest.len());
-    let line = &rest[..end];
-    line.strip_suffix(b"\r").unwrap_or(line)
-}
-
 mod body;
+mod h1;
+mod h2;
+mod preface;
 
 #[cfg(test)]
-#[path = "protocol/tests.rs"]
 mod tests;

@@ -124,6 +124,9 @@ pub struct Responder {
     symlinks_outside_root: bool,
     /// Entries a directory listing shows at most.
     autoindex_max_entries: usize,
+    /// Cached bodies up to this size are copied after the head ([`SMALL_BODY`]; 0 while
+    /// [`Responder::respond_shared`] answers).
+    inline_max: usize,
 }
 
 enum Fill {
@@ -157,6 +160,7 @@ impl Responder {
             autoindex: config.autoindex,
             symlinks_outside_root: config.symlinks_outside_root,
             autoindex_max_entries: config.autoindex_max_entries,
+            inline_max: SMALL_BODY,
         })
     }
 
@@ -240,6 +244,22 @@ impl Responder {
             }
         }
         page(&mut self.pages, 503, date, conn, head, out, |_| {})
+    }
+
+    /// As [`Responder::respond`], but a cached body is never copied after the head: it is handed
+    /// over shared whatever its size (HTTP/2 frames it as flow control allows, later, so a copy
+    /// would have to be kept per stream). Error pages and listings are still copied.
+    pub fn respond_shared(
+        &mut self,
+        req: &Request<'_>,
+        date: &[u8],
+        now: Instant,
+        out: &mut Vec<u8>,
+    ) -> Reply {
+        self.inline_max = 0;
+        let reply = self.respond(req, date, now, out);
+        self.inline_max = SMALL_BODY;
+        reply
     }
 
     /// An error response for a request that could not be parsed or is refused: a small HTML
@@ -403,6 +423,7 @@ impl Responder {
         conn: Persistence,
         out: &mut Vec<u8>,
     ) -> Result<Reply, CacheError> {
+        let inline_max = self.inline_max;
         let entry = self.cache.entry(slot);
         let coding = if entry.has_siblings() {
             negotiate::choose(
@@ -486,7 +507,7 @@ impl Responder {
             None => Body::None,
             Some(BodyRef::Mem(data)) => {
                 let (start, len) = (start as usize, len as usize);
-                if len <= SMALL_BODY {
+                if len <= inline_max {
                     out.extend_from_slice(&data[start..start + len]);
                     Body::None
                 } else {

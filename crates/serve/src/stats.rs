@@ -28,7 +28,8 @@ counters! {
         accepted,
         /// Accepted past `max_connections` with every held connection busy, and closed at once.
         rejected,
-        /// Idle keep-alive connections closed to admit a new one at `max_connections`.
+        /// Connections waiting for a request (idle keep-alive, or silent since accept) closed to
+        /// admit a new one at `max_connections`.
         idle_evictions,
         /// `accept4` failures other than EAGAIN (EMFILE, ENFILE...).
         accept_errors,
@@ -42,6 +43,8 @@ counters! {
         /// Closes that sent FIN and drained the client's input first.
         lingering_closes,
         header_timeouts,
+        /// Request bodies cut at their deadline (`body_timeout_ms`, `body_min_rate`).
+        body_timeouts,
         idle_timeouts,
         send_timeouts,
         /// Requests answered (error responses to unparsable ones included).
@@ -81,6 +84,19 @@ counters! {
         tls_plain_http,
         /// Of the header timeouts, those that struck before the handshake was done.
         tls_handshake_timeouts,
+        /// Connections by the protocol they spoke, counted when it was decided (by ALPN or by
+        /// the first bytes); a connection closed before that is in neither.
+        http1_connections,
+        http2_connections,
+        /// HTTP/2 streams the clients opened (requests, refused ones included).
+        h2_streams,
+        /// RST_STREAM frames received from clients, and sent to them (a refused or failed
+        /// stream, a flow-control error).
+        h2_resets_received,
+        h2_resets_sent,
+        /// GOAWAY frames sent (graceful shutdown, a protocol error, a flood cut) and received.
+        h2_goaways_sent,
+        h2_goaways_received,
     }
 }
 

@@ -25,7 +25,7 @@ use mio::net::TcpStream;
 use rustls::{HandshakeKind, ServerConfig, ServerConnection};
 
 use crate::pool::Seg;
-use crate::protocol::Session;
+use crate::protocol::{Negotiated, Session};
 use crate::stats::ServerStats;
 use crate::transport::{recv, Flushed, Transport};
 
@@ -33,8 +33,10 @@ use crate::transport::{recv, Flushed, Transport};
 const FILE_CHUNK: usize = 128 * 1024;
 /// The first read of a connection, looked at before rustls is given it: a ClientHello fits.
 const FIRST_READ: usize = 4096;
+/// A fatal `decode_error` alert in a plaintext record (TLS 1.2 record version, as rustls writes).
+const DECODE_ERROR_ALERT: [u8; 7] = [0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x32];
 /// Plaintext given to rustls before its records are written: bounds what one connection holds
-/// sealed but unsent.
+/// sealed but unsent (nothing more is sealed until they are).
 const SEAL_ROUND: usize = 256 * 1024;
 
 /// A TLS connection.
@@ -43,6 +45,8 @@ pub(crate) struct TlsTcp {
     tls: ServerConnection,
     /// The socket may hold unread input (as for plain TCP).
     rd_ready: bool,
+    /// An edge said the client's FIN is in (as for plain TCP).
+    fin_seen: bool,
     /// Decrypted plaintext (or the client's close_notify) is waiting inside rustls.
     plain_ready: bool,
     handshaking: bool,
@@ -55,14 +59,19 @@ pub(crate) struct TlsTcp {
 /// What every TLS connection of a thread uses.
 pub(crate) struct TlsEnv {
     config: Arc<ServerConfig>,
+    /// The same without ALPN, for a client whose offer holds none of ours (see `receive`).
+    config_no_alpn: Arc<ServerConfig>,
     /// A file body's next chunk, on its way from the page cache to rustls.
     chunk: Box<[u8]>,
 }
 
 impl TlsEnv {
     pub fn new(config: Arc<ServerConfig>) -> TlsEnv {
+        let mut no_alpn = (*config).clone();
+        no_alpn.alpn_protocols.clear();
         TlsEnv {
             config,
+            config_no_alpn: Arc::new(no_alpn),
             chunk: vec![0; FILE_CHUNK].into_boxed_slice(),
         }
     }
@@ -72,12 +81,13 @@ impl TlsEnv {
 struct Wire<'a> {
     sock: &'a TcpStream,
     rd_ready: &'a mut bool,
+    fin_seen: bool,
     st: &'a mut ServerStats,
 }
 
 impl Read for Wire<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        recv(self.sock, self.rd_ready, buf, self.st)
+        recv(self.sock, self.rd_ready, self.fin_seen, buf, self.st)
     }
 }
 
@@ -103,15 +113,21 @@ impl Write for Wire<'_> {
 }
 
 impl TlsTcp {
-    fn wire<'a>(sock: &'a TcpStream, rd_ready: &'a mut bool, st: &'a mut ServerStats) -> Wire<'a> {
-        Wire { sock, rd_ready, st }
+    fn wire<'a>(&'a mut self, st: &'a mut ServerStats) -> (&'a mut ServerConnection, Wire<'a>) {
+        let wire = Wire {
+            sock: &self.sock,
+            rd_ready: &mut self.rd_ready,
+            fin_seen: self.fin_seen,
+            st,
+        };
+        (&mut self.tls, wire)
     }
 
     /// Writes sealed records until none are left (`Ok(true)`) or the socket is full.
     fn send_records(&mut self, st: &mut ServerStats) -> io::Result<bool> {
         while self.tls.wants_write() {
-            let mut wire = Self::wire(&self.sock, &mut self.rd_ready, st);
-            match self.tls.write_tls(&mut wire) {
+            let (tls, mut wire) = self.wire(st);
+            match tls.write_tls(&mut wire) {
                 Ok(_) => {}
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -124,22 +140,48 @@ impl TlsTcp {
     /// Reads records from the socket and processes them (handshake, alerts, application data).
     /// `scratch` (the session's input space) takes the connection's first bytes, to be looked
     /// at before rustls is given them.
-    fn receive(&mut self, scratch: &mut [u8], st: &mut ServerStats) -> io::Result<usize> {
-        let n = if self.first_read {
+    fn receive(
+        &mut self,
+        env: &TlsEnv,
+        scratch: &mut [u8],
+        st: &mut ServerStats,
+    ) -> io::Result<usize> {
+        let first = self.first_read;
+        let n = if first {
             self.receive_first(scratch, st)?
         } else {
-            let mut wire = Self::wire(&self.sock, &mut self.rd_ready, st);
-            self.tls.read_tls(&mut wire)?
+            let (tls, mut wire) = self.wire(st);
+            tls.read_tls(&mut wire)?
         };
         if n == 0 {
             return Ok(0);
         }
-        match self.tls.process_new_packets() {
+        let processed = match self.tls.process_new_packets() {
+            // An ALPN offer without one of our protocols (only `http/1.0`, say): rustls refuses
+            // it with an alert; nginx answers without ALPN, and so do we. Only the first flight
+            // can get this, and it is still in `scratch`: a connection without ALPN takes it
+            // again (nothing was sent yet; the alert is dropped with the first connection).
+            Err(rustls::Error::NoApplicationProtocol) if first => {
+                self.retry_without_alpn(env, &scratch[..n])
+            }
+            processed => processed,
+        };
+        match processed {
             Ok(state) => {
                 self.plain_ready = state.plaintext_bytes_to_read() > 0 || state.peer_has_closed();
             }
             Err(e) => {
                 st.tls_errors += 1;
+                if !self.tls.wants_write() && self.tls.protocol_version().is_none() {
+                    // rustls refuses a handshake message longer than it takes (64 KiB; a
+                    // ClientHello may declare 16 MiB) without queuing the alert it sends for
+                    // other malformed ones. Before any version or key is agreed an alert is a
+                    // plaintext record: sent here, as nginx sends it.
+                    if let rustls::Error::InvalidMessage(_) = e {
+                        let (_, mut wire) = self.wire(st);
+                        let _ = wire.write(&DECODE_ERROR_ALERT);
+                    }
+                }
                 // Best effort: the alert rustls queued tells the client why.
                 let _ = self.send_records(st);
                 return Err(io::Error::new(io::ErrorKind::InvalidData, e));
@@ -159,7 +201,13 @@ impl TlsTcp {
         // Within what rustls takes before it must process records (one handshake message's
         // worth); the rest of a larger first flight is read by rustls itself.
         let len = scratch.len().min(FIRST_READ);
-        let n = recv(&self.sock, &mut self.rd_ready, &mut scratch[..len], st)?;
+        let n = recv(
+            &self.sock,
+            &mut self.rd_ready,
+            self.fin_seen,
+            &mut scratch[..len],
+            st,
+        )?;
         if n == 0 {
             return Ok(0);
         }
@@ -181,17 +229,40 @@ impl TlsTcp {
     }
 }
 
+impl TlsTcp {
+    /// Starts the handshake again without ALPN, from the first flight `hello`.
+    fn retry_without_alpn(
+        &mut self,
+        env: &TlsEnv,
+        hello: &[u8],
+    ) -> Result<rustls::IoState, rustls::Error> {
+        let mut tls = ServerConnection::new(env.config_no_alpn.clone())?;
+        tls.set_buffer_limit(None);
+        let mut rest = hello;
+        while !rest.is_empty() {
+            match tls.read_tls(&mut rest) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+        }
+        self.tls = tls;
+        self.tls.process_new_packets()
+    }
+}
+
 impl Transport for TlsTcp {
     type Env = TlsEnv;
 
     fn new(sock: TcpStream, env: &mut TlsEnv) -> io::Result<TlsTcp> {
         let mut tls = ServerConnection::new(env.config.clone()).map_err(io::Error::other)?;
-        // What rustls holds sealed is bounded by SEAL_ROUND in `flush` instead.
+        // What rustls holds sealed is bounded by `flush` instead: one SEAL_ROUND, sealed only
+        // once the records before it are written.
         tls.set_buffer_limit(None);
         Ok(TlsTcp {
             sock,
             tls,
             rd_ready: true,
+            fin_seen: false,
             plain_ready: false,
             handshaking: true,
             first_read: true,
@@ -203,8 +274,9 @@ impl Transport for TlsTcp {
         &mut self.sock
     }
 
-    fn readable(&mut self) {
+    fn readable(&mut self, closed: bool) {
         self.rd_ready = true;
+        self.fin_seen |= closed;
     }
 
     fn may_read(&self) -> bool {
@@ -213,7 +285,7 @@ impl Transport for TlsTcp {
 
     fn read(
         &mut self,
-        _env: &mut TlsEnv,
+        env: &mut TlsEnv,
         buf: &mut [u8],
         st: &mut ServerStats,
     ) -> io::Result<usize> {
@@ -237,7 +309,7 @@ impl Transport for TlsTcp {
             if !self.rd_ready {
                 return Err(io::ErrorKind::WouldBlock.into());
             }
-            if self.receive(buf, st)? == 0 {
+            if self.receive(env, buf, st)? == 0 {
                 return Ok(0);
             }
             if !self.plain_ready && !self.rd_ready {
@@ -253,6 +325,11 @@ impl Transport for TlsTcp {
 
     /// Seals queued output into records, at most `SEAL_ROUND` bytes at a time, and writes them:
     /// a pipelined batch's responses leave as one batch of records in one gathered write.
+    ///
+    /// Records sealed before leave first, and nothing more is sealed while any wait: what a
+    /// connection holds encrypted is one round at most, however many events a client that reads
+    /// nothing provokes (a record it sends, a byte). rustls's own buffer limit stays off because
+    /// this is the bound: with it on, a write past it would be cut short mid-segment.
     fn flush(
         &mut self,
         env: &mut TlsEnv,
@@ -263,7 +340,13 @@ impl Transport for TlsTcp {
             return self.flush_unencrypted(session, st);
         }
         loop {
-            if let Some(b) = session.bufs.as_mut().filter(|_| !self.tls.is_handshaking()) {
+            if !self.send_records(st)? {
+                return Ok(Flushed::Blocked);
+            }
+            if session.queued == 0 || self.tls.is_handshaking() {
+                return Ok(Flushed::All);
+            }
+            if let Some(b) = session.bufs.as_mut() {
                 let mut sealed = 0;
                 while sealed < SEAL_ROUND {
                     let n = match b.segs.front_mut() {
@@ -306,12 +389,6 @@ impl Transport for TlsTcp {
                     b.out.clear();
                 }
             }
-            if !self.send_records(st)? {
-                return Ok(Flushed::Blocked);
-            }
-            if session.queued == 0 || self.tls.is_handshaking() {
-                return Ok(Flushed::All);
-            }
         }
     }
 
@@ -321,7 +398,7 @@ impl Transport for TlsTcp {
     }
 
     fn discard(&mut self, buf: &mut [u8], st: &mut ServerStats) -> io::Result<usize> {
-        recv(&self.sock, &mut self.rd_ready, buf, st)
+        recv(&self.sock, &mut self.rd_ready, self.fin_seen, buf, st)
     }
 
     fn closing(&mut self, _env: &mut TlsEnv, st: &mut ServerStats) {
@@ -334,6 +411,13 @@ impl Transport for TlsTcp {
 
     fn refused_plain_http(&self) -> Option<usize> {
         self.plain_http
+    }
+
+    fn negotiated(&self) -> Negotiated {
+        match self.tls.alpn_protocol() {
+            Some(b"h2") => Negotiated::H2,
+            _ => Negotiated::Http1,
+        }
     }
 }
 
@@ -362,7 +446,7 @@ impl TlsTcp {
             let Some(bytes) = b.mem_bytes(seg) else {
                 return Err(io::ErrorKind::InvalidData.into());
             };
-            let mut wire = Self::wire(&self.sock, &mut self.rd_ready, st);
+            let (_, mut wire) = self.wire(st);
             let n = match wire.write(bytes) {
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Flushed::Blocked),

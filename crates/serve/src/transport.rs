@@ -11,7 +11,7 @@ use std::io;
 
 use mio::net::TcpStream;
 
-use crate::protocol::Session;
+use crate::protocol::{Negotiated, Session};
 use crate::stats::ServerStats;
 
 /// How far a flush got.
@@ -32,7 +32,11 @@ pub(crate) trait Transport: Sized {
     fn socket(&mut self) -> &mut TcpStream;
 
     /// An epoll edge said readable (or hang-up, or error): a read may find something.
-    fn readable(&mut self);
+    /// `closed`: the edge also said the client's FIN is in (`EPOLLRDHUP`, `EPOLLHUP`). Edge
+    /// triggered, that is said once: a request and the FIN that follows it arrive as one edge,
+    /// so from then on a short read no longer means drained, and reading goes on to the end of
+    /// input (otherwise the socket would sit in CLOSE_WAIT until the keep-alive timeout).
+    fn readable(&mut self, closed: bool);
 
     /// Whether a read may find something now (no short read since the last edge, or plaintext
     /// already decrypted and waiting).
@@ -80,6 +84,12 @@ pub(crate) trait Transport: Sized {
         None
     }
 
+    /// What the handshake said of the protocol to speak (ALPN), once plaintext flows; cleartext
+    /// says nothing, and the session tells by the first bytes.
+    fn negotiated(&self) -> Negotiated {
+        Negotiated::Nothing
+    }
+
     /// Still before the end of a handshake (only TLS has one): a header timeout now is counted
     /// as a handshake timeout too.
     fn handshaking(&self) -> bool {
@@ -111,11 +121,14 @@ pub(crate) fn sent(r: isize) -> io::Result<Sent> {
 
 /// One `recv` into `buf`; a return shorter than `buf` means the socket is drained (with
 /// edge-triggered epoll a new edge comes when more arrives), so no read is made just to collect
-/// EAGAIN: the failing read per request the Jigsaw syscall notes found in Apache.
+/// EAGAIN: the failing read per request the Jigsaw syscall notes found in Apache. Unless the
+/// client's FIN is known to be in (`fin_seen`): then the FIN is still to be read after the data,
+/// and no new edge will announce it.
 /// `Ok(0)` is the end of input (or an empty `buf`).
 pub(crate) fn recv(
     sock: &TcpStream,
     rd_ready: &mut bool,
+    fin_seen: bool,
     buf: &mut [u8],
     st: &mut ServerStats,
 ) -> io::Result<usize> {
@@ -126,7 +139,7 @@ pub(crate) fn recv(
         match s.read(buf) {
             Ok(n) => {
                 st.read_bytes += n as u64;
-                if n < buf.len() {
+                if n == 0 || (n < buf.len() && !fin_seen) {
                     *rd_ready = false;
                 }
                 return Ok(n);

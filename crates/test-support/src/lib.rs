@@ -8,11 +8,14 @@
 //!   (expired ones too), self-signed pairs written as PEM files for `--tls-cert`/`--cacert`, and
 //!   the rustls server configuration tests serve them with.
 //! - [`flint_bin`]: the `flint` executable, for tests outside its crate that start it.
+//! - [`recording::Recording`]: a server that counts every request it receives, the truth a
+//!   client's end-of-run accounting is held to.
 //!
 //! A dev-dependency only: nothing here is in the `flint` binary.
 
 pub mod alloc;
 pub mod certs;
 mod flint_bin;
+pub mod recording;
 
 pub use flint_bin::flint_bin;

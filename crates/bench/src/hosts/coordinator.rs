@@ -89,17 +89,53 @@ enum State {
 struct Host {
     name: String,
     children: Range<usize>,
+    /// Where it writes its per-request log, on its own machine (`--log`).
+    log: Option<String>,
     process: Process,
     state: State,
     last_heard: Instant,
     probes: Vec<Probe>,
     ping_sent_unix_us: u64,
     offset: Option<clock::Offset>,
-    live: (u64, u64, u64),
+    live: Live,
+}
+
+/// What a host's live figures (once a second, totals warm-up included) said it had done: all a
+/// lost host leaves.
+#[derive(Default)]
+struct Live {
+    /// The last totals: requests, errors, bytes.
+    now: (u64, u64, u64),
+    /// The totals at its last figures of the warm-up.
+    warmup: (u64, u64, u64),
+    /// Seconds since its start at its last figures.
+    elapsed_s: f64,
+    /// Requests per second of the window, from the differences between its figures.
+    per_second: Vec<u64>,
+}
+
+impl Live {
+    fn heard(&mut self, elapsed_s: f64, warmup: bool, now: (u64, u64, u64)) {
+        if warmup {
+            self.warmup = now;
+        } else {
+            // The first second of the window counts from the warm-up's last figures.
+            let before = match self.per_second.is_empty() {
+                true => self.warmup.0,
+                false => self.now.0,
+            };
+            self.per_second.push(now.0.saturating_sub(before));
+        }
+        self.now = now;
+        self.elapsed_s = elapsed_s;
+    }
 }
 
 /// Runs `run` on its hosts; WebSTONE's lines and the live line go to `log` (stderr).
 pub fn run(r: &HostsRun<'_>, log: &mut dyn Write) -> Result<HostsOutcome, HostsError> {
+    if r.config.log.as_deref() == Some(std::path::Path::new("-")) {
+        return Err(HostsInputError::LogToStdout.into());
+    }
     let ranges = split::assign(r.hosts, r.config.concurrency)?;
     let commands = r
         .hosts
@@ -111,6 +147,13 @@ pub fn run(r: &HostsRun<'_>, log: &mut dyn Write) -> Result<HostsOutcome, HostsE
         concurrency: total,
         ..r.config.clone()
     };
+    if r.hosts.iter().all(|h| h.webchildren.is_some()) && total != r.config.concurrency {
+        let _ = writeln!(
+            log,
+            "{total} Webchildren, as the hosts file gives them (-c {} is not used)",
+            r.config.concurrency
+        );
+    }
     let (tx, events) = mpsc::channel();
     let mut hosts = Vec::with_capacity(r.hosts.len());
     let mut failed = Vec::new();
@@ -119,18 +162,32 @@ pub fn run(r: &HostsRun<'_>, log: &mut dyn Write) -> Result<HostsOutcome, HostsE
             Ok(process) => hosts.push(Host {
                 name: spec.name.clone(),
                 children,
+                log: r.config.log.as_ref().map(|path| {
+                    let twice = r.hosts.iter().filter(|o| o.name == spec.name).count() > 1;
+                    let place = twice.then_some(i + 1);
+                    let path = super::name::log_path(path, &spec.name, place);
+                    path.display().to_string()
+                }),
                 process,
                 state: State::Starting,
                 last_heard: Instant::now(),
                 probes: Vec::new(),
                 ping_sent_unix_us: 0,
                 offset: None,
-                live: (0, 0, 0),
+                live: Live::default(),
             }),
             Err(e) => failed.push((spec.name.clone(), format!("cannot run sh: {e}"))),
         }
     }
     drop(tx);
+    if let Some(path) = &r.config.log {
+        let each = super::name::log_path(path, "HOST", None);
+        let _ = writeln!(
+            log,
+            "Each host writes its log on its own machine, to {} (times in this machine's clock)",
+            each.display()
+        );
+    }
     let _ = writeln!(log, "Waiting for READY from {} clients", hosts.len());
     let orders_for = |h: &Host| orders(&config, r, h);
     start(&mut hosts, &events, orders_for, r.stop);
@@ -227,7 +284,7 @@ fn orders(config: &BenchConfig, r: &HostsRun<'_>, h: &Host) -> ToWorker {
             response_timeout_us: us(c.response_timeout),
             busy_poll_us: us(c.busy_poll),
             seed: c.seed,
-            log: c.log.as_ref().map(|p| p.display().to_string()),
+            log: h.log.clone(),
         },
         workload: r.workload.clone(),
     }))
@@ -393,7 +450,8 @@ fn follow(hosts: &mut [Host], events: &Receiver<Event>, r: &HostsRun<'_>, log: &
         }
         if r.config.progress && now >= next_line {
             let (requests, errors, bytes) = hosts.iter().fold((0, 0, 0), |a, h| {
-                (a.0 + h.live.0, a.1 + h.live.1, a.2 + h.live.2)
+                let l = h.live.now;
+                (a.0 + l.0, a.1 + l.1, a.2 + l.2)
             });
             let secs = now.duration_since(prev.1).as_secs_f64().max(1e-9);
             let text = format!(
@@ -422,11 +480,12 @@ fn on_event(h: &mut Host, ev: Event) {
     h.last_heard = ev.at;
     match ev.what {
         Said::Message(ToCoordinator::Live {
+            elapsed_s,
+            warmup,
             requests,
             errors,
             bytes,
-            ..
-        }) => h.live = (requests, errors, bytes),
+        }) => h.live.heard(elapsed_s, warmup, (requests, errors, bytes)),
         Said::Message(ToCoordinator::Result(result)) => h.state = State::Done(result),
         Said::Message(ToCoordinator::Failed { reason }) => h.state = State::Lost(reason),
         Said::Message(_) => {}
@@ -453,12 +512,16 @@ fn outcome(
         }),
         _ => None,
     });
-    let (stats, duration) = merge::merge(r.workload, open_loop, parts);
+    let (mut stats, duration) = merge::merge(r.workload, open_loop, parts);
+    stats.hosts = hosts
+        .iter()
+        .filter(|h| matches!(h.state, State::Done(_)))
+        .count() as u64;
     let interrupted = r.stop.load(Ordering::Relaxed)
         || hosts
             .iter()
             .any(|h| matches!(&h.state, State::Done(w) if w.interrupted));
-    let records: Vec<HostRecord> = hosts.iter().map(record).collect();
+    let records: Vec<HostRecord> = hosts.iter().map(|h| record(h, &config)).collect();
     let incomplete = records.iter().any(|h| h.status != HostStatus::Ok);
     HostsOutcome {
         result: RunResult {
@@ -474,7 +537,7 @@ fn outcome(
     }
 }
 
-fn record(h: &Host) -> HostRecord {
+fn record(h: &Host, config: &BenchConfig) -> HostRecord {
     let mut rec = HostRecord {
         name: h.name.clone(),
         webchildren: h.children.len() as u64,
@@ -497,6 +560,16 @@ fn record(h: &Host) -> HostRecord {
         State::Lost(why) => {
             rec.status = HostStatus::Lost;
             rec.reason = Some(why.clone());
+            // What it was known to have done: its live figures as last heard.
+            let l = &h.live;
+            let in_window_s = l.elapsed_s - config.warmup.as_secs_f64();
+            if !l.per_second.is_empty() && in_window_s > 0.0 {
+                rec.requests = l.now.0.saturating_sub(l.warmup.0);
+                rec.errors = l.now.1.saturating_sub(l.warmup.1);
+                rec.bytes_total = l.now.2.saturating_sub(l.warmup.2);
+                rec.requests_per_second = l.per_second.clone();
+                rec.known_until_s = Some(in_window_s);
+            }
         }
         State::Failed(why) => {
             rec.status = HostStatus::Failed;

@@ -28,6 +28,15 @@ pub enum HostsInputError {
     MixedCounts,
     #[error("the launch template has no command")]
     EmptyTemplate,
+    #[error("--log - would write into the workers' control channel: give a file name (each host writes its own)")]
+    LogToStdout,
+    /// Not a host, `user@host`, address, pod or namespace name (see [`super::name`]).
+    #[error("{file}:{line}: {why}")]
+    BadName {
+        file: String,
+        line: usize,
+        why: String,
+    },
 }
 
 /// `H1,H2,...`: spaces around names are ignored, empty names are not allowed.
@@ -43,13 +52,27 @@ pub fn parse_list(text: &str) -> Result<Vec<HostSpec>, HostsInputError> {
             why: format!("an empty host name in {text:?}"),
         });
     }
-    Ok(names
+    names
         .into_iter()
-        .map(|n| HostSpec {
-            name: n.to_owned(),
-            webchildren: None,
+        .map(|n| {
+            checked(n, "--hosts", 1).map(|name| HostSpec {
+                name,
+                webchildren: None,
+            })
         })
-        .collect())
+        .collect()
+}
+
+/// `name`, or why it cannot be put into a launch command (`file:line` saying where it was).
+fn checked(name: &str, file: &str, line: usize) -> Result<String, HostsInputError> {
+    match super::name::refusal(name) {
+        None => Ok(name.to_owned()),
+        Some(why) => Err(HostsInputError::BadName {
+            file: file.to_owned(),
+            line,
+            why,
+        }),
+    }
 }
 
 /// A hosts file: `HOST [WEBCHILDREN]` a line; blank lines and `#` comments are skipped.
@@ -66,7 +89,7 @@ pub fn parse_file(file: &str, text: &str) -> Result<Vec<HostSpec>, HostsInputErr
             why,
         };
         let mut words = line.split_whitespace();
-        let name = words.next().unwrap_or_default().to_owned();
+        let name = checked(words.next().unwrap_or_default(), file, i + 1)?;
         let webchildren = match words.next() {
             None => None,
             Some(w) => match w.parse::<usize>() {
@@ -129,10 +152,10 @@ pub fn assign(hosts: &[HostSpec], clients: usize) -> Result<Vec<Range<usize>>, H
         .collect())
 }
 
-/// The command that starts a worker on `host`: `template` with every `{host}` replaced, for
-/// `sh -c`.
+/// The command that starts a worker on `host`: `template` with every `{host}` replaced by the
+/// name quoted for `sh` (see [`super::name::sh_quote`]), for `sh -c`.
 pub fn launch_command(template: &str, host: &str) -> Result<String, HostsInputError> {
-    let command = template.replace("{host}", host);
+    let command = template.replace("{host}", &super::name::sh_quote(host));
     if command.trim().is_empty() {
         return Err(HostsInputError::EmptyTemplate);
     }
@@ -210,5 +233,20 @@ mod tests {
             HostsInputError::EmptyTemplate
         );
         assert_eq!(launch_command("flint worker", "x").unwrap(), "flint worker");
+        assert_eq!(
+            launch_command(": {host}; flint worker", "[::1]").unwrap(),
+            ": '[::1]'; flint worker"
+        );
+    }
+
+    #[test]
+    fn names_that_are_not_hosts_are_refused_with_where_they_were() {
+        let e = parse_list("a,b;touch${IFS}/tmp/x").unwrap_err().to_string();
+        assert!(
+            e.starts_with("--hosts:1: \"b;touch${IFS}/tmp/x\" is not a host name"),
+            "{e}"
+        );
+        let e = parse_file("clients", "ok 2\n-oProxyCommand=x 1\n").unwrap_err();
+        assert!(e.to_string().starts_with("clients:2: "), "{e}");
     }
 }

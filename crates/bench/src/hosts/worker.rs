@@ -91,13 +91,18 @@ pub fn serve(
         pid: std::process::id(),
     };
     out.send(&ready).map_err(WorkerError::Output)?;
-    let start = loop {
+    let (coordinator_start, start) = loop {
         match next(&inbox)? {
             ToWorker::Ping { seq } => pong(&out, seq)?,
             ToWorker::Go {
                 start_unix_us,
                 clock_offset_us,
-            } => break start_unix_us.saturating_add_signed(clock_offset_us),
+            } => {
+                break (
+                    start_unix_us,
+                    start_unix_us.saturating_add_signed(clock_offset_us),
+                )
+            }
             ToWorker::Stop => return Err(WorkerError::CoordinatorGone),
             ToWorker::Orders(_) => return Err(refuse("orders sent twice".into())),
         }
@@ -116,6 +121,8 @@ pub fn serve(
     let cpu_before = cpu_time();
     let slice = Slice {
         start: Some(start_at),
+        // The coordinator's clock: every host's log and times in one clock.
+        start_unix_us: Some(coordinator_start),
         ..slice
     };
     let live = Live(out.clone());
@@ -201,6 +208,7 @@ fn prepare(o: &Orders) -> Result<(BenchConfig, Slice), String> {
     let slice = Slice {
         children,
         start: None,
+        start_unix_us: None,
     };
     check(&config, &o.workload, &slice).map_err(|e| e.to_string())?;
     Ok((config, slice))

@@ -30,6 +30,24 @@ pub fn hosts_table(hosts: &[HostRecord]) -> String {
     let opt =
         |v: Option<f64>, digits: usize| v.map_or("–".to_owned(), |x| format!("{x:.digits$}"));
     for h in hosts {
+        if let (HostStatus::Lost, Some(at)) = (h.status, h.known_until_s) {
+            // What its live figures said it had done: not measured, not in the merge.
+            let _ = writeln!(
+                out,
+                "  {:<width$} {:>6} {:>6} {:>10} {:>9} {:>7} {:>11.3} {:>10}  as last heard, {at:.1} s \
+                 into the window: {}",
+                h.name,
+                h.webchildren,
+                h.status.name(),
+                h.requests,
+                "–",
+                h.errors,
+                h.bytes_total as f64 / 1e6,
+                opt(h.clock_offset_ms, 3),
+                h.reason.as_deref().unwrap_or("")
+            );
+            continue;
+        }
         if h.status != HostStatus::Ok {
             let _ = writeln!(
                 out,
@@ -62,7 +80,8 @@ pub fn hosts_table(hosts: &[HostRecord]) -> String {
     }
     if ok < hosts.len() {
         out.push_str(
-            "\nIncomplete: the figures above the table are the merge of the hosts that finished.\n",
+            "\nIncomplete: the figures above the table are the merge of the hosts that finished; a lost \
+             host's row is what it said it had done when last heard.\n",
         );
     }
     out
@@ -98,5 +117,16 @@ mod tests {
         );
         assert!(t.contains("0.250"), "{t}");
         assert!(t.contains("Incomplete"), "{t}");
+        let known = HostRecord {
+            requests: 1578,
+            known_until_s: Some(2.0),
+            ..hosts[1].clone()
+        };
+        let t = hosts_table(&[hosts[0].clone(), known]);
+        assert!(t.contains("1578"), "{t}");
+        assert!(
+            t.contains("as last heard, 2.0 s into the window: no heartbeat"),
+            "{t}"
+        );
     }
 }

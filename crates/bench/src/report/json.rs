@@ -79,6 +79,7 @@ pub fn record(r: &RunResult) -> BenchResult {
         connects: f.connects,
         errors: f.errors,
         clients: f.clients,
+        clients_lost: f.clients_lost,
         bytes_total: f.data_moved,
         bytes_header: f.header_bytes,
         bytes_body: f.body_bytes,

@@ -21,9 +21,24 @@ mod webstone;
 pub use environment::environment;
 pub use hosts::hosts_table;
 pub use json::{json, record, rfc3339, timeseries, SCHEMA_VERSION};
-pub use ptester::ptester;
-pub use summary::summary;
-pub use webstone::webstone;
+pub use ptester::ptester_body;
+pub use summary::{summary, summary_body};
+pub use webstone::{webstone, webstone_body};
+
+/// ptester's table, ending with the interrupted note if the run was cut short.
+pub fn ptester(r: &RunResult) -> String {
+    ptester_body(r) + &interrupted_note(r).unwrap_or_default()
+}
+
+/// What a text report ends with: the unfinished requests, a rate not kept, an interruption.
+/// Printed once, after the last of the reports asked for.
+pub fn end_notes(r: &RunResult, indent: &str) -> String {
+    let mut o = unfinished_notes(r, indent);
+    if let Some(note) = interrupted_note(r) {
+        o.push_str(&note);
+    }
+    o
+}
 
 use crate::config::{HttpMode, Stop};
 use crate::RunResult;
@@ -34,8 +49,15 @@ use formulas::secs;
 pub struct Figures {
     /// Pages per minute of the measured window (fractional).
     pub webstone_number: f64,
-    /// Webchildren ("Total number of clients").
+    /// Webchildren whose measurements these are ("Total number of clients"): on many hosts,
+    /// those of the hosts that finished.
     pub clients: u64,
+    /// Webchildren of client hosts lost during the run: not in these figures.
+    pub clients_lost: u64,
+    /// Event-loop threads that ran the measured Webchildren, on every host.
+    pub threads: u64,
+    /// Client hosts merged (0: a run in one process).
+    pub hosts: u64,
     /// Sum of the Webchildren's running time in the window, s.
     pub cumulative_s: f64,
     pub pages: u64,
@@ -58,7 +80,7 @@ pub struct Figures {
     pub thruput: f64,
     /// The paper's average response time: cumulative time / files.
     pub avg_response_s: f64,
-    /// Longest single file (connect included), s.
+    /// Longest single file (connect included), s, exact to the µs as the page blocks' maxima.
     pub max_response_s: f64,
     /// The measured window, s.
     pub duration_s: f64,
@@ -101,9 +123,24 @@ pub fn figures(r: &RunResult) -> Figures {
         Some(max) => (secs(url_connect_us), secs(max)),
         None => (connect.mean * connect.count as f64 / 1e3, connect.max / 1e3),
     };
+    // A result merged by the runner knows its Webchildren and threads; one built by hand does
+    // not, and stands for the whole run.
+    let asked = r.config.concurrency as u64;
+    let clients = if s.webchildren > 0 {
+        s.webchildren
+    } else {
+        asked
+    };
+    let threads = match s.threads {
+        0 => r.config.threads.min(r.config.concurrency) as u64,
+        n => n,
+    };
     Figures {
         webstone_number: webstone_number(s.pages_done, duration_s / 60.0),
-        clients: r.config.concurrency as u64,
+        clients,
+        clients_lost: asked.saturating_sub(clients),
+        threads,
+        hosts: s.hosts,
         cumulative_s,
         pages: s.pages_done,
         errors: s.errors.total(),
@@ -120,7 +157,7 @@ pub fn figures(r: &RunResult) -> Figures {
         avg_retrieval_bytes: average_size(s.data_moved(), s.requests),
         thruput: thruput(s.data_moved(), cumulative_s),
         avg_response_s: average_response_time(cumulative_s, s.requests),
-        max_response_s: s.response.summary().max / 1e3,
+        max_response_s: secs(s.response_us_max),
         duration_s,
         requests_per_s: per_second(s.requests, duration_s),
         pages_per_s: per_second(s.pages_done, duration_s),
@@ -158,6 +195,26 @@ pub fn page_blocks(r: &RunResult) -> Vec<PageBlock> {
 /// `n` and its noun, singular only for 1: `1 thread`, `2 threads`, `0 errors`.
 pub fn count_of(n: u64, singular: &str, plural: &str) -> String {
     format!("{n} {}", if n == 1 { singular } else { plural })
+}
+
+/// Who made the load, in words: `6 Webchildren on 6 threads on 3 hosts`, and those lost with
+/// their hosts apart.
+pub fn load_shape_text(f: &Figures) -> String {
+    let mut t = format!(
+        "{} on {}",
+        count_of(f.clients, "Webchild", "Webchildren"),
+        count_of(f.threads, "thread", "threads")
+    );
+    if f.hosts > 0 {
+        t.push_str(&format!(" on {}", count_of(f.hosts, "host", "hosts")));
+    }
+    if f.clients_lost > 0 {
+        t.push_str(&format!(
+            " ({} more on lost hosts, not measured)",
+            f.clients_lost
+        ));
+    }
+    t
 }
 
 /// How files were fetched, in words.

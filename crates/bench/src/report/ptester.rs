@@ -33,7 +33,7 @@ fn bytes_per_response(u: &UrlStats) -> String {
 }
 
 /// The per-URL table and totals for a run.
-pub fn ptester(r: &RunResult) -> String {
+pub fn ptester_body(r: &RunResult) -> String {
     let s = &r.stats;
     let width = r
         .workload
@@ -103,9 +103,6 @@ pub fn ptester(r: &RunResult) -> String {
             secs(tx_min),
             secs(tx_max)
         );
-    }
-    if let Some(note) = super::interrupted_note(r) {
-        o.push_str(&note);
     }
     o
 }

@@ -7,7 +7,7 @@
 //! actual send, are printed next to them so the difference shows, with the send lag (how late
 //! the client itself started each page). docs/latency.md says what each row spans.
 
-use super::{count_of, figures, http_mode_text, load_text, stop_text};
+use super::{figures, http_mode_text, load_shape_text, load_text, stop_text};
 use crate::stats::{ErrorKind, LatencySummary};
 use crate::RunResult;
 use std::fmt::Write;
@@ -19,8 +19,8 @@ fn latency_row(o: &mut String, label: &str, l: &LatencySummary) {
     }
     let _ = writeln!(
         o,
-        "  {label:<22} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>10}",
-        l.min, l.mean, l.p50, l.p90, l.p99, l.p999, l.max, l.count
+        "  {label:<22} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>10}",
+        l.min, l.mean, l.p50, l.p90, l.p95, l.p99, l.p999, l.max, l.count
     );
 }
 
@@ -52,8 +52,13 @@ fn tls_line(r: &RunResult) -> String {
     )
 }
 
-/// The modern summary of a run.
+/// The modern summary of a run, ending with its [`super::end_notes`].
 pub fn summary(r: &RunResult) -> String {
+    summary_body(r) + &super::end_notes(r, "  ")
+}
+
+/// The summary without the end notes.
+pub fn summary_body(r: &RunResult) -> String {
     let f = figures(r);
     let s = &r.stats;
     let c = &r.config;
@@ -67,14 +72,12 @@ pub fn summary(r: &RunResult) -> String {
         o,
         "Target:    {} ({})\n\
          Mode:      {}, {}\n\
-         Load:      {} on {}, run of {}{warmup}; measured {:.3} s\n\n",
+         Load:      {}, run of {}{warmup}; measured {:.3} s\n\n",
         c.target.url,
         c.target.addr,
         http_mode_text(c.http),
         load_text(r),
-        count_of(c.concurrency as u64, "Webchild", "Webchildren"),
-        // The runner starts no more threads than Webchildren.
-        count_of(c.threads.min(c.concurrency) as u64, "thread", "threads"),
+        load_shape_text(&f),
         stop_text(c.stop),
         f.duration_s,
     );
@@ -122,8 +125,8 @@ pub fn summary(r: &RunResult) -> String {
     }
     let _ = writeln!(
         o,
-        "  {:<22} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10}",
-        "Latency (ms)", "min", "mean", "p50", "p90", "p99", "p99.9", "max", "count"
+        "  {:<22} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10}",
+        "Latency (ms)", "min", "mean", "p50", "p90", "p95", "p99", "p99.9", "max", "count"
     );
     let connect = if https { "connect (TCP)" } else { "connect" };
     latency_row(&mut o, connect, &s.connect.summary());
@@ -176,10 +179,6 @@ pub fn summary(r: &RunResult) -> String {
         .collect();
     if !statuses.is_empty() {
         let _ = writeln!(o, "  Statuses:  {}", statuses.join(", "));
-    }
-    o.push_str(&super::unfinished_notes(r, "  "));
-    if let Some(note) = super::interrupted_note(r) {
-        o.push_str(&note);
     }
     o
 }

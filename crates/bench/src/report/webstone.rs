@@ -9,8 +9,13 @@ use super::{count_of, figures, http_mode_text, load_text, page_blocks, stop_text
 use crate::RunResult;
 use std::fmt::Write;
 
-/// The paper's report for a run.
+/// The paper's report for a run, ending with its [`super::end_notes`].
 pub fn webstone(r: &RunResult) -> String {
+    webstone_body(r) + &super::end_notes(r, "")
+}
+
+/// The paper's report without the end notes (for a report printed before another that has them).
+pub fn webstone_body(r: &RunResult) -> String {
     let f = figures(r);
     let mut o = String::with_capacity(4096);
     // Writing to a String cannot fail.
@@ -20,7 +25,7 @@ pub fn webstone(r: &RunResult) -> String {
         r.config.target.url,
         http_mode_text(r.config.http),
         load_text(r),
-        count_of(r.config.concurrency as u64, "Webchild", "Webchildren"),
+        count_of(f.clients, "Webchild", "Webchildren"),
         stop_text(r.config.stop),
         f.duration_s,
     );
@@ -72,8 +77,8 @@ pub fn webstone(r: &RunResult) -> String {
          Average retrieval size: {avgr:.0} bytes\n\
          Thruput = {thruput:.2} bytes/sec (per Webchild: data moved / cumulative time)\n\
          Aggregate throughput = {agg:.2} bytes/sec (data moved / {dur:.3} s measured)\n\
-         Average Response time: {avgresp:.6} seconds\n\
-         Maximum Response time: {maxresp:.6} seconds\n",
+         Average Response time: {avgresp:.6} seconds (per file: cumulative time / files)\n\
+         Maximum Response time: {maxresp:.6} seconds (the slowest single file)\n",
         wn = f.webstone_number,
         clients = f.clients,
         cum = f.cumulative_s,
@@ -95,6 +100,13 @@ pub fn webstone(r: &RunResult) -> String {
         avgresp = f.avg_response_s,
         maxresp = f.max_response_s,
     );
+    if f.clients_lost > 0 {
+        let _ = writeln!(
+            o,
+            "Clients lost with their hosts: {} (not in these figures)",
+            f.clients_lost
+        );
+    }
     if r.config.target.scheme == crate::Scheme::Https {
         // The paper's connect time stays TCP's; the handshake is beside it.
         let h = r.stats.tls_handshake.summary();
@@ -108,10 +120,6 @@ pub fn webstone(r: &RunResult) -> String {
             h.mean / 1000.0,
             h.max / 1000.0,
         );
-    }
-    o.push_str(&super::unfinished_notes(r, ""));
-    if let Some(note) = super::interrupted_note(r) {
-        o.push_str(&note);
     }
     o
 }

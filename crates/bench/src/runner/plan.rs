@@ -20,6 +20,10 @@ pub struct Slice {
     pub children: Range<usize>,
     /// When the run starts (warm-up first, if any): nothing is sent before. `None`: at once.
     pub start: Option<Instant>,
+    /// `start` on the wall clock the run's times are given in (the log's, the result's start):
+    /// on many hosts, the agreed start in the coordinator's clock, so that every host's log is
+    /// in that one clock. `None`: this host's own wall clock.
+    pub start_unix_us: Option<u64>,
 }
 
 impl Slice {
@@ -28,6 +32,7 @@ impl Slice {
         Slice {
             children: 0..config.concurrency,
             start: None,
+            start_unix_us: None,
         }
     }
 }

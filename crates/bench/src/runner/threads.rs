@@ -34,7 +34,13 @@ pub(super) fn run(
                     .name(format!("flint-bench-{t}"))
                     .spawn_scoped(s, move || {
                         let began = Instant::now();
-                        (began, client::run_thread(shared, t, ids))
+                        let webchildren = ids.len() as u64;
+                        let mut outcome = client::run_thread(shared, t, ids);
+                        if let Ok(o) = &mut outcome {
+                            // Whose measurements these are: the merge adds them up.
+                            (o.stats.webchildren, o.stats.threads) = (webchildren, 1);
+                        }
+                        (began, outcome)
                     });
                 if h.is_err() {
                     // Never started, so it will not count itself out.

@@ -9,7 +9,7 @@ pub mod hosts;
 mod limits;
 pub mod profile;
 
-pub use args::{BenchArgs, HttpArg, LoadArgs, ReportArg, TlsArg};
+pub use args::{join_tls_version, BenchArgs, HttpArg, LoadArgs, ReportArg, TlsArg};
 pub use limits::raise_open_files;
 
 use crate::exit::{self, Status};
@@ -27,9 +27,16 @@ use std::time::Duration;
 /// Set by Ctrl-C (and SIGTERM): the run ends early and still reports what it measured.
 static STOP: AtomicBool = AtomicBool::new(false);
 
-pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
-    let load = &args.load;
+pub fn bench(mut args: BenchArgs) -> anyhow::Result<ExitCode> {
+    not_a_server(&args.url)?;
     let target = Target::parse(&args.url)?;
+    let default_reports = match args.workload {
+        Some(_) => vec![ReportArg::Webstone, ReportArg::Summary],
+        None => vec![ReportArg::Summary],
+    };
+    args.load.report.get_or_insert(default_reports);
+    let load = &args.load;
+    check_tls_options(&target, load)?;
     check_outputs(load)?;
     let workload = if let Some(path) = &args.workload {
         if !args.paths.is_empty() {
@@ -76,13 +83,66 @@ pub fn bench(args: BenchArgs) -> anyhow::Result<ExitCode> {
     finish(&result, load, server_profile.as_ref())
 }
 
-/// At most one result on stdout (`-`), and never two into the same file.
+/// At most one result on stdout (`-`), and every file one can be written: checked before the
+/// run, so that a long run is never lost to a typo in an output's path.
 pub fn check_outputs(load: &LoadArgs) -> anyhow::Result<()> {
-    super::one_stdout([
+    let outputs = [
         ("--json", load.json.as_deref()),
         ("--log", load.log.as_deref()),
         ("--html", load.html.as_deref()),
-    ])
+    ];
+    super::one_stdout(outputs)?;
+    for (flag, path) in outputs {
+        if let Some(path) = path.filter(|p| !output::is_stdout(p)) {
+            output::check_writable(path).map_err(|e| anyhow::anyhow!("{flag} {e}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// A URL that is a bare number (`flint bench 100`, `-q 100 URL` as hey and oha write a rate,
+/// `--tls 1.3` spelled apart from a URL it then took the place of) is refused, with the flag
+/// that was probably meant: as a host it would be the address 0.0.0.100.
+fn not_a_server(url: &str) -> anyhow::Result<()> {
+    if url.parse::<f64>().is_ok() {
+        bail!(
+            "`{url}` is not a server: give the URL first (http://host:port/path); a rate is \
+             --rate {url} (pages/s in all; hey's -q is per worker: -c 10 -q 100 is --rate 1000), \
+             flint's -q is --quiet"
+        );
+    }
+    Ok(())
+}
+
+/// TLS options with an `http://` URL: `--tls` asks for TLS and is refused; the certificate
+/// options are harmless and get a note that they are not used.
+pub fn check_tls_options(target: &Target, load: &LoadArgs) -> anyhow::Result<()> {
+    if target.scheme == bench::Scheme::Https {
+        return Ok(());
+    }
+    if load.tls.is_some() {
+        bail!(
+            "--tls: `{}` is http://; TLS is spoken to https:// URLs (write https://)",
+            target.url
+        );
+    }
+    let unused: Vec<&str> = [
+        ("--cacert", load.cacert.is_some()),
+        ("--insecure", load.insecure),
+        ("--tls-resume", load.tls_resume),
+    ]
+    .iter()
+    .filter(|(_, given)| *given)
+    .map(|(flag, _)| *flag)
+    .collect();
+    if !unused.is_empty() {
+        output::error_line(&format!(
+            "flint: note: {} not used: `{}` is http://",
+            unused.join(", "),
+            target.url
+        ));
+    }
+    Ok(())
 }
 
 /// The engine's options for `load` against `target`, after the checks that need this machine:
@@ -278,24 +338,45 @@ fn thresholds_block(verdicts: &[Verdict]) -> String {
     text
 }
 
+/// The reports asked for: `--report`, or what the command set as its default (the WebSTONE
+/// report and the summary where none was set).
+pub fn report_list(load: &LoadArgs) -> &[ReportArg] {
+    const DEFAULT: &[ReportArg] = &[ReportArg::Webstone, ReportArg::Summary];
+    load.report.as_deref().unwrap_or(DEFAULT)
+}
+
 /// The reports `load.report` asks for, then the server's profile if one was taken (also in the
 /// JSON, as `server_profile`).
 fn reports(result: &RunResult, load: &LoadArgs, server: Option<&lab_profile::Profile>) -> String {
-    let wants = |r: ReportArg| load.report.contains(&r) || load.report.contains(&ReportArg::All);
+    let report = report_list(load);
+    let wants = |r: ReportArg| report.contains(&r) || report.contains(&ReportArg::All);
     let (requests, pages) = (result.stats.requests, result.stats.pages_done);
+    // Each report, without its end notes; the notes once, after the last (the summary's indent
+    // when it is last).
     let mut out = String::new();
+    let mut indent = None;
     if wants(ReportArg::Webstone) {
-        out.push_str(&bench::report::webstone(result));
-        out.push('\n');
+        out.push_str(&bench::report::webstone_body(result));
+        indent = Some("");
     }
     if wants(ReportArg::Ptester) {
-        out.push_str(&bench::report::ptester(result));
-        out.push('\n');
+        if indent.is_some() {
+            out.push('\n');
+        }
+        out.push_str(&bench::report::ptester_body(result));
+        indent = Some("");
     }
     if wants(ReportArg::Summary) {
-        out.push_str(&bench::report::summary(result));
+        if indent.is_some() {
+            out.push('\n');
+        }
+        out.push_str(&bench::report::summary_body(result));
+        indent = Some("  ");
     }
-    if let Some(p) = server.filter(|_| load.report.iter().any(|r| *r != ReportArg::None)) {
+    if let Some(indent) = indent {
+        out.push_str(&bench::report::end_notes(result, indent));
+    }
+    if let Some(p) = server.filter(|_| report.iter().any(|r| *r != ReportArg::None)) {
         out.push('\n');
         out.push_str(&p.truss_table(requests, pages));
     }

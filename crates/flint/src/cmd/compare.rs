@@ -23,8 +23,20 @@ fn duration(text: &str) -> Result<Duration, String> {
     crate::duration::parse(text)
 }
 
+/// `NAME=URL`, or a URL alone (as `flint bench` takes it), named by what follows its scheme
+/// (`127.0.0.1:8080/a.html`). A URL's own `=` (in a query) does not make it a name.
 fn target_arg(text: &str) -> Result<NamedValue, String> {
-    spec::parse_target(text).map_err(|e| e.to_string())
+    let named = text
+        .split_once('=')
+        .is_some_and(|(name, _)| !name.contains("://") && !name.contains('/'));
+    if named {
+        return spec::parse_target(text).map_err(|e| e.to_string());
+    }
+    let name = text.split_once("://").map_or(text, |(_, rest)| rest);
+    Ok(NamedValue {
+        name: name.trim_end_matches('/').to_owned(),
+        value: text.to_owned(),
+    })
 }
 
 fn serve_arg(text: &str) -> Result<NamedValue, String> {
@@ -42,8 +54,9 @@ fn serve_arg(text: &str) -> Result<NamedValue, String> {
         --serve 'new=flint serve www --listen 127.0.0.1:{port}' /index.html -d 10s --rounds 5"
 )]
 pub struct CompareFlags {
-    /// A running server: NAME=http://HOST:PORT. Repeat; the first target is the baseline of the
-    /// ratios. Targets and --serve commands run in the order given.
+    /// A running server: NAME=http://HOST:PORT, or the URL alone (named by its host, port and
+    /// path). Repeat; the first target is the baseline of the ratios. Targets and --serve
+    /// commands run in the order given. A URL's path is fetched when no files are named.
     #[arg(long = "target", value_name = "NAME=URL", value_parser = target_arg)]
     pub targets: Vec<NamedValue>,
     /// A server flint starts and stops: NAME=COMMAND, run with `sh -c` in its own process group,
@@ -159,25 +172,50 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
     if !load.thresholds.is_empty() {
         bail!("--threshold is not supported by compare (it judges one run): use flint bench --threshold");
     }
-    let workload = match (&flags.workload, flags.paths.is_empty()) {
-        (Some(_), false) => bail!("give either a workload (-w) or paths, not both"),
-        (Some(path), true) => Workload::load(path)?,
-        (None, false) => Workload::from_paths(&flags.paths)?,
-        (None, true) => bail!("nothing to fetch: name paths (flint compare --target a=URL --target b=URL /a.html /b.gif) or a workload (-w FILE)"),
-    };
-    let endpoints = servers
+    let targets = servers
         .into_iter()
         .map(|s| match s {
             Server::Target(NamedValue { name, value }) => {
                 let target = Target::parse(&value).with_context(|| format!("--target {name}"))?;
-                if let Some(path) = &target.path {
-                    bail!("--target {name}={value}: the path `{path}` of the URL is not used; name the files to fetch as PATH arguments or with -w");
-                }
-                Ok(Endpoint::Url { name, target })
+                Ok((Some(target), name, value))
             }
-            Server::Serve(NamedValue { name, value }) => Ok(Endpoint::Serve { name, command: value }),
+            Server::Serve(NamedValue { name, value }) => Ok((None, name, value)),
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
+    let url_paths: Vec<(&str, &str)> = targets
+        .iter()
+        .filter_map(|(t, name, _)| Some((name.as_str(), t.as_ref()?.path.as_deref()?)))
+        .collect();
+    let workload = match (&flags.workload, flags.paths.is_empty()) {
+        (Some(_), false) => bail!("give either a workload (-w) or paths, not both"),
+        (_, false) | (Some(_), true) if !url_paths.is_empty() => {
+            let (name, path) = url_paths[0];
+            bail!("--target {name}: the URL's path `{path}` is fetched only when no files are named (PATH arguments or -w): drop one or the other")
+        }
+        (Some(path), true) => Workload::load(path)?,
+        (None, false) => Workload::from_paths(&flags.paths)?,
+        // As flint bench: the URLs' path, or `/`; one workload for every target, so one path.
+        (None, true) => match url_paths.as_slice() {
+            [] => Workload::from_paths(&["/".to_owned()])?,
+            [(_, path), rest @ ..] if rest.iter().all(|(_, p)| p == path) => {
+                Workload::from_paths(&[(*path).to_owned()])?
+            }
+            [(a, pa), rest @ ..] => {
+                let (b, pb) = rest.iter().find(|(_, p)| p != pa).expect("one differs");
+                bail!("--target {a} fetches `{pa}` and --target {b} `{pb}`: every target is measured on the same files; name them as PATH arguments")
+            }
+        },
+    };
+    let endpoints = targets
+        .into_iter()
+        .map(|(target, name, value)| match target {
+            Some(target) => Endpoint::Url { name, target },
+            None => Endpoint::Serve {
+                name,
+                command: value,
+            },
+        })
+        .collect::<Vec<_>>();
     // The template of every round; lab_compare replaces its target with each endpoint's.
     let placeholder = Target::http(([127, 0, 0, 1], 0).into());
     let log_dir = tempfile::Builder::new()
@@ -216,7 +254,7 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let result = compare::run(&plan, &STOP, &mut on_event)?;
-    if !load.report.contains(&ReportArg::None) {
+    if !super::bench::report_list(load).contains(&ReportArg::None) {
         print!("{}", compare::table(&result));
     }
     super::write_outputs(

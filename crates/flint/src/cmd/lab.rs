@@ -145,6 +145,15 @@ pub fn options(args: &LabArgs) -> anyhow::Result<LabOptions> {
     Ok(opts)
 }
 
+/// A time estimate in the unit that reads best: `8 s`, `50 s`, `3 min` (never "1 min" for 3 s).
+fn about(secs: f64) -> String {
+    if secs < 90.0 {
+        format!("{:.0} s", secs.ceil().max(1.0))
+    } else {
+        format!("{:.0} min", (secs / 60.0).round())
+    }
+}
+
 /// Runs the experiment, printing its tables; the report's [`LabReport::to_json`] is the JSON
 /// document (for `--json`, and for any other renderer of the run).
 pub fn run(args: &LabArgs) -> anyhow::Result<LabReport> {
@@ -162,12 +171,12 @@ pub fn run(args: &LabArgs) -> anyhow::Result<LabReport> {
     let mut progress = std::io::stderr().lock();
     writeln!(
         progress,
-        "flint lab {}: {runs} measurements of {:.1} s (+{:.1} s warm-up), about {:.0} min; \
+        "flint lab {}: {runs} measurements of {:.1} s (+{:.1} s warm-up), about {}; \
          servers on core {}, client on core {}",
         experiment.name(),
         opts.duration.as_secs_f64(),
         opts.warmup.as_secs_f64(),
-        (estimate / 60.0).ceil(),
+        about(estimate),
         opts.server_cpu
             .map_or("(not pinned)".to_owned(), |c| c.to_string()),
         opts.client_cpu
@@ -200,4 +209,18 @@ pub fn lab(args: LabArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::about;
+
+    #[test]
+    fn an_estimate_is_in_seconds_until_a_minute_and_a_half() {
+        assert_eq!(about(2.5), "3 s");
+        assert_eq!(about(0.2), "1 s");
+        assert_eq!(about(89.0), "89 s");
+        assert_eq!(about(150.0), "3 min");
+        assert_eq!(about(600.0), "10 min");
+    }
 }

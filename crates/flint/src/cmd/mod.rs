@@ -3,6 +3,7 @@
 
 pub mod bench;
 pub mod compare;
+pub mod discover;
 pub mod fileset;
 pub mod lab;
 pub mod report;

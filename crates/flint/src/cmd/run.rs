@@ -5,7 +5,10 @@
 //! The server runs in this process on its own threads, on a port the kernel picks, so that
 //! `flint run` needs nothing installed and cannot collide with anything else on the machine.
 
-use super::bench::{check_outputs, finish, install_stop_handler, prepare, run_error, LoadArgs};
+use super::bench::{
+    check_outputs, check_tls_options, finish, install_stop_handler, prepare, run_error, LoadArgs,
+    ReportArg,
+};
 use super::fileset::MixArg;
 use anyhow::Context;
 use bench::fileset;
@@ -30,14 +33,21 @@ pub struct RunArgs {
 
 static STOP: AtomicBool = AtomicBool::new(false);
 
-pub fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+pub fn run(mut args: RunArgs) -> anyhow::Result<ExitCode> {
     let mix: fileset::Mix = args.mix.into();
+    // A WebSTONE run of a WebSTONE mix: the paper's report first.
+    args.load
+        .report
+        .get_or_insert_with(|| vec![ReportArg::Webstone, ReportArg::Summary]);
     check_outputs(&args.load)?;
     // Ctrl-C ends the benchmark early (it still reports); the server is stopped after it.
     install_stop_handler(|| STOP.store(true, Ordering::Relaxed))?;
 
     if let Some(url) = &args.target {
         let target = bench::Target::parse(url)?;
+        // `--tls` serves the embedded server over HTTPS; against --target the URL's scheme
+        // says, and `--tls` with http:// would be silently ignored.
+        check_tls_options(&target, &args.load)?;
         let workload = fileset::mix_workload(mix);
         let config = prepare(target, &args.load, 0)?;
         eprintln!("flint run: {mix} mix against {url}");

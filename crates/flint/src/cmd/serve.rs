@@ -46,6 +46,25 @@ pub struct ServeArgs {
     /// The PEM private key of --tls-cert (ECDSA, RSA or Ed25519).
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
+    /// Speak HTTP/1.1 only: no `h2` in ALPN, and the HTTP/2 preface over cleartext is refused
+    /// as HTTP/1.1 refuses an unknown version (config key `http2 = false`).
+    #[arg(long)]
+    pub no_http2: bool,
+    /// HTTP/2 streams a client may have open at once [default: 100] (`h2_max_concurrent_streams`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub h2_max_streams: Option<u32>,
+    /// A request body is due within this of its start (plus a second per --body-min-rate
+    /// bytes), with no longer gap between its bytes [default: 10s].
+    #[arg(long, value_name = "DUR", value_parser = duration)]
+    pub body_timeout: Option<std::time::Duration>,
+    /// Bytes a second a request body must average to earn time past --body-timeout; 0 leaves
+    /// only the gap [default: 500].
+    #[arg(long, value_name = "BYTES")]
+    pub body_min_rate: Option<u64>,
+}
+
+fn duration(text: &str) -> Result<std::time::Duration, String> {
+    crate::duration::parse(text)
 }
 
 /// Exit status as for every command: a config, root or address that cannot be used is bad
@@ -88,10 +107,23 @@ fn run(args: ServeArgs) -> anyhow::Result<()> {
     let stats = server.run().map_err(crate::exit::failed)?;
     let _ = writeln!(
         std::io::stderr(),
-        "flint serve: stopped after {} requests on {} connections",
+        "flint serve: stopped after {} requests on {} connections ({} HTTP/1.x, {} HTTP/2)",
         stats.requests,
-        stats.accepted
+        stats.accepted,
+        stats.http1_connections,
+        stats.http2_connections,
     );
+    if stats.http2_connections > 0 {
+        let _ = writeln!(
+            std::io::stderr(),
+            "flint serve: HTTP/2: {} streams, {} resets received, {} sent, {} GOAWAYs sent, {} received",
+            stats.h2_streams,
+            stats.h2_resets_received,
+            stats.h2_resets_sent,
+            stats.h2_goaways_sent,
+            stats.h2_goaways_received,
+        );
+    }
     Ok(())
 }
 
@@ -125,9 +157,21 @@ fn configure(args: ServeArgs) -> anyhow::Result<Config> {
     if args.dotfiles {
         config.dotfiles = Dotfiles::Allow;
     }
+    if let Some(t) = args.body_timeout {
+        config.body_timeout_ms = u64::try_from(t.as_millis()).unwrap_or(u64::MAX);
+    }
+    if let Some(rate) = args.body_min_rate {
+        config.body_min_rate = rate;
+    }
     if let (Some(cert), Some(key)) = (args.tls_cert, args.tls_key) {
         config.tls_cert = Some(cert);
         config.tls_key = Some(key);
+    }
+    if args.no_http2 {
+        config.http2 = false;
+    }
+    if let Some(n) = args.h2_max_streams {
+        config.h2_max_concurrent_streams = n;
     }
     Ok(config)
 }

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use wire::RequestLimits;
 
-use super::{Session, Timeouts, Worker};
+use super::{Negotiated, Session, Timeouts, Worker};
 use crate::config::Config;
 use crate::pool::{Pool, Seg};
 use crate::respond::{Responder, SMALL_BODY};
@@ -42,11 +42,14 @@ fn fixture(max_pipeline: usize) -> Fixture {
         date: *b"Mon, 23 Nov 2026 14:00:00 GMT",
         max_pipeline: max_pipeline as u64,
         max_body: 100,
+        body_min_rate: 500,
         timeouts: Timeouts {
             header: Duration::from_secs(1),
+            body: Duration::from_secs(1),
             keepalive: Duration::from_secs(1),
             send: Duration::from_secs(1),
         },
+        http2: Some(http2::Config::server()),
     };
     Fixture {
         _root: root,
@@ -62,7 +65,8 @@ impl Fixture {
         let space = self.session.input_space(&mut self.pool);
         space[..bytes.len()].copy_from_slice(bytes);
         self.session.received(bytes.len(), self.worker.now);
-        self.session.answer(&mut self.worker)
+        self.session
+            .answer(&mut self.worker, &mut self.pool, Negotiated::Nothing)
     }
 
     /// Everything queued, in order, as the client would receive it.
@@ -304,7 +308,9 @@ fn parsing_pauses_at_the_pipeline_limit_and_resumes() {
     b.segs.clear();
     b.out.clear();
     f.session.queued = 0;
-    assert!(f.session.answer(&mut f.worker));
+    assert!(f
+        .session
+        .answer(&mut f.worker, &mut f.pool, Negotiated::Nothing));
     assert_eq!(f.worker.stats.requests, 2);
 }
 

@@ -2,6 +2,7 @@
 
 use bench::thresholds::{Threshold, ThresholdError};
 use clap::{Args, ValueEnum};
+use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -9,8 +10,9 @@ fn duration(text: &str) -> Result<Duration, String> {
     crate::duration::parse(text)
 }
 
+/// The run's length: a bare number is seconds, as in wrk and hey.
 fn positive_duration(text: &str) -> Result<Duration, String> {
-    match crate::duration::parse(text)? {
+    match crate::duration::parse_run_length(text)? {
         d if d.is_zero() => Err("must be longer than 0".into()),
         d => Ok(d),
     }
@@ -25,12 +27,47 @@ fn at_least_one<T: std::str::FromStr + PartialOrd + From<u8>>(text: &str) -> Res
     }
 }
 
-fn rate(text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(r) if r.is_finite() && r > 0.0 => Ok(r),
-        _ => Err(format!(
-            "`{text}` is not a positive number of pages per second"
-        )),
+/// Pages per second, as the tools write rates: `1000`, `1k` (and `M`), `1000/s`, `600/m`
+/// (k6's `rate` and `timeUnit`), `36k/h`.
+pub fn rate(text: &str) -> Result<f64, String> {
+    let bad =
+        || format!("`{text}` is not a rate: pages per second, e.g. 1000, 1k, 1000/s, 600/m, 36k/h");
+    let t = text.trim();
+    let (count, per) = match t.split_once('/') {
+        Some((count, unit)) => {
+            let per = match unit.trim() {
+                "s" | "sec" | "1s" => 1.0,
+                "m" | "min" | "1m" => 60.0,
+                "h" | "1h" => 3600.0,
+                _ => return Err(bad()),
+            };
+            (count.trim(), per)
+        }
+        None => (t, 1.0),
+    };
+    let (number, scale) = match count.char_indices().last() {
+        Some((i, 'k' | 'K')) => (&count[..i], 1e3),
+        Some((i, 'M')) => (&count[..i], 1e6),
+        _ => (count, 1.0),
+    };
+    match number.parse::<f64>() {
+        Ok(r) if r.is_finite() && r > 0.0 => Ok(r * scale / per),
+        _ => Err(bad()),
+    }
+}
+
+/// A request method is an HTTP token with a letter in it: `-m 10` is h2load's streams per
+/// connection, not a method.
+fn method(text: &str) -> Result<String, String> {
+    let tchar = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+    if !text.is_empty() && text.chars().all(tchar) && text.chars().any(|c| c.is_ascii_alphabetic())
+    {
+        Ok(text.to_owned())
+    } else {
+        Err(format!(
+            "`{text}` is not an HTTP method (GET, POST, HEAD, ...); flint's -m is the method, \
+             as in curl, hey and oha (h2load's -m, streams per connection, is not a flint option)"
+        ))
     }
 }
 
@@ -78,13 +115,13 @@ pub enum ReportArg {
 pub struct LoadArgs {
     /// Webchildren: connections fetching pages at the same time.
     #[arg(short = 'c', long = "clients", value_name = "N", default_value_t = 16,
-          value_parser = at_least_one::<usize>)]
+          visible_aliases = ["connections", "concurrency"], value_parser = at_least_one::<usize>)]
     pub clients: usize,
     /// Event-loop threads [default: the cores available, at most --clients; more than either is
     /// lowered to it, with a note].
     #[arg(short = 't', long, value_name = "N", value_parser = at_least_one::<usize>)]
     pub threads: Option<usize>,
-    /// Measure for this long (with a unit: 500ms, 30s, 2m).
+    /// Measure for this long [default: 10s]: 500ms, 30s, 1m30s, 2m; a bare number is seconds.
     #[arg(short = 'd', long, value_name = "DUR", value_parser = positive_duration,
           conflicts_with = "pages")]
     pub duration: Option<Duration>,
@@ -99,6 +136,7 @@ pub struct LoadArgs {
     pub think: Option<Duration>,
     /// Open loop: start this many pages per second across all Webchildren, each at its intended
     /// time; latency counts from the intended start, so a stalled server cannot hide its stalls.
+    /// 1000, 1k, 1000/s, 600/m.
     #[arg(long, value_name = "PAGES_PER_S", value_parser = rate)]
     pub rate: Option<f64>,
     /// HTTP version: 1.0 opens a connection per file; 1.1 keeps connections alive.
@@ -133,17 +171,14 @@ pub struct LoadArgs {
     /// Print each request's and response's head to stderr.
     #[arg(long)]
     pub debug: bool,
-    /// No live progress line. (Not a rate, as oha's and hey's -q are: that is --rate.)
+    /// No live progress line. (Not a rate, as oha's and hey's -q are: that is --rate; hey's is per
+    /// worker, so `hey -c 10 -q 100` is `--rate 1000`.)
     #[arg(short, long)]
     pub quiet: bool,
-    /// Reports to print, comma-separated.
-    #[arg(
-        long,
-        value_enum,
-        value_delimiter = ',',
-        default_value = "webstone,summary"
-    )]
-    pub report: Vec<ReportArg>,
+    /// Reports to print, comma-separated [default: summary for a URL and paths; webstone,summary
+    /// for a workload (-w) and `flint run`].
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub report: Option<Vec<ReportArg>>,
     /// Write the result as one self-contained HTML page with charts (as `flint report` does);
     /// `-`: to stdout.
     #[arg(long, value_name = "FILE")]
@@ -158,9 +193,11 @@ pub struct LoadArgs {
     /// measures the server's handshake cost.
     #[arg(long)]
     pub tls_resume: bool,
-    /// HTTPS: only this TLS version [default: any, 1.2 or 1.3 as the server prefers]. In
-    /// `flint run`, `--tls` (with or without a version) serves and benchmarks over HTTPS.
-    #[arg(long, value_enum, value_name = "VERSION", num_args = 0..=1, default_missing_value = "any")]
+    /// HTTPS: only this TLS version [default: any, 1.2 or 1.3 as the server prefers]: `--tls 1.3`
+    /// or `--tls=1.3` (anything else after `--tls` is not its value: `--tls https://…` keeps the
+    /// URL). In `flint run`, `--tls` (with or without a version) serves and benchmarks over HTTPS.
+    #[arg(long, value_enum, value_name = "VERSION", num_args = 0..=1, require_equals = true,
+          default_missing_value = "any")]
     pub tls: Option<TlsArg>,
     /// Pass/fail condition on the result, as k6 writes them; repeatable. Any crossed: exit
     /// status 3. Metrics: pN (p50, p99, p99.9), mean, min, max of connect, ttfb, response (the
@@ -192,7 +229,7 @@ pub struct BenchArgs {
     #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
     pub headers: Vec<String>,
     /// The request method [default: GET]. A HEAD's response is read without a body.
-    #[arg(short = 'm', long, value_name = "METHOD")]
+    #[arg(short = 'm', long, value_name = "METHOD", value_parser = method)]
     pub method: Option<String>,
     /// A request body for every request, sent with its Content-Length.
     #[arg(long, value_name = "STRING", conflicts_with = "body_file")]
@@ -213,4 +250,70 @@ pub struct BenchArgs {
     pub launch: Option<String>,
     #[command(flatten)]
     pub load: LoadArgs,
+}
+
+/// `--tls 1.3` as `--tls=1.3`: `--tls` takes its value only after `=` (so that `--tls
+/// https://host/` cannot take the URL for a version), and a version written after a space, as
+/// the docs and habit have it, is joined to it here, before clap reads the line. Nothing after
+/// `--` is touched.
+pub fn join_tls_version(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
+    let mut out: Vec<OsString> = Vec::new();
+    let mut literal = false;
+    for arg in args {
+        let joins = !literal
+            && out.last().is_some_and(|prev| prev == "--tls")
+            && TlsArg::from_str(&arg.to_string_lossy(), false).is_ok();
+        if joins {
+            let prev = out.last_mut().expect("checked above");
+            prev.push("=");
+            prev.push(&arg);
+            continue;
+        }
+        literal |= arg == "--";
+        out.push(arg);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_take_the_units_the_tools_write() {
+        assert_eq!(rate("1000"), Ok(1000.0));
+        assert_eq!(rate("1k"), Ok(1000.0));
+        assert_eq!(rate("2.5K"), Ok(2500.0));
+        assert_eq!(rate("1M"), Ok(1e6));
+        assert_eq!(rate("1000/s"), Ok(1000.0));
+        assert_eq!(rate("600/m"), Ok(10.0));
+        assert_eq!(rate("36k/h"), Ok(10.0));
+        for bad in ["0", "-1", "1x", "1000/d", "k", ""] {
+            assert!(rate(bad).unwrap_err().contains("is not a rate"), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_method_is_a_token_with_a_letter() {
+        assert_eq!(method("PROPFIND").as_deref(), Ok("PROPFIND"));
+        assert!(method("10").unwrap_err().contains("h2load's -m"));
+        assert!(method("GET /").is_err());
+    }
+
+    #[test]
+    fn a_tls_version_after_a_space_is_joined_and_a_url_is_not() {
+        let args = |v: &[&str]| v.iter().map(OsString::from).collect::<Vec<_>>();
+        assert_eq!(
+            join_tls_version(args(&["flint", "bench", "--tls", "1.3", "https://h/"])),
+            args(&["flint", "bench", "--tls=1.3", "https://h/"])
+        );
+        assert_eq!(
+            join_tls_version(args(&["flint", "bench", "--tls", "https://h/"])),
+            args(&["flint", "bench", "--tls", "https://h/"])
+        );
+        assert_eq!(
+            join_tls_version(args(&["flint", "--", "--tls", "1.2"])),
+            args(&["flint", "--", "--tls", "1.2"])
+        );
+    }
 }

@@ -63,7 +63,10 @@ pub fn bench_on_hosts(
     let result = &outcome.result;
     let verdicts: Vec<Verdict> = load.thresholds.iter().map(|t| t.judge(result)).collect();
     let mut text = super::reports(result, load, None);
-    if load.report.iter().any(|r| *r != ReportArg::None) {
+    if super::report_list(load)
+        .iter()
+        .any(|r| *r != ReportArg::None)
+    {
         text.push('\n');
         text.push_str(&bench::report::hosts_table(&outcome.hosts));
     }

@@ -1,0 +1,534 @@
+//! HTTP/1.x on a Webchild's connection: connect, handshake, write the prebuilt request, read,
+//! frame the body with `wire`, and tell the page logic (`page.rs`) what happened.
+//!
+//! What a keep-alive request costs, by design (the floor client `cfloor.c` does the same):
+//! one `write` of a request prebuilt at start, one `read` that brings the whole response, and a
+//! share of one `epoll_wait`. To get there:
+//! - each socket is registered once, READABLE|WRITABLE, edge-triggered, and never re-registered;
+//! - a read that returns less than the space offered drained the socket, so no second read is
+//!   made only to see EAGAIN (edge-triggered epoll reports the next arrival anyway);
+//! - the next request is written from the handler of the response that ended the previous one;
+//! - requests are built once per URL (and per page, for pipelining) and written from that buffer.
+//!
+//! Memory: a connection keeps only the bytes of a response head split across reads (usually
+//! none); a body is counted and dropped by [`BodyDecoder`] as it passes.
+
+use super::errors::{connect_error, handshake_error, head_error};
+use super::page::{end_page, next_page, Child, Exchange};
+use super::{ThreadState, Wire, NONE};
+use crate::config::HttpMode;
+use crate::stats::ErrorKind;
+use crate::transport::Transport;
+use mio::event::Event;
+use mio::Token;
+use std::io;
+use wire::response::{parse_response_head, BodyDecoder, Framing};
+
+/// Where an HTTP/1 connection is. Writing is not a state: a request's unsent bytes (`wpos..wend`)
+/// may be pending while responses are already read, because with pipelining they overlap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// No request in flight (between pages); a keep-alive connection may stay open.
+    Idle,
+    /// Nonblocking connect in flight; the socket's first writable event ends it.
+    Connecting,
+    /// HTTPS: TCP is up, the TLS handshake is under way (within the connect timeout).
+    Handshaking,
+    /// Request sent (or being sent); the response head has not fully arrived.
+    ReadingHead,
+    /// Following the body with `decoder`.
+    ReadingBody,
+    /// HTTP/1.0: the response is complete; waiting for the server to close first.
+    Closing,
+}
+
+/// One Webchild's HTTP/1 connection and the exchange in progress on it.
+pub(super) struct H1 {
+    state: State,
+    conn: Option<Transport>,
+    /// Bumped at every close: data read from a connection that is gone is not processed.
+    conn_gen: u32,
+    /// Responses completed on this connection: a reused one the server may have closed idle.
+    conn_responses: u32,
+    /// The file in progress (pipelining: the one whose response is being read).
+    ex: Exchange,
+    connect_start_us: u64,
+    handshake_start_us: u64,
+    resp_keep_alive: bool,
+    decoder: BodyDecoder,
+    /// The current file was already retried once on a fresh connection.
+    retried: bool,
+    /// `Closing` goes on with the page's next file (else with the next page).
+    next_file: bool,
+    wpos: usize,
+    wend: usize,
+    /// A response head split across reads (usually empty).
+    head: Vec<u8>,
+}
+
+impl Wire for H1 {
+    fn new() -> Self {
+        H1 {
+            state: State::Idle,
+            conn: None,
+            conn_gen: 0,
+            conn_responses: 0,
+            ex: Exchange::new(),
+            connect_start_us: 0,
+            handshake_start_us: 0,
+            resp_keep_alive: false,
+            decoder: BodyDecoder::new(Framing::Empty),
+            retried: false,
+            next_file: false,
+            wpos: 0,
+            wend: 0,
+            head: Vec::new(),
+        }
+    }
+
+    fn start_page(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        self.ex.file = 0;
+        self.start_file(ch, cx, now);
+    }
+
+    fn on_event(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, buf: &mut [u8], ev: &Event) {
+        match self.state {
+            State::Connecting => self.on_connect_ready(ch, cx),
+            State::Handshaking => {
+                let now = cx.now();
+                self.on_handshake(ch, cx, now);
+            }
+            // Between pages only a close (or garbage) can arrive: on_readable closes on either.
+            State::Idle => self.on_readable(ch, cx, buf, true),
+            // The FIN (or an error) is all this state waits for; no read is needed to see it.
+            State::Closing if ev.is_read_closed() || ev.is_error() => {
+                let now = cx.now();
+                self.closed(ch, cx, now);
+            }
+            State::Closing if ev.is_readable() => self.on_readable(ch, cx, buf, false),
+            State::Closing => {}
+            State::ReadingHead | State::ReadingBody => {
+                let pending =
+                    self.wpos < self.wend || self.conn.as_ref().is_some_and(Transport::wants_write);
+                if ev.is_writable() && pending {
+                    let now = cx.now();
+                    if !self.flush(ch, cx, now) {
+                        return;
+                    }
+                }
+                let closed = ev.is_read_closed() || ev.is_error();
+                if ev.is_readable() || closed {
+                    self.on_readable(ch, cx, buf, closed);
+                }
+            }
+        }
+    }
+
+    fn on_timer(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        match self.state {
+            State::Idle => {}
+            State::Connecting => self.fail(ch, cx, ErrorKind::ConnectTimeout, now),
+            State::Handshaking => self.fail(ch, cx, ErrorKind::TlsHandshake, now),
+            State::Closing => self.closed(ch, cx, now),
+            State::ReadingHead | State::ReadingBody => {
+                self.fail(ch, cx, ErrorKind::ResponseTimeout, now)
+            }
+        }
+    }
+
+    fn at_end(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, end: u64) {
+        let in_flight = matches!(
+            self.state,
+            State::Connecting | State::Handshaking | State::ReadingHead | State::ReadingBody
+        );
+        if in_flight {
+            ch.record_unfinished(cx, &self.ex, self.response_bytes(), end);
+        }
+    }
+
+    fn close(&mut self) {
+        // Dropping the socket also removes it from the epoll set: no deregister call needed.
+        if self.conn.take().is_some() {
+            self.conn_gen = self.conn_gen.wrapping_add(1);
+        }
+        self.conn_responses = 0;
+        self.head.clear();
+        self.wpos = 0;
+        self.wend = 0;
+    }
+}
+
+impl H1 {
+    fn url(&self, ch: &Child, cx: &ThreadState<'_>) -> usize {
+        ch.url(cx.sh.workload, self.ex.file)
+    }
+
+    fn start_file(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        self.ex.file_start_us = now;
+        self.retried = false;
+        self.ex.reset_response();
+        if self.conn.is_some() {
+            self.send(ch, cx, now);
+        } else {
+            self.connect(ch, cx, now);
+        }
+    }
+
+    /// Everything read so far for the response in progress.
+    fn response_bytes(&self) -> u64 {
+        self.ex.bytes() + self.head.len() as u64
+    }
+
+    /// A complete response: recorded, then the page's next file, the page's end, or (HTTP/1.0)
+    /// the wait for the server's close. The connection stays usable when the server says so.
+    fn response_done(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        self.conn_responses += 1;
+        let ok = ch.record_response(cx, &self.ex, now);
+        let http10 = cx.sh.config.http == HttpMode::Http10;
+        let pipelined = cx.sh.config.http == HttpMode::Pipeline;
+        let more = self.ex.file + 1 < ch.files(cx.sh.workload);
+        if http10 && !self.resp_keep_alive && self.conn.is_some() {
+            return self.await_close(ch, cx, now, ok, more);
+        }
+        // HTTP/1.0 closes after each file; a pipelined page cut short by an error still has its
+        // other responses in flight, so its connection cannot be reused either.
+        if !self.resp_keep_alive || http10 || (!ok && pipelined && more) {
+            self.close();
+        }
+        if !ok || !more {
+            return self.end_page(ch, cx, ok, now, false);
+        }
+        self.ex.file += 1;
+        if pipelined && self.conn.is_some() {
+            // Its request went with the page's batch; the response is on its way.
+            self.ex.reset_response();
+            self.retried = false;
+            self.state = State::ReadingHead;
+            cx.timers
+                .arm(ch.slot, now + cx.sh.schedule.response_timeout_us);
+        } else {
+            self.start_file(ch, cx, now);
+        }
+    }
+
+    fn end_page(
+        &mut self,
+        ch: &mut Child,
+        cx: &mut ThreadState<'_>,
+        hit: bool,
+        now: u64,
+        backoff: bool,
+    ) {
+        self.state = State::Idle;
+        end_page(self, ch, cx, hit, now, backoff);
+    }
+
+    /// HTTP/1.0, the response complete (and recorded, so its time ends at its last byte): waits
+    /// for the server's FIN before closing, so that the server closes first and keeps the
+    /// TIME_WAIT, as with a 1995 client; closing at once left ~2% of them on the client. The FIN
+    /// usually comes with the data (the event that brought it says so: then this state ends
+    /// before the next read) or right after it, and epoll's read-closed flag shows it without a
+    /// read, so the next file hardly waits. A server that keeps the connection open is waited
+    /// for at most the response timeout, then closed.
+    fn await_close(
+        &mut self,
+        ch: &mut Child,
+        cx: &mut ThreadState<'_>,
+        now: u64,
+        ok: bool,
+        more: bool,
+    ) {
+        self.next_file = ok && more;
+        if !self.next_file {
+            ch.record_page(cx, ok, now); // the page ended at its last byte, not at the FIN
+        }
+        self.state = State::Closing;
+        cx.timers
+            .arm(ch.slot, now + cx.sh.schedule.response_timeout_us);
+    }
+
+    /// The end of `Closing`: the server's FIN (or the timeout, an error, stray bytes).
+    fn closed(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        self.close();
+        if self.next_file {
+            self.ex.file += 1;
+            self.start_file(ch, cx, now);
+        } else {
+            self.state = State::Idle;
+            next_page(self, ch, cx, now, false);
+        }
+    }
+
+    /// A request failed: counted by kind, the connection dropped, the page abandoned.
+    fn fail(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, kind: ErrorKind, now: u64) {
+        ch.record_failure(cx, &self.ex, kind, self.response_bytes(), now);
+        self.close();
+        let backoff = matches!(kind, ErrorKind::ConnectRefused | ErrorKind::ConnectOther);
+        self.end_page(ch, cx, false, now, backoff);
+    }
+
+    // ---- the connection ----------------------------------------------------------------------
+
+    fn connect(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        self.state = State::Connecting;
+        self.conn_responses = 0;
+        let prepared = match cx.sh.connector.prepare() {
+            Ok(p) => p,
+            Err(e) => return self.fail(ch, cx, connect_error(&e), now),
+        };
+        // HTTPS: the TLS state (its key shares) was made just now, before the TCP connect, and
+        // is not part of it; the response time, from `file_start_us`, still has it.
+        let now = if prepared.is_tls() { cx.now() } else { now };
+        self.connect_start_us = now;
+        match Transport::open(&cx.sh.connector, prepared, &cx.registry, Token(ch.slot)) {
+            Ok(s) => {
+                self.conn = Some(s);
+                cx.timers
+                    .arm(ch.slot, now + cx.sh.schedule.connect_timeout_us);
+            }
+            Err(e) => self.fail(ch, cx, connect_error(&e), now),
+        }
+    }
+
+    /// The first event of a connecting socket: connected, failed, or (a stale event) neither yet.
+    fn on_connect_ready(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>) {
+        let Some(conn) = &self.conn else { return };
+        let now = cx.now();
+        match conn.connected() {
+            Ok(true) => {}
+            Ok(false) => return, // a stale event: still connecting
+            Err(e) => return self.fail(ch, cx, connect_error(&e), now),
+        }
+        self.ex.connect_us = now - self.connect_start_us;
+        ch.record_connect(cx, &self.ex, now);
+        self.state = State::Handshaking;
+        self.handshake_start_us = now;
+        self.on_handshake(ch, cx, now);
+    }
+
+    /// Moves the transport's handshake on (plain TCP has none: it is ready at once); when it is
+    /// done, records it apart from the TCP connect and sends the request.
+    fn on_handshake(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        let Some(conn) = &mut self.conn else { return };
+        match conn.handshake() {
+            Ok(false) => {} // waiting for the socket, still under the connect deadline
+            Ok(true) => {
+                let mut now = now;
+                if let Some(session) = conn.tls_session() {
+                    // Read after the handshake's own I/O: one call can send the ClientHello, read
+                    // the server's whole flight and answer it, and `now` is from before.
+                    now = cx.now();
+                    let took = now - self.handshake_start_us;
+                    ch.record_handshake(cx, &self.ex, now, took, session);
+                }
+                self.send(ch, cx, now);
+            }
+            Err(e) => self.fail(ch, cx, handshake_error(&e), now),
+        }
+    }
+
+    /// Starts writing the current file's request (pipelining: the page's, from this file on).
+    fn send(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        let r = &cx.sh.requests;
+        let range = r.for_file(ch.page, self.ex.file, self.url(ch, cx));
+        cx.debug(&r.bytes()[range.clone()]);
+        (self.wpos, self.wend) = (range.start, range.end);
+        self.state = State::ReadingHead;
+        cx.timers
+            .arm(ch.slot, now + cx.sh.schedule.response_timeout_us);
+        self.flush(ch, cx, now);
+    }
+
+    /// Writes what is pending; false if the write failed (and the failure was handled).
+    fn flush(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) -> bool {
+        let Some(conn) = &mut self.conn else {
+            return false;
+        };
+        while self.wpos < self.wend {
+            match conn.write(&cx.sh.requests.bytes()[self.wpos..self.wend]) {
+                Ok(0) => {
+                    self.io_failed(ch, cx, io::ErrorKind::WriteZero.into(), now);
+                    return false;
+                }
+                Ok(n) => self.wpos += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.io_failed(ch, cx, e, now);
+                    return false;
+                }
+            }
+        }
+        // TLS records the socket could not take yet go with its next writable event.
+        if conn.wants_write() {
+            if let Err(e) = conn.send_pending() {
+                self.io_failed(ch, cx, e, now);
+                return false;
+            }
+        }
+        self.ex.written_us = now;
+        true
+    }
+
+    /// Reads until the socket is drained, the connection is gone, or the data is unwanted.
+    /// `closed`: the event also reported the peer's FIN or RST, which no later edge will report
+    /// again, so the socket is read until it says so even after a short read.
+    fn on_readable(
+        &mut self,
+        ch: &mut Child,
+        cx: &mut ThreadState<'_>,
+        buf: &mut [u8],
+        closed: bool,
+    ) {
+        let gen = self.conn_gen;
+        loop {
+            let carry = self.head.len();
+            buf[..carry].copy_from_slice(&self.head);
+            let Some(conn) = &mut self.conn else { return };
+            let res = conn.read(&mut buf[carry..]);
+            let now = cx.now();
+            match res {
+                Ok(0) => return self.on_eof(ch, cx, now),
+                Ok(n) => {
+                    cx.count_read(n, now);
+                    self.head.clear();
+                    self.on_data(ch, cx, &buf[..carry + n], now);
+                    let drained = n < buf.len() - carry;
+                    if self.conn_gen != gen {
+                        return;
+                    }
+                    // HTTP/1.0: the FIN came with the response and all is read: closing now is
+                    // the passive close, without a read to see the EOF.
+                    if closed && drained && self.state == State::Closing {
+                        return self.closed(ch, cx, now);
+                    }
+                    // Less than offered: drained (edge-triggered epoll reports what comes next).
+                    if drained && !closed {
+                        return;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return self.io_failed(ch, cx, e, now),
+            }
+        }
+    }
+
+    /// Parses heads and follows bodies through `data`; pipelined responses follow back to back.
+    fn on_data(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, data: &[u8], now: u64) {
+        let gen = self.conn_gen;
+        let mut pos = 0;
+        while self.conn_gen == gen {
+            match self.state {
+                State::ReadingHead => {
+                    if pos == data.len() {
+                        return;
+                    }
+                    if self.ex.first_byte_us == NONE {
+                        self.ex.first_byte_us = now;
+                    }
+                    let rest = &data[pos..];
+                    let head_request = cx.sh.requests.is_head(self.url(ch, cx));
+                    let h = match parse_response_head(rest, head_request) {
+                        Ok(Some(h)) => h,
+                        Ok(None) => return self.head.extend_from_slice(rest),
+                        Err(e) => {
+                            self.ex.lost_bytes += rest.len() as u64;
+                            return self.fail(ch, cx, head_error(e), now);
+                        }
+                    };
+                    cx.debug(&rest[..h.head_len]);
+                    pos += h.head_len;
+                    self.ex.header_bytes += h.head_len as u64;
+                    if (100..200).contains(&h.status) && h.status != 101 {
+                        continue; // interim response: the final one follows
+                    }
+                    self.ex.status = h.status;
+                    self.resp_keep_alive = h.keep_alive && h.status != 101;
+                    self.decoder = BodyDecoder::new(h.framing);
+                    self.state = State::ReadingBody;
+                }
+                // An empty slice is fed too: a bodiless response is complete right after its head.
+                State::ReadingBody => match self.decoder.feed(&data[pos..]) {
+                    Err(_) => {
+                        self.ex.lost_bytes += (data.len() - pos) as u64;
+                        return self.fail(ch, cx, ErrorKind::ShortBody, now);
+                    }
+                    Ok(p) => {
+                        pos += p.consumed;
+                        self.ex.body_bytes += p.body as u64;
+                        self.ex.framing_bytes += (p.consumed - p.body) as u64;
+                        if !p.done {
+                            return;
+                        }
+                        self.response_done(ch, cx, now);
+                    }
+                },
+                _ if pos == data.len() => return,
+                // Bytes nobody asked for (between pages, or after the last response): the
+                // connection is out of step with us, so it is dropped.
+                State::Closing => return self.closed(ch, cx, now),
+                _ => return self.close(),
+            }
+        }
+    }
+
+    fn on_eof(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        match self.state {
+            State::ReadingHead if self.may_retry(ch, cx) => self.retry(ch, cx, now),
+            State::ReadingHead => self.fail(ch, cx, ErrorKind::Reset, now),
+            State::ReadingBody => match self.decoder.eof() {
+                Ok(()) => {
+                    // Close-delimited: complete, and the server has closed already.
+                    self.close();
+                    self.response_done(ch, cx, now)
+                }
+                Err(_) => self.fail(ch, cx, ErrorKind::ShortBody, now),
+            },
+            State::Closing => self.closed(ch, cx, now), // the server closed first, as it should
+            _ => self.close(), // the server closed an idle keep-alive connection
+        }
+    }
+
+    fn io_failed(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, e: io::Error, now: u64) {
+        if self.state == State::Closing {
+            return self.closed(ch, cx, now);
+        }
+        if !matches!(self.state, State::ReadingHead | State::ReadingBody) {
+            return self.close();
+        }
+        let reset = matches!(
+            e.kind(),
+            io::ErrorKind::ConnectionReset
+                | io::ErrorKind::BrokenPipe
+                | io::ErrorKind::ConnectionAborted
+        );
+        if reset && self.may_retry(ch, cx) {
+            return self.retry(ch, cx, now);
+        }
+        let kind = if reset {
+            ErrorKind::Reset
+        } else {
+            ErrorKind::Io
+        };
+        self.fail(ch, cx, kind, now);
+    }
+
+    /// A reused keep-alive connection that closes before any byte of the response was most
+    /// likely closed idle by the server as we wrote: RFC 9112 9.3.1 lets a client resend an
+    /// idempotent request once, on a new connection. A fresh connection failing is an error.
+    fn may_retry(&self, ch: &Child, cx: &ThreadState<'_>) -> bool {
+        cx.sh.requests.may_resend(self.url(ch, cx))
+            && self.conn_responses > 0
+            && !self.retried
+            && self.ex.first_byte_us == NONE
+            && self.head.is_empty()
+    }
+
+    fn retry(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        self.close();
+        self.retried = true;
+        self.ex.reset_response();
+        self.connect(ch, cx, now);
+    }
+}

@@ -1,0 +1,408 @@
+//! A Webchild's page logic, apart from the wire protocol of its connection: which page next (by
+//! weight, from its own random stream), when (think time, open-loop schedule, back-off), what a
+//! file's exchange records (connect, handshake, response, error, the log's line), when a page
+//! ends, and what is accounted for when the run ends. The connection types (`h1.rs`, `h2.rs`)
+//! call these as their exchanges progress; nothing here reads or writes a socket.
+
+use super::{ThreadState, Wire, BACKOFF_US, NONE};
+use crate::log::LogRecord;
+use crate::stats::{ErrorKind, ResponseSample, TlsAgreed};
+use crate::Workload;
+
+use super::child_rng;
+use super::errors::status_error;
+use super::setup::RunShared;
+
+/// Where a Webchild is in its pages (its connection keeps its own state).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Phase {
+    /// Between pages: thinking, waiting for its open-loop slot, or backing off after a failed
+    /// connect. A keep-alive connection may stay open meanwhile.
+    Wait,
+    /// Fetching a page's files.
+    Busy,
+    /// Quota done: nothing more to fetch.
+    Done,
+}
+
+/// One file's exchange (a request and its response): its timings and byte counts, as they are
+/// recorded. A connection keeps one per request in flight.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Exchange {
+    /// Index in the page's files.
+    pub file: usize,
+    pub file_start_us: u64,
+    pub connect_us: u64,
+    pub written_us: u64,
+    pub first_byte_us: u64,
+    pub status: u16,
+    pub header_bytes: u64,
+    pub body_bytes: u64,
+    /// Framing of the response (HTTP/1.1 chunks, HTTP/2 frame headers): read, neither head nor
+    /// body.
+    pub framing_bytes: u64,
+    /// Bytes of a failing response that were never parsed as head or body.
+    pub lost_bytes: u64,
+}
+
+impl Exchange {
+    pub(super) const fn new() -> Self {
+        Exchange {
+            file: 0,
+            file_start_us: 0,
+            connect_us: NONE,
+            written_us: 0,
+            first_byte_us: NONE,
+            status: 0,
+            header_bytes: 0,
+            body_bytes: 0,
+            framing_bytes: 0,
+            lost_bytes: 0,
+        }
+    }
+
+    /// Forgets the response (a new file, or the same one retried); the file's start and its
+    /// request's last byte stay.
+    pub(super) fn reset_response(&mut self) {
+        self.connect_us = NONE;
+        self.first_byte_us = NONE;
+        self.status = 0;
+        self.header_bytes = 0;
+        self.body_bytes = 0;
+        self.framing_bytes = 0;
+        self.lost_bytes = 0;
+    }
+
+    /// Everything read so far for this response.
+    pub(super) fn bytes(&self) -> u64 {
+        self.header_bytes + self.body_bytes + self.framing_bytes + self.lost_bytes
+    }
+}
+
+/// A Webchild's page state: everything but its connection.
+pub(super) struct Child {
+    /// Index in this thread: the mio token and the timer slot.
+    pub slot: usize,
+    /// Global index: the log's `child` column and the random stream's key.
+    pub id: usize,
+    pub phase: Phase,
+    /// Pages of the measured window, and a separate stream for warm-up, so the measured
+    /// sequence is the same whatever the warm-up's length.
+    rng: fastrand::Rng,
+    warmup_rng: fastrand::Rng,
+    pub pages_left: u64,
+    pub next_intended_us: f64,
+    pub page: usize,
+    pub page_intended_us: u64,
+    pub page_start_us: u64,
+    pub done_us: u64,
+}
+
+impl Child {
+    pub(super) fn new(slot: usize, id: usize, sh: &RunShared<'_>) -> Self {
+        let offset = sh.schedule.interval_us.map_or(0.0, |iv| {
+            // Spread the children's schedules over one interval, so pages do not come in bursts.
+            iv * id as f64 / sh.schedule.concurrency as f64
+        });
+        Child {
+            slot,
+            id,
+            phase: Phase::Wait,
+            rng: child_rng(sh.config.seed, id, 0),
+            warmup_rng: child_rng(sh.config.seed, id, 1),
+            pages_left: sh.schedule.quota(id),
+            next_intended_us: offset,
+            page: 0,
+            page_intended_us: 0,
+            page_start_us: 0,
+            done_us: NONE,
+        }
+    }
+
+    /// The URL index of file `file` of the page in progress.
+    #[inline]
+    pub(super) fn url(&self, w: &Workload, file: usize) -> usize {
+        w.pages[self.page].files[file]
+    }
+
+    /// The number of files of the page in progress.
+    #[inline]
+    pub(super) fn files(&self, w: &Workload) -> usize {
+        w.pages[self.page].files.len()
+    }
+
+    /// Picks the next page and records its send lag (open loop); false when the quota is done.
+    fn pick_page(&mut self, cx: &mut ThreadState<'_>, now: u64) -> bool {
+        let schedule = &cx.sh.schedule;
+        let intended = match schedule.interval_us {
+            Some(iv) => {
+                let t = self.next_intended_us;
+                self.next_intended_us += iv;
+                (t as u64).min(now)
+            }
+            None => now,
+        };
+        let measured = intended >= schedule.measure_us;
+        if measured {
+            if self.pages_left == 0 {
+                return false;
+            }
+            if schedule.pages.is_some() {
+                self.pages_left -= 1;
+            }
+            if schedule.interval_us.is_some() && intended < schedule.end_us {
+                cx.stats.record_send_lag(now - intended);
+            }
+        }
+        let rng = if measured {
+            &mut self.rng
+        } else {
+            &mut self.warmup_rng
+        };
+        self.page = cx.sh.picker.pick(rng);
+        self.page_intended_us = intended;
+        self.page_start_us = now;
+        self.phase = Phase::Busy;
+        true
+    }
+
+    /// A connection's TCP connect finished after `ex.connect_us`.
+    pub(super) fn record_connect(&self, cx: &mut ThreadState<'_>, ex: &Exchange, now: u64) {
+        if cx.counts(ex.file_start_us, now) {
+            let url = self.url(cx.sh.workload, ex.file);
+            cx.stats.record_connect(self.page, url, ex.connect_us);
+        }
+    }
+
+    /// A connection's TLS handshake finished after `took` µs.
+    pub(super) fn record_handshake(
+        &self,
+        cx: &mut ThreadState<'_>,
+        ex: &Exchange,
+        now: u64,
+        took: u64,
+        (session, resumed): (TlsAgreed, bool),
+    ) {
+        if cx.counts(ex.file_start_us, now) {
+            cx.stats.record_tls_handshake(took, resumed, session);
+        }
+    }
+
+    /// A complete response: counted as a request whatever its status; whether it is a success
+    /// (2xx). Non-2xx statuses end the page as an error (it is not a hit).
+    pub(super) fn record_response(
+        &self,
+        cx: &mut ThreadState<'_>,
+        ex: &Exchange,
+        now: u64,
+    ) -> bool {
+        let schedule = &cx.sh.schedule;
+        let url = self.url(cx.sh.workload, ex.file);
+        let ok = (200..300).contains(&ex.status);
+        let open_first = schedule.interval_us.is_some() && ex.file == 0;
+        cx.live.requests += 1;
+        cx.live.errors += u64::from(!ok);
+        if cx.counts(ex.file_start_us, now) {
+            // Open loop, first file: both count from when the page was due (no coordinated
+            // omission); otherwise from the file's start and from the request's last byte.
+            let (start, ttfb_from) = if open_first {
+                (self.page_intended_us, self.page_intended_us)
+            } else {
+                (ex.file_start_us, ex.written_us)
+            };
+            let r = ResponseSample {
+                header_bytes: ex.header_bytes,
+                body_bytes: ex.body_bytes,
+                ttfb_us: ex.first_byte_us.saturating_sub(ttfb_from),
+                response_us: now - start,
+                response_uncorrected_us: now - ex.file_start_us,
+                transfer_us: now.saturating_sub(ex.written_us),
+            };
+            cx.stats.record_response(self.page, url, &r);
+            cx.stats.statuses.add(ex.status);
+            cx.stats.bytes_chunk_framing += ex.framing_bytes;
+            let second = cx.second(now);
+            second.requests += 1;
+            second.response.record_us(r.response_us);
+            let kind = status_error(ex.status);
+            if let Some(kind) = kind {
+                cx.record_error(url, kind, now);
+            }
+            self.log(
+                cx,
+                ex,
+                Some(r.response_us),
+                kind.map_or("", ErrorKind::name),
+            );
+        }
+        ok
+    }
+
+    /// A failed exchange, counted by kind with the `bytes` it had read.
+    pub(super) fn record_failure(
+        &self,
+        cx: &mut ThreadState<'_>,
+        ex: &Exchange,
+        kind: ErrorKind,
+        bytes: u64,
+        now: u64,
+    ) {
+        cx.live.errors += 1;
+        if cx.counts(ex.file_start_us, now) {
+            cx.record_error(self.url(cx.sh.workload, ex.file), kind, now);
+            cx.stats.bytes_failed += bytes;
+            self.log(cx, ex, None, kind.name());
+        }
+    }
+
+    /// The run ended at `end` with `ex` in flight: unfinished if it is of the window (in the
+    /// open loop it enters the corrected figures with its wait so far).
+    pub(super) fn record_unfinished(
+        &self,
+        cx: &mut ThreadState<'_>,
+        ex: &Exchange,
+        bytes: u64,
+        end: u64,
+    ) {
+        let schedule = &cx.sh.schedule;
+        if ex.file_start_us < schedule.measure_us {
+            return;
+        }
+        let open = schedule.interval_us.is_some();
+        let start = if open && ex.file == 0 {
+            self.page_intended_us
+        } else {
+            ex.file_start_us
+        };
+        let page_wait = open.then(|| end.saturating_sub(self.page_intended_us));
+        cx.stats
+            .record_unfinished(end.saturating_sub(start), page_wait, bytes);
+        self.log(cx, ex, None, "unfinished");
+    }
+
+    /// The page ended at `now` (its last byte): counted as a hit or not.
+    pub(super) fn record_page(&self, cx: &mut ThreadState<'_>, hit: bool, now: u64) {
+        if hit {
+            // For the live line's estimate of the Webchildren a rate needs.
+            cx.live.pages += 1;
+            cx.live.page_us += now - self.page_start_us;
+        }
+        if cx.counts(self.page_intended_us, now) {
+            cx.live.window_pages += 1;
+            cx.stats.record_page(
+                self.page,
+                hit,
+                now - self.page_intended_us,
+                now - self.page_start_us,
+            );
+        }
+    }
+
+    /// The open loop at the end of the run: every page due in the window that this Webchild
+    /// never started is a page not sent.
+    pub(super) fn record_not_sent(&self, cx: &mut ThreadState<'_>, end: u64) {
+        let schedule = &cx.sh.schedule;
+        let Some(iv) = schedule.interval_us else {
+            return;
+        };
+        if self.phase == Phase::Done {
+            return;
+        }
+        // Its slots from `next_intended_us` on that were due in the window, up to its quota.
+        let slot = |t: f64| ((t - self.next_intended_us) / iv).ceil().max(0.0);
+        let (from, to) = (slot(schedule.measure_us as f64), slot(end as f64));
+        let n = ((to - from).max(0.0) as u64).min(self.pages_left);
+        let first = self.next_intended_us + from * iv;
+        cx.stats.record_not_sent(end, first, iv, n);
+    }
+
+    /// The log's line for `ex`; `error` is empty for a success.
+    fn log(&self, cx: &mut ThreadState<'_>, ex: &Exchange, response_us: Option<u64>, error: &str) {
+        let Some(log) = &mut cx.log else { return };
+        let some = |t: u64| (t != NONE).then_some(t);
+        let base = cx.sh.schedule.base_unix_us;
+        log.push(&LogRecord {
+            thread: cx.thread,
+            child: self.id,
+            page: &cx.sh.workload.pages[self.page].name,
+            url: &cx.sh.workload.urls[self.url(cx.sh.workload, ex.file)],
+            intended_unix_us: cx
+                .sh
+                .schedule
+                .interval_us
+                .map(|_| base + self.page_intended_us),
+            start_unix_us: base + ex.file_start_us,
+            connect_us: some(ex.connect_us),
+            ttfb_us: some(ex.first_byte_us).map(|t| t.saturating_sub(ex.written_us)),
+            response_us,
+            status: (ex.status != 0).then_some(ex.status),
+            header_bytes: ex.header_bytes,
+            body_bytes: ex.body_bytes,
+            error,
+        });
+    }
+}
+
+// ---- what a connection calls when a page ends ---------------------------------------------------
+
+/// Starts the next page on `conn` (or finishes, the quota done).
+pub(super) fn start_page<C: Wire>(
+    conn: &mut C,
+    ch: &mut Child,
+    cx: &mut ThreadState<'_>,
+    now: u64,
+) {
+    if !ch.pick_page(cx, now) {
+        return finish(conn, ch, cx, now);
+    }
+    conn.start_page(ch, cx, now);
+}
+
+/// The page ended at `now`: recorded, then the next one (after a back-off for a failed connect).
+pub(super) fn end_page<C: Wire>(
+    conn: &mut C,
+    ch: &mut Child,
+    cx: &mut ThreadState<'_>,
+    hit: bool,
+    now: u64,
+    backoff: bool,
+) {
+    ch.record_page(cx, hit, now);
+    next_page(conn, ch, cx, now, backoff);
+}
+
+/// Thinks, waits for the next open-loop slot, or starts the next page (or finishes).
+pub(super) fn next_page<C: Wire>(
+    conn: &mut C,
+    ch: &mut Child,
+    cx: &mut ThreadState<'_>,
+    now: u64,
+    backoff: bool,
+) {
+    if ch.pages_left == 0 {
+        return finish(conn, ch, cx, now);
+    }
+    let schedule = &cx.sh.schedule;
+    let mut at = match schedule.interval_us {
+        // Open loop: the next slot, however late this page ended (then it starts at once).
+        Some(_) => ch.next_intended_us as u64,
+        None => now + schedule.think_us,
+    };
+    if backoff {
+        at = at.max(now + BACKOFF_US);
+    }
+    if at <= now {
+        return start_page(conn, ch, cx, now);
+    }
+    ch.phase = Phase::Wait;
+    cx.timers.arm(ch.slot, at);
+}
+
+/// The quota is done: the connection closed, the Webchild out of the loop's count.
+pub(super) fn finish<C: Wire>(conn: &mut C, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+    conn.close();
+    ch.phase = Phase::Done;
+    ch.done_us = now;
+    cx.timers.disarm(ch.slot);
+    cx.active -= 1;
+}

@@ -1,0 +1,592 @@
+//! Fetching one resource of the site: HTTP/1.1 GET over one kept-alive connection (plain or TLS),
+//! heads and body framing by `wire` (the parser bench and serve share), at most `--crawl-rate`
+//! requests a second, a size limit and a deadline per resource.
+//!
+//! Why a client of its own and not an HTTP framework: discovery is sequential (one request at a
+//! time, as a polite crawler is), so a blocking socket with read and write timeouts is all it
+//! needs, and framing through `wire` means a response that bench would mis-frame is mis-framed
+//! here first, not silently accepted. No `Accept-Encoding` is sent, as bench sends none: the
+//! sizes written in the workload are the bytes bench will read. A server that compresses anyway
+//! (`Content-Encoding: gzip`) is decoded with flate2 so the page can still be parsed.
+
+mod h2;
+mod tls;
+
+pub use tls::{TlsOptions, TlsSetupError};
+
+use rustls::pki_types::ServerName;
+use rustls::{ClientConfig, ClientConnection, StreamOwned};
+use std::io::{self, Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use url::Url;
+use wire::{BodyDecoder, Framing};
+
+/// What one GET answered. The body is kept only when it is text (HTML, CSS, robots.txt): the
+/// rest is counted and dropped.
+#[derive(Debug, Clone)]
+pub struct Response {
+    pub status: u16,
+    /// `Content-Type` without parameters, lower case (`text/html`).
+    pub content_type: Option<String>,
+    pub location: Option<String>,
+    /// Body bytes as sent (after chunked framing is removed, before any gzip is undone).
+    pub bytes: u64,
+    /// The body, decoded, when it is text.
+    pub body: Option<Vec<u8>>,
+}
+
+impl Response {
+    pub fn is_html(&self) -> bool {
+        matches!(
+            self.content_type.as_deref(),
+            Some("text/html" | "application/xhtml+xml")
+        )
+    }
+
+    pub fn is_css(&self) -> bool {
+        self.content_type.as_deref() == Some("text/css")
+    }
+
+    pub fn is_redirect(&self) -> bool {
+        matches!(self.status, 301 | 302 | 303 | 307 | 308)
+    }
+}
+
+/// Why a resource could not be fetched: a comment in the workload, never a crash.
+#[derive(Debug, thiserror::Error)]
+pub enum FetchError {
+    #[error("connect: {0}")]
+    Connect(io::Error),
+    #[error("{0}")]
+    Io(#[from] io::Error),
+    #[error("no response within {0:?}")]
+    Timeout(Duration),
+    #[error("bad response: {0}")]
+    Response(#[from] wire::ResponseError),
+    #[error("larger than --max-size ({limit} bytes)")]
+    TooLarge { limit: u64 },
+    #[error("gzip body: {0}")]
+    Gzip(io::Error),
+    #[error("the server closed the connection without answering")]
+    Closed,
+    #[error("HTTP/2: {0}")]
+    Http2(String),
+    #[error("the server did not agree to HTTP/2 (ALPN chose {0})")]
+    NoH2(String),
+}
+
+/// Limits that keep one resource from costing more than it should.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Body bytes a resource may have.
+    pub max_size: u64,
+    /// Connect, send and receive one resource within this.
+    pub timeout: Duration,
+    /// Requests a second, at most (0 or less: unlimited).
+    pub rate: f64,
+}
+
+/// The HTTP version discovery speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Http {
+    #[default]
+    Http11,
+    /// HTTP/2: over TLS by ALPN `h2`, over cleartext with prior knowledge.
+    Http2,
+}
+
+enum Stream {
+    Plain(TcpStream),
+    Tls(Box<StreamOwned<ClientConnection, TcpStream>>),
+}
+
+impl Stream {
+    fn tcp(&self) -> &TcpStream {
+        match self {
+            Stream::Plain(s) => s,
+            Stream::Tls(s) => &s.sock,
+        }
+    }
+
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Plain(s) => s.read(buf),
+            Stream::Tls(s) => s.read(buf),
+        }
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        match self {
+            Stream::Plain(s) => s.write_all(buf),
+            Stream::Tls(s) => s.write_all(buf).and_then(|()| s.flush()),
+        }
+    }
+}
+
+/// A connection and, for HTTP/2, its session.
+struct Conn {
+    stream: Stream,
+    h2: Option<h2::H2>,
+}
+
+/// The socket under a deadline, for the HTTP/2 exchange.
+struct Timed<'a> {
+    stream: &'a mut Stream,
+    deadline: Instant,
+    limit: Duration,
+}
+
+impl h2::Io for Timed<'_> {
+    fn write_all(&mut self, bytes: &[u8]) -> Result<(), FetchError> {
+        set_timeouts(self.stream, self.deadline, self.limit)?;
+        self.stream
+            .write_all(bytes)
+            .map_err(|e| timed(e, self.limit))
+    }
+
+    fn read(&mut self, buf: &mut [u8]) -> Result<usize, FetchError> {
+        set_timeouts(self.stream, self.deadline, self.limit)?;
+        self.stream.read(buf).map_err(|e| timed(e, self.limit))
+    }
+}
+
+/// One origin's client: a kept-alive connection, reopened when the server closes it.
+pub struct Fetcher {
+    host: String,
+    port: u16,
+    /// `Host` header: the host, and the port when it is not the scheme's default.
+    authority: String,
+    tls: Option<(Arc<ClientConfig>, ServerName<'static>)>,
+    http: Http,
+    limits: Limits,
+    conn: Option<Conn>,
+    last_request: Option<Instant>,
+    /// Requests sent (robots.txt and redirects included).
+    pub requests: u64,
+}
+
+impl Fetcher {
+    /// A client for `origin`'s scheme, host and port (`http` or `https`).
+    pub fn new(
+        origin: &Url,
+        tls: &TlsOptions,
+        http: Http,
+        limits: Limits,
+    ) -> Result<Fetcher, String> {
+        let host = origin.host().ok_or_else(|| format!("{origin}: no host"))?;
+        let port = origin
+            .port_or_known_default()
+            .ok_or_else(|| format!("{origin}: no port"))?;
+        let authority = match origin.port() {
+            Some(p) => format!("{}:{p}", origin.host_str().unwrap_or_default()),
+            None => origin.host_str().unwrap_or_default().to_owned(),
+        };
+        let tls = match origin.scheme() {
+            "http" => None,
+            "https" => {
+                let name = match host {
+                    url::Host::Domain(d) => ServerName::try_from(d.to_owned()).map_err(|_| {
+                        format!("{d}: not a name a certificate can be checked against")
+                    })?,
+                    url::Host::Ipv4(a) => ServerName::IpAddress(std::net::IpAddr::V4(a).into()),
+                    url::Host::Ipv6(a) => ServerName::IpAddress(std::net::IpAddr::V6(a).into()),
+                };
+                let config = tls::client_config(tls, http).map_err(|e| e.to_string())?;
+                Some((config, name))
+            }
+            other => return Err(format!("{origin}: scheme {other}: only http and https")),
+        };
+        let host = match host {
+            url::Host::Ipv6(a) => a.to_string(),
+            other => other.to_string(),
+        };
+        Ok(Fetcher {
+            host,
+            port,
+            authority,
+            tls,
+            http,
+            limits,
+            conn: None,
+            last_request: None,
+            requests: 0,
+        })
+    }
+
+    /// GETs `target` (a path and query). A reused connection that turns out closed before
+    /// answering is opened again once (a GET may be sent twice).
+    pub fn get(&mut self, target: &str) -> Result<Response, FetchError> {
+        self.pace();
+        let deadline = Instant::now() + self.limits.timeout;
+        let reused = self.conn.is_some();
+        match self.exchange(target, deadline) {
+            Err(FetchError::Closed | FetchError::Io(_)) if reused => {
+                self.conn = None;
+                self.exchange(target, deadline)
+            }
+            other => other,
+        }
+    }
+
+    /// Lowers the request rate to `rate` a second if that is slower than it was; whether it did.
+    pub fn slow_to(&mut self, rate: f64) -> bool {
+        let slower = self.limits.rate <= 0.0 || rate < self.limits.rate;
+        if slower {
+            self.limits.rate = rate;
+        }
+        slower
+    }
+
+    /// Waits so that request starts are at least 1/rate apart.
+    fn pace(&mut self) {
+        if self.limits.rate > 0.0 {
+            let gap = Duration::from_secs_f64(1.0 / self.limits.rate);
+            if let Some(last) = self.last_request {
+                let next = last + gap;
+                let now = Instant::now();
+                if next > now {
+                    std::thread::sleep(next - now);
+                }
+            }
+        }
+        self.last_request = Some(Instant::now());
+    }
+
+    fn connect(&self, deadline: Instant) -> Result<Conn, FetchError> {
+        let mut stream = self.open(deadline)?;
+        let h2 = match self.http {
+            Http::Http11 => None,
+            Http::Http2 => {
+                if let Stream::Tls(tls) = &mut stream {
+                    socket_timeouts(&tls.sock, deadline, self.limits.timeout)?;
+                    while tls.conn.is_handshaking() {
+                        tls.conn
+                            .complete_io(&mut tls.sock)
+                            .map_err(|e| timed(e, self.limits.timeout))?;
+                    }
+                    if tls.conn.alpn_protocol() != Some(b"h2") {
+                        let chose = tls.conn.alpn_protocol().map_or("nothing".into(), |p| {
+                            String::from_utf8_lossy(p).into_owned()
+                        });
+                        return Err(FetchError::NoH2(chose));
+                    }
+                }
+                Some(h2::H2::new()?)
+            }
+        };
+        Ok(Conn { stream, h2 })
+    }
+
+    fn open(&self, deadline: Instant) -> Result<Stream, FetchError> {
+        let addrs = (self.host.as_str(), self.port)
+            .to_socket_addrs()
+            .map_err(FetchError::Connect)?;
+        let mut last = io::Error::new(io::ErrorKind::NotFound, "no address");
+        for addr in addrs {
+            let left = remaining(deadline, self.limits.timeout)?;
+            match TcpStream::connect_timeout(&addr, left) {
+                Ok(tcp) => {
+                    let _ = tcp.set_nodelay(true);
+                    return Ok(match &self.tls {
+                        None => Stream::Plain(tcp),
+                        Some((config, name)) => {
+                            let conn = ClientConnection::new(config.clone(), name.clone())
+                                .map_err(|e| FetchError::Connect(io::Error::other(e)))?;
+                            Stream::Tls(Box::new(StreamOwned::new(conn, tcp)))
+                        }
+                    });
+                }
+                Err(e) => last = e,
+            }
+        }
+        Err(FetchError::Connect(last))
+    }
+
+    fn exchange(&mut self, target: &str, deadline: Instant) -> Result<Response, FetchError> {
+        let mut conn = match self.conn.take() {
+            Some(c) => c,
+            None => self.connect(deadline)?,
+        };
+        if let Some(session) = &mut conn.h2 {
+            let scheme = if self.tls.is_some() { "https" } else { "http" };
+            let mut io = Timed {
+                stream: &mut conn.stream,
+                deadline,
+                limit: self.limits.timeout,
+            };
+            self.requests += 1;
+            let (response, keep) =
+                session.get(&mut io, scheme, &self.authority, target, &self.limits)?;
+            if keep {
+                self.conn = Some(conn);
+            }
+            return Ok(response);
+        }
+        let Conn {
+            stream: mut conn, ..
+        } = conn;
+        let mut request = Vec::with_capacity(128);
+        wire::head::write_request(
+            &mut request,
+            "GET",
+            target,
+            &self.authority,
+            wire::Version::Http11,
+            true,
+        );
+        set_timeouts(&conn, deadline, self.limits.timeout)?;
+        self.requests += 1;
+        conn.write_all(&request)
+            .map_err(|e| timed(e, self.limits.timeout))?;
+        let (response, keep) = read_response(&mut conn, deadline, &self.limits)?;
+        if keep {
+            self.conn = Some(Conn {
+                stream: conn,
+                h2: None,
+            });
+        }
+        Ok(response)
+    }
+}
+
+fn remaining(deadline: Instant, limit: Duration) -> Result<Duration, FetchError> {
+    let left = deadline.saturating_duration_since(Instant::now());
+    if left.is_zero() {
+        return Err(FetchError::Timeout(limit));
+    }
+    Ok(left)
+}
+
+fn set_timeouts(conn: &Stream, deadline: Instant, limit: Duration) -> Result<(), FetchError> {
+    socket_timeouts(conn.tcp(), deadline, limit)
+}
+
+fn socket_timeouts(tcp: &TcpStream, deadline: Instant, limit: Duration) -> Result<(), FetchError> {
+    let left = remaining(deadline, limit)?;
+    tcp.set_read_timeout(Some(left))?;
+    tcp.set_write_timeout(Some(left))?;
+    Ok(())
+}
+
+fn timed(e: io::Error, limit: Duration) -> FetchError {
+    match e.kind() {
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => FetchError::Timeout(limit),
+        _ => FetchError::Io(e),
+    }
+}
+
+/// Reads one response: its head, then its body as `wire` frames it. Returns whether the
+/// connection can carry the next request.
+fn read_response(
+    conn: &mut Stream,
+    deadline: Instant,
+    limits: &Limits,
+) -> Result<(Response, bool), FetchError> {
+    let mut buf = Vec::with_capacity(16 * 1024);
+    let mut chunk = vec![0u8; 16 * 1024];
+    let head = loop {
+        if let Some(head) = wire::parse_response_head(&buf, false)? {
+            // 1xx interim responses are skipped: the final one follows.
+            if (100..200).contains(&head.status) {
+                buf.drain(..head.head_len);
+                continue;
+            }
+            break head;
+        }
+        set_timeouts(conn, deadline, limits.timeout)?;
+        let n = conn
+            .read(&mut chunk)
+            .map_err(|e| timed(e, limits.timeout))?;
+        if n == 0 {
+            return Err(FetchError::Closed);
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    };
+    let fields = Fields::parse(&buf[..head.head_len]);
+    if let Framing::Length(n) = head.framing {
+        if n > limits.max_size {
+            return Err(FetchError::TooLarge {
+                limit: limits.max_size,
+            });
+        }
+    }
+    let keep_text = fields.is_text();
+    let mut body = Vec::new();
+    let mut bytes = 0u64;
+    let mut decoder = BodyDecoder::new(head.framing);
+    let mut pending = buf.split_off(head.head_len);
+    loop {
+        let consumed = feed(
+            &mut decoder,
+            &pending,
+            keep_text.then_some(&mut body),
+            &mut bytes,
+        )?;
+        pending.drain(..consumed);
+        if bytes > limits.max_size {
+            return Err(FetchError::TooLarge {
+                limit: limits.max_size,
+            });
+        }
+        if decoder.is_done() {
+            break;
+        }
+        set_timeouts(conn, deadline, limits.timeout)?;
+        let n = conn
+            .read(&mut chunk)
+            .map_err(|e| timed(e, limits.timeout))?;
+        if n == 0 {
+            decoder.eof()?;
+            break;
+        }
+        pending.extend_from_slice(&chunk[..n]);
+    }
+    let response = Response {
+        status: head.status,
+        content_type: fields.content_type,
+        location: fields.location,
+        bytes,
+        body: keep_text.then_some(body),
+    };
+    let response = decoded(response, fields.gzip, limits.max_size)?;
+    // Bytes past the body would be a response we never asked for: do not reuse the connection.
+    Ok((response, head.keep_alive && pending.is_empty()))
+}
+
+/// Feeds `input` to the decoder, appending payload to `out` and counting it in `bytes`; returns
+/// the input consumed. `wire`'s decoder counts payload but (not allocating) does not say where
+/// it lies among chunk framing; a trial on a copy that is all payload or all framing is taken
+/// whole, a mixed one is halved until it is one or the other.
+fn feed(
+    decoder: &mut BodyDecoder,
+    input: &[u8],
+    mut out: Option<&mut Vec<u8>>,
+    bytes: &mut u64,
+) -> Result<usize, FetchError> {
+    let mut pos = 0;
+    while pos < input.len() && !decoder.is_done() {
+        let mut n = input.len() - pos;
+        loop {
+            let mut trial = decoder.clone();
+            let p = trial.feed(&input[pos..pos + n])?;
+            if p.body == 0 || p.body == p.consumed || n == 1 {
+                if p.body > 0 {
+                    *bytes += p.body as u64;
+                    if let Some(out) = out.as_deref_mut() {
+                        out.extend_from_slice(&input[pos..pos + p.consumed]);
+                    }
+                }
+                *decoder = trial;
+                if p.consumed == 0 {
+                    return Ok(pos);
+                }
+                pos += p.consumed;
+                break;
+            }
+            n /= 2;
+        }
+    }
+    Ok(pos)
+}
+
+/// The response with its kept body gunzipped when the server sent it gzipped.
+fn decoded(mut r: Response, gzip: bool, limit: u64) -> Result<Response, FetchError> {
+    if gzip {
+        if let Some(body) = &r.body {
+            r.body = Some(gunzip(body, limit)?);
+        }
+    }
+    Ok(r)
+}
+
+fn gunzip(body: &[u8], limit: u64) -> Result<Vec<u8>, FetchError> {
+    let mut out = Vec::new();
+    flate2::read::MultiGzDecoder::new(body)
+        .take(limit + 1)
+        .read_to_end(&mut out)
+        .map_err(FetchError::Gzip)?;
+    if out.len() as u64 > limit {
+        return Err(FetchError::TooLarge { limit });
+    }
+    Ok(out)
+}
+
+/// The header fields discovery reads; `wire` has framed the message already.
+#[derive(Debug, Default)]
+struct Fields {
+    content_type: Option<String>,
+    location: Option<String>,
+    gzip: bool,
+}
+
+impl Fields {
+    fn parse(head: &[u8]) -> Fields {
+        let mut slots = [httparse::EMPTY_HEADER; wire::response::MAX_RESPONSE_HEADERS];
+        let mut resp = httparse::Response::new(&mut slots);
+        let mut fields = Fields::default();
+        if resp.parse(head).is_err() {
+            return fields;
+        }
+        for h in resp.headers.iter() {
+            fields.field(h.name.as_bytes(), h.value);
+        }
+        fields
+    }
+
+    /// Takes one header field if it is one discovery reads.
+    fn field(&mut self, name: &[u8], value: &[u8]) {
+        let text = String::from_utf8_lossy(value);
+        let value = text.trim();
+        if name.eq_ignore_ascii_case(b"content-type") {
+            let essence = value.split(';').next().unwrap_or("").trim();
+            self.content_type = Some(essence.to_ascii_lowercase());
+        } else if name.eq_ignore_ascii_case(b"location") {
+            self.location = Some(value.to_owned());
+        } else if name.eq_ignore_ascii_case(b"content-encoding") {
+            self.gzip = value
+                .split(',')
+                .any(|c| matches!(c.trim().to_ascii_lowercase().as_str(), "gzip" | "x-gzip"));
+        }
+    }
+
+    /// Whether the body is text worth keeping (HTML, CSS, robots.txt; or untyped).
+    fn is_text(&self) -> bool {
+        self.content_type
+            .as_deref()
+            .is_none_or(|t| t.starts_with("text/") || t == "application/xhtml+xml")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunked_payload_is_separated_from_its_framing() {
+        let input = b"5\r\nhello\r\n7;ext=1\r\n, world\r\n0\r\n\r\nNEXT";
+        for split in 1..input.len() {
+            let mut d = BodyDecoder::new(Framing::Chunked);
+            let (mut out, mut bytes) = (Vec::new(), 0);
+            let a = feed(&mut d, &input[..split], Some(&mut out), &mut bytes).unwrap();
+            assert_eq!(a, split.min(input.len() - 4));
+            let b = feed(&mut d, &input[a..], Some(&mut out), &mut bytes).unwrap();
+            assert_eq!(a + b, input.len() - 4, "the next response is not consumed");
+            assert!(d.is_done());
+            assert_eq!(out, b"hello, world", "split at {split}");
+            assert_eq!(bytes, 12);
+        }
+    }
+
+    #[test]
+    fn header_fields_are_read_without_parameters() {
+        let f = Fields::parse(
+            b"HTTP/1.1 200 OK\r\nContent-Type: Text/HTML; charset=utf-8\r\n\
+              Content-Encoding: gzip\r\nLocation: /x\r\n\r\n",
+        );
+        assert_eq!(f.content_type.as_deref(), Some("text/html"));
+        assert_eq!(f.location.as_deref(), Some("/x"));
+        assert!(f.gzip);
+    }
+}

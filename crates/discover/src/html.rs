@@ -1,0 +1,258 @@
+//! What an HTML document makes a browser request, in document order.
+//!
+//! The document is parsed by html5ever (through scraper's tree), the HTML5 parser of the Servo
+//! engine: the tree is the one a browser builds, so what a browser would not fetch is not found
+//! either. `<template>` contents are an inert fragment (skipped), `<noscript>` is text when
+//! scripting is on (as in every browser), and only the first `<base href>` counts.
+//!
+//! The references are returned unresolved against the site's origin (the crawl decides what is
+//! fetched); each is resolved against the document's base URL here, as the browser does.
+
+use crate::srcset;
+use scraper::{ElementRef, Html, Node};
+use url::Url;
+
+/// Why a URL is requested, which decides what is done with what comes back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A subresource of the page (image, script, icon, preload): fetched, not parsed.
+    File,
+    /// A stylesheet: fetched and its `url()` and `@import` followed.
+    Stylesheet,
+    /// A document of its own (`iframe src`): a page of the workload.
+    Frame,
+}
+
+/// One reference found in the document.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Found {
+    /// A URL a browser requests with the page.
+    Url { url: Url, kind: Kind },
+    /// Inline CSS (`<style>` or a `style` attribute): its `url()`s resolve against the
+    /// document's base URL.
+    Css(String),
+}
+
+/// The document's references, in document order, and its links (`a href`, `area href`).
+#[derive(Debug, Clone, Default)]
+pub struct Document {
+    pub found: Vec<Found>,
+    pub links: Vec<Url>,
+    /// The URL relative references resolve against (`<base href>` or the document's).
+    pub base: Option<Url>,
+}
+
+/// What the browser's image candidate selection is given: the viewport width in CSS pixels,
+/// or `None` for the largest candidate.
+pub fn parse(html: &str, url: &Url, viewport: Option<u32>) -> Document {
+    let tree = Html::parse_document(html);
+    let base = first_base(&tree, url).unwrap_or_else(|| url.clone());
+    let mut doc = Document {
+        base: Some(base.clone()),
+        ..Document::default()
+    };
+    // An explicit stack: a hostile page may nest elements deeper than the thread's stack.
+    let mut stack: Vec<ElementRef<'_>> = vec![tree.root_element()];
+    while let Some(el) = stack.pop() {
+        element(el, &base, viewport, &mut doc);
+        let children: Vec<ElementRef<'_>> = el
+            .children()
+            // A <template>'s contents hang under a fragment node: inert, never fetched.
+            .filter(|c| !matches!(c.value(), Node::Fragment))
+            .filter_map(ElementRef::wrap)
+            .collect();
+        stack.extend(children.into_iter().rev());
+    }
+    doc
+}
+
+const HTML_NS: &str = "http://www.w3.org/1999/xhtml";
+
+fn first_base(tree: &Html, url: &Url) -> Option<Url> {
+    tree.root_element()
+        .descendants()
+        .filter_map(ElementRef::wrap)
+        .find(|e| is_html(e) && e.value().name() == "base" && e.value().attr("href").is_some())
+        .and_then(|e| url.join(e.value().attr("href")?.trim()).ok())
+}
+
+fn is_html(e: &ElementRef<'_>) -> bool {
+    &*e.value().name.ns == HTML_NS
+}
+
+fn element(el: ElementRef<'_>, base: &Url, viewport: Option<u32>, doc: &mut Document) {
+    let v = el.value();
+    if let Some(style) = v.attr("style") {
+        doc.found.push(Found::Css(style.to_owned()));
+    }
+    if !is_html(&el) {
+        return;
+    }
+    let attr = |name: &str| v.attr(name).map(str::trim).filter(|s| !s.is_empty());
+    let mut push = |value: Option<&str>, kind: Kind| {
+        if let Some(url) = value.and_then(|s| base.join(s).ok()) {
+            doc.found.push(Found::Url { url, kind });
+        }
+    };
+    match v.name() {
+        "img" => {
+            // Inside <picture>, a matching <source> wins over the img's own candidates.
+            let picked = in_picture(&el)
+                .and_then(|p| picture_source(p, viewport))
+                .or_else(|| srcset::pick(attr("srcset"), attr("src"), attr("sizes"), viewport));
+            push(picked.as_deref(), Kind::File);
+        }
+        "input" if attr("type").is_some_and(|t| t.eq_ignore_ascii_case("image")) => {
+            push(attr("src"), Kind::File)
+        }
+        "script" if runs(v.attr("type")) && v.attr("nomodule").is_none() => {
+            push(attr("src"), Kind::File)
+        }
+        "link" => {
+            let rel = v.attr("rel").unwrap_or("").to_ascii_lowercase();
+            let rels: Vec<&str> = rel.split_ascii_whitespace().collect();
+            if rels.contains(&"stylesheet") {
+                // Alternate and disabled stylesheets are not fetched until chosen.
+                if !rels.contains(&"alternate") && v.attr("disabled").is_none() {
+                    push(attr("href"), Kind::Stylesheet);
+                }
+            } else if rels.contains(&"preload") && attr("as") == Some("style") {
+                push(attr("href"), Kind::Stylesheet);
+            } else if rels.iter().any(|r| {
+                matches!(
+                    *r,
+                    "icon" | "preload" | "modulepreload" | "apple-touch-icon"
+                )
+            }) {
+                push(attr("href"), Kind::File);
+            }
+        }
+        "video" => push(attr("poster"), Kind::File),
+        "iframe" | "frame" => push(attr("src"), Kind::Frame),
+        "style" => doc.found.push(Found::Css(el.text().collect())),
+        "a" | "area" => {
+            if let Some(url) = attr("href").and_then(|h| base.join(h).ok()) {
+                doc.links.push(url);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Whether a `<script type>` is one a browser runs (and so fetches): classic JavaScript or a
+/// module (HTML's "JavaScript MIME type essence match").
+fn runs(script_type: Option<&str>) -> bool {
+    let Some(t) = script_type.map(str::trim) else {
+        return true;
+    };
+    let t = t.to_ascii_lowercase();
+    t.is_empty()
+        || t == "module"
+        || matches!(
+            t.as_str(),
+            "text/javascript"
+                | "application/javascript"
+                | "application/ecmascript"
+                | "application/x-javascript"
+                | "text/ecmascript"
+                | "text/jscript"
+                | "text/livescript"
+        )
+}
+
+fn in_picture<'a>(img: &ElementRef<'a>) -> Option<ElementRef<'a>> {
+    img.parent()
+        .and_then(ElementRef::wrap)
+        .filter(|p| p.value().name() == "picture")
+}
+
+/// The `<picture>`'s first `<source>` (before the img) whose `type` the browser can decode and
+/// whose `media` matches the viewport: its srcset's pick.
+fn picture_source(picture: ElementRef<'_>, viewport: Option<u32>) -> Option<String> {
+    for source in picture.children().filter_map(ElementRef::wrap) {
+        let v = source.value();
+        match v.name() {
+            "img" => return None,
+            "source" => {}
+            _ => continue,
+        }
+        if !v.attr("type").is_none_or(srcset::decodable) {
+            continue;
+        }
+        if !v
+            .attr("media")
+            .is_none_or(|m| srcset::media_matches(m, viewport))
+        {
+            continue;
+        }
+        if let Some(url) = srcset::pick(v.attr("srcset"), None, v.attr("sizes"), viewport) {
+            return Some(url);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn urls(doc: &Document) -> Vec<(String, Kind)> {
+        doc.found
+            .iter()
+            .filter_map(|f| match f {
+                Found::Url { url, kind } => Some((url.path().to_owned(), *kind)),
+                Found::Css(_) => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn what_a_browser_would_not_fetch_is_not_found() {
+        let html = r#"<!doctype html><html><head>
+            <base href="/sub/"><base href="/other/">
+            <link rel="alternate stylesheet" href="alt.css">
+            <link rel=stylesheet href="a.css">
+            <script type="text/template" src="t.js"></script>
+            <script nomodule src="old.js"></script>
+            <script type=module src="m.js"></script>
+            </head><body>
+            <template><img src="tpl.png"></template>
+            <noscript><img src="ns.png"></noscript>
+            <svg><image href="svg.png"/></svg>
+            <img src="i.png" style="background: url(bg.png)">
+            <a href="next.html#top">n</a>
+            </body></html>"#;
+        let url = Url::parse("http://h/dir/page.html").unwrap();
+        let doc = parse(html, &url, None);
+        assert_eq!(
+            urls(&doc),
+            [
+                ("/sub/a.css".to_owned(), Kind::Stylesheet),
+                ("/sub/m.js".to_owned(), Kind::File),
+                ("/sub/i.png".to_owned(), Kind::File),
+            ]
+        );
+        assert_eq!(
+            doc.found
+                .iter()
+                .filter(|f| matches!(f, Found::Css(_)))
+                .count(),
+            1
+        );
+        assert_eq!(doc.links[0].as_str(), "http://h/sub/next.html#top");
+    }
+
+    #[test]
+    fn picture_takes_its_first_matching_source() {
+        let html = r#"<picture>
+            <source type="image/x-unknown" srcset="a.xyz">
+            <source media="(max-width: 600px)" srcset="small.webp">
+            <source srcset="large.webp">
+            <img src="fallback.png"></picture>"#;
+        let url = Url::parse("http://h/").unwrap();
+        let narrow = parse(html, &url, Some(500));
+        assert_eq!(urls(&narrow)[0].0, "/small.webp");
+        let wide = parse(html, &url, None);
+        assert_eq!(urls(&wide)[0].0, "/large.webp");
+    }
+}

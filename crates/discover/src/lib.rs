@@ -1,0 +1,113 @@
+//! `flint discover`: a site's pages as a browser fetches them, weighted as its visitors fetch
+//! them, written as a workload `flint bench -w` runs.
+//!
+//! The principal types: a [`Site`] is what a crawl found, [`Page`]s of [`Entry`]s in document
+//! order (the HTML first, then what a browser requests for it, with what could not be fetched
+//! and why); [`crawl`] makes it from a URL and [`Options`]; [`access_log::Counts`] is an access
+//! log read into request counts, which either weigh a crawl's pages
+//! ([`access_log::Counts::weigh`]) or make the pages themselves ([`log_pages::pages`]);
+//! [`workload::to_toml`] writes either as a workload.
+//!
+//! Why it exists: a WebSTONE workload lists each page's files by hand (HTML parsing is the
+//! third item of the paper's future work). A user benchmarking their own site needs the files a
+//! browser really requests for each page (stylesheets and what they import, the image a
+//! `srcset` picks, scripts, icons, preloads) and how often visitors ask for each page.
+//!
+//! One concept per module: [`fetch`] (HTTP/1.1 on `wire`, or HTTP/2 on `http2`; plain or TLS), [`html`] (the
+//! references of a document, on html5ever), [`srcset`] (the image candidate a browser picks),
+//! [`css`] (`url()` and `@import`, on cssparser), [`robots`] (RFC 9309), [`crawl`] (pages,
+//! links, redirects, robots, the rate), [`access_log`] (Common and Combined Log Format),
+//! [`log_pages`] (pages from a log alone), [`workload`] (the TOML writer).
+
+pub mod access_log;
+pub mod crawl;
+pub mod css;
+pub mod fetch;
+pub mod html;
+pub mod log_pages;
+pub mod robots;
+pub mod srcset;
+pub mod workload;
+
+pub use crawl::{crawl, CrawlError};
+pub use fetch::{Http, Limits, TlsOptions};
+
+/// How a crawl goes.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Links followed this many steps from the start page (0: the start page alone).
+    pub depth: u32,
+    /// Pages (HTML documents) fetched at most.
+    pub max_pages: usize,
+    /// Follow links robots.txt disallows.
+    pub ignore_robots: bool,
+    /// The viewport width (CSS px) image candidates are picked for; `None`: the largest.
+    pub viewport: Option<u32>,
+    pub limits: Limits,
+    pub tls: TlsOptions,
+    /// HTTP/1.1, or HTTP/2.
+    pub http: Http,
+}
+
+/// What a crawl found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Site {
+    /// The URL the crawl started from; the workload's paths are on its origin.
+    pub start: url::Url,
+    pub pages: Vec<Page>,
+    /// What was not crawled and why (another origin, robots.txt, --depth, --max-pages).
+    pub notes: Vec<String>,
+    /// Requests sent, robots.txt and redirects included.
+    pub requests: u64,
+}
+
+/// One HTML document and what a browser requests for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page {
+    /// Path and query of the document (after redirects).
+    pub path: String,
+    /// Where it was reached from before a redirect, if it was.
+    pub redirected_from: Option<String>,
+    pub weight: f64,
+    /// The document first, then its resources in document order.
+    pub entries: Vec<Entry>,
+}
+
+/// A file of a page, or a reference that is not one.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Entry {
+    File(File),
+    /// Not fetched, or not a file of this page: the URL as referenced and why.
+    Skipped {
+        url: String,
+        reason: String,
+    },
+}
+
+/// A fetched file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct File {
+    /// Path and query, as `flint bench` requests it.
+    pub path: String,
+    /// Body bytes.
+    pub bytes: u64,
+    pub content_type: Option<String>,
+    /// The path referenced, when it redirected here.
+    pub redirected_from: Option<String>,
+}
+
+impl Page {
+    pub fn files(&self) -> impl Iterator<Item = &File> + '_ {
+        self.entries.iter().filter_map(|e| match e {
+            Entry::File(f) => Some(f),
+            Entry::Skipped { .. } => None,
+        })
+    }
+}
+
+impl Site {
+    /// Distinct files over all pages, and their bytes.
+    pub fn totals(&self) -> (usize, u64) {
+        workload::totals(&self.pages)
+    }
+}

@@ -1,0 +1,268 @@
+//! `flint discover`: a workload from a site (its pages as a browser fetches them) and from an
+//! access log (how often each page is visited). The work is in the `discover` crate; this
+//! module turns arguments into its options and writes the workload and the summary.
+
+use crate::exit::failed;
+use crate::output;
+use anyhow::Context;
+use discover::access_log::Counts;
+use discover::workload::{self, Header};
+use discover::{Limits, Options, Page, TlsOptions};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("source").required(true).multiple(true).args(["url", "access_log"])))]
+pub struct DiscoverArgs {
+    /// The page to start from (http:// or https://); its origin is the site crawled.
+    pub url: Option<String>,
+    /// Where to write the workload TOML (`-`: stdout).
+    #[arg(short = 'o', long, value_name = "FILE", default_value = "-")]
+    pub output: PathBuf,
+    /// Follow links this many steps from the start page (0: the start page alone).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub depth: u32,
+    /// Fetch at most this many pages (HTML documents, iframes included).
+    #[arg(long, default_value_t = 100, value_name = "N")]
+    pub max_pages: usize,
+    /// At most this many requests a second (robots.txt's Crawl-delay may ask for fewer).
+    #[arg(long, default_value_t = 10.0, value_name = "PER_SECOND")]
+    pub crawl_rate: f64,
+    /// Follow links robots.txt disallows (and crawl when it cannot be fetched).
+    #[arg(long)]
+    pub ignore_robots: bool,
+    /// Pick srcset/picture images as a browser this many CSS pixels wide does (device pixel
+    /// ratio 1); by default the largest candidate.
+    #[arg(long, value_name = "WIDTH")]
+    pub viewport: Option<u32>,
+    /// A resource larger than this (bytes; K, M, G suffixes of 1024) is left out, with a comment.
+    #[arg(long, default_value = "32M", value_name = "BYTES", value_parser = parse_size)]
+    pub max_size: u64,
+    /// Give up on one resource (connect, send, receive) after this long.
+    #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = crate::duration::parse)]
+    pub timeout: Duration,
+    /// Weigh pages by this access log (Common or Combined Log Format; gzip accepted): each
+    /// page's weight is how often its document was requested (GET, 200 or 304). Without a URL,
+    /// the pages are built from the log itself, by Referer.
+    #[arg(long, value_name = "FILE")]
+    pub access_log: Option<PathBuf>,
+    /// HTTP version: 1.1, or 2 (over https:// by ALPN `h2`, over http:// with prior knowledge).
+    #[arg(long, value_enum, default_value = "1.1", value_name = "VERSION")]
+    pub http: HttpArg,
+    /// HTTPS: trust the certificates in this PEM file beside the system's roots.
+    #[arg(long, value_name = "FILE")]
+    pub cacert: Option<PathBuf>,
+    /// HTTPS: accept any certificate without checking it.
+    #[arg(short = 'k', long)]
+    pub insecure: bool,
+}
+
+/// `--http`'s values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum HttpArg {
+    #[value(name = "1.1")]
+    Http11,
+    #[value(name = "2")]
+    Http2,
+}
+
+/// `32M`, `512K`, `1G`, `1000`: bytes.
+fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let t = t
+        .strip_suffix("iB")
+        .or_else(|| t.strip_suffix('B'))
+        .unwrap_or(t);
+    let (number, scale) = match t.char_indices().last() {
+        Some((i, 'K' | 'k')) => (&t[..i], 1u64 << 10),
+        Some((i, 'M' | 'm')) => (&t[..i], 1 << 20),
+        Some((i, 'G' | 'g')) => (&t[..i], 1 << 30),
+        _ => (t, 1),
+    };
+    number
+        .trim()
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(scale))
+        .filter(|n| *n > 0)
+        .ok_or_else(|| format!("`{text}` is not a size in bytes (e.g. 32M, 512K, 1000)"))
+}
+
+pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
+    if !(args.crawl_rate.is_finite() && args.crawl_rate > 0.0) {
+        anyhow::bail!("--crawl-rate must be a positive number of requests a second");
+    }
+    if args.viewport == Some(0) {
+        anyhow::bail!("--viewport must be a width in CSS pixels, above 0");
+    }
+    if args.max_pages == 0 {
+        anyhow::bail!("--max-pages must be at least 1");
+    }
+    let start = args
+        .url
+        .as_deref()
+        .map(|u| {
+            let url = url::Url::parse(u).with_context(|| format!("{u}: not a URL"))?;
+            if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
+                anyhow::bail!("{u}: an http:// or https:// URL with a host is needed");
+            }
+            Ok(url)
+        })
+        .transpose()?;
+    // The log is read first: a log with no usable line stops everything before a request.
+    let counts = match &args.access_log {
+        Some(path) => Some(Counts::read(path)?),
+        None => None,
+    };
+    if let Some(c) = &counts {
+        report_log(
+            c,
+            args.access_log
+                .as_deref()
+                .unwrap_or(std::path::Path::new("")),
+        );
+    }
+    let (pages, notes, source, origin, requests) = match &start {
+        Some(start) => {
+            let opts = Options {
+                depth: args.depth,
+                max_pages: args.max_pages,
+                ignore_robots: args.ignore_robots,
+                viewport: args.viewport,
+                limits: Limits {
+                    max_size: args.max_size,
+                    timeout: args.timeout,
+                    rate: args.crawl_rate,
+                },
+                tls: TlsOptions {
+                    cacert: args.cacert.clone(),
+                    insecure: args.insecure,
+                },
+                http: match args.http {
+                    HttpArg::Http11 => discover::Http::Http11,
+                    HttpArg::Http2 => discover::Http::Http2,
+                },
+            };
+            let site = discover::crawl(start, &opts).map_err(|e| match e {
+                discover::CrawlError::Usage(m) => anyhow::anyhow!(m),
+                other => failed(other),
+            })?;
+            let mut pages = site.pages;
+            if let Some(c) = &counts {
+                if c.weigh(&mut pages) == 0 {
+                    return Err(failed(anyhow::anyhow!(
+                        "none of the {} crawled pages was requested in the access log (GET, 200 or 304)",
+                        pages.len()
+                    )));
+                }
+            }
+            let origin = start.origin().ascii_serialization();
+            (
+                pages,
+                site.notes,
+                start.to_string(),
+                Some(origin),
+                Some(site.requests),
+            )
+        }
+        None => {
+            let c = counts.as_ref().expect("clap requires a URL or a log");
+            let source = format!(
+                "the access log {}",
+                args.access_log.as_ref().expect("log").display()
+            );
+            (
+                discover::log_pages::pages(c),
+                Vec::new(),
+                source,
+                None,
+                None,
+            )
+        }
+    };
+    let mut notes = notes;
+    if start.is_none() {
+        notes.push("from an access log alone: sizes and types are unknown (0 bytes)".into());
+    }
+    let text = workload::to_toml(
+        &Header {
+            source: &source,
+            origin: origin.as_deref(),
+            notes: &notes,
+        },
+        &pages,
+    );
+    output::write_file(&args.output, text.as_bytes())
+        .with_context(|| format!("writing {}", args.output.display()))?;
+    output::error_line(&summary(&pages, requests));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The line on stderr: pages, files, bytes, what was left out.
+fn summary(pages: &[Page], requests: Option<u64>) -> String {
+    let (files, bytes) = workload::totals(pages);
+    let skipped: usize = pages
+        .iter()
+        .flat_map(|p| &p.entries)
+        .filter(|e| matches!(e, discover::Entry::Skipped { .. }))
+        .count();
+    let weighted = pages.iter().filter(|p| p.weight > 0.0).count();
+    let mut line = format!(
+        "flint discover: {} pages, {files} files, {bytes} bytes ({})",
+        pages.len(),
+        human(bytes)
+    );
+    if weighted < pages.len() {
+        line += &format!(
+            "; {} pages never in the access log, left out",
+            pages.len() - weighted
+        );
+    }
+    if skipped > 0 {
+        line += &format!("; {skipped} references not fetched (comments in the workload)");
+    }
+    if let Some(n) = requests {
+        line += &format!("; {n} requests");
+    }
+    line
+}
+
+/// Bytes in KiB, MiB or GiB, one decimal.
+fn human(bytes: u64) -> String {
+    let b = bytes as f64;
+    match bytes {
+        0..1_048_576 => format!("{:.1} KiB", b / 1024.0),
+        1_048_576..1_073_741_824 => format!("{:.1} MiB", b / 1_048_576.0),
+        _ => format!("{:.1} GiB", b / 1_073_741_824.0),
+    }
+}
+
+/// What the log gave, and the first lines it could not read.
+fn report_log(c: &Counts, path: &std::path::Path) {
+    let usable: u64 = c.paths.iter().map(|p| p.count).sum();
+    output::error_line(&format!(
+        "flint discover: {}: {} lines, {usable} GETs answered 200 or 304, {} other requests, {} unreadable",
+        path.display(),
+        c.lines,
+        c.other,
+        c.unreadable
+    ));
+    for (n, text) in &c.examples {
+        output::error_line(&format!("  line {n} not read: {text}"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_size;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("32M"), Ok(32 << 20));
+        assert_eq!(parse_size("512KiB"), Ok(512 << 10));
+        assert_eq!(parse_size("1000"), Ok(1000));
+        assert!(parse_size("0").is_err());
+        assert!(parse_size("lots").is_err());
+    }
+}

@@ -1,0 +1,167 @@
+//! What users of wrk, wrk2, oha, hey, h2load and k6 type out of habit: accepted as they mean it,
+//! or refused in one line naming the flag they probably meant (exit 2), before anything starts.
+
+mod common;
+
+use common::{flint, run_bounded, start_server};
+use std::process::Output;
+use std::time::Duration;
+
+fn bench(args: &[&str]) -> Output {
+    run_bounded(flint().arg("bench").args(args), Duration::from_secs(60))
+}
+
+fn text(out: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Exit 2 with one line on stderr containing `needle`.
+fn refused(out: &Output, needle: &str) {
+    let (_, err) = text(out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains(needle), "expected `{needle}` in: {err}");
+    // clap's own errors add a pointer to --help after a blank line.
+    let said = err
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with("For more information"));
+    assert_eq!(said.count(), 1, "one line: {err}");
+}
+
+fn served() -> (tempfile::TempDir, common::Server) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.html"), b"hello").unwrap();
+    let server = start_server(dir.path(), 1);
+    (dir, server)
+}
+
+#[test]
+fn a_bare_number_is_not_a_host_and_a_rate_flag_is_pointed_to() {
+    refused(&bench(&["100", "-n", "1"]), "`100` is not a server");
+    // hey's -q 100 with -c 10 is 1000 requests/s: flint's -q is --quiet.
+    let out = bench(&["-c", "10", "-q", "100", "http://127.0.0.1:9/"]);
+    refused(&out, "--rate");
+}
+
+#[test]
+fn rates_and_durations_take_the_units_the_tools_write() {
+    let (_dir, server) = served();
+    let url = format!("http://{}/a.html", server.addr);
+    for (rate, shown) in [
+        ("1k", "open loop at 1000 pages/s"),
+        ("200/s", "at 200 pages/s"),
+    ] {
+        let out = bench(&[&url, "--rate", rate, "-n", "20", "-q"]);
+        let (stdout, err) = text(&out);
+        assert_eq!(out.status.code(), Some(0), "--rate {rate}: {err}");
+        assert!(stdout.contains(shown), "{stdout}");
+    }
+    // wrk's and hey's bare seconds, and k6's compound durations.
+    for (d, shown) in [("1", "run of 1.000 s"), ("0m1s500ms", "run of 1.500 s")] {
+        let out = bench(&[&url, "-d", d, "-c", "1", "-q"]);
+        let (stdout, err) = text(&out);
+        assert_eq!(out.status.code(), Some(0), "-d {d}: {err}");
+        assert!(stdout.contains(shown), "-d {d}: {stdout}");
+    }
+    let out = bench(&[&url, "--rate", "1000/d"]);
+    refused(&out, "is not a rate");
+}
+
+#[test]
+fn connections_is_the_clients_flag_and_a_number_is_not_a_method() {
+    let (_dir, server) = served();
+    let url = format!("http://{}/a.html", server.addr);
+    let out = bench(&["--connections", "2", &url, "-n", "4", "-q"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out).1);
+    assert!(text(&out).0.contains("2 Webchildren"), "{}", text(&out).0);
+    let out = bench(&["-m", "10", &url]);
+    let (_, err) = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("`10` is not an HTTP method"), "{err}");
+}
+
+#[test]
+fn tls_never_takes_the_url_for_its_version_and_is_refused_with_http() {
+    // `--tls URL`: the URL stays the URL (here an http:// one, so --tls is refused by name).
+    refused(
+        &bench(&["--tls", "http://127.0.0.1:9/", "-n", "1"]),
+        "--tls: `http://",
+    );
+    refused(
+        &bench(&["--tls", "1.3", "http://127.0.0.1:9/", "-n", "1"]),
+        "is http://",
+    );
+    let out = run_bounded(
+        flint().args(["run", "--tls", "--target", "http://127.0.0.1:9/", "-n", "1"]),
+        Duration::from_secs(60),
+    );
+    refused(&out, "--tls: `http://127.0.0.1:9/` is http://");
+}
+
+#[test]
+fn outputs_that_cannot_be_written_are_refused_before_the_run() {
+    // Port 9 refuses: had the run started, it would fail with exit 1, not 2.
+    for flag in ["--json", "--html", "--log"] {
+        let out = bench(&[
+            "http://127.0.0.1:9/",
+            "-d",
+            "10m",
+            flag,
+            "/nonexistent/dir/out",
+        ]);
+        refused(
+            &out,
+            &format!("{flag} /nonexistent/dir/out: cannot write there"),
+        );
+    }
+}
+
+#[test]
+fn a_url_prints_the_summary_alone_and_a_workload_the_webstone_report_too() {
+    let (dir, server) = served();
+    let url = format!("http://{}/a.html", server.addr);
+    let out = bench(&[&url, "-n", "10", "-q"]);
+    let (stdout, _) = text(&out);
+    assert!(stdout.contains("Latency (ms)"), "{stdout}");
+    assert!(!stdout.contains("WEBSTONE number"), "{stdout}");
+    let workload = dir.path().join("w.toml");
+    std::fs::write(&workload, "[[page]]\nweight = 1\nfiles = [\"/a.html\"]\n").unwrap();
+    let out = bench(&[&url, "-w", workload.to_str().unwrap(), "-n", "10", "-q"]);
+    let (stdout, err) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(stdout.contains("WEBSTONE number"), "{stdout}");
+    assert!(stdout.contains("Latency (ms)"), "{stdout}");
+    assert!(stdout.contains("Average Response time: "), "{stdout}");
+    assert!(
+        stdout.contains("(per file: cumulative time / files)"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn help_says_the_default_duration() {
+    let out = run_bounded(flint().args(["bench", "--help"]), Duration::from_secs(30));
+    let (stdout, _) = text(&out);
+    assert!(stdout.contains("[default: 10s]"), "{stdout}");
+    assert!(stdout.contains("--connections"), "{stdout}");
+}
+
+#[test]
+fn a_k6_threshold_without_a_unit_is_milliseconds_and_the_summary_has_p95() {
+    let (_dir, server) = served();
+    let url = format!("http://{}/a.html", server.addr);
+    let out = bench(&[&url, "-n", "20", "-q", "--threshold", "p(95)<60000"]);
+    let (stdout, err) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(stdout.contains("ok    p(95)<60000"), "{stdout}");
+    let header = stdout
+        .lines()
+        .find(|l| l.contains("Latency (ms)"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(header.contains(" p90       p95       p99 "), "{header}");
+    // 1 ms is far below any response here: crossed, so a bare number was not read as seconds.
+    let out = bench(&[&url, "-n", "20", "-q", "--threshold", "p(95)<0.001"]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out).0);
+}

@@ -1,0 +1,311 @@
+//! `flint discover` on a generated site served by `flint serve`: the workload it writes equals
+//! the one expected (every reference kind, in document order, with sizes and types; what was
+//! not fetched as comments with its reason), `flint bench -w` runs it without an error, and
+//! its failures exit as documented.
+
+mod common;
+mod discover_site;
+
+use common::{flint, run_bounded, start_server};
+use discover_site::{Site, ELSEWHERE};
+use std::time::Duration;
+
+fn content_type(path: &str) -> &'static str {
+    match path.rsplit('.').next().unwrap() {
+        "html" => "text/html",
+        "css" => "text/css",
+        "js" => "text/javascript",
+        "png" => "image/png",
+        "webp" => "image/webp",
+        other => panic!("no type for .{other}"),
+    }
+}
+
+/// One line of an expected page: a file, or a comment.
+enum Line<'a> {
+    File(&'a str),
+    Comment(String),
+}
+
+/// The workload text flint discover must write for the site.
+fn expected(addr: &str, site: &Site, image: &str) -> String {
+    use Line::{Comment, File};
+    let css = [
+        "/css/site.css",
+        "/css/import1.css",
+        "/css/import2.css",
+        "/img/p.png",
+        "/img/unused.png",
+        "/img/h1.png",
+        "/img/body-bg.png",
+    ];
+    let mut index = vec![File("/index.html")];
+    index.extend(css.iter().map(|p| File(p)));
+    index.extend(
+        [
+            "/img/icon.png",
+            "/img/preload.png",
+            "/js/mod.js",
+            "/js/app.js",
+            "/img/style-bg.png",
+            "/img/inline.png",
+            "/img/rel.png",
+            "/img/abs.png",
+            "/img/full.png",
+            image,
+            "/img/pic.webp",
+            "/img/poster.png",
+        ]
+        .map(File),
+    );
+    index.push(Comment("/img/broken.png: 404 Not Found".into()));
+    index.push(Comment(format!(
+        "{ELSEWHERE}/off.png: another origin: not fetched"
+    )));
+    index.push(Comment("/frame.html: an iframe: a page of its own".into()));
+    let frame = vec![File("/frame.html"), File("/img/frame.png")];
+    let mut about = vec![File("/about.html")];
+    about.extend(css.iter().map(|p| File(p)));
+    about.push(File("/sub/img/b.png"));
+    let pages = [
+        ("/index.html", index),
+        ("/frame.html", frame),
+        ("/about.html", about),
+    ];
+
+    let mut distinct = std::collections::BTreeSet::new();
+    for (_, lines) in &pages {
+        for line in lines {
+            if let File(p) = line {
+                distinct.insert(*p);
+            }
+        }
+    }
+    let bytes: u64 = distinct.iter().map(|p| site.size(p)).sum();
+    let mut text = format!(
+        "# flint discover: 3 pages, {} files, {bytes} bytes, from http://{addr}/index.html\n\
+         # run it: flint bench http://{addr} -w THIS_FILE\n\
+         # link not followed: {ELSEWHERE}/elsewhere.html (another origin)\n\
+         # link not followed: /private/secret.html (robots.txt disallows it)\n\
+         # 1 links beyond --depth 1 not followed\n",
+        distinct.len()
+    );
+    for (name, lines) in &pages {
+        text += &format!("\n[[page]]\nname = \"{name}\"\nweight = 1\nfiles = [\n");
+        for line in lines {
+            match line {
+                File(p) => {
+                    text += &format!(
+                        "    \"{p}\", # {} bytes, {}\n",
+                        site.size(p),
+                        content_type(p)
+                    )
+                }
+                Comment(c) => text += &format!("    # {c}\n"),
+            }
+        }
+        text += "]\n";
+    }
+    text
+}
+
+fn discover(args: &[&str]) -> std::process::Output {
+    run_bounded(flint().arg("discover").args(args), Duration::from_secs(120))
+}
+
+#[test]
+fn the_discovered_workload_is_the_expected_one_and_bench_runs_it() {
+    let root = tempfile::tempdir().unwrap();
+    let server = start_server(root.path(), 1);
+    let site = discover_site::write(root.path(), &server.addr);
+    let start = format!("http://{}/index.html", server.addr);
+    let out_dir = tempfile::tempdir().unwrap();
+
+    // The largest srcset candidate by default; a 800 px viewport's pick with --viewport.
+    for (viewport, image) in [(None, "/img/s1600.png"), (Some("800"), "/img/s800.png")] {
+        let file = out_dir.path().join("site.toml");
+        let mut args = vec![start.as_str(), "--crawl-rate", "1000", "-o"];
+        args.push(file.to_str().unwrap());
+        if let Some(v) = viewport {
+            args.extend(["--viewport", v]);
+        }
+        let out = discover(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "flint discover failed: {stderr}");
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert_eq!(
+            text,
+            expected(&server.addr, &site, image),
+            "viewport {viewport:?}"
+        );
+        assert!(
+            stderr.contains("flint discover: 3 pages, "),
+            "the summary: {stderr}"
+        );
+    }
+
+    // bench runs the last one as it is: every request answered 200.
+    let file = out_dir.path().join("site.toml");
+    let json = out_dir.path().join("bench.json");
+    let out = run_bounded(
+        flint()
+            .args(["bench", &format!("http://{}", server.addr), "-w"])
+            .arg(&file)
+            .args(["-n", "200", "-c", "2", "-q", "--report", "none", "--json"])
+            .arg(&json),
+        Duration::from_secs(120),
+    );
+    assert!(
+        out.status.success(),
+        "flint bench -w: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let summary = &result["summary"];
+    assert_eq!(summary["errors"], 0, "{summary}");
+    assert!(summary["requests"].as_u64().unwrap() >= 200, "{summary}");
+    let statuses = summary["status_counts"].as_object().unwrap();
+    assert_eq!(
+        statuses.keys().collect::<Vec<_>>(),
+        ["200"],
+        "only 200s: {statuses:?}"
+    );
+}
+
+#[test]
+fn stdout_by_default_and_failures_exit_as_documented() {
+    let root = tempfile::tempdir().unwrap();
+    let server = start_server(root.path(), 1);
+    discover_site::write(root.path(), &server.addr);
+
+    // HTTP/2 over cleartext (prior knowledge) finds what HTTP/1.1 finds.
+    let start = format!("http://{}/index.html", server.addr);
+    let one = discover(&[&start, "--crawl-rate", "1000"]);
+    let two = discover(&[&start, "--crawl-rate", "1000", "--http", "2"]);
+    assert!(
+        two.status.success(),
+        "{}",
+        String::from_utf8_lossy(&two.stderr)
+    );
+    assert!(String::from_utf8_lossy(&one.stdout).contains("[[page]]"));
+    assert_eq!(
+        String::from_utf8_lossy(&two.stdout),
+        String::from_utf8_lossy(&one.stdout)
+    );
+
+    // --depth 0: the start page alone, written to stdout.
+    let out = discover(&[
+        &format!("http://{}/frame.html", server.addr),
+        "--depth",
+        "0",
+    ]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.matches("[[page]]").count(), 1, "{text}");
+    assert!(text.contains("\"/img/frame.png\", # "), "{text}");
+
+    // A start page that is not there: exit 1, one line saying why.
+    let out = discover(&[&format!("http://{}/missing.html", server.addr)]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("404 Not Found"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+
+    // Bad usage: exit 2, nothing fetched.
+    for bad in [
+        vec!["ftp://example.test/"],
+        vec!["http://127.0.0.1/", "--crawl-rate", "0"],
+        vec![],
+    ] {
+        let out = discover(&bad);
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+    }
+}
+
+#[test]
+fn a_size_limit_and_robots_are_kept() {
+    let root = tempfile::tempdir().unwrap();
+    let server = start_server(root.path(), 1);
+    let site = discover_site::write(root.path(), &server.addr);
+    let start = format!("http://{}/index.html", server.addr);
+
+    // Files over --max-size are listed as comments, not fetched whole.
+    let about = format!("http://{}/about.html", server.addr);
+    let limit = site.size("/img/unused.png") + 1;
+    assert!(site.size("/sub/img/b.png") > limit);
+    let out = discover(&[&about, "--max-size", &limit.to_string(), "--depth", "0"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains(&format!(
+            "    # /sub/img/b.png: larger than --max-size ({limit} bytes)\n"
+        )),
+        "{text}"
+    );
+    assert!(text.contains("\"/img/unused.png\", # "), "{text}");
+
+    // --ignore-robots follows the disallowed link.
+    let out = discover(&[&start, "--ignore-robots", "--crawl-rate", "1000"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("name = \"/private/secret.html\""), "{text}");
+}
+
+#[test]
+fn https_with_cacert_or_k_and_a_refused_certificate_otherwise() {
+    let root = tempfile::tempdir().unwrap();
+    let ca = test_support::certs::TestCa::new("discover test CA");
+    let (cert, key) = ca.leaf().write_pem(ca.dir());
+    let server = discover_site::serve(
+        root.path(),
+        &[
+            "--tls-cert",
+            cert.to_str().unwrap(),
+            "--tls-key",
+            key.to_str().unwrap(),
+        ],
+    );
+    let site = discover_site::write(root.path(), &server.addr);
+    let start = format!("https://{}/index.html", server.addr);
+
+    let cacert = ca.pem.to_str().unwrap();
+    let mut written = Vec::new();
+    for trust in [
+        vec!["--cacert", cacert],
+        vec!["-k"],
+        vec!["--cacert", cacert, "--http", "2"],
+    ] {
+        let mut args = vec![start.as_str(), "--crawl-rate", "1000"];
+        args.extend(&trust);
+        let out = discover(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{trust:?}: {stderr}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        written.push(text.clone());
+        assert_eq!(text.matches("[[page]]").count(), 3, "{text}");
+        assert!(
+            text.contains(&format!(
+                "\"/img/s1600.png\", # {} bytes, image/png\n",
+                site.size("/img/s1600.png")
+            )),
+            "{text}"
+        );
+        // The page's http:// URL is another origin than https://.
+        assert!(
+            text.contains(&format!(
+                "# http://{}/img/full.png: another origin: not fetched",
+                server.addr
+            )),
+            "{text}"
+        );
+    }
+
+    // HTTP/2 (ALPN h2: flint serve offers it) finds the same workload as HTTP/1.1.
+    assert_eq!(written[2], written[0]);
+
+    // Neither: the test CA is not trusted, and the start page cannot be had (exit 1).
+    let out = discover(&[&start]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.to_lowercase().contains("certificate"), "{stderr}");
+}

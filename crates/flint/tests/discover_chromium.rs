@@ -1,0 +1,187 @@
+//! The truth for `flint discover`: Debian's headless Chromium loads each page of the generated
+//! site with its network log on (`--log-net-log`), and the files it requested from the site
+//! for that page equal what flint found, less the differences listed here, each intended:
+//!
+//! - an iframe is a page of its own in the workload; Chromium loads it with its parent, so the
+//!   frame page's files are added to the parent's for the comparison;
+//! - a request that failed (the broken image's 404) is a comment in the workload, not a file:
+//!   flint requested it as Chromium did, so it is in both sets;
+//! - icons (`/favicon.ico`, and `<link rel=icon>`'s): the browser's own interface asks for
+//!   them (a tab's icon), not the page, and a headless Chromium that exits once the page has
+//!   loaded may or may not have asked yet: they are left out of both sets (the expected-workload
+//!   test checks that flint lists the declared icon);
+//! - `url()`s of rules no element matches (`.unused`): Chromium fetches a background image
+//!   only when a rule applies; flint, without style matching, lists every `url()`.
+//!
+//! Chromium runs at an 800 px wide window, and flint with `--viewport 800`, so both pick the
+//! same srcset candidate. Not skipped when Chromium is missing: the test fails saying how to
+//! install it (scripts/install-browser.sh, which the test command runs).
+
+mod common;
+mod discover_site;
+
+use common::start_server;
+use discover::{Entry, Limits, Options, TlsOptions};
+use std::collections::BTreeSet;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Asked for by the browser's interface, whenever it gets to it: left out of both sets.
+const ICONS: &[&str] = &["/favicon.ico", "/img/icon.png"];
+/// Only when a rule applies (see above).
+const FLINT_ONLY: &[&str] = &["/img/unused.png"];
+
+fn chromium() -> PathBuf {
+    if let Some(p) = std::env::var_os("FLINT_CHROMIUM") {
+        return PathBuf::from(p);
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|d| d.join("chromium"))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| {
+            panic!(
+                "chromium not found on PATH: install it with `sudo scripts/install-browser.sh` \
+                 (apt-get install chromium), or point FLINT_CHROMIUM at a Chromium binary"
+            )
+        })
+}
+
+/// The URLs Chromium's network stack started a request for while loading `url`.
+fn chromium_requests(url: &str, scratch: &Path) -> Vec<String> {
+    let profile = tempfile::tempdir_in(scratch).unwrap();
+    let log = scratch.join("netlog.json");
+    let mut child = Command::new(chromium())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-extensions",
+            "--hide-scrollbars",
+            "--window-size=800,600",
+            "--dump-dom",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("--log-net-log={}", log.display()))
+        .arg(url)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start chromium");
+    let mut err = child.stderr.take().unwrap();
+    let err_t = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("chromium did not finish within 120 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let stderr = err_t.join().unwrap_or_default();
+    assert!(status.success(), "chromium failed ({status}): {stderr}");
+    let text = std::fs::read_to_string(&log)
+        .unwrap_or_else(|e| panic!("no net log from chromium ({e}): {stderr}"));
+    std::fs::remove_file(&log).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&text).expect("net log JSON");
+    let start_job = json["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"]
+        .as_u64()
+        .expect("URL_REQUEST_START_JOB in the net log's constants");
+    json["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter(|e| e["type"].as_u64() == Some(start_job))
+        .filter_map(|e| e["params"]["url"].as_str().map(str::to_owned))
+        .collect()
+}
+
+#[test]
+fn chromium_requests_what_flint_discovers() {
+    let root = tempfile::tempdir().unwrap();
+    let server = start_server(root.path(), 1);
+    discover_site::write(root.path(), &server.addr);
+    let origin = format!("http://{}", server.addr);
+    let start = url::Url::parse(&format!("{origin}/index.html")).unwrap();
+    let site = discover::crawl(
+        &start,
+        &Options {
+            depth: 1,
+            max_pages: 100,
+            ignore_robots: false,
+            viewport: Some(800),
+            limits: Limits {
+                max_size: 1 << 20,
+                timeout: Duration::from_secs(10),
+                rate: 0.0,
+            },
+            tls: TlsOptions::default(),
+            http: discover::Http::Http11,
+        },
+    )
+    .expect("crawl");
+    assert_eq!(site.pages.len(), 3);
+
+    // Per page: what flint requested for it (files, failed same-origin requests, and the
+    // files of the frames it holds).
+    let requested = |path: &str| -> BTreeSet<String> {
+        let page = site.pages.iter().find(|p| p.path == path).unwrap();
+        let mut set = BTreeSet::new();
+        for entry in &page.entries {
+            match entry {
+                Entry::File(f) => {
+                    set.insert(f.path.clone());
+                }
+                Entry::Skipped { url, reason } if reason.contains("iframe") => {
+                    let frame = site.pages.iter().find(|p| p.path == *url).unwrap();
+                    set.extend(frame.files().map(|f| f.path.clone()));
+                }
+                Entry::Skipped { url, reason } if url.starts_with('/') => {
+                    assert!(reason.starts_with("404"), "{url}: {reason}");
+                    set.insert(url.clone());
+                }
+                Entry::Skipped { .. } => {} // another origin
+            }
+        }
+        set
+    };
+    let scratch = tempfile::tempdir().unwrap();
+    let mut compared = 0;
+    for page in &site.pages {
+        let urls = chromium_requests(&format!("{origin}{}", page.path), scratch.path());
+        let chromium: BTreeSet<String> = urls
+            .iter()
+            .filter_map(|u| u.strip_prefix(&origin))
+            .filter(|p| !ICONS.contains(p))
+            .map(str::to_owned)
+            .collect();
+        let flint: BTreeSet<String> = requested(&page.path)
+            .into_iter()
+            .filter(|p| !FLINT_ONLY.contains(&p.as_str()) && !ICONS.contains(&p.as_str()))
+            .collect();
+        assert_eq!(
+            chromium, flint,
+            "page {}: Chromium requested (left) and flint found (right)\nall Chromium's: {urls:#?}",
+            page.path
+        );
+        compared += chromium.len();
+    }
+    // Not a vacuous comparison: the site's every reference kind was requested.
+    assert!(compared > 30, "{compared} requests compared");
+}

@@ -1,0 +1,180 @@
+//! The site `flint discover` is tested on, written at test time: every kind of reference a
+//! browser follows (stylesheets with an @import chain, <style> and style=, icon, preload,
+//! modulepreload, scripts, img src and srcset, picture/source, video poster, iframe), relative
+//! and absolute paths and a full URL, <base href>, a link cycle, links to another origin and
+//! to a path robots.txt disallows, a broken image, and a page beyond --depth 1.
+
+#![allow(dead_code)] // each test binary uses its own subset
+
+use crate::common::{flint, Server};
+use std::collections::BTreeMap;
+use std::io::BufRead;
+use std::path::Path;
+use std::time::Duration;
+
+/// Another origin (a port nothing listens on, and one browsers refuse): referenced, never
+/// fetched by flint.
+pub const ELSEWHERE: &str = "http://127.0.0.1:1";
+
+/// The site's files and their sizes in bytes.
+pub struct Site {
+    pub sizes: BTreeMap<String, u64>,
+}
+
+impl Site {
+    pub fn size(&self, path: &str) -> u64 {
+        *self
+            .sizes
+            .get(path)
+            .unwrap_or_else(|| panic!("{path} is not a file of the site"))
+    }
+}
+
+/// Writes the site under `root`; `addr` is the server's `host:port` (for the full URL).
+pub fn write(root: &Path, addr: &str) -> Site {
+    let mut sizes = BTreeMap::new();
+    let mut put = |path: &str, bytes: Vec<u8>| {
+        let file = root.join(path.trim_start_matches('/'));
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        sizes.insert(path.to_owned(), bytes.len() as u64);
+        std::fs::write(file, bytes).unwrap();
+    };
+    let index = format!(
+        r#"<!doctype html>
+<html><head><title>discover test</title>
+<link rel="stylesheet" href="css/site.css">
+<link rel="icon" href="/img/icon.png">
+<link rel="preload" href="/img/preload.png" as="image">
+<link rel="modulepreload" href="/js/mod.js">
+<script src="js/app.js"></script>
+<script type="module" src="/js/mod.js"></script>
+<style>.hero {{ background: url(img/style-bg.png) }}</style>
+</head><body>
+<h1>discover</h1>
+<p>A paragraph.</p>
+<div class="hero">hero</div>
+<div style="background-image: url('/img/inline.png')">inline</div>
+<img src="img/rel.png" alt="">
+<img src="/img/abs.png" alt="">
+<img src="http://{addr}/img/full.png" alt="">
+<img srcset="img/s400.png 400w, img/s800.png 800w, img/s1600.png 1600w" src="img/s400.png" alt="">
+<picture><source srcset="img/pic.webp" type="image/webp"><img src="img/pic.png" alt=""></picture>
+<video poster="img/poster.png"></video>
+<img src="img/broken.png" alt="">
+<img src="{ELSEWHERE}/off.png" alt="">
+<iframe src="frame.html"></iframe>
+<a href="about.html#team">about</a>
+<a href="/index.html">home</a>
+<a href="{ELSEWHERE}/elsewhere.html">elsewhere</a>
+<a href="private/secret.html">secret</a>
+</body></html>
+"#
+    );
+    put("/index.html", index.into_bytes());
+    put(
+        "/about.html",
+        br#"<!doctype html>
+<html><head><base href="/sub/"><link rel="stylesheet" href="/css/site.css"></head>
+<body><h1>About</h1><p>Us.</p><img src="img/b.png" alt="">
+<a href="/index.html">home</a> <a href="deep.html">deep</a></body></html>
+"#
+        .to_vec(),
+    );
+    put(
+        "/frame.html",
+        b"<!doctype html><html><body><img src=\"img/frame.png\" alt=\"\"></body></html>\n".to_vec(),
+    );
+    put("/sub/deep.html", b"<!doctype html><p>deep</p>\n".to_vec());
+    put(
+        "/private/secret.html",
+        b"<!doctype html><p>secret</p>\n".to_vec(),
+    );
+    put(
+        "/robots.txt",
+        b"User-agent: *\nDisallow: /private/\n".to_vec(),
+    );
+    put(
+        "/css/site.css",
+        b"@import \"import1.css\";\nbody { background: url(../img/body-bg.png) }\n".to_vec(),
+    );
+    put(
+        "/css/import1.css",
+        b"@import url(\"/css/import2.css\");\nh1 { background-image: url(\"../img/h1.png\") }\n"
+            .to_vec(),
+    );
+    put(
+        "/css/import2.css",
+        b"p { background: url(/img/p.png) }\n.unused { background: url(/img/unused.png) }\n"
+            .to_vec(),
+    );
+    put("/js/app.js", b"var loaded = 1;\n".to_vec());
+    put("/js/mod.js", b"export const x = 1;\n".to_vec());
+    // Images: distinct sizes, so a file listed with another's size is caught.
+    let images = [
+        "/img/icon.png",
+        "/img/preload.png",
+        "/img/style-bg.png",
+        "/img/inline.png",
+        "/img/rel.png",
+        "/img/abs.png",
+        "/img/full.png",
+        "/img/s400.png",
+        "/img/s800.png",
+        "/img/s1600.png",
+        "/img/pic.webp",
+        "/img/pic.png",
+        "/img/poster.png",
+        "/img/frame.png",
+        "/img/body-bg.png",
+        "/img/h1.png",
+        "/img/p.png",
+        "/img/unused.png",
+        "/sub/img/b.png",
+    ];
+    for (i, path) in images.iter().enumerate() {
+        put(path, vec![b'x'; 1000 + 37 * i]);
+    }
+    Site { sizes }
+}
+
+/// `flint serve ROOT` on a kernel-chosen port with `extra` arguments (HTTPS, an access log);
+/// its address from the line it prints (`http://` or `https://`), its stderr then drained.
+/// Killed when the `Server` is dropped.
+pub fn serve(root: &Path, extra: &[&str]) -> Server {
+    let mut child = flint()
+        .args([
+            "serve",
+            root.to_str().unwrap(),
+            "--listen",
+            "127.0.0.1:0",
+            "--threads",
+            "1",
+        ])
+        .args(extra)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn flint serve");
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut lines = std::io::BufReader::new(stderr).lines();
+        let first = lines.next().and_then(Result::ok).unwrap_or_default();
+        let _ = tx.send(first);
+        for _ in lines {} // drained while the server runs
+    });
+    let mut server = Server {
+        child,
+        addr: String::new(),
+    };
+    let line = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("flint serve printed no address within 10 s");
+    server.addr = line
+        .split("://")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_owned();
+    server
+}

@@ -1,0 +1,362 @@
+//! The C side: one `extern "C"` trampoline per nghttp2 callback, generic over the handler so
+//! each call is a direct (static) call into it, and the table that registers them.
+//!
+//! nghttp2 calls these only from inside `nghttp2_session_mem_recv2` and `nghttp2_session_send`
+//! (read in nghttp2 1.68's session.c: `nghttp2_session_del` frees streams and queues without a
+//! callback, and the `submit_*` functions only queue). `Session` points the session's
+//! `user_data` at a [`Ctx`] on its stack for the length of those two calls and back at null
+//! after. A callback that finds null anyway is counted ([`stray_callbacks`]) and fails the
+//! session instead of touching anything; the tests assert the count stays 0.
+
+use std::any::Any;
+use std::ffi::{c_int, c_void};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use libnghttp2_sys as sys;
+
+use crate::handler::{Body, Handler, HeaderVerdict, HeadersKind};
+use crate::{error_code, frame_type, Error};
+
+/// What a callback reaches through `user_data` during one `recv` or `send`.
+pub(crate) struct Ctx<'a, H> {
+    pub h: &'a mut H,
+    /// Bytes of the header block being received (RFC 9113's size: name + value + 32 a field).
+    pub header_bytes: &'a mut u64,
+    pub max_header_list: u64,
+    /// A handler's panic, caught at the boundary, resumed once nghttp2 has returned.
+    pub panic: Option<Box<dyn Any + Send>>,
+}
+
+static STRAY: AtomicU64 = AtomicU64::new(0);
+
+/// Callbacks nghttp2 made outside `recv`/`send` (none ever should; each one failed safely).
+pub fn stray_callbacks() -> u64 {
+    STRAY.load(Ordering::Relaxed)
+}
+
+/// Runs `f` on the handler behind `user_data`, returning `fail` if there is none or it panics.
+///
+/// # Safety
+/// `user_data` is null or points at a live `Ctx<H>` that nothing else uses during this call;
+/// `Session<H>` guarantees both (it sets it from `&mut` borrows for the length of its call).
+unsafe fn guarded<H: Handler, R>(
+    user_data: *mut c_void,
+    fail: R,
+    f: impl FnOnce(&mut Ctx<'_, H>) -> R,
+) -> R {
+    if user_data.is_null() {
+        STRAY.fetch_add(1, Ordering::Relaxed);
+        return fail;
+    }
+    // SAFETY: per this function's contract, a non-null user_data is an exclusive Ctx<H>.
+    let ctx = unsafe { &mut *(user_data as *mut Ctx<'_, H>) };
+    if ctx.panic.is_some() {
+        return fail;
+    }
+    match catch_unwind(AssertUnwindSafe(|| f(&mut *ctx))) {
+        Ok(r) => r,
+        Err(payload) => {
+            ctx.panic = Some(payload);
+            fail
+        }
+    }
+}
+
+/// A byte slice from nghttp2 (null allowed when empty).
+///
+/// # Safety
+/// `ptr` is valid for `len` bytes for the duration of the callback, as nghttp2 documents for
+/// every pointer/length pair it passes.
+unsafe fn bytes<'a>(ptr: *const u8, len: usize) -> &'a [u8] {
+    if len == 0 {
+        &[]
+    } else {
+        // SAFETY: per the contract, ptr is non-null and valid for len bytes.
+        unsafe { std::slice::from_raw_parts(ptr, len) }
+    }
+}
+
+const FAIL: c_int = sys::NGHTTP2_ERR_CALLBACK_FAILURE;
+
+unsafe extern "C" fn send<H: Handler>(
+    _: *mut sys::nghttp2_session,
+    data: *const u8,
+    length: usize,
+    _: c_int,
+    user_data: *mut c_void,
+) -> sys::nghttp2_ssize {
+    // SAFETY: user_data is managed by Session (see `guarded`); data/length come from nghttp2.
+    unsafe {
+        guarded::<H, _>(user_data, FAIL as isize, |ctx| {
+            match ctx.h.write(bytes(data, length)).min(length) {
+                // 0 must be WOULDBLOCK: nghttp2_session_send would offer the same bytes forever.
+                0 => sys::NGHTTP2_ERR_WOULDBLOCK as isize,
+                n => n as isize,
+            }
+        })
+    }
+}
+
+unsafe extern "C" fn send_data<H: Handler>(
+    _: *mut sys::nghttp2_session,
+    frame: *mut sys::nghttp2_frame,
+    framehd: *const u8,
+    length: usize,
+    _: *mut sys::nghttp2_data_source,
+    user_data: *mut c_void,
+) -> c_int {
+    // SAFETY: nghttp2 passes a live DATA frame and its 9-byte serialized header; padding is
+    // never chosen (no select_padding callback), so the frame is header + length bytes.
+    unsafe {
+        let stream = (*frame).hd.stream_id;
+        debug_assert_eq!((*frame).data.padlen, 0);
+        let header = &*(framehd as *const [u8; 9]);
+        guarded::<H, _>(user_data, FAIL, |ctx| {
+            if ctx.h.write_data(stream, header, length) {
+                0
+            } else {
+                sys::NGHTTP2_ERR_WOULDBLOCK
+            }
+        })
+    }
+}
+
+unsafe extern "C" fn read_body<H: Handler>(
+    _: *mut sys::nghttp2_session,
+    stream_id: i32,
+    _: *mut u8,
+    length: usize,
+    data_flags: *mut u32,
+    _: *mut sys::nghttp2_data_source,
+    user_data: *mut c_void,
+) -> sys::nghttp2_ssize {
+    // SAFETY: data_flags points at nghttp2's flags word for this call.
+    unsafe {
+        guarded::<H, _>(user_data, FAIL as isize, |ctx| {
+            match ctx.h.body_ready(stream_id, length) {
+                // An empty non-final frame would be a glitch to the peer: treat it as "not yet".
+                Body::Ready { len: 0, end: false } | Body::Deferred => {
+                    sys::NGHTTP2_ERR_DEFERRED as isize
+                }
+                Body::Ready { len, end } => {
+                    // More than asked for: this frame carries what fits, and the body does not
+                    // end here (body_ready is asked again for the rest).
+                    let (len, end) = if len > length {
+                        (length, false)
+                    } else {
+                        (len, end)
+                    };
+                    // NO_COPY: nothing is copied into nghttp2's buffer; send_data writes it.
+                    *data_flags |= sys::NGHTTP2_DATA_FLAG_NO_COPY;
+                    if end {
+                        *data_flags |= sys::NGHTTP2_DATA_FLAG_EOF;
+                    }
+                    len as isize
+                }
+                Body::Reset => sys::NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE as isize,
+            }
+        })
+    }
+}
+
+unsafe extern "C" fn begin_headers<H: Handler>(
+    _: *mut sys::nghttp2_session,
+    frame: *const sys::nghttp2_frame,
+    user_data: *mut c_void,
+) -> c_int {
+    // SAFETY: nghttp2 passes a live HEADERS or PUSH_PROMISE frame; `cat` is read only for
+    // HEADERS, whose union member it belongs to.
+    unsafe {
+        let stream = (*frame).hd.stream_id;
+        let kind = if u32::from((*frame).hd.type_) != sys::NGHTTP2_HEADERS {
+            HeadersKind::PushRefused
+        } else {
+            match (*frame).headers.cat {
+                sys::NGHTTP2_HCAT_REQUEST => HeadersKind::Request,
+                sys::NGHTTP2_HCAT_RESPONSE => HeadersKind::Response,
+                sys::NGHTTP2_HCAT_PUSH_RESPONSE => HeadersKind::PushRefused,
+                _ => HeadersKind::Trailers,
+            }
+        };
+        guarded::<H, _>(user_data, FAIL, |ctx| {
+            *ctx.header_bytes = 0;
+            ctx.h.on_begin_headers(stream, kind);
+            0
+        })
+    }
+}
+
+#[allow(clippy::too_many_arguments)] // nghttp2's signature
+unsafe extern "C" fn header<H: Handler>(
+    session: *mut sys::nghttp2_session,
+    frame: *const sys::nghttp2_frame,
+    name: *const u8,
+    namelen: usize,
+    value: *const u8,
+    valuelen: usize,
+    _: u8,
+    user_data: *mut c_void,
+) -> c_int {
+    // SAFETY: nghttp2 passes a live frame and name/value valid for their lengths.
+    unsafe {
+        let stream = (*frame).hd.stream_id;
+        let (name, value) = (bytes(name, namelen), bytes(value, valuelen));
+        guarded::<H, _>(user_data, FAIL, |ctx| {
+            *ctx.header_bytes += (namelen + valuelen + 32) as u64;
+            if *ctx.header_bytes > ctx.max_header_list {
+                // The rest of the block is ignored and the stream reset.
+                return sys::NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+            }
+            match ctx.h.on_header(stream, name, value) {
+                HeaderVerdict::Accept => 0,
+                HeaderVerdict::ResetStream => sys::NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE,
+                HeaderVerdict::FailConnection => {
+                    // Queues GOAWAY and makes nghttp2 ignore all further input; the stream's
+                    // reset then ends this block. nghttp2 allows submitting from callbacks.
+                    let rv =
+                        sys::nghttp2_session_terminate_session(session, error_code::PROTOCOL_ERROR);
+                    if rv != 0 {
+                        return FAIL;
+                    }
+                    sys::NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE
+                }
+            }
+        })
+    }
+}
+
+unsafe extern "C" fn frame_recv<H: Handler>(
+    _: *mut sys::nghttp2_session,
+    frame: *const sys::nghttp2_frame,
+    user_data: *mut c_void,
+) -> c_int {
+    // SAFETY: nghttp2 passes a live frame; each union member is read only for its frame type.
+    unsafe {
+        let hd = (*frame).hd;
+        let end_stream = u32::from(hd.flags) & sys::NGHTTP2_FLAG_END_STREAM != 0;
+        guarded::<H, _>(user_data, FAIL, |ctx| {
+            let h = &mut *ctx.h;
+            h.on_frame_received(hd.type_);
+            match hd.type_ {
+                frame_type::HEADERS => h.on_headers_end(hd.stream_id, end_stream),
+                frame_type::DATA if end_stream => h.on_data_end(hd.stream_id),
+                frame_type::RST_STREAM => {
+                    h.on_rst_stream(hd.stream_id, (*frame).rst_stream.error_code)
+                }
+                frame_type::GOAWAY => {
+                    let g = (*frame).goaway;
+                    h.on_goaway(g.last_stream_id, g.error_code)
+                }
+                // flags & ACK: our own SETTINGS acknowledged, nothing new from the peer.
+                frame_type::SETTINGS if u32::from(hd.flags) & sys::NGHTTP2_FLAG_ACK == 0 => {
+                    h.on_settings()
+                }
+                _ => {}
+            }
+            0
+        })
+    }
+}
+
+unsafe extern "C" fn data_chunk<H: Handler>(
+    _: *mut sys::nghttp2_session,
+    _: u8,
+    stream_id: i32,
+    data: *const u8,
+    len: usize,
+    user_data: *mut c_void,
+) -> c_int {
+    // SAFETY: data is valid for len bytes during the callback.
+    unsafe {
+        let data = bytes(data, len);
+        guarded::<H, _>(user_data, FAIL, |ctx| {
+            ctx.h.on_data(stream_id, data);
+            0
+        })
+    }
+}
+
+unsafe extern "C" fn stream_close<H: Handler>(
+    _: *mut sys::nghttp2_session,
+    stream_id: i32,
+    error_code: u32,
+    user_data: *mut c_void,
+) -> c_int {
+    // SAFETY: only user_data is dereferenced, through `guarded`.
+    unsafe {
+        guarded::<H, _>(user_data, FAIL, |ctx| {
+            ctx.h.on_stream_close(stream_id, error_code);
+            0
+        })
+    }
+}
+
+unsafe extern "C" fn frame_send<H: Handler>(
+    _: *mut sys::nghttp2_session,
+    frame: *const sys::nghttp2_frame,
+    user_data: *mut c_void,
+) -> c_int {
+    // SAFETY: nghttp2 passes a live frame; the goaway member is read only for a GOAWAY.
+    unsafe {
+        let hd = (*frame).hd;
+        guarded::<H, _>(user_data, FAIL, |ctx| {
+            ctx.h.on_frame_sent(hd.type_, hd.length);
+            if hd.type_ == frame_type::GOAWAY {
+                let g = (*frame).goaway;
+                ctx.h.on_goaway_sent(g.last_stream_id, g.error_code);
+            }
+            0
+        })
+    }
+}
+
+unsafe extern "C" fn invalid_frame<H: Handler>(
+    _: *mut sys::nghttp2_session,
+    frame: *const sys::nghttp2_frame,
+    lib_error_code: c_int,
+    user_data: *mut c_void,
+) -> c_int {
+    // SAFETY: nghttp2 passes a live frame; only its common header is read.
+    unsafe {
+        let kind = (*frame).hd.type_;
+        guarded::<H, _>(user_data, FAIL, |ctx| {
+            ctx.h
+                .on_invalid_frame(kind, Error::from_code(lib_error_code));
+            0
+        })
+    }
+}
+
+/// The data provider every body uses: no source, the handler says what is ready.
+pub(crate) fn data_provider<H: Handler>() -> sys::nghttp2_data_provider2 {
+    sys::nghttp2_data_provider2 {
+        source: sys::nghttp2_data_source {
+            ptr: std::ptr::null_mut(),
+        },
+        read_callback: Some(read_body::<H>),
+    }
+}
+
+/// Registers every trampoline for `H` in a fresh callbacks table.
+///
+/// # Safety
+/// `cbs` must be a live table from `nghttp2_session_callbacks_new`.
+pub(crate) unsafe fn register<H: Handler>(cbs: *mut sys::nghttp2_session_callbacks) {
+    // SAFETY: the caller guarantees cbs is live; each setter stores a function pointer whose
+    // signature is the one bindgen generated for that callback.
+    unsafe {
+        sys::nghttp2_session_callbacks_set_send_callback2(cbs, Some(send::<H>));
+        sys::nghttp2_session_callbacks_set_send_data_callback(cbs, Some(send_data::<H>));
+        sys::nghttp2_session_callbacks_set_on_begin_headers_callback(cbs, Some(begin_headers::<H>));
+        sys::nghttp2_session_callbacks_set_on_header_callback(cbs, Some(header::<H>));
+        sys::nghttp2_session_callbacks_set_on_frame_recv_callback(cbs, Some(frame_recv::<H>));
+        sys::nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cbs, Some(data_chunk::<H>));
+        sys::nghttp2_session_callbacks_set_on_stream_close_callback(cbs, Some(stream_close::<H>));
+        sys::nghttp2_session_callbacks_set_on_frame_send_callback(cbs, Some(frame_send::<H>));
+        sys::nghttp2_session_callbacks_set_on_invalid_frame_recv_callback(
+            cbs,
+            Some(invalid_frame::<H>),
+        );
+    }
+}

@@ -1,0 +1,103 @@
+//! nghttp2's library error codes as one small `Copy` error, and the HTTP/2 error codes.
+
+use std::ffi::CStr;
+use std::fmt;
+
+use libnghttp2_sys as sys;
+
+/// An error nghttp2 returned: its library error code (negative, `NGHTTP2_ERR_*`) and its text
+/// (`nghttp2_strerror`, a static string: making an `Error` allocates nothing).
+///
+/// A protocol error the peer made is mostly not an `Error`: nghttp2 answers it itself (RST_STREAM
+/// for a stream error, GOAWAY for a connection error, reported to
+/// [`Handler::on_invalid_frame`](crate::Handler::on_invalid_frame)) and `recv` returns `Ok`;
+/// the connection then ends when `want_read` and `want_write` are both false. An `Error` from
+/// `recv` or `send` that [`is_fatal`](Error::is_fatal) means the session is unusable: close the
+/// connection without sending anything more (floods and the CONTINUATION limit end here).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Error {
+    /// nghttp2's library error code, `NGHTTP2_ERR_*` (see [`lib_error`]).
+    pub code: i32,
+    /// nghttp2's text for the code.
+    pub message: &'static str,
+}
+
+impl Error {
+    pub(crate) fn from_code(code: i32) -> Error {
+        // SAFETY: nghttp2_strerror returns a pointer to a static NUL-terminated ASCII string for
+        // every int (unknown codes get "Unknown error code"); it is never freed.
+        let text = unsafe { CStr::from_ptr(sys::nghttp2_strerror(code)) };
+        Error {
+            code,
+            message: text.to_str().unwrap_or("nghttp2 error"),
+        }
+    }
+
+    /// The session cannot be used any more (nghttp2_is_fatal): drop it and close the connection.
+    pub fn is_fatal(&self) -> bool {
+        // SAFETY: nghttp2_is_fatal only compares its argument with a constant.
+        unsafe { sys::nghttp2_is_fatal(self.code) != 0 }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "nghttp2: {} ({})", self.message, self.code)
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// nghttp2's library error codes that callers and tests look for (`Error::code`).
+pub mod lib_error {
+    use libnghttp2_sys as sys;
+    /// The peer queued too many PING or SETTINGS acknowledgements (a flood): fatal.
+    pub const FLOODED: i32 = sys::NGHTTP2_ERR_FLOODED;
+    /// More CONTINUATION frames followed a HEADERS than `Config::max_continuations`: fatal.
+    pub const TOO_MANY_CONTINUATIONS: i32 = sys::NGHTTP2_ERR_TOO_MANY_CONTINUATIONS;
+    /// The client preface was wrong: fatal.
+    pub const BAD_CLIENT_MAGIC: i32 = sys::NGHTTP2_ERR_BAD_CLIENT_MAGIC;
+    /// A handler callback failed (a panic in a handler, or a callback outside recv/send).
+    pub const CALLBACK_FAILURE: i32 = sys::NGHTTP2_ERR_CALLBACK_FAILURE;
+    /// A frame was malformed.
+    pub const PROTO: i32 = sys::NGHTTP2_ERR_PROTO;
+    /// No new stream may start (GOAWAY sent or received).
+    pub const START_STREAM_NOT_ALLOWED: i32 = sys::NGHTTP2_ERR_START_STREAM_NOT_ALLOWED;
+    /// The stream is closed or was never opened.
+    pub const STREAM_CLOSED: i32 = sys::NGHTTP2_ERR_STREAM_CLOSED;
+    /// The argument was wrong (stream 0, a value out of range).
+    pub const INVALID_ARGUMENT: i32 = sys::NGHTTP2_ERR_INVALID_ARGUMENT;
+}
+
+/// HTTP/2 error codes (RFC 9113 section 7), as RST_STREAM and GOAWAY carry them.
+pub mod error_code {
+    use libnghttp2_sys as sys;
+    pub const NO_ERROR: u32 = sys::NGHTTP2_NO_ERROR;
+    pub const PROTOCOL_ERROR: u32 = sys::NGHTTP2_PROTOCOL_ERROR;
+    pub const INTERNAL_ERROR: u32 = sys::NGHTTP2_INTERNAL_ERROR;
+    pub const FLOW_CONTROL_ERROR: u32 = sys::NGHTTP2_FLOW_CONTROL_ERROR;
+    pub const SETTINGS_TIMEOUT: u32 = sys::NGHTTP2_SETTINGS_TIMEOUT;
+    pub const STREAM_CLOSED: u32 = sys::NGHTTP2_STREAM_CLOSED;
+    pub const FRAME_SIZE_ERROR: u32 = sys::NGHTTP2_FRAME_SIZE_ERROR;
+    pub const REFUSED_STREAM: u32 = sys::NGHTTP2_REFUSED_STREAM;
+    pub const CANCEL: u32 = sys::NGHTTP2_CANCEL;
+    pub const COMPRESSION_ERROR: u32 = sys::NGHTTP2_COMPRESSION_ERROR;
+    pub const CONNECT_ERROR: u32 = sys::NGHTTP2_CONNECT_ERROR;
+    pub const ENHANCE_YOUR_CALM: u32 = sys::NGHTTP2_ENHANCE_YOUR_CALM;
+    pub const INADEQUATE_SECURITY: u32 = sys::NGHTTP2_INADEQUATE_SECURITY;
+    pub const HTTP_1_1_REQUIRED: u32 = sys::NGHTTP2_HTTP_1_1_REQUIRED;
+}
+
+/// HTTP/2 frame types (RFC 9113 section 6), as the frame callbacks report them.
+pub mod frame_type {
+    pub const DATA: u8 = 0;
+    pub const HEADERS: u8 = 1;
+    pub const PRIORITY: u8 = 2;
+    pub const RST_STREAM: u8 = 3;
+    pub const SETTINGS: u8 = 4;
+    pub const PUSH_PROMISE: u8 = 5;
+    pub const PING: u8 = 6;
+    pub const GOAWAY: u8 = 7;
+    pub const WINDOW_UPDATE: u8 = 8;
+    pub const CONTINUATION: u8 = 9;
+}

@@ -1,0 +1,200 @@
+//! HTTP/1.1 on one connection: parse (`wire`), answer every complete request through the
+//! thread's [`Responder`](crate::respond::Responder), queue each response as segments and
+//! decide what follows: keep the connection, close it after the queue is written, or close it
+//! lingering because the client may still be sending. A request body (a static server has no use
+//! for one) is read and dropped within a limit (`body.rs`), so the requests pipelined after it
+//! are answered on the same connection. No system call here (as hyper's h1 keeps its protocol
+//! state apart from its I/O).
+
+use wire::Method;
+
+use super::body::Drain;
+use super::{count_status, Session, Worker};
+use crate::access_log::Entry;
+use crate::pool::Seg;
+use crate::respond::Body;
+
+/// What HTTP/1.1 keeps between reads beyond the session's buffers.
+#[derive(Debug, Default)]
+pub(super) struct H1 {
+    /// The body of the last answered request, still being read and dropped.
+    body: Option<Drain>,
+}
+
+impl H1 {
+    pub fn reading_body(&self) -> bool {
+        self.body.is_some()
+    }
+
+    pub fn body(&mut self) -> Option<&mut Drain> {
+        self.body.as_mut()
+    }
+}
+
+/// Plain HTTP arrived on a TLS port (see [`Session::refuse_plain_http`]): the 400 that says so,
+/// answered as HTTP/1.1, then a lingering close.
+pub(super) fn refuse_plain_http(s: &mut Session, n: usize, w: &mut Worker) {
+    let Some(b) = s.bufs.as_mut() else { return };
+    let start = b.out.len();
+    let reply = w.responder.plain_http_on_tls(&w.date, &mut b.out);
+    if let Some(log) = w.log.as_mut() {
+        let e = Entry {
+            peer: s.peer.ip(),
+            request_line: first_line(&b.input[..n.min(b.input.len())]),
+            status: reply.status,
+            body_bytes: reply.body_bytes,
+            referer: None,
+            user_agent: None,
+        };
+        log.record(&e, w.wall);
+    }
+    w.stats.tls_plain_http += 1;
+    count_status(&mut w.stats, &reply);
+    s.served = true;
+    s.queued += (b.out.len() - start) as u64;
+    b.push_mem(start);
+    s.close_after = true;
+    s.linger = true;
+}
+
+/// Answers every complete request in the input buffer while the output queue is under
+/// `max_pipeline`, then compacts the buffer (see [`Session::answer`]).
+pub(super) fn answer(s: &mut Session, w: &mut Worker) -> bool {
+    let super::Proto::H1(h) = &mut s.proto else {
+        return false;
+    };
+    let Some(b) = s.bufs.as_mut() else {
+        return false;
+    };
+    let mut pos = 0;
+    let mut limited = false;
+    while pos < b.in_len && !s.close_after {
+        if let Some(drain) = h.body.as_mut() {
+            // The rest of the last request's body: read and dropped.
+            match drain.feed(&b.input[pos..b.in_len], w.now) {
+                Ok(fed) => {
+                    pos += fed.used;
+                    if !fed.done {
+                        break; // all of the input was body
+                    }
+                    h.body = None;
+                    continue;
+                }
+                Err(_) => {
+                    // Its response is out already: nothing to say but the close, which
+                    // lingers since the client is still sending.
+                    pos = b.in_len;
+                    s.close_after = true;
+                    s.linger = true;
+                    break;
+                }
+            }
+        }
+        // Paused only with something queued: with nothing to wait for, a pause would spin.
+        if s.queued > 0 && s.queued >= w.max_pipeline {
+            limited = true;
+            break;
+        }
+        let buf = &b.input[pos..b.in_len];
+        let start = b.out.len();
+        let mut used;
+        let mut is_head = false;
+        let (reply, referer, user_agent) = match wire::parse_request(buf, &w.limits) {
+            Ok(None) => break,
+            Ok(Some(req)) => {
+                used = req.head_len;
+                is_head = req.method == Method::Head;
+                // The body's bytes already here are read before answering, so a malformed
+                // or oversized one found now gets its 400 or 413 instead of the response.
+                let body = Drain::of(&req, w.max_body, w.now).and_then(|d| match d {
+                    None => Ok(None),
+                    Some(mut d) => d.feed(&buf[used..], w.now).map(|fed| {
+                        used += fed.used;
+                        (!fed.done).then_some(d)
+                    }),
+                });
+                let reply = match body {
+                    Err(e) => {
+                        used = buf.len();
+                        s.linger = true;
+                        w.responder.error(e.status(), &w.date, true, &mut b.out)
+                    }
+                    Ok(rest) => {
+                        if rest.is_some()
+                            && req.keep_alive
+                            && req.expect_continue
+                            && req.version == wire::Version::Http11
+                        {
+                            // The client waits for this before sending the body it will
+                            // then send (and which is dropped), as nginx does.
+                            b.out.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
+                        }
+                        h.body = rest;
+                        w.responder.respond(&req, &w.date, w.now, &mut b.out)
+                    }
+                };
+                (reply, req.referer, req.user_agent)
+            }
+            Err(e) => {
+                used = buf.len();
+                s.linger = true;
+                let reply = w.responder.error(e.status(), &w.date, true, &mut b.out);
+                (reply, None, None)
+            }
+        };
+        if let Some(log) = w.log.as_mut() {
+            let e = Entry {
+                peer: s.peer.ip(),
+                request_line: first_line(buf),
+                status: reply.status,
+                body_bytes: reply.body_bytes,
+                referer,
+                user_agent,
+            };
+            log.record(&e, w.wall);
+        }
+        pos += used;
+        s.served = true;
+        count_status(&mut w.stats, &reply);
+        s.queued += (b.out.len() - start) as u64;
+        b.push_mem(start);
+        match reply.body {
+            _ if is_head => {} // never a body after a HEAD's head, whatever the responder said
+            Body::None => {}
+            Body::Shared { data, start, len } if len > 0 => {
+                s.queued += len as u64;
+                b.segs.push_back(Seg::Shared { data, start, len });
+            }
+            Body::File { file, offset, len } if len > 0 => {
+                s.queued += len;
+                b.segs.push_back(Seg::File { file, offset, len });
+            }
+            Body::Shared { .. } | Body::File { .. } => {}
+        }
+        if reply.close {
+            s.close_after = true;
+            // A body still coming is not read after a closing response: the close lingers.
+            s.linger |= h.body.take().is_some();
+        }
+    }
+    if pos > 0 {
+        b.input.copy_within(pos..b.in_len, 0);
+        b.in_len -= pos;
+        if b.in_len > 0 {
+            s.head_since = w.now;
+        }
+    }
+    limited
+}
+
+/// The request line as received (for the log), without leading empty lines or the CRLF.
+fn first_line(buf: &[u8]) -> &[u8] {
+    let start = buf
+        .iter()
+        .position(|&c| c != b'\r' && c != b'\n')
+        .unwrap_or(buf.len());
+    let rest = &buf[start..];
+    let end = rest.iter().position(|&c| c == b'\n').unwrap_or(rest.len());
+    let line = &rest[..end];
+    line.strip_suffix(b"\r").unwrap_or(line)
+}

@@ -1,0 +1,619 @@
+//! HTTP/2 on one connection, on the `http2` crate's nghttp2 session: frames in, every complete
+//! request answered through the same [`Responder`](crate::respond::Responder) as HTTP/1.1, frames
+//! out into the session's output queue. No system call here.
+//!
+//! A request is the fields the responder reads, written as the HTTP/1.1 head it would have
+//! been (`GET /path HTTP/1.1`, `Host` from `:authority`, the validators, `Range`,
+//! `Accept-Encoding`, `User-Agent`, `Referer`) into a buffer the connection reuses, and parsed
+//! by `wire` as any other: one validation, one answer for both protocols (preconditions, ranges,
+//! digests, precompressed siblings, listings, hidden files, the access log). The answer's head
+//! becomes `:status` and lowercase fields (connection-specific ones left out), and its body goes
+//! out in DATA frames written straight into the queue without a copy: a cached body is shared,
+//! a file range is sent by `sendfile` (or read in chunks over TLS) one frame at a time, as flow
+//! control allows, never read whole. Only small generated bodies (error pages, listings) are
+//! copied, into one buffer per connection emptied whenever no stream still needs it.
+//!
+//! Streams are answered as their requests complete, all those of one read before the frames are
+//! written, so a batch leaves in one gathered write; DATA frames of concurrent streams are
+//! interleaved by nghttp2's scheduler (equal weights: round robin). A request body is dropped,
+//! and a stream whose body passes `max_body_bytes` is reset. What one connection queues is
+//! bounded by `max_pipeline_bytes`: past it the handler takes no more frames and nghttp2 keeps
+//! them until the queue drains.
+
+use std::fs::File;
+use std::rc::Rc;
+
+use http2::{error_code, frame_type, Handler, Header, HeaderVerdict, HeadersKind, StreamId};
+
+use super::{count_status, Session, Worker};
+use crate::access_log::Entry;
+use crate::pool::{Bufs, Seg};
+use crate::respond::Body;
+
+/// Most response fields passed to nghttp2 (the responder writes about a dozen).
+const MAX_FIELDS: usize = 32;
+/// Fields the responder reads, carried into the HTTP/1.1 head built for it.
+const CARRIED: [&[u8]; 10] = [
+    b"host",
+    b"if-match",
+    b"if-none-match",
+    b"if-modified-since",
+    b"if-unmodified-since",
+    b"range",
+    b"if-range",
+    b"accept-encoding",
+    b"user-agent",
+    b"referer",
+];
+/// Response fields that are HTTP/1.1's alone (RFC 9113 8.2.2).
+const CONNECTION_SPECIFIC: [&[u8]; 5] = [
+    b"connection",
+    b"keep-alive",
+    b"proxy-connection",
+    b"transfer-encoding",
+    b"upgrade",
+];
+
+/// One HTTP/2 connection's state beside the session's buffers.
+pub(crate) struct H2 {
+    framer: http2::Session<Streams>,
+    streams: Streams,
+    /// The request head handed to `wire`, the response head the responder writes, the request
+    /// line the access log shows: reused.
+    request: Vec<u8>,
+    response: Vec<u8>,
+    log_line: Vec<u8>,
+    /// A graceful GOAWAY was submitted (shutdown): no new stream, the open ones finish.
+    going_away: bool,
+}
+
+impl std::fmt::Debug for H2 {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("H2")
+            .field("open_streams", &self.streams.open())
+            .field("going_away", &self.going_away)
+            .finish()
+    }
+}
+
+impl H2 {
+    pub fn new(w: &Worker) -> Result<H2, http2::Error> {
+        let config = w.http2.as_ref().cloned().unwrap_or_default();
+        let cap = config.max_concurrent_streams as usize;
+        Ok(H2 {
+            framer: http2::Session::server(&config)?,
+            streams: Streams {
+                slots: Vec::new(),
+                cap: cap + 4,
+                bufs: None,
+                queued: 0,
+                room: 0,
+                ready: Vec::new(),
+                arena: Vec::new(),
+                arena_users: 0,
+                counts: Counts::default(),
+            },
+            request: Vec::new(),
+            response: Vec::new(),
+            log_line: Vec::new(),
+            going_away: false,
+        })
+    }
+
+    /// Whether a stream is open (a request in flight or a body still going).
+    pub fn busy(&self) -> bool {
+        self.streams.open() > 0
+    }
+
+    /// Graceful shutdown: GOAWAY with the last stream processed; the streams under way finish,
+    /// then the connection closes.
+    pub fn go_away(&mut self) {
+        if !self.going_away {
+            self.going_away = true;
+            let _ = self.framer.submit_goaway(error_code::NO_ERROR);
+        }
+    }
+}
+
+/// Counters bumped inside the session's callbacks, added to the worker's after each call.
+#[derive(Debug, Default)]
+struct Counts {
+    streams: u64,
+    resets_received: u64,
+    resets_sent: u64,
+    goaways_received: u64,
+    goaways_sent: u64,
+}
+
+/// A stream's response body still to be framed.
+#[derive(Debug)]
+enum Out {
+    None,
+    /// Bytes of the connection's arena from `start`.
+    Arena {
+        start: usize,
+    },
+    Shared {
+        data: Rc<[u8]>,
+        start: usize,
+    },
+    File {
+        file: Rc<File>,
+        offset: u64,
+    },
+}
+
+/// One open stream.
+#[derive(Debug)]
+struct Stream {
+    /// 0: the slot is free.
+    id: StreamId,
+    /// `:method`, `:path`, `:authority` as ranges of `pseudo`.
+    pseudo: Vec<u8>,
+    method: (usize, usize),
+    path: (usize, usize),
+    authority: Option<(usize, usize)>,
+    /// `Name: value\r\n` lines of the carried fields.
+    fields: Vec<u8>,
+    /// The block being received is trailers: ignored.
+    trailers: bool,
+    /// A value that cannot be carried into an HTTP/1.1 head (a CR or LF): the request is a 400.
+    bad: bool,
+    content_length: Option<u64>,
+    body_in: u64,
+    /// Reset for a body past the limit.
+    cut: bool,
+    out: Out,
+    /// Body bytes not framed yet.
+    left: u64,
+}
+
+impl Stream {
+    fn free() -> Stream {
+        Stream {
+            id: 0,
+            pseudo: Vec::new(),
+            method: (0, 0),
+            path: (0, 0),
+            authority: None,
+            fields: Vec::new(),
+            trailers: false,
+            bad: false,
+            content_length: None,
+            body_in: 0,
+            cut: false,
+            out: Out::None,
+            left: 0,
+        }
+    }
+
+    fn open(&mut self, id: StreamId) {
+        self.id = id;
+        self.pseudo.clear();
+        self.method = (0, 0);
+        self.path = (0, 0);
+        self.authority = None;
+        self.fields.clear();
+        self.trailers = false;
+        self.bad = false;
+        self.content_length = None;
+        self.body_in = 0;
+        self.cut = false;
+        self.out = Out::None;
+        self.left = 0;
+    }
+}
+
+/// The session's handler: the streams, and the output queue while frames are written.
+struct Streams {
+    /// Slots, reused; at most `cap` (nghttp2 refuses streams past MAX_CONCURRENT_STREAMS before
+    /// asking, the few more cover streams closing).
+    slots: Vec<Stream>,
+    cap: usize,
+    /// The session's buffers, lent for `send`.
+    bufs: Option<Bufs>,
+    /// Bytes queued during this `send`.
+    queued: u64,
+    /// Bytes that may still be queued in this `send` (the rest waits in nghttp2).
+    room: u64,
+    /// Streams whose request is complete, to answer once `recv` returns.
+    ready: Vec<StreamId>,
+    /// Small generated bodies being framed; emptied when no stream uses it.
+    arena: Vec<u8>,
+    arena_users: usize,
+    counts: Counts,
+}
+
+impl Streams {
+    fn open(&self) -> usize {
+        self.slots.iter().filter(|s| s.id != 0).count()
+    }
+
+    fn slot(&mut self, id: StreamId) -> Option<&mut Stream> {
+        self.slots.iter_mut().find(|s| s.id == id)
+    }
+
+    fn full(&self, more: u64) -> bool {
+        self.queued > 0 && self.queued + more > self.room
+    }
+
+    fn release(&mut self, i: usize) {
+        let s = &mut self.slots[i];
+        if matches!(s.out, Out::Arena { .. }) {
+            self.arena_users -= 1;
+            if self.arena_users == 0 {
+                self.arena.clear();
+            }
+        }
+        s.id = 0;
+        s.out = Out::None; // drops the shared body or the file
+    }
+}
+
+impl Handler for Streams {
+    fn write(&mut self, bytes: &[u8]) -> usize {
+        let Some(b) = self.bufs.as_mut() else {
+            return 0;
+        };
+        if self.queued > 0 && self.queued >= self.room {
+            return 0;
+        }
+        let start = b.out.len();
+        b.out.extend_from_slice(bytes);
+        b.push_mem(start);
+        self.queued += bytes.len() as u64;
+        bytes.len()
+    }
+
+    fn body_ready(&mut self, stream: StreamId, max: usize) -> http2::Body {
+        match self.slot(stream) {
+            Some(s) => {
+                let len = s.left.min(max as u64);
+                http2::Body::Ready {
+                    len: len as usize,
+                    end: len == s.left,
+                }
+            }
+            None => http2::Body::Reset,
+        }
+    }
+
+    fn write_data(&mut self, stream: StreamId, frame_header: &[u8; 9], len: usize) -> bool {
+        if self.full(9 + len as u64) {
+            return false;
+        }
+        let Some(b) = self.bufs.as_mut() else {
+            return false;
+        };
+        let Some(i) = self.slots.iter().position(|s| s.id == stream) else {
+            return false;
+        };
+        let s = &mut self.slots[i];
+        let start = b.out.len();
+        b.out.extend_from_slice(frame_header);
+        if let Out::Arena { start: from } = &mut s.out {
+            b.out.extend_from_slice(&self.arena[*from..*from + len]);
+            *from += len;
+        }
+        b.push_mem(start);
+        match &mut s.out {
+            Out::None | Out::Arena { .. } => {}
+            Out::Shared { data, start: from } => {
+                b.segs.push_back(Seg::Shared {
+                    data: data.clone(),
+                    start: *from,
+                    len,
+                });
+                *from += len;
+            }
+            Out::File { file, offset } => {
+                b.segs.push_back(Seg::File {
+                    file: file.clone(),
+                    offset: *offset,
+                    len: len as u64,
+                });
+                *offset += len as u64;
+            }
+        }
+        s.left -= len as u64;
+        self.queued += 9 + len as u64;
+        true
+    }
+
+    fn on_begin_headers(&mut self, stream: StreamId, kind: HeadersKind) {
+        if kind == HeadersKind::Trailers {
+            if let Some(s) = self.slot(stream) {
+                s.trailers = true;
+            }
+            return;
+        }
+        if kind != HeadersKind::Request {
+            return;
+        }
+        self.counts.streams += 1;
+        if let Some(s) = self.slots.iter_mut().find(|s| s.id == 0) {
+            s.open(stream);
+        } else if self.slots.len() < self.cap {
+            let mut s = Stream::free();
+            s.open(stream);
+            self.slots.push(s);
+        }
+        // Past the cap (nghttp2 refuses streams above the limit first): on_header resets it.
+    }
+
+    fn on_header(&mut self, stream: StreamId, name: &[u8], value: &[u8]) -> HeaderVerdict {
+        let Some(s) = self.slot(stream) else {
+            return HeaderVerdict::ResetStream;
+        };
+        if s.trailers {
+            return HeaderVerdict::Accept;
+        }
+        let mut keep = |v: &[u8]| {
+            let start = s.pseudo.len();
+            s.pseudo.extend_from_slice(v);
+            (start, s.pseudo.len())
+        };
+        match name {
+            b":method" => s.method = keep(value),
+            b":path" => s.path = keep(value),
+            b":authority" => s.authority = Some(keep(value)),
+            b"content-length" => {
+                s.content_length = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok())
+            }
+            _ if CARRIED.contains(&name) => {
+                if name == b"host" && s.authority.is_some() {
+                    return HeaderVerdict::Accept; // :authority wins (RFC 9113 8.3.1)
+                }
+                s.bad |= value.iter().any(|&c| c == b'\r' || c == b'\n');
+                s.fields.extend_from_slice(name);
+                s.fields.extend_from_slice(b": ");
+                s.fields.extend_from_slice(value);
+                s.fields.extend_from_slice(b"\r\n");
+            }
+            _ => {}
+        }
+        HeaderVerdict::Accept
+    }
+
+    fn on_headers_end(&mut self, stream: StreamId, _end_stream: bool) {
+        if self.slot(stream).is_some_and(|s| !s.trailers) && self.ready.len() < self.cap {
+            self.ready.push(stream);
+        }
+    }
+
+    fn on_data(&mut self, stream: StreamId, data: &[u8]) {
+        if let Some(s) = self.slot(stream) {
+            s.body_in += data.len() as u64;
+        }
+    }
+
+    fn on_stream_close(&mut self, stream: StreamId, _error_code: u32) {
+        if let Some(i) = self.slots.iter().position(|s| s.id == stream) {
+            self.release(i);
+        }
+        self.ready.retain(|&id| id != stream);
+    }
+
+    fn on_frame_received(&mut self, kind: u8) {
+        match kind {
+            frame_type::RST_STREAM => self.counts.resets_received += 1,
+            frame_type::GOAWAY => self.counts.goaways_received += 1,
+            _ => {}
+        }
+    }
+
+    fn on_frame_sent(&mut self, kind: u8, _len: usize) {
+        match kind {
+            frame_type::RST_STREAM => self.counts.resets_sent += 1,
+            frame_type::GOAWAY => self.counts.goaways_sent += 1,
+            _ => {}
+        }
+    }
+}
+
+/// Reads the input, answers the requests it completed, and queues the frames; see
+/// [`Session::answer`]. Returns true if frames wait in nghttp2 for the queue to drain.
+pub(super) fn answer(s: &mut Session, w: &mut Worker, pool: &mut crate::pool::Pool) -> bool {
+    let super::Proto::H2(h) = &mut s.proto else {
+        return false;
+    };
+    if let Some(b) = s.bufs.as_mut().filter(|b| b.in_len > 0) {
+        let input = &b.input[..b.in_len];
+        let result = h.framer.recv(input, &mut h.streams);
+        b.in_len = 0;
+        if let Err(e) = result {
+            // Fatal (a flood past nghttp2's limits, out of memory): nghttp2 sends nothing more,
+            // so the GOAWAY that says why is written here, then the connection closes.
+            let code = if e.code == http2::lib_error::FLOODED {
+                error_code::ENHANCE_YOUR_CALM
+            } else {
+                error_code::PROTOCOL_ERROR
+            };
+            let last = h.framer.last_proc_stream_id();
+            h.streams.counts.goaways_sent += 1;
+            flush_counts(&mut h.streams.counts, w);
+            let start = b.out.len();
+            push_goaway(&mut b.out, last, code);
+            s.queued += (b.out.len() - start) as u64;
+            b.push_mem(start);
+            s.close_after = true;
+            s.linger = true;
+            return false;
+        }
+    }
+    let ready = std::mem::take(&mut h.streams.ready);
+    for &id in &ready {
+        respond(h, id, w, s.peer);
+        s.served = true;
+    }
+    h.streams.ready = ready;
+    h.streams.ready.clear();
+    // A request body is dropped; one past the limit is not wanted at all (its response may
+    // still be going: the reset ends it, as HTTP/1.1 closes the connection).
+    for st in h.streams.slots.iter_mut() {
+        if st.id != 0 && !st.cut && st.body_in > w.max_body {
+            st.cut = true;
+            let _ = h.framer.submit_rst_stream(st.id, error_code::CANCEL);
+        }
+    }
+    // The frames: into the queue, within what one connection may queue.
+    let b = s.bufs.take().unwrap_or_else(|| pool.take());
+    h.streams.bufs = Some(b);
+    h.streams.queued = 0;
+    h.streams.room = w.max_pipeline.saturating_sub(s.queued);
+    let sent = h.framer.send(&mut h.streams);
+    s.bufs = h.streams.bufs.take();
+    s.queued += h.streams.queued;
+    flush_counts(&mut h.streams.counts, w);
+    if sent.is_err() || (!h.framer.want_read() && !h.framer.want_write()) {
+        // Done: a GOAWAY exchanged and no stream left, or a protocol error answered with
+        // GOAWAY. The client may still be sending: the close lingers.
+        s.close_after = true;
+        s.linger = true;
+        return false;
+    }
+    h.framer.want_write() && h.streams.queued > 0
+}
+
+/// Answers one complete request on `id`: its head built for `wire`, the responder's answer
+/// turned into `:status` and fields, the body left to the DATA frames.
+fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr) {
+    let Some(i) = h.streams.slots.iter().position(|s| s.id == id) else {
+        return;
+    };
+    let st = &h.streams.slots[i];
+    let req = &mut h.request;
+    req.clear();
+    let range = |(a, b): (usize, usize)| &st.pseudo[a..b];
+    req.extend_from_slice(range(st.method));
+    req.push(b' ');
+    req.extend_from_slice(range(st.path));
+    let line_end = req.len();
+    req.extend_from_slice(b" HTTP/1.1\r\n");
+    if let Some(authority) = st.authority {
+        req.extend_from_slice(b"host: ");
+        req.extend_from_slice(range(authority));
+        req.extend_from_slice(b"\r\n");
+    }
+    req.extend_from_slice(&st.fields);
+    req.extend_from_slice(b"\r\n");
+    let too_large = st.content_length.is_some_and(|n| n > w.max_body);
+    let bad = st.bad;
+    let out = &mut h.response;
+    out.clear();
+    let parsed = wire::parse_request(req, &w.limits);
+    let (reply, is_head, referer, user_agent) = match parsed {
+        Ok(Some(r)) if !bad && !too_large => {
+            let reply = w.responder.respond_shared(&r, &w.date, w.now, out);
+            (
+                reply,
+                r.method == wire::Method::Head,
+                r.referer,
+                r.user_agent,
+            )
+        }
+        Ok(Some(r)) => {
+            let status = if too_large { 413 } else { 400 };
+            let reply = w.responder.error(status, &w.date, false, out);
+            (reply, false, r.referer, r.user_agent)
+        }
+        Ok(None) => (
+            w.responder.error(400, &w.date, false, out),
+            false,
+            None,
+            None,
+        ),
+        Err(e) => (
+            w.responder.error(e.status(), &w.date, false, out),
+            false,
+            None,
+            None,
+        ),
+    };
+    if let Some(log) = w.log.as_mut() {
+        // The request line as HTTP/2 has it.
+        let line = &mut h.log_line;
+        line.clear();
+        line.extend_from_slice(&req[..line_end]);
+        line.extend_from_slice(b" HTTP/2.0");
+        let e = Entry {
+            peer: peer.ip(),
+            request_line: &line[..],
+            status: reply.status,
+            body_bytes: reply.body_bytes,
+            referer,
+            user_agent,
+        };
+        log.record(&e, w.wall);
+    }
+    count_status(&mut w.stats, &reply);
+    // The head: "HTTP/1.1 200 OK\r\n" then "Name: value\r\n" lines, then the blank line.
+    let head_end = out
+        .windows(4)
+        .position(|x| x == b"\r\n\r\n")
+        .map_or(out.len(), |p| p + 4);
+    let status_line_end = out.iter().position(|&c| c == b'\n').map_or(0, |p| p + 1);
+    // HTTP/2 field names are lowercase: the head is the connection's own copy, lowered in place.
+    for line in out[status_line_end..head_end].split_mut(|&c| c == b'\n') {
+        if let Some(colon) = line.iter().position(|&c| c == b':') {
+            line[..colon].make_ascii_lowercase();
+        }
+    }
+    let (head, page_body) = out.split_at(head_end);
+    let mut fields = [Header::new(b"", b""); MAX_FIELDS];
+    fields[0] = Header::new(b":status", &head[9..12]);
+    let mut n = 1;
+    for line in head[status_line_end..].split(|&c| c == b'\n') {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let Some(colon) = line.iter().position(|&c| c == b':') else {
+            continue;
+        };
+        let (name, value) = line.split_at(colon);
+        if CONNECTION_SPECIFIC.contains(&name) || n == MAX_FIELDS {
+            continue;
+        }
+        fields[n] = Header::new(name, value[1..].trim_ascii_start());
+        n += 1;
+    }
+    let s = &mut h.streams;
+    let (body, left) = match reply.body {
+        _ if is_head => (Out::None, 0),
+        Body::Shared { data, start, len } => (Out::Shared { data, start }, len as u64),
+        Body::File { file, offset, len } => (Out::File { file, offset }, len),
+        Body::None if page_body.is_empty() => (Out::None, 0),
+        Body::None => {
+            let start = s.arena.len();
+            s.arena.extend_from_slice(page_body);
+            s.arena_users += 1;
+            (Out::Arena { start }, page_body.len() as u64)
+        }
+    };
+    let slot = &mut s.slots[i];
+    slot.out = body;
+    slot.left = left;
+    let with_body = left > 0;
+    if h.framer
+        .submit_response(id, &fields[..n], with_body)
+        .is_err()
+    {
+        // The stream is gone (reset by the client meanwhile): nothing to send.
+        s.release(i);
+    }
+}
+
+fn flush_counts(c: &mut Counts, w: &mut Worker) {
+    let st = &mut w.stats;
+    st.h2_streams += c.streams;
+    st.h2_resets_received += c.resets_received;
+    st.h2_resets_sent += c.resets_sent;
+    st.h2_goaways_received += c.goaways_received;
+    st.h2_goaways_sent += c.goaways_sent;
+    *c = Counts::default();
+}
+
+/// A GOAWAY frame (RFC 9113 6.8), for when nghttp2 can no longer write one.
+fn push_goaway(out: &mut Vec<u8>, last_stream: StreamId, code: u32) {
+    out.extend_from_slice(&[0, 0, 8, frame_type::GOAWAY, 0, 0, 0, 0, 0]);
+    out.extend_from_slice(&(last_stream.max(0) as u32 & 0x7fff_ffff).to_be_bytes());
+    out.extend_from_slice(&code.to_be_bytes());
+}

@@ -1,0 +1,220 @@
+//! HTTP/2 end to end: prior knowledge over cleartext and ALPN over TLS, the same answers as
+//! HTTP/1.1 (the responder is shared), bodies of every kind through flow control, concurrent
+//! streams, the limits, the counters, `http2 = false`, and the graceful shutdown.
+
+mod common;
+mod h2_support;
+mod tls_support;
+
+use std::io::{Read, Write};
+
+use common::{connect, content, exchange, TestServer};
+use h2_support::{raw, Client};
+use tls_support::{tls_connect, Certs};
+
+fn h2c(srv: &TestServer) -> Client<std::net::TcpStream> {
+    Client::new(connect(srv.addr), "localhost")
+}
+
+#[test]
+fn prior_knowledge_gets_the_same_answers_as_http1() {
+    let srv = TestServer::start(|_| {});
+    let mut c = h2c(&srv);
+    let r = c.get("/a.txt", &[]);
+    assert_eq!((r.status, &r.body[..]), (200, &b"hello"[..]));
+    assert_eq!(r.header("content-length"), Some("5"));
+    assert!(r.header("etag").is_some() && r.header("date").is_some());
+    assert!(
+        r.headers.iter().all(|(n, _)| n != "connection"),
+        "no connection-specific field"
+    );
+    let etag = r.header("etag").unwrap().to_string();
+    // Every kind of body: copied small, shared cached, file by sendfile (4 MiB, past the
+    // 64 KiB windows: flow control paces it).
+    for (name, len) in [
+        ("1k.bin", 1024),
+        ("300k.bin", 300 << 10),
+        ("4m.bin", 4 << 20),
+    ] {
+        let r = c.get(&format!("/{name}"), &[]);
+        assert_eq!(r.status, 200, "{name}");
+        assert!(r.body == content(name, len), "{name}: body differs");
+    }
+    assert_eq!(c.get("/a.txt", &[("if-none-match", &etag)]).status, 304);
+    assert_eq!(c.get("/a.txt", &[("if-match", "\"nope\"")]).status, 412);
+    let r = c.get("/4m.bin", &[("range", "bytes=10-19")]);
+    assert_eq!(r.status, 206);
+    assert_eq!(r.body, content("4m.bin", 4 << 20)[10..20]);
+    assert_eq!(r.header("content-range"), Some("bytes 10-19/4194304"));
+    let r = c.request("HEAD", "/1k.bin", &[]);
+    assert_eq!((r.status, r.body.len()), (200, 0));
+    assert_eq!(r.header("content-length"), Some("1024"));
+    assert_eq!(c.get("/nope", &[]).status, 404);
+    assert_eq!(c.get("/.env", &[]).status, 404);
+    assert_eq!(c.get("/../etc/passwd", &[]).status, 400);
+    let r = c.request("DELETE", "/a.txt", &[]);
+    assert_eq!((r.status, r.header("allow")), (405, Some("GET, HEAD")));
+    assert!(!r.body.is_empty(), "the error page is framed");
+    let st = srv.stop();
+    assert_eq!(st.http2_connections, 1);
+    assert_eq!(st.http1_connections, 0);
+    assert_eq!(st.h2_streams, 12);
+    assert_eq!(st.requests, 12);
+}
+
+/// Reads frames until `done` holds for them; panics if the server closes first.
+fn read_frames(
+    s: &mut std::net::TcpStream,
+    done: impl Fn(&[raw::Frame]) -> bool,
+) -> Vec<raw::Frame> {
+    let mut got = Vec::new();
+    let mut buf = vec![0; 1 << 16];
+    loop {
+        let frames = raw::parse(&got);
+        if done(&frames) {
+            return frames;
+        }
+        let n = s.read(&mut buf).expect("read");
+        assert!(n > 0, "closed by the server: {frames:?}");
+        got.extend_from_slice(&buf[..n]);
+    }
+}
+
+#[test]
+fn a_request_body_over_the_limit_gets_413_and_a_dropped_one_is_fine() {
+    let srv = TestServer::start(|c| c.max_body_bytes = 1000);
+    let mut s = connect(srv.addr);
+    let mut out = raw::start();
+    let mut block = raw::get_block("/a.txt", "localhost");
+    raw::literal_name(&mut block, b"content-length", b"99999999");
+    raw::frame(&mut out, raw::HEADERS, raw::END_HEADERS, 1, &block);
+    // A body within the limit is read and dropped; the answer is the file's.
+    let mut block = raw::get_block("/a.txt", "localhost");
+    raw::literal_name(&mut block, b"content-length", b"10");
+    raw::frame(&mut out, raw::HEADERS, raw::END_HEADERS, 3, &block);
+    raw::frame(&mut out, raw::DATA, raw::END_STREAM, 3, b"0123456789");
+    s.write_all(&out).unwrap();
+    let frames = read_frames(&mut s, |f| {
+        f.iter().any(|f| f.0 == raw::HEADERS && f.2 == 1)
+            && f.iter()
+                .any(|f| f.0 == raw::DATA && f.2 == 3 && f.3 == b"hello")
+    });
+    let head = frames
+        .iter()
+        .find(|f| f.0 == raw::HEADERS && f.2 == 1)
+        .unwrap();
+    assert!(head.3.windows(3).any(|w| w == b"413"), "{head:?}");
+}
+
+#[test]
+fn concurrent_streams_are_all_answered_on_one_connection() {
+    let srv = TestServer::start(|_| {});
+    let mut c = h2c(&srv);
+    let names = ["a.txt", "1k.bin", "10k.bin", "300k.bin"];
+    let ids: Vec<_> = (0..60)
+        .map(|i| {
+            (
+                names[i % 4],
+                c.submit("GET", &format!("/{}", names[i % 4]), &[]),
+            )
+        })
+        .collect();
+    assert!(c.run_until(|s| ids
+        .iter()
+        .all(|(_, id)| s.responses.get(id).is_some_and(|r| r.done))));
+    for (name, id) in ids {
+        let r = &c.seen.responses[&id];
+        let len = common::FILES.iter().find(|f| f.0 == name).unwrap().1;
+        assert_eq!((r.status, r.reset), (200, Some(0)), "{name}");
+        assert!(r.body == content(name, len), "{name}: body differs");
+    }
+}
+
+#[test]
+fn past_max_concurrent_streams_new_ones_are_refused() {
+    let srv = TestServer::start(|c| c.h2_max_concurrent_streams = 2);
+    // Raw frames: the client session would itself hold back past the server's limit.
+    let mut s = connect(srv.addr);
+    let mut out = raw::start();
+    for id in [1u32, 3, 5, 7] {
+        let block = raw::get_block("/4m.bin", "localhost");
+        raw::frame(
+            &mut out,
+            raw::HEADERS,
+            raw::END_HEADERS | raw::END_STREAM,
+            id,
+            &block,
+        );
+    }
+    s.write_all(&out).unwrap();
+    let mut got = Vec::new();
+    let mut buf = vec![0; 1 << 16];
+    let refused = |got: &[u8]| {
+        raw::parse(got)
+            .iter()
+            .filter(|f| f.0 == raw::RST_STREAM && f.3 == 7u32.to_be_bytes())
+            .count()
+    };
+    while refused(&got) < 2 {
+        let n = s.read(&mut buf).expect("read");
+        assert!(n > 0, "closed before refusing");
+        got.extend_from_slice(&buf[..n]);
+    }
+    let stats = srv.stats();
+    assert!(stats.h2_resets_sent >= 2, "{stats:?}");
+}
+
+#[test]
+fn tls_alpn_picks_h2_and_http11_stays() {
+    let certs = Certs::new(false);
+    let srv = certs.serve(|_| {});
+    let mut config = (*certs.client(&tls_support::both_versions())).clone();
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    let config = std::sync::Arc::new(config);
+    let mut tls = tls_connect(srv.addr, &config);
+    // The handshake runs on first use; ALPN is known after it.
+    let mut c = Client::new(&mut tls, "localhost");
+    let r = c.get("/300k.bin", &[]);
+    assert!(r.status == 200 && r.body == content("300k.bin", 300 << 10));
+    drop(c);
+    assert_eq!(tls.conn.alpn_protocol(), Some(&b"h2"[..]));
+    // A client that offers only http/1.1 gets it.
+    let h1 = certs.client(&tls_support::both_versions());
+    let mut t = tls_connect(srv.addr, &h1);
+    t.write_all(b"GET /a.txt HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let r = common::read_response(&mut std::io::BufReader::new(&mut t), false).unwrap();
+    assert_eq!((r.status, &r.body[..]), (200, &b"hello"[..]));
+    assert_eq!(t.conn.alpn_protocol(), Some(&b"http/1.1"[..]));
+    let st = srv.stop();
+    assert_eq!((st.http2_connections, st.http1_connections), (1, 1));
+}
+
+#[test]
+fn http2_off_refuses_the_preface_as_http1_does() {
+    let srv = TestServer::start(|c| c.http2 = false);
+    let r = exchange(srv.addr, "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
+    assert_eq!(r.status, 505);
+    let on = TestServer::start(|_| {});
+    // With HTTP/2 on, requests that only start like the preface are still HTTP/1.1.
+    let r = exchange(on.addr, "POST /a.txt HTTP/1.1\r\nHost: x\r\n\r\n");
+    assert_eq!(r.status, 405);
+    let r = exchange(on.addr, "PUT /a.txt HTTP/1.1\r\nHost: x\r\n\r\n");
+    assert_eq!(r.status, 405);
+}
+
+#[test]
+fn shutdown_sends_goaway_and_finishes_the_streams_under_way() {
+    let srv = TestServer::start(|_| {});
+    let mut c = h2c(&srv);
+    assert_eq!(c.get("/a.txt", &[]).status, 200);
+    // A large body under way, its reading paused by the client's window.
+    let id = c.submit("GET", "/4m.bin", &[]);
+    assert!(c.run_until(|s| s.responses.get(&id).is_some_and(|r| !r.body.is_empty())));
+    srv.handle.shutdown();
+    assert!(c.run_until(|s| s.goaway.is_some() && s.responses[&id].done));
+    assert_eq!(c.seen.goaway.map(|g| g.1), Some(0), "GOAWAY NO_ERROR");
+    let r = &c.seen.responses[&id];
+    assert_eq!(r.reset, Some(0));
+    assert!(r.body == content("4m.bin", 4 << 20), "the stream finished");
+}
