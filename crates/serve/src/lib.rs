@@ -27,7 +27,8 @@
 //! - [`respond`]: from a parsed request and the cache to a response, with [`conditional`]
 //!   (304), [`range`] (206/416) and [`negotiate`] (precompressed siblings);
 //! - [`autoindex`]: directory listings, when asked for;
-//! - [`access_log`]: Common/Combined Log Format, buffered.
+//! - [`access_log`]: Common/Combined Log Format, buffered;
+//! - `replay`: one connection's protocol driven from memory, for the fuzz targets.
 
 pub mod access_log;
 pub mod autoindex;
@@ -45,6 +46,8 @@ mod plain;
 mod pool;
 mod protocol;
 pub mod range;
+#[doc(hidden)]
+pub mod replay;
 pub mod resolve;
 pub mod respond;
 pub mod server;
