@@ -173,3 +173,16 @@ fn an_http1_answer_to_the_preface_is_h2_not_negotiated() {
     only(&r, ErrorKind::H2NotNegotiated);
     assert_eq!(r.stats.requests, 0);
 }
+
+#[test]
+fn a_connection_the_server_closes_between_pages_fails_nothing() {
+    let server = H2Server::start(Fault::CloseIdle);
+    let r = run(&server, &one_file(), Stop::Pages(10), |c| {
+        c.think = Some(ms(30))
+    });
+    assert_eq!(r.stats.errors.total(), 0, "{:?}", r.stats.errors);
+    assert_eq!(r.stats.requests, 10);
+    assert_eq!(r.stats.pages[0].hits, 10);
+    // Each page found its connection closed and opened another.
+    assert_eq!(r.stats.http2.connections, 10);
+}

@@ -75,6 +75,9 @@ pub(super) struct H2 {
     page_ok: bool,
     /// Lanes: the Webchild's current page was picked and not yet sent.
     fresh: bool,
+    /// A page (or, lanes, a run of them) is in progress; between pages the connection only
+    /// waits, and a server that closes it or sends GOAWAY then fails nothing.
+    busy: bool,
     /// Exchanges the server's GOAWAY left unprocessed, to send again on a new connection.
     retry: Vec<(Exchange, PageRef)>,
     connect_start_us: u64,
@@ -102,6 +105,7 @@ impl Wire for H2 {
             next_file: 0,
             page_ok: true,
             fresh: false,
+            busy: false,
             retry: Vec::with_capacity(want),
             connect_start_us: 0,
             handshake_start_us: 0,
@@ -113,6 +117,7 @@ impl Wire for H2 {
         self.next_file = 0;
         self.page_ok = true;
         self.fresh = true;
+        self.busy = true;
         match self.state {
             State::Idle => self.connect(ch, cx, now),
             State::Open => self.fill(ch, cx, now),
@@ -471,6 +476,13 @@ impl H2 {
     fn fill(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         let end = cx.sh.schedule.end_us;
         let goaway = self.io.goaway.is_some();
+        if !self.busy {
+            // Between pages: a GOAWAY only means the next page needs a new connection.
+            if goaway {
+                self.close();
+            }
+            return;
+        }
         while !goaway && self.in_flight < self.limit && now < end {
             if let Some((ex, page)) = self.retry.pop() {
                 self.submit(ch, cx, ex, page, now);
@@ -523,11 +535,13 @@ impl H2 {
         }
         if self.lanes {
             // Every lane is done (the quota, or the run's end): the Webchild is done.
+            self.busy = false;
             return page::finish(self, ch, cx, now);
         }
         let done = !self.page_ok || self.next_file >= ch.files(cx.sh.workload);
         if done && self.retry.is_empty() {
             let hit = self.page_ok;
+            self.busy = false;
             page::end_page(self, ch, cx, hit, now, false);
         }
     }
@@ -640,6 +654,10 @@ impl H2 {
     /// The connection failed (or never came up): every stream in flight fails with `kind`, or,
     /// with none, the page's next file does; the connection is dropped and the page ended.
     fn conn_failed(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, kind: ErrorKind, now: u64) {
+        if !self.busy {
+            // The server closed (or broke) an idle connection between pages: nothing failed.
+            return self.close();
+        }
         let saved = PageRef::of(ch);
         let mut any = false;
         let io = &self.io;
@@ -675,6 +693,7 @@ impl H2 {
             kind,
             ErrorKind::ConnectRefused | ErrorKind::ConnectOther | ErrorKind::H2NotNegotiated
         );
+        self.busy = false;
         if self.lanes {
             page::next_page(self, ch, cx, now, backoff);
         } else {
