@@ -186,3 +186,21 @@ fn a_connection_the_server_closes_between_pages_fails_nothing() {
     // Each page found its connection closed and opened another.
     assert_eq!(r.stats.http2.connections, 10);
 }
+
+#[test]
+fn pages_after_think_time_and_at_open_loop_slots_go_on_the_open_connection() {
+    let server = H2Server::start(Fault::None);
+    let w = workload(&[("p", 1.0, FOUR)]);
+    let thinking = run(&server, &w, Stop::Pages(10), |c| c.think = Some(ms(5)));
+    let open = run(&server, &w, Stop::Pages(20), |c| c.rate = Some(200.0));
+    for r in [&thinking, &open] {
+        assert_eq!(r.stats.errors.total(), 0, "{:?}", r.stats.errors);
+        assert_eq!(
+            r.stats.http2.connections, 2,
+            "connections kept between pages"
+        );
+    }
+    assert_eq!(thinking.stats.requests, 40);
+    assert_eq!(open.stats.requests, 80);
+    assert_eq!(open.stats.pages_not_sent, 0);
+}

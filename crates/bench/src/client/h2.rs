@@ -120,7 +120,11 @@ impl Wire for H2 {
         self.busy = true;
         match self.state {
             State::Idle => self.connect(ch, cx, now),
-            State::Open => self.fill(ch, cx, now),
+            // From a timer (after think time, at an open-loop slot): its HEADERS are written
+            // now, not with the next read.
+            State::Open => {
+                self.next(ch, cx, now);
+            }
             // Connecting: the page's streams go when the connection is up.
             _ => {}
         }
