@@ -78,6 +78,34 @@ fn a_well_behaved_server_answers_every_stream_flint_counts() {
 }
 
 #[test]
+fn in_a_timed_run_every_stream_sent_is_a_request_or_unfinished() {
+    let server = H2Server::start(Fault::None);
+    let w = workload(&[("p", 1.0, FOUR)]);
+    for streams in [None, Some(1)] {
+        let r = run(&server, &w, Stop::Duration(ms(300)), |c| {
+            c.streams = streams
+        });
+        assert_eq!(r.stats.errors.total(), 0, "{:?}", r.stats.errors);
+        assert!(r.stats.requests > 0);
+        let h = &r.stats.http2;
+        assert_eq!(
+            h.streams,
+            r.stats.requests + r.stats.unfinished,
+            "{streams:?}"
+        );
+    }
+    let r = run(&server, &one_file(), Stop::Duration(ms(300)), |c| {
+        c.streams = Some(8)
+    });
+    let h = &r.stats.http2;
+    assert_eq!(h.streams, r.stats.requests + r.stats.unfinished, "-m 8");
+    assert!(
+        r.stats.unfinished <= 16,
+        "at most 8 in flight on each of 2 connections"
+    );
+}
+
+#[test]
 fn reset_streams_are_h2_rst_stream_with_their_code_and_the_rest_counts() {
     let server = H2Server::start(Fault::ResetEvery(3));
     let r = run(&server, &one_file(), Stop::Pages(30), |_| {});

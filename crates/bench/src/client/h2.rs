@@ -618,6 +618,13 @@ impl H2 {
                 continue;
             }
             s.page.restore(ch);
+            let end = cx.sh.schedule.end_us;
+            if now >= end {
+                // The run ended before this stream did (its close was read in the loop's last
+                // round): unfinished, as those still open at the end are.
+                ch.record_unfinished(cx, &s.ex, s.ex.bytes(), end);
+                continue;
+            }
             let complete = s.code == 0 && s.ex.status != 0;
             let ok = if complete {
                 if cx.counts(s.ex.file_start_us, now) {
@@ -665,8 +672,16 @@ impl H2 {
         let saved = PageRef::of(ch);
         let mut any = false;
         let io = &self.io;
+        // After the run's end (read in the loop's last round), what was in flight is unfinished.
+        let end = cx.sh.schedule.end_us;
+        let ended = now >= end;
         for s in io.in_flight() {
             s.page.restore(ch);
+            if ended {
+                ch.record_unfinished(cx, &s.ex, s.ex.bytes(), end);
+                any = true;
+                continue;
+            }
             ch.record_failure(cx, &s.ex, kind, s.ex.bytes(), now);
             if self.lanes {
                 ch.record_page(cx, false, now);
@@ -675,6 +690,11 @@ impl H2 {
         }
         for (ex, p) in self.retry.drain(..) {
             p.restore(ch);
+            if ended {
+                ch.record_unfinished(cx, &ex, 0, end);
+                any = true;
+                continue;
+            }
             ch.record_failure(cx, &ex, kind, 0, now);
             if self.lanes {
                 ch.record_page(cx, false, now);
@@ -686,7 +706,11 @@ impl H2 {
         if !any || (self.lanes && fresh_page) {
             // Nothing sent yet: the page's first file is what failed.
             let ex = self.first_exchange(ch, cx.sh.workload);
-            ch.record_failure(cx, &ex, kind, 0, now);
+            if ended {
+                ch.record_unfinished(cx, &ex, 0, end);
+            } else {
+                ch.record_failure(cx, &ex, kind, 0, now);
+            }
             if self.lanes {
                 ch.record_page(cx, false, now);
             }
