@@ -193,3 +193,26 @@ fn https_is_exact_at_every_end() {
         );
     }
 }
+
+#[test]
+fn a_pipelined_page_cut_short_by_a_status_still_counts_the_rest_of_its_batch() {
+    // Every answer is a 404: the page is not a hit, but the server has all its requests, and
+    // each of their responses is read and counted.
+    let srv = common::TestServer::start(common::Behaviour::Status(404));
+    let w = workload(3);
+    let cfg = BenchConfig {
+        stop: Stop::Pages(5),
+        ..config(Target::http(srv.addr), 1, HttpMode::Pipeline)
+    };
+    let r = bench::run(&cfg, &w, &AtomicBool::new(false)).unwrap();
+    let s = &r.stats;
+    assert_eq!(srv.seen.requests(), 15);
+    assert_eq!(s.requests, 15, "every request sent is counted");
+    assert_eq!(s.errors.total(), 15, "each a status error");
+    assert_eq!(s.pages[0].errors, 5, "each page abandoned once");
+    assert_eq!(
+        (s.pages_done, s.connects),
+        (0, 1),
+        "the connection stays in step"
+    );
+}
