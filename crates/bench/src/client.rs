@@ -37,6 +37,7 @@ mod alarm;
 mod busy_poll;
 mod errors;
 mod h1;
+mod h2;
 mod page;
 mod setup;
 mod timers;
@@ -44,11 +45,14 @@ mod timers;
 use alarm::Alarm;
 use busy_poll::Waiter;
 use h1::H1;
+pub use h2::H2Requests;
+use h2::H2;
 use page::{Child, Phase};
 use setup::Running;
 pub use setup::{child_rng, Requests, RunShared, Schedule, ThreadOutcome};
 use timers::Timers;
 
+use crate::config::HttpMode;
 use crate::log::LogBuf;
 use crate::progress::Counts;
 use crate::stats::{second_index, ErrorKind, SecondStats, Stats};
@@ -83,7 +87,10 @@ pub fn run_thread(
     thread: usize,
     ids: Range<usize>,
 ) -> io::Result<ThreadOutcome> {
-    run::<H1>(sh, thread, ids)
+    match sh.config.http {
+        HttpMode::Http2 => run::<H2>(sh, thread, ids),
+        _ => run::<H1>(sh, thread, ids),
+    }
 }
 
 /// [`run_thread`] with the connection type of the run's protocol.
@@ -280,7 +287,7 @@ impl ThreadState<'_> {
 /// stays in flight; `at_end` then tells the page logic, per request, whether it was sent in full
 /// ([`Child::record_unfinished`]) or not ([`Child::record_unsent`]).
 trait Wire: Sized {
-    fn new() -> Self;
+    fn new(sh: &RunShared<'_>) -> Self;
     /// Fetch the page `ch` just picked (connecting first when there is no connection).
     fn start_page(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64);
     /// A readiness event of its socket (never while the Webchild is done).
@@ -304,7 +311,7 @@ impl<C: Wire> Webchild<C> {
     fn new(slot: usize, id: usize, sh: &RunShared<'_>) -> Self {
         Webchild {
             ch: Child::new(slot, id, sh),
-            conn: C::new(),
+            conn: C::new(sh),
         }
     }
 

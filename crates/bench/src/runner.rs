@@ -23,7 +23,7 @@ use crate::log::LogFile;
 use crate::progress::{self, Counts, Progress};
 use crate::transport::Connector;
 use crate::workload::PagePicker;
-use crate::{BenchConfig, Stats, Workload};
+use crate::{BenchConfig, HttpMode, Stats, Workload};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -159,7 +159,8 @@ pub fn run_slice(
     // No idle threads: at most one per Webchild.
     let threads = config.threads.min(slice.children.len());
     let requests = Requests::build(config, workload);
-    let connector = Connector::new(&config.target, &config.tls).map_err(BenchError::Tls)?;
+    let connector = Connector::new(&config.target, &config.tls, config.http == HttpMode::Http2)
+        .map_err(BenchError::Tls)?;
     let picker = PagePicker::new(workload);
     let base = match slice.start {
         Some(at) => wait_until(at, stop),
@@ -185,6 +186,8 @@ pub fn run_slice(
         workload,
         schedule,
         requests,
+        h2: (config.http == HttpMode::Http2)
+            .then(|| crate::client::H2Requests::build(config, workload)),
         connector,
         picker,
         log,

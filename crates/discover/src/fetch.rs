@@ -1,6 +1,7 @@
-//! Fetching one resource of the site: HTTP/1.1 GET over one kept-alive connection (plain or TLS),
-//! heads and body framing by `wire` (the parser bench and serve share), at most `--crawl-rate`
-//! requests a second, a size limit and a deadline per resource.
+//! Fetching one resource of the site: a GET over one kept-alive connection (plain or TLS), as
+//! HTTP/1.1 (`h1`, framed by `wire`, the parser bench and serve share) or HTTP/2 (`h2`, on the
+//! workspace's nghttp2 session); at most `--crawl-rate` requests a second, a size limit and a
+//! deadline per resource.
 //!
 //! Why a client of its own and not an HTTP framework: discovery is sequential (one request at a
 //! time, as a polite crawler is), so a blocking socket with read and write timeouts is all it
@@ -9,6 +10,8 @@
 //! sizes written in the workload are the bytes bench will read. A server that compresses anyway
 //! (`Content-Encoding: gzip`) is decoded with flate2 so the page can still be parsed.
 
+mod h1;
+mod h2;
 mod tls;
 
 pub use tls::{TlsOptions, TlsSetupError};
@@ -20,7 +23,6 @@ use std::net::{TcpStream, ToSocketAddrs};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use url::Url;
-use wire::{BodyDecoder, Framing};
 
 /// What one GET answered. The body is kept only when it is text (HTML, CSS, robots.txt): the
 /// rest is counted and dropped.
@@ -70,6 +72,10 @@ pub enum FetchError {
     Gzip(io::Error),
     #[error("the server closed the connection without answering")]
     Closed,
+    #[error("HTTP/2: {0}")]
+    Http2(String),
+    #[error("the server did not agree to HTTP/2 (ALPN chose {0})")]
+    NoH2(String),
 }
 
 /// Limits that keep one resource from costing more than it should.
@@ -81,6 +87,15 @@ pub struct Limits {
     pub timeout: Duration,
     /// Requests a second, at most (0 or less: unlimited).
     pub rate: f64,
+}
+
+/// The HTTP version discovery speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Http {
+    #[default]
+    Http11,
+    /// HTTP/2: over TLS by ALPN `h2`, over cleartext with prior knowledge.
+    Http2,
 }
 
 enum Stream {
@@ -111,6 +126,33 @@ impl Stream {
     }
 }
 
+/// A connection and, for HTTP/2, its session.
+struct Conn {
+    stream: Stream,
+    h2: Option<h2::H2>,
+}
+
+/// The socket under a deadline, for the HTTP/2 exchange.
+struct Timed<'a> {
+    stream: &'a mut Stream,
+    deadline: Instant,
+    limit: Duration,
+}
+
+impl h2::Io for Timed<'_> {
+    fn write_all(&mut self, bytes: &[u8]) -> Result<(), FetchError> {
+        set_timeouts(self.stream, self.deadline, self.limit)?;
+        self.stream
+            .write_all(bytes)
+            .map_err(|e| timed(e, self.limit))
+    }
+
+    fn read(&mut self, buf: &mut [u8]) -> Result<usize, FetchError> {
+        set_timeouts(self.stream, self.deadline, self.limit)?;
+        self.stream.read(buf).map_err(|e| timed(e, self.limit))
+    }
+}
+
 /// One origin's client: a kept-alive connection, reopened when the server closes it.
 pub struct Fetcher {
     host: String,
@@ -118,8 +160,9 @@ pub struct Fetcher {
     /// `Host` header: the host, and the port when it is not the scheme's default.
     authority: String,
     tls: Option<(Arc<ClientConfig>, ServerName<'static>)>,
+    http: Http,
     limits: Limits,
-    conn: Option<Stream>,
+    conn: Option<Conn>,
     last_request: Option<Instant>,
     /// Requests sent (robots.txt and redirects included).
     pub requests: u64,
@@ -127,7 +170,12 @@ pub struct Fetcher {
 
 impl Fetcher {
     /// A client for `origin`'s scheme, host and port (`http` or `https`).
-    pub fn new(origin: &Url, tls: &TlsOptions, limits: Limits) -> Result<Fetcher, String> {
+    pub fn new(
+        origin: &Url,
+        tls: &TlsOptions,
+        http: Http,
+        limits: Limits,
+    ) -> Result<Fetcher, String> {
         let host = origin.host().ok_or_else(|| format!("{origin}: no host"))?;
         let port = origin
             .port_or_known_default()
@@ -146,7 +194,7 @@ impl Fetcher {
                     url::Host::Ipv4(a) => ServerName::IpAddress(std::net::IpAddr::V4(a).into()),
                     url::Host::Ipv6(a) => ServerName::IpAddress(std::net::IpAddr::V6(a).into()),
                 };
-                let config = tls::client_config(tls).map_err(|e| e.to_string())?;
+                let config = tls::client_config(tls, http).map_err(|e| e.to_string())?;
                 Some((config, name))
             }
             other => return Err(format!("{origin}: scheme {other}: only http and https")),
@@ -160,6 +208,7 @@ impl Fetcher {
             port,
             authority,
             tls,
+            http,
             limits,
             conn: None,
             last_request: None,
@@ -206,7 +255,32 @@ impl Fetcher {
         self.last_request = Some(Instant::now());
     }
 
-    fn connect(&self, deadline: Instant) -> Result<Stream, FetchError> {
+    fn connect(&self, deadline: Instant) -> Result<Conn, FetchError> {
+        let mut stream = self.open(deadline)?;
+        let h2 = match self.http {
+            Http::Http11 => None,
+            Http::Http2 => {
+                if let Stream::Tls(tls) = &mut stream {
+                    socket_timeouts(&tls.sock, deadline, self.limits.timeout)?;
+                    while tls.conn.is_handshaking() {
+                        tls.conn
+                            .complete_io(&mut tls.sock)
+                            .map_err(|e| timed(e, self.limits.timeout))?;
+                    }
+                    if tls.conn.alpn_protocol() != Some(b"h2") {
+                        let chose = tls.conn.alpn_protocol().map_or("nothing".into(), |p| {
+                            String::from_utf8_lossy(p).into_owned()
+                        });
+                        return Err(FetchError::NoH2(chose));
+                    }
+                }
+                Some(h2::H2::new()?)
+            }
+        };
+        Ok(Conn { stream, h2 })
+    }
+
+    fn open(&self, deadline: Instant) -> Result<Stream, FetchError> {
         let addrs = (self.host.as_str(), self.port)
             .to_socket_addrs()
             .map_err(FetchError::Connect)?;
@@ -236,6 +310,24 @@ impl Fetcher {
             Some(c) => c,
             None => self.connect(deadline)?,
         };
+        if let Some(session) = &mut conn.h2 {
+            let scheme = if self.tls.is_some() { "https" } else { "http" };
+            let mut io = Timed {
+                stream: &mut conn.stream,
+                deadline,
+                limit: self.limits.timeout,
+            };
+            self.requests += 1;
+            let (response, keep) =
+                session.get(&mut io, scheme, &self.authority, target, &self.limits)?;
+            if keep {
+                self.conn = Some(conn);
+            }
+            return Ok(response);
+        }
+        let Conn {
+            stream: mut conn, ..
+        } = conn;
         let mut request = Vec::with_capacity(128);
         wire::head::write_request(
             &mut request,
@@ -249,9 +341,12 @@ impl Fetcher {
         self.requests += 1;
         conn.write_all(&request)
             .map_err(|e| timed(e, self.limits.timeout))?;
-        let (response, keep) = read_response(&mut conn, deadline, &self.limits)?;
+        let (response, keep) = h1::read_response(&mut conn, deadline, &self.limits)?;
         if keep {
-            self.conn = Some(conn);
+            self.conn = Some(Conn {
+                stream: conn,
+                h2: None,
+            });
         }
         Ok(response)
     }
@@ -266,9 +361,13 @@ fn remaining(deadline: Instant, limit: Duration) -> Result<Duration, FetchError>
 }
 
 fn set_timeouts(conn: &Stream, deadline: Instant, limit: Duration) -> Result<(), FetchError> {
+    socket_timeouts(conn.tcp(), deadline, limit)
+}
+
+fn socket_timeouts(tcp: &TcpStream, deadline: Instant, limit: Duration) -> Result<(), FetchError> {
     let left = remaining(deadline, limit)?;
-    conn.tcp().set_read_timeout(Some(left))?;
-    conn.tcp().set_write_timeout(Some(left))?;
+    tcp.set_read_timeout(Some(left))?;
+    tcp.set_write_timeout(Some(left))?;
     Ok(())
 }
 
@@ -279,128 +378,14 @@ fn timed(e: io::Error, limit: Duration) -> FetchError {
     }
 }
 
-/// Reads one response: its head, then its body as `wire` frames it. Returns whether the
-/// connection can carry the next request.
-fn read_response(
-    conn: &mut Stream,
-    deadline: Instant,
-    limits: &Limits,
-) -> Result<(Response, bool), FetchError> {
-    let mut buf = Vec::with_capacity(16 * 1024);
-    let mut chunk = vec![0u8; 16 * 1024];
-    let head = loop {
-        if let Some(head) = wire::parse_response_head(&buf, false)? {
-            // 1xx interim responses are skipped: the final one follows.
-            if (100..200).contains(&head.status) {
-                buf.drain(..head.head_len);
-                continue;
-            }
-            break head;
-        }
-        set_timeouts(conn, deadline, limits.timeout)?;
-        let n = conn
-            .read(&mut chunk)
-            .map_err(|e| timed(e, limits.timeout))?;
-        if n == 0 {
-            return Err(FetchError::Closed);
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    };
-    let fields = Fields::parse(&buf[..head.head_len]);
-    if let Framing::Length(n) = head.framing {
-        if n > limits.max_size {
-            return Err(FetchError::TooLarge {
-                limit: limits.max_size,
-            });
+/// The response with its kept body gunzipped when the server sent it gzipped.
+fn decoded(mut r: Response, gzip: bool, limit: u64) -> Result<Response, FetchError> {
+    if gzip {
+        if let Some(body) = &r.body {
+            r.body = Some(gunzip(body, limit)?);
         }
     }
-    let keep_text = fields
-        .content_type
-        .as_deref()
-        .is_none_or(|t| t.starts_with("text/") || t == "application/xhtml+xml");
-    let mut body = Vec::new();
-    let mut bytes = 0u64;
-    let mut decoder = BodyDecoder::new(head.framing);
-    let mut pending = buf.split_off(head.head_len);
-    loop {
-        let consumed = feed(
-            &mut decoder,
-            &pending,
-            keep_text.then_some(&mut body),
-            &mut bytes,
-        )?;
-        pending.drain(..consumed);
-        if bytes > limits.max_size {
-            return Err(FetchError::TooLarge {
-                limit: limits.max_size,
-            });
-        }
-        if decoder.is_done() {
-            break;
-        }
-        set_timeouts(conn, deadline, limits.timeout)?;
-        let n = conn
-            .read(&mut chunk)
-            .map_err(|e| timed(e, limits.timeout))?;
-        if n == 0 {
-            decoder.eof()?;
-            break;
-        }
-        pending.extend_from_slice(&chunk[..n]);
-    }
-    let body = if keep_text {
-        Some(match fields.gzip {
-            true => gunzip(&body, limits.max_size)?,
-            false => body,
-        })
-    } else {
-        None
-    };
-    let response = Response {
-        status: head.status,
-        content_type: fields.content_type,
-        location: fields.location,
-        bytes,
-        body,
-    };
-    // Bytes past the body would be a response we never asked for: do not reuse the connection.
-    Ok((response, head.keep_alive && pending.is_empty()))
-}
-
-/// Feeds `input` to the decoder, appending payload to `out` and counting it in `bytes`; returns
-/// the input consumed. `wire`'s decoder counts payload but (not allocating) does not say where
-/// it lies among chunk framing; a trial on a copy that is all payload or all framing is taken
-/// whole, a mixed one is halved until it is one or the other.
-fn feed(
-    decoder: &mut BodyDecoder,
-    input: &[u8],
-    mut out: Option<&mut Vec<u8>>,
-    bytes: &mut u64,
-) -> Result<usize, FetchError> {
-    let mut pos = 0;
-    while pos < input.len() && !decoder.is_done() {
-        let mut n = input.len() - pos;
-        loop {
-            let mut trial = decoder.clone();
-            let p = trial.feed(&input[pos..pos + n])?;
-            if p.body == 0 || p.body == p.consumed || n == 1 {
-                if p.body > 0 {
-                    *bytes += p.body as u64;
-                    if let Some(out) = out.as_deref_mut() {
-                        out.extend_from_slice(&input[pos..pos + p.consumed]);
-                    }
-                }
-                *decoder = trial;
-                if p.consumed == 0 {
-                    return Ok(pos);
-                }
-                pos += p.consumed;
-                break;
-            }
-            n /= 2;
-        }
-    }
-    Ok(pos)
+    Ok(r)
 }
 
 fn gunzip(body: &[u8], limit: u64) -> Result<Vec<u8>, FetchError> {
@@ -432,42 +417,38 @@ impl Fields {
             return fields;
         }
         for h in resp.headers.iter() {
-            let value = String::from_utf8_lossy(h.value);
-            let value = value.trim();
-            if h.name.eq_ignore_ascii_case("content-type") {
-                let essence = value.split(';').next().unwrap_or("").trim();
-                fields.content_type = Some(essence.to_ascii_lowercase());
-            } else if h.name.eq_ignore_ascii_case("location") {
-                fields.location = Some(value.to_owned());
-            } else if h.name.eq_ignore_ascii_case("content-encoding") {
-                fields.gzip = value
-                    .split(',')
-                    .any(|c| matches!(c.trim().to_ascii_lowercase().as_str(), "gzip" | "x-gzip"));
-            }
+            fields.field(h.name.as_bytes(), h.value);
         }
         fields
+    }
+
+    /// Takes one header field if it is one discovery reads.
+    fn field(&mut self, name: &[u8], value: &[u8]) {
+        let text = String::from_utf8_lossy(value);
+        let value = text.trim();
+        if name.eq_ignore_ascii_case(b"content-type") {
+            let essence = value.split(';').next().unwrap_or("").trim();
+            self.content_type = Some(essence.to_ascii_lowercase());
+        } else if name.eq_ignore_ascii_case(b"location") {
+            self.location = Some(value.to_owned());
+        } else if name.eq_ignore_ascii_case(b"content-encoding") {
+            self.gzip = value
+                .split(',')
+                .any(|c| matches!(c.trim().to_ascii_lowercase().as_str(), "gzip" | "x-gzip"));
+        }
+    }
+
+    /// Whether the body is text worth keeping (HTML, CSS, robots.txt; or untyped).
+    fn is_text(&self) -> bool {
+        self.content_type
+            .as_deref()
+            .is_none_or(|t| t.starts_with("text/") || t == "application/xhtml+xml")
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn chunked_payload_is_separated_from_its_framing() {
-        let input = b"5\r\nhello\r\n7;ext=1\r\n, world\r\n0\r\n\r\nNEXT";
-        for split in 1..input.len() {
-            let mut d = BodyDecoder::new(Framing::Chunked);
-            let (mut out, mut bytes) = (Vec::new(), 0);
-            let a = feed(&mut d, &input[..split], Some(&mut out), &mut bytes).unwrap();
-            assert_eq!(a, split.min(input.len() - 4));
-            let b = feed(&mut d, &input[a..], Some(&mut out), &mut bytes).unwrap();
-            assert_eq!(a + b, input.len() - 4, "the next response is not consumed");
-            assert!(d.is_done());
-            assert_eq!(out, b"hello, world", "split at {split}");
-            assert_eq!(bytes, 12);
-        }
-    }
 
     #[test]
     fn header_fields_are_read_without_parameters() {

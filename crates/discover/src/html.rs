@@ -28,8 +28,8 @@ pub enum Kind {
 pub enum Found {
     /// A URL a browser requests with the page.
     Url { url: Url, kind: Kind },
-    /// Inline CSS (`<style>` or a `style` attribute) with the base URL its `url()`s resolve
-    /// against.
+    /// Inline CSS (`<style>` or a `style` attribute): its `url()`s resolve against the
+    /// document's base URL.
     Css(String),
 }
 

@@ -13,7 +13,7 @@
 //! browser really requests for each page (stylesheets and what they import, the image a
 //! `srcset` picks, scripts, icons, preloads) and how often visitors ask for each page.
 //!
-//! One concept per module: [`fetch`] (HTTP/1.1 over plain or TLS, on `wire`), [`html`] (the
+//! One concept per module: [`fetch`] (HTTP/1.1 on `wire`, or HTTP/2 on `http2`; plain or TLS), [`html`] (the
 //! references of a document, on html5ever), [`srcset`] (the image candidate a browser picks),
 //! [`css`] (`url()` and `@import`, on cssparser), [`robots`] (RFC 9309), [`crawl`] (pages,
 //! links, redirects, robots, the rate), [`access_log`] (Common and Combined Log Format),
@@ -30,7 +30,7 @@ pub mod srcset;
 pub mod workload;
 
 pub use crawl::{crawl, CrawlError};
-pub use fetch::{Limits, TlsOptions};
+pub use fetch::{Http, Limits, TlsOptions};
 
 /// How a crawl goes.
 #[derive(Debug, Clone)]
@@ -45,6 +45,8 @@ pub struct Options {
     pub viewport: Option<u32>,
     pub limits: Limits,
     pub tls: TlsOptions,
+    /// HTTP/1.1, or HTTP/2.
+    pub http: Http,
 }
 
 /// What a crawl found.

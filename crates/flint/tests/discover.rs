@@ -179,6 +179,21 @@ fn stdout_by_default_and_failures_exit_as_documented() {
     let server = start_server(root.path(), 1);
     discover_site::write(root.path(), &server.addr);
 
+    // HTTP/2 over cleartext (prior knowledge) finds what HTTP/1.1 finds.
+    let start = format!("http://{}/index.html", server.addr);
+    let one = discover(&[&start, "--crawl-rate", "1000"]);
+    let two = discover(&[&start, "--crawl-rate", "1000", "--http", "2"]);
+    assert!(
+        two.status.success(),
+        "{}",
+        String::from_utf8_lossy(&two.stderr)
+    );
+    assert!(String::from_utf8_lossy(&one.stdout).contains("[[page]]"));
+    assert_eq!(
+        String::from_utf8_lossy(&two.stdout),
+        String::from_utf8_lossy(&one.stdout)
+    );
+
     // --depth 0: the start page alone, written to stdout.
     let out = discover(&[
         &format!("http://{}/frame.html", server.addr),
@@ -234,4 +249,63 @@ fn a_size_limit_and_robots_are_kept() {
     let out = discover(&[&start, "--ignore-robots", "--crawl-rate", "1000"]);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("name = \"/private/secret.html\""), "{text}");
+}
+
+#[test]
+fn https_with_cacert_or_k_and_a_refused_certificate_otherwise() {
+    let root = tempfile::tempdir().unwrap();
+    let ca = test_support::certs::TestCa::new("discover test CA");
+    let (cert, key) = ca.leaf().write_pem(ca.dir());
+    let server = discover_site::serve(
+        root.path(),
+        &[
+            "--tls-cert",
+            cert.to_str().unwrap(),
+            "--tls-key",
+            key.to_str().unwrap(),
+        ],
+    );
+    let site = discover_site::write(root.path(), &server.addr);
+    let start = format!("https://{}/index.html", server.addr);
+
+    let cacert = ca.pem.to_str().unwrap();
+    let mut written = Vec::new();
+    for trust in [
+        vec!["--cacert", cacert],
+        vec!["-k"],
+        vec!["--cacert", cacert, "--http", "2"],
+    ] {
+        let mut args = vec![start.as_str(), "--crawl-rate", "1000"];
+        args.extend(&trust);
+        let out = discover(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{trust:?}: {stderr}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        written.push(text.clone());
+        assert_eq!(text.matches("[[page]]").count(), 3, "{text}");
+        assert!(
+            text.contains(&format!(
+                "\"/img/s1600.png\", # {} bytes, image/png\n",
+                site.size("/img/s1600.png")
+            )),
+            "{text}"
+        );
+        // The page's http:// URL is another origin than https://.
+        assert!(
+            text.contains(&format!(
+                "# http://{}/img/full.png: another origin: not fetched",
+                server.addr
+            )),
+            "{text}"
+        );
+    }
+
+    // HTTP/2 (ALPN h2: flint serve offers it) finds the same workload as HTTP/1.1.
+    assert_eq!(written[2], written[0]);
+
+    // Neither: the test CA is not trusted, and the start page cannot be had (exit 1).
+    let out = discover(&[&start]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.to_lowercase().contains("certificate"), "{stderr}");
 }

@@ -140,12 +140,19 @@ unsafe extern "C" fn read_body<H: Handler>(
                     sys::NGHTTP2_ERR_DEFERRED as isize
                 }
                 Body::Ready { len, end } => {
+                    // More than asked for: this frame carries what fits, and the body does not
+                    // end here (body_ready is asked again for the rest).
+                    let (len, end) = if len > length {
+                        (length, false)
+                    } else {
+                        (len, end)
+                    };
                     // NO_COPY: nothing is copied into nghttp2's buffer; send_data writes it.
                     *data_flags |= sys::NGHTTP2_DATA_FLAG_NO_COPY;
                     if end {
                         *data_flags |= sys::NGHTTP2_DATA_FLAG_EOF;
                     }
-                    len.min(length) as isize
+                    len as isize
                 }
                 Body::Reset => sys::NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE as isize,
             }

@@ -37,7 +37,8 @@ pub enum HeaderVerdict {
 pub enum Body {
     /// `len` bytes (at most the `max` asked for; 0 only with `end`) can go now, in one DATA
     /// frame that [`Handler::write_data`] writes; `end` if they are the last of the body
-    /// (END_STREAM).
+    /// (END_STREAM). A `len` above `max` is cut to `max` and the body goes on (`end` ignored);
+    /// 0 without `end` is taken as `Deferred`.
     Ready { len: usize, end: bool },
     /// Nothing yet: the stream waits until the caller calls `Session::resume_data`.
     Deferred,

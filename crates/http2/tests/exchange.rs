@@ -234,3 +234,21 @@ fn a_config_nghttp2_refuses_is_an_error() {
     assert!(!err.is_fatal());
     assert!(err.to_string().contains("Invalid argument"), "{err}");
 }
+
+#[test]
+fn a_body_ready_larger_than_asked_is_cut_to_frames() {
+    let mut p = Pair::defaults();
+    p.s.overshoot = true;
+    let body: Vec<u8> = (0..100_000u32).map(|i| (i % 253) as u8).collect();
+    let expected = body.clone();
+    p.client.submit_request(&get(b"/"), false).unwrap();
+    p.settle(&mut responder(move |_| body.clone()));
+    assert_eq!(
+        p.c.received[&1].len(),
+        expected.len(),
+        "the whole body, not its first frame"
+    );
+    assert!(p.c.received[&1] == expected);
+    // 16 KiB frames at most (the client's SETTINGS_MAX_FRAME_SIZE), not one frame of 100 KB.
+    assert!(p.s.data_frames_written >= 100_000_usize.div_ceil(16_384));
+}

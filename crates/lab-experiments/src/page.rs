@@ -45,6 +45,19 @@ pub enum PageMode {
 /// Why the `h2` mode cannot run: the load generator speaks HTTP/1.x only (yet).
 pub const H2_CLIENT_MISSING: &str = "client lacks HTTP/2";
 
+impl std::str::FromStr for PageMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        PageMode::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<_> = PageMode::ALL.iter().map(|m| m.name()).collect();
+                format!("unknown mode `{s}` (known: {})", names.join(", "))
+            })
+    }
+}
+
 impl PageMode {
     pub const ALL: [PageMode; 6] = [
         PageMode::Http10,

@@ -436,6 +436,12 @@ mod tests {
         // Five ways (h2 waits for the client) over cleartext and TLS for five servers; Apache
         // prefork over cleartext only.
         assert_eq!(opts.runs(Experiment::Syscalls), 5 * 5 * 2 + 5);
+        let two = LabOptions {
+            page_modes: vec![crate::PageMode::Persistent, crate::PageMode::H2],
+            rtts: vec![Duration::ZERO, Duration::from_millis(10)],
+            ..LabOptions::new(None)
+        };
+        assert_eq!(two.runs(Experiment::Syscalls), 2 * (5 * 2 + 1));
         assert_eq!(opts.runs(Experiment::Sizes), 60);
         assert_eq!(opts.runs(Experiment::Digest), 3);
         // Four servers: two keys x full and resumed handshakes, keep-alive, six sizes.

@@ -24,16 +24,25 @@ pub struct Config {
     pub listen: SocketAddr,
     /// Event-loop threads; 0 means one per available core.
     pub threads: usize,
-    /// Open connections across all threads (split evenly). At the cap a new connection takes the
-    /// place of the keep-alive connection idle the longest; only when every one is busy with a
+    /// Open connections across all threads (one count the threads share). At the cap a new
+    /// connection takes the place of the one that has waited longest for a request (idle
+    /// keep-alive, or silent since accept); only when every one of its thread's is busy with a
     /// request is it closed at once.
     pub max_connections: usize,
     /// A request's head must arrive within this (slowloris), ms.
     pub header_timeout_ms: u64,
     /// An idle keep-alive connection is closed after this, ms.
     pub keepalive_timeout_ms: u64,
-    /// A response that makes no progress for this long is abandoned, ms.
+    /// A response that makes no progress (no byte taken by the kernel) for this long is
+    /// abandoned, ms.
     pub send_timeout_ms: u64,
+    /// A request body is read within this of its start, plus a second per `body_min_rate`
+    /// bytes received, and with no gap longer than this between its bytes, ms (Apache's
+    /// mod_reqtimeout `body=10,MinRate=500`; nginx's `client_body_timeout` is the gap).
+    pub body_timeout_ms: u64,
+    /// Bytes a second a request body must average to earn time past `body_timeout_ms`; 0 leaves
+    /// only the gap.
+    pub body_min_rate: u64,
     pub max_request_line: usize,
     pub max_header_bytes: usize,
     pub max_headers: usize,
@@ -135,6 +144,8 @@ impl Default for Config {
             header_timeout_ms: 10_000,
             keepalive_timeout_ms: 60_000,
             send_timeout_ms: 60_000,
+            body_timeout_ms: 10_000,
+            body_min_rate: 500,
             max_request_line: 8192,
             max_header_bytes: 16_384,
             max_headers: 64,
@@ -191,7 +202,7 @@ impl Config {
     /// Refuses values that would make the server refuse everything, spin or never time out:
     /// checked by `Server::bind` before anything starts.
     pub fn validate(&self) -> Result<(), InvalidConfig> {
-        let checks: [(&'static str, u64, bool, &'static str); 9] = [
+        let checks: [(&'static str, u64, bool, &'static str); 10] = [
             (
                 "max_connections",
                 self.max_connections as u64,
@@ -208,6 +219,12 @@ impl Config {
                 "send_timeout_ms",
                 self.send_timeout_ms,
                 self.send_timeout_ms >= 1,
+                "must be at least 1",
+            ),
+            (
+                "body_timeout_ms",
+                self.body_timeout_ms,
+                self.body_timeout_ms >= 1,
                 "must be at least 1",
             ),
             (
@@ -271,9 +288,21 @@ impl Config {
 
     /// Reads a TOML file; unknown keys and wrong types are errors naming the key and line.
     pub fn from_file(path: &Path) -> Result<Config, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
-            path: path.display().to_string(),
-            source,
+        use crate::start_files::{self, StartFileError, MAX_CONFIG_BYTES};
+        let name = || path.display().to_string();
+        let bytes = start_files::read(path, MAX_CONFIG_BYTES).map_err(|e| match e {
+            StartFileError::Io(source) => ConfigError::Io {
+                path: name(),
+                source,
+            },
+            e => ConfigError::Parse {
+                path: name(),
+                message: e.to_string(),
+            },
+        })?;
+        let text = String::from_utf8(bytes).map_err(|_| ConfigError::Parse {
+            path: name(),
+            message: "not UTF-8 text".into(),
         })?;
         toml::from_str(&text).map_err(|e| {
             // toml's own rendering spans several lines (a source excerpt and a caret): one line

@@ -23,9 +23,11 @@ const LINGER: Duration = Duration::from_secs(2);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Phase {
     /// A request head is due (since accept, or since its first byte): the header timeout. Over
-    /// TLS the handshake comes first, within the same timeout. The same while a request body is
-    /// read and dropped, from its latest bytes.
+    /// TLS the handshake comes first, within the same timeout.
     Head,
+    /// A request body is being read and dropped: its deadline (a total that grows with the
+    /// bytes received, and a gap).
+    Body,
     /// Between requests: the keep-alive timeout.
     Idle,
     /// Output queued that the client is not taking: the send timeout since the last progress.
@@ -67,12 +69,29 @@ impl<T: Transport> Conn<T> {
         })
     }
 
-    /// Idle between requests, with nothing held: may be closed to admit a new connection.
-    pub fn is_idle(&self) -> bool {
-        self.phase == Phase::Idle
-            && self.session.queued == 0
-            && !self.session.has_input()
-            && !self.session.streams_open()
+    /// Since when the connection has waited for a request with nothing of one in hand: idle
+    /// between requests, or accepted (over TLS, possibly past its handshake) and silent since.
+    /// Such a connection may be closed to admit a new one at the connection cap; `None` while
+    /// a request is under way (a head or body arriving, a response queued).
+    pub fn waiting_since(&self, keepalive: Duration) -> Option<Instant> {
+        let s = &self.session;
+        if s.queued > 0
+            || s.has_input()
+            || s.reading_body()
+            || s.streams_open()
+            || self.io.has_output()
+        {
+            return None;
+        }
+        match self.phase {
+            Phase::Idle => Some(
+                self.deadline
+                    .checked_sub(keepalive)
+                    .unwrap_or(self.deadline),
+            ),
+            Phase::Head if !s.served => Some(s.head_since),
+            _ => None,
+        }
     }
 
     /// Moves the connection forward as far as it can go without blocking: read what is there,
@@ -132,9 +151,15 @@ impl<T: Transport> Conn<T> {
             // Every complete request is answered and written; what is left is a partial head.
             return false;
         }
-        if self.session.has_input() || !self.session.served || self.session.reading_body() {
-            // A body being dropped is due as a head is: a client that stops sending one is cut
-            // at the header timeout since its latest bytes, not kept for the keep-alive one.
+        // A body's clock stops while the server is not reading because its output is blocked.
+        let restart = self.phase == Phase::Send;
+        if let Some(due) = self.session.body_deadline(w, restart) {
+            // A body being dropped has its own deadline (a total and a gap, `protocol/body.rs`),
+            // not the keep-alive one.
+            self.phase = Phase::Body;
+            self.deadline = due;
+        } else if self.session.has_input() || !self.session.served {
+            // A head is due within the header timeout of its first byte, however it trickles.
             self.phase = Phase::Head;
             self.deadline = self.session.head_since + w.timeouts.header;
         } else if self.phase != Phase::Idle || w.stats.requests != answered_before {

@@ -7,6 +7,11 @@
 //! token). They are registered once, edge-triggered, for READABLE|WRITABLE, and never modified:
 //! an event just says "drive this connection", and [`Conn::drive`] does what its state allows.
 //!
+//! The connection cap is the server's: one counter shared by the threads (a relaxed
+//! `fetch_add` per accept, a `fetch_sub` per close; nothing per request). At the cap a thread
+//! closes its connection that has waited longest for a request (idle keep-alive, or silent since
+//! accept) to admit the new one, as nginx reuses its waiting connections.
+//!
 //! Timers are a coarse sweep over the slab every 250 ms: O(connections) per sweep, nothing per
 //! request. Each connection carries one deadline set from its phase (head, idle, send, linger),
 //! so the sweep is a compare per slot. The poll timeout is that sweep, or none at all when no
@@ -48,7 +53,8 @@ pub(crate) struct Loop<'a, T: Transport> {
     conns: Vec<Option<Conn<T>>>,
     /// The empty slots of `conns`: every other slot holds a live connection.
     free: Vec<usize>,
-    max_live: usize,
+    /// `max_connections`, counted in `control.conns` across every thread.
+    max_conns: usize,
     pool: Pool,
     dates: wire::DateCache,
     worker: Worker,
@@ -73,7 +79,7 @@ impl<'a, T: Transport> Loop<'a, T> {
         control: &'a Control,
     ) -> Loop<'a, T> {
         let threads = control.wakers.len().max(1);
-        let max_live = (config.max_connections / threads).max(1);
+        let share = (config.max_connections / threads).max(1);
         let limits = RequestLimits {
             max_request_line: config.max_request_line,
             max_head_bytes: config.max_header_bytes,
@@ -87,11 +93,11 @@ impl<'a, T: Transport> Loop<'a, T> {
             control,
             conns: Vec::new(),
             free: Vec::new(),
-            max_live,
+            max_conns: config.max_connections,
             // The input buffer holds a whole head at the limit, and a batch of pipelined ones.
             pool: Pool::new(
                 config.max_header_bytes.max(16 * 1024),
-                max_live.min(1024),
+                share.min(1024),
                 config.max_pipeline_bytes,
             ),
             dates: wire::DateCache::new(),
@@ -108,10 +114,12 @@ impl<'a, T: Transport> Loop<'a, T> {
                 date: [b' '; wire::date::HTTP_DATE_LEN],
                 max_pipeline: config.max_pipeline_bytes as u64,
                 max_body: config.max_body_bytes,
+                body_min_rate: config.body_min_rate,
                 timeouts: Timeouts {
                     header: Duration::from_millis(config.header_timeout_ms),
                     keepalive: Duration::from_millis(config.keepalive_timeout_ms),
                     send: Duration::from_millis(config.send_timeout_ms),
+                    body: Duration::from_millis(config.body_timeout_ms),
                 },
                 http2: config.http2.then(|| config.http2_limits()),
             },
@@ -237,9 +245,11 @@ impl<'a, T: Transport> Loop<'a, T> {
             match listener.accept() {
                 Ok((sock, peer)) => {
                     self.worker.stats.accepted += 1;
-                    if self.live() >= self.max_live && !self.evict_idle() {
-                        // At max_connections and every one busy with a request: closed at once
-                        // (the client sees a reset).
+                    let open = self.control.conns.fetch_add(1, Ordering::Relaxed);
+                    if open >= self.max_conns && !self.evict_waiting() {
+                        // At max_connections and every one of this thread's busy with a
+                        // request: closed at once (the client sees a reset).
+                        self.control.conns.fetch_sub(1, Ordering::Relaxed);
                         self.worker.stats.rejected += 1;
                         drop(sock);
                         continue;
@@ -272,6 +282,7 @@ impl<'a, T: Transport> Loop<'a, T> {
         let now = self.worker.now;
         let deadline = now + self.worker.timeouts.header;
         let Ok(mut c) = Conn::<T>::accept(sock, peer, &mut self.env, now, deadline) else {
+            self.control.conns.fetch_sub(1, Ordering::Relaxed);
             self.worker.stats.closed += 1;
             return;
         };
@@ -300,17 +311,18 @@ impl<'a, T: Transport> Loop<'a, T> {
         self.conns[i] = Some(c);
     }
 
-    /// At the connection cap: closes the connection idle the longest (the earliest keep-alive
-    /// deadline; all idle ones share one timeout) to admit a new one, as nginx reuses its
-    /// keep-alive connections. Only connections busy with a request count against the cap. A
-    /// scan of the slab made only when the cap is reached: nothing is paid per request. False
-    /// if every connection is busy.
-    fn evict_idle(&mut self) -> bool {
+    /// At the connection cap: closes the connection that has waited longest for a request
+    /// (idle since its last response, or silent since accept: [`Conn::waiting_since`]) to admit
+    /// a new one, as nginx reuses its keep-alive and not-yet-used connections. A connection
+    /// busy with a request is never closed for it. A scan of the slab made only when the cap is
+    /// reached: nothing is paid per request. False if every connection of this thread is busy.
+    fn evict_waiting(&mut self) -> bool {
+        let keepalive = self.worker.timeouts.keepalive;
         let oldest = self
             .conns
             .iter()
             .enumerate()
-            .filter_map(|(i, c)| c.as_ref().filter(|c| c.is_idle()).map(|c| (c.deadline, i)))
+            .filter_map(|(i, c)| Some((c.as_ref()?.waiting_since(keepalive)?, i)))
             .min();
         let Some((_, i)) = oldest else {
             return false;
@@ -329,6 +341,7 @@ impl<'a, T: Transport> Loop<'a, T> {
 
     /// Closing the fd removes it from epoll: no `epoll_ctl(DEL)`.
     fn release(&mut self, mut c: Conn<T>) {
+        self.control.conns.fetch_sub(1, Ordering::Relaxed);
         if let Some(b) = c.session.bufs.take() {
             self.pool.give(b);
         }
@@ -363,6 +376,7 @@ impl<'a, T: Transport> Loop<'a, T> {
                     st.header_timeouts += 1;
                     st.tls_handshake_timeouts += u64::from(c.io.handshaking());
                 }
+                Phase::Body => st.body_timeouts += 1,
                 Phase::Idle => st.idle_timeouts += 1,
                 Phase::Send => st.send_timeouts += 1,
                 Phase::Linger => {}

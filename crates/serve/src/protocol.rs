@@ -28,6 +28,9 @@ pub(crate) struct Timeouts {
     pub keepalive: Duration,
     /// Output queued that the client is not taking, since the last progress.
     pub send: Duration,
+    /// A request body: since its latest bytes, and since its start (extended by the bytes
+    /// received at `Worker::body_min_rate`; see `protocol/body.rs`).
+    pub body: Duration,
 }
 
 /// What answering needs besides the connection: everything one event-loop thread owns, nothing
@@ -46,6 +49,8 @@ pub(crate) struct Worker {
     /// A request body is read and dropped up to this many bytes; above it the request gets 413
     /// (or, once answered, the connection is closed).
     pub max_body: u64,
+    /// Bytes a second a request body must average to earn time past `timeouts.body`.
+    pub body_min_rate: u64,
     pub timeouts: Timeouts,
     /// HTTP/2's limits, when it is on: a cleartext connection that opens with the client
     /// preface is served HTTP/2 (over TLS, ALPN decides: `h2` is offered only when it is on).
@@ -136,7 +141,20 @@ impl Session {
         self.bufs.as_ref().is_some_and(|b| b.in_len > 0)
     }
 
-    /// A request's body is still being read (the header timeout applies, from its latest bytes).
+    /// When the request body being read is due (see `protocol/body.rs`); `None` when no body is.
+    pub fn body_deadline(&mut self, w: &Worker, restart: bool) -> Option<Instant> {
+        let drain = match &mut self.proto {
+            Proto::H1(h) => h.body()?,
+            // HTTP/2 drops bodies per stream, under flow control: see `streams_open`.
+            Proto::H2(_) | Proto::Undecided => return None,
+        };
+        if restart {
+            drain.restart(w.now);
+        }
+        Some(drain.deadline(w.timeouts.body, w.body_min_rate))
+    }
+
+    /// A request's body is still being read (its own deadline applies: [`Session::body_deadline`]).
     pub fn reading_body(&self) -> bool {
         match &self.proto {
             Proto::H1(h) => h.reading_body(),

@@ -3,8 +3,9 @@
 //! One thread per core (`config.threads`), each with its own `SO_REUSEPORT` listening socket,
 //! epoll instance, connection slab, buffer pool, `DateCache`, `Responder` and log buffer, so
 //! nothing is shared between threads on the request path: no lock, no atomic, no channel. The
-//! only shared state is here: a stop flag with one `Waker` per loop, and the counters each loop
-//! publishes when asked (or when it exits), merged by whoever asks.
+//! only shared state is here: a stop flag with one `Waker` per loop, the count of open
+//! connections against `max_connections` (touched once per accept and once per close), and the
+//! counters each loop publishes when asked (or when it exits), merged by whoever asks.
 //!
 //! Where the rest lives: `event_loop.rs` (one thread: epoll, accept, timers, the connection cap,
 //! shutdown), `conn.rs` (one connection's driver loop: read, answer, write, close),
@@ -22,7 +23,7 @@ use std::fs::File;
 use std::io;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -66,6 +67,8 @@ pub enum ServeError {
 pub(crate) struct Control {
     pub stop: AtomicBool,
     pub wakers: Vec<Waker>,
+    /// Connections open across every thread, against `max_connections`.
+    pub conns: AtomicUsize,
     /// Bumped by [`ShutdownHandle::stats`]; each loop answers by publishing its counters
     /// (generation `u64::MAX` once it has exited, with its final counters).
     pub snap_gen: AtomicU64,
@@ -177,6 +180,7 @@ impl Server {
         let control = Arc::new(Control {
             stop: AtomicBool::new(false),
             wakers,
+            conns: AtomicUsize::new(0),
             snap_gen: AtomicU64::new(0),
             snaps: Mutex::new(vec![(0, ServerStats::default()); n]),
             snap_cv: Condvar::new(),

@@ -28,7 +28,8 @@ counters! {
         accepted,
         /// Accepted past `max_connections` with every held connection busy, and closed at once.
         rejected,
-        /// Idle keep-alive connections closed to admit a new one at `max_connections`.
+        /// Connections waiting for a request (idle keep-alive, or silent since accept) closed to
+        /// admit a new one at `max_connections`.
         idle_evictions,
         /// `accept4` failures other than EAGAIN (EMFILE, ENFILE...).
         accept_errors,
@@ -42,6 +43,8 @@ counters! {
         /// Closes that sent FIN and drained the client's input first.
         lingering_closes,
         header_timeouts,
+        /// Request bodies cut at their deadline (`body_timeout_ms`, `body_min_rate`).
+        body_timeouts,
         idle_timeouts,
         send_timeouts,
         /// Requests answered (error responses to unparsable ones included).

@@ -33,6 +33,8 @@ use crate::transport::{recv, Flushed, Transport};
 const FILE_CHUNK: usize = 128 * 1024;
 /// The first read of a connection, looked at before rustls is given it: a ClientHello fits.
 const FIRST_READ: usize = 4096;
+/// A fatal `decode_error` alert in a plaintext record (TLS 1.2 record version, as rustls writes).
+const DECODE_ERROR_ALERT: [u8; 7] = [0x15, 0x03, 0x03, 0x00, 0x02, 0x02, 0x32];
 /// Plaintext given to rustls before its records are written: bounds what one connection holds
 /// sealed but unsent (nothing more is sealed until they are).
 const SEAL_ROUND: usize = 256 * 1024;
@@ -57,14 +59,19 @@ pub(crate) struct TlsTcp {
 /// What every TLS connection of a thread uses.
 pub(crate) struct TlsEnv {
     config: Arc<ServerConfig>,
+    /// The same without ALPN, for a client whose offer holds none of ours (see `receive`).
+    config_no_alpn: Arc<ServerConfig>,
     /// A file body's next chunk, on its way from the page cache to rustls.
     chunk: Box<[u8]>,
 }
 
 impl TlsEnv {
     pub fn new(config: Arc<ServerConfig>) -> TlsEnv {
+        let mut no_alpn = (*config).clone();
+        no_alpn.alpn_protocols.clear();
         TlsEnv {
             config,
+            config_no_alpn: Arc::new(no_alpn),
             chunk: vec![0; FILE_CHUNK].into_boxed_slice(),
         }
     }
@@ -133,8 +140,14 @@ impl TlsTcp {
     /// Reads records from the socket and processes them (handshake, alerts, application data).
     /// `scratch` (the session's input space) takes the connection's first bytes, to be looked
     /// at before rustls is given them.
-    fn receive(&mut self, scratch: &mut [u8], st: &mut ServerStats) -> io::Result<usize> {
-        let n = if self.first_read {
+    fn receive(
+        &mut self,
+        env: &TlsEnv,
+        scratch: &mut [u8],
+        st: &mut ServerStats,
+    ) -> io::Result<usize> {
+        let first = self.first_read;
+        let n = if first {
             self.receive_first(scratch, st)?
         } else {
             let (tls, mut wire) = self.wire(st);
@@ -143,12 +156,32 @@ impl TlsTcp {
         if n == 0 {
             return Ok(0);
         }
-        match self.tls.process_new_packets() {
+        let processed = match self.tls.process_new_packets() {
+            // An ALPN offer without one of our protocols (only `http/1.0`, say): rustls refuses
+            // it with an alert; nginx answers without ALPN, and so do we. Only the first flight
+            // can get this, and it is still in `scratch`: a connection without ALPN takes it
+            // again (nothing was sent yet; the alert is dropped with the first connection).
+            Err(rustls::Error::NoApplicationProtocol) if first => {
+                self.retry_without_alpn(env, &scratch[..n])
+            }
+            processed => processed,
+        };
+        match processed {
             Ok(state) => {
                 self.plain_ready = state.plaintext_bytes_to_read() > 0 || state.peer_has_closed();
             }
             Err(e) => {
                 st.tls_errors += 1;
+                if !self.tls.wants_write() && self.tls.protocol_version().is_none() {
+                    // rustls refuses a handshake message longer than it takes (64 KiB; a
+                    // ClientHello may declare 16 MiB) without queuing the alert it sends for
+                    // other malformed ones. Before any version or key is agreed an alert is a
+                    // plaintext record: sent here, as nginx sends it.
+                    if let rustls::Error::InvalidMessage(_) = e {
+                        let (_, mut wire) = self.wire(st);
+                        let _ = wire.write(&DECODE_ERROR_ALERT);
+                    }
+                }
                 // Best effort: the alert rustls queued tells the client why.
                 let _ = self.send_records(st);
                 return Err(io::Error::new(io::ErrorKind::InvalidData, e));
@@ -196,6 +229,27 @@ impl TlsTcp {
     }
 }
 
+impl TlsTcp {
+    /// Starts the handshake again without ALPN, from the first flight `hello`.
+    fn retry_without_alpn(
+        &mut self,
+        env: &TlsEnv,
+        hello: &[u8],
+    ) -> Result<rustls::IoState, rustls::Error> {
+        let mut tls = ServerConnection::new(env.config_no_alpn.clone())?;
+        tls.set_buffer_limit(None);
+        let mut rest = hello;
+        while !rest.is_empty() {
+            match tls.read_tls(&mut rest) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+        }
+        self.tls = tls;
+        self.tls.process_new_packets()
+    }
+}
+
 impl Transport for TlsTcp {
     type Env = TlsEnv;
 
@@ -231,7 +285,7 @@ impl Transport for TlsTcp {
 
     fn read(
         &mut self,
-        _env: &mut TlsEnv,
+        env: &mut TlsEnv,
         buf: &mut [u8],
         st: &mut ServerStats,
     ) -> io::Result<usize> {
@@ -255,7 +309,7 @@ impl Transport for TlsTcp {
             if !self.rd_ready {
                 return Err(io::ErrorKind::WouldBlock.into());
             }
-            if self.receive(buf, st)? == 0 {
+            if self.receive(env, buf, st)? == 0 {
                 return Ok(0);
             }
             if !self.plain_ready && !self.rd_ready {

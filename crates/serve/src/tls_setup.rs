@@ -4,8 +4,10 @@
 //! rustls with its default aws-lc-rs provider (the client side uses the same, so the binary
 //! carries one crypto library); TLS 1.3 and 1.2 only; ALPN `h2` (unless `http2 = false`) and
 //! `http/1.1`; resumption by session tickets whose keys rotate, and by a session cache; no 0-RTT
-//! (early data can be replayed, and a static server gains little from it). A key that does not match the certificate, an
-//! unreadable file or one with no PEM block of the right kind is one clear error at start.
+//! (early data can be replayed, and a static server gains little from it). A key that does not
+//! match the certificate, an unreadable file, one that is not a regular file or is larger than
+//! any chain (`start_files`), an encrypted key, or one with no PEM block of the right kind is one
+//! clear error at start.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -14,6 +16,8 @@ use rustls::crypto::aws_lc_rs;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::{ServerConfig, ServerSessionMemoryCache};
+
+use crate::start_files::{self, MAX_PEM_BYTES};
 
 /// TLS sessions remembered per server for resumption by session ID (TLS 1.2 clients without
 /// ticket support); about 100 bytes each.
@@ -40,19 +44,28 @@ pub fn server_config(cert: &Path, key: &Path, http2: bool) -> Result<Arc<ServerC
         path: cert.to_path_buf(),
         message,
     };
-    let chain = CertificateDer::pem_file_iter(cert)
-        .map_err(|e| cert_error(pem_message(e)))?
+    let key_error = |message: String| TlsError::Key {
+        path: key.to_path_buf(),
+        message,
+    };
+    let cert_pem = start_files::read(cert, MAX_PEM_BYTES).map_err(|e| cert_error(e.to_string()))?;
+    let chain = CertificateDer::pem_slice_iter(&cert_pem)
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| cert_error(pem_message(e)))?;
     if chain.is_empty() {
         return Err(cert_error("no PEM CERTIFICATE block in it".into()));
     }
-    let key_der = PrivateKeyDer::from_pem_file(key).map_err(|e| TlsError::Key {
-        path: key.to_path_buf(),
-        message: match e {
+    let key_pem = start_files::read(key, MAX_PEM_BYTES).map_err(|e| key_error(e.to_string()))?;
+    if start_files::is_encrypted_key(&key_pem) {
+        return Err(key_error(
+            "the key is encrypted (passphrase-protected); give it decrypted, e.g. `openssl pkey -in KEY -out KEY.plain`".into(),
+        ));
+    }
+    let key_der = PrivateKeyDer::from_pem_slice(&key_pem).map_err(|e| {
+        key_error(match e {
             rustls::pki_types::pem::Error::NoItemsFound => "no PEM PRIVATE KEY block in it".into(),
             e => pem_message(e),
-        },
+        })
     })?;
     let provider = Arc::new(aws_lc_rs::default_provider());
     let mut config = ServerConfig::builder_with_provider(provider)

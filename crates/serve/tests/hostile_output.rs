@@ -7,13 +7,16 @@
 //! resident set; the clients read nothing and allocate little.
 
 mod common;
+mod h2_support;
 mod tls_support;
 
 use std::io::Write;
 use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::*;
+use h2_support::raw;
 use rustls::pki_types::ServerName;
 use rustls::{ClientConnection, StreamOwned};
 use tls_support::*;
@@ -29,6 +32,15 @@ const SEND_TIMEOUT_MS: u64 = 1500;
 
 /// The two tests share the process's resident set: one at a time.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The resident set after returning the allocator's free memory to the system, so that memory a
+/// test before this one freed does not hide this one's growth.
+fn settled_rss() -> u64 {
+    // SAFETY: malloc_trim only releases free heap memory back to the system; it takes no
+    // pointer and is safe to call from any thread at any time.
+    unsafe { libc::malloc_trim(0) };
+    rss()
+}
 
 fn rss() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
@@ -93,7 +105,7 @@ fn tls_reader_that_reads_nothing_holds_bounded_memory_and_is_cut() {
     warm.write_all(get("/a.txt").as_bytes()).unwrap();
     read_response(&mut std::io::BufReader::new(&mut warm), false).unwrap();
     drop(warm);
-    let base = rss();
+    let base = settled_rss();
     let mut conns: Vec<StreamOwned<ClientConnection, TcpStream>> = (0..CONNS)
         .map(|_| {
             let name = ServerName::try_from("localhost").unwrap();
@@ -125,13 +137,80 @@ fn tls_reader_that_reads_nothing_holds_bounded_memory_and_is_cut() {
     assert!(st.file_read_bytes < (FILE_MB as u64) << 20, "{st:?}");
 }
 
+/// The same over HTTP/2 (ALPN h2): one stream asks for the file with every window open, and
+/// the client keeps the connection eventful with PINGs, which the server must answer (more
+/// output) while it reads nothing.
+#[test]
+fn tls_h2_reader_that_reads_nothing_holds_bounded_memory_and_is_cut() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let certs = Certs::new(false);
+    let srv = certs.serve(|c| c.send_timeout_ms = SEND_TIMEOUT_MS);
+    write_big_file(&srv);
+    let mut client = (*certs.client(&both_versions())).clone();
+    client.alpn_protocols = vec![b"h2".to_vec()];
+    let client = Arc::new(client);
+    let mut warm = tls_connect(srv.addr, &certs.client(&both_versions()));
+    warm.write_all(get("/a.txt").as_bytes()).unwrap();
+    read_response(&mut std::io::BufReader::new(&mut warm), false).unwrap();
+    drop(warm);
+    let base = settled_rss();
+    let mut request = raw::start();
+    raw::settings(&mut request, &[(4, 0x7fff_ffff)]); // SETTINGS_INITIAL_WINDOW_SIZE
+    raw::frame(
+        &mut request,
+        raw::WINDOW_UPDATE,
+        0,
+        0,
+        &(0x7fff_ffffu32 - 65_535).to_be_bytes(),
+    );
+    let block = raw::get_block("/big.bin", "localhost");
+    raw::frame(
+        &mut request,
+        raw::HEADERS,
+        raw::END_HEADERS | raw::END_STREAM,
+        1,
+        &block,
+    );
+    let mut conns: Vec<StreamOwned<ClientConnection, TcpStream>> = (0..CONNS)
+        .map(|_| {
+            let name = ServerName::try_from("localhost").unwrap();
+            let conn = ClientConnection::new(client.clone(), name).unwrap();
+            let mut s = StreamOwned::new(conn, small_window(srv.addr));
+            s.write_all(&request).unwrap();
+            assert_eq!(s.conn.alpn_protocol(), Some(&b"h2"[..]));
+            s
+        })
+        .collect();
+    let mut ping = Vec::new();
+    raw::frame(&mut ping, raw::PING, 0, 0, &[0u8; 8]);
+    let (peak, took) = poke_until_cut(&srv, base, |c| {
+        let s = &mut conns[c];
+        if s.conn.writer().write_all(&ping).is_ok() {
+            let _ = s.conn.write_tls(&mut s.sock);
+        }
+    });
+    eprintln!(
+        "TLS h2: peak growth {} KiB for {CONNS} connections, cut after {took:?}",
+        peak >> 10
+    );
+    assert!(
+        peak < CONNS as u64 * CAP_PER_CONN,
+        "resident growth {} KiB for {CONNS} connections",
+        peak >> 10
+    );
+    assert!(took >= Duration::from_millis(SEND_TIMEOUT_MS));
+    let st = srv.stop();
+    assert_eq!(st.send_timeouts, CONNS as u64, "{st:?}");
+    assert!(st.file_read_bytes < (FILE_MB as u64) << 20, "{st:?}");
+}
+
 #[test]
 fn plain_reader_that_reads_nothing_is_cut_while_it_sends() {
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let srv = TestServer::start(|c| c.send_timeout_ms = SEND_TIMEOUT_MS);
     write_big_file(&srv);
     exchange(srv.addr, &get("/a.txt"));
-    let base = rss();
+    let base = settled_rss();
     let mut conns: Vec<TcpStream> = (0..CONNS)
         .map(|_| {
             let mut s = small_window(srv.addr);

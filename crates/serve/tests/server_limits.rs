@@ -178,9 +178,9 @@ fn a_chunked_body_past_the_limit_is_cut_with_the_connection() {
 }
 
 #[test]
-fn a_stalled_body_is_cut_at_the_header_timeout() {
+fn a_stalled_body_is_cut_at_the_body_timeout() {
     let srv = TestServer::start(|c| {
-        c.header_timeout_ms = 300;
+        c.body_timeout_ms = 300;
         c.keepalive_timeout_ms = 60_000;
     });
     let mut s = connect(srv.addr);
@@ -195,7 +195,7 @@ fn a_stalled_body_is_cut_at_the_header_timeout() {
         "{:?}",
         start.elapsed()
     );
-    assert_eq!(srv.stop().header_timeouts, 1);
+    assert_eq!(srv.stop().body_timeouts, 1);
 }
 
 #[test]

@@ -339,7 +339,11 @@ fn interpret<'b>(
                 }
                 out.host = Some(value);
             }
-            5 if name.eq_ignore_ascii_case(b"range") => out.range = Some(value),
+            // A second Range line is ignored: the first is served, as nginx does (the field
+            // has no list form to join them into).
+            5 if name.eq_ignore_ascii_case(b"range") => {
+                out.range.get_or_insert(value);
+            }
             6 if name.eq_ignore_ascii_case(b"expect") => {
                 // RFC 9110 10.1.1: the expectation's token is case-insensitive.
                 out.expect_continue |= trim_ows(value).eq_ignore_ascii_case(b"100-continue");

@@ -15,7 +15,7 @@
 
 use super::errors::{connect_error, handshake_error, head_error};
 use super::page::{end_page, next_page, Child, Exchange};
-use super::{ThreadState, Wire, NONE};
+use super::{RunShared, ThreadState, Wire, NONE};
 use crate::config::HttpMode;
 use crate::stats::ErrorKind;
 use crate::transport::Transport;
@@ -70,7 +70,7 @@ pub(super) struct H1 {
 }
 
 impl Wire for H1 {
-    fn new() -> Self {
+    fn new(_: &RunShared<'_>) -> Self {
         H1 {
             state: State::Idle,
             conn: None,
@@ -243,6 +243,19 @@ impl H1 {
             self.state = State::ReadingHead;
             cx.timers
                 .arm(ch.slot, now + cx.sh.schedule.response_timeout_us);
+            // `--pipeline N`: one response out, one more request in (the batch is contiguous).
+            if let Some(d) = cx.sh.config.streams {
+                let last = self.ex.file + d as usize - 1;
+                if last < ch.files(cx.sh.workload) {
+                    self.wend = cx.sh.requests.file_end(ch.page, last);
+                    // The file in progress was written before; its times stay.
+                    let written = self.ex.written_us;
+                    if !self.flush(ch, cx, now) {
+                        return;
+                    }
+                    self.ex.written_us = written;
+                }
+            }
         } else {
             self.start_file(ch, cx, now);
         }
@@ -371,7 +384,12 @@ impl H1 {
     /// Starts writing the current file's request (pipelining: the page's, from this file on).
     fn send(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         let r = &cx.sh.requests;
-        let range = r.for_file(ch.page, self.ex.file, self.url(ch, cx));
+        let depth = cx
+            .sh
+            .config
+            .streams
+            .filter(|_| cx.sh.config.http == HttpMode::Pipeline);
+        let range = r.for_file(ch.page, self.ex.file, self.url(ch, cx), depth);
         cx.debug(&r.bytes()[range.clone()]);
         (self.wpos, self.wend) = (range.start, range.end);
         self.state = State::ReadingHead;

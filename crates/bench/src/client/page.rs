@@ -131,6 +131,12 @@ impl Child {
         w.pages[self.page].files.len()
     }
 
+    /// URL of file `file` of page `page`.
+    #[inline]
+    pub(super) fn url_of(&self, w: &Workload, page: usize, file: usize) -> usize {
+        w.pages[page].files[file]
+    }
+
     /// Whether a request may begin at `now`: not at or after the end of the run, when the
     /// Webchild stops between pages instead (nothing more is begun; `at_end` finds it idle).
     /// Every wire asks before it begins a file's request.
@@ -393,6 +399,12 @@ impl Child {
 }
 
 // ---- what a connection calls when a page ends ---------------------------------------------------
+
+/// Picks the next page without starting it (a connection that runs several pages at once);
+/// false when the quota is done.
+pub(super) fn pick(ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) -> bool {
+    ch.pick_page(cx, now)
+}
 
 /// Starts the next page on `conn` (or finishes, the quota done).
 pub(super) fn start_page<C: Wire>(

@@ -21,6 +21,8 @@ pub struct RunShared<'a> {
     pub workload: &'a Workload,
     pub schedule: Schedule,
     pub requests: Requests,
+    /// `--http 2`: every request as a header list.
+    pub h2: Option<super::H2Requests>,
     /// How connections are opened (plain TCP, or TLS with its configuration).
     pub connector: Connector,
     pub picker: PagePicker,
@@ -113,7 +115,8 @@ impl Requests {
         use wire::request::Version;
         let (version, keep_alive) = match config.http {
             HttpMode::Http10 => (Version::Http10, false),
-            HttpMode::KeepAlive | HttpMode::Pipeline => (Version::Http11, true),
+            // HTTP/2 requests are HPACK header lists (`client/h2.rs`); these go unused.
+            HttpMode::KeepAlive | HttpMode::Pipeline | HttpMode::Http2 => (Version::Http11, true),
         };
         let host = &config.target.host;
         let mut bytes = Vec::new();
@@ -191,13 +194,33 @@ impl Requests {
     }
 
     /// What to write to fetch file `file` (URL `url`) of page `page`: its request, or, when
-    /// pipelining, the page's requests from this file to the last.
+    /// pipelining, the page's requests from this file to the last (with a `depth`, at most
+    /// that many).
     #[inline]
-    pub fn for_file(&self, page: usize, file: usize, url: usize) -> Range<usize> {
+    pub fn for_file(
+        &self,
+        page: usize,
+        file: usize,
+        url: usize,
+        depth: Option<u32>,
+    ) -> Range<usize> {
         match self.page_file.get(page) {
-            Some(starts) => starts[file]..self.page_end[page],
+            Some(starts) => match depth {
+                Some(d) => starts[file]..self.file_end(page, file + d as usize - 1),
+                None => starts[file]..self.page_end[page],
+            },
             None => self.url[url].clone(),
         }
+    }
+
+    /// Pipelining: where the request of file `file` of page `page` ends in the page's batch
+    /// (the batch's end for a file past the last).
+    #[inline]
+    pub fn file_end(&self, page: usize, file: usize) -> usize {
+        self.page_file[page]
+            .get(file + 1)
+            .copied()
+            .unwrap_or(self.page_end[page])
     }
 }
 

@@ -223,6 +223,7 @@ pub fn http_mode_text(mode: HttpMode) -> &'static str {
         HttpMode::Http10 => "HTTP/1.0, a new connection per file",
         HttpMode::KeepAlive => "HTTP/1.1 keep-alive",
         HttpMode::Pipeline => "HTTP/1.1 pipelined pages",
+        HttpMode::Http2 => "HTTP/2, a page's files as concurrent streams",
     }
 }
 

@@ -1,7 +1,7 @@
 //! The TLS client configuration: rustls on aws-lc-rs (the provider bench and serve use, so the
 //! binary carries one crypto library), the system's roots plus `--cacert`, or no verification
-//! with `-k`, as `flint bench` does it. ALPN offers `http/1.1` only: this client speaks nothing
-//! else.
+//! with `-k`, as `flint bench` does it. ALPN offers the one protocol asked for (`http/1.1`, or
+//! `h2` with `--http 2`).
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::CryptoProvider;
@@ -41,7 +41,10 @@ pub enum TlsSetupError {
     Config(#[from] rustls::Error),
 }
 
-pub(crate) fn client_config(opts: &TlsOptions) -> Result<Arc<ClientConfig>, TlsSetupError> {
+pub(crate) fn client_config(
+    opts: &TlsOptions,
+    http: super::Http,
+) -> Result<Arc<ClientConfig>, TlsSetupError> {
     let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_protocol_versions(rustls::ALL_VERSIONS)?;
@@ -55,7 +58,11 @@ pub(crate) fn client_config(opts: &TlsOptions) -> Result<Arc<ClientConfig>, TlsS
             .with_root_certificates(roots(opts)?)
             .with_no_client_auth()
     };
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    // Only the protocol asked for: HTTP/2 is not fallen back from silently.
+    config.alpn_protocols = match http {
+        super::Http::Http11 => vec![b"http/1.1".to_vec()],
+        super::Http::Http2 => vec![b"h2".to_vec()],
+    };
     Ok(Arc::new(config))
 }
 

@@ -47,12 +47,24 @@ pub struct DiscoverArgs {
     /// the pages are built from the log itself, by Referer.
     #[arg(long, value_name = "FILE")]
     pub access_log: Option<PathBuf>,
+    /// HTTP version: 1.1, or 2 (over https:// by ALPN `h2`, over http:// with prior knowledge).
+    #[arg(long, value_enum, default_value = "1.1", value_name = "VERSION")]
+    pub http: HttpArg,
     /// HTTPS: trust the certificates in this PEM file beside the system's roots.
     #[arg(long, value_name = "FILE")]
     pub cacert: Option<PathBuf>,
     /// HTTPS: accept any certificate without checking it.
     #[arg(short = 'k', long)]
     pub insecure: bool,
+}
+
+/// `--http`'s values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum HttpArg {
+    #[value(name = "1.1")]
+    Http11,
+    #[value(name = "2")]
+    Http2,
 }
 
 /// `32M`, `512K`, `1G`, `1000`: bytes.
@@ -127,6 +139,10 @@ pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
                     cacert: args.cacert.clone(),
                     insecure: args.insecure,
                 },
+                http: match args.http {
+                    HttpArg::Http11 => discover::Http::Http11,
+                    HttpArg::Http2 => discover::Http::Http2,
+                },
             };
             let site = discover::crawl(start, &opts).map_err(|e| match e {
                 discover::CrawlError::Usage(m) => anyhow::anyhow!(m),
@@ -193,9 +209,9 @@ fn summary(pages: &[Page], requests: Option<u64>) -> String {
         .count();
     let weighted = pages.iter().filter(|p| p.weight > 0.0).count();
     let mut line = format!(
-        "flint discover: {} pages, {files} files, {bytes} bytes ({:.1} MiB)",
+        "flint discover: {} pages, {files} files, {bytes} bytes ({})",
         pages.len(),
-        bytes as f64 / 1_048_576.0
+        human(bytes)
     );
     if weighted < pages.len() {
         line += &format!(
@@ -210,6 +226,16 @@ fn summary(pages: &[Page], requests: Option<u64>) -> String {
         line += &format!("; {n} requests");
     }
     line
+}
+
+/// Bytes in KiB, MiB or GiB, one decimal.
+fn human(bytes: u64) -> String {
+    let b = bytes as f64;
+    match bytes {
+        0..1_048_576 => format!("{:.1} KiB", b / 1024.0),
+        1_048_576..1_073_741_824 => format!("{:.1} MiB", b / 1_048_576.0),
+        _ => format!("{:.1} GiB", b / 1_073_741_824.0),
+    }
 }
 
 /// What the log gave, and the first lines it could not read.

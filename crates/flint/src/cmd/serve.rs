@@ -53,6 +53,18 @@ pub struct ServeArgs {
     /// HTTP/2 streams a client may have open at once [default: 100] (`h2_max_concurrent_streams`).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub h2_max_streams: Option<u32>,
+    /// A request body is due within this of its start (plus a second per --body-min-rate
+    /// bytes), with no longer gap between its bytes [default: 10s].
+    #[arg(long, value_name = "DUR", value_parser = duration)]
+    pub body_timeout: Option<std::time::Duration>,
+    /// Bytes a second a request body must average to earn time past --body-timeout; 0 leaves
+    /// only the gap [default: 500].
+    #[arg(long, value_name = "BYTES")]
+    pub body_min_rate: Option<u64>,
+}
+
+fn duration(text: &str) -> Result<std::time::Duration, String> {
+    crate::duration::parse(text)
 }
 
 /// Exit status as for every command: a config, root or address that cannot be used is bad
@@ -144,6 +156,12 @@ fn configure(args: ServeArgs) -> anyhow::Result<Config> {
     }
     if args.dotfiles {
         config.dotfiles = Dotfiles::Allow;
+    }
+    if let Some(t) = args.body_timeout {
+        config.body_timeout_ms = u64::try_from(t.as_millis()).unwrap_or(u64::MAX);
+    }
+    if let Some(rate) = args.body_min_rate {
+        config.body_min_rate = rate;
     }
     if let (Some(cert), Some(key)) = (args.tls_cert, args.tls_key) {
         config.tls_cert = Some(cert);

@@ -6,8 +6,11 @@
 
 #![allow(dead_code)] // each test binary uses its own subset
 
+use crate::common::{flint, Server};
 use std::collections::BTreeMap;
+use std::io::BufRead;
 use std::path::Path;
+use std::time::Duration;
 
 /// Another origin (a port nothing listens on, and one browsers refuse): referenced, never
 /// fetched by flint.
@@ -132,4 +135,46 @@ pub fn write(root: &Path, addr: &str) -> Site {
         put(path, vec![b'x'; 1000 + 37 * i]);
     }
     Site { sizes }
+}
+
+/// `flint serve ROOT` on a kernel-chosen port with `extra` arguments (HTTPS, an access log);
+/// its address from the line it prints (`http://` or `https://`), its stderr then drained.
+/// Killed when the `Server` is dropped.
+pub fn serve(root: &Path, extra: &[&str]) -> Server {
+    let mut child = flint()
+        .args([
+            "serve",
+            root.to_str().unwrap(),
+            "--listen",
+            "127.0.0.1:0",
+            "--threads",
+            "1",
+        ])
+        .args(extra)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn flint serve");
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut lines = std::io::BufReader::new(stderr).lines();
+        let first = lines.next().and_then(Result::ok).unwrap_or_default();
+        let _ = tx.send(first);
+        for _ in lines {} // drained while the server runs
+    });
+    let mut server = Server {
+        child,
+        addr: String::new(),
+    };
+    let line = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("flint serve printed no address within 10 s");
+    server.addr = line
+        .split("://")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_owned();
+    server
 }

@@ -41,6 +41,8 @@ pub struct Peer {
     pub frames_sent: Vec<(u8, usize)>,
     pub frames_received: Vec<u8>,
     pub data_frames_written: usize,
+    /// body_ready answers with the whole rest of the body, whatever `max` is.
+    pub overshoot: bool,
 }
 
 impl Peer {
@@ -106,7 +108,7 @@ impl Handler for Peer {
             None => Body::Reset,
             Some((body, sent)) => {
                 let left = body.len() - sent;
-                let len = left.min(max);
+                let len = if self.overshoot { left } else { left.min(max) };
                 Body::Ready {
                     len,
                     end: len == left,

@@ -7,6 +7,14 @@
 //! refused before anything is read (413), a chunked body is cut once its payload passes the
 //! limit, or once its framing alone (chunk sizes, extensions, trailers) passes it: a client
 //! sending one-byte chunks with long extensions must not keep a connection busy forever.
+//!
+//! And it is bounded in time, as a head is: a body is due within `body_timeout_ms` of its start,
+//! extended by one second for every `body_min_rate` bytes received (Apache's mod_reqtimeout
+//! `body=10,MinRate=500`), and no gap between its bytes may be longer than `body_timeout_ms`
+//! (nginx's `client_body_timeout`). A limit on the gap alone let one byte every few seconds
+//! hold a connection for weeks.
+
+use std::time::{Duration, Instant};
 
 use wire::{BodyDecoder, Framing, Request};
 
@@ -21,6 +29,11 @@ pub(crate) struct Drain {
     payload_left: u64,
     /// Framing bytes still allowed (chunked only).
     framing_left: u64,
+    /// When the body began (the end of its head), when its latest bytes arrived, and how many
+    /// have: its deadline.
+    since: Instant,
+    latest: Instant,
+    received: u64,
 }
 
 /// Why a body cannot be read to its end.
@@ -52,7 +65,7 @@ pub(crate) struct Fed {
 impl Drain {
     /// The body `req` announces, if it has one; `Err(TooLarge)` for a Content-Length above
     /// `limit`.
-    pub fn of(req: &Request<'_>, limit: u64) -> Result<Option<Drain>, BodyError> {
+    pub fn of(req: &Request<'_>, limit: u64, now: Instant) -> Result<Option<Drain>, BodyError> {
         let framing = match (req.chunked, req.content_length) {
             (true, _) => Framing::Chunked,
             (false, Some(n)) if n > limit => return Err(BodyError::TooLarge),
@@ -63,11 +76,33 @@ impl Drain {
             decoder: BodyDecoder::new(framing),
             payload_left: limit,
             framing_left: limit.saturating_add(FRAMING_SLACK),
+            since: now,
+            latest: now,
+            received: 0,
         }))
     }
 
+    /// When the rest of the body is due: `timeout` after its latest bytes, and no later than
+    /// `timeout` after its start plus a second per `min_rate` bytes received (0: no rate).
+    pub fn deadline(&self, timeout: Duration, min_rate: u64) -> Instant {
+        let gap = self.latest + timeout;
+        if min_rate == 0 {
+            return gap;
+        }
+        let earned = Duration::from_secs_f64(self.received as f64 / min_rate as f64);
+        gap.min(self.since + timeout + earned)
+    }
+
+    /// Starts the body's clock again: the server stopped reading while its output was blocked,
+    /// and that time is not the client's.
+    pub fn restart(&mut self, now: Instant) {
+        self.since = now;
+        self.latest = now;
+        self.received = 0;
+    }
+
     /// Reads what of the body is in `input` (all of it unless the body ends inside).
-    pub fn feed(&mut self, input: &[u8]) -> Result<Fed, BodyError> {
+    pub fn feed(&mut self, input: &[u8], now: Instant) -> Result<Fed, BodyError> {
         let p = self.decoder.feed(input).map_err(|_| BodyError::Malformed)?;
         let (payload, framing) = (p.body as u64, (p.consumed - p.body) as u64);
         if payload > self.payload_left || framing > self.framing_left {
@@ -75,6 +110,10 @@ impl Drain {
         }
         self.payload_left -= payload;
         self.framing_left -= framing;
+        if p.consumed > 0 {
+            self.latest = now;
+            self.received += p.consumed as u64;
+        }
         Ok(Fed {
             used: p.consumed,
             done: p.done,

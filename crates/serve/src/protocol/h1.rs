@@ -25,6 +25,10 @@ impl H1 {
     pub fn reading_body(&self) -> bool {
         self.body.is_some()
     }
+
+    pub fn body(&mut self) -> Option<&mut Drain> {
+        self.body.as_mut()
+    }
 }
 
 /// Plain HTTP arrived on a TLS port (see [`Session::refuse_plain_http`]): the 400 that says so,
@@ -67,7 +71,7 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker) -> bool {
     while pos < b.in_len && !s.close_after {
         if let Some(drain) = h.body.as_mut() {
             // The rest of the last request's body: read and dropped.
-            match drain.feed(&b.input[pos..b.in_len]) {
+            match drain.feed(&b.input[pos..b.in_len], w.now) {
                 Ok(fed) => {
                     pos += fed.used;
                     if !fed.done {
@@ -102,9 +106,9 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker) -> bool {
                 is_head = req.method == Method::Head;
                 // The body's bytes already here are read before answering, so a malformed
                 // or oversized one found now gets its 400 or 413 instead of the response.
-                let body = Drain::of(&req, w.max_body).and_then(|d| match d {
+                let body = Drain::of(&req, w.max_body, w.now).and_then(|d| match d {
                     None => Ok(None),
-                    Some(mut d) => d.feed(&buf[used..]).map(|fed| {
+                    Some(mut d) => d.feed(&buf[used..], w.now).map(|fed| {
                         used += fed.used;
                         (!fed.done).then_some(d)
                     }),

@@ -42,8 +42,10 @@ fn fixture(max_pipeline: usize) -> Fixture {
         date: *b"Mon, 23 Nov 2026 14:00:00 GMT",
         max_pipeline: max_pipeline as u64,
         max_body: 100,
+        body_min_rate: 500,
         timeouts: Timeouts {
             header: Duration::from_secs(1),
+            body: Duration::from_secs(1),
             keepalive: Duration::from_secs(1),
             send: Duration::from_secs(1),
         },
