@@ -424,10 +424,11 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker, pool: &mut crate::pool::Po
         if let Err(e) = result {
             // Fatal (a flood past nghttp2's limits, out of memory): nghttp2 sends nothing more,
             // so the GOAWAY that says why is written here, then the connection closes.
-            let code = if e.code == http2::lib_error::FLOODED {
-                error_code::ENHANCE_YOUR_CALM
-            } else {
-                error_code::PROTOCOL_ERROR
+            let code = match e.code {
+                http2::lib_error::FLOODED | http2::lib_error::TOO_MANY_CONTINUATIONS => {
+                    error_code::ENHANCE_YOUR_CALM
+                }
+                _ => error_code::PROTOCOL_ERROR,
             };
             let last = h.framer.last_proc_stream_id();
             h.streams.counts.goaways_sent += 1;
