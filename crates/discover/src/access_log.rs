@@ -22,6 +22,9 @@ pub struct Counts {
     /// Every path requested (GET, 200 or 304), in order of first request.
     pub paths: Vec<PathCount>,
     index: HashMap<String, usize>,
+    /// (path index, referer) to its place in that path's `referers`: a log with many distinct
+    /// Referers stays linear.
+    referer_index: HashMap<(usize, String), usize>,
     /// Lines read (blank ones aside).
     pub lines: u64,
     /// Lines in neither format.
@@ -157,9 +160,13 @@ impl Counts {
         let p = &mut self.paths[i];
         p.count += 1;
         if let Some(r) = referer {
-            match p.referers.iter_mut().find(|(x, _)| *x == r) {
-                Some((_, n)) => *n += 1,
-                None => p.referers.push((r, 1)),
+            let key = (i, r);
+            match self.referer_index.get(&key) {
+                Some(&j) => p.referers[j].1 += 1,
+                None => {
+                    p.referers.push((key.1.clone(), 1));
+                    self.referer_index.insert(key, p.referers.len() - 1);
+                }
             }
         }
     }

@@ -59,7 +59,8 @@ struct Crawl<'a> {
     queue: VecDeque<(Url, u32)>,
     site: Site,
     notes_seen: HashSet<String>,
-    beyond_depth: u64,
+    /// Links seen beyond --depth: counted once each, and still crawled if an iframe names them.
+    beyond_depth: HashSet<String>,
     beyond_max: u64,
 }
 
@@ -84,7 +85,7 @@ pub fn crawl(start: &Url, opts: &Options) -> Result<Site, CrawlError> {
             requests: 0,
         },
         notes_seen: HashSet::new(),
-        beyond_depth: 0,
+        beyond_depth: HashSet::new(),
         beyond_max: 0,
     };
     if !opts.ignore_robots {
@@ -109,10 +110,15 @@ pub fn crawl(start: &Url, opts: &Options) -> Result<Site, CrawlError> {
         }
         first = false;
     }
-    if c.beyond_depth > 0 {
+    let beyond = c
+        .beyond_depth
+        .iter()
+        .filter(|k| !c.pages_seen.contains(*k))
+        .count();
+    if beyond > 0 {
         c.note(format!(
-            "{} links beyond --depth {} not followed",
-            c.beyond_depth, opts.depth
+            "{beyond} links beyond --depth {} not followed",
+            opts.depth
         ));
     }
     if c.beyond_max > 0 {
@@ -292,8 +298,7 @@ impl Crawl<'_> {
             return;
         }
         if depth >= self.opts.depth {
-            self.pages_seen.insert(key(&url));
-            self.beyond_depth += 1;
+            self.beyond_depth.insert(key(&url));
             return;
         }
         if !self.opts.ignore_robots && !self.robots.allows(&target(&url)) {

@@ -1,6 +1,7 @@
-//! Fetching one resource of the site: HTTP/1.1 GET over one kept-alive connection (plain or TLS),
-//! heads and body framing by `wire` (the parser bench and serve share), at most `--crawl-rate`
-//! requests a second, a size limit and a deadline per resource.
+//! Fetching one resource of the site: a GET over one kept-alive connection (plain or TLS), as
+//! HTTP/1.1 (`h1`, framed by `wire`, the parser bench and serve share) or HTTP/2 (`h2`, on the
+//! workspace's nghttp2 session); at most `--crawl-rate` requests a second, a size limit and a
+//! deadline per resource.
 //!
 //! Why a client of its own and not an HTTP framework: discovery is sequential (one request at a
 //! time, as a polite crawler is), so a blocking socket with read and write timeouts is all it
@@ -9,6 +10,7 @@
 //! sizes written in the workload are the bytes bench will read. A server that compresses anyway
 //! (`Content-Encoding: gzip`) is decoded with flate2 so the page can still be parsed.
 
+mod h1;
 mod h2;
 mod tls;
 
@@ -21,7 +23,6 @@ use std::net::{TcpStream, ToSocketAddrs};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use url::Url;
-use wire::{BodyDecoder, Framing};
 
 /// What one GET answered. The body is kept only when it is text (HTML, CSS, robots.txt): the
 /// rest is counted and dropped.
@@ -340,7 +341,7 @@ impl Fetcher {
         self.requests += 1;
         conn.write_all(&request)
             .map_err(|e| timed(e, self.limits.timeout))?;
-        let (response, keep) = read_response(&mut conn, deadline, &self.limits)?;
+        let (response, keep) = h1::read_response(&mut conn, deadline, &self.limits)?;
         if keep {
             self.conn = Some(Conn {
                 stream: conn,
@@ -375,120 +376,6 @@ fn timed(e: io::Error, limit: Duration) -> FetchError {
         io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => FetchError::Timeout(limit),
         _ => FetchError::Io(e),
     }
-}
-
-/// Reads one response: its head, then its body as `wire` frames it. Returns whether the
-/// connection can carry the next request.
-fn read_response(
-    conn: &mut Stream,
-    deadline: Instant,
-    limits: &Limits,
-) -> Result<(Response, bool), FetchError> {
-    let mut buf = Vec::with_capacity(16 * 1024);
-    let mut chunk = vec![0u8; 16 * 1024];
-    let head = loop {
-        if let Some(head) = wire::parse_response_head(&buf, false)? {
-            // 1xx interim responses are skipped: the final one follows.
-            if (100..200).contains(&head.status) {
-                buf.drain(..head.head_len);
-                continue;
-            }
-            break head;
-        }
-        set_timeouts(conn, deadline, limits.timeout)?;
-        let n = conn
-            .read(&mut chunk)
-            .map_err(|e| timed(e, limits.timeout))?;
-        if n == 0 {
-            return Err(FetchError::Closed);
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    };
-    let fields = Fields::parse(&buf[..head.head_len]);
-    if let Framing::Length(n) = head.framing {
-        if n > limits.max_size {
-            return Err(FetchError::TooLarge {
-                limit: limits.max_size,
-            });
-        }
-    }
-    let keep_text = fields.is_text();
-    let mut body = Vec::new();
-    let mut bytes = 0u64;
-    let mut decoder = BodyDecoder::new(head.framing);
-    let mut pending = buf.split_off(head.head_len);
-    loop {
-        let consumed = feed(
-            &mut decoder,
-            &pending,
-            keep_text.then_some(&mut body),
-            &mut bytes,
-        )?;
-        pending.drain(..consumed);
-        if bytes > limits.max_size {
-            return Err(FetchError::TooLarge {
-                limit: limits.max_size,
-            });
-        }
-        if decoder.is_done() {
-            break;
-        }
-        set_timeouts(conn, deadline, limits.timeout)?;
-        let n = conn
-            .read(&mut chunk)
-            .map_err(|e| timed(e, limits.timeout))?;
-        if n == 0 {
-            decoder.eof()?;
-            break;
-        }
-        pending.extend_from_slice(&chunk[..n]);
-    }
-    let response = Response {
-        status: head.status,
-        content_type: fields.content_type,
-        location: fields.location,
-        bytes,
-        body: keep_text.then_some(body),
-    };
-    let response = decoded(response, fields.gzip, limits.max_size)?;
-    // Bytes past the body would be a response we never asked for: do not reuse the connection.
-    Ok((response, head.keep_alive && pending.is_empty()))
-}
-
-/// Feeds `input` to the decoder, appending payload to `out` and counting it in `bytes`; returns
-/// the input consumed. `wire`'s decoder counts payload but (not allocating) does not say where
-/// it lies among chunk framing; a trial on a copy that is all payload or all framing is taken
-/// whole, a mixed one is halved until it is one or the other.
-fn feed(
-    decoder: &mut BodyDecoder,
-    input: &[u8],
-    mut out: Option<&mut Vec<u8>>,
-    bytes: &mut u64,
-) -> Result<usize, FetchError> {
-    let mut pos = 0;
-    while pos < input.len() && !decoder.is_done() {
-        let mut n = input.len() - pos;
-        loop {
-            let mut trial = decoder.clone();
-            let p = trial.feed(&input[pos..pos + n])?;
-            if p.body == 0 || p.body == p.consumed || n == 1 {
-                if p.body > 0 {
-                    *bytes += p.body as u64;
-                    if let Some(out) = out.as_deref_mut() {
-                        out.extend_from_slice(&input[pos..pos + p.consumed]);
-                    }
-                }
-                *decoder = trial;
-                if p.consumed == 0 {
-                    return Ok(pos);
-                }
-                pos += p.consumed;
-                break;
-            }
-            n /= 2;
-        }
-    }
-    Ok(pos)
 }
 
 /// The response with its kept body gunzipped when the server sent it gzipped.
@@ -562,22 +449,6 @@ impl Fields {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn chunked_payload_is_separated_from_its_framing() {
-        let input = b"5\r\nhello\r\n7;ext=1\r\n, world\r\n0\r\n\r\nNEXT";
-        for split in 1..input.len() {
-            let mut d = BodyDecoder::new(Framing::Chunked);
-            let (mut out, mut bytes) = (Vec::new(), 0);
-            let a = feed(&mut d, &input[..split], Some(&mut out), &mut bytes).unwrap();
-            assert_eq!(a, split.min(input.len() - 4));
-            let b = feed(&mut d, &input[a..], Some(&mut out), &mut bytes).unwrap();
-            assert_eq!(a + b, input.len() - 4, "the next response is not consumed");
-            assert!(d.is_done());
-            assert_eq!(out, b"hello, world", "split at {split}");
-            assert_eq!(bytes, 12);
-        }
-    }
 
     #[test]
     fn header_fields_are_read_without_parameters() {

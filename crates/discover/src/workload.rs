@@ -166,4 +166,48 @@ mod tests {
         assert_eq!(text.matches("[[page]]\n").count(), 1, "{text}");
         assert_eq!(number(3.0), "3");
     }
+
+    #[test]
+    fn a_page_of_weight_0_is_written_commented_out() {
+        let file = |p: &str| {
+            Entry::File(File {
+                path: p.into(),
+                bytes: 1,
+                content_type: None,
+                redirected_from: None,
+            })
+        };
+        let page = |p: &str, weight| Page {
+            path: p.into(),
+            redirected_from: None,
+            weight,
+            entries: vec![file(p)],
+        };
+        let header = Header {
+            source: "s",
+            origin: None,
+            notes: &[],
+        };
+        let text = to_toml(&header, &[page("/a", 3.0), page("/never", 0.0)]);
+        let live: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+        assert_eq!(
+            live,
+            [
+                "",
+                "[[page]]",
+                "name = \"/a\"",
+                "weight = 3",
+                "files = [",
+                "    \"/a\", # 1 bytes",
+                "]",
+                ""
+            ]
+        );
+        assert!(
+            text.contains(
+                "# /never: never requested in the access log (weight 0): left out\n# [[page]]\n"
+            ),
+            "{text}"
+        );
+    }
 }

@@ -203,3 +203,91 @@ fn a_start_page_that_fails_is_the_crawls_error() {
     // robots.txt answered 500 too: nothing would have been followed (RFC 9309), but the start
     // page is fetched whatever robots.txt says.
 }
+
+#[test]
+fn an_iframe_is_crawled_even_when_a_link_to_it_lay_beyond_depth() {
+    let addr = serve(|path| {
+        Some(match path {
+            "/" => ok(
+                "text/html",
+                br#"<a href="/a.html">a</a> <a href="/b.html">b</a>"#,
+            ),
+            "/a.html" => ok(
+                "text/html",
+                br#"<a href="/f.html">f</a> <a href="/g.html">g</a>"#,
+            ),
+            "/b.html" => ok("text/html", br#"<iframe src="/f.html#x"></iframe>"#),
+            "/f.html" | "/g.html" => ok("text/html", b"<p>frame</p>"),
+            _ => b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n".to_vec(),
+        })
+    });
+    let start = url::Url::parse(&format!("http://{addr}/")).unwrap();
+    let site = discover::crawl(&start, &options(Duration::from_secs(5))).expect("crawl");
+    let paths: Vec<&str> = site.pages.iter().map(|p| p.path.as_str()).collect();
+    assert_eq!(paths, ["/", "/a.html", "/b.html", "/f.html"]);
+    // Only /g.html lay beyond --depth and stayed there.
+    assert_eq!(site.notes, ["1 links beyond --depth 1 not followed"]);
+}
+
+/// When each request of the rate test arrived.
+static ARRIVALS: std::sync::Mutex<Vec<Instant>> = std::sync::Mutex::new(Vec::new());
+
+#[test]
+fn requests_are_no_faster_than_the_crawl_rate() {
+    let addr = serve(|path| {
+        ARRIVALS.lock().unwrap().push(Instant::now());
+        Some(match path {
+            "/" => ok(
+                "text/html",
+                br#"<img src="/1.png"><img src="/2.png"><img src="/3.png"><img src="/4.png">"#,
+            ),
+            _ => ok("image/png", b"png"),
+        })
+    });
+    let start = url::Url::parse(&format!("http://{addr}/")).unwrap();
+    let rate = 20.0;
+    let mut opts = options(Duration::from_secs(5));
+    opts.limits.rate = rate;
+    discover::crawl(&start, &opts).expect("crawl");
+    let arrivals = ARRIVALS.lock().unwrap().clone();
+    // robots.txt, the page, four images.
+    assert_eq!(arrivals.len(), 6);
+    let span = arrivals[5].duration_since(arrivals[0]).as_secs_f64();
+    // Five gaps of at least 1/rate between starts; arrival jitter allowed a few ms.
+    assert!(
+        span >= 5.0 / rate - 0.01,
+        "6 requests in {span:.3} s at {rate}/s"
+    );
+}
+
+#[test]
+fn max_pages_robots_rules_and_crawl_delay_are_kept() {
+    let addr = serve(|path| {
+        Some(match path {
+            "/robots.txt" => ok(
+                "text/plain",
+                b"User-agent: flint\nDisallow: /no/\nCrawl-delay: 0.05\n\nUser-agent: *\nDisallow: /\n",
+            ),
+            "/" => ok(
+                "text/html",
+                br#"<a href="/no/x.html">n</a><a href="/a.html">a</a><a href="/b.html">b</a>
+                    <a href="/c.html">c</a>"#,
+            ),
+            _ => ok("text/html", b"<p>page</p>"),
+        })
+    });
+    let start = url::Url::parse(&format!("http://{addr}/")).unwrap();
+    let mut opts = options(Duration::from_secs(5));
+    opts.max_pages = 2;
+    let site = discover::crawl(&start, &opts).expect("crawl");
+    let paths: Vec<&str> = site.pages.iter().map(|p| p.path.as_str()).collect();
+    assert_eq!(paths, ["/", "/a.html"]);
+    assert_eq!(
+        site.notes,
+        [
+            "robots.txt asks for a Crawl-delay of 0.05 s: kept",
+            "link not followed: /no/x.html (robots.txt disallows it)",
+            "2 pages beyond --max-pages 2 not crawled",
+        ]
+    );
+}

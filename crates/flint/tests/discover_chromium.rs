@@ -22,11 +22,12 @@ mod discover_site;
 
 use common::start_server;
 use discover::{Entry, Limits, Options, TlsOptions};
+use lab_process::{Group, StopPolicy};
 use std::collections::BTreeSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Asked for by the browser's interface, whenever it gets to it: left out of both sets.
 const ICONS: &[&str] = &["/favicon.ico", "/img/icon.png"];
@@ -53,47 +54,46 @@ fn chromium() -> PathBuf {
 fn chromium_requests(url: &str, scratch: &Path) -> Vec<String> {
     let profile = tempfile::tempdir_in(scratch).unwrap();
     let log = scratch.join("netlog.json");
-    let mut child = Command::new(chromium())
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--disable-extensions",
-            "--hide-scrollbars",
-            "--window-size=800,600",
-            "--dump-dom",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .arg(format!("--log-net-log={}", log.display()))
-        .arg(url)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start chromium");
-    let mut err = child.stderr.take().unwrap();
+    let mut cmd = Command::new(chromium());
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-extensions",
+        "--hide-scrollbars",
+        "--window-size=800,600",
+        "--dump-dom",
+    ])
+    .arg(format!("--user-data-dir={}", profile.path().display()))
+    .arg(format!("--log-net-log={}", log.display()))
+    .arg(url)
+    .stdin(Stdio::null())
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped());
+    // Its own process group: the browser's helpers (zygote, renderer, network service) are
+    // stopped with it whatever happens.
+    let mut browser = Group::spawn(
+        &mut cmd,
+        None,
+        StopPolicy::terminate(Duration::from_secs(5)),
+    )
+    .expect("start chromium");
+    let mut err = browser.child_mut().stderr.take().unwrap();
     let err_t = std::thread::spawn(move || {
         let mut s = String::new();
         let _ = err.read_to_string(&mut s);
         s
     });
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let status = loop {
-        if let Some(st) = child.try_wait().unwrap() {
-            break st;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("chromium did not finish within 120 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
+    let Some(status) = browser.wait_exit(Duration::from_secs(120)) else {
+        browser.stop();
+        panic!("chromium did not finish within 120 s");
     };
+    browser.stop();
     let stderr = err_t.join().unwrap_or_default();
     assert!(status.success(), "chromium failed ({status}): {stderr}");
     let text = std::fs::read_to_string(&log)

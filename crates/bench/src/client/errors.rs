@@ -69,6 +69,20 @@ impl super::ThreadState<'_> {
     }
 }
 
+/// Whether a failed handshake is the server refusing every protocol the client offered by ALPN
+/// (for HTTP/2, `h2` alone): the server does not speak HTTP/2 over TLS.
+pub(super) fn alpn_refused(e: &io::Error) -> bool {
+    let tls = e
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>());
+    matches!(
+        tls,
+        Some(rustls::Error::AlertReceived(
+            rustls::AlertDescription::NoApplicationProtocol
+        ))
+    )
+}
+
 pub(super) fn head_error(e: ResponseError) -> ErrorKind {
     match e {
         ResponseError::MalformedStatusLine => ErrorKind::MalformedStatus,
@@ -98,6 +112,13 @@ pub(super) fn status_error(status: u16, expect: Option<&ExpectStatus>) -> Option
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_kind_sits_at_its_own_index() {
+        for (i, kind) in ErrorKind::ALL.iter().enumerate() {
+            assert_eq!(*kind as usize, i, "{kind:?}");
+        }
+    }
 
     #[test]
     fn statuses_are_errors_from_400_unless_a_list_says_otherwise() {

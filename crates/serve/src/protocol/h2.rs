@@ -15,7 +15,7 @@
 //!
 //! Streams are answered as their requests complete, all those of one read before the frames are
 //! written, so a batch leaves in one gathered write; DATA frames of concurrent streams are
-//! interleaved by nghttp2's scheduler (equal weights: round robin). A request body is dropped,
+//! scheduled by nghttp2 (RFC 9218: by the request's urgency, incremental streams in turns). A request body is dropped,
 //! and a stream whose body passes `max_body_bytes` is reset. What one connection queues is
 //! bounded by `max_pipeline_bytes`: past it the handler takes no more frames and nghttp2 keeps
 //! them until the queue drains.
@@ -424,10 +424,11 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker, pool: &mut crate::pool::Po
         if let Err(e) = result {
             // Fatal (a flood past nghttp2's limits, out of memory): nghttp2 sends nothing more,
             // so the GOAWAY that says why is written here, then the connection closes.
-            let code = if e.code == http2::lib_error::FLOODED {
-                error_code::ENHANCE_YOUR_CALM
-            } else {
-                error_code::PROTOCOL_ERROR
+            let code = match e.code {
+                http2::lib_error::FLOODED | http2::lib_error::TOO_MANY_CONTINUATIONS => {
+                    error_code::ENHANCE_YOUR_CALM
+                }
+                _ => error_code::PROTOCOL_ERROR,
             };
             let last = h.framer.last_proc_stream_id();
             h.streams.counts.goaways_sent += 1;
