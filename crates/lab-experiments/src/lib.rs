@@ -31,7 +31,7 @@ mod table;
 mod tls;
 
 pub use docroot::{MICROSCAPE_GIFS, MICROSCAPE_HTML};
-pub use page::{PageMode, H2_CLIENT_MISSING};
+pub use page::{PageMode, H2_SERVER_MISSING};
 pub use results::{
     LabReport, ResultRow, ServerStatus, Status, SyscallCount, SATURATED, SCHEMA_VERSION,
 };
@@ -120,10 +120,10 @@ pub struct LabOptions {
     pub pages: Option<u64>,
 }
 
-/// Default length of each measurement: `flint lab all` runs 162 of them (the page experiment's
-/// 55: five ways for five servers over cleartext and TLS, Apache prefork over cleartext; 5 x 12
-/// sizes, 3 digest runs, 4 x 11 over TLS), each with its warm-up, server and tracer start-up:
-/// about 11 minutes in all.
+/// Default length of each measurement: `flint lab all` runs 172 of them (the page experiment's
+/// 65: six ways for five servers over cleartext and TLS, Apache prefork over cleartext without
+/// h2; 5 x 12 sizes, 3 digest runs, 4 x 11 over TLS), each with its warm-up, server and tracer
+/// start-up: about 12 minutes in all.
 pub const DEFAULT_DURATION: Duration = Duration::from_secs(2);
 pub const DEFAULT_WARMUP: Duration = Duration::from_millis(500);
 

@@ -159,9 +159,44 @@ fn server(
         }
         return Ok(());
     }
+    // The HTTP/1 ways on a peer started without HTTP/2, then `h2` on one started with it.
+    for http2 in [false, true] {
+        let group: Vec<PageMode> = modes
+            .iter()
+            .copied()
+            .filter(|m| m.needs_http2() == http2)
+            .collect();
+        let mut run: Vec<PageMode> = Vec::new();
+        for mode in group {
+            match mode.unavailable(kind) {
+                Some(why) => unavailable(lab, kind, mode, over_tls, here, &why, shown)?,
+                None => run.push(mode),
+            }
+        }
+        if !run.is_empty() && !lab.stopped() {
+            with_peer(lab, kind, over_tls, http2, &run, path, here, files, shown)?;
+        }
+    }
+    Ok(())
+}
+
+/// Starts `kind` (with HTTP/2 on when `http2`) and measures `modes` against it.
+#[allow(clippy::too_many_arguments)]
+fn with_peer(
+    lab: &mut Lab,
+    kind: PeerKind,
+    over_tls: bool,
+    http2: bool,
+    modes: &[PageMode],
+    path: Option<&NetPath>,
+    here: Option<(Duration, Delay)>,
+    files: &TlsFiles,
+    shown: &mut Vec<ResultRow>,
+) -> io::Result<()> {
     let max_clients = modes.iter().map(|m| m.connections()).max();
     let spec = lab_peers::PeerSpec {
         tls: over_tls.then(|| files.clone()),
+        http2,
         net: path.map(|p| PeerNet {
             netns: p.server_netns().to_owned(),
             addr: super::netpath::SERVER_ADDR,
@@ -171,7 +206,12 @@ fn server(
     let mut peer = match Peer::start(kind, &spec) {
         Ok(p) => p,
         Err(e) => {
-            let what = if over_tls { "start over TLS" } else { "start" };
+            let what = match (over_tls, http2) {
+                (false, false) => "start",
+                (true, false) => "start over TLS",
+                (false, true) => "start with HTTP/2",
+                (true, true) => "start over TLS with HTTP/2",
+            };
             lab.failed(kind, what, &e.to_string())?;
             return Ok(());
         }
@@ -185,7 +225,12 @@ fn server(
             lab.out,
             "\n-- {kind}{}: round trip measured {:.1} ms (median of 5 TCP connects; asked {}, \
              {})",
-            if over_tls { " (TLS)" } else { "" },
+            match (over_tls, http2) {
+                (false, false) => "",
+                (true, false) => " (TLS)",
+                (false, true) => " (HTTP/2 on)",
+                (true, true) => " (TLS, HTTP/2 on)",
+            },
             probed.as_secs_f64() * 1e3,
             table::rtt(p.rtt()),
             p.delay().name()
@@ -198,13 +243,9 @@ fn server(
         version: None,
     };
     let workload = docroot::microscape_workload();
-    for &mode in &modes {
+    for &mode in modes {
         if lab.stopped() {
             break;
-        }
-        if let Some(why) = mode.unavailable(kind) {
-            unavailable(lab, kind, mode, over_tls, here, &why, shown)?;
-            continue;
         }
         let load = Load {
             pages: lab

@@ -1,6 +1,7 @@
 //! The page experiment (`flint lab syscalls`) end to end on the installed peers: every way of
-//! fetching the page, every peer that can, cleartext and TLS, on the network path; one round trip
-//! through the delay line; and the path's packet counts held against tcpdump on the same veth.
+//! fetching the page (HTTP/2 included), every peer that can, cleartext and TLS, on the network
+//! path; Apache prefork's h2 row saying why it is not there; one round trip through the delay
+//! line; and the path's packet counts held against tcpdump on the same veth.
 //!
 //! They need root (network namespaces), iproute2 and the peers (scripts/install-peers.sh) and
 //! tcpdump (scripts/install-deps.sh), and fail naming what is missing. The namespaces are
@@ -8,8 +9,7 @@
 
 use lab_experiments::netpath::{NetPath, SERVER_ADDR, SERVER_IF};
 use lab_experiments::{
-    self as experiments, Experiment, LabOptions, PageMode, H2_CLIENT_MISSING, MICROSCAPE_GIFS,
-    MICROSCAPE_HTML,
+    self as experiments, Experiment, LabOptions, PageMode, MICROSCAPE_GIFS, MICROSCAPE_HTML,
 };
 use lab_peers::{Peer, PeerKind, PeerNet, PeerSpec};
 use lab_process::{Group, StopPolicy};
@@ -79,21 +79,6 @@ fn every_way_on_every_peer_over_cleartext_and_tls_counts_packets_and_page_time()
                     })
                     .unwrap_or_else(|| panic!("no row for {kind} {} tls {tls}", mode.name()));
                 let what = format!("{kind} {} tls {tls}: {row:?}", mode.name());
-                if mode == PageMode::H2 {
-                    assert_eq!(
-                        row.unavailable.as_deref(),
-                        Some(H2_CLIENT_MISSING),
-                        "{what}"
-                    );
-                    assert!(
-                        text.contains(&format!(
-                            "-- {kind}, h2{}: not available: {H2_CLIENT_MISSING}",
-                            if tls { " tls" } else { "" }
-                        )),
-                        "{text}"
-                    );
-                    continue;
-                }
                 assert_eq!(row.unavailable, None, "{what}");
                 assert_eq!(row.errors, 0, "{what}");
                 assert_eq!(row.requests, 44 * PAGES, "{what}");
@@ -310,4 +295,27 @@ fn pcap_records(bytes: &[u8]) -> u64 {
         n += 1;
     }
     n
+}
+
+#[test]
+fn a_way_a_server_cannot_serve_is_a_row_saying_why() {
+    let opts = LabOptions {
+        servers: vec![PeerKind::ApachePrefork],
+        page_modes: vec![PageMode::H2],
+        ..LabOptions::new(Some(flint_bin()))
+    };
+    let (rows, text) = run(&opts);
+    assert_eq!(rows.len(), 2, "cleartext and TLS: {rows:?}");
+    for r in &rows {
+        let why = r.unavailable.as_deref().expect("not available");
+        assert_eq!(r.page_mode.as_deref(), Some("h2"));
+        assert_eq!(r.requests, 0);
+        assert!(r.wire.is_none() && r.page_ms_p50.is_none(), "{r:?}");
+        assert!(text.contains(&format!("not available: {why}")), "{text}");
+    }
+    assert_eq!(
+        rows[0].unavailable.as_deref(),
+        Some(lab_experiments::H2_SERVER_MISSING)
+    );
+    assert!(text.contains("syscalls: summary (per page)"), "{text}");
 }

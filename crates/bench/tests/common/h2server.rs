@@ -49,6 +49,9 @@ pub enum Fault {
     Continuations(usize),
     /// `HTTP/1.1 400` to the preface, then close.
     Http1,
+    /// The connection is closed (no GOAWAY) a moment after each answer, as a server closes an
+    /// idle connection.
+    CloseIdle,
 }
 
 /// The server: its address and counts.
@@ -238,6 +241,10 @@ fn serve(mut conn: TcpStream, fault: Fault, c: &Counts, stop: &AtomicBool) -> io
         // counted, so the counts are of every stream received.
         if !out.is_empty() && answering && conn.write_all(&out).is_err() {
             answering = false;
+        }
+        if fault == Fault::CloseIdle && answered > 0 {
+            thread::sleep(Duration::from_millis(5));
+            return Ok(());
         }
     }
 }
