@@ -130,6 +130,9 @@ pub struct TlsRecord {
     /// Handshakes completed, full and resumed.
     pub handshakes: u64,
     pub resumed: u64,
+    /// Failed handshakes by reason (`unknown_issuer`, `name_mismatch`, ...), only those seen.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub failures: BTreeMap<String, u64>,
 }
 
 /// How the run was asked to end.

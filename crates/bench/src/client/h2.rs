@@ -304,7 +304,10 @@ impl H2 {
             Err(e) if alpn_refused(&e) => {
                 return self.conn_failed(ch, cx, ErrorKind::H2NotNegotiated, now)
             }
-            Err(e) => return self.conn_failed(ch, cx, handshake_error(&e), now),
+            Err(e) => {
+                cx.handshake_failed(&e, first.file_start_us, now);
+                return self.conn_failed(ch, cx, handshake_error(&e), now);
+            }
         }
         if !conn.negotiated_h2() {
             return self.conn_failed(ch, cx, ErrorKind::H2NotNegotiated, now);
