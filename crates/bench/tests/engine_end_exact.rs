@@ -165,6 +165,20 @@ fn pipelined_pages_are_exact_at_every_end() {
 }
 
 #[test]
+fn pipelined_with_a_depth_is_exact_at_every_end() {
+    // `--pipeline 2`: two requests in flight, one more written as each response ends.
+    let w = workload(5);
+    exact_every_time(
+        || Recording::start(DELAY),
+        |s| BenchConfig {
+            streams: Some(2),
+            ..config(Target::http(s.addr), 4, HttpMode::Pipeline)
+        },
+        &w,
+    );
+}
+
+#[test]
 fn http10_is_exact_at_every_end() {
     // A connection per file: the end often finds a Webchild connecting, which has sent nothing.
     let w = workload(2);
