@@ -28,13 +28,16 @@
 //! The open loop also sets `alarm::Alarm` to the next deadline, so that pages leave on time to
 //! the microsecond rather than to the next millisecond of `epoll_wait`.
 //!
-//! When the run ends, what was still going on is accounted for (`Webchild::at_end`): requests in
-//! flight are unfinished, and in the open loop pages that were due but never sent are counted.
+//! When the run ends, what was still going on is accounted for (`Webchild::at_end`): requests
+//! sent and not answered are unfinished, those begun and not sent are apart, and in the open
+//! loop pages that were due but never sent are counted. Nothing is begun or read into the
+//! window at or after the end (see [`Wire`]).
 
 mod alarm;
 mod busy_poll;
 mod errors;
 mod h1;
+mod h2;
 mod page;
 mod setup;
 mod timers;
@@ -42,11 +45,14 @@ mod timers;
 use alarm::Alarm;
 use busy_poll::Waiter;
 use h1::H1;
+pub use h2::H2Requests;
+use h2::H2;
 use page::{Child, Phase};
 use setup::Running;
 pub use setup::{child_rng, Requests, RunShared, Schedule, ThreadOutcome};
 use timers::Timers;
 
+use crate::config::HttpMode;
 use crate::log::LogBuf;
 use crate::progress::Counts;
 use crate::stats::{second_index, ErrorKind, SecondStats, Stats};
@@ -81,7 +87,10 @@ pub fn run_thread(
     thread: usize,
     ids: Range<usize>,
 ) -> io::Result<ThreadOutcome> {
-    run::<H1>(sh, thread, ids)
+    match sh.config.http {
+        HttpMode::Http2 => run::<H2>(sh, thread, ids),
+        _ => run::<H1>(sh, thread, ids),
+    }
 }
 
 /// [`run_thread`] with the connection type of the run's protocol.
@@ -98,6 +107,7 @@ fn run<C: Wire>(sh: &RunShared<'_>, thread: usize, ids: Range<usize>) -> io::Res
         log: sh.log.as_ref().map(LogBuf::new),
         live: Counts::default(),
         active: 0,
+        first_connect_late_us: NONE,
     };
     // A timed run's seconds (+1 for a partial one) are allocated now, up to an hour; past that,
     // and with -n, a second allocates its histogram when it starts, in a vector with room.
@@ -180,6 +190,7 @@ fn run<C: Wire>(sh: &RunShared<'_>, thread: usize, ids: Range<usize>) -> io::Res
     Ok(ThreadOutcome {
         stats: cx.stats,
         end_us,
+        first_connect_late_us: Some(cx.first_connect_late_us).filter(|&t| t != NONE),
         interrupted,
         log_error: cx.log.and_then(LogBuf::finish),
     })
@@ -208,6 +219,8 @@ struct ThreadState<'a> {
     live: Counts,
     /// Webchildren not yet `Done`.
     active: usize,
+    /// How late the thread's first connect began (see `ThreadOutcome`); `NONE` before it.
+    first_connect_late_us: u64,
 }
 
 impl ThreadState<'_> {
@@ -220,6 +233,14 @@ impl ThreadState<'_> {
     #[inline]
     fn counts(&self, start: u64, now: u64) -> bool {
         start >= self.sh.schedule.measure_us && now < self.sh.schedule.end_us
+    }
+
+    /// Whether the run's time is up at `now` (a clock read of this thread): from then on a
+    /// Webchild begins nothing and takes nothing it reads into account, so that what is in
+    /// flight stays in flight for `at_end` (docs/latency.md, the end of the run).
+    #[inline]
+    fn ended(&self, now: u64) -> bool {
+        now >= self.sh.schedule.end_us
     }
 
     /// The time series' entry for `now` (in the window): an index, no clock read.
@@ -258,15 +279,23 @@ impl ThreadState<'_> {
 /// A Webchild's connection: one protocol's state machine under the page logic. Its methods are
 /// called by the loop with the Webchild's page state beside it; it calls the page logic
 /// (`page.rs`) as its exchanges progress, and starts the next page through `page::end_page`.
+///
+/// At the end of the run every wire keeps one rule, so that the server's count is the
+/// client's `requests + unfinished` whatever the protocol: it begins a request only through
+/// [`Child::may_begin`], and from its first clock read at or after the end
+/// ([`ThreadState::ended`]) it connects, writes and processes nothing more, so what was in flight
+/// stays in flight; `at_end` then tells the page logic, per request, whether it was sent in full
+/// ([`Child::record_unfinished`]) or not ([`Child::record_unsent`]).
 trait Wire: Sized {
-    fn new() -> Self;
+    fn new(sh: &RunShared<'_>) -> Self;
     /// Fetch the page `ch` just picked (connecting first when there is no connection).
     fn start_page(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64);
     /// A readiness event of its socket (never while the Webchild is done).
     fn on_event(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, buf: &mut [u8], ev: &Event);
     /// Its deadline passed while a page is in progress (a timeout of its own).
     fn on_timer(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64);
-    /// The run ended at `end`: what is in flight is recorded as unfinished.
+    /// The run ended at `end`: each request in flight is recorded as unfinished (sent in full)
+    /// or unsent (connecting, handshaking, partly written).
     fn at_end(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, end: u64);
     /// Drops the connection (if any).
     fn close(&mut self);
@@ -282,7 +311,7 @@ impl<C: Wire> Webchild<C> {
     fn new(slot: usize, id: usize, sh: &RunShared<'_>) -> Self {
         Webchild {
             ch: Child::new(slot, id, sh),
-            conn: C::new(),
+            conn: C::new(sh),
         }
     }
 

@@ -11,6 +11,11 @@ pub use results::HttpMode;
 /// How long an idle event loop polls before it sleeps, unless told otherwise.
 pub const DEFAULT_BUSY_POLL: Duration = Duration::from_micros(5);
 
+/// HTTP/2's receive windows unless `--h2-window`: Chrome's, 6 MiB a stream and 15 MiB the
+/// connection, so that flow control never throttles what is measured.
+pub const H2_STREAM_WINDOW: u32 = 6 * 1024 * 1024;
+pub const H2_CONNECTION_WINDOW: u32 = 15 * 1024 * 1024;
+
 /// When the run ends.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Stop {
@@ -37,6 +42,14 @@ pub struct BenchConfig {
     /// Open loop: pages per second across all Webchildren (wrk2-style; latency from intended start).
     pub rate: Option<f64>,
     pub http: HttpMode,
+    /// Requests in flight at once on one connection: HTTP/2 streams (`None`: all of a page's
+    /// files, never more than the server's SETTINGS_MAX_CONCURRENT_STREAMS), or HTTP/1.1
+    /// pipelining's depth. With a one-file page, HTTP/2 keeps this many requests of it in flight
+    /// (h2load's `-m`).
+    pub streams: Option<u32>,
+    /// HTTP/2 receive windows (each stream's and the connection's); `None`: a browser's (see
+    /// [`H2_STREAM_WINDOW`]).
+    pub h2_window: Option<u32>,
     pub connect_timeout: Duration,
     pub response_timeout: Duration,
     /// With nothing to do, poll this long before sleeping (zero: sleep at once); see
@@ -97,6 +110,8 @@ impl BenchConfig {
             think: None,
             rate: None,
             http: HttpMode::KeepAlive,
+            streams: None,
+            h2_window: None,
             connect_timeout: Duration::from_secs(10),
             response_timeout: Duration::from_secs(10),
             busy_poll: DEFAULT_BUSY_POLL,

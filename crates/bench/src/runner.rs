@@ -23,7 +23,7 @@ use crate::log::LogFile;
 use crate::progress::{self, Counts, Progress};
 use crate::transport::Connector;
 use crate::workload::PagePicker;
-use crate::{BenchConfig, Stats, Workload};
+use crate::{BenchConfig, HttpMode, Stats, Workload};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -129,8 +129,9 @@ pub fn run_observed(
 pub struct SliceOutcome {
     /// The slice's own result: its Webchildren only (`config` is the whole run's).
     pub result: RunResult,
-    /// From the agreed start to the moment the first load thread began its Webchildren (their
-    /// first connects and requests go out then); `None` when no thread started.
+    /// How late the slice's first connect began: after the agreed start in the closed loop,
+    /// after its page's intended time in the open loop (the least of its threads'); `None` when
+    /// nothing connected.
     pub start_skew: Option<Duration>,
 }
 
@@ -158,7 +159,8 @@ pub fn run_slice(
     // No idle threads: at most one per Webchild.
     let threads = config.threads.min(slice.children.len());
     let requests = Requests::build(config, workload);
-    let connector = Connector::new(&config.target, &config.tls).map_err(BenchError::Tls)?;
+    let connector = Connector::new(&config.target, &config.tls, config.http == HttpMode::Http2)
+        .map_err(BenchError::Tls)?;
     let picker = PagePicker::new(workload);
     let base = match slice.start {
         Some(at) => wait_until(at, stop),
@@ -184,6 +186,8 @@ pub fn run_slice(
         workload,
         schedule,
         requests,
+        h2: (config.http == HttpMode::Http2)
+            .then(|| crate::client::H2Requests::build(config, workload)),
         connector,
         picker,
         log,
@@ -197,9 +201,14 @@ pub fn run_slice(
         progress::clear();
     }
     let (mut outcomes, mut end_us, mut interrupted, mut log_error) = (Vec::new(), 0, false, None);
+    let mut first_connect_late_us: Option<u64> = None;
     for o in joined.outcomes {
         let o = o?;
         end_us = end_us.max(o.end_us);
+        first_connect_late_us = match (first_connect_late_us, o.first_connect_late_us) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         interrupted |= o.interrupted;
         log_error = log_error.or(o.log_error);
         outcomes.push(o.stats);
@@ -226,9 +235,7 @@ pub fn run_slice(
             started_at: base_wall + config.warmup,
             interrupted,
         },
-        start_skew: joined
-            .first_began
-            .map(|t| t.saturating_duration_since(base)),
+        start_skew: first_connect_late_us.map(Duration::from_micros),
     })
 }
 

@@ -69,6 +69,9 @@ impl<'de> Deserialize<'de> for Latency {
 /// Latency figures in milliseconds, as reports and JSON print them.
 pub use results::LatencySummary;
 
+mod http2;
+pub use http2::{error_code_name, frame_type_name, Http2Stats};
+
 impl Latency {
     /// `sigfig`: 3 for run-wide distributions, 2 for per-page and per-URL ones (a tenth the memory).
     pub fn new(sigfig: u8) -> Self {
@@ -183,10 +186,22 @@ pub enum ErrorKind {
     TlsHandshake,
     /// HTTPS: the connection was reset or closed during the handshake.
     TlsReset,
+    /// HTTP/2: the server did not choose `h2` by ALPN, or answered HTTP/1 to prior knowledge.
+    H2NotNegotiated,
+    /// HTTP/2: the server reset the stream (its error code is counted in `Http2Stats`).
+    H2RstStream,
+    /// HTTP/2: the connection ended by GOAWAY with the stream not done (streams the server
+    /// never processed are retried instead, not counted here).
+    H2Goaway,
+    /// HTTP/2: the server broke the protocol (a malformed frame, HPACK that does not decode,
+    /// a flow-control violation); the connection is ended.
+    H2Protocol,
+    /// HTTP/2: the server's SETTINGS did not arrive within the connect timeout.
+    H2SettingsTimeout,
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 16] = [
+    pub const ALL: [ErrorKind; 21] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::ConnectOther,
@@ -203,6 +218,11 @@ impl ErrorKind {
         ErrorKind::TlsCertificate,
         ErrorKind::TlsHandshake,
         ErrorKind::TlsReset,
+        ErrorKind::H2NotNegotiated,
+        ErrorKind::H2RstStream,
+        ErrorKind::H2Goaway,
+        ErrorKind::H2Protocol,
+        ErrorKind::H2SettingsTimeout,
     ];
 
     pub fn name(self) -> &'static str {
@@ -223,6 +243,11 @@ impl ErrorKind {
             ErrorKind::TlsCertificate => "tls_certificate",
             ErrorKind::TlsHandshake => "tls_handshake",
             ErrorKind::TlsReset => "tls_reset",
+            ErrorKind::H2NotNegotiated => "h2_not_negotiated",
+            ErrorKind::H2RstStream => "h2_rst_stream",
+            ErrorKind::H2Goaway => "h2_goaway",
+            ErrorKind::H2Protocol => "h2_protocol",
+            ErrorKind::H2SettingsTimeout => "h2_settings_timeout",
         }
     }
 }
@@ -374,6 +399,9 @@ pub struct Stats {
     pub tls_resumed: u64,
     /// HTTPS: what the first handshake in the window agreed on.
     pub tls_session: Option<TlsSession>,
+    /// HTTP/2's own counters (all zero over HTTP/1).
+    #[serde(default)]
+    pub http2: Http2Stats,
     /// Per request: request written (or, open loop, intended start) to first response byte.
     pub ttfb: Latency,
     /// Per request: (intended) start to last byte, connect included when one was opened.
@@ -391,10 +419,17 @@ pub struct Stats {
     /// client's own lateness, which the corrected figures above include and the uncorrected
     /// ones do not).
     pub send_lag: Option<Latency>,
-    /// Requests of the window sent (or connecting) and not complete when the run ended. In the
-    /// open loop they are also in `response` and (their page) in `page`, with the time they had
-    /// waited at the end: a lower bound.
+    /// Requests of the window sent in full before the end whose response had not been read in
+    /// full by then (with pipelining, every request of the batch not answered): the server
+    /// received each. In the open loop they are also in `response` and (their page) in `page`,
+    /// with the time they had waited at the end: a lower bound.
     pub unfinished: u64,
+    /// Requests of the window begun but not sent when the run ended: connecting, in the TLS
+    /// handshake, or partly written. The server received none of them, so they are not in
+    /// `unfinished`; in the open loop they are in `response` and `page` with their wait, as the
+    /// unfinished are.
+    #[serde(default)]
+    pub unsent_at_end: u64,
     /// What the unfinished requests had waited when the run ended (from their intended start in
     /// the open loop, from their start in the closed loop).
     pub unfinished_wait: Latency,
@@ -587,6 +622,7 @@ impl Stats {
             tls_handshakes: 0,
             tls_resumed: 0,
             tls_session: None,
+            http2: Http2Stats::default(),
             ttfb: Latency::new(3),
             response: Latency::new(3),
             response_us_max: 0,
@@ -595,6 +631,7 @@ impl Stats {
             page_uncorrected: open_loop.then(|| Latency::new(3)),
             send_lag: open_loop.then(|| Latency::new(3)),
             unfinished: 0,
+            unsent_at_end: 0,
             unfinished_wait: Latency::new(3),
             pages_scheduled: 0,
             pages_not_sent: 0,
@@ -655,6 +692,7 @@ impl Stats {
         if self.tls_session.is_none() {
             self.tls_session.clone_from(&o.tls_session);
         }
+        self.http2.merge(&o.http2);
         self.ttfb.merge(&o.ttfb);
         self.response.merge(&o.response);
         self.response_us_max = self.response_us_max.max(o.response_us_max);
@@ -669,6 +707,7 @@ impl Stats {
             a.merge(b);
         }
         self.unfinished += o.unfinished;
+        self.unsent_at_end += o.unsent_at_end;
         self.unfinished_wait.merge(&o.unfinished_wait);
         self.pages_scheduled += o.pages_scheduled;
         self.pages_not_sent += o.pages_not_sent;
@@ -726,6 +765,7 @@ impl Stats {
         self.bytes_total.saturating_sub(
             self.data_moved()
                 + self.bytes_chunk_framing
+                + self.http2.bytes_framing
                 + self.bytes_failed
                 + self.bytes_unfinished,
         )
@@ -822,9 +862,20 @@ impl Stats {
         }
     }
 
-    /// A request still in flight when the run ended, after `wait_us` (from its start, or in the
-    /// open loop its intended start); `page_wait_us`: open loop, its page's wait, which enters
-    /// the corrected figures as a lower bound. `bytes`: what had arrived of its response.
+    /// A request of the window begun but not sent at the end (see `unsent_at_end`): in the
+    /// open loop it enters the corrected figures with its wait, as an unfinished one does.
+    pub fn record_unsent(&mut self, wait_us: u64, page_wait_us: Option<u64>) {
+        self.unsent_at_end += 1;
+        if let Some(page_us) = page_wait_us {
+            self.response.record_us(wait_us);
+            self.page.record_us(page_us);
+        }
+    }
+
+    /// A request sent and still unanswered when the run ended, after `wait_us` (from its start,
+    /// or in the open loop its intended start); `page_wait_us`: open loop, its page's wait,
+    /// which enters the corrected figures as a lower bound. `bytes`: what had arrived of its
+    /// response.
     pub fn record_unfinished(&mut self, wait_us: u64, page_wait_us: Option<u64>, bytes: u64) {
         self.unfinished += 1;
         self.unfinished_wait.record_us(wait_us);

@@ -33,10 +33,11 @@ impl Connector {
     /// Plain TCP for `http://`; for `https://`, the TLS configuration every connection shares
     /// (roots loaded, versions and resumption set) once, here, so a bad CA file or a name no
     /// certificate can carry stops the run before it starts.
-    pub fn new(target: &Target, tls: &TlsOptions) -> Result<Connector, TlsSetupError> {
+    /// `h2`: HTTP/2 (ALPN `h2` alone).
+    pub fn new(target: &Target, tls: &TlsOptions, h2: bool) -> Result<Connector, TlsSetupError> {
         let tls = match target.scheme {
             Scheme::Http => None,
-            Scheme::Https => Some(TlsConnector::new(&target.server_name, tls)?),
+            Scheme::Https => Some(TlsConnector::new(&target.server_name, tls, h2)?),
         };
         Ok(Connector {
             addr: target.addr,
@@ -115,6 +116,15 @@ impl Transport {
         match self {
             Transport::Plain(_) => None,
             Transport::Tls(t) => Some(t.session()),
+        }
+    }
+
+    /// After a finished handshake, whether the connection carries HTTP/2: TLS's ALPN chose
+    /// `h2`; cleartext is HTTP/2 by prior knowledge (h2c), as h2load does.
+    pub(crate) fn negotiated_h2(&self) -> bool {
+        match self {
+            Transport::Plain(_) => true,
+            Transport::Tls(t) => t.is_h2(),
         }
     }
 

@@ -82,6 +82,12 @@ pub struct BenchConfigRecord {
     /// from before the option.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub busy_poll_us: Option<u64>,
+    /// Requests in flight per connection (`--streams`, `--pipeline N`), when set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub streams: Option<u64>,
+    /// HTTP/2 receive windows (`--h2-window`), when set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub h2_window_bytes: Option<u64>,
     /// Set for an `https://` target.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tls: Option<TlsConfigRecord>,
@@ -161,8 +167,12 @@ pub struct Summary {
     pub bytes_not_in_responses: BytesNotInResponses,
     /// Complete responses by status code (`"200"`, `"404"`, ...).
     pub status_counts: BTreeMap<String, u64>,
-    /// Requests of the window still in flight when the run ended.
+    /// Requests of the window sent in full and not answered when the run ended: the server
+    /// received each (it counted `requests + unfinished`).
     pub unfinished: u64,
+    /// Requests of the window begun but not sent when the run ended (connecting, in the TLS
+    /// handshake, partly written): the server received none.
+    pub unsent_at_end: u64,
     /// How long the unfinished requests had waited when the run ended (a lower bound of their
     /// latency; in the open loop it enters the corrected figures).
     pub unfinished_wait_ms: LatencySummary,
@@ -208,8 +218,35 @@ pub struct Summary {
     pub tls_handshake_ms: Option<LatencySummary>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tls: Option<TlsRecord>,
+    /// `--http 2` only: the connections' and streams' own counts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub http2: Option<Http2Record>,
     pub response_spectrum: Vec<SpectrumPoint>,
     pub page_spectrum: Vec<SpectrumPoint>,
+}
+
+/// What an HTTP/2 run counted besides requests (the measured window's).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Http2Record {
+    /// Connections whose server's SETTINGS arrived.
+    pub connections: u64,
+    /// Streams opened (one request each).
+    pub streams: u64,
+    /// The server's SETTINGS_MAX_CONCURRENT_STREAMS (the largest seen).
+    pub max_concurrent_streams: u64,
+    /// RST_STREAM frames received, by RFC 9113 error code name (`REFUSED_STREAM`).
+    pub rst_streams: BTreeMap<String, u64>,
+    /// GOAWAY frames received.
+    pub goaways: u64,
+    /// Streams a GOAWAY left unprocessed, sent again on a new connection (not failed).
+    pub retried: u64,
+    /// HPACK-encoded request header blocks sent, and what HPACK saved against the header
+    /// lists uncompressed (names and values).
+    pub header_bytes_sent: u64,
+    pub header_bytes_saved: u64,
+    /// Frames received by type name (`DATA`, `HEADERS`, ...).
+    pub frames_received: BTreeMap<String, u64>,
 }
 
 /// Bytes read that belong to no counted response.
@@ -219,6 +256,9 @@ pub struct BytesNotInResponses {
     pub total: u64,
     /// Chunk sizes, extensions and trailers of chunked bodies.
     pub chunk_framing: u64,
+    /// HTTP/2 frame headers, padding, and frames that belong to no response (SETTINGS, PING,
+    /// WINDOW_UPDATE, GOAWAY, RST_STREAM); absent before HTTP/2.
+    pub h2_framing: u64,
     /// Responses that failed (short bodies, malformed heads, timeouts).
     pub failed: u64,
     /// Responses still arriving when the run ended.

@@ -34,8 +34,8 @@ pub mod latency;
 pub mod profile;
 
 pub use bench::{
-    BenchConfigRecord, BenchResult, BytesNotInResponses, Environment, PageRecord, SecondRecord,
-    StopKind, Summary, TargetRecord, TlsConfigRecord, TlsRecord, UrlRecord,
+    BenchConfigRecord, BenchResult, BytesNotInResponses, Environment, Http2Record, PageRecord,
+    SecondRecord, StopKind, Summary, TargetRecord, TlsConfigRecord, TlsRecord, UrlRecord,
 };
 pub use compare::{
     CompareOptions, CompareResult, CompareTarget, CompareWorkload, FigureSpread, TargetKind,
@@ -88,6 +88,10 @@ pub enum HttpMode {
     /// `HTTP/1.1`, all files of a page written at once on one connection (the Libwww robot).
     #[serde(rename = "pipelined")]
     Pipeline,
+    /// HTTP/2: one connection per Webchild, a page's files as concurrent streams (ALPN `h2` over
+    /// TLS, prior knowledge over cleartext).
+    #[serde(rename = "http2")]
+    Http2,
 }
 
 impl HttpMode {
@@ -97,6 +101,7 @@ impl HttpMode {
             HttpMode::Http10 => "http1.0",
             HttpMode::KeepAlive => "persistent",
             HttpMode::Pipeline => "pipelined",
+            HttpMode::Http2 => "http2",
         }
     }
 }
@@ -107,7 +112,12 @@ mod tests {
 
     #[test]
     fn a_mode_is_named_as_the_json_spells_it() {
-        for mode in [HttpMode::Http10, HttpMode::KeepAlive, HttpMode::Pipeline] {
+        for mode in [
+            HttpMode::Http10,
+            HttpMode::KeepAlive,
+            HttpMode::Pipeline,
+            HttpMode::Http2,
+        ] {
             let json = serde_json::to_value(mode).unwrap();
             assert_eq!(json, mode.name());
         }

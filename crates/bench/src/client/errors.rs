@@ -34,6 +34,20 @@ pub(super) fn handshake_error(e: &io::Error) -> ErrorKind {
     }
 }
 
+/// Whether a failed handshake is the server refusing every protocol the client offered by ALPN
+/// (for HTTP/2, `h2` alone): the server does not speak HTTP/2 over TLS.
+pub(super) fn alpn_refused(e: &io::Error) -> bool {
+    let tls = e
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>());
+    matches!(
+        tls,
+        Some(rustls::Error::AlertReceived(
+            rustls::AlertDescription::NoApplicationProtocol
+        ))
+    )
+}
+
 pub(super) fn head_error(e: ResponseError) -> ErrorKind {
     match e {
         ResponseError::MalformedStatusLine => ErrorKind::MalformedStatus,

@@ -131,6 +131,38 @@ impl Child {
         w.pages[self.page].files.len()
     }
 
+    /// URL of file `file` of page `page`.
+    #[inline]
+    pub(super) fn url_of(&self, w: &Workload, page: usize, file: usize) -> usize {
+        w.pages[page].files[file]
+    }
+
+    /// Whether a request may begin at `now`: not at or after the end of the run, when the
+    /// Webchild stops between pages instead (nothing more is begun; `at_end` finds it idle).
+    /// Every wire asks before it begins a file's request.
+    pub(super) fn may_begin(&mut self, cx: &mut ThreadState<'_>, now: u64) -> bool {
+        if !cx.ended(now) {
+            return true;
+        }
+        self.phase = Phase::Wait;
+        cx.timers.disarm(self.slot);
+        false
+    }
+
+    /// A connection for `ex` begins at `now`: the thread's first is how late its load started
+    /// (the start skew of a host): after the start in the closed loop, after the page's
+    /// intended time in the open loop.
+    pub(super) fn connect_began(&self, cx: &mut ThreadState<'_>, now: u64) {
+        if cx.first_connect_late_us == NONE {
+            let due = cx
+                .sh
+                .schedule
+                .interval_us
+                .map_or(0, |_| self.page_intended_us);
+            cx.first_connect_late_us = now.saturating_sub(due);
+        }
+    }
+
     /// Picks the next page and records its send lag (open loop); false when the quota is done.
     fn pick_page(&mut self, cx: &mut ThreadState<'_>, now: u64) -> bool {
         let schedule = &cx.sh.schedule;
@@ -255,8 +287,9 @@ impl Child {
         }
     }
 
-    /// The run ended at `end` with `ex` in flight: unfinished if it is of the window (in the
-    /// open loop it enters the corrected figures with its wait so far).
+    /// The run ended at `end` with `ex` sent in full and not answered: unfinished if it is of
+    /// the window, with the `bytes` of its response read so far (in the open loop it enters the
+    /// corrected figures with its wait so far).
     pub(super) fn record_unfinished(
         &self,
         cx: &mut ThreadState<'_>,
@@ -264,9 +297,33 @@ impl Child {
         bytes: u64,
         end: u64,
     ) {
+        if let Some((wait, page_wait)) = self.waits_at_end(cx, ex, end) {
+            cx.stats.record_unfinished(wait, page_wait, bytes);
+            self.log(cx, ex, None, "unfinished");
+        }
+    }
+
+    /// The run ended at `end` with `ex` begun and not sent (connecting, in the TLS handshake,
+    /// partly written): the server has none of it; apart from the unfinished.
+    pub(super) fn record_unsent(&self, cx: &mut ThreadState<'_>, ex: &Exchange, end: u64) {
+        if let Some((wait, page_wait)) = self.waits_at_end(cx, ex, end) {
+            cx.stats.record_unsent(wait, page_wait);
+            self.log(cx, ex, None, "unsent");
+        }
+    }
+
+    /// What `ex`, in flight at `end`, had waited (from its start, or in the open loop a page's
+    /// first file from its intended start) and, open loop, its page; `None` when it began before
+    /// the window.
+    fn waits_at_end(
+        &self,
+        cx: &ThreadState<'_>,
+        ex: &Exchange,
+        end: u64,
+    ) -> Option<(u64, Option<u64>)> {
         let schedule = &cx.sh.schedule;
         if ex.file_start_us < schedule.measure_us {
-            return;
+            return None;
         }
         let open = schedule.interval_us.is_some();
         let start = if open && ex.file == 0 {
@@ -275,9 +332,7 @@ impl Child {
             ex.file_start_us
         };
         let page_wait = open.then(|| end.saturating_sub(self.page_intended_us));
-        cx.stats
-            .record_unfinished(end.saturating_sub(start), page_wait, bytes);
-        self.log(cx, ex, None, "unfinished");
+        Some((end.saturating_sub(start), page_wait))
     }
 
     /// The page ended at `now` (its last byte): counted as a hit or not.
@@ -345,6 +400,12 @@ impl Child {
 
 // ---- what a connection calls when a page ends ---------------------------------------------------
 
+/// Picks the next page without starting it (a connection that runs several pages at once);
+/// false when the quota is done.
+pub(super) fn pick(ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) -> bool {
+    ch.pick_page(cx, now)
+}
+
 /// Starts the next page on `conn` (or finishes, the quota done).
 pub(super) fn start_page<C: Wire>(
     conn: &mut C,
@@ -352,6 +413,9 @@ pub(super) fn start_page<C: Wire>(
     cx: &mut ThreadState<'_>,
     now: u64,
 ) {
+    if !ch.may_begin(cx, now) {
+        return;
+    }
     if !ch.pick_page(cx, now) {
         return finish(conn, ch, cx, now);
     }

@@ -21,6 +21,8 @@ pub struct RunShared<'a> {
     pub workload: &'a Workload,
     pub schedule: Schedule,
     pub requests: Requests,
+    /// `--http 2`: every request as a header list.
+    pub h2: Option<super::H2Requests>,
     /// How connections are opened (plain TCP, or TLS with its configuration).
     pub connector: Connector,
     pub picker: PagePicker,
@@ -51,6 +53,9 @@ pub struct ThreadOutcome {
     pub stats: Stats,
     /// When the thread stopped measuring (µs since base): the run's end, Ctrl-C, or its last page.
     pub end_us: u64,
+    /// How late its first connect began (µs): after the start in the closed loop, after the
+    /// page's intended time in the open loop; `None` if it opened none.
+    pub first_connect_late_us: Option<u64>,
     pub interrupted: bool,
     pub log_error: Option<io::Error>,
 }
@@ -110,7 +115,8 @@ impl Requests {
         use wire::request::Version;
         let (version, keep_alive) = match config.http {
             HttpMode::Http10 => (Version::Http10, false),
-            HttpMode::KeepAlive | HttpMode::Pipeline => (Version::Http11, true),
+            // HTTP/2 requests are HPACK header lists (`client/h2.rs`); these go unused.
+            HttpMode::KeepAlive | HttpMode::Pipeline | HttpMode::Http2 => (Version::Http11, true),
         };
         let host = &config.target.host;
         let mut bytes = Vec::new();
@@ -174,14 +180,47 @@ impl Requests {
         self.resend[url]
     }
 
-    /// What to write to fetch file `file` (URL `url`) of page `page`: its request, or, when
-    /// pipelining, the page's requests from this file to the last.
-    #[inline]
-    pub fn for_file(&self, page: usize, file: usize, url: usize) -> Range<usize> {
+    /// Of what [`Requests::for_file`] gives for file `file` (URL `url`) of page `page`, how
+    /// many requests are whole in its bytes up to `written` (an offset in [`Requests::bytes`]):
+    /// those a server can have received. Read at the end of a run, not per request.
+    pub fn whole_before(&self, page: usize, file: usize, url: usize, written: usize) -> u64 {
         match self.page_file.get(page) {
-            Some(starts) => starts[file]..self.page_end[page],
+            Some(starts) => {
+                let ends = starts[file + 1..].iter().chain([&self.page_end[page]]);
+                ends.filter(|&&end| end <= written).count() as u64
+            }
+            None => u64::from(written >= self.url[url].end),
+        }
+    }
+
+    /// What to write to fetch file `file` (URL `url`) of page `page`: its request, or, when
+    /// pipelining, the page's requests from this file to the last (with a `depth`, at most
+    /// that many).
+    #[inline]
+    pub fn for_file(
+        &self,
+        page: usize,
+        file: usize,
+        url: usize,
+        depth: Option<u32>,
+    ) -> Range<usize> {
+        match self.page_file.get(page) {
+            Some(starts) => match depth {
+                Some(d) => starts[file]..self.file_end(page, file + d as usize - 1),
+                None => starts[file]..self.page_end[page],
+            },
             None => self.url[url].clone(),
         }
+    }
+
+    /// Pipelining: where the request of file `file` of page `page` ends in the page's batch
+    /// (the batch's end for a file past the last).
+    #[inline]
+    pub fn file_end(&self, page: usize, file: usize) -> usize {
+        self.page_file[page]
+            .get(file + 1)
+            .copied()
+            .unwrap_or(self.page_end[page])
     }
 }
 

@@ -280,6 +280,8 @@ fn orders(config: &BenchConfig, r: &HostsRun<'_>, h: &Host) -> ToWorker {
             think_us: c.think.map(us),
             rate: c.rate,
             http: c.http,
+            streams: c.streams,
+            h2_window: c.h2_window,
             connect_timeout_us: us(c.connect_timeout),
             response_timeout_us: us(c.response_timeout),
             busy_poll_us: us(c.busy_poll),

@@ -122,6 +122,13 @@ pub struct RunOrders {
     pub think_us: Option<u64>,
     pub rate: Option<f64>,
     pub http: HttpMode,
+    /// Requests in flight per connection (`--streams`, `--pipeline N`); absent from an older
+    /// coordinator: the default.
+    #[serde(default)]
+    pub streams: Option<u32>,
+    /// HTTP/2 receive windows (`--h2-window`).
+    #[serde(default)]
+    pub h2_window: Option<u32>,
     pub connect_timeout_us: u64,
     pub response_timeout_us: u64,
     /// How long an idle event loop polls before it sleeps (absent from an older coordinator:
@@ -144,7 +151,8 @@ pub struct WorkerResult {
     /// Its measured window.
     pub window_us: u64,
     pub interrupted: bool,
-    /// From the agreed start to its first request.
+    /// How late its first request began (its first connect), µs: after the agreed start in the
+    /// closed loop, after its page's intended time in the open loop.
     pub start_skew_us: Option<u64>,
     /// Its own CPU (user + sys) over the run.
     pub cpu_us: u64,

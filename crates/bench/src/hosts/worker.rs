@@ -196,6 +196,8 @@ fn prepare(o: &Orders) -> Result<(BenchConfig, Slice), String> {
         think: r.think_us.map(Duration::from_micros),
         rate: r.rate,
         http: r.http,
+        streams: r.streams,
+        h2_window: r.h2_window,
         connect_timeout: Duration::from_micros(r.connect_timeout_us),
         response_timeout: Duration::from_micros(r.response_timeout_us),
         busy_poll: Duration::from_micros(r.busy_poll_us),

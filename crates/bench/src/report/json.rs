@@ -11,11 +11,12 @@
 
 use super::formulas::secs;
 use super::{environment, figures, page_blocks};
+use crate::config::HttpMode;
 use crate::config::Stop;
-use crate::stats::{ErrorKind, Latency, SecondStats};
+use crate::stats::{error_code_name, frame_type_name, ErrorKind, Http2Stats, Latency, SecondStats};
 use crate::RunResult;
 use results::{
-    BenchConfigRecord, BenchResult, BytesNotInResponses, Kind, MinMeanMax, PageRecord,
+    BenchConfigRecord, BenchResult, BytesNotInResponses, Http2Record, Kind, MinMeanMax, PageRecord,
     SecondRecord, SpectrumPoint, StopKind, Summary, TargetRecord, TlsConfigRecord, TlsRecord,
     UrlRecord,
 };
@@ -87,6 +88,7 @@ pub fn record(r: &RunResult) -> BenchResult {
         bytes_not_in_responses: BytesNotInResponses {
             total: s.bytes_not_in_responses(),
             chunk_framing: s.bytes_chunk_framing,
+            h2_framing: s.http2.bytes_framing,
             failed: s.bytes_failed,
             unfinished: s.bytes_unfinished,
             other: s.bytes_other(),
@@ -97,6 +99,7 @@ pub fn record(r: &RunResult) -> BenchResult {
             .map(|(code, n)| (code.to_string(), n))
             .collect(),
         unfinished: s.unfinished,
+        unsent_at_end: s.unsent_at_end,
         unfinished_wait_ms: s.unfinished_wait.summary(),
         duration_s: f.duration_s,
         requests_per_s: f.requests_per_s,
@@ -127,6 +130,7 @@ pub fn record(r: &RunResult) -> BenchResult {
             handshakes: s.tls_handshakes,
             resumed: s.tls_resumed,
         }),
+        http2: (c.http == HttpMode::Http2).then(|| http2_record(&s.http2)),
         pages_scheduled: s.send_lag.as_ref().map(|_| s.pages_scheduled),
         pages_not_sent: s.send_lag.as_ref().map(|_| s.pages_not_sent),
         rate_kept: s.send_lag.as_ref().map(|_| !super::rate_not_kept(r)),
@@ -226,6 +230,8 @@ pub fn record(r: &RunResult) -> BenchResult {
         connect_timeout_s: c.connect_timeout.as_secs_f64(),
         response_timeout_s: c.response_timeout.as_secs_f64(),
         busy_poll_us: Some(c.busy_poll.as_micros() as u64),
+        streams: c.streams.map(u64::from),
+        h2_window_bytes: c.h2_window.map(u64::from),
     };
 
     let started = r.started_at.duration_since(UNIX_EPOCH).unwrap_or_default();
@@ -253,4 +259,27 @@ pub fn record(r: &RunResult) -> BenchResult {
 pub fn json(r: &RunResult) -> Value {
     // Plain numbers, strings and maps with string keys: serialization cannot fail.
     serde_json::to_value(record(r)).unwrap_or(Value::Null)
+}
+
+/// `summary.http2`: the counters with their codes and types named.
+fn http2_record(h: &Http2Stats) -> Http2Record {
+    let named = |counts: &[u64], name: fn(usize) -> &'static str| {
+        counts
+            .iter()
+            .enumerate()
+            .filter(|(_, &n)| n > 0)
+            .map(|(i, &n)| (name(i).to_owned(), n))
+            .collect()
+    };
+    Http2Record {
+        connections: h.connections,
+        streams: h.streams,
+        max_concurrent_streams: h.max_concurrent_streams,
+        rst_streams: named(&h.rst_streams, error_code_name),
+        goaways: h.goaways,
+        retried: h.retried,
+        header_bytes_sent: h.header_bytes_sent,
+        header_bytes_saved: h.header_bytes_saved(),
+        frames_received: named(&h.frames_received, frame_type_name),
+    }
 }

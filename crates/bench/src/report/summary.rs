@@ -102,6 +102,7 @@ pub fn summary_body(r: &RunResult) -> String {
     if s.bytes_not_in_responses() > 0 {
         let kinds = [
             ("chunk framing", s.bytes_chunk_framing),
+            ("HTTP/2 framing", s.http2.bytes_framing),
             ("failed", s.bytes_failed),
             ("unfinished", s.bytes_unfinished),
             ("other", s.bytes_other()),

@@ -9,7 +9,7 @@
 
 use crate::client::Schedule;
 use crate::runner::BenchError;
-use crate::{BenchConfig, Stop, Workload};
+use crate::{BenchConfig, HttpMode, Stop, Workload};
 use std::ops::Range;
 use std::time::Instant;
 
@@ -103,6 +103,7 @@ pub fn check(config: &BenchConfig, workload: &Workload, slice: &Slice) -> Result
     if workload.pages.is_empty() {
         return wrong("no pages".into());
     }
+    check_streams(config, workload)?;
     for p in &workload.pages {
         if !(p.weight.is_finite() && p.weight >= 0.0) {
             return wrong(format!("page {:?} has weight {}", p.name, p.weight));
@@ -122,6 +123,33 @@ pub fn check(config: &BenchConfig, workload: &Workload, slice: &Slice) -> Result
     }
     Ok(())
 }
+
+/// Requests in flight per connection: HTTP/2 streams or HTTP/1.1 pipelining's depth.
+fn check_streams(config: &BenchConfig, workload: &Workload) -> Result<(), BenchError> {
+    let bad = |m: &str| Err(BenchError::Config(m.to_owned()));
+    let Some(n) = config.streams else {
+        return Ok(());
+    };
+    match config.http {
+        HttpMode::Http2 | HttpMode::Pipeline => {}
+        _ => return bad("--streams needs --http 2 (HTTP/1.1 pipelines with --pipeline N)"),
+    }
+    if n == 0 || n > MAX_STREAMS {
+        return bad("requests in flight per connection must be 1 to 1000");
+    }
+    let one_file = workload.pages.iter().all(|p| p.files.len() == 1);
+    let lanes = config.http == HttpMode::Http2 && one_file && n > 1;
+    if lanes && (config.rate.is_some() || config.think.is_some()) {
+        return bad(
+            "with one-file pages, --streams N keeps N pages in flight per connection, closed \
+             loop without think time; --rate and --think pace whole pages: leave --streams out",
+        );
+    }
+    Ok(())
+}
+
+/// The most requests in flight on one connection.
+pub const MAX_STREAMS: u32 = 1000;
 
 #[cfg(test)]
 mod tests {

@@ -3,7 +3,9 @@
 //!
 //! What a benchmark needs from TLS differs from what a browser needs: every new connection is a
 //! full handshake unless `--tls-resume` (rustls resumes by default, which would measure the
-//! cache, not the server's handshake); no 0-RTT; ALPN `http/1.1`; SNI from the URL's host.
+//! cache, not the server's handshake); no 0-RTT; ALPN `http/1.1`, or `h2` alone for HTTP/2 (a
+//! server that picks neither is refused by rustls, one that ignores ALPN is caught by the HTTP/2
+//! connection); SNI from the URL's host.
 //! Certificates are checked against the system's roots (rustls-native-certs: the same store
 //! curl and wrk trust there) plus `--cacert`, or not at all with `--insecure`.
 //!
@@ -60,10 +62,14 @@ pub(crate) struct TlsConnector {
 }
 
 impl TlsConnector {
-    pub(crate) fn new(server_name: &str, opts: &TlsOptions) -> Result<Self, TlsSetupError> {
+    pub(crate) fn new(
+        server_name: &str,
+        opts: &TlsOptions,
+        h2: bool,
+    ) -> Result<Self, TlsSetupError> {
         let server_name = ServerName::try_from(server_name.to_owned())
             .map_err(|_| TlsSetupError::ServerName(server_name.to_owned()))?;
-        let config = client_config(opts)?;
+        let config = client_config(opts, h2)?;
         // The crypto library initialises itself once per process on its first key share (100 ms
         // and more in a debug build): done here, before the run, it is not in the first
         // connections' connect times.
@@ -75,7 +81,7 @@ impl TlsConnector {
     }
 }
 
-fn client_config(opts: &TlsOptions) -> Result<Arc<ClientConfig>, TlsSetupError> {
+fn client_config(opts: &TlsOptions, h2: bool) -> Result<Arc<ClientConfig>, TlsSetupError> {
     let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
     let versions: &[&rustls::SupportedProtocolVersion] = match opts.version {
         None => rustls::ALL_VERSIONS,
@@ -94,7 +100,11 @@ fn client_config(opts: &TlsOptions) -> Result<Arc<ClientConfig>, TlsSetupError> 
             .with_root_certificates(roots(opts)?)
             .with_no_client_auth()
     };
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    config.alpn_protocols = vec![if h2 {
+        b"h2".to_vec()
+    } else {
+        b"http/1.1".to_vec()
+    }];
     config.enable_early_data = false;
     config.resumption = if opts.resume {
         Resumption::default()
@@ -252,6 +262,7 @@ impl TlsStream {
             .unwrap_or("unknown");
         let alpn = self.tls.alpn_protocol().map(|p| match p {
             b"http/1.1" => "http/1.1",
+            b"h2" => "h2",
             _ => "other",
         });
         let resumed = self.tls.handshake_kind() == Some(HandshakeKind::Resumed);
@@ -263,6 +274,11 @@ impl TlsStream {
             },
             resumed,
         )
+    }
+
+    /// Whether the server chose `h2` by ALPN.
+    pub(super) fn is_h2(&self) -> bool {
+        self.tls.alpn_protocol() == Some(b"h2")
     }
 
     /// Hands `buf` to rustls (encrypted at once) and sends what the socket takes.

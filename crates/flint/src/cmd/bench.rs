@@ -216,10 +216,13 @@ pub fn bench_config(target: Target, load: &LoadArgs) -> BenchConfig {
         (None, None) => Stop::Duration(Duration::from_secs(10)),
     };
     let http = match (load.pipeline, load.http) {
-        (true, _) => HttpMode::Pipeline,
-        (false, HttpArg::Http10) => HttpMode::Http10,
-        (false, HttpArg::Http11) => HttpMode::KeepAlive,
+        (Some(_), _) => HttpMode::Pipeline,
+        (None, HttpArg::Http10) => HttpMode::Http10,
+        (None, HttpArg::Http11) => HttpMode::KeepAlive,
+        (None, HttpArg::Http2) => HttpMode::Http2,
     };
+    // `--pipeline N` and `--streams N` are the same knob: requests in flight per connection.
+    let streams = load.pipeline.filter(|&n| n > 0).or(load.streams);
     BenchConfig {
         concurrency: clients,
         threads,
@@ -228,6 +231,8 @@ pub fn bench_config(target: Target, load: &LoadArgs) -> BenchConfig {
         think: load.think,
         rate: load.rate,
         http,
+        streams,
+        h2_window: load.h2_window,
         connect_timeout: load.connect_timeout.unwrap_or(load.timeout),
         response_timeout: load.timeout,
         busy_poll: load.busy_poll,

@@ -5,6 +5,7 @@ mod hosts;
 mod https;
 mod lab;
 mod latency;
+mod page;
 mod provenance;
 mod summary;
 mod tls;
@@ -30,6 +31,12 @@ pub fn page(inputs: &[Input<'_>]) -> String {
     p.section("sizes", "Bandwidth against file size", c);
     let c = lab::syscalls(&mut p, inputs);
     p.section("syscalls", "System calls per request", c);
+    let c = page::render(&mut p, inputs);
+    p.section(
+        "page",
+        "The page: time, round trips, packets and bytes (flint lab syscalls)",
+        c,
+    );
     let c = tls::render(&mut p, inputs);
     p.section("tls", "Over HTTPS (flint lab tls)", c);
     let c = lab::others(inputs);

@@ -27,6 +27,27 @@ fn at_least_one<T: std::str::FromStr + PartialOrd + From<u8>>(text: &str) -> Res
     }
 }
 
+/// An HTTP/2 flow-control window: bytes, or with `k`/`m` KiB/MiB; 1 to 2^31-1 (RFC 9113).
+fn window(text: &str) -> Result<u32, String> {
+    let lower = text.to_ascii_lowercase();
+    let (digits, unit) = match lower.strip_suffix('k') {
+        Some(d) => (d, 1024),
+        None => match lower.strip_suffix('m') {
+            Some(d) => (d, 1024 * 1024),
+            None => (lower.as_str(), 1),
+        },
+    };
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("`{text}` is not a window size in bytes (65535, 64k, 6m)"))?;
+    match n.checked_mul(unit) {
+        Some(b) if (1..=i32::MAX as u64).contains(&b) => Ok(b as u32),
+        _ => Err(format!(
+            "`{text}`: a window is 1 byte to 2147483647 (2^31-1)"
+        )),
+    }
+}
+
 /// Pages per second, as the tools write rates: `1000`, `1k` (and `M`), `1000/s`, `600/m`
 /// (k6's `rate` and `timeUnit`), `36k/h`.
 pub fn rate(text: &str) -> Result<f64, String> {
@@ -83,6 +104,10 @@ pub enum HttpArg {
     /// Persistent connections (keep-alive).
     #[value(name = "1.1")]
     Http11,
+    /// HTTP/2: ALPN h2 over https://, prior knowledge (h2c) over http://; a page's files as
+    /// concurrent streams of one connection.
+    #[value(name = "2")]
+    Http2,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -139,12 +164,23 @@ pub struct LoadArgs {
     /// 1000, 1k, 1000/s, 600/m.
     #[arg(long, value_name = "PAGES_PER_S", value_parser = rate)]
     pub rate: Option<f64>,
-    /// HTTP version: 1.0 opens a connection per file; 1.1 keeps connections alive.
+    /// HTTP version: 1.0 opens a connection per file; 1.1 keeps connections alive; 2 fetches a
+    /// page's files as concurrent streams of one connection.
     #[arg(long, value_enum, default_value = "1.1")]
     pub http: HttpArg,
-    /// Write all files of a page at once on one connection (HTTP/1.1 pipelining).
-    #[arg(long, conflicts_with = "http")]
-    pub pipeline: bool,
+    /// HTTP/1.1 pipelining: write all files of a page at once on one connection, or with N, at
+    /// most N requests in flight on it.
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "0",
+          conflicts_with = "http")]
+    pub pipeline: Option<u32>,
+    /// HTTP/2: requests in flight per connection [default: all of a page's files, never more
+    /// than the server allows]. With one-file pages, N pages of it at once (h2load's -m).
+    #[arg(long, value_name = "N", value_parser = at_least_one::<u32>)]
+    pub streams: Option<u32>,
+    /// HTTP/2: each stream's and the connection's receive window, in bytes (64k, 1m)
+    /// [default: a browser's, 6 MiB a stream and 15 MiB the connection].
+    #[arg(long, value_name = "BYTES", value_parser = window)]
+    pub h2_window: Option<u32>,
     /// Give up on a response after this long (and on a connect, unless --connect-timeout).
     #[arg(long, value_name = "DUR", value_parser = duration, default_value = "10s")]
     pub timeout: Duration,

@@ -1,0 +1,117 @@
+//! Every HTTP/2 request of the run as a header list, built once before the threads start:
+//! its bytes in one buffer, each field a pair of ranges in it, and its body shared. A stream's
+//! HEADERS are made from these by nghttp2 (HPACK) without anything built per request but an
+//! array of [`http2::Header`] on the stack.
+
+use crate::workload::RequestSpec;
+use crate::{BenchConfig, Scheme, Workload};
+use std::ops::Range;
+use std::sync::Arc;
+
+/// A request with more fields than this is sent from a list on the heap (allocated per
+/// request); every request a command line makes has far fewer.
+pub(in crate::client) const STACK_FIELDS: usize = 32;
+
+/// The header lists of every URL.
+#[derive(Debug, Clone, Default)]
+pub struct H2Requests {
+    bytes: Vec<u8>,
+    /// Per URL: its fields (name and value ranges in `bytes`).
+    fields: Vec<Vec<(Range<usize>, Range<usize>)>>,
+    /// Per URL: its body, if any (shared with the streams that send it).
+    bodies: Vec<Option<Arc<[u8]>>>,
+    /// Per URL: names and values' lengths, HPACK's input (for the saving it makes).
+    plain: Vec<u64>,
+}
+
+impl H2Requests {
+    pub fn build(config: &BenchConfig, workload: &Workload) -> Self {
+        let mut r = H2Requests::default();
+        let scheme: &[u8] = match config.target.scheme {
+            Scheme::Http => b"http",
+            Scheme::Https => b"https",
+        };
+        for (i, path) in workload.urls.iter().enumerate() {
+            let spec = workload.spec(i);
+            let start = r.fields.len();
+            r.fields.push(Vec::new());
+            let add = |r: &mut H2Requests, name: &[u8], value: &[u8]| {
+                let n = r.bytes.len();
+                r.bytes.extend_from_slice(name);
+                // HTTP/2 field names are lowercase (RFC 9113 8.2.1).
+                r.bytes[n..].make_ascii_lowercase();
+                let v = r.bytes.len();
+                r.bytes.extend_from_slice(value);
+                r.fields[start].push((n..v, v..r.bytes.len()));
+            };
+            add(&mut r, b":method", spec.method().as_bytes());
+            add(&mut r, b":scheme", scheme);
+            let authority = host_of(spec).unwrap_or(&config.target.host);
+            add(&mut r, b":authority", authority.as_bytes());
+            add(&mut r, b":path", path.as_bytes());
+            if !spec.has_header("user-agent") {
+                add(&mut r, b"user-agent", wire::head::USER_AGENT);
+            }
+            let auth = config.target.authorization.as_deref();
+            if let Some(auth) = auth.filter(|_| !spec.has_header("authorization")) {
+                add(&mut r, b"authorization", auth.as_bytes());
+            }
+            for (name, value) in &spec.headers {
+                // HTTP/2 has no Host field (`:authority` carries it) and no connection-specific
+                // ones (RFC 9113 8.2.2): a workload's are left out rather than refused.
+                let skip = [
+                    "host",
+                    "connection",
+                    "keep-alive",
+                    "transfer-encoding",
+                    "upgrade",
+                ];
+                if !skip.iter().any(|s| name.eq_ignore_ascii_case(s)) {
+                    add(&mut r, name.as_bytes(), value.as_bytes());
+                }
+            }
+            if let Some(body) = &spec.body {
+                add(&mut r, b"content-length", body.len().to_string().as_bytes());
+            }
+            let plain = r.fields[start]
+                .iter()
+                .map(|(n, v)| (n.len() + v.len()) as u64)
+                .sum();
+            r.plain.push(plain);
+            r.bodies.push(spec.body.as_deref().map(Arc::from));
+        }
+        r
+    }
+
+    /// URL `url`'s fields, as (name, value) byte slices.
+    #[inline]
+    pub(in crate::client) fn fields(&self, url: usize) -> impl Iterator<Item = (&[u8], &[u8])> {
+        self.fields[url]
+            .iter()
+            .map(|(n, v)| (&self.bytes[n.clone()], &self.bytes[v.clone()]))
+    }
+
+    #[inline]
+    pub(in crate::client) fn field_count(&self, url: usize) -> usize {
+        self.fields[url].len()
+    }
+
+    #[inline]
+    pub(in crate::client) fn body(&self, url: usize) -> Option<&Arc<[u8]>> {
+        self.bodies[url].as_ref()
+    }
+
+    /// The uncompressed size of URL `url`'s fields (names and values).
+    #[inline]
+    pub(in crate::client) fn plain_size(&self, url: usize) -> u64 {
+        self.plain[url]
+    }
+}
+
+/// A workload's own `Host` field, which becomes `:authority`.
+fn host_of(spec: &RequestSpec) -> Option<&String> {
+    spec.headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case("host"))
+        .map(|(_, v)| v)
+}

@@ -1,0 +1,304 @@
+//! One HTTP/2 connection's streams and what nghttp2 tells about them: the [`Io`] handler that a
+//! `Session` calls from inside `recv` and `send`. It only notes what happened (a status, body
+//! bytes, a stream closed, SETTINGS, GOAWAY) in the stream table and queues what the session
+//! writes; the connection (`h2.rs`) acts on the notes after each call, with the page logic.
+
+use super::super::page::Exchange;
+use super::super::NONE;
+use crate::stats::Http2Stats;
+use http2::{Body, Handler, HeaderVerdict, StreamId};
+use std::sync::Arc;
+
+/// The CONTINUATION frame type: the rest of a header block.
+const CONTINUATION: u8 = 0x9;
+
+/// What the session may queue for the socket before it is told to wait: a page's HEADERS and
+/// a few DATA frames of request bodies.
+const OUT_LIMIT: usize = 64 * 1024;
+
+/// The page a stream's file belongs to (one page per stream when each page is one file and
+/// several are in flight; otherwise the Webchild's page).
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct PageRef {
+    pub page: usize,
+    pub intended_us: u64,
+    pub start_us: u64,
+}
+
+/// One stream in flight.
+#[derive(Debug, Clone)]
+pub(super) struct Stream {
+    /// 0: a free slot.
+    pub id: StreamId,
+    pub ex: Exchange,
+    pub page: PageRef,
+    /// DATA payload bytes received, padding included (the body is `ex.body_bytes`).
+    pub data_bytes: u64,
+    /// The stream is closed: `code` is its error code (0 for a normal end).
+    pub closed: bool,
+    pub code: u32,
+    /// The server reset it.
+    pub reset: bool,
+    /// The server's GOAWAY said it was never processed: it is sent again, not failed.
+    pub refused: bool,
+    body: Option<Arc<[u8]>>,
+    body_pos: usize,
+}
+
+impl Stream {
+    const FREE: Stream = Stream {
+        id: 0,
+        ex: Exchange::new(),
+        page: PageRef {
+            page: 0,
+            intended_us: 0,
+            start_us: 0,
+        },
+        data_bytes: 0,
+        closed: false,
+        code: 0,
+        reset: false,
+        refused: false,
+        body: None,
+        body_pos: 0,
+    };
+}
+
+/// The handler of one connection's session.
+pub(super) struct Io {
+    /// What the session wrote and the socket has not taken yet, from `out_pos`.
+    pub out: Vec<u8>,
+    pub out_pos: usize,
+    /// Streams in flight, an open-addressed table keyed by stream id (a power of two, at least
+    /// twice the most streams in flight, so a stream is nearly always in its home slot).
+    streams: Box<[Stream]>,
+    /// Slots of streams that closed during the last `recv`, in order.
+    pub closed: Vec<u32>,
+    /// The time of the `recv` in progress (for the first byte of a response).
+    pub now: u64,
+    /// The server's SETTINGS arrived.
+    pub settings: bool,
+    /// The server's GOAWAY: its last stream id.
+    pub goaway: Option<StreamId>,
+    /// A frame broke the protocol (nghttp2 answered it).
+    pub invalid: bool,
+    /// Counters since the connection last flushed them into the statistics.
+    pub counts: Http2Stats,
+}
+
+impl Io {
+    pub(super) fn new(max_streams: usize) -> Io {
+        let size = (2 * max_streams).next_power_of_two().max(2);
+        Io {
+            out: Vec::new(),
+            out_pos: 0,
+            streams: vec![Stream::FREE; size].into_boxed_slice(),
+            closed: Vec::with_capacity(size),
+            now: 0,
+            settings: false,
+            goaway: None,
+            invalid: false,
+            counts: Http2Stats::default(),
+        }
+    }
+
+    /// Whether `id`'s request had not left whole when the run ended: a frame of its header block
+    /// still in the output the socket had not taken (the output starts at a frame: it is
+    /// emptied only once written whole), or, the session holding frames it had not even
+    /// queued, a stream newer than every request queued. Read at the end only.
+    pub(super) fn unsent_at_end(&self, id: StreamId, session_waits: bool) -> bool {
+        let out = &self.out;
+        let (mut pos, mut newest) = (0, 0);
+        while pos + 9 <= out.len() {
+            let len = usize::from(out[pos]) << 16
+                | usize::from(out[pos + 1]) << 8
+                | usize::from(out[pos + 2]);
+            let ty = out[pos + 3];
+            let sid = (u32::from_be_bytes([out[pos + 5], out[pos + 6], out[pos + 7], out[pos + 8]])
+                & 0x7fff_ffff) as StreamId;
+            let end = pos + 9 + len;
+            let header_block = ty == http2::frame_type::HEADERS || ty == CONTINUATION;
+            if header_block {
+                if sid == id && end > self.out_pos {
+                    return true;
+                }
+                newest = newest.max(sid);
+            }
+            pos = end;
+        }
+        session_waits && newest != 0 && id > newest
+    }
+
+    /// Forgets the connection: its streams, its output, what it said.
+    pub(super) fn reset(&mut self) {
+        self.out.clear();
+        self.out_pos = 0;
+        self.streams.iter_mut().for_each(|s| s.id = 0);
+        self.closed.clear();
+        self.settings = false;
+        self.goaway = None;
+        self.invalid = false;
+    }
+
+    #[inline]
+    fn home(&self, id: StreamId) -> usize {
+        (id as usize >> 1) & (self.streams.len() - 1)
+    }
+
+    /// The slot of stream `id`, if it is in flight.
+    #[inline]
+    pub(super) fn find(&self, id: StreamId) -> Option<usize> {
+        if id <= 0 {
+            return None;
+        }
+        let mask = self.streams.len() - 1;
+        let home = self.home(id);
+        (0..self.streams.len())
+            .map(|k| (home + k) & mask)
+            .find(|&i| self.streams[i].id == id)
+    }
+
+    /// Puts stream `id` in a free slot (there is one: the table is twice the streams allowed).
+    pub(super) fn insert(
+        &mut self,
+        id: StreamId,
+        ex: Exchange,
+        page: PageRef,
+        body: Option<Arc<[u8]>>,
+    ) -> usize {
+        let mask = self.streams.len() - 1;
+        let home = self.home(id);
+        let i = (0..self.streams.len())
+            .map(|k| (home + k) & mask)
+            .find(|&i| self.streams[i].id == 0)
+            .expect("a free stream slot");
+        self.streams[i] = Stream {
+            id,
+            ex,
+            page,
+            body,
+            ..Stream::FREE
+        };
+        i
+    }
+
+    #[inline]
+    pub(super) fn stream(&mut self, slot: usize) -> &mut Stream {
+        &mut self.streams[slot]
+    }
+
+    /// Takes a closed stream out of the table.
+    pub(super) fn take(&mut self, slot: usize) -> Stream {
+        std::mem::replace(&mut self.streams[slot], Stream::FREE)
+    }
+
+    /// Streams in flight, for the end of the run.
+    pub(super) fn in_flight(&self) -> impl Iterator<Item = &Stream> {
+        self.streams.iter().filter(|s| s.id != 0)
+    }
+
+    #[inline]
+    fn with(&mut self, id: StreamId, f: impl FnOnce(&mut Stream)) {
+        if let Some(i) = self.find(id) {
+            f(&mut self.streams[i]);
+        }
+    }
+}
+
+impl Handler for Io {
+    fn write(&mut self, bytes: &[u8]) -> usize {
+        let room = OUT_LIMIT.saturating_sub(self.out.len() - self.out_pos);
+        let n = bytes.len().min(room);
+        self.out.extend_from_slice(&bytes[..n]);
+        n
+    }
+
+    fn body_ready(&mut self, stream: StreamId, max: usize) -> Body {
+        let Some(i) = self.find(stream) else {
+            return Body::Reset;
+        };
+        let s = &self.streams[i];
+        let left = s.body.as_ref().map_or(0, |b| b.len() - s.body_pos);
+        let len = left.min(max);
+        Body::Ready {
+            len,
+            end: len == left,
+        }
+    }
+
+    fn write_data(&mut self, stream: StreamId, frame_header: &[u8; 9], len: usize) -> bool {
+        if self.out.len() - self.out_pos + 9 + len > OUT_LIMIT {
+            return false;
+        }
+        let Some(i) = self.find(stream) else {
+            return false;
+        };
+        let s = &mut self.streams[i];
+        let Some(body) = &s.body else { return false };
+        self.out.extend_from_slice(frame_header);
+        self.out
+            .extend_from_slice(&body[s.body_pos..s.body_pos + len]);
+        s.body_pos += len;
+        true
+    }
+
+    fn on_header(&mut self, stream: StreamId, name: &[u8], value: &[u8]) -> HeaderVerdict {
+        if name == b":status" {
+            let status = std::str::from_utf8(value)
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0);
+            self.with(stream, |s| s.ex.status = status);
+        }
+        HeaderVerdict::Accept
+    }
+
+    fn on_headers_end(&mut self, stream: StreamId, _end_stream: bool) {
+        let now = self.now;
+        self.with(stream, |s| {
+            if s.ex.first_byte_us == NONE {
+                s.ex.first_byte_us = now;
+            }
+        });
+    }
+
+    fn on_data(&mut self, stream: StreamId, data: &[u8]) {
+        self.with(stream, |s| s.ex.body_bytes += data.len() as u64);
+    }
+
+    fn on_stream_close(&mut self, stream: StreamId, error_code: u32) {
+        if let Some(i) = self.find(stream) {
+            let goaway = self.goaway;
+            let s = &mut self.streams[i];
+            s.closed = true;
+            s.code = error_code;
+            // Above the GOAWAY's last stream: never processed, safe to send again.
+            s.refused = !s.reset && goaway.is_some_and(|last| stream > last);
+            self.closed.push(i as u32);
+        }
+    }
+
+    fn on_rst_stream(&mut self, stream: StreamId, error_code: u32) {
+        self.counts.count_rst(error_code);
+        self.with(stream, |s| s.reset = true);
+    }
+
+    fn on_goaway(&mut self, last_stream_id: StreamId, _error_code: u32) {
+        self.counts.goaways += 1;
+        self.goaway = Some(last_stream_id);
+    }
+
+    fn on_settings(&mut self) {
+        self.settings = true;
+    }
+
+    fn on_frame_sent(&mut self, frame_type: u8, len: usize) {
+        if frame_type == http2::frame_type::HEADERS {
+            self.counts.header_bytes_sent += len as u64;
+        }
+    }
+
+    fn on_invalid_frame(&mut self, _frame_type: u8, _error: http2::Error) {
+        self.invalid = true;
+    }
+}

@@ -1,0 +1,313 @@
+//! An HTTP/2 server written frame by frame (cleartext, prior knowledge), that misbehaves on
+//! purpose: it resets streams, sends GOAWAY in the middle of a run, allows one stream, gives a
+//! one-byte window, never sends its SETTINGS, splits its header blocks over CONTINUATION frames,
+//! or answers HTTP/1. Raw frames, not a library, so that it can do what a library would refuse.
+//! It counts what it received, so a test can hold flint's account against it.
+
+#![allow(dead_code)] // each test binary uses its own subset
+
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::Duration;
+
+const DATA: u8 = 0;
+const HEADERS: u8 = 1;
+const RST_STREAM: u8 = 3;
+const SETTINGS: u8 = 4;
+const PING: u8 = 6;
+const GOAWAY: u8 = 7;
+const WINDOW_UPDATE: u8 = 8;
+const CONTINUATION: u8 = 9;
+const END_STREAM: u8 = 1;
+const END_HEADERS: u8 = 4;
+const ACK: u8 = 1;
+
+/// The body every answer carries.
+pub const BODY: &[u8] = b"hello, h2";
+
+/// How the server misbehaves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// None: every request answered 200 with [`BODY`].
+    None,
+    /// Every `n`th stream of a connection is reset (INTERNAL_ERROR) instead of answered.
+    ResetEvery(u64),
+    /// After answering `n` streams on a connection, GOAWAY with the last of them, then the
+    /// streams above it are left unanswered and the connection closed once the GOAWAY is out.
+    GoawayAfter(u64),
+    /// SETTINGS_MAX_CONCURRENT_STREAMS 1 (and a stream opened beyond it is counted).
+    OneStream,
+    /// SETTINGS_INITIAL_WINDOW_SIZE 1: a request body comes one byte a frame, each answered by
+    /// a WINDOW_UPDATE of 1.
+    OneByteWindow,
+    /// No SETTINGS ever: the preface is read and nothing is sent.
+    NoSettings,
+    /// Each response's header block is a HEADERS and `n` CONTINUATION frames.
+    Continuations(usize),
+    /// `HTTP/1.1 400` to the preface, then close.
+    Http1,
+    /// The connection is closed (no GOAWAY) a moment after each answer, as a server closes an
+    /// idle connection.
+    CloseIdle,
+}
+
+/// The server: its address and counts.
+pub struct H2Server {
+    pub addr: SocketAddr,
+    /// Streams opened by the client (HEADERS received).
+    pub streams: Arc<AtomicU64>,
+    /// Streams answered with END_STREAM.
+    pub answered: Arc<AtomicU64>,
+    /// Connections accepted.
+    pub connections: Arc<AtomicU64>,
+    /// A stream opened while the one allowed was open (OneStream).
+    pub over_limit: Arc<AtomicU64>,
+    /// Request body bytes received.
+    pub body_bytes: Arc<AtomicU64>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Drop for H2Server {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        let _ = TcpStream::connect(self.addr);
+    }
+}
+
+impl H2Server {
+    pub fn start(fault: Fault) -> H2Server {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().unwrap();
+        let s = H2Server {
+            addr,
+            streams: Arc::default(),
+            answered: Arc::default(),
+            connections: Arc::default(),
+            over_limit: Arc::default(),
+            body_bytes: Arc::default(),
+            stop: Arc::default(),
+        };
+        let counts = Counts {
+            streams: s.streams.clone(),
+            answered: s.answered.clone(),
+            over_limit: s.over_limit.clone(),
+            body_bytes: s.body_bytes.clone(),
+        };
+        let (stop, connections) = (s.stop.clone(), s.connections.clone());
+        thread::spawn(move || {
+            for conn in listener.incoming() {
+                if stop.load(Ordering::Relaxed) {
+                    return;
+                }
+                let Ok(conn) = conn else { continue };
+                connections.fetch_add(1, Ordering::Relaxed);
+                let counts = counts.clone();
+                let stop = stop.clone();
+                thread::spawn(move || {
+                    let _ = serve(conn, fault, &counts, &stop);
+                });
+            }
+        });
+        s
+    }
+}
+
+#[derive(Clone)]
+struct Counts {
+    streams: Arc<AtomicU64>,
+    answered: Arc<AtomicU64>,
+    over_limit: Arc<AtomicU64>,
+    body_bytes: Arc<AtomicU64>,
+}
+
+fn frame(out: &mut Vec<u8>, ty: u8, flags: u8, stream: u32, payload: &[u8]) {
+    out.extend_from_slice(&(payload.len() as u32).to_be_bytes()[1..]);
+    out.push(ty);
+    out.push(flags);
+    out.extend_from_slice(&stream.to_be_bytes());
+    out.extend_from_slice(payload);
+}
+
+fn setting(id: u16, value: u32) -> [u8; 6] {
+    let mut s = [0; 6];
+    s[..2].copy_from_slice(&id.to_be_bytes());
+    s[2..].copy_from_slice(&value.to_be_bytes());
+    s
+}
+
+/// `:status: 200` (HPACK static index 8), then an `x-pad` field of 40 bytes: enough bytes to
+/// split over many frames.
+fn header_block(padded: bool) -> Vec<u8> {
+    let mut b = vec![0x88];
+    if padded {
+        b.extend_from_slice(&[0x00, 5]);
+        b.extend_from_slice(b"x-pad");
+        b.push(40);
+        b.extend_from_slice(&[b'a'; 40]);
+    }
+    b
+}
+
+fn serve(mut conn: TcpStream, fault: Fault, c: &Counts, stop: &AtomicBool) -> io::Result<()> {
+    conn.set_read_timeout(Some(Duration::from_millis(100)))?;
+    conn.set_nodelay(true)?;
+    let mut preface = [0u8; 24];
+    read_exact(&mut conn, &mut preface, stop)?;
+    let mut out = Vec::new();
+    match fault {
+        Fault::Http1 => {
+            conn.write_all(
+                b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            )?;
+            return Ok(());
+        }
+        Fault::NoSettings => {
+            // Reads (and drops) until the client gives up.
+            let mut sink = [0u8; 4096];
+            while !stop.load(Ordering::Relaxed) {
+                match conn.read(&mut sink) {
+                    Ok(0) => return Ok(()),
+                    Ok(_) => {}
+                    Err(e) if is_timeout(&e) => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            return Ok(());
+        }
+        Fault::OneStream => frame(&mut out, SETTINGS, 0, 0, &setting(3, 1)),
+        Fault::OneByteWindow => frame(&mut out, SETTINGS, 0, 0, &setting(4, 1)),
+        _ => frame(&mut out, SETTINGS, 0, 0, &[]),
+    }
+    conn.write_all(&out)?;
+    let (mut answered, mut open, mut goaway_sent) = (0u64, 0u64, false);
+    let mut answering = true;
+    loop {
+        let mut head = [0u8; 9];
+        if read_exact(&mut conn, &mut head, stop).is_err() {
+            return Ok(());
+        }
+        let len = u32::from_be_bytes([0, head[0], head[1], head[2]]) as usize;
+        let (ty, flags) = (head[3], head[4]);
+        let stream = u32::from_be_bytes([head[5], head[6], head[7], head[8]]) & 0x7fff_ffff;
+        let mut payload = vec![0u8; len];
+        read_exact(&mut conn, &mut payload, stop)?;
+        let mut out = Vec::new();
+        match ty {
+            SETTINGS if flags & ACK == 0 => frame(&mut out, SETTINGS, ACK, 0, &[]),
+            PING if flags & ACK == 0 => frame(&mut out, PING, ACK, 0, &payload),
+            HEADERS => {
+                c.streams.fetch_add(1, Ordering::Relaxed);
+                if fault == Fault::OneStream && open > 0 {
+                    c.over_limit.fetch_add(1, Ordering::Relaxed);
+                }
+                open += 1;
+                if goaway_sent {
+                    // Above the GOAWAY's last stream: left unanswered.
+                } else if flags & END_STREAM != 0 {
+                    answered += 1;
+                    open -= 1;
+                    if answer(&mut out, fault, stream, answered, &mut goaway_sent) {
+                        c.answered.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            }
+            DATA => {
+                let body = len as u64;
+                c.body_bytes.fetch_add(body, Ordering::Relaxed);
+                if fault == Fault::OneByteWindow && body > 0 {
+                    frame(&mut out, WINDOW_UPDATE, 0, 0, &(body as u32).to_be_bytes());
+                    frame(
+                        &mut out,
+                        WINDOW_UPDATE,
+                        0,
+                        stream,
+                        &(body as u32).to_be_bytes(),
+                    );
+                }
+                if flags & END_STREAM != 0 && !goaway_sent {
+                    answered += 1;
+                    open -= 1;
+                    if answer(&mut out, fault, stream, answered, &mut goaway_sent) {
+                        c.answered.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            }
+            _ => {}
+        }
+        // A client gone (its run ended) cannot take answers; what it sent is still read and
+        // counted, so the counts are of every stream received.
+        if !out.is_empty() && answering && conn.write_all(&out).is_err() {
+            answering = false;
+        }
+        if fault == Fault::CloseIdle && answered > 0 {
+            thread::sleep(Duration::from_millis(5));
+            return Ok(());
+        }
+    }
+}
+
+/// Answers the `n`th request of the connection, on `stream`: true for a response, false for a
+/// reset. A GOAWAY follows the answer that `GoawayAfter` names (the client then closes).
+fn answer(out: &mut Vec<u8>, fault: Fault, stream: u32, n: u64, goaway_sent: &mut bool) -> bool {
+    match fault {
+        Fault::ResetEvery(k) if n.is_multiple_of(k) => {
+            frame(out, RST_STREAM, 0, stream, &2u32.to_be_bytes());
+            return false;
+        }
+        Fault::Continuations(parts) => {
+            let block = header_block(true);
+            let step = block.len().div_ceil(parts + 1);
+            let mut chunks = block.chunks(step);
+            frame(out, HEADERS, 0, stream, chunks.next().unwrap());
+            let rest: Vec<&[u8]> = chunks.collect();
+            for (i, chunk) in rest.iter().enumerate() {
+                let last = i + 1 == rest.len();
+                frame(
+                    out,
+                    CONTINUATION,
+                    if last { END_HEADERS } else { 0 },
+                    stream,
+                    chunk,
+                );
+            }
+        }
+        _ => frame(out, HEADERS, END_HEADERS, stream, &header_block(false)),
+    }
+    frame(out, DATA, END_STREAM, stream, BODY);
+    if let Fault::GoawayAfter(k) = fault {
+        if n == k {
+            let mut g = stream.to_be_bytes().to_vec();
+            g.extend_from_slice(&0u32.to_be_bytes());
+            frame(out, GOAWAY, 0, 0, &g);
+            *goaway_sent = true;
+        }
+    }
+    true
+}
+
+fn is_timeout(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    )
+}
+
+/// `read_exact` that gives up when the server is stopped.
+fn read_exact(conn: &mut TcpStream, buf: &mut [u8], stop: &AtomicBool) -> io::Result<()> {
+    let mut got = 0;
+    while got < buf.len() {
+        if stop.load(Ordering::Relaxed) {
+            return Err(io::ErrorKind::Interrupted.into());
+        }
+        match conn.read(&mut buf[got..]) {
+            Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+            Ok(n) => got += n,
+            Err(e) if is_timeout(&e) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,156 @@
+//! Nothing is allocated per request over HTTP/2 either: a short run and a run with many times
+//! its requests make (almost) the same number of allocations. nghttp2 allocates its stream state
+//! with C's malloc, which this counting allocator does not see: what is pinned is flint's own
+//! side (the header lists, the stream table, the output queue, the page logic).
+//!
+//! The server here allocates nothing per request (fixed buffers, a response prebuilt), and this
+//! file holds a single test, so no other test runs beside it.
+
+use bench::{BenchConfig, HttpMode, Stop, Target, Workload};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+use test_support::alloc::{allocations, Counting};
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// HEADERS (`:status: 200`, HPACK static index 8) and DATA of 100 bytes with END_STREAM, for
+/// stream id bytes written in at `[5..9]` and `[15..19]`.
+fn response() -> [u8; 19 + 100] {
+    let mut r = [b'x'; 119];
+    r[..10].copy_from_slice(&[0, 0, 1, 1, 4, 0, 0, 0, 0, 0x88]);
+    r[10..19].copy_from_slice(&[0, 0, 100, 0, 1, 0, 0, 0, 0]);
+    r
+}
+
+/// One connection: the preface, then frames; SETTINGS acknowledged, each request (a HEADERS
+/// with END_STREAM) answered. Fixed buffers; a frame header may straddle reads.
+fn serve(mut s: TcpStream, stop: &AtomicBool) {
+    let _ = s.set_read_timeout(Some(Duration::from_millis(20)));
+    let _ = s.set_nodelay(true);
+    // Our SETTINGS (none) and the ACK of the client's, ahead of time.
+    let _ = s.write_all(&[0, 0, 0, 4, 0, 0, 0, 0, 0]);
+    let mut buf = [0u8; 16384];
+    let mut out = [0u8; 16384];
+    let mut head = [0u8; 9];
+    let (mut have, mut skip, mut preface) = (0usize, 0usize, 24usize);
+    let mut resp = response();
+    while !stop.load(Ordering::Relaxed) {
+        let n = match s.read(&mut buf) {
+            Ok(0) => return,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => continue,
+            Err(_) => return,
+        };
+        let mut olen = 0;
+        let mut i = 0;
+        while i < n {
+            if preface > 0 {
+                let k = preface.min(n - i);
+                (preface, i) = (preface - k, i + k);
+            } else if skip > 0 {
+                let k = skip.min(n - i);
+                (skip, i) = (skip - k, i + k);
+            } else {
+                head[have] = buf[i];
+                (have, i) = (have + 1, i + 1);
+                if have < 9 {
+                    continue;
+                }
+                have = 0;
+                skip = u32::from_be_bytes([0, head[0], head[1], head[2]]) as usize;
+                let (ty, flags) = (head[3], head[4]);
+                if ty == 4 && flags & 1 == 0 {
+                    out[olen..olen + 9].copy_from_slice(&[0, 0, 0, 4, 1, 0, 0, 0, 0]);
+                    olen += 9;
+                } else if ty == 1 && flags & 1 != 0 {
+                    resp[5..9].copy_from_slice(&head[5..9]);
+                    resp[15..19].copy_from_slice(&head[5..9]);
+                    if olen + resp.len() > out.len() {
+                        let _ = s.write_all(&out[..olen]);
+                        olen = 0;
+                    }
+                    out[olen..olen + resp.len()].copy_from_slice(&resp);
+                    olen += resp.len();
+                }
+            }
+        }
+        if olen > 0 && s.write_all(&out[..olen]).is_err() {
+            return;
+        }
+    }
+}
+
+fn config(addr: SocketAddr, stop: Stop, streams: Option<u32>) -> BenchConfig {
+    BenchConfig {
+        concurrency: 4,
+        threads: 2,
+        stop,
+        http: HttpMode::Http2,
+        streams,
+        connect_timeout: Duration::from_secs(2),
+        response_timeout: Duration::from_secs(2),
+        ..BenchConfig::new(Target::http(addr))
+    }
+}
+
+/// Allocations and requests of one run.
+fn measure(addr: SocketAddr, w: &Workload, ms: u64, streams: Option<u32>) -> (u64, u64) {
+    let stop = Stop::Duration(Duration::from_millis(ms));
+    let before = allocations();
+    let r = bench::run(&config(addr, stop, streams), w, &AtomicBool::new(false)).unwrap();
+    let counted = allocations() - before;
+    assert_eq!(r.stats.errors.total(), 0, "{:?}", r.stats.errors);
+    (counted, r.stats.requests)
+}
+
+#[test]
+fn no_allocation_per_request_over_http2() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let st = stop.clone();
+    let accept = std::thread::spawn(move || {
+        let mut conns = Vec::new();
+        for s in listener.incoming() {
+            if st.load(Ordering::SeqCst) {
+                break;
+            }
+            let Ok(s) = s else { continue };
+            let st = st.clone();
+            conns.push(std::thread::spawn(move || serve(s, &st)));
+        }
+        for c in conns {
+            let _ = c.join();
+        }
+    });
+    let pages = Workload::from_pages([
+        ("a".to_string(), 1.0, vec!["/a.html", "/b.gif", "/c.gif"]),
+        ("b".to_string(), 2.0, vec!["/d.gif"]),
+    ])
+    .unwrap();
+    let one = Workload::from_pages([("a".to_string(), 1.0, vec!["/a.html"])]).unwrap();
+    for (name, w, streams) in [("pages", &pages, None), ("-m 8", &one, Some(8))] {
+        let short = measure(addr, w, 200, streams);
+        let long = measure(addr, w, 800, streams);
+        println!("{name}: short {short:?}, long {long:?} (allocations, requests)");
+        assert!(
+            long.1 >= short.1 + 1000,
+            "{name}: too few requests to tell: {short:?} {long:?}"
+        );
+        // The long run has one more second of time series per thread (and the merged result).
+        let extra = long.0.saturating_sub(short.0);
+        assert!(
+            extra <= 16,
+            "{name}: {extra} more allocations for {} more requests",
+            long.1 - short.1
+        );
+    }
+    stop.store(true, Ordering::SeqCst);
+    let _ = TcpStream::connect(addr);
+    accept.join().unwrap();
+}
