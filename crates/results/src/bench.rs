@@ -234,7 +234,7 @@ pub struct Summary {
 pub struct Http2Record {
     /// Connections whose server's SETTINGS arrived.
     pub connections: u64,
-    /// Streams opened (one request each).
+    /// Streams opened, one per request sent (a request retried after a GOAWAY opens two).
     pub streams: u64,
     /// The server's SETTINGS_MAX_CONCURRENT_STREAMS (the largest seen).
     pub max_concurrent_streams: u64,

@@ -463,9 +463,18 @@ impl H2 {
 
     /// The session's counters into the statistics (those of the window).
     fn take_counts(&mut self, cx: &mut ThreadState<'_>, in_window: bool) {
-        let c = std::mem::take(&mut self.io.counts);
+        let c = &mut self.io.counts;
+        let h = &mut cx.stats.http2;
         if in_window {
-            cx.stats.http2.merge(&c);
+            h.header_bytes_sent += c.header_bytes_sent;
+        }
+        c.header_bytes_sent = 0;
+        // Resets and GOAWAYs are rare: the whole record only then.
+        if c.goaways > 0 || c.rst_streams.iter().any(|&n| n > 0) {
+            let c = std::mem::take(c);
+            if in_window {
+                h.merge(&c);
+            }
         }
     }
 
