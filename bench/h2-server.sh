@@ -59,6 +59,8 @@ start_h2o() {
     conf="$WORK/h2o${tls:+-tls}.conf"
     {
         echo "num-threads: 1"
+        # Started as root, h2o would switch to nobody, who cannot write into the work dir.
+        echo "user: $(id -un)"
         echo "pid-file: $WORK/h2o${tls:+-tls}.pid"
         echo "error-log: $WORK/h2o${tls:+-tls}.error.log"
         echo "listen:"

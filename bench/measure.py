@@ -500,7 +500,8 @@ def cmd_summary_client(args: argparse.Namespace) -> None:
         if v is not None or "paired" not in k:
             print(f"{k:<42} {'-' if v is None else format(v, '.3f')}")
     memory = {}
-    big = [r for r in recs if r.get("kind") == "memory" and args.kind == "client"]
+    mem_kind = args.memory_kind or ("memory" if args.kind == "client" else None)
+    big = [r for r in recs if mem_kind and r.get("kind") == mem_kind]
     if big and f.get("client_maxrss_kib"):
         n_big, n_small = int(big[0]["connections"]), int(args.connections)
         rss_big = big[0]["client_maxrss_kib"]
@@ -660,6 +661,8 @@ def main() -> int:
     s.add_argument("records")
     s.add_argument("--connections", type=int, default=40)
     s.add_argument("--kind", default="client", help="which records: client, or another label")
+    s.add_argument("--memory-kind", help="the records of flint's many-connection run (default: "
+                   "memory, for --kind client)")
     s.add_argument("--json-out")
     s.add_argument("--meta", action="append", default=[], help="KEY=VALUE for the JSON")
     s.set_defaults(fn=cmd_summary_client)

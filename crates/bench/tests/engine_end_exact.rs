@@ -8,6 +8,8 @@
 //! (half before its head, half before its body), so that the close lands in every state.
 
 mod common;
+#[path = "common/h2server.rs"]
+mod h2server;
 
 use bench::config::TlsOptions;
 use bench::{BenchConfig, HttpMode, RunResult, Stop, Target, Workload};
@@ -163,6 +165,20 @@ fn pipelined_pages_are_exact_at_every_end() {
 }
 
 #[test]
+fn pipelined_with_a_depth_is_exact_at_every_end() {
+    // `--pipeline 2`: two requests in flight, one more written as each response ends.
+    let w = workload(5);
+    exact_every_time(
+        || Recording::start(DELAY),
+        |s| BenchConfig {
+            streams: Some(2),
+            ..config(Target::http(s.addr), 4, HttpMode::Pipeline)
+        },
+        &w,
+    );
+}
+
+#[test]
 fn http10_is_exact_at_every_end() {
     // A connection per file: the end often finds a Webchild connecting, which has sent nothing.
     let w = workload(2);
@@ -192,4 +208,61 @@ fn https_is_exact_at_every_end() {
             &w,
         );
     }
+}
+
+#[test]
+fn a_pipelined_page_cut_short_by_a_status_still_counts_the_rest_of_its_batch() {
+    // Every answer is a 404: the page is not a hit, but the server has all its requests, and
+    // each of their responses is read and counted.
+    let srv = common::TestServer::start(common::Behaviour::Status(404));
+    let w = workload(3);
+    let cfg = BenchConfig {
+        stop: Stop::Pages(5),
+        ..config(Target::http(srv.addr), 1, HttpMode::Pipeline)
+    };
+    let r = bench::run(&cfg, &w, &AtomicBool::new(false)).unwrap();
+    let s = &r.stats;
+    assert_eq!(srv.seen.requests(), 15);
+    assert_eq!(s.requests, 15, "every request sent is counted");
+    assert_eq!(s.errors.total(), 15, "each a status error");
+    assert_eq!(s.pages[0].errors, 5, "each page abandoned once");
+    assert_eq!(
+        (s.pages_done, s.connects),
+        (0, 1),
+        "the connection stays in step"
+    );
+}
+
+#[test]
+fn http2_is_exact_at_every_end() {
+    // A page's files as concurrent streams; the server counts each stream it receives (its
+    // HEADERS). It answers at once, so the end finds streams in flight on the wire or in its
+    // queue; it has no count of connections ended, so after the client's count is reached the
+    // server's is watched a moment longer for a stream the client did not count.
+    let w = workload(4);
+    let mut caught = 0;
+    for run in 0..RUNS {
+        let srv = h2server::H2Server::start(h2server::Fault::None);
+        let cfg = config(Target::http(srv.addr), 4, HttpMode::Http2);
+        let r = bench::run(&cfg, &w, &AtomicBool::new(false)).unwrap();
+        let s = &r.stats;
+        let counted = s.requests + s.unfinished;
+        let what = format!(
+            "run {run}: requests {}, unfinished {}, unsent {}, errors {:?}",
+            s.requests, s.unfinished, s.unsent_at_end, s.errors
+        );
+        assert_eq!(s.errors.total(), 0, "{what}");
+        let seen = |c: &std::sync::atomic::AtomicU64| c.load(std::sync::atomic::Ordering::SeqCst);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while seen(&srv.streams) < counted && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let watch = Instant::now() + Duration::from_millis(50);
+        while Instant::now() < watch {
+            assert_eq!(seen(&srv.streams), counted, "{what}");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        caught += usize::from(s.unfinished > 0);
+    }
+    println!("{RUNS} HTTP/2 runs; {caught} ended with streams in flight");
 }

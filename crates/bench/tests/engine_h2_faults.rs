@@ -78,6 +78,34 @@ fn a_well_behaved_server_answers_every_stream_flint_counts() {
 }
 
 #[test]
+fn in_a_timed_run_every_stream_sent_is_a_request_or_unfinished() {
+    let server = H2Server::start(Fault::None);
+    let w = workload(&[("p", 1.0, FOUR)]);
+    for streams in [None, Some(1)] {
+        let r = run(&server, &w, Stop::Duration(ms(300)), |c| {
+            c.streams = streams
+        });
+        assert_eq!(r.stats.errors.total(), 0, "{:?}", r.stats.errors);
+        assert!(r.stats.requests > 0);
+        let h = &r.stats.http2;
+        assert_eq!(
+            h.streams,
+            r.stats.requests + r.stats.unfinished,
+            "{streams:?}"
+        );
+    }
+    let r = run(&server, &one_file(), Stop::Duration(ms(300)), |c| {
+        c.streams = Some(8)
+    });
+    let h = &r.stats.http2;
+    assert_eq!(h.streams, r.stats.requests + r.stats.unfinished, "-m 8");
+    assert!(
+        r.stats.unfinished <= 16,
+        "at most 8 in flight on each of 2 connections"
+    );
+}
+
+#[test]
 fn reset_streams_are_h2_rst_stream_with_their_code_and_the_rest_counts() {
     let server = H2Server::start(Fault::ResetEvery(3));
     let r = run(&server, &one_file(), Stop::Pages(30), |_| {});
@@ -172,4 +200,35 @@ fn an_http1_answer_to_the_preface_is_h2_not_negotiated() {
     let r = run(&server, &one_file(), Stop::Duration(ms(400)), |_| {});
     only(&r, ErrorKind::H2NotNegotiated);
     assert_eq!(r.stats.requests, 0);
+}
+
+#[test]
+fn a_connection_the_server_closes_between_pages_fails_nothing() {
+    let server = H2Server::start(Fault::CloseIdle);
+    let r = run(&server, &one_file(), Stop::Pages(10), |c| {
+        c.think = Some(ms(30))
+    });
+    assert_eq!(r.stats.errors.total(), 0, "{:?}", r.stats.errors);
+    assert_eq!(r.stats.requests, 10);
+    assert_eq!(r.stats.pages[0].hits, 10);
+    // Each page found its connection closed and opened another.
+    assert_eq!(r.stats.http2.connections, 10);
+}
+
+#[test]
+fn pages_after_think_time_and_at_open_loop_slots_go_on_the_open_connection() {
+    let server = H2Server::start(Fault::None);
+    let w = workload(&[("p", 1.0, FOUR)]);
+    let thinking = run(&server, &w, Stop::Pages(10), |c| c.think = Some(ms(5)));
+    let open = run(&server, &w, Stop::Pages(20), |c| c.rate = Some(200.0));
+    for r in [&thinking, &open] {
+        assert_eq!(r.stats.errors.total(), 0, "{:?}", r.stats.errors);
+        assert_eq!(
+            r.stats.http2.connections, 2,
+            "connections kept between pages"
+        );
+    }
+    assert_eq!(thinking.stats.requests, 40);
+    assert_eq!(open.stats.requests, 80);
+    assert_eq!(open.stats.pages_not_sent, 0);
 }

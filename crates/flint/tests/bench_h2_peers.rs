@@ -302,6 +302,27 @@ fn counts_agree(kind: Kind, tls: bool) {
             "every request over HTTP/2: {lines:#?}"
         );
     }
+    // Timed runs: what the server logged is what flint counted plus what it left unfinished
+    // (a request cut off at the end is logged too, as nginx's 499 or h2o's own).
+    for streams in ["4", "1"] {
+        let page = page.to_str().unwrap();
+        let args = ["-w", page, "-c", "2", "-d", "1s", "--streams", streams];
+        let json = bench(&site, &server, tls, &args);
+        assert_eq!(count(&json, "errors"), 0, "{}", json["summary"]);
+        let sent = count(&json, "requests") + count(&json, "unfinished");
+        assert_eq!(
+            json["summary"]["http2"]["streams"], sent,
+            "{}",
+            json["summary"]
+        );
+        logged += sent as usize;
+        let lines = server.logged(logged);
+        assert_eq!(
+            lines.len(),
+            logged,
+            "{kind:?} --streams {streams}: the access log"
+        );
+    }
 }
 
 #[test]

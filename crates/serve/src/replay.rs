@@ -40,10 +40,12 @@ impl Replay {
                 date: *b"Wed, 25 Nov 2026 20:00:00 GMT",
                 max_pipeline: config.max_pipeline_bytes as u64,
                 max_body: config.max_body_bytes,
+                body_min_rate: config.body_min_rate,
                 timeouts: Timeouts {
                     header: Duration::from_millis(config.header_timeout_ms),
                     keepalive: Duration::from_millis(config.keepalive_timeout_ms),
                     send: Duration::from_millis(config.send_timeout_ms),
+                    body: Duration::from_millis(config.body_timeout_ms),
                 },
                 http2: config.http2.then(|| config.http2_limits()),
             },

@@ -60,6 +60,9 @@ pub(super) struct H1 {
     retried: bool,
     /// `Closing` goes on with the page's next file (else with the next page).
     next_file: bool,
+    /// Pipelining: a response of this page was not a success; the rest of its batch is still
+    /// read and counted (the server has those requests), and the page is not a hit.
+    page_failed: bool,
     wpos: usize,
     wend: usize,
     /// A response head split across reads (usually empty).
@@ -80,6 +83,7 @@ impl Wire for H1 {
             decoder: BodyDecoder::new(Framing::Empty),
             retried: false,
             next_file: false,
+            page_failed: false,
             wpos: 0,
             wend: 0,
             head: Vec::new(),
@@ -88,6 +92,7 @@ impl Wire for H1 {
 
     fn start_page(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         self.ex.file = 0;
+        self.page_failed = false;
         self.start_file(ch, cx, now);
     }
 
@@ -218,13 +223,17 @@ impl H1 {
         if http10 && !self.resp_keep_alive && self.conn.is_some() {
             return self.await_close(ch, cx, now, ok, more);
         }
-        // HTTP/1.0 closes after each file; a pipelined page cut short by an error still has its
-        // other responses in flight, so its connection cannot be reused either.
-        if !self.resp_keep_alive || http10 || (!ok && pipelined && more) {
+        // HTTP/1.0 closes after each file. A pipelined page whose response is not a success
+        // goes on reading the rest of its batch, which the server has: each is counted, and
+        // the connection stays in step.
+        if !self.resp_keep_alive || http10 {
             self.close();
         }
-        if !ok || !more {
-            return self.end_page(ch, cx, ok, now, false);
+        let read_on = pipelined && more && self.conn.is_some();
+        self.page_failed |= !ok && read_on;
+        if !more || (!ok && !read_on) {
+            let hit = ok && !self.page_failed;
+            return self.end_page(ch, cx, hit, now, false);
         }
         self.ex.file += 1;
         if pipelined && self.conn.is_some() {

@@ -75,6 +75,9 @@ pub(super) struct H2 {
     page_ok: bool,
     /// Lanes: the Webchild's current page was picked and not yet sent.
     fresh: bool,
+    /// A page (or, lanes, a run of them) is in progress; between pages the connection only
+    /// waits, and a server that closes it or sends GOAWAY then fails nothing.
+    busy: bool,
     /// Exchanges the server's GOAWAY left unprocessed, to send again on a new connection.
     retry: Vec<(Exchange, PageRef)>,
     connect_start_us: u64,
@@ -102,6 +105,7 @@ impl Wire for H2 {
             next_file: 0,
             page_ok: true,
             fresh: false,
+            busy: false,
             retry: Vec::with_capacity(want),
             connect_start_us: 0,
             handshake_start_us: 0,
@@ -113,9 +117,14 @@ impl Wire for H2 {
         self.next_file = 0;
         self.page_ok = true;
         self.fresh = true;
+        self.busy = true;
         match self.state {
             State::Idle => self.connect(ch, cx, now),
-            State::Open => self.fill(ch, cx, now),
+            // From a timer (after think time, at an open-loop slot): its HEADERS are written
+            // now, not with the next read.
+            State::Open => {
+                self.next(ch, cx, now);
+            }
             // Connecting: the page's streams go when the connection is up.
             _ => {}
         }
@@ -127,12 +136,14 @@ impl Wire for H2 {
             State::Connecting => self.on_connect_ready(ch, cx),
             State::Handshaking => {
                 let now = cx.now();
-                self.on_handshake(ch, cx, now);
+                if !cx.ended(now) {
+                    self.on_handshake(ch, cx, now);
+                }
             }
             State::Settings | State::Open => {
                 if ev.is_writable() && self.io.out_pos < self.io.out.len() {
                     let now = cx.now();
-                    if !self.flush(ch, cx, now) {
+                    if cx.ended(now) || !self.flush(ch, cx, now) {
                         return;
                     }
                 }
@@ -157,25 +168,34 @@ impl Wire for H2 {
     fn at_end(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, end: u64) {
         let saved = PageRef::of(ch);
         let mut any = false;
+        // Streams open on the connection: unfinished when their request left whole, else not
+        // sent (the socket had not taken its HEADERS; over HTTPS, records rustls still holds
+        // are not looked into).
+        let waits = self.session.as_ref().is_some_and(Session::want_write);
         for s in self.io.in_flight() {
             s.page.restore(ch);
-            ch.record_unfinished(cx, &s.ex, s.ex.bytes(), end);
+            if self.io.unsent_at_end(s.id, waits) {
+                ch.record_unsent(cx, &s.ex, end);
+            } else {
+                ch.record_unfinished(cx, &s.ex, s.ex.bytes(), end);
+            }
             any = true;
         }
+        // Refused by a GOAWAY, waiting for a new connection: not processed by the server.
         for (ex, p) in &self.retry {
             p.restore(ch);
-            ch.record_unfinished(cx, ex, 0, end);
+            ch.record_unsent(cx, ex, end);
             any = true;
         }
         saved.restore(ch);
-        // Connecting for the page's first file: in flight, as over HTTP/1.
+        // Connecting for the page's first file: begun, not sent, as over HTTP/1.
         let connecting = matches!(
             self.state,
             State::Connecting | State::Handshaking | State::Settings
         );
         if connecting && !any && self.fresh {
             let ex = self.first_exchange(ch, cx.sh.workload);
-            ch.record_unfinished(cx, &ex, 0, end);
+            ch.record_unsent(cx, &ex, end);
         }
     }
 
@@ -236,6 +256,7 @@ impl H2 {
         };
         let now = if prepared.is_tls() { cx.now() } else { now };
         self.connect_start_us = now;
+        ch.connect_began(cx, now);
         match Transport::open(&cx.sh.connector, prepared, &cx.registry, Token(ch.slot)) {
             Ok(s) => {
                 self.conn = Some(s);
@@ -250,6 +271,9 @@ impl H2 {
     fn on_connect_ready(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>) {
         let Some(conn) = &self.conn else { return };
         let now = cx.now();
+        if cx.ended(now) {
+            return; // connected or not, nothing is sent now: begun, not sent
+        }
         match conn.connected() {
             Ok(true) => {}
             Ok(false) => return,
@@ -348,6 +372,11 @@ impl H2 {
             let Some(conn) = &mut self.conn else { return };
             let res = conn.read(buf);
             let now = cx.now();
+            if cx.ended(now) {
+                // Read at or after the end: nothing of it is taken into account; the streams
+                // stay in flight for `at_end`.
+                return;
+            }
             match res {
                 Ok(0) => {
                     let kind = if self.io.goaway.is_some() {
@@ -471,6 +500,13 @@ impl H2 {
     fn fill(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         let end = cx.sh.schedule.end_us;
         let goaway = self.io.goaway.is_some();
+        if !self.busy {
+            // Between pages: a GOAWAY only means the next page needs a new connection.
+            if goaway {
+                self.close();
+            }
+            return;
+        }
         while !goaway && self.in_flight < self.limit && now < end {
             if let Some((ex, page)) = self.retry.pop() {
                 self.submit(ch, cx, ex, page, now);
@@ -523,11 +559,13 @@ impl H2 {
         }
         if self.lanes {
             // Every lane is done (the quota, or the run's end): the Webchild is done.
+            self.busy = false;
             return page::finish(self, ch, cx, now);
         }
         let done = !self.page_ok || self.next_file >= ch.files(cx.sh.workload);
         if done && self.retry.is_empty() {
             let hit = self.page_ok;
+            self.busy = false;
             page::end_page(self, ch, cx, hit, now, false);
         }
     }
@@ -600,6 +638,13 @@ impl H2 {
                 continue;
             }
             s.page.restore(ch);
+            let end = cx.sh.schedule.end_us;
+            if now >= end {
+                // The run ended before this stream did (its close was read in the loop's last
+                // round): unfinished, as those still open at the end are.
+                ch.record_unfinished(cx, &s.ex, s.ex.bytes(), end);
+                continue;
+            }
             let complete = s.code == 0 && s.ex.status != 0;
             let ok = if complete {
                 if cx.counts(s.ex.file_start_us, now) {
@@ -640,11 +685,23 @@ impl H2 {
     /// The connection failed (or never came up): every stream in flight fails with `kind`, or,
     /// with none, the page's next file does; the connection is dropped and the page ended.
     fn conn_failed(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, kind: ErrorKind, now: u64) {
+        if !self.busy {
+            // The server closed (or broke) an idle connection between pages: nothing failed.
+            return self.close();
+        }
         let saved = PageRef::of(ch);
         let mut any = false;
         let io = &self.io;
+        // After the run's end (read in the loop's last round), what was in flight is unfinished.
+        let end = cx.sh.schedule.end_us;
+        let ended = now >= end;
         for s in io.in_flight() {
             s.page.restore(ch);
+            if ended {
+                ch.record_unfinished(cx, &s.ex, s.ex.bytes(), end);
+                any = true;
+                continue;
+            }
             ch.record_failure(cx, &s.ex, kind, s.ex.bytes(), now);
             if self.lanes {
                 ch.record_page(cx, false, now);
@@ -653,6 +710,11 @@ impl H2 {
         }
         for (ex, p) in self.retry.drain(..) {
             p.restore(ch);
+            if ended {
+                ch.record_unfinished(cx, &ex, 0, end);
+                any = true;
+                continue;
+            }
             ch.record_failure(cx, &ex, kind, 0, now);
             if self.lanes {
                 ch.record_page(cx, false, now);
@@ -664,7 +726,11 @@ impl H2 {
         if !any || (self.lanes && fresh_page) {
             // Nothing sent yet: the page's first file is what failed.
             let ex = self.first_exchange(ch, cx.sh.workload);
-            ch.record_failure(cx, &ex, kind, 0, now);
+            if ended {
+                ch.record_unfinished(cx, &ex, 0, end);
+            } else {
+                ch.record_failure(cx, &ex, kind, 0, now);
+            }
             if self.lanes {
                 ch.record_page(cx, false, now);
             }
@@ -675,6 +741,7 @@ impl H2 {
             kind,
             ErrorKind::ConnectRefused | ErrorKind::ConnectOther | ErrorKind::H2NotNegotiated
         );
+        self.busy = false;
         if self.lanes {
             page::next_page(self, ch, cx, now, backoff);
         } else {

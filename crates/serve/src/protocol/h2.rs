@@ -15,7 +15,7 @@
 //!
 //! Streams are answered as their requests complete, all those of one read before the frames are
 //! written, so a batch leaves in one gathered write; DATA frames of concurrent streams are
-//! interleaved by nghttp2's scheduler (equal weights: round robin). A request body is dropped,
+//! scheduled by nghttp2 (RFC 9218: by the request's urgency, incremental streams in turns). A request body is dropped,
 //! and a stream whose body passes `max_body_bytes` is reset. What one connection queues is
 //! bounded by `max_pipeline_bytes`: past it the handler takes no more frames and nghttp2 keeps
 //! them until the queue drains.
