@@ -62,6 +62,8 @@ pub(crate) struct Worker {
 pub(crate) enum Negotiated {
     /// Nothing (cleartext): the first bytes decide.
     Nothing,
+    /// TLS still handshaking: ALPN is not known yet, so nothing is decided.
+    Pending,
     /// TLS with ALPN `h2`.
     H2,
     /// TLS with ALPN `http/1.1`, or none.
@@ -222,6 +224,7 @@ impl Session {
         let h2 = match negotiated {
             Negotiated::H2 => true,
             Negotiated::Http1 => false,
+            Negotiated::Pending => return false,
             Negotiated::Nothing => {
                 let Some(b) = self.bufs.as_ref().filter(|b| b.in_len > 0) else {
                     return false;

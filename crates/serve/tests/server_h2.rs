@@ -218,3 +218,31 @@ fn shutdown_sends_goaway_and_finishes_the_streams_under_way() {
     assert_eq!(r.reset, Some(0));
     assert!(r.body == content("4m.bin", 4 << 20), "the stream finished");
 }
+
+/// A ClientHello in two segments (a post-quantum one is larger than a segment): the server
+/// reads the first half, and still learns ALPN before deciding the protocol.
+#[test]
+fn tls_client_hello_split_across_reads_still_gets_h2() {
+    let certs = Certs::new(false);
+    let srv = certs.serve(|_| {});
+    let mut config = (*certs.client(&tls_support::both_versions())).clone();
+    config.alpn_protocols = vec![b"h2".to_vec()];
+    let config = std::sync::Arc::new(config);
+    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    let mut conn = rustls::ClientConnection::new(config, name).unwrap();
+    let mut hello = Vec::new();
+    conn.write_tls(&mut hello).unwrap();
+    let mut sock = connect(srv.addr);
+    sock.write_all(&hello[..hello.len() / 2]).unwrap();
+    // The server reads (and answers, if it would) the first half on its own.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    sock.write_all(&hello[hello.len() / 2..]).unwrap();
+    let mut tls = rustls::StreamOwned::new(conn, sock);
+    let mut c = Client::new(&mut tls, "localhost");
+    let r = c.get("/a.txt", &[]);
+    assert_eq!((r.status, &r.body[..]), (200, &b"hello"[..]));
+    drop(c);
+    assert_eq!(tls.conn.alpn_protocol(), Some(&b"h2"[..]));
+    let st = srv.stop();
+    assert_eq!((st.http2_connections, st.http1_connections), (1, 0));
+}
