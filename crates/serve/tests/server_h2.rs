@@ -246,3 +246,72 @@ fn tls_client_hello_split_across_reads_still_gets_h2() {
     let st = srv.stop();
     assert_eq!((st.http2_connections, st.http1_connections), (1, 0));
 }
+
+/// A frame on a stream the client ended, once the server has answered and closed it, is a
+/// connection error STREAM_CLOSED (RFC 9113 5.1), however the client's bytes were cut into
+/// reads: here the late frame is written only after the response is complete.
+#[test]
+fn a_frame_after_the_clients_end_of_a_closed_stream_is_stream_closed() {
+    let srv = TestServer::start(|c| c.max_body_bytes = 1000);
+    // (what ends the client's side, the late frame's type)
+    let cases = [
+        (raw::END_STREAM, raw::DATA),
+        (raw::END_STREAM, raw::HEADERS),
+        (0, raw::DATA), // ended by the client's RST_STREAM
+    ];
+    for (end, late) in cases {
+        let mut s = connect(srv.addr);
+        let mut out = raw::start();
+        let block = raw::get_block("/a.txt", "localhost");
+        raw::frame(&mut out, raw::HEADERS, raw::END_HEADERS | end, 1, &block);
+        if end == 0 {
+            raw::frame(&mut out, raw::RST_STREAM, 0, 1, &8u32.to_be_bytes());
+        } else {
+            s.write_all(&out).unwrap();
+            out.clear();
+            read_frames(&mut s, |f| {
+                f.iter()
+                    .any(|f| f.0 == raw::DATA && f.2 == 1 && f.1 & raw::END_STREAM != 0)
+            });
+        }
+        if late == raw::DATA {
+            raw::frame(&mut out, raw::DATA, raw::END_STREAM, 1, b"late");
+        } else {
+            let block = raw::get_block("/a.txt", "localhost");
+            raw::frame(&mut out, raw::HEADERS, raw::END_HEADERS, 1, &block);
+        }
+        s.write_all(&out).unwrap();
+        let frames = read_frames(&mut s, |f| raw::goaway_code(f).is_some());
+        assert_eq!(
+            raw::goaway_code(&frames),
+            Some(5),
+            "{end} {late}: {frames:?}"
+        );
+    }
+    // Frames that crossed the server's own RST_STREAM are ignored: the connection goes on.
+    let mut s = connect(srv.addr);
+    let mut out = raw::start();
+    let block = raw::get_block("/a.txt", "localhost");
+    raw::frame(&mut out, raw::HEADERS, raw::END_HEADERS, 1, &block);
+    raw::frame(&mut out, raw::DATA, 0, 1, &[b'x'; 1500]);
+    s.write_all(&out).unwrap();
+    read_frames(&mut s, |f| {
+        f.iter().any(|f| f.0 == raw::RST_STREAM && f.2 == 1)
+    });
+    let mut out = Vec::new();
+    raw::frame(&mut out, raw::DATA, raw::END_STREAM, 1, b"crossed");
+    let block = raw::get_block("/a.txt", "localhost");
+    raw::frame(
+        &mut out,
+        raw::HEADERS,
+        raw::END_HEADERS | raw::END_STREAM,
+        3,
+        &block,
+    );
+    s.write_all(&out).unwrap();
+    let frames = read_frames(&mut s, |f| {
+        f.iter()
+            .any(|f| f.0 == raw::DATA && f.2 == 3 && f.3 == b"hello")
+    });
+    assert_eq!(raw::goaway_code(&frames), None, "{frames:?}");
+}

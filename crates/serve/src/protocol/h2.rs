@@ -23,13 +23,17 @@
 use std::fs::File;
 use std::rc::Rc;
 
-use http2::{error_code, frame_type, Handler, Header, HeaderVerdict, HeadersKind, StreamId};
+use http2::{
+    error_code, frame_type, FrameVerdict, Handler, Header, HeaderVerdict, HeadersKind, StreamId,
+};
 
 use super::{count_status, Session, Worker};
 use crate::access_log::Entry;
 use crate::pool::{Bufs, Seg};
 use crate::respond::Body;
 
+/// Streams remembered as ended by the client and closed (see [`Streams::ended`]).
+const ENDED_RING: usize = 16;
 /// Most response fields passed to nghttp2 (the responder writes about a dozen).
 const MAX_FIELDS: usize = 32;
 /// Fields the responder reads, carried into the HTTP/1.1 head built for it.
@@ -92,6 +96,8 @@ impl H2 {
                 arena: Vec::new(),
                 arena_users: 0,
                 last: 0,
+                ended: [0; ENDED_RING],
+                ended_next: 0,
                 counts: Counts::default(),
             },
             request: Vec::new(),
@@ -164,6 +170,8 @@ struct Stream {
     body_in: u64,
     /// Reset for a body past the limit.
     cut: bool,
+    /// The client ended its side (END_STREAM received).
+    ended: bool,
     out: Out,
     /// Body bytes not framed yet.
     left: u64,
@@ -183,6 +191,7 @@ impl Stream {
             content_length: None,
             body_in: 0,
             cut: false,
+            ended: false,
             out: Out::None,
             left: 0,
         }
@@ -200,6 +209,7 @@ impl Stream {
         self.content_length = None;
         self.body_in = 0;
         self.cut = false;
+        self.ended = false;
         self.out = Out::None;
         self.left = 0;
     }
@@ -224,6 +234,17 @@ struct Streams {
     arena_users: usize,
     /// The slot found last: a header block's fields come one by one for the same stream.
     last: usize,
+    /// The latest streams the client ended (END_STREAM, then a normal close, or its own
+    /// RST_STREAM) and nghttp2 has since closed and forgotten. A DATA or HEADERS frame on one is
+    /// a connection error of type STREAM_CLOSED (RFC 9113 5.1, "closed": "An endpoint that
+    /// receives any frames after receiving a frame with the END_STREAM flag set MUST treat that
+    /// as a connection error"), which nghttp2, once it has freed the stream, cannot tell from a
+    /// frame that crossed our RST_STREAM (which must be ignored) and so ignores: whether the
+    /// client's next frame found the stream still open would otherwise depend on how its bytes
+    /// were cut into reads. Streams we reset never enter; past the ring's size, the oldest
+    /// are forgotten (and such a frame ignored, as nghttp2 does), never wrongly refused.
+    ended: [StreamId; ENDED_RING],
+    ended_next: usize,
     counts: Counts,
 }
 
@@ -247,6 +268,11 @@ impl Streams {
         Some(&mut self.slots[i])
     }
 
+    fn remember_ended(&mut self, id: StreamId) {
+        self.ended[self.ended_next] = id;
+        self.ended_next = (self.ended_next + 1) % ENDED_RING;
+    }
+
     fn full(&self, more: u64) -> bool {
         self.queued > 0 && self.queued + more > self.room
     }
@@ -265,6 +291,18 @@ impl Streams {
 }
 
 impl Handler for Streams {
+    const BEGIN_FRAME: bool = true;
+
+    fn on_begin_frame(&mut self, kind: u8, _flags: u8, stream: StreamId) -> FrameVerdict {
+        if (kind == frame_type::DATA || kind == frame_type::HEADERS)
+            && stream != 0
+            && self.ended.contains(&stream)
+        {
+            return FrameVerdict::FailConnection(error_code::STREAM_CLOSED);
+        }
+        FrameVerdict::Accept
+    }
+
     fn write(&mut self, bytes: &[u8]) -> usize {
         let Some(b) = self.bufs.as_mut() else {
             return 0;
@@ -391,7 +429,12 @@ impl Handler for Streams {
         HeaderVerdict::Accept
     }
 
-    fn on_headers_end(&mut self, stream: StreamId, _end_stream: bool) {
+    fn on_headers_end(&mut self, stream: StreamId, end_stream: bool) {
+        if end_stream {
+            if let Some(s) = self.slot(stream) {
+                s.ended = true;
+            }
+        }
         if self.slot(stream).is_some_and(|s| !s.trailers) && self.ready.len() < self.cap {
             self.ready.push(stream);
         }
@@ -403,8 +446,21 @@ impl Handler for Streams {
         }
     }
 
-    fn on_stream_close(&mut self, stream: StreamId, _error_code: u32) {
+    fn on_data_end(&mut self, stream: StreamId) {
+        if let Some(s) = self.slot(stream) {
+            s.ended = true;
+        }
+    }
+
+    fn on_rst_stream(&mut self, stream: StreamId, _error_code: u32) {
+        self.remember_ended(stream);
+    }
+
+    fn on_stream_close(&mut self, stream: StreamId, error_code: u32) {
         if let Some(i) = self.index(stream) {
+            if error_code == error_code::NO_ERROR && self.slots[i].ended {
+                self.remember_ended(stream);
+            }
             self.release(i);
         }
         self.ready.retain(|&id| id != stream);
