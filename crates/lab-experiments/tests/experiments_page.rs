@@ -22,7 +22,7 @@ use test_support::flint_bin;
 
 /// Pages per measurement: short, and a page count, so a slow (debug, loaded) client still
 /// completes pages in every way.
-const PAGES: u64 = 3;
+const PAGES: u64 = 2;
 
 fn run(opts: &LabOptions) -> (Vec<LabRow>, String) {
     let (mut out, mut progress) = (Vec::new(), Vec::new());
@@ -59,7 +59,7 @@ fn every_way_on_every_peer_over_cleartext_and_tls_counts_packets_and_page_time()
         PeerKind::Lighttpd,
     ];
     let opts = LabOptions {
-        warmup: Duration::from_millis(100),
+        warmup: Duration::ZERO,
         servers: servers.clone(),
         pages: Some(PAGES),
         ..LabOptions::new(Some(flint_bin()))
