@@ -219,6 +219,15 @@ impl Session {
         matches!(&self.proto, Proto::H2(h) if h.busy())
     }
 
+    /// Bytes of request storage an HTTP/2 connection holds (see `h2::H2::retained`).
+    #[cfg(test)]
+    fn h2_retained(&self) -> usize {
+        match &self.proto {
+            Proto::H2(h) => h.retained(),
+            _ => 0,
+        }
+    }
+
     /// Picks the protocol from ALPN or from the first bytes; false while they cannot tell yet.
     fn decide(&mut self, w: &mut Worker, negotiated: Negotiated) -> bool {
         let h2 = match negotiated {

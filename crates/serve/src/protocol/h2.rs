@@ -32,6 +32,9 @@ use crate::access_log::Entry;
 use crate::pool::{Bufs, Seg};
 use crate::respond::Body;
 
+/// A stream's request storage above this is given back once it is answered (a slot keeps
+/// what an ordinary request needs, not what the largest one took).
+const KEEP_CAPACITY: usize = 1024;
 /// Streams remembered as ended by the client and closed (see [`Streams::ended`]).
 const ENDED_RING: usize = 16;
 /// Most response fields passed to nghttp2 (the responder writes about a dozen).
@@ -89,6 +92,7 @@ impl H2 {
             streams: Streams {
                 slots: Vec::new(),
                 cap: cap + 4,
+                max_head: w.limits.max_head_bytes,
                 bufs: None,
                 queued: 0,
                 room: 0,
@@ -110,6 +114,20 @@ impl H2 {
     /// Whether a stream is open (a request in flight or a body still going).
     pub fn busy(&self) -> bool {
         self.streams.open() > 0
+    }
+
+    /// Bytes of request storage this connection holds (its stream slots, its arena, the heads
+    /// it builds), for the tests that bound it.
+    #[cfg(test)]
+    pub fn retained(&self) -> usize {
+        let slots: usize = (self.streams.slots.iter())
+            .map(|s| s.pseudo.capacity() + s.fields.capacity())
+            .sum();
+        slots
+            + self.streams.arena.capacity()
+            + self.request.capacity()
+            + self.response.capacity()
+            + self.log_line.capacity()
     }
 
     /// Graceful shutdown: GOAWAY with the last stream processed; the streams under way finish,
@@ -166,6 +184,9 @@ struct Stream {
     trailers: bool,
     /// A value that cannot be carried into an HTTP/1.1 head (a CR or LF): the request is a 400.
     bad: bool,
+    /// Bytes of the header block so far (names, values, 4 a field: their HTTP/1.1 size);
+    /// past the head limit nothing more is stored and the request is a 431.
+    head_bytes: usize,
     content_length: Option<u64>,
     body_in: u64,
     /// Reset for a body past the limit.
@@ -188,12 +209,23 @@ impl Stream {
             fields: Vec::new(),
             trailers: false,
             bad: false,
+            head_bytes: 0,
             content_length: None,
             body_in: 0,
             cut: false,
             ended: false,
             out: Out::None,
             left: 0,
+        }
+    }
+
+    /// Gives back request storage past what an ordinary request needs.
+    fn trim(&mut self) {
+        for v in [&mut self.pseudo, &mut self.fields] {
+            v.clear();
+            if v.capacity() > KEEP_CAPACITY {
+                *v = Vec::new();
+            }
         }
     }
 
@@ -206,6 +238,7 @@ impl Stream {
         self.fields.clear();
         self.trailers = false;
         self.bad = false;
+        self.head_bytes = 0;
         self.content_length = None;
         self.body_in = 0;
         self.cut = false;
@@ -221,6 +254,8 @@ struct Streams {
     /// asking, the few more cover streams closing).
     slots: Vec<Stream>,
     cap: usize,
+    /// The head limit (`max_header_bytes`): what one stream's request may store.
+    max_head: usize,
     /// The session's buffers, lent for `send`.
     bufs: Option<Bufs>,
     /// Bytes queued during this `send`.
@@ -287,6 +322,7 @@ impl Streams {
         }
         s.id = 0;
         s.out = Out::None; // drops the shared body or the file
+        s.trim();
     }
 }
 
@@ -396,10 +432,18 @@ impl Handler for Streams {
     }
 
     fn on_header(&mut self, stream: StreamId, name: &[u8], value: &[u8]) -> HeaderVerdict {
+        let max_head = self.max_head;
         let Some(s) = self.slot(stream) else {
             return HeaderVerdict::ResetStream;
         };
         if s.trailers {
+            return HeaderVerdict::Accept;
+        }
+        // HPACK lets a few bytes on the wire stand for a large field (an indexed entry repeats a
+        // 4 KB value for one byte): what is stored is bounded by the head limit, as HTTP/1.1's
+        // head is, not by the header list size nghttp2 enforces.
+        s.head_bytes += name.len() + value.len() + 4;
+        if s.head_bytes > max_head {
             return HeaderVerdict::Accept;
         }
         let mut keep = |v: &[u8]| {
@@ -572,10 +616,17 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
     req.extend_from_slice(b"\r\n");
     let too_large = st.content_length.is_some_and(|n| n > w.max_body);
     let bad = st.bad;
+    let head_too_large = st.head_bytes > w.limits.max_head_bytes;
     let out = &mut h.response;
     out.clear();
     let parsed = wire::parse_request(req, &w.limits);
     let (reply, is_head, referer, user_agent) = match parsed {
+        _ if head_too_large => (
+            w.responder.error(431, &w.date, false, out),
+            false,
+            None,
+            None,
+        ),
         Ok(Some(r)) if !bad && !too_large => {
             let reply = w.responder.respond_shared(&r, &w.date, w.now, out);
             (
@@ -672,6 +723,7 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
         }
     };
     let slot = &mut s.slots[i];
+    slot.trim(); // the request is answered: its fields are not needed any more
     slot.out = body;
     slot.left = left;
     let with_body = left > 0;

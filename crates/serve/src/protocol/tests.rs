@@ -337,3 +337,65 @@ fn a_pipeline_limit_of_zero_still_answers_one_request_at_a_time() {
     );
     assert_eq!(f.worker.stats.requests, 1);
 }
+
+/// An HTTP/2 frame.
+fn h2_frame(out: &mut Vec<u8>, kind: u8, flags: u8, stream: u32, payload: &[u8]) {
+    out.extend_from_slice(&(payload.len() as u32).to_be_bytes()[1..]);
+    out.extend_from_slice(&[kind, flags]);
+    out.extend_from_slice(&stream.to_be_bytes());
+    out.extend_from_slice(payload);
+}
+
+/// An HPACK integer with an `n`-bit prefix (RFC 7541 5.1) after the bits `first`.
+fn hpack_int(b: &mut Vec<u8>, first: u8, n: u32, mut v: usize) {
+    let max = (1usize << n) - 1;
+    if v < max {
+        b.push(first | v as u8);
+        return;
+    }
+    b.push(first | max as u8);
+    v -= max;
+    while v >= 128 {
+        b.push((v % 128 + 128) as u8);
+        v /= 128;
+    }
+    b.push(v as u8);
+}
+
+/// What an HTTP/2 connection holds of its requests is bounded, however HPACK multiplies them:
+/// 100 streams, each repeating a 4,000-byte field of the dynamic table 16 times for one byte
+/// each (8.6 KB on the wire for 6.4 MB of fields), under a header list limit that allows it.
+#[test]
+fn hpack_amplified_requests_get_431_and_the_connection_keeps_little() {
+    /// What one connection may keep of its requests: a slot's ordinary request for each
+    /// stream, plus the heads it builds (each at most the head limit) and slack.
+    const RETAINED_CAP: usize = 104 * 2 * 1024 + 4 * 16 * 1024;
+    let mut f = fixture(1 << 20);
+    f.worker.http2.as_mut().unwrap().max_header_list_size = 1 << 20;
+    let mut out = super::preface::PREFACE.to_vec();
+    h2_frame(&mut out, 4, 0, 0, &[]);
+    let get = |b: &mut Vec<u8>| {
+        b.extend_from_slice(&[0x82, 0x86, 0x04, 6]); // GET, http, :path literal
+        b.extend_from_slice(b"/a.txt");
+        b.extend_from_slice(&[0x01, 1, b't']); // :authority t
+    };
+    let mut first = Vec::new();
+    get(&mut first);
+    hpack_int(&mut first, 0x40, 6, 58); // user-agent, indexed into the dynamic table
+    hpack_int(&mut first, 0, 7, 4000);
+    first.extend_from_slice(&[b'x'; 4000]);
+    first.extend_from_slice(&[0xbe; 15]); // dynamic entry 62, 15 times more
+    h2_frame(&mut out, 1, 0x5, 1, &first);
+    for i in 1..100u32 {
+        let mut block = Vec::new();
+        get(&mut block);
+        block.extend_from_slice(&[0xbe; 16]);
+        h2_frame(&mut out, 1, 0x5, 1 + 2 * i, &block);
+    }
+    assert!(out.len() < 10_000, "{} bytes on the wire", out.len());
+    f.feed(&out);
+    assert_eq!(f.worker.stats.requests, 100);
+    assert_eq!(f.worker.stats.status_4xx, 100, "each one a 431");
+    let retained = f.session.h2_retained();
+    assert!(retained <= RETAINED_CAP, "{retained} bytes kept");
+}
