@@ -228,6 +228,21 @@ impl Session {
         }
     }
 
+    /// An HTTP/2 response body is still to be sent: the client's flow control paces it, so
+    /// the socket may never block while it waits.
+    pub fn sending_body(&self) -> bool {
+        matches!(&self.proto, Proto::H2(h) if h.sending())
+    }
+
+    /// The client opened an HTTP/2 flow-control window since the last call (progress for a
+    /// body it paces).
+    pub fn take_window_opened(&mut self) -> bool {
+        match &mut self.proto {
+            Proto::H2(h) => h.take_window_opened(),
+            _ => false,
+        }
+    }
+
     /// Picks the protocol from ALPN or from the first bytes; false while they cannot tell yet.
     fn decide(&mut self, w: &mut Worker, negotiated: Negotiated) -> bool {
         let h2 = match negotiated {

@@ -315,3 +315,79 @@ fn a_frame_after_the_clients_end_of_a_closed_stream_is_stream_closed() {
     });
     assert_eq!(raw::goaway_code(&frames), None, "{frames:?}");
 }
+
+/// A download the client paces with its flow control (16 KiB of window every 100 ms, as a
+/// slow reader does) never blocks the socket, yet is progressing: it is not cut at the
+/// keep-alive timeout, only after the send timeout without progress.
+#[test]
+fn a_download_paced_by_flow_control_outlives_the_keepalive_timeout() {
+    let srv = TestServer::start(|c| {
+        c.keepalive_timeout_ms = 300;
+        c.send_timeout_ms = 5_000;
+    });
+    let mut s = connect(srv.addr);
+    s.set_read_timeout(Some(std::time::Duration::from_millis(20)))
+        .unwrap();
+    let mut out = raw::start();
+    let block = raw::get_block("/300k.bin", "localhost");
+    raw::frame(
+        &mut out,
+        raw::HEADERS,
+        raw::END_HEADERS | raw::END_STREAM,
+        1,
+        &block,
+    );
+    s.write_all(&out).unwrap();
+    let start = std::time::Instant::now();
+    let mut last_grant = start;
+    let mut got = Vec::new();
+    let mut buf = vec![0; 1 << 16];
+    let body_done = |got: &[u8]| {
+        raw::parse(got)
+            .iter()
+            .any(|f| f.0 == raw::DATA && f.2 == 1 && f.1 & raw::END_STREAM != 0)
+    };
+    while !body_done(&got) {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(30),
+            "too slow"
+        );
+        match s.read(&mut buf) {
+            Ok(0) => panic!("closed after {:?}", start.elapsed()),
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {}
+            Err(e) => panic!("{e} after {:?}", start.elapsed()),
+        }
+        assert_eq!(raw::goaway_code(&raw::parse(&got)), None);
+        if last_grant.elapsed() >= std::time::Duration::from_millis(100) {
+            last_grant = std::time::Instant::now();
+            let mut w = Vec::new();
+            for stream in [1, 0] {
+                raw::frame(
+                    &mut w,
+                    raw::WINDOW_UPDATE,
+                    0,
+                    stream,
+                    &16384u32.to_be_bytes(),
+                );
+            }
+            s.write_all(&w).unwrap();
+        }
+    }
+    let body: Vec<u8> = raw::parse(&got)
+        .iter()
+        .filter(|f| f.0 == raw::DATA && f.2 == 1)
+        .flat_map(|f| f.3.clone())
+        .collect();
+    assert!(
+        body == content("300k.bin", 300 << 10),
+        "{} bytes",
+        body.len()
+    );
+    assert!(
+        start.elapsed() > std::time::Duration::from_millis(600),
+        "paced, not all at once"
+    );
+    assert_eq!(srv.stats().idle_timeouts, 0);
+}

@@ -102,6 +102,7 @@ impl H2 {
                 last: 0,
                 ended: [0; ENDED_RING],
                 ended_next: 0,
+                window_opened: false,
                 counts: Counts::default(),
             },
             request: Vec::new(),
@@ -128,6 +129,17 @@ impl H2 {
             + self.request.capacity()
             + self.response.capacity()
             + self.log_line.capacity()
+    }
+
+    /// Whether a response body is still to be framed (waiting for the client's flow control or
+    /// for the output queue to drain).
+    pub fn sending(&self) -> bool {
+        self.streams.slots.iter().any(|s| s.id != 0 && s.left > 0)
+    }
+
+    /// Whether the client opened a flow-control window since the last call.
+    pub fn take_window_opened(&mut self) -> bool {
+        std::mem::take(&mut self.streams.window_opened)
     }
 
     /// Graceful shutdown: GOAWAY with the last stream processed; the streams under way finish,
@@ -280,6 +292,9 @@ struct Streams {
     /// are forgotten (and such a frame ignored, as nghttp2 does), never wrongly refused.
     ended: [StreamId; ENDED_RING],
     ended_next: usize,
+    /// A WINDOW_UPDATE arrived since the driver last asked: a body paced by the client's flow
+    /// control is progressing (see `conn`'s send deadline).
+    window_opened: bool,
     counts: Counts,
 }
 
@@ -514,6 +529,7 @@ impl Handler for Streams {
         match kind {
             frame_type::RST_STREAM => self.counts.resets_received += 1,
             frame_type::GOAWAY => self.counts.goaways_received += 1,
+            frame_type::WINDOW_UPDATE => self.window_opened = true,
             _ => {}
         }
     }
