@@ -162,6 +162,13 @@ pub trait Handler {
         let _ = (frame_type, len);
     }
 
+    /// This side's HEADERS or DATA frame with END_STREAM on `stream` was written: its side of
+    /// the stream is complete (a server's response sent whole). The stream stays open while
+    /// the peer's side has not ended.
+    fn on_end_stream_sent(&mut self, stream: StreamId) {
+        let _ = stream;
+    }
+
     /// A frame the peer sent broke the protocol and nghttp2 has answered (RST_STREAM or
     /// GOAWAY). Not every error is reported here (nghttp2 rejects some frames before it has
     /// one to report); every connection error ends in [`Handler::on_goaway_sent`].

@@ -72,13 +72,15 @@ impl<T: Transport> Conn<T> {
     /// Since when the connection has waited for a request with nothing of one in hand: idle
     /// between requests, or accepted (over TLS, possibly past its handshake) and silent since.
     /// Such a connection may be closed to admit a new one at the connection cap; `None` while
-    /// a request is under way (a head or body arriving, a response queued).
+    /// a request is under way (a head or body arriving, a response queued or, over HTTP/2, a
+    /// response body still to be sent). HTTP/2 streams with nothing to send do not count: a
+    /// stream answered whole whose request the client never finishes holds nothing.
     pub fn waiting_since(&self, keepalive: Duration) -> Option<Instant> {
         let s = &self.session;
         if s.queued > 0
             || s.has_input()
             || s.reading_body()
-            || s.streams_open()
+            || s.sending_body()
             || self.io.has_output()
         {
             return None;
@@ -168,7 +170,7 @@ impl<T: Transport> Conn<T> {
                 self.phase = Phase::Send;
                 self.deadline = w.now + w.timeouts.send;
             }
-        } else if self.session.has_input() || !self.session.served {
+        } else if self.session.head_in_progress() || !self.session.served {
             // A head is due within the header timeout of its first byte, however it trickles.
             self.phase = Phase::Head;
             self.deadline = self.session.head_since + w.timeouts.header;

@@ -132,7 +132,9 @@ impl Session {
         let Some(b) = self.bufs.as_mut() else { return };
         // The header timeout runs from a head's first byte (from accept for the first request:
         // a connect-and-wait client is a slowloris too).
-        if b.in_len == 0 && self.served {
+        // (HTTP/2 empties the buffer every read: it sets `head_since` when a header block
+        // begins.)
+        if b.in_len == 0 && self.served && !matches!(self.proto, Proto::H2(_)) {
             self.head_since = now;
         }
         b.in_len += n;
@@ -143,11 +145,17 @@ impl Session {
         self.bufs.as_ref().is_some_and(|b| b.in_len > 0)
     }
 
+    /// A request head is under way: bytes of one waiting, or an HTTP/2 header block begun and
+    /// not complete (its deadline counts from [`Session::head_since`]).
+    pub fn head_in_progress(&self) -> bool {
+        self.has_input() || matches!(&self.proto, Proto::H2(h) if h.head_pending())
+    }
+
     /// When the request body being read is due (see `protocol/body.rs`); `None` when no body is.
     pub fn body_deadline(&mut self, w: &Worker, restart: bool) -> Option<Instant> {
         let drain = match &mut self.proto {
             Proto::H1(h) => h.body()?,
-            // HTTP/2 drops bodies per stream, under flow control: see `streams_open`.
+            // HTTP/2 drops bodies per stream, under flow control: see `h2.rs`.
             Proto::H2(_) | Proto::Undecided => return None,
         };
         if restart {
@@ -212,11 +220,6 @@ impl Session {
                 false
             }
         }
-    }
-
-    /// An HTTP/2 stream is open: a request in flight, or a body waiting for flow control.
-    pub fn streams_open(&self) -> bool {
-        matches!(&self.proto, Proto::H2(h) if h.busy())
     }
 
     /// Bytes of request storage an HTTP/2 connection holds (see `h2::H2::retained`).

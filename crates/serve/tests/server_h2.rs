@@ -391,3 +391,37 @@ fn a_download_paced_by_flow_control_outlives_the_keepalive_timeout() {
     );
     assert_eq!(srv.stats().idle_timeouts, 0);
 }
+
+/// A header block under way (HEADERS without END_HEADERS, its CONTINUATION never sent) is due
+/// within the header timeout, as an HTTP/1.1 head is, not the keep-alive.
+#[test]
+fn a_header_block_under_way_is_due_within_the_header_timeout() {
+    let srv = TestServer::start(|c| {
+        c.header_timeout_ms = 300;
+        c.keepalive_timeout_ms = 60_000;
+    });
+    let mut s = connect(srv.addr);
+    let mut out = raw::start();
+    let block = raw::get_block("/a.txt", "localhost");
+    raw::frame(
+        &mut out,
+        raw::HEADERS,
+        raw::END_HEADERS | raw::END_STREAM,
+        1,
+        &block,
+    );
+    s.write_all(&out).unwrap();
+    read_frames(&mut s, |f| f.iter().any(|f| f.0 == raw::DATA && f.2 == 1));
+    let mut out = Vec::new();
+    let block = raw::get_block("/a.txt", "localhost");
+    raw::frame(&mut out, raw::HEADERS, raw::END_STREAM, 3, &block[..4]);
+    s.write_all(&out).unwrap();
+    let start = std::time::Instant::now();
+    assert!(common::closed_by_peer(&mut s), "closed");
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(srv.stats().header_timeouts, 1);
+}

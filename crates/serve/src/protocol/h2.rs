@@ -72,6 +72,8 @@ pub(crate) struct H2 {
     log_line: Vec<u8>,
     /// A graceful GOAWAY was submitted (shutdown): no new stream, the open ones finish.
     going_away: bool,
+    /// A request's header block was under way after the last `answer`.
+    head_pending: bool,
 }
 
 impl std::fmt::Debug for H2 {
@@ -97,6 +99,7 @@ impl H2 {
                 queued: 0,
                 room: 0,
                 ready: Vec::new(),
+
                 arena: Vec::new(),
                 arena_users: 0,
                 last: 0,
@@ -109,12 +112,8 @@ impl H2 {
             response: Vec::new(),
             log_line: Vec::new(),
             going_away: false,
+            head_pending: false,
         })
-    }
-
-    /// Whether a stream is open (a request in flight or a body still going).
-    pub fn busy(&self) -> bool {
-        self.streams.open() > 0
     }
 
     /// Bytes of request storage this connection holds (its stream slots, its arena, the heads
@@ -129,6 +128,11 @@ impl H2 {
             + self.request.capacity()
             + self.response.capacity()
             + self.log_line.capacity()
+    }
+
+    /// Whether a request's header block is under way (begun, not complete).
+    pub fn head_pending(&self) -> bool {
+        self.head_pending
     }
 
     /// Whether a response body is still to be framed (waiting for the client's flow control or
@@ -148,6 +152,14 @@ impl H2 {
         if !self.going_away {
             self.going_away = true;
             let _ = self.framer.submit_goaway(error_code::NO_ERROR);
+            // A stream answered whole whose request the client never finished would hold the
+            // shutdown until its grace ends: the server asks it to stop (RFC 9113 8.1:
+            // RST_STREAM NO_ERROR after a complete response).
+            for st in self.streams.slots.iter().filter(|s| s.id != 0) {
+                if st.complete && !st.ended {
+                    let _ = self.framer.submit_rst_stream(st.id, error_code::NO_ERROR);
+                }
+            }
         }
     }
 }
@@ -205,6 +217,10 @@ struct Stream {
     cut: bool,
     /// The client ended its side (END_STREAM received).
     ended: bool,
+    /// The request was answered (until then its header block is under way).
+    answered: bool,
+    /// The response went out whole (our END_STREAM written).
+    complete: bool,
     out: Out,
     /// Body bytes not framed yet.
     left: u64,
@@ -226,6 +242,8 @@ impl Stream {
             body_in: 0,
             cut: false,
             ended: false,
+            answered: false,
+            complete: false,
             out: Out::None,
             left: 0,
         }
@@ -255,6 +273,8 @@ impl Stream {
         self.body_in = 0;
         self.cut = false;
         self.ended = false;
+        self.answered = false;
+        self.complete = false;
         self.out = Out::None;
         self.left = 0;
     }
@@ -276,6 +296,7 @@ struct Streams {
     room: u64,
     /// Streams whose request is complete, to answer once `recv` returns.
     ready: Vec<StreamId>,
+
     /// Small generated bodies being framed; emptied when no stream uses it.
     arena: Vec<u8>,
     arena_users: usize,
@@ -511,6 +532,12 @@ impl Handler for Streams {
         }
     }
 
+    fn on_end_stream_sent(&mut self, stream: StreamId) {
+        if let Some(s) = self.slot(stream) {
+            s.complete = true;
+        }
+    }
+
     fn on_rst_stream(&mut self, stream: StreamId, _error_code: u32) {
         self.remember_ended(stream);
     }
@@ -581,6 +608,13 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker, pool: &mut crate::pool::Po
     }
     h.streams.ready = ready;
     h.streams.ready.clear();
+    // A header block under way is due within the header timeout of its start, as an HTTP/1.1
+    // head is, however its frames trickle.
+    let pending = (h.streams.slots.iter()).any(|st| st.id != 0 && !st.answered);
+    if pending && !h.head_pending {
+        s.head_since = w.now;
+    }
+    h.head_pending = pending;
     // A request body is dropped; one past the limit is not wanted at all (its response may
     // still be going: the reset ends it, as HTTP/1.1 closes the connection).
     for st in h.streams.slots.iter_mut() {
@@ -740,6 +774,7 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
     };
     let slot = &mut s.slots[i];
     slot.trim(); // the request is answered: its fields are not needed any more
+    slot.answered = true;
     slot.out = body;
     slot.left = left;
     let with_body = left > 0;
