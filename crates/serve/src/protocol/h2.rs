@@ -17,8 +17,9 @@
 //! written, so a batch leaves in one gathered write; DATA frames of concurrent streams are
 //! scheduled by nghttp2 (RFC 9218: by the request's urgency, incremental streams in turns). A request body is dropped,
 //! and a stream whose body passes `max_body_bytes` is reset. What one connection queues is
-//! bounded by `max_pipeline_bytes`: past it the handler takes no more frames and nghttp2 keeps
-//! them until the queue drains.
+//! bounded by `max_pipeline_bytes` and one frame: past it the handler takes no more frames and
+//! nghttp2 keeps them until the queue drains; a frame larger than the room left is taken only
+//! into an empty queue.
 
 use std::fs::File;
 use std::rc::Rc;
@@ -97,6 +98,7 @@ impl H2 {
                 max_head: w.limits.max_head_bytes,
                 bufs: None,
                 queued: 0,
+                before: 0,
                 room: 0,
                 ready: Vec::new(),
 
@@ -292,6 +294,9 @@ struct Streams {
     bufs: Option<Bufs>,
     /// Bytes queued during this `send`.
     queued: u64,
+    /// Bytes the connection had queued before this `send`: a frame larger than the room is
+    /// taken only into an empty queue (or no frame would ever fit), never on top of another.
+    before: u64,
     /// Bytes that may still be queued in this `send` (the rest waits in nghttp2).
     room: u64,
     /// Streams whose request is complete, to answer once `recv` returns.
@@ -345,7 +350,7 @@ impl Streams {
     }
 
     fn full(&self, more: u64) -> bool {
-        self.queued > 0 && self.queued + more > self.room
+        self.before + self.queued > 0 && self.queued + more > self.room
     }
 
     fn release(&mut self, i: usize) {
@@ -379,7 +384,7 @@ impl Handler for Streams {
         let Some(b) = self.bufs.as_mut() else {
             return 0;
         };
-        if self.queued > 0 && self.queued >= self.room {
+        if self.before + self.queued > 0 && self.queued >= self.room {
             return 0;
         }
         let start = b.out.len();
@@ -627,6 +632,7 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker, pool: &mut crate::pool::Po
     let b = s.bufs.take().unwrap_or_else(|| pool.take());
     h.streams.bufs = Some(b);
     h.streams.queued = 0;
+    h.streams.before = s.queued;
     h.streams.room = w.max_pipeline.saturating_sub(s.queued);
     let sent = h.framer.send(&mut h.streams);
     s.bufs = h.streams.bufs.take();
@@ -639,7 +645,9 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker, pool: &mut crate::pool::Po
         s.linger = true;
         return false;
     }
-    h.framer.want_write() && h.streams.queued > 0
+    // Frames wait in nghttp2 while anything is queued: the driver comes back once the queue
+    // is written (an empty queue with frames waiting means nghttp2 had nothing it could write).
+    h.framer.want_write() && s.queued > 0
 }
 
 /// Answers one complete request on `id`: its head built for `wire`, the responder's answer

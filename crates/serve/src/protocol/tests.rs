@@ -399,3 +399,33 @@ fn hpack_amplified_requests_get_431_and_the_connection_keeps_little() {
     let retained = f.session.h2_retained();
     assert!(retained <= RETAINED_CAP, "{retained} bytes kept");
 }
+
+/// What an HTTP/2 connection queues stays within `max_pipeline_bytes` and one frame, however
+/// often it is woken: here by a thousand one-byte segments while the client reads nothing.
+#[test]
+fn h2_output_stays_within_the_pipeline_bound_and_one_frame() {
+    const BOUND: usize = 4096;
+    /// One DATA frame at the default SETTINGS_MAX_FRAME_SIZE, with its header.
+    const ONE_FRAME: u64 = 9 + 16_384;
+    let mut f = fixture(BOUND);
+    let mut out = super::preface::PREFACE.to_vec();
+    // Windows wide open: only the bound holds the body back.
+    h2_frame(&mut out, 4, 0, 0, &[0, 4, 0x40, 0, 0, 0]);
+    h2_frame(&mut out, 8, 0, 0, &(1u32 << 30).to_be_bytes());
+    let mut block = vec![0x82, 0x86, 0x04, 8];
+    block.extend_from_slice(b"/big.bin");
+    block.extend_from_slice(&[0x01, 1, b't']);
+    h2_frame(&mut out, 1, 0x5, 1, &block);
+    f.feed(&out);
+    let mut high = f.session.queued;
+    let mut ping = Vec::new();
+    for _ in 0..125 {
+        h2_frame(&mut ping, 6, 0, 0, &[0; 8]);
+    }
+    for byte in ping.chunks(1).take(1000) {
+        f.feed(byte);
+        high = high.max(f.session.queued);
+    }
+    assert!(f.worker.stats.requests == 1);
+    assert!(high <= BOUND as u64 + ONE_FRAME, "{high} bytes queued");
+}
