@@ -36,6 +36,8 @@ use crate::respond::Body;
 /// A stream's request storage above this is given back once it is answered (a slot keeps
 /// what an ordinary request needs, not what the largest one took).
 const KEEP_CAPACITY: usize = 1024;
+/// The arena's capacity kept once it empties (error pages are small; listings may not be).
+const ARENA_KEEP: usize = 64 * 1024;
 /// Streams remembered as ended by the client and closed (see [`Streams::ended`]).
 const ENDED_RING: usize = 16;
 /// Most response fields passed to nghttp2 (the responder writes about a dozen).
@@ -104,6 +106,7 @@ impl H2 {
 
                 arena: Vec::new(),
                 arena_users: 0,
+                generated: 0,
                 last: 0,
                 ended: [0; ENDED_RING],
                 ended_next: 0,
@@ -118,8 +121,8 @@ impl H2 {
         })
     }
 
-    /// Bytes of request storage this connection holds (its stream slots, its arena, the heads
-    /// it builds), for the tests that bound it.
+    /// Bytes this connection holds for its requests (its stream slots, its arena, the heads it
+    /// builds, the generated bodies only its streams hold), for the tests that bound it.
     #[cfg(test)]
     pub fn retained(&self) -> usize {
         let slots: usize = (self.streams.slots.iter())
@@ -130,6 +133,12 @@ impl H2 {
             + self.request.capacity()
             + self.response.capacity()
             + self.log_line.capacity()
+            + (self.streams.slots.iter())
+                .map(|s| match &s.out {
+                    Out::Shared { data, .. } if Rc::strong_count(data) == 1 => data.len(),
+                    _ => 0,
+                })
+                .sum::<usize>()
     }
 
     /// Whether a request's header block is under way (begun, not complete).
@@ -226,6 +235,9 @@ struct Stream {
     out: Out,
     /// Body bytes not framed yet.
     left: u64,
+    /// Bytes of a body generated for this stream alone (a listing, an error page), counted in
+    /// `Streams::generated` until framed whole.
+    own: u64,
 }
 
 impl Stream {
@@ -248,6 +260,7 @@ impl Stream {
             complete: false,
             out: Out::None,
             left: 0,
+            own: 0,
         }
     }
 
@@ -279,6 +292,7 @@ impl Stream {
         self.complete = false;
         self.out = Out::None;
         self.left = 0;
+        self.own = 0;
     }
 }
 
@@ -305,6 +319,9 @@ struct Streams {
     /// Small generated bodies being framed; emptied when no stream uses it.
     arena: Vec<u8>,
     arena_users: usize,
+    /// Bytes of generated bodies not framed yet (see `Stream::own`): while past the output
+    /// bound, no more requests are answered.
+    generated: u64,
     /// The slot found last: a header block's fields come one by one for the same stream.
     last: usize,
     /// The latest streams the client ended (END_STREAM, then a normal close, or its own
@@ -353,14 +370,24 @@ impl Streams {
         self.before + self.queued > 0 && self.queued + more > self.room
     }
 
-    fn release(&mut self, i: usize) {
-        let s = &mut self.slots[i];
-        if matches!(s.out, Out::Arena { .. }) {
-            self.arena_users -= 1;
-            if self.arena_users == 0 {
-                self.arena.clear();
+    /// A stream is done with its body in the arena: the arena empties with its last user, and
+    /// gives back its memory if a large listing grew it.
+    fn arena_done(&mut self) {
+        self.arena_users -= 1;
+        if self.arena_users == 0 {
+            self.arena.clear();
+            if self.arena.capacity() > ARENA_KEEP {
+                self.arena = Vec::new();
             }
         }
+    }
+
+    fn release(&mut self, i: usize) {
+        if matches!(self.slots[i].out, Out::Arena { .. }) {
+            self.arena_done();
+        }
+        self.generated -= std::mem::take(&mut self.slots[i].own);
+        let s = &mut self.slots[i];
         s.id = 0;
         s.out = Out::None; // drops the shared body or the file
         s.trim();
@@ -446,6 +473,14 @@ impl Handler for Streams {
         }
         s.left -= len as u64;
         self.queued += 9 + len as u64;
+        if s.left == 0 {
+            self.generated -= std::mem::take(&mut s.own);
+            if matches!(s.out, Out::Arena { .. }) {
+                // Framed whole (copied into the queue): the arena need not keep it.
+                s.out = Out::None;
+                self.arena_done();
+            }
+        }
         true
     }
 
@@ -606,16 +641,26 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker, pool: &mut crate::pool::Po
             return false;
         }
     }
-    let ready = std::mem::take(&mut h.streams.ready);
+    // Generated bodies (listings, error pages) are each stream's own until framed: while they
+    // add up past the output bound, the next requests wait their turn (a hundred streams
+    // asking for a large listing hold one or two at a time, not all).
+    let mut ready = std::mem::take(&mut h.streams.ready);
+    let mut answered = 0;
     for &id in &ready {
+        if h.streams.generated > w.max_pipeline {
+            break;
+        }
         respond(h, id, w, s.peer);
         s.served = true;
+        answered += 1;
     }
+    ready.drain(..answered);
     h.streams.ready = ready;
-    h.streams.ready.clear();
     // A header block under way is due within the header timeout of its start, as an HTTP/1.1
     // head is, however its frames trickle.
-    let pending = (h.streams.slots.iter()).any(|st| st.id != 0 && !st.answered);
+    let waiting = &h.streams.ready;
+    let pending =
+        (h.streams.slots.iter()).any(|st| st.id != 0 && !st.answered && !waiting.contains(&st.id));
     if pending && !h.head_pending {
         s.head_since = w.now;
     }
@@ -647,7 +692,7 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker, pool: &mut crate::pool::Po
     }
     // Frames wait in nghttp2 while anything is queued: the driver comes back once the queue
     // is written (an empty queue with frames waiting means nghttp2 had nothing it could write).
-    h.framer.want_write() && s.queued > 0
+    (h.framer.want_write() || !h.streams.ready.is_empty()) && s.queued > 0
 }
 
 /// Answers one complete request on `id`: its head built for `wire`, the responder's answer
@@ -768,15 +813,22 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
     }
     let n = n + 1;
     let s = &mut h.streams;
+    let mut own = 0;
     let (body, left) = match reply.body {
         _ if is_head => (Out::None, 0),
-        Body::Shared { data, start, len } => (Out::Shared { data, start }, len as u64),
+        Body::Shared { data, start, len } => {
+            if Rc::strong_count(&data) == 1 {
+                own = len as u64; // generated for this request (a cached body is shared)
+            }
+            (Out::Shared { data, start }, len as u64)
+        }
         Body::File { file, offset, len } => (Out::File { file, offset }, len),
         Body::None if page_body.is_empty() => (Out::None, 0),
         Body::None => {
             let start = s.arena.len();
             s.arena.extend_from_slice(page_body);
             s.arena_users += 1;
+            own = page_body.len() as u64;
             (Out::Arena { start }, page_body.len() as u64)
         }
     };
@@ -785,6 +837,8 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
     slot.answered = true;
     slot.out = body;
     slot.left = left;
+    slot.own = own;
+    s.generated += own;
     let with_body = left > 0;
     if h.framer
         .submit_response(id, &fields[..n], with_body)

@@ -429,3 +429,51 @@ fn h2_output_stays_within_the_pipeline_bound_and_one_frame() {
     assert!(f.worker.stats.requests == 1);
     assert!(high <= BOUND as u64 + ONE_FRAME, "{high} bytes queued");
 }
+
+/// A hundred streams asking for a large directory listing: each listing is generated, but the
+/// connection holds only as many as its output bound allows at a time, not one per stream.
+#[test]
+fn h2_listings_for_many_streams_are_held_a_few_at_a_time() {
+    const BOUND: usize = 64 * 1024;
+    let mut f = fixture(BOUND);
+    let dir = f._root.path().join("list");
+    std::fs::create_dir(&dir).unwrap();
+    for i in 0..1500 {
+        std::fs::write(dir.join(format!("{i:04}-{}", "n".repeat(60))), b"x").unwrap();
+    }
+    let config = Config {
+        root: f._root.path().to_path_buf(),
+        autoindex: true,
+        ..Config::default()
+    };
+    f.worker.responder = Responder::new(&config).unwrap();
+    // The listing's size, from one HTTP/1.1 request on another connection.
+    let mut h1 = Session::new(SocketAddr::from(([127, 0, 0, 1], 2)), f.worker.now);
+    let req = b"GET /list/ HTTP/1.1\r\nHost: t\r\n\r\n";
+    h1.input_space(&mut f.pool)[..req.len()].copy_from_slice(req);
+    h1.received(req.len(), f.worker.now);
+    h1.answer(&mut f.worker, &mut f.pool, Negotiated::Nothing);
+    let listing = h1.queued as usize;
+    assert!(listing > 2 * BOUND, "a listing of {listing} bytes");
+    let mut out = super::preface::PREFACE.to_vec();
+    h2_frame(&mut out, 4, 0, 0, &[]);
+    for i in 0..100u32 {
+        let mut block = vec![0x82, 0x86, 0x04, 6];
+        block.extend_from_slice(b"/list/");
+        block.extend_from_slice(&[0x01, 1, b't']);
+        h2_frame(&mut out, 1, 0x5, 1 + 2 * i, &block);
+    }
+    f.feed(&out);
+    // The client's windows (65,535 bytes) hold the first listing; the others wait.
+    let retained = f.session.h2_retained();
+    let cap = BOUND + 2 * listing + 256 * 1024;
+    assert!(
+        retained <= cap,
+        "{retained} bytes kept, {listing} a listing"
+    );
+    let h2_answered = f.worker.stats.requests - 1;
+    assert!(
+        (1..100).contains(&h2_answered),
+        "{h2_answered} answered, {retained} kept"
+    );
+}
