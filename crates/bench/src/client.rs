@@ -46,6 +46,8 @@ use alarm::Alarm;
 use busy_poll::Waiter;
 use h1::H1;
 pub use h2::H2Requests;
+#[doc(hidden)]
+pub use h2::FIRST_STREAM_ID;
 use h2::H2;
 use page::{Child, Phase};
 use setup::Running;

@@ -37,7 +37,13 @@ use mio::event::Event;
 use mio::Token;
 use requests::STACK_FIELDS;
 use std::io;
+use std::sync::atomic::{AtomicI32, Ordering};
 use streams::{Io, PageRef};
+
+/// For tests only: the id of each connection's first stream when not 0 (nghttp2 refuses new
+/// streams once ids run out after 2^30 of them; starting near the end reaches that in a few).
+#[doc(hidden)]
+pub static FIRST_STREAM_ID: AtomicI32 = AtomicI32::new(0);
 
 /// Where an HTTP/2 connection is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,6 +84,9 @@ pub(super) struct H2 {
     /// A page (or, lanes, a run of them) is in progress; between pages the connection only
     /// waits, and a server that closes it or sends GOAWAY then fails nothing.
     busy: bool,
+    /// No more streams on this connection (a GOAWAY, or nghttp2 refused one: stream ids ran
+    /// out): those in flight finish, then what is left goes on a new connection.
+    draining: bool,
     /// Exchanges the server's GOAWAY left unprocessed, to send again on a new connection.
     retry: Vec<(Exchange, PageRef)>,
     connect_start_us: u64,
@@ -106,6 +115,7 @@ impl Wire for H2 {
             page_ok: true,
             fresh: false,
             busy: false,
+            draining: false,
             retry: Vec::with_capacity(want),
             connect_start_us: 0,
             handshake_start_us: 0,
@@ -208,6 +218,7 @@ impl Wire for H2 {
         self.frames = FrameScanner::default();
         self.state = State::Idle;
         self.in_flight = 0;
+        self.draining = false;
     }
 }
 
@@ -321,6 +332,10 @@ impl H2 {
         match Session::client(&config) {
             Ok(s) => self.session = Some(s),
             Err(_) => return self.conn_failed(ch, cx, ErrorKind::H2Protocol, now),
+        }
+        let first = FIRST_STREAM_ID.load(Ordering::Relaxed);
+        if let (Some(s), true) = (&mut self.session, first > 0) {
+            let _ = s.set_next_stream_id(first);
         }
         self.state = State::Settings;
         self.flush(ch, cx, now);
@@ -511,15 +526,15 @@ impl H2 {
     /// when nothing is left.
     fn fill(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         let end = cx.sh.schedule.end_us;
-        let goaway = self.io.goaway.is_some();
+        self.draining |= self.io.goaway.is_some();
         if !self.busy {
             // Between pages: a GOAWAY only means the next page needs a new connection.
-            if goaway {
+            if self.draining {
                 self.close();
             }
             return;
         }
-        while !goaway && self.in_flight < self.limit && now < end {
+        while !self.draining && self.in_flight < self.limit && now < end {
             if let Some((ex, page)) = self.retry.pop() {
                 self.submit(ch, cx, ex, page, now);
                 continue;
@@ -559,7 +574,7 @@ impl H2 {
         if self.in_flight > 0 {
             return;
         }
-        if goaway {
+        if self.draining {
             // The GOAWAY's streams are done: what is left goes on a new connection.
             let left = !self.retry.is_empty()
                 || (!self.lanes && self.page_ok && self.next_file < ch.files(cx.sh.workload))
@@ -611,8 +626,11 @@ impl H2 {
         let id = match res {
             Ok(id) => id,
             Err(_) => {
-                // No new stream allowed (a GOAWAY between reads): sent on the next connection.
+                // nghttp2 opens no more streams here: stream ids ran out (after 2^30 streams on
+                // one connection, a long `--streams` run), or memory did. Sent again on a new
+                // connection once those in flight are done; trying again here would spin.
                 self.retry.push((ex, page));
+                self.draining = true;
                 return;
             }
         };
