@@ -4,8 +4,9 @@
 //! A connection is up when the server's SETTINGS have arrived: TCP connect, TLS handshake (ALPN
 //! `h2`; cleartext is HTTP/2 by prior knowledge), the preface and the SETTINGS exchange, all
 //! within the connect timeout. Then the page's files go as streams, up to `--streams` in flight
-//! (default: the whole page) and never more than the server's SETTINGS_MAX_CONCURRENT_STREAMS;
-//! the page ends with its last stream. When every page is one file and `--streams N` is more
+//! (default: the whole page) and never more than the server's SETTINGS_MAX_CONCURRENT_STREAMS
+//! (read before each batch: a later SETTINGS may change it; while it is 0 the page waits, within
+//! the response timeout); the page ends with its last stream. When every page is one file and `--streams N` is more
 //! than one, each stream is a page of its own and N of them are kept in flight (h2load's `-m`).
 //!
 //! What a request costs: its HEADERS built by nghttp2 from a header list prebuilt at start (an
@@ -72,8 +73,12 @@ pub(super) struct H2 {
     /// Streams in flight at most (`--streams`; a page's files when unset), before the server's
     /// own limit.
     want: usize,
-    /// The limit on this connection: `want`, the page's files, the server's limit.
+    /// The limit on this connection: `want` and the server's limit (its SETTINGS may change
+    /// it at any time: read before streams are opened).
     limit: usize,
+    /// Since when work has waited with no stream allowed (the server's limit is 0), or NONE:
+    /// the wait is bounded by the response timeout.
+    no_room_since: u64,
     in_flight: usize,
     /// Page mode: the next file of the page to request.
     next_file: usize,
@@ -110,6 +115,7 @@ impl Wire for H2 {
             lanes,
             want,
             limit: 0,
+            no_room_since: NONE,
             in_flight: 0,
             next_file: 0,
             page_ok: true,
@@ -219,6 +225,7 @@ impl Wire for H2 {
         self.state = State::Idle;
         self.in_flight = 0;
         self.draining = false;
+        self.no_room_since = NONE;
     }
 }
 
@@ -500,7 +507,6 @@ impl H2 {
             .session
             .as_ref()
             .map_or(0, |s| s.remote_max_concurrent_streams());
-        self.limit = self.want.min(server as usize);
         if cx.counts(now, now) {
             let h = &mut cx.stats.http2;
             h.connections += 1;
@@ -534,6 +540,14 @@ impl H2 {
             }
             return;
         }
+        // The server's limit as of now: a later SETTINGS may lower or raise it.
+        let server = self
+            .session
+            .as_ref()
+            .map_or(0, |s| s.remote_max_concurrent_streams());
+        self.limit = self.want.min(server as usize);
+        // Lanes: the quota is done (no page left to pick).
+        let mut quota_done = false;
         while !self.draining && self.in_flight < self.limit && now < end {
             if let Some((ex, page)) = self.retry.pop() {
                 self.submit(ch, cx, ex, page, now);
@@ -541,6 +555,7 @@ impl H2 {
             }
             if self.lanes {
                 if !self.fresh && !page::pick(ch, cx, now) {
+                    quota_done = true;
                     break;
                 }
                 self.fresh = false;
@@ -583,6 +598,25 @@ impl H2 {
                 return self.connect(ch, cx, now);
             }
             self.close();
+        }
+        if self.limit == 0 && now < end && self.conn.is_some() {
+            let pending = !self.retry.is_empty()
+                || if self.lanes {
+                    !quota_done
+                } else {
+                    self.page_ok && self.next_file < ch.files(cx.sh.workload)
+                };
+            if pending {
+                // The server allows no stream now: wait for a SETTINGS that raises the limit,
+                // within the response timeout (then a `response_timeout` error), never ending
+                // the page or the lanes as if done.
+                if self.no_room_since == NONE {
+                    self.no_room_since = now;
+                    cx.timers
+                        .arm(ch.slot, now + cx.sh.schedule.response_timeout_us);
+                }
+                return;
+            }
         }
         if self.lanes {
             // Every lane is done (the quota, or the run's end): the Webchild is done.
@@ -635,6 +669,7 @@ impl H2 {
             }
         };
         ex.written_us = now;
+        self.no_room_since = NONE;
         self.io.insert(id, ex, page, body);
         self.in_flight += 1;
         if cx.counts(now, now) {

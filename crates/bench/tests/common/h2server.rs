@@ -52,6 +52,11 @@ pub enum Fault {
     /// The connection is closed (no GOAWAY) a moment after each answer, as a server closes an
     /// idle connection.
     CloseIdle,
+    /// SETTINGS_MAX_CONCURRENT_STREAMS 0: no stream may be opened, ever.
+    NoStreams,
+    /// SETTINGS_MAX_CONCURRENT_STREAMS 0, raised to 100 by a second SETTINGS once the client
+    /// has acknowledged the first.
+    NoStreamsThenSome,
 }
 
 /// The server: its address and counts.
@@ -179,6 +184,9 @@ fn serve(mut conn: TcpStream, fault: Fault, c: &Counts, stop: &AtomicBool) -> io
         }
         Fault::OneStream => frame(&mut out, SETTINGS, 0, 0, &setting(3, 1)),
         Fault::OneByteWindow => frame(&mut out, SETTINGS, 0, 0, &setting(4, 1)),
+        Fault::NoStreams | Fault::NoStreamsThenSome => {
+            frame(&mut out, SETTINGS, 0, 0, &setting(3, 0))
+        }
         _ => frame(&mut out, SETTINGS, 0, 0, &[]),
     }
     conn.write_all(&out)?;
@@ -197,6 +205,9 @@ fn serve(mut conn: TcpStream, fault: Fault, c: &Counts, stop: &AtomicBool) -> io
         let mut out = Vec::new();
         match ty {
             SETTINGS if flags & ACK == 0 => frame(&mut out, SETTINGS, ACK, 0, &[]),
+            SETTINGS if fault == Fault::NoStreamsThenSome => {
+                frame(&mut out, SETTINGS, 0, 0, &setting(3, 100))
+            }
             PING if flags & ACK == 0 => frame(&mut out, PING, ACK, 0, &payload),
             HEADERS => {
                 c.streams.fetch_add(1, Ordering::Relaxed);
