@@ -157,7 +157,10 @@ impl Wire for H2 {
                 }
             }
             State::Settings | State::Open => {
-                if ev.is_writable() && self.io.out_pos < self.io.out.len() {
+                // Over HTTPS, records rustls holds wait for the socket too.
+                let waiting = self.io.out_pos < self.io.out.len()
+                    || self.conn.as_ref().is_some_and(Transport::wants_write);
+                if ev.is_writable() && waiting {
                     let now = cx.now();
                     if cx.ended(now) || !self.flush(ch, cx, now) {
                         return;
