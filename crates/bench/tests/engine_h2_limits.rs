@@ -68,3 +68,36 @@ fn a_limit_the_server_raises_after_its_first_settings_is_used() {
         assert_eq!(r.stats.http2.connections, 2);
     }
 }
+
+#[test]
+fn a_stalled_stream_times_out_and_is_cancelled_while_the_others_go_on() {
+    // Every 5th stream is never answered; with 4 lanes the others keep the connection busy, so
+    // only a timer per stream (the oldest's) sees the stalled one.
+    let server = H2Server::start(Fault::StallEvery(5));
+    let r = run(&server, &one_file(), Stop::Duration(ms(1500)), |c| {
+        c.streams = Some(4);
+        c.response_timeout = ms(200);
+    });
+    let s = &r.stats;
+    let timeouts = s.errors.get(ErrorKind::ResponseTimeout);
+    assert!(timeouts > 0, "{:?}", s.errors);
+    assert_eq!(s.errors.total(), timeouts, "{:?}", s.errors);
+    assert!(
+        s.requests > 4 * timeouts,
+        "the lanes went on: {}",
+        s.requests
+    );
+    // Each was cancelled on the connection, which stayed up.
+    let cancel = &server.resets[8];
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while cancel.load(std::sync::atomic::Ordering::Relaxed) < timeouts && Instant::now() < deadline
+    {
+        std::thread::sleep(ms(1));
+    }
+    assert_eq!(
+        cancel.load(std::sync::atomic::Ordering::Relaxed),
+        timeouts,
+        "RST_STREAM CANCEL"
+    );
+    assert_eq!(s.http2.connections, 2);
+}

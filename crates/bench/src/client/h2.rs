@@ -15,7 +15,9 @@
 //! first walked frame by frame (`frames.rs`) so that header blocks, bodies and framing are
 //! counted apart.
 //!
-//! Failures: a stream the server resets fails alone (`h2_rst_stream`); a GOAWAY lets the
+//! Failures: a stream the server resets fails alone (`h2_rst_stream`), and so does one left
+//! unanswered past the response timeout (`response_timeout`, reset with CANCEL; the timer
+//! follows the oldest stream in flight, not the connection's last progress); a GOAWAY lets the
 //! streams it covers finish and sends those it did not process again on a new connection
 //! (counted as retried, not failed); anything that ends the connection fails its streams by
 //! its kind (a protocol error, a reset, a timeout).
@@ -79,6 +81,10 @@ pub(super) struct H2 {
     /// Since when work has waited with no stream allowed (the server's limit is 0), or NONE:
     /// the wait is bounded by the response timeout.
     no_room_since: u64,
+    /// When the oldest stream in flight was written (NONE: none in flight): the response
+    /// timer is armed to it plus the response timeout, so one stalled stream times out even
+    /// while others progress.
+    oldest_us: u64,
     in_flight: usize,
     /// Page mode: the next file of the page to request.
     next_file: usize,
@@ -116,6 +122,7 @@ impl Wire for H2 {
             want,
             limit: 0,
             no_room_since: NONE,
+            oldest_us: NONE,
             in_flight: 0,
             next_file: 0,
             page_ok: true,
@@ -174,6 +181,9 @@ impl Wire for H2 {
     }
 
     fn on_timer(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        if self.state == State::Open && self.in_flight > 0 {
+            return self.streams_timed_out(ch, cx, now);
+        }
         let kind = match self.state {
             State::Idle => return,
             State::Connecting => ErrorKind::ConnectTimeout,
@@ -229,6 +239,7 @@ impl Wire for H2 {
         self.in_flight = 0;
         self.draining = false;
         self.no_room_since = NONE;
+        self.oldest_us = NONE;
     }
 }
 
@@ -680,8 +691,11 @@ impl H2 {
             cx.stats.http2.streams += 1;
             cx.stats.http2.header_bytes_plain += plain;
         }
-        cx.timers
-            .arm(ch.slot, now + cx.sh.schedule.response_timeout_us);
+        if self.oldest_us == NONE {
+            self.oldest_us = now;
+            cx.timers
+                .arm(ch.slot, now + cx.sh.schedule.response_timeout_us);
+        }
     }
 
     /// Acts on the streams that closed in the last `recv`: responses recorded, resets failed,
@@ -692,10 +706,12 @@ impl H2 {
         }
         let saved = PageRef::of(ch);
         let in_window = cx.counts(now, now);
+        let mut oldest_closed = false;
         for k in 0..self.io.closed.len() {
             let slot = self.io.closed[k] as usize;
             let s = self.io.take(slot);
             self.in_flight -= 1;
+            oldest_closed |= s.ex.written_us == self.oldest_us;
             if s.refused {
                 if in_window {
                     cx.stats.http2.retried += 1;
@@ -745,9 +761,50 @@ impl H2 {
         }
         self.io.closed.clear();
         saved.restore(ch);
-        // Progress: the response timeout starts again for what is still in flight.
-        cx.timers
-            .arm(ch.slot, now + cx.sh.schedule.response_timeout_us);
+        if oldest_closed {
+            self.arm_oldest(ch, cx);
+        }
+    }
+
+    /// Arms the response timer to the oldest stream in flight (none: disarmed, unless the
+    /// page waits for room, whose deadline stands).
+    fn arm_oldest(&mut self, ch: &Child, cx: &mut ThreadState<'_>) {
+        self.oldest_us = self.io.oldest_written().unwrap_or(NONE);
+        if self.oldest_us != NONE {
+            cx.timers
+                .arm(ch.slot, self.oldest_us + cx.sh.schedule.response_timeout_us);
+        } else if self.no_room_since == NONE {
+            cx.timers.disarm(ch.slot);
+        }
+    }
+
+    /// The response timer fired with streams in flight: each written longer than the response
+    /// timeout ago is a `response_timeout` error and is reset (CANCEL); the others, and the
+    /// page or its lanes, go on.
+    fn streams_timed_out(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        if cx.ended(now) {
+            return; // in flight at the end: `at_end` counts them
+        }
+        let timeout = cx.sh.schedule.response_timeout_us;
+        let saved = PageRef::of(ch);
+        while let Some(slot) = self.io.expired(now.saturating_sub(timeout)) {
+            let s = self.io.take(slot);
+            self.in_flight -= 1;
+            if let Some(session) = &mut self.session {
+                let _ = session.submit_rst_stream(s.id, http2::error_code::CANCEL);
+            }
+            s.page.restore(ch);
+            let bytes = s.ex.bytes() + s.data_bytes - s.ex.body_bytes;
+            ch.record_failure(cx, &s.ex, ErrorKind::ResponseTimeout, bytes, now);
+            if self.lanes {
+                ch.record_page(cx, false, now);
+            } else {
+                self.page_ok = false;
+            }
+        }
+        saved.restore(ch);
+        self.arm_oldest(ch, cx);
+        self.next(ch, cx, now);
     }
 
     /// The connection failed (or never came up): every stream in flight fails with `kind`, or,

@@ -57,6 +57,8 @@ pub enum Fault {
     /// SETTINGS_MAX_CONCURRENT_STREAMS 0, raised to 100 by a second SETTINGS once the client
     /// has acknowledged the first.
     NoStreamsThenSome,
+    /// Every `n`th stream of a connection is never answered (the others are).
+    StallEvery(u64),
 }
 
 /// The server: its address and counts.
@@ -72,6 +74,8 @@ pub struct H2Server {
     pub over_limit: Arc<AtomicU64>,
     /// Request body bytes received.
     pub body_bytes: Arc<AtomicU64>,
+    /// RST_STREAM frames received, by error code (0 to 13).
+    pub resets: Arc<[AtomicU64; 14]>,
     stop: Arc<AtomicBool>,
 }
 
@@ -93,6 +97,7 @@ impl H2Server {
             connections: Arc::default(),
             over_limit: Arc::default(),
             body_bytes: Arc::default(),
+            resets: Arc::new(std::array::from_fn(|_| AtomicU64::new(0))),
             stop: Arc::default(),
         };
         let counts = Counts {
@@ -100,6 +105,7 @@ impl H2Server {
             answered: s.answered.clone(),
             over_limit: s.over_limit.clone(),
             body_bytes: s.body_bytes.clone(),
+            resets: s.resets.clone(),
         };
         let (stop, connections) = (s.stop.clone(), s.connections.clone());
         thread::spawn(move || {
@@ -126,6 +132,7 @@ struct Counts {
     answered: Arc<AtomicU64>,
     over_limit: Arc<AtomicU64>,
     body_bytes: Arc<AtomicU64>,
+    resets: Arc<[AtomicU64; 14]>,
 }
 
 fn frame(out: &mut Vec<u8>, ty: u8, flags: u8, stream: u32, payload: &[u8]) {
@@ -191,6 +198,7 @@ fn serve(mut conn: TcpStream, fault: Fault, c: &Counts, stop: &AtomicBool) -> io
     }
     conn.write_all(&out)?;
     let (mut answered, mut open, mut goaway_sent) = (0u64, 0u64, false);
+    let mut received = 0u64;
     let mut answering = true;
     loop {
         let mut head = [0u8; 9];
@@ -209,14 +217,22 @@ fn serve(mut conn: TcpStream, fault: Fault, c: &Counts, stop: &AtomicBool) -> io
                 frame(&mut out, SETTINGS, 0, 0, &setting(3, 100))
             }
             PING if flags & ACK == 0 => frame(&mut out, PING, ACK, 0, &payload),
+            RST_STREAM if payload.len() == 4 => {
+                let code = u32::from_be_bytes([payload[0], payload[1], payload[2], payload[3]]);
+                if let Some(n) = c.resets.get(code as usize) {
+                    n.fetch_add(1, Ordering::Relaxed);
+                }
+            }
             HEADERS => {
                 c.streams.fetch_add(1, Ordering::Relaxed);
+                received += 1;
+                let stalled = matches!(fault, Fault::StallEvery(k) if received.is_multiple_of(k));
                 if fault == Fault::OneStream && open > 0 {
                     c.over_limit.fetch_add(1, Ordering::Relaxed);
                 }
                 open += 1;
-                if goaway_sent {
-                    // Above the GOAWAY's last stream: left unanswered.
+                if goaway_sent || stalled {
+                    // Above the GOAWAY's last stream, or stalled: left unanswered.
                 } else if flags & END_STREAM != 0 {
                     answered += 1;
                     open -= 1;

@@ -192,6 +192,19 @@ impl Io {
         std::mem::replace(&mut self.streams[slot], Stream::FREE)
     }
 
+    /// When the oldest stream in flight was written, if any (a scan of the table: done only
+    /// when the oldest closes).
+    pub(super) fn oldest_written(&self) -> Option<u64> {
+        self.in_flight().map(|s| s.ex.written_us).min()
+    }
+
+    /// The slot of a stream in flight written at or before `at`, if any.
+    pub(super) fn expired(&self, at: u64) -> Option<usize> {
+        self.streams
+            .iter()
+            .position(|s| s.id != 0 && !s.closed && s.ex.written_us <= at)
+    }
+
     /// Streams in flight, for the end of the run.
     pub(super) fn in_flight(&self) -> impl Iterator<Item = &Stream> {
         self.streams.iter().filter(|s| s.id != 0)
