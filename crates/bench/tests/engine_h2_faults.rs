@@ -119,6 +119,24 @@ fn reset_streams_are_h2_rst_stream_with_their_code_and_the_rest_counts() {
 }
 
 #[test]
+fn streams_refused_with_refused_stream_are_retried_not_failed() {
+    // RFC 9113 section 8.7: a stream reset with REFUSED_STREAM was not processed.
+    let server = H2Server::start(Fault::RefuseEvery(3));
+    let r = run(&server, &one_file(), Stop::Pages(30), |_| {});
+    assert_eq!(r.stats.errors.total(), 0, "{:?}", r.stats.errors);
+    assert_eq!(r.stats.requests, 30);
+    let h = &r.stats.http2;
+    assert!(h.retried > 0, "{h:?}");
+    assert_eq!(h.rst_streams[7], h.retried, "each refusal retried once");
+    assert_eq!(
+        h.streams,
+        30 + h.retried,
+        "a retried request opens two streams"
+    );
+    assert_eq!(settles(&server.streams, 30 + h.retried), 30 + h.retried);
+}
+
+#[test]
 fn goaway_streams_it_did_not_process_are_retried_on_a_new_connection_not_failed() {
     let server = H2Server::start(Fault::GoawayAfter(5));
     let r = run(

@@ -249,6 +249,7 @@ impl PageRef {
             page: ch.page,
             intended_us: ch.page_intended_us,
             start_us: ch.page_start_us,
+            refused_once: false,
         }
     }
 
@@ -534,10 +535,19 @@ impl H2 {
         if self.state == State::Open {
             self.fill(ch, cx, now);
         }
-        if self.conn.is_none() {
+        if self.conn.is_none() || !self.flush(ch, cx, now) {
             return false;
         }
-        self.flush(ch, cx, now)
+        if self.io.closed.is_empty() {
+            return true;
+        }
+        // nghttp2 closed streams while sending (those a GOAWAY refused before their HEADERS
+        // left): kept to be sent again now, not failed if the server closes first.
+        self.streams_closed(ch, cx, now);
+        if self.state == State::Open && self.conn.is_some() {
+            self.fill(ch, cx, now);
+        }
+        self.conn.is_some() && self.flush(ch, cx, now)
     }
 
     // ---- streams -----------------------------------------------------------------------------
@@ -807,6 +817,22 @@ impl H2 {
         self.next(ch, cx, now);
     }
 
+    /// Moves the streams in flight that the server never processed (its GOAWAY's, or refused)
+    /// to be sent again; true if any was left to send again.
+    fn take_unprocessed(&mut self, cx: &mut ThreadState<'_>, now: u64) -> bool {
+        while let Some(slot) = self.io.unprocessed() {
+            let s = self.io.take(slot);
+            self.in_flight -= 1;
+            if cx.counts(now, now) {
+                cx.stats.http2.retried += 1;
+            }
+            let mut ex = s.ex;
+            ex.reset_response();
+            self.retry.push((ex, s.page));
+        }
+        !self.retry.is_empty()
+    }
+
     /// The connection failed (or never came up): every stream in flight fails with `kind`, or,
     /// with none, the page's next file does; the connection is dropped and the page ended.
     fn conn_failed(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, kind: ErrorKind, now: u64) {
@@ -814,11 +840,15 @@ impl H2 {
             // The server closed (or broke) an idle connection between pages: nothing failed.
             return self.close();
         }
+        let end = cx.sh.schedule.end_us;
+        if now < end && self.take_unprocessed(cx, now) && self.in_flight == 0 {
+            // Only streams the server never processed were left: they go on a new connection.
+            return self.connect(ch, cx, now);
+        }
         let saved = PageRef::of(ch);
         let mut any = false;
         let io = &self.io;
         // After the run's end (read in the loop's last round), what was in flight is unfinished.
-        let end = cx.sh.schedule.end_us;
         let ended = now >= end;
         for s in io.in_flight() {
             s.page.restore(ch);

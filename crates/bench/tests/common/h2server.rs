@@ -57,6 +57,8 @@ pub enum Fault {
     /// SETTINGS_MAX_CONCURRENT_STREAMS 0, raised to 100 by a second SETTINGS once the client
     /// has acknowledged the first.
     NoStreamsThenSome,
+    /// Every `n`th stream of a connection is reset with REFUSED_STREAM (not processed).
+    RefuseEvery(u64),
     /// Every `n`th stream of a connection is never answered (the others are).
     StallEvery(u64),
 }
@@ -282,6 +284,10 @@ fn answer(out: &mut Vec<u8>, fault: Fault, stream: u32, n: u64, goaway_sent: &mu
     match fault {
         Fault::ResetEvery(k) if n.is_multiple_of(k) => {
             frame(out, RST_STREAM, 0, stream, &2u32.to_be_bytes());
+            return false;
+        }
+        Fault::RefuseEvery(k) if n.is_multiple_of(k) => {
+            frame(out, RST_STREAM, 0, stream, &7u32.to_be_bytes());
             return false;
         }
         Fault::Continuations(parts) => {

@@ -23,6 +23,9 @@ pub(super) struct PageRef {
     pub page: usize,
     pub intended_us: u64,
     pub start_us: u64,
+    /// The exchange was refused by a RST_STREAM REFUSED_STREAM once already: a second is an
+    /// error, so that a server refusing everything cannot keep a page going round forever.
+    pub refused_once: bool,
 }
 
 /// One stream in flight.
@@ -39,7 +42,8 @@ pub(super) struct Stream {
     pub code: u32,
     /// The server reset it.
     pub reset: bool,
-    /// The server's GOAWAY said it was never processed: it is sent again, not failed.
+    /// Never processed, safe to send again (not failed): above the last stream of the
+    /// server's GOAWAY, or reset with REFUSED_STREAM (RFC 9113 section 8.7).
     pub refused: bool,
     body: Option<Arc<[u8]>>,
     body_pos: usize,
@@ -53,6 +57,7 @@ impl Stream {
             page: 0,
             intended_us: 0,
             start_us: 0,
+            refused_once: false,
         },
         data_bytes: 0,
         closed: false,
@@ -205,6 +210,15 @@ impl Io {
             .position(|s| s.id != 0 && !s.closed && s.ex.written_us <= at)
     }
 
+    /// The slot of a stream in flight that the server never processed (above its GOAWAY's last
+    /// stream, or refused), if any.
+    pub(super) fn unprocessed(&self) -> Option<usize> {
+        let last = self.goaway.unwrap_or(StreamId::MAX);
+        self.streams
+            .iter()
+            .position(|s| s.id != 0 && (s.refused || s.id > last))
+    }
+
     /// Streams in flight, for the end of the run.
     pub(super) fn in_flight(&self) -> impl Iterator<Item = &Stream> {
         self.streams.iter().filter(|s| s.id != 0)
@@ -285,8 +299,14 @@ impl Handler for Io {
             let s = &mut self.streams[i];
             s.closed = true;
             s.code = error_code;
-            // Above the GOAWAY's last stream: never processed, safe to send again.
-            s.refused = !s.reset && goaway.is_some_and(|last| stream > last);
+            // Above the GOAWAY's last stream, or refused by the server's reset: never
+            // processed, safe to send again (a second refusal of the same exchange fails it).
+            let refused_reset =
+                s.reset && error_code == http2::error_code::REFUSED_STREAM && !s.page.refused_once;
+            if refused_reset {
+                s.page.refused_once = true;
+            }
+            s.refused = refused_reset || (!s.reset && goaway.is_some_and(|last| stream > last));
             self.closed.push(i as u32);
         }
     }
