@@ -2,7 +2,8 @@
 //! purpose: it resets streams, sends GOAWAY in the middle of a run, allows one stream, gives a
 //! one-byte window, never sends its SETTINGS, splits its header blocks over CONTINUATION frames,
 //! or answers HTTP/1. Raw frames, not a library, so that it can do what a library would refuse.
-//! It counts what it received, so a test can hold flint's account against it.
+//! It counts what it received, so a test can hold flint's account against it. Over TLS too
+//! (`start_tls`, ALPN `h2`).
 
 #![allow(dead_code)] // each test binary uses its own subset
 
@@ -72,6 +73,8 @@ pub struct H2Server {
     pub answered: Arc<AtomicU64>,
     /// Connections accepted.
     pub connections: Arc<AtomicU64>,
+    /// Connections open (accepted and not yet ended on the server's side).
+    pub open: Arc<AtomicU64>,
     /// A stream opened while the one allowed was open (OneStream).
     pub over_limit: Arc<AtomicU64>,
     /// Request body bytes received.
@@ -90,6 +93,30 @@ impl Drop for H2Server {
 
 impl H2Server {
     pub fn start(fault: Fault) -> H2Server {
+        H2Server::start_with(fault, None)
+    }
+
+    /// Over TLS with `config` (its ALPN becomes `h2`).
+    pub fn start_tls(fault: Fault, config: &rustls::ServerConfig) -> H2Server {
+        let mut config = config.clone();
+        config.alpn_protocols = vec![b"h2".to_vec()];
+        H2Server::start_with(fault, Some(Arc::new(config)))
+    }
+
+    /// Waits (bounded by `limit`) until every connection has ended on the server's side: then
+    /// its counts are final. False if one is still open.
+    pub fn quiet(&self, limit: Duration) -> bool {
+        let deadline = std::time::Instant::now() + limit;
+        while self.open.load(Ordering::SeqCst) > 0 {
+            if std::time::Instant::now() > deadline {
+                return false;
+            }
+            thread::sleep(Duration::from_millis(1));
+        }
+        true
+    }
+
+    fn start_with(fault: Fault, tls: Option<Arc<rustls::ServerConfig>>) -> H2Server {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
         let addr = listener.local_addr().unwrap();
         let s = H2Server {
@@ -97,6 +124,7 @@ impl H2Server {
             streams: Arc::default(),
             answered: Arc::default(),
             connections: Arc::default(),
+            open: Arc::default(),
             over_limit: Arc::default(),
             body_bytes: Arc::default(),
             resets: Arc::new(std::array::from_fn(|_| AtomicU64::new(0))),
@@ -109,7 +137,7 @@ impl H2Server {
             body_bytes: s.body_bytes.clone(),
             resets: s.resets.clone(),
         };
-        let (stop, connections) = (s.stop.clone(), s.connections.clone());
+        let (stop, connections, open) = (s.stop.clone(), s.connections.clone(), s.open.clone());
         thread::spawn(move || {
             for conn in listener.incoming() {
                 if stop.load(Ordering::Relaxed) {
@@ -117,10 +145,28 @@ impl H2Server {
                 }
                 let Ok(conn) = conn else { continue };
                 connections.fetch_add(1, Ordering::Relaxed);
+                open.fetch_add(1, Ordering::SeqCst);
                 let counts = counts.clone();
-                let stop = stop.clone();
+                let (stop, open, tls) = (stop.clone(), open.clone(), tls.clone());
                 thread::spawn(move || {
-                    let _ = serve(conn, fault, &counts, &stop);
+                    let prepared = conn
+                        .set_read_timeout(Some(Duration::from_millis(100)))
+                        .and_then(|()| conn.set_nodelay(true));
+                    if prepared.is_ok() {
+                        let _ = match tls {
+                            None => serve(conn, fault, &counts, &stop),
+                            Some(config) => match rustls::ServerConnection::new(config) {
+                                Ok(tls) => serve(
+                                    rustls::StreamOwned::new(tls, conn),
+                                    fault,
+                                    &counts,
+                                    &stop,
+                                ),
+                                Err(_) => Ok(()),
+                            },
+                        };
+                    }
+                    open.fetch_sub(1, Ordering::SeqCst);
                 });
             }
         });
@@ -165,9 +211,12 @@ fn header_block(padded: bool) -> Vec<u8> {
     b
 }
 
-fn serve(mut conn: TcpStream, fault: Fault, c: &Counts, stop: &AtomicBool) -> io::Result<()> {
-    conn.set_read_timeout(Some(Duration::from_millis(100)))?;
-    conn.set_nodelay(true)?;
+fn serve<S: Read + Write>(
+    mut conn: S,
+    fault: Fault,
+    c: &Counts,
+    stop: &AtomicBool,
+) -> io::Result<()> {
     let mut preface = [0u8; 24];
     read_exact(&mut conn, &mut preface, stop)?;
     let mut out = Vec::new();
@@ -329,7 +378,7 @@ fn is_timeout(e: &io::Error) -> bool {
 }
 
 /// `read_exact` that gives up when the server is stopped.
-fn read_exact(conn: &mut TcpStream, buf: &mut [u8], stop: &AtomicBool) -> io::Result<()> {
+fn read_exact<S: Read>(conn: &mut S, buf: &mut [u8], stop: &AtomicBool) -> io::Result<()> {
     let mut got = 0;
     while got < buf.len() {
         if stop.load(Ordering::Relaxed) {
