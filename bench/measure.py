@@ -531,7 +531,7 @@ def cmd_summary_server(args: argparse.Namespace) -> None:
             cases.append(key)
     for case, load in cases:
         rs = [r for r in recs if r["case"] == case and r["load"] == load]
-        servers = [s for s in ("nginx", "flint", "floor") if any(r["server"] == s for r in rs)]
+        servers = [s for s in ("nginx", "flint", "h2o", "floor") if any(r["server"] == s for r in rs)]
         print(f"\n== {case}: {rs[0].get('title', case)}; load: {load}")
         rows = [["server", "runs", "requests/s", "server CPU us/req", "syscalls/req",
                  "vs nginx: CPU", "req/s", "syscalls", "errors"]]

@@ -1,12 +1,14 @@
 //! Coverage-guided fuzzing of flint's HTTP/1.x parsers, run by AFL++ through the `afl` crate on
 //! the stable toolchain (`scripts/fuzz`, docs/fuzzing.md).
 //!
-//! Two targets, one per side of the wire:
+//! Three targets, two for the two sides of HTTP/1.x and one for the server's HTTP/2:
 //! - [`request`]: the server reading a connection: `wire::parse_request`, pipelining, limits, and
 //!   flint serve's answer to each accepted head ([`answer`], over [`docroot`]);
 //! - [`response`]: the load generator reading a connection: `wire::parse_response_head` and
 //!   `wire::BodyDecoder` (Content-Length, chunked with extensions and trailers, close-delimited),
-//!   checked against an independent reader of the chunked coding ([`chunked`]).
+//!   checked against an independent reader of the chunked coding ([`chunked`]);
+//! - [`h2`]: the server reading an HTTP/2 connection: its session on nghttp2 and the frames it
+//!   writes in answer.
 //!
 //! Each target asserts properties, not only the absence of panics: nothing is read past the input
 //! ([`guard`]), parts of a parse are sub-slices of the input, a body's length is the framed one,
@@ -17,6 +19,7 @@ pub mod answer;
 pub mod chunked;
 pub mod docroot;
 pub mod guard;
+pub mod h2;
 pub mod request;
 pub mod response;
 pub mod split;

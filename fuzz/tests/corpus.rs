@@ -46,6 +46,11 @@ fn request_corpus_passes_its_checks() {
 }
 
 #[test]
+fn h2_corpus_passes_its_checks() {
+    replay("h2", flint_fuzz::h2::check);
+}
+
+#[test]
 fn response_corpus_passes_its_checks() {
     replay("response", flint_fuzz::response::check);
 }

@@ -28,8 +28,10 @@
 //! The open loop also sets `alarm::Alarm` to the next deadline, so that pages leave on time to
 //! the microsecond rather than to the next millisecond of `epoll_wait`.
 //!
-//! When the run ends, what was still going on is accounted for (`Webchild::at_end`): requests in
-//! flight are unfinished, and in the open loop pages that were due but never sent are counted.
+//! When the run ends, what was still going on is accounted for (`Webchild::at_end`): requests
+//! sent and not answered are unfinished, those begun and not sent are apart, and in the open
+//! loop pages that were due but never sent are counted. Nothing is begun or read into the
+//! window at or after the end (see [`Wire`]).
 
 mod alarm;
 mod busy_poll;
@@ -105,6 +107,8 @@ fn run<C: Wire>(sh: &RunShared<'_>, thread: usize, ids: Range<usize>) -> io::Res
         log: sh.log.as_ref().map(LogBuf::new),
         live: Counts::default(),
         active: 0,
+        certificate_failures: 0,
+        first_connect_late_us: NONE,
     };
     // A timed run's seconds (+1 for a partial one) are allocated now, up to an hour; past that,
     // and with -n, a second allocates its histogram when it starts, in a vector with room.
@@ -154,6 +158,9 @@ fn run<C: Wire>(sh: &RunShared<'_>, thread: usize, ids: Range<usize>) -> io::Res
                 .map_or(0, |iv| behind(&children, iv, now));
             sh.progress.publish(thread, cx.live);
             next_publish = now + PUBLISH_US;
+            if cx.certificate_hopeless(now) {
+                break (now.min(schedule.end_us), false);
+            }
         }
         let deadline = cx.timers.next_at().min(schedule.end_us);
         let until = deadline.min(now + TICK_US);
@@ -187,6 +194,7 @@ fn run<C: Wire>(sh: &RunShared<'_>, thread: usize, ids: Range<usize>) -> io::Res
     Ok(ThreadOutcome {
         stats: cx.stats,
         end_us,
+        first_connect_late_us: Some(cx.first_connect_late_us).filter(|&t| t != NONE),
         interrupted,
         log_error: cx.log.and_then(LogBuf::finish),
     })
@@ -215,6 +223,11 @@ struct ThreadState<'a> {
     live: Counts,
     /// Webchildren not yet `Done`.
     active: usize,
+    /// Handshakes that failed on the server's certificate, in the window or not: with no
+    /// response at all, after a second they end the run (see `errors::certificate_hopeless`).
+    certificate_failures: u64,
+    /// How late the thread's first connect began (see `ThreadOutcome`); `NONE` before it.
+    first_connect_late_us: u64,
 }
 
 impl ThreadState<'_> {
@@ -227,6 +240,14 @@ impl ThreadState<'_> {
     #[inline]
     fn counts(&self, start: u64, now: u64) -> bool {
         start >= self.sh.schedule.measure_us && now < self.sh.schedule.end_us
+    }
+
+    /// Whether the run's time is up at `now` (a clock read of this thread): from then on a
+    /// Webchild begins nothing and takes nothing it reads into account, so that what is in
+    /// flight stays in flight for `at_end` (docs/latency.md, the end of the run).
+    #[inline]
+    fn ended(&self, now: u64) -> bool {
+        now >= self.sh.schedule.end_us
     }
 
     /// The time series' entry for `now` (in the window): an index, no clock read.
@@ -265,6 +286,13 @@ impl ThreadState<'_> {
 /// A Webchild's connection: one protocol's state machine under the page logic. Its methods are
 /// called by the loop with the Webchild's page state beside it; it calls the page logic
 /// (`page.rs`) as its exchanges progress, and starts the next page through `page::end_page`.
+///
+/// At the end of the run every wire keeps one rule, so that the server's count is the
+/// client's `requests + unfinished` whatever the protocol: it begins a request only through
+/// [`Child::may_begin`], and from its first clock read at or after the end
+/// ([`ThreadState::ended`]) it connects, writes and processes nothing more, so what was in flight
+/// stays in flight; `at_end` then tells the page logic, per request, whether it was sent in full
+/// ([`Child::record_unfinished`]) or not ([`Child::record_unsent`]).
 trait Wire: Sized {
     fn new(sh: &RunShared<'_>) -> Self;
     /// Fetch the page `ch` just picked (connecting first when there is no connection).
@@ -273,7 +301,8 @@ trait Wire: Sized {
     fn on_event(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, buf: &mut [u8], ev: &Event);
     /// Its deadline passed while a page is in progress (a timeout of its own).
     fn on_timer(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64);
-    /// The run ended at `end`: what is in flight is recorded as unfinished.
+    /// The run ended at `end`: each request in flight is recorded as unfinished (sent in full)
+    /// or unsent (connecting, handshaking, partly written).
     fn at_end(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, end: u64);
     /// Drops the connection (if any).
     fn close(&mut self);

@@ -86,8 +86,9 @@ pub struct LogRecord<'a> {
     pub status: Option<u16>,
     pub header_bytes: u64,
     pub body_bytes: u64,
-    /// Empty when the request succeeded, else the error kind's name, or `unfinished` for a
-    /// request still in flight when the run ended.
+    /// Empty when the request succeeded, else the error kind's name, `unfinished` for a
+    /// request sent and not answered when the run ended, or `unsent` for one begun and not
+    /// yet sent then.
     pub error: &'a str,
 }
 

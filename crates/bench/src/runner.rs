@@ -129,8 +129,9 @@ pub fn run_observed(
 pub struct SliceOutcome {
     /// The slice's own result: its Webchildren only (`config` is the whole run's).
     pub result: RunResult,
-    /// From the agreed start to the moment the first load thread began its Webchildren (their
-    /// first connects and requests go out then); `None` when no thread started.
+    /// How late the slice's first connect began: after the agreed start in the closed loop,
+    /// after its page's intended time in the open loop (the least of its threads'); `None` when
+    /// nothing connected.
     pub start_skew: Option<Duration>,
 }
 
@@ -200,9 +201,14 @@ pub fn run_slice(
         progress::clear();
     }
     let (mut outcomes, mut end_us, mut interrupted, mut log_error) = (Vec::new(), 0, false, None);
+    let mut first_connect_late_us: Option<u64> = None;
     for o in joined.outcomes {
         let o = o?;
         end_us = end_us.max(o.end_us);
+        first_connect_late_us = match (first_connect_late_us, o.first_connect_late_us) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         interrupted |= o.interrupted;
         log_error = log_error.or(o.log_error);
         outcomes.push(o.stats);
@@ -229,9 +235,7 @@ pub fn run_slice(
             started_at: base_wall + config.warmup,
             interrupted,
         },
-        start_skew: joined
-            .first_began
-            .map(|t| t.saturating_duration_since(base)),
+        start_skew: first_connect_late_us.map(Duration::from_micros),
     })
 }
 

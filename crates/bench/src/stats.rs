@@ -21,6 +21,9 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
+mod tls_failures;
+pub use tls_failures::{TlsFailure, TlsFailures};
+
 /// Longest latency a histogram holds exactly; longer ones are clamped to it (and still counted).
 pub const MAX_LATENCY_US: u64 = 3_600_000_000;
 
@@ -198,10 +201,12 @@ pub enum ErrorKind {
     H2Protocol,
     /// HTTP/2: the server's SETTINGS did not arrive within the connect timeout.
     H2SettingsTimeout,
+    /// A 2xx status not in `--expect-status`.
+    Status2xx,
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 21] = [
+    pub const ALL: [ErrorKind; 22] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::ConnectOther,
@@ -223,6 +228,17 @@ impl ErrorKind {
         ErrorKind::H2Goaway,
         ErrorKind::H2Protocol,
         ErrorKind::H2SettingsTimeout,
+        ErrorKind::Status2xx,
+    ];
+
+    /// The kinds that are a complete response whose status counts as an error (by default
+    /// 4xx and 5xx; with `--expect-status`, any status not in it).
+    pub const STATUSES: [ErrorKind; 5] = [
+        ErrorKind::Status1xx,
+        ErrorKind::Status2xx,
+        ErrorKind::Status3xx,
+        ErrorKind::Status4xx,
+        ErrorKind::Status5xx,
     ];
 
     pub fn name(self) -> &'static str {
@@ -243,6 +259,7 @@ impl ErrorKind {
             ErrorKind::TlsCertificate => "tls_certificate",
             ErrorKind::TlsHandshake => "tls_handshake",
             ErrorKind::TlsReset => "tls_reset",
+            ErrorKind::Status2xx => "status_2xx",
             ErrorKind::H2NotNegotiated => "h2_not_negotiated",
             ErrorKind::H2RstStream => "h2_rst_stream",
             ErrorKind::H2Goaway => "h2_goaway",
@@ -399,6 +416,9 @@ pub struct Stats {
     pub tls_resumed: u64,
     /// HTTPS: what the first handshake in the window agreed on.
     pub tls_session: Option<TlsSession>,
+    /// HTTPS: failed handshakes in the window, by reason.
+    #[serde(default)]
+    pub tls_failures: TlsFailures,
     /// HTTP/2's own counters (all zero over HTTP/1).
     #[serde(default)]
     pub http2: Http2Stats,
@@ -419,10 +439,17 @@ pub struct Stats {
     /// client's own lateness, which the corrected figures above include and the uncorrected
     /// ones do not).
     pub send_lag: Option<Latency>,
-    /// Requests of the window sent (or connecting) and not complete when the run ended. In the
-    /// open loop they are also in `response` and (their page) in `page`, with the time they had
-    /// waited at the end: a lower bound.
+    /// Requests of the window sent in full before the end whose response had not been read in
+    /// full by then (with pipelining, every request of the batch not answered): the server
+    /// received each. In the open loop they are also in `response` and (their page) in `page`,
+    /// with the time they had waited at the end: a lower bound.
     pub unfinished: u64,
+    /// Requests of the window begun but not sent when the run ended: connecting, in the TLS
+    /// handshake, or partly written. The server received none of them, so they are not in
+    /// `unfinished`; in the open loop they are in `response` and `page` with their wait, as the
+    /// unfinished are.
+    #[serde(default)]
+    pub unsent_at_end: u64,
     /// What the unfinished requests had waited when the run ended (from their intended start in
     /// the open loop, from their start in the closed loop).
     pub unfinished_wait: Latency,
@@ -614,6 +641,7 @@ impl Stats {
             tls_handshake: Latency::new(3),
             tls_handshakes: 0,
             tls_resumed: 0,
+            tls_failures: TlsFailures::default(),
             tls_session: None,
             http2: Http2Stats::default(),
             ttfb: Latency::new(3),
@@ -624,6 +652,7 @@ impl Stats {
             page_uncorrected: open_loop.then(|| Latency::new(3)),
             send_lag: open_loop.then(|| Latency::new(3)),
             unfinished: 0,
+            unsent_at_end: 0,
             unfinished_wait: Latency::new(3),
             pages_scheduled: 0,
             pages_not_sent: 0,
@@ -681,6 +710,7 @@ impl Stats {
         self.tls_handshake.merge(&o.tls_handshake);
         self.tls_handshakes += o.tls_handshakes;
         self.tls_resumed += o.tls_resumed;
+        self.tls_failures.merge(&o.tls_failures);
         if self.tls_session.is_none() {
             self.tls_session.clone_from(&o.tls_session);
         }
@@ -699,6 +729,7 @@ impl Stats {
             a.merge(b);
         }
         self.unfinished += o.unfinished;
+        self.unsent_at_end += o.unsent_at_end;
         self.unfinished_wait.merge(&o.unfinished_wait);
         self.pages_scheduled += o.pages_scheduled;
         self.pages_not_sent += o.pages_not_sent;
@@ -853,9 +884,20 @@ impl Stats {
         }
     }
 
-    /// A request still in flight when the run ended, after `wait_us` (from its start, or in the
-    /// open loop its intended start); `page_wait_us`: open loop, its page's wait, which enters
-    /// the corrected figures as a lower bound. `bytes`: what had arrived of its response.
+    /// A request of the window begun but not sent at the end (see `unsent_at_end`): in the
+    /// open loop it enters the corrected figures with its wait, as an unfinished one does.
+    pub fn record_unsent(&mut self, wait_us: u64, page_wait_us: Option<u64>) {
+        self.unsent_at_end += 1;
+        if let Some(page_us) = page_wait_us {
+            self.response.record_us(wait_us);
+            self.page.record_us(page_us);
+        }
+    }
+
+    /// A request sent and still unanswered when the run ended, after `wait_us` (from its start,
+    /// or in the open loop its intended start); `page_wait_us`: open loop, its page's wait,
+    /// which enters the corrected figures as a lower bound. `bytes`: what had arrived of its
+    /// response.
     pub fn record_unfinished(&mut self, wait_us: u64, page_wait_us: Option<u64>, bytes: u64) {
         self.unfinished += 1;
         self.unfinished_wait.record_us(wait_us);

@@ -241,7 +241,8 @@ fn unfinished_and_rate_not_kept_lines_are_spaced_as_their_neighbours() {
     }
     assert!(
         notes[0].contains(
-            "3 requests in flight when the run ended, after waiting 0.400 ms (median) to 1.200 ms;"
+            "3 requests sent and not answered when the run ended, after waiting 0.400 ms \
+             (median) to 1.200 ms;"
         ),
         "{text}"
     );
@@ -253,7 +254,7 @@ fn unfinished_and_rate_not_kept_lines_are_spaced_as_their_neighbours() {
     let paper = webstone(&r);
     let note = paper.lines().find(|l| l.contains("Unfinished:")).unwrap();
     assert!(
-        note.starts_with("Unfinished: 3 requests in flight"),
+        note.starts_with("Unfinished: 3 requests sent and not answered"),
         "{note:?}"
     );
     assert!(!note.contains("  "), "padding inside {note:?}");

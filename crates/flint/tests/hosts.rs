@@ -126,12 +126,15 @@ fn forty_local_workers_run_a_timed_open_loop_and_merge_per_second() {
     // the schedule holds. A loaded machine makes fewer (a late Webchild does not catch up), so
     // the exact checks are the sums above and the server's count below.
     assert!((1..=900).contains(&requests), "{requests}");
-    // A timed run: the server also answered what was in flight when the window closed (at most
-    // one request per Webchild), which the clients did not count.
+    // A timed run: the server also received what was in flight when the window closed (at most
+    // one request per Webchild), which the clients counted as unfinished (the access log has
+    // those it answered: the exact count is held by hosts_exact.rs's recording server).
+    let unfinished = doc["summary"]["unfinished"].as_u64().unwrap();
+    assert!(unfinished <= 40, "{unfinished}");
     let server_side = served(dir.path(), requests as usize) as u64;
     assert!(
-        (requests..=requests + 40).contains(&server_side),
-        "server {server_side}, merged {requests}"
+        (requests..=requests + unfinished).contains(&server_side),
+        "server {server_side}, merged {requests} + {unfinished} unfinished"
     );
 }
 

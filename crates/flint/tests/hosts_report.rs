@@ -138,3 +138,22 @@ fn a_lost_host_is_apart_from_the_clients_and_shows_what_it_was_known_to_do() {
     let expected = (merged + victim_requests) as usize;
     assert!(served(dir.path(), expected) >= expected);
 }
+
+#[test]
+fn a_log_to_stdout_is_refused_on_many_hosts() {
+    // Stdout is each worker's control channel.
+    let (_dir, server) = server();
+    let template = format!("{} worker", exe());
+    let out = run_bounded(
+        bench(&server, &["-c", "2", "-n", "10", "--log", "-"])
+            .args(["--hosts", "a,b", "--launch", &template]),
+        LIMIT,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--log - would write into the workers' control channel"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+}

@@ -30,7 +30,8 @@ mod syscalls;
 mod table;
 mod tls;
 
-pub use page::{PageMode, H2_CLIENT_MISSING};
+pub use docroot::{MICROSCAPE_GIFS, MICROSCAPE_HTML};
+pub use page::{PageMode, H2_SERVER_MISSING};
 pub use results::{
     LabReport, ResultRow, ServerStatus, Status, SyscallCount, SATURATED, SCHEMA_VERSION,
 };
@@ -112,12 +113,17 @@ pub struct LabOptions {
     pub client_cpu: Option<usize>,
     /// The page experiment's round trips (`--rtt`), each added on the network path.
     pub rtts: Vec<Duration>,
+    /// The page experiment's ways of fetching (`--modes`; default: all).
+    pub page_modes: Vec<PageMode>,
+    /// The page experiment: fetch this many pages per measurement rather than run for
+    /// `duration` (`--pages`; over a round trip the default is [`RTT_PAGES`]).
+    pub pages: Option<u64>,
 }
 
-/// Default length of each measurement: `flint lab all` runs 162 of them (the page experiment's
-/// 55: five ways for five servers over cleartext and TLS, Apache prefork over cleartext; 5 x 12
-/// sizes, 3 digest runs, 4 x 11 over TLS), each with its warm-up, server and tracer start-up:
-/// about 11 minutes in all.
+/// Default length of each measurement: `flint lab all` runs 172 of them (the page experiment's
+/// 65: six ways for five servers over cleartext and TLS, Apache prefork over cleartext without
+/// h2; 5 x 12 sizes, 3 digest runs, 4 x 11 over TLS), each with its warm-up, server and tracer
+/// start-up: about 12 minutes in all.
 pub const DEFAULT_DURATION: Duration = Duration::from_secs(2);
 pub const DEFAULT_WARMUP: Duration = Duration::from_millis(500);
 
@@ -137,6 +143,8 @@ impl LabOptions {
             server_cpu: two.then_some(0),
             client_cpu: two.then_some(1),
             rtts: vec![Duration::ZERO],
+            page_modes: PageMode::ALL.to_vec(),
+            pages: None,
         }
     }
 
@@ -171,8 +179,10 @@ impl LabOptions {
                 let servers = self.servers_for(e);
                 match e {
                     Experiment::Syscalls => {
-                        let per_rtt: usize =
-                            servers.iter().map(|&k| syscalls::runs_per_server(k)).sum();
+                        let per_rtt: usize = servers
+                            .iter()
+                            .map(|&k| syscalls::runs_per_server(k, &self.page_modes))
+                            .sum();
                         per_rtt * self.rtts.len()
                     }
                     Experiment::Sizes => self.sizes.len() * servers.len(),

@@ -131,6 +131,9 @@ impl NetPath {
         for ns in [&path.client, &path.middle, &path.server] {
             ip(&["netns", "add", ns])?;
             ip(&["-n", ns, "link", "set", "lo", "up"])?;
+            // IPv4 only: no neighbour discovery or multicast reports on the counted interface.
+            sysctl(ns, "net.ipv6.conf.all.disable_ipv6=1")?;
+            sysctl(ns, "net.ipv6.conf.default.disable_ipv6=1")?;
         }
         let (c, m, s) = (&path.client, &path.middle, &path.server);
         ip(&[
@@ -195,6 +198,20 @@ impl NetPath {
     /// The same for the server's namespace (a test's own listener).
     pub fn enter_server(&self) -> Result<NsGuard, NetError> {
         NsGuard::enter(&self.server)
+    }
+
+    /// The round trip as TCP sees it: the median time of `n` connects to `addr` (a server
+    /// listening on the path), from the calling thread, which must be in the client namespace.
+    pub fn probe_rtt(addr: std::net::SocketAddr, n: usize) -> io::Result<Duration> {
+        let mut times = Vec::with_capacity(n);
+        for _ in 0..n.max(1) {
+            let t = std::time::Instant::now();
+            let s = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(5))?;
+            times.push(t.elapsed());
+            drop(s);
+        }
+        times.sort();
+        Ok(times[times.len() / 2])
     }
 
     /// The server interface's counters now.

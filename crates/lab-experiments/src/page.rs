@@ -42,8 +42,21 @@ pub enum PageMode {
     H2,
 }
 
-/// Why the `h2` mode cannot run: the load generator speaks HTTP/1.x only (yet).
-pub const H2_CLIENT_MISSING: &str = "client lacks HTTP/2";
+/// Why the `h2` mode cannot run on a server that does not speak HTTP/2 with the lab's config.
+pub const H2_SERVER_MISSING: &str = "server lacks HTTP/2";
+
+impl std::str::FromStr for PageMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        PageMode::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<_> = PageMode::ALL.iter().map(|m| m.name()).collect();
+                format!("unknown mode `{s}` (known: {})", names.join(", "))
+            })
+    }
+}
 
 impl PageMode {
     pub const ALL: [PageMode; 6] = [
@@ -67,13 +80,20 @@ impl PageMode {
         }
     }
 
-    /// bench's mode for each connection (`h2`: none yet; the row says so).
+    /// bench's mode for each connection.
     pub fn http(self) -> HttpMode {
         match self {
             PageMode::Http10 | PageMode::Http10x4 => HttpMode::Http10,
-            PageMode::Persistent | PageMode::KeepAlive6 | PageMode::H2 => HttpMode::KeepAlive,
+            PageMode::Persistent | PageMode::KeepAlive6 => HttpMode::KeepAlive,
             PageMode::Pipelined => HttpMode::Pipeline,
+            PageMode::H2 => HttpMode::Http2,
         }
+    }
+
+    /// Whether the server must be started with HTTP/2 on (nginx's cleartext `http2` listener
+    /// speaks nothing else, so the HTTP/1 ways run on a peer started without it).
+    pub fn needs_http2(self) -> bool {
+        self == PageMode::H2
     }
 
     /// Connections that share one page at a time.
@@ -85,11 +105,10 @@ impl PageMode {
         }
     }
 
-    /// Why `server` (or the client) cannot fetch the page this way, if it cannot.
+    /// Why `server` cannot serve the page this way, if it cannot.
     pub fn unavailable(self, server: PeerKind) -> Option<String> {
         match self {
-            PageMode::H2 if !server.speaks_http2() => Some("server lacks HTTP/2".into()),
-            PageMode::H2 => Some(H2_CLIENT_MISSING.into()),
+            PageMode::H2 if !server.speaks_http2() => Some(H2_SERVER_MISSING.into()),
             _ => None,
         }
     }
@@ -343,11 +362,12 @@ mod tests {
         assert_eq!(PageMode::Http10x4.connections(), 4);
         assert_eq!(PageMode::KeepAlive6.connections(), 6);
         assert_eq!(PageMode::Http10x4.http(), HttpMode::Http10);
+        assert_eq!(PageMode::H2.http(), HttpMode::Http2);
+        assert_eq!(PageMode::H2.unavailable(PeerKind::Nginx), None);
         assert_eq!(
-            PageMode::H2.unavailable(PeerKind::Nginx).as_deref(),
-            Some(H2_CLIENT_MISSING)
+            PageMode::H2.unavailable(PeerKind::ApachePrefork).as_deref(),
+            Some(H2_SERVER_MISSING)
         );
-        assert!(PageMode::H2.unavailable(PeerKind::ApachePrefork).is_some());
         assert_eq!(
             PageMode::KeepAlive6.unavailable(PeerKind::ApachePrefork),
             None

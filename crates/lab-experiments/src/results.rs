@@ -431,16 +431,22 @@ mod tests {
     }
 
     #[test]
-    fn all_runs_162_measurements_with_every_server() {
+    fn all_runs_172_measurements_with_every_server() {
         let opts = LabOptions::new(None);
-        // Five ways (h2 waits for the client) over cleartext and TLS for five servers; Apache
-        // prefork over cleartext only.
-        assert_eq!(opts.runs(Experiment::Syscalls), 5 * 5 * 2 + 5);
+        // Six ways over cleartext and TLS for five servers; Apache prefork over cleartext only,
+        // and without h2.
+        assert_eq!(opts.runs(Experiment::Syscalls), 6 * 5 * 2 + 5);
+        let two = LabOptions {
+            page_modes: vec![crate::PageMode::Persistent, crate::PageMode::H2],
+            rtts: vec![Duration::ZERO, Duration::from_millis(10)],
+            ..LabOptions::new(None)
+        };
+        assert_eq!(two.runs(Experiment::Syscalls), 2 * (5 * 2 * 2 + 1));
         assert_eq!(opts.runs(Experiment::Sizes), 60);
         assert_eq!(opts.runs(Experiment::Digest), 3);
         // Four servers: two keys x full and resumed handshakes, keep-alive, six sizes.
         assert_eq!(opts.tls_sizes().len(), 6);
         assert_eq!(opts.runs(Experiment::Tls), 4 * (2 * 2 + 1 + 6));
-        assert_eq!(opts.runs(Experiment::All), 55 + 60 + 3 + 44);
+        assert_eq!(opts.runs(Experiment::All), 65 + 60 + 3 + 44);
     }
 }

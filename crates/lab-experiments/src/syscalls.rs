@@ -29,8 +29,8 @@ pub const RTT_PAGES: u64 = 5;
 const PREFORK_TLS: &str = "not run: over TLS the lab runs Apache's event MPM";
 
 /// Measurements the experiment makes per server and round trip.
-pub(super) fn runs_per_server(kind: PeerKind) -> usize {
-    let modes = PageMode::ALL
+pub(super) fn runs_per_server(kind: PeerKind, modes: &[PageMode]) -> usize {
+    let modes = modes
         .iter()
         .filter(|m| m.unavailable(kind).is_none())
         .count();
@@ -49,12 +49,14 @@ pub(super) fn run(lab: &mut Lab) -> Result<(), super::LabError> {
          Performance Effects of HTTP/1.1, CSS1, and PNG\"): the microscape page (1 HTML + 43 \
          GIFs, {} KB), {SYSCALLS_CLIENTS} client, {} ways, cleartext and TLS; round trips {}; {}",
         page_bytes() / 1024,
-        PageMode::ALL.len(),
+        lab.opts.page_modes.len(),
         rtts.iter()
             .map(|r| table::rtt(*r))
             .collect::<Vec<_>>()
             .join(", "),
-        if rtts.iter().any(|r| !r.is_zero()) {
+        if let Some(n) = lab.opts.pages {
+            format!("{n} pages each")
+        } else if rtts.iter().any(|r| !r.is_zero()) {
             format!(
                 "{} s each at 0, {RTT_PAGES} pages each over a round trip",
                 lab.opts.duration.as_secs_f64()
@@ -150,15 +152,51 @@ fn server(
         (true, _) => tls::missing_tls(kind),
         _ => None,
     };
+    let modes = lab.opts.page_modes.clone();
     if let Some(why) = why_not {
-        for mode in PageMode::ALL {
+        for &mode in &modes {
             unavailable(lab, kind, mode, over_tls, here, &why, shown)?;
         }
         return Ok(());
     }
-    let max_clients = PageMode::ALL.iter().map(|m| m.connections()).max();
+    // The HTTP/1 ways on a peer started without HTTP/2, then `h2` on one started with it.
+    for http2 in [false, true] {
+        let group: Vec<PageMode> = modes
+            .iter()
+            .copied()
+            .filter(|m| m.needs_http2() == http2)
+            .collect();
+        let mut run: Vec<PageMode> = Vec::new();
+        for mode in group {
+            match mode.unavailable(kind) {
+                Some(why) => unavailable(lab, kind, mode, over_tls, here, &why, shown)?,
+                None => run.push(mode),
+            }
+        }
+        if !run.is_empty() && !lab.stopped() {
+            with_peer(lab, kind, over_tls, http2, &run, path, here, files, shown)?;
+        }
+    }
+    Ok(())
+}
+
+/// Starts `kind` (with HTTP/2 on when `http2`) and measures `modes` against it.
+#[allow(clippy::too_many_arguments)]
+fn with_peer(
+    lab: &mut Lab,
+    kind: PeerKind,
+    over_tls: bool,
+    http2: bool,
+    modes: &[PageMode],
+    path: Option<&NetPath>,
+    here: Option<(Duration, Delay)>,
+    files: &TlsFiles,
+    shown: &mut Vec<ResultRow>,
+) -> io::Result<()> {
+    let max_clients = modes.iter().map(|m| m.connections()).max();
     let spec = lab_peers::PeerSpec {
         tls: over_tls.then(|| files.clone()),
+        http2,
         net: path.map(|p| PeerNet {
             netns: p.server_netns().to_owned(),
             addr: super::netpath::SERVER_ADDR,
@@ -168,11 +206,36 @@ fn server(
     let mut peer = match Peer::start(kind, &spec) {
         Ok(p) => p,
         Err(e) => {
-            let what = if over_tls { "start over TLS" } else { "start" };
+            let what = match (over_tls, http2) {
+                (false, false) => "start",
+                (true, false) => "start over TLS",
+                (false, true) => "start with HTTP/2",
+                (true, true) => "start over TLS with HTTP/2",
+            };
             lab.failed(kind, what, &e.to_string())?;
             return Ok(());
         }
     };
+    // The round trip as TCP sees it, before anything else runs: the check on the delay.
+    let probed = path
+        .filter(|p| !p.rtt().is_zero())
+        .and_then(|_| NetPath::probe_rtt(peer.addr(), 5).ok());
+    if let (Some(p), Some(probed)) = (path, probed) {
+        writeln!(
+            lab.out,
+            "\n-- {kind}{}: round trip measured {:.1} ms (median of 5 TCP connects; asked {}, \
+             {})",
+            match (over_tls, http2) {
+                (false, false) => "",
+                (true, false) => " (TLS)",
+                (false, true) => " (HTTP/2 on)",
+                (true, true) => " (TLS, HTTP/2 on)",
+            },
+            probed.as_secs_f64() * 1e3,
+            table::rtt(p.rtt()),
+            p.delay().name()
+        )?;
+    }
     let client_tls = TlsOptions {
         cacert: Some(files.cert.clone()),
         insecure: false,
@@ -180,16 +243,15 @@ fn server(
         version: None,
     };
     let workload = docroot::microscape_workload();
-    for mode in PageMode::ALL {
+    for &mode in modes {
         if lab.stopped() {
             break;
         }
-        if let Some(why) = mode.unavailable(kind) {
-            unavailable(lab, kind, mode, over_tls, here, &why, shown)?;
-            continue;
-        }
         let load = Load {
-            pages: here.filter(|(r, _)| !r.is_zero()).map(|_| RTT_PAGES),
+            pages: lab
+                .opts
+                .pages
+                .or(here.filter(|(r, _)| !r.is_zero()).map(|_| RTT_PAGES)),
             ..lab.load(mode.connections(), mode.http())
         };
         let what = format!(
@@ -225,7 +287,8 @@ fn server(
         else {
             continue;
         };
-        let row = ResultRow::page(kind, mode, over_tls, here, &m);
+        let mut row = ResultRow::page(kind, mode, over_tls, here, &m);
+        row.rtt_measured_ms = probed.map(|d| d.as_secs_f64() * 1e3);
         print_table(lab, &peer, &row, &m)?;
         if !row.interrupted {
             shown.push(row.clone());

@@ -29,6 +29,9 @@ fn with_hosts() -> serde_json::Value {
             webchildren: 6,
             status: HostStatus::Lost,
             reason: Some("no heartbeat for 3 s".into()),
+            requests: 1578,
+            known_until_s: Some(2.0),
+            requests_per_second: vec![790, 788],
             ..HostRecord::default()
         },
     ];
@@ -45,7 +48,11 @@ fn hosts_get_a_table_and_a_throughput_chart() {
     let html = report::render(&[("hosts.json".into(), with_hosts())]).unwrap();
     assert!(html.contains("Client hosts"), "section heading");
     assert!(html.contains("gateweb-indy9") && html.contains("gateweb-indy10"));
-    assert!(html.contains("lost: no heartbeat for 3 s"));
+    assert!(html.contains("lost: no heartbeat for 3 s (figures as last heard, 2.0 s in)"));
+    assert!(
+        html.contains("1,578") || html.contains("1578"),
+        "what the lost host had done"
+    );
     assert!(html.contains("Incomplete"));
     assert!(html.contains("Throughput per host"), "the chart");
     assert!(html.contains("12.5"), "client CPU per request");

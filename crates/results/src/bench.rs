@@ -130,6 +130,9 @@ pub struct TlsRecord {
     /// Handshakes completed, full and resumed.
     pub handshakes: u64,
     pub resumed: u64,
+    /// Failed handshakes by reason (`unknown_issuer`, `name_mismatch`, ...), only those seen.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub failures: BTreeMap<String, u64>,
 }
 
 /// How the run was asked to end.
@@ -167,8 +170,12 @@ pub struct Summary {
     pub bytes_not_in_responses: BytesNotInResponses,
     /// Complete responses by status code (`"200"`, `"404"`, ...).
     pub status_counts: BTreeMap<String, u64>,
-    /// Requests of the window still in flight when the run ended.
+    /// Requests of the window sent in full and not answered when the run ended: the server
+    /// received each (it counted `requests + unfinished`).
     pub unfinished: u64,
+    /// Requests of the window begun but not sent when the run ended (connecting, in the TLS
+    /// handshake, partly written): the server received none.
+    pub unsent_at_end: u64,
     /// How long the unfinished requests had waited when the run ended (a lower bound of their
     /// latency; in the open loop it enters the corrected figures).
     pub unfinished_wait_ms: LatencySummary,

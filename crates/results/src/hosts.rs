@@ -44,7 +44,8 @@ pub struct HostRecord {
     /// Its wall clock minus the coordinator's, from the control round trip with the least
     /// round-trip time (NTP's way).
     pub clock_offset_ms: Option<f64>,
-    /// How far its first request was from the agreed start (positive: late).
+    /// How late its first request began (its first connect): after the agreed start in the
+    /// closed loop, after its page's intended time in the open loop.
     pub start_skew_ms: Option<f64>,
     /// The worker's own CPU (user + sys) per request: a saturated load generator shows here.
     pub client_cpu_us_per_request: Option<f64>,

@@ -118,7 +118,12 @@ pub struct LabRow {
     pub rtt_ms: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub delay: Option<String>,
-    /// The round trip measured: the median TCP connect time of the run, milliseconds.
+    /// The round trip measured before the run: the median of five TCP connects to the server
+    /// over the path, milliseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rtt_measured_ms: Option<f64>,
+    /// The median TCP connect time of the run's own connections, milliseconds (the round trip
+    /// plus the client's and server's delays in answering under load).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub connect_ms_p50: Option<f64>,
     /// Packets and bytes on the wire per page, counted on the server's end of the path (its

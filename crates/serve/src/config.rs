@@ -288,9 +288,21 @@ impl Config {
 
     /// Reads a TOML file; unknown keys and wrong types are errors naming the key and line.
     pub fn from_file(path: &Path) -> Result<Config, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
-            path: path.display().to_string(),
-            source,
+        use crate::start_files::{self, StartFileError, MAX_CONFIG_BYTES};
+        let name = || path.display().to_string();
+        let bytes = start_files::read(path, MAX_CONFIG_BYTES).map_err(|e| match e {
+            StartFileError::Io(source) => ConfigError::Io {
+                path: name(),
+                source,
+            },
+            e => ConfigError::Parse {
+                path: name(),
+                message: e.to_string(),
+            },
+        })?;
+        let text = String::from_utf8(bytes).map_err(|_| ConfigError::Parse {
+            path: name(),
+            message: "not UTF-8 text".into(),
         })?;
         toml::from_str(&text).map_err(|e| {
             // toml's own rendering spans several lines (a source excerpt and a caret): one line

@@ -19,6 +19,7 @@
 //!   `transport` (the seam between the two) and `plain` (its plain-TCP side: `recv`, `send`, a
 //!   gathered `sendmsg`, `sendfile`), with `pool` recycling their buffers and [`stats`] counting;
 //!   `tls` is the TLS transport beside `plain`, configured by [`tls_setup`];
+//!   `start_files` reads what is read whole at start (config, certificate, key) within bounds;
 //! - [`resolve`]: the one place that decides which file a request target names, and whether it
 //!   may be served;
 //! - [`cache`]: metadata, prebuilt heads, checksums ([`digest`]), small bodies under
@@ -26,7 +27,8 @@
 //! - [`respond`]: from a parsed request and the cache to a response, with [`conditional`]
 //!   (304), [`range`] (206/416) and [`negotiate`] (precompressed siblings);
 //! - [`autoindex`]: directory listings, when asked for;
-//! - [`access_log`]: Common/Combined Log Format, buffered.
+//! - [`access_log`]: Common/Combined Log Format, buffered;
+//! - `replay`: one connection's protocol driven from memory, for the fuzz targets.
 
 pub mod access_log;
 pub mod autoindex;
@@ -40,14 +42,16 @@ pub mod gds;
 mod listeners;
 pub mod mime;
 pub mod negotiate;
-mod pem_file;
 mod plain;
 mod pool;
 mod protocol;
 pub mod range;
+#[doc(hidden)]
+pub mod replay;
 pub mod resolve;
 pub mod respond;
 pub mod server;
+mod start_files;
 pub mod stats;
 mod tls;
 pub mod tls_setup;

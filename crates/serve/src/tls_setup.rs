@@ -6,7 +6,7 @@
 //! `http/1.1`; resumption by session tickets whose keys rotate, and by a session cache; no 0-RTT
 //! (early data can be replayed, and a static server gains little from it). A key that does not
 //! match the certificate, an unreadable file, one that is not a regular file or is larger than
-//! any chain (`pem_file`), an encrypted key, or one with no PEM block of the right kind is one
+//! any chain (`start_files`), an encrypted key, or one with no PEM block of the right kind is one
 //! clear error at start.
 
 use std::path::{Path, PathBuf};
@@ -17,7 +17,7 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::{ServerConfig, ServerSessionMemoryCache};
 
-use crate::pem_file;
+use crate::start_files::{self, MAX_PEM_BYTES};
 
 /// TLS sessions remembered per server for resumption by session ID (TLS 1.2 clients without
 /// ticket support); about 100 bytes each.
@@ -48,15 +48,15 @@ pub fn server_config(cert: &Path, key: &Path, http2: bool) -> Result<Arc<ServerC
         path: key.to_path_buf(),
         message,
     };
-    let cert_pem = pem_file::read(cert).map_err(cert_error)?;
+    let cert_pem = start_files::read(cert, MAX_PEM_BYTES).map_err(|e| cert_error(e.to_string()))?;
     let chain = CertificateDer::pem_slice_iter(&cert_pem)
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| cert_error(pem_message(e)))?;
     if chain.is_empty() {
         return Err(cert_error("no PEM CERTIFICATE block in it".into()));
     }
-    let key_pem = pem_file::read(key).map_err(key_error)?;
-    if pem_file::is_encrypted_key(&key_pem) {
+    let key_pem = start_files::read(key, MAX_PEM_BYTES).map_err(|e| key_error(e.to_string()))?;
+    if start_files::is_encrypted_key(&key_pem) {
         return Err(key_error(
             "the key is encrypted (passphrase-protected); give it decrypted, e.g. `openssl pkey -in KEY -out KEY.plain`".into(),
         ));

@@ -4,6 +4,7 @@
 //! is the server's, not a share per thread.
 
 mod common;
+mod h2_support;
 mod tls_support;
 
 use std::io::{BufReader, Write};
@@ -59,6 +60,28 @@ fn silent_tls_connections_past_the_handshake_do_not_lock_the_cap() {
     assert_eq!(st.rejected, 0, "{st:?}");
     assert_eq!(st.requests, NEW as u64);
     drop(silent);
+}
+
+/// HTTP/2 connections that sent their preface and SETTINGS and opened no stream wait for a
+/// first request as much as silent ones: at the cap they make room too.
+#[test]
+fn h2_connections_without_a_stream_do_not_lock_the_cap() {
+    let srv = TestServer::start(|c| c.max_connections = CAP);
+    let mut held = Vec::new();
+    for _ in 0..SILENT {
+        let mut s = connect(srv.addr);
+        s.write_all(&h2_support::raw::start()).unwrap();
+        held.push(s);
+    }
+    assert!(eventually(WAIT, || srv.stats().accepted == SILENT as u64));
+    for i in 0..NEW {
+        let r = exchange(srv.addr, &get("/a.txt"));
+        assert_eq!(r.status, 200, "new client {i}");
+    }
+    let st = srv.stop();
+    assert_eq!(st.rejected, 0, "{st:?}");
+    assert_eq!(st.requests, NEW as u64);
+    drop(held);
 }
 
 /// Four threads, a cap of four: four connections each busy with a request are all held, however

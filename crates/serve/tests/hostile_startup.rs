@@ -100,3 +100,54 @@ fn devices_fifos_huge_files_and_encrypted_keys_are_refused_with_one_line() {
     .unwrap();
     refused(root, cert, &encrypted, "is encrypted");
 }
+
+#[test]
+fn a_config_file_that_is_a_device_or_too_large_is_refused_with_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let huge = dir.path().join("huge.toml");
+    std::fs::File::create(&huge)
+        .unwrap()
+        .set_len(2 << 20)
+        .unwrap();
+    for (config, says) in [
+        (Path::new("/dev/zero"), "/dev/zero: not a regular file"),
+        (huge.as_path(), "larger than 1024 KiB"),
+    ] {
+        let mut child = Command::new(test_support::flint_bin())
+            .arg("serve")
+            .arg(dir.path())
+            .arg("--config")
+            .arg(config)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start flint");
+        let start = Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if start.elapsed() > LIMIT {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("flint serve --config {config:?} still running after {LIMIT:?}");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let mut err = String::new();
+        use std::io::Read;
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        assert_eq!(status.code(), Some(2), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with("flint: error: ") && err.contains(says),
+            "{err}"
+        );
+    }
+}

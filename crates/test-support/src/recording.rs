@@ -14,7 +14,7 @@
 //! 20 ms to look at the stop flag, and dropping the server stops and joins every thread.
 
 use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -26,6 +26,9 @@ pub struct Received {
     requests: AtomicU64,
     /// Connections whose thread has not ended yet.
     open: AtomicU64,
+    /// Accepts that found no connection waiting: one counted after a moment means every
+    /// connection made before that moment has been accepted (and counted in `open`).
+    empty_accepts: AtomicU64,
     /// When each request was read (wall clock), for a client's end to be compared with.
     arrivals: Mutex<Vec<SystemTime>>,
 }
@@ -51,25 +54,33 @@ impl Recording {
         let received = Arc::new(Received::default());
         let stop = Arc::new(AtomicBool::new(false));
         let (rx, st) = (received.clone(), stop.clone());
+        listener
+            .set_nonblocking(true)
+            .expect("a nonblocking listener");
         let accept = std::thread::spawn(move || {
             let mut conns: Vec<JoinHandle<()>> = Vec::new();
-            for stream in listener.incoming() {
-                if st.load(Ordering::SeqCst) {
-                    break;
-                }
-                let Ok(stream) = stream else { continue };
+            while !st.load(Ordering::SeqCst) {
+                let stream = match listener.accept() {
+                    Ok((stream, _)) => stream,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        rx.empty_accepts.fetch_add(1, Ordering::SeqCst);
+                        std::thread::sleep(Duration::from_millis(1));
+                        continue;
+                    }
+                    Err(_) => continue,
+                };
                 rx.open.fetch_add(1, Ordering::SeqCst);
+                let _ = stream.set_nonblocking(false);
                 let (rx, st, tls) = (rx.clone(), st.clone(), tls.clone());
                 conns.push(std::thread::spawn(move || {
                     let _ = stream.set_read_timeout(Some(Duration::from_millis(20)));
                     let _ = stream.set_nodelay(true);
-                    match tls {
+                    match tls.map(rustls::ServerConnection::new) {
                         None => serve(stream, delay, &rx, &st),
-                        Some(config) => {
-                            if let Ok(conn) = rustls::ServerConnection::new(config) {
-                                serve(rustls::StreamOwned::new(conn, stream), delay, &rx, &st)
-                            }
+                        Some(Ok(conn)) => {
+                            serve(rustls::StreamOwned::new(conn, stream), delay, &rx, &st)
                         }
+                        Some(Err(_)) => {} // cannot be made: the connection is dropped
                     }
                     rx.open.fetch_sub(1, Ordering::SeqCst);
                 }));
@@ -92,10 +103,19 @@ impl Recording {
         self.received.requests.load(Ordering::SeqCst)
     }
 
-    /// The count once every connection has ended (the client closed them all), or `None` if
-    /// some are still open after `limit`.
+    /// The count once every connection made so far has been accepted and has ended (the client
+    /// closed them all), or `None` if some are still open after `limit`.
     pub fn settled(&self, limit: Duration) -> Option<u64> {
         let deadline = Instant::now() + limit;
+        // A connection still in the accept queue is in no count yet: wait for an accept that
+        // starts after now and finds the queue empty.
+        let before = self.received.empty_accepts.load(Ordering::SeqCst);
+        while self.received.empty_accepts.load(Ordering::SeqCst) < before + 2 {
+            if Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
         while self.received.open.load(Ordering::SeqCst) > 0 {
             if Instant::now() >= deadline {
                 return None;
@@ -118,8 +138,6 @@ impl Recording {
 impl Drop for Recording {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
-        // Wake the blocking accept.
-        let _ = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1));
         if let Some(h) = self.accept.take() {
             let _ = h.join();
         }

@@ -60,6 +60,9 @@ pub(super) struct H1 {
     retried: bool,
     /// `Closing` goes on with the page's next file (else with the next page).
     next_file: bool,
+    /// Pipelining: a response of this page was not a success; the rest of its batch is still
+    /// read and counted (the server has those requests), and the page is not a hit.
+    page_failed: bool,
     wpos: usize,
     wend: usize,
     /// A response head split across reads (usually empty).
@@ -80,6 +83,7 @@ impl Wire for H1 {
             decoder: BodyDecoder::new(Framing::Empty),
             retried: false,
             next_file: false,
+            page_failed: false,
             wpos: 0,
             wend: 0,
             head: Vec::new(),
@@ -88,6 +92,7 @@ impl Wire for H1 {
 
     fn start_page(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         self.ex.file = 0;
+        self.page_failed = false;
         self.start_file(ch, cx, now);
     }
 
@@ -96,14 +101,18 @@ impl Wire for H1 {
             State::Connecting => self.on_connect_ready(ch, cx),
             State::Handshaking => {
                 let now = cx.now();
-                self.on_handshake(ch, cx, now);
+                if !cx.ended(now) {
+                    self.on_handshake(ch, cx, now);
+                }
             }
             // Between pages only a close (or garbage) can arrive: on_readable closes on either.
             State::Idle => self.on_readable(ch, cx, buf, true),
             // The FIN (or an error) is all this state waits for; no read is needed to see it.
             State::Closing if ev.is_read_closed() || ev.is_error() => {
                 let now = cx.now();
-                self.closed(ch, cx, now);
+                if !cx.ended(now) {
+                    self.closed(ch, cx, now);
+                }
             }
             State::Closing if ev.is_readable() => self.on_readable(ch, cx, buf, false),
             State::Closing => {}
@@ -112,7 +121,7 @@ impl Wire for H1 {
                     self.wpos < self.wend || self.conn.as_ref().is_some_and(Transport::wants_write);
                 if ev.is_writable() && pending {
                     let now = cx.now();
-                    if !self.flush(ch, cx, now) {
+                    if cx.ended(now) || !self.flush(ch, cx, now) {
                         return;
                     }
                 }
@@ -137,12 +146,21 @@ impl Wire for H1 {
     }
 
     fn at_end(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, end: u64) {
-        let in_flight = matches!(
-            self.state,
-            State::Connecting | State::Handshaking | State::ReadingHead | State::ReadingBody
-        );
-        if in_flight {
-            ch.record_unfinished(cx, &self.ex, self.response_bytes(), end);
+        let sent = match self.state {
+            State::Idle | State::Closing => return,
+            State::Connecting | State::Handshaking => 0,
+            State::ReadingHead | State::ReadingBody => self.sent_in_full(ch, cx),
+        };
+        if sent == 0 {
+            return ch.record_unsent(cx, &self.ex, end);
+        }
+        ch.record_unfinished(cx, &self.ex, self.response_bytes(), end);
+        // Pipelining: the rest of the batch written, nothing of their responses read.
+        for k in 1..sent as usize {
+            let mut ex = self.ex;
+            ex.file += k;
+            ex.reset_response();
+            ch.record_unfinished(cx, &ex, 0, end);
         }
     }
 
@@ -164,6 +182,10 @@ impl H1 {
     }
 
     fn start_file(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        if !ch.may_begin(cx, now) {
+            self.state = State::Idle;
+            return;
+        }
         self.ex.file_start_us = now;
         self.retried = false;
         self.ex.reset_response();
@@ -172,6 +194,17 @@ impl H1 {
         } else {
             self.connect(ch, cx, now);
         }
+    }
+
+    /// Of the request in progress on (pipelining: of its batch), how many the server can have
+    /// received: every byte written and, over HTTPS, handed to the socket (TLS records still
+    /// waiting hold the last request written, which then counts as not sent). At the end only.
+    fn sent_in_full(&self, ch: &Child, cx: &ThreadState<'_>) -> u64 {
+        let url = self.url(ch, cx);
+        let r = &cx.sh.requests;
+        let whole = r.whole_before(ch.page, self.ex.file, url, self.wpos);
+        let waiting = self.conn.as_ref().is_some_and(Transport::wants_write);
+        whole.saturating_sub(u64::from(waiting))
     }
 
     /// Everything read so far for the response in progress.
@@ -190,13 +223,17 @@ impl H1 {
         if http10 && !self.resp_keep_alive && self.conn.is_some() {
             return self.await_close(ch, cx, now, ok, more);
         }
-        // HTTP/1.0 closes after each file; a pipelined page cut short by an error still has its
-        // other responses in flight, so its connection cannot be reused either.
-        if !self.resp_keep_alive || http10 || (!ok && pipelined && more) {
+        // HTTP/1.0 closes after each file. A pipelined page whose response is not a success
+        // goes on reading the rest of its batch, which the server has: each is counted, and
+        // the connection stays in step.
+        if !self.resp_keep_alive || http10 {
             self.close();
         }
-        if !ok || !more {
-            return self.end_page(ch, cx, ok, now, false);
+        let read_on = pipelined && more && self.conn.is_some();
+        self.page_failed |= !ok && read_on;
+        if !more || (!ok && !read_on) {
+            let hit = ok && !self.page_failed;
+            return self.end_page(ch, cx, hit, now, false);
         }
         self.ex.file += 1;
         if pipelined && self.conn.is_some() {
@@ -293,6 +330,7 @@ impl H1 {
         // is not part of it; the response time, from `file_start_us`, still has it.
         let now = if prepared.is_tls() { cx.now() } else { now };
         self.connect_start_us = now;
+        ch.connect_began(cx, now);
         match Transport::open(&cx.sh.connector, prepared, &cx.registry, Token(ch.slot)) {
             Ok(s) => {
                 self.conn = Some(s);
@@ -307,6 +345,9 @@ impl H1 {
     fn on_connect_ready(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>) {
         let Some(conn) = &self.conn else { return };
         let now = cx.now();
+        if cx.ended(now) {
+            return; // connected or not, nothing is sent now: begun, not sent
+        }
         match conn.connected() {
             Ok(true) => {}
             Ok(false) => return, // a stale event: still connecting
@@ -336,7 +377,10 @@ impl H1 {
                 }
                 self.send(ch, cx, now);
             }
-            Err(e) => self.fail(ch, cx, handshake_error(&e), now),
+            Err(e) => {
+                cx.handshake_failed(&e, self.ex.file_start_us, now);
+                self.fail(ch, cx, handshake_error(&e), now)
+            }
         }
     }
 
@@ -405,6 +449,11 @@ impl H1 {
             let Some(conn) = &mut self.conn else { return };
             let res = conn.read(&mut buf[carry..]);
             let now = cx.now();
+            if cx.ended(now) {
+                // Read at or after the end: nothing of it is taken into account, whatever it
+                // completes; the request stays in flight for `at_end`.
+                return;
+            }
             match res {
                 Ok(0) => return self.on_eof(ch, cx, now),
                 Ok(n) => {

@@ -136,12 +136,14 @@ impl Wire for H2 {
             State::Connecting => self.on_connect_ready(ch, cx),
             State::Handshaking => {
                 let now = cx.now();
-                self.on_handshake(ch, cx, now);
+                if !cx.ended(now) {
+                    self.on_handshake(ch, cx, now);
+                }
             }
             State::Settings | State::Open => {
                 if ev.is_writable() && self.io.out_pos < self.io.out.len() {
                     let now = cx.now();
-                    if !self.flush(ch, cx, now) {
+                    if cx.ended(now) || !self.flush(ch, cx, now) {
                         return;
                     }
                 }
@@ -166,25 +168,34 @@ impl Wire for H2 {
     fn at_end(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, end: u64) {
         let saved = PageRef::of(ch);
         let mut any = false;
+        // Streams open on the connection: unfinished when their request left whole, else not
+        // sent (the socket had not taken its HEADERS; over HTTPS, records rustls still holds
+        // are not looked into).
+        let waits = self.session.as_ref().is_some_and(Session::want_write);
         for s in self.io.in_flight() {
             s.page.restore(ch);
-            ch.record_unfinished(cx, &s.ex, s.ex.bytes(), end);
+            if self.io.unsent_at_end(s.id, waits) {
+                ch.record_unsent(cx, &s.ex, end);
+            } else {
+                ch.record_unfinished(cx, &s.ex, s.ex.bytes(), end);
+            }
             any = true;
         }
+        // Refused by a GOAWAY, waiting for a new connection: not processed by the server.
         for (ex, p) in &self.retry {
             p.restore(ch);
-            ch.record_unfinished(cx, ex, 0, end);
+            ch.record_unsent(cx, ex, end);
             any = true;
         }
         saved.restore(ch);
-        // Connecting for the page's first file: in flight, as over HTTP/1.
+        // Connecting for the page's first file: begun, not sent, as over HTTP/1.
         let connecting = matches!(
             self.state,
             State::Connecting | State::Handshaking | State::Settings
         );
         if connecting && !any && self.fresh {
             let ex = self.first_exchange(ch, cx.sh.workload);
-            ch.record_unfinished(cx, &ex, 0, end);
+            ch.record_unsent(cx, &ex, end);
         }
     }
 
@@ -245,6 +256,7 @@ impl H2 {
         };
         let now = if prepared.is_tls() { cx.now() } else { now };
         self.connect_start_us = now;
+        ch.connect_began(cx, now);
         match Transport::open(&cx.sh.connector, prepared, &cx.registry, Token(ch.slot)) {
             Ok(s) => {
                 self.conn = Some(s);
@@ -259,6 +271,9 @@ impl H2 {
     fn on_connect_ready(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>) {
         let Some(conn) = &self.conn else { return };
         let now = cx.now();
+        if cx.ended(now) {
+            return; // connected or not, nothing is sent now: begun, not sent
+        }
         match conn.connected() {
             Ok(true) => {}
             Ok(false) => return,
@@ -289,7 +304,10 @@ impl H2 {
             Err(e) if alpn_refused(&e) => {
                 return self.conn_failed(ch, cx, ErrorKind::H2NotNegotiated, now)
             }
-            Err(e) => return self.conn_failed(ch, cx, handshake_error(&e), now),
+            Err(e) => {
+                cx.handshake_failed(&e, first.file_start_us, now);
+                return self.conn_failed(ch, cx, handshake_error(&e), now);
+            }
         }
         if !conn.negotiated_h2() {
             return self.conn_failed(ch, cx, ErrorKind::H2NotNegotiated, now);
@@ -357,6 +375,11 @@ impl H2 {
             let Some(conn) = &mut self.conn else { return };
             let res = conn.read(buf);
             let now = cx.now();
+            if cx.ended(now) {
+                // Read at or after the end: nothing of it is taken into account; the streams
+                // stay in flight for `at_end`.
+                return;
+            }
             match res {
                 Ok(0) => {
                     let kind = if self.io.goaway.is_some() {

@@ -137,6 +137,32 @@ impl Child {
         w.pages[page].files[file]
     }
 
+    /// Whether a request may begin at `now`: not at or after the end of the run, when the
+    /// Webchild stops between pages instead (nothing more is begun; `at_end` finds it idle).
+    /// Every wire asks before it begins a file's request.
+    pub(super) fn may_begin(&mut self, cx: &mut ThreadState<'_>, now: u64) -> bool {
+        if !cx.ended(now) {
+            return true;
+        }
+        self.phase = Phase::Wait;
+        cx.timers.disarm(self.slot);
+        false
+    }
+
+    /// A connection for `ex` begins at `now`: the thread's first is how late its load started
+    /// (the start skew of a host): after the start in the closed loop, after the page's
+    /// intended time in the open loop.
+    pub(super) fn connect_began(&self, cx: &mut ThreadState<'_>, now: u64) {
+        if cx.first_connect_late_us == NONE {
+            let due = cx
+                .sh
+                .schedule
+                .interval_us
+                .map_or(0, |_| self.page_intended_us);
+            cx.first_connect_late_us = now.saturating_sub(due);
+        }
+    }
+
     /// Picks the next page and records its send lag (open loop); false when the quota is done.
     fn pick_page(&mut self, cx: &mut ThreadState<'_>, now: u64) -> bool {
         let schedule = &cx.sh.schedule;
@@ -194,8 +220,9 @@ impl Child {
         }
     }
 
-    /// A complete response: counted as a request whatever its status; whether it is a success
-    /// (2xx). Non-2xx statuses end the page as an error (it is not a hit).
+    /// A complete response: counted as a request whatever its status; whether it is a success.
+    /// An error status (4xx, 5xx, or one not in `--expect-status`) ends the page as an error
+    /// (it is not a hit).
     pub(super) fn record_response(
         &self,
         cx: &mut ThreadState<'_>,
@@ -204,7 +231,8 @@ impl Child {
     ) -> bool {
         let schedule = &cx.sh.schedule;
         let url = self.url(cx.sh.workload, ex.file);
-        let ok = (200..300).contains(&ex.status);
+        let kind = status_error(ex.status, cx.sh.config.expect_status.as_ref());
+        let ok = kind.is_none();
         let open_first = schedule.interval_us.is_some() && ex.file == 0;
         cx.live.requests += 1;
         cx.live.errors += u64::from(!ok);
@@ -230,7 +258,6 @@ impl Child {
             let second = cx.second(now);
             second.requests += 1;
             second.response.record_us(r.response_us);
-            let kind = status_error(ex.status);
             if let Some(kind) = kind {
                 cx.record_error(url, kind, now);
             }
@@ -261,8 +288,9 @@ impl Child {
         }
     }
 
-    /// The run ended at `end` with `ex` in flight: unfinished if it is of the window (in the
-    /// open loop it enters the corrected figures with its wait so far).
+    /// The run ended at `end` with `ex` sent in full and not answered: unfinished if it is of
+    /// the window, with the `bytes` of its response read so far (in the open loop it enters the
+    /// corrected figures with its wait so far).
     pub(super) fn record_unfinished(
         &self,
         cx: &mut ThreadState<'_>,
@@ -270,9 +298,33 @@ impl Child {
         bytes: u64,
         end: u64,
     ) {
+        if let Some((wait, page_wait)) = self.waits_at_end(cx, ex, end) {
+            cx.stats.record_unfinished(wait, page_wait, bytes);
+            self.log(cx, ex, None, "unfinished");
+        }
+    }
+
+    /// The run ended at `end` with `ex` begun and not sent (connecting, in the TLS handshake,
+    /// partly written): the server has none of it; apart from the unfinished.
+    pub(super) fn record_unsent(&self, cx: &mut ThreadState<'_>, ex: &Exchange, end: u64) {
+        if let Some((wait, page_wait)) = self.waits_at_end(cx, ex, end) {
+            cx.stats.record_unsent(wait, page_wait);
+            self.log(cx, ex, None, "unsent");
+        }
+    }
+
+    /// What `ex`, in flight at `end`, had waited (from its start, or in the open loop a page's
+    /// first file from its intended start) and, open loop, its page; `None` when it began before
+    /// the window.
+    fn waits_at_end(
+        &self,
+        cx: &ThreadState<'_>,
+        ex: &Exchange,
+        end: u64,
+    ) -> Option<(u64, Option<u64>)> {
         let schedule = &cx.sh.schedule;
         if ex.file_start_us < schedule.measure_us {
-            return;
+            return None;
         }
         let open = schedule.interval_us.is_some();
         let start = if open && ex.file == 0 {
@@ -281,9 +333,7 @@ impl Child {
             ex.file_start_us
         };
         let page_wait = open.then(|| end.saturating_sub(self.page_intended_us));
-        cx.stats
-            .record_unfinished(end.saturating_sub(start), page_wait, bytes);
-        self.log(cx, ex, None, "unfinished");
+        Some((end.saturating_sub(start), page_wait))
     }
 
     /// The page ended at `now` (its last byte): counted as a hit or not.
@@ -364,6 +414,9 @@ pub(super) fn start_page<C: Wire>(
     cx: &mut ThreadState<'_>,
     now: u64,
 ) {
+    if !ch.may_begin(cx, now) {
+        return;
+    }
     if !ch.pick_page(cx, now) {
         return finish(conn, ch, cx, now);
     }

@@ -53,6 +53,9 @@ pub struct ThreadOutcome {
     pub stats: Stats,
     /// When the thread stopped measuring (µs since base): the run's end, Ctrl-C, or its last page.
     pub end_us: u64,
+    /// How late its first connect began (µs): after the start in the closed loop, after the
+    /// page's intended time in the open loop; `None` if it opened none.
+    pub first_connect_late_us: Option<u64>,
     pub interrupted: bool,
     pub log_error: Option<io::Error>,
 }
@@ -175,6 +178,19 @@ impl Requests {
     #[inline]
     pub fn may_resend(&self, url: usize) -> bool {
         self.resend[url]
+    }
+
+    /// Of what [`Requests::for_file`] gives for file `file` (URL `url`) of page `page`, how
+    /// many requests are whole in its bytes up to `written` (an offset in [`Requests::bytes`]):
+    /// those a server can have received. Read at the end of a run, not per request.
+    pub fn whole_before(&self, page: usize, file: usize, url: usize, written: usize) -> u64 {
+        match self.page_file.get(page) {
+            Some(starts) => {
+                let ends = starts[file + 1..].iter().chain([&self.page_end[page]]);
+                ends.filter(|&&end| end <= written).count() as u64
+            }
+            None => u64::from(written >= self.url[url].end),
+        }
     }
 
     /// What to write to fetch file `file` (URL `url`) of page `page`: its request, or, when

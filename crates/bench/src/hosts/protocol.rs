@@ -151,7 +151,8 @@ pub struct WorkerResult {
     /// Its measured window.
     pub window_us: u64,
     pub interrupted: bool,
-    /// From the agreed start to its first request.
+    /// How late its first request began (its first connect), µs: after the agreed start in the
+    /// closed loop, after its page's intended time in the open loop.
     pub start_skew_us: Option<u64>,
     /// Its own CPU (user + sys) over the run.
     pub cpu_us: u64,

@@ -261,8 +261,8 @@ fn unfinished_notes(r: &RunResult, indent: &str) -> String {
     if s.unfinished > 0 {
         let w = s.unfinished_wait.summary();
         o.push_str(&format!(
-            "{indent}Unfinished: {} in flight when the run ended, after waiting {:.3} ms (median) \
-             to {:.3} ms; not errors, not in the requests above{}\n",
+            "{indent}Unfinished: {} sent and not answered when the run ended, after waiting \
+             {:.3} ms (median) to {:.3} ms; not errors, not in the requests above{}\n",
             count_of(s.unfinished, "request", "requests"),
             w.p50,
             w.max,
@@ -271,6 +271,13 @@ fn unfinished_notes(r: &RunResult, indent: &str) -> String {
             } else {
                 ""
             }
+        ));
+    }
+    if s.unsent_at_end > 0 {
+        o.push_str(&format!(
+            "{indent}Not sent: {} begun and not yet sent when the run ended (connecting, in the \
+             TLS handshake, or partly written); the server received none of them\n",
+            count_of(s.unsent_at_end, "request", "requests"),
         ));
     }
     if let Some(rate) = r.config.rate.filter(|_| rate_not_kept(r)) {

@@ -101,7 +101,7 @@ pub fn summary_body(r: &RunResult) -> String {
          Mode:      {}, {}\n\
          Load:      {}, run of {}{warmup}; measured {:.3} s\n\n",
         c.target.url,
-        c.target.addr,
+        c.target.endpoint(),
         http_mode_text(c.http),
         load_text(r),
         load_shape_text(&f),
@@ -201,6 +201,14 @@ pub fn summary_body(r: &RunResult) -> String {
             "  Errors:    {} in all: {}",
             s.errors.total(),
             errors.join(", ")
+        );
+    }
+    for (reason, n) in s.tls_failures.seen() {
+        let _ = writeln!(
+            o,
+            "  TLS failed: {n} {}: {}",
+            reason.name(),
+            reason.explain()
         );
     }
     let statuses: Vec<String> = s

@@ -12,11 +12,9 @@ use std::ops::Range;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-/// What the threads handed back, and when the first of them began.
+/// What the threads handed back.
 pub(super) struct Joined {
     pub outcomes: Vec<Result<ThreadOutcome, BenchError>>,
-    /// The earliest instant a load thread began its Webchildren (`None`: none started).
-    pub first_began: Option<Instant>,
 }
 
 /// Runs Webchildren `children` on `threads` event loops until the window ends, then joins them.
@@ -33,14 +31,13 @@ pub(super) fn run(
                 let h = std::thread::Builder::new()
                     .name(format!("flint-bench-{t}"))
                     .spawn_scoped(s, move || {
-                        let began = Instant::now();
                         let webchildren = ids.len() as u64;
                         let mut outcome = client::run_thread(shared, t, ids);
                         if let Ok(o) = &mut outcome {
                             // Whose measurements these are: the merge adds them up.
                             (o.stats.webchildren, o.stats.threads) = (webchildren, 1);
                         }
-                        (began, outcome)
+                        outcome
                     });
                 if h.is_err() {
                     // Never started, so it will not count itself out.
@@ -54,18 +51,14 @@ pub(super) fn run(
             .into_iter()
             .map(|h| match h {
                 Ok(h) => match h.join() {
-                    Ok((began, r)) => (Some(began), r.map_err(BenchError::EventLoop)),
-                    Err(_) => (None, Err(BenchError::ThreadPanicked)),
+                    Ok(r) => r.map_err(BenchError::EventLoop),
+                    Err(_) => Err(BenchError::ThreadPanicked),
                 },
-                Err(e) => (None, Err(BenchError::EventLoop(e))),
+                Err(e) => Err(BenchError::EventLoop(e)),
             })
             .collect::<Vec<_>>()
     });
-    let first_began = results.iter().filter_map(|r| r.0).min();
-    Joined {
-        outcomes: results.into_iter().map(|r| r.1).collect(),
-        first_began,
-    }
+    Joined { outcomes: results }
 }
 
 /// The coordinating thread's loop: calls the observer at the window's boundaries, hands it the

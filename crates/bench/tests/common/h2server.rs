@@ -183,6 +183,7 @@ fn serve(mut conn: TcpStream, fault: Fault, c: &Counts, stop: &AtomicBool) -> io
     }
     conn.write_all(&out)?;
     let (mut answered, mut open, mut goaway_sent) = (0u64, 0u64, false);
+    let mut answering = true;
     loop {
         let mut head = [0u8; 9];
         if read_exact(&mut conn, &mut head, stop).is_err() {
@@ -236,8 +237,10 @@ fn serve(mut conn: TcpStream, fault: Fault, c: &Counts, stop: &AtomicBool) -> io
             }
             _ => {}
         }
-        if !out.is_empty() {
-            conn.write_all(&out)?;
+        // A client gone (its run ended) cannot take answers; what it sent is still read and
+        // counted, so the counts are of every stream received.
+        if !out.is_empty() && answering && conn.write_all(&out).is_err() {
+            answering = false;
         }
         if fault == Fault::CloseIdle && answered > 0 {
             thread::sleep(Duration::from_millis(5));

@@ -7,7 +7,7 @@
 
 use super::bench::install_stop_handler;
 use anyhow::Context;
-use lab_experiments::{self as experiments, Experiment, LabOptions, LabReport};
+use lab_experiments::{self as experiments, Experiment, LabOptions, LabReport, PageMode};
 use lab_peers::PeerKind;
 use lab_profile::Method;
 use std::io::Write;
@@ -32,6 +32,10 @@ fn rtt(text: &str) -> Result<Duration, String> {
         return Err(format!("`{text}`: a round trip of at most 10s"));
     }
     Ok(d)
+}
+
+fn page_mode(text: &str) -> Result<PageMode, String> {
+    text.parse()
 }
 
 fn server(text: &str) -> Result<PeerKind, String> {
@@ -91,6 +95,14 @@ pub struct LabArgs {
     /// TUN delay line; over a round trip each measurement is 5 pages rather than `-d`.
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = rtt, default_value = "0")]
     pub rtt: Vec<Duration>,
+    /// The syscalls experiment's ways of fetching the page, comma-separated: http1.0,
+    /// persistent, pipelined, http1.0-4, keepalive-6, h2 [default: all].
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = page_mode)]
+    pub modes: Vec<PageMode>,
+    /// The syscalls experiment: fetch this many pages per measurement instead of running for
+    /// `-d` (over a round trip: 5 unless given).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub pages: Option<u64>,
     /// Write the results as JSON to this file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -122,6 +134,12 @@ pub fn options(args: &LabArgs) -> anyhow::Result<LabOptions> {
     rtts.sort();
     rtts.dedup();
     opts.rtts = rtts;
+    if !args.modes.is_empty() {
+        let mut modes = args.modes.clone();
+        modes.dedup();
+        opts.page_modes = modes;
+    }
+    opts.pages = args.pages;
     opts.profile = !args.no_profile;
     opts.method = args.profile_method;
     Ok(opts)

@@ -36,10 +36,14 @@ pub fn render(page: &mut Page, inputs: &[Input<'_>]) -> String {
             .iter()
             .map(|h| {
                 let ok = h.status == HostStatus::Ok;
-                let status = match &h.reason {
+                let mut status = match &h.reason {
                     Some(why) if !ok => format!("{}: {}", h.status.name(), esc(why)),
                     _ => h.status.name().to_owned(),
                 };
+                if let Some(at) = h.known_until_s {
+                    // A lost host's figures are what it said it had done, not merged.
+                    status.push_str(&format!(" (figures as last heard, {at:.1} s in)"));
+                }
                 let r = &h.response_ms;
                 vec![
                     esc(&h.name),
@@ -61,7 +65,8 @@ pub fn render(page: &mut Page, inputs: &[Input<'_>]) -> String {
         }
         if b.incomplete {
             out.push_str(
-                "<p>Incomplete: a host was lost; the figures are the merge of the others.</p>",
+                "<p>Incomplete: a host was lost; the figures are the merge of the others, and a \
+                 lost host's row is what it said it had done when last heard.</p>",
             );
         }
         out.push_str(&table(&cols, &rows, "hosts"));

@@ -43,12 +43,10 @@ fn mode(r: &LabRow) -> &'static str {
     r.mode.name()
 }
 
-/// Modes in the Jigsaw syscall notes' order (1.0, then persistent, then pipelined), unknown ones after.
-fn mode_rank(m: &str) -> usize {
-    ["http1.0", "persistent", "pipelined"]
-        .iter()
-        .position(|k| *k == m)
-        .unwrap_or(3)
+/// Modes in the Jigsaw syscall notes' order (1.0, then persistent, then pipelined), then the
+/// page experiment's other ways, cleartext before TLS; unknown ones after.
+fn mode_rank(m: &str) -> (usize, bool) {
+    super::page::way_rank(m)
 }
 
 /// Distinct values in order of first appearance.
@@ -169,24 +167,33 @@ struct Row {
     cpu_us: Option<f64>,
     rps: Option<f64>,
     limited: bool,
+    /// Why this way could not run (the page experiment): shown in place of figures.
+    unavailable: bool,
 }
 
 pub fn syscalls(page: &mut Page, inputs: &[Input<'_>]) -> String {
     let mut rows: Vec<Row> = Vec::new();
     let mut out = String::new();
     for (input, lab) in labs(inputs) {
-        let rs: Vec<&LabRow> = results(lab, "syscalls").collect();
+        // Syscalls hardly depend on the round trip: the shortest one measured stands for all.
+        let rtt = results(lab, "syscalls")
+            .filter_map(|r| r.rtt_ms)
+            .min_by(f64::total_cmp);
+        let rs: Vec<&LabRow> = results(lab, "syscalls")
+            .filter(|r| r.rtt_ms == rtt)
+            .collect();
         if rs.is_empty() {
             continue;
         }
         let start = rows.len();
         rows.extend(rs.iter().map(|r| Row {
             group: series_name(inputs, input, server(r)),
-            mode: mode(r).to_owned(),
+            mode: super::page::way(r),
             syscalls: r.syscalls_per_request,
             cpu_us: r.server_cpu_us_per_request,
             rps: Some(r.requests_per_s),
             limited: r.client_limited,
+            unavailable: r.unavailable.is_some(),
         }));
         let _ = write!(
             out,
@@ -208,6 +215,7 @@ pub fn syscalls(page: &mut Page, inputs: &[Input<'_>]) -> String {
                 cpu_us: p.cpu_us_per_request,
                 rps: Some(b.summary.requests_per_s),
                 limited: false,
+                unavailable: false,
             })
         })
         .collect();
@@ -293,6 +301,9 @@ fn jigsaw_table(rows: &[Row]) -> String {
             let mut row = vec![esc(g)];
             for m in &modes {
                 match rows.iter().find(|r| r.group == *g && r.mode == *m) {
+                    Some(r) if r.unavailable => {
+                        row.extend(["n/a".into(), "n/a".into(), "n/a".into()])
+                    }
                     Some(r) => row.extend([
                         text::opt(r.syscalls),
                         text::opt(r.cpu_us),

@@ -5,7 +5,9 @@ mod hosts;
 mod https;
 mod lab;
 mod latency;
+mod page;
 mod provenance;
+mod run;
 mod summary;
 mod tls;
 mod truss;
@@ -20,6 +22,8 @@ pub fn page(inputs: &[Input<'_>]) -> String {
     let mut p = Page::default();
     let c = summary::render(&mut p, inputs);
     p.section("summary", "Summary", c);
+    let c = run::render(inputs);
+    p.section("runs", "Load, statuses, errors and URLs", c);
     let c = latency::spectrum(&mut p, inputs);
     p.section("spectrum", "Latency percentile spectrum", c);
     let c = latency::over_time(&mut p, inputs);
@@ -30,6 +34,12 @@ pub fn page(inputs: &[Input<'_>]) -> String {
     p.section("sizes", "Bandwidth against file size", c);
     let c = lab::syscalls(&mut p, inputs);
     p.section("syscalls", "System calls per request", c);
+    let c = page::render(&mut p, inputs);
+    p.section(
+        "page",
+        "The page: time, round trips, packets and bytes (flint lab syscalls)",
+        c,
+    );
     let c = tls::render(&mut p, inputs);
     p.section("tls", "Over HTTPS (flint lab tls)", c);
     let c = lab::others(inputs);

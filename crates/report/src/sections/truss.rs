@@ -16,16 +16,22 @@ use std::fmt::Write;
 /// Value columns per matrix table: wider matrices are split, a server's columns kept together
 /// where they fit.
 const MAX_COLUMNS: usize = 12;
+/// Files per page of the microscape page: per page is per request times this.
+const PAGE_FILES: f64 = 44.0;
 
 /// Ranges of `rs` (sorted by server) of at most `max` columns: whole servers while they fit,
 /// a server with more columns than `max` cut into slices of `max`.
-fn column_slices(rs: &[&LabRow], max: usize) -> Vec<std::ops::Range<usize>> {
+fn column_slices(
+    rs: &[&LabRow],
+    max: usize,
+    group: impl Fn(&LabRow) -> String,
+) -> Vec<std::ops::Range<usize>> {
     let mut slices: Vec<std::ops::Range<usize>> = Vec::new();
     let mut i = 0;
     while i < rs.len() {
-        let srv = &rs[i].server;
+        let srv = group(rs[i]);
         let end = (i..rs.len())
-            .find(|&j| rs[j].server != *srv)
+            .find(|&j| group(rs[j]) != srv)
             .unwrap_or(rs.len());
         let mut start = i;
         while start < end {
@@ -45,12 +51,10 @@ fn column_slices(rs: &[&LabRow], max: usize) -> Vec<std::ops::Range<usize>> {
     slices
 }
 
-/// Modes in the Jigsaw syscall notes' order: HTTP/1.0, persistent, pipelined; others after.
-fn mode_rank(m: &str) -> usize {
-    ["http1.0", "persistent", "pipelined"]
-        .iter()
-        .position(|k| *k == m)
-        .unwrap_or(3)
+/// Modes in the Jigsaw syscall notes' order: HTTP/1.0, persistent, pipelined; the page
+/// experiment's other ways after, cleartext before TLS.
+fn mode_rank(m: &str) -> (usize, bool) {
+    super::page::way_rank(m)
 }
 
 pub fn render(inputs: &[Input<'_>]) -> String {
@@ -148,7 +152,7 @@ fn per_request(r: &LabRow, name: &str) -> Option<(f64, f64)> {
 
 /// A column's heading: the row's mode and, where it has one, its size.
 fn heading(r: &LabRow) -> String {
-    let mut h = r.mode.name().to_owned();
+    let mut h = super::page::way(r);
     if let Some(b) = r.size_bytes {
         let _ = write!(h, " {}", text::bytes(b as f64));
     }
@@ -159,7 +163,8 @@ fn lab_matrix(input: &Input<'_>, lab: &LabResult) -> String {
     let with: Vec<&LabRow> = lab
         .results
         .iter()
-        .filter(|r| r.syscalls.as_ref().is_some_and(|c| !c.is_empty()))
+        // A way that could not run is a column saying so (the page experiment).
+        .filter(|r| r.syscalls.as_ref().is_some_and(|c| !c.is_empty()) || r.unavailable.is_some())
         // Cut short by Ctrl-C: part of a window, not a figure to compare.
         .filter(|r| !r.interrupted)
         .collect();
@@ -172,11 +177,36 @@ fn lab_matrix(input: &Input<'_>, lab: &LabResult) -> String {
     }
     let mut out = String::new();
     for exp in exps {
+        // The page experiment: the shortest round trip only (syscalls hardly depend on it), and
+        // its tables side by side per way of fetching, a column per server, calls per page, as
+        // the Jigsaw notes printed one truss table per client.
+        let by_way = exp == "syscalls";
+        let rtt = with
+            .iter()
+            .filter(|r| experiment_of(lab, r) == exp)
+            .filter_map(|r| r.rtt_ms)
+            .min_by(f64::total_cmp);
         let mut rs: Vec<&LabRow> = with
             .iter()
             .copied()
             .filter(|r| experiment_of(lab, r) == exp)
+            .filter(|r| !by_way || r.rtt_ms == rtt)
             .collect();
+        let scale = if by_way { PAGE_FILES } else { 1.0 };
+        let group = |r: &LabRow| {
+            if by_way {
+                super::page::way(r)
+            } else {
+                server(r).to_owned()
+            }
+        };
+        let column = |r: &LabRow| {
+            if by_way {
+                server(r).to_owned()
+            } else {
+                heading(r)
+            }
+        };
         // A server's columns side by side (in the order servers first appear), modes in the
         // Jigsaw notes' order, then sizes: the heading groups them under the server's name.
         let servers: Vec<&str> = rs.iter().fold(Vec::new(), |mut acc, r| {
@@ -186,13 +216,18 @@ fn lab_matrix(input: &Input<'_>, lab: &LabResult) -> String {
             acc
         });
         rs.sort_by_key(|r| {
-            (
-                servers.iter().position(|x| *x == r.server),
-                mode_rank(r.mode.name()),
-                r.size_bytes.unwrap_or(0),
-            )
+            let srv = servers.iter().position(|x| *x == r.server);
+            let way = mode_rank(&super::page::way(r));
+            if by_way {
+                (way, srv, 0)
+            } else {
+                (way, srv, r.size_bytes.unwrap_or(0))
+            }
         });
-        let heads: Vec<String> = rs.iter().map(|r| heading(r)).collect();
+        if !by_way {
+            rs.sort_by_key(|r| servers.iter().position(|x| *x == r.server));
+        }
+        let heads: Vec<String> = rs.iter().map(|r| column(r)).collect();
         // Calls per request by (syscall, column); syscalls ordered by their largest value.
         let mut names: Vec<(String, f64)> = Vec::new();
         for r in &rs {
@@ -208,15 +243,15 @@ fn lab_matrix(input: &Input<'_>, lab: &LabResult) -> String {
         // One table per slice of columns: the sizes experiment has a column per server and
         // size (sixty with every server), which no page can show without scrolling sideways.
         let mut tables = String::new();
-        for cut in column_slices(&rs, MAX_COLUMNS) {
+        for cut in column_slices(&rs, MAX_COLUMNS, group) {
             let part = &rs[cut.clone()];
+            let names_of: Vec<String> = part.iter().map(|r| group(r)).collect();
             let mut groups: Vec<(&str, usize)> = vec![("", 1)];
-            for r in part {
-                let srv = server(r);
+            for srv in &names_of {
                 let n = groups.len();
                 match groups.last_mut() {
                     Some(g) if n > 1 && g.0 == srv => g.1 += 1,
-                    _ => groups.push((srv, 1)),
+                    _ => groups.push((srv.as_str(), 1)),
                 }
             }
             let mut rows: Vec<Vec<String>> = names
@@ -226,7 +261,12 @@ fn lab_matrix(input: &Input<'_>, lab: &LabResult) -> String {
                 .map(|(n, _)| {
                     let mut row = vec![esc(n)];
                     for r in part {
+                        if r.unavailable.is_some() {
+                            row.push("n/a".into());
+                            continue;
+                        }
                         row.push(per_request(r, n).map_or("–".into(), |(c, e)| {
+                            let (c, e) = (c * scale, e * scale);
                             if e > 0.0 {
                                 format!(
                                     r#"{}<span class="rng">{} err</span>"#,
@@ -242,7 +282,10 @@ fn lab_matrix(input: &Input<'_>, lab: &LabResult) -> String {
                 })
                 .collect();
             let mut total = vec!["all calls".to_owned()];
-            total.extend(part.iter().map(|r| text::opt(r.syscalls_per_request)));
+            total.extend(part.iter().map(|r| match &r.unavailable {
+                Some(why) => format!("not available: {}", esc(why)),
+                None => text::opt(r.syscalls_per_request.map(|s| s * scale)),
+            }));
             rows.push(total);
             let mut cols = vec![Col("syscall", false)];
             cols.extend(heads[cut].iter().map(|h| Col(h.as_str(), true)));
@@ -256,9 +299,15 @@ fn lab_matrix(input: &Input<'_>, lab: &LabResult) -> String {
         let method = rs.iter().find_map(|r| r.profile_method.as_deref());
         let _ = write!(
             out,
-            r#"<h3>Calls per request, experiment {}: <span class="file">{}</span></h3><p class="note">Each cell: calls of that syscall divided by the requests served in the window{}; errors are calls that returned an error.</p>{t}"#,
+            r#"<h3>Calls per {}, experiment {}: <span class="file">{}</span></h3><p class="note">Each cell: calls of that syscall divided by the {} in the window{}; errors are calls that returned an error.</p>{t}"#,
+            if by_way { "page" } else { "request" },
             esc(if exp.is_empty() { "?" } else { exp }),
             esc(&input.label),
+            if by_way {
+                "pages fetched (requests served / 44), a table per way of fetching the page, a column per server"
+            } else {
+                "requests served"
+            },
             method.map_or(String::new(), |m| format!(", profiled with {}", esc(m)))
         );
     }
@@ -282,9 +331,13 @@ mod tests {
             .collect();
         let rs: Vec<&LabRow> = values.iter().collect();
         // a+b fit in 8; c (7) alone; d joins c's slice? 7 + 2 > 8: a slice of its own.
-        assert_eq!(column_slices(&rs, 8), [0..7, 7..14, 14..16]);
+        let by_server = |r: &LabRow| r.server.clone();
+        assert_eq!(column_slices(&rs, 8, by_server), [0..7, 7..14, 14..16]);
         // c cut in two: 5 then 2; d then fits beside c's remainder.
-        assert_eq!(column_slices(&rs, 5), [0..3, 3..7, 7..12, 12..16]);
-        assert!(column_slices(&[], 5).is_empty());
+        assert_eq!(
+            column_slices(&rs, 5, by_server),
+            [0..3, 3..7, 7..12, 12..16]
+        );
+        assert!(column_slices(&[], 5, by_server).is_empty());
     }
 }

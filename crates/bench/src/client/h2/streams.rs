@@ -9,6 +9,9 @@ use crate::stats::Http2Stats;
 use http2::{Body, Handler, HeaderVerdict, StreamId};
 use std::sync::Arc;
 
+/// The CONTINUATION frame type: the rest of a header block.
+const CONTINUATION: u8 = 0x9;
+
 /// What the session may queue for the socket before it is told to wait: a page's HEADERS and
 /// a few DATA frames of request bodies.
 const OUT_LIMIT: usize = 64 * 1024;
@@ -97,6 +100,33 @@ impl Io {
             invalid: false,
             counts: Http2Stats::default(),
         }
+    }
+
+    /// Whether `id`'s request had not left whole when the run ended: a frame of its header block
+    /// still in the output the socket had not taken (the output starts at a frame: it is
+    /// emptied only once written whole), or, the session holding frames it had not even
+    /// queued, a stream newer than every request queued. Read at the end only.
+    pub(super) fn unsent_at_end(&self, id: StreamId, session_waits: bool) -> bool {
+        let out = &self.out;
+        let (mut pos, mut newest) = (0, 0);
+        while pos + 9 <= out.len() {
+            let len = usize::from(out[pos]) << 16
+                | usize::from(out[pos + 1]) << 8
+                | usize::from(out[pos + 2]);
+            let ty = out[pos + 3];
+            let sid = (u32::from_be_bytes([out[pos + 5], out[pos + 6], out[pos + 7], out[pos + 8]])
+                & 0x7fff_ffff) as StreamId;
+            let end = pos + 9 + len;
+            let header_block = ty == http2::frame_type::HEADERS || ty == CONTINUATION;
+            if header_block {
+                if sid == id && end > self.out_pos {
+                    return true;
+                }
+                newest = newest.max(sid);
+            }
+            pos = end;
+        }
+        session_waits && newest != 0 && id > newest
     }
 
     /// Forgets the connection: its streams, its output, what it said.

@@ -1,8 +1,9 @@
-//! Reading a certificate chain or a private key at start, bounded: the path is whatever the
-//! command line or the config file names, so it may be a device (`/dev/zero` never ends,
-//! `/dev/urandom` neither), a FIFO (an open that waits for a writer), or a file far larger than
-//! any chain. Only a regular file of at most [`MAX_PEM_BYTES`] is read; anything else is one
-//! clear line before anything is served.
+//! What `flint serve` reads whole at start (the config file, the certificate chain, the private
+//! key), read within bounds: the path is whatever the command line or the config file names, so
+//! it may be a device (`/dev/zero` never ends, `/dev/urandom` neither), a FIFO (an open that
+//! waits for a writer), or a file far larger than any such file can be. Only a regular file of at
+//! most its limit ([`MAX_CONFIG_BYTES`], [`MAX_PEM_BYTES`]) is read; anything else is one clear
+//! line before anything is served.
 
 use std::fs::File;
 use std::io::Read;
@@ -14,35 +15,39 @@ use std::path::Path;
 /// certificates more than a server can present.
 pub const MAX_PEM_BYTES: u64 = 1 << 20;
 
-/// The file's bytes, or why it is not read (a sentence without the path, which the caller adds).
-pub fn read(path: &Path) -> Result<Vec<u8>, String> {
+/// The largest config file read: every key with a long value is a few KiB.
+pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+/// Why a file is not read.
+#[derive(Debug, thiserror::Error)]
+pub enum StartFileError {
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    #[error("not a regular file")]
+    NotRegular,
+    #[error("larger than {} KiB, more than such a file can need", .0 >> 10)]
+    TooLarge(u64),
+}
+
+/// The file's bytes, if it is a regular file of at most `max` bytes.
+pub fn read(path: &Path, max: u64) -> Result<Vec<u8>, StartFileError> {
     // O_NONBLOCK: opening a FIFO does not wait for a writer (its type is refused just below).
     let mut file = File::options()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)
-        .map_err(|e| e.to_string())?;
-    let meta = file.metadata().map_err(|e| e.to_string())?;
+        .open(path)?;
+    let meta = file.metadata()?;
     if !meta.file_type().is_file() {
-        return Err("not a regular file".into());
+        return Err(StartFileError::NotRegular);
     }
-    let too_large = || {
-        format!(
-            "larger than {} KiB, more than any certificate chain or key",
-            MAX_PEM_BYTES >> 10
-        )
-    };
-    if meta.len() > MAX_PEM_BYTES {
-        return Err(too_large());
+    if meta.len() > max {
+        return Err(StartFileError::TooLarge(max));
     }
     // Bounded again while reading: the file may grow between the fstat and the read.
     let mut bytes = Vec::with_capacity(meta.len() as usize);
-    (&mut file)
-        .take(MAX_PEM_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
-    if bytes.len() as u64 > MAX_PEM_BYTES {
-        return Err(too_large());
+    (&mut file).take(max + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(StartFileError::TooLarge(max));
     }
     Ok(bytes)
 }
