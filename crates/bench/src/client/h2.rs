@@ -15,7 +15,8 @@
 //! first walked frame by frame (`frames.rs`) so that header blocks, bodies and framing are
 //! counted apart.
 //!
-//! Failures: a stream the server resets fails alone (`h2_rst_stream`), and so does one left
+//! Failures: a stream the server resets fails alone (`h2_rst_stream`; REFUSED_STREAM, never
+//! processed, is sent again instead, once), and so does one left
 //! unanswered past the response timeout (`response_timeout`, reset with CANCEL; the timer
 //! follows the oldest stream in flight, not the connection's last progress); a GOAWAY lets the
 //! streams it covers finish and sends those it did not process again on a new connection
