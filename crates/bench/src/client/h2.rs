@@ -199,12 +199,11 @@ impl Wire for H2 {
         let saved = PageRef::of(ch);
         let mut any = false;
         // Streams open on the connection: unfinished when their request left whole, else not
-        // sent (the socket had not taken its HEADERS; over HTTPS, records rustls still holds
-        // are not looked into).
-        let waits = self.session.as_ref().is_some_and(Session::want_write);
+        // sent (nghttp2 held its HEADERS, or the socket had not taken them; over HTTPS, records
+        // rustls still holds are not looked into: docs/latency.md).
         for s in self.io.in_flight() {
             s.page.restore(ch);
-            if self.io.unsent_at_end(s.id, waits) {
+            if self.io.unsent_at_end(s) {
                 ch.record_unsent(cx, &s.ex, end);
             } else {
                 ch.record_unfinished(cx, &s.ex, s.ex.bytes(), end);
@@ -367,6 +366,7 @@ impl H2 {
     /// Has the session write what it queued, and writes it; false if the connection failed
     /// (and that was handled).
     fn flush(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) -> bool {
+        self.io.now = now;
         let res = self.write_out();
         self.take_counts(cx, cx.counts(now, now));
         match res {
@@ -693,7 +693,9 @@ impl H2 {
                 return;
             }
         };
-        ex.written_us = now;
+        // Written when nghttp2 puts its HEADERS in the output (`Io`), not now: the server's
+        // limit may hold it in nghttp2's queue.
+        ex.written_us = NONE;
         self.no_room_since = NONE;
         self.io.insert(id, ex, page, body);
         self.in_flight += 1;
@@ -722,7 +724,7 @@ impl H2 {
             let slot = self.io.closed[k] as usize;
             let s = self.io.take(slot);
             self.in_flight -= 1;
-            oldest_closed |= s.ex.written_us == self.oldest_us;
+            oldest_closed |= s.since() <= self.oldest_us;
             if s.refused {
                 if in_window {
                     cx.stats.http2.retried += 1;
@@ -772,7 +774,7 @@ impl H2 {
         }
         self.io.closed.clear();
         saved.restore(ch);
-        if oldest_closed {
+        if oldest_closed || self.in_flight == 0 {
             self.arm_oldest(ch, cx);
         }
     }
