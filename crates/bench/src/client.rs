@@ -107,6 +107,7 @@ fn run<C: Wire>(sh: &RunShared<'_>, thread: usize, ids: Range<usize>) -> io::Res
         log: sh.log.as_ref().map(LogBuf::new),
         live: Counts::default(),
         active: 0,
+        certificate_failures: 0,
         first_connect_late_us: NONE,
     };
     // A timed run's seconds (+1 for a partial one) are allocated now, up to an hour; past that,
@@ -157,6 +158,9 @@ fn run<C: Wire>(sh: &RunShared<'_>, thread: usize, ids: Range<usize>) -> io::Res
                 .map_or(0, |iv| behind(&children, iv, now));
             sh.progress.publish(thread, cx.live);
             next_publish = now + PUBLISH_US;
+            if cx.certificate_hopeless(now) {
+                break (now.min(schedule.end_us), false);
+            }
         }
         let deadline = cx.timers.next_at().min(schedule.end_us);
         let until = deadline.min(now + TICK_US);
@@ -219,6 +223,9 @@ struct ThreadState<'a> {
     live: Counts,
     /// Webchildren not yet `Done`.
     active: usize,
+    /// Handshakes that failed on the server's certificate, in the window or not: with no
+    /// response at all, after a second they end the run (see `errors::certificate_hopeless`).
+    certificate_failures: u64,
     /// How late the thread's first connect began (see `ThreadOutcome`); `NONE` before it.
     first_connect_late_us: u64,
 }

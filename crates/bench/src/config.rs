@@ -64,6 +64,8 @@ pub struct BenchConfig {
     pub progress: bool,
     /// How `https://` targets are reached (unused for `http://`).
     pub tls: TlsOptions,
+    /// The statuses that count as success; `None`: 1xx to 3xx (4xx and 5xx are errors).
+    pub expect_status: Option<ExpectStatus>,
 }
 
 /// HTTPS options. The defaults: the system's roots, every connection a full handshake, TLS 1.2
@@ -120,6 +122,74 @@ impl BenchConfig {
             debug: false,
             progress: false,
             tls: TlsOptions::default(),
+            expect_status: None,
+        }
+    }
+}
+
+/// `--expect-status`: the statuses that count as success, e.g. `200,304`, `2xx`, `200-299`.
+/// Without it, 1xx to 3xx are responses and 4xx and 5xx errors, as wrk counts them. Checked per
+/// response: a handful of ranges, no allocation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExpectStatus(Vec<(u16, u16)>);
+
+impl ExpectStatus {
+    pub fn contains(&self, status: u16) -> bool {
+        self.0.iter().any(|&(lo, hi)| (lo..=hi).contains(&status))
+    }
+}
+
+impl std::str::FromStr for ExpectStatus {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let bad = |item: &str| {
+            format!("`{item}` is not a status, a class or a range (e.g. 200,304 or 2xx or 200-299)")
+        };
+        let code = |t: &str| match t.trim().parse::<u16>() {
+            Ok(n) if (100..=999).contains(&n) => Ok(n),
+            _ => Err(bad(t)),
+        };
+        let ranges = text
+            .split(',')
+            .map(|item| {
+                let item = item.trim();
+                let lower = item.to_ascii_lowercase();
+                if let Some(class) = lower.strip_suffix("xx") {
+                    let c = class.parse::<u16>().map_err(|_| bad(item))?;
+                    if !(1..=9).contains(&c) {
+                        return Err(bad(item));
+                    }
+                    Ok((c * 100, c * 100 + 99))
+                } else if let Some((lo, hi)) = item.split_once('-') {
+                    let (lo, hi) = (code(lo)?, code(hi)?);
+                    if lo > hi {
+                        return Err(bad(item));
+                    }
+                    Ok((lo, hi))
+                } else {
+                    code(item).map(|c| (c, c))
+                }
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(ExpectStatus(ranges))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ExpectStatus;
+
+    #[test]
+    fn statuses_classes_and_ranges_parse() {
+        let e: ExpectStatus = "200,304".parse().unwrap();
+        assert!(e.contains(200) && e.contains(304) && !e.contains(204));
+        let e: ExpectStatus = "2xx".parse().unwrap();
+        assert!(e.contains(200) && e.contains(299) && !e.contains(304));
+        let e: ExpectStatus = "200-204, 3XX".parse().unwrap();
+        assert!(e.contains(204) && e.contains(301) && !e.contains(205));
+        for bad in ["", "abc", "2x", "0xx", "99", "300-200", "1000"] {
+            assert!(bad.parse::<ExpectStatus>().is_err(), "{bad}");
         }
     }
 }

@@ -21,6 +21,9 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
+mod tls_failures;
+pub use tls_failures::{TlsFailure, TlsFailures};
+
 /// Longest latency a histogram holds exactly; longer ones are clamped to it (and still counted).
 pub const MAX_LATENCY_US: u64 = 3_600_000_000;
 
@@ -198,10 +201,12 @@ pub enum ErrorKind {
     H2Protocol,
     /// HTTP/2: the server's SETTINGS did not arrive within the connect timeout.
     H2SettingsTimeout,
+    /// A 2xx status not in `--expect-status`.
+    Status2xx,
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 21] = [
+    pub const ALL: [ErrorKind; 22] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::ConnectOther,
@@ -223,6 +228,17 @@ impl ErrorKind {
         ErrorKind::H2Goaway,
         ErrorKind::H2Protocol,
         ErrorKind::H2SettingsTimeout,
+        ErrorKind::Status2xx,
+    ];
+
+    /// The kinds that are a complete response whose status counts as an error (by default
+    /// 4xx and 5xx; with `--expect-status`, any status not in it).
+    pub const STATUSES: [ErrorKind; 5] = [
+        ErrorKind::Status1xx,
+        ErrorKind::Status2xx,
+        ErrorKind::Status3xx,
+        ErrorKind::Status4xx,
+        ErrorKind::Status5xx,
     ];
 
     pub fn name(self) -> &'static str {
@@ -243,6 +259,7 @@ impl ErrorKind {
             ErrorKind::TlsCertificate => "tls_certificate",
             ErrorKind::TlsHandshake => "tls_handshake",
             ErrorKind::TlsReset => "tls_reset",
+            ErrorKind::Status2xx => "status_2xx",
             ErrorKind::H2NotNegotiated => "h2_not_negotiated",
             ErrorKind::H2RstStream => "h2_rst_stream",
             ErrorKind::H2Goaway => "h2_goaway",
@@ -399,6 +416,9 @@ pub struct Stats {
     pub tls_resumed: u64,
     /// HTTPS: what the first handshake in the window agreed on.
     pub tls_session: Option<TlsSession>,
+    /// HTTPS: failed handshakes in the window, by reason.
+    #[serde(default)]
+    pub tls_failures: TlsFailures,
     /// HTTP/2's own counters (all zero over HTTP/1).
     #[serde(default)]
     pub http2: Http2Stats,
@@ -621,6 +641,7 @@ impl Stats {
             tls_handshake: Latency::new(3),
             tls_handshakes: 0,
             tls_resumed: 0,
+            tls_failures: TlsFailures::default(),
             tls_session: None,
             http2: Http2Stats::default(),
             ttfb: Latency::new(3),
@@ -689,6 +710,7 @@ impl Stats {
         self.tls_handshake.merge(&o.tls_handshake);
         self.tls_handshakes += o.tls_handshakes;
         self.tls_resumed += o.tls_resumed;
+        self.tls_failures.merge(&o.tls_failures);
         if self.tls_session.is_none() {
             self.tls_session.clone_from(&o.tls_session);
         }

@@ -53,6 +53,9 @@ pub struct Target {
     pub path: Option<String>,
     /// `Basic …` from the URL's user and password, sent as `Authorization`.
     pub authorization: Option<String>,
+    /// `--unix-socket`: connections go to this socket (`addr` is then unused; the URL's host
+    /// is still the `Host` header).
+    pub unix_socket: Option<std::path::PathBuf>,
 }
 
 /// A URL that cannot be benchmarked, said in one line.
@@ -78,6 +81,17 @@ impl Target {
     /// Parses and resolves `text`: `http://host:port/path?query`, `HTTPS://host`, or a bare
     /// `host:port` (taken as `http://`).
     pub fn parse(text: &str) -> Result<Target, TargetError> {
+        Self::parse_with(text, true)
+    }
+
+    /// As [`Target::parse`] without resolving the host: for [`Target::connect_to`], which
+    /// gives the address (the URL's host need not resolve, as with curl's `--connect-to`).
+    /// The address is the unspecified one until then.
+    pub fn parse_unresolved(text: &str) -> Result<Target, TargetError> {
+        Self::parse_with(text, false)
+    }
+
+    fn parse_with(text: &str, resolving: bool) -> Result<Target, TargetError> {
         let invalid = |reason: String| TargetError::Invalid {
             url: text.to_owned(),
             reason,
@@ -115,6 +129,9 @@ impl Target {
             None => return Err(invalid("no host".into())),
             Some(url::Host::Ipv4(ip)) => (SocketAddr::from((ip, port)), ip.to_string()),
             Some(url::Host::Ipv6(ip)) => (SocketAddr::from((ip, port)), ip.to_string()),
+            Some(url::Host::Domain(name)) if !resolving => {
+                (SocketAddr::from(([0, 0, 0, 0], port)), name.to_owned())
+            }
             Some(url::Host::Domain(name)) => (resolve(text, name, port)?, name.to_owned()),
         };
         let host_str = url.host_str().unwrap_or_default();
@@ -143,7 +160,86 @@ impl Target {
             url: shown,
             path: (path != "/").then_some(path),
             authorization,
+            unix_socket: None,
         })
+    }
+
+    /// Where connections go, for reports: the address, or `unix:PATH`.
+    pub fn endpoint(&self) -> String {
+        match &self.unix_socket {
+            Some(path) => format!("unix:{}", path.display()),
+            None => self.addr.to_string(),
+        }
+    }
+
+    /// `-a USER:PASS` (oha's and hey's): `Authorization: Basic`, in place of any from the URL.
+    pub fn with_basic_auth(mut self, user_pass: &str) -> Target {
+        let encoded = base64::engine::general_purpose::STANDARD.encode(user_pass);
+        self.authorization = Some(format!("Basic {encoded}"));
+        self
+    }
+
+    /// Connects to another address while the URL's host stays the `Host` header and the name
+    /// TLS asks for and checks, as curl's and oha's `--connect-to` and curl's `--resolve` do.
+    /// `spec`: `HOST:PORT` (every connection goes there), curl's `HOST1:PORT1:HOST2:PORT2`
+    /// (when the URL is HOST1:PORT1; either may be empty), or with `resolve`, curl's
+    /// `HOST:PORT:ADDRESS` (the URL's host and port at that address).
+    pub fn connect_to(mut self, spec: &str, curl_resolve: bool) -> Result<Target, TargetError> {
+        let flag = if curl_resolve {
+            "--resolve"
+        } else {
+            "--connect-to"
+        };
+        let invalid = |why: &str| TargetError::Invalid {
+            url: spec.to_owned(),
+            reason: format!("{flag}: {why}"),
+        };
+        let parts = split_host_ports(spec);
+        let url_port = self.addr.port();
+        let matches = |host: &str, port: &str| {
+            (host.is_empty() || host.eq_ignore_ascii_case(&self.server_name))
+                && (port.is_empty() || port.parse() == Ok(url_port))
+        };
+        let (host, port) = match (curl_resolve, parts.as_slice()) {
+            (false, [host, port]) => (host.to_string(), port.to_string()),
+            (false, [h1, p1, h2, p2]) => {
+                if !matches(h1, p1) {
+                    return Err(invalid(&format!(
+                        "`{h1}:{p1}` is not the URL's host and port"
+                    )));
+                }
+                let host = if h2.is_empty() {
+                    &self.server_name
+                } else {
+                    *h2
+                };
+                let port = if p2.is_empty() {
+                    url_port.to_string()
+                } else {
+                    p2.to_string()
+                };
+                (host.to_owned(), port)
+            }
+            (true, [host, port, addr]) => {
+                if !matches(host, port) {
+                    return Err(invalid(&format!(
+                        "`{host}:{port}` is not the URL's host and port"
+                    )));
+                }
+                (addr.to_string(), url_port.to_string())
+            }
+            (false, _) => return Err(invalid("expected HOST:PORT or HOST1:PORT1:HOST2:PORT2")),
+            (true, _) => return Err(invalid("expected HOST:PORT:ADDRESS")),
+        };
+        let port: u16 = match port.parse() {
+            Ok(p) if p > 0 => p,
+            _ => return Err(invalid(&format!("`{port}` is not a port"))),
+        };
+        self.addr = match host.parse::<std::net::IpAddr>() {
+            Ok(ip) => SocketAddr::from((ip, port)),
+            Err(_) => resolve(spec, &host, port)?,
+        };
+        Ok(self)
     }
 
     /// `http://addr`, for a server this process found or started itself.
@@ -156,6 +252,7 @@ impl Target {
             url: format!("http://{addr}"),
             path: None,
             authorization: None,
+            unix_socket: None,
         }
     }
 
@@ -169,6 +266,28 @@ impl Target {
             ..Target::http(addr)
         }
     }
+}
+
+/// `a:1:[::1]:2` as `["a", "1", "::1", "2"]`: colons split, except inside brackets.
+fn split_host_ports(spec: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let (mut start, mut depth) = (0, 0);
+    for (i, c) in spec.char_indices() {
+        match c {
+            '[' => depth += 1,
+            ']' => depth -= 1,
+            ':' if depth == 0 => {
+                parts.push(&spec[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&spec[start..]);
+    parts
+        .into_iter()
+        .map(|p| p.trim_start_matches('[').trim_end_matches(']'))
+        .collect()
 }
 
 /// The first address of `name`: `connect` would try them in order, a benchmark uses one.
@@ -261,6 +380,50 @@ mod tests {
         assert_eq!(t.addr.to_string(), "[::1]:8443");
         assert_eq!(t.host, "[::1]:8443");
         assert_eq!(t.server_name, "::1");
+    }
+
+    #[test]
+    fn connect_to_changes_the_address_and_keeps_host_and_name() {
+        // A name that does not resolve, as a URL whose server is not up yet: its address given.
+        let base = Target::https("127.0.0.1:8443".parse().unwrap(), "example.test");
+        let t = base.clone().connect_to("127.0.0.2:9000", false).unwrap();
+        assert_eq!(t.addr.to_string(), "127.0.0.2:9000");
+        assert_eq!(
+            (t.host.as_str(), t.server_name.as_str()),
+            ("example.test:8443", "example.test")
+        );
+        let t = base
+            .clone()
+            .connect_to("example.test:8443:[::1]:9001", false)
+            .unwrap();
+        assert_eq!(t.addr.to_string(), "[::1]:9001");
+        let t = base.clone().connect_to("::127.0.0.3:", false).unwrap();
+        assert_eq!(t.addr.to_string(), "127.0.0.3:8443");
+        let t = base
+            .clone()
+            .connect_to("example.test:8443:127.0.0.4", true)
+            .unwrap();
+        assert_eq!(t.addr.to_string(), "127.0.0.4:8443");
+        let e = base
+            .clone()
+            .connect_to("other:8443:127.0.0.4", true)
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("is not the URL's host and port"),
+            "{e}"
+        );
+        assert!(base.clone().connect_to("127.0.0.1", false).is_err());
+        assert!(base.connect_to("127.0.0.1:0", false).is_err());
+    }
+
+    #[test]
+    fn dash_a_is_basic_auth() {
+        let t =
+            Target::http("127.0.0.1:80".parse().unwrap()).with_basic_auth("Aladdin:open sesame");
+        assert_eq!(
+            t.authorization.as_deref(),
+            Some("Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==")
+        );
     }
 
     #[test]

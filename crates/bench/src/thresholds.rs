@@ -175,15 +175,8 @@ impl Metric {
                 // A response with an error status is both a complete request and an error;
                 // every other error is an attempt that brought no response.
                 let errors = s.errors.total();
-                let answered_badly: u64 = [
-                    ErrorKind::Status1xx,
-                    ErrorKind::Status3xx,
-                    ErrorKind::Status4xx,
-                    ErrorKind::Status5xx,
-                ]
-                .iter()
-                .map(|&k| s.errors.get(k))
-                .sum();
+                let answered_badly: u64 =
+                    ErrorKind::STATUSES.iter().map(|&k| s.errors.get(k)).sum();
                 let attempts = s.requests + errors.saturating_sub(answered_badly);
                 (attempts > 0).then(|| ratio(errors as f64, attempts as f64))
             }

@@ -14,11 +14,13 @@ use std::io::{self, Read, Write};
 use std::net::SocketAddr;
 
 mod tls;
+mod unix;
 
 use crate::config::TlsOptions;
 use crate::stats::TlsAgreed;
 use crate::{Scheme, Target};
 use rustls::ClientConnection;
+pub(crate) use tls::ca_used_as_end_entity;
 pub use tls::TlsSetupError;
 use tls::{TlsConnector, TlsStream};
 
@@ -26,6 +28,8 @@ use tls::{TlsConnector, TlsStream};
 #[derive(Debug, Clone)]
 pub struct Connector {
     addr: SocketAddr,
+    /// `--unix-socket`: connect there instead of `addr`.
+    unix: Option<std::path::PathBuf>,
     tls: Option<TlsConnector>,
 }
 
@@ -41,6 +45,7 @@ impl Connector {
         };
         Ok(Connector {
             addr: target.addr,
+            unix: target.unix_socket.clone(),
             tls,
         })
     }
@@ -73,6 +78,8 @@ impl Prepared {
 #[derive(Debug)]
 pub(crate) enum Transport {
     Plain(TcpStream),
+    /// `--unix-socket`, plain HTTP.
+    Unix(mio::net::UnixStream),
     /// Boxed: rustls's state is a few KiB, and a plain run should not carry it per Webchild.
     Tls(Box<TlsStream>),
 }
@@ -86,6 +93,11 @@ impl Transport {
         registry: &Registry,
         token: Token,
     ) -> io::Result<Transport> {
+        if let Some(path) = &connector.unix {
+            let mut s = unix::open(path)?;
+            registry.register(&mut s, token, Interest::READABLE | Interest::WRITABLE)?;
+            return Ok(Transport::Unix(s));
+        }
         let mut tcp = open_tcp(connector.addr)?;
         registry.register(&mut tcp, token, Interest::READABLE | Interest::WRITABLE)?;
         match prepared.0 {
@@ -94,18 +106,11 @@ impl Transport {
         }
     }
 
-    fn tcp(&self) -> &TcpStream {
-        match self {
-            Transport::Plain(s) => s,
-            Transport::Tls(t) => &t.tcp,
-        }
-    }
-
     /// Moves the handshake on after the TCP connect: `Ok(true)` when the connection is ready for
     /// requests (at once for plain TCP), `Ok(false)` while it waits for the socket.
     pub(crate) fn handshake(&mut self) -> io::Result<bool> {
         match self {
-            Transport::Plain(_) => Ok(true),
+            Transport::Plain(_) | Transport::Unix(_) => Ok(true),
             Transport::Tls(t) => t.handshake(),
         }
     }
@@ -114,7 +119,7 @@ impl Transport {
     /// (`None` for plain TCP).
     pub(crate) fn tls_session(&self) -> Option<(TlsAgreed, bool)> {
         match self {
-            Transport::Plain(_) => None,
+            Transport::Plain(_) | Transport::Unix(_) => None,
             Transport::Tls(t) => Some(t.session()),
         }
     }
@@ -123,7 +128,7 @@ impl Transport {
     /// `h2`; cleartext is HTTP/2 by prior knowledge (h2c), as h2load does.
     pub(crate) fn negotiated_h2(&self) -> bool {
         match self {
-            Transport::Plain(_) => true,
+            Transport::Plain(_) | Transport::Unix(_) => true,
             Transport::Tls(t) => t.is_h2(),
         }
     }
@@ -132,7 +137,7 @@ impl Transport {
     #[inline]
     pub(crate) fn wants_write(&self) -> bool {
         match self {
-            Transport::Plain(_) => false,
+            Transport::Plain(_) | Transport::Unix(_) => false,
             Transport::Tls(t) => t.wants_write(),
         }
     }
@@ -140,7 +145,7 @@ impl Transport {
     /// Sends what waits (see `wants_write`) until the socket is full.
     pub(crate) fn send_pending(&mut self) -> io::Result<()> {
         match self {
-            Transport::Plain(_) => Ok(()),
+            Transport::Plain(_) | Transport::Unix(_) => Ok(()),
             Transport::Tls(t) => t.send_pending(),
         }
     }
@@ -148,10 +153,14 @@ impl Transport {
     /// Whether the TCP connect has finished (`Ok(false)`: not yet, the event was stale), or
     /// why it failed.
     pub(crate) fn connected(&self) -> io::Result<bool> {
-        let tcp = self.tcp();
-        match tcp.peer_addr() {
-            Ok(_) => Ok(true),
-            Err(e) => match tcp.take_error() {
+        let (peer, error) = match self {
+            Transport::Plain(s) => (s.peer_addr().map(drop), s.take_error()),
+            Transport::Tls(t) => (t.tcp.peer_addr().map(drop), t.tcp.take_error()),
+            Transport::Unix(s) => (s.peer_addr().map(drop), s.take_error()),
+        };
+        match peer {
+            Ok(()) => Ok(true),
+            Err(e) => match error {
                 Ok(Some(err)) | Err(err) => Err(err),
                 Ok(None) if e.kind() == io::ErrorKind::NotConnected => Ok(false),
                 Ok(None) => Err(e),
@@ -164,6 +173,7 @@ impl Transport {
     pub(crate) fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
             Transport::Plain(s) => s.write(buf),
+            Transport::Unix(s) => s.write(buf),
             Transport::Tls(t) => t.write(buf),
         }
     }
@@ -175,6 +185,7 @@ impl Transport {
     pub(crate) fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
             Transport::Plain(s) => s.read(buf),
+            Transport::Unix(s) => s.read(buf),
             Transport::Tls(t) => t.read(buf),
         }
     }

@@ -165,3 +165,116 @@ fn a_k6_threshold_without_a_unit_is_milliseconds_and_the_summary_has_p95() {
     let out = bench(&[&url, "-n", "20", "-q", "--threshold", "p(95)<0.001"]);
     assert_eq!(out.status.code(), Some(3), "{}", text(&out).0);
 }
+
+#[test]
+fn connect_to_keeps_the_host_and_dash_a_sends_basic_auth() {
+    let (_dir, server) = served();
+    let port = server.addr.rsplit_once(':').unwrap().1;
+    // A name that does not resolve: --connect-to gives the address, the name stays the Host.
+    let url = format!("http://bench.invalid:{port}/a.html");
+    for (flag, spec) in [
+        ("--connect-to", server.addr.clone()),
+        ("--resolve", format!("bench.invalid:{port}:127.0.0.1")),
+    ] {
+        let out = bench(&[&url, flag, &spec, "-n", "2", "-c", "1", "-q", "--debug"]);
+        let (stdout, err) = text(&out);
+        assert_eq!(out.status.code(), Some(0), "{flag}: {err}");
+        assert!(stdout.contains("Statuses:  200 2"), "{stdout}");
+        assert!(
+            err.contains(&format!("Host: bench.invalid:{port}")),
+            "{err}"
+        );
+    }
+    let url = format!("http://{}/a.html", server.addr);
+    let out = bench(&[
+        &url,
+        "-a",
+        "Aladdin:open sesame",
+        "-n",
+        "1",
+        "-c",
+        "1",
+        "-q",
+        "--debug",
+    ]);
+    let (_, err) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("Authorization: Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ=="),
+        "{err}"
+    );
+    refused(&bench(&[&url, "-a", "nocolon"]), "expected USER:PASSWORD");
+}
+
+/// A keep-alive HTTP responder on a Unix socket in this process: `hello` to every request, and
+/// the Host header of the first request it saw.
+fn unix_responder(path: &std::path::Path) -> std::sync::Arc<std::sync::Mutex<String>> {
+    use std::io::{Read, Write};
+    let listener = std::os::unix::net::UnixListener::bind(path).unwrap();
+    let host = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let seen = host.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { return };
+            let seen = seen.clone();
+            std::thread::spawn(move || {
+                let (mut buf, mut have) = ([0u8; 4096], Vec::new());
+                while let Ok(n) = conn.read(&mut buf) {
+                    if n == 0 {
+                        return;
+                    }
+                    have.extend_from_slice(&buf[..n]);
+                    while let Some(end) = have.windows(4).position(|w| w == b"\r\n\r\n") {
+                        let head = String::from_utf8_lossy(&have[..end]).into_owned();
+                        if let Some(h) = head.lines().find_map(|l| l.strip_prefix("Host: ")) {
+                            let mut s = seen.lock().unwrap();
+                            if s.is_empty() {
+                                *s = h.to_owned();
+                            }
+                        }
+                        have.drain(..end + 4);
+                        let ok = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
+                        if conn.write_all(ok).is_err() {
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    host
+}
+
+#[test]
+fn unix_socket_carries_the_requests_and_the_url_names_the_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let sock = dir.path().join("s.sock");
+    let host = unix_responder(&sock);
+    let sock_arg = sock.to_str().unwrap();
+    let out = bench(&[
+        "http://app.local/x",
+        "--unix-socket",
+        sock_arg,
+        "-n",
+        "20",
+        "-c",
+        "2",
+        "-q",
+    ]);
+    let (stdout, err) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(stdout.contains("Statuses:  200 20"), "{stdout}");
+    assert!(stdout.contains(&format!("(unix:{sock_arg})")), "{stdout}");
+    assert_eq!(*host.lock().unwrap(), "app.local");
+    let missing = dir.path().join("none.sock");
+    let out = bench(&[
+        "http://app.local/",
+        "--unix-socket",
+        missing.to_str().unwrap(),
+    ]);
+    refused(&out, "no such socket");
+    refused(
+        &bench(&["https://app.local/", "--unix-socket", sock_arg]),
+        "https:// over a Unix socket is not supported",
+    );
+}

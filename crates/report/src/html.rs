@@ -155,8 +155,9 @@ nav a{color:var(--accent);text-decoration:none}nav a:hover{text-decoration:under
 .tw{overflow-x:auto;margin:8px 0 14px}
 table{border-collapse:collapse;font-size:13.5px;min-width:40%}
 th,td{padding:5px 10px;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}
-th{font-weight:600;border-bottom:1.5px solid var(--ink);white-space:nowrap}
-td.n,th.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+th{font-weight:600;border-bottom:1.5px solid var(--ink)}
+td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
+td.n{white-space:nowrap}
 tbody tr:nth-child(even){background:var(--soft)}
 tr.groups th{text-align:center;border-bottom:1px solid var(--line);font-size:13px}
 tr.groups th:empty{border-bottom:none}
@@ -204,7 +205,8 @@ footer{margin-top:40px;padding-top:10px;border-top:1px solid var(--line);color:v
 
 /// Checks every chart after load and leaves the verdict in `<body data-ok>`: `ok`, or what went
 /// wrong. Drawn means: a positive rendered size, and as many polyline vertices plus bars as the
-/// chart's `data-points` says, and at least one.
+/// chart's `data-points` says, and at least one. `data-cut-tables`: tables wider than the page
+/// at this window's width (they scroll sideways).
 const CHECK_JS: &str = r#"
 (function(){
  var b=document.body,errs=[];
@@ -221,6 +223,9 @@ const CHECK_JS: &str = r#"
   }
   b.setAttribute('data-charts',String(cs.length));
   b.setAttribute('data-points',String(total));
+  var tw=document.querySelectorAll('.tw'),cut=0;
+  for(var k=0;k<tw.length;k++){if(tw[k].scrollWidth>tw[k].clientWidth+1){cut++;}}
+  b.setAttribute('data-cut-tables',String(cut));
   if(!errs.length){b.setAttribute('data-ok',bad.length?'bad: '+bad.join(', '):'ok');}
  }catch(e){b.setAttribute('data-ok','exception: '+e);}
 })();

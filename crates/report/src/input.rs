@@ -159,22 +159,30 @@ pub struct Second {
     pub p99_ms: Option<f64>,
 }
 
-/// A bench result's `timeseries`, as rates: counts divided by the step between samples
-/// (1 s as written by flint; the median step if a file says otherwise).
+/// A bench result's `timeseries`, as rates: each count divided by its own second's length. A
+/// row's `t_s` is the end of its second, and the last is the window's end, so a run of 1.5 s
+/// has rows at 1 and 1.5 whose lengths are 1 and 0.5, and a `-n` run of 9 ms one row of 9 ms:
+/// rates that agree with the summary's. A row whose length cannot be told (a `t_s` not after
+/// the one before) takes the median length of the others (1 s when there are none).
 pub fn timeseries(rows: &[SecondRecord]) -> Vec<Second> {
-    let mut steps: Vec<f64> = rows
-        .windows(2)
-        .map(|w| w[1].t_s - w[0].t_s)
-        .filter(|d| *d > 0.0)
+    let lengths: Vec<f64> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| r.t_s - if i == 0 { 0.0 } else { rows[i - 1].t_s })
         .collect();
-    steps.sort_by(f64::total_cmp);
-    let step = steps.get(steps.len() / 2).copied().unwrap_or(1.0);
+    let mut known: Vec<f64> = lengths.iter().copied().filter(|d| *d > 0.0).collect();
+    known.sort_by(f64::total_cmp);
+    let fallback = known.get(known.len() / 2).copied().unwrap_or(1.0);
     rows.iter()
-        .map(|r| Second {
-            t_s: r.t_s,
-            requests_per_s: r.requests as f64 / step,
-            errors_per_s: r.errors as f64 / step,
-            p99_ms: r.p99_ms,
+        .zip(lengths)
+        .map(|(r, length)| {
+            let length = if length > 0.0 { length } else { fallback };
+            Second {
+                t_s: r.t_s,
+                requests_per_s: r.requests as f64 / length,
+                errors_per_s: r.errors as f64 / length,
+                p99_ms: r.p99_ms,
+            }
         })
         .collect()
 }
@@ -206,17 +214,29 @@ mod tests {
     }
 
     #[test]
-    fn timeseries_are_rates_per_step() {
+    fn each_second_is_divided_by_its_own_length() {
+        // A 1.5 s run: a whole second, then half of one.
         let rows: Vec<SecondRecord> = serde_json::from_value(json!([
-            {"t_s": 0, "requests": 10, "errors": 2},
-            {"t_s": 2, "requests": 30, "p99_ms": 1.5}
+            {"t_s": 1, "requests": 100, "errors": 2},
+            {"t_s": 1.5, "requests": 40, "p99_ms": 1.5}
         ]))
         .unwrap();
         let ts = timeseries(&rows);
         assert_eq!(ts.len(), 2);
-        assert_eq!(ts[1].requests_per_s, 15.0);
-        assert_eq!(ts[0].errors_per_s, 1.0);
+        assert_eq!(ts[0].requests_per_s, 100.0);
+        assert_eq!(ts[0].errors_per_s, 2.0);
+        assert_eq!(ts[1].requests_per_s, 80.0);
         assert_eq!(ts[1].p99_ms, Some(1.5));
+        // A -n run of 10 ms: 200 requests are 20,000 per second, not 200.
+        let rows: Vec<SecondRecord> =
+            serde_json::from_value(json!([{"t_s": 0.01, "requests": 200}])).unwrap();
+        assert!((timeseries(&rows)[0].requests_per_s - 20_000.0).abs() < 1e-6);
+        // A length that cannot be told takes the others' median.
+        let rows: Vec<SecondRecord> = serde_json::from_value(json!([
+            {"t_s": 0, "requests": 10}, {"t_s": 2, "requests": 30}
+        ]))
+        .unwrap();
+        assert_eq!(timeseries(&rows)[0].requests_per_s, 5.0);
     }
 
     #[test]

@@ -251,6 +251,7 @@ fn real_bench_compare_and_lab_output_renders_every_section() {
         common::sections(&html),
         [
             "summary",
+            "runs",
             "spectrum",
             "timeseries",
             "sizes",

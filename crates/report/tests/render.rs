@@ -13,6 +13,7 @@ fn all_sections_appear_for_bench_lab_and_compare() {
         common::sections(&html),
         [
             "summary",
+            "runs",
             "spectrum",
             "timeseries",
             "sizes",
@@ -99,7 +100,11 @@ fn old_bench() -> Value {
 #[test]
 fn older_bench_files_render_without_the_newer_sections() {
     let html = report::render(&[("old.json".into(), old_bench())]).unwrap();
-    assert_eq!(common::sections(&html), ["summary", "pages", "provenance"]);
+    // What every bench file has (its load, statuses, errors, URLs) is shown; the newer charts not.
+    assert_eq!(
+        common::sections(&html),
+        ["summary", "runs", "pages", "provenance"]
+    );
     assert!(html.contains("not recorded"));
     assert!(html.contains("50,000"));
 }

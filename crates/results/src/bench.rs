@@ -130,6 +130,9 @@ pub struct TlsRecord {
     /// Handshakes completed, full and resumed.
     pub handshakes: u64,
     pub resumed: u64,
+    /// Failed handshakes by reason (`unknown_issuer`, `name_mismatch`, ...), only those seen.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub failures: BTreeMap<String, u64>,
 }
 
 /// How the run was asked to end.
@@ -231,7 +234,7 @@ pub struct Summary {
 pub struct Http2Record {
     /// Connections whose server's SETTINGS arrived.
     pub connections: u64,
-    /// Streams opened (one request each).
+    /// Streams opened, one per request sent (a request retried after a GOAWAY opens two).
     pub streams: u64,
     /// The server's SETTINGS_MAX_CONCURRENT_STREAMS (the largest seen).
     pub max_concurrent_streams: u64,

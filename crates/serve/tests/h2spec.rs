@@ -22,7 +22,12 @@ use tls_support::Certs;
 /// any frame other than PRIORITY after receiving a RST_STREAM MUST treat that as a stream error
 /// ... of type STREAM_CLOSED") and 5.1.1 ("The identifier of a newly established stream MUST be
 /// numerically greater than all streams that the initiating endpoint has opened"). Whether such a
-/// frame still finds the stream open depends on timing, so these may also pass.
+/// frame still finds the stream open depends on timing, so these may also pass. The two
+/// "half closed (remote)" cases belong here too: h2spec sends a second frame on a stream whose
+/// request ended, expecting the stream still open; when the (small) response has already gone
+/// out whole, the stream is closed and forgotten, and the frame is ignored (RFC 9113 5.1: "If an
+/// endpoint receives additional frames, other than WINDOW_UPDATE, PRIORITY, or RST_STREAM, for a
+/// stream that is in this state, it MUST respond with a stream error of type STREAM_CLOSED").
 ///
 /// nghttp2 1.65 removed RFC 7540 priorities and ignores PRIORITY frames altogether, so it does
 /// not send the PROTOCOL_ERROR of RFC 9113 5.3.1 ("A stream cannot depend on itself") and 6.3
@@ -40,6 +45,8 @@ use tls_support::Certs;
 /// 3.4: "the server connection preface ... MUST be the first frame"; with prior knowledge a
 /// server that also speaks HTTP/1.1 cannot tell). Over TLS, where ALPN said h2, it passes.
 const EXPLAINED: &[(Transport, &str, &str)] = &[
+    (Any, "http2/5.1", "half closed (remote): Sends a DATA frame"),
+    (Any, "http2/5.1", "half closed (remote): Sends a HEADERS frame"),
     (Any, "http2/5.1", "closed: Sends a DATA frame after sending RST_STREAM frame"),
     (Any, "http2/5.1", "closed: Sends a HEADERS frame after sending RST_STREAM frame"),
     (Any, "http2/5.1", "closed: Sends a DATA frame"),

@@ -131,12 +131,21 @@ pub struct SelfSigned {
 
 impl SelfSigned {
     pub fn new(kind: KeyKind) -> SelfSigned {
+        Self::with(kind, IsCa::NoCa)
+    }
+
+    /// Marked CA:TRUE, as `openssl req -x509` makes one (WebPKI refuses such a certificate as a
+    /// server's own unless it is trusted as itself).
+    pub fn marked_ca(kind: KeyKind) -> SelfSigned {
+        Self::with(kind, IsCa::Ca(rcgen::BasicConstraints::Unconstrained))
+    }
+
+    fn with(kind: KeyKind, is_ca: IsCa) -> SelfSigned {
         let key = key_pair(kind);
         let names: Vec<String> = LOCAL_NAMES.iter().map(|n| n.to_string()).collect();
-        let cert = CertificateParams::new(names)
-            .expect("params")
-            .self_signed(&key)
-            .expect("self-signed");
+        let mut params = CertificateParams::new(names).expect("params");
+        params.is_ca = is_ca;
+        let cert = params.self_signed(&key).expect("self-signed");
         let dir = tempfile::tempdir().expect("a temporary directory");
         let (cert_path, key_path) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
         std::fs::write(&cert_path, cert.pem()).expect("write cert.pem");

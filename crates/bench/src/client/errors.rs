@@ -1,7 +1,8 @@
 //! What each failure counts as: the error kinds of the statistics, from I/O errors, head parse
 //! errors and statuses. Cold paths, kept out of the event loop's file.
 
-use crate::stats::ErrorKind;
+use crate::config::ExpectStatus;
+use crate::stats::{ErrorKind, TlsFailure};
 use std::io;
 use wire::response::ResponseError;
 
@@ -34,6 +35,40 @@ pub(super) fn handshake_error(e: &io::Error) -> ErrorKind {
     }
 }
 
+/// How long a run whose every handshake failed on the server's certificate, and that has had
+/// no response at all, goes on: thousands more handshakes would fail the same way.
+pub const CERTIFICATE_GRACE_US: u64 = 1_000_000;
+
+impl super::ThreadState<'_> {
+    /// A failed handshake: its reason counted (in the window), and said with `--debug`.
+    #[cold]
+    pub(super) fn handshake_failed(&mut self, e: &io::Error, start_us: u64, now: u64) {
+        let reason = TlsFailure::of(e);
+        if reason.is_certificate() {
+            self.certificate_failures += 1;
+        }
+        if self.counts(start_us, now) {
+            self.stats.tls_failures.add(reason);
+        }
+        if self.sh.config.debug {
+            eprintln!(
+                "flint: TLS handshake failed: {}: {} ({e})",
+                reason.name(),
+                reason.explain()
+            );
+        }
+    }
+
+    /// Whether this thread should stop: a second into the run, not one response, and every
+    /// failure so far a certificate refused. The other threads meet the same certificate.
+    pub(super) fn certificate_hopeless(&self, now: u64) -> bool {
+        self.certificate_failures > 0
+            && self.live.requests == 0
+            && self.live.errors == self.certificate_failures
+            && now >= CERTIFICATE_GRACE_US
+    }
+}
+
 /// Whether a failed handshake is the server refusing every protocol the client offered by ALPN
 /// (for HTTP/2, `h2` alone): the server does not speak HTTP/2 over TLS.
 pub(super) fn alpn_refused(e: &io::Error) -> bool {
@@ -58,13 +93,45 @@ pub(super) fn head_error(e: ResponseError) -> ErrorKind {
     }
 }
 
-/// The error a final status counts as, if any (a 3xx is counted, not followed).
-pub(super) fn status_error(status: u16) -> Option<ErrorKind> {
-    match status {
-        200..=299 => None,
-        100..=199 => Some(ErrorKind::Status1xx),
-        300..=399 => Some(ErrorKind::Status3xx),
-        400..=499 => Some(ErrorKind::Status4xx),
-        _ => Some(ErrorKind::Status5xx),
+/// The error a final status counts as, if any: 4xx and 5xx, as wrk counts them (a 304 or a
+/// redirect is a response), or with `--expect-status` every status not in its list.
+pub(super) fn status_error(status: u16, expect: Option<&ExpectStatus>) -> Option<ErrorKind> {
+    let error = match expect {
+        None => status >= 400,
+        Some(list) => !list.contains(status),
+    };
+    error.then_some(match status {
+        100..=199 => ErrorKind::Status1xx,
+        200..=299 => ErrorKind::Status2xx,
+        300..=399 => ErrorKind::Status3xx,
+        400..=499 => ErrorKind::Status4xx,
+        _ => ErrorKind::Status5xx,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_sits_at_its_own_index() {
+        for (i, kind) in ErrorKind::ALL.iter().enumerate() {
+            assert_eq!(*kind as usize, i, "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn statuses_are_errors_from_400_unless_a_list_says_otherwise() {
+        assert_eq!(status_error(200, None), None);
+        assert_eq!(status_error(304, None), None);
+        assert_eq!(status_error(301, None), None);
+        assert_eq!(status_error(404, None), Some(ErrorKind::Status4xx));
+        assert_eq!(status_error(503, None), Some(ErrorKind::Status5xx));
+        let list: ExpectStatus = "200,304".parse().unwrap();
+        assert_eq!(status_error(304, Some(&list)), None);
+        assert_eq!(status_error(204, Some(&list)), Some(ErrorKind::Status2xx));
+        assert_eq!(status_error(301, Some(&list)), Some(ErrorKind::Status3xx));
+        let list: ExpectStatus = "4xx".parse().unwrap();
+        assert_eq!(status_error(404, Some(&list)), None);
     }
 }

@@ -377,7 +377,10 @@ impl H1 {
                 }
                 self.send(ch, cx, now);
             }
-            Err(e) => self.fail(ch, cx, handshake_error(&e), now),
+            Err(e) => {
+                cx.handshake_failed(&e, self.ex.file_start_us, now);
+                self.fail(ch, cx, handshake_error(&e), now)
+            }
         }
     }
 

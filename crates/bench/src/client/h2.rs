@@ -304,7 +304,10 @@ impl H2 {
             Err(e) if alpn_refused(&e) => {
                 return self.conn_failed(ch, cx, ErrorKind::H2NotNegotiated, now)
             }
-            Err(e) => return self.conn_failed(ch, cx, handshake_error(&e), now),
+            Err(e) => {
+                cx.handshake_failed(&e, first.file_start_us, now);
+                return self.conn_failed(ch, cx, handshake_error(&e), now);
+            }
         }
         if !conn.negotiated_h2() {
             return self.conn_failed(ch, cx, ErrorKind::H2NotNegotiated, now);
@@ -460,9 +463,18 @@ impl H2 {
 
     /// The session's counters into the statistics (those of the window).
     fn take_counts(&mut self, cx: &mut ThreadState<'_>, in_window: bool) {
-        let c = std::mem::take(&mut self.io.counts);
+        let c = &mut self.io.counts;
+        let h = &mut cx.stats.http2;
         if in_window {
-            cx.stats.http2.merge(&c);
+            h.header_bytes_sent += c.header_bytes_sent;
+        }
+        c.header_bytes_sent = 0;
+        // Resets and GOAWAYs are rare: the whole record only then.
+        if c.goaways > 0 || c.rst_streams.iter().any(|&n| n > 0) {
+            let c = std::mem::take(c);
+            if in_window {
+                h.merge(&c);
+            }
         }
     }
 

@@ -220,8 +220,9 @@ impl Child {
         }
     }
 
-    /// A complete response: counted as a request whatever its status; whether it is a success
-    /// (2xx). Non-2xx statuses end the page as an error (it is not a hit).
+    /// A complete response: counted as a request whatever its status; whether it is a success.
+    /// An error status (4xx, 5xx, or one not in `--expect-status`) ends the page as an error
+    /// (it is not a hit).
     pub(super) fn record_response(
         &self,
         cx: &mut ThreadState<'_>,
@@ -230,7 +231,8 @@ impl Child {
     ) -> bool {
         let schedule = &cx.sh.schedule;
         let url = self.url(cx.sh.workload, ex.file);
-        let ok = (200..300).contains(&ex.status);
+        let kind = status_error(ex.status, cx.sh.config.expect_status.as_ref());
+        let ok = kind.is_none();
         let open_first = schedule.interval_us.is_some() && ex.file == 0;
         cx.live.requests += 1;
         cx.live.errors += u64::from(!ok);
@@ -256,7 +258,6 @@ impl Child {
             let second = cx.second(now);
             second.requests += 1;
             second.response.record_us(r.response_us);
-            let kind = status_error(ex.status);
             if let Some(kind) = kind {
                 cx.record_error(url, kind, now);
             }

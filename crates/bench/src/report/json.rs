@@ -129,6 +129,12 @@ pub fn record(r: &RunResult) -> BenchResult {
             alpn: s.tls_session.as_ref().and_then(|t| t.alpn.clone()),
             handshakes: s.tls_handshakes,
             resumed: s.tls_resumed,
+            failures: s
+                .tls_failures
+                .seen()
+                .into_iter()
+                .map(|(reason, n)| (reason.name().to_owned(), n))
+                .collect(),
         }),
         http2: (c.http == HttpMode::Http2).then(|| http2_record(&s.http2)),
         pages_scheduled: s.send_lag.as_ref().map(|_| s.pages_scheduled),
@@ -207,7 +213,7 @@ pub fn record(r: &RunResult) -> BenchResult {
     let config = BenchConfigRecord {
         target: TargetRecord {
             url: c.target.url.clone(),
-            addr: c.target.addr.to_string(),
+            addr: c.target.endpoint(),
             host: c.target.host.clone(),
             scheme: c.target.scheme.as_str().to_owned(),
         },

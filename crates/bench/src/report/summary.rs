@@ -52,6 +52,33 @@ fn tls_line(r: &RunResult) -> String {
     )
 }
 
+/// `--http 2`: connections and streams, the server's limit, GOAWAYs and resets, HPACK's saving.
+fn http2_line(h: &crate::stats::Http2Stats) -> String {
+    let saved = h.header_bytes_saved();
+    let plain = h.header_bytes_sent + saved;
+    let pct = if plain == 0 {
+        0.0
+    } else {
+        100.0 * saved as f64 / plain as f64
+    };
+    let resets: Vec<String> = h
+        .rst_streams
+        .iter()
+        .enumerate()
+        .filter(|(_, &n)| n > 0)
+        .map(|(code, n)| format!("{n} {}", crate::stats::error_code_name(code)))
+        .collect();
+    let resets = match resets.is_empty() {
+        true => "none".to_owned(),
+        false => resets.join(", "),
+    };
+    format!(
+        "  HTTP/2:    {} connections, {} streams (server allows {} at once); {} GOAWAY, {} streams \
+         retried; RST_STREAM {resets}; request headers {} B, HPACK saved {pct:.1}%\n\n",
+        h.connections, h.streams, h.max_concurrent_streams, h.goaways, h.retried, h.header_bytes_sent
+    )
+}
+
 /// The modern summary of a run, ending with its [`super::end_notes`].
 pub fn summary(r: &RunResult) -> String {
     summary_body(r) + &super::end_notes(r, "  ")
@@ -74,7 +101,7 @@ pub fn summary_body(r: &RunResult) -> String {
          Mode:      {}, {}\n\
          Load:      {}, run of {}{warmup}; measured {:.3} s\n\n",
         c.target.url,
-        c.target.addr,
+        c.target.endpoint(),
         http_mode_text(c.http),
         load_text(r),
         load_shape_text(&f),
@@ -124,6 +151,9 @@ pub fn summary_body(r: &RunResult) -> String {
     if https {
         o.push_str(&tls_line(r));
     }
+    if c.http == crate::HttpMode::Http2 {
+        o.push_str(&http2_line(&s.http2));
+    }
     let _ = writeln!(
         o,
         "  {:<22} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10}",
@@ -171,6 +201,14 @@ pub fn summary_body(r: &RunResult) -> String {
             "  Errors:    {} in all: {}",
             s.errors.total(),
             errors.join(", ")
+        );
+    }
+    for (reason, n) in s.tls_failures.seen() {
+        let _ = writeln!(
+            o,
+            "  TLS failed: {n} {}: {}",
+            reason.name(),
+            reason.explain()
         );
     }
     let statuses: Vec<String> = s

@@ -7,7 +7,10 @@
 //! server that picks neither is refused by rustls, one that ignores ALPN is caught by the HTTP/2
 //! connection); SNI from the URL's host.
 //! Certificates are checked against the system's roots (rustls-native-certs: the same store
-//! curl and wrk trust there) plus `--cacert`, or not at all with `--insecure`.
+//! curl and wrk trust there) plus `--cacert`, or not at all with `--insecure`. A certificate
+//! given with `--cacert` that is the server's own (a self-signed one, which `openssl req -x509`
+//! marks CA:TRUE and WebPKI then refuses as an end entity) is accepted for the names it carries,
+//! as curl (OpenSSL) accepts a trusted certificate presented by the server itself.
 //!
 //! The event loop's promise (a read short of the buffer means the socket is drained) holds here
 //! too: a read goes on until the buffer is full or the kernel had less than rustls asked for.
@@ -16,12 +19,14 @@ use crate::config::{TlsOptions, TlsVersion};
 use crate::stats::TlsAgreed;
 use mio::net::TcpStream;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::client::Resumption;
+use rustls::client::{verify_server_name, Resumption, WebPkiServerVerifier};
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::server::ParsedCertificate;
 use rustls::{
-    ClientConfig, ClientConnection, DigitallySignedStruct, HandshakeKind, SignatureScheme,
+    CertificateError, ClientConfig, ClientConnection, DigitallySignedStruct, HandshakeKind,
+    SignatureScheme,
 };
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
@@ -96,8 +101,13 @@ fn client_config(opts: &TlsOptions, h2: bool) -> Result<Arc<ClientConfig>, TlsSe
             .with_custom_certificate_verifier(Arc::new(NoVerification(provider)))
             .with_no_client_auth()
     } else {
+        let (roots, pinned) = roots(opts)?;
+        let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+            .build()
+            .map_err(|e| TlsSetupError::Config(rustls::Error::General(e.to_string())))?;
         builder
-            .with_root_certificates(roots(opts)?)
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(PinnedOrWebPki { webpki, pinned }))
             .with_no_client_auth()
     };
     config.alpn_protocols = vec![if h2 {
@@ -114,8 +124,11 @@ fn client_config(opts: &TlsOptions, h2: bool) -> Result<Arc<ClientConfig>, TlsSe
     Ok(Arc::new(config))
 }
 
-/// The system's roots (when they load) and `--cacert`'s certificates.
-fn roots(opts: &TlsOptions) -> Result<rustls::RootCertStore, TlsSetupError> {
+/// The system's roots (when they load) and `--cacert`'s certificates, and the latter apart.
+fn roots(
+    opts: &TlsOptions,
+) -> Result<(rustls::RootCertStore, Vec<CertificateDer<'static>>), TlsSetupError> {
+    let mut pinned = Vec::new();
     let mut store = rustls::RootCertStore::empty();
     // Unreadable system certificates are skipped, as curl does; none at all is an error below.
     let native = rustls_native_certs::load_native_certs();
@@ -131,16 +144,90 @@ fn roots(opts: &TlsOptions) -> Result<rustls::RootCertStore, TlsSetupError> {
             return Err(TlsSetupError::CaEmpty { path: path.clone() });
         }
         for cert in certs {
-            store.add(cert).map_err(|source| TlsSetupError::CaInvalid {
-                path: path.clone(),
-                source,
-            })?;
+            store
+                .add(cert.clone())
+                .map_err(|source| TlsSetupError::CaInvalid {
+                    path: path.clone(),
+                    source,
+                })?;
+            pinned.push(cert);
         }
     }
     if store.is_empty() {
         return Err(TlsSetupError::NoRoots);
     }
-    Ok(store)
+    Ok((store, pinned))
+}
+
+/// WebPKI's verification, and beside it the certificates given with `--cacert` taken as
+/// themselves: a server presenting exactly one of them is trusted for the names it carries,
+/// where WebPKI refuses it as a CA used as an end entity (or, CA:FALSE, as of unknown issuer).
+#[derive(Debug)]
+struct PinnedOrWebPki {
+    webpki: Arc<WebPkiServerVerifier>,
+    pinned: Vec<CertificateDer<'static>>,
+}
+
+impl ServerCertVerifier for PinnedOrWebPki {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        let verdict = self.webpki.verify_server_cert(
+            end_entity,
+            intermediates,
+            server_name,
+            ocsp_response,
+            now,
+        );
+        let refused_as_itself = matches!(
+            &verdict,
+            Err(rustls::Error::InvalidCertificate(e))
+                if *e == CertificateError::UnknownIssuer || ca_used_as_end_entity(e)
+        );
+        if refused_as_itself
+            && self
+                .pinned
+                .iter()
+                .any(|c| c.as_ref() == end_entity.as_ref())
+        {
+            let parsed = ParsedCertificate::try_from(end_entity)?;
+            verify_server_name(&parsed, server_name)?;
+            return Ok(ServerCertVerified::assertion());
+        }
+        verdict
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.webpki.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.webpki.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.webpki.supported_verify_schemes()
+    }
+}
+
+/// WebPKI's "CA used as end entity", which rustls passes on as an opaque other error.
+pub(crate) fn ca_used_as_end_entity(e: &CertificateError) -> bool {
+    matches!(e, CertificateError::Other(other) if format!("{:?}", other.0) == "CaUsedAsEndEntity")
 }
 
 /// `--insecure`: any certificate is accepted, but handshake signatures are still checked (the

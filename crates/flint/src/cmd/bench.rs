@@ -29,7 +29,7 @@ static STOP: AtomicBool = AtomicBool::new(false);
 
 pub fn bench(mut args: BenchArgs) -> anyhow::Result<ExitCode> {
     not_a_server(&args.url)?;
-    let target = Target::parse(&args.url)?;
+    let target = target_of(&args)?;
     let default_reports = match args.workload {
         Some(_) => vec![ReportArg::Webstone, ReportArg::Summary],
         None => vec![ReportArg::Summary],
@@ -57,6 +57,14 @@ pub fn bench(mut args: BenchArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let on_hosts = hosts::hosts_of(&args)?;
+    let elsewhere =
+        args.connect_to.is_some() || args.resolve.is_some() || args.unix_socket.is_some();
+    if on_hosts.is_some() && elsewhere {
+        bail!("--connect-to, --resolve and --unix-socket are not supported with --hosts yet: each worker connects to the URL's host");
+    }
+    if on_hosts.is_some() && load.expect_status.is_some() {
+        bail!("--expect-status is not supported with --hosts yet: the workers count statuses as wrk does (4xx and 5xx are errors)");
+    }
     // On many hosts the Webchildren's sockets are the workers': nothing to check here.
     let config = match on_hosts {
         Some(_) => bench_config(target, load),
@@ -98,6 +106,35 @@ pub fn check_outputs(load: &LoadArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The URL, sent where --connect-to or --resolve say, with -a's credentials.
+fn target_of(args: &BenchArgs) -> anyhow::Result<Target> {
+    let mut target = match (&args.connect_to, &args.resolve, &args.unix_socket) {
+        (Some(spec), _, _) => Target::parse_unresolved(&args.url)?.connect_to(spec, false)?,
+        (None, Some(spec), _) => Target::parse_unresolved(&args.url)?.connect_to(spec, true)?,
+        (None, None, Some(path)) => {
+            let target = Target::parse_unresolved(&args.url)?;
+            if target.scheme == bench::Scheme::Https {
+                bail!("--unix-socket: https:// over a Unix socket is not supported (http:// only)");
+            }
+            if !path.exists() {
+                bail!("--unix-socket {}: no such socket", path.display());
+            }
+            Target {
+                unix_socket: Some(path.clone()),
+                ..target
+            }
+        }
+        (None, None, None) => Target::parse(&args.url)?,
+    };
+    if let Some(pair) = &args.basic_auth {
+        if !pair.contains(':') {
+            bail!("-a `{pair}`: expected USER:PASSWORD");
+        }
+        target = target.with_basic_auth(pair);
+    }
+    Ok(target)
 }
 
 /// A URL that is a bare number (`flint bench 100`, `-q 100 URL` as hey and oha write a rate,
@@ -250,6 +287,7 @@ pub fn bench_config(target: Target, load: &LoadArgs) -> BenchConfig {
                 TlsArg::Tls13 => Some(TlsVersion::Tls13),
             }),
         },
+        expect_status: load.expect_status.clone(),
         ..BenchConfig::new(target)
     }
 }
@@ -305,18 +343,11 @@ pub fn outcome(result: &RunResult, verdicts: &[Verdict]) -> Status {
     }
 }
 
-/// Responses that came back complete with a 2xx status.
+/// Responses that came back complete with a status that is not an error (1xx to 3xx, as wrk
+/// counts them, or those of `--expect-status`).
 fn succeeded(result: &RunResult) -> u64 {
     let e = &result.stats.errors;
-    let bad_status = [
-        ErrorKind::Status1xx,
-        ErrorKind::Status3xx,
-        ErrorKind::Status4xx,
-        ErrorKind::Status5xx,
-    ]
-    .iter()
-    .map(|&k| e.get(k))
-    .sum::<u64>();
+    let bad_status = ErrorKind::STATUSES.iter().map(|&k| e.get(k)).sum::<u64>();
     result.stats.requests.saturating_sub(bad_status)
 }
 
@@ -327,10 +358,30 @@ fn failure(result: &RunResult) -> String {
         .filter(|&&k| result.stats.errors.get(k) > 0)
         .map(|&k| format!("{} {}", k.name(), result.stats.errors.get(k)))
         .collect();
+    // The commonest reason a handshake failed, with what to do about it; and why a timed run
+    // ended early when every handshake failed on the certificate.
+    let failures = &result.stats.tls_failures;
+    let mut tls = match failures.seen().first() {
+        Some((reason, n)) => format!("; TLS: {n} {}: {}", reason.name(), reason.explain()),
+        None => String::new(),
+    };
+    let all_certificate = failures.total() > 0
+        && failures
+            .seen()
+            .iter()
+            .all(|(reason, _)| reason.is_certificate());
+    if let (true, bench::Stop::Duration(d)) = (all_certificate, result.config.stop) {
+        if result.duration < d && !result.interrupted {
+            tls.push_str(&format!(
+                "; stopped after {:.1} s: every handshake failed on the server's certificate",
+                result.duration.as_secs_f64()
+            ));
+        }
+    }
     if kinds.is_empty() {
         "not one response succeeded (no request completed)".to_owned()
     } else {
-        format!("not one response succeeded ({})", kinds.join(", "))
+        format!("not one response succeeded ({}){tls}", kinds.join(", "))
     }
 }
 

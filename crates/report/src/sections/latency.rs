@@ -6,7 +6,7 @@
 //! stalls, and throughput that sags while latency climbs.
 
 use super::{benches, compares};
-use crate::chart::{Axis, LineChart, Series};
+use crate::chart::{Axis, LineChart, Series, Ticks};
 use crate::html::{figures, Page};
 use crate::input::{spectrum as points, timeseries, Input, Second};
 use results::CompareTarget;
@@ -28,6 +28,18 @@ fn median_round_spectrum(target: &CompareTarget) -> Vec<(f64, f64)> {
 /// One chart per `(title, y axis title, series)` on the same x axis; a chart with nothing to
 /// draw is left out.
 fn line_charts(page: &mut Page, x: &Axis, charts: Vec<(&str, &str, Vec<Series>)>) -> Vec<String> {
+    let charts = charts
+        .into_iter()
+        .map(|(title, y, series)| (title, Axis::linear(y), series))
+        .collect();
+    charts_with_axes(page, x, charts)
+}
+
+fn charts_with_axes(
+    page: &mut Page,
+    x: &Axis,
+    charts: Vec<(&str, Axis, Vec<Series>)>,
+) -> Vec<String> {
     charts
         .into_iter()
         .filter_map(|(title, y, series)| {
@@ -35,7 +47,7 @@ fn line_charts(page: &mut Page, x: &Axis, charts: Vec<(&str, &str, Vec<Series>)>
                 id: page.chart_id(),
                 title: title.into(),
                 x: x.clone(),
-                y: Axis::linear(y),
+                y,
                 series,
             }
             .svg()
@@ -64,16 +76,23 @@ pub fn spectrum(page: &mut Page, inputs: &[Input<'_>]) -> String {
             points: points(&b.summary.page_spectrum),
         })
         .collect();
-    let svgs = line_charts(
+    // Latency on a log axis too: on a linear one a tail of seconds flattens every percentile
+    // below it onto the floor.
+    let log_ms = |title: &str| Axis::log(title, Ticks::Number);
+    let svgs = charts_with_axes(
         page,
         &Axis::nines("percentile (log scale of 1/(1−p))"),
         vec![
             (
                 "Response time by percentile",
-                "response time (ms)",
+                log_ms("response time (ms, log scale)"),
                 response,
             ),
-            ("Page time by percentile", "page time (ms)", pages),
+            (
+                "Page time by percentile",
+                log_ms("page time (ms, log scale)"),
+                pages,
+            ),
         ],
     );
     figures(
@@ -123,7 +142,9 @@ pub fn over_time(page: &mut Page, inputs: &[Input<'_>]) -> String {
     );
     figures(
         &svgs,
-        "One point per second of the measured window (warm-up excluded).",
+        "One point per second of the measured window (warm-up excluded), at the second's end; \
+         each rate is that second's count over its own length, so a last, partial second (and \
+         a -n run shorter than a second) reads as the summary does.",
     )
 }
 

@@ -7,6 +7,7 @@ mod lab;
 mod latency;
 mod page;
 mod provenance;
+mod run;
 mod summary;
 mod tls;
 mod truss;
@@ -21,6 +22,8 @@ pub fn page(inputs: &[Input<'_>]) -> String {
     let mut p = Page::default();
     let c = summary::render(&mut p, inputs);
     p.section("summary", "Summary", c);
+    let c = run::render(inputs);
+    p.section("runs", "Load, statuses, errors and URLs", c);
     let c = latency::spectrum(&mut p, inputs);
     p.section("spectrum", "Latency percentile spectrum", c);
     let c = latency::over_time(&mut p, inputs);

@@ -91,6 +91,7 @@ impl H2 {
                 ready: Vec::new(),
                 arena: Vec::new(),
                 arena_users: 0,
+                last: 0,
                 counts: Counts::default(),
             },
             request: Vec::new(),
@@ -221,6 +222,8 @@ struct Streams {
     /// Small generated bodies being framed; emptied when no stream uses it.
     arena: Vec<u8>,
     arena_users: usize,
+    /// The slot found last: a header block's fields come one by one for the same stream.
+    last: usize,
     counts: Counts,
 }
 
@@ -229,8 +232,19 @@ impl Streams {
         self.slots.iter().filter(|s| s.id != 0).count()
     }
 
+    /// The slot of stream `id` (not 0).
+    fn index(&mut self, id: StreamId) -> Option<usize> {
+        if self.slots.get(self.last).is_some_and(|s| s.id == id) {
+            return Some(self.last);
+        }
+        let i = self.slots.iter().position(|s| s.id == id)?;
+        self.last = i;
+        Some(i)
+    }
+
     fn slot(&mut self, id: StreamId) -> Option<&mut Stream> {
-        self.slots.iter_mut().find(|s| s.id == id)
+        let i = self.index(id)?;
+        Some(&mut self.slots[i])
     }
 
     fn full(&self, more: u64) -> bool {
@@ -282,10 +296,10 @@ impl Handler for Streams {
         if self.full(9 + len as u64) {
             return false;
         }
-        let Some(b) = self.bufs.as_mut() else {
+        let Some(i) = self.index(stream) else {
             return false;
         };
-        let Some(i) = self.slots.iter().position(|s| s.id == stream) else {
+        let Some(b) = self.bufs.as_mut() else {
             return false;
         };
         let s = &mut self.slots[i];
@@ -331,11 +345,13 @@ impl Handler for Streams {
             return;
         }
         self.counts.streams += 1;
-        if let Some(s) = self.slots.iter_mut().find(|s| s.id == 0) {
-            s.open(stream);
+        if let Some(i) = self.slots.iter().position(|s| s.id == 0) {
+            self.slots[i].open(stream);
+            self.last = i;
         } else if self.slots.len() < self.cap {
             let mut s = Stream::free();
             s.open(stream);
+            self.last = self.slots.len();
             self.slots.push(s);
         }
         // Past the cap (nghttp2 refuses streams above the limit first): on_header resets it.
@@ -388,7 +404,7 @@ impl Handler for Streams {
     }
 
     fn on_stream_close(&mut self, stream: StreamId, _error_code: u32) {
-        if let Some(i) = self.slots.iter().position(|s| s.id == stream) {
+        if let Some(i) = self.index(stream) {
             self.release(i);
         }
         self.ready.retain(|&id| id != stream);
@@ -479,7 +495,7 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker, pool: &mut crate::pool::Po
 /// Answers one complete request on `id`: its head built for `wire`, the responder's answer
 /// turned into `:status` and fields, the body left to the DATA frames.
 fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr) {
-    let Some(i) = h.streams.slots.iter().position(|s| s.id == id) else {
+    let Some(i) = h.streams.index(id) else {
         return;
     };
     let st = &h.streams.slots[i];
@@ -548,34 +564,44 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
         log.record(&e, w.wall);
     }
     count_status(&mut w.stats, &reply);
-    // The head: "HTTP/1.1 200 OK\r\n" then "Name: value\r\n" lines, then the blank line.
-    let head_end = out
-        .windows(4)
-        .position(|x| x == b"\r\n\r\n")
-        .map_or(out.len(), |p| p + 4);
-    let status_line_end = out.iter().position(|&c| c == b'\n').map_or(0, |p| p + 1);
-    // HTTP/2 field names are lowercase: the head is the connection's own copy, lowered in place.
-    for line in out[status_line_end..head_end].split_mut(|&c| c == b'\n') {
-        if let Some(colon) = line.iter().position(|&c| c == b':') {
-            line[..colon].make_ascii_lowercase();
-        }
-    }
-    let (head, page_body) = out.split_at(head_end);
-    let mut fields = [Header::new(b"", b""); MAX_FIELDS];
-    fields[0] = Header::new(b":status", &head[9..12]);
-    let mut n = 1;
-    for line in head[status_line_end..].split(|&c| c == b'\n') {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let Some(colon) = line.iter().position(|&c| c == b':') else {
-            continue;
+    // The head: "HTTP/1.1 200 OK\r\n" then "Name: value\r\n" lines, then the blank line. One
+    // pass finds the fields and lowers their names in place (HTTP/2 names are lowercase; the
+    // head is the connection's own copy), then they are handed over as slices of it.
+    let mut spans = [(0usize, 0usize, 0usize); MAX_FIELDS];
+    let mut n = 0;
+    let mut at = out
+        .iter()
+        .position(|&c| c == b'\n')
+        .map_or(out.len(), |p| p + 1);
+    let head_end = loop {
+        let Some(nl) = out[at..].iter().position(|&c| c == b'\n') else {
+            break out.len();
         };
-        let (name, value) = line.split_at(colon);
-        if CONNECTION_SPECIFIC.contains(&name) || n == MAX_FIELDS {
-            continue;
+        let end = at + nl;
+        let line_end = if end > at && out[end - 1] == b'\r' {
+            end - 1
+        } else {
+            end
+        };
+        if line_end == at {
+            break end + 1; // the blank line
         }
-        fields[n] = Header::new(name, value[1..].trim_ascii_start());
-        n += 1;
+        if let Some(colon) = out[at..line_end].iter().position(|&c| c == b':') {
+            out[at..at + colon].make_ascii_lowercase();
+            if n < MAX_FIELDS && !CONNECTION_SPECIFIC.contains(&&out[at..at + colon]) {
+                spans[n] = (at, at + colon, line_end);
+                n += 1;
+            }
+        }
+        at = end + 1;
+    };
+    let (head, page_body) = out.split_at(head_end);
+    let mut fields = [Header::new(b"", b""); MAX_FIELDS + 1];
+    fields[0] = Header::new(b":status", &head[9..12]);
+    for (f, &(start, colon, end)) in fields[1..].iter_mut().zip(&spans[..n]) {
+        *f = Header::new(&head[start..colon], head[colon + 1..end].trim_ascii_start());
     }
+    let n = n + 1;
     let s = &mut h.streams;
     let (body, left) = match reply.body {
         _ if is_head => (Out::None, 0),

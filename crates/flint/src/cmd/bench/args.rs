@@ -92,6 +92,10 @@ fn method(text: &str) -> Result<String, String> {
     }
 }
 
+fn expect_status(text: &str) -> Result<bench::config::ExpectStatus, String> {
+    text.parse()
+}
+
 fn threshold(text: &str) -> Result<Threshold, String> {
     text.parse().map_err(|e: ThresholdError| e.to_string())
 }
@@ -235,6 +239,11 @@ pub struct LoadArgs {
     #[arg(long, value_enum, value_name = "VERSION", num_args = 0..=1, require_equals = true,
           default_missing_value = "any")]
     pub tls: Option<TlsArg>,
+    /// The statuses that count as success, comma-separated: codes, classes, ranges (`200,304`,
+    /// `2xx`, `200-299`); any other is an error of its class. [default: 1xx to 3xx are
+    /// responses, 4xx and 5xx errors, as wrk counts them]
+    #[arg(long, value_name = "LIST", value_parser = expect_status)]
+    pub expect_status: Option<bench::config::ExpectStatus>,
     /// Pass/fail condition on the result, as k6 writes them; repeatable. Any crossed: exit
     /// status 3. Metrics: pN (p50, p99, p99.9), mean, min, max of connect, ttfb, response (the
     /// default) or page, as p99(page); error_rate, errors, rps, pages_per_s. Examples:
@@ -267,6 +276,20 @@ pub struct BenchArgs {
     /// The request method [default: GET]. A HEAD's response is read without a body.
     #[arg(short = 'm', long, value_name = "METHOD", value_parser = method)]
     pub method: Option<String>,
+    /// Basic authentication, `USER:PASSWORD` (as oha's and hey's -a; the URL's user:password@
+    /// does the same).
+    #[arg(short = 'a', long = "basic-auth", value_name = "USER:PASS")]
+    pub basic_auth: Option<String>,
+    /// Connect to this address instead of the URL's, which stays the Host header and the name
+    /// TLS checks: HOST:PORT, or curl's HOST1:PORT1:HOST2:PORT2.
+    #[arg(long, value_name = "HOST:PORT", conflicts_with = "resolve")]
+    pub connect_to: Option<String>,
+    /// Connect to this Unix stream socket (http:// only); the URL's host stays the Host header.
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["connect_to", "resolve"])]
+    pub unix_socket: Option<PathBuf>,
+    /// curl's HOST:PORT:ADDRESS: the URL's host and port at ADDRESS (Host and TLS name kept).
+    #[arg(long, value_name = "HOST:PORT:ADDR")]
+    pub resolve: Option<String>,
     /// A request body for every request, sent with its Content-Length.
     #[arg(long, value_name = "STRING", conflicts_with = "body_file")]
     pub body: Option<String>,

@@ -1,0 +1,123 @@
+//! HTTPS against a self-signed certificate marked CA:TRUE, as `openssl req -x509` makes it:
+//! trusted when given with --cacert (curl accepts it so), and otherwise refused with its reason
+//! in the report and the JSON, the run stopped after its first second rather than failing every
+//! handshake for the whole duration.
+
+mod common;
+
+use common::{flint, run_bounded};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+use test_support::certs::{KeyKind, SelfSigned};
+
+/// `flint serve` over HTTPS on a kernel-chosen port, killed on drop.
+struct TlsServer {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for TlsServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(cert: &SelfSigned) -> TlsServer {
+    std::fs::write(cert.dir().join("a.html"), b"hello").unwrap();
+    let mut child = flint()
+        .args([
+            "serve",
+            cert.dir().to_str().unwrap(),
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .args(["--threads", "1", "--tls-cert"])
+        .arg(&cert.cert)
+        .arg("--tls-key")
+        .arg(&cert.key)
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("spawn flint serve");
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut reader = std::io::BufReader::new(stderr);
+        let mut line = String::new();
+        let _ = std::io::BufRead::read_line(&mut reader, &mut line);
+        let _ = tx.send(line);
+        let _ = std::io::copy(&mut reader, &mut std::io::sink());
+    });
+    let line = rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("flint serve printed its address");
+    let port = line
+        .split("https://127.0.0.1:")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no https address in {line:?}"));
+    TlsServer { child, port }
+}
+
+#[test]
+fn a_self_signed_ca_true_certificate_given_with_cacert_is_trusted() {
+    let cert = SelfSigned::marked_ca(KeyKind::EcdsaP256);
+    let server = serve(&cert);
+    let url = format!("https://localhost:{}/a.html", server.port);
+    let out = run_bounded(
+        flint()
+            .args(["bench", &url, "-n", "20", "-c", "2", "-q", "--cacert"])
+            .arg(&cert.cert),
+        Duration::from_secs(60),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("Statuses:  200 20"), "{stdout}");
+    assert!(stdout.contains("certificates verified"), "{stdout}");
+}
+
+#[test]
+fn a_refused_certificate_says_why_and_stops_the_run_after_a_second() {
+    let cert = SelfSigned::marked_ca(KeyKind::EcdsaP256);
+    let server = serve(&cert);
+    let url = format!("https://localhost:{}/a.html", server.port);
+    let json = cert.dir().join("out.json");
+    let started = Instant::now();
+    let out = run_bounded(
+        flint()
+            .args(["bench", &url, "-d", "60s", "-c", "2", "-q", "--json"])
+            .arg(&json),
+        Duration::from_secs(60),
+    );
+    let took = started.elapsed();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        took < Duration::from_secs(30),
+        "a 60 s run went on for {took:?}"
+    );
+    assert!(stderr.contains("stopped after"), "{stderr}");
+    assert!(stderr.contains("ca_used_as_end_entity"), "{stderr}");
+    assert!(
+        stdout.contains("TLS failed: ") && stdout.contains("ca_used_as_end_entity: the server"),
+        "{stdout}"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let failures = &doc["summary"]["tls"]["failures"];
+    let n = failures["ca_used_as_end_entity"].as_u64().expect("a count");
+    assert_eq!(
+        n,
+        doc["errors_by_kind"]["tls_certificate"].as_u64().unwrap()
+    );
+    assert!(n > 0);
+}
