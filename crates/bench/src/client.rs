@@ -8,9 +8,12 @@
 //! A Webchild is two parts side by side: its page logic ([`page::Child`]: which page next, think
 //! time and schedule, what an exchange records, the end of the run's accounting) and its
 //! connection, a [`Wire`] that speaks one protocol: HTTP/1.x ([`h1::H1`]: connect, write the
-//! prebuilt request, read, frame the body with `wire`). The loop is generic over the wire, chosen
-//! once per run, so each protocol is its own state machine in its own file and nothing is
-//! dispatched dynamically per request.
+//! prebuilt request, read, frame the body with `wire`; keep-alive, HTTP/1.0 and pipelining) or
+//! HTTP/2 ([`h2::H2`]: a page's files as concurrent streams of one connection through nghttp2's
+//! sans-I/O session, or with one-file pages N streams each a page of its own). `--http 2`
+//! chooses `H2`, anything else `H1`. The loop is generic over the wire, chosen once per run, so
+//! each protocol is its own state machine in its own file and nothing is dispatched dynamically
+//! per request.
 //!
 //! When there is nothing to do, `busy_poll::Waiter` polls a few microseconds before it sleeps,
 //! so that the server does not pay to wake the client for every response.
@@ -46,6 +49,8 @@ use alarm::Alarm;
 use busy_poll::Waiter;
 use h1::H1;
 pub use h2::H2Requests;
+#[doc(hidden)]
+pub use h2::FIRST_STREAM_ID;
 use h2::H2;
 use page::{Child, Phase};
 use setup::Running;

@@ -47,8 +47,8 @@ pub struct BenchConfig {
     /// pipelining's depth. With a one-file page, HTTP/2 keeps this many requests of it in flight
     /// (h2load's `-m`).
     pub streams: Option<u32>,
-    /// HTTP/2 receive windows (each stream's and the connection's); `None`: a browser's (see
-    /// [`H2_STREAM_WINDOW`]).
+    /// HTTP/2 receive windows (each stream's, and the connection's when above 65535, where it
+    /// starts and below which it cannot go); `None`: a browser's (see [`H2_STREAM_WINDOW`]).
     pub h2_window: Option<u32>,
     pub connect_timeout: Duration,
     pub response_timeout: Duration,

@@ -35,14 +35,12 @@ fn run(
     r
 }
 
-/// Waits (bounded) until the server's count `c` reaches `want`; its threads may still be
-/// reading what the client sent last.
-fn settles(c: &AtomicU64, want: u64) -> u64 {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while c.load(Ordering::Relaxed) < want && Instant::now() < deadline {
-        std::thread::yield_now();
-    }
-    c.load(Ordering::Relaxed)
+/// The server's count `c` once every connection has ended on its side (bounded): its threads
+/// may still be reading what the client sent last, and a count compared before then could miss
+/// a stream more.
+fn settled(server: &H2Server, c: &AtomicU64) -> u64 {
+    assert!(server.quiet(Duration::from_secs(10)), "connections end");
+    c.load(Ordering::SeqCst)
 }
 
 /// Only `kind` among the errors.
@@ -65,7 +63,7 @@ fn a_well_behaved_server_answers_every_stream_flint_counts() {
     assert_eq!(r.stats.errors.total(), 0, "{:?}", r.stats.errors);
     assert_eq!(r.stats.requests, 80);
     assert_eq!(r.stats.pages[0].hits, 20);
-    assert_eq!(settles(&server.answered, 80), 80);
+    assert_eq!(settled(&server, &server.answered), 80);
     assert_eq!(r.stats.http2.streams, 80);
     assert_eq!(r.stats.http2.connections, 2);
     assert_eq!(r.stats.bytes_body, 80 * BODY.len() as u64);
@@ -88,17 +86,16 @@ fn in_a_timed_run_every_stream_sent_is_a_request_or_unfinished() {
         assert_eq!(r.stats.errors.total(), 0, "{:?}", r.stats.errors);
         assert!(r.stats.requests > 0);
         let h = &r.stats.http2;
-        assert_eq!(
-            h.streams,
-            r.stats.requests + r.stats.unfinished,
-            "{streams:?}"
-        );
+        // Streams opened: requests, unfinished, and those whose HEADERS had not left.
+        let opened = r.stats.requests + r.stats.unfinished + r.stats.unsent_at_end;
+        assert_eq!(h.streams, opened, "{streams:?}");
     }
     let r = run(&server, &one_file(), Stop::Duration(ms(300)), |c| {
         c.streams = Some(8)
     });
     let h = &r.stats.http2;
-    assert_eq!(h.streams, r.stats.requests + r.stats.unfinished, "-m 8");
+    let opened = r.stats.requests + r.stats.unfinished + r.stats.unsent_at_end;
+    assert_eq!(h.streams, opened, "-m 8");
     assert!(
         r.stats.unfinished <= 16,
         "at most 8 in flight on each of 2 connections"
@@ -112,10 +109,25 @@ fn reset_streams_are_h2_rst_stream_with_their_code_and_the_rest_counts() {
     let resets = only(&r, ErrorKind::H2RstStream);
     assert_eq!(r.stats.http2.rst_streams[2], resets, "INTERNAL_ERROR");
     assert_eq!(r.stats.requests + resets, 30);
+    assert_eq!(settled(&server, &server.answered), r.stats.requests);
+}
+
+#[test]
+fn streams_refused_with_refused_stream_are_retried_not_failed() {
+    // RFC 9113 section 8.7: a stream reset with REFUSED_STREAM was not processed.
+    let server = H2Server::start(Fault::RefuseEvery(3));
+    let r = run(&server, &one_file(), Stop::Pages(30), |_| {});
+    assert_eq!(r.stats.errors.total(), 0, "{:?}", r.stats.errors);
+    assert_eq!(r.stats.requests, 30);
+    let h = &r.stats.http2;
+    assert!(h.retried > 0, "{h:?}");
+    assert_eq!(h.rst_streams[7], h.retried, "each refusal retried once");
     assert_eq!(
-        settles(&server.answered, r.stats.requests),
-        r.stats.requests
+        h.streams,
+        30 + h.retried,
+        "a retried request opens two streams"
     );
+    assert_eq!(settled(&server, &server.streams), 30 + h.retried);
 }
 
 #[test]
@@ -133,9 +145,9 @@ fn goaway_streams_it_did_not_process_are_retried_on_a_new_connection_not_failed(
     assert!(h.goaways >= 1, "{h:?}");
     assert!(h.retried >= 1, "{h:?}");
     assert!(h.connections > 2, "{h:?}");
-    assert_eq!(settles(&server.answered, 80), 80);
+    assert_eq!(settled(&server, &server.answered), 80);
     // Every stream the server saw was answered, or refused by its GOAWAY and sent again.
-    assert_eq!(settles(&server.streams, 80 + h.retried), 80 + h.retried);
+    assert_eq!(settled(&server, &server.streams), 80 + h.retried);
 }
 
 #[test]
@@ -165,7 +177,7 @@ fn a_one_byte_window_sends_a_body_byte_by_byte_to_the_end() {
     let r = run(&server, &w, Stop::Pages(6), |_| {});
     assert_eq!(r.stats.errors.total(), 0, "{:?}", r.stats.errors);
     assert_eq!(r.stats.requests, 6);
-    assert_eq!(settles(&server.body_bytes, 300), 300);
+    assert_eq!(settled(&server, &server.body_bytes), 300);
 }
 
 #[test]

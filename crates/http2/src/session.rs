@@ -318,6 +318,14 @@ impl<H: Handler> Session<H> {
         check(unsafe { sys::nghttp2_session_resume_data(self.raw.as_ptr(), stream) })
     }
 
+    /// Sets the id the next stream opened by this side gets (odd for a client, even for a
+    /// server, and above every id used so far). A long-lived connection runs out of ids after
+    /// 2^30 streams; starting near the end lets a test reach that in a few.
+    pub fn set_next_stream_id(&mut self, id: StreamId) -> Result<(), Error> {
+        // SAFETY: raw is live; nghttp2 checks the id (parity, not below those in use).
+        check(unsafe { sys::nghttp2_session_set_next_stream_id(self.raw.as_ptr(), id) })
+    }
+
     /// The peer's SETTINGS_MAX_CONCURRENT_STREAMS (unlimited, u32::MAX, until its SETTINGS).
     pub fn remote_max_concurrent_streams(&self) -> u32 {
         // SAFETY: raw is live; a query.

@@ -4,8 +4,9 @@
 //! A connection is up when the server's SETTINGS have arrived: TCP connect, TLS handshake (ALPN
 //! `h2`; cleartext is HTTP/2 by prior knowledge), the preface and the SETTINGS exchange, all
 //! within the connect timeout. Then the page's files go as streams, up to `--streams` in flight
-//! (default: the whole page) and never more than the server's SETTINGS_MAX_CONCURRENT_STREAMS;
-//! the page ends with its last stream. When every page is one file and `--streams N` is more
+//! (default: the whole page) and never more than the server's SETTINGS_MAX_CONCURRENT_STREAMS
+//! (read before each batch: a later SETTINGS may change it; while it is 0 the page waits, within
+//! the response timeout); the page ends with its last stream. When every page is one file and `--streams N` is more
 //! than one, each stream is a page of its own and N of them are kept in flight (h2load's `-m`).
 //!
 //! What a request costs: its HEADERS built by nghttp2 from a header list prebuilt at start (an
@@ -14,12 +15,16 @@
 //! first walked frame by frame (`frames.rs`) so that header blocks, bodies and framing are
 //! counted apart.
 //!
-//! Failures: a stream the server resets fails alone (`h2_rst_stream`); a GOAWAY lets the
+//! Failures: a stream the server resets fails alone (`h2_rst_stream`; REFUSED_STREAM, never
+//! processed, is sent again instead, once), and so does one left
+//! unanswered past the response timeout (`response_timeout`, reset with CANCEL; the timer
+//! follows the oldest stream in flight, not the connection's last progress); a GOAWAY lets the
 //! streams it covers finish and sends those it did not process again on a new connection
 //! (counted as retried, not failed); anything that ends the connection fails its streams by
 //! its kind (a protocol error, a reset, a timeout).
 
 mod frames;
+mod outcomes;
 mod requests;
 mod streams;
 
@@ -37,7 +42,13 @@ use mio::event::Event;
 use mio::Token;
 use requests::STACK_FIELDS;
 use std::io;
+use std::sync::atomic::{AtomicI32, Ordering};
 use streams::{Io, PageRef};
+
+/// For tests only: the id of each connection's first stream when not 0 (nghttp2 refuses new
+/// streams once ids run out after 2^30 of them; starting near the end reaches that in a few).
+#[doc(hidden)]
+pub static FIRST_STREAM_ID: AtomicI32 = AtomicI32::new(0);
 
 /// Where an HTTP/2 connection is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,8 +77,16 @@ pub(super) struct H2 {
     /// Streams in flight at most (`--streams`; a page's files when unset), before the server's
     /// own limit.
     want: usize,
-    /// The limit on this connection: `want`, the page's files, the server's limit.
+    /// The limit on this connection: `want` and the server's limit (its SETTINGS may change
+    /// it at any time: read before streams are opened).
     limit: usize,
+    /// Since when work has waited with no stream allowed (the server's limit is 0), or NONE:
+    /// the wait is bounded by the response timeout.
+    no_room_since: u64,
+    /// When the oldest stream in flight was written (NONE: none in flight): the response
+    /// timer is armed to it plus the response timeout, so one stalled stream times out even
+    /// while others progress.
+    oldest_us: u64,
     in_flight: usize,
     /// Page mode: the next file of the page to request.
     next_file: usize,
@@ -78,6 +97,9 @@ pub(super) struct H2 {
     /// A page (or, lanes, a run of them) is in progress; between pages the connection only
     /// waits, and a server that closes it or sends GOAWAY then fails nothing.
     busy: bool,
+    /// No more streams on this connection (a GOAWAY, or nghttp2 refused one: stream ids ran
+    /// out): those in flight finish, then what is left goes on a new connection.
+    draining: bool,
     /// Exchanges the server's GOAWAY left unprocessed, to send again on a new connection.
     retry: Vec<(Exchange, PageRef)>,
     connect_start_us: u64,
@@ -101,11 +123,14 @@ impl Wire for H2 {
             lanes,
             want,
             limit: 0,
+            no_room_since: NONE,
+            oldest_us: NONE,
             in_flight: 0,
             next_file: 0,
             page_ok: true,
             fresh: false,
             busy: false,
+            draining: false,
             retry: Vec::with_capacity(want),
             connect_start_us: 0,
             handshake_start_us: 0,
@@ -141,7 +166,10 @@ impl Wire for H2 {
                 }
             }
             State::Settings | State::Open => {
-                if ev.is_writable() && self.io.out_pos < self.io.out.len() {
+                // Over HTTPS, records rustls holds wait for the socket too.
+                let waiting = self.io.out_pos < self.io.out.len()
+                    || self.conn.as_ref().is_some_and(Transport::wants_write);
+                if ev.is_writable() && waiting {
                     let now = cx.now();
                     if cx.ended(now) || !self.flush(ch, cx, now) {
                         return;
@@ -155,6 +183,9 @@ impl Wire for H2 {
     }
 
     fn on_timer(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        if self.state == State::Open && self.in_flight > 0 {
+            return self.streams_timed_out(ch, cx, now);
+        }
         let kind = match self.state {
             State::Idle => return,
             State::Connecting => ErrorKind::ConnectTimeout,
@@ -169,12 +200,11 @@ impl Wire for H2 {
         let saved = PageRef::of(ch);
         let mut any = false;
         // Streams open on the connection: unfinished when their request left whole, else not
-        // sent (the socket had not taken its HEADERS; over HTTPS, records rustls still holds
-        // are not looked into).
-        let waits = self.session.as_ref().is_some_and(Session::want_write);
+        // sent (nghttp2 held its HEADERS, or the socket had not taken them; over HTTPS, records
+        // rustls still holds are not looked into: docs/latency.md).
         for s in self.io.in_flight() {
             s.page.restore(ch);
-            if self.io.unsent_at_end(s.id, waits) {
+            if self.io.unsent_at_end(s) {
                 ch.record_unsent(cx, &s.ex, end);
             } else {
                 ch.record_unfinished(cx, &s.ex, s.ex.bytes(), end);
@@ -208,6 +238,9 @@ impl Wire for H2 {
         self.frames = FrameScanner::default();
         self.state = State::Idle;
         self.in_flight = 0;
+        self.draining = false;
+        self.no_room_since = NONE;
+        self.oldest_us = NONE;
     }
 }
 
@@ -217,6 +250,7 @@ impl PageRef {
             page: ch.page,
             intended_us: ch.page_intended_us,
             start_us: ch.page_start_us,
+            refused_once: false,
         }
     }
 
@@ -322,6 +356,10 @@ impl H2 {
             Ok(s) => self.session = Some(s),
             Err(_) => return self.conn_failed(ch, cx, ErrorKind::H2Protocol, now),
         }
+        let first = FIRST_STREAM_ID.load(Ordering::Relaxed);
+        if let (Some(s), true) = (&mut self.session, first > 0) {
+            let _ = s.set_next_stream_id(first);
+        }
         self.state = State::Settings;
         self.flush(ch, cx, now);
     }
@@ -329,6 +367,7 @@ impl H2 {
     /// Has the session write what it queued, and writes it; false if the connection failed
     /// (and that was handled).
     fn flush(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) -> bool {
+        self.io.now = now;
         let res = self.write_out();
         self.take_counts(cx, cx.counts(now, now));
         match res {
@@ -485,7 +524,6 @@ impl H2 {
             .session
             .as_ref()
             .map_or(0, |s| s.remote_max_concurrent_streams());
-        self.limit = self.want.min(server as usize);
         if cx.counts(now, now) {
             let h = &mut cx.stats.http2;
             h.connections += 1;
@@ -499,10 +537,19 @@ impl H2 {
         if self.state == State::Open {
             self.fill(ch, cx, now);
         }
-        if self.conn.is_none() {
+        if self.conn.is_none() || !self.flush(ch, cx, now) {
             return false;
         }
-        self.flush(ch, cx, now)
+        if self.io.closed.is_empty() {
+            return true;
+        }
+        // nghttp2 closed streams while sending (those a GOAWAY refused before their HEADERS
+        // left): kept to be sent again now, not failed if the server closes first.
+        self.streams_closed(ch, cx, now);
+        if self.state == State::Open && self.conn.is_some() {
+            self.fill(ch, cx, now);
+        }
+        self.conn.is_some() && self.flush(ch, cx, now)
     }
 
     // ---- streams -----------------------------------------------------------------------------
@@ -511,21 +558,30 @@ impl H2 {
     /// when nothing is left.
     fn fill(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         let end = cx.sh.schedule.end_us;
-        let goaway = self.io.goaway.is_some();
+        self.draining |= self.io.goaway.is_some();
         if !self.busy {
             // Between pages: a GOAWAY only means the next page needs a new connection.
-            if goaway {
+            if self.draining {
                 self.close();
             }
             return;
         }
-        while !goaway && self.in_flight < self.limit && now < end {
+        // The server's limit as of now: a later SETTINGS may lower or raise it.
+        let server = self
+            .session
+            .as_ref()
+            .map_or(0, |s| s.remote_max_concurrent_streams());
+        self.limit = self.want.min(server as usize);
+        // Lanes: the quota is done (no page left to pick).
+        let mut quota_done = false;
+        while !self.draining && self.in_flight < self.limit && now < end {
             if let Some((ex, page)) = self.retry.pop() {
                 self.submit(ch, cx, ex, page, now);
                 continue;
             }
             if self.lanes {
                 if !self.fresh && !page::pick(ch, cx, now) {
+                    quota_done = true;
                     break;
                 }
                 self.fresh = false;
@@ -559,7 +615,7 @@ impl H2 {
         if self.in_flight > 0 {
             return;
         }
-        if goaway {
+        if self.draining {
             // The GOAWAY's streams are done: what is left goes on a new connection.
             let left = !self.retry.is_empty()
                 || (!self.lanes && self.page_ok && self.next_file < ch.files(cx.sh.workload))
@@ -568,6 +624,25 @@ impl H2 {
                 return self.connect(ch, cx, now);
             }
             self.close();
+        }
+        if self.limit == 0 && now < end && self.conn.is_some() {
+            let pending = !self.retry.is_empty()
+                || if self.lanes {
+                    !quota_done
+                } else {
+                    self.page_ok && self.next_file < ch.files(cx.sh.workload)
+                };
+            if pending {
+                // The server allows no stream now: wait for a SETTINGS that raises the limit,
+                // within the response timeout (then a `response_timeout` error), never ending
+                // the page or the lanes as if done.
+                if self.no_room_since == NONE {
+                    self.no_room_since = now;
+                    cx.timers
+                        .arm(ch.slot, now + cx.sh.schedule.response_timeout_us);
+                }
+                return;
+            }
         }
         if self.lanes {
             // Every lane is done (the quota, or the run's end): the Webchild is done.
@@ -611,12 +686,18 @@ impl H2 {
         let id = match res {
             Ok(id) => id,
             Err(_) => {
-                // No new stream allowed (a GOAWAY between reads): sent on the next connection.
+                // nghttp2 opens no more streams here: stream ids ran out (after 2^30 streams on
+                // one connection, a long `--streams` run), or memory did. Sent again on a new
+                // connection once those in flight are done; trying again here would spin.
                 self.retry.push((ex, page));
+                self.draining = true;
                 return;
             }
         };
-        ex.written_us = now;
+        // Written when nghttp2 puts its HEADERS in the output (`Io`), not now: the server's
+        // limit may hold it in nghttp2's queue.
+        ex.written_us = NONE;
+        self.no_room_since = NONE;
         self.io.insert(id, ex, page, body);
         self.in_flight += 1;
         if cx.counts(now, now) {
@@ -624,141 +705,10 @@ impl H2 {
             cx.stats.http2.streams += 1;
             cx.stats.http2.header_bytes_plain += plain;
         }
-        cx.timers
-            .arm(ch.slot, now + cx.sh.schedule.response_timeout_us);
-    }
-
-    /// Acts on the streams that closed in the last `recv`: responses recorded, resets failed,
-    /// those a GOAWAY refused kept to be sent again.
-    fn streams_closed(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
-        if self.io.closed.is_empty() {
-            return;
-        }
-        let saved = PageRef::of(ch);
-        let in_window = cx.counts(now, now);
-        for k in 0..self.io.closed.len() {
-            let slot = self.io.closed[k] as usize;
-            let s = self.io.take(slot);
-            self.in_flight -= 1;
-            if s.refused {
-                if in_window {
-                    cx.stats.http2.retried += 1;
-                }
-                let mut ex = s.ex;
-                ex.reset_response();
-                self.retry.push((ex, s.page));
-                continue;
-            }
-            s.page.restore(ch);
-            let end = cx.sh.schedule.end_us;
-            if now >= end {
-                // The run ended before this stream did (its close was read in the loop's last
-                // round): unfinished, as those still open at the end are.
-                ch.record_unfinished(cx, &s.ex, s.ex.bytes(), end);
-                continue;
-            }
-            let complete = s.code == 0 && s.ex.status != 0;
-            let ok = if complete {
-                if cx.counts(s.ex.file_start_us, now) {
-                    // Padding of the DATA frames: framing, not body.
-                    cx.stats.http2.bytes_framing += s.data_bytes - s.ex.body_bytes;
-                }
-                ch.record_response(cx, &s.ex, now)
-            } else {
-                let kind = if s.reset {
-                    ErrorKind::H2RstStream
-                } else if self.io.goaway.is_some() {
-                    ErrorKind::H2Goaway
-                } else {
-                    ErrorKind::H2Protocol
-                };
-                ch.record_failure(
-                    cx,
-                    &s.ex,
-                    kind,
-                    s.ex.bytes() + s.data_bytes - s.ex.body_bytes,
-                    now,
-                );
-                false
-            };
-            if self.lanes {
-                ch.record_page(cx, ok, now);
-            } else {
-                self.page_ok &= ok;
-            }
-        }
-        self.io.closed.clear();
-        saved.restore(ch);
-        // Progress: the response timeout starts again for what is still in flight.
-        cx.timers
-            .arm(ch.slot, now + cx.sh.schedule.response_timeout_us);
-    }
-
-    /// The connection failed (or never came up): every stream in flight fails with `kind`, or,
-    /// with none, the page's next file does; the connection is dropped and the page ended.
-    fn conn_failed(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, kind: ErrorKind, now: u64) {
-        if !self.busy {
-            // The server closed (or broke) an idle connection between pages: nothing failed.
-            return self.close();
-        }
-        let saved = PageRef::of(ch);
-        let mut any = false;
-        let io = &self.io;
-        // After the run's end (read in the loop's last round), what was in flight is unfinished.
-        let end = cx.sh.schedule.end_us;
-        let ended = now >= end;
-        for s in io.in_flight() {
-            s.page.restore(ch);
-            if ended {
-                ch.record_unfinished(cx, &s.ex, s.ex.bytes(), end);
-                any = true;
-                continue;
-            }
-            ch.record_failure(cx, &s.ex, kind, s.ex.bytes(), now);
-            if self.lanes {
-                ch.record_page(cx, false, now);
-            }
-            any = true;
-        }
-        for (ex, p) in self.retry.drain(..) {
-            p.restore(ch);
-            if ended {
-                ch.record_unfinished(cx, &ex, 0, end);
-                any = true;
-                continue;
-            }
-            ch.record_failure(cx, &ex, kind, 0, now);
-            if self.lanes {
-                ch.record_page(cx, false, now);
-            }
-            any = true;
-        }
-        saved.restore(ch);
-        let fresh_page = self.fresh;
-        if !any || (self.lanes && fresh_page) {
-            // Nothing sent yet: the page's first file is what failed.
-            let ex = self.first_exchange(ch, cx.sh.workload);
-            if ended {
-                ch.record_unfinished(cx, &ex, 0, end);
-            } else {
-                ch.record_failure(cx, &ex, kind, 0, now);
-            }
-            if self.lanes {
-                ch.record_page(cx, false, now);
-            }
-        }
-        self.close();
-        self.fresh = false;
-        let backoff = matches!(
-            kind,
-            ErrorKind::ConnectRefused | ErrorKind::ConnectOther | ErrorKind::H2NotNegotiated
-        );
-        self.busy = false;
-        if self.lanes {
-            page::next_page(self, ch, cx, now, backoff);
-        } else {
-            self.page_ok = false;
-            page::end_page(self, ch, cx, false, now, backoff);
+        if self.oldest_us == NONE {
+            self.oldest_us = now;
+            cx.timers
+                .arm(ch.slot, now + cx.sh.schedule.response_timeout_us);
         }
     }
 }

@@ -37,6 +37,10 @@ pub enum HostsInputError {
         line: usize,
         why: String,
     },
+    /// A name that reached the launch template without being checked (every list and file is
+    /// checked when read; this is the second line of defence).
+    #[error("{host:?} is not launched: {why}")]
+    UnsafeLaunchName { host: String, why: String },
 }
 
 /// `H1,H2,...`: spaces around names are ignored, empty names are not allowed.
@@ -155,6 +159,13 @@ pub fn assign(hosts: &[HostSpec], clients: usize) -> Result<Vec<Range<usize>>, H
 /// The command that starts a worker on `host`: `template` with every `{host}` replaced by the
 /// name quoted for `sh` (see [`super::name::sh_quote`]), for `sh -c`.
 pub fn launch_command(template: &str, host: &str) -> Result<String, HostsInputError> {
+    // The name goes into a shell command: refused here too, whatever checked it before.
+    if let Some(why) = super::name::refusal(host) {
+        return Err(HostsInputError::UnsafeLaunchName {
+            host: host.to_owned(),
+            why,
+        });
+    }
     let command = template.replace("{host}", &super::name::sh_quote(host));
     if command.trim().is_empty() {
         return Err(HostsInputError::EmptyTemplate);
@@ -237,6 +248,10 @@ mod tests {
             launch_command(": {host}; flint worker", "[::1]").unwrap(),
             ": '[::1]'; flint worker"
         );
+        assert!(matches!(
+            launch_command(DEFAULT_TEMPLATE, "x;reboot"),
+            Err(HostsInputError::UnsafeLaunchName { .. })
+        ));
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! purpose: it resets streams, sends GOAWAY in the middle of a run, allows one stream, gives a
 //! one-byte window, never sends its SETTINGS, splits its header blocks over CONTINUATION frames,
 //! or answers HTTP/1. Raw frames, not a library, so that it can do what a library would refuse.
-//! It counts what it received, so a test can hold flint's account against it.
+//! It counts what it received, so a test can hold flint's account against it. Over TLS too
+//! (`start_tls`, ALPN `h2`).
 
 #![allow(dead_code)] // each test binary uses its own subset
 
@@ -52,6 +53,15 @@ pub enum Fault {
     /// The connection is closed (no GOAWAY) a moment after each answer, as a server closes an
     /// idle connection.
     CloseIdle,
+    /// SETTINGS_MAX_CONCURRENT_STREAMS 0: no stream may be opened, ever.
+    NoStreams,
+    /// SETTINGS_MAX_CONCURRENT_STREAMS 0, raised to 100 by a second SETTINGS once the client
+    /// has acknowledged the first.
+    NoStreamsThenSome,
+    /// Every `n`th stream of a connection is reset with REFUSED_STREAM (not processed).
+    RefuseEvery(u64),
+    /// Every `n`th stream of a connection is never answered (the others are).
+    StallEvery(u64),
 }
 
 /// The server: its address and counts.
@@ -63,10 +73,14 @@ pub struct H2Server {
     pub answered: Arc<AtomicU64>,
     /// Connections accepted.
     pub connections: Arc<AtomicU64>,
+    /// Connections open (accepted and not yet ended on the server's side).
+    pub open: Arc<AtomicU64>,
     /// A stream opened while the one allowed was open (OneStream).
     pub over_limit: Arc<AtomicU64>,
     /// Request body bytes received.
     pub body_bytes: Arc<AtomicU64>,
+    /// RST_STREAM frames received, by error code (0 to 13).
+    pub resets: Arc<[AtomicU64; 14]>,
     stop: Arc<AtomicBool>,
 }
 
@@ -79,6 +93,30 @@ impl Drop for H2Server {
 
 impl H2Server {
     pub fn start(fault: Fault) -> H2Server {
+        H2Server::start_with(fault, None)
+    }
+
+    /// Over TLS with `config` (its ALPN becomes `h2`).
+    pub fn start_tls(fault: Fault, config: &rustls::ServerConfig) -> H2Server {
+        let mut config = config.clone();
+        config.alpn_protocols = vec![b"h2".to_vec()];
+        H2Server::start_with(fault, Some(Arc::new(config)))
+    }
+
+    /// Waits (bounded by `limit`) until every connection has ended on the server's side: then
+    /// its counts are final. False if one is still open.
+    pub fn quiet(&self, limit: Duration) -> bool {
+        let deadline = std::time::Instant::now() + limit;
+        while self.open.load(Ordering::SeqCst) > 0 {
+            if std::time::Instant::now() > deadline {
+                return false;
+            }
+            thread::sleep(Duration::from_millis(1));
+        }
+        true
+    }
+
+    fn start_with(fault: Fault, tls: Option<Arc<rustls::ServerConfig>>) -> H2Server {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
         let addr = listener.local_addr().unwrap();
         let s = H2Server {
@@ -86,8 +124,10 @@ impl H2Server {
             streams: Arc::default(),
             answered: Arc::default(),
             connections: Arc::default(),
+            open: Arc::default(),
             over_limit: Arc::default(),
             body_bytes: Arc::default(),
+            resets: Arc::new(std::array::from_fn(|_| AtomicU64::new(0))),
             stop: Arc::default(),
         };
         let counts = Counts {
@@ -95,8 +135,9 @@ impl H2Server {
             answered: s.answered.clone(),
             over_limit: s.over_limit.clone(),
             body_bytes: s.body_bytes.clone(),
+            resets: s.resets.clone(),
         };
-        let (stop, connections) = (s.stop.clone(), s.connections.clone());
+        let (stop, connections, open) = (s.stop.clone(), s.connections.clone(), s.open.clone());
         thread::spawn(move || {
             for conn in listener.incoming() {
                 if stop.load(Ordering::Relaxed) {
@@ -104,10 +145,28 @@ impl H2Server {
                 }
                 let Ok(conn) = conn else { continue };
                 connections.fetch_add(1, Ordering::Relaxed);
+                open.fetch_add(1, Ordering::SeqCst);
                 let counts = counts.clone();
-                let stop = stop.clone();
+                let (stop, open, tls) = (stop.clone(), open.clone(), tls.clone());
                 thread::spawn(move || {
-                    let _ = serve(conn, fault, &counts, &stop);
+                    let prepared = conn
+                        .set_read_timeout(Some(Duration::from_millis(100)))
+                        .and_then(|()| conn.set_nodelay(true));
+                    if prepared.is_ok() {
+                        let _ = match tls {
+                            None => serve(conn, fault, &counts, &stop),
+                            Some(config) => match rustls::ServerConnection::new(config) {
+                                Ok(tls) => serve(
+                                    rustls::StreamOwned::new(tls, conn),
+                                    fault,
+                                    &counts,
+                                    &stop,
+                                ),
+                                Err(_) => Ok(()),
+                            },
+                        };
+                    }
+                    open.fetch_sub(1, Ordering::SeqCst);
                 });
             }
         });
@@ -121,6 +180,7 @@ struct Counts {
     answered: Arc<AtomicU64>,
     over_limit: Arc<AtomicU64>,
     body_bytes: Arc<AtomicU64>,
+    resets: Arc<[AtomicU64; 14]>,
 }
 
 fn frame(out: &mut Vec<u8>, ty: u8, flags: u8, stream: u32, payload: &[u8]) {
@@ -151,9 +211,12 @@ fn header_block(padded: bool) -> Vec<u8> {
     b
 }
 
-fn serve(mut conn: TcpStream, fault: Fault, c: &Counts, stop: &AtomicBool) -> io::Result<()> {
-    conn.set_read_timeout(Some(Duration::from_millis(100)))?;
-    conn.set_nodelay(true)?;
+fn serve<S: Read + Write>(
+    mut conn: S,
+    fault: Fault,
+    c: &Counts,
+    stop: &AtomicBool,
+) -> io::Result<()> {
     let mut preface = [0u8; 24];
     read_exact(&mut conn, &mut preface, stop)?;
     let mut out = Vec::new();
@@ -179,10 +242,14 @@ fn serve(mut conn: TcpStream, fault: Fault, c: &Counts, stop: &AtomicBool) -> io
         }
         Fault::OneStream => frame(&mut out, SETTINGS, 0, 0, &setting(3, 1)),
         Fault::OneByteWindow => frame(&mut out, SETTINGS, 0, 0, &setting(4, 1)),
+        Fault::NoStreams | Fault::NoStreamsThenSome => {
+            frame(&mut out, SETTINGS, 0, 0, &setting(3, 0))
+        }
         _ => frame(&mut out, SETTINGS, 0, 0, &[]),
     }
     conn.write_all(&out)?;
     let (mut answered, mut open, mut goaway_sent) = (0u64, 0u64, false);
+    let mut received = 0u64;
     let mut answering = true;
     loop {
         let mut head = [0u8; 9];
@@ -197,15 +264,26 @@ fn serve(mut conn: TcpStream, fault: Fault, c: &Counts, stop: &AtomicBool) -> io
         let mut out = Vec::new();
         match ty {
             SETTINGS if flags & ACK == 0 => frame(&mut out, SETTINGS, ACK, 0, &[]),
+            SETTINGS if fault == Fault::NoStreamsThenSome => {
+                frame(&mut out, SETTINGS, 0, 0, &setting(3, 100))
+            }
             PING if flags & ACK == 0 => frame(&mut out, PING, ACK, 0, &payload),
+            RST_STREAM if payload.len() == 4 => {
+                let code = u32::from_be_bytes([payload[0], payload[1], payload[2], payload[3]]);
+                if let Some(n) = c.resets.get(code as usize) {
+                    n.fetch_add(1, Ordering::Relaxed);
+                }
+            }
             HEADERS => {
                 c.streams.fetch_add(1, Ordering::Relaxed);
+                received += 1;
+                let stalled = matches!(fault, Fault::StallEvery(k) if received.is_multiple_of(k));
                 if fault == Fault::OneStream && open > 0 {
                     c.over_limit.fetch_add(1, Ordering::Relaxed);
                 }
                 open += 1;
-                if goaway_sent {
-                    // Above the GOAWAY's last stream: left unanswered.
+                if goaway_sent || stalled {
+                    // Above the GOAWAY's last stream, or stalled: left unanswered.
                 } else if flags & END_STREAM != 0 {
                     answered += 1;
                     open -= 1;
@@ -257,6 +335,10 @@ fn answer(out: &mut Vec<u8>, fault: Fault, stream: u32, n: u64, goaway_sent: &mu
             frame(out, RST_STREAM, 0, stream, &2u32.to_be_bytes());
             return false;
         }
+        Fault::RefuseEvery(k) if n.is_multiple_of(k) => {
+            frame(out, RST_STREAM, 0, stream, &7u32.to_be_bytes());
+            return false;
+        }
         Fault::Continuations(parts) => {
             let block = header_block(true);
             let step = block.len().div_ceil(parts + 1);
@@ -296,7 +378,7 @@ fn is_timeout(e: &io::Error) -> bool {
 }
 
 /// `read_exact` that gives up when the server is stopped.
-fn read_exact(conn: &mut TcpStream, buf: &mut [u8], stop: &AtomicBool) -> io::Result<()> {
+fn read_exact<S: Read>(conn: &mut S, buf: &mut [u8], stop: &AtomicBool) -> io::Result<()> {
     let mut got = 0;
     while got < buf.len() {
         if stop.load(Ordering::Relaxed) {

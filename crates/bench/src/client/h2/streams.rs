@@ -5,9 +5,13 @@
 
 use super::super::page::Exchange;
 use super::super::NONE;
+use super::frames::{FrameScanner, Span};
 use crate::stats::Http2Stats;
 use http2::{Body, Handler, HeaderVerdict, StreamId};
 use std::sync::Arc;
+
+/// The client's connection preface, the first bytes it writes (RFC 9113 section 3.4).
+const PREFACE_LEN: usize = 24;
 
 /// The CONTINUATION frame type: the rest of a header block.
 const CONTINUATION: u8 = 0x9;
@@ -23,6 +27,9 @@ pub(super) struct PageRef {
     pub page: usize,
     pub intended_us: u64,
     pub start_us: u64,
+    /// The exchange was refused by a RST_STREAM REFUSED_STREAM once already: a second is an
+    /// error, so that a server refusing everything cannot keep a page going round forever.
+    pub refused_once: bool,
 }
 
 /// One stream in flight.
@@ -30,6 +37,8 @@ pub(super) struct PageRef {
 pub(super) struct Stream {
     /// 0: a free slot.
     pub id: StreamId,
+    /// Its `written_us` is when nghttp2 put its HEADERS in the output (NONE until then: a
+    /// stream the server's limit holds in nghttp2's queue has not been sent).
     pub ex: Exchange,
     pub page: PageRef,
     /// DATA payload bytes received, padding included (the body is `ex.body_bytes`).
@@ -39,13 +48,24 @@ pub(super) struct Stream {
     pub code: u32,
     /// The server reset it.
     pub reset: bool,
-    /// The server's GOAWAY said it was never processed: it is sent again, not failed.
+    /// Never processed, safe to send again (not failed): above the last stream of the
+    /// server's GOAWAY, or reset with REFUSED_STREAM (RFC 9113 section 8.7).
     pub refused: bool,
     body: Option<Arc<[u8]>>,
     body_pos: usize,
 }
 
 impl Stream {
+    /// Since when it waits for its response: from its HEADERS written, or, held in
+    /// nghttp2's queue, from its file's start.
+    pub(super) fn since(&self) -> u64 {
+        if self.ex.written_us == NONE {
+            self.ex.file_start_us
+        } else {
+            self.ex.written_us
+        }
+    }
+
     const FREE: Stream = Stream {
         id: 0,
         ex: Exchange::new(),
@@ -53,6 +73,7 @@ impl Stream {
             page: 0,
             intended_us: 0,
             start_us: 0,
+            refused_once: false,
         },
         data_bytes: 0,
         closed: false,
@@ -74,8 +95,13 @@ pub(super) struct Io {
     streams: Box<[Stream]>,
     /// Slots of streams that closed during the last `recv`, in order.
     pub closed: Vec<u32>,
-    /// The time of the `recv` in progress (for the first byte of a response).
+    /// The time of the `recv` or `send` in progress (a response's first byte, a request's
+    /// HEADERS written).
     pub now: u64,
+    /// Frame boundaries of the output, to see each stream's HEADERS leave.
+    sent: FrameScanner,
+    /// Bytes of the connection preface still to come in the output (it is not a frame).
+    preface_left: usize,
     /// The server's SETTINGS arrived.
     pub settings: bool,
     /// The server's GOAWAY: its last stream id.
@@ -95,6 +121,8 @@ impl Io {
             streams: vec![Stream::FREE; size].into_boxed_slice(),
             closed: Vec::with_capacity(size),
             now: 0,
+            sent: FrameScanner::default(),
+            preface_left: PREFACE_LEN,
             settings: false,
             goaway: None,
             invalid: false,
@@ -102,13 +130,16 @@ impl Io {
         }
     }
 
-    /// Whether `id`'s request had not left whole when the run ended: a frame of its header block
-    /// still in the output the socket had not taken (the output starts at a frame: it is
-    /// emptied only once written whole), or, the session holding frames it had not even
-    /// queued, a stream newer than every request queued. Read at the end only.
-    pub(super) fn unsent_at_end(&self, id: StreamId, session_waits: bool) -> bool {
-        let out = &self.out;
-        let (mut pos, mut newest) = (0, 0);
+    /// Whether `id`'s request had not left whole when the run ended: nghttp2 had not put its
+    /// HEADERS in the output yet (the server's limit held it), or a frame of its header block
+    /// is still in the output the socket had not taken (the output starts at a frame: it is
+    /// emptied only once written whole). Read at the end only.
+    pub(super) fn unsent_at_end(&self, s: &Stream) -> bool {
+        if s.ex.written_us == NONE {
+            return true;
+        }
+        let (id, out) = (s.id, &self.out);
+        let mut pos = 0;
         while pos + 9 <= out.len() {
             let len = usize::from(out[pos]) << 16
                 | usize::from(out[pos + 1]) << 8
@@ -118,15 +149,35 @@ impl Io {
                 & 0x7fff_ffff) as StreamId;
             let end = pos + 9 + len;
             let header_block = ty == http2::frame_type::HEADERS || ty == CONTINUATION;
-            if header_block {
-                if sid == id && end > self.out_pos {
-                    return true;
-                }
-                newest = newest.max(sid);
+            if header_block && sid == id && end > self.out_pos {
+                return true;
             }
             pos = end;
         }
-        session_waits && newest != 0 && id > newest
+        false
+    }
+
+    /// Follows what the session wrote: a stream's HEADERS is stamped as written now.
+    fn follow_output(&mut self, bytes: &[u8]) {
+        let skip = self.preface_left.min(bytes.len());
+        self.preface_left -= skip;
+        let bytes = &bytes[skip..];
+        let (streams, now) = (&mut self.streams, self.now);
+        self.sent.scan(bytes, |span, _| {
+            if let Span::Header(id) = span {
+                let mask = streams.len() - 1;
+                let home = (id as usize >> 1) & mask;
+                let found = (0..streams.len())
+                    .map(|k| (home + k) & mask)
+                    .find(|&i| streams[i].id == id);
+                if let Some(i) = found {
+                    let ex = &mut streams[i].ex;
+                    if ex.written_us == NONE {
+                        ex.written_us = now;
+                    }
+                }
+            }
+        });
     }
 
     /// Forgets the connection: its streams, its output, what it said.
@@ -135,6 +186,8 @@ impl Io {
         self.out_pos = 0;
         self.streams.iter_mut().for_each(|s| s.id = 0);
         self.closed.clear();
+        self.sent = FrameScanner::default();
+        self.preface_left = PREFACE_LEN;
         self.settings = false;
         self.goaway = None;
         self.invalid = false;
@@ -192,6 +245,28 @@ impl Io {
         std::mem::replace(&mut self.streams[slot], Stream::FREE)
     }
 
+    /// When the oldest stream in flight was written, if any (a scan of the table: done only
+    /// when the oldest closes).
+    pub(super) fn oldest_written(&self) -> Option<u64> {
+        self.in_flight().map(Stream::since).min()
+    }
+
+    /// The slot of a stream in flight written at or before `at`, if any.
+    pub(super) fn expired(&self, at: u64) -> Option<usize> {
+        self.streams
+            .iter()
+            .position(|s| s.id != 0 && !s.closed && s.since() <= at)
+    }
+
+    /// The slot of a stream in flight that the server never processed (above its GOAWAY's last
+    /// stream, or refused), if any.
+    pub(super) fn unprocessed(&self) -> Option<usize> {
+        let last = self.goaway.unwrap_or(StreamId::MAX);
+        self.streams
+            .iter()
+            .position(|s| s.id != 0 && (s.refused || s.id > last))
+    }
+
     /// Streams in flight, for the end of the run.
     pub(super) fn in_flight(&self) -> impl Iterator<Item = &Stream> {
         self.streams.iter().filter(|s| s.id != 0)
@@ -210,6 +285,7 @@ impl Handler for Io {
         let room = OUT_LIMIT.saturating_sub(self.out.len() - self.out_pos);
         let n = bytes.len().min(room);
         self.out.extend_from_slice(&bytes[..n]);
+        self.follow_output(&bytes[..n]);
         n
     }
 
@@ -235,10 +311,13 @@ impl Handler for Io {
         };
         let s = &mut self.streams[i];
         let Some(body) = &s.body else { return false };
+        let start = self.out.len();
         self.out.extend_from_slice(frame_header);
         self.out
             .extend_from_slice(&body[s.body_pos..s.body_pos + len]);
         s.body_pos += len;
+        // The scanner only counts a DATA payload's length: these bytes keep it in step.
+        self.sent.scan(&self.out[start..], |_, _| {});
         true
     }
 
@@ -272,8 +351,14 @@ impl Handler for Io {
             let s = &mut self.streams[i];
             s.closed = true;
             s.code = error_code;
-            // Above the GOAWAY's last stream: never processed, safe to send again.
-            s.refused = !s.reset && goaway.is_some_and(|last| stream > last);
+            // Above the GOAWAY's last stream, or refused by the server's reset: never
+            // processed, safe to send again (a second refusal of the same exchange fails it).
+            let refused_reset =
+                s.reset && error_code == http2::error_code::REFUSED_STREAM && !s.page.refused_once;
+            if refused_reset {
+                s.page.refused_once = true;
+            }
+            s.refused = refused_reset || (!s.reset && goaway.is_some_and(|last| stream > last));
             self.closed.push(i as u32);
         }
     }

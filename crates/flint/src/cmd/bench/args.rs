@@ -181,8 +181,9 @@ pub struct LoadArgs {
     /// than the server allows]. With one-file pages, N pages of it at once (h2load's -m).
     #[arg(long, value_name = "N", value_parser = at_least_one::<u32>)]
     pub streams: Option<u32>,
-    /// HTTP/2: each stream's and the connection's receive window, in bytes (64k, 1m)
-    /// [default: a browser's, 6 MiB a stream and 15 MiB the connection].
+    /// HTTP/2: each stream's receive window, and the connection's when above 65535 (it cannot
+    /// start lower), in bytes (64k, 1m) [default: a browser's, 6 MiB a stream and 15 MiB the
+    /// connection].
     #[arg(long, value_name = "BYTES", value_parser = window)]
     pub h2_window: Option<u32>,
     /// Give up on a response after this long (and on a connect, unless --connect-timeout).

@@ -1,0 +1,214 @@
+//! What becomes of an HTTP/2 connection's streams once they are open: a response recorded, a
+//! reset failed, a stream the server never processed sent again, a stalled one timed out and
+//! cancelled, and everything in flight when the connection itself fails. The connection
+//! (`h2.rs`) calls these after each read, send and timer.
+
+use super::super::page::{self, Child};
+use super::super::{ThreadState, Wire, NONE};
+use super::{PageRef, H2};
+use crate::stats::ErrorKind;
+
+impl H2 {
+    /// Acts on the streams that closed in the last `recv`: responses recorded, resets failed,
+    /// those a GOAWAY refused kept to be sent again.
+    pub(super) fn streams_closed(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        if self.io.closed.is_empty() {
+            return;
+        }
+        let saved = PageRef::of(ch);
+        let in_window = cx.counts(now, now);
+        let mut oldest_closed = false;
+        for k in 0..self.io.closed.len() {
+            let slot = self.io.closed[k] as usize;
+            let s = self.io.take(slot);
+            self.in_flight -= 1;
+            oldest_closed |= s.since() <= self.oldest_us;
+            if s.refused {
+                if in_window {
+                    cx.stats.http2.retried += 1;
+                }
+                let mut ex = s.ex;
+                ex.reset_response();
+                self.retry.push((ex, s.page));
+                continue;
+            }
+            s.page.restore(ch);
+            let end = cx.sh.schedule.end_us;
+            if now >= end {
+                // The run ended before this stream did (its close was read in the loop's last
+                // round): unfinished, as those still open at the end are.
+                ch.record_unfinished(cx, &s.ex, s.ex.bytes(), end);
+                continue;
+            }
+            let complete = s.code == 0 && s.ex.status != 0;
+            let ok = if complete {
+                if cx.counts(s.ex.file_start_us, now) {
+                    // Padding of the DATA frames: framing, not body.
+                    cx.stats.http2.bytes_framing += s.data_bytes - s.ex.body_bytes;
+                }
+                ch.record_response(cx, &s.ex, now)
+            } else {
+                let kind = if s.reset {
+                    ErrorKind::H2RstStream
+                } else if self.io.goaway.is_some() {
+                    ErrorKind::H2Goaway
+                } else {
+                    ErrorKind::H2Protocol
+                };
+                ch.record_failure(
+                    cx,
+                    &s.ex,
+                    kind,
+                    s.ex.bytes() + s.data_bytes - s.ex.body_bytes,
+                    now,
+                );
+                false
+            };
+            if self.lanes {
+                ch.record_page(cx, ok, now);
+            } else {
+                self.page_ok &= ok;
+            }
+        }
+        self.io.closed.clear();
+        saved.restore(ch);
+        if oldest_closed || self.in_flight == 0 {
+            self.arm_oldest(ch, cx);
+        }
+    }
+
+    /// Arms the response timer to the oldest stream in flight (none: disarmed, unless the
+    /// page waits for room, whose deadline stands).
+    pub(super) fn arm_oldest(&mut self, ch: &Child, cx: &mut ThreadState<'_>) {
+        self.oldest_us = self.io.oldest_written().unwrap_or(NONE);
+        if self.oldest_us != NONE {
+            cx.timers
+                .arm(ch.slot, self.oldest_us + cx.sh.schedule.response_timeout_us);
+        } else if self.no_room_since == NONE {
+            cx.timers.disarm(ch.slot);
+        }
+    }
+
+    /// The response timer fired with streams in flight: each written longer than the response
+    /// timeout ago is a `response_timeout` error and is reset (CANCEL); the others, and the
+    /// page or its lanes, go on.
+    pub(super) fn streams_timed_out(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        if cx.ended(now) {
+            return; // in flight at the end: `at_end` counts them
+        }
+        let timeout = cx.sh.schedule.response_timeout_us;
+        let saved = PageRef::of(ch);
+        while let Some(slot) = self.io.expired(now.saturating_sub(timeout)) {
+            let s = self.io.take(slot);
+            self.in_flight -= 1;
+            if let Some(session) = &mut self.session {
+                let _ = session.submit_rst_stream(s.id, http2::error_code::CANCEL);
+            }
+            s.page.restore(ch);
+            let bytes = s.ex.bytes() + s.data_bytes - s.ex.body_bytes;
+            ch.record_failure(cx, &s.ex, ErrorKind::ResponseTimeout, bytes, now);
+            if self.lanes {
+                ch.record_page(cx, false, now);
+            } else {
+                self.page_ok = false;
+            }
+        }
+        saved.restore(ch);
+        self.arm_oldest(ch, cx);
+        self.next(ch, cx, now);
+    }
+
+    /// Moves the streams in flight that the server never processed (its GOAWAY's, or refused)
+    /// to be sent again; true if any was left to send again.
+    pub(super) fn take_unprocessed(&mut self, cx: &mut ThreadState<'_>, now: u64) -> bool {
+        while let Some(slot) = self.io.unprocessed() {
+            let s = self.io.take(slot);
+            self.in_flight -= 1;
+            if cx.counts(now, now) {
+                cx.stats.http2.retried += 1;
+            }
+            let mut ex = s.ex;
+            ex.reset_response();
+            self.retry.push((ex, s.page));
+        }
+        !self.retry.is_empty()
+    }
+
+    /// The connection failed (or never came up): every stream in flight fails with `kind`, or,
+    /// with none, the page's next file does; the connection is dropped and the page ended.
+    pub(super) fn conn_failed(
+        &mut self,
+        ch: &mut Child,
+        cx: &mut ThreadState<'_>,
+        kind: ErrorKind,
+        now: u64,
+    ) {
+        if !self.busy {
+            // The server closed (or broke) an idle connection between pages: nothing failed.
+            return self.close();
+        }
+        let end = cx.sh.schedule.end_us;
+        if now < end && self.take_unprocessed(cx, now) && self.in_flight == 0 {
+            // Only streams the server never processed were left: they go on a new connection.
+            return self.connect(ch, cx, now);
+        }
+        let saved = PageRef::of(ch);
+        let mut any = false;
+        let io = &self.io;
+        // After the run's end (read in the loop's last round), what was in flight is unfinished.
+        let ended = now >= end;
+        for s in io.in_flight() {
+            s.page.restore(ch);
+            if ended {
+                ch.record_unfinished(cx, &s.ex, s.ex.bytes(), end);
+                any = true;
+                continue;
+            }
+            ch.record_failure(cx, &s.ex, kind, s.ex.bytes(), now);
+            if self.lanes {
+                ch.record_page(cx, false, now);
+            }
+            any = true;
+        }
+        for (ex, p) in self.retry.drain(..) {
+            p.restore(ch);
+            if ended {
+                ch.record_unfinished(cx, &ex, 0, end);
+                any = true;
+                continue;
+            }
+            ch.record_failure(cx, &ex, kind, 0, now);
+            if self.lanes {
+                ch.record_page(cx, false, now);
+            }
+            any = true;
+        }
+        saved.restore(ch);
+        let fresh_page = self.fresh;
+        if !any || (self.lanes && fresh_page) {
+            // Nothing sent yet: the page's first file is what failed.
+            let ex = self.first_exchange(ch, cx.sh.workload);
+            if ended {
+                ch.record_unfinished(cx, &ex, 0, end);
+            } else {
+                ch.record_failure(cx, &ex, kind, 0, now);
+            }
+            if self.lanes {
+                ch.record_page(cx, false, now);
+            }
+        }
+        self.close();
+        self.fresh = false;
+        let backoff = matches!(
+            kind,
+            ErrorKind::ConnectRefused | ErrorKind::ConnectOther | ErrorKind::H2NotNegotiated
+        );
+        self.busy = false;
+        if self.lanes {
+            page::next_page(self, ch, cx, now, backoff);
+        } else {
+            self.page_ok = false;
+            page::end_page(self, ch, cx, false, now, backoff);
+        }
+    }
+}
