@@ -110,9 +110,11 @@ unsafe extern "C" fn send_data<H: Handler>(
     // never chosen (no select_padding callback), so the frame is header + length bytes.
     unsafe {
         let stream = (*frame).hd.stream_id;
-        debug_assert_eq!((*frame).data.padlen, 0);
+        let padlen = (*frame).data.padlen;
         let header = &*(framehd as *const [u8; 9]);
         guarded::<H, _>(user_data, FAIL, |ctx| {
+            // Inside the guard: a panic must not unwind through nghttp2's C frames.
+            debug_assert_eq!(padlen, 0);
             if ctx.h.write_data(stream, header, length) {
                 0
             } else {

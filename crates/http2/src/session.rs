@@ -343,8 +343,9 @@ impl<H: Handler> Session<H> {
         unsafe { sys::nghttp2_session_get_last_proc_stream_id(self.raw.as_ptr()) }
     }
 
-    /// How many body bytes may still be sent on `stream` (its flow-control window, capped by
-    /// the connection's); None if the stream is not open.
+    /// How many body bytes may still be sent on `stream` by its own flow-control window (the
+    /// connection's window, `connection_remote_window`, may allow fewer); None if the stream is
+    /// not open.
     pub fn stream_remote_window(&self, stream: StreamId) -> Option<u32> {
         // SAFETY: raw is live; a query (-1 for an unknown stream).
         let w = unsafe {

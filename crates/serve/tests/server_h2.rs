@@ -425,3 +425,46 @@ fn a_header_block_under_way_is_due_within_the_header_timeout() {
     );
     assert_eq!(srv.stats().header_timeouts, 1);
 }
+
+/// A HEAD answered with an error has no body, as any HEAD.
+#[test]
+fn a_head_answered_with_an_error_has_no_body() {
+    let srv = TestServer::start(|c| c.max_body_bytes = 1000);
+    let mut s = connect(srv.addr);
+    let mut out = raw::start();
+    let mut block = Vec::new();
+    raw::literal(&mut block, 2, b"HEAD");
+    block.push(0x86);
+    raw::literal(&mut block, 4, b"/a.txt");
+    raw::literal(&mut block, 1, b"localhost");
+    raw::literal_name(&mut block, b"content-length", b"99999999");
+    raw::frame(&mut out, raw::HEADERS, raw::END_HEADERS, 1, &block);
+    let block = raw::get_block("/a.txt", "localhost");
+    raw::frame(
+        &mut out,
+        raw::HEADERS,
+        raw::END_HEADERS | raw::END_STREAM,
+        3,
+        &block,
+    );
+    s.write_all(&out).unwrap();
+    let frames = read_frames(&mut s, |f| {
+        f.iter().any(|f| f.0 == raw::HEADERS && f.2 == 1)
+            && f.iter().any(|f| f.0 == raw::DATA && f.2 == 3)
+    });
+    let head = frames
+        .iter()
+        .find(|f| f.0 == raw::HEADERS && f.2 == 1)
+        .unwrap();
+    assert!(head.3.windows(3).any(|w| w == b"413"), "{head:?}");
+    assert!(head.1 & raw::END_STREAM != 0, "no body: {head:?}");
+    assert!(
+        !frames.iter().any(|f| f.0 == raw::DATA && f.2 == 1),
+        "{frames:?}"
+    );
+    let data = frames
+        .iter()
+        .find(|f| f.0 == raw::DATA && f.2 == 3)
+        .unwrap();
+    assert_eq!(data.3, b"hello");
+}

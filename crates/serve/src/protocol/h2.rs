@@ -720,6 +720,8 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
     let too_large = st.content_length.is_some_and(|n| n > w.max_body);
     let bad = st.bad;
     let head_too_large = st.head_bytes > w.limits.max_head_bytes;
+    // A HEAD answered with an error (400, 413, 431) has no body either.
+    let head_method = range(st.method) == b"HEAD";
     let out = &mut h.response;
     out.clear();
     let parsed = wire::parse_request(req, &w.limits);
@@ -815,7 +817,7 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
     let s = &mut h.streams;
     let mut own = 0;
     let (body, left) = match reply.body {
-        _ if is_head => (Out::None, 0),
+        _ if is_head || head_method => (Out::None, 0),
         Body::Shared { data, start, len } => {
             if Rc::strong_count(&data) == 1 {
                 own = len as u64; // generated for this request (a cached body is shared)
