@@ -103,7 +103,6 @@ impl<T: Transport> Conn<T> {
             return self.drain_input(w, pool);
         }
         let answered_before = w.stats.requests;
-        let took_before = kernel_took(&w.stats);
         loop {
             // No input is taken while the queued output is at its bound: whatever the protocol,
             // a client that reads nothing cannot make its session queue more by sending more.
@@ -156,7 +155,7 @@ impl<T: Transport> Conn<T> {
         }
         // A body's clock stops while the server is not reading because its output is blocked.
         let restart = self.phase == Phase::Send;
-        let window_opened = self.session.take_window_opened();
+        let body_moved = self.session.take_body_progress();
         if let Some(due) = self.session.body_deadline(w, restart) {
             // A body being dropped has its own deadline (a total and a gap, `protocol/body.rs`),
             // not the keep-alive one.
@@ -164,9 +163,10 @@ impl<T: Transport> Conn<T> {
             self.deadline = due;
         } else if self.session.sending_body() {
             // An HTTP/2 body paced by the client's flow control: the socket need never block,
-            // yet output is pending. The send timeout runs from the last progress: bytes the
-            // kernel took (this call's writes are this connection's) or a window opened.
-            if self.phase != Phase::Send || window_opened || kernel_took(&w.stats) > took_before {
+            // yet output is pending. The send timeout runs from the body's last progress:
+            // bytes of it framed, or a window opened (control frames written, PING ACKs, are
+            // not: a client that pings and opens no window is not reading).
+            if self.phase != Phase::Send || body_moved {
                 self.phase = Phase::Send;
                 self.deadline = w.now + w.timeouts.send;
             }

@@ -237,11 +237,11 @@ impl Session {
         matches!(&self.proto, Proto::H2(h) if h.sending())
     }
 
-    /// The client opened an HTTP/2 flow-control window since the last call (progress for a
-    /// body it paces).
-    pub fn take_window_opened(&mut self) -> bool {
+    /// An HTTP/2 response body moved since the last call: body bytes framed, or a
+    /// flow-control window opened by the client (progress for a body it paces).
+    pub fn take_body_progress(&mut self) -> bool {
         match &mut self.proto {
-            Proto::H2(h) => h.take_window_opened(),
+            Proto::H2(h) => h.take_progress(),
             _ => false,
         }
     }

@@ -468,3 +468,52 @@ fn a_head_answered_with_an_error_has_no_body() {
         .unwrap();
     assert_eq!(data.3, b"hello");
 }
+
+/// A client that opens no window for its download and pings meanwhile is not reading: the
+/// PING ACKs it gets are no progress, and the send timeout ends the connection.
+#[test]
+fn pings_are_no_progress_for_a_download_whose_window_stays_shut() {
+    let srv = TestServer::start(|c| {
+        c.send_timeout_ms = 500;
+        c.keepalive_timeout_ms = 60_000;
+    });
+    let mut s = connect(srv.addr);
+    s.set_read_timeout(Some(std::time::Duration::from_millis(20)))
+        .unwrap();
+    let mut out = raw::PREFACE.to_vec();
+    raw::settings(&mut out, &[(4, 0)]); // INITIAL_WINDOW_SIZE 0: no DATA may come
+    let block = raw::get_block("/300k.bin", "localhost");
+    raw::frame(
+        &mut out,
+        raw::HEADERS,
+        raw::END_HEADERS | raw::END_STREAM,
+        1,
+        &block,
+    );
+    s.write_all(&out).unwrap();
+    let start = std::time::Instant::now();
+    let mut last_ping = start;
+    let mut buf = vec![0; 1 << 16];
+    loop {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(8),
+            "still open"
+        );
+        match s.read(&mut buf) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {}
+            Err(_) => break, // reset: closed too
+        }
+        if last_ping.elapsed() >= std::time::Duration::from_millis(100) {
+            last_ping = std::time::Instant::now();
+            let mut ping = Vec::new();
+            raw::frame(&mut ping, raw::PING, 0, 0, &[0; 8]);
+            if s.write_all(&ping).is_err() {
+                break;
+            }
+        }
+    }
+    assert_eq!(srv.stats().send_timeouts, 1);
+}

@@ -110,7 +110,7 @@ impl H2 {
                 last: 0,
                 ended: [0; ENDED_RING],
                 ended_next: 0,
-                window_opened: false,
+                progressed: false,
                 counts: Counts::default(),
             },
             request: Vec::new(),
@@ -152,9 +152,9 @@ impl H2 {
         self.streams.slots.iter().any(|s| s.id != 0 && s.left > 0)
     }
 
-    /// Whether the client opened a flow-control window since the last call.
-    pub fn take_window_opened(&mut self) -> bool {
-        std::mem::take(&mut self.streams.window_opened)
+    /// Whether a response body moved (bytes framed, or a window opened) since the last call.
+    pub fn take_progress(&mut self) -> bool {
+        std::mem::take(&mut self.streams.progressed)
     }
 
     /// Graceful shutdown: GOAWAY with the last stream processed; the streams under way finish,
@@ -335,9 +335,10 @@ struct Streams {
     /// are forgotten (and such a frame ignored, as nghttp2 does), never wrongly refused.
     ended: [StreamId; ENDED_RING],
     ended_next: usize,
-    /// A WINDOW_UPDATE arrived since the driver last asked: a body paced by the client's flow
-    /// control is progressing (see `conn`'s send deadline).
-    window_opened: bool,
+    /// A WINDOW_UPDATE arrived, or body bytes were framed, since the driver last asked: a body
+    /// paced by the client's flow control is progressing (see `conn`'s send deadline). Control
+    /// frames written (PING ACKs and the like) are not progress.
+    progressed: bool,
     counts: Counts,
 }
 
@@ -473,6 +474,7 @@ impl Handler for Streams {
         }
         s.left -= len as u64;
         self.queued += 9 + len as u64;
+        self.progressed |= len > 0;
         if s.left == 0 {
             self.generated -= std::mem::take(&mut s.own);
             if matches!(s.out, Out::Arena { .. }) {
@@ -596,7 +598,7 @@ impl Handler for Streams {
         match kind {
             frame_type::RST_STREAM => self.counts.resets_received += 1,
             frame_type::GOAWAY => self.counts.goaways_received += 1,
-            frame_type::WINDOW_UPDATE => self.window_opened = true,
+            frame_type::WINDOW_UPDATE => self.progressed = true,
             _ => {}
         }
     }
