@@ -21,7 +21,7 @@ use crate::stats::TlsAgreed;
 use crate::{Scheme, Target};
 use rustls::ClientConnection;
 pub(crate) use tls::ca_used_as_end_entity;
-pub use tls::TlsSetupError;
+pub use tls::{client_config, TlsSetupError};
 use tls::{TlsConnector, TlsStream};
 
 /// What every connection of a run is opened with, built once before the threads start.

@@ -13,7 +13,8 @@
 //! browser really requests for each page (stylesheets and what they import, the image a
 //! `srcset` picks, scripts, icons, preloads) and how often visitors ask for each page.
 //!
-//! One concept per module: [`fetch`] (HTTP/1.1 on `wire`, or HTTP/2 on `http2`; plain or TLS), [`html`] (the
+//! One concept per module: [`fetch`] (HTTP/1.1 on `wire`, or HTTP/2 on `http2`; plain or TLS,
+//! with `bench`'s TLS client configuration, so both clients trust and refuse alike), [`html`] (the
 //! references of a document, on html5ever), [`srcset`] (the image candidate a browser picks),
 //! [`css`] (`url()` and `@import`, on cssparser), [`robots`] (RFC 9309), [`crawl`] (pages,
 //! links, redirects, robots, the rate), [`access_log`] (Common and Combined Log Format),

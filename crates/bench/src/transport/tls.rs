@@ -74,7 +74,8 @@ impl TlsConnector {
     ) -> Result<Self, TlsSetupError> {
         let server_name = ServerName::try_from(server_name.to_owned())
             .map_err(|_| TlsSetupError::ServerName(server_name.to_owned()))?;
-        let config = client_config(opts, h2)?;
+        let alpn: &[u8] = if h2 { b"h2" } else { b"http/1.1" };
+        let config = client_config(opts, alpn)?;
         // The crypto library initialises itself once per process on its first key share (100 ms
         // and more in a debug build): done here, before the run, it is not in the first
         // connections' connect times.
@@ -86,7 +87,11 @@ impl TlsConnector {
     }
 }
 
-fn client_config(opts: &TlsOptions, h2: bool) -> Result<Arc<ClientConfig>, TlsSetupError> {
+/// The rustls client configuration of `opts`, offering `alpn` alone (`b"http/1.1"` or `b"h2"`:
+/// a server that picks neither is refused, so a protocol is never fallen back from silently).
+/// Public so that every HTTPS client of the project (`flint discover` too) trusts, pins and
+/// refuses certificates alike, with the same error messages.
+pub fn client_config(opts: &TlsOptions, alpn: &[u8]) -> Result<Arc<ClientConfig>, TlsSetupError> {
     let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
     let versions: &[&rustls::SupportedProtocolVersion] = match opts.version {
         None => rustls::ALL_VERSIONS,
@@ -110,11 +115,7 @@ fn client_config(opts: &TlsOptions, h2: bool) -> Result<Arc<ClientConfig>, TlsSe
             .with_custom_certificate_verifier(Arc::new(PinnedOrWebPki { webpki, pinned }))
             .with_no_client_auth()
     };
-    config.alpn_protocols = vec![if h2 {
-        b"h2".to_vec()
-    } else {
-        b"http/1.1".to_vec()
-    }];
+    config.alpn_protocols = vec![alpn.to_vec()];
     config.enable_early_data = false;
     config.resumption = if opts.resume {
         Resumption::default()
