@@ -22,11 +22,8 @@ mod discover_site;
 
 use common::start_server;
 use discover::{Entry, Limits, Options, TlsOptions};
-use lab_process::{Group, StopPolicy};
 use std::collections::BTreeSet;
-use std::io::Read;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
 use std::time::Duration;
 
 /// Asked for by the browser's interface, whenever it gets to it: left out of both sets.
@@ -34,68 +31,15 @@ const ICONS: &[&str] = &["/favicon.ico", "/img/icon.png"];
 /// Only when a rule applies (see above).
 const FLINT_ONLY: &[&str] = &["/img/unused.png"];
 
-fn chromium() -> PathBuf {
-    if let Some(p) = std::env::var_os("FLINT_CHROMIUM") {
-        return PathBuf::from(p);
-    }
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .map(|d| d.join("chromium"))
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| {
-            panic!(
-                "chromium not found on PATH: install it with `sudo scripts/install-browser.sh` \
-                 (apt-get install chromium), or point FLINT_CHROMIUM at a Chromium binary"
-            )
-        })
-}
-
 /// The URLs Chromium's network stack started a request for while loading `url`.
 fn chromium_requests(url: &str, scratch: &Path) -> Vec<String> {
-    let profile = tempfile::tempdir_in(scratch).unwrap();
     let log = scratch.join("netlog.json");
-    let mut cmd = Command::new(chromium());
-    cmd.args([
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-extensions",
-        "--hide-scrollbars",
-        "--window-size=800,600",
-        "--dump-dom",
-    ])
-    .arg(format!("--user-data-dir={}", profile.path().display()))
-    .arg(format!("--log-net-log={}", log.display()))
-    .arg(url)
-    .stdin(Stdio::null())
-    .stdout(Stdio::null())
-    .stderr(Stdio::piped());
-    // Its own process group: the browser's helpers (zygote, renderer, network service) are
-    // stopped with it whatever happens.
-    let mut browser = Group::spawn(
-        &mut cmd,
-        None,
-        StopPolicy::terminate(Duration::from_secs(5)),
-    )
-    .expect("start chromium");
-    let mut err = browser.child_mut().stderr.take().unwrap();
-    let err_t = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = err.read_to_string(&mut s);
-        s
-    });
-    let Some(status) = browser.wait_exit(Duration::from_secs(120)) else {
-        browser.stop();
-        panic!("chromium did not finish within 120 s");
-    };
-    browser.stop();
-    let stderr = err_t.join().unwrap_or_default();
-    assert!(status.success(), "chromium failed ({status}): {stderr}");
+    let flags = [
+        "--window-size=800,600".to_owned(),
+        "--dump-dom".to_owned(),
+        format!("--log-net-log={}", log.display()),
+    ];
+    let stderr = test_support::chromium::run(url, &flags, scratch).stderr;
     let text = std::fs::read_to_string(&log)
         .unwrap_or_else(|e| panic!("no net log from chromium ({e}): {stderr}"));
     std::fs::remove_file(&log).unwrap();

@@ -8,94 +8,15 @@
 
 mod common;
 
-use std::io::Read;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::path::Path;
+use test_support::chromium;
 
-/// Chromium from `FLINT_CHROMIUM`, else `chromium` on PATH.
-fn chromium() -> PathBuf {
-    if let Some(p) = std::env::var_os("FLINT_CHROMIUM") {
-        return PathBuf::from(p);
-    }
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .map(|d| d.join("chromium"))
-        .find(|p| p.is_file())
-        .unwrap_or_else(|| {
-            panic!(
-                "chromium not found on PATH: the report's browser test needs Debian's chromium. \
-                 Install it with `sudo scripts/install-browser.sh` (apt-get install chromium), \
-                 or point FLINT_CHROMIUM at a Chromium binary."
-            )
-        })
-}
-
-struct Run {
-    stdout: String,
-    stderr: String,
-}
-
-/// Runs headless Chromium on `url` with `extra` flags, with a fresh profile, bounded in time.
-fn run_chromium(url: &str, extra: &[String], scratch: &Path) -> Run {
-    let profile = tempfile::tempdir_in(scratch).expect("profile dir");
-    let mut cmd = Command::new(chromium());
-    cmd.args([
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-extensions",
-        "--hide-scrollbars",
-        "--enable-logging=stderr",
-        "--v=0",
-    ])
-    .arg(format!("--user-data-dir={}", profile.path().display()))
-    .args(extra)
-    .arg(url)
-    .stdin(Stdio::null())
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped());
-    let mut child = cmd.spawn().expect("start chromium");
-    // Drain both pipes on their own threads so a full pipe cannot stall the browser.
-    let mut out = child.stdout.take().expect("stdout");
-    let mut err = child.stderr.take().expect("stderr");
-    let t_out = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = out.read_to_string(&mut s);
-        s
-    });
-    let t_err = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = err.read_to_string(&mut s);
-        s
-    });
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let status = loop {
-        if let Some(st) = child.try_wait().expect("wait chromium") {
-            break st;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("chromium did not finish within 120 s");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let run = Run {
-        stdout: t_out.join().unwrap_or_default(),
-        stderr: t_err.join().unwrap_or_default(),
-    };
-    assert!(
-        status.success(),
-        "chromium failed ({status}):\n{}",
-        run.stderr
-    );
-    run
+/// Runs headless Chromium on `url` with `extra` flags (and its log on stderr, where the page's
+/// console messages are read from), with a fresh profile, bounded in time.
+fn run_chromium(url: &str, extra: &[String], scratch: &Path) -> chromium::Output {
+    let mut flags = vec!["--enable-logging=stderr".to_owned(), "--v=0".to_owned()];
+    flags.extend_from_slice(extra);
+    chromium::run(url, &flags, scratch)
 }
 
 /// The value of attribute `name` on the `<body>` tag of a DOM dump.

@@ -7,6 +7,8 @@
 //! - [`certs`]: certificates made at test time by rcgen: a test CA and leaves it signs
 //!   (expired ones too), self-signed pairs written as PEM files for `--tls-cert`/`--cacert`, and
 //!   the rustls server configuration tests serve them with.
+//! - [`chromium`]: headless Chromium on a URL (found or named by `FLINT_CHROMIUM`), in its
+//!   own process group, bounded in time and stopped by its group, for the browser tests.
 //! - [`flint_bin`]: the `flint` executable, for tests outside its crate that start it.
 //! - [`recording::Recording`]: a server that counts every request it receives, the truth a
 //!   client's end-of-run accounting is held to.
@@ -15,6 +17,7 @@
 
 pub mod alloc;
 pub mod certs;
+pub mod chromium;
 mod flint_bin;
 pub mod recording;
 
