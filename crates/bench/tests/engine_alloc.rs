@@ -5,11 +5,14 @@
 //! one that allocates nothing per request either (the shared test server builds each response
 //! in a `Vec`), and this file holds a single test, so no other test runs beside it.
 
+#[path = "common/per_connection.rs"]
+mod per_connection;
+
 use bench::{BenchConfig, Stop, Target, Workload};
+use per_connection::PerConnection;
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 use test_support::alloc::{allocations, Counting};
 
@@ -73,24 +76,8 @@ fn measure(addr: SocketAddr, w: &Workload, stop: Stop) -> (u64, u64) {
 
 #[test]
 fn no_allocation_per_request_in_steady_state() {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
-    let st = stop.clone();
-    let accept = std::thread::spawn(move || {
-        let mut conns = Vec::new();
-        for s in listener.incoming() {
-            if st.load(Ordering::SeqCst) {
-                break;
-            }
-            let Ok(s) = s else { continue };
-            let st = st.clone();
-            conns.push(std::thread::spawn(move || serve(s, &st)));
-        }
-        for c in conns {
-            let _ = c.join();
-        }
-    });
+    let server = PerConnection::start(serve);
+    let addr = server.addr;
     let w = Workload::from_pages([
         ("a".to_string(), 1.0, vec!["/a.html", "/b.gif"]),
         ("b".to_string(), 2.0, vec!["/c.gif"]),
@@ -99,9 +86,7 @@ fn no_allocation_per_request_in_steady_state() {
     // Timed runs: their seconds are allocated before they start (a -n run adds one a second).
     let short = measure(addr, &w, Stop::Duration(Duration::from_millis(200)));
     let long = measure(addr, &w, Stop::Duration(Duration::from_millis(800)));
-    stop.store(true, Ordering::SeqCst);
-    let _ = TcpStream::connect(addr);
-    accept.join().unwrap();
+    server.stop();
     println!("short: {short:?}, long: {long:?} (allocations, requests)");
     assert!(
         long.1 >= short.1 + 1000,

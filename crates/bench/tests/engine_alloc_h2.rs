@@ -6,11 +6,14 @@
 //! The server here allocates nothing per request (fixed buffers, a response prebuilt), and this
 //! file holds a single test, so no other test runs beside it.
 
+#[path = "common/per_connection.rs"]
+mod per_connection;
+
 use bench::{BenchConfig, HttpMode, Stop, Target, Workload};
+use per_connection::PerConnection;
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 use test_support::alloc::{allocations, Counting};
 
@@ -110,24 +113,8 @@ fn measure(addr: SocketAddr, w: &Workload, ms: u64, streams: Option<u32>) -> (u6
 
 #[test]
 fn no_allocation_per_request_over_http2() {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
-    let st = stop.clone();
-    let accept = std::thread::spawn(move || {
-        let mut conns = Vec::new();
-        for s in listener.incoming() {
-            if st.load(Ordering::SeqCst) {
-                break;
-            }
-            let Ok(s) = s else { continue };
-            let st = st.clone();
-            conns.push(std::thread::spawn(move || serve(s, &st)));
-        }
-        for c in conns {
-            let _ = c.join();
-        }
-    });
+    let server = PerConnection::start(serve);
+    let addr = server.addr;
     let pages = Workload::from_pages([
         ("a".to_string(), 1.0, vec!["/a.html", "/b.gif", "/c.gif"]),
         ("b".to_string(), 2.0, vec!["/d.gif"]),
@@ -150,7 +137,5 @@ fn no_allocation_per_request_over_http2() {
             long.1 - short.1
         );
     }
-    stop.store(true, Ordering::SeqCst);
-    let _ = TcpStream::connect(addr);
-    accept.join().unwrap();
+    server.stop();
 }

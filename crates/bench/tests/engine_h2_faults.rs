@@ -6,34 +6,13 @@ mod common;
 mod h2server;
 
 use bench::stats::ErrorKind;
-use bench::{HttpMode, RequestSpec, RunResult, Stop, Workload};
-use common::{config, ms, one_file, workload};
-use h2server::{Fault, H2Server, BODY};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use bench::{RequestSpec, RunResult, Stop};
+use common::{ms, one_file, workload};
+use h2server::{run, Fault, H2Server, BODY};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 const FOUR: &[&str] = &["/a", "/b", "/c", "/d"];
-
-/// Runs `--http 2` against `server` with 2 Webchildren; checks it ended within 10 s of its
-/// window (a loaded machine's margin).
-fn run(
-    server: &H2Server,
-    w: &Workload,
-    stop: Stop,
-    tweak: impl FnOnce(&mut bench::BenchConfig),
-) -> RunResult {
-    let mut cfg = config(server.addr, 2, stop);
-    cfg.http = HttpMode::Http2;
-    tweak(&mut cfg);
-    let t0 = Instant::now();
-    let r = bench::run(&cfg, w, &AtomicBool::new(false)).expect("run");
-    let limit = match stop {
-        Stop::Duration(d) => d + Duration::from_secs(10),
-        Stop::Pages(_) => Duration::from_secs(30),
-    };
-    assert!(t0.elapsed() <= limit, "took {:?}", t0.elapsed());
-    r
-}
 
 /// The server's count `c` once every connection has ended on its side (bounded): its threads
 /// may still be reading what the client sent last, and a count compared before then could miss

@@ -7,32 +7,12 @@ mod common;
 mod h2server;
 
 use bench::stats::ErrorKind;
-use bench::{HttpMode, RunResult, Stop, Workload};
-use common::{config, ms, one_file, workload};
-use h2server::{Fault, H2Server};
+use bench::Stop;
+use common::{ms, one_file, workload};
+use h2server::{run, Fault, H2Server};
 use std::time::{Duration, Instant};
 
 const FOUR: &[&str] = &["/a", "/b", "/c", "/d"];
-
-/// Runs `--http 2` against `server` with 2 Webchildren, ending within 10 s of its window.
-fn run(
-    server: &H2Server,
-    w: &Workload,
-    stop: Stop,
-    tweak: impl FnOnce(&mut bench::BenchConfig),
-) -> RunResult {
-    let mut cfg = config(server.addr, 2, stop);
-    cfg.http = HttpMode::Http2;
-    tweak(&mut cfg);
-    let t0 = Instant::now();
-    let r = bench::run(&cfg, w, &std::sync::atomic::AtomicBool::new(false)).expect("run");
-    let limit = match stop {
-        Stop::Duration(d) => d + Duration::from_secs(10),
-        Stop::Pages(_) => Duration::from_secs(30),
-    };
-    assert!(t0.elapsed() <= limit, "took {:?}", t0.elapsed());
-    r
-}
 
 #[test]
 fn a_server_that_allows_no_stream_is_a_response_timeout_in_page_and_lanes_mode() {

@@ -7,12 +7,34 @@
 
 #![allow(dead_code)] // each test binary uses its own subset
 
+use bench::{HttpMode, RunResult, Stop, Workload};
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// Runs `--http 2` against `server` with 2 Webchildren (`common::config`, then `tweak`);
+/// checks it ended within 10 s of its window (a loaded machine's margin).
+pub fn run(
+    server: &H2Server,
+    w: &Workload,
+    stop: Stop,
+    tweak: impl FnOnce(&mut bench::BenchConfig),
+) -> RunResult {
+    let mut cfg = crate::common::config(server.addr, 2, stop);
+    cfg.http = HttpMode::Http2;
+    tweak(&mut cfg);
+    let t0 = Instant::now();
+    let r = bench::run(&cfg, w, &AtomicBool::new(false)).expect("run");
+    let limit = match stop {
+        Stop::Duration(d) => d + Duration::from_secs(10),
+        Stop::Pages(_) => Duration::from_secs(30),
+    };
+    assert!(t0.elapsed() <= limit, "took {:?}", t0.elapsed());
+    r
+}
 
 const DATA: u8 = 0;
 const HEADERS: u8 = 1;
