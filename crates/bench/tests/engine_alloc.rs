@@ -26,7 +26,6 @@ const RESPONSE: &[u8; 140] = b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n\
 /// Keep-alive, one thread per connection, fixed buffers: answers each request head (counted by
 /// its CRLFCRLF, which may straddle reads) with `RESPONSE`.
 fn serve(mut s: TcpStream, stop: &AtomicBool) {
-    let _ = s.set_read_timeout(Some(Duration::from_millis(20)));
     let mut buf = [0u8; 4096];
     let mut matched = 0; // bytes of "\r\n\r\n" matched so far
     while !stop.load(Ordering::Relaxed) {

@@ -32,7 +32,6 @@ fn response() -> [u8; 19 + 100] {
 /// One connection: the preface, then frames; SETTINGS acknowledged, each request (a HEADERS
 /// with END_STREAM) answered. Fixed buffers; a frame header may straddle reads.
 fn serve(mut s: TcpStream, stop: &AtomicBool) {
-    let _ = s.set_read_timeout(Some(Duration::from_millis(20)));
     let _ = s.set_nodelay(true);
     // Our SETTINGS (none) and the ACK of the client's, ahead of time.
     let _ = s.write_all(&[0, 0, 0, 4, 0, 0, 0, 0, 0]);

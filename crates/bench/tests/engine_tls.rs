@@ -3,73 +3,27 @@
 //! and on. Every case ends on time: runs are `-n` runs with short timeouts, and each failure
 //! consumes its page.
 
+#[path = "common/per_connection.rs"]
+mod per_connection;
+
 use bench::config::{TlsOptions, TlsVersion};
 use bench::stats::ErrorKind;
 use bench::{BenchConfig, HttpMode, RunResult, Stop, Target, Workload};
+use per_connection::PerConnection as Server;
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use test_support::certs::{KeyKind, Leaf, TestCa, LOCAL_NAMES};
 
-/// Accepts until dropped; each connection is handled on its own thread by `handle`. Dropping
-/// stops the accept loop and joins every thread (each handler's waits are bounded).
-struct Server {
-    addr: SocketAddr,
-    stop: Arc<AtomicBool>,
-    accept: Option<JoinHandle<()>>,
-}
-
-impl Server {
-    fn start(handle: impl Fn(TcpStream, &AtomicBool) + Send + Sync + 'static) -> Server {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
-        let stop = Arc::new(AtomicBool::new(false));
-        let st = stop.clone();
-        let handle = Arc::new(handle);
-        let accept = std::thread::spawn(move || {
-            let mut conns = Vec::new();
-            for s in listener.incoming() {
-                if st.load(Ordering::SeqCst) {
-                    break;
-                }
-                let Ok(s) = s else { continue };
-                let _ = s.set_read_timeout(Some(Duration::from_millis(20)));
-                let (h, st) = (handle.clone(), st.clone());
-                conns.push(std::thread::spawn(move || h(s, &st)));
-            }
-            for c in conns {
-                let _ = c.join();
-            }
-        });
-        Server {
-            addr,
-            stop,
-            accept: Some(accept),
-        }
-    }
-
-    /// An HTTPS server with `leaf`'s chain, answering every request with a 100-byte body;
-    /// HTTP/1.0 requests are answered and closed (close_notify, then FIN).
-    fn https(leaf: &Leaf) -> Server {
-        let config = leaf.server_config();
-        Server::start(move |tcp, stop| {
-            let conn = rustls::ServerConnection::new(config.clone()).unwrap();
-            serve_http(rustls::StreamOwned::new(conn, tcp), stop);
-        })
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        let _ = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1));
-        if let Some(h) = self.accept.take() {
-            let _ = h.join();
-        }
-    }
+/// The HTTPS server most cases use: `leaf`'s chain, every request answered with a 100-byte
+/// body; HTTP/1.0 requests are answered and closed (close_notify, then FIN).
+fn https_server(leaf: &Leaf) -> Server {
+    let config = leaf.server_config();
+    Server::start(move |tcp, stop| {
+        let conn = rustls::ServerConnection::new(config.clone()).unwrap();
+        serve_http(rustls::StreamOwned::new(conn, tcp), stop);
+    })
 }
 
 fn serve_http(mut s: rustls::StreamOwned<rustls::ServerConnection, TcpStream>, stop: &AtomicBool) {
@@ -180,7 +134,7 @@ fn run(config: &BenchConfig) -> RunResult {
 #[test]
 fn a_trusted_certificate_works_in_every_mode_with_handshakes_apart() {
     let ca = TestCa::new("flint test CA");
-    let server = Server::https(&ca.leaf());
+    let server = https_server(&ca.leaf());
     let target = Target::https(server.addr, "localhost");
     for http in [HttpMode::KeepAlive, HttpMode::Pipeline, HttpMode::Http10] {
         let r = run(&config(target.clone(), trusting(&ca), http, 40));
@@ -234,7 +188,7 @@ fn assert_fails(r: &RunResult, kind: ErrorKind, pages: u64) {
 fn certificates_that_must_be_refused_are_tls_certificate_errors_unless_insecure() {
     let ca_good = TestCa::new("flint test CA");
     let ca_other = TestCa::new("another CA");
-    let server = Server::https(&ca_good.leaf());
+    let server = https_server(&ca_good.leaf());
     let target = Target::https(server.addr, "localhost");
     // Untrusted: signed by a CA the client does not know.
     let r = run(&config(
@@ -258,7 +212,7 @@ fn certificates_that_must_be_refused_are_tls_certificate_errors_unless_insecure(
     assert_eq!(bench::report::json(&r)["config"]["tls"]["verify"], false);
     assert!(bench::report::summary(&r).contains("NOT verified (--insecure)"));
 
-    let expired = Server::https(&ca_good.leaf_with(LOCAL_NAMES, KeyKind::EcdsaP256, true));
+    let expired = https_server(&ca_good.leaf_with(LOCAL_NAMES, KeyKind::EcdsaP256, true));
     let target = Target::https(expired.addr, "localhost");
     let r = run(&config(target, trusting(&ca_good), HttpMode::KeepAlive, 3));
     assert_fails(&r, ErrorKind::TlsCertificate, 3);
@@ -327,7 +281,7 @@ fn failed_handshakes_have_their_own_kinds() {
 #[test]
 fn resumption_is_off_by_default_and_counted_when_on() {
     let ca = TestCa::new("flint test CA");
-    let server = Server::https(&ca.leaf());
+    let server = https_server(&ca.leaf());
     let target = Target::https(server.addr, "localhost");
     let off = run(&config(target.clone(), trusting(&ca), HttpMode::Http10, 20));
     assert_eq!((off.stats.requests, off.stats.tls_handshakes), (20, 20));

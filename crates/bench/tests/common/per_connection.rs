@@ -1,13 +1,17 @@
-//! The allocation tests' listener: 127.0.0.1:0, each connection served on its own thread by the
-//! test's own server function (one that allocates nothing per request, unlike the shared test
-//! server), until the server is stopped. Every wait is bounded: the server function returns
-//! once the stop flag is set (its reads time out to look at it), and stopping wakes the accept
-//! loop with a connection of its own, then joins every thread.
+//! A listener on 127.0.0.1:0 whose every connection is handled on its own thread by the test's
+//! own handler, until stopped: the allocation tests' servers (which allocate nothing per
+//! request, unlike the shared test server) and the TLS tests' rustls servers. Every wait is
+//! bounded: each connection reads with a 20 ms timeout, so that its handler can look at the
+//! stop flag and return once it is set, and stopping (or dropping) wakes the accept loop with a
+//! connection of its own, then joins every thread.
+
+#![allow(dead_code)] // each test binary uses its own subset
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 pub struct PerConnection {
     pub addr: SocketAddr,
@@ -16,12 +20,13 @@ pub struct PerConnection {
 }
 
 impl PerConnection {
-    /// Listens and serves every connection with `serve(connection, stop)`.
-    pub fn start(serve: fn(TcpStream, &AtomicBool)) -> Self {
+    /// Listens and handles every connection with `handle(connection, stop)`.
+    pub fn start(handle: impl Fn(TcpStream, &AtomicBool) + Send + Sync + 'static) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
         let stop = Arc::new(AtomicBool::new(false));
         let st = stop.clone();
+        let handle = Arc::new(handle);
         let accept = std::thread::spawn(move || {
             let mut conns = Vec::new();
             for s in listener.incoming() {
@@ -29,8 +34,9 @@ impl PerConnection {
                     break;
                 }
                 let Ok(s) = s else { continue };
-                let st = st.clone();
-                conns.push(std::thread::spawn(move || serve(s, &st)));
+                let _ = s.set_read_timeout(Some(Duration::from_millis(20)));
+                let (h, st) = (handle.clone(), st.clone());
+                conns.push(std::thread::spawn(move || h(s, &st)));
             }
             for c in conns {
                 let _ = c.join();
@@ -43,22 +49,22 @@ impl PerConnection {
         }
     }
 
-    /// Stops every connection's thread and the accept loop, and waits for them.
+    /// Stops every connection's thread and the accept loop, and waits for them; a panic of the
+    /// accept loop is the test's.
     pub fn stop(mut self) {
-        let accept = self.wake();
-        accept.join().unwrap();
+        self.wake().join().unwrap();
     }
 
     fn wake(&mut self) -> JoinHandle<()> {
         self.stop.store(true, Ordering::SeqCst);
-        let _ = TcpStream::connect(self.addr);
+        let _ = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1));
         self.accept.take().expect("the accept loop is joined once")
     }
 }
 
 impl Drop for PerConnection {
     fn drop(&mut self) {
-        // A test that panics before `stop` still ends its threads.
+        // A test that ends (or panics) without `stop` still ends its threads.
         if self.accept.is_some() {
             let _ = self.wake().join();
         }
