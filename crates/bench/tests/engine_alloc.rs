@@ -7,6 +7,8 @@
 
 #[path = "common/per_connection.rs"]
 mod per_connection;
+#[path = "common/steady_state.rs"]
+mod steady_state;
 
 use bench::{BenchConfig, Stop, Target, Workload};
 use per_connection::PerConnection;
@@ -14,6 +16,7 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+use steady_state::assert_no_allocation_per_request;
 use test_support::alloc::{allocations, Counting};
 
 #[global_allocator]
@@ -86,16 +89,5 @@ fn no_allocation_per_request_in_steady_state() {
     let short = measure(addr, &w, Stop::Duration(Duration::from_millis(200)));
     let long = measure(addr, &w, Stop::Duration(Duration::from_millis(800)));
     server.stop();
-    println!("short: {short:?}, long: {long:?} (allocations, requests)");
-    assert!(
-        long.1 >= short.1 + 1000,
-        "too few requests to tell: {short:?} {long:?}"
-    );
-    // The long run has one more second of time series per thread (and the merged result one).
-    let extra = long.0.saturating_sub(short.0);
-    assert!(
-        extra <= 16,
-        "{extra} more allocations for {} more requests",
-        long.1 - short.1
-    );
+    assert_no_allocation_per_request("keep-alive", short, long);
 }

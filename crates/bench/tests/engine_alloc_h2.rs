@@ -8,6 +8,8 @@
 
 #[path = "common/per_connection.rs"]
 mod per_connection;
+#[path = "common/steady_state.rs"]
+mod steady_state;
 
 use bench::{BenchConfig, HttpMode, Stop, Target, Workload};
 use per_connection::PerConnection;
@@ -15,6 +17,7 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+use steady_state::assert_no_allocation_per_request;
 use test_support::alloc::{allocations, Counting};
 
 #[global_allocator]
@@ -123,18 +126,7 @@ fn no_allocation_per_request_over_http2() {
     for (name, w, streams) in [("pages", &pages, None), ("-m 8", &one, Some(8))] {
         let short = measure(addr, w, 200, streams);
         let long = measure(addr, w, 800, streams);
-        println!("{name}: short {short:?}, long {long:?} (allocations, requests)");
-        assert!(
-            long.1 >= short.1 + 1000,
-            "{name}: too few requests to tell: {short:?} {long:?}"
-        );
-        // The long run has one more second of time series per thread (and the merged result).
-        let extra = long.0.saturating_sub(short.0);
-        assert!(
-            extra <= 16,
-            "{name}: {extra} more allocations for {} more requests",
-            long.1 - short.1
-        );
+        assert_no_allocation_per_request(name, short, long);
     }
     server.stop();
 }
