@@ -14,20 +14,32 @@ fn us(t: std::time::SystemTime) -> u64 {
     t.duration_since(UNIX_EPOCH).unwrap().as_micros() as u64
 }
 
+/// Runs Webchildren `children` of `cfg` as a slice starting `start_in` from now, against `srv`:
+/// the slice's start skew, and when it started and when the first request arrived (µs since the
+/// epoch, on the wall clock both share).
+fn skew_and_first_arrival(
+    srv: &Recording,
+    cfg: &bench::BenchConfig,
+    children: std::ops::Range<usize>,
+    start_in: Duration,
+) -> (Duration, u64, u64) {
+    let slice = Slice {
+        children,
+        start: Some(Instant::now() + start_in),
+        start_unix_us: None,
+    };
+    let stop = AtomicBool::new(false);
+    let o = bench::run_slice(cfg, &one_file(), &slice, &stop, &NoObserver).unwrap();
+    let skew = o.start_skew.expect("it connected");
+    let first = srv.arrivals().into_iter().map(us).min().unwrap();
+    (skew, us(o.result.started_at), first)
+}
+
 #[test]
 fn the_skew_ends_at_the_first_connect_not_before_the_first_arrival() {
     let srv = Recording::start(Duration::from_micros(200));
     let cfg = config(srv.addr, 4, Stop::Pages(40));
-    let slice = Slice {
-        children: 0..4,
-        start: Some(Instant::now() + ms(100)),
-        start_unix_us: None,
-    };
-    let stop = AtomicBool::new(false);
-    let o = bench::run_slice(&cfg, &one_file(), &slice, &stop, &NoObserver).unwrap();
-    let skew = o.start_skew.expect("it connected");
-    let start = us(o.result.started_at);
-    let first = srv.arrivals().into_iter().map(us).min().unwrap();
+    let (skew, start, first) = skew_and_first_arrival(&srv, &cfg, 0..4, ms(100));
     // The first request arrived after its connect began; the wall clock and the run's monotonic
     // one agree within a few µs (the margin).
     assert!(
@@ -45,16 +57,7 @@ fn in_the_open_loop_the_skew_is_from_the_first_page_due() {
     let mut cfg = config(srv.addr, 4, Stop::Duration(ms(500)));
     cfg.rate = Some(10.0);
     cfg.target = Target::http(srv.addr);
-    let slice = Slice {
-        children: 2..4,
-        start: Some(Instant::now() + ms(50)),
-        start_unix_us: None,
-    };
-    let stop = AtomicBool::new(false);
-    let o = bench::run_slice(&cfg, &one_file(), &slice, &stop, &NoObserver).unwrap();
-    let skew = o.start_skew.expect("it connected");
-    let start = us(o.result.started_at);
-    let first = srv.arrivals().into_iter().map(us).min().unwrap();
+    let (skew, start, first) = skew_and_first_arrival(&srv, &cfg, 2..4, ms(50));
     assert!(first >= start + 200_000, "sent before its page was due");
     // Late by the wake-up, not by the 200 ms its first page waited for (the margin is for a
     // loaded machine).
