@@ -16,8 +16,8 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-use steady_state::assert_no_allocation_per_request;
-use test_support::alloc::{allocations, Counting};
+use steady_state::{assert_no_allocation_per_request, measure};
+use test_support::alloc::Counting;
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
@@ -67,15 +67,6 @@ fn config(addr: SocketAddr, stop: Stop) -> BenchConfig {
     }
 }
 
-/// Allocations and requests of one run.
-fn measure(addr: SocketAddr, w: &Workload, stop: Stop) -> (u64, u64) {
-    let before = allocations();
-    let r = bench::run(&config(addr, stop), w, &AtomicBool::new(false)).unwrap();
-    let counted = allocations() - before;
-    assert_eq!(r.stats.errors.total(), 0);
-    (counted, r.stats.requests)
-}
-
 #[test]
 fn no_allocation_per_request_in_steady_state() {
     let server = PerConnection::start(serve);
@@ -86,8 +77,14 @@ fn no_allocation_per_request_in_steady_state() {
     ])
     .unwrap();
     // Timed runs: their seconds are allocated before they start (a -n run adds one a second).
-    let short = measure(addr, &w, Stop::Duration(Duration::from_millis(200)));
-    let long = measure(addr, &w, Stop::Duration(Duration::from_millis(800)));
+    let short = measure(
+        &config(addr, Stop::Duration(Duration::from_millis(200))),
+        &w,
+    );
+    let long = measure(
+        &config(addr, Stop::Duration(Duration::from_millis(800))),
+        &w,
+    );
     server.stop();
     assert_no_allocation_per_request("keep-alive", short, long);
 }

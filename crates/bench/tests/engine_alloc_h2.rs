@@ -17,8 +17,8 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-use steady_state::assert_no_allocation_per_request;
-use test_support::alloc::{allocations, Counting};
+use steady_state::{assert_no_allocation_per_request, measure};
+use test_support::alloc::Counting;
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
@@ -90,6 +90,11 @@ fn serve(mut s: TcpStream, stop: &AtomicBool) {
     }
 }
 
+/// A run of `ms` milliseconds.
+fn ms(n: u64) -> Stop {
+    Stop::Duration(Duration::from_millis(n))
+}
+
 fn config(addr: SocketAddr, stop: Stop, streams: Option<u32>) -> BenchConfig {
     BenchConfig {
         concurrency: 4,
@@ -103,16 +108,6 @@ fn config(addr: SocketAddr, stop: Stop, streams: Option<u32>) -> BenchConfig {
     }
 }
 
-/// Allocations and requests of one run.
-fn measure(addr: SocketAddr, w: &Workload, ms: u64, streams: Option<u32>) -> (u64, u64) {
-    let stop = Stop::Duration(Duration::from_millis(ms));
-    let before = allocations();
-    let r = bench::run(&config(addr, stop, streams), w, &AtomicBool::new(false)).unwrap();
-    let counted = allocations() - before;
-    assert_eq!(r.stats.errors.total(), 0, "{:?}", r.stats.errors);
-    (counted, r.stats.requests)
-}
-
 #[test]
 fn no_allocation_per_request_over_http2() {
     let server = PerConnection::start(serve);
@@ -124,8 +119,8 @@ fn no_allocation_per_request_over_http2() {
     .unwrap();
     let one = Workload::from_pages([("a".to_string(), 1.0, vec!["/a.html"])]).unwrap();
     for (name, w, streams) in [("pages", &pages, None), ("-m 8", &one, Some(8))] {
-        let short = measure(addr, w, 200, streams);
-        let long = measure(addr, w, 800, streams);
+        let short = measure(&config(addr, ms(200), streams), w);
+        let long = measure(&config(addr, ms(800), streams), w);
         assert_no_allocation_per_request(name, short, long);
     }
     server.stop();

@@ -7,6 +7,9 @@
 //! record in another, so the bound here is those two per request, not zero: the test holds that
 //! figure (and fails if the client adds its own).
 
+#[path = "common/steady_state.rs"]
+mod steady_state;
+
 use bench::config::TlsOptions;
 use bench::{BenchConfig, Stop, Target, Workload};
 use std::io::{Read, Write};
@@ -14,7 +17,8 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use test_support::alloc::{allocations, exclude_current_thread, Counting};
+use steady_state::measure;
+use test_support::alloc::{exclude_current_thread, Counting};
 use test_support::certs::{KeyKind, SelfSigned};
 
 #[global_allocator]
@@ -57,14 +61,6 @@ fn serve(tcp: TcpStream, config: Arc<rustls::ServerConfig>, stop: &AtomicBool) {
             }
         }
     }
-}
-
-fn measure(config: &BenchConfig, w: &Workload) -> (u64, u64) {
-    let before = allocations();
-    let r = bench::run(config, w, &AtomicBool::new(false)).unwrap();
-    let counted = allocations() - before;
-    assert_eq!(r.stats.errors.total(), 0, "{:?}", r.stats.errors);
-    (counted, r.stats.requests)
 }
 
 #[test]

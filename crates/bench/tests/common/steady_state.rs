@@ -1,5 +1,22 @@
-//! The allocation tests' verdict: a short run and a long one, each as (allocations, requests),
-//! make (almost) the same number of allocations, so nothing is allocated per request.
+//! The allocation tests' measure and verdict: a run as (allocations, requests), and a short run
+//! and a long one that make (almost) the same number of allocations, so that nothing is
+//! allocated per request.
+
+#![allow(dead_code)] // each test binary uses its own subset
+
+use bench::{BenchConfig, Workload};
+use std::sync::atomic::AtomicBool;
+use test_support::alloc::allocations;
+
+/// One run of `config` on `w`, free of errors: the allocations it made (as the test binary's
+/// counting allocator sees them) and its requests.
+pub fn measure(config: &BenchConfig, w: &Workload) -> (u64, u64) {
+    let before = allocations();
+    let r = bench::run(config, w, &AtomicBool::new(false)).unwrap();
+    let counted = allocations() - before;
+    assert_eq!(r.stats.errors.total(), 0, "{:?}", r.stats.errors);
+    (counted, r.stats.requests)
+}
 
 /// Holds `long` to `short`: at least 1,000 more requests (else the difference says nothing),
 /// and at most 16 more allocations, the long run's extra second of time series per thread (and
