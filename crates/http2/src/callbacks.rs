@@ -110,9 +110,11 @@ unsafe extern "C" fn send_data<H: Handler>(
     // never chosen (no select_padding callback), so the frame is header + length bytes.
     unsafe {
         let stream = (*frame).hd.stream_id;
-        debug_assert_eq!((*frame).data.padlen, 0);
+        let padlen = (*frame).data.padlen;
         let header = &*(framehd as *const [u8; 9]);
         guarded::<H, _>(user_data, FAIL, |ctx| {
+            // Inside the guard: a panic must not unwind through nghttp2's C frames.
+            debug_assert_eq!(padlen, 0);
             if ctx.h.write_data(stream, header, length) {
                 0
             } else {
@@ -302,6 +304,10 @@ unsafe extern "C" fn frame_send<H: Handler>(
         let hd = (*frame).hd;
         guarded::<H, _>(user_data, FAIL, |ctx| {
             ctx.h.on_frame_sent(hd.type_, hd.length);
+            let end_stream = u32::from(hd.flags) & sys::NGHTTP2_FLAG_END_STREAM != 0;
+            if end_stream && (hd.type_ == frame_type::HEADERS || hd.type_ == frame_type::DATA) {
+                ctx.h.on_end_stream_sent(hd.stream_id);
+            }
             if hd.type_ == frame_type::GOAWAY {
                 let g = (*frame).goaway;
                 ctx.h.on_goaway_sent(g.last_stream_id, g.error_code);

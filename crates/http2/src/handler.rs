@@ -32,6 +32,16 @@ pub enum HeaderVerdict {
     FailConnection,
 }
 
+/// What [`Handler::on_begin_frame`] decides about a frame whose header just arrived.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrameVerdict {
+    /// nghttp2 processes the frame.
+    Accept,
+    /// End the connection: GOAWAY with this error code is queued, this frame and all further
+    /// input are ignored, and the session is done once that GOAWAY is written.
+    FailConnection(u32),
+}
+
 /// What [`Handler::body_ready`] says about a stream's body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Body {
@@ -55,6 +65,21 @@ pub enum Body {
 /// A panic in a method is caught at the C boundary, the session fails (it is unusable after),
 /// and the panic resumes when `recv`/`send` returns.
 pub trait Handler {
+    /// Whether [`Handler::on_begin_frame`] is called: the input is then handed to nghttp2 one
+    /// frame at a time (a few more calls into it per read, nothing allocated).
+    const BEGIN_FRAME: bool = false;
+
+    /// A frame's 9-byte header arrived (every frame, CONTINUATION included), before nghttp2
+    /// sees it and after it has processed every frame before it. Unlike nghttp2's own
+    /// `on_begin_frame_callback`, it is called for frames nghttp2 would ignore unseen (DATA on
+    /// a stream it has forgotten), which is what it is for: a stream nghttp2 has closed and
+    /// freed is unknown to it, and only the caller can remember how it ended. Called only when
+    /// [`Handler::BEGIN_FRAME`] is true, and not once the session is terminating.
+    fn on_begin_frame(&mut self, frame_type: u8, flags: u8, stream: StreamId) -> FrameVerdict {
+        let _ = (frame_type, flags, stream);
+        FrameVerdict::Accept
+    }
+
     /// Takes bytes to send to the peer (frame headers, HEADERS blocks, control frames); returns
     /// how many it took. Fewer than offered: the rest is offered again at once. 0: it can take
     /// none now; `send` returns and nghttp2 offers the same bytes at the next `send`.
@@ -135,6 +160,13 @@ pub trait Handler {
     /// with its CONTINUATIONs), for counting.
     fn on_frame_sent(&mut self, frame_type: u8, len: usize) {
         let _ = (frame_type, len);
+    }
+
+    /// This side's HEADERS or DATA frame with END_STREAM on `stream` was written: its side of
+    /// the stream is complete (a server's response sent whole). The stream stays open while
+    /// the peer's side has not ended.
+    fn on_end_stream_sent(&mut self, stream: StreamId) {
+        let _ = stream;
     }
 
     /// A frame the peer sent broke the protocol and nghttp2 has answered (RST_STREAM or

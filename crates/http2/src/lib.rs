@@ -56,6 +56,7 @@
 mod callbacks;
 mod config;
 mod error;
+mod frames;
 mod handler;
 mod header;
 mod session;
@@ -63,6 +64,6 @@ mod session;
 pub use callbacks::stray_callbacks;
 pub use config::{Config, DEFAULT_WINDOW};
 pub use error::{error_code, frame_type, lib_error, Error};
-pub use handler::{Body, Handler, HeaderVerdict, HeadersKind, StreamId};
+pub use handler::{Body, FrameVerdict, Handler, HeaderVerdict, HeadersKind, StreamId};
 pub use header::Header;
 pub use session::Session;

@@ -9,7 +9,8 @@ use libnghttp2_sys as sys;
 
 use crate::callbacks::{self, Ctx};
 use crate::config::DEFAULT_WINDOW;
-use crate::handler::{Handler, StreamId};
+use crate::frames::Frames;
+use crate::handler::{FrameVerdict, Handler, StreamId};
 use crate::{Config, Error, Header};
 
 /// One HTTP/2 connection, client or server, over nghttp2's session.
@@ -20,6 +21,8 @@ pub struct Session<H: Handler> {
     raw: NonNull<sys::nghttp2_session>,
     header_bytes: u64,
     max_header_list: u64,
+    /// Frame boundaries of the input, when the handler wants each header first.
+    frames: Frames,
     _handler: PhantomData<*mut H>,
 }
 
@@ -75,6 +78,7 @@ impl<H: Handler> Session<H> {
             raw: NonNull::new(raw).ok_or(Error::from_code(sys::NGHTTP2_ERR_NOMEM))?,
             header_bytes: 0,
             max_header_list: u64::from(config.max_header_list_size),
+            frames: Frames::new(!client),
             _handler: PhantomData,
         };
         let (iv, n) = config.settings(client);
@@ -134,6 +138,35 @@ impl<H: Handler> Session<H> {
     /// were consumed (all of them unless it fails). Also queues what the input calls for
     /// (SETTINGS ACK, PING ACK, WINDOW_UPDATE, RST_STREAM, GOAWAY): call `send` after.
     pub fn recv(&mut self, input: &[u8], h: &mut H) -> Result<usize, Error> {
+        if !H::BEGIN_FRAME {
+            return self.recv_raw(input, h);
+        }
+        // Up to each frame header, then the handler's look at it, then on.
+        let mut fed = 0;
+        let mut at = 0;
+        while let Some((start, end, head)) = self.frames.next(input, at) {
+            at = end;
+            if start > fed {
+                self.recv_raw(&input[fed..start], h)?;
+                fed = start;
+            }
+            if !self.want_read() {
+                continue; // terminating: nghttp2 ignores the rest
+            }
+            if let FrameVerdict::FailConnection(code) =
+                h.on_begin_frame(head.kind, head.flags, head.stream)
+            {
+                self.terminate(code)?;
+                return Ok(input.len());
+            }
+        }
+        if fed < input.len() {
+            self.recv_raw(&input[fed..], h)?;
+        }
+        Ok(input.len())
+    }
+
+    fn recv_raw(&mut self, input: &[u8], h: &mut H) -> Result<usize, Error> {
         let n = self.with_handler(h, |raw| {
             // SAFETY: raw is live, input is valid for its length and only read.
             unsafe { sys::nghttp2_session_mem_recv2(raw, input.as_ptr(), input.len()) }
@@ -310,8 +343,9 @@ impl<H: Handler> Session<H> {
         unsafe { sys::nghttp2_session_get_last_proc_stream_id(self.raw.as_ptr()) }
     }
 
-    /// How many body bytes may still be sent on `stream` (its flow-control window, capped by
-    /// the connection's); None if the stream is not open.
+    /// How many body bytes may still be sent on `stream` by its own flow-control window (the
+    /// connection's window, `connection_remote_window`, may allow fewer); None if the stream is
+    /// not open.
     pub fn stream_remote_window(&self, stream: StreamId) -> Option<u32> {
         // SAFETY: raw is live; a query (-1 for an unknown stream).
         let w = unsafe {

@@ -159,7 +159,7 @@ impl Default for Config {
             http2: true,
             h2_max_concurrent_streams: 100,
             h2_initial_window_size: 65_535,
-            h2_max_header_list_size: 65_536,
+            h2_max_header_list_size: 16_384,
             h2_header_table_size: 4_096,
             index: "index.html".into(),
             cache_bytes: 64 << 20,

@@ -72,13 +72,15 @@ impl<T: Transport> Conn<T> {
     /// Since when the connection has waited for a request with nothing of one in hand: idle
     /// between requests, or accepted (over TLS, possibly past its handshake) and silent since.
     /// Such a connection may be closed to admit a new one at the connection cap; `None` while
-    /// a request is under way (a head or body arriving, a response queued).
+    /// a request is under way (a head or body arriving, a response queued or, over HTTP/2, a
+    /// response body still to be sent). HTTP/2 streams with nothing to send do not count: a
+    /// stream answered whole whose request the client never finishes holds nothing.
     pub fn waiting_since(&self, keepalive: Duration) -> Option<Instant> {
         let s = &self.session;
         if s.queued > 0
             || s.has_input()
             || s.reading_body()
-            || s.streams_open()
+            || s.sending_body()
             || self.io.has_output()
         {
             return None;
@@ -153,12 +155,22 @@ impl<T: Transport> Conn<T> {
         }
         // A body's clock stops while the server is not reading because its output is blocked.
         let restart = self.phase == Phase::Send;
+        let body_moved = self.session.take_body_progress();
         if let Some(due) = self.session.body_deadline(w, restart) {
             // A body being dropped has its own deadline (a total and a gap, `protocol/body.rs`),
             // not the keep-alive one.
             self.phase = Phase::Body;
             self.deadline = due;
-        } else if self.session.has_input() || !self.session.served {
+        } else if self.session.sending_body() {
+            // An HTTP/2 body paced by the client's flow control: the socket need never block,
+            // yet output is pending. The send timeout runs from the body's last progress:
+            // bytes of it framed, or a window opened (control frames written, PING ACKs, are
+            // not: a client that pings and opens no window is not reading).
+            if self.phase != Phase::Send || body_moved {
+                self.phase = Phase::Send;
+                self.deadline = w.now + w.timeouts.send;
+            }
+        } else if self.session.head_in_progress() || !self.session.served {
             // A head is due within the header timeout of its first byte, however it trickles.
             self.phase = Phase::Head;
             self.deadline = self.session.head_since + w.timeouts.header;

@@ -62,6 +62,8 @@ pub(crate) struct Worker {
 pub(crate) enum Negotiated {
     /// Nothing (cleartext): the first bytes decide.
     Nothing,
+    /// TLS still handshaking: ALPN is not known yet, so nothing is decided.
+    Pending,
     /// TLS with ALPN `h2`.
     H2,
     /// TLS with ALPN `http/1.1`, or none.
@@ -130,7 +132,9 @@ impl Session {
         let Some(b) = self.bufs.as_mut() else { return };
         // The header timeout runs from a head's first byte (from accept for the first request:
         // a connect-and-wait client is a slowloris too).
-        if b.in_len == 0 && self.served {
+        // (HTTP/2 empties the buffer every read: it sets `head_since` when a header block
+        // begins.)
+        if b.in_len == 0 && self.served && !matches!(self.proto, Proto::H2(_)) {
             self.head_since = now;
         }
         b.in_len += n;
@@ -141,11 +145,17 @@ impl Session {
         self.bufs.as_ref().is_some_and(|b| b.in_len > 0)
     }
 
+    /// A request head is under way: bytes of one waiting, or an HTTP/2 header block begun and
+    /// not complete (its deadline counts from [`Session::head_since`]).
+    pub fn head_in_progress(&self) -> bool {
+        self.has_input() || matches!(&self.proto, Proto::H2(h) if h.head_pending())
+    }
+
     /// When the request body being read is due (see `protocol/body.rs`); `None` when no body is.
     pub fn body_deadline(&mut self, w: &Worker, restart: bool) -> Option<Instant> {
         let drain = match &mut self.proto {
             Proto::H1(h) => h.body()?,
-            // HTTP/2 drops bodies per stream, under flow control: see `streams_open`.
+            // HTTP/2 drops bodies per stream, under flow control: see `h2.rs`.
             Proto::H2(_) | Proto::Undecided => return None,
         };
         if restart {
@@ -212,9 +222,28 @@ impl Session {
         }
     }
 
-    /// An HTTP/2 stream is open: a request in flight, or a body waiting for flow control.
-    pub fn streams_open(&self) -> bool {
-        matches!(&self.proto, Proto::H2(h) if h.busy())
+    /// Bytes of request storage an HTTP/2 connection holds (see `h2::H2::retained`).
+    #[cfg(test)]
+    fn h2_retained(&self) -> usize {
+        match &self.proto {
+            Proto::H2(h) => h.retained(),
+            _ => 0,
+        }
+    }
+
+    /// An HTTP/2 response body is still to be sent: the client's flow control paces it, so
+    /// the socket may never block while it waits.
+    pub fn sending_body(&self) -> bool {
+        matches!(&self.proto, Proto::H2(h) if h.sending())
+    }
+
+    /// An HTTP/2 response body moved since the last call: body bytes framed, or a
+    /// flow-control window opened by the client (progress for a body it paces).
+    pub fn take_body_progress(&mut self) -> bool {
+        match &mut self.proto {
+            Proto::H2(h) => h.take_progress(),
+            _ => false,
+        }
     }
 
     /// Picks the protocol from ALPN or from the first bytes; false while they cannot tell yet.
@@ -222,6 +251,7 @@ impl Session {
         let h2 = match negotiated {
             Negotiated::H2 => true,
             Negotiated::Http1 => false,
+            Negotiated::Pending => return false,
             Negotiated::Nothing => {
                 let Some(b) = self.bufs.as_ref().filter(|b| b.in_len > 0) else {
                     return false;

@@ -414,6 +414,11 @@ impl Transport for TlsTcp {
     }
 
     fn negotiated(&self) -> Negotiated {
+        // ALPN is settled only once the handshake is: a ClientHello split across reads leaves
+        // it unknown after the first, and the protocol is fixed once decided.
+        if self.tls.is_handshaking() {
+            return Negotiated::Pending;
+        }
         match self.tls.alpn_protocol() {
             Some(b"h2") => Negotiated::H2,
             _ => Negotiated::Http1,

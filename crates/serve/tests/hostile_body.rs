@@ -49,16 +49,18 @@ fn a_body_at_one_byte_per_interval_is_cut_at_its_deadline() {
 #[test]
 fn a_body_above_the_rate_is_read_past_the_timeout() {
     let srv = TestServer::start(|c| {
-        c.body_timeout_ms = 300;
+        // The gap allowed between bytes is the timeout: 2 s against 100 ms pauses, so a loaded
+        // machine stretching a pause many times over cannot trip it.
+        c.body_timeout_ms = 2_000;
         c.body_min_rate = 100;
     });
     let mut s = connect(srv.addr);
-    s.write_all(b"GET /a.txt HTTP/1.1\r\nHost: t\r\nContent-Length: 400\r\n\r\n")
+    s.write_all(b"GET /a.txt HTTP/1.1\r\nHost: t\r\nContent-Length: 1200\r\n\r\n")
         .unwrap();
     let mut r = BufReader::new(s.try_clone().unwrap());
     assert_eq!(read_response(&mut r, false).unwrap().status, 200);
-    // 40 bytes every 100 ms: 400 B/s, four times the rate, for a second (past the 300 ms).
-    for _ in 0..10 {
+    // 40 bytes every 100 ms: 400 B/s, four times the rate, for 3 s (past the 2 s).
+    for _ in 0..30 {
         s.write_all(&[b'x'; 40]).unwrap();
         std::thread::sleep(Duration::from_millis(100));
     }

@@ -113,3 +113,42 @@ fn the_cap_is_the_servers_not_a_threads_share() {
     let st = srv.stop();
     assert_eq!((st.rejected, st.requests), (1, 4), "{st:?}");
 }
+
+/// HTTP/2 connections whose requests never end (HEADERS without END_STREAM, the body never
+/// sent) are answered: with nothing left to send they wait for a request like any idle
+/// connection, and at the cap a new client takes the place of one.
+#[test]
+fn h2_connections_with_unfinished_requests_do_not_lock_the_cap() {
+    use h2_support::raw;
+    let srv = TestServer::start(|c| {
+        c.max_connections = 2;
+        c.threads = 1;
+        c.defer_accept = false;
+    });
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        let mut s = connect(srv.addr);
+        let mut out = raw::start();
+        let block = raw::get_block("/a.txt", "localhost");
+        raw::frame(&mut out, raw::HEADERS, raw::END_HEADERS, 1, &block);
+        s.write_all(&out).unwrap();
+        // The whole answer.
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !raw::parse(&got)
+            .iter()
+            .any(|f| f.0 == raw::DATA && f.2 == 1 && f.1 & raw::END_STREAM != 0)
+        {
+            let n = std::io::Read::read(&mut s, &mut buf).expect("read");
+            assert!(n > 0, "closed: {:?}", raw::parse(&got));
+            got.extend_from_slice(&buf[..n]);
+        }
+        held.push(s);
+    }
+    let r = exchange(srv.addr, &get("/a.txt"));
+    assert_eq!(r.status, 200, "a new client is admitted");
+    let st = srv.stop();
+    assert_eq!(st.rejected, 0, "{st:?}");
+    assert!(st.idle_evictions >= 1, "{st:?}");
+    drop(held);
+}

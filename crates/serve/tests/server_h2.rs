@@ -218,3 +218,302 @@ fn shutdown_sends_goaway_and_finishes_the_streams_under_way() {
     assert_eq!(r.reset, Some(0));
     assert!(r.body == content("4m.bin", 4 << 20), "the stream finished");
 }
+
+/// A ClientHello in two segments (a post-quantum one is larger than a segment): the server
+/// reads the first half, and still learns ALPN before deciding the protocol.
+#[test]
+fn tls_client_hello_split_across_reads_still_gets_h2() {
+    let certs = Certs::new(false);
+    let srv = certs.serve(|_| {});
+    let mut config = (*certs.client(&tls_support::both_versions())).clone();
+    config.alpn_protocols = vec![b"h2".to_vec()];
+    let config = std::sync::Arc::new(config);
+    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    let mut conn = rustls::ClientConnection::new(config, name).unwrap();
+    let mut hello = Vec::new();
+    conn.write_tls(&mut hello).unwrap();
+    let mut sock = connect(srv.addr);
+    sock.write_all(&hello[..hello.len() / 2]).unwrap();
+    // The server reads (and answers, if it would) the first half on its own.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    sock.write_all(&hello[hello.len() / 2..]).unwrap();
+    let mut tls = rustls::StreamOwned::new(conn, sock);
+    let mut c = Client::new(&mut tls, "localhost");
+    let r = c.get("/a.txt", &[]);
+    assert_eq!((r.status, &r.body[..]), (200, &b"hello"[..]));
+    drop(c);
+    assert_eq!(tls.conn.alpn_protocol(), Some(&b"h2"[..]));
+    let st = srv.stop();
+    assert_eq!((st.http2_connections, st.http1_connections), (1, 0));
+}
+
+/// A frame on a stream the client ended, once the server has answered and closed it, is a
+/// connection error STREAM_CLOSED (RFC 9113 5.1), however the client's bytes were cut into
+/// reads: here the late frame is written only after the response is complete.
+#[test]
+fn a_frame_after_the_clients_end_of_a_closed_stream_is_stream_closed() {
+    let srv = TestServer::start(|c| c.max_body_bytes = 1000);
+    // (what ends the client's side, the late frame's type)
+    let cases = [
+        (raw::END_STREAM, raw::DATA),
+        (raw::END_STREAM, raw::HEADERS),
+        (0, raw::DATA), // ended by the client's RST_STREAM
+    ];
+    for (end, late) in cases {
+        let mut s = connect(srv.addr);
+        let mut out = raw::start();
+        let block = raw::get_block("/a.txt", "localhost");
+        raw::frame(&mut out, raw::HEADERS, raw::END_HEADERS | end, 1, &block);
+        if end == 0 {
+            raw::frame(&mut out, raw::RST_STREAM, 0, 1, &8u32.to_be_bytes());
+        } else {
+            s.write_all(&out).unwrap();
+            out.clear();
+            read_frames(&mut s, |f| {
+                f.iter()
+                    .any(|f| f.0 == raw::DATA && f.2 == 1 && f.1 & raw::END_STREAM != 0)
+            });
+        }
+        if late == raw::DATA {
+            raw::frame(&mut out, raw::DATA, raw::END_STREAM, 1, b"late");
+        } else {
+            let block = raw::get_block("/a.txt", "localhost");
+            raw::frame(&mut out, raw::HEADERS, raw::END_HEADERS, 1, &block);
+        }
+        s.write_all(&out).unwrap();
+        let frames = read_frames(&mut s, |f| raw::goaway_code(f).is_some());
+        assert_eq!(
+            raw::goaway_code(&frames),
+            Some(5),
+            "{end} {late}: {frames:?}"
+        );
+    }
+    // Frames that crossed the server's own RST_STREAM are ignored: the connection goes on.
+    let mut s = connect(srv.addr);
+    let mut out = raw::start();
+    let block = raw::get_block("/a.txt", "localhost");
+    raw::frame(&mut out, raw::HEADERS, raw::END_HEADERS, 1, &block);
+    raw::frame(&mut out, raw::DATA, 0, 1, &[b'x'; 1500]);
+    s.write_all(&out).unwrap();
+    read_frames(&mut s, |f| {
+        f.iter().any(|f| f.0 == raw::RST_STREAM && f.2 == 1)
+    });
+    let mut out = Vec::new();
+    raw::frame(&mut out, raw::DATA, raw::END_STREAM, 1, b"crossed");
+    let block = raw::get_block("/a.txt", "localhost");
+    raw::frame(
+        &mut out,
+        raw::HEADERS,
+        raw::END_HEADERS | raw::END_STREAM,
+        3,
+        &block,
+    );
+    s.write_all(&out).unwrap();
+    let frames = read_frames(&mut s, |f| {
+        f.iter()
+            .any(|f| f.0 == raw::DATA && f.2 == 3 && f.3 == b"hello")
+    });
+    assert_eq!(raw::goaway_code(&frames), None, "{frames:?}");
+}
+
+/// A download the client paces with its flow control (16 KiB of window every 100 ms, as a
+/// slow reader does) never blocks the socket, yet is progressing: it is not cut at the
+/// keep-alive timeout, only after the send timeout without progress.
+#[test]
+fn a_download_paced_by_flow_control_outlives_the_keepalive_timeout() {
+    let srv = TestServer::start(|c| {
+        c.keepalive_timeout_ms = 300;
+        c.send_timeout_ms = 5_000;
+    });
+    let mut s = connect(srv.addr);
+    s.set_read_timeout(Some(std::time::Duration::from_millis(20)))
+        .unwrap();
+    let mut out = raw::start();
+    let block = raw::get_block("/300k.bin", "localhost");
+    raw::frame(
+        &mut out,
+        raw::HEADERS,
+        raw::END_HEADERS | raw::END_STREAM,
+        1,
+        &block,
+    );
+    s.write_all(&out).unwrap();
+    let start = std::time::Instant::now();
+    let mut last_grant = start;
+    let mut got = Vec::new();
+    let mut buf = vec![0; 1 << 16];
+    let body_done = |got: &[u8]| {
+        raw::parse(got)
+            .iter()
+            .any(|f| f.0 == raw::DATA && f.2 == 1 && f.1 & raw::END_STREAM != 0)
+    };
+    while !body_done(&got) {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(30),
+            "too slow"
+        );
+        match s.read(&mut buf) {
+            Ok(0) => panic!("closed after {:?}", start.elapsed()),
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {}
+            Err(e) => panic!("{e} after {:?}", start.elapsed()),
+        }
+        assert_eq!(raw::goaway_code(&raw::parse(&got)), None);
+        if last_grant.elapsed() >= std::time::Duration::from_millis(100) {
+            last_grant = std::time::Instant::now();
+            let mut w = Vec::new();
+            for stream in [1, 0] {
+                raw::frame(
+                    &mut w,
+                    raw::WINDOW_UPDATE,
+                    0,
+                    stream,
+                    &16384u32.to_be_bytes(),
+                );
+            }
+            s.write_all(&w).unwrap();
+        }
+    }
+    let body: Vec<u8> = raw::parse(&got)
+        .iter()
+        .filter(|f| f.0 == raw::DATA && f.2 == 1)
+        .flat_map(|f| f.3.clone())
+        .collect();
+    assert!(
+        body == content("300k.bin", 300 << 10),
+        "{} bytes",
+        body.len()
+    );
+    assert!(
+        start.elapsed() > std::time::Duration::from_millis(600),
+        "paced, not all at once"
+    );
+    assert_eq!(srv.stats().idle_timeouts, 0);
+}
+
+/// A header block under way (HEADERS without END_HEADERS, its CONTINUATION never sent) is due
+/// within the header timeout, as an HTTP/1.1 head is, not the keep-alive.
+#[test]
+fn a_header_block_under_way_is_due_within_the_header_timeout() {
+    let srv = TestServer::start(|c| {
+        c.header_timeout_ms = 300;
+        c.keepalive_timeout_ms = 60_000;
+    });
+    let mut s = connect(srv.addr);
+    let mut out = raw::start();
+    let block = raw::get_block("/a.txt", "localhost");
+    raw::frame(
+        &mut out,
+        raw::HEADERS,
+        raw::END_HEADERS | raw::END_STREAM,
+        1,
+        &block,
+    );
+    s.write_all(&out).unwrap();
+    read_frames(&mut s, |f| f.iter().any(|f| f.0 == raw::DATA && f.2 == 1));
+    let mut out = Vec::new();
+    let block = raw::get_block("/a.txt", "localhost");
+    raw::frame(&mut out, raw::HEADERS, raw::END_STREAM, 3, &block[..4]);
+    s.write_all(&out).unwrap();
+    let start = std::time::Instant::now();
+    assert!(common::closed_by_peer(&mut s), "closed");
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(srv.stats().header_timeouts, 1);
+}
+
+/// A HEAD answered with an error has no body, as any HEAD.
+#[test]
+fn a_head_answered_with_an_error_has_no_body() {
+    let srv = TestServer::start(|c| c.max_body_bytes = 1000);
+    let mut s = connect(srv.addr);
+    let mut out = raw::start();
+    let mut block = Vec::new();
+    raw::literal(&mut block, 2, b"HEAD");
+    block.push(0x86);
+    raw::literal(&mut block, 4, b"/a.txt");
+    raw::literal(&mut block, 1, b"localhost");
+    raw::literal_name(&mut block, b"content-length", b"99999999");
+    raw::frame(&mut out, raw::HEADERS, raw::END_HEADERS, 1, &block);
+    let block = raw::get_block("/a.txt", "localhost");
+    raw::frame(
+        &mut out,
+        raw::HEADERS,
+        raw::END_HEADERS | raw::END_STREAM,
+        3,
+        &block,
+    );
+    s.write_all(&out).unwrap();
+    let frames = read_frames(&mut s, |f| {
+        f.iter().any(|f| f.0 == raw::HEADERS && f.2 == 1)
+            && f.iter().any(|f| f.0 == raw::DATA && f.2 == 3)
+    });
+    let head = frames
+        .iter()
+        .find(|f| f.0 == raw::HEADERS && f.2 == 1)
+        .unwrap();
+    assert!(head.3.windows(3).any(|w| w == b"413"), "{head:?}");
+    assert!(head.1 & raw::END_STREAM != 0, "no body: {head:?}");
+    assert!(
+        !frames.iter().any(|f| f.0 == raw::DATA && f.2 == 1),
+        "{frames:?}"
+    );
+    let data = frames
+        .iter()
+        .find(|f| f.0 == raw::DATA && f.2 == 3)
+        .unwrap();
+    assert_eq!(data.3, b"hello");
+}
+
+/// A client that opens no window for its download and pings meanwhile is not reading: the
+/// PING ACKs it gets are no progress, and the send timeout ends the connection.
+#[test]
+fn pings_are_no_progress_for_a_download_whose_window_stays_shut() {
+    let srv = TestServer::start(|c| {
+        c.send_timeout_ms = 500;
+        c.keepalive_timeout_ms = 60_000;
+    });
+    let mut s = connect(srv.addr);
+    s.set_read_timeout(Some(std::time::Duration::from_millis(20)))
+        .unwrap();
+    let mut out = raw::PREFACE.to_vec();
+    raw::settings(&mut out, &[(4, 0)]); // INITIAL_WINDOW_SIZE 0: no DATA may come
+    let block = raw::get_block("/300k.bin", "localhost");
+    raw::frame(
+        &mut out,
+        raw::HEADERS,
+        raw::END_HEADERS | raw::END_STREAM,
+        1,
+        &block,
+    );
+    s.write_all(&out).unwrap();
+    let start = std::time::Instant::now();
+    let mut last_ping = start;
+    let mut buf = vec![0; 1 << 16];
+    loop {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(8),
+            "still open"
+        );
+        match s.read(&mut buf) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {}
+            Err(_) => break, // reset: closed too
+        }
+        if last_ping.elapsed() >= std::time::Duration::from_millis(100) {
+            last_ping = std::time::Instant::now();
+            let mut ping = Vec::new();
+            raw::frame(&mut ping, raw::PING, 0, 0, &[0; 8]);
+            if s.write_all(&ping).is_err() {
+                break;
+            }
+        }
+    }
+    assert_eq!(srv.stats().send_timeouts, 1);
+}

@@ -17,19 +17,29 @@
 //! written, so a batch leaves in one gathered write; DATA frames of concurrent streams are
 //! scheduled by nghttp2 (RFC 9218: by the request's urgency, incremental streams in turns). A request body is dropped,
 //! and a stream whose body passes `max_body_bytes` is reset. What one connection queues is
-//! bounded by `max_pipeline_bytes`: past it the handler takes no more frames and nghttp2 keeps
-//! them until the queue drains.
+//! bounded by `max_pipeline_bytes` and one frame: past it the handler takes no more frames and
+//! nghttp2 keeps them until the queue drains; a frame larger than the room left is taken only
+//! into an empty queue.
 
 use std::fs::File;
 use std::rc::Rc;
 
-use http2::{error_code, frame_type, Handler, Header, HeaderVerdict, HeadersKind, StreamId};
+use http2::{
+    error_code, frame_type, FrameVerdict, Handler, Header, HeaderVerdict, HeadersKind, StreamId,
+};
 
 use super::{count_status, Session, Worker};
 use crate::access_log::Entry;
 use crate::pool::{Bufs, Seg};
 use crate::respond::Body;
 
+/// A stream's request storage above this is given back once it is answered (a slot keeps
+/// what an ordinary request needs, not what the largest one took).
+const KEEP_CAPACITY: usize = 1024;
+/// The arena's capacity kept once it empties (error pages are small; listings may not be).
+const ARENA_KEEP: usize = 64 * 1024;
+/// Streams remembered as ended by the client and closed (see [`Streams::ended`]).
+const ENDED_RING: usize = 16;
 /// Most response fields passed to nghttp2 (the responder writes about a dozen).
 const MAX_FIELDS: usize = 32;
 /// Fields the responder reads, carried into the HTTP/1.1 head built for it.
@@ -65,6 +75,8 @@ pub(crate) struct H2 {
     log_line: Vec<u8>,
     /// A graceful GOAWAY was submitted (shutdown): no new stream, the open ones finish.
     going_away: bool,
+    /// A request's header block was under way after the last `answer`.
+    head_pending: bool,
 }
 
 impl std::fmt::Debug for H2 {
@@ -85,25 +97,64 @@ impl H2 {
             streams: Streams {
                 slots: Vec::new(),
                 cap: cap + 4,
+                max_head: w.limits.max_head_bytes,
                 bufs: None,
                 queued: 0,
+                before: 0,
                 room: 0,
                 ready: Vec::new(),
+
                 arena: Vec::new(),
                 arena_users: 0,
+                generated: 0,
                 last: 0,
+                ended: [0; ENDED_RING],
+                ended_next: 0,
+                progressed: false,
                 counts: Counts::default(),
             },
             request: Vec::new(),
             response: Vec::new(),
             log_line: Vec::new(),
             going_away: false,
+            head_pending: false,
         })
     }
 
-    /// Whether a stream is open (a request in flight or a body still going).
-    pub fn busy(&self) -> bool {
-        self.streams.open() > 0
+    /// Bytes this connection holds for its requests (its stream slots, its arena, the heads it
+    /// builds, the generated bodies only its streams hold), for the tests that bound it.
+    #[cfg(test)]
+    pub fn retained(&self) -> usize {
+        let slots: usize = (self.streams.slots.iter())
+            .map(|s| s.pseudo.capacity() + s.fields.capacity())
+            .sum();
+        slots
+            + self.streams.arena.capacity()
+            + self.request.capacity()
+            + self.response.capacity()
+            + self.log_line.capacity()
+            + (self.streams.slots.iter())
+                .map(|s| match &s.out {
+                    Out::Shared { data, .. } if Rc::strong_count(data) == 1 => data.len(),
+                    _ => 0,
+                })
+                .sum::<usize>()
+    }
+
+    /// Whether a request's header block is under way (begun, not complete).
+    pub fn head_pending(&self) -> bool {
+        self.head_pending
+    }
+
+    /// Whether a response body is still to be framed (waiting for the client's flow control or
+    /// for the output queue to drain).
+    pub fn sending(&self) -> bool {
+        self.streams.slots.iter().any(|s| s.id != 0 && s.left > 0)
+    }
+
+    /// Whether a response body moved (bytes framed, or a window opened) since the last call.
+    pub fn take_progress(&mut self) -> bool {
+        std::mem::take(&mut self.streams.progressed)
     }
 
     /// Graceful shutdown: GOAWAY with the last stream processed; the streams under way finish,
@@ -112,6 +163,14 @@ impl H2 {
         if !self.going_away {
             self.going_away = true;
             let _ = self.framer.submit_goaway(error_code::NO_ERROR);
+            // A stream answered whole whose request the client never finished would hold the
+            // shutdown until its grace ends: the server asks it to stop (RFC 9113 8.1:
+            // RST_STREAM NO_ERROR after a complete response).
+            for st in self.streams.slots.iter().filter(|s| s.id != 0) {
+                if st.complete && !st.ended {
+                    let _ = self.framer.submit_rst_stream(st.id, error_code::NO_ERROR);
+                }
+            }
         }
     }
 }
@@ -160,13 +219,25 @@ struct Stream {
     trailers: bool,
     /// A value that cannot be carried into an HTTP/1.1 head (a CR or LF): the request is a 400.
     bad: bool,
+    /// Bytes of the header block so far (names, values, 4 a field: their HTTP/1.1 size);
+    /// past the head limit nothing more is stored and the request is a 431.
+    head_bytes: usize,
     content_length: Option<u64>,
     body_in: u64,
     /// Reset for a body past the limit.
     cut: bool,
+    /// The client ended its side (END_STREAM received).
+    ended: bool,
+    /// The request was answered (until then its header block is under way).
+    answered: bool,
+    /// The response went out whole (our END_STREAM written).
+    complete: bool,
     out: Out,
     /// Body bytes not framed yet.
     left: u64,
+    /// Bytes of a body generated for this stream alone (a listing, an error page), counted in
+    /// `Streams::generated` until framed whole.
+    own: u64,
 }
 
 impl Stream {
@@ -180,11 +251,26 @@ impl Stream {
             fields: Vec::new(),
             trailers: false,
             bad: false,
+            head_bytes: 0,
             content_length: None,
             body_in: 0,
             cut: false,
+            ended: false,
+            answered: false,
+            complete: false,
             out: Out::None,
             left: 0,
+            own: 0,
+        }
+    }
+
+    /// Gives back request storage past what an ordinary request needs.
+    fn trim(&mut self) {
+        for v in [&mut self.pseudo, &mut self.fields] {
+            v.clear();
+            if v.capacity() > KEEP_CAPACITY {
+                *v = Vec::new();
+            }
         }
     }
 
@@ -197,11 +283,16 @@ impl Stream {
         self.fields.clear();
         self.trailers = false;
         self.bad = false;
+        self.head_bytes = 0;
         self.content_length = None;
         self.body_in = 0;
         self.cut = false;
+        self.ended = false;
+        self.answered = false;
+        self.complete = false;
         self.out = Out::None;
         self.left = 0;
+        self.own = 0;
     }
 }
 
@@ -211,19 +302,43 @@ struct Streams {
     /// asking, the few more cover streams closing).
     slots: Vec<Stream>,
     cap: usize,
+    /// The head limit (`max_header_bytes`): what one stream's request may store.
+    max_head: usize,
     /// The session's buffers, lent for `send`.
     bufs: Option<Bufs>,
     /// Bytes queued during this `send`.
     queued: u64,
+    /// Bytes the connection had queued before this `send`: a frame larger than the room is
+    /// taken only into an empty queue (or no frame would ever fit), never on top of another.
+    before: u64,
     /// Bytes that may still be queued in this `send` (the rest waits in nghttp2).
     room: u64,
     /// Streams whose request is complete, to answer once `recv` returns.
     ready: Vec<StreamId>,
+
     /// Small generated bodies being framed; emptied when no stream uses it.
     arena: Vec<u8>,
     arena_users: usize,
+    /// Bytes of generated bodies not framed yet (see `Stream::own`): while past the output
+    /// bound, no more requests are answered.
+    generated: u64,
     /// The slot found last: a header block's fields come one by one for the same stream.
     last: usize,
+    /// The latest streams the client ended (END_STREAM, then a normal close, or its own
+    /// RST_STREAM) and nghttp2 has since closed and forgotten. A DATA or HEADERS frame on one is
+    /// a connection error of type STREAM_CLOSED (RFC 9113 5.1, "closed": "An endpoint that
+    /// receives any frames after receiving a frame with the END_STREAM flag set MUST treat that
+    /// as a connection error"), which nghttp2, once it has freed the stream, cannot tell from a
+    /// frame that crossed our RST_STREAM (which must be ignored) and so ignores: whether the
+    /// client's next frame found the stream still open would otherwise depend on how its bytes
+    /// were cut into reads. Streams we reset never enter; past the ring's size, the oldest
+    /// are forgotten (and such a frame ignored, as nghttp2 does), never wrongly refused.
+    ended: [StreamId; ENDED_RING],
+    ended_next: usize,
+    /// A WINDOW_UPDATE arrived, or body bytes were framed, since the driver last asked: a body
+    /// paced by the client's flow control is progressing (see `conn`'s send deadline). Control
+    /// frames written (PING ACKs and the like) are not progress.
+    progressed: bool,
     counts: Counts,
 }
 
@@ -247,29 +362,57 @@ impl Streams {
         Some(&mut self.slots[i])
     }
 
+    fn remember_ended(&mut self, id: StreamId) {
+        self.ended[self.ended_next] = id;
+        self.ended_next = (self.ended_next + 1) % ENDED_RING;
+    }
+
     fn full(&self, more: u64) -> bool {
-        self.queued > 0 && self.queued + more > self.room
+        self.before + self.queued > 0 && self.queued + more > self.room
+    }
+
+    /// A stream is done with its body in the arena: the arena empties with its last user, and
+    /// gives back its memory if a large listing grew it.
+    fn arena_done(&mut self) {
+        self.arena_users -= 1;
+        if self.arena_users == 0 {
+            self.arena.clear();
+            if self.arena.capacity() > ARENA_KEEP {
+                self.arena = Vec::new();
+            }
+        }
     }
 
     fn release(&mut self, i: usize) {
-        let s = &mut self.slots[i];
-        if matches!(s.out, Out::Arena { .. }) {
-            self.arena_users -= 1;
-            if self.arena_users == 0 {
-                self.arena.clear();
-            }
+        if matches!(self.slots[i].out, Out::Arena { .. }) {
+            self.arena_done();
         }
+        self.generated -= std::mem::take(&mut self.slots[i].own);
+        let s = &mut self.slots[i];
         s.id = 0;
         s.out = Out::None; // drops the shared body or the file
+        s.trim();
     }
 }
 
 impl Handler for Streams {
+    const BEGIN_FRAME: bool = true;
+
+    fn on_begin_frame(&mut self, kind: u8, _flags: u8, stream: StreamId) -> FrameVerdict {
+        if (kind == frame_type::DATA || kind == frame_type::HEADERS)
+            && stream != 0
+            && self.ended.contains(&stream)
+        {
+            return FrameVerdict::FailConnection(error_code::STREAM_CLOSED);
+        }
+        FrameVerdict::Accept
+    }
+
     fn write(&mut self, bytes: &[u8]) -> usize {
         let Some(b) = self.bufs.as_mut() else {
             return 0;
         };
-        if self.queued > 0 && self.queued >= self.room {
+        if self.before + self.queued > 0 && self.queued >= self.room {
             return 0;
         }
         let start = b.out.len();
@@ -331,6 +474,15 @@ impl Handler for Streams {
         }
         s.left -= len as u64;
         self.queued += 9 + len as u64;
+        self.progressed |= len > 0;
+        if s.left == 0 {
+            self.generated -= std::mem::take(&mut s.own);
+            if matches!(s.out, Out::Arena { .. }) {
+                // Framed whole (copied into the queue): the arena need not keep it.
+                s.out = Out::None;
+                self.arena_done();
+            }
+        }
         true
     }
 
@@ -358,10 +510,18 @@ impl Handler for Streams {
     }
 
     fn on_header(&mut self, stream: StreamId, name: &[u8], value: &[u8]) -> HeaderVerdict {
+        let max_head = self.max_head;
         let Some(s) = self.slot(stream) else {
             return HeaderVerdict::ResetStream;
         };
         if s.trailers {
+            return HeaderVerdict::Accept;
+        }
+        // HPACK lets a few bytes on the wire stand for a large field (an indexed entry repeats a
+        // 4 KB value for one byte): what is stored is bounded by the head limit, as HTTP/1.1's
+        // head is, not by the header list size nghttp2 enforces.
+        s.head_bytes += name.len() + value.len() + 4;
+        if s.head_bytes > max_head {
             return HeaderVerdict::Accept;
         }
         let mut keep = |v: &[u8]| {
@@ -391,7 +551,12 @@ impl Handler for Streams {
         HeaderVerdict::Accept
     }
 
-    fn on_headers_end(&mut self, stream: StreamId, _end_stream: bool) {
+    fn on_headers_end(&mut self, stream: StreamId, end_stream: bool) {
+        if end_stream {
+            if let Some(s) = self.slot(stream) {
+                s.ended = true;
+            }
+        }
         if self.slot(stream).is_some_and(|s| !s.trailers) && self.ready.len() < self.cap {
             self.ready.push(stream);
         }
@@ -403,8 +568,27 @@ impl Handler for Streams {
         }
     }
 
-    fn on_stream_close(&mut self, stream: StreamId, _error_code: u32) {
+    fn on_data_end(&mut self, stream: StreamId) {
+        if let Some(s) = self.slot(stream) {
+            s.ended = true;
+        }
+    }
+
+    fn on_end_stream_sent(&mut self, stream: StreamId) {
+        if let Some(s) = self.slot(stream) {
+            s.complete = true;
+        }
+    }
+
+    fn on_rst_stream(&mut self, stream: StreamId, _error_code: u32) {
+        self.remember_ended(stream);
+    }
+
+    fn on_stream_close(&mut self, stream: StreamId, error_code: u32) {
         if let Some(i) = self.index(stream) {
+            if error_code == error_code::NO_ERROR && self.slots[i].ended {
+                self.remember_ended(stream);
+            }
             self.release(i);
         }
         self.ready.retain(|&id| id != stream);
@@ -414,6 +598,7 @@ impl Handler for Streams {
         match kind {
             frame_type::RST_STREAM => self.counts.resets_received += 1,
             frame_type::GOAWAY => self.counts.goaways_received += 1,
+            frame_type::WINDOW_UPDATE => self.progressed = true,
             _ => {}
         }
     }
@@ -458,13 +643,30 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker, pool: &mut crate::pool::Po
             return false;
         }
     }
-    let ready = std::mem::take(&mut h.streams.ready);
+    // Generated bodies (listings, error pages) are each stream's own until framed: while they
+    // add up past the output bound, the next requests wait their turn (a hundred streams
+    // asking for a large listing hold one or two at a time, not all).
+    let mut ready = std::mem::take(&mut h.streams.ready);
+    let mut answered = 0;
     for &id in &ready {
+        if h.streams.generated > w.max_pipeline {
+            break;
+        }
         respond(h, id, w, s.peer);
         s.served = true;
+        answered += 1;
     }
+    ready.drain(..answered);
     h.streams.ready = ready;
-    h.streams.ready.clear();
+    // A header block under way is due within the header timeout of its start, as an HTTP/1.1
+    // head is, however its frames trickle.
+    let waiting = &h.streams.ready;
+    let pending =
+        (h.streams.slots.iter()).any(|st| st.id != 0 && !st.answered && !waiting.contains(&st.id));
+    if pending && !h.head_pending {
+        s.head_since = w.now;
+    }
+    h.head_pending = pending;
     // A request body is dropped; one past the limit is not wanted at all (its response may
     // still be going: the reset ends it, as HTTP/1.1 closes the connection).
     for st in h.streams.slots.iter_mut() {
@@ -477,6 +679,7 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker, pool: &mut crate::pool::Po
     let b = s.bufs.take().unwrap_or_else(|| pool.take());
     h.streams.bufs = Some(b);
     h.streams.queued = 0;
+    h.streams.before = s.queued;
     h.streams.room = w.max_pipeline.saturating_sub(s.queued);
     let sent = h.framer.send(&mut h.streams);
     s.bufs = h.streams.bufs.take();
@@ -489,7 +692,9 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker, pool: &mut crate::pool::Po
         s.linger = true;
         return false;
     }
-    h.framer.want_write() && h.streams.queued > 0
+    // Frames wait in nghttp2 while anything is queued: the driver comes back once the queue
+    // is written (an empty queue with frames waiting means nghttp2 had nothing it could write).
+    (h.framer.want_write() || !h.streams.ready.is_empty()) && s.queued > 0
 }
 
 /// Answers one complete request on `id`: its head built for `wire`, the responder's answer
@@ -516,10 +721,19 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
     req.extend_from_slice(b"\r\n");
     let too_large = st.content_length.is_some_and(|n| n > w.max_body);
     let bad = st.bad;
+    let head_too_large = st.head_bytes > w.limits.max_head_bytes;
+    // A HEAD answered with an error (400, 413, 431) has no body either.
+    let head_method = range(st.method) == b"HEAD";
     let out = &mut h.response;
     out.clear();
     let parsed = wire::parse_request(req, &w.limits);
     let (reply, is_head, referer, user_agent) = match parsed {
+        _ if head_too_large => (
+            w.responder.error(431, &w.date, false, out),
+            false,
+            None,
+            None,
+        ),
         Ok(Some(r)) if !bad && !too_large => {
             let reply = w.responder.respond_shared(&r, &w.date, w.now, out);
             (
@@ -603,21 +817,32 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
     }
     let n = n + 1;
     let s = &mut h.streams;
+    let mut own = 0;
     let (body, left) = match reply.body {
-        _ if is_head => (Out::None, 0),
-        Body::Shared { data, start, len } => (Out::Shared { data, start }, len as u64),
+        _ if is_head || head_method => (Out::None, 0),
+        Body::Shared { data, start, len } => {
+            if Rc::strong_count(&data) == 1 {
+                own = len as u64; // generated for this request (a cached body is shared)
+            }
+            (Out::Shared { data, start }, len as u64)
+        }
         Body::File { file, offset, len } => (Out::File { file, offset }, len),
         Body::None if page_body.is_empty() => (Out::None, 0),
         Body::None => {
             let start = s.arena.len();
             s.arena.extend_from_slice(page_body);
             s.arena_users += 1;
+            own = page_body.len() as u64;
             (Out::Arena { start }, page_body.len() as u64)
         }
     };
     let slot = &mut s.slots[i];
+    slot.trim(); // the request is answered: its fields are not needed any more
+    slot.answered = true;
     slot.out = body;
     slot.left = left;
+    slot.own = own;
+    s.generated += own;
     let with_body = left > 0;
     if h.framer
         .submit_response(id, &fields[..n], with_body)
