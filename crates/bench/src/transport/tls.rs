@@ -451,13 +451,16 @@ impl TlsStream {
     /// FIN until the client answers (or its linger timeout, seconds later, ends the wait).
     fn process(&mut self) -> io::Result<()> {
         match self.tls.process_new_packets() {
-            Ok(io) => {
-                if io.peer_has_closed() && !self.closed_notified {
+            // Best effort: a server gone already (its RST) is no failure of what was read.
+            Ok(io) if io.peer_has_closed() => {
+                if !self.closed_notified {
                     self.closed_notified = true;
                     self.tls.send_close_notify();
                 }
-                self.send_pending()
+                let _ = self.send_pending();
+                Ok(())
             }
+            Ok(_) => self.send_pending(),
             Err(e) => {
                 let _ = self.tls.write_tls(&mut self.tcp);
                 Err(tls_error(e))
