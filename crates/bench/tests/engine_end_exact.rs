@@ -261,11 +261,14 @@ fn h2_exact_every_time(
         let seen = srv.streams.load(std::sync::atomic::Ordering::SeqCst);
         assert_eq!(seen, s.requests + s.unfinished, "{what}");
         // Every stream opened is a request, unfinished, or not sent (none is retried or
-        // failed against this server).
-        assert_eq!(
-            s.http2.streams,
-            s.requests + s.unfinished + s.unsent_at_end,
-            "{what}"
+        // failed against this server). A request not sent need not have opened a stream: one
+        // whose connection was still connecting, or waiting for the server's SETTINGS, at the
+        // end is counted unsent with no stream (a slow start on a busy machine ends so).
+        assert!(
+            s.http2.streams >= s.requests + s.unfinished
+                && s.http2.streams <= s.requests + s.unfinished + s.unsent_at_end,
+            "{what}: streams {}",
+            s.http2.streams
         );
         caught += usize::from(s.unfinished > 0);
     }

@@ -299,3 +299,72 @@ fn resumption_is_off_by_default_and_counted_when_on() {
         on.stats.tls_resumed
     );
 }
+
+/// As lighttpd closes an HTTPS connection: after an HTTP/1.0 response its close_notify, then
+/// its FIN only once the client has answered (its close_notify or its own close), or when its
+/// linger ends, seconds later.
+fn serve_http10_lingering(
+    mut s: rustls::StreamOwned<rustls::ServerConnection, TcpStream>,
+    stop: &AtomicBool,
+) {
+    // Its close_notify goes out at once, as lighttpd's does (not held by Nagle's algorithm).
+    let _ = s.sock.set_nodelay(true);
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let mut have = Vec::new();
+    let mut chunk = [0u8; 4096];
+    while !have.windows(4).any(|w| w == b"\r\n\r\n") {
+        match s.read(&mut chunk) {
+            Ok(0) => return,
+            Ok(n) => have.extend_from_slice(&chunk[..n]),
+            Err(_) if Instant::now() < deadline && !stop.load(Ordering::SeqCst) => {}
+            Err(_) => return,
+        }
+    }
+    let body = [b'x'; 100];
+    let head = "HTTP/1.0 200 OK\r\nContent-Length: 100\r\n\r\n";
+    if s.write_all(&[head.as_bytes(), &body].concat()).is_err() {
+        return;
+    }
+    s.conn.send_close_notify();
+    let _ = s.flush();
+    // The linger: until the client's close_notify (a clean end of its stream), its FIN, or 3 s.
+    let linger = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < linger && !stop.load(Ordering::SeqCst) {
+        match s.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => break,
+        }
+    }
+}
+
+#[test]
+fn http10_over_tls_answers_a_lingering_servers_close_notify_and_keeps_its_rate() {
+    let ca = TestCa::new("flint test CA");
+    let server_config = ca.leaf().server_config();
+    let server = Server::start(move |tcp, stop| {
+        let conn = rustls::ServerConnection::new(server_config.clone()).unwrap();
+        serve_http10_lingering(rustls::StreamOwned::new(conn, tcp), stop);
+    });
+    let target = Target::https(server.addr, "localhost");
+    let run_for = Duration::from_secs(1);
+    let cfg = BenchConfig {
+        stop: Stop::Duration(run_for),
+        warmup: Duration::ZERO,
+        ..config(target, trusting(&ca), HttpMode::Http10, 0)
+    };
+    let r = run(&cfg);
+    let s = &r.stats;
+    assert_eq!(s.errors.total(), 0, "{:?}", s.errors);
+    // Waiting out the server's linger, two Webchildren would fetch two files in 3 s.
+    let rate = s.requests as f64 / run_for.as_secs_f64();
+    assert!(
+        rate >= 50.0,
+        "{rate} requests/s: the close waits for the linger"
+    );
+}

@@ -289,6 +289,8 @@ pub(crate) struct TlsStream {
     /// The last socket read returned less than rustls offered: nothing more is there until the
     /// next readiness event.
     drained: bool,
+    /// Our close_notify is queued (answering the server's).
+    closed_notified: bool,
 }
 
 impl TlsConnector {
@@ -308,6 +310,7 @@ impl TlsStream {
             tcp,
             tls,
             drained: false,
+            closed_notified: false,
         }
     }
 
@@ -444,8 +447,20 @@ impl TlsStream {
     }
 
     /// Decrypts what was read; on a TLS error, sends rustls's alert (best effort) and fails.
+    /// The server's close_notify is answered with ours at once, as a browser's TLS does: a
+    /// server such as lighttpd sends its close_notify after an HTTP/1.0 response and holds its
+    /// FIN until the client answers (or its linger timeout, seconds later, ends the wait).
     fn process(&mut self) -> io::Result<()> {
         match self.tls.process_new_packets() {
+            // Best effort: a server gone already (its RST) is no failure of what was read.
+            Ok(io) if io.peer_has_closed() => {
+                if !self.closed_notified {
+                    self.closed_notified = true;
+                    self.tls.send_close_notify();
+                }
+                let _ = self.send_pending();
+                Ok(())
+            }
             Ok(_) => self.send_pending(),
             Err(e) => {
                 let _ = self.tls.write_tls(&mut self.tcp);
