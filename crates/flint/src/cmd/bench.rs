@@ -285,6 +285,7 @@ pub fn bench_config(target: Target, load: &LoadArgs) -> BenchConfig {
             }),
         },
         expect_status: load.expect_status.clone(),
+        redirect: load.redirect,
         ..BenchConfig::new(target)
     }
 }
