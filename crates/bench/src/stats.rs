@@ -237,14 +237,16 @@ impl ErrorKind {
         ErrorKind::TooManyRedirects,
     ];
 
-    /// The kinds that are a complete response whose status counts as an error (by default
-    /// 4xx and 5xx; with `--expect-status`, any status not in it).
-    pub const STATUSES: [ErrorKind; 5] = [
+    /// The kinds that are a complete response counted as an error: its status (by default
+    /// 4xx and 5xx; with `--expect-status`, any status not in it), or a redirect past
+    /// `--redirect N`.
+    pub const STATUSES: [ErrorKind; 6] = [
         ErrorKind::Status1xx,
         ErrorKind::Status2xx,
         ErrorKind::Status3xx,
         ErrorKind::Status4xx,
         ErrorKind::Status5xx,
+        ErrorKind::TooManyRedirects,
     ];
 
     pub fn name(self) -> &'static str {
