@@ -15,8 +15,10 @@
 //!
 //! Streams are answered as their requests complete, all those of one read before the frames are
 //! written, so a batch leaves in one gathered write; DATA frames of concurrent streams are
-//! scheduled by nghttp2 (RFC 9218: by the request's urgency, incremental streams in turns). A request body is dropped,
-//! and a stream whose body passes `max_body_bytes` is reset. What one connection queues is
+//! scheduled by nghttp2 (RFC 9218: by the request's urgency, incremental streams in turns). A request body is dropped:
+//! a stream whose body passes `max_body_bytes` is reset, and so is one whose body is late (each
+//! has its own deadline, as an HTTP/1.1 body, `body.rs`) or, past a few KiB, still arriving
+//! once its response is complete. What one connection queues is
 //! bounded by `max_pipeline_bytes` and one frame: past it the handler takes no more frames and
 //! nghttp2 keeps them until the queue drains; a frame larger than the room left is taken only
 //! into an empty queue.
