@@ -162,8 +162,11 @@ impl<T: Transport> Conn<T> {
         let body_moved = self.session.take_body_progress();
         // HTTP/2 request bodies are due stream by stream, beside the connection's own deadline
         // (which stays the idle one once every response is out: a stream answered whole holds
-        // nothing, and a body still arriving after it is small, see `h2.rs`).
-        self.stream_due = self.session.stream_body_deadline(w, restart);
+        // nothing, and a body still arriving after it is small, see `h2.rs`). Their clocks
+        // stop only while no input is taken (the queue at its bound): an HTTP/2 connection in
+        // the send phase may be waiting for the client's window while it reads on.
+        let stalled = self.session.queued >= w.max_pipeline;
+        self.stream_due = self.session.stream_body_deadline(w, stalled);
         if let Some(due) = self.session.body_deadline(w, restart) {
             // A body being dropped has its own deadline (a total and a gap, `protocol/body.rs`),
             // not the keep-alive one.

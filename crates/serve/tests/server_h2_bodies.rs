@@ -120,6 +120,36 @@ fn a_body_trickling_past_its_deadline_resets_its_stream_alone() {
     assert_eq!(st.h2_resets_sent, 1);
 }
 
+/// The body's clock runs while a response waits for the client's window (the connection is
+/// then in its send phase, yet reading): only a server that takes no input stops it.
+#[test]
+fn a_body_is_due_while_a_response_waits_for_the_window() {
+    let srv = TestServer::start(|c| {
+        c.body_timeout_ms = 400;
+        c.body_min_rate = 500;
+    });
+    let mut s = connect(srv.addr);
+    let mut out = raw::PREFACE.to_vec();
+    raw::settings(&mut out, &[(4, 0)]); // SETTINGS_INITIAL_WINDOW_SIZE 0: no DATA may come
+    post(&mut out, 1, None);
+    s.write_all(&out).unwrap();
+    let mut got = Vec::new();
+    let start = Instant::now();
+    while reset_of(&raw::parse(&got), 1).is_none() {
+        assert!(start.elapsed() < WAIT, "no reset: {:?}", raw::parse(&got));
+        let mut byte = Vec::new();
+        raw::frame(&mut byte, raw::DATA, 0, 1, b"x");
+        s.write_all(&byte).unwrap();
+        read_for(&mut s, &mut got, Duration::from_millis(50));
+    }
+    let frames = raw::parse(&got);
+    // The response never went out whole: CANCEL.
+    assert!(!answered(&frames, 1), "{frames:?}");
+    assert_eq!(reset_of(&frames, 1), Some(8), "{frames:?}");
+    assert_eq!(raw::goaway_code(&frames), None, "{frames:?}");
+    assert_eq!(srv.stop().body_timeouts, 1);
+}
+
 #[test]
 fn a_large_body_after_a_complete_response_is_stopped_a_small_one_read() {
     let srv = TestServer::start(|_| {});
