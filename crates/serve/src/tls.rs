@@ -3,8 +3,10 @@
 //!
 //! Bytes in: one `recv` into rustls (a short read means the socket is drained, as for plain TCP),
 //! records processed, plaintext handed to the session's input buffer. Bytes out: the session's
-//! queued segments are given to rustls, which seals them into records, and the records of a
-//! whole batch leave in one gathered write. File bodies cannot go by `sendfile` through
+//! queued segments are gathered side by side (heads, frame headers and bodies alike) and given to
+//! rustls in one write, which seals them into full records (it seals at least one record per
+//! write: one per segment would cost both sides an AEAD seal or open for every frame), and the
+//! records of a whole batch leave in one gathered write. File bodies cannot go by `sendfile` through
 //! user-space TLS: they are read from the page cache in 128 KiB chunks by `pread` into one
 //! buffer per thread and sealed from there. Handshake records go out the same way, before any
 //! plaintext is given: a connection whose handshake stalls is cut by the header timeout.
@@ -24,13 +26,16 @@ use std::sync::Arc;
 use mio::net::TcpStream;
 use rustls::{HandshakeKind, ServerConfig, ServerConnection};
 
-use crate::pool::Seg;
+use crate::pool::{Bufs, Seg};
 use crate::protocol::{Negotiated, Session};
 use crate::stats::ServerStats;
 use crate::transport::{recv, Flushed, Transport};
 
-/// A file body's chunk: read by one `pread`, sealed into 8 full records.
+/// What is given to rustls at once: a file body's chunk read by one `pread`, or small segments
+/// gathered, sealed into 8 full records.
 const FILE_CHUNK: usize = 128 * 1024;
+/// A TLS record's most plaintext.
+const RECORD: usize = 16 * 1024;
 /// The first read of a connection, looked at before rustls is given it: a ClientHello fits.
 const FIRST_READ: usize = 4096;
 /// A fatal `decode_error` alert in a plaintext record (TLS 1.2 record version, as rustls writes).
@@ -348,40 +353,8 @@ impl Transport for TlsTcp {
             }
             if let Some(b) = session.bufs.as_mut() {
                 let mut sealed = 0;
-                while sealed < SEAL_ROUND {
-                    let n = match b.segs.front_mut() {
-                        None => break,
-                        Some(Seg::File { file, offset, len }) => {
-                            let want = (*len).min(env.chunk.len() as u64) as usize;
-                            st.file_reads += 1;
-                            let n = match file.read_at(&mut env.chunk[..want], *offset) {
-                                Ok(0) => {
-                                    // The file shrank under us: the promised length cannot be
-                                    // sent.
-                                    return Err(io::ErrorKind::UnexpectedEof.into());
-                                }
-                                Ok(n) => n,
-                                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                                Err(e) => return Err(e),
-                            };
-                            st.file_read_bytes += n as u64;
-                            self.tls.writer().write_all(&env.chunk[..n])?;
-                            *offset += n as u64;
-                            *len -= n as u64;
-                            if *len == 0 {
-                                b.segs.pop_front();
-                            }
-                            n
-                        }
-                        Some(_) => {
-                            let seg = b.segs.front().expect("a segment");
-                            let bytes = b.mem_bytes(seg).expect("an in-memory segment");
-                            self.tls.writer().write_all(bytes)?;
-                            let n = bytes.len();
-                            b.advance(n);
-                            n
-                        }
-                    };
+                while sealed < SEAL_ROUND && !b.segs.is_empty() {
+                    let n = self.seal(env, b, st)?;
                     session.queued -= n as u64;
                     sealed += n;
                 }
@@ -423,6 +396,59 @@ impl Transport for TlsTcp {
             Some(b"h2") => Negotiated::H2,
             _ => Negotiated::Http1,
         }
+    }
+}
+
+impl TlsTcp {
+    /// Gives rustls the next up to `FILE_CHUNK` bytes of the queue, gathered into full records:
+    /// the segments (a response head, a DATA frame's header, its body, the next response's
+    /// frames) are copied side by side into the thread's chunk buffer and handed over in one
+    /// write, since rustls seals at least one record per write (a record costs both sides an
+    /// AEAD seal or open and 22 bytes). A file range is read into the same buffer by `pread`.
+    /// A large in-memory body at the front is handed over in place, its whole records' worth
+    /// of it (no copy; the tail joins the next gathering). Returns the bytes taken.
+    fn seal(&mut self, env: &mut TlsEnv, b: &mut Bufs, st: &mut ServerStats) -> io::Result<usize> {
+        let mut filled = 0;
+        while filled < env.chunk.len() {
+            let room = env.chunk.len() - filled;
+            match b.segs.front_mut() {
+                None => break,
+                Some(Seg::File { file, offset, len }) => {
+                    let want = (*len).min(room as u64) as usize;
+                    st.file_reads += 1;
+                    let n = match file.read_at(&mut env.chunk[filled..filled + want], *offset) {
+                        // The file shrank under us: the promised length cannot be sent.
+                        Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+                        Ok(n) => n,
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                        Err(e) => return Err(e),
+                    };
+                    st.file_read_bytes += n as u64;
+                    *offset += n as u64;
+                    *len -= n as u64;
+                    if *len == 0 {
+                        b.segs.pop_front();
+                    }
+                    filled += n;
+                }
+                Some(_) => {
+                    let seg = b.segs.front().expect("a segment");
+                    let bytes = b.mem_bytes(seg).expect("an in-memory segment");
+                    if filled == 0 && bytes.len() >= 2 * RECORD {
+                        let whole = bytes.len() / RECORD * RECORD;
+                        self.tls.writer().write_all(&bytes[..whole])?;
+                        b.advance(whole);
+                        return Ok(whole);
+                    }
+                    let n = bytes.len().min(room);
+                    env.chunk[filled..filled + n].copy_from_slice(&bytes[..n]);
+                    b.advance(n);
+                    filled += n;
+                }
+            }
+        }
+        self.tls.writer().write_all(&env.chunk[..filled])?;
+        Ok(filled)
     }
 }
 
