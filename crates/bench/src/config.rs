@@ -130,7 +130,8 @@ impl BenchConfig {
 /// `--expect-status`: the statuses that count as success, e.g. `200,304`, `2xx`, `200-299`.
 /// Without it, 1xx to 3xx are responses and 4xx and 5xx errors, as wrk counts them. Checked per
 /// response: a handful of ranges, no allocation.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Sent to `--hosts` workers as its ranges (`[[200, 299], [304, 304]]`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ExpectStatus(Vec<(u16, u16)>);
 
 impl ExpectStatus {

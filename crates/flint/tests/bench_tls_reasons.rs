@@ -121,3 +121,41 @@ fn a_refused_certificate_says_why_and_stops_the_run_after_a_second() {
     );
     assert!(n > 0);
 }
+
+/// A pinned certificate is trusted as itself, not beyond its dates: out of them it is refused with the
+/// reason a CA-issued one would get, counted in the report and the JSON.
+#[test]
+fn a_pinned_certificate_out_of_its_dates_is_refused_as_expired_or_not_yet_valid() {
+    for (from, to, reason) in [(2020, 2021, "expired"), (2090, 2091, "not_yet_valid")] {
+        let cert = SelfSigned::marked_ca_valid(KeyKind::EcdsaP256, from, to);
+        let server = serve(&cert);
+        let url = format!("https://localhost:{}/a.html", server.port);
+        let json = cert.dir().join("out.json");
+        let out = run_bounded(
+            flint()
+                .args(["bench", &url, "-n", "10", "-c", "2", "-q", "--cacert"])
+                .arg(&cert.cert)
+                .arg("--json")
+                .arg(&json),
+            Duration::from_secs(60),
+        );
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert_eq!(out.status.code(), Some(1), "{reason}: {stdout} {stderr}");
+        assert!(stderr.contains("TLS: "), "{stderr}");
+        assert!(stderr.contains(&format!(" {reason}: ")), "{stderr}");
+        let doc: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        let n = doc["summary"]["tls"]["failures"][reason]
+            .as_u64()
+            .unwrap_or_else(|| panic!("no {reason} count in {doc}"));
+        assert_eq!(
+            n,
+            doc["errors_by_kind"]["tls_certificate"].as_u64().unwrap()
+        );
+        assert!(n > 0);
+        assert_eq!(doc["summary"]["requests"], 0);
+    }
+}

@@ -139,6 +139,45 @@ fn forty_local_workers_run_a_timed_open_loop_and_merge_per_second() {
 }
 
 #[test]
+fn expect_status_reaches_every_worker() {
+    let (dir, server) = server();
+    let json = dir.path().join("r.json");
+    let template = format!("{} worker", exe());
+    let hosts = [
+        "-c", "4", "-n", "200", "--hosts", "a,b", "--launch", &template,
+    ];
+    // Only a 304 succeeds: every 200 of both workers is an error of its class.
+    let out = run_bounded(
+        bench(&server, &hosts).args(["--expect-status", "304", "--json", json.to_str().unwrap()]),
+        LIMIT,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("not one response succeeded (status_2xx 200)"),
+        "{stderr}"
+    );
+    let doc = read_json(&json);
+    assert_eq!(doc["summary"]["requests"], 200);
+    assert_eq!(doc["summary"]["errors"], 200);
+    for h in doc["hosts"].as_array().unwrap() {
+        assert_eq!(h["errors"], h["requests"], "{h}");
+    }
+    assert_eq!(
+        served(dir.path(), 200),
+        200,
+        "the server answered every one"
+    );
+    // The list as given succeeds on both.
+    let out = run_bounded(
+        bench(&server, &hosts).args(["--expect-status", "200"]),
+        LIMIT,
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+}
+
+#[test]
 fn a_host_that_refuses_stops_the_run_before_anything_is_sent() {
     let (dir, server) = server();
     let template = format!(

@@ -1,34 +1,79 @@
 //! Where the frames of the peer's byte stream begin, so `Session::recv` can hand nghttp2 the
-//! input one frame at a time and show the caller each frame header first
-//! ([`Handler::on_begin_frame`](crate::Handler::on_begin_frame)).
+//! input one frame at a time and look at each frame header first (its own checks, then
+//! [`Handler::on_begin_frame`](crate::Handler::on_begin_frame)).
 //!
 //! Every frame starts with a 9-byte header whose first 3 bytes are the payload's length (RFC
 //! 9113 4.1), so the boundaries follow from the headers alone; a server's input starts with the
 //! 24-byte client preface, which is not a frame. A header split across reads is kept here until
-//! it is whole. Nothing is allocated.
+//! it is whole, and so are the first 4 payload bytes of the frames whose check reads them
+//! (PRIORITY's dependency, a stream WINDOW_UPDATE's increment): nghttp2 sees those bytes only
+//! once the check has decided, and a frame the check drops never reaches it. Nothing is
+//! allocated.
 
+use crate::error::frame_type;
 use crate::handler::StreamId;
 
 /// The client connection preface's length (RFC 9113 3.4).
 const PREFACE_LEN: usize = 24;
 const HEADER_LEN: usize = 9;
+/// A header and the payload word a check reads.
+const HELD_MAX: usize = HEADER_LEN + 4;
 
-/// A frame header: type, flags, stream.
+/// A frame header: type, flags, stream, payload length.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct FrameHead {
     pub kind: u8,
     pub flags: u8,
     pub stream: StreamId,
+    pub len: u32,
+}
+
+/// A frame whose header (and word, if it has one) is whole.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Found {
+    /// Where its bytes begin in this input (0 if they began in an earlier one: `carried`).
+    pub start: usize,
+    /// Where its header (and word) end in this input.
+    pub end: usize,
+    pub head: FrameHead,
+    /// The payload's first 4 bytes (big-endian), for the frames [`reads_word`] names.
+    pub word: Option<u32>,
+    /// Its bytes from earlier inputs, not handed to nghttp2 yet: `carried[..carried_len]`.
+    pub carried: [u8; HELD_MAX],
+    pub carried_len: usize,
+}
+
+/// What the scan of an input found next.
+#[derive(Debug)]
+pub(crate) enum Step {
+    Frame(Found),
+    /// The input ends; `input[held_from..]` is the start of a header (or word) kept here.
+    End {
+        held_from: usize,
+    },
+}
+
+/// Whether a frame's check needs the first 4 bytes of its payload: a PRIORITY's stream
+/// dependency, a stream WINDOW_UPDATE's increment (frames of another length are nghttp2's to
+/// refuse).
+fn reads_word(kind: u8, len: u32, stream: StreamId) -> bool {
+    match kind {
+        frame_type::PRIORITY => len == 5,
+        frame_type::WINDOW_UPDATE => len == 4 && stream != 0,
+        _ => false,
+    }
 }
 
 /// The position in the peer's byte stream.
 #[derive(Debug)]
 pub(crate) struct Frames {
-    /// Bytes still to skip: the rest of the preface, or of the current frame's payload.
+    /// Bytes still to pass on: the rest of the preface, or of the current frame's payload.
     skip: usize,
-    /// The header being received, and how much of it is there.
-    head: [u8; HEADER_LEN],
+    /// The header being received (and its word), and how much of it is there.
+    held: [u8; HELD_MAX],
     have: usize,
+    /// How much is wanted: the header, or the header and its word.
+    want: usize,
 }
 
 impl Frames {
@@ -36,46 +81,68 @@ impl Frames {
     pub fn new(server: bool) -> Frames {
         Frames {
             skip: if server { PREFACE_LEN } else { 0 },
-            head: [0; HEADER_LEN],
+            held: [0; HELD_MAX],
             have: 0,
+            want: HEADER_LEN,
         }
     }
 
-    /// Scans `input` from `at`: returns where the next whole frame header's bytes begin in
-    /// `input` (0 if it began in an earlier input), where they end, and the header; `None` if
-    /// no header completes in the rest of `input` (what was scanned is remembered).
-    pub fn next(&mut self, input: &[u8], mut at: usize) -> Option<(usize, usize, FrameHead)> {
+    /// Scans `input` from `at` (0, or the `end` of the frame found before in it).
+    pub fn next(&mut self, input: &[u8], mut at: usize) -> Step {
+        // Where this frame's bytes begin in this input, and how many came in earlier ones (a
+        // call that returned a frame left none held, so only an input's first call has any).
+        let mut start = at;
+        let carried_len = self.have;
         loop {
             let left = input.len() - at;
             if left == 0 {
-                return None;
+                let held_from = if self.have > 0 { start } else { input.len() };
+                return Step::End { held_from };
             }
             if self.skip > 0 {
                 let k = self.skip.min(left);
                 self.skip -= k;
                 at += k;
+                start = at;
                 continue;
             }
-            let start = at;
-            let k = (HEADER_LEN - self.have).min(left);
-            self.head[self.have..self.have + k].copy_from_slice(&input[at..at + k]);
+            let k = (self.want - self.have).min(left);
+            self.held[self.have..self.have + k].copy_from_slice(&input[at..at + k]);
             self.have += k;
             at += k;
             if self.have < HEADER_LEN {
-                return None;
+                continue; // the input ends
             }
-            self.have = 0;
-            let h = &self.head;
-            self.skip = usize::from(h[0]) << 16 | usize::from(h[1]) << 8 | usize::from(h[2]);
-            let stream = u32::from_be_bytes([h[5], h[6], h[7], h[8]]) & 0x7fff_ffff;
+            let h = &self.held;
+            let len = u32::from_be_bytes([0, h[0], h[1], h[2]]);
             let head = FrameHead {
                 kind: h[3],
                 flags: h[4],
-                stream: stream as StreamId,
+                stream: (u32::from_be_bytes([h[5], h[6], h[7], h[8]]) & 0x7fff_ffff) as StreamId,
+                len,
             };
-            // The header's first byte in this input: where it started, unless it started in an
-            // earlier one (then `start` is 0 and the bytes before it here are its own).
-            return Some((start, at, head));
+            if self.want == HEADER_LEN && reads_word(head.kind, len, head.stream) {
+                self.want = HELD_MAX;
+                continue;
+            }
+            if self.have < self.want {
+                continue; // the input ends
+            }
+            let word =
+                (self.want == HELD_MAX).then(|| u32::from_be_bytes([h[9], h[10], h[11], h[12]]));
+            let mut carried = [0; HELD_MAX];
+            carried[..carried_len].copy_from_slice(&h[..carried_len]);
+            self.skip = len as usize - (self.want - HEADER_LEN);
+            self.have = 0;
+            self.want = HEADER_LEN;
+            return Step::Frame(Found {
+                start,
+                end: at,
+                head,
+                word,
+                carried,
+                carried_len,
+            });
         }
     }
 }
@@ -84,39 +151,59 @@ impl Frames {
 mod tests {
     use super::*;
 
-    fn frame(kind: u8, flags: u8, stream: u32, payload: usize) -> Vec<u8> {
-        let mut f = vec![
-            (payload >> 16) as u8,
-            (payload >> 8) as u8,
-            payload as u8,
-            kind,
-            flags,
-        ];
+    fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+        let mut f = (payload.len() as u32).to_be_bytes()[1..].to_vec();
+        f.extend_from_slice(&[kind, flags]);
         f.extend_from_slice(&stream.to_be_bytes());
-        f.resize(f.len() + payload, 0xAA);
+        f.extend_from_slice(payload);
         f
     }
 
     #[test]
-    fn finds_every_header_however_the_input_is_cut() {
+    fn finds_every_header_and_word_however_the_input_is_cut() {
         let mut input = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
-        let want = [(4, 0, 0, 6), (1, 5, 1, 20), (0, 1, 1, 0), (0, 0, 3, 300)];
-        for &(k, f, s, n) in &want {
-            input.extend(frame(k, f, s, n));
+        let want = [
+            (4, 0, 0, vec![0xAA; 6], None),
+            (1, 5, 1, vec![0xAA; 20], None),
+            (2, 0, 3, vec![0x80, 0, 0, 3, 16], Some(0x8000_0003)),
+            (8, 0, 1, vec![0, 1, 0, 0], Some(0x1_0000)),
+            (8, 0, 0, vec![0, 1, 0, 0], None), // the connection's window: no check reads it
+            (2, 0, 5, vec![0; 4], None),       // a PRIORITY of the wrong length is nghttp2's
+            (0, 1, 1, vec![], None),
+            (0, 0, 3, vec![0xAA; 300], None),
+        ];
+        for (k, f, s, p, _) in &want {
+            input.extend(frame(*k, *f, *s, p));
         }
+        let want: Vec<_> = (want.iter())
+            .map(|(k, f, s, p, w)| (*k, *f, *s as i32, p.len() as u32, *w))
+            .collect();
         for cut in 1..input.len() {
             let mut frames = Frames::new(true);
             let mut seen = Vec::new();
+            // What the session hands nghttp2, every frame accepted: the input, in order.
+            let mut passed = Vec::new();
             for part in [&input[..cut], &input[cut..]] {
-                let mut at = 0;
-                while let Some((start, end, h)) = frames.next(part, at) {
-                    assert!(start <= end && end <= part.len());
-                    seen.push((h.kind, h.flags, h.stream));
-                    at = end;
+                let (mut at, mut fed) = (0, 0);
+                loop {
+                    match frames.next(part, at) {
+                        Step::Frame(f) => {
+                            assert!(fed <= f.start && f.start <= f.end && f.end <= part.len());
+                            passed.extend_from_slice(&part[fed..f.start]);
+                            passed.extend_from_slice(&f.carried[..f.carried_len]);
+                            (fed, at) = (f.start, f.end);
+                            let h = f.head;
+                            seen.push((h.kind, h.flags, h.stream, h.len, f.word));
+                        }
+                        Step::End { held_from } => {
+                            passed.extend_from_slice(&part[fed..held_from]);
+                            break;
+                        }
+                    }
                 }
             }
-            let want: Vec<_> = want.iter().map(|&(k, f, s, _)| (k, f, s as i32)).collect();
             assert_eq!(seen, want, "cut at {cut}");
+            assert_eq!(passed, input, "cut at {cut}");
         }
     }
 }

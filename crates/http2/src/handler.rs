@@ -74,7 +74,10 @@ pub trait Handler {
     /// `on_begin_frame_callback`, it is called for frames nghttp2 would ignore unseen (DATA on
     /// a stream it has forgotten), which is what it is for: a stream nghttp2 has closed and
     /// freed is unknown to it, and only the caller can remember how it ended. Called only when
-    /// [`Handler::BEGIN_FRAME`] is true, and not once the session is terminating.
+    /// [`Handler::BEGIN_FRAME`] is true, and not once the session is terminating; also then,
+    /// the session makes the checks nghttp2 leaves out first (a HEADERS on a skipped stream id,
+    /// PRIORITY on stream 0 or on itself, a stream window past 2^31-1), and a frame they refuse
+    /// or drop is not shown here.
     fn on_begin_frame(&mut self, frame_type: u8, flags: u8, stream: StreamId) -> FrameVerdict {
         let _ = (frame_type, flags, stream);
         FrameVerdict::Accept

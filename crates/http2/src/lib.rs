@@ -54,6 +54,7 @@
 //! ```
 
 mod callbacks;
+mod checks;
 mod config;
 mod error;
 mod frames;

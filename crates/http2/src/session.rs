@@ -8,8 +8,9 @@ use std::ptr::{self, NonNull};
 use libnghttp2_sys as sys;
 
 use crate::callbacks::{self, Ctx};
+use crate::checks::{Check, Checks};
 use crate::config::DEFAULT_WINDOW;
-use crate::frames::Frames;
+use crate::frames::{Found, Frames, Step};
 use crate::handler::{FrameVerdict, Handler, StreamId};
 use crate::{Config, Error, Header};
 
@@ -23,6 +24,8 @@ pub struct Session<H: Handler> {
     max_header_list: u64,
     /// Frame boundaries of the input, when the handler wants each header first.
     frames: Frames,
+    /// The checks nghttp2 leaves out, made on each frame header when `frames` finds it.
+    checks: Checks,
     _handler: PhantomData<*mut H>,
 }
 
@@ -79,6 +82,7 @@ impl<H: Handler> Session<H> {
             header_bytes: 0,
             max_header_list: u64::from(config.max_header_list_size),
             frames: Frames::new(!client),
+            checks: Checks::new(!client),
             _handler: PhantomData,
         };
         let (iv, n) = config.settings(client);
@@ -137,33 +141,73 @@ impl<H: Handler> Session<H> {
     /// Processes bytes received from the peer, calling `h`'s input methods; returns how many
     /// were consumed (all of them unless it fails). Also queues what the input calls for
     /// (SETTINGS ACK, PING ACK, WINDOW_UPDATE, RST_STREAM, GOAWAY): call `send` after.
+    ///
+    /// With [`Handler::BEGIN_FRAME`], each frame header is looked at before nghttp2 sees it:
+    /// first by the checks nghttp2 leaves out (`checks.rs`), then by the handler.
     pub fn recv(&mut self, input: &[u8], h: &mut H) -> Result<usize, Error> {
         if !H::BEGIN_FRAME {
             return self.recv_raw(input, h);
         }
-        // Up to each frame header, then the handler's look at it, then on.
+        // `input[..fed]` is handled: given to nghttp2, or dropped.
         let mut fed = 0;
         let mut at = 0;
-        while let Some((start, end, head)) = self.frames.next(input, at) {
-            at = end;
-            if start > fed {
-                self.recv_raw(&input[fed..start], h)?;
-                fed = start;
+        loop {
+            let f = match self.frames.next(input, at) {
+                Step::Frame(f) => f,
+                Step::End { held_from } => {
+                    if fed < held_from {
+                        self.recv_raw(&input[fed..held_from], h)?;
+                    }
+                    return Ok(input.len());
+                }
+            };
+            at = f.end;
+            // The frames before this one, then this one's bytes kept from earlier inputs.
+            if f.start > fed {
+                self.recv_raw(&input[fed..f.start], h)?;
             }
+            fed = f.start;
             if !self.want_read() {
-                continue; // terminating: nghttp2 ignores the rest
+                // Terminating: nghttp2 ignores the rest.
+                self.recv_carried(&f, h)?;
+                continue;
             }
-            if let FrameVerdict::FailConnection(code) =
-                h.on_begin_frame(head.kind, head.flags, head.stream)
-            {
+            let raw = self.raw.as_ptr();
+            let check = self.checks.check(&f.head, f.word, |stream| {
+                // SAFETY: raw is live; a query (-1 for a stream nghttp2 does not know).
+                let w = unsafe { sys::nghttp2_session_get_stream_remote_window_size(raw, stream) };
+                (w >= 0).then_some(w)
+            });
+            let code = match check {
+                Check::Accept => match h.on_begin_frame(f.head.kind, f.head.flags, f.head.stream) {
+                    FrameVerdict::Accept => None,
+                    FrameVerdict::FailConnection(code) => Some(code),
+                },
+                Check::Fail(code) => Some(code),
+                Check::Reset { stream, code } => {
+                    // The frame is dropped whole (a check reads only frames that end with the
+                    // word it reads): nghttp2 never sees it.
+                    if stream != 0 {
+                        self.submit_rst_stream(stream, code)?;
+                    }
+                    fed = f.end;
+                    continue;
+                }
+            };
+            if let Some(code) = code {
                 self.terminate(code)?;
                 return Ok(input.len());
             }
+            self.recv_carried(&f, h)?;
         }
-        if fed < input.len() {
-            self.recv_raw(&input[fed..], h)?;
+    }
+
+    /// Gives nghttp2 a frame's bytes that came in earlier inputs, if any.
+    fn recv_carried(&mut self, f: &Found, h: &mut H) -> Result<(), Error> {
+        if f.carried_len > 0 {
+            self.recv_raw(&f.carried[..f.carried_len], h)?;
         }
-        Ok(input.len())
+        Ok(())
     }
 
     fn recv_raw(&mut self, input: &[u8], h: &mut H) -> Result<usize, Error> {

@@ -140,11 +140,29 @@ impl SelfSigned {
         Self::with(kind, IsCa::Ca(rcgen::BasicConstraints::Unconstrained))
     }
 
+    /// [`SelfSigned::marked_ca`], valid only from `not_before` to `not_after` (years, each
+    /// from its 1 January): in the past it has expired, in the future it is not valid yet.
+    pub fn marked_ca_valid(kind: KeyKind, not_before: i32, not_after: i32) -> SelfSigned {
+        Self::with_validity(
+            kind,
+            IsCa::Ca(rcgen::BasicConstraints::Unconstrained),
+            Some((not_before, not_after)),
+        )
+    }
+
     fn with(kind: KeyKind, is_ca: IsCa) -> SelfSigned {
+        Self::with_validity(kind, is_ca, None)
+    }
+
+    fn with_validity(kind: KeyKind, is_ca: IsCa, years: Option<(i32, i32)>) -> SelfSigned {
         let key = key_pair(kind);
         let names: Vec<String> = LOCAL_NAMES.iter().map(|n| n.to_string()).collect();
         let mut params = CertificateParams::new(names).expect("params");
         params.is_ca = is_ca;
+        if let Some((from, to)) = years {
+            params.not_before = rcgen::date_time_ymd(from, 1, 1);
+            params.not_after = rcgen::date_time_ymd(to, 1, 1);
+        }
         let cert = params.self_signed(&key).expect("self-signed");
         let dir = tempfile::tempdir().expect("a temporary directory");
         let (cert_path, key_path) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));

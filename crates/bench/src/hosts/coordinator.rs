@@ -286,6 +286,7 @@ fn orders(config: &BenchConfig, r: &HostsRun<'_>, h: &Host) -> ToWorker {
             response_timeout_us: us(c.response_timeout),
             busy_poll_us: us(c.busy_poll),
             seed: c.seed,
+            expect_status: c.expect_status.clone(),
             log: h.log.clone(),
         },
         workload: r.workload.clone(),

@@ -6,7 +6,7 @@
 //! its live figures every second, and at the end its full result with histograms. Either side
 //! refuses a peer of another protocol version, naming both versions.
 
-use crate::config::TlsOptions;
+use crate::config::{ExpectStatus, TlsOptions};
 use crate::stats::Stats;
 use crate::target::Scheme;
 use crate::workload::Workload;
@@ -136,6 +136,9 @@ pub struct RunOrders {
     #[serde(default = "default_busy_poll_us")]
     pub busy_poll_us: u64,
     pub seed: u64,
+    /// `--expect-status`: the statuses that count as success (absent: 4xx and 5xx are errors).
+    #[serde(default)]
+    pub expect_status: Option<ExpectStatus>,
     /// Where the worker writes its per-request log, on its own host.
     pub log: Option<String>,
 }

@@ -207,8 +207,7 @@ fn prepare(o: &Orders) -> Result<(BenchConfig, Slice), String> {
         debug: false,
         progress: false,
         tls: o.tls.clone(),
-        // Not in the orders yet: the coordinator refuses --expect-status on many hosts.
-        expect_status: None,
+        expect_status: r.expect_status.clone(),
     };
     let slice = Slice {
         children,

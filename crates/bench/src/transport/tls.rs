@@ -185,6 +185,9 @@ impl ServerCertVerifier for PinnedOrWebPki {
             ocsp_response,
             now,
         );
+        // WebPKI checks the end entity's own dates before its issuer and its basic constraints:
+        // a pinned certificate out of its dates is refused as expired (or not yet valid) before
+        // it gets here, as one issued by a CA is (a test pins this order).
         let refused_as_itself = matches!(
             &verdict,
             Err(rustls::Error::InvalidCertificate(e))

@@ -62,9 +62,6 @@ pub fn bench(mut args: BenchArgs) -> anyhow::Result<ExitCode> {
     if on_hosts.is_some() && elsewhere {
         bail!("--connect-to, --resolve and --unix-socket are not supported with --hosts yet: each worker connects to the URL's host");
     }
-    if on_hosts.is_some() && load.expect_status.is_some() {
-        bail!("--expect-status is not supported with --hosts yet: the workers count statuses as wrk does (4xx and 5xx are errors)");
-    }
     // On many hosts the Webchildren's sockets are the workers': nothing to check here.
     let config = match on_hosts {
         Some(_) => bench_config(target, load),

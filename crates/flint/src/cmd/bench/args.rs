@@ -224,7 +224,9 @@ pub struct LoadArgs {
     /// `-`: to stdout.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
-    /// HTTPS: also trust the CA certificates in this PEM file (beside the system's roots).
+    /// HTTPS: also trust the CA certificates in this PEM file (beside the system's roots). A
+    /// self-signed certificate given here that the server presents as its own is trusted as
+    /// itself, as curl trusts it: for the names it carries, within its dates.
     #[arg(long, value_name = "FILE")]
     pub cacert: Option<PathBuf>,
     /// HTTPS: accept any certificate without checking it (the reports say so).

@@ -96,5 +96,12 @@ pub fn bench_on_hosts(
         );
         return Ok(Status::Failed.into());
     }
-    Ok(super::outcome(result, &verdicts).into())
+    let status = super::outcome(result, &verdicts);
+    if status == Status::Failed {
+        output::error_line(&format!(
+            "flint: the run failed: {}",
+            super::failure(result)
+        ));
+    }
+    Ok(status.into())
 }
