@@ -111,7 +111,7 @@ impl H2 {
                 generated: 0,
                 last: 0,
                 hints: [0; HINTS],
-                freed: 0,
+                freed: Vec::new(),
                 ended: [0; ENDED_RING],
                 ended_next: 0,
                 progressed: false,
@@ -331,8 +331,9 @@ struct Streams {
     /// The slot a stream was last seen in, by its id's low bits (checked before use: a stale or
     /// shared hint costs a search, never a wrong slot).
     hints: [u16; HINTS],
-    /// The slot freed last: where the next stream goes, without a search.
-    freed: usize,
+    /// Slots freed, the latest last: where the next streams go, without a search (each is
+    /// checked before use; never longer than `slots`, so it allocates only as they grow).
+    freed: Vec<usize>,
     /// The latest streams the client ended (END_STREAM, then a normal close, or its own
     /// RST_STREAM) and nghttp2 has since closed and forgotten. A DATA or HEADERS frame on one is
     /// a connection error of type STREAM_CLOSED (RFC 9113 5.1, "closed": "An endpoint that
@@ -406,7 +407,9 @@ impl Streams {
             self.arena_done();
         }
         self.generated -= std::mem::take(&mut self.slots[i].own);
-        self.freed = i;
+        if self.freed.len() < self.slots.len() {
+            self.freed.push(i);
+        }
         let s = &mut self.slots[i];
         s.id = 0;
         s.out = Out::None; // drops the shared body or the file
@@ -516,10 +519,16 @@ impl Handler for Streams {
             return;
         }
         self.counts.streams += 1;
-        let free = match self.slots.get(self.freed) {
-            Some(s) if s.id == 0 => Some(self.freed),
-            _ => self.slots.iter().position(|s| s.id == 0),
-        };
+        let mut free = None;
+        while let Some(i) = self.freed.pop() {
+            if self.slots.get(i).is_some_and(|s| s.id == 0) {
+                free = Some(i);
+                break;
+            }
+        }
+        if free.is_none() && self.slots.len() >= self.cap {
+            free = self.slots.iter().position(|s| s.id == 0);
+        }
         if let Some(i) = free {
             self.slots[i].open(stream);
             self.last = i;
