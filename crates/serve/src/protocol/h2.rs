@@ -44,6 +44,8 @@ const KEEP_CAPACITY: usize = 1024;
 const ARENA_KEEP: usize = 64 * 1024;
 /// Streams remembered as ended by the client and closed (see [`Streams::ended`]).
 const ENDED_RING: usize = 16;
+/// Slot hints, indexed by a stream id's low bits (client ids are odd: bit 0 is dropped).
+const HINTS: usize = 256;
 /// A request body still arriving once its response is complete is not waited for past this
 /// many bytes (declared or received): the stream is reset with NO_ERROR (RFC 9113 8.1: "a server
 /// MAY request that the client abort transmission of a request without error by sending a
@@ -121,6 +123,8 @@ impl H2 {
                 arena_users: 0,
                 generated: 0,
                 last: 0,
+                hints: [0; HINTS],
+                freed: Vec::new(),
                 ended: [0; ENDED_RING],
                 ended_next: 0,
                 progressed: false,
@@ -393,6 +397,12 @@ struct Streams {
     generated: u64,
     /// The slot found last: a header block's fields come one by one for the same stream.
     last: usize,
+    /// The slot a stream was last seen in, by its id's low bits (checked before use: a stale or
+    /// shared hint costs a search, never a wrong slot).
+    hints: [u16; HINTS],
+    /// Slots freed, the latest last: where the next streams go, without a search (each is
+    /// checked before use; never longer than `slots`, so it allocates only as they grow).
+    freed: Vec<usize>,
     /// The latest streams the client ended (END_STREAM, then a normal close, or its own
     /// RST_STREAM) and nghttp2 has since closed and forgotten. A DATA or HEADERS frame on one is
     /// a connection error of type STREAM_CLOSED (RFC 9113 5.1, "closed": "An endpoint that
@@ -416,12 +426,21 @@ impl Streams {
         self.slots.iter().filter(|s| s.id != 0).count()
     }
 
-    /// The slot of stream `id` (not 0).
+    /// The slot of stream `id` (not 0): the last one found, else the one its hint names, else
+    /// a search (frames of a hundred streams interleave: a search for each was a tenth of an
+    /// answer's profile).
     fn index(&mut self, id: StreamId) -> Option<usize> {
         if self.slots.get(self.last).is_some_and(|s| s.id == id) {
             return Some(self.last);
         }
-        let i = self.slots.iter().position(|s| s.id == id)?;
+        let hint = usize::from(self.hints[hint_of(id)]);
+        let i = if self.slots.get(hint).is_some_and(|s| s.id == id) {
+            hint
+        } else {
+            let i = self.slots.iter().position(|s| s.id == id)?;
+            self.hints[hint_of(id)] = i as u16;
+            i
+        };
         self.last = i;
         Some(i)
     }
@@ -465,6 +484,9 @@ impl Streams {
             self.arena_done();
         }
         self.generated -= std::mem::take(&mut self.slots[i].own);
+        if self.freed.len() < self.slots.len() {
+            self.freed.push(i);
+        }
         let s = &mut self.slots[i];
         s.id = 0;
         s.out = Out::None; // drops the shared body or the file
@@ -574,7 +596,17 @@ impl Handler for Streams {
             return;
         }
         self.counts.streams += 1;
-        if let Some(i) = self.slots.iter().position(|s| s.id == 0) {
+        let mut free = None;
+        while let Some(i) = self.freed.pop() {
+            if self.slots.get(i).is_some_and(|s| s.id == 0) {
+                free = Some(i);
+                break;
+            }
+        }
+        if free.is_none() && self.slots.len() >= self.cap {
+            free = self.slots.iter().position(|s| s.id == 0);
+        }
+        if let Some(i) = free {
             self.slots[i].open(stream);
             self.last = i;
         } else if self.slots.len() < self.cap {
@@ -582,7 +614,10 @@ impl Handler for Streams {
             s.open(stream);
             self.last = self.slots.len();
             self.slots.push(s);
+        } else {
+            return;
         }
+        self.hints[hint_of(stream)] = self.last as u16;
         // Past the cap (nghttp2 refuses streams above the limit first): on_header resets it.
     }
 
@@ -880,43 +915,34 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
     }
     count_status(&mut w.stats, &reply);
     // The head: "HTTP/1.1 200 OK\r\n" then "Name: value\r\n" lines, then the blank line. One
-    // pass finds the fields and lowers their names in place (HTTP/2 names are lowercase; the
-    // head is the connection's own copy), then they are handed over as slices of it.
-    let mut spans = [(0usize, 0usize, 0usize); MAX_FIELDS];
-    let mut n = 0;
-    let mut at = out
-        .iter()
-        .position(|&c| c == b'\n')
-        .map_or(out.len(), |p| p + 1);
-    let head_end = loop {
-        let Some(nl) = out[at..].iter().position(|&c| c == b'\n') else {
-            break out.len();
-        };
-        let end = at + nl;
-        let line_end = if end > at && out[end - 1] == b'\r' {
-            end - 1
-        } else {
-            end
-        };
-        if line_end == at {
-            break end + 1; // the blank line
-        }
-        if let Some(colon) = out[at..line_end].iter().position(|&c| c == b':') {
-            out[at..at + colon].make_ascii_lowercase();
-            if n < MAX_FIELDS && !CONNECTION_SPECIFIC.contains(&&out[at..at + colon]) {
-                spans[n] = (at, at + colon, line_end);
-                n += 1;
-            }
-        }
-        at = end + 1;
-    };
-    let (head, page_body) = out.split_at(head_end);
+    // pass finds the fields (eight bytes at a time), handed over as slices of it; nghttp2
+    // lowercases the names as it copies them.
+    let out: &[u8] = out;
     let mut fields = [Header::new(b"", b""); MAX_FIELDS + 1];
-    fields[0] = Header::new(b":status", &head[9..12]);
-    for (f, &(start, colon, end)) in fields[1..].iter_mut().zip(&spans[..n]) {
-        *f = Header::new(&head[start..colon], head[colon + 1..end].trim_ascii_start());
+    fields[0] = Header::new(b":status", &out[9..12]);
+    let mut n = 1;
+    let mut at = find_byte(out, b'\n').map_or(out.len(), |p| p + 1);
+    while let Some(nl) = find_byte(&out[at..], b'\n') {
+        let line = &out[at..at + nl];
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        at += nl + 1;
+        if line.is_empty() {
+            break; // the blank line: the body follows
+        }
+        let Some(colon) = find_byte(line, b':') else {
+            continue;
+        };
+        let name = &line[..colon];
+        if n <= MAX_FIELDS
+            && !CONNECTION_SPECIFIC
+                .iter()
+                .any(|c| c.eq_ignore_ascii_case(name))
+        {
+            fields[n] = Header::new(name, line[colon + 1..].trim_ascii_start());
+            n += 1;
+        }
     }
-    let n = n + 1;
+    let page_body = &out[at..];
     let s = &mut h.streams;
     let mut own = 0;
     let (body, left) = match reply.body {
@@ -962,6 +988,32 @@ fn flush_counts(c: &mut Counts, w: &mut Worker) {
     st.h2_goaways_received += c.goaways_received;
     st.h2_goaways_sent += c.goaways_sent;
     *c = Counts::default();
+}
+
+/// Where stream `id`'s slot hint is kept.
+fn hint_of(id: StreamId) -> usize {
+    (id as usize >> 1) % HINTS
+}
+
+/// The first `byte` in `hay`, looked for eight bytes at a time (a head's lines are tens of
+/// bytes: a byte-at-a-time search was the largest item of an answer's profile).
+pub(super) fn find_byte(hay: &[u8], byte: u8) -> Option<usize> {
+    const LOW: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let pattern = LOW * u64::from(byte);
+    let mut chunks = hay.chunks_exact(8);
+    for (i, chunk) in chunks.by_ref().enumerate() {
+        let x = u64::from_le_bytes(chunk.try_into().expect("8 bytes")) ^ pattern;
+        // A zero byte of x is a match; its lowest one sets the lowest flagged bit (the flags
+        // of bytes above it may be false, never those below).
+        let found = x.wrapping_sub(LOW) & !x & HIGH;
+        if found != 0 {
+            return Some(i * 8 + (found.trailing_zeros() / 8) as usize);
+        }
+    }
+    let tail = chunks.remainder();
+    let base = hay.len() - tail.len();
+    tail.iter().position(|&c| c == byte).map(|p| base + p)
 }
 
 /// A GOAWAY frame (RFC 9113 6.8), for when nghttp2 can no longer write one.
