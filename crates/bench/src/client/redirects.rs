@@ -34,7 +34,8 @@ pub(super) enum Hop {
     Unfollowed(Unfollowed),
 }
 
-/// A learned redirect target: where it came from, and its request.
+/// A learned redirect target: where it came from, and its request; or a Location that is not
+/// followed, and why (remembered too, so that meeting it again allocates nothing either).
 struct Learned {
     /// The request answered with the redirect: a workload URL with `OWN`, or a learned one.
     from: (usize, u32),
@@ -47,6 +48,7 @@ struct Learned {
     h2: Option<super::H2Requests>,
     head: bool,
     idempotent: bool,
+    unfollowed: Option<Unfollowed>,
 }
 
 /// One thread's learned targets (empty, and allocation-free, until a redirect is followed).
@@ -99,7 +101,13 @@ impl Redirects {
             .iter()
             .position(|l| l.from == (url, learned) && l.get == get && *l.location == *location);
         if let Some(i) = known {
-            return Hop::To(i as u32);
+            return match self.learned[i].unfollowed {
+                Some(why) => Hop::Unfollowed(why),
+                None => Hop::To(i as u32),
+            };
+        }
+        if self.learned.len() >= MAX_LEARNED {
+            return Hop::Unfollowed(Unfollowed::TooManyLocations);
         }
         let from_path = match learned {
             OWN => workload.urls[url].as_str(),
@@ -107,11 +115,21 @@ impl Redirects {
         };
         let path = match same_origin_path(config, from_path, location) {
             Ok(path) => path,
-            Err(why) => return Hop::Unfollowed(why),
+            Err(why) => {
+                self.learned.push(Learned {
+                    from: (url, learned),
+                    location: location.into(),
+                    get,
+                    path: String::new(),
+                    request: Vec::new(),
+                    h2: None,
+                    head: false,
+                    idempotent: false,
+                    unfollowed: Some(why),
+                });
+                return Hop::Unfollowed(why);
+            }
         };
-        if self.learned.len() >= MAX_LEARNED {
-            return Hop::Unfollowed(Unfollowed::TooManyLocations);
-        }
         let rewritten;
         let spec = if get {
             rewritten = as_get(spec);
@@ -147,6 +165,7 @@ impl Redirects {
             h2,
             head: spec.is_head(),
             idempotent: spec.is_idempotent(),
+            unfollowed: None,
         });
         Hop::To((self.learned.len() - 1) as u32)
     }
@@ -352,10 +371,12 @@ mod tests {
         assert_eq!(hop(302, Some("https://127.0.0.1:8080/b")), other);
         assert_eq!(hop(302, Some("//example.com/b")), other);
         assert_eq!(hop(307, None), Hop::Unfollowed(Unfollowed::NoLocation));
-        assert_eq!(
-            hop(307, Some("http://[::1")),
-            Hop::Unfollowed(Unfollowed::BadLocation)
-        );
+        let bad = Hop::Unfollowed(Unfollowed::BadLocation);
+        assert_eq!(hop(307, Some("http://[::1")), bad);
+        // Met again, each is remembered, not parsed again: nothing more is kept.
+        assert_eq!(hop(302, Some("//example.com/b")), other);
+        assert_eq!(hop(307, Some("http://[::1")), bad);
+        assert_eq!(r.learned.len(), 4);
         let off = config(0);
         assert_eq!(
             Redirects::default().on_head(&off, &w, (0, OWN), 302, &head(302, Some("/b"))),
