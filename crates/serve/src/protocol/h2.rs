@@ -15,19 +15,23 @@
 //!
 //! Streams are answered as their requests complete, all those of one read before the frames are
 //! written, so a batch leaves in one gathered write; DATA frames of concurrent streams are
-//! scheduled by nghttp2 (RFC 9218: by the request's urgency, incremental streams in turns). A request body is dropped,
-//! and a stream whose body passes `max_body_bytes` is reset. What one connection queues is
+//! scheduled by nghttp2 (RFC 9218: by the request's urgency, incremental streams in turns). A request body is dropped:
+//! a stream whose body passes `max_body_bytes` is reset, and so is one whose body is late (each
+//! has its own deadline, as an HTTP/1.1 body, `body.rs`) or, past a few KiB, still arriving
+//! once its response is complete. What one connection queues is
 //! bounded by `max_pipeline_bytes` and one frame: past it the handler takes no more frames and
 //! nghttp2 keeps them until the queue drains; a frame larger than the room left is taken only
 //! into an empty queue.
 
 use std::fs::File;
 use std::rc::Rc;
+use std::time::Instant;
 
 use http2::{
     error_code, frame_type, FrameVerdict, Handler, Header, HeaderVerdict, HeadersKind, StreamId,
 };
 
+use super::body::BodyClock;
 use super::{count_status, Session, Worker};
 use crate::access_log::Entry;
 use crate::pool::{Bufs, Seg};
@@ -42,6 +46,13 @@ const ARENA_KEEP: usize = 64 * 1024;
 const ENDED_RING: usize = 16;
 /// Slot hints, indexed by a stream id's low bits (client ids are odd: bit 0 is dropped).
 const HINTS: usize = 256;
+/// A request body still arriving once its response is complete is not waited for past this
+/// many bytes (declared or received): the stream is reset with NO_ERROR (RFC 9113 8.1: "a server
+/// MAY request that the client abort transmission of a request without error by sending a
+/// RST_STREAM with an error code of NO_ERROR after sending a complete response"). A smaller
+/// body is read to its end, within its deadline, so a client that sends one after the response
+/// sees the stream end as it expects.
+const BODY_AFTER_RESPONSE: u64 = 16 * 1024;
 /// Most response fields passed to nghttp2 (the responder writes about a dozen).
 const MAX_FIELDS: usize = 32;
 /// Fields the responder reads, carried into the HTTP/1.1 head built for it.
@@ -106,6 +117,8 @@ impl H2 {
                 room: 0,
                 ready: Vec::new(),
 
+                now: w.now,
+                open_bodies: 0,
                 arena: Vec::new(),
                 arena_users: 0,
                 generated: 0,
@@ -159,6 +172,52 @@ impl H2 {
     /// Whether a response body moved (bytes framed, or a window opened) since the last call.
     pub fn take_progress(&mut self) -> bool {
         std::mem::take(&mut self.streams.progressed)
+    }
+
+    /// When the earliest request body still arriving is due (each stream's by its own clock,
+    /// as HTTP/1.1's body: `protocol/body.rs`); None if no stream awaits one. `restart`: the
+    /// server was not reading (its output blocked), and that time is not the client's.
+    pub fn body_deadline(&mut self, w: &Worker, restart: bool) -> Option<Instant> {
+        if self.streams.open_bodies == 0 {
+            return None;
+        }
+        let (timeout, rate) = (w.timeouts.body, w.body_min_rate);
+        let clocks = (self.streams.slots.iter_mut()).filter(|st| st.id != 0 && !st.cut);
+        (clocks.filter_map(|st| st.body.as_mut()))
+            .map(|clock| {
+                if restart {
+                    *clock = BodyClock::start(w.now);
+                }
+                clock.deadline(timeout, rate)
+            })
+            .min()
+    }
+
+    /// Resets each stream whose request body is past its deadline (CANCEL; NO_ERROR if its
+    /// response went out whole, which the client keeps): the connection and the other streams
+    /// go on. Returns whether any was.
+    pub fn expire_bodies(&mut self, w: &mut Worker) -> bool {
+        if self.streams.open_bodies == 0 {
+            return false;
+        }
+        let mut any = false;
+        for st in self.streams.slots.iter_mut() {
+            let late =
+                (st.body).is_some_and(|c| c.deadline(w.timeouts.body, w.body_min_rate) <= w.now);
+            if st.id == 0 || st.cut || !late {
+                continue;
+            }
+            st.cut = true;
+            let code = if st.complete {
+                error_code::NO_ERROR
+            } else {
+                error_code::CANCEL
+            };
+            let _ = self.framer.submit_rst_stream(st.id, code);
+            w.stats.body_timeouts += 1;
+            any = true;
+        }
+        any
     }
 
     /// Graceful shutdown: GOAWAY with the last stream processed; the streams under way finish,
@@ -228,7 +287,10 @@ struct Stream {
     head_bytes: usize,
     content_length: Option<u64>,
     body_in: u64,
-    /// Reset for a body past the limit.
+    /// The request body's clock while the client's side is open (its request complete, no
+    /// END_STREAM yet): counted in `Streams::open_bodies`.
+    body: Option<BodyClock>,
+    /// Reset for a body past the limit, late, or not waited for.
     cut: bool,
     /// The client ended its side (END_STREAM received).
     ended: bool,
@@ -258,6 +320,7 @@ impl Stream {
             head_bytes: 0,
             content_length: None,
             body_in: 0,
+            body: None,
             cut: false,
             ended: false,
             answered: false,
@@ -290,6 +353,7 @@ impl Stream {
         self.head_bytes = 0;
         self.content_length = None;
         self.body_in = 0;
+        self.body = None;
         self.cut = false;
         self.ended = false;
         self.answered = false;
@@ -319,6 +383,10 @@ struct Streams {
     room: u64,
     /// Streams whose request is complete, to answer once `recv` returns.
     ready: Vec<StreamId>,
+    /// The time of the input being read (the worker's clock), for the body clocks.
+    now: Instant,
+    /// Streams with a body clock (see `Stream::body`): none, and no stream is looked at.
+    open_bodies: usize,
 
     /// Small generated bodies being framed; emptied when no stream uses it.
     arena: Vec<u8>,
@@ -402,7 +470,15 @@ impl Streams {
         }
     }
 
+    /// The client's side of stream `i` ended (or the stream is gone): its body is not awaited.
+    fn body_ended(&mut self, i: usize) {
+        if self.slots[i].body.take().is_some() {
+            self.open_bodies -= 1;
+        }
+    }
+
     fn release(&mut self, i: usize) {
+        self.body_ended(i);
         if matches!(self.slots[i].out, Out::Arena { .. }) {
             self.arena_done();
         }
@@ -587,25 +663,36 @@ impl Handler for Streams {
     }
 
     fn on_headers_end(&mut self, stream: StreamId, end_stream: bool) {
+        let Some(i) = self.index(stream) else {
+            return;
+        };
         if end_stream {
-            if let Some(s) = self.slot(stream) {
-                s.ended = true;
-            }
+            self.slots[i].ended = true;
+            self.body_ended(i);
+        } else if !self.slots[i].trailers && self.slots[i].body.is_none() {
+            // A body follows: it is due within the body timeout, as HTTP/1.1's is.
+            self.slots[i].body = Some(BodyClock::start(self.now));
+            self.open_bodies += 1;
         }
-        if self.slot(stream).is_some_and(|s| !s.trailers) && self.ready.len() < self.cap {
+        if !self.slots[i].trailers && self.ready.len() < self.cap {
             self.ready.push(stream);
         }
     }
 
     fn on_data(&mut self, stream: StreamId, data: &[u8]) {
+        let now = self.now;
         if let Some(s) = self.slot(stream) {
             s.body_in += data.len() as u64;
+            if let Some(clock) = s.body.as_mut() {
+                clock.add(data.len() as u64, now);
+            }
         }
     }
 
     fn on_data_end(&mut self, stream: StreamId) {
-        if let Some(s) = self.slot(stream) {
-            s.ended = true;
+        if let Some(i) = self.index(stream) {
+            self.slots[i].ended = true;
+            self.body_ended(i);
         }
     }
 
@@ -655,6 +742,7 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker, pool: &mut crate::pool::Po
     };
     if let Some(b) = s.bufs.as_mut().filter(|b| b.in_len > 0) {
         let input = &b.input[..b.in_len];
+        h.streams.now = w.now;
         let result = h.framer.recv(input, &mut h.streams);
         b.in_len = 0;
         if let Err(e) = result {
@@ -703,12 +791,24 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker, pool: &mut crate::pool::Po
     }
     h.head_pending = pending;
     // A request body is dropped; one past the limit is not wanted at all (its response may
-    // still be going: the reset ends it, as HTTP/1.1 closes the connection).
+    // still be going: the reset ends it, as HTTP/1.1 closes the connection), nor a large one
+    // whose response is complete (NO_ERROR: the client keeps the response).
     for st in h.streams.slots.iter_mut() {
-        if st.id != 0 && !st.cut && st.body_in > w.max_body {
-            st.cut = true;
-            let _ = h.framer.submit_rst_stream(st.id, error_code::CANCEL);
+        if st.id == 0 || st.cut {
+            continue;
         }
+        let code = if st.body_in > w.max_body {
+            error_code::CANCEL
+        } else if st.complete
+            && st.body.is_some()
+            && (st.body_in).max(st.content_length.unwrap_or(0)) > BODY_AFTER_RESPONSE
+        {
+            error_code::NO_ERROR
+        } else {
+            continue;
+        };
+        st.cut = true;
+        let _ = h.framer.submit_rst_stream(st.id, code);
     }
     // The frames: into the queue, within what one connection may queue.
     let b = s.bufs.take().unwrap_or_else(|| pool.take());
