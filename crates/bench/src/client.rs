@@ -34,13 +34,15 @@
 //! When the run ends, what was still going on is accounted for (`Webchild::at_end`): requests
 //! sent and not answered are unfinished, those begun and not sent are apart, and in the open
 //! loop pages that were due but never sent are counted. Nothing is begun or read into the
-//! window at or after the end (see [`Wire`]).
+//! window at or after the end (see [`Wire`]). Before that accounting, the connections with a
+//! page in progress get a lingering close (`linger.rs`), so the server has what was sent.
 
 mod alarm;
 mod busy_poll;
 mod errors;
 mod h1;
 mod h2;
+mod linger;
 mod page;
 mod redirects;
 mod setup;
@@ -53,6 +55,7 @@ pub use h2::H2Requests;
 #[doc(hidden)]
 pub use h2::FIRST_STREAM_ID;
 use h2::H2;
+use linger::Linger;
 use page::{Child, Phase};
 use redirects::Redirects;
 use setup::Running;
@@ -189,6 +192,9 @@ fn run<C: Wire>(sh: &RunShared<'_>, thread: usize, ids: Range<usize>) -> io::Res
             }
         }
     };
+    // After the window: a lingering close, so that every request counted as sent reaches the
+    // server, and an HTTP/2 server's late GOAWAY is seen (`linger.rs`). Nothing is counted.
+    linger::linger_all(&mut poll, &mut events, &mut children, &mut buf);
     for c in &mut children {
         c.at_end(&mut cx, end_us);
     }
@@ -316,6 +322,9 @@ trait Wire: Sized {
     fn at_end(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, end: u64);
     /// Drops the connection (if any).
     fn close(&mut self);
+    /// After the end, before `at_end`: one step of the connection's lingering close from `at`
+    /// (see `linger.rs`); what it reads is not counted.
+    fn linger(&mut self, at: Linger, buf: &mut [u8]) -> Linger;
 }
 
 /// One Webchild: its page logic and its connection.

@@ -178,6 +178,19 @@ impl Transport {
         }
     }
 
+    /// The end of the run's lingering close, first half: hands the kernel everything already
+    /// accepted (over HTTPS, the records rustls still holds, then its close_notify) and ends
+    /// the sending side with a FIN behind it, so that a request counted as sent reaches the
+    /// server before the connection closes. `Ok(false)`: records still wait for the socket
+    /// (its writable event comes back); `Ok(true)`: the FIN is queued. Nothing new is written.
+    pub(crate) fn shutdown_write(&mut self) -> io::Result<bool> {
+        match self {
+            Transport::Plain(s) => s.shutdown(std::net::Shutdown::Write).map(|()| true),
+            Transport::Unix(s) => s.shutdown(std::net::Shutdown::Write).map(|()| true),
+            Transport::Tls(t) => t.shutdown_write(),
+        }
+    }
+
     /// Reads response bytes into `buf`. `Ok(0)` is the server's close; a count short of
     /// `buf.len()` means the socket is drained (edge-triggered epoll reports what comes next),
     /// which the event loop relies on to make one read per response.

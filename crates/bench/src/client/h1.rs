@@ -14,6 +14,7 @@
 //! none); a body is counted and dropped by [`BodyDecoder`] as it passes.
 
 use super::errors::{connect_error, handshake_error, head_error};
+use super::linger::{self, Linger};
 use super::page::{end_page, next_page, Answer, Child, Exchange};
 use super::redirects::OWN;
 use super::{RunShared, ThreadState, Wire, NONE};
@@ -176,6 +177,10 @@ impl Wire for H1 {
             ex.reset_response();
             ch.record_unfinished(cx, &ex, 0, end);
         }
+    }
+
+    fn linger(&mut self, at: Linger, buf: &mut [u8]) -> Linger {
+        linger::step(self.conn.as_mut(), at, buf, |_| {})
     }
 
     fn close(&mut self) {

@@ -23,6 +23,7 @@
 //! (counted as retried, not failed); anything that ends the connection fails its streams by
 //! its kind (a protocol error, a reset, a timeout).
 
+mod after_end;
 mod frames;
 mod outcomes;
 mod requests;
@@ -31,12 +32,14 @@ mod streams;
 pub use requests::H2Requests;
 
 use super::errors::{alpn_refused, connect_error, handshake_error};
+use super::linger::{self, Linger};
 use super::page::{self, Child, Exchange};
 use super::redirects::OWN;
 use super::{RunShared, ThreadState, Wire, NONE};
 use crate::config::{H2_CONNECTION_WINDOW, H2_STREAM_WINDOW};
 use crate::stats::ErrorKind;
 use crate::transport::Transport;
+use after_end::AfterEnd;
 use frames::{FrameScanner, Span};
 use http2::{Header, Session};
 use mio::event::Event;
@@ -73,6 +76,8 @@ pub(super) struct H2 {
     session: Option<Session<Io>>,
     io: Io,
     frames: FrameScanner,
+    /// A GOAWAY read after the end (`after_end.rs`).
+    late: AfterEnd,
     /// Whether each stream is a page of its own (one-file pages, several streams).
     lanes: bool,
     /// Streams in flight at most (`--streams`; a page's files when unset), before the server's
@@ -124,6 +129,7 @@ impl Wire for H2 {
             session: None,
             io,
             frames: FrameScanner::default(),
+            late: AfterEnd::default(),
             lanes,
             want,
             limit: 0,
@@ -208,7 +214,7 @@ impl Wire for H2 {
         // rustls still holds are not looked into: docs/latency.md).
         for s in self.io.in_flight() {
             s.page.restore(ch);
-            if self.io.unsent_at_end(s) {
+            if self.io.unsent_at_end(s) || self.late.refused(s.id) {
                 ch.record_unsent(cx, &s.ex, end);
             } else {
                 ch.record_unfinished(cx, &s.ex, s.ex.bytes(), end);
@@ -233,6 +239,11 @@ impl Wire for H2 {
         }
     }
 
+    fn linger(&mut self, at: Linger, buf: &mut [u8]) -> Linger {
+        let (frames, late) = (&mut self.frames, &mut self.late);
+        linger::step(self.conn.as_mut(), at, buf, |b| late.scan(frames, b))
+    }
+
     fn close(&mut self) {
         // Dropping the socket also removes it from the epoll set; dropping the session frees
         // its streams without calling the handler.
@@ -240,6 +251,7 @@ impl Wire for H2 {
         self.session = None;
         self.io.reset();
         self.frames = FrameScanner::default();
+        self.late = AfterEnd::default();
         self.state = State::Idle;
         self.in_flight = 0;
         self.draining = false;
@@ -420,7 +432,10 @@ impl H2 {
             let now = cx.now();
             if cx.ended(now) {
                 // Read at or after the end: nothing of it is taken into account; the streams
-                // stay in flight for `at_end`.
+                // stay in flight for `at_end`, which only looks for a GOAWAY in it.
+                if let Ok(n) = res {
+                    self.late.scan(&mut self.frames, &buf[..n]);
+                }
                 return;
             }
             match res {

@@ -407,6 +407,25 @@ impl TlsStream {
         Ok(())
     }
 
+    /// See [`super::Transport::shutdown_write`]: the records rustls holds go first, then
+    /// close_notify, then the FIN.
+    pub(super) fn shutdown_write(&mut self) -> io::Result<bool> {
+        self.send_pending()?;
+        if self.tls.wants_write() {
+            return Ok(false);
+        }
+        if !self.closed_notified {
+            self.closed_notified = true;
+            self.tls.send_close_notify();
+            self.send_pending()?;
+            if self.tls.wants_write() {
+                return Ok(false);
+            }
+        }
+        self.tcp.shutdown(std::net::Shutdown::Write)?;
+        Ok(true)
+    }
+
     /// Decrypted bytes into `buf`: until it is full, the socket is drained, or the server has
     /// closed (`Ok(0)` then; a close without TLS's close_notify is a close too: HTTP's framing
     /// tells a complete response from a cut one, as it does for plain TCP).

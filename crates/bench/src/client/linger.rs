@@ -1,0 +1,104 @@
+//! The end of the run's lingering close, as servers close a connection: after the window, each
+//! connection with a request in flight ends its sending side (what the kernel holds goes out,
+//! then a FIN), then reads and discards until the server closes or the bound passes, and only
+//! then is closed.
+//!
+//! Why: closing a socket whose receive queue still holds unread bytes (the responses that
+//! arrived after the end) makes Linux send a RST instead of a FIN and drop whatever the send
+//! queue still held, so a request counted as sent might never reach the server. And over
+//! HTTP/2, a GOAWAY the server sent just before the end may still be unread: the streams above
+//! its last stream id were sent but will never be processed. The reads here find it (see
+//! `h2::after_end`), so that those streams count as not sent.
+//!
+//! It runs after the window has ended: nothing read here is counted (no bytes, no responses,
+//! no time), so no figure of the run changes. It costs nothing per request: once per
+//! connection, at the end, all of a thread's connections at once through its event loop,
+//! bounded by [`LINGER`] in all.
+
+use super::page::Phase;
+use super::{Webchild, Wire};
+use crate::transport::Transport;
+use mio::{Events, Poll};
+use std::io;
+use std::time::{Duration, Instant};
+
+/// The longest a thread waits for its servers to close after the end.
+pub(super) const LINGER: Duration = Duration::from_secs(1);
+
+/// Where one connection is in its lingering close.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Linger {
+    /// Writing what it holds (TLS records); the FIN is not queued yet.
+    Flushing,
+    /// The FIN is queued: reading until the server closes.
+    Draining,
+    /// Closed by the server, failed, or nothing to wait for.
+    Done,
+}
+
+/// One step of a connection's lingering close, on its readiness (or once at the start: the
+/// socket is edge-triggered, so what is already there must be read without an event). `late`
+/// sees every byte read (HTTP/2 looks for a GOAWAY).
+pub(super) fn step(
+    conn: Option<&mut Transport>,
+    at: Linger,
+    buf: &mut [u8],
+    mut late: impl FnMut(&[u8]),
+) -> Linger {
+    let Some(conn) = conn else {
+        return Linger::Done;
+    };
+    let mut at = at;
+    if at == Linger::Flushing {
+        match conn.shutdown_write() {
+            Ok(true) => at = Linger::Draining,
+            Ok(false) => {}
+            Err(_) => return Linger::Done,
+        }
+    }
+    loop {
+        match conn.read(buf) {
+            Ok(0) => return Linger::Done,
+            Ok(n) => late(&buf[..n]),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return at,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return Linger::Done,
+        }
+    }
+}
+
+/// Every connection of the thread with a page in progress, closed as above, within [`LINGER`].
+pub(super) fn linger_all<C: Wire>(
+    poll: &mut Poll,
+    events: &mut Events,
+    children: &mut [Webchild<C>],
+    buf: &mut [u8],
+) {
+    let mut at: Vec<Linger> = children
+        .iter_mut()
+        .map(|c| match c.ch.phase {
+            Phase::Busy => c.conn.linger(Linger::Flushing, buf),
+            _ => Linger::Done,
+        })
+        .collect();
+    let deadline = Instant::now() + LINGER;
+    while at.iter().any(|&l| l != Linger::Done) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return;
+        }
+        match poll.poll(events, Some(left)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) => return,
+        }
+        for ev in events.iter() {
+            let slot = ev.token().0;
+            if let (Some(c), Some(l)) = (children.get_mut(slot), at.get_mut(slot)) {
+                if *l != Linger::Done {
+                    *l = c.conn.linger(*l, buf);
+                }
+            }
+        }
+    }
+}
