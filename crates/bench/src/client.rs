@@ -194,7 +194,7 @@ fn run<C: Wire>(sh: &RunShared<'_>, thread: usize, ids: Range<usize>) -> io::Res
     };
     // After the window: a lingering close, so that every request counted as sent reaches the
     // server, and an HTTP/2 server's late GOAWAY is seen (`linger.rs`). Nothing is counted.
-    linger::linger_all(&mut poll, &mut events, &mut children, &mut buf);
+    linger::linger_all(&mut poll, &mut events, &mut children, &cx, &mut buf);
     for c in &mut children {
         c.at_end(&mut cx, end_us);
     }
@@ -324,7 +324,7 @@ trait Wire: Sized {
     fn close(&mut self);
     /// After the end, before `at_end`: one step of the connection's lingering close from `at`
     /// (see `linger.rs`); what it reads is not counted.
-    fn linger(&mut self, at: Linger, buf: &mut [u8]) -> Linger;
+    fn linger(&mut self, ch: &Child, cx: &ThreadState<'_>, at: Linger, buf: &mut [u8]) -> Linger;
 }
 
 /// One Webchild: its page logic and its connection.

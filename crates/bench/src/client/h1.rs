@@ -13,6 +13,8 @@
 //! Memory: a connection keeps only the bytes of a response head split across reads (usually
 //! none); a body is counted and dropped by [`BodyDecoder`] as it passes.
 
+mod after_end;
+
 use super::errors::{connect_error, handshake_error, head_error};
 use super::linger::{self, Linger};
 use super::page::{end_page, next_page, Answer, Child, Exchange};
@@ -21,6 +23,7 @@ use super::{RunShared, ThreadState, Wire, NONE};
 use crate::config::HttpMode;
 use crate::stats::ErrorKind;
 use crate::transport::Transport;
+use after_end::AfterEnd;
 use mio::event::Event;
 use mio::Token;
 use std::io;
@@ -78,6 +81,8 @@ pub(super) struct H1 {
     after_batch: bool,
     /// A response head split across reads (usually empty).
     head: Vec<u8>,
+    /// The responses read after the end (`after_end.rs`), made at the end only.
+    late: Option<Box<AfterEnd>>,
 }
 
 impl Wire for H1 {
@@ -102,6 +107,7 @@ impl Wire for H1 {
             deferred: Vec::new(),
             after_batch: false,
             head: Vec::new(),
+            late: None,
         }
     }
 
@@ -166,21 +172,35 @@ impl Wire for H1 {
             State::Connecting | State::Handshaking => 0,
             State::ReadingHead | State::ReadingBody => self.sent_in_full(ch, cx),
         };
-        if sent == 0 {
-            return ch.record_unsent(cx, &self.ex, end);
+        // Those the server said, after the end, it would never process were not sent.
+        let processed = sent - self.late.as_ref().map_or(0, |l| l.unprocessed(sent));
+        if processed == 0 {
+            ch.record_unsent(cx, &self.ex, end);
+        } else {
+            ch.record_unfinished(cx, &self.ex, self.response_bytes(), end);
         }
-        ch.record_unfinished(cx, &self.ex, self.response_bytes(), end);
         // Pipelining: the rest of the batch written, nothing of their responses read.
-        for k in 1..sent as usize {
+        for k in 1..sent {
             let mut ex = self.ex;
-            ex.file += k;
+            ex.file += k as usize;
             ex.reset_response();
-            ch.record_unfinished(cx, &ex, 0, end);
+            match k < processed {
+                true => ch.record_unfinished(cx, &ex, 0, end),
+                false => ch.record_unsent(cx, &ex, end),
+            }
         }
     }
 
-    fn linger(&mut self, at: Linger, buf: &mut [u8]) -> Linger {
-        linger::step(self.conn.as_mut(), at, buf, |_| {})
+    fn linger(&mut self, ch: &Child, cx: &ThreadState<'_>, at: Linger, buf: &mut [u8]) -> Linger {
+        if !self.busy() {
+            return linger::step(self.conn.as_mut(), at, buf, |_| {});
+        }
+        let is_head = self.batch_is_head(ch, cx);
+        let body = (self.state == State::ReadingBody).then_some(&self.decoder);
+        let (late, head) = (&mut self.late, &self.head);
+        linger::step(self.conn.as_mut(), at, buf, |b| {
+            follow_late(late, (head, body), b, &is_head)
+        })
     }
 
     fn close(&mut self) {
@@ -195,7 +215,37 @@ impl Wire for H1 {
     }
 }
 
+/// Bytes read after the end on a connection with requests in flight, followed to see where
+/// the server stopped (`after_end.rs`).
+fn follow_late(
+    late: &mut Option<Box<AfterEnd>>,
+    window: (&[u8], Option<&BodyDecoder>),
+    data: &[u8],
+    is_head: &impl Fn(u64) -> bool,
+) {
+    if !data.is_empty() {
+        let late = late.get_or_insert_with(Box::default);
+        late.feed(data, window, is_head);
+    }
+}
+
 impl H1 {
+    /// Whether the k-th request from the one in progress (pipelining: of its batch) is a HEAD.
+    fn batch_is_head<'a>(
+        &self,
+        ch: &'a Child,
+        cx: &'a ThreadState<'_>,
+    ) -> impl Fn(u64) -> bool + 'a {
+        let (first, file) = (self.is_head(ch, cx), self.ex.file);
+        move |k| match k {
+            0 => first,
+            k => cx
+                .sh
+                .requests
+                .is_head(ch.url(cx.sh.workload, file + k as usize)),
+        }
+    }
+
     fn url(&self, ch: &Child, cx: &ThreadState<'_>) -> usize {
         ch.url(cx.sh.workload, self.ex.file)
     }
@@ -242,6 +292,11 @@ impl H1 {
         };
         let waiting = self.conn.as_ref().is_some_and(Transport::wants_write);
         whole.saturating_sub(u64::from(waiting))
+    }
+
+    /// Whether requests are in flight (for what is read after the end).
+    fn busy(&self) -> bool {
+        matches!(self.state, State::ReadingHead | State::ReadingBody)
     }
 
     /// Everything read so far for the response in progress.
@@ -543,7 +598,14 @@ impl H1 {
             let now = cx.now();
             if cx.ended(now) {
                 // Read at or after the end: nothing of it is taken into account, whatever it
-                // completes; the request stays in flight for `at_end`.
+                // completes; the request stays in flight for `at_end`, which only looks for
+                // where the server stopped.
+                if let (Ok(n), true) = (&res, self.busy()) {
+                    let is_head = self.batch_is_head(ch, cx);
+                    let body = (self.state == State::ReadingBody).then_some(&self.decoder);
+                    let data = &buf[carry..carry + n];
+                    follow_late(&mut self.late, (&self.head, body), data, &is_head);
+                }
                 return;
             }
             match res {

@@ -239,7 +239,7 @@ impl Wire for H2 {
         }
     }
 
-    fn linger(&mut self, at: Linger, buf: &mut [u8]) -> Linger {
+    fn linger(&mut self, _: &Child, _: &ThreadState<'_>, at: Linger, buf: &mut [u8]) -> Linger {
         let (frames, late) = (&mut self.frames, &mut self.late);
         linger::step(self.conn.as_mut(), at, buf, |b| late.scan(frames, b))
     }

@@ -16,7 +16,7 @@
 //! bounded by [`LINGER`] in all.
 
 use super::page::Phase;
-use super::{Webchild, Wire};
+use super::{ThreadState, Webchild, Wire};
 use crate::transport::Transport;
 use mio::{Events, Poll};
 use std::io;
@@ -38,7 +38,8 @@ pub(super) enum Linger {
 
 /// One step of a connection's lingering close, on its readiness (or once at the start: the
 /// socket is edge-triggered, so what is already there must be read without an event). `late`
-/// sees every byte read (HTTP/2 looks for a GOAWAY).
+/// sees every byte read (HTTP/2 looks for a GOAWAY, HTTP/1 for where the server stopped), and
+/// an empty slice when the server closed.
 pub(super) fn step(
     conn: Option<&mut Transport>,
     at: Linger,
@@ -58,7 +59,10 @@ pub(super) fn step(
     }
     loop {
         match conn.read(buf) {
-            Ok(0) => return Linger::Done,
+            Ok(0) => {
+                late(&[]);
+                return Linger::Done;
+            }
             Ok(n) => late(&buf[..n]),
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => return at,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -72,12 +76,13 @@ pub(super) fn linger_all<C: Wire>(
     poll: &mut Poll,
     events: &mut Events,
     children: &mut [Webchild<C>],
+    cx: &ThreadState<'_>,
     buf: &mut [u8],
 ) {
     let mut at: Vec<Linger> = children
         .iter_mut()
         .map(|c| match c.ch.phase {
-            Phase::Busy => c.conn.linger(Linger::Flushing, buf),
+            Phase::Busy => c.conn.linger(&c.ch, cx, Linger::Flushing, buf),
             _ => Linger::Done,
         })
         .collect();
@@ -96,7 +101,7 @@ pub(super) fn linger_all<C: Wire>(
             let slot = ev.token().0;
             if let (Some(c), Some(l)) = (children.get_mut(slot), at.get_mut(slot)) {
                 if *l != Linger::Done {
-                    *l = c.conn.linger(*l, buf);
+                    *l = c.conn.linger(&c.ch, cx, *l, buf);
                 }
             }
         }
