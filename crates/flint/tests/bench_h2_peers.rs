@@ -5,6 +5,11 @@
 //! stream at a time, and a one-file page kept 8 deep (h2load's `-m 8`). A TLS server without
 //! HTTP/2 is `h2_not_negotiated`.
 //!
+//! Timed runs hold that equality exactly because of how flint bench ends a run (docs/latency.md,
+//! the end of the run): a lingering close, so that nothing sent is lost to a RST, and a GOAWAY
+//! or `Connection: close` read after the end makes the requests behind it not sent. An nginx
+//! that ends its connections every 7 requests puts one at the end of nearly every run.
+//!
 //! nginx and h2o are installed by scripts/install-peers.sh; without them these tests fail
 //! saying so. Every server is started in its own process group (`lab_process::Group`) and
 //! stopped by it whatever happens; every wait is bounded.
@@ -31,6 +36,10 @@ const FILES: [(&str, usize); 4] = [
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Kind {
     Nginx,
+    /// nginx ending each connection after 7 requests (`keepalive_requests 7`): over HTTP/2 a
+    /// GOAWAY every 7 streams, over HTTP/1.1 a `Connection: close` every 7 responses, so that
+    /// the end of a run often finds one on its way.
+    NginxShort,
     H2o,
 }
 
@@ -102,7 +111,8 @@ impl Server {
             let port = free_port();
             let log = site.path(&format!("access-{port}.log"));
             let mut cmd = match kind {
-                Kind::Nginx => nginx(site, port, tls, h2, &log),
+                Kind::Nginx => nginx(site, port, tls, h2, &log, ""),
+                Kind::NginxShort => nginx(site, port, tls, h2, &log, "keepalive_requests 7;"),
                 Kind::H2o => h2o(site, port, tls, &log),
             };
             cmd.stdout(Stdio::null()).stderr(Stdio::null());
@@ -159,20 +169,22 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// nginx in the foreground, one process, its files in the site's directory.
-fn nginx(site: &Site, port: u16, tls: bool, h2: bool, log: &Path) -> Command {
+/// nginx in the foreground, one process, its files in the site's directory; `extra`: more
+/// directives for its `http` block.
+fn nginx(site: &Site, port: u16, tls: bool, h2: bool, log: &Path, extra: &str) -> Command {
     let d = site.dir.path().display();
     let listen = match (tls, h2) {
         (true, true) => format!("listen 127.0.0.1:{port} ssl http2;"),
         (true, false) => format!("listen 127.0.0.1:{port} ssl;"),
-        (false, _) => format!("listen 127.0.0.1:{port} http2;"),
+        (false, true) => format!("listen 127.0.0.1:{port} http2;"),
+        (false, false) => format!("listen 127.0.0.1:{port};"),
     };
     let conf = format!(
         "daemon off; master_process off; worker_processes 1;\n\
          pid {d}/nginx-{port}.pid; error_log {d}/error-{port}.log;\n\
          events {{ worker_connections 256; }}\n\
          http {{\n\
-           access_log {log} combined;\n\
+           access_log {log} combined; {extra}\n\
            client_body_temp_path {d}/tmp; proxy_temp_path {d}/tmp; fastcgi_temp_path {d}/tmp;\n\
            uwsgi_temp_path {d}/tmp; scgi_temp_path {d}/tmp;\n\
            server {{ {listen} root {d}/root;\n\
@@ -219,6 +231,11 @@ fn h2o(site: &Site, port: u16, tls: bool, log: &Path) -> Command {
 
 /// `flint bench --http 2 URL ARGS`: its JSON, checked against the schema.
 fn bench(site: &Site, server: &Server, tls: bool, args: &[&str]) -> Value {
+    bench_http(site, server, tls, &[&["--http", "2"], args].concat())
+}
+
+/// `flint bench URL ARGS`: its JSON, checked against the schema.
+fn bench_http(site: &Site, server: &Server, tls: bool, args: &[&str]) -> Value {
     let json_path = site.path("bench.json");
     let _ = std::fs::remove_file(&json_path);
     let url = match tls {
@@ -227,7 +244,7 @@ fn bench(site: &Site, server: &Server, tls: bool, args: &[&str]) -> Value {
     };
     let out = run_bounded(
         flint()
-            .args(["bench", &url, "--http", "2"])
+            .args(["bench", &url])
             .args(args)
             .args(["-q", "--report", "none", "--timeout", "10s", "--cacert"])
             .arg(&site.ca)
@@ -332,6 +349,53 @@ fn counts_agree(kind: Kind, tls: bool) {
             "{kind:?} --streams {streams}: the access log"
         );
     }
+}
+
+/// Short timed runs against [`Kind::NginxShort`]: however often the end finds a GOAWAY or a
+/// `Connection: close` on its way (with the requests sent behind it, which the server never
+/// processes), the access log has flint's requests plus its unfinished ones, run after run.
+/// `args`: the protocol's options; `h2`: the runs are over HTTP/2.
+fn counts_agree_when_the_server_ends_connections(tls: bool, args: &[&str], h2: bool) {
+    let site = Site::new();
+    let server = Server::start(Kind::NginxShort, &site, tls, h2);
+    let page = site.path("page.toml");
+    let mut logged = 0;
+    for run in 0..12 {
+        let mut all = vec!["-w", page.to_str().unwrap(), "-c", "2", "-d", "300ms"];
+        all.extend(args);
+        let json = bench_http(&site, &server, tls, &all);
+        let summary = &json["summary"];
+        assert_eq!(count(&json, "errors"), 0, "{summary}");
+        let sent = count(&json, "requests") + count(&json, "unfinished");
+        if h2 {
+            // The end found GOAWAYs on their way, not just between runs.
+            let h2 = &summary["http2"];
+            assert!(h2["goaways"].as_u64().unwrap() > 0, "{h2}");
+            assert!(h2["streams"].as_u64().unwrap() >= sent, "{h2}");
+        }
+        logged += sent as usize;
+        let lines = server.logged(logged);
+        assert_eq!(
+            lines.len(),
+            logged,
+            "run {run} {args:?}: the access log; {summary}"
+        );
+    }
+}
+
+#[test]
+fn nginx_sending_goaway_every_7_streams_logs_every_stream_flint_counts_over_h2c() {
+    counts_agree_when_the_server_ends_connections(false, &["--http", "2", "--streams", "4"], true);
+}
+
+#[test]
+fn nginx_sending_goaway_every_7_streams_logs_every_stream_flint_counts_over_tls() {
+    counts_agree_when_the_server_ends_connections(true, &["--http", "2", "--streams", "4"], true);
+}
+
+#[test]
+fn nginx_closing_every_7_pipelined_requests_logs_every_request_flint_counts() {
+    counts_agree_when_the_server_ends_connections(false, &["--pipeline"], false);
 }
 
 #[test]
