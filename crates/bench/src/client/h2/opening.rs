@@ -1,0 +1,171 @@
+//! Opening streams: while the connection has room (our `--streams` and the server's
+//! SETTINGS_MAX_CONCURRENT_STREAMS), the next exchange goes as a stream: one sent again after a
+//! GOAWAY or a refusal first, then the page's next file, or with lanes a newly picked one-file
+//! page. When nothing is left the page (or the Webchild's lanes) ends.
+
+use super::super::page::{self, Child, Exchange};
+use super::super::{ThreadState, Wire, NONE};
+use super::requests::STACK_FIELDS;
+use super::streams::PageRef;
+use super::H2;
+use http2::Header;
+
+impl H2 {
+    /// Opens streams while there is room and something to send; ends the page (or the lanes)
+    /// when nothing is left.
+    pub(super) fn fill(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        let end = cx.sh.schedule.end_us;
+        self.draining |= self.io.goaway.is_some();
+        if !self.busy {
+            // Between pages: a GOAWAY only means the next page needs a new connection.
+            if self.draining {
+                self.close();
+            }
+            return;
+        }
+        // The server's limit as of now: a later SETTINGS may lower or raise it.
+        let server = self
+            .session
+            .as_ref()
+            .map_or(0, |s| s.remote_max_concurrent_streams());
+        self.limit = self.want.min(server as usize);
+        // Lanes: the quota is done (no page left to pick).
+        let mut quota_done = false;
+        while !self.draining && self.in_flight < self.limit && now < end {
+            if let Some((ex, page)) = self.retry.pop() {
+                self.submit(ch, cx, ex, page, now);
+                continue;
+            }
+            if self.lanes {
+                if !self.fresh && !page::pick(ch, cx, now) {
+                    quota_done = true;
+                    break;
+                }
+                self.fresh = false;
+                let ex = Exchange {
+                    file: 0,
+                    file_start_us: now,
+                    ..Exchange::new()
+                };
+                self.submit(ch, cx, ex, PageRef::of(ch), now);
+            } else if self.page_ok && self.next_file < ch.files(cx.sh.workload) {
+                let ex = Exchange {
+                    file: self.next_file,
+                    file_start_us: now,
+                    connect_us: if self.next_file == 0 {
+                        self.connect_us
+                    } else {
+                        NONE
+                    },
+                    ..Exchange::new()
+                };
+                self.next_file += 1;
+                self.fresh = false;
+                self.submit(ch, cx, ex, PageRef::of(ch), now);
+            } else {
+                break;
+            }
+            if self.conn.is_none() {
+                return;
+            }
+        }
+        if self.in_flight > 0 {
+            return;
+        }
+        if self.draining {
+            // The GOAWAY's streams are done: what is left goes on a new connection.
+            let left = !self.retry.is_empty()
+                || (!self.lanes && self.page_ok && self.next_file < ch.files(cx.sh.workload))
+                || (self.lanes && self.fresh);
+            if left && now < end {
+                return self.connect(ch, cx, now);
+            }
+            self.close();
+        }
+        if self.limit == 0 && now < end && self.conn.is_some() {
+            let pending = !self.retry.is_empty()
+                || if self.lanes {
+                    !quota_done
+                } else {
+                    self.page_ok && self.next_file < ch.files(cx.sh.workload)
+                };
+            if pending {
+                // The server allows no stream now: wait for a SETTINGS that raises the limit,
+                // within the response timeout (then a `response_timeout` error), never ending
+                // the page or the lanes as if done.
+                if self.no_room_since == NONE {
+                    self.no_room_since = now;
+                    cx.timers
+                        .arm(ch.slot, now + cx.sh.schedule.response_timeout_us);
+                }
+                return;
+            }
+        }
+        if self.lanes {
+            // Every lane is done (the quota, or the run's end): the Webchild is done.
+            self.busy = false;
+            return page::finish(self, ch, cx, now);
+        }
+        let done = !self.page_ok || self.next_file >= ch.files(cx.sh.workload);
+        if done && self.retry.is_empty() {
+            let hit = self.page_ok;
+            self.busy = false;
+            page::end_page(self, ch, cx, hit, now, false);
+        }
+    }
+
+    /// Opens a stream for `ex`.
+    pub(super) fn submit(
+        &mut self,
+        ch: &mut Child,
+        cx: &mut ThreadState<'_>,
+        mut ex: Exchange,
+        page: PageRef,
+        now: u64,
+    ) {
+        let Some(session) = &mut self.session else {
+            return;
+        };
+        let h = cx.sh.h2.as_ref().expect("HTTP/2 requests built");
+        let url = ch.url_of(cx.sh.workload, page.page, ex.file);
+        let body = h.body(url).cloned();
+        let n = h.field_count(url);
+        let res = if n <= STACK_FIELDS {
+            let mut list = [Header::new(b"", b""); STACK_FIELDS];
+            for (slot, (name, value)) in list.iter_mut().zip(h.fields(url)) {
+                *slot = Header::new(name, value);
+            }
+            session.submit_request(&list[..n], body.is_some())
+        } else {
+            let list: Vec<Header<'_>> = h.fields(url).map(|(n, v)| Header::new(n, v)).collect();
+            session.submit_request(&list, body.is_some())
+        };
+        let id = match res {
+            Ok(id) => id,
+            Err(_) => {
+                // nghttp2 opens no more streams here: stream ids ran out (after 2^30 streams on
+                // one connection, a long `--streams` run), or memory did. Sent again on a new
+                // connection once those in flight are done; trying again here would spin.
+                self.retry.push((ex, page));
+                self.draining = true;
+                return;
+            }
+        };
+        // Written when nghttp2 puts its HEADERS in the output (`Io`), not now: the server's
+        // limit may hold it in nghttp2's queue.
+        ex.written_us = NONE;
+        self.no_room_since = NONE;
+        self.io.insert(id, ex, page, body);
+        self.in_flight += 1;
+        if cx.counts(now, now) {
+            let plain = h.plain_size(url);
+            cx.stats.http2.streams += 1;
+            cx.stats.http2.header_bytes_plain += plain;
+        }
+        if self.oldest_us == NONE {
+            self.oldest_us = now;
+            cx.timers
+                .arm(ch.slot, now + cx.sh.schedule.response_timeout_us);
+        }
+    }
+}
