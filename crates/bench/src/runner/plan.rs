@@ -139,10 +139,10 @@ fn check_streams(config: &BenchConfig, workload: &Workload) -> Result<(), BenchE
     }
     let one_file = workload.pages.iter().all(|p| p.files.len() == 1);
     let lanes = config.http == HttpMode::Http2 && one_file && n > 1;
-    if lanes && (config.rate.is_some() || config.think.is_some()) {
+    if lanes && config.think.is_some() {
         return bad(
-            "with one-file pages, --streams N keeps N pages in flight per connection, closed \
-             loop without think time; --rate and --think pace whole pages: leave --streams out",
+            "with one-file pages, --streams N keeps N pages in flight per connection, without \
+             think time (--rate paces them): leave --think or --streams out",
         );
     }
     Ok(())

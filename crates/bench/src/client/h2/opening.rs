@@ -29,17 +29,27 @@ impl H2 {
             .as_ref()
             .map_or(0, |s| s.remote_max_concurrent_streams());
         self.limit = self.want.min(server as usize);
-        // Lanes: the quota is done (no page left to pick).
-        let mut quota_done = false;
+        let open_loop = cx.sh.schedule.interval_us.is_some();
+        // Lanes: the quota is done (no page left to pick); the next page's open-loop slot is
+        // still to come.
+        let (mut quota_done, mut slot_ahead) = (false, false);
         while !self.draining && self.in_flight < self.limit && now < end {
             if let Some((ex, page)) = self.retry.pop() {
                 self.submit(ch, cx, ex, page, now);
                 continue;
             }
             if self.lanes {
-                if !self.fresh && !page::pick(ch, cx, now) {
-                    quota_done = true;
-                    break;
+                if !self.fresh {
+                    // Open loop: a page starts at its slot on a free stream, or, when every
+                    // stream was busy at its slot, as soon as one is free (its send lag).
+                    if open_loop && ch.next_intended_us as u64 > now {
+                        slot_ahead = true;
+                        break;
+                    }
+                    if !page::pick(ch, cx, now) {
+                        quota_done = true;
+                        break;
+                    }
                 }
                 self.fresh = false;
                 let ex = Exchange {
@@ -70,10 +80,20 @@ impl H2 {
             }
         }
         if self.in_flight > 0 {
+            if slot_ahead {
+                // A stream is free for the next page's slot: wake then, unless the oldest
+                // stream's response timeout comes first.
+                let slot = ch.next_intended_us as u64;
+                let timeout = self
+                    .oldest_us
+                    .saturating_add(cx.sh.schedule.response_timeout_us);
+                cx.timers.arm(ch.slot, slot.min(timeout));
+            }
             return;
         }
         if self.draining {
-            // The GOAWAY's streams are done: what is left goes on a new connection.
+            // The GOAWAY's streams are done: what is left goes on a new connection (lanes:
+            // the next page's, picked when it is due).
             let left = !self.retry.is_empty()
                 || (!self.lanes && self.page_ok && self.next_file < ch.files(cx.sh.workload))
                 || (self.lanes && self.fresh);
@@ -102,9 +122,15 @@ impl H2 {
             }
         }
         if self.lanes {
-            // Every lane is done (the quota, or the run's end): the Webchild is done.
             self.busy = false;
-            return page::finish(self, ch, cx, now);
+            if quota_done {
+                // Every lane is done: the Webchild is done.
+                return page::finish(self, ch, cx, now);
+            }
+            // No stream in flight and none to open now (the next open-loop slot is ahead, the
+            // run has ended, or the connection is gone after a GOAWAY): the next page as after
+            // any page, on this connection or a new one.
+            return page::next_page(self, ch, cx, now, false);
         }
         let done = !self.page_ok || self.next_file >= ch.files(cx.sh.workload);
         if done && self.retry.is_empty() {
@@ -155,17 +181,20 @@ impl H2 {
         // limit may hold it in nghttp2's queue.
         ex.written_us = NONE;
         self.no_room_since = NONE;
-        self.io.insert(id, ex, page, body);
+        let slot = self.io.insert(id, ex, page, body);
         self.in_flight += 1;
         if cx.counts(now, now) {
             let plain = h.plain_size(url);
             cx.stats.http2.streams += 1;
             cx.stats.http2.header_bytes_plain += plain;
         }
-        if self.oldest_us == NONE {
-            self.oldest_us = now;
+        // Its wait runs from its file's start until its HEADERS leave (a request sent again
+        // keeps its first start): the oldest in flight if nothing is older.
+        let since = self.io.stream(slot).since();
+        if since < self.oldest_us {
+            self.oldest_us = since;
             cx.timers
-                .arm(ch.slot, now + cx.sh.schedule.response_timeout_us);
+                .arm(ch.slot, since + cx.sh.schedule.response_timeout_us);
         }
     }
 }

@@ -98,7 +98,12 @@ impl H2 {
         }
         let timeout = cx.sh.schedule.response_timeout_us;
         let saved = PageRef::of(ch);
-        while let Some(slot) = self.io.expired(now.saturating_sub(timeout)) {
+        // No stream is older than the oldest (the timer also wakes lanes at open-loop slots).
+        let expired = self.oldest_us != NONE && now.saturating_sub(timeout) >= self.oldest_us;
+        while let Some(slot) = expired
+            .then(|| self.io.expired(now.saturating_sub(timeout)))
+            .flatten()
+        {
             let s = self.io.take(slot);
             self.in_flight -= 1;
             if let Some(session) = &mut self.session {
