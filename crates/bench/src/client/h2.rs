@@ -115,11 +115,15 @@ impl Wire for H2 {
         let streams = sh.config.streams.map(|n| n.max(1) as usize);
         let lanes = most_files == 1 && streams.is_some_and(|n| n > 1);
         let want = streams.unwrap_or(most_files);
+        let mut io = Io::new(want);
+        if sh.config.debug {
+            io.debug = Some(Vec::new());
+        }
         H2 {
             state: State::Idle,
             conn: None,
             session: None,
-            io: Io::new(want),
+            io,
             frames: FrameScanner::default(),
             lanes,
             want,

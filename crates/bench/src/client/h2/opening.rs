@@ -6,7 +6,7 @@
 use super::super::page::{self, Child, Exchange};
 use super::super::{ThreadState, Wire, NONE};
 use super::requests::STACK_FIELDS;
-use super::streams::PageRef;
+use super::streams::{debug_block, debug_field, PageRef};
 use super::H2;
 use http2::Header;
 
@@ -177,6 +177,14 @@ impl H2 {
                 return;
             }
         };
+        if cx.sh.config.debug {
+            let mut text = Vec::new();
+            debug_block(&mut text, id, "request");
+            for (name, value) in h.fields(url) {
+                debug_field(&mut text, name, value);
+            }
+            cx.debug(&text);
+        }
         // Written when nghttp2 puts its HEADERS in the output (`Io`), not now: the server's
         // limit may hold it in nghttp2's queue.
         ex.written_us = NONE;

@@ -137,6 +137,10 @@ impl H2 {
         };
         self.io.now = now;
         let res = session.recv(data, &mut self.io);
+        if let Some(text) = self.io.debug.as_mut().filter(|t| !t.is_empty()) {
+            cx.debug(text);
+            text.clear();
+        }
         let ended = self.io.invalid && !session.want_read();
         self.take_counts(cx, in_window);
         if res.is_err() || ended {

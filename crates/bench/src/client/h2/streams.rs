@@ -110,6 +110,9 @@ pub(super) struct Io {
     pub invalid: bool,
     /// Counters since the connection last flushed them into the statistics.
     pub counts: Http2Stats,
+    /// `--debug`: each response header block received, as text, until the connection prints
+    /// it after the `recv` (`None` without `--debug`).
+    pub debug: Option<Vec<u8>>,
 }
 
 impl Io {
@@ -127,6 +130,7 @@ impl Io {
             goaway: None,
             invalid: false,
             counts: Http2Stats::default(),
+            debug: None,
         }
     }
 
@@ -321,7 +325,16 @@ impl Handler for Io {
         true
     }
 
+    fn on_begin_headers(&mut self, stream: StreamId, _kind: http2::HeadersKind) {
+        if let Some(text) = &mut self.debug {
+            debug_block(text, stream, "response");
+        }
+    }
+
     fn on_header(&mut self, stream: StreamId, name: &[u8], value: &[u8]) -> HeaderVerdict {
+        if let Some(text) = &mut self.debug {
+            debug_field(text, name, value);
+        }
         if name == b":status" {
             let status = std::str::from_utf8(value)
                 .ok()
@@ -386,4 +399,20 @@ impl Handler for Io {
     fn on_invalid_frame(&mut self, _frame_type: u8, _error: http2::Error) {
         self.invalid = true;
     }
+}
+
+/// `--debug`: the line that begins a header block of `stream`.
+pub(super) fn debug_block(text: &mut Vec<u8>, stream: StreamId, what: &str) {
+    if !text.is_empty() {
+        text.push(b'\n');
+    }
+    text.extend_from_slice(format!("[HTTP/2 stream {stream}: {what}]\n").as_bytes());
+}
+
+/// `--debug`: one field of a header block, as `name: value`.
+pub(super) fn debug_field(text: &mut Vec<u8>, name: &[u8], value: &[u8]) {
+    text.extend_from_slice(name);
+    text.extend_from_slice(b": ");
+    text.extend_from_slice(value);
+    text.push(b'\n');
 }
