@@ -43,6 +43,7 @@ mod errors;
 mod h1;
 mod h2;
 mod page;
+mod redirects;
 mod setup;
 mod timers;
 
@@ -54,6 +55,7 @@ pub use h2::H2Requests;
 pub use h2::FIRST_STREAM_ID;
 use h2::H2;
 use page::{Child, Phase};
+use redirects::Redirects;
 use setup::Running;
 pub use setup::{child_rng, Requests, RunShared, Schedule, ThreadOutcome};
 use timers::Timers;
@@ -115,6 +117,7 @@ fn run<C: Wire>(sh: &RunShared<'_>, thread: usize, ids: Range<usize>) -> io::Res
         active: 0,
         certificate_failures: 0,
         first_connect_late_us: NONE,
+        redirects: Redirects::default(),
     };
     // A timed run's seconds (+1 for a partial one) are allocated now, up to an hour; past that,
     // and with -n, a second allocates its histogram when it starts, in a vector with room.
@@ -234,6 +237,8 @@ struct ThreadState<'a> {
     certificate_failures: u64,
     /// How late the thread's first connect began (see `ThreadOutcome`); `NONE` before it.
     first_connect_late_us: u64,
+    /// `--redirect N`: the redirect targets this thread has learned, their requests built once.
+    redirects: Redirects,
 }
 
 impl ThreadState<'_> {

@@ -66,6 +66,9 @@ pub struct BenchConfig {
     pub tls: TlsOptions,
     /// The statuses that count as success; `None`: 1xx to 3xx (4xx and 5xx are errors).
     pub expect_status: Option<ExpectStatus>,
+    /// `--redirect N`: a page entry answered by a same-origin redirect fetches its Location, up
+    /// to N times (0: a 3xx is a response, as wrk counts it).
+    pub redirect: u32,
 }
 
 /// HTTPS options. The defaults: the system's roots, every connection a full handshake, TLS 1.2
@@ -123,6 +126,7 @@ impl BenchConfig {
             progress: false,
             tls: TlsOptions::default(),
             expect_status: None,
+            redirect: 0,
         }
     }
 }

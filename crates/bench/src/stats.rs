@@ -21,7 +21,9 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
+mod redirects;
 mod tls_failures;
+pub use redirects::{RedirectStats, Unfollowed};
 pub use tls_failures::{TlsFailure, TlsFailures};
 
 /// Longest latency a histogram holds exactly; longer ones are clamped to it (and still counted).
@@ -203,10 +205,13 @@ pub enum ErrorKind {
     H2SettingsTimeout,
     /// A 2xx status not in `--expect-status`.
     Status2xx,
+    /// `--redirect N`: a page entry still redirected after N redirects followed (a loop, or a
+    /// chain longer than N), as hey, oha and curl -L count it.
+    TooManyRedirects,
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 22] = [
+    pub const ALL: [ErrorKind; 23] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::ConnectOther,
@@ -229,16 +234,19 @@ impl ErrorKind {
         ErrorKind::H2Protocol,
         ErrorKind::H2SettingsTimeout,
         ErrorKind::Status2xx,
+        ErrorKind::TooManyRedirects,
     ];
 
-    /// The kinds that are a complete response whose status counts as an error (by default
-    /// 4xx and 5xx; with `--expect-status`, any status not in it).
-    pub const STATUSES: [ErrorKind; 5] = [
+    /// The kinds that are a complete response counted as an error: its status (by default
+    /// 4xx and 5xx; with `--expect-status`, any status not in it), or a redirect past
+    /// `--redirect N`.
+    pub const STATUSES: [ErrorKind; 6] = [
         ErrorKind::Status1xx,
         ErrorKind::Status2xx,
         ErrorKind::Status3xx,
         ErrorKind::Status4xx,
         ErrorKind::Status5xx,
+        ErrorKind::TooManyRedirects,
     ];
 
     pub fn name(self) -> &'static str {
@@ -265,6 +273,7 @@ impl ErrorKind {
             ErrorKind::H2Goaway => "h2_goaway",
             ErrorKind::H2Protocol => "h2_protocol",
             ErrorKind::H2SettingsTimeout => "h2_settings_timeout",
+            ErrorKind::TooManyRedirects => "too_many_redirects",
         }
     }
 }
@@ -422,6 +431,9 @@ pub struct Stats {
     /// HTTP/2's own counters (all zero over HTTP/1).
     #[serde(default)]
     pub http2: Http2Stats,
+    /// `--redirect N`: redirects followed, and those not followed by why.
+    #[serde(default)]
+    pub redirects: RedirectStats,
     /// Per request: request written (or, open loop, intended start) to first response byte.
     pub ttfb: Latency,
     /// Per request: (intended) start to last byte, connect included when one was opened.
@@ -644,6 +656,7 @@ impl Stats {
             tls_failures: TlsFailures::default(),
             tls_session: None,
             http2: Http2Stats::default(),
+            redirects: RedirectStats::default(),
             ttfb: Latency::new(3),
             response: Latency::new(3),
             response_us_max: 0,
@@ -715,6 +728,7 @@ impl Stats {
             self.tls_session.clone_from(&o.tls_session);
         }
         self.http2.merge(&o.http2);
+        self.redirects.merge(&o.redirects);
         self.ttfb.merge(&o.ttfb);
         self.response.merge(&o.response);
         self.response_us_max = self.response_us_max.max(o.response_us_max);
@@ -873,6 +887,15 @@ impl Stats {
         let p = &mut self.pages[page];
         p.header_bytes += r.header_bytes;
         p.body_bytes += r.body_bytes;
+    }
+
+    /// `--redirect N`: a redirect followed, a request the server answered; its time is its
+    /// page entry's (not a response time of its own).
+    pub fn record_redirect(&mut self, header_bytes: u64, body_bytes: u64) {
+        self.requests += 1;
+        self.bytes_header += header_bytes;
+        self.bytes_body += body_bytes;
+        self.redirects.followed += 1;
     }
 
     /// Open loop: a page of the window started `lag_us` after its intended time.

@@ -22,7 +22,8 @@
 //! nghttp2 calls the handler only from inside `recv` and `send`, with the `&mut H` passed to
 //! them (the trampolines are generic over `H`: static dispatch, no allocation); in between, the
 //! caller submits requests or responses. The wrapper allocates nothing per call or per stream
-//! (nghttp2 allocates its own stream state with malloc); `tests/alloc.rs` pins that.
+//! (nghttp2 allocates its own stream state with the C library's malloc, through a per-thread
+//! cache of the small blocks it frees: see `mem.rs`); `tests/alloc.rs` pins that.
 //!
 //! ```
 //! use http2::{Body, Config, Handler, Header, Session, StreamId};
@@ -60,6 +61,7 @@ mod error;
 mod frames;
 mod handler;
 mod header;
+mod mem;
 mod session;
 
 pub use callbacks::stray_callbacks;
@@ -67,4 +69,5 @@ pub use config::{Config, DEFAULT_WINDOW};
 pub use error::{error_code, frame_type, lib_error, Error};
 pub use handler::{Body, FrameVerdict, Handler, HeaderVerdict, HeadersKind, StreamId};
 pub use header::Header;
+pub use mem::cached_bytes;
 pub use session::Session;

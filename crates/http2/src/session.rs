@@ -12,6 +12,7 @@ use crate::checks::{Check, Checks};
 use crate::config::DEFAULT_WINDOW;
 use crate::frames::{Found, Frames, Step};
 use crate::handler::{FrameVerdict, Handler, StreamId};
+use crate::mem;
 use crate::{Config, Error, Header};
 
 /// One HTTP/2 connection, client or server, over nghttp2's session.
@@ -66,10 +67,24 @@ impl<H: Handler> Session<H> {
             }
             if rv == 0 {
                 config.apply(option);
+                // The allocator table is copied by *_new3 ("session->mem = *mem").
+                let mut mem = mem::table();
                 rv = if client {
-                    sys::nghttp2_session_client_new2(&mut raw, cbs, ptr::null_mut(), option)
+                    sys::nghttp2_session_client_new3(
+                        &mut raw,
+                        cbs,
+                        ptr::null_mut(),
+                        option,
+                        &mut mem,
+                    )
                 } else {
-                    sys::nghttp2_session_server_new2(&mut raw, cbs, ptr::null_mut(), option)
+                    sys::nghttp2_session_server_new3(
+                        &mut raw,
+                        cbs,
+                        ptr::null_mut(),
+                        option,
+                        &mut mem,
+                    )
                 };
             }
             sys::nghttp2_option_del(option); // both accept null

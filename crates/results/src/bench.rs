@@ -88,6 +88,9 @@ pub struct BenchConfigRecord {
     /// HTTP/2 receive windows (`--h2-window`), when set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub h2_window_bytes: Option<u64>,
+    /// Redirects followed per page entry at most (`--redirect N`), when set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub redirect: Option<u32>,
     /// Set for an `https://` target.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tls: Option<TlsConfigRecord>,
@@ -224,8 +227,23 @@ pub struct Summary {
     /// `--http 2` only: the connections' and streams' own counts.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub http2: Option<Http2Record>,
+    /// `--redirect N` only: redirects followed, and those not followed by why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub redirects: Option<RedirectsRecord>,
     pub response_spectrum: Vec<SpectrumPoint>,
     pub page_spectrum: Vec<SpectrumPoint>,
+}
+
+/// `--redirect N`: what became of the redirects of the measured window.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RedirectsRecord {
+    /// Redirects followed: each a request the server answered, in `requests` and
+    /// `status_counts`; the page entry's response time runs to its final response.
+    pub followed: u64,
+    /// Redirects whose response stood, by why (`cross_origin`, `no_location`,
+    /// `bad_location`, `too_many_locations`); one past N is the error `too_many_redirects`.
+    pub not_followed: BTreeMap<String, u64>,
 }
 
 /// What an HTTP/2 run counted besides requests (the measured window's).

@@ -35,7 +35,8 @@ pub mod profile;
 
 pub use bench::{
     BenchConfigRecord, BenchResult, BytesNotInResponses, Environment, Http2Record, PageRecord,
-    SecondRecord, StopKind, Summary, TargetRecord, TlsConfigRecord, TlsRecord, UrlRecord,
+    RedirectsRecord, SecondRecord, StopKind, Summary, TargetRecord, TlsConfigRecord, TlsRecord,
+    UrlRecord,
 };
 pub use compare::{
     CompareOptions, CompareResult, CompareTarget, CompareWorkload, FigureSpread, TargetKind,

@@ -44,6 +44,9 @@ pub(crate) struct Conn<T> {
     pub eof: bool,
     pub phase: Phase,
     pub deadline: Instant,
+    /// HTTP/2: when the earliest stream's request body is due (a late one resets that stream
+    /// only: the sweep calls `Session::expire_stream_bodies`).
+    pub stream_due: Option<Instant>,
 }
 
 /// Bytes this thread's sockets have taken (written, sent from files): a flush made progress when
@@ -66,6 +69,7 @@ impl<T: Transport> Conn<T> {
             eof: false,
             phase: Phase::Head,
             deadline,
+            stream_due: None,
         })
     }
 
@@ -156,6 +160,13 @@ impl<T: Transport> Conn<T> {
         // A body's clock stops while the server is not reading because its output is blocked.
         let restart = self.phase == Phase::Send;
         let body_moved = self.session.take_body_progress();
+        // HTTP/2 request bodies are due stream by stream, beside the connection's own deadline
+        // (which stays the idle one once every response is out: a stream answered whole holds
+        // nothing, and a body still arriving after it is small, see `h2.rs`). Their clocks
+        // stop only while no input is taken (the queue at its bound): an HTTP/2 connection in
+        // the send phase may be waiting for the client's window while it reads on.
+        let stalled = self.session.queued >= w.max_pipeline;
+        self.stream_due = self.session.stream_body_deadline(w, stalled);
         if let Some(due) = self.session.body_deadline(w, restart) {
             // A body being dropped has its own deadline (a total and a gap, `protocol/body.rs`),
             // not the keep-alive one.

@@ -14,7 +14,8 @@
 //!
 //! Timers are a coarse sweep over the slab every 250 ms: O(connections) per sweep, nothing per
 //! request. Each connection carries one deadline set from its phase (head, idle, send, linger),
-//! so the sweep is a compare per slot. The poll timeout is that sweep, or none at all when no
+//! so the sweep is a compare per slot; an HTTP/2 connection also carries its earliest stream's
+//! request-body deadline, past which that stream is reset and the connection goes on. The poll timeout is that sweep, or none at all when no
 //! connection, log line or paused listener needs one (an idle server sleeps).
 
 use std::fs::File;
@@ -364,9 +365,16 @@ impl<'a, T: Transport> Loop<'a, T> {
         let now = self.worker.now;
         self.next_sweep = now + SWEEP;
         for i in 0..self.conns.len() {
-            let Some(c) = self.conns[i].as_ref() else {
+            let Some(c) = self.conns[i].as_mut() else {
                 continue;
             };
+            // An HTTP/2 stream whose request body is late is reset; the connection goes on.
+            if c.stream_due.is_some_and(|due| now >= due)
+                && c.session.expire_stream_bodies(&mut self.worker)
+            {
+                self.on_event(i, false, false);
+                continue;
+            }
             if now < c.deadline {
                 continue;
             }

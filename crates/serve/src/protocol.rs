@@ -164,6 +164,25 @@ impl Session {
         Some(drain.deadline(w.timeouts.body, w.body_min_rate))
     }
 
+    /// HTTP/2: when the earliest stream's request body is due. Each stream has its own (as an
+    /// HTTP/1.1 body's, `protocol/body.rs`); a late one is reset and the connection goes on
+    /// ([`Session::expire_stream_bodies`]), so this is no connection deadline.
+    pub fn stream_body_deadline(&mut self, w: &Worker, restart: bool) -> Option<Instant> {
+        match &mut self.proto {
+            Proto::H2(h) => h.body_deadline(w, restart),
+            _ => None,
+        }
+    }
+
+    /// HTTP/2: resets the streams whose request body is past its deadline; true if any was
+    /// (drive the connection to write the resets).
+    pub fn expire_stream_bodies(&mut self, w: &mut Worker) -> bool {
+        match &mut self.proto {
+            Proto::H2(h) => h.expire_bodies(w),
+            _ => false,
+        }
+    }
+
     /// A request's body is still being read (its own deadline applies: [`Session::body_deadline`]).
     pub fn reading_body(&self) -> bool {
         match &self.proto {

@@ -18,11 +18,13 @@ use tls_support::Certs;
 /// Every listed case fails on every run, and the test checks that too: a case that passes
 /// only sometimes is a race to fix, not a departure to list.
 ///
-/// Over cleartext the port serves HTTP/1.1 too, and the first bytes decide: h2spec's "INVALID
-/// CONNECTION PREFACE\r\n\r\n" is not the preface, so it is an HTTP/1.1 request, answered 400
-/// and closed. h2spec reads the HTTP/1.1 answer before the close and fails the case (RFC 9113
-/// 3.4: "the server connection preface ... MUST be the first frame"; with prior knowledge a
-/// server that also speaks HTTP/1.1 cannot tell). Over TLS, where ALPN said h2, it passes.
+/// Over cleartext the port serves HTTP/1.1 too, and the first bytes decide (RFC 9113 3.3:
+/// "Servers can identify these connections by the presence of the connection preface"; 3.4:
+/// "an invalid preface indicates that the peer is not using HTTP/2"): h2spec's "INVALID
+/// CONNECTION PREFACE\r\n\r\n" is an HTTP/1.1 request line that does not parse, answered 400
+/// and closed (RFC 9112 2.2: "the server SHOULD respond with a 400 (Bad Request) response and
+/// close the connection"). h2spec, which expects a port that speaks only HTTP/2, reads the 400
+/// as a frame and fails the case. Over TLS, where ALPN said h2, it passes.
 const EXPLAINED: &[(Transport, &str, &str)] =
     &[(Cleartext, "http2/3.5", "Sends invalid connection preface")];
 

@@ -4,7 +4,8 @@
 //! ends at CRLFCRLF; requests here have no body), counts each complete one the moment it has
 //! read it, and answers each in order: half the delay, the head, the other half, a 10-byte body
 //! (so a client can be caught between the two), then, for HTTP/1.0, the close (a TLS one without
-//! close_notify, which the client takes as a close). Plain TCP or TLS
+//! close_notify, which the client takes as a close). Some paths answer redirects (see
+//! `redirect`). Plain TCP or TLS
 //! (rustls, with the configuration given). A request is counted when it has been received,
 //! whether or not its answer could be written: a client that closes at the end of its run is
 //! still held to every request it sent.
@@ -187,6 +188,35 @@ fn serve(mut s: impl Read + Write, delay: Duration, rx: &Received, stop: &Atomic
     }
 }
 
+/// The answer's status and Location by the request's path, for clients that follow redirects:
+/// - `/hop/K/CODE...`: CODE with a Location to `/hop/K-1/CODE...` while K > 0 (a chain of K
+///   redirects of the same origin), absolute paths;
+/// - `/rel/K/x`: 302 to the relative `../K-1/x` while K > 0;
+/// - `/loop`: 302 to itself, for ever;
+/// - `/away`: 302 to another origin; `/nowhere`: 302 without a Location; `/bad`: 302 to a
+///   Location that is no URL;
+/// - anything else: 200.
+fn redirect(path: &str) -> (u16, Option<String>) {
+    let parts: Vec<&str> = path.split('/').collect();
+    let hop = |k: &str| k.parse::<u32>().ok().filter(|&k| k > 0);
+    match parts.as_slice() {
+        ["", "hop", k, code, rest @ ..] if hop(k).is_some() => {
+            let status = code.parse().unwrap_or(302);
+            let next = (hop(k).unwrap() - 1).to_string();
+            let to = [&["", "hop", next.as_str(), code], rest].concat();
+            (status, Some(to.join("/")))
+        }
+        ["", "rel", k, name] if hop(k).is_some() => {
+            (302, Some(format!("../{}/{name}", hop(k).unwrap() - 1)))
+        }
+        ["", "loop"] => (302, Some("/loop".into())),
+        ["", "away"] => (302, Some("http://flint.invalid/away".into())),
+        ["", "nowhere"] => (302, None),
+        ["", "bad"] => (302, Some("http://[::1".into())),
+        _ => (200, None),
+    }
+}
+
 /// Half the delay, the head, the other half, the body; `Ok(false)` when the server closes now
 /// (HTTP/1.0).
 fn answer(s: &mut impl Write, head: &[u8], delay: Duration) -> io::Result<bool> {
@@ -195,8 +225,15 @@ fn answer(s: &mut impl Write, head: &[u8], delay: Duration) -> io::Result<bool> 
         .next()
         .is_some_and(|l| l.ends_with(b"HTTP/1.0\r"));
     let v = if http10 { "HTTP/1.0" } else { "HTTP/1.1" };
+    let path = head
+        .split(|&b| b == b' ')
+        .nth(1)
+        .map(String::from_utf8_lossy)
+        .unwrap_or_default();
+    let (status, location) = redirect(&path);
+    let location = location.map_or(String::new(), |l| format!("Location: {l}\r\n"));
     std::thread::sleep(delay / 2);
-    let head = format!("{v} 200 OK\r\nContent-Length: 10\r\n\r\n");
+    let head = format!("{v} {status} X\r\n{location}Content-Length: 10\r\n\r\n");
     s.write_all(head.as_bytes())?;
     s.flush()?;
     std::thread::sleep(delay / 2);

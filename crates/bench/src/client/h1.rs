@@ -15,7 +15,8 @@
 
 use super::connect;
 use super::errors::{handshake_error, head_error};
-use super::page::{end_page, next_page, Child, Exchange};
+use super::page::{end_page, next_page, Answer, Child, Exchange};
+use super::redirects::OWN;
 use super::{RunShared, ThreadState, Wire, NONE};
 use crate::config::HttpMode;
 use crate::stats::ErrorKind;
@@ -65,6 +66,15 @@ pub(super) struct H1 {
     page_failed: bool,
     wpos: usize,
     wend: usize,
+    /// Whose bytes `wpos..wend` are: the run's prebuilt requests (`OWN`), or a learned
+    /// redirect target's request (`--redirect N`).
+    src: u32,
+    /// `--redirect N`: a redirect to follow once the server's close ends `Closing` (HTTP/1.0).
+    hop_next: bool,
+    /// Pipelining: redirects met in the page's batch, followed one by one after it (file, learned
+    /// request, hops); `after_batch` while they are. Empty, and unallocated, without redirects.
+    deferred: Vec<(usize, u32, u32)>,
+    after_batch: bool,
     /// A response head split across reads (usually empty).
     head: Vec<u8>,
 }
@@ -86,6 +96,10 @@ impl Wire for H1 {
             page_failed: false,
             wpos: 0,
             wend: 0,
+            src: OWN,
+            hop_next: false,
+            deferred: Vec::new(),
+            after_batch: false,
             head: Vec::new(),
         }
     }
@@ -181,12 +195,27 @@ impl H1 {
         ch.url(cx.sh.workload, self.ex.file)
     }
 
+    /// Whether the request in flight is a HEAD (its response has no body).
+    fn is_head(&self, ch: &Child, cx: &ThreadState<'_>) -> bool {
+        match self.ex.learned {
+            OWN => cx.sh.requests.is_head(self.url(ch, cx)),
+            learned => cx.redirects.is_head(learned),
+        }
+    }
+
     fn start_file(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        self.ex.file_start_us = now;
+        self.ex.first_request();
+        self.start_request(ch, cx, now);
+    }
+
+    /// Starts the request of the entry in progress: its own, or the redirect it follows (whose
+    /// time goes on from the entry's start).
+    fn start_request(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         if !ch.may_begin(cx, now) {
             self.state = State::Idle;
             return;
         }
-        self.ex.file_start_us = now;
         self.retried = false;
         self.ex.reset_response();
         if self.conn.is_some() {
@@ -202,7 +231,10 @@ impl H1 {
     fn sent_in_full(&self, ch: &Child, cx: &ThreadState<'_>) -> u64 {
         let url = self.url(ch, cx);
         let r = &cx.sh.requests;
-        let whole = r.whole_before(ch.page, self.ex.file, url, self.wpos);
+        let whole = match self.src {
+            OWN => r.whole_before(ch.page, self.ex.file, url, self.wpos),
+            _ => u64::from(self.wpos >= self.wend),
+        };
         let waiting = self.conn.as_ref().is_some_and(Transport::wants_write);
         whole.saturating_sub(u64::from(waiting))
     }
@@ -216,10 +248,18 @@ impl H1 {
     /// the wait for the server's close. The connection stays usable when the server says so.
     fn response_done(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         self.conn_responses += 1;
-        let ok = ch.record_response(cx, &self.ex, now);
+        match ch.answered(cx, &self.ex, now) {
+            Answer::Final(ok) => self.after_response(ch, cx, ok, now),
+            Answer::Follow(to) => self.follow(ch, cx, to, now),
+        }
+    }
+
+    /// The entry's final response recorded: what comes next on this connection.
+    fn after_response(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, ok: bool, now: u64) {
         let http10 = cx.sh.config.http == HttpMode::Http10;
-        let pipelined = cx.sh.config.http == HttpMode::Pipeline;
-        let more = self.ex.file + 1 < ch.files(cx.sh.workload);
+        // After a pipelined batch, its redirects are followed one request at a time.
+        let pipelined = cx.sh.config.http == HttpMode::Pipeline && !self.after_batch;
+        let more = !self.after_batch && self.ex.file + 1 < ch.files(cx.sh.workload);
         if http10 && !self.resp_keep_alive && self.conn.is_some() {
             return self.await_close(ch, cx, now, ok, more);
         }
@@ -233,12 +273,19 @@ impl H1 {
         self.page_failed |= !ok && read_on;
         if !more || (!ok && !read_on) {
             let hit = ok && !self.page_failed;
+            if let Some((file, to, hops)) = self.deferred.pop().filter(|_| hit) {
+                self.after_batch = true;
+                self.ex.file = file;
+                (self.ex.learned, self.ex.hops) = (to, hops);
+                return self.start_request(ch, cx, now);
+            }
             return self.end_page(ch, cx, hit, now, false);
         }
         self.ex.file += 1;
         if pipelined && self.conn.is_some() {
             // Its request went with the page's batch; the response is on its way.
             self.ex.reset_response();
+            self.ex.first_request();
             self.retried = false;
             self.state = State::ReadingHead;
             cx.timers
@@ -261,6 +308,27 @@ impl H1 {
         }
     }
 
+    /// `--redirect N`: the response was a redirect to follow (recorded as a request): its
+    /// learned request `to` goes next, on this connection if it stays open. In a pipelined
+    /// batch it waits for the batch's end (the batch's requests are on the wire already).
+    fn follow(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, to: u32, now: u64) {
+        let hops = self.ex.hops + 1;
+        if cx.sh.config.http == HttpMode::Pipeline && !self.after_batch {
+            self.deferred.push((self.ex.file, to, hops));
+            return self.after_response(ch, cx, true, now);
+        }
+        (self.ex.learned, self.ex.hops) = (to, hops);
+        let http10 = cx.sh.config.http == HttpMode::Http10;
+        if http10 && !self.resp_keep_alive && self.conn.is_some() {
+            self.hop_next = true;
+            return self.await_close(ch, cx, now, true, true);
+        }
+        if !self.resp_keep_alive || http10 {
+            self.close();
+        }
+        self.start_request(ch, cx, now);
+    }
+
     fn end_page(
         &mut self,
         ch: &mut Child,
@@ -270,6 +338,9 @@ impl H1 {
         backoff: bool,
     ) {
         self.state = State::Idle;
+        self.deferred.clear();
+        self.after_batch = false;
+        self.hop_next = false;
         end_page(self, ch, cx, hit, now, backoff);
     }
 
@@ -300,7 +371,9 @@ impl H1 {
     /// The end of `Closing`: the server's FIN (or the timeout, an error, stray bytes).
     fn closed(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         self.close();
-        if self.next_file {
+        if std::mem::take(&mut self.hop_next) {
+            self.start_request(ch, cx, now);
+        } else if self.next_file {
             self.ex.file += 1;
             self.start_file(ch, cx, now);
         } else {
@@ -382,8 +455,18 @@ impl H1 {
             .config
             .streams
             .filter(|_| cx.sh.config.http == HttpMode::Pipeline);
-        let range = r.for_file(ch.page, self.ex.file, self.url(ch, cx), depth);
-        cx.debug(&r.bytes()[range.clone()]);
+        let range = match self.ex.learned {
+            OWN => {
+                let range = r.for_file(ch.page, self.ex.file, self.url(ch, cx), depth);
+                cx.debug(&r.bytes()[range.clone()]);
+                range
+            }
+            learned => {
+                cx.debug(cx.redirects.request(learned));
+                0..cx.redirects.request(learned).len()
+            }
+        };
+        self.src = self.ex.learned;
         (self.wpos, self.wend) = (range.start, range.end);
         self.state = State::ReadingHead;
         cx.timers
@@ -397,7 +480,11 @@ impl H1 {
             return false;
         };
         while self.wpos < self.wend {
-            match conn.write(&cx.sh.requests.bytes()[self.wpos..self.wend]) {
+            let bytes = match self.src {
+                OWN => cx.sh.requests.bytes(),
+                learned => cx.redirects.request(learned),
+            };
+            match conn.write(&bytes[self.wpos..self.wend]) {
                 Ok(0) => {
                     self.io_failed(ch, cx, io::ErrorKind::WriteZero.into(), now);
                     return false;
@@ -485,7 +572,7 @@ impl H1 {
                         self.ex.first_byte_us = now;
                     }
                     let rest = &data[pos..];
-                    let head_request = cx.sh.requests.is_head(self.url(ch, cx));
+                    let head_request = self.is_head(ch, cx);
                     let h = match parse_response_head(rest, head_request) {
                         Ok(Some(h)) => h,
                         Ok(None) => return self.head.extend_from_slice(rest),
@@ -501,6 +588,14 @@ impl H1 {
                         continue; // interim response: the final one follows
                     }
                     self.ex.status = h.status;
+                    if cx.sh.config.redirect > 0 {
+                        let request = (self.url(ch, cx), self.ex.learned);
+                        let (config, workload) = (cx.sh.config, cx.sh.workload);
+                        let head = &rest[..h.head_len];
+                        self.ex.next = cx
+                            .redirects
+                            .on_head(config, workload, request, h.status, head);
+                    }
                     self.resp_keep_alive = h.keep_alive && h.status != 101;
                     self.decoder = BodyDecoder::new(h.framing);
                     self.state = State::ReadingBody;
@@ -575,7 +670,11 @@ impl H1 {
     /// likely closed idle by the server as we wrote: RFC 9112 9.3.1 lets a client resend an
     /// idempotent request once, on a new connection. A fresh connection failing is an error.
     fn may_retry(&self, ch: &Child, cx: &ThreadState<'_>) -> bool {
-        cx.sh.requests.may_resend(self.url(ch, cx))
+        let resend = match self.ex.learned {
+            OWN => cx.sh.requests.may_resend(self.url(ch, cx)),
+            learned => cx.redirects.may_resend(learned),
+        };
+        resend
             && self.conn_responses > 0
             && !self.retried
             && self.ex.first_byte_us == NONE

@@ -11,7 +11,16 @@ use crate::Workload;
 
 use super::child_rng;
 use super::errors::status_error;
+use super::redirects::{Hop, OWN};
 use super::setup::RunShared;
+
+/// What a complete response means for its page entry.
+pub(super) enum Answer {
+    /// The entry's final response, a success or not.
+    Final(bool),
+    /// A redirect to follow: the learned request of this index is the entry's next.
+    Follow(u32),
+}
 
 /// Where a Webchild is in its pages (its connection keeps its own state).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +52,12 @@ pub(super) struct Exchange {
     pub framing_bytes: u64,
     /// Bytes of a failing response that were never parsed as head or body.
     pub lost_bytes: u64,
+    /// `--redirect N`: redirects this page entry has followed, and the learned request in
+    /// flight (`OWN`: the entry's own URL's).
+    pub hops: u32,
+    pub learned: u32,
+    /// What the response's head said about the entry's next request.
+    pub next: Hop,
 }
 
 impl Exchange {
@@ -58,6 +73,9 @@ impl Exchange {
             body_bytes: 0,
             framing_bytes: 0,
             lost_bytes: 0,
+            hops: 0,
+            learned: OWN,
+            next: Hop::None,
         }
     }
 
@@ -71,6 +89,13 @@ impl Exchange {
         self.body_bytes = 0;
         self.framing_bytes = 0;
         self.lost_bytes = 0;
+        self.next = Hop::None;
+    }
+
+    /// A new page entry's first request: no redirect followed yet.
+    pub(super) fn first_request(&mut self) {
+        self.hops = 0;
+        self.learned = OWN;
     }
 
     /// Everything read so far for this response.
@@ -220,6 +245,43 @@ impl Child {
         }
     }
 
+    /// A complete response to a request that may have been redirected (`--redirect N`): a
+    /// same-origin redirect with hops to spare is followed (the entry goes on with the learned
+    /// request: counted as a request, not yet as the entry's response); one past N is the
+    /// error `too_many_redirects`; one not followed stands as a response, counted by why.
+    pub(super) fn answered(&self, cx: &mut ThreadState<'_>, ex: &Exchange, now: u64) -> Answer {
+        match ex.next {
+            Hop::None => Answer::Final(self.record_response(cx, ex, now)),
+            Hop::To(to) if ex.hops < cx.sh.config.redirect => {
+                self.record_hop(cx, ex, now);
+                Answer::Follow(to)
+            }
+            Hop::To(_) => {
+                let kind = Some(ErrorKind::TooManyRedirects);
+                Answer::Final(self.record_final(cx, ex, now, kind))
+            }
+            Hop::Unfollowed(why) => {
+                if cx.counts(ex.file_start_us, now) {
+                    cx.stats.redirects.add_unfollowed(why);
+                }
+                Answer::Final(self.record_response(cx, ex, now))
+            }
+        }
+    }
+
+    /// A redirect that is followed: a request the server answered (in `requests`, its status
+    /// in the statuses, its bytes in the data moved), whose time is part of its entry's.
+    fn record_hop(&self, cx: &mut ThreadState<'_>, ex: &Exchange, now: u64) {
+        cx.live.requests += 1;
+        if cx.counts(ex.file_start_us, now) {
+            cx.stats.record_redirect(ex.header_bytes, ex.body_bytes);
+            cx.stats.statuses.add(ex.status);
+            cx.stats.bytes_chunk_framing += ex.framing_bytes;
+            cx.second(now).requests += 1;
+            self.log(cx, ex, Some(now - ex.file_start_us), "");
+        }
+    }
+
     /// A complete response: counted as a request whatever its status; whether it is a success.
     /// An error status (4xx, 5xx, or one not in `--expect-status`) ends the page as an error
     /// (it is not a hit).
@@ -229,9 +291,21 @@ impl Child {
         ex: &Exchange,
         now: u64,
     ) -> bool {
+        let kind = status_error(ex.status, cx.sh.config.expect_status.as_ref());
+        self.record_final(cx, ex, now, kind)
+    }
+
+    /// The final response of a page entry, an error of `kind` or a success. Its response time
+    /// runs from the entry's first request (redirects followed included).
+    fn record_final(
+        &self,
+        cx: &mut ThreadState<'_>,
+        ex: &Exchange,
+        now: u64,
+        kind: Option<ErrorKind>,
+    ) -> bool {
         let schedule = &cx.sh.schedule;
         let url = self.url(cx.sh.workload, ex.file);
-        let kind = status_error(ex.status, cx.sh.config.expect_status.as_ref());
         let ok = kind.is_none();
         let open_first = schedule.interval_us.is_some() && ex.file == 0;
         cx.live.requests += 1;
@@ -377,11 +451,16 @@ impl Child {
         let Some(log) = &mut cx.log else { return };
         let some = |t: u64| (t != NONE).then_some(t);
         let base = cx.sh.schedule.base_unix_us;
+        // The URL this request asked for: the entry's own, or a redirect's target.
+        let url = match ex.learned {
+            OWN => &cx.sh.workload.urls[self.url(cx.sh.workload, ex.file)],
+            learned => cx.redirects.path(learned),
+        };
         log.push(&LogRecord {
             thread: cx.thread,
             child: self.id,
             page: &cx.sh.workload.pages[self.page].name,
-            url: &cx.sh.workload.urls[self.url(cx.sh.workload, ex.file)],
+            url,
             intended_unix_us: cx
                 .sh
                 .schedule

@@ -112,12 +112,7 @@ pub struct Requests {
 
 impl Requests {
     pub fn build(config: &BenchConfig, workload: &Workload) -> Self {
-        use wire::request::Version;
-        let (version, keep_alive) = match config.http {
-            HttpMode::Http10 => (Version::Http10, false),
-            // HTTP/2 requests are HPACK header lists (`client/h2.rs`); these go unused.
-            HttpMode::KeepAlive | HttpMode::Pipeline | HttpMode::Http2 => (Version::Http11, true),
-        };
+        let (version, keep_alive) = request_version(config.http);
         let host = &config.target.host;
         let mut bytes = Vec::new();
         let mut url = Vec::with_capacity(workload.urls.len());
@@ -224,10 +219,20 @@ impl Requests {
     }
 }
 
+/// The version HTTP/1 requests are written in, and whether they keep the connection alive.
+pub(super) fn request_version(http: HttpMode) -> (wire::request::Version, bool) {
+    use wire::request::Version;
+    match http {
+        HttpMode::Http10 => (Version::Http10, false),
+        // HTTP/2 requests are HPACK header lists (`client/h2.rs`); these go unused.
+        HttpMode::KeepAlive | HttpMode::Pipeline | HttpMode::Http2 => (Version::Http11, true),
+    }
+}
+
 /// One request: `METHOD path version`, then `Host` and `User-Agent` unless the spec gives its
 /// own, `Connection: close` where keep-alive is off in HTTP/1.1, the spec's header fields in
 /// order, `Content-Length` when there is a body, and the body.
-fn write_request(
+pub(super) fn write_request(
     out: &mut Vec<u8>,
     path: &str,
     spec: &RequestSpec,

@@ -287,6 +287,7 @@ fn orders(config: &BenchConfig, r: &HostsRun<'_>, h: &Host) -> ToWorker {
             busy_poll_us: us(c.busy_poll),
             seed: c.seed,
             expect_status: c.expect_status.clone(),
+            redirect: c.redirect,
             log: h.log.clone(),
         },
         workload: r.workload.clone(),

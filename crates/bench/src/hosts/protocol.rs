@@ -139,6 +139,9 @@ pub struct RunOrders {
     /// `--expect-status`: the statuses that count as success (absent: 4xx and 5xx are errors).
     #[serde(default)]
     pub expect_status: Option<ExpectStatus>,
+    /// `--redirect N`: same-origin redirects followed per page entry (absent: none).
+    #[serde(default)]
+    pub redirect: u32,
     /// Where the worker writes its per-request log, on its own host.
     pub log: Option<String>,
 }

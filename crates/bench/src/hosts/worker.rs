@@ -208,6 +208,7 @@ fn prepare(o: &Orders) -> Result<(BenchConfig, Slice), String> {
         progress: false,
         tls: o.tls.clone(),
         expect_status: r.expect_status.clone(),
+        redirect: r.redirect,
     };
     let slice = Slice {
         children,

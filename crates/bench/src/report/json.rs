@@ -17,8 +17,8 @@ use crate::stats::{error_code_name, frame_type_name, ErrorKind, Http2Stats, Late
 use crate::RunResult;
 use results::{
     BenchConfigRecord, BenchResult, BytesNotInResponses, Http2Record, Kind, MinMeanMax, PageRecord,
-    SecondRecord, SpectrumPoint, StopKind, Summary, TargetRecord, TlsConfigRecord, TlsRecord,
-    UrlRecord,
+    RedirectsRecord, SecondRecord, SpectrumPoint, StopKind, Summary, TargetRecord, TlsConfigRecord,
+    TlsRecord, UrlRecord,
 };
 use serde_json::Value;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -137,6 +137,14 @@ pub fn record(r: &RunResult) -> BenchResult {
                 .collect(),
         }),
         http2: (c.http == HttpMode::Http2).then(|| http2_record(&s.http2)),
+        redirects: (c.redirect > 0).then(|| RedirectsRecord {
+            followed: s.redirects.followed,
+            not_followed: s
+                .redirects
+                .unfollowed_seen()
+                .map(|(why, n)| (why.name().to_owned(), n))
+                .collect(),
+        }),
         pages_scheduled: s.send_lag.as_ref().map(|_| s.pages_scheduled),
         pages_not_sent: s.send_lag.as_ref().map(|_| s.pages_not_sent),
         rate_kept: s.send_lag.as_ref().map(|_| !super::rate_not_kept(r)),
@@ -238,6 +246,7 @@ pub fn record(r: &RunResult) -> BenchResult {
         busy_poll_us: Some(c.busy_poll.as_micros() as u64),
         streams: c.streams.map(u64::from),
         h2_window_bytes: c.h2_window.map(u64::from),
+        redirect: (c.redirect > 0).then_some(c.redirect),
     };
 
     let started = r.started_at.duration_since(UNIX_EPOCH).unwrap_or_default();

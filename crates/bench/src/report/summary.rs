@@ -219,5 +219,22 @@ pub fn summary_body(r: &RunResult) -> String {
     if !statuses.is_empty() {
         let _ = writeln!(o, "  Statuses:  {}", statuses.join(", "));
     }
+    if r.config.redirect > 0 {
+        o.push_str(&redirects_line(&s.redirects));
+    }
     o
+}
+
+/// `--redirect N`: redirects followed (requests in the counts above, their time in their
+/// entry's response time) and those whose 3xx stood as the response, by why.
+fn redirects_line(rs: &crate::stats::RedirectStats) -> String {
+    let not: Vec<String> = rs
+        .unfollowed_seen()
+        .map(|(why, n)| format!("{} {n}", why.name()))
+        .collect();
+    let not = match not.is_empty() {
+        true => String::new(),
+        false => format!("; not followed: {}", not.join(", ")),
+    };
+    format!("  Redirects: {} followed{not}\n", rs.followed)
 }

@@ -285,6 +285,7 @@ pub fn bench_config(target: Target, load: &LoadArgs) -> BenchConfig {
             }),
         },
         expect_status: load.expect_status.clone(),
+        redirect: load.redirect,
         ..BenchConfig::new(target)
     }
 }
@@ -341,11 +342,13 @@ pub fn outcome(result: &RunResult, verdicts: &[Verdict]) -> Status {
 }
 
 /// Responses that came back complete with a status that is not an error (1xx to 3xx, as wrk
-/// counts them, or those of `--expect-status`).
+/// counts them, or those of `--expect-status`), redirects followed apart: their entry's final
+/// response says whether it succeeded.
 fn succeeded(result: &RunResult) -> u64 {
     let e = &result.stats.errors;
     let bad_status = ErrorKind::STATUSES.iter().map(|&k| e.get(k)).sum::<u64>();
-    result.stats.requests.saturating_sub(bad_status)
+    let final_responses = (result.stats.requests).saturating_sub(result.stats.redirects.followed);
+    final_responses.saturating_sub(bad_status)
 }
 
 /// Why a run failed, as the errors it counted: `not one response succeeded (connect_refused 120)`.

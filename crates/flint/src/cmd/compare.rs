@@ -169,9 +169,6 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
     if load.log.is_some() {
         bail!("--log is not supported by compare (one log per round and target would overwrite each other): use flint bench --log");
     }
-    if load.expect_status.is_some() && (flags.hosts.is_some() || flags.hosts_file.is_some()) {
-        bail!("--expect-status is not supported with --hosts yet: the workers count statuses as wrk does (4xx and 5xx are errors)");
-    }
     if !load.thresholds.is_empty() {
         bail!("--threshold is not supported by compare (it judges one run): use flint bench --threshold");
     }

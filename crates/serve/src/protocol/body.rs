@@ -29,11 +29,45 @@ pub(crate) struct Drain {
     payload_left: u64,
     /// Framing bytes still allowed (chunked only).
     framing_left: u64,
-    /// When the body began (the end of its head), when its latest bytes arrived, and how many
-    /// have: its deadline.
+    clock: BodyClock,
+}
+
+/// A body's clock: when it began (the end of its head), when its latest bytes arrived, and how
+/// many have. HTTP/2 keeps one a stream (`h2.rs`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BodyClock {
     since: Instant,
     latest: Instant,
     received: u64,
+}
+
+impl BodyClock {
+    pub fn start(now: Instant) -> BodyClock {
+        BodyClock {
+            since: now,
+            latest: now,
+            received: 0,
+        }
+    }
+
+    /// `n` more bytes arrived.
+    pub fn add(&mut self, n: u64, now: Instant) {
+        if n > 0 {
+            self.latest = now;
+            self.received += n;
+        }
+    }
+
+    /// When the rest of the body is due: `timeout` after its latest bytes, and no later than
+    /// `timeout` after its start plus a second per `min_rate` bytes received (0: no rate).
+    pub fn deadline(&self, timeout: Duration, min_rate: u64) -> Instant {
+        let gap = self.latest + timeout;
+        if min_rate == 0 {
+            return gap;
+        }
+        let earned = Duration::from_secs_f64(self.received as f64 / min_rate as f64);
+        gap.min(self.since + timeout + earned)
+    }
 }
 
 /// Why a body cannot be read to its end.
@@ -76,29 +110,19 @@ impl Drain {
             decoder: BodyDecoder::new(framing),
             payload_left: limit,
             framing_left: limit.saturating_add(FRAMING_SLACK),
-            since: now,
-            latest: now,
-            received: 0,
+            clock: BodyClock::start(now),
         }))
     }
 
-    /// When the rest of the body is due: `timeout` after its latest bytes, and no later than
-    /// `timeout` after its start plus a second per `min_rate` bytes received (0: no rate).
+    /// When the rest of the body is due (see [`BodyClock::deadline`]).
     pub fn deadline(&self, timeout: Duration, min_rate: u64) -> Instant {
-        let gap = self.latest + timeout;
-        if min_rate == 0 {
-            return gap;
-        }
-        let earned = Duration::from_secs_f64(self.received as f64 / min_rate as f64);
-        gap.min(self.since + timeout + earned)
+        self.clock.deadline(timeout, min_rate)
     }
 
     /// Starts the body's clock again: the server stopped reading while its output was blocked,
     /// and that time is not the client's.
     pub fn restart(&mut self, now: Instant) {
-        self.since = now;
-        self.latest = now;
-        self.received = 0;
+        self.clock = BodyClock::start(now);
     }
 
     /// Reads what of the body is in `input` (all of it unless the body ends inside).
@@ -110,10 +134,7 @@ impl Drain {
         }
         self.payload_left -= payload;
         self.framing_left -= framing;
-        if p.consumed > 0 {
-            self.latest = now;
-            self.received += p.consumed as u64;
-        }
+        self.clock.add(p.consumed as u64, now);
         Ok(Fed {
             used: p.consumed,
             done: p.done,

@@ -15,19 +15,23 @@
 //!
 //! Streams are answered as their requests complete, all those of one read before the frames are
 //! written, so a batch leaves in one gathered write; DATA frames of concurrent streams are
-//! scheduled by nghttp2 (RFC 9218: by the request's urgency, incremental streams in turns). A request body is dropped,
-//! and a stream whose body passes `max_body_bytes` is reset. What one connection queues is
-//! bounded by `max_pipeline_bytes` and one frame: past it the handler takes no more frames and
-//! nghttp2 keeps them until the queue drains; a frame larger than the room left is taken only
-//! into an empty queue.
+//! scheduled by nghttp2 (RFC 9218: by the request's urgency, incremental streams in turns). A
+//! request body is dropped: a stream whose body passes `max_body_bytes` is reset, and so is one
+//! whose body is late (each has its own deadline, as an HTTP/1.1 body: `body.rs`) or, past
+//! 16 KiB, still arriving once its response is complete. What one connection queues is bounded
+//! by `max_pipeline_bytes` and one frame: past it the handler takes no more frames and nghttp2
+//! keeps them until the queue drains; a frame larger than the room left is taken only into an
+//! empty queue.
 
 use std::fs::File;
 use std::rc::Rc;
+use std::time::Instant;
 
 use http2::{
     error_code, frame_type, FrameVerdict, Handler, Header, HeaderVerdict, HeadersKind, StreamId,
 };
 
+use super::body::BodyClock;
 use super::{count_status, Session, Worker};
 use crate::access_log::Entry;
 use crate::pool::{Bufs, Seg};
@@ -40,6 +44,15 @@ const KEEP_CAPACITY: usize = 1024;
 const ARENA_KEEP: usize = 64 * 1024;
 /// Streams remembered as ended by the client and closed (see [`Streams::ended`]).
 const ENDED_RING: usize = 16;
+/// Slot hints, indexed by a stream id's low bits (client ids are odd: bit 0 is dropped).
+const HINTS: usize = 256;
+/// A request body still arriving once its response is complete is not waited for past this
+/// many bytes (declared or received): the stream is reset with NO_ERROR (RFC 9113 8.1: "a server
+/// MAY request that the client abort transmission of a request without error by sending a
+/// RST_STREAM with an error code of NO_ERROR after sending a complete response"). A smaller
+/// body is read to its end, within its deadline, so a client that sends one after the response
+/// sees the stream end as it expects.
+const BODY_AFTER_RESPONSE: u64 = 16 * 1024;
 /// Most response fields passed to nghttp2 (the responder writes about a dozen).
 const MAX_FIELDS: usize = 32;
 /// Fields the responder reads, carried into the HTTP/1.1 head built for it.
@@ -104,10 +117,14 @@ impl H2 {
                 room: 0,
                 ready: Vec::new(),
 
+                now: w.now,
+                open_bodies: 0,
                 arena: Vec::new(),
                 arena_users: 0,
                 generated: 0,
                 last: 0,
+                hints: [0; HINTS],
+                freed: Vec::new(),
                 ended: [0; ENDED_RING],
                 ended_next: 0,
                 progressed: false,
@@ -157,6 +174,52 @@ impl H2 {
         std::mem::take(&mut self.streams.progressed)
     }
 
+    /// When the earliest request body still arriving is due (each stream's by its own clock,
+    /// as HTTP/1.1's body: `protocol/body.rs`); None if no stream awaits one. `restart`: the
+    /// server has taken no input (its queue at its bound), and that time is not the client's.
+    pub fn body_deadline(&mut self, w: &Worker, restart: bool) -> Option<Instant> {
+        if self.streams.open_bodies == 0 {
+            return None;
+        }
+        let (timeout, rate) = (w.timeouts.body, w.body_min_rate);
+        let clocks = (self.streams.slots.iter_mut()).filter(|st| st.id != 0 && !st.cut);
+        (clocks.filter_map(|st| st.body.as_mut()))
+            .map(|clock| {
+                if restart {
+                    *clock = BodyClock::start(w.now);
+                }
+                clock.deadline(timeout, rate)
+            })
+            .min()
+    }
+
+    /// Resets each stream whose request body is past its deadline (CANCEL; NO_ERROR if its
+    /// response went out whole, which the client keeps): the connection and the other streams
+    /// go on. Returns whether any was.
+    pub fn expire_bodies(&mut self, w: &mut Worker) -> bool {
+        if self.streams.open_bodies == 0 {
+            return false;
+        }
+        let mut any = false;
+        for st in self.streams.slots.iter_mut() {
+            let late =
+                (st.body).is_some_and(|c| c.deadline(w.timeouts.body, w.body_min_rate) <= w.now);
+            if st.id == 0 || st.cut || !late {
+                continue;
+            }
+            st.cut = true;
+            let code = if st.complete {
+                error_code::NO_ERROR
+            } else {
+                error_code::CANCEL
+            };
+            let _ = self.framer.submit_rst_stream(st.id, code);
+            w.stats.body_timeouts += 1;
+            any = true;
+        }
+        any
+    }
+
     /// Graceful shutdown: GOAWAY with the last stream processed; the streams under way finish,
     /// then the connection closes.
     pub fn go_away(&mut self) {
@@ -166,8 +229,9 @@ impl H2 {
             // A stream answered whole whose request the client never finished would hold the
             // shutdown until its grace ends: the server asks it to stop (RFC 9113 8.1:
             // RST_STREAM NO_ERROR after a complete response).
-            for st in self.streams.slots.iter().filter(|s| s.id != 0) {
-                if st.complete && !st.ended {
+            for st in self.streams.slots.iter_mut().filter(|s| s.id != 0) {
+                if st.complete && !st.ended && !st.cut {
+                    st.cut = true;
                     let _ = self.framer.submit_rst_stream(st.id, error_code::NO_ERROR);
                 }
             }
@@ -224,7 +288,10 @@ struct Stream {
     head_bytes: usize,
     content_length: Option<u64>,
     body_in: u64,
-    /// Reset for a body past the limit.
+    /// The request body's clock while the client's side is open (its request complete, no
+    /// END_STREAM yet): counted in `Streams::open_bodies`.
+    body: Option<BodyClock>,
+    /// Reset for a body past the limit, late, or not waited for.
     cut: bool,
     /// The client ended its side (END_STREAM received).
     ended: bool,
@@ -254,6 +321,7 @@ impl Stream {
             head_bytes: 0,
             content_length: None,
             body_in: 0,
+            body: None,
             cut: false,
             ended: false,
             answered: false,
@@ -286,6 +354,7 @@ impl Stream {
         self.head_bytes = 0;
         self.content_length = None;
         self.body_in = 0;
+        self.body = None;
         self.cut = false;
         self.ended = false;
         self.answered = false;
@@ -315,6 +384,10 @@ struct Streams {
     room: u64,
     /// Streams whose request is complete, to answer once `recv` returns.
     ready: Vec<StreamId>,
+    /// The time of the input being read (the worker's clock), for the body clocks.
+    now: Instant,
+    /// Streams with a body clock (see `Stream::body`): none, and no stream is looked at.
+    open_bodies: usize,
 
     /// Small generated bodies being framed; emptied when no stream uses it.
     arena: Vec<u8>,
@@ -324,6 +397,12 @@ struct Streams {
     generated: u64,
     /// The slot found last: a header block's fields come one by one for the same stream.
     last: usize,
+    /// The slot a stream was last seen in, by its id's low bits (checked before use: a stale or
+    /// shared hint costs a search, never a wrong slot).
+    hints: [u16; HINTS],
+    /// Slots freed, the latest last: where the next streams go, without a search (each is
+    /// checked before use; never longer than `slots`, so it allocates only as they grow).
+    freed: Vec<usize>,
     /// The latest streams the client ended (END_STREAM, then a normal close, or its own
     /// RST_STREAM) and nghttp2 has since closed and forgotten. A DATA or HEADERS frame on one is
     /// a connection error of type STREAM_CLOSED (RFC 9113 5.1, "closed": "An endpoint that
@@ -347,12 +426,21 @@ impl Streams {
         self.slots.iter().filter(|s| s.id != 0).count()
     }
 
-    /// The slot of stream `id` (not 0).
+    /// The slot of stream `id` (not 0): the last one found, else the one its hint names, else
+    /// a search (frames of a hundred streams interleave: a search for each was a tenth of an
+    /// answer's profile).
     fn index(&mut self, id: StreamId) -> Option<usize> {
         if self.slots.get(self.last).is_some_and(|s| s.id == id) {
             return Some(self.last);
         }
-        let i = self.slots.iter().position(|s| s.id == id)?;
+        let hint = usize::from(self.hints[hint_of(id)]);
+        let i = if self.slots.get(hint).is_some_and(|s| s.id == id) {
+            hint
+        } else {
+            let i = self.slots.iter().position(|s| s.id == id)?;
+            self.hints[hint_of(id)] = i as u16;
+            i
+        };
         self.last = i;
         Some(i)
     }
@@ -383,11 +471,22 @@ impl Streams {
         }
     }
 
+    /// The client's side of stream `i` ended (or the stream is gone): its body is not awaited.
+    fn body_ended(&mut self, i: usize) {
+        if self.slots[i].body.take().is_some() {
+            self.open_bodies -= 1;
+        }
+    }
+
     fn release(&mut self, i: usize) {
+        self.body_ended(i);
         if matches!(self.slots[i].out, Out::Arena { .. }) {
             self.arena_done();
         }
         self.generated -= std::mem::take(&mut self.slots[i].own);
+        if self.freed.len() < self.slots.len() {
+            self.freed.push(i);
+        }
         let s = &mut self.slots[i];
         s.id = 0;
         s.out = Out::None; // drops the shared body or the file
@@ -497,7 +596,17 @@ impl Handler for Streams {
             return;
         }
         self.counts.streams += 1;
-        if let Some(i) = self.slots.iter().position(|s| s.id == 0) {
+        let mut free = None;
+        while let Some(i) = self.freed.pop() {
+            if self.slots.get(i).is_some_and(|s| s.id == 0) {
+                free = Some(i);
+                break;
+            }
+        }
+        if free.is_none() && self.slots.len() >= self.cap {
+            free = self.slots.iter().position(|s| s.id == 0);
+        }
+        if let Some(i) = free {
             self.slots[i].open(stream);
             self.last = i;
         } else if self.slots.len() < self.cap {
@@ -505,7 +614,10 @@ impl Handler for Streams {
             s.open(stream);
             self.last = self.slots.len();
             self.slots.push(s);
+        } else {
+            return;
         }
+        self.hints[hint_of(stream)] = self.last as u16;
         // Past the cap (nghttp2 refuses streams above the limit first): on_header resets it.
     }
 
@@ -552,25 +664,36 @@ impl Handler for Streams {
     }
 
     fn on_headers_end(&mut self, stream: StreamId, end_stream: bool) {
+        let Some(i) = self.index(stream) else {
+            return;
+        };
         if end_stream {
-            if let Some(s) = self.slot(stream) {
-                s.ended = true;
-            }
+            self.slots[i].ended = true;
+            self.body_ended(i);
+        } else if !self.slots[i].trailers && self.slots[i].body.is_none() {
+            // A body follows: it is due within the body timeout, as HTTP/1.1's is.
+            self.slots[i].body = Some(BodyClock::start(self.now));
+            self.open_bodies += 1;
         }
-        if self.slot(stream).is_some_and(|s| !s.trailers) && self.ready.len() < self.cap {
+        if !self.slots[i].trailers && self.ready.len() < self.cap {
             self.ready.push(stream);
         }
     }
 
     fn on_data(&mut self, stream: StreamId, data: &[u8]) {
+        let now = self.now;
         if let Some(s) = self.slot(stream) {
             s.body_in += data.len() as u64;
+            if let Some(clock) = s.body.as_mut() {
+                clock.add(data.len() as u64, now);
+            }
         }
     }
 
     fn on_data_end(&mut self, stream: StreamId) {
-        if let Some(s) = self.slot(stream) {
-            s.ended = true;
+        if let Some(i) = self.index(stream) {
+            self.slots[i].ended = true;
+            self.body_ended(i);
         }
     }
 
@@ -620,6 +743,7 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker, pool: &mut crate::pool::Po
     };
     if let Some(b) = s.bufs.as_mut().filter(|b| b.in_len > 0) {
         let input = &b.input[..b.in_len];
+        h.streams.now = w.now;
         let result = h.framer.recv(input, &mut h.streams);
         b.in_len = 0;
         if let Err(e) = result {
@@ -668,12 +792,24 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker, pool: &mut crate::pool::Po
     }
     h.head_pending = pending;
     // A request body is dropped; one past the limit is not wanted at all (its response may
-    // still be going: the reset ends it, as HTTP/1.1 closes the connection).
+    // still be going: the reset ends it, as HTTP/1.1 closes the connection), nor a large one
+    // whose response is complete (NO_ERROR: the client keeps the response).
     for st in h.streams.slots.iter_mut() {
-        if st.id != 0 && !st.cut && st.body_in > w.max_body {
-            st.cut = true;
-            let _ = h.framer.submit_rst_stream(st.id, error_code::CANCEL);
+        if st.id == 0 || st.cut {
+            continue;
         }
+        let code = if st.body_in > w.max_body {
+            error_code::CANCEL
+        } else if st.complete
+            && st.body.is_some()
+            && (st.body_in).max(st.content_length.unwrap_or(0)) > BODY_AFTER_RESPONSE
+        {
+            error_code::NO_ERROR
+        } else {
+            continue;
+        };
+        st.cut = true;
+        let _ = h.framer.submit_rst_stream(st.id, code);
     }
     // The frames: into the queue, within what one connection may queue.
     let b = s.bufs.take().unwrap_or_else(|| pool.take());
@@ -779,43 +915,34 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
     }
     count_status(&mut w.stats, &reply);
     // The head: "HTTP/1.1 200 OK\r\n" then "Name: value\r\n" lines, then the blank line. One
-    // pass finds the fields and lowers their names in place (HTTP/2 names are lowercase; the
-    // head is the connection's own copy), then they are handed over as slices of it.
-    let mut spans = [(0usize, 0usize, 0usize); MAX_FIELDS];
-    let mut n = 0;
-    let mut at = out
-        .iter()
-        .position(|&c| c == b'\n')
-        .map_or(out.len(), |p| p + 1);
-    let head_end = loop {
-        let Some(nl) = out[at..].iter().position(|&c| c == b'\n') else {
-            break out.len();
-        };
-        let end = at + nl;
-        let line_end = if end > at && out[end - 1] == b'\r' {
-            end - 1
-        } else {
-            end
-        };
-        if line_end == at {
-            break end + 1; // the blank line
-        }
-        if let Some(colon) = out[at..line_end].iter().position(|&c| c == b':') {
-            out[at..at + colon].make_ascii_lowercase();
-            if n < MAX_FIELDS && !CONNECTION_SPECIFIC.contains(&&out[at..at + colon]) {
-                spans[n] = (at, at + colon, line_end);
-                n += 1;
-            }
-        }
-        at = end + 1;
-    };
-    let (head, page_body) = out.split_at(head_end);
+    // pass finds the fields (eight bytes at a time), handed over as slices of it; nghttp2
+    // lowercases the names as it copies them.
+    let out: &[u8] = out;
     let mut fields = [Header::new(b"", b""); MAX_FIELDS + 1];
-    fields[0] = Header::new(b":status", &head[9..12]);
-    for (f, &(start, colon, end)) in fields[1..].iter_mut().zip(&spans[..n]) {
-        *f = Header::new(&head[start..colon], head[colon + 1..end].trim_ascii_start());
+    fields[0] = Header::new(b":status", &out[9..12]);
+    let mut n = 1;
+    let mut at = find_byte(out, b'\n').map_or(out.len(), |p| p + 1);
+    while let Some(nl) = find_byte(&out[at..], b'\n') {
+        let line = &out[at..at + nl];
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        at += nl + 1;
+        if line.is_empty() {
+            break; // the blank line: the body follows
+        }
+        let Some(colon) = find_byte(line, b':') else {
+            continue;
+        };
+        let name = &line[..colon];
+        if n <= MAX_FIELDS
+            && !CONNECTION_SPECIFIC
+                .iter()
+                .any(|c| c.eq_ignore_ascii_case(name))
+        {
+            fields[n] = Header::new(name, line[colon + 1..].trim_ascii_start());
+            n += 1;
+        }
     }
-    let n = n + 1;
+    let page_body = &out[at..];
     let s = &mut h.streams;
     let mut own = 0;
     let (body, left) = match reply.body {
@@ -861,6 +988,32 @@ fn flush_counts(c: &mut Counts, w: &mut Worker) {
     st.h2_goaways_received += c.goaways_received;
     st.h2_goaways_sent += c.goaways_sent;
     *c = Counts::default();
+}
+
+/// Where stream `id`'s slot hint is kept.
+fn hint_of(id: StreamId) -> usize {
+    (id as usize >> 1) % HINTS
+}
+
+/// The first `byte` in `hay`, looked for eight bytes at a time (a head's lines are tens of
+/// bytes: a byte-at-a-time search was the largest item of an answer's profile).
+pub(super) fn find_byte(hay: &[u8], byte: u8) -> Option<usize> {
+    const LOW: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let pattern = LOW * u64::from(byte);
+    let mut chunks = hay.chunks_exact(8);
+    for (i, chunk) in chunks.by_ref().enumerate() {
+        let x = u64::from_le_bytes(chunk.try_into().expect("8 bytes")) ^ pattern;
+        // A zero byte of x is a match; its lowest one sets the lowest flagged bit (the flags
+        // of bytes above it may be false, never those below).
+        let found = x.wrapping_sub(LOW) & !x & HIGH;
+        if found != 0 {
+            return Some(i * 8 + (found.trailing_zeros() / 8) as usize);
+        }
+    }
+    let tail = chunks.remainder();
+    let base = hay.len() - tail.len();
+    tail.iter().position(|&c| c == byte).map(|p| base + p)
 }
 
 /// A GOAWAY frame (RFC 9113 6.8), for when nghttp2 can no longer write one.

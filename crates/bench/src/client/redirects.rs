@@ -1,0 +1,310 @@
+//! `--redirect N`: the redirect targets a thread has learned. Requests are built once, before
+//! the run, one per URL of the workload; a redirect's target is not known then. It is learned
+//! instead: the first time a request of this thread is answered by a redirect to a Location it
+//! has not seen from that request, the Location is resolved against the request's URL (a
+//! relative one as a browser does), checked to be of the URL's origin, and its request is built
+//! once and kept for the run, with its place in the thread's table. From then on the same
+//! answer is a lookup: following a redirect allocates nothing.
+//!
+//! The page logic (`page.rs`) decides, when the response is complete, whether its page entry
+//! goes on with the learned request (at most N times) and what is counted; the wires only ask
+//! here when a redirect's head arrives and write the learned request's bytes.
+
+use super::setup::{request_version, write_request};
+use crate::stats::Unfollowed;
+use crate::workload::RequestSpec;
+use crate::BenchConfig;
+use crate::Workload;
+
+/// A request that is the page entry's own (a URL of the workload), not a learned one.
+pub(super) const OWN: u32 = u32::MAX;
+
+/// The most distinct redirect targets a thread keeps: a server that sends every client
+/// somewhere new (a session in the Location, say) must not grow the client without bound.
+pub(super) const MAX_LEARNED: usize = 1024;
+
+/// What the head of a response says about its page entry's next request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Hop {
+    /// Not a redirect to follow: another status, a 304, or `--redirect 0`.
+    None,
+    /// A same-origin redirect: the learned request of this index is the entry's next.
+    To(u32),
+    /// A redirect that is not followed, and why: the response stands.
+    Unfollowed(Unfollowed),
+}
+
+/// A learned redirect target: where it came from, and its request.
+struct Learned {
+    /// The request answered with the redirect: a workload URL with `OWN`, or a learned one.
+    from: (usize, u32),
+    /// The Location as the server sent it, and whether the method became GET.
+    location: Box<[u8]>,
+    get: bool,
+    path: String,
+    request: Vec<u8>,
+    head: bool,
+    idempotent: bool,
+}
+
+/// One thread's learned targets (empty, and allocation-free, until a redirect is followed).
+#[derive(Default)]
+pub(super) struct Redirects {
+    learned: Vec<Learned>,
+}
+
+impl Redirects {
+    /// The head of a response to request `from` (the entry's workload URL `url` and its
+    /// learned request, or `OWN`) came with `status`: where the entry goes next.
+    pub(super) fn on_head(
+        &mut self,
+        config: &BenchConfig,
+        workload: &Workload,
+        (url, learned): (usize, u32),
+        status: u16,
+        head: &[u8],
+    ) -> Hop {
+        if config.redirect == 0 || !matches!(status, 301 | 302 | 303 | 307 | 308) {
+            return Hop::None;
+        }
+        let Some(location) = location(head) else {
+            return Hop::Unfollowed(Unfollowed::NoLocation);
+        };
+        let spec = workload.spec(url);
+        let was_get = learned != OWN && self.learned[learned as usize].get;
+        // RFC 9110 15.4: a 303 (and, as every browser does, a 301 or 302 of a POST) is
+        // followed with a GET without the body; a 307 or 308 repeats the request as it was.
+        let get = was_get
+            || (!spec.is_head()
+                && (status == 303 || (matches!(status, 301 | 302) && spec.method() != "GET")));
+        let known = self
+            .learned
+            .iter()
+            .position(|l| l.from == (url, learned) && l.get == get && *l.location == *location);
+        if let Some(i) = known {
+            return Hop::To(i as u32);
+        }
+        let from_path = match learned {
+            OWN => workload.urls[url].as_str(),
+            i => self.learned[i as usize].path.as_str(),
+        };
+        let path = match same_origin_path(config, from_path, location) {
+            Ok(path) => path,
+            Err(why) => return Hop::Unfollowed(why),
+        };
+        if self.learned.len() >= MAX_LEARNED {
+            return Hop::Unfollowed(Unfollowed::TooManyLocations);
+        }
+        let rewritten;
+        let spec = if get {
+            rewritten = as_get(spec);
+            &rewritten
+        } else {
+            spec
+        };
+        let (version, keep_alive) = request_version(config.http);
+        let mut request = Vec::new();
+        write_request(
+            &mut request,
+            &path,
+            spec,
+            &config.target.host,
+            config.target.authorization.as_deref(),
+            version,
+            keep_alive,
+        );
+        self.learned.push(Learned {
+            from: (url, learned),
+            location: location.into(),
+            get,
+            path,
+            request,
+            head: spec.is_head(),
+            idempotent: spec.is_idempotent(),
+        });
+        Hop::To((self.learned.len() - 1) as u32)
+    }
+
+    /// Learned request `i`'s bytes.
+    #[inline]
+    pub(super) fn request(&self, i: u32) -> &[u8] {
+        &self.learned[i as usize].request
+    }
+
+    /// Its path, for the log.
+    pub(super) fn path(&self, i: u32) -> &str {
+        &self.learned[i as usize].path
+    }
+
+    /// Whether it is a HEAD (its response has no body).
+    pub(super) fn is_head(&self, i: u32) -> bool {
+        self.learned[i as usize].head
+    }
+
+    /// Whether it may be sent again on a new connection (an idempotent method).
+    pub(super) fn may_resend(&self, i: u32) -> bool {
+        self.learned[i as usize].idempotent
+    }
+}
+
+/// The spec as a GET: no body, and no header that described the body.
+fn as_get(spec: &RequestSpec) -> RequestSpec {
+    RequestSpec {
+        method: None,
+        headers: spec
+            .headers
+            .iter()
+            .filter(|(n, _)| !n.eq_ignore_ascii_case("content-type"))
+            .cloned()
+            .collect(),
+        body: None,
+    }
+}
+
+/// The value of the head's Location field, trimmed; `None` when it has none or an empty one.
+/// The head was parsed already: lines end in CRLF (or LF), the status line first.
+fn location(head: &[u8]) -> Option<&[u8]> {
+    head.split(|&b| b == b'\n').skip(1).find_map(|line| {
+        let colon = line.iter().position(|&b| b == b':')?;
+        let (name, value) = (&line[..colon], &line[colon + 1..]);
+        if !name.eq_ignore_ascii_case(b"location") {
+            return None;
+        }
+        let value = value.trim_ascii();
+        (!value.is_empty()).then_some(value)
+    })
+}
+
+/// `location` resolved against the request's URL (the target's origin and `from_path`): its
+/// path and query when it is of the same origin (scheme, host and port), else why not.
+fn same_origin_path(
+    config: &BenchConfig,
+    from_path: &str,
+    location: &[u8],
+) -> Result<String, Unfollowed> {
+    let origin = format!("{}://{}", config.target.scheme.as_str(), config.target.host);
+    let base = url::Url::parse(&origin)
+        .and_then(|o| o.join(from_path))
+        .map_err(|_| Unfollowed::BadLocation)?;
+    let text = std::str::from_utf8(location).map_err(|_| Unfollowed::BadLocation)?;
+    let to = base.join(text).map_err(|_| Unfollowed::BadLocation)?;
+    if to.origin() != base.origin() {
+        return Err(Unfollowed::CrossOrigin);
+    }
+    Ok(to[url::Position::BeforePath..url::Position::AfterQuery].to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::target::Target;
+
+    fn config(redirect: u32) -> BenchConfig {
+        let mut c = BenchConfig::new(Target::http("127.0.0.1:8080".parse().unwrap()));
+        c.redirect = redirect;
+        c
+    }
+
+    fn workload(path: &str) -> Workload {
+        Workload::from_paths(&[path.to_owned()]).expect("a workload")
+    }
+
+    fn head(status: u16, location: Option<&str>) -> Vec<u8> {
+        let mut h = format!("HTTP/1.1 {status} X\r\nContent-Length: 0\r\n");
+        if let Some(l) = location {
+            h.push_str(&format!("LOCATION:  {l} \r\n"));
+        }
+        h.push_str("\r\n");
+        h.into_bytes()
+    }
+
+    #[test]
+    fn a_relative_location_resolves_against_the_request_and_is_learned_once() {
+        let c = config(3);
+        let w = workload("/dir/a.html");
+        let mut r = Redirects::default();
+        let hop = r.on_head(&c, &w, (0, OWN), 302, &head(302, Some("b.html?x=1#f")));
+        assert_eq!(hop, Hop::To(0));
+        assert_eq!(r.path(0), "/dir/b.html?x=1");
+        let text = String::from_utf8_lossy(r.request(0)).into_owned();
+        assert!(
+            text.starts_with("GET /dir/b.html?x=1 HTTP/1.1\r\n"),
+            "{text}"
+        );
+        assert!(text.contains("Host: 127.0.0.1:8080\r\n"), "{text}");
+        // The same answer again: the same request, nothing new.
+        let again = r.on_head(&c, &w, (0, OWN), 302, &head(302, Some("b.html?x=1#f")));
+        assert_eq!(again, Hop::To(0));
+        assert_eq!(r.learned.len(), 1);
+        // From the learned one, an absolute URL of the same origin.
+        let next = r.on_head(
+            &c,
+            &w,
+            (0, 0),
+            301,
+            &head(301, Some("http://127.0.0.1:8080/c")),
+        );
+        assert_eq!(next, Hop::To(1));
+        assert_eq!(r.path(1), "/c");
+    }
+
+    #[test]
+    fn what_is_not_followed_says_why() {
+        let c = config(1);
+        let w = workload("/a");
+        let mut r = Redirects::default();
+        let mut hop =
+            |status, location| r.on_head(&c, &w, (0, OWN), status, &head(status, location));
+        assert_eq!(hop(200, Some("/b")), Hop::None);
+        assert_eq!(hop(304, Some("/b")), Hop::None);
+        let other = Hop::Unfollowed(Unfollowed::CrossOrigin);
+        assert_eq!(hop(302, Some("http://127.0.0.1:8081/b")), other);
+        assert_eq!(hop(302, Some("https://127.0.0.1:8080/b")), other);
+        assert_eq!(hop(302, Some("//example.com/b")), other);
+        assert_eq!(hop(307, None), Hop::Unfollowed(Unfollowed::NoLocation));
+        assert_eq!(
+            hop(307, Some("http://[::1")),
+            Hop::Unfollowed(Unfollowed::BadLocation)
+        );
+        let off = config(0);
+        assert_eq!(
+            Redirects::default().on_head(&off, &w, (0, OWN), 302, &head(302, Some("/b"))),
+            Hop::None
+        );
+    }
+
+    #[test]
+    fn a_303_or_a_posts_302_becomes_a_get_a_307_repeats_the_request() {
+        let c = config(2);
+        let post = RequestSpec {
+            method: Some("POST".into()),
+            headers: vec![("Content-Type".into(), "text/plain".into())],
+            body: Some(b"hi".to_vec()),
+        };
+        let w = workload("/a").with_defaults(&post).expect("a POST");
+        let mut r = Redirects::default();
+        let text = |r: &Redirects, i| String::from_utf8_lossy(r.request(i)).into_owned();
+        assert_eq!(
+            r.on_head(&c, &w, (0, OWN), 307, &head(307, Some("/b"))),
+            Hop::To(0)
+        );
+        assert!(text(&r, 0).starts_with("POST /b "), "{}", text(&r, 0));
+        assert!(text(&r, 0).ends_with("\r\n\r\nhi"), "{}", text(&r, 0));
+        assert_eq!(
+            r.on_head(&c, &w, (0, OWN), 302, &head(302, Some("/b"))),
+            Hop::To(1)
+        );
+        let get = text(&r, 1);
+        assert!(get.starts_with("GET /b "), "{get}");
+        assert!(
+            !get.contains("Content-") && get.ends_with("\r\n\r\n"),
+            "{get}"
+        );
+        // Once a GET, a GET down the chain, even through a 307.
+        assert_eq!(
+            r.on_head(&c, &w, (0, 1), 307, &head(307, Some("/c"))),
+            Hop::To(2)
+        );
+        assert!(text(&r, 2).starts_with("GET /c "));
+    }
+}
