@@ -165,6 +165,12 @@ pub trait Handler {
         let _ = (frame_type, len);
     }
 
+    /// This side's HEADERS on `stream` was written whole (its header block, CONTINUATION frames
+    /// included): a client's request has left, whatever body follows.
+    fn on_headers_sent(&mut self, stream: StreamId) {
+        let _ = stream;
+    }
+
     /// This side's HEADERS or DATA frame with END_STREAM on `stream` was written: its side of
     /// the stream is complete (a server's response sent whole). The stream stays open while
     /// the peer's side has not ended.

@@ -52,6 +52,9 @@ fn a_get_and_its_response_body_go_through_the_no_copy_path() {
         .frames_sent
         .iter()
         .any(|&(t, len)| t == frame_type::HEADERS && len > 0));
+    // Each side's HEADERS, once written whole: the request, then the response.
+    assert_eq!(p.c.headers_sent, vec![1]);
+    assert_eq!(p.s.headers_sent, vec![1]);
     assert!(
         p.client.hpack_deflate_size() > 0,
         "the encoder indexed :authority"

@@ -5,10 +5,12 @@
 
 use super::super::page::{self, Child, Exchange};
 use super::super::{ThreadState, Wire, NONE};
+use super::requests::H2Requests;
 use super::requests::STACK_FIELDS;
+use super::streams::Io;
 use super::streams::{debug_block, debug_field, PageRef};
 use super::H2;
-use http2::Header;
+use http2::{Header, Session, StreamId};
 
 impl H2 {
     /// Opens streams while there is room and something to send; ends the page (or the lanes)
@@ -155,16 +157,15 @@ impl H2 {
         let h = cx.sh.h2.as_ref().expect("HTTP/2 requests built");
         let url = ch.url_of(cx.sh.workload, page.page, ex.file);
         let body = h.body(url).cloned();
-        let n = h.field_count(url);
-        let res = if n <= STACK_FIELDS {
-            let mut list = [Header::new(b"", b""); STACK_FIELDS];
-            for (slot, (name, value)) in list.iter_mut().zip(h.fields(url)) {
-                *slot = Header::new(name, value);
+        let res = match h.field_count(url) {
+            // A command line's requests (pseudo-headers, user-agent, a few more): the smallest
+            // array that holds them, as it is filled for every request.
+            0..=8 => submit_from_stack::<8>(session, h, url, body.is_some()),
+            9..=STACK_FIELDS => submit_from_stack::<STACK_FIELDS>(session, h, url, body.is_some()),
+            _ => {
+                let list: Vec<Header<'_>> = h.fields(url).map(|(n, v)| Header::new(n, v)).collect();
+                session.submit_request(&list, body.is_some())
             }
-            session.submit_request(&list[..n], body.is_some())
-        } else {
-            let list: Vec<Header<'_>> = h.fields(url).map(|(n, v)| Header::new(n, v)).collect();
-            session.submit_request(&list, body.is_some())
         };
         let id = match res {
             Ok(id) => id,
@@ -205,4 +206,21 @@ impl H2 {
                 .arm(ch.slot, since + cx.sh.schedule.response_timeout_us);
         }
     }
+}
+
+/// Opens a stream for URL `url` from its header list laid out in an array of `N` on the stack
+/// (at least its fields).
+fn submit_from_stack<const N: usize>(
+    session: &mut Session<Io>,
+    h: &H2Requests,
+    url: usize,
+    body: bool,
+) -> Result<StreamId, http2::Error> {
+    let mut list = [Header::new(b"", b""); N];
+    let mut n = 0;
+    for (slot, (name, value)) in list.iter_mut().zip(h.fields(url)) {
+        *slot = Header::new(name, value);
+        n += 1;
+    }
+    session.submit_request(&list[..n], body)
 }

@@ -5,13 +5,9 @@
 
 use super::super::page::Exchange;
 use super::super::NONE;
-use super::frames::{FrameScanner, Span};
 use crate::stats::Http2Stats;
 use http2::{Body, Handler, HeaderVerdict, StreamId};
 use std::sync::Arc;
-
-/// The client's connection preface, the first bytes it writes (RFC 9113 section 3.4).
-const PREFACE_LEN: usize = 24;
 
 /// The CONTINUATION frame type: the rest of a header block.
 const CONTINUATION: u8 = 0x9;
@@ -98,10 +94,6 @@ pub(super) struct Io {
     /// The time of the `recv` or `send` in progress (a response's first byte, a request's
     /// HEADERS written).
     pub now: u64,
-    /// Frame boundaries of the output, to see each stream's HEADERS leave.
-    sent: FrameScanner,
-    /// Bytes of the connection preface still to come in the output (it is not a frame).
-    preface_left: usize,
     /// The server's SETTINGS arrived.
     pub settings: bool,
     /// The server's GOAWAY: its last stream id.
@@ -124,8 +116,6 @@ impl Io {
             streams: vec![Stream::FREE; size].into_boxed_slice(),
             closed: Vec::with_capacity(size),
             now: 0,
-            sent: FrameScanner::default(),
-            preface_left: PREFACE_LEN,
             settings: false,
             goaway: None,
             invalid: false,
@@ -161,37 +151,12 @@ impl Io {
         false
     }
 
-    /// Follows what the session wrote: a stream's HEADERS is stamped as written now.
-    fn follow_output(&mut self, bytes: &[u8]) {
-        let skip = self.preface_left.min(bytes.len());
-        self.preface_left -= skip;
-        let bytes = &bytes[skip..];
-        let (streams, now) = (&mut self.streams, self.now);
-        self.sent.scan(bytes, |span, _| {
-            if let Span::Header(id) = span {
-                let mask = streams.len() - 1;
-                let home = (id as usize >> 1) & mask;
-                let found = (0..streams.len())
-                    .map(|k| (home + k) & mask)
-                    .find(|&i| streams[i].id == id);
-                if let Some(i) = found {
-                    let ex = &mut streams[i].ex;
-                    if ex.written_us == NONE {
-                        ex.written_us = now;
-                    }
-                }
-            }
-        });
-    }
-
     /// Forgets the connection: its streams, its output, what it said.
     pub(super) fn reset(&mut self) {
         self.out.clear();
         self.out_pos = 0;
         self.streams.iter_mut().for_each(|s| s.id = 0);
         self.closed.clear();
-        self.sent = FrameScanner::default();
-        self.preface_left = PREFACE_LEN;
         self.settings = false;
         self.goaway = None;
         self.invalid = false;
@@ -289,7 +254,6 @@ impl Handler for Io {
         let room = OUT_LIMIT.saturating_sub(self.out.len() - self.out_pos);
         let n = bytes.len().min(room);
         self.out.extend_from_slice(&bytes[..n]);
-        self.follow_output(&bytes[..n]);
         n
     }
 
@@ -315,13 +279,10 @@ impl Handler for Io {
         };
         let s = &mut self.streams[i];
         let Some(body) = &s.body else { return false };
-        let start = self.out.len();
         self.out.extend_from_slice(frame_header);
         self.out
             .extend_from_slice(&body[s.body_pos..s.body_pos + len]);
         s.body_pos += len;
-        // The scanner only counts a DATA payload's length: these bytes keep it in step.
-        self.sent.scan(&self.out[start..], |_, _| {});
         true
     }
 
@@ -336,10 +297,13 @@ impl Handler for Io {
             debug_field(text, name, value);
         }
         if name == b":status" {
-            let status = std::str::from_utf8(value)
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(0);
+            // Three digits (nghttp2 has checked); anything else is no status.
+            let status = match *value {
+                [a, b, c] if value.iter().all(u8::is_ascii_digit) => {
+                    u16::from(a - b'0') * 100 + u16::from(b - b'0') * 10 + u16::from(c - b'0')
+                }
+                _ => 0,
+            };
             self.with(stream, |s| s.ex.status = status);
         }
         HeaderVerdict::Accept
@@ -388,6 +352,17 @@ impl Handler for Io {
 
     fn on_settings(&mut self) {
         self.settings = true;
+    }
+
+    fn on_headers_sent(&mut self, stream: StreamId) {
+        // The request's HEADERS are in the output whole: written now (the socket takes the
+        // output at once, or the stream counts as unsent at the end: `unsent_at_end`).
+        let now = self.now;
+        self.with(stream, |s| {
+            if s.ex.written_us == NONE {
+                s.ex.written_us = now;
+            }
+        });
     }
 
     fn on_frame_sent(&mut self, frame_type: u8, len: usize) {
