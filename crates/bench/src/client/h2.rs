@@ -84,9 +84,10 @@ pub(super) struct H2 {
     /// Since when work has waited with no stream allowed (the server's limit is 0), or NONE:
     /// the wait is bounded by the response timeout.
     no_room_since: u64,
-    /// When the oldest stream in flight was written (NONE: none in flight): the response
-    /// timer is armed to it plus the response timeout, so one stalled stream times out even
-    /// while others progress.
+    /// When the oldest stream in flight was written, or earlier (NONE: none in flight): the
+    /// response timer is armed to it plus the response timeout, so one stalled stream times out
+    /// even while others progress. Exact after each timer; between, a bound below (the oldest
+    /// may have closed since).
     oldest_us: u64,
     in_flight: usize,
     /// Page mode: the next file of the page to request.

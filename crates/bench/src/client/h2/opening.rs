@@ -219,7 +219,11 @@ fn submit_from_stack<const N: usize>(
     let mut list = [Header::new(b"", b""); N];
     let mut n = 0;
     for (slot, (name, value)) in list.iter_mut().zip(h.fields(url)) {
-        *slot = Header::new(name, value);
+        // SAFETY: the bytes are the run's header lists (`RunShared::h2`), built before the
+        // threads start and never changed; every thread borrows them for its whole run, and its
+        // sessions live in its Webchildren, dropped before `client::run_thread` returns. So
+        // they outlive every session the field goes to. Names are lowercased when built.
+        *slot = unsafe { Header::no_copy(name, value) };
         n += 1;
     }
     session.submit_request(&list[..n], body)

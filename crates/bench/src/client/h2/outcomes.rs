@@ -17,12 +17,10 @@ impl H2 {
         }
         let saved = PageRef::of(ch);
         let in_window = cx.counts(now, now);
-        let mut oldest_closed = false;
         for k in 0..self.io.closed.len() {
             let slot = self.io.closed[k] as usize;
             let s = self.io.take(slot);
             self.in_flight -= 1;
-            oldest_closed |= s.since() <= self.oldest_us;
             if s.refused {
                 if in_window {
                     cx.stats.http2.retried += 1;
@@ -72,7 +70,10 @@ impl H2 {
         }
         self.io.closed.clear();
         saved.restore(ch);
-        if oldest_closed || self.in_flight == 0 {
+        // With streams left, `oldest_us` stays as it was, a bound below the oldest now in
+        // flight: its timer fires early at worst, and the table is scanned then (once a
+        // response timeout), not after every read that closed the oldest.
+        if self.in_flight == 0 {
             self.arm_oldest(ch, cx);
         }
     }
