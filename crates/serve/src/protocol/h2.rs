@@ -15,13 +15,13 @@
 //!
 //! Streams are answered as their requests complete, all those of one read before the frames are
 //! written, so a batch leaves in one gathered write; DATA frames of concurrent streams are
-//! scheduled by nghttp2 (RFC 9218: by the request's urgency, incremental streams in turns). A request body is dropped:
-//! a stream whose body passes `max_body_bytes` is reset, and so is one whose body is late (each
-//! has its own deadline, as an HTTP/1.1 body, `body.rs`) or, past a few KiB, still arriving
-//! once its response is complete. What one connection queues is
-//! bounded by `max_pipeline_bytes` and one frame: past it the handler takes no more frames and
-//! nghttp2 keeps them until the queue drains; a frame larger than the room left is taken only
-//! into an empty queue.
+//! scheduled by nghttp2 (RFC 9218: by the request's urgency, incremental streams in turns). A
+//! request body is dropped: a stream whose body passes `max_body_bytes` is reset, and so is one
+//! whose body is late (each has its own deadline, as an HTTP/1.1 body: `body.rs`) or, past
+//! 16 KiB, still arriving once its response is complete. What one connection queues is bounded
+//! by `max_pipeline_bytes` and one frame: past it the handler takes no more frames and nghttp2
+//! keeps them until the queue drains; a frame larger than the room left is taken only into an
+//! empty queue.
 
 use std::fs::File;
 use std::rc::Rc;
@@ -176,7 +176,7 @@ impl H2 {
 
     /// When the earliest request body still arriving is due (each stream's by its own clock,
     /// as HTTP/1.1's body: `protocol/body.rs`); None if no stream awaits one. `restart`: the
-    /// server was not reading (its output blocked), and that time is not the client's.
+    /// server has taken no input (its queue at its bound), and that time is not the client's.
     pub fn body_deadline(&mut self, w: &Worker, restart: bool) -> Option<Instant> {
         if self.streams.open_bodies == 0 {
             return None;
@@ -229,8 +229,9 @@ impl H2 {
             // A stream answered whole whose request the client never finished would hold the
             // shutdown until its grace ends: the server asks it to stop (RFC 9113 8.1:
             // RST_STREAM NO_ERROR after a complete response).
-            for st in self.streams.slots.iter().filter(|s| s.id != 0) {
-                if st.complete && !st.ended {
+            for st in self.streams.slots.iter_mut().filter(|s| s.id != 0) {
+                if st.complete && !st.ended && !st.cut {
+                    st.cut = true;
                     let _ = self.framer.submit_rst_stream(st.id, error_code::NO_ERROR);
                 }
             }
