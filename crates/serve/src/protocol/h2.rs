@@ -8,10 +8,9 @@
 //! by `wire` as any other: one validation, one answer for both protocols (preconditions, ranges,
 //! digests, precompressed siblings, listings, hidden files, the access log). The answer's head
 //! becomes `:status` and lowercase fields (connection-specific ones left out), and its body goes
-//! out in DATA frames written straight into the queue without a copy: a cached body is shared
-//! (a payload of at most 4 KiB is copied after its frame header, cheaper than a segment of its
-//! own), a file range is sent by `sendfile` (or read in chunks over TLS) one frame at a time, as
-//! flow control allows, never read whole. Only small generated bodies (error pages, listings) are
+//! out in DATA frames written straight into the queue without a copy: a cached body is shared,
+//! a file range is sent by `sendfile` (or read in chunks over TLS) one frame at a time, as flow
+//! control allows, never read whole. Only small generated bodies (error pages, listings) are
 //! copied, into one buffer per connection emptied whenever no stream still needs it.
 //!
 //! Streams are answered as their requests complete, all those of one read before the frames are
@@ -45,8 +44,6 @@ const KEEP_CAPACITY: usize = 1024;
 const ARENA_KEEP: usize = 64 * 1024;
 /// Streams remembered as ended by the client and closed (see [`Streams::ended`]).
 const ENDED_RING: usize = 16;
-/// A shared body's DATA payload up to this size is copied into the queue after its frame header.
-const INLINE_DATA: usize = 4096;
 /// Slot hints, indexed by a stream id's low bits (client ids are odd: bit 0 is dropped).
 const HINTS: usize = 256;
 /// A request body still arriving once its response is complete is not waited for past this
@@ -550,23 +547,13 @@ impl Handler for Streams {
         let s = &mut self.slots[i];
         let start = b.out.len();
         b.out.extend_from_slice(frame_header);
-        match &mut s.out {
-            Out::Arena { start: from } => {
-                b.out.extend_from_slice(&self.arena[*from..*from + len]);
-                *from += len;
-            }
-            // A small shared body is copied after its frame header: one segment, not two
-            // (cheaper than the shared segment's bookkeeping and its own iovec).
-            Out::Shared { data, start: from } if len <= INLINE_DATA => {
-                b.out.extend_from_slice(&data[*from..*from + len]);
-                *from += len;
-            }
-            _ => {}
+        if let Out::Arena { start: from } = &mut s.out {
+            b.out.extend_from_slice(&self.arena[*from..*from + len]);
+            *from += len;
         }
         b.push_mem(start);
         match &mut s.out {
             Out::None | Out::Arena { .. } => {}
-            Out::Shared { .. } if len <= INLINE_DATA => {}
             Out::Shared { data, start: from } => {
                 b.segs.push_back(Seg::Shared {
                     data: data.clone(),
