@@ -1,8 +1,7 @@
 //! Responses over TLS leave in full records: the segments of a batch (an HTTP/2 response's
 //! HEADERS frame, its DATA frame's header, the shared body) are sealed together, not a record
 //! each, which would cost both sides a seal or an open per segment. Counted by the client, from
-//! the record headers of the bytes it reads. The file is 10 KiB: a body that large is queued as
-//! a shared segment of its own (a smaller one is copied after its frame header).
+//! the record headers of the bytes it reads.
 
 mod common;
 mod h2_support;
