@@ -102,7 +102,8 @@ pub(super) struct H2 {
     /// No more streams on this connection (a GOAWAY, or nghttp2 refused one: stream ids ran
     /// out): those in flight finish, then what is left goes on a new connection.
     draining: bool,
-    /// Exchanges the server's GOAWAY left unprocessed, to send again on a new connection.
+    /// Exchanges the server's GOAWAY left unprocessed, to send again on a new connection, and
+    /// (`--redirect N`) redirects to follow, sent as the page's next streams.
     retry: Vec<(Exchange, PageRef)>,
     connect_start_us: u64,
     handshake_start_us: u64,
@@ -120,6 +121,7 @@ impl Wire for H2 {
         if sh.config.debug {
             io.debug = Some(Vec::new());
         }
+        io.follow = sh.config.redirect > 0;
         H2 {
             state: State::Idle,
             conn: None,

@@ -4,6 +4,7 @@
 //! page. When nothing is left the page (or the Webchild's lanes) ends.
 
 use super::super::page::{self, Child, Exchange};
+use super::super::redirects::OWN;
 use super::super::{ThreadState, Wire, NONE};
 use super::requests::H2Requests;
 use super::requests::STACK_FIELDS;
@@ -154,14 +155,23 @@ impl H2 {
         let Some(session) = &mut self.session else {
             return;
         };
-        let h = cx.sh.h2.as_ref().expect("HTTP/2 requests built");
-        let url = ch.url_of(cx.sh.workload, page.page, ex.file);
+        // A redirect followed (`--redirect N`) sends its learned request, URL 0 of its own list
+        // (kept by this thread, not for the whole run: its fields are copied).
+        let (h, url, run_long) = match ex.learned {
+            OWN => (
+                cx.sh.h2.as_ref().expect("HTTP/2 requests built"),
+                ch.url_of(cx.sh.workload, page.page, ex.file),
+                true,
+            ),
+            learned => (cx.redirects.h2(learned), 0, false),
+        };
         let body = h.body(url).cloned();
+        let fields = (h, url, run_long);
         let res = match h.field_count(url) {
             // A command line's requests (pseudo-headers, user-agent, a few more): the smallest
             // array that holds them, as it is filled for every request.
-            0..=8 => submit_from_stack::<8>(session, h, url, body.is_some()),
-            9..=STACK_FIELDS => submit_from_stack::<STACK_FIELDS>(session, h, url, body.is_some()),
+            0..=8 => submit_from_stack::<8>(session, fields, body.is_some()),
+            9..=STACK_FIELDS => submit_from_stack::<STACK_FIELDS>(session, fields, body.is_some()),
             _ => {
                 let list: Vec<Header<'_>> = h.fields(url).map(|(n, v)| Header::new(n, v)).collect();
                 session.submit_request(&list, body.is_some())
@@ -208,22 +218,27 @@ impl H2 {
     }
 }
 
-/// Opens a stream for URL `url` from its header list laid out in an array of `N` on the stack
-/// (at least its fields).
+/// Opens a stream for URL `url` of `h` from its header list laid out in an array of `N` on the
+/// stack (at least its fields). `run_long`: `h` is the run's own lists (`RunShared::h2`), whose
+/// bytes nghttp2 may point at instead of copying.
 fn submit_from_stack<const N: usize>(
     session: &mut Session<Io>,
-    h: &H2Requests,
-    url: usize,
+    (h, url, run_long): (&H2Requests, usize, bool),
     body: bool,
 ) -> Result<StreamId, http2::Error> {
     let mut list = [Header::new(b"", b""); N];
     let mut n = 0;
     for (slot, (name, value)) in list.iter_mut().zip(h.fields(url)) {
-        // SAFETY: the bytes are the run's header lists (`RunShared::h2`), built before the
-        // threads start and never changed; every thread borrows them for its whole run, and its
-        // sessions live in its Webchildren, dropped before `client::run_thread` returns. So
-        // they outlive every session the field goes to. Names are lowercased when built.
-        *slot = unsafe { Header::no_copy(name, value) };
+        *slot = if run_long {
+            // SAFETY: the bytes are the run's header lists (`RunShared::h2`), built before the
+            // threads start and never changed; every thread borrows them for its whole run, and
+            // its sessions live in its Webchildren, dropped before `client::run_thread`
+            // returns. So they outlive every session the field goes to. Names are lowercased
+            // when built.
+            unsafe { Header::no_copy(name, value) }
+        } else {
+            Header::new(name, value)
+        };
         n += 1;
     }
     session.submit_request(&list[..n], body)

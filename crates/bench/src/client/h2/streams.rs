@@ -4,6 +4,7 @@
 //! writes; the connection (`h2.rs`) acts on the notes after each call, with the page logic.
 
 use super::super::page::Exchange;
+use super::super::redirects::Locations;
 use super::super::NONE;
 use crate::stats::Http2Stats;
 use http2::{Body, Handler, HeaderVerdict, StreamId};
@@ -105,6 +106,9 @@ pub(super) struct Io {
     /// `--debug`: each response header block received, as text, until the connection prints
     /// it after the `recv` (`None` without `--debug`).
     pub debug: Option<Vec<u8>>,
+    /// `--redirect N`: the streams' Location fields, noted for the page logic.
+    pub follow: bool,
+    pub locations: Locations,
 }
 
 impl Io {
@@ -121,6 +125,8 @@ impl Io {
             invalid: false,
             counts: Http2Stats::default(),
             debug: None,
+            follow: false,
+            locations: Locations::default(),
         }
     }
 
@@ -160,6 +166,7 @@ impl Io {
         self.settings = false;
         self.goaway = None;
         self.invalid = false;
+        self.locations.clear();
     }
 
     #[inline]
@@ -305,6 +312,8 @@ impl Handler for Io {
                 _ => 0,
             };
             self.with(stream, |s| s.ex.status = status);
+        } else if self.follow && name == b"location" {
+            self.locations.note(stream, value);
         }
         HeaderVerdict::Accept
     }
