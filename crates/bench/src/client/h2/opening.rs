@@ -1,15 +1,14 @@
 //! Opening streams: while the connection has room (our `--streams` and the server's
 //! SETTINGS_MAX_CONCURRENT_STREAMS), the next exchange goes as a stream: one sent again after a
-//! GOAWAY or a refusal first, then the page's next file, or with lanes a newly picked one-file
-//! page. When nothing is left the page (or the Webchild's lanes) ends.
+//! GOAWAY or a refusal (or a redirect to follow) first, then the page's next file, or with lanes
+//! a newly picked one-file page, in the open loop once its slot has come. When nothing is left
+//! the page (or the Webchild's lanes) ends.
 
 use super::super::page::{self, Child, Exchange};
 use super::super::redirects::OWN;
 use super::super::{ThreadState, Wire, NONE};
-use super::requests::H2Requests;
-use super::requests::STACK_FIELDS;
-use super::streams::Io;
-use super::streams::{debug_block, debug_field, PageRef};
+use super::requests::{H2Requests, STACK_FIELDS};
+use super::streams::{debug_block, debug_field, Io, PageRef};
 use super::H2;
 use http2::{Header, Session, StreamId};
 
