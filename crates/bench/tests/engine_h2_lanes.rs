@@ -87,3 +87,23 @@ fn after_a_goaway_the_lanes_go_on_on_a_new_connection() {
         assert_eq!(server.answered.load(Ordering::SeqCst), 40, "rate {rate:?}");
     }
 }
+
+#[test]
+fn each_lane_thinks_after_its_page_before_the_next() {
+    // One Webchild, two lanes, 20 ms of think time: 10 pages are 5 rounds of two, each round
+    // after the think time of the one before, on one connection.
+    let server = H2Server::start(Fault::None);
+    let t0 = Instant::now();
+    let r = run(&server, &one_file(), Stop::Pages(10), |c| {
+        c.concurrency = 1;
+        c.threads = 1;
+        c.streams = Some(2);
+        c.think = Some(ms(20));
+    });
+    let elapsed = t0.elapsed();
+    let s = &r.stats;
+    assert_eq!(s.errors.total(), 0, "{:?}", s.errors);
+    assert_eq!(s.requests, 10);
+    assert_eq!(s.http2.connections, 1, "{:?}", s.http2);
+    assert!(elapsed >= ms(80), "took {elapsed:?}: lanes did not think");
+}

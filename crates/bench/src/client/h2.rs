@@ -11,7 +11,8 @@
 //!   batch: a later SETTINGS may change it; while it is 0 the page waits, within the response
 //!   timeout); the page ends with its last stream. When every page is one file and `--streams
 //!   N` is more than one, each stream is a page of its own ("lanes"), N in flight (h2load's
-//!   `-m`); in the open loop each starts at its slot on a free stream.
+//!   `-m`); in the open loop each starts at its slot on a free stream; with `--think` a lane
+//!   thinks after its page.
 //! - `socket.rs`: one `write` for all that `send` queued, one `read` for all that arrived, each
 //!   read first walked frame by frame (`frames.rs`) so that header blocks, bodies and framing
 //!   are counted apart.
@@ -43,6 +44,7 @@ use crate::transport::Transport;
 use frames::FrameScanner;
 use http2::Session;
 use mio::event::Event;
+use std::collections::VecDeque;
 use std::sync::atomic::AtomicI32;
 use streams::{Io, PageRef};
 
@@ -102,6 +104,9 @@ pub(super) struct H2 {
     /// No more streams on this connection (a GOAWAY, or nghttp2 refused one: stream ids ran
     /// out): those in flight finish, then what is left goes on a new connection.
     draining: bool,
+    /// Lanes with `--think`: when each lane whose page ended is done thinking, in order (the
+    /// think time is the same for all); such a lane is not free for a new page before then.
+    thinking: VecDeque<u64>,
     /// Exchanges the server's GOAWAY left unprocessed, to send again on a new connection, and
     /// (`--redirect N`) redirects to follow, sent as the page's next streams.
     retry: Vec<(Exchange, PageRef)>,
@@ -139,6 +144,7 @@ impl Wire for H2 {
             fresh: false,
             busy: false,
             draining: false,
+            thinking: VecDeque::with_capacity(if lanes { want } else { 0 }),
             retry: Vec::with_capacity(want),
             connect_start_us: 0,
             handshake_start_us: 0,
@@ -191,7 +197,9 @@ impl Wire for H2 {
     }
 
     fn on_timer(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
-        if self.state == State::Open && self.in_flight > 0 {
+        // A stream's response timeout, or with lanes an open-loop slot or the end of a lane's
+        // think time.
+        if self.state == State::Open && (self.in_flight > 0 || !self.thinking.is_empty()) {
             return self.streams_timed_out(ch, cx, now);
         }
         let kind = match self.state {
@@ -247,6 +255,7 @@ impl Wire for H2 {
         self.state = State::Idle;
         self.in_flight = 0;
         self.draining = false;
+        self.thinking.clear();
         self.no_room_since = NONE;
         self.oldest_us = NONE;
     }

@@ -35,7 +35,11 @@ impl H2 {
         // Lanes: the quota is done (no page left to pick); the next page's open-loop slot is
         // still to come.
         let (mut quota_done, mut slot_ahead) = (false, false);
-        while !self.draining && self.in_flight < self.limit && now < end {
+        // Lanes whose think time is over are free again.
+        while self.thinking.front().is_some_and(|&t| t <= now) {
+            self.thinking.pop_front();
+        }
+        while !self.draining && self.in_flight + self.thinking.len() < self.limit && now < end {
             if let Some((ex, page)) = self.retry.pop() {
                 self.submit(ch, cx, ex, page, now);
                 continue;
@@ -81,16 +85,23 @@ impl H2 {
                 return;
             }
         }
-        if self.in_flight > 0 {
-            if slot_ahead {
-                // A stream is free for the next page's slot: wake then, unless the oldest
-                // stream's response timeout comes first.
-                let slot = ch.next_intended_us as u64;
-                let timeout = self
-                    .oldest_us
-                    .saturating_add(cx.sh.schedule.response_timeout_us);
-                cx.timers.arm(ch.slot, slot.min(timeout));
-            }
+        // Lanes: wake at the next page's slot (a stream is free for it) or when the first
+        // thinking lane is done, unless the oldest stream's response timeout comes first.
+        let slot = if slot_ahead {
+            ch.next_intended_us as u64
+        } else {
+            NONE
+        };
+        let wake = slot.min(self.thinking.front().copied().unwrap_or(NONE));
+        let waiting = wake != NONE && !quota_done && !self.draining && now < end;
+        if waiting {
+            let timeout = self
+                .oldest_us
+                .saturating_add(cx.sh.schedule.response_timeout_us);
+            cx.timers.arm(ch.slot, wake.min(timeout));
+        }
+        if self.in_flight > 0 || (waiting && !self.thinking.is_empty()) {
+            // (Nothing in flight and a lane thinking: the page goes on, its timer wakes it.)
             return;
         }
         if self.draining {

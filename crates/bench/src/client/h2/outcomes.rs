@@ -75,6 +75,7 @@ impl H2 {
             };
             if self.lanes {
                 ch.record_page(cx, ok, now);
+                self.think(cx, now);
             } else {
                 self.page_ok &= ok;
             }
@@ -109,6 +110,14 @@ impl H2 {
             .redirects
             .on_location(config, workload, request, ex.status, location);
         ch.answered(cx, &ex, now)
+    }
+
+    /// Lanes: the lane whose page ended at `now` thinks (`--think`) before its next page.
+    fn think(&mut self, cx: &ThreadState<'_>, now: u64) {
+        let think = cx.sh.schedule.think_us;
+        if think > 0 {
+            self.thinking.push_back(now + think);
+        }
     }
 
     /// Arms the response timer to the oldest stream in flight (none: disarmed, unless the
@@ -148,6 +157,7 @@ impl H2 {
             ch.record_failure(cx, &s.ex, ErrorKind::ResponseTimeout, bytes, now);
             if self.lanes {
                 ch.record_page(cx, false, now);
+                self.think(cx, now);
             } else {
                 self.page_ok = false;
             }
