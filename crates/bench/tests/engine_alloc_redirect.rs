@@ -1,5 +1,6 @@
 //! `--redirect N` allocates on first sight only: the first time a thread meets a redirect it
-//! builds the target's request, and from then on following it allocates nothing. A short run
+//! builds the target's request (or notes why it is not followed), and from then on meeting it
+//! again allocates nothing. A short run
 //! and a run with many times its requests make (almost) the same number of allocations.
 //!
 //! A counting global allocator sees every allocation in this test binary, so the server here
@@ -23,10 +24,13 @@ use test_support::alloc::Counting;
 static GLOBAL: Counting = Counting;
 
 const FOUND: &[u8] = b"HTTP/1.1 302 Found\r\nLocation: a.html\r\nContent-Length: 0\r\n\r\n";
+const AWAY: &[u8] =
+    b"HTTP/1.1 302 Found\r\nLocation: http://flint.invalid/\r\nContent-Length: 0\r\n\r\n";
 const OK: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n0123456789";
 
 /// Keep-alive, fixed buffers: a request for `/r...` is answered 302 to the relative `a.html`,
-/// any other 200. A request's target is read from its first bytes (`GET /r`).
+/// one for `/x...` 302 to another origin (not followed), any other 200. A request's target is
+/// read from its first bytes (`GET /r`).
 fn serve(mut s: TcpStream, stop: &AtomicBool) {
     // Pipelined answers are written one by one: without this, Nagle holds each second one for
     // the client's delayed ACK.
@@ -34,7 +38,7 @@ fn serve(mut s: TcpStream, stop: &AtomicBool) {
     let mut buf = [0u8; 4096];
     let mut matched = 0; // bytes of "\r\n\r\n" matched so far
     let mut at = 0; // bytes of the request so far
-    let mut redirect = false;
+    let mut answer = OK;
     while !stop.load(Ordering::Relaxed) {
         let n = match s.read(&mut buf) {
             Ok(0) => return,
@@ -45,7 +49,11 @@ fn serve(mut s: TcpStream, stop: &AtomicBool) {
         };
         for &b in &buf[..n] {
             if at == 5 {
-                redirect = b == b'r';
+                answer = match b {
+                    b'r' => FOUND,
+                    b'x' => AWAY,
+                    _ => OK,
+                };
             }
             at += 1;
             let want = b"\r\n\r\n"[matched];
@@ -56,7 +64,6 @@ fn serve(mut s: TcpStream, stop: &AtomicBool) {
             };
             if matched == 4 {
                 (matched, at) = (0, 0);
-                let answer = if redirect { FOUND } else { OK };
                 if s.write_all(answer).is_err() {
                     return;
                 }
@@ -85,6 +92,7 @@ fn following_a_redirect_allocates_nothing_per_request() {
     let w = Workload::from_pages([
         ("a".to_string(), 1.0, vec!["/r1", "/b.gif"]),
         ("b".to_string(), 2.0, vec!["/r2"]),
+        ("c".to_string(), 1.0, vec!["/x"]),
     ])
     .unwrap();
     for http in [HttpMode::KeepAlive, HttpMode::Pipeline] {

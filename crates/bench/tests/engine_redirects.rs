@@ -4,6 +4,11 @@
 //! first request to its final response, and a redirect that cannot be followed, or one past N,
 //! is counted as such.
 
+#[path = "common/mod.rs"]
+mod common;
+#[path = "common/h2server.rs"]
+mod h2server;
+
 use bench::stats::{ErrorKind, Unfollowed};
 use bench::{BenchConfig, HttpMode, RunResult, Stop, Target, Workload};
 use std::sync::atomic::AtomicBool;
@@ -167,4 +172,56 @@ fn the_end_of_a_run_is_exact_in_the_middle_of_a_chain() {
         );
     }
     println!("36 runs in {:?}", started.elapsed());
+}
+
+/// HTTP/2: a redirect is a new stream of the connection; timed runs that end anywhere in a
+/// chain leave the server's count of streams at `requests + unfinished`, for one-file pages (a
+/// redirect, then its target) and for a page's files as concurrent streams (where a target may
+/// be answered by another redirect: then past `--redirect 1`, an error of its own).
+#[test]
+fn http2_follows_as_new_streams_and_is_exact_at_every_end() {
+    use h2server::{Fault, H2Server};
+    use std::sync::atomic::Ordering;
+    for files in [1, 3] {
+        let paths: Vec<String> = (0..files).map(|i| format!("/f{i}")).collect();
+        let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
+        let mut caught = 0;
+        for i in 0..12 {
+            let srv = H2Server::start(Fault::RedirectOdd);
+            let cfg = BenchConfig {
+                concurrency: 4,
+                threads: 2,
+                stop: Stop::Duration(Duration::from_millis(150)),
+                http: HttpMode::Http2,
+                redirect: 1,
+                connect_timeout: Duration::from_secs(5),
+                response_timeout: Duration::from_secs(5),
+                ..BenchConfig::new(Target::http(srv.addr))
+            };
+            let r = bench::run(&cfg, &workload(&paths), &AtomicBool::new(false)).unwrap();
+            let s = &r.stats;
+            assert!(srv.quiet(Duration::from_secs(10)), "connections end");
+            let seen = srv.streams.load(Ordering::SeqCst);
+            let what = format!(
+                "{files} files, run {i}: server {seen}, requests {}, unfinished {}, unsent {}, \
+                 errors {:?}",
+                s.requests, s.unfinished, s.unsent_at_end, s.errors
+            );
+            assert_eq!(seen, s.requests + s.unfinished, "{what}");
+            assert!(s.redirects.followed > 0, "{what}");
+            let other = s.errors.total() - s.errors.get(ErrorKind::TooManyRedirects);
+            assert_eq!(other, 0, "{what}");
+            if files == 1 {
+                // One stream at a time: every redirect's target is the even stream, a 200.
+                assert_eq!(s.errors.total(), 0, "{what}");
+                let pages = s.pages_done;
+                assert!(s.redirects.followed >= pages, "{what}: pages {pages}");
+            }
+            caught += usize::from(s.unfinished > 0);
+        }
+        assert!(
+            caught > 0,
+            "{files} files: no run ended with a stream in flight"
+        );
+    }
 }

@@ -178,6 +178,33 @@ fn expect_status_reaches_every_worker() {
 }
 
 #[test]
+fn redirect_reaches_every_worker() {
+    let (dir, server) = server();
+    let www = dir.path().join("www");
+    std::fs::create_dir(www.join("d")).unwrap();
+    std::fs::write(www.join("d/index.html"), b"index").unwrap();
+    let json = dir.path().join("r.json");
+    let template = format!("{} worker", exe());
+    // `/d` is answered 301 to `/d/`: followed on both hosts, each hop a line of the log.
+    let out = run_bounded(
+        flint()
+            .args(["bench", &format!("http://{}/d", server.addr), "-q"])
+            .args([
+                "-c", "4", "-n", "100", "--hosts", "a,b", "--launch", &template,
+            ])
+            .args(["--redirect", "1", "--json", json.to_str().unwrap()]),
+        LIMIT,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let doc = read_json(&json);
+    assert_eq!(doc["summary"]["requests"], 200);
+    assert_eq!(doc["summary"]["redirects"]["followed"], 100);
+    assert_eq!(doc["summary"]["status_counts"]["200"], 100);
+    assert_eq!(served(dir.path(), 200), 200, "the server logged every hop");
+}
+
+#[test]
 fn a_host_that_refuses_stops_the_run_before_anything_is_sent() {
     let (dir, server) = server();
     let template = format!(

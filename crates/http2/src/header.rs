@@ -48,6 +48,14 @@ impl<'a> Header<'a> {
         Header::with(name, value, sys::NGHTTP2_NV_FLAG_NO_INDEX)
     }
 
+    /// A field with a static name (lowercase: nghttp2 neither copies nor lowercases it) and a
+    /// value copied when submitted: a server's response fields, whose names are few and known,
+    /// spare nghttp2 a copy and a lowercasing of each.
+    pub fn static_name(name: &'static [u8], value: &'a [u8]) -> Header<'a> {
+        debug_assert!(!name.iter().any(u8::is_ascii_uppercase), "a lowercase name");
+        Header::with(name, value, sys::NGHTTP2_NV_FLAG_NO_COPY_NAME)
+    }
+
     /// The field's name.
     pub fn name(&self) -> &'a [u8] {
         // SAFETY: built from a &'a [u8] of exactly this pointer and length.

@@ -32,6 +32,7 @@ pub use requests::H2Requests;
 
 use super::errors::{alpn_refused, connect_error, handshake_error};
 use super::page::{self, Child, Exchange};
+use super::redirects::OWN;
 use super::{RunShared, ThreadState, Wire, NONE};
 use crate::config::{H2_CONNECTION_WINDOW, H2_STREAM_WINDOW};
 use crate::stats::ErrorKind;
@@ -100,7 +101,8 @@ pub(super) struct H2 {
     /// No more streams on this connection (a GOAWAY, or nghttp2 refused one: stream ids ran
     /// out): those in flight finish, then what is left goes on a new connection.
     draining: bool,
-    /// Exchanges the server's GOAWAY left unprocessed, to send again on a new connection.
+    /// Exchanges the server's GOAWAY left unprocessed, to send again on a new connection, and
+    /// (`--redirect N`) redirects to follow, sent as the page's next streams.
     retry: Vec<(Exchange, PageRef)>,
     connect_start_us: u64,
     handshake_start_us: u64,
@@ -114,11 +116,13 @@ impl Wire for H2 {
         let streams = sh.config.streams.map(|n| n.max(1) as usize);
         let lanes = most_files == 1 && streams.is_some_and(|n| n > 1);
         let want = streams.unwrap_or(most_files);
+        let mut io = Io::new(want);
+        io.follow = sh.config.redirect > 0;
         H2 {
             state: State::Idle,
             conn: None,
             session: None,
-            io: Io::new(want),
+            io,
             frames: FrameScanner::default(),
             lanes,
             want,
@@ -669,8 +673,14 @@ impl H2 {
         let Some(session) = &mut self.session else {
             return;
         };
-        let h = cx.sh.h2.as_ref().expect("HTTP/2 requests built");
-        let url = ch.url_of(cx.sh.workload, page.page, ex.file);
+        // A redirect followed (`--redirect N`) sends its learned request, URL 0 of its own list.
+        let (h, url) = match ex.learned {
+            OWN => (
+                cx.sh.h2.as_ref().expect("HTTP/2 requests built"),
+                ch.url_of(cx.sh.workload, page.page, ex.file),
+            ),
+            learned => (cx.redirects.h2(learned), 0),
+        };
         let body = h.body(url).cloned();
         let n = h.field_count(url);
         let res = if n <= STACK_FIELDS {

@@ -34,7 +34,8 @@ pub(super) enum Hop {
     Unfollowed(Unfollowed),
 }
 
-/// A learned redirect target: where it came from, and its request.
+/// A learned redirect target: where it came from, and its request; or a Location that is not
+/// followed, and why (remembered too, so that meeting it again allocates nothing either).
 struct Learned {
     /// The request answered with the redirect: a workload URL with `OWN`, or a learned one.
     from: (usize, u32),
@@ -43,8 +44,11 @@ struct Learned {
     get: bool,
     path: String,
     request: Vec<u8>,
+    /// `--http 2`: its header list.
+    h2: Option<super::H2Requests>,
     head: bool,
     idempotent: bool,
+    unfollowed: Option<Unfollowed>,
 }
 
 /// One thread's learned targets (empty, and allocation-free, until a redirect is followed).
@@ -64,10 +68,25 @@ impl Redirects {
         status: u16,
         head: &[u8],
     ) -> Hop {
-        if config.redirect == 0 || !matches!(status, 301 | 302 | 303 | 307 | 308) {
+        if config.redirect == 0 || !is_redirect(status) {
             return Hop::None;
         }
-        let Some(location) = location(head) else {
+        self.on_location(config, workload, (url, learned), status, location(head))
+    }
+
+    /// [`Redirects::on_head`] with the Location already found (HTTP/2 has it as a field).
+    pub(super) fn on_location(
+        &mut self,
+        config: &BenchConfig,
+        workload: &Workload,
+        (url, learned): (usize, u32),
+        status: u16,
+        location: Option<&[u8]>,
+    ) -> Hop {
+        if config.redirect == 0 || !is_redirect(status) {
+            return Hop::None;
+        }
+        let Some(location) = location.map(<[u8]>::trim_ascii).filter(|l| !l.is_empty()) else {
             return Hop::Unfollowed(Unfollowed::NoLocation);
         };
         let spec = workload.spec(url);
@@ -82,7 +101,13 @@ impl Redirects {
             .iter()
             .position(|l| l.from == (url, learned) && l.get == get && *l.location == *location);
         if let Some(i) = known {
-            return Hop::To(i as u32);
+            return match self.learned[i].unfollowed {
+                Some(why) => Hop::Unfollowed(why),
+                None => Hop::To(i as u32),
+            };
+        }
+        if self.learned.len() >= MAX_LEARNED {
+            return Hop::Unfollowed(Unfollowed::TooManyLocations);
         }
         let from_path = match learned {
             OWN => workload.urls[url].as_str(),
@@ -90,11 +115,21 @@ impl Redirects {
         };
         let path = match same_origin_path(config, from_path, location) {
             Ok(path) => path,
-            Err(why) => return Hop::Unfollowed(why),
+            Err(why) => {
+                self.learned.push(Learned {
+                    from: (url, learned),
+                    location: location.into(),
+                    get,
+                    path: String::new(),
+                    request: Vec::new(),
+                    h2: None,
+                    head: false,
+                    idempotent: false,
+                    unfollowed: Some(why),
+                });
+                return Hop::Unfollowed(why);
+            }
         };
-        if self.learned.len() >= MAX_LEARNED {
-            return Hop::Unfollowed(Unfollowed::TooManyLocations);
-        }
         let rewritten;
         let spec = if get {
             rewritten = as_get(spec);
@@ -113,14 +148,24 @@ impl Redirects {
             version,
             keep_alive,
         );
+        let h2 = (config.http == crate::HttpMode::Http2).then(|| {
+            let one = Workload {
+                pages: Vec::new(),
+                urls: vec![path.clone()],
+                requests: vec![spec.clone()],
+            };
+            super::H2Requests::build(config, &one)
+        });
         self.learned.push(Learned {
             from: (url, learned),
             location: location.into(),
             get,
             path,
             request,
+            h2,
             head: spec.is_head(),
             idempotent: spec.is_idempotent(),
+            unfollowed: None,
         });
         Hop::To((self.learned.len() - 1) as u32)
     }
@@ -129,6 +174,15 @@ impl Redirects {
     #[inline]
     pub(super) fn request(&self, i: u32) -> &[u8] {
         &self.learned[i as usize].request
+    }
+
+    /// `--http 2`: its header list (URL 0 of it).
+    #[inline]
+    pub(super) fn h2(&self, i: u32) -> &super::H2Requests {
+        self.learned[i as usize]
+            .h2
+            .as_ref()
+            .expect("HTTP/2 requests built")
     }
 
     /// Its path, for the log.
@@ -147,6 +201,11 @@ impl Redirects {
     }
 }
 
+/// The statuses that redirect to their Location (304 and 300 do not).
+fn is_redirect(status: u16) -> bool {
+    matches!(status, 301 | 302 | 303 | 307 | 308)
+}
+
 /// The spec as a GET: no body, and no header that described the body.
 fn as_get(spec: &RequestSpec) -> RequestSpec {
     RequestSpec {
@@ -158,6 +217,56 @@ fn as_get(spec: &RequestSpec) -> RequestSpec {
             .cloned()
             .collect(),
         body: None,
+    }
+}
+
+/// HTTP/2: the Location fields of a connection's streams, noted as their HEADERS arrive (the
+/// stream handler cannot resolve them: the thread's table is not at hand there) and taken when
+/// the stream closes. Its buffers are reused: nothing is allocated once they have grown.
+#[derive(Default)]
+pub(super) struct Locations {
+    bytes: Vec<u8>,
+    of: Vec<(i32, u32, u32)>,
+    spare: Vec<u8>,
+}
+
+impl Locations {
+    /// Past this, the bytes of streams already gone are dropped (kept ones copied over).
+    const COMPACT_AT: usize = 64 * 1024;
+
+    pub(super) fn note(&mut self, stream: i32, value: &[u8]) {
+        if self.of.is_empty() {
+            self.bytes.clear();
+        } else if self.bytes.len() + value.len() > Self::COMPACT_AT {
+            self.compact();
+        }
+        let start = self.bytes.len() as u32;
+        self.bytes.extend_from_slice(value);
+        self.of.push((stream, start, value.len() as u32));
+    }
+
+    /// Stream `stream`'s Location, if it had one; forgotten then.
+    pub(super) fn take(&mut self, stream: i32) -> Option<&[u8]> {
+        let i = self.of.iter().position(|&(id, _, _)| id == stream)?;
+        let (_, start, len) = self.of.swap_remove(i);
+        Some(&self.bytes[start as usize..(start + len) as usize])
+    }
+
+    /// Keeps only the bytes of the streams still noted.
+    fn compact(&mut self) {
+        self.spare.clear();
+        for (_, start, len) in &mut self.of {
+            let from = *start as usize..(*start + *len) as usize;
+            *start = self.spare.len() as u32;
+            self.spare.extend_from_slice(&self.bytes[from]);
+        }
+        std::mem::swap(&mut self.bytes, &mut self.spare);
+    }
+
+    /// The connection is gone.
+    pub(super) fn clear(&mut self) {
+        self.bytes.clear();
+        self.of.clear();
     }
 }
 
@@ -262,10 +371,12 @@ mod tests {
         assert_eq!(hop(302, Some("https://127.0.0.1:8080/b")), other);
         assert_eq!(hop(302, Some("//example.com/b")), other);
         assert_eq!(hop(307, None), Hop::Unfollowed(Unfollowed::NoLocation));
-        assert_eq!(
-            hop(307, Some("http://[::1")),
-            Hop::Unfollowed(Unfollowed::BadLocation)
-        );
+        let bad = Hop::Unfollowed(Unfollowed::BadLocation);
+        assert_eq!(hop(307, Some("http://[::1")), bad);
+        // Met again, each is remembered, not parsed again: nothing more is kept.
+        assert_eq!(hop(302, Some("//example.com/b")), other);
+        assert_eq!(hop(307, Some("http://[::1")), bad);
+        assert_eq!(r.learned.len(), 4);
         let off = config(0);
         assert_eq!(
             Redirects::default().on_head(&off, &w, (0, OWN), 302, &head(302, Some("/b"))),

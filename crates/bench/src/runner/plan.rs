@@ -89,9 +89,6 @@ pub fn check(config: &BenchConfig, workload: &Workload, slice: &Slice) -> Result
             slice.children.start, slice.children.end, config.concurrency
         )));
     }
-    if config.redirect > 0 && config.http == HttpMode::Http2 {
-        return bad("--redirect is not supported with --http 2 yet (HTTP/1.x follows redirects)");
-    }
     match config.stop {
         Stop::Pages(0) => return bad("the page count must be at least 1"),
         Stop::Duration(d) if d.is_zero() => return bad("the duration must be positive"),

@@ -84,6 +84,10 @@ pub enum Fault {
     RefuseEvery(u64),
     /// Every `n`th stream of a connection is never answered (the others are).
     StallEvery(u64),
+    /// The odd streams of a connection (its 1st, 3rd, ...) are answered 302 with a Location of
+    /// the same origin (`/next`), the even ones 200: a client that follows one redirect a
+    /// request, one stream at a time, meets a redirect and then its target.
+    RedirectOdd,
 }
 
 /// The server: its address and counts.
@@ -377,6 +381,15 @@ fn answer(out: &mut Vec<u8>, fault: Fault, stream: u32, n: u64, goaway_sent: &mu
                     chunk,
                 );
             }
+        }
+        Fault::RedirectOdd if n % 2 == 1 => {
+            // `:status: 302` and `location: /next`, literal fields with indexed names (HPACK
+            // static indexes 8 and 46).
+            let mut b = vec![0x08, 3];
+            b.extend_from_slice(b"302");
+            b.extend_from_slice(&[0x0f, 46 - 15, 5]);
+            b.extend_from_slice(b"/next");
+            frame(out, HEADERS, END_HEADERS, stream, &b);
         }
         _ => frame(out, HEADERS, END_HEADERS, stream, &header_block(false)),
     }

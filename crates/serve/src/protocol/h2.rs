@@ -938,7 +938,11 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
                 .iter()
                 .any(|c| c.eq_ignore_ascii_case(name))
         {
-            fields[n] = Header::new(name, line[colon + 1..].trim_ascii_start());
+            let value = line[colon + 1..].trim_ascii_start();
+            fields[n] = match known_name(name) {
+                Some(known) => Header::static_name(known, value),
+                None => Header::new(name, value),
+            };
             n += 1;
         }
     }
@@ -988,6 +992,23 @@ fn flush_counts(c: &mut Counts, w: &mut Worker) {
     st.h2_goaways_received += c.goaways_received;
     st.h2_goaways_sent += c.goaways_sent;
     *c = Counts::default();
+}
+
+/// The lowercase static form of a field name as the responder writes it (a 200's fields, the
+/// common ones): nghttp2 then neither copies nor lowercases it. One comparison each, of the
+/// exact spelling; any other name is copied and lowercased by nghttp2.
+fn known_name(name: &[u8]) -> Option<&'static [u8]> {
+    let (spelled, known): (&[u8], &'static [u8]) = match name.len() {
+        4 if name[0] == b'D' => (b"Date", b"date"),
+        4 => (b"ETag", b"etag"),
+        6 => (b"Server", b"server"),
+        12 => (b"Content-Type", b"content-type"),
+        13 if name[0] == b'A' => (b"Accept-Ranges", b"accept-ranges"),
+        13 => (b"Last-Modified", b"last-modified"),
+        14 => (b"Content-Length", b"content-length"),
+        _ => return None,
+    };
+    (name == spelled).then_some(known)
 }
 
 /// Where stream `id`'s slot hint is kept.

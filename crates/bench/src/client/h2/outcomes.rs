@@ -3,7 +3,7 @@
 //! cancelled, and everything in flight when the connection itself fails. The connection
 //! (`h2.rs`) calls these after each read, send and timer.
 
-use super::super::page::{self, Child};
+use super::super::page::{self, Answer, Child};
 use super::super::{ThreadState, Wire, NONE};
 use super::{PageRef, H2};
 use crate::stats::ErrorKind;
@@ -46,7 +46,18 @@ impl H2 {
                     // Padding of the DATA frames: framing, not body.
                     cx.stats.http2.bytes_framing += s.data_bytes - s.ex.body_bytes;
                 }
-                ch.record_response(cx, &s.ex, now)
+                match self.answered(ch, cx, &s, now) {
+                    Answer::Final(ok) => ok,
+                    // The page (or lane) goes on with the redirect's request, a new stream.
+                    Answer::Follow(to) => {
+                        let mut ex = s.ex;
+                        (ex.learned, ex.hops) = (to, ex.hops + 1);
+                        ex.reset_response();
+                        ex.connect_us = NONE;
+                        self.retry.push((ex, s.page));
+                        continue;
+                    }
+                }
             } else {
                 let kind = if s.reset {
                     ErrorKind::H2RstStream
@@ -75,6 +86,28 @@ impl H2 {
         if oldest_closed || self.in_flight == 0 {
             self.arm_oldest(ch, cx);
         }
+    }
+
+    /// A complete stream's response for the page logic: with `--redirect N`, its Location (noted
+    /// as its HEADERS arrived) first says where its file goes next.
+    fn answered(
+        &mut self,
+        ch: &Child,
+        cx: &mut ThreadState<'_>,
+        s: &super::streams::Stream,
+        now: u64,
+    ) -> Answer {
+        if !self.io.follow {
+            return Answer::Final(ch.record_response(cx, &s.ex, now));
+        }
+        let mut ex = s.ex;
+        let location = self.io.locations.take(s.id);
+        let (config, workload) = (cx.sh.config, cx.sh.workload);
+        let request = (ch.url(workload, ex.file), ex.learned);
+        ex.next = cx
+            .redirects
+            .on_location(config, workload, request, ex.status, location);
+        ch.answered(cx, &ex, now)
     }
 
     /// Arms the response timer to the oldest stream in flight (none: disarmed, unless the

@@ -4,6 +4,7 @@
 //! writes; the connection (`h2.rs`) acts on the notes after each call, with the page logic.
 
 use super::super::page::Exchange;
+use super::super::redirects::Locations;
 use super::super::NONE;
 use super::frames::{FrameScanner, Span};
 use crate::stats::Http2Stats;
@@ -110,6 +111,9 @@ pub(super) struct Io {
     pub invalid: bool,
     /// Counters since the connection last flushed them into the statistics.
     pub counts: Http2Stats,
+    /// `--redirect N`: the streams' Location fields, noted for the page logic.
+    pub follow: bool,
+    pub locations: Locations,
 }
 
 impl Io {
@@ -127,6 +131,8 @@ impl Io {
             goaway: None,
             invalid: false,
             counts: Http2Stats::default(),
+            follow: false,
+            locations: Locations::default(),
         }
     }
 
@@ -191,6 +197,7 @@ impl Io {
         self.settings = false;
         self.goaway = None;
         self.invalid = false;
+        self.locations.clear();
     }
 
     #[inline]
@@ -328,6 +335,8 @@ impl Handler for Io {
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(0);
             self.with(stream, |s| s.ex.status = status);
+        } else if self.follow && name == b"location" {
+            self.locations.note(stream, value);
         }
         HeaderVerdict::Accept
     }

@@ -247,12 +247,13 @@ pub struct LoadArgs {
     /// responses, 4xx and 5xx errors, as wrk counts them]
     #[arg(long, value_name = "LIST", value_parser = expect_status)]
     pub expect_status: Option<bench::config::ExpectStatus>,
-    /// Follow up to N redirects (301, 302, 303, 307, 308) of the URL's origin per file, on the
-    /// same connection, as hey and oha do (they follow 10) and curl -L: each one is a request
-    /// the server counts, and the file's response time runs from its first request to its final
-    /// response. A Location of another origin, a missing or unparsable one are not followed
-    /// (the 3xx is the response, counted by why); still a redirect after N is the error
-    /// too_many_redirects. [default: 0, a 3xx is a response, as wrk counts it]
+    /// Follow up to N (at most 100) redirects (301, 302, 303, 307, 308) of the URL's origin per
+    /// file, as hey and oha do (they follow 10) and curl -L: on the same connection while it
+    /// stays open (over HTTP/2, a new stream). Each one is a request the server counts, and the
+    /// file's response time runs from its first request to its final response. A Location of
+    /// another origin, a missing or unparsable one are not followed (the 3xx is the response,
+    /// counted by why); still a redirect after N is the error too_many_redirects. [default: 0,
+    /// a 3xx is a response, as wrk counts it]
     #[arg(long, value_name = "N", default_value_t = 0,
           value_parser = clap::value_parser!(u32).range(0..=100), hide_default_value = true)]
     pub redirect: u32,
