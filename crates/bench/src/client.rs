@@ -39,6 +39,7 @@
 
 mod alarm;
 mod busy_poll;
+mod connect;
 mod errors;
 mod h1;
 mod h2;

@@ -69,5 +69,4 @@ pub use config::{Config, DEFAULT_WINDOW};
 pub use error::{error_code, frame_type, lib_error, Error};
 pub use handler::{Body, FrameVerdict, Handler, HeaderVerdict, HeadersKind, StreamId};
 pub use header::Header;
-pub use mem::cached_bytes;
 pub use session::Session;

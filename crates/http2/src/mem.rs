@@ -233,7 +233,8 @@ pub(crate) fn table() -> sys::nghttp2_mem {
 }
 
 /// Bytes this thread's cache holds now (for the tests that bound it).
-pub fn cached_bytes() -> usize {
+#[cfg(test)]
+fn cached_bytes() -> usize {
     CACHE.try_with(|c| c.bytes.get()).unwrap_or(0)
 }
 

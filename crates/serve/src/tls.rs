@@ -405,8 +405,8 @@ impl TlsTcp {
     /// frames) are copied side by side into the thread's chunk buffer and handed over in one
     /// write, since rustls seals at least one record per write (a record costs both sides an
     /// AEAD seal or open and 22 bytes). A file range is read into the same buffer by `pread`.
-    /// A large in-memory body at the front is handed over in place, its whole records' worth
-    /// of it (no copy; the tail joins the next gathering). Returns the bytes taken.
+    /// A large in-memory body at the front is handed over in place, whole records of it up to
+    /// a chunk (no copy; the tail joins the next gathering). Returns the bytes taken.
     fn seal(&mut self, env: &mut TlsEnv, b: &mut Bufs, st: &mut ServerStats) -> io::Result<usize> {
         let mut filled = 0;
         while filled < env.chunk.len() {
@@ -435,7 +435,7 @@ impl TlsTcp {
                     let seg = b.segs.front().expect("a segment");
                     let bytes = b.mem_bytes(seg).expect("an in-memory segment");
                     if filled == 0 && bytes.len() >= 2 * RECORD {
-                        let whole = bytes.len() / RECORD * RECORD;
+                        let whole = bytes.len().min(FILE_CHUNK) / RECORD * RECORD;
                         self.tls.writer().write_all(&bytes[..whole])?;
                         b.advance(whole);
                         return Ok(whole);
