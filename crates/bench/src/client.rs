@@ -194,7 +194,7 @@ fn run<C: Wire>(sh: &RunShared<'_>, thread: usize, ids: Range<usize>) -> io::Res
         }
     };
     // After the window: a lingering close, so that every request counted as sent reaches the
-    // server, and an HTTP/2 server's late GOAWAY is seen (`linger.rs`). Nothing is counted.
+    // server, and a late GOAWAY or `Connection: close` is seen (`linger.rs`). Nothing is counted.
     linger::linger_all(&mut poll, &mut events, &mut children, &cx, &mut buf);
     for c in &mut children {
         c.at_end(&mut cx, end_us);

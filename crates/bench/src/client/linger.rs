@@ -7,8 +7,9 @@
 //! arrived after the end) makes Linux send a RST instead of a FIN and drop whatever the send
 //! queue still held, so a request counted as sent might never reach the server. And over
 //! HTTP/2, a GOAWAY the server sent just before the end may still be unread: the streams above
-//! its last stream id were sent but will never be processed. The reads here find it (see
-//! `h2::after_end`), so that those streams count as not sent.
+//! its last stream id were sent but will never be processed; over HTTP/1.1 a response saying
+//! `Connection: close`, with requests pipelined behind it. The reads here find them (see
+//! `h2/after_end.rs`, `h1/after_end.rs`), so that those requests count as not sent.
 //!
 //! It runs after the window has ended: nothing read here is counted (no bytes, no responses,
 //! no time), so no figure of the run changes. It costs nothing per request: once per
