@@ -7,7 +7,7 @@ mod common;
 use bench::Stop;
 use common::{config, one_file};
 use std::io::Read;
-use std::net::{Shutdown, TcpListener, TcpStream};
+use std::net::{Shutdown, TcpListener};
 use std::sync::atomic::AtomicBool;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
