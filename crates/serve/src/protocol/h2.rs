@@ -113,6 +113,7 @@ impl H2 {
                 slots: Vec::new(),
                 cap: cap + 4,
                 max_head: w.limits.max_head_bytes,
+                log_fields: w.log.is_some(),
                 bufs: None,
                 queued: 0,
                 before: 0,
@@ -372,6 +373,8 @@ struct Streams {
     cap: usize,
     /// The head limit (`max_header_bytes`): what one stream's request may store.
     max_head: usize,
+    /// An access log is kept: `referer` and `user-agent` are carried for it (read by nothing else).
+    log_fields: bool,
     /// The session's buffers, lent for `send`.
     bufs: Option<Bufs>,
     /// Bytes queued during this `send`.
@@ -621,7 +624,7 @@ impl Handler for Streams {
     }
 
     fn on_header(&mut self, stream: StreamId, name: &[u8], value: &[u8]) -> HeaderVerdict {
-        let max_head = self.max_head;
+        let (max_head, log_fields) = (self.max_head, self.log_fields);
         let Some(s) = self.slot(stream) else {
             return HeaderVerdict::ResetStream;
         };
@@ -653,6 +656,9 @@ impl Handler for Streams {
                 };
                 if carried == b"host" && s.authority.is_some() {
                     return HeaderVerdict::Accept; // :authority wins (RFC 9113 8.3.1)
+                }
+                if !log_fields && (carried == b"user-agent" || carried == b"referer") {
+                    return HeaderVerdict::Accept;
                 }
                 let range = keep(value);
                 s.fields.push((carried, range));
@@ -914,18 +920,23 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
             continue;
         };
         let name = &line[..colon];
-        if n <= MAX_FIELDS
-            && !CONNECTION_SPECIFIC
-                .iter()
-                .any(|c| c.eq_ignore_ascii_case(name))
-        {
-            let value = line[colon + 1..].trim_ascii_start();
-            fields[n] = match known_name(name) {
-                Some(known) => Header::static_name(known, value),
-                None => Header::new(name, value),
-            };
-            n += 1;
+        if n > MAX_FIELDS {
+            continue;
         }
+        let value = line[colon + 1..].trim_ascii_start();
+        // A name the responder writes on most answers is not connection-specific: looked up
+        // first, it spares the other names' comparisons.
+        fields[n] = match known_name(name) {
+            Some(known) => Header::static_name(known, value),
+            None if CONNECTION_SPECIFIC
+                .iter()
+                .any(|c| c.eq_ignore_ascii_case(name)) =>
+            {
+                continue
+            }
+            None => Header::new(name, value),
+        };
+        n += 1;
     }
     let page_body = &out[at..];
     let s = &mut h.streams;

@@ -148,38 +148,56 @@ impl<'b> Interpreter<'b> {
     }
 }
 
-/// Bytes a method may hold (RFC 9110 `token`), as the HTTP/1.1 parser reads them.
-fn is_token(b: u8) -> bool {
-    matches!(b,
-        b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9'
-        | b'!' | b'#' | b'$' | b'%' | b'&' | b'\'' | b'*' | b'+'
-        | b'-' | b'.' | b'^' | b'_' | b'`' | b'|' | b'~')
+/// A set of bytes as a table: one load a byte, where a chain of ranges costs several compares.
+struct ByteSet([bool; 256]);
+
+/// The [`ByteSet`] of the bytes that match a pattern, built at compile time.
+macro_rules! byte_set {
+    ($pattern:pat) => {{
+        let mut table = [false; 256];
+        let mut b = 0;
+        while b < 256 {
+            table[b] = matches!(b as u8, $pattern);
+            b += 1;
+        }
+        ByteSet(table)
+    }};
 }
+
+impl ByteSet {
+    /// The first byte of `bytes` outside the set.
+    fn first_outside(&self, bytes: &[u8]) -> Option<usize> {
+        bytes.iter().position(|&b| !self.0[b as usize])
+    }
+}
+
+/// Bytes a method may hold (RFC 9110 `token`), as the HTTP/1.1 parser reads them.
+static TOKEN: ByteSet = byte_set!(
+    b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9'
+        | b'!' | b'#' | b'$' | b'%' | b'&' | b'\'' | b'*' | b'+'
+        | b'-' | b'.' | b'^' | b'_' | b'`' | b'|' | b'~'
+);
 
 /// Bytes a request target may hold as the HTTP/1.1 parser reads it (visible, no space, no DEL).
-fn is_target_byte(b: u8) -> bool {
-    matches!(b, b'!'..=0x7e | 0x80..=0xff)
-}
+static TARGET: ByteSet = byte_set!(b'!'..=0x7e | 0x80..=0xff);
 
 /// Bytes a field value may hold as the HTTP/1.1 parser reads it (no control but HTAB, no DEL).
-fn is_value_byte(b: u8) -> bool {
-    matches!(b, b'\t' | b' '..=0x7e | 0x80..=0xff)
-}
+static VALUE: ByteSet = byte_set!(b'\t' | b' '..=0x7e | 0x80..=0xff);
 
 /// Where the request line `method SP target SP HTTP/1.1` first breaks its syntax, if it does.
 fn line_syntax_error(method: &[u8], target: &[u8]) -> Option<usize> {
-    if let Some(i) = method.iter().position(|&b| !is_token(b)) {
+    if let Some(i) = TOKEN.first_outside(method) {
         return Some(i);
     }
     if method.is_empty() {
         return Some(0);
     }
     let at = method.len() + 1;
-    if let Some(i) = target.iter().position(|&b| !is_target_byte(b)) {
+    if let Some(i) = TARGET.first_outside(target) {
         return Some(at + i);
     }
     // An empty target, or one that is not UTF-8, is refused at the space that ends it.
-    if target.is_empty() || std::str::from_utf8(target).is_err() {
+    if target.is_empty() || (!target.is_ascii() && std::str::from_utf8(target).is_err()) {
         return Some(at + target.len());
     }
     None
@@ -227,8 +245,8 @@ impl<'b> Request<'b> {
             }
             count += 1;
             if name.is_empty()
-                || !name.iter().all(|&b| is_token(b))
-                || !value.iter().all(|&b| is_value_byte(b))
+                || TOKEN.first_outside(name).is_some()
+                || VALUE.first_outside(value).is_some()
             {
                 return Err(RequestError::Malformed);
             }
