@@ -11,9 +11,11 @@
 # memory per HTTP/2 connection over TLS (max RSS at MEM_CONNS connections minus max RSS at
 # CONNS, over the difference).
 #
-# Reported per case: medians of requests/s and client CPU per request (user+sys of the client
-# process / requests), and the ratios flint/h2load, also paired within each round. flint runs
-# with -k, as h2load does not verify certificates either.
+# Reported per case: medians of requests/s, client CPU per request (user+sys of the client
+# process / requests), the server's CPU per request and its busy share of a core, and the ratios
+# flint/h2load of requests/s and of CPU per request, also paired within each round; then whether
+# the case was server-bound (both clients kept the server's core busy: equal requests/s is the
+# claim) or client-bound. flint runs with -k, as h2load does not verify certificates either.
 #
 # Environment: DUR (5s), ROUNDS (3), CONNS (40), MS ("1 10 100"), BIG_CONNS (8), MEM_CONNS
 # (1000), SERVERS ("nginx h2o"), TRANSPORTS ("tls h2c"), FLINT, FLINT_ARGS, RESULTS,

@@ -446,6 +446,10 @@ def table(rows: list[list[str]]) -> str:
     return "\n".join(out)
 
 
+# A process busy this share of its core or more is taken as saturated (its bottleneck reached).
+SATURATED = 0.9
+
+
 def paired(recs: list[dict], a: str, b: str, key: str) -> float | None:
     """Median over rounds of a's `key` divided by b's in the same round."""
     rounds: dict[str, dict[str, dict]] = {}
@@ -461,24 +465,29 @@ def cmd_summary_client(args: argparse.Namespace) -> None:
     main = [r for r in recs if r.get("kind") == args.kind]
     tools = [t for t in ("flint", "wrk", "h2load", "cfloor") if any(r["tool"] == t for r in main)]
     stats: dict[str, dict] = {}
-    rows = [["client", "runs", "requests/s", "client CPU us/req", "nginx CPU us/req",
-             "max RSS KiB", "errors"]]
+    rows = [["client", "runs", "requests/s", "client CPU us/req", "server CPU us/req",
+             "server busy", "max RSS KiB", "errors"]]
     for t in tools:
         rs = [r for r in main if r["tool"] == t]
         col = {k: [r[k] for r in rs if k in r] for k in
                ("rps", "client_cpu_us_per_req", "server_cpu_us_per_req", "client_maxrss_kib")}
+        # The share of its core the server used: near 1, the server is the bottleneck.
+        col["server_busy"] = [r["rps"] * r["server_cpu_us_per_req"] / 1e6 for r in rs
+                              if r.get("rps") and r.get("server_cpu_us_per_req")]
         stats[t] = {k: med(v) for k, v in col.items()}
         stats[t]["runs"] = len(rs)
         stats[t]["errors"] = sum(r["errors"] for r in rs)
         rows.append([t, str(len(rs)), spread(col["rps"], ".0f"),
                      spread(col["client_cpu_us_per_req"], ".2f"),
                      spread(col["server_cpu_us_per_req"], ".2f"),
+                     spread(col["server_busy"], ".2f"),
                      spread(col["client_maxrss_kib"], ".0f"), str(stats[t]["errors"])])
     print(table(rows))
     print("(medians over rounds; min-max in parentheses)\n")
     f, w, c = stats.get("flint", {}), stats.get("wrk", {}), stats.get("cfloor", {})
     h = stats.get("h2load", {})
     ratios = {
+        "flint/h2load requests_per_s": ratio(f.get("rps"), h.get("rps")),
         "flint/h2load client_cpu_per_req": ratio(f.get("client_cpu_us_per_req"),
                                                  h.get("client_cpu_us_per_req")),
         "flint/wrk requests_per_s": ratio(f.get("rps"), w.get("rps")),
@@ -494,11 +503,34 @@ def cmd_summary_client(args: argparse.Namespace) -> None:
     ratios["flint/wrk requests_per_s (paired)"] = paired(main, "flint", "wrk", "rps")
     ratios["flint/wrk client_cpu_per_req (paired)"] = paired(main, "flint", "wrk",
                                                             "client_cpu_us_per_req")
+    ratios["flint/h2load requests_per_s (paired)"] = paired(main, "flint", "h2load", "rps")
     ratios["flint/h2load client_cpu_per_req (paired)"] = paired(main, "flint", "h2load",
                                                                "client_cpu_us_per_req")
     for k, v in ratios.items():
         if v is not None or "paired" not in k:
             print(f"{k:<42} {'-' if v is None else format(v, '.3f')}")
+    if h:
+        # Whose speed the requests/s measure: when both clients keep the server's core busy,
+        # the server is the bottleneck and equal requests/s is what a client can show.
+        def share(t: str, key: str) -> float | None:
+            v, rps = stats[t].get(key), stats[t].get("rps")
+            return v * rps / 1e6 if v is not None and rps else None
+
+        def saturated(key: str) -> bool:
+            return all((b := share(t, key)) is not None and b >= SATURATED
+                       for t in ("flint", "h2load"))
+
+        if saturated("server_cpu_us_per_req"):
+            verdict = "server-bound: both clients saturate the server; equal requests/s is the claim"
+        elif saturated("client_cpu_us_per_req"):
+            verdict = "client-bound: both clients use their whole core"
+        else:
+            verdict = ("neither the server nor the clients used a whole core (other load on the "
+                       "machine?): requests/s compare the machine's state, not the clients")
+        shown = "; ".join(
+            f"{t} {format(share(t, 'client_cpu_us_per_req') or 0, '.2f')}/"
+            f"{format(share(t, 'server_cpu_us_per_req') or 0, '.2f')}" for t in ("flint", "h2load"))
+        print(f"busy share of a core, client/server: {shown}: {verdict}")
     memory = {}
     mem_kind = args.memory_kind or ("memory" if args.kind == "client" else None)
     big = [r for r in recs if mem_kind and r.get("kind") == mem_kind]

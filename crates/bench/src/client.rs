@@ -38,6 +38,7 @@
 
 mod alarm;
 mod busy_poll;
+mod connect;
 mod errors;
 mod h1;
 mod h2;

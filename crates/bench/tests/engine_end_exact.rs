@@ -309,6 +309,26 @@ fn http2_lanes_and_open_loop_are_exact_at_every_end() {
         },
         &workload(3),
     );
+    // Lanes that think between their pages.
+    h2_exact_every_time(
+        || h2server::H2Server::start(h2server::Fault::None),
+        |s| BenchConfig {
+            streams: Some(8),
+            think: Some(Duration::from_millis(2)),
+            ..config(Target::http(s.addr), 4, HttpMode::Http2)
+        },
+        &workload(1),
+    );
+    // Both: one-file pages at open-loop slots, each on a free stream of 8.
+    h2_exact_every_time(
+        || h2server::H2Server::start(h2server::Fault::None),
+        |s| BenchConfig {
+            streams: Some(8),
+            rate: Some(20_000.0),
+            ..config(Target::http(s.addr), 4, HttpMode::Http2)
+        },
+        &workload(1),
+    );
 }
 
 #[test]

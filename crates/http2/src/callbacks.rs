@@ -304,6 +304,9 @@ unsafe extern "C" fn frame_send<H: Handler>(
         let hd = (*frame).hd;
         guarded::<H, _>(user_data, FAIL, |ctx| {
             ctx.h.on_frame_sent(hd.type_, hd.length);
+            if hd.type_ == frame_type::HEADERS {
+                ctx.h.on_headers_sent(hd.stream_id);
+            }
             let end_stream = u32::from(hd.flags) & sys::NGHTTP2_FLAG_END_STREAM != 0;
             if end_stream && (hd.type_ == frame_type::HEADERS || hd.type_ == frame_type::DATA) {
                 ctx.h.on_end_stream_sent(hd.stream_id);

@@ -26,6 +26,10 @@
 //! - A WINDOW_UPDATE that would take a stream's window past 2^31-1 resets that stream with
 //!   FLOW_CONTROL_ERROR and the frame is dropped (6.9.1: "For streams, the sender sends a
 //!   RST_STREAM with an error code of FLOW_CONTROL_ERROR"); nghttp2 would end the connection.
+//!   After [`WINDOW_RESETS`] such resets the connection is ended instead: the reset closes a
+//!   stream the peer opened without the peer sending RST_STREAM, so a peer repeating it would
+//!   cancel requests at a rate nghttp2's limit on received RST_STREAMs never sees (the "rapid
+//!   reset" attack: requests started, their answers never read).
 
 use crate::error::{error_code, frame_type};
 use crate::frames::FrameHead;
@@ -35,6 +39,10 @@ use crate::handler::StreamId;
 const GAPS: usize = 8;
 /// The largest flow-control window (RFC 9113 6.9.1).
 const MAX_WINDOW: i64 = (1 << 31) - 1;
+/// Streams reset for a window past the maximum before the next such update ends the connection
+/// (RFC 9113 5.4: "an endpoint MAY choose to treat a stream error as a connection error"). A
+/// peer that keeps its flow-control accounting overflows no window at all.
+pub(crate) const WINDOW_RESETS: u32 = 8;
 
 /// What the checks decide about a frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,6 +69,8 @@ pub(crate) struct Checks {
     gaps_next: usize,
     /// The stream last reset for its window: later WINDOW_UPDATEs on it are dropped unanswered.
     window_reset: StreamId,
+    /// Streams reset for their window so far.
+    window_resets: u32,
 }
 
 impl Checks {
@@ -72,6 +82,7 @@ impl Checks {
             gaps_len: 0,
             gaps_next: 0,
             window_reset: 0,
+            window_resets: 0,
         }
     }
 
@@ -130,6 +141,10 @@ impl Checks {
                     return Check::Reset { stream: 0, code: 0 };
                 }
                 if window(stream).is_some_and(|w| i64::from(w) + increment > MAX_WINDOW) {
+                    if self.window_resets == WINDOW_RESETS {
+                        return Check::Fail(error_code::FLOW_CONTROL_ERROR);
+                    }
+                    self.window_resets += 1;
                     self.window_reset = stream;
                     return Check::Reset {
                         stream,
@@ -240,5 +255,25 @@ mod tests {
         assert_eq!(update(3, max, None), Check::Accept); // not open: nghttp2's
         assert_eq!(update(5, 0, Some(10)), Check::Accept); // 0: nghttp2 refuses it
         assert_eq!(update(7, max, Some(0)), Check::Accept);
+    }
+
+    #[test]
+    fn streams_reset_for_their_window_again_and_again_end_the_connection() {
+        let mut c = Checks::new(true);
+        let max = i32::MAX as u32;
+        let mut update = |stream| {
+            c.check(
+                &head(frame_type::WINDOW_UPDATE, stream, 4),
+                Some(max),
+                |_| Some(1),
+            )
+        };
+        for i in 0..WINDOW_RESETS as StreamId {
+            let stream = 1 + 2 * i;
+            assert_eq!(update(stream), Check::Reset { stream, code: 3 });
+            assert_eq!(update(stream), Check::Reset { stream: 0, code: 0 });
+        }
+        let next = 1 + 2 * WINDOW_RESETS as StreamId;
+        assert_eq!(update(next), Check::Fail(error_code::FLOW_CONTROL_ERROR));
     }
 }

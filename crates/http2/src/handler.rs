@@ -74,7 +74,10 @@ pub trait Handler {
     /// `on_begin_frame_callback`, it is called for frames nghttp2 would ignore unseen (DATA on
     /// a stream it has forgotten), which is what it is for: a stream nghttp2 has closed and
     /// freed is unknown to it, and only the caller can remember how it ended. Called only when
-    /// [`Handler::BEGIN_FRAME`] is true, and not once the session is terminating; also then,
+    /// [`Handler::BEGIN_FRAME`] is true, and not once the session has ended the connection
+    /// itself (this method, a check below, or `Session::terminate`) or its GOAWAY is written;
+    /// after a connection error nghttp2 found in an earlier frame of the same input, it may
+    /// still be called for the frames that follow, which nghttp2 ignores. Also then,
     /// the session makes the checks nghttp2 leaves out first (a HEADERS on a skipped stream id,
     /// PRIORITY on stream 0 or on itself, a stream window past 2^31-1), and a frame they refuse
     /// or drop is not shown here.
@@ -163,6 +166,12 @@ pub trait Handler {
     /// with its CONTINUATIONs), for counting.
     fn on_frame_sent(&mut self, frame_type: u8, len: usize) {
         let _ = (frame_type, len);
+    }
+
+    /// This side's HEADERS on `stream` was written whole (its header block, CONTINUATION frames
+    /// included): a client's request has left, whatever body follows.
+    fn on_headers_sent(&mut self, stream: StreamId) {
+        let _ = stream;
     }
 
     /// This side's HEADERS or DATA frame with END_STREAM on `stream` was written: its side of

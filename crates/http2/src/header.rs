@@ -43,6 +43,22 @@ impl<'a> Header<'a> {
         Header::with(name, value, sys::NGHTTP2_NV_FLAG_NONE)
     }
 
+    /// A field whose bytes nghttp2 points at instead of copying (NO_COPY), like
+    /// [`Header::from_static`] for bytes that are not `'static`. Its name must be lowercase
+    /// (nghttp2 lowercases only the names it copies).
+    ///
+    /// # Safety
+    /// `name` and `value` must stay valid and unchanged as long as any `Session` this field is
+    /// submitted to exists: nghttp2 keeps the pointers until it writes the HEADERS frame, at a
+    /// later `send` (or never, if the session is dropped first, which reads nothing).
+    pub const unsafe fn no_copy(name: &'a [u8], value: &'a [u8]) -> Header<'a> {
+        Header::with(
+            name,
+            value,
+            sys::NGHTTP2_NV_FLAG_NO_COPY_NAME | sys::NGHTTP2_NV_FLAG_NO_COPY_VALUE,
+        )
+    }
+
     /// A field never put in the HPACK table (and never by an intermediary: "sensitive").
     pub const fn never_indexed(name: &'a [u8], value: &'a [u8]) -> Header<'a> {
         Header::with(name, value, sys::NGHTTP2_NV_FLAG_NO_INDEX)

@@ -27,6 +27,10 @@ pub struct Session<H: Handler> {
     frames: Frames,
     /// The checks nghttp2 leaves out, made on each frame header when `frames` finds it.
     checks: Checks,
+    /// `terminate` was called: all further input is ignored here, not scanned (a check or the
+    /// handler may end the connection in the middle of an input, whose rest is never scanned,
+    /// and nghttp2 ignores input from then on anyway).
+    terminated: bool,
     _handler: PhantomData<*mut H>,
 }
 
@@ -98,6 +102,7 @@ impl<H: Handler> Session<H> {
             max_header_list: u64::from(config.max_header_list_size),
             frames: Frames::new(!client),
             checks: Checks::new(!client),
+            terminated: false,
             _handler: PhantomData,
         };
         let (iv, n) = config.settings(client);
@@ -163,6 +168,9 @@ impl<H: Handler> Session<H> {
         if !H::BEGIN_FRAME {
             return self.recv_raw(input, h);
         }
+        if self.terminated {
+            return Ok(input.len());
+        }
         // `input[..fed]` is handled: given to nghttp2, or dropped.
         let mut fed = 0;
         let mut at = 0;
@@ -183,7 +191,8 @@ impl<H: Handler> Session<H> {
             }
             fed = f.start;
             if !self.want_read() {
-                // Terminating: nghttp2 ignores the rest.
+                // Done (GOAWAY exchanged, or written after a connection error): nghttp2
+                // ignores the rest.
                 self.recv_carried(&f, h)?;
                 continue;
             }
@@ -368,7 +377,9 @@ impl<H: Handler> Session<H> {
     /// is done once that GOAWAY is written.
     pub fn terminate(&mut self, error_code: u32) -> Result<(), Error> {
         // SAFETY: raw is live; this queues a frame.
-        check(unsafe { sys::nghttp2_session_terminate_session(self.raw.as_ptr(), error_code) })
+        check(unsafe { sys::nghttp2_session_terminate_session(self.raw.as_ptr(), error_code) })?;
+        self.terminated = true;
+        Ok(())
     }
 
     /// `stream`'s body has more bytes ready after `Body::Deferred`: ask `body_ready` again.

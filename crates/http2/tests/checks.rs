@@ -145,3 +145,31 @@ fn a_stream_window_past_the_maximum_resets_the_stream_and_the_connection_goes_on
     let (f, _, _) = run(&input, true);
     assert_eq!(goaway(&f), Some(error_code::FLOW_CONTROL_ERROR), "{f:?}");
 }
+
+/// A peer that overflows one stream window after another is cancelling its requests without
+/// RST_STREAM (which nghttp2 rate-limits): after a few resets the connection ends.
+#[test]
+fn windows_overflowed_again_and_again_end_the_connection() {
+    let max = i32::MAX as u32;
+    let mut input = raw_preface();
+    for stream in (1..40).step_by(2) {
+        input.extend(headers(stream));
+        input.extend(frame(
+            frame_type::WINDOW_UPDATE,
+            0,
+            stream,
+            &max.to_be_bytes(),
+        ));
+    }
+    for bytewise in [false, true] {
+        let (f, _, alive) = run(&input, bytewise);
+        assert_eq!(goaway(&f), Some(error_code::FLOW_CONTROL_ERROR), "{f:?}");
+        assert!(!alive);
+        // Ended at one of them, not by running out of input (the resets queued before the
+        // GOAWAY are not sent: the connection is over).
+        let last = (f.iter())
+            .find(|f| f.0 == frame_type::GOAWAY)
+            .map(|f| f.3[3]);
+        assert!(last.is_some_and(|last| (1..39).contains(&last)), "{f:?}");
+    }
+}

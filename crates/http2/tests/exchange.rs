@@ -52,6 +52,9 @@ fn a_get_and_its_response_body_go_through_the_no_copy_path() {
         .frames_sent
         .iter()
         .any(|&(t, len)| t == frame_type::HEADERS && len > 0));
+    // Each side's HEADERS, once written whole: the request, then the response.
+    assert_eq!(p.c.headers_sent, vec![1]);
+    assert_eq!(p.s.headers_sent, vec![1]);
     assert!(
         p.client.hpack_deflate_size() > 0,
         "the encoder indexed :authority"
@@ -251,4 +254,35 @@ fn a_body_ready_larger_than_asked_is_cut_to_frames() {
     assert!(p.c.received[&1] == expected);
     // 16 KiB frames at most (the client's SETTINGS_MAX_FRAME_SIZE), not one frame of 100 KB.
     assert!(p.s.data_frames_written >= 100_000_usize.div_ceil(16_384));
+}
+
+#[test]
+fn no_copy_fields_are_read_when_the_headers_are_written() {
+    // Bytes on the heap, not 'static: declared before the session, so they outlive it.
+    let bytes = b":method GET:scheme http:authority example.test:path /not-static".to_vec();
+    let mut p = Pair::defaults();
+    let at = |s: &str| {
+        let i = bytes
+            .windows(s.len())
+            .position(|w| w == s.as_bytes())
+            .unwrap();
+        &bytes[i..i + s.len()]
+    };
+    // SAFETY: `bytes` is never changed and is dropped after `p` (declared before it), so it
+    // outlives the session the fields go to.
+    let list = unsafe {
+        [
+            Header::no_copy(at(":method"), at("GET")),
+            Header::no_copy(at(":scheme"), at("http")),
+            Header::no_copy(at(":authority"), at("example.test")),
+            Header::no_copy(at(":path"), at("/not-static")),
+        ]
+    };
+    let stream = p.client.submit_request(&list, false).unwrap();
+    p.settle(&mut responder(|_| b"ok".to_vec()));
+    assert_eq!(
+        p.s.header(stream, b":path").as_deref(),
+        Some(&b"/not-static"[..])
+    );
+    assert_eq!(p.c.received[&stream], b"ok");
 }

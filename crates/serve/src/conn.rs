@@ -185,6 +185,13 @@ impl<T: Transport> Conn<T> {
             // A head is due within the header timeout of its first byte, however it trickles.
             self.phase = Phase::Head;
             self.deadline = self.session.head_since + w.timeouts.header;
+        } else if let Some(due) = self.stream_due {
+            // HTTP/2: every response is out, and a request body still arrives, due by its own
+            // clock (the sweep resets its stream then, and the connection goes on). Meanwhile
+            // the connection is not idle, whatever the keep-alive timeout: a body arriving
+            // after its response never answers a request, so would never extend it.
+            self.phase = Phase::Body;
+            self.deadline = due;
         } else if self.phase != Phase::Idle || w.stats.requests != answered_before {
             // Idle since the last response (an event that answered nothing does not extend it).
             self.phase = Phase::Idle;

@@ -178,6 +178,38 @@ fn a_large_body_after_a_complete_response_is_stopped_a_small_one_read() {
     assert_eq!(st.body_timeouts, 0);
 }
 
+/// A small body still arriving after its response, within its own deadline, keeps the
+/// connection open: the idle timeout (shorter here) does not cut it.
+#[test]
+fn a_body_arriving_after_its_response_is_not_cut_by_the_idle_timeout() {
+    let srv = TestServer::start(|c| {
+        c.keepalive_timeout_ms = 300;
+        c.body_timeout_ms = 8_000;
+    });
+    let mut s = connect(srv.addr);
+    let mut out = raw::start();
+    post(&mut out, 1, Some(12));
+    s.write_all(&out).unwrap();
+    let mut got = Vec::new();
+    read_until(&mut s, &mut got, |f| answered(f, 1));
+    // A byte every 100 ms: over a second, several idle timeouts; far from the body's deadline.
+    for i in 0..12 {
+        let flags = if i == 11 { raw::END_STREAM } else { 0 };
+        let mut byte = Vec::new();
+        raw::frame(&mut byte, raw::DATA, flags, 1, b"x");
+        s.write_all(&byte).unwrap();
+        read_for(&mut s, &mut got, Duration::from_millis(100));
+    }
+    let mut out = Vec::new();
+    get(&mut out, 3);
+    s.write_all(&out).unwrap();
+    read_until(&mut s, &mut got, |f| answered(f, 3));
+    let frames = raw::parse(&got);
+    assert_eq!(reset_of(&frames, 1), None, "{frames:?}");
+    assert_eq!(raw::goaway_code(&frames), None, "{frames:?}");
+    assert_eq!(srv.stop().body_timeouts, 0);
+}
+
 #[test]
 fn a_request_without_authority_or_host_ends_the_connection_one_with_host_is_answered() {
     let srv = TestServer::start(|_| {});

@@ -13,7 +13,8 @@
 //! Memory: a connection keeps only the bytes of a response head split across reads (usually
 //! none); a body is counted and dropped by [`BodyDecoder`] as it passes.
 
-use super::errors::{connect_error, handshake_error, head_error};
+use super::connect;
+use super::errors::{handshake_error, head_error};
 use super::page::{end_page, next_page, Answer, Child, Exchange};
 use super::redirects::OWN;
 use super::{RunShared, ThreadState, Wire, NONE};
@@ -21,7 +22,6 @@ use crate::config::HttpMode;
 use crate::stats::ErrorKind;
 use crate::transport::Transport;
 use mio::event::Event;
-use mio::Token;
 use std::io;
 use wire::response::{parse_response_head, BodyDecoder, Framing};
 
@@ -395,22 +395,12 @@ impl H1 {
     fn connect(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         self.state = State::Connecting;
         self.conn_responses = 0;
-        let prepared = match cx.sh.connector.prepare() {
-            Ok(p) => p,
-            Err(e) => return self.fail(ch, cx, connect_error(&e), now),
-        };
-        // HTTPS: the TLS state (its key shares) was made just now, before the TCP connect, and
-        // is not part of it; the response time, from `file_start_us`, still has it.
-        let now = if prepared.is_tls() { cx.now() } else { now };
-        self.connect_start_us = now;
-        ch.connect_began(cx, now);
-        match Transport::open(&cx.sh.connector, prepared, &cx.registry, Token(ch.slot)) {
-            Ok(s) => {
-                self.conn = Some(s);
-                cx.timers
-                    .arm(ch.slot, now + cx.sh.schedule.connect_timeout_us);
+        match connect::open(ch, cx, now) {
+            Ok((conn, start)) => {
+                self.conn = Some(conn);
+                self.connect_start_us = start;
             }
-            Err(e) => self.fail(ch, cx, connect_error(&e), now),
+            Err((kind, now)) => self.fail(ch, cx, kind, now),
         }
     }
 
@@ -421,10 +411,10 @@ impl H1 {
         if cx.ended(now) {
             return; // connected or not, nothing is sent now: begun, not sent
         }
-        match conn.connected() {
+        match connect::connected(conn) {
             Ok(true) => {}
             Ok(false) => return, // a stale event: still connecting
-            Err(e) => return self.fail(ch, cx, connect_error(&e), now),
+            Err(kind) => return self.fail(ch, cx, kind, now),
         }
         self.ex.connect_us = now - self.connect_start_us;
         ch.record_connect(cx, &self.ex, now);

@@ -227,6 +227,19 @@ pub fn http_mode_text(mode: HttpMode) -> &'static str {
     }
 }
 
+/// How files were fetched, in words, for this run: [`http_mode_text`], except that HTTP/2 with
+/// one-file pages and `--streams N` above one keeps N single-file pages in flight on each
+/// connection (h2load's `-m N`), which is not "a page's files as concurrent streams".
+pub fn run_mode_text(r: &RunResult) -> String {
+    let one_file = r.workload.pages.iter().all(|p| p.files.len() <= 1);
+    match (r.config.http, r.config.streams) {
+        (HttpMode::Http2, Some(n)) if n > 1 && one_file => {
+            format!("HTTP/2, {n} one-file pages in flight per connection as streams")
+        }
+        (mode, _) => http_mode_text(mode).to_owned(),
+    }
+}
+
 /// Closed or open loop, in words.
 pub fn load_text(r: &RunResult) -> String {
     match (r.config.rate, r.config.think) {

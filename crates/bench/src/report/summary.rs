@@ -7,7 +7,7 @@
 //! actual send, are printed next to them so the difference shows, with the send lag (how late
 //! the client itself started each page). docs/latency.md says what each row spans.
 
-use super::{figures, http_mode_text, load_shape_text, load_text, stop_text};
+use super::{figures, load_shape_text, load_text, run_mode_text, stop_text};
 use crate::stats::{ErrorKind, LatencySummary};
 use crate::RunResult;
 use std::fmt::Write;
@@ -102,7 +102,7 @@ pub fn summary_body(r: &RunResult) -> String {
          Load:      {}, run of {}{warmup}; measured {:.3} s\n\n",
         c.target.url,
         c.target.endpoint(),
-        http_mode_text(c.http),
+        run_mode_text(r),
         load_text(r),
         load_shape_text(&f),
         stop_text(c.stop),

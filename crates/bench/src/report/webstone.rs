@@ -5,7 +5,7 @@
 //! number to an integer), and adds the files retrieved and the aggregate throughput, which the
 //! paper's HTTP/1.0 world did not need.
 
-use super::{count_of, figures, http_mode_text, load_text, page_blocks, stop_text};
+use super::{count_of, figures, load_text, page_blocks, run_mode_text, stop_text};
 use crate::RunResult;
 use std::fmt::Write;
 
@@ -23,7 +23,7 @@ pub fn webstone_body(r: &RunResult) -> String {
         o,
         "WebSTONE report: {} ({}, {}), {}, run of {}, measured {:.3} s",
         r.config.target.url,
-        http_mode_text(r.config.http),
+        run_mode_text(r),
         load_text(r),
         count_of(f.clients, "Webchild", "Webchildren"),
         stop_text(r.config.stop),

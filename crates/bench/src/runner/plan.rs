@@ -103,7 +103,7 @@ pub fn check(config: &BenchConfig, workload: &Workload, slice: &Slice) -> Result
     if workload.pages.is_empty() {
         return wrong("no pages".into());
     }
-    check_streams(config, workload)?;
+    check_streams(config)?;
     for p in &workload.pages {
         if !(p.weight.is_finite() && p.weight >= 0.0) {
             return wrong(format!("page {:?} has weight {}", p.name, p.weight));
@@ -125,7 +125,7 @@ pub fn check(config: &BenchConfig, workload: &Workload, slice: &Slice) -> Result
 }
 
 /// Requests in flight per connection: HTTP/2 streams or HTTP/1.1 pipelining's depth.
-fn check_streams(config: &BenchConfig, workload: &Workload) -> Result<(), BenchError> {
+fn check_streams(config: &BenchConfig) -> Result<(), BenchError> {
     let bad = |m: &str| Err(BenchError::Config(m.to_owned()));
     let Some(n) = config.streams else {
         return Ok(());
@@ -136,14 +136,6 @@ fn check_streams(config: &BenchConfig, workload: &Workload) -> Result<(), BenchE
     }
     if n == 0 || n > MAX_STREAMS {
         return bad("requests in flight per connection must be 1 to 1000");
-    }
-    let one_file = workload.pages.iter().all(|p| p.files.len() == 1);
-    let lanes = config.http == HttpMode::Http2 && one_file && n > 1;
-    if lanes && (config.rate.is_some() || config.think.is_some()) {
-        return bad(
-            "with one-file pages, --streams N keeps N pages in flight per connection, closed \
-             loop without think time; --rate and --think pace whole pages: leave --streams out",
-        );
     }
     Ok(())
 }

@@ -39,6 +39,8 @@ pub struct Peer {
     /// Reject a header with this name.
     pub reject_header: Option<(Vec<u8>, HeaderVerdict)>,
     pub frames_sent: Vec<(u8, usize)>,
+    /// Streams whose HEADERS this side wrote whole, in order.
+    pub headers_sent: Vec<StreamId>,
     pub frames_received: Vec<u8>,
     pub data_frames_written: usize,
     /// body_ready answers with the whole rest of the body, whatever `max` is.
@@ -185,6 +187,10 @@ impl Handler for Peer {
 
     fn on_frame_sent(&mut self, frame_type: u8, len: usize) {
         self.frames_sent.push((frame_type, len));
+    }
+
+    fn on_headers_sent(&mut self, stream: StreamId) {
+        self.headers_sent.push(stream);
     }
 
     fn on_invalid_frame(&mut self, frame_type: u8, error: Error) {

@@ -17,12 +17,10 @@ impl H2 {
         }
         let saved = PageRef::of(ch);
         let in_window = cx.counts(now, now);
-        let mut oldest_closed = false;
         for k in 0..self.io.closed.len() {
             let slot = self.io.closed[k] as usize;
             let s = self.io.take(slot);
             self.in_flight -= 1;
-            oldest_closed |= s.since() <= self.oldest_us;
             if s.refused {
                 if in_window {
                     cx.stats.http2.retried += 1;
@@ -77,13 +75,17 @@ impl H2 {
             };
             if self.lanes {
                 ch.record_page(cx, ok, now);
+                self.think(cx, now);
             } else {
                 self.page_ok &= ok;
             }
         }
         self.io.closed.clear();
         saved.restore(ch);
-        if oldest_closed || self.in_flight == 0 {
+        // With streams left, `oldest_us` stays as it was, a bound below the oldest now in
+        // flight: its timer fires early at worst, and the table is scanned then (once a
+        // response timeout), not after every read that closed the oldest.
+        if self.in_flight == 0 {
             self.arm_oldest(ch, cx);
         }
     }
@@ -110,6 +112,14 @@ impl H2 {
         ch.answered(cx, &ex, now)
     }
 
+    /// Lanes: the lane whose page ended at `now` thinks (`--think`) before its next page.
+    fn think(&mut self, cx: &ThreadState<'_>, now: u64) {
+        let think = cx.sh.schedule.think_us;
+        if think > 0 {
+            self.thinking.push_back(now + think);
+        }
+    }
+
     /// Arms the response timer to the oldest stream in flight (none: disarmed, unless the
     /// page waits for room, whose deadline stands).
     pub(super) fn arm_oldest(&mut self, ch: &Child, cx: &mut ThreadState<'_>) {
@@ -131,7 +141,12 @@ impl H2 {
         }
         let timeout = cx.sh.schedule.response_timeout_us;
         let saved = PageRef::of(ch);
-        while let Some(slot) = self.io.expired(now.saturating_sub(timeout)) {
+        // No stream is older than the oldest (the timer also wakes lanes at open-loop slots).
+        let expired = self.oldest_us != NONE && now.saturating_sub(timeout) >= self.oldest_us;
+        while let Some(slot) = expired
+            .then(|| self.io.expired(now.saturating_sub(timeout)))
+            .flatten()
+        {
             let s = self.io.take(slot);
             self.in_flight -= 1;
             if let Some(session) = &mut self.session {
@@ -142,6 +157,7 @@ impl H2 {
             ch.record_failure(cx, &s.ex, ErrorKind::ResponseTimeout, bytes, now);
             if self.lanes {
                 ch.record_page(cx, false, now);
+                self.think(cx, now);
             } else {
                 self.page_ok = false;
             }

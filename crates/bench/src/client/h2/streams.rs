@@ -6,13 +6,9 @@
 use super::super::page::Exchange;
 use super::super::redirects::Locations;
 use super::super::NONE;
-use super::frames::{FrameScanner, Span};
 use crate::stats::Http2Stats;
 use http2::{Body, Handler, HeaderVerdict, StreamId};
 use std::sync::Arc;
-
-/// The client's connection preface, the first bytes it writes (RFC 9113 section 3.4).
-const PREFACE_LEN: usize = 24;
 
 /// The CONTINUATION frame type: the rest of a header block.
 const CONTINUATION: u8 = 0x9;
@@ -99,10 +95,6 @@ pub(super) struct Io {
     /// The time of the `recv` or `send` in progress (a response's first byte, a request's
     /// HEADERS written).
     pub now: u64,
-    /// Frame boundaries of the output, to see each stream's HEADERS leave.
-    sent: FrameScanner,
-    /// Bytes of the connection preface still to come in the output (it is not a frame).
-    preface_left: usize,
     /// The server's SETTINGS arrived.
     pub settings: bool,
     /// The server's GOAWAY: its last stream id.
@@ -111,6 +103,9 @@ pub(super) struct Io {
     pub invalid: bool,
     /// Counters since the connection last flushed them into the statistics.
     pub counts: Http2Stats,
+    /// `--debug`: each response header block received, as text, until the connection prints
+    /// it after the `recv` (`None` without `--debug`).
+    pub debug: Option<Vec<u8>>,
     /// `--redirect N`: the streams' Location fields, noted for the page logic.
     pub follow: bool,
     pub locations: Locations,
@@ -125,12 +120,11 @@ impl Io {
             streams: vec![Stream::FREE; size].into_boxed_slice(),
             closed: Vec::with_capacity(size),
             now: 0,
-            sent: FrameScanner::default(),
-            preface_left: PREFACE_LEN,
             settings: false,
             goaway: None,
             invalid: false,
             counts: Http2Stats::default(),
+            debug: None,
             follow: false,
             locations: Locations::default(),
         }
@@ -163,37 +157,12 @@ impl Io {
         false
     }
 
-    /// Follows what the session wrote: a stream's HEADERS is stamped as written now.
-    fn follow_output(&mut self, bytes: &[u8]) {
-        let skip = self.preface_left.min(bytes.len());
-        self.preface_left -= skip;
-        let bytes = &bytes[skip..];
-        let (streams, now) = (&mut self.streams, self.now);
-        self.sent.scan(bytes, |span, _| {
-            if let Span::Header(id) = span {
-                let mask = streams.len() - 1;
-                let home = (id as usize >> 1) & mask;
-                let found = (0..streams.len())
-                    .map(|k| (home + k) & mask)
-                    .find(|&i| streams[i].id == id);
-                if let Some(i) = found {
-                    let ex = &mut streams[i].ex;
-                    if ex.written_us == NONE {
-                        ex.written_us = now;
-                    }
-                }
-            }
-        });
-    }
-
     /// Forgets the connection: its streams, its output, what it said.
     pub(super) fn reset(&mut self) {
         self.out.clear();
         self.out_pos = 0;
         self.streams.iter_mut().for_each(|s| s.id = 0);
         self.closed.clear();
-        self.sent = FrameScanner::default();
-        self.preface_left = PREFACE_LEN;
         self.settings = false;
         self.goaway = None;
         self.invalid = false;
@@ -292,7 +261,6 @@ impl Handler for Io {
         let room = OUT_LIMIT.saturating_sub(self.out.len() - self.out_pos);
         let n = bytes.len().min(room);
         self.out.extend_from_slice(&bytes[..n]);
-        self.follow_output(&bytes[..n]);
         n
     }
 
@@ -318,22 +286,31 @@ impl Handler for Io {
         };
         let s = &mut self.streams[i];
         let Some(body) = &s.body else { return false };
-        let start = self.out.len();
         self.out.extend_from_slice(frame_header);
         self.out
             .extend_from_slice(&body[s.body_pos..s.body_pos + len]);
         s.body_pos += len;
-        // The scanner only counts a DATA payload's length: these bytes keep it in step.
-        self.sent.scan(&self.out[start..], |_, _| {});
         true
     }
 
+    fn on_begin_headers(&mut self, stream: StreamId, _kind: http2::HeadersKind) {
+        if let Some(text) = &mut self.debug {
+            debug_block(text, stream, "response");
+        }
+    }
+
     fn on_header(&mut self, stream: StreamId, name: &[u8], value: &[u8]) -> HeaderVerdict {
+        if let Some(text) = &mut self.debug {
+            debug_field(text, name, value);
+        }
         if name == b":status" {
-            let status = std::str::from_utf8(value)
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(0);
+            // Three digits (nghttp2 has checked); anything else is no status.
+            let status = match *value {
+                [a, b, c] if value.iter().all(u8::is_ascii_digit) => {
+                    u16::from(a - b'0') * 100 + u16::from(b - b'0') * 10 + u16::from(c - b'0')
+                }
+                _ => 0,
+            };
             self.with(stream, |s| s.ex.status = status);
         } else if self.follow && name == b"location" {
             self.locations.note(stream, value);
@@ -386,6 +363,17 @@ impl Handler for Io {
         self.settings = true;
     }
 
+    fn on_headers_sent(&mut self, stream: StreamId) {
+        // The request's HEADERS are in the output whole: written now (the socket takes the
+        // output at once, or the stream counts as unsent at the end: `unsent_at_end`).
+        let now = self.now;
+        self.with(stream, |s| {
+            if s.ex.written_us == NONE {
+                s.ex.written_us = now;
+            }
+        });
+    }
+
     fn on_frame_sent(&mut self, frame_type: u8, len: usize) {
         if frame_type == http2::frame_type::HEADERS {
             self.counts.header_bytes_sent += len as u64;
@@ -395,4 +383,20 @@ impl Handler for Io {
     fn on_invalid_frame(&mut self, _frame_type: u8, _error: http2::Error) {
         self.invalid = true;
     }
+}
+
+/// `--debug`: the line that begins a header block of `stream`.
+pub(super) fn debug_block(text: &mut Vec<u8>, stream: StreamId, what: &str) {
+    if !text.is_empty() {
+        text.push(b'\n');
+    }
+    text.extend_from_slice(format!("[HTTP/2 stream {stream}: {what}]\n").as_bytes());
+}
+
+/// `--debug`: one field of a header block, as `name: value`.
+pub(super) fn debug_field(text: &mut Vec<u8>, name: &[u8], value: &[u8]) {
+    text.extend_from_slice(name);
+    text.extend_from_slice(b": ");
+    text.extend_from_slice(value);
+    text.push(b'\n');
 }

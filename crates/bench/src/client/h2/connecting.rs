@@ -1,0 +1,105 @@
+//! An HTTP/2 connection coming up: the TCP connect (`client/connect.rs`, as for HTTP/1), the TLS
+//! handshake with ALPN `h2` (none for cleartext: HTTP/2 by prior knowledge), the preface and our
+//! SETTINGS, then the server's SETTINGS, after which streams may open. All within the connect
+//! timeout; each step that fails is an error of its own kind.
+
+use super::super::connect;
+use super::super::errors::{alpn_refused, handshake_error};
+use super::super::page::Child;
+use super::super::{ThreadState, Wire, NONE};
+use super::{State, FIRST_STREAM_ID, H2};
+use crate::config::{H2_CONNECTION_WINDOW, H2_STREAM_WINDOW};
+use crate::stats::ErrorKind;
+use http2::Session;
+use std::sync::atomic::Ordering;
+
+impl H2 {
+    pub(super) fn connect(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        self.close();
+        self.state = State::Connecting;
+        self.connect_us = NONE;
+        match connect::open(ch, cx, now) {
+            Ok((conn, start)) => {
+                self.conn = Some(conn);
+                self.connect_start_us = start;
+            }
+            Err((kind, now)) => self.conn_failed(ch, cx, kind, now),
+        }
+    }
+
+    pub(super) fn on_connect_ready(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>) {
+        let Some(conn) = &self.conn else { return };
+        let now = cx.now();
+        if cx.ended(now) {
+            return; // connected or not, nothing is sent now: begun, not sent
+        }
+        match connect::connected(conn) {
+            Ok(true) => {}
+            Ok(false) => return, // a stale event: still connecting
+            Err(kind) => return self.conn_failed(ch, cx, kind, now),
+        }
+        self.connect_us = now - self.connect_start_us;
+        let ex = self.first_exchange(ch, cx.sh.workload);
+        ch.record_connect(cx, &ex, now);
+        self.state = State::Handshaking;
+        self.handshake_start_us = now;
+        self.on_handshake(ch, cx, now);
+    }
+
+    /// The TLS handshake (none for cleartext); then the preface and our SETTINGS.
+    pub(super) fn on_handshake(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        let first = self.first_exchange(ch, cx.sh.workload);
+        let Some(conn) = &mut self.conn else { return };
+        let mut now = now;
+        match conn.handshake() {
+            Ok(false) => return,
+            Ok(true) => {
+                if let Some(session) = conn.tls_session() {
+                    now = cx.now();
+                    let took = now - self.handshake_start_us;
+                    ch.record_handshake(cx, &first, now, took, session);
+                }
+            }
+            Err(e) if alpn_refused(&e) => {
+                return self.conn_failed(ch, cx, ErrorKind::H2NotNegotiated, now)
+            }
+            Err(e) => {
+                cx.handshake_failed(&e, first.file_start_us, now);
+                return self.conn_failed(ch, cx, handshake_error(&e), now);
+            }
+        }
+        if !conn.negotiated_h2() {
+            return self.conn_failed(ch, cx, ErrorKind::H2NotNegotiated, now);
+        }
+        let window = cx.sh.config.h2_window;
+        let config = http2::Config {
+            initial_window_size: window.unwrap_or(H2_STREAM_WINDOW),
+            connection_window_size: window.unwrap_or(H2_CONNECTION_WINDOW),
+            ..http2::Config::client()
+        };
+        match Session::client(&config) {
+            Ok(s) => self.session = Some(s),
+            Err(_) => return self.conn_failed(ch, cx, ErrorKind::H2Protocol, now),
+        }
+        let first = FIRST_STREAM_ID.load(Ordering::Relaxed);
+        if let (Some(s), true) = (&mut self.session, first > 0) {
+            let _ = s.set_next_stream_id(first);
+        }
+        self.state = State::Settings;
+        self.flush(ch, cx, now);
+    }
+
+    /// The server's SETTINGS arrived: the connection is up.
+    pub(super) fn on_settings(&mut self, cx: &mut ThreadState<'_>, now: u64) {
+        self.state = State::Open;
+        let server = self
+            .session
+            .as_ref()
+            .map_or(0, |s| s.remote_max_concurrent_streams());
+        if cx.counts(now, now) {
+            let h = &mut cx.stats.http2;
+            h.connections += 1;
+            h.max_concurrent_streams = h.max_concurrent_streams.max(u64::from(server));
+        }
+    }
+}

@@ -1,0 +1,207 @@
+//! An HTTP/2 connection's bytes: what the session queued written to the socket in one write
+//! (over HTTPS, one rustls write: its records are as full as the output), and each read handed
+//! to the session after its frames are counted (`frames.rs`); then what the read calls for
+//! (`next`): more streams, the page's end, a new connection after a GOAWAY.
+
+use super::super::page::Child;
+use super::super::ThreadState;
+use super::frames::Span;
+use super::{State, H2};
+use crate::stats::ErrorKind;
+use std::io;
+
+impl H2 {
+    /// Has the session write what it queued, and writes it; false if the connection failed
+    /// (and that was handled).
+    pub(super) fn flush(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) -> bool {
+        self.io.now = now;
+        let res = self.write_out();
+        self.take_counts(cx, cx.counts(now, now));
+        match res {
+            Ok(()) => true,
+            Err(kind) => {
+                self.conn_failed(ch, cx, kind, now);
+                false
+            }
+        }
+    }
+
+    /// What `flush` does with the session and the socket, until the socket is full or the
+    /// session has nothing more.
+    pub(super) fn write_out(&mut self) -> Result<(), ErrorKind> {
+        let (Some(session), Some(conn)) = (&mut self.session, &mut self.conn) else {
+            return Ok(());
+        };
+        let io = &mut self.io;
+        loop {
+            session.send(io).map_err(|_| ErrorKind::H2Protocol)?;
+            while io.out_pos < io.out.len() {
+                match conn.write(&io.out[io.out_pos..]) {
+                    Ok(0) => return Err(ErrorKind::Reset),
+                    Ok(n) => io.out_pos += n,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(io_kind(&e)),
+                }
+            }
+            io.out.clear();
+            io.out_pos = 0;
+            if conn.wants_write() {
+                conn.send_pending().map_err(|e| io_kind(&e))?;
+            }
+            if !session.want_write() {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Reads until the socket is drained; hands each read to the session.
+    pub(super) fn on_readable(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, buf: &mut [u8]) {
+        loop {
+            let Some(conn) = &mut self.conn else { return };
+            let res = conn.read(buf);
+            let now = cx.now();
+            if cx.ended(now) {
+                // Read at or after the end: nothing of it is taken into account; the streams
+                // stay in flight for `at_end`.
+                return;
+            }
+            match res {
+                Ok(0) => {
+                    let kind = if self.io.goaway.is_some() {
+                        ErrorKind::H2Goaway
+                    } else {
+                        ErrorKind::Reset
+                    };
+                    return self.conn_failed(ch, cx, kind, now);
+                }
+                Ok(n) => {
+                    cx.count_read(n, now);
+                    if !self.on_data(ch, cx, &buf[..n], now) {
+                        return;
+                    }
+                    if n < buf.len() {
+                        return;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return self.conn_failed(ch, cx, io_kind(&e), now),
+            }
+        }
+    }
+
+    /// One read's bytes: counted frame by frame, given to the session, then acted on; false if
+    /// the connection is gone.
+    pub(super) fn on_data(
+        &mut self,
+        ch: &mut Child,
+        cx: &mut ThreadState<'_>,
+        data: &[u8],
+        now: u64,
+    ) -> bool {
+        // A server that answers HTTP/1 to the preface does not speak HTTP/2.
+        if self.state == State::Settings && !self.io.settings && data.starts_with(b"HTTP/") {
+            self.conn_failed(ch, cx, ErrorKind::H2NotNegotiated, now);
+            return false;
+        }
+        let in_window = cx.counts(now, now);
+        let io = &mut self.io;
+        let stats = &mut cx.stats.http2;
+        self.frames.scan(data, |span, n| match span {
+            Span::Framing => {
+                if in_window {
+                    stats.bytes_framing += n as u64;
+                }
+            }
+            Span::Header(id) | Span::Data(id) => match io.find(id) {
+                Some(i) => {
+                    let s = io.stream(i);
+                    if matches!(span, Span::Header(_)) {
+                        s.ex.header_bytes += n as u64;
+                    } else {
+                        s.data_bytes += n as u64;
+                    }
+                }
+                None if in_window => stats.bytes_framing += n as u64,
+                None => {}
+            },
+            Span::Frame(ty) => {
+                if in_window {
+                    stats.count_frame(ty);
+                }
+            }
+        });
+        let Some(session) = &mut self.session else {
+            return false;
+        };
+        self.io.now = now;
+        let res = session.recv(data, &mut self.io);
+        if let Some(text) = self.io.debug.as_mut().filter(|t| !t.is_empty()) {
+            cx.debug(text);
+            text.clear();
+        }
+        let ended = self.io.invalid && !session.want_read();
+        self.take_counts(cx, in_window);
+        if res.is_err() || ended {
+            self.conn_failed(ch, cx, ErrorKind::H2Protocol, now);
+            return false;
+        }
+        if self.state == State::Settings && self.io.settings {
+            self.on_settings(cx, now);
+        }
+        self.streams_closed(ch, cx, now);
+        if self.conn.is_none() {
+            return false;
+        }
+        self.next(ch, cx, now)
+    }
+
+    /// The session's counters into the statistics (those of the window).
+    pub(super) fn take_counts(&mut self, cx: &mut ThreadState<'_>, in_window: bool) {
+        let c = &mut self.io.counts;
+        let h = &mut cx.stats.http2;
+        if in_window {
+            h.header_bytes_sent += c.header_bytes_sent;
+        }
+        c.header_bytes_sent = 0;
+        // Resets and GOAWAYs are rare: the whole record only then.
+        if c.goaways > 0 || c.rst_streams.iter().any(|&n| n > 0) {
+            let c = std::mem::take(c);
+            if in_window {
+                h.merge(&c);
+            }
+        }
+    }
+
+    /// What follows a read or a page's start: more streams, the page's end, a new connection
+    /// after GOAWAY; false if the connection is gone.
+    pub(super) fn next(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) -> bool {
+        if self.state == State::Open {
+            self.fill(ch, cx, now);
+        }
+        if self.conn.is_none() || !self.flush(ch, cx, now) {
+            return false;
+        }
+        if self.io.closed.is_empty() {
+            return true;
+        }
+        // nghttp2 closed streams while sending (those a GOAWAY refused before their HEADERS
+        // left): kept to be sent again now, not failed if the server closes first.
+        self.streams_closed(ch, cx, now);
+        if self.state == State::Open && self.conn.is_some() {
+            self.fill(ch, cx, now);
+        }
+        self.conn.is_some() && self.flush(ch, cx, now)
+    }
+}
+
+/// What a failed read or write counts as.
+fn io_kind(e: &io::Error) -> ErrorKind {
+    match e.kind() {
+        io::ErrorKind::ConnectionReset
+        | io::ErrorKind::BrokenPipe
+        | io::ErrorKind::ConnectionAborted => ErrorKind::Reset,
+        _ => ErrorKind::Io,
+    }
+}
