@@ -132,36 +132,32 @@ fn starts_with_ignore_case(s: &[u8], prefix: &[u8]) -> bool {
 
 /// Appends the percent-decoded `raw` segment to `out`.
 fn decode_segment(raw: &[u8], out: &mut Vec<u8>) -> Result<(), Refusal> {
-    let mut rest = raw;
-    loop {
-        // Runs of ordinary bytes are copied whole: most paths have no escape at all.
-        let plain = (rest.iter())
-            .position(|&b| matches!(b, b'%' | 0 | b'\\'))
-            .unwrap_or(rest.len());
-        out.extend_from_slice(&rest[..plain]);
-        rest = &rest[plain..];
-        let Some(&b) = rest.first() else {
-            return Ok(());
-        };
-        match b {
+    let mut i = 0;
+    while i < raw.len() {
+        let b = raw[i];
+        let decoded = match b {
             b'%' => {
                 let (Some(hi), Some(lo)) = (
-                    rest.get(1).and_then(|&h| hex(h)),
-                    rest.get(2).and_then(|&l| hex(l)),
+                    raw.get(i + 1).and_then(|&h| hex(h)),
+                    raw.get(i + 2).and_then(|&l| hex(l)),
                 ) else {
                     return Err(Refusal::BadEscape);
                 };
+                i += 2;
                 match hi << 4 | lo {
                     0 => return Err(Refusal::Nul),
                     b'/' | b'\\' => return Err(Refusal::EncodedSeparator),
-                    d => out.push(d),
+                    d => d,
                 }
-                rest = &rest[3..];
             }
             0 => return Err(Refusal::Nul),
-            _ => return Err(Refusal::Backslash),
-        }
+            b'\\' => return Err(Refusal::Backslash),
+            _ => b,
+        };
+        out.push(decoded);
+        i += 1;
     }
+    Ok(())
 }
 
 fn hex(b: u8) -> Option<u8> {
