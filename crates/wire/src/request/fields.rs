@@ -232,18 +232,16 @@ impl<'b> Request<'b> {
             return Err(RequestError::Malformed);
         }
         let max_fields = limits.max_headers.min(super::MAX_HEADERS_CAP);
-        let mut count = 0usize;
         let mut head_len = line_len + 2 + 2;
         let mut interpreter = Interpreter::new(method, target, Version::Http11, 0);
         // The first error of meaning; one of syntax (or the field count) found later still wins,
         // as the parser checks the whole head's syntax before reading any field.
         let mut meaning = Ok(());
         let host = authority.map(|a| (&b"host"[..], a));
-        for (name, value) in host.into_iter().chain(fields) {
+        for (count, (name, value)) in host.into_iter().chain(fields).enumerate() {
             if count == max_fields {
                 return Err(RequestError::TooManyHeaders);
             }
-            count += 1;
             if name.is_empty()
                 || TOKEN.first_outside(name).is_some()
                 || VALUE.first_outside(value).is_some()
