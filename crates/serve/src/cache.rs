@@ -200,7 +200,10 @@ struct Settings {
 }
 
 pub struct Cache {
-    map: HashMap<Box<[u8]>, u32>,
+    /// Paths to slots. The paths are the clients': the hash is keyed with a random seed per map
+    /// (foldhash), so colliding keys cannot be computed in advance, at a fraction of SipHash's
+    /// cost on the short keys a lookup hashes once per request.
+    map: HashMap<Box<[u8]>, u32, foldhash::quality::RandomState>,
     slots: Vec<Option<Entry>>,
     free: Vec<u32>,
     hand: usize,
@@ -222,7 +225,7 @@ impl Cache {
         let max_entries = config.cache_entries.max(1);
         let prealloc = max_entries.min(1024);
         Cache {
-            map: HashMap::with_capacity(prealloc),
+            map: HashMap::with_capacity_and_hasher(prealloc, Default::default()),
             slots: Vec::with_capacity(prealloc),
             free: Vec::new(),
             hand: 0,

@@ -17,8 +17,9 @@
 
 use std::mem::MaybeUninit;
 
-use crate::text::{eq_token, for_each_element, parse_content_length, trim_ows};
+use fields::Interpreter;
 
+mod fields;
 mod host;
 
 /// The header slots on the stack; `RequestLimits::max_headers` above this is clamped to it.
@@ -300,112 +301,11 @@ fn interpret<'b>(
     if head_len > limits.max_head_bytes {
         return Err(RequestError::HeadersTooLarge);
     }
-    let method = match method {
-        b"GET" => Method::Get,
-        b"HEAD" => Method::Head,
-        _ => Method::Other,
-    };
-    let mut out = Request {
-        method,
-        target,
-        version,
-        keep_alive: version.default_keep_alive(),
-        host: None,
-        if_match: FieldLines::default(),
-        if_none_match: FieldLines::default(),
-        if_modified_since: None,
-        if_unmodified_since: None,
-        range: None,
-        if_range: None,
-        accept_encoding: None,
-        user_agent: None,
-        referer: None,
-        content_length: None,
-        chunked: false,
-        expect_continue: false,
-        head_len,
-    };
-    let mut transfer_encoding = false;
-    let (mut conn_close, mut conn_keep_alive) = (false, false);
+    let mut interpreter = Interpreter::new(method, target, version, head_len);
     for h in headers {
-        let name = h.name.as_bytes();
-        let value = h.value;
-        // Dispatch on length first: one compare rejects most names cheaply.
-        match name.len() {
-            4 if name.eq_ignore_ascii_case(b"host") => {
-                // RFC 9112 3.2: more than one Host, or an invalid one, is a 400.
-                if out.host.is_some() || !host::is_valid(trim_ows(value)) {
-                    return Err(RequestError::BadHost);
-                }
-                out.host = Some(value);
-            }
-            // A second Range line is ignored: the first is served, as nginx does (the field
-            // has no list form to join them into).
-            5 if name.eq_ignore_ascii_case(b"range") => {
-                out.range.get_or_insert(value);
-            }
-            6 if name.eq_ignore_ascii_case(b"expect") => {
-                // RFC 9110 10.1.1: the expectation's token is case-insensitive.
-                out.expect_continue |= trim_ows(value).eq_ignore_ascii_case(b"100-continue");
-            }
-            7 if name.eq_ignore_ascii_case(b"referer") => out.referer = Some(value),
-            8 if name.eq_ignore_ascii_case(b"if-range") => out.if_range = Some(value),
-            8 if name.eq_ignore_ascii_case(b"if-match") => out.if_match.push(value)?,
-            10 if name.eq_ignore_ascii_case(b"connection") => for_each_element(value, |t| {
-                conn_close |= eq_token(t, b"close");
-                conn_keep_alive |= eq_token(t, b"keep-alive");
-            }),
-            10 if name.eq_ignore_ascii_case(b"user-agent") => out.user_agent = Some(value),
-            13 if name.eq_ignore_ascii_case(b"if-none-match") => out.if_none_match.push(value)?,
-            14 if name.eq_ignore_ascii_case(b"content-length") => {
-                let n = parse_content_length(value).ok_or(RequestError::BadContentLength)?;
-                if out.content_length.is_some_and(|prev| prev != n) {
-                    return Err(RequestError::BadContentLength);
-                }
-                out.content_length = Some(n);
-            }
-            15 if name.eq_ignore_ascii_case(b"accept-encoding") => {
-                out.accept_encoding = Some(value)
-            }
-            17 if name.eq_ignore_ascii_case(b"if-modified-since") => {
-                out.if_modified_since = Some(value)
-            }
-            17 if name.eq_ignore_ascii_case(b"transfer-encoding") => {
-                transfer_encoding = true;
-                // Only a lone `chunked` is decodable; a second TE header or any other coding
-                // (before or after it) is refused.
-                let mut ok = !out.chunked;
-                let mut count = 0u32;
-                for_each_element(value, |t| {
-                    count += 1;
-                    ok &= eq_token(t, b"chunked");
-                });
-                if !ok || count != 1 {
-                    return Err(RequestError::UnsupportedTransferEncoding);
-                }
-                out.chunked = true;
-            }
-            19 if name.eq_ignore_ascii_case(b"if-unmodified-since") => {
-                out.if_unmodified_since = Some(value)
-            }
-            _ => {}
-        }
+        interpreter.field(h.name.as_bytes(), h.value)?;
     }
-    if transfer_encoding {
-        if out.content_length.is_some() {
-            return Err(RequestError::AmbiguousFraming);
-        }
-        // RFC 9112 6.1: Transfer-Encoding in HTTP/1.0 means the framing is faulty.
-        if version == Version::Http10 {
-            return Err(RequestError::Malformed);
-        }
-    }
-    out.keep_alive = if conn_close {
-        false
-    } else {
-        conn_keep_alive || version.default_keep_alive()
-    };
-    Ok(out)
+    interpreter.finish()
 }
 
 /// httparse knows only HTTP/1.0 and HTTP/1.1, and stops at the version. RFC 9110 2.5: a later

@@ -2,11 +2,12 @@
 //! request answered through the same [`Responder`](crate::respond::Responder) as HTTP/1.1, frames
 //! out into the session's output queue. No system call here.
 //!
-//! A request is the fields the responder reads, written as the HTTP/1.1 head it would have
-//! been (`GET /path HTTP/1.1`, `Host` from `:authority`, the validators, `Range`,
-//! `Accept-Encoding`, `User-Agent`, `Referer`) into a buffer the connection reuses, and parsed
-//! by `wire` as any other: one validation, one answer for both protocols (preconditions, ranges,
-//! digests, precompressed siblings, listings, hidden files, the access log). The answer's head
+//! A request is the fields the responder reads (`:method`, `:path`, `:authority` as `Host`, the
+//! validators, `Range`, `Accept-Encoding`, `User-Agent`, `Referer`), kept as ranges of one
+//! buffer per stream and handed to `wire` (`Request::from_fields`), which reads them with the
+//! code that reads an HTTP/1.1 head's fields: one validation, one answer for both protocols
+//! (preconditions, ranges, digests, precompressed siblings, listings, hidden files, the access
+//! log), and no HTTP/1.1 head written and parsed again. The answer's head
 //! becomes `:status` and lowercase fields (connection-specific ones left out), and its body goes
 //! out in DATA frames written straight into the queue without a copy: a cached body is shared,
 //! a file range is sent by `sendfile` (or read in chunks over TLS) one frame at a time, as flow
@@ -55,7 +56,10 @@ const HINTS: usize = 256;
 const BODY_AFTER_RESPONSE: u64 = 16 * 1024;
 /// Most response fields passed to nghttp2 (the responder writes about a dozen).
 const MAX_FIELDS: usize = 32;
-/// Fields the responder reads, carried into the HTTP/1.1 head built for it.
+/// A carried field: its name (one of [`CARRIED`]) and its value's range in the stream's values.
+type Field = (&'static [u8], (usize, usize));
+
+/// Fields the responder reads, carried into the request built for it.
 const CARRIED: [&[u8]; 10] = [
     b"host",
     b"if-match",
@@ -81,9 +85,7 @@ const CONNECTION_SPECIFIC: [&[u8]; 5] = [
 pub(crate) struct H2 {
     framer: http2::Session<Streams>,
     streams: Streams,
-    /// The request head handed to `wire`, the response head the responder writes, the request
-    /// line the access log shows: reused.
-    request: Vec<u8>,
+    /// The response head the responder writes, the request line the access log shows: reused.
     response: Vec<u8>,
     log_line: Vec<u8>,
     /// A graceful GOAWAY was submitted (shutdown): no new stream, the open ones finish.
@@ -111,6 +113,7 @@ impl H2 {
                 slots: Vec::new(),
                 cap: cap + 4,
                 max_head: w.limits.max_head_bytes,
+                log_fields: w.log.is_some(),
                 bufs: None,
                 queued: 0,
                 before: 0,
@@ -130,7 +133,6 @@ impl H2 {
                 progressed: false,
                 counts: Counts::default(),
             },
-            request: Vec::new(),
             response: Vec::new(),
             log_line: Vec::new(),
             going_away: false,
@@ -143,11 +145,10 @@ impl H2 {
     #[cfg(test)]
     pub fn retained(&self) -> usize {
         let slots: usize = (self.streams.slots.iter())
-            .map(|s| s.pseudo.capacity() + s.fields.capacity())
+            .map(|s| s.values.capacity() + s.fields.capacity() * size_of::<Field>())
             .sum();
         slots
             + self.streams.arena.capacity()
-            + self.request.capacity()
             + self.response.capacity()
             + self.log_line.capacity()
             + (self.streams.slots.iter())
@@ -272,17 +273,16 @@ enum Out {
 struct Stream {
     /// 0: the slot is free.
     id: StreamId,
-    /// `:method`, `:path`, `:authority` as ranges of `pseudo`.
-    pseudo: Vec<u8>,
+    /// The values of `:method`, `:path`, `:authority` and the carried fields, one after another.
+    values: Vec<u8>,
+    /// `:method`, `:path`, `:authority` as ranges of `values`.
     method: (usize, usize),
     path: (usize, usize),
     authority: Option<(usize, usize)>,
-    /// `Name: value\r\n` lines of the carried fields.
-    fields: Vec<u8>,
+    /// The carried fields in order: a name of [`CARRIED`], a range of `values`.
+    fields: Vec<Field>,
     /// The block being received is trailers: ignored.
     trailers: bool,
-    /// A value that cannot be carried into an HTTP/1.1 head (a CR or LF): the request is a 400.
-    bad: bool,
     /// Bytes of the header block so far (names, values, 4 a field: their HTTP/1.1 size);
     /// past the head limit nothing more is stored and the request is a 431.
     head_bytes: usize,
@@ -311,13 +311,12 @@ impl Stream {
     fn free() -> Stream {
         Stream {
             id: 0,
-            pseudo: Vec::new(),
+            values: Vec::new(),
             method: (0, 0),
             path: (0, 0),
             authority: None,
             fields: Vec::new(),
             trailers: false,
-            bad: false,
             head_bytes: 0,
             content_length: None,
             body_in: 0,
@@ -334,23 +333,24 @@ impl Stream {
 
     /// Gives back request storage past what an ordinary request needs.
     fn trim(&mut self) {
-        for v in [&mut self.pseudo, &mut self.fields] {
-            v.clear();
-            if v.capacity() > KEEP_CAPACITY {
-                *v = Vec::new();
-            }
+        self.values.clear();
+        if self.values.capacity() > KEEP_CAPACITY {
+            self.values = Vec::new();
+        }
+        self.fields.clear();
+        if self.fields.capacity() * size_of::<Field>() > KEEP_CAPACITY {
+            self.fields = Vec::new();
         }
     }
 
     fn open(&mut self, id: StreamId) {
         self.id = id;
-        self.pseudo.clear();
+        self.values.clear();
         self.method = (0, 0);
         self.path = (0, 0);
         self.authority = None;
         self.fields.clear();
         self.trailers = false;
-        self.bad = false;
         self.head_bytes = 0;
         self.content_length = None;
         self.body_in = 0;
@@ -373,6 +373,8 @@ struct Streams {
     cap: usize,
     /// The head limit (`max_header_bytes`): what one stream's request may store.
     max_head: usize,
+    /// An access log is kept: `referer` and `user-agent` are carried for it (read by nothing else).
+    log_fields: bool,
     /// The session's buffers, lent for `send`.
     bufs: Option<Bufs>,
     /// Bytes queued during this `send`.
@@ -622,7 +624,7 @@ impl Handler for Streams {
     }
 
     fn on_header(&mut self, stream: StreamId, name: &[u8], value: &[u8]) -> HeaderVerdict {
-        let max_head = self.max_head;
+        let (max_head, log_fields) = (self.max_head, self.log_fields);
         let Some(s) = self.slot(stream) else {
             return HeaderVerdict::ResetStream;
         };
@@ -637,9 +639,9 @@ impl Handler for Streams {
             return HeaderVerdict::Accept;
         }
         let mut keep = |v: &[u8]| {
-            let start = s.pseudo.len();
-            s.pseudo.extend_from_slice(v);
-            (start, s.pseudo.len())
+            let start = s.values.len();
+            s.values.extend_from_slice(v);
+            (start, s.values.len())
         };
         match name {
             b":method" => s.method = keep(value),
@@ -648,17 +650,19 @@ impl Handler for Streams {
             b"content-length" => {
                 s.content_length = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok())
             }
-            _ if CARRIED.contains(&name) => {
-                if name == b"host" && s.authority.is_some() {
+            _ => {
+                let Some(&carried) = CARRIED.iter().find(|&&c| c == name) else {
+                    return HeaderVerdict::Accept;
+                };
+                if carried == b"host" && s.authority.is_some() {
                     return HeaderVerdict::Accept; // :authority wins (RFC 9113 8.3.1)
                 }
-                s.bad |= value.iter().any(|&c| c == b'\r' || c == b'\n');
-                s.fields.extend_from_slice(name);
-                s.fields.extend_from_slice(b": ");
-                s.fields.extend_from_slice(value);
-                s.fields.extend_from_slice(b"\r\n");
+                if !log_fields && (carried == b"user-agent" || carried == b"referer") {
+                    return HeaderVerdict::Accept;
+                }
+                let range = keep(value);
+                s.fields.push((carried, range));
             }
-            _ => {}
         }
         HeaderVerdict::Accept
     }
@@ -840,29 +844,17 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
         return;
     };
     let st = &h.streams.slots[i];
-    let req = &mut h.request;
-    req.clear();
-    let range = |(a, b): (usize, usize)| &st.pseudo[a..b];
-    req.extend_from_slice(range(st.method));
-    req.push(b' ');
-    req.extend_from_slice(range(st.path));
-    let line_end = req.len();
-    req.extend_from_slice(b" HTTP/1.1\r\n");
-    if let Some(authority) = st.authority {
-        req.extend_from_slice(b"host: ");
-        req.extend_from_slice(range(authority));
-        req.extend_from_slice(b"\r\n");
-    }
-    req.extend_from_slice(&st.fields);
-    req.extend_from_slice(b"\r\n");
+    let value = |(a, b): (usize, usize)| &st.values[a..b];
+    let (method, path) = (value(st.method), value(st.path));
     let too_large = st.content_length.is_some_and(|n| n > w.max_body);
-    let bad = st.bad;
     let head_too_large = st.head_bytes > w.limits.max_head_bytes;
     // A HEAD answered with an error (400, 413, 431) has no body either.
-    let head_method = range(st.method) == b"HEAD";
+    let head_method = method == b"HEAD";
     let out = &mut h.response;
     out.clear();
-    let parsed = wire::parse_request(req, &w.limits);
+    let fields = st.fields.iter().map(|&(name, range)| (name, value(range)));
+    let parsed =
+        wire::Request::from_fields(method, path, st.authority.map(value), fields, &w.limits);
     let (reply, is_head, referer, user_agent) = match parsed {
         _ if head_too_large => (
             w.responder.error(431, &w.date, false, out),
@@ -870,7 +862,7 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
             None,
             None,
         ),
-        Ok(Some(r)) if !bad && !too_large => {
+        Ok(r) if !too_large => {
             let reply = w.responder.respond_shared(&r, &w.date, w.now, out);
             (
                 reply,
@@ -879,17 +871,10 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
                 r.user_agent,
             )
         }
-        Ok(Some(r)) => {
-            let status = if too_large { 413 } else { 400 };
-            let reply = w.responder.error(status, &w.date, false, out);
+        Ok(r) => {
+            let reply = w.responder.error(413, &w.date, false, out);
             (reply, false, r.referer, r.user_agent)
         }
-        Ok(None) => (
-            w.responder.error(400, &w.date, false, out),
-            false,
-            None,
-            None,
-        ),
         Err(e) => (
             w.responder.error(e.status(), &w.date, false, out),
             false,
@@ -901,7 +886,9 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
         // The request line as HTTP/2 has it.
         let line = &mut h.log_line;
         line.clear();
-        line.extend_from_slice(&req[..line_end]);
+        line.extend_from_slice(method);
+        line.push(b' ');
+        line.extend_from_slice(path);
         line.extend_from_slice(b" HTTP/2.0");
         let e = Entry {
             peer: peer.ip(),
@@ -933,18 +920,23 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
             continue;
         };
         let name = &line[..colon];
-        if n <= MAX_FIELDS
-            && !CONNECTION_SPECIFIC
-                .iter()
-                .any(|c| c.eq_ignore_ascii_case(name))
-        {
-            let value = line[colon + 1..].trim_ascii_start();
-            fields[n] = match known_name(name) {
-                Some(known) => Header::static_name(known, value),
-                None => Header::new(name, value),
-            };
-            n += 1;
+        if n > MAX_FIELDS {
+            continue;
         }
+        let value = line[colon + 1..].trim_ascii_start();
+        // A name the responder writes on most answers is not connection-specific: looked up
+        // first, it spares the other names' comparisons.
+        fields[n] = match known_name(name) {
+            Some(known) => Header::static_name(known, value),
+            None if CONNECTION_SPECIFIC
+                .iter()
+                .any(|c| c.eq_ignore_ascii_case(name)) =>
+            {
+                continue
+            }
+            None => Header::new(name, value),
+        };
+        n += 1;
     }
     let page_body = &out[at..];
     let s = &mut h.streams;

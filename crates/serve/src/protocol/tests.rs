@@ -503,3 +503,30 @@ fn find_byte_finds_the_first_match_wherever_it_falls() {
         Some(1)
     );
 }
+
+/// A request's `referer` and `user-agent` reach a Combined access log over HTTP/2 (they are
+/// carried only when a log is kept), with the request line as HTTP/2 has it.
+#[test]
+fn h2_requests_are_logged_with_their_referer_and_user_agent() {
+    let mut f = fixture(1 << 20);
+    let path = f._root.path().join("access.log");
+    let file = crate::access_log::open(&path).unwrap();
+    let format = crate::config::LogFormat::Combined;
+    f.worker.log = Some(crate::access_log::AccessLog::new(file, format));
+    let mut out = super::preface::PREFACE.to_vec();
+    h2_frame(&mut out, 4, 0, 0, &[]);
+    let mut block = vec![0x82, 0x86, 0x04, 6]; // GET, http, :path literal
+    block.extend_from_slice(b"/a.txt");
+    block.extend_from_slice(&[0x01, 1, b't']); // :authority t
+    block.extend_from_slice(&[0x0f, 0x2b, 9]); // user-agent (static 58), literal
+    block.extend_from_slice(b"probe/1.0");
+    block.extend_from_slice(&[0x0f, 0x24, 9]); // referer (static 51), literal
+    block.extend_from_slice(b"http://r/");
+    h2_frame(&mut out, 1, 0x5, 1, &block);
+    f.feed(&out);
+    assert_eq!(f.worker.stats.requests, 1);
+    f.worker.log.as_mut().unwrap().flush();
+    let line = std::fs::read_to_string(&path).unwrap();
+    assert!(line.contains("\"GET /a.txt HTTP/2.0\" 200 5"), "{line}");
+    assert!(line.contains("\"http://r/\" \"probe/1.0\""), "{line}");
+}

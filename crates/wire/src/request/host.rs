@@ -55,7 +55,7 @@ fn is_reg_name(host: &[u8]) -> bool {
                 i += 2;
             }
             b'.' if prev == b'.' => return false,
-            _ if is_unreserved(b) || is_sub_delim(b) => {}
+            _ if REG_NAME.0[b as usize] => {}
             _ => return false,
         }
         prev = b;
@@ -85,11 +85,24 @@ fn is_ip_literal(inner: &[u8]) -> bool {
     }
 }
 
-fn is_unreserved(b: u8) -> bool {
+/// `unreserved / sub-delims` as a table: a host is checked on every request.
+struct Table([bool; 256]);
+
+static REG_NAME: Table = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = is_unreserved(b as u8) || is_sub_delim(b as u8);
+        b += 1;
+    }
+    Table(table)
+};
+
+const fn is_unreserved(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~')
 }
 
-fn is_sub_delim(b: u8) -> bool {
+const fn is_sub_delim(b: u8) -> bool {
     matches!(
         b,
         b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b';' | b'='

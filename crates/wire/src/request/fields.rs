@@ -1,0 +1,266 @@
+//! What a request's header fields mean, once: the HTTP/1.1 parser and a request received as
+//! HTTP/2 fields both go through [`Interpreter`], so the two can never disagree on a field.
+//!
+//! [`Request::from_fields`] builds a [`Request`] from a method, a target and field lines received
+//! already split (HTTP/2's `:method`, `:path`, `:authority` and its fields), without writing and
+//! re-parsing an HTTP/1.1 head. It refuses what the HTTP/1.1 parser would refuse for the head those
+//! fields make (`METHOD target HTTP/1.1`, `host` from the authority, then the fields in order), with
+//! the same error: the syntax of the method, target and values, the request line and field count
+//! limits, then the meaning of each field.
+
+use super::{host, FieldLines, Method, Request, RequestError, RequestLimits, Version};
+use crate::text::{eq_token, for_each_element, parse_content_length, trim_ows};
+
+/// The fields of one request, read one by one into a [`Request`].
+pub(super) struct Interpreter<'b> {
+    out: Request<'b>,
+    transfer_encoding: bool,
+    conn_close: bool,
+    conn_keep_alive: bool,
+}
+
+impl<'b> Interpreter<'b> {
+    pub(super) fn new(
+        method: &'b [u8],
+        target: &'b [u8],
+        version: Version,
+        head_len: usize,
+    ) -> Self {
+        let method = match method {
+            b"GET" => Method::Get,
+            b"HEAD" => Method::Head,
+            _ => Method::Other,
+        };
+        Interpreter {
+            out: Request {
+                method,
+                target,
+                version,
+                keep_alive: version.default_keep_alive(),
+                host: None,
+                if_match: FieldLines::default(),
+                if_none_match: FieldLines::default(),
+                if_modified_since: None,
+                if_unmodified_since: None,
+                range: None,
+                if_range: None,
+                accept_encoding: None,
+                user_agent: None,
+                referer: None,
+                content_length: None,
+                chunked: false,
+                expect_continue: false,
+                head_len,
+            },
+            transfer_encoding: false,
+            conn_close: false,
+            conn_keep_alive: false,
+        }
+    }
+
+    /// One field line: `name` as sent (any case), `value` without its surrounding whitespace.
+    pub(super) fn field(&mut self, name: &[u8], value: &'b [u8]) -> Result<(), RequestError> {
+        let out = &mut self.out;
+        // Dispatch on length first: one compare rejects most names cheaply.
+        match name.len() {
+            4 if name.eq_ignore_ascii_case(b"host") => {
+                // RFC 9112 3.2: more than one Host, or an invalid one, is a 400.
+                if out.host.is_some() || !host::is_valid(trim_ows(value)) {
+                    return Err(RequestError::BadHost);
+                }
+                out.host = Some(value);
+            }
+            // A second Range line is ignored: the first is served, as nginx does (the field
+            // has no list form to join them into).
+            5 if name.eq_ignore_ascii_case(b"range") => {
+                out.range.get_or_insert(value);
+            }
+            6 if name.eq_ignore_ascii_case(b"expect") => {
+                // RFC 9110 10.1.1: the expectation's token is case-insensitive.
+                out.expect_continue |= trim_ows(value).eq_ignore_ascii_case(b"100-continue");
+            }
+            7 if name.eq_ignore_ascii_case(b"referer") => out.referer = Some(value),
+            8 if name.eq_ignore_ascii_case(b"if-range") => out.if_range = Some(value),
+            8 if name.eq_ignore_ascii_case(b"if-match") => out.if_match.push(value)?,
+            10 if name.eq_ignore_ascii_case(b"connection") => {
+                let (close, keep_alive) = (&mut self.conn_close, &mut self.conn_keep_alive);
+                for_each_element(value, |t| {
+                    *close |= eq_token(t, b"close");
+                    *keep_alive |= eq_token(t, b"keep-alive");
+                })
+            }
+            10 if name.eq_ignore_ascii_case(b"user-agent") => out.user_agent = Some(value),
+            13 if name.eq_ignore_ascii_case(b"if-none-match") => out.if_none_match.push(value)?,
+            14 if name.eq_ignore_ascii_case(b"content-length") => {
+                let n = parse_content_length(value).ok_or(RequestError::BadContentLength)?;
+                if out.content_length.is_some_and(|prev| prev != n) {
+                    return Err(RequestError::BadContentLength);
+                }
+                out.content_length = Some(n);
+            }
+            15 if name.eq_ignore_ascii_case(b"accept-encoding") => {
+                out.accept_encoding = Some(value)
+            }
+            17 if name.eq_ignore_ascii_case(b"if-modified-since") => {
+                out.if_modified_since = Some(value)
+            }
+            17 if name.eq_ignore_ascii_case(b"transfer-encoding") => {
+                self.transfer_encoding = true;
+                // Only a lone `chunked` is decodable; a second TE header or any other coding
+                // (before or after it) is refused.
+                let mut ok = !out.chunked;
+                let mut count = 0u32;
+                for_each_element(value, |t| {
+                    count += 1;
+                    ok &= eq_token(t, b"chunked");
+                });
+                if !ok || count != 1 {
+                    return Err(RequestError::UnsupportedTransferEncoding);
+                }
+                out.chunked = true;
+            }
+            19 if name.eq_ignore_ascii_case(b"if-unmodified-since") => {
+                out.if_unmodified_since = Some(value)
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The request, once every field was read: the framing checks that need them all.
+    pub(super) fn finish(self) -> Result<Request<'b>, RequestError> {
+        let mut out = self.out;
+        if self.transfer_encoding {
+            if out.content_length.is_some() {
+                return Err(RequestError::AmbiguousFraming);
+            }
+            // RFC 9112 6.1: Transfer-Encoding in HTTP/1.0 means the framing is faulty.
+            if out.version == Version::Http10 {
+                return Err(RequestError::Malformed);
+            }
+        }
+        out.keep_alive = if self.conn_close {
+            false
+        } else {
+            self.conn_keep_alive || out.version.default_keep_alive()
+        };
+        Ok(out)
+    }
+}
+
+/// A set of bytes as a table: one load a byte, where a chain of ranges costs several compares.
+struct ByteSet([bool; 256]);
+
+/// The [`ByteSet`] of the bytes that match a pattern, built at compile time.
+macro_rules! byte_set {
+    ($pattern:pat) => {{
+        let mut table = [false; 256];
+        let mut b = 0;
+        while b < 256 {
+            table[b] = matches!(b as u8, $pattern);
+            b += 1;
+        }
+        ByteSet(table)
+    }};
+}
+
+impl ByteSet {
+    /// The first byte of `bytes` outside the set.
+    fn first_outside(&self, bytes: &[u8]) -> Option<usize> {
+        bytes.iter().position(|&b| !self.0[b as usize])
+    }
+}
+
+/// Bytes a method may hold (RFC 9110 `token`), as the HTTP/1.1 parser reads them.
+static TOKEN: ByteSet = byte_set!(
+    b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9'
+        | b'!' | b'#' | b'$' | b'%' | b'&' | b'\'' | b'*' | b'+'
+        | b'-' | b'.' | b'^' | b'_' | b'`' | b'|' | b'~'
+);
+
+/// Bytes a request target may hold as the HTTP/1.1 parser reads it (visible, no space, no DEL).
+static TARGET: ByteSet = byte_set!(b'!'..=0x7e | 0x80..=0xff);
+
+/// Bytes a field value may hold as the HTTP/1.1 parser reads it (no control but HTAB, no DEL).
+static VALUE: ByteSet = byte_set!(b'\t' | b' '..=0x7e | 0x80..=0xff);
+
+/// Where the request line `method SP target SP HTTP/1.1` first breaks its syntax, if it does.
+fn line_syntax_error(method: &[u8], target: &[u8]) -> Option<usize> {
+    if let Some(i) = TOKEN.first_outside(method) {
+        return Some(i);
+    }
+    if method.is_empty() {
+        return Some(0);
+    }
+    let at = method.len() + 1;
+    if let Some(i) = TARGET.first_outside(target) {
+        return Some(at + i);
+    }
+    // An empty target, or one that is not UTF-8, is refused at the space that ends it.
+    if target.is_empty() || (!target.is_ascii() && std::str::from_utf8(target).is_err()) {
+        return Some(at + target.len());
+    }
+    None
+}
+
+impl<'b> Request<'b> {
+    /// A request from fields received already split (HTTP/2): `method` and `target` as in the
+    /// request line, `authority` as a leading `host` field, then `fields` (name, value) in order.
+    /// The answer, a request or an error, is the one [`parse_request`](super::parse_request) gives
+    /// for the HTTP/1.1 head these make; `head_len` is that head's size.
+    pub fn from_fields<I>(
+        method: &'b [u8],
+        target: &'b [u8],
+        authority: Option<&'b [u8]>,
+        fields: I,
+        limits: &RequestLimits,
+    ) -> Result<Request<'b>, RequestError>
+    where
+        I: IntoIterator<Item = (&'b [u8], &'b [u8])>,
+    {
+        // `METHOD SP target SP HTTP/1.1`, as the request line limit counts it.
+        let line_len = method.len() + target.len() + 10;
+        let line_error = line_syntax_error(method, target);
+        if line_len > limits.max_request_line {
+            // A reader in pieces stops at whichever comes first: the bad byte or the limit.
+            return Err(match line_error {
+                Some(at) if at < limits.max_request_line => RequestError::Malformed,
+                _ => RequestError::UriTooLong,
+            });
+        }
+        if line_error.is_some() {
+            return Err(RequestError::Malformed);
+        }
+        let max_fields = limits.max_headers.min(super::MAX_HEADERS_CAP);
+        let mut head_len = line_len + 2 + 2;
+        let mut interpreter = Interpreter::new(method, target, Version::Http11, 0);
+        // The first error of meaning; one of syntax (or the field count) found later still wins,
+        // as the parser checks the whole head's syntax before reading any field.
+        let mut meaning = Ok(());
+        let host = authority.map(|a| (&b"host"[..], a));
+        for (count, (name, value)) in host.into_iter().chain(fields).enumerate() {
+            if count == max_fields {
+                return Err(RequestError::TooManyHeaders);
+            }
+            if name.is_empty()
+                || TOKEN.first_outside(name).is_some()
+                || VALUE.first_outside(value).is_some()
+            {
+                return Err(RequestError::Malformed);
+            }
+            head_len += name.len() + value.len() + 4;
+            if meaning.is_ok() {
+                meaning = interpreter.field(name, trim_ows(value));
+            }
+        }
+        if head_len > limits.max_head_bytes {
+            return Err(RequestError::HeadersTooLarge);
+        }
+        meaning?;
+        interpreter.out.head_len = head_len;
+        interpreter.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests;

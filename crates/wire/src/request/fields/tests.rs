@@ -1,0 +1,140 @@
+//! `Request::from_fields` against `parse_request` on the HTTP/1.1 head the same fields make: the
+//! two must give the same request or the same error.
+
+use super::super::{parse_request, Request, RequestLimits};
+
+type Fields<'a> = &'a [(&'a [u8], &'a [u8])];
+
+/// The HTTP/1.1 head an HTTP/2 request's fields stand for.
+fn head(method: &[u8], target: &[u8], authority: Option<&[u8]>, fields: Fields) -> Vec<u8> {
+    let mut h = [method, b" ", target, b" HTTP/1.1\r\n"].concat();
+    for (name, value) in authority.map(|a| (&b"host"[..], a)).iter().chain(fields) {
+        h.extend_from_slice(&[name, &b": "[..], value, b"\r\n"].concat());
+    }
+    h.extend_from_slice(b"\r\n");
+    h
+}
+
+fn same(
+    method: &[u8],
+    target: &[u8],
+    authority: Option<&[u8]>,
+    fields: Fields,
+    limits: RequestLimits,
+) {
+    let bytes = head(method, target, authority, fields);
+    let parsed = parse_request(&bytes, &limits).map(|r| r.expect("a complete head"));
+    let built = Request::from_fields(method, target, authority, fields.iter().copied(), &limits);
+    assert_eq!(built, parsed, "{:?}", String::from_utf8_lossy(&bytes));
+}
+
+fn same_default(method: &[u8], target: &[u8], authority: Option<&[u8]>, fields: Fields) {
+    same(method, target, authority, fields, RequestLimits::default());
+}
+
+#[test]
+fn ordinary_requests_are_the_same_request() {
+    same_default(
+        b"GET",
+        b"/a?b=1",
+        Some(b"example:80"),
+        &[(b"user-agent", b"t/1")],
+    );
+    same_default(
+        b"HEAD",
+        b"/",
+        None,
+        &[(b"host", b"h"), (b"range", b"bytes=0-1")],
+    );
+    same_default(b"PATCH", b"*", None, &[]);
+    same_default(
+        b"GET",
+        b"/x",
+        Some(b"h"),
+        &[
+            (b"if-none-match", b"\"a\""),
+            (b"if-none-match", b"\"b\""),
+            (b"if-match", b"*"),
+            (b"if-modified-since", b"Sun, 06 Nov 1994 08:49:37 GMT"),
+            (b"if-unmodified-since", b"Sun, 06 Nov 1994 08:49:37 GMT"),
+            (b"if-range", b"\"a\""),
+            (b"accept-encoding", b"gzip"),
+            (b"referer", b"http://h/"),
+            (b"range", b"bytes=0-"),
+            (b"range", b"bytes=1-"),
+        ],
+    );
+}
+
+#[test]
+fn values_are_trimmed_as_the_parser_trims_them() {
+    same_default(b"GET", b"/", Some(b"h"), &[(b"user-agent", b"  a b \t")]);
+    same_default(b"GET", b"/", None, &[(b"host", b" h ")]);
+}
+
+#[test]
+fn bad_syntax_is_the_same_error() {
+    same_default(b"G T", b"/", None, &[]);
+    same_default(b"", b"/", None, &[]);
+    same_default(b"GET", b"", None, &[]);
+    same_default(b"GET", b"/a b", None, &[]);
+    same_default(b"GET", b"/\x7f", None, &[]);
+    same_default(b"GET", b"/\xff", None, &[]);
+    same_default(b"GET", b"/\xc3\xa9", None, &[]);
+    same_default(b"GET", b"/", Some(b"h"), &[(b"user-agent", b"a\rb")]);
+    same_default(b"GET", b"/", Some(b"h"), &[(b"referer", b"a\x7fb")]);
+    same_default(b"GET", b"/", Some(b"h"), &[(b"referer", b"a\x01b")]);
+    same_default(b"GET", b"/", Some(b"h"), &[(b"bad name", b"x")]);
+}
+
+#[test]
+fn bad_meaning_is_the_same_error() {
+    same_default(b"GET", b"/", Some(b"h"), &[(b"host", b"h")]);
+    same_default(b"GET", b"/", Some(b"a b"), &[]);
+    same_default(b"GET", b"/", None, &[(&b"if-match"[..], &b"1"[..]); 9]);
+    // The syntax of a later field is checked before the meaning of an earlier one.
+    same_default(
+        b"GET",
+        b"/",
+        Some(b"h"),
+        &[(b"host", b"h"), (b"referer", b"\x01")],
+    );
+}
+
+#[test]
+fn limits_are_the_same_error() {
+    let limits = RequestLimits {
+        max_request_line: 40,
+        max_head_bytes: 120,
+        max_headers: 3,
+    };
+    let long = [b'a'; 60];
+    let mut target = b"/".to_vec();
+    target.extend_from_slice(&long);
+    same(b"GET", &target, None, &[], limits);
+    // A bad byte before the line limit is a 400, one past it a 414.
+    let mut early = target.clone();
+    early[5] = b'\x01';
+    same(b"GET", &early, None, &[], limits);
+    let mut late = target.clone();
+    late[50] = b'\x01';
+    same(b"GET", &late, None, &[], limits);
+    same(b"GET", &target, None, &[(b"host", b"a b")], limits);
+    let fields: Fields = &[(b"referer", b"a"), (b"referer", b"b"), (b"referer", b"c")];
+    same(b"GET", b"/", Some(b"h"), fields, limits);
+    same(b"GET", b"/", None, fields, limits);
+    same(
+        b"GET",
+        b"/",
+        None,
+        &[(b"referer", &long), (b"referer", &long)],
+        limits,
+    );
+    same(
+        b"GET",
+        b"/",
+        None,
+        &[(b"referer", &long), (b"host", b"a b")],
+        limits,
+    );
+}
