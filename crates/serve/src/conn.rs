@@ -30,6 +30,10 @@ pub(crate) enum Phase {
     Body,
     /// Between requests: the keep-alive timeout.
     Idle,
+    /// HTTP/2: every response is out, and a request body may still arrive, due by its
+    /// stream's own clock (the sweep resets that stream then, and the connection goes on).
+    /// Nothing is under way for the server: at the cap it may be closed like an idle one.
+    StreamBody,
     /// Output queued that the client is not taking: the send timeout since the last progress.
     Send,
     /// Closing: our FIN is sent, the client's leftover input is being drained.
@@ -47,6 +51,8 @@ pub(crate) struct Conn<T> {
     /// HTTP/2: when the earliest stream's request body is due (a late one resets that stream
     /// only: the sweep calls `Session::expire_stream_bodies`).
     pub stream_due: Option<Instant>,
+    /// Since when the connection has been in [`Phase::StreamBody`].
+    answered_at: Instant,
 }
 
 /// Bytes this thread's sockets have taken (written, sent from files): a flush made progress when
@@ -70,6 +76,7 @@ impl<T: Transport> Conn<T> {
             phase: Phase::Head,
             deadline,
             stream_due: None,
+            answered_at: now,
         })
     }
 
@@ -96,6 +103,7 @@ impl<T: Transport> Conn<T> {
                     .unwrap_or(self.deadline),
             ),
             Phase::Head if !s.served => Some(s.head_since),
+            Phase::StreamBody => Some(self.answered_at),
             _ => None,
         }
     }
@@ -161,8 +169,7 @@ impl<T: Transport> Conn<T> {
         let restart = self.phase == Phase::Send;
         let body_moved = self.session.take_body_progress();
         // HTTP/2 request bodies are due stream by stream, beside the connection's own deadline
-        // (which stays the idle one once every response is out: a stream answered whole holds
-        // nothing, and a body still arriving after it is small, see `h2.rs`). Their clocks
+        // (once every response is out, the earliest of them: `Phase::StreamBody`). Their clocks
         // stop only while no input is taken (the queue at its bound): an HTTP/2 connection in
         // the send phase may be waiting for the client's window while it reads on.
         let stalled = self.session.queued >= w.max_pipeline;
@@ -189,8 +196,12 @@ impl<T: Transport> Conn<T> {
             // HTTP/2: every response is out, and a request body still arrives, due by its own
             // clock (the sweep resets its stream then, and the connection goes on). Meanwhile
             // the connection is not idle, whatever the keep-alive timeout: a body arriving
-            // after its response never answers a request, so would never extend it.
-            self.phase = Phase::Body;
+            // after its response never answers a request, so would never extend it. Yet it
+            // holds nothing: at the cap it is closed like an idle one (`waiting_since`).
+            if self.phase != Phase::StreamBody {
+                self.phase = Phase::StreamBody;
+                self.answered_at = w.now;
+            }
             self.deadline = due;
         } else if self.phase != Phase::Idle || w.stats.requests != answered_before {
             // Idle since the last response (an event that answered nothing does not extend it).

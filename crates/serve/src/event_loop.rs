@@ -384,7 +384,7 @@ impl<'a, T: Transport> Loop<'a, T> {
                     st.header_timeouts += 1;
                     st.tls_handshake_timeouts += u64::from(c.io.handshaking());
                 }
-                Phase::Body => st.body_timeouts += 1,
+                Phase::Body | Phase::StreamBody => st.body_timeouts += 1,
                 Phase::Idle => st.idle_timeouts += 1,
                 Phase::Send => st.send_timeouts += 1,
                 Phase::Linger => {}
