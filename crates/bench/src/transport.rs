@@ -183,6 +183,8 @@ impl Transport {
     /// the sending side with a FIN behind it, so that a request counted as sent reaches the
     /// server before the connection closes. `Ok(false)`: records still wait for the socket
     /// (its writable event comes back); `Ok(true)`: the FIN is queued. Nothing new is written.
+    /// An error when there is nothing to linger for: not connected, or a TLS handshake not
+    /// finished (no request went on it).
     pub(crate) fn shutdown_write(&mut self) -> io::Result<bool> {
         match self {
             Transport::Plain(s) => s.shutdown(std::net::Shutdown::Write).map(|()| true),

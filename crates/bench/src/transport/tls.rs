@@ -410,6 +410,12 @@ impl TlsStream {
     /// See [`super::Transport::shutdown_write`]: the records rustls holds go first, then
     /// close_notify, then the FIN.
     pub(super) fn shutdown_write(&mut self) -> io::Result<bool> {
+        if self.tls.is_handshaking() {
+            // No request has gone on this connection: nothing to linger for. And a close_notify
+            // now would leave rustls unable to fail the handshake it may still be processing
+            // (it sends one alert at most, and asserts so).
+            return Err(io::Error::other("TLS handshake not finished"));
+        }
         self.send_pending()?;
         if self.tls.wants_write() {
             return Ok(false);
