@@ -23,30 +23,34 @@
 //! by `max_pipeline_bytes` and one frame: past it the handler takes no more frames and nghttp2
 //! keeps them until the queue drains; a frame larger than the room left is taken only into an
 //! empty queue.
+//!
+//! This file holds the session type and the answer path (input read, requests answered, frames
+//! queued), so a connection's path reads in one place; beside it, `h2/streams.rs` is the stream
+//! table (slots, hints, freed slots, the arena, the ended ring, each stream's body clock),
+//! `h2/handler.rs` the nghttp2 callbacks that fill it and frame bodies, and `h2/fields.rs` the
+//! response head turned into HTTP/2 fields.
 
-use std::fs::File;
 use std::rc::Rc;
 use std::time::Instant;
 
-use http2::{
-    error_code, frame_type, FrameVerdict, Handler, Header, HeaderVerdict, HeadersKind, StreamId,
-};
+use http2::{error_code, frame_type, Header, StreamId};
 
 use super::body::BodyClock;
 use super::{count_status, Session, Worker};
 use crate::access_log::Entry;
-use crate::pool::{Bufs, Seg};
 use crate::respond::Body;
+use fields::{response_fields, MAX_FIELDS};
+#[cfg(test)]
+use streams::Field;
+use streams::{Counts, Out, Streams};
 
-/// A stream's request storage above this is given back once it is answered (a slot keeps
-/// what an ordinary request needs, not what the largest one took).
-const KEEP_CAPACITY: usize = 1024;
-/// The arena's capacity kept once it empties (error pages are small; listings may not be).
-const ARENA_KEEP: usize = 64 * 1024;
-/// Streams remembered as ended by the client and closed (see [`Streams::ended`]).
-const ENDED_RING: usize = 16;
-/// Slot hints, indexed by a stream id's low bits (client ids are odd: bit 0 is dropped).
-const HINTS: usize = 256;
+mod fields;
+mod handler;
+mod streams;
+
+#[cfg(test)]
+pub(super) use fields::find_byte;
+
 /// A request body still arriving once its response is complete is not waited for past this
 /// many bytes (declared or received): the stream is reset with NO_ERROR (RFC 9113 8.1: "a server
 /// MAY request that the client abort transmission of a request without error by sending a
@@ -54,32 +58,6 @@ const HINTS: usize = 256;
 /// body is read to its end, within its deadline, so a client that sends one after the response
 /// sees the stream end as it expects.
 const BODY_AFTER_RESPONSE: u64 = 16 * 1024;
-/// Most response fields passed to nghttp2 (the responder writes about a dozen).
-const MAX_FIELDS: usize = 32;
-/// A carried field: its name (one of [`CARRIED`]) and its value's range in the stream's values.
-type Field = (&'static [u8], (usize, usize));
-
-/// Fields the responder reads, carried into the request built for it.
-const CARRIED: [&[u8]; 10] = [
-    b"host",
-    b"if-match",
-    b"if-none-match",
-    b"if-modified-since",
-    b"if-unmodified-since",
-    b"range",
-    b"if-range",
-    b"accept-encoding",
-    b"user-agent",
-    b"referer",
-];
-/// Response fields that are HTTP/1.1's alone (RFC 9113 8.2.2).
-const CONNECTION_SPECIFIC: [&[u8]; 5] = [
-    b"connection",
-    b"keep-alive",
-    b"proxy-connection",
-    b"transfer-encoding",
-    b"upgrade",
-];
 
 /// One HTTP/2 connection's state beside the session's buffers.
 pub(crate) struct H2 {
@@ -109,30 +87,7 @@ impl H2 {
         let cap = config.max_concurrent_streams as usize;
         Ok(H2 {
             framer: http2::Session::server(&config)?,
-            streams: Streams {
-                slots: Vec::new(),
-                cap: cap + 4,
-                max_head: w.limits.max_head_bytes,
-                log_fields: w.log.is_some(),
-                bufs: None,
-                queued: 0,
-                before: 0,
-                room: 0,
-                ready: Vec::new(),
-
-                now: w.now,
-                open_bodies: 0,
-                arena: Vec::new(),
-                arena_users: 0,
-                generated: 0,
-                last: 0,
-                hints: [0; HINTS],
-                freed: Vec::new(),
-                ended: [0; ENDED_RING],
-                ended_next: 0,
-                progressed: false,
-                counts: Counts::default(),
-            },
+            streams: Streams::new(cap + 4, w.limits.max_head_bytes, w.log.is_some(), w.now),
             response: Vec::new(),
             log_line: Vec::new(),
             going_away: false,
@@ -236,505 +191,6 @@ impl H2 {
                     let _ = self.framer.submit_rst_stream(st.id, error_code::NO_ERROR);
                 }
             }
-        }
-    }
-}
-
-/// Counters bumped inside the session's callbacks, added to the worker's after each call.
-#[derive(Debug, Default)]
-struct Counts {
-    streams: u64,
-    resets_received: u64,
-    resets_sent: u64,
-    goaways_received: u64,
-    goaways_sent: u64,
-}
-
-/// A stream's response body still to be framed.
-#[derive(Debug)]
-enum Out {
-    None,
-    /// Bytes of the connection's arena from `start`.
-    Arena {
-        start: usize,
-    },
-    Shared {
-        data: Rc<[u8]>,
-        start: usize,
-    },
-    File {
-        file: Rc<File>,
-        offset: u64,
-    },
-}
-
-/// One open stream.
-#[derive(Debug)]
-struct Stream {
-    /// 0: the slot is free.
-    id: StreamId,
-    /// The values of `:method`, `:path`, `:authority` and the carried fields, one after another.
-    values: Vec<u8>,
-    /// `:method`, `:path`, `:authority` as ranges of `values`.
-    method: (usize, usize),
-    path: (usize, usize),
-    authority: Option<(usize, usize)>,
-    /// The carried fields in order: a name of [`CARRIED`], a range of `values`.
-    fields: Vec<Field>,
-    /// The block being received is trailers: ignored.
-    trailers: bool,
-    /// Bytes of the header block so far (names, values, 4 a field: their HTTP/1.1 size);
-    /// past the head limit nothing more is stored and the request is a 431.
-    head_bytes: usize,
-    content_length: Option<u64>,
-    body_in: u64,
-    /// The request body's clock while the client's side is open (its request complete, no
-    /// END_STREAM yet): counted in `Streams::open_bodies`.
-    body: Option<BodyClock>,
-    /// Reset for a body past the limit, late, or not waited for.
-    cut: bool,
-    /// The client ended its side (END_STREAM received).
-    ended: bool,
-    /// The request was answered (until then its header block is under way).
-    answered: bool,
-    /// The response went out whole (our END_STREAM written).
-    complete: bool,
-    out: Out,
-    /// Body bytes not framed yet.
-    left: u64,
-    /// Bytes of a body generated for this stream alone (a listing, an error page), counted in
-    /// `Streams::generated` until framed whole.
-    own: u64,
-}
-
-impl Stream {
-    fn free() -> Stream {
-        Stream {
-            id: 0,
-            values: Vec::new(),
-            method: (0, 0),
-            path: (0, 0),
-            authority: None,
-            fields: Vec::new(),
-            trailers: false,
-            head_bytes: 0,
-            content_length: None,
-            body_in: 0,
-            body: None,
-            cut: false,
-            ended: false,
-            answered: false,
-            complete: false,
-            out: Out::None,
-            left: 0,
-            own: 0,
-        }
-    }
-
-    /// Gives back request storage past what an ordinary request needs.
-    fn trim(&mut self) {
-        self.values.clear();
-        if self.values.capacity() > KEEP_CAPACITY {
-            self.values = Vec::new();
-        }
-        self.fields.clear();
-        if self.fields.capacity() * size_of::<Field>() > KEEP_CAPACITY {
-            self.fields = Vec::new();
-        }
-    }
-
-    fn open(&mut self, id: StreamId) {
-        self.id = id;
-        self.values.clear();
-        self.method = (0, 0);
-        self.path = (0, 0);
-        self.authority = None;
-        self.fields.clear();
-        self.trailers = false;
-        self.head_bytes = 0;
-        self.content_length = None;
-        self.body_in = 0;
-        self.body = None;
-        self.cut = false;
-        self.ended = false;
-        self.answered = false;
-        self.complete = false;
-        self.out = Out::None;
-        self.left = 0;
-        self.own = 0;
-    }
-}
-
-/// The session's handler: the streams, and the output queue while frames are written.
-struct Streams {
-    /// Slots, reused; at most `cap` (nghttp2 refuses streams past MAX_CONCURRENT_STREAMS before
-    /// asking, the few more cover streams closing).
-    slots: Vec<Stream>,
-    cap: usize,
-    /// The head limit (`max_header_bytes`): what one stream's request may store.
-    max_head: usize,
-    /// An access log is kept: `referer` and `user-agent` are carried for it (read by nothing else).
-    log_fields: bool,
-    /// The session's buffers, lent for `send`.
-    bufs: Option<Bufs>,
-    /// Bytes queued during this `send`.
-    queued: u64,
-    /// Bytes the connection had queued before this `send`: a frame larger than the room is
-    /// taken only into an empty queue (or no frame would ever fit), never on top of another.
-    before: u64,
-    /// Bytes that may still be queued in this `send` (the rest waits in nghttp2).
-    room: u64,
-    /// Streams whose request is complete, to answer once `recv` returns.
-    ready: Vec<StreamId>,
-    /// The time of the input being read (the worker's clock), for the body clocks.
-    now: Instant,
-    /// Streams with a body clock (see `Stream::body`): none, and no stream is looked at.
-    open_bodies: usize,
-
-    /// Small generated bodies being framed; emptied when no stream uses it.
-    arena: Vec<u8>,
-    arena_users: usize,
-    /// Bytes of generated bodies not framed yet (see `Stream::own`): while past the output
-    /// bound, no more requests are answered.
-    generated: u64,
-    /// The slot found last: a header block's fields come one by one for the same stream.
-    last: usize,
-    /// The slot a stream was last seen in, by its id's low bits (checked before use: a stale or
-    /// shared hint costs a search, never a wrong slot).
-    hints: [u16; HINTS],
-    /// Slots freed, the latest last: where the next streams go, without a search (each is
-    /// checked before use; never longer than `slots`, so it allocates only as they grow).
-    freed: Vec<usize>,
-    /// The latest streams the client ended (END_STREAM, then a normal close, or its own
-    /// RST_STREAM) and nghttp2 has since closed and forgotten. A DATA or HEADERS frame on one is
-    /// a connection error of type STREAM_CLOSED (RFC 9113 5.1, "closed": "An endpoint that
-    /// receives any frames after receiving a frame with the END_STREAM flag set MUST treat that
-    /// as a connection error"), which nghttp2, once it has freed the stream, cannot tell from a
-    /// frame that crossed our RST_STREAM (which must be ignored) and so ignores: whether the
-    /// client's next frame found the stream still open would otherwise depend on how its bytes
-    /// were cut into reads. Streams we reset never enter; past the ring's size, the oldest
-    /// are forgotten (and such a frame ignored, as nghttp2 does), never wrongly refused.
-    ended: [StreamId; ENDED_RING],
-    ended_next: usize,
-    /// A WINDOW_UPDATE arrived, or body bytes were framed, since the driver last asked: a body
-    /// paced by the client's flow control is progressing (see `conn`'s send deadline). Control
-    /// frames written (PING ACKs and the like) are not progress.
-    progressed: bool,
-    counts: Counts,
-}
-
-impl Streams {
-    fn open(&self) -> usize {
-        self.slots.iter().filter(|s| s.id != 0).count()
-    }
-
-    /// The slot of stream `id` (not 0): the last one found, else the one its hint names, else
-    /// a search (frames of a hundred streams interleave: a search for each was a tenth of an
-    /// answer's profile).
-    fn index(&mut self, id: StreamId) -> Option<usize> {
-        if self.slots.get(self.last).is_some_and(|s| s.id == id) {
-            return Some(self.last);
-        }
-        let hint = usize::from(self.hints[hint_of(id)]);
-        let i = if self.slots.get(hint).is_some_and(|s| s.id == id) {
-            hint
-        } else {
-            let i = self.slots.iter().position(|s| s.id == id)?;
-            self.hints[hint_of(id)] = i as u16;
-            i
-        };
-        self.last = i;
-        Some(i)
-    }
-
-    fn slot(&mut self, id: StreamId) -> Option<&mut Stream> {
-        let i = self.index(id)?;
-        Some(&mut self.slots[i])
-    }
-
-    fn remember_ended(&mut self, id: StreamId) {
-        self.ended[self.ended_next] = id;
-        self.ended_next = (self.ended_next + 1) % ENDED_RING;
-    }
-
-    fn full(&self, more: u64) -> bool {
-        self.before + self.queued > 0 && self.queued + more > self.room
-    }
-
-    /// A stream is done with its body in the arena: the arena empties with its last user, and
-    /// gives back its memory if a large listing grew it.
-    fn arena_done(&mut self) {
-        self.arena_users -= 1;
-        if self.arena_users == 0 {
-            self.arena.clear();
-            if self.arena.capacity() > ARENA_KEEP {
-                self.arena = Vec::new();
-            }
-        }
-    }
-
-    /// The client's side of stream `i` ended (or the stream is gone): its body is not awaited.
-    fn body_ended(&mut self, i: usize) {
-        if self.slots[i].body.take().is_some() {
-            self.open_bodies -= 1;
-        }
-    }
-
-    fn release(&mut self, i: usize) {
-        self.body_ended(i);
-        if matches!(self.slots[i].out, Out::Arena { .. }) {
-            self.arena_done();
-        }
-        self.generated -= std::mem::take(&mut self.slots[i].own);
-        if self.freed.len() < self.slots.len() {
-            self.freed.push(i);
-        }
-        let s = &mut self.slots[i];
-        s.id = 0;
-        s.out = Out::None; // drops the shared body or the file
-        s.trim();
-    }
-}
-
-impl Handler for Streams {
-    const BEGIN_FRAME: bool = true;
-
-    fn on_begin_frame(&mut self, kind: u8, _flags: u8, stream: StreamId) -> FrameVerdict {
-        if (kind == frame_type::DATA || kind == frame_type::HEADERS)
-            && stream != 0
-            && self.ended.contains(&stream)
-        {
-            return FrameVerdict::FailConnection(error_code::STREAM_CLOSED);
-        }
-        FrameVerdict::Accept
-    }
-
-    fn write(&mut self, bytes: &[u8]) -> usize {
-        let Some(b) = self.bufs.as_mut() else {
-            return 0;
-        };
-        if self.before + self.queued > 0 && self.queued >= self.room {
-            return 0;
-        }
-        let start = b.out.len();
-        b.out.extend_from_slice(bytes);
-        b.push_mem(start);
-        self.queued += bytes.len() as u64;
-        bytes.len()
-    }
-
-    fn body_ready(&mut self, stream: StreamId, max: usize) -> http2::Body {
-        match self.slot(stream) {
-            Some(s) => {
-                let len = s.left.min(max as u64);
-                http2::Body::Ready {
-                    len: len as usize,
-                    end: len == s.left,
-                }
-            }
-            None => http2::Body::Reset,
-        }
-    }
-
-    fn write_data(&mut self, stream: StreamId, frame_header: &[u8; 9], len: usize) -> bool {
-        if self.full(9 + len as u64) {
-            return false;
-        }
-        let Some(i) = self.index(stream) else {
-            return false;
-        };
-        let Some(b) = self.bufs.as_mut() else {
-            return false;
-        };
-        let s = &mut self.slots[i];
-        let start = b.out.len();
-        b.out.extend_from_slice(frame_header);
-        if let Out::Arena { start: from } = &mut s.out {
-            b.out.extend_from_slice(&self.arena[*from..*from + len]);
-            *from += len;
-        }
-        b.push_mem(start);
-        match &mut s.out {
-            Out::None | Out::Arena { .. } => {}
-            Out::Shared { data, start: from } => {
-                b.segs.push_back(Seg::Shared {
-                    data: data.clone(),
-                    start: *from,
-                    len,
-                });
-                *from += len;
-            }
-            Out::File { file, offset } => {
-                b.segs.push_back(Seg::File {
-                    file: file.clone(),
-                    offset: *offset,
-                    len: len as u64,
-                });
-                *offset += len as u64;
-            }
-        }
-        s.left -= len as u64;
-        self.queued += 9 + len as u64;
-        self.progressed |= len > 0;
-        if s.left == 0 {
-            self.generated -= std::mem::take(&mut s.own);
-            if matches!(s.out, Out::Arena { .. }) {
-                // Framed whole (copied into the queue): the arena need not keep it.
-                s.out = Out::None;
-                self.arena_done();
-            }
-        }
-        true
-    }
-
-    fn on_begin_headers(&mut self, stream: StreamId, kind: HeadersKind) {
-        if kind == HeadersKind::Trailers {
-            if let Some(s) = self.slot(stream) {
-                s.trailers = true;
-            }
-            return;
-        }
-        if kind != HeadersKind::Request {
-            return;
-        }
-        self.counts.streams += 1;
-        let mut free = None;
-        while let Some(i) = self.freed.pop() {
-            if self.slots.get(i).is_some_and(|s| s.id == 0) {
-                free = Some(i);
-                break;
-            }
-        }
-        if free.is_none() && self.slots.len() >= self.cap {
-            free = self.slots.iter().position(|s| s.id == 0);
-        }
-        if let Some(i) = free {
-            self.slots[i].open(stream);
-            self.last = i;
-        } else if self.slots.len() < self.cap {
-            let mut s = Stream::free();
-            s.open(stream);
-            self.last = self.slots.len();
-            self.slots.push(s);
-        } else {
-            return;
-        }
-        self.hints[hint_of(stream)] = self.last as u16;
-        // Past the cap (nghttp2 refuses streams above the limit first): on_header resets it.
-    }
-
-    fn on_header(&mut self, stream: StreamId, name: &[u8], value: &[u8]) -> HeaderVerdict {
-        let (max_head, log_fields) = (self.max_head, self.log_fields);
-        let Some(s) = self.slot(stream) else {
-            return HeaderVerdict::ResetStream;
-        };
-        if s.trailers {
-            return HeaderVerdict::Accept;
-        }
-        // HPACK lets a few bytes on the wire stand for a large field (an indexed entry repeats a
-        // 4 KB value for one byte): what is stored is bounded by the head limit, as HTTP/1.1's
-        // head is, not by the header list size nghttp2 enforces.
-        s.head_bytes += name.len() + value.len() + 4;
-        if s.head_bytes > max_head {
-            return HeaderVerdict::Accept;
-        }
-        let mut keep = |v: &[u8]| {
-            let start = s.values.len();
-            s.values.extend_from_slice(v);
-            (start, s.values.len())
-        };
-        match name {
-            b":method" => s.method = keep(value),
-            b":path" => s.path = keep(value),
-            b":authority" => s.authority = Some(keep(value)),
-            b"content-length" => {
-                s.content_length = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok())
-            }
-            _ => {
-                let Some(&carried) = CARRIED.iter().find(|&&c| c == name) else {
-                    return HeaderVerdict::Accept;
-                };
-                if carried == b"host" && s.authority.is_some() {
-                    return HeaderVerdict::Accept; // :authority wins (RFC 9113 8.3.1)
-                }
-                if !log_fields && (carried == b"user-agent" || carried == b"referer") {
-                    return HeaderVerdict::Accept;
-                }
-                let range = keep(value);
-                s.fields.push((carried, range));
-            }
-        }
-        HeaderVerdict::Accept
-    }
-
-    fn on_headers_end(&mut self, stream: StreamId, end_stream: bool) {
-        let Some(i) = self.index(stream) else {
-            return;
-        };
-        if end_stream {
-            self.slots[i].ended = true;
-            self.body_ended(i);
-        } else if !self.slots[i].trailers && self.slots[i].body.is_none() {
-            // A body follows: it is due within the body timeout, as HTTP/1.1's is.
-            self.slots[i].body = Some(BodyClock::start(self.now));
-            self.open_bodies += 1;
-        }
-        if !self.slots[i].trailers && self.ready.len() < self.cap {
-            self.ready.push(stream);
-        }
-    }
-
-    fn on_data(&mut self, stream: StreamId, data: &[u8]) {
-        let now = self.now;
-        if let Some(s) = self.slot(stream) {
-            s.body_in += data.len() as u64;
-            if let Some(clock) = s.body.as_mut() {
-                clock.add(data.len() as u64, now);
-            }
-        }
-    }
-
-    fn on_data_end(&mut self, stream: StreamId) {
-        if let Some(i) = self.index(stream) {
-            self.slots[i].ended = true;
-            self.body_ended(i);
-        }
-    }
-
-    fn on_end_stream_sent(&mut self, stream: StreamId) {
-        if let Some(s) = self.slot(stream) {
-            s.complete = true;
-        }
-    }
-
-    fn on_rst_stream(&mut self, stream: StreamId, _error_code: u32) {
-        self.remember_ended(stream);
-    }
-
-    fn on_stream_close(&mut self, stream: StreamId, error_code: u32) {
-        if let Some(i) = self.index(stream) {
-            if error_code == error_code::NO_ERROR && self.slots[i].ended {
-                self.remember_ended(stream);
-            }
-            self.release(i);
-        }
-        self.ready.retain(|&id| id != stream);
-    }
-
-    fn on_frame_received(&mut self, kind: u8) {
-        match kind {
-            frame_type::RST_STREAM => self.counts.resets_received += 1,
-            frame_type::GOAWAY => self.counts.goaways_received += 1,
-            frame_type::WINDOW_UPDATE => self.progressed = true,
-            _ => {}
-        }
-    }
-
-    fn on_frame_sent(&mut self, kind: u8, _len: usize) {
-        match kind {
-            frame_type::RST_STREAM => self.counts.resets_sent += 1,
-            frame_type::GOAWAY => self.counts.goaways_sent += 1,
-            _ => {}
         }
     }
 }
@@ -901,43 +357,11 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
         log.record(&e, w.wall);
     }
     count_status(&mut w.stats, &reply);
-    // The head: "HTTP/1.1 200 OK\r\n" then "Name: value\r\n" lines, then the blank line. One
-    // pass finds the fields (eight bytes at a time), handed over as slices of it; nghttp2
-    // lowercases the names as it copies them.
+    // The head: "HTTP/1.1 200 OK\r\n" then "Name: value\r\n" lines, then the blank line,
+    // turned into fields handed over as slices of it.
     let out: &[u8] = out;
     let mut fields = [Header::new(b"", b""); MAX_FIELDS + 1];
-    fields[0] = Header::new(b":status", &out[9..12]);
-    let mut n = 1;
-    let mut at = find_byte(out, b'\n').map_or(out.len(), |p| p + 1);
-    while let Some(nl) = find_byte(&out[at..], b'\n') {
-        let line = &out[at..at + nl];
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        at += nl + 1;
-        if line.is_empty() {
-            break; // the blank line: the body follows
-        }
-        let Some(colon) = find_byte(line, b':') else {
-            continue;
-        };
-        let name = &line[..colon];
-        if n > MAX_FIELDS {
-            continue;
-        }
-        let value = line[colon + 1..].trim_ascii_start();
-        // A name the responder writes on most answers is not connection-specific: looked up
-        // first, it spares the other names' comparisons.
-        fields[n] = match known_name(name) {
-            Some(known) => Header::static_name(known, value),
-            None if CONNECTION_SPECIFIC
-                .iter()
-                .any(|c| c.eq_ignore_ascii_case(name)) =>
-            {
-                continue
-            }
-            None => Header::new(name, value),
-        };
-        n += 1;
-    }
+    let (n, at) = response_fields(out, &mut fields);
     let page_body = &out[at..];
     let s = &mut h.streams;
     let mut own = 0;
@@ -984,49 +408,6 @@ fn flush_counts(c: &mut Counts, w: &mut Worker) {
     st.h2_goaways_received += c.goaways_received;
     st.h2_goaways_sent += c.goaways_sent;
     *c = Counts::default();
-}
-
-/// The lowercase static form of a field name as the responder writes it (a 200's fields, the
-/// common ones): nghttp2 then neither copies nor lowercases it. One comparison each, of the
-/// exact spelling; any other name is copied and lowercased by nghttp2.
-fn known_name(name: &[u8]) -> Option<&'static [u8]> {
-    let (spelled, known): (&[u8], &'static [u8]) = match name.len() {
-        4 if name[0] == b'D' => (b"Date", b"date"),
-        4 => (b"ETag", b"etag"),
-        6 => (b"Server", b"server"),
-        12 => (b"Content-Type", b"content-type"),
-        13 if name[0] == b'A' => (b"Accept-Ranges", b"accept-ranges"),
-        13 => (b"Last-Modified", b"last-modified"),
-        14 => (b"Content-Length", b"content-length"),
-        _ => return None,
-    };
-    (name == spelled).then_some(known)
-}
-
-/// Where stream `id`'s slot hint is kept.
-fn hint_of(id: StreamId) -> usize {
-    (id as usize >> 1) % HINTS
-}
-
-/// The first `byte` in `hay`, looked for eight bytes at a time (a head's lines are tens of
-/// bytes: a byte-at-a-time search was the largest item of an answer's profile).
-pub(super) fn find_byte(hay: &[u8], byte: u8) -> Option<usize> {
-    const LOW: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let pattern = LOW * u64::from(byte);
-    let mut chunks = hay.chunks_exact(8);
-    for (i, chunk) in chunks.by_ref().enumerate() {
-        let x = u64::from_le_bytes(chunk.try_into().expect("8 bytes")) ^ pattern;
-        // A zero byte of x is a match; its lowest one sets the lowest flagged bit (the flags
-        // of bytes above it may be false, never those below).
-        let found = x.wrapping_sub(LOW) & !x & HIGH;
-        if found != 0 {
-            return Some(i * 8 + (found.trailing_zeros() / 8) as usize);
-        }
-    }
-    let tail = chunks.remainder();
-    let base = hay.len() - tail.len();
-    tail.iter().position(|&c| c == byte).map(|p| base + p)
 }
 
 /// A GOAWAY frame (RFC 9113 6.8), for when nghttp2 can no longer write one.

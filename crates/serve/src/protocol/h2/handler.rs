@@ -1,0 +1,254 @@
+//! The nghttp2 session's callbacks on the stream table: a stream opened in a free slot, its
+//! request's fields kept (those the responder reads, bounded by the head limit), its body
+//! counted against its clock, its end and close recorded; frames written into the connection's
+//! output queue within its room, DATA straight from the stream's body. Apart from `h2.rs`,
+//! whose answer path calls into nghttp2, which calls these.
+
+use http2::{error_code, frame_type, FrameVerdict, Handler, HeaderVerdict, HeadersKind, StreamId};
+
+use super::streams::{hint_of, Out, Stream, Streams, CARRIED};
+use crate::pool::Seg;
+use crate::protocol::body::BodyClock;
+
+impl Handler for Streams {
+    const BEGIN_FRAME: bool = true;
+
+    fn on_begin_frame(&mut self, kind: u8, _flags: u8, stream: StreamId) -> FrameVerdict {
+        if (kind == frame_type::DATA || kind == frame_type::HEADERS)
+            && stream != 0
+            && self.ended.contains(&stream)
+        {
+            return FrameVerdict::FailConnection(error_code::STREAM_CLOSED);
+        }
+        FrameVerdict::Accept
+    }
+
+    fn write(&mut self, bytes: &[u8]) -> usize {
+        let Some(b) = self.bufs.as_mut() else {
+            return 0;
+        };
+        if self.before + self.queued > 0 && self.queued >= self.room {
+            return 0;
+        }
+        let start = b.out.len();
+        b.out.extend_from_slice(bytes);
+        b.push_mem(start);
+        self.queued += bytes.len() as u64;
+        bytes.len()
+    }
+
+    fn body_ready(&mut self, stream: StreamId, max: usize) -> http2::Body {
+        match self.slot(stream) {
+            Some(s) => {
+                let len = s.left.min(max as u64);
+                http2::Body::Ready {
+                    len: len as usize,
+                    end: len == s.left,
+                }
+            }
+            None => http2::Body::Reset,
+        }
+    }
+
+    fn write_data(&mut self, stream: StreamId, frame_header: &[u8; 9], len: usize) -> bool {
+        if self.full(9 + len as u64) {
+            return false;
+        }
+        let Some(i) = self.index(stream) else {
+            return false;
+        };
+        let Some(b) = self.bufs.as_mut() else {
+            return false;
+        };
+        let s = &mut self.slots[i];
+        let start = b.out.len();
+        b.out.extend_from_slice(frame_header);
+        if let Out::Arena { start: from } = &mut s.out {
+            b.out.extend_from_slice(&self.arena[*from..*from + len]);
+            *from += len;
+        }
+        b.push_mem(start);
+        match &mut s.out {
+            Out::None | Out::Arena { .. } => {}
+            Out::Shared { data, start: from } => {
+                b.segs.push_back(Seg::Shared {
+                    data: data.clone(),
+                    start: *from,
+                    len,
+                });
+                *from += len;
+            }
+            Out::File { file, offset } => {
+                b.segs.push_back(Seg::File {
+                    file: file.clone(),
+                    offset: *offset,
+                    len: len as u64,
+                });
+                *offset += len as u64;
+            }
+        }
+        s.left -= len as u64;
+        self.queued += 9 + len as u64;
+        self.progressed |= len > 0;
+        if s.left == 0 {
+            self.generated -= std::mem::take(&mut s.own);
+            if matches!(s.out, Out::Arena { .. }) {
+                // Framed whole (copied into the queue): the arena need not keep it.
+                s.out = Out::None;
+                self.arena_done();
+            }
+        }
+        true
+    }
+
+    fn on_begin_headers(&mut self, stream: StreamId, kind: HeadersKind) {
+        if kind == HeadersKind::Trailers {
+            if let Some(s) = self.slot(stream) {
+                s.trailers = true;
+            }
+            return;
+        }
+        if kind != HeadersKind::Request {
+            return;
+        }
+        self.counts.streams += 1;
+        let mut free = None;
+        while let Some(i) = self.freed.pop() {
+            if self.slots.get(i).is_some_and(|s| s.id == 0) {
+                free = Some(i);
+                break;
+            }
+        }
+        if free.is_none() && self.slots.len() >= self.cap {
+            free = self.slots.iter().position(|s| s.id == 0);
+        }
+        if let Some(i) = free {
+            self.slots[i].open(stream);
+            self.last = i;
+        } else if self.slots.len() < self.cap {
+            let mut s = Stream::free();
+            s.open(stream);
+            self.last = self.slots.len();
+            self.slots.push(s);
+        } else {
+            return;
+        }
+        self.hints[hint_of(stream)] = self.last as u16;
+        // Past the cap (nghttp2 refuses streams above the limit first): on_header resets it.
+    }
+
+    fn on_header(&mut self, stream: StreamId, name: &[u8], value: &[u8]) -> HeaderVerdict {
+        let (max_head, log_fields) = (self.max_head, self.log_fields);
+        let Some(s) = self.slot(stream) else {
+            return HeaderVerdict::ResetStream;
+        };
+        if s.trailers {
+            return HeaderVerdict::Accept;
+        }
+        // HPACK lets a few bytes on the wire stand for a large field (an indexed entry repeats a
+        // 4 KB value for one byte): what is stored is bounded by the head limit, as HTTP/1.1's
+        // head is, not by the header list size nghttp2 enforces.
+        s.head_bytes += name.len() + value.len() + 4;
+        if s.head_bytes > max_head {
+            return HeaderVerdict::Accept;
+        }
+        let mut keep = |v: &[u8]| {
+            let start = s.values.len();
+            s.values.extend_from_slice(v);
+            (start, s.values.len())
+        };
+        match name {
+            b":method" => s.method = keep(value),
+            b":path" => s.path = keep(value),
+            b":authority" => s.authority = Some(keep(value)),
+            b"content-length" => {
+                s.content_length = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok())
+            }
+            _ => {
+                let Some(&carried) = CARRIED.iter().find(|&&c| c == name) else {
+                    return HeaderVerdict::Accept;
+                };
+                if carried == b"host" && s.authority.is_some() {
+                    return HeaderVerdict::Accept; // :authority wins (RFC 9113 8.3.1)
+                }
+                if !log_fields && (carried == b"user-agent" || carried == b"referer") {
+                    return HeaderVerdict::Accept;
+                }
+                let range = keep(value);
+                s.fields.push((carried, range));
+            }
+        }
+        HeaderVerdict::Accept
+    }
+
+    fn on_headers_end(&mut self, stream: StreamId, end_stream: bool) {
+        let Some(i) = self.index(stream) else {
+            return;
+        };
+        if end_stream {
+            self.slots[i].ended = true;
+            self.body_ended(i);
+        } else if !self.slots[i].trailers && self.slots[i].body.is_none() {
+            // A body follows: it is due within the body timeout, as HTTP/1.1's is.
+            self.slots[i].body = Some(BodyClock::start(self.now));
+            self.open_bodies += 1;
+        }
+        if !self.slots[i].trailers && self.ready.len() < self.cap {
+            self.ready.push(stream);
+        }
+    }
+
+    fn on_data(&mut self, stream: StreamId, data: &[u8]) {
+        let now = self.now;
+        if let Some(s) = self.slot(stream) {
+            s.body_in += data.len() as u64;
+            if let Some(clock) = s.body.as_mut() {
+                clock.add(data.len() as u64, now);
+            }
+        }
+    }
+
+    fn on_data_end(&mut self, stream: StreamId) {
+        if let Some(i) = self.index(stream) {
+            self.slots[i].ended = true;
+            self.body_ended(i);
+        }
+    }
+
+    fn on_end_stream_sent(&mut self, stream: StreamId) {
+        if let Some(s) = self.slot(stream) {
+            s.complete = true;
+        }
+    }
+
+    fn on_rst_stream(&mut self, stream: StreamId, _error_code: u32) {
+        self.remember_ended(stream);
+    }
+
+    fn on_stream_close(&mut self, stream: StreamId, error_code: u32) {
+        if let Some(i) = self.index(stream) {
+            if error_code == error_code::NO_ERROR && self.slots[i].ended {
+                self.remember_ended(stream);
+            }
+            self.release(i);
+        }
+        self.ready.retain(|&id| id != stream);
+    }
+
+    fn on_frame_received(&mut self, kind: u8) {
+        match kind {
+            frame_type::RST_STREAM => self.counts.resets_received += 1,
+            frame_type::GOAWAY => self.counts.goaways_received += 1,
+            frame_type::WINDOW_UPDATE => self.progressed = true,
+            _ => {}
+        }
+    }
+
+    fn on_frame_sent(&mut self, kind: u8, _len: usize) {
+        match kind {
+            frame_type::RST_STREAM => self.counts.resets_sent += 1,
+            frame_type::GOAWAY => self.counts.goaways_sent += 1,
+            _ => {}
+        }
+    }
+}

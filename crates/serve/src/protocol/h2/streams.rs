@@ -1,0 +1,329 @@
+//! The stream table of one HTTP/2 connection: a slot per open stream (its request's fields,
+//! its body clock, its response body still to be framed), found by the last slot used or a hint
+//! by id, reused from a stack of freed slots; the arena of small generated bodies; the ring of
+//! streams the client ended; the counters bumped in the session's callbacks. Kept apart from
+//! `h2.rs` so the answer path reads without the table's bookkeeping; the callbacks that fill it
+//! are in `handler.rs`.
+
+use std::fs::File;
+use std::rc::Rc;
+use std::time::Instant;
+
+use http2::StreamId;
+
+use crate::pool::Bufs;
+use crate::protocol::body::BodyClock;
+
+/// A stream's request storage above this is given back once it is answered (a slot keeps
+/// what an ordinary request needs, not what the largest one took).
+const KEEP_CAPACITY: usize = 1024;
+/// The arena's capacity kept once it empties (error pages are small; listings may not be).
+const ARENA_KEEP: usize = 64 * 1024;
+/// Streams remembered as ended by the client and closed (see [`Streams::ended`]).
+const ENDED_RING: usize = 16;
+/// Slot hints, indexed by a stream id's low bits (client ids are odd: bit 0 is dropped).
+const HINTS: usize = 256;
+/// A carried field: its name (one of [`CARRIED`]) and its value's range in the stream's values.
+pub(super) type Field = (&'static [u8], (usize, usize));
+
+/// Fields the responder reads, carried into the request built for it.
+pub(super) const CARRIED: [&[u8]; 10] = [
+    b"host",
+    b"if-match",
+    b"if-none-match",
+    b"if-modified-since",
+    b"if-unmodified-since",
+    b"range",
+    b"if-range",
+    b"accept-encoding",
+    b"user-agent",
+    b"referer",
+];
+
+/// Counters bumped inside the session's callbacks, added to the worker's after each call.
+#[derive(Debug, Default)]
+pub(super) struct Counts {
+    pub(super) streams: u64,
+    pub(super) resets_received: u64,
+    pub(super) resets_sent: u64,
+    pub(super) goaways_received: u64,
+    pub(super) goaways_sent: u64,
+}
+
+/// A stream's response body still to be framed.
+#[derive(Debug)]
+pub(super) enum Out {
+    None,
+    /// Bytes of the connection's arena from `start`.
+    Arena {
+        start: usize,
+    },
+    Shared {
+        data: Rc<[u8]>,
+        start: usize,
+    },
+    File {
+        file: Rc<File>,
+        offset: u64,
+    },
+}
+
+/// One open stream.
+#[derive(Debug)]
+pub(super) struct Stream {
+    /// 0: the slot is free.
+    pub(super) id: StreamId,
+    /// The values of `:method`, `:path`, `:authority` and the carried fields, one after another.
+    pub(super) values: Vec<u8>,
+    /// `:method`, `:path`, `:authority` as ranges of `values`.
+    pub(super) method: (usize, usize),
+    pub(super) path: (usize, usize),
+    pub(super) authority: Option<(usize, usize)>,
+    /// The carried fields in order: a name of [`CARRIED`], a range of `values`.
+    pub(super) fields: Vec<Field>,
+    /// The block being received is trailers: ignored.
+    pub(super) trailers: bool,
+    /// Bytes of the header block so far (names, values, 4 a field: their HTTP/1.1 size);
+    /// past the head limit nothing more is stored and the request is a 431.
+    pub(super) head_bytes: usize,
+    pub(super) content_length: Option<u64>,
+    pub(super) body_in: u64,
+    /// The request body's clock while the client's side is open (its request complete, no
+    /// END_STREAM yet): counted in `Streams::open_bodies`.
+    pub(super) body: Option<BodyClock>,
+    /// Reset for a body past the limit, late, or not waited for.
+    pub(super) cut: bool,
+    /// The client ended its side (END_STREAM received).
+    pub(super) ended: bool,
+    /// The request was answered (until then its header block is under way).
+    pub(super) answered: bool,
+    /// The response went out whole (our END_STREAM written).
+    pub(super) complete: bool,
+    pub(super) out: Out,
+    /// Body bytes not framed yet.
+    pub(super) left: u64,
+    /// Bytes of a body generated for this stream alone (a listing, an error page), counted in
+    /// `Streams::generated` until framed whole.
+    pub(super) own: u64,
+}
+
+impl Stream {
+    pub(super) fn free() -> Stream {
+        Stream {
+            id: 0,
+            values: Vec::new(),
+            method: (0, 0),
+            path: (0, 0),
+            authority: None,
+            fields: Vec::new(),
+            trailers: false,
+            head_bytes: 0,
+            content_length: None,
+            body_in: 0,
+            body: None,
+            cut: false,
+            ended: false,
+            answered: false,
+            complete: false,
+            out: Out::None,
+            left: 0,
+            own: 0,
+        }
+    }
+
+    /// Gives back request storage past what an ordinary request needs.
+    pub(super) fn trim(&mut self) {
+        self.values.clear();
+        if self.values.capacity() > KEEP_CAPACITY {
+            self.values = Vec::new();
+        }
+        self.fields.clear();
+        if self.fields.capacity() * size_of::<Field>() > KEEP_CAPACITY {
+            self.fields = Vec::new();
+        }
+    }
+
+    pub(super) fn open(&mut self, id: StreamId) {
+        self.id = id;
+        self.values.clear();
+        self.method = (0, 0);
+        self.path = (0, 0);
+        self.authority = None;
+        self.fields.clear();
+        self.trailers = false;
+        self.head_bytes = 0;
+        self.content_length = None;
+        self.body_in = 0;
+        self.body = None;
+        self.cut = false;
+        self.ended = false;
+        self.answered = false;
+        self.complete = false;
+        self.out = Out::None;
+        self.left = 0;
+        self.own = 0;
+    }
+}
+
+/// The session's handler: the streams, and the output queue while frames are written.
+pub(super) struct Streams {
+    /// Slots, reused; at most `cap` (nghttp2 refuses streams past MAX_CONCURRENT_STREAMS before
+    /// asking, the few more cover streams closing).
+    pub(super) slots: Vec<Stream>,
+    pub(super) cap: usize,
+    /// The head limit (`max_header_bytes`): what one stream's request may store.
+    pub(super) max_head: usize,
+    /// An access log is kept: `referer` and `user-agent` are carried for it (read by nothing else).
+    pub(super) log_fields: bool,
+    /// The session's buffers, lent for `send`.
+    pub(super) bufs: Option<Bufs>,
+    /// Bytes queued during this `send`.
+    pub(super) queued: u64,
+    /// Bytes the connection had queued before this `send`: a frame larger than the room is
+    /// taken only into an empty queue (or no frame would ever fit), never on top of another.
+    pub(super) before: u64,
+    /// Bytes that may still be queued in this `send` (the rest waits in nghttp2).
+    pub(super) room: u64,
+    /// Streams whose request is complete, to answer once `recv` returns.
+    pub(super) ready: Vec<StreamId>,
+    /// The time of the input being read (the worker's clock), for the body clocks.
+    pub(super) now: Instant,
+    /// Streams with a body clock (see `Stream::body`): none, and no stream is looked at.
+    pub(super) open_bodies: usize,
+
+    /// Small generated bodies being framed; emptied when no stream uses it.
+    pub(super) arena: Vec<u8>,
+    pub(super) arena_users: usize,
+    /// Bytes of generated bodies not framed yet (see `Stream::own`): while past the output
+    /// bound, no more requests are answered.
+    pub(super) generated: u64,
+    /// The slot found last: a header block's fields come one by one for the same stream.
+    pub(super) last: usize,
+    /// The slot a stream was last seen in, by its id's low bits (checked before use: a stale or
+    /// shared hint costs a search, never a wrong slot).
+    pub(super) hints: [u16; HINTS],
+    /// Slots freed, the latest last: where the next streams go, without a search (each is
+    /// checked before use; never longer than `slots`, so it allocates only as they grow).
+    pub(super) freed: Vec<usize>,
+    /// The latest streams the client ended (END_STREAM, then a normal close, or its own
+    /// RST_STREAM) and nghttp2 has since closed and forgotten. A DATA or HEADERS frame on one is
+    /// a connection error of type STREAM_CLOSED (RFC 9113 5.1, "closed": "An endpoint that
+    /// receives any frames after receiving a frame with the END_STREAM flag set MUST treat that
+    /// as a connection error"), which nghttp2, once it has freed the stream, cannot tell from a
+    /// frame that crossed our RST_STREAM (which must be ignored) and so ignores: whether the
+    /// client's next frame found the stream still open would otherwise depend on how its bytes
+    /// were cut into reads. Streams we reset never enter; past the ring's size, the oldest
+    /// are forgotten (and such a frame ignored, as nghttp2 does), never wrongly refused.
+    pub(super) ended: [StreamId; ENDED_RING],
+    ended_next: usize,
+    /// A WINDOW_UPDATE arrived, or body bytes were framed, since the driver last asked: a body
+    /// paced by the client's flow control is progressing (see `conn`'s send deadline). Control
+    /// frames written (PING ACKs and the like) are not progress.
+    pub(super) progressed: bool,
+    pub(super) counts: Counts,
+}
+
+impl Streams {
+    pub(super) fn new(cap: usize, max_head: usize, log_fields: bool, now: Instant) -> Streams {
+        Streams {
+            slots: Vec::new(),
+            cap,
+            max_head,
+            log_fields,
+            bufs: None,
+            queued: 0,
+            before: 0,
+            room: 0,
+            ready: Vec::new(),
+
+            now,
+            open_bodies: 0,
+            arena: Vec::new(),
+            arena_users: 0,
+            generated: 0,
+            last: 0,
+            hints: [0; HINTS],
+            freed: Vec::new(),
+            ended: [0; ENDED_RING],
+            ended_next: 0,
+            progressed: false,
+            counts: Counts::default(),
+        }
+    }
+
+    pub(super) fn open(&self) -> usize {
+        self.slots.iter().filter(|s| s.id != 0).count()
+    }
+
+    /// The slot of stream `id` (not 0): the last one found, else the one its hint names, else
+    /// a search (frames of a hundred streams interleave: a search for each was a tenth of an
+    /// answer's profile).
+    pub(super) fn index(&mut self, id: StreamId) -> Option<usize> {
+        if self.slots.get(self.last).is_some_and(|s| s.id == id) {
+            return Some(self.last);
+        }
+        let hint = usize::from(self.hints[hint_of(id)]);
+        let i = if self.slots.get(hint).is_some_and(|s| s.id == id) {
+            hint
+        } else {
+            let i = self.slots.iter().position(|s| s.id == id)?;
+            self.hints[hint_of(id)] = i as u16;
+            i
+        };
+        self.last = i;
+        Some(i)
+    }
+
+    pub(super) fn slot(&mut self, id: StreamId) -> Option<&mut Stream> {
+        let i = self.index(id)?;
+        Some(&mut self.slots[i])
+    }
+
+    pub(super) fn remember_ended(&mut self, id: StreamId) {
+        self.ended[self.ended_next] = id;
+        self.ended_next = (self.ended_next + 1) % ENDED_RING;
+    }
+
+    pub(super) fn full(&self, more: u64) -> bool {
+        self.before + self.queued > 0 && self.queued + more > self.room
+    }
+
+    /// A stream is done with its body in the arena: the arena empties with its last user, and
+    /// gives back its memory if a large listing grew it.
+    pub(super) fn arena_done(&mut self) {
+        self.arena_users -= 1;
+        if self.arena_users == 0 {
+            self.arena.clear();
+            if self.arena.capacity() > ARENA_KEEP {
+                self.arena = Vec::new();
+            }
+        }
+    }
+
+    /// The client's side of stream `i` ended (or the stream is gone): its body is not awaited.
+    pub(super) fn body_ended(&mut self, i: usize) {
+        if self.slots[i].body.take().is_some() {
+            self.open_bodies -= 1;
+        }
+    }
+
+    pub(super) fn release(&mut self, i: usize) {
+        self.body_ended(i);
+        if matches!(self.slots[i].out, Out::Arena { .. }) {
+            self.arena_done();
+        }
+        self.generated -= std::mem::take(&mut self.slots[i].own);
+        if self.freed.len() < self.slots.len() {
+            self.freed.push(i);
+        }
+        let s = &mut self.slots[i];
+        s.id = 0;
+        s.out = Out::None; // drops the shared body or the file
+        s.trim();
+    }
+}
+
+/// Where stream `id`'s slot hint is kept.
+pub(super) fn hint_of(id: StreamId) -> usize {
+    (id as usize >> 1) % HINTS
+}
