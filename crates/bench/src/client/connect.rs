@@ -1,7 +1,7 @@
 //! A Webchild's new connection, whatever protocol it will speak: the client state made (TLS:
 //! its key shares, before the connect and outside its time), the nonblocking TCP connect
 //! started and registered, and the connect timeout armed. `h1.rs` and `h2.rs` go on from the
-//! socket's first writable event with [`connected`].
+//! socket's first writable event with [`ready`].
 
 use super::errors::connect_error;
 use super::page::Child;
@@ -33,8 +33,20 @@ pub(super) fn open(
     Ok((conn, now))
 }
 
-/// The first event of a connecting socket: `Ok(true)` connected, `Ok(false)` not yet (a stale
-/// event), or the error it failed with.
-pub(super) fn connected(conn: &Transport) -> Result<bool, ErrorKind> {
-    conn.connected().map_err(|e| connect_error(&e))
+/// The first event of a connecting socket: `Ok(Some(now))` connected at `now`; `Ok(None)`
+/// nothing to do (the run has ended: connected or not, nothing is sent now, begun and not sent;
+/// or a stale event: still connecting); or the error it failed with and when.
+pub(super) fn ready(
+    conn: &Transport,
+    cx: &ThreadState<'_>,
+) -> Result<Option<u64>, (ErrorKind, u64)> {
+    let now = cx.now();
+    if cx.ended(now) {
+        return Ok(None);
+    }
+    match conn.connected() {
+        Ok(true) => Ok(Some(now)),
+        Ok(false) => Ok(None),
+        Err(e) => Err((connect_error(&e), now)),
+    }
 }

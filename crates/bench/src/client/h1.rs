@@ -467,15 +467,11 @@ impl H1 {
     /// The first event of a connecting socket: connected, failed, or (a stale event) neither yet.
     fn on_connect_ready(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>) {
         let Some(conn) = &self.conn else { return };
-        let now = cx.now();
-        if cx.ended(now) {
-            return; // connected or not, nothing is sent now: begun, not sent
-        }
-        match connect::connected(conn) {
-            Ok(true) => {}
-            Ok(false) => return, // a stale event: still connecting
-            Err(kind) => return self.fail(ch, cx, kind, now),
-        }
+        let now = match connect::ready(conn, cx) {
+            Ok(Some(now)) => now,
+            Ok(None) => return,
+            Err((kind, now)) => return self.fail(ch, cx, kind, now),
+        };
         self.ex.connect_us = now - self.connect_start_us;
         ch.record_connect(cx, &self.ex, now);
         self.state = State::Handshaking;

@@ -29,15 +29,11 @@ impl H2 {
 
     pub(super) fn on_connect_ready(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>) {
         let Some(conn) = &self.conn else { return };
-        let now = cx.now();
-        if cx.ended(now) {
-            return; // connected or not, nothing is sent now: begun, not sent
-        }
-        match connect::connected(conn) {
-            Ok(true) => {}
-            Ok(false) => return, // a stale event: still connecting
-            Err(kind) => return self.conn_failed(ch, cx, kind, now),
-        }
+        let now = match connect::ready(conn, cx) {
+            Ok(Some(now)) => now,
+            Ok(None) => return,
+            Err((kind, now)) => return self.conn_failed(ch, cx, kind, now),
+        };
         self.connect_us = now - self.connect_start_us;
         let ex = self.first_exchange(ch, cx.sh.workload);
         ch.record_connect(cx, &ex, now);
