@@ -5,7 +5,7 @@ mod common;
 mod hosts_support;
 
 use common::{flint, run_bounded, wait_exit};
-use hosts_support::{bench, exe, read_json, served, server, sum, LIMIT};
+use hosts_support::{bench, exe, launch_killing_victim, read_json, served, server, sum, LIMIT};
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -267,12 +267,8 @@ fn a_worker_of_another_protocol_version_is_refused_with_both_versions() {
 fn a_worker_killed_mid_run_is_lost_and_the_others_finish() {
     let (dir, server) = server();
     let json = dir.path().join("r.json");
-    // The victim's worker is killed 1.5 s into its run (its stdin kept: a background job's
-    // would be /dev/null).
-    let template = format!(
-        "if [ {{host}} = victim ]; then exec 3<&0; {exe} worker <&3 & pid=$!; sleep 2; kill -9 $pid; wait; exit 137; fi; exec {exe} worker",
-        exe = exe()
-    );
+    // The victim's worker is killed 1.5 s into its run.
+    let template = launch_killing_victim("2");
     let out = run_bounded(
         bench(
             &server,

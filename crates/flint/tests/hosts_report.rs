@@ -6,7 +6,7 @@ mod common;
 mod hosts_support;
 
 use common::run_bounded;
-use hosts_support::{bench, exe, read_json, served, server, LIMIT};
+use hosts_support::{bench, exe, launch_killing_victim, read_json, served, server, LIMIT};
 
 #[test]
 fn three_workers_on_one_machine_each_log_to_their_own_file_in_one_clock() {
@@ -75,12 +75,8 @@ fn three_workers_on_one_machine_each_log_to_their_own_file_in_one_clock() {
 fn a_lost_host_is_apart_from_the_clients_and_shows_what_it_was_known_to_do() {
     let (dir, server) = server();
     let json = dir.path().join("r.json");
-    // The victim's worker is killed 2.5 s after it starts (its stdin kept: a background job's
-    // would be /dev/null), well into a run of 6 s.
-    let template = format!(
-        "if [ {{host}} = victim ]; then exec 3<&0; {exe} worker <&3 & pid=$!; sleep 2.5; kill -9 $pid; wait; exit 137; fi; exec {exe} worker",
-        exe = exe()
-    );
+    // The victim's worker is killed 2.5 s after it starts, well into a run of 6 s.
+    let template = launch_killing_victim("2.5");
     let out = run_bounded(
         bench(
             &server,

@@ -42,6 +42,16 @@ pub fn serve_logged(root: &Path, log: &Path, listen: &str) -> Server {
     started_server(child, "http", true)
 }
 
+/// A `--launch` template under which host `victim`'s worker is killed (SIGKILL) `after` seconds
+/// after it starts, its stdin kept (a background job's would be /dev/null); every other host's
+/// worker runs as usual.
+pub fn launch_killing_victim(after: &str) -> String {
+    format!(
+        "if [ {{host}} = victim ]; then exec 3<&0; {exe} worker <&3 & pid=$!; sleep {after}; kill -9 $pid; wait; exit 137; fi; exec {exe} worker",
+        exe = exe()
+    )
+}
+
 /// Waits (bounded) until the access log holds `n` lines (it is flushed once a second).
 pub fn served(dir: &Path, n: usize) -> usize {
     let deadline = Instant::now() + Duration::from_secs(10);
