@@ -9,7 +9,7 @@ mod per_connection;
 use bench::config::{TlsOptions, TlsVersion};
 use bench::stats::ErrorKind;
 use bench::{BenchConfig, HttpMode, RunResult, Stop, Target, Workload};
-use per_connection::PerConnection as Server;
+use per_connection::{read_until_stopped, PerConnection as Server};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -28,21 +28,8 @@ fn https_server(leaf: &Leaf) -> Server {
 
 fn serve_http(mut s: rustls::StreamOwned<rustls::ServerConnection, TcpStream>, stop: &AtomicBool) {
     let mut have = Vec::new();
-    let mut chunk = [0u8; 4096];
-    while !stop.load(Ordering::SeqCst) {
-        match s.read(&mut chunk) {
-            Ok(0) => return,
-            Ok(n) => have.extend_from_slice(&chunk[..n]),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) =>
-            {
-                continue
-            }
-            Err(_) => return,
-        }
+    read_until_stopped(&mut s, stop, &mut [0u8; 4096], |s, data| {
+        have.extend_from_slice(data);
         while let Some(end) = have.windows(4).position(|w| w == b"\r\n\r\n") {
             let head: Vec<u8> = have.drain(..end + 4).collect();
             let http10 = head.windows(8).any(|w| w == b"HTTP/1.0");
@@ -53,15 +40,16 @@ fn serve_http(mut s: rustls::StreamOwned<rustls::ServerConnection, TcpStream>, s
                 "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n"
             };
             if s.write_all(&[head.as_bytes(), &body].concat()).is_err() {
-                return;
+                return false;
             }
             if http10 {
                 s.conn.send_close_notify();
                 let _ = s.flush();
-                return;
+                return false;
             }
         }
-    }
+        true
+    });
 }
 
 /// Reads what the client sends first (its ClientHello), within a bound.
