@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{flint, run_bounded, started_server, Server};
+use common::{flint, run_bounded, started_server, texts, Server};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 use test_support::certs::{KeyKind, SelfSigned};
@@ -67,10 +67,7 @@ fn a_refused_certificate_says_why_and_stops_the_run_after_a_second() {
         Duration::from_secs(60),
     );
     let took = started.elapsed();
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-    );
+    let (stdout, stderr) = texts(&out);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
         took < Duration::from_secs(30),
@@ -109,10 +106,7 @@ fn a_pinned_certificate_out_of_its_dates_is_refused_as_expired_or_not_yet_valid(
                 .arg(&json),
             Duration::from_secs(60),
         );
-        let (stdout, stderr) = (
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr),
-        );
+        let (stdout, stderr) = texts(&out);
         assert_eq!(out.status.code(), Some(1), "{reason}: {stdout} {stderr}");
         assert!(stderr.contains("TLS: "), "{stderr}");
         assert!(stderr.contains(&format!(" {reason}: ")), "{stderr}");

@@ -14,6 +14,14 @@ pub fn flint() -> Command {
     Command::new(env!("CARGO_BIN_EXE_flint"))
 }
 
+/// A finished command's stdout and stderr, as text.
+pub fn texts(out: &Output) -> (std::borrow::Cow<'_, str>, std::borrow::Cow<'_, str>) {
+    (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    )
+}
+
 /// Output of a command that must finish within `limit` (killed and failed otherwise).
 pub fn run_bounded(cmd: &mut Command, limit: Duration) -> Output {
     let mut child = cmd

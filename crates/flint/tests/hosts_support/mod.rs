@@ -42,6 +42,11 @@ pub fn serve_logged(root: &Path, log: &Path, listen: &str) -> Server {
     started_server(child, "http", true)
 }
 
+/// A `--launch` template that runs every host's worker on this machine.
+pub fn local_launch() -> String {
+    format!("{} worker", exe())
+}
+
 /// A `--launch` template under which host `victim`'s worker is killed (SIGKILL) `after` seconds
 /// after it starts, its stdin kept (a background job's would be /dev/null); every other host's
 /// worker runs as usual.
