@@ -52,6 +52,15 @@ fn serve_http(mut s: rustls::StreamOwned<rustls::ServerConnection, TcpStream>, s
     });
 }
 
+/// A server that answers the client's ClientHello with `reply`, then waits for it to close.
+fn answering_hello(reply: &'static [u8]) -> Server {
+    Server::start(move |mut s, stop| {
+        read_hello(&mut s);
+        let _ = s.write_all(reply);
+        await_close(&mut s, stop);
+    })
+}
+
 /// Reads what the client sends first (its ClientHello), within a bound.
 fn read_hello(s: &mut TcpStream) {
     let deadline = Instant::now() + Duration::from_secs(3);
@@ -211,11 +220,7 @@ fn failed_handshakes_have_their_own_kinds() {
     let ca = TestCa::new("flint test CA");
     // A TLS 1.0-only server, as OpenSSL answers a client that offers only newer versions: a
     // fatal protocol_version alert in a TLS 1.0 record.
-    let old = Server::start(|mut s, stop| {
-        read_hello(&mut s);
-        let _ = s.write_all(&[0x15, 0x03, 0x01, 0x00, 0x02, 0x02, 0x46]);
-        await_close(&mut s, stop);
-    });
+    let old = answering_hello(&[0x15, 0x03, 0x01, 0x00, 0x02, 0x02, 0x46]);
     let r = run(&config(
         Target::https(old.addr, "localhost"),
         trusting(&ca),
@@ -225,13 +230,9 @@ fn failed_handshakes_have_their_own_kinds() {
     assert_fails(&r, ErrorKind::TlsHandshake, 3);
 
     // A plaintext HTTP server on an https URL answers the ClientHello with a 400.
-    let plain = Server::start(|mut s, stop| {
-        read_hello(&mut s);
-        let _ = s.write_all(
-            b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-        );
-        await_close(&mut s, stop);
-    });
+    let plain = answering_hello(
+        b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+    );
     let r = run(&config(
         Target::https(plain.addr, "localhost"),
         trusting(&ca),
