@@ -535,7 +535,11 @@ fn on_event(h: &mut Host, ev: Event) {
         Said::Message(ToCoordinator::Failed { reason }) => h.state = State::Lost(reason),
         Said::Message(_) => {}
         Said::Bad(line) => h.state = State::Lost(format!("it said {line}")),
-        Said::Refused { kind, why, peer } => h.state = State::Lost(refused(h, &kind, &why, peer)),
+        Said::Refused { kind, why, peer } => {
+            // A worker of another build may be running something else: its load stops too.
+            h.state = State::Lost(refused(h, &kind, &why, peer));
+            h.process.kill_group();
+        }
         Said::Closed => {
             let why = with_stderr("its channel closed".into(), &h.process);
             h.state = State::Lost(why);

@@ -76,11 +76,14 @@ pub fn serve(
         });
         WorkerError::Refused(reason)
     };
-    let orders = match next(&inbox, None) {
-        Ok(ToWorker::Orders(o)) => o,
-        Ok(other) => return Err(refuse(format!("expected orders, got {}", name(&other)))),
-        Err(WorkerError::Refused(why)) => return Err(refuse(why)),
-        Err(e) => return Err(e),
+    // A line refused is told to the coordinator too: it is that host's reason there.
+    let receive = |coordinator: Option<&str>| match next(&inbox, coordinator) {
+        Err(WorkerError::Refused(why)) => Err(refuse(why)),
+        other => other,
+    };
+    let orders = match receive(None)? {
+        ToWorker::Orders(o) => o,
+        other => return Err(refuse(format!("expected orders, got {}", name(&other)))),
     };
     if orders.protocol != PROTOCOL_VERSION {
         return Err(refuse(mismatch(orders.protocol, &orders.flint_version)));
@@ -93,10 +96,7 @@ pub fn serve(
     };
     out.send(&ready).map_err(WorkerError::Output)?;
     let (coordinator_start, start) = loop {
-        match next(&inbox, coordinator).map_err(|e| match e {
-            WorkerError::Refused(why) => refuse(why),
-            e => e,
-        })? {
+        match receive(coordinator)? {
             ToWorker::Ping { seq } => pong(&out, seq)?,
             ToWorker::Go {
                 start_unix_us,
