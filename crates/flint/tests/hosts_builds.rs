@@ -68,3 +68,17 @@ fn a_worker_message_with_a_field_too_many_or_too_few_is_refused_by_the_coordinat
         assert!(stderr.contains(&reason), "{stderr}");
     }
 }
+
+#[test]
+fn a_hello_of_another_protocol_version_is_refused_by_its_versions_whatever_its_fields() {
+    // A newer worker's hello may carry fields this coordinator does not know: the versions are
+    // what it names.
+    let template = r#"echo '{"type":"hello","protocol":999,"flint_version":"9.9.9","cores":8}'; exec sleep 30"#;
+    let (code, stderr) = run_with(template);
+    assert_eq!(code, Some(2), "{stderr}");
+    let reason = format!(
+        "other: its worker speaks protocol version 999 (flint 9.9.9), this coordinator version \
+         {PROTOCOL_VERSION} (flint {FLINT_VERSION})"
+    );
+    assert!(stderr.contains(&reason), "{stderr}");
+}
