@@ -33,14 +33,14 @@ fn run_with(template: &str) -> (Option<i32>, String) {
 fn a_worker_whose_orders_carry_a_field_it_does_not_know_refuses_them() {
     // The real worker, its orders given a field as a newer coordinator would send it.
     let template = format!(
-        r#"sed -u 's/"redirect":/"redirect_limit":1,"redirect":/' | {} worker"#,
+        r#"sed -u 's/"redirect":/"newer_option":1,"redirect":/' | {} worker"#,
         exe()
     );
     let (code, stderr) = run_with(&template);
     assert_eq!(code, Some(2), "{stderr}");
     let reason = format!(
         "the run did not start: other: orders from the coordinator (flint {FLINT_VERSION}) \
-         refused: unknown field `run.redirect_limit`; this worker is flint {FLINT_VERSION} \
+         refused: unknown field `run.newer_option`; this worker is flint {FLINT_VERSION} \
          (protocol {PROTOCOL_VERSION})"
     );
     assert!(stderr.contains(&reason), "{stderr}");
@@ -52,8 +52,8 @@ fn a_worker_message_with_a_field_too_many_or_too_few_is_refused_by_the_coordinat
         format!(r#"{{"type":"hello","protocol":{PROTOCOL_VERSION},"flint_version":"9.9.9"}}"#);
     for (ready, why) in [
         (
-            r#"{"type":"ready","threads":1,"pid":1,"cores":4}"#,
-            "unknown field `cores`",
+            r#"{"type":"ready","threads":1,"pid":1,"newer_option":4}"#,
+            "unknown field `newer_option`",
         ),
         (r#"{"type":"ready","threads":1}"#, "missing field `pid`"),
     ] {
@@ -73,7 +73,7 @@ fn a_worker_message_with_a_field_too_many_or_too_few_is_refused_by_the_coordinat
 fn a_hello_of_another_protocol_version_is_refused_by_its_versions_whatever_its_fields() {
     // A newer worker's hello may carry fields this coordinator does not know: the versions are
     // what it names.
-    let template = r#"echo '{"type":"hello","protocol":999,"flint_version":"9.9.9","cores":8}'; exec sleep 30"#;
+    let template = r#"echo '{"type":"hello","protocol":999,"flint_version":"9.9.9","newer_option":8}'; exec sleep 30"#;
     let (code, stderr) = run_with(template);
     assert_eq!(code, Some(2), "{stderr}");
     let reason = format!(

@@ -47,7 +47,7 @@ fn orders_from(version: &str, protocol: u32) -> serde_json::Value {
 #[test]
 fn orders_with_a_field_this_worker_does_not_know_are_refused_naming_it_and_both_versions() {
     let orders = edited(orders_from("9.9.9", PROTOCOL_VERSION), |v| {
-        v["run"]["redirect_limit"] = 5.into()
+        v["run"]["newer_option"] = 5.into()
     });
     let (err, reason) = refusal_of(orders);
     assert!(
@@ -55,7 +55,7 @@ fn orders_with_a_field_this_worker_does_not_know_are_refused_naming_it_and_both_
         "{err}"
     );
     assert!(
-        reason.contains("unknown field `run.redirect_limit`"),
+        reason.contains("unknown field `run.newer_option`"),
         "{reason}"
     );
     assert!(reason.contains("the coordinator (flint 9.9.9)"), "{reason}");
@@ -79,7 +79,7 @@ fn orders_lacking_a_field_this_worker_needs_are_refused_naming_it() {
 fn orders_of_another_protocol_version_are_refused_naming_both_versions() {
     // A newer coordinator: its fields differ too, but the version says more.
     let newer = edited(orders_from("9.9.9", PROTOCOL_VERSION + 1), |v| {
-        v["tls"]["ciphers"] = "x".into()
+        v["tls"]["newer_option"] = "x".into()
     });
     // A coordinator of version 1 sent none of the fields added since.
     let older = edited(orders_from("0.0.1", 1), |v| {
