@@ -190,7 +190,7 @@ fn a_field_this_build_does_not_know_is_refused_by_name_at_any_depth() {
 }
 
 #[test]
-fn a_result_with_a_statistic_this_build_does_not_know_is_refused() {
+fn a_result_with_a_statistic_too_many_or_too_few_is_refused() {
     let workload = Workload::from_pages([("p".to_owned(), 1.0, vec!["/"])]).unwrap();
     let result = ToCoordinator::Result(Box::new(WorkerResult {
         stats: Stats::new(&workload, false),
@@ -206,6 +206,14 @@ fn a_result_with_a_statistic_this_build_does_not_know_is_refused() {
         why::<ToCoordinator>(&line),
         "unknown field `stats.newer_counter`"
     );
+    // The statistics' own defaults (for counters an older worker did not send) are not applied.
+    let line = edited(line_of(&result), |v| {
+        drop(v["stats"].as_object_mut().unwrap().remove("redirects"))
+    });
+    assert_eq!(
+        why::<ToCoordinator>(&line),
+        "missing field `stats.redirects`"
+    );
 }
 
 #[test]
@@ -218,8 +226,13 @@ fn a_field_this_build_needs_and_did_not_get_is_refused_not_defaulted() {
         ("tls.version", |v| {
             drop(v["tls"].as_object_mut().unwrap().remove("version"))
         }),
-        ("workload.requests", |v| {
-            drop(v["workload"].as_object_mut().unwrap().remove("requests"))
+        ("workload.requests[0].method", |v| {
+            drop(
+                v["workload"]["requests"][0]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("method"),
+            )
         }),
         ("authorization", |v| {
             drop(v.as_object_mut().unwrap().remove("authorization"))
