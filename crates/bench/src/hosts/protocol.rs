@@ -14,11 +14,14 @@
 //! [`PROTOCOL_VERSION`] must be bumped whenever a message changes: a field added, removed,
 //! renamed, or read differently (another unit, another meaning of a value or of its absence), a
 //! value added to an enum a message carries, a message added. This holds for the types the
-//! orders carry wherever they are defined (the workload, the TLS options, the expected statuses,
-//! the HTTP mode). The field check refuses a peer that differs by a field even when a bump was
+//! messages carry wherever they are defined (the workload, the TLS options, the expected
+//! statuses, the HTTP mode; the result's statistics). The field check refuses a peer that differs by a field even when a bump was
 //! forgotten, but a change of meaning keeps every field and only the number tells it; and a
 //! worker of version 1 reads no field strictly, so only the number refuses it. The orders' full
 //! list of fields is pinned by a test that names this rule when it fails.
+//!
+//! The hello's `protocol` and `flint_version`, and the orders' two of the same names, never
+//! change: a refusal reads them on their own, whatever else the line holds, to name both builds.
 
 use crate::config::{ExpectStatus, TlsOptions};
 use crate::stats::Stats;
