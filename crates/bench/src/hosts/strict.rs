@@ -12,6 +12,10 @@
 //! TLS options, the statistics), and for every field added later, with no attribute to remember
 //! (`#[serde(deny_unknown_fields)]` would have to be put on each struct, and says nothing about
 //! fields a line lacks).
+//!
+//! A field marked `skip_serializing_if` is absent from the line and from what is written back
+//! alike when skipped, so a peer that does not know it refuses it only when it is sent: such a
+//! field is right in a message only if its absence means exactly what a build without it does.
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
