@@ -365,7 +365,9 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
     // turned into fields handed over as slices of it.
     let out: &[u8] = out;
     let mut fields = [Header::new(b"", b""); MAX_FIELDS + 1];
-    let (n, at) = h.last_head.fields(out, &mut fields);
+    // The kept head may be replaced only while no queued frame may point at it.
+    let may_replace = h.framer.outbound_queue_len() == 0;
+    let (n, at) = h.last_head.fields(out, &mut fields, may_replace);
     let page_body = &out[at..];
     let s = &mut h.streams;
     let mut own = 0;

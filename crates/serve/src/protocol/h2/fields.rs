@@ -101,16 +101,19 @@ pub(super) struct LastHead {
     n: usize,
 }
 
+impl Place {
+    const NONE: Place = Place {
+        known: None,
+        name: (0, 0),
+        value: (0, 0),
+    };
+}
+
 impl LastHead {
     pub(super) fn new() -> LastHead {
-        let none = Place {
-            known: None,
-            name: (0, 0),
-            value: (0, 0),
-        };
         LastHead {
             bytes: Vec::new(),
-            places: [none; MAX_FIELDS + 1],
+            places: [Place::NONE; MAX_FIELDS + 1],
             n: 0,
         }
     }
@@ -122,22 +125,39 @@ impl LastHead {
     }
 
     /// [`response_fields`], by the places of the last head if `out` starts with it (its blank
-    /// line included, so the whole head is the same), else by reading `out` and keeping it.
+    /// line included, so the whole head is the same), else by reading `out` and keeping it if
+    /// `may_replace`.
+    ///
+    /// A head equal to the last one gets the values of the kept copy without nghttp2 copying
+    /// them (NO_COPY; known names are static): nghttp2 reads a HEADERS frame's fields when it
+    /// packs the frame, as it takes it from its output queue, and never after. So the caller
+    /// passes `may_replace` true only when the session's output queue is empty (no frame that
+    /// points at the kept copy waits), and the session is dropped before this (field order in
+    /// `H2`).
     pub(super) fn fields<'a>(
-        &mut self,
+        &'a mut self,
         out: &'a [u8],
         fields: &mut [Header<'a>; MAX_FIELDS + 1],
+        may_replace: bool,
     ) -> (usize, usize) {
         let len = self.bytes.len();
         if len > 0 && out.len() >= len && out[..len] == self.bytes[..] {
-            let range = |(a, b): (u16, u16)| &out[usize::from(a)..usize::from(b)];
+            let kept = &self.bytes[..];
+            let range = |(a, b): (u16, u16)| &kept[usize::from(a)..usize::from(b)];
             for (field, p) in fields.iter_mut().zip(&self.places[..self.n]) {
                 *field = match p.known {
-                    Some(known) => Header::static_name(known, range(p.value)),
+                    // SAFETY: the value lies in `self.bytes`, which is changed only when
+                    // `may_replace` says no submitted frame still points at it (see above),
+                    // and outlives the session; the name is static and lowercase.
+                    Some(known) => unsafe { Header::no_copy(known, range(p.value)) },
                     None => Header::new(range(p.name), range(p.value)),
                 };
             }
             return (self.n, len);
+        }
+        if !may_replace {
+            let mut places = [Place::NONE; MAX_FIELDS + 1];
+            return response_fields(out, fields, &mut places);
         }
         let (n, at) = response_fields(out, fields, &mut self.places);
         self.bytes.clear();
@@ -150,6 +170,12 @@ impl LastHead {
         self.n = n;
         self.bytes.extend_from_slice(&out[..at]);
         (n, at)
+    }
+
+    /// Whether a head equal to `head` is kept (for the tests).
+    #[cfg(test)]
+    pub(super) fn keeps(&self, head: &[u8]) -> bool {
+        self.n > 0 && self.bytes == head
     }
 }
 
@@ -200,7 +226,7 @@ mod tests {
 
     fn convert(last: &mut LastHead, out: &[u8]) -> (Vec<Pair>, usize) {
         let mut fields = [Header::new(b"", b""); MAX_FIELDS + 1];
-        let (n, at) = last.fields(out, &mut fields);
+        let (n, at) = last.fields(out, &mut fields, true);
         let pairs = fields[..n]
             .iter()
             .map(|f| (f.name().to_vec(), f.value().to_vec()));
@@ -249,6 +275,32 @@ mod tests {
         // A field more: read again, not matched by the shorter head's prefix.
         let more = String::from_utf8_lossy(head).replace("\r\n\r\n", "\r\nVary: a\r\n\r\n");
         assert_eq!(convert(&mut last, more.as_bytes()).0.len(), 7);
+    }
+
+    /// While frames wait in the session's queue (which may point at the kept head), a head
+    /// that differs is read, not kept, and the kept one stays as it was.
+    #[test]
+    fn the_kept_head_is_not_replaced_while_frames_may_point_at_it() {
+        let a: &[u8] = b"HTTP/1.1 200 OK\r\nETag: \"a\"\r\n\r\n";
+        let b: &[u8] = b"HTTP/1.1 200 OK\r\nETag: \"bb\"\r\nServer: flint\r\n\r\n";
+        let mut last = LastHead::new();
+        convert(&mut last, a);
+        {
+            let mut fields = [Header::new(b"", b""); MAX_FIELDS + 1];
+            let (n, at) = last.fields(b, &mut fields, false);
+            assert_eq!((n, at), (3, b.len()));
+            assert_eq!(fields[1].value(), b"\"bb\"");
+            assert_eq!(fields[2].name(), b"server");
+        }
+        assert!(last.keeps(a), "the kept head unchanged");
+        // And still used: a value of the kept head is handed over from the kept copy, not
+        // from `out`.
+        let copy = a.to_vec();
+        let mut fields = [Header::new(b"", b""); MAX_FIELDS + 1];
+        let (n, _) = last.fields(&copy, &mut fields, false);
+        assert_eq!((n, fields[1].value()), (2, &b"\"a\""[..]));
+        let in_copy = copy.as_ptr_range().contains(&fields[1].value().as_ptr());
+        assert!(!in_copy, "the value is the kept copy's");
     }
 
     /// A head followed by a generated body, or longer than the limit, is not kept.
