@@ -10,58 +10,55 @@ use std::net::Ipv6Addr;
 
 /// Whether `value` (optional whitespace already trimmed) is a valid Host value.
 pub(super) fn is_valid(value: &[u8]) -> bool {
-    let (host, port) = match value.first() {
-        Some(b'[') => match value.iter().position(|&b| b == b']') {
-            Some(end) => {
-                if !is_ip_literal(&value[1..end]) {
-                    return false;
-                }
-                (&value[..=end], &value[end + 1..])
-            }
-            None => return false,
-        },
-        // A reg-name holds no colon, so the first one starts the port.
-        _ => match value.iter().position(|&b| b == b':') {
-            Some(colon) => (&value[..colon], &value[colon..]),
-            None => (value, &value[value.len()..]),
-        },
-    };
-    let port_ok = match port {
-        [] => true,
-        // `port = *DIGIT`: "host:" is valid, and so is any run of digits.
-        [b':', digits @ ..] => digits.iter().all(u8::is_ascii_digit),
-        _ => false,
-    };
-    port_ok && (host.first() == Some(&b'[') || is_reg_name(host))
-}
-
-/// `reg-name = *( unreserved / pct-encoded / sub-delims )`, an IPv4 address included; not empty,
-/// and no empty label (a trailing dot, the root of the DNS, is allowed).
-fn is_reg_name(host: &[u8]) -> bool {
-    let name = host.strip_suffix(b".").unwrap_or(host);
-    if name.is_empty() || name.starts_with(b".") {
-        return false;
+    if value.first() == Some(&b'[') {
+        let Some(end) = value.iter().position(|&b| b == b']') else {
+            return false;
+        };
+        return is_ip_literal(&value[1..end]) && is_port(&value[end + 1..]);
     }
+    // `reg-name [ ":" port ]` in one pass (a host is checked on every request): a reg-name holds
+    // no colon, so the first one starts the port. `reg-name = *( unreserved / pct-encoded /
+    // sub-delims )`, an IPv4 address included; not empty, and no empty label (a trailing dot,
+    // the root of the DNS, is allowed).
     let mut i = 0;
-    let mut prev = 0u8;
-    while i < name.len() {
-        let b = name[i];
-        match b {
-            b'%' => {
-                let hex = |j: usize| name.get(j).is_some_and(u8::is_ascii_hexdigit);
+    let mut prev_dot = true;
+    // Where the first empty label ends: a dot that starts the host or follows a dot.
+    let mut empty_label = usize::MAX;
+    while i < value.len() {
+        match HOST.0[value[i] as usize] {
+            Class::Name => prev_dot = false,
+            Class::Dot => {
+                if prev_dot && empty_label == usize::MAX {
+                    empty_label = i;
+                }
+                prev_dot = true;
+            }
+            Class::Percent => {
+                let hex = |j: usize| value.get(j).is_some_and(u8::is_ascii_hexdigit);
                 if !(hex(i + 1) && hex(i + 2)) {
                     return false;
                 }
                 i += 2;
+                prev_dot = false;
             }
-            b'.' if prev == b'.' => return false,
-            _ if REG_NAME.0[b as usize] => {}
-            _ => return false,
+            Class::Colon => break,
+            Class::Other => return false,
         }
-        prev = b;
         i += 1;
     }
-    true
+    let (host, port) = value.split_at(i);
+    // The name is the host without its one trailing dot: that dot ends no empty label.
+    let name_len = host.len() - usize::from(host.last() == Some(&b'.'));
+    name_len != 0 && empty_label >= name_len && is_port(port)
+}
+
+/// `[ ":" port ]` with `port = *DIGIT`: "host:" is valid, and so is any run of digits.
+fn is_port(port: &[u8]) -> bool {
+    match port {
+        [] => true,
+        [b':', digits @ ..] => digits.iter().all(u8::is_ascii_digit),
+        _ => false,
+    }
 }
 
 /// `IP-literal = "[" ( IPv6address / IPvFuture ) "]"`, without its brackets.
@@ -85,14 +82,30 @@ fn is_ip_literal(inner: &[u8]) -> bool {
     }
 }
 
-/// `unreserved / sub-delims` as a table: a host is checked on every request.
-struct Table([bool; 256]);
+/// What a byte is to a reg-name and its port, as a table: one load a byte.
+#[derive(Clone, Copy)]
+enum Class {
+    /// `unreserved / sub-delims` but the dot.
+    Name,
+    Dot,
+    Percent,
+    Colon,
+    Other,
+}
 
-static REG_NAME: Table = {
-    let mut table = [false; 256];
+struct Table([Class; 256]);
+
+static HOST: Table = {
+    let mut table = [Class::Other; 256];
     let mut b = 0;
     while b < 256 {
-        table[b] = is_unreserved(b as u8) || is_sub_delim(b as u8);
+        table[b] = match b as u8 {
+            b'.' => Class::Dot,
+            b'%' => Class::Percent,
+            b':' => Class::Colon,
+            c if is_unreserved(c) || is_sub_delim(c) => Class::Name,
+            _ => Class::Other,
+        };
         b += 1;
     }
     Table(table)
@@ -130,6 +143,8 @@ mod tests {
             "my_host-1~x",
             "caf%C3%A9.example",
             "a!$&'()*+,;=b",
+            "example.com.:443",
+            "%41.b:",
         ] {
             assert!(is_valid(ok.as_bytes()), "{ok}");
         }
@@ -140,7 +155,7 @@ mod tests {
         for bad in [
             "", "a b", "a/b", "../x", "..", ".", ".a", "a..b", "a\\b", "a\0b", "a\tb", "a:b",
             "a:80:90", "a:-1", "[::1", "::1", "[::1]x", "[::1]:x", "[zz::1]", "[v1.]", "[vx.a]",
-            "a%zz", "a%4", "a@b", "a?b", "a#b", "a\"b", "<a>", "a\x7fb",
+            "a%zz", "a%4", ".:80", "a..b:80", "a%4.", "a@b", "a?b", "a#b", "a\"b", "<a>", "a\x7fb",
         ] {
             assert!(!is_valid(bad.as_bytes()), "{bad:?}");
         }
