@@ -143,7 +143,10 @@ pub struct Entry {
     /// What a stat of each sibling path showed when the entry was built (used or not), so that
     /// revalidation notices a sibling appearing, changing or going away.
     seen: [Option<FileVersion>; 3],
-    checked: Instant,
+    /// When the files are stat'ed again: the last check plus `revalidate_ms`, kept as a deadline
+    /// so a hit compares two instants (no subtraction); `None` when that is past what an
+    /// `Instant` holds (never again).
+    revalidate_at: Option<Instant>,
     /// Set on every hit, cleared by the clock hand.
     referenced: bool,
 }
@@ -270,10 +273,14 @@ impl Cache {
         };
         let entry = self.slots[slot as usize].as_mut().expect("mapped slot");
         entry.referenced = true;
-        if now.saturating_duration_since(entry.checked) >= self.settings.revalidate {
+        if entry.revalidate_at.is_some_and(|at| now >= at) {
             self.counters.revalidations += 1;
             if self.unchanged(slot) {
-                self.slots[slot as usize].as_mut().expect("slot").checked = now;
+                let revalidate_at = now.checked_add(self.settings.revalidate);
+                self.slots[slot as usize]
+                    .as_mut()
+                    .expect("slot")
+                    .revalidate_at = revalidate_at;
             } else {
                 self.counters.changed += 1;
                 self.counters.misses += 1;
@@ -505,7 +512,7 @@ impl Cache {
             fs_path: fs_path.into_boxed_slice(),
             reprs: built.reprs,
             seen: built.seen,
-            checked: now,
+            revalidate_at: now.checked_add(self.settings.revalidate),
             // Not yet: a path requested once is the first to go when the cap is reached.
             referenced: false,
         });
