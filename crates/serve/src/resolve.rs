@@ -67,16 +67,17 @@ impl Refusal {
 pub fn normalise<'t>(target: &'t [u8], out: &mut Vec<u8>) -> Result<&'t [u8], Refusal> {
     out.clear();
     let rest = strip_absolute_form(target)?;
+    if let Some(path_end) = normal_path_end(rest) {
+        let (path, after) = rest.split_at(path_end);
+        out.extend_from_slice(path);
+        return Ok(query_of(after));
+    }
     let path_end = rest
         .iter()
         .position(|&b| b == b'?' || b == b'#')
         .unwrap_or(rest.len());
     let (path, after) = rest.split_at(path_end);
-    if is_normal(path) {
-        out.extend_from_slice(path);
-    } else {
-        normalise_path(path, out)?;
-    }
+    normalise_path(path, out)?;
     Ok(query_of(after))
 }
 
@@ -117,30 +118,34 @@ fn query_of(after: &[u8]) -> &[u8] {
     }
 }
 
-/// Whether `path` (starting with `/`) is its own normal form, as almost every request's is:
-/// nothing to decode (`%`), nothing refused (NUL, `\`), no empty, `.` or `..` segment (no `/`
-/// followed by `/` or `.`). Then normalising is a copy. A segment starting with a dot takes
-/// the long way, which also refuses `..`.
-fn is_normal(path: &[u8]) -> bool {
+/// Where the path of `rest` (starting with `/`) ends (at `?`, `#` or the end) if it is its own
+/// normal form, as almost every request's is: nothing to decode (`%`), nothing refused (NUL,
+/// `\\`), no empty, `.` or `..` segment (no `/` followed by `/` or `.`). Then normalising is a
+/// copy. A segment starting with a dot takes the long way, which also refuses `..`. One pass,
+/// one table load a byte.
+fn normal_path_end(rest: &[u8]) -> Option<usize> {
     let mut after_slash = false;
-    for &b in path {
+    for (i, &b) in rest.iter().enumerate() {
         match PATH_BYTE.0[b as usize] {
             PathByte::Plain => after_slash = false,
-            PathByte::Slash | PathByte::Dot if after_slash => return false,
+            PathByte::Slash | PathByte::Dot if after_slash => return None,
             PathByte::Slash => after_slash = true,
             PathByte::Dot => after_slash = false,
-            PathByte::Special => return false,
+            PathByte::End => return Some(i),
+            PathByte::Special => return None,
         }
     }
-    true
+    Some(rest.len())
 }
 
-/// What a byte is to [`is_normal`], as a table: one load a byte.
+/// What a byte is to [`normal_path_end`], as a table: one load a byte.
 #[derive(Clone, Copy)]
 enum PathByte {
     Plain,
     Slash,
     Dot,
+    /// `?` or `#`: the path ends.
+    End,
     /// `%`, NUL, `\\`: decoded or refused by the long way.
     Special,
 }
@@ -151,6 +156,8 @@ static PATH_BYTE: PathBytes = {
     let mut table = [PathByte::Plain; 256];
     table[b'/' as usize] = PathByte::Slash;
     table[b'.' as usize] = PathByte::Dot;
+    table[b'?' as usize] = PathByte::End;
+    table[b'#' as usize] = PathByte::End;
     table[b'%' as usize] = PathByte::Special;
     table[0] = PathByte::Special;
     table[b'\\' as usize] = PathByte::Special;
@@ -429,7 +436,7 @@ mod tests {
     #[test]
     fn a_path_taken_as_normal_is_what_the_long_way_makes() {
         // Every path of up to 6 bytes over the bytes that matter to segments and escapes.
-        let alphabet = b"/a.%2e\\";
+        let alphabet = b"/a.%2e\\?#";
         let (mut fast, mut slow) = (Vec::new(), Vec::new());
         let mut normal = 0u64;
         for len in 0..=6u32 {
@@ -439,16 +446,26 @@ mod tests {
                     path.push(alphabet[k % alphabet.len()]);
                     k /= alphabet.len();
                 }
+                let end = path
+                    .iter()
+                    .position(|&b| b == b'?' || b == b'#')
+                    .unwrap_or(path.len());
                 slow.clear();
-                let long_way = normalise_path(&path, &mut slow);
-                if is_normal(&path) {
-                    normal += 1;
-                    assert_eq!(long_way, Ok(()), "{path:?}");
-                    assert_eq!(slow, path, "{path:?}");
+                let long_way = normalise_path(&path[..end], &mut slow);
+                match normal_path_end(&path) {
+                    Some(at) => {
+                        normal += 1;
+                        assert_eq!(at, end, "{path:?}");
+                        assert_eq!(long_way, Ok(()), "{path:?}");
+                        assert_eq!(slow, &path[..end], "{path:?}");
+                    }
+                    None => {}
                 }
+                let query = query_of(&path[end..]);
                 assert_eq!(
-                    long_way.map(|()| &slow),
-                    normalise(&path, &mut fast).map(|_| &fast)
+                    long_way.map(|()| (&slow, query)),
+                    normalise(&path, &mut fast).map(|q| (&fast, q)),
+                    "{path:?}"
                 );
             }
         }
