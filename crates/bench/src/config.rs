@@ -20,9 +20,9 @@ pub const H2_CONNECTION_WINDOW: u32 = 15 * 1024 * 1024;
 /// at least this share of them (N / 8, rounded up: one at N <= 8, 13 at N = 100): a lane whose
 /// page ended waits, unsent, until that many are free or none is in flight. Sent one by one as
 /// each response lands, HEADERS reach the server a segment each, in the middle of its own
-/// writes on that connection, and a server at 100% of its core spends more per request on them
-/// (nginx over h2c at `-m 100`: about 9% more CPU per request than with the batches h2load's
-/// slower loop makes by itself; docs/bench-http2.md).
+/// writes on that connection, twice as many segments per request as h2load's slower loop makes
+/// by itself, and servers kept busy by both clients answered flint 6 to 9% slower at `-m 100`
+/// (docs/bench-http2.md, bench/README.md).
 pub const H2_REFILL_SHARE: usize = 8;
 
 /// When the run ends.

@@ -53,7 +53,10 @@ impl H2 {
             self.thinking.pop_front();
         }
         let held = self.refill_held(open_loop, cx.sh.schedule.think_us > 0);
-        while !held && !self.draining && self.in_flight + self.thinking.len() < self.limit && now < end
+        while !held
+            && !self.draining
+            && self.in_flight + self.thinking.len() < self.limit
+            && now < end
         {
             if let Some((ex, page)) = self.retry.pop() {
                 self.submit(ch, cx, ex, page, now);
