@@ -4,6 +4,9 @@
 mod common;
 mod hosts_support;
 
+use bench::config::TlsOptions;
+use bench::hosts::protocol::{self, Orders, RunOrders, ToWorker};
+use bench::{HttpMode, Scheme, Workload};
 use common::{flint, run_bounded, texts, wait_exit};
 use hosts_support::{
     bench, exe, launch_killing_victim, local_launch, read_json, served, server, sum, LIMIT,
@@ -381,15 +384,10 @@ fn a_worker_stops_within_a_second_when_its_stdin_closes() {
     let hello = lines.next().unwrap().unwrap();
     assert!(hello.contains("\"type\":\"hello\""), "{hello}");
     let mut stdin = worker.stdin.take().unwrap();
-    let orders = serde_json::json!({"type": "orders", "protocol": 1, "flint_version": "x",
-        "host": "h", "url": format!("http://{}/", server.addr), "connect_to": server.addr,
-        "host_header": server.addr, "first_child": 0, "end_child": 1,
-        "run": {"concurrency": 1, "threads": 1, "duration_us": 60_000_000u64, "pages": null,
-                "warmup_us": 0, "think_us": null, "rate": null, "http": "persistent",
-                "connect_timeout_us": 1_000_000, "response_timeout_us": 1_000_000, "seed": 1,
-                "log": null},
-        "workload": {"pages": [{"name": "a", "weight": 1.0, "files": [0]}], "urls": ["/a.html"]}});
-    writeln!(stdin, "{orders}").unwrap();
+    let orders = one_webchild_for_a_minute(&server.addr.to_string());
+    stdin
+        .write_all(&protocol::encode(&orders).unwrap())
+        .unwrap();
     let ready = lines.next().unwrap().unwrap();
     assert!(ready.contains("\"type\":\"ready\""), "{ready}");
     let now = std::time::SystemTime::now()
@@ -419,6 +417,44 @@ fn a_worker_stops_within_a_second_when_its_stdin_closes() {
         "the worker is still running 15 s after its stdin closed"
     );
     println!("exited {:?} after its stdin closed", closed.elapsed());
+}
+
+/// Orders of this build for one Webchild fetching `/a.html` from `addr` for a minute.
+fn one_webchild_for_a_minute(addr: &str) -> ToWorker {
+    ToWorker::Orders(Box::new(Orders {
+        protocol: protocol::PROTOCOL_VERSION,
+        flint_version: protocol::FLINT_VERSION.into(),
+        host: "h".into(),
+        url: format!("http://{addr}/"),
+        connect_to: addr.into(),
+        host_header: addr.into(),
+        scheme: Scheme::Http,
+        server_name: String::new(),
+        authorization: None,
+        tls: TlsOptions::default(),
+        first_child: 0,
+        end_child: 1,
+        run: RunOrders {
+            concurrency: 1,
+            threads: Some(1),
+            duration_us: Some(60_000_000),
+            pages: None,
+            warmup_us: 0,
+            think_us: None,
+            rate: None,
+            http: HttpMode::KeepAlive,
+            streams: None,
+            h2_window: None,
+            connect_timeout_us: 1_000_000,
+            response_timeout_us: 1_000_000,
+            busy_poll_us: 0,
+            seed: 1,
+            expect_status: None,
+            redirect: 0,
+            log: None,
+        },
+        workload: Workload::from_pages([("a".to_owned(), 1.0, vec!["/a.html"])]).unwrap(),
+    }))
 }
 
 #[test]
