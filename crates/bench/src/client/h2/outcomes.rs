@@ -35,7 +35,7 @@ impl H2 {
             if now >= end {
                 // The run ended before this stream did (its close was read in the loop's last
                 // round): unfinished, as those still open at the end are.
-                ch.record_unfinished(cx, &s.ex, s.ex.bytes(), end);
+                ch.record_unfinished(cx, &s.ex, s.bytes_read(), end);
                 continue;
             }
             let complete = s.code == 0 && s.ex.status != 0;
@@ -64,13 +64,7 @@ impl H2 {
                 } else {
                     ErrorKind::H2Protocol
                 };
-                ch.record_failure(
-                    cx,
-                    &s.ex,
-                    kind,
-                    s.ex.bytes() + s.data_bytes - s.ex.body_bytes,
-                    now,
-                );
+                ch.record_failure(cx, &s.ex, kind, s.bytes_read(), now);
                 false
             };
             if self.lanes {
@@ -153,7 +147,7 @@ impl H2 {
                 let _ = session.submit_rst_stream(s.id, http2::error_code::CANCEL);
             }
             s.page.restore(ch);
-            let bytes = s.ex.bytes() + s.data_bytes - s.ex.body_bytes;
+            let bytes = s.bytes_read();
             ch.record_failure(cx, &s.ex, ErrorKind::ResponseTimeout, bytes, now);
             if self.lanes {
                 ch.record_page(cx, false, now);
@@ -209,15 +203,23 @@ impl H2 {
         for s in io.in_flight() {
             s.page.restore(ch);
             if ended {
-                ch.record_unfinished(cx, &s.ex, s.ex.bytes(), end);
+                ch.record_unfinished(cx, &s.ex, s.bytes_read(), end);
                 any = true;
                 continue;
             }
-            ch.record_failure(cx, &s.ex, kind, s.ex.bytes(), now);
+            ch.record_failure(cx, &s.ex, kind, s.bytes_read(), now);
             if self.lanes {
                 ch.record_page(cx, false, now);
             }
             any = true;
+        }
+        if !ended && !self.retry.is_empty() {
+            // Those the server never processed (its GOAWAY's, counted in `retried`) are not
+            // failures: they go on a new connection, and the page (not a hit now that a file
+            // failed) goes on with them.
+            saved.restore(ch);
+            self.page_ok = false;
+            return self.connect(ch, cx, now);
         }
         for (ex, p) in self.retry.drain(..) {
             p.restore(ch);

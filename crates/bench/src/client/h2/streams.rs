@@ -63,6 +63,12 @@ impl Stream {
         }
     }
 
+    /// Every byte read of its response: its header block and DATA payloads, padding included
+    /// (what a failed or unfinished stream accounts for).
+    pub(super) fn bytes_read(&self) -> u64 {
+        self.ex.bytes() + self.data_bytes - self.ex.body_bytes
+    }
+
     const FREE: Stream = Stream {
         id: 0,
         ex: Exchange::new(),

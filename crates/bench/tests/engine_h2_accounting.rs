@@ -1,0 +1,193 @@
+//! HTTP/2 counts held to their identities against servers that misbehave (`common/h2server.rs`):
+//! every stream opened is a request, unfinished, retried or failed; every byte read is a head,
+//! a body, framing, or belongs to a failed or unfinished request; GOAWAY and RST_STREAM frames
+//! received are the GOAWAYs and resets counted; the server's count of streams it answered is
+//! `requests + unfinished`.
+
+mod common;
+#[path = "common/h2server.rs"]
+mod h2server;
+
+use bench::stats::ErrorKind;
+use bench::{RunResult, Stop, Workload};
+use common::{ms, one_file, workload};
+use h2server::{run, Fault, H2Server};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+const FOUR: &[&str] = &["/a", "/b", "/c", "/d"];
+const RST_STREAM: usize = 3;
+const GOAWAY: usize = 7;
+
+/// The server's count `c` once every connection has ended on its side (bounded).
+fn settled(server: &H2Server, c: &AtomicU64) -> u64 {
+    assert!(server.quiet(Duration::from_secs(10)), "connections end");
+    c.load(Ordering::SeqCst)
+}
+
+/// The identities every run keeps, whatever the server did.
+fn identities(what: &str, r: &RunResult) {
+    let s = &r.stats;
+    let h = &s.http2;
+    let what = format!(
+        "{what}: requests {}, unfinished {}, unsent {}, errors {:?}, {h:?}",
+        s.requests, s.unfinished, s.unsent_at_end, s.errors
+    );
+    // Every byte read in the window is accounted for, exactly.
+    assert_eq!(
+        s.bytes_total,
+        s.data_moved()
+            + s.bytes_chunk_framing
+            + h.bytes_framing
+            + s.bytes_failed
+            + s.bytes_unfinished,
+        "bytes: {what}"
+    );
+    assert_eq!(h.frames_received[GOAWAY], h.goaways, "GOAWAY: {what}");
+    assert_eq!(
+        h.frames_received[RST_STREAM],
+        h.rst_streams.iter().sum::<u64>(),
+        "RST_STREAM: {what}"
+    );
+    let statuses: u64 = s.statuses.seen().map(|(_, n)| n).sum();
+    assert_eq!(statuses, s.requests, "statuses: {what}");
+    let hits: u64 = s.pages.iter().map(|p| p.hits).sum();
+    assert_eq!(hits, s.pages_done, "pages: {what}");
+    let second: u64 = s.timeseries.iter().map(|t| t.requests).sum();
+    assert_eq!(second, s.requests, "time series: {what}");
+    // Streams opened: each a request, unfinished, retried, failed, or (part of the unsent at
+    // the end) one whose HEADERS had not left. Failures here all had a stream.
+    let accounted = s.requests + s.unfinished + h.retried + s.errors.total();
+    assert!(
+        accounted <= h.streams && h.streams <= accounted + s.unsent_at_end,
+        "streams: {what}"
+    );
+}
+
+/// A run to its quota (no end in flight): the streams identity is exact.
+fn exact_streams(what: &str, r: &RunResult) {
+    identities(what, r);
+    let s = &r.stats;
+    assert_eq!((s.unfinished, s.unsent_at_end), (0, 0), "{what}");
+    assert_eq!(
+        s.http2.streams,
+        s.requests + s.http2.retried + s.errors.total(),
+        "{what}: {:?} {:?}",
+        s.errors,
+        s.http2
+    );
+}
+
+/// Each GOAWAY then close failed the one stream it covered and not yet answered, and nothing
+/// else: the streams above it were never processed and went on a new connection.
+fn one_failure_a_goaway(r: &RunResult) {
+    let s = &r.stats;
+    assert_eq!(
+        s.errors.get(ErrorKind::H2Goaway),
+        s.http2.goaways,
+        "{:?}",
+        s.http2
+    );
+    assert_eq!(s.errors.total(), s.http2.goaways, "{:?}", s.errors);
+    assert!(s.http2.retried > 0, "{:?}", s.http2);
+}
+
+fn pages_of_four() -> Workload {
+    workload(&[("p", 1.0, FOUR)])
+}
+
+#[test]
+fn goaway_after_a_few_streams_keeps_every_count_to_a_quota() {
+    for k in [1, 2, 3, 5] {
+        let server = H2Server::start(Fault::GoawayAfter(k));
+        let r = run(&server, &pages_of_four(), Stop::Pages(20), |_| {});
+        let what = format!("GOAWAY after {k}, pages of four");
+        exact_streams(&what, &r);
+        assert_eq!(r.stats.errors.total(), 0, "{what}");
+        assert_eq!(
+            settled(&server, &server.answered),
+            r.stats.requests,
+            "{what}"
+        );
+        assert_eq!(
+            settled(&server, &server.streams),
+            r.stats.http2.streams,
+            "{what}"
+        );
+
+        let server = H2Server::start(Fault::GoawayAfter(k));
+        let r = run(&server, &one_file(), Stop::Pages(40), |c| {
+            c.streams = Some(4)
+        });
+        let what = format!("GOAWAY after {k}, lanes");
+        exact_streams(&what, &r);
+        assert_eq!(
+            settled(&server, &server.answered),
+            r.stats.requests,
+            "{what}"
+        );
+        assert_eq!(
+            settled(&server, &server.streams),
+            r.stats.http2.streams,
+            "{what}"
+        );
+    }
+}
+
+#[test]
+fn goaway_after_a_few_streams_keeps_every_count_at_a_timed_end() {
+    for (k, lanes, rate) in [(3, false, None), (2, true, None), (3, false, Some(400.0))] {
+        for _ in 0..5 {
+            let server = H2Server::start(Fault::GoawayAfter(k));
+            let w = if lanes { one_file() } else { pages_of_four() };
+            let r = run(&server, &w, Stop::Duration(ms(200)), |c| {
+                c.streams = lanes.then_some(4);
+                c.rate = rate;
+            });
+            let what = format!("GOAWAY after {k}, lanes {lanes}, rate {rate:?}");
+            identities(&what, &r);
+            assert_eq!(r.stats.errors.total(), 0, "{what}");
+            let s = &r.stats;
+            assert_eq!(
+                settled(&server, &server.answered),
+                s.requests + s.unfinished,
+                "server's log: {what}: requests {}, unfinished {}, unsent {}",
+                s.requests,
+                s.unfinished,
+                s.unsent_at_end
+            );
+        }
+    }
+}
+
+#[test]
+fn goaway_then_close_mid_data_fails_the_stream_it_covered_once() {
+    for k in [1, 2, 3] {
+        let server = H2Server::start(Fault::GoawayThenClose(k));
+        let r = run(&server, &pages_of_four(), Stop::Pages(10), |_| {});
+        exact_streams(&format!("GOAWAY then close at {k}, pages of four"), &r);
+        one_failure_a_goaway(&r);
+        let server = H2Server::start(Fault::GoawayThenClose(k));
+        let r = run(&server, &one_file(), Stop::Pages(20), |c| {
+            c.streams = Some(4)
+        });
+        exact_streams(&format!("GOAWAY then close at {k}, lanes"), &r);
+        one_failure_a_goaway(&r);
+    }
+}
+
+#[test]
+fn padding_of_a_response_cut_short_is_framing_of_a_failed_request() {
+    let server = H2Server::start(Fault::PaddedHalf { close: true });
+    let r = run(&server, &pages_of_four(), Stop::Pages(4), |_| {});
+    assert!(r.stats.bytes_failed > 0, "{:?}", r.stats.errors);
+    exact_streams("padded half, then closed", &r);
+}
+
+#[test]
+fn padding_of_a_response_unfinished_at_the_end_is_framing_of_an_unfinished_request() {
+    let server = H2Server::start(Fault::PaddedHalf { close: false });
+    let r = run(&server, &pages_of_four(), Stop::Duration(ms(200)), |_| {});
+    assert!(r.stats.bytes_unfinished > 0, "{:?}", r.stats);
+    identities("padded half, in flight at the end", &r);
+}
