@@ -191,3 +191,28 @@ fn padding_of_a_response_unfinished_at_the_end_is_framing_of_an_unfinished_reque
     assert!(r.stats.bytes_unfinished > 0, "{:?}", r.stats);
     identities("padded half, in flight at the end", &r);
 }
+
+#[test]
+fn after_a_warm_up_streams_are_counted_by_their_request_s_start_as_requests_are() {
+    // A request begun in the warm-up and refused by a GOAWAY is sent again in the window: its
+    // streams, its retry and its response all belong to the warm-up, as its response does.
+    for (w, streams) in [(pages_of_four(), None), (one_file(), Some(8))] {
+        for _ in 0..3 {
+            let server = H2Server::start(Fault::GoawayAfter(2));
+            let r = run(&server, &w, Stop::Duration(ms(200)), |c| {
+                c.warmup = ms(100);
+                c.streams = streams;
+            });
+            let s = &r.stats;
+            let h = &s.http2;
+            let accounted = s.requests + s.unfinished + h.retried + s.errors.total();
+            assert!(
+                accounted <= h.streams && h.streams <= accounted + s.unsent_at_end,
+                "--streams {streams:?}: requests {}, unfinished {}, unsent {}, {h:?}",
+                s.requests,
+                s.unfinished,
+                s.unsent_at_end
+            );
+        }
+    }
+}

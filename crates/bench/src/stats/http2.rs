@@ -16,7 +16,8 @@ pub const FRAME_TYPES: usize = 11;
 pub struct Http2Stats {
     /// Connections whose server's SETTINGS arrived (the HTTP/2 connection is then up).
     pub connections: u64,
-    /// Streams opened: one per request sent (a request a GOAWAY sends again opens two), so that
+    /// Streams opened for the window's requests (those begun in it, as `requests` counts them):
+    /// one per request sent (a request a GOAWAY sends again opens two), so that
     /// streams = requests + unfinished + retried + the streams that failed.
     pub streams: u64,
     /// The server's SETTINGS_MAX_CONCURRENT_STREAMS (the largest seen; 0: none received).

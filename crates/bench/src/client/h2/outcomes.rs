@@ -16,13 +16,13 @@ impl H2 {
             return;
         }
         let saved = PageRef::of(ch);
-        let in_window = cx.counts(now, now);
         for k in 0..self.io.closed.len() {
             let slot = self.io.closed[k] as usize;
             let s = self.io.take(slot);
             self.in_flight -= 1;
             if s.refused {
-                if in_window {
+                // Of its request's window, as its stream is.
+                if cx.counts(s.ex.file_start_us, now) {
                     cx.stats.http2.retried += 1;
                 }
                 let mut ex = s.ex;
@@ -167,7 +167,7 @@ impl H2 {
         while let Some(slot) = self.io.unprocessed() {
             let s = self.io.take(slot);
             self.in_flight -= 1;
-            if cx.counts(now, now) {
+            if cx.counts(s.ex.file_start_us, now) {
                 cx.stats.http2.retried += 1;
             }
             let mut ex = s.ex;
