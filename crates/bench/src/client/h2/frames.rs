@@ -19,8 +19,8 @@ pub(super) enum Span {
     /// Part of a DATA payload of stream `id` (padding included; the body is what nghttp2
     /// hands over).
     Data(i32),
-    /// A frame of this type begins (its header is complete; no bytes).
-    Frame(u8),
+    /// A frame of this type, on this stream, begins (its header is complete; no bytes).
+    Frame(u8, i32),
 }
 
 /// The position in the frame stream, kept across reads.
@@ -35,7 +35,7 @@ pub(super) struct FrameScanner {
 }
 
 impl FrameScanner {
-    /// Walks `data`, calling `each(span, len)` for every span, and `each(Frame(type), 0)` when
+    /// Walks `data`, calling `each(span, len)` for every span, and `each(Frame(type, stream), 0)` when
     /// a frame header is complete.
     #[inline]
     pub(super) fn scan(&mut self, mut data: &[u8], mut each: impl FnMut(Span, usize)) {
@@ -64,7 +64,7 @@ impl FrameScanner {
                 self.ty = h[3];
                 self.stream = (u32::from_be_bytes([h[5], h[6], h[7], h[8]]) & 0x7fff_ffff) as i32;
                 self.have = 0;
-                each(Span::Frame(self.ty), 0);
+                each(Span::Frame(self.ty, self.stream), 0);
             }
         }
     }
@@ -88,7 +88,7 @@ mod tests {
                     Span::Framing => framing += n,
                     Span::Header(1) => header += n,
                     Span::Data(1) => data += n,
-                    Span::Frame(t) => frames.push(t),
+                    Span::Frame(t, _) => frames.push(t),
                     other => panic!("{other:?}"),
                 });
             }

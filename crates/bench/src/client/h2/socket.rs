@@ -129,7 +129,7 @@ impl H2 {
                 None if in_window => stats.bytes_framing += n as u64,
                 None => {}
             },
-            Span::Frame(ty) => {
+            Span::Frame(ty, _) => {
                 if in_window {
                     stats.count_frame(ty);
                 }
