@@ -151,3 +151,33 @@ fn a_refusal_read_after_the_end_makes_its_stream_not_sent() {
         |_, _| {},
     );
 }
+
+#[test]
+fn every_page_due_in_an_open_loop_of_lanes_is_accounted_for() {
+    // One-file pages: each due in the window is a request, an error, unfinished, not sent at
+    // the end, or a page never started; a server that allows one stream keeps lanes waiting.
+    for fault in [Fault::None, Fault::OneStream, Fault::GoawayAfter(3)] {
+        let rs = timed_runs(
+            &format!("{fault:?}, lanes, open loop"),
+            || H2Server::start(fault),
+            &one_file(),
+            |c, _| {
+                c.streams = Some(8);
+                c.rate = Some(20_000.0);
+            },
+        );
+        for r in rs {
+            let s = &r.stats;
+            assert_eq!(
+                s.pages_scheduled,
+                s.requests + s.errors.total() + s.unfinished + s.unsent_at_end + s.pages_not_sent,
+                "{fault:?}: requests {}, unfinished {}, unsent {}, not sent {}, {:?}",
+                s.requests,
+                s.unfinished,
+                s.unsent_at_end,
+                s.pages_not_sent,
+                s.errors
+            );
+        }
+    }
+}
