@@ -156,3 +156,26 @@ fn after_a_warm_up_streams_are_counted_by_their_request_s_start_as_requests_are(
         }
     }
 }
+
+#[test]
+fn a_goaway_that_straddles_the_window_s_start_or_end_is_counted_once_or_not_at_all() {
+    // Its frame header read on one side of the boundary, its payload on the other: the frame
+    // and the GOAWAY are counted on the same side.
+    let straddles = [
+        (ms(100), ms(300), "start"), // header in the warm-up, payload in the window
+        (ms(0), ms(100), "end"),     // header in the window, payload after it
+    ];
+    for (warmup, duration, boundary) in straddles {
+        let server = H2Server::start(Fault::SplitGoaway(ms(200)));
+        let r = run(&server, &one_file(), Stop::Duration(duration), |c| {
+            c.warmup = warmup;
+            c.concurrency = 1;
+            c.threads = 1;
+        });
+        let h = &r.stats.http2;
+        assert_eq!(
+            h.frames_received[7], h.goaways,
+            "across the {boundary}: {h:?}"
+        );
+    }
+}

@@ -33,7 +33,9 @@ pub struct Http2Stats {
     /// The request header lists uncompressed (names and values): what HPACK saved is this less
     /// `header_bytes_sent` (h2load's "space savings" is that over this).
     pub header_bytes_plain: u64,
-    /// Frames received, by type (CONTINUATION frames included).
+    /// Frames received, by type (CONTINUATION frames included), each counted in the window
+    /// its last byte was read in, as what it says is (a GOAWAY in `goaways`, a RST_STREAM in
+    /// `rst_streams`).
     pub frames_received: [u64; FRAME_TYPES],
     /// Bytes read that are HTTP/2 framing: frame headers, padding, and frames that belong to no
     /// response (SETTINGS, PING, WINDOW_UPDATE, GOAWAY, RST_STREAM).

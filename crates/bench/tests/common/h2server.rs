@@ -97,6 +97,10 @@ pub enum Fault {
     /// padding, and never the rest; with `close`, the connection is then closed (a lingering
     /// close), so the streams fail; without, they stay in flight to the end of the run.
     PaddedHalf { close: bool },
+    /// After answering the first stream of a connection, a GOAWAY (last stream: that one) split
+    /// in time: its 9-byte frame header, then, this long after, its payload (a frame that
+    /// straddles the start or the end of the measured window).
+    SplitGoaway(Duration),
 }
 
 /// The server: its address and counts.
@@ -354,6 +358,16 @@ fn serve<S: Read + Write>(
         // counted, so the counts are of every stream received.
         if !out.is_empty() && answering && conn.write_all(&out).is_err() {
             answering = false;
+        }
+        if let Fault::SplitGoaway(pause) = fault {
+            if answered == 1 && !goaway_sent && answering {
+                let mut g = Vec::new();
+                frame(&mut g, GOAWAY, 0, 0, &[0, 0, 0, 1, 0, 0, 0, 0]);
+                let _ = conn.write_all(&g[..9]).and_then(|()| conn.flush());
+                thread::sleep(pause);
+                let _ = conn.write_all(&g[9..]).and_then(|()| conn.flush());
+                goaway_sent = true;
+            }
         }
         let cut = matches!(fault, Fault::PaddedHalf { close: true }) && answered > 0;
         if cut || (matches!(fault, Fault::GoawayThenClose(_)) && goaway_sent) {

@@ -21,6 +21,9 @@ pub(super) enum Span {
     Data(i32),
     /// A frame of this type, on this stream, begins (its header is complete; no bytes).
     Frame(u8, i32),
+    /// A frame of this type is complete (its last byte read; no bytes): where nghttp2 acts on
+    /// it, so a frame is counted on the same side of the window's edges as what it says.
+    End(u8),
 }
 
 /// The position in the frame stream, kept across reads.
@@ -35,8 +38,8 @@ pub(super) struct FrameScanner {
 }
 
 impl FrameScanner {
-    /// Walks `data`, calling `each(span, len)` for every span, and `each(Frame(type, stream), 0)` when
-    /// a frame header is complete.
+    /// Walks `data`, calling `each(span, len)` for every span, `each(Frame(type, stream), 0)`
+    /// when a frame header is complete and `each(End(type), 0)` when its payload is.
     #[inline]
     pub(super) fn scan(&mut self, mut data: &[u8], mut each: impl FnMut(Span, usize)) {
         while !data.is_empty() {
@@ -50,6 +53,9 @@ impl FrameScanner {
                 each(span, n);
                 self.left -= n as u32;
                 data = &data[n..];
+                if self.left == 0 {
+                    each(Span::End(self.ty), 0);
+                }
                 continue;
             }
             let want = 9 - self.have as usize;
@@ -65,6 +71,9 @@ impl FrameScanner {
                 self.stream = (u32::from_be_bytes([h[5], h[6], h[7], h[8]]) & 0x7fff_ffff) as i32;
                 self.have = 0;
                 each(Span::Frame(self.ty, self.stream), 0);
+                if self.left == 0 {
+                    each(Span::End(self.ty), 0);
+                }
             }
         }
     }
@@ -82,18 +91,22 @@ mod tests {
         bytes.extend([0, 0, 4, 0, 1, 0, 0, 0, 1, b'a', b'b', b'c', b'd']);
         for cut in 0..bytes.len() {
             let mut s = FrameScanner::default();
-            let (mut framing, mut header, mut data, mut frames) = (0, 0, 0, Vec::new());
+            let (mut framing, mut header, mut data) = (0, 0, 0);
+            let (mut frames, mut ends) = (Vec::new(), Vec::new());
             for part in [&bytes[..cut], &bytes[cut..]] {
                 s.scan(part, |span, n| match span {
                     Span::Framing => framing += n,
                     Span::Header(1) => header += n,
                     Span::Data(1) => data += n,
                     Span::Frame(t, _) => frames.push(t),
+                    Span::End(t) => ends.push(t),
                     other => panic!("{other:?}"),
                 });
             }
             assert_eq!((framing, header, data), (27, 3, 4), "cut at {cut}");
             assert_eq!(frames, [4, 1, 0]);
+            // Each ends once, after its last byte: at the cut only if that byte came first.
+            assert_eq!(ends, [4, 1, 0], "cut at {cut}");
         }
     }
 }

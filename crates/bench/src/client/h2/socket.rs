@@ -129,7 +129,9 @@ impl H2 {
                 None if in_window => stats.bytes_framing += n as u64,
                 None => {}
             },
-            Span::Frame(ty, _) => {
+            Span::Frame(..) => {}
+            // Counted when complete, as nghttp2 counts what it says (a GOAWAY, a reset).
+            Span::End(ty) => {
                 if in_window {
                     stats.count_frame(ty);
                 }
