@@ -181,3 +181,23 @@ fn every_page_due_in_an_open_loop_of_lanes_is_accounted_for() {
         }
     }
 }
+
+#[test]
+fn a_connection_closed_under_lanes_fails_only_the_streams_it_carried() {
+    // Every response is cut short and the connection closed: the lanes' streams fail with it;
+    // a page due meanwhile and not yet sent is not one of them.
+    for rate in [None, Some(20_000.0)] {
+        let server = H2Server::start(Fault::PaddedHalf { close: true });
+        let r = run(&server, &one_file(), Stop::Duration(ms(200)), |c| {
+            c.streams = Some(4);
+            c.rate = rate;
+        });
+        identities(&format!("lanes, connection closed, rate {rate:?}"), &r);
+        let s = &r.stats;
+        assert!(s.errors.total() > 0, "{:?}", s.errors);
+        if rate.is_some() {
+            let accounted = s.requests + s.errors.total() + s.unfinished + s.unsent_at_end;
+            assert_eq!(s.pages_scheduled, accounted + s.pages_not_sent, "{s:?}");
+        }
+    }
+}
