@@ -179,3 +179,11 @@ fn a_goaway_that_straddles_the_window_s_start_or_end_is_counted_once_or_not_at_a
         );
     }
 }
+
+#[test]
+fn frames_after_a_protocol_error_are_counted_as_what_they_say_is() {
+    let server = H2Server::start(Fault::BrokenThenGoaway);
+    let r = run(&server, &one_file(), Stop::Pages(4), |_| {});
+    assert_eq!(r.stats.errors.total(), 4, "{:?}", r.stats.errors);
+    identities("a protocol error, then RST_STREAM and GOAWAY", &r);
+}

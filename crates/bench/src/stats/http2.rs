@@ -22,7 +22,8 @@ pub struct Http2Stats {
     pub streams: u64,
     /// The server's SETTINGS_MAX_CONCURRENT_STREAMS (the largest seen; 0: none received).
     pub max_concurrent_streams: u64,
-    /// RST_STREAM frames received, by error code.
+    /// RST_STREAM frames received, by error code (read from the frames, as `frames_received`
+    /// is: also those nghttp2 ignored after a frame that broke the protocol).
     pub rst_streams: [u64; ERROR_CODES],
     /// GOAWAY frames received.
     pub goaways: u64,

@@ -101,6 +101,9 @@ pub enum Fault {
     /// in time: its 9-byte frame header, then, this long after, its payload (a frame that
     /// straddles the start or the end of the measured window).
     SplitGoaway(Duration),
+    /// Each request is answered by a frame that breaks the protocol (a WINDOW_UPDATE of 0 on the
+    /// connection), then, in the same write, a RST_STREAM of the request and a GOAWAY.
+    BrokenThenGoaway,
 }
 
 /// The server: its address and counts.
@@ -420,6 +423,14 @@ fn answer(out: &mut Vec<u8>, fault: Fault, stream: u32, n: u64, goaway_sent: &mu
             frame(out, HEADERS, END_HEADERS, stream, &header_block(false));
             frame(out, DATA, 0, stream, &BODY[..BODY.len() / 2]);
             *goaway_sent = true;
+            return false;
+        }
+        Fault::BrokenThenGoaway => {
+            frame(out, WINDOW_UPDATE, 0, 0, &0u32.to_be_bytes());
+            frame(out, RST_STREAM, 0, stream, &2u32.to_be_bytes());
+            let mut g = stream.to_be_bytes().to_vec();
+            g.extend_from_slice(&0u32.to_be_bytes());
+            frame(out, GOAWAY, 0, 0, &g);
             return false;
         }
         Fault::PaddedHalf { .. } => {

@@ -7,12 +7,9 @@
 //! `at_end` counts those streams as not sent. Nothing else of it is looked at: the window has
 //! ended.
 
-use super::frames::{FrameScanner, Span};
+use super::frames::{FrameScanner, Span, GOAWAY, RST_STREAM};
 use http2::StreamId;
 
-/// The RST_STREAM and GOAWAY frame types (RFC 9113 sections 6.4, 6.8).
-const RST_STREAM: u8 = 0x3;
-const GOAWAY: u8 = 0x7;
 /// RST_STREAM's error code for a stream not processed.
 const REFUSED_STREAM: u32 = 0x7;
 
@@ -23,54 +20,25 @@ pub(super) struct AfterEnd {
     pub goaway: Option<StreamId>,
     /// Streams reset with REFUSED_STREAM after the end (a few at most: those in flight).
     refused: Vec<StreamId>,
-    /// The frame whose first four payload bytes are being taken: a GOAWAY (stream 0) or the
-    /// RST_STREAM of a stream.
-    of: Option<StreamId>,
-    /// Bytes of its payload's first four still to take (a GOAWAY's last stream id, a
-    /// RST_STREAM's error code).
-    taking: u8,
-    word: [u8; 4],
 }
 
 impl AfterEnd {
     /// Walks bytes read after the end from where the connection's `frames` left off.
     pub(super) fn scan(&mut self, frames: &mut FrameScanner, data: &[u8]) {
-        let mut at = 0;
-        frames.scan(data, |span, n| {
-            if let Span::Frame(ty, stream) = span {
-                self.of = match ty {
-                    GOAWAY => Some(0),
-                    RST_STREAM if stream != 0 => Some(stream),
-                    _ => None,
-                };
-                self.taking = if self.of.is_some() { 4 } else { 0 };
-                return;
-            }
-            // Both payloads are at least 4 bytes: their first 4 come before any next header.
-            if self.taking > 0 {
-                let have = 4 - self.taking as usize;
-                let k = n.min(self.taking as usize);
-                self.word[have..have + k].copy_from_slice(&data[at..at + k]);
-                self.taking -= k as u8;
-                if self.taking == 0 {
-                    self.took();
-                }
-            }
-            at += n;
-        });
-    }
-
-    /// The first four bytes of a GOAWAY's or RST_STREAM's payload are in.
-    fn took(&mut self) {
-        let word = u32::from_be_bytes(self.word);
-        match self.of.take() {
-            Some(0) => {
+        frames.scan(data, |span, _| match span {
+            Span::End {
+                ty: GOAWAY, word, ..
+            } => {
                 let last = (word & 0x7fff_ffff) as StreamId;
                 self.goaway = Some(self.goaway.map_or(last, |g| g.min(last)));
             }
-            Some(stream) if word == REFUSED_STREAM => self.refused.push(stream),
+            Span::End {
+                ty: RST_STREAM,
+                stream,
+                word: REFUSED_STREAM,
+            } if stream != 0 => self.refused.push(stream),
             _ => {}
-        }
+        });
     }
 
     /// Whether the server said it will not process stream `id`.

@@ -358,13 +358,11 @@ impl Handler for Io {
         }
     }
 
-    fn on_rst_stream(&mut self, stream: StreamId, error_code: u32) {
-        self.counts.count_rst(error_code);
+    fn on_rst_stream(&mut self, stream: StreamId, _error_code: u32) {
         self.with(stream, |s| s.reset = true);
     }
 
     fn on_goaway(&mut self, last_stream_id: StreamId, _error_code: u32) {
-        self.counts.goaways += 1;
         self.goaway = Some(last_stream_id);
     }
 
