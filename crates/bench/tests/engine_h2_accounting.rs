@@ -187,3 +187,26 @@ fn frames_after_a_protocol_error_are_counted_as_what_they_say_is() {
     assert_eq!(r.stats.errors.total(), 4, "{:?}", r.stats.errors);
     identities("a protocol error, then RST_STREAM and GOAWAY", &r);
 }
+
+#[test]
+fn streams_to_send_again_after_a_goaway_fail_when_the_server_is_gone() {
+    // The GOAWAY's covered stream dies with the connection, the others wait to be sent again,
+    // and the next connection is refused: they fail as connect_refused (not a reconnect loop
+    // that counts nothing to the end of the run).
+    let server = H2Server::start(Fault::GoawayThenGone(1));
+    let r = run(&server, &pages_of_four(), Stop::Duration(ms(300)), |c| {
+        c.concurrency = 1;
+        c.threads = 1;
+    });
+    let s = &r.stats;
+    let h = &s.http2;
+    assert_eq!(s.errors.get(ErrorKind::H2Goaway), 1, "{:?}", s.errors);
+    assert!(
+        s.errors.get(ErrorKind::ConnectRefused) >= 3,
+        "{:?}",
+        s.errors
+    );
+    // The streams: one failed with the connection, three refused by the GOAWAY.
+    assert_eq!((h.streams, h.retried), (4, 3), "{h:?}");
+    assert_eq!(s.requests + s.unfinished, 0);
+}

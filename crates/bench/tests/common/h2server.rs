@@ -93,6 +93,9 @@ pub enum Fault {
     /// its HEADERS and half its body, then the connection is closed: the streams it covered
     /// die mid-DATA, those above it were never processed.
     GoawayThenClose(u64),
+    /// `GoawayThenClose` on the one connection the server accepts: it stops listening then,
+    /// so the client's next connection is refused.
+    GoawayThenGone(u64),
     /// Every stream gets its HEADERS and half its body in a DATA frame with 10 bytes of
     /// padding, and never the rest; with `close`, the connection is then closed (a lingering
     /// close), so the streams fail; without, they stay in flight to the end of the run.
@@ -210,6 +213,9 @@ impl H2Server {
                     }
                     open.fetch_sub(1, Ordering::SeqCst);
                 });
+                if let Fault::GoawayThenGone(_) = fault {
+                    return; // the listener closes
+                }
             }
         });
         s
@@ -373,7 +379,8 @@ fn serve<S: Read + Write>(
             }
         }
         let cut = matches!(fault, Fault::PaddedHalf { close: true }) && answered > 0;
-        if cut || (matches!(fault, Fault::GoawayThenClose(_)) && goaway_sent) {
+        let goaway_close = matches!(fault, Fault::GoawayThenClose(_) | Fault::GoawayThenGone(_));
+        if cut || (goaway_close && goaway_sent) {
             // A lingering close: what the client still sends is read until it is quiet for a
             // read timeout, so that the close is a FIN after the GOAWAY, not a reset.
             let mut sink = [0u8; 4096];
@@ -416,7 +423,7 @@ fn answer(out: &mut Vec<u8>, fault: Fault, stream: u32, n: u64, goaway_sent: &mu
                 );
             }
         }
-        Fault::GoawayThenClose(k) if n == k => {
+        Fault::GoawayThenClose(k) | Fault::GoawayThenGone(k) if n == k => {
             let mut g = stream.to_be_bytes().to_vec();
             g.extend_from_slice(&0u32.to_be_bytes());
             frame(out, GOAWAY, 0, 0, &g);

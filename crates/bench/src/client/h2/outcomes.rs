@@ -5,7 +5,7 @@
 
 use super::super::page::{self, Answer, Child};
 use super::super::{ThreadState, Wire, NONE};
-use super::{PageRef, H2};
+use super::{PageRef, State, H2};
 use crate::stats::ErrorKind;
 
 impl H2 {
@@ -191,7 +191,11 @@ impl H2 {
             return self.close();
         }
         let end = cx.sh.schedule.end_us;
-        if now < end && self.take_unprocessed(cx, now) && self.in_flight == 0 {
+        // A connection that had come up ended: what it never processed goes on a new one. One
+        // that never came up (refused, timed out) fails what waited for it, so that a server
+        // gone after its GOAWAY is the error it is, not a reconnect loop to the end of the run.
+        let was_up = self.state == State::Open;
+        if was_up && now < end && self.take_unprocessed(cx, now) && self.in_flight == 0 {
             // Only streams the server never processed were left: they go on a new connection.
             return self.connect(ch, cx, now);
         }
@@ -213,7 +217,7 @@ impl H2 {
             }
             any = true;
         }
-        if !ended && !self.retry.is_empty() {
+        if was_up && !ended && !self.retry.is_empty() {
             // Those the server never processed (its GOAWAY's, counted in `retried`) are not
             // failures: they go on a new connection, and the page (not a hit now that a file
             // failed) goes on with them.
