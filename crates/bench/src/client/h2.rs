@@ -229,7 +229,7 @@ impl Wire for H2 {
             if self.io.unsent_at_end(s) || self.late.refused(s.id) {
                 ch.record_unsent(cx, &s.ex, end);
             } else {
-                ch.record_unfinished(cx, &s.ex, s.ex.bytes(), end);
+                ch.record_unfinished(cx, &s.ex, s.bytes_read(), end);
             }
             any = true;
         }

@@ -16,12 +16,14 @@ pub const FRAME_TYPES: usize = 11;
 pub struct Http2Stats {
     /// Connections whose server's SETTINGS arrived (the HTTP/2 connection is then up).
     pub connections: u64,
-    /// Streams opened: one per request sent (a request a GOAWAY sends again opens two), so that
+    /// Streams opened for the window's requests (those begun in it, as `requests` counts them):
+    /// one per request sent (a request a GOAWAY sends again opens two), so that
     /// streams = requests + unfinished + retried + the streams that failed.
     pub streams: u64,
     /// The server's SETTINGS_MAX_CONCURRENT_STREAMS (the largest seen; 0: none received).
     pub max_concurrent_streams: u64,
-    /// RST_STREAM frames received, by error code.
+    /// RST_STREAM frames received, by error code (read from the frames, as `frames_received`
+    /// is: also those nghttp2 ignored after a frame that broke the protocol).
     pub rst_streams: [u64; ERROR_CODES],
     /// GOAWAY frames received.
     pub goaways: u64,
@@ -32,7 +34,9 @@ pub struct Http2Stats {
     /// The request header lists uncompressed (names and values): what HPACK saved is this less
     /// `header_bytes_sent` (h2load's "space savings" is that over this).
     pub header_bytes_plain: u64,
-    /// Frames received, by type (CONTINUATION frames included).
+    /// Frames received, by type (CONTINUATION frames included), each counted in the window
+    /// its last byte was read in, as what it says is (a GOAWAY in `goaways`, a RST_STREAM in
+    /// `rst_streams`).
     pub frames_received: [u64; FRAME_TYPES],
     /// Bytes read that are HTTP/2 framing: frame headers, padding, and frames that belong to no
     /// response (SETTINGS, PING, WINDOW_UPDATE, GOAWAY, RST_STREAM).

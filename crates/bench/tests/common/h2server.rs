@@ -47,6 +47,7 @@ const CONTINUATION: u8 = 9;
 const END_STREAM: u8 = 1;
 const END_HEADERS: u8 = 4;
 const ACK: u8 = 1;
+const PADDED: u8 = 8;
 
 /// The body every answer carries.
 pub const BODY: &[u8] = b"hello, h2";
@@ -88,6 +89,24 @@ pub enum Fault {
     /// the same origin (`/next`), the even ones 200: a client that follows one redirect a
     /// request, one stream at a time, meets a redirect and then its target.
     RedirectOdd,
+    /// The `n`th stream of a connection gets a GOAWAY whose last stream id is its own, then
+    /// its HEADERS and half its body, then the connection is closed: the streams it covered
+    /// die mid-DATA, those above it were never processed.
+    GoawayThenClose(u64),
+    /// `GoawayThenClose` on the one connection the server accepts: it stops listening then,
+    /// so the client's next connection is refused.
+    GoawayThenGone(u64),
+    /// Every stream gets its HEADERS and half its body in a DATA frame with 10 bytes of
+    /// padding, and never the rest; with `close`, the connection is then closed (a lingering
+    /// close), so the streams fail; without, they stay in flight to the end of the run.
+    PaddedHalf { close: bool },
+    /// After answering the first stream of a connection, a GOAWAY (last stream: that one) split
+    /// in time: its 9-byte frame header, then, this long after, its payload (a frame that
+    /// straddles the start or the end of the measured window).
+    SplitGoaway(Duration),
+    /// Each request is answered by a frame that breaks the protocol (a WINDOW_UPDATE of 0 on the
+    /// connection), then, in the same write, a RST_STREAM of the request and a GOAWAY.
+    BrokenThenGoaway,
 }
 
 /// The server: its address and counts.
@@ -194,6 +213,9 @@ impl H2Server {
                     }
                     open.fetch_sub(1, Ordering::SeqCst);
                 });
+                if let Fault::GoawayThenGone(_) = fault {
+                    return; // the listener closes
+                }
             }
         });
         s
@@ -346,6 +368,25 @@ fn serve<S: Read + Write>(
         if !out.is_empty() && answering && conn.write_all(&out).is_err() {
             answering = false;
         }
+        if let Fault::SplitGoaway(pause) = fault {
+            if answered == 1 && !goaway_sent && answering {
+                let mut g = Vec::new();
+                frame(&mut g, GOAWAY, 0, 0, &[0, 0, 0, 1, 0, 0, 0, 0]);
+                let _ = conn.write_all(&g[..9]).and_then(|()| conn.flush());
+                thread::sleep(pause);
+                let _ = conn.write_all(&g[9..]).and_then(|()| conn.flush());
+                goaway_sent = true;
+            }
+        }
+        let cut = matches!(fault, Fault::PaddedHalf { close: true }) && answered > 0;
+        let goaway_close = matches!(fault, Fault::GoawayThenClose(_) | Fault::GoawayThenGone(_));
+        if cut || (goaway_close && goaway_sent) {
+            // A lingering close: what the client still sends is read until it is quiet for a
+            // read timeout, so that the close is a FIN after the GOAWAY, not a reset.
+            let mut sink = [0u8; 4096];
+            while !stop.load(Ordering::Relaxed) && matches!(conn.read(&mut sink), Ok(n) if n > 0) {}
+            return Ok(());
+        }
         if fault == Fault::CloseIdle && answered > 0 {
             thread::sleep(Duration::from_millis(5));
             return Ok(());
@@ -381,6 +422,31 @@ fn answer(out: &mut Vec<u8>, fault: Fault, stream: u32, n: u64, goaway_sent: &mu
                     chunk,
                 );
             }
+        }
+        Fault::GoawayThenClose(k) | Fault::GoawayThenGone(k) if n == k => {
+            let mut g = stream.to_be_bytes().to_vec();
+            g.extend_from_slice(&0u32.to_be_bytes());
+            frame(out, GOAWAY, 0, 0, &g);
+            frame(out, HEADERS, END_HEADERS, stream, &header_block(false));
+            frame(out, DATA, 0, stream, &BODY[..BODY.len() / 2]);
+            *goaway_sent = true;
+            return false;
+        }
+        Fault::BrokenThenGoaway => {
+            frame(out, WINDOW_UPDATE, 0, 0, &0u32.to_be_bytes());
+            frame(out, RST_STREAM, 0, stream, &2u32.to_be_bytes());
+            let mut g = stream.to_be_bytes().to_vec();
+            g.extend_from_slice(&0u32.to_be_bytes());
+            frame(out, GOAWAY, 0, 0, &g);
+            return false;
+        }
+        Fault::PaddedHalf { .. } => {
+            frame(out, HEADERS, END_HEADERS, stream, &header_block(false));
+            let mut padded = vec![10];
+            padded.extend_from_slice(&BODY[..BODY.len() / 2]);
+            padded.extend_from_slice(&[0; 10]);
+            frame(out, DATA, PADDED, stream, &padded);
+            return false;
         }
         Fault::RedirectOdd if n % 2 == 1 => {
             // `:status: 302` and `location: /next`, literal fields with indexed names (HPACK

@@ -1,53 +1,49 @@
-//! What the server said after the end of the run that changes what was sent: a GOAWAY. Its
-//! last stream id tells which streams it will never process; one the server sent just before
-//! the end may still be unread then (or read at the end and not looked at), and the streams
-//! above it were sent in full and yet never reach its log. The end of the run's lingering
-//! close (`client/linger.rs`) hands every byte it reads here, so that `at_end` counts those
-//! streams as not sent. Nothing else of it is looked at: the window has ended.
+//! What the server said after the end of the run that changes what was sent: a GOAWAY, or a
+//! stream refused (RST_STREAM with REFUSED_STREAM: not processed, RFC 9113 section 8.7). A
+//! GOAWAY's last stream id tells which streams it will never process; one the server sent just
+//! before the end may still be unread then (or read at the end and not looked at), and the
+//! streams above it were sent in full and yet never reach its log; so for a refused stream. The
+//! end of the run's lingering close (`client/linger.rs`) hands every byte it reads here, so that
+//! `at_end` counts those streams as not sent. Nothing else of it is looked at: the window has
+//! ended.
 
-use super::frames::{FrameScanner, Span};
+use super::frames::{FrameScanner, Span, GOAWAY, RST_STREAM};
 use http2::StreamId;
 
-/// The GOAWAY frame type (RFC 9113 section 6.8).
-const GOAWAY: u8 = 0x7;
+/// RST_STREAM's error code for a stream not processed.
+const REFUSED_STREAM: u32 = 0x7;
 
-/// The GOAWAYs among the bytes read after the end.
+/// The GOAWAYs and refusals among the bytes read after the end.
 #[derive(Debug, Default)]
 pub(super) struct AfterEnd {
     /// The lowest last stream id of a GOAWAY read after the end.
     pub goaway: Option<StreamId>,
-    /// Bytes of a GOAWAY's last stream id still to take (its payload's first four).
-    taking: u8,
-    id: [u8; 4],
+    /// Streams reset with REFUSED_STREAM after the end (a few at most: those in flight).
+    refused: Vec<StreamId>,
 }
 
 impl AfterEnd {
     /// Walks bytes read after the end from where the connection's `frames` left off.
     pub(super) fn scan(&mut self, frames: &mut FrameScanner, data: &[u8]) {
-        let mut at = 0;
-        frames.scan(data, |span, n| {
-            if let Span::Frame(ty) = span {
-                self.taking = if ty == GOAWAY { 4 } else { 0 };
-                return;
+        frames.scan(data, |span, _| match span {
+            Span::End {
+                ty: GOAWAY, word, ..
+            } => {
+                let last = (word & 0x7fff_ffff) as StreamId;
+                self.goaway = Some(self.goaway.map_or(last, |g| g.min(last)));
             }
-            // A GOAWAY's payload is at least 8 bytes: its first 4 come before any next header.
-            if self.taking > 0 {
-                let have = 4 - self.taking as usize;
-                let k = n.min(self.taking as usize);
-                self.id[have..have + k].copy_from_slice(&data[at..at + k]);
-                self.taking -= k as u8;
-                if self.taking == 0 {
-                    let last = (u32::from_be_bytes(self.id) & 0x7fff_ffff) as StreamId;
-                    self.goaway = Some(self.goaway.map_or(last, |g| g.min(last)));
-                }
-            }
-            at += n;
+            Span::End {
+                ty: RST_STREAM,
+                stream,
+                word: REFUSED_STREAM,
+            } if stream != 0 => self.refused.push(stream),
+            _ => {}
         });
     }
 
     /// Whether the server said it will not process stream `id`.
     pub(super) fn refused(&self, id: StreamId) -> bool {
-        self.goaway.is_some_and(|last| id > last)
+        self.goaway.is_some_and(|last| id > last) || self.refused.contains(&id)
     }
 }
 
@@ -82,5 +78,20 @@ mod tests {
         assert_eq!(late.goaway, Some(3));
         // No GOAWAY: nothing refused.
         assert!(!AfterEnd::default().refused(1));
+    }
+
+    #[test]
+    fn finds_a_refused_stream_split_anywhere_and_no_other_reset() {
+        // RST_STREAM REFUSED_STREAM on stream 3, RST_STREAM CANCEL on stream 5.
+        let mut bytes = vec![0, 0, 4, RST_STREAM, 0, 0, 0, 0, 3, 0, 0, 0, 7];
+        bytes.extend([0, 0, 4, RST_STREAM, 0, 0, 0, 0, 5, 0, 0, 0, 8]);
+        for cut in 0..bytes.len() {
+            let (mut frames, mut late) = (FrameScanner::default(), AfterEnd::default());
+            late.scan(&mut frames, &bytes[..cut]);
+            late.scan(&mut frames, &bytes[cut..]);
+            assert!(late.refused(3), "cut at {cut}");
+            assert!(!late.refused(5) && !late.refused(1), "cut at {cut}");
+            assert_eq!(late.goaway, None);
+        }
     }
 }

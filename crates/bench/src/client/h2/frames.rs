@@ -7,6 +7,8 @@
 /// Frame types that matter here (RFC 9113 section 6).
 const DATA: u8 = 0;
 const HEADERS: u8 = 1;
+pub(super) const RST_STREAM: u8 = 3;
+pub(super) const GOAWAY: u8 = 7;
 const CONTINUATION: u8 = 9;
 
 /// What a span of received bytes is.
@@ -19,8 +21,12 @@ pub(super) enum Span {
     /// Part of a DATA payload of stream `id` (padding included; the body is what nghttp2
     /// hands over).
     Data(i32),
-    /// A frame of this type begins (its header is complete; no bytes).
-    Frame(u8),
+    /// A frame of this type, on this stream, begins (its header is complete; no bytes).
+    Frame(u8, i32),
+    /// A frame is complete (its last byte read; no bytes): where nghttp2 acts on it, so a frame
+    /// is counted on the same side of the window's edges as what it says. `word`: the first
+    /// four bytes of a RST_STREAM's or GOAWAY's payload (its error code, its last stream id).
+    End { ty: u8, stream: i32, word: u32 },
 }
 
 /// The position in the frame stream, kept across reads.
@@ -32,11 +38,14 @@ pub(super) struct FrameScanner {
     left: u32,
     ty: u8,
     stream: i32,
+    /// A RST_STREAM's or GOAWAY's first payload bytes, and how many are in.
+    word: [u8; 4],
+    got: u8,
 }
 
 impl FrameScanner {
-    /// Walks `data`, calling `each(span, len)` for every span, and `each(Frame(type), 0)` when
-    /// a frame header is complete.
+    /// Walks `data`, calling `each(span, len)` for every span, `each(Frame(type, stream), 0)`
+    /// when a frame header is complete and `each(End { .. }, 0)` when its payload is.
     #[inline]
     pub(super) fn scan(&mut self, mut data: &[u8], mut each: impl FnMut(Span, usize)) {
         while !data.is_empty() {
@@ -48,8 +57,17 @@ impl FrameScanner {
                     _ => Span::Framing,
                 };
                 each(span, n);
+                if matches!(self.ty, RST_STREAM | GOAWAY) && self.got < 4 {
+                    let k = n.min(4 - self.got as usize);
+                    let at = self.got as usize;
+                    self.word[at..at + k].copy_from_slice(&data[..k]);
+                    self.got += k as u8;
+                }
                 self.left -= n as u32;
                 data = &data[n..];
+                if self.left == 0 {
+                    each(self.end(), 0);
+                }
                 continue;
             }
             let want = 9 - self.have as usize;
@@ -64,8 +82,20 @@ impl FrameScanner {
                 self.ty = h[3];
                 self.stream = (u32::from_be_bytes([h[5], h[6], h[7], h[8]]) & 0x7fff_ffff) as i32;
                 self.have = 0;
-                each(Span::Frame(self.ty), 0);
+                (self.word, self.got) = ([0; 4], 0);
+                each(Span::Frame(self.ty, self.stream), 0);
+                if self.left == 0 {
+                    each(self.end(), 0);
+                }
             }
+        }
+    }
+
+    fn end(&self) -> Span {
+        Span::End {
+            ty: self.ty,
+            stream: self.stream,
+            word: u32::from_be_bytes(self.word),
         }
     }
 }
@@ -82,18 +112,22 @@ mod tests {
         bytes.extend([0, 0, 4, 0, 1, 0, 0, 0, 1, b'a', b'b', b'c', b'd']);
         for cut in 0..bytes.len() {
             let mut s = FrameScanner::default();
-            let (mut framing, mut header, mut data, mut frames) = (0, 0, 0, Vec::new());
+            let (mut framing, mut header, mut data) = (0, 0, 0);
+            let (mut frames, mut ends) = (Vec::new(), Vec::new());
             for part in [&bytes[..cut], &bytes[cut..]] {
                 s.scan(part, |span, n| match span {
                     Span::Framing => framing += n,
                     Span::Header(1) => header += n,
                     Span::Data(1) => data += n,
-                    Span::Frame(t) => frames.push(t),
+                    Span::Frame(t, _) => frames.push(t),
+                    Span::End { ty, .. } => ends.push(ty),
                     other => panic!("{other:?}"),
                 });
             }
             assert_eq!((framing, header, data), (27, 3, 4), "cut at {cut}");
             assert_eq!(frames, [4, 1, 0]);
+            // Each ends once, after its last byte: at the cut only if that byte came first.
+            assert_eq!(ends, [4, 1, 0], "cut at {cut}");
         }
     }
 }

@@ -231,9 +231,13 @@ impl H2 {
         let slot = self.io.insert(id, ex, page, body);
         self.in_flight += 1;
         if cx.counts(now, now) {
-            let plain = h.plain_size(url);
+            // Beside `header_bytes_sent`, counted as its HEADERS leave.
+            cx.stats.http2.header_bytes_plain += h.plain_size(url);
+        }
+        // A stream belongs to its request's window, as the request's outcome does (one begun
+        // in the warm-up and sent again after a GOAWAY is the warm-up's).
+        if cx.counts(self.io.stream(slot).ex.file_start_us, now) {
             cx.stats.http2.streams += 1;
-            cx.stats.http2.header_bytes_plain += plain;
         }
         // Its wait runs from its file's start until its HEADERS leave (a request sent again
         // keeps its first start): the oldest in flight if nothing is older.

@@ -5,7 +5,7 @@
 
 use super::super::page::{self, Answer, Child};
 use super::super::{ThreadState, Wire, NONE};
-use super::{PageRef, H2};
+use super::{PageRef, State, H2};
 use crate::stats::ErrorKind;
 
 impl H2 {
@@ -16,13 +16,13 @@ impl H2 {
             return;
         }
         let saved = PageRef::of(ch);
-        let in_window = cx.counts(now, now);
         for k in 0..self.io.closed.len() {
             let slot = self.io.closed[k] as usize;
             let s = self.io.take(slot);
             self.in_flight -= 1;
             if s.refused {
-                if in_window {
+                // Of its request's window, as its stream is.
+                if cx.counts(s.ex.file_start_us, now) {
                     cx.stats.http2.retried += 1;
                 }
                 let mut ex = s.ex;
@@ -35,7 +35,7 @@ impl H2 {
             if now >= end {
                 // The run ended before this stream did (its close was read in the loop's last
                 // round): unfinished, as those still open at the end are.
-                ch.record_unfinished(cx, &s.ex, s.ex.bytes(), end);
+                ch.record_unfinished(cx, &s.ex, s.bytes_read(), end);
                 continue;
             }
             let complete = s.code == 0 && s.ex.status != 0;
@@ -64,13 +64,7 @@ impl H2 {
                 } else {
                     ErrorKind::H2Protocol
                 };
-                ch.record_failure(
-                    cx,
-                    &s.ex,
-                    kind,
-                    s.ex.bytes() + s.data_bytes - s.ex.body_bytes,
-                    now,
-                );
+                ch.record_failure(cx, &s.ex, kind, s.bytes_read(), now);
                 false
             };
             if self.lanes {
@@ -153,7 +147,7 @@ impl H2 {
                 let _ = session.submit_rst_stream(s.id, http2::error_code::CANCEL);
             }
             s.page.restore(ch);
-            let bytes = s.ex.bytes() + s.data_bytes - s.ex.body_bytes;
+            let bytes = s.bytes_read();
             ch.record_failure(cx, &s.ex, ErrorKind::ResponseTimeout, bytes, now);
             if self.lanes {
                 ch.record_page(cx, false, now);
@@ -173,7 +167,7 @@ impl H2 {
         while let Some(slot) = self.io.unprocessed() {
             let s = self.io.take(slot);
             self.in_flight -= 1;
-            if cx.counts(now, now) {
+            if cx.counts(s.ex.file_start_us, now) {
                 cx.stats.http2.retried += 1;
             }
             let mut ex = s.ex;
@@ -197,7 +191,11 @@ impl H2 {
             return self.close();
         }
         let end = cx.sh.schedule.end_us;
-        if now < end && self.take_unprocessed(cx, now) && self.in_flight == 0 {
+        // A connection that had come up ended: what it never processed goes on a new one. One
+        // that never came up (refused, timed out) fails what waited for it, so that a server
+        // gone after its GOAWAY is the error it is, not a reconnect loop to the end of the run.
+        let was_up = self.state == State::Open;
+        if was_up && now < end && self.take_unprocessed(cx, now) && self.in_flight == 0 {
             // Only streams the server never processed were left: they go on a new connection.
             return self.connect(ch, cx, now);
         }
@@ -209,15 +207,23 @@ impl H2 {
         for s in io.in_flight() {
             s.page.restore(ch);
             if ended {
-                ch.record_unfinished(cx, &s.ex, s.ex.bytes(), end);
+                ch.record_unfinished(cx, &s.ex, s.bytes_read(), end);
                 any = true;
                 continue;
             }
-            ch.record_failure(cx, &s.ex, kind, s.ex.bytes(), now);
+            ch.record_failure(cx, &s.ex, kind, s.bytes_read(), now);
             if self.lanes {
                 ch.record_page(cx, false, now);
             }
             any = true;
+        }
+        if was_up && !ended && !self.retry.is_empty() {
+            // Those the server never processed (its GOAWAY's, counted in `retried`) are not
+            // failures: they go on a new connection, and the page (not a hit now that a file
+            // failed) goes on with them.
+            saved.restore(ch);
+            self.page_ok = false;
+            return self.connect(ch, cx, now);
         }
         for (ex, p) in self.retry.drain(..) {
             p.restore(ch);

@@ -5,7 +5,7 @@
 
 use super::super::page::Child;
 use super::super::ThreadState;
-use super::frames::Span;
+use super::frames::{Span, GOAWAY, RST_STREAM};
 use super::{State, H2};
 use crate::stats::ErrorKind;
 use std::io;
@@ -129,9 +129,17 @@ impl H2 {
                 None if in_window => stats.bytes_framing += n as u64,
                 None => {}
             },
-            Span::Frame(ty) => {
+            Span::Frame(..) => {}
+            // A frame is counted when complete, and what it says with it (read here, not from
+            // nghttp2, which ignores what follows a frame that broke the protocol).
+            Span::End { ty, word, .. } => {
                 if in_window {
                     stats.count_frame(ty);
+                    match ty {
+                        GOAWAY => stats.goaways += 1,
+                        RST_STREAM => stats.count_rst(word),
+                        _ => {}
+                    }
                 }
             }
         });
@@ -168,13 +176,6 @@ impl H2 {
             h.header_bytes_sent += c.header_bytes_sent;
         }
         c.header_bytes_sent = 0;
-        // Resets and GOAWAYs are rare: the whole record only then.
-        if c.goaways > 0 || c.rst_streams.iter().any(|&n| n > 0) {
-            let c = std::mem::take(c);
-            if in_window {
-                h.merge(&c);
-            }
-        }
     }
 
     /// What follows a read or a page's start: more streams, the page's end, a new connection

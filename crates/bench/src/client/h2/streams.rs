@@ -10,7 +10,8 @@ use crate::stats::Http2Stats;
 use http2::{Body, Handler, HeaderVerdict, StreamId};
 use std::sync::Arc;
 
-/// The CONTINUATION frame type: the rest of a header block.
+/// The DATA and CONTINUATION frame types: a request's body, the rest of a header block.
+const DATA: u8 = 0x0;
 const CONTINUATION: u8 = 0x9;
 
 /// What the session may queue for the socket before it is told to wait: a page's HEADERS and
@@ -61,6 +62,12 @@ impl Stream {
         } else {
             self.ex.written_us
         }
+    }
+
+    /// Every byte read of its response: its header block and DATA payloads, padding included
+    /// (what a failed or unfinished stream accounts for).
+    pub(super) fn bytes_read(&self) -> u64 {
+        self.ex.bytes() + self.data_bytes - self.ex.body_bytes
     }
 
     const FREE: Stream = Stream {
@@ -131,11 +138,13 @@ impl Io {
     }
 
     /// Whether `id`'s request had not left whole when the run ended: nghttp2 had not put its
-    /// HEADERS in the output yet (the server's limit held it), or a frame of its header block
-    /// is still in the output the socket had not taken (the output starts at a frame: it is
-    /// emptied only once written whole). Read at the end only.
+    /// HEADERS in the output yet (the server's limit held it), nor all of its body (flow
+    /// control held it), or a frame of its header block or body is still in the output the
+    /// socket had not taken (the output starts at a frame: it is emptied only once written
+    /// whole). Read at the end only.
     pub(super) fn unsent_at_end(&self, s: &Stream) -> bool {
-        if s.ex.written_us == NONE {
+        let body_left = s.body.as_ref().is_some_and(|b| s.body_pos < b.len());
+        if s.ex.written_us == NONE || body_left {
             return true;
         }
         let (id, out) = (s.id, &self.out);
@@ -148,8 +157,8 @@ impl Io {
             let sid = (u32::from_be_bytes([out[pos + 5], out[pos + 6], out[pos + 7], out[pos + 8]])
                 & 0x7fff_ffff) as StreamId;
             let end = pos + 9 + len;
-            let header_block = ty == http2::frame_type::HEADERS || ty == CONTINUATION;
-            if header_block && sid == id && end > self.out_pos {
+            let request = matches!(ty, http2::frame_type::HEADERS | CONTINUATION | DATA);
+            if request && sid == id && end > self.out_pos {
                 return true;
             }
             pos = end;
@@ -349,13 +358,11 @@ impl Handler for Io {
         }
     }
 
-    fn on_rst_stream(&mut self, stream: StreamId, error_code: u32) {
-        self.counts.count_rst(error_code);
+    fn on_rst_stream(&mut self, stream: StreamId, _error_code: u32) {
         self.with(stream, |s| s.reset = true);
     }
 
     fn on_goaway(&mut self, last_stream_id: StreamId, _error_code: u32) {
-        self.counts.goaways += 1;
         self.goaway = Some(last_stream_id);
     }
 
