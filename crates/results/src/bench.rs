@@ -119,6 +119,10 @@ pub struct TlsConfigRecord {
     pub resume: bool,
     /// The one version allowed (`--tls 1.2|1.3`); `None`: both.
     pub version: Option<String>,
+    /// The cipher suites offered, in order (`--tls-ciphers`); `None`: browsers' order,
+    /// AES-128-GCM first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ciphers: Option<Vec<String>>,
 }
 
 /// What the TLS connections of an `https://` run negotiated.

@@ -230,6 +230,7 @@ pub fn record(r: &RunResult) -> BenchResult {
             cacert: c.tls.cacert.as_ref().map(|p| p.display().to_string()),
             resume: c.tls.resume,
             version: c.tls.version.map(|v| v.as_str().to_owned()),
+            ciphers: c.tls.ciphers.clone(),
         }),
         http: c.http,
         concurrency: c.concurrency as u64,

@@ -5,7 +5,8 @@
 //! full handshake unless `--tls-resume` (rustls resumes by default, which would measure the
 //! cache, not the server's handshake); no 0-RTT; ALPN `http/1.1`, or `h2` alone for HTTP/2 (a
 //! server that picks neither is refused by rustls, one that ignores ALPN is caught by the HTTP/2
-//! connection); SNI from the URL's host.
+//! connection); SNI from the URL's host; the cipher suites in browsers' order, AES-128-GCM first
+//! (see `ciphers`), or `--tls-ciphers`'.
 //! Certificates are checked against the system's roots (rustls-native-certs: the same store
 //! curl and wrk trust there) plus `--cacert`, or not at all with `--insecure`. A certificate
 //! given with `--cacert` that is the server's own (a self-signed one, which `openssl req -x509`
@@ -55,6 +56,10 @@ pub enum TlsSetupError {
     NoRoots,
     #[error("`{0}` is not a host name or address a certificate can be checked against")]
     ServerName(String),
+    #[error("--tls-ciphers: unknown cipher suite `{0}`")]
+    Cipher(String),
+    #[error("--tls-ciphers: none of the suites is of the TLS version asked for (--tls)")]
+    NoCipherForVersion,
     #[error("TLS configuration: {0}")]
     Config(#[from] rustls::Error),
 }
@@ -92,12 +97,22 @@ impl TlsConnector {
 /// Public so that every HTTPS client of the project (`flint discover` too) trusts, pins and
 /// refuses certificates alike, with the same error messages.
 pub fn client_config(opts: &TlsOptions, alpn: &[u8]) -> Result<Arc<ClientConfig>, TlsSetupError> {
-    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
     let versions: &[&rustls::SupportedProtocolVersion] = match opts.version {
         None => rustls::ALL_VERSIONS,
         Some(TlsVersion::Tls12) => &[&rustls::version::TLS12],
         Some(TlsVersion::Tls13) => &[&rustls::version::TLS13],
     };
+    let cipher_suites = super::ciphers::offered(opts.ciphers.as_deref())?;
+    if !cipher_suites
+        .iter()
+        .any(|s| versions.contains(&s.version()))
+    {
+        return Err(TlsSetupError::NoCipherForVersion);
+    }
+    let provider = Arc::new(CryptoProvider {
+        cipher_suites,
+        ..rustls::crypto::aws_lc_rs::default_provider()
+    });
     let builder =
         ClientConfig::builder_with_provider(provider.clone()).with_protocol_versions(versions)?;
     let mut config = if opts.insecure {
