@@ -155,7 +155,12 @@ fn a_trusted_certificate_works_in_every_mode_with_handshakes_apart() {
         let session = s.tls_session.as_ref().expect("a session was recorded");
         assert_eq!(session.version, "TLSv1_3");
         assert_eq!(session.alpn.as_deref(), Some("http/1.1"));
+        // rustls's server follows the client's order, as nginx and h2o do: browsers' first
+        // suite; and it has the hybrid post-quantum group rustls offers first, as browsers do.
+        assert_eq!(session.cipher, "TLS13_AES_128_GCM_SHA256");
+        assert_eq!(session.kx, "X25519MLKEM768");
         let json = bench::report::json(&r);
+        assert_eq!(json["summary"]["tls"]["kx"], "X25519MLKEM768");
         assert_eq!(json["summary"]["tls"]["handshakes"], s.tls_handshakes);
         assert_eq!(
             json["summary"]["tls_handshake_ms"]["count"],

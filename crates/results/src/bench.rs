@@ -132,6 +132,9 @@ pub struct TlsRecord {
     /// `TLSv1_3`, `TLSv1_2`; `None` when no handshake completed.
     pub version: Option<String>,
     pub cipher: Option<String>,
+    /// The key exchange group (`X25519`, `X25519MLKEM768`; `none` for a TLS 1.2 resumption).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kx: Option<String>,
     /// The protocol the server chose by ALPN (`http/1.1`).
     pub alpn: Option<String>,
     /// Handshakes completed, full and resumed.

@@ -126,6 +126,7 @@ pub fn record(r: &RunResult) -> BenchResult {
         tls: https.then(|| TlsRecord {
             version: s.tls_session.as_ref().map(|t| t.version.clone()),
             cipher: s.tls_session.as_ref().map(|t| t.cipher.clone()),
+            kx: s.tls_session.as_ref().map(|t| t.kx.clone()),
             alpn: s.tls_session.as_ref().and_then(|t| t.alpn.clone()),
             handshakes: s.tls_handshakes,
             resumed: s.tls_resumed,

@@ -369,6 +369,12 @@ impl TlsStream {
             .negotiated_cipher_suite()
             .and_then(|s| s.suite().as_str())
             .unwrap_or("unknown");
+        // TLS 1.2 resumption agrees on no group.
+        let kx = self
+            .tls
+            .negotiated_key_exchange_group()
+            .and_then(|g| g.name().as_str())
+            .unwrap_or("none");
         let alpn = self.tls.alpn_protocol().map(|p| match p {
             b"http/1.1" => "http/1.1",
             b"h2" => "h2",
@@ -379,6 +385,7 @@ impl TlsStream {
             TlsAgreed {
                 version,
                 cipher,
+                kx,
                 alpn,
             },
             resumed,
