@@ -14,4 +14,5 @@ pub mod launch;
 pub mod name;
 pub mod protocol;
 pub mod split;
+pub mod strict;
 pub mod worker;

@@ -33,7 +33,6 @@ pub struct Workload {
     pub urls: Vec<String>,
     /// Per URL: how it is requested. A URL past the end of this list is a plain GET (so a
     /// workload built in code may leave it empty).
-    #[serde(default)]
     pub requests: Vec<RequestSpec>,
 }
 

@@ -10,13 +10,12 @@ mod per_connection;
 #[path = "common/steady_state.rs"]
 mod steady_state;
 
-use bench::{BenchConfig, Stop, Target, Workload};
-use per_connection::PerConnection;
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
-use steady_state::{assert_no_allocation_per_request, measure};
+use bench::Workload;
+use per_connection::{read_until_stopped, HeadEnds, PerConnection};
+use std::io::Write;
+use std::net::TcpStream;
+use std::sync::atomic::AtomicBool;
+use steady_state::{assert_steady, config};
 use test_support::alloc::Counting;
 
 #[global_allocator]
@@ -29,42 +28,15 @@ const RESPONSE: &[u8; 140] = b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n\
 /// Keep-alive, one thread per connection, fixed buffers: answers each request head (counted by
 /// its CRLFCRLF, which may straddle reads) with `RESPONSE`.
 fn serve(mut s: TcpStream, stop: &AtomicBool) {
-    let mut buf = [0u8; 4096];
-    let mut matched = 0; // bytes of "\r\n\r\n" matched so far
-    while !stop.load(Ordering::Relaxed) {
-        let n = match s.read(&mut buf) {
-            Ok(0) => return,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
-            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => continue,
-            Err(_) => return,
-        };
-        for &b in &buf[..n] {
-            let want = b"\r\n\r\n"[matched];
-            matched = if b == want {
-                matched + 1
-            } else {
-                usize::from(b == b'\r')
-            };
-            if matched == 4 {
-                matched = 0;
-                if s.write_all(RESPONSE).is_err() {
-                    return;
-                }
+    let mut heads = HeadEnds::default();
+    read_until_stopped(&mut s, stop, &mut [0u8; 4096], |s, data| {
+        for &b in data {
+            if heads.at(b) && s.write_all(RESPONSE).is_err() {
+                return false;
             }
         }
-    }
-}
-
-fn config(addr: SocketAddr, stop: Stop) -> BenchConfig {
-    BenchConfig {
-        concurrency: 4,
-        threads: 2,
-        stop,
-        connect_timeout: Duration::from_secs(2),
-        response_timeout: Duration::from_secs(2),
-        ..BenchConfig::new(Target::http(addr))
-    }
+        true
+    });
 }
 
 #[test]
@@ -76,15 +48,6 @@ fn no_allocation_per_request_in_steady_state() {
         ("b".to_string(), 2.0, vec!["/c.gif"]),
     ])
     .unwrap();
-    // Timed runs: their seconds are allocated before they start (a -n run adds one a second).
-    let short = measure(
-        &config(addr, Stop::Duration(Duration::from_millis(200))),
-        &w,
-    );
-    let long = measure(
-        &config(addr, Stop::Duration(Duration::from_millis(800))),
-        &w,
-    );
+    assert_steady("keep-alive", &w, |stop| config(addr, stop));
     server.stop();
-    assert_no_allocation_per_request("keep-alive", short, long);
 }

@@ -11,13 +11,12 @@ mod per_connection;
 #[path = "common/steady_state.rs"]
 mod steady_state;
 
-use bench::{BenchConfig, HttpMode, Stop, Target, Workload};
-use per_connection::PerConnection;
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
-use steady_state::{assert_no_allocation_per_request, measure};
+use bench::{BenchConfig, HttpMode, Workload};
+use per_connection::{read_until_stopped, PerConnection};
+use std::io::Write;
+use std::net::TcpStream;
+use std::sync::atomic::AtomicBool;
+use steady_state::{assert_steady, config};
 use test_support::alloc::Counting;
 
 #[global_allocator]
@@ -38,30 +37,22 @@ fn serve(mut s: TcpStream, stop: &AtomicBool) {
     let _ = s.set_nodelay(true);
     // Our SETTINGS (none) and the ACK of the client's, ahead of time.
     let _ = s.write_all(&[0, 0, 0, 4, 0, 0, 0, 0, 0]);
-    let mut buf = [0u8; 16384];
     let mut out = [0u8; 16384];
     let mut head = [0u8; 9];
     let (mut have, mut skip, mut preface) = (0usize, 0usize, 24usize);
     let mut resp = response();
-    while !stop.load(Ordering::Relaxed) {
-        let n = match s.read(&mut buf) {
-            Ok(0) => return,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
-            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => continue,
-            Err(_) => return,
-        };
+    read_until_stopped(&mut s, stop, &mut [0u8; 16384], |s, data| {
         let mut olen = 0;
         let mut i = 0;
-        while i < n {
+        while i < data.len() {
             if preface > 0 {
-                let k = preface.min(n - i);
+                let k = preface.min(data.len() - i);
                 (preface, i) = (preface - k, i + k);
             } else if skip > 0 {
-                let k = skip.min(n - i);
+                let k = skip.min(data.len() - i);
                 (skip, i) = (skip - k, i + k);
             } else {
-                head[have] = buf[i];
+                head[have] = data[i];
                 (have, i) = (have + 1, i + 1);
                 if have < 9 {
                     continue;
@@ -84,28 +75,8 @@ fn serve(mut s: TcpStream, stop: &AtomicBool) {
                 }
             }
         }
-        if olen > 0 && s.write_all(&out[..olen]).is_err() {
-            return;
-        }
-    }
-}
-
-/// A run of `ms` milliseconds.
-fn ms(n: u64) -> Stop {
-    Stop::Duration(Duration::from_millis(n))
-}
-
-fn config(addr: SocketAddr, stop: Stop, streams: Option<u32>) -> BenchConfig {
-    BenchConfig {
-        concurrency: 4,
-        threads: 2,
-        stop,
-        http: HttpMode::Http2,
-        streams,
-        connect_timeout: Duration::from_secs(2),
-        response_timeout: Duration::from_secs(2),
-        ..BenchConfig::new(Target::http(addr))
-    }
+        olen == 0 || s.write_all(&out[..olen]).is_ok()
+    });
 }
 
 #[test]
@@ -119,9 +90,11 @@ fn no_allocation_per_request_over_http2() {
     .unwrap();
     let one = Workload::from_pages([("a".to_string(), 1.0, vec!["/a.html"])]).unwrap();
     for (name, w, streams) in [("pages", &pages, None), ("-m 8", &one, Some(8))] {
-        let short = measure(&config(addr, ms(200), streams), w);
-        let long = measure(&config(addr, ms(800), streams), w);
-        assert_no_allocation_per_request(name, short, long);
+        assert_steady(name, w, |stop| BenchConfig {
+            http: HttpMode::Http2,
+            streams,
+            ..config(addr, stop)
+        });
     }
     server.stop();
 }

@@ -11,13 +11,12 @@ mod per_connection;
 #[path = "common/steady_state.rs"]
 mod steady_state;
 
-use bench::{BenchConfig, HttpMode, Stop, Target, Workload};
-use per_connection::PerConnection;
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
-use steady_state::{assert_no_allocation_per_request, measure};
+use bench::{BenchConfig, HttpMode, Workload};
+use per_connection::{read_until_stopped, HeadEnds, PerConnection};
+use std::io::Write;
+use std::net::TcpStream;
+use std::sync::atomic::AtomicBool;
+use steady_state::{assert_steady, config};
 use test_support::alloc::Counting;
 
 #[global_allocator]
@@ -35,19 +34,11 @@ fn serve(mut s: TcpStream, stop: &AtomicBool) {
     // Pipelined answers are written one by one: without this, Nagle holds each second one for
     // the client's delayed ACK.
     let _ = s.set_nodelay(true);
-    let mut buf = [0u8; 4096];
-    let mut matched = 0; // bytes of "\r\n\r\n" matched so far
+    let mut heads = HeadEnds::default();
     let mut at = 0; // bytes of the request so far
     let mut answer = OK;
-    while !stop.load(Ordering::Relaxed) {
-        let n = match s.read(&mut buf) {
-            Ok(0) => return,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
-            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => continue,
-            Err(_) => return,
-        };
-        for &b in &buf[..n] {
+    read_until_stopped(&mut s, stop, &mut [0u8; 4096], |s, data| {
+        for &b in data {
             if at == 5 {
                 answer = match b {
                     b'r' => FOUND,
@@ -56,33 +47,15 @@ fn serve(mut s: TcpStream, stop: &AtomicBool) {
                 };
             }
             at += 1;
-            let want = b"\r\n\r\n"[matched];
-            matched = if b == want {
-                matched + 1
-            } else {
-                usize::from(b == b'\r')
-            };
-            if matched == 4 {
-                (matched, at) = (0, 0);
+            if heads.at(b) {
+                at = 0;
                 if s.write_all(answer).is_err() {
-                    return;
+                    return false;
                 }
             }
         }
-    }
-}
-
-fn config(addr: SocketAddr, http: HttpMode, stop: Stop) -> BenchConfig {
-    BenchConfig {
-        concurrency: 4,
-        threads: 2,
-        stop,
-        http,
-        redirect: 1,
-        connect_timeout: Duration::from_secs(2),
-        response_timeout: Duration::from_secs(2),
-        ..BenchConfig::new(Target::http(addr))
-    }
+        true
+    });
 }
 
 #[test]
@@ -96,14 +69,11 @@ fn following_a_redirect_allocates_nothing_per_request() {
     ])
     .unwrap();
     for http in [HttpMode::KeepAlive, HttpMode::Pipeline] {
-        let run = |ms| {
-            measure(
-                &config(addr, http, Stop::Duration(Duration::from_millis(ms))),
-                &w,
-            )
-        };
-        let (short, long) = (run(200), run(800));
-        assert_no_allocation_per_request(&format!("{http:?}"), short, long);
+        assert_steady(&format!("{http:?}"), &w, |stop| BenchConfig {
+            http,
+            redirect: 1,
+            ..config(addr, stop)
+        });
     }
     server.stop();
 }

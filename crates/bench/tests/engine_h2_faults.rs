@@ -22,6 +22,16 @@ fn settled(server: &H2Server, c: &AtomicU64) -> u64 {
     c.load(Ordering::SeqCst)
 }
 
+/// `pages` pages of the four files `FOUR`, as the test's client runs them.
+fn pages_of_four(server: &H2Server, pages: u64) -> RunResult {
+    run(
+        server,
+        &workload(&[("p", 1.0, FOUR)]),
+        Stop::Pages(pages),
+        |_| {},
+    )
+}
+
 /// Only `kind` among the errors.
 fn only(r: &RunResult, kind: ErrorKind) -> u64 {
     let n = r.stats.errors.get(kind);
@@ -33,12 +43,7 @@ fn only(r: &RunResult, kind: ErrorKind) -> u64 {
 #[test]
 fn a_well_behaved_server_answers_every_stream_flint_counts() {
     let server = H2Server::start(Fault::None);
-    let r = run(
-        &server,
-        &workload(&[("p", 1.0, FOUR)]),
-        Stop::Pages(20),
-        |_| {},
-    );
+    let r = pages_of_four(&server, 20);
     assert_eq!(r.stats.errors.total(), 0, "{:?}", r.stats.errors);
     assert_eq!(r.stats.requests, 80);
     assert_eq!(r.stats.pages[0].hits, 20);
@@ -112,12 +117,7 @@ fn streams_refused_with_refused_stream_are_retried_not_failed() {
 #[test]
 fn goaway_streams_it_did_not_process_are_retried_on_a_new_connection_not_failed() {
     let server = H2Server::start(Fault::GoawayAfter(5));
-    let r = run(
-        &server,
-        &workload(&[("p", 1.0, FOUR)]),
-        Stop::Pages(20),
-        |_| {},
-    );
+    let r = pages_of_four(&server, 20);
     assert_eq!(r.stats.errors.total(), 0, "{:?}", r.stats.errors);
     assert_eq!(r.stats.requests, 80);
     let h = &r.stats.http2;
@@ -132,12 +132,7 @@ fn goaway_streams_it_did_not_process_are_retried_on_a_new_connection_not_failed(
 #[test]
 fn max_concurrent_streams_1_is_never_exceeded() {
     let server = H2Server::start(Fault::OneStream);
-    let r = run(
-        &server,
-        &workload(&[("p", 1.0, FOUR)]),
-        Stop::Pages(10),
-        |_| {},
-    );
+    let r = pages_of_four(&server, 10);
     assert_eq!(r.stats.errors.total(), 0, "{:?}", r.stats.errors);
     assert_eq!(r.stats.requests, 40);
     assert_eq!(r.stats.http2.max_concurrent_streams, 1);

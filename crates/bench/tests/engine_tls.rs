@@ -9,7 +9,7 @@ mod per_connection;
 use bench::config::{TlsOptions, TlsVersion};
 use bench::stats::ErrorKind;
 use bench::{BenchConfig, HttpMode, RunResult, Stop, Target, Workload};
-use per_connection::PerConnection as Server;
+use per_connection::{read_until_stopped, PerConnection as Server};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -28,21 +28,8 @@ fn https_server(leaf: &Leaf) -> Server {
 
 fn serve_http(mut s: rustls::StreamOwned<rustls::ServerConnection, TcpStream>, stop: &AtomicBool) {
     let mut have = Vec::new();
-    let mut chunk = [0u8; 4096];
-    while !stop.load(Ordering::SeqCst) {
-        match s.read(&mut chunk) {
-            Ok(0) => return,
-            Ok(n) => have.extend_from_slice(&chunk[..n]),
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                ) =>
-            {
-                continue
-            }
-            Err(_) => return,
-        }
+    read_until_stopped(&mut s, stop, &mut [0u8; 4096], |s, data| {
+        have.extend_from_slice(data);
         while let Some(end) = have.windows(4).position(|w| w == b"\r\n\r\n") {
             let head: Vec<u8> = have.drain(..end + 4).collect();
             let http10 = head.windows(8).any(|w| w == b"HTTP/1.0");
@@ -53,15 +40,25 @@ fn serve_http(mut s: rustls::StreamOwned<rustls::ServerConnection, TcpStream>, s
                 "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n"
             };
             if s.write_all(&[head.as_bytes(), &body].concat()).is_err() {
-                return;
+                return false;
             }
             if http10 {
                 s.conn.send_close_notify();
                 let _ = s.flush();
-                return;
+                return false;
             }
         }
-    }
+        true
+    });
+}
+
+/// A server that answers the client's ClientHello with `reply`, then waits for it to close.
+fn answering_hello(reply: &'static [u8]) -> Server {
+    Server::start(move |mut s, stop| {
+        read_hello(&mut s);
+        let _ = s.write_all(reply);
+        await_close(&mut s, stop);
+    })
 }
 
 /// Reads what the client sends first (its ClientHello), within a bound.
@@ -228,11 +225,7 @@ fn failed_handshakes_have_their_own_kinds() {
     let ca = TestCa::new("flint test CA");
     // A TLS 1.0-only server, as OpenSSL answers a client that offers only newer versions: a
     // fatal protocol_version alert in a TLS 1.0 record.
-    let old = Server::start(|mut s, stop| {
-        read_hello(&mut s);
-        let _ = s.write_all(&[0x15, 0x03, 0x01, 0x00, 0x02, 0x02, 0x46]);
-        await_close(&mut s, stop);
-    });
+    let old = answering_hello(&[0x15, 0x03, 0x01, 0x00, 0x02, 0x02, 0x46]);
     let r = run(&config(
         Target::https(old.addr, "localhost"),
         trusting(&ca),
@@ -242,13 +235,9 @@ fn failed_handshakes_have_their_own_kinds() {
     assert_fails(&r, ErrorKind::TlsHandshake, 3);
 
     // A plaintext HTTP server on an https URL answers the ClientHello with a 400.
-    let plain = Server::start(|mut s, stop| {
-        read_hello(&mut s);
-        let _ = s.write_all(
-            b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-        );
-        await_close(&mut s, stop);
-    });
+    let plain = answering_hello(
+        b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+    );
     let r = run(&config(
         Target::https(plain.addr, "localhost"),
         trusting(&ca),

@@ -16,13 +16,12 @@
 
 mod common;
 
+use common::peer_server::{nginx, PeerServer};
 use common::{flint, run_bounded};
-use lab_process::{Group, StopPolicy};
 use serde_json::Value;
-use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 use test_support::certs::{KeyKind, TestCa, LOCAL_NAMES};
 
 /// The page: four files, one larger than a TLS record and than a DATA frame (16 KiB).
@@ -96,112 +95,33 @@ fn set_mode(p: &Path, mode: u32) {
     std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
 }
 
-/// A running server and its access log.
-struct Server {
-    _group: Group,
-    addr: SocketAddr,
-    log: PathBuf,
+/// `kind` on a free port: TLS with HTTP/2 (`tls`), TLS without it (`tls` and not `h2`), or h2c.
+fn start(kind: Kind, site: &Site, tls: bool, h2: bool) -> PeerServer {
+    PeerServer::start(
+        &format!("{kind:?}"),
+        site.dir.path(),
+        |port, log| match kind {
+            Kind::Nginx => nginx_for(site, port, tls, h2, log, ""),
+            Kind::NginxShort => nginx_for(site, port, tls, h2, log, "keepalive_requests 7;"),
+            Kind::H2o => h2o(site, port, tls, log),
+        },
+    )
 }
 
-impl Server {
-    /// `kind` on a free port: TLS with HTTP/2 (`tls`), TLS without it (`tls` and not `h2`),
-    /// or h2c. A server that exits at once (its port taken meanwhile) is started again.
-    fn start(kind: Kind, site: &Site, tls: bool, h2: bool) -> Server {
-        for attempt in 0.. {
-            let port = free_port();
-            let log = site.path(&format!("access-{port}.log"));
-            let mut cmd = match kind {
-                Kind::Nginx => nginx(site, port, tls, h2, &log, ""),
-                Kind::NginxShort => nginx(site, port, tls, h2, &log, "keepalive_requests 7;"),
-                Kind::H2o => h2o(site, port, tls, &log),
-            };
-            cmd.stdout(Stdio::null()).stderr(Stdio::null());
-            let mut group = Group::spawn(
-                &mut cmd,
-                None,
-                StopPolicy::terminate(Duration::from_secs(5)),
-            )
-            .unwrap_or_else(|e| panic!("{kind:?}: {e}: run scripts/install-peers.sh"));
-            let addr = SocketAddr::from(([127, 0, 0, 1], port));
-            let deadline = Instant::now() + Duration::from_secs(20);
-            while Instant::now() < deadline && group.exited().is_none() {
-                if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
-                    return Server {
-                        _group: group,
-                        addr,
-                        log,
-                    };
-                }
-                std::thread::yield_now();
-            }
-            assert!(attempt < 2, "{kind:?} did not start on port {port}");
-        }
-        unreachable!()
-    }
-
-    /// Lines of the access log, once every request flint made has been logged (a server logs a
-    /// request after its response, so the last ones may lag the client by a moment) and the
-    /// log has then stayed unchanged for a while (a line more than expected would show).
-    fn logged(&self, at_least: usize) -> Vec<String> {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let quiet = Duration::from_millis(200);
-        let (mut last, mut since) = (usize::MAX, Instant::now());
-        loop {
-            let text = std::fs::read_to_string(&self.log).unwrap_or_default();
-            let lines: Vec<String> = text.lines().map(str::to_owned).collect();
-            if lines.len() != last {
-                (last, since) = (lines.len(), Instant::now());
-            }
-            let settled = lines.len() >= at_least && since.elapsed() >= quiet;
-            if settled || Instant::now() > deadline {
-                return lines;
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// nginx in the foreground, one process, its files in the site's directory; `extra`: more
-/// directives for its `http` block.
-fn nginx(site: &Site, port: u16, tls: bool, h2: bool, log: &Path, extra: &str) -> Command {
-    let d = site.dir.path().display();
+/// nginx serving the site; `extra`: more directives for its `http` block.
+fn nginx_for(site: &Site, port: u16, tls: bool, h2: bool, log: &Path, extra: &str) -> Command {
     let listen = match (tls, h2) {
         (true, true) => format!("listen 127.0.0.1:{port} ssl http2;"),
         (true, false) => format!("listen 127.0.0.1:{port} ssl;"),
         (false, true) => format!("listen 127.0.0.1:{port} http2;"),
         (false, false) => format!("listen 127.0.0.1:{port};"),
     };
-    let conf = format!(
-        "daemon off; master_process off; worker_processes 1;\n\
-         pid {d}/nginx-{port}.pid; error_log {d}/error-{port}.log;\n\
-         events {{ worker_connections 256; }}\n\
-         http {{\n\
-           access_log {log} combined; {extra}\n\
-           client_body_temp_path {d}/tmp; proxy_temp_path {d}/tmp; fastcgi_temp_path {d}/tmp;\n\
-           uwsgi_temp_path {d}/tmp; scgi_temp_path {d}/tmp;\n\
-           server {{ {listen} root {d}/root;\n\
-             ssl_certificate {cert}; ssl_certificate_key {key}; }}\n\
-         }}\n",
-        log = log.display(),
-        cert = site.cert.display(),
-        key = site.key.display(),
+    let server = format!(
+        "{listen} ssl_certificate {}; ssl_certificate_key {};",
+        site.cert.display(),
+        site.key.display(),
     );
-    let path = site.path(&format!("nginx-{port}.conf"));
-    std::fs::write(&path, conf).unwrap();
-    let mut cmd = Command::new("nginx");
-    cmd.arg("-c")
-        .arg(&path)
-        .arg("-e")
-        .arg(site.path("error.log"));
-    cmd
+    nginx(site.dir.path(), port, log, extra, &server)
 }
 
 /// h2o with one listener: TLS (ALPN h2) or cleartext (h2c by prior knowledge).
@@ -230,12 +150,12 @@ fn h2o(site: &Site, port: u16, tls: bool, log: &Path) -> Command {
 }
 
 /// `flint bench --http 2 URL ARGS`: its JSON, checked against the schema.
-fn bench(site: &Site, server: &Server, tls: bool, args: &[&str]) -> Value {
+fn bench(site: &Site, server: &PeerServer, tls: bool, args: &[&str]) -> Value {
     bench_http(site, server, tls, &[&["--http", "2"], args].concat())
 }
 
 /// `flint bench URL ARGS`: its JSON, checked against the schema.
-fn bench_http(site: &Site, server: &Server, tls: bool, args: &[&str]) -> Value {
+fn bench_http(site: &Site, server: &PeerServer, tls: bool, args: &[&str]) -> Value {
     let json_path = site.path("bench.json");
     let _ = std::fs::remove_file(&json_path);
     let url = match tls {
@@ -277,7 +197,7 @@ fn count(json: &Value, field: &str) -> u64 {
 /// 8 deep: every request flint made is one the server logged, and all are 200s.
 fn counts_agree(kind: Kind, tls: bool) {
     let site = Site::new();
-    let server = Server::start(kind, &site, tls, true);
+    let server = start(kind, &site, tls, true);
     let page = site.path("page.toml");
     let one = site.path("one.toml");
     let runs: [(&Path, &[&str], u64); 3] = [
@@ -357,7 +277,7 @@ fn counts_agree(kind: Kind, tls: bool) {
 /// `args`: the protocol's options; `h2`: the runs are over HTTP/2.
 fn counts_agree_when_the_server_ends_connections(tls: bool, args: &[&str], h2: bool) {
     let site = Site::new();
-    let server = Server::start(Kind::NginxShort, &site, tls, h2);
+    let server = start(Kind::NginxShort, &site, tls, h2);
     let page = site.path("page.toml");
     let mut logged = 0;
     for run in 0..12 {
@@ -421,7 +341,7 @@ fn h2o_over_h2c_logs_every_stream_flint_counts() {
 #[test]
 fn a_tls_server_without_http2_is_h2_not_negotiated() {
     let site = Site::new();
-    let server = Server::start(Kind::Nginx, &site, true, false);
+    let server = start(Kind::Nginx, &site, true, false);
     let page = site.path("page.toml");
     let json = bench(
         &site,

@@ -6,8 +6,7 @@ mod common;
 mod hosts_support;
 
 use common::{flint, run_bounded};
-use hosts_support::{read_json, served, start_server_with_child, LIMIT};
-use std::process::Stdio;
+use hosts_support::{read_json, serve_logged, served, LIMIT};
 use test_support::recording::Recording;
 
 fn bench(args: &[&str]) -> (Option<i32>, String, String) {
@@ -28,14 +27,7 @@ fn a_directory_without_its_slash_is_followed_to_its_index_and_the_access_log_agr
     std::fs::create_dir_all(root.join("dir")).unwrap();
     std::fs::write(root.join("dir/index.html"), b"hello").unwrap();
     let log = dir.path().join("access.log");
-    let child = flint()
-        .args(["serve", root.to_str().unwrap(), "--listen", "127.0.0.1:0"])
-        .args(["--threads", "1", "--access-log", log.to_str().unwrap()])
-        .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let server = start_server_with_child(child);
+    let server = serve_logged(&root, &log, "127.0.0.1:0");
     let url = format!("http://{}/dir", server.addr);
     let json = dir.path().join("r.json");
     let (code, out, err) = bench(&[

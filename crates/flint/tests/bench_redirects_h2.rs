@@ -13,19 +13,14 @@
 
 mod common;
 
+use common::peer_server::{nginx, PeerServer};
 use common::{flint, run_bounded};
-use lab_process::{Group, StopPolicy};
 use serde_json::Value;
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// nginx on a free port over h2c, with redirects, and its access log.
+/// nginx on a free port over h2c, with redirects, and its directory.
 struct Nginx {
-    _group: Group,
-    addr: SocketAddr,
-    log: PathBuf,
+    server: PeerServer,
     dir: tempfile::TempDir,
 }
 
@@ -36,86 +31,18 @@ impl Nginx {
         std::fs::create_dir_all(root.join("dir")).unwrap();
         std::fs::write(root.join("a.txt"), b"hello").unwrap();
         std::fs::write(root.join("dir/index.html"), b"index").unwrap();
-        for attempt in 0.. {
-            let port = TcpListener::bind("127.0.0.1:0")
-                .unwrap()
-                .local_addr()
-                .unwrap()
-                .port();
-            let log = dir.path().join(format!("access-{port}.log"));
-            let mut cmd = nginx(dir.path(), port, &log);
-            cmd.stdout(Stdio::null()).stderr(Stdio::null());
-            let mut group = Group::spawn(
-                &mut cmd,
-                None,
-                StopPolicy::terminate(Duration::from_secs(5)),
-            )
-            .unwrap_or_else(|e| panic!("nginx: {e}: run scripts/install-peers.sh"));
-            let addr = SocketAddr::from(([127, 0, 0, 1], port));
-            let deadline = Instant::now() + Duration::from_secs(20);
-            while Instant::now() < deadline && group.exited().is_none() {
-                if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
-                    return Nginx {
-                        _group: group,
-                        addr,
-                        log,
-                        dir,
-                    };
-                }
-                std::thread::yield_now();
-            }
-            assert!(attempt < 2, "nginx did not start on port {port}");
-        }
-        unreachable!()
+        let server = PeerServer::start("nginx", dir.path(), |port, log| {
+            let redirects = format!(
+                "listen 127.0.0.1:{port} http2;\n\
+                 location = /r {{ return 302 /a.txt; }}\n\
+                 location = /r2 {{ return 307 r; }}\n\
+                 location = /loop {{ return 302 /loop; }}\n\
+                 location = /away {{ return 302 http://flint.invalid/a.txt; }}"
+            );
+            nginx(dir.path(), port, log, "", &redirects)
+        });
+        Nginx { server, dir }
     }
-
-    /// The access log's lines once it holds `at_least` and has stayed unchanged a moment (a
-    /// line logged after its response may lag the client; one too many would show).
-    fn logged(&self, at_least: usize) -> Vec<String> {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let (mut last, mut since) = (usize::MAX, Instant::now());
-        loop {
-            let text = std::fs::read_to_string(&self.log).unwrap_or_default();
-            let lines: Vec<String> = text.lines().map(str::to_owned).collect();
-            if lines.len() != last {
-                (last, since) = (lines.len(), Instant::now());
-            }
-            let settled = lines.len() >= at_least && since.elapsed() >= Duration::from_millis(200);
-            if settled || Instant::now() > deadline {
-                return lines;
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
-    }
-}
-
-fn nginx(d: &Path, port: u16, log: &Path) -> Command {
-    let d = d.display();
-    let conf = format!(
-        "daemon off; master_process off; worker_processes 1;\n\
-         pid {d}/nginx-{port}.pid; error_log {d}/error-{port}.log;\n\
-         events {{ worker_connections 256; }}\n\
-         http {{\n\
-           access_log {log} combined;\n\
-           client_body_temp_path {d}/tmp; proxy_temp_path {d}/tmp; fastcgi_temp_path {d}/tmp;\n\
-           uwsgi_temp_path {d}/tmp; scgi_temp_path {d}/tmp;\n\
-           server {{ listen 127.0.0.1:{port} http2; root {d}/root;\n\
-             location = /r {{ return 302 /a.txt; }}\n\
-             location = /r2 {{ return 307 r; }}\n\
-             location = /loop {{ return 302 /loop; }}\n\
-             location = /away {{ return 302 http://flint.invalid/a.txt; }}\n\
-           }}\n\
-         }}\n",
-        log = log.display(),
-    );
-    let path = format!("{d}/nginx-{port}.conf");
-    std::fs::write(&path, conf).unwrap();
-    let mut cmd = Command::new("nginx");
-    cmd.arg("-c")
-        .arg(&path)
-        .arg("-e")
-        .arg(format!("{d}/error.log"));
-    cmd
 }
 
 /// `flint bench --http 2` on nginx with `args`: exit code, stdout, JSON.
@@ -124,7 +51,12 @@ fn bench(n: &Nginx, path: &str, args: &[&str]) -> (Option<i32>, String, Value) {
     let _ = std::fs::remove_file(&json);
     let out = run_bounded(
         flint()
-            .args(["bench", &format!("http://{}{path}", n.addr), "--http", "2"])
+            .args([
+                "bench",
+                &format!("http://{}{path}", n.server.addr),
+                "--http",
+                "2",
+            ])
             .args(args)
             .args(["-q", "--report", "summary", "--json"])
             .arg(&json),
@@ -165,7 +97,7 @@ fn http2_follows_redirects_as_new_streams_and_nginx_logs_every_hop() {
     assert_eq!(doc["summary"]["http2"]["streams"], 20 * 8, "{out}");
     assert_eq!(doc["summary"]["errors"], 0, "{out}");
     logged += 20 * 8;
-    assert_eq!(n.logged(logged).len(), logged);
+    assert_eq!(n.server.logged(logged).len(), logged);
 
     // One-file pages kept 4 deep: each redirect a stream of its own page.
     let (code, out, doc) = bench(
@@ -178,7 +110,7 @@ fn http2_follows_redirects_as_new_streams_and_nginx_logs_every_hop() {
     assert_eq!(doc["summary"]["pages"], 40, "{out}");
     assert!(out.contains("Redirects: 40 followed\n"), "{out}");
     logged += 80;
-    assert_eq!(n.logged(logged).len(), logged);
+    assert_eq!(n.server.logged(logged).len(), logged);
 
     // A loop past N, and another origin.
     let (code, out, doc) = bench(&n, "/loop", &["-n", "5", "-c", "1", "--redirect", "3"]);
@@ -193,5 +125,5 @@ fn http2_follows_redirects_as_new_streams_and_nginx_logs_every_hop() {
         "{out}"
     );
     logged += 5;
-    assert_eq!(n.logged(logged).len(), logged);
+    assert_eq!(n.server.logged(logged).len(), logged);
 }

@@ -3,51 +3,15 @@
 
 mod common;
 
-use common::{flint, run_bounded};
-use std::io::{Read, Write};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use common::{counting_responder_of, flint, run_bounded};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
-
-/// Answers every request head with a 5-byte body and counts the request lines it saw for
-/// `/index.html` (the only path the test asks for).
-fn counting_server() -> (String, Arc<AtomicU64>) {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap().to_string();
-    let count = Arc::new(AtomicU64::new(0));
-    let seen = count.clone();
-    std::thread::spawn(move || {
-        for conn in listener.incoming() {
-            let Ok(mut conn) = conn else { return };
-            let seen = seen.clone();
-            std::thread::spawn(move || {
-                let mut buf = [0u8; 4096];
-                let mut have = Vec::new();
-                while let Ok(n) = conn.read(&mut buf) {
-                    if n == 0 {
-                        return;
-                    }
-                    have.extend_from_slice(&buf[..n]);
-                    while let Some(end) = have.windows(4).position(|w| w == b"\r\n\r\n") {
-                        let head: Vec<u8> = have.drain(..end + 4).collect();
-                        if head.starts_with(b"GET /index.html HTTP/1.1\r\n") {
-                            seen.fetch_add(1, Ordering::Relaxed);
-                        }
-                        let response = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
-                        if conn.write_all(response).is_err() {
-                            return;
-                        }
-                    }
-                }
-            });
-        }
-    });
-    (addr, count)
-}
 
 #[test]
 fn a_url_with_a_path_is_fetched() {
-    let (addr, count) = counting_server();
+    // Only the path the test asks for is counted.
+    let (addr, count) =
+        counting_responder_of(|head| head.starts_with(b"GET /index.html HTTP/1.1\r\n"));
     let url = format!("http://{addr}/index.html");
     let out = run_bounded(
         flint().args([

@@ -5,27 +5,15 @@
 
 mod common;
 
-use common::{flint, run_bounded};
-use std::process::{Child, Stdio};
+use common::{flint, run_bounded, started_server, texts, Server};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 use test_support::certs::{KeyKind, SelfSigned};
 
 /// `flint serve` over HTTPS on a kernel-chosen port, killed on drop.
-struct TlsServer {
-    child: Child,
-    port: u16,
-}
-
-impl Drop for TlsServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve(cert: &SelfSigned) -> TlsServer {
+fn serve(cert: &SelfSigned) -> Server {
     std::fs::write(cert.dir().join("a.html"), b"hello").unwrap();
-    let mut child = flint()
+    let child = flint()
         .args([
             "serve",
             cert.dir().to_str().unwrap(),
@@ -40,32 +28,14 @@ fn serve(cert: &SelfSigned) -> TlsServer {
         .stdout(Stdio::null())
         .spawn()
         .expect("spawn flint serve");
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut reader = std::io::BufReader::new(stderr);
-        let mut line = String::new();
-        let _ = std::io::BufRead::read_line(&mut reader, &mut line);
-        let _ = tx.send(line);
-        let _ = std::io::copy(&mut reader, &mut std::io::sink());
-    });
-    let line = rx
-        .recv_timeout(Duration::from_secs(10))
-        .expect("flint serve printed its address");
-    let port = line
-        .split("https://127.0.0.1:")
-        .nth(1)
-        .and_then(|s| s.split_whitespace().next())
-        .and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| panic!("no https address in {line:?}"));
-    TlsServer { child, port }
+    started_server(child, "https", true)
 }
 
 #[test]
 fn a_self_signed_ca_true_certificate_given_with_cacert_is_trusted() {
     let cert = SelfSigned::marked_ca(KeyKind::EcdsaP256);
     let server = serve(&cert);
-    let url = format!("https://localhost:{}/a.html", server.port);
+    let url = format!("https://localhost:{}/a.html", server.port());
     let out = run_bounded(
         flint()
             .args(["bench", &url, "-n", "20", "-c", "2", "-q", "--cacert"])
@@ -87,7 +57,7 @@ fn a_self_signed_ca_true_certificate_given_with_cacert_is_trusted() {
 fn a_refused_certificate_says_why_and_stops_the_run_after_a_second() {
     let cert = SelfSigned::marked_ca(KeyKind::EcdsaP256);
     let server = serve(&cert);
-    let url = format!("https://localhost:{}/a.html", server.port);
+    let url = format!("https://localhost:{}/a.html", server.port());
     let json = cert.dir().join("out.json");
     let started = Instant::now();
     let out = run_bounded(
@@ -97,10 +67,7 @@ fn a_refused_certificate_says_why_and_stops_the_run_after_a_second() {
         Duration::from_secs(60),
     );
     let took = started.elapsed();
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-    );
+    let (stdout, stderr) = texts(&out);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
         took < Duration::from_secs(30),
@@ -129,7 +96,7 @@ fn a_pinned_certificate_out_of_its_dates_is_refused_as_expired_or_not_yet_valid(
     for (from, to, reason) in [(2020, 2021, "expired"), (2090, 2091, "not_yet_valid")] {
         let cert = SelfSigned::marked_ca_valid(KeyKind::EcdsaP256, from, to);
         let server = serve(&cert);
-        let url = format!("https://localhost:{}/a.html", server.port);
+        let url = format!("https://localhost:{}/a.html", server.port());
         let json = cert.dir().join("out.json");
         let out = run_bounded(
             flint()
@@ -139,10 +106,7 @@ fn a_pinned_certificate_out_of_its_dates_is_refused_as_expired_or_not_yet_valid(
                 .arg(&json),
             Duration::from_secs(60),
         );
-        let (stdout, stderr) = (
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr),
-        );
+        let (stdout, stderr) = texts(&out);
         assert_eq!(out.status.code(), Some(1), "{reason}: {stdout} {stderr}");
         assert!(stderr.contains("TLS: "), "{stderr}");
         assert!(stderr.contains(&format!(" {reason}: ")), "{stderr}");

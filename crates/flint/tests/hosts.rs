@@ -4,8 +4,13 @@
 mod common;
 mod hosts_support;
 
-use common::{flint, run_bounded, wait_exit};
-use hosts_support::{bench, exe, read_json, served, server, sum, LIMIT};
+use bench::config::TlsOptions;
+use bench::hosts::protocol::{self, Orders, RunOrders, ToWorker};
+use bench::{HttpMode, Scheme, Workload};
+use common::{flint, run_bounded, texts, wait_exit};
+use hosts_support::{
+    bench, exe, launch_killing_victim, local_launch, read_json, served, server, sum, LIMIT,
+};
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -16,7 +21,7 @@ use std::time::{Duration, Instant};
 fn three_local_workers_fetch_exactly_n_pages_and_the_server_agrees() {
     let (dir, server) = server();
     let json = dir.path().join("r.json");
-    let template = format!("{} worker", exe());
+    let template = local_launch();
     let out = run_bounded(
         bench(&server, &["-c", "7", "-n", "900", "--hosts", "a,b,c"]).args([
             "--launch",
@@ -26,10 +31,7 @@ fn three_local_workers_fetch_exactly_n_pages_and_the_server_agrees() {
         ]),
         LIMIT,
     );
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-    );
+    let (stdout, stderr) = texts(&out);
     assert!(out.status.success(), "{stderr}");
     for line in [
         "Waiting for READY from 3 clients",
@@ -89,7 +91,7 @@ fn three_local_workers_fetch_exactly_n_pages_and_the_server_agrees() {
 fn forty_local_workers_run_a_timed_open_loop_and_merge_per_second() {
     let (dir, server) = server();
     let json = dir.path().join("r.json");
-    let template = format!("{} worker", exe());
+    let template = local_launch();
     let names: Vec<String> = (1..=40).map(|i| format!("w{i}")).collect();
     let out = run_bounded(
         bench(
@@ -142,7 +144,7 @@ fn forty_local_workers_run_a_timed_open_loop_and_merge_per_second() {
 fn expect_status_reaches_every_worker() {
     let (dir, server) = server();
     let json = dir.path().join("r.json");
-    let template = format!("{} worker", exe());
+    let template = local_launch();
     let hosts = [
         "-c", "4", "-n", "200", "--hosts", "a,b", "--launch", &template,
     ];
@@ -184,7 +186,7 @@ fn redirect_reaches_every_worker() {
     std::fs::create_dir(www.join("d")).unwrap();
     std::fs::write(www.join("d/index.html"), b"index").unwrap();
     let json = dir.path().join("r.json");
-    let template = format!("{} worker", exe());
+    let template = local_launch();
     // `/d` is answered 301 to `/d/`: followed on both hosts, each hop a line of the log.
     let out = run_bounded(
         flint()
@@ -267,12 +269,8 @@ fn a_worker_of_another_protocol_version_is_refused_with_both_versions() {
 fn a_worker_killed_mid_run_is_lost_and_the_others_finish() {
     let (dir, server) = server();
     let json = dir.path().join("r.json");
-    // The victim's worker is killed 1.5 s into its run (its stdin kept: a background job's
-    // would be /dev/null).
-    let template = format!(
-        "if [ {{host}} = victim ]; then exec 3<&0; {exe} worker <&3 & pid=$!; sleep 2; kill -9 $pid; wait; exit 137; fi; exec {exe} worker",
-        exe = exe()
-    );
+    // The victim's worker is killed 1.5 s into its run.
+    let template = launch_killing_victim("2");
     let out = run_bounded(
         bench(
             &server,
@@ -386,15 +384,10 @@ fn a_worker_stops_within_a_second_when_its_stdin_closes() {
     let hello = lines.next().unwrap().unwrap();
     assert!(hello.contains("\"type\":\"hello\""), "{hello}");
     let mut stdin = worker.stdin.take().unwrap();
-    let orders = serde_json::json!({"type": "orders", "protocol": 1, "flint_version": "x",
-        "host": "h", "url": format!("http://{}/", server.addr), "connect_to": server.addr,
-        "host_header": server.addr, "first_child": 0, "end_child": 1,
-        "run": {"concurrency": 1, "threads": 1, "duration_us": 60_000_000u64, "pages": null,
-                "warmup_us": 0, "think_us": null, "rate": null, "http": "persistent",
-                "connect_timeout_us": 1_000_000, "response_timeout_us": 1_000_000, "seed": 1,
-                "log": null},
-        "workload": {"pages": [{"name": "a", "weight": 1.0, "files": [0]}], "urls": ["/a.html"]}});
-    writeln!(stdin, "{orders}").unwrap();
+    let orders = one_webchild_for_a_minute(&server.addr.to_string());
+    stdin
+        .write_all(&protocol::encode(&orders).unwrap())
+        .unwrap();
     let ready = lines.next().unwrap().unwrap();
     assert!(ready.contains("\"type\":\"ready\""), "{ready}");
     let now = std::time::SystemTime::now()
@@ -426,11 +419,49 @@ fn a_worker_stops_within_a_second_when_its_stdin_closes() {
     println!("exited {:?} after its stdin closed", closed.elapsed());
 }
 
+/// Orders of this build for one Webchild fetching `/a.html` from `addr` for a minute.
+fn one_webchild_for_a_minute(addr: &str) -> ToWorker {
+    ToWorker::Orders(Box::new(Orders {
+        protocol: protocol::PROTOCOL_VERSION,
+        flint_version: protocol::FLINT_VERSION.into(),
+        host: "h".into(),
+        url: format!("http://{addr}/"),
+        connect_to: addr.into(),
+        host_header: addr.into(),
+        scheme: Scheme::Http,
+        server_name: String::new(),
+        authorization: None,
+        tls: TlsOptions::default(),
+        first_child: 0,
+        end_child: 1,
+        run: RunOrders {
+            concurrency: 1,
+            threads: Some(1),
+            duration_us: Some(60_000_000),
+            pages: None,
+            warmup_us: 0,
+            think_us: None,
+            rate: None,
+            http: HttpMode::KeepAlive,
+            streams: None,
+            h2_window: None,
+            connect_timeout_us: 1_000_000,
+            response_timeout_us: 1_000_000,
+            busy_poll_us: 0,
+            seed: 1,
+            expect_status: None,
+            redirect: 0,
+            log: None,
+        },
+        workload: Workload::from_pages([("a".to_owned(), 1.0, vec!["/a.html"])]).unwrap(),
+    }))
+}
+
 #[test]
 fn compare_takes_its_load_from_hosts_too() {
     let (dir, server) = server();
     let json = dir.path().join("c.json");
-    let template = format!("{} worker", exe());
+    let template = local_launch();
     let out = run_bounded(
         flint()
             .args([

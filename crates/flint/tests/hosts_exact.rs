@@ -6,14 +6,14 @@ mod common;
 mod hosts_support;
 
 use common::{flint, run_bounded};
-use hosts_support::{exe, read_json, LIMIT};
+use hosts_support::{local_launch, read_json, LIMIT};
 use std::time::Duration;
 use test_support::recording::Recording;
 
 #[test]
 fn three_hosts_account_for_every_request_the_server_received() {
     let dir = tempfile::tempdir().unwrap();
-    let template = format!("{} worker", exe());
+    let template = local_launch();
     let modes: [&[&str]; 4] = [
         &["--http", "1.1"],
         &["--http", "1.0"],

@@ -5,8 +5,8 @@
 mod common;
 mod hosts_support;
 
-use common::run_bounded;
-use hosts_support::{bench, exe, read_json, served, server, LIMIT};
+use common::{run_bounded, texts};
+use hosts_support::{bench, launch_killing_victim, local_launch, read_json, served, server, LIMIT};
 
 #[test]
 fn three_workers_on_one_machine_each_log_to_their_own_file_in_one_clock() {
@@ -15,7 +15,7 @@ fn three_workers_on_one_machine_each_log_to_their_own_file_in_one_clock() {
     let log = dir.path().join("run.csv");
     let hosts = dir.path().join("clients");
     std::fs::write(&hosts, "a 1\nb 1\nc 1\n").unwrap();
-    let template = format!("{} worker", exe());
+    let template = local_launch();
     let out = run_bounded(
         bench(&server, &["-c", "16", "-n", "600", "-t", "1"])
             .args([
@@ -32,10 +32,7 @@ fn three_workers_on_one_machine_each_log_to_their_own_file_in_one_clock() {
             ]),
         LIMIT,
     );
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-    );
+    let (stdout, stderr) = texts(&out);
     assert!(out.status.success(), "{stderr}");
     // The hosts file's counts are the run's Webchildren, and the coordinator said so.
     assert!(
@@ -75,12 +72,8 @@ fn three_workers_on_one_machine_each_log_to_their_own_file_in_one_clock() {
 fn a_lost_host_is_apart_from_the_clients_and_shows_what_it_was_known_to_do() {
     let (dir, server) = server();
     let json = dir.path().join("r.json");
-    // The victim's worker is killed 2.5 s after it starts (its stdin kept: a background job's
-    // would be /dev/null), well into a run of 6 s.
-    let template = format!(
-        "if [ {{host}} = victim ]; then exec 3<&0; {exe} worker <&3 & pid=$!; sleep 2.5; kill -9 $pid; wait; exit 137; fi; exec {exe} worker",
-        exe = exe()
-    );
+    // The victim's worker is killed 2.5 s after it starts, well into a run of 6 s.
+    let template = launch_killing_victim("2.5");
     let out = run_bounded(
         bench(
             &server,
@@ -95,10 +88,7 @@ fn a_lost_host_is_apart_from_the_clients_and_shows_what_it_was_known_to_do() {
         ]),
         LIMIT,
     );
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-    );
+    let (stdout, stderr) = texts(&out);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     let doc = read_json(&json);
     assert_eq!(doc["incomplete"], true);
@@ -143,7 +133,7 @@ fn a_lost_host_is_apart_from_the_clients_and_shows_what_it_was_known_to_do() {
 fn a_log_to_stdout_is_refused_on_many_hosts() {
     // Stdout is each worker's control channel.
     let (_dir, server) = server();
-    let template = format!("{} worker", exe());
+    let template = local_launch();
     let out = run_bounded(
         bench(&server, &["-c", "2", "-n", "10", "--log", "-"])
             .args(["--hosts", "a,b", "--launch", &template]),

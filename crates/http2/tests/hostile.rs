@@ -13,6 +13,25 @@ fn server(config: &Config) -> (Session<Peer>, Peer) {
     (Session::server(config).unwrap(), Peer::new())
 }
 
+/// Streams `1 + 2i` for each `i` in `range`, each opened by a GET and reset by the client at
+/// once (CANCEL), as a rapid reset does.
+fn opened_and_cancelled(range: std::ops::Range<u32>) -> Vec<u8> {
+    let mut out = Vec::new();
+    for i in range {
+        let stream = 1 + 2 * i;
+        let get = raw_get_block();
+        out.extend(frame(
+            frame_type::HEADERS,
+            END_STREAM | END_HEADERS,
+            stream,
+            &get,
+        ));
+        let cancel = error_code::CANCEL.to_be_bytes();
+        out.extend(frame(frame_type::RST_STREAM, 0, stream, &cancel));
+    }
+    out
+}
+
 #[test]
 fn data_on_stream_zero_is_goaway_protocol_error() {
     let (mut server, mut s) = server(&Config::server());
@@ -104,21 +123,7 @@ fn rapid_reset_gets_goaway_once_the_budget_is_spent() {
     };
     let (mut server, mut s) = server(&config);
     let mut input = raw_preface();
-    for i in 0..50u32 {
-        let stream = 1 + 2 * i;
-        input.extend(frame(
-            frame_type::HEADERS,
-            END_STREAM | END_HEADERS,
-            stream,
-            &raw_get_block(),
-        ));
-        input.extend(frame(
-            frame_type::RST_STREAM,
-            0,
-            stream,
-            &error_code::CANCEL.to_be_bytes(),
-        ));
-    }
+    input.extend(opened_and_cancelled(0..50));
     assert_eq!(server.recv(&input, &mut s), Ok(input.len()));
     server.send(&mut s).unwrap();
     let goaways = goaways_in(&s.out);
@@ -134,22 +139,7 @@ fn rapid_reset_gets_goaway_once_the_budget_is_spent() {
     // Once the GOAWAY is written, no new stream is processed: the rest of one read's bytes
     // were (nghttp2 answers at the next send), later reads are not.
     let processed = s.headers_ended().len();
-    let mut more = Vec::new();
-    for i in 50..100u32 {
-        let stream = 1 + 2 * i;
-        more.extend(frame(
-            frame_type::HEADERS,
-            END_STREAM | END_HEADERS,
-            stream,
-            &raw_get_block(),
-        ));
-        more.extend(frame(
-            frame_type::RST_STREAM,
-            0,
-            stream,
-            &error_code::CANCEL.to_be_bytes(),
-        ));
-    }
+    let more = opened_and_cancelled(50..100);
     assert_eq!(server.recv(&more, &mut s), Ok(more.len()));
     assert_eq!(
         s.headers_ended().len(),
@@ -167,21 +157,7 @@ fn resets_within_the_budget_are_fine() {
     };
     let (mut server, mut s) = server(&config);
     let mut input = raw_preface();
-    for i in 0..50u32 {
-        let stream = 1 + 2 * i;
-        input.extend(frame(
-            frame_type::HEADERS,
-            END_STREAM | END_HEADERS,
-            stream,
-            &raw_get_block(),
-        ));
-        input.extend(frame(
-            frame_type::RST_STREAM,
-            0,
-            stream,
-            &error_code::CANCEL.to_be_bytes(),
-        ));
-    }
+    input.extend(opened_and_cancelled(0..50));
     server.recv(&input, &mut s).unwrap();
     server.send(&mut s).unwrap();
     assert!(goaways_in(&s.out).is_empty());

@@ -7,6 +7,9 @@
 //! tcpdump (scripts/install-deps.sh), and fail naming what is missing. The namespaces are
 //! removed by the path's drop whatever happens, and every process is stopped by its group.
 
+mod common;
+
+use common::run_lab;
 use lab_experiments::netpath::{NetPath, SERVER_ADDR, SERVER_IF};
 use lab_experiments::{
     self as experiments, Experiment, LabOptions, PageMode, MICROSCAPE_GIFS, MICROSCAPE_HTML,
@@ -16,7 +19,6 @@ use lab_process::{Group, StopPolicy};
 use results::LabRow;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
-use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 use test_support::flint_bin;
 
@@ -27,17 +29,7 @@ use test_support::flint_bin;
 const PAGES: u64 = 1;
 
 fn run(opts: &LabOptions) -> (Vec<LabRow>, String) {
-    let (mut out, mut progress) = (Vec::new(), Vec::new());
-    let report = experiments::run(
-        Experiment::Syscalls,
-        opts,
-        &mut out,
-        &mut progress,
-        &AtomicBool::new(false),
-    )
-    .expect("lab run");
-    let text = String::from_utf8_lossy(&out).into_owned();
-    let progress = String::from_utf8_lossy(&progress);
+    let (report, text, progress) = run_lab(Experiment::Syscalls, opts, false);
     for s in &report.servers {
         assert_eq!(
             s.status,

@@ -1,9 +1,11 @@
 //! The sizes experiment end to end, short: two sizes, two servers, half a second each. Checks the
 //! JSON's shape (the HTML report reads it) and that its figures agree with each other.
 
+mod common;
+
+use common::{num, run_lab};
 use lab_experiments::{self as experiments, Experiment, LabOptions, Status};
 use lab_peers::PeerKind;
-use serde_json::Value;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,29 +21,13 @@ fn options(servers: Vec<PeerKind>, flint: PathBuf) -> LabOptions {
     opts
 }
 
-fn num(v: &Value, key: &str) -> f64 {
-    v[key]
-        .as_f64()
-        .unwrap_or_else(|| panic!("{key} is not a number in {v}"))
-}
-
 #[test]
 fn sizes_end_to_end_gives_consistent_rows_in_the_json_shape() {
     let opts = options(vec![PeerKind::Flint, PeerKind::Nginx], flint_bin());
-    let (mut out, mut progress) = (Vec::new(), Vec::new());
-    let report = experiments::run(
-        Experiment::Sizes,
-        &opts,
-        &mut out,
-        &mut progress,
-        &AtomicBool::new(false),
-    )
-    .expect("lab run");
-    let text = String::from_utf8_lossy(&out);
+    let (report, text, progress) = run_lab(Experiment::Sizes, &opts, false);
     assert!(text.contains("sizes: output bandwidth, MB/s"), "{text}");
     assert!(text.contains("20 KB"), "{text}");
     // Progress goes to its own stream, a line as each measurement starts.
-    let progress = String::from_utf8_lossy(&progress);
     for n in 1..=4 {
         assert!(progress.contains(&format!("[{n}/4] ")), "{progress}");
     }
@@ -134,15 +120,7 @@ fn a_missing_peer_is_named_with_its_install_command_and_the_others_still_run() {
     );
     opts.sizes = vec![1024];
     opts.profile = false;
-    let (mut out, mut progress) = (Vec::new(), Vec::new());
-    let report = experiments::run(
-        Experiment::Sizes,
-        &opts,
-        &mut out,
-        &mut progress,
-        &AtomicBool::new(false),
-    )
-    .expect("lab run");
+    let (report, _, warnings) = run_lab(Experiment::Sizes, &opts, false);
     let flint = &report.servers[0];
     assert_eq!(flint.name, "flint");
     assert_eq!(flint.status, Status::Missing);
@@ -158,22 +136,13 @@ fn a_missing_peer_is_named_with_its_install_command_and_the_others_still_run() {
     assert_eq!(report.results[0].server, "nginx");
     assert_eq!(report.results[0].syscalls_per_request, None);
     assert_eq!(report.results[0].profile_method, None);
-    let warnings = String::from_utf8_lossy(&progress);
     assert!(warnings.contains("flint is not installed"), "{warnings}");
 }
 
 #[test]
 fn a_stop_before_the_start_measures_nothing_and_says_interrupted() {
     let opts = options(vec![PeerKind::Nginx], flint_bin());
-    let (mut out, mut progress) = (Vec::new(), Vec::new());
-    let report = experiments::run(
-        Experiment::All,
-        &opts,
-        &mut out,
-        &mut progress,
-        &AtomicBool::new(true),
-    )
-    .expect("lab run");
+    let (report, _, _) = run_lab(Experiment::All, &opts, true);
     assert!(report.interrupted);
     assert!(report.results.is_empty());
 }

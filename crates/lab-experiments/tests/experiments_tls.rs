@@ -3,18 +3,14 @@
 //! what must hold whatever the machine's load: no errors, a handshake per HTTP/1.0 request, and
 //! resumed handshakes that resume.
 
-use lab_experiments::{self as experiments, Experiment, LabOptions, Status, HANDSHAKE_CLIENTS};
+mod common;
+
+use common::{num, run_lab};
+use lab_experiments::{Experiment, LabOptions, Status, HANDSHAKE_CLIENTS};
 use lab_peers::PeerKind;
 use serde_json::Value;
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 use test_support::flint_bin;
-
-fn num(v: &Value, key: &str) -> f64 {
-    v[key]
-        .as_f64()
-        .unwrap_or_else(|| panic!("{key} is not a number in {v}"))
-}
 
 #[test]
 fn tls_end_to_end_measures_both_keys_and_gives_the_json_shape() {
@@ -23,17 +19,7 @@ fn tls_end_to_end_measures_both_keys_and_gives_the_json_shape() {
     opts.warmup = Duration::from_millis(100);
     opts.servers = vec![PeerKind::Flint, PeerKind::Nginx];
     opts.sizes = vec![1024];
-    let (mut out, mut progress) = (Vec::new(), Vec::new());
-    let report = experiments::run(
-        Experiment::Tls,
-        &opts,
-        &mut out,
-        &mut progress,
-        &AtomicBool::new(false),
-    )
-    .expect("lab run");
-    let text = String::from_utf8_lossy(&out);
-    let progress = String::from_utf8_lossy(&progress);
+    let (report, text, progress) = run_lab(Experiment::Tls, &opts, false);
     for title in [
         "tls: handshakes per second",
         "tls: keep-alive",

@@ -28,14 +28,7 @@ fn batch(round: u32) -> Vec<u8> {
     let mut out = Vec::new();
     for i in 0..BATCH {
         let id = 1 + 2 * (round * BATCH + i);
-        let block = raw::get_block(paths[(i % 4) as usize], "localhost");
-        raw::frame(
-            &mut out,
-            raw::HEADERS,
-            raw::END_HEADERS | raw::END_STREAM,
-            id,
-            &block,
-        );
+        raw::get(&mut out, id, paths[(i % 4) as usize], raw::END_STREAM);
     }
     out
 }

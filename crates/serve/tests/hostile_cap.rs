@@ -129,8 +129,7 @@ fn h2_connections_with_unfinished_requests_do_not_lock_the_cap() {
     for _ in 0..2 {
         let mut s = connect(srv.addr);
         let mut out = raw::start();
-        let block = raw::get_block("/a.txt", "localhost");
-        raw::frame(&mut out, raw::HEADERS, raw::END_HEADERS, 1, &block);
+        raw::get(&mut out, 1, "/a.txt", 0);
         s.write_all(&out).unwrap();
         // The whole answer.
         let mut got = Vec::new();

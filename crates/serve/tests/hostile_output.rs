@@ -163,14 +163,7 @@ fn tls_h2_reader_that_reads_nothing_holds_bounded_memory_and_is_cut() {
         0,
         &(0x7fff_ffffu32 - 65_535).to_be_bytes(),
     );
-    let block = raw::get_block("/big.bin", "localhost");
-    raw::frame(
-        &mut request,
-        raw::HEADERS,
-        raw::END_HEADERS | raw::END_STREAM,
-        1,
-        &block,
-    );
+    raw::get(&mut request, 1, "/big.bin", raw::END_STREAM);
     let mut conns: Vec<StreamOwned<ClientConnection, TcpStream>> = (0..CONNS)
         .map(|_| {
             let name = ServerName::try_from("localhost").unwrap();

@@ -16,15 +16,12 @@ use tls_support::Certs;
 /// A refusal is immediate; this bounds a hang.
 const LIMIT: Duration = Duration::from_secs(20);
 
-/// Runs `flint serve` with this certificate and key; returns its status and stderr.
-fn serve_with(root: &Path, cert: &Path, key: &Path) -> (Option<i32>, String) {
-    let mut child = Command::new(test_support::flint_bin())
-        .arg("serve")
-        .arg(root)
-        .args(["--listen", "127.0.0.1:0", "--threads", "1", "--tls-cert"])
-        .arg(cert)
-        .arg("--tls-key")
-        .arg(key)
+/// Runs `flint serve` with the arguments `args` adds, which must exit on its own (within
+/// `LIMIT`, else it is killed by its PID and the test fails); returns its status and stderr.
+fn serve_exit(args: impl FnOnce(&mut Command) -> &mut Command) -> (Option<i32>, String) {
+    let mut cmd = Command::new(test_support::flint_bin());
+    args(cmd.arg("serve"));
+    let mut child = cmd
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -38,7 +35,7 @@ fn serve_with(root: &Path, cert: &Path, key: &Path) -> (Option<i32>, String) {
         if start.elapsed() > LIMIT {
             let _ = child.kill(); // by its PID: this child alone
             let _ = child.wait();
-            panic!("flint serve still running after {LIMIT:?} with {cert:?} {key:?}");
+            panic!("still running after {LIMIT:?}: {cmd:?}");
         }
         std::thread::sleep(Duration::from_millis(20));
     };
@@ -51,6 +48,17 @@ fn serve_with(root: &Path, cert: &Path, key: &Path) -> (Option<i32>, String) {
         .read_to_string(&mut err)
         .unwrap();
     (status.code(), err)
+}
+
+/// Runs `flint serve` with this certificate and key; returns its status and stderr.
+fn serve_with(root: &Path, cert: &Path, key: &Path) -> (Option<i32>, String) {
+    serve_exit(|c| {
+        c.arg(root)
+            .args(["--listen", "127.0.0.1:0", "--threads", "1", "--tls-cert"])
+            .arg(cert)
+            .arg("--tls-key")
+            .arg(key)
+    })
 }
 
 fn refused(root: &Path, cert: &Path, key: &Path, says: &str) {
@@ -113,37 +121,8 @@ fn a_config_file_that_is_a_device_or_too_large_is_refused_with_one_line() {
         (Path::new("/dev/zero"), "/dev/zero: not a regular file"),
         (huge.as_path(), "larger than 1024 KiB"),
     ] {
-        let mut child = Command::new(test_support::flint_bin())
-            .arg("serve")
-            .arg(dir.path())
-            .arg("--config")
-            .arg(config)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start flint");
-        let start = Instant::now();
-        let status = loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                break status;
-            }
-            if start.elapsed() > LIMIT {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("flint serve --config {config:?} still running after {LIMIT:?}");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        let mut err = String::new();
-        use std::io::Read;
-        child
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut err)
-            .unwrap();
-        assert_eq!(status.code(), Some(2), "{err}");
+        let (code, err) = serve_exit(|c| c.arg(dir.path()).arg("--config").arg(config));
+        assert_eq!(code, Some(2), "{err}");
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(
             err.starts_with("flint: error: ") && err.contains(says),

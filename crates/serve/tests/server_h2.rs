@@ -67,17 +67,9 @@ fn read_frames(
     s: &mut std::net::TcpStream,
     done: impl Fn(&[raw::Frame]) -> bool,
 ) -> Vec<raw::Frame> {
-    let mut got = Vec::new();
-    let mut buf = vec![0; 1 << 16];
-    loop {
-        let frames = raw::parse(&got);
-        if done(&frames) {
-            return frames;
-        }
-        let n = s.read(&mut buf).expect("read");
-        assert!(n > 0, "closed by the server: {frames:?}");
-        got.extend_from_slice(&buf[..n]);
-    }
+    let frames = raw::read_until(s, &done);
+    assert!(done(&frames), "closed by the server: {frames:?}");
+    frames
 }
 
 #[test]
@@ -137,14 +129,7 @@ fn past_max_concurrent_streams_new_ones_are_refused() {
     let mut s = connect(srv.addr);
     let mut out = raw::start();
     for id in [1u32, 3, 5, 7] {
-        let block = raw::get_block("/4m.bin", "localhost");
-        raw::frame(
-            &mut out,
-            raw::HEADERS,
-            raw::END_HEADERS | raw::END_STREAM,
-            id,
-            &block,
-        );
+        raw::get(&mut out, id, "/4m.bin", raw::END_STREAM);
     }
     s.write_all(&out).unwrap();
     let mut got = Vec::new();
@@ -277,8 +262,7 @@ fn a_frame_after_the_clients_end_of_a_closed_stream_is_stream_closed() {
         if late == raw::DATA {
             raw::frame(&mut out, raw::DATA, raw::END_STREAM, 1, b"late");
         } else {
-            let block = raw::get_block("/a.txt", "localhost");
-            raw::frame(&mut out, raw::HEADERS, raw::END_HEADERS, 1, &block);
+            raw::get(&mut out, 1, "/a.txt", 0);
         }
         s.write_all(&out).unwrap();
         let frames = read_frames(&mut s, |f| raw::goaway_code(f).is_some());
@@ -291,8 +275,7 @@ fn a_frame_after_the_clients_end_of_a_closed_stream_is_stream_closed() {
     // Frames that crossed the server's own RST_STREAM are ignored: the connection goes on.
     let mut s = connect(srv.addr);
     let mut out = raw::start();
-    let block = raw::get_block("/a.txt", "localhost");
-    raw::frame(&mut out, raw::HEADERS, raw::END_HEADERS, 1, &block);
+    raw::get(&mut out, 1, "/a.txt", 0);
     raw::frame(&mut out, raw::DATA, 0, 1, &[b'x'; 1500]);
     s.write_all(&out).unwrap();
     read_frames(&mut s, |f| {
@@ -300,14 +283,7 @@ fn a_frame_after_the_clients_end_of_a_closed_stream_is_stream_closed() {
     });
     let mut out = Vec::new();
     raw::frame(&mut out, raw::DATA, raw::END_STREAM, 1, b"crossed");
-    let block = raw::get_block("/a.txt", "localhost");
-    raw::frame(
-        &mut out,
-        raw::HEADERS,
-        raw::END_HEADERS | raw::END_STREAM,
-        3,
-        &block,
-    );
+    raw::get(&mut out, 3, "/a.txt", raw::END_STREAM);
     s.write_all(&out).unwrap();
     let frames = read_frames(&mut s, |f| {
         f.iter()
@@ -329,14 +305,7 @@ fn a_download_paced_by_flow_control_outlives_the_keepalive_timeout() {
     s.set_read_timeout(Some(std::time::Duration::from_millis(20)))
         .unwrap();
     let mut out = raw::start();
-    let block = raw::get_block("/300k.bin", "localhost");
-    raw::frame(
-        &mut out,
-        raw::HEADERS,
-        raw::END_HEADERS | raw::END_STREAM,
-        1,
-        &block,
-    );
+    raw::get(&mut out, 1, "/300k.bin", raw::END_STREAM);
     s.write_all(&out).unwrap();
     let start = std::time::Instant::now();
     let mut last_grant = start;
@@ -402,14 +371,7 @@ fn a_header_block_under_way_is_due_within_the_header_timeout() {
     });
     let mut s = connect(srv.addr);
     let mut out = raw::start();
-    let block = raw::get_block("/a.txt", "localhost");
-    raw::frame(
-        &mut out,
-        raw::HEADERS,
-        raw::END_HEADERS | raw::END_STREAM,
-        1,
-        &block,
-    );
+    raw::get(&mut out, 1, "/a.txt", raw::END_STREAM);
     s.write_all(&out).unwrap();
     read_frames(&mut s, |f| f.iter().any(|f| f.0 == raw::DATA && f.2 == 1));
     let mut out = Vec::new();
@@ -439,14 +401,7 @@ fn a_head_answered_with_an_error_has_no_body() {
     raw::literal(&mut block, 1, b"localhost");
     raw::literal_name(&mut block, b"content-length", b"99999999");
     raw::frame(&mut out, raw::HEADERS, raw::END_HEADERS, 1, &block);
-    let block = raw::get_block("/a.txt", "localhost");
-    raw::frame(
-        &mut out,
-        raw::HEADERS,
-        raw::END_HEADERS | raw::END_STREAM,
-        3,
-        &block,
-    );
+    raw::get(&mut out, 3, "/a.txt", raw::END_STREAM);
     s.write_all(&out).unwrap();
     let frames = read_frames(&mut s, |f| {
         f.iter().any(|f| f.0 == raw::HEADERS && f.2 == 1)
@@ -482,14 +437,7 @@ fn pings_are_no_progress_for_a_download_whose_window_stays_shut() {
         .unwrap();
     let mut out = raw::PREFACE.to_vec();
     raw::settings(&mut out, &[(4, 0)]); // INITIAL_WINDOW_SIZE 0: no DATA may come
-    let block = raw::get_block("/300k.bin", "localhost");
-    raw::frame(
-        &mut out,
-        raw::HEADERS,
-        raw::END_HEADERS | raw::END_STREAM,
-        1,
-        &block,
-    );
+    raw::get(&mut out, 1, "/300k.bin", raw::END_STREAM);
     s.write_all(&out).unwrap();
     let start = std::time::Instant::now();
     let mut last_ping = start;

@@ -61,17 +61,6 @@ fn post(out: &mut Vec<u8>, stream: u32, length: Option<u64>) {
     raw::frame(out, raw::HEADERS, raw::END_HEADERS, stream, &block);
 }
 
-fn get(out: &mut Vec<u8>, stream: u32) {
-    let block = raw::get_block("/a.txt", "localhost");
-    raw::frame(
-        out,
-        raw::HEADERS,
-        raw::END_HEADERS | raw::END_STREAM,
-        stream,
-        &block,
-    );
-}
-
 #[test]
 fn a_body_trickling_past_its_deadline_resets_its_stream_alone() {
     // 400 ms, plus a second per 500 bytes: a byte every 50 ms earns 2 ms each.
@@ -111,7 +100,7 @@ fn a_body_trickling_past_its_deadline_resets_its_stream_alone() {
         "{frames:?}"
     );
     let mut out = Vec::new();
-    get(&mut out, 5);
+    raw::get(&mut out, 5, "/a.txt", raw::END_STREAM);
     s.write_all(&out).unwrap();
     read_until(&mut s, &mut got, |f| answered(f, 5));
     assert_eq!(raw::goaway_code(&raw::parse(&got)), None);
@@ -201,7 +190,7 @@ fn a_body_arriving_after_its_response_is_not_cut_by_the_idle_timeout() {
         read_for(&mut s, &mut got, Duration::from_millis(100));
     }
     let mut out = Vec::new();
-    get(&mut out, 3);
+    raw::get(&mut out, 3, "/a.txt", raw::END_STREAM);
     s.write_all(&out).unwrap();
     read_until(&mut s, &mut got, |f| answered(f, 3));
     let frames = raw::parse(&got);

@@ -5,42 +5,16 @@
 mod common;
 mod h2_support;
 
-use std::io::{Read, Write};
+use std::io::Write;
 
 use common::{connect, TestServer};
 use h2_support::raw;
-
-/// Reads frames until `done` holds for them or the server closes; every read is bounded by
-/// the socket's timeout.
-fn read_until(
-    s: &mut std::net::TcpStream,
-    done: impl Fn(&[raw::Frame]) -> bool,
-) -> Vec<raw::Frame> {
-    let mut got = Vec::new();
-    let mut buf = vec![0; 1 << 16];
-    loop {
-        let frames = raw::parse(&got);
-        if done(&frames) {
-            return frames;
-        }
-        let n = s.read(&mut buf).expect("read");
-        if n == 0 {
-            return frames;
-        }
-        got.extend_from_slice(&buf[..n]);
-    }
-}
-
-fn get(out: &mut Vec<u8>, stream: u32, flags: u8) {
-    let block = raw::get_block("/a.txt", "localhost");
-    raw::frame(out, raw::HEADERS, raw::END_HEADERS | flags, stream, &block);
-}
 
 /// Writes `out` on a new connection and reads until the GOAWAY; returns its code.
 fn goaway_for(srv: &TestServer, out: &[u8]) -> Option<u32> {
     let mut s = connect(srv.addr);
     s.write_all(out).unwrap();
-    raw::goaway_code(&read_until(&mut s, |f| raw::goaway_code(f).is_some()))
+    raw::goaway_code(&raw::read_until(&mut s, |f| raw::goaway_code(f).is_some()))
 }
 
 #[test]
@@ -48,12 +22,12 @@ fn a_headers_on_a_skipped_stream_id_is_a_connection_error() {
     let srv = TestServer::start(|_| {});
     // RFC 9113 5.1.1: 3 was skipped (closed) when 5 opened; opening it now is PROTOCOL_ERROR.
     let mut out = raw::start();
-    get(&mut out, 5, raw::END_STREAM);
-    get(&mut out, 3, raw::END_STREAM);
+    raw::get(&mut out, 5, "/a.txt", raw::END_STREAM);
+    raw::get(&mut out, 3, "/a.txt", raw::END_STREAM);
     assert_eq!(goaway_for(&srv, &out), Some(1));
     // A DATA on it: the stream is closed, STREAM_CLOSED (6.1).
     let mut out = raw::start();
-    get(&mut out, 5, 0);
+    raw::get(&mut out, 5, "/a.txt", 0);
     raw::frame(&mut out, raw::DATA, raw::END_STREAM, 3, b"late");
     assert_eq!(goaway_for(&srv, &out), Some(5));
     srv.stop();
@@ -73,9 +47,9 @@ fn priority_on_stream_zero_or_on_itself_is_a_connection_error() {
     let mut s = connect(srv.addr);
     let mut out = raw::start();
     raw::frame(&mut out, raw::PRIORITY, 0, 1, &[0, 0, 0, 3, 15]);
-    get(&mut out, 1, raw::END_STREAM);
+    raw::get(&mut out, 1, "/a.txt", raw::END_STREAM);
     s.write_all(&out).unwrap();
-    let frames = read_until(&mut s, |f| f.iter().any(|f| f.0 == raw::DATA && f.2 == 1));
+    let frames = raw::read_until(&mut s, |f| f.iter().any(|f| f.0 == raw::DATA && f.2 == 1));
     assert_eq!(raw::goaway_code(&frames), None, "{frames:?}");
     srv.stop();
 }
@@ -85,12 +59,12 @@ fn a_stream_window_past_the_maximum_resets_that_stream_alone() {
     let srv = TestServer::start(|_| {});
     let mut s = connect(srv.addr);
     let mut out = raw::start();
-    get(&mut out, 1, 0);
+    raw::get(&mut out, 1, "/a.txt", 0);
     let max = i32::MAX as u32;
     raw::frame(&mut out, raw::WINDOW_UPDATE, 0, 1, &max.to_be_bytes());
     raw::frame(&mut out, raw::WINDOW_UPDATE, 0, 1, &max.to_be_bytes());
     s.write_all(&out).unwrap();
-    let frames = read_until(&mut s, |f| f.iter().any(|f| f.0 == raw::RST_STREAM));
+    let frames = raw::read_until(&mut s, |f| f.iter().any(|f| f.0 == raw::RST_STREAM));
     let reset = frames
         .iter()
         .find(|f| f.0 == raw::RST_STREAM)
@@ -102,9 +76,9 @@ fn a_stream_window_past_the_maximum_resets_that_stream_alone() {
     );
     // The connection goes on: the next stream is answered.
     let mut out = Vec::new();
-    get(&mut out, 3, raw::END_STREAM);
+    raw::get(&mut out, 3, "/a.txt", raw::END_STREAM);
     s.write_all(&out).unwrap();
-    let frames = read_until(&mut s, |f| {
+    let frames = raw::read_until(&mut s, |f| {
         f.iter()
             .any(|f| f.0 == raw::DATA && f.2 == 3 && f.1 & raw::END_STREAM != 0)
     });

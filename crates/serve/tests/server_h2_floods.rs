@@ -323,8 +323,7 @@ fn empty_frames_flood_ends_with_goaway() {
     let srv = server();
     let o = run(&srv, true, |s, stop| {
         let mut first = raw::start();
-        let block = raw::get_block("/1k.bin", "localhost");
-        raw::frame(&mut first, raw::HEADERS, raw::END_HEADERS, 1, &block);
+        raw::get(&mut first, 1, "/1k.bin", 0);
         repeat(s, stop, &first, |_| {
             let mut out = Vec::new();
             for _ in 0..100 {

@@ -1,5 +1,19 @@
 //! HTTP/1.x on a Webchild's connection: connect, handshake, write the prebuilt request, read,
-//! frame the body with `wire`, and tell the page logic (`page.rs`) what happened.
+//! frame the body with `wire`, and tell the page logic (`page.rs`) what happened. This file is
+//! the connection's state machine and what the event loop calls (`Wire`): an event dispatched by
+//! state, a complete response recorded and followed by the page's next file, a redirect's next
+//! hop, or the page's end. The rest is in `h1/`, one concept a file:
+//!
+//! - `connecting.rs`: the TCP connect and, over HTTPS, the TLS handshake, each recorded apart.
+//! - `sending.rs`: the prebuilt request written (`send`), and what the socket did not take yet
+//!   written with its next writable event (`flush`).
+//! - `reading.rs`: the socket read until drained, heads parsed by `wire` and bodies followed by
+//!   their decoder (`on_readable`, `on_data`); a complete response comes back here.
+//! - `pipelining.rs`: `--pipeline`'s batch: the next response read without a new request
+//!   (`--pipeline N`: one more written as each ends), and at the end what of it was sent.
+//! - `closing.rs`: HTTP/1.0's passive close, the server's FIN awaited before going on.
+//! - `outcomes.rs`: failures by kind, and the one resend of a request the server closed idle.
+//! - `after_end.rs`: what the server said after the end of the run (`Connection: close`).
 //!
 //! What a keep-alive request costs, by design (the floor client `cfloor.c` does the same):
 //! one `write` of a request prebuilt at start, one `read` that brings the whole response, and a
@@ -14,20 +28,23 @@
 //! none); a body is counted and dropped by [`BodyDecoder`] as it passes.
 
 mod after_end;
+mod closing;
+mod connecting;
+mod outcomes;
+mod pipelining;
+mod reading;
+mod sending;
 
-use super::connect;
-use super::errors::{handshake_error, head_error};
 use super::linger::{self, Linger};
-use super::page::{end_page, next_page, Answer, Child, Exchange};
+use super::page::{end_page, Answer, Child, Exchange};
 use super::redirects::OWN;
-use super::{RunShared, ThreadState, Wire, NONE};
+use super::{RunShared, ThreadState, Wire};
 use crate::config::HttpMode;
 use crate::stats::ErrorKind;
 use crate::transport::Transport;
-use after_end::AfterEnd;
+use after_end::{follow_late, AfterEnd};
 use mio::event::Event;
-use std::io;
-use wire::response::{parse_response_head, BodyDecoder, Framing};
+use wire::response::{BodyDecoder, Framing};
 
 /// Where an HTTP/1 connection is. Writing is not a state: a request's unsent bytes (`wpos..wend`)
 /// may be pending while responses are already read, because with pipelining they overlap.
@@ -180,15 +197,7 @@ impl Wire for H1 {
             ch.record_unfinished(cx, &self.ex, self.response_bytes(), end);
         }
         // Pipelining: the rest of the batch written, nothing of their responses read.
-        for k in 1..sent {
-            let mut ex = self.ex;
-            ex.file += k as usize;
-            ex.reset_response();
-            match k < processed {
-                true => ch.record_unfinished(cx, &ex, 0, end),
-                false => ch.record_unsent(cx, &ex, end),
-            }
-        }
+        self.record_rest_of_batch(ch, cx, (sent, processed), end);
     }
 
     fn linger(&mut self, ch: &Child, cx: &ThreadState<'_>, at: Linger, buf: &mut [u8]) -> Linger {
@@ -215,37 +224,8 @@ impl Wire for H1 {
     }
 }
 
-/// Bytes read after the end on a connection with requests in flight, followed to see where
-/// the server stopped (`after_end.rs`).
-fn follow_late(
-    late: &mut Option<Box<AfterEnd>>,
-    window: (&[u8], Option<&BodyDecoder>),
-    data: &[u8],
-    is_head: &impl Fn(u64) -> bool,
-) {
-    if !data.is_empty() {
-        let late = late.get_or_insert_with(Box::default);
-        late.feed(data, window, is_head);
-    }
-}
-
 impl H1 {
-    /// Whether the k-th request from the one in progress (pipelining: of its batch) is a HEAD.
-    fn batch_is_head<'a>(
-        &self,
-        ch: &'a Child,
-        cx: &'a ThreadState<'_>,
-    ) -> impl Fn(u64) -> bool + 'a {
-        let (first, file) = (self.is_head(ch, cx), self.ex.file);
-        move |k| match k {
-            0 => first,
-            k => cx
-                .sh
-                .requests
-                .is_head(ch.url(cx.sh.workload, file + k as usize)),
-        }
-    }
-
+    /// The URL of the file in progress.
     fn url(&self, ch: &Child, cx: &ThreadState<'_>) -> usize {
         ch.url(cx.sh.workload, self.ex.file)
     }
@@ -258,6 +238,7 @@ impl H1 {
         }
     }
 
+    /// Starts the page's file `ex.file`: its time begins now.
     fn start_file(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         self.ex.file_start_us = now;
         self.ex.first_request();
@@ -278,20 +259,6 @@ impl H1 {
         } else {
             self.connect(ch, cx, now);
         }
-    }
-
-    /// Of the request in progress on (pipelining: of its batch), how many the server can have
-    /// received: every byte written and, over HTTPS, handed to the socket (TLS records still
-    /// waiting hold the last request written, which then counts as not sent). At the end only.
-    fn sent_in_full(&self, ch: &Child, cx: &ThreadState<'_>) -> u64 {
-        let url = self.url(ch, cx);
-        let r = &cx.sh.requests;
-        let whole = match self.src {
-            OWN => r.whole_before(ch.page, self.ex.file, url, self.wpos),
-            _ => u64::from(self.wpos >= self.wend),
-        };
-        let waiting = self.conn.as_ref().is_some_and(Transport::wants_write);
-        whole.saturating_sub(u64::from(waiting))
     }
 
     /// Whether requests are in flight (for what is read after the end).
@@ -343,26 +310,7 @@ impl H1 {
         }
         self.ex.file += 1;
         if pipelined && self.conn.is_some() {
-            // Its request went with the page's batch; the response is on its way.
-            self.ex.reset_response();
-            self.ex.first_request();
-            self.retried = false;
-            self.state = State::ReadingHead;
-            cx.timers
-                .arm(ch.slot, now + cx.sh.schedule.response_timeout_us);
-            // `--pipeline N`: one response out, one more request in (the batch is contiguous).
-            if let Some(d) = cx.sh.config.streams {
-                let last = self.ex.file + d as usize - 1;
-                if last < ch.files(cx.sh.workload) {
-                    self.wend = cx.sh.requests.file_end(ch.page, last);
-                    // The file in progress was written before; its times stay.
-                    let written = self.ex.written_us;
-                    if !self.flush(ch, cx, now) {
-                        return;
-                    }
-                    self.ex.written_us = written;
-                }
-            }
+            self.next_in_batch(ch, cx, now); // its request went with the batch
         } else {
             self.start_file(ch, cx, now);
         }
@@ -389,6 +337,8 @@ impl H1 {
         self.start_request(ch, cx, now);
     }
 
+    /// The page is over (a hit or not): its redirects and batch state dropped, the page logic
+    /// told.
     fn end_page(
         &mut self,
         ch: &mut Child,
@@ -402,352 +352,5 @@ impl H1 {
         self.after_batch = false;
         self.hop_next = false;
         end_page(self, ch, cx, hit, now, backoff);
-    }
-
-    /// HTTP/1.0, the response complete (and recorded, so its time ends at its last byte): waits
-    /// for the server's FIN before closing, so that the server closes first and keeps the
-    /// TIME_WAIT, as with a 1995 client; closing at once left ~2% of them on the client. The FIN
-    /// usually comes with the data (the event that brought it says so: then this state ends
-    /// before the next read) or right after it, and epoll's read-closed flag shows it without a
-    /// read, so the next file hardly waits. A server that keeps the connection open is waited
-    /// for at most the response timeout, then closed.
-    fn await_close(
-        &mut self,
-        ch: &mut Child,
-        cx: &mut ThreadState<'_>,
-        now: u64,
-        ok: bool,
-        more: bool,
-    ) {
-        self.next_file = ok && more;
-        if !self.next_file {
-            ch.record_page(cx, ok, now); // the page ended at its last byte, not at the FIN
-        }
-        self.state = State::Closing;
-        cx.timers
-            .arm(ch.slot, now + cx.sh.schedule.response_timeout_us);
-    }
-
-    /// The end of `Closing`: the server's FIN (or the timeout, an error, stray bytes).
-    fn closed(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
-        self.close();
-        if std::mem::take(&mut self.hop_next) {
-            self.start_request(ch, cx, now);
-        } else if self.next_file {
-            self.ex.file += 1;
-            self.start_file(ch, cx, now);
-        } else {
-            self.state = State::Idle;
-            next_page(self, ch, cx, now, false);
-        }
-    }
-
-    /// A request failed: counted by kind, the connection dropped, the page abandoned.
-    fn fail(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, kind: ErrorKind, now: u64) {
-        ch.record_failure(cx, &self.ex, kind, self.response_bytes(), now);
-        self.close();
-        let backoff = matches!(kind, ErrorKind::ConnectRefused | ErrorKind::ConnectOther);
-        self.end_page(ch, cx, false, now, backoff);
-    }
-
-    // ---- the connection ----------------------------------------------------------------------
-
-    fn connect(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
-        self.state = State::Connecting;
-        self.conn_responses = 0;
-        match connect::open(ch, cx, now) {
-            Ok((conn, start)) => {
-                self.conn = Some(conn);
-                self.connect_start_us = start;
-            }
-            Err((kind, now)) => self.fail(ch, cx, kind, now),
-        }
-    }
-
-    /// The first event of a connecting socket: connected, failed, or (a stale event) neither yet.
-    fn on_connect_ready(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>) {
-        let Some(conn) = &self.conn else { return };
-        let now = match connect::ready(conn, cx) {
-            Ok(Some(now)) => now,
-            Ok(None) => return,
-            Err((kind, now)) => return self.fail(ch, cx, kind, now),
-        };
-        self.ex.connect_us = now - self.connect_start_us;
-        ch.record_connect(cx, &self.ex, now);
-        self.state = State::Handshaking;
-        self.handshake_start_us = now;
-        self.on_handshake(ch, cx, now);
-    }
-
-    /// Moves the transport's handshake on (plain TCP has none: it is ready at once); when it is
-    /// done, records it apart from the TCP connect and sends the request.
-    fn on_handshake(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
-        let Some(conn) = &mut self.conn else { return };
-        match conn.handshake() {
-            Ok(false) => {} // waiting for the socket, still under the connect deadline
-            Ok(true) => {
-                let mut now = now;
-                if let Some(session) = conn.tls_session() {
-                    // Read after the handshake's own I/O: one call can send the ClientHello, read
-                    // the server's whole flight and answer it, and `now` is from before.
-                    now = cx.now();
-                    let took = now - self.handshake_start_us;
-                    ch.record_handshake(cx, &self.ex, now, took, session);
-                }
-                self.send(ch, cx, now);
-            }
-            Err(e) => {
-                cx.handshake_failed(&e, self.ex.file_start_us, now);
-                self.fail(ch, cx, handshake_error(&e), now)
-            }
-        }
-    }
-
-    /// Starts writing the current file's request (pipelining: the page's, from this file on).
-    fn send(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
-        let r = &cx.sh.requests;
-        let depth = cx
-            .sh
-            .config
-            .streams
-            .filter(|_| cx.sh.config.http == HttpMode::Pipeline);
-        let range = match self.ex.learned {
-            OWN => {
-                let range = r.for_file(ch.page, self.ex.file, self.url(ch, cx), depth);
-                cx.debug(&r.bytes()[range.clone()]);
-                range
-            }
-            learned => {
-                cx.debug(cx.redirects.request(learned));
-                0..cx.redirects.request(learned).len()
-            }
-        };
-        self.src = self.ex.learned;
-        (self.wpos, self.wend) = (range.start, range.end);
-        self.state = State::ReadingHead;
-        cx.timers
-            .arm(ch.slot, now + cx.sh.schedule.response_timeout_us);
-        self.flush(ch, cx, now);
-    }
-
-    /// Writes what is pending; false if the write failed (and the failure was handled).
-    fn flush(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) -> bool {
-        let Some(conn) = &mut self.conn else {
-            return false;
-        };
-        while self.wpos < self.wend {
-            let bytes = match self.src {
-                OWN => cx.sh.requests.bytes(),
-                learned => cx.redirects.request(learned),
-            };
-            match conn.write(&bytes[self.wpos..self.wend]) {
-                Ok(0) => {
-                    self.io_failed(ch, cx, io::ErrorKind::WriteZero.into(), now);
-                    return false;
-                }
-                Ok(n) => self.wpos += n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    self.io_failed(ch, cx, e, now);
-                    return false;
-                }
-            }
-        }
-        // TLS records the socket could not take yet go with its next writable event.
-        if conn.wants_write() {
-            if let Err(e) = conn.send_pending() {
-                self.io_failed(ch, cx, e, now);
-                return false;
-            }
-        }
-        self.ex.written_us = now;
-        true
-    }
-
-    /// Reads until the socket is drained, the connection is gone, or the data is unwanted.
-    /// `closed`: the event also reported the peer's FIN or RST, which no later edge will report
-    /// again, so the socket is read until it says so even after a short read.
-    fn on_readable(
-        &mut self,
-        ch: &mut Child,
-        cx: &mut ThreadState<'_>,
-        buf: &mut [u8],
-        closed: bool,
-    ) {
-        let gen = self.conn_gen;
-        loop {
-            let carry = self.head.len();
-            buf[..carry].copy_from_slice(&self.head);
-            let Some(conn) = &mut self.conn else { return };
-            let res = conn.read(&mut buf[carry..]);
-            let now = cx.now();
-            if cx.ended(now) {
-                // Read at or after the end: nothing of it is taken into account, whatever it
-                // completes; the request stays in flight for `at_end`, which only looks for
-                // where the server stopped.
-                if let (Ok(n), true) = (&res, self.busy()) {
-                    let is_head = self.batch_is_head(ch, cx);
-                    let body = (self.state == State::ReadingBody).then_some(&self.decoder);
-                    let data = &buf[carry..carry + n];
-                    follow_late(&mut self.late, (&self.head, body), data, &is_head);
-                }
-                return;
-            }
-            match res {
-                Ok(0) => return self.on_eof(ch, cx, now),
-                Ok(n) => {
-                    cx.count_read(n, now);
-                    self.head.clear();
-                    self.on_data(ch, cx, &buf[..carry + n], now);
-                    let drained = n < buf.len() - carry;
-                    if self.conn_gen != gen {
-                        return;
-                    }
-                    // HTTP/1.0: the FIN came with the response and all is read: closing now is
-                    // the passive close, without a read to see the EOF.
-                    if closed && drained && self.state == State::Closing {
-                        return self.closed(ch, cx, now);
-                    }
-                    // Less than offered: drained (edge-triggered epoll reports what comes next).
-                    if drained && !closed {
-                        return;
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return self.io_failed(ch, cx, e, now),
-            }
-        }
-    }
-
-    /// Parses heads and follows bodies through `data`; pipelined responses follow back to back.
-    fn on_data(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, data: &[u8], now: u64) {
-        let gen = self.conn_gen;
-        let mut pos = 0;
-        while self.conn_gen == gen {
-            match self.state {
-                State::ReadingHead => {
-                    if pos == data.len() {
-                        return;
-                    }
-                    if self.ex.first_byte_us == NONE {
-                        self.ex.first_byte_us = now;
-                    }
-                    let rest = &data[pos..];
-                    let head_request = self.is_head(ch, cx);
-                    let h = match parse_response_head(rest, head_request) {
-                        Ok(Some(h)) => h,
-                        Ok(None) => return self.head.extend_from_slice(rest),
-                        Err(e) => {
-                            self.ex.lost_bytes += rest.len() as u64;
-                            return self.fail(ch, cx, head_error(e), now);
-                        }
-                    };
-                    cx.debug(&rest[..h.head_len]);
-                    pos += h.head_len;
-                    self.ex.header_bytes += h.head_len as u64;
-                    if (100..200).contains(&h.status) && h.status != 101 {
-                        continue; // interim response: the final one follows
-                    }
-                    self.ex.status = h.status;
-                    if cx.sh.config.redirect > 0 {
-                        let request = (self.url(ch, cx), self.ex.learned);
-                        let (config, workload) = (cx.sh.config, cx.sh.workload);
-                        let head = &rest[..h.head_len];
-                        self.ex.next = cx
-                            .redirects
-                            .on_head(config, workload, request, h.status, head);
-                    }
-                    self.resp_keep_alive = h.keep_alive && h.status != 101;
-                    self.decoder = BodyDecoder::new(h.framing);
-                    self.state = State::ReadingBody;
-                }
-                // An empty slice is fed too: a bodiless response is complete right after its head.
-                State::ReadingBody => match self.decoder.feed(&data[pos..]) {
-                    Err(_) => {
-                        self.ex.lost_bytes += (data.len() - pos) as u64;
-                        return self.fail(ch, cx, ErrorKind::ShortBody, now);
-                    }
-                    Ok(p) => {
-                        pos += p.consumed;
-                        self.ex.body_bytes += p.body as u64;
-                        self.ex.framing_bytes += (p.consumed - p.body) as u64;
-                        if !p.done {
-                            return;
-                        }
-                        self.response_done(ch, cx, now);
-                    }
-                },
-                _ if pos == data.len() => return,
-                // Bytes nobody asked for (between pages, or after the last response): the
-                // connection is out of step with us, so it is dropped.
-                State::Closing => return self.closed(ch, cx, now),
-                _ => return self.close(),
-            }
-        }
-    }
-
-    fn on_eof(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
-        match self.state {
-            State::ReadingHead if self.may_retry(ch, cx) => self.retry(ch, cx, now),
-            State::ReadingHead => self.fail(ch, cx, ErrorKind::Reset, now),
-            State::ReadingBody => match self.decoder.eof() {
-                Ok(()) => {
-                    // Close-delimited: complete, and the server has closed already.
-                    self.close();
-                    self.response_done(ch, cx, now)
-                }
-                Err(_) => self.fail(ch, cx, ErrorKind::ShortBody, now),
-            },
-            State::Closing => self.closed(ch, cx, now), // the server closed first, as it should
-            _ => self.close(), // the server closed an idle keep-alive connection
-        }
-    }
-
-    fn io_failed(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, e: io::Error, now: u64) {
-        if self.state == State::Closing {
-            return self.closed(ch, cx, now);
-        }
-        if !matches!(self.state, State::ReadingHead | State::ReadingBody) {
-            return self.close();
-        }
-        let reset = matches!(
-            e.kind(),
-            io::ErrorKind::ConnectionReset
-                | io::ErrorKind::BrokenPipe
-                | io::ErrorKind::ConnectionAborted
-        );
-        if reset && self.may_retry(ch, cx) {
-            return self.retry(ch, cx, now);
-        }
-        let kind = if reset {
-            ErrorKind::Reset
-        } else {
-            ErrorKind::Io
-        };
-        self.fail(ch, cx, kind, now);
-    }
-
-    /// A reused keep-alive connection that closes before any byte of the response was most
-    /// likely closed idle by the server as we wrote: RFC 9112 9.3.1 lets a client resend an
-    /// idempotent request once, on a new connection. A fresh connection failing is an error.
-    fn may_retry(&self, ch: &Child, cx: &ThreadState<'_>) -> bool {
-        let resend = match self.ex.learned {
-            OWN => cx.sh.requests.may_resend(self.url(ch, cx)),
-            learned => cx.redirects.may_resend(learned),
-        };
-        resend
-            && self.conn_responses > 0
-            && !self.retried
-            && self.ex.first_byte_us == NONE
-            && self.head.is_empty()
-    }
-
-    fn retry(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
-        self.close();
-        self.retried = true;
-        self.ex.reset_response();
-        self.connect(ch, cx, now);
     }
 }

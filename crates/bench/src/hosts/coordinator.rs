@@ -14,6 +14,7 @@ use super::protocol::{
     self, Orders, RunOrders, ToCoordinator, ToWorker, WorkerResult, FLINT_VERSION, PROTOCOL_VERSION,
 };
 use super::split::{self, HostSpec, HostsInputError};
+use super::strict::Versions;
 use crate::runner::merge::{self, Part};
 use crate::{BenchConfig, RunResult, Stop, Workload};
 use results::{HostRecord, HostStatus};
@@ -92,6 +93,8 @@ struct Host {
     /// Where it writes its per-request log, on its own machine (`--log`).
     log: Option<String>,
     process: Process,
+    /// Its worker's flint version, once its hello gave it.
+    flint_version: Option<String>,
     state: State,
     last_heard: Instant,
     probes: Vec<Probe>,
@@ -169,6 +172,7 @@ pub fn run(r: &HostsRun<'_>, log: &mut dyn Write) -> Result<HostsOutcome, HostsE
                     path.display().to_string()
                 }),
                 process,
+                flint_version: None,
                 state: State::Starting,
                 last_heard: Instant::now(),
                 probes: Vec::new(),
@@ -191,22 +195,11 @@ pub fn run(r: &HostsRun<'_>, log: &mut dyn Write) -> Result<HostsOutcome, HostsE
     let _ = writeln!(log, "Waiting for READY from {} clients", hosts.len());
     let orders_for = |h: &Host| orders(&config, r, h);
     start(&mut hosts, &events, orders_for, r.stop);
-    failed.extend(hosts.iter().filter_map(|h| match &h.state {
-        State::Ready => None,
-        State::Failed(why) => Some((h.name.clone(), why.clone())),
-        _ => Some((h.name.clone(), "did not become ready".into())),
-    }));
-    if !failed.is_empty() || r.stop.load(Ordering::Relaxed) {
-        if failed.is_empty() {
-            failed.push(("coordinator".into(), "interrupted before GO".into()));
-        }
-        for h in &mut hosts {
-            h.process.stop(Duration::from_millis(500));
-        }
-        return Err(HostsError::NotStarted(failed));
-    }
+    not_started(&mut hosts, failed, r.stop)?;
     let _ = writeln!(log, "All READYs received");
     measure_clocks(&mut hosts, &events);
+    // A pong refused (a worker of another build) fails its host here, before GO.
+    not_started(&mut hosts, Vec::new(), r.stop)?;
     let max_rtt = hosts
         .iter()
         .filter_map(|h| h.offset)
@@ -241,6 +234,50 @@ pub fn run(r: &HostsRun<'_>, log: &mut dyn Write) -> Result<HostsOutcome, HostsE
         h.process.stop(Duration::from_secs(1));
     }
     Ok(outcome(config, r, hosts, start_wall))
+}
+
+/// Stops every worker when a host is not ready (`failed` holds those that could not even be
+/// started) or Ctrl-C came: nothing was sent to the target.
+fn not_started(
+    hosts: &mut [Host],
+    mut failed: Vec<(String, String)>,
+    stop: &AtomicBool,
+) -> Result<(), HostsError> {
+    failed.extend(hosts.iter().filter_map(|h| match &h.state {
+        State::Ready => None,
+        State::Failed(why) => Some((h.name.clone(), why.clone())),
+        _ => Some((h.name.clone(), "did not become ready".into())),
+    }));
+    if failed.is_empty() && !stop.load(Ordering::Relaxed) {
+        return Ok(());
+    }
+    if failed.is_empty() {
+        failed.push(("coordinator".into(), "interrupted before GO".into()));
+    }
+    for h in hosts {
+        h.process.stop(Duration::from_millis(500));
+    }
+    Err(HostsError::NotStarted(failed))
+}
+
+/// A worker of another protocol version, refused by its hello.
+fn mismatch(protocol: u32, flint_version: &str) -> String {
+    format!(
+        "its worker speaks protocol version {protocol} (flint {flint_version}), this \
+         coordinator version {PROTOCOL_VERSION} (flint {FLINT_VERSION})"
+    )
+}
+
+/// A message of a worker of another build, refused.
+fn refused(h: &Host, kind: &str, why: &str, peer: Option<Versions>) -> String {
+    match peer {
+        // Another protocol version is named as such, whatever else its line holds.
+        Some(p) if p.protocol != PROTOCOL_VERSION => mismatch(p.protocol, &p.flint_version),
+        _ => {
+            let theirs = peer.map(|p| p.flint_version).or(h.flint_version.clone());
+            protocol::refusal(kind, "its worker", theirs.as_deref(), why, "coordinator")
+        }
+    }
 }
 
 fn orders(config: &BenchConfig, r: &HostsRun<'_>, h: &Host) -> ToWorker {
@@ -330,11 +367,9 @@ fn start(
                 flint_version,
             }) => {
                 if protocol != PROTOCOL_VERSION {
-                    h.state = State::Failed(format!(
-                        "its worker speaks protocol version {protocol} (flint {flint_version}), \
-                         this coordinator version {PROTOCOL_VERSION} (flint {FLINT_VERSION})"
-                    ));
+                    h.state = State::Failed(mismatch(protocol, &flint_version));
                 } else {
+                    h.flint_version = Some(flint_version);
                     let o = orders(h);
                     h.process.send(&o);
                 }
@@ -346,6 +381,9 @@ fn start(
             }
             Said::Bad(line) => {
                 h.state = State::Failed(format!("not a flint worker: it said {line}"))
+            }
+            Said::Refused { kind, why, peer } => {
+                h.state = State::Failed(refused(h, &kind, &why, peer))
             }
             Said::Closed => {
                 // Let the stderr reader catch the last words (ssh's reason) before quoting them.
@@ -383,13 +421,12 @@ fn measure_clocks(hosts: &mut [Host], events: &Receiver<Event>) {
             else {
                 break;
             };
-            if let Said::Message(ToCoordinator::Pong {
-                seq: s,
-                clock_unix_us,
-            }) = ev.what
-            {
-                let h = &mut hosts[ev.host];
-                if s == seq {
+            let h = &mut hosts[ev.host];
+            match ev.what {
+                Said::Message(ToCoordinator::Pong {
+                    seq: s,
+                    clock_unix_us,
+                }) if s == seq => {
                     h.probes.push(Probe {
                         sent: h.ping_sent_unix_us,
                         remote: clock_unix_us,
@@ -397,6 +434,10 @@ fn measure_clocks(hosts: &mut [Host], events: &Receiver<Event>) {
                     });
                     waiting -= 1;
                 }
+                Said::Refused { kind, why, peer } if matches!(h.state, State::Ready) => {
+                    h.state = State::Failed(refused(h, &kind, &why, peer));
+                }
+                _ => {}
             }
         }
     }
@@ -494,6 +535,11 @@ fn on_event(h: &mut Host, ev: Event) {
         Said::Message(ToCoordinator::Failed { reason }) => h.state = State::Lost(reason),
         Said::Message(_) => {}
         Said::Bad(line) => h.state = State::Lost(format!("it said {line}")),
+        Said::Refused { kind, why, peer } => {
+            // A worker of another build may be running something else: its load stops too.
+            h.state = State::Lost(refused(h, &kind, &why, peer));
+            h.process.kill_group();
+        }
         Said::Closed => {
             let why = with_stderr("its channel closed".into(), &h.process);
             h.state = State::Lost(why);

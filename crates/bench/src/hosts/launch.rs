@@ -7,6 +7,7 @@
 //! within a second.
 
 use super::protocol::{self, ToCoordinator, ToWorker};
+use super::strict::{self, Rejected, Versions};
 use rustix::process::{kill_process_group, Pid, Signal};
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
@@ -30,8 +31,15 @@ pub struct Event {
 #[derive(Debug)]
 pub enum Said {
     Message(ToCoordinator),
-    /// A line that is not a message.
+    /// A line that is not a message at all.
     Bad(String),
+    /// A message this build does not take (a worker of another build): its type, why (naming
+    /// the field), and the versions it gives, if any.
+    Refused {
+        kind: String,
+        why: String,
+        peer: Option<Versions>,
+    },
     /// Its stdout closed: the worker (or its channel) is gone.
     Closed,
 }
@@ -72,9 +80,12 @@ impl Process {
                 if line.trim().is_empty() {
                     continue;
                 }
-                match serde_json::from_str::<ToCoordinator>(&line) {
+                match strict::decode::<ToCoordinator>(&line) {
                     Ok(m) => send(Said::Message(m)),
-                    Err(e) => send(Said::Bad(format!("{}: {e}", clip(&line)))),
+                    Err(Rejected::NotJson(e)) => send(Said::Bad(format!("{}: {e}", clip(&line)))),
+                    Err(Rejected::Refused { kind, why, peer }) => {
+                        send(Said::Refused { kind, why, peer })
+                    }
                 }
             }
             send(Said::Closed);

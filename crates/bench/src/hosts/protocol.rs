@@ -5,6 +5,23 @@
 //! clock offset, then GO with the agreed start; the worker sends READY, pongs, a heartbeat and
 //! its live figures every second, and at the end its full result with histograms. Either side
 //! refuses a peer of another protocol version, naming both versions.
+//!
+//! Both sides read every line with [`super::strict::decode`]: a field the reader does not know,
+//! or a field it needs that the line lacks, refuses the message (naming the field and both flint
+//! versions) instead of running something other than what was asked. No field has a default
+//! here: a peer that does not send a field is of another build, whatever the field's value.
+//!
+//! [`PROTOCOL_VERSION`] must be bumped whenever a message changes: a field added, removed,
+//! renamed, or read differently (another unit, another meaning of a value or of its absence), a
+//! value added to an enum a message carries, a message added. This holds for the types the
+//! messages carry wherever they are defined (the workload, the TLS options, the expected
+//! statuses, the HTTP mode; the result's statistics). The field check refuses a peer that differs by a field even when a bump was
+//! forgotten, but a change of meaning keeps every field and only the number tells it; and a
+//! worker of version 1 reads no field strictly, so only the number refuses it. The orders' full
+//! list of fields is pinned by a test that names this rule when it fails.
+//!
+//! The hello's `protocol` and `flint_version`, and the orders' two of the same names, never
+//! change: a refusal reads them on their own, whatever else the line holds, to name both builds.
 
 use crate::config::{ExpectStatus, TlsOptions};
 use crate::stats::Stats;
@@ -14,8 +31,10 @@ use crate::HttpMode;
 use serde::{Deserialize, Serialize};
 use std::io::{self, Write};
 
-/// Bumped whenever a message changes incompatibly.
-pub const PROTOCOL_VERSION: u32 = 1;
+/// Bumped whenever a message changes (see the module's doc). 2: the orders name the scheme, TLS
+/// server name, credentials, TLS options, streams, HTTP/2 window, busy-poll time, expected
+/// statuses and redirects, and both sides refuse fields they do not know.
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// flint's own version, sent beside the protocol's so a refusal can name both.
 pub const FLINT_VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -87,26 +106,18 @@ pub struct Orders {
     /// The `Host` header.
     pub host_header: String,
     /// `http` or `https`.
-    #[serde(default = "http")]
     pub scheme: Scheme,
     /// The name TLS asks for and checks (empty: the host of `connect_to`).
-    #[serde(default)]
     pub server_name: String,
     /// `Basic …` from the URL's user and password.
-    #[serde(default)]
     pub authorization: Option<String>,
     /// HTTPS options (a `--cacert` path is read on the worker's host).
-    #[serde(default)]
     pub tls: TlsOptions,
     /// Global Webchild numbers this worker runs: `first..end`.
     pub first_child: usize,
     pub end_child: usize,
     pub run: RunOrders,
     pub workload: Workload,
-}
-
-fn http() -> Scheme {
-    Scheme::Http
 }
 
 /// The whole run's options (totals over all hosts: each Webchild's seed, quota and open-loop
@@ -122,32 +133,21 @@ pub struct RunOrders {
     pub think_us: Option<u64>,
     pub rate: Option<f64>,
     pub http: HttpMode,
-    /// Requests in flight per connection (`--streams`, `--pipeline N`); absent from an older
-    /// coordinator: the default.
-    #[serde(default)]
+    /// Requests in flight per connection (`--streams`, `--pipeline N`; `None`: the mode's own).
     pub streams: Option<u32>,
     /// HTTP/2 receive windows (`--h2-window`).
-    #[serde(default)]
     pub h2_window: Option<u32>,
     pub connect_timeout_us: u64,
     pub response_timeout_us: u64,
-    /// How long an idle event loop polls before it sleeps (absent from an older coordinator:
-    /// the default).
-    #[serde(default = "default_busy_poll_us")]
+    /// How long an idle event loop polls before it sleeps.
     pub busy_poll_us: u64,
     pub seed: u64,
-    /// `--expect-status`: the statuses that count as success (absent: 4xx and 5xx are errors).
-    #[serde(default)]
+    /// `--expect-status`: the statuses that count as success (`None`: 4xx and 5xx are errors).
     pub expect_status: Option<ExpectStatus>,
-    /// `--redirect N`: same-origin redirects followed per page entry (absent: none).
-    #[serde(default)]
+    /// `--redirect N`: same-origin redirects followed per page entry (0: none).
     pub redirect: u32,
     /// Where the worker writes its per-request log, on its own host.
     pub log: Option<String>,
-}
-
-fn default_busy_poll_us() -> u64 {
-    crate::config::DEFAULT_BUSY_POLL.as_micros() as u64
 }
 
 /// A worker's whole result.
@@ -184,33 +184,18 @@ pub fn unix_us() -> u64 {
         .map_or(0, |d| d.as_micros() as u64)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn messages_are_one_line_of_json_tagged_by_type() {
-        let mut out = Vec::new();
-        send(&mut out, &ToWorker::Ping { seq: 3 }).unwrap();
-        send(&mut out, &ToCoordinator::Heartbeat).unwrap();
-        let text = String::from_utf8(out).unwrap();
-        assert_eq!(
-            text,
-            "{\"type\":\"ping\",\"seq\":3}\n{\"type\":\"heartbeat\"}\n"
-        );
-        let back: ToWorker = serde_json::from_str(text.lines().next().unwrap()).unwrap();
-        assert_eq!(back, ToWorker::Ping { seq: 3 });
-    }
-
-    #[test]
-    fn orders_from_a_coordinator_without_busy_poll_get_the_default() {
-        let orders = r#"{"concurrency":4,"threads":null,"duration_us":1000000,"pages":null,
-            "warmup_us":0,"think_us":null,"rate":null,"http":"persistent",
-            "connect_timeout_us":1,"response_timeout_us":1,"seed":1,"log":null}"#;
-        let r: RunOrders = serde_json::from_str(orders).unwrap();
-        assert_eq!(
-            r.busy_poll_us,
-            crate::config::DEFAULT_BUSY_POLL.as_micros() as u64
-        );
-    }
+/// One line refusing a message of a peer of another build (`from`: "the coordinator", "its
+/// worker"; `me`: what this side is), naming both flint versions.
+pub fn refusal(kind: &str, from: &str, peer_flint: Option<&str>, why: &str, me: &str) -> String {
+    let theirs = match peer_flint {
+        Some(v) => format!("flint {v}"),
+        None => "flint version not given".to_owned(),
+    };
+    format!(
+        "{kind} from {from} ({theirs}) refused: {why}; this {me} is flint {FLINT_VERSION} \
+         (protocol {PROTOCOL_VERSION}): run one flint build on every host"
+    )
 }
+
+#[cfg(test)]
+pub(crate) mod tests;

@@ -10,6 +10,7 @@
 use super::protocol::{
     self, Orders, ToCoordinator, ToWorker, WorkerResult, FLINT_VERSION, PROTOCOL_VERSION,
 };
+use super::strict::{self, Rejected};
 use crate::progress::Counts;
 use crate::runner::plan::check;
 use crate::{BenchConfig, Observer, Slice, Stop, Target};
@@ -51,8 +52,8 @@ impl Out {
 /// What the stdin reader saw.
 enum Input {
     Message(ToWorker),
-    /// A line that is not a message: its number and why.
-    Bad(usize, String),
+    /// A line that is not a message this build takes: its number and why.
+    Bad(usize, Rejected),
     /// End of input (or a read error): the coordinator is gone.
     Gone,
 }
@@ -75,16 +76,19 @@ pub fn serve(
         });
         WorkerError::Refused(reason)
     };
-    let orders = match next(&inbox)? {
+    // A line refused is told to the coordinator too: it is that host's reason there.
+    let receive = |coordinator: Option<&str>| match next(&inbox, coordinator) {
+        Err(WorkerError::Refused(why)) => Err(refuse(why)),
+        other => other,
+    };
+    let orders = match receive(None)? {
         ToWorker::Orders(o) => o,
         other => return Err(refuse(format!("expected orders, got {}", name(&other)))),
     };
     if orders.protocol != PROTOCOL_VERSION {
-        return Err(refuse(format!(
-            "protocol version {} (flint {}) refused: this worker speaks version {} (flint {})",
-            orders.protocol, orders.flint_version, PROTOCOL_VERSION, FLINT_VERSION
-        )));
+        return Err(refuse(mismatch(orders.protocol, &orders.flint_version)));
     }
+    let coordinator = Some(orders.flint_version.as_str());
     let (config, slice) = prepare(&orders).map_err(refuse)?;
     let ready = ToCoordinator::Ready {
         threads: config.threads as u64,
@@ -92,7 +96,7 @@ pub fn serve(
     };
     out.send(&ready).map_err(WorkerError::Output)?;
     let (coordinator_start, start) = loop {
-        match next(&inbox)? {
+        match receive(coordinator)? {
             ToWorker::Ping { seq } => pong(&out, seq)?,
             ToWorker::Go {
                 start_unix_us,
@@ -228,9 +232,9 @@ fn read_input(input: Box<dyn BufRead + Send>) -> Receiver<Input> {
             if line.trim().is_empty() {
                 continue;
             }
-            let msg = match serde_json::from_str::<ToWorker>(&line) {
+            let msg = match strict::decode::<ToWorker>(&line) {
                 Ok(m) => Input::Message(m),
-                Err(e) => Input::Bad(i + 1, e.to_string()),
+                Err(e) => Input::Bad(i + 1, e),
             };
             if tx.send(msg).is_err() {
                 return;
@@ -241,15 +245,40 @@ fn read_input(input: Box<dyn BufRead + Send>) -> Receiver<Input> {
     rx
 }
 
-/// The next message; a bad line or the end of input ends the worker.
-fn next(inbox: &Receiver<Input>) -> Result<ToWorker, WorkerError> {
+/// The next message; a bad line or the end of input ends the worker. `coordinator`: its flint
+/// version, once its orders gave it.
+fn next(inbox: &Receiver<Input>, coordinator: Option<&str>) -> Result<ToWorker, WorkerError> {
     match inbox.recv() {
         Ok(Input::Message(m)) => Ok(m),
-        Ok(Input::Bad(line, why)) => Err(WorkerError::Refused(format!(
+        Ok(Input::Bad(line, Rejected::NotJson(why))) => Err(WorkerError::Refused(format!(
             "line {line} from the coordinator is not a message: {why}"
         ))),
+        // A peer of another protocol version is named as such, whatever else its line holds.
+        Ok(Input::Bad(_, Rejected::Refused { peer: Some(p), .. }))
+            if p.protocol != PROTOCOL_VERSION =>
+        {
+            Err(WorkerError::Refused(mismatch(p.protocol, &p.flint_version)))
+        }
+        Ok(Input::Bad(_, Rejected::Refused { kind, why, peer })) => {
+            let theirs = peer.as_ref().map(|p| p.flint_version.as_str());
+            Err(WorkerError::Refused(protocol::refusal(
+                &kind,
+                "the coordinator",
+                theirs.or(coordinator),
+                &why,
+                "worker",
+            )))
+        }
         Ok(Input::Gone) | Err(_) => Err(WorkerError::CoordinatorGone),
     }
+}
+
+/// The refusal of a coordinator of another protocol version.
+fn mismatch(protocol: u32, flint_version: &str) -> String {
+    format!(
+        "protocol version {protocol} (flint {flint_version}) refused: this worker speaks version \
+         {PROTOCOL_VERSION} (flint {FLINT_VERSION})"
+    )
 }
 
 fn name(m: &ToWorker) -> &'static str {
@@ -334,3 +363,6 @@ pub fn cpu_time() -> u64 {
     let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
     (t.tv_sec as u64).saturating_mul(1_000_000) + t.tv_nsec as u64 / 1000
 }
+
+#[cfg(test)]
+mod tests;

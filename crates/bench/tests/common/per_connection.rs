@@ -7,6 +7,7 @@
 
 #![allow(dead_code)] // each test binary uses its own subset
 
+use std::io::Read;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -68,5 +69,53 @@ impl Drop for PerConnection {
         if self.accept.is_some() {
             let _ = self.wake().join();
         }
+    }
+}
+
+/// Reads `s` until the peer closes, a read fails, `on_read` says to stop (false) or `stop` is
+/// set, handing it each read's bytes. A read that times out (the 20 ms set on every connection
+/// here) only looks at `stop` again. `buf` is the caller's: nothing is allocated per read.
+pub fn read_until_stopped<S: Read>(
+    s: &mut S,
+    stop: &AtomicBool,
+    buf: &mut [u8],
+    mut on_read: impl FnMut(&mut S, &[u8]) -> bool,
+) {
+    while !stop.load(Ordering::Relaxed) {
+        let n = match s.read(buf) {
+            Ok(0) => return,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => continue,
+            Err(_) => return,
+        };
+        if !on_read(s, &buf[..n]) {
+            return;
+        }
+    }
+}
+
+/// Where request heads end (their CRLFCRLF, which may straddle reads), byte by byte and without
+/// a buffer.
+#[derive(Debug, Default)]
+pub struct HeadEnds {
+    /// Bytes of "\r\n\r\n" matched so far.
+    matched: usize,
+}
+
+impl HeadEnds {
+    /// Whether `b` ends a request head.
+    pub fn at(&mut self, b: u8) -> bool {
+        let want = b"\r\n\r\n"[self.matched];
+        self.matched = if b == want {
+            self.matched + 1
+        } else {
+            usize::from(b == b'\r')
+        };
+        let ended = self.matched == 4;
+        if ended {
+            self.matched = 0;
+        }
+        ended
     }
 }

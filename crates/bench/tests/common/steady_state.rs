@@ -4,9 +4,33 @@
 
 #![allow(dead_code)] // each test binary uses its own subset
 
-use bench::{BenchConfig, Workload};
+use bench::{BenchConfig, Stop, Target, Workload};
+use std::net::SocketAddr;
 use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 use test_support::alloc::allocations;
+
+/// The allocation tests' run against `addr`: 4 Webchildren on 2 threads, bounded waits.
+pub fn config(addr: SocketAddr, stop: Stop) -> BenchConfig {
+    BenchConfig {
+        concurrency: 4,
+        threads: 2,
+        stop,
+        connect_timeout: Duration::from_secs(2),
+        response_timeout: Duration::from_secs(2),
+        ..BenchConfig::new(Target::http(addr))
+    }
+}
+
+/// Holds `w` to no allocation per request: a run of 200 ms and one of 800 ms, each `config` for
+/// its length (timed runs: their seconds are allocated before they start), measured and held to
+/// each other by [`assert_no_allocation_per_request`].
+pub fn assert_steady(name: &str, w: &Workload, config: impl Fn(Stop) -> BenchConfig) {
+    let run = |ms| measure(&config(Stop::Duration(Duration::from_millis(ms))), w);
+    let short = run(200);
+    let long = run(800);
+    assert_no_allocation_per_request(name, short, long);
+}
 
 /// One run of `config` on `w`, free of errors: the allocations it made (as the test binary's
 /// counting allocator sees them) and its requests.

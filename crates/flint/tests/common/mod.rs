@@ -3,6 +3,8 @@
 
 #![allow(dead_code)] // each test binary uses its own subset
 
+pub mod peer_server;
+
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
@@ -10,6 +12,14 @@ use std::time::{Duration, Instant};
 
 pub fn flint() -> Command {
     Command::new(env!("CARGO_BIN_EXE_flint"))
+}
+
+/// A finished command's stdout and stderr, as text.
+pub fn texts(out: &Output) -> (std::borrow::Cow<'_, str>, std::borrow::Cow<'_, str>) {
+    (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    )
 }
 
 /// Output of a command that must finish within `limit` (killed and failed otherwise).
@@ -64,6 +74,14 @@ pub struct Server {
     pub addr: String,
 }
 
+impl Server {
+    /// The port the server listens on.
+    pub fn port(&self) -> u16 {
+        let port = self.addr.rsplit(':').next().and_then(|p| p.parse().ok());
+        port.unwrap_or_else(|| panic!("no port in {}", self.addr))
+    }
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -79,13 +97,20 @@ pub fn start_server(root: &Path, threads: u32) -> Server {
 
 /// `drain`: keep reading the server's stderr; otherwise close it once the address is read.
 pub fn start_server_with(root: &Path, threads: u32, drain: bool) -> Server {
-    let mut child = flint()
+    let child = flint()
         .args(["serve", root.to_str().unwrap(), "--listen", "127.0.0.1:0"])
         .args(["--threads", &threads.to_string()])
         .stderr(Stdio::piped())
         .stdout(Stdio::null())
         .spawn()
         .expect("spawn flint serve");
+    started_server(child, "http", drain)
+}
+
+/// A `flint serve` just spawned with its stderr piped, killed when the test ends: its address is
+/// read from the line it prints there (`SCHEME://ADDR`, `scheme` being `http` or `https`).
+/// `drain`: keep reading the server's stderr; otherwise close it once the address is read.
+pub fn started_server(mut child: Child, scheme: &str, drain: bool) -> Server {
     // Read stderr on its own thread so the wait for the address line is bounded even if the
     // server starts and prints nothing; then keep draining it (or close it, if asked).
     let stderr = child.stderr.take().unwrap();
@@ -104,26 +129,37 @@ pub fn start_server_with(root: &Path, threads: u32, drain: bool) -> Server {
         let _ = tx.send(first);
         let _ = std::io::copy(&mut reader, &mut std::io::sink());
     });
+    // From here a failed wait kills the server (on drop).
+    let mut server = Server {
+        child,
+        addr: String::new(),
+    };
     let line = match rx.recv_timeout(Duration::from_secs(10)) {
         Ok(line) if !line.is_empty() => line,
         Ok(_) => panic!("flint serve exited before printing its address"),
-        Err(_) => {
-            let _ = child.kill();
-            panic!("flint serve printed no address within 10 s");
-        }
+        Err(_) => panic!("flint serve printed no address within 10 s"),
     };
-    let addr = line
-        .split("http://")
+    server.addr = line
+        .split(&format!("{scheme}://"))
         .nth(1)
         .and_then(|s| s.split_whitespace().next())
-        .expect("address")
+        .unwrap_or_else(|| panic!("no {scheme} address in {line:?}"))
         .to_string();
-    Server { child, addr }
+    server
 }
 
 /// A minimal keep-alive HTTP responder in this process that counts the requests it answers, so
 /// the test knows a run is under way without sleeping.
 pub fn counting_responder() -> (String, std::sync::Arc<std::sync::atomic::AtomicU64>) {
+    counting_responder_of(|_| true)
+}
+
+/// [`counting_responder`] counting only the requests whose head `counts` holds. A request is
+/// counted before its response is written, so the count is complete once the client has its
+/// responses.
+pub fn counting_responder_of(
+    counts: fn(&[u8]) -> bool,
+) -> (String, std::sync::Arc<std::sync::atomic::AtomicU64>) {
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::sync::Arc;
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -144,11 +180,13 @@ pub fn counting_responder() -> (String, std::sync::Arc<std::sync::atomic::Atomic
                     }
                     have.extend_from_slice(&buf[..n]);
                     while let Some(end) = have.windows(4).position(|w| w == b"\r\n\r\n") {
-                        have.drain(..end + 4);
+                        let head: Vec<u8> = have.drain(..end + 4).collect();
+                        if counts(&head) {
+                            seen.fetch_add(1, Ordering::Relaxed);
+                        }
                         if conn.write_all(response).is_err() {
                             return;
                         }
-                        seen.fetch_add(1, Ordering::Relaxed);
                     }
                 }
             });

@@ -3,9 +3,8 @@
 
 #![allow(dead_code)] // each test binary uses its own subset
 
-use crate::common::{flint, Server};
+use crate::common::{flint, started_server, Server};
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -27,7 +26,12 @@ pub fn server_on(listen: &str) -> (tempfile::TempDir, Server) {
     let root = dir.path().join("www");
     std::fs::create_dir(&root).unwrap();
     std::fs::write(root.join("a.html"), vec![b'x'; 1024]).unwrap();
-    let log = dir.path().join("access.log");
+    let server = serve_logged(&root, &dir.path().join("access.log"), listen);
+    (dir, server)
+}
+
+/// `flint serve ROOT` on `listen`, one thread, logging each request to `log`.
+pub fn serve_logged(root: &Path, log: &Path, listen: &str) -> Server {
     let child = flint()
         .args(["serve", root.to_str().unwrap(), "--listen", listen])
         .args(["--threads", "1", "--access-log", log.to_str().unwrap()])
@@ -35,36 +39,22 @@ pub fn server_on(listen: &str) -> (tempfile::TempDir, Server) {
         .stdout(Stdio::null())
         .spawn()
         .unwrap();
-    let server = start_server_with_child(child);
-    (dir, server)
+    started_server(child, "http", true)
 }
 
-/// The address line of an already started `flint serve`.
-pub fn start_server_with_child(mut child: std::process::Child) -> Server {
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut reader = BufReader::new(stderr);
-        let mut first = String::new();
-        let _ = reader.read_line(&mut first);
-        let _ = tx.send(first);
-        let _ = std::io::copy(&mut reader, &mut std::io::sink());
-    });
-    let mut server = Server {
-        child,
-        addr: String::new(),
-    };
-    let line = rx
-        .recv_timeout(Duration::from_secs(10))
-        .expect("address line");
-    let addr = line
-        .split("http://")
-        .nth(1)
-        .and_then(|s| s.split_whitespace().next())
-        .expect("address")
-        .to_string();
-    server.addr = addr;
-    server
+/// A `--launch` template that runs every host's worker on this machine.
+pub fn local_launch() -> String {
+    format!("{} worker", exe())
+}
+
+/// A `--launch` template under which host `victim`'s worker is killed (SIGKILL) `after` seconds
+/// after it starts, its stdin kept (a background job's would be /dev/null); every other host's
+/// worker runs as usual.
+pub fn launch_killing_victim(after: &str) -> String {
+    format!(
+        "if [ {{host}} = victim ]; then exec 3<&0; {exe} worker <&3 & pid=$!; sleep {after}; kill -9 $pid; wait; exit 137; fi; exec {exe} worker",
+        exe = exe()
+    )
 }
 
 /// Waits (bounded) until the access log holds `n` lines (it is flushed once a second).

@@ -217,6 +217,12 @@ pub mod raw {
         b
     }
 
+    /// A HEADERS frame (END_HEADERS, and `flags`) for `GET path` on `localhost`.
+    pub fn get(out: &mut Vec<u8>, stream: u32, path: &str, flags: u8) {
+        let block = get_block(path, "localhost");
+        frame(out, HEADERS, END_HEADERS | flags, stream, &block);
+    }
+
     /// A literal field without indexing whose name is static entry `index`.
     pub fn literal(b: &mut Vec<u8>, index: u8, value: &[u8]) {
         b.push(index); // 0000xxxx, index < 15
@@ -270,6 +276,24 @@ pub mod raw {
             at += 9 + len;
         }
         frames
+    }
+
+    /// Reads frames from `s` until `done` holds for them or the server closes (then `done` may
+    /// not hold); every read is bounded by the socket's timeout, a failed one fails the test.
+    pub fn read_until(s: &mut impl std::io::Read, done: impl Fn(&[Frame]) -> bool) -> Vec<Frame> {
+        let mut got = Vec::new();
+        let mut buf = vec![0; 1 << 16];
+        loop {
+            let frames = parse(&got);
+            if done(&frames) {
+                return frames;
+            }
+            let n = s.read(&mut buf).expect("read");
+            if n == 0 {
+                return frames;
+            }
+            got.extend_from_slice(&buf[..n]);
+        }
     }
 
     /// The error code of the GOAWAY among `frames`, if any.

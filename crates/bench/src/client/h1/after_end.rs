@@ -28,6 +28,20 @@ pub(super) struct AfterEnd {
     lost: bool,
 }
 
+/// Bytes read after the end on a connection with requests in flight, followed to see where
+/// the server stopped; made at the first such bytes.
+pub(super) fn follow_late(
+    late: &mut Option<Box<AfterEnd>>,
+    window: (&[u8], Option<&BodyDecoder>),
+    data: &[u8],
+    is_head: &impl Fn(u64) -> bool,
+) {
+    if !data.is_empty() {
+        let late = late.get_or_insert_with(Box::default);
+        late.feed(data, window, is_head);
+    }
+}
+
 impl AfterEnd {
     /// Bytes read after the end. The first call takes the window's state: the head so far
     /// (`head`) and the body decoder when the head was read. `is_head(k)`: whether the k-th

@@ -1,0 +1,95 @@
+//! How a request fails: counted by its kind, the connection dropped, the page abandoned; and the
+//! one exception, a reused keep-alive connection the server closed idle as the request went out,
+//! whose request is sent again once on a fresh connection (RFC 9112 section 9.3.1).
+
+use super::super::page::Child;
+use super::super::redirects::OWN;
+use super::super::{ThreadState, Wire, NONE};
+use super::{State, H1};
+use crate::stats::ErrorKind;
+use std::io;
+
+impl H1 {
+    /// A request failed: counted by kind, the connection dropped, the page abandoned.
+    pub(super) fn fail(
+        &mut self,
+        ch: &mut Child,
+        cx: &mut ThreadState<'_>,
+        kind: ErrorKind,
+        now: u64,
+    ) {
+        ch.record_failure(cx, &self.ex, kind, self.response_bytes(), now);
+        self.close();
+        let backoff = matches!(kind, ErrorKind::ConnectRefused | ErrorKind::ConnectOther);
+        self.end_page(ch, cx, false, now, backoff);
+    }
+
+    pub(super) fn on_eof(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        match self.state {
+            State::ReadingHead if self.may_retry(ch, cx) => self.retry(ch, cx, now),
+            State::ReadingHead => self.fail(ch, cx, ErrorKind::Reset, now),
+            State::ReadingBody => match self.decoder.eof() {
+                Ok(()) => {
+                    // Close-delimited: complete, and the server has closed already.
+                    self.close();
+                    self.response_done(ch, cx, now)
+                }
+                Err(_) => self.fail(ch, cx, ErrorKind::ShortBody, now),
+            },
+            State::Closing => self.closed(ch, cx, now), // the server closed first, as it should
+            _ => self.close(), // the server closed an idle keep-alive connection
+        }
+    }
+
+    pub(super) fn io_failed(
+        &mut self,
+        ch: &mut Child,
+        cx: &mut ThreadState<'_>,
+        e: io::Error,
+        now: u64,
+    ) {
+        if self.state == State::Closing {
+            return self.closed(ch, cx, now);
+        }
+        if !matches!(self.state, State::ReadingHead | State::ReadingBody) {
+            return self.close();
+        }
+        let reset = matches!(
+            e.kind(),
+            io::ErrorKind::ConnectionReset
+                | io::ErrorKind::BrokenPipe
+                | io::ErrorKind::ConnectionAborted
+        );
+        if reset && self.may_retry(ch, cx) {
+            return self.retry(ch, cx, now);
+        }
+        let kind = if reset {
+            ErrorKind::Reset
+        } else {
+            ErrorKind::Io
+        };
+        self.fail(ch, cx, kind, now);
+    }
+
+    /// A reused keep-alive connection that closes before any byte of the response was most
+    /// likely closed idle by the server as we wrote: RFC 9112 9.3.1 lets a client resend an
+    /// idempotent request once, on a new connection. A fresh connection failing is an error.
+    pub(super) fn may_retry(&self, ch: &Child, cx: &ThreadState<'_>) -> bool {
+        let resend = match self.ex.learned {
+            OWN => cx.sh.requests.may_resend(self.url(ch, cx)),
+            learned => cx.redirects.may_resend(learned),
+        };
+        resend
+            && self.conn_responses > 0
+            && !self.retried
+            && self.ex.first_byte_us == NONE
+            && self.head.is_empty()
+    }
+
+    pub(super) fn retry(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        self.close();
+        self.retried = true;
+        self.ex.reset_response();
+        self.connect(ch, cx, now);
+    }
+}

@@ -1,0 +1,86 @@
+//! Pipelining (`--pipeline`): a page's requests are written back to back (prebuilt as one
+//! run of bytes per page) and their responses read in order, the one in progress being `ex`;
+//! with `--pipeline N` at most N are in flight, one more written as each response ends. What
+//! a batch has on the wire also decides, at the end of the run, which of its requests count as
+//! sent (`at_end`).
+
+use super::super::page::Child;
+use super::super::redirects::OWN;
+use super::super::ThreadState;
+use super::{State, H1};
+use crate::transport::Transport;
+
+impl H1 {
+    /// The page's next file, whose request went with the page's batch: its response is on its
+    /// way (read as the rest of the data that ended the previous one, or with the next read).
+    pub(super) fn next_in_batch(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        self.ex.reset_response();
+        self.ex.first_request();
+        self.retried = false;
+        self.state = State::ReadingHead;
+        cx.timers
+            .arm(ch.slot, now + cx.sh.schedule.response_timeout_us);
+        // `--pipeline N`: one response out, one more request in (the batch is contiguous).
+        if let Some(d) = cx.sh.config.streams {
+            let last = self.ex.file + d as usize - 1;
+            if last < ch.files(cx.sh.workload) {
+                self.wend = cx.sh.requests.file_end(ch.page, last);
+                // The file in progress was written before; its times stay.
+                let written = self.ex.written_us;
+                if self.flush(ch, cx, now) {
+                    self.ex.written_us = written;
+                }
+            }
+        }
+    }
+
+    /// Whether the k-th request from the one in progress (pipelining: of its batch) is a HEAD.
+    pub(super) fn batch_is_head<'a>(
+        &self,
+        ch: &'a Child,
+        cx: &'a ThreadState<'_>,
+    ) -> impl Fn(u64) -> bool + 'a {
+        let (first, file) = (self.is_head(ch, cx), self.ex.file);
+        move |k| match k {
+            0 => first,
+            k => cx
+                .sh
+                .requests
+                .is_head(ch.url(cx.sh.workload, file + k as usize)),
+        }
+    }
+
+    /// Of the request in progress on (pipelining: of its batch), how many the server can have
+    /// received: every byte written and, over HTTPS, handed to the socket (TLS records still
+    /// waiting hold the last request written, which then counts as not sent). At the end only.
+    pub(super) fn sent_in_full(&self, ch: &Child, cx: &ThreadState<'_>) -> u64 {
+        let url = self.url(ch, cx);
+        let r = &cx.sh.requests;
+        let whole = match self.src {
+            OWN => r.whole_before(ch.page, self.ex.file, url, self.wpos),
+            _ => u64::from(self.wpos >= self.wend),
+        };
+        let waiting = self.conn.as_ref().is_some_and(Transport::wants_write);
+        whole.saturating_sub(u64::from(waiting))
+    }
+
+    /// At the end: the rest of the batch, behind the request in progress, of which `sent` were
+    /// written whole and `processed` reached the server; nothing of their responses was read.
+    pub(super) fn record_rest_of_batch(
+        &self,
+        ch: &mut Child,
+        cx: &mut ThreadState<'_>,
+        (sent, processed): (u64, u64),
+        end: u64,
+    ) {
+        for k in 1..sent {
+            let mut ex = self.ex;
+            ex.file += k as usize;
+            ex.reset_response();
+            match k < processed {
+                true => ch.record_unfinished(cx, &ex, 0, end),
+                false => ch.record_unsent(cx, &ex, end),
+            }
+        }
+    }
+}

@@ -1,0 +1,74 @@
+//! Writing a request: its bytes were prebuilt at start (per URL, and per page for pipelining; a
+//! learned redirect target's by `client/redirects.rs`), so a request is one `write` from that
+//! buffer, the rest (if the socket took less) with its next writable event.
+
+use super::super::page::Child;
+use super::super::redirects::OWN;
+use super::super::ThreadState;
+use super::{State, H1};
+use crate::config::HttpMode;
+use std::io;
+
+impl H1 {
+    /// Starts writing the current file's request (pipelining: the page's, from this file on).
+    pub(super) fn send(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        let r = &cx.sh.requests;
+        let depth = cx
+            .sh
+            .config
+            .streams
+            .filter(|_| cx.sh.config.http == HttpMode::Pipeline);
+        let range = match self.ex.learned {
+            OWN => {
+                let range = r.for_file(ch.page, self.ex.file, self.url(ch, cx), depth);
+                cx.debug(&r.bytes()[range.clone()]);
+                range
+            }
+            learned => {
+                cx.debug(cx.redirects.request(learned));
+                0..cx.redirects.request(learned).len()
+            }
+        };
+        self.src = self.ex.learned;
+        (self.wpos, self.wend) = (range.start, range.end);
+        self.state = State::ReadingHead;
+        cx.timers
+            .arm(ch.slot, now + cx.sh.schedule.response_timeout_us);
+        self.flush(ch, cx, now);
+    }
+
+    /// Writes what is pending; false if the write failed (and the failure was handled).
+    pub(super) fn flush(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) -> bool {
+        let Some(conn) = &mut self.conn else {
+            return false;
+        };
+        while self.wpos < self.wend {
+            let bytes = match self.src {
+                OWN => cx.sh.requests.bytes(),
+                learned => cx.redirects.request(learned),
+            };
+            match conn.write(&bytes[self.wpos..self.wend]) {
+                Ok(0) => {
+                    self.io_failed(ch, cx, io::ErrorKind::WriteZero.into(), now);
+                    return false;
+                }
+                Ok(n) => self.wpos += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.io_failed(ch, cx, e, now);
+                    return false;
+                }
+            }
+        }
+        // TLS records the socket could not take yet go with its next writable event.
+        if conn.wants_write() {
+            if let Err(e) = conn.send_pending() {
+                self.io_failed(ch, cx, e, now);
+                return false;
+            }
+        }
+        self.ex.written_us = now;
+        true
+    }
+}

@@ -1,0 +1,279 @@
+use super::*;
+use crate::config::TlsVersion;
+use crate::hosts::strict::{decode, Rejected, Versions};
+use crate::workload::{Page, RequestSpec};
+use serde_json::Value;
+
+/// Orders with every option set to something other than its default, at every depth.
+// The TLS options are built with `..` so that one added later fails the tests below by name
+// instead of failing to compile.
+#[allow(clippy::needless_update)]
+pub(crate) fn full_orders() -> ToWorker {
+    ToWorker::Orders(Box::new(Orders {
+        protocol: PROTOCOL_VERSION,
+        flint_version: FLINT_VERSION.to_owned(),
+        host: "web1".into(),
+        url: "https://user:***@web:8443/".into(),
+        connect_to: "web:8443".into(),
+        host_header: "web:8443".into(),
+        scheme: Scheme::Https,
+        server_name: "web.example".into(),
+        authorization: Some("Basic dXNlcjpwdw==".into()),
+        tls: TlsOptions {
+            cacert: Some("/etc/ca.pem".into()),
+            insecure: true,
+            resume: true,
+            version: Some(TlsVersion::Tls13),
+            ..TlsOptions::default()
+        },
+        first_child: 3,
+        end_child: 7,
+        run: RunOrders {
+            concurrency: 12,
+            threads: Some(2),
+            duration_us: Some(5_000_000),
+            pages: Some(900),
+            warmup_us: 1_000_000,
+            think_us: Some(10_000),
+            rate: Some(250.5),
+            http: HttpMode::Http2,
+            streams: Some(10),
+            h2_window: Some(1 << 20),
+            connect_timeout_us: 2_000_000,
+            response_timeout_us: 3_000_000,
+            busy_poll_us: 70,
+            seed: 42,
+            expect_status: Some("200,3xx".parse().unwrap()),
+            redirect: 5,
+            log: Some("run.web1.csv".into()),
+        },
+        workload: Workload {
+            pages: vec![Page {
+                name: "home".into(),
+                weight: 2.5,
+                files: vec![0, 1],
+            }],
+            urls: vec!["/".into(), "/logo.png".into()],
+            requests: vec![RequestSpec {
+                method: Some("POST".into()),
+                headers: vec![("X-Run".into(), "1".into())],
+                body: Some(b"a=1".to_vec()),
+            }],
+        },
+    }))
+}
+
+/// A change to a message's JSON, and the field it concerns.
+type Edit = (&'static str, fn(&mut Value));
+
+pub(crate) fn line_of<T: Serialize>(msg: &T) -> Value {
+    serde_json::to_value(msg).unwrap()
+}
+
+/// `msg` with `edit` applied to its JSON, as a line.
+pub(crate) fn edited(msg: Value, edit: impl FnOnce(&mut Value)) -> String {
+    let mut msg = msg;
+    edit(&mut msg);
+    serde_json::to_string(&msg).unwrap()
+}
+
+fn why<T: serde::de::DeserializeOwned + Serialize + std::fmt::Debug>(line: &str) -> String {
+    match decode::<T>(line) {
+        Err(Rejected::Refused { why, .. }) => why,
+        other => panic!("{line} was not refused: {other:?}"),
+    }
+}
+
+/// Every field's path (`run.redirect`, `workload.pages[].files`), arrays as `[]`.
+fn paths(v: &Value, at: &str, out: &mut Vec<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, v) in m {
+                let p = if at.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{at}.{k}")
+                };
+                out.push(p.clone());
+                paths(v, &p, out);
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|v| paths(v, &format!("{at}[]"), out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn messages_are_one_line_of_json_tagged_by_type() {
+    let mut out = Vec::new();
+    send(&mut out, &ToWorker::Ping { seq: 3 }).unwrap();
+    send(&mut out, &ToCoordinator::Heartbeat).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert_eq!(
+        text,
+        "{\"type\":\"ping\",\"seq\":3}\n{\"type\":\"heartbeat\"}\n"
+    );
+    let back: ToWorker = decode(text.lines().next().unwrap()).unwrap();
+    assert_eq!(back, ToWorker::Ping { seq: 3 });
+}
+
+#[test]
+fn full_orders_come_back_whole_through_the_strict_reader() {
+    let orders = full_orders();
+    let line = String::from_utf8(encode(&orders).unwrap()).unwrap();
+    assert!(
+        !line.contains("null"),
+        "an option of the full orders is unset, so the round trip would not cover it: {line}"
+    );
+    assert_eq!(decode::<ToWorker>(line.trim_end()).unwrap(), orders);
+}
+
+/// The orders' fields at this protocol version. When this fails, the orders changed: a worker
+/// of the previous build would refuse them or, for a change of meaning, run something else.
+/// Bump PROTOCOL_VERSION, set every new option in `full_orders`, and write the new list here.
+#[test]
+fn the_orders_fields_are_those_of_this_protocol_version() {
+    let pinned = "type protocol flint_version host url connect_to host_header scheme \
+        server_name authorization tls tls.cacert tls.insecure tls.resume tls.version \
+        first_child end_child run run.concurrency run.threads run.duration_us run.pages \
+        run.warmup_us run.think_us run.rate run.http run.streams run.h2_window \
+        run.connect_timeout_us run.response_timeout_us run.busy_poll_us run.seed \
+        run.expect_status run.redirect run.log workload workload.pages workload.pages[].name \
+        workload.pages[].weight workload.pages[].files workload.urls workload.requests \
+        workload.requests[].method workload.requests[].headers workload.requests[].body";
+    let mut got = Vec::new();
+    paths(&line_of(&full_orders()), "", &mut got);
+    got.sort();
+    got.dedup();
+    let mut want: Vec<String> = pinned.split_whitespace().map(String::from).collect();
+    want.sort();
+    assert_eq!(
+        (PROTOCOL_VERSION, got),
+        (2, want),
+        "the orders changed: bump PROTOCOL_VERSION (hosts/protocol.rs says when) and pin them anew"
+    );
+}
+
+#[test]
+fn a_field_this_build_does_not_know_is_refused_by_name_at_any_depth() {
+    let cases: [Edit; 5] = [
+        ("newer_option", |v| v["newer_option"] = 1.into()),
+        ("run.newer_option", |v| v["run"]["newer_option"] = 5.into()),
+        ("tls.newer_option", |v| {
+            v["tls"]["newer_option"] = "x".into()
+        }),
+        ("workload.pages[0].newer_option", |v| {
+            v["workload"]["pages"][0]["newer_option"] = 1.into()
+        }),
+        ("workload.requests[0].newer_option", |v| {
+            v["workload"]["requests"][0]["newer_option"] = Value::Array(vec![])
+        }),
+    ];
+    for (field, edit) in cases {
+        let line = edited(line_of(&full_orders()), edit);
+        assert_eq!(why::<ToWorker>(&line), format!("unknown field `{field}`"));
+    }
+    // Every message, a unit one too, in either direction.
+    let ping = edited(line_of(&ToWorker::Ping { seq: 1 }), |v| {
+        v["newer_option"] = 1.into()
+    });
+    assert_eq!(why::<ToWorker>(&ping), "unknown field `newer_option`");
+    let stop = edited(line_of(&ToWorker::Stop), |v| v["newer_option"] = 1.into());
+    assert_eq!(why::<ToWorker>(&stop), "unknown field `newer_option`");
+    let ready = ToCoordinator::Ready { threads: 2, pid: 9 };
+    let ready = edited(line_of(&ready), |v| v["newer_option"] = 4.into());
+    assert_eq!(why::<ToCoordinator>(&ready), "unknown field `newer_option`");
+    let beat = edited(line_of(&ToCoordinator::Heartbeat), |v| {
+        v["newer_option"] = 1.into()
+    });
+    assert_eq!(why::<ToCoordinator>(&beat), "unknown field `newer_option`");
+}
+
+#[test]
+fn a_result_with_a_statistic_too_many_or_too_few_is_refused() {
+    let workload = Workload::from_pages([("p".to_owned(), 1.0, vec!["/"])]).unwrap();
+    let result = ToCoordinator::Result(Box::new(WorkerResult {
+        stats: Stats::new(&workload, false),
+        window_us: 1,
+        interrupted: false,
+        start_skew_us: Some(2),
+        cpu_us: 3,
+    }));
+    let line = String::from_utf8(encode(&result).unwrap()).unwrap();
+    assert_eq!(decode::<ToCoordinator>(line.trim_end()).unwrap(), result);
+    let line = edited(line_of(&result), |v| v["stats"]["newer_counter"] = 1.into());
+    assert_eq!(
+        why::<ToCoordinator>(&line),
+        "unknown field `stats.newer_counter`"
+    );
+    // The statistics' own defaults (for counters an older worker did not send) are not applied.
+    let line = edited(line_of(&result), |v| {
+        drop(v["stats"].as_object_mut().unwrap().remove("redirects"))
+    });
+    assert_eq!(
+        why::<ToCoordinator>(&line),
+        "missing field `stats.redirects`"
+    );
+}
+
+#[test]
+fn a_field_this_build_needs_and_did_not_get_is_refused_not_defaulted() {
+    // An `Option` or a field of a type defined elsewhere would be filled in by serde alone.
+    let cases: [Edit; 4] = [
+        ("run.streams", |v| {
+            drop(v["run"].as_object_mut().unwrap().remove("streams"))
+        }),
+        ("tls.version", |v| {
+            drop(v["tls"].as_object_mut().unwrap().remove("version"))
+        }),
+        ("workload.requests[0].method", |v| {
+            drop(
+                v["workload"]["requests"][0]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("method"),
+            )
+        }),
+        ("authorization", |v| {
+            drop(v.as_object_mut().unwrap().remove("authorization"))
+        }),
+    ];
+    for (field, edit) in cases {
+        let line = edited(line_of(&full_orders()), edit);
+        assert_eq!(why::<ToWorker>(&line), format!("missing field `{field}`"));
+    }
+    // A field with no default at all: serde's own refusal names it.
+    let line = edited(line_of(&full_orders()), |v| {
+        drop(v["run"].as_object_mut().unwrap().remove("redirect"))
+    });
+    assert!(why::<ToWorker>(&line).contains("`redirect`"), "{line}");
+}
+
+#[test]
+fn a_refused_hello_or_orders_still_gives_its_versions() {
+    let hello = r#"{"type":"hello","protocol":3,"flint_version":"9.9.9","newer_option":8}"#;
+    match decode::<ToCoordinator>(hello) {
+        Err(Rejected::Refused { kind, why, peer }) => {
+            assert_eq!(kind, "hello");
+            assert_eq!(why, "unknown field `newer_option`");
+            let want = Versions {
+                protocol: 3,
+                flint_version: "9.9.9".into(),
+            };
+            assert_eq!(peer, Some(want));
+        }
+        other => panic!("{other:?}"),
+    }
+    let orders = edited(line_of(&full_orders()), |v| v["run"]["x"] = 1.into());
+    match decode::<ToWorker>(&orders) {
+        Err(Rejected::Refused { kind, peer, .. }) => {
+            assert_eq!(kind, "orders");
+            assert_eq!(peer.unwrap().flint_version, FLINT_VERSION);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        decode::<ToWorker>("SSH-2.0-OpenSSH"),
+        Err(Rejected::NotJson(_))
+    ));
+}
