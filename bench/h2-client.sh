@@ -13,7 +13,9 @@
 #
 # Reported per case: medians of requests/s, client CPU per request (user+sys of the client
 # process / requests), the server's CPU per request and its busy share of a core, and the ratios
-# flint/h2load of requests/s and of CPU per request, also paired within each round; then whether
+# flint/h2load of requests/s and of client CPU per request, also paired within each round, and
+# of the server's CPU per request (paired: what each client's traffic costs the server, still
+# comparable when other load keeps the server's core from being saturated); then whether
 # the case was server-bound (both clients kept the server's core busy: equal requests/s is the
 # claim) or client-bound. flint runs with -k, as h2load does not verify certificates either.
 #

@@ -506,6 +506,12 @@ def cmd_summary_client(args: argparse.Namespace) -> None:
     ratios["flint/h2load requests_per_s (paired)"] = paired(main, "flint", "h2load", "rps")
     ratios["flint/h2load client_cpu_per_req (paired)"] = paired(main, "flint", "h2load",
                                                                "client_cpu_us_per_req")
+    # What each client's traffic costs the server: its CPU over the client's run per request
+    # counted (the requests in flight at the end, answered and not counted, are in it for both).
+    # On a loaded machine, where requests/s compare the machine's state, this still compares
+    # the traffic.
+    ratios["flint/h2load server_cpu_per_req (paired)"] = paired(main, "flint", "h2load",
+                                                               "server_cpu_us_per_req")
     for k, v in ratios.items():
         if v is not None or "paired" not in k:
             print(f"{k:<42} {'-' if v is None else format(v, '.3f')}")

@@ -16,6 +16,15 @@ pub const DEFAULT_BUSY_POLL: Duration = Duration::from_micros(5);
 pub const H2_STREAM_WINDOW: u32 = 6 * 1024 * 1024;
 pub const H2_CONNECTION_WINDOW: u32 = 15 * 1024 * 1024;
 
+/// Lanes in the closed loop (one-file pages, `--streams N`, no `--think`) refill in batches of
+/// at least this share of them (N / 8, rounded up: one at N <= 8, 13 at N = 100): a lane whose
+/// page ended waits, unsent, until that many are free or none is in flight. Sent one by one as
+/// each response lands, HEADERS reach the server a segment each, in the middle of its own
+/// writes on that connection, twice as many segments per request as h2load's slower loop makes
+/// by itself, and servers kept busy by both clients answered flint 6 to 9% slower at `-m 100`
+/// (docs/bench-http2.md, bench/README.md).
+pub const H2_REFILL_SHARE: usize = 8;
+
 /// When the run ends.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Stop {

@@ -107,3 +107,34 @@ fn each_lane_thinks_after_its_page_before_the_next() {
     assert_eq!(s.http2.connections, 1, "{:?}", s.http2);
     assert!(elapsed >= ms(80), "took {elapsed:?}: lanes did not think");
 }
+
+#[test]
+fn closed_loop_lanes_refilled_in_batches_send_every_page_and_count_it_once() {
+    // 32 lanes a connection refill 4 at a time (an eighth): every page is still sent, answered
+    // and counted once, with a well-behaved server, one that resets every 7th stream, and one
+    // that sends GOAWAY after 20 streams (the lanes go on on a new connection).
+    for fault in [Fault::None, Fault::ResetEvery(7), Fault::GoawayAfter(20)] {
+        let server = H2Server::start(fault);
+        let r = run(&server, &one_file(), Stop::Pages(300), |c| {
+            c.streams = Some(32);
+        });
+        let s = &r.stats;
+        let resets = s.errors.get(ErrorKind::H2RstStream);
+        assert_eq!(s.errors.total(), resets, "{fault:?}: {:?}", s.errors);
+        assert_eq!(s.requests + resets, 300, "{fault:?}");
+        assert_eq!(s.pages.iter().map(|p| p.hits).sum::<u64>(), s.requests);
+        assert!(
+            server.quiet(Duration::from_secs(10)),
+            "{fault:?}: connections end"
+        );
+        assert_eq!(
+            server.answered.load(Ordering::SeqCst),
+            s.requests,
+            "{fault:?}"
+        );
+        if fault == Fault::None {
+            assert_eq!(s.http2.connections, 2, "{:?}", s.http2);
+            assert_eq!(server.streams.load(Ordering::SeqCst), 300);
+        }
+    }
+}

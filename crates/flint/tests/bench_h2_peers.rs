@@ -194,16 +194,18 @@ fn count(json: &Value, field: &str) -> u64 {
 }
 
 /// Pages of all four files as streams (all at once, then one at a time), and a one-file page
-/// 8 deep: every request flint made is one the server logged, and all are 200s.
+/// 8 deep and 32 deep (lanes refilled 4 at a time): every request flint made is one the server
+/// logged, and all are 200s.
 fn counts_agree(kind: Kind, tls: bool) {
     let site = Site::new();
     let server = start(kind, &site, tls, true);
     let page = site.path("page.toml");
     let one = site.path("one.toml");
-    let runs: [(&Path, &[&str], u64); 3] = [
+    let runs: [(&Path, &[&str], u64); 4] = [
         (&page, &["-c", "2", "-n", "10"], 40),
         (&page, &["-c", "2", "-n", "10", "--streams", "1"], 40),
         (&one, &["-c", "2", "-n", "200", "--streams", "8"], 200),
+        (&one, &["-c", "2", "-n", "400", "--streams", "32"], 400),
     ];
     let mut logged = 0;
     for (w, args, requests) in runs {

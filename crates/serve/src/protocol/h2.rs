@@ -39,7 +39,7 @@ use super::body::BodyClock;
 use super::{count_status, Session, Worker};
 use crate::access_log::Entry;
 use crate::respond::Body;
-use fields::{response_fields, MAX_FIELDS};
+use fields::{LastHead, MAX_FIELDS};
 #[cfg(test)]
 use streams::Field;
 use streams::{Counts, Out, Streams};
@@ -65,6 +65,8 @@ pub(crate) struct H2 {
     streams: Streams,
     /// The response head the responder writes, the request line the access log shows: reused.
     response: Vec<u8>,
+    /// The last response head and where its fields lie: the next one equal to it is not read.
+    last_head: LastHead,
     log_line: Vec<u8>,
     /// A graceful GOAWAY was submitted (shutdown): no new stream, the open ones finish.
     going_away: bool,
@@ -89,6 +91,7 @@ impl H2 {
             framer: http2::Session::server(&config)?,
             streams: Streams::new(cap + 4, w.limits.max_head_bytes, w.log.is_some(), w.now),
             response: Vec::new(),
+            last_head: LastHead::new(),
             log_line: Vec::new(),
             going_away: false,
             head_pending: false,
@@ -105,6 +108,7 @@ impl H2 {
         slots
             + self.streams.arena.capacity()
             + self.response.capacity()
+            + self.last_head.capacity()
             + self.log_line.capacity()
             + (self.streams.slots.iter())
                 .map(|s| match &s.out {
@@ -361,7 +365,9 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
     // turned into fields handed over as slices of it.
     let out: &[u8] = out;
     let mut fields = [Header::new(b"", b""); MAX_FIELDS + 1];
-    let (n, at) = response_fields(out, &mut fields);
+    // The kept head may be replaced only while no queued frame may point at it.
+    let may_replace = h.framer.outbound_queue_len() == 0;
+    let (n, at) = h.last_head.fields(out, &mut fields, may_replace);
     let page_body = &out[at..];
     let s = &mut h.streams;
     let mut own = 0;

@@ -10,9 +10,22 @@ use super::super::{ThreadState, Wire, NONE};
 use super::requests::{H2Requests, STACK_FIELDS};
 use super::streams::{debug_block, debug_field, Io, PageRef};
 use super::H2;
+use crate::config::H2_REFILL_SHARE;
 use http2::{Header, Session, StreamId};
 
 impl H2 {
+    /// Closed-loop lanes wait to be refilled together (`H2_REFILL_SHARE`): true while fewer
+    /// than the batch are free and a stream is still in flight (its end calls `fill` again).
+    /// Pages of several files, the open loop (a page's slot is its start), thinking lanes (their
+    /// timer is their start) and exchanges to send again are never held.
+    fn refill_held(&self, open_loop: bool, think: bool) -> bool {
+        if !self.lanes || open_loop || think || self.in_flight == 0 || !self.retry.is_empty() {
+            return false;
+        }
+        let free = self.limit.saturating_sub(self.in_flight);
+        free < refill_batch(self.limit)
+    }
+
     /// Opens streams while there is room and something to send; ends the page (or the lanes)
     /// when nothing is left.
     pub(super) fn fill(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
@@ -39,7 +52,12 @@ impl H2 {
         while self.thinking.front().is_some_and(|&t| t <= now) {
             self.thinking.pop_front();
         }
-        while !self.draining && self.in_flight + self.thinking.len() < self.limit && now < end {
+        let held = self.refill_held(open_loop, cx.sh.schedule.think_us > 0);
+        while !held
+            && !self.draining
+            && self.in_flight + self.thinking.len() < self.limit
+            && now < end
+        {
             if let Some((ex, page)) = self.retry.pop() {
                 self.submit(ch, cx, ex, page, now);
                 continue;
@@ -252,4 +270,26 @@ fn submit_from_stack<const N: usize>(
         n += 1;
     }
     session.submit_request(&list[..n], body)
+}
+
+/// The fewest free lanes worth a write, of `limit` in flight at most.
+fn refill_batch(limit: usize) -> usize {
+    limit.div_ceil(H2_REFILL_SHARE).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::refill_batch;
+
+    #[test]
+    fn lanes_refill_in_batches_of_an_eighth() {
+        // Up to 8 lanes, each goes as it frees (h2load's -m 1 and the like are unchanged).
+        for limit in 0..=8 {
+            assert_eq!(refill_batch(limit), 1, "limit {limit}");
+        }
+        assert_eq!(refill_batch(9), 2);
+        assert_eq!(refill_batch(10), 2);
+        assert_eq!(refill_batch(100), 13);
+        assert_eq!(refill_batch(1000), 125);
+    }
 }

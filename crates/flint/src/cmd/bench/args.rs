@@ -186,7 +186,9 @@ pub struct LoadArgs {
           conflicts_with = "http")]
     pub pipeline: Option<u32>,
     /// HTTP/2: requests in flight per connection [default: all of a page's files, never more
-    /// than the server allows]. With one-file pages, N pages of it at once (h2load's -m).
+    /// than the server allows]. With one-file pages, N pages of it at once (h2load's -m); in
+    /// the closed loop those lanes refill in batches of N/8 (docs/bench-http2.md), so that
+    /// their HEADERS leave together.
     #[arg(long, value_name = "N", value_parser = at_least_one::<u32>)]
     pub streams: Option<u32>,
     /// HTTP/2: each stream's receive window, and the connection's when above 65535 (it cannot
