@@ -22,7 +22,8 @@
 //! adds a handshake state between the TCP connect and the first request (timed apart from the
 //! connect), and rustls decrypts into the same read buffer.
 //!
-//! Memory: reads go into one 64 KiB buffer per thread; a connection keeps only what its protocol
+//! Memory: reads go into one 64 KiB buffer per thread (over HTTPS, the ciphertext into a second
+//! one, `transport/tls.rs`); a connection keeps only what its protocol
 //! must carry between reads. A Webchild and its timer slot take under 300 bytes over HTTP/1 (a
 //! test guards the figure).
 //!

@@ -81,7 +81,7 @@ pub struct BenchConfig {
 }
 
 /// HTTPS options. The defaults: the system's roots, every connection a full handshake, TLS 1.2
-/// or 1.3 as the server prefers.
+/// or 1.3 as the server prefers, the cipher suites in browsers' order (AES-128-GCM first).
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct TlsOptions {
     /// PEM certificates trusted beside the system's roots.
@@ -92,6 +92,9 @@ pub struct TlsOptions {
     pub resume: bool,
     /// Only this version.
     pub version: Option<TlsVersion>,
+    /// The cipher suites offered, in this order (rustls's names); `None`: browsers' order.
+    #[serde(default)]
+    pub ciphers: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

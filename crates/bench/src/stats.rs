@@ -775,6 +775,8 @@ impl Stats {
 pub struct TlsSession {
     pub version: String,
     pub cipher: String,
+    /// The key exchange group (`X25519`, `X25519MLKEM768`, ...).
+    pub kx: String,
     /// The protocol the server chose by ALPN (`http/1.1`), if any.
     pub alpn: Option<String>,
 }
@@ -784,6 +786,7 @@ pub struct TlsSession {
 pub struct TlsAgreed {
     pub version: &'static str,
     pub cipher: &'static str,
+    pub kx: &'static str,
     pub alpn: Option<&'static str>,
 }
 
@@ -842,6 +845,7 @@ impl Stats {
             self.tls_session = Some(TlsSession {
                 version: agreed.version.to_owned(),
                 cipher: agreed.cipher.to_owned(),
+                kx: agreed.kx.to_owned(),
                 alpn: agreed.alpn.map(str::to_owned),
             });
         }

@@ -13,12 +13,14 @@ use socket2::{Domain, Protocol, Socket, Type};
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
 
+mod ciphers;
 mod tls;
 mod unix;
 
 use crate::config::TlsOptions;
 use crate::stats::TlsAgreed;
 use crate::{Scheme, Target};
+pub use ciphers::{cipher_suite_names, parse_cipher_list};
 use rustls::ClientConnection;
 pub(crate) use tls::ca_used_as_end_entity;
 pub use tls::{client_config, TlsSetupError};

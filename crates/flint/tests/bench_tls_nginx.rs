@@ -238,6 +238,59 @@ fn a_pinned_version_and_its_cipher_are_what_nginx_negotiated() {
     }
 }
 
+#[test]
+fn aes_128_gcm_by_default_as_browsers_and_the_suites_asked_for_otherwise() {
+    let pki = Pki::new();
+    let cases: [(&str, Option<&str>, &str); 4] = [
+        ("1.3", None, "TLS13_AES_128_GCM_SHA256"),
+        ("1.2", None, "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"),
+        (
+            "1.3",
+            Some("TLS_CHACHA20_POLY1305_SHA256,TLS_AES_128_GCM_SHA256"),
+            "TLS13_CHACHA20_POLY1305_SHA256",
+        ),
+        (
+            "1.2",
+            Some("TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"),
+            "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
+        ),
+    ];
+    for (version, ciphers, expected) in cases {
+        let nginx = Nginx::start(&pki, None);
+        let mut args = vec![
+            "--cacert",
+            path(&pki.ca),
+            "--tls",
+            version,
+            "-c",
+            "1",
+            "-n",
+            "2",
+        ];
+        if let Some(list) = ciphers {
+            args.extend(["--tls-ciphers", list]);
+        }
+        let run = bench(&format!("{}/one.txt", localhost(&nginx)), &args);
+        let log = nginx.stop_and_read_log();
+        assert_counts_agree(&run, &log, 2);
+        assert_eq!(run.tls("cipher"), expected, "{}", run.summary());
+        // The group depends on the server's OpenSSL (3.5 has the hybrid post-quantum one).
+        let kx = run.tls("kx").as_str().expect("tls.kx");
+        assert!(
+            ["X25519MLKEM768", "X25519", "secp256r1", "secp384r1"].contains(&kx),
+            "{kx}"
+        );
+        for line in &log {
+            assert_eq!(line.cipher, openssl_cipher(expected), "{line:?}");
+        }
+        let offered = &run.json["config"]["tls"]["ciphers"];
+        match ciphers {
+            None => assert!(offered.is_null(), "{offered}"),
+            Some(_) => assert_eq!(offered[0], expected, "{offered}"),
+        }
+    }
+}
+
 /// HTTP/1.0, one Webchild, a connection per request: `n` handshakes in a row.
 fn handshakes_in_a_row(pki: &Pki, version: &str, resume: bool, n: u64) -> (Run, Vec<Logged>) {
     let nginx = Nginx::start(pki, None);

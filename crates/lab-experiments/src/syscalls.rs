@@ -241,6 +241,7 @@ fn with_peer(
         insecure: false,
         resume: false,
         version: None,
+        ciphers: None,
     };
     let workload = docroot::microscape_workload();
     for &mode in modes {

@@ -193,6 +193,7 @@ fn measure_one(
         insecure: false,
         resume,
         version: None,
+        ciphers: None,
     };
     let Some(m) = lab.measure_with(peer, load, &what, |peer, method, stop| {
         measure::measure_tls(peer, SERVER_NAME, tls, &workload, load, method, stop)

@@ -119,6 +119,10 @@ pub struct TlsConfigRecord {
     pub resume: bool,
     /// The one version allowed (`--tls 1.2|1.3`); `None`: both.
     pub version: Option<String>,
+    /// The cipher suites offered, in order (`--tls-ciphers`); `None`: browsers' order,
+    /// AES-128-GCM first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ciphers: Option<Vec<String>>,
 }
 
 /// What the TLS connections of an `https://` run negotiated.
@@ -128,6 +132,9 @@ pub struct TlsRecord {
     /// `TLSv1_3`, `TLSv1_2`; `None` when no handshake completed.
     pub version: Option<String>,
     pub cipher: Option<String>,
+    /// The key exchange group (`X25519`, `X25519MLKEM768`; `none` for a TLS 1.2 resumption).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kx: Option<String>,
     /// The protocol the server chose by ALPN (`http/1.1`).
     pub alpn: Option<String>,
     /// Handshakes completed, full and resumed.

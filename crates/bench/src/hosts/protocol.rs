@@ -33,8 +33,10 @@ use std::io::{self, Write};
 
 /// Bumped whenever a message changes (see the module's doc). 2: the orders name the scheme, TLS
 /// server name, credentials, TLS options, streams, HTTP/2 window, busy-poll time, expected
-/// statuses and redirects, and both sides refuse fields they do not know.
-pub const PROTOCOL_VERSION: u32 = 2;
+/// statuses and redirects, and both sides refuse fields they do not know. 3: the TLS options
+/// name the cipher suites offered (absent: browsers' order, AES-128-GCM first, where version 2
+/// offered rustls's, AES-256-GCM first), and a handshake's agreement its key exchange group.
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// flint's own version, sent beside the protocol's so a refusal can name both.
 pub const FLINT_VERSION: &str = env!("CARGO_PKG_VERSION");

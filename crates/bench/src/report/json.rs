@@ -126,6 +126,7 @@ pub fn record(r: &RunResult) -> BenchResult {
         tls: https.then(|| TlsRecord {
             version: s.tls_session.as_ref().map(|t| t.version.clone()),
             cipher: s.tls_session.as_ref().map(|t| t.cipher.clone()),
+            kx: s.tls_session.as_ref().map(|t| t.kx.clone()),
             alpn: s.tls_session.as_ref().and_then(|t| t.alpn.clone()),
             handshakes: s.tls_handshakes,
             resumed: s.tls_resumed,
@@ -230,6 +231,7 @@ pub fn record(r: &RunResult) -> BenchResult {
             cacert: c.tls.cacert.as_ref().map(|p| p.display().to_string()),
             resume: c.tls.resume,
             version: c.tls.version.map(|v| v.as_str().to_owned()),
+            ciphers: c.tls.ciphers.clone(),
         }),
         http: c.http,
         concurrency: c.concurrency as u64,

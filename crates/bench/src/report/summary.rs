@@ -29,9 +29,10 @@ fn tls_line(r: &RunResult) -> String {
     let s = &r.stats;
     let agreed = match &s.tls_session {
         Some(t) => format!(
-            "{} {}, ALPN {}",
+            "{} {} {}, ALPN {}",
             t.version,
             t.cipher,
+            t.kx,
             t.alpn.as_deref().unwrap_or("none")
         ),
         None => "no handshake completed".into(),

@@ -5,7 +5,8 @@
 //! full handshake unless `--tls-resume` (rustls resumes by default, which would measure the
 //! cache, not the server's handshake); no 0-RTT; ALPN `http/1.1`, or `h2` alone for HTTP/2 (a
 //! server that picks neither is refused by rustls, one that ignores ALPN is caught by the HTTP/2
-//! connection); SNI from the URL's host.
+//! connection); SNI from the URL's host; the cipher suites in browsers' order, AES-128-GCM first
+//! (see `ciphers`), or `--tls-ciphers`'.
 //! Certificates are checked against the system's roots (rustls-native-certs: the same store
 //! curl and wrk trust there) plus `--cacert`, or not at all with `--insecure`. A certificate
 //! given with `--cacert` that is the server's own (a self-signed one, which `openssl req -x509`
@@ -13,7 +14,9 @@
 //! as curl (OpenSSL) accepts a trusted certificate presented by the server itself.
 //!
 //! The event loop's promise (a read short of the buffer means the socket is drained) holds here
-//! too: a read goes on until the buffer is full or the kernel had less than rustls asked for.
+//! too: a read goes on until the buffer is full or the kernel had less than was asked for. The
+//! socket is read in one `recv` of up to 46 KiB (into a per-thread ciphertext buffer, handed to
+//! rustls whole) rather than by rustls, which asks for 4 KiB, or the rest of one record, a call.
 
 use crate::config::{TlsOptions, TlsVersion};
 use crate::stats::TlsAgreed;
@@ -28,9 +31,24 @@ use rustls::{
     CertificateError, ClientConfig, ClientConnection, DigitallySignedStruct, HandshakeKind,
     SignatureScheme,
 };
+use std::cell::RefCell;
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
+
+/// The most ciphertext read from the socket at once (the event loop's read buffer is as large).
+const CIPHERTEXT_READ: usize = 64 * 1024;
+/// The longest TLS record on the wire (16 KiB of plaintext, TLS 1.2's 2 KiB of expansion, a
+/// 5-byte header): rustls may hold all but a byte of one from an earlier read, so a read of
+/// `n` bytes can decrypt to `n` plus this much, and the caller's buffer must have that room.
+const PARTIAL_RECORD: usize = 16 * 1024 + 2048 + 5;
+
+thread_local! {
+    /// The thread's ciphertext buffer: a read hands all it got to rustls before it returns, so
+    /// one buffer serves all the thread's connections (allocated at the thread's first read).
+    static CIPHERTEXT: RefCell<Box<[u8]>> =
+        RefCell::new(vec![0; CIPHERTEXT_READ].into_boxed_slice());
+}
 
 /// Plaintext rustls may hold for us to send, and TLS records waiting for the socket: a request
 /// is far smaller; the limit keeps a connection's memory bounded if the server stops reading.
@@ -55,6 +73,10 @@ pub enum TlsSetupError {
     NoRoots,
     #[error("`{0}` is not a host name or address a certificate can be checked against")]
     ServerName(String),
+    #[error("--tls-ciphers: unknown cipher suite `{0}`")]
+    Cipher(String),
+    #[error("--tls-ciphers: none of the suites is of the TLS version asked for (--tls)")]
+    NoCipherForVersion,
     #[error("TLS configuration: {0}")]
     Config(#[from] rustls::Error),
 }
@@ -92,12 +114,22 @@ impl TlsConnector {
 /// Public so that every HTTPS client of the project (`flint discover` too) trusts, pins and
 /// refuses certificates alike, with the same error messages.
 pub fn client_config(opts: &TlsOptions, alpn: &[u8]) -> Result<Arc<ClientConfig>, TlsSetupError> {
-    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
     let versions: &[&rustls::SupportedProtocolVersion] = match opts.version {
         None => rustls::ALL_VERSIONS,
         Some(TlsVersion::Tls12) => &[&rustls::version::TLS12],
         Some(TlsVersion::Tls13) => &[&rustls::version::TLS13],
     };
+    let cipher_suites = super::ciphers::offered(opts.ciphers.as_deref())?;
+    if !cipher_suites
+        .iter()
+        .any(|s| versions.contains(&s.version()))
+    {
+        return Err(TlsSetupError::NoCipherForVersion);
+    }
+    let provider = Arc::new(CryptoProvider {
+        cipher_suites,
+        ..rustls::crypto::aws_lc_rs::default_provider()
+    });
     let builder =
         ClientConfig::builder_with_provider(provider.clone()).with_protocol_versions(versions)?;
     let mut config = if opts.insecure {
@@ -354,6 +386,12 @@ impl TlsStream {
             .negotiated_cipher_suite()
             .and_then(|s| s.suite().as_str())
             .unwrap_or("unknown");
+        // TLS 1.2 resumption agrees on no group.
+        let kx = self
+            .tls
+            .negotiated_key_exchange_group()
+            .and_then(|g| g.name().as_str())
+            .unwrap_or("none");
         let alpn = self.tls.alpn_protocol().map(|p| match p {
             b"http/1.1" => "http/1.1",
             b"h2" => "h2",
@@ -364,6 +402,7 @@ impl TlsStream {
             TlsAgreed {
                 version,
                 cipher,
+                kx,
                 alpn,
             },
             resumed,
@@ -458,6 +497,16 @@ impl TlsStream {
                     n => Ok(n),
                 };
             }
+            let room = buf.len() - filled;
+            if room > PARTIAL_RECORD {
+                let want = (room - PARTIAL_RECORD).min(CIPHERTEXT_READ);
+                let out = &mut buf[filled..];
+                filled +=
+                    CIPHERTEXT.with_borrow_mut(|ct| self.read_socket(&mut ct[..want], out))?;
+                continue;
+            }
+            // Too little room left for a whole read's plaintext: rustls reads the socket itself,
+            // a record's worth at most.
             let mut source = Measured {
                 tcp: &mut self.tcp,
                 offered: 0,
@@ -472,6 +521,49 @@ impl TlsStream {
             }
             self.process()?;
         }
+    }
+
+    /// One `recv` of up to `ct.len()` bytes, all handed to rustls and decrypted into `out`
+    /// (which has room for all of it: see [`PARTIAL_RECORD`]); returns the plaintext's length.
+    /// rustls reading the socket itself would ask for 4 KiB at a time, the rest of a record at
+    /// most: several `recv` calls where the server wrote many responses at once.
+    fn read_socket(&mut self, ct: &mut [u8], out: &mut [u8]) -> io::Result<usize> {
+        let n = match self.tcp.read(ct) {
+            Ok(0) => {
+                // The server's FIN: rustls learns it from an empty read and reports it next.
+                self.tls.read_tls(&mut io::empty())?;
+                self.process()?;
+                return Ok(0);
+            }
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                self.drained = true;
+                return Ok(0);
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(0),
+            Err(e) => return Err(e),
+        };
+        self.drained = n < ct.len();
+        let mut rest = &ct[..n];
+        let mut filled = 0;
+        while !rest.is_empty() {
+            // rustls takes what its record buffer has room for, and advances `rest`.
+            if self.tls.read_tls(&mut rest)? == 0 {
+                break; // after the server's close_notify nothing more is read
+            }
+            self.process()?;
+            // Out at once: rustls's queue of decrypted records has a limit.
+            match self.tls.reader().read(&mut out[filled..]) {
+                Ok(k) => filled += k,
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::UnexpectedEof
+                    ) => {} // nothing decrypted yet; or the close, reported on the next turn
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(filled)
     }
 
     /// Decrypts what was read; on a TLS error, sends rustls's alert (best effort) and fails.

@@ -30,6 +30,7 @@ pub(crate) fn client_config(
         insecure: opts.insecure,
         resume: true,
         version: None,
+        ciphers: None,
     };
     // Only the protocol asked for: HTTP/2 is not fallen back from silently.
     let alpn: &[u8] = match http {

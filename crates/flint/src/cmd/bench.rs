@@ -164,6 +164,7 @@ pub fn check_tls_options(target: &Target, load: &LoadArgs) -> anyhow::Result<()>
         ("--cacert", load.cacert.is_some()),
         ("--insecure", load.insecure),
         ("--tls-resume", load.tls_resume),
+        ("--tls-ciphers", load.tls_ciphers.is_some()),
     ]
     .iter()
     .filter(|(_, given)| *given)
@@ -283,6 +284,7 @@ pub fn bench_config(target: Target, load: &LoadArgs) -> BenchConfig {
                 TlsArg::Tls12 => Some(TlsVersion::Tls12),
                 TlsArg::Tls13 => Some(TlsVersion::Tls13),
             }),
+            ciphers: load.tls_ciphers.as_ref().map(|c| c.0.clone()),
         },
         expect_status: load.expect_status.clone(),
         redirect: load.redirect,

@@ -92,6 +92,14 @@ fn method(text: &str) -> Result<String, String> {
     }
 }
 
+/// `--tls-ciphers`' suites, as the report names them.
+#[derive(Debug, Clone)]
+pub struct CipherList(pub Vec<String>);
+
+fn cipher_list(text: &str) -> Result<CipherList, String> {
+    bench::transport::parse_cipher_list(text).map(CipherList)
+}
+
 fn expect_status(text: &str) -> Result<bench::config::ExpectStatus, String> {
     text.parse()
 }
@@ -244,6 +252,12 @@ pub struct LoadArgs {
     #[arg(long, value_enum, value_name = "VERSION", num_args = 0..=1, require_equals = true,
           default_missing_value = "any")]
     pub tls: Option<TlsArg>,
+    /// HTTPS: offer these cipher suites, in this order (comma-separated; the names the report
+    /// prints, e.g. TLS13_AES_256_GCM_SHA384, or TLS 1.3's IANA names, TLS_AES_256_GCM_SHA384)
+    /// [default: browsers' order, AES-128-GCM first: the suite a server then picks is the one it
+    /// uses for browsers]
+    #[arg(long, value_name = "LIST", value_parser = cipher_list)]
+    pub tls_ciphers: Option<CipherList>,
     /// The statuses that count as success, comma-separated: codes, classes, ranges (`200,304`,
     /// `2xx`, `200-299`); any other is an error of its class. [default: 1xx to 3xx are
     /// responses, 4xx and 5xx errors, as wrk counts them]
