@@ -36,6 +36,20 @@ fn pages_of_four() -> Workload {
     workload(&[("p", 1.0, FOUR)])
 }
 
+/// The server answered every request flint counts and saw every stream it opened.
+fn server_saw_what_flint_counts(server: &H2Server, r: &RunResult, what: &str) {
+    assert_eq!(
+        settled(server, &server.answered),
+        r.stats.requests,
+        "{what}"
+    );
+    assert_eq!(
+        settled(server, &server.streams),
+        r.stats.http2.streams,
+        "{what}"
+    );
+}
+
 #[test]
 fn goaway_after_a_few_streams_keeps_every_count_to_a_quota() {
     for k in [1, 2, 3, 5] {
@@ -44,16 +58,7 @@ fn goaway_after_a_few_streams_keeps_every_count_to_a_quota() {
         let what = format!("GOAWAY after {k}, pages of four");
         exact_streams(&what, &r);
         assert_eq!(r.stats.errors.total(), 0, "{what}");
-        assert_eq!(
-            settled(&server, &server.answered),
-            r.stats.requests,
-            "{what}"
-        );
-        assert_eq!(
-            settled(&server, &server.streams),
-            r.stats.http2.streams,
-            "{what}"
-        );
+        server_saw_what_flint_counts(&server, &r, &what);
 
         let server = H2Server::start(Fault::GoawayAfter(k));
         let r = run(&server, &one_file(), Stop::Pages(40), |c| {
@@ -61,16 +66,7 @@ fn goaway_after_a_few_streams_keeps_every_count_to_a_quota() {
         });
         let what = format!("GOAWAY after {k}, lanes");
         exact_streams(&what, &r);
-        assert_eq!(
-            settled(&server, &server.answered),
-            r.stats.requests,
-            "{what}"
-        );
-        assert_eq!(
-            settled(&server, &server.streams),
-            r.stats.http2.streams,
-            "{what}"
-        );
+        server_saw_what_flint_counts(&server, &r, &what);
     }
 }
 
