@@ -55,12 +55,19 @@ impl H2 {
         }
     }
 
-    /// Reads until the socket is drained; hands each read to the session.
+    /// Reads until the socket is drained, hands each read to the session, then acts once on
+    /// all of them (`next`: new streams, one write). Writing after each read instead, when a
+    /// server's batch of responses takes two reads, sent the requests in two writes and the
+    /// server paid for it: more segments each way on loopback, more wake-ups of a sleeping
+    /// client charged to the server's core (docs/bench-http2.md). h2load, too, reads until
+    /// the socket is empty before it writes.
     pub(super) fn on_readable(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, buf: &mut [u8]) {
+        let mut now = 0;
+        let mut read_any = false;
         loop {
             let Some(conn) = &mut self.conn else { return };
             let res = conn.read(buf);
-            let now = cx.now();
+            now = cx.now();
             if cx.ended(now) {
                 // Read at or after the end: nothing of it is taken into account; the streams
                 // stay in flight for `at_end`, which only looks for a GOAWAY in it.
@@ -83,19 +90,23 @@ impl H2 {
                     if !self.on_data(ch, cx, &buf[..n], now) {
                         return;
                     }
+                    read_any = true;
                     if n < buf.len() {
-                        return;
+                        break;
                     }
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return self.conn_failed(ch, cx, io_kind(&e), now),
             }
         }
+        if read_any {
+            self.next(ch, cx, now);
+        }
     }
 
-    /// One read's bytes: counted frame by frame, given to the session, then acted on; false if
-    /// the connection is gone.
+    /// One read's bytes: counted frame by frame, given to the session, the streams it closed
+    /// recorded; false if the connection is gone.
     pub(super) fn on_data(
         &mut self,
         ch: &mut Child,
@@ -162,10 +173,7 @@ impl H2 {
             self.on_settings(cx, now);
         }
         self.streams_closed(ch, cx, now);
-        if self.conn.is_none() {
-            return false;
-        }
-        self.next(ch, cx, now)
+        self.conn.is_some()
     }
 
     /// The session's counters into the statistics (those of the window).
