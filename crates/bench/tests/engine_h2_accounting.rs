@@ -113,6 +113,34 @@ fn goaway_then_close_mid_data_fails_the_stream_it_covered_once() {
 }
 
 #[test]
+fn header_bytes_of_a_stream_the_server_then_refused_are_framing() {
+    // The server sends a stream's HEADERS and then says it never processed it: the stream is
+    // sent again, and its header block, part of no response, is still a byte accounted for.
+    for fault in [
+        Fault::HeadersThenRefuseEvery(3),
+        Fault::HeadersThenGoawayBelow(2),
+    ] {
+        for (shape, w, streams) in [
+            ("pages of four", pages_of_four(), None),
+            ("lanes", one_file(), Some(4)),
+        ] {
+            let what = format!("{fault:?}, {shape}");
+            let server = H2Server::start(fault);
+            let r = run(&server, &w, Stop::Pages(12), |c| c.streams = streams);
+            exact_streams(&what, &r);
+            let h = &r.stats.http2;
+            assert!(h.retried > 0, "{what}: {h:?}");
+            assert_eq!(
+                settled(&server, &server.answered),
+                r.stats.requests,
+                "{what}: {:?}",
+                r.stats.errors
+            );
+        }
+    }
+}
+
+#[test]
 fn padding_of_a_response_cut_short_is_framing_of_a_failed_request() {
     let server = H2Server::start(Fault::PaddedHalf { close: true });
     let r = run(&server, &pages_of_four(), Stop::Pages(4), |_| {});

@@ -107,6 +107,12 @@ pub enum Fault {
     /// Each request is answered by a frame that breaks the protocol (a WINDOW_UPDATE of 0 on the
     /// connection), then, in the same write, a RST_STREAM of the request and a GOAWAY.
     BrokenThenGoaway,
+    /// Every `n`th stream of a connection gets its HEADERS, then a RST_STREAM REFUSED_STREAM
+    /// (not processed, although a header block came first).
+    HeadersThenRefuseEvery(u64),
+    /// The `n`th stream of a connection gets its HEADERS, then a GOAWAY whose last stream is
+    /// the one before it: not processed; the streams above it are left unanswered.
+    HeadersThenGoawayBelow(u64),
 }
 
 /// The server: its address and counts.
@@ -404,6 +410,19 @@ fn answer(out: &mut Vec<u8>, fault: Fault, stream: u32, n: u64, goaway_sent: &mu
         }
         Fault::RefuseEvery(k) if n.is_multiple_of(k) => {
             frame(out, RST_STREAM, 0, stream, &7u32.to_be_bytes());
+            return false;
+        }
+        Fault::HeadersThenRefuseEvery(k) if n.is_multiple_of(k) => {
+            frame(out, HEADERS, END_HEADERS, stream, &header_block(false));
+            frame(out, RST_STREAM, 0, stream, &7u32.to_be_bytes());
+            return false;
+        }
+        Fault::HeadersThenGoawayBelow(k) if n == k => {
+            frame(out, HEADERS, END_HEADERS, stream, &header_block(false));
+            let mut g = stream.saturating_sub(2).to_be_bytes().to_vec();
+            g.extend_from_slice(&0u32.to_be_bytes());
+            frame(out, GOAWAY, 0, 0, &g);
+            *goaway_sent = true;
             return false;
         }
         Fault::Continuations(parts) => {

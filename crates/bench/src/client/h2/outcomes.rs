@@ -21,10 +21,7 @@ impl H2 {
             let s = self.io.take(slot);
             self.in_flight -= 1;
             if s.refused {
-                // Of its request's window, as its stream is.
-                if cx.counts(s.ex.file_start_us, now) {
-                    cx.stats.http2.retried += 1;
-                }
+                unprocessed(cx, &s, now);
                 let mut ex = s.ex;
                 ex.reset_response();
                 self.retry.push((ex, s.page));
@@ -167,9 +164,7 @@ impl H2 {
         while let Some(slot) = self.io.unprocessed() {
             let s = self.io.take(slot);
             self.in_flight -= 1;
-            if cx.counts(s.ex.file_start_us, now) {
-                cx.stats.http2.retried += 1;
-            }
+            unprocessed(cx, &s, now);
             let mut ex = s.ex;
             ex.reset_response();
             self.retry.push((ex, s.page));
@@ -265,5 +260,16 @@ impl H2 {
             self.page_ok = false;
             page::end_page(self, ch, cx, false, now, backoff);
         }
+    }
+}
+
+/// A stream the server never processed, to be sent again, counted (of its request's window, as
+/// its stream is): `retried`, and what was read of it (a server may send a stream's HEADERS, or
+/// some of its body, and then refuse it) as framing, as bytes that belong to no response, so
+/// that every byte read stays accounted for.
+fn unprocessed(cx: &mut ThreadState<'_>, s: &super::streams::Stream, now: u64) {
+    if cx.counts(s.ex.file_start_us, now) {
+        cx.stats.http2.retried += 1;
+        cx.stats.http2.bytes_framing += s.bytes_read();
     }
 }

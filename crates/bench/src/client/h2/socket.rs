@@ -62,12 +62,12 @@ impl H2 {
     /// client charged to the server's core (docs/bench-http2.md). h2load, too, reads until
     /// the socket is empty before it writes.
     pub(super) fn on_readable(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, buf: &mut [u8]) {
-        let mut now = 0;
-        let mut read_any = false;
+        // When the last read handed to the session was made, if any.
+        let mut read_at = None;
         loop {
             let Some(conn) = &mut self.conn else { return };
             let res = conn.read(buf);
-            now = cx.now();
+            let now = cx.now();
             if cx.ended(now) {
                 // Read at or after the end: nothing of it is taken into account; the streams
                 // stay in flight for `at_end`, which only looks for a GOAWAY in it.
@@ -90,7 +90,7 @@ impl H2 {
                     if !self.on_data(ch, cx, &buf[..n], now) {
                         return;
                     }
-                    read_any = true;
+                    read_at = Some(now);
                     if n < buf.len() {
                         break;
                     }
@@ -100,7 +100,7 @@ impl H2 {
                 Err(e) => return self.conn_failed(ch, cx, io_kind(&e), now),
             }
         }
-        if read_any {
+        if let Some(now) = read_at {
             self.next(ch, cx, now);
         }
     }
