@@ -14,7 +14,13 @@
 //! zero turns it off). A spin that finds nothing is a miss; after [`MISSES`] misses in a row (a
 //! slow server, or a paced open loop, where the next event is far off) the loop sleeps at once
 //! for the next [`BACKOFF`] waits before it tries again, so a client with nothing to do wastes
-//! at most a few spins out of a hundred waits. A spin lasts at most the budget, so a server
+//! at most a few spins out of a hundred waits. A spin that found events only late, after more
+//! than half the budget, counts as a miss too: the next event was about a budget away, so the
+//! spin cost the client about what the sleep would have, and it made the client take the
+//! server's output a segment at a time. Against nginx over HTTP/2 at `-m 100`, whose responses
+//! trickle in every few microseconds, spins kept finding events late and never paused: flint
+//! made ten nonblocking `epoll_wait` calls per request and spent 1.2 times h2load's CPU per
+//! request (docs/bench-http2.md, "What the server pays for"). A spin lasts at most the budget, so a server
 //! sharing the core waits at most that long for it. (Yielding between polls was tried: on a
 //! dedicated core `sched_yield` cost more CPU per request than the polls themselves.)
 
@@ -66,7 +72,7 @@ impl Waiter {
         loop {
             poll.poll(events, Some(Duration::ZERO))?;
             if !events.is_empty() {
-                self.misses = 0;
+                self.hit(start.elapsed());
                 return Ok(());
             }
             let spent = start.elapsed();
@@ -79,6 +85,15 @@ impl Waiter {
                 return poll.poll(events, Some(timeout.saturating_sub(spent)));
             }
             std::hint::spin_loop();
+        }
+    }
+
+    /// A spin that found events after `spun`: late in the budget, a miss.
+    fn hit(&mut self, spun: Duration) {
+        if spun * 2 > self.budget {
+            self.miss();
+        } else {
+            self.misses = 0;
         }
     }
 
@@ -112,7 +127,8 @@ mod tests {
         let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
         sender.send_to(b"x", sock.local_addr().unwrap()).unwrap();
         let mut events = Events::with_capacity(4);
-        let mut w = Waiter::new(Duration::from_micros(50));
+        // A budget long enough that the hit is early even on a loaded machine.
+        let mut w = Waiter::new(Duration::from_secs(2));
         let start = Instant::now();
         w.wait(&mut poll, &mut events, Duration::from_secs(5))
             .unwrap();
@@ -139,6 +155,20 @@ mod tests {
         w.wait(&mut poll, &mut events, Duration::from_millis(1))
             .unwrap();
         assert_eq!((w.misses, w.sleep_at_once), (0, BACKOFF - 1));
+    }
+
+    #[test]
+    fn a_late_hit_is_a_miss_and_an_early_one_clears_them() {
+        let mut w = Waiter::new(Duration::from_micros(8));
+        w.hit(Duration::from_micros(5));
+        w.hit(Duration::from_micros(7));
+        assert_eq!(w.misses, 2);
+        w.hit(Duration::from_micros(4));
+        assert_eq!(w.misses, 0);
+        for _ in 0..MISSES {
+            w.hit(Duration::from_micros(6));
+        }
+        assert_eq!((w.misses, w.sleep_at_once), (0, BACKOFF));
     }
 
     #[test]
