@@ -149,7 +149,9 @@ fn run<C: Wire>(sh: &RunShared<'_>, thread: usize, ids: Range<usize>) -> io::Res
         c.begin(&mut cx, now);
     }
     let mut next_publish = now + PUBLISH_US;
-    let mut waiter = Waiter::new(sh.config.busy_poll);
+    // Many requests in flight a connection: a sleep wakes to several responses (busy_poll.rs).
+    let many_in_flight = sh.config.streams.is_some_and(|n| n > 1);
+    let mut waiter = Waiter::new(sh.config.busy_poll, many_in_flight);
     let (end_us, interrupted) = loop {
         let now = cx.now();
         if sh.stop.load(Ordering::Relaxed) {

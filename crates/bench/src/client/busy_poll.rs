@@ -14,15 +14,20 @@
 //! zero turns it off). A spin that finds nothing is a miss; after [`MISSES`] misses in a row (a
 //! slow server, or a paced open loop, where the next event is far off) the loop sleeps at once
 //! for the next [`BACKOFF`] waits before it tries again, so a client with nothing to do wastes
-//! at most a few spins out of a hundred waits. A spin that found events only late, after more
-//! than half the budget, counts as a miss too: the next event was about a budget away, so the
-//! spin cost the client about what the sleep would have, and it made the client take the
-//! server's output a segment at a time. Against nginx over HTTP/2 at `-m 100`, whose responses
-//! trickle in every few microseconds, spins kept finding events late and never paused: flint
-//! made ten nonblocking `epoll_wait` calls per request and spent 1.2 times h2load's CPU per
-//! request (docs/bench-http2.md, "What the server pays for"). A spin lasts at most the budget, so a server
+//! at most a few spins out of a hundred waits. A spin lasts at most the budget, so a server
 //! sharing the core waits at most that long for it. (Yielding between polls was tried: on a
 //! dedicated core `sched_yield` cost more CPU per request than the polls themselves.)
+//!
+//! With many requests in flight on each connection (`--streams N`, N > 1), a spin that found
+//! events only late, after more than half the budget, counts as a miss too. There a sleeping
+//! client wakes to several responses at once, so a sleep costs little per request, while late
+//! hits kept the client polling and taking the server's output a segment at a time: against
+//! nginx over HTTP/2 at `-m 100`, whose responses trickle in every few microseconds, spins kept
+//! finding events late and never paused, two to fifteen nonblocking `epoll_wait` calls a
+//! request and 1.2 times h2load's CPU per request (docs/bench-http2.md, "What the server pays
+//! for"). With one request in flight per connection every response is a wake-up, and the same
+//! rule made nginx pay for ten times as many (HTTP/1.1 keep-alive: 0.17-0.21 sleeps a request
+//! against 0.02, server CPU per request 1.09 to 1.16 times): there a late hit is still a hit.
 
 use mio::{Events, Poll};
 use std::io;
@@ -37,15 +42,18 @@ const BACKOFF: u32 = 64;
 #[derive(Debug)]
 pub(super) struct Waiter {
     budget: Duration,
+    /// A hit after more than half the budget is a miss (many requests in flight a connection).
+    late_is_miss: bool,
     misses: u32,
     /// Waits left that sleep without spinning.
     sleep_at_once: u32,
 }
 
 impl Waiter {
-    pub(super) fn new(budget: Duration) -> Waiter {
+    pub(super) fn new(budget: Duration, late_is_miss: bool) -> Waiter {
         Waiter {
             budget,
+            late_is_miss,
             misses: 0,
             sleep_at_once: 0,
         }
@@ -88,9 +96,9 @@ impl Waiter {
         }
     }
 
-    /// A spin that found events after `spun`: late in the budget, a miss.
+    /// A spin that found events after `spun` (late in the budget, with `late_is_miss`: a miss).
     fn hit(&mut self, spun: Duration) {
-        if spun * 2 > self.budget {
+        if self.late_is_miss && spun * 2 > self.budget {
             self.miss();
         } else {
             self.misses = 0;
@@ -128,7 +136,7 @@ mod tests {
         sender.send_to(b"x", sock.local_addr().unwrap()).unwrap();
         let mut events = Events::with_capacity(4);
         // A budget long enough that the hit is early even on a loaded machine.
-        let mut w = Waiter::new(Duration::from_secs(2));
+        let mut w = Waiter::new(Duration::from_secs(2), true);
         let start = Instant::now();
         w.wait(&mut poll, &mut events, Duration::from_secs(5))
             .unwrap();
@@ -141,7 +149,7 @@ mod tests {
     fn misses_in_a_row_stop_the_spinning_for_a_while() {
         let (mut poll, _sock) = quiet_poll();
         let mut events = Events::with_capacity(4);
-        let mut w = Waiter::new(Duration::from_micros(20));
+        let mut w = Waiter::new(Duration::from_micros(20), false);
         for i in 1..MISSES {
             w.wait(&mut poll, &mut events, Duration::from_millis(1))
                 .unwrap();
@@ -159,7 +167,7 @@ mod tests {
 
     #[test]
     fn a_late_hit_is_a_miss_and_an_early_one_clears_them() {
-        let mut w = Waiter::new(Duration::from_micros(8));
+        let mut w = Waiter::new(Duration::from_micros(8), true);
         w.hit(Duration::from_micros(5));
         w.hit(Duration::from_micros(7));
         assert_eq!(w.misses, 2);
@@ -169,13 +177,17 @@ mod tests {
             w.hit(Duration::from_micros(6));
         }
         assert_eq!((w.misses, w.sleep_at_once), (0, BACKOFF));
+        // One request in flight a connection: a late hit is a hit.
+        let mut w = Waiter::new(Duration::from_micros(8), false);
+        w.hit(Duration::from_micros(7));
+        assert_eq!(w.misses, 0);
     }
 
     #[test]
     fn a_deadline_shorter_than_the_budget_is_not_a_miss() {
         let (mut poll, _sock) = quiet_poll();
         let mut events = Events::with_capacity(4);
-        let mut w = Waiter::new(Duration::from_millis(50));
+        let mut w = Waiter::new(Duration::from_millis(50), false);
         let start = Instant::now();
         w.wait(&mut poll, &mut events, Duration::from_micros(200))
             .unwrap();
@@ -191,7 +203,7 @@ mod tests {
     fn zero_budget_sleeps_at_once() {
         let (mut poll, _sock) = quiet_poll();
         let mut events = Events::with_capacity(4);
-        let mut w = Waiter::new(Duration::ZERO);
+        let mut w = Waiter::new(Duration::ZERO, false);
         w.wait(&mut poll, &mut events, Duration::from_millis(1))
             .unwrap();
         assert_eq!((w.misses, w.sleep_at_once), (0, 0));
