@@ -4,9 +4,10 @@
 //! (`next`): more streams, the page's end, a new connection after a GOAWAY.
 
 use super::super::page::Child;
-use super::super::ThreadState;
+use super::super::{ThreadState, NONE};
 use super::frames::{Span, GOAWAY, RST_STREAM};
 use super::{State, H2};
+use crate::config::H2_STREAM_WINDOW;
 use crate::stats::ErrorKind;
 use std::io;
 
@@ -186,6 +187,14 @@ impl H2 {
         }
         if self.conn.is_none() || !self.flush(ch, cx, now) {
             return false;
+        }
+        // The body bytes owed (within half the receive window: the rest may wait for our
+        // WINDOW_UPDATE): the socket may wake this only when a share of them has come, and
+        // wakes it by the transport's deadline if they do not (transport/low_water.rs).
+        if let Some(conn) = self.conn.as_mut().filter(|_| self.no_room_since == NONE) {
+            let window = cx.sh.config.h2_window.unwrap_or(H2_STREAM_WINDOW);
+            let at = conn.expect(self.io.owed().min(u64::from(window / 2)), now);
+            cx.timers.arm_by(ch.slot, at);
         }
         if self.io.closed.is_empty() {
             return true;
