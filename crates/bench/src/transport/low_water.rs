@@ -17,8 +17,11 @@
 //! floor it is 1 (the kernel's default). And it never outlasts [`PATIENCE_US`] without a read:
 //! a server that breaks its word (a stream reset mid-body, a body shorter than announced) leaves
 //! the client waiting that long at most before the mark falls back to 1 (which makes the kernel
-//! report what is queued at once) and the read sees why. Linux also wakes a reader below the mark
-//! on the server's FIN, an error, memory pressure or a receive window nearly closed.
+//! report what is queued, or a FIN, at once) and the read sees why. Linux also wakes a reader
+//! below the mark on the server's FIN or reset, memory pressure or a receive window nearly
+//! closed; but a FIN that comes with the last bytes is one readable event, which the event
+//! loop's short read takes for "drained" before it reads the end: then too the patience ends
+//! the wait (tests/engine_h2_low_water.rs has each case).
 
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};
