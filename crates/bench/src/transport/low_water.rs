@@ -35,6 +35,12 @@ const FLOOR: u64 = 32 * 1024;
 /// (its timer) and the mark drops to 1. Well above the time a chunk of [`CAP`] takes even when
 /// many connections share one server's core (8 connections at 1 GB/s: 2 ms).
 const PATIENCE_US: u64 = 10_000;
+/// After a mark outlasted its patience, how long the socket goes without one. A server whose
+/// bytes stop short of the mark for that long is one the mark slows down: nginx over cleartext
+/// sends a large body as 8 KiB DATA frames, each held by Nagle's algorithm until the one before
+/// is acknowledged, and a client that does not read acknowledges by the delayed-ACK timer
+/// (bench/README.md); reading what comes at once, as without the mark, acknowledges sooner.
+const BACKOFF_US: u64 = 10_000_000;
 /// "No deadline".
 pub(super) const NONE: u64 = u64::MAX;
 
@@ -47,6 +53,8 @@ pub(crate) struct LowWater {
     until: u64,
     /// A read happened since the mark was last looked at.
     read: bool,
+    /// No mark before this time (see [`BACKOFF_US`]).
+    resume: u64,
 }
 
 impl LowWater {
@@ -55,6 +63,7 @@ impl LowWater {
             set: 1,
             until: NONE,
             read: false,
+            resume: 0,
         }
     }
 
@@ -68,12 +77,15 @@ impl LowWater {
     /// must be looked at again (`NONE`: the mark is 1, nothing to look at). A mark the kernel
     /// refused leaves the one before, with its deadline: it is tried again then.
     pub(crate) fn expect(&mut self, fd: BorrowedFd<'_>, owed: u64, now: u64) -> u64 {
-        let mut mark = mark_for(owed);
+        let mut mark = if now < self.resume { 1 } else { mark_for(owed) };
         if self.read {
             self.read = false;
             self.until = now.saturating_add(PATIENCE_US);
         } else if now >= self.until {
             mark = 1;
+            if self.set > 1 {
+                self.resume = now.saturating_add(BACKOFF_US);
+            }
         }
         if mark != self.set && set_rcvlowat(fd, mark).is_ok() {
             self.set = mark;
@@ -146,7 +158,7 @@ mod tests {
     }
 
     #[test]
-    fn without_a_read_the_mark_falls_back_to_one_after_its_patience() {
+    fn without_a_read_the_mark_falls_back_to_one_after_its_patience_and_stays_off_a_while() {
         let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
         let fd = a.as_fd();
         let mut lw = LowWater::new();
@@ -159,11 +171,17 @@ mod tests {
         // No read for its whole patience: back to 1, nothing more to look at.
         assert_eq!(lw.expect(fd, 1 << 20, 1_000 + PATIENCE_US), NONE);
         assert_eq!(lw.set, 1);
+        // And none for its back-off, reads or not; then again.
+        let after = 1_000 + PATIENCE_US + BACKOFF_US;
+        lw.on_read();
+        assert_eq!(lw.expect(fd, 1 << 20, after - 1), NONE);
+        assert_eq!(lw.set, 1);
+        lw.on_read();
+        assert_eq!(lw.expect(fd, 1 << 20, after), after + PATIENCE_US);
+        assert_eq!(lw.set, CAP);
         // Fewer bytes owed than the floor: 1 at once, read or not.
         lw.on_read();
-        assert_eq!(lw.expect(fd, 1 << 20, 50_000), 50_000 + PATIENCE_US);
-        lw.on_read();
-        assert_eq!(lw.expect(fd, FLOOR - 1, 50_001), NONE);
+        assert_eq!(lw.expect(fd, FLOOR - 1, after + 1), NONE);
         assert_eq!(lw.set, 1);
     }
 }
