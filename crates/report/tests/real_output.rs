@@ -304,6 +304,8 @@ fn an_https_run_shows_its_handshakes_resumption_and_verification() {
         "Over HTTPS",
         agreed.version.as_deref().expect("a version"),
         agreed.cipher.as_deref().expect("a cipher"),
+        "Key exchange",
+        agreed.kx.as_deref().expect("a key exchange group"),
         agreed.alpn.as_deref().unwrap_or("–"),
         "NOT verified (--insecure)",
         "on (--tls-resume)",

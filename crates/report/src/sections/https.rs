@@ -1,5 +1,5 @@
 //! A bench run over HTTPS, in the summary: what TLS the connections agreed (version, cipher,
-//! ALPN), how many handshakes there were and how many resumed a session, and whether the
+//! key exchange group, ALPN), how many handshakes there were and how many resumed a session, and whether the
 //! certificates were checked. A run that skipped verification (`--insecure`) says so where the
 //! figures are, since its server may not be the one the URL names.
 //!
@@ -59,6 +59,7 @@ pub fn summary(inputs: &[Input<'_>]) -> String {
                 format!(r#"<span class="file">{}</span>"#, esc(&i.label)),
                 version,
                 or_dash(tls.cipher.as_deref()),
+                or_dash(tls.kx.as_deref()),
                 or_dash(tls.alpn.as_deref()),
                 text::count(tls.handshakes as f64),
                 text::count(tls.resumed as f64),
@@ -75,6 +76,7 @@ pub fn summary(inputs: &[Input<'_>]) -> String {
         Col("Result", false),
         Col("TLS version", false),
         Col("Cipher suite", false),
+        Col("Key exchange", false),
         Col("ALPN", false),
         Col("Handshakes", true),
         Col("Resumed", true),
