@@ -27,7 +27,7 @@ use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};
 
 /// The largest mark: 256 KiB, a quarter of a 1 MiB body (Linux grows the receive buffer to hold
-/// twice the mark when it is smaller).
+/// twice the mark when it is smaller, and caps the mark at half a buffer set by hand).
 const CAP: u64 = 256 * 1024;
 /// Below this many bytes owed the mark is 1: waking for less saves nothing worth a syscall.
 const FLOOR: u64 = 32 * 1024;
