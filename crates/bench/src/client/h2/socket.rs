@@ -56,8 +56,16 @@ impl H2 {
         }
     }
 
-    /// Reads until the socket is drained; hands each read to the session.
-    pub(super) fn on_readable(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, buf: &mut [u8]) {
+    /// Reads until the socket is drained; hands each read to the session. `closed`: the event
+    /// also reported the peer's FIN or RST, which no later edge will report again, so the socket
+    /// is read until it says so even after a short read (a FIN that came with the last bytes).
+    pub(super) fn on_readable(
+        &mut self,
+        ch: &mut Child,
+        cx: &mut ThreadState<'_>,
+        buf: &mut [u8],
+        closed: bool,
+    ) {
         loop {
             let Some(conn) = &mut self.conn else { return };
             let res = conn.read(buf);
@@ -84,7 +92,7 @@ impl H2 {
                     if !self.on_data(ch, cx, &buf[..n], now) {
                         return;
                     }
-                    if n < buf.len() {
+                    if n < buf.len() && !closed {
                         return;
                     }
                 }
