@@ -4,9 +4,10 @@
 //! (`next`): more streams, the page's end, a new connection after a GOAWAY.
 
 use super::super::page::Child;
-use super::super::ThreadState;
+use super::super::{ThreadState, NONE};
 use super::frames::{Span, GOAWAY, RST_STREAM};
 use super::{State, H2};
+use crate::config::H2_STREAM_WINDOW;
 use crate::stats::ErrorKind;
 use std::io;
 
@@ -58,10 +59,17 @@ impl H2 {
     /// Reads until the socket is drained, hands each read to the session, then acts once on
     /// all of them (`next`: new streams, one write). Writing after each read instead, when a
     /// server's batch of responses takes two reads, sent the requests in two writes and the
-    /// server paid for it: more segments each way on loopback, more wake-ups of a sleeping
-    /// client charged to the server's core (docs/bench-http2.md). h2load, too, reads until
-    /// the socket is empty before it writes.
-    pub(super) fn on_readable(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, buf: &mut [u8]) {
+    /// server paid for it: more segments each way on loopback (docs/bench-http2.md). h2load,
+    /// too, reads until the socket is empty before it writes. `closed`: the event also
+    /// reported the peer's FIN or RST, which no later edge will report again, so the socket is
+    /// read until it says so even after a short read (a FIN that came with the last bytes).
+    pub(super) fn on_readable(
+        &mut self,
+        ch: &mut Child,
+        cx: &mut ThreadState<'_>,
+        buf: &mut [u8],
+        closed: bool,
+    ) {
         // When the last read handed to the session was made, if any.
         let mut read_at = None;
         loop {
@@ -91,7 +99,7 @@ impl H2 {
                         return;
                     }
                     read_at = Some(now);
-                    if n < buf.len() {
+                    if n < buf.len() && !closed {
                         break;
                     }
                 }
@@ -194,6 +202,14 @@ impl H2 {
         }
         if self.conn.is_none() || !self.flush(ch, cx, now) {
             return false;
+        }
+        // The body bytes owed (within half the receive window: the rest may wait for our
+        // WINDOW_UPDATE): the socket may wake this only when a share of them has come, and
+        // wakes it by the transport's deadline if they do not (transport/low_water.rs).
+        if let Some(conn) = self.conn.as_mut().filter(|_| self.no_room_since == NONE) {
+            let window = cx.sh.config.h2_window.unwrap_or(H2_STREAM_WINDOW);
+            let at = conn.expect(self.io.owed().min(u64::from(window / 2)), now);
+            cx.timers.arm_by(ch.slot, at);
         }
         if self.io.closed.is_empty() {
             return true;
