@@ -52,29 +52,25 @@ const METHOD: u8 = 4; // a token
 const PATH: u8 = 8; // visible ASCII and bytes from 0x80
 const AUTHORITY: u8 = 16; // RFC 3986's host, port and userinfo characters but '@'
 
+/// Whether `c` is one of `set` (a loop: `contains` is not `const`).
+const fn one_of(c: u8, set: &[u8]) -> bool {
+    let mut i = 0;
+    while i < set.len() {
+        if set[i] == c {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
 const fn classes() -> [u8; 256] {
     let mut t = [0u8; 256];
     let mut b = 0;
     while b < 256 {
         let c = b as u8;
-        let symbol = matches!(
-            c,
-            b'!' | b'#'
-                | b'$'
-                | b'%'
-                | b'&'
-                | b'\''
-                | b'*'
-                | b'+'
-                | b'-'
-                | b'.'
-                | b'^'
-                | b'_'
-                | b'`'
-                | b'|'
-                | b'~'
-        );
-        let lower_token = c.is_ascii_lowercase() || c.is_ascii_digit() || symbol;
+        let lower_token =
+            c.is_ascii_lowercase() || c.is_ascii_digit() || one_of(c, b"!#$%&'*+-.^_`|~");
         if lower_token {
             t[b] |= NAME;
         }
@@ -87,29 +83,7 @@ const fn classes() -> [u8; 256] {
         if c > 0x20 && c != 0x7f {
             t[b] |= PATH;
         }
-        if c.is_ascii_alphanumeric()
-            || matches!(
-                c,
-                b'!' | b'$'
-                    | b'%'
-                    | b'&'
-                    | b'\''
-                    | b'('
-                    | b')'
-                    | b'*'
-                    | b'+'
-                    | b','
-                    | b'-'
-                    | b'.'
-                    | b':'
-                    | b';'
-                    | b'='
-                    | b'['
-                    | b']'
-                    | b'_'
-                    | b'~'
-            )
-        {
+        if c.is_ascii_alphanumeric() || one_of(c, b"!$%&'()*+,-.:;=[]_~") {
             t[b] |= AUTHORITY;
         }
         b += 1;
@@ -155,8 +129,8 @@ fn in_range(w: u64, lo: u8, hi: u8) -> u64 {
     at_least_lo & !above_hi & HIGH
 }
 
-/// Whether all of `bytes` are in `class`, which holds visible ASCII and space (VALUE): 8 at a
-/// time when they are all plain, else by the table.
+/// Whether all of `bytes` are VALUE bytes: 8 at a time while they are plain (visible ASCII and
+/// space), else by the table.
 fn value_bytes(bytes: &[u8]) -> bool {
     let plain = |w: u64| w & HIGH == 0 && in_range(w, 0x20, 0x7e) == HIGH;
     (bytes.len() >= 8 && words(bytes, plain)) || all(bytes, VALUE)
