@@ -277,6 +277,19 @@ unsafe extern "C" fn frame_recv<H: Handler>(
                 if !ok {
                     return refuse(session);
                 }
+                if let Some(p) = ctx.messaging.take_priority() {
+                    // What nghttp2's HTTP messaging does with a request's `priority` field:
+                    // the stream's urgency (it has no DATA queued yet).
+                    let rv = sys::nghttp2_session_change_extpri_stream_priority(
+                        session,
+                        hd.stream_id,
+                        &p,
+                        0,
+                    );
+                    if rv != 0 {
+                        return FAIL;
+                    }
+                }
             }
             let h = &mut *ctx.h;
             h.on_frame_received(hd.type_);

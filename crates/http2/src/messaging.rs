@@ -31,7 +31,12 @@
 //! until it ends, in a vector that grows to the number of such streams open at once and is
 //! reused: a request without a body costs no entry.
 
+use libnghttp2_sys as sys;
+
 use crate::handler::{HeadersKind, StreamId};
+
+/// RFC 9218 4.1's default urgency (nghttp2's `NGHTTP2_EXTPRI_DEFAULT_URGENCY`, a macro).
+const DEFAULT_URGENCY: u32 = 3;
 
 /// What becomes of one field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -173,6 +178,8 @@ enum Regular {
     /// `connection`, `keep-alive`, `proxy-connection`, `transfer-encoding`, `upgrade`.
     ConnectionSpecific,
     Te,
+    /// RFC 9218's `priority`.
+    Priority,
     /// Any other name (a lowercase token).
     Plain,
 }
@@ -227,6 +234,9 @@ pub(crate) struct Messaging {
     trailers: bool,
     seen: u16,
     declared: Option<i64>,
+    /// The request's `priority` so far: parsed onto RFC 9218's default, field after field, as
+    /// nghttp2 does; `Err` once one failed to parse (the rest are then ignored).
+    priority: Result<Option<sys::nghttp2_extpri>, ()>,
     open: Vec<Open>,
 }
 
@@ -238,6 +248,7 @@ impl Messaging {
             trailers: false,
             seen: 0,
             declared: None,
+            priority: Ok(None),
             open: Vec::new(),
         }
     }
@@ -255,6 +266,7 @@ impl Messaging {
     pub(crate) fn begin(&mut self, stream: StreamId, kind: HeadersKind) {
         self.stream = stream;
         self.trailers = kind != HeadersKind::Request;
+        self.priority = Ok(None);
         (self.seen, self.declared) = match self.find(stream) {
             Some(i) if self.trailers => (self.open[i].seen, self.open[i].declared),
             _ => (0, None),
@@ -274,6 +286,7 @@ impl Messaging {
             b"connection" | b"keep-alive" | b"proxy-connection" | b"transfer-encoding"
             | b"upgrade" => Regular::ConnectionSpecific,
             b"te" => Regular::Te,
+            b"priority" => Regular::Priority,
             // Names requests commonly carry: tokens, not scanned.
             b"accept"
             | b"accept-encoding"
@@ -289,7 +302,6 @@ impl Messaging {
             | b"if-match"
             | b"if-range"
             | b"range"
-            | b"priority"
             | b"authorization"
             | b"content-type"
             | b"sec-fetch-dest"
@@ -322,6 +334,10 @@ impl Messaging {
             }
             Regular::ConnectionSpecific => false,
             Regular::Te => value.eq_ignore_ascii_case(b"trailers"),
+            Regular::Priority => {
+                self.priority(value);
+                true
+            }
             Regular::Plain => true,
         };
         if ok {
@@ -380,6 +396,31 @@ impl Messaging {
         } else {
             Verdict::Fail
         }
+    }
+
+    /// A request's `priority` field (RFC 9218 4.2), parsed by nghttp2's own parser onto what
+    /// the fields before it gave (trailers' are not applied, as nghttp2 does not).
+    fn priority(&mut self, value: &[u8]) {
+        if self.trailers {
+            return;
+        }
+        if let Ok(so_far) = self.priority {
+            let mut p = so_far.unwrap_or(sys::nghttp2_extpri {
+                urgency: DEFAULT_URGENCY,
+                inc: 0,
+            });
+            // SAFETY: p is a live extpri; value is valid for its length and only read.
+            let rv =
+                unsafe { sys::nghttp2_extpri_parse_priority(&mut p, value.as_ptr(), value.len()) };
+            self.priority = if rv == 0 { Ok(Some(p)) } else { Err(()) };
+        }
+    }
+
+    /// The priority the request just accepted asked for, if any (once).
+    pub(crate) fn take_priority(&mut self) -> Option<sys::nghttp2_extpri> {
+        std::mem::replace(&mut self.priority, Ok(None))
+            .ok()
+            .flatten()
     }
 
     /// A field that may appear once, with a value (nghttp2's `check_pseudo_header`).

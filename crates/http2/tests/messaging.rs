@@ -183,3 +183,48 @@ fn trailers_must_end_the_stream() {
     assert!(goaways.is_empty());
     assert_eq!(h.headers_ended(), [(1, false), (1, true)]);
 }
+
+/// Two GETs, stream 1 then 3, with these `priority` fields; both answered with a body at
+/// once, in stream order: the stream whose DATA the server writes first.
+fn first_data(priorities: [Option<&[u8]>; 2]) -> u32 {
+    let mut frames = Vec::new();
+    for (stream, p) in [1u32, 3].into_iter().zip(priorities) {
+        let mut block = raw_get_block();
+        if let Some(p) = p {
+            block.extend(literal(b"priority", p));
+        }
+        frames.push(frame(
+            frame_type::HEADERS,
+            END_HEADERS | END_STREAM,
+            stream,
+            &block,
+        ));
+    }
+    let mut server = Session::<Peer>::server(&Config::server()).unwrap();
+    let mut h = Peer::new();
+    let bytes = input(&frames);
+    assert_eq!(server.recv(&bytes, &mut h), Ok(bytes.len()));
+    common::responder(|_| vec![b'x'; 100])(&mut server, &mut h);
+    server.send(&mut h).unwrap();
+    common::frames(&h.out)
+        .into_iter()
+        .find(|f| f.0 == frame_type::DATA)
+        .expect("a DATA frame")
+        .2
+}
+
+#[test]
+fn a_requests_priority_field_orders_the_responses() {
+    assert_eq!(first_data([None, None]), 1, "the same urgency: in order");
+    assert_eq!(first_data([Some(b"u=7"), Some(b"u=0")]), 3);
+    assert_eq!(
+        first_data([Some(b"u=5"), None]),
+        3,
+        "stream 3 has the default, 3"
+    );
+    assert_eq!(
+        first_data([Some(b"u=9"), Some(b"u=4")]),
+        1,
+        "a bad field is not applied"
+    );
+}

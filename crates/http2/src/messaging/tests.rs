@@ -309,3 +309,41 @@ fn eight_bytes_at_a_time_agree_with_the_table() {
         assert_eq!(authority_bytes(&s), all(&s, AUTHORITY), "{s:?}");
     }
 }
+
+#[test]
+fn the_priority_field_is_parsed_onto_the_default_field_after_field() {
+    let priority = |values: &[&[u8]]| {
+        let mut m = Messaging::new(true);
+        let mut fields = GET.to_vec();
+        fields.extend(values.iter().map(|v| (&b"priority"[..], *v)));
+        let (v, end) = request(&mut m, 1, &fields, true);
+        assert!(end && v.iter().all(|&v| v == Verdict::Pass), "{v:?}");
+        m.take_priority().map(|p| (p.urgency, p.inc))
+    };
+    assert_eq!(priority(&[]), None);
+    assert_eq!(priority(&[b"u=0, i"]), Some((0, 1)));
+    assert_eq!(priority(&[b"i"]), Some((3, 1)), "the default urgency");
+    assert_eq!(priority(&[b"u=1", b"i"]), Some((1, 1)));
+    assert_eq!(
+        priority(&[b"u=5, x=\"y\""]),
+        Some((5, 0)),
+        "other keys ignored"
+    );
+    assert_eq!(priority(&[b"u=9"]), None, "out of range: refused");
+    assert_eq!(priority(&[b"u=a"]), None);
+    assert_eq!(
+        priority(&[b"u=1, (", b"u=2"]),
+        None,
+        "once one fails, the rest too"
+    );
+
+    let mut m = Messaging::new(true);
+    assert!(request(&mut m, 1, &GET, false).1);
+    m.begin(1, HeadersKind::Trailers);
+    assert_eq!(m.field(b"priority", b"u=0"), Verdict::Pass);
+    assert!(m.end_headers(true));
+    assert!(
+        m.take_priority().is_none(),
+        "trailers' priority is not applied"
+    );
+}
