@@ -22,9 +22,11 @@
 //! - a body longer than its `content-length`, or a stream ended short of it: GOAWAY
 //!   PROTOCOL_ERROR.
 //!
-//! Not carried over: nghttp2 applies a request's RFC 9218 `priority` field to the scheduling of
-//! its response's DATA among the connection's streams; without HTTP messaging every response
-//! has the default urgency (flint serve relies on no order among them).
+//! And a request's RFC 9218 `priority` field is applied as nghttp2 does while HTTP messaging is
+//! on: parsed by nghttp2's own parser (`nghttp2_extpri_parse_priority`), field after field onto
+//! the default, and set as the stream's urgency when the block is accepted
+//! (`nghttp2_session_change_extpri_stream_priority`, which needs the server's SETTINGS to say
+//! NO_RFC7540_PRIORITIES 1: they do).
 //!
 //! Only one header block is received at a time (RFC 9113 4.3), so a block's state is one value;
 //! a stream whose request has a body keeps an entry (its flags, declared and received length)
