@@ -261,7 +261,8 @@ unsafe extern "C" fn frame_recv<H: Handler>(
     frame: *const sys::nghttp2_frame,
     user_data: *mut c_void,
 ) -> c_int {
-    // SAFETY: nghttp2 passes a live frame; each union member is read only for its frame type.
+    // SAFETY: nghttp2 passes a live frame, each union member read only for its frame type, and
+    // the live session making the callback (nghttp2 allows calls into it from callbacks).
     unsafe {
         let hd = (*frame).hd;
         let end_stream = u32::from(hd.flags) & sys::NGHTTP2_FLAG_END_STREAM != 0;
@@ -286,7 +287,9 @@ unsafe extern "C" fn frame_recv<H: Handler>(
                         &p,
                         0,
                     );
-                    if rv != 0 {
+                    // Only running out of memory is fatal (the stream is live: nghttp2 calls
+                    // this callback for streams it keeps); anything else leaves the default.
+                    if rv != 0 && sys::nghttp2_is_fatal(rv) != 0 {
                         return FAIL;
                     }
                 }
