@@ -14,6 +14,7 @@ use std::io::{self, Read, Write};
 use std::net::SocketAddr;
 
 mod ciphers;
+mod low_water;
 mod tls;
 mod unix;
 
@@ -21,7 +22,9 @@ use crate::config::TlsOptions;
 use crate::stats::TlsAgreed;
 use crate::{Scheme, Target};
 pub use ciphers::{cipher_suite_names, parse_cipher_list};
+use low_water::LowWater;
 use rustls::ClientConnection;
+use std::os::fd::AsFd;
 pub(crate) use tls::ca_used_as_end_entity;
 pub use tls::{client_config, TlsSetupError};
 use tls::{TlsConnector, TlsStream};
@@ -79,7 +82,8 @@ impl Prepared {
 /// One connection to the server.
 #[derive(Debug)]
 pub(crate) enum Transport {
-    Plain(TcpStream),
+    /// With the socket's receive low-water mark (`low_water.rs`).
+    Plain(TcpStream, LowWater),
     /// `--unix-socket`, plain HTTP.
     Unix(mio::net::UnixStream),
     /// Boxed: rustls's state is a few KiB, and a plain run should not carry it per Webchild.
@@ -103,7 +107,7 @@ impl Transport {
         let mut tcp = open_tcp(connector.addr)?;
         registry.register(&mut tcp, token, Interest::READABLE | Interest::WRITABLE)?;
         match prepared.0 {
-            None => Ok(Transport::Plain(tcp)),
+            None => Ok(Transport::Plain(tcp, LowWater::new())),
             Some(tls) => Ok(Transport::Tls(Box::new(TlsStream::new(tcp, tls)))),
         }
     }
@@ -112,7 +116,7 @@ impl Transport {
     /// requests (at once for plain TCP), `Ok(false)` while it waits for the socket.
     pub(crate) fn handshake(&mut self) -> io::Result<bool> {
         match self {
-            Transport::Plain(_) | Transport::Unix(_) => Ok(true),
+            Transport::Plain(..) | Transport::Unix(_) => Ok(true),
             Transport::Tls(t) => t.handshake(),
         }
     }
@@ -121,7 +125,7 @@ impl Transport {
     /// (`None` for plain TCP).
     pub(crate) fn tls_session(&self) -> Option<(TlsAgreed, bool)> {
         match self {
-            Transport::Plain(_) | Transport::Unix(_) => None,
+            Transport::Plain(..) | Transport::Unix(_) => None,
             Transport::Tls(t) => Some(t.session()),
         }
     }
@@ -130,7 +134,7 @@ impl Transport {
     /// `h2`; cleartext is HTTP/2 by prior knowledge (h2c), as h2load does.
     pub(crate) fn negotiated_h2(&self) -> bool {
         match self {
-            Transport::Plain(_) | Transport::Unix(_) => true,
+            Transport::Plain(..) | Transport::Unix(_) => true,
             Transport::Tls(t) => t.is_h2(),
         }
     }
@@ -139,7 +143,7 @@ impl Transport {
     #[inline]
     pub(crate) fn wants_write(&self) -> bool {
         match self {
-            Transport::Plain(_) | Transport::Unix(_) => false,
+            Transport::Plain(..) | Transport::Unix(_) => false,
             Transport::Tls(t) => t.wants_write(),
         }
     }
@@ -147,7 +151,7 @@ impl Transport {
     /// Sends what waits (see `wants_write`) until the socket is full.
     pub(crate) fn send_pending(&mut self) -> io::Result<()> {
         match self {
-            Transport::Plain(_) | Transport::Unix(_) => Ok(()),
+            Transport::Plain(..) | Transport::Unix(_) => Ok(()),
             Transport::Tls(t) => t.send_pending(),
         }
     }
@@ -156,7 +160,7 @@ impl Transport {
     /// why it failed.
     pub(crate) fn connected(&self) -> io::Result<bool> {
         let (peer, error) = match self {
-            Transport::Plain(s) => (s.peer_addr().map(drop), s.take_error()),
+            Transport::Plain(s, _) => (s.peer_addr().map(drop), s.take_error()),
             Transport::Tls(t) => (t.tcp.peer_addr().map(drop), t.tcp.take_error()),
             Transport::Unix(s) => (s.peer_addr().map(drop), s.take_error()),
         };
@@ -174,7 +178,7 @@ impl Transport {
     #[inline]
     pub(crate) fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
-            Transport::Plain(s) => s.write(buf),
+            Transport::Plain(s, _) => s.write(buf),
             Transport::Unix(s) => s.write(buf),
             Transport::Tls(t) => t.write(buf),
         }
@@ -189,7 +193,10 @@ impl Transport {
     /// finished (no request went on it).
     pub(crate) fn shutdown_write(&mut self) -> io::Result<bool> {
         match self {
-            Transport::Plain(s) => s.shutdown(std::net::Shutdown::Write).map(|()| true),
+            Transport::Plain(s, low) => {
+                low.clear(s.as_fd());
+                s.shutdown(std::net::Shutdown::Write).map(|()| true)
+            }
             Transport::Unix(s) => s.shutdown(std::net::Shutdown::Write).map(|()| true),
             Transport::Tls(t) => t.shutdown_write(),
         }
@@ -201,9 +208,30 @@ impl Transport {
     #[inline]
     pub(crate) fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
-            Transport::Plain(s) => s.read(buf),
+            Transport::Plain(s, low) => {
+                let n = s.read(buf)?;
+                if n > 0 {
+                    low.on_read();
+                }
+                Ok(n)
+            }
             Transport::Unix(s) => s.read(buf),
             Transport::Tls(t) => t.read(buf),
+        }
+    }
+}
+
+impl Transport {
+    /// Tells the connection how many response bytes it is owed (bytes the server has announced
+    /// and will send: see `low_water.rs`), at `now` (µs since the run's base): the socket may
+    /// then wake it only once a good share of them is there. Returns when the connection must
+    /// be looked at again (this again), whether or not anything was read by then
+    /// ([`low_water::NONE`]: no need).
+    pub(crate) fn expect(&mut self, owed: u64, now: u64) -> u64 {
+        match self {
+            Transport::Plain(s, low) => low.expect(s.as_fd(), owed, now),
+            Transport::Unix(_) => low_water::NONE,
+            Transport::Tls(t) => t.expect(owed, now),
         }
     }
 }

@@ -178,11 +178,21 @@ impl Wire for H2 {
     fn on_event(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, buf: &mut [u8], ev: &Event) {
         match self.state {
             State::Idle => {}
-            State::Connecting => self.on_connect_ready(ch, cx),
-            State::Handshaking => {
-                let now = cx.now();
-                if !cx.ended(now) {
+            State::Connecting | State::Handshaking => {
+                if self.state == State::Connecting {
+                    self.on_connect_ready(ch, cx);
+                } else {
+                    let now = cx.now();
+                    if cx.ended(now) {
+                        return;
+                    }
                     self.on_handshake(ch, cx, now);
+                }
+                // Up now: the event that finished connecting may have brought the server's
+                // first bytes too (its SETTINGS, sent on accept; over TLS, records after the
+                // handshake's, which rustls holds), and no later edge reports them again.
+                if self.state == State::Settings {
+                    self.on_readable(ch, cx, buf, ev.is_read_closed());
                 }
             }
             State::Settings | State::Open => {
@@ -196,7 +206,7 @@ impl Wire for H2 {
                     }
                 }
                 if ev.is_readable() || ev.is_read_closed() || ev.is_error() {
-                    self.on_readable(ch, cx, buf);
+                    self.on_readable(ch, cx, buf, ev.is_read_closed());
                 }
             }
         }

@@ -38,6 +38,15 @@ impl Timers {
         }
     }
 
+    /// Moves the deadline to `at` if that is earlier, else leaves it: for a wake-up of its own
+    /// that must not put off the deadline already wanted (whose owner re-arms it when woken).
+    #[inline]
+    pub(super) fn arm_by(&mut self, slot: usize, at: u64) {
+        if at < self.want[slot] {
+            self.arm(slot, at);
+        }
+    }
+
     pub(super) fn disarm(&mut self, slot: usize) {
         self.want[slot] = NONE;
     }
@@ -109,6 +118,18 @@ mod tests {
             None,
             "the stale 500 entry must not fire"
         );
+    }
+
+    #[test]
+    fn arming_by_a_later_time_keeps_the_earlier_deadline() {
+        let mut t = Timers::new(1);
+        t.arm(0, 500);
+        t.arm_by(0, 900);
+        assert_eq!(t.pop_expired(500), Some(0));
+        t.arm(0, 2_000);
+        t.arm_by(0, 1_000);
+        assert_eq!(t.pop_expired(1_000), Some(0));
+        assert_eq!(t.pop_expired(10_000), None);
     }
 
     #[test]

@@ -18,6 +18,7 @@
 //! socket is read in one `recv` of up to 46 KiB (into a per-thread ciphertext buffer, handed to
 //! rustls whole) rather than by rustls, which asks for 4 KiB, or the rest of one record, a call.
 
+use super::low_water::LowWater;
 use crate::config::{TlsOptions, TlsVersion};
 use crate::stats::TlsAgreed;
 use mio::net::TcpStream;
@@ -33,6 +34,7 @@ use rustls::{
 };
 use std::cell::RefCell;
 use std::io::{self, Read, Write};
+use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -326,6 +328,8 @@ pub(crate) struct TlsStream {
     drained: bool,
     /// Our close_notify is queued (answering the server's).
     closed_notified: bool,
+    /// The socket's receive low-water mark (`low_water.rs`).
+    low: LowWater,
 }
 
 impl TlsConnector {
@@ -346,6 +350,7 @@ impl TlsStream {
             tls,
             drained: false,
             closed_notified: false,
+            low: LowWater::new(),
         }
     }
 
@@ -455,6 +460,7 @@ impl TlsStream {
             // (it sends one alert at most, and asserts so).
             return Err(io::Error::other("TLS handshake not finished"));
         }
+        self.low.clear(self.tcp.as_fd());
         self.send_pending()?;
         if self.tls.wants_write() {
             return Ok(false);
@@ -514,13 +520,23 @@ impl TlsStream {
             };
             match self.tls.read_tls(&mut source) {
                 Ok(0) => {} // the reader reports the close on the next turn
-                Ok(_) => self.drained = source.got < source.offered,
+                Ok(_) => {
+                    self.low.on_read();
+                    self.drained = source.got < source.offered;
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.drained = true,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
             }
             self.process()?;
         }
+    }
+
+    /// See [`super::Transport::expect`]: of the plaintext owed, a TLS record rustls holds
+    /// part of (read from the socket already) will not reach the socket again.
+    pub(super) fn expect(&mut self, owed: u64, now: u64) -> u64 {
+        let owed = owed.saturating_sub(PARTIAL_RECORD as u64);
+        self.low.expect(self.tcp.as_fd(), owed, now)
     }
 
     /// One `recv` of up to `ct.len()` bytes, all handed to rustls and decrypted into `out`
@@ -535,7 +551,10 @@ impl TlsStream {
                 self.process()?;
                 return Ok(0);
             }
-            Ok(n) => n,
+            Ok(n) => {
+                self.low.on_read();
+                n
+            }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                 self.drained = true;
                 return Ok(0);

@@ -4,9 +4,10 @@
 //! (`next`): more streams, the page's end, a new connection after a GOAWAY.
 
 use super::super::page::Child;
-use super::super::ThreadState;
+use super::super::{ThreadState, NONE};
 use super::frames::{Span, GOAWAY, RST_STREAM};
 use super::{State, H2};
+use crate::config::H2_STREAM_WINDOW;
 use crate::stats::ErrorKind;
 use std::io;
 
@@ -55,8 +56,16 @@ impl H2 {
         }
     }
 
-    /// Reads until the socket is drained; hands each read to the session.
-    pub(super) fn on_readable(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, buf: &mut [u8]) {
+    /// Reads until the socket is drained; hands each read to the session. `closed`: the event
+    /// also reported the peer's FIN or RST, which no later edge will report again, so the socket
+    /// is read until it says so even after a short read (a FIN that came with the last bytes).
+    pub(super) fn on_readable(
+        &mut self,
+        ch: &mut Child,
+        cx: &mut ThreadState<'_>,
+        buf: &mut [u8],
+        closed: bool,
+    ) {
         loop {
             let Some(conn) = &mut self.conn else { return };
             let res = conn.read(buf);
@@ -83,7 +92,7 @@ impl H2 {
                     if !self.on_data(ch, cx, &buf[..n], now) {
                         return;
                     }
-                    if n < buf.len() {
+                    if n < buf.len() && !closed {
                         return;
                     }
                 }
@@ -186,6 +195,14 @@ impl H2 {
         }
         if self.conn.is_none() || !self.flush(ch, cx, now) {
             return false;
+        }
+        // The body bytes owed (within half the receive window: the rest may wait for our
+        // WINDOW_UPDATE): the socket may wake this only when a share of them has come, and
+        // wakes it by the transport's deadline if they do not (transport/low_water.rs).
+        if let Some(conn) = self.conn.as_mut().filter(|_| self.no_room_since == NONE) {
+            let window = cx.sh.config.h2_window.unwrap_or(H2_STREAM_WINDOW);
+            let at = conn.expect(self.io.owed().min(u64::from(window / 2)), now);
+            cx.timers.arm_by(ch.slot, at);
         }
         if self.io.closed.is_empty() {
             return true;

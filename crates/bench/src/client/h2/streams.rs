@@ -41,6 +41,8 @@ pub(super) struct Stream {
     pub page: PageRef,
     /// DATA payload bytes received, padding included (the body is `ex.body_bytes`).
     pub data_bytes: u64,
+    /// The response's `content-length` (`NONE` without one).
+    pub length: u64,
     /// The stream is closed: `code` is its error code (0 for a normal end).
     pub closed: bool,
     pub code: u32,
@@ -80,6 +82,7 @@ impl Stream {
             refused_once: false,
         },
         data_bytes: 0,
+        length: NONE,
         closed: false,
         code: 0,
         reset: false,
@@ -257,6 +260,15 @@ impl Io {
         self.streams.iter().filter(|s| s.id != 0)
     }
 
+    /// Body bytes the server still owes: of each open stream whose body has begun (not a HEAD's
+    /// or a 304's, which announce a length and send none), its `content-length` less what came.
+    pub(super) fn owed(&self) -> u64 {
+        self.in_flight()
+            .filter(|s| !s.closed && s.ex.body_bytes > 0 && s.length != NONE)
+            .map(|s| s.length.saturating_sub(s.ex.body_bytes))
+            .sum()
+    }
+
     #[inline]
     fn with(&mut self, id: StreamId, f: impl FnOnce(&mut Stream)) {
         if let Some(i) = self.find(id) {
@@ -321,6 +333,10 @@ impl Handler for Io {
                 _ => 0,
             };
             self.with(stream, |s| s.ex.status = status);
+        } else if name == b"content-length" {
+            // Digits only (nghttp2 has checked); what is owed of the body (`owed`).
+            let length = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok());
+            self.with(stream, |s| s.length = length.unwrap_or(NONE));
         } else if self.follow && name == b"location" {
             self.locations.note(stream, value);
         }
