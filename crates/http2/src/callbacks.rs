@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use libnghttp2_sys as sys;
 
 use crate::handler::{Body, Handler, HeaderVerdict, HeadersKind};
+use crate::messaging::{Messaging, Verdict};
 use crate::{error_code, frame_type, Error};
 
 /// What a callback reaches through `user_data` during one `recv` or `send`.
@@ -24,6 +25,8 @@ pub(crate) struct Ctx<'a, H> {
     /// Bytes of the header block being received (RFC 9113's size: name + value + 32 a field).
     pub header_bytes: &'a mut u64,
     pub max_header_list: u64,
+    /// A server's request checks (nghttp2's HTTP messaging being off).
+    pub messaging: &'a mut Messaging,
     /// A handler's panic, caught at the boundary, resumed once nghttp2 has returned.
     pub panic: Option<Box<dyn Any + Send>>,
 }
@@ -78,6 +81,21 @@ unsafe fn bytes<'a>(ptr: *const u8, len: usize) -> &'a [u8] {
 }
 
 const FAIL: c_int = sys::NGHTTP2_ERR_CALLBACK_FAILURE;
+
+/// Ends the connection with PROTOCOL_ERROR, as nghttp2 does for a request its HTTP messaging
+/// refuses: GOAWAY is queued and all further input ignored (nghttp2 allows this from a
+/// callback, and stops processing the input as soon as the callback returns).
+///
+/// # Safety
+/// `session` is the live session making the callback.
+#[cold]
+unsafe fn refuse(session: *mut sys::nghttp2_session) -> c_int {
+    // SAFETY: per the contract.
+    match unsafe { sys::nghttp2_session_terminate_session(session, error_code::PROTOCOL_ERROR) } {
+        0 => 0,
+        _ => FAIL,
+    }
+}
 
 unsafe extern "C" fn send<H: Handler>(
     _: *mut sys::nghttp2_session,
@@ -183,6 +201,9 @@ unsafe extern "C" fn begin_headers<H: Handler>(
         };
         guarded::<H, _>(user_data, FAIL, |ctx| {
             *ctx.header_bytes = 0;
+            if ctx.messaging.active() {
+                ctx.messaging.begin(stream, kind);
+            }
             ctx.h.on_begin_headers(stream, kind);
             0
         })
@@ -205,6 +226,13 @@ unsafe extern "C" fn header<H: Handler>(
         let stream = (*frame).hd.stream_id;
         let (name, value) = (bytes(name, namelen), bytes(value, valuelen));
         guarded::<H, _>(user_data, FAIL, |ctx| {
+            if ctx.messaging.active() {
+                match ctx.messaging.field(name, value) {
+                    Verdict::Pass => {}
+                    Verdict::Ignore => return 0,
+                    Verdict::Fail => return refuse(session),
+                }
+            }
             *ctx.header_bytes += (namelen + valuelen + 32) as u64;
             if *ctx.header_bytes > ctx.max_header_list {
                 // The rest of the block is ignored and the stream reset.
@@ -229,15 +257,43 @@ unsafe extern "C" fn header<H: Handler>(
 }
 
 unsafe extern "C" fn frame_recv<H: Handler>(
-    _: *mut sys::nghttp2_session,
+    session: *mut sys::nghttp2_session,
     frame: *const sys::nghttp2_frame,
     user_data: *mut c_void,
 ) -> c_int {
-    // SAFETY: nghttp2 passes a live frame; each union member is read only for its frame type.
+    // SAFETY: nghttp2 passes a live frame, each union member read only for its frame type, and
+    // the live session making the callback (nghttp2 allows calls into it from callbacks).
     unsafe {
         let hd = (*frame).hd;
         let end_stream = u32::from(hd.flags) & sys::NGHTTP2_FLAG_END_STREAM != 0;
         guarded::<H, _>(user_data, FAIL, |ctx| {
+            if ctx.messaging.active() {
+                // Checked before the handler hears of the frame, as nghttp2 checks before
+                // its on_frame_recv callback.
+                let ok = match hd.type_ {
+                    frame_type::HEADERS => ctx.messaging.end_headers(end_stream),
+                    frame_type::DATA if end_stream => ctx.messaging.data_end(hd.stream_id),
+                    _ => true,
+                };
+                if !ok {
+                    return refuse(session);
+                }
+                if let Some(p) = ctx.messaging.take_priority() {
+                    // What nghttp2's HTTP messaging does with a request's `priority` field:
+                    // the stream's urgency (it has no DATA queued yet).
+                    let rv = sys::nghttp2_session_change_extpri_stream_priority(
+                        session,
+                        hd.stream_id,
+                        &p,
+                        0,
+                    );
+                    // Only running out of memory is fatal (the stream is live: nghttp2 calls
+                    // this callback for streams it keeps); anything else leaves the default.
+                    if rv != 0 && sys::nghttp2_is_fatal(rv) != 0 {
+                        return FAIL;
+                    }
+                }
+            }
             let h = &mut *ctx.h;
             h.on_frame_received(hd.type_);
             match hd.type_ {
@@ -262,7 +318,7 @@ unsafe extern "C" fn frame_recv<H: Handler>(
 }
 
 unsafe extern "C" fn data_chunk<H: Handler>(
-    _: *mut sys::nghttp2_session,
+    session: *mut sys::nghttp2_session,
     _: u8,
     stream_id: i32,
     data: *const u8,
@@ -273,6 +329,9 @@ unsafe extern "C" fn data_chunk<H: Handler>(
     unsafe {
         let data = bytes(data, len);
         guarded::<H, _>(user_data, FAIL, |ctx| {
+            if ctx.messaging.active() && !ctx.messaging.data(stream_id, len) {
+                return refuse(session);
+            }
             ctx.h.on_data(stream_id, data);
             0
         })
@@ -288,6 +347,9 @@ unsafe extern "C" fn stream_close<H: Handler>(
     // SAFETY: only user_data is dereferenced, through `guarded`.
     unsafe {
         guarded::<H, _>(user_data, FAIL, |ctx| {
+            if ctx.messaging.active() {
+                ctx.messaging.close(stream_id);
+            }
             ctx.h.on_stream_close(stream_id, error_code);
             0
         })

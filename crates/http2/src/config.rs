@@ -94,7 +94,7 @@ impl Config {
             settings_id: id as i32,
             value,
         };
-        let mut iv = [
+        let iv = [
             entry(
                 sys::NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS,
                 self.max_concurrent_streams,
@@ -112,12 +112,17 @@ impl Config {
                 sys::NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE,
                 self.max_header_list_size,
             ),
-            entry(sys::NGHTTP2_SETTINGS_ENABLE_PUSH, 0),
+            // The last entry is the side's own. A client refuses push (a server must not
+            // send ENABLE_PUSH with any value but 0, and has no use for it). A server says it
+            // schedules by RFC 9218 alone (nghttp2 1.68 has no other scheduler), which lets it
+            // apply a request's `priority` field itself (`messaging.rs`).
+            if client {
+                entry(sys::NGHTTP2_SETTINGS_ENABLE_PUSH, 0)
+            } else {
+                entry(sys::NGHTTP2_SETTINGS_NO_RFC7540_PRIORITIES, 1)
+            },
         ];
-        // A server must not send ENABLE_PUSH with any value but 0, and has no use for it.
-        let n = if client { iv.len() } else { iv.len() - 1 };
-        iv[n..].iter_mut().for_each(|e| *e = entry(0, 0));
-        (iv, n)
+        (iv, iv.len())
     }
 
     /// Applies the options to a fresh `nghttp2_option`.

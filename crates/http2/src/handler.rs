@@ -113,8 +113,10 @@ pub trait Handler {
         let _ = (stream, kind);
     }
 
-    /// One header field (pseudo-headers first, as received; names are lowercase, nghttp2 has
-    /// validated them against RFC 9113's rules).
+    /// One header field (pseudo-headers first, as received; names are lowercase). Fields are
+    /// checked against RFC 9113's rules first: by nghttp2 in a client, by the session's own
+    /// request checks in a server (`messaging.rs`), which end the connection for a malformed
+    /// request and never show a malformed regular field.
     fn on_header(&mut self, stream: StreamId, name: &[u8], value: &[u8]) -> HeaderVerdict {
         let _ = (stream, name, value);
         HeaderVerdict::Accept

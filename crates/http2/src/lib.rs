@@ -62,6 +62,7 @@ mod frames;
 mod handler;
 mod header;
 mod mem;
+mod messaging;
 mod session;
 
 pub use callbacks::stray_callbacks;
