@@ -1,7 +1,7 @@
 //! `flint lab tls` end to end, short: flint and nginx, one size, a fraction of a second each,
 //! with certificates made at test time. Checks the JSON's shape (the HTML report reads it) and
 //! what must hold whatever the machine's load: no errors, a handshake per HTTP/1.0 request, and
-//! resumed handshakes that resume.
+//! resumed handshakes that resume but for each client's first connections.
 
 mod common;
 
@@ -70,11 +70,16 @@ fn tls_end_to_end_measures_both_keys_and_gives_the_json_shape() {
                 assert!(handshakes + clients >= requests, "{r}");
                 match kind {
                     "full" => assert_eq!(resumed, 0, "{r}"),
-                    // Each client's first connection of the run is a full handshake; every
-                    // later one resumes.
-                    "resumed" => {
-                        assert!(resumed >= 1 && handshakes - resumed <= 2 * clients, "{r}")
-                    }
+                    // The measured run is a bench run of its own, with a session cache of its
+                    // own (the lab's warm-up is another run, whose tickets end with it): each
+                    // client's first connection of the window finds no ticket and is a full
+                    // handshake, and the tickets the clients share (a few per server) may run
+                    // short once more. So at most 2 x clients are full and every other one
+                    // resumes. Not that some resume: a window that holds only the clients'
+                    // first connections (a loaded machine, a 0.4 s run) has none resumed and
+                    // is right. Resumption that never happens fails here all the same: a
+                    // window with more handshakes than 2 x clients then has them all full.
+                    "resumed" => assert!(handshakes - resumed <= 2 * clients, "{r}"),
                     other => panic!("handshake {other}"),
                 }
             }
