@@ -48,6 +48,8 @@ pub(super) struct Stream {
     pub code: u32,
     /// The server reset it.
     pub reset: bool,
+    /// The server's DATA ended the stream (END_STREAM), whatever nghttp2 then made of it.
+    pub data_ended: bool,
     /// Never processed, safe to send again (not failed): above the last stream of the
     /// server's GOAWAY, or reset with REFUSED_STREAM (RFC 9113 section 8.7).
     pub refused: bool,
@@ -64,6 +66,12 @@ impl Stream {
         } else {
             self.ex.written_us
         }
+    }
+
+    /// Its DATA ended short of the `content-length` its HEADERS announced: a short body, which
+    /// nghttp2 takes for a malformed response and ends the connection over (PROTOCOL_ERROR).
+    pub(super) fn short_body(&self) -> bool {
+        self.data_ended && self.length != NONE && self.ex.body_bytes < self.length
     }
 
     /// Every byte read of its response: its header block and DATA payloads, padding included
@@ -86,6 +94,7 @@ impl Stream {
         closed: false,
         code: 0,
         reset: false,
+        data_ended: false,
         refused: false,
         body: None,
         body_pos: 0,
@@ -111,6 +120,9 @@ pub(super) struct Io {
     pub goaway: Option<StreamId>,
     /// A frame broke the protocol (nghttp2 answered it).
     pub invalid: bool,
+    /// nghttp2 ended the connection for an error of the server's (its GOAWAY with an error
+    /// code is written): a malformed frame or response, whether or not `invalid` said so.
+    pub error_goaway_sent: bool,
     /// Counters since the connection last flushed them into the statistics.
     pub counts: Http2Stats,
     /// `--debug`: each response header block received, as text, until the connection prints
@@ -133,6 +145,7 @@ impl Io {
             settings: false,
             goaway: None,
             invalid: false,
+            error_goaway_sent: false,
             counts: Http2Stats::default(),
             debug: None,
             follow: false,
@@ -178,6 +191,7 @@ impl Io {
         self.settings = false;
         self.goaway = None;
         self.invalid = false;
+        self.error_goaway_sent = false;
         self.locations.clear();
     }
 
@@ -405,6 +419,12 @@ impl Handler for Io {
 
     fn on_invalid_frame(&mut self, _frame_type: u8, _error: http2::Error) {
         self.invalid = true;
+    }
+
+    fn on_goaway_sent(&mut self, _last_stream_id: StreamId, error_code: u32) {
+        if error_code != http2::error_code::NO_ERROR {
+            self.error_goaway_sent = true;
+        }
     }
 }
 
