@@ -7,6 +7,7 @@ use super::super::page::Exchange;
 use super::super::redirects::Locations;
 use super::super::NONE;
 use crate::stats::Http2Stats;
+use crate::transport::LOW_WATER_FLOOR;
 use http2::{Body, Handler, HeaderVerdict, StreamId};
 use std::sync::Arc;
 
@@ -120,6 +121,9 @@ pub(super) struct Io {
     pub goaway: Option<StreamId>,
     /// A frame broke the protocol (nghttp2 answered it).
     pub invalid: bool,
+    /// A response on this connection announced a body of at least the low-water floor: only
+    /// then is what is owed worth adding up (`owed`) after each read.
+    pub large_bodies: bool,
     /// nghttp2 ended the connection for an error of the server's (its GOAWAY with an error
     /// code is written): a malformed frame or response, whether or not `invalid` said so.
     pub error_goaway_sent: bool,
@@ -146,6 +150,7 @@ impl Io {
             goaway: None,
             invalid: false,
             error_goaway_sent: false,
+            large_bodies: false,
             counts: Http2Stats::default(),
             debug: None,
             follow: false,
@@ -192,6 +197,7 @@ impl Io {
         self.goaway = None;
         self.invalid = false;
         self.error_goaway_sent = false;
+        self.large_bodies = false;
         self.locations.clear();
     }
 
@@ -350,7 +356,9 @@ impl Handler for Io {
         } else if name == b"content-length" {
             // Digits only (nghttp2 has checked); what is owed of the body (`owed`).
             let length = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok());
-            self.with(stream, |s| s.length = length.unwrap_or(NONE));
+            let length = length.unwrap_or(NONE);
+            self.large_bodies |= length != NONE && length >= LOW_WATER_FLOOR;
+            self.with(stream, |s| s.length = length);
         } else if self.follow && name == b"location" {
             self.locations.note(stream, value);
         }
