@@ -23,6 +23,8 @@ use crate::stats::TlsAgreed;
 use crate::{Scheme, Target};
 pub use ciphers::{cipher_suite_names, parse_cipher_list};
 use low_water::LowWater;
+/// Below this many bytes owed a connection sets no low-water mark (`Transport::expect`).
+pub(crate) use low_water::FLOOR as LOW_WATER_FLOOR;
 use rustls::ClientConnection;
 use std::os::fd::AsFd;
 pub(crate) use tls::ca_used_as_end_entity;

@@ -30,7 +30,7 @@ use std::os::fd::{AsRawFd, BorrowedFd};
 /// twice the mark when it is smaller, and caps the mark at half a buffer set by hand).
 const CAP: u64 = 256 * 1024;
 /// Below this many bytes owed the mark is 1: waking for less saves nothing worth a syscall.
-const FLOOR: u64 = 32 * 1024;
+pub(crate) const FLOOR: u64 = 32 * 1024;
 /// The longest the mark stays above 1 without a read; then the connection is looked at again
 /// (its timer) and the mark drops to 1. Well above the time a chunk of [`CAP`] takes even when
 /// many connections share one server's core (8 connections at 1 GB/s: 2 ms).

@@ -36,6 +36,7 @@ impl AfterEnd {
                 ty: RST_STREAM,
                 stream,
                 word: REFUSED_STREAM,
+                ..
             } if stream != 0 => self.refused.push(stream),
             _ => {}
         });

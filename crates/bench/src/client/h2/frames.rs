@@ -5,10 +5,12 @@
 //! cheapest way to keep the paper's identity (data moved = heads + bodies) exact.
 
 /// Frame types that matter here (RFC 9113 section 6).
-const DATA: u8 = 0;
+pub(super) const DATA: u8 = 0;
 const HEADERS: u8 = 1;
 pub(super) const RST_STREAM: u8 = 3;
 pub(super) const GOAWAY: u8 = 7;
+/// The END_STREAM flag (of DATA and HEADERS frames).
+pub(super) const END_STREAM: u8 = 0x1;
 const CONTINUATION: u8 = 9;
 
 /// What a span of received bytes is.
@@ -25,8 +27,14 @@ pub(super) enum Span {
     Frame(u8, i32),
     /// A frame is complete (its last byte read; no bytes): where nghttp2 acts on it, so a frame
     /// is counted on the same side of the window's edges as what it says. `word`: the first
-    /// four bytes of a RST_STREAM's or GOAWAY's payload (its error code, its last stream id).
-    End { ty: u8, stream: i32, word: u32 },
+    /// four bytes of a RST_STREAM's or GOAWAY's payload (its error code, its last stream id);
+    /// `flags`: the frame's flags (END_STREAM on a DATA frame).
+    End {
+        ty: u8,
+        flags: u8,
+        stream: i32,
+        word: u32,
+    },
 }
 
 /// The position in the frame stream, kept across reads.
@@ -94,6 +102,7 @@ impl FrameScanner {
     fn end(&self) -> Span {
         Span::End {
             ty: self.ty,
+            flags: self.head[4],
             stream: self.stream,
             word: u32::from_be_bytes(self.word),
         }

@@ -56,6 +56,8 @@ impl H2 {
             } else {
                 let kind = if s.reset {
                     ErrorKind::H2RstStream
+                } else if s.short_body() {
+                    ErrorKind::ShortBody
                 } else if self.io.goaway.is_some() {
                     ErrorKind::H2Goaway
                 } else {
@@ -206,6 +208,12 @@ impl H2 {
                 any = true;
                 continue;
             }
+            // The stream whose short body made nghttp2 end the connection is that, its error.
+            let kind = if kind == ErrorKind::H2Protocol && s.short_body() {
+                ErrorKind::ShortBody
+            } else {
+                kind
+            };
             ch.record_failure(cx, &s.ex, kind, s.bytes_read(), now);
             if self.lanes {
                 ch.record_page(cx, false, now);

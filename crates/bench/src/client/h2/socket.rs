@@ -5,7 +5,7 @@
 
 use super::super::page::Child;
 use super::super::{ThreadState, NONE};
-use super::frames::{Span, GOAWAY, RST_STREAM};
+use super::frames::{Span, DATA, END_STREAM, GOAWAY, RST_STREAM};
 use super::{State, H2};
 use crate::config::H2_STREAM_WINDOW;
 use crate::stats::ErrorKind;
@@ -28,8 +28,18 @@ impl H2 {
     }
 
     /// What `flush` does with the session and the socket, until the socket is full or the
-    /// session has nothing more.
+    /// session has nothing more; an error once nghttp2 has ended the connection over an error
+    /// of the server's (its GOAWAY is out, or as far out as the socket took it): nothing more
+    /// will come on it, and what is in flight fails now, not at its response timeout.
     pub(super) fn write_out(&mut self) -> Result<(), ErrorKind> {
+        self.write_session()?;
+        if self.io.error_goaway_sent {
+            return Err(ErrorKind::H2Protocol);
+        }
+        Ok(())
+    }
+
+    fn write_session(&mut self) -> Result<(), ErrorKind> {
         let (Some(session), Some(conn)) = (&mut self.session, &mut self.conn) else {
             return Ok(());
         };
@@ -151,7 +161,17 @@ impl H2 {
             Span::Frame(..) => {}
             // A frame is counted when complete, and what it says with it (read here, not from
             // nghttp2, which ignores what follows a frame that broke the protocol).
-            Span::End { ty, word, .. } => {
+            Span::End {
+                ty,
+                flags,
+                stream,
+                word,
+            } => {
+                if ty == DATA && flags & END_STREAM != 0 {
+                    if let Some(i) = io.find(stream) {
+                        io.stream(i).data_ended = true;
+                    }
+                }
                 if in_window {
                     stats.count_frame(ty);
                     match ty {
@@ -208,7 +228,14 @@ impl H2 {
         // wakes it by the transport's deadline if they do not (transport/low_water.rs).
         if let Some(conn) = self.conn.as_mut().filter(|_| self.no_room_since == NONE) {
             let window = cx.sh.config.h2_window.unwrap_or(H2_STREAM_WINDOW);
-            let at = conn.expect(self.io.owed().min(u64::from(window / 2)), now);
+            // (Added up only on a connection that has seen a large body: at 100 streams of small
+            // files the sum would be a scan of the table after every read, for nothing.)
+            let owed = if self.io.large_bodies {
+                self.io.owed()
+            } else {
+                0
+            };
+            let at = conn.expect(owed.min(u64::from(window / 2)), now);
             cx.timers.arm_by(ch.slot, at);
         }
         if self.io.closed.is_empty() {

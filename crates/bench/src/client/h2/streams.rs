@@ -7,6 +7,7 @@ use super::super::page::Exchange;
 use super::super::redirects::Locations;
 use super::super::NONE;
 use crate::stats::Http2Stats;
+use crate::transport::LOW_WATER_FLOOR;
 use http2::{Body, Handler, HeaderVerdict, StreamId};
 use std::sync::Arc;
 
@@ -48,6 +49,8 @@ pub(super) struct Stream {
     pub code: u32,
     /// The server reset it.
     pub reset: bool,
+    /// The server's DATA ended the stream (END_STREAM), whatever nghttp2 then made of it.
+    pub data_ended: bool,
     /// Never processed, safe to send again (not failed): above the last stream of the
     /// server's GOAWAY, or reset with REFUSED_STREAM (RFC 9113 section 8.7).
     pub refused: bool,
@@ -64,6 +67,12 @@ impl Stream {
         } else {
             self.ex.written_us
         }
+    }
+
+    /// Its DATA ended short of the `content-length` its HEADERS announced: a short body, which
+    /// nghttp2 takes for a malformed response and ends the connection over (PROTOCOL_ERROR).
+    pub(super) fn short_body(&self) -> bool {
+        self.data_ended && self.length != NONE && self.ex.body_bytes < self.length
     }
 
     /// Every byte read of its response: its header block and DATA payloads, padding included
@@ -86,6 +95,7 @@ impl Stream {
         closed: false,
         code: 0,
         reset: false,
+        data_ended: false,
         refused: false,
         body: None,
         body_pos: 0,
@@ -111,6 +121,12 @@ pub(super) struct Io {
     pub goaway: Option<StreamId>,
     /// A frame broke the protocol (nghttp2 answered it).
     pub invalid: bool,
+    /// A response on this connection announced a body of at least the low-water floor: only
+    /// then is what is owed worth adding up (`owed`) after each read.
+    pub large_bodies: bool,
+    /// nghttp2 ended the connection for an error of the server's (its GOAWAY with an error
+    /// code is written): a malformed frame or response, whether or not `invalid` said so.
+    pub error_goaway_sent: bool,
     /// Counters since the connection last flushed them into the statistics.
     pub counts: Http2Stats,
     /// `--debug`: each response header block received, as text, until the connection prints
@@ -133,6 +149,8 @@ impl Io {
             settings: false,
             goaway: None,
             invalid: false,
+            error_goaway_sent: false,
+            large_bodies: false,
             counts: Http2Stats::default(),
             debug: None,
             follow: false,
@@ -178,6 +196,8 @@ impl Io {
         self.settings = false;
         self.goaway = None;
         self.invalid = false;
+        self.error_goaway_sent = false;
+        self.large_bodies = false;
         self.locations.clear();
     }
 
@@ -336,7 +356,9 @@ impl Handler for Io {
         } else if name == b"content-length" {
             // Digits only (nghttp2 has checked); what is owed of the body (`owed`).
             let length = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok());
-            self.with(stream, |s| s.length = length.unwrap_or(NONE));
+            let length = length.unwrap_or(NONE);
+            self.large_bodies |= length != NONE && length >= LOW_WATER_FLOOR;
+            self.with(stream, |s| s.length = length);
         } else if self.follow && name == b"location" {
             self.locations.note(stream, value);
         }
@@ -405,6 +427,12 @@ impl Handler for Io {
 
     fn on_invalid_frame(&mut self, _frame_type: u8, _error: http2::Error) {
         self.invalid = true;
+    }
+
+    fn on_goaway_sent(&mut self, _last_stream_id: StreamId, error_code: u32) {
+        if error_code != http2::error_code::NO_ERROR {
+            self.error_goaway_sent = true;
+        }
     }
 }
 
