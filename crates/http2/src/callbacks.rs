@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use libnghttp2_sys as sys;
 
 use crate::handler::{Body, Handler, HeaderVerdict, HeadersKind};
-use crate::messaging::{Messaging, Verdict};
+use crate::messaging::{Checked, Messaging};
 use crate::{error_code, frame_type, Error};
 
 /// What a callback reaches through `user_data` during one `recv` or `send`.
@@ -226,19 +226,25 @@ unsafe extern "C" fn header<H: Handler>(
         let stream = (*frame).hd.stream_id;
         let (name, value) = (bytes(name, namelen), bytes(value, valuelen));
         guarded::<H, _>(user_data, FAIL, |ctx| {
-            if ctx.messaging.active() {
-                match ctx.messaging.field(name, value) {
-                    Verdict::Pass => {}
-                    Verdict::Ignore => return 0,
-                    Verdict::Fail => return refuse(session),
+            let known = if ctx.messaging.active() {
+                match ctx.messaging.check(name, value) {
+                    Checked::Pass(known) => Some(known),
+                    Checked::Ignore => return 0,
+                    Checked::Fail => return refuse(session),
                 }
-            }
+            } else {
+                None
+            };
             *ctx.header_bytes += (namelen + valuelen + 32) as u64;
             if *ctx.header_bytes > ctx.max_header_list {
                 // The rest of the block is ignored and the stream reset.
                 return sys::NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
             }
-            match ctx.h.on_header(stream, name, value) {
+            let verdict = match known {
+                Some(known) => ctx.h.on_request_header(stream, known, name, value),
+                None => ctx.h.on_header(stream, name, value),
+            };
+            match verdict {
                 HeaderVerdict::Accept => 0,
                 HeaderVerdict::ResetStream => sys::NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE,
                 HeaderVerdict::FailConnection => {

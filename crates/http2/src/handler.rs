@@ -19,6 +19,31 @@ pub enum HeadersKind {
     PushRefused,
 }
 
+/// A request field's name as a server session's checks recognised it ([`Handler::on_request_header`]):
+/// the pseudo-headers and the regular names a server commonly acts on; `Other` for any other
+/// name, already checked to be a lowercase token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Known {
+    Method,
+    Path,
+    Scheme,
+    Authority,
+    Host,
+    ContentLength,
+    Te,
+    Priority,
+    IfMatch,
+    IfNoneMatch,
+    IfModifiedSince,
+    IfUnmodifiedSince,
+    Range,
+    IfRange,
+    AcceptEncoding,
+    UserAgent,
+    Referer,
+    Other,
+}
+
 /// What [`Handler::on_header`] decides about one header field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HeaderVerdict {
@@ -120,6 +145,21 @@ pub trait Handler {
     fn on_header(&mut self, stream: StreamId, name: &[u8], value: &[u8]) -> HeaderVerdict {
         let _ = (stream, name, value);
         HeaderVerdict::Accept
+    }
+
+    /// One field of a block a server session received, once its checks passed it, with the name
+    /// they recognised: a handler matches `known` instead of the name's bytes again (the checks
+    /// already did). A server session calls this in place of [`Handler::on_header`], which it
+    /// is by default.
+    fn on_request_header(
+        &mut self,
+        stream: StreamId,
+        known: Known,
+        name: &[u8],
+        value: &[u8],
+    ) -> HeaderVerdict {
+        let _ = known;
+        self.on_header(stream, name, value)
     }
 
     /// The block of headers on `stream` is complete; `end_stream` if the peer's side of the

@@ -68,6 +68,6 @@ mod session;
 pub use callbacks::stray_callbacks;
 pub use config::{Config, DEFAULT_WINDOW};
 pub use error::{error_code, frame_type, lib_error, Error};
-pub use handler::{Body, FrameVerdict, Handler, HeaderVerdict, HeadersKind, StreamId};
+pub use handler::{Body, FrameVerdict, Handler, HeaderVerdict, HeadersKind, Known, StreamId};
 pub use header::Header;
 pub use session::Session;

@@ -35,12 +35,22 @@
 
 use libnghttp2_sys as sys;
 
-use crate::handler::{HeadersKind, StreamId};
+use crate::handler::{HeadersKind, Known, StreamId};
 
 /// RFC 9218 4.1's default urgency (nghttp2's `NGHTTP2_EXTPRI_DEFAULT_URGENCY`, a macro).
 const DEFAULT_URGENCY: u32 = 3;
 
-/// What becomes of one field.
+/// What becomes of one field: shown to the handler with the name the checks recognised (so
+/// the handler need not match it again), dropped, or the connection's end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Checked {
+    Pass(Known),
+    Ignore,
+    Fail,
+}
+
+/// What becomes of one field, its name aside (what the tests look at).
+#[cfg(test)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Verdict {
     /// Show it to the handler.
@@ -182,8 +192,8 @@ enum Regular {
     Te,
     /// RFC 9218's `priority`.
     Priority,
-    /// Any other name (a lowercase token).
-    Plain,
+    /// Any other name (a lowercase token), as the handler is told it.
+    Plain(Known),
 }
 
 /// A content-length's value: digits only, at most i64::MAX (nghttp2's `parse_uint`).
@@ -275,10 +285,20 @@ impl Messaging {
         };
     }
 
+    /// One field of the block begun last, without the name it was recognised as.
+    #[cfg(test)]
+    pub(crate) fn field(&mut self, name: &[u8], value: &[u8]) -> Verdict {
+        match self.check(name, value) {
+            Checked::Pass(_) => Verdict::Pass,
+            Checked::Ignore => Verdict::Ignore,
+            Checked::Fail => Verdict::Fail,
+        }
+    }
+
     /// One field of the block begun last. Inlined into the header callback: one call a field
     /// fewer.
     #[inline(always)]
-    pub(crate) fn field(&mut self, name: &[u8], value: &[u8]) -> Verdict {
+    pub(crate) fn check(&mut self, name: &[u8], value: &[u8]) -> Checked {
         if name.first() == Some(&b':') {
             return self.pseudo(name, value);
         }
@@ -290,31 +310,32 @@ impl Messaging {
             b"te" => Regular::Te,
             b"priority" => Regular::Priority,
             // Names requests commonly carry: tokens, not scanned.
+            b"accept-encoding" => Regular::Plain(Known::AcceptEncoding),
+            b"user-agent" => Regular::Plain(Known::UserAgent),
+            b"referer" => Regular::Plain(Known::Referer),
+            b"if-none-match" => Regular::Plain(Known::IfNoneMatch),
+            b"if-modified-since" => Regular::Plain(Known::IfModifiedSince),
+            b"if-unmodified-since" => Regular::Plain(Known::IfUnmodifiedSince),
+            b"if-match" => Regular::Plain(Known::IfMatch),
+            b"if-range" => Regular::Plain(Known::IfRange),
+            b"range" => Regular::Plain(Known::Range),
             b"accept"
-            | b"accept-encoding"
             | b"accept-language"
-            | b"user-agent"
             | b"cookie"
-            | b"referer"
             | b"origin"
             | b"cache-control"
             | b"pragma"
-            | b"if-none-match"
-            | b"if-modified-since"
-            | b"if-match"
-            | b"if-range"
-            | b"range"
             | b"authorization"
             | b"content-type"
             | b"sec-fetch-dest"
             | b"sec-fetch-mode"
             | b"sec-fetch-site"
-            | b"upgrade-insecure-requests" => Regular::Plain,
-            _ if !name.is_empty() && all(name, NAME) => Regular::Plain,
-            _ if name.iter().any(u8::is_ascii_uppercase) => return Verdict::Fail,
+            | b"upgrade-insecure-requests" => Regular::Plain(Known::Other),
+            _ if !name.is_empty() && all(name, NAME) => Regular::Plain(Known::Other),
+            _ if name.iter().any(u8::is_ascii_uppercase) => return Checked::Fail,
             _ => {
                 self.seen |= SEEN_REGULAR;
-                return Verdict::Ignore;
+                return Checked::Ignore;
             }
         };
         // Kept or ignored, a regular field ends the pseudo-headers.
@@ -324,39 +345,40 @@ impl Messaging {
             _ => value_valid(value),
         };
         if !valid {
-            return Verdict::Ignore;
+            return Checked::Ignore;
         }
-        let ok = match kind {
-            Regular::Host => self.once(SEEN_HOST, value),
-            Regular::ContentLength => {
+        let (ok, known) = match kind {
+            Regular::Host => (self.once(SEEN_HOST, value), Known::Host),
+            Regular::ContentLength => (
                 self.declared.is_none() && {
                     self.declared = length(value);
                     self.declared.is_some()
-                }
-            }
-            Regular::ConnectionSpecific => false,
-            Regular::Te => value.eq_ignore_ascii_case(b"trailers"),
+                },
+                Known::ContentLength,
+            ),
+            Regular::ConnectionSpecific => (false, Known::Other),
+            Regular::Te => (value.eq_ignore_ascii_case(b"trailers"), Known::Te),
             Regular::Priority => {
                 self.priority(value);
-                true
+                (true, Known::Priority)
             }
-            Regular::Plain => true,
+            Regular::Plain(known) => (true, known),
         };
         if ok {
-            Verdict::Pass
+            Checked::Pass(known)
         } else {
-            Verdict::Fail
+            Checked::Fail
         }
     }
 
     /// A pseudo-header: whatever is wrong with it (name, value, place, repetition) ends the
     /// connection, so the checks' order does not matter.
-    fn pseudo(&mut self, name: &[u8], value: &[u8]) -> Verdict {
+    fn pseudo(&mut self, name: &[u8], value: &[u8]) -> Checked {
         if self.trailers || self.seen & SEEN_REGULAR != 0 {
-            return Verdict::Fail;
+            return Checked::Fail;
         }
-        let ok = match name {
-            b":method" => {
+        let (ok, known) = match name {
+            b":method" => (
                 (value == b"GET" || all(value, METHOD)) && {
                     match value {
                         b"CONNECT" => self.seen |= CONNECT,
@@ -364,9 +386,10 @@ impl Messaging {
                         _ => {}
                     }
                     self.once(SEEN_METHOD, value)
-                }
-            }
-            b":path" => {
+                },
+                Known::Method,
+            ),
+            b":path" => (
                 all(value, PATH) && {
                     match value {
                         [b'/', ..] => self.seen |= PATH_SLASH,
@@ -374,12 +397,13 @@ impl Messaging {
                         _ => {}
                     }
                     self.once(SEEN_PATH, value)
-                }
-            }
+                },
+                Known::Path,
+            ),
             b":scheme" => {
                 let http = match value {
                     b"http" | b"https" => true,
-                    _ if !scheme_valid(value) => return Verdict::Fail,
+                    _ if !scheme_valid(value) => return Checked::Fail,
                     _ => {
                         value.eq_ignore_ascii_case(b"http") || value.eq_ignore_ascii_case(b"https")
                     }
@@ -387,16 +411,19 @@ impl Messaging {
                 if http {
                     self.seen |= SCHEME_HTTP;
                 }
-                self.once(SEEN_SCHEME, value)
+                (self.once(SEEN_SCHEME, value), Known::Scheme)
             }
-            b":authority" => authority_bytes(value) && self.once(SEEN_AUTHORITY, value),
+            b":authority" => (
+                authority_bytes(value) && self.once(SEEN_AUTHORITY, value),
+                Known::Authority,
+            ),
             // `:protocol` (extended CONNECT is not offered), `:status`, unknown or malformed.
-            _ => false,
+            _ => return Checked::Fail,
         };
         if ok {
-            Verdict::Pass
+            Checked::Pass(known)
         } else {
-            Verdict::Fail
+            Checked::Fail
         }
     }
 

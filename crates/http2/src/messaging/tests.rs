@@ -347,3 +347,27 @@ fn the_priority_field_is_parsed_onto_the_default_field_after_field() {
         "trailers' priority is not applied"
     );
 }
+
+#[test]
+fn a_passed_field_carries_the_name_the_checks_recognised() {
+    let mut m = Messaging::new(true);
+    m.begin(1, HeadersKind::Request);
+    let fields: [(&[u8], &[u8], Known); 10] = [
+        (b":method", b"GET", Known::Method),
+        (b":scheme", b"https", Known::Scheme),
+        (b":path", b"/", Known::Path),
+        (b":authority", b"a", Known::Authority),
+        (b"host", b"a", Known::Host),
+        (b"if-unmodified-since", b"x", Known::IfUnmodifiedSince),
+        (b"range", b"bytes=0-1", Known::Range),
+        (b"user-agent", b"x", Known::UserAgent),
+        (b"accept", b"*/*", Known::Other),
+        (b"x-custom", b"y", Known::Other),
+    ];
+    for (name, value, known) in fields {
+        assert_eq!(m.check(name, value), Checked::Pass(known), "{name:?}");
+    }
+    // A field the checks ignore or refuse is not named.
+    assert_eq!(m.check(b"x", b" a"), Checked::Ignore);
+    assert_eq!(m.check(b"te", b"gzip"), Checked::Fail);
+}

@@ -322,8 +322,8 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
             None,
             None,
         ),
-        Ok(r) if !too_large => {
-            let reply = w.responder.respond_shared(&r, &w.date, w.now, out);
+        Ok(ref r) if !too_large => {
+            let reply = w.responder.respond_shared(r, &w.date, w.now, out);
             (
                 reply,
                 r.method == wire::Method::Head,
@@ -331,7 +331,7 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
                 r.user_agent,
             )
         }
-        Ok(r) => {
+        Ok(ref r) => {
             let reply = w.responder.error(413, &w.date, false, out);
             (reply, false, r.referer, r.user_agent)
         }

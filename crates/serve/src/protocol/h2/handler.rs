@@ -4,9 +4,11 @@
 //! output queue within its room, DATA straight from the stream's body. Apart from `h2.rs`,
 //! whose answer path calls into nghttp2, which calls these.
 
-use http2::{error_code, frame_type, FrameVerdict, Handler, HeaderVerdict, HeadersKind, StreamId};
+use http2::{
+    error_code, frame_type, FrameVerdict, Handler, HeaderVerdict, HeadersKind, Known, StreamId,
+};
 
-use super::streams::{hint_of, Out, Stream, Streams, CARRIED};
+use super::streams::{hint_of, Out, Stream, Streams};
 use crate::pool::Seg;
 use crate::protocol::body::BodyClock;
 
@@ -137,7 +139,14 @@ impl Handler for Streams {
         // Past the cap (nghttp2 refuses streams above the limit first): on_header resets it.
     }
 
-    fn on_header(&mut self, stream: StreamId, name: &[u8], value: &[u8]) -> HeaderVerdict {
+    /// A server session's checks name each field they pass: the name is matched once, there.
+    fn on_request_header(
+        &mut self,
+        stream: StreamId,
+        known: Known,
+        name: &[u8],
+        value: &[u8],
+    ) -> HeaderVerdict {
         let (max_head, log_fields) = (self.max_head, self.log_fields);
         let Some(s) = self.slot(stream) else {
             return HeaderVerdict::ResetStream;
@@ -157,27 +166,44 @@ impl Handler for Streams {
             s.values.extend_from_slice(v);
             (start, s.values.len())
         };
-        match name {
-            b":method" => s.method = keep(value),
-            b":path" => s.path = keep(value),
-            b":authority" => s.authority = Some(keep(value)),
-            b"content-length" => {
-                s.content_length = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok())
+        let carried: &'static [u8] = match known {
+            Known::Method => {
+                s.method = keep(value);
+                return HeaderVerdict::Accept;
             }
-            _ => {
-                let Some(&carried) = CARRIED.iter().find(|&&c| c == name) else {
-                    return HeaderVerdict::Accept;
-                };
-                if carried == b"host" && s.authority.is_some() {
-                    return HeaderVerdict::Accept; // :authority wins (RFC 9113 8.3.1)
-                }
-                if !log_fields && (carried == b"user-agent" || carried == b"referer") {
-                    return HeaderVerdict::Accept;
-                }
-                let range = keep(value);
-                s.fields.push((carried, range));
+            Known::Path => {
+                s.path = keep(value);
+                return HeaderVerdict::Accept;
             }
-        }
+            Known::Authority => {
+                s.authority = Some(keep(value));
+                return HeaderVerdict::Accept;
+            }
+            Known::ContentLength => {
+                s.content_length = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok());
+                return HeaderVerdict::Accept;
+            }
+            // :authority wins (RFC 9113 8.3.1).
+            Known::Host if s.authority.is_some() => return HeaderVerdict::Accept,
+            Known::Host => b"host",
+            Known::IfMatch => b"if-match",
+            Known::IfNoneMatch => b"if-none-match",
+            Known::IfModifiedSince => b"if-modified-since",
+            Known::IfUnmodifiedSince => b"if-unmodified-since",
+            Known::Range => b"range",
+            Known::IfRange => b"if-range",
+            Known::AcceptEncoding => b"accept-encoding",
+            Known::UserAgent if log_fields => b"user-agent",
+            Known::Referer if log_fields => b"referer",
+            Known::UserAgent
+            | Known::Referer
+            | Known::Scheme
+            | Known::Te
+            | Known::Priority
+            | Known::Other => return HeaderVerdict::Accept,
+        };
+        let range = keep(value);
+        s.fields.push((carried, range));
         HeaderVerdict::Accept
     }
 

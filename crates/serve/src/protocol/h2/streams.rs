@@ -23,22 +23,10 @@ const ARENA_KEEP: usize = 64 * 1024;
 const ENDED_RING: usize = 16;
 /// Slot hints, indexed by a stream id's low bits (client ids are odd: bit 0 is dropped).
 const HINTS: usize = 256;
-/// A carried field: its name (one of [`CARRIED`]) and its value's range in the stream's values.
+/// A carried field (one the responder reads: `host`, the conditionals, `range`,
+/// `accept-encoding`; `user-agent` and `referer` for a log), chosen by the name the session's
+/// checks recognised (`handler.rs`): its name and its value's range in the stream's values.
 pub(super) type Field = (&'static [u8], (usize, usize));
-
-/// Fields the responder reads, carried into the request built for it.
-pub(super) const CARRIED: [&[u8]; 10] = [
-    b"host",
-    b"if-match",
-    b"if-none-match",
-    b"if-modified-since",
-    b"if-unmodified-since",
-    b"range",
-    b"if-range",
-    b"accept-encoding",
-    b"user-agent",
-    b"referer",
-];
 
 /// Counters bumped inside the session's callbacks, added to the worker's after each call.
 #[derive(Debug, Default)]
@@ -79,7 +67,7 @@ pub(super) struct Stream {
     pub(super) method: (usize, usize),
     pub(super) path: (usize, usize),
     pub(super) authority: Option<(usize, usize)>,
-    /// The carried fields in order: a name of [`CARRIED`], a range of `values`.
+    /// The carried fields in order (see [`Field`]).
     pub(super) fields: Vec<Field>,
     /// The block being received is trailers: ignored.
     pub(super) trailers: bool,
