@@ -11,46 +11,22 @@
 
 mod common;
 
+#[path = "common/raw_h2.rs"]
+mod raw_h2;
+
 use bench::stats::ErrorKind;
 use bench::{HttpMode, Stop};
 use common::{config, one_file};
+use raw_h2::{frame, head, start, ACK, END_HEADERS, END_STREAM, HEADERS, SETTINGS};
 use socket2::SockRef;
 use std::io::{Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::net::{Shutdown, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::thread;
 use std::time::{Duration, Instant};
-
-const HEADERS: u8 = 1;
-const SETTINGS: u8 = 4;
-const END_STREAM: u8 = 1;
-const END_HEADERS: u8 = 4;
-const ACK: u8 = 1;
 
 /// Pages of the run: two per connection (each answers one of its two streams, then closes).
 const PAGES: u64 = 80;
 const BOUND: Duration = Duration::from_secs(20);
-
-struct Server {
-    addr: SocketAddr,
-    stop: Arc<AtomicBool>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        let _ = TcpStream::connect(self.addr);
-    }
-}
-
-fn frame(out: &mut Vec<u8>, ty: u8, flags: u8, stream: u32, payload: &[u8]) {
-    out.extend_from_slice(&(payload.len() as u32).to_be_bytes()[1..]);
-    out.push(ty);
-    out.push(flags);
-    out.extend_from_slice(&stream.to_be_bytes());
-    out.extend_from_slice(payload);
-}
 
 /// Reads until the client's two requests (HEADERS on streams 1 and 3) have come, or 5 s.
 fn two_requests(conn: &mut TcpStream) -> bool {
@@ -81,52 +57,33 @@ fn two_requests(conn: &mut TcpStream) -> bool {
 
 /// Answers stream 1 and then, in the same segment (corked), ends the connection with a FIN;
 /// stream 3 is never answered. The socket stays open for reading, so no RST follows.
-fn start() -> Server {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let addr = listener.local_addr().unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
-    let stop2 = stop.clone();
-    thread::spawn(move || {
-        for conn in listener.incoming() {
-            if stop2.load(Ordering::Relaxed) {
-                return;
-            }
-            let Ok(mut conn) = conn else { continue };
-            let stop = stop2.clone();
-            thread::spawn(move || {
-                let _ = conn.set_read_timeout(Some(Duration::from_millis(20)));
-                let mut out = Vec::new();
-                frame(&mut out, SETTINGS, 0, 0, &[]);
-                if conn.write_all(&out).is_err() || !two_requests(&mut conn) {
-                    return;
-                }
-                out.clear();
-                frame(&mut out, SETTINGS, ACK, 0, &[]);
-                // `:status: 200` (static 8), `content-length: 0` (static name 28, literal).
-                let head = [0x88, 0x0f, 28 - 15, 1, b'0'];
-                frame(&mut out, HEADERS, END_HEADERS | END_STREAM, 1, &head);
-                let sock = SockRef::from(&conn);
-                sock.set_tcp_cork(true).expect("TCP_CORK");
-                conn.write_all(&out).expect("write");
-                // The corked bytes leave with the FIN, one segment on loopback.
-                conn.shutdown(Shutdown::Write).expect("shutdown");
-                let mut sink = [0u8; 4096];
-                let until = Instant::now() + BOUND;
-                while !stop.load(Ordering::Relaxed) && Instant::now() < until {
-                    match conn.read(&mut sink) {
-                        Ok(0) => return,
-                        _ => continue,
-                    }
-                }
-            });
+fn serve(mut conn: TcpStream, stop: &AtomicBool) {
+    let _ = conn.set_read_timeout(Some(Duration::from_millis(20)));
+    let mut out = Vec::new();
+    frame(&mut out, SETTINGS, 0, 0, &[]);
+    if conn.write_all(&out).is_err() || !two_requests(&mut conn) {
+        return;
+    }
+    out.clear();
+    frame(&mut out, SETTINGS, ACK, 0, &[]);
+    frame(&mut out, HEADERS, END_HEADERS | END_STREAM, 1, &head(0));
+    let sock = SockRef::from(&conn);
+    sock.set_tcp_cork(true).expect("TCP_CORK");
+    conn.write_all(&out).expect("write");
+    // The corked bytes leave with the FIN, one segment on loopback.
+    conn.shutdown(Shutdown::Write).expect("shutdown");
+    let mut sink = [0u8; 4096];
+    let until = Instant::now() + BOUND;
+    while !stop.load(Ordering::Relaxed) && Instant::now() < until {
+        if let Ok(0) = conn.read(&mut sink) {
+            return;
         }
-    });
-    Server { addr, stop }
+    }
 }
 
 #[test]
 fn settings_on_accept_and_a_fin_with_the_last_bytes_are_seen_at_once() {
-    let server = start();
+    let server = start(serve);
     let mut cfg = config(server.addr, 1, Stop::Pages(PAGES));
     cfg.http = HttpMode::Http2;
     cfg.streams = Some(2);

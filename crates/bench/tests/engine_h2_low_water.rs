@@ -7,28 +7,22 @@
 //! it would fail the test's bound).
 
 mod common;
+#[path = "common/raw_h2.rs"]
+mod raw_h2;
 
 use bench::config::TlsOptions;
 use bench::stats::ErrorKind;
 use bench::{HttpMode, RunResult, Stop, Target};
 use common::{config, one_file};
+use raw_h2::{frame, head, RawServer, ACK, DATA, END_HEADERS, END_STREAM, HEADERS, PING};
+use raw_h2::{RST_STREAM, SETTINGS, WINDOW_UPDATE};
 use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 use test_support::certs::TestCa;
-
-const DATA: u8 = 0;
-const HEADERS: u8 = 1;
-const RST_STREAM: u8 = 3;
-const SETTINGS: u8 = 4;
-const PING: u8 = 6;
-const WINDOW_UPDATE: u8 = 8;
-const END_STREAM: u8 = 1;
-const END_HEADERS: u8 = 4;
-const ACK: u8 = 1;
 
 /// The announced body of the large responses.
 const BIG: usize = 1 << 20;
@@ -55,60 +49,18 @@ enum Plan {
 const PAUSE: Duration = Duration::from_millis(40);
 const CUT: usize = 600 * 1024;
 
-struct Server {
-    addr: SocketAddr,
-    stop: Arc<AtomicBool>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        let _ = TcpStream::connect(self.addr);
-    }
-}
-
-fn start(plan: Plan, tls: Option<Arc<rustls::ServerConfig>>) -> Server {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let addr = listener.local_addr().unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
-    let stop2 = stop.clone();
-    thread::spawn(move || {
-        for conn in listener.incoming() {
-            if stop2.load(Ordering::Relaxed) {
-                return;
-            }
-            let Ok(conn) = conn else { continue };
-            let (stop, tls) = (stop2.clone(), tls.clone());
-            thread::spawn(move || {
-                let _ = conn.set_read_timeout(Some(Duration::from_millis(2)));
-                let _ = conn.set_nodelay(true);
-                let _ = match tls {
-                    None => serve(conn, plan, &stop),
-                    Some(cfg) => match rustls::ServerConnection::new(cfg) {
-                        Ok(t) => serve(rustls::StreamOwned::new(t, conn), plan, &stop),
-                        Err(_) => Ok(()),
-                    },
-                };
-            });
-        }
-    });
-    Server { addr, stop }
-}
-
-fn frame(out: &mut Vec<u8>, ty: u8, flags: u8, stream: u32, payload: &[u8]) {
-    out.extend_from_slice(&(payload.len() as u32).to_be_bytes()[1..]);
-    out.push(ty);
-    out.push(flags);
-    out.extend_from_slice(&stream.to_be_bytes());
-    out.extend_from_slice(payload);
-}
-
-/// `:status: 200` (HPACK static index 8) and `content-length` (static name 28, a literal).
-fn head(length: usize) -> Vec<u8> {
-    let digits = length.to_string();
-    let mut b = vec![0x88, 0x0f, 28 - 15, digits.len() as u8];
-    b.extend_from_slice(digits.as_bytes());
-    b
+fn start(plan: Plan, tls: Option<Arc<rustls::ServerConfig>>) -> RawServer {
+    raw_h2::start(move |conn: TcpStream, stop: &AtomicBool| {
+        let _ = conn.set_read_timeout(Some(Duration::from_millis(2)));
+        let _ = conn.set_nodelay(true);
+        let _ = match tls.clone() {
+            None => serve(conn, plan, stop),
+            Some(cfg) => match rustls::ServerConnection::new(cfg) {
+                Ok(t) => serve(rustls::StreamOwned::new(t, conn), plan, stop),
+                Err(_) => Ok(()),
+            },
+        };
+    })
 }
 
 /// A response being sent: what is left of it before its cut (or end), and what then.
@@ -255,7 +207,7 @@ fn serve<S: Read + Write>(mut conn: S, plan: Plan, stop: &AtomicBool) -> io::Res
 /// `PAGES` pages of one file over `--http 2` (TLS with `tls`), with a response timeout of a
 /// minute; asserts the run took less than `BOUND`.
 fn run(
-    server: &Server,
+    server: &RawServer,
     tls: Option<&TestCa>,
     tweak: impl FnOnce(&mut bench::BenchConfig),
 ) -> RunResult {

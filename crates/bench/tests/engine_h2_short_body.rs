@@ -6,53 +6,20 @@
 
 mod common;
 
+#[path = "common/raw_h2.rs"]
+mod raw_h2;
+
 use bench::stats::ErrorKind;
 use bench::{HttpMode, Stop};
 use common::{config, one_file};
+use raw_h2::{frame, head, start, ACK, DATA, END_HEADERS, END_STREAM, HEADERS, SETTINGS};
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::thread;
 use std::time::{Duration, Instant};
-
-const DATA: u8 = 0;
-const HEADERS: u8 = 1;
-const SETTINGS: u8 = 4;
-const END_STREAM: u8 = 1;
-const END_HEADERS: u8 = 4;
-const ACK: u8 = 1;
 
 const PAGES: u64 = 40;
 const BOUND: Duration = Duration::from_secs(20);
-
-struct Server {
-    addr: SocketAddr,
-    stop: Arc<AtomicBool>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        let _ = TcpStream::connect(self.addr);
-    }
-}
-
-fn frame(out: &mut Vec<u8>, ty: u8, flags: u8, stream: u32, payload: &[u8]) {
-    out.extend_from_slice(&(payload.len() as u32).to_be_bytes()[1..]);
-    out.push(ty);
-    out.push(flags);
-    out.extend_from_slice(&stream.to_be_bytes());
-    out.extend_from_slice(payload);
-}
-
-/// `:status: 200` (static 8) and `content-length: n` (static name 28, a literal).
-fn head(n: usize) -> Vec<u8> {
-    let digits = n.to_string();
-    let mut b = vec![0x88, 0x0f, 28 - 15, digits.len() as u8];
-    b.extend_from_slice(digits.as_bytes());
-    b
-}
 
 /// Answers every request with `abc`; the second of each connection (stream 3) announces 10
 /// bytes.
@@ -95,27 +62,9 @@ fn serve(mut conn: TcpStream, stop: &AtomicBool) {
     }
 }
 
-fn start() -> Server {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let addr = listener.local_addr().unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
-    let stop2 = stop.clone();
-    thread::spawn(move || {
-        for conn in listener.incoming() {
-            if stop2.load(Ordering::Relaxed) {
-                return;
-            }
-            let Ok(conn) = conn else { continue };
-            let stop = stop2.clone();
-            thread::spawn(move || serve(conn, &stop));
-        }
-    });
-    Server { addr, stop }
-}
-
 #[test]
 fn a_body_short_of_its_content_length_fails_at_once_as_a_short_body() {
-    let server = start();
+    let server = start(serve);
     for streams in [1u32, 4] {
         let mut cfg = config(server.addr, 1, Stop::Pages(PAGES));
         cfg.http = HttpMode::Http2;
