@@ -118,6 +118,8 @@ pub(super) struct H2 {
     connect_start_us: u64,
     handshake_start_us: u64,
     connect_us: u64,
+    /// Connections opened so far: whether the one being read is still the one opened.
+    conn_gen: u64,
 }
 
 impl Wire for H2 {
@@ -155,6 +157,7 @@ impl Wire for H2 {
             connect_start_us: 0,
             handshake_start_us: 0,
             connect_us: NONE,
+            conn_gen: 0,
         }
     }
 

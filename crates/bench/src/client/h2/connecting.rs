@@ -16,6 +16,7 @@ use std::sync::atomic::Ordering;
 impl H2 {
     pub(super) fn connect(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         self.close();
+        self.conn_gen += 1;
         self.state = State::Connecting;
         self.connect_us = NONE;
         match connect::open(ch, cx, now) {

@@ -82,6 +82,7 @@ impl H2 {
     ) {
         // When the last read handed to the session was made, if any.
         let mut read_at = None;
+        let gen = self.conn_gen;
         loop {
             let Some(conn) = &mut self.conn else { return };
             let res = conn.read(buf);
@@ -96,6 +97,13 @@ impl H2 {
             }
             match res {
                 Ok(0) => {
+                    // What came before the end is acted on first (its streams, a GOAWAY's
+                    // new connection); the end is then this connection's, if it still is.
+                    if let Some(at) = read_at.take() {
+                        if !self.next(ch, cx, at) || self.conn_gen != gen {
+                            return;
+                        }
+                    }
                     let kind = if self.io.goaway.is_some() {
                         ErrorKind::H2Goaway
                     } else {
