@@ -179,23 +179,14 @@ impl Wire for H2 {
     }
 
     fn on_event(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, buf: &mut [u8], ev: &Event) {
+        let connecting = matches!(self.state, State::Connecting | State::Handshaking);
         match self.state {
             State::Idle => {}
-            State::Connecting | State::Handshaking => {
-                if self.state == State::Connecting {
-                    self.on_connect_ready(ch, cx);
-                } else {
-                    let now = cx.now();
-                    if cx.ended(now) {
-                        return;
-                    }
+            State::Connecting => self.on_connect_ready(ch, cx),
+            State::Handshaking => {
+                let now = cx.now();
+                if !cx.ended(now) {
                     self.on_handshake(ch, cx, now);
-                }
-                // Up now: the event that finished connecting may have brought the server's
-                // first bytes too (its SETTINGS, sent on accept; over TLS, records after the
-                // handshake's, which rustls holds), and no later edge reports them again.
-                if self.state == State::Settings {
-                    self.on_readable(ch, cx, buf, ev.is_read_closed());
                 }
             }
             State::Settings | State::Open => {
@@ -212,6 +203,12 @@ impl Wire for H2 {
                     self.on_readable(ch, cx, buf, ev.is_read_closed());
                 }
             }
+        }
+        // Up now: the event that finished connecting may have brought the server's first bytes
+        // too (its SETTINGS, sent on accept; over TLS, records after the handshake's, which
+        // rustls holds), and no later edge reports them again.
+        if connecting && self.state == State::Settings {
+            self.on_readable(ch, cx, buf, ev.is_read_closed());
         }
     }
 
