@@ -18,6 +18,7 @@
 //! with Greedy-Dual-Size eviction (see [`crate::gds`]).
 
 mod build;
+mod etag;
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
@@ -117,7 +118,8 @@ pub enum Stored {
 #[derive(Debug)]
 pub struct Repr {
     pub version: FileVersion,
-    /// Quoted strong ETag: `"size-mtime_ns-ino"` in hex.
+    /// Quoted strong ETag: 64 bits mixed from the version, 11 base64url characters
+    /// (`cache/etag.rs`).
     pub etag: Box<[u8]>,
     /// IMF-fixdate of the mtime.
     pub last_modified: Box<[u8]>,

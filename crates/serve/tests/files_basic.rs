@@ -39,6 +39,30 @@ fn etag_and_last_modified_are_stable_across_requests() {
 }
 
 #[test]
+fn the_etag_is_short_and_survives_a_restart() {
+    let mut site = Site::new(&[("a.txt", b"abc")]);
+    let first = site.get("/a.txt", &[]);
+    let etag = first.header("ETag").unwrap();
+    assert_eq!(etag.len(), 13, "11 base64url characters in quotes: {etag}");
+    let inner = &etag[1..12];
+    assert!(
+        inner
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_'),
+        "{etag}"
+    );
+    // A new responder over the same root, as after a restart: nothing cached, the same tag.
+    site.responder = serve::respond::Responder::new(&serve::Config {
+        root: site.root(),
+        ..serve::Config::default()
+    })
+    .unwrap();
+    let again = site.get("/a.txt", &[]);
+    assert_eq!(again.header("ETag"), Some(etag));
+    assert_eq!(site.responder.counters().misses, 1, "built anew");
+}
+
+#[test]
 fn head_sends_the_same_head_without_a_body() {
     let mut site = Site::new(&[("a.html", b"<p>hi</p>")]);
     let get = site.get("/a.html", &[]);

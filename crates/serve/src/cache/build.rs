@@ -10,7 +10,7 @@ use std::os::unix::fs::{FileExt, MetadataExt};
 use std::rc::Rc;
 use std::time::{Duration, UNIX_EPOCH};
 
-use super::{CacheCounters, CacheError, Entry, FileVersion, Repr, Settings, Stored};
+use super::{etag, CacheCounters, CacheError, Entry, FileVersion, Repr, Settings, Stored};
 use crate::digest::Digests;
 use crate::mime;
 use crate::negotiate::Coding;
@@ -140,9 +140,7 @@ impl Builder<'_> {
             Stored::Reopen
         };
 
-        let mtime_ns =
-            (i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec())) as u64;
-        let etag = format!("\"{:x}-{:x}-{:x}\"", size, mtime_ns, version.ino);
+        let etag = etag::of(&version);
         let mtime_secs = meta.mtime().max(0);
         let last_modified =
             httpdate::fmt_http_date(UNIX_EPOCH + Duration::from_secs(mtime_secs as u64));
@@ -151,7 +149,7 @@ impl Builder<'_> {
         block.extend_from_slice(&settings.server_line);
         push_line(&mut block, b"Content-Type: ", content_type.as_bytes());
         push_line(&mut block, b"Last-Modified: ", last_modified.as_bytes());
-        push_line(&mut block, b"ETag: ", etag.as_bytes());
+        push_line(&mut block, b"ETag: ", &etag);
         block.extend_from_slice(b"Accept-Ranges: bytes\r\n");
         if vary {
             block.extend_from_slice(b"Vary: Accept-Encoding\r\n");
@@ -177,14 +175,14 @@ impl Builder<'_> {
             b"Last-Modified: ",
             last_modified.as_bytes(),
         );
-        push_line(&mut not_modified, b"ETag: ", etag.as_bytes());
+        push_line(&mut not_modified, b"ETag: ", &etag);
         if vary {
             not_modified.extend_from_slice(b"Vary: Accept-Encoding\r\n");
         }
 
         let repr = Repr {
             version,
-            etag: etag.into_bytes().into_boxed_slice(),
+            etag: Box::from(etag),
             last_modified: last_modified.into_bytes().into_boxed_slice(),
             mtime_secs,
             block: block.into_boxed_slice(),
