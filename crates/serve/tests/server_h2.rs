@@ -62,6 +62,26 @@ fn prior_knowledge_gets_the_same_answers_as_http1() {
     assert_eq!(st.requests, 12);
 }
 
+#[test]
+fn each_authority_is_checked_whatever_the_connection_sent_before() {
+    // The connection keeps the last authority that passed: an equal one is not checked again,
+    // another one always is.
+    let srv = TestServer::start(|_| {});
+    let mut c = h2c(&srv);
+    for (authority, status) in [
+        ("localhost", 200),
+        ("localhost", 200),
+        ("a..b", 400),
+        ("localhost", 200),
+        ("localhost:8080", 200),
+        ("a..b:8080", 400),
+        ("localhost:8080", 200),
+    ] {
+        c.authority = authority.to_string();
+        assert_eq!(c.get("/a.txt", &[]).status, status, "{authority}");
+    }
+}
+
 /// Reads frames until `done` holds for them; panics if the server closes first.
 fn read_frames(
     s: &mut std::net::TcpStream,

@@ -15,7 +15,9 @@ pub mod response;
 mod text;
 
 pub use date::{http_date, parse_http_date, DateCache};
-pub use request::{parse_request, Method, Request, RequestError, RequestLimits, Version};
+pub use request::{
+    parse_request, Method, PassedHost, Request, RequestError, RequestLimits, Version,
+};
 pub use response::{
     parse_response_head, BodyDecoder, BodyProgress, Framing, ResponseError, ResponseHead,
 };

@@ -22,6 +22,8 @@ use fields::Interpreter;
 mod fields;
 mod host;
 
+pub use host::PassedHost;
+
 /// The header slots on the stack; `RequestLimits::max_headers` above this is clamped to it.
 pub const MAX_HEADERS_CAP: usize = 256;
 

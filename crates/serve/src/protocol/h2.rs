@@ -67,6 +67,8 @@ pub(crate) struct H2 {
     response: Vec<u8>,
     /// The last response head and where its fields lie: the next one equal to it is not read.
     last_head: LastHead,
+    /// The last `:authority` that passed wire's Host checks: the next equal one is not checked.
+    passed_host: wire::PassedHost,
     log_line: Vec<u8>,
     /// A graceful GOAWAY was submitted (shutdown): no new stream, the open ones finish.
     going_away: bool,
@@ -92,6 +94,7 @@ impl H2 {
             streams: Streams::new(cap + 4, w.limits.max_head_bytes, w.log.is_some(), w.now),
             response: Vec::new(),
             last_head: LastHead::new(),
+            passed_host: wire::PassedHost::default(),
             log_line: Vec::new(),
             going_away: false,
             head_pending: false,
@@ -313,8 +316,10 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
     let out = &mut h.response;
     out.clear();
     let fields = st.fields.iter().map(|&(name, range)| (name, value(range)));
+    let authority = st.authority.map(value);
+    let limits = &w.limits;
     let parsed =
-        wire::Request::from_fields(method, path, st.authority.map(value), fields, &w.limits);
+        wire::Request::from_fields(method, path, authority, fields, limits, &mut h.passed_host);
     let (reply, is_head, referer, user_agent) = match parsed {
         _ if head_too_large => (
             w.responder.error(431, &w.date, false, out),

@@ -8,7 +8,7 @@
 //! the same error: the syntax of the method, target and values, the request line and field count
 //! limits, then the meaning of each field.
 
-use super::{host, FieldLines, Method, Request, RequestError, RequestLimits, Version};
+use super::{host, FieldLines, Method, PassedHost, Request, RequestError, RequestLimits, Version};
 use crate::text::{eq_token, for_each_element, parse_content_length, trim_ows};
 
 /// The fields of one request, read one by one into a [`Request`].
@@ -119,6 +119,11 @@ impl<'b> Interpreter<'b> {
             _ => {}
         }
         Ok(())
+    }
+
+    /// The first field is a Host `value` that passed its checks before: nothing to check again.
+    pub(super) fn passed_host(&mut self, value: &'b [u8]) {
+        self.out.host = Some(value);
     }
 
     /// The request, once every field was read: the framing checks that need them all.
@@ -250,13 +255,15 @@ impl<'b> Request<'b> {
     /// A request from fields received already split (HTTP/2): `method` and `target` as in the
     /// request line, `authority` as a leading `host` field, then `fields` (name, value) in order.
     /// The answer, a request or an error, is the one [`parse_request`](super::parse_request) gives
-    /// for the HTTP/1.1 head these make; `head_len` is that head's size.
+    /// for the HTTP/1.1 head these make; `head_len` is that head's size. `passed` is the
+    /// connection's last authority that passed its checks, kept here for the next request.
     pub fn from_fields<I>(
         method: &'b [u8],
         target: &'b [u8],
         authority: Option<&'b [u8]>,
         fields: I,
         limits: &RequestLimits,
+        passed: &mut PassedHost,
     ) -> Result<Request<'b>, RequestError>
     where
         I: IntoIterator<Item = (&'b [u8], &'b [u8])>,
@@ -280,11 +287,32 @@ impl<'b> Request<'b> {
         // The first error of meaning; one of syntax (or the field count) found later still wins,
         // as the parser checks the whole head's syntax before reading any field.
         let mut meaning = Ok(());
-        let host = authority.map(|a| (&b"host"[..], a));
-        for (count, (name, value)) in host.into_iter().chain(fields).enumerate() {
+        let mut count = 0;
+        if let Some(a) = authority {
+            // The `host` field it stands for, first: its name is a token, so only the value is
+            // checked, and not even that when it is the one that passed last.
+            if max_fields == 0 {
+                return Err(RequestError::TooManyHeaders);
+            }
+            count = 1;
+            head_len += b"host".len() + a.len() + 4;
+            if passed.is(a) {
+                interpreter.passed_host(trim_ows(a));
+            } else {
+                if VALUE.first_outside(a).is_some() {
+                    return Err(RequestError::Malformed);
+                }
+                meaning = interpreter.field(b"host", trim_ows(a));
+                if meaning.is_ok() {
+                    passed.keep(a);
+                }
+            }
+        }
+        for (name, value) in fields {
             if count == max_fields {
                 return Err(RequestError::TooManyHeaders);
             }
+            count += 1;
             if name.is_empty()
                 || TOKEN.first_outside(name).is_some()
                 || VALUE.first_outside(value).is_some()

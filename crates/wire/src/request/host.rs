@@ -52,6 +52,50 @@ pub(super) fn is_valid(value: &[u8]) -> bool {
     name_len != 0 && empty_label >= name_len && is_port(port)
 }
 
+/// The last Host value (as received, before trimming) that passed both its checks, the syntax
+/// of a field value and [`is_valid`]: a connection's requests mostly carry the same one (an
+/// HTTP/2 client sends one `:authority` on every stream), so one comparison stands for the scans.
+/// Kept in a fixed buffer, not allocated; a longer value is checked each time.
+#[derive(Clone)]
+pub struct PassedHost {
+    bytes: [u8; PassedHost::CAP],
+    len: u8,
+}
+
+impl PassedHost {
+    /// The longest value kept: `[2001:db8:...:7]:65535` and most names fit.
+    pub const CAP: usize = 64;
+
+    /// Whether `value` is the one that passed last (never an empty value: none is kept yet).
+    pub(super) fn is(&self, value: &[u8]) -> bool {
+        self.len != 0 && value == &self.bytes[..usize::from(self.len)]
+    }
+
+    /// Keeps `value`, which just passed, if it fits.
+    pub(super) fn keep(&mut self, value: &[u8]) {
+        if let Some(to) = self.bytes.get_mut(..value.len()) {
+            to.copy_from_slice(value);
+            self.len = value.len() as u8;
+        }
+    }
+}
+
+impl Default for PassedHost {
+    fn default() -> Self {
+        PassedHost {
+            bytes: [0; PassedHost::CAP],
+            len: 0,
+        }
+    }
+}
+
+impl std::fmt::Debug for PassedHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kept = &self.bytes[..usize::from(self.len)];
+        write!(f, "PassedHost({:?})", String::from_utf8_lossy(kept))
+    }
+}
+
 /// `[ ":" port ]` with `port = *DIGIT`: "host:" is valid, and so is any run of digits.
 fn is_port(port: &[u8]) -> bool {
     match port {

@@ -1,7 +1,7 @@
 //! `Request::from_fields` against `parse_request` on the HTTP/1.1 head the same fields make: the
 //! two must give the same request or the same error.
 
-use super::super::{parse_request, Request, RequestLimits};
+use super::super::{parse_request, PassedHost, Request, RequestError, RequestLimits};
 
 type Fields<'a> = &'a [(&'a [u8], &'a [u8])];
 
@@ -24,8 +24,37 @@ fn same(
 ) {
     let bytes = head(method, target, authority, fields);
     let parsed = parse_request(&bytes, &limits).map(|r| r.expect("a complete head"));
-    let built = Request::from_fields(method, target, authority, fields.iter().copied(), &limits);
-    assert_eq!(built, parsed, "{:?}", String::from_utf8_lossy(&bytes));
+    // With nothing passed yet, with another authority passed, then with this one passed (if it
+    // passes): the answer never depends on what the connection's earlier requests carried.
+    let mut other = PassedHost::default();
+    let primed = from_fields(
+        b"GET",
+        b"/",
+        Some(b"other:1"),
+        &[],
+        &RequestLimits::default(),
+        &mut other,
+    );
+    assert!(primed.is_ok());
+    for passed in [&mut PassedHost::default(), &mut other] {
+        for round in ["first", "again"] {
+            let built = from_fields(method, target, authority, fields, &limits, passed);
+            let text = String::from_utf8_lossy(&bytes);
+            assert_eq!(built, parsed, "{round} after {passed:?}: {text:?}");
+        }
+    }
+}
+
+fn from_fields<'b>(
+    method: &'b [u8],
+    target: &'b [u8],
+    authority: Option<&'b [u8]>,
+    fields: Fields<'b>,
+    limits: &RequestLimits,
+    passed: &mut PassedHost,
+) -> Result<Request<'b>, RequestError> {
+    let fields = fields.iter().copied();
+    Request::from_fields(method, target, authority, fields, limits, passed)
 }
 
 fn same_default(method: &[u8], target: &[u8], authority: Option<&[u8]>, fields: Fields) {
@@ -98,6 +127,48 @@ fn bad_meaning_is_the_same_error() {
         b"/",
         Some(b"h"),
         &[(b"host", b"h"), (b"referer", b"\x01")],
+    );
+}
+
+#[test]
+fn an_authority_is_kept_only_once_it_passed_and_if_it_fits() {
+    let limits = RequestLimits::default();
+    let mut passed = PassedHost::default();
+    let get = |authority: &'static [u8], passed: &mut PassedHost| {
+        from_fields(b"GET", b"/", Some(authority), &[], &limits, passed).map(|r| r.host)
+    };
+    assert_eq!(get(b"a b", &mut passed), Err(RequestError::BadHost));
+    assert_eq!(get(b"a\x01", &mut passed), Err(RequestError::Malformed));
+    assert_eq!(
+        format!("{passed:?}"),
+        "PassedHost(\"\")",
+        "nothing refused is kept"
+    );
+    assert_eq!(get(b"h:1", &mut passed), Ok(Some(&b"h:1"[..])));
+    assert_eq!(format!("{passed:?}"), "PassedHost(\"h:1\")");
+    // A kept one is compared whole: a prefix or a longer value is checked again.
+    assert_eq!(get(b"h:", &mut passed), Ok(Some(&b"h:"[..])));
+    assert_eq!(get(b"h:1 x", &mut passed), Err(RequestError::BadHost));
+    assert_eq!(format!("{passed:?}"), "PassedHost(\"h:\")");
+    let long: &'static [u8] = &[b'a'; PassedHost::CAP + 1];
+    assert_eq!(get(long, &mut passed), Ok(Some(long)));
+    assert_eq!(
+        format!("{passed:?}"),
+        "PassedHost(\"h:\")",
+        "too long to keep"
+    );
+    let fits: &'static [u8] = &[b'b'; PassedHost::CAP];
+    assert_eq!(get(fits, &mut passed), Ok(Some(fits)));
+    assert!(format!("{passed:?}").contains("bbbb"));
+    let zero = RequestLimits {
+        max_headers: 0,
+        ..limits
+    };
+    let r = from_fields(b"GET", b"/", Some(fits), &[], &zero, &mut passed);
+    assert_eq!(
+        r,
+        Err(RequestError::TooManyHeaders),
+        "a kept authority still counts"
     );
 }
 
