@@ -16,7 +16,8 @@
 //! per request.
 //!
 //! When there is nothing to do, `busy_poll::Waiter` polls a few microseconds before it sleeps,
-//! so that the server does not pay to wake the client for every response.
+//! and naps on a timer first when response times allow it (`read_slack::ReadSlack`), so that
+//! the server does not pay to wake the client for every response.
 //!
 //! Every byte goes through [`crate::transport::Transport`]: plain TCP is those same calls; HTTPS
 //! adds a handshake state between the TCP connect and the first request (timed apart from the
@@ -46,6 +47,7 @@ mod h1;
 mod h2;
 mod linger;
 mod page;
+mod read_slack;
 mod redirects;
 mod setup;
 mod timers;
@@ -59,6 +61,7 @@ pub use h2::FIRST_STREAM_ID;
 use h2::H2;
 use linger::Linger;
 use page::{Child, Phase};
+use read_slack::ReadSlack;
 use redirects::Redirects;
 use setup::Running;
 pub use setup::{child_rng, Requests, RunShared, Schedule, ThreadOutcome};
@@ -122,6 +125,7 @@ fn run<C: Wire>(sh: &RunShared<'_>, thread: usize, ids: Range<usize>) -> io::Res
         certificate_failures: 0,
         first_connect_late_us: NONE,
         redirects: Redirects::default(),
+        response_us: 0,
     };
     // A timed run's seconds (+1 for a partial one) are allocated now, up to an hour; past that,
     // and with -n, a second allocates its histogram when it starts, in a vector with room.
@@ -152,6 +156,7 @@ fn run<C: Wire>(sh: &RunShared<'_>, thread: usize, ids: Range<usize>) -> io::Res
     // Many requests in flight a connection: a sleep wakes to several responses (busy_poll.rs).
     let many_in_flight = sh.config.streams.is_some_and(|n| n > 1);
     let mut waiter = Waiter::new(sh.config.busy_poll, many_in_flight);
+    let mut slack = ReadSlack::new(sh.config.read_slack);
     let (end_us, interrupted) = loop {
         let now = cx.now();
         if sh.stop.load(Ordering::Relaxed) {
@@ -173,6 +178,9 @@ fn run<C: Wire>(sh: &RunShared<'_>, thread: usize, ids: Range<usize>) -> io::Res
                 .map_or(0, |iv| behind(&children, iv, now));
             sh.progress.publish(thread, cx.live);
             next_publish = now + PUBLISH_US;
+            if let Some(nap) = slack.nap(cx.live.requests, cx.response_us) {
+                waiter.set_nap(nap);
+            }
             if cx.certificate_hopeless(now) {
                 break (now.min(schedule.end_us), false);
             }
@@ -248,6 +256,8 @@ struct ThreadState<'a> {
     first_connect_late_us: u64,
     /// `--redirect N`: the redirect targets this thread has learned, their requests built once.
     redirects: Redirects,
+    /// The summed response times of `live.requests`, µs: what the read slack's nap is a share of.
+    response_us: u64,
 }
 
 impl ThreadState<'_> {

@@ -11,6 +11,9 @@ pub use results::HttpMode;
 /// How long an idle event loop polls before it sleeps, unless told otherwise.
 pub const DEFAULT_BUSY_POLL: Duration = Duration::from_micros(5);
 
+/// `--read-slack`'s default: a nap may delay a response's read by 1% of the mean response time.
+pub const DEFAULT_READ_SLACK: f64 = 0.01;
+
 /// HTTP/2's receive windows unless `--h2-window`: Chrome's, 6 MiB a stream and 15 MiB the
 /// connection, so that flow control never throttles what is measured.
 pub const H2_STREAM_WINDOW: u32 = 6 * 1024 * 1024;
@@ -64,6 +67,9 @@ pub struct BenchConfig {
     /// With nothing to do, poll this long before sleeping (zero: sleep at once); see
     /// `client::busy_poll`.
     pub busy_poll: Duration,
+    /// Before sleeping, nap on a timer for up to this share of the recent mean response time
+    /// (0: never); see `client::read_slack`.
+    pub read_slack: f64,
     pub seed: u64,
     /// One CSV line per request.
     pub log: Option<PathBuf>,
@@ -132,6 +138,7 @@ impl BenchConfig {
             connect_timeout: Duration::from_secs(10),
             response_timeout: Duration::from_secs(10),
             busy_poll: DEFAULT_BUSY_POLL,
+            read_slack: DEFAULT_READ_SLACK,
             seed: 1,
             log: None,
             debug: false,

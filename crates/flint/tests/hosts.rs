@@ -448,6 +448,7 @@ fn one_webchild_for_a_minute(addr: &str) -> ToWorker {
             connect_timeout_us: 1_000_000,
             response_timeout_us: 1_000_000,
             busy_poll_us: 0,
+            read_slack: 0.0,
             seed: 1,
             expect_status: None,
             redirect: 0,

@@ -82,6 +82,10 @@ pub struct BenchConfigRecord {
     /// from before the option.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub busy_poll_us: Option<u64>,
+    /// The share of the mean response time an idle event loop could nap before it slept
+    /// (`--read-slack`), in percent; absent in results from before the option.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_slack_percent: Option<f64>,
     /// Requests in flight per connection (`--streams`, `--pipeline N`), when set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub streams: Option<u64>,

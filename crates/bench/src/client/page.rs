@@ -309,6 +309,7 @@ impl Child {
         let ok = kind.is_none();
         let open_first = schedule.interval_us.is_some() && ex.file == 0;
         cx.live.requests += 1;
+        cx.response_us += now - ex.file_start_us;
         cx.live.errors += u64::from(!ok);
         if cx.counts(ex.file_start_us, now) {
             // Open loop, first file: both count from when the page was due (no coordinated

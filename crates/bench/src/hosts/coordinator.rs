@@ -322,6 +322,7 @@ fn orders(config: &BenchConfig, r: &HostsRun<'_>, h: &Host) -> ToWorker {
             connect_timeout_us: us(c.connect_timeout),
             response_timeout_us: us(c.response_timeout),
             busy_poll_us: us(c.busy_poll),
+            read_slack: c.read_slack,
             seed: c.seed,
             expect_status: c.expect_status.clone(),
             redirect: c.redirect,

@@ -36,7 +36,7 @@ use std::io::{self, Write};
 /// statuses and redirects, and both sides refuse fields they do not know. 3: the TLS options
 /// name the cipher suites offered (absent: browsers' order, AES-128-GCM first, where version 2
 /// offered rustls's, AES-256-GCM first), and a handshake's agreement its key exchange group.
-pub const PROTOCOL_VERSION: u32 = 3;
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// flint's own version, sent beside the protocol's so a refusal can name both.
 pub const FLINT_VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -143,6 +143,9 @@ pub struct RunOrders {
     pub response_timeout_us: u64,
     /// How long an idle event loop polls before it sleeps.
     pub busy_poll_us: u64,
+    /// The share of the mean response time an idle event loop may nap before it sleeps
+    /// (`--read-slack`, a fraction).
+    pub read_slack: f64,
     pub seed: u64,
     /// `--expect-status`: the statuses that count as success (`None`: 4xx and 5xx are errors).
     pub expect_status: Option<ExpectStatus>,

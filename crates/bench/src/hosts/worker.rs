@@ -206,6 +206,7 @@ fn prepare(o: &Orders) -> Result<(BenchConfig, Slice), String> {
         connect_timeout: Duration::from_micros(r.connect_timeout_us),
         response_timeout: Duration::from_micros(r.response_timeout_us),
         busy_poll: Duration::from_micros(r.busy_poll_us),
+        read_slack: r.read_slack,
         seed: r.seed,
         log: r.log.as_ref().map(Into::into),
         debug: false,

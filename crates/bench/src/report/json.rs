@@ -246,6 +246,7 @@ pub fn record(r: &RunResult) -> BenchResult {
         connect_timeout_s: c.connect_timeout.as_secs_f64(),
         response_timeout_s: c.response_timeout.as_secs_f64(),
         busy_poll_us: Some(c.busy_poll.as_micros() as u64),
+        read_slack_percent: Some(c.read_slack * 100.0),
         streams: c.streams.map(u64::from),
         h2_window_bytes: c.h2_window.map(u64::from),
         redirect: (c.redirect > 0).then_some(c.redirect),

@@ -271,6 +271,7 @@ pub fn bench_config(target: Target, load: &LoadArgs) -> BenchConfig {
         connect_timeout: load.connect_timeout.unwrap_or(load.timeout),
         response_timeout: load.timeout,
         busy_poll: load.busy_poll,
+        read_slack: load.read_slack,
         seed: load.seed,
         log: load.log.clone(),
         debug: load.debug,

@@ -42,6 +42,7 @@ pub(crate) fn full_orders() -> ToWorker {
             connect_timeout_us: 2_000_000,
             response_timeout_us: 3_000_000,
             busy_poll_us: 70,
+            read_slack: 0.02,
             seed: 42,
             expect_status: Some("200,3xx".parse().unwrap()),
             redirect: 5,
@@ -137,7 +138,7 @@ fn the_orders_fields_are_those_of_this_protocol_version() {
         server_name authorization tls tls.cacert tls.insecure tls.resume tls.version tls.ciphers \
         first_child end_child run run.concurrency run.threads run.duration_us run.pages \
         run.warmup_us run.think_us run.rate run.http run.streams run.h2_window \
-        run.connect_timeout_us run.response_timeout_us run.busy_poll_us run.seed \
+        run.connect_timeout_us run.response_timeout_us run.busy_poll_us run.read_slack run.seed \
         run.expect_status run.redirect run.log workload workload.pages workload.pages[].name \
         workload.pages[].weight workload.pages[].files workload.urls workload.requests \
         workload.requests[].method workload.requests[].headers workload.requests[].body";
@@ -149,7 +150,7 @@ fn the_orders_fields_are_those_of_this_protocol_version() {
     want.sort();
     assert_eq!(
         (PROTOCOL_VERSION, got),
-        (3, want),
+        (4, want),
         "the orders changed: bump PROTOCOL_VERSION (hosts/protocol.rs says when) and pin them anew"
     );
 }

@@ -27,6 +27,15 @@ fn at_least_one<T: std::str::FromStr + PartialOrd + From<u8>>(text: &str) -> Res
     }
 }
 
+/// A share in percent, `1%` or `1` (0 to 50), as a fraction.
+fn percent(text: &str) -> Result<f64, String> {
+    let digits = text.strip_suffix('%').unwrap_or(text);
+    match digits.parse::<f64>() {
+        Ok(p) if (0.0..=50.0).contains(&p) => Ok(p / 100.0),
+        _ => Err(format!("`{text}` is not a share from 0% to 50%")),
+    }
+}
+
 /// An HTTP/2 flow-control window: bytes, or with `k`/`m` KiB/MiB; 1 to 2^31-1 (RFC 9113).
 fn window(text: &str) -> Result<u32, String> {
     let lower = text.to_ascii_lowercase();
@@ -208,6 +217,13 @@ pub struct LoadArgs {
     /// a little CPU. Polls that keep finding nothing pause by themselves (docs/latency.md).
     #[arg(long, value_name = "DUR", value_parser = duration, default_value = "5us")]
     pub busy_poll: Duration,
+    /// Before sleeping, nap on a timer for up to this share of the mean response time, so that
+    /// responses arriving meanwhile are read together and the server is spared waking the
+    /// client for each (a server-bound run gains requests/s, most with many requests in flight);
+    /// a response read late by the nap is late by at most that share (at most 100 µs; no nap
+    /// under 10 µs). `0` turns it off (docs/latency.md).
+    #[arg(long, value_name = "PERCENT", value_parser = percent, default_value = "1%")]
+    pub read_slack: f64,
     /// Seed of the Webchildren's random page choices: the same seed, the same sequence.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -366,6 +382,19 @@ pub fn join_tls_version(args: impl IntoIterator<Item = OsString>) -> Vec<OsStrin
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_read_slack_is_a_percentage() {
+        assert_eq!(percent("1%"), Ok(0.01));
+        assert_eq!(percent("0"), Ok(0.0));
+        assert_eq!(percent("2.5"), Ok(0.025));
+        for bad in ["-1%", "51%", "x", "%", "", "NaN"] {
+            assert!(
+                percent(bad).unwrap_err().contains("is not a share"),
+                "{bad}"
+            );
+        }
+    }
 
     #[test]
     fn rates_take_the_units_the_tools_write() {
