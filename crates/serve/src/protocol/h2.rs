@@ -4,7 +4,7 @@
 //!
 //! A request is the fields the responder reads (`:method`, `:path`, `:authority` as `Host`, the
 //! validators, `Range`, `Accept-Encoding`, `User-Agent`, `Referer`), kept as ranges of one
-//! buffer per stream and handed to `wire` (`Request::from_fields`), which reads them with the
+//! buffer per stream and handed to `wire` (`Request::with_fields`), which reads them with the
 //! code that reads an HTTP/1.1 head's fields: one validation, one answer for both protocols
 //! (preconditions, ranges, digests, precompressed siblings, listings, hidden files, the access
 //! log), and no HTTP/1.1 head written and parsed again. The answer's head
@@ -318,35 +318,38 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
     let fields = st.fields.iter().map(|&(name, range)| (name, value(range)));
     let authority = st.authority.map(value);
     let limits = &w.limits;
-    let parsed =
-        wire::Request::from_fields(method, path, authority, fields, limits, &mut h.passed_host);
-    let (reply, is_head, referer, user_agent) = match parsed {
-        _ if head_too_large => (
-            w.responder.error(431, &w.date, false, out),
-            false,
-            None,
-            None,
-        ),
-        Ok(ref r) if !too_large => {
-            let reply = w.responder.respond_shared(r, &w.date, w.now, out);
-            (
-                reply,
-                r.method == wire::Method::Head,
-                r.referer,
-                r.user_agent,
-            )
-        }
-        Ok(ref r) => {
-            let reply = w.responder.error(413, &w.date, false, out);
-            (reply, false, r.referer, r.user_agent)
-        }
-        Err(e) => (
-            w.responder.error(e.status(), &w.date, false, out),
-            false,
-            None,
-            None,
-        ),
-    };
+    let passed = &mut h.passed_host;
+    // The request is read by reference where wire built it (no copy of it).
+    let (reply, is_head, referer, user_agent) =
+        wire::Request::with_fields(method, path, authority, fields, limits, passed, |parsed| {
+            match parsed {
+                _ if head_too_large => (
+                    w.responder.error(431, &w.date, false, out),
+                    false,
+                    None,
+                    None,
+                ),
+                Ok(r) if !too_large => {
+                    let reply = w.responder.respond_shared(r, &w.date, w.now, out);
+                    (
+                        reply,
+                        r.method == wire::Method::Head,
+                        r.referer,
+                        r.user_agent,
+                    )
+                }
+                Ok(r) => {
+                    let reply = w.responder.error(413, &w.date, false, out);
+                    (reply, false, r.referer, r.user_agent)
+                }
+                Err(e) => (
+                    w.responder.error(e.status(), &w.date, false, out),
+                    false,
+                    None,
+                    None,
+                ),
+            }
+        });
     if let Some(log) = w.log.as_mut() {
         // The request line as HTTP/2 has it.
         let line = &mut h.log_line;

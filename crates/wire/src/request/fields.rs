@@ -1,7 +1,7 @@
 //! What a request's header fields mean, once: the HTTP/1.1 parser and a request received as
 //! HTTP/2 fields both go through [`Interpreter`], so the two can never disagree on a field.
 //!
-//! [`Request::from_fields`] builds a [`Request`] from a method, a target and field lines received
+//! [`Request::with_fields`] builds a [`Request`] from a method, a target and field lines received
 //! already split (HTTP/2's `:method`, `:path`, `:authority` and its fields), without writing and
 //! re-parsing an HTTP/1.1 head. It refuses what the HTTP/1.1 parser would refuse for the head those
 //! fields make (`METHOD target HTTP/1.1`, `host` from the authority, then the fields in order), with
@@ -127,8 +127,14 @@ impl<'b> Interpreter<'b> {
     }
 
     /// The request, once every field was read: the framing checks that need them all.
-    pub(super) fn finish(self) -> Result<Request<'b>, RequestError> {
-        let mut out = self.out;
+    pub(super) fn finish(mut self) -> Result<Request<'b>, RequestError> {
+        self.finish_in_place()?;
+        Ok(self.out)
+    }
+
+    /// [`finish`](Self::finish), the request left where it is.
+    fn finish_in_place(&mut self) -> Result<(), RequestError> {
+        let out = &mut self.out;
         if self.transfer_encoding {
             if out.content_length.is_some() {
                 return Err(RequestError::AmbiguousFraming);
@@ -143,7 +149,7 @@ impl<'b> Interpreter<'b> {
         } else {
             self.conn_keep_alive || out.version.default_keep_alive()
         };
-        Ok(out)
+        Ok(())
     }
 }
 
@@ -257,80 +263,105 @@ impl<'b> Request<'b> {
     /// The answer, a request or an error, is the one [`parse_request`](super::parse_request) gives
     /// for the HTTP/1.1 head these make; `head_len` is that head's size. `passed` is the
     /// connection's last authority that passed its checks, kept here for the next request.
-    pub fn from_fields<I>(
+    ///
+    /// The answer is handed to `then` by reference and its result returned: the request is read
+    /// where it stays, never moved (a `Request` is about 500 bytes: a move is a copy of them
+    /// for every request).
+    pub fn with_fields<I, T>(
         method: &'b [u8],
         target: &'b [u8],
         authority: Option<&'b [u8]>,
         fields: I,
         limits: &RequestLimits,
         passed: &mut PassedHost,
-    ) -> Result<Request<'b>, RequestError>
+        then: impl FnOnce(Result<&Request<'b>, RequestError>) -> T,
+    ) -> T
     where
         I: IntoIterator<Item = (&'b [u8], &'b [u8])>,
     {
-        // `METHOD SP target SP HTTP/1.1`, as the request line limit counts it.
-        let line_len = method.len() + target.len() + 10;
-        let line_error = line_syntax_error(method, target);
-        if line_len > limits.max_request_line {
-            // A reader in pieces stops at whichever comes first: the bad byte or the limit.
-            return Err(match line_error {
-                Some(at) if at < limits.max_request_line => RequestError::Malformed,
-                _ => RequestError::UriTooLong,
-            });
-        }
-        if line_error.is_some() {
-            return Err(RequestError::Malformed);
-        }
-        let max_fields = limits.max_headers.min(super::MAX_HEADERS_CAP);
-        let mut head_len = line_len + 2 + 2;
         let mut interpreter = Interpreter::new(method, target, Version::Http11, 0);
-        // The first error of meaning; one of syntax (or the field count) found later still wins,
-        // as the parser checks the whole head's syntax before reading any field.
-        let mut meaning = Ok(());
-        let mut count = 0;
-        if let Some(a) = authority {
-            // The `host` field it stands for, first: its name is a token, so only the value is
-            // checked, and not even that when it is the one that passed last.
-            if max_fields == 0 {
-                return Err(RequestError::TooManyHeaders);
-            }
-            count = 1;
-            head_len += b"host".len() + a.len() + 4;
-            if passed.is(a) {
-                interpreter.passed_host(trim_ows(a));
-            } else {
-                if VALUE.first_outside(a).is_some() {
-                    return Err(RequestError::Malformed);
-                }
-                meaning = interpreter.field(b"host", trim_ows(a));
-                if meaning.is_ok() {
-                    passed.keep(a);
-                }
-            }
+        let line = (method, target);
+        match read_fields(&mut interpreter, line, authority, fields, limits, passed) {
+            Ok(()) => then(Ok(&interpreter.out)),
+            Err(e) => then(Err(e)),
         }
-        for (name, value) in fields {
-            if count == max_fields {
-                return Err(RequestError::TooManyHeaders);
-            }
-            count += 1;
-            if name.is_empty()
-                || TOKEN.first_outside(name).is_some()
-                || VALUE.first_outside(value).is_some()
-            {
+    }
+}
+
+/// The body of [`Request::with_fields`] past the request's start: the line's checks, the
+/// fields read into `interpreter`, then its end.
+fn read_fields<'b, I>(
+    interpreter: &mut Interpreter<'b>,
+    (method, target): (&'b [u8], &'b [u8]),
+    authority: Option<&'b [u8]>,
+    fields: I,
+    limits: &RequestLimits,
+    passed: &mut PassedHost,
+) -> Result<(), RequestError>
+where
+    I: IntoIterator<Item = (&'b [u8], &'b [u8])>,
+{
+    // `METHOD SP target SP HTTP/1.1`, as the request line limit counts it.
+    let line_len = method.len() + target.len() + 10;
+    let line_error = line_syntax_error(method, target);
+    if line_len > limits.max_request_line {
+        // A reader in pieces stops at whichever comes first: the bad byte or the limit.
+        return Err(match line_error {
+            Some(at) if at < limits.max_request_line => RequestError::Malformed,
+            _ => RequestError::UriTooLong,
+        });
+    }
+    if line_error.is_some() {
+        return Err(RequestError::Malformed);
+    }
+    let max_fields = limits.max_headers.min(super::MAX_HEADERS_CAP);
+    let mut head_len = line_len + 2 + 2;
+    // The first error of meaning; one of syntax (or the field count) found later still wins,
+    // as the parser checks the whole head's syntax before reading any field.
+    let mut meaning = Ok(());
+    let mut count = 0;
+    if let Some(a) = authority {
+        // The `host` field it stands for, first: its name is a token, so only the value is
+        // checked, and not even that when it is the one that passed last.
+        if max_fields == 0 {
+            return Err(RequestError::TooManyHeaders);
+        }
+        count = 1;
+        head_len += b"host".len() + a.len() + 4;
+        if passed.is(a) {
+            interpreter.passed_host(trim_ows(a));
+        } else {
+            if VALUE.first_outside(a).is_some() {
                 return Err(RequestError::Malformed);
             }
-            head_len += name.len() + value.len() + 4;
+            meaning = interpreter.field(b"host", trim_ows(a));
             if meaning.is_ok() {
-                meaning = interpreter.field(name, trim_ows(value));
+                passed.keep(a);
             }
         }
-        if head_len > limits.max_head_bytes {
-            return Err(RequestError::HeadersTooLarge);
-        }
-        meaning?;
-        interpreter.out.head_len = head_len;
-        interpreter.finish()
     }
+    for (name, value) in fields {
+        if count == max_fields {
+            return Err(RequestError::TooManyHeaders);
+        }
+        count += 1;
+        if name.is_empty()
+            || TOKEN.first_outside(name).is_some()
+            || VALUE.first_outside(value).is_some()
+        {
+            return Err(RequestError::Malformed);
+        }
+        head_len += name.len() + value.len() + 4;
+        if meaning.is_ok() {
+            meaning = interpreter.field(name, trim_ows(value));
+        }
+    }
+    if head_len > limits.max_head_bytes {
+        return Err(RequestError::HeadersTooLarge);
+    }
+    meaning?;
+    interpreter.out.head_len = head_len;
+    interpreter.finish_in_place()
 }
 
 #[cfg(test)]

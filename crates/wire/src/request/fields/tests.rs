@@ -1,4 +1,4 @@
-//! `Request::from_fields` against `parse_request` on the HTTP/1.1 head the same fields make: the
+//! `Request::with_fields` against `parse_request` on the HTTP/1.1 head the same fields make: the
 //! two must give the same request or the same error.
 
 use super::super::{parse_request, PassedHost, Request, RequestError, RequestLimits};
@@ -54,7 +54,9 @@ fn from_fields<'b>(
     passed: &mut PassedHost,
 ) -> Result<Request<'b>, RequestError> {
     let fields = fields.iter().copied();
-    Request::from_fields(method, target, authority, fields, limits, passed)
+    Request::with_fields(method, target, authority, fields, limits, passed, |r| {
+        r.cloned()
+    })
 }
 
 fn same_default(method: &[u8], target: &[u8], authority: Option<&[u8]>, fields: Fields) {
