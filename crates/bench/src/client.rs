@@ -156,7 +156,12 @@ fn run<C: Wire>(sh: &RunShared<'_>, thread: usize, ids: Range<usize>) -> io::Res
     // Many requests in flight a connection: a sleep wakes to several responses (busy_poll.rs).
     let many_in_flight = sh.config.streams.is_some_and(|n| n > 1);
     let mut waiter = Waiter::new(sh.config.busy_poll, many_in_flight);
-    let mut slack = ReadSlack::new(sh.config.read_slack);
+    // And there only, a nap before a sleep (read_slack.rs).
+    let mut slack = ReadSlack::new(if many_in_flight {
+        sh.config.read_slack
+    } else {
+        0.0
+    });
     let (end_us, interrupted) = loop {
         let now = cx.now();
         if sh.stop.load(Ordering::Relaxed) {

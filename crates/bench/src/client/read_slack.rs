@@ -19,6 +19,13 @@
 //! under [`MIN_NAP`] (a fast server, few requests in flight: the response times a nap would
 //! blur are short, and spinning serves them). It is at most [`MAX_NAP`], so that a slow server
 //! is still read in small batches.
+//!
+//! Only with more than one request in flight a connection (`--streams N`, N > 1), where
+//! responses come in streams of small writes. One stream of a large body already wakes the
+//! client once per large chunk (the receive low-water mark, `transport/low_water.rs`), and a
+//! nap there let the socket's buffer fill and the server wait to write: h2o over TLS spent 1.01
+//! to 1.07 times h2load's CPU per MiB on flint's traffic with naps, 0.95 to 1.03 without (1 MiB,
+//! 8 connections, two runs each).
 
 use std::num::NonZeroU64;
 use std::time::Duration;

@@ -217,11 +217,11 @@ pub struct LoadArgs {
     /// a little CPU. Polls that keep finding nothing pause by themselves (docs/latency.md).
     #[arg(long, value_name = "DUR", value_parser = duration, default_value = "5us")]
     pub busy_poll: Duration,
-    /// Before sleeping, nap on a timer for up to this share of the mean response time, so that
-    /// responses arriving meanwhile are read together and the server is spared waking the
-    /// client for each (a server-bound run gains requests/s, most with many requests in flight);
-    /// a response read late by the nap is late by at most that share (at most 100 µs; no nap
-    /// under 10 µs). `0` turns it off (docs/latency.md).
+    /// With more than one request in flight a connection (--streams N), before sleeping nap on
+    /// a timer for up to this share of the mean response time, so that responses arriving
+    /// meanwhile are read together and the server is spared waking the client for each (a
+    /// server-bound run gains requests/s); a response read late by the nap is late by at most
+    /// that share (at most 100 µs; no nap under 10 µs). `0` turns it off (docs/latency.md).
     #[arg(long, value_name = "PERCENT", value_parser = percent, default_value = "1%")]
     pub read_slack: f64,
     /// Seed of the Webchildren's random page choices: the same seed, the same sequence.
