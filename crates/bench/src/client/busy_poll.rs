@@ -115,7 +115,7 @@ impl Waiter {
     /// Sleeps until an event or `timeout`: first, when a nap is set and the deadline is further
     /// off, on a timer, where the server's writes do not wake the client (`read_slack.rs`), and
     /// then in `epoll_wait` only if the nap found nothing.
-    fn sleep(&mut self, poll: &mut Poll, events: &mut Events, timeout: Duration) -> io::Result<()> {
+    fn sleep(&self, poll: &mut Poll, events: &mut Events, timeout: Duration) -> io::Result<()> {
         if self.nap.is_zero() || timeout <= self.nap {
             return poll.poll(events, Some(timeout));
         }

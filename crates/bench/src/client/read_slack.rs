@@ -31,9 +31,9 @@ use std::num::NonZeroU64;
 use std::time::Duration;
 
 /// Shorter naps cost the client a timer wake-up for little batching: none below this.
-pub(super) const MIN_NAP: Duration = Duration::from_micros(10);
+const MIN_NAP: Duration = Duration::from_micros(10);
 /// The longest nap, whatever the response times.
-pub(super) const MAX_NAP: Duration = Duration::from_micros(100);
+const MAX_NAP: Duration = Duration::from_micros(100);
 
 /// The nap of one event loop, from the mean response time of its recent responses.
 #[derive(Debug)]
