@@ -62,7 +62,7 @@ impl<H: Handler> Session<H> {
         let mut cbs = ptr::null_mut();
         let mut option = ptr::null_mut();
         let mut raw = ptr::null_mut();
-        // SAFETY: the callbacks table and option are created, filled, used by *_new2 (which
+        // SAFETY: the callbacks table and option are created, filled, used by *_new3 (which
         // copies what it needs: "The library code does not refer to |option| after this
         // function returns", and likewise for callbacks) and deleted here; user_data starts
         // null, so a callback before the first recv/send could touch nothing.
@@ -295,8 +295,11 @@ impl<H: Handler> Session<H> {
             ptr::null()
         };
         // SAFETY: raw is live; Header is repr(transparent) over nghttp2_nv, so the slice is an
-        // nv array of its length; nghttp2 copies every field (unless NO_COPY, which only
-        // 'static headers set) and the provider struct before returning.
+        // nv array of its length; nghttp2 copies the provider struct and every field before
+        // returning, except the bytes of a field flagged NO_COPY, which it points at until it
+        // packs the HEADERS frame at a later `send`. Such fields are made only by
+        // `Header::from_static`, `Header::static_name` (static bytes) and the unsafe
+        // `Header::no_copy`, whose caller promises the bytes outlive the session.
         let id = unsafe {
             sys::nghttp2_submit_request2(
                 self.raw.as_ptr(),
@@ -455,7 +458,7 @@ impl<H: Handler> Session<H> {
 
 impl<H: Handler> Drop for Session<H> {
     fn drop(&mut self) {
-        // SAFETY: raw came from *_new2 and is deleted once, here; nghttp2_session_del frees
+        // SAFETY: raw came from *_new3 and is deleted once, here; nghttp2_session_del frees
         // streams and queues without calling a callback (and user_data is null anyway).
         unsafe { sys::nghttp2_session_del(self.raw.as_ptr()) }
     }
