@@ -62,9 +62,9 @@ const BODY_AFTER_RESPONSE: u64 = 16 * 1024;
 /// One HTTP/2 connection's state beside the session's buffers.
 ///
 /// The field order is part of what makes the session's borrowed bytes sound: Rust drops fields
-/// in declaration order, so `framer` (nghttp2's session) goes first, before anything it may still
-/// point at: the NO_COPY field values of `last_head` (see `LastHead::fields`) and the bodies in
-/// `streams`. Keep `framer` the first field.
+/// in declaration order, so `framer` (nghttp2's session, which may still point at the NO_COPY
+/// field values kept in `last_head`: see `LastHead::fields`) goes before `last_head`. Keep
+/// `framer` the first field.
 pub(crate) struct H2 {
     framer: http2::Session<Streams>,
     streams: Streams,
