@@ -7,7 +7,7 @@
 //! which computes each digest once per file version. Servers without a Content-MD5 option
 //! (nginx, lighttpd) are left out: without the digest they would measure something else.
 
-use super::{docroot, syscalls::mode_json, table, Experiment, Lab, ResultRow, DIGEST_CLIENTS};
+use super::{docroot, table, Experiment, Lab, ResultRow, DIGEST_CLIENTS};
 use lab_peers::Peer;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -19,7 +19,7 @@ pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
         lab.out,
         "\n== digest (the Content-MD5 measurements): {DIGEST_CLIENTS} clients, {} (as ptester), one \
          {:.1} MB file ({} bytes), digest on; {} s each",
-        mode_json(mode),
+        mode.name(),
         docroot::DIGEST_SIZE as f64 / 1e6,
         docroot::DIGEST_SIZE,
         lab.opts.duration.as_secs_f64()

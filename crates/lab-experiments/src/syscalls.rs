@@ -485,11 +485,6 @@ fn label_without_rtt(r: &ResultRow) -> String {
     )
 }
 
-/// The mode as the JSON writes it.
-pub(super) fn mode_json(mode: bench::HttpMode) -> &'static str {
-    mode.name()
-}
-
 /// Files per page: the HTML and its 43 images.
 const PAGE_FILES: usize = docroot::MICROSCAPE_GIFS.len() + 1;
 

@@ -19,7 +19,6 @@
 //! its reason and the others run.
 
 use super::certs::{self, CertKind, SERVER_NAME};
-use super::syscalls::mode_json;
 use super::{docroot, measure, table, Experiment, Lab, LabOptions, ResultRow, SIZES_CLIENTS};
 use bench::config::TlsOptions;
 use bench::HttpMode;
@@ -215,7 +214,7 @@ fn label(row: &ResultRow) -> String {
     match (row.handshake.as_deref(), row.size_bytes) {
         (Some(h), _) => format!("{h} handshakes"),
         (None, Some(size)) => table::size(size),
-        (None, None) => format!("{} page", mode_json(row.mode)),
+        (None, None) => format!("{} page", row.mode.name()),
     }
 }
 

@@ -2,43 +2,15 @@
 //! per server (IO-Lite's figure 3), syscalls per request per server and mode (the Jigsaw truss
 //! notes), and whatever else a lab file holds (the digest experiment), as a plain table.
 
+use super::lab_rows::{distinct, experiment_of, results, server};
 use super::{benches, labs, series_name};
 use crate::chart::{Axis, BarChart, BarSeries, LineChart, Series, Ticks};
 use crate::html::{figures, grouped_table, table, Col, Page};
 use crate::input::Input;
 use crate::text::{self, esc};
-use results::{LabResult, LabRow};
+use results::LabRow;
 use std::fmt::Write;
 
-/// The experiment a row belongs to: its own, or (in a file older than the row's field) the
-/// file's.
-pub(super) fn experiment_of<'a>(lab: &'a LabResult, r: &'a LabRow) -> &'a str {
-    if r.experiment.is_empty() {
-        &lab.experiment
-    } else {
-        &r.experiment
-    }
-}
-
-/// The rows of one experiment in a lab file, less any measurement cut short by Ctrl-C
-/// (`interrupted`): part of a window is not a figure to chart beside the others.
-pub(super) fn results<'a>(
-    lab: &'a LabResult,
-    experiment: &'a str,
-) -> impl Iterator<Item = &'a LabRow> {
-    lab.results
-        .iter()
-        .filter(move |r| experiment_of(lab, r) == experiment)
-        .filter(|r| !r.interrupted)
-}
-
-pub(super) fn server(r: &LabRow) -> &str {
-    if r.server.is_empty() {
-        "?"
-    } else {
-        &r.server
-    }
-}
 fn mode(r: &LabRow) -> &'static str {
     r.mode.name()
 }
@@ -50,16 +22,6 @@ fn mode_rank(m: &str) -> (usize, bool) {
 }
 
 /// Distinct values in order of first appearance.
-pub(super) fn distinct<'a>(it: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
-    let mut out: Vec<&str> = Vec::new();
-    for x in it {
-        if !out.contains(&x) {
-            out.push(x);
-        }
-    }
-    out
-}
-
 pub(super) const LIMITED_NOTE: &str = r#"<p class="note">† client-limited: the load generator, not the server, ran out of CPU; the server may do more.</p>"#;
 
 pub fn sizes(page: &mut Page, inputs: &[Input<'_>]) -> String {

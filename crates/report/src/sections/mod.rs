@@ -4,6 +4,7 @@
 mod hosts;
 mod https;
 mod lab;
+mod lab_rows;
 mod latency;
 mod page;
 mod provenance;

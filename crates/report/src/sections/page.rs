@@ -4,7 +4,7 @@
 //! wire, the connections, the server's syscalls and CPU. A way a server (or the client) could
 //! not fetch the page is a row saying why, never left out.
 
-use super::lab::{distinct, results, server};
+use super::lab_rows::{distinct, results, server};
 use super::{labs, series_name};
 use crate::chart::{Axis, LineChart, Series};
 use crate::html::{figures, table, Col, Page};

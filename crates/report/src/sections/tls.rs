@@ -2,7 +2,8 @@
 //! resumed, for each server and key; and the IO-Lite figure again, bandwidth against file size,
 //! over HTTPS. The keep-alive rows (syscalls per request) are in the table under the charts.
 
-use super::lab::{distinct, results, server, LIMITED_NOTE};
+use super::lab::LIMITED_NOTE;
+use super::lab_rows::{distinct, results, server};
 use super::{labs, series_name};
 use crate::chart::{Axis, BarChart, BarSeries, LineChart, Series, Ticks};
 use crate::html::{figures, table, Col, Page};

@@ -5,7 +5,7 @@
 //! clients; a matrix wider than a page is split into several tables, a server's columns kept
 //! together where they fit.
 
-use super::lab::{experiment_of, server};
+use super::lab_rows::{experiment_of, server};
 use super::{benches, labs};
 use crate::html::{grouped_table, table, Col};
 use crate::input::Input;
