@@ -166,7 +166,7 @@ pub fn rate_warning(prev: Counts, now: Counts, rate: f64, webchildren: usize) ->
             let page_s = now.page_us.saturating_sub(prev.page_us) as f64 / pages as f64 / 1e6;
             format!(
                 "~{} Webchildren needed, {webchildren} running",
-                webchildren_for(rate, page_s)
+                crate::runner::plan::webchildren_for(rate, page_s)
             )
         }
     };
@@ -174,12 +174,6 @@ pub fn rate_warning(prev: Counts, now: Counts, rate: f64, webchildren: usize) ->
         "  RATE NOT KEPT: {} behind; {need}",
         crate::report::count_of(now.behind, "page", "pages")
     ))
-}
-
-/// The Webchildren that carry `rate` pages/s when a page takes `page_s` (Little's law), plus a
-/// quarter for the variance of page times, at least one.
-pub fn webchildren_for(rate: f64, page_s: f64) -> u64 {
-    ((rate * page_s * 1.25).ceil() as u64).max(1)
 }
 
 /// Rewrites the current terminal line (`\r`, then the text, then erase to end of line).

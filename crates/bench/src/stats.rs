@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 mod redirects;
-mod tls_failures;
+pub(crate) mod tls_failures;
 pub use redirects::{RedirectStats, Unfollowed};
 pub use tls_failures::{TlsFailure, TlsFailures};
 

@@ -27,7 +27,6 @@ use low_water::LowWater;
 pub(crate) use low_water::FLOOR as LOW_WATER_FLOOR;
 use rustls::ClientConnection;
 use std::os::fd::AsFd;
-pub(crate) use tls::ca_used_as_end_entity;
 pub use tls::{client_config, TlsSetupError};
 use tls::{TlsConnector, TlsStream};
 

@@ -302,7 +302,7 @@ fn unfinished_notes(r: &RunResult, indent: &str) -> String {
                     "at the {:.3} ms a page took, {rate} pages/s needs about {} Webchildren (-c); \
                      this run had {}",
                     page_s * 1e3,
-                    crate::progress::webchildren_for(rate, page_s),
+                    crate::runner::plan::webchildren_for(rate, page_s),
                     r.config.concurrency
                 )
             }

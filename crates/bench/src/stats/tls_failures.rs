@@ -2,6 +2,7 @@
 //! were refused, these say whether for an unknown issuer, a name, a date, or a CA certificate
 //! used as the server's own, which is what a user has to know to fix the run.
 
+use rustls::CertificateError;
 use serde::{Deserialize, Serialize};
 use std::io;
 
@@ -111,7 +112,7 @@ impl TlsFailure {
                 C::NotValidForName | C::NotValidForNameContext { .. } => TlsFailure::NameMismatch,
                 C::Expired | C::ExpiredContext { .. } => TlsFailure::Expired,
                 C::NotValidYet | C::NotValidYetContext { .. } => TlsFailure::NotYetValid,
-                c if crate::transport::ca_used_as_end_entity(c) => TlsFailure::CaUsedAsEndEntity,
+                c if ca_used_as_end_entity(c) => TlsFailure::CaUsedAsEndEntity,
                 _ => TlsFailure::OtherCertificate,
             },
             Some(E::NoCertificatesPresented) => TlsFailure::NoCertificate,
@@ -167,6 +168,11 @@ impl TlsFailures {
             *a += b;
         }
     }
+}
+
+/// WebPKI's "CA used as end entity", which rustls passes on as an opaque other error.
+pub(crate) fn ca_used_as_end_entity(e: &CertificateError) -> bool {
+    matches!(e, CertificateError::Other(other) if format!("{:?}", other.0) == "CaUsedAsEndEntity")
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@
 
 use super::low_water::LowWater;
 use crate::config::{TlsOptions, TlsVersion};
+use crate::stats::tls_failures::ca_used_as_end_entity;
 use crate::stats::TlsAgreed;
 use mio::net::TcpStream;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
@@ -261,11 +262,6 @@ impl ServerCertVerifier for PinnedOrWebPki {
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
         self.webpki.supported_verify_schemes()
     }
-}
-
-/// WebPKI's "CA used as end entity", which rustls passes on as an opaque other error.
-pub(crate) fn ca_used_as_end_entity(e: &CertificateError) -> bool {
-    matches!(e, CertificateError::Other(other) if format!("{:?}", other.0) == "CaUsedAsEndEntity")
 }
 
 /// `--insecure`: any certificate is accepted, but handshake signatures are still checked (the
