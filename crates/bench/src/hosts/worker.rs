@@ -2,9 +2,9 @@
 //!
 //! It reads its orders on stdin and writes on stdout, one JSON line per message (see
 //! [`super::protocol`]). It prepares everything (resolves the target, builds the requests and
-//! over HTTPS its TLS configuration) and reports READY; nothing connects before GO, and then not before the agreed start. While it
-//! waits and runs it sends a heartbeat and its live figures every second; at the end, its whole
-//! result with histograms. It never outlives its coordinator: when stdin closes (the coordinator,
+//! over HTTPS its TLS configuration) and reports READY; nothing connects before GO, and then not
+//! before the agreed start. While it waits and runs it sends a heartbeat and its live figures
+//! every second; at the end, its whole result with histograms. It never outlives its coordinator: when stdin closes (the coordinator,
 //! or the ssh connection to it, is gone) it stops within a second.
 
 use super::protocol::{
