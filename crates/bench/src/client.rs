@@ -149,6 +149,7 @@ fn run<C: Wire>(sh: &RunShared<'_>, thread: usize, ids: Range<usize>) -> io::Res
         None => None,
     };
     let now = cx.now();
+    let began_us = now;
     for c in &mut children {
         c.begin(&mut cx, now);
     }
@@ -226,6 +227,7 @@ fn run<C: Wire>(sh: &RunShared<'_>, thread: usize, ids: Range<usize>) -> io::Res
         stats: cx.stats,
         end_us,
         first_connect_late_us: Some(cx.first_connect_late_us).filter(|&t| t != NONE),
+        began_us,
         interrupted,
         log_error: cx.log.and_then(LogBuf::finish),
     })

@@ -130,8 +130,8 @@ pub struct SliceOutcome {
     /// The slice's own result: its Webchildren only (`config` is the whole run's).
     pub result: RunResult,
     /// How late the slice's first connect began: after the agreed start in the closed loop,
-    /// after its page's intended time in the open loop (the least of its threads'); `None` when
-    /// nothing connected.
+    /// after its page's intended time in the open loop (the least of its threads'); when
+    /// nothing connected, how late its first thread began; `None` only when no thread ran.
     pub start_skew: Option<Duration>,
 }
 
@@ -146,64 +146,120 @@ pub fn run_slice(
     stop: &AtomicBool,
     observer: &dyn Observer,
 ) -> Result<SliceOutcome, BenchError> {
-    plan::check(config, workload, slice)?;
-    let log = match &config.log {
-        Some(path) => Some(
-            LogFile::create(path).map_err(|source| BenchError::LogCreate {
-                path: path.clone(),
-                source,
-            })?,
-        ),
-        None => None,
-    };
-    // No idle threads: at most one per Webchild.
-    let threads = config.threads.min(slice.children.len());
-    let requests = Requests::build(config, workload);
-    let connector = Connector::new(&config.target, &config.tls, config.http == HttpMode::Http2)
-        .map_err(BenchError::Tls)?;
-    let picker = PagePicker::new(workload);
-    let base = match slice.start {
-        Some(at) => wait_until(at, stop),
-        None => Instant::now(),
-    };
-    // The wall clock at `base` (which may be a moment ago), for the log and the report: the
-    // one the slice was given (the coordinator's, on many hosts), else ours.
-    let base_wall = match slice.start_unix_us {
-        Some(us) => UNIX_EPOCH + Duration::from_micros(us),
-        None => SystemTime::now() - base.elapsed(),
-    };
-    let base_unix_us = base_wall
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_micros() as u64);
-    let schedule = plan::schedule(config, base, base_unix_us);
-    if schedule.measure_us == 0 {
-        // The window starts with the first request: tell the observer before any can be sent.
-        observer.window_started();
+    let prepared = PreparedSlice::new(config, workload, slice)?;
+    prepared.run(config, workload, slice, stop, observer)
+}
+
+/// Everything a slice needs before its start, built ahead of it: its log file, its requests,
+/// its TLS client configuration (the system's CA bundle takes tens of ms of CPU to load), its
+/// page picker. A worker builds it before it says READY, so that at the agreed start only the
+/// threads are left to start.
+pub struct PreparedSlice {
+    log: Option<LogFile>,
+    requests: Requests,
+    h2: Option<crate::client::H2Requests>,
+    connector: Connector,
+    picker: PagePicker,
+}
+
+impl PreparedSlice {
+    /// Checks the options for `slice` and builds what it runs with.
+    pub fn new(
+        config: &BenchConfig,
+        workload: &Workload,
+        slice: &Slice,
+    ) -> Result<PreparedSlice, BenchError> {
+        plan::check(config, workload, slice)?;
+        let log = match &config.log {
+            Some(path) => Some(
+                LogFile::create(path).map_err(|source| BenchError::LogCreate {
+                    path: path.clone(),
+                    source,
+                })?,
+            ),
+            None => None,
+        };
+        let connector = Connector::new(&config.target, &config.tls, config.http == HttpMode::Http2)
+            .map_err(BenchError::Tls)?;
+        Ok(PreparedSlice {
+            log,
+            requests: Requests::build(config, workload),
+            h2: (config.http == HttpMode::Http2)
+                .then(|| crate::client::H2Requests::build(config, workload)),
+            connector,
+            picker: PagePicker::new(workload),
+        })
     }
-    let measure_us = schedule.measure_us;
-    let shared = RunShared {
-        config,
-        workload,
-        schedule,
-        requests,
-        h2: (config.http == HttpMode::Http2)
-            .then(|| crate::client::H2Requests::build(config, workload)),
-        connector,
-        picker,
-        log,
-        progress: Progress::new(threads),
-        stop,
-        coordinator: std::thread::current(),
-        running: AtomicUsize::new(threads),
-    };
-    let joined = threads::run(&shared, slice.children.clone(), threads, observer);
+
+    /// Runs the slice it was prepared for (`config`, `workload` and `slice` as given to
+    /// [`PreparedSlice::new`]; `slice.start` may be set since).
+    pub fn run(
+        self,
+        config: &BenchConfig,
+        workload: &Workload,
+        slice: &Slice,
+        stop: &AtomicBool,
+        observer: &dyn Observer,
+    ) -> Result<SliceOutcome, BenchError> {
+        // No idle threads: at most one per Webchild.
+        let threads = config.threads.min(slice.children.len());
+        let base = match slice.start {
+            Some(at) => wait_until(at, stop),
+            None => Instant::now(),
+        };
+        // The wall clock at `base` (which may be a moment ago), for the log and the report: the
+        // one the slice was given (the coordinator's, on many hosts), else ours.
+        let base_wall = match slice.start_unix_us {
+            Some(us) => UNIX_EPOCH + Duration::from_micros(us),
+            None => SystemTime::now() - base.elapsed(),
+        };
+        let base_unix_us = base_wall
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_micros() as u64);
+        let schedule = plan::schedule(config, base, base_unix_us);
+        if schedule.measure_us == 0 {
+            // The window starts with the first request: tell the observer before any can be
+            // sent.
+            observer.window_started();
+        }
+        let shared = RunShared {
+            config,
+            workload,
+            schedule,
+            requests: self.requests,
+            h2: self.h2,
+            connector: self.connector,
+            picker: self.picker,
+            log: self.log,
+            progress: Progress::new(threads),
+            stop,
+            coordinator: std::thread::current(),
+            running: AtomicUsize::new(threads),
+        };
+        collect(&shared, slice, threads, observer, base_wall)
+    }
+}
+
+/// Starts the load threads of `shared`'s slice, waits for them, and merges what they measured.
+fn collect(
+    shared: &RunShared<'_>,
+    slice: &Slice,
+    threads: usize,
+    observer: &dyn Observer,
+    base_wall: SystemTime,
+) -> Result<SliceOutcome, BenchError> {
+    let (config, workload) = (shared.config, shared.workload);
+    let measure_us = shared.schedule.measure_us;
+    let joined = threads::run(shared, slice.children.clone(), threads, observer);
     if config.progress {
         progress::clear();
     }
     let (mut outcomes, mut end_us, mut interrupted, mut log_error) = (Vec::new(), 0, false, None);
     let mut first_connect_late_us: Option<u64> = None;
+    let mut began_us = u64::MAX;
     for o in joined.outcomes {
         let o = o?;
+        began_us = began_us.min(o.began_us);
         end_us = end_us.max(o.end_us);
         first_connect_late_us = match (first_connect_late_us, o.first_connect_late_us) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -235,7 +291,11 @@ pub fn run_slice(
             started_at: base_wall + config.warmup,
             interrupted,
         },
-        start_skew: first_connect_late_us.map(Duration::from_micros),
+        // A slice that connected nothing (its start came after its window, or nothing was due)
+        // still started: when its first thread began.
+        start_skew: first_connect_late_us
+            .or((began_us != u64::MAX).then_some(began_us))
+            .map(Duration::from_micros),
     })
 }
 

@@ -63,3 +63,23 @@ fn in_the_open_loop_the_skew_is_from_the_first_page_due() {
     // loaded machine).
     assert!(skew < ms(150), "{skew:?}");
 }
+
+#[test]
+fn a_slice_that_begins_after_its_window_says_how_late_it_began() {
+    // The agreed start is 800 ms past, the window 300 ms: nothing connects, and the slice
+    // still says when it began (at least 800 ms late), never nothing.
+    let srv = Recording::start(Duration::from_micros(200));
+    let cfg = config(srv.addr, 2, Stop::Duration(ms(300)));
+    let slice = Slice {
+        children: 0..2,
+        start: Some(Instant::now() - ms(800)),
+        start_unix_us: None,
+    };
+    let stop = AtomicBool::new(false);
+    let o = bench::run_slice(&cfg, &one_file(), &slice, &stop, &NoObserver).unwrap();
+    assert_eq!(o.result.stats.requests, 0);
+    let skew = o
+        .start_skew
+        .expect("a start skew although nothing connected");
+    assert!(skew >= ms(800), "{skew:?}");
+}

@@ -141,6 +141,67 @@ fn forty_local_workers_run_a_timed_open_loop_and_merge_per_second() {
 }
 
 #[test]
+fn a_host_that_starts_late_is_named_with_its_skew_and_a_warning_and_bytes_add_up() {
+    // Host `late` gets its GO 1.5 s after the others (a filter on its stdin holds the line), so
+    // its load begins about a second after the agreed start, into its 2 s window.
+    let (dir, server) = server();
+    let json = dir.path().join("r.json");
+    let template = format!(
+        r#"if [ {{host}} = late ]; then while IFS= read -r l; do case "$l" in *'"type":"go"'*) sleep 1.5;; esac; printf '%s\n' "$l"; done | {exe} worker; else exec {exe} worker; fi"#,
+        exe = exe()
+    );
+    let out = run_bounded(
+        bench(
+            &server,
+            &[
+                "-c",
+                "2",
+                "-d",
+                "2s",
+                "--http",
+                "2",
+                "--hosts",
+                "early,late",
+            ],
+        )
+        .args(["--launch", &template, "--json", json.to_str().unwrap()]),
+        LIMIT,
+    );
+    let (stdout, stderr) = texts(&out);
+    assert!(out.status.success(), "{stderr}");
+    let doc = read_json(&json);
+    let hosts = doc["hosts"].as_array().unwrap();
+    let late = &hosts[1];
+    assert_eq!(late["name"], "late", "{hosts:?}");
+    let skew = late["start_skew_ms"].as_f64().expect("a skew");
+    assert!(skew >= 900.0, "{late}");
+    let warning = late["warning"].as_str().expect("a warning");
+    assert!(warning.contains("started late"), "{warning}");
+    assert!(stderr.contains("Warning: late: started late"), "{stderr}");
+    assert!(stdout.contains("Warning: late: started late"), "{stdout}");
+    // One name, one quantity: the hosts' data moved is the summary's, and so are the bytes
+    // read (over HTTP/2 more: its framing, and the responses unfinished at the end).
+    let summary = &doc["summary"];
+    assert_eq!(
+        sum(hosts, "bytes_total"),
+        summary["bytes_total"].as_u64().unwrap()
+    );
+    assert_eq!(
+        sum(hosts, "bytes_read"),
+        summary["bytes_read"].as_u64().unwrap()
+    );
+    assert!(
+        sum(hosts, "bytes_read") > sum(hosts, "bytes_total"),
+        "{hosts:?}"
+    );
+    // The host on time: a warning only if it, too, began more than 1% of its window late.
+    let early = &hosts[0];
+    if early["start_skew_ms"].as_f64().unwrap() < 15.0 {
+        assert!(early.get("warning").is_none(), "{early}");
+    }
+}
+
+#[test]
 fn expect_status_reaches_every_worker() {
     let (dir, server) = server();
     let json = dir.path().join("r.json");

@@ -1,8 +1,8 @@
 //! The document root every peer serves: the papers' documents, written once per lab run.
 //!
 //! - `/microscape/`: the page of the Jigsaw syscall notes (the "microscape" site of "Network Performance Effects of
-//!   HTTP/1.1, CSS1, and PNG"): one 42 KB HTML file and 43 GIF images, 0.5 to 20 KB, about 125 KB
-//!   in all. The sizes are fixed here, not drawn, so every run fetches the same bytes.
+//!   HTTP/1.1, CSS1, and PNG"): one 42 KB HTML file and 43 GIF images, 0.5 to 20 KB (125,312 B;
+//!   168,320 B with the HTML). The sizes are fixed here, not drawn, so every run fetches the same bytes.
 //! - `/sizes/N.html`: one document per size of the IO-Lite paper's figure 3 (500 B to 200 KB).
 //! - `/digest/jigsaw_2.0.4.zip`: the Content-MD5 measurements' file, 6537455 bytes.
 //!
@@ -140,6 +140,8 @@ mod tests {
         assert_eq!(MICROSCAPE_GIFS.len(), 43);
         let total: u64 = MICROSCAPE_GIFS.iter().sum();
         assert!((120_000..=130_000).contains(&total), "{total}");
+        // The page, as docs/lab.md gives it.
+        assert_eq!(total + MICROSCAPE_HTML, 168_320);
         assert!(MICROSCAPE_GIFS
             .iter()
             .all(|&s| (512..=20 * 1024).contains(&s)));

@@ -289,7 +289,13 @@ fn with_peer(
             continue;
         };
         let mut row = ResultRow::page(kind, mode, over_tls, here, &m);
-        row.rtt_measured_ms = probed.map(|d| d.as_secs_f64() * 1e3);
+        // The round trip the row's own connections met (their median connect, under the run's
+        // own load), not the probe taken once before the server's runs; the probe when the
+        // run opened none in its window.
+        row.rtt_measured_ms = row
+            .connect_ms_p50
+            .filter(|_| probed.is_some())
+            .or(probed.map(|d| d.as_secs_f64() * 1e3));
         print_table(lab, &peer, &row, &m)?;
         if !row.interrupted {
             shown.push(row.clone());

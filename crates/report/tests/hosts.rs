@@ -25,6 +25,17 @@ fn with_hosts() -> serde_json::Value {
             ..HostRecord::default()
         },
         HostRecord {
+            name: "gateweb-indy11".into(),
+            webchildren: 6,
+            requests: 1200,
+            start_skew_ms: Some(1500.0),
+            warning: Some(
+                "started late: its first request 1500.0 ms after the agreed start".into(),
+            ),
+            requests_per_second: vec![0, 600, 600],
+            ..HostRecord::default()
+        },
+        HostRecord {
             name: "gateweb-indy10".into(),
             webchildren: 6,
             status: HostStatus::Lost,
@@ -49,6 +60,10 @@ fn hosts_get_a_table_and_a_throughput_chart() {
     assert!(html.contains("Client hosts"), "section heading");
     assert!(html.contains("gateweb-indy9") && html.contains("gateweb-indy10"));
     assert!(html.contains("lost: no heartbeat for 3 s (figures as last heard, 2.0 s in)"));
+    assert!(
+        html.contains("ok (started late: its first request 1500.0 ms after the agreed start)"),
+        "a late host's warning"
+    );
     assert!(
         html.contains("1,578") || html.contains("1578"),
         "what the lost host had done"

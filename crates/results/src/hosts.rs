@@ -40,13 +40,24 @@ pub struct HostRecord {
     pub requests: u64,
     pub pages: u64,
     pub errors: u64,
+    /// Its data moved: head and body bytes of its counted responses, the quantity of
+    /// `summary.bytes_total` (the hosts' add up to it). Files before `bytes_read` was added held
+    /// every byte read here. A lost host: 0 (its live figures know only the bytes it read).
     pub bytes_total: u64,
+    /// Every byte it read in the window (HTTP/2 framing, chunk framing, unfinished responses
+    /// included), the quantity of `summary.bytes_read`; a lost host: as its live figures last
+    /// said. Absent in older files.
+    pub bytes_read: Option<u64>,
     /// Its wall clock minus the coordinator's, from the control round trip with the least
     /// round-trip time (NTP's way).
     pub clock_offset_ms: Option<f64>,
     /// How late its first request began (its first connect): after the agreed start in the
     /// closed loop, after its page's intended time in the open loop.
     pub start_skew_ms: Option<f64>,
+    /// An ok host whose figures are not what they seem: one that started late into its window
+    /// (which still counts from the agreed start). Absent otherwise, and in older files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
     /// The worker's own CPU (user + sys) per request: a saturated load generator shows here.
     pub client_cpu_us_per_request: Option<f64>,
     pub response_ms: LatencySummary,
@@ -54,7 +65,7 @@ pub struct HostRecord {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub requests_per_second: Vec<u64>,
     /// A lost host: how far into the measured window (s) it was last heard from. Its
-    /// `requests`, `errors`, `bytes_total` and `requests_per_second` are then what its live
+    /// `requests`, `errors`, `bytes_read` and `requests_per_second` are then what its live
     /// figures, sent once a second, said it had done by then (to the second, warm-up taken
     /// out), not a measurement merged into the run's.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -118,8 +118,9 @@ pub struct LabRow {
     pub rtt_ms: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub delay: Option<String>,
-    /// The round trip measured before the run: the median of five TCP connects to the server
-    /// over the path, milliseconds.
+    /// The round trip measured, milliseconds: the median TCP connect of the run's own
+    /// connections over the path (as `connect_ms_p50`), or, when the run opened none, of five
+    /// connects before the server's runs. Older files: always the latter.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rtt_measured_ms: Option<f64>,
     /// The median TCP connect time of the run's own connections, milliseconds (the round trip

@@ -118,6 +118,11 @@ pub(super) struct H2 {
     connect_start_us: u64,
     handshake_start_us: u64,
     connect_us: u64,
+    /// When the connection being opened was begun, for the work waiting for it (NONE once its
+    /// first streams are open): they began then, so their response times hold the connect, the
+    /// handshake and the SETTINGS wait as their page's time does, and a one-file page's time
+    /// is its file's response time.
+    waited_from: u64,
     /// Connections opened so far: whether the one being read is still the one opened.
     conn_gen: u64,
 }
@@ -157,6 +162,7 @@ impl Wire for H2 {
             connect_start_us: 0,
             handshake_start_us: 0,
             connect_us: NONE,
+            waited_from: NONE,
             conn_gen: 0,
         }
     }
@@ -280,6 +286,7 @@ impl Wire for H2 {
         self.thinking.clear();
         self.no_room_since = NONE;
         self.oldest_us = NONE;
+        self.waited_from = NONE;
     }
 }
 

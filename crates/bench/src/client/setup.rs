@@ -56,6 +56,9 @@ pub struct ThreadOutcome {
     /// How late its first connect began (µs): after the start in the closed loop, after the
     /// page's intended time in the open loop; `None` if it opened none.
     pub first_connect_late_us: Option<u64>,
+    /// When its event loop began (µs since base): a thread that opened no connection started
+    /// then.
+    pub began_us: u64,
     pub interrupted: bool,
     pub log_error: Option<io::Error>,
 }

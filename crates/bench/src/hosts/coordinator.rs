@@ -233,7 +233,13 @@ pub fn run(r: &HostsRun<'_>, log: &mut dyn Write) -> Result<HostsOutcome, HostsE
     for h in &mut hosts {
         h.process.stop(Duration::from_secs(1));
     }
-    Ok(outcome(config, r, hosts, start_wall))
+    let outcome = outcome(config, r, hosts, start_wall);
+    for h in &outcome.hosts {
+        if let Some(warning) = &h.warning {
+            let _ = writeln!(log, "Warning: {}: {warning}", h.name);
+        }
+    }
+    Ok(outcome)
 }
 
 /// Stops every worker when a host is not ready (`failed` holds those that could not even be
@@ -601,8 +607,11 @@ fn record(h: &Host, config: &BenchConfig) -> HostRecord {
             rec.requests = s.requests;
             rec.pages = s.pages_done;
             rec.errors = s.errors.total();
-            rec.bytes_total = s.bytes_total;
+            // The summary's quantities, so that the hosts' add up to the run's.
+            rec.bytes_total = s.data_moved();
+            rec.bytes_read = Some(s.bytes_total);
             rec.start_skew_ms = w.start_skew_us.map(|us| us as f64 / 1e3);
+            rec.warning = late_start(w, config);
             rec.client_cpu_us_per_request =
                 (s.requests > 0).then(|| w.cpu_us as f64 / s.requests as f64);
             rec.response_ms = s.response.summary();
@@ -617,7 +626,7 @@ fn record(h: &Host, config: &BenchConfig) -> HostRecord {
             if !l.per_second.is_empty() && in_window_s > 0.0 {
                 rec.requests = l.now.0.saturating_sub(l.warmup.0);
                 rec.errors = l.now.1.saturating_sub(l.warmup.1);
-                rec.bytes_total = l.now.2.saturating_sub(l.warmup.2);
+                rec.bytes_read = Some(l.now.2.saturating_sub(l.warmup.2));
                 rec.requests_per_second = l.per_second.clone();
                 rec.known_until_s = Some(in_window_s);
             }
@@ -632,4 +641,30 @@ fn record(h: &Host, config: &BenchConfig) -> HostRecord {
         }
     }
     rec
+}
+
+/// The most of a host's measured window its start may miss before it is called late: its
+/// rates are then low by more than this share, as its window counts from the agreed start.
+const LATE_SHARE: f64 = 0.01;
+
+/// A host that began its load later than `LATE_SHARE` into its measured window (a start skew
+/// within the warm-up costs the window nothing), or never said when: the warning for its row.
+fn late_start(w: &protocol::WorkerResult, config: &BenchConfig) -> Option<String> {
+    let Some(skew_us) = w.start_skew_us else {
+        return Some(
+            "it never said when it started: its figures may miss part of its window".into(),
+        );
+    };
+    let warmup_us = config.warmup.as_micros() as u64;
+    let missed_us = skew_us.saturating_sub(warmup_us);
+    let share = missed_us as f64 / w.window_us.max(1) as f64;
+    (share > LATE_SHARE).then(|| {
+        format!(
+            "started late: its first request {:.1} ms after the agreed start, {:.1}% of its {:.3} s \
+             window, which still counts from that start (its rates are low by as much)",
+            skew_us as f64 / 1e3,
+            (share * 100.0).min(100.0),
+            w.window_us as f64 / 1e6
+        )
+    })
 }

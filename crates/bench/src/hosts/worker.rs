@@ -1,10 +1,10 @@
 //! `flint worker`: one client host's part of a run on many hosts.
 //!
 //! It reads its orders on stdin and writes on stdout, one JSON line per message (see
-//! [`super::protocol`]). It prepares everything (resolves the target, builds the requests) and
-//! reports READY; nothing connects before GO, and then not before the agreed start. While it
-//! waits and runs it sends a heartbeat and its live figures every second; at the end, its whole
-//! result with histograms. It never outlives its coordinator: when stdin closes (the coordinator,
+//! [`super::protocol`]). It prepares everything (resolves the target, builds the requests and
+//! over HTTPS its TLS configuration) and reports READY; nothing connects before GO, and then not
+//! before the agreed start. While it waits and runs it sends a heartbeat and its live figures
+//! every second; at the end, its whole result with histograms. It never outlives its coordinator: when stdin closes (the coordinator,
 //! or the ssh connection to it, is gone) it stops within a second.
 
 use super::protocol::{
@@ -13,6 +13,7 @@ use super::protocol::{
 use super::strict::{self, Rejected};
 use crate::progress::Counts;
 use crate::runner::plan::check;
+use crate::runner::PreparedSlice;
 use crate::{BenchConfig, Observer, Slice, Stop, Target};
 use std::io::{BufRead, Write};
 use std::net::ToSocketAddrs;
@@ -90,6 +91,10 @@ pub fn serve(
     }
     let coordinator = Some(orders.flint_version.as_str());
     let (config, slice) = prepare(&orders).map_err(refuse)?;
+    // Everything the run needs is built now, before READY (over HTTPS the TLS configuration,
+    // whose CA bundle takes tens of ms of CPU): after GO only the wait for the start is left.
+    let prepared =
+        PreparedSlice::new(&config, &orders.workload, &slice).map_err(|e| refuse(e.to_string()))?;
     let ready = ToCoordinator::Ready {
         threads: config.threads as u64,
         pid: std::process::id(),
@@ -116,7 +121,14 @@ pub fn serve(
     let now_unix = protocol::unix_us();
     let start_at = match start.checked_sub(now_unix) {
         Some(ahead) => Instant::now() + Duration::from_micros(ahead),
-        None => Instant::now(),
+        // GO came after the start: time 0 is still the agreed start (every host's), so this
+        // host begins late and its start skew says by how much.
+        None => {
+            let late = Duration::from_micros(now_unix - start);
+            Instant::now()
+                .checked_sub(late)
+                .unwrap_or_else(Instant::now)
+        }
     };
     let stop = Arc::new(AtomicBool::new(false));
     let done = Arc::new(AtomicBool::new(false));
@@ -130,7 +142,7 @@ pub fn serve(
         ..slice
     };
     let live = Live(out.clone());
-    let outcome = crate::run_slice(&config, &orders.workload, &slice, &stop, &live);
+    let outcome = prepared.run(&config, &orders.workload, &slice, &stop, &live);
     // The heartbeat goes on until the result is sent: encoding every histogram takes a moment.
     let end_heartbeat = || {
         done.store(true, Ordering::Relaxed);

@@ -34,16 +34,17 @@ pub fn hosts_table(hosts: &[HostRecord]) -> String {
             // What its live figures said it had done: not measured, not in the merge.
             let _ = writeln!(
                 out,
-                "  {:<width$} {:>6} {:>6} {:>10} {:>9} {:>7} {:>11.3} {:>10}  as last heard, {at:.1} s \
-                 into the window: {}",
+                "  {:<width$} {:>6} {:>6} {:>10} {:>9} {:>7} {:>11} {:>10}  as last heard, {at:.1} s \
+                 into the window, {} MB read: {}",
                 h.name,
                 h.webchildren,
                 h.status.name(),
                 h.requests,
                 "–",
                 h.errors,
-                h.bytes_total as f64 / 1e6,
+                "–",
                 opt(h.clock_offset_ms, 3),
+                opt(h.bytes_read.map(|b| b as f64 / 1e6), 3),
                 h.reason.as_deref().unwrap_or("")
             );
             continue;
@@ -77,6 +78,11 @@ pub fn hosts_table(hosts: &[HostRecord]) -> String {
             r.p99,
             r.max
         );
+    }
+    for h in hosts {
+        if let Some(warning) = &h.warning {
+            let _ = writeln!(out, "\nWarning: {}: {warning}", h.name);
+        }
     }
     if ok < hosts.len() {
         out.push_str(
@@ -119,13 +125,15 @@ mod tests {
         assert!(t.contains("Incomplete"), "{t}");
         let known = HostRecord {
             requests: 1578,
+            bytes_read: Some(2_500_000),
             known_until_s: Some(2.0),
             ..hosts[1].clone()
         };
         let t = hosts_table(&[hosts[0].clone(), known]);
         assert!(t.contains("1578"), "{t}");
+        assert!(t.contains("2.500 MB read"), "{t}");
         assert!(
-            t.contains("as last heard, 2.0 s into the window: no heartbeat"),
+            t.contains("as last heard, 2.0 s into the window, 2.500 MB read: no heartbeat"),
             "{t}"
         );
     }

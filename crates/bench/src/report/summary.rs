@@ -75,7 +75,8 @@ fn http2_line(h: &crate::stats::Http2Stats) -> String {
     };
     format!(
         "  HTTP/2:    {} connections, {} streams (server allows {} at once); {} GOAWAY, {} streams \
-         retried; RST_STREAM {resets}; request headers {} B, HPACK saved {pct:.1}%\n\n",
+         retried; RST_STREAM {resets}; request headers {} B sent, HPACK saved {pct:.1}% on them \
+         (h2load's \"space savings\" is on the responses)\n\n",
         h.connections, h.streams, h.max_concurrent_streams, h.goaways, h.retried, h.header_bytes_sent
     )
 }
@@ -238,4 +239,25 @@ fn redirects_line(rs: &crate::stats::RedirectStats) -> String {
         false => format!("; not followed: {}", not.join(", ")),
     };
     format!("  Redirects: {} followed{not}\n", rs.followed)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_hpack_saving_says_its_direction() {
+        let h = crate::stats::Http2Stats {
+            header_bytes_sent: 20,
+            header_bytes_plain: 100,
+            ..Default::default()
+        };
+        let line = super::http2_line(&h);
+        assert!(
+            line.contains("request headers 20 B sent, HPACK saved 80.0% on them"),
+            "{line}"
+        );
+        assert!(
+            line.contains("h2load's \"space savings\" is on the responses"),
+            "{line}"
+        );
+    }
 }

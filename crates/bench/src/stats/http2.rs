@@ -32,7 +32,8 @@ pub struct Http2Stats {
     /// HPACK-encoded request header blocks sent.
     pub header_bytes_sent: u64,
     /// The request header lists uncompressed (names and values): what HPACK saved is this less
-    /// `header_bytes_sent` (h2load's "space savings" is that over this).
+    /// `header_bytes_sent`, in the request direction (h2load's "space savings" is the same ratio
+    /// in the response direction).
     pub header_bytes_plain: u64,
     /// Frames received, by type (CONTINUATION frames included), each counted in the window
     /// its last byte was read in, as what it says is (a GOAWAY in `goaways`, a RST_STREAM in

@@ -113,6 +113,10 @@ pub enum Fault {
     /// The `n`th stream of a connection gets its HEADERS, then a GOAWAY whose last stream is
     /// the one before it: not processed; the streams above it are left unanswered.
     HeadersThenGoawayBelow(u64),
+    /// Each connection's SETTINGS come this long after the preface (a busy server's accept),
+    /// and after answering `n` streams a connection, a GOAWAY as `GoawayAfter` (`u64::MAX`:
+    /// never).
+    SlowSettings(Duration, u64),
 }
 
 /// The server: its address and counts.
@@ -274,6 +278,9 @@ fn serve<S: Read + Write>(
     let mut preface = [0u8; 24];
     read_exact(&mut conn, &mut preface, stop)?;
     let mut out = Vec::new();
+    if let Fault::SlowSettings(pause, _) = fault {
+        thread::sleep(pause);
+    }
     match fault {
         Fault::Http1 => {
             conn.write_all(
@@ -479,7 +486,7 @@ fn answer(out: &mut Vec<u8>, fault: Fault, stream: u32, n: u64, goaway_sent: &mu
         _ => frame(out, HEADERS, END_HEADERS, stream, &header_block(false)),
     }
     frame(out, DATA, END_STREAM, stream, BODY);
-    if let Fault::GoawayAfter(k) = fault {
+    if let Fault::GoawayAfter(k) | Fault::SlowSettings(_, k) = fault {
         if n == k {
             let mut g = stream.to_be_bytes().to_vec();
             g.extend_from_slice(&0u32.to_be_bytes());

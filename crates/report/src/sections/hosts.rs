@@ -40,6 +40,10 @@ pub fn render(page: &mut Page, inputs: &[Input<'_>]) -> String {
                     Some(why) if !ok => format!("{}: {}", h.status.name(), esc(why)),
                     _ => h.status.name().to_owned(),
                 };
+                if let Some(warning) = &h.warning {
+                    // An ok host whose figures miss part of its window (it started late).
+                    status.push_str(&format!(" ({})", esc(warning)));
+                }
                 if let Some(at) = h.known_until_s {
                     // A lost host's figures are what it said it had done, not merged.
                     status.push_str(&format!(" (figures as last heard, {at:.1} s in)"));

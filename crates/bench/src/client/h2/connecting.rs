@@ -19,6 +19,7 @@ impl H2 {
         self.conn_gen += 1;
         self.state = State::Connecting;
         self.connect_us = NONE;
+        self.waited_from = now;
         match connect::open(ch, cx, now) {
             Ok((conn, start)) => {
                 self.conn = Some(conn);

@@ -53,6 +53,13 @@ impl H2 {
             self.thinking.pop_front();
         }
         let held = self.refill_held(open_loop, cx.sh.schedule.think_us > 0);
+        // A page's files begin now, or, if they waited for this connection, when it was begun.
+        let begun = if self.waited_from == NONE {
+            now
+        } else {
+            self.waited_from
+        };
+        let in_flight_before = self.in_flight;
         while !held
             && !self.draining
             && self.in_flight + self.thinking.len() < self.limit
@@ -76,16 +83,18 @@ impl H2 {
                     }
                 }
                 self.fresh = false;
+                // A lane's page is its one file: the file begins with the page (picked now, or
+                // before the connection it waited for).
                 let ex = Exchange {
                     file: 0,
-                    file_start_us: now,
+                    file_start_us: ch.page_start_us,
                     ..Exchange::new()
                 };
                 self.submit(ch, cx, ex, PageRef::of(ch), now);
             } else if self.page_ok && self.next_file < ch.files(cx.sh.workload) {
                 let ex = Exchange {
                     file: self.next_file,
-                    file_start_us: now,
+                    file_start_us: begun,
                     connect_us: if self.next_file == 0 {
                         self.connect_us
                     } else {
@@ -102,6 +111,10 @@ impl H2 {
             if self.conn.is_none() {
                 return;
             }
+        }
+        if self.in_flight > in_flight_before {
+            // The waiting work is on its way; later streams begin when they are opened.
+            self.waited_from = NONE;
         }
         // Lanes: wake at the next page's slot (a stream is free for it) or when the first
         // thinking lane is done, unless the oldest stream's response timeout comes first.

@@ -97,3 +97,18 @@ fn orders_of_another_protocol_version_are_refused_naming_both_versions() {
         assert_eq!(reason, want);
     }
 }
+
+#[test]
+fn a_tls_configuration_that_cannot_be_built_is_refused_before_ready() {
+    // The TLS configuration is built before READY (as the CA bundle is), not after GO: a CA
+    // file that cannot be read is this host's reason before anything starts.
+    let orders = edited(line_of(&full_orders()), |v| {
+        v["connect_to"] = "127.0.0.1:9".into();
+        v["tls"]["cacert"] = "/nonexistent/flint-test-ca.pem".into();
+        v["tls"]["insecure"] = false.into();
+        v["run"]["log"] = serde_json::Value::Null;
+    });
+    let (err, reason) = refusal_of(orders);
+    assert!(matches!(err, WorkerError::Refused(_)), "{err}");
+    assert!(reason.contains("flint-test-ca.pem"), "{reason}");
+}
