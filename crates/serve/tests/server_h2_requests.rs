@@ -131,8 +131,8 @@ fn a_connection_whose_requests_keep_being_refused_is_told_to_go_away() {
 fn a_request_read_with_a_protocol_violation_is_not_named_in_the_goaway() {
     let srv = TestServer::start(|_| {});
     // Stream 1 answered first; then a valid request and a violation (an uppercase field name,
-    // a connection error) in one write: the valid one is never answered, so the GOAWAY names
-    // stream 1, not 3.
+    // a connection error the request checks find) in one write: the valid one is never
+    // answered, so the GOAWAY names stream 1, not 3.
     let mut s = connect(srv.addr);
     let mut out = raw::start();
     raw::get(&mut out, 1, "/a.txt", raw::END_STREAM);
