@@ -391,10 +391,10 @@ fn zero_length_headers_are_refused_without_leaking() {
             out
         })
     });
-    assert!(o.resets() > 0 || o.goaway().is_some(), "{o:?}");
-    assert!(o
-        .goaway()
-        .is_none_or(|c| c == ENHANCE_YOUR_CALM || c == PROTOCOL_ERROR));
+    // 1,000 empty fields are 32 KB of header list (32 bytes a field): past the limit at the
+    // first request, where decoding stops and the connection ends.
+    assert_eq!(o.goaway(), Some(ENHANCE_YOUR_CALM), "{o:?}");
+    assert!(o.closed, "{o:?}");
 }
 
 #[test]
