@@ -25,6 +25,9 @@ pub(crate) struct Ctx<'a, H> {
     /// Bytes of the header block being received (RFC 9113's size: name + value + 32 a field).
     pub header_bytes: &'a mut u64,
     pub max_header_list: u64,
+    /// The last stream answered (a server's `submit_response`): what a GOAWAY for a connection
+    /// error names (`Session::last_answered`).
+    pub last_answered: i32,
     /// A server's request checks (nghttp2's HTTP messaging being off).
     pub messaging: &'a mut Messaging,
     /// A handler's panic, caught at the boundary, resumed once nghttp2 has returned.
@@ -82,18 +85,43 @@ unsafe fn bytes<'a>(ptr: *const u8, len: usize) -> &'a [u8] {
 
 const FAIL: c_int = sys::NGHTTP2_ERR_CALLBACK_FAILURE;
 
-/// Ends the connection with PROTOCOL_ERROR, as nghttp2 does for a request its HTTP messaging
-/// refuses: GOAWAY is queued and all further input ignored (nghttp2 allows this from a
-/// callback, and stops processing the input as soon as the callback returns).
+/// Ends the connection with `code`: GOAWAY naming the last stream answered is queued and all
+/// further input ignored (nghttp2 allows this from a callback, and stops processing the input as
+/// soon as the callback returns; a header callback must also return TEMPORAL_CALLBACK_FAILURE,
+/// or nghttp2 goes on decoding the block). Returns 0, or FAIL if nghttp2 could not queue it.
 ///
 /// # Safety
 /// `session` is the live session making the callback.
 #[cold]
-unsafe fn refuse(session: *mut sys::nghttp2_session) -> c_int {
+unsafe fn end_connection(session: *mut sys::nghttp2_session, last: i32, code: u32) -> c_int {
     // SAFETY: per the contract.
-    match unsafe { sys::nghttp2_session_terminate_session(session, error_code::PROTOCOL_ERROR) } {
+    match unsafe { sys::nghttp2_session_terminate_session2(session, last, code) } {
         0 => 0,
         _ => FAIL,
+    }
+}
+
+/// Ends the connection with PROTOCOL_ERROR, as nghttp2 does for a request its HTTP messaging
+/// refuses.
+///
+/// # Safety
+/// As [`end_connection`].
+#[cold]
+unsafe fn refuse(session: *mut sys::nghttp2_session, last: i32) -> c_int {
+    // SAFETY: per the contract.
+    unsafe { end_connection(session, last, error_code::PROTOCOL_ERROR) }
+}
+
+/// [`end_connection`] from a header callback: decoding stops at this field.
+///
+/// # Safety
+/// As [`end_connection`].
+#[cold]
+unsafe fn end_in_block(session: *mut sys::nghttp2_session, last: i32, code: u32) -> c_int {
+    // SAFETY: per the contract.
+    match unsafe { end_connection(session, last, code) } {
+        0 => sys::NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE,
+        fail => fail,
     }
 }
 
@@ -226,20 +254,30 @@ unsafe extern "C" fn header<H: Handler>(
         let stream = (*frame).hd.stream_id;
         let (name, value) = (bytes(name, namelen), bytes(value, valuelen));
         guarded::<H, _>(user_data, FAIL, |ctx| {
+            // Counted as decoded, every field (one the checks refuse as well): HPACK lets a byte
+            // on the wire stand for a 4 KB field, so the list's size is checked here, not after
+            // the block. Past the limit the peer ignored our SETTINGS_MAX_HEADER_LIST_SIZE, and
+            // decoding stops at this field: the rest of a block cannot be skipped undecoded (the
+            // dynamic table must follow the peer's), so the connection ends.
+            *ctx.header_bytes += (namelen + valuelen + 32) as u64;
+            if *ctx.header_bytes > ctx.max_header_list {
+                return end_in_block(session, ctx.last_answered, error_code::ENHANCE_YOUR_CALM);
+            }
             let known = if ctx.messaging.active() {
+                if ctx.messaging.malformed() {
+                    // The request is refused at the block's end; its fields are only counted.
+                    return 0;
+                }
                 match ctx.messaging.check(name, value) {
                     Checked::Pass(known) => Some(known),
-                    Checked::Ignore => return 0,
-                    Checked::Fail => return refuse(session),
+                    Checked::Malformed => return 0,
+                    Checked::Fail => {
+                        return end_in_block(session, ctx.last_answered, error_code::PROTOCOL_ERROR)
+                    }
                 }
             } else {
                 None
             };
-            *ctx.header_bytes += (namelen + valuelen + 32) as u64;
-            if *ctx.header_bytes > ctx.max_header_list {
-                // The rest of the block is ignored and the stream reset.
-                return sys::NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
-            }
             let verdict = match known {
                 Some(known) => ctx.h.on_request_header(stream, known, name, value),
                 None => ctx.h.on_header(stream, name, value),
@@ -248,14 +286,7 @@ unsafe extern "C" fn header<H: Handler>(
                 HeaderVerdict::Accept => 0,
                 HeaderVerdict::ResetStream => sys::NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE,
                 HeaderVerdict::FailConnection => {
-                    // Queues GOAWAY and makes nghttp2 ignore all further input; the stream's
-                    // reset then ends this block. nghttp2 allows submitting from callbacks.
-                    let rv =
-                        sys::nghttp2_session_terminate_session(session, error_code::PROTOCOL_ERROR);
-                    if rv != 0 {
-                        return FAIL;
-                    }
-                    sys::NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE
+                    end_in_block(session, ctx.last_answered, error_code::PROTOCOL_ERROR)
                 }
             }
         })
@@ -274,6 +305,23 @@ unsafe extern "C" fn frame_recv<H: Handler>(
         let end_stream = u32::from(hd.flags) & sys::NGHTTP2_FLAG_END_STREAM != 0;
         guarded::<H, _>(user_data, FAIL, |ctx| {
             if ctx.messaging.active() {
+                if hd.type_ == frame_type::HEADERS && ctx.messaging.malformed() {
+                    // RFC 9113 8.1.1: a malformed request is a stream error of type
+                    // PROTOCOL_ERROR. The reset marks the stream closing, so nghttp2 adds none
+                    // of its own.
+                    let rv = sys::nghttp2_submit_rst_stream(
+                        session,
+                        sys::NGHTTP2_FLAG_NONE as u8,
+                        hd.stream_id,
+                        error_code::PROTOCOL_ERROR,
+                    );
+                    if rv != 0 && sys::nghttp2_is_fatal(rv) != 0 {
+                        return FAIL;
+                    }
+                    ctx.h.on_frame_received(hd.type_);
+                    ctx.h.on_malformed_request(hd.stream_id);
+                    return 0;
+                }
                 // Checked before the handler hears of the frame, as nghttp2 checks before
                 // its on_frame_recv callback.
                 let ok = match hd.type_ {
@@ -282,7 +330,7 @@ unsafe extern "C" fn frame_recv<H: Handler>(
                     _ => true,
                 };
                 if !ok {
-                    return refuse(session);
+                    return refuse(session, ctx.last_answered);
                 }
                 if let Some(p) = ctx.messaging.take_priority() {
                     // What nghttp2's HTTP messaging does with a request's `priority` field:
@@ -336,7 +384,7 @@ unsafe extern "C" fn data_chunk<H: Handler>(
         let data = bytes(data, len);
         guarded::<H, _>(user_data, FAIL, |ctx| {
             if ctx.messaging.active() && !ctx.messaging.data(stream_id, len) {
-                return refuse(session);
+                return refuse(session, ctx.last_answered);
             }
             ctx.h.on_data(stream_id, data);
             0

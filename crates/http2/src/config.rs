@@ -21,8 +21,9 @@ pub struct Config {
     /// SETTINGS_HEADER_TABLE_SIZE: the HPACK table the peer's encoder may use (4,096).
     pub header_table_size: u32,
     /// SETTINGS_MAX_HEADER_LIST_SIZE: the largest header list (names, values, 32 bytes each)
-    /// the peer may send (65,536). Advertised, and enforced on receipt by this crate: a block
-    /// beyond it resets its stream.
+    /// the peer may send (65,536). Advertised, and enforced on receipt by this crate as fields
+    /// are decoded: the field past it ends the connection (GOAWAY ENHANCE_YOUR_CALM; the rest of
+    /// a block cannot be skipped undecoded).
     pub max_header_list_size: u32,
     /// The HPACK table our encoder uses at most, whatever the peer allows (4,096).
     pub deflate_table_size: usize,

@@ -140,8 +140,8 @@ pub trait Handler {
 
     /// One header field (pseudo-headers first, as received; names are lowercase). Fields are
     /// checked against RFC 9113's rules first: by nghttp2 in a client, by the session's own
-    /// request checks in a server (`messaging.rs`), which end the connection for a malformed
-    /// request and never show a malformed regular field.
+    /// request checks in a server (`messaging.rs`), which end the connection or reset the
+    /// stream for a malformed request, and show no field from the first malformed one on.
     fn on_header(&mut self, stream: StreamId, name: &[u8], value: &[u8]) -> HeaderVerdict {
         let _ = (stream, name, value);
         HeaderVerdict::Accept
@@ -160,6 +160,13 @@ pub trait Handler {
     ) -> HeaderVerdict {
         let _ = known;
         self.on_header(stream, name, value)
+    }
+
+    /// The request on `stream` was malformed (a server session's checks: a field RFC 9113 8.2.1
+    /// refuses): its stream is reset with PROTOCOL_ERROR, [`Handler::on_headers_end`] is not
+    /// called for it, and [`Handler::on_stream_close`] follows once the reset is written.
+    fn on_malformed_request(&mut self, stream: StreamId) {
+        let _ = stream;
     }
 
     /// The block of headers on `stream` is complete; `end_stream` if the peer's side of the

@@ -13,9 +13,12 @@
 //!   `proxy-connection`, `transfer-encoding`, `upgrade`), `te` other than `trailers`, a second
 //!   `host`, a second or non-numeric `content-length`: the connection ends (GOAWAY
 //!   PROTOCOL_ERROR), as nghttp2 does;
-//! - a regular field whose name has other bytes than a token's or whose value has NUL, CR, LF,
-//!   another control byte or white space at either end: the field is ignored (not shown to the
-//!   handler) and no pseudo-header may follow;
+//! - a regular field whose name has other bytes than a token's, whose value has NUL, CR, LF,
+//!   another control byte (the bytes `wire::is_field_value` refuses, as HTTP/1.1's parser does)
+//!   or white space at either end, or a `host` that is no host: the request is malformed (RFC
+//!   9113 8.2.1, 8.1.1): its stream is reset with PROTOCOL_ERROR once its block is read, the
+//!   handler hears no more of it, and the connection goes on (where nghttp2 drops the field and
+//!   serves the request);
 //! - at the end of a request's header block: `:method`, `:scheme`, `:path` and `:authority` or
 //!   `host` present (CONNECT: `:authority` only), an `http`/`https` `:path` starting with `/` (or
 //!   `*` for OPTIONS); trailers must end the stream; else GOAWAY PROTOCOL_ERROR;
@@ -41,11 +44,12 @@ use crate::handler::{HeadersKind, Known, StreamId};
 const DEFAULT_URGENCY: u32 = 3;
 
 /// What becomes of one field: shown to the handler with the name the checks recognised (so
-/// the handler need not match it again), dropped, or the connection's end.
+/// the handler need not match it again), the request malformed (its stream reset), or the
+/// connection's end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Checked {
     Pass(Known),
-    Ignore,
+    Malformed,
     Fail,
 }
 
@@ -55,8 +59,8 @@ pub(crate) enum Checked {
 pub(crate) enum Verdict {
     /// Show it to the handler.
     Pass,
-    /// Drop it silently (a malformed regular field).
-    Ignore,
+    /// The request is malformed: reset its stream with PROTOCOL_ERROR.
+    Malformed,
     /// End the connection with PROTOCOL_ERROR.
     Fail,
 }
@@ -64,7 +68,6 @@ pub(crate) enum Verdict {
 // The byte classes: nghttp2 1.68's tables (`nghttp2_helper.c`, and `nghttp2_http.c` for the
 // authority), built from the characters they allow.
 const NAME: u8 = 1; // a token, lowercase: a field name
-const VALUE: u8 = 2; // HTAB, visible ASCII, space, bytes from 0x80
 const METHOD: u8 = 4; // a token
 const PATH: u8 = 8; // visible ASCII and bytes from 0x80
 const AUTHORITY: u8 = 16; // RFC 3986's host, port and userinfo characters but '@'
@@ -93,9 +96,6 @@ const fn classes() -> [u8; 256] {
         }
         if lower_token || c.is_ascii_uppercase() {
             t[b] |= METHOD;
-        }
-        if c == b'\t' || (c >= 0x20 && c != 0x7f) {
-            t[b] |= VALUE;
         }
         if c > 0x20 && c != 0x7f {
             t[b] |= PATH;
@@ -144,13 +144,6 @@ fn in_range(w: u64, lo: u8, hi: u8) -> u64 {
     let at_least_lo = w.wrapping_add(ONES * u64::from(0x80 - lo));
     let above_hi = w.wrapping_add(ONES * u64::from(0x7f - hi));
     at_least_lo & !above_hi & HIGH
-}
-
-/// Whether all of `bytes` are VALUE bytes: 8 at a time while they are plain (visible ASCII and
-/// space), else by the table.
-fn value_bytes(bytes: &[u8]) -> bool {
-    let plain = |w: u64| w & HIGH == 0 && in_range(w, 0x20, 0x7e) == HIGH;
-    (bytes.len() >= 8 && words(bytes, plain)) || all(bytes, VALUE)
 }
 
 /// Whether all of `bytes` are AUTHORITY bytes: 8 at a time for a host name or address and
@@ -221,11 +214,12 @@ fn scheme_valid(v: &[u8]) -> bool {
     }
 }
 
-/// A regular value: RFC 9113 8.2.1's, no white space at either end.
+/// A regular value: a field value's bytes (`wire`'s rule, HTTP/1.1's), and RFC 9113 8.2.1's
+/// no white space at either end.
 fn value_valid(v: &[u8]) -> bool {
     match (v.first(), v.last()) {
         (Some(&f), Some(&l)) => {
-            !matches!(f, b' ' | b'\t') && !matches!(l, b' ' | b'\t') && value_bytes(v)
+            !matches!(f, b' ' | b'\t') && !matches!(l, b' ' | b'\t') && wire::is_field_value(v)
         }
         _ => true,
     }
@@ -244,6 +238,8 @@ pub(crate) struct Messaging {
     active: bool,
     stream: StreamId,
     trailers: bool,
+    /// A field of the block under way made its request malformed.
+    malformed: bool,
     seen: u16,
     declared: Option<i64>,
     /// The request's `priority` so far: parsed onto RFC 9218's default, field after field, as
@@ -258,6 +254,7 @@ impl Messaging {
             active,
             stream: 0,
             trailers: false,
+            malformed: false,
             seen: 0,
             declared: None,
             priority: Ok(None),
@@ -278,6 +275,7 @@ impl Messaging {
     pub(crate) fn begin(&mut self, stream: StreamId, kind: HeadersKind) {
         self.stream = stream;
         self.trailers = kind != HeadersKind::Request;
+        self.malformed = false;
         self.priority = Ok(None);
         (self.seen, self.declared) = match self.find(stream) {
             Some(i) if self.trailers => (self.open[i].seen, self.open[i].declared),
@@ -285,12 +283,18 @@ impl Messaging {
         };
     }
 
+    /// Whether a field of the block under way made its request malformed (the rest of its
+    /// fields are then not checked).
+    pub(crate) fn malformed(&self) -> bool {
+        self.malformed
+    }
+
     /// One field of the block begun last, without the name it was recognised as.
     #[cfg(test)]
     pub(crate) fn field(&mut self, name: &[u8], value: &[u8]) -> Verdict {
         match self.check(name, value) {
             Checked::Pass(_) => Verdict::Pass,
-            Checked::Ignore => Verdict::Ignore,
+            Checked::Malformed => Verdict::Malformed,
             Checked::Fail => Verdict::Fail,
         }
     }
@@ -299,6 +303,15 @@ impl Messaging {
     /// fewer.
     #[inline(always)]
     pub(crate) fn check(&mut self, name: &[u8], value: &[u8]) -> Checked {
+        let checked = self.check_field(name, value);
+        if checked == Checked::Malformed {
+            self.malformed = true;
+        }
+        checked
+    }
+
+    #[inline(always)]
+    fn check_field(&mut self, name: &[u8], value: &[u8]) -> Checked {
         if name.first() == Some(&b':') {
             return self.pseudo(name, value);
         }
@@ -335,17 +348,17 @@ impl Messaging {
             _ if name.iter().any(u8::is_ascii_uppercase) => return Checked::Fail,
             _ => {
                 self.seen |= SEEN_REGULAR;
-                return Checked::Ignore;
+                return Checked::Malformed;
             }
         };
-        // Kept or ignored, a regular field ends the pseudo-headers.
+        // Passed or not, a regular field ends the pseudo-headers.
         self.seen |= SEEN_REGULAR;
         let valid = match kind {
             Regular::Host => authority_bytes(value),
             _ => value_valid(value),
         };
         if !valid {
-            return Checked::Ignore;
+            return Checked::Malformed;
         }
         let (ok, known) = match kind {
             Regular::Host => (self.once(SEEN_HOST, value), Known::Host),

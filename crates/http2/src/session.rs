@@ -24,6 +24,12 @@ pub struct Session<H: Handler> {
     raw: NonNull<sys::nghttp2_session>,
     header_bytes: u64,
     max_header_list: u64,
+    /// The highest stream `submit_response` answered: a GOAWAY for a connection error names
+    /// it, not the last stream nghttp2 began to receive. RFC 9113 6.8: streams above the
+    /// last stream id were not processed and may be retried; a request read in the same input
+    /// as the error is never answered (nothing is written after that GOAWAY), so it must be
+    /// above.
+    last_answered: StreamId,
     /// A server's request checks, in place of nghttp2's HTTP messaging (`messaging.rs`).
     messaging: Messaging,
     /// Frame boundaries of the input, when the handler wants each header first.
@@ -107,6 +113,7 @@ impl<H: Handler> Session<H> {
             raw: NonNull::new(raw).ok_or(Error::from_code(sys::NGHTTP2_ERR_NOMEM))?,
             header_bytes: 0,
             max_header_list: u64::from(config.max_header_list_size),
+            last_answered: 0,
             messaging: Messaging::new(!client),
             frames: Frames::new(!client),
             checks: Checks::new(!client),
@@ -149,6 +156,7 @@ impl<H: Handler> Session<H> {
             h,
             header_bytes: &mut self.header_bytes,
             max_header_list: self.max_header_list,
+            last_answered: self.last_answered,
             messaging: &mut self.messaging,
             panic: None,
         };
@@ -328,6 +336,7 @@ impl<H: Handler> Session<H> {
         } else {
             ptr::null()
         };
+        self.last_answered = self.last_answered.max(stream);
         // SAFETY: as for submit_request.
         check(unsafe {
             sys::nghttp2_submit_response2(
@@ -385,11 +394,18 @@ impl<H: Handler> Session<H> {
         })
     }
 
-    /// Ends the session now: GOAWAY with `error_code`, input ignored from here, and the session
-    /// is done once that GOAWAY is written.
+    /// Ends the session now: GOAWAY with `error_code` naming the last stream answered
+    /// ([`Session::last_answered`]), input ignored from here, and the session is done once
+    /// that GOAWAY is written.
     pub fn terminate(&mut self, error_code: u32) -> Result<(), Error> {
         // SAFETY: raw is live; this queues a frame.
-        check(unsafe { sys::nghttp2_session_terminate_session(self.raw.as_ptr(), error_code) })?;
+        check(unsafe {
+            sys::nghttp2_session_terminate_session2(
+                self.raw.as_ptr(),
+                self.last_answered,
+                error_code,
+            )
+        })?;
         self.terminated = true;
         Ok(())
     }
@@ -417,6 +433,12 @@ impl<H: Handler> Session<H> {
                 sys::NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS,
             )
         }
+    }
+
+    /// The highest stream this side answered (`submit_response`; 0 for a client): what a
+    /// GOAWAY for a connection error names, streams above it unprocessed (RFC 9113 6.8).
+    pub fn last_answered(&self) -> StreamId {
+        self.last_answered
     }
 
     /// The id of the last stream the peer opened that this side processed (for GOAWAY).

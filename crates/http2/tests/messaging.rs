@@ -1,11 +1,12 @@
 //! A server session's request checks (RFC 9113 8.1 to 8.3, made by the session in place of
 //! nghttp2's HTTP messaging) through a real session, fed raw frames whole and a byte at a time:
 //! what nghttp2 ends the connection for ends it (GOAWAY PROTOCOL_ERROR) before the handler
-//! sees the request, and a malformed regular field is dropped.
+//! sees the request, and a malformed regular field makes its request malformed (RST_STREAM
+//! PROTOCOL_ERROR) while the connection goes on.
 
 mod common;
 
-use common::{frame, goaways_in, raw_get_block, raw_preface, Peer};
+use common::{frame, frames, goaways_in, raw_get_block, raw_preface, Peer};
 use http2::{error_code, frame_type, Config, Session};
 
 const END_STREAM: u8 = 0x1;
@@ -114,17 +115,45 @@ fn uppercase_names_and_misplaced_pseudo_headers_end_the_connection() {
 }
 
 #[test]
-fn a_malformed_regular_field_is_dropped_and_the_request_goes_on() {
-    let (h, goaways) = run(&get_with(&[
+fn a_malformed_regular_field_resets_its_stream_and_the_connection_goes_on() {
+    // RFC 9113 8.2.1: NUL, CR or LF anywhere in a value, white space at either end, a name that
+    // is no token: the request is malformed (8.1.1: a stream error of type PROTOCOL_ERROR).
+    for bad in [
         literal(b"x-bad", b"a\r\nb"),
+        literal(b"x-bad", b"a\0b"),
+        literal(b"x-bad", b"a\rb"),
+        literal(b"x-bad", b"a\nb"),
+        literal(b"x-bad", b"a\x01b"),
+        literal(b"x-bad", b" v"),
         literal(b"bad name", b"v"),
-        literal(b"x-ok", b"v"),
-    ]));
-    assert!(goaways.is_empty());
-    assert_eq!(h.headers_ended(), [(1, true)]);
-    assert_eq!(h.header(1, b"x-bad"), None);
-    assert_eq!(h.header(1, b"bad name"), None);
-    assert_eq!(h.header(1, b"x-ok").as_deref(), Some(&b"v"[..]));
+        literal(b"host", b"a b"),
+    ] {
+        let mut block = raw_get_block();
+        block.extend_from_slice(&bad);
+        block.extend_from_slice(&literal(b"x-after", b"v"));
+        let (h, goaways) = run(&input(&[
+            frame(frame_type::HEADERS, END_HEADERS | END_STREAM, 1, &block),
+            frame(
+                frame_type::HEADERS,
+                END_HEADERS | END_STREAM,
+                3,
+                &raw_get_block(),
+            ),
+        ]));
+        assert!(goaways.is_empty(), "{bad:?}");
+        assert_eq!(h.headers_ended(), [(3, true)], "{bad:?}");
+        assert_eq!(
+            h.header(1, b"x-after"),
+            None,
+            "nothing after the malformed field"
+        );
+        let resets: Vec<(u32, u32)> = frames(&h.out)
+            .into_iter()
+            .filter(|f| f.0 == frame_type::RST_STREAM)
+            .map(|f| (f.2, u32::from_be_bytes([f.3[0], f.3[1], f.3[2], f.3[3]])))
+            .collect();
+        assert_eq!(resets, [(1, error_code::PROTOCOL_ERROR)], "{bad:?}");
+    }
 }
 
 #[test]

@@ -163,12 +163,31 @@ fn a_header_that_fails_the_connection_sends_goaway_protocol_error() {
     bad.push(http2::Header::new(b"x-evil", b"1"));
     p.client.submit_request(&bad, false).unwrap();
     p.settle(&mut |_, _| {});
-    assert_eq!(p.c.goaways(), vec![(1, error_code::PROTOCOL_ERROR)]);
+    // Stream 1 was never answered: the GOAWAY names none (RFC 9113 6.8, the client may retry).
+    assert_eq!(p.c.goaways(), vec![(0, error_code::PROTOCOL_ERROR)]);
     assert!(!p.server.want_read() && !p.server.want_write());
 }
 
 #[test]
-fn a_header_list_beyond_the_limit_resets_the_stream() {
+fn a_connection_error_names_the_last_stream_answered_not_the_last_received() {
+    let mut p = Pair::defaults();
+    p.s.reject_header = Some((b"x-evil".to_vec(), HeaderVerdict::FailConnection));
+    let first = p.client.submit_request(&get(b"/"), false).unwrap();
+    p.settle(&mut responder(|_| b"ok".to_vec()));
+    assert_eq!(p.c.received[&first], b"ok");
+    // A valid request and a violation arrive together: the valid one is not answered (nothing
+    // is written after a connection error's GOAWAY), so the GOAWAY must not name it.
+    let unanswered = p.client.submit_request(&get(b"/"), false).unwrap();
+    let mut bad = get(b"/").to_vec();
+    bad.push(http2::Header::new(b"x-evil", b"1"));
+    p.client.submit_request(&bad, false).unwrap();
+    p.settle(&mut responder(|_| b"ok".to_vec()));
+    assert!(!p.c.received.contains_key(&unanswered));
+    assert_eq!(p.c.goaways(), vec![(first, error_code::PROTOCOL_ERROR)]);
+}
+
+#[test]
+fn a_header_list_beyond_the_limit_ends_the_connection() {
     let server = Config {
         max_header_list_size: 200,
         ..Config::server()
@@ -180,5 +199,9 @@ fn a_header_list_beyond_the_limit_resets_the_stream() {
     let stream = p.client.submit_request(&request, false).unwrap();
     p.settle(&mut responder(|_| b"ok".to_vec()));
     assert!(p.s.headers_ended().is_empty());
-    assert_eq!(p.c.closed(), vec![(stream, error_code::INTERNAL_ERROR)]);
+    // Decoding stopped at the field past the limit: the rest of a block cannot be skipped
+    // undecoded, so the connection ends, naming no stream as processed.
+    assert_eq!(p.c.goaways(), vec![(0, error_code::ENHANCE_YOUR_CALM)]);
+    assert!(!p.server.want_read() && !p.server.want_write());
+    assert!(p.c.closed().iter().all(|&(s, _)| s == stream));
 }

@@ -15,7 +15,8 @@
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::net::IpAddr;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, AsRawFd};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -31,16 +32,38 @@ const MAX_LOGGED_LINE: usize = 1024;
 
 /// Opens (creating it if needed) the log file for appending; shared by all the threads. `-` is
 /// standard output (a duplicate of its descriptor, so the log's writes stay whole-line writes).
+///
+/// The open does not wait: a FIFO without a reader would hold start-up (a blocking open waits
+/// for one) without a word, so it is opened `O_NONBLOCK`, which fails at once there (ENXIO),
+/// and the error says so. The flag is cleared after: writes block as a file's do.
 pub fn open(path: &Path) -> io::Result<Arc<File>> {
     if path == Path::new("-") {
         let fd = io::stdout().as_fd().try_clone_to_owned()?;
         return Ok(Arc::new(File::from(fd)));
     }
-    OpenOptions::new()
+    let file = OpenOptions::new()
         .append(true)
         .create(true)
+        .custom_flags(libc::O_NONBLOCK)
         .open(path)
-        .map(Arc::new)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ENXIO) => io::Error::new(
+                e.kind(),
+                "a FIFO with no reader (start its reader first: the log is not waited for)",
+            ),
+            _ => e,
+        })?;
+    // SAFETY: fcntl on a descriptor this function owns; F_GETFL/F_SETFL read and set its
+    // status flags only.
+    let cleared = unsafe {
+        let fd = file.as_raw_fd();
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        flags >= 0 && libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) == 0
+    };
+    if !cleared {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(Arc::new(file))
 }
 
 /// One line's worth of facts.

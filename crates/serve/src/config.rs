@@ -74,7 +74,8 @@ pub struct Config {
     /// bodies are dropped, so RFC 9113's default is plenty.
     pub h2_initial_window_size: u32,
     /// Largest HTTP/2 header list a client may send (SETTINGS_MAX_HEADER_LIST_SIZE: names and
-    /// values plus 32 bytes a field); past it the stream is reset.
+    /// values plus 32 bytes a field), counted as the fields are decoded; the field past it ends
+    /// the connection (GOAWAY ENHANCE_YOUR_CALM).
     pub h2_max_header_list_size: u32,
     /// The HPACK table a client's encoder may use (SETTINGS_HEADER_TABLE_SIZE), and the most
     /// ours uses, bytes.

@@ -100,3 +100,35 @@ fn log_is_flushed_at_shutdown() {
     assert!(st.log_flushes >= 1 && st.log_flushes <= 2, "{st:?}");
     assert_eq!(st.log_errors, 0);
 }
+
+#[test]
+fn a_fifo_without_a_reader_fails_start_up_at_once_with_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("log.fifo");
+    let c_path = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: mkfifo reads a NUL-terminated path that outlives the call.
+    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+    let config = serve::Config {
+        root: dir.path().to_path_buf(),
+        listen: std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+        threads: 1,
+        access_log: Some(fifo.clone()),
+        ..serve::Config::default()
+    };
+    let (tx, rx) = std::sync::mpsc::channel();
+    let bind = std::thread::spawn(move || {
+        let _ = tx.send(serve::Server::bind(config).map(|_| ()));
+    });
+    let outcome = rx.recv_timeout(std::time::Duration::from_secs(10));
+    if outcome.is_err() {
+        // Still waiting in open(): a reader lets it go, so the thread can be joined.
+        let _reader = std::fs::File::open(&fifo);
+    }
+    bind.join().unwrap();
+    let err = outcome
+        .expect("start-up waited for a reader")
+        .expect_err("no reader");
+    let text = format!("{err}: {}", std::error::Error::source(&err).unwrap());
+    assert!(text.contains("FIFO with no reader"), "{text}");
+    assert!(text.contains("log.fifo"), "{text}");
+}

@@ -69,6 +69,14 @@ pub struct RequestLimits {
     pub max_headers: usize,
 }
 
+impl RequestLimits {
+    /// The most header fields a request may carry, whichever protocol brought it (431 beyond):
+    /// `max_headers`, clamped.
+    pub fn max_fields(&self) -> usize {
+        self.max_headers.min(MAX_HEADERS_CAP)
+    }
+}
+
 impl Default for RequestLimits {
     fn default() -> Self {
         RequestLimits {
@@ -237,7 +245,7 @@ fn parse_head<'b>(
     limits: &RequestLimits,
 ) -> Result<Option<Request<'b>>, RequestError> {
     let mut slots = [const { MaybeUninit::<httparse::Header<'b>>::uninit() }; MAX_HEADERS_CAP];
-    let slots = &mut slots[..limits.max_headers.min(MAX_HEADERS_CAP)];
+    let slots = &mut slots[..limits.max_fields()];
     let mut req = httparse::Request::new(&mut []);
     let head_len = match req.parse_with_uninit_headers(buf, slots) {
         Ok(httparse::Status::Complete(n)) => n,
@@ -348,7 +356,7 @@ fn parse_other_version<'b>(
     }
     // A rare path: initialised slots cost a memset that the usual one avoids.
     let mut slots = [httparse::EMPTY_HEADER; MAX_HEADERS_CAP];
-    let slots = &mut slots[..limits.max_headers.min(MAX_HEADERS_CAP)];
+    let slots = &mut slots[..limits.max_fields()];
     let fields_at = start + lf + 1;
     match httparse::parse_headers(&buf[fields_at..], slots) {
         Ok(httparse::Status::Complete((n, headers))) => {

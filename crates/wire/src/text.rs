@@ -62,6 +62,47 @@ fn parse_digits(s: &[u8]) -> Option<u64> {
     Some(n)
 }
 
+const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+
+/// The high bit of each byte of `w` (all below 0x80) that is in `lo..=hi`, exactly: no byte
+/// carries into the next.
+#[inline(always)]
+fn in_range(w: u64, lo: u8, hi: u8) -> u64 {
+    let at_least_lo = w.wrapping_add(ONES * u64::from(0x80 - lo));
+    let above_hi = w.wrapping_add(ONES * u64::from(0x7f - hi));
+    at_least_lo & !above_hi & HIGH
+}
+
+/// Whether every byte of a field value may be there, as both protocols read one: HTAB, visible
+/// ASCII, space, and bytes from 0x80 (RFC 9110 5.5's `field-content`, obs-text allowed); no
+/// other control byte and no DEL. The one rule for a field value's bytes, HTTP/1.1's parser and
+/// HTTP/2's request checks alike (RFC 9113 8.2.1's NUL, CR and LF among the refused), so the two
+/// cannot disagree on a value. Plain values (visible ASCII and space) are read 8 bytes at a time:
+/// the check runs on every field of every request.
+pub fn is_field_value(bytes: &[u8]) -> bool {
+    let plain = |w: u64| w & HIGH == 0 && in_range(w, 0x20, 0x7e) == HIGH;
+    if bytes.len() >= 8 {
+        let load = |at: usize| {
+            let w = &bytes[at..at + 8];
+            u64::from_ne_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]])
+        };
+        let last = bytes.len() - 8;
+        let mut at = 0;
+        let mut all_plain = true;
+        while at < last && all_plain {
+            all_plain = plain(load(at));
+            at += 8;
+        }
+        if all_plain && plain(load(last)) {
+            return true;
+        }
+    }
+    bytes
+        .iter()
+        .all(|&b| b == b'\t' || (b >= 0x20 && b != 0x7f))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,5 +148,28 @@ mod tests {
         });
         assert_eq!(&seen[..n], &[&b"close"[..], b"Keep-Alive"]);
         assert!(eq_token(b"Keep-Alive", b"keep-alive"));
+    }
+
+    #[test]
+    fn a_field_value_holds_no_control_byte_but_htab() {
+        for ok in [
+            &b""[..],
+            b"a",
+            b"a\tb",
+            b"caf\xc3\xa9",
+            b"visible ascii and space ~!",
+        ] {
+            assert!(is_field_value(ok), "{ok:?}");
+        }
+        // NUL, CR and LF (RFC 9113 8.2.1) and every other control byte, DEL, at any place:
+        // first, last, inside a run of plain bytes read 8 at a time.
+        let plain = b"0123456789abcdefghij";
+        for bad in (0u8..0x20).filter(|&b| b != b'\t').chain([0x7f]) {
+            for at in [0, 7, 8, 13, plain.len() - 1] {
+                let mut v = plain.to_vec();
+                v[at] = bad;
+                assert!(!is_field_value(&v), "{bad:#x} at {at}");
+            }
+        }
     }
 }

@@ -59,6 +59,13 @@ pub(super) use fields::find_byte;
 /// sees the stream end as it expects.
 const BODY_AFTER_RESPONSE: u64 = 16 * 1024;
 
+/// Requests one connection may have refused (malformed and reset, or answered with an error for
+/// what they are: 400, 413, 414, 431) before it ends with GOAWAY ENHANCE_YOUR_CALM: the streams
+/// received by then are answered, no new one is, and the connection closes. A client
+/// that keeps sending requests the server refuses is not one a browser makes; each costs a
+/// header block's decoding and an answer, and HTTP/1.1 closes the connection at the first.
+const MAX_REFUSED: u32 = 16;
+
 /// One HTTP/2 connection's state beside the session's buffers.
 ///
 /// The field order is part of what makes the session's borrowed bytes sound: Rust drops fields
@@ -191,9 +198,14 @@ impl H2 {
     /// Graceful shutdown: GOAWAY with the last stream processed; the streams under way finish,
     /// then the connection closes.
     pub fn go_away(&mut self) {
+        self.go_away_for(error_code::NO_ERROR);
+    }
+
+    /// [`go_away`](Self::go_away) with `code` as the reason.
+    fn go_away_for(&mut self, code: u32) {
         if !self.going_away {
             self.going_away = true;
-            let _ = self.framer.submit_goaway(error_code::NO_ERROR);
+            let _ = self.framer.submit_goaway(code);
             // A stream answered whole whose request the client never finished would hold the
             // shutdown until its grace ends: the server asks it to stop (RFC 9113 8.1:
             // RST_STREAM NO_ERROR after a complete response).
@@ -227,7 +239,7 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker, pool: &mut crate::pool::Po
                 }
                 _ => error_code::PROTOCOL_ERROR,
             };
-            let last = h.framer.last_proc_stream_id();
+            let last = h.framer.last_answered();
             h.streams.counts.goaways_sent += 1;
             flush_counts(&mut h.streams.counts, w);
             let start = b.out.len();
@@ -254,6 +266,11 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker, pool: &mut crate::pool::Po
     }
     ready.drain(..answered);
     h.streams.ready = ready;
+    if h.streams.refused > MAX_REFUSED {
+        // No new stream; those received are answered whole (their answers are refusals too,
+        // most likely), then the connection closes.
+        h.go_away_for(error_code::ENHANCE_YOUR_CALM);
+    }
     // A header block under way is due within the header timeout of its start, as an HTTP/1.1
     // head is, however its frames trickle.
     let waiting = &h.streams.ready;
@@ -315,7 +332,11 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
     let value = |(a, b): (usize, usize)| &st.values[a..b];
     let (method, path) = (value(st.method), value(st.path));
     let too_large = st.content_length.is_some_and(|n| n > w.max_body);
-    let head_too_large = st.head_bytes > w.limits.max_head_bytes;
+    // HTTP/1.1's limits on the whole request, over every field it carried (wire reads only
+    // those the responder uses).
+    let head_too_large =
+        st.head_bytes > w.limits.max_head_bytes || st.field_count > w.limits.max_fields();
+    let host_differs = st.host_differs;
     // A HEAD answered with an error (400, 413, 431) has no body either.
     let head_method = method == b"HEAD";
     let out = &mut h.response;
@@ -330,6 +351,12 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
             match parsed {
                 _ if head_too_large => (
                     w.responder.error(431, &w.date, false, out),
+                    false,
+                    None,
+                    None,
+                ),
+                _ if host_differs => (
+                    w.responder.error(400, &w.date, false, out),
                     false,
                     None,
                     None,
@@ -374,6 +401,8 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
         log.record(&e, w.wall);
     }
     count_status(&mut w.stats, &reply);
+    // Refused for what the request is (the answers wire's checks and these limits give).
+    h.streams.refused += u32::from(matches!(reply.status, 400 | 413 | 414 | 431));
     // The head: "HTTP/1.1 200 OK\r\n" then "Name: value\r\n" lines, then the blank line,
     // turned into fields handed over as slices of it.
     let out: &[u8] = out;

@@ -9,7 +9,7 @@
 //! limits, then the meaning of each field.
 
 use super::{host, FieldLines, Method, PassedHost, Request, RequestError, RequestLimits, Version};
-use crate::text::{eq_token, for_each_element, parse_content_length, trim_ows};
+use crate::text::{eq_token, for_each_element, is_field_value, parse_content_length, trim_ows};
 
 /// The fields of one request, read one by one into a [`Request`].
 pub(super) struct Interpreter<'b> {
@@ -228,9 +228,6 @@ static TOKEN: ByteSet = byte_set!(
 /// Bytes a request target may hold as the HTTP/1.1 parser reads it (visible, no space, no DEL).
 static TARGET: ByteSet = byte_set!(b'!'..=0x7e | 0x80..=0xff);
 
-/// Bytes a field value may hold as the HTTP/1.1 parser reads it (no control but HTAB, no DEL).
-static VALUE: ByteSet = byte_set!(b'\t' | b' '..=0x7e | 0x80..=0xff);
-
 /// Where the request line `method SP target SP HTTP/1.1` first breaks its syntax, if it does.
 fn line_syntax_error(method: &[u8], target: &[u8]) -> Option<usize> {
     // The common line first, in one pass and no table: GET or HEAD, a target of visible ASCII.
@@ -314,7 +311,7 @@ where
     if line_error.is_some() {
         return Err(RequestError::Malformed);
     }
-    let max_fields = limits.max_headers.min(super::MAX_HEADERS_CAP);
+    let max_fields = limits.max_fields();
     let mut head_len = line_len + 2 + 2;
     // The first error of meaning; one of syntax (or the field count) found later still wins,
     // as the parser checks the whole head's syntax before reading any field.
@@ -331,7 +328,7 @@ where
         if passed.is(a) {
             interpreter.passed_host(trim_ows(a));
         } else {
-            if VALUE.first_outside(a).is_some() {
+            if !is_field_value(a) {
                 return Err(RequestError::Malformed);
             }
             meaning = interpreter.field(b"host", trim_ows(a));
@@ -345,10 +342,7 @@ where
             return Err(RequestError::TooManyHeaders);
         }
         count += 1;
-        if name.is_empty()
-            || TOKEN.first_outside(name).is_some()
-            || VALUE.first_outside(value).is_some()
-        {
+        if name.is_empty() || TOKEN.first_outside(name).is_some() || !is_field_value(value) {
             return Err(RequestError::Malformed);
         }
         head_len += name.len() + value.len() + 4;

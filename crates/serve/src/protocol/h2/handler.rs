@@ -156,8 +156,13 @@ impl Handler for Streams {
         }
         // HPACK lets a few bytes on the wire stand for a large field (an indexed entry repeats a
         // 4 KB value for one byte): what is stored is bounded by the head limit, as HTTP/1.1's
-        // head is, not by the header list size nghttp2 enforces.
+        // head is, not by the header list size the session enforces.
         s.head_bytes += name.len() + value.len() + 4;
+        // HTTP/1.1's count: the request line is not a field, `:authority` stands for `host`.
+        s.field_count += usize::from(!matches!(
+            known,
+            Known::Method | Known::Path | Known::Scheme
+        ));
         if s.head_bytes > max_head {
             return HeaderVerdict::Accept;
         }
@@ -183,9 +188,15 @@ impl Handler for Streams {
                 s.content_length = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok());
                 return HeaderVerdict::Accept;
             }
-            // :authority wins (RFC 9113 8.3.1).
-            Known::Host if s.authority.is_some() => return HeaderVerdict::Accept,
-            Known::Host => b"host",
+            // RFC 9113 8.3.1: `:authority` is the target's authority, and a `host` beside it
+            // must name the same (host names compare without case: RFC 3986 6.2.2.1).
+            Known::Host => {
+                if let Some((a, b)) = s.authority {
+                    s.host_differs |= !s.values[a..b].eq_ignore_ascii_case(value);
+                    return HeaderVerdict::Accept;
+                }
+                b"host"
+            }
             Known::IfMatch => b"if-match",
             Known::IfNoneMatch => b"if-none-match",
             Known::IfModifiedSince => b"if-modified-since",
@@ -205,6 +216,14 @@ impl Handler for Streams {
         let range = keep(value);
         s.fields.push((carried, range));
         HeaderVerdict::Accept
+    }
+
+    fn on_malformed_request(&mut self, stream: StreamId) {
+        // The session resets the stream: nothing of it is answered or kept.
+        self.refused += 1;
+        if let Some(i) = self.index(stream) {
+            self.release(i);
+        }
     }
 
     fn on_headers_end(&mut self, stream: StreamId, end_stream: bool) {

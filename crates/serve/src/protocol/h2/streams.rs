@@ -74,6 +74,11 @@ pub(super) struct Stream {
     /// Bytes of the header block so far (names, values, 4 a field: their HTTP/1.1 size);
     /// past the head limit nothing more is stored and the request is a 431.
     pub(super) head_bytes: usize,
+    /// Fields of the request, as HTTP/1.1 counts them (`:authority` as `host`, the other
+    /// pseudo-headers as the request line): past `max_headers` the request is a 431.
+    pub(super) field_count: usize,
+    /// A `host` field names another entity than `:authority` (RFC 9113 8.3.1): a 400.
+    pub(super) host_differs: bool,
     pub(super) content_length: Option<u64>,
     pub(super) body_in: u64,
     /// The request body's clock while the client's side is open (its request complete, no
@@ -106,6 +111,8 @@ impl Stream {
             fields: Vec::new(),
             trailers: false,
             head_bytes: 0,
+            field_count: 0,
+            host_differs: false,
             content_length: None,
             body_in: 0,
             body: None,
@@ -140,6 +147,8 @@ impl Stream {
         self.fields.clear();
         self.trailers = false;
         self.head_bytes = 0;
+        self.field_count = 0;
+        self.host_differs = false;
         self.content_length = None;
         self.body_in = 0;
         self.body = None;
@@ -208,6 +217,9 @@ pub(super) struct Streams {
     /// paced by the client's flow control is progressing (see `conn`'s send deadline). Control
     /// frames written (PING ACKs and the like) are not progress.
     pub(super) progressed: bool,
+    /// Requests refused on this connection: malformed (reset), or answered with an error for
+    /// what they are (400, 413, 414, 431, ...). Past `MAX_REFUSED` the connection ends.
+    pub(super) refused: u32,
     pub(super) counts: Counts,
 }
 
@@ -235,6 +247,7 @@ impl Streams {
             ended: [0; ENDED_RING],
             ended_next: 0,
             progressed: false,
+            refused: 0,
             counts: Counts::default(),
         }
     }
