@@ -155,7 +155,9 @@ impl Crawl<'_> {
     fn read_robots(&mut self) {
         let url = self.site.start.join("/robots.txt").expect("a path joins");
         self.robots = match self.fetch(&url) {
-            Ok((_, r)) => Robots::parse(&String::from_utf8_lossy(r.body.as_deref().unwrap_or(b""))),
+            Ok(Fetched { response: r, .. }) => {
+                Robots::parse(&String::from_utf8_lossy(r.body.as_deref().unwrap_or(b"")))
+            }
             Err(FetchFailure::Status(s)) if (400..500).contains(&s) => Robots::allow_all(),
             Err(e) => {
                 self.note(format!(
@@ -174,11 +176,12 @@ impl Crawl<'_> {
         }
     }
 
-    /// GETs `url`, following redirects within the origin.
-    fn fetch(&mut self, url: &Url) -> Result<(Url, Response), FetchFailure> {
+    /// GETs `url`, following redirects within the origin: the URL it ended on, and whether a
+    /// redirect took it there (a fragment, never sent, is no redirect).
+    fn fetch(&mut self, url: &Url) -> Result<Fetched, FetchFailure> {
         let mut url = url.clone();
         url.set_fragment(None);
-        for _ in 0..=MAX_REDIRECTS {
+        for redirects in 0..=MAX_REDIRECTS {
             if url.origin() != self.origin {
                 return Err(FetchFailure::Other(format!(
                     "redirects to another origin ({url})"
@@ -202,7 +205,11 @@ impl Crawl<'_> {
             if !(200..300).contains(&response.status) {
                 return Err(FetchFailure::Status(response.status));
             }
-            return Ok((url, response));
+            return Ok(Fetched {
+                url,
+                response,
+                redirected: redirects > 0,
+            });
         }
         Err(FetchFailure::Other(format!(
             "more than {MAX_REDIRECTS} redirects"
@@ -210,7 +217,11 @@ impl Crawl<'_> {
     }
 
     fn page(&mut self, url: &Url, depth: u32) -> Result<(), String> {
-        let (final_url, response) = self.fetch(url).map_err(|e| e.reason())?;
+        let Fetched {
+            url: final_url,
+            response,
+            redirected,
+        } = self.fetch(url).map_err(|e| e.reason())?;
         if !response.is_html() {
             return Err(format!(
                 "not an HTML page ({})",
@@ -221,13 +232,13 @@ impl Crawl<'_> {
             ));
         }
         let path = target(&final_url);
-        if final_url != *url && !self.pages_seen.insert(key(&final_url)) {
+        if redirected && !self.pages_seen.insert(key(&final_url)) {
             return Ok(()); // a redirect to a page already crawled
         }
         let text = String::from_utf8_lossy(response.body.as_deref().unwrap_or(b"")).into_owned();
         let doc = html::parse(&text, &final_url, self.opts.viewport);
         let base = doc.base.clone().unwrap_or_else(|| final_url.clone());
-        let redirected_from = (final_url != *url).then(|| target(url));
+        let redirected_from = redirected.then(|| target(url));
         let mut entries = vec![Entry::File(File {
             path: path.clone(),
             bytes: response.bytes,
@@ -366,7 +377,11 @@ impl Crawl<'_> {
     fn fetch_resource(&mut self, url: &Url, stylesheet: bool) -> Outcome {
         match self.fetch(url) {
             Err(e) => Outcome::Failed(e.reason()),
-            Ok((final_url, r)) => {
+            Ok(Fetched {
+                url: final_url,
+                response: r,
+                redirected,
+            }) => {
                 let css = match (&r.body, stylesheet || r.is_css()) {
                     (Some(body), true) => css::references(&String::from_utf8_lossy(body))
                         .into_iter()
@@ -379,7 +394,7 @@ impl Crawl<'_> {
                         path: target(&final_url),
                         bytes: r.bytes,
                         content_type: r.content_type,
-                        redirected_from: (final_url != *url).then(|| target(url)),
+                        redirected_from: redirected.then(|| target(url)),
                     },
                     css,
                 }
@@ -393,6 +408,15 @@ fn skipped(url: &Url, reason: &str) -> Entry {
         url: url.to_string(),
         reason: reason.to_owned(),
     }
+}
+
+/// A fetch that ended in a 2xx.
+struct Fetched {
+    /// Where it ended, without a fragment.
+    url: Url,
+    response: Response,
+    /// Whether a redirect led there.
+    redirected: bool,
 }
 
 /// Why one fetch failed.

@@ -291,3 +291,36 @@ fn max_pages_robots_rules_and_crawl_delay_are_kept() {
         ]
     );
 }
+
+#[test]
+fn a_fragment_is_no_redirect() {
+    let addr = serve(|path| {
+        Some(match path {
+            "/" => ok(
+                "text/html",
+                br#"<style>.i { background: url(/sprite.svg#icon) }</style>
+                    <img src="/a.png#x"><img src="/moved.png#y">"#,
+            ),
+            "/sprite.svg" => ok("image/svg+xml", b"<svg/>"),
+            "/a.png" => ok("image/png", b"png"),
+            "/moved.png" => redirect("/a2.png"),
+            "/a2.png" => ok("image/png", b"png2"),
+            _ => b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n".to_vec(),
+        })
+    });
+    let start = url::Url::parse(&format!("http://{addr}/#top")).unwrap();
+    let site = discover::crawl(&start, &options(Duration::from_secs(5))).expect("crawl");
+    let froms: Vec<(&str, Option<&str>)> = site.pages[0]
+        .files()
+        .map(|f| (f.path.as_str(), f.redirected_from.as_deref()))
+        .collect();
+    assert_eq!(
+        froms,
+        [
+            ("/", None),
+            ("/sprite.svg", None),
+            ("/a.png", None),
+            ("/a2.png", Some("/moved.png")),
+        ]
+    );
+}
