@@ -15,10 +15,12 @@
 //!   the order it first needs them (a stylesheet, then what it imports, then its `url()`s).
 
 use crate::fetch::{FetchError, Fetcher, Response};
+use crate::frontier::{key, not_told_apart, Counted, Frontier, Tally};
 use crate::html::{self, Found, Kind};
 use crate::robots::Robots;
 use crate::{css, Entry, File, Options, Page, Site};
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::Ordering;
 use url::{Position, Url};
 
 /// Redirects followed for one resource, at most.
@@ -36,6 +38,9 @@ pub enum CrawlError {
     /// The start page could not be had (exit 1).
     #[error("{url}: {reason}")]
     Start { url: String, reason: String },
+    /// SIGINT or SIGTERM came before the start page was crawled: nothing to write.
+    #[error("interrupted before the start page was crawled: nothing written")]
+    Interrupted,
 }
 
 /// A fetched resource as the crawl remembers it.
@@ -55,13 +60,25 @@ struct Crawl<'a> {
     origin: url::Origin,
     robots: Robots,
     cache: HashMap<String, Outcome>,
-    pages_seen: HashSet<String>,
-    queue: VecDeque<(Url, u32)>,
+    frontier: Frontier,
     site: Site,
     notes_seen: HashSet<String>,
-    /// Links seen beyond --depth: counted once each, and still crawled if an iframe names them.
-    beyond_depth: HashSet<String>,
-    beyond_max: u64,
+    /// Links seen beyond --depth: counted, and still crawled if an iframe names them.
+    beyond_depth: Tally,
+    /// Links not followed, each listed in a note up to --max-pages of them.
+    other_origin: Tally,
+    disallowed: Tally,
+    /// Pages that named more than --max-files references.
+    pages_cut: u64,
+}
+
+/// A page being put together: its entries, what it has referenced, what it left out.
+struct PageWork {
+    entries: Vec<Entry>,
+    /// Keys (and `path` keys of where redirects ended) of what the page has referenced.
+    on_page: HashSet<String>,
+    /// References beyond --max-files, not fetched.
+    beyond: u64,
 }
 
 /// Crawls from `start`.
@@ -76,27 +93,29 @@ pub fn crawl(start: &Url, opts: &Options) -> Result<Site, CrawlError> {
         origin: start.origin(),
         robots: Robots::allow_all(),
         cache: HashMap::new(),
-        pages_seen: HashSet::new(),
-        queue: VecDeque::new(),
+        frontier: Frontier::new(opts.max_pages),
         site: Site {
             start: start.clone(),
             pages: Vec::new(),
             notes: Vec::new(),
             requests: 0,
+            links_found: 0,
+            links_kept_peak: 0,
+            interrupted: false,
         },
         notes_seen: HashSet::new(),
-        beyond_depth: HashSet::new(),
-        beyond_max: 0,
+        beyond_depth: Tally::new(opts.max_pages),
+        other_origin: Tally::new(opts.max_pages),
+        disallowed: Tally::new(opts.max_pages),
+        pages_cut: 0,
     };
     if !opts.ignore_robots {
         c.read_robots();
     }
-    c.pages_seen.insert(key(&start));
-    c.queue.push_back((start.clone(), 0));
+    c.frontier.push(start.clone(), 0);
     let mut first = true;
-    while let Some((url, depth)) = c.queue.pop_front() {
-        if c.site.pages.len() >= opts.max_pages {
-            c.beyond_max += 1 + c.queue.len() as u64;
+    while let Some((url, depth)) = c.frontier.pop() {
+        if c.stopped() {
             break;
         }
         if let Err(reason) = c.page(&url, depth) {
@@ -109,31 +128,22 @@ pub fn crawl(start: &Url, opts: &Options) -> Result<Site, CrawlError> {
             c.note(format!("{}: {reason}", target(&url)));
         }
         first = false;
+        let kept = c.links_kept();
+        c.site.links_kept_peak = c.site.links_kept_peak.max(kept);
     }
-    let beyond = c
-        .beyond_depth
-        .iter()
-        .filter(|k| !c.pages_seen.contains(*k))
-        .count();
-    if beyond > 0 {
+    if c.stopped() {
+        if c.site.pages.is_empty() {
+            return Err(CrawlError::Interrupted);
+        }
+        c.site.interrupted = true;
         c.note(format!(
-            "{beyond} links beyond --depth {} not followed",
-            opts.depth
+            "interrupted (SIGINT or SIGTERM) after {} pages: the crawl stopped there",
+            c.site.pages.len()
         ));
     }
-    if c.beyond_max > 0 {
-        c.note(format!(
-            "{} pages beyond --max-pages {} not crawled",
-            c.beyond_max, opts.max_pages
-        ));
-    }
+    c.closing_notes();
     c.site.requests = c.fetcher.requests;
     Ok(c.site)
-}
-
-/// A URL without its fragment: what identifies a resource.
-fn key(url: &Url) -> String {
-    url[..Position::AfterQuery].to_owned()
 }
 
 /// Path and query: the request target.
@@ -146,6 +156,60 @@ fn status_reason(status: u16) -> String {
 }
 
 impl Crawl<'_> {
+    fn stopped(&self) -> bool {
+        self.opts
+            .stop
+            .as_ref()
+            .is_some_and(|s| s.load(Ordering::Relaxed))
+    }
+
+    /// Links held in memory: pages known and links told apart in the counts.
+    fn links_kept(&self) -> usize {
+        self.frontier.kept()
+            + self.beyond_depth.len()
+            + self.other_origin.len()
+            + self.disallowed.len()
+    }
+
+    /// What was not crawled, said once at the end.
+    fn closing_notes(&mut self) {
+        let max = self.opts.max_pages;
+        if self.other_origin.more > 0 {
+            self.note(format!(
+                "{} more links to other origins not followed (not listed: --max-pages {max} of them are)",
+                self.other_origin.more
+            ));
+        }
+        if self.disallowed.more > 0 {
+            self.note(format!(
+                "{} more links robots.txt disallows not followed (not listed: --max-pages {max} of them are)",
+                self.disallowed.more
+            ));
+        }
+        let frontier = &self.frontier;
+        let beyond = self.beyond_depth.count_where(|k| !frontier.knows(k));
+        if beyond > 0 || self.beyond_depth.more > 0 {
+            let more = not_told_apart(self.beyond_depth.more);
+            self.note(format!(
+                "{beyond} links beyond --depth {} not followed{more}",
+                self.opts.depth
+            ));
+        }
+        let full = &self.frontier.beyond_max;
+        if full.len() > 0 {
+            let (n, more) = (full.len(), not_told_apart(full.more));
+            self.note(format!(
+                "{n} pages beyond --max-pages {max} not crawled{more}"
+            ));
+        }
+        if self.pages_cut > 0 {
+            self.note(format!(
+                "{} pages named more than --max-files {} references: the rest not fetched (a comment at each page's end says how many)",
+                self.pages_cut, self.opts.max_files
+            ));
+        }
+    }
+
     fn note(&mut self, text: String) {
         if self.notes_seen.insert(text.clone()) {
             self.site.notes.push(text);
@@ -232,115 +296,139 @@ impl Crawl<'_> {
             ));
         }
         let path = target(&final_url);
-        if redirected && !self.pages_seen.insert(key(&final_url)) {
+        if redirected && !self.frontier.mark(key(&final_url)) {
             return Ok(()); // a redirect to a page already crawled
         }
         let text = String::from_utf8_lossy(response.body.as_deref().unwrap_or(b"")).into_owned();
         let doc = html::parse(&text, &final_url, self.opts.viewport);
+        drop(text);
         let base = doc.base.clone().unwrap_or_else(|| final_url.clone());
         let redirected_from = redirected.then(|| target(url));
-        let mut entries = vec![Entry::File(File {
-            path: path.clone(),
-            bytes: response.bytes,
-            content_type: response.content_type.clone(),
-            redirected_from: redirected_from.clone(),
-        })];
-        let mut on_page = HashSet::from([key(&final_url)]);
+        let mut work = PageWork {
+            entries: vec![Entry::File(File {
+                path: path.clone(),
+                bytes: response.bytes,
+                content_type: response.content_type.clone(),
+                redirected_from: redirected_from.clone(),
+            })],
+            on_page: HashSet::from([key(&final_url)]),
+            beyond: 0,
+        };
+        let mut notes = Vec::new();
         for found in doc.found {
+            if self.stopped() {
+                notes.push("interrupted here: the page's later references were not fetched".into());
+                break;
+            }
             match found {
                 Found::Url {
                     url,
                     kind: Kind::Frame,
-                } => self.frame(url, depth, &mut entries),
-                Found::Url { url, kind } => self.resource(
-                    &url,
-                    kind == Kind::Stylesheet,
-                    0,
-                    &mut entries,
-                    &mut on_page,
-                ),
+                } => self.frame(url, depth, &mut work),
+                Found::Url { url, kind } => {
+                    self.resource(&url, kind == Kind::Stylesheet, 0, &mut work)
+                }
                 Found::Css(text) => {
                     for r in css::references(&text) {
                         if let Ok(u) = base.join(&r.url) {
-                            self.resource(&u, r.import, 0, &mut entries, &mut on_page);
+                            self.resource(&u, r.import, 0, &mut work);
                         }
                     }
                 }
             }
         }
+        if work.beyond > 0 {
+            self.pages_cut += 1;
+            notes.push(format!(
+                "{} more references beyond --max-files {}: not fetched",
+                work.beyond, self.opts.max_files
+            ));
+        }
         self.site.pages.push(Page {
             path,
             redirected_from,
             weight: 1.0,
-            entries,
+            entries: work.entries,
+            notes,
         });
+        if self.stopped() {
+            return Ok(());
+        }
         for link in doc.links {
             self.link(link, depth);
         }
         Ok(())
     }
 
-    fn frame(&mut self, mut url: Url, depth: u32, entries: &mut Vec<Entry>) {
+    /// Whether the page may list one more reference (the HTML itself is not counted).
+    fn room(&self, work: &mut PageWork) -> bool {
+        if work.entries.len() > self.opts.max_files {
+            work.beyond += 1;
+            return false;
+        }
+        true
+    }
+
+    fn frame(&mut self, mut url: Url, depth: u32, work: &mut PageWork) {
         url.set_fragment(None);
-        if url.origin() != self.origin {
-            entries.push(skipped(&url, "an iframe on another origin: not fetched"));
+        if !work.on_page.insert(key(&url)) || !self.room(work) {
             return;
         }
-        entries.push(Entry::Skipped {
+        if url.origin() != self.origin {
+            work.entries
+                .push(skipped(&url, "an iframe on another origin: not fetched"));
+            return;
+        }
+        work.entries.push(Entry::Skipped {
             url: target(&url),
             reason: "an iframe: a page of its own".into(),
         });
-        if self.pages_seen.insert(key(&url)) {
-            self.queue.push_back((url, depth));
-        }
+        self.frontier.push(url, depth);
     }
 
     fn link(&mut self, mut url: Url, depth: u32) {
         if !matches!(url.scheme(), "http" | "https") {
             return; // mailto:, javascript:, tel:
         }
+        self.site.links_found += 1;
         url.set_fragment(None);
-        if self.pages_seen.contains(&key(&url)) {
+        let k = key(&url);
+        if self.frontier.knows(&k) {
             return;
         }
         if url.origin() != self.origin {
-            self.pages_seen.insert(key(&url));
-            self.note(format!("link not followed: {url} (another origin)"));
+            if self.other_origin.add(&k) == Counted::New {
+                self.note(format!("link not followed: {url} (another origin)"));
+            }
             return;
         }
         if depth >= self.opts.depth {
-            self.beyond_depth.insert(key(&url));
+            self.beyond_depth.add(&k);
             return;
         }
         if !self.opts.ignore_robots && !self.robots.allows(&target(&url)) {
-            self.pages_seen.insert(key(&url));
-            self.note(format!(
-                "link not followed: {} (robots.txt disallows it)",
-                target(&url)
-            ));
+            if self.disallowed.add(&k) == Counted::New {
+                self.note(format!(
+                    "link not followed: {} (robots.txt disallows it)",
+                    target(&url)
+                ));
+            }
             return;
         }
-        self.pages_seen.insert(key(&url));
-        self.queue.push_back((url, depth + 1));
+        self.frontier.push(url, depth + 1);
     }
 
     /// Adds a resource (and, for a stylesheet, what it references) to the page's entries.
-    fn resource(
-        &mut self,
-        url: &Url,
-        stylesheet: bool,
-        import_depth: u32,
-        entries: &mut Vec<Entry>,
-        on_page: &mut HashSet<String>,
-    ) {
+    fn resource(&mut self, url: &Url, stylesheet: bool, import_depth: u32, work: &mut PageWork) {
         if !matches!(url.scheme(), "http" | "https") {
             return; // data:, blob:, about: need no request
         }
-        if !on_page.insert(key(url)) {
+        if self.stopped() || !work.on_page.insert(key(url)) || !self.room(work) {
             return;
         }
         if url.origin() != self.origin {
-            entries.push(skipped(url, "another origin: not fetched"));
+            work.entries
+                .push(skipped(url, "another origin: not fetched"));
             return;
         }
         let outcome = match self.cache.get(&key(url)) {
@@ -352,23 +440,23 @@ impl Crawl<'_> {
             }
         };
         match outcome {
-            Outcome::Failed(reason) => entries.push(Entry::Skipped {
+            Outcome::Failed(reason) => work.entries.push(Entry::Skipped {
                 url: target(url),
                 reason,
             }),
             Outcome::Got { file, css } => {
                 let path = file.path.clone();
                 // A redirect to a file the page already has: one request, not two.
-                if file.redirected_from.is_some() && !on_page.insert(format!("path {path}")) {
+                if file.redirected_from.is_some() && !work.on_page.insert(format!("path {path}")) {
                     return;
                 }
-                on_page.insert(format!("path {path}"));
-                entries.push(Entry::File(file));
+                work.on_page.insert(format!("path {path}"));
+                work.entries.push(Entry::File(file));
                 if import_depth >= MAX_IMPORT_DEPTH {
                     return;
                 }
                 for (u, import) in css {
-                    self.resource(&u, import, import_depth + 1, entries, on_page);
+                    self.resource(&u, import, import_depth + 1, work);
                 }
             }
         }
@@ -383,8 +471,10 @@ impl Crawl<'_> {
                 redirected,
             }) => {
                 let css = match (&r.body, stylesheet || r.is_css()) {
+                    // No page lists more than --max-files of them: no more are kept.
                     (Some(body), true) => css::references(&String::from_utf8_lossy(body))
                         .into_iter()
+                        .take(self.opts.max_files)
                         .filter_map(|x| final_url.join(&x.url).ok().map(|u| (u, x.import)))
                         .collect(),
                     _ => Vec::new(),

@@ -76,6 +76,9 @@ fn page_toml(out: &mut String, page: &Page) {
             }
         }
     }
+    for note in &page.notes {
+        let _ = writeln!(text, "    # {}", one_line(note));
+    }
     let _ = writeln!(text, "]");
     if page.weight > 0.0 {
         out.push_str(&text);
@@ -148,6 +151,7 @@ mod tests {
                     reason: "404 Not Found".into(),
                 },
             ],
+            notes: vec!["3 more references beyond --max-files 2: not fetched".into()],
         };
         let text = to_toml(
             &Header {
@@ -161,6 +165,10 @@ mod tests {
         assert!(text.contains("weight = 2.5"));
         assert!(
             text.contains("    # /x [[page]]: 404 Not Found\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("    # 3 more references beyond --max-files 2: not fetched\n]\n"),
             "{text}"
         );
         assert_eq!(text.matches("[[page]]\n").count(), 1, "{text}");
@@ -182,6 +190,7 @@ mod tests {
             redirected_from: None,
             weight,
             entries: vec![file(p)],
+            notes: Vec::new(),
         };
         let header = Header {
             source: "s",

@@ -1,0 +1,112 @@
+//! `flint discover` stopped or held up: SIGINT and SIGTERM write the workload found so far.
+
+mod common;
+
+use common::{flint, wait_exit};
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A site without end, in this process: `/p/K` links `/p/K+1`. Counts the pages asked for.
+fn endless_site() -> (String, Arc<AtomicU64>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let pages = Arc::new(AtomicU64::new(0));
+    let counted = pages.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { return };
+            let counted = counted.clone();
+            std::thread::spawn(move || {
+                let mut have = Vec::new();
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = conn.read(&mut buf) {
+                    if n == 0 {
+                        return;
+                    }
+                    have.extend_from_slice(&buf[..n]);
+                    while let Some(end) = have.windows(4).position(|w| w == b"\r\n\r\n") {
+                        let head = String::from_utf8_lossy(&have[..end]).into_owned();
+                        have.drain(..end + 4);
+                        let path = head.split_whitespace().nth(1).unwrap_or("/").to_owned();
+                        let k: u64 = path
+                            .strip_prefix("/p/")
+                            .and_then(|k| k.parse().ok())
+                            .unwrap_or(0);
+                        let (kind, body) = if path == "/robots.txt" {
+                            ("text/plain", String::new())
+                        } else {
+                            counted.fetch_add(1, Ordering::Relaxed);
+                            ("text/html", format!("<a href=\"/p/{}\">next</a>", k + 1))
+                        };
+                        let response = format!(
+                            "HTTP/1.1 200 OK\r\nContent-Type: {kind}\r\nContent-Length: {}\r\n\r\n{body}",
+                            body.len()
+                        );
+                        if conn.write_all(response.as_bytes()).is_err() {
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    (addr, pages)
+}
+
+#[test]
+fn sigint_and_sigterm_write_the_pages_found_so_far() {
+    for signal in [rustix::process::Signal::INT, rustix::process::Signal::TERM] {
+        let (addr, pages) = endless_site();
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("site.toml");
+        let mut child = flint()
+            .args([
+                "discover",
+                &format!("http://{addr}/p/0"),
+                "--depth",
+                "100000",
+            ])
+            .args(["--max-pages", "100000", "--crawl-rate", "50", "-o"])
+            .arg(&file)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Signalled once it has asked for five pages (bounded wait).
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while pages.load(Ordering::Relaxed) < 5 {
+            assert!(Instant::now() < deadline, "5 pages not asked for in 60 s");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let pid = rustix::process::Pid::from_child(&child);
+        rustix::process::kill_process(pid, signal).unwrap();
+        let Some(status) = wait_exit(&mut child, Duration::from_secs(30)) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("flint discover did not end within 30 s of {signal:?}");
+        };
+        let mut stderr = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
+        assert_eq!(status.code(), Some(130), "{signal:?}: {status:?} {stderr}");
+        let text = std::fs::read_to_string(&file).expect("the workload was written");
+        let written = text.matches("[[page]]").count();
+        assert!(written >= 4, "{written} pages: {text}");
+        assert!(
+            text.contains(&format!(
+                "# interrupted (SIGINT or SIGTERM) after {written} pages: the crawl stopped there\n"
+            )),
+            "{text}"
+        );
+        assert!(text.contains("name = \"/p/0\""), "{text}");
+        assert!(stderr.contains("interrupted"), "{stderr}");
+    }
+}
