@@ -17,6 +17,7 @@
 use crate::fetch::{FetchError, Fetcher, Response};
 use crate::frontier::{key, not_told_apart, Counted, Frontier, Tally};
 use crate::html::{self, Found, Kind};
+use crate::nesting::MAX_DEPTH as MAX_NESTING;
 use crate::robots::Robots;
 use crate::{css, Entry, File, Options, Page, Site};
 use std::collections::{HashMap, HashSet};
@@ -315,6 +316,17 @@ impl Crawl<'_> {
             beyond: 0,
         };
         let mut notes = Vec::new();
+        if doc.left_out > 0 {
+            self.note(format!(
+                "pages nest elements deeper than {MAX_NESTING}, as browsers do not: those elements \
+                 left out (what they held kept; a comment at each such page's end)"
+            ));
+            notes.push(format!(
+                "{} elements nested deeper than {MAX_NESTING} left out: what they held was kept, \
+                 their own references were not",
+                doc.left_out
+            ));
+        }
         for found in doc.found {
             if self.stopped() {
                 notes.push("interrupted here: the page's later references were not fetched".into());

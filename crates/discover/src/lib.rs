@@ -27,6 +27,7 @@ pub mod fetch;
 mod frontier;
 pub mod html;
 pub mod log_pages;
+pub mod nesting;
 pub mod robots;
 pub mod srcset;
 pub mod workload;

@@ -110,3 +110,44 @@ fn a_page_requests_at_most_max_files() {
         site.notes
     );
 }
+
+/// A page nesting 100,000 `<div>`s around an image, a stylesheet after them.
+fn deep_page(path: &str) -> Option<Vec<u8>> {
+    Some(match path {
+        "/" => {
+            let n = 100_000;
+            let html = format!(
+                "<!doctype html><body>{}<img src=\"/deep.png\">{}<link rel=stylesheet href=\"/after.css\">",
+                "<div>".repeat(n),
+                "</div>".repeat(n)
+            );
+            ok("text/html", html.as_bytes())
+        }
+        "/after.css" => ok("text/css", b"b { color: red }"),
+        _ => ok("image/png", b"png"),
+    })
+}
+
+#[test]
+fn deep_nesting_is_capped_and_said() {
+    let addr = serve(deep_page);
+    let start = url::Url::parse(&format!("http://{addr}/")).unwrap();
+    let mut opts = options(Duration::from_secs(10));
+    opts.limits.max_size = 4 << 20;
+    // Bounded: over 90 s of parsing without the cap (release build), well under it with.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(discover::crawl(&start, &opts));
+    });
+    let site = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("crawled within 60 s")
+        .expect("crawl");
+    let page = &site.pages[0];
+    let files: Vec<&str> = page.files().map(|f| f.path.as_str()).collect();
+    assert_eq!(files, ["/", "/deep.png", "/after.css"]);
+    assert_eq!(
+        page.notes,
+        ["99490 elements nested deeper than 512 left out: what they held was kept, their own references were not"]
+    );
+}
