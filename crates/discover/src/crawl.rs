@@ -8,7 +8,9 @@
 //!   ended on, which is what `flint bench` should request;
 //! - robots.txt decides which links are followed (unless `--ignore-robots`): the start page and
 //!   the resources of a page are what a browser loads for a page the user asked for, so they are
-//!   fetched whatever it says;
+//!   fetched whatever it says. It is read once the start page has answered (before the page's
+//!   resources, so its Crawl-delay paces them): a server that answers nothing is then waited for
+//!   once, within `--timeout`, not once for robots.txt and again for the page;
 //! - an `iframe` is a page of its own, crawled whatever the depth (it is part of the page that
 //!   holds it) but within `--max-pages`;
 //! - a resource is fetched once for the whole crawl; a page lists each of its files once, in
@@ -60,6 +62,8 @@ struct Crawl<'a> {
     fetcher: Fetcher,
     origin: url::Origin,
     robots: Robots,
+    /// Whether robots.txt has been asked for (or --ignore-robots makes that needless).
+    robots_read: bool,
     cache: HashMap<String, Outcome>,
     frontier: Frontier,
     site: Site,
@@ -93,6 +97,7 @@ pub fn crawl(start: &Url, opts: &Options) -> Result<Site, CrawlError> {
         fetcher,
         origin: start.origin(),
         robots: Robots::allow_all(),
+        robots_read: opts.ignore_robots,
         cache: HashMap::new(),
         frontier: Frontier::new(opts.max_pages),
         site: Site {
@@ -110,9 +115,6 @@ pub fn crawl(start: &Url, opts: &Options) -> Result<Site, CrawlError> {
         disallowed: Tally::new(opts.max_pages),
         pages_cut: 0,
     };
-    if !opts.ignore_robots {
-        c.read_robots();
-    }
     c.frontier.push(start.clone(), 0);
     let mut first = true;
     while let Some((url, depth)) = c.frontier.pop() {
@@ -295,6 +297,10 @@ impl Crawl<'_> {
                     .as_deref()
                     .unwrap_or("no Content-Type")
             ));
+        }
+        if !self.robots_read {
+            self.robots_read = true;
+            self.read_robots();
         }
         let path = target(&final_url);
         if redirected && !self.frontier.mark(key(&final_url)) {

@@ -128,8 +128,8 @@ fn a_start_page_that_fails_is_the_crawls_error() {
         err.to_string(),
         format!("http://{addr}/: 500 Internal Server Error")
     );
-    // robots.txt answered 500 too: nothing would have been followed (RFC 9309), but the start
-    // page is fetched whatever robots.txt says.
+    // The start page is fetched whatever robots.txt says; robots.txt is asked for once it
+    // has answered.
 }
 
 #[test]

@@ -110,3 +110,55 @@ fn sigint_and_sigterm_write_the_pages_found_so_far() {
         assert!(stderr.contains("interrupted"), "{stderr}");
     }
 }
+
+/// A listener that accepts connections and never answers; open while the test runs.
+fn silent_listener() -> (String, std::thread::JoinHandle<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let held = std::thread::spawn(move || {
+        let mut conns = Vec::new();
+        listener.set_nonblocking(true).unwrap();
+        let until = Instant::now() + Duration::from_secs(60);
+        while Instant::now() < until {
+            match listener.accept() {
+                Ok((c, _)) => conns.push(c),
+                Err(_) => std::thread::sleep(Duration::from_millis(10)),
+            }
+        }
+    });
+    (addr, held)
+}
+
+#[test]
+fn a_silent_server_is_waited_for_once_within_the_timeout() {
+    let (addr, _held) = silent_listener();
+    let timeout = 4.0;
+    for (scheme, http) in [("http", "2"), ("https", "2"), ("http", "1.1")] {
+        let began = Instant::now();
+        let out = common::run_bounded(
+            flint().args([
+                "discover",
+                &format!("{scheme}://{addr}/"),
+                "-k",
+                "--http",
+                http,
+                "--timeout",
+                &format!("{timeout}s"),
+            ]),
+            Duration::from_secs(60),
+        );
+        let took = began.elapsed().as_secs_f64();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{scheme} {http}: {stderr}");
+        assert!(
+            stderr.contains(&format!("no response within {timeout}s")),
+            "{stderr}"
+        );
+        // Once the timeout, and generous slack for a busy machine: not once for robots.txt and
+        // again for the page.
+        assert!(
+            (timeout..timeout * 1.75).contains(&took),
+            "{scheme} --http {http}: {took:.1} s with --timeout {timeout}s"
+        );
+    }
+}
