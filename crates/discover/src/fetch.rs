@@ -76,6 +76,9 @@ pub enum FetchError {
     Http2(String),
     #[error("the server did not agree to HTTP/2 (ALPN chose {0})")]
     NoH2(String),
+    /// The TLS handshake failed: the reason and its fix, as `flint bench` gives them.
+    #[error("TLS: {0}")]
+    Tls(String),
 }
 
 /// Limits that keep one resource from costing more than it should.
@@ -160,6 +163,8 @@ pub struct Fetcher {
     /// `Host` header: the host, and the port when it is not the scheme's default.
     authority: String,
     tls: Option<(Arc<ClientConfig>, ServerName<'static>)>,
+    /// The `--cacert` file given, named when it did not make the certificate trusted.
+    cacert: Option<std::path::PathBuf>,
     http: Http,
     limits: Limits,
     conn: Option<Conn>,
@@ -172,7 +177,7 @@ impl Fetcher {
     /// A client for `origin`'s scheme, host and port (`http` or `https`).
     pub fn new(
         origin: &Url,
-        tls: &TlsOptions,
+        tls_opts: &TlsOptions,
         http: Http,
         limits: Limits,
     ) -> Result<Fetcher, String> {
@@ -194,7 +199,7 @@ impl Fetcher {
                     url::Host::Ipv4(a) => ServerName::IpAddress(std::net::IpAddr::V4(a).into()),
                     url::Host::Ipv6(a) => ServerName::IpAddress(std::net::IpAddr::V6(a).into()),
                 };
-                let config = tls::client_config(tls, http).map_err(|e| e.to_string())?;
+                let config = tls::client_config(tls_opts, http).map_err(|e| e.to_string())?;
                 Some((config, name))
             }
             other => return Err(format!("{origin}: scheme {other}: only http and https")),
@@ -208,6 +213,7 @@ impl Fetcher {
             port,
             authority,
             tls,
+            cacert: tls_opts.cacert.clone(),
             http,
             limits,
             conn: None,
@@ -222,13 +228,19 @@ impl Fetcher {
         self.pace();
         let deadline = Instant::now() + self.limits.timeout;
         let reused = self.conn.is_some();
-        match self.exchange(target, deadline) {
+        let result = match self.exchange(target, deadline) {
             Err(FetchError::Closed | FetchError::Io(_)) if reused => {
                 self.conn = None;
                 self.exchange(target, deadline)
             }
             other => other,
-        }
+        };
+        result.map_err(|e| match e {
+            FetchError::Io(io) if tls::is_tls(&io) => {
+                FetchError::Tls(tls::reason(&io, self.cacert.as_deref()))
+            }
+            other => other,
+        })
     }
 
     /// Lowers the request rate to `rate` a second if that is slower than it was; whether it did.

@@ -14,6 +14,9 @@ pub struct Header<'a> {
     pub source: &'a str,
     /// What to pass `flint bench` as its target, when known.
     pub origin: Option<&'a str>,
+    /// What else `flint bench` needs to reach the site as discover did (`--http 2`,
+    /// `--cacert FILE`, `-k`), one argument an item.
+    pub bench_args: &'a [String],
     /// Lines said once at the top (links not followed, robots.txt).
     pub notes: &'a [String],
 }
@@ -29,7 +32,11 @@ pub fn to_toml(header: &Header<'_>, pages: &[Page]) -> String {
         one_line(header.source)
     );
     if let Some(origin) = header.origin {
-        let _ = writeln!(out, "# run it: flint bench {origin} -w THIS_FILE");
+        let _ = write!(out, "# run it: flint bench {origin} -w THIS_FILE");
+        for arg in header.bench_args {
+            let _ = write!(out, " {}", shell_word(&one_line(arg)));
+        }
+        out.push('\n');
     }
     for note in header.notes {
         let _ = writeln!(out, "# {}", one_line(note));
@@ -91,6 +98,16 @@ fn page_toml(out: &mut String, page: &Page) {
         for line in text.lines() {
             let _ = writeln!(out, "# {line}");
         }
+    }
+}
+
+/// An argument as a shell reads it back: quoted when it holds anything but plain characters.
+fn shell_word(s: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
+    if !s.is_empty() && s.chars().all(plain) {
+        s.to_owned()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
     }
 }
 
@@ -157,12 +174,17 @@ mod tests {
             &Header {
                 source: "http://h/",
                 origin: Some("http://h"),
+                bench_args: &["--cacert".into(), "my ca.pem".into()],
                 notes: &["a\nnote".into()],
             },
             &[page],
         );
         assert!(text.contains("name = \"/a\\\"b\\\\c\""), "{text}");
         assert!(text.contains("weight = 2.5"));
+        assert!(
+            text.contains("# run it: flint bench http://h -w THIS_FILE --cacert 'my ca.pem'\n"),
+            "{text}"
+        );
         assert!(
             text.contains("    # /x [[page]]: 404 Not Found\n"),
             "{text}"
@@ -195,6 +217,7 @@ mod tests {
         let header = Header {
             source: "s",
             origin: None,
+            bench_args: &[],
             notes: &[],
         };
         let text = to_toml(&header, &[page("/a", 3.0), page("/never", 0.0)]);

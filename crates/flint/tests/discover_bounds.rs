@@ -1,6 +1,9 @@
-//! `flint discover` stopped or held up: SIGINT and SIGTERM write the workload found so far.
+//! `flint discover` stopped, held up or refused: SIGINT and SIGTERM write the workload found so
+//! far; a silent server is waited for once, within `--timeout`; a refused certificate is told
+//! with bench's reason and fix, and the workload's "run it" line carries what bench needs.
 
 mod common;
+mod discover_site;
 
 use common::{flint, wait_exit};
 use std::io::{Read, Write};
@@ -161,4 +164,80 @@ fn a_silent_server_is_waited_for_once_within_the_timeout() {
             "{scheme} --http {http}: {took:.1} s with --timeout {timeout}s"
         );
     }
+}
+
+#[test]
+fn tls_refusals_are_told_as_bench_tells_them_and_run_it_names_the_flags() {
+    use test_support::certs::{KeyKind, SelfSigned, TestCa};
+    let root = tempfile::tempdir().unwrap();
+    // A certificate marked CA:TRUE presented as the server's own, as `openssl req -x509` makes.
+    let cert = SelfSigned::marked_ca(KeyKind::EcdsaP256);
+    let server = discover_site::serve(
+        root.path(),
+        &[
+            "--tls-cert",
+            cert.cert.to_str().unwrap(),
+            "--tls-key",
+            cert.key.to_str().unwrap(),
+        ],
+    );
+    discover_site::write(root.path(), &server.addr);
+    let start = format!("https://{}/index.html", server.addr);
+    let discover = |extra: &[&str]| {
+        common::run_bounded(
+            flint()
+                .args(["discover", &start, "--crawl-rate", "1000"])
+                .args(extra),
+            Duration::from_secs(120),
+        )
+    };
+
+    let out = discover(&[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(
+        stderr.trim_end(),
+        format!(
+            "flint: error: {start}: TLS: the server presented a CA certificate as its own: \
+             give that certificate with --cacert (or -k)"
+        )
+    );
+
+    // Another certificate given: named as not the server's, not suggested again.
+    let other = TestCa::new("another CA");
+    let other_pem = other.pem.to_str().unwrap();
+    let out = discover(&["--cacert", other_pem]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "TLS: the server presented a CA certificate as its own, and --cacert {other_pem} \
+             is not that certificate (or -k)"
+        )),
+        "{stderr}"
+    );
+
+    // The right one, over HTTP/2: the run-it line carries both.
+    let cacert = cert.cert.to_str().unwrap();
+    let out = discover(&["--cacert", cacert, "--http", "2"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run_it = format!(
+        "# run it: flint bench https://{} -w THIS_FILE --http 2 --cacert {cacert}\n",
+        server.addr
+    );
+    assert!(stdout.contains(&run_it), "{stdout}");
+    let out = discover(&["-k"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(&format!(
+            "# run it: flint bench https://{} -w THIS_FILE -k\n",
+            server.addr
+        )),
+        "{stdout}"
+    );
 }

@@ -208,10 +208,22 @@ pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
     if start.is_none() {
         notes.push("from an access log alone: sizes and types are unknown (0 bytes)".into());
     }
+    // What bench needs to reach the site as the crawl did.
+    let mut bench_args = Vec::new();
+    if args.http == HttpArg::Http2 {
+        bench_args.extend(["--http".to_owned(), "2".to_owned()]);
+    }
+    if let Some(file) = &args.cacert {
+        bench_args.extend(["--cacert".to_owned(), file.display().to_string()]);
+    }
+    if args.insecure {
+        bench_args.push("-k".to_owned());
+    }
     let text = workload::to_toml(
         &Header {
             source: &source,
             origin: origin.as_deref(),
+            bench_args: &bench_args,
             notes: &notes,
         },
         &pages,
