@@ -15,9 +15,10 @@
 //!
 //! One concept per module: [`fetch`] (HTTP/1.1 on `wire`, or HTTP/2 on `http2`; plain or TLS,
 //! with `bench`'s TLS client configuration, so both clients trust and refuse alike), [`html`] (the
-//! references of a document, on html5ever), [`srcset`] (the image candidate a browser picks),
+//! references of a document, on html5ever), [`nesting`] (html5ever driven with its nesting capped
+//! as a browser caps it), [`srcset`] (the image candidate a browser picks),
 //! [`css`] (`url()` and `@import`, on cssparser), [`robots`] (RFC 9309), [`crawl`] (pages,
-//! links, redirects, robots, the rate), [`access_log`] (Common and Combined Log Format),
+//! links, redirects, robots, the rate), `frontier` (the links kept, bounded by `--max-pages`), [`access_log`] (Common and Combined Log Format),
 //! [`log_pages`] (pages from a log alone), [`workload`] (the TOML writer).
 
 pub mod access_log;
