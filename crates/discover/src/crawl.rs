@@ -52,7 +52,7 @@ enum Outcome {
     Got {
         file: File,
         /// A stylesheet's references, resolved.
-        css: Vec<(Url, bool)>,
+        css: Vec<(Url, css::Reference)>,
     },
     Failed(String),
 }
@@ -84,6 +84,8 @@ struct PageWork {
     on_page: HashSet<String>,
     /// References beyond --max-files, not fetched.
     beyond: u64,
+    /// The characters of the page's text, for fonts' `unicode-range`.
+    chars: Vec<char>,
 }
 
 /// Crawls from `start`.
@@ -320,6 +322,7 @@ impl Crawl<'_> {
             })],
             on_page: HashSet::from([key(&final_url)]),
             beyond: 0,
+            chars: doc.chars,
         };
         let mut notes = Vec::new();
         if doc.left_out > 0 {
@@ -348,7 +351,7 @@ impl Crawl<'_> {
                 }
                 Found::Css(text) => {
                     for r in css::references(&text) {
-                        if let Ok(u) = base.join(&r.url) {
+                        if let (Ok(u), true) = (base.join(&r.url), r.wanted_by(&work.chars)) {
                             self.resource(&u, r.import, 0, &mut work);
                         }
                     }
@@ -473,8 +476,10 @@ impl Crawl<'_> {
                 if import_depth >= MAX_IMPORT_DEPTH {
                     return;
                 }
-                for (u, import) in css {
-                    self.resource(&u, import, import_depth + 1, work);
+                for (u, r) in css {
+                    if r.wanted_by(&work.chars) {
+                        self.resource(&u, r.import, import_depth + 1, work);
+                    }
                 }
             }
         }
@@ -493,7 +498,7 @@ impl Crawl<'_> {
                     (Some(body), true) => css::references(&String::from_utf8_lossy(body))
                         .into_iter()
                         .take(self.opts.max_files)
-                        .filter_map(|x| final_url.join(&x.url).ok().map(|u| (u, x.import)))
+                        .filter_map(|x| final_url.join(&x.url).ok().map(|u| (u, x)))
                         .collect(),
                     _ => Vec::new(),
                 };

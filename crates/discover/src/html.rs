@@ -42,6 +42,9 @@ pub struct Document {
     pub base: Option<Url>,
     /// Start tags left out for nesting deeper than [`nesting::MAX_DEPTH`].
     pub left_out: u64,
+    /// The characters of the page's text (sorted, each once): what decides which
+    /// `unicode-range` subsets of a font a browser fetches.
+    pub chars: Vec<char>,
 }
 
 /// What the browser's image candidate selection is given: the viewport width in CSS pixels,
@@ -56,8 +59,16 @@ pub fn parse(html: &str, url: &Url, viewport: Option<u32>) -> Document {
     };
     // An explicit stack: a hostile page may nest elements deeper than the thread's stack.
     let mut stack: Vec<ElementRef<'_>> = vec![tree.root_element()];
+    let mut chars = std::collections::BTreeSet::new();
     while let Some(el) = stack.pop() {
         element(el, &base, viewport, &mut doc);
+        if shows_text(&el) {
+            for child in el.children() {
+                if let Node::Text(t) = child.value() {
+                    chars.extend(t.chars().filter(|c| !c.is_whitespace()));
+                }
+            }
+        }
         let children: Vec<ElementRef<'_>> = el
             .children()
             // A <template>'s contents hang under a fragment node: inert, never fetched.
@@ -66,7 +77,16 @@ pub fn parse(html: &str, url: &Url, viewport: Option<u32>) -> Document {
             .collect();
         stack.extend(children.into_iter().rev());
     }
+    doc.chars = chars.into_iter().collect();
     doc
+}
+
+/// Whether an element's text is drawn in the page (in a font the page may load).
+fn shows_text(el: &ElementRef<'_>) -> bool {
+    !matches!(
+        el.value().name(),
+        "script" | "style" | "noscript" | "template" | "title" | "head"
+    )
 }
 
 const HTML_NS: &str = "http://www.w3.org/1999/xhtml";
@@ -243,6 +263,8 @@ mod tests {
             1
         );
         assert_eq!(doc.links[0].as_str(), "http://h/sub/next.html#top");
+        // The text drawn: "n" of the link; not the noscript's, the template's or a style's.
+        assert_eq!(doc.chars, ['n']);
     }
 
     #[test]

@@ -252,3 +252,34 @@ fn a_fragment_is_no_redirect() {
         ]
     );
 }
+
+#[test]
+fn a_font_is_fetched_as_a_browser_chooses_it() {
+    let addr = serve(|path| {
+        Some(match path {
+            "/" => ok(
+                "text/html",
+                "<link rel=stylesheet href=/f.css><p>Hello λ</p>\
+                 <script>/* Привет */</script><title>Привет</title>"
+                    .as_bytes(),
+            ),
+            "/f.css" => ok(
+                "text/css",
+                br#"@font-face { font-family: s; unicode-range: U+0000-00FF;
+                      src: url(/latin.eot?#iefix) format("embedded-opentype"), local(S),
+                           url(/latin.woff2) format("woff2"), url(/latin.woff) format("woff") }
+                    @font-face { font-family: s; unicode-range: U+0370-03FF;
+                      src: url(/greek.woff2) format("woff2"), url(/greek.woff) format("woff") }
+                    @font-face { font-family: s; unicode-range: U+0400-045F;
+                      src: url(/cyrillic.woff2) format("woff2") }"#,
+            ),
+            _ => ok("font/woff2", b"font"),
+        })
+    });
+    let start = url::Url::parse(&format!("http://{addr}/")).unwrap();
+    let site = discover::crawl(&start, &options(Duration::from_secs(5))).expect("crawl");
+    let files: Vec<&str> = site.pages[0].files().map(|f| f.path.as_str()).collect();
+    // The first format a browser supports; the subsets of characters the text shows (not
+    // those only in a script or the title).
+    assert_eq!(files, ["/", "/f.css", "/latin.woff2", "/greek.woff2"]);
+}
