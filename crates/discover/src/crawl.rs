@@ -90,8 +90,9 @@ struct PageWork {
 
 /// Crawls from `start`.
 pub fn crawl(start: &Url, opts: &Options) -> Result<Site, CrawlError> {
-    let fetcher =
+    let mut fetcher =
         Fetcher::new(start, &opts.tls, opts.http, opts.limits).map_err(CrawlError::Usage)?;
+    fetcher.stop = opts.stop.clone();
     let mut start = start.clone();
     start.set_fragment(None);
     let mut c = Crawl {
@@ -124,6 +125,9 @@ pub fn crawl(start: &Url, opts: &Options) -> Result<Site, CrawlError> {
             break;
         }
         if let Err(reason) = c.page(&url, depth) {
+            if c.stopped() {
+                break;
+            }
             if first {
                 return Err(CrawlError::Start {
                     url: url.to_string(),
@@ -228,6 +232,8 @@ impl Crawl<'_> {
                 Robots::parse(&String::from_utf8_lossy(r.body.as_deref().unwrap_or(b"")))
             }
             Err(FetchFailure::Status(s)) if (400..500).contains(&s) => Robots::allow_all(),
+            // Stopped before it was asked for: no link will be followed anyway.
+            Err(_) if self.stopped() => Robots::disallow_all(),
             Err(e) => {
                 self.note(format!(
                     "robots.txt unreachable ({}): no link followed (RFC 9309; --ignore-robots to crawl anyway)",

@@ -20,6 +20,7 @@ use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ClientConnection, StreamOwned};
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use url::Url;
@@ -74,6 +75,8 @@ pub enum FetchError {
     Closed,
     #[error("HTTP/2: {0}")]
     Http2(String),
+    #[error("interrupted (SIGINT or SIGTERM) before it was requested")]
+    Interrupted,
     #[error("the server did not agree to HTTP/2 (ALPN chose {0})")]
     NoH2(String),
     /// The TLS handshake failed: the reason and its fix, as `flint bench` gives them.
@@ -171,6 +174,9 @@ pub struct Fetcher {
     last_request: Option<Instant>,
     /// Requests sent (robots.txt and redirects included).
     pub requests: u64,
+    /// Set to stop: a wait for the rate (a robots.txt Crawl-delay may be long) ends early and
+    /// no request is sent.
+    pub stop: Option<Arc<AtomicBool>>,
 }
 
 impl Fetcher {
@@ -219,13 +225,14 @@ impl Fetcher {
             conn: None,
             last_request: None,
             requests: 0,
+            stop: None,
         })
     }
 
     /// GETs `target` (a path and query). A reused connection that turns out closed before
     /// answering is opened again once (a GET may be sent twice).
     pub fn get(&mut self, target: &str) -> Result<Response, FetchError> {
-        self.pace();
+        self.pace()?;
         let deadline = Instant::now() + self.limits.timeout;
         let reused = self.conn.is_some();
         let result = match self.exchange(target, deadline) {
@@ -252,19 +259,35 @@ impl Fetcher {
         slower
     }
 
-    /// Waits so that request starts are at least 1/rate apart.
-    fn pace(&mut self) {
+    /// Waits so that request starts are at least 1/rate apart; in slices, so that a stop ends
+    /// the wait.
+    fn pace(&mut self) -> Result<(), FetchError> {
+        let stopped = || {
+            self.stop
+                .as_ref()
+                .is_some_and(|s| s.load(Ordering::Relaxed))
+        };
         if self.limits.rate > 0.0 {
             let gap = Duration::from_secs_f64(1.0 / self.limits.rate);
             if let Some(last) = self.last_request {
                 let next = last + gap;
-                let now = Instant::now();
-                if next > now {
-                    std::thread::sleep(next - now);
+                loop {
+                    if stopped() {
+                        return Err(FetchError::Interrupted);
+                    }
+                    let now = Instant::now();
+                    if next <= now {
+                        break;
+                    }
+                    std::thread::sleep((next - now).min(Duration::from_millis(50)));
                 }
             }
         }
+        if stopped() {
+            return Err(FetchError::Interrupted);
+        }
         self.last_request = Some(Instant::now());
+        Ok(())
     }
 
     fn connect(&self, deadline: Instant) -> Result<Conn, FetchError> {

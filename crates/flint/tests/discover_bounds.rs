@@ -13,16 +13,18 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// A site without end, in this process: `/p/K` links `/p/K+1`. Counts the pages asked for.
-fn endless_site() -> (String, Arc<AtomicU64>) {
+/// A site without end, in this process: `/p/K` links `/p/K+1`, robots.txt is `robots`. Counts
+/// the pages asked for, and robots.txt's requests.
+fn endless_site(robots: &'static str) -> (String, Arc<AtomicU64>, Arc<AtomicU64>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap().to_string();
     let pages = Arc::new(AtomicU64::new(0));
-    let counted = pages.clone();
+    let robots_asked = Arc::new(AtomicU64::new(0));
+    let (counted, robots_counted) = (pages.clone(), robots_asked.clone());
     std::thread::spawn(move || {
         for conn in listener.incoming() {
             let Ok(mut conn) = conn else { return };
-            let counted = counted.clone();
+            let (counted, robots_counted) = (counted.clone(), robots_counted.clone());
             std::thread::spawn(move || {
                 let mut have = Vec::new();
                 let mut buf = [0u8; 4096];
@@ -40,7 +42,8 @@ fn endless_site() -> (String, Arc<AtomicU64>) {
                             .and_then(|k| k.parse().ok())
                             .unwrap_or(0);
                         let (kind, body) = if path == "/robots.txt" {
-                            ("text/plain", String::new())
+                            robots_counted.fetch_add(1, Ordering::Relaxed);
+                            ("text/plain", robots.to_owned())
                         } else {
                             counted.fetch_add(1, Ordering::Relaxed);
                             ("text/html", format!("<a href=\"/p/{}\">next</a>", k + 1))
@@ -57,13 +60,13 @@ fn endless_site() -> (String, Arc<AtomicU64>) {
             });
         }
     });
-    (addr, pages)
+    (addr, pages, robots_asked)
 }
 
 #[test]
 fn sigint_and_sigterm_write_the_pages_found_so_far() {
     for signal in [rustix::process::Signal::INT, rustix::process::Signal::TERM] {
-        let (addr, pages) = endless_site();
+        let (addr, pages, _) = endless_site("");
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("site.toml");
         let mut child = flint()
@@ -112,6 +115,58 @@ fn sigint_and_sigterm_write_the_pages_found_so_far() {
         assert!(text.contains("name = \"/p/0\""), "{text}");
         assert!(stderr.contains("interrupted"), "{stderr}");
     }
+}
+
+#[test]
+fn a_signal_ends_a_long_crawl_delay() {
+    let (addr, pages, robots) = endless_site("User-agent: *\nCrawl-delay: 60\n");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("site.toml");
+    let mut child = flint()
+        .args(["discover", &format!("http://{addr}/p/0"), "-o"])
+        .arg(&file)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The start page, then robots.txt asking for a minute between requests.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while robots.load(Ordering::Relaxed) < 1 {
+        assert!(
+            Instant::now() < deadline,
+            "robots.txt not asked for in 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let signalled = Instant::now();
+    rustix::process::kill_process(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::Signal::INT,
+    )
+    .unwrap();
+    let Some(status) = wait_exit(&mut child, Duration::from_secs(50)) else {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("flint discover did not end within 50 s of SIGINT");
+    };
+    // Well within the minute it would otherwise have waited.
+    assert!(
+        signalled.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        signalled.elapsed()
+    );
+    assert_eq!(status.code(), Some(130));
+    assert_eq!(
+        pages.load(Ordering::Relaxed),
+        1,
+        "no request after the signal"
+    );
+    let text = std::fs::read_to_string(&file).expect("the workload was written");
+    assert!(text.contains("name = \"/p/0\""), "{text}");
+    assert!(
+        text.contains("# interrupted (SIGINT or SIGTERM) after 1 pages"),
+        "{text}"
+    );
 }
 
 /// A listener that accepts connections and never answers; open while the test runs.
