@@ -333,8 +333,8 @@ impl Crawl<'_> {
         let mut notes = Vec::new();
         if doc.left_out > 0 {
             self.note(format!(
-                "pages nest elements deeper than {MAX_NESTING}, as browsers do not: those elements \
-                 left out (what they held kept; a comment at each such page's end)"
+                "elements nested deeper than {MAX_NESTING} (a browser's limit) were left out, what \
+                 they held kept (a comment at each such page's end says how many)"
             ));
             notes.push(format!(
                 "{} elements nested deeper than {MAX_NESTING} left out: what they held was kept, \

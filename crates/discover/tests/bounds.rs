@@ -150,4 +150,12 @@ fn deep_nesting_is_capped_and_said() {
         page.notes,
         ["99490 elements nested deeper than 512 left out: what they held was kept, their own references were not"]
     );
+    assert!(
+        site.notes
+            .iter()
+            .any(|n| n
+                .starts_with("elements nested deeper than 512 (a browser's limit) were left out")),
+        "{:#?}",
+        site.notes
+    );
 }
