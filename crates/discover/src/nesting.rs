@@ -102,10 +102,12 @@ where
         {
             if !is_void(name) {
                 match kind {
-                    TagKind::StartTag
-                        if !self_closing && self.builder.sink.current.get() >= MAX_DEPTH =>
-                    {
-                        self.open_past_cap.set(self.open_past_cap.get() + 1);
+                    TagKind::StartTag if self.builder.sink.current.get() >= MAX_DEPTH => {
+                        // `<div/>` opens a div all the same (HTML ignores the slash), so it is
+                        // left out too; it has no end tag of its own to wait for.
+                        if !self_closing {
+                            self.open_past_cap.set(self.open_past_cap.get() + 1);
+                        }
                         self.left_out.set(self.left_out.get() + 1);
                         return TokenSinkResult::Continue;
                     }
@@ -308,6 +310,22 @@ mod tests {
         let (capped, left_out) = parse_document(page);
         assert_eq!(left_out, 0);
         assert_eq!(capped.html(), Html::parse_document(page).html());
+    }
+
+    #[test]
+    fn self_closing_tags_past_the_cap_are_left_out_too() {
+        // HTML ignores the slash: each `<div/>` opens a div.
+        let n = 3000;
+        let (tree, left_out) =
+            parse_document(&format!("<body>{}<img src=x.png>", "<div/>".repeat(n)));
+        assert_eq!(left_out, (n - 510) as u64);
+        let deepest = tree
+            .root_element()
+            .descendants()
+            .filter(|d| d.value().is_element())
+            .map(|d| d.ancestors().count())
+            .max();
+        assert_eq!(deepest, Some(513), "the img under the 512th element");
     }
 
     #[test]
