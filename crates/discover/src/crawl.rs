@@ -8,17 +8,22 @@
 //!   ended on, which is what `flint bench` should request;
 //! - robots.txt decides which links are followed (unless `--ignore-robots`): the start page and
 //!   the resources of a page are what a browser loads for a page the user asked for, so they are
-//!   fetched whatever it says;
+//!   fetched whatever it says. It is read once the start page has answered (before the page's
+//!   resources, so its Crawl-delay paces them): a server that answers nothing is then waited for
+//!   once, within `--timeout`, not once for robots.txt and again for the page;
 //! - an `iframe` is a page of its own, crawled whatever the depth (it is part of the page that
 //!   holds it) but within `--max-pages`;
 //! - a resource is fetched once for the whole crawl; a page lists each of its files once, in
 //!   the order it first needs them (a stylesheet, then what it imports, then its `url()`s).
 
 use crate::fetch::{FetchError, Fetcher, Response};
+use crate::frontier::{key, not_told_apart, Counted, Frontier, Tally};
 use crate::html::{self, Found, Kind};
+use crate::nesting::MAX_DEPTH as MAX_NESTING;
 use crate::robots::Robots;
 use crate::{css, Entry, File, Options, Page, Site};
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::Ordering;
 use url::{Position, Url};
 
 /// Redirects followed for one resource, at most.
@@ -36,6 +41,9 @@ pub enum CrawlError {
     /// The start page could not be had (exit 1).
     #[error("{url}: {reason}")]
     Start { url: String, reason: String },
+    /// SIGINT or SIGTERM came before the start page was crawled: nothing to write.
+    #[error("interrupted before the start page was crawled: nothing written")]
+    Interrupted,
 }
 
 /// A fetched resource as the crawl remembers it.
@@ -44,7 +52,7 @@ enum Outcome {
     Got {
         file: File,
         /// A stylesheet's references, resolved.
-        css: Vec<(Url, bool)>,
+        css: Vec<(Url, css::Reference)>,
     },
     Failed(String),
 }
@@ -54,20 +62,37 @@ struct Crawl<'a> {
     fetcher: Fetcher,
     origin: url::Origin,
     robots: Robots,
+    /// Whether robots.txt has been asked for (or --ignore-robots makes that needless).
+    robots_read: bool,
     cache: HashMap<String, Outcome>,
-    pages_seen: HashSet<String>,
-    queue: VecDeque<(Url, u32)>,
+    frontier: Frontier,
     site: Site,
     notes_seen: HashSet<String>,
-    /// Links seen beyond --depth: counted once each, and still crawled if an iframe names them.
-    beyond_depth: HashSet<String>,
-    beyond_max: u64,
+    /// Links seen beyond --depth: counted, and still crawled if an iframe names them.
+    beyond_depth: Tally,
+    /// Links not followed, each listed in a note up to --max-pages of them.
+    other_origin: Tally,
+    disallowed: Tally,
+    /// Pages that named more than --max-files references.
+    pages_cut: u64,
+}
+
+/// A page being put together: its entries, what it has referenced, what it left out.
+struct PageWork {
+    entries: Vec<Entry>,
+    /// Keys (and `path` keys of where redirects ended) of what the page has referenced.
+    on_page: HashSet<String>,
+    /// References beyond --max-files, not fetched.
+    beyond: u64,
+    /// The characters of the page's text, for fonts' `unicode-range`.
+    chars: Vec<char>,
 }
 
 /// Crawls from `start`.
 pub fn crawl(start: &Url, opts: &Options) -> Result<Site, CrawlError> {
-    let fetcher =
+    let mut fetcher =
         Fetcher::new(start, &opts.tls, opts.http, opts.limits).map_err(CrawlError::Usage)?;
+    fetcher.stop = opts.stop.clone();
     let mut start = start.clone();
     start.set_fragment(None);
     let mut c = Crawl {
@@ -75,31 +100,34 @@ pub fn crawl(start: &Url, opts: &Options) -> Result<Site, CrawlError> {
         fetcher,
         origin: start.origin(),
         robots: Robots::allow_all(),
+        robots_read: opts.ignore_robots,
         cache: HashMap::new(),
-        pages_seen: HashSet::new(),
-        queue: VecDeque::new(),
+        frontier: Frontier::new(opts.max_pages),
         site: Site {
             start: start.clone(),
             pages: Vec::new(),
             notes: Vec::new(),
             requests: 0,
+            links_found: 0,
+            links_kept_peak: 0,
+            interrupted: false,
         },
         notes_seen: HashSet::new(),
-        beyond_depth: HashSet::new(),
-        beyond_max: 0,
+        beyond_depth: Tally::new(opts.max_pages),
+        other_origin: Tally::new(opts.max_pages),
+        disallowed: Tally::new(opts.max_pages),
+        pages_cut: 0,
     };
-    if !opts.ignore_robots {
-        c.read_robots();
-    }
-    c.pages_seen.insert(key(&start));
-    c.queue.push_back((start.clone(), 0));
+    c.frontier.push(start.clone(), 0);
     let mut first = true;
-    while let Some((url, depth)) = c.queue.pop_front() {
-        if c.site.pages.len() >= opts.max_pages {
-            c.beyond_max += 1 + c.queue.len() as u64;
+    while let Some((url, depth)) = c.frontier.pop() {
+        if c.stopped() {
             break;
         }
         if let Err(reason) = c.page(&url, depth) {
+            if c.stopped() {
+                break;
+            }
             if first {
                 return Err(CrawlError::Start {
                     url: url.to_string(),
@@ -109,31 +137,22 @@ pub fn crawl(start: &Url, opts: &Options) -> Result<Site, CrawlError> {
             c.note(format!("{}: {reason}", target(&url)));
         }
         first = false;
+        let kept = c.links_kept();
+        c.site.links_kept_peak = c.site.links_kept_peak.max(kept);
     }
-    let beyond = c
-        .beyond_depth
-        .iter()
-        .filter(|k| !c.pages_seen.contains(*k))
-        .count();
-    if beyond > 0 {
+    if c.stopped() {
+        if c.site.pages.is_empty() {
+            return Err(CrawlError::Interrupted);
+        }
+        c.site.interrupted = true;
         c.note(format!(
-            "{beyond} links beyond --depth {} not followed",
-            opts.depth
+            "interrupted (SIGINT or SIGTERM) after {} pages: the crawl stopped there",
+            c.site.pages.len()
         ));
     }
-    if c.beyond_max > 0 {
-        c.note(format!(
-            "{} pages beyond --max-pages {} not crawled",
-            c.beyond_max, opts.max_pages
-        ));
-    }
+    c.closing_notes();
     c.site.requests = c.fetcher.requests;
     Ok(c.site)
-}
-
-/// A URL without its fragment: what identifies a resource.
-fn key(url: &Url) -> String {
-    url[..Position::AfterQuery].to_owned()
 }
 
 /// Path and query: the request target.
@@ -146,6 +165,60 @@ fn status_reason(status: u16) -> String {
 }
 
 impl Crawl<'_> {
+    fn stopped(&self) -> bool {
+        self.opts
+            .stop
+            .as_ref()
+            .is_some_and(|s| s.load(Ordering::Relaxed))
+    }
+
+    /// Links held in memory: pages known and links told apart in the counts.
+    fn links_kept(&self) -> usize {
+        self.frontier.kept()
+            + self.beyond_depth.len()
+            + self.other_origin.len()
+            + self.disallowed.len()
+    }
+
+    /// What was not crawled, said once at the end.
+    fn closing_notes(&mut self) {
+        let max = self.opts.max_pages;
+        if self.other_origin.more > 0 {
+            self.note(format!(
+                "{} more links to other origins not followed (not listed: --max-pages {max} of them are)",
+                self.other_origin.more
+            ));
+        }
+        if self.disallowed.more > 0 {
+            self.note(format!(
+                "{} more links robots.txt disallows not followed (not listed: --max-pages {max} of them are)",
+                self.disallowed.more
+            ));
+        }
+        let frontier = &self.frontier;
+        let beyond = self.beyond_depth.count_where(|k| !frontier.knows(k));
+        if beyond > 0 || self.beyond_depth.more > 0 {
+            let more = not_told_apart(self.beyond_depth.more);
+            self.note(format!(
+                "{beyond} links beyond --depth {} not followed{more}",
+                self.opts.depth
+            ));
+        }
+        let full = &self.frontier.beyond_max;
+        if full.len() > 0 {
+            let (n, more) = (full.len(), not_told_apart(full.more));
+            self.note(format!(
+                "{n} pages beyond --max-pages {max} not crawled{more}"
+            ));
+        }
+        if self.pages_cut > 0 {
+            self.note(format!(
+                "{} pages named more than --max-files {} references: the rest not fetched (a comment at each page's end says how many)",
+                self.pages_cut, self.opts.max_files
+            ));
+        }
+    }
+
     fn note(&mut self, text: String) {
         if self.notes_seen.insert(text.clone()) {
             self.site.notes.push(text);
@@ -155,8 +228,12 @@ impl Crawl<'_> {
     fn read_robots(&mut self) {
         let url = self.site.start.join("/robots.txt").expect("a path joins");
         self.robots = match self.fetch(&url) {
-            Ok((_, r)) => Robots::parse(&String::from_utf8_lossy(r.body.as_deref().unwrap_or(b""))),
+            Ok(Fetched { response: r, .. }) => {
+                Robots::parse(&String::from_utf8_lossy(r.body.as_deref().unwrap_or(b"")))
+            }
             Err(FetchFailure::Status(s)) if (400..500).contains(&s) => Robots::allow_all(),
+            // Stopped before it was asked for: no link will be followed anyway.
+            Err(_) if self.stopped() => Robots::disallow_all(),
             Err(e) => {
                 self.note(format!(
                     "robots.txt unreachable ({}): no link followed (RFC 9309; --ignore-robots to crawl anyway)",
@@ -174,11 +251,12 @@ impl Crawl<'_> {
         }
     }
 
-    /// GETs `url`, following redirects within the origin.
-    fn fetch(&mut self, url: &Url) -> Result<(Url, Response), FetchFailure> {
+    /// GETs `url`, following redirects within the origin: the URL it ended on, and whether a
+    /// redirect took it there (a fragment, never sent, is no redirect).
+    fn fetch(&mut self, url: &Url) -> Result<Fetched, FetchFailure> {
         let mut url = url.clone();
         url.set_fragment(None);
-        for _ in 0..=MAX_REDIRECTS {
+        for redirects in 0..=MAX_REDIRECTS {
             if url.origin() != self.origin {
                 return Err(FetchFailure::Other(format!(
                     "redirects to another origin ({url})"
@@ -202,7 +280,11 @@ impl Crawl<'_> {
             if !(200..300).contains(&response.status) {
                 return Err(FetchFailure::Status(response.status));
             }
-            return Ok((url, response));
+            return Ok(Fetched {
+                url,
+                response,
+                redirected: redirects > 0,
+            });
         }
         Err(FetchFailure::Other(format!(
             "more than {MAX_REDIRECTS} redirects"
@@ -210,7 +292,11 @@ impl Crawl<'_> {
     }
 
     fn page(&mut self, url: &Url, depth: u32) -> Result<(), String> {
-        let (final_url, response) = self.fetch(url).map_err(|e| e.reason())?;
+        let Fetched {
+            url: final_url,
+            response,
+            redirected,
+        } = self.fetch(url).map_err(|e| e.reason())?;
         if !response.is_html() {
             return Err(format!(
                 "not an HTML page ({})",
@@ -220,116 +306,156 @@ impl Crawl<'_> {
                     .unwrap_or("no Content-Type")
             ));
         }
+        if !self.robots_read {
+            self.robots_read = true;
+            self.read_robots();
+        }
         let path = target(&final_url);
-        if final_url != *url && !self.pages_seen.insert(key(&final_url)) {
+        if redirected && !self.frontier.mark(key(&final_url)) {
             return Ok(()); // a redirect to a page already crawled
         }
         let text = String::from_utf8_lossy(response.body.as_deref().unwrap_or(b"")).into_owned();
         let doc = html::parse(&text, &final_url, self.opts.viewport);
+        drop(text);
         let base = doc.base.clone().unwrap_or_else(|| final_url.clone());
-        let redirected_from = (final_url != *url).then(|| target(url));
-        let mut entries = vec![Entry::File(File {
-            path: path.clone(),
-            bytes: response.bytes,
-            content_type: response.content_type.clone(),
-            redirected_from: redirected_from.clone(),
-        })];
-        let mut on_page = HashSet::from([key(&final_url)]);
+        let redirected_from = redirected.then(|| target(url));
+        let mut work = PageWork {
+            entries: vec![Entry::File(File {
+                path: path.clone(),
+                bytes: response.bytes,
+                content_type: response.content_type.clone(),
+                redirected_from: redirected_from.clone(),
+            })],
+            on_page: HashSet::from([key(&final_url)]),
+            beyond: 0,
+            chars: doc.chars,
+        };
+        let mut notes = Vec::new();
+        if doc.left_out > 0 {
+            self.note(format!(
+                "elements nested deeper than {MAX_NESTING} (a browser's limit) were left out, what \
+                 they held kept (a comment at each such page's end says how many)"
+            ));
+            notes.push(format!(
+                "{} elements nested deeper than {MAX_NESTING} left out: what they held was kept, \
+                 their own references were not",
+                doc.left_out
+            ));
+        }
         for found in doc.found {
+            if self.stopped() {
+                notes.push("interrupted here: the page's later references were not fetched".into());
+                break;
+            }
             match found {
                 Found::Url {
                     url,
                     kind: Kind::Frame,
-                } => self.frame(url, depth, &mut entries),
-                Found::Url { url, kind } => self.resource(
-                    &url,
-                    kind == Kind::Stylesheet,
-                    0,
-                    &mut entries,
-                    &mut on_page,
-                ),
+                } => self.frame(url, depth, &mut work),
+                Found::Url { url, kind } => {
+                    self.resource(&url, kind == Kind::Stylesheet, 0, &mut work)
+                }
                 Found::Css(text) => {
                     for r in css::references(&text) {
-                        if let Ok(u) = base.join(&r.url) {
-                            self.resource(&u, r.import, 0, &mut entries, &mut on_page);
+                        if let (Ok(u), true) = (base.join(&r.url), r.wanted_by(&work.chars)) {
+                            self.resource(&u, r.import, 0, &mut work);
                         }
                     }
                 }
             }
         }
+        if work.beyond > 0 {
+            self.pages_cut += 1;
+            notes.push(format!(
+                "{} more references beyond --max-files {}: not fetched",
+                work.beyond, self.opts.max_files
+            ));
+        }
         self.site.pages.push(Page {
             path,
             redirected_from,
             weight: 1.0,
-            entries,
+            entries: work.entries,
+            notes,
         });
+        if self.stopped() {
+            return Ok(());
+        }
         for link in doc.links {
             self.link(link, depth);
         }
         Ok(())
     }
 
-    fn frame(&mut self, mut url: Url, depth: u32, entries: &mut Vec<Entry>) {
+    /// Whether the page may list one more reference (the HTML itself is not counted).
+    fn room(&self, work: &mut PageWork) -> bool {
+        if work.entries.len() > self.opts.max_files {
+            work.beyond += 1;
+            return false;
+        }
+        true
+    }
+
+    fn frame(&mut self, mut url: Url, depth: u32, work: &mut PageWork) {
         url.set_fragment(None);
-        if url.origin() != self.origin {
-            entries.push(skipped(&url, "an iframe on another origin: not fetched"));
+        if !work.on_page.insert(key(&url)) || !self.room(work) {
             return;
         }
-        entries.push(Entry::Skipped {
+        if url.origin() != self.origin {
+            work.entries
+                .push(skipped(&url, "an iframe on another origin: not fetched"));
+            return;
+        }
+        work.entries.push(Entry::Skipped {
             url: target(&url),
             reason: "an iframe: a page of its own".into(),
         });
-        if self.pages_seen.insert(key(&url)) {
-            self.queue.push_back((url, depth));
-        }
+        self.frontier.push(url, depth);
     }
 
     fn link(&mut self, mut url: Url, depth: u32) {
         if !matches!(url.scheme(), "http" | "https") {
             return; // mailto:, javascript:, tel:
         }
+        self.site.links_found += 1;
         url.set_fragment(None);
-        if self.pages_seen.contains(&key(&url)) {
+        let k = key(&url);
+        if self.frontier.knows(&k) {
             return;
         }
         if url.origin() != self.origin {
-            self.pages_seen.insert(key(&url));
-            self.note(format!("link not followed: {url} (another origin)"));
+            if self.other_origin.add(&k) == Counted::New {
+                self.note(format!("link not followed: {url} (another origin)"));
+            }
             return;
         }
         if depth >= self.opts.depth {
-            self.beyond_depth.insert(key(&url));
+            self.beyond_depth.add(&k);
             return;
         }
         if !self.opts.ignore_robots && !self.robots.allows(&target(&url)) {
-            self.pages_seen.insert(key(&url));
-            self.note(format!(
-                "link not followed: {} (robots.txt disallows it)",
-                target(&url)
-            ));
+            if self.disallowed.add(&k) == Counted::New {
+                self.note(format!(
+                    "link not followed: {} (robots.txt disallows it)",
+                    target(&url)
+                ));
+            }
             return;
         }
-        self.pages_seen.insert(key(&url));
-        self.queue.push_back((url, depth + 1));
+        self.frontier.push(url, depth + 1);
     }
 
     /// Adds a resource (and, for a stylesheet, what it references) to the page's entries.
-    fn resource(
-        &mut self,
-        url: &Url,
-        stylesheet: bool,
-        import_depth: u32,
-        entries: &mut Vec<Entry>,
-        on_page: &mut HashSet<String>,
-    ) {
+    fn resource(&mut self, url: &Url, stylesheet: bool, import_depth: u32, work: &mut PageWork) {
         if !matches!(url.scheme(), "http" | "https") {
             return; // data:, blob:, about: need no request
         }
-        if !on_page.insert(key(url)) {
+        if self.stopped() || !work.on_page.insert(key(url)) || !self.room(work) {
             return;
         }
         if url.origin() != self.origin {
-            entries.push(skipped(url, "another origin: not fetched"));
+            work.entries
+                .push(skipped(url, "another origin: not fetched"));
             return;
         }
         let outcome = match self.cache.get(&key(url)) {
@@ -341,23 +467,25 @@ impl Crawl<'_> {
             }
         };
         match outcome {
-            Outcome::Failed(reason) => entries.push(Entry::Skipped {
+            Outcome::Failed(reason) => work.entries.push(Entry::Skipped {
                 url: target(url),
                 reason,
             }),
             Outcome::Got { file, css } => {
                 let path = file.path.clone();
                 // A redirect to a file the page already has: one request, not two.
-                if file.redirected_from.is_some() && !on_page.insert(format!("path {path}")) {
+                if file.redirected_from.is_some() && !work.on_page.insert(format!("path {path}")) {
                     return;
                 }
-                on_page.insert(format!("path {path}"));
-                entries.push(Entry::File(file));
+                work.on_page.insert(format!("path {path}"));
+                work.entries.push(Entry::File(file));
                 if import_depth >= MAX_IMPORT_DEPTH {
                     return;
                 }
-                for (u, import) in css {
-                    self.resource(&u, import, import_depth + 1, entries, on_page);
+                for (u, r) in css {
+                    if r.wanted_by(&work.chars) {
+                        self.resource(&u, r.import, import_depth + 1, work);
+                    }
                 }
             }
         }
@@ -366,11 +494,17 @@ impl Crawl<'_> {
     fn fetch_resource(&mut self, url: &Url, stylesheet: bool) -> Outcome {
         match self.fetch(url) {
             Err(e) => Outcome::Failed(e.reason()),
-            Ok((final_url, r)) => {
+            Ok(Fetched {
+                url: final_url,
+                response: r,
+                redirected,
+            }) => {
                 let css = match (&r.body, stylesheet || r.is_css()) {
+                    // No page lists more than --max-files of them: no more are kept.
                     (Some(body), true) => css::references(&String::from_utf8_lossy(body))
                         .into_iter()
-                        .filter_map(|x| final_url.join(&x.url).ok().map(|u| (u, x.import)))
+                        .take(self.opts.max_files)
+                        .filter_map(|x| final_url.join(&x.url).ok().map(|u| (u, x)))
                         .collect(),
                     _ => Vec::new(),
                 };
@@ -379,7 +513,7 @@ impl Crawl<'_> {
                         path: target(&final_url),
                         bytes: r.bytes,
                         content_type: r.content_type,
-                        redirected_from: (final_url != *url).then(|| target(url)),
+                        redirected_from: redirected.then(|| target(url)),
                     },
                     css,
                 }
@@ -393,6 +527,15 @@ fn skipped(url: &Url, reason: &str) -> Entry {
         url: url.to_string(),
         reason: reason.to_owned(),
     }
+}
+
+/// A fetch that ended in a 2xx.
+struct Fetched {
+    /// Where it ended, without a fragment.
+    url: Url,
+    response: Response,
+    /// Whether a redirect led there.
+    redirected: bool,
 }
 
 /// Why one fetch failed.

@@ -20,6 +20,7 @@ use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ClientConnection, StreamOwned};
 use std::io::{self, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use url::Url;
@@ -74,8 +75,13 @@ pub enum FetchError {
     Closed,
     #[error("HTTP/2: {0}")]
     Http2(String),
+    #[error("interrupted (SIGINT or SIGTERM) before it was requested")]
+    Interrupted,
     #[error("the server did not agree to HTTP/2 (ALPN chose {0})")]
     NoH2(String),
+    /// The TLS handshake failed: the reason and its fix, as `flint bench` gives them.
+    #[error("TLS: {0}")]
+    Tls(String),
 }
 
 /// Limits that keep one resource from costing more than it should.
@@ -160,19 +166,24 @@ pub struct Fetcher {
     /// `Host` header: the host, and the port when it is not the scheme's default.
     authority: String,
     tls: Option<(Arc<ClientConfig>, ServerName<'static>)>,
+    /// The `--cacert` file given, named when it did not make the certificate trusted.
+    cacert: Option<std::path::PathBuf>,
     http: Http,
     limits: Limits,
     conn: Option<Conn>,
     last_request: Option<Instant>,
     /// Requests sent (robots.txt and redirects included).
     pub requests: u64,
+    /// Set to stop: a wait for the rate (a robots.txt Crawl-delay may be long) ends early and
+    /// no request is sent.
+    pub stop: Option<Arc<AtomicBool>>,
 }
 
 impl Fetcher {
     /// A client for `origin`'s scheme, host and port (`http` or `https`).
     pub fn new(
         origin: &Url,
-        tls: &TlsOptions,
+        tls_opts: &TlsOptions,
         http: Http,
         limits: Limits,
     ) -> Result<Fetcher, String> {
@@ -194,7 +205,7 @@ impl Fetcher {
                     url::Host::Ipv4(a) => ServerName::IpAddress(std::net::IpAddr::V4(a).into()),
                     url::Host::Ipv6(a) => ServerName::IpAddress(std::net::IpAddr::V6(a).into()),
                 };
-                let config = tls::client_config(tls, http).map_err(|e| e.to_string())?;
+                let config = tls::client_config(tls_opts, http).map_err(|e| e.to_string())?;
                 Some((config, name))
             }
             other => return Err(format!("{origin}: scheme {other}: only http and https")),
@@ -208,27 +219,35 @@ impl Fetcher {
             port,
             authority,
             tls,
+            cacert: tls_opts.cacert.clone(),
             http,
             limits,
             conn: None,
             last_request: None,
             requests: 0,
+            stop: None,
         })
     }
 
     /// GETs `target` (a path and query). A reused connection that turns out closed before
     /// answering is opened again once (a GET may be sent twice).
     pub fn get(&mut self, target: &str) -> Result<Response, FetchError> {
-        self.pace();
+        self.pace()?;
         let deadline = Instant::now() + self.limits.timeout;
         let reused = self.conn.is_some();
-        match self.exchange(target, deadline) {
+        let result = match self.exchange(target, deadline) {
             Err(FetchError::Closed | FetchError::Io(_)) if reused => {
                 self.conn = None;
                 self.exchange(target, deadline)
             }
             other => other,
-        }
+        };
+        result.map_err(|e| match e {
+            FetchError::Io(io) if tls::is_tls(&io) => {
+                FetchError::Tls(tls::reason(&io, self.cacert.as_deref()))
+            }
+            other => other,
+        })
     }
 
     /// Lowers the request rate to `rate` a second if that is slower than it was; whether it did.
@@ -240,19 +259,35 @@ impl Fetcher {
         slower
     }
 
-    /// Waits so that request starts are at least 1/rate apart.
-    fn pace(&mut self) {
+    /// Waits so that request starts are at least 1/rate apart; in slices, so that a stop ends
+    /// the wait.
+    fn pace(&mut self) -> Result<(), FetchError> {
+        let stopped = || {
+            self.stop
+                .as_ref()
+                .is_some_and(|s| s.load(Ordering::Relaxed))
+        };
         if self.limits.rate > 0.0 {
             let gap = Duration::from_secs_f64(1.0 / self.limits.rate);
             if let Some(last) = self.last_request {
                 let next = last + gap;
-                let now = Instant::now();
-                if next > now {
-                    std::thread::sleep(next - now);
+                loop {
+                    if stopped() {
+                        return Err(FetchError::Interrupted);
+                    }
+                    let now = Instant::now();
+                    if next <= now {
+                        break;
+                    }
+                    std::thread::sleep((next - now).min(Duration::from_millis(50)));
                 }
             }
         }
+        if stopped() {
+            return Err(FetchError::Interrupted);
+        }
         self.last_request = Some(Instant::now());
+        Ok(())
     }
 
     fn connect(&self, deadline: Instant) -> Result<Conn, FetchError> {

@@ -1,14 +1,14 @@
 //! What an HTML document makes a browser request, in document order.
 //!
-//! The document is parsed by html5ever (through scraper's tree), the HTML5 parser of the Servo
-//! engine: the tree is the one a browser builds, so what a browser would not fetch is not found
+//! The document is parsed by html5ever (into scraper's tree, nesting capped as browsers cap
+//! it: [`nesting`]), the HTML5 parser of the Servo engine: the tree is the one a browser builds, so what a browser would not fetch is not found
 //! either. `<template>` contents are an inert fragment (skipped), `<noscript>` is text when
 //! scripting is on (as in every browser), and only the first `<base href>` counts.
 //!
 //! The references are returned unresolved against the site's origin (the crawl decides what is
 //! fetched); each is resolved against the document's base URL here, as the browser does.
 
-use crate::srcset;
+use crate::{nesting, srcset};
 use scraper::{ElementRef, Html, Node};
 use url::Url;
 
@@ -40,21 +40,35 @@ pub struct Document {
     pub links: Vec<Url>,
     /// The URL relative references resolve against (`<base href>` or the document's).
     pub base: Option<Url>,
+    /// Start tags left out for nesting deeper than [`nesting::MAX_DEPTH`].
+    pub left_out: u64,
+    /// The characters of the page's text (sorted, each once): what decides which
+    /// `unicode-range` subsets of a font a browser fetches.
+    pub chars: Vec<char>,
 }
 
 /// What the browser's image candidate selection is given: the viewport width in CSS pixels,
 /// or `None` for the largest candidate.
 pub fn parse(html: &str, url: &Url, viewport: Option<u32>) -> Document {
-    let tree = Html::parse_document(html);
+    let (tree, left_out) = nesting::parse_document(html);
     let base = first_base(&tree, url).unwrap_or_else(|| url.clone());
     let mut doc = Document {
         base: Some(base.clone()),
+        left_out,
         ..Document::default()
     };
     // An explicit stack: a hostile page may nest elements deeper than the thread's stack.
     let mut stack: Vec<ElementRef<'_>> = vec![tree.root_element()];
+    let mut chars = std::collections::BTreeSet::new();
     while let Some(el) = stack.pop() {
         element(el, &base, viewport, &mut doc);
+        if shows_text(&el) {
+            for child in el.children() {
+                if let Node::Text(t) = child.value() {
+                    chars.extend(t.chars().filter(|c| !c.is_whitespace()));
+                }
+            }
+        }
         let children: Vec<ElementRef<'_>> = el
             .children()
             // A <template>'s contents hang under a fragment node: inert, never fetched.
@@ -63,7 +77,16 @@ pub fn parse(html: &str, url: &Url, viewport: Option<u32>) -> Document {
             .collect();
         stack.extend(children.into_iter().rev());
     }
+    doc.chars = chars.into_iter().collect();
     doc
+}
+
+/// Whether an element's text is drawn in the page (in a font the page may load).
+fn shows_text(el: &ElementRef<'_>) -> bool {
+    !matches!(
+        el.value().name(),
+        "script" | "style" | "noscript" | "template" | "title" | "head"
+    )
 }
 
 const HTML_NS: &str = "http://www.w3.org/1999/xhtml";
@@ -240,6 +263,8 @@ mod tests {
             1
         );
         assert_eq!(doc.links[0].as_str(), "http://h/sub/next.html#top");
+        // The text drawn: "n" of the link; not the noscript's, the template's or a style's.
+        assert_eq!(doc.chars, ['n']);
     }
 
     #[test]

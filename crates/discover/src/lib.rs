@@ -15,31 +15,39 @@
 //!
 //! One concept per module: [`fetch`] (HTTP/1.1 on `wire`, or HTTP/2 on `http2`; plain or TLS,
 //! with `bench`'s TLS client configuration, so both clients trust and refuse alike), [`html`] (the
-//! references of a document, on html5ever), [`srcset`] (the image candidate a browser picks),
+//! references of a document, on html5ever), [`nesting`] (html5ever driven with its nesting capped
+//! as a browser caps it), [`srcset`] (the image candidate a browser picks),
 //! [`css`] (`url()` and `@import`, on cssparser), [`robots`] (RFC 9309), [`crawl`] (pages,
-//! links, redirects, robots, the rate), [`access_log`] (Common and Combined Log Format),
+//! links, redirects, robots, the rate), `frontier` (the links kept, bounded by `--max-pages`), [`access_log`] (Common and Combined Log Format),
 //! [`log_pages`] (pages from a log alone), [`workload`] (the TOML writer).
 
 pub mod access_log;
 pub mod crawl;
 pub mod css;
 pub mod fetch;
+mod frontier;
 pub mod html;
 pub mod log_pages;
+pub mod nesting;
 pub mod robots;
 pub mod srcset;
 pub mod workload;
 
 pub use crawl::{crawl, CrawlError};
 pub use fetch::{Http, Limits, TlsOptions};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 /// How a crawl goes.
 #[derive(Debug, Clone)]
 pub struct Options {
     /// Links followed this many steps from the start page (0: the start page alone).
     pub depth: u32,
-    /// Pages (HTML documents) fetched at most.
+    /// Pages (HTML documents) fetched at most; links are kept in memory only up to this.
     pub max_pages: usize,
+    /// References one page lists at most (files fetched, and those not fetched with their
+    /// reason); the rest are counted.
+    pub max_files: usize,
     /// Follow links robots.txt disallows.
     pub ignore_robots: bool,
     /// The viewport width (CSS px) image candidates are picked for; `None`: the largest.
@@ -48,6 +56,9 @@ pub struct Options {
     pub tls: TlsOptions,
     /// HTTP/1.1, or HTTP/2.
     pub http: Http,
+    /// Set (by a signal handler) to stop the crawl: no request starts after it, and what was
+    /// found is returned.
+    pub stop: Option<Arc<AtomicBool>>,
 }
 
 /// What a crawl found.
@@ -60,6 +71,13 @@ pub struct Site {
     pub notes: Vec<String>,
     /// Requests sent, robots.txt and redirects included.
     pub requests: u64,
+    /// Links (`a href`, `area href`) the pages named, repeats included.
+    pub links_found: u64,
+    /// The most links held in memory at once (pages known, links told apart in the notes'
+    /// counts): at most a few times `max_pages`, however many links were found.
+    pub links_kept_peak: usize,
+    /// Stopped by [`Options::stop`] before the crawl was done.
+    pub interrupted: bool,
 }
 
 /// One HTML document and what a browser requests for it.
@@ -72,6 +90,8 @@ pub struct Page {
     pub weight: f64,
     /// The document first, then its resources in document order.
     pub entries: Vec<Entry>,
+    /// What the entries leave out (references beyond --max-files, an interrupted crawl).
+    pub notes: Vec<String>,
 }
 
 /// A file of a page, or a reference that is not one.

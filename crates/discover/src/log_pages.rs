@@ -102,6 +102,7 @@ fn page(path: &str, count: u64) -> Page {
         redirected_from: None,
         weight: count as f64,
         entries: vec![file(path)],
+        notes: Vec::new(),
     }
 }
 

@@ -14,6 +14,9 @@ pub struct Header<'a> {
     pub source: &'a str,
     /// What to pass `flint bench` as its target, when known.
     pub origin: Option<&'a str>,
+    /// What else `flint bench` needs to reach the site as discover did (`--http 2`,
+    /// `--cacert FILE`, `-k`), one argument an item.
+    pub bench_args: &'a [String],
     /// Lines said once at the top (links not followed, robots.txt).
     pub notes: &'a [String],
 }
@@ -29,7 +32,11 @@ pub fn to_toml(header: &Header<'_>, pages: &[Page]) -> String {
         one_line(header.source)
     );
     if let Some(origin) = header.origin {
-        let _ = writeln!(out, "# run it: flint bench {origin} -w THIS_FILE");
+        let _ = write!(out, "# run it: flint bench {origin} -w THIS_FILE");
+        for arg in header.bench_args {
+            let _ = write!(out, " {}", shell_word(&one_line(arg)));
+        }
+        out.push('\n');
     }
     for note in header.notes {
         let _ = writeln!(out, "# {}", one_line(note));
@@ -76,6 +83,9 @@ fn page_toml(out: &mut String, page: &Page) {
             }
         }
     }
+    for note in &page.notes {
+        let _ = writeln!(text, "    # {}", one_line(note));
+    }
     let _ = writeln!(text, "]");
     if page.weight > 0.0 {
         out.push_str(&text);
@@ -88,6 +98,16 @@ fn page_toml(out: &mut String, page: &Page) {
         for line in text.lines() {
             let _ = writeln!(out, "# {line}");
         }
+    }
+}
+
+/// An argument as a shell reads it back: quoted when it holds anything but plain characters.
+fn shell_word(s: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
+    if !s.is_empty() && s.chars().all(plain) {
+        s.to_owned()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
     }
 }
 
@@ -148,11 +168,13 @@ mod tests {
                     reason: "404 Not Found".into(),
                 },
             ],
+            notes: vec!["3 more references beyond --max-files 2: not fetched".into()],
         };
         let text = to_toml(
             &Header {
                 source: "http://h/",
                 origin: Some("http://h"),
+                bench_args: &["--cacert".into(), "my ca.pem".into()],
                 notes: &["a\nnote".into()],
             },
             &[page],
@@ -160,7 +182,15 @@ mod tests {
         assert!(text.contains("name = \"/a\\\"b\\\\c\""), "{text}");
         assert!(text.contains("weight = 2.5"));
         assert!(
+            text.contains("# run it: flint bench http://h -w THIS_FILE --cacert 'my ca.pem'\n"),
+            "{text}"
+        );
+        assert!(
             text.contains("    # /x [[page]]: 404 Not Found\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("    # 3 more references beyond --max-files 2: not fetched\n]\n"),
             "{text}"
         );
         assert_eq!(text.matches("[[page]]\n").count(), 1, "{text}");
@@ -182,10 +212,12 @@ mod tests {
             redirected_from: None,
             weight,
             entries: vec![file(p)],
+            notes: Vec::new(),
         };
         let header = Header {
             source: "s",
             origin: None,
+            bench_args: &[],
             notes: &[],
         };
         let text = to_toml(&header, &[page("/a", 3.0), page("/never", 0.0)]);

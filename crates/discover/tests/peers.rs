@@ -3,68 +3,12 @@
 //! timeout, never a hang or a crash; redirects within the origin are followed and those that
 //! loop or leave are not; a gzipped page is still parsed; a chunked body is read whole.
 
-use discover::{Entry, Http, Limits, Options, TlsOptions};
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+mod scripted;
+
+use discover::Entry;
+use scripted::{ok, options, redirect, serve};
+use std::io::Write;
 use std::time::{Duration, Instant};
-
-/// A server answering each request by `answer(path)`: the raw response bytes, or `None` to
-/// say nothing and hold the connection open.
-fn serve(answer: fn(&str) -> Option<Vec<u8>>) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap().to_string();
-    std::thread::spawn(move || {
-        for conn in listener.incoming() {
-            let Ok(conn) = conn else { return };
-            std::thread::spawn(move || connection(conn, answer));
-        }
-    });
-    addr
-}
-
-fn connection(mut conn: TcpStream, answer: fn(&str) -> Option<Vec<u8>>) {
-    let mut have = Vec::new();
-    let mut buf = [0u8; 4096];
-    loop {
-        while let Some(end) = have.windows(4).position(|w| w == b"\r\n\r\n") {
-            let head = String::from_utf8_lossy(&have[..end]).into_owned();
-            have.drain(..end + 4);
-            let path = head.split_whitespace().nth(1).unwrap_or("/").to_owned();
-            match answer(&path) {
-                Some(bytes) => {
-                    // A short body is only short once the server closes.
-                    if conn.write_all(&bytes).is_err() || path == "/short.png" {
-                        return;
-                    }
-                }
-                None => {
-                    // Stall: hold the connection until the client gives up.
-                    let _ = conn.set_read_timeout(Some(Duration::from_secs(30)));
-                    let _ = conn.read(&mut buf);
-                    return;
-                }
-            }
-        }
-        match conn.read(&mut buf) {
-            Ok(0) | Err(_) => return,
-            Ok(n) => have.extend_from_slice(&buf[..n]),
-        }
-    }
-}
-
-fn ok(kind: &str, body: &[u8]) -> Vec<u8> {
-    let mut r = format!(
-        "HTTP/1.1 200 OK\r\nContent-Type: {kind}\r\nContent-Length: {}\r\n\r\n",
-        body.len()
-    )
-    .into_bytes();
-    r.extend_from_slice(body);
-    r
-}
-
-fn redirect(to: &str) -> Vec<u8> {
-    format!("HTTP/1.1 302 Found\r\nLocation: {to}\r\nContent-Length: 0\r\n\r\n").into_bytes()
-}
 
 fn gzip(bytes: &[u8]) -> Vec<u8> {
     let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
@@ -115,22 +59,6 @@ fn answer(path: &str) -> Option<Vec<u8>> {
         "/inside.png" => ok("image/png", &[1; 42]),
         _ => b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n".to_vec(),
     })
-}
-
-fn options(timeout: Duration) -> Options {
-    Options {
-        depth: 1,
-        max_pages: 10,
-        ignore_robots: false,
-        viewport: None,
-        limits: Limits {
-            max_size: 1 << 20,
-            timeout,
-            rate: 0.0,
-        },
-        tls: TlsOptions::default(),
-        http: Http::Http11,
-    }
 }
 
 /// (path or URL, reason or "bytes") of a page's entries.
@@ -200,8 +128,8 @@ fn a_start_page_that_fails_is_the_crawls_error() {
         err.to_string(),
         format!("http://{addr}/: 500 Internal Server Error")
     );
-    // robots.txt answered 500 too: nothing would have been followed (RFC 9309), but the start
-    // page is fetched whatever robots.txt says.
+    // The start page is fetched whatever robots.txt says; robots.txt is asked for once it
+    // has answered.
 }
 
 #[test]
@@ -290,4 +218,68 @@ fn max_pages_robots_rules_and_crawl_delay_are_kept() {
             "2 pages beyond --max-pages 2 not crawled",
         ]
     );
+}
+
+#[test]
+fn a_fragment_is_no_redirect() {
+    let addr = serve(|path| {
+        Some(match path {
+            "/" => ok(
+                "text/html",
+                br#"<style>.i { background: url(/sprite.svg#icon) }</style>
+                    <img src="/a.png#x"><img src="/moved.png#y">"#,
+            ),
+            "/sprite.svg" => ok("image/svg+xml", b"<svg/>"),
+            "/a.png" => ok("image/png", b"png"),
+            "/moved.png" => redirect("/a2.png"),
+            "/a2.png" => ok("image/png", b"png2"),
+            _ => b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n".to_vec(),
+        })
+    });
+    let start = url::Url::parse(&format!("http://{addr}/#top")).unwrap();
+    let site = discover::crawl(&start, &options(Duration::from_secs(5))).expect("crawl");
+    let froms: Vec<(&str, Option<&str>)> = site.pages[0]
+        .files()
+        .map(|f| (f.path.as_str(), f.redirected_from.as_deref()))
+        .collect();
+    assert_eq!(
+        froms,
+        [
+            ("/", None),
+            ("/sprite.svg", None),
+            ("/a.png", None),
+            ("/a2.png", Some("/moved.png")),
+        ]
+    );
+}
+
+#[test]
+fn a_font_is_fetched_as_a_browser_chooses_it() {
+    let addr = serve(|path| {
+        Some(match path {
+            "/" => ok(
+                "text/html",
+                "<link rel=stylesheet href=/f.css><p>Hello λ</p>\
+                 <script>/* Привет */</script><title>Привет</title>"
+                    .as_bytes(),
+            ),
+            "/f.css" => ok(
+                "text/css",
+                br#"@font-face { font-family: s; unicode-range: U+0000-00FF;
+                      src: url(/latin.eot?#iefix) format("embedded-opentype"), local(S),
+                           url(/latin.woff2) format("woff2"), url(/latin.woff) format("woff") }
+                    @font-face { font-family: s; unicode-range: U+0370-03FF;
+                      src: url(/greek.woff2) format("woff2"), url(/greek.woff) format("woff") }
+                    @font-face { font-family: s; unicode-range: U+0400-045F;
+                      src: url(/cyrillic.woff2) format("woff2") }"#,
+            ),
+            _ => ok("font/woff2", b"font"),
+        })
+    });
+    let start = url::Url::parse(&format!("http://{addr}/")).unwrap();
+    let site = discover::crawl(&start, &options(Duration::from_secs(5))).expect("crawl");
+    let files: Vec<&str> = site.pages[0].files().map(|f| f.path.as_str()).collect();
+    // The first format a browser supports; the subsets of characters the text shows (not
+    // those only in a script or the title).
+    assert_eq!(files, ["/", "/f.css", "/latin.woff2", "/greek.woff2"]);
 }

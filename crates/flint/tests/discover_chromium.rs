@@ -68,6 +68,7 @@ fn chromium_requests_what_flint_discovers() {
         &Options {
             depth: 1,
             max_pages: 100,
+            max_files: 1000,
             ignore_robots: false,
             viewport: Some(800),
             limits: Limits {
@@ -77,6 +78,7 @@ fn chromium_requests_what_flint_discovers() {
             },
             tls: TlsOptions::default(),
             http: discover::Http::Http11,
+            stop: None,
         },
     )
     .expect("crawl");

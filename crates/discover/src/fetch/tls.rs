@@ -4,10 +4,13 @@
 //! system's roots plus `--cacert` (a self-signed certificate given there is accepted as the
 //! server's own, as curl does), or no verification with `-k`. ALPN offers the one protocol asked
 //! for (`http/1.1`, or `h2` with `--http 2`). Sessions resume across a crawl's connections: a
-//! crawl is not a handshake benchmark.
+//! crawl is not a handshake benchmark. A failed handshake is told as bench tells it
+//! ([`TlsFailure`]): the reason and the fix, not rustls's error.
 
+use bench::stats::TlsFailure;
 use rustls::ClientConfig;
-use std::path::PathBuf;
+use std::io;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use bench::transport::TlsSetupError;
@@ -38,4 +41,55 @@ pub(crate) fn client_config(
         super::Http::Http2 => b"h2",
     };
     bench::transport::client_config(&bench_opts, alpn)
+}
+
+/// Whether an I/O error is rustls refusing the handshake (or the peer's TLS).
+pub(crate) fn is_tls(e: &io::Error) -> bool {
+    e.get_ref().is_some_and(|inner| inner.is::<rustls::Error>())
+}
+
+/// Why the handshake failed and what to do, as bench says it; a `--cacert` file that was given
+/// and did not help is named as such rather than suggested again.
+pub(crate) fn reason(e: &io::Error, cacert: Option<&Path>) -> String {
+    let failure = TlsFailure::of(e);
+    match (failure, cacert) {
+        (TlsFailure::UnknownIssuer, Some(file)) => format!(
+            "the certificate's issuer is not trusted, and not in --cacert {}: give the CA that \
+             signed it (or -k to skip checks)",
+            file.display()
+        ),
+        (TlsFailure::CaUsedAsEndEntity, Some(file)) => format!(
+            "the server presented a CA certificate as its own, and --cacert {} is not that \
+             certificate (or -k)",
+            file.display()
+        ),
+        (f, _) => f.explain().to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refusal_is_a_reason_and_a_fix() {
+        let e = |c| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                rustls::Error::InvalidCertificate(c),
+            )
+        };
+        let unknown = e(rustls::CertificateError::UnknownIssuer);
+        assert!(is_tls(&unknown));
+        assert!(!is_tls(&io::Error::from(io::ErrorKind::TimedOut)));
+        assert_eq!(
+            reason(&unknown, None),
+            "the certificate's issuer is not trusted: --cacert CA.pem (or -k to skip checks)"
+        );
+        assert_eq!(
+            reason(&unknown, Some(Path::new("my.pem"))),
+            "the certificate's issuer is not trusted, and not in --cacert my.pem: give the CA \
+             that signed it (or -k to skip checks)"
+        );
+    }
 }

@@ -2,7 +2,7 @@
 //! access log (how often each page is visited). The work is in the `discover` crate; this
 //! module turns arguments into its options and writes the workload and the summary.
 
-use crate::exit::failed;
+use crate::exit::{failed, Status};
 use crate::output;
 use anyhow::Context;
 use discover::access_log::Counts;
@@ -10,6 +10,8 @@ use discover::workload::{self, Header};
 use discover::{Limits, Options, Page, TlsOptions};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 #[derive(Debug, clap::Args)]
@@ -23,9 +25,14 @@ pub struct DiscoverArgs {
     /// Follow links this many steps from the start page (0: the start page alone).
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub depth: u32,
-    /// Fetch at most this many pages (HTML documents, iframes included).
+    /// Fetch at most this many pages (HTML documents, iframes included; a link that turns out
+    /// not to be HTML counts). Memory is bounded by it: links beyond are counted, not kept.
     #[arg(long, default_value_t = 100, value_name = "N")]
     pub max_pages: usize,
+    /// List at most this many references of one page (files fetched, and comments for those
+    /// not fetched); the rest are counted in a comment, not fetched.
+    #[arg(long, default_value_t = 1000, value_name = "N")]
+    pub max_files: usize,
     /// At most this many requests a second (robots.txt's Crawl-delay may ask for fewer).
     #[arg(long, default_value_t = 10.0, value_name = "PER_SECOND")]
     pub crawl_rate: f64,
@@ -99,6 +106,9 @@ pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
     if args.max_pages == 0 {
         anyhow::bail!("--max-pages must be at least 1");
     }
+    if args.max_files == 0 {
+        anyhow::bail!("--max-files must be at least 1");
+    }
     let start = args
         .url
         .as_deref()
@@ -123,11 +133,17 @@ pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
                 .unwrap_or(std::path::Path::new("")),
         );
     }
+    let mut interrupted = false;
     let (pages, notes, source, origin, requests) = match &start {
         Some(start) => {
+            // SIGINT and SIGTERM stop the crawl; what it found is still written.
+            let stop = Arc::new(AtomicBool::new(false));
+            let flag = stop.clone();
+            crate::cmd::bench::install_stop_handler(move || flag.store(true, Ordering::Relaxed))?;
             let opts = Options {
                 depth: args.depth,
                 max_pages: args.max_pages,
+                max_files: args.max_files,
                 ignore_robots: args.ignore_robots,
                 viewport: args.viewport,
                 limits: Limits {
@@ -143,11 +159,18 @@ pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
                     HttpArg::Http11 => discover::Http::Http11,
                     HttpArg::Http2 => discover::Http::Http2,
                 },
+                stop: Some(stop),
             };
-            let site = discover::crawl(start, &opts).map_err(|e| match e {
-                discover::CrawlError::Usage(m) => anyhow::anyhow!(m),
-                other => failed(other),
-            })?;
+            let site = match discover::crawl(start, &opts) {
+                Ok(site) => site,
+                Err(discover::CrawlError::Usage(m)) => anyhow::bail!(m),
+                Err(e @ discover::CrawlError::Interrupted) => {
+                    output::error_line(&format!("flint discover: {e}"));
+                    return Ok(Status::Interrupted.into());
+                }
+                Err(other) => return Err(failed(other)),
+            };
+            interrupted = site.interrupted;
             let mut pages = site.pages;
             if let Some(c) = &counts {
                 if c.weigh(&mut pages) == 0 {
@@ -185,10 +208,22 @@ pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
     if start.is_none() {
         notes.push("from an access log alone: sizes and types are unknown (0 bytes)".into());
     }
+    // What bench needs to reach the site as the crawl did.
+    let mut bench_args = Vec::new();
+    if args.http == HttpArg::Http2 {
+        bench_args.extend(["--http".to_owned(), "2".to_owned()]);
+    }
+    if let Some(file) = &args.cacert {
+        bench_args.extend(["--cacert".to_owned(), file.display().to_string()]);
+    }
+    if args.insecure {
+        bench_args.push("-k".to_owned());
+    }
     let text = workload::to_toml(
         &Header {
             source: &source,
             origin: origin.as_deref(),
+            bench_args: &bench_args,
             notes: &notes,
         },
         &pages,
@@ -196,6 +231,12 @@ pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
     output::write_file(&args.output, text.as_bytes())
         .with_context(|| format!("writing {}", args.output.display()))?;
     output::error_line(&summary(&pages, requests));
+    if interrupted {
+        output::error_line(
+            "flint discover: interrupted: the workload holds the pages crawled until then",
+        );
+        return Ok(Status::Interrupted.into());
+    }
     Ok(ExitCode::SUCCESS)
 }
 

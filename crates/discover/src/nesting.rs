@@ -1,0 +1,354 @@
+//! HTML parsed with its nesting capped, as browsers cap it.
+//!
+//! html5ever's tree builder searches its stack of open elements for each start tag ("has a `p`
+//! element in button scope"): a page nesting 100,000 `<div>`s costs 100,000² steps (over 90 s
+//! for 1.1 MB). Browsers cap the depth of the tree (Chromium at 512); html5ever has no such
+//! option, so the cap is put between its tokenizer and its tree builder: a start tag that would
+//! open an element deeper than [`MAX_DEPTH`] is left out, with the end tag that closes it, and
+//! what it holds (text, images, stylesheets) lands in the element at the cap. The parse is then
+//! linear whatever the nesting; a real page (a few dozen levels) is never touched.
+//!
+//! The depth of the tree builder's current node is followed by a tree sink around scraper's
+//! (each element's depth in the tree, set where it is appended), so the cap is the tree's own
+//! depth, not a count of tags that misnested or implied tags would lead astray.
+
+use html5ever::tendril::StrTendril;
+use html5ever::tokenizer::{
+    BufferQueue, Tag, TagKind, Token, TokenSink, TokenSinkResult, Tokenizer, TokenizerOpts,
+};
+use html5ever::tree_builder::{
+    ElementFlags, NodeOrText, QuirksMode, TreeBuilder, TreeBuilderOpts, TreeSink,
+};
+use html5ever::{Attribute, QualName, TokenizerResult};
+use scraper::{Html, HtmlTreeSink};
+use std::borrow::Cow;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::hash::Hash;
+
+/// Elements nest at most this deep (Chromium's limit).
+pub const MAX_DEPTH: u32 = 512;
+
+/// A parsed document, and how many start tags were left out past [`MAX_DEPTH`].
+pub fn parse_document(html: &str) -> (Html, u64) {
+    let sink = DepthSink::new(HtmlTreeSink::new(Html::new_document()));
+    let builder = TreeBuilder::new(sink, TreeBuilderOpts::default());
+    let tokenizer = Tokenizer::new(
+        Capped {
+            builder,
+            open_past_cap: Cell::new(0),
+            left_out: Cell::new(0),
+        },
+        TokenizerOpts::default(),
+    );
+    let input = BufferQueue::default();
+    input.push_back(StrTendril::from_slice(html));
+    // A script pauses the tokenizer (a browser would run it here); go on, as html5ever's own
+    // driver does.
+    while !matches!(tokenizer.feed(&input), TokenizerResult::Done) {}
+    tokenizer.end();
+    let capped = tokenizer.sink;
+    let left_out = capped.left_out.get();
+    (capped.builder.sink.finish(), left_out)
+}
+
+/// Elements with no end tag: never the current node for long.
+fn is_void(name: &str) -> bool {
+    matches!(
+        name,
+        "area"
+            | "base"
+            | "basefont"
+            | "bgsound"
+            | "br"
+            | "col"
+            | "embed"
+            | "frame"
+            | "hr"
+            | "image"
+            | "img"
+            | "input"
+            | "keygen"
+            | "link"
+            | "meta"
+            | "param"
+            | "source"
+            | "track"
+            | "wbr"
+    )
+}
+
+/// The tree builder, given only the tags that keep the tree within [`MAX_DEPTH`].
+struct Capped<S: TreeSink> {
+    builder: TreeBuilder<S::Handle, DepthSink<S>>,
+    /// Start tags left out whose end tags have not come yet.
+    open_past_cap: Cell<u64>,
+    left_out: Cell<u64>,
+}
+
+impl<S: TreeSink> TokenSink for Capped<S>
+where
+    S::Handle: Eq + Hash,
+{
+    type Handle = S::Handle;
+
+    fn process_token(&self, token: Token, line_number: u64) -> TokenSinkResult<S::Handle> {
+        if let Token::TagToken(Tag {
+            kind,
+            name,
+            self_closing,
+            ..
+        }) = &token
+        {
+            if !is_void(name) {
+                match kind {
+                    TagKind::StartTag if self.builder.sink.current.get() >= MAX_DEPTH => {
+                        // `<div/>` opens a div all the same (HTML ignores the slash), so it is
+                        // left out too; it has no end tag of its own to wait for.
+                        if !self_closing {
+                            self.open_past_cap.set(self.open_past_cap.get() + 1);
+                        }
+                        self.left_out.set(self.left_out.get() + 1);
+                        return TokenSinkResult::Continue;
+                    }
+                    TagKind::EndTag if self.open_past_cap.get() > 0 => {
+                        self.open_past_cap.set(self.open_past_cap.get() - 1);
+                        return TokenSinkResult::Continue;
+                    }
+                    _ => {}
+                }
+            }
+        }
+        self.builder.process_token(token, line_number)
+    }
+
+    fn end(&self) {
+        self.builder.end()
+    }
+
+    fn adjusted_current_node_present_but_not_in_html_namespace(&self) -> bool {
+        self.builder
+            .adjusted_current_node_present_but_not_in_html_namespace()
+    }
+}
+
+/// A tree sink that knows each element's depth and the depth of the current node.
+struct DepthSink<S: TreeSink> {
+    inner: S,
+    /// Each element's depth (once placed), and whether it holds content (not void).
+    elements: RefCell<HashMap<S::Handle, (u32, bool)>>,
+    /// Depth of the element the next one is put in (the document is 0).
+    current: Cell<u32>,
+}
+
+impl<S: TreeSink> DepthSink<S>
+where
+    S::Handle: Eq + Hash,
+{
+    fn new(inner: S) -> DepthSink<S> {
+        DepthSink {
+            inner,
+            elements: RefCell::new(HashMap::new()),
+            current: Cell::new(0),
+        }
+    }
+
+    fn depth_of(&self, node: &S::Handle) -> u32 {
+        self.elements.borrow().get(node).map_or(0, |e| e.0)
+    }
+
+    /// `child` was put at `depth`: an element that holds content becomes the current node (the
+    /// tree builder opens it); anything else leaves its parent current.
+    fn placed(&self, child: &NodeOrText<S::Handle>, depth: u32) {
+        let opens = match child {
+            NodeOrText::AppendNode(node) => {
+                let mut elements = self.elements.borrow_mut();
+                match elements.get_mut(node) {
+                    Some(e) => {
+                        e.0 = depth;
+                        e.1
+                    }
+                    None => false, // a comment
+                }
+            }
+            NodeOrText::AppendText(_) => false,
+        };
+        self.current.set(if opens {
+            depth
+        } else {
+            depth.saturating_sub(1)
+        });
+    }
+}
+
+impl<S: TreeSink> TreeSink for DepthSink<S>
+where
+    S::Handle: Eq + Hash,
+{
+    type Handle = S::Handle;
+    type Output = S::Output;
+    type ElemName<'a>
+        = S::ElemName<'a>
+    where
+        S: 'a;
+
+    fn finish(self) -> S::Output {
+        self.inner.finish()
+    }
+    fn parse_error(&self, msg: Cow<'static, str>) {
+        self.inner.parse_error(msg)
+    }
+    fn get_document(&self) -> S::Handle {
+        self.inner.get_document()
+    }
+    fn elem_name<'a>(&'a self, target: &'a S::Handle) -> S::ElemName<'a> {
+        self.inner.elem_name(target)
+    }
+    fn create_element(
+        &self,
+        name: QualName,
+        attrs: Vec<Attribute>,
+        flags: ElementFlags,
+    ) -> S::Handle {
+        // A foreign element closing itself is opened and closed at once: `pop` says so.
+        let opens = &*name.ns != "http://www.w3.org/1999/xhtml" || !is_void(&name.local);
+        let node = self.inner.create_element(name, attrs, flags);
+        self.elements.borrow_mut().insert(node.clone(), (0, opens));
+        node
+    }
+    fn create_comment(&self, text: StrTendril) -> S::Handle {
+        self.inner.create_comment(text)
+    }
+    fn create_pi(&self, target: StrTendril, data: StrTendril) -> S::Handle {
+        self.inner.create_pi(target, data)
+    }
+    fn append(&self, parent: &S::Handle, child: NodeOrText<S::Handle>) {
+        self.placed(&child, self.depth_of(parent) + 1);
+        self.inner.append(parent, child)
+    }
+    fn append_based_on_parent_node(
+        &self,
+        element: &S::Handle,
+        prev_element: &S::Handle,
+        child: NodeOrText<S::Handle>,
+    ) {
+        self.placed(&child, self.depth_of(element));
+        self.inner
+            .append_based_on_parent_node(element, prev_element, child)
+    }
+    fn append_doctype_to_document(
+        &self,
+        name: StrTendril,
+        public_id: StrTendril,
+        system_id: StrTendril,
+    ) {
+        self.inner
+            .append_doctype_to_document(name, public_id, system_id)
+    }
+    fn mark_script_already_started(&self, node: &S::Handle) {
+        self.inner.mark_script_already_started(node)
+    }
+    fn pop(&self, node: &S::Handle) {
+        self.current.set(self.depth_of(node).saturating_sub(1));
+        self.inner.pop(node)
+    }
+    fn get_template_contents(&self, target: &S::Handle) -> S::Handle {
+        let contents = self.inner.get_template_contents(target);
+        let depth = self.depth_of(target) + 1;
+        self.elements
+            .borrow_mut()
+            .insert(contents.clone(), (depth, true));
+        contents
+    }
+    fn same_node(&self, x: &S::Handle, y: &S::Handle) -> bool {
+        self.inner.same_node(x, y)
+    }
+    fn set_quirks_mode(&self, mode: QuirksMode) {
+        self.inner.set_quirks_mode(mode)
+    }
+    fn append_before_sibling(&self, sibling: &S::Handle, new_node: NodeOrText<S::Handle>) {
+        self.placed(&new_node, self.depth_of(sibling));
+        self.inner.append_before_sibling(sibling, new_node)
+    }
+    fn add_attrs_if_missing(&self, target: &S::Handle, attrs: Vec<Attribute>) {
+        self.inner.add_attrs_if_missing(target, attrs)
+    }
+    fn associate_with_form(
+        &self,
+        target: &S::Handle,
+        form: &S::Handle,
+        nodes: (&S::Handle, Option<&S::Handle>),
+    ) {
+        self.inner.associate_with_form(target, form, nodes)
+    }
+    fn remove_from_parent(&self, target: &S::Handle) {
+        self.inner.remove_from_parent(target)
+    }
+    fn reparent_children(&self, node: &S::Handle, new_parent: &S::Handle) {
+        self.inner.reparent_children(node, new_parent)
+    }
+    fn is_mathml_annotation_xml_integration_point(&self, handle: &S::Handle) -> bool {
+        self.inner
+            .is_mathml_annotation_xml_integration_point(handle)
+    }
+    fn set_current_line(&self, line_number: u64) {
+        self.inner.set_current_line(line_number)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_within_the_cap_is_the_tree_html5ever_builds() {
+        let page = r#"<!doctype html><title>t</title><link rel=stylesheet href=a.css>
+            <p>one<p>two <b>bold <i>both</b> italic</i>
+            <table><tr><td>cell<div>fostered?</div></td></tr><div>out</div></table>
+            <template><img src=t.png></template><svg><path/><g><rect/></g></svg>
+            <ul><li>a<li>b</ul><script>if (a < b) {}</script><img src=x.png>"#;
+        let (capped, left_out) = parse_document(page);
+        assert_eq!(left_out, 0);
+        assert_eq!(capped.html(), Html::parse_document(page).html());
+    }
+
+    #[test]
+    fn self_closing_tags_past_the_cap_are_left_out_too() {
+        // HTML ignores the slash: each `<div/>` opens a div.
+        let n = 3000;
+        let (tree, left_out) =
+            parse_document(&format!("<body>{}<img src=x.png>", "<div/>".repeat(n)));
+        assert_eq!(left_out, (n - 510) as u64);
+        let deepest = tree
+            .root_element()
+            .descendants()
+            .filter(|d| d.value().is_element())
+            .map(|d| d.ancestors().count())
+            .max();
+        assert_eq!(deepest, Some(513), "the img under the 512th element");
+    }
+
+    #[test]
+    fn nesting_past_the_cap_is_left_out_and_what_it_holds_kept() {
+        let n = 2000;
+        let page = format!(
+            "<body>{}<img src=deep.png>{}<img src=after.png>",
+            "<div>".repeat(n),
+            "</div>".repeat(n)
+        );
+        let (tree, left_out) = parse_document(&page);
+        // html (1), body (2), divs at 3..=512; the rest left out.
+        assert_eq!(left_out, (n - 510) as u64);
+        let srcs: Vec<&str> = tree
+            .root_element()
+            .descendants()
+            .filter_map(scraper::ElementRef::wrap)
+            .filter_map(|e| e.value().attr("src"))
+            .collect();
+        assert_eq!(srcs, ["deep.png", "after.png"]);
+        // The image after the divs is the body's, as without the cap.
+        let body = tree.root_element().last_child().unwrap();
+        let last = scraper::ElementRef::wrap(body.last_child().unwrap()).unwrap();
+        assert_eq!(last.value().attr("src"), Some("after.png"));
+    }
+}

@@ -1,0 +1,161 @@
+//! What one crawl may cost, against sites built to make it cost more: memory bounded by
+//! `--max-pages` however many links the pages name, requests per page bounded by
+//! `--max-files`; each bound said in the workload's notes.
+
+mod scripted;
+
+use scripted::{ok, options, serve};
+use std::fmt::Write;
+use std::time::Duration;
+
+/// Links a generated page names on its own origin, and as many to another origin.
+const LINKS: usize = 2000;
+
+/// `/` and `/p/K`: each page names LINKS pages no other page names, and LINKS on another origin.
+fn many_links(path: &str) -> Option<Vec<u8>> {
+    let k: usize = match path {
+        "/robots.txt" => return Some(ok("text/plain", b"")),
+        "/" => 0,
+        p => p.strip_prefix("/p/")?.parse::<usize>().ok()? + 1,
+    };
+    let mut html = String::new();
+    for j in 0..LINKS {
+        let _ = write!(
+            html,
+            "<a href=\"/p/{}\">p</a><a href=\"http://elsewhere.invalid/{k}/{j}\">e</a>",
+            k * LINKS + j
+        );
+    }
+    Some(ok("text/html", html.as_bytes()))
+}
+
+#[test]
+fn links_beyond_max_pages_are_counted_not_kept() {
+    let addr = serve(many_links);
+    let start = url::Url::parse(&format!("http://{addr}/")).unwrap();
+    let mut opts = options(Duration::from_secs(10));
+    opts.max_pages = 5;
+    opts.depth = 100;
+    let site = discover::crawl(&start, &opts).expect("crawl");
+    let paths: Vec<&str> = site.pages.iter().map(|p| p.path.as_str()).collect();
+    assert_eq!(paths, ["/", "/p/0", "/p/1", "/p/2", "/p/3"]);
+    // Every link was seen and counted...
+    assert_eq!(site.links_found, 5 * 2 * LINKS as u64);
+    // ...and no more kept than a few times --max-pages: the pages, and up to --max-pages links
+    // of each kind not followed.
+    assert!(
+        site.links_kept_peak <= 6 * opts.max_pages,
+        "{} links kept",
+        site.links_kept_peak
+    );
+    // Four of the start page's links were queued; every other link found no room: 5 told
+    // apart, the rest counted.
+    let beyond = 5 * LINKS - 4 - 5;
+    assert!(
+        site.notes.contains(&format!(
+            "5 pages beyond --max-pages 5 not crawled, and {beyond} more references to links \
+             not told apart (only --max-pages links of a kind are kept)"
+        )),
+        "{:#?}",
+        site.notes
+    );
+    let listed = site
+        .notes
+        .iter()
+        .filter(|n| n.ends_with("(another origin)"))
+        .count();
+    assert_eq!(listed, 5, "{:#?}", site.notes);
+    let more = 5 * LINKS - 5;
+    assert!(
+        site.notes.contains(&format!(
+            "{more} more links to other origins not followed (not listed: --max-pages 5 of them are)"
+        )),
+        "{:#?}",
+        site.notes
+    );
+}
+
+/// A page naming 5,000 stylesheets.
+fn many_files(path: &str) -> Option<Vec<u8>> {
+    Some(match path {
+        "/" => {
+            let mut html = String::new();
+            for i in 0..5000 {
+                let _ = write!(html, "<link rel=stylesheet href=\"/s/{i}.css\">");
+            }
+            ok("text/html", html.as_bytes())
+        }
+        _ => ok("text/css", b"b { color: red }"),
+    })
+}
+
+#[test]
+fn a_page_requests_at_most_max_files() {
+    let addr = serve(many_files);
+    let start = url::Url::parse(&format!("http://{addr}/")).unwrap();
+    let mut opts = options(Duration::from_secs(10));
+    opts.max_files = 100;
+    let site = discover::crawl(&start, &opts).expect("crawl");
+    // robots.txt, the page, and 100 of its stylesheets.
+    assert_eq!(site.requests, 102);
+    let page = &site.pages[0];
+    assert_eq!(page.files().count(), 101);
+    assert_eq!(
+        page.notes,
+        ["4900 more references beyond --max-files 100: not fetched"]
+    );
+    assert!(
+        site.notes.contains(&"1 pages named more than --max-files 100 references: the rest not fetched (a comment at each page's end says how many)".to_owned()),
+        "{:#?}",
+        site.notes
+    );
+}
+
+/// A page nesting 100,000 `<div>`s around an image, a stylesheet after them.
+fn deep_page(path: &str) -> Option<Vec<u8>> {
+    Some(match path {
+        "/" => {
+            let n = 100_000;
+            let html = format!(
+                "<!doctype html><body>{}<img src=\"/deep.png\">{}<link rel=stylesheet href=\"/after.css\">",
+                "<div>".repeat(n),
+                "</div>".repeat(n)
+            );
+            ok("text/html", html.as_bytes())
+        }
+        "/after.css" => ok("text/css", b"b { color: red }"),
+        _ => ok("image/png", b"png"),
+    })
+}
+
+#[test]
+fn deep_nesting_is_capped_and_said() {
+    let addr = serve(deep_page);
+    let start = url::Url::parse(&format!("http://{addr}/")).unwrap();
+    let mut opts = options(Duration::from_secs(10));
+    opts.limits.max_size = 4 << 20;
+    // Bounded: over 90 s of parsing without the cap (release build), well under it with.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(discover::crawl(&start, &opts));
+    });
+    let site = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("crawled within 60 s")
+        .expect("crawl");
+    let page = &site.pages[0];
+    let files: Vec<&str> = page.files().map(|f| f.path.as_str()).collect();
+    assert_eq!(files, ["/", "/deep.png", "/after.css"]);
+    assert_eq!(
+        page.notes,
+        ["99490 elements nested deeper than 512 left out: what they held was kept, their own references were not"]
+    );
+    assert!(
+        site.notes
+            .iter()
+            .any(|n| n
+                .starts_with("elements nested deeper than 512 (a browser's limit) were left out")),
+        "{:#?}",
+        site.notes
+    );
+}
