@@ -74,6 +74,8 @@ pub(crate) struct Control {
     pub snap_gen: AtomicU64,
     pub snaps: Mutex<Vec<(u64, ServerStats)>>,
     pub snap_cv: Condvar,
+    /// Gateway programs running across every thread, against `cgi_max_programs`.
+    pub programs: Arc<AtomicUsize>,
 }
 
 impl Control {
@@ -184,6 +186,7 @@ impl Server {
             snap_gen: AtomicU64::new(0),
             snaps: Mutex::new(vec![(0, ServerStats::default()); n]),
             snap_cv: Condvar::new(),
+            programs: Arc::new(AtomicUsize::new(0)),
         });
         Ok(Server {
             config,
@@ -286,12 +289,15 @@ fn run_loop(
             // One monomorphic loop per kind: the plain one carries nothing of TLS.
             Some(tls) => {
                 let env = TlsEnv::new(tls);
-                Loop::<TlsTcp>::new(id, poll, listener, config, log, responder, env, &control).run()
+                Loop::<TlsTcp>::new(id, poll, listener, config, log, responder, env, &control)
+                    .map_err(ServeError::from)
+                    .and_then(Loop::run)
             }
             None => {
                 let env = PlainEnv::new();
                 Loop::<PlainTcp>::new(id, poll, listener, config, log, responder, env, &control)
-                    .run()
+                    .map_err(ServeError::from)
+                    .and_then(Loop::run)
             }
         });
     if result.is_err() {

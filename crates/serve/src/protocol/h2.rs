@@ -330,7 +330,13 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
                     None,
                 ),
                 Ok(r) if !too_large => {
-                    let reply = w.responder.respond_shared(r, &w.date, w.now, out);
+                    // Programs answer over HTTP/1.1 only, so far: never a program's file as if
+                    // it were a document.
+                    let gateway = w.gateways.as_mut().and_then(|g| g.route(r.target));
+                    let reply = match gateway {
+                        Some(_) => w.responder.error_to(r, 501, &w.date, out),
+                        None => w.responder.respond_shared(r, &w.date, w.now, out),
+                    };
                     (
                         reply,
                         r.method == wire::Method::Head,
@@ -368,7 +374,7 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
         };
         log.record(&e, w.wall);
     }
-    count_status(&mut w.stats, &reply);
+    count_status(&mut w.stats, reply.status);
     // The head: "HTTP/1.1 200 OK\r\n" then "Name: value\r\n" lines, then the blank line,
     // turned into fields handed over as slices of it.
     let out: &[u8] = out;
