@@ -198,6 +198,8 @@ impl Session {
         let start = b.out.len();
         match (&x.out, end) {
             (Out::Head, _) => {
+                // Ended before its head did: as bad a head as a malformed one.
+                w.stats.cgi_bad_heads += u64::from(end == End::Complete);
                 let status = match end {
                     End::TimedOut => 504,
                     End::NotStarted(status) => status,
