@@ -4,6 +4,8 @@
 //! (chunked, `Content-Length`, close-delimited), and what the server counted.
 
 mod common;
+mod h2_support;
+mod tls_support;
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -532,4 +534,56 @@ fn a_mount_serves_only_what_is_under_it() {
     .unwrap();
     assert_eq!(ask(&srv, &get("/cgi-bin/link")).status, 404);
     let _ = std::fs::remove_file(outside.join(format!("out-{}", std::process::id())));
+}
+
+#[test]
+fn over_tls_with_https_on_and_a_large_body() {
+    let scripts = Scripts::new();
+    scripts
+        .add(
+            "https",
+            "printf 'Content-Type: text/plain\\r\\n\\r\\nHTTPS=%s SCHEME=%s\\n' \"$HTTPS\" \"$REQUEST_SCHEME\"\n",
+        )
+        .add(
+            "big",
+            "printf 'Content-Type: application/octet-stream\\r\\n\\r\\n'\nhead -c 700000 /dev/zero\n",
+        );
+    let certs = tls_support::Certs::new(false);
+    let srv = certs.serve(|c| scripts.mount(c));
+    let client = certs.client(&tls_support::both_versions());
+    let mut r = BufReader::new(tls_support::tls_connect(srv.addr, &client));
+    r.get_mut()
+        .write_all(get("/cgi-bin/https").as_bytes())
+        .unwrap();
+    let reply = read_reply(&mut r, false).unwrap();
+    assert_eq!(reply.body, b"HTTPS=on SCHEME=https\n");
+    // Larger than the output window many times over: paced by the TLS writer.
+    r.get_mut()
+        .write_all(get("/cgi-bin/big").as_bytes())
+        .unwrap();
+    let reply = read_reply(&mut r, false).unwrap();
+    assert!(reply.complete);
+    assert_eq!(reply.body.len(), 700_000);
+    assert!(reply.body.iter().all(|&b| b == 0));
+    // And the connection goes on.
+    r.get_mut().write_all(get("/a.txt").as_bytes()).unwrap();
+    assert_eq!(read_reply(&mut r, false).unwrap().body, b"hello");
+}
+
+#[test]
+fn over_http2_a_program_is_refused_never_served_as_a_file() {
+    let scripts = Scripts::new();
+    scripts.add("hello", HELLO);
+    let srv = TestServer::start(|c| {
+        scripts.mount(c);
+        c.cgi_extensions = vec![".cgi".into()];
+    });
+    write_script(&srv.root.path().join("run.cgi"), HELLO);
+    let mut h2 = h2_support::Client::new(connect(srv.addr), "t");
+    for path in ["/cgi-bin/hello", "/run.cgi"] {
+        let r = h2.get(path, &[]);
+        assert_eq!(r.status, 501, "{path}");
+        assert!(!String::from_utf8_lossy(&r.body).contains("printf"));
+    }
+    assert_eq!(h2.get("/a.txt", &[]).status, 200);
 }
