@@ -258,7 +258,7 @@ impl<T: Transport> Conn<T> {
                 e
             }
             Err(StartError::Register(p)) => {
-                g.retire(p, true);
+                g.retire(*p, true);
                 io::Error::other("cannot register its pipes")
             }
         };

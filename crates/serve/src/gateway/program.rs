@@ -54,7 +54,7 @@ pub(crate) enum StartError {
     /// `posix_spawn` (or the exec in it) failed: nothing runs.
     Spawn(io::Error),
     /// It runs, but its pipes could not be registered: to be retired (killed).
-    Register(Program),
+    Register(Box<Program>),
 }
 
 /// Starts `launch`, its pipes and pidfd registered under `token | PROGRAM_TOKEN`.
@@ -97,7 +97,7 @@ pub(crate) fn start(
     };
     match p.register(token, registry) {
         Ok(()) => Ok(p),
-        Err(_) => Err(StartError::Register(p)),
+        Err(_) => Err(StartError::Register(Box::new(p))),
     }
 }
 
