@@ -587,3 +587,53 @@ fn over_http2_a_program_is_refused_never_served_as_a_file() {
     }
     assert_eq!(h2.get("/a.txt", &[]).status, 200);
 }
+
+#[test]
+fn output_past_the_limit_is_cut_and_stderr_is_drained_and_counted() {
+    let scripts = Scripts::new();
+    scripts.add(
+        "flood",
+        "printf 'Content-Type: application/octet-stream\\r\\n\\r\\n'\nwhile :; do head -c 65536 /dev/zero || exit; echo 'a line on stderr' >&2; done\n",
+    );
+    let srv = start(&scripts, |c| c.cgi_max_output_bytes = 300 * 1024);
+    let mut s = connect(srv.addr);
+    s.write_all(get("/cgi-bin/flood").as_bytes()).unwrap();
+    let mut r = BufReader::new(s);
+    let reply = read_reply(&mut r, false).expect("response");
+    assert_eq!(reply.status, 200);
+    assert!(
+        !reply.complete,
+        "a response cut at the limit has no last chunk"
+    );
+    assert!(reply.body.len() <= 300 * 1024, "{} bytes", reply.body.len());
+    let st = srv.stats();
+    assert_eq!(st.cgi_output_limits, 1);
+    assert!(st.cgi_stderr_bytes > 0);
+}
+
+#[test]
+fn each_answer_is_one_access_log_line_with_its_status_and_bytes() {
+    let scripts = Scripts::new();
+    scripts.add("hello", HELLO).add(
+        "gone",
+        "printf 'Status: 410 Gone\\r\\nContent-Type: text/plain\\r\\nContent-Length: 3\\r\\n\\r\\nbye'\n",
+    );
+    let log = tempfile::tempdir().unwrap();
+    let path = log.path().join("access.log");
+    let p = path.clone();
+    let srv = start(&scripts, move |c| c.access_log = Some(p));
+    assert_eq!(ask(&srv, &get("/cgi-bin/hello?x=1")).status, 200);
+    assert_eq!(ask(&srv, &get("/cgi-bin/gone")).body, b"bye");
+    srv.stop();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert!(
+        lines[0].contains("\"GET /cgi-bin/hello?x=1 HTTP/1.1\" 200 6"),
+        "{text}"
+    );
+    assert!(
+        lines[1].contains("\"GET /cgi-bin/gone HTTP/1.1\" 410 3"),
+        "{text}"
+    );
+}
