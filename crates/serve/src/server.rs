@@ -51,6 +51,8 @@ pub enum ServeError {
     Bind { addr: SocketAddr, source: io::Error },
     #[error("access log {path}")]
     AccessLog { path: PathBuf, source: io::Error },
+    #[error("CGI directory {path}")]
+    CgiDir { path: PathBuf, source: io::Error },
     #[error("event loop")]
     Io(#[from] io::Error),
     #[error(transparent)]
@@ -152,6 +154,14 @@ impl Server {
                 source,
             },
         )?;
+        for mount in &config.cgi {
+            crate::resolve::Root::new(&mount.dir, config.symlinks_outside_root).map_err(
+                |source| ServeError::CgiDir {
+                    path: mount.dir.clone(),
+                    source,
+                },
+            )?;
+        }
         let listeners =
             listeners::bind(config.listen, n, config.defer_accept).map_err(|source| {
                 ServeError::Bind {

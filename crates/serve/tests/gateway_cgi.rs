@@ -637,3 +637,21 @@ fn each_answer_is_one_access_log_line_with_its_status_and_bytes() {
         "{text}"
     );
 }
+
+#[test]
+fn a_mount_without_its_directory_is_refused_at_start() {
+    let root = tempfile::tempdir().unwrap();
+    let config = Config {
+        root: root.path().to_path_buf(),
+        listen: std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+        cgi: vec!["/cgi-bin/=/nonexistent/flint-cgi".parse().unwrap()],
+        ..Config::default()
+    };
+    match serve::Server::bind(config) {
+        Err(e @ serve::ServeError::CgiDir { .. }) => {
+            assert_eq!(e.to_string(), "CGI directory /nonexistent/flint-cgi")
+        }
+        Err(e) => panic!("another error: {e}"),
+        Ok(_) => panic!("bound with a missing CGI directory"),
+    }
+}
