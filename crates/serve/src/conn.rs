@@ -11,12 +11,13 @@ use std::time::{Duration, Instant};
 
 use mio::net::TcpStream;
 
-use crate::gateway::program::{self, StartError};
-use crate::gateway::{Launch, Program};
+use crate::gateway::Program;
 use crate::pool::Pool;
-use crate::protocol::{GatewayEnd, Session, Worker};
+use crate::protocol::{Session, Worker};
 use crate::stats::ServerStats;
 use crate::transport::{Flushed, Transport};
+
+mod gateway;
 
 /// Longest lingering close (capped by the header timeout).
 const LINGER: Duration = Duration::from_secs(2);
@@ -60,8 +61,8 @@ pub(crate) struct Conn<T> {
     /// Its slot in the event loop (the epoll token of its socket; its program's pipes use it
     /// too, with `gateway::PROGRAM_TOKEN`).
     pub token: usize,
-    /// The program answering its current request.
-    pub program: Option<Program>,
+    /// The programs answering its requests, by stream (0 on HTTP/1.1: at most one).
+    pub programs: Vec<(http2::StreamId, Program)>,
 }
 
 /// Bytes this thread's sockets have taken (written, sent from files): a flush made progress when
@@ -88,7 +89,7 @@ impl<T: Transport> Conn<T> {
             stream_due: None,
             answered_at: now,
             token,
-            program: None,
+            programs: Vec::new(),
         })
     }
 
@@ -145,10 +146,10 @@ impl<T: Transport> Conn<T> {
                 }
             }
             let limited = self.session.answer(w, pool, self.io.negotiated());
-            if let Some(launch) = self.session.launch.take() {
-                self.start_program(&launch, w, pool);
+            if !self.session.launches.is_empty() {
+                self.start_programs(w, pool);
             }
-            let pumped = self.program.is_some() && self.pump(w, pool);
+            let pumped = !self.programs.is_empty() && self.pump(w, pool);
             if self.session.queued > 0 || self.io.has_output() {
                 let before = kernel_took(&w.stats);
                 match self.io.flush(env, &mut self.session, &mut w.stats) {
@@ -158,10 +159,10 @@ impl<T: Transport> Conn<T> {
                         // client sending more input while reading nothing does not extend it),
                         // and progress is bytes the kernel took: output moved into a transport's
                         // own buffer (sealed into TLS records) has not been sent.
-                        if let Some(p) = self.program.as_ref() {
+                        if let Some(due) = self.programs_due() {
                             // The program's wall time covers a client that reads slowly.
                             self.phase = Phase::Gateway;
-                            self.deadline = p.deadline;
+                            self.deadline = due;
                         } else if self.phase != Phase::Send || kernel_took(&w.stats) > before {
                             self.phase = Phase::Send;
                             self.deadline = w.now + w.timeouts.send;
@@ -195,9 +196,9 @@ impl<T: Transport> Conn<T> {
         // the send phase may be waiting for the client's window while it reads on.
         let stalled = self.session.queued >= w.max_pipeline;
         self.stream_due = self.session.stream_body_deadline(w, stalled);
-        if let Some(p) = self.program.as_ref() {
+        if let Some(due) = self.programs_due() {
             self.phase = Phase::Gateway;
-            self.deadline = p.deadline;
+            self.deadline = due;
         } else if self.session.gateway_active() {
             // The program ended; its response is queued or being written.
             self.phase = Phase::Send;
@@ -238,140 +239,6 @@ impl<T: Transport> Conn<T> {
         }
         self.session.release_idle(pool);
         true
-    }
-
-    /// Starts the program the session asked for; a start that fails answers 500 (503 when
-    /// the system is short of processes or memory).
-    fn start_program(&mut self, launch: &Launch, w: &mut Worker, pool: &mut Pool) {
-        let Some(g) = w.gateways.as_mut() else {
-            return;
-        };
-        let deadline = w.now + g.limits.timeout;
-        let failed = match program::start(launch, self.token, &g.registry, deadline) {
-            Ok(p) => {
-                w.stats.cgi_starts += 1;
-                self.program = Some(p);
-                return;
-            }
-            Err(StartError::Spawn(e)) => {
-                g.release();
-                e
-            }
-            Err(StartError::Register(p)) => {
-                g.retire(*p, true);
-                io::Error::other("cannot register its pipes")
-            }
-        };
-        w.stats.cgi_start_failures += 1;
-        let _ = std::io::Write::write_fmt(
-            &mut io::stderr(),
-            format_args!(
-                "flint serve: {}: cannot start: {failed}\n",
-                launch.program.display()
-            ),
-        );
-        let status = if crate::resolve::is_resource_error(&failed) {
-            503
-        } else {
-            500
-        };
-        self.session
-            .gateway_end(GatewayEnd::NotStarted(status), w, pool);
-    }
-
-    /// Moves the program's bytes as far as they go without blocking: request body to its
-    /// stdin, its stdout into the response while the output queue has room
-    /// (`OUTPUT_WINDOW`), its stderr to the log; and ends its part once its stdout is closed
-    /// and it has exited. True if anything moved (the driver loops again).
-    fn pump(&mut self, w: &mut Worker, pool: &mut Pool) -> bool {
-        let Some(p) = self.program.as_mut() else {
-            return false;
-        };
-        let mut moved = false;
-        loop {
-            let body = self.session.gateway_body();
-            if body.is_empty() {
-                if self.session.gateway_body_done() && p.has_stdin() {
-                    p.close_stdin();
-                }
-                break;
-            }
-            if !p.has_stdin() {
-                // The program closed its stdin early: the rest of the body is dropped.
-                let n = body.len();
-                self.session.gateway_body_taken(n);
-                moved = true;
-                continue;
-            }
-            match p.write_stdin(body) {
-                Ok(n) => {
-                    self.session.gateway_body_taken(n);
-                    moved = true;
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => p.close_stdin(),
-            }
-        }
-        let mut end = None;
-        let mut buf = [0u8; 16 * 1024];
-        while end.is_none() && self.session.gateway_wants_output() && !p.stdout_done() {
-            match p.read_stdout(&mut buf) {
-                Ok(0) => moved = true,
-                Ok(n) => {
-                    moved = true;
-                    let limit = w
-                        .gateways
-                        .as_ref()
-                        .map_or(u64::MAX, |g| g.limits.max_output);
-                    if p.output > limit {
-                        w.stats.cgi_output_limits += 1;
-                        end = Some(GatewayEnd::OutputLimit);
-                    } else if let Err(e) = self.session.gateway_output(&buf[..n], w, pool) {
-                        w.stats.cgi_bad_heads += 1;
-                        let _ = std::io::Write::write_fmt(
-                            &mut io::stderr(),
-                            format_args!("flint serve: a CGI program's head: {e} (502)\n"),
-                        );
-                        end = Some(GatewayEnd::BadHead);
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => end = Some(GatewayEnd::Died),
-            }
-        }
-        w.stats.cgi_stderr_bytes += p.drain_stderr();
-        if end.is_none() && p.stdout_done() {
-            end = match p.poll_exit() {
-                None => None, // its pidfd (or the sweep) says when it has exited
-                Some(status)
-                    if std::os::unix::process::ExitStatusExt::signal(&status).is_some() =>
-                {
-                    w.stats.cgi_died += 1;
-                    Some(GatewayEnd::Died)
-                }
-                Some(_) => Some(GatewayEnd::Complete),
-            };
-        }
-        let Some(end) = end else {
-            return moved;
-        };
-        self.end_program(end, w, pool);
-        true
-    }
-
-    /// Ends the program's part: the response finished or cut (`Session::gateway_end`), the
-    /// program killed unless it ended by itself, and handed to the reaper.
-    pub fn end_program(&mut self, end: GatewayEnd, w: &mut Worker, pool: &mut Pool) {
-        let Some(p) = self.program.take() else {
-            return;
-        };
-        self.session.gateway_end(end, w, pool);
-        if let Some(g) = w.gateways.as_mut() {
-            let kill = !matches!(end, GatewayEnd::Complete | GatewayEnd::Died);
-            g.retire(p, kill);
-        }
     }
 
     /// The last response is written. A bare `close` is right when the client has nothing more

@@ -34,7 +34,6 @@ use crate::config::Config;
 use crate::conn::{Conn, Phase};
 use crate::gateway::{Gateways, PROGRAM_TOKEN};
 use crate::pool::Pool;
-use crate::protocol::GatewayEnd;
 use crate::protocol::{Timeouts, Worker};
 use crate::respond::Responder;
 use crate::server::{Control, ServeError, LISTENER, WAKER};
@@ -370,9 +369,11 @@ impl<'a, T: Transport> Loop<'a, T> {
     /// Closing the fd removes it from epoll: no `epoll_ctl(DEL)`.
     fn release(&mut self, mut c: Conn<T>) {
         self.control.conns.fetch_sub(1, Ordering::Relaxed);
-        if let (Some(p), Some(g)) = (c.program.take(), self.worker.gateways.as_mut()) {
-            // Its client is gone: the program is killed, and reaped by the sweep.
-            g.retire(p, true);
+        if let Some(g) = self.worker.gateways.as_mut() {
+            // Its client is gone: its programs are killed, and reaped by the sweep.
+            for (_, p) in c.programs.drain(..) {
+                g.retire(p, true);
+            }
         }
         if let Some(b) = c.session.bufs.take() {
             self.pool.give(b);
@@ -406,13 +407,10 @@ impl<'a, T: Transport> Loop<'a, T> {
                 self.on_event(i, false, false);
                 continue;
             }
-            if c.program.is_some() {
-                if now >= c.deadline {
-                    // Past its wall time: killed; 504 if nothing of the response was sent,
-                    // else the connection closes after what was.
-                    self.worker.stats.cgi_timeouts += 1;
-                    c.end_program(GatewayEnd::TimedOut, &mut self.worker, &mut self.pool);
-                }
+            if !c.programs.is_empty() {
+                // Past its wall time a program is killed: 504 if nothing of its response was
+                // sent, else the response is cut.
+                c.expire_programs(&mut self.worker, &mut self.pool);
                 // Also how a program's exit is seen without a pidfd.
                 self.on_event(i, false, false);
                 continue;

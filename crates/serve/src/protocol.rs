@@ -19,7 +19,7 @@ use crate::gateway::{Gateways, Launch};
 use crate::pool::{Bufs, Pool};
 use crate::respond::Responder;
 use crate::stats::ServerStats;
-pub(crate) use h1::gateway::End as GatewayEnd;
+pub(crate) use gateway::End as GatewayEnd;
 
 /// The timeouts the driver loop applies, by what a connection waits for.
 #[derive(Debug, Clone, Copy)]
@@ -101,8 +101,9 @@ pub(crate) struct Session {
     /// When the current request head started (accept for the first one); while a body is read,
     /// when its latest bytes arrived into an empty buffer.
     pub head_since: Instant,
-    /// A program to start for the request just parsed (the connection starts it).
-    pub launch: Option<Launch>,
+    /// Programs to start for the requests just answered, by stream (0 on HTTP/1.1): the
+    /// connection starts them.
+    pub launches: Vec<(http2::StreamId, Launch)>,
     proto: Proto,
 }
 
@@ -116,7 +117,7 @@ impl Session {
             linger: false,
             served: false,
             head_since: now,
-            launch: None,
+            launches: Vec::new(),
             proto: Proto::Undecided,
         }
     }
@@ -321,6 +322,7 @@ fn count_status(st: &mut ServerStats, status: u16) {
 }
 
 mod body;
+mod gateway;
 mod h1;
 mod h2;
 mod preface;

@@ -571,9 +571,20 @@ fn over_tls_with_https_on_and_a_large_body() {
 }
 
 #[test]
-fn over_http2_a_program_is_refused_never_served_as_a_file() {
+fn over_http2_programs_answer_in_data_frames() {
     let scripts = Scripts::new();
-    scripts.add("hello", HELLO);
+    scripts
+        .add("hello", HELLO)
+        .add(
+            "env",
+            "printf 'Content-Type: text/plain\\n\\n'\nenv\n",
+        )
+        .add(
+            "big",
+            "printf 'Content-Type: application/octet-stream\\r\\n\\r\\n'\nhead -c 700000 /dev/zero\n",
+        )
+        .add("local", "printf 'Location: /a.txt\\r\\n\\r\\n'\n")
+        .add("bad", "printf 'Content-Type: a\\rInjected: 1\\n\\nbody'\n");
     let srv = TestServer::start(|c| {
         scripts.mount(c);
         c.cgi_extensions = vec![".cgi".into()];
@@ -582,10 +593,37 @@ fn over_http2_a_program_is_refused_never_served_as_a_file() {
     let mut h2 = h2_support::Client::new(connect(srv.addr), "t");
     for path in ["/cgi-bin/hello", "/run.cgi"] {
         let r = h2.get(path, &[]);
-        assert_eq!(r.status, 501, "{path}");
-        assert!(!String::from_utf8_lossy(&r.body).contains("printf"));
+        assert_eq!(
+            (r.status, r.body.as_slice()),
+            (200, &b"hello\n"[..]),
+            "{path}"
+        );
+        assert_eq!(r.header("x-test"), Some("yes"));
+        assert_eq!(r.header("content-type"), Some("text/plain"));
     }
-    assert_eq!(h2.get("/a.txt", &[]).status, 200);
+    let r = h2.get("/cgi-bin/env", &[("x-custom", "v"), ("cookie", "a=1")]);
+    let text = String::from_utf8(r.body).unwrap();
+    for want in [
+        "SERVER_PROTOCOL=HTTP/2.0",
+        "REQUEST_METHOD=GET",
+        "HTTP_X_CUSTOM=v",
+        "HTTP_COOKIE=a=1",
+        "HTTP_HOST=t",
+    ] {
+        assert!(text.lines().any(|l| l == want), "{want} in {text}");
+    }
+    // Many times the stream's window and the output window: paced by flow control.
+    let r = h2.get("/cgi-bin/big", &[]);
+    assert_eq!((r.status, r.body.len()), (200, 700_000));
+    let r = h2.get("/cgi-bin/local", &[]);
+    assert_eq!((r.status, r.body.as_slice()), (200, &b"hello"[..]));
+    let r = h2.get("/cgi-bin/bad", &[]);
+    assert_eq!(r.status, 502);
+    assert!(r.header("injected").is_none());
+    // And the connection goes on with files.
+    assert_eq!(h2.get("/a.txt", &[]).body, b"hello");
+    let st = srv.stats();
+    assert_eq!(st.cgi_starts, 6);
 }
 
 #[test]

@@ -112,32 +112,49 @@ pub(crate) fn find(
     Route::Refused(404)
 }
 
-/// The launch for `req` (whose head is `head`) from `peer`: the meta-variables.
-pub(crate) fn launch(
+/// What a protocol read of the request beyond [`Request`]: the method as sent, the protocol
+/// as the client spoke it, and every field.
+pub(crate) struct Asked<'a, F> {
+    pub method: &'a [u8],
+    pub protocol: &'a [u8],
+    pub fields: F,
+}
+
+/// An HTTP/1.x request's method and fields, from its head (already validated by the parser).
+pub(crate) fn asked_h1<'a>(
+    req: &Request<'_>,
+    head: &'a [u8],
+) -> Asked<'a, impl Iterator<Item = (&'a [u8], &'a [u8])>> {
+    let lines = request_lines(head);
+    Asked {
+        method: lines
+            .request_line
+            .split(|&b| b == b' ')
+            .next()
+            .unwrap_or(b"GET"),
+        protocol: match req.version {
+            Version::Http10 => b"HTTP/1.0",
+            Version::Http11 => b"HTTP/1.1",
+        },
+        fields: lines.fields.into_iter(),
+    }
+}
+
+/// The launch for `req` from `peer`: the meta-variables.
+pub(crate) fn launch<'a>(
     script: &Script,
     req: &Request<'_>,
-    head: &[u8],
+    asked: Asked<'a, impl Iterator<Item = (&'a [u8], &'a [u8])>>,
     peer: SocketAddr,
     g: &Gateways,
 ) -> Launch {
     let mut env: Vec<(OsString, OsString)> = Vec::with_capacity(32);
     let mut set = |k: &str, v: &[u8]| env.push((k.into(), OsStr::from_bytes(v).to_os_string()));
-    let lines = request_lines(head);
-    let method = lines
-        .request_line
-        .split(|&b| b == b' ')
-        .next()
-        .unwrap_or(b"GET");
+    let method = asked.method;
     set("PATH", PATH.as_bytes());
     set("GATEWAY_INTERFACE", b"CGI/1.1");
     set("SERVER_SOFTWARE", b"flint");
-    set(
-        "SERVER_PROTOCOL",
-        match req.version {
-            Version::Http10 => b"HTTP/1.0",
-            Version::Http11 => b"HTTP/1.1",
-        },
-    );
+    set("SERVER_PROTOCOL", asked.protocol);
     set("REQUEST_METHOD", method);
     set("REQUEST_URI", req.target);
     set("SCRIPT_NAME", &script.script_name);
@@ -164,7 +181,7 @@ pub(crate) fn launch(
         set("HTTPS", b"on");
     }
     let mut fields: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(16);
-    for (name, value) in lines.fields {
+    for (name, value) in asked.fields {
         if name.eq_ignore_ascii_case(b"content-type") {
             set("CONTENT_TYPE", value);
             continue;

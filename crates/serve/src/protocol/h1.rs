@@ -129,7 +129,7 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker) -> bool {
                                     s.queued += (b.out.len() - start) as u64;
                                     b.push_mem(start);
                                 }
-                                s.launch = Some(x.1);
+                                s.launches.push((0, x.1));
                                 h.gateway = Some(x.0);
                                 pos += used;
                                 break;
@@ -258,7 +258,7 @@ fn start_gateway(
         return Err(503);
     }
     let head = &buf[..req.head_len];
-    let launch = cgi::launch(script, req, head, peer, g);
+    let launch = cgi::launch(script, req, cgi::asked_h1(req, head), peer, g);
     let max_head = w.limits.max_head_bytes;
     let x = gateway::Exchange::new(req, first_line(head), max_head);
     Ok((Box::new(x), launch))

@@ -100,12 +100,12 @@ fn exchange_mut(proto: &mut Proto) -> Option<&mut Exchange> {
 
 impl Session {
     /// A program is answering this connection's current request.
-    pub fn gateway_active(&self) -> bool {
+    pub(in crate::protocol) fn h1_gateway_active(&self) -> bool {
         exchange(self).is_some()
     }
 
     /// Request body bytes received and not yet handed to the program.
-    pub fn gateway_body(&self) -> &[u8] {
+    pub(in crate::protocol) fn h1_gateway_body(&self) -> &[u8] {
         match (exchange(self), self.bufs.as_ref()) {
             (Some(x), Some(b)) => &b.input[..b.in_len.min(x.body_left as usize)],
             _ => &[],
@@ -113,12 +113,12 @@ impl Session {
     }
 
     /// The whole request body has been handed over.
-    pub fn gateway_body_done(&self) -> bool {
+    pub(in crate::protocol) fn h1_gateway_body_done(&self) -> bool {
         exchange(self).is_none_or(|x| x.body_left == 0)
     }
 
     /// `n` bytes of [`Session::gateway_body`] were taken (written to the program, or dropped).
-    pub fn gateway_body_taken(&mut self, n: usize) {
+    pub(in crate::protocol) fn h1_gateway_body_taken(&mut self, n: usize) {
         let (Some(x), Some(b)) = (exchange_mut(&mut self.proto), self.bufs.as_mut()) else {
             return;
         };
@@ -129,7 +129,7 @@ impl Session {
 
     /// Whether to read the program's output now: while its head is read, or its body has room
     /// in the output queue (or is being dropped).
-    pub fn gateway_wants_output(&self) -> bool {
+    pub(in crate::protocol) fn h1_gateway_wants_output(&self) -> bool {
         match exchange(self) {
             Some(x) => matches!(x.out, Out::Discard) || self.queued < OUTPUT_WINDOW,
             None => false,
@@ -137,7 +137,7 @@ impl Session {
     }
 
     /// Bytes the program wrote to stdout: its head checked and encoded, then its body framed.
-    pub fn gateway_output(
+    pub(in crate::protocol) fn h1_gateway_output(
         &mut self,
         data: &[u8],
         w: &mut Worker,
@@ -187,7 +187,12 @@ impl Session {
     /// The program's part is over: the response is finished (the last chunk), or closed
     /// short, or (nothing of it sent yet) replaced by an error page; then logged and counted,
     /// and the connection goes on to its next request.
-    pub fn gateway_end(&mut self, end: End, w: &mut Worker, pool: &mut Pool) {
+    pub(in crate::protocol) fn h1_gateway_end(
+        &mut self,
+        end: End,
+        w: &mut Worker,
+        pool: &mut Pool,
+    ) {
         let Proto::H1(h) = &mut self.proto else {
             return;
         };

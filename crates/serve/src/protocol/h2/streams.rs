@@ -54,6 +54,8 @@ pub(super) enum Out {
         file: Rc<File>,
         offset: u64,
     },
+    /// A program's output, as it arrives: the stream's `gateway` buffer.
+    Gateway,
 }
 
 /// One open stream.
@@ -69,6 +71,11 @@ pub(super) struct Stream {
     pub(super) authority: Option<(usize, usize)>,
     /// The carried fields in order (see [`Field`]).
     pub(super) fields: Vec<Field>,
+    /// With a gateway configured, every other field too (a program sees them all): name and
+    /// value as ranges of `values`.
+    pub(super) others: Vec<((usize, usize), (usize, usize))>,
+    /// The program answering this stream.
+    pub(super) gateway: Option<Box<super::gateway::Exchange>>,
     /// The block being received is trailers: ignored.
     pub(super) trailers: bool,
     /// Bytes of the header block so far (names, values, 4 a field: their HTTP/1.1 size);
@@ -104,6 +111,8 @@ impl Stream {
             path: (0, 0),
             authority: None,
             fields: Vec::new(),
+            others: Vec::new(),
+            gateway: None,
             trailers: false,
             head_bytes: 0,
             content_length: None,
@@ -129,6 +138,7 @@ impl Stream {
         if self.fields.capacity() * size_of::<Field>() > KEEP_CAPACITY {
             self.fields = Vec::new();
         }
+        self.others.clear();
     }
 
     pub(super) fn open(&mut self, id: StreamId) {
@@ -138,6 +148,8 @@ impl Stream {
         self.path = (0, 0);
         self.authority = None;
         self.fields.clear();
+        self.others.clear();
+        self.gateway = None;
         self.trailers = false;
         self.head_bytes = 0;
         self.content_length = None;
@@ -163,6 +175,8 @@ pub(super) struct Streams {
     pub(super) max_head: usize,
     /// An access log is kept: `referer` and `user-agent` are carried for it (read by nothing else).
     pub(super) log_fields: bool,
+    /// Keep every request field (`Stream::others`): a gateway is configured.
+    pub(super) keep_all: bool,
     /// The session's buffers, lent for `send`.
     pub(super) bufs: Option<Bufs>,
     /// Bytes queued during this `send`.
@@ -218,6 +232,7 @@ impl Streams {
             cap,
             max_head,
             log_fields,
+            keep_all: false,
             bufs: None,
             queued: 0,
             before: 0,
@@ -307,6 +322,7 @@ impl Streams {
         let s = &mut self.slots[i];
         s.id = 0;
         s.out = Out::None; // drops the shared body or the file
+        s.gateway = None;
         s.trim();
     }
 }
