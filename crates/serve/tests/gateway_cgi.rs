@@ -693,3 +693,79 @@ fn a_mount_without_its_directory_is_refused_at_start() {
         Ok(_) => panic!("bound with a missing CGI directory"),
     }
 }
+
+#[test]
+fn over_http2_streams_run_their_programs_at_once_and_each_has_its_wall_time() {
+    let scripts = Scripts::new();
+    let gate = scripts.path().join("open");
+    scripts
+        .add(
+            "wait",
+            &format!(
+                "i=0\nwhile [ ! -e {g} ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done\nprintf 'Content-Type: text/plain\\r\\n\\r\\n%s\\n' \"$QUERY_STRING\"\n",
+                g = gate.display()
+            ),
+        )
+        .add("hang", "exec sleep 1000\n");
+    let srv = start(&scripts, |c| c.cgi_timeout_ms = 1500);
+    let mut h2 = h2_support::Client::new(connect(srv.addr), "t");
+    let ids: Vec<_> = (0..3)
+        .map(|n| h2.submit("GET", &format!("/cgi-bin/wait?{n}"), &[]))
+        .collect();
+    h2.flush();
+    // Three programs run at once for one connection.
+    assert!(eventually(WAIT, || srv.stats().cgi_starts == 3));
+    std::fs::write(&gate, b"").unwrap();
+    assert!(h2.run_until(|s| ids
+        .iter()
+        .all(|id| s.responses.get(id).is_some_and(|r| r.done))));
+    for (n, id) in ids.iter().enumerate() {
+        let r = &h2.seen.responses[id];
+        assert_eq!(
+            (r.status, r.body.clone()),
+            (200, format!("{n}\n").into_bytes())
+        );
+    }
+    let r = h2.get("/cgi-bin/hang", &[]);
+    assert_eq!(r.status, 504);
+    assert_eq!(srv.stats().cgi_timeouts, 1);
+}
+
+#[test]
+fn over_http2_a_client_that_opens_no_window_stops_the_program() {
+    let scripts = Scripts::new();
+    let count = scripts.path().join("count");
+    scripts.add(
+        "flood",
+        &format!(
+            "printf 'Content-Type: application/octet-stream\\r\\n\\r\\n'\ni=0\nwhile :; do head -c 65536 /dev/zero || exit; i=$((i+1)); echo $i > {c}; done\n",
+            c = count.display()
+        ),
+    );
+    let srv = start(&scripts, |_| {});
+    let mut h2 = h2_support::Client::new(connect(srv.addr), "t");
+    h2.submit("GET", "/cgi-bin/flood", &[]);
+    h2.flush();
+    // Nothing is read: the stream's window (64 KiB) is all the server may send; the program's
+    // buffer, its pipe and then the program stop.
+    let read = || {
+        std::fs::read_to_string(&count)
+            .ok()
+            .and_then(|t| t.trim().parse::<u64>().ok())
+    };
+    let mut last = None;
+    let stalled = eventually(WAIT, || {
+        let now = read();
+        let same = now.is_some() && now == last;
+        last = now;
+        if !same {
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        same
+    });
+    assert!(stalled, "the program kept writing: {last:?} blocks");
+    assert!(
+        last.unwrap() * 65536 < 16 << 20,
+        "{last:?} blocks of 64 KiB taken"
+    );
+}
