@@ -1,150 +1,19 @@
-//! CGI/1.1 in the event loop, with real programs: shell scripts the tests write into a
-//! directory mounted at `/cgi-bin/` (outside the document root) or, with `cgi_extensions`,
-//! into the root. Each request is checked on the wire: status, fields, body and its framing
-//! (chunked, `Content-Length`, close-delimited), and what the server counted.
+//! CGI/1.1 in the event loop over HTTP/1.x and HTTPS, with real programs: shell scripts the
+//! tests write into a directory mounted at `/cgi-bin/` (outside the document root) or, with
+//! `cgi_extensions`, into the root. Each request is checked on the wire: status, fields, body
+//! and its framing (chunked, `Content-Length`, close-delimited), and what the server counted.
 
+mod cgi_support;
 mod common;
-mod h2_support;
 mod tls_support;
 
-use std::io::{self, BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::net::TcpStream;
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::path::PathBuf;
 
+use cgi_support::*;
 use common::*;
-use serve::config::CgiMount;
 use serve::Config;
-
-/// A directory of scripts, mounted at `/cgi-bin/`.
-struct Scripts {
-    dir: tempfile::TempDir,
-}
-
-impl Scripts {
-    fn new() -> Scripts {
-        Scripts {
-            dir: tempfile::tempdir().expect("tempdir"),
-        }
-    }
-
-    /// Writes an executable `#!/bin/sh` script.
-    fn add(&self, name: &str, body: &str) -> &Scripts {
-        write_script(&self.dir.path().join(name), body);
-        self
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn mount(&self, c: &mut Config) {
-        c.cgi.push(CgiMount {
-            prefix: "/cgi-bin".into(),
-            dir: self.dir.path().to_path_buf(),
-        });
-    }
-}
-
-fn write_script(path: &Path, body: &str) {
-    std::fs::write(path, format!("#!/bin/sh\n{body}")).expect("write script");
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-}
-
-/// A response as a CGI answer frames it: `Content-Length`, chunked, or up to the close.
-#[derive(Debug)]
-struct Reply {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: Vec<u8>,
-    /// The body was framed and arrived whole (a chunked one with its last chunk).
-    complete: bool,
-}
-
-impl Reply {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-}
-
-fn read_reply(r: &mut impl BufRead, head: bool) -> io::Result<Reply> {
-    let mut line = String::new();
-    if r.read_line(&mut line)? == 0 {
-        return Err(io::ErrorKind::UnexpectedEof.into());
-    }
-    let status = line
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, line.clone()))?;
-    let mut headers = Vec::new();
-    loop {
-        let mut h = String::new();
-        if r.read_line(&mut h)? == 0 {
-            return Err(io::ErrorKind::UnexpectedEof.into());
-        }
-        let h = h.trim_end();
-        if h.is_empty() {
-            break;
-        }
-        let (n, v) = h.split_once(':').unwrap_or((h, ""));
-        headers.push((n.to_string(), v.trim().to_string()));
-    }
-    let mut reply = Reply {
-        status,
-        headers,
-        body: Vec::new(),
-        complete: true,
-    };
-    if head || status == 204 || status == 304 {
-        return Ok(reply);
-    }
-    if let Some(len) = reply.header("content-length") {
-        reply.body = vec![0; len.parse().expect("length")];
-        r.read_exact(&mut reply.body)?;
-    } else if reply.header("transfer-encoding") == Some("chunked") {
-        reply.complete = false;
-        loop {
-            let mut size = String::new();
-            if r.read_line(&mut size)? == 0 {
-                return Ok(reply); // cut: no last chunk
-            }
-            let n = usize::from_str_radix(size.trim_end(), 16).expect("chunk size");
-            let mut chunk = vec![0; n + 2];
-            if n == 0 {
-                r.read_exact(&mut chunk)?;
-                reply.complete = true;
-                return Ok(reply);
-            }
-            if r.read_exact(&mut chunk).is_err() {
-                return Ok(reply);
-            }
-            reply.body.extend_from_slice(&chunk[..n]);
-        }
-    } else {
-        r.read_to_end(&mut reply.body)?;
-    }
-    Ok(reply)
-}
-
-fn ask(srv: &TestServer, request: &str) -> Reply {
-    let mut s = connect(srv.addr);
-    s.write_all(request.as_bytes()).unwrap();
-    read_reply(&mut BufReader::new(s), request.starts_with("HEAD ")).expect("response")
-}
-
-fn start(scripts: &Scripts, tweak: impl FnOnce(&mut Config)) -> TestServer {
-    TestServer::start(|c| {
-        scripts.mount(c);
-        tweak(c);
-    })
-}
-
-const HELLO: &str = "printf 'Content-Type: text/plain\\r\\nX-Test: yes\\r\\n\\r\\nhello\\n'\n";
 
 #[test]
 fn a_script_answers_with_its_status_fields_and_body_chunked() {
@@ -303,17 +172,6 @@ fn a_bad_head_is_a_502_and_nothing_of_it_reaches_the_client() {
     assert_eq!(srv.stats().cgi_bad_heads, 4);
 }
 
-/// The state letter of a process in /proc (`None` once it is gone).
-fn proc_state(pid: u32) -> Option<char> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let after = stat.rsplit_once(')')?.1;
-    after.trim_start().chars().next()
-}
-
-fn read_pid(path: &Path) -> Option<u32> {
-    std::fs::read_to_string(path).ok()?.trim().parse().ok()
-}
-
 #[test]
 fn a_program_past_its_wall_time_is_killed_with_its_group_and_answered_504() {
     let scripts = Scripts::new();
@@ -347,34 +205,14 @@ fn a_program_past_its_wall_time_is_killed_with_its_group_and_answered_504() {
 fn a_client_that_reads_nothing_stops_the_program_not_the_servers_memory() {
     let scripts = Scripts::new();
     let count = scripts.path().join("count");
-    scripts.add(
-        "flood",
-        &format!(
-            "printf 'Content-Type: application/octet-stream\\r\\n\\r\\n'\ni=0\nwhile :; do head -c 65536 /dev/zero || exit; i=$((i+1)); echo $i > {c}; done\n",
-            c = count.display()
-        ),
-    );
+    scripts.add("flood", &flood_script(&count));
     let srv = start(&scripts, |_| {});
     let mut s = connect(srv.addr);
     s.write_all(get("/cgi-bin/flood").as_bytes()).unwrap();
     // The program blocks once the pipe, the server's window and the sockets' buffers are
     // full: its count stops growing (and stays far below what an unbounded reader takes).
-    let read = || {
-        std::fs::read_to_string(&count)
-            .ok()
-            .and_then(|t| t.trim().parse::<u64>().ok())
-    };
-    let mut last = None;
-    let stalled = eventually(WAIT, || {
-        let now = read();
-        let same = now.is_some() && now == last;
-        last = now;
-        if !same {
-            std::thread::sleep(Duration::from_millis(500));
-        }
-        same
-    });
-    assert!(stalled, "the program kept writing: {last:?} blocks");
+    let last = stalled_count(&count);
+    assert!(last.is_some(), "the program kept writing");
     let blocks = last.unwrap();
     assert!(blocks * 65536 < 64 << 20, "{blocks} blocks of 64 KiB taken");
     // The client then reads it all away: the program goes on.
@@ -383,7 +221,14 @@ fn a_client_that_reads_nothing_stops_the_program_not_the_servers_memory() {
     while more < (blocks + 8) * 65536 {
         more += s.read(&mut buf).expect("read") as u64;
     }
-    assert!(eventually(WAIT, || read().is_some_and(|n| n > blocks)));
+    let count_now = || {
+        std::fs::read_to_string(&count)
+            .ok()?
+            .trim()
+            .parse::<u64>()
+            .ok()
+    };
+    assert!(eventually(WAIT, || count_now().is_some_and(|n| n > blocks)));
 }
 
 #[test]
@@ -571,62 +416,6 @@ fn over_tls_with_https_on_and_a_large_body() {
 }
 
 #[test]
-fn over_http2_programs_answer_in_data_frames() {
-    let scripts = Scripts::new();
-    scripts
-        .add("hello", HELLO)
-        .add(
-            "env",
-            "printf 'Content-Type: text/plain\\n\\n'\nenv\n",
-        )
-        .add(
-            "big",
-            "printf 'Content-Type: application/octet-stream\\r\\n\\r\\n'\nhead -c 700000 /dev/zero\n",
-        )
-        .add("local", "printf 'Location: /a.txt\\r\\n\\r\\n'\n")
-        .add("bad", "printf 'Content-Type: a\\rInjected: 1\\n\\nbody'\n");
-    let srv = TestServer::start(|c| {
-        scripts.mount(c);
-        c.cgi_extensions = vec![".cgi".into()];
-    });
-    write_script(&srv.root.path().join("run.cgi"), HELLO);
-    let mut h2 = h2_support::Client::new(connect(srv.addr), "t");
-    for path in ["/cgi-bin/hello", "/run.cgi"] {
-        let r = h2.get(path, &[]);
-        assert_eq!(
-            (r.status, r.body.as_slice()),
-            (200, &b"hello\n"[..]),
-            "{path}"
-        );
-        assert_eq!(r.header("x-test"), Some("yes"));
-        assert_eq!(r.header("content-type"), Some("text/plain"));
-    }
-    let r = h2.get("/cgi-bin/env", &[("x-custom", "v"), ("cookie", "a=1")]);
-    let text = String::from_utf8(r.body).unwrap();
-    for want in [
-        "SERVER_PROTOCOL=HTTP/2.0",
-        "REQUEST_METHOD=GET",
-        "HTTP_X_CUSTOM=v",
-        "HTTP_COOKIE=a=1",
-        "HTTP_HOST=t",
-    ] {
-        assert!(text.lines().any(|l| l == want), "{want} in {text}");
-    }
-    // Many times the stream's window and the output window: paced by flow control.
-    let r = h2.get("/cgi-bin/big", &[]);
-    assert_eq!((r.status, r.body.len()), (200, 700_000));
-    let r = h2.get("/cgi-bin/local", &[]);
-    assert_eq!((r.status, r.body.as_slice()), (200, &b"hello"[..]));
-    let r = h2.get("/cgi-bin/bad", &[]);
-    assert_eq!(r.status, 502);
-    assert!(r.header("injected").is_none());
-    // And the connection goes on with files.
-    assert_eq!(h2.get("/a.txt", &[]).body, b"hello");
-    let st = srv.stats();
-    assert_eq!(st.cgi_starts, 6);
-}
-
-#[test]
 fn output_past_the_limit_is_cut_and_stderr_is_drained_and_counted() {
     let scripts = Scripts::new();
     scripts.add(
@@ -692,80 +481,4 @@ fn a_mount_without_its_directory_is_refused_at_start() {
         Err(e) => panic!("another error: {e}"),
         Ok(_) => panic!("bound with a missing CGI directory"),
     }
-}
-
-#[test]
-fn over_http2_streams_run_their_programs_at_once_and_each_has_its_wall_time() {
-    let scripts = Scripts::new();
-    let gate = scripts.path().join("open");
-    scripts
-        .add(
-            "wait",
-            &format!(
-                "i=0\nwhile [ ! -e {g} ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done\nprintf 'Content-Type: text/plain\\r\\n\\r\\n%s\\n' \"$QUERY_STRING\"\n",
-                g = gate.display()
-            ),
-        )
-        .add("hang", "exec sleep 1000\n");
-    let srv = start(&scripts, |c| c.cgi_timeout_ms = 1500);
-    let mut h2 = h2_support::Client::new(connect(srv.addr), "t");
-    let ids: Vec<_> = (0..3)
-        .map(|n| h2.submit("GET", &format!("/cgi-bin/wait?{n}"), &[]))
-        .collect();
-    h2.flush();
-    // Three programs run at once for one connection.
-    assert!(eventually(WAIT, || srv.stats().cgi_starts == 3));
-    std::fs::write(&gate, b"").unwrap();
-    assert!(h2.run_until(|s| ids
-        .iter()
-        .all(|id| s.responses.get(id).is_some_and(|r| r.done))));
-    for (n, id) in ids.iter().enumerate() {
-        let r = &h2.seen.responses[id];
-        assert_eq!(
-            (r.status, r.body.clone()),
-            (200, format!("{n}\n").into_bytes())
-        );
-    }
-    let r = h2.get("/cgi-bin/hang", &[]);
-    assert_eq!(r.status, 504);
-    assert_eq!(srv.stats().cgi_timeouts, 1);
-}
-
-#[test]
-fn over_http2_a_client_that_opens_no_window_stops_the_program() {
-    let scripts = Scripts::new();
-    let count = scripts.path().join("count");
-    scripts.add(
-        "flood",
-        &format!(
-            "printf 'Content-Type: application/octet-stream\\r\\n\\r\\n'\ni=0\nwhile :; do head -c 65536 /dev/zero || exit; i=$((i+1)); echo $i > {c}; done\n",
-            c = count.display()
-        ),
-    );
-    let srv = start(&scripts, |_| {});
-    let mut h2 = h2_support::Client::new(connect(srv.addr), "t");
-    h2.submit("GET", "/cgi-bin/flood", &[]);
-    h2.flush();
-    // Nothing is read: the stream's window (64 KiB) is all the server may send; the program's
-    // buffer, its pipe and then the program stop.
-    let read = || {
-        std::fs::read_to_string(&count)
-            .ok()
-            .and_then(|t| t.trim().parse::<u64>().ok())
-    };
-    let mut last = None;
-    let stalled = eventually(WAIT, || {
-        let now = read();
-        let same = now.is_some() && now == last;
-        last = now;
-        if !same {
-            std::thread::sleep(Duration::from_millis(500));
-        }
-        same
-    });
-    assert!(stalled, "the program kept writing: {last:?} blocks");
-    assert!(
-        last.unwrap() * 65536 < 16 << 20,
-        "{last:?} blocks of 64 KiB taken"
-    );
 }

@@ -201,7 +201,10 @@ pub(crate) fn launch<'a>(
         }));
         match fields.iter_mut().find(|(n, _)| *n == var) {
             Some((_, v)) => {
-                v.extend_from_slice(b", ");
+                // Lines of one field are one list; HTTP/2 splits a Cookie into crumbs that
+                // join with "; " (RFC 9113 8.2.3).
+                let cookie = name.eq_ignore_ascii_case(b"cookie");
+                v.extend_from_slice(if cookie { b"; " } else { b", " });
                 v.extend_from_slice(value);
             }
             None => fields.push((var, value.to_vec())),
