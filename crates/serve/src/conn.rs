@@ -183,8 +183,10 @@ impl<T: Transport> Conn<T> {
                 break;
             }
         }
-        if self.eof && !self.session.gateway_active() {
-            // Every complete request is answered and written; what is left is a partial head.
+        if self.eof {
+            // Every complete request is answered and written; what is left is a partial head,
+            // or programs still working for a client that closed: they are killed with the
+            // connection, as nginx abandons an upstream request when its client goes (499).
             return false;
         }
         // A body's clock stops while the server is not reading because its output is blocked.

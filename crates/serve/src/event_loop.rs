@@ -369,12 +369,9 @@ impl<'a, T: Transport> Loop<'a, T> {
     /// Closing the fd removes it from epoll: no `epoll_ctl(DEL)`.
     fn release(&mut self, mut c: Conn<T>) {
         self.control.conns.fetch_sub(1, Ordering::Relaxed);
-        if let Some(g) = self.worker.gateways.as_mut() {
-            // Its client is gone: its programs are killed, and reaped by the sweep.
-            for (_, p) in c.programs.drain(..) {
-                g.retire(p, true);
-            }
-        }
+        // Its client is gone: its programs are killed (reaped by the sweep), their requests
+        // logged.
+        c.abandon_programs(&mut self.worker, &mut self.pool);
         if let Some(b) = c.session.bufs.take() {
             self.pool.give(b);
         }

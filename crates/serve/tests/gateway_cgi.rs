@@ -482,3 +482,28 @@ fn a_mount_without_its_directory_is_refused_at_start() {
         Ok(_) => panic!("bound with a missing CGI directory"),
     }
 }
+
+#[test]
+fn a_client_that_goes_away_takes_its_program_with_it() {
+    let scripts = Scripts::new();
+    let pid_file = scripts.path().join("pid");
+    scripts.add(
+        "linger",
+        &format!(
+            "echo $$ > {p}.tmp && mv {p}.tmp {p}\nexec sleep 1000\n",
+            p = pid_file.display()
+        ),
+    );
+    let srv = start(&scripts, |_| {});
+    let mut s = connect(srv.addr);
+    s.write_all(get("/cgi-bin/linger").as_bytes()).unwrap();
+    assert!(eventually(WAIT, || read_pid(&pid_file).is_some()));
+    let pid = read_pid(&pid_file).unwrap();
+    drop(s);
+    // Killed and reaped by the loop (it is the server's child).
+    assert!(
+        eventually(WAIT, || proc_state(pid).is_none()),
+        "pid {pid} left"
+    );
+    assert_eq!(srv.stats().cgi_timeouts, 0);
+}

@@ -119,3 +119,31 @@ fn over_http2_a_client_that_opens_no_window_stops_the_program() {
         "{last:?} blocks of 64 KiB taken"
     );
 }
+
+#[test]
+fn over_http2_a_reset_stream_takes_its_program_and_the_connection_goes_on() {
+    let scripts = Scripts::new();
+    let pid_file = scripts.path().join("pid");
+    scripts.add(
+        "linger",
+        &format!(
+            "echo $$ > {p}.tmp && mv {p}.tmp {p}\nexec sleep 1000\n",
+            p = pid_file.display()
+        ),
+    );
+    let srv = start(&scripts, |_| {});
+    let mut h2 = h2_support::Client::new(connect(srv.addr), "t");
+    let id = h2.submit("GET", "/cgi-bin/linger", &[]);
+    h2.flush();
+    assert!(eventually(WAIT, || read_pid(&pid_file).is_some()));
+    let pid = read_pid(&pid_file).unwrap();
+    h2.session
+        .submit_rst_stream(id, http2::error_code::CANCEL)
+        .unwrap();
+    h2.flush();
+    assert!(
+        eventually(WAIT, || proc_state(pid).is_none()),
+        "pid {pid} left"
+    );
+    assert_eq!(h2.get("/a.txt", &[]).body, b"hello");
+}

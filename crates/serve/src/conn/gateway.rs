@@ -180,6 +180,14 @@ impl<T: Transport> Conn<T> {
         }
     }
 
+    /// The connection is closing: its programs are killed, their requests logged as
+    /// abandoned.
+    pub fn abandon_programs(&mut self, w: &mut Worker, pool: &mut Pool) {
+        while !self.programs.is_empty() {
+            self.end_program(0, GatewayEnd::Abandoned, w, pool);
+        }
+    }
+
     /// Ends program `k`'s part: its response finished or cut (`Session::gateway_end`), the
     /// program killed unless it ended by itself, and handed to the reaper.
     fn end_program(&mut self, k: usize, end: GatewayEnd, w: &mut Worker, pool: &mut Pool) {

@@ -33,6 +33,9 @@ pub(crate) enum End {
     BadHead,
     /// It could not be started: this status (500, or 503 when short of resources).
     NotStarted(u16),
+    /// The client went away first: killed; logged with 499 (nginx's "client closed the
+    /// request") unless its status was sent.
+    Abandoned,
 }
 
 #[derive(Debug)]
@@ -199,6 +202,13 @@ impl Session {
         let Some(mut x) = h.gateway.take() else {
             return;
         };
+        if end == End::Abandoned {
+            if matches!(x.out, Out::Head) {
+                x.status = 499;
+            }
+            log_and_count(&x, self.peer, w);
+            return;
+        }
         let b = self.bufs.get_or_insert_with(|| pool.take());
         let start = b.out.len();
         match (&x.out, end) {
@@ -230,23 +240,28 @@ impl Session {
             x.close = true;
             self.linger = true;
         }
-        if let Some(log) = w.log.as_mut() {
-            let e = Entry {
-                peer: self.peer.ip(),
-                request_line: &x.request_line,
-                status: x.status,
-                body_bytes: x.body_bytes,
-                referer: x.referer.as_deref(),
-                user_agent: x.user_agent.as_deref(),
-            };
-            log.record(&e, w.wall);
-        }
+        log_and_count(&x, self.peer, w);
         self.served = true;
-        count_status(&mut w.stats, x.status);
         if x.close {
             self.close_after = true;
         }
     }
+}
+
+/// The exchange's access-log line and status count.
+fn log_and_count(x: &Exchange, peer: std::net::SocketAddr, w: &mut Worker) {
+    if let Some(log) = w.log.as_mut() {
+        let e = Entry {
+            peer: peer.ip(),
+            request_line: &x.request_line,
+            status: x.status,
+            body_bytes: x.body_bytes,
+            referer: x.referer.as_deref(),
+            user_agent: x.user_agent.as_deref(),
+        };
+        log.record(&e, w.wall);
+    }
+    count_status(&mut w.stats, x.status);
 }
 
 /// The response head for a checked program head.

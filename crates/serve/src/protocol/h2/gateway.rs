@@ -245,6 +245,8 @@ pub(in crate::protocol) fn end(
     };
     g.done = true;
     match (&g.state, end) {
+        (State::Head, End::Abandoned) => g.status = 499,
+        (_, End::Abandoned) => {}
         (State::Head, _) => {
             w.stats.cgi_bad_heads += u64::from(end == End::Complete);
             let status = match end {
