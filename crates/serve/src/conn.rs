@@ -3,7 +3,8 @@
 //!
 //! The protocol (`protocol`) decides what to answer and whether to keep the connection; the
 //! transport (`plain`, `tls`) moves the bytes; this loop sequences them and sets the one deadline
-//! the event loop's sweep checks, from what the connection waits for ([`Phase`]).
+//! the event loop's sweep checks, from what the connection waits for ([`Phase`]). The programs
+//! answering its requests (`conn/gateway.rs`) are moved along in the same loop.
 
 use std::io;
 use std::net::SocketAddr;
@@ -105,7 +106,7 @@ impl<T: Transport> Conn<T> {
             || s.has_input()
             || s.reading_body()
             || s.sending_body()
-            || s.gateway_active()
+            || !self.programs.is_empty()
             || self.io.has_output()
         {
             return None;
@@ -172,7 +173,8 @@ impl<T: Transport> Conn<T> {
                     Ok(Flushed::All) => {}
                 }
             }
-            if self.session.close_after && !self.session.gateway_active() {
+            // A program's response is still to come: the close waits for it.
+            if self.session.close_after && self.programs.is_empty() {
                 return self.close_gracefully(w, env, pool);
             }
             let can_read = self.session.queued < w.max_pipeline
@@ -201,10 +203,6 @@ impl<T: Transport> Conn<T> {
         if let Some(due) = self.programs_due() {
             self.phase = Phase::Gateway;
             self.deadline = due;
-        } else if self.session.gateway_active() {
-            // The program ended; its response is queued or being written.
-            self.phase = Phase::Send;
-            self.deadline = w.now + w.timeouts.send;
         } else if let Some(due) = self.session.body_deadline(w, restart) {
             // A body being dropped has its own deadline (a total and a gap, `protocol/body.rs`),
             // not the keep-alive one.

@@ -12,6 +12,11 @@
 //! closes its connection that has waited longest for a request (idle keep-alive, or silent since
 //! accept) to admit the new one, as nginx reuses its waiting connections.
 //!
+//! A program answering a request of a connection (`gateway`) registers its pipes and pidfd
+//! under the connection's token with `gateway::PROGRAM_TOKEN` set: its events drive that
+//! connection without marking its socket readable. The sweep also enforces programs' wall time
+//! and reaps the programs connections let go.
+//!
 //! Timers are a coarse sweep over the slab every 250 ms: O(connections) per sweep, nothing per
 //! request. Each connection carries one deadline set from its phase (head, idle, send, linger),
 //! so the sweep is a compare per slot; an HTTP/2 connection also carries its earliest stream's
@@ -457,7 +462,7 @@ impl<'a, T: Transport> Loop<'a, T> {
             }
             // Over TLS an empty queue may still leave sealed records in rustls: the tail of a
             // response, which closing now would cut.
-            if c.session.queued == 0 && !c.io.has_output() && !c.session.gateway_active() {
+            if c.session.queued == 0 && !c.io.has_output() && c.programs.is_empty() {
                 self.close(i);
             }
         }

@@ -12,14 +12,6 @@ use crate::pool::Pool;
 pub(crate) use super::h1::gateway::End;
 
 impl Session {
-    /// Whether a program is answering a request of this connection.
-    pub fn gateway_active(&self) -> bool {
-        match &self.proto {
-            Proto::H2(h) => h2::gateway::active(h),
-            _ => self.h1_gateway_active(),
-        }
-    }
-
     /// Whether request `id` still wants its program (false once the client reset its stream).
     pub fn gateway_alive(&self, id: StreamId) -> bool {
         match &self.proto {

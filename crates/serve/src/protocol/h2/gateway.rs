@@ -103,11 +103,6 @@ fn exchange(h: &H2, id: StreamId) -> Option<&Exchange> {
         .and_then(|s| s.gateway.as_deref())
 }
 
-/// A program is still answering one of the connection's streams.
-pub(in crate::protocol) fn active(h: &H2) -> bool {
-    (h.streams.slots.iter()).any(|s| s.id != 0 && s.gateway.as_ref().is_some_and(|g| !g.done))
-}
-
 pub(in crate::protocol) fn alive(h: &H2, id: StreamId) -> bool {
     exchange(h, id).is_some_and(|g| !g.done)
 }
