@@ -77,6 +77,10 @@ pub struct ServeArgs {
     /// (`cgi_timeout_ms`).
     #[arg(long, value_name = "DUR", value_parser = duration)]
     pub cgi_timeout: Option<std::time::Duration>,
+    /// Bytes a CGI program may write (head and body): past it it is killed and its response
+    /// cut [default: 1G] (`cgi_max_output_bytes`).
+    #[arg(long, value_name = "SIZE", value_parser = super::discover::parse_size)]
+    pub cgi_max_output: Option<u64>,
 }
 
 fn duration(text: &str) -> Result<std::time::Duration, String> {
@@ -210,6 +214,9 @@ fn configure(args: ServeArgs) -> anyhow::Result<Config> {
     }
     if let Some(t) = args.cgi_timeout {
         config.cgi_timeout_ms = u64::try_from(t.as_millis()).unwrap_or(u64::MAX);
+    }
+    if let Some(n) = args.cgi_max_output {
+        config.cgi_max_output_bytes = n;
     }
     Ok(config)
 }
