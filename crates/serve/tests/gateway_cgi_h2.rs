@@ -5,6 +5,8 @@ mod cgi_support;
 mod common;
 mod h2_support;
 
+use std::io::Write;
+
 use cgi_support::*;
 use common::*;
 
@@ -146,4 +148,84 @@ fn over_http2_a_reset_stream_takes_its_program_and_the_connection_goes_on() {
         "pid {pid} left"
     );
     assert_eq!(h2.get("/a.txt", &[]).body, b"hello");
+}
+
+/// A POST on stream 1 by raw frames (the test client sends no bodies): `body` in DATA frames
+/// (`None`: the stream left open, no DATA), and the first byte of the response's HEADERS
+/// (0x88 is `:status 200`, HPACK static entry 8) and its DATA, read until the stream ends.
+fn post_raw(srv: &TestServer, path: &str, body: Option<&[u8]>, with_length: bool) -> (u8, Vec<u8>) {
+    let (hold, body) = (body.is_none(), body.unwrap_or_default());
+    use h2_support::raw;
+    let mut s = connect(srv.addr);
+    let mut out = raw::start();
+    let mut block = vec![0x83, 0x86]; // :method POST, :scheme http
+    raw::literal(&mut block, 4, path.as_bytes());
+    raw::literal(&mut block, 1, b"t");
+    if with_length {
+        raw::literal_name(
+            &mut block,
+            b"content-length",
+            body.len().to_string().as_bytes(),
+        );
+    }
+    let end = if body.is_empty() && !hold {
+        raw::END_STREAM
+    } else {
+        0
+    };
+    raw::frame(&mut out, raw::HEADERS, raw::END_HEADERS | end, 1, &block);
+    let chunks: Vec<&[u8]> = body.chunks(16_384).collect();
+    for (k, chunk) in chunks.iter().enumerate() {
+        let flags = if k + 1 == chunks.len() {
+            raw::END_STREAM
+        } else {
+            0
+        };
+        raw::frame(&mut out, raw::DATA, flags, 1, chunk);
+    }
+    s.write_all(&out).unwrap();
+    let ended = |f: &raw::Frame| f.2 == 1 && f.1 & raw::END_STREAM != 0;
+    let frames = raw::read_until(&mut s, |fs| {
+        fs.iter().any(|f| ended(f) || f.0 == raw::RST_STREAM)
+    });
+    let first = frames
+        .iter()
+        .find(|f| f.0 == raw::HEADERS && f.2 == 1)
+        .map_or(0, |f| f.3[0]);
+    let data = frames
+        .iter()
+        .filter(|f| f.0 == raw::DATA && f.2 == 1)
+        .flat_map(|f| f.3.iter().copied())
+        .collect();
+    (first, data)
+}
+
+#[test]
+fn over_http2_a_request_body_reaches_stdin() {
+    let scripts = Scripts::new();
+    scripts.add(
+        "echo",
+        "printf 'Content-Type: application/octet-stream\\r\\n\\r\\n'\nprintf '%s:' \"$CONTENT_LENGTH\"\nexec cat\n",
+    );
+    let srv = start(&scripts, |_| {});
+    let body: Vec<u8> = (0..40_000u32).map(|i| (i % 251) as u8).collect();
+    let (status, data) = post_raw(&srv, "/cgi-bin/echo", Some(&body), true);
+    assert_eq!(status, 0x88, ":status 200");
+    let mut want = b"40000:".to_vec();
+    want.extend_from_slice(&body);
+    assert!(
+        data == want,
+        "echo of {} bytes: got {}",
+        body.len(),
+        data.len()
+    );
+    let (status, data) = post_raw(&srv, "/cgi-bin/echo", Some(b""), false);
+    assert_eq!((status, data.as_slice()), (0x88, &b":"[..]));
+    // A body that arrived whole with its request: its length is known.
+    let (status, data) = post_raw(&srv, "/cgi-bin/echo", Some(b"abc"), false);
+    assert_eq!((status, data.as_slice()), (0x88, &b"3:abc"[..]));
+    // A body still to come whose length is not said up front: 411 (not `:status 200`).
+    let (status, _) = post_raw(&srv, "/cgi-bin/echo", None, false);
+    assert_ne!(status, 0x88);
+    assert_eq!(srv.stats().status_4xx, 1);
 }

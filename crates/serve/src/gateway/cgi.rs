@@ -117,6 +117,8 @@ pub(crate) fn find(
 pub(crate) struct Asked<'a, F> {
     pub method: &'a [u8],
     pub protocol: &'a [u8],
+    /// The request body's length, when it has one.
+    pub content_length: Option<u64>,
     pub fields: F,
 }
 
@@ -136,6 +138,7 @@ pub(crate) fn asked_h1<'a>(
             Version::Http10 => b"HTTP/1.0",
             Version::Http11 => b"HTTP/1.1",
         },
+        content_length: req.content_length,
         fields: lines.fields.into_iter(),
     }
 }
@@ -167,8 +170,8 @@ pub(crate) fn launch<'a>(
         set("PATH_TRANSLATED", t);
     }
     set("QUERY_STRING", &script.query);
-    let body = req.content_length.unwrap_or(0);
-    if req.content_length.is_some() {
+    let body = asked.content_length.unwrap_or(0);
+    if asked.content_length.is_some() {
         set("CONTENT_LENGTH", body.to_string().as_bytes());
     }
     set("REMOTE_ADDR", peer.ip().to_string().as_bytes());

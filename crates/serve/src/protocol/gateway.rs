@@ -21,25 +21,26 @@ impl Session {
     }
 
     /// Request body bytes received for `id` and not yet handed to its program.
-    pub fn gateway_body(&self, _id: StreamId) -> &[u8] {
+    pub fn gateway_body(&self, id: StreamId) -> &[u8] {
         match &self.proto {
-            Proto::H2(_) => &[], // programs over HTTP/2 take no request body (yet)
+            Proto::H2(h) => h2::gateway::body(h, id),
             _ => self.h1_gateway_body(),
         }
     }
 
     /// The whole request body of `id` has been handed over.
-    pub fn gateway_body_done(&self, _id: StreamId) -> bool {
+    pub fn gateway_body_done(&self, id: StreamId) -> bool {
         match &self.proto {
-            Proto::H2(_) => true,
+            Proto::H2(h) => h2::gateway::body_done(h, id),
             _ => self.h1_gateway_body_done(),
         }
     }
 
     /// `n` bytes of [`Session::gateway_body`] were taken.
-    pub fn gateway_body_taken(&mut self, _id: StreamId, n: usize) {
-        if !matches!(self.proto, Proto::H2(_)) {
-            self.h1_gateway_body_taken(n);
+    pub fn gateway_body_taken(&mut self, id: StreamId, n: usize) {
+        match &mut self.proto {
+            Proto::H2(h) => h2::gateway::body_taken(h, id, n),
+            _ => self.h1_gateway_body_taken(n),
         }
     }
 

@@ -352,11 +352,11 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
                         }
                         Some(Route::Cgi(script)) => {
                             w.stats.cgi_requests += 1;
-                            let body_less = st.ended && st.content_length.unwrap_or(0) == 0;
-                            let g = w.gateways.as_mut().filter(|_| body_less);
+                            // A program is told the body's length up front (RFC 3875 4.1.2).
+                            let length_known = st.ended || st.content_length.is_some();
+                            let g = w.gateways.as_mut().filter(|_| length_known);
                             match g {
-                                // A request body is not passed to a program over HTTP/2 yet.
-                                None => w.responder.error_to(r, 501, &w.date, out),
+                                None => w.responder.error_to(r, 411, &w.date, out),
                                 Some(g) if !g.reserve() => {
                                     w.stats.cgi_busy += 1;
                                     w.responder.busy(r, &w.date, out)
@@ -370,6 +370,10 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
                                     let asked = cgi::Asked {
                                         method,
                                         protocol: b"HTTP/2.0",
+                                        // A body that arrived whole has its length.
+                                        content_length: st
+                                            .content_length
+                                            .or((st.ended && st.body_in > 0).then_some(st.body_in)),
                                         fields,
                                     };
                                     let launch = cgi::launch(&script, r, asked, peer, g);
@@ -466,6 +470,7 @@ fn submit_reply(h: &mut H2, i: usize, id: StreamId, reply: Reply, no_body: bool)
     };
     let slot = &mut s.slots[i];
     slot.trim(); // the request is answered: its fields are not needed any more
+    slot.body_buf.clear(); // and a body kept in case a program wanted it is not
     slot.answered = true;
     slot.out = body;
     slot.left = left;

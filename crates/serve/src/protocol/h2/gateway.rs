@@ -3,8 +3,9 @@
 //! DATA frames from a per-stream buffer as the output arrives (`Body::Deferred` while the
 //! buffer is empty, `resume_data` when it fills); the stream ends with the program's output.
 //! The buffer holds at most `OUTPUT_WINDOW` (the program's stdout is not read past it), so a
-//! client that opens no window holds the program, not the server's memory. A request with a
-//! body is answered 501: programs take no request body over HTTP/2 yet.
+//! client that opens no window holds the program, not the server's memory. A request body is
+//! kept as it arrives (up to `max_body_bytes`) and written to the program's stdin; one without
+//! `content-length` (its length unknown up front) gets 411.
 
 use http2::{error_code, StreamId};
 use wire::{Method, Request};
@@ -71,6 +72,11 @@ impl Exchange {
         }
     }
 
+    /// Whether the program still takes request body bytes.
+    pub(super) fn takes_body(&self) -> bool {
+        !self.done
+    }
+
     /// What nghttp2 may frame now (see `handler.rs`).
     pub(super) fn body_ready(&self, max: usize) -> http2::Body {
         let avail = self.buf.len() - self.start;
@@ -101,6 +107,26 @@ fn exchange(h: &H2, id: StreamId) -> Option<&Exchange> {
         .iter()
         .find(|s| s.id == id)
         .and_then(|s| s.gateway.as_deref())
+}
+
+/// Request body bytes of stream `id` not yet handed to its program.
+pub(in crate::protocol) fn body(h: &H2, id: StreamId) -> &[u8] {
+    (h.streams.slots.iter())
+        .find(|s| s.id == id)
+        .map_or(&[], |s| &s.body_buf[..])
+}
+
+/// The whole body of `id` is handed over (or the stream is gone).
+pub(in crate::protocol) fn body_done(h: &H2, id: StreamId) -> bool {
+    (h.streams.slots.iter())
+        .find(|s| s.id == id)
+        .is_none_or(|s| s.ended && s.body_buf.is_empty())
+}
+
+pub(in crate::protocol) fn body_taken(h: &mut H2, id: StreamId, n: usize) {
+    if let Some(s) = h.streams.slots.iter_mut().find(|s| s.id == id) {
+        s.body_buf.drain(..n);
+    }
 }
 
 pub(in crate::protocol) fn alive(h: &H2, id: StreamId) -> bool {

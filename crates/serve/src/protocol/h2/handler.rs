@@ -238,8 +238,13 @@ impl Handler for Streams {
     }
 
     fn on_data(&mut self, stream: StreamId, data: &[u8]) {
-        let now = self.now;
+        let (now, keep_all) = (self.now, self.keep_all);
         if let Some(s) = self.slot(stream) {
+            // Kept for a program (bounded by `max_body_bytes`: past it the stream is reset).
+            let for_program = s.gateway.as_ref().map_or(!s.answered, |g| g.takes_body());
+            if keep_all && for_program {
+                s.body_buf.extend_from_slice(data);
+            }
             s.body_in += data.len() as u64;
             if let Some(clock) = s.body.as_mut() {
                 clock.add(data.len() as u64, now);

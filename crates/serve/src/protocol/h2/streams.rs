@@ -76,6 +76,9 @@ pub(super) struct Stream {
     pub(super) others: Vec<((usize, usize), (usize, usize))>,
     /// The program answering this stream.
     pub(super) gateway: Option<Box<super::gateway::Exchange>>,
+    /// Request body bytes for the program, not yet written to its stdin (with a gateway
+    /// configured, also what arrives before the request is answered: one read at most).
+    pub(super) body_buf: Vec<u8>,
     /// The block being received is trailers: ignored.
     pub(super) trailers: bool,
     /// Bytes of the header block so far (names, values, 4 a field: their HTTP/1.1 size);
@@ -113,6 +116,7 @@ impl Stream {
             fields: Vec::new(),
             others: Vec::new(),
             gateway: None,
+            body_buf: Vec::new(),
             trailers: false,
             head_bytes: 0,
             content_length: None,
@@ -150,6 +154,7 @@ impl Stream {
         self.fields.clear();
         self.others.clear();
         self.gateway = None;
+        self.body_buf = Vec::new();
         self.trailers = false;
         self.head_bytes = 0;
         self.content_length = None;
@@ -323,6 +328,7 @@ impl Streams {
         s.id = 0;
         s.out = Out::None; // drops the shared body or the file
         s.gateway = None;
+        s.body_buf = Vec::new();
         s.trim();
     }
 }
