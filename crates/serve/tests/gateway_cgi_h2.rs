@@ -229,3 +229,24 @@ fn over_http2_a_request_body_reaches_stdin() {
     assert_ne!(status, 0x88);
     assert_eq!(srv.stats().status_4xx, 1);
 }
+
+#[test]
+fn over_http2_a_program_that_dies_mid_response_resets_its_stream() {
+    let scripts = Scripts::new();
+    scripts.add(
+        "die",
+        "printf 'Content-Type: text/plain\\r\\n\\r\\npart one\\n'\nkill -9 $$\n",
+    );
+    let srv = start(&scripts, |_| {});
+    let mut h2 = h2_support::Client::new(connect(srv.addr), "t");
+    let r = h2.get("/cgi-bin/die", &[]);
+    assert_eq!(r.status, 200);
+    assert_eq!(
+        r.reset,
+        Some(http2::error_code::INTERNAL_ERROR),
+        "cut, not ended"
+    );
+    assert_eq!(srv.stats().cgi_died, 1);
+    // The connection goes on.
+    assert_eq!(h2.get("/a.txt", &[]).body, b"hello");
+}
