@@ -157,6 +157,16 @@ fn startup_errors_of_input_are_one_line_and_status_2() {
             "No such file or directory",
         ),
         (vec![".", "--config", &bad_config], "keepalive_timout_ms"),
+        (
+            vec![
+                ".",
+                "--listen",
+                "127.0.0.1:0",
+                "--cgi",
+                "/cgi-bin/=/nonexistent",
+            ],
+            "CGI directory /nonexistent",
+        ),
     ] {
         let out = run_bounded(flint().arg("serve").args(&args), WAIT);
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -248,5 +258,66 @@ fn dotfiles_and_listings_follow_their_flags() {
     assert!(
         html.contains("href=\"%3Cx%3E.txt\">&lt;x&gt;.txt</a>"),
         "{html}"
+    );
+}
+
+#[test]
+fn cgi_runs_a_program_and_the_exit_summary_counts_it() {
+    let root = tempfile::tempdir().unwrap();
+    let scripts = tempfile::tempdir().unwrap();
+    let hello = scripts.path().join("hello");
+    std::fs::write(
+        &hello,
+        "#!/bin/sh\nprintf 'Content-Type: text/plain\\r\\n\\r\\nhi %s\\n' \"$PATH_INFO\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&hello, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let mount = format!("/cgi-bin/={}", scripts.path().display());
+    let child = flint()
+        .args([
+            "serve",
+            root.path().to_str().unwrap(),
+            "--listen",
+            "127.0.0.1:0",
+            "-t",
+            "1",
+        ])
+        .args(["--cgi", &mount])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn flint serve");
+    let mut server = Server {
+        addr: String::new(),
+        child,
+    };
+    let stderr = server.child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let banner = rx.recv_timeout(WAIT).expect("banner");
+    server.addr = banner
+        .split("http://")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .expect("address")
+        .to_string();
+    assert_eq!(
+        get(&server.addr, "/cgi-bin/hello/there"),
+        (200, "hi /there\n".into())
+    );
+    assert!(terminate(&mut server).success());
+    // Every line up to the end of its stderr (the reader's sender then drops).
+    let mut rest = Vec::new();
+    while let Ok(line) = rx.recv_timeout(WAIT) {
+        rest.push(line);
+    }
+    assert!(
+        rest.iter()
+            .any(|l| l.contains("CGI: 1 requests, 1 programs started")),
+        "{rest:?}"
     );
 }

@@ -115,6 +115,71 @@ pub struct Config {
     /// Descriptors of large files (above `cache_max_file`) kept open per thread for `sendfile`;
     /// past it such files are opened for each response.
     pub cache_open_files: usize,
+
+    // ---- programs (gateway.rs, gateway/)
+    /// CGI mounts, `PREFIX=DIR` each (`"/cgi-bin/=/srv/cgi"`): a target under PREFIX runs the
+    /// executable it names under DIR (outside the document root), as `--cgi` does.
+    #[serde(deserialize_with = "cgi_mounts_from_toml")]
+    pub cgi: Vec<CgiMount>,
+    /// Files of the document root whose name ends with one of these (`".cgi"`) are run as CGI
+    /// programs instead of being served.
+    pub cgi_extensions: Vec<String>,
+    /// CGI programs running at once across the server; past it a request gets 503 with
+    /// `Retry-After`.
+    pub cgi_max_programs: usize,
+    /// A CGI program's wall time, ms: past it its process group is killed (504 if nothing of
+    /// the response was sent, else the connection is closed).
+    pub cgi_timeout_ms: u64,
+    /// Bytes a CGI program may write to stdout (head and body); past it the program is killed
+    /// and the connection closed.
+    pub cgi_max_output_bytes: u64,
+}
+
+/// A CGI mount: targets under `prefix` name programs under `dir`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CgiMount {
+    /// The URL prefix, normalised: starts with `/`, no trailing slash (`/cgi-bin`).
+    pub prefix: String,
+    pub dir: PathBuf,
+}
+
+impl std::str::FromStr for CgiMount {
+    type Err = String;
+
+    /// `PREFIX=DIR`: `/cgi-bin/=/srv/cgi`.
+    fn from_str(text: &str) -> Result<CgiMount, String> {
+        let Some((prefix, dir)) = text.split_once('=') else {
+            return Err(format!(
+                "`{text}`: expected PREFIX=DIR (`/cgi-bin/=/srv/cgi`)"
+            ));
+        };
+        let trimmed = prefix.trim_end_matches('/');
+        let bad_segment = trimmed
+            .split('/')
+            .skip(1)
+            .any(|seg| seg.is_empty() || seg.starts_with('.'));
+        if !prefix.starts_with('/') || trimmed.is_empty() || bad_segment || prefix.contains('%') {
+            return Err(format!(
+                "`{prefix}`: the prefix must be a path under / without empty, dot or escaped segments"
+            ));
+        }
+        if dir.is_empty() {
+            return Err(format!("`{text}`: the directory is empty"));
+        }
+        Ok(CgiMount {
+            prefix: trimmed.to_string(),
+            dir: PathBuf::from(dir),
+        })
+    }
+}
+
+/// `cgi` in the file: a list of `PREFIX=DIR` strings.
+fn cgi_mounts_from_toml<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<CgiMount>, D::Error> {
+    let texts = <Vec<String> as serde::Deserialize>::deserialize(d)?;
+    texts
+        .iter()
+        .map(|t| t.parse().map_err(serde::de::Error::custom))
+        .collect()
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
@@ -175,6 +240,11 @@ impl Default for Config {
             server_name: "flint".into(),
             cache_entries: 65_536,
             cache_open_files: 256,
+            cgi: Vec::new(),
+            cgi_extensions: Vec::new(),
+            cgi_max_programs: 64,
+            cgi_timeout_ms: 30_000,
+            cgi_max_output_bytes: 1 << 30,
         }
     }
 }
@@ -203,7 +273,7 @@ impl Config {
     /// Refuses values that would make the server refuse everything, spin or never time out:
     /// checked by `Server::bind` before anything starts.
     pub fn validate(&self) -> Result<(), InvalidConfig> {
-        let checks: [(&'static str, u64, bool, &'static str); 10] = [
+        let checks: [(&'static str, u64, bool, &'static str); 12] = [
             (
                 "max_connections",
                 self.max_connections as u64,
@@ -264,7 +334,30 @@ impl Config {
                 self.h2_initial_window_size <= i32::MAX as u32,
                 "must be at most 2^31-1 (RFC 9113 6.9.2)",
             ),
+            (
+                "cgi_max_programs",
+                self.cgi_max_programs as u64,
+                self.cgi_max_programs >= 1,
+                "must be at least 1",
+            ),
+            (
+                "cgi_timeout_ms",
+                self.cgi_timeout_ms,
+                self.cgi_timeout_ms >= 1,
+                "must be at least 1",
+            ),
         ];
+        if let Some(ext) = self
+            .cgi_extensions
+            .iter()
+            .find(|e| !e.starts_with('.') || e.len() < 2 || e.contains('/'))
+        {
+            return Err(InvalidConfig {
+                key: "cgi_extensions",
+                value: format!("{ext:?}"),
+                reason: "each must be a dot and a name (`.cgi`)",
+            });
+        }
         match checks.into_iter().find(|c| !c.2) {
             Some((key, value, _, reason)) => Err(InvalidConfig {
                 key,

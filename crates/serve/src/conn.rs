@@ -3,7 +3,8 @@
 //!
 //! The protocol (`protocol`) decides what to answer and whether to keep the connection; the
 //! transport (`plain`, `tls`) moves the bytes; this loop sequences them and sets the one deadline
-//! the event loop's sweep checks, from what the connection waits for ([`Phase`]).
+//! the event loop's sweep checks, from what the connection waits for ([`Phase`]). The programs
+//! answering its requests (`conn/gateway.rs`) are moved along in the same loop.
 
 use std::io;
 use std::net::SocketAddr;
@@ -11,10 +12,13 @@ use std::time::{Duration, Instant};
 
 use mio::net::TcpStream;
 
+use crate::gateway::Program;
 use crate::pool::Pool;
 use crate::protocol::{Session, Worker};
 use crate::stats::ServerStats;
 use crate::transport::{Flushed, Transport};
+
+mod gateway;
 
 /// Longest lingering close (capped by the header timeout).
 const LINGER: Duration = Duration::from_secs(2);
@@ -38,6 +42,8 @@ pub(crate) enum Phase {
     Send,
     /// Closing: our FIN is sent, the client's leftover input is being drained.
     Linger,
+    /// A program is answering: its wall time (`cgi_timeout_ms`) is the deadline.
+    Gateway,
 }
 
 #[derive(Debug)]
@@ -53,6 +59,11 @@ pub(crate) struct Conn<T> {
     pub stream_due: Option<Instant>,
     /// Since when the connection has been in [`Phase::StreamBody`].
     answered_at: Instant,
+    /// Its slot in the event loop (the epoll token of its socket; its program's pipes use it
+    /// too, with `gateway::PROGRAM_TOKEN`).
+    pub token: usize,
+    /// The programs answering its requests, by stream (0 on HTTP/1.1: at most one).
+    pub programs: Vec<(http2::StreamId, Program)>,
 }
 
 /// Bytes this thread's sockets have taken (written, sent from files): a flush made progress when
@@ -68,6 +79,7 @@ impl<T: Transport> Conn<T> {
         env: &mut T::Env,
         now: Instant,
         deadline: Instant,
+        token: usize,
     ) -> io::Result<Conn<T>> {
         Ok(Conn {
             io: T::new(sock, env)?,
@@ -77,6 +89,8 @@ impl<T: Transport> Conn<T> {
             deadline,
             stream_due: None,
             answered_at: now,
+            token,
+            programs: Vec::new(),
         })
     }
 
@@ -92,6 +106,7 @@ impl<T: Transport> Conn<T> {
             || s.has_input()
             || s.reading_body()
             || s.sending_body()
+            || !self.programs.is_empty()
             || self.io.has_output()
         {
             return None;
@@ -132,6 +147,10 @@ impl<T: Transport> Conn<T> {
                 }
             }
             let limited = self.session.answer(w, pool, self.io.negotiated());
+            if !self.session.launches.is_empty() {
+                self.start_programs(w, pool);
+            }
+            let pumped = !self.programs.is_empty() && self.pump(w, pool);
             if self.session.queued > 0 || self.io.has_output() {
                 let before = kernel_took(&w.stats);
                 match self.io.flush(env, &mut self.session, &mut w.stats) {
@@ -141,7 +160,11 @@ impl<T: Transport> Conn<T> {
                         // client sending more input while reading nothing does not extend it),
                         // and progress is bytes the kernel took: output moved into a transport's
                         // own buffer (sealed into TLS records) has not been sent.
-                        if self.phase != Phase::Send || kernel_took(&w.stats) > before {
+                        if let Some(due) = self.programs_due() {
+                            // The program's wall time covers a client that reads slowly.
+                            self.phase = Phase::Gateway;
+                            self.deadline = due;
+                        } else if self.phase != Phase::Send || kernel_took(&w.stats) > before {
                             self.phase = Phase::Send;
                             self.deadline = w.now + w.timeouts.send;
                         }
@@ -150,19 +173,22 @@ impl<T: Transport> Conn<T> {
                     Ok(Flushed::All) => {}
                 }
             }
-            if self.session.close_after {
+            // A program's response is still to come: the close waits for it.
+            if self.session.close_after && self.programs.is_empty() {
                 return self.close_gracefully(w, env, pool);
             }
             let can_read = self.session.queued < w.max_pipeline
                 && self.io.may_read()
                 && !self.eof
                 && self.session.wants_input();
-            if !can_read && !limited {
+            if !can_read && !limited && !pumped {
                 break;
             }
         }
         if self.eof {
-            // Every complete request is answered and written; what is left is a partial head.
+            // Every complete request is answered and written; what is left is a partial head,
+            // or programs still working for a client that closed: they are killed with the
+            // connection, as nginx abandons an upstream request when its client goes (499).
             return false;
         }
         // A body's clock stops while the server is not reading because its output is blocked.
@@ -174,7 +200,10 @@ impl<T: Transport> Conn<T> {
         // the send phase may be waiting for the client's window while it reads on.
         let stalled = self.session.queued >= w.max_pipeline;
         self.stream_due = self.session.stream_body_deadline(w, stalled);
-        if let Some(due) = self.session.body_deadline(w, restart) {
+        if let Some(due) = self.programs_due() {
+            self.phase = Phase::Gateway;
+            self.deadline = due;
+        } else if let Some(due) = self.session.body_deadline(w, restart) {
             // A body being dropped has its own deadline (a total and a gap, `protocol/body.rs`),
             // not the keep-alive one.
             self.phase = Phase::Body;

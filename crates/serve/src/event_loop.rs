@@ -12,6 +12,11 @@
 //! closes its connection that has waited longest for a request (idle keep-alive, or silent since
 //! accept) to admit the new one, as nginx reuses its waiting connections.
 //!
+//! A program answering a request of a connection (`gateway`) registers its pipes and pidfd
+//! under the connection's token with `gateway::PROGRAM_TOKEN` set: its events drive that
+//! connection without marking its socket readable. The sweep also enforces programs' wall time
+//! and reaps the programs connections let go.
+//!
 //! Timers are a coarse sweep over the slab every 250 ms: O(connections) per sweep, nothing per
 //! request. Each connection carries one deadline set from its phase (head, idle, send, linger),
 //! so the sweep is a compare per slot; an HTTP/2 connection also carries its earliest stream's
@@ -32,6 +37,7 @@ use wire::RequestLimits;
 use crate::access_log::AccessLog;
 use crate::config::Config;
 use crate::conn::{Conn, Phase};
+use crate::gateway::{Gateways, PROGRAM_TOKEN};
 use crate::pool::Pool;
 use crate::protocol::{Timeouts, Worker};
 use crate::respond::Responder;
@@ -78,7 +84,7 @@ impl<'a, T: Transport> Loop<'a, T> {
         responder: Responder,
         env: T::Env,
         control: &'a Control,
-    ) -> Loop<'a, T> {
+    ) -> io::Result<Loop<'a, T>> {
         let threads = control.wakers.len().max(1);
         let share = (config.max_connections / threads).max(1);
         let limits = RequestLimits {
@@ -87,7 +93,14 @@ impl<'a, T: Transport> Loop<'a, T> {
             max_headers: config.max_headers,
         };
         let now = Instant::now();
-        Loop {
+        let port = listener.local_addr()?.port();
+        let gateways = Gateways::new(
+            config,
+            control.programs.clone(),
+            poll.registry().try_clone()?,
+            port,
+        )?;
+        Ok(Loop {
             id,
             poll,
             listener: Some(listener),
@@ -123,13 +136,14 @@ impl<'a, T: Transport> Loop<'a, T> {
                     body: Duration::from_millis(config.body_timeout_ms),
                 },
                 http2: config.http2.then(|| config.http2_limits()),
+                gateways,
             },
             env,
             accept_paused_until: None,
             draining: None,
             next_sweep: now + SWEEP,
             published_gen: 0,
-        }
+        })
     }
 
     pub fn run(mut self) -> Result<ServerStats, ServeError> {
@@ -156,6 +170,11 @@ impl<'a, T: Transport> Loop<'a, T> {
                 match ev.token() {
                     LISTENER => self.accept_all(),
                     WAKER => {}
+                    // A program's pipe or pidfd: drive its connection; the socket's readiness
+                    // is not this event's.
+                    Token(t) if t & PROGRAM_TOKEN != 0 => {
+                        self.on_event(t & !PROGRAM_TOKEN, false, false);
+                    }
                     Token(i) => {
                         let closed = ev.is_read_closed() || ev.is_error();
                         self.on_event(i, ev.is_readable() || closed, closed);
@@ -179,6 +198,9 @@ impl<'a, T: Transport> Loop<'a, T> {
             if self.conns[i].is_some() {
                 self.close(i);
             }
+        }
+        if let Some(g) = self.worker.gateways.as_mut() {
+            g.sweep(self.worker.now, true);
         }
         if let Some(log) = self.worker.log.as_mut() {
             log.flush();
@@ -211,7 +233,12 @@ impl<'a, T: Transport> Loop<'a, T> {
     fn poll_timeout(&self) -> Option<Duration> {
         let pending_log = self.worker.log.as_ref().is_some_and(|l| l.pending() > 0);
         let mut wake: Option<Instant> = None;
-        if self.live() > 0 || pending_log || self.draining.is_some() {
+        let retired = self
+            .worker
+            .gateways
+            .as_ref()
+            .is_some_and(|g| g.retired() > 0);
+        if self.live() > 0 || pending_log || retired || self.draining.is_some() {
             wake = Some(self.next_sweep);
         }
         if let Some(t) = self.accept_paused_until {
@@ -282,7 +309,14 @@ impl<'a, T: Transport> Loop<'a, T> {
     fn open(&mut self, sock: TcpStream, peer: SocketAddr) {
         let now = self.worker.now;
         let deadline = now + self.worker.timeouts.header;
-        let Ok(mut c) = Conn::<T>::accept(sock, peer, &mut self.env, now, deadline) else {
+        // The slot is chosen first: a program started in the first pass registers its pipes
+        // under the slot's token.
+        let i = self.free.pop().unwrap_or_else(|| {
+            self.conns.push(None);
+            self.conns.len() - 1
+        });
+        let Ok(mut c) = Conn::<T>::accept(sock, peer, &mut self.env, now, deadline, i) else {
+            self.free.push(i);
             self.control.conns.fetch_sub(1, Ordering::Relaxed);
             self.worker.stats.closed += 1;
             return;
@@ -290,13 +324,10 @@ impl<'a, T: Transport> Loop<'a, T> {
         let keep = c.drive(&mut self.worker, &mut self.env, &mut self.pool);
         self.worker.stats.optimistic_hits += u64::from(c.session.served);
         if !keep {
+            self.free.push(i);
             self.release(c);
             return;
         }
-        let i = self.free.pop().unwrap_or_else(|| {
-            self.conns.push(None);
-            self.conns.len() - 1
-        });
         self.worker.stats.registrations += 1;
         let interest = Interest::READABLE | Interest::WRITABLE;
         if self
@@ -343,6 +374,9 @@ impl<'a, T: Transport> Loop<'a, T> {
     /// Closing the fd removes it from epoll: no `epoll_ctl(DEL)`.
     fn release(&mut self, mut c: Conn<T>) {
         self.control.conns.fetch_sub(1, Ordering::Relaxed);
+        // Its client is gone: its programs are killed (reaped by the sweep), their requests
+        // logged.
+        c.abandon_programs(&mut self.worker, &mut self.pool);
         if let Some(b) = c.session.bufs.take() {
             self.pool.give(b);
         }
@@ -375,6 +409,14 @@ impl<'a, T: Transport> Loop<'a, T> {
                 self.on_event(i, false, false);
                 continue;
             }
+            if !c.programs.is_empty() {
+                // Past its wall time a program is killed: 504 if nothing of its response was
+                // sent, else the response is cut.
+                c.expire_programs(&mut self.worker, &mut self.pool);
+                // Also how a program's exit is seen without a pidfd.
+                self.on_event(i, false, false);
+                continue;
+            }
             if now < c.deadline {
                 continue;
             }
@@ -387,9 +429,12 @@ impl<'a, T: Transport> Loop<'a, T> {
                 Phase::Body | Phase::StreamBody => st.body_timeouts += 1,
                 Phase::Idle => st.idle_timeouts += 1,
                 Phase::Send => st.send_timeouts += 1,
-                Phase::Linger => {}
+                Phase::Linger | Phase::Gateway => {}
             }
             self.close(i);
+        }
+        if let Some(g) = self.worker.gateways.as_mut() {
+            g.sweep(now, false);
         }
         if let Some(log) = self.worker.log.as_mut() {
             log.flush_if_due(now);
@@ -417,7 +462,7 @@ impl<'a, T: Transport> Loop<'a, T> {
             }
             // Over TLS an empty queue may still leave sealed records in rustls: the tail of a
             // response, which closing now would cut.
-            if c.session.queued == 0 && !c.io.has_output() {
+            if c.session.queued == 0 && !c.io.has_output() && c.programs.is_empty() {
                 self.close(i);
             }
         }

@@ -27,6 +27,8 @@
 //! - [`respond`]: from a parsed request and the cache to a response, with [`conditional`]
 //!   (304), [`range`] (206/416) and [`negotiate`] (precompressed siblings);
 //! - [`autoindex`]: directory listings, when asked for;
+//! - `gateway`: programs that answer requests (CGI/1.1), run inside the event loop: their pipes
+//!   and pidfd are events of the connection they answer;
 //! - [`access_log`]: Common/Combined Log Format, buffered;
 //! - `replay`: one connection's protocol driven from memory, for the fuzz targets.
 
@@ -38,6 +40,7 @@ pub mod config;
 mod conn;
 pub mod digest;
 mod event_loop;
+mod gateway;
 pub mod gds;
 mod listeners;
 pub mod mime;

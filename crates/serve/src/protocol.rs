@@ -15,9 +15,11 @@ use std::time::{Duration, Instant, SystemTime};
 use wire::RequestLimits;
 
 use crate::access_log::AccessLog;
+use crate::gateway::{Gateways, Launch};
 use crate::pool::{Bufs, Pool};
-use crate::respond::{Reply, Responder};
+use crate::respond::Responder;
 use crate::stats::ServerStats;
+pub(crate) use gateway::End as GatewayEnd;
 
 /// The timeouts the driver loop applies, by what a connection waits for.
 #[derive(Debug, Clone, Copy)]
@@ -55,6 +57,8 @@ pub(crate) struct Worker {
     /// HTTP/2's limits, when it is on: a cleartext connection that opens with the client
     /// preface is served HTTP/2 (over TLS, ALPN decides: `h2` is offered only when it is on).
     pub http2: Option<http2::Config>,
+    /// The programs that answer some targets (CGI), when any is configured.
+    pub gateways: Option<Box<Gateways>>,
 }
 
 /// What the transport learnt of the protocol before any plaintext arrived.
@@ -97,6 +101,9 @@ pub(crate) struct Session {
     /// When the current request head started (accept for the first one); while a body is read,
     /// when its latest bytes arrived into an empty buffer.
     pub head_since: Instant,
+    /// Programs to start for the requests just answered, by stream (0 on HTTP/1.1): the
+    /// connection starts them.
+    pub launches: Vec<(http2::StreamId, Launch)>,
     proto: Proto,
 }
 
@@ -110,6 +117,7 @@ impl Session {
             linger: false,
             served: false,
             head_since: now,
+            launches: Vec::new(),
             proto: Proto::Undecided,
         }
     }
@@ -302,9 +310,9 @@ impl Session {
     }
 }
 
-fn count_status(st: &mut ServerStats, reply: &Reply) {
+fn count_status(st: &mut ServerStats, status: u16) {
     st.requests += 1;
-    match reply.status / 100 {
+    match status / 100 {
         1 => st.status_1xx += 1,
         2 => st.status_2xx += 1,
         3 => st.status_3xx += 1,
@@ -314,6 +322,7 @@ fn count_status(st: &mut ServerStats, reply: &Reply) {
 }
 
 mod body;
+mod gateway;
 mod h1;
 mod h2;
 mod preface;

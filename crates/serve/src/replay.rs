@@ -48,6 +48,7 @@ impl Replay {
                     body: Duration::from_millis(config.body_timeout_ms),
                 },
                 http2: config.http2.then(|| config.http2_limits()),
+                gateways: None,
             },
             pool: Pool::new(
                 config.max_header_bytes.max(16 * 1024),

@@ -311,6 +311,25 @@ impl Responder {
         )
     }
 
+    /// 503 with `Retry-After: 1`: every program slot is taken (`cgi_max_programs`).
+    pub fn busy(&mut self, req: &Request<'_>, date: &[u8], out: &mut Vec<u8>) -> Reply {
+        let head = req.method == Method::Head;
+        page(
+            &mut self.pages,
+            503,
+            date,
+            Persistence::of(req),
+            head,
+            out,
+            |o| o.extend_from_slice(b"Retry-After: 1\r\n"),
+        )
+    }
+
+    /// The `Server: ...\r\n` line every response carries.
+    pub fn server_line(&self) -> &[u8] {
+        &self.pages.server_line
+    }
+
     /// What the cache has done so far (u64 counters, gauges filled in).
     pub fn counters(&self) -> CacheCounters {
         self.cache.counters()

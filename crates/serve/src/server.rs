@@ -51,6 +51,8 @@ pub enum ServeError {
     Bind { addr: SocketAddr, source: io::Error },
     #[error("access log {path}")]
     AccessLog { path: PathBuf, source: io::Error },
+    #[error("CGI directory {path}")]
+    CgiDir { path: PathBuf, source: io::Error },
     #[error("event loop")]
     Io(#[from] io::Error),
     #[error(transparent)]
@@ -74,6 +76,8 @@ pub(crate) struct Control {
     pub snap_gen: AtomicU64,
     pub snaps: Mutex<Vec<(u64, ServerStats)>>,
     pub snap_cv: Condvar,
+    /// Gateway programs running across every thread, against `cgi_max_programs`.
+    pub programs: Arc<AtomicUsize>,
 }
 
 impl Control {
@@ -150,6 +154,14 @@ impl Server {
                 source,
             },
         )?;
+        for mount in &config.cgi {
+            crate::resolve::Root::new(&mount.dir, config.symlinks_outside_root).map_err(
+                |source| ServeError::CgiDir {
+                    path: mount.dir.clone(),
+                    source,
+                },
+            )?;
+        }
         let listeners =
             listeners::bind(config.listen, n, config.defer_accept).map_err(|source| {
                 ServeError::Bind {
@@ -184,6 +196,7 @@ impl Server {
             snap_gen: AtomicU64::new(0),
             snaps: Mutex::new(vec![(0, ServerStats::default()); n]),
             snap_cv: Condvar::new(),
+            programs: Arc::new(AtomicUsize::new(0)),
         });
         Ok(Server {
             config,
@@ -286,12 +299,15 @@ fn run_loop(
             // One monomorphic loop per kind: the plain one carries nothing of TLS.
             Some(tls) => {
                 let env = TlsEnv::new(tls);
-                Loop::<TlsTcp>::new(id, poll, listener, config, log, responder, env, &control).run()
+                Loop::<TlsTcp>::new(id, poll, listener, config, log, responder, env, &control)
+                    .map_err(ServeError::from)
+                    .and_then(Loop::run)
             }
             None => {
                 let env = PlainEnv::new();
                 Loop::<PlainTcp>::new(id, poll, listener, config, log, responder, env, &control)
-                    .run()
+                    .map_err(ServeError::from)
+                    .and_then(Loop::run)
             }
         });
     if result.is_err() {

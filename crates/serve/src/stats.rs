@@ -97,6 +97,25 @@ counters! {
         /// GOAWAY frames sent (graceful shutdown, a protocol error, a flood cut) and received.
         h2_goaways_sent,
         h2_goaways_received,
+        /// Requests a CGI program was to answer (the refused ones included: 411, 413, 503).
+        cgi_requests,
+        /// CGI programs started.
+        cgi_starts,
+        /// CGI requests refused with 503 at `cgi_max_programs`.
+        cgi_busy,
+        /// Programs that could not be started (the request got 500, or 503 when short of
+        /// processes or memory).
+        cgi_start_failures,
+        /// Programs killed at `cgi_timeout_ms`.
+        cgi_timeouts,
+        /// Programs whose response head was refused (502).
+        cgi_bad_heads,
+        /// Programs killed by a signal before they finished (crashed mid-response).
+        cgi_died,
+        /// Programs killed past `cgi_max_output_bytes`.
+        cgi_output_limits,
+        /// Bytes programs wrote to stderr (their lines go to the error log, bounded).
+        cgi_stderr_bytes,
     }
 }
 

@@ -75,7 +75,7 @@ pub enum HttpArg {
 }
 
 /// `32M`, `512K`, `1G`, `1000`: bytes.
-fn parse_size(text: &str) -> Result<u64, String> {
+pub(crate) fn parse_size(text: &str) -> Result<u64, String> {
     let t = text.trim();
     let t = t
         .strip_suffix("iB")

@@ -61,6 +61,26 @@ pub struct ServeArgs {
     /// only the gap [default: 500].
     #[arg(long, value_name = "BYTES")]
     pub body_min_rate: Option<u64>,
+    /// Run the CGI programs of DIR for targets under PREFIX (`/cgi-bin/=/srv/cgi`); may repeat
+    /// (config key `cgi`).
+    #[arg(long, value_name = "PREFIX=DIR")]
+    pub cgi: Vec<serve::config::CgiMount>,
+    /// Run files of the root ending with this extension (`.cgi`) as CGI programs; may repeat
+    /// (config key `cgi_extensions`).
+    #[arg(long, value_name = "EXT")]
+    pub cgi_ext: Vec<String>,
+    /// CGI programs running at once; past it requests get 503 with Retry-After [default: 64]
+    /// (`cgi_max_programs`).
+    #[arg(long, value_name = "N")]
+    pub cgi_max_programs: Option<usize>,
+    /// A CGI program's wall time: its process group is killed past it [default: 30s]
+    /// (`cgi_timeout_ms`).
+    #[arg(long, value_name = "DUR", value_parser = duration)]
+    pub cgi_timeout: Option<std::time::Duration>,
+    /// Bytes a CGI program may write (head and body): past it it is killed and its response
+    /// cut [default: 1G] (`cgi_max_output_bytes`).
+    #[arg(long, value_name = "SIZE", value_parser = super::discover::parse_size)]
+    pub cgi_max_output: Option<u64>,
 }
 
 fn duration(text: &str) -> Result<std::time::Duration, String> {
@@ -113,6 +133,20 @@ fn run(args: ServeArgs) -> anyhow::Result<()> {
         stats.http1_connections,
         stats.http2_connections,
     );
+    if stats.cgi_requests > 0 {
+        let _ = writeln!(
+            std::io::stderr(),
+            "flint serve: CGI: {} requests, {} programs started; failures: {} busy (503), {} not started, {} timed out, {} bad heads (502), {} died, {} over the output limit",
+            stats.cgi_requests,
+            stats.cgi_starts,
+            stats.cgi_busy,
+            stats.cgi_start_failures,
+            stats.cgi_timeouts,
+            stats.cgi_bad_heads,
+            stats.cgi_died,
+            stats.cgi_output_limits,
+        );
+    }
     if stats.http2_connections > 0 {
         let _ = writeln!(
             std::io::stderr(),
@@ -172,6 +206,17 @@ fn configure(args: ServeArgs) -> anyhow::Result<Config> {
     }
     if let Some(n) = args.h2_max_streams {
         config.h2_max_concurrent_streams = n;
+    }
+    config.cgi.extend(args.cgi);
+    config.cgi_extensions.extend(args.cgi_ext);
+    if let Some(n) = args.cgi_max_programs {
+        config.cgi_max_programs = n;
+    }
+    if let Some(t) = args.cgi_timeout {
+        config.cgi_timeout_ms = u64::try_from(t.as_millis()).unwrap_or(u64::MAX);
+    }
+    if let Some(n) = args.cgi_max_output {
+        config.cgi_max_output_bytes = n;
     }
     Ok(config)
 }

@@ -123,6 +123,47 @@ fn the_file_takes_listen_dotfiles_and_autoindex() {
 }
 
 #[test]
+fn the_file_takes_cgi_mounts_and_extensions_and_refuses_bad_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("serve.toml");
+    std::fs::write(
+        &path,
+        "cgi = [\"/cgi-bin/=/srv/cgi\", \"/a/b=/x\"]\ncgi_extensions = [\".cgi\"]\ncgi_max_programs = 3\n",
+    )
+    .unwrap();
+    let c = Config::from_file(&path).unwrap();
+    let mounts: Vec<_> = c
+        .cgi
+        .iter()
+        .map(|m| (m.prefix.as_str(), m.dir.clone()))
+        .collect();
+    assert_eq!(
+        mounts,
+        [
+            ("/cgi-bin", "/srv/cgi".into()),
+            ("/a/b", std::path::PathBuf::from("/x"))
+        ]
+    );
+    assert_eq!((c.cgi_extensions.len(), c.cgi_max_programs), (1, 3));
+    c.validate().unwrap();
+    for text in [
+        "cgi = [\"cgi-bin=/x\"]\n",
+        "cgi = [\"/=/x\"]\n",
+        "cgi = [\"/../x=/y\"]\n",
+        "cgi = [\"/x\"]\n",
+    ] {
+        std::fs::write(&path, text).unwrap();
+        let e = Config::from_file(&path).unwrap_err().to_string();
+        assert!(e.contains("cgi"), "{text:?}: {e}");
+    }
+    let bad = Config {
+        cgi_extensions: vec!["cgi".into()],
+        ..Config::default()
+    };
+    assert_eq!(bad.validate().unwrap_err().key, "cgi_extensions");
+}
+
+#[test]
 fn a_missing_file_is_named_once_and_the_cause_is_its_source() {
     let e = Config::from_file(Path::new("/nonexistent/serve.toml")).unwrap_err();
     assert_eq!(e.to_string(), "/nonexistent/serve.toml");

@@ -6,19 +6,26 @@
 //! are answered on the same connection. No system call here (as hyper's h1 keeps its protocol
 //! state apart from its I/O).
 
-use wire::Method;
+use std::collections::VecDeque;
+
+use wire::{Method, Request};
 
 use super::body::Drain;
 use super::{count_status, Session, Worker};
 use crate::access_log::Entry;
+use crate::gateway::{cgi, Route};
 use crate::pool::Seg;
 use crate::respond::Body;
+
+pub(crate) mod gateway;
 
 /// What HTTP/1.1 keeps between reads beyond the session's buffers.
 #[derive(Debug, Default)]
 pub(super) struct H1 {
     /// The body of the last answered request, still being read and dropped.
     body: Option<Drain>,
+    /// The request a program is answering (nothing else is parsed meanwhile).
+    gateway: Option<Box<gateway::Exchange>>,
 }
 
 impl H1 {
@@ -49,7 +56,7 @@ pub(super) fn refuse_plain_http(s: &mut Session, n: usize, w: &mut Worker) {
         log.record(&e, w.wall);
     }
     w.stats.tls_plain_http += 1;
-    count_status(&mut w.stats, &reply);
+    count_status(&mut w.stats, reply.status);
     s.served = true;
     s.queued += (b.out.len() - start) as u64;
     b.push_mem(start);
@@ -66,9 +73,12 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker) -> bool {
     let Some(b) = s.bufs.as_mut() else {
         return false;
     };
+    if h.gateway.is_some() {
+        return false; // the input is the program's body, or the next request, which waits
+    }
     let mut pos = 0;
     let mut limited = false;
-    while pos < b.in_len && !s.close_after {
+    while pos < b.in_len && !s.close_after && h.gateway.is_none() {
         if let Some(drain) = h.body.as_mut() {
             // The rest of the last request's body: read and dropped.
             match drain.feed(&b.input[pos..b.in_len], w.now) {
@@ -104,6 +114,32 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker) -> bool {
             Ok(Some(req)) => {
                 used = req.head_len;
                 is_head = req.method == Method::Head;
+                // Only when a gateway is configured: the static path checks nothing more.
+                let routed = match w.gateways.as_mut() {
+                    Some(g) => g.route(req.target),
+                    None => None,
+                };
+                let refused = match routed {
+                    Some(Route::Cgi(script)) => {
+                        match start_gateway(&req, buf, &script, s.peer, w) {
+                            Ok(x) => {
+                                if req.expect_continue && req.content_length.is_some_and(|n| n > 0)
+                                {
+                                    b.out.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
+                                    s.queued += (b.out.len() - start) as u64;
+                                    b.push_mem(start);
+                                }
+                                s.launches.push((0, x.1));
+                                h.gateway = Some(x.0);
+                                pos += used;
+                                break;
+                            }
+                            Err(status) => Some(status),
+                        }
+                    }
+                    Some(Route::Refused(status)) => Some(status),
+                    None => None,
+                };
                 // The body's bytes already here are read before answering, so a malformed
                 // or oversized one found now gets its 400 or 413 instead of the response.
                 let body = Drain::of(&req, w.max_body, w.now).and_then(|d| match d {
@@ -130,7 +166,11 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker) -> bool {
                             b.out.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
                         }
                         h.body = rest;
-                        w.responder.respond(&req, &w.date, w.now, &mut b.out)
+                        match refused {
+                            Some(503) => w.responder.busy(&req, &w.date, &mut b.out),
+                            Some(status) => w.responder.error_to(&req, status, &w.date, &mut b.out),
+                            None => w.responder.respond(&req, &w.date, w.now, &mut b.out),
+                        }
                     }
                 };
                 (reply, req.referer, req.user_agent)
@@ -155,21 +195,12 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker) -> bool {
         }
         pos += used;
         s.served = true;
-        count_status(&mut w.stats, &reply);
+        count_status(&mut w.stats, reply.status);
         s.queued += (b.out.len() - start) as u64;
         b.push_mem(start);
-        match reply.body {
-            _ if is_head => {} // never a body after a HEAD's head, whatever the responder said
-            Body::None => {}
-            Body::Shared { data, start, len } if len > 0 => {
-                s.queued += len as u64;
-                b.segs.push_back(Seg::Shared { data, start, len });
-            }
-            Body::File { file, offset, len } if len > 0 => {
-                s.queued += len;
-                b.segs.push_back(Seg::File { file, offset, len });
-            }
-            Body::Shared { .. } | Body::File { .. } => {}
+        // Never a body after a HEAD's head, whatever the responder said.
+        if !is_head {
+            s.queued += queue_body(reply.body, &mut b.segs);
         }
         if reply.close {
             s.close_after = true;
@@ -185,6 +216,52 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker) -> bool {
         }
     }
     limited
+}
+
+/// Queues a reply's body (shared cached bytes, a file range); returns its bytes.
+fn queue_body(body: Body, segs: &mut VecDeque<Seg>) -> u64 {
+    match body {
+        Body::Shared { data, start, len } if len > 0 => {
+            segs.push_back(Seg::Shared { data, start, len });
+            len as u64
+        }
+        Body::File { file, offset, len } if len > 0 => {
+            segs.push_back(Seg::File { file, offset, len });
+            len
+        }
+        Body::None | Body::Shared { .. } | Body::File { .. } => 0,
+    }
+}
+
+/// A request a program answers: its launch and the exchange that follows it, or the status
+/// that refuses it: 411 for a chunked body (a program is told the body's length up front,
+/// RFC 3875 4.1.2), 413 for one over `max_body_bytes`, 503 at `cgi_max_programs`.
+fn start_gateway(
+    req: &Request<'_>,
+    buf: &[u8],
+    script: &cgi::Script,
+    peer: std::net::SocketAddr,
+    w: &mut Worker,
+) -> Result<(Box<gateway::Exchange>, crate::gateway::Launch), u16> {
+    let Some(g) = w.gateways.as_mut() else {
+        return Err(500);
+    };
+    w.stats.cgi_requests += 1;
+    if req.chunked {
+        return Err(411);
+    }
+    if req.content_length.is_some_and(|n| n > w.max_body) {
+        return Err(413);
+    }
+    if !g.reserve() {
+        w.stats.cgi_busy += 1;
+        return Err(503);
+    }
+    let head = &buf[..req.head_len];
+    let launch = cgi::launch(script, req, cgi::asked_h1(req, head), peer, g);
+    let max_head = w.limits.max_head_bytes;
+    let x = gateway::Exchange::new(req, first_line(head), max_head);
+    Ok((Box::new(x), launch))
 }
 
 /// The request line as received (for the log), without leading empty lines or the CRLF.

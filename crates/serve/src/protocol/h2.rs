@@ -38,13 +38,15 @@ use http2::{error_code, frame_type, Header, StreamId};
 use super::body::BodyClock;
 use super::{count_status, Session, Worker};
 use crate::access_log::Entry;
-use crate::respond::Body;
+use crate::gateway::{cgi, Launch, Route};
+use crate::respond::{Body, Reply};
 use fields::{LastHead, MAX_FIELDS};
 #[cfg(test)]
 use streams::Field;
 use streams::{Counts, Out, Streams};
 
 mod fields;
+pub(super) mod gateway;
 mod handler;
 mod streams;
 
@@ -86,6 +88,8 @@ pub(crate) struct H2 {
     going_away: bool,
     /// A request's header block was under way after the last `answer`.
     head_pending: bool,
+    /// Programs to start for the streams just answered (moved to the session's).
+    launches: Vec<(StreamId, Launch)>,
 }
 
 impl std::fmt::Debug for H2 {
@@ -101,15 +105,18 @@ impl H2 {
     pub fn new(w: &Worker) -> Result<H2, http2::Error> {
         let config = w.http2.as_ref().cloned().unwrap_or_default();
         let cap = config.max_concurrent_streams as usize;
+        let mut streams = Streams::new(cap + 4, w.limits.max_head_bytes, w.log.is_some(), w.now);
+        streams.keep_all = w.gateways.is_some();
         Ok(H2 {
             framer: http2::Session::server(&config)?,
-            streams: Streams::new(cap + 4, w.limits.max_head_bytes, w.log.is_some(), w.now),
+            streams,
             response: Vec::new(),
             last_head: LastHead::new(),
             passed_host: wire::PassedHost::default(),
             log_line: Vec::new(),
             going_away: false,
             head_pending: false,
+            launches: Vec::new(),
         })
     }
 
@@ -271,6 +278,9 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker, pool: &mut crate::pool::Po
         // most likely), then the connection closes.
         h.go_away_for(error_code::ENHANCE_YOUR_CALM);
     }
+    if !h.launches.is_empty() {
+        s.launches.append(&mut h.launches);
+    }
     // A header block under way is due within the header timeout of its start, as an HTTP/1.1
     // head is, however its frames trickle.
     let waiting = &h.streams.ready;
@@ -346,42 +356,97 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
     let limits = &w.limits;
     let passed = &mut h.passed_host;
     // The request is read by reference where wire built it (no copy of it).
-    let (reply, is_head, referer, user_agent) =
+    let answer =
         wire::Request::with_fields(method, path, authority, fields, limits, passed, |parsed| {
             match parsed {
-                _ if head_too_large => (
+                _ if head_too_large => Ok((
                     w.responder.error(431, &w.date, false, out),
                     false,
                     None,
                     None,
-                ),
-                _ if host_differs => (
+                )),
+                _ if host_differs => Ok((
                     w.responder.error(400, &w.date, false, out),
                     false,
                     None,
                     None,
-                ),
+                )),
                 Ok(r) if !too_large => {
-                    let reply = w.responder.respond_shared(r, &w.date, w.now, out);
-                    (
+                    // Only when a gateway is configured: the static path checks nothing more.
+                    let routed = match w.gateways.as_mut() {
+                        Some(g) => g.route(r.target),
+                        None => None,
+                    };
+                    let reply = match routed {
+                        None => w.responder.respond_shared(r, &w.date, w.now, out),
+                        Some(Route::Refused(status)) => {
+                            w.responder.error_to(r, status, &w.date, out)
+                        }
+                        Some(Route::Cgi(script)) => {
+                            w.stats.cgi_requests += 1;
+                            // A program is told the body's length up front (RFC 3875 4.1.2).
+                            let length_known = st.ended || st.content_length.is_some();
+                            let g = w.gateways.as_mut().filter(|_| length_known);
+                            match g {
+                                None => w.responder.error_to(r, 411, &w.date, out),
+                                Some(g) if !g.reserve() => {
+                                    w.stats.cgi_busy += 1;
+                                    w.responder.busy(r, &w.date, out)
+                                }
+                                Some(g) => {
+                                    let host = authority.map(|a| (&b"host"[..], a));
+                                    let fields = (st.fields.iter())
+                                        .map(|&(name, range)| (name, value(range)))
+                                        .chain(st.others.iter().map(|&(n, v)| (value(n), value(v))))
+                                        .chain(host);
+                                    let asked = cgi::Asked {
+                                        method,
+                                        protocol: b"HTTP/2.0",
+                                        // A body that arrived whole has its length.
+                                        content_length: st
+                                            .content_length
+                                            .or((st.ended && st.body_in > 0).then_some(st.body_in)),
+                                        fields,
+                                    };
+                                    let launch = cgi::launch(&script, r, asked, peer, g);
+                                    let x =
+                                        gateway::Exchange::new(r, method, limits.max_head_bytes);
+                                    return Err((Box::new(x), launch));
+                                }
+                            }
+                        }
+                    };
+                    Ok((
                         reply,
                         r.method == wire::Method::Head,
                         r.referer,
                         r.user_agent,
-                    )
+                    ))
                 }
                 Ok(r) => {
                     let reply = w.responder.error(413, &w.date, false, out);
-                    (reply, false, r.referer, r.user_agent)
+                    Ok((reply, false, r.referer, r.user_agent))
                 }
-                Err(e) => (
+                Err(e) => Ok((
                     w.responder.error(e.status(), &w.date, false, out),
                     false,
                     None,
                     None,
-                ),
+                )),
             }
         });
+    let (reply, is_head, referer, user_agent) = match answer {
+        Ok(answer) => answer,
+        Err((exchange, launch)) => {
+            // A program answers: its head comes later (`gateway.rs`).
+            h.launches.push((id, launch));
+            let slot = &mut h.streams.slots[i];
+            slot.trim();
+            slot.answered = true;
+            slot.gateway = Some(exchange);
+            return;
+        }
+    };
     if let Some(log) = w.log.as_mut() {
         // The request line as HTTP/2 has it.
         let line = &mut h.log_line;
@@ -400,12 +465,18 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
         };
         log.record(&e, w.wall);
     }
-    count_status(&mut w.stats, &reply);
+    count_status(&mut w.stats, reply.status);
     // Refused for what the request is (the answers wire's checks and these limits give).
     h.streams.refused += u32::from(matches!(reply.status, 400 | 413 | 414 | 431));
+    submit_reply(h, i, id, reply, is_head || head_method);
+}
+
+/// Submits the response in `h.response` (a head, and a generated body after it) with the
+/// reply's body, on stream `id` (slot `i`).
+fn submit_reply(h: &mut H2, i: usize, id: StreamId, reply: Reply, no_body: bool) {
     // The head: "HTTP/1.1 200 OK\r\n" then "Name: value\r\n" lines, then the blank line,
     // turned into fields handed over as slices of it.
-    let out: &[u8] = out;
+    let out: &[u8] = &h.response;
     let mut fields = [Header::new(b"", b""); MAX_FIELDS + 1];
     // The kept head may be replaced only while no queued frame may point at it.
     let may_replace = h.framer.outbound_queue_len() == 0;
@@ -414,7 +485,7 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
     let s = &mut h.streams;
     let mut own = 0;
     let (body, left) = match reply.body {
-        _ if is_head || head_method => (Out::None, 0),
+        _ if no_body => (Out::None, 0),
         Body::Shared { data, start, len } => {
             if Rc::strong_count(&data) == 1 {
                 own = len as u64; // generated for this request (a cached body is shared)
@@ -433,6 +504,7 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
     };
     let slot = &mut s.slots[i];
     slot.trim(); // the request is answered: its fields are not needed any more
+    slot.body_buf.clear(); // and a body kept in case a program wanted it is not
     slot.answered = true;
     slot.out = body;
     slot.left = left;
@@ -445,6 +517,20 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
     {
         // The stream is gone (reset by the client meanwhile): nothing to send.
         s.release(i);
+    }
+}
+
+/// Submits the head in `h.response` alone on stream `id` (slot `i`): its body, if any, comes
+/// from the stream's own source (a program's output).
+fn submit_head(h: &mut H2, i: usize, id: StreamId, with_body: bool) {
+    let mut fields = [Header::new(b"", b""); MAX_FIELDS + 1];
+    let may_replace = h.framer.outbound_queue_len() == 0;
+    let (n, _) = h.last_head.fields(&h.response, &mut fields, may_replace);
+    if h.framer
+        .submit_response(id, &fields[..n], with_body)
+        .is_err()
+    {
+        h.streams.release(i);
     }
 }
 

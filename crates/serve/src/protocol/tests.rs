@@ -50,6 +50,7 @@ fn fixture(max_pipeline: usize) -> Fixture {
             send: Duration::from_secs(1),
         },
         http2: Some(http2::Config::server()),
+        gateways: None,
     };
     Fixture {
         _root: root,

@@ -41,6 +41,10 @@ impl Handler for Streams {
 
     fn body_ready(&mut self, stream: StreamId, max: usize) -> http2::Body {
         match self.slot(stream) {
+            Some(s) if matches!(s.out, Out::Gateway) => match s.gateway.as_ref() {
+                Some(g) => g.body_ready(max),
+                None => http2::Body::Reset,
+            },
             Some(s) => {
                 let len = s.left.min(max as u64);
                 http2::Body::Ready {
@@ -69,9 +73,12 @@ impl Handler for Streams {
             b.out.extend_from_slice(&self.arena[*from..*from + len]);
             *from += len;
         }
+        if let (Out::Gateway, Some(g)) = (&s.out, s.gateway.as_mut()) {
+            g.take_into(len, &mut b.out);
+        }
         b.push_mem(start);
         match &mut s.out {
-            Out::None | Out::Arena { .. } => {}
+            Out::None | Out::Arena { .. } | Out::Gateway => {}
             Out::Shared { data, start: from } => {
                 b.segs.push_back(Seg::Shared {
                     data: data.clone(),
@@ -147,7 +154,7 @@ impl Handler for Streams {
         name: &[u8],
         value: &[u8],
     ) -> HeaderVerdict {
-        let (max_head, log_fields) = (self.max_head, self.log_fields);
+        let (max_head, log_fields, keep_all) = (self.max_head, self.log_fields, self.keep_all);
         let Some(s) = self.slot(stream) else {
             return HeaderVerdict::ResetStream;
         };
@@ -211,7 +218,13 @@ impl Handler for Streams {
             | Known::Scheme
             | Known::Te
             | Known::Priority
-            | Known::Other => return HeaderVerdict::Accept,
+            | Known::Other => {
+                if keep_all && !matches!(known, Known::Scheme) {
+                    let (n, v) = (keep(name), keep(value));
+                    s.others.push((n, v));
+                }
+                return HeaderVerdict::Accept;
+            }
         };
         let range = keep(value);
         s.fields.push((carried, range));
@@ -244,8 +257,13 @@ impl Handler for Streams {
     }
 
     fn on_data(&mut self, stream: StreamId, data: &[u8]) {
-        let now = self.now;
+        let (now, keep_all) = (self.now, self.keep_all);
         if let Some(s) = self.slot(stream) {
+            // Kept for a program (bounded by `max_body_bytes`: past it the stream is reset).
+            let for_program = s.gateway.as_ref().map_or(!s.answered, |g| g.takes_body());
+            if keep_all && for_program {
+                s.body_buf.extend_from_slice(data);
+            }
             s.body_in += data.len() as u64;
             if let Some(clock) = s.body.as_mut() {
                 clock.add(data.len() as u64, now);

@@ -54,6 +54,8 @@ pub(super) enum Out {
         file: Rc<File>,
         offset: u64,
     },
+    /// A program's output, as it arrives: the stream's `gateway` buffer.
+    Gateway,
 }
 
 /// One open stream.
@@ -69,6 +71,14 @@ pub(super) struct Stream {
     pub(super) authority: Option<(usize, usize)>,
     /// The carried fields in order (see [`Field`]).
     pub(super) fields: Vec<Field>,
+    /// With a gateway configured, every other field too (a program sees them all): name and
+    /// value as ranges of `values`.
+    pub(super) others: Vec<((usize, usize), (usize, usize))>,
+    /// The program answering this stream.
+    pub(super) gateway: Option<Box<super::gateway::Exchange>>,
+    /// Request body bytes for the program, not yet written to its stdin (with a gateway
+    /// configured, also what arrives before the request is answered: one read at most).
+    pub(super) body_buf: Vec<u8>,
     /// The block being received is trailers: ignored.
     pub(super) trailers: bool,
     /// Bytes of the header block so far (names, values, 4 a field: their HTTP/1.1 size);
@@ -109,6 +119,9 @@ impl Stream {
             path: (0, 0),
             authority: None,
             fields: Vec::new(),
+            others: Vec::new(),
+            gateway: None,
+            body_buf: Vec::new(),
             trailers: false,
             head_bytes: 0,
             field_count: 0,
@@ -136,6 +149,7 @@ impl Stream {
         if self.fields.capacity() * size_of::<Field>() > KEEP_CAPACITY {
             self.fields = Vec::new();
         }
+        self.others.clear();
     }
 
     pub(super) fn open(&mut self, id: StreamId) {
@@ -145,6 +159,9 @@ impl Stream {
         self.path = (0, 0);
         self.authority = None;
         self.fields.clear();
+        self.others.clear();
+        self.gateway = None;
+        self.body_buf = Vec::new();
         self.trailers = false;
         self.head_bytes = 0;
         self.field_count = 0;
@@ -172,6 +189,8 @@ pub(super) struct Streams {
     pub(super) max_head: usize,
     /// An access log is kept: `referer` and `user-agent` are carried for it (read by nothing else).
     pub(super) log_fields: bool,
+    /// Keep every request field (`Stream::others`): a gateway is configured.
+    pub(super) keep_all: bool,
     /// The session's buffers, lent for `send`.
     pub(super) bufs: Option<Bufs>,
     /// Bytes queued during this `send`.
@@ -230,6 +249,7 @@ impl Streams {
             cap,
             max_head,
             log_fields,
+            keep_all: false,
             bufs: None,
             queued: 0,
             before: 0,
@@ -320,6 +340,8 @@ impl Streams {
         let s = &mut self.slots[i];
         s.id = 0;
         s.out = Out::None; // drops the shared body or the file
+        s.gateway = None;
+        s.body_buf = Vec::new();
         s.trim();
     }
 }

@@ -1,0 +1,201 @@
+//! A connection's programs (`crate::gateway`): started when its session asks, their bytes moved
+//! each time the connection is driven (their pipes and pidfds are registered under its token),
+//! ended when their output is done and they have exited, or past their wall time.
+
+use std::io::{self, Write};
+use std::os::unix::process::ExitStatusExt;
+use std::time::Instant;
+
+use http2::StreamId;
+
+use super::Conn;
+use crate::gateway::program::{self, StartError};
+use crate::gateway::Launch;
+use crate::pool::Pool;
+use crate::protocol::{GatewayEnd, Worker};
+use crate::transport::Transport;
+
+impl<T: Transport> Conn<T> {
+    /// Starts the programs the session asked for; a start that fails answers 500 (503 when
+    /// the system is short of processes or memory).
+    pub(super) fn start_programs(&mut self, w: &mut Worker, pool: &mut Pool) {
+        for (id, launch) in std::mem::take(&mut self.session.launches) {
+            self.start_program(id, &launch, w, pool);
+        }
+    }
+
+    fn start_program(&mut self, id: StreamId, launch: &Launch, w: &mut Worker, pool: &mut Pool) {
+        let Some(g) = w.gateways.as_mut() else {
+            return;
+        };
+        let deadline = w.now + g.limits.timeout;
+        let failed = match program::start(launch, self.token, &g.registry, deadline) {
+            Ok(p) => {
+                w.stats.cgi_starts += 1;
+                self.programs.push((id, p));
+                return;
+            }
+            Err(StartError::Spawn(e)) => {
+                g.release();
+                e
+            }
+            Err(StartError::Register(p)) => {
+                g.retire(*p, true);
+                io::Error::other("cannot register its pipes")
+            }
+        };
+        w.stats.cgi_start_failures += 1;
+        let _ = writeln!(
+            io::stderr(),
+            "flint serve: {}: cannot start: {failed}",
+            launch.program.display()
+        );
+        let status = if crate::resolve::is_resource_error(&failed) {
+            503
+        } else {
+            500
+        };
+        self.session
+            .gateway_end(id, GatewayEnd::NotStarted(status), w, pool);
+    }
+
+    /// The earliest wall-time deadline of the connection's programs.
+    pub(super) fn programs_due(&self) -> Option<Instant> {
+        self.programs.iter().map(|(_, p)| p.deadline).min()
+    }
+
+    /// Kills the programs past their wall time (the sweep's part).
+    pub fn expire_programs(&mut self, w: &mut Worker, pool: &mut Pool) {
+        let mut k = 0;
+        while k < self.programs.len() {
+            if w.now >= self.programs[k].1.deadline {
+                w.stats.cgi_timeouts += 1;
+                self.end_program(k, GatewayEnd::TimedOut, w, pool);
+            } else {
+                k += 1;
+            }
+        }
+    }
+
+    /// Moves every program's bytes as far as they go without blocking; true if anything moved
+    /// (the driver loops again).
+    pub(super) fn pump(&mut self, w: &mut Worker, pool: &mut Pool) -> bool {
+        let mut moved = false;
+        let mut k = 0;
+        while k < self.programs.len() {
+            let id = self.programs[k].0;
+            if !self.session.gateway_alive(id) {
+                // Its stream was reset by the client: nobody wants its output.
+                let (_, p) = self.programs.swap_remove(k);
+                if let Some(g) = w.gateways.as_mut() {
+                    g.retire(p, true);
+                }
+                moved = true;
+                continue;
+            }
+            let (m, end) = self.pump_one(k, w, pool);
+            moved |= m;
+            match end {
+                Some(end) => self.end_program(k, end, w, pool),
+                None => k += 1,
+            }
+        }
+        moved
+    }
+
+    /// One program: request body to its stdin, its stdout into the response while the
+    /// response has room (`OUTPUT_WINDOW`), its stderr to the log. Returns whether anything
+    /// moved, and how its part ended if it did (stdout closed and exited, a bad head, the
+    /// output limit).
+    fn pump_one(
+        &mut self,
+        k: usize,
+        w: &mut Worker,
+        pool: &mut Pool,
+    ) -> (bool, Option<GatewayEnd>) {
+        let (id, p) = (self.programs[k].0, &mut self.programs[k].1);
+        let mut moved = false;
+        loop {
+            let body = self.session.gateway_body(id);
+            if body.is_empty() {
+                if self.session.gateway_body_done(id) && p.has_stdin() {
+                    p.close_stdin();
+                }
+                break;
+            }
+            if !p.has_stdin() {
+                // The program closed its stdin early: the rest of the body is dropped.
+                let n = body.len();
+                self.session.gateway_body_taken(id, n);
+                moved = true;
+                continue;
+            }
+            match p.write_stdin(body) {
+                Ok(n) => {
+                    self.session.gateway_body_taken(id, n);
+                    moved = true;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => p.close_stdin(),
+            }
+        }
+        let limit = w
+            .gateways
+            .as_ref()
+            .map_or(u64::MAX, |g| g.limits.max_output);
+        let mut buf = [0u8; 16 * 1024];
+        while self.session.gateway_wants_output(id) && !p.stdout_done() {
+            match p.read_stdout(&mut buf) {
+                Ok(0) => moved = true,
+                Ok(n) => {
+                    moved = true;
+                    if p.output > limit {
+                        w.stats.cgi_output_limits += 1;
+                        return (true, Some(GatewayEnd::OutputLimit));
+                    }
+                    if let Err(e) = self.session.gateway_output(id, &buf[..n], w, pool) {
+                        w.stats.cgi_bad_heads += 1;
+                        let _ =
+                            writeln!(io::stderr(), "flint serve: a CGI program's head: {e} (502)");
+                        return (true, Some(GatewayEnd::BadHead));
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return (true, Some(GatewayEnd::Died)),
+            }
+        }
+        w.stats.cgi_stderr_bytes += p.drain_stderr();
+        if !p.stdout_done() {
+            return (moved, None);
+        }
+        match p.poll_exit() {
+            None => (moved, None), // its pidfd (or the sweep) says when it has exited
+            Some(status) if status.signal().is_some() => {
+                w.stats.cgi_died += 1;
+                (true, Some(GatewayEnd::Died))
+            }
+            Some(_) => (true, Some(GatewayEnd::Complete)),
+        }
+    }
+
+    /// The connection is closing: its programs are killed, their requests logged as
+    /// abandoned.
+    pub fn abandon_programs(&mut self, w: &mut Worker, pool: &mut Pool) {
+        while !self.programs.is_empty() {
+            self.end_program(0, GatewayEnd::Abandoned, w, pool);
+        }
+    }
+
+    /// Ends program `k`'s part: its response finished or cut (`Session::gateway_end`), the
+    /// program killed unless it ended by itself, and handed to the reaper.
+    fn end_program(&mut self, k: usize, end: GatewayEnd, w: &mut Worker, pool: &mut Pool) {
+        let (id, p) = self.programs.swap_remove(k);
+        self.session.gateway_end(id, end, w, pool);
+        if let Some(g) = w.gateways.as_mut() {
+            let kill = !matches!(end, GatewayEnd::Complete | GatewayEnd::Died);
+            g.retire(p, kill);
+        }
+    }
+}

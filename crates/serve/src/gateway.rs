@@ -1,0 +1,225 @@
+//! Programs that answer requests, run inside the event loop as the Flash server ran its CGI: a
+//! program is one more source of events in the thread's epoll instance (its pipes and its pidfd
+//! registered under its connection's token), never a thread, never a blocking wait.
+//!
+//! - [`Gateways`] is one thread's view of the configured gateways: which targets they claim
+//!   (one `Option` check on the static path when none is configured), the programs running at
+//!   once across the server (one shared count, checked per program start) and the children
+//!   whose connection is done with them but which are not reaped yet.
+//! - `cgi.rs` is CGI/1.1 (RFC 3875): the script a target names, its meta-variables, the start.
+//! - `program.rs` is a running program's I/O: body to stdin, stdout read only as fast as the
+//!   client takes it, stderr to the error log, the exit seen through a pidfd.
+//! - `head.rs` checks a program's response head before any of it reaches a client.
+//!
+//! What a gateway produces is protocol-neutral: a status, checked fields and a body that
+//! arrives later ([`Launch`] in, [`head::CgiHead`] and body bytes out); the protocol encodes it.
+//! Another body source (FastCGI: records over a pooled socket instead of pipes) fits beside
+//! `cgi.rs` and `program.rs` under the same [`Route`].
+
+use std::process::Child;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::config::Config;
+use crate::resolve::{self, Root};
+
+pub(crate) mod cgi;
+pub(crate) mod head;
+pub(crate) mod program;
+
+pub(crate) use cgi::Launch;
+pub(crate) use program::Program;
+
+/// The token bit that marks a program's pipe or pidfd: `token | PROGRAM_TOKEN` drives the
+/// connection `token` without touching its socket's readiness.
+pub(crate) const PROGRAM_TOKEN: usize = 1 << (usize::BITS - 2);
+
+/// What a gateway says of a target.
+#[derive(Debug)]
+pub(crate) enum Route {
+    /// A program to run.
+    Cgi(Box<cgi::Script>),
+    /// Claimed by a gateway but refused: this status (404 no such program, 403 not executable).
+    Refused(u16),
+}
+
+/// The limits every program runs under.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    pub max_programs: usize,
+    pub timeout: Duration,
+    pub max_output: u64,
+}
+
+/// One thread's gateways.
+pub(crate) struct Gateways {
+    mounts: Vec<(Box<[u8]>, Root)>,
+    extensions: Vec<Box<[u8]>>,
+    doc_root: Root,
+    hide_dotfiles: bool,
+    pub limits: Limits,
+    /// Programs running across the server (started, not yet reaped).
+    running: Arc<AtomicUsize>,
+    /// Programs this thread started and no connection holds any more, until reaped (killed
+    /// past their deadline).
+    retired: Vec<(Child, Instant)>,
+    /// The normalised target, reused.
+    key: Vec<u8>,
+    pub server_port: u16,
+    pub https: bool,
+    pub registry: mio::Registry,
+}
+
+impl std::fmt::Debug for Gateways {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gateways")
+            .field("mounts", &self.mounts.len())
+            .field("retired", &self.retired.len())
+            .finish()
+    }
+}
+
+impl Gateways {
+    /// `None` when no gateway is configured (the static path then checks nothing more). A
+    /// mount's directory that cannot be used is an error at start.
+    pub fn new(
+        config: &Config,
+        running: Arc<AtomicUsize>,
+        registry: mio::Registry,
+        server_port: u16,
+    ) -> std::io::Result<Option<Box<Gateways>>> {
+        if config.cgi.is_empty() && config.cgi_extensions.is_empty() {
+            return Ok(None);
+        }
+        let mut mounts = Vec::with_capacity(config.cgi.len());
+        for m in &config.cgi {
+            let root = Root::new(&m.dir, config.symlinks_outside_root)?;
+            mounts.push((m.prefix.as_bytes().into(), root));
+        }
+        Ok(Some(Box::new(Gateways {
+            mounts,
+            extensions: config
+                .cgi_extensions
+                .iter()
+                .map(|e| e.as_bytes().into())
+                .collect(),
+            doc_root: Root::new(&config.root, config.symlinks_outside_root)?,
+            hide_dotfiles: config.dotfiles == crate::config::Dotfiles::Hide,
+            limits: Limits {
+                max_programs: config.cgi_max_programs,
+                timeout: Duration::from_millis(config.cgi_timeout_ms),
+                max_output: config.cgi_max_output_bytes,
+            },
+            running,
+            retired: Vec::new(),
+            key: Vec::with_capacity(256),
+            server_port,
+            https: config.tls_cert.is_some(),
+            registry,
+        })))
+    }
+
+    /// Whether a gateway claims `target`, and with what. `None`: not a gateway's (or a target
+    /// the static path refuses anyway: it answers as for any file).
+    pub fn route(&mut self, target: &[u8]) -> Option<Route> {
+        let query = resolve::normalise(target, &mut self.key).ok()?;
+        let key = &self.key[..];
+        for (prefix, root) in &self.mounts {
+            let Some(rest) = key.strip_prefix(&prefix[..]) else {
+                continue;
+            };
+            if !(rest.is_empty() || rest[0] == b'/') {
+                continue;
+            }
+            if self.hide_dotfiles && resolve::is_hidden(key) {
+                return Some(Route::Refused(404));
+            }
+            return Some(cgi::find(root, prefix, rest, query, &self.doc_root, |_| {
+                true
+            }));
+        }
+        if self.extensions.is_empty() || !self.names_extension(key) {
+            return None;
+        }
+        if self.hide_dotfiles && resolve::is_hidden(key) {
+            return Some(Route::Refused(404));
+        }
+        let exts = &self.extensions;
+        let is_script = |seg: &[u8]| exts.iter().any(|e| seg.ends_with(e) && seg.len() > e.len());
+        Some(cgi::find(
+            &self.doc_root,
+            b"",
+            key,
+            query,
+            &self.doc_root,
+            is_script,
+        ))
+    }
+
+    /// Whether a segment of `key` ends with a CGI extension.
+    fn names_extension(&self, key: &[u8]) -> bool {
+        key.split(|&b| b == b'/')
+            .any(|seg| self.extensions.iter().any(|e| seg.ends_with(e)))
+    }
+
+    /// Takes one of the server's program slots; false at `cgi_max_programs`.
+    pub fn reserve(&self) -> bool {
+        let before = self.running.fetch_add(1, Ordering::AcqRel);
+        if before >= self.limits.max_programs {
+            self.running.fetch_sub(1, Ordering::AcqRel);
+            return false;
+        }
+        true
+    }
+
+    /// Gives back a slot taken by [`Gateways::reserve`] (a start that failed, a reaped child).
+    pub fn release(&self) {
+        self.running.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// A program no connection needs any more: reaped now if it has exited, else (killed if
+    /// `kill`) kept until it is, and killed past its deadline (`sweep`).
+    pub fn retire(&mut self, mut p: Program, kill: bool) {
+        if kill {
+            p.kill();
+        }
+        let deadline = p.deadline;
+        match p.into_child() {
+            Some(mut child) => match child.try_wait() {
+                Ok(None) => self.retired.push((child, deadline)),
+                _ => self.release(),
+            },
+            None => self.release(),
+        }
+    }
+
+    /// Reaps retired programs that exited, kills those past their deadline. Called by the
+    /// event loop's sweep; `final_` (at shutdown) kills every one and waits for it (SIGKILL
+    /// cannot be ignored: the wait is short).
+    pub fn sweep(&mut self, now: Instant, final_: bool) {
+        let mut i = 0;
+        while i < self.retired.len() {
+            let (child, deadline) = &mut self.retired[i];
+            if final_ || now >= *deadline {
+                program::kill_group(child.id());
+            }
+            let done = if final_ {
+                child.wait().is_ok()
+            } else {
+                !matches!(child.try_wait(), Ok(None))
+            };
+            if done {
+                self.retired.swap_remove(i);
+                self.release();
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// Retired programs not yet reaped (the sweep must keep running while there are any).
+    pub fn retired(&self) -> usize {
+        self.retired.len()
+    }
+}

@@ -1,0 +1,268 @@
+//! CGI/1.1 (RFC 3875): which program a target names, and the meta-variables it runs with.
+//!
+//! A program is a regular executable file found under its mount's directory (or, for
+//! `cgi_extensions`, under the document root) by the same rules as a file: the target
+//! normalised by `resolve::normalise` (no `..`, no encoded separators, no NUL), dot-names
+//! hidden, the opened file checked to lie under its root (`Root::open`: symlinks leading out are
+//! refused unless `symlinks_outside_root`). What follows the program's name is `PATH_INFO`.
+//!
+//! The environment holds the meta-variables of RFC 3875 4.1, the request's fields as `HTTP_*`,
+//! and a fixed `PATH`: nothing of the server's own environment. `Proxy` is never passed
+//! (`HTTP_PROXY` would be taken for a proxy setting by the program's HTTP libraries: httpoxy,
+//! CVE-2016-5385), nor `Authorization` (the server authenticates nobody, so a program must not
+//! think it did), nor a field name with `_` (it would be indistinguishable from the same name
+//! with `-`).
+
+use std::ffi::{OsStr, OsString};
+use std::net::SocketAddr;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+
+use wire::{Request, Version};
+
+use super::head::trim;
+use super::{Gateways, Route};
+use crate::resolve::{FsCounters, Root};
+
+/// The fixed search path programs run with.
+pub(crate) const PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
+/// The program a target names.
+#[derive(Debug)]
+pub(crate) struct Script {
+    /// Where it is.
+    pub fs_path: Vec<u8>,
+    /// Its URL path (`SCRIPT_NAME`), decoded.
+    pub script_name: Vec<u8>,
+    /// What follows it in the path (`PATH_INFO`), decoded; may be empty.
+    pub path_info: Vec<u8>,
+    /// The query, without its `?`.
+    pub query: Vec<u8>,
+    /// `PATH_INFO` under the document root, when there is a `PATH_INFO`.
+    pub path_translated: Option<Vec<u8>>,
+}
+
+/// A program to start: what the protocol decided, for the connection to start.
+#[derive(Debug)]
+pub(crate) struct Launch {
+    pub program: PathBuf,
+    pub dir: PathBuf,
+    pub env: Vec<(OsString, OsString)>,
+    /// Bytes of request body to pass to its stdin.
+    pub body: u64,
+}
+
+/// Finds the program `rel` names under `root` (`prefix` is its mount's URL prefix): the
+/// shortest leading part of `rel` that is a file and `is_script` accepts; the rest is path info.
+pub(crate) fn find(
+    root: &Root,
+    prefix: &[u8],
+    rel: &[u8],
+    query: &[u8],
+    doc_root: &Root,
+    is_script: impl Fn(&[u8]) -> bool,
+) -> Route {
+    let mut fs_path = Vec::with_capacity(256);
+    let mut counters = FsCounters::default();
+    let ends = rel
+        .iter()
+        .enumerate()
+        .skip(1)
+        .filter(|&(_, &b)| b == b'/')
+        .map(|(i, _)| i)
+        .chain([rel.len()]);
+    for end in ends {
+        let candidate = &rel[..end];
+        let name = candidate.rsplit(|&b| b == b'/').next().unwrap_or(b"");
+        if name.is_empty() || !is_script(name) {
+            continue;
+        }
+        root.join(candidate, &mut fs_path);
+        let (_, meta) = match root.open(&fs_path, &mut counters) {
+            Ok(Some(found)) => found,
+            Ok(None) => return Route::Refused(404),
+            Err(_) => return Route::Refused(503),
+        };
+        if meta.is_dir() {
+            continue;
+        }
+        if !meta.is_file() {
+            return Route::Refused(404);
+        }
+        if meta.permissions().mode() & 0o111 == 0 {
+            return Route::Refused(403);
+        }
+        let path_info = rel[end..].to_vec();
+        let path_translated = (!path_info.is_empty()).then(|| {
+            let mut p = Vec::new();
+            doc_root.join(&path_info, &mut p);
+            p
+        });
+        let mut script_name = prefix.to_vec();
+        script_name.extend_from_slice(candidate);
+        return Route::Cgi(Box::new(Script {
+            fs_path,
+            script_name,
+            path_info,
+            query: query.strip_prefix(b"?").unwrap_or(query).to_vec(),
+            path_translated,
+        }));
+    }
+    Route::Refused(404)
+}
+
+/// What a protocol read of the request beyond [`Request`]: the method as sent, the protocol
+/// as the client spoke it, and every field.
+pub(crate) struct Asked<'a, F> {
+    pub method: &'a [u8],
+    pub protocol: &'a [u8],
+    /// The request body's length, when it has one.
+    pub content_length: Option<u64>,
+    pub fields: F,
+}
+
+/// An HTTP/1.x request's method and fields, from its head (already validated by the parser).
+pub(crate) fn asked_h1<'a>(
+    req: &Request<'_>,
+    head: &'a [u8],
+) -> Asked<'a, impl Iterator<Item = (&'a [u8], &'a [u8])>> {
+    let lines = request_lines(head);
+    Asked {
+        method: lines
+            .request_line
+            .split(|&b| b == b' ')
+            .next()
+            .unwrap_or(b"GET"),
+        protocol: match req.version {
+            Version::Http10 => b"HTTP/1.0",
+            Version::Http11 => b"HTTP/1.1",
+        },
+        content_length: req.content_length,
+        fields: lines.fields.into_iter(),
+    }
+}
+
+/// The launch for `req` from `peer`: the meta-variables.
+pub(crate) fn launch<'a>(
+    script: &Script,
+    req: &Request<'_>,
+    asked: Asked<'a, impl Iterator<Item = (&'a [u8], &'a [u8])>>,
+    peer: SocketAddr,
+    g: &Gateways,
+) -> Launch {
+    let mut env: Vec<(OsString, OsString)> = Vec::with_capacity(32);
+    let mut set = |k: &str, v: &[u8]| env.push((k.into(), OsStr::from_bytes(v).to_os_string()));
+    let method = asked.method;
+    set("PATH", PATH.as_bytes());
+    set("GATEWAY_INTERFACE", b"CGI/1.1");
+    set("SERVER_SOFTWARE", b"flint");
+    set("SERVER_PROTOCOL", asked.protocol);
+    set("REQUEST_METHOD", method);
+    set("REQUEST_URI", req.target);
+    set("SCRIPT_NAME", &script.script_name);
+    set("SCRIPT_FILENAME", &script.fs_path);
+    set("DOCUMENT_ROOT", g.doc_root.path().as_os_str().as_bytes());
+    if !script.path_info.is_empty() {
+        set("PATH_INFO", &script.path_info);
+    }
+    if let Some(t) = &script.path_translated {
+        set("PATH_TRANSLATED", t);
+    }
+    set("QUERY_STRING", &script.query);
+    let body = asked.content_length.unwrap_or(0);
+    if asked.content_length.is_some() {
+        set("CONTENT_LENGTH", body.to_string().as_bytes());
+    }
+    set("REMOTE_ADDR", peer.ip().to_string().as_bytes());
+    set("REMOTE_PORT", peer.port().to_string().as_bytes());
+    let host = req.host.map_or(&b"localhost"[..], host_name);
+    set("SERVER_NAME", host);
+    set("SERVER_PORT", g.server_port.to_string().as_bytes());
+    set("REQUEST_SCHEME", if g.https { b"https" } else { b"http" });
+    if g.https {
+        set("HTTPS", b"on");
+    }
+    let mut fields: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(16);
+    for (name, value) in asked.fields {
+        if name.eq_ignore_ascii_case(b"content-type") {
+            set("CONTENT_TYPE", value);
+            continue;
+        }
+        let skip = name.eq_ignore_ascii_case(b"proxy")
+            || name.eq_ignore_ascii_case(b"authorization")
+            || name.eq_ignore_ascii_case(b"content-length")
+            || name.is_empty()
+            || !name.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'-');
+        if skip {
+            continue;
+        }
+        let mut var = b"HTTP_".to_vec();
+        var.extend(name.iter().map(|&b| match b {
+            b'-' => b'_',
+            b => b.to_ascii_uppercase(),
+        }));
+        match fields.iter_mut().find(|(n, _)| *n == var) {
+            Some((_, v)) => {
+                // Lines of one field are one list; HTTP/2 splits a Cookie into crumbs that
+                // join with "; " (RFC 9113 8.2.3).
+                let cookie = name.eq_ignore_ascii_case(b"cookie");
+                v.extend_from_slice(if cookie { b"; " } else { b", " });
+                v.extend_from_slice(value);
+            }
+            None => fields.push((var, value.to_vec())),
+        }
+    }
+    env.extend(
+        fields
+            .into_iter()
+            .map(|(k, v)| (OsString::from_vec(k), OsString::from_vec(v))),
+    );
+    let program = PathBuf::from(OsStr::from_bytes(&script.fs_path));
+    let dir = program
+        .parent()
+        .map_or_else(|| PathBuf::from("/"), PathBuf::from);
+    Launch {
+        program,
+        dir,
+        env,
+        body,
+    }
+}
+
+/// The name part of a validated `Host` (`[v6]` kept whole, a port dropped).
+fn host_name(host: &[u8]) -> &[u8] {
+    if host.first() == Some(&b'[') {
+        let end = host
+            .iter()
+            .position(|&b| b == b']')
+            .map_or(host.len(), |i| i + 1);
+        return &host[..end];
+    }
+    host.split(|&b| b == b':').next().unwrap_or(host)
+}
+
+/// A request head's request line and fields (already validated by the parser).
+struct Lines<'a> {
+    request_line: &'a [u8],
+    fields: Vec<(&'a [u8], &'a [u8])>,
+}
+
+fn request_lines(head: &[u8]) -> Lines<'_> {
+    let mut lines = head
+        .split(|&b| b == b'\n')
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+        .skip_while(|l| l.is_empty());
+    let request_line = lines.next().unwrap_or(b"");
+    let fields = lines
+        .take_while(|l| !l.is_empty())
+        .filter_map(|l| {
+            let colon = l.iter().position(|&b| b == b':')?;
+            Some((&l[..colon], trim(&l[colon + 1..])))
+        })
+        .collect();
+    Lines {
+        request_line,
+        fields,
+    }
+}

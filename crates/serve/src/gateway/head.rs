@@ -1,0 +1,239 @@
+//! A program's response head (RFC 3875 6.2-6.3), checked before any of it reaches a client:
+//! header lines ended by LF or CRLF, up to an empty line. The fields the server owns (`Status`,
+//! `Content-Length`, the hop-by-hop ones, `Date`, `Server`) are taken out; the others are kept,
+//! validated, as `Name: value\r\n` lines for whichever protocol encodes the response.
+//!
+//! A line with a bare CR or a NUL, a name that is not a token, a value with a control
+//! character, a folded line, a bad `Status` or `Content-Length`: the whole head is refused (the
+//! caller answers 502), so no byte a program wrote can split or smuggle a response.
+
+/// Where the response's body goes when the head sends the client elsewhere.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Location {
+    /// A local path (`/x`): served by the server as if requested (a local redirect, RFC 3875
+    /// 6.2.2), the program's body dropped.
+    Local(Vec<u8>),
+    /// An absolute URL: passed on in the `Location` field, with 302 unless `Status` says else.
+    Client,
+}
+
+/// A checked head.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CgiHead {
+    pub status: u16,
+    /// The fields to pass on, each `Name: value\r\n`.
+    pub fields: Vec<u8>,
+    /// The program's `Content-Length`: the body is sent with it (else chunked, or closed).
+    pub content_length: Option<u64>,
+    pub location: Option<Location>,
+}
+
+/// Why a head was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum HeadError {
+    #[error("response head over the header limit")]
+    TooLarge,
+    #[error("CR, NUL or a control character in the response head")]
+    Injection,
+    #[error("malformed response header line")]
+    Malformed,
+    #[error("bad Status field")]
+    BadStatus,
+    #[error("bad Content-Length field")]
+    BadLength,
+    #[error("no Content-Type, Location or Status field")]
+    Empty,
+}
+
+/// Where the head ends in `buf`: the length of the head (its lines, without the empty line)
+/// and where the body starts. `None` while the empty line has not arrived.
+pub(crate) fn find_end(buf: &[u8]) -> Option<(usize, usize)> {
+    let mut line_start = 0;
+    for (i, &b) in buf.iter().enumerate() {
+        if b != b'\n' {
+            continue;
+        }
+        let line = &buf[line_start..i];
+        if line.is_empty() || line == b"\r" {
+            return Some((line_start, i + 1));
+        }
+        line_start = i + 1;
+    }
+    None
+}
+
+/// Parses the head's lines (`buf[..len]` from [`find_end`]).
+pub(crate) fn parse(head: &[u8]) -> Result<CgiHead, HeadError> {
+    let mut out = CgiHead {
+        status: 200,
+        fields: Vec::with_capacity(head.len() + 16),
+        content_length: None,
+        location: None,
+    };
+    let (mut status, mut content_type) = (false, false);
+    for line in head.split(|&b| b == b'\n') {
+        if line.is_empty() {
+            continue; // the split's tail after the last LF
+        }
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.iter().any(|&b| b == b'\r' || b == 0) {
+            return Err(HeadError::Injection);
+        }
+        if line[0] == b' ' || line[0] == b'\t' {
+            return Err(HeadError::Malformed); // obs-fold
+        }
+        let colon = line
+            .iter()
+            .position(|&b| b == b':')
+            .ok_or(HeadError::Malformed)?;
+        let (name, value) = (&line[..colon], trim(&line[colon + 1..]));
+        if name.is_empty() || !name.iter().all(|&b| is_tchar(b)) {
+            return Err(HeadError::Malformed);
+        }
+        if value.iter().any(|&b| (b < 0x20 && b != b'\t') || b == 0x7f) {
+            return Err(HeadError::Injection);
+        }
+        if name.eq_ignore_ascii_case(b"status") {
+            out.status = parse_status(value)?;
+            status = true;
+            continue;
+        }
+        if name.eq_ignore_ascii_case(b"content-length") {
+            let digits = value.len() <= 19 && !value.is_empty();
+            if !digits || !value.iter().all(u8::is_ascii_digit) {
+                return Err(HeadError::BadLength);
+            }
+            let n = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok());
+            out.content_length = Some(n.ok_or(HeadError::BadLength)?);
+            continue;
+        }
+        if SERVER_OWNED.iter().any(|n| name.eq_ignore_ascii_case(n)) {
+            continue;
+        }
+        if name.eq_ignore_ascii_case(b"location") {
+            if value.first() == Some(&b'/') && !value.starts_with(b"//") {
+                out.location = Some(Location::Local(value.to_vec()));
+                continue; // served here: never sent as a field
+            }
+            out.location = Some(Location::Client);
+        }
+        content_type |= name.eq_ignore_ascii_case(b"content-type");
+        out.fields.extend_from_slice(name);
+        out.fields.extend_from_slice(b": ");
+        out.fields.extend_from_slice(value);
+        out.fields.extend_from_slice(b"\r\n");
+    }
+    if !status && !content_type && out.location.is_none() {
+        return Err(HeadError::Empty);
+    }
+    if !status && out.location == Some(Location::Client) {
+        out.status = 302;
+    }
+    Ok(out)
+}
+
+/// Fields the server writes itself (or that describe a connection the program does not see).
+const SERVER_OWNED: &[&[u8]] = &[
+    b"connection",
+    b"keep-alive",
+    b"proxy-connection",
+    b"transfer-encoding",
+    b"te",
+    b"trailer",
+    b"upgrade",
+    b"date",
+    b"server",
+];
+
+/// `NNN reason`: a three-digit status from 100 to 599 (1xx is not a final response: refused).
+fn parse_status(value: &[u8]) -> Result<u16, HeadError> {
+    let digits = value.get(..3).ok_or(HeadError::BadStatus)?;
+    if !digits.iter().all(u8::is_ascii_digit) || value.get(3).is_some_and(|&b| b != b' ') {
+        return Err(HeadError::BadStatus);
+    }
+    let n = digits
+        .iter()
+        .fold(0u16, |n, &d| n * 10 + u16::from(d - b'0'));
+    if (200..=599).contains(&n) {
+        Ok(n)
+    } else {
+        Err(HeadError::BadStatus)
+    }
+}
+
+pub(super) fn trim(mut v: &[u8]) -> &[u8] {
+    while let [b' ' | b'\t', rest @ ..] = v {
+        v = rest;
+    }
+    while let [rest @ .., b' ' | b'\t'] = v {
+        v = rest;
+    }
+    v
+}
+
+/// RFC 9110 5.6.2 token characters.
+fn is_tchar(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn head(text: &[u8]) -> Result<CgiHead, HeadError> {
+        let (len, _) = find_end(text).expect("complete");
+        parse(&text[..len])
+    }
+
+    #[test]
+    fn the_end_is_an_empty_line_after_lf_or_crlf() {
+        assert_eq!(find_end(b"A: b\n\nbody"), Some((5, 6)));
+        assert_eq!(find_end(b"A: b\r\n\r\nbody"), Some((6, 8)));
+        assert_eq!(find_end(b"A: b\r\n"), None);
+    }
+
+    #[test]
+    fn fields_pass_and_the_server_owned_ones_do_not() {
+        let h =
+            head(b"Content-Type: text/plain\r\nX-A:  1 \nConnection: close\nContent-Length: 5\n\n")
+                .unwrap();
+        assert_eq!(h.status, 200);
+        assert_eq!(h.fields, b"Content-Type: text/plain\r\nX-A: 1\r\n");
+        assert_eq!(h.content_length, Some(5));
+    }
+
+    #[test]
+    fn status_and_locations() {
+        assert_eq!(head(b"Status: 404 Nope\n\n").unwrap().status, 404);
+        let local = head(b"Location: /a.txt\n\n").unwrap();
+        assert_eq!(local.location, Some(Location::Local(b"/a.txt".to_vec())));
+        assert!(local.fields.is_empty());
+        let away = head(b"Location: http://example.com/\n\n").unwrap();
+        assert_eq!((away.status, away.location), (302, Some(Location::Client)));
+        assert_eq!(
+            head(b"Status: 301 Moved\nLocation: https://x/\n\n")
+                .unwrap()
+                .status,
+            301
+        );
+    }
+
+    #[test]
+    fn injection_and_garbage_are_refused() {
+        for bad in [
+            &b"Content-Type: a\rX-Evil: 1\n\n"[..],
+            b"Content-Type: a\0b\n\n",
+            b"Content-Type: a\x01\n\n",
+            b"Bad Name: 1\nContent-Type: a\n\n",
+            b"Content-Type: a\n folded\n\n",
+            b"no colon\n\n",
+            b"Status: 99\n\n",
+            b"Status: 100 Continue\n\n",
+            b"Status: 2000\n\n",
+            b"Content-Type: a\nContent-Length: -1\n\n",
+            b"X-Only: 1\n\n",
+        ] {
+            assert!(head(bad).is_err(), "{:?}", String::from_utf8_lossy(bad));
+        }
+    }
+}

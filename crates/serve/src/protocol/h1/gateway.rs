@@ -1,0 +1,372 @@
+//! HTTP/1.1's side of a request a program answers (`crate::gateway`): the request body handed
+//! to the connection for the program's stdin as it arrives, the program's output encoded as it
+//! is read (its head checked first: `gateway/head.rs`; then `Content-Length` if the program
+//! gave one, else chunked, else for an HTTP/1.0 client delimited by the close), and the one
+//! log line and count when it ends. No other request on the connection is parsed meanwhile
+//! (responses leave in order).
+
+use wire::{Method, Request, Version};
+
+use super::super::{count_status, Proto, Session, Worker};
+use crate::access_log::Entry;
+use crate::gateway::head::{self, CgiHead, HeadError, Location};
+use crate::pool::Pool;
+use crate::respond::Body;
+
+/// Program output is read only while the connection has less than this queued: a client that
+/// reads nothing holds at most this much of it in the server (the rest waits in the pipe, and
+/// then in the program, blocked on its write).
+pub(crate) const OUTPUT_WINDOW: u64 = 64 * 1024;
+
+/// How a program's part in a response ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum End {
+    /// Its stdout closed and it exited (by a status, not a signal).
+    Complete,
+    /// Killed by a signal before it finished (crashed, or killed by someone else).
+    Died,
+    /// Past its wall time: killed.
+    TimedOut,
+    /// Wrote more than `cgi_max_output_bytes`: killed.
+    OutputLimit,
+    /// Its head was refused (`gateway/head.rs`): killed.
+    BadHead,
+    /// It could not be started: this status (500, or 503 when short of resources).
+    NotStarted(u16),
+    /// The client went away first: killed; logged with 499 (nginx's "client closed the
+    /// request") unless its status was sent.
+    Abandoned,
+}
+
+#[derive(Debug)]
+enum Out {
+    /// The head is being read.
+    Head,
+    /// The body: chunked, or `left` bytes of a `Content-Length` (`None`: until the close).
+    Body { chunked: bool, left: Option<u64> },
+    /// The response is whole (a local redirect answered, a `Content-Length` reached): the
+    /// program's output is read and dropped until it ends.
+    Discard,
+}
+
+/// A request a program answers on an HTTP/1.1 connection.
+#[derive(Debug)]
+pub(in crate::protocol) struct Exchange {
+    /// Request body bytes still to come from the client.
+    body_left: u64,
+    version: Version,
+    is_head: bool,
+    /// Close after this response (asked for, or the response is delimited by the close).
+    close: bool,
+    out: Out,
+    head_buf: Vec<u8>,
+    max_head: usize,
+    status: u16,
+    body_bytes: u64,
+    request_line: Vec<u8>,
+    referer: Option<Vec<u8>>,
+    user_agent: Option<Vec<u8>>,
+}
+
+impl Exchange {
+    pub fn new(req: &Request<'_>, request_line: &[u8], max_head: usize) -> Exchange {
+        Exchange {
+            body_left: req.content_length.unwrap_or(0),
+            version: req.version,
+            is_head: req.method == Method::Head,
+            close: !req.keep_alive,
+            out: Out::Head,
+            head_buf: Vec::new(),
+            max_head,
+            status: 0,
+            body_bytes: 0,
+            request_line: request_line.to_vec(),
+            referer: req.referer.map(<[u8]>::to_vec),
+            user_agent: req.user_agent.map(<[u8]>::to_vec),
+        }
+    }
+}
+
+fn exchange(s: &Session) -> Option<&Exchange> {
+    match &s.proto {
+        Proto::H1(h) => h.gateway.as_deref(),
+        _ => None,
+    }
+}
+
+fn exchange_mut(proto: &mut Proto) -> Option<&mut Exchange> {
+    match proto {
+        Proto::H1(h) => h.gateway.as_deref_mut(),
+        _ => None,
+    }
+}
+
+impl Session {
+    /// A program is answering this connection's current request.
+    pub(in crate::protocol) fn h1_gateway_active(&self) -> bool {
+        exchange(self).is_some()
+    }
+
+    /// Request body bytes received and not yet handed to the program.
+    pub(in crate::protocol) fn h1_gateway_body(&self) -> &[u8] {
+        match (exchange(self), self.bufs.as_ref()) {
+            (Some(x), Some(b)) => &b.input[..b.in_len.min(x.body_left as usize)],
+            _ => &[],
+        }
+    }
+
+    /// The whole request body has been handed over.
+    pub(in crate::protocol) fn h1_gateway_body_done(&self) -> bool {
+        exchange(self).is_none_or(|x| x.body_left == 0)
+    }
+
+    /// `n` bytes of [`Session::gateway_body`] were taken (written to the program, or dropped).
+    pub(in crate::protocol) fn h1_gateway_body_taken(&mut self, n: usize) {
+        let (Some(x), Some(b)) = (exchange_mut(&mut self.proto), self.bufs.as_mut()) else {
+            return;
+        };
+        b.input.copy_within(n..b.in_len, 0);
+        b.in_len -= n;
+        x.body_left -= n as u64;
+    }
+
+    /// Whether to read the program's output now: while its head is read, or its body has room
+    /// in the output queue (or is being dropped).
+    pub(in crate::protocol) fn h1_gateway_wants_output(&self) -> bool {
+        match exchange(self) {
+            Some(x) => matches!(x.out, Out::Discard) || self.queued < OUTPUT_WINDOW,
+            None => false,
+        }
+    }
+
+    /// Bytes the program wrote to stdout: its head checked and encoded, then its body framed.
+    pub(in crate::protocol) fn h1_gateway_output(
+        &mut self,
+        data: &[u8],
+        w: &mut Worker,
+        pool: &mut Pool,
+    ) -> Result<(), HeadError> {
+        let Some(x) = exchange_mut(&mut self.proto) else {
+            return Ok(());
+        };
+        if !matches!(x.out, Out::Head) {
+            let b = self.bufs.get_or_insert_with(|| pool.take());
+            let start = b.out.len();
+            push_body(x, data, &mut b.out);
+            self.queued += (b.out.len() - start) as u64;
+            b.push_mem(start);
+            return Ok(());
+        }
+        x.head_buf.extend_from_slice(data);
+        let Some((len, body_at)) = head::find_end(&x.head_buf) else {
+            return if x.head_buf.len() > x.max_head {
+                Err(HeadError::TooLarge)
+            } else {
+                Ok(())
+            };
+        };
+        if len > x.max_head {
+            return Err(HeadError::TooLarge);
+        }
+        let parsed = head::parse(&x.head_buf[..len])?;
+        let rest = x.head_buf.split_off(body_at);
+        x.head_buf = Vec::new();
+        let b = self.bufs.get_or_insert_with(|| pool.take());
+        let start = b.out.len();
+        let body = match &parsed.location {
+            Some(Location::Local(path)) => local_redirect(x, path, w, &mut b.out),
+            _ => {
+                push_head(x, &parsed, w, &mut b.out);
+                push_body(x, &rest, &mut b.out);
+                Body::None
+            }
+        };
+        self.queued += (b.out.len() - start) as u64;
+        b.push_mem(start);
+        self.queued += super::queue_body(body, &mut b.segs);
+        Ok(())
+    }
+
+    /// The program's part is over: the response is finished (the last chunk), or closed
+    /// short, or (nothing of it sent yet) replaced by an error page; then logged and counted,
+    /// and the connection goes on to its next request.
+    pub(in crate::protocol) fn h1_gateway_end(
+        &mut self,
+        end: End,
+        w: &mut Worker,
+        pool: &mut Pool,
+    ) {
+        let Proto::H1(h) = &mut self.proto else {
+            return;
+        };
+        let Some(mut x) = h.gateway.take() else {
+            return;
+        };
+        if end == End::Abandoned {
+            if matches!(x.out, Out::Head) {
+                x.status = 499;
+            }
+            log_and_count(&x, self.peer, w);
+            return;
+        }
+        let b = self.bufs.get_or_insert_with(|| pool.take());
+        let start = b.out.len();
+        match (&x.out, end) {
+            (Out::Head, _) => {
+                // Ended before its head did: as bad a head as a malformed one.
+                w.stats.cgi_bad_heads += u64::from(end == End::Complete);
+                let status = match end {
+                    End::TimedOut => 504,
+                    End::NotStarted(status) => status,
+                    _ => 502,
+                };
+                let reply = w.responder.error(status, &w.date, x.close, &mut b.out);
+                x.status = reply.status;
+                x.body_bytes = reply.body_bytes;
+            }
+            (Out::Body { chunked: true, .. }, End::Complete) => {
+                if !x.is_head {
+                    b.out.extend_from_slice(b"0\r\n\r\n");
+                }
+            }
+            (Out::Body { left: Some(0), .. } | Out::Discard, _) => {}
+            // A body cut short, or delimited by the close.
+            (Out::Body { .. }, _) => x.close = true,
+        }
+        self.queued += (b.out.len() - start) as u64;
+        b.push_mem(start);
+        if x.body_left > 0 {
+            // The program did not take all of the body: what is still coming is not read.
+            x.close = true;
+            self.linger = true;
+        }
+        log_and_count(&x, self.peer, w);
+        self.served = true;
+        if x.close {
+            self.close_after = true;
+        }
+    }
+}
+
+/// The exchange's access-log line and status count.
+fn log_and_count(x: &Exchange, peer: std::net::SocketAddr, w: &mut Worker) {
+    if let Some(log) = w.log.as_mut() {
+        let e = Entry {
+            peer: peer.ip(),
+            request_line: &x.request_line,
+            status: x.status,
+            body_bytes: x.body_bytes,
+            referer: x.referer.as_deref(),
+            user_agent: x.user_agent.as_deref(),
+        };
+        log.record(&e, w.wall);
+    }
+    count_status(&mut w.stats, x.status);
+}
+
+/// The response head for a checked program head.
+fn push_head(x: &mut Exchange, h: &CgiHead, w: &Worker, out: &mut Vec<u8>) {
+    x.status = h.status;
+    out.extend_from_slice(b"HTTP/1.1 ");
+    out.extend_from_slice(h.status.to_string().as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(wire::head::reason(h.status).as_bytes());
+    out.extend_from_slice(b"\r\nDate: ");
+    out.extend_from_slice(&w.date);
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(w.responder.server_line());
+    out.extend_from_slice(&h.fields);
+    let no_body = h.status == 204 || h.status == 304;
+    x.out = if no_body {
+        Out::Body {
+            chunked: false,
+            left: Some(0),
+        }
+    } else if let Some(n) = h.content_length {
+        out.extend_from_slice(b"Content-Length: ");
+        out.extend_from_slice(n.to_string().as_bytes());
+        out.extend_from_slice(b"\r\n");
+        Out::Body {
+            chunked: false,
+            left: Some(n),
+        }
+    } else if x.version == Version::Http11 {
+        out.extend_from_slice(b"Transfer-Encoding: chunked\r\n");
+        Out::Body {
+            chunked: true,
+            left: None,
+        }
+    } else {
+        x.close = true;
+        Out::Body {
+            chunked: false,
+            left: None,
+        }
+    };
+    if x.close {
+        out.extend_from_slice(b"Connection: close\r\n");
+    } else if x.version == Version::Http10 {
+        out.extend_from_slice(b"Connection: keep-alive\r\n");
+    }
+    out.extend_from_slice(b"\r\n");
+}
+
+/// Body bytes, framed as the head said (nothing for HEAD; nothing past a `Content-Length`).
+fn push_body(x: &mut Exchange, mut data: &[u8], out: &mut Vec<u8>) {
+    let Out::Body { chunked, left } = &mut x.out else {
+        return;
+    };
+    if let Some(left) = left {
+        let take = data.len().min(*left as usize);
+        data = &data[..take];
+        *left -= take as u64;
+    }
+    if !x.is_head && !data.is_empty() {
+        if *chunked {
+            out.extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes());
+            out.extend_from_slice(data);
+            out.extend_from_slice(b"\r\n");
+        } else {
+            out.extend_from_slice(data);
+        }
+        x.body_bytes += data.len() as u64;
+    }
+    if *left == Some(0) {
+        x.out = Out::Discard;
+    }
+}
+
+/// `Location: /path` alone: the server answers as if the client had asked for the path (GET,
+/// or HEAD for a HEAD), from the files; the program's body is dropped.
+fn local_redirect(x: &mut Exchange, path: &[u8], w: &mut Worker, out: &mut Vec<u8>) -> Body {
+    let req = Request {
+        method: if x.is_head { Method::Head } else { Method::Get },
+        target: path,
+        version: x.version,
+        keep_alive: !x.close,
+        host: Some(b"localhost"),
+        if_match: Default::default(),
+        if_none_match: Default::default(),
+        if_modified_since: None,
+        if_unmodified_since: None,
+        range: None,
+        if_range: None,
+        accept_encoding: None,
+        user_agent: None,
+        referer: None,
+        content_length: None,
+        chunked: false,
+        expect_continue: false,
+        head_len: 0,
+    };
+    let reply = w.responder.respond(&req, &w.date, w.now, out);
+    x.status = reply.status;
+    x.body_bytes = reply.body_bytes;
+    x.close |= reply.close;
+    x.out = Out::Discard;
+    if x.is_head {
+        Body::None
+    } else {
+        reply.body
+    }
+}

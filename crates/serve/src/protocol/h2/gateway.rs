@@ -1,0 +1,336 @@
+//! HTTP/2's side of a request a program answers (`crate::gateway`): once the program's head is
+//! checked (`gateway/head.rs`), the response's HEADERS are submitted and its body follows as
+//! DATA frames from a per-stream buffer as the output arrives (`Body::Deferred` while the
+//! buffer is empty, `resume_data` when it fills); the stream ends with the program's output.
+//! The buffer holds at most `OUTPUT_WINDOW` (the program's stdout is not read past it), so a
+//! client that opens no window holds the program, not the server's memory. A request body is
+//! kept as it arrives (up to `max_body_bytes`) and written to the program's stdin; one without
+//! `content-length` (its length unknown up front) gets 411.
+
+use http2::{error_code, StreamId};
+use wire::{Method, Request};
+
+use super::{submit_reply, H2};
+use crate::access_log::Entry;
+use crate::gateway::head::{self, HeadError, Location};
+use crate::protocol::gateway::End;
+use crate::protocol::h1::gateway::OUTPUT_WINDOW;
+use crate::protocol::{count_status, Worker};
+
+#[derive(Debug)]
+enum State {
+    Head,
+    /// The body: `left` bytes of a `Content-Length`, or to the end.
+    Body {
+        left: Option<u64>,
+    },
+    /// The response is whole or sent elsewhere: output read and dropped.
+    Discard,
+}
+
+/// One stream's exchange with its program.
+#[derive(Debug)]
+pub(crate) struct Exchange {
+    state: State,
+    head_buf: Vec<u8>,
+    max_head: usize,
+    /// Body bytes read and not yet framed: `buf[start..]`.
+    buf: Vec<u8>,
+    start: usize,
+    /// The program's output is complete: END_STREAM after the buffer.
+    eof: bool,
+    /// The program's part is over.
+    done: bool,
+    is_head: bool,
+    status: u16,
+    body_bytes: u64,
+    log_line: Vec<u8>,
+    referer: Option<Vec<u8>>,
+    user_agent: Option<Vec<u8>>,
+}
+
+impl Exchange {
+    pub(super) fn new(req: &Request<'_>, method: &[u8], max_head: usize) -> Exchange {
+        let mut log_line = method.to_vec();
+        log_line.push(b' ');
+        log_line.extend_from_slice(req.target);
+        log_line.extend_from_slice(b" HTTP/2.0");
+        Exchange {
+            state: State::Head,
+            head_buf: Vec::new(),
+            max_head,
+            buf: Vec::new(),
+            start: 0,
+            eof: false,
+            done: false,
+            is_head: req.method == Method::Head,
+            status: 0,
+            body_bytes: 0,
+            log_line,
+            referer: req.referer.map(<[u8]>::to_vec),
+            user_agent: req.user_agent.map(<[u8]>::to_vec),
+        }
+    }
+
+    /// Whether the program still takes request body bytes.
+    pub(super) fn takes_body(&self) -> bool {
+        !self.done
+    }
+
+    /// What nghttp2 may frame now (see `handler.rs`).
+    pub(super) fn body_ready(&self, max: usize) -> http2::Body {
+        let avail = self.buf.len() - self.start;
+        if avail == 0 && !self.eof {
+            return http2::Body::Deferred;
+        }
+        let len = avail.min(max);
+        http2::Body::Ready {
+            len,
+            end: self.eof && len == avail,
+        }
+    }
+
+    /// Moves `len` framed bytes into the output queue.
+    pub(super) fn take_into(&mut self, len: usize, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.buf[self.start..self.start + len]);
+        self.start += len;
+        if self.start == self.buf.len() {
+            self.buf.clear();
+            self.start = 0;
+        }
+    }
+}
+
+fn exchange(h: &H2, id: StreamId) -> Option<&Exchange> {
+    h.streams
+        .slots
+        .iter()
+        .find(|s| s.id == id)
+        .and_then(|s| s.gateway.as_deref())
+}
+
+/// Request body bytes of stream `id` not yet handed to its program.
+pub(in crate::protocol) fn body(h: &H2, id: StreamId) -> &[u8] {
+    (h.streams.slots.iter())
+        .find(|s| s.id == id)
+        .map_or(&[], |s| &s.body_buf[..])
+}
+
+/// The whole body of `id` is handed over (or the stream is gone).
+pub(in crate::protocol) fn body_done(h: &H2, id: StreamId) -> bool {
+    (h.streams.slots.iter())
+        .find(|s| s.id == id)
+        .is_none_or(|s| s.ended && s.body_buf.is_empty())
+}
+
+pub(in crate::protocol) fn body_taken(h: &mut H2, id: StreamId, n: usize) {
+    if let Some(s) = h.streams.slots.iter_mut().find(|s| s.id == id) {
+        s.body_buf.drain(..n);
+    }
+}
+
+pub(in crate::protocol) fn alive(h: &H2, id: StreamId) -> bool {
+    exchange(h, id).is_some_and(|g| !g.done)
+}
+
+pub(in crate::protocol) fn wants_output(h: &H2, id: StreamId) -> bool {
+    exchange(h, id).is_some_and(|g| {
+        !g.done
+            && (matches!(g.state, State::Discard)
+                || ((g.buf.len() - g.start) as u64) < OUTPUT_WINDOW)
+    })
+}
+
+/// Output of stream `id`'s program.
+pub(in crate::protocol) fn output(
+    h: &mut H2,
+    id: StreamId,
+    data: &[u8],
+    w: &mut Worker,
+) -> Result<(), HeadError> {
+    let Some(i) = h.streams.index(id) else {
+        return Ok(());
+    };
+    let Some(g) = h.streams.slots[i].gateway.as_mut() else {
+        return Ok(());
+    };
+    if !matches!(g.state, State::Head) {
+        push_body(h, i, id, data);
+        return Ok(());
+    }
+    g.head_buf.extend_from_slice(data);
+    let Some((len, body_at)) = head::find_end(&g.head_buf) else {
+        return if g.head_buf.len() > g.max_head {
+            Err(HeadError::TooLarge)
+        } else {
+            Ok(())
+        };
+    };
+    if len > g.max_head {
+        return Err(HeadError::TooLarge);
+    }
+    let parsed = head::parse(&g.head_buf[..len])?;
+    let rest = g.head_buf.split_off(body_at);
+    g.head_buf = Vec::new();
+    let is_head = g.is_head;
+    if let Some(Location::Local(path)) = &parsed.location {
+        let req = local_request(path, is_head);
+        h.response.clear();
+        let reply = w
+            .responder
+            .respond_shared(&req, &w.date, w.now, &mut h.response);
+        if let Some(g) = h.streams.slots[i].gateway.as_mut() {
+            g.status = reply.status;
+            g.body_bytes = reply.body_bytes;
+            g.state = State::Discard;
+        }
+        submit_reply(h, i, id, reply, is_head);
+        return Ok(());
+    }
+    g.status = parsed.status;
+    let no_body = is_head || parsed.status == 204 || parsed.status == 304;
+    g.state = State::Body {
+        left: parsed.content_length,
+    };
+    // The head as the responder writes one, so that the path every response takes turns it
+    // into fields (`fields.rs`).
+    let out = &mut h.response;
+    out.clear();
+    out.extend_from_slice(b"HTTP/1.1 ");
+    out.extend_from_slice(parsed.status.to_string().as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(wire::head::reason(parsed.status).as_bytes());
+    out.extend_from_slice(b"\r\nDate: ");
+    out.extend_from_slice(&w.date);
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(w.responder.server_line());
+    out.extend_from_slice(&parsed.fields);
+    if let Some(n) = parsed.content_length {
+        out.extend_from_slice(b"Content-Length: ");
+        out.extend_from_slice(n.to_string().as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(b"\r\n");
+    let slot = &mut h.streams.slots[i];
+    slot.out = super::streams::Out::Gateway;
+    slot.left = 0;
+    if no_body {
+        if let Some(g) = slot.gateway.as_mut() {
+            g.state = State::Discard;
+        }
+    }
+    super::submit_head(h, i, id, !no_body);
+    push_body(h, i, id, &rest);
+    Ok(())
+}
+
+/// Body bytes into the stream's buffer (up to a `Content-Length`), and the stream resumed.
+fn push_body(h: &mut H2, i: usize, id: StreamId, mut data: &[u8]) {
+    let slot = &mut h.streams.slots[i];
+    let Some(g) = slot.gateway.as_mut() else {
+        return;
+    };
+    let State::Body { left } = &mut g.state else {
+        return;
+    };
+    if let Some(left) = left {
+        let take = data.len().min(*left as usize);
+        data = &data[..take];
+        *left -= take as u64;
+    }
+    if *left == Some(0) {
+        g.state = State::Discard;
+    }
+    if data.is_empty() {
+        return;
+    }
+    g.buf.extend_from_slice(data);
+    g.body_bytes += data.len() as u64;
+    slot.left += data.len() as u64;
+    let _ = h.framer.resume_data(id);
+}
+
+/// Stream `id`'s program is done.
+pub(in crate::protocol) fn end(
+    h: &mut H2,
+    id: StreamId,
+    end: End,
+    w: &mut Worker,
+    peer: std::net::SocketAddr,
+) {
+    let Some(i) = h.streams.index(id) else {
+        return;
+    };
+    let Some(g) = h.streams.slots[i].gateway.as_mut() else {
+        return;
+    };
+    g.done = true;
+    match (&g.state, end) {
+        (State::Head, End::Abandoned) => g.status = 499,
+        (_, End::Abandoned) => {}
+        (State::Head, _) => {
+            w.stats.cgi_bad_heads += u64::from(end == End::Complete);
+            let status = match end {
+                End::TimedOut => 504,
+                End::NotStarted(status) => status,
+                _ => 502,
+            };
+            h.response.clear();
+            let reply = w.responder.error(status, &w.date, false, &mut h.response);
+            g.status = reply.status;
+            g.body_bytes = reply.body_bytes;
+            let is_head = g.is_head;
+            submit_reply(h, i, id, reply, is_head);
+        }
+        (State::Body { left: Some(n) }, End::Complete) if *n > 0 => {
+            // Shorter than its Content-Length: the stream is reset, not ended.
+            let _ = h.framer.submit_rst_stream(id, error_code::INTERNAL_ERROR);
+        }
+        (_, End::Complete) => {
+            g.eof = true;
+            let _ = h.framer.resume_data(id);
+        }
+        (_, _) => {
+            let _ = h.framer.submit_rst_stream(id, error_code::INTERNAL_ERROR);
+        }
+    }
+    let Some(g) = h.streams.slots[i].gateway.as_ref() else {
+        return;
+    };
+    if let Some(log) = w.log.as_mut() {
+        let e = Entry {
+            peer: peer.ip(),
+            request_line: &g.log_line,
+            status: g.status,
+            body_bytes: g.body_bytes,
+            referer: g.referer.as_deref(),
+            user_agent: g.user_agent.as_deref(),
+        };
+        log.record(&e, w.wall);
+    }
+    count_status(&mut w.stats, g.status);
+}
+
+/// The request a local redirect (`Location: /path`) is answered as.
+fn local_request(path: &[u8], is_head: bool) -> Request<'_> {
+    Request {
+        method: if is_head { Method::Head } else { Method::Get },
+        target: path,
+        version: wire::Version::Http11,
+        keep_alive: true,
+        host: Some(b"localhost"),
+        if_match: Default::default(),
+        if_none_match: Default::default(),
+        if_modified_since: None,
+        if_unmodified_since: None,
+        range: None,
+        if_range: None,
+        accept_encoding: None,
+        user_agent: None,
+        referer: None,
+        content_length: None,
+        chunked: false,
+        expect_continue: false,
+        head_len: 0,
+    }
+}

@@ -1,0 +1,509 @@
+//! CGI/1.1 in the event loop over HTTP/1.x and HTTPS, with real programs: shell scripts the
+//! tests write into a directory mounted at `/cgi-bin/` (outside the document root) or, with
+//! `cgi_extensions`, into the root. Each request is checked on the wire: status, fields, body
+//! and its framing (chunked, `Content-Length`, close-delimited), and what the server counted.
+
+mod cgi_support;
+mod common;
+mod tls_support;
+
+use std::io::{BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::PathBuf;
+
+use cgi_support::*;
+use common::*;
+use serve::Config;
+
+#[test]
+fn a_script_answers_with_its_status_fields_and_body_chunked() {
+    let scripts = Scripts::new();
+    scripts.add("hello", HELLO);
+    let srv = start(&scripts, |_| {});
+    let r = ask(&srv, &get("/cgi-bin/hello"));
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-type"), Some("text/plain"));
+    assert_eq!(r.header("x-test"), Some("yes"));
+    assert_eq!(r.header("transfer-encoding"), Some("chunked"));
+    assert!(r.header("date").is_some() && r.header("server").is_some());
+    assert!(r.complete, "the last chunk ends the body");
+    assert_eq!(r.body, b"hello\n");
+    let st = srv.stop();
+    assert_eq!((st.cgi_requests, st.cgi_starts, st.status_2xx), (1, 1, 1));
+}
+
+#[test]
+fn the_meta_variables_are_there_and_nothing_of_the_servers_environment() {
+    let scripts = Scripts::new();
+    scripts.add("env", "printf 'Content-Type: text/plain\\n\\n'\nenv\n");
+    let srv = start(&scripts, |_| {});
+    let r = ask(
+        &srv,
+        "GET /cgi-bin/env/p/q?a=1&b=2 HTTP/1.1\r\nHost: h.test:99\r\nProxy: http://evil/\r\n\
+         Authorization: Basic eDp5\r\nX-Custom: v\r\nContent-Type: text/x\r\n\r\n",
+    );
+    assert_eq!(r.status, 200);
+    let text = String::from_utf8(r.body).unwrap();
+    let vars: Vec<(&str, &str)> = text.lines().filter_map(|l| l.split_once('=')).collect();
+    let var = |name: &str| vars.iter().find(|(n, _)| *n == name).map(|(_, v)| *v);
+    let port = srv.addr.port().to_string();
+    for (name, value) in [
+        ("GATEWAY_INTERFACE", "CGI/1.1"),
+        ("SERVER_PROTOCOL", "HTTP/1.1"),
+        ("REQUEST_METHOD", "GET"),
+        ("SCRIPT_NAME", "/cgi-bin/env"),
+        ("PATH_INFO", "/p/q"),
+        ("QUERY_STRING", "a=1&b=2"),
+        ("REMOTE_ADDR", "127.0.0.1"),
+        ("SERVER_NAME", "h.test"),
+        ("SERVER_PORT", port.as_str()),
+        ("CONTENT_TYPE", "text/x"),
+        ("HTTP_X_CUSTOM", "v"),
+        ("HTTP_HOST", "h.test:99"),
+        ("PATH", "/usr/local/bin:/usr/bin:/bin"),
+    ] {
+        assert_eq!(var(name), Some(value), "{name} in {text}");
+    }
+    let translated = var("PATH_TRANSLATED").expect("PATH_TRANSLATED");
+    assert!(translated.ends_with("/p/q"), "{translated}");
+    assert!(var("REMOTE_PORT").is_some_and(|p| p.parse::<u16>().is_ok()));
+    for absent in [
+        "HTTP_PROXY",
+        "HTTP_AUTHORIZATION",
+        "CONTENT_LENGTH",
+        "HOME",
+        "USER",
+    ] {
+        assert_eq!(var(absent), None, "{absent} in {text}");
+    }
+    // The test process's own environment (cargo sets CARGO_* for it) does not leak.
+    assert!(!text.contains("CARGO"), "{text}");
+}
+
+/// POSTs `body` to a script that echoes its stdin, writing from another thread (the echo
+/// comes back while the body is still going out).
+fn echo(srv: &TestServer, body: Vec<u8>) -> Reply {
+    let s = connect(srv.addr);
+    let mut w = s.try_clone().unwrap();
+    let head = format!(
+        "POST /cgi-bin/echo HTTP/1.1\r\nHost: t\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    let writer = std::thread::spawn(move || {
+        w.write_all(head.as_bytes()).unwrap();
+        w.write_all(&body).unwrap();
+    });
+    let r = read_reply(&mut BufReader::new(s), false).expect("response");
+    writer.join().unwrap();
+    r
+}
+
+#[test]
+fn a_request_body_reaches_stdin_as_it_arrives() {
+    let scripts = Scripts::new();
+    scripts.add(
+        "echo",
+        "printf 'Content-Type: application/octet-stream\\r\\nContent-Length: %s\\r\\n\\r\\n' \"$CONTENT_LENGTH\"\nexec cat\n",
+    );
+    let srv = start(&scripts, |_| {});
+    let empty = echo(&srv, Vec::new());
+    assert_eq!((empty.status, empty.body.len()), (200, 0));
+    let big: Vec<u8> = (0..1 << 20).map(|i: u32| (i * 7 + i / 251) as u8).collect();
+    let r = echo(&srv, big.clone());
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-length"), Some("1048576"));
+    assert!(r.body == big, "the 1 MiB echo differs");
+}
+
+#[test]
+fn status_and_redirects() {
+    let scripts = Scripts::new();
+    scripts
+        .add(
+            "missing",
+            "printf 'Status: 404 Not Here\\r\\nContent-Type: text/plain\\r\\n\\r\\nno such thing\\n'\n",
+        )
+        .add("local", "printf 'Location: /a.txt\\r\\n\\r\\n'\n")
+        .add("away", "printf 'Location: http://example.com/x\\r\\n\\r\\n'\n");
+    let srv = start(&scripts, |_| {});
+    let r = ask(&srv, &get("/cgi-bin/missing"));
+    assert_eq!(
+        (r.status, r.body.as_slice()),
+        (404, &b"no such thing\n"[..])
+    );
+    // A local path is served by the server itself, as if asked for.
+    let r = ask(&srv, &get("/cgi-bin/local"));
+    assert_eq!((r.status, r.body.as_slice()), (200, &b"hello"[..]));
+    assert!(r.header("location").is_none());
+    let r = ask(&srv, &get("/cgi-bin/away"));
+    assert_eq!(r.status, 302);
+    assert_eq!(r.header("location"), Some("http://example.com/x"));
+}
+
+#[test]
+fn a_bad_head_is_a_502_and_nothing_of_it_reaches_the_client() {
+    let scripts = Scripts::new();
+    scripts
+        .add(
+            "inject",
+            "printf 'Content-Type: text/plain\\r\\nX-A: 1\\rInjected: yes\\r\\n\\r\\nbody\\n'\n",
+        )
+        .add("nul", "printf 'Content-Type: text/plain\\nX-A: a\\000b\\n\\nbody\\n'\n")
+        .add(
+            "huge",
+            "printf 'Content-Type: text/plain\\n'\ni=0\nwhile [ $i -lt 2000 ]; do printf 'X-Pad: %0100d\\n' 0; i=$((i+1)); done\nprintf '\\n'\n",
+        )
+        .add("none", "printf 'hello, no head at all\\n'\n");
+    let srv = start(&scripts, |_| {});
+    for name in ["inject", "nul", "huge", "none"] {
+        let mut s = connect(srv.addr);
+        s.write_all(get(&format!("/cgi-bin/{name}")).as_bytes())
+            .unwrap();
+        let mut r = BufReader::new(s);
+        let reply = read_reply(&mut r, false).expect("response");
+        assert_eq!(reply.status, 502, "{name}");
+        let all = format!(
+            "{:?} {}",
+            reply.headers,
+            String::from_utf8_lossy(&reply.body)
+        );
+        assert!(!all.contains("Injected") && !all.contains("X-A") && !all.contains("X-Pad"));
+    }
+    assert_eq!(srv.stats().cgi_bad_heads, 4);
+}
+
+#[test]
+fn a_program_past_its_wall_time_is_killed_with_its_group_and_answered_504() {
+    let scripts = Scripts::new();
+    let pids = tempfile::tempdir().unwrap();
+    let (sh_pid, sleep_pid) = (pids.path().join("sh"), pids.path().join("sleep"));
+    scripts.add(
+        "hang",
+        &format!(
+            "echo $$ > {sh}.tmp && mv {sh}.tmp {sh}\nsleep 1000 &\necho $! > {sl}.tmp && mv {sl}.tmp {sl}\nwait\n",
+            sh = sh_pid.display(),
+            sl = sleep_pid.display()
+        ),
+    );
+    let srv = start(&scripts, |c| c.cgi_timeout_ms = 500);
+    let r = ask(&srv, &get("/cgi-bin/hang"));
+    assert_eq!(r.status, 504);
+    let (sh, sleep) = (read_pid(&sh_pid).unwrap(), read_pid(&sleep_pid).unwrap());
+    // Killed: gone, or a zombie its parent has yet to reap (the shell's child, reparented).
+    for pid in [sh, sleep] {
+        assert!(
+            eventually(WAIT, || matches!(proc_state(pid), None | Some('Z'))),
+            "pid {pid} still runs"
+        );
+    }
+    // The shell is the server's child: reaped by the loop's sweep.
+    assert!(eventually(WAIT, || proc_state(sh).is_none()), "not reaped");
+    assert_eq!(srv.stats().cgi_timeouts, 1);
+}
+
+#[test]
+fn a_client_that_reads_nothing_stops_the_program_not_the_servers_memory() {
+    let scripts = Scripts::new();
+    let count = scripts.path().join("count");
+    scripts.add("flood", &flood_script(&count));
+    let srv = start(&scripts, |_| {});
+    let mut s = connect(srv.addr);
+    s.write_all(get("/cgi-bin/flood").as_bytes()).unwrap();
+    // The program blocks once the pipe, the server's window and the sockets' buffers are
+    // full: its count stops growing (and stays far below what an unbounded reader takes).
+    let last = stalled_count(&count);
+    assert!(last.is_some(), "the program kept writing");
+    let blocks = last.unwrap();
+    assert!(blocks * 65536 < 64 << 20, "{blocks} blocks of 64 KiB taken");
+    // The client then reads it all away: the program goes on.
+    let mut buf = vec![0u8; 1 << 20];
+    let mut more = 0;
+    while more < (blocks + 8) * 65536 {
+        more += s.read(&mut buf).expect("read") as u64;
+    }
+    let count_now = || {
+        std::fs::read_to_string(&count)
+            .ok()?
+            .trim()
+            .parse::<u64>()
+            .ok()
+    };
+    assert!(eventually(WAIT, || count_now().is_some_and(|n| n > blocks)));
+}
+
+#[test]
+fn a_program_that_dies_mid_response_leaves_it_cut() {
+    let scripts = Scripts::new();
+    scripts.add(
+        "die",
+        "printf 'Content-Type: text/plain\\r\\n\\r\\npart one\\n'\nkill -9 $$\n",
+    );
+    let srv = start(&scripts, |_| {});
+    let mut s = connect(srv.addr);
+    s.write_all(get("/cgi-bin/die").as_bytes()).unwrap();
+    let mut r = BufReader::new(s);
+    let reply = read_reply(&mut r, false).expect("response");
+    assert_eq!(reply.status, 200);
+    assert!(
+        !reply.complete,
+        "a cut response must not end with the last chunk"
+    );
+    assert_eq!(reply.body, b"part one\n");
+    assert!(closed_by_peer(&mut r));
+    assert_eq!(srv.stats().cgi_died, 1);
+}
+
+#[test]
+fn past_the_program_limit_requests_get_503_while_the_others_finish() {
+    let scripts = Scripts::new();
+    let gate = scripts.path().join("open");
+    scripts.add(
+        "wait",
+        &format!(
+            "i=0\nwhile [ ! -e {g} ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done\nprintf 'Content-Type: text/plain\\r\\n\\r\\ndone\\n'\n",
+            g = gate.display()
+        ),
+    );
+    let srv = start(&scripts, |c| c.cgi_max_programs = 2);
+    let held: Vec<TcpStream> = (0..2)
+        .map(|_| {
+            let mut s = connect(srv.addr);
+            s.write_all(get("/cgi-bin/wait").as_bytes()).unwrap();
+            s
+        })
+        .collect();
+    assert!(eventually(WAIT, || srv.stats().cgi_starts == 2));
+    let r = ask(&srv, &get("/cgi-bin/wait"));
+    assert_eq!(r.status, 503);
+    assert_eq!(r.header("retry-after"), Some("1"));
+    // Files are still served meanwhile.
+    assert_eq!(ask(&srv, &get("/a.txt")).status, 200);
+    std::fs::write(&gate, b"").unwrap();
+    for s in held {
+        let r = read_reply(&mut BufReader::new(s), false).expect("response");
+        assert_eq!((r.status, r.body.as_slice()), (200, &b"done\n"[..]));
+    }
+    let st = srv.stats();
+    assert_eq!((st.cgi_busy, st.cgi_starts), (1, 2));
+}
+
+#[test]
+fn the_connection_goes_on_after_a_program_answered() {
+    let scripts = Scripts::new();
+    scripts.add("hello", HELLO);
+    let srv = start(&scripts, |_| {});
+    let s = connect(srv.addr);
+    let mut w = s.try_clone().unwrap();
+    let mut r = BufReader::new(s);
+    // Pipelined: two program answers and a file, in order, on one connection.
+    w.write_all(
+        format!(
+            "{}{}{}",
+            get("/cgi-bin/hello"),
+            get("/cgi-bin/hello"),
+            get("/a.txt")
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    for _ in 0..2 {
+        let reply = read_reply(&mut r, false).unwrap();
+        assert_eq!(
+            (reply.status, reply.body.as_slice()),
+            (200, &b"hello\n"[..])
+        );
+    }
+    let file = read_reply(&mut r, false).unwrap();
+    assert_eq!(file.body, b"hello");
+    // HEAD: the head only, and the connection still goes on.
+    w.write_all(b"HEAD /cgi-bin/hello HTTP/1.1\r\nHost: t\r\n\r\n")
+        .unwrap();
+    let head = read_reply(&mut r, true).unwrap();
+    assert_eq!((head.status, head.header("x-test")), (200, Some("yes")));
+    w.write_all(get("/cgi-bin/hello").as_bytes()).unwrap();
+    assert_eq!(read_reply(&mut r, false).unwrap().body, b"hello\n");
+    // Connection: close is honoured after the program's answer.
+    w.write_all(b"GET /cgi-bin/hello HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let last = read_reply(&mut r, false).unwrap();
+    assert_eq!(last.header("connection"), Some("close"));
+    assert!(closed_by_peer(&mut r));
+    let st = srv.stop();
+    assert_eq!((st.accepted, st.cgi_starts), (1, 5));
+}
+
+#[test]
+fn an_http_1_0_client_gets_the_body_delimited_by_the_close() {
+    let scripts = Scripts::new();
+    scripts.add("hello", HELLO);
+    let srv = start(&scripts, |_| {});
+    let r = ask(&srv, "GET /cgi-bin/hello HTTP/1.0\r\n\r\n");
+    assert_eq!(r.status, 200);
+    assert!(r.header("transfer-encoding").is_none());
+    assert_eq!(r.body, b"hello\n");
+}
+
+#[test]
+fn programs_in_the_root_by_extension_only_if_executable_and_never_as_files() {
+    let scripts = Scripts::new();
+    let srv = TestServer::start(|c| c.cgi_extensions = vec![".cgi".into()]);
+    let root = srv.root.path().to_path_buf();
+    write_script(&root.join("run.cgi"), HELLO);
+    std::fs::write(root.join("plain.cgi"), HELLO).unwrap();
+    write_script(&root.join(".hidden.cgi"), HELLO);
+    let r = ask(&srv, &get("/run.cgi"));
+    assert_eq!((r.status, r.body.as_slice()), (200, &b"hello\n"[..]));
+    assert_eq!(ask(&srv, &get("/plain.cgi")).status, 403);
+    assert_eq!(ask(&srv, &get("/.hidden.cgi")).status, 404);
+    assert_eq!(ask(&srv, &get("/nope.cgi")).status, 404);
+    assert_eq!(ask(&srv, &get("/a.txt")).status, 200);
+    drop(scripts);
+}
+
+#[test]
+fn a_mount_serves_only_what_is_under_it() {
+    let scripts = Scripts::new();
+    scripts.add("hello", HELLO);
+    let outside: PathBuf = scripts.path().parent().unwrap().to_path_buf();
+    let srv = start(&scripts, |_| {});
+    assert_eq!(ask(&srv, &get("/cgi-bin/../a.txt")).status, 400);
+    assert_eq!(ask(&srv, &get("/cgi-bin/%2e%2e/x")).status, 400);
+    assert_eq!(ask(&srv, &get("/cgi-bin/nothing")).status, 404);
+    assert_eq!(ask(&srv, &get("/cgi-bin/")).status, 404);
+    // A symlink out of the mount is not followed (symlinks_outside_root is off).
+    write_script(&outside.join(format!("out-{}", std::process::id())), HELLO);
+    std::os::unix::fs::symlink(
+        outside.join(format!("out-{}", std::process::id())),
+        scripts.path().join("link"),
+    )
+    .unwrap();
+    assert_eq!(ask(&srv, &get("/cgi-bin/link")).status, 404);
+    let _ = std::fs::remove_file(outside.join(format!("out-{}", std::process::id())));
+}
+
+#[test]
+fn over_tls_with_https_on_and_a_large_body() {
+    let scripts = Scripts::new();
+    scripts
+        .add(
+            "https",
+            "printf 'Content-Type: text/plain\\r\\n\\r\\nHTTPS=%s SCHEME=%s\\n' \"$HTTPS\" \"$REQUEST_SCHEME\"\n",
+        )
+        .add(
+            "big",
+            "printf 'Content-Type: application/octet-stream\\r\\n\\r\\n'\nhead -c 700000 /dev/zero\n",
+        );
+    let certs = tls_support::Certs::new(false);
+    let srv = certs.serve(|c| scripts.mount(c));
+    let client = certs.client(&tls_support::both_versions());
+    let mut r = BufReader::new(tls_support::tls_connect(srv.addr, &client));
+    r.get_mut()
+        .write_all(get("/cgi-bin/https").as_bytes())
+        .unwrap();
+    let reply = read_reply(&mut r, false).unwrap();
+    assert_eq!(reply.body, b"HTTPS=on SCHEME=https\n");
+    // Larger than the output window many times over: paced by the TLS writer.
+    r.get_mut()
+        .write_all(get("/cgi-bin/big").as_bytes())
+        .unwrap();
+    let reply = read_reply(&mut r, false).unwrap();
+    assert!(reply.complete);
+    assert_eq!(reply.body.len(), 700_000);
+    assert!(reply.body.iter().all(|&b| b == 0));
+    // And the connection goes on.
+    r.get_mut().write_all(get("/a.txt").as_bytes()).unwrap();
+    assert_eq!(read_reply(&mut r, false).unwrap().body, b"hello");
+}
+
+#[test]
+fn output_past_the_limit_is_cut_and_stderr_is_drained_and_counted() {
+    let scripts = Scripts::new();
+    scripts.add(
+        "flood",
+        "printf 'Content-Type: application/octet-stream\\r\\n\\r\\n'\nwhile :; do head -c 65536 /dev/zero || exit; echo 'a line on stderr' >&2; done\n",
+    );
+    let srv = start(&scripts, |c| c.cgi_max_output_bytes = 300 * 1024);
+    let mut s = connect(srv.addr);
+    s.write_all(get("/cgi-bin/flood").as_bytes()).unwrap();
+    let mut r = BufReader::new(s);
+    let reply = read_reply(&mut r, false).expect("response");
+    assert_eq!(reply.status, 200);
+    assert!(
+        !reply.complete,
+        "a response cut at the limit has no last chunk"
+    );
+    assert!(reply.body.len() <= 300 * 1024, "{} bytes", reply.body.len());
+    let st = srv.stats();
+    assert_eq!(st.cgi_output_limits, 1);
+    assert!(st.cgi_stderr_bytes > 0);
+}
+
+#[test]
+fn each_answer_is_one_access_log_line_with_its_status_and_bytes() {
+    let scripts = Scripts::new();
+    scripts.add("hello", HELLO).add(
+        "gone",
+        "printf 'Status: 410 Gone\\r\\nContent-Type: text/plain\\r\\nContent-Length: 3\\r\\n\\r\\nbye'\n",
+    );
+    let log = tempfile::tempdir().unwrap();
+    let path = log.path().join("access.log");
+    let p = path.clone();
+    let srv = start(&scripts, move |c| c.access_log = Some(p));
+    assert_eq!(ask(&srv, &get("/cgi-bin/hello?x=1")).status, 200);
+    assert_eq!(ask(&srv, &get("/cgi-bin/gone")).body, b"bye");
+    srv.stop();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert!(
+        lines[0].contains("\"GET /cgi-bin/hello?x=1 HTTP/1.1\" 200 6"),
+        "{text}"
+    );
+    assert!(
+        lines[1].contains("\"GET /cgi-bin/gone HTTP/1.1\" 410 3"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_mount_without_its_directory_is_refused_at_start() {
+    let root = tempfile::tempdir().unwrap();
+    let config = Config {
+        root: root.path().to_path_buf(),
+        listen: std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+        cgi: vec!["/cgi-bin/=/nonexistent/flint-cgi".parse().unwrap()],
+        ..Config::default()
+    };
+    match serve::Server::bind(config) {
+        Err(e @ serve::ServeError::CgiDir { .. }) => {
+            assert_eq!(e.to_string(), "CGI directory /nonexistent/flint-cgi")
+        }
+        Err(e) => panic!("another error: {e}"),
+        Ok(_) => panic!("bound with a missing CGI directory"),
+    }
+}
+
+#[test]
+fn a_client_that_goes_away_takes_its_program_with_it() {
+    let scripts = Scripts::new();
+    let pid_file = scripts.path().join("pid");
+    scripts.add(
+        "linger",
+        &format!(
+            "echo $$ > {p}.tmp && mv {p}.tmp {p}\nexec sleep 1000\n",
+            p = pid_file.display()
+        ),
+    );
+    let srv = start(&scripts, |_| {});
+    let mut s = connect(srv.addr);
+    s.write_all(get("/cgi-bin/linger").as_bytes()).unwrap();
+    assert!(eventually(WAIT, || read_pid(&pid_file).is_some()));
+    let pid = read_pid(&pid_file).unwrap();
+    drop(s);
+    // Killed and reaped by the loop (it is the server's child).
+    assert!(
+        eventually(WAIT, || proc_state(pid).is_none()),
+        "pid {pid} left"
+    );
+    assert_eq!(srv.stats().cgi_timeouts, 0);
+}
