@@ -31,7 +31,10 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 /// Told when the measured window starts and ends, from the runner's coordinating thread (the
 /// thread that called [`run_observed`]), never from a load thread.
 ///
-/// - `window_started`: when warm-up ends; without warm-up, just before the load threads start.
+/// - `window_started`: when warm-up ends; without warm-up, before the window's time 0 (the
+///   result's `started_at`), which comes when the call returns: nothing is sent before the
+///   observer is ready, and the time it takes (a tracer attaching) is not taken from the window.
+///   A slice with an agreed start tells it at that instant instead.
 /// - `window_ended`: when the measured window ends: the duration elapsed, the `-n` pages done,
 ///   or every load thread stopped after Ctrl-C; before the threads are joined and merged.
 ///
@@ -45,8 +48,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 /// thread wakes it, for `-n` and Ctrl-C), so the delay is the kernel's timer slack plus
 /// scheduling: 0.1 to 0.2 ms measured on a 2-core machine at load 6, more if the machine is
 /// saturated for longer. `window_ended - window_started` measured by the observer matches
-/// `RunResult::duration` within that; neither call comes before its boundary (`started_at`,
-/// `started_at + duration`), which the tests check. Ctrl-C is seen by each load
+/// `RunResult::duration` within that; `window_ended` never comes before its boundary
+/// (`started_at + duration`), nor `window_started` after a warm-up before `started_at`, which
+/// the tests check. Ctrl-C is seen by each load
 /// thread within its 50 ms tick; the window ends when the last one has stopped, which is also
 /// where the result's duration ends. The calls should return quickly: while `window_started`
 /// runs, the end of the window is not being watched (the load threads are not affected).
@@ -162,6 +166,14 @@ pub fn run_slice(
     let connector = Connector::new(&config.target, &config.tls, config.http == HttpMode::Http2)
         .map_err(BenchError::Tls)?;
     let picker = PagePicker::new(workload);
+    // Without warm-up the window starts with the first request. A run of its own tells the
+    // observer before its time 0: what the observer does then (a tracer attaching, a good part
+    // of a second on a busy machine) delays the window rather than shortening it. A slice with
+    // an agreed start keeps that instant and tells the observer at it.
+    let told_first = config.warmup.as_micros() == 0;
+    if told_first && slice.start.is_none() {
+        observer.window_started();
+    }
     let base = match slice.start {
         Some(at) => wait_until(at, stop),
         None => Instant::now(),
@@ -176,8 +188,7 @@ pub fn run_slice(
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_micros() as u64);
     let schedule = plan::schedule(config, base, base_unix_us);
-    if schedule.measure_us == 0 {
-        // The window starts with the first request: tell the observer before any can be sent.
+    if told_first && slice.start.is_some() {
         observer.window_started();
     }
     let measure_us = schedule.measure_us;
