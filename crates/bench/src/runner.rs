@@ -203,6 +203,14 @@ impl PreparedSlice {
     ) -> Result<SliceOutcome, BenchError> {
         // No idle threads: at most one per Webchild.
         let threads = config.threads.min(slice.children.len());
+        // Without warm-up the window starts with the first request. A run of its own tells the
+        // observer before its time 0: what the observer does then (a tracer attaching, a good
+        // part of a second on a busy machine) delays the window rather than shortening it. A
+        // slice with an agreed start keeps that instant and tells the observer at it.
+        let told_first = config.warmup.as_micros() == 0;
+        if told_first && slice.start.is_none() {
+            observer.window_started();
+        }
         let base = match slice.start {
             Some(at) => wait_until(at, stop),
             None => Instant::now(),
@@ -217,9 +225,7 @@ impl PreparedSlice {
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_micros() as u64);
         let schedule = plan::schedule(config, base, base_unix_us);
-        if schedule.measure_us == 0 {
-            // The window starts with the first request: tell the observer before any can be
-            // sent.
+        if told_first && slice.start.is_some() {
             observer.window_started();
         }
         let shared = RunShared {

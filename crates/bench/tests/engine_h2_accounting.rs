@@ -12,6 +12,7 @@ mod h2server;
 
 use bench::stats::ErrorKind;
 use bench::{RunResult, Stop, Workload};
+use common::timed::until_busy;
 use common::{ms, one_file, workload};
 use h2_accounting::{exact_streams, identities, settled};
 use h2server::{run, Fault, H2Server};
@@ -151,7 +152,11 @@ fn padding_of_a_response_cut_short_is_framing_of_a_failed_request() {
 #[test]
 fn padding_of_a_response_unfinished_at_the_end_is_framing_of_an_unfinished_request() {
     let server = H2Server::start(Fault::PaddedHalf { close: false });
-    let r = run(&server, &pages_of_four(), Stop::Duration(ms(200)), |_| {});
+    let r = until_busy(
+        ms(200),
+        |window| run(&server, &pages_of_four(), Stop::Duration(window), |_| {}),
+        |r| r.stats.bytes_unfinished > 0,
+    );
     assert!(r.stats.bytes_unfinished > 0, "{:?}", r.stats);
     identities("padded half, in flight at the end", &r);
 }
@@ -217,11 +222,17 @@ fn streams_to_send_again_after_a_goaway_fail_when_the_server_is_gone() {
     // The GOAWAY's covered stream dies with the connection, the others wait to be sent again,
     // and the next connection is refused: they fail as connect_refused (not a reconnect loop
     // that counts nothing to the end of the run).
-    let server = H2Server::start(Fault::GoawayThenGone(1));
-    let r = run(&server, &pages_of_four(), Stop::Duration(ms(300)), |c| {
-        c.concurrency = 1;
-        c.threads = 1;
-    });
+    let r = until_busy(
+        ms(300),
+        |window| {
+            let server = H2Server::start(Fault::GoawayThenGone(1));
+            run(&server, &pages_of_four(), Stop::Duration(window), |c| {
+                c.concurrency = 1;
+                c.threads = 1;
+            })
+        },
+        |r| r.stats.errors.get(ErrorKind::ConnectRefused) >= 3,
+    );
     let s = &r.stats;
     let h = &s.http2;
     assert_eq!(s.errors.get(ErrorKind::H2Goaway), 1, "{:?}", s.errors);

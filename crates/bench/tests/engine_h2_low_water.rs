@@ -56,11 +56,34 @@ fn start(plan: Plan, tls: Option<Arc<rustls::ServerConfig>>) -> RawServer {
         let _ = match tls.clone() {
             None => serve(conn, plan, stop),
             Some(cfg) => match rustls::ServerConnection::new(cfg) {
-                Ok(t) => serve(rustls::StreamOwned::new(t, conn), plan, stop),
+                Ok(t) => handshake(t, conn, stop).and_then(|s| serve(s, plan, stop)),
                 Err(_) => Ok(()),
             },
         };
     })
+}
+
+/// The TLS handshake, done before `serve` writes its SETTINGS: a write while still handshaking
+/// reads the ClientHello under the 2 ms read timeout, and fails the connection (the client saw
+/// `tls_reset`) when a busy machine has not yet let the client send it. Waits as long as the
+/// server runs, as `serve` does.
+fn handshake(
+    mut tls: rustls::ServerConnection,
+    mut conn: TcpStream,
+    stop: &AtomicBool,
+) -> io::Result<rustls::StreamOwned<rustls::ServerConnection, TcpStream>> {
+    while tls.is_handshaking() && !stop.load(Ordering::Relaxed) {
+        match tls.complete_io(&mut conn) {
+            Ok(_) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(rustls::StreamOwned::new(tls, conn))
 }
 
 /// A response being sent: what is left of it before its cut (or end), and what then.

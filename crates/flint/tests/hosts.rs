@@ -296,6 +296,34 @@ fn a_host_that_refuses_stops_the_run_before_anything_is_sent() {
 }
 
 #[test]
+fn a_reason_said_after_the_channel_closed_is_quoted() {
+    // ssh closes the channel, then says why as it exits: on a busy machine that can come long
+    // after the close. The shell here closes its stdout and says why a second later.
+    let (_dir, server) = server();
+    let template = format!(
+        "if [ {{host}} = bad ]; then exec >&-; sleep 1; echo 'ssh: connect to host bad port 22: Connection refused' >&2; exit 255; fi; exec {} worker",
+        exe()
+    );
+    let out = run_bounded(
+        &mut bench(
+            &server,
+            &[
+                "-c", "2", "-d", "1s", "--hosts", "good,bad", "--launch", &template,
+            ],
+        ),
+        LIMIT,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "bad: exited before READY (ssh: connect to host bad port 22: Connection refused)"
+        ),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn a_worker_of_another_protocol_version_is_refused_with_both_versions() {
     let (_dir, server) = server();
     let template =

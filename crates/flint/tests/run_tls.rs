@@ -12,7 +12,7 @@ fn run_over_tls_verifies_the_throwaway_certificate_and_reports_handshakes() {
     let json_path = dir.path().join("run.json");
     let out = run_bounded(
         flint()
-            .args(["run", "--tls", "-d", "1s", "-c", "4", "--quiet", "--json"])
+            .args(["run", "--tls", "-n", "40", "-c", "4", "--quiet", "--json"])
             .arg(&json_path),
         Duration::from_secs(60),
     );
@@ -67,7 +67,7 @@ fn run_tls_with_a_version_speaks_only_that_version() {
     let out = run_bounded(
         flint()
             .args([
-                "run", "--tls", "1.2", "-d", "500ms", "-c", "2", "--quiet", "--json",
+                "run", "--tls", "1.2", "-n", "20", "-c", "2", "--quiet", "--json",
             ])
             .arg(&json_path),
         Duration::from_secs(60),

@@ -18,11 +18,11 @@ pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
     writeln!(
         lab.out,
         "\n== digest (the Content-MD5 measurements): {DIGEST_CLIENTS} clients, {} (as ptester), one \
-         {:.1} MB file ({} bytes), digest on; {} s each",
+         {:.1} MB file ({} bytes), digest on; {}",
         mode.name(),
         docroot::DIGEST_SIZE as f64 / 1e6,
         docroot::DIGEST_SIZE,
-        lab.opts.duration.as_secs_f64()
+        lab.opts.each()
     )?;
     let skipped: Vec<&str> = lab
         .opts

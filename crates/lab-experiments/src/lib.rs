@@ -115,8 +115,9 @@ pub struct LabOptions {
     pub rtts: Vec<Duration>,
     /// The page experiment's ways of fetching (`--modes`; default: all).
     pub page_modes: Vec<PageMode>,
-    /// The page experiment: fetch this many pages per measurement rather than run for
-    /// `duration` (`--pages`; over a round trip the default is [`RTT_PAGES`]).
+    /// Fetch this many pages per measurement rather than run for `duration` (`--pages`), in
+    /// every experiment: a count ends the same whatever the machine's speed. Over a round trip
+    /// the page experiment's default is [`RTT_PAGES`].
     pub pages: Option<u64>,
 }
 
@@ -162,6 +163,14 @@ impl LabOptions {
                 _ => true,
             })
             .collect()
+    }
+
+    /// How long each measurement is, for an experiment's header: `2 s each`, `40 pages each`.
+    fn each(&self) -> String {
+        match self.pages {
+            Some(n) => format!("{n} pages each"),
+            None => format!("{} s each", self.duration.as_secs_f64()),
+        }
     }
 
     /// The sizes of the sweep over HTTPS: every other size of the plain sweep, the whole range
@@ -375,7 +384,7 @@ impl Lab<'_> {
             duration: self.opts.duration,
             warmup: self.opts.warmup,
             cpu: self.opts.client_cpu,
-            pages: None,
+            pages: self.opts.pages,
         }
     }
 

@@ -18,9 +18,9 @@ pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
     writeln!(
         lab.out,
         "\n== sizes (the IO-Lite paper): {SIZES_CLIENTS} clients, persistent, one document \
-         over and over; {} sizes, {} s each",
+         over and over; {} sizes, {}",
         sizes.len(),
-        lab.opts.duration.as_secs_f64()
+        lab.opts.each()
     )?;
     let mode = bench::HttpMode::KeepAlive;
     let servers = lab.runnable(Experiment::Sizes);

@@ -71,9 +71,9 @@ pub(super) fn run(lab: &mut Lab) -> Result<(), super::LabError> {
         lab.out,
         "\n== tls: handshakes ({HANDSHAKE_CLIENTS} clients, HTTP/1.0, full and resumed, ECDSA \
          P-256 and RSA-2048), keep-alive syscalls (the microscape page, {KEEPALIVE_CLIENTS} \
-         client) and the IO-Lite sweep ({SIZES_CLIENTS} clients, {} sizes, ECDSA); {} s each",
+         client) and the IO-Lite sweep ({SIZES_CLIENTS} clients, {} sizes, ECDSA); {}",
         sizes.len(),
-        lab.opts.duration.as_secs_f64()
+        lab.opts.each()
     )?;
     let dir = tempfile::Builder::new()
         .prefix("flint-lab-certs.")

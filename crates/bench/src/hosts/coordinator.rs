@@ -32,6 +32,9 @@ const HEARTBEAT_TIMEOUT: Duration = Duration::from_secs(3);
 const PROBES: u32 = 8;
 /// After Ctrl-C, how long the workers have to send what they measured.
 const STOP_GRACE: Duration = Duration::from_secs(5);
+/// How long a worker whose channel closed has to finish saying why on stderr (ssh says it as
+/// it exits); waited only when its stderr stays open that long.
+const LAST_WORDS: Duration = Duration::from_secs(2);
 
 /// A run on many hosts.
 pub struct HostsRun<'a> {
@@ -393,21 +396,24 @@ fn start(
                 h.state = State::Failed(refused(h, &kind, &why, peer))
             }
             Said::Closed => {
-                // Let the stderr reader catch the last words (ssh's reason) before quoting them.
-                let t = Instant::now();
-                while !h.process.exited() && t.elapsed() < Duration::from_millis(200) {
-                    std::thread::sleep(Duration::from_millis(5));
-                }
-                std::thread::sleep(Duration::from_millis(20));
                 let why = "exited before READY".to_owned();
-                h.state = State::Failed(with_stderr(why, &h.process));
+                h.state = State::Failed(with_last_words(why, &h.process));
             }
         }
     }
 }
 
 fn with_stderr(why: String, p: &Process) -> String {
-    match p.stderr_tail() {
+    quoting(why, p.stderr_tail())
+}
+
+/// `why`, with what a worker whose channel closed said on stderr as it went (ssh's reason).
+fn with_last_words(why: String, p: &Process) -> String {
+    quoting(why, p.last_words(LAST_WORDS))
+}
+
+fn quoting(why: String, said: String) -> String {
+    match said {
         t if t.is_empty() => why,
         t => format!("{why} ({t})"),
     }
@@ -548,7 +554,7 @@ fn on_event(h: &mut Host, ev: Event) {
             h.process.kill_group();
         }
         Said::Closed => {
-            let why = with_stderr("its channel closed".into(), &h.process);
+            let why = with_last_words("its channel closed".into(), &h.process);
             h.state = State::Lost(why);
         }
     }

@@ -13,7 +13,7 @@ use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::Sender;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// Lines of a worker's stderr kept to explain a failure (ssh's and sh's complaints land there).
@@ -48,7 +48,21 @@ pub enum Said {
 pub struct Process {
     child: Child,
     stdin: Option<ChildStdin>,
-    stderr: Arc<Mutex<VecDeque<String>>>,
+    stderr: Arc<StderrTail>,
+}
+
+/// The last lines of a worker's stderr, and whether it has closed (every process holding it,
+/// the shell, ssh, what they started, has exited or closed it: nothing more will come).
+#[derive(Default)]
+struct StderrTail {
+    state: Mutex<(VecDeque<String>, bool)>,
+    closed: Condvar,
+}
+
+impl StderrTail {
+    fn lock(&self) -> std::sync::MutexGuard<'_, (VecDeque<String>, bool)> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 impl Process {
@@ -65,7 +79,7 @@ impl Process {
             .spawn()?;
         let stdout = child.stdout.take().expect("stdout is piped");
         let stderr_pipe = child.stderr.take().expect("stderr is piped");
-        let stderr = Arc::new(Mutex::new(VecDeque::new()));
+        let stderr = Arc::new(StderrTail::default());
         std::thread::spawn(move || {
             let send = |what| {
                 let _ = events.send(Event {
@@ -94,12 +108,14 @@ impl Process {
         std::thread::spawn(move || {
             for line in BufReader::new(stderr_pipe).lines() {
                 let Ok(line) = line else { break };
-                let mut t = tail.lock().unwrap_or_else(|e| e.into_inner());
-                if t.len() == STDERR_LINES {
-                    t.pop_front();
+                let (lines, _) = &mut *tail.lock();
+                if lines.len() == STDERR_LINES {
+                    lines.pop_front();
                 }
-                t.push_back(line);
+                lines.push_back(line);
             }
+            tail.lock().1 = true;
+            tail.closed.notify_all();
         });
         Ok(Process {
             stdin: child.stdin.take(),
@@ -119,12 +135,26 @@ impl Process {
 
     /// What the worker last said on stderr, one line (empty if nothing).
     pub fn stderr_tail(&self) -> String {
-        let t = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
-        t.iter()
+        let t = self.stderr.lock();
+        t.0.iter()
             .map(|l| l.trim())
             .filter(|l| !l.is_empty())
             .collect::<Vec<_>>()
             .join(" / ")
+    }
+
+    /// [`Process::stderr_tail`] once the worker's stderr has closed, or after `bound` if it
+    /// stays open (something it started still holds it). A worker whose stdout has closed may
+    /// not have said why yet: ssh writes its reason (`Connection refused`) as it exits, which on
+    /// a busy machine can be long after the channel closed.
+    pub fn last_words(&self, bound: Duration) -> String {
+        let t = self.stderr.lock();
+        let waited = self
+            .stderr
+            .closed
+            .wait_timeout_while(t, bound, |(_, closed)| !*closed);
+        drop(waited.unwrap_or_else(|e| e.into_inner()));
+        self.stderr_tail()
     }
 
     /// Whether the process (the `sh` and what it ran in its place) has exited.

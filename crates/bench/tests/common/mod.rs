@@ -8,6 +8,8 @@
 //! and joins every thread.
 #![allow(dead_code)] // each test file uses a different part
 
+pub mod timed;
+
 use bench::{BenchConfig, Page, Stop, Target, Workload};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};

@@ -99,8 +99,8 @@ pub struct LabArgs {
     /// persistent, pipelined, http1.0-4, keepalive-6, h2 [default: all].
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = page_mode)]
     pub modes: Vec<PageMode>,
-    /// The syscalls experiment: fetch this many pages per measurement instead of running for
-    /// `-d` (over a round trip: 5 unless given).
+    /// Fetch this many pages per measurement instead of running for `-d`, in every experiment
+    /// (the syscalls experiment over a round trip: 5 unless given).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub pages: Option<u64>,
     /// Write the results as JSON to this file.
