@@ -8,13 +8,25 @@ mod cli;
 mod cmd;
 mod duration;
 mod exit;
+mod habits;
 mod output;
 
 use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse_from(cmd::bench::join_tls_version(std::env::args_os()));
+    let args = habits::translate(cmd::bench::join_tls_version(std::env::args_os()));
+    let cli = match cli::Cli::try_parse_from(&args) {
+        Ok(cli) => cli,
+        Err(err) => {
+            // Another tool's flag gets flint's equivalent named, in place of clap's guess.
+            if let Some(line) = habits::explain(&args).filter(|_| err.use_stderr()) {
+                output::error_line(&format!("flint: error: {line}"));
+                return exit::Status::Usage.into();
+            }
+            err.exit()
+        }
+    };
     // Often 1024 by default while the hard limit is far higher: a run of more Webchildren, or a
     // server with more connections, would fail at connect or accept instead.
     cmd::bench::raise_open_files();
