@@ -339,3 +339,41 @@ fn unix_socket_carries_the_requests_and_the_url_names_the_host() {
         "https:// over a Unix socket is not supported",
     );
 }
+
+#[test]
+fn the_urls_path_is_fetched_beside_the_paths_named_after_it() {
+    let (dir, server) = served();
+    std::fs::write(dir.path().join("b.html"), b"world").unwrap();
+    let url = format!("http://{}/a.html", server.addr);
+    let out = bench(&[&url, "/b.html", "-n", "40", "-c", "1", "-q", "--debug"]);
+    let (stdout, err) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(stdout.contains("Statuses:  200 40"), "{stdout}");
+    for path in ["/a.html", "/b.html"] {
+        assert!(
+            err.contains(&format!("GET {path} HTTP/1.1")),
+            "{path}: {err}"
+        );
+    }
+    // A workload names its own files: the URL's path is not fetched, and that is said.
+    let workload = dir.path().join("w.toml");
+    std::fs::write(&workload, "[[page]]\nweight = 1\nfiles = [\"/b.html\"]\n").unwrap();
+    let out = bench(&[
+        &url,
+        "-w",
+        workload.to_str().unwrap(),
+        "-n",
+        "4",
+        "-c",
+        "1",
+        "-q",
+        "--debug",
+    ]);
+    let (_, err) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("the URL's path `/a.html` is not fetched"),
+        "{err}"
+    );
+    assert!(!err.contains("GET /a.html"), "{err}");
+}

@@ -303,8 +303,9 @@ pub struct LoadArgs {
 
 #[derive(Debug, Args)]
 pub struct BenchArgs {
-    /// The server: http://HOST:PORT or https://HOST:PORT. A path in it is fetched when no other
-    /// files are named (`/` when the URL has none); user:password@ in it is sent as Basic auth.
+    /// The server: http://HOST:PORT or https://HOST:PORT. A path in it is a file fetched as the
+    /// first page, before any PATHs (`/` when nothing else is named; with -w the workload names
+    /// the files); user:password@ in it is sent as Basic auth.
     pub url: String,
     /// Files to fetch: one page each, equal weights.
     #[arg(value_name = "PATH")]
