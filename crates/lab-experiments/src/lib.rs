@@ -148,20 +148,31 @@ impl LabOptions {
         }
     }
 
-    /// Servers an experiment runs (digest: those with a Content-MD5 option; tls: one Apache,
-    /// the event MPM).
+    /// Servers an experiment runs: those of `servers` not [`left_out`](Self::left_out) of it.
     fn servers_for(&self, experiment: Experiment) -> Vec<PeerKind> {
         self.servers
             .iter()
             .copied()
-            .filter(|k| match experiment {
-                Experiment::Digest => k.supports_digest(),
-                Experiment::Tls => tls::SERVERS.contains(k),
-                // h2o joined the lab for the page experiment (HTTP/2's own server).
-                Experiment::Sizes => *k != PeerKind::H2o,
-                _ => true,
-            })
+            .filter(|&k| Self::left_out(k, experiment).is_none())
             .collect()
+    }
+
+    /// Why `kind` is not measured in `experiment` (a single one), when it is not.
+    pub fn left_out(kind: PeerKind, experiment: Experiment) -> Option<&'static str> {
+        match experiment {
+            Experiment::Digest if !kind.supports_digest() => {
+                Some("digest measures the servers with a Content-MD5 option: flint and Apache")
+            }
+            Experiment::Tls if !tls::SERVERS.contains(&kind) => Some(
+                "tls measures flint, nginx, lighttpd and Apache with the event MPM (prefork's \
+                 TLS is the same mod_ssl)",
+            ),
+            // h2o joined the lab for the page experiment (HTTP/2's own server).
+            Experiment::Sizes if kind == PeerKind::H2o => Some(
+                "sizes does not measure h2o (it is in the lab for the syscalls page experiment)",
+            ),
+            _ => None,
+        }
     }
 
     /// The sizes of the sweep over HTTPS: every other size of the plain sweep, the whole range

@@ -6,6 +6,7 @@
 //! run (docs/lab.md).
 
 use super::bench::install_stop_handler;
+use crate::output;
 use anyhow::Context;
 use lab_experiments::{self as experiments, Experiment, LabOptions, LabReport, PageMode};
 use lab_peers::PeerKind;
@@ -162,6 +163,7 @@ pub fn run(args: &LabArgs) -> anyhow::Result<LabReport> {
         anyhow::bail!("the duration must be positive");
     }
     let experiment = Experiment::from(args.experiment);
+    left_out(args, experiment)?;
     let runs = opts.runs(experiment);
     // Each run: warm-up, window, and about a second and a half to attach and detach a tracer
     // (perf: two processes, each opening its events on every CPU) and start the server.
@@ -192,6 +194,32 @@ pub fn run(args: &LabArgs) -> anyhow::Result<LabReport> {
         )?;
     }
     Ok(report)
+}
+
+/// A server of `--servers` that an experiment does not measure gets a note saying why; when
+/// that leaves the experiment nothing to measure, it is refused before anything starts.
+fn left_out(args: &LabArgs, experiment: Experiment) -> anyhow::Result<()> {
+    let mut measured = args.servers.is_empty();
+    for &part in experiment.parts() {
+        for &kind in &args.servers {
+            match LabOptions::left_out(kind, part) {
+                Some(why) if experiment.parts().len() == 1 => {
+                    output::error_line(&format!("flint lab: note: --servers {kind}: {why}"))
+                }
+                Some(_) => {}
+                None => measured = true,
+            }
+        }
+    }
+    if !measured {
+        let asked: Vec<String> = args.servers.iter().map(|k| k.to_string()).collect();
+        anyhow::bail!(
+            "lab {}: none of --servers {} is measured in it (see the notes above)",
+            experiment.name(),
+            asked.join(",")
+        );
+    }
+    Ok(())
 }
 
 pub fn lab(args: LabArgs) -> anyhow::Result<ExitCode> {
