@@ -209,7 +209,7 @@ pub fn summary_body(r: &RunResult) -> String {
             o,
             "  TLS failed: {n} {}: {}",
             reason.name(),
-            reason.explain()
+            reason.explain_with(r.config.tls.cacert.as_deref())
         );
     }
     let statuses: Vec<String> = s

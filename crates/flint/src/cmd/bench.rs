@@ -373,7 +373,11 @@ fn failure(result: &RunResult) -> String {
     // ended early when every handshake failed on the certificate.
     let failures = &result.stats.tls_failures;
     let mut tls = match failures.seen().first() {
-        Some((reason, n)) => format!("; TLS: {n} {}: {}", reason.name(), reason.explain()),
+        Some((reason, n)) => format!(
+            "; TLS: {n} {}: {}",
+            reason.name(),
+            reason.explain_with(result.config.tls.cacert.as_deref())
+        ),
         None => String::new(),
     };
     let all_certificate = failures.total() > 0
