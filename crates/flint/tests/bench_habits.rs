@@ -377,3 +377,29 @@ fn the_urls_path_is_fetched_beside_the_paths_named_after_it() {
     );
     assert!(!err.contains("GET /a.html"), "{err}");
 }
+
+#[test]
+fn every_result_file_written_is_announced() {
+    let (dir, server) = served();
+    let url = format!("http://{}/a.html", server.addr);
+    let (json, html) = (dir.path().join("r.json"), dir.path().join("r.html"));
+    let out = bench(&[
+        &url,
+        "-n",
+        "4",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    let (_, err) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    for file in [&json, &html] {
+        assert!(file.exists(), "{}", file.display());
+        assert!(
+            err.contains(&format!("flint: wrote {}", file.display())),
+            "{err}"
+        );
+    }
+}

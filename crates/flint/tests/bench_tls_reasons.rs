@@ -51,6 +51,12 @@ fn a_self_signed_ca_true_certificate_given_with_cacert_is_trusted() {
     );
     assert!(stdout.contains("Statuses:  200 20"), "{stdout}");
     assert!(stdout.contains("certificates verified"), "{stdout}");
+    // Named as curl and h2load print them.
+    assert!(stdout.contains("TLS:       TLSv1.3 TLS_AES_"), "{stdout}");
+    assert!(
+        !stdout.contains("TLS13_") && !stdout.contains("TLSv1_"),
+        "{stdout}"
+    );
 }
 
 #[test]

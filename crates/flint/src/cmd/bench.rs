@@ -42,12 +42,13 @@ pub fn bench(mut args: BenchArgs) -> anyhow::Result<ExitCode> {
         if !args.paths.is_empty() {
             bail!("give either a workload (-w) or paths, not both");
         }
+        let workload = Workload::load(path)?;
         if let Some(own) = &target.path {
             output::error_line(&format!(
                 "flint: note: the URL's path `{own}` is not fetched: the workload (-w) names the files"
             ));
         }
-        Workload::load(path)?
+        workload
     } else if !args.paths.is_empty() {
         // The URL's path is a file named too, as wrk and oha fetch it: the first page, then the
         // paths after it.

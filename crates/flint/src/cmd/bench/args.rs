@@ -272,8 +272,9 @@ pub struct LoadArgs {
     #[arg(long, value_enum, value_name = "VERSION", num_args = 0..=1, require_equals = true,
           default_missing_value = "any")]
     pub tls: Option<TlsArg>,
-    /// HTTPS: offer these cipher suites, in this order (comma-separated; the names the report
-    /// prints, e.g. TLS13_AES_256_GCM_SHA384, or TLS 1.3's IANA names, TLS_AES_256_GCM_SHA384)
+    /// HTTPS: offer these cipher suites, in this order (comma-separated; the names the report,
+    /// curl and h2load print, OpenSSL's: TLS_AES_256_GCM_SHA384, ECDHE-RSA-AES128-GCM-SHA256; or
+    /// rustls's: TLS13_AES_256_GCM_SHA384, TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256)
     /// [default: browsers' order, AES-128-GCM first: the suite a server then picks is the one it
     /// uses for browsers]
     #[arg(long, value_name = "LIST", value_parser = cipher_list)]
