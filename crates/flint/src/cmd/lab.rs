@@ -155,6 +155,17 @@ fn about(secs: f64) -> String {
     }
 }
 
+/// What each measurement measures: a duration, or with `--pages` the syscalls experiment's
+/// pages (`3 pages`; in `all`, beside the others' duration).
+fn window_text(opts: &LabOptions, experiment: Experiment) -> String {
+    let seconds = format!("{:.1} s", opts.duration.as_secs_f64());
+    match (opts.pages, experiment) {
+        (Some(n), Experiment::Syscalls) => format!("{n} pages"),
+        (Some(n), Experiment::All) => format!("{seconds} (syscalls: {n} pages)"),
+        _ => seconds,
+    }
+}
+
 /// Runs the experiment, printing its tables; the report's [`LabReport::to_json`] is the JSON
 /// document (for `--json`, and for any other renderer of the run).
 pub fn run(args: &LabArgs) -> anyhow::Result<LabReport> {
@@ -165,18 +176,15 @@ pub fn run(args: &LabArgs) -> anyhow::Result<LabReport> {
     let experiment = Experiment::from(args.experiment);
     left_out(args, experiment)?;
     let runs = opts.runs(experiment);
-    // Each run: warm-up, window, and about a second and a half to attach and detach a tracer
-    // (perf: two processes, each opening its events on every CPU) and start the server.
-    let per_run = opts.duration + opts.warmup + Duration::from_millis(1500);
-    let estimate = per_run.as_secs_f64() * runs as f64;
+    let estimate = opts.estimate(experiment).as_secs_f64();
     let mut out = std::io::stdout().lock();
     let mut progress = std::io::stderr().lock();
     writeln!(
         progress,
-        "flint lab {}: {runs} measurements of {:.1} s (+{:.1} s warm-up), about {}; \
+        "flint lab {}: {runs} measurements of {} (+{:.1} s warm-up), about {}; \
          servers on core {}, client on core {}",
         experiment.name(),
-        opts.duration.as_secs_f64(),
+        window_text(&opts, experiment),
         opts.warmup.as_secs_f64(),
         about(estimate),
         opts.server_cpu
@@ -241,7 +249,21 @@ pub fn lab(args: LabArgs) -> anyhow::Result<ExitCode> {
 
 #[cfg(test)]
 mod tests {
-    use super::about;
+    use super::{about, window_text};
+    use lab_experiments::{Experiment, LabOptions};
+
+    #[test]
+    fn with_pages_a_measurement_is_told_in_pages() {
+        let mut opts = LabOptions::new(None);
+        assert_eq!(window_text(&opts, Experiment::Syscalls), "2.0 s");
+        opts.pages = Some(3);
+        assert_eq!(window_text(&opts, Experiment::Syscalls), "3 pages");
+        assert_eq!(
+            window_text(&opts, Experiment::All),
+            "2.0 s (syscalls: 3 pages)"
+        );
+        assert_eq!(window_text(&opts, Experiment::Sizes), "2.0 s");
+    }
 
     #[test]
     fn an_estimate_is_in_seconds_until_a_minute_and_a_half() {
