@@ -175,8 +175,23 @@ fn no_table_is_cut_at_a_laptops_width() {
         "alpn": "http/1.1", "handshakes": 16, "resumed": 0
     });
     https["summary"]["tls_handshake_ms"] = https["summary"]["connect_ms"].clone();
+    // The syscalls experiment's ways over TLS as well: twice the modes of its per-request table.
+    let mut lab = common::lab();
+    let rows = lab["results"].as_array_mut().unwrap();
+    let over_tls: Vec<serde_json::Value> = rows
+        .iter()
+        .filter(|r| r["experiment"] == "syscalls")
+        .map(|r| {
+            let mut r = r.clone();
+            r["tls"] = true.into();
+            r
+        })
+        .collect();
+    assert!(!over_tls.is_empty());
+    rows.extend(over_tls);
     let mut inputs = common::inputs();
     inputs.push(("https.json".into(), https));
+    inputs.push(("lab-tls.json".into(), lab));
     let html = report::render(&inputs).expect("render");
     assert!(html.contains("Over HTTPS"), "no HTTPS table");
     let page = dir.path().join("report.html");
