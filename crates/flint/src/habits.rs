@@ -180,8 +180,11 @@ pub fn translate(args: Vec<OsString>) -> Vec<OsString> {
     out
 }
 
-/// For a line clap refused: the one line for the first habit in it, if there is one.
-pub fn explain(args: &[OsString]) -> Option<String> {
+/// For a line clap refused at `refused` (the argument or value it names, if any): the one line
+/// for the first habit in it up to there, if there is one. A habit after the refused argument
+/// is not what clap refused (clap reads left to right), and its line would leave the real
+/// mistake unsaid.
+pub fn explain(args: &[OsString], refused: Option<&str>) -> Option<String> {
     if !reads_the_table(args) {
         return None;
     }
@@ -190,7 +193,11 @@ pub fn explain(args: &[OsString]) -> Option<String> {
         .take_while(|a| *a != "--")
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    for (i, arg) in args.iter().enumerate().skip(2) {
+    // The refused token, or the value after a refused flag (`-m 4`: clap names the value).
+    let last = refused
+        .and_then(|r| args.iter().skip(2).position(|a| a == r).map(|i| i + 2))
+        .unwrap_or(args.len());
+    for (i, arg) in args.iter().enumerate().take(last + 1).skip(2) {
         for habit in HABITS {
             let Answer::Refuse(line) = habit.answer else {
                 continue;
@@ -255,7 +262,7 @@ mod tests {
 
     #[test]
     fn a_refused_habit_is_found_attached_or_apart_and_only_with_its_values() {
-        let says = |args: &[&str]| explain(&line(args));
+        let says = |args: &[&str]| explain(&line(args), None);
         assert!(says(&["flint", "bench", "u", "-R100"])
             .unwrap()
             .contains("--rate 100"));
@@ -269,5 +276,12 @@ mod tests {
         assert_eq!(says(&["flint", "bench", "u", "-d", "2s", "--bad"]), None);
         assert_eq!(says(&["flint", "bench", "u", "--", "-v"]), None);
         assert_eq!(says(&["flint", "discover", "u", "-v"]), None);
+        // clap refused `--bogus` first: `-L` after it is not the mistake.
+        let args = line(&["flint", "bench", "u", "--bogus", "-L"]);
+        assert_eq!(explain(&args, Some("--bogus")), None);
+        let args = line(&["flint", "bench", "u", "-L", "--bogus"]);
+        assert!(explain(&args, Some("-L")).is_some());
+        let args = line(&["flint", "bench", "u", "-m", "4"]);
+        assert!(explain(&args, Some("4")).unwrap().contains("--streams 4"));
     }
 }

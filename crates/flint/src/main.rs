@@ -11,6 +11,7 @@ mod exit;
 mod habits;
 mod output;
 
+use clap::error::{ContextKind, ContextValue};
 use clap::Parser;
 use std::process::ExitCode;
 
@@ -20,7 +21,14 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(err) => {
             // Another tool's flag gets flint's equivalent named, in place of clap's guess.
-            if let Some(line) = habits::explain(&args).filter(|_| err.use_stderr()) {
+            let refused = [ContextKind::InvalidArg, ContextKind::InvalidValue]
+                .into_iter()
+                .find_map(|kind| match err.get(kind) {
+                    Some(ContextValue::String(s)) => Some(s.clone()),
+                    _ => None,
+                });
+            let line = habits::explain(&args, refused.as_deref()).filter(|_| err.use_stderr());
+            if let Some(line) = line {
                 output::error_line(&format!("flint: error: {line}"));
                 return exit::Status::Usage.into();
             }
