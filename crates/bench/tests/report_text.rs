@@ -268,6 +268,8 @@ fn a_clean_one_file_run_repeats_nothing_and_tells_no_unfinished() {
     let mut r = one_file();
     r.stats.unfinished = 1;
     r.stats.unfinished_wait.record_us(30_000);
+    // And one still connecting: the server received nothing, no count has it.
+    r.stats.unsent_at_end = 1;
     let text = summary(&r);
     assert!(text.contains("Requests:"), "{text}");
     for absent in [
@@ -276,6 +278,7 @@ fn a_clean_one_file_run_repeats_nothing_and_tells_no_unfinished() {
         "unfinished",
         "Unfinished",
         "see Unfinished",
+        "Not sent",
     ] {
         assert!(!text.contains(absent), "`{absent}` in: {text}");
     }
@@ -290,6 +293,10 @@ fn a_clean_one_file_run_repeats_nothing_and_tells_no_unfinished() {
         text.contains("none completed in error (see Unfinished)"),
         "{text}"
     );
+    // In the open loop the unsent are in the latencies with their wait: told.
+    r.config.rate = Some(50.0);
+    let text = summary(&r);
+    assert!(text.contains("Not sent: 1 request"), "{text}");
     // Pages that differ from requests (two files a page: small) keep their line and rows.
     let text = summary(&small(false));
     assert!(

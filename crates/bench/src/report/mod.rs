@@ -323,7 +323,11 @@ fn unfinished_notes(r: &RunResult, indent: &str) -> String {
             }
         ));
     }
-    if s.unsent_at_end > 0 {
+    // In the closed loop a request still connecting when a timed run ends is only the end (the
+    // server received nothing, no count has it); told in the open loop, where its wait is in
+    // the latencies, and in a run that completed no response.
+    let unsent_tell = r.config.rate.is_some() || s.response.count() == 0;
+    if s.unsent_at_end > 0 && unsent_tell {
         o.push_str(&format!(
             "{indent}Not sent: {} begun and not yet sent when the run ended (connecting, in the \
              TLS handshake, or partly written); the server received none of them\n",
