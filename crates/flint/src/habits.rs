@@ -198,20 +198,35 @@ pub fn explain(args: &[OsString], refused: Option<&str>) -> Option<String> {
         .and_then(|r| args.iter().skip(2).position(|a| a == r).map(|i| i + 2))
         .unwrap_or(args.len());
     for (i, arg) in args.iter().enumerate().take(last + 1).skip(2) {
-        for habit in HABITS {
-            let Answer::Refuse(line) = habit.answer else {
-                continue;
-            };
-            let Some(value) = value_of(habit, arg, args.get(i + 1)) else {
-                continue;
-            };
-            if (habit.applies)(value) {
-                let value = if value.is_empty() { "VALUE" } else { value };
-                return Some(line.replace("{v}", value));
+        // The flag as written first: `-disable-keepalive` is hey's flag, not `-d` with a value.
+        for exact in [true, false] {
+            for habit in HABITS {
+                let Answer::Refuse(line) = habit.answer else {
+                    continue;
+                };
+                if exact != (arg == habit.flag) {
+                    continue;
+                }
+                let Some(value) = value_of(habit, arg, args.get(i + 1)) else {
+                    continue;
+                };
+                if (habit.applies)(value) {
+                    let value = if value.is_empty() { "VALUE" } else { value };
+                    return Some(line.replace("{v}", value));
+                }
             }
         }
     }
     None
+}
+
+/// Whether clap's answer to the line was its help though no one asked for it: `-host` and `-h2`
+/// are read as `-h` and a cluster after it.
+pub fn help_not_asked(args: &[OsString]) -> bool {
+    !args
+        .iter()
+        .take_while(|a| *a != "--")
+        .any(|a| a == "-h" || a == "--help" || a == "help")
 }
 
 /// The value `arg` gives `habit` (`""` for a flag without one), or None when `arg` is not it:
@@ -283,5 +298,14 @@ mod tests {
         assert!(explain(&args, Some("-L")).is_some());
         let args = line(&["flint", "bench", "u", "-m", "4"]);
         assert!(explain(&args, Some("4")).unwrap().contains("--streams 4"));
+        // hey's single-dash flags are themselves, not -d or -h with a value.
+        let args = line(&["flint", "bench", "u", "-disable-keepalive"]);
+        assert!(explain(&args, None)
+            .unwrap()
+            .starts_with("-disable-keepalive: "));
+        assert!(help_not_asked(&line(&[
+            "flint", "bench", "u", "-host", "x"
+        ])));
+        assert!(!help_not_asked(&line(&["flint", "bench", "-h"])));
     }
 }

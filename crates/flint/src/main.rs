@@ -11,7 +11,7 @@ mod exit;
 mod habits;
 mod output;
 
-use clap::error::{ContextKind, ContextValue};
+use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::Parser;
 use std::process::ExitCode;
 
@@ -27,7 +27,10 @@ fn main() -> ExitCode {
                     Some(ContextValue::String(s)) => Some(s.clone()),
                     _ => None,
                 });
-            let line = habits::explain(&args, refused.as_deref()).filter(|_| err.use_stderr());
+            // Help nobody asked for is clap reading a habit (`-host`) as `-h` and more.
+            let misread = err.use_stderr()
+                || (err.kind() == ErrorKind::DisplayHelp && habits::help_not_asked(&args));
+            let line = habits::explain(&args, refused.as_deref()).filter(|_| misread);
             if let Some(line) = line {
                 output::error_line(&format!("flint: error: {line}"));
                 return exit::Status::Usage.into();

@@ -95,6 +95,9 @@ fn other_tools_flags_get_flints_own_named_in_one_line() {
         (&["-R", "100"], "--rate 100"),
         (&["-R100"], "--rate 100"),
         (&["--disable-keepalive"], "--http 1.0"),
+        // hey's single-dash flags: not -d with a value, not -h (help) with more after it.
+        (&["-disable-keepalive"], "-disable-keepalive: --http 1.0"),
+        (&["-host", "example.com"], "-H 'Host: example.com'"),
         (&["--data", "a=b"], "--body 'a=b'"),
         (&["--data=a=b"], "--body 'a=b'"),
         (&["--host", "example.com"], "-H 'Host: example.com'"),
