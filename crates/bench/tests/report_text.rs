@@ -3,7 +3,7 @@
 mod report_support;
 
 use bench::report::{ptester, summary, webstone};
-use report_support::{empty, netsite, small};
+use report_support::{empty, netsite, one_file, small};
 
 #[test]
 fn webstone_report_reproduces_the_papers_netsite_summary() {
@@ -258,4 +258,49 @@ fn unfinished_and_rate_not_kept_lines_are_spaced_as_their_neighbours() {
         "{note:?}"
     );
     assert!(!note.contains("  "), "padding inside {note:?}");
+}
+
+/// A clean run of one-file pages says each thing once: no Pages line or page rows repeating the
+/// requests and responses, and the requests in flight when a closed loop's time ran out (each
+/// waiting no longer than the slowest response) are not told as if they were a problem.
+#[test]
+fn a_clean_one_file_run_repeats_nothing_and_tells_no_unfinished() {
+    let mut r = one_file();
+    r.stats.unfinished = 1;
+    r.stats.unfinished_wait.record_us(30_000);
+    // And one still connecting: the server received nothing, no count has it.
+    r.stats.unsent_at_end = 1;
+    let text = summary(&r);
+    assert!(text.contains("Requests:"), "{text}");
+    for absent in [
+        "Pages:",
+        "  page ",
+        "unfinished",
+        "Unfinished",
+        "see Unfinished",
+        "Not sent",
+    ] {
+        assert!(!text.contains(absent), "`{absent}` in: {text}");
+    }
+    assert!(text.contains("  Errors:    none\n"), "{text}");
+    // One that waited longer than any response completed did (a stalled server) is told.
+    r.stats.unfinished_wait.record_us(900_000);
+    r.stats.unfinished = 2;
+    let text = summary(&r);
+    assert!(text.contains("unfinished, waited"), "{text}");
+    assert!(text.contains("Unfinished: 2 requests"), "{text}");
+    assert!(
+        text.contains("none completed in error (see Unfinished)"),
+        "{text}"
+    );
+    // In the open loop the unsent are in the latencies with their wait: told.
+    r.config.rate = Some(50.0);
+    let text = summary(&r);
+    assert!(text.contains("Not sent: 1 request"), "{text}");
+    // Pages that differ from requests (two files a page: small) keep their line and rows.
+    let text = summary(&small(false));
+    assert!(
+        text.contains("Pages:") && text.contains("  page "),
+        "{text}"
+    );
 }

@@ -43,8 +43,9 @@ pub enum Command {
         flint bench http://127.0.0.1:8080 -w site.toml --rate 500 -d 1m --html out.html\n  \
         flint bench http://127.0.0.1:8080/1k.bin -c 40 -d 10s --profile auto\n  \
         flint bench http://127.0.0.1:8080/ -n 1000 --threshold 'p99<50ms' --json - | jq .summary\n\n\
-        From wrk, oha or hey: -c, -d and -t are as in wrk; oha's and hey's -q (a rate) is --rate \
-        here, and -q is quiet; more in docs/coming-from.md.\n\n\
+        From wrk, oha, hey, h2load or curl: -c, -d and -t are as in wrk; oha's and hey's -q (a \
+        rate) is --rate here, and -q is quiet; h2load's -m N is --http 2 --streams N; -z, -X, \
+        --http2 and --no-tui are taken; others are answered with flint's own (docs/coming-from.md).\n\n\
         Exit status: 0 completed; 1 not one response succeeded (or the run broke); 2 bad usage \
         or input, nothing started; 3 a --threshold crossed; 130 interrupted (still reported).")]
     Bench(cmd::bench::BenchArgs),

@@ -10,13 +10,19 @@ use std::time::Duration;
 const UNITS: &str = "units: us, ms, s, m, h; e.g. 500ms, 30s, 1m30s";
 
 pub fn parse(text: &str) -> Result<Duration, String> {
+    parse_hinting(text, "s")
+}
+
+/// As [`parse`]; a bare number is refused with `unit` after it as the hint (`us` for a knob of
+/// microseconds, where `5s` would be a million times too long).
+pub fn parse_hinting(text: &str, unit: &str) -> Result<Duration, String> {
     let text = text.trim();
     if text.is_empty() {
         return Err(format!("no duration given ({UNITS})"));
     }
     if text.parse::<f64>().is_ok() {
         return Err(format!(
-            "`{text}` has no unit: write e.g. `{text}s` ({UNITS})"
+            "`{text}` has no unit: write e.g. `{text}{unit}` ({UNITS})"
         ));
     }
     let mut secs = 0.0;
@@ -65,7 +71,7 @@ pub fn parse_run_length(text: &str) -> Result<Duration, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{parse, parse_run_length};
+    use super::{parse, parse_hinting, parse_run_length};
     use std::time::Duration;
 
     #[test]
@@ -88,7 +94,10 @@ mod tests {
 
     #[test]
     fn bare_numbers_and_unknown_units_are_refused() {
-        assert!(parse("10").unwrap_err().contains("no unit"));
+        assert!(parse("10").unwrap_err().contains("write e.g. `10s`"));
+        assert!(parse_hinting("5", "us")
+            .unwrap_err()
+            .contains("write e.g. `5us`"));
         assert!(parse("10x").unwrap_err().contains("unknown unit"));
         assert!(parse("s").is_err());
         assert!(parse("1.2.3s").is_err());

@@ -66,3 +66,41 @@ fn the_mode_line_tells_lanes_from_a_page_as_streams() {
         );
     }
 }
+
+/// More streams asked for than the server allows at once: the Mode line says the number that
+/// applied, the server's, beside the one asked.
+#[test]
+fn the_mode_line_says_the_streams_the_server_allowed() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.html"), b"hello").unwrap();
+    let server = start_server(dir.path(), 1);
+    let url = format!("http://{}/a.html", server.addr);
+    let out = run_bounded(
+        flint().args([
+            "bench",
+            &url,
+            "--http",
+            "2",
+            "--streams",
+            "1000",
+            "-n",
+            "8",
+            "-c",
+            "1",
+        ]),
+        Duration::from_secs(60),
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let allowed: u64 = text
+        .split_once("(server allows ")
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no server limit in: {text}"));
+    assert!(allowed < 1000, "{text}");
+    let want = format!(
+        "Mode:      HTTP/2, {allowed} one-file pages in flight per connection as streams \
+         (1000 asked, the server allows {allowed}), closed loop"
+    );
+    assert!(text.lines().any(|l| l == want), "no `{want}` in: {text}");
+}

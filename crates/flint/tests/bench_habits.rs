@@ -76,10 +76,74 @@ fn connections_is_the_clients_flag_and_a_number_is_not_a_method() {
     let out = bench(&["--connections", "2", &url, "-n", "4", "-q"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out).1);
     assert!(text(&out).0.contains("2 Webchildren"), "{}", text(&out).0);
-    let out = bench(&["-m", "10", &url]);
-    let (_, err) = text(&out);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("`10` is not an HTTP method"), "{err}");
+    refused(&bench(&["-m", "10", &url]), "--http 2 --streams 10");
+}
+
+#[test]
+fn other_tools_flags_get_flints_own_named_in_one_line() {
+    let url = "http://127.0.0.1:9/";
+    for (args, says) in [
+        (
+            &["-m", "100"][..],
+            "-m 100: h2load's streams per connection are --http 2 --streams 100",
+        ),
+        (&["-D", "2"], "h2load's run length is -d 2"),
+        (&["-L"], "--redirect N"),
+        (&["-v"], "--debug"),
+        (&["-j"], "--json FILE"),
+        (&["-o", "csv"], "--log FILE"),
+        (&["-R", "100"], "--rate 100"),
+        (&["-R100"], "--rate 100"),
+        (&["--disable-keepalive"], "--http 1.0"),
+        // hey's single-dash flags: not -d with a value, not -h (help) with more after it.
+        (&["-disable-keepalive"], "-disable-keepalive: --http 1.0"),
+        (&["-host", "example.com"], "-H 'Host: example.com'"),
+        (&["--data", "a=b"], "--body 'a=b'"),
+        (&["--data=a=b"], "--body 'a=b'"),
+        (&["--host", "example.com"], "-H 'Host: example.com'"),
+        (
+            &["-m", "POST", "-d", "a=b"],
+            "a request body (oha's and hey's -d) is --body 'a=b'",
+        ),
+    ] {
+        let line = [&[url][..], args].concat();
+        refused(&bench(&line), says);
+    }
+    // The same table for the other commands with the load options.
+    let out = run_bounded(flint().args(["run", "-R", "100"]), Duration::from_secs(60));
+    refused(&out, "--rate 100");
+    // A microsecond knob hints at microseconds.
+    refused(&bench(&[url, "--busy-poll", "5"]), "write e.g. `5us`");
+}
+
+#[test]
+fn other_tools_flags_that_mean_the_same_are_taken() {
+    let (_dir, server) = served();
+    let url = format!("http://{}/a.html", server.addr);
+    // hey's and oha's -z, curl's -X, oha's --no-tui, wrk's --latency.
+    let out = bench(&[
+        &url,
+        "-z",
+        "0.5",
+        "-X",
+        "HEAD",
+        "--no-tui",
+        "--latency",
+        "-c",
+        "1",
+        "--debug",
+    ]);
+    let (stdout, err) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(stdout.contains("run of 0.500 s"), "{stdout}");
+    assert!(err.contains("HEAD /a.html"), "{err}");
+    for flag in ["--http2", "--http2-prior-knowledge", "-h2"] {
+        let out = bench(&[&url, flag, "-n", "4", "-c", "1", "-q"]);
+        let (stdout, err) = text(&out);
+        assert_eq!(out.status.code(), Some(0), "{flag}: {err}");
+        assert!(stdout.contains("Mode:      HTTP/2"), "{flag}: {stdout}");
+        assert!(stdout.contains("Statuses:  200 4"), "{flag}: {stdout}");
+    }
 }
 
 #[test]
@@ -277,4 +341,68 @@ fn unix_socket_carries_the_requests_and_the_url_names_the_host() {
         &bench(&["https://app.local/", "--unix-socket", sock_arg]),
         "https:// over a Unix socket is not supported",
     );
+}
+
+#[test]
+fn the_urls_path_is_fetched_beside_the_paths_named_after_it() {
+    let (dir, server) = served();
+    std::fs::write(dir.path().join("b.html"), b"world").unwrap();
+    let url = format!("http://{}/a.html", server.addr);
+    let out = bench(&[&url, "/b.html", "-n", "40", "-c", "1", "-q", "--debug"]);
+    let (stdout, err) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(stdout.contains("Statuses:  200 40"), "{stdout}");
+    for path in ["/a.html", "/b.html"] {
+        assert!(
+            err.contains(&format!("GET {path} HTTP/1.1")),
+            "{path}: {err}"
+        );
+    }
+    // A workload names its own files: the URL's path is not fetched, and that is said.
+    let workload = dir.path().join("w.toml");
+    std::fs::write(&workload, "[[page]]\nweight = 1\nfiles = [\"/b.html\"]\n").unwrap();
+    let out = bench(&[
+        &url,
+        "-w",
+        workload.to_str().unwrap(),
+        "-n",
+        "4",
+        "-c",
+        "1",
+        "-q",
+        "--debug",
+    ]);
+    let (_, err) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("the URL's path `/a.html` is not fetched"),
+        "{err}"
+    );
+    assert!(!err.contains("GET /a.html"), "{err}");
+}
+
+#[test]
+fn every_result_file_written_is_announced() {
+    let (dir, server) = served();
+    let url = format!("http://{}/a.html", server.addr);
+    let (json, html) = (dir.path().join("r.json"), dir.path().join("r.html"));
+    let out = bench(&[
+        &url,
+        "-n",
+        "4",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+        "--html",
+        html.to_str().unwrap(),
+    ]);
+    let (_, err) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    for file in [&json, &html] {
+        assert!(file.exists(), "{}", file.display());
+        assert!(
+            err.contains(&format!("flint: wrote {}", file.display())),
+            "{err}"
+        );
+    }
 }

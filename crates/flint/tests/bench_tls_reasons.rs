@@ -51,6 +51,12 @@ fn a_self_signed_ca_true_certificate_given_with_cacert_is_trusted() {
     );
     assert!(stdout.contains("Statuses:  200 20"), "{stdout}");
     assert!(stdout.contains("certificates verified"), "{stdout}");
+    // Named as curl and h2load print them.
+    assert!(stdout.contains("TLS:       TLSv1.3 TLS_AES_"), "{stdout}");
+    assert!(
+        !stdout.contains("TLS13_") && !stdout.contains("TLSv1_"),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -121,5 +127,31 @@ fn a_pinned_certificate_out_of_its_dates_is_refused_as_expired_or_not_yet_valid(
         );
         assert!(n > 0);
         assert_eq!(doc["summary"]["requests"], 0);
+    }
+}
+
+/// A --cacert file that is not the server's certificate: the reason says the file given is not
+/// it, never to give a certificate with --cacert as if none had been.
+#[test]
+fn a_cacert_that_is_not_the_servers_certificate_is_named_as_such() {
+    let cert = SelfSigned::marked_ca(KeyKind::EcdsaP256);
+    let other = SelfSigned::marked_ca(KeyKind::EcdsaP256);
+    let server = serve(&cert);
+    let url = format!("https://localhost:{}/a.html", server.port());
+    let out = run_bounded(
+        flint()
+            .args(["bench", &url, "-n", "10", "-c", "2", "-q", "--cacert"])
+            .arg(&other.cert),
+        Duration::from_secs(60),
+    );
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(1), "{stdout} {stderr}");
+    let says = format!("not the one in {} (--cacert)", other.cert.display());
+    for text in [&stdout, &stderr] {
+        assert!(text.contains(&says), "{text}");
+        assert!(
+            !text.contains("give that certificate with --cacert"),
+            "{text}"
+        );
     }
 }

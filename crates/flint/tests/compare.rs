@@ -200,3 +200,75 @@ fn a_target_is_a_url_as_bench_takes_it_with_its_path_and_without_a_name() {
         "{stderr}"
     );
 }
+
+#[test]
+fn help_offers_only_what_compare_takes_and_the_refused_flags_say_why() {
+    let out = run_bounded(flint().args(["compare", "--help"]), Duration::from_secs(30));
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(help.contains("--rounds"), "{help}");
+    for flag in ["--threshold <EXPR>", "--log <FILE>"] {
+        assert!(!help.contains(flag), "{flag} listed: {help}");
+    }
+    for (flag, value, says) in [
+        ("--log", "x.csv", "--log is not supported by compare"),
+        (
+            "--threshold",
+            "p99<1s",
+            "--threshold is not supported by compare",
+        ),
+    ] {
+        let out = run_bounded(
+            flint().args(["compare", "--target", "http://127.0.0.1:9/", flag, value]),
+            Duration::from_secs(30),
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+    }
+}
+
+#[test]
+fn ctrl_c_ends_a_comparison_with_130_and_still_reports_it() {
+    use std::sync::atomic::Ordering;
+    let (addr, answered) = common::counting_responder();
+    let mut compare = flint()
+        .args(["compare", "--target", &format!("a=http://{addr}/x")])
+        .args(["--rounds", "2", "-c", "2", "-t", "1", "-d", "60s", "-q"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn flint compare");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while answered.load(Ordering::Relaxed) < 100 {
+        if std::time::Instant::now() > deadline {
+            let _ = compare.kill();
+            let _ = compare.wait();
+            panic!("the comparison never got going");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // SAFETY: kill(2) on the pid of a child this test spawned and has not yet reaped.
+    assert_eq!(
+        unsafe { libc::kill(compare.id() as libc::pid_t, libc::SIGINT) },
+        0
+    );
+    // Two rounds of 60 s asked for: ending within 30 s shows the interrupt cut them short.
+    let Some(status) = common::wait_exit(&mut compare, Duration::from_secs(30)) else {
+        let _ = compare.kill();
+        let _ = compare.wait();
+        panic!("flint compare did not end within 30 s of Ctrl-C");
+    };
+    let out = compare.wait_with_output().expect("output");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("requests/s"),
+        "the table is lost:\n{stdout}"
+    );
+}

@@ -245,3 +245,24 @@ fn every_command_exits_2_on_bad_input_with_one_line() {
     );
     assert!(!report_out.exists(), "no page for a refused input");
 }
+
+#[test]
+fn a_lab_experiment_left_without_servers_says_why_before_starting() {
+    // sizes does not measure h2o: the note says so, and nothing is started (h2o need not be
+    // installed for this).
+    let out = run_bounded(
+        flint().args(["lab", "sizes", "--servers", "h2o", "--no-profile"]),
+        LIMIT,
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("note: --servers h2o: sizes does not measure h2o"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("flint: error: lab sizes: none of --servers h2o is measured"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("measurements of"), "it started: {stderr}");
+}

@@ -149,19 +149,12 @@ impl LabOptions {
         }
     }
 
-    /// Servers an experiment runs (digest: those with a Content-MD5 option; tls: one Apache,
-    /// the event MPM).
+    /// Servers an experiment runs: those of `servers` not [`left_out`](Self::left_out) of it.
     fn servers_for(&self, experiment: Experiment) -> Vec<PeerKind> {
         self.servers
             .iter()
             .copied()
-            .filter(|k| match experiment {
-                Experiment::Digest => k.supports_digest(),
-                Experiment::Tls => tls::SERVERS.contains(k),
-                // h2o joined the lab for the page experiment (HTTP/2's own server).
-                Experiment::Sizes => *k != PeerKind::H2o,
-                _ => true,
-            })
+            .filter(|&k| Self::left_out(k, experiment).is_none())
             .collect()
     }
 
@@ -173,10 +166,55 @@ impl LabOptions {
         }
     }
 
+    /// Why `kind` is not measured in `experiment` (a single one), when it is not.
+    pub fn left_out(kind: PeerKind, experiment: Experiment) -> Option<&'static str> {
+        match experiment {
+            Experiment::Digest if !kind.supports_digest() => {
+                Some("digest measures the servers with a Content-MD5 option: flint and Apache")
+            }
+            Experiment::Tls if !tls::SERVERS.contains(&kind) => Some(
+                "tls measures flint, nginx, lighttpd and Apache with the event MPM (prefork's \
+                 TLS is the same mod_ssl)",
+            ),
+            // h2o joined the lab for the page experiment (HTTP/2's own server).
+            Experiment::Sizes if kind == PeerKind::H2o => Some(
+                "sizes does not measure h2o (it is in the lab for the syscalls page experiment)",
+            ),
+            _ => None,
+        }
+    }
+
     /// The sizes of the sweep over HTTPS: every other size of the plain sweep, the whole range
     /// at half the measurements, so that `flint lab all` stays under ten minutes.
     pub fn tls_sizes(&self) -> Vec<u64> {
         self.sizes.iter().step_by(2).copied().collect()
+    }
+
+    /// About how long `experiment` takes: each measurement's warm-up and window, and some 1.5 s
+    /// to start its server and attach and detach a tracer. The syscalls experiment's window is
+    /// a number of pages with `--pages` and over a round trip, not `duration`: guessed at 0.1 s
+    /// a page plus a round trip for each of its 44 files.
+    pub fn estimate(&self, experiment: Experiment) -> Duration {
+        const SETUP: Duration = Duration::from_millis(1500);
+        let per_run = |window: Duration| self.warmup + SETUP + window;
+        let mut total = Duration::ZERO;
+        for &part in experiment.parts() {
+            let runs = self.runs(part) as u32;
+            if part != Experiment::Syscalls {
+                total += per_run(self.duration) * runs;
+                continue;
+            }
+            let per_rtt = runs / self.rtts.len().max(1) as u32;
+            for &rtt in &self.rtts {
+                let pages = self.pages.or((!rtt.is_zero()).then_some(RTT_PAGES));
+                let window = match pages {
+                    Some(n) => (Duration::from_millis(100) + rtt * 44) * n as u32,
+                    None => self.duration,
+                };
+                total += per_run(window) * per_rtt;
+            }
+        }
+        total
     }
 
     /// Measurements `experiment` makes.
@@ -456,12 +494,14 @@ impl Lab<'_> {
     ) -> std::io::Result<Option<Measurement>> {
         self.started += 1;
         let kind = peer.kind();
+        let length = match load.pages {
+            Some(n) => format!("{n} pages after {:.1} s warm-up", load.warmup.as_secs_f64()),
+            None => format!("{:.1} s", (load.warmup + load.duration).as_secs_f64()),
+        };
         writeln!(
             self.progress,
-            "flint lab: [{}/{}] {kind} {what} ({:.1} s)",
-            self.started,
-            self.planned,
-            (load.warmup + load.duration).as_secs_f64()
+            "flint lab: [{}/{}] {kind} {what} ({length})",
+            self.started, self.planned,
         )?;
         if let Some(how) = peer.exited() {
             self.failed(kind, what, &how)?;
@@ -494,5 +534,36 @@ impl Lab<'_> {
                 Ok(None)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_not_the_duration_make_the_syscalls_estimate() {
+        let mut opts = LabOptions::new(None);
+        opts.servers = vec![PeerKind::Flint];
+        opts.page_modes = vec![PageMode::ALL[0]];
+        opts.duration = Duration::from_secs(60);
+        opts.warmup = Duration::from_millis(500);
+        let runs = opts.runs(Experiment::Syscalls) as u32;
+        assert!(runs > 0);
+        assert_eq!(
+            opts.estimate(Experiment::Syscalls),
+            Duration::from_secs(62) * runs
+        );
+        // Three pages at no round trip: 0.1 s each, the 60 s window unused.
+        opts.pages = Some(3);
+        assert_eq!(
+            opts.estimate(Experiment::Syscalls),
+            Duration::from_millis(2300) * runs
+        );
+        // The other experiments run for the duration whatever --pages says.
+        assert_eq!(
+            opts.estimate(Experiment::Digest),
+            Duration::from_secs(62) * opts.runs(Experiment::Digest) as u32
+        );
     }
 }

@@ -158,6 +158,8 @@ th,td{padding:5px 10px;border-bottom:1px solid var(--line);text-align:left;verti
 th{font-weight:600;border-bottom:1.5px solid var(--ink)}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
 td.n{white-space:nowrap}
+/* Long text (a --cacert path) wraps rather than push a table past the page's width. */
+td:not(.n){overflow-wrap:anywhere}
 tbody tr:nth-child(even){background:var(--soft)}
 tr.groups th{text-align:center;border-bottom:1px solid var(--line);font-size:13px}
 tr.groups th:empty{border-bottom:none}
@@ -223,9 +225,10 @@ const CHECK_JS: &str = r#"
   }
   b.setAttribute('data-charts',String(cs.length));
   b.setAttribute('data-points',String(total));
-  var tw=document.querySelectorAll('.tw'),cut=0;
-  for(var k=0;k<tw.length;k++){if(tw[k].scrollWidth>tw[k].clientWidth+1){cut++;}}
+  var tw=document.querySelectorAll('.tw'),cut=0,which=[];
+  for(var k=0;k<tw.length;k++){if(tw[k].scrollWidth>tw[k].clientWidth+1){cut++;var t=tw[k].querySelector('table');which.push((t?t.className:'?')+' '+tw[k].scrollWidth+'/'+tw[k].clientWidth);}}
   b.setAttribute('data-cut-tables',String(cut));
+  b.setAttribute('data-cut-which',which.join(', '));
   if(!errs.length){b.setAttribute('data-ok',bad.length?'bad: '+bad.join(', '):'ok');}
  }catch(e){b.setAttribute('data-ok','exception: '+e);}
 })();

@@ -157,3 +157,60 @@ fn body_attr_reads_the_body_tag_only() {
     assert_eq!(body_attr(dom, "data-charts"), Some("3"));
     assert_eq!(body_attr(dom, "data-x"), None);
 }
+
+/// An HTTPS run (its certificate column names a long --cacert path) beside the lab's and a
+/// comparison's tables: at a laptop's width no table is wider than the page (none scrolls
+/// sideways, cutting a column from view).
+#[test]
+fn no_table_is_cut_at_a_laptops_width() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut https = common::bench(50_900.0, 0.254, 12, 3, false);
+    https["config"]["target"]["url"] = "https://www.example.test:8443/".into();
+    https["config"]["tls"] = serde_json::json!({
+        "verify": true, "resume": false, "version": "1.3",
+        "cacert": "/home/someone/projects/site/deploy/certificates/staging-ca-bundle.pem"
+    });
+    https["summary"]["tls"] = serde_json::json!({
+        "version": "TLSv1_3", "cipher": "TLS13_AES_128_GCM_SHA256", "kx": "X25519MLKEM768",
+        "alpn": "http/1.1", "handshakes": 16, "resumed": 0
+    });
+    https["summary"]["tls_handshake_ms"] = https["summary"]["connect_ms"].clone();
+    // The syscalls experiment's ways over TLS as well: twice the modes of its per-request table.
+    let mut lab = common::lab();
+    let rows = lab["results"].as_array_mut().unwrap();
+    let over_tls: Vec<serde_json::Value> = rows
+        .iter()
+        .filter(|r| r["experiment"] == "syscalls")
+        .map(|r| {
+            let mut r = r.clone();
+            r["tls"] = true.into();
+            r
+        })
+        .collect();
+    assert!(!over_tls.is_empty());
+    rows.extend(over_tls);
+    let mut inputs = common::inputs();
+    inputs.push(("https.json".into(), https));
+    inputs.push(("lab-tls.json".into(), lab));
+    let html = report::render(&inputs).expect("render");
+    assert!(html.contains("Over HTTPS"), "no HTTPS table");
+    let page = dir.path().join("report.html");
+    std::fs::write(&page, &html).expect("write report");
+    let dump = run_chromium(
+        &format!("file://{}", page.display()),
+        &["--dump-dom".into(), "--window-size=1280,3000".into()],
+        dir.path(),
+    );
+    assert_eq!(
+        body_attr(&dump.stdout, "data-ok"),
+        Some("ok"),
+        "{}",
+        dump.stderr
+    );
+    assert_eq!(
+        body_attr(&dump.stdout, "data-cut-tables"),
+        Some("0"),
+        "tables cut: {:?}",
+        body_attr(&dump.stdout, "data-cut-which")
+    );
+}

@@ -196,3 +196,27 @@ fn render_one_makes_the_same_sections_as_a_single_input() {
     assert_eq!(common::sections(&one), common::sections(&many));
     assert!(one.contains("lab all"));
 }
+
+/// The pages table in one unit (ms, not ms beside s), the paper's Thruput named per Webchild
+/// beside the aggregate MB/s, and the MB/s note saying what is and is not in it.
+#[test]
+fn page_times_are_in_ms_and_each_throughput_says_whose() {
+    let v = common::bench(50_000.0, 0.25, 3, 1, false);
+    let max_ms = v["pages"][0]["max_response_s"].as_f64().unwrap() * 1e3;
+    let connect_ms = v["pages"][0]["connect_time_s"].as_f64().unwrap() * 1e3;
+    let html = report::render(&[("run.json".into(), v)]).unwrap();
+    for head in [
+        "<th class=\"n\">Max page ms</th>",
+        "<th class=\"n\">Connect ms</th>",
+    ] {
+        assert!(html.contains(head), "no {head}");
+    }
+    assert!(!html.contains("Max page s<") && !html.contains("Connect s<"));
+    let row = first_row(&html, "pages");
+    assert_eq!(row[8], report::text::num(max_ms), "{row:?}");
+    assert_eq!(row[9], report::text::num(connect_ms), "{row:?}");
+    assert!(html.contains("Thruput MB/s per Webchild"));
+    assert!(html.contains("all Webchildren together"));
+    assert!(html.contains("HTTP/2 and chunk framing"));
+    assert!(!html.contains("counts every byte read"));
+}

@@ -32,6 +32,7 @@ pub mod hosts;
 pub mod lab;
 pub mod latency;
 pub mod profile;
+pub mod tls_names;
 
 pub use bench::{
     BenchConfigRecord, BenchResult, BytesNotInResponses, Environment, Http2Record, PageRecord,

@@ -229,12 +229,22 @@ pub fn http_mode_text(mode: HttpMode) -> &'static str {
 
 /// How files were fetched, in words, for this run: [`http_mode_text`], except that HTTP/2 with
 /// one-file pages and `--streams N` above one keeps N single-file pages in flight on each
-/// connection (h2load's `-m N`), which is not "a page's files as concurrent streams".
+/// connection (h2load's `-m N`), which is not "a page's files as concurrent streams"; fewer when
+/// the server allows fewer streams at once.
 pub fn run_mode_text(r: &RunResult) -> String {
     let one_file = r.workload.pages.iter().all(|p| p.files.len() <= 1);
     match (r.config.http, r.config.streams) {
         (HttpMode::Http2, Some(n)) if n > 1 && one_file => {
-            format!("HTTP/2, {n} one-file pages in flight per connection as streams")
+            // The server's SETTINGS cap the streams in flight: say the number that applied.
+            let allowed = r.stats.http2.max_concurrent_streams;
+            if allowed > 0 && allowed < u64::from(n) {
+                format!(
+                    "HTTP/2, {allowed} one-file pages in flight per connection as streams ({n} \
+                     asked, the server allows {allowed})"
+                )
+            } else {
+                format!("HTTP/2, {n} one-file pages in flight per connection as streams")
+            }
         }
         (mode, _) => http_mode_text(mode).to_owned(),
     }
@@ -264,6 +274,33 @@ pub fn rate_not_kept(r: &RunResult) -> bool {
     r.config.rate.is_some() && s.pages_not_sent > 0 && s.pages_not_sent * 100 >= s.pages_scheduled
 }
 
+/// Whether the requests still unanswered when the run ended say something. In the closed loop
+/// a timed run ends with each connection's requests in flight; those that had waited no longer
+/// than the slowest completed response are only that. Told: one that waited longer (a stalled
+/// server), any in the open loop (they are in the corrected latencies), any in a run that
+/// completed no response.
+pub fn unfinished_tell(r: &RunResult) -> bool {
+    let s = &r.stats;
+    s.unfinished > 0
+        && (r.config.rate.is_some()
+            || s.response.count() == 0
+            || s.unfinished_wait.summary().max > s.response.summary().max)
+}
+
+/// Whether pages say nothing requests do not: as many pages as requests and the same times
+/// (one-file pages, no redirect followed), so that the Pages line and the page rows would
+/// repeat the Requests line and the response rows.
+pub fn pages_repeat_requests(r: &RunResult) -> bool {
+    let s = &r.stats;
+    let same = |a: &crate::stats::Latency, b: &crate::stats::Latency| a.summary() == b.summary();
+    let uncorrected = match (&s.page_uncorrected, &s.response_uncorrected) {
+        (None, None) => true,
+        (Some(p), Some(q)) => same(p, q),
+        _ => false,
+    };
+    s.pages_done == s.requests && same(&s.page, &s.response) && uncorrected
+}
+
 /// The text reports' lines about what the run's end left undone: unfinished requests, and in the
 /// open loop a rate that was not kept (with the Webchildren that would keep it). The unfinished
 /// line starts with `indent`, as the lines of the report around it do; a rate not kept is a
@@ -271,7 +308,7 @@ pub fn rate_not_kept(r: &RunResult) -> bool {
 fn unfinished_notes(r: &RunResult, indent: &str) -> String {
     let s = &r.stats;
     let mut o = String::new();
-    if s.unfinished > 0 {
+    if unfinished_tell(r) {
         let w = s.unfinished_wait.summary();
         o.push_str(&format!(
             "{indent}Unfinished: {} sent and not answered when the run ended, after waiting \
@@ -286,7 +323,11 @@ fn unfinished_notes(r: &RunResult, indent: &str) -> String {
             }
         ));
     }
-    if s.unsent_at_end > 0 {
+    // In the closed loop a request still connecting when a timed run ends is only the end (the
+    // server received nothing, no count has it); told in the open loop, where its wait is in
+    // the latencies, and in a run that completed no response.
+    let unsent_tell = r.config.rate.is_some() || s.response.count() == 0;
+    if s.unsent_at_end > 0 && unsent_tell {
         o.push_str(&format!(
             "{indent}Not sent: {} begun and not yet sent when the run ended (connecting, in the \
              TLS handshake, or partly written); the server received none of them\n",

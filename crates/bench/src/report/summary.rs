@@ -28,10 +28,11 @@ fn latency_row(o: &mut String, label: &str, l: &LatencySummary) {
 fn tls_line(r: &RunResult) -> String {
     let s = &r.stats;
     let agreed = match &s.tls_session {
+        // As curl and h2load print them: TLSv1.3 TLS_AES_128_GCM_SHA256.
         Some(t) => format!(
             "{} {} {}, ALPN {}",
-            t.version,
-            t.cipher,
+            results::tls_names::version(&t.version),
+            results::tls_names::cipher(&t.cipher),
             t.kx,
             t.alpn.as_deref().unwrap_or("none")
         ),
@@ -112,21 +113,25 @@ pub fn summary_body(r: &RunResult) -> String {
     );
     let mb = f.throughput_bytes_per_s / 1e6;
     let mib = f.throughput_bytes_per_s / (1024.0 * 1024.0);
+    // One-file pages: the Pages line and the page rows would repeat requests and responses.
+    let pages_told = !super::pages_repeat_requests(r);
+    let _ = writeln!(
+        o,
+        "  Requests:  {:>14}   {:>12.2} requests/s",
+        f.requests, f.requests_per_s
+    );
+    if pages_told {
+        let _ = writeln!(
+            o,
+            "  Pages:     {:>14}   {:>12.2} pages/s",
+            f.pages, f.pages_per_s
+        );
+    }
     let _ = write!(
         o,
-        "  Requests:  {:>14}   {:>12.2} requests/s\n\
-         \x20 Pages:     {:>14}   {:>12.2} pages/s\n\
-         \x20 Data:      {:>14} B {:>12.3} MB/s (MB = 10^6 bytes; {:.3} MiB/s)\n\
+        "  Data:      {:>14} B {:>12.3} MB/s (MB = 10^6 bytes; {:.3} MiB/s)\n\
          \x20            header {} B + body {} B of the counted responses\n",
-        f.requests,
-        f.requests_per_s,
-        f.pages,
-        f.pages_per_s,
-        f.data_moved,
-        mb,
-        mib,
-        f.header_bytes,
-        f.body_bytes,
+        f.data_moved, mb, mib, f.header_bytes, f.body_bytes,
     );
     if s.bytes_not_in_responses() > 0 {
         let kinds = [
@@ -171,14 +176,17 @@ pub fn summary_body(r: &RunResult) -> String {
     if let Some(u) = &s.response_uncorrected {
         latency_row(&mut o, "response, uncorrected", &u.summary());
     }
-    latency_row(&mut o, "page", &s.page.summary());
-    if let Some(u) = &s.page_uncorrected {
-        latency_row(&mut o, "page, uncorrected", &u.summary());
+    if pages_told {
+        latency_row(&mut o, "page", &s.page.summary());
+        if let Some(u) = &s.page_uncorrected {
+            latency_row(&mut o, "page, uncorrected", &u.summary());
+        }
     }
     if let Some(lag) = &s.send_lag {
         latency_row(&mut o, "send lag", &lag.summary());
     }
-    if s.unfinished > 0 {
+    let unfinished_told = super::unfinished_tell(r);
+    if unfinished_told {
         latency_row(&mut o, "unfinished, waited", &s.unfinished_wait.summary());
     }
     if c.rate.is_some() {
@@ -193,7 +201,7 @@ pub fn summary_body(r: &RunResult) -> String {
         .filter(|&&k| s.errors.get(k) > 0)
         .map(|&k| format!("{} {}", k.name(), s.errors.get(k)))
         .collect();
-    if errors.is_empty() && s.unfinished == 0 {
+    if errors.is_empty() && !unfinished_told {
         o.push_str("  Errors:    none\n");
     } else if errors.is_empty() {
         o.push_str("  Errors:    none completed in error (see Unfinished)\n");
@@ -210,7 +218,7 @@ pub fn summary_body(r: &RunResult) -> String {
             o,
             "  TLS failed: {n} {}: {}",
             reason.name(),
-            reason.explain()
+            reason.explain_with(r.config.tls.cacert.as_deref())
         );
     }
     let statuses: Vec<String> = s

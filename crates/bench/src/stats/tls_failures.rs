@@ -5,6 +5,7 @@
 use rustls::CertificateError;
 use serde::{Deserialize, Serialize};
 use std::io;
+use std::path::Path;
 
 /// The reason a handshake failed. The JSON key is the snake_case name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,6 +100,25 @@ impl TlsFailure {
             TlsFailure::NotTls => "the server did not answer in TLS (is it http://?)",
             TlsFailure::Reset => "the server closed or reset the connection",
             TlsFailure::Other => "another handshake failure",
+        }
+    }
+
+    /// As [`explain`](Self::explain), knowing the `--cacert` file the run was given: what to do
+    /// is never what was done already. A refused certificate with a file given means the file
+    /// is neither the server's certificate nor its issuer.
+    pub fn explain_with(self, cacert: Option<&Path>) -> String {
+        match (self, cacert) {
+            (TlsFailure::UnknownIssuer, Some(file)) => format!(
+                "the certificate's issuer is not trusted: {} (--cacert) is not its issuer nor \
+                 the server's certificate (or -k to skip checks)",
+                file.display()
+            ),
+            (TlsFailure::CaUsedAsEndEntity, Some(file)) => format!(
+                "the server presented a CA certificate as its own, not the one in {} \
+                 (--cacert): give the server's certificate there (or -k)",
+                file.display()
+            ),
+            _ => self.explain().to_owned(),
         }
     }
 

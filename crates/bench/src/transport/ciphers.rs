@@ -26,15 +26,14 @@ const BROWSER_ORDER: [SupportedCipherSuite; 9] = [
     suite::TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
 ];
 
-/// The suite called `name`: rustls's name, as the report prints it (`TLS13_AES_128_GCM_SHA256`,
-/// `TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256`), or for TLS 1.3 the IANA and OpenSSL name
-/// (`TLS_AES_128_GCM_SHA256`); any case.
+/// The suite called `name`: OpenSSL's name, as the report, curl and h2load print it
+/// (`TLS_AES_128_GCM_SHA256`, `ECDHE-RSA-AES128-GCM-SHA256`), or rustls's
+/// (`TLS13_AES_128_GCM_SHA256`, `TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256`); any case.
 fn by_name(name: &str) -> Option<SupportedCipherSuite> {
     let upper = name.trim().to_ascii_uppercase();
     BROWSER_ORDER.into_iter().find(|s| {
         let own = s.suite().as_str().unwrap_or_default();
-        own == upper
-            || own.strip_prefix("TLS13_").map(|rest| format!("TLS_{rest}")) == Some(upper.clone())
+        own == upper || results::tls_names::cipher(own) == upper
     })
 }
 
@@ -42,7 +41,7 @@ fn by_name(name: &str) -> Option<SupportedCipherSuite> {
 pub fn cipher_suite_names() -> Vec<&'static str> {
     BROWSER_ORDER
         .iter()
-        .map(|s| s.suite().as_str().unwrap_or_default())
+        .map(|s| results::tls_names::cipher(s.suite().as_str().unwrap_or_default()))
         .collect()
 }
 
@@ -118,6 +117,16 @@ mod tests {
         let suites = offered(Some(&names)).unwrap();
         assert_eq!(suites[0], suite::TLS13_CHACHA20_POLY1305_SHA256);
         assert_eq!(suites.len(), 3);
+        // OpenSSL's names, as the report, curl and h2load print them.
+        let names =
+            parse_cipher_list("ECDHE-RSA-AES128-GCM-SHA256,TLS_AES_128_GCM_SHA256").unwrap();
+        assert_eq!(
+            names,
+            [
+                "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+                "TLS13_AES_128_GCM_SHA256"
+            ]
+        );
     }
 
     #[test]
@@ -127,7 +136,8 @@ mod tests {
             e.contains("unknown cipher suite `TLS_AES_128_CCM_SHA256`"),
             "{e}"
         );
-        assert!(e.contains("TLS13_AES_128_GCM_SHA256"), "{e}");
+        assert!(e.contains("TLS_AES_128_GCM_SHA256, "), "{e}");
+        assert!(e.contains("ECDHE-RSA-AES128-GCM-SHA256"), "{e}");
         assert!(parse_cipher_list(" , ").is_err());
         assert!(matches!(
             offered(Some(&["RC4".to_owned()])),

@@ -179,6 +179,37 @@ pub fn small(open_loop: bool) -> RunResult {
     }
 }
 
+/// A clean closed-loop run of one-file pages, as `flint bench URL` makes: 50 responses of 1 to
+/// 50 ms, no error, nothing unfinished.
+pub fn one_file() -> RunResult {
+    let workload = Workload::from_pages([("a".to_string(), 1.0, vec!["/a.html"])]).unwrap();
+    let mut stats = Stats::new(&workload, false);
+    stats.record_connect(0, 0, 100);
+    for i in 1..=50u64 {
+        let sample = ResponseSample {
+            header_bytes: 100,
+            body_bytes: 5,
+            ttfb_us: 500 * i,
+            response_us: 1000 * i,
+            response_uncorrected_us: 1000 * i,
+            transfer_us: 900 * i,
+        };
+        stats.record_response(0, 0, &sample);
+        stats.bytes_total += 105;
+        stats.second(0).requests += 1;
+        stats.record_page(0, true, sample.response_us, sample.response_us);
+    }
+    stats.cumulative_us = 1_000_000;
+    RunResult {
+        config: config(1, Stop::Duration(Duration::from_secs(1)), None),
+        workload,
+        stats,
+        duration: Duration::from_secs(1),
+        started_at: SystemTime::now(),
+        interrupted: false,
+    }
+}
+
 /// Nothing measured at all (a run ended at once, or a server that never answered).
 pub fn empty() -> RunResult {
     let workload = Workload::from_paths(&["/a.html".into()]).unwrap();

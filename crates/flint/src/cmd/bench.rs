@@ -42,9 +42,18 @@ pub fn bench(mut args: BenchArgs) -> anyhow::Result<ExitCode> {
         if !args.paths.is_empty() {
             bail!("give either a workload (-w) or paths, not both");
         }
-        Workload::load(path)?
+        let workload = Workload::load(path)?;
+        if let Some(own) = &target.path {
+            output::error_line(&format!(
+                "flint: note: the URL's path `{own}` is not fetched: the workload (-w) names the files"
+            ));
+        }
+        workload
     } else if !args.paths.is_empty() {
-        Workload::from_paths(&args.paths)?
+        // The URL's path is a file named too, as wrk and oha fetch it: the first page, then the
+        // paths after it.
+        let paths: Vec<String> = target.path.iter().chain(&args.paths).cloned().collect();
+        Workload::from_paths(&paths)?
     } else {
         // The URL's own path, or `/` as wrk fetches for a bare `http://host:port`.
         let path = target.path.clone().unwrap_or_else(|| "/".into());
@@ -365,7 +374,11 @@ fn failure(result: &RunResult) -> String {
     // ended early when every handshake failed on the certificate.
     let failures = &result.stats.tls_failures;
     let mut tls = match failures.seen().first() {
-        Some((reason, n)) => format!("; TLS: {n} {}: {}", reason.name(), reason.explain()),
+        Some((reason, n)) => format!(
+            "; TLS: {n} {}: {}",
+            reason.name(),
+            reason.explain_with(result.config.tls.cacert.as_deref())
+        ),
         None => String::new(),
     };
     let all_certificate = failures.total() > 0

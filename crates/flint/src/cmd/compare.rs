@@ -154,12 +154,19 @@ impl FromArgMatches for CompareArgs {
 
 impl Args for CompareArgs {
     fn augment_args(cmd: clap::Command) -> clap::Command {
-        CompareFlags::augment_args(cmd)
+        hide_refused(CompareFlags::augment_args(cmd))
     }
 
     fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
-        CompareFlags::augment_args_for_update(cmd)
+        hide_refused(CompareFlags::augment_args_for_update(cmd))
     }
+}
+
+/// The load options compare refuses (`compare` says why when they are given) are not offered
+/// in its `--help`.
+fn hide_refused(cmd: clap::Command) -> clap::Command {
+    cmd.mut_arg("log", |a| a.hide(true))
+        .mut_arg("thresholds", |a| a.hide(true))
 }
 
 pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {

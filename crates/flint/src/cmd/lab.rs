@@ -6,6 +6,7 @@
 //! run (docs/lab.md).
 
 use super::bench::install_stop_handler;
+use crate::output;
 use anyhow::Context;
 use lab_experiments::{self as experiments, Experiment, LabOptions, LabReport, PageMode};
 use lab_peers::PeerKind;
@@ -154,6 +155,17 @@ fn about(secs: f64) -> String {
     }
 }
 
+/// What each measurement measures: a duration, or with `--pages` the syscalls experiment's
+/// pages (`3 pages`; in `all`, beside the others' duration).
+fn window_text(opts: &LabOptions, experiment: Experiment) -> String {
+    let seconds = format!("{:.1} s", opts.duration.as_secs_f64());
+    match (opts.pages, experiment) {
+        (Some(n), Experiment::Syscalls) => format!("{n} pages"),
+        (Some(n), Experiment::All) => format!("{seconds} (syscalls: {n} pages)"),
+        _ => seconds,
+    }
+}
+
 /// Runs the experiment, printing its tables; the report's [`LabReport::to_json`] is the JSON
 /// document (for `--json`, and for any other renderer of the run).
 pub fn run(args: &LabArgs) -> anyhow::Result<LabReport> {
@@ -162,19 +174,17 @@ pub fn run(args: &LabArgs) -> anyhow::Result<LabReport> {
         anyhow::bail!("the duration must be positive");
     }
     let experiment = Experiment::from(args.experiment);
+    left_out(args, experiment)?;
     let runs = opts.runs(experiment);
-    // Each run: warm-up, window, and about a second and a half to attach and detach a tracer
-    // (perf: two processes, each opening its events on every CPU) and start the server.
-    let per_run = opts.duration + opts.warmup + Duration::from_millis(1500);
-    let estimate = per_run.as_secs_f64() * runs as f64;
+    let estimate = opts.estimate(experiment).as_secs_f64();
     let mut out = std::io::stdout().lock();
     let mut progress = std::io::stderr().lock();
     writeln!(
         progress,
-        "flint lab {}: {runs} measurements of {:.1} s (+{:.1} s warm-up), about {}; \
+        "flint lab {}: {runs} measurements of {} (+{:.1} s warm-up), about {}; \
          servers on core {}, client on core {}",
         experiment.name(),
-        opts.duration.as_secs_f64(),
+        window_text(&opts, experiment),
         opts.warmup.as_secs_f64(),
         about(estimate),
         opts.server_cpu
@@ -192,6 +202,32 @@ pub fn run(args: &LabArgs) -> anyhow::Result<LabReport> {
         )?;
     }
     Ok(report)
+}
+
+/// A server of `--servers` that an experiment does not measure gets a note saying why; when
+/// that leaves the experiment nothing to measure, it is refused before anything starts.
+fn left_out(args: &LabArgs, experiment: Experiment) -> anyhow::Result<()> {
+    let mut measured = args.servers.is_empty();
+    for &part in experiment.parts() {
+        for &kind in &args.servers {
+            match LabOptions::left_out(kind, part) {
+                Some(why) if experiment.parts().len() == 1 => {
+                    output::error_line(&format!("flint lab: note: --servers {kind}: {why}"))
+                }
+                Some(_) => {}
+                None => measured = true,
+            }
+        }
+    }
+    if !measured {
+        let asked: Vec<String> = args.servers.iter().map(|k| k.to_string()).collect();
+        anyhow::bail!(
+            "lab {}: none of --servers {} is measured in it (see the notes above)",
+            experiment.name(),
+            asked.join(",")
+        );
+    }
+    Ok(())
 }
 
 pub fn lab(args: LabArgs) -> anyhow::Result<ExitCode> {
@@ -213,7 +249,21 @@ pub fn lab(args: LabArgs) -> anyhow::Result<ExitCode> {
 
 #[cfg(test)]
 mod tests {
-    use super::about;
+    use super::{about, window_text};
+    use lab_experiments::{Experiment, LabOptions};
+
+    #[test]
+    fn with_pages_a_measurement_is_told_in_pages() {
+        let mut opts = LabOptions::new(None);
+        assert_eq!(window_text(&opts, Experiment::Syscalls), "2.0 s");
+        opts.pages = Some(3);
+        assert_eq!(window_text(&opts, Experiment::Syscalls), "3 pages");
+        assert_eq!(
+            window_text(&opts, Experiment::All),
+            "2.0 s (syscalls: 3 pages)"
+        );
+        assert_eq!(window_text(&opts, Experiment::Sizes), "2.0 s");
+    }
 
     #[test]
     fn an_estimate_is_in_seconds_until_a_minute_and_a_half() {

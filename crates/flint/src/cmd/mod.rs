@@ -16,7 +16,8 @@ use anyhow::Context;
 use std::path::Path;
 
 /// Writes a result document where the user asked: as JSON, and as a self-contained HTML page
-/// (the same page `flint report` renders from that JSON); `-` is stdout.
+/// (the same page `flint report` renders from that JSON); `-` is stdout. Each file written is
+/// announced on stderr.
 pub fn write_outputs(
     json: &serde_json::Value,
     json_path: Option<&Path>,
@@ -26,6 +27,9 @@ pub fn write_outputs(
         let text = serde_json::to_string_pretty(json)? + "\n";
         output::write_file(path, text.as_bytes())
             .with_context(|| format!("writing {}", path.display()))?;
+        if !output::is_stdout(path) {
+            output::error_line(&format!("flint: wrote {}", path.display()));
+        }
     }
     if let Some(path) = html_path {
         let page = ::report::render_one(json)?;

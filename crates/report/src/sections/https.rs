@@ -48,17 +48,16 @@ pub fn summary(inputs: &[Input<'_>]) -> String {
                 Some(_) => "off: a full handshake per connection".to_owned(),
                 None => "–".to_owned(),
             };
-            let version = match (
-                tls.version.as_deref(),
-                asked.and_then(|t| t.version.as_deref()),
-            ) {
+            // As curl and h2load print them (the JSON keeps rustls's names).
+            let named = tls.version.as_deref().map(results::tls_names::version);
+            let version = match (named.as_deref(), asked.and_then(|t| t.version.as_deref())) {
                 (Some(v), Some(pinned)) => format!("{} (--tls {})", esc(v), esc(pinned)),
                 (v, _) => or_dash(v),
             };
             vec![
                 format!(r#"<span class="file">{}</span>"#, esc(&i.label)),
                 version,
-                or_dash(tls.cipher.as_deref()),
+                or_dash(tls.cipher.as_deref().map(results::tls_names::cipher)),
                 or_dash(tls.kx.as_deref()),
                 or_dash(tls.alpn.as_deref()),
                 text::count(tls.handshakes as f64),

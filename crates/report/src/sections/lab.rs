@@ -242,11 +242,49 @@ pub fn syscalls(page: &mut Page, inputs: &[Input<'_>]) -> String {
     fig
 }
 
-/// Servers down, modes across (syscalls/req, CPU µs/req, requests/s under each mode).
+/// Modes across a page's width: three columns each, so more would push the table past it.
+const MODES_ACROSS: usize = 3;
+
+/// One measurement's three cells: syscalls/req, CPU µs/req, requests/s.
+fn jigsaw_cells(r: Option<&Row>) -> [String; 3] {
+    match r {
+        Some(r) if r.unavailable => ["n/a".into(), "n/a".into(), "n/a".into()],
+        Some(r) => [
+            text::opt(r.syscalls),
+            text::opt(r.cpu_us),
+            format!("{}{}", text::opt(r.rps), if r.limited { "†" } else { "" }),
+        ],
+        None => ["–".into(), "–".into(), "–".into()],
+    }
+}
+
+/// Servers down, modes across (syscalls/req, CPU µs/req, requests/s under each mode); with more
+/// modes than fit across the page (the syscalls experiment's six ways over cleartext and TLS),
+/// a row per server and mode.
 fn jigsaw_table(rows: &[Row]) -> String {
     let groups = distinct(rows.iter().map(|r| r.group.as_str()));
     let mut modes = distinct(rows.iter().map(|r| r.mode.as_str()));
     modes.sort_by_key(|m| mode_rank(m));
+    if modes.len() > MODES_ACROSS {
+        let cols = [
+            Col("Server", false),
+            Col("Mode", false),
+            Col("syscalls/req", true),
+            Col("CPU µs/req", true),
+            Col("req/s", true),
+        ];
+        let body: Vec<Vec<String>> = groups
+            .iter()
+            .flat_map(|g| modes.iter().map(move |m| (g, m)))
+            .filter_map(|(g, m)| {
+                let r = rows.iter().find(|r| r.group == *g && r.mode == *m)?;
+                let mut row = vec![esc(g), esc(m)];
+                row.extend(jigsaw_cells(Some(r)));
+                Some(row)
+            })
+            .collect();
+        return table(&cols, &body, "jigsaw");
+    }
     let mut heads = vec![("", 1)];
     heads.extend(modes.iter().map(|m| (*m, 3)));
     let mut cols = vec![Col("Server", false)];
@@ -262,17 +300,9 @@ fn jigsaw_table(rows: &[Row]) -> String {
         .map(|g| {
             let mut row = vec![esc(g)];
             for m in &modes {
-                match rows.iter().find(|r| r.group == *g && r.mode == *m) {
-                    Some(r) if r.unavailable => {
-                        row.extend(["n/a".into(), "n/a".into(), "n/a".into()])
-                    }
-                    Some(r) => row.extend([
-                        text::opt(r.syscalls),
-                        text::opt(r.cpu_us),
-                        format!("{}{}", text::opt(r.rps), if r.limited { "†" } else { "" }),
-                    ]),
-                    None => row.extend(["–".into(), "–".into(), "–".into()]),
-                }
+                row.extend(jigsaw_cells(
+                    rows.iter().find(|r| r.group == *g && r.mode == *m),
+                ));
             }
             row
         })

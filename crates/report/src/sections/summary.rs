@@ -76,7 +76,7 @@ fn bench_table(inputs: &[Input<'_>]) -> String {
     ];
     let mut out = String::from("<h3>Benchmarks</h3>");
     out.push_str(&table(&cols, &rows, "summary"));
-    out.push_str(r#"<p class="note">Latency: response time of one file (connect to last byte), milliseconds. MB/s counts every byte read, headers included.</p>"#);
+    out.push_str(r#"<p class="note">Latency: response time of one file (connect to last byte), milliseconds. MB/s: data moved per second of the window by all Webchildren together, the heads and bodies of the counted responses in 10^6 bytes (HTTP/2 and chunk framing, and the bytes of failed or unfinished responses, are read but not in it).</p>"#);
     out
 }
 

@@ -85,7 +85,7 @@ fn totals(inputs: &[Input<'_>]) -> String {
         Col("Avg response s", true),
         Col("Max response s", true),
         Col("Data moved", true),
-        Col("Thruput MB/s", true),
+        Col("Thruput MB/s per Webchild", true),
     ]);
     let mut out = String::from("<h3>Totals</h3>");
     out.push_str(&table(&cols, &rows, "webstone"));
@@ -94,7 +94,7 @@ fn totals(inputs: &[Input<'_>]) -> String {
         out.push_str(", and the TLS handshake that follows it is timed apart");
     }
     out.push_str(
-        r#"; Thruput is the paper's: data moved over the Webchildren's cumulative time.</p>"#,
+        r#"; Thruput is the paper's: data moved over the Webchildren's cumulative time, so per Webchild (the Benchmarks table's MB/s is all of them together over the window).</p>"#,
     );
     out
 }
@@ -128,8 +128,8 @@ fn page_table(b: &BenchResult) -> Option<String> {
                 cnt(p.errors),
                 text::opt(latency(&p.time_ms, |l| l.p50)),
                 text::opt(latency(&p.time_ms, |l| l.p99)),
-                secs(p.max_response_s),
-                secs(p.connect_time_s),
+                text::num(p.max_response_s * 1e3),
+                text::num(p.connect_time_s * 1e3),
                 text::bytes(p.data_moved_bytes as f64),
                 cnt(p.connects),
             ]
@@ -142,7 +142,7 @@ fn page_table(b: &BenchResult) -> Option<String> {
     total.push(text::opt(duration.map(|d| hits / d)));
     total.push(text::count(sum(|p| p.errors as f64)));
     total.extend([String::new(), String::new(), String::new()]);
-    total.push(text::num(sum(|p| p.connect_time_s)));
+    total.push(text::num(sum(|p| p.connect_time_s) * 1e3));
     total.push(text::bytes(sum(|p| p.data_moved_bytes as f64)));
     total.push(text::count(sum(|p| p.connects as f64)));
     rows.push(total);
@@ -155,8 +155,8 @@ fn page_table(b: &BenchResult) -> Option<String> {
         Col("Errors", true),
         Col("p50 ms", true),
         Col("p99 ms", true),
-        Col("Max page s", true),
-        Col("Connect s", true),
+        Col("Max page ms", true),
+        Col("Connect ms", true),
         Col("Data moved", true),
         Col("Connects", true),
     ];
@@ -184,6 +184,6 @@ pub fn pages(inputs: &[Input<'_>]) -> String {
         return out;
     }
     out.push_str(&blocks);
-    out.push_str(r#"<p class="note">As the WebSTONE report's page blocks: times of a whole page (all its files, one after another, on one Webchild), in seconds where the paper used seconds; connect time is the sum over the page's connects.</p>"#);
+    out.push_str(r#"<p class="note">As the WebSTONE report's page blocks: times of a whole page (all its files, fetched by one Webchild: one after another over HTTP/1.x, as concurrent streams over HTTP/2), in milliseconds throughout (the paper gave the maximum and the connect time in seconds); connect time is the sum over the page's connects.</p>"#);
     out
 }

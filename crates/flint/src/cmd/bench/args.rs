@@ -10,6 +10,11 @@ fn duration(text: &str) -> Result<Duration, String> {
     crate::duration::parse(text)
 }
 
+/// A knob of microseconds (`--busy-poll`): a bare number's hint is `us`, not `s`.
+fn microseconds(text: &str) -> Result<Duration, String> {
+    crate::duration::parse_hinting(text, "us")
+}
+
 /// The run's length: a bare number is seconds, as in wrk and hey.
 fn positive_duration(text: &str) -> Result<Duration, String> {
     match crate::duration::parse_run_length(text)? {
@@ -86,8 +91,8 @@ pub fn rate(text: &str) -> Result<f64, String> {
     }
 }
 
-/// A request method is an HTTP token with a letter in it: `-m 10` is h2load's streams per
-/// connection, not a method.
+/// A request method is an HTTP token with a letter in it. (h2load's `-m 10`, streams per
+/// connection, is answered by the table of other tools' flags, `crate::habits`.)
 fn method(text: &str) -> Result<String, String> {
     let tchar = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
     if !text.is_empty() && text.chars().all(tchar) && text.chars().any(|c| c.is_ascii_alphabetic())
@@ -95,8 +100,7 @@ fn method(text: &str) -> Result<String, String> {
         Ok(text.to_owned())
     } else {
         Err(format!(
-            "`{text}` is not an HTTP method (GET, POST, HEAD, ...); flint's -m is the method, \
-             as in curl, hey and oha (h2load's -m, streams per connection, is not a flint option)"
+            "`{text}` is not an HTTP method (GET, POST, HEAD, ...)"
         ))
     }
 }
@@ -169,7 +173,7 @@ pub struct LoadArgs {
     pub threads: Option<usize>,
     /// Measure for this long [default: 10s]: 500ms, 30s, 1m30s, 2m; a bare number is seconds.
     #[arg(short = 'd', long, value_name = "DUR", value_parser = positive_duration,
-          conflicts_with = "pages")]
+          conflicts_with = "pages", short_alias = 'z')]
     pub duration: Option<Duration>,
     /// Instead of a duration: fetch this many pages in all, across all Webchildren.
     #[arg(short = 'n', long, value_name = "PAGES", value_parser = at_least_one::<u64>)]
@@ -215,7 +219,7 @@ pub struct LoadArgs {
     /// makes the server pay to wake it for its next response (on loopback, in the server's own
     /// CPU time), so sleeping at once costs a busy server requests/s; polling costs the client
     /// a little CPU. Polls that keep finding nothing pause by themselves (docs/latency.md).
-    #[arg(long, value_name = "DUR", value_parser = duration, default_value = "5us")]
+    #[arg(long, value_name = "DUR", value_parser = microseconds, default_value = "5us")]
     pub busy_poll: Duration,
     /// With more than one request in flight a connection (--streams N), before sleeping nap on
     /// a timer for up to this share of the mean response time, so that responses arriving
@@ -240,7 +244,7 @@ pub struct LoadArgs {
     pub debug: bool,
     /// No live progress line. (Not a rate, as oha's and hey's -q are: that is --rate; hey's is per
     /// worker, so `hey -c 10 -q 100` is `--rate 1000`.)
-    #[arg(short, long)]
+    #[arg(short, long, alias = "no-tui")]
     pub quiet: bool,
     /// Reports to print, comma-separated [default: summary for a URL and paths; webstone,summary
     /// for a workload (-w) and `flint run`].
@@ -268,8 +272,9 @@ pub struct LoadArgs {
     #[arg(long, value_enum, value_name = "VERSION", num_args = 0..=1, require_equals = true,
           default_missing_value = "any")]
     pub tls: Option<TlsArg>,
-    /// HTTPS: offer these cipher suites, in this order (comma-separated; the names the report
-    /// prints, e.g. TLS13_AES_256_GCM_SHA384, or TLS 1.3's IANA names, TLS_AES_256_GCM_SHA384)
+    /// HTTPS: offer these cipher suites, in this order (comma-separated; the names the report,
+    /// curl and h2load print, OpenSSL's: TLS_AES_256_GCM_SHA384, ECDHE-RSA-AES128-GCM-SHA256; or
+    /// rustls's: TLS13_AES_256_GCM_SHA384, TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256)
     /// [default: browsers' order, AES-128-GCM first: the suite a server then picks is the one it
     /// uses for browsers]
     #[arg(long, value_name = "LIST", value_parser = cipher_list)]
@@ -299,8 +304,9 @@ pub struct LoadArgs {
 
 #[derive(Debug, Args)]
 pub struct BenchArgs {
-    /// The server: http://HOST:PORT or https://HOST:PORT. A path in it is fetched when no other
-    /// files are named (`/` when the URL has none); user:password@ in it is sent as Basic auth.
+    /// The server: http://HOST:PORT or https://HOST:PORT. A path in it is a file fetched as the
+    /// first page, before any PATHs (`/` when nothing else is named; with -w the workload names
+    /// the files); user:password@ in it is sent as Basic auth.
     pub url: String,
     /// Files to fetch: one page each, equal weights.
     #[arg(value_name = "PATH")]
@@ -319,7 +325,7 @@ pub struct BenchArgs {
     #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
     pub headers: Vec<String>,
     /// The request method [default: GET]. A HEAD's response is read without a body.
-    #[arg(short = 'm', long, value_name = "METHOD", value_parser = method)]
+    #[arg(short = 'm', long, value_name = "METHOD", value_parser = method, short_alias = 'X')]
     pub method: Option<String>,
     /// Basic authentication, `USER:PASSWORD` (as oha's and hey's -a; the URL's user:password@
     /// does the same).
@@ -413,7 +419,7 @@ mod tests {
     #[test]
     fn a_method_is_a_token_with_a_letter() {
         assert_eq!(method("PROPFIND").as_deref(), Ok("PROPFIND"));
-        assert!(method("10").unwrap_err().contains("h2load's -m"));
+        assert!(method("10").unwrap_err().contains("is not an HTTP method"));
         assert!(method("GET /").is_err());
     }
 
