@@ -72,12 +72,15 @@ fn refused_connects_stop_the_run_and_ask_whether_the_server_runs() {
     let port = closed_port();
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("out.json");
+    let html = dir.path().join("out.html");
     let url = format!("http://127.0.0.1:{port}/");
     let started = Instant::now();
     let out = run_bounded(
         flint()
             .args(["bench", &url, "-d", "30s", "-c", "2", "-q", "--json"])
-            .arg(&json),
+            .arg(&json)
+            .arg("--html")
+            .arg(&html),
         LIMIT,
     );
     let took = started.elapsed();
@@ -98,6 +101,10 @@ fn refused_connects_stop_the_run_and_ask_whether_the_server_runs() {
     );
     // The results so far are still reported, and the JSON says why the run stopped.
     assert!(stdout.contains("connect_refused"), "{stdout}");
+    assert!(
+        stdout.contains("Stopped early: every attempt failed as connect_refused"),
+        "{stdout}"
+    );
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let stopped = &doc["stopped_early"];
     assert_eq!(stopped["kind"], "connect_refused", "{doc}");
@@ -105,6 +112,12 @@ fn refused_connects_stop_the_run_and_ask_whether_the_server_runs() {
     assert!(stopped["after_s"].as_f64().unwrap() >= 1.0, "{stopped}");
     assert!(doc["errors_by_kind"]["connect_refused"].as_u64().unwrap() > 0);
     assert_eq!(doc["interrupted"], false);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("stopped early"), "no mark in the HTML report");
+    assert!(
+        page.contains("is the server running on"),
+        "no reason in the HTML report"
+    );
 }
 
 #[test]
