@@ -106,6 +106,14 @@ fn refused_connects_stop_the_run_and_ask_whether_the_server_runs() {
         "{stdout}"
     );
     let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../../../docs/bench-json.schema.json")).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("the schema is a valid JSON Schema");
+    let errors: Vec<String> = validator
+        .iter_errors(&doc)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "not as the schema says: {errors:#?}");
     let stopped = &doc["stopped_early"];
     assert_eq!(stopped["kind"], "connect_refused", "{doc}");
     assert!(stopped["attempts"].as_u64().unwrap() >= 3, "{stopped}");
