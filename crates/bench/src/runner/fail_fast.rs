@@ -5,8 +5,9 @@
 //! The rule, over the live counts every thread already publishes (warm-up included): at least
 //! [`GRACE`] since the run's start, at least [`MIN_ATTEMPTS`] failures, every one of one kind,
 //! and not one success. One success disables it for the run. The coordinating thread checks it
-//! (a sum over the threads' slots, at most every 100 ms); the threads only see its verdict at
-//! their publishing tick, so nothing is added per request. `--no-fail-fast` turns it off.
+//! (a sum over the threads' slots, at most every 100 ms) and acts on a verdict that has held for
+//! [`CONFIRM`]; the threads only see it at their publishing tick, so nothing is added per
+//! request. `--no-fail-fast` turns it off.
 
 use crate::progress::Counts;
 use crate::stats::ErrorKind;
@@ -17,6 +18,10 @@ use std::time::Duration;
 pub const GRACE: Duration = Duration::from_secs(1);
 /// Fewer failures than this say too little (one slow connect timing out, say).
 pub const MIN_ATTEMPTS: u64 = 3;
+/// The verdict must hold again this much later, longer than a thread's publishing period: a
+/// thread's counters are published field by field, so one read may see its errors of now and
+/// its successes of 100 ms ago; by the second read every thread has published since the first.
+pub const CONFIRM: Duration = Duration::from_millis(150);
 
 /// The signature of a thread's failures so far (`Counts::failing`): none yet, all of one kind
 /// (`kind as u64 + 1`), or of more than one.
@@ -67,6 +72,25 @@ pub fn verdict(total: &Counts, elapsed: Duration) -> Option<GaveUp> {
         attempts: total.errors,
         after: elapsed,
     })
+}
+
+/// The coordinating thread's judge: [`verdict`], held for [`CONFIRM`] before it counts.
+#[derive(Debug, Default)]
+pub struct Judge {
+    /// When the verdict was first `Some` in the current unbroken run of them.
+    since: Option<Duration>,
+}
+
+impl Judge {
+    /// The verdict on `total` at `elapsed`, once it has held for [`CONFIRM`].
+    pub fn judge(&mut self, total: &Counts, elapsed: Duration) -> Option<GaveUp> {
+        let Some(gave_up) = verdict(total, elapsed) else {
+            self.since = None;
+            return None;
+        };
+        let since = *self.since.get_or_insert(elapsed);
+        (elapsed - since >= CONFIRM).then_some(gave_up)
+    }
 }
 
 impl GaveUp {
@@ -155,6 +179,22 @@ mod tests {
         );
         all_404.requests = 11;
         assert_eq!(verdict(&all_404, SECOND), None);
+    }
+
+    #[test]
+    fn the_verdict_counts_only_once_it_has_held_for_a_while() {
+        let refused = failing(&[ErrorKind::ConnectRefused; 3]);
+        let mut judge = Judge::default();
+        assert_eq!(judge.judge(&refused, SECOND), None);
+        assert!(judge.judge(&refused, SECOND + CONFIRM).is_some());
+        // A success in between starts it over.
+        let mut judge = Judge::default();
+        assert_eq!(judge.judge(&refused, SECOND), None);
+        let mut answered = refused;
+        answered.requests = 1;
+        assert_eq!(judge.judge(&answered, SECOND + CONFIRM / 2), None);
+        assert_eq!(judge.judge(&refused, SECOND + CONFIRM), None);
+        assert!(judge.judge(&refused, SECOND + 2 * CONFIRM).is_some());
     }
 
     #[test]

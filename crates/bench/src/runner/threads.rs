@@ -85,6 +85,7 @@ fn coordinate(shared: &RunShared<'_>, observer: &dyn Observer) {
     let mut started = run.measure_us == 0; // then already told, before the threads started
     let (mut prev, mut prev_at) = (Counts::default(), base);
     let mut next_second = base + Duration::from_secs(1);
+    let mut judge = fail_fast::Judge::default();
     loop {
         let now = Instant::now();
         let all_stopped = shared.running.load(Ordering::Acquire) == 0;
@@ -97,7 +98,7 @@ fn coordinate(shared: &RunShared<'_>, observer: &dyn Observer) {
             return;
         }
         if shared.config.fail_fast && shared.gave_up.get().is_none() {
-            if let Some(gave_up) = fail_fast::verdict(&shared.progress.total(), now - base) {
+            if let Some(gave_up) = judge.judge(&shared.progress.total(), now - base) {
                 let _ = shared.gave_up.set(gave_up);
             }
         }
