@@ -728,8 +728,8 @@ impl Stats {
         self.tls_handshakes += o.tls_handshakes;
         self.tls_resumed += o.tls_resumed;
         self.tls_failures.merge(&o.tls_failures);
-        // On many hosts, the first host that gave up says why (each stops on its own).
-        self.gave_up = self.gave_up.or(o.gave_up);
+        // On many hosts each stops on its own: their failures add up.
+        self.gave_up = crate::runner::fail_fast::GaveUp::merge(self.gave_up, o.gave_up);
         if self.tls_session.is_none() {
             self.tls_session.clone_from(&o.tls_session);
         }

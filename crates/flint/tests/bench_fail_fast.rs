@@ -204,3 +204,35 @@ fn a_server_that_fails_at_first_and_then_answers_is_not_stopped() {
     assert!(stdout.contains("status_5xx 5"), "{stdout}");
     assert!(stdout.contains("Statuses:  200 195"), "{stdout}");
 }
+
+#[test]
+fn on_many_hosts_each_worker_stops_and_the_run_says_why() {
+    let url = format!("http://127.0.0.1:{}/", closed_port());
+    let launch = format!("{} worker", env!("CARGO_BIN_EXE_flint"));
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    let started = Instant::now();
+    let out = run_bounded(
+        flint()
+            .args([
+                "bench", &url, "-d", "30s", "-c", "2", "-q", "--hosts", "a,b",
+            ])
+            .args(["--launch", &launch, "--json"])
+            .arg(&json),
+        LIMIT,
+    );
+    let took = started.elapsed();
+    let (_, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(took < WELL_BEFORE, "a 30 s run went on for {took:?}");
+    assert!(
+        stderr.contains("every attempt failed as connect_refused ("),
+        "{stderr}"
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(doc["stopped_early"]["kind"], "connect_refused", "{doc}");
+    // Both hosts stopped early and finished: their results are merged, none lost.
+    let hosts = doc["hosts"].as_array().expect("hosts");
+    assert_eq!(hosts.len(), 2);
+    assert!(hosts.iter().all(|h| h["status"] == "ok"), "{doc}");
+}

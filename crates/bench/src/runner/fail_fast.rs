@@ -94,6 +94,19 @@ impl Judge {
 }
 
 impl GaveUp {
+    /// Two parts of a run (hosts) that stopped: of one kind, their attempts add up and the
+    /// later stop is the run's; of two kinds, the first says why.
+    pub fn merge(a: Option<GaveUp>, b: Option<GaveUp>) -> Option<GaveUp> {
+        match (a, b) {
+            (Some(a), Some(b)) if a.kind == b.kind => Some(GaveUp {
+                kind: a.kind,
+                attempts: a.attempts + b.attempts,
+                after: a.after.max(b.after),
+            }),
+            (a, b) => a.or(b),
+        }
+    }
+
     /// What to do about it, for the kinds that have a usual cause; the others say only that.
     pub fn hint(&self, config: &crate::BenchConfig) -> Option<String> {
         let target = &config.target;
@@ -195,6 +208,22 @@ mod tests {
         assert_eq!(judge.judge(&answered, SECOND + CONFIRM / 2), None);
         assert_eq!(judge.judge(&refused, SECOND + CONFIRM), None);
         assert!(judge.judge(&refused, SECOND + 2 * CONFIRM).is_some());
+    }
+
+    #[test]
+    fn hosts_that_stopped_for_one_reason_add_their_attempts() {
+        let at = |kind, attempts, ms| GaveUp {
+            kind,
+            attempts,
+            after: Duration::from_millis(ms),
+        };
+        let a = at(ErrorKind::ConnectRefused, 100, 1150);
+        let b = at(ErrorKind::ConnectRefused, 120, 1200);
+        let both = GaveUp::merge(Some(a), Some(b)).unwrap();
+        assert_eq!(both, at(ErrorKind::ConnectRefused, 220, 1200));
+        assert_eq!(GaveUp::merge(None, Some(b)), Some(b));
+        let other = at(ErrorKind::Reset, 5, 1300);
+        assert_eq!(GaveUp::merge(Some(a), Some(other)), Some(a));
     }
 
     #[test]
