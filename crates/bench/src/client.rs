@@ -122,7 +122,6 @@ fn run<C: Wire>(sh: &RunShared<'_>, thread: usize, ids: Range<usize>) -> io::Res
         log: sh.log.as_ref().map(LogBuf::new),
         live: Counts::default(),
         active: 0,
-        certificate_failures: 0,
         first_connect_late_us: NONE,
         redirects: Redirects::default(),
         response_us: 0,
@@ -187,7 +186,8 @@ fn run<C: Wire>(sh: &RunShared<'_>, thread: usize, ids: Range<usize>) -> io::Res
             if let Some(nap) = slack.nap(cx.live.requests, cx.response_us) {
                 waiter.set_nap(nap);
             }
-            if cx.certificate_hopeless(now) {
+            // Every attempt has failed the same way (`runner/fail_fast.rs`): the run ends.
+            if sh.gave_up.get().is_some() {
                 break (now.min(schedule.end_us), false);
             }
         }
@@ -256,9 +256,6 @@ struct ThreadState<'a> {
     live: Counts,
     /// Webchildren not yet `Done`.
     active: usize,
-    /// Handshakes that failed on the server's certificate, in the window or not: with no
-    /// response at all, after a second they end the run (see `errors::certificate_hopeless`).
-    certificate_failures: u64,
     /// How late the thread's first connect began (see `ThreadOutcome`); `NONE` before it.
     first_connect_late_us: u64,
     /// `--redirect N`: the redirect targets this thread has learned, their requests built once.

@@ -84,6 +84,9 @@ pub struct BenchConfig {
     /// `--redirect N`: a page entry answered by a same-origin redirect fetches its Location, up
     /// to N times (0: a 3xx is a response, as wrk counts it).
     pub redirect: u32,
+    /// Stop the run, with the reason, once every attempt has failed the same way for a second
+    /// and not one has succeeded (`runner/fail_fast.rs`); `--no-fail-fast` turns it off.
+    pub fail_fast: bool,
 }
 
 /// HTTPS options. The defaults: the system's roots, every connection a full handshake, TLS 1.2
@@ -146,6 +149,7 @@ impl BenchConfig {
             tls: TlsOptions::default(),
             expect_status: None,
             redirect: 0,
+            fail_fast: true,
         }
     }
 }

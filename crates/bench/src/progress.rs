@@ -27,6 +27,18 @@ pub struct Counts {
     pub behind: u64,
     /// Pages ended in the measured window, hits or not: how far a `-n` run has got.
     pub window_pages: u64,
+    /// Which kinds the errors so far are of: none, one (which), or several; what fail fast
+    /// reads (`runner/fail_fast.rs`).
+    pub failing: u64,
+}
+
+impl Counts {
+    /// One more error, of `kind`. Errors only: a success costs nothing here.
+    #[inline]
+    pub fn fail(&mut self, kind: crate::stats::ErrorKind) {
+        self.errors += 1;
+        self.failing = crate::runner::fail_fast::with_failure(self.failing, kind);
+    }
 }
 
 /// One thread's slot; aligned so that two threads never write the same cache line.
@@ -40,6 +52,7 @@ struct Slot {
     page_us: AtomicU64,
     behind: AtomicU64,
     window_pages: AtomicU64,
+    failing: AtomicU64,
 }
 
 /// The slots of all threads.
@@ -65,6 +78,7 @@ impl Progress {
         s.page_us.store(c.page_us, Ordering::Relaxed);
         s.behind.store(c.behind, Ordering::Relaxed);
         s.window_pages.store(c.window_pages, Ordering::Relaxed);
+        s.failing.store(c.failing, Ordering::Relaxed);
     }
 
     /// The sum over threads, as last published.
@@ -78,6 +92,8 @@ impl Progress {
             t.page_us += s.page_us.load(Ordering::Relaxed);
             t.behind += s.behind.load(Ordering::Relaxed);
             t.window_pages += s.window_pages.load(Ordering::Relaxed);
+            let failing = s.failing.load(Ordering::Relaxed);
+            t.failing = crate::runner::fail_fast::combine(t.failing, failing);
         }
         t
     }

@@ -12,6 +12,7 @@
 //! only prepares and collects: it checks the options, builds every request once, spreads the
 //! Webchildren evenly over `threads` event loops, and merges their `Stats` when they are done.
 
+pub mod fail_fast;
 pub mod merge;
 pub mod plan;
 mod threads;
@@ -74,7 +75,8 @@ pub struct RunResult {
     pub duration: Duration,
     /// Wall-clock start of the measured window.
     pub started_at: SystemTime,
-    /// Ended early by Ctrl-C.
+    /// Ended early by Ctrl-C. (Ended early because every attempt failed the same way is
+    /// `stats.gave_up`: the run was not interrupted, it failed.)
     pub interrupted: bool,
 }
 
@@ -241,6 +243,7 @@ impl PreparedSlice {
             stop,
             coordinator: std::thread::current(),
             running: AtomicUsize::new(threads),
+            gave_up: std::sync::OnceLock::new(),
         };
         collect(&shared, slice, threads, observer, base_wall)
     }
@@ -287,7 +290,8 @@ fn collect(
     }
     let window = Duration::from_micros(end_us.saturating_sub(measure_us));
     let parts = outcomes.iter().map(|stats| merge::Part { stats, window });
-    let (stats, duration) = merge::merge(workload, config.rate.is_some(), parts);
+    let (mut stats, duration) = merge::merge(workload, config.rate.is_some(), parts);
+    stats.gave_up = shared.gave_up.get().copied();
     Ok(SliceOutcome {
         result: RunResult {
             config: config.clone(),

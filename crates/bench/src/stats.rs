@@ -434,6 +434,9 @@ pub struct Stats {
     /// `--redirect N`: redirects followed, and those not followed by why.
     #[serde(default)]
     pub redirects: RedirectStats,
+    /// Set when the run stopped early because every attempt failed the same way.
+    #[serde(default)]
+    pub gave_up: Option<crate::runner::fail_fast::GaveUp>,
     /// Per request: request written (or, open loop, intended start) to first response byte.
     pub ttfb: Latency,
     /// Per request: (intended) start to last byte, connect included when one was opened.
@@ -657,6 +660,7 @@ impl Stats {
             tls_session: None,
             http2: Http2Stats::default(),
             redirects: RedirectStats::default(),
+            gave_up: None,
             ttfb: Latency::new(3),
             response: Latency::new(3),
             response_us_max: 0,
@@ -724,6 +728,8 @@ impl Stats {
         self.tls_handshakes += o.tls_handshakes;
         self.tls_resumed += o.tls_resumed;
         self.tls_failures.merge(&o.tls_failures);
+        // On many hosts each stops on its own: their failures add up.
+        self.gave_up = crate::runner::fail_fast::GaveUp::merge(self.gave_up, o.gave_up);
         if self.tls_session.is_none() {
             self.tls_session.clone_from(&o.tls_session);
         }

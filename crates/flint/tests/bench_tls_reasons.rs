@@ -79,7 +79,10 @@ fn a_refused_certificate_says_why_and_stops_the_run_after_a_second() {
         took < Duration::from_secs(30),
         "a 60 s run went on for {took:?}"
     );
-    assert!(stderr.contains("stopped after"), "{stderr}");
+    assert!(
+        stderr.contains("stopped early: every attempt failed as tls_certificate"),
+        "{stderr}"
+    );
     assert!(stderr.contains("ca_used_as_end_entity"), "{stderr}");
     assert!(
         stdout.contains("TLS failed: ") && stdout.contains("ca_used_as_end_entity: the server"),

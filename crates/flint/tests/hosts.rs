@@ -541,6 +541,7 @@ fn one_webchild_for_a_minute(addr: &str) -> ToWorker {
             seed: 1,
             expect_status: None,
             redirect: 0,
+            fail_fast: true,
             log: None,
         },
         workload: Workload::from_pages([("a".to_owned(), 1.0, vec!["/a.html"])]).unwrap(),

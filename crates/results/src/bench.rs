@@ -23,6 +23,9 @@ pub struct BenchResult {
     pub started_at_unix_s: f64,
     /// Ended early by Ctrl-C.
     pub interrupted: bool,
+    /// Set when the run stopped early because every attempt failed the same way.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped_early: Option<StoppedEarly>,
     /// Some client host was lost during the run: the figures are the merge of the others.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub incomplete: bool,
@@ -39,6 +42,21 @@ pub struct BenchResult {
     /// The client hosts of a run on many hosts; empty for a run in one process.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<HostRecord>,
+}
+
+/// Why a run stopped before its end: for a second (at least) every attempt failed as `kind`
+/// and not one succeeded.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct StoppedEarly {
+    /// The error kind every attempt failed as (an `errors_by_kind` key).
+    pub kind: String,
+    /// Failures when it stopped, warm-up included.
+    pub attempts: u64,
+    /// Seconds from the run's start (warm-up included) to when it stopped.
+    pub after_s: f64,
+    /// The line flint printed: the kind, the count and what to do about it.
+    pub reason: String,
 }
 
 /// The machine a result was measured on, each field `None` when unknown.

@@ -35,18 +35,11 @@ pub(super) fn handshake_error(e: &io::Error) -> ErrorKind {
     }
 }
 
-/// How long a run whose every handshake failed on the server's certificate, and that has had
-/// no response at all, goes on: thousands more handshakes would fail the same way.
-pub const CERTIFICATE_GRACE_US: u64 = 1_000_000;
-
 impl super::ThreadState<'_> {
     /// A failed handshake: its reason counted (in the window), and said with `--debug`.
     #[cold]
     pub(super) fn handshake_failed(&mut self, e: &io::Error, start_us: u64, now: u64) {
         let reason = TlsFailure::of(e);
-        if reason.is_certificate() {
-            self.certificate_failures += 1;
-        }
         if self.counts(start_us, now) {
             self.stats.tls_failures.add(reason);
         }
@@ -57,15 +50,6 @@ impl super::ThreadState<'_> {
                 reason.explain()
             );
         }
-    }
-
-    /// Whether this thread should stop: a second into the run, not one response, and every
-    /// failure so far a certificate refused. The other threads meet the same certificate.
-    pub(super) fn certificate_hopeless(&self, now: u64) -> bool {
-        self.certificate_failures > 0
-            && self.live.requests == 0
-            && self.live.errors == self.certificate_failures
-            && now >= CERTIFICATE_GRACE_US
     }
 }
 

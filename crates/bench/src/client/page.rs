@@ -310,7 +310,9 @@ impl Child {
         let open_first = schedule.interval_us.is_some() && ex.file == 0;
         cx.live.requests += 1;
         cx.response_us += now - ex.file_start_us;
-        cx.live.errors += u64::from(!ok);
+        if let Some(kind) = kind {
+            cx.live.fail(kind);
+        }
         if cx.counts(ex.file_start_us, now) {
             // Open loop, first file: both count from when the page was due (no coordinated
             // omission); otherwise from the file's start and from the request's last byte.
@@ -355,7 +357,7 @@ impl Child {
         bytes: u64,
         now: u64,
     ) {
-        cx.live.errors += 1;
+        cx.live.fail(kind);
         if cx.counts(ex.file_start_us, now) {
             cx.record_error(self.url(cx.sh.workload, ex.file), kind, now);
             cx.stats.bytes_failed += bytes;

@@ -335,6 +335,7 @@ fn orders(config: &BenchConfig, r: &HostsRun<'_>, h: &Host) -> ToWorker {
             seed: c.seed,
             expect_status: c.expect_status.clone(),
             redirect: c.redirect,
+            fail_fast: c.fail_fast,
             log: h.log.clone(),
         },
         workload: r.workload.clone(),

@@ -36,7 +36,9 @@ use std::io::{self, Write};
 /// statuses and redirects, and both sides refuse fields they do not know. 3: the TLS options
 /// name the cipher suites offered (absent: browsers' order, AES-128-GCM first, where version 2
 /// offered rustls's, AES-256-GCM first), and a handshake's agreement its key exchange group.
-pub const PROTOCOL_VERSION: u32 = 4;
+/// 5: the orders say whether to fail fast, and a result's statistics why a worker stopped
+/// early.
+pub const PROTOCOL_VERSION: u32 = 5;
 
 /// flint's own version, sent beside the protocol's so a refusal can name both.
 pub const FLINT_VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -151,6 +153,8 @@ pub struct RunOrders {
     pub expect_status: Option<ExpectStatus>,
     /// `--redirect N`: same-origin redirects followed per page entry (0: none).
     pub redirect: u32,
+    /// Stop once every attempt has failed the same way for a second (`--no-fail-fast`: off).
+    pub fail_fast: bool,
     /// Where the worker writes its per-request log, on its own host.
     pub log: Option<String>,
 }

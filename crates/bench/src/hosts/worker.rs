@@ -226,6 +226,7 @@ fn prepare(o: &Orders) -> Result<(BenchConfig, Slice), String> {
         tls: o.tls.clone(),
         expect_status: r.expect_status.clone(),
         redirect: r.redirect,
+        fail_fast: r.fail_fast,
     };
     let slice = Slice {
         children,

@@ -260,6 +260,12 @@ pub fn record(r: &RunResult) -> BenchResult {
         started_at: rfc3339(r.started_at),
         started_at_unix_s: secs(started.as_micros().min(u128::from(u64::MAX)) as u64),
         interrupted: r.interrupted,
+        stopped_early: s.gave_up.map(|g| results::bench::StoppedEarly {
+            kind: g.kind.name().to_owned(),
+            attempts: g.attempts,
+            after_s: g.after.as_secs_f64(),
+            reason: g.line(&r.config, None),
+        }),
         incomplete: false,
         environment: environment(),
         config,

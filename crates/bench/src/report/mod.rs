@@ -25,12 +25,13 @@ pub use ptester::ptester_body;
 pub use summary::{summary, summary_body};
 pub use webstone::{webstone, webstone_body};
 
-/// ptester's table, ending with the interrupted note if the run was cut short.
+/// ptester's table, ending with the note of a run cut short (Ctrl-C, fail fast).
 pub fn ptester(r: &RunResult) -> String {
     ptester_body(r) + &interrupted_note(r).unwrap_or_default()
 }
 
-/// What a text report ends with: the unfinished requests, a rate not kept, an interruption.
+/// What a text report ends with: the unfinished requests, a rate not kept, an interruption or
+/// an early stop.
 /// Printed once, after the last of the reports asked for.
 pub fn end_notes(r: &RunResult, indent: &str) -> String {
     let mut o = unfinished_notes(r, indent);
@@ -358,12 +359,22 @@ fn unfinished_notes(r: &RunResult, indent: &str) -> String {
     o
 }
 
-/// The line every text report ends with when Ctrl-C cut the run short.
+/// The line every text report ends with when the run was cut short: by Ctrl-C, or because
+/// every attempt failed the same way (fail fast).
 fn interrupted_note(r: &RunResult) -> Option<String> {
+    let measured = r.duration.as_secs_f64();
+    if let Some(g) = r.stats.gave_up.filter(|_| !r.interrupted) {
+        return Some(format!(
+            "Stopped early: every attempt failed as {} ({} in {:.1} s); these figures cover \
+             the {measured:.3} s measured.\n",
+            g.kind.name(),
+            g.attempts,
+            g.after.as_secs_f64()
+        ));
+    }
     r.interrupted.then(|| {
         format!(
-            "Interrupted: the run was ended early; these figures cover the {:.3} s measured.\n",
-            r.duration.as_secs_f64()
+            "Interrupted: the run was ended early; these figures cover the {measured:.3} s measured.\n"
         )
     })
 }

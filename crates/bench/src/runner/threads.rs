@@ -4,6 +4,7 @@
 //! tells the observer the live counts once a second and prints the live line. Threads share
 //! nothing they write per request, so they scale with cores.
 
+use super::fail_fast;
 use super::plan::spread;
 use super::{BenchError, Observer};
 use crate::client::{self, RunShared, ThreadOutcome};
@@ -62,7 +63,9 @@ pub(super) fn run(
 }
 
 /// The coordinating thread's loop: calls the observer at the window's boundaries, hands it the
-/// live counts and prints the live line once a second, until the window has ended.
+/// live counts and prints the live line once a second, until the window has ended. Each time
+/// round it also judges whether every attempt so far has failed the same way (fail fast); the
+/// load threads see the verdict within their publishing tick and stop.
 ///
 /// It sleeps (`park_timeout`) until the next thing it has to do: the end of warm-up, the end of
 /// a timed run, the next second. A `-n` run or Ctrl-C ends when the last load thread stops
@@ -82,6 +85,7 @@ fn coordinate(shared: &RunShared<'_>, observer: &dyn Observer) {
     let mut started = run.measure_us == 0; // then already told, before the threads started
     let (mut prev, mut prev_at) = (Counts::default(), base);
     let mut next_second = base + Duration::from_secs(1);
+    let mut judge = fail_fast::Judge::default();
     loop {
         let now = Instant::now();
         let all_stopped = shared.running.load(Ordering::Acquire) == 0;
@@ -92,6 +96,11 @@ fn coordinate(shared: &RunShared<'_>, observer: &dyn Observer) {
         if started && (all_stopped || end_at.is_some_and(|e| Instant::now() >= e)) {
             observer.window_ended();
             return;
+        }
+        if shared.config.fail_fast && shared.gave_up.get().is_none() {
+            if let Some(gave_up) = judge.judge(&shared.progress.total(), now - base) {
+                let _ = shared.gave_up.set(gave_up);
+            }
         }
         if now >= next_second {
             let total = shared.progress.total();

@@ -94,7 +94,7 @@ pub fn bench(mut args: BenchArgs) -> anyhow::Result<ExitCode> {
             None,
         ),
     };
-    finish(&result, load, server_profile.as_ref())
+    finish(&result, load, server_profile.as_ref(), None)
 }
 
 /// At most one result on stdout (`-`), and every file one can be written: checked before the
@@ -298,16 +298,28 @@ pub fn bench_config(target: Target, load: &LoadArgs) -> BenchConfig {
         },
         expect_status: load.expect_status.clone(),
         redirect: load.redirect,
+        fail_fast: !load.no_fail_fast,
         ..BenchConfig::new(target)
     }
 }
 
+/// Why the run stopped early (every attempt failed the same way), in one line with what to do
+/// about it; `missing_files` says it instead of the usual hint when every response was a 4xx.
+fn stopped_early(result: &RunResult, missing_files: Option<&str>) -> Option<String> {
+    let gave_up = result.stats.gave_up?;
+    let hint = missing_files.filter(|_| gave_up.kind == ErrorKind::Status4xx);
+    Some(gave_up.line(&result.config, hint))
+}
+
 /// Reports the run where they go, judges its thresholds, writes its files, and says how it
 /// ended: interrupted, failed (not one response succeeded), a threshold crossed, or completed.
+/// `missing_files`: what a run that stopped early on 4xx responses should suggest (`flint run
+/// --target` knows which files the server lacks), in place of the usual hint.
 pub fn finish(
     result: &RunResult,
     load: &LoadArgs,
     server: Option<&lab_profile::Profile>,
+    missing_files: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
     let verdicts: Vec<Verdict> = load.thresholds.iter().map(|t| t.judge(result)).collect();
     let status = outcome(result, &verdicts);
@@ -322,12 +334,21 @@ pub fn finish(
     }
     stream.write(&text).context("writing the report")?;
     if status == Status::Failed {
-        output::error_line(&format!("flint: the run failed: {}", failure(result)));
+        output::error_line(&format!(
+            "flint: the run failed: {}",
+            failure(result, missing_files)
+        ));
     }
     if load.json.is_some() || load.html.is_some() {
         let (requests, pages) = (result.stats.requests, result.stats.pages_done);
         let mut record = bench::report::record(result);
         record.server_profile = server.map(|p| p.record(requests, pages));
+        if let (Some(stopped), Some(line)) = (
+            record.stopped_early.as_mut(),
+            stopped_early(result, missing_files),
+        ) {
+            stopped.reason = line;
+        }
         let mut json = serde_json::to_value(&record)?;
         if let Some(obj) = json.as_object_mut() {
             if !verdicts.is_empty() {
@@ -363,15 +384,16 @@ fn succeeded(result: &RunResult) -> u64 {
     final_responses.saturating_sub(bad_status)
 }
 
-/// Why a run failed, as the errors it counted: `not one response succeeded (connect_refused 120)`.
-fn failure(result: &RunResult) -> String {
+/// Why a run failed, as the errors it counted: `not one response succeeded (connect_refused 120)`,
+/// and why it stopped early if it did.
+fn failure(result: &RunResult, missing_files: Option<&str>) -> String {
     let kinds: Vec<String> = ErrorKind::ALL
         .iter()
         .filter(|&&k| result.stats.errors.get(k) > 0)
         .map(|&k| format!("{} {}", k.name(), result.stats.errors.get(k)))
         .collect();
-    // The commonest reason a handshake failed, with what to do about it; and why a timed run
-    // ended early when every handshake failed on the certificate.
+    // The commonest reason a handshake failed, with what to do about it; and why the run
+    // stopped early when every attempt failed the same way.
     let failures = &result.stats.tls_failures;
     let mut tls = match failures.seen().first() {
         Some((reason, n)) => format!(
@@ -381,18 +403,8 @@ fn failure(result: &RunResult) -> String {
         ),
         None => String::new(),
     };
-    let all_certificate = failures.total() > 0
-        && failures
-            .seen()
-            .iter()
-            .all(|(reason, _)| reason.is_certificate());
-    if let (true, bench::Stop::Duration(d)) = (all_certificate, result.config.stop) {
-        if result.duration < d && !result.interrupted {
-            tls.push_str(&format!(
-                "; stopped after {:.1} s: every handshake failed on the server's certificate",
-                result.duration.as_secs_f64()
-            ));
-        }
+    if let Some(line) = stopped_early(result, missing_files) {
+        tls.push_str(&format!("; {line}"));
     }
     if kinds.is_empty() {
         "not one response succeeded (no request completed)".to_owned()

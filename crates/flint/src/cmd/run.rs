@@ -52,7 +52,12 @@ pub fn run(mut args: RunArgs) -> anyhow::Result<ExitCode> {
         let config = prepare(target, &args.load, 0)?;
         eprintln!("flint run: {mix} mix against {url}");
         let result = bench::run(&config, &workload, &STOP).map_err(run_error)?;
-        return finish(&result, &args.load, None);
+        // Every response a 4xx: most likely the server lacks the mix's files.
+        let missing_files = format!(
+            "the server does not have the {mix} mix's files: put them in its document root \
+             with `flint fileset DIR --mix {mix}`"
+        );
+        return finish(&result, &args.load, None, Some(&missing_files));
     }
 
     let mut load = args.load;
@@ -141,7 +146,7 @@ pub fn run(mut args: RunArgs) -> anyhow::Result<ExitCode> {
     served
         .context("the embedded server failed")
         .map_err(crate::exit::failed)?;
-    let status = finish(&result, &load, None);
+    let status = finish(&result, &load, None, None);
     drop(dir);
     drop(certs_dir);
     status

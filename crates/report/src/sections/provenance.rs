@@ -139,6 +139,11 @@ fn card(i: &Input<'_>) -> String {
     if interrupted {
         facts.push(("interrupted".into(), "yes: ended early by Ctrl-C".into()));
     }
+    if let Doc::Bench(b) = &i.doc {
+        if let Some(stopped) = &b.stopped_early {
+            facts.push(("stopped early".into(), stopped.reason.clone()));
+        }
+    }
     facts.extend(machine(environment));
     let mut out = format!(
         r#"<div class="card"><h3><span class="file">{}</span></h3><div class="prov"><div><h4>Run and machine</h4>{}</div>"#,

@@ -33,6 +33,8 @@ fn bench_table(inputs: &[Input<'_>]) -> String {
             let mut name = format!(r#"<span class="file">{}</span>"#, esc(&i.label));
             if b.interrupted {
                 name.push_str(r#" <small class="bad">interrupted</small>"#);
+            } else if b.stopped_early.is_some() {
+                name.push_str(r#" <small class="bad">stopped early</small>"#);
             }
             let clients = match (b.config.concurrency, sm.clients) {
                 (0, 0) => "–".into(),

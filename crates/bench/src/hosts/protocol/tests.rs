@@ -46,6 +46,7 @@ pub(crate) fn full_orders() -> ToWorker {
             seed: 42,
             expect_status: Some("200,3xx".parse().unwrap()),
             redirect: 5,
+            fail_fast: true,
             log: Some("run.web1.csv".into()),
         },
         workload: Workload {
@@ -139,7 +140,7 @@ fn the_orders_fields_are_those_of_this_protocol_version() {
         first_child end_child run run.concurrency run.threads run.duration_us run.pages \
         run.warmup_us run.think_us run.rate run.http run.streams run.h2_window \
         run.connect_timeout_us run.response_timeout_us run.busy_poll_us run.read_slack run.seed \
-        run.expect_status run.redirect run.log workload workload.pages workload.pages[].name \
+        run.expect_status run.redirect run.fail_fast run.log workload workload.pages workload.pages[].name \
         workload.pages[].weight workload.pages[].files workload.urls workload.requests \
         workload.requests[].method workload.requests[].headers workload.requests[].body";
     let mut got = Vec::new();
@@ -150,7 +151,7 @@ fn the_orders_fields_are_those_of_this_protocol_version() {
     want.sort();
     assert_eq!(
         (PROTOCOL_VERSION, got),
-        (4, want),
+        (5, want),
         "the orders changed: bump PROTOCOL_VERSION (hosts/protocol.rs says when) and pin them anew"
     );
 }

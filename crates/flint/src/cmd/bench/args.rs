@@ -294,6 +294,12 @@ pub struct LoadArgs {
     #[arg(long, value_name = "N", default_value_t = 0,
           value_parser = clap::value_parser!(u32).range(0..=100), hide_default_value = true)]
     pub redirect: u32,
+    /// Go on for the whole run even when every attempt fails the same way. By default a run
+    /// stops (exit 1, the results so far reported) once, for a second from its start, every
+    /// attempt has failed as one kind (a refused connect, h2_not_negotiated, a 404, ...) and not
+    /// one has succeeded; one success turns that off for the run.
+    #[arg(long)]
+    pub no_fail_fast: bool,
     /// Pass/fail condition on the result, as k6 writes them; repeatable. Any crossed: exit
     /// status 3. Metrics: pN (p50, p99, p99.9), mean, min, max of connect, ttfb, response (the
     /// default) or page, as p99(page); error_rate, errors, rps, pages_per_s. Examples:

@@ -100,7 +100,7 @@ pub fn bench_on_hosts(
     if status == Status::Failed {
         output::error_line(&format!(
             "flint: the run failed: {}",
-            super::failure(result)
+            super::failure(result, None)
         ));
     }
     Ok(status.into())
