@@ -24,7 +24,10 @@ pub(crate) struct Ctx<'a, H> {
     pub h: &'a mut H,
     /// Bytes of the header block being received (RFC 9113's size: name + value + 32 a field).
     pub header_bytes: &'a mut u64,
+    /// Past this, a server refuses the request (the handler is told), a client resets the stream.
     pub max_header_list: u64,
+    /// Past this, a server ends the connection (`Config::max_header_list_decoded`).
+    pub max_header_list_decoded: u64,
     /// The last stream answered (a server's `submit_response`): what a GOAWAY for a connection
     /// error names (`Session::last_answered`).
     pub last_answered: i32,
@@ -256,19 +259,36 @@ unsafe extern "C" fn header<H: Handler>(
         guarded::<H, _>(user_data, FAIL, |ctx| {
             // Counted as decoded, every field (one the checks refuse as well): HPACK lets a byte
             // on the wire stand for a 4 KB field, so the list's size is checked here, not after
-            // the block. Past the limit the peer ignored our SETTINGS_MAX_HEADER_LIST_SIZE, and
-            // decoding stops at this field: the rest of a block cannot be skipped undecoded (the
-            // dynamic table must follow the peer's), so the connection ends.
+            // the block.
+            let before = *ctx.header_bytes;
             *ctx.header_bytes += (namelen + valuelen + 32) as u64;
-            if *ctx.header_bytes > ctx.max_header_list {
-                return end_in_block(session, ctx.last_answered, error_code::ENHANCE_YOUR_CALM);
+            let over = *ctx.header_bytes > ctx.max_header_list;
+            if over {
+                if !ctx.messaging.active() {
+                    // A client: that response is reset (nghttp2 decodes the rest of the block
+                    // without callbacks), the other streams go on.
+                    return sys::NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE;
+                }
+                // A server: the request is refused once its block is read, so the client gets
+                // an answer (431) and its other streams go on. nghttp2 must decode the rest of
+                // the block either way (the dynamic table follows the peer's); past the hard
+                // bound that decoding is not worth it, and the connection ends.
+                if *ctx.header_bytes > ctx.max_header_list_decoded {
+                    return end_in_block(session, ctx.last_answered, error_code::ENHANCE_YOUR_CALM);
+                }
+                if before <= ctx.max_header_list {
+                    ctx.h.on_header_list_too_large(stream);
+                }
             }
             let known = if ctx.messaging.active() {
                 if ctx.messaging.malformed() {
                     // The request is refused at the block's end; its fields are only counted.
                     return 0;
                 }
+                // Still checked past the list limit: what ends the connection (a repeated
+                // pseudo-header, a connection-specific field) does so whatever the list's size.
                 match ctx.messaging.check(name, value) {
+                    Checked::Pass(_) if over => return 0,
                     Checked::Pass(known) => Some(known),
                     Checked::Malformed => return 0,
                     Checked::Fail => {

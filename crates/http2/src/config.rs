@@ -22,9 +22,16 @@ pub struct Config {
     pub header_table_size: u32,
     /// SETTINGS_MAX_HEADER_LIST_SIZE: the largest header list (names, values, 32 bytes each)
     /// the peer may send (65,536). Advertised, and enforced on receipt by this crate as fields
-    /// are decoded: the field past it ends the connection (GOAWAY ENHANCE_YOUR_CALM; the rest of
-    /// a block cannot be skipped undecoded).
+    /// are decoded. Past it, a server's request is refused, not the connection: the handler
+    /// hears no more of its fields and is told (`Handler::on_header_list_too_large`), to answer
+    /// it (431); a client's stream is reset (RST_STREAM INTERNAL_ERROR), its siblings go on.
     pub max_header_list_size: u32,
+    /// The most of one header list a server decodes (same count) before it ends the connection
+    /// (GOAWAY ENHANCE_YOUR_CALM): past `max_header_list_size` the rest of a block is still
+    /// decoded (HPACK's dynamic table must follow the peer's), and this bounds what a block of
+    /// references to one large table entry (an HPACK bomb) costs (262,144; never below
+    /// `max_header_list_size`).
+    pub max_header_list_decoded: u32,
     /// The HPACK table our encoder uses at most, whatever the peer allows (4,096).
     pub deflate_table_size: usize,
     /// CONTINUATION frames allowed after one HEADERS (8, nghttp2's default): the CONTINUATION
@@ -68,6 +75,7 @@ impl Config {
             max_frame_size: 16_384,
             header_table_size: 4_096,
             max_header_list_size: 65_536,
+            max_header_list_decoded: 4 * 65_536,
             deflate_table_size: 4_096,
             max_continuations: 8,
             stream_reset_burst: 1_000,

@@ -169,6 +169,15 @@ pub trait Handler {
         let _ = stream;
     }
 
+    /// The header list of the request on `stream` (a server session's) passed
+    /// `Config::max_header_list_size`: the handler hears none of its fields from this one on,
+    /// and answers it as too large (HTTP's 431, RFC 9113 10.5.1) once [`Handler::on_headers_end`]
+    /// comes. Called once per block; for trailers too. Past `Config::max_header_list_decoded`
+    /// the connection ends instead.
+    fn on_header_list_too_large(&mut self, stream: StreamId) {
+        let _ = stream;
+    }
+
     /// The block of headers on `stream` is complete; `end_stream` if the peer's side of the
     /// stream ends with it (a request without a body, trailers).
     fn on_headers_end(&mut self, stream: StreamId, end_stream: bool) {

@@ -24,6 +24,7 @@ pub struct Session<H: Handler> {
     raw: NonNull<sys::nghttp2_session>,
     header_bytes: u64,
     max_header_list: u64,
+    max_header_list_decoded: u64,
     /// The highest stream `submit_response` answered: a GOAWAY for a connection error names
     /// it, not the last stream nghttp2 began to receive. RFC 9113 6.8: streams above the
     /// last stream id were not processed and may be retried; a request read in the same input
@@ -113,6 +114,9 @@ impl<H: Handler> Session<H> {
             raw: NonNull::new(raw).ok_or(Error::from_code(sys::NGHTTP2_ERR_NOMEM))?,
             header_bytes: 0,
             max_header_list: u64::from(config.max_header_list_size),
+            max_header_list_decoded: u64::from(
+                (config.max_header_list_decoded).max(config.max_header_list_size),
+            ),
             last_answered: 0,
             messaging: Messaging::new(!client),
             frames: Frames::new(!client),
@@ -156,6 +160,7 @@ impl<H: Handler> Session<H> {
             h,
             header_bytes: &mut self.header_bytes,
             max_header_list: self.max_header_list,
+            max_header_list_decoded: self.max_header_list_decoded,
             last_answered: self.last_answered,
             messaging: &mut self.messaging,
             panic: None,

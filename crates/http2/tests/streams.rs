@@ -187,7 +187,7 @@ fn a_connection_error_names_the_last_stream_answered_not_the_last_received() {
 }
 
 #[test]
-fn a_header_list_beyond_the_limit_ends_the_connection() {
+fn a_request_past_the_header_list_limit_is_refused_and_the_connection_goes_on() {
     let server = Config {
         max_header_list_size: 200,
         ..Config::server()
@@ -196,12 +196,77 @@ fn a_header_list_beyond_the_limit_ends_the_connection() {
     let big = vec![b'a'; 300];
     let mut request = get(b"/").to_vec();
     request.push(http2::Header::new(b"x-big", &big));
+    request.push(http2::Header::new(b"x-after", b"1"));
+    let refused = p.client.submit_request(&request, false).unwrap();
+    let sibling = p.client.submit_request(&get(b"/"), false).unwrap();
+    p.settle(&mut responder(|_| b"ok".to_vec()));
+    // The handler is told once, hears no field from the one past the limit on, and the request
+    // still completes, so it can be answered (a server's 431).
+    assert_eq!(
+        (p.s.events.iter())
+            .filter(|e| matches!(e, Event::ListTooLarge(_)))
+            .collect::<Vec<_>>(),
+        [&Event::ListTooLarge(refused)]
+    );
+    assert_eq!(p.s.header(refused, b"x-big"), None);
+    assert_eq!(p.s.header(refused, b"x-after"), None);
+    assert_eq!(p.s.header(refused, b":path"), Some(b"/".to_vec()));
+    assert_eq!(p.s.headers_ended(), [(refused, true), (sibling, true)]);
+    assert_eq!(p.c.received[&refused], b"ok");
+    assert_eq!(p.c.received[&sibling], b"ok");
+    assert!(p.c.goaways().is_empty());
+}
+
+#[test]
+fn a_header_list_past_the_decoding_bound_ends_the_connection() {
+    let server = Config {
+        max_header_list_size: 200,
+        max_header_list_decoded: 1000,
+        ..Config::server()
+    };
+    let mut p = Pair::new(&Config::client(), &server);
+    let big = vec![b'a'; 1200];
+    let mut request = get(b"/").to_vec();
+    request.push(http2::Header::new(b"x-big", &big));
     let stream = p.client.submit_request(&request, false).unwrap();
     p.settle(&mut responder(|_| b"ok".to_vec()));
     assert!(p.s.headers_ended().is_empty());
-    // Decoding stopped at the field past the limit: the rest of a block cannot be skipped
-    // undecoded, so the connection ends, naming no stream as processed.
+    // Decoding stopped at the field past the bound, and the connection ended there, naming no
+    // stream as processed.
     assert_eq!(p.c.goaways(), vec![(0, error_code::ENHANCE_YOUR_CALM)]);
     assert!(!p.server.want_read() && !p.server.want_write());
     assert!(p.c.closed().iter().all(|&(s, _)| s == stream));
+}
+
+#[test]
+fn a_response_past_the_clients_header_list_limit_resets_that_stream_only() {
+    let client = Config {
+        max_header_list_size: 200,
+        ..Config::client()
+    };
+    let mut p = Pair::new(&client, &Config::server());
+    let big = p.client.submit_request(&get(b"/big"), false).unwrap();
+    let small = p.client.submit_request(&get(b"/small"), false).unwrap();
+    let value = vec![b'v'; 300];
+    let mut answered = std::collections::HashSet::new();
+    p.settle(&mut |server, s| {
+        for (stream, _) in s.headers_ended() {
+            if answered.insert(stream) {
+                let mut headers = vec![http2::Header::new(b":status", b"200")];
+                if stream == big {
+                    headers.push(http2::Header::new(b"x-big", &value));
+                }
+                s.bodies.insert(stream, (b"ok".to_vec(), 0));
+                server.submit_response(stream, &headers, true).unwrap();
+            }
+        }
+    });
+    assert_eq!(p.c.received[&small], b"ok");
+    assert!(!p.c.received.contains_key(&big));
+    assert!(
+        p.c.closed().contains(&(big, error_code::INTERNAL_ERROR)),
+        "{:?}",
+        p.c.closed()
+    );
+    assert!(p.c.goaways().is_empty() && p.s.goaways().is_empty());
 }

@@ -47,10 +47,7 @@ pub fn open(path: &Path) -> io::Result<Arc<File>> {
         .custom_flags(libc::O_NONBLOCK)
         .open(path)
         .map_err(|e| match e.raw_os_error() {
-            Some(libc::ENXIO) => io::Error::new(
-                e.kind(),
-                "a FIFO with no reader (start its reader first: the log is not waited for)",
-            ),
+            Some(libc::ENXIO) => explain_enxio(path, e),
             _ => e,
         })?;
     // SAFETY: fcntl on a descriptor this function owns; F_GETFL/F_SETFL read and set its
@@ -64,6 +61,29 @@ pub fn open(path: &Path) -> io::Result<Arc<File>> {
         return Err(io::Error::last_os_error());
     }
     Ok(Arc::new(file))
+}
+
+/// What ENXIO from the open means. A FIFO without a reader gives it, and so does a socket
+/// reached through a path (`/dev/stdout` while standard output is the journal's socket, as
+/// under systemd): only the first is told to start its reader; the second is told of `-`,
+/// which writes to standard output whatever it is.
+#[cold]
+fn explain_enxio(path: &Path, e: io::Error) -> io::Error {
+    use std::os::unix::fs::FileTypeExt;
+    let fifo = std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo());
+    if fifo {
+        return io::Error::new(
+            e.kind(),
+            "a FIFO with no reader (start its reader first: the log is not waited for)",
+        );
+    }
+    if path.starts_with("/dev") || path.starts_with("/proc/self/fd") {
+        return io::Error::new(
+            e.kind(),
+            format!("{e} (for standard output, whatever it is, use `--access-log -`)"),
+        );
+    }
+    e
 }
 
 /// One line's worth of facts.

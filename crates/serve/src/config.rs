@@ -74,8 +74,10 @@ pub struct Config {
     /// bodies are dropped, so RFC 9113's default is plenty.
     pub h2_initial_window_size: u32,
     /// Largest HTTP/2 header list a client may send (SETTINGS_MAX_HEADER_LIST_SIZE: names and
-    /// values plus 32 bytes a field), counted as the fields are decoded; the field past it ends
-    /// the connection (GOAWAY ENHANCE_YOUR_CALM).
+    /// values plus 32 bytes a field), counted as the fields are decoded; a request past it gets
+    /// 431, as one past `max_header_bytes` or `max_headers` does. A block decoded past four times
+    /// what HTTP/1.1 allows a request (`max_request_line + max_header_bytes + 32 x max_headers`,
+    /// or this if larger) ends the connection (GOAWAY ENHANCE_YOUR_CALM: an HPACK bomb).
     pub h2_max_header_list_size: u32,
     /// The HPACK table a client's encoder may use (SETTINGS_HEADER_TABLE_SIZE), and the most
     /// ours uses, bytes.
@@ -374,10 +376,21 @@ impl Config {
             max_concurrent_streams: self.h2_max_concurrent_streams,
             initial_window_size: self.h2_initial_window_size,
             max_header_list_size: self.h2_max_header_list_size,
+            max_header_list_decoded: self.max_header_list_decoded(),
             header_table_size: self.h2_header_table_size,
             deflate_table_size: self.h2_header_table_size as usize,
             ..http2::Config::server()
         }
+    }
+
+    /// The most of one HTTP/2 header list decoded before the connection ends: four times the
+    /// largest request HTTP/1.1 takes, as a header list counts it (a request line, a head, 32
+    /// bytes a field), so that no request a client means is near it.
+    fn max_header_list_decoded(&self) -> u32 {
+        let http11 = (self.max_request_line)
+            .saturating_add(self.max_header_bytes)
+            .saturating_add(self.max_headers.saturating_mul(32));
+        u32::try_from(http11.saturating_mul(4)).unwrap_or(u32::MAX)
     }
 
     /// Reads a TOML file; unknown keys and wrong types are errors naming the key and line.

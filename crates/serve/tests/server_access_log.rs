@@ -132,3 +132,24 @@ fn a_fifo_without_a_reader_fails_start_up_at_once_with_a_clear_error() {
     assert!(text.contains("FIFO with no reader"), "{text}");
     assert!(text.contains("log.fifo"), "{text}");
 }
+
+#[test]
+fn a_socket_opened_by_path_is_not_called_a_fifo() {
+    // `/dev/stdout` while standard output is a socket (the journal's, under systemd): opening
+    // a socket through a path fails with ENXIO too, and no FIFO is involved.
+    use std::os::fd::AsRawFd;
+    let (socket, _peer) = std::os::unix::net::UnixStream::pair().unwrap();
+    let path = std::path::PathBuf::from(format!("/proc/self/fd/{}", socket.as_raw_fd()));
+    let dir = tempfile::tempdir().unwrap();
+    let config = serve::Config {
+        root: dir.path().to_path_buf(),
+        listen: std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+        threads: 1,
+        access_log: Some(path),
+        ..serve::Config::default()
+    };
+    let err = serve::Server::bind(config).map(|_| ()).expect_err("ENXIO");
+    let text = format!("{err}: {}", std::error::Error::source(&err).unwrap());
+    assert!(!text.contains("FIFO"), "{text}");
+    assert!(text.contains("--access-log -"), "{text}");
+}

@@ -251,8 +251,9 @@ fn hpack_bomb_ends_the_connection_at_the_first_block() {
         })
     });
     // 8000 references of 4 KB: 32 MB of header list from 8 KB. Decoding stops at the field
-    // past the header list limit and the connection ends there, at the first bomb: the frames
-    // sent after it are not decoded (no stream of theirs begins).
+    // past the decoding bound (four times the largest request HTTP/1.1 takes) and the
+    // connection ends there, at the first bomb: the frames sent after it are not decoded (no
+    // stream of theirs begins).
     assert_eq!(o.goaway(), Some(ENHANCE_YOUR_CALM), "{o:?}");
     assert!(o.closed, "{o:?}");
     assert_eq!(o.resets(), 0, "{o:?}");
@@ -391,8 +392,9 @@ fn zero_length_headers_are_refused_without_leaking() {
             out
         })
     });
-    // 1,000 empty fields are 32 KB of header list (32 bytes a field): past the limit at the
-    // first request, where decoding stops and the connection ends.
+    // Each request is refused (an empty name makes it malformed; 1,000 empty fields, 32 KB of
+    // header list at 32 bytes a field, also pass the limit, which alone would be a 431), and
+    // past 16 refusals the connection is told to go away and closes.
     assert_eq!(o.goaway(), Some(ENHANCE_YOUR_CALM), "{o:?}");
     assert!(o.closed, "{o:?}");
 }

@@ -1,7 +1,8 @@
 //! What makes an HTTP/2 request one the server refuses, end to end: a field value with NUL, CR
 //! or LF (malformed, RFC 9113 8.2.1: the stream is reset, the connection goes on), more fields
 //! than HTTP/1.1 allows (431, the same limit), a `host` naming another entity than `:authority`
-//! (400, RFC 9113 8.3.1), a connection whose requests keep being refused (GOAWAY
+//! (400, RFC 9113 8.3.1, once both are normalised), a header list past the advertised limit
+//! (431, the connection goes on), a connection whose requests keep being refused (GOAWAY
 //! ENHANCE_YOUR_CALM), and a valid request read with a protocol violation (not answered, so
 //! the GOAWAY must not name it: RFC 9113 6.8).
 
@@ -101,6 +102,63 @@ fn a_host_naming_another_entity_than_the_authority_is_a_400() {
     // The same host, written in other case: the same entity (RFC 3986 6.2.2.1).
     let r = c.get("/a.txt", &[("host", "LocalHost")]);
     assert_eq!((r.status, &r.body[..]), (200, &b"hello"[..]));
+    // The scheme's default port, or an empty one, is no port at all (6.2.3); another port is
+    // another entity.
+    for host in ["localhost:80", "localhost:"] {
+        assert_eq!(c.get("/a.txt", &[("host", host)]).status, 200, "{host}");
+    }
+    assert_eq!(c.get("/a.txt", &[("host", "localhost:8080")]).status, 400);
+    let mut c = Client::new(connect(srv.addr), "LOCALHOST:80");
+    assert_eq!(c.get("/a.txt", &[("host", "localhost")]).status, 200);
+    assert_eq!(c.get("/a.txt", &[("host", "localhost:443")]).status, 400);
+    let mut c = Client::new(connect(srv.addr), "[::1]:80");
+    assert_eq!(c.get("/a.txt", &[("host", "[::1]")]).status, 200);
+    assert_eq!(c.get("/a.txt", &[("host", "[::2]")]).status, 400);
+    srv.stop();
+}
+
+#[test]
+fn cookie_fields_count_as_one_and_host_beside_the_authority_as_none() {
+    let srv = TestServer::start(|_| {});
+    let limit = wire::RequestLimits::default().max_fields();
+    // One field a cookie, as Firefox sends them (RFC 9113 8.2.3): HTTP/1.1 sees one line.
+    let cookies: Vec<String> = (0..80).map(|i| format!("c{i}=v{i}")).collect();
+    let fields: Vec<(&str, &str)> = cookies.iter().map(|c| ("cookie", &c[..])).collect();
+    let mut c = Client::new(connect(srv.addr), "localhost");
+    let r = c.get("/a.txt", &fields);
+    assert_eq!((r.status, &r.body[..]), (200, &b"hello"[..]));
+    // `:authority` is the Host line: a `host` beside it is not one more.
+    let names: Vec<String> = (0..limit - 1).map(|i| format!("x-f{i}")).collect();
+    let mut fields: Vec<(&str, &str)> = names.iter().map(|n| (&n[..], "1")).collect();
+    fields.push(("host", "localhost"));
+    assert_eq!(c.get("/a.txt", &fields).status, 200);
+    srv.stop();
+}
+
+#[test]
+fn a_header_list_past_the_limit_is_a_431_and_the_connection_goes_on() {
+    let srv = TestServer::start(|c| c.h2_max_header_list_size = 4096);
+    let big = "b".repeat(5000);
+    let mut c = Client::new(connect(srv.addr), "localhost");
+    // Within HTTP/1.1's head limit, past the header list size the server advertised: refused
+    // with 431, and the request sent beside it is served on the same connection.
+    let refused = c.submit("GET", "/a.txt", &[("x-big", &big)]);
+    let sibling = c.submit("GET", "/a.txt", &[]);
+    assert!(c.run_until(|s| [refused, sibling]
+        .iter()
+        .all(|id| s.responses.get(id).is_some_and(|r| r.done))));
+    assert_eq!(c.seen.responses[&refused].status, 431);
+    assert_eq!(c.seen.responses[&sibling].status, 200);
+    assert_eq!(c.seen.responses[&sibling].body, b"hello");
+    assert_eq!(c.seen.goaway, None);
+    // Refused again and again, the connection is told to go away, as for any refusal.
+    let mut answered = 1;
+    while c.seen.goaway.is_none() && answered < 100 {
+        assert_eq!(c.get("/a.txt", &[("x-big", &big)]).status, 431);
+        answered += 1;
+    }
+    assert_eq!(c.seen.goaway.map(|g| g.1), Some(ENHANCE_YOUR_CALM));
+    assert!((2..=40).contains(&answered), "{answered} refused first");
     srv.stop();
 }
 

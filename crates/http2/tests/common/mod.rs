@@ -11,6 +11,8 @@ pub enum Event {
     BeginHeaders(StreamId, HeadersKind),
     Header(StreamId, Vec<u8>, Vec<u8>),
     HeadersEnd(StreamId, bool),
+    /// A server's request passed the header list limit.
+    ListTooLarge(StreamId),
     Data(StreamId, usize),
     DataEnd(StreamId),
     Close(StreamId, u32),
@@ -142,6 +144,10 @@ impl Handler for Peer {
             Some((n, verdict)) if n == name => *verdict,
             _ => HeaderVerdict::Accept,
         }
+    }
+
+    fn on_header_list_too_large(&mut self, stream: StreamId) {
+        self.events.push(Event::ListTooLarge(stream));
     }
 
     fn on_headers_end(&mut self, stream: StreamId, end_stream: bool) {

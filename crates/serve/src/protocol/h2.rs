@@ -284,8 +284,9 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker, pool: &mut crate::pool::Po
     // A header block under way is due within the header timeout of its start, as an HTTP/1.1
     // head is, however its frames trickle.
     let waiting = &h.streams.ready;
-    let pending =
-        (h.streams.slots.iter()).any(|st| st.id != 0 && !st.answered && !waiting.contains(&st.id));
+    // (A malformed request, reset, is not one.)
+    let pending = (h.streams.slots.iter())
+        .any(|st| st.id != 0 && !st.answered && !st.cut && !waiting.contains(&st.id));
     if pending && !h.head_pending {
         s.head_since = w.now;
     }
@@ -343,9 +344,10 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
     let (method, path) = (value(st.method), value(st.path));
     let too_large = st.content_length.is_some_and(|n| n > w.max_body);
     // HTTP/1.1's limits on the whole request, over every field it carried (wire reads only
-    // those the responder uses).
-    let head_too_large =
-        st.head_bytes > w.limits.max_head_bytes || st.field_count > w.limits.max_fields();
+    // those the responder uses), and the header list limit the session advertised.
+    let head_too_large = st.list_too_large
+        || st.head_bytes > w.limits.max_head_bytes
+        || st.field_count > w.limits.max_fields();
     let host_differs = st.host_differs;
     // A HEAD answered with an error (400, 413, 431) has no body either.
     let head_method = method == b"HEAD";

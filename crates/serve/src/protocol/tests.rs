@@ -431,6 +431,73 @@ fn h2_output_stays_within_the_pipeline_bound_and_one_frame() {
     assert!(high <= BOUND as u64 + ONE_FRAME, "{high} bytes queued");
 }
 
+/// A malformed trailer block arriving while a DATA frame of the same stream waits in nghttp2
+/// for the output queue to drain: once the queue is written, that frame leaves and the reset
+/// after it, and the connection goes on (the stream's slot is kept until the stream closes).
+#[test]
+fn h2_malformed_trailers_behind_a_waiting_data_frame_still_reset_the_stream() {
+    const BOUND: usize = 4096;
+    let mut f = fixture(BOUND);
+    let mut out = super::preface::PREFACE.to_vec();
+    h2_frame(&mut out, 4, 0, 0, &[0, 4, 0x40, 0, 0, 0]);
+    h2_frame(&mut out, 8, 0, 0, &(1u32 << 30).to_be_bytes());
+    let mut block = vec![0x82, 0x86, 0x04, 8];
+    block.extend_from_slice(b"/big.bin");
+    block.extend_from_slice(&[0x01, 1, b't']);
+    h2_frame(&mut out, 1, 0x4, 1, &block); // END_HEADERS: a body (here, trailers) follows
+    f.feed(&out);
+    assert_eq!(f.worker.stats.requests, 1);
+    // The queue is at its bound: the next DATA frame waits in nghttp2. Trailers with a NUL in
+    // a value are malformed (RFC 9113 8.2.1): the stream is to be reset.
+    let mut trailers = vec![0, 5];
+    trailers.extend_from_slice(b"x-bad");
+    trailers.extend_from_slice(&[3, b'a', 0, b'b']);
+    let mut t = Vec::new();
+    h2_frame(&mut t, 1, 0x5, 1, &trailers);
+    f.feed(&t);
+    // The driver writes the queue and answers again, as often as it has something to write.
+    let mut written = Vec::new();
+    for _ in 0..64 {
+        let queued = f.output();
+        if queued.is_empty() {
+            break;
+        }
+        written.extend_from_slice(&queued);
+        let b = f.session.bufs.as_mut().unwrap();
+        b.segs.clear();
+        b.out.clear();
+        f.session.queued = 0;
+        f.session
+            .answer(&mut f.worker, &mut f.pool, Negotiated::Nothing);
+    }
+    let mut frames = Vec::new();
+    let mut at = 0;
+    while written.len() >= at + 9 {
+        let len = u32::from_be_bytes([0, written[at], written[at + 1], written[at + 2]]) as usize;
+        let stream = u32::from_be_bytes(written[at + 5..at + 9].try_into().unwrap());
+        frames.push((
+            written[at + 3],
+            stream,
+            written[at + 9..at + 9 + len].to_vec(),
+        ));
+        at += 9 + len;
+    }
+    assert!(
+        frames.contains(&(3, 1, 1u32.to_be_bytes().to_vec())),
+        "RST_STREAM PROTOCOL_ERROR on stream 1 among {:?}",
+        frames.iter().map(|f| (f.0, f.1)).collect::<Vec<_>>()
+    );
+    // The connection goes on: the next request is answered.
+    let mut next = Vec::new();
+    let mut block = vec![0x82, 0x86, 0x04, 6];
+    block.extend_from_slice(b"/a.txt");
+    block.extend_from_slice(&[0x01, 1, b't']);
+    h2_frame(&mut next, 1, 0x5, 3, &block);
+    f.feed(&next);
+    assert_eq!(f.worker.stats.requests, 2);
+    assert!(f.output().ends_with(b"hello"));
+}
+
 /// A hundred streams asking for a large directory listing: each listing is generated, but the
 /// connection holds only as many as its output bound allows at a time, not one per stream.
 #[test]

@@ -163,13 +163,24 @@ impl Handler for Streams {
         }
         // HPACK lets a few bytes on the wire stand for a large field (an indexed entry repeats a
         // 4 KB value for one byte): what is stored is bounded by the head limit, as HTTP/1.1's
-        // head is, not by the header list size the session enforces.
-        s.head_bytes += name.len() + value.len() + 4;
-        // HTTP/1.1's count: the request line is not a field, `:authority` stands for `host`.
-        s.field_count += usize::from(!matches!(
-            known,
-            Known::Method | Known::Path | Known::Scheme
-        ));
+        // head is, not by the header list size the session enforces. Counted as HTTP/1.1 has
+        // them: the request line is not a field, `:authority` stands for `host` (and a `host`
+        // beside it is that line again), and `cookie` fields are one line of values joined by
+        // "; " (RFC 9113 8.2.3 lets a client send one field a cookie, as Firefox does).
+        let same_line = match known {
+            Known::Host => s.authority.is_some(),
+            Known::Other => name == b"cookie" && std::mem::replace(&mut s.cookie_seen, true),
+            _ => false,
+        };
+        if same_line {
+            s.head_bytes += value.len() + 2;
+        } else {
+            s.head_bytes += name.len() + value.len() + 4;
+            s.field_count += usize::from(!matches!(
+                known,
+                Known::Method | Known::Path | Known::Scheme
+            ));
+        }
         if s.head_bytes > max_head {
             return HeaderVerdict::Accept;
         }
@@ -196,13 +207,21 @@ impl Handler for Streams {
                 return HeaderVerdict::Accept;
             }
             // RFC 9113 8.3.1: `:authority` is the target's authority, and a `host` beside it
-            // must name the same (host names compare without case: RFC 3986 6.2.2.1).
+            // must name the same (compared as RFC 3986 6.2.2.1 and 6.2.3 normalise them).
             Known::Host => {
                 if let Some((a, b)) = s.authority {
-                    s.host_differs |= !s.values[a..b].eq_ignore_ascii_case(value);
+                    s.host_differs |= !same_authority(&s.values[a..b], value, s.default_port);
                     return HeaderVerdict::Accept;
                 }
                 b"host"
+            }
+            Known::Scheme => {
+                s.default_port = match value {
+                    b"https" => b"443",
+                    b"http" => b"80",
+                    _ => b"",
+                };
+                return HeaderVerdict::Accept;
             }
             Known::IfMatch => b"if-match",
             Known::IfNoneMatch => b"if-none-match",
@@ -213,13 +232,8 @@ impl Handler for Streams {
             Known::AcceptEncoding => b"accept-encoding",
             Known::UserAgent if log_fields => b"user-agent",
             Known::Referer if log_fields => b"referer",
-            Known::UserAgent
-            | Known::Referer
-            | Known::Scheme
-            | Known::Te
-            | Known::Priority
-            | Known::Other => {
-                if keep_all && !matches!(known, Known::Scheme) {
+            Known::UserAgent | Known::Referer | Known::Te | Known::Priority | Known::Other => {
+                if keep_all {
                     let (n, v) = (keep(name), keep(value));
                     s.others.push((n, v));
                 }
@@ -231,11 +245,21 @@ impl Handler for Streams {
         HeaderVerdict::Accept
     }
 
+    fn on_header_list_too_large(&mut self, stream: StreamId) {
+        // No more of its fields come: the request is answered 431 once its block ends.
+        if let Some(s) = self.slot(stream).filter(|s| !s.trailers) {
+            s.list_too_large = true;
+        }
+    }
+
     fn on_malformed_request(&mut self, stream: StreamId) {
-        // The session resets the stream: nothing of it is answered or kept.
+        // The session resets the stream: nothing more of it is answered. Its slot stays until
+        // the stream closes (`on_stream_close`, once the reset is written): a DATA frame of its
+        // response may be waiting in nghttp2 for the queue to drain, and is written from the
+        // slot before the reset can leave.
         self.refused += 1;
-        if let Some(i) = self.index(stream) {
-            self.release(i);
+        if let Some(s) = self.slot(stream) {
+            s.cut = true;
         }
     }
 
@@ -313,5 +337,24 @@ impl Handler for Streams {
             frame_type::GOAWAY => self.counts.goaways_sent += 1,
             _ => {}
         }
+    }
+}
+
+/// Whether a `host` value names the authority `:authority` does (RFC 9113 8.3.1): the host
+/// without case (RFC 3986 6.2.2.1), the port once an empty one or the scheme's default is
+/// dropped (6.2.3: `example.com:443` is `example.com` for https).
+fn same_authority(authority: &[u8], host: &[u8], default_port: &[u8]) -> bool {
+    let (ah, ap) = host_and_port(authority);
+    let (hh, hp) = host_and_port(host);
+    let implied = |p: &[u8]| p.is_empty() || p == default_port;
+    ah.eq_ignore_ascii_case(hh) && (ap == hp || (implied(ap) && implied(hp)))
+}
+
+/// An authority's host and port (empty if none): the port follows the last `:`, unless that is
+/// inside an IPv6 literal (`[::1]`).
+fn host_and_port(a: &[u8]) -> (&[u8], &[u8]) {
+    match a.iter().rposition(|&c| c == b':') {
+        Some(i) if !a[i..].contains(&b']') => (&a[..i], &a[i + 1..]),
+        _ => (a, b""),
     }
 }

@@ -87,6 +87,12 @@ pub(super) struct Stream {
     /// Fields of the request, as HTTP/1.1 counts them (`:authority` as `host`, the other
     /// pseudo-headers as the request line): past `max_headers` the request is a 431.
     pub(super) field_count: usize,
+    /// The header list passed the session's limit (SETTINGS_MAX_HEADER_LIST_SIZE): a 431.
+    pub(super) list_too_large: bool,
+    /// A `cookie` field was counted: the next ones are the same HTTP/1.1 line (RFC 9113 8.2.3).
+    pub(super) cookie_seen: bool,
+    /// The port `:scheme` implies (`443`, `80`; empty if neither), which an authority may omit.
+    pub(super) default_port: &'static [u8],
     /// A `host` field names another entity than `:authority` (RFC 9113 8.3.1): a 400.
     pub(super) host_differs: bool,
     pub(super) content_length: Option<u64>,
@@ -125,6 +131,9 @@ impl Stream {
             trailers: false,
             head_bytes: 0,
             field_count: 0,
+            list_too_large: false,
+            cookie_seen: false,
+            default_port: b"",
             host_differs: false,
             content_length: None,
             body_in: 0,
@@ -165,6 +174,9 @@ impl Stream {
         self.trailers = false;
         self.head_bytes = 0;
         self.field_count = 0;
+        self.list_too_large = false;
+        self.cookie_seen = false;
+        self.default_port = b"";
         self.host_differs = false;
         self.content_length = None;
         self.body_in = 0;
