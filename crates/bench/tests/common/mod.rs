@@ -422,6 +422,11 @@ pub fn config(addr: SocketAddr, concurrency: usize, stop: Stop) -> BenchConfig {
         stop,
         connect_timeout: Duration::from_secs(1),
         response_timeout: Duration::from_secs(1),
+        // These tests hold a run's accounting to what the server saw, faults included: a run
+        // whose every attempt fails one way (a server that breaks each connection's first
+        // stream) must run to its end, not stop early (`runner/fail_fast.rs` has tests of its
+        // own).
+        fail_fast: false,
         ..BenchConfig::new(Target::http(addr))
     }
 }
