@@ -45,6 +45,43 @@ pub(crate) enum HeadError {
     Empty,
 }
 
+/// A program's response head as it arrives: its bytes gathered until the empty line, within
+/// `max` bytes. Each protocol's exchange holds one, so that every protocol reads heads alike.
+#[derive(Debug)]
+pub(crate) struct HeadReader {
+    buf: Vec<u8>,
+    max: usize,
+}
+
+impl HeadReader {
+    pub fn new(max: usize) -> HeadReader {
+        HeadReader {
+            buf: Vec::new(),
+            max,
+        }
+    }
+
+    /// Takes `data`; once the head is whole, the checked head and the body bytes that came
+    /// after it in the same reads. A head over `max` bytes is refused as soon as that is known.
+    pub fn feed(&mut self, data: &[u8]) -> Result<Option<(CgiHead, Vec<u8>)>, HeadError> {
+        self.buf.extend_from_slice(data);
+        let Some((len, body_at)) = find_end(&self.buf) else {
+            return if self.buf.len() > self.max {
+                Err(HeadError::TooLarge)
+            } else {
+                Ok(None)
+            };
+        };
+        if len > self.max {
+            return Err(HeadError::TooLarge);
+        }
+        let parsed = parse(&self.buf[..len])?;
+        let rest = self.buf.split_off(body_at);
+        self.buf = Vec::new();
+        Ok(Some((parsed, rest)))
+    }
+}
+
 /// Where the head ends in `buf`: the length of the head (its lines, without the empty line)
 /// and where the body starts. `None` while the empty line has not arrived.
 pub(crate) fn find_end(buf: &[u8]) -> Option<(usize, usize)> {

@@ -4,6 +4,7 @@
 //! its own side (`h1/gateway.rs`, `h2/gateway.rs`); this is the one seam `conn.rs` sees.
 
 use http2::StreamId;
+use wire::{Method, Request, Version};
 
 use super::{h2, Proto, Session, Worker};
 use crate::gateway::head::HeadError;
@@ -72,5 +73,35 @@ impl Session {
             Proto::H2(h) => h2::gateway::end(h, id, end, w, self.peer),
             _ => self.h1_gateway_end(end, w, pool),
         }
+    }
+}
+
+/// The request a program's local redirect (`Location: /path` alone, RFC 3875 6.2.2) is answered
+/// as, from the files: a GET of the path (HEAD for a HEAD), with no conditions of the client's.
+pub(crate) fn local_request(
+    path: &[u8],
+    is_head: bool,
+    version: Version,
+    keep_alive: bool,
+) -> Request<'_> {
+    Request {
+        method: if is_head { Method::Head } else { Method::Get },
+        target: path,
+        version,
+        keep_alive,
+        host: Some(b"localhost"),
+        if_match: Default::default(),
+        if_none_match: Default::default(),
+        if_modified_since: None,
+        if_unmodified_since: None,
+        range: None,
+        if_range: None,
+        accept_encoding: None,
+        user_agent: None,
+        referer: None,
+        content_length: None,
+        chunked: false,
+        expect_continue: false,
+        head_len: 0,
     }
 }

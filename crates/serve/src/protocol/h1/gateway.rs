@@ -7,9 +7,10 @@
 
 use wire::{Method, Request, Version};
 
+use super::super::gateway::local_request;
 use super::super::{count_status, Proto, Session, Worker};
 use crate::access_log::Entry;
-use crate::gateway::head::{self, CgiHead, HeadError, Location};
+use crate::gateway::head::{CgiHead, HeadError, HeadReader, Location};
 use crate::pool::Pool;
 use crate::respond::Body;
 
@@ -59,8 +60,7 @@ pub(in crate::protocol) struct Exchange {
     /// Close after this response (asked for, or the response is delimited by the close).
     close: bool,
     out: Out,
-    head_buf: Vec<u8>,
-    max_head: usize,
+    head: HeadReader,
     status: u16,
     body_bytes: u64,
     request_line: Vec<u8>,
@@ -76,8 +76,7 @@ impl Exchange {
             is_head: req.method == Method::Head,
             close: !req.keep_alive,
             out: Out::Head,
-            head_buf: Vec::new(),
-            max_head,
+            head: HeadReader::new(max_head),
             status: 0,
             body_bytes: 0,
             request_line: request_line.to_vec(),
@@ -157,20 +156,9 @@ impl Session {
             b.push_mem(start);
             return Ok(());
         }
-        x.head_buf.extend_from_slice(data);
-        let Some((len, body_at)) = head::find_end(&x.head_buf) else {
-            return if x.head_buf.len() > x.max_head {
-                Err(HeadError::TooLarge)
-            } else {
-                Ok(())
-            };
+        let Some((parsed, rest)) = x.head.feed(data)? else {
+            return Ok(());
         };
-        if len > x.max_head {
-            return Err(HeadError::TooLarge);
-        }
-        let parsed = head::parse(&x.head_buf[..len])?;
-        let rest = x.head_buf.split_off(body_at);
-        x.head_buf = Vec::new();
         let b = self.bufs.get_or_insert_with(|| pool.take());
         let start = b.out.len();
         let body = match &parsed.location {
@@ -339,26 +327,7 @@ fn push_body(x: &mut Exchange, mut data: &[u8], out: &mut Vec<u8>) {
 /// `Location: /path` alone: the server answers as if the client had asked for the path (GET,
 /// or HEAD for a HEAD), from the files; the program's body is dropped.
 fn local_redirect(x: &mut Exchange, path: &[u8], w: &mut Worker, out: &mut Vec<u8>) -> Body {
-    let req = Request {
-        method: if x.is_head { Method::Head } else { Method::Get },
-        target: path,
-        version: x.version,
-        keep_alive: !x.close,
-        host: Some(b"localhost"),
-        if_match: Default::default(),
-        if_none_match: Default::default(),
-        if_modified_since: None,
-        if_unmodified_since: None,
-        range: None,
-        if_range: None,
-        accept_encoding: None,
-        user_agent: None,
-        referer: None,
-        content_length: None,
-        chunked: false,
-        expect_continue: false,
-        head_len: 0,
-    };
+    let req = local_request(path, x.is_head, x.version, !x.close);
     let reply = w.responder.respond(&req, &w.date, w.now, out);
     x.status = reply.status;
     x.body_bytes = reply.body_bytes;

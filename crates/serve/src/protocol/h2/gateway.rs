@@ -12,8 +12,8 @@ use wire::{Method, Request};
 
 use super::{submit_reply, H2};
 use crate::access_log::Entry;
-use crate::gateway::head::{self, HeadError, Location};
-use crate::protocol::gateway::End;
+use crate::gateway::head::{HeadError, HeadReader, Location};
+use crate::protocol::gateway::{local_request, End};
 use crate::protocol::h1::gateway::OUTPUT_WINDOW;
 use crate::protocol::{count_status, Worker};
 
@@ -32,8 +32,7 @@ enum State {
 #[derive(Debug)]
 pub(crate) struct Exchange {
     state: State,
-    head_buf: Vec<u8>,
-    max_head: usize,
+    head: HeadReader,
     /// Body bytes read and not yet framed: `buf[start..]`.
     buf: Vec<u8>,
     start: usize,
@@ -57,8 +56,7 @@ impl Exchange {
         log_line.extend_from_slice(b" HTTP/2.0");
         Exchange {
             state: State::Head,
-            head_buf: Vec::new(),
-            max_head,
+            head: HeadReader::new(max_head),
             buf: Vec::new(),
             start: 0,
             eof: false,
@@ -158,23 +156,12 @@ pub(in crate::protocol) fn output(
         push_body(h, i, id, data);
         return Ok(());
     }
-    g.head_buf.extend_from_slice(data);
-    let Some((len, body_at)) = head::find_end(&g.head_buf) else {
-        return if g.head_buf.len() > g.max_head {
-            Err(HeadError::TooLarge)
-        } else {
-            Ok(())
-        };
+    let Some((parsed, rest)) = g.head.feed(data)? else {
+        return Ok(());
     };
-    if len > g.max_head {
-        return Err(HeadError::TooLarge);
-    }
-    let parsed = head::parse(&g.head_buf[..len])?;
-    let rest = g.head_buf.split_off(body_at);
-    g.head_buf = Vec::new();
     let is_head = g.is_head;
     if let Some(Location::Local(path)) = &parsed.location {
-        let req = local_request(path, is_head);
+        let req = local_request(path, is_head, wire::Version::Http11, true);
         h.response.clear();
         let reply = w
             .responder
@@ -309,28 +296,4 @@ pub(in crate::protocol) fn end(
         log.record(&e, w.wall);
     }
     count_status(&mut w.stats, g.status);
-}
-
-/// The request a local redirect (`Location: /path`) is answered as.
-fn local_request(path: &[u8], is_head: bool) -> Request<'_> {
-    Request {
-        method: if is_head { Method::Head } else { Method::Get },
-        target: path,
-        version: wire::Version::Http11,
-        keep_alive: true,
-        host: Some(b"localhost"),
-        if_match: Default::default(),
-        if_none_match: Default::default(),
-        if_modified_since: None,
-        if_unmodified_since: None,
-        range: None,
-        if_range: None,
-        accept_encoding: None,
-        user_agent: None,
-        referer: None,
-        content_length: None,
-        chunked: false,
-        expect_continue: false,
-        head_len: 0,
-    }
 }
