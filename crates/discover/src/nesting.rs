@@ -1,12 +1,15 @@
-//! HTML parsed with its nesting capped, as browsers cap it.
+//! HTML parsed with its nesting capped.
 //!
 //! html5ever's tree builder searches its stack of open elements for each start tag ("has a `p`
 //! element in button scope"): a page nesting 100,000 `<div>`s costs 100,000² steps (over 90 s
 //! for 1.1 MB). Browsers cap the depth of the tree (Chromium at 512); html5ever has no such
 //! option, so the cap is put between its tokenizer and its tree builder: a start tag that would
-//! open an element deeper than [`MAX_DEPTH`] is left out, with the end tag that closes it, and
+//! open an element deeper than [`MAX_DEPTH`] is left out, with the next end tag of its name, and
 //! what it holds (text, images, stylesheets) lands in the element at the cap. The parse is then
-//! linear whatever the nesting; a real page (a few dozen levels) is never touched.
+//! linear whatever the nesting; a real page (a few dozen levels) is never touched. Unlike
+//! Chromium, which keeps such an element (attached at its limit), the element's own attributes
+//! are lost: a `<video poster>` or a `style` attribute past the cap is not found. Elements whose
+//! content is text (`<script src>`, `<iframe src>`) and void ones (`<img>`) are never left out.
 //!
 //! The depth of the tree builder's current node is followed by a tree sink around scraper's
 //! (each element's depth in the tree, set where it is appended), so the cap is the tree's own
@@ -19,7 +22,7 @@ use html5ever::tokenizer::{
 use html5ever::tree_builder::{
     ElementFlags, NodeOrText, QuirksMode, TreeBuilder, TreeBuilderOpts, TreeSink,
 };
-use html5ever::{Attribute, QualName, TokenizerResult};
+use html5ever::{Attribute, LocalName, QualName, TokenizerResult};
 use scraper::{Html, HtmlTreeSink};
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
@@ -36,7 +39,7 @@ pub fn parse_document(html: &str) -> (Html, u64) {
     let tokenizer = Tokenizer::new(
         Capped {
             builder,
-            open_past_cap: Cell::new(0),
+            open_past_cap: RefCell::new(HashMap::new()),
             left_out: Cell::new(0),
         },
         TokenizerOpts::default(),
@@ -78,11 +81,33 @@ fn is_void(name: &str) -> bool {
     )
 }
 
+/// Elements whose content the tokenizer reads as text (it switches on the tree builder's word):
+/// never left out, so that the tokenizer and the tree builder agree on where the text ends (a
+/// tree builder left in its text mode by a dropped `</script>` panics on the next tag). Being
+/// text, what they hold adds no level: each is one level past the cap at most.
+fn holds_text(name: &str) -> bool {
+    matches!(
+        name,
+        "script"
+            | "style"
+            | "title"
+            | "textarea"
+            | "xmp"
+            | "iframe"
+            | "noembed"
+            | "noframes"
+            | "noscript"
+            | "plaintext"
+    )
+}
+
 /// The tree builder, given only the tags that keep the tree within [`MAX_DEPTH`].
 struct Capped<S: TreeSink> {
     builder: TreeBuilder<S::Handle, DepthSink<S>>,
-    /// Start tags left out whose end tags have not come yet.
-    open_past_cap: Cell<u64>,
+    /// The names of the start tags left out whose end tags have not come yet, each with how many
+    /// (`<p>`, `<li>` are often never closed): only an end tag of one of these names is left out
+    /// with them.
+    open_past_cap: RefCell<HashMap<LocalName, u64>>,
     left_out: Cell<u64>,
 }
 
@@ -100,26 +125,42 @@ where
             ..
         }) = &token
         {
-            if !is_void(name) {
+            if !is_void(name) && !holds_text(name) {
+                let mut open = self.open_past_cap.borrow_mut();
                 match kind {
                     TagKind::StartTag if self.builder.sink.current.get() >= MAX_DEPTH => {
                         // `<div/>` opens a div all the same (HTML ignores the slash), so it is
                         // left out too; it has no end tag of its own to wait for.
                         if !self_closing {
-                            self.open_past_cap.set(self.open_past_cap.get() + 1);
+                            *open.entry(name.clone()).or_insert(0) += 1;
                         }
                         self.left_out.set(self.left_out.get() + 1);
                         return TokenSinkResult::Continue;
                     }
-                    TagKind::EndTag if self.open_past_cap.get() > 0 => {
-                        self.open_past_cap.set(self.open_past_cap.get() - 1);
-                        return TokenSinkResult::Continue;
+                    TagKind::EndTag => {
+                        if let Some(n) = open.get_mut(name) {
+                            *n -= 1;
+                            if *n == 0 {
+                                open.remove(name);
+                            }
+                            return TokenSinkResult::Continue;
+                        }
                     }
                     _ => {}
                 }
             }
         }
-        self.builder.process_token(token, line_number)
+        let result = self.builder.process_token(token, line_number);
+        // The element at the cap is closed, and so is all that was opened in it: the end tags
+        // still to come for the left-out ones are the tree builder's to ignore, as it would
+        // without the cap.
+        if self.builder.sink.current.get() < MAX_DEPTH {
+            let mut open = self.open_past_cap.borrow_mut();
+            if !open.is_empty() {
+                open.clear();
+            }
+        }
+        result
     }
 
     fn end(&self) {
@@ -350,5 +391,127 @@ mod tests {
         let body = tree.root_element().last_child().unwrap();
         let last = scraper::ElementRef::wrap(body.last_child().unwrap()).unwrap();
         assert_eq!(last.value().attr("src"), Some("after.png"));
+    }
+
+    /// The `src` of every element, in document order.
+    fn srcs(tree: &Html) -> Vec<String> {
+        tree.root_element()
+            .descendants()
+            .filter_map(scraper::ElementRef::wrap)
+            .filter_map(|e| e.value().attr("src").map(str::to_owned))
+            .collect()
+    }
+
+    #[test]
+    fn an_end_tag_is_left_out_only_with_a_start_tag_of_its_name() {
+        // Each leaves start tags out past the cap, then lowers the depth with a tag that closes
+        // what they were in (the left-out ones with it): the `</script>` after it is the
+        // script's, and the tree builder would panic in its text mode without it.
+        let spans = "<span>".repeat(600);
+        let divs = "<div>".repeat(508);
+        let pages = [
+            format!("<body><p>{spans}<hr>"),
+            format!("<body><table><tr><td>{spans}<col>"),
+            format!("<body>{divs}<select><optgroup><option><option><input>"),
+        ];
+        for lowering in pages {
+            for text in [
+                "script", "style", "title", "textarea", "xmp", "iframe", "noembed", "noframes",
+                "noscript",
+            ] {
+                let page = format!("{lowering}<{text}></{text}><!---->\0<b><img src=after.png>");
+                let (tree, left_out) = parse_document(&page);
+                assert!(left_out > 0, "{text}: nothing left out");
+                assert_eq!(srcs(&tree), ["after.png"], "{text}");
+            }
+        }
+    }
+
+    #[test]
+    fn unclosed_tags_left_out_let_later_end_tags_through() {
+        // A template at the cap; the paragraphs and items in it (never closed) left out:
+        // `</template>` is still the template's, and the img after it is the body's (in the
+        // template it would be inert, never fetched).
+        let page = format!(
+            "<body>{}<template><p>a<p>b<ul><li>c<li>d</template><img src=after.png>",
+            "<div>".repeat(509)
+        );
+        let url = url::Url::parse("http://site/").unwrap();
+        let doc = crate::html::parse(&page, &url, None);
+        assert_eq!(doc.left_out, 5);
+        let after = crate::html::Found::Url {
+            url: url.join("after.png").unwrap(),
+            kind: crate::html::Kind::File,
+        };
+        assert_eq!(doc.found, [after]);
+    }
+
+    #[test]
+    fn random_tags_past_the_cap_never_panic() {
+        const TAGS: [&str; 40] = [
+            "<div>",
+            "</div>",
+            "<span>",
+            "</span>",
+            "<p>",
+            "</p>",
+            "<li>",
+            "</li>",
+            "<td>",
+            "</td>",
+            "<tr>",
+            "</tr>",
+            "<table>",
+            "</table>",
+            "<select>",
+            "</select>",
+            "<option>",
+            "</option>",
+            "<hr>",
+            "<col>",
+            "<input>",
+            "<img src=x.png>",
+            "<b>",
+            "</b>",
+            "<a>",
+            "</a>",
+            "<svg>",
+            "</svg>",
+            "<script>",
+            "</script>",
+            "<style>",
+            "</style>",
+            "<textarea>",
+            "</textarea>",
+            "<noscript>",
+            "</noscript>",
+            "<!---->",
+            "\0",
+            "text",
+            "<template>",
+        ];
+        // xorshift64: the same cases on every run.
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let prefixes = [
+            format!("<body><p>{}", "<span>".repeat(520)),
+            format!("<body><table><tr><td>{}", "<span>".repeat(520)),
+            format!("<body>{}<select>", "<span>".repeat(511)),
+        ];
+        let mut left_out = 0;
+        for case in 0..2000 {
+            let mut page = prefixes[case % prefixes.len()].clone();
+            for _ in 0..40 {
+                page.push_str(TAGS[(next() % TAGS.len() as u64) as usize]);
+            }
+            page.push_str("<img src=end.png>");
+            left_out += parse_document(&page).1;
+        }
+        assert!(left_out > 0);
     }
 }
