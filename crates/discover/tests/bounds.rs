@@ -148,7 +148,11 @@ fn deep_nesting_is_capped_and_said() {
     assert_eq!(files, ["/", "/deep.png", "/after.css"]);
     assert_eq!(
         page.notes,
-        ["99490 elements nested deeper than 512 left out: what they held was kept, their own references were not"]
+        [
+            "99490 elements nested deeper than 512 left out: what they held was kept, their own \
+          references (a video poster, a style attribute, a link) were not, where a browser keeps \
+          them"
+        ]
     );
     assert!(
         site.notes
