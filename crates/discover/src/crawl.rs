@@ -337,13 +337,13 @@ impl Crawl<'_> {
         let mut notes = Vec::new();
         if doc.left_out > 0 {
             self.note(format!(
-                "elements nested deeper than {MAX_NESTING} (a browser's limit) were left out, what \
-                 they held kept (a comment at each such page's end says how many)"
+                "elements nested deeper than {MAX_NESTING} (a browser's limit) were closed at \
+                 once, what they held put beside them (a comment at each such page's end says how \
+                 many)"
             ));
             notes.push(format!(
-                "{} elements nested deeper than {MAX_NESTING} left out: what they held was kept, \
-                 their own references (a video poster, a style attribute, a link) were not, \
-                 where a browser keeps them",
+                "{} elements nested deeper than {MAX_NESTING} closed at once: their references and \
+                 what they held were kept",
                 doc.left_out
             ));
         }

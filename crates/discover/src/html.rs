@@ -40,7 +40,8 @@ pub struct Document {
     pub links: Vec<Url>,
     /// The URL relative references resolve against (`<base href>` or the document's).
     pub base: Option<Url>,
-    /// Start tags left out for nesting deeper than [`nesting::MAX_DEPTH`].
+    /// Elements nested deeper than [`nesting::MAX_DEPTH`], closed at once (their references
+    /// kept, what they held put beside them).
     pub left_out: u64,
     /// The characters of the page's text (sorted, each once): what decides which
     /// `unicode-range` subsets of a font a browser fetches.

@@ -3,18 +3,19 @@
 //! html5ever's tree builder searches its stack of open elements for each start tag ("has a `p`
 //! element in button scope"): a page nesting 100,000 `<div>`s costs 100,000² steps (over 90 s
 //! for 1.1 MB). Browsers cap the depth of the tree (Chromium at 512); html5ever has no such
-//! option, so the cap is put between its tokenizer and its tree builder: a start tag that would
-//! open an element deeper than [`MAX_DEPTH`] is left out, with the next end tag of its name, and
-//! what it holds (text, images, stylesheets) lands in the element at the cap. The parse is then
-//! linear whatever the nesting; a real page (a few dozen levels) is never touched. Unlike
-//! Chromium, which keeps such an element (attached at its limit), the element's own attributes
-//! are lost: a `<video poster>` or a `style` attribute past the cap is not found. Elements whose
-//! content is text (`<script src>`, `<iframe src>`) and void ones (`<img>`) are never left out.
+//! option, so the cap is put between its tokenizer and its tree builder: an element a start tag
+//! opens deeper than [`MAX_DEPTH`] is closed at once (its end tag, when it comes, is left out),
+//! so that it keeps its own references (a `<video poster>`, a `style`, an `<a href>`) and what
+//! it holds (text, images, stylesheets) lands beside it, in the element at the cap, as Chromium
+//! attaches it at its limit. The stack of open elements stays within the cap, and the parse
+//! linear whatever the nesting; a real page (a few dozen levels) is never touched. Elements
+//! whose content is text (`<script src>`, `<iframe src>`) are let in whole: one level more.
 //!
 //! The depth of the tree builder's current node is followed by a tree sink around scraper's
 //! (each element's depth in the tree, set where it is appended), so the cap is the tree's own
 //! depth, not a count of tags that misnested or implied tags would lead astray.
 
+use html5ever::interface::ElemName;
 use html5ever::tendril::StrTendril;
 use html5ever::tokenizer::{
     BufferQueue, Tag, TagKind, Token, TokenSink, TokenSinkResult, Tokenizer, TokenizerOpts,
@@ -32,7 +33,7 @@ use std::hash::Hash;
 /// Elements nest at most this deep (Chromium's limit).
 pub const MAX_DEPTH: u32 = 512;
 
-/// A parsed document, and how many start tags were left out past [`MAX_DEPTH`].
+/// A parsed document, and how many elements past [`MAX_DEPTH`] were closed at once.
 pub fn parse_document(html: &str) -> (Html, u64) {
     let sink = DepthSink::new(HtmlTreeSink::new(Html::new_document()));
     let builder = TreeBuilder::new(sink, TreeBuilderOpts::default());
@@ -82,7 +83,7 @@ fn is_void(name: &str) -> bool {
 }
 
 /// Elements whose content the tokenizer reads as text (it switches on the tree builder's word):
-/// never left out, so that the tokenizer and the tree builder agree on where the text ends (a
+/// let in whole, end tag included, so that the tokenizer and the tree builder agree on where the text ends (a
 /// tree builder left in its text mode by a dropped `</script>` panics on the next tag). Being
 /// text, what they hold adds no level: each is one level past the cap at most.
 fn holds_text(name: &str) -> bool {
@@ -101,12 +102,12 @@ fn holds_text(name: &str) -> bool {
     )
 }
 
-/// The tree builder, given only the tags that keep the tree within [`MAX_DEPTH`].
+/// The tree builder, its tree kept within [`MAX_DEPTH`] (and a level for text elements).
 struct Capped<S: TreeSink> {
     builder: TreeBuilder<S::Handle, DepthSink<S>>,
-    /// The names of the start tags left out whose end tags have not come yet, each with how many
-    /// (`<p>`, `<li>` are often never closed): only an end tag of one of these names is left out
-    /// with them.
+    /// The names of the elements closed at once whose end tags have not come yet, each with how
+    /// many (`<p>`, `<li>` are often never closed): only an end tag of one of these names is left
+    /// out.
     open_past_cap: RefCell<HashMap<LocalName, u64>>,
     left_out: Cell<u64>,
 }
@@ -118,6 +119,7 @@ where
     type Handle = S::Handle;
 
     fn process_token(&self, token: Token, line_number: u64) -> TokenSinkResult<S::Handle> {
+        let mut past_cap = None;
         if let Token::TagToken(Tag {
             kind,
             name,
@@ -126,18 +128,12 @@ where
         }) = &token
         {
             if !is_void(name) && !holds_text(name) {
-                let mut open = self.open_past_cap.borrow_mut();
                 match kind {
                     TagKind::StartTag if self.builder.sink.current.get() >= MAX_DEPTH => {
-                        // `<div/>` opens a div all the same (HTML ignores the slash), so it is
-                        // left out too; it has no end tag of its own to wait for.
-                        if !self_closing {
-                            *open.entry(name.clone()).or_insert(0) += 1;
-                        }
-                        self.left_out.set(self.left_out.get() + 1);
-                        return TokenSinkResult::Continue;
+                        past_cap = Some((name.clone(), *self_closing));
                     }
                     TagKind::EndTag => {
+                        let mut open = self.open_past_cap.borrow_mut();
                         if let Some(n) = open.get_mut(name) {
                             *n -= 1;
                             if *n == 0 {
@@ -150,11 +146,41 @@ where
                 }
             }
         }
+        let sink = &self.builder.sink;
+        sink.last_opened.take();
         let result = self.builder.process_token(token, line_number);
-        // The element at the cap is closed, and so is all that was opened in it: the end tags
-        // still to come for the left-out ones are the tree builder's to ignore, as it would
+        if let Some((name, self_closing)) = past_cap {
+            // The element is kept, for its own references (a `<video poster>`, a `style`), but
+            // closed at once: what it holds lands beside it, at the cap, as in Chromium.
+            let opened = sink.last_opened.take().is_some_and(|el| {
+                let depth = sink.depth_of(&el);
+                depth > MAX_DEPTH
+                    && depth == sink.current.get()
+                    && sink.elem_name(&el).local_name().eq_ignore_ascii_case(&name)
+            });
+            if opened && matches!(result, TokenSinkResult::Continue) {
+                self.left_out.set(self.left_out.get() + 1);
+                let end = Tag {
+                    kind: TagKind::EndTag,
+                    name: name.clone(),
+                    self_closing: false,
+                    attrs: Vec::new(),
+                    had_duplicate_attributes: false,
+                };
+                let _ = self
+                    .builder
+                    .process_token(Token::TagToken(end), line_number);
+                // `<div/>` opens a div all the same (HTML ignores the slash); it has no end
+                // tag of its own to leave out.
+                if !self_closing {
+                    *self.open_past_cap.borrow_mut().entry(name).or_insert(0) += 1;
+                }
+            }
+        }
+        // The element at the cap is closed, and so would be all opened in it: the end tags still
+        // to come for those closed at once are the tree builder's to ignore, as it would
         // without the cap.
-        if self.builder.sink.current.get() < MAX_DEPTH {
+        if sink.current.get() < MAX_DEPTH {
             let mut open = self.open_past_cap.borrow_mut();
             if !open.is_empty() {
                 open.clear();
@@ -180,6 +206,8 @@ struct DepthSink<S: TreeSink> {
     elements: RefCell<HashMap<S::Handle, (u32, bool)>>,
     /// Depth of the element the next one is put in (the document is 0).
     current: Cell<u32>,
+    /// The last element that became the current node when placed.
+    last_opened: RefCell<Option<S::Handle>>,
 }
 
 impl<S: TreeSink> DepthSink<S>
@@ -191,6 +219,7 @@ where
             inner,
             elements: RefCell::new(HashMap::new()),
             current: Cell::new(0),
+            last_opened: RefCell::new(None),
         }
     }
 
@@ -207,6 +236,9 @@ where
                 match elements.get_mut(node) {
                     Some(e) => {
                         e.0 = depth;
+                        if e.1 {
+                            *self.last_opened.borrow_mut() = Some(node.clone());
+                        }
                         e.1
                     }
                     None => false, // a comment
@@ -354,7 +386,7 @@ mod tests {
     }
 
     #[test]
-    fn self_closing_tags_past_the_cap_are_left_out_too() {
+    fn self_closing_tags_past_the_cap_are_closed_at_once_too() {
         // HTML ignores the slash: each `<div/>` opens a div.
         let n = 3000;
         let (tree, left_out) =
@@ -370,7 +402,7 @@ mod tests {
     }
 
     #[test]
-    fn nesting_past_the_cap_is_left_out_and_what_it_holds_kept() {
+    fn nesting_past_the_cap_is_closed_at_once_and_what_it_holds_kept() {
         let n = 2000;
         let page = format!(
             "<body>{}<img src=deep.png>{}<img src=after.png>",
@@ -378,7 +410,7 @@ mod tests {
             "</div>".repeat(n)
         );
         let (tree, left_out) = parse_document(&page);
-        // html (1), body (2), divs at 3..=512; the rest left out.
+        // html (1), body (2), divs at 3..=512; the rest closed at once.
         assert_eq!(left_out, (n - 510) as u64);
         let srcs: Vec<&str> = tree
             .root_element()
@@ -403,10 +435,10 @@ mod tests {
     }
 
     #[test]
-    fn an_end_tag_is_left_out_only_with_a_start_tag_of_its_name() {
-        // Each leaves start tags out past the cap, then lowers the depth with a tag that closes
-        // what they were in (the left-out ones with it): the `</script>` after it is the
-        // script's, and the tree builder would panic in its text mode without it.
+    fn an_end_tag_is_left_out_only_for_an_element_of_its_name_closed_at_once() {
+        // Each closes elements at once past the cap, then lowers the depth with a tag that
+        // closes what they were in: the `</script>` after it is the script's, and the tree
+        // builder would panic in its text mode without it.
         let spans = "<span>".repeat(600);
         let divs = "<div>".repeat(508);
         let pages = [
@@ -421,15 +453,15 @@ mod tests {
             ] {
                 let page = format!("{lowering}<{text}></{text}><!---->\0<b><img src=after.png>");
                 let (tree, left_out) = parse_document(&page);
-                assert!(left_out > 0, "{text}: nothing left out");
+                assert!(left_out > 0, "{text}: nothing closed at once");
                 assert_eq!(srcs(&tree), ["after.png"], "{text}");
             }
         }
     }
 
     #[test]
-    fn unclosed_tags_left_out_let_later_end_tags_through() {
-        // A template at the cap; the paragraphs and items in it (never closed) left out:
+    fn unclosed_tags_closed_at_once_let_later_end_tags_through() {
+        // A template at the cap; the paragraphs and items in it (never closed) closed at once:
         // `</template>` is still the template's, and the img after it is the body's (in the
         // template it would be inert, never fetched).
         let page = format!(
@@ -444,6 +476,34 @@ mod tests {
             kind: crate::html::Kind::File,
         };
         assert_eq!(doc.found, [after]);
+    }
+
+    #[test]
+    fn an_element_past_the_cap_keeps_its_own_references() {
+        // As Chromium keeps it (attached at its limit): the poster, the link and the style are
+        // found, and what the elements held too.
+        let page = format!(
+            "<body>{}<video poster=p.png>v</video><a href=/next>x</a>\
+             <div style=\"background: url(bg.png)\"><img src=in.png></div><img src=after.png>",
+            "<div>".repeat(520)
+        );
+        let url = url::Url::parse("http://site/").unwrap();
+        let doc = crate::html::parse(&page, &url, None);
+        assert_eq!(doc.left_out, 13);
+        let file = |path: &str| crate::html::Found::Url {
+            url: url.join(path).unwrap(),
+            kind: crate::html::Kind::File,
+        };
+        assert_eq!(
+            doc.found,
+            [
+                file("p.png"),
+                crate::html::Found::Css("background: url(bg.png)".into()),
+                file("in.png"),
+                file("after.png"),
+            ]
+        );
+        assert_eq!(doc.links, [url.join("/next").unwrap()]);
     }
 
     #[test]
