@@ -8,8 +8,8 @@
 //! so that it keeps its own references (a `<video poster>`, a `style`, an `<a href>`) and what
 //! it holds (text, images, stylesheets) lands beside it, in the element at the cap, as Chromium
 //! attaches it at its limit. The stack of open elements stays within the cap, and the parse
-//! linear whatever the nesting; a real page (a few dozen levels) is never touched. Elements
-//! whose content is text (`<script src>`, `<iframe src>`) are let in whole: one level more.
+//! linear whatever the nesting; a real page (a few dozen levels) is never touched. An element
+//! whose content is text (`<script src>`, `<iframe src>`, in HTML) stays open: one level more.
 //!
 //! The depth of the tree builder's current node is followed by a tree sink around scraper's
 //! (each element's depth in the tree, set where it is appended), so the cap is the tree's own
@@ -82,10 +82,11 @@ fn is_void(name: &str) -> bool {
     )
 }
 
-/// Elements whose content the tokenizer reads as text (it switches on the tree builder's word):
-/// let in whole, end tag included, so that the tokenizer and the tree builder agree on where the text ends (a
-/// tree builder left in its text mode by a dropped `</script>` panics on the next tag). Being
-/// text, what they hold adds no level: each is one level past the cap at most.
+/// Elements whose content the tokenizer reads as text in HTML (it switches on the tree
+/// builder's word; in an `<svg>` they hold elements): their end tags are never left out, so that
+/// the tokenizer and the tree builder agree on where the text ends (a tree builder left in its
+/// text mode by a dropped `</script>` panics on the next tag). Past the cap such an element stays
+/// open, its text one level more.
 fn holds_text(name: &str) -> bool {
     matches!(
         name,
@@ -127,12 +128,12 @@ where
             ..
         }) = &token
         {
-            if !is_void(name) && !holds_text(name) {
+            if !is_void(name) {
                 match kind {
                     TagKind::StartTag if self.builder.sink.current.get() >= MAX_DEPTH => {
                         past_cap = Some((name.clone(), *self_closing));
                     }
-                    TagKind::EndTag => {
+                    TagKind::EndTag if !holds_text(name) => {
                         let mut open = self.open_past_cap.borrow_mut();
                         if let Some(n) = open.get_mut(name) {
                             *n -= 1;
@@ -158,6 +159,8 @@ where
                     && depth == sink.current.get()
                     && sink.elem_name(&el).local_name().eq_ignore_ascii_case(&name)
             });
+            // An element whose content is text (the tree builder asks the tokenizer to read
+            // it so) stays open: one level more.
             if opened && matches!(result, TokenSinkResult::Continue) {
                 self.left_out.set(self.left_out.get() + 1);
                 let end = Tag {
@@ -172,7 +175,7 @@ where
                     .process_token(Token::TagToken(end), line_number);
                 // `<div/>` opens a div all the same (HTML ignores the slash); it has no end
                 // tag of its own to leave out.
-                if !self_closing {
+                if !self_closing && !holds_text(&name) {
                     *self.open_past_cap.borrow_mut().entry(name).or_insert(0) += 1;
                 }
             }
@@ -504,6 +507,31 @@ mod tests {
             ]
         );
         assert_eq!(doc.links, [url.join("/next").unwrap()]);
+    }
+
+    #[test]
+    fn text_elements_in_foreign_content_are_capped_too() {
+        // In an `<svg>` a `<style>` or a `<script>` holds elements, not text: each nests (a
+        // `<title>` holds HTML: the next `<title>` is the HTML one, its content text).
+        for name in ["style", "script", "textarea", "xmp", "noscript", "iframe"] {
+            let n = 5000;
+            let page = format!(
+                "<body><svg>{}<img src=after.png>",
+                format!("<{name}>").repeat(n)
+            );
+            let (tree, left_out) = parse_document(&page);
+            assert_eq!(left_out, (n - 509) as u64, "{name}");
+            let deepest = tree
+                .root_element()
+                .descendants()
+                .map(|d| d.ancestors().count())
+                .max();
+            assert!(
+                deepest <= Some(MAX_DEPTH as usize + 2),
+                "{name}: {deepest:?}"
+            );
+            assert_eq!(srcs(&tree), ["after.png"], "{name}");
+        }
     }
 
     #[test]
