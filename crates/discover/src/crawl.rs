@@ -16,7 +16,7 @@
 //! - a resource is fetched once for the whole crawl; a page lists each of its files once, in
 //!   the order it first needs them (a stylesheet, then what it imports, then its `url()`s).
 
-use crate::fetch::{FetchError, Fetcher, Response};
+use crate::fetch::{FetchError, Fetcher, Response, MAX_GAP};
 use crate::frontier::{key, not_told_apart, Counted, Frontier, Tally};
 use crate::html::{self, Found, Kind};
 use crate::nesting::MAX_DEPTH as MAX_NESTING;
@@ -242,11 +242,15 @@ impl Crawl<'_> {
                 Robots::disallow_all()
             }
         };
-        if let Some(delay) = self.robots.crawl_delay.filter(|d| *d > 0.0) {
+        if let Some(asked) = self.robots.crawl_delay.filter(|d| *d > 0.0) {
+            let most = MAX_GAP.as_secs_f64();
+            let delay = asked.min(most);
             if self.fetcher.slow_to(1.0 / delay) {
-                self.note(format!(
-                    "robots.txt asks for a Crawl-delay of {delay} s: kept"
-                ));
+                self.note(if delay < asked {
+                    format!("robots.txt asks for a Crawl-delay of {asked} s: clamped to {most} s (a day)")
+                } else {
+                    format!("robots.txt asks for a Crawl-delay of {delay} s: kept")
+                });
             }
         }
     }
@@ -333,12 +337,13 @@ impl Crawl<'_> {
         let mut notes = Vec::new();
         if doc.left_out > 0 {
             self.note(format!(
-                "elements nested deeper than {MAX_NESTING} (a browser's limit) were left out, what \
-                 they held kept (a comment at each such page's end says how many)"
+                "elements nested deeper than {MAX_NESTING} (a browser's limit) were closed at \
+                 once, what they held put beside them (a comment at each such page's end says how \
+                 many)"
             ));
             notes.push(format!(
-                "{} elements nested deeper than {MAX_NESTING} left out: what they held was kept, \
-                 their own references were not",
+                "{} elements nested deeper than {MAX_NESTING} closed at once: their references and \
+                 what they held were kept",
                 doc.left_out
             ));
         }

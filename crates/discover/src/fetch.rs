@@ -25,6 +25,16 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use url::Url;
 
+/// The longest wait between two requests: a day. A robots.txt may ask for any Crawl-delay (and
+/// a `Duration` holds no more than 2^64 s), so longer ones are held to this.
+pub const MAX_GAP: Duration = Duration::from_secs(86_400);
+
+/// The time between request starts at `rate` requests a second (more than 0), at most
+/// [`MAX_GAP`].
+fn gap(rate: f64) -> Duration {
+    Duration::try_from_secs_f64(1.0 / rate).map_or(MAX_GAP, |g| g.min(MAX_GAP))
+}
+
 /// What one GET answered. The body is kept only when it is text (HTML, CSS, robots.txt): the
 /// rest is counted and dropped.
 #[derive(Debug, Clone)]
@@ -268,18 +278,17 @@ impl Fetcher {
                 .is_some_and(|s| s.load(Ordering::Relaxed))
         };
         if self.limits.rate > 0.0 {
-            let gap = Duration::from_secs_f64(1.0 / self.limits.rate);
+            let gap = gap(self.limits.rate);
             if let Some(last) = self.last_request {
-                let next = last + gap;
                 loop {
                     if stopped() {
                         return Err(FetchError::Interrupted);
                     }
-                    let now = Instant::now();
-                    if next <= now {
+                    let waited = last.elapsed();
+                    if waited >= gap {
                         break;
                     }
-                    std::thread::sleep((next - now).min(Duration::from_millis(50)));
+                    std::thread::sleep((gap - waited).min(Duration::from_millis(50)));
                 }
             }
         }
@@ -494,5 +503,15 @@ mod tests {
         assert_eq!(f.content_type.as_deref(), Some("text/html"));
         assert_eq!(f.location.as_deref(), Some("/x"));
         assert!(f.gzip);
+    }
+
+    #[test]
+    fn the_gap_between_requests_is_at_most_a_day() {
+        assert_eq!(gap(10.0), Duration::from_millis(100));
+        assert_eq!(gap(1.0 / 86_400.0), MAX_GAP);
+        // A Crawl-delay of 1e20 s, and rates whose gap no Duration holds.
+        assert_eq!(gap(1e-20), MAX_GAP);
+        assert_eq!(gap(f64::MIN_POSITIVE), MAX_GAP);
+        assert_eq!(gap(5e-324), MAX_GAP);
     }
 }

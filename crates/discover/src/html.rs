@@ -1,7 +1,7 @@
 //! What an HTML document makes a browser request, in document order.
 //!
-//! The document is parsed by html5ever (into scraper's tree, nesting capped as browsers cap
-//! it: [`nesting`]), the HTML5 parser of the Servo engine: the tree is the one a browser builds, so what a browser would not fetch is not found
+//! The document is parsed by html5ever (into scraper's tree, nesting capped at the depth
+//! Chromium allows: [`nesting`]), the HTML5 parser of the Servo engine: the tree is the one a browser builds, so what a browser would not fetch is not found
 //! either. `<template>` contents are an inert fragment (skipped), `<noscript>` is text when
 //! scripting is on (as in every browser), and only the first `<base href>` counts.
 //!
@@ -40,7 +40,8 @@ pub struct Document {
     pub links: Vec<Url>,
     /// The URL relative references resolve against (`<base href>` or the document's).
     pub base: Option<Url>,
-    /// Start tags left out for nesting deeper than [`nesting::MAX_DEPTH`].
+    /// Elements nested deeper than [`nesting::MAX_DEPTH`], closed at once (their references
+    /// kept, what they held put beside them).
     pub left_out: u64,
     /// The characters of the page's text (sorted, each once): what decides which
     /// `unicode-range` subsets of a font a browser fetches.

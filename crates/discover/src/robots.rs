@@ -5,7 +5,8 @@
 //! those of `*`; several groups for the same agent are merged. The rule with the longest
 //! matching pattern decides, `Allow` winning a tie; `*` matches any run of characters and a
 //! final `$` the end of the path. `/robots.txt` itself is always allowed. `Crawl-delay`, not in
-//! the RFC but widely written, slows the crawl when it asks for more than `--crawl-rate` does.
+//! the RFC but widely written, slows the crawl when it asks for more than `--crawl-rate` does
+//! (a day between requests at most, however long it asks for).
 
 /// The product token matched against `User-agent` lines.
 pub const AGENT: &str = "flint";

@@ -119,7 +119,17 @@ fn sigint_and_sigterm_write_the_pages_found_so_far() {
 
 #[test]
 fn a_signal_ends_a_long_crawl_delay() {
-    let (addr, pages, robots) = endless_site("User-agent: *\nCrawl-delay: 60\n");
+    // A minute, and more seconds than a `Duration` holds (held to a day).
+    for robots_txt in [
+        "User-agent: *\nCrawl-delay: 60\n",
+        "User-agent: *\nCrawl-delay: 1e20\n",
+    ] {
+        a_signal_ends_the_crawl_delay_of(robots_txt);
+    }
+}
+
+fn a_signal_ends_the_crawl_delay_of(robots_txt: &'static str) {
+    let (addr, pages, robots) = endless_site(robots_txt);
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("site.toml");
     let mut child = flint()
@@ -155,7 +165,7 @@ fn a_signal_ends_a_long_crawl_delay() {
         "{:?}",
         signalled.elapsed()
     );
-    assert_eq!(status.code(), Some(130));
+    assert_eq!(status.code(), Some(130), "{robots_txt}");
     assert_eq!(
         pages.load(Ordering::Relaxed),
         1,
@@ -167,6 +177,12 @@ fn a_signal_ends_a_long_crawl_delay() {
         text.contains("# interrupted (SIGINT or SIGTERM) after 1 pages"),
         "{text}"
     );
+    if robots_txt.contains("1e20") {
+        assert!(
+            text.contains("Crawl-delay of 100000000000000000000 s: clamped to 86400 s (a day)"),
+            "{text}"
+        );
+    }
 }
 
 /// A listener that accepts connections and never answers; open while the test runs.
