@@ -7,7 +7,7 @@
 //! kept as it arrives (up to `max_body_bytes`) and written to the program's stdin; one without
 //! `content-length` (its length unknown up front) gets 411.
 
-use http2::{error_code, StreamId};
+use http2::StreamId;
 use wire::{Method, Request};
 
 use super::{submit_reply, H2};
@@ -38,6 +38,10 @@ pub(crate) struct Exchange {
     start: usize,
     /// The program's output is complete: END_STREAM after the buffer.
     eof: bool,
+    /// The program's output was cut: RST_STREAM after the buffer. Not submitted at once: a
+    /// RST_STREAM submitted to nghttp2 drops the stream's HEADERS still queued before it, and
+    /// the client would see a reset with no response where it should see the response cut.
+    cut: bool,
     /// The program's part is over.
     done: bool,
     is_head: bool,
@@ -60,6 +64,7 @@ impl Exchange {
             buf: Vec::new(),
             start: 0,
             eof: false,
+            cut: false,
             done: false,
             is_head: req.method == Method::Head,
             status: 0,
@@ -78,6 +83,9 @@ impl Exchange {
     /// What nghttp2 may frame now (see `handler.rs`).
     pub(super) fn body_ready(&self, max: usize) -> http2::Body {
         let avail = self.buf.len() - self.start;
+        if avail == 0 && self.cut {
+            return http2::Body::Reset;
+        }
         if avail == 0 && !self.eof {
             return http2::Body::Deferred;
         }
@@ -270,15 +278,19 @@ pub(in crate::protocol) fn end(
             submit_reply(h, i, id, reply, is_head);
         }
         (State::Body { left: Some(n) }, End::Complete) if *n > 0 => {
-            // Shorter than its Content-Length: the stream is reset, not ended.
-            let _ = h.framer.submit_rst_stream(id, error_code::INTERNAL_ERROR);
+            // Shorter than its Content-Length: what came is sent, then the stream is reset.
+            g.cut = true;
+            let _ = h.framer.resume_data(id);
         }
-        (_, End::Complete) => {
+        (State::Body { .. }, End::Complete) | (State::Discard, _) => {
+            // Whole (or answered from the files): what is buffered goes, then END_STREAM.
             g.eof = true;
             let _ = h.framer.resume_data(id);
         }
-        (_, _) => {
-            let _ = h.framer.submit_rst_stream(id, error_code::INTERNAL_ERROR);
+        (State::Body { .. }, _) => {
+            // Died, timed out or over its limit mid-body: what came is sent, then a reset.
+            g.cut = true;
+            let _ = h.framer.resume_data(id);
         }
     }
     let Some(g) = h.streams.slots[i].gateway.as_ref() else {
