@@ -17,7 +17,7 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use steady_state::measure;
+use steady_state::{measure, short_and_long};
 use test_support::alloc::{exclude_current_thread, Counting};
 use test_support::certs::{KeyKind, SelfSigned};
 
@@ -99,8 +99,7 @@ fn https_keep_alive_allocates_only_rustls_records_per_request() {
         },
         ..BenchConfig::new(Target::https(addr, "localhost"))
     };
-    let short = measure(&config(200), &w);
-    let long = measure(&config(800), &w);
+    let (short, long) = short_and_long(|ms| measure(&config(ms), &w));
     stop.store(true, Ordering::SeqCst);
     let _ = TcpStream::connect(addr);
     accept.join().unwrap();

@@ -22,14 +22,39 @@ pub fn config(addr: SocketAddr, stop: Stop) -> BenchConfig {
     }
 }
 
-/// Holds `w` to no allocation per request: a run of 200 ms and one of 800 ms, each `config` for
-/// its length (timed runs: their seconds are allocated before they start), measured and held to
-/// each other by [`assert_no_allocation_per_request`].
+/// Requests the short run must make to be past its start: every Webchild connected and its
+/// buffers grown to their size (50 each of `config`'s 4), so that what the long run allocates
+/// beyond it is per request or per second, not the start it has and the short run had not.
+pub const WARM_REQUESTS: u64 = 200;
+
+/// Holds `w` to no allocation per request: a short run and a longer one (see [`short_and_long`]),
+/// each `config` for its length (timed runs: their seconds are allocated before they start),
+/// measured and held to each other by [`assert_no_allocation_per_request`].
 pub fn assert_steady(name: &str, w: &Workload, config: impl Fn(Stop) -> BenchConfig) {
-    let run = |ms| measure(&config(Stop::Duration(Duration::from_millis(ms))), w);
-    let short = run(200);
-    let long = run(800);
+    let (short, long) =
+        short_and_long(|ms| measure(&config(Stop::Duration(Duration::from_millis(ms))), w));
     assert_no_allocation_per_request(name, short, long);
+}
+
+/// A short run and a long one of `run` (milliseconds to (allocations, requests)). The short run
+/// is 200 ms, doubled (up to 3.2 s) while it makes fewer than [`WARM_REQUESTS`]: on a busy
+/// machine 200 ms may hold one request, before most Webchildren have connected. The long run is
+/// 600 ms longer, the difference doubled (up to 2.4 s) while it is under the 1,000 requests
+/// needed to tell.
+pub fn short_and_long(run: impl Fn(u64) -> (u64, u64)) -> ((u64, u64), (u64, u64)) {
+    let mut ms = 200;
+    let mut short = run(ms);
+    while short.1 < WARM_REQUESTS && ms < 3200 {
+        ms *= 2;
+        short = run(ms);
+    }
+    let mut extra = 600;
+    let mut long = run(ms + extra);
+    while long.1 < short.1 + 1000 && extra < 2400 {
+        extra *= 2;
+        long = run(ms + extra);
+    }
+    (short, long)
 }
 
 /// One run of `config` on `w`, free of errors: the allocations it made (as the test binary's
