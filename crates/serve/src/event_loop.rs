@@ -37,11 +37,11 @@ use wire::RequestLimits;
 use crate::access_log::AccessLog;
 use crate::config::Config;
 use crate::conn::{Conn, Phase};
+use crate::control::{Control, LISTENER, WAKER};
 use crate::gateway::{Gateways, PROGRAM_TOKEN};
 use crate::pool::Pool;
 use crate::protocol::{Timeouts, Worker};
 use crate::respond::Responder;
-use crate::server::{Control, ServeError, LISTENER, WAKER};
 use crate::stats::ServerStats;
 use crate::transport::Transport;
 
@@ -146,7 +146,7 @@ impl<'a, T: Transport> Loop<'a, T> {
         })
     }
 
-    pub fn run(mut self) -> Result<ServerStats, ServeError> {
+    pub fn run(mut self) -> io::Result<ServerStats> {
         let mut events = Events::with_capacity(1024);
         loop {
             if self.draining.is_none() && self.control.stop.load(Ordering::Acquire) {
@@ -161,7 +161,7 @@ impl<'a, T: Transport> Loop<'a, T> {
             let timeout = self.poll_timeout();
             if let Err(e) = self.poll.poll(&mut events, timeout) {
                 if e.kind() != io::ErrorKind::Interrupted {
-                    return Err(e.into());
+                    return Err(e);
                 }
             }
             self.worker.stats.wakeups += 1;

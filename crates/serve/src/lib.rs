@@ -38,6 +38,7 @@ pub mod cache;
 pub mod conditional;
 pub mod config;
 mod conn;
+mod control;
 pub mod digest;
 mod event_loop;
 mod gateway;

@@ -3,9 +3,10 @@
 //! One thread per core (`config.threads`), each with its own `SO_REUSEPORT` listening socket,
 //! epoll instance, connection slab, buffer pool, `DateCache`, `Responder` and log buffer, so
 //! nothing is shared between threads on the request path: no lock, no atomic, no channel. The
-//! only shared state is here: a stop flag with one `Waker` per loop, the count of open
-//! connections against `max_connections` (touched once per accept and once per close), and the
-//! counters each loop publishes when asked (or when it exits), merged by whoever asks.
+//! only shared state is `control.rs`'s, created here: a stop flag with one `Waker` per loop, the
+//! count of open connections against `max_connections` (touched once per accept and once per
+//! close), and the counters each loop publishes when asked (or when it exits), merged by
+//! whoever asks.
 //!
 //! Where the rest lives: `event_loop.rs` (one thread: epoll, accept, timers, the connection cap,
 //! shutdown), `conn.rs` (one connection's driver loop: read, answer, write, close),
@@ -28,10 +29,11 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use mio::net::TcpListener;
-use mio::{Interest, Poll, Token, Waker};
+use mio::{Interest, Poll, Waker};
 
 use crate::access_log;
 use crate::config::Config;
+use crate::control::{Control, LISTENER, WAKER};
 use crate::event_loop::Loop;
 use crate::listeners;
 use crate::plain::{PlainEnv, PlainTcp};
@@ -39,9 +41,6 @@ use crate::respond::{RespondError, Responder};
 pub use crate::stats::ServerStats;
 use crate::tls::{TlsEnv, TlsTcp};
 use crate::tls_setup::{self, TlsError};
-
-pub(crate) const LISTENER: Token = Token(usize::MAX - 1);
-pub(crate) const WAKER: Token = Token(usize::MAX);
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
@@ -63,29 +62,6 @@ pub enum ServeError {
     Panicked(usize),
     #[error(transparent)]
     Config(#[from] crate::config::InvalidConfig),
-}
-
-/// How the handle controls the threads: a stop flag, their wakers, and stats snapshots.
-pub(crate) struct Control {
-    pub stop: AtomicBool,
-    pub wakers: Vec<Waker>,
-    /// Connections open across every thread, against `max_connections`.
-    pub conns: AtomicUsize,
-    /// Bumped by [`ShutdownHandle::stats`]; each loop answers by publishing its counters
-    /// (generation `u64::MAX` once it has exited, with its final counters).
-    pub snap_gen: AtomicU64,
-    pub snaps: Mutex<Vec<(u64, ServerStats)>>,
-    pub snap_cv: Condvar,
-    /// Gateway programs running across every thread, against `cgi_max_programs`.
-    pub programs: Arc<AtomicUsize>,
-}
-
-impl Control {
-    pub fn wake_all(&self) {
-        for w in &self.wakers {
-            let _ = w.wake();
-        }
-    }
 }
 
 /// Stops a running server from any thread. Clone + Send + Sync.
@@ -300,14 +276,14 @@ fn run_loop(
             Some(tls) => {
                 let env = TlsEnv::new(tls);
                 Loop::<TlsTcp>::new(id, poll, listener, config, log, responder, env, &control)
-                    .map_err(ServeError::from)
                     .and_then(Loop::run)
+                    .map_err(ServeError::from)
             }
             None => {
                 let env = PlainEnv::new();
                 Loop::<PlainTcp>::new(id, poll, listener, config, log, responder, env, &control)
-                    .map_err(ServeError::from)
                     .and_then(Loop::run)
+                    .map_err(ServeError::from)
             }
         });
     if result.is_err() {
