@@ -15,7 +15,13 @@
 //!   holds it) but within `--max-pages`;
 //! - a resource is fetched once for the whole crawl; a page lists each of its files once, in
 //!   the order it first needs them (a stylesheet, then what it imports, then its `url()`s).
+//!
+//! With `--browser` the pages, links, robots.txt and redirects are the crawl's as above (each
+//! page's HTML fetched and parsed for its links), but a page's files are what headless Chromium
+//! fetched loading it (`browser`).
 
+use crate::browser::page::LoadError;
+use crate::browser::Browser;
 use crate::fetch::{FetchError, Fetcher, Response, MAX_GAP};
 use crate::frontier::{key, not_told_apart, Counted, Frontier, Tally};
 use crate::html::{self, Found, Kind};
@@ -44,6 +50,9 @@ pub enum CrawlError {
     /// SIGINT or SIGTERM came before the start page was crawled: nothing to write.
     #[error("interrupted before the start page was crawled: nothing written")]
     Interrupted,
+    /// `--browser`: Chromium would not start, exited or stopped answering (exit 1).
+    #[error("{0}")]
+    Browser(String),
 }
 
 /// A fetched resource as the crawl remembers it.
@@ -75,6 +84,12 @@ struct Crawl<'a> {
     disallowed: Tally,
     /// Pages that named more than --max-files references.
     pages_cut: u64,
+    /// `--browser`'s Chromium, started for the first page.
+    browser: Option<Browser>,
+    /// Why Chromium cannot go on (the crawl ends with it).
+    browser_failed: Option<String>,
+    /// Requests Chromium made.
+    browser_requests: u64,
 }
 
 /// A page being put together: its entries, what it has referenced, what it left out.
@@ -117,6 +132,9 @@ pub fn crawl(start: &Url, opts: &Options) -> Result<Site, CrawlError> {
         other_origin: Tally::new(opts.max_pages),
         disallowed: Tally::new(opts.max_pages),
         pages_cut: 0,
+        browser: None,
+        browser_failed: None,
+        browser_requests: 0,
     };
     c.frontier.push(start.clone(), 0);
     let mut first = true;
@@ -127,6 +145,9 @@ pub fn crawl(start: &Url, opts: &Options) -> Result<Site, CrawlError> {
         if let Err(reason) = c.page(&url, depth) {
             if c.stopped() {
                 break;
+            }
+            if let Some(why) = c.browser_failed.take() {
+                return Err(CrawlError::Browser(why));
             }
             if first {
                 return Err(CrawlError::Start {
@@ -151,7 +172,7 @@ pub fn crawl(start: &Url, opts: &Options) -> Result<Site, CrawlError> {
         ));
     }
     c.closing_notes();
-    c.site.requests = c.fetcher.requests;
+    c.site.requests = c.fetcher.requests + c.browser_requests;
     Ok(c.site)
 }
 
@@ -323,12 +344,16 @@ impl Crawl<'_> {
         drop(text);
         let base = doc.base.clone().unwrap_or_else(|| final_url.clone());
         let redirected_from = redirected.then(|| target(url));
+        if self.opts.browser.is_some() {
+            return self.browser_page(&final_url, path, redirected_from, doc.links, depth);
+        }
         let mut work = PageWork {
             entries: vec![Entry::File(File {
                 path: path.clone(),
                 bytes: response.bytes,
                 content_type: response.content_type.clone(),
                 redirected_from: redirected_from.clone(),
+                initiator: None,
             })],
             on_page: HashSet::from([key(&final_url)]),
             beyond: 0,
@@ -388,6 +413,63 @@ impl Crawl<'_> {
         }
         for link in doc.links {
             self.link(link, depth);
+        }
+        Ok(())
+    }
+
+    /// `--browser`: the page's files as Chromium fetched them loading `url`.
+    fn browser_page(
+        &mut self,
+        url: &Url,
+        path: String,
+        redirected_from: Option<String>,
+        links: Vec<Url>,
+        depth: u32,
+    ) -> Result<(), String> {
+        let Some(opts) = self.opts.browser.as_ref() else {
+            return Err("no browser".into());
+        };
+        if self.browser.is_none() {
+            let width = self.opts.viewport.unwrap_or(crate::browser::DEFAULT_WIDTH);
+            match Browser::start(opts, width) {
+                Ok(b) => self.browser = Some(b),
+                Err(why) => {
+                    self.browser_failed = Some(why.clone());
+                    return Err(why);
+                }
+            }
+        }
+        let browser = self.browser.as_mut().expect("started above");
+        let load = match browser.load(url.as_str(), self.opts.stop.as_deref()) {
+            Ok(load) => load,
+            Err(LoadError::Stopped) => return Err("interrupted".into()),
+            Err(LoadError::Browser(why)) => {
+                self.browser_failed = Some(why.clone());
+                return Err(why);
+            }
+        };
+        self.browser_requests += load.requests.len() as u64;
+        let mut rec = crate::browser::entries(&load, url, opts.all_origins, self.opts.max_files)?;
+        if let Some(Entry::File(doc)) = rec.entries.first_mut() {
+            doc.redirected_from = redirected_from.clone();
+        }
+        if rec.beyond > 0 {
+            self.pages_cut += 1;
+        }
+        for frame in rec.frames {
+            self.frontier.push(frame, depth);
+        }
+        self.site.pages.push(Page {
+            path,
+            redirected_from,
+            weight: 1.0,
+            entries: rec.entries,
+            notes: rec.notes,
+        });
+        if !self.stopped() {
+            for link in links {
+                self.link(link, depth);
+            }
         }
         Ok(())
     }
@@ -519,6 +601,7 @@ impl Crawl<'_> {
                         bytes: r.bytes,
                         content_type: r.content_type,
                         redirected_from: redirected.then(|| target(url)),
+                        initiator: None,
                     },
                     css,
                 }

@@ -79,6 +79,7 @@ fn chromium_requests_what_flint_discovers() {
             tls: TlsOptions::default(),
             http: discover::Http::Http11,
             stop: None,
+            browser: None,
         },
     )
     .expect("crawl");
