@@ -69,10 +69,12 @@ pub enum LoadError {
     Stopped,
 }
 
-/// A request being recorded: its place in `Load::requests`, its body bytes so far.
+/// A request being recorded: its place in `Load::requests`, its body bytes so far, its
+/// headers' bytes.
 struct Pending {
     index: usize,
     body: u64,
+    headers: u64,
     done: bool,
 }
 
@@ -239,8 +241,9 @@ impl Recorder {
             "Page.loadEventFired" => self.loaded = true,
             "Network.requestWillBeSent" => self.will_be_sent(id, p),
             "Network.responseReceived" => {
-                if let Some(r) = self.by_id.get(id) {
+                if let Some(r) = self.by_id.get_mut(id) {
                     let response = &p["response"];
+                    r.headers = count(&response["encodedDataLength"]);
                     let req = &mut self.load.requests[r.index];
                     req.status = response["status"]
                         .as_u64()
@@ -250,14 +253,20 @@ impl Recorder {
             }
             "Network.dataReceived" => {
                 if let Some(r) = self.by_id.get_mut(id).filter(|r| !r.done) {
-                    r.body += p["dataLength"].as_u64().unwrap_or(0);
+                    r.body += count(&p["dataLength"]);
                 }
             }
             "Network.loadingFinished" => {
                 if let Some(r) = self.by_id.get_mut(id).filter(|r| !r.done) {
                     r.done = true;
                     self.in_flight -= 1;
-                    self.load.requests[r.index].bytes = Some(r.body);
+                    // A prefetch's body is kept for later, never read by the page: no data
+                    // events. Its count is then the encoded one, less the headers.
+                    let bytes = match r.body {
+                        0 => count(&p["encodedDataLength"]).saturating_sub(r.headers),
+                        n => n,
+                    };
+                    self.load.requests[r.index].bytes = Some(bytes);
                 }
             }
             "Network.loadingFailed" => {
@@ -291,12 +300,13 @@ impl Recorder {
             return; // data:, blob: and the like cost no request
         }
         let resource_type = p["type"].as_str().unwrap_or("Other").to_owned();
-        let initiator = initiator(&resource_type, &p["initiator"], &p["request"]["headers"]);
+        let initiator = initiator(&resource_type, &p["initiator"], &p["request"]);
         self.by_id.insert(
             id.to_owned(),
             Pending {
                 index: self.load.requests.len(),
                 body: 0,
+                headers: 0,
                 done: false,
             },
         );
@@ -316,14 +326,22 @@ impl Recorder {
 }
 
 /// What started a request: a prefetch (by its resource type or its `Purpose` header, whoever
-/// asked for it), else DevTools' initiator type, one of parser, script, preload, other.
-fn initiator(resource_type: &str, initiator: &Value, headers: &Value) -> &'static str {
-    let purpose = headers.as_object().into_iter().flatten().any(|(k, v)| {
-        matches!(k.to_ascii_lowercase().as_str(), "purpose" | "sec-purpose")
-            && v.as_str().is_some_and(|v| v.contains("prefetch"))
-    });
+/// asked for it), a preload (`<link rel=preload>` or `modulepreload`, which DevTools' initiator
+/// calls the parser's), else DevTools' initiator type: parser, script, preload, or other.
+fn initiator(resource_type: &str, initiator: &Value, request: &Value) -> &'static str {
+    let purpose = request["headers"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .any(|(k, v)| {
+            matches!(k.to_ascii_lowercase().as_str(), "purpose" | "sec-purpose")
+                && v.as_str().is_some_and(|v| v.contains("prefetch"))
+        });
     if resource_type == "Prefetch" || purpose {
         return "prefetch";
+    }
+    if request["isLinkPreload"].as_bool() == Some(true) {
+        return "preload";
     }
     match initiator["type"].as_str() {
         Some("parser") => "parser",
@@ -343,4 +361,9 @@ fn content_type(response: &Value) -> Option<String> {
     header
         .or_else(|| response["mimeType"].as_str().filter(|m| !m.is_empty()))
         .map(str::to_owned)
+}
+
+/// A byte count as DevTools writes it (a JSON number, at times with a fraction).
+fn count(v: &Value) -> u64 {
+    v.as_f64().map_or(0, |n| n.max(0.0) as u64)
 }
