@@ -443,6 +443,7 @@ impl Crawl<'_> {
         let load = match browser.load(url.as_str(), self.opts.stop.as_deref()) {
             Ok(load) => load,
             Err(LoadError::Stopped) => return Err("interrupted".into()),
+            Err(LoadError::Page(why)) => return Err(format!("Chromium: {why}")),
             Err(LoadError::Browser(why)) => {
                 self.browser_failed = Some(why.clone());
                 return Err(why);

@@ -65,6 +65,8 @@ pub struct Load {
 pub enum LoadError {
     /// The browser failed (exited, stopped answering): the crawl cannot go on with it.
     Browser(String),
+    /// The page could not be loaded (its renderer crashed): the browser goes on.
+    Page(String),
     /// The stop flag was raised.
     Stopped,
 }
@@ -85,6 +87,8 @@ struct Recorder {
     by_id: HashMap<String, Pending>,
     in_flight: usize,
     loaded: bool,
+    /// The tab's renderer crashed.
+    crashed: bool,
     last_event: Instant,
 }
 
@@ -149,6 +153,7 @@ impl Browser {
             by_id: HashMap::new(),
             in_flight: 0,
             loaded: false,
+            crashed: false,
             last_event: Instant::now(),
         };
         let session = rec.session.clone();
@@ -158,6 +163,7 @@ impl Browser {
             ("Network.enable", json!({})),
             ("Network.setCacheDisabled", json!({"cacheDisabled": true})),
             ("Page.enable", json!({})),
+            ("Inspector.enable", json!({})),
         ] {
             self.cdp
                 .call(s, method, params, deadline, &mut |m| rec.event(m))
@@ -175,12 +181,12 @@ impl Browser {
             .map_err(|e| fail(self, e))?;
         rec.load.main_frame = nav["frameId"].as_str().unwrap_or_default().to_owned();
         // The load event (or the timeout), then the scroll, then an idle network.
-        self.wait(&mut rec, deadline, stop, |r| r.loaded)
+        self.wait(&mut rec, deadline, stop, |r| r.loaded || r.crashed)
             .map_err(|e| match e {
                 Some(e) => fail(self, e),
                 None => LoadError::Stopped,
             })?;
-        if Instant::now() < deadline {
+        if Instant::now() < deadline && !rec.crashed {
             let scrolled = self.cdp.call(
                 s,
                 "Runtime.evaluate",
@@ -194,12 +200,15 @@ impl Browser {
             }
         }
         self.wait(&mut rec, deadline, stop, |r| {
-            r.in_flight == 0 && r.last_event.elapsed() >= IDLE
+            r.crashed || (r.in_flight == 0 && r.last_event.elapsed() >= IDLE)
         })
         .map_err(|e| match e {
             Some(e) => fail(self, e),
             None => LoadError::Stopped,
         })?;
+        if rec.crashed {
+            return Err(LoadError::Page("the page's renderer crashed".into()));
+        }
         rec.load.timed_out = !(rec.in_flight == 0 && rec.last_event.elapsed() >= IDLE);
         Ok(rec.load)
     }
@@ -239,6 +248,7 @@ impl Recorder {
         let id = p["requestId"].as_str().unwrap_or_default();
         match m.method().unwrap_or_default() {
             "Page.loadEventFired" => self.loaded = true,
+            "Inspector.targetCrashed" => self.crashed = true,
             "Network.requestWillBeSent" => self.will_be_sent(id, p),
             "Network.responseReceived" => {
                 if let Some(r) = self.by_id.get_mut(id) {
