@@ -1,6 +1,7 @@
 //! `flint discover --browser`'s Chromium ends with it on every path: Chromium dying mid-page
-//! is an error naming the page (not a wait for the page timeout), Ctrl-C while a page loads
-//! ends the crawl and the browser, and without Chromium one line says what to install.
+//! is an error naming the page (not a wait for the page timeout), a renderer crashing is its
+//! page's error while the browser goes on, Ctrl-C while a page loads ends the crawl and the
+//! browser, and without Chromium one line says what to install.
 //!
 //! A page that never finishes loading is made with an image on a listener that accepts and
 //! never answers: its connection tells the test Chromium is mid-load.
@@ -176,4 +177,33 @@ fn without_chromium_one_line_names_the_package_and_the_variable() {
     // Nothing was asked of the site: the check comes first (port 1 refuses anyway, but the
     // message is about Chromium, not the connection).
     assert!(!stderr.contains("refused"), "{stderr}");
+}
+
+#[test]
+fn a_crashed_renderer_is_its_page_s_error_and_the_browser_goes_on() {
+    use discover::browser::page::LoadError;
+    let opts = BrowserOptions {
+        chromium: find_chromium().unwrap_or_else(|e| panic!("{e}")),
+        all_origins: false,
+        page_timeout: PAGE_TIMEOUT,
+        insecure: false,
+    };
+    let mut browser = discover::browser::Browser::start(&opts, 800).expect("Chromium starts");
+    let started = Instant::now();
+    match browser.load("chrome://crash", None) {
+        Err(LoadError::Page(why)) => assert!(why.contains("crashed"), "{why}"),
+        other => panic!("not the page's error: {other:?}"),
+    }
+    assert!(
+        started.elapsed() < PAGE_TIMEOUT / 4,
+        "waited {:?}",
+        started.elapsed()
+    );
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("ok.html"), "<!doctype html><p>ok</p>\n").unwrap();
+    let server = start_server(root.path(), 1);
+    let load = browser
+        .load(&format!("http://{}/ok.html", server.addr), None)
+        .expect("the next page loads");
+    assert_eq!(load.requests[0].status, Some(200), "{load:?}");
 }

@@ -377,3 +377,38 @@ fn content_type(response: &Value) -> Option<String> {
 fn count(v: &Value) -> u64 {
     v.as_f64().map_or(0, |n| n.max(0.0) as u64)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn initiators_prefetch_and_preload_before_devtools_own_type() {
+        let none = json!({});
+        let parser = json!({"type": "parser"});
+        let script = json!({"type": "script"});
+        assert_eq!(initiator("Prefetch", &parser, &none), "prefetch");
+        let purpose = json!({"headers": {"Sec-Purpose": "prefetch"}});
+        assert_eq!(initiator("Script", &script, &purpose), "prefetch");
+        let preload = json!({"isLinkPreload": true});
+        assert_eq!(initiator("Image", &parser, &preload), "preload");
+        assert_eq!(initiator("Image", &parser, &none), "parser");
+        assert_eq!(initiator("Fetch", &script, &none), "script");
+        assert_eq!(
+            initiator("Document", &json!({"type": "other"}), &none),
+            "other"
+        );
+        assert_eq!(
+            initiator("Image", &json!({"type": "SignedExchange"}), &none),
+            "other"
+        );
+    }
+
+    #[test]
+    fn byte_counts_may_have_a_fraction() {
+        assert_eq!(count(&json!(253)), 253);
+        assert_eq!(count(&json!(253.0)), 253);
+        assert_eq!(count(&json!(null)), 0);
+        assert_eq!(count(&json!(-1)), 0);
+    }
+}
