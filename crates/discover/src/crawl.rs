@@ -20,7 +20,6 @@
 //! page's HTML fetched and parsed for its links), but a page's files are what headless Chromium
 //! fetched loading it (`browser`).
 
-use crate::browser::page::LoadError;
 use crate::browser::Browser;
 use crate::fetch::{FetchError, Fetcher, Response, MAX_GAP};
 use crate::frontier::{key, not_told_apart, Counted, Frontier, Tally};
@@ -31,6 +30,8 @@ use crate::{css, Entry, File, Options, Page, Site};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
 use url::{Position, Url};
+
+mod browser_page;
 
 /// Redirects followed for one resource, at most.
 const MAX_REDIRECTS: usize = 10;
@@ -413,64 +414,6 @@ impl Crawl<'_> {
         }
         for link in doc.links {
             self.link(link, depth);
-        }
-        Ok(())
-    }
-
-    /// `--browser`: the page's files as Chromium fetched them loading `url`.
-    fn browser_page(
-        &mut self,
-        url: &Url,
-        path: String,
-        redirected_from: Option<String>,
-        links: Vec<Url>,
-        depth: u32,
-    ) -> Result<(), String> {
-        let Some(opts) = self.opts.browser.as_ref() else {
-            return Err("no browser".into());
-        };
-        if self.browser.is_none() {
-            let width = self.opts.viewport.unwrap_or(crate::browser::DEFAULT_WIDTH);
-            match Browser::start(opts, width) {
-                Ok(b) => self.browser = Some(b),
-                Err(why) => {
-                    self.browser_failed = Some(why.clone());
-                    return Err(why);
-                }
-            }
-        }
-        let browser = self.browser.as_mut().expect("started above");
-        let load = match browser.load(url.as_str(), self.opts.stop.as_deref()) {
-            Ok(load) => load,
-            Err(LoadError::Stopped) => return Err("interrupted".into()),
-            Err(LoadError::Page(why)) => return Err(format!("Chromium: {why}")),
-            Err(LoadError::Browser(why)) => {
-                self.browser_failed = Some(why.clone());
-                return Err(why);
-            }
-        };
-        self.browser_requests += load.requests.len() as u64;
-        let mut rec = crate::browser::entries(&load, url, opts.all_origins, self.opts.max_files)?;
-        if let Some(Entry::File(doc)) = rec.entries.first_mut() {
-            doc.redirected_from = redirected_from.clone();
-        }
-        if rec.beyond > 0 {
-            self.pages_cut += 1;
-        }
-        for frame in rec.frames {
-            self.frontier.push(frame, depth);
-        }
-        self.site.pages.push(Page {
-            path,
-            redirected_from,
-            weight: 1.0,
-            entries: rec.entries,
-            notes: rec.notes,
-        });
-        if !self.stopped() {
-            for link in links {
-                self.link(link, depth);
-            }
         }
         Ok(())
     }
