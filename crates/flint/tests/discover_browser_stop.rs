@@ -10,7 +10,6 @@ mod common;
 
 use common::{flint, start_server, wait_exit};
 use discover::browser::{find_chromium, BrowserOptions};
-use discover::{CrawlError, Limits, Options, TlsOptions};
 use lab_process::procfs;
 use std::io::Read;
 use std::net::TcpListener;
@@ -46,8 +45,8 @@ fn write_hanging_page(root: &Path, hang: &str) {
     .unwrap();
 }
 
-/// The Chromium a process started: its child that leads a group and talks on the DevTools
-/// pipe (not another test's, started by a `flint discover` under this one).
+/// The Chromium a `flint discover` started: its child that leads a group and talks on the
+/// DevTools pipe.
 fn chromium_under(parent: u32) -> Option<u32> {
     procfs::process_tree(parent).ok()?.into_iter().find(|&pid| {
         procfs::stat(pid).is_ok_and(|s| s.pgrp == pid && s.ppid == parent)
@@ -73,52 +72,43 @@ fn chromium_dying_mid_page_is_an_error_naming_the_page_and_nothing_is_left() {
     let server = start_server(root.path(), 1);
     let (hang, connected) = hanging();
     write_hanging_page(root.path(), &hang);
-    let start = url::Url::parse(&format!("http://{}/hang.html", server.addr)).unwrap();
-    let opts = Options {
-        depth: 0,
-        max_pages: 10,
-        max_files: 100,
-        ignore_robots: true,
-        viewport: None,
-        limits: Limits {
-            max_size: 1 << 20,
-            timeout: Duration::from_secs(10),
-            rate: 0.0,
-        },
-        tls: TlsOptions::default(),
-        http: discover::Http::Http11,
-        stop: None,
-        browser: Some(BrowserOptions {
-            chromium: find_chromium().unwrap_or_else(|e| panic!("{e}")),
-            all_origins: false,
-            page_timeout: PAGE_TIMEOUT,
-            insecure: false,
-        }),
-    };
-    let crawl = std::thread::spawn(move || discover::crawl(&start, &opts));
-    connected
-        .recv_timeout(Duration::from_secs(120))
-        .expect("Chromium never asked for the hanging image");
-    let browser = chromium_under(std::process::id()).expect("a Chromium under the test");
-    let pid = rustix::process::Pid::from_raw(browser as i32).unwrap();
-    rustix::process::kill_process(pid, rustix::process::Signal::KILL).unwrap();
-    let started = Instant::now();
-    let result = crawl.join().unwrap();
-    assert!(
-        started.elapsed() < PAGE_TIMEOUT / 4,
-        "the crawl waited {:?}",
-        started.elapsed()
-    );
-    match result {
-        Err(CrawlError::Browser(why)) => {
-            assert!(why.contains("/hang.html"), "{why}");
-            assert!(why.contains("exited or crashed"), "{why}");
-        }
-        other => panic!("not a browser error: {other:?}"),
+    let mut child = flint()
+        .args(["discover", &format!("http://{}/hang.html", server.addr)])
+        .args(["--browser", "--page-timeout", "300s", "--ignore-robots"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mid_load = connected.recv_timeout(Duration::from_secs(120));
+    let browser = chromium_under(child.id());
+    if let Some(b) = browser {
+        let pid = rustix::process::Pid::from_raw(b as i32).unwrap();
+        rustix::process::kill_process(pid, rustix::process::Signal::KILL).unwrap();
     }
+    let started = Instant::now();
+    let status = wait_exit(&mut child, PAGE_TIMEOUT / 4);
+    if status.is_none() {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    let waited = started.elapsed();
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    mid_load.unwrap_or_else(|_| panic!("Chromium never asked for the hanging image: {stderr}"));
+    let browser = browser.expect("a Chromium under flint discover");
+    let status = status.unwrap_or_else(|| panic!("still running {waited:?} after: {stderr}"));
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("/hang.html"), "{stderr}");
+    assert!(stderr.contains("exited or crashed"), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
     assert!(
         gone_within(browser, Duration::from_secs(30)),
-        "Chromium's group {browser} outlived the crawl"
+        "Chromium's group {browser} outlived flint discover"
     );
 }
 
