@@ -169,16 +169,23 @@ impl Browser {
                 .call(s, method, params, deadline, &mut |m| rec.event(m))
                 .map_err(|e| fail(self, e))?;
         }
-        let nav = self
-            .cdp
-            .call(
-                s,
-                "Page.navigate",
-                json!({"url": url}),
-                deadline,
-                &mut |m| rec.event(m),
-            )
-            .map_err(|e| fail(self, e))?;
+        let navigated = self.cdp.call(
+            s,
+            "Page.navigate",
+            json!({"url": url}),
+            deadline,
+            &mut |m| rec.event(m),
+        );
+        let nav = match navigated {
+            Ok(nav) => nav,
+            // Answered once the document's response has come: a slow page, not a dead browser.
+            Err(CdpError::Timeout(_)) => {
+                return Err(LoadError::Page(
+                    "no response to the page within --page-timeout".into(),
+                ))
+            }
+            Err(e) => return Err(fail(self, e)),
+        };
         rec.load.main_frame = nav["frameId"].as_str().unwrap_or_default().to_owned();
         // The load event (or the timeout), then the scroll, then an idle network.
         self.wait(&mut rec, deadline, stop, |r| r.loaded || r.crashed)
