@@ -172,6 +172,13 @@ mod tests {
                     url: "/x\n[[page]]".into(),
                     reason: "404 Not Found".into(),
                 },
+                Entry::File(File {
+                    path: "/new.json".into(),
+                    bytes: 7,
+                    content_type: Some("application/json".into()),
+                    redirected_from: Some("/old.json".into()),
+                    initiator: Some("script"),
+                }),
             ],
             notes: vec!["3 more references beyond --max-files 2: not fetched".into()],
         };
@@ -196,6 +203,12 @@ mod tests {
         );
         assert!(
             text.contains("    # 3 more references beyond --max-files 2: not fetched\n]\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "    \"/new.json\", # 7 bytes, application/json, redirected from /old.json, initiator script\n"
+            ),
             "{text}"
         );
         assert_eq!(text.matches("[[page]]\n").count(), 1, "{text}");
