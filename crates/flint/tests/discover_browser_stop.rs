@@ -197,3 +197,61 @@ fn a_crashed_renderer_is_its_page_s_error_and_the_browser_goes_on() {
         .expect("the next page loads");
     assert_eq!(load.requests[0].status, Some(200), "{load:?}");
 }
+
+/// A cross-site iframe (`localhost` beside `127.0.0.1`) runs in a renderer of its own, and its
+/// document's end is told to its own target: the page must not wait for it until the timeout.
+#[test]
+fn a_cross_site_frame_does_not_hold_its_page_to_the_timeout() {
+    let root = tempfile::tempdir().unwrap();
+    let server = start_server(root.path(), 1);
+    let frame = format!("http://localhost:{}/f.html", server.port());
+    std::fs::write(
+        root.path().join("index.html"),
+        format!("<!doctype html><p>x</p><iframe src=\"{frame}\"></iframe><img src=\"a.png\">\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        root.path().join("f.html"),
+        "<p>frame</p><img src=\"a.png\">\n",
+    )
+    .unwrap();
+    std::fs::write(root.path().join("a.png"), [b'p'; 500]).unwrap();
+    let start = url::Url::parse(&format!("http://{}/index.html", server.addr)).unwrap();
+    let opts = discover::Options {
+        depth: 0,
+        max_pages: 10,
+        max_files: 100,
+        ignore_robots: true,
+        viewport: None,
+        limits: discover::Limits {
+            max_size: 1 << 20,
+            timeout: Duration::from_secs(10),
+            rate: 0.0,
+        },
+        tls: discover::TlsOptions::default(),
+        http: discover::Http::Http11,
+        stop: None,
+        browser: Some(BrowserOptions {
+            chromium: find_chromium().unwrap_or_else(|e| panic!("{e}")),
+            all_origins: false,
+            page_timeout: PAGE_TIMEOUT,
+            insecure: false,
+        }),
+    };
+    let started = Instant::now();
+    let site = discover::crawl(&start, &opts).expect("crawl");
+    let waited = started.elapsed();
+    assert!(waited < PAGE_TIMEOUT / 4, "waited {waited:?}");
+    let page = &site.pages[0];
+    assert!(page.notes.is_empty(), "{:?}", page.notes);
+    assert!(
+        page.entries.contains(&discover::Entry::Skipped {
+            url: frame,
+            reason: "an iframe on another origin: not listed (bench requests the one origin)"
+                .into()
+        }),
+        "{:?}",
+        page.entries
+    );
+    assert!(page.files().any(|f| f.path == "/a.png" && f.bytes == 500));
+}

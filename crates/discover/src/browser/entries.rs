@@ -67,7 +67,7 @@ pub fn entries(
             if frame_document {
                 out.entries.push(skipped(
                     url.as_str(),
-                    "an iframe on another origin: not fetched",
+                    "an iframe on another origin: not listed (bench requests the one origin)",
                 ));
             } else {
                 let bytes = r.bytes.map_or("no".into(), |b| b.to_string());

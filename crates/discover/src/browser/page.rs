@@ -72,11 +72,12 @@ pub enum LoadError {
 }
 
 /// A request being recorded: its place in `Load::requests`, its body bytes so far, its
-/// headers' bytes.
+/// headers' bytes, whether it counts as in flight until it ends.
 struct Pending {
     index: usize,
     body: u64,
     headers: u64,
+    counted: bool,
     done: bool,
 }
 
@@ -276,7 +277,7 @@ impl Recorder {
             "Network.loadingFinished" => {
                 if let Some(r) = self.by_id.get_mut(id).filter(|r| !r.done) {
                     r.done = true;
-                    self.in_flight -= 1;
+                    self.in_flight -= usize::from(r.counted);
                     // A prefetch's body is kept for later, never read by the page: no data
                     // events. Its count is then the encoded one, less the headers.
                     let bytes = match r.body {
@@ -289,7 +290,7 @@ impl Recorder {
             "Network.loadingFailed" => {
                 if let Some(r) = self.by_id.get_mut(id).filter(|r| !r.done) {
                     r.done = true;
-                    self.in_flight -= 1;
+                    self.in_flight -= usize::from(r.counted);
                     let why = p["blockedReason"]
                         .as_str()
                         .map(|b| format!("blocked ({b})"))
@@ -318,16 +319,22 @@ impl Recorder {
         }
         let resource_type = p["type"].as_str().unwrap_or("Other").to_owned();
         let initiator = initiator(&resource_type, &p["initiator"], &p["request"]);
+        // A document's end is not waited on: the main frame's is the load event's, and a
+        // cross-site frame's (a process of its own) is told to the frame's target, not this
+        // one, so it would hold every such page to the page timeout. What a frame loads
+        // afterwards is counted as it comes.
+        let counted = resource_type != "Document";
         self.by_id.insert(
             id.to_owned(),
             Pending {
                 index: self.load.requests.len(),
                 body: 0,
                 headers: 0,
+                counted,
                 done: false,
             },
         );
-        self.in_flight += 1;
+        self.in_flight += usize::from(counted);
         self.load.requests.push(Request {
             url: url.to_owned(),
             redirected_from: None,
