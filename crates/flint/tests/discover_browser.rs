@@ -56,7 +56,7 @@ fn write_scripted(root: &Path) {
     put("/next.html", b"<!doctype html><p>next</p>\n");
 }
 
-fn browser_crawl(start: &url::Url, depth: u32) -> Site {
+fn crawl(start: &url::Url, depth: u32, browser: bool) -> Site {
     discover::crawl(
         start,
         &Options {
@@ -73,7 +73,7 @@ fn browser_crawl(start: &url::Url, depth: u32) -> Site {
             tls: TlsOptions::default(),
             http: discover::Http::Http11,
             stop: None,
-            browser: Some(BrowserOptions {
+            browser: browser.then(|| BrowserOptions {
                 chromium: find_chromium().unwrap_or_else(|e| panic!("{e}")),
                 all_origins: false,
                 page_timeout: Duration::from_secs(60),
@@ -117,11 +117,16 @@ fn browser_mode_finds_exactly_what_chromium_requests() {
     let origin = format!("http://{}", server.addr);
     let url = |p: &str| url::Url::parse(&format!("{origin}{p}")).unwrap();
 
-    let site = browser_crawl(&url("/index.html"), 1);
-    // The crawl is the HTML mode's: the same pages, found by the same links.
-    let paths: Vec<&str> = site.pages.iter().map(|p| p.path.as_str()).collect();
-    assert_eq!(paths, ["/index.html", "/frame.html", "/about.html"]);
-    let scripted = browser_crawl(&url("/scripted.html"), 0);
+    let site = crawl(&url("/index.html"), 1, true);
+    // The crawl is the HTML mode's: the same pages, found by the same links, and the same
+    // notes (links to another origin, robots.txt, --depth).
+    let html = crawl(&url("/index.html"), 1, false);
+    let paths = |s: &Site| -> Vec<String> { s.pages.iter().map(|p| p.path.clone()).collect() };
+    assert_eq!(paths(&site), ["/index.html", "/frame.html", "/about.html"]);
+    assert_eq!(paths(&site), paths(&html));
+    assert_eq!(site.notes, html.notes);
+    assert_eq!(site.links_found, html.links_found);
+    let scripted = crawl(&url("/scripted.html"), 0, true);
     assert_eq!(scripted.pages.len(), 1);
 
     let scratch = tempfile::tempdir().unwrap();
