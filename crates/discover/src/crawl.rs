@@ -15,7 +15,12 @@
 //!   holds it) but within `--max-pages`;
 //! - a resource is fetched once for the whole crawl; a page lists each of its files once, in
 //!   the order it first needs them (a stylesheet, then what it imports, then its `url()`s).
+//!
+//! With `--browser` the pages, links, robots.txt and redirects are the crawl's as above (each
+//! page's HTML fetched and parsed for its links), but a page's files are what headless Chromium
+//! fetched loading it (`browser`).
 
+use crate::browser::Browser;
 use crate::fetch::{FetchError, Fetcher, Response, MAX_GAP};
 use crate::frontier::{key, not_told_apart, Counted, Frontier, Tally};
 use crate::html::{self, Found, Kind};
@@ -25,6 +30,8 @@ use crate::{css, Entry, File, Options, Page, Site};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
 use url::{Position, Url};
+
+mod browser_page;
 
 /// Redirects followed for one resource, at most.
 const MAX_REDIRECTS: usize = 10;
@@ -44,6 +51,9 @@ pub enum CrawlError {
     /// SIGINT or SIGTERM came before the start page was crawled: nothing to write.
     #[error("interrupted before the start page was crawled: nothing written")]
     Interrupted,
+    /// `--browser`: Chromium would not start, exited or stopped answering (exit 1).
+    #[error("{0}")]
+    Browser(String),
 }
 
 /// A fetched resource as the crawl remembers it.
@@ -75,6 +85,12 @@ struct Crawl<'a> {
     disallowed: Tally,
     /// Pages that named more than --max-files references.
     pages_cut: u64,
+    /// `--browser`'s Chromium, started for the first page.
+    browser: Option<Browser>,
+    /// Why Chromium cannot go on (the crawl ends with it).
+    browser_failed: Option<String>,
+    /// Requests Chromium made.
+    browser_requests: u64,
 }
 
 /// A page being put together: its entries, what it has referenced, what it left out.
@@ -117,6 +133,9 @@ pub fn crawl(start: &Url, opts: &Options) -> Result<Site, CrawlError> {
         other_origin: Tally::new(opts.max_pages),
         disallowed: Tally::new(opts.max_pages),
         pages_cut: 0,
+        browser: None,
+        browser_failed: None,
+        browser_requests: 0,
     };
     c.frontier.push(start.clone(), 0);
     let mut first = true;
@@ -127,6 +146,9 @@ pub fn crawl(start: &Url, opts: &Options) -> Result<Site, CrawlError> {
         if let Err(reason) = c.page(&url, depth) {
             if c.stopped() {
                 break;
+            }
+            if let Some(why) = c.browser_failed.take() {
+                return Err(CrawlError::Browser(why));
             }
             if first {
                 return Err(CrawlError::Start {
@@ -151,7 +173,7 @@ pub fn crawl(start: &Url, opts: &Options) -> Result<Site, CrawlError> {
         ));
     }
     c.closing_notes();
-    c.site.requests = c.fetcher.requests;
+    c.site.requests = c.fetcher.requests + c.browser_requests;
     Ok(c.site)
 }
 
@@ -323,12 +345,16 @@ impl Crawl<'_> {
         drop(text);
         let base = doc.base.clone().unwrap_or_else(|| final_url.clone());
         let redirected_from = redirected.then(|| target(url));
+        if self.opts.browser.is_some() {
+            return self.browser_page(&final_url, path, redirected_from, doc.links, depth);
+        }
         let mut work = PageWork {
             entries: vec![Entry::File(File {
                 path: path.clone(),
                 bytes: response.bytes,
                 content_type: response.content_type.clone(),
                 redirected_from: redirected_from.clone(),
+                initiator: None,
             })],
             on_page: HashSet::from([key(&final_url)]),
             beyond: 0,
@@ -519,6 +545,7 @@ impl Crawl<'_> {
                         bytes: r.bytes,
                         content_type: r.content_type,
                         redirected_from: redirected.then(|| target(url)),
+                        initiator: None,
                     },
                     css,
                 }

@@ -19,9 +19,11 @@
 //! as a browser caps it), [`srcset`] (the image candidate a browser picks),
 //! [`css`] (`url()` and `@import`, on cssparser), [`robots`] (RFC 9309), [`crawl`] (pages,
 //! links, redirects, robots, the rate), `frontier` (the links kept, bounded by `--max-pages`), [`access_log`] (Common and Combined Log Format),
-//! [`log_pages`] (pages from a log alone), [`workload`] (the TOML writer).
+//! [`log_pages`] (pages from a log alone), [`workload`] (the TOML writer), [`browser`]
+//! (`--browser`: the pages loaded by headless Chromium over the DevTools protocol).
 
 pub mod access_log;
+pub mod browser;
 pub mod crawl;
 pub mod css;
 pub mod fetch;
@@ -59,6 +61,8 @@ pub struct Options {
     /// Set (by a signal handler) to stop the crawl: no request starts after it, and what was
     /// found is returned.
     pub stop: Option<Arc<AtomicBool>>,
+    /// `--browser`: each page loaded by headless Chromium, its files what the browser fetched.
+    pub browser: Option<browser::BrowserOptions>,
 }
 
 /// What a crawl found.
@@ -115,6 +119,9 @@ pub struct File {
     pub content_type: Option<String>,
     /// The path referenced, when it redirected here.
     pub redirected_from: Option<String>,
+    /// With `--browser`: what made the browser request it (parser, script, preload, prefetch,
+    /// other).
+    pub initiator: Option<&'static str>,
 }
 
 impl Page {

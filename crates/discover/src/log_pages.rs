@@ -112,6 +112,7 @@ fn file(path: &str) -> Entry {
         bytes: 0,
         content_type: None,
         redirected_from: None,
+        initiator: None,
     })
 }
 

@@ -1,5 +1,6 @@
 //! The workload TOML `flint bench -w` reads (docs/workload.md): one `[[page]]` per HTML
-//! document, its files in order (the HTML first), each file's size and type as a comment, and
+//! document, its files in order (the HTML first), each file's size and type (and, with
+//! `--browser`, what made the browser request it) as a comment, and
 //! what was not fetched as a comment where it was referenced, with the reason. A page whose
 //! weight is 0 (an access log never asked for it) is written commented out: bench refuses a
 //! weight of 0, and the page stays visible.
@@ -75,6 +76,9 @@ fn page_toml(out: &mut String, page: &Page) {
                 }
                 if let Some(from) = &f.redirected_from {
                     let _ = write!(about, ", redirected from {from}");
+                }
+                if let Some(by) = f.initiator {
+                    let _ = write!(about, ", initiator {by}");
                 }
                 let _ = writeln!(text, "    {}, # {}", quote(&f.path), one_line(&about));
             }
@@ -162,11 +166,19 @@ mod tests {
                     bytes: 10,
                     content_type: Some("text/html".into()),
                     redirected_from: None,
+                    initiator: None,
                 }),
                 Entry::Skipped {
                     url: "/x\n[[page]]".into(),
                     reason: "404 Not Found".into(),
                 },
+                Entry::File(File {
+                    path: "/new.json".into(),
+                    bytes: 7,
+                    content_type: Some("application/json".into()),
+                    redirected_from: Some("/old.json".into()),
+                    initiator: Some("script"),
+                }),
             ],
             notes: vec!["3 more references beyond --max-files 2: not fetched".into()],
         };
@@ -193,6 +205,12 @@ mod tests {
             text.contains("    # 3 more references beyond --max-files 2: not fetched\n]\n"),
             "{text}"
         );
+        assert!(
+            text.contains(
+                "    \"/new.json\", # 7 bytes, application/json, redirected from /old.json, initiator script\n"
+            ),
+            "{text}"
+        );
         assert_eq!(text.matches("[[page]]\n").count(), 1, "{text}");
         assert_eq!(number(3.0), "3");
     }
@@ -205,6 +223,7 @@ mod tests {
                 bytes: 1,
                 content_type: None,
                 redirected_from: None,
+                initiator: None,
             })
         };
         let page = |p: &str, weight| Page {

@@ -63,9 +63,10 @@ pub enum Command {
         flint discover http://127.0.0.1:8080/ -o site.toml\n  \
         flint discover https://example.test/ --depth 2 --max-pages 50 --crawl-rate 5 -o site.toml\n  \
         flint discover http://127.0.0.1:8080/ --access-log /var/log/nginx/access.log -o site.toml\n  \
-        flint discover --access-log access.log.gz -o site.toml\n\n\
-        Exit status: 0 written; 1 the start page could not be fetched, or no crawled page is in \
-        the access log; 2 bad usage or input (an access log with no usable line), nothing \
+        flint discover --access-log access.log.gz -o site.toml\n  \
+        flint discover http://127.0.0.1:8080/ --browser -o site.toml\n\n\
+        Exit status: 0 written; 1 the start page could not be fetched, no crawled page is in \
+        the access log, or --browser's Chromium failed; 2 bad usage or input (an access log with no usable line), nothing \
         fetched.")]
     Discover(cmd::discover::DiscoverArgs),
     /// Rerun the Jigsaw, IO-Lite and Content-MD5 experiments on today's servers, with profiles.

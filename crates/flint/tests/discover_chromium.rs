@@ -23,38 +23,12 @@ mod discover_site;
 use common::start_server;
 use discover::{Entry, Limits, Options, TlsOptions};
 use std::collections::BTreeSet;
-use std::path::Path;
 use std::time::Duration;
 
 /// Asked for by the browser's interface, whenever it gets to it: left out of both sets.
 const ICONS: &[&str] = &["/favicon.ico", "/img/icon.png"];
 /// Only when a rule applies (see above).
 const FLINT_ONLY: &[&str] = &["/img/unused.png"];
-
-/// The URLs Chromium's network stack started a request for while loading `url`.
-fn chromium_requests(url: &str, scratch: &Path) -> Vec<String> {
-    let log = scratch.join("netlog.json");
-    let flags = [
-        "--window-size=800,600".to_owned(),
-        "--dump-dom".to_owned(),
-        format!("--log-net-log={}", log.display()),
-    ];
-    let stderr = test_support::chromium::run(url, &flags, scratch).stderr;
-    let text = std::fs::read_to_string(&log)
-        .unwrap_or_else(|e| panic!("no net log from chromium ({e}): {stderr}"));
-    std::fs::remove_file(&log).unwrap();
-    let json: serde_json::Value = serde_json::from_str(&text).expect("net log JSON");
-    let start_job = json["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"]
-        .as_u64()
-        .expect("URL_REQUEST_START_JOB in the net log's constants");
-    json["events"]
-        .as_array()
-        .expect("events")
-        .iter()
-        .filter(|e| e["type"].as_u64() == Some(start_job))
-        .filter_map(|e| e["params"]["url"].as_str().map(str::to_owned))
-        .collect()
-}
 
 #[test]
 fn chromium_requests_what_flint_discovers() {
@@ -79,6 +53,7 @@ fn chromium_requests_what_flint_discovers() {
             tls: TlsOptions::default(),
             http: discover::Http::Http11,
             stop: None,
+            browser: None,
         },
     )
     .expect("crawl");
@@ -110,7 +85,11 @@ fn chromium_requests_what_flint_discovers() {
     let scratch = tempfile::tempdir().unwrap();
     let mut compared = 0;
     for page in &site.pages {
-        let urls = chromium_requests(&format!("{origin}{}", page.path), scratch.path());
+        let urls = discover_site::chromium_requests(
+            &format!("{origin}{}", page.path),
+            scratch.path(),
+            &[],
+        );
         let chromium: BTreeSet<String> = urls
             .iter()
             .filter_map(|u| u.strip_prefix(&origin))

@@ -80,5 +80,6 @@ pub fn options(timeout: Duration) -> Options {
         tls: TlsOptions::default(),
         http: Http::Http11,
         stop: None,
+        browser: None,
     }
 }

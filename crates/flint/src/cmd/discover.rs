@@ -63,6 +63,21 @@ pub struct DiscoverArgs {
     /// HTTPS: accept any certificate without checking it.
     #[arg(short = 'k', long)]
     pub insecure: bool,
+    /// Load each page in headless Chromium (FLINT_CHROMIUM, else `chromium` on PATH) and list
+    /// what it fetched: the page scrolled to its end and waited on until its network is idle
+    /// for 500 ms, within --page-timeout; each file's initiator (parser, script, preload,
+    /// prefetch, other) in its comment. Links, robots.txt and weights are the crawl's as without
+    /// it.
+    #[arg(long)]
+    pub browser: bool,
+    /// With --browser: list requests to other origins too (as comments: bench requests one
+    /// origin); by default they are counted only.
+    #[arg(long, requires = "browser")]
+    pub all_origins: bool,
+    /// With --browser: one page's load, scroll and wait for an idle network, at most; what is
+    /// still loading then is a comment.
+    #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = crate::duration::parse, requires = "browser")]
+    pub page_timeout: Duration,
 }
 
 /// `--http`'s values.
@@ -109,6 +124,29 @@ pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
     if args.max_files == 0 {
         anyhow::bail!("--max-files must be at least 1");
     }
+    if args.browser && args.url.is_none() {
+        anyhow::bail!("--browser loads the pages of a crawl: give the URL to start from");
+    }
+    if args.browser && (args.cacert.is_some() || args.http == HttpArg::Http2) {
+        anyhow::bail!(
+            "--browser: Chromium speaks HTTP as it chooses and trusts the system's roots: \
+             --cacert and --http 2 do not apply (-k does)"
+        );
+    }
+    if args.browser && args.page_timeout.is_zero() {
+        anyhow::bail!("--page-timeout must be above 0");
+    }
+    // Found before anything starts: without Chromium, a usage error.
+    let browser = if args.browser {
+        Some(discover::browser::BrowserOptions {
+            chromium: discover::browser::find_chromium().map_err(|e| anyhow::anyhow!(e))?,
+            all_origins: args.all_origins,
+            page_timeout: args.page_timeout,
+            insecure: args.insecure,
+        })
+    } else {
+        None
+    };
     let start = args
         .url
         .as_deref()
@@ -160,6 +198,7 @@ pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
                     HttpArg::Http2 => discover::Http::Http2,
                 },
                 stop: Some(stop),
+                browser: browser.clone(),
             };
             let site = match discover::crawl(start, &opts) {
                 Ok(site) => site,

@@ -178,3 +178,33 @@ pub fn serve(root: &Path, extra: &[&str]) -> Server {
         .to_owned();
     server
 }
+
+/// The URLs Chromium's network stack started a request for while loading `url` (with its
+/// network log on, `--dump-dom` ending the run once the page has loaded), with `extra` flags.
+pub fn chromium_requests(url: &str, scratch: &Path, extra: &[&str]) -> Vec<String> {
+    let log = scratch.join("netlog.json");
+    let flags = [
+        "--window-size=800,600".to_owned(),
+        "--dump-dom".to_owned(),
+        format!("--log-net-log={}", log.display()),
+    ];
+    let flags: Vec<String> = flags
+        .into_iter()
+        .chain(extra.iter().map(|f| f.to_string()))
+        .collect();
+    let stderr = test_support::chromium::run(url, &flags, scratch).stderr;
+    let text = std::fs::read_to_string(&log)
+        .unwrap_or_else(|e| panic!("no net log from chromium ({e}): {stderr}"));
+    std::fs::remove_file(&log).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&text).expect("net log JSON");
+    let start_job = json["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"]
+        .as_u64()
+        .expect("URL_REQUEST_START_JOB in the net log's constants");
+    json["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter(|e| e["type"].as_u64() == Some(start_job))
+        .filter_map(|e| e["params"]["url"].as_str().map(str::to_owned))
+        .collect()
+}

@@ -1,0 +1,250 @@
+//! A page's record turned into the workload's entries: the document first, then each file the
+//! browser fetched for the page, once, in the order it asked for them, with its initiator.
+//! Requests of a frame belong to the frame's own page (as in HTML mode, an iframe is a page of
+//! its own); requests to other origins are counted, or listed as comments with
+//! `--all-origins` (`flint bench` requests one origin).
+
+use super::page::{Load, Request};
+use crate::{Entry, File};
+use std::collections::HashSet;
+use url::{Position, Url};
+
+/// A page as the browser loaded it.
+#[derive(Debug, Clone, Default)]
+pub struct Recorded {
+    /// The document first.
+    pub entries: Vec<Entry>,
+    /// Same-origin frame documents: pages of their own for the crawl.
+    pub frames: Vec<Url>,
+    /// What the entries leave out.
+    pub notes: Vec<String>,
+    /// Requests beyond `--max-files`, not listed.
+    pub beyond: u64,
+}
+
+/// The entries of the page at `page` (the URL the browser was sent to), at most `max_files`
+/// beside the document.
+pub fn entries(
+    load: &Load,
+    page: &Url,
+    all_origins: bool,
+    max_files: usize,
+) -> Result<Recorded, String> {
+    let main = |r: &&Request| r.frame == load.main_frame && r.resource_type == "Document";
+    let Some(doc) = load.requests.iter().find(main) else {
+        return Err("Chromium made no request for the page".into());
+    };
+    if let Some(why) = unusable(doc) {
+        return Err(format!("Chromium could not load it: {why}"));
+    }
+    let origin = page.origin();
+    let mut out = Recorded::default();
+    let mut seen = HashSet::new();
+    let (mut other_origin, mut beyond) = (0u64, 0u64);
+    for r in &load.requests {
+        let Ok(mut url) = Url::parse(&r.url) else {
+            continue;
+        };
+        url.set_fragment(None);
+        let subframe = r.frame != load.main_frame;
+        let frame_document = subframe && r.resource_type == "Document";
+        if subframe && !frame_document {
+            continue; // the frame's page lists it
+        }
+        if !seen.insert(url.to_string()) {
+            continue; // one request per file and page
+        }
+        let elsewhere = url.origin() != origin;
+        if elsewhere && !frame_document && !all_origins {
+            other_origin += 1;
+            continue;
+        }
+        if !std::ptr::eq(r, doc) && out.entries.len() > max_files {
+            beyond += 1;
+            continue;
+        }
+        if elsewhere {
+            if frame_document {
+                out.entries.push(skipped(
+                    url.as_str(),
+                    "an iframe on another origin: not listed (bench requests the one origin)",
+                ));
+            } else {
+                let bytes = r.bytes.map_or("no".into(), |b| b.to_string());
+                out.entries.push(skipped(
+                    url.as_str(),
+                    &format!(
+                        "another origin ({bytes} bytes, initiator {}): bench requests the one origin",
+                        r.initiator
+                    ),
+                ));
+            }
+            continue;
+        }
+        let path = target(&url);
+        if frame_document {
+            out.entries
+                .push(skipped(&path, "an iframe: a page of its own"));
+            out.frames.push(url);
+            continue;
+        }
+        if let Some(why) = unusable(r) {
+            out.entries.push(skipped(
+                &path,
+                &format!("{why} (initiator {})", r.initiator),
+            ));
+            continue;
+        }
+        let from = r
+            .redirected_from
+            .as_deref()
+            .and_then(|f| Url::parse(f).ok())
+            .filter(|f| f.origin() == origin)
+            .map(|f| target(&f))
+            .filter(|f| *f != path);
+        out.entries.push(Entry::File(File {
+            path,
+            bytes: r.bytes.unwrap_or(0),
+            content_type: r.content_type.clone(),
+            redirected_from: from,
+            initiator: Some(r.initiator),
+        }));
+    }
+    if other_origin > 0 {
+        out.notes.push(format!(
+            "{other_origin} requests to other origins left out (--all-origins lists them)"
+        ));
+    }
+    out.beyond = beyond;
+    if beyond > 0 {
+        out.notes.push(format!(
+            "{beyond} more requests beyond --max-files {max_files}: not listed"
+        ));
+    }
+    if load.timed_out {
+        out.notes.push(
+            "the network was not idle at --page-timeout: requests still loading then are comments"
+                .into(),
+        );
+    }
+    Ok(out)
+}
+
+/// Why a request gave no file: it failed, its status is not 2xx, or it never ended.
+fn unusable(r: &Request) -> Option<String> {
+    if let Some(f) = &r.failed {
+        return Some(f.clone());
+    }
+    match r.status {
+        Some(s) if !(200..300).contains(&s) => Some(format!("{s} {}", wire::head::reason(s))),
+        _ if r.bytes.is_none() => Some("still loading at --page-timeout".into()),
+        _ => None,
+    }
+}
+
+fn target(url: &Url) -> String {
+    url[Position::BeforePath..Position::AfterQuery].to_owned()
+}
+
+fn skipped(url: &str, reason: &str) -> Entry {
+    Entry::Skipped {
+        url: url.to_owned(),
+        reason: reason.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(url: &str, frame: &str, ty: &str) -> Request {
+        Request {
+            url: url.into(),
+            redirected_from: None,
+            frame: frame.into(),
+            resource_type: ty.into(),
+            initiator: "parser",
+            status: Some(200),
+            content_type: Some("text/plain".into()),
+            bytes: Some(10),
+            failed: None,
+        }
+    }
+
+    #[test]
+    fn frames_other_origins_failures_and_repeats() {
+        let mut failed = req("http://h/gone.png", "M", "Image");
+        failed.status = Some(404);
+        let mut moved = req("http://h/new.js", "M", "Script");
+        moved.redirected_from = Some("http://h/old.js".into());
+        moved.initiator = "script";
+        let load = Load {
+            requests: vec![
+                req("http://h/p.html", "M", "Document"),
+                req("http://h/a.css", "M", "Stylesheet"),
+                req("http://h/a.css#x", "M", "Stylesheet"),
+                req("http://cdn/x.js", "M", "Script"),
+                req("http://h/f.html", "F", "Document"),
+                req("http://h/in-frame.png", "F", "Image"),
+                failed,
+                moved,
+            ],
+            main_frame: "M".into(),
+            timed_out: false,
+        };
+        let page = Url::parse("http://h/p.html").unwrap();
+        let rec = entries(&load, &page, false, 100).unwrap();
+        let lines: Vec<String> = rec
+            .entries
+            .iter()
+            .map(|e| match e {
+                Entry::File(f) => format!(
+                    "{} {} {:?} {:?}",
+                    f.path, f.bytes, f.initiator, f.redirected_from
+                ),
+                Entry::Skipped { url, reason } => format!("# {url}: {reason}"),
+            })
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "/p.html 10 Some(\"parser\") None",
+                "/a.css 10 Some(\"parser\") None",
+                "# /f.html: an iframe: a page of its own",
+                "# /gone.png: 404 Not Found (initiator parser)",
+                "/new.js 10 Some(\"script\") Some(\"/old.js\")",
+            ]
+        );
+        assert_eq!(rec.frames, [Url::parse("http://h/f.html").unwrap()]);
+        assert_eq!(
+            rec.notes,
+            ["1 requests to other origins left out (--all-origins lists them)"]
+        );
+        let all = entries(&load, &page, true, 100).unwrap();
+        assert!(all.entries.contains(&skipped(
+            "http://cdn/x.js",
+            "another origin (10 bytes, initiator parser): bench requests the one origin"
+        )));
+        assert!(all.notes.is_empty());
+        let cut = entries(&load, &page, false, 1).unwrap();
+        assert_eq!(cut.entries.len(), 2);
+        assert_eq!(
+            cut.notes[1],
+            "3 more requests beyond --max-files 1: not listed"
+        );
+    }
+
+    #[test]
+    fn a_page_the_browser_could_not_load_is_an_error() {
+        let mut doc = req("http://h/p.html", "M", "Document");
+        doc.failed = Some("net::ERR_CONNECTION_REFUSED".into());
+        let load = Load {
+            requests: vec![doc],
+            main_frame: "M".into(),
+            timed_out: false,
+        };
+        let page = Url::parse("http://h/p.html").unwrap();
+        let err = entries(&load, &page, false, 10).unwrap_err();
+        assert!(err.contains("net::ERR_CONNECTION_REFUSED"), "{err}");
+    }
+}
