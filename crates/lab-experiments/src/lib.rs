@@ -38,6 +38,7 @@ pub use results::{
 pub use syscalls::RTT_PAGES;
 pub use tls::{missing_tls, HANDSHAKE_CLIENTS};
 
+use ::results::LabOptionsRecord;
 use lab_peers::{PeerError, PeerKind, PeerSpec};
 use lab_profile::{Method, Profile};
 use measure::{Load, Measurement};
@@ -146,6 +147,31 @@ impl LabOptions {
             rtts: vec![Duration::ZERO],
             page_modes: PageMode::ALL.to_vec(),
             pages: None,
+        }
+    }
+
+    /// The options as the result document records them, with the tracer the run uses (`None`:
+    /// no syscalls traced, by `--no-profile` or for want of a tracer).
+    pub fn record(&self, method: Option<Method>) -> LabOptionsRecord {
+        let profile = match (method, self.profile) {
+            (Some(m), _) => m.to_string(),
+            (None, false) => LabOptionsRecord::PROFILE_OFF.to_owned(),
+            (None, true) => LabOptionsRecord::PROFILE_UNAVAILABLE.to_owned(),
+        };
+        LabOptionsRecord {
+            duration_s: self.duration.as_secs_f64(),
+            warmup_s: Some(self.warmup.as_secs_f64()),
+            pages: self.pages,
+            servers: self.servers.iter().map(|k| k.name().to_owned()).collect(),
+            rtt_ms: self.rtts.iter().map(|r| r.as_secs_f64() * 1e3).collect(),
+            modes: self
+                .page_modes
+                .iter()
+                .map(|m| m.name().to_owned())
+                .collect(),
+            profile,
+            server_cpu: self.server_cpu.map(|c| c as u64),
+            client_cpu: self.client_cpu.map(|c| c as u64),
         }
     }
 
@@ -367,7 +393,7 @@ pub fn run(
     Ok(LabReport {
         experiment,
         started_at,
-        duration: opts.duration,
+        options: opts.record(lab.method),
         interrupted: lab.stopped(),
         servers: lab.servers,
         results: lab.results,

@@ -23,6 +23,7 @@ fn show(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         Value::Null => "–".into(),
+        Value::Array(items) if items.is_empty() => "–".into(),
         // A list of names reads as a list, not as JSON.
         Value::Array(items) if items.iter().all(|x| !x.is_object() && !x.is_array()) => {
             items.iter().map(show).collect::<Vec<_>>().join(", ")
