@@ -201,6 +201,27 @@ fn card(i: &Input<'_>) -> String {
                 cols.extend([Col("Status", false), Col("Error", false)]);
                 let _ = write!(out, "<h4>Targets</h4>{}", table(&cols, &rows, "targets"));
             }
+            // What every target was asked for, page by page.
+            let rows: Vec<Vec<String>> = c
+                .workload
+                .pages
+                .iter()
+                .map(|p| {
+                    vec![
+                        esc(&p.name),
+                        text::trim(&text::num(p.weight)),
+                        esc(&p.files.join(" ")),
+                    ]
+                })
+                .collect();
+            if !rows.is_empty() {
+                let cols = [
+                    Col("Page", false),
+                    Col("Weight", true),
+                    Col("Files (URL paths)", false),
+                ];
+                let _ = write!(out, "<h4>Workload</h4>{}", table(&cols, &rows, "workload"));
+            }
         }
         Doc::Lab(l) => {
             let rows: Vec<Vec<String>> = l

@@ -174,6 +174,9 @@ fn stat(target: &CompareTarget, fig: &Figure) -> Option<Stat> {
     })
 }
 
+/// Pages named in a compare's note; "What ran where" lists them all.
+const PAGES_NAMED: usize = 8;
+
 fn compare(page: &mut Page, input: &Input<'_>, c: &CompareResult) -> String {
     let targets = &c.targets;
     if targets.is_empty() {
@@ -258,8 +261,17 @@ fn compare(page: &mut Page, input: &Input<'_>, c: &CompareResult) -> String {
         0 => "rounds".to_owned(),
         n => format!("{} rounds", text::count(n as f64)),
     };
+    // What every target served: a ratio means little without it.
+    let fetched = if c.workload.pages.is_empty() {
+        String::new()
+    } else {
+        format!(
+            r#" Fetched from each: <span class="file">{}</span>."#,
+            esc(&c.workload.describe(PAGES_NAMED))
+        )
+    };
     let mut out = format!(
-        r#"<h3>Compare: <span class="file">{}</span></h3><p class="note">Targets run in turn, A B A B…, {rounds}. Each cell: the median across rounds, × its ratio to the first target ({}), and [min – max] across rounds.</p>"#,
+        r#"<h3>Compare: <span class="file">{}</span></h3><p class="note">Targets run in turn, A B A B…, {rounds}.{fetched} Each cell: the median across rounds, × its ratio to the first target ({}), and [min – max] across rounds.</p>"#,
         esc(&input.label),
         esc(&head[0])
     );
