@@ -67,6 +67,11 @@ fn a_lab_run_without_syscall_counts_says_they_were_not_traced_and_how_to_get_the
         "{syscalls}"
     );
     assert!(syscalls.contains("without --no-profile"), "{syscalls}");
+    // Said first, before the CPU chart that is all the section has.
+    assert!(
+        syscalls.find("not traced") < syscalls.find("<svg"),
+        "{syscalls}"
+    );
     // No column of dashes, no caption about calls that were not counted.
     assert!(!syscalls.contains("syscalls/req"), "{syscalls}");
     assert!(!syscalls.contains("fewer calls carry"), "{syscalls}");

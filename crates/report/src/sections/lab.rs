@@ -136,6 +136,8 @@ struct Row {
 pub fn syscalls(page: &mut Page, inputs: &[Input<'_>]) -> String {
     let mut rows: Vec<Row> = Vec::new();
     let mut out = String::new();
+    // Said first: why the section has no syscall counts.
+    let mut untraced_notes = String::new();
     for (input, lab) in labs(inputs) {
         // Syscalls hardly depend on the round trip: the shortest one measured stands for all.
         let rtt = results(lab, "syscalls")
@@ -150,7 +152,7 @@ pub fn syscalls(page: &mut Page, inputs: &[Input<'_>]) -> String {
         let measured = rs.iter().any(|r| r.unavailable.is_none());
         if measured && rs.iter().all(|r| r.syscalls_per_request.is_none()) {
             let _ = write!(
-                out,
+                untraced_notes,
                 r#"<p class="note untraced">{} (<span class="file">{}</span>).</p>"#,
                 esc(&untraced(&lab.options.profile)),
                 esc(&input.label)
@@ -248,9 +250,10 @@ pub fn syscalls(page: &mut Page, inputs: &[Input<'_>]) -> String {
     } else {
         "The servers' CPU time per request, read from /proc: no syscalls were traced."
     };
-    let mut fig = figures(&svgs, caption);
-    fig.push_str(&out);
-    fig
+    let mut section = untraced_notes;
+    section.push_str(&figures(&svgs, caption));
+    section.push_str(&out);
+    section
 }
 
 /// Why a lab run has no syscall counts, from its `options.profile`, and how to get them.
