@@ -134,7 +134,8 @@ fn a_pinned_certificate_out_of_its_dates_is_refused_as_expired_or_not_yet_valid(
 }
 
 /// A --cacert file that is not the server's certificate: the reason says the file given is not
-/// it, never to give a certificate with --cacert as if none had been.
+/// it, never to give a certificate with --cacert as if none had been; `--debug`'s line for each
+/// failed handshake says the same.
 #[test]
 fn a_cacert_that_is_not_the_servers_certificate_is_named_as_such() {
     let cert = SelfSigned::marked_ca(KeyKind::EcdsaP256);
@@ -143,13 +144,19 @@ fn a_cacert_that_is_not_the_servers_certificate_is_named_as_such() {
     let url = format!("https://localhost:{}/a.html", server.port());
     let out = run_bounded(
         flint()
-            .args(["bench", &url, "-n", "10", "-c", "2", "-q", "--cacert"])
+            .args([
+                "bench", &url, "-n", "10", "-c", "2", "-q", "--debug", "--cacert",
+            ])
             .arg(&other.cert),
         Duration::from_secs(60),
     );
     let (stdout, stderr) = texts(&out);
     assert_eq!(out.status.code(), Some(1), "{stdout} {stderr}");
     let says = format!("not the one in {} (--cacert)", other.cert.display());
+    assert!(
+        stderr.contains("flint: TLS handshake failed: ca_used_as_end_entity: "),
+        "{stderr}"
+    );
     for text in [&stdout, &stderr] {
         assert!(text.contains(&says), "{text}");
         assert!(

@@ -36,16 +36,6 @@ pub fn record(c: &Comparison) -> CompareResult {
         response_timeout_s: cfg.response_timeout.as_secs_f64(),
         serve_ready_timeout_s: c.server.ready_timeout.as_secs_f64(),
     };
-    let w = &c.workload;
-    let pages = w
-        .pages
-        .iter()
-        .map(|p| WorkloadPage {
-            name: p.name.clone(),
-            weight: p.weight,
-            files: p.files.iter().map(|&i| w.urls[i].clone()).collect(),
-        })
-        .collect();
     let targets = c
         .targets
         .iter()
@@ -91,10 +81,28 @@ pub fn record(c: &Comparison) -> CompareResult {
         environment: bench::report::environment(),
         interrupted: c.interrupted,
         options,
-        workload: CompareWorkload { pages },
+        workload: workload(c),
         targets,
     }
 }
+
+/// The pages every target served, their files by URL path.
+fn workload(c: &Comparison) -> CompareWorkload {
+    let w = &c.workload;
+    let pages = w
+        .pages
+        .iter()
+        .map(|p| WorkloadPage {
+            name: p.name.clone(),
+            weight: p.weight,
+            files: p.files.iter().map(|&i| w.urls[i].clone()).collect(),
+        })
+        .collect();
+    CompareWorkload { pages }
+}
+
+/// Pages named in the table's header; the JSON has them all.
+const PAGES_NAMED: usize = 8;
 
 /// [`record`] as JSON.
 pub fn json(c: &Comparison) -> serde_json::Value {
@@ -117,12 +125,14 @@ pub fn table(c: &Comparison) -> String {
     let per_round = bench::report::stop_text(cfg.stop);
     let mut out = format!(
         "flint compare: {} targets, {} rounds (A B A B ...), {} clients, {} per round, {}\n\
+         Fetched from each: {}\n\
          Median of the rounds, with min and max; ratio = median / {}'s median.\n\n",
         c.targets.len(),
         c.rounds,
         cfg.concurrency,
         per_round,
         bench::report::http_mode_text(cfg.http),
+        workload(c).describe(PAGES_NAMED),
         c.targets.first().map_or("the first target", |t| &t.name),
     );
     // Rows of 7 cells; a target without rounds gets its name, status and reason on one line.

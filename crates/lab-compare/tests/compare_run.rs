@@ -146,6 +146,7 @@ fn rounds_alternate_and_a_failed_target_leaves_the_others_running() {
     assert!(err.contains("no such option"), "{err}");
 
     let table = compare::table(&result);
+    assert!(table.contains("\nFetched from each: /x\n"), "{table}");
     assert!(table.contains("requests/s"), "{table}");
     assert!(table.contains("1.00x"), "{table}");
     assert!(table.contains("dead"), "{table}");

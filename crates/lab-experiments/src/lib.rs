@@ -38,6 +38,7 @@ pub use results::{
 pub use syscalls::RTT_PAGES;
 pub use tls::{missing_tls, HANDSHAKE_CLIENTS};
 
+use ::results::LabOptionsRecord;
 use lab_peers::{PeerError, PeerKind, PeerSpec};
 use lab_profile::{Method, Profile};
 use measure::{Load, Measurement};
@@ -149,6 +150,31 @@ impl LabOptions {
         }
     }
 
+    /// The options as the result document records them, with the tracer the run uses (`None`:
+    /// no syscalls traced, by `--no-profile` or for want of a tracer).
+    pub fn record(&self, method: Option<Method>) -> LabOptionsRecord {
+        let profile = match (method, self.profile) {
+            (Some(m), _) => m.to_string(),
+            (None, false) => LabOptionsRecord::PROFILE_OFF.to_owned(),
+            (None, true) => LabOptionsRecord::PROFILE_UNAVAILABLE.to_owned(),
+        };
+        LabOptionsRecord {
+            duration_s: self.duration.as_secs_f64(),
+            warmup_s: Some(self.warmup.as_secs_f64()),
+            pages: self.pages,
+            servers: self.servers.iter().map(|k| k.name().to_owned()).collect(),
+            rtt_ms: self.rtts.iter().map(|r| r.as_secs_f64() * 1e3).collect(),
+            modes: self
+                .page_modes
+                .iter()
+                .map(|m| m.name().to_owned())
+                .collect(),
+            profile,
+            server_cpu: self.server_cpu.map(|c| c as u64),
+            client_cpu: self.client_cpu.map(|c| c as u64),
+        }
+    }
+
     /// Servers an experiment runs: those of `servers` not [`left_out`](Self::left_out) of it.
     fn servers_for(&self, experiment: Experiment) -> Vec<PeerKind> {
         self.servers
@@ -191,17 +217,23 @@ impl LabOptions {
     }
 
     /// About how long `experiment` takes: each measurement's warm-up and window, and some 1.5 s
-    /// to start its server and attach and detach a tracer. The syscalls experiment's window is
-    /// a number of pages with `--pages` and over a round trip, not `duration`: guessed at 0.1 s
-    /// a page plus a round trip for each of its 44 files.
+    /// to start its server and attach and detach a tracer (0.5 s with no tracer). With `--pages` a window is that many
+    /// pages in every experiment, and in the syscalls experiment over a round trip too: guessed
+    /// at 0.1 s a microscape page plus a round trip for each of its 44 files, and at 5 ms a
+    /// page of the other experiments' single documents (a TLS handshake's time on one core).
     pub fn estimate(&self, experiment: Experiment) -> Duration {
-        const SETUP: Duration = Duration::from_millis(1500);
-        let per_run = |window: Duration| self.warmup + SETUP + window;
+        const ONE_FILE_PAGE: Duration = Duration::from_millis(5);
+        let setup = Duration::from_millis(if self.profile { 1500 } else { 500 });
+        let per_run = |window: Duration| self.warmup + setup + window;
         let mut total = Duration::ZERO;
         for &part in experiment.parts() {
             let runs = self.runs(part) as u32;
             if part != Experiment::Syscalls {
-                total += per_run(self.duration) * runs;
+                let window = match self.pages {
+                    Some(n) => ONE_FILE_PAGE.mul_f64(n as f64),
+                    None => self.duration,
+                };
+                total += per_run(window) * runs;
                 continue;
             }
             let per_rtt = runs / self.rtts.len().max(1) as u32;
@@ -367,7 +399,7 @@ pub fn run(
     Ok(LabReport {
         experiment,
         started_at,
-        duration: opts.duration,
+        options: opts.record(lab.method),
         interrupted: lab.stopped(),
         servers: lab.servers,
         results: lab.results,
@@ -560,7 +592,19 @@ mod tests {
             opts.estimate(Experiment::Syscalls),
             Duration::from_millis(2300) * runs
         );
-        // The other experiments run for the duration whatever --pages says.
+        // The other experiments count pages too: three of one document each.
+        assert_eq!(
+            opts.estimate(Experiment::Digest),
+            Duration::from_millis(2015) * opts.runs(Experiment::Digest) as u32
+        );
+        // Without a tracer to attach and detach, a measurement's setup is shorter.
+        opts.profile = false;
+        assert_eq!(
+            opts.estimate(Experiment::Digest),
+            Duration::from_millis(1015) * opts.runs(Experiment::Digest) as u32
+        );
+        opts.profile = true;
+        opts.pages = None;
         assert_eq!(
             opts.estimate(Experiment::Digest),
             Duration::from_secs(62) * opts.runs(Experiment::Digest) as u32

@@ -186,7 +186,8 @@ impl ResultRow {
 pub struct LabReport {
     pub experiment: Experiment,
     pub started_at: SystemTime,
-    pub duration: Duration,
+    /// The options that shaped the run ([`crate::LabOptions::record`]).
+    pub options: LabOptionsRecord,
     pub servers: Vec<ServerStatus>,
     pub results: Vec<ResultRow>,
     /// Ended early by Ctrl-C.
@@ -205,10 +206,7 @@ impl LabReport {
             flint_version: env!("CARGO_PKG_VERSION").to_owned(),
             started_at: bench::report::rfc3339(self.started_at),
             environment: bench::report::environment(),
-            options: LabOptionsRecord {
-                duration_s: self.duration.as_secs_f64(),
-                servers: self.servers.iter().map(|s| s.name.clone()).collect(),
-            },
+            options: self.options.clone(),
             servers: self
                 .servers
                 .iter()
@@ -361,7 +359,7 @@ mod tests {
         let report = LabReport {
             experiment: Experiment::All,
             started_at: SystemTime::UNIX_EPOCH,
-            duration: Duration::from_secs(2),
+            options: LabOptions::new(None).record(None),
             servers: vec![ServerStatus {
                 name: "lighttpd".into(),
                 version: None,
@@ -396,7 +394,26 @@ mod tests {
         );
         assert_eq!(json["experiment"], "all");
         assert_eq!(json["started_at"], "1970-01-01T00:00:00.000Z");
-        assert_eq!(keys(&json["options"]), ["duration_s", "servers"]);
+        assert_eq!(
+            keys(&json["options"]),
+            [
+                "client_cpu",
+                "duration_s",
+                "modes",
+                "pages",
+                "profile",
+                "rtt_ms",
+                "server_cpu",
+                "servers",
+                "warmup_s"
+            ]
+        );
+        // Profiling asked for and no tracer found; with --no-profile, off.
+        assert_eq!(json["options"]["profile"], "unavailable");
+        let mut off = LabOptions::new(None);
+        off.profile = false;
+        assert_eq!(off.record(None).profile, "off");
+        assert_eq!(off.record(Some(Method::Perf)).profile, "perf");
         assert_eq!(
             json["servers"][0],
             json!({"name": "lighttpd", "version": null, "status": "missing",

@@ -48,6 +48,14 @@ fn sizes_end_to_end_gives_consistent_rows_in_the_json_shape() {
         .is_some_and(|s| s.ends_with('Z')));
     assert!(json["environment"].is_object());
     assert_eq!(num(&json["options"], "duration_s"), 0.5);
+    // Every option that shaped the run, for the report's disclosure.
+    assert_eq!(num(&json["options"], "warmup_s"), 0.1);
+    assert!(json["options"]["pages"].is_null());
+    let profile = json["options"]["profile"].as_str().expect("profile");
+    assert!(
+        matches!(profile, "perf" | "strace" | "unavailable"),
+        "{profile}"
+    );
     assert_eq!(
         json["options"]["servers"],
         serde_json::json!(["flint", "nginx"])

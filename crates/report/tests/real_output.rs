@@ -81,6 +81,18 @@ impl Drop for Served {
 
 /// A one-second run of two Webchildren fetching two pages, as `flint bench --json` writes it.
 fn bench_json(served: &Served, scheme: &str, http: HttpMode, tls: TlsOptions) -> Value {
+    let config = BenchConfig {
+        http,
+        stop: Stop::Duration(Duration::from_secs(1)),
+        tls,
+        ..BenchConfig::new(Target::http(served.addr))
+    };
+    run_json(served, scheme, config)
+}
+
+/// `config`'s load and stop (its target replaced by `served`'s) over the test's two pages, as
+/// bench's writer puts it in JSON.
+fn run_json(served: &Served, scheme: &str, config: BenchConfig) -> Value {
     let url = format!("{scheme}://localhost:{}/", served.addr.port());
     let target = Target::parse(&url).expect("a valid URL");
     let workload = Workload::from_pages([
@@ -91,13 +103,11 @@ fn bench_json(served: &Served, scheme: &str, http: HttpMode, tls: TlsOptions) ->
     let config = BenchConfig {
         concurrency: 2,
         threads: 1,
-        http,
-        stop: Stop::Duration(Duration::from_secs(1)),
         warmup: Duration::ZERO,
         connect_timeout: Duration::from_secs(10),
         response_timeout: Duration::from_secs(10),
-        tls,
-        ..BenchConfig::new(target)
+        target,
+        ..config
     };
     let run = bench::run(&config, &workload, &AtomicBool::new(false)).expect("the run starts");
     assert!(run.stats.requests > 0, "the run fetched nothing");
@@ -346,4 +356,66 @@ fn an_https_run_shows_its_handshakes_resumption_and_verification() {
     for absent in ["Over HTTPS", "TLS handshake", "TLS version", "--insecure"] {
         assert!(!alone.contains(absent), "{absent} in a plain-HTTP report");
     }
+}
+
+/// An open-loop run: its latency from each request's intended start is the headline, the
+/// uncorrected one (from the actual send) is beside it, and the send lag is shown, each as the
+/// run measured it.
+#[test]
+fn an_open_loop_run_shows_its_latencies_corrected_and_uncorrected_and_its_send_lag() {
+    let served = Served::start(false);
+    let config = BenchConfig {
+        stop: Stop::Pages(60),
+        rate: Some(200.0),
+        ..BenchConfig::new(Target::http(served.addr))
+    };
+    let v = run_json(&served, "http", config);
+    drop(served);
+    let r = typed(&v);
+    let html = report::render(&[("open.json".into(), v)]).unwrap();
+    let sm = &r.summary;
+    let uncorrected = sm
+        .response_uncorrected_ms
+        .expect("an open loop's uncorrected latency");
+    let lag = sm.send_lag_ms.expect("an open loop's send lag");
+    assert!(uncorrected.count > 0 && lag.count > 0);
+    let ms = |x: f64| report::text::num(x);
+    let table = &html[html
+        .find(r#"<table class="openloop">"#)
+        .expect("an open-loop table")..];
+    let table = &table[..table.find("</table>").unwrap()];
+    for (name, l) in [
+        ("response", &sm.response_ms),
+        ("response, uncorrected", &uncorrected),
+        ("page", &sm.page_ms),
+        (
+            "page, uncorrected",
+            sm.page_uncorrected_ms.as_ref().unwrap(),
+        ),
+        ("send lag", &lag),
+    ] {
+        let row = format!(
+            "<td>{name}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>\
+             <td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>\
+             <td class=\"n\">{}</td>",
+            ms(l.p50),
+            ms(l.p90),
+            ms(l.p99),
+            ms(l.p999),
+            ms(l.max),
+            report::text::count(l.count as f64)
+        );
+        assert!(table.contains(&row), "no {row} in {table}");
+    }
+    // The summary's headline is the corrected latency, the uncorrected one beneath it.
+    assert!(html.contains(&format!(
+        r#"{}<small class="rng">{} uncorrected</small>"#,
+        ms(sm.response_ms.p99),
+        ms(uncorrected.p99)
+    )));
+    assert!(html.contains("send lag: how late each page was sent against its schedule"));
+    assert!(html.contains(&format!(
+        "Pages due in the window: {}",
+        report::text::count(sm.pages_scheduled.unwrap() as f64)
+    )));
 }

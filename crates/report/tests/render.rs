@@ -220,3 +220,19 @@ fn page_times_are_in_ms_and_each_throughput_says_whose() {
     assert!(html.contains("HTTP/2 and chunk framing"));
     assert!(!html.contains("counts every byte read"));
 }
+
+/// A compare says what every target was asked for: the paths beside the figures, and every page
+/// with its files under "What ran where".
+#[test]
+fn a_compare_names_the_paths_it_fetched() {
+    let html = report::render(&[("cmp.json".into(), common::compare())]).unwrap();
+    assert!(
+        html.contains(
+            r#"Fetched from each: <span class="file">home (/index.html + 2 files), /big.bin</span>."#
+        ),
+        "no paths in the compare's note"
+    );
+    assert!(html.contains("<h4>Workload</h4>"));
+    let row = first_row(&html, "workload");
+    assert_eq!(row, ["home", "3", "/index.html /logo.gif /style.css"]);
+}

@@ -53,6 +53,28 @@ pub struct CompareWorkload {
     pub pages: Vec<WorkloadPage>,
 }
 
+impl CompareWorkload {
+    /// The paths fetched, in a line for people (`/a.bin, /b.bin`; a page of several files as
+    /// `home (/index.html + 43 files)`), the first `max` pages and how many more: the table's
+    /// header and the HTML report say what every target served.
+    pub fn describe(&self, max: usize) -> String {
+        let page = |p: &WorkloadPage| match p.files.as_slice() {
+            [] => p.name.clone(),
+            [one] if *one == p.name => one.clone(),
+            [one] => format!("{} ({one})", p.name),
+            [first, rest @ ..] => {
+                let s = if rest.len() == 1 { "" } else { "s" };
+                format!("{} ({first} + {} file{s})", p.name, rest.len())
+            }
+        };
+        let mut parts: Vec<String> = self.pages.iter().take(max).map(page).collect();
+        if self.pages.len() > max {
+            parts.push(format!("and {} more pages", self.pages.len() - max));
+        }
+        parts.join(", ")
+    }
+}
+
 /// One page of the workload: its files by URL path.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -116,6 +138,34 @@ pub struct FigureSpread {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_workload_is_described_by_its_paths() {
+        let page = |name: &str, files: &[&str]| WorkloadPage {
+            name: name.into(),
+            weight: 1.0,
+            files: files.iter().map(|f| f.to_string()).collect(),
+        };
+        let paths = CompareWorkload {
+            pages: vec![page("/a.bin", &["/a.bin"]), page("/b.bin", &["/b.bin"])],
+        };
+        assert_eq!(paths.describe(8), "/a.bin, /b.bin");
+        assert_eq!(paths.describe(1), "/a.bin, and 1 more pages");
+        let pages = CompareWorkload {
+            pages: vec![
+                page("home", &["/index.html", "/a.gif", "/b.gif"]),
+                page("about", &["/about.html"]),
+            ],
+        };
+        assert_eq!(
+            pages.describe(8),
+            "home (/index.html + 2 files), about (/about.html)"
+        );
+        let two = CompareWorkload {
+            pages: vec![page("docs", &["/docs.html", "/docs.css"])],
+        };
+        assert_eq!(two.describe(8), "docs (/docs.html + 1 file)");
+    }
 
     #[test]
     fn a_target_reads_back_as_written() {

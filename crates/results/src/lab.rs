@@ -22,14 +22,36 @@ pub struct LabResult {
     pub results: Vec<LabRow>,
 }
 
-/// The options of the run.
+/// The options of the run: every one that shaped its measurements, so that the report can
+/// disclose them. Fields an older flint did not write read as `None` or empty.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct LabOptionsRecord {
-    /// Length of each measured window.
+    /// Length of each measured window when it runs for a time (`-d`).
     pub duration_s: f64,
+    /// Warm-up before each measured window, not counted.
+    pub warmup_s: Option<f64>,
+    /// Pages fetched per measurement instead of running for `duration_s` (`--pages`); `None`:
+    /// on time (the page experiment over a round trip then fetches its own number of pages).
+    pub pages: Option<u64>,
     /// The servers asked for, by name.
     pub servers: Vec<String>,
+    /// The page experiment's round trips added on the network path (`--rtt`), ms.
+    pub rtt_ms: Vec<f64>,
+    /// The page experiment's ways of fetching (`--modes`).
+    pub modes: Vec<String>,
+    /// How the servers' syscalls were counted: `perf`, `strace`, `off` (`--no-profile`) or
+    /// `unavailable` (no tracer works here); empty in a file older than the field.
+    pub profile: String,
+    /// The cores the servers and the load were pinned to; `None`: not pinned.
+    pub server_cpu: Option<u64>,
+    pub client_cpu: Option<u64>,
+}
+
+impl LabOptionsRecord {
+    /// `profile` when the servers' syscalls were not traced (`off`, `unavailable`).
+    pub const PROFILE_OFF: &'static str = "off";
+    pub const PROFILE_UNAVAILABLE: &'static str = "unavailable";
 }
 
 /// `ok`, `missing` (not installed) or `failed` (installed, but did not start or run).

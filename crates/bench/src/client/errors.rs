@@ -36,7 +36,8 @@ pub(super) fn handshake_error(e: &io::Error) -> ErrorKind {
 }
 
 impl super::ThreadState<'_> {
-    /// A failed handshake: its reason counted (in the window), and said with `--debug`.
+    /// A failed handshake: its reason counted (in the window), and said with `--debug` as the
+    /// reports say it, knowing the `--cacert` file given.
     #[cold]
     pub(super) fn handshake_failed(&mut self, e: &io::Error, start_us: u64, now: u64) {
         let reason = TlsFailure::of(e);
@@ -47,7 +48,7 @@ impl super::ThreadState<'_> {
             eprintln!(
                 "flint: TLS handshake failed: {}: {} ({e})",
                 reason.name(),
-                reason.explain()
+                reason.explain_with(self.sh.config.tls.cacert.as_deref())
             );
         }
     }

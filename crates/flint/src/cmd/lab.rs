@@ -155,14 +155,21 @@ fn about(secs: f64) -> String {
     }
 }
 
-/// What each measurement measures: a duration, or with `--pages` the syscalls experiment's
-/// pages (`3 pages`; in `all`, beside the others' duration).
+/// What each measurement measures: with `--pages` that many pages, in every experiment;
+/// otherwise a duration, beside the page experiment's own count over a round trip.
 fn window_text(opts: &LabOptions, experiment: Experiment) -> String {
     let seconds = format!("{:.1} s", opts.duration.as_secs_f64());
-    match (opts.pages, experiment) {
-        (Some(n), Experiment::Syscalls) => format!("{n} pages"),
-        (Some(n), Experiment::All) => format!("{seconds} (syscalls: {n} pages)"),
-        _ => seconds,
+    let over_rtt = experiment.parts().contains(&Experiment::Syscalls)
+        && opts.rtts.iter().any(|r| !r.is_zero());
+    match opts.pages {
+        Some(n) => format!("{n} pages"),
+        None if over_rtt => {
+            format!(
+                "{seconds} ({} pages over a round trip)",
+                experiments::RTT_PAGES
+            )
+        }
+        None => seconds,
     }
 }
 
@@ -251,18 +258,23 @@ pub fn lab(args: LabArgs) -> anyhow::Result<ExitCode> {
 mod tests {
     use super::{about, window_text};
     use lab_experiments::{Experiment, LabOptions};
+    use std::time::Duration;
 
     #[test]
     fn with_pages_a_measurement_is_told_in_pages() {
         let mut opts = LabOptions::new(None);
         assert_eq!(window_text(&opts, Experiment::Syscalls), "2.0 s");
-        opts.pages = Some(3);
-        assert_eq!(window_text(&opts, Experiment::Syscalls), "3 pages");
+        opts.rtts = vec![Duration::ZERO, Duration::from_millis(20)];
         assert_eq!(
             window_text(&opts, Experiment::All),
-            "2.0 s (syscalls: 3 pages)"
+            "2.0 s (5 pages over a round trip)"
         );
         assert_eq!(window_text(&opts, Experiment::Sizes), "2.0 s");
+        // --pages counts every experiment's measurements.
+        opts.pages = Some(3);
+        for experiment in [Experiment::Syscalls, Experiment::All, Experiment::Sizes] {
+            assert_eq!(window_text(&opts, experiment), "3 pages");
+        }
     }
 
     #[test]

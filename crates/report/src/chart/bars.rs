@@ -187,6 +187,30 @@ mod tests {
         assert_eq!(svg.matches("<pattern id=\"b-p").count(), 2);
     }
 
+    /// A bar's value label sits above its whisker's cap, not across the whisker.
+    #[test]
+    fn a_value_label_clears_its_whisker() {
+        let svg = chart().svg().unwrap();
+        let attr = |tag: &str, name: &str| -> f64 {
+            let at = &svg[svg.find(tag).unwrap()..];
+            let at = &at[at.find(&format!(r#"{name}=""#)).unwrap() + name.len() + 2..];
+            at[..at.find('"').unwrap()].parse().unwrap()
+        };
+        // The whisker's top: the end of its vertical line, `M x,ylo V yhi`.
+        let whisker = &svg[svg.find(r#"class="whisker" d="M"#).unwrap()..];
+        let vline = &whisker[whisker.find('V').unwrap() + 1..];
+        let top: f64 = vline[..vline.find('M').unwrap()].parse().unwrap();
+        // The label of that bar: the last one drawn (flint's pipelined bar).
+        let label = &svg[svg.rfind(r#"<text class="vlabel""#).unwrap()..];
+        let baseline = attr(label, "y");
+        let font = attr(label, "font-size");
+        assert!(
+            baseline < top,
+            "label baseline {baseline} under whisker top {top}"
+        );
+        assert!(baseline + font * 0.25 <= top, "descenders reach the cap");
+    }
+
     #[test]
     fn no_values_no_chart() {
         let mut c = chart();

@@ -8,7 +8,7 @@ use crate::chart::{Axis, BarChart, BarSeries, LineChart, Series, Ticks};
 use crate::html::{figures, grouped_table, table, Col, Page};
 use crate::input::Input;
 use crate::text::{self, esc};
-use results::LabRow;
+use results::{LabOptionsRecord, LabRow};
 use std::fmt::Write;
 
 fn mode(r: &LabRow) -> &'static str {
@@ -136,6 +136,8 @@ struct Row {
 pub fn syscalls(page: &mut Page, inputs: &[Input<'_>]) -> String {
     let mut rows: Vec<Row> = Vec::new();
     let mut out = String::new();
+    // Said first: why the section has no syscall counts.
+    let mut untraced_notes = String::new();
     for (input, lab) in labs(inputs) {
         // Syscalls hardly depend on the round trip: the shortest one measured stands for all.
         let rtt = results(lab, "syscalls")
@@ -146,6 +148,15 @@ pub fn syscalls(page: &mut Page, inputs: &[Input<'_>]) -> String {
             .collect();
         if rs.is_empty() {
             continue;
+        }
+        let measured = rs.iter().any(|r| r.unavailable.is_none());
+        if measured && rs.iter().all(|r| r.syscalls_per_request.is_none()) {
+            let _ = write!(
+                untraced_notes,
+                r#"<p class="note untraced">{} (<span class="file">{}</span>).</p>"#,
+                esc(&untraced(&lab.options.profile)),
+                esc(&input.label)
+            );
         }
         let start = rows.len();
         rows.extend(rs.iter().map(|r| Row {
@@ -234,28 +245,65 @@ pub fn syscalls(page: &mut Page, inputs: &[Input<'_>]) -> String {
     .into_iter()
     .flatten()
     .collect();
-    let mut fig = figures(
-        &svgs,
-        "As the Jigsaw notes: persistent connections and pipelining let a server batch its work, so fewer calls carry each response.",
-    );
-    fig.push_str(&out);
-    fig
+    let caption = if rows.iter().any(|r| r.syscalls.is_some()) {
+        "As the Jigsaw notes: persistent connections and pipelining let a server batch its work, so fewer calls carry each response."
+    } else {
+        "The servers' CPU time per request, read from /proc: no syscalls were traced."
+    };
+    let mut section = untraced_notes;
+    section.push_str(&figures(&svgs, caption));
+    section.push_str(&out);
+    section
+}
+
+/// Why a lab run has no syscall counts, from its `options.profile`, and how to get them.
+fn untraced(profile: &str) -> String {
+    let why = match profile {
+        LabOptionsRecord::PROFILE_OFF => "the run was made with --no-profile",
+        LabOptionsRecord::PROFILE_UNAVAILABLE => {
+            "no tracer worked on that machine (perf not permitted or missing, strace missing)"
+        }
+        _ => "the run was made with --no-profile, or no tracer worked",
+    };
+    format!(
+        "System calls were not traced: {why}; only the servers' CPU time was read. To count \
+         them, run the lab again without --no-profile where perf (counting in the kernel) or \
+         strace works (--profile-method picks one; docs/lab.md)"
+    )
 }
 
 /// Modes across a page's width: three columns each, so more would push the table past it.
 const MODES_ACROSS: usize = 3;
 
-/// One measurement's three cells: syscalls/req, CPU µs/req, requests/s.
-fn jigsaw_cells(r: Option<&Row>) -> [String; 3] {
-    match r {
-        Some(r) if r.unavailable => ["n/a".into(), "n/a".into(), "n/a".into()],
-        Some(r) => [
+/// One measurement's cells: syscalls/req (when `traced`), CPU µs/req, requests/s.
+fn jigsaw_cells(r: Option<&Row>, traced: bool) -> Vec<String> {
+    let mut cells: Vec<String> = match r {
+        Some(r) if r.unavailable => vec!["n/a".into(), "n/a".into(), "n/a".into()],
+        Some(r) => vec![
             text::opt(r.syscalls),
             text::opt(r.cpu_us),
             format!("{}{}", text::opt(r.rps), if r.limited { "†" } else { "" }),
         ],
-        None => ["–".into(), "–".into(), "–".into()],
+        None => vec!["–".into(), "–".into(), "–".into()],
+    };
+    if !traced {
+        cells.remove(0);
     }
+    cells
+}
+
+/// A measurement's columns: syscalls/req only when some row has a count (a column of dashes
+/// says less than the note on why nothing was traced).
+fn jigsaw_cols(traced: bool) -> Vec<Col<'static>> {
+    let mut cols = vec![
+        Col("syscalls/req", true),
+        Col("CPU µs/req", true),
+        Col("req/s", true),
+    ];
+    if !traced {
+        cols.remove(0);
+    }
+    cols
 }
 
 /// Servers down, modes across (syscalls/req, CPU µs/req, requests/s under each mode); with more
@@ -265,35 +313,28 @@ fn jigsaw_table(rows: &[Row]) -> String {
     let groups = distinct(rows.iter().map(|r| r.group.as_str()));
     let mut modes = distinct(rows.iter().map(|r| r.mode.as_str()));
     modes.sort_by_key(|m| mode_rank(m));
+    let traced = rows.iter().any(|r| r.syscalls.is_some());
     if modes.len() > MODES_ACROSS {
-        let cols = [
-            Col("Server", false),
-            Col("Mode", false),
-            Col("syscalls/req", true),
-            Col("CPU µs/req", true),
-            Col("req/s", true),
-        ];
+        let mut cols = vec![Col("Server", false), Col("Mode", false)];
+        cols.extend(jigsaw_cols(traced));
         let body: Vec<Vec<String>> = groups
             .iter()
             .flat_map(|g| modes.iter().map(move |m| (g, m)))
             .filter_map(|(g, m)| {
                 let r = rows.iter().find(|r| r.group == *g && r.mode == *m)?;
                 let mut row = vec![esc(g), esc(m)];
-                row.extend(jigsaw_cells(Some(r)));
+                row.extend(jigsaw_cells(Some(r), traced));
                 Some(row)
             })
             .collect();
         return table(&cols, &body, "jigsaw");
     }
     let mut heads = vec![("", 1)];
-    heads.extend(modes.iter().map(|m| (*m, 3)));
+    let span = jigsaw_cols(traced).len();
+    heads.extend(modes.iter().map(|m| (*m, span)));
     let mut cols = vec![Col("Server", false)];
     for _ in &modes {
-        cols.extend([
-            Col("syscalls/req", true),
-            Col("CPU µs/req", true),
-            Col("req/s", true),
-        ]);
+        cols.extend(jigsaw_cols(traced));
     }
     let body: Vec<Vec<String>> = groups
         .iter()
@@ -302,6 +343,7 @@ fn jigsaw_table(rows: &[Row]) -> String {
             for m in &modes {
                 row.extend(jigsaw_cells(
                     rows.iter().find(|r| r.group == *g && r.mode == *m),
+                    traced,
                 ));
             }
             row

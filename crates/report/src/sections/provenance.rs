@@ -23,6 +23,7 @@ fn show(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         Value::Null => "–".into(),
+        Value::Array(items) if items.is_empty() => "–".into(),
         // A list of names reads as a list, not as JSON.
         Value::Array(items) if items.iter().all(|x| !x.is_object() && !x.is_array()) => {
             items.iter().map(show).collect::<Vec<_>>().join(", ")
@@ -199,6 +200,27 @@ fn card(i: &Input<'_>) -> String {
                 }
                 cols.extend([Col("Status", false), Col("Error", false)]);
                 let _ = write!(out, "<h4>Targets</h4>{}", table(&cols, &rows, "targets"));
+            }
+            // What every target was asked for, page by page.
+            let rows: Vec<Vec<String>> = c
+                .workload
+                .pages
+                .iter()
+                .map(|p| {
+                    vec![
+                        esc(&p.name),
+                        text::trim(&text::num(p.weight)),
+                        esc(&p.files.join(" ")),
+                    ]
+                })
+                .collect();
+            if !rows.is_empty() {
+                let cols = [
+                    Col("Page", false),
+                    Col("Weight", true),
+                    Col("Files (URL paths)", false),
+                ];
+                let _ = write!(out, "<h4>Workload</h4>{}", table(&cols, &rows, "workload"));
             }
         }
         Doc::Lab(l) => {

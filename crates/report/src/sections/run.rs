@@ -1,12 +1,12 @@
 //! What each bench run did and met, beside its figures: closed or open loop (and the rate
-//! asked for), the statuses the server answered, the errors by kind, why handshakes failed, and
+//! asked for, with the open loop's latencies corrected and not, and its send lag), the statuses the server answered, the errors by kind, why handshakes failed, and
 //! ptester's per-URL table (requests, errors, latency and bytes of each file).
 
 use super::benches;
 use crate::html::{table, Col};
 use crate::input::{latency, Input};
 use crate::text::{self, esc};
-use results::BenchResult;
+use results::{BenchResult, LatencySummary};
 
 fn cnt(x: u64) -> String {
     text::count(x as f64)
@@ -115,9 +115,76 @@ fn urls(label: &str, b: &BenchResult) -> String {
     )
 }
 
+/// An open-loop run's latencies both ways, as wrk2 and the text summary give them: from each
+/// request's intended start (the headline: a late send is the server's delay too), from its
+/// actual send (uncorrected), and the send lag between the two, with the pages due and those
+/// never sent. Empty for a closed loop.
+fn open_loop(label: &str, b: &BenchResult) -> String {
+    let s = &b.summary;
+    let Some(lag) = &s.send_lag_ms else {
+        return String::new();
+    };
+    let mut rows: Vec<(&str, &LatencySummary)> = vec![("response", &s.response_ms)];
+    if let Some(u) = &s.response_uncorrected_ms {
+        rows.push(("response, uncorrected", u));
+    }
+    // A page of one file is its response: its rows would repeat those above.
+    if s.page_ms.count > 0 && s.page_ms != s.response_ms {
+        rows.push(("page", &s.page_ms));
+        if let Some(u) = &s.page_uncorrected_ms {
+            rows.push(("page, uncorrected", u));
+        }
+    }
+    rows.push(("send lag", lag));
+    let body: Vec<Vec<String>> = rows
+        .iter()
+        .map(|(name, l)| {
+            let mut row = vec![esc(name)];
+            for pick in [
+                (|l: &LatencySummary| l.p50) as fn(&LatencySummary) -> f64,
+                |l| l.p90,
+                |l| l.p99,
+                |l| l.p999,
+                |l| l.max,
+            ] {
+                row.push(text::opt(latency(l, pick)));
+            }
+            row.push(cnt(l.count));
+            row
+        })
+        .collect();
+    let cols = [
+        Col("", false),
+        Col("p50 ms", true),
+        Col("p90 ms", true),
+        Col("p99 ms", true),
+        Col("p99.9 ms", true),
+        Col("max ms", true),
+        Col("Count", true),
+    ];
+    let mut schedule = String::new();
+    if let (Some(due), Some(not_sent)) = (s.pages_scheduled, s.pages_not_sent) {
+        schedule = format!(
+            " Pages due in the window: {}, never sent: {}{}.",
+            cnt(due),
+            cnt(not_sent),
+            match s.rate_kept {
+                Some(false) => r#"; <span class="bad">the rate was not kept</span>"#,
+                _ => "",
+            }
+        );
+    }
+    format!(
+        r#"<h3>Open loop: <span class="file">{}</span></h3>{}<p class="note">Latency from each request's intended start on the schedule (the headline, corrected for coordinated omission as wrk2 does); uncorrected from its actual send; send lag: how late each page was sent against its schedule.{schedule}</p>"#,
+        esc(label),
+        table(&cols, &body, "openloop")
+    )
+}
+
 pub fn render(inputs: &[Input<'_>]) -> String {
     let mut out = details(inputs);
     for (i, b) in benches(inputs) {
+        out.push_str(&open_loop(&i.label, b));
         out.push_str(&urls(&i.label, b));
     }
     out

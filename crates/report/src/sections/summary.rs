@@ -6,7 +6,7 @@ use crate::chart::{Axis, BarChart, BarSeries};
 use crate::html::{figures, table, Col, Page};
 use crate::input::{latency, Input};
 use crate::text::{self, esc};
-use results::{CompareResult, CompareTarget, Summary, TargetStatus};
+use results::{CompareResult, CompareTarget, LatencySummary, Summary, TargetStatus};
 use std::fmt::Write;
 
 pub fn render(page: &mut Page, inputs: &[Input<'_>]) -> String {
@@ -24,6 +24,24 @@ fn errors_cell(n: u64) -> String {
     } else {
         text::count(0.0)
     }
+}
+
+/// A response latency of the summary: the open loop's corrected figure (from the intended
+/// start), with the uncorrected one (from the actual send) beneath it.
+fn latency_cell(sm: &Summary, pick: fn(&LatencySummary) -> f64) -> String {
+    let mut cell = text::opt(latency(&sm.response_ms, pick));
+    if let Some(u) = sm
+        .response_uncorrected_ms
+        .as_ref()
+        .and_then(|u| latency(u, pick))
+    {
+        let _ = write!(
+            cell,
+            r#"<small class="rng">{} uncorrected</small>"#,
+            text::num(u)
+        );
+    }
+    cell
 }
 
 fn bench_table(inputs: &[Input<'_>]) -> String {
@@ -53,8 +71,8 @@ fn bench_table(inputs: &[Input<'_>]) -> String {
                 text::num(sm.requests_per_s),
                 text::num(sm.pages_per_s),
                 text::num(sm.throughput_bytes_per_s / 1e6),
-                text::opt(latency(&sm.response_ms, |l| l.p50)),
-                text::opt(latency(&sm.response_ms, |l| l.p99)),
+                latency_cell(sm, |l| l.p50),
+                latency_cell(sm, |l| l.p99),
                 errors_cell(sm.errors),
                 text::num(sm.duration_s),
             ]
@@ -78,7 +96,7 @@ fn bench_table(inputs: &[Input<'_>]) -> String {
     ];
     let mut out = String::from("<h3>Benchmarks</h3>");
     out.push_str(&table(&cols, &rows, "summary"));
-    out.push_str(r#"<p class="note">Latency: response time of one file (connect to last byte), milliseconds. MB/s: data moved per second of the window by all Webchildren together, the heads and bodies of the counted responses in 10^6 bytes (HTTP/2 and chunk framing, and the bytes of failed or unfinished responses, are read but not in it).</p>"#);
+    out.push_str(r#"<p class="note">Latency: response time of one file (connect to last byte), milliseconds; in an open loop from the request's intended start, with beneath it the uncorrected time from its actual send (its send lag is under Load, statuses, errors and URLs). MB/s: data moved per second of the window by all Webchildren together, the heads and bodies of the counted responses in 10^6 bytes (HTTP/2 and chunk framing, and the bytes of failed or unfinished responses, are read but not in it).</p>"#);
     out
 }
 
@@ -174,6 +192,9 @@ fn stat(target: &CompareTarget, fig: &Figure) -> Option<Stat> {
     })
 }
 
+/// Pages named in a compare's note; "What ran where" lists them all.
+const PAGES_NAMED: usize = 8;
+
 fn compare(page: &mut Page, input: &Input<'_>, c: &CompareResult) -> String {
     let targets = &c.targets;
     if targets.is_empty() {
@@ -258,8 +279,17 @@ fn compare(page: &mut Page, input: &Input<'_>, c: &CompareResult) -> String {
         0 => "rounds".to_owned(),
         n => format!("{} rounds", text::count(n as f64)),
     };
+    // What every target served: a ratio means little without it.
+    let fetched = if c.workload.pages.is_empty() {
+        String::new()
+    } else {
+        format!(
+            r#" Fetched from each: <span class="file">{}</span>."#,
+            esc(&c.workload.describe(PAGES_NAMED))
+        )
+    };
     let mut out = format!(
-        r#"<h3>Compare: <span class="file">{}</span></h3><p class="note">Targets run in turn, A B A B…, {rounds}. Each cell: the median across rounds, × its ratio to the first target ({}), and [min – max] across rounds.</p>"#,
+        r#"<h3>Compare: <span class="file">{}</span></h3><p class="note">Targets run in turn, A B A B…, {rounds}.{fetched} Each cell: the median across rounds, × its ratio to the first target ({}), and [min – max] across rounds.</p>"#,
         esc(&input.label),
         esc(&head[0])
     );

@@ -262,6 +262,10 @@ pub fn compare() -> Value {
         "kind": "compare", "schema_version": 1, "flint_version": "0.1.0",
         "started_at": "2025-03-17T12:30:00.000Z", "environment": environment(),
         "options": {"rounds": 3, "duration_s": 3.0, "clients": 16, "http": "persistent"},
+        "workload": {"pages": [
+            {"name": "home", "weight": 3.0, "files": ["/index.html", "/logo.gif", "/style.css"]},
+            {"name": "/big.bin", "weight": 1.0, "files": ["/big.bin"]}
+        ]},
         "targets": [flint, nginx, {"name": "apache2", "url": "http://127.0.0.1:41003",
                                    "status": "failed", "error": "connect refused: is it running?",
                                    "rounds": [], "figures": {}}]
