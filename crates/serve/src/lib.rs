@@ -33,6 +33,7 @@
 //! - `replay`: one connection's protocol driven from memory, for the fuzz targets.
 
 pub mod access_log;
+pub mod auth;
 pub mod autoindex;
 pub mod cache;
 pub mod conditional;

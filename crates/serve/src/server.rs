@@ -63,6 +63,8 @@ pub enum ServeError {
     Panicked(usize),
     #[error(transparent)]
     Config(#[from] crate::config::InvalidConfig),
+    #[error(transparent)]
+    Auth(#[from] crate::auth::AuthError),
 }
 
 /// How the handle controls the threads: a stop flag, their wakers, and stats snapshots.
@@ -78,6 +80,8 @@ pub(crate) struct Control {
     pub snap_cv: Condvar,
     /// Gateway programs running across every thread, against `cgi_max_programs`.
     pub programs: Arc<AtomicUsize>,
+    /// The htpasswd files' users and the failure counts, when a prefix is protected.
+    pub auth: Option<Arc<crate::auth::Shared>>,
 }
 
 impl Control {
@@ -162,6 +166,8 @@ impl Server {
                 },
             )?;
         }
+        // Every htpasswd file is read and checked before anything is bound.
+        let auth = crate::auth::Shared::load(&config)?;
         let listeners =
             listeners::bind(config.listen, n, config.defer_accept).map_err(|source| {
                 ServeError::Bind {
@@ -197,6 +203,7 @@ impl Server {
             snaps: Mutex::new(vec![(0, ServerStats::default()); n]),
             snap_cv: Condvar::new(),
             programs: Arc::new(AtomicUsize::new(0)),
+            auth,
         });
         Ok(Server {
             config,

@@ -203,6 +203,8 @@ pub(super) struct Streams {
     pub(super) log_fields: bool,
     /// Keep every request field (`Stream::others`): a gateway is configured.
     pub(super) keep_all: bool,
+    /// Carry `authorization` (a prefix is protected: Basic authentication reads it).
+    pub(super) auth_fields: bool,
     /// The session's buffers, lent for `send`.
     pub(super) bufs: Option<Bufs>,
     /// Bytes queued during this `send`.
@@ -262,6 +264,7 @@ impl Streams {
             max_head,
             log_fields,
             keep_all: false,
+            auth_fields: false,
             bufs: None,
             queued: 0,
             before: 0,
