@@ -456,3 +456,30 @@ fn a_file_with_a_refused_scheme_stops_the_start_with_its_line_named() {
     assert_eq!((code, err.lines().count()), (Some(2), 1), "{err}");
     assert!(err.contains("auth.realm"), "{err}");
 }
+
+#[test]
+fn over_http2_a_program_gets_the_user_too() {
+    let scripts = cgi_support::Scripts::new();
+    scripts.add("env", "printf 'Content-Type: text/plain\\n\\n'\nenv\n");
+    let dir = tempfile::tempdir().unwrap();
+    let file = users_file(dir.path());
+    let srv = cgi_support::start(&scripts, |c| {
+        c.auth.push(AuthZone {
+            prefix: "/cgi-bin".into(),
+            file,
+            realm: "flint".into(),
+        });
+    });
+    let mut c = Client::new(connect(srv.addr), "localhost");
+    assert_eq!(c.get("/cgi-bin/env", &[]).status, 401);
+    let auth = basic("dave", "pw-dave");
+    let r = c.get("/cgi-bin/env", &[("authorization", &auth)]);
+    assert_eq!(r.status, 200);
+    let env = String::from_utf8(r.body).unwrap();
+    assert!(env.lines().any(|l| l == "REMOTE_USER=dave"), "{env}");
+    assert!(env.lines().any(|l| l == "AUTH_TYPE=Basic"), "{env}");
+    assert!(
+        !env.contains("pw-dave") && !env.contains("AUTHORIZATION"),
+        "{env}"
+    );
+}
