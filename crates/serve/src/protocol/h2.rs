@@ -3,7 +3,8 @@
 //! out into the session's output queue. No system call here.
 //!
 //! A request is the fields the responder reads (`:method`, `:path`, `:authority` as `Host`, the
-//! validators, `Range`, `Accept-Encoding`, `User-Agent`, `Referer`), kept as ranges of one
+//! validators, `Range`, `Accept-Encoding`, `User-Agent`, `Referer`, `Authorization` when a prefix
+//! is protected), kept as ranges of one
 //! buffer per stream and handed to `wire` (`Request::with_fields`), which reads them with the
 //! code that reads an HTTP/1.1 head's fields: one validation, one answer for both protocols
 //! (preconditions, ranges, digests, precompressed siblings, listings, hidden files, the access
