@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 use base64::Engine;
 use sha2::{Digest, Sha256};
 use wire::Request;
+use zeroize::Zeroizing;
 
 use crate::config::Config;
 use crate::resolve;
@@ -299,8 +300,8 @@ impl Guard {
 }
 
 /// The user and password of a `Basic` credential (`Basic base64(user:password)`, the scheme
-/// in any case), or `None` when it is not one.
-fn credentials(value: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
+/// in any case), or `None` when it is not one. The password is cleared from memory when dropped.
+fn credentials(value: &[u8]) -> Option<(Vec<u8>, Zeroizing<Vec<u8>>)> {
     if value.len() > MAX_CREDENTIALS || value.len() < 6 {
         return None;
     }
@@ -309,14 +310,14 @@ fn credentials(value: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
         return None;
     }
     let token = rest.trim_ascii();
-    let decoded = base64::engine::general_purpose::STANDARD
-        .decode(token)
-        .ok()?;
+    let decoded = Zeroizing::new(
+        base64::engine::general_purpose::STANDARD
+            .decode(token)
+            .ok()?,
+    );
     let colon = decoded.iter().position(|&b| b == b':')?;
-    let password = decoded[colon + 1..].to_vec();
-    let mut user = decoded;
-    user.truncate(colon);
-    Some((user, password))
+    let password = Zeroizing::new(decoded[colon + 1..].to_vec());
+    Some((decoded[..colon].to_vec(), password))
 }
 
 /// Wrong credentials counted per client address in fixed windows.
