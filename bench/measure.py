@@ -662,6 +662,44 @@ def cmd_summary_server(args: argparse.Namespace) -> None:
         print(f"\nresults written to {args.json_out}")
 
 
+def cmd_summary_auth(args: argparse.Namespace) -> None:
+    """bench/auth.sh: plain against auth (medians of the timed rounds), then one check's cost."""
+    recs = load_records(args.records)
+    rows = [["server", "runs", "requests/s", "server CPU us/req", "errors"]]
+    st = {}
+    for s in ("plain", "auth"):
+        timed = [r for r in recs if r["server"] == s and r.get("purpose") == "timed"]
+        st[s] = {"rps": med([r["rps"] for r in timed]),
+                 "cpu": med([r["server_cpu_us_per_req"] for r in timed])}
+        rows.append([s, str(len(timed)), spread([r["rps"] for r in timed], ".0f"),
+                     spread([r["server_cpu_us_per_req"] for r in timed], ".2f"),
+                     str(sum(r["errors"] for r in timed))])
+    print(table(rows))
+    # Paired: auth over plain within each round (they ran back to back), then the median.
+    by_round: dict[str, dict[str, dict]] = {}
+    for r in recs:
+        if r.get("purpose") == "timed":
+            by_round.setdefault(str(r["round"]), {})[r["server"]] = r
+    pairs = [rr for rr in by_round.values() if "plain" in rr and "auth" in rr]
+    for key, short, name in (("rps", "rps", "requests/s"),
+                             ("server_cpu_us_per_req", "cpu", "server CPU per request")):
+        vals = [rr["auth"][key] / rr["plain"][key] for rr in pairs if rr["plain"][key]]
+        print(f"auth / plain, {name}: medians {fmt_ratio(st['auth'][short], st['plain'][short])}, "
+              f"paired {spread(vals, '.3f')}")
+    checks = [r for r in recs if r.get("purpose") == "check"]
+    base = [r for r in checks if r.get("hash") == "none"]
+    if checks:
+        print("\none connection, every request checked (no verified credentials kept):")
+        rows = [["hash", "requests/s", "server CPU us/req", "one check, ms"]]
+        base_cpu = base[0]["server_cpu_us_per_req"] if base else None
+        for r in checks:
+            one = ("-" if r.get("hash") == "none" or base_cpu is None
+                   else f"{(r['server_cpu_us_per_req'] - base_cpu) / 1000:.2f}")
+            rows.append([r.get("hash", "?"), f"{r['rps']:.0f}",
+                         f"{r['server_cpu_us_per_req']:.1f}", one])
+        print(table(rows))
+
+
 # ---------------------------------------------------------------------------------------------
 
 
@@ -704,6 +742,9 @@ def main() -> int:
     s.add_argument("--json-out")
     s.add_argument("--meta", action="append", default=[], help="KEY=VALUE for the JSON")
     s.set_defaults(fn=cmd_summary_client)
+    s = sub.add_parser("summary-auth")
+    s.add_argument("records")
+    s.set_defaults(fn=cmd_summary_auth)
     s = sub.add_parser("summary-server")
     s.add_argument("records")
     s.add_argument("--json-out")

@@ -4,7 +4,8 @@
 # (taskset), procps, iproute2 (the many-hosts namespace test, the lab's network path), tcpdump
 # (the lab's packet counts held against it), openssh-server and openssh-client
 # (the many-hosts tests start their own sshd on a loopback port; the packaged service is never
-# started).
+# started), apache2-utils (`htpasswd`: serve's authentication tests make their files with it,
+# bench/auth.sh too) and curl (bench/auth.sh's first checks).
 #
 # Idempotent and non-interactive: installs only what is missing, and runs `apt-get update` once,
 # only if something is. The benchmarks run nginx with their own config on their own ports, so
@@ -20,7 +21,7 @@ require_apt
 
 missing=()
 for pkg in wrk nghttp2-client strace gcc python3 util-linux procps iproute2 tcpdump openssh-server \
-    openssh-client; do
+    openssh-client apache2-utils curl; do
     installed "$pkg" || missing+=("$pkg")
 done
 nginx_pkg=""
@@ -47,7 +48,8 @@ if [[ " ${missing[*]} " == *" openssh-server "* ]]; then
     stop_service ssh sshd /run/sshd.pid
 fi
 
-for cmd in /usr/sbin/nginx wrk h2load strace gcc python3 taskset ps ip /usr/sbin/sshd ssh ssh-keygen; do
+for cmd in /usr/sbin/nginx wrk h2load strace gcc python3 taskset ps ip /usr/sbin/sshd ssh ssh-keygen \
+    htpasswd curl; do
     command -v "$cmd" >/dev/null 2>&1 || die "$cmd is still missing after the install"
 done
 echo "install-deps.sh: done"

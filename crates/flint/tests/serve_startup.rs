@@ -321,3 +321,90 @@ fn cgi_runs_a_program_and_the_exit_summary_counts_it() {
         "{rest:?}"
     );
 }
+
+#[test]
+fn basic_auth_protects_its_prefix_in_its_realm_and_the_exit_summary_counts_it() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir(root.path().join("private")).unwrap();
+    std::fs::write(root.path().join("private/x"), "x").unwrap();
+    std::fs::write(root.path().join("open"), "o").unwrap();
+    let file = root.path().join(".htpasswd");
+    // `htpasswd -nbB u p`.
+    std::fs::write(
+        &file,
+        "u:$2y$05$R9ubg3UY5SMx5nrVMl7vXO/xxJhNvlMcqx3Ad3WR84cUYM5yg3AyW\n",
+    )
+    .unwrap();
+    let zone = format!("/private/={}", file.display());
+    let child = flint()
+        .args([
+            "serve",
+            root.path().to_str().unwrap(),
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .args([
+            "-t",
+            "1",
+            "--basic-auth",
+            &zone,
+            "--auth-realm",
+            "the back room",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn flint serve");
+    let mut server = Server {
+        addr: String::new(),
+        child,
+    };
+    let stderr = server.child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let banner = rx.recv_timeout(WAIT).expect("banner");
+    server.addr = banner
+        .split("http://")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .expect("address")
+        .to_string();
+    let ask = |authorization: &str| {
+        let addr: SocketAddr = server.addr.parse().unwrap();
+        let mut s = TcpStream::connect_timeout(&addr, WAIT).expect("connect");
+        s.set_read_timeout(Some(WAIT)).unwrap();
+        write!(s, "GET /private/x HTTP/1.0\r\n{authorization}\r\n").unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).expect("read response");
+        out
+    };
+    let challenged = ask("");
+    assert!(challenged.starts_with("HTTP/1.1 401 "), "{challenged}");
+    assert!(
+        challenged
+            .contains("\r\nWWW-Authenticate: Basic realm=\"the back room\", charset=\"UTF-8\"\r\n"),
+        "{challenged}"
+    );
+    // "u:p" in base64.
+    let ok = ask("Authorization: Basic dTpw\r\n");
+    assert!(
+        ok.starts_with("HTTP/1.1 200 ") && ok.ends_with("\r\n\r\nx"),
+        "{ok}"
+    );
+    assert_eq!(get(&server.addr, "/open"), (200, "o".into()));
+    assert!(terminate(&mut server).success());
+    let mut rest = Vec::new();
+    while let Ok(line) = rx.recv_timeout(WAIT) {
+        rest.push(line);
+    }
+    assert!(
+        rest.iter().any(|l| l.contains(
+            "Basic authentication: 1 requests let in (0 of them without a hash check), 1 without credentials (401)"
+        )),
+        "{rest:?}"
+    );
+}

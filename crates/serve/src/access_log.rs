@@ -97,6 +97,8 @@ pub struct Entry<'a> {
     pub body_bytes: u64,
     pub referer: Option<&'a [u8]>,
     pub user_agent: Option<&'a [u8]>,
+    /// The user Basic authentication let in (the third field, Apache's `%u`; `-` when none).
+    pub user: Option<&'a [u8]>,
 }
 
 /// A thread's log buffer.
@@ -140,7 +142,21 @@ impl AccessLog {
         let b = &mut self.buf;
         // Writing to a Vec cannot fail.
         let _ = write!(b, "{}", e.peer);
-        b.extend_from_slice(b" - - ");
+        b.extend_from_slice(b" - ");
+        match e.user {
+            // Escaped as the request line is, and its spaces too: a name in an htpasswd file
+            // may hold one, and the field must stay one field.
+            Some(user) => {
+                for &c in &user[..user.len().min(MAX_LOGGED_LINE)] {
+                    match c {
+                        b' ' => b.extend_from_slice(b"\\x20"),
+                        c => escape_into(b, &[c]),
+                    }
+                }
+            }
+            None => b.push(b'-'),
+        }
+        b.push(b' ');
         b.extend_from_slice(&self.stamp);
         b.extend_from_slice(b" \"");
         let line = &e.request_line[..e.request_line.len().min(MAX_LOGGED_LINE)];
@@ -270,6 +286,7 @@ mod tests {
             body_bytes: 1024,
             referer: Some(b"http://a/"),
             user_agent: Some(b"ua \"x\""),
+            user: None,
         }
     }
 
@@ -293,6 +310,20 @@ mod tests {
         assert_eq!(
             s,
             "127.0.0.1 - - [06/Nov/1994:08:49:37 +0000] \"GET /a HTTP/1.1\" 200 1024\n"
+        );
+    }
+
+    #[test]
+    fn an_authenticated_user_is_the_third_field_escaped() {
+        let at = UNIX_EPOCH + Duration::from_secs(784_111_777);
+        let e = Entry {
+            user: Some(b"j\"o e"),
+            ..entry(b"GET /a HTTP/1.1")
+        };
+        let s = log_to_string(LogFormat::Common, &e, at);
+        assert_eq!(
+            s,
+            "127.0.0.1 - j\\x22o\\x20e [06/Nov/1994:08:49:37 +0000] \"GET /a HTTP/1.1\" 200 1024\n"
         );
     }
 

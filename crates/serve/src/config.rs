@@ -135,6 +135,84 @@ pub struct Config {
     /// Bytes a CGI program may write to stdout (head and body); past it the program is killed
     /// and the connection closed.
     pub cgi_max_output_bytes: u64,
+
+    // ---- HTTP Basic authentication (auth.rs, auth/)
+    /// Protected path prefixes, `[[auth]]` tables of `prefix`, `file` (an Apache htpasswd file,
+    /// read at start) and `realm`; the longest matching prefix decides.
+    pub auth: Vec<AuthZone>,
+    /// How long a password once verified is taken again without a hash check, per thread, ms.
+    pub auth_cache_ms: u64,
+    /// Wrong credentials one client address may send within `auth_failure_window_ms`; past it
+    /// credentials not verified already get 429 with `Retry-After`, without a hash check.
+    pub auth_max_failures: u32,
+    pub auth_failure_window_ms: u64,
+}
+
+/// A protected prefix: targets under `prefix` need a user and password of `file`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuthZone {
+    /// The URL prefix, normalised as a CGI mount's: starts with `/`, no trailing slash except
+    /// for `/` itself (`/private`).
+    #[serde(deserialize_with = "auth_prefix_from_toml")]
+    pub prefix: String,
+    /// An Apache htpasswd file (bcrypt, SHA-256-crypt or SHA-512-crypt entries).
+    pub file: PathBuf,
+    /// The realm the challenge names (`WWW-Authenticate: Basic realm="..."`).
+    #[serde(default = "default_realm")]
+    pub realm: String,
+}
+
+/// The realm of a zone that names none.
+pub const DEFAULT_REALM: &str = "flint";
+
+fn default_realm() -> String {
+    DEFAULT_REALM.into()
+}
+
+/// A protected prefix as `--basic-auth` and `prefix` take it: a path under `/` without empty,
+/// dot or escaped segments, its trailing slash dropped (`/` stays `/`).
+pub fn parse_auth_prefix(prefix: &str) -> Result<String, String> {
+    if prefix == "/" {
+        return Ok(prefix.into());
+    }
+    let trimmed = prefix.trim_end_matches('/');
+    let bad_segment = trimmed
+        .split('/')
+        .skip(1)
+        .any(|seg| seg.is_empty() || seg.starts_with('.'));
+    if !prefix.starts_with('/') || trimmed.is_empty() || bad_segment || prefix.contains('%') {
+        return Err(format!(
+            "`{prefix}`: the prefix must be a path under / without empty, dot or escaped segments"
+        ));
+    }
+    Ok(trimmed.into())
+}
+
+fn auth_prefix_from_toml<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let text = <String as serde::Deserialize>::deserialize(d)?;
+    parse_auth_prefix(&text).map_err(serde::de::Error::custom)
+}
+
+impl std::str::FromStr for AuthZone {
+    type Err = String;
+
+    /// `PREFIX=FILE`: `/private/=/etc/flint/htpasswd`, in the default realm.
+    fn from_str(text: &str) -> Result<AuthZone, String> {
+        let Some((prefix, file)) = text.split_once('=') else {
+            return Err(format!(
+                "`{text}`: expected PREFIX=HTPASSWD_FILE (`/private/=/etc/flint/htpasswd`)"
+            ));
+        };
+        if file.is_empty() {
+            return Err(format!("`{text}`: the file is empty"));
+        }
+        Ok(AuthZone {
+            prefix: parse_auth_prefix(prefix)?,
+            file: PathBuf::from(file),
+            realm: default_realm(),
+        })
+    }
 }
 
 /// A CGI mount: targets under `prefix` name programs under `dir`.
@@ -247,6 +325,10 @@ impl Default for Config {
             cgi_max_programs: 64,
             cgi_timeout_ms: 30_000,
             cgi_max_output_bytes: 1 << 30,
+            auth: Vec::new(),
+            auth_cache_ms: 300_000,
+            auth_max_failures: 10,
+            auth_failure_window_ms: 60_000,
         }
     }
 }
@@ -275,7 +357,7 @@ impl Config {
     /// Refuses values that would make the server refuse everything, spin or never time out:
     /// checked by `Server::bind` before anything starts.
     pub fn validate(&self) -> Result<(), InvalidConfig> {
-        let checks: [(&'static str, u64, bool, &'static str); 12] = [
+        let checks: [(&'static str, u64, bool, &'static str); 14] = [
             (
                 "max_connections",
                 self.max_connections as u64,
@@ -348,7 +430,34 @@ impl Config {
                 self.cgi_timeout_ms >= 1,
                 "must be at least 1",
             ),
+            (
+                "auth_max_failures",
+                u64::from(self.auth_max_failures),
+                self.auth_max_failures >= 1,
+                "must be at least 1",
+            ),
+            (
+                "auth_failure_window_ms",
+                self.auth_failure_window_ms,
+                self.auth_failure_window_ms >= 1,
+                "must be at least 1",
+            ),
         ];
+        // A realm is sent inside a quoted string: no quote, backslash or control byte to
+        // escape, and the challenge line stays one line.
+        if let Some(zone) = self.auth.iter().find(|z| {
+            z.realm.is_empty()
+                || z.realm.len() > 256
+                || z.realm
+                    .chars()
+                    .any(|c| c == '"' || c == '\\' || c.is_control())
+        }) {
+            return Err(InvalidConfig {
+                key: "auth.realm",
+                value: format!("{:?}", zone.realm),
+                reason: "must be 1 to 256 characters without quotes, backslashes or controls",
+            });
+        }
         if let Some(ext) = self
             .cgi_extensions
             .iter()

@@ -29,6 +29,8 @@ pub(crate) struct Control {
     pub snap_cv: Condvar,
     /// Gateway programs running across every thread, against `cgi_max_programs`.
     pub programs: Arc<AtomicUsize>,
+    /// The htpasswd files' users and the failure counts, when a prefix is protected.
+    pub auth: Option<Arc<crate::auth::Shared>>,
 }
 
 impl Control {

@@ -35,6 +35,7 @@ use mio::{Events, Interest, Poll, Token};
 use wire::RequestLimits;
 
 use crate::access_log::AccessLog;
+use crate::auth::Guard;
 use crate::config::Config;
 use crate::conn::{Conn, Phase};
 use crate::control::{Control, LISTENER, WAKER};
@@ -137,6 +138,7 @@ impl<'a, T: Transport> Loop<'a, T> {
                 },
                 http2: config.http2.then(|| config.http2_limits()),
                 gateways,
+                auth: (control.auth.clone()).map(|shared| Box::new(Guard::new(shared))),
             },
             env,
             accept_paused_until: None,

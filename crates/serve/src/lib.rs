@@ -29,10 +29,14 @@
 //! - [`autoindex`]: directory listings, when asked for;
 //! - `gateway`: programs that answer requests (CGI/1.1), run inside the event loop: their pipes
 //!   and pidfd are events of the connection they answer;
+//! - [`auth`]: HTTP Basic authentication by path prefix (htpasswd files read at start, the
+//!   credentials each thread verified, failures limited per client address), checked by the
+//!   protocols before files or programs;
 //! - [`access_log`]: Common/Combined Log Format, buffered;
 //! - `replay`: one connection's protocol driven from memory, for the fuzz targets.
 
 pub mod access_log;
+pub mod auth;
 pub mod autoindex;
 pub mod cache;
 pub mod conditional;

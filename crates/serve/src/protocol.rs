@@ -59,6 +59,8 @@ pub(crate) struct Worker {
     pub http2: Option<http2::Config>,
     /// The programs that answer some targets (CGI), when any is configured.
     pub gateways: Option<Box<Gateways>>,
+    /// Basic authentication, when a prefix is protected: checked before files or programs.
+    pub auth: Option<Box<crate::auth::Guard>>,
 }
 
 /// What the transport learnt of the protocol before any plaintext arrived.

@@ -11,6 +11,9 @@
 //! above `cache_max_file` as a kept-open descriptor for `sendfile`.
 //!
 //! What is refused, and with which status:
+//! - under a protected prefix, without credentials of its htpasswd file: 401 with
+//!   `WWW-Authenticate` (429 once the client failed too often), before anything else is looked
+//!   at; see [`crate::auth`] (checked by the protocols, before files or programs);
 //! - methods other than GET and HEAD: 405 with `Allow: GET, HEAD`;
 //! - HTTP/1.1 without Host: 400 (RFC 9112 3.2);
 //! - targets that are not origin- or absolute-form, bad `%` escapes, NUL, `%2F`/`%5C`, a
@@ -308,6 +311,28 @@ impl Responder {
             head,
             out,
             |_| {},
+        )
+    }
+
+    /// A request refused by authentication (`crate::auth`): 401 with its challenge, or 429
+    /// with `Retry-After`.
+    pub(crate) fn denied(
+        &mut self,
+        req: &Request<'_>,
+        denial: &crate::auth::Denial,
+        date: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Reply {
+        let head = req.method == Method::Head;
+        let conn = Persistence::of(req);
+        page(
+            &mut self.pages,
+            denial.status(),
+            date,
+            conn,
+            head,
+            out,
+            |o| denial.write_headers(o),
         )
     }
 
@@ -626,7 +651,7 @@ impl ErrorPages {
             pages: Vec::with_capacity(24),
         };
         for status in [
-            301, 400, 404, 405, 408, 412, 413, 414, 416, 431, 500, 501, 503, 505,
+            301, 400, 401, 404, 405, 408, 412, 413, 414, 416, 429, 431, 500, 501, 503, 505,
         ] {
             pages.get(status);
         }

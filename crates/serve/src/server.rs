@@ -62,6 +62,8 @@ pub enum ServeError {
     Panicked(usize),
     #[error(transparent)]
     Config(#[from] crate::config::InvalidConfig),
+    #[error(transparent)]
+    Auth(#[from] crate::auth::AuthError),
 }
 
 /// Stops a running server from any thread. Clone + Send + Sync.
@@ -138,6 +140,8 @@ impl Server {
                 },
             )?;
         }
+        // Every htpasswd file is read and checked before anything is bound.
+        let auth = crate::auth::Shared::load(&config)?;
         let listeners =
             listeners::bind(config.listen, n, config.defer_accept).map_err(|source| {
                 ServeError::Bind {
@@ -173,6 +177,7 @@ impl Server {
             snaps: Mutex::new(vec![(0, ServerStats::default()); n]),
             snap_cv: Condvar::new(),
             programs: Arc::new(AtomicUsize::new(0)),
+            auth,
         });
         Ok(Server {
             config,

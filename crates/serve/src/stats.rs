@@ -116,6 +116,16 @@ counters! {
         cgi_output_limits,
         /// Bytes programs wrote to stderr (their lines go to the error log, bounded).
         cgi_stderr_bytes,
+        /// Requests under a protected prefix let through (Basic authentication), and of those
+        /// the ones whose credentials the thread had verified already (no hash check).
+        auth_ok,
+        auth_cached,
+        /// Requests under a protected prefix without credentials (401: the challenge).
+        auth_missing,
+        /// Requests whose credentials were wrong or malformed (401).
+        auth_failed,
+        /// Requests refused unchecked (429) because their client address failed too often.
+        auth_limited,
     }
 }
 

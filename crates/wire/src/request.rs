@@ -107,6 +107,8 @@ pub struct Request<'b> {
     pub accept_encoding: Option<&'b [u8]>,
     pub user_agent: Option<&'b [u8]>,
     pub referer: Option<&'b [u8]>,
+    /// `Authorization` as sent (the server's Basic authentication reads it; the last line wins).
+    pub authorization: Option<&'b [u8]>,
     /// The validated Content-Length, if any.
     pub content_length: Option<u64>,
     /// `Transfer-Encoding: chunked` (the only transfer coding accepted).

@@ -81,6 +81,14 @@ pub struct ServeArgs {
     /// cut [default: 1G] (`cgi_max_output_bytes`).
     #[arg(long, value_name = "SIZE", value_parser = super::discover::parse_size)]
     pub cgi_max_output: Option<u64>,
+    /// Ask for a user and password of an Apache htpasswd file (bcrypt, SHA-256/512-crypt) for
+    /// targets under PREFIX (`/private/=/etc/flint/htpasswd`); may repeat, the longest prefix
+    /// wins (config `[[auth]]`).
+    #[arg(long, value_name = "PREFIX=FILE")]
+    pub basic_auth: Vec<serve::config::AuthZone>,
+    /// The realm --basic-auth's challenges name [default: flint].
+    #[arg(long, value_name = "REALM", requires = "basic_auth")]
+    pub auth_realm: Option<String>,
 }
 
 fn duration(text: &str) -> Result<std::time::Duration, String> {
@@ -145,6 +153,17 @@ fn run(args: ServeArgs) -> anyhow::Result<()> {
             stats.cgi_bad_heads,
             stats.cgi_died,
             stats.cgi_output_limits,
+        );
+    }
+    if stats.auth_ok + stats.auth_missing + stats.auth_failed + stats.auth_limited > 0 {
+        let _ = writeln!(
+            std::io::stderr(),
+            "flint serve: Basic authentication: {} requests let in ({} of them without a hash check), {} without credentials (401), {} with wrong ones (401), {} refused unchecked (429)",
+            stats.auth_ok,
+            stats.auth_cached,
+            stats.auth_missing,
+            stats.auth_failed,
+            stats.auth_limited,
         );
     }
     if stats.http2_connections > 0 {
@@ -218,5 +237,15 @@ fn configure(args: ServeArgs) -> anyhow::Result<Config> {
     if let Some(n) = args.cgi_max_output {
         config.cgi_max_output_bytes = n;
     }
+    let realm = args.auth_realm;
+    config
+        .auth
+        .extend(args.basic_auth.into_iter().map(|zone| match &realm {
+            Some(realm) => serve::config::AuthZone {
+                realm: realm.clone(),
+                ..zone
+            },
+            None => zone,
+        }));
     Ok(config)
 }

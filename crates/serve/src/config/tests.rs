@@ -191,3 +191,68 @@ fn values_no_server_can_run_with_are_refused_naming_the_key() {
     assert!(refused(|c| c.max_header_bytes = 100).starts_with("`max_header_bytes` = 100"));
     assert!(refused(|c| c.max_request_line = 3).starts_with("`max_request_line` = 3"));
 }
+
+#[test]
+fn the_file_takes_auth_zones_and_refuses_bad_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("serve.toml");
+    std::fs::write(
+        &path,
+        "auth_max_failures = 5\n[[auth]]\nprefix = \"/private/\"\nfile = \"/etc/pw\"\n\
+         [[auth]]\nprefix = \"/\"\nfile = \"/etc/all\"\nrealm = \"everyone\"\n",
+    )
+    .unwrap();
+    let c = Config::from_file(&path).unwrap();
+    let zones: Vec<_> = (c.auth.iter())
+        .map(|z| {
+            (
+                z.prefix.as_str(),
+                z.file.to_str().unwrap(),
+                z.realm.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        zones,
+        [
+            ("/private", "/etc/pw", "flint"),
+            ("/", "/etc/all", "everyone")
+        ]
+    );
+    assert_eq!(c.auth_max_failures, 5);
+    c.validate().unwrap();
+    for (text, says) in [
+        ("[[auth]]\nprefix = \"private\"\nfile = \"/x\"\n", "prefix"),
+        ("[[auth]]\nprefix = \"/a/../b\"\nfile = \"/x\"\n", "prefix"),
+        ("[[auth]]\nprefix = \"/a\"\n", "file"),
+        (
+            "[[auth]]\nprefix = \"/a\"\nfile = \"/x\"\nrelm = \"r\"\n",
+            "relm",
+        ),
+    ] {
+        std::fs::write(&path, text).unwrap();
+        let e = Config::from_file(&path).unwrap_err().to_string();
+        assert!(e.contains(says) && !e.contains('\n'), "{text:?}: {e}");
+    }
+    let zone: AuthZone = "/p/=/etc/pw".parse().unwrap();
+    assert_eq!(
+        (zone.prefix.as_str(), zone.realm.as_str()),
+        ("/p", DEFAULT_REALM)
+    );
+    assert!("/p/".parse::<AuthZone>().is_err() && "/p/=".parse::<AuthZone>().is_err());
+    for realm in ["a\"b", "a\\b", "a\nb", ""] {
+        let bad = Config {
+            auth: vec![AuthZone {
+                realm: realm.into(),
+                ..zone.clone()
+            }],
+            ..Config::default()
+        };
+        assert_eq!(bad.validate().unwrap_err().key, "auth.realm", "{realm:?}");
+    }
+    let bad = Config {
+        auth_max_failures: 0,
+        ..Config::default()
+    };
+    assert_eq!(bad.validate().unwrap_err().key, "auth_max_failures");
+}

@@ -9,9 +9,9 @@
 //! The environment holds the meta-variables of RFC 3875 4.1, the request's fields as `HTTP_*`,
 //! and a fixed `PATH`: nothing of the server's own environment. `Proxy` is never passed
 //! (`HTTP_PROXY` would be taken for a proxy setting by the program's HTTP libraries: httpoxy,
-//! CVE-2016-5385), nor `Authorization` (the server authenticates nobody, so a program must not
-//! think it did), nor a field name with `_` (it would be indistinguishable from the same name
-//! with `-`).
+//! CVE-2016-5385), nor `Authorization` (a program never sees a password: a user the server's
+//! Basic authentication let in is `REMOTE_USER`, with `AUTH_TYPE=Basic`, as Apache sets them),
+//! nor a field name with `_` (it would be indistinguishable from the same name with `-`).
 
 use std::ffi::{OsStr, OsString};
 use std::net::SocketAddr;
@@ -51,6 +51,13 @@ pub(crate) struct Launch {
     pub env: Vec<(OsString, OsString)>,
     /// Bytes of request body to pass to its stdin.
     pub body: u64,
+}
+
+/// The user the server's Basic authentication let in (RFC 3875 4.1.1 and 4.1.11).
+pub(crate) fn set_user(launch: &mut Launch, user: &[u8]) {
+    launch.env.push(("AUTH_TYPE".into(), "Basic".into()));
+    let user = OsStr::from_bytes(user).to_os_string();
+    launch.env.push(("REMOTE_USER".into(), user));
 }
 
 /// Finds the program `rel` names under `root` (`prefix` is its mount's URL prefix): the

@@ -99,6 +99,7 @@ pub(crate) fn local_request(
         accept_encoding: None,
         user_agent: None,
         referer: None,
+        authorization: None,
         content_length: None,
         chunked: false,
         expect_continue: false,

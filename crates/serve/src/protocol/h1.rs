@@ -13,6 +13,7 @@ use wire::{Method, Request};
 use super::body::Drain;
 use super::{count_status, Session, Worker};
 use crate::access_log::Entry;
+use crate::auth::Verdict;
 use crate::gateway::{cgi, Route};
 use crate::pool::Seg;
 use crate::respond::Body;
@@ -52,6 +53,7 @@ pub(super) fn refuse_plain_http(s: &mut Session, n: usize, w: &mut Worker) {
             body_bytes: reply.body_bytes,
             referer: None,
             user_agent: None,
+            user: None,
         };
         log.record(&e, w.wall);
     }
@@ -109,19 +111,25 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker) -> bool {
         let start = b.out.len();
         let mut used;
         let mut is_head = false;
-        let (reply, referer, user_agent) = match wire::parse_request(buf, &w.limits) {
+        let (reply, referer, user_agent, user) = match wire::parse_request(buf, &w.limits) {
             Ok(None) => break,
             Ok(Some(req)) => {
                 used = req.head_len;
                 is_head = req.method == Method::Head;
+                // Only when a prefix is protected: before files or programs.
+                let verdict = match w.auth.as_mut() {
+                    Some(a) => a.check(&req, s.peer.ip(), w.now, &mut w.stats),
+                    None => Verdict::Open,
+                };
                 // Only when a gateway is configured: the static path checks nothing more.
-                let routed = match w.gateways.as_mut() {
-                    Some(g) => g.route(req.target),
-                    None => None,
+                let routed = match (&verdict, w.gateways.as_mut()) {
+                    (Verdict::Denied(_), _) | (_, None) => None,
+                    (_, Some(g)) => g.route(req.target),
                 };
                 let refused = match routed {
                     Some(Route::Cgi(script)) => {
-                        match start_gateway(&req, buf, &script, s.peer, w) {
+                        let user = verdict.user();
+                        match start_gateway(&req, buf, &script, s.peer, user, w) {
                             Ok(x) => {
                                 if req.expect_continue && req.content_length.is_some_and(|n| n > 0)
                                 {
@@ -166,20 +174,29 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker) -> bool {
                             b.out.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
                         }
                         h.body = rest;
-                        match refused {
-                            Some(503) => w.responder.busy(&req, &w.date, &mut b.out),
-                            Some(status) => w.responder.error_to(&req, status, &w.date, &mut b.out),
-                            None => w.responder.respond(&req, &w.date, w.now, &mut b.out),
+                        match (&verdict, refused) {
+                            (Verdict::Denied(d), _) => {
+                                w.responder.denied(&req, d, &w.date, &mut b.out)
+                            }
+                            (_, Some(503)) => w.responder.busy(&req, &w.date, &mut b.out),
+                            (_, Some(status)) => {
+                                w.responder.error_to(&req, status, &w.date, &mut b.out)
+                            }
+                            (_, None) => w.responder.respond(&req, &w.date, w.now, &mut b.out),
                         }
                     }
                 };
-                (reply, req.referer, req.user_agent)
+                let user = match verdict {
+                    Verdict::Allowed(user) => Some(user),
+                    _ => None,
+                };
+                (reply, req.referer, req.user_agent, user)
             }
             Err(e) => {
                 used = buf.len();
                 s.linger = true;
                 let reply = w.responder.error(e.status(), &w.date, true, &mut b.out);
-                (reply, None, None)
+                (reply, None, None, None)
             }
         };
         if let Some(log) = w.log.as_mut() {
@@ -190,6 +207,7 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker) -> bool {
                 body_bytes: reply.body_bytes,
                 referer,
                 user_agent,
+                user: user.as_deref(),
             };
             log.record(&e, w.wall);
         }
@@ -241,6 +259,7 @@ fn start_gateway(
     buf: &[u8],
     script: &cgi::Script,
     peer: std::net::SocketAddr,
+    user: Option<&[u8]>,
     w: &mut Worker,
 ) -> Result<(Box<gateway::Exchange>, crate::gateway::Launch), u16> {
     let Some(g) = w.gateways.as_mut() else {
@@ -258,7 +277,10 @@ fn start_gateway(
         return Err(503);
     }
     let head = &buf[..req.head_len];
-    let launch = cgi::launch(script, req, cgi::asked_h1(req, head), peer, g);
+    let mut launch = cgi::launch(script, req, cgi::asked_h1(req, head), peer, g);
+    if let Some(user) = user {
+        cgi::set_user(&mut launch, user);
+    }
     let max_head = w.limits.max_head_bytes;
     let x = gateway::Exchange::new(req, first_line(head), max_head);
     Ok((Box::new(x), launch))

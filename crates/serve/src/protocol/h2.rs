@@ -3,7 +3,8 @@
 //! out into the session's output queue. No system call here.
 //!
 //! A request is the fields the responder reads (`:method`, `:path`, `:authority` as `Host`, the
-//! validators, `Range`, `Accept-Encoding`, `User-Agent`, `Referer`), kept as ranges of one
+//! validators, `Range`, `Accept-Encoding`, `User-Agent`, `Referer`, `Authorization` when a prefix
+//! is protected), kept as ranges of one
 //! buffer per stream and handed to `wire` (`Request::with_fields`), which reads them with the
 //! code that reads an HTTP/1.1 head's fields: one validation, one answer for both protocols
 //! (preconditions, ranges, digests, precompressed siblings, listings, hidden files, the access
@@ -38,6 +39,7 @@ use http2::{error_code, frame_type, Header, StreamId};
 use super::body::BodyClock;
 use super::{count_status, Session, Worker};
 use crate::access_log::Entry;
+use crate::auth::Verdict;
 use crate::gateway::{cgi, Launch, Route};
 use crate::respond::{Body, Reply};
 use fields::{LastHead, MAX_FIELDS};
@@ -107,6 +109,7 @@ impl H2 {
         let cap = config.max_concurrent_streams as usize;
         let mut streams = Streams::new(cap + 4, w.limits.max_head_bytes, w.log.is_some(), w.now);
         streams.keep_all = w.gateways.is_some();
+        streams.auth_fields = w.auth.is_some();
         Ok(H2 {
             framer: http2::Session::server(&config)?,
             streams,
@@ -366,21 +369,31 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
                     false,
                     None,
                     None,
+                    None,
                 )),
                 _ if host_differs => Ok((
                     w.responder.error(400, &w.date, false, out),
                     false,
                     None,
                     None,
+                    None,
                 )),
                 Ok(r) if !too_large => {
+                    // Only when a prefix is protected: before files or programs.
+                    let verdict = match w.auth.as_mut() {
+                        Some(a) => a.check(r, peer.ip(), w.now, &mut w.stats),
+                        None => Verdict::Open,
+                    };
                     // Only when a gateway is configured: the static path checks nothing more.
-                    let routed = match w.gateways.as_mut() {
-                        Some(g) => g.route(r.target),
-                        None => None,
+                    let routed = match (&verdict, w.gateways.as_mut()) {
+                        (Verdict::Denied(_), _) | (_, None) => None,
+                        (_, Some(g)) => g.route(r.target),
                     };
                     let reply = match routed {
-                        None => w.responder.respond_shared(r, &w.date, w.now, out),
+                        None => match &verdict {
+                            Verdict::Denied(d) => w.responder.denied(r, d, &w.date, out),
+                            _ => w.responder.respond_shared(r, &w.date, w.now, out),
+                        },
                         Some(Route::Refused(status)) => {
                             w.responder.error_to(r, status, &w.date, out)
                         }
@@ -410,7 +423,10 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
                                             .or((st.ended && st.body_in > 0).then_some(st.body_in)),
                                         fields,
                                     };
-                                    let launch = cgi::launch(&script, r, asked, peer, g);
+                                    let mut launch = cgi::launch(&script, r, asked, peer, g);
+                                    if let Some(user) = verdict.user() {
+                                        cgi::set_user(&mut launch, user);
+                                    }
                                     let x =
                                         gateway::Exchange::new(r, method, limits.max_head_bytes);
                                     return Err((Box::new(x), launch));
@@ -418,26 +434,32 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
                             }
                         }
                     };
+                    let user = match verdict {
+                        Verdict::Allowed(user) => Some(user),
+                        _ => None,
+                    };
                     Ok((
                         reply,
                         r.method == wire::Method::Head,
                         r.referer,
                         r.user_agent,
+                        user,
                     ))
                 }
                 Ok(r) => {
                     let reply = w.responder.error(413, &w.date, false, out);
-                    Ok((reply, false, r.referer, r.user_agent))
+                    Ok((reply, false, r.referer, r.user_agent, None))
                 }
                 Err(e) => Ok((
                     w.responder.error(e.status(), &w.date, false, out),
                     false,
                     None,
                     None,
+                    None,
                 )),
             }
         });
-    let (reply, is_head, referer, user_agent) = match answer {
+    let (reply, is_head, referer, user_agent, user) = match answer {
         Ok(answer) => answer,
         Err((exchange, launch)) => {
             // A program answers: its head comes later (`gateway.rs`).
@@ -464,6 +486,7 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
             body_bytes: reply.body_bytes,
             referer,
             user_agent,
+            user: user.as_deref(),
         };
         log.record(&e, w.wall);
     }

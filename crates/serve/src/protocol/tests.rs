@@ -51,6 +51,7 @@ fn fixture(max_pipeline: usize) -> Fixture {
         },
         http2: Some(http2::Config::server()),
         gateways: None,
+        auth: None,
     };
     Fixture {
         _root: root,

@@ -47,6 +47,7 @@ impl<'b> Interpreter<'b> {
                 accept_encoding: None,
                 user_agent: None,
                 referer: None,
+                authorization: None,
                 content_length: None,
                 chunked: false,
                 expect_continue: false,
@@ -91,6 +92,7 @@ impl<'b> Interpreter<'b> {
             }
             10 if is_name(name, b"user-agent") => out.user_agent = Some(value),
             13 if is_name(name, b"if-none-match") => out.if_none_match.push(value)?,
+            13 if is_name(name, b"authorization") => out.authorization = Some(value),
             14 if is_name(name, b"content-length") => {
                 let n = parse_content_length(value).ok_or(RequestError::BadContentLength)?;
                 if out.content_length.is_some_and(|prev| prev != n) {

@@ -246,6 +246,7 @@ fn log_and_count(x: &Exchange, peer: std::net::SocketAddr, w: &mut Worker) {
             body_bytes: x.body_bytes,
             referer: x.referer.as_deref(),
             user_agent: x.user_agent.as_deref(),
+            user: None,
         };
         log.record(&e, w.wall);
     }

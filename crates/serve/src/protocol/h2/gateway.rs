@@ -304,6 +304,7 @@ pub(in crate::protocol) fn end(
             body_bytes: g.body_bytes,
             referer: g.referer.as_deref(),
             user_agent: g.user_agent.as_deref(),
+            user: None,
         };
         log.record(&e, w.wall);
     }

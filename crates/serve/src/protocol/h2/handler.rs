@@ -155,6 +155,7 @@ impl Handler for Streams {
         value: &[u8],
     ) -> HeaderVerdict {
         let (max_head, log_fields, keep_all) = (self.max_head, self.log_fields, self.keep_all);
+        let auth_fields = self.auth_fields;
         let Some(s) = self.slot(stream) else {
             return HeaderVerdict::ResetStream;
         };
@@ -232,6 +233,8 @@ impl Handler for Streams {
             Known::AcceptEncoding => b"accept-encoding",
             Known::UserAgent if log_fields => b"user-agent",
             Known::Referer if log_fields => b"referer",
+            // Field names arrive lowercase (nghttp2's checks refuse others).
+            Known::Other if auth_fields && name == b"authorization" => b"authorization",
             Known::UserAgent | Known::Referer | Known::Te | Known::Priority | Known::Other => {
                 if keep_all {
                     let (n, v) = (keep(name), keep(value));

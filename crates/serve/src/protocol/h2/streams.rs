@@ -24,8 +24,9 @@ const ENDED_RING: usize = 16;
 /// Slot hints, indexed by a stream id's low bits (client ids are odd: bit 0 is dropped).
 const HINTS: usize = 256;
 /// A carried field (one the responder reads: `host`, the conditionals, `range`,
-/// `accept-encoding`; `user-agent` and `referer` for a log), chosen by the name the session's
-/// checks recognised (`handler.rs`): its name and its value's range in the stream's values.
+/// `accept-encoding`; `user-agent` and `referer` for a log; `authorization` when a prefix is
+/// protected), chosen by the name the session's checks recognised (`handler.rs`): its name and
+/// its value's range in the stream's values.
 pub(super) type Field = (&'static [u8], (usize, usize));
 
 /// Counters bumped inside the session's callbacks, added to the worker's after each call.
@@ -203,6 +204,8 @@ pub(super) struct Streams {
     pub(super) log_fields: bool,
     /// Keep every request field (`Stream::others`): a gateway is configured.
     pub(super) keep_all: bool,
+    /// Carry `authorization` (a prefix is protected: Basic authentication reads it).
+    pub(super) auth_fields: bool,
     /// The session's buffers, lent for `send`.
     pub(super) bufs: Option<Bufs>,
     /// Bytes queued during this `send`.
@@ -262,6 +265,7 @@ impl Streams {
             max_head,
             log_fields,
             keep_all: false,
+            auth_fields: false,
             bufs: None,
             queued: 0,
             before: 0,

@@ -1,0 +1,387 @@
+//! HTTP Basic authentication (RFC 7617) by path prefix, checked where a request is resolved,
+//! before files or programs: `--basic-auth PREFIX=FILE` and `[[auth]]` in the config.
+//!
+//! A bcrypt check costs milliseconds (about 2 ms at htpasswd's default cost 5, 50 ms at cost 10:
+//! docs/serve.md), and it runs on the event loop's thread: every other connection of that thread
+//! waits meanwhile. So a password is checked once: each thread keeps the credentials it verified
+//! ([`Guard`]), keyed by the SHA-256 of the whole `Authorization` value (never the password
+//! itself), bounded ([`MAX_VERIFIED`]) and expiring (`auth_cache_ms`), and a request that brings
+//! them again costs a hash and a lookup. Wrong credentials are limited per client address
+//! ([`Limiter`], shared by the threads and touched only when a check is due): past
+//! `auth_max_failures` within `auth_failure_window_ms`, credentials not verified already get 429
+//! with `Retry-After` and no check, so a flood of guesses cannot hold a loop for long.
+//!
+//! A wrong password and an unknown user get the same 401: an unknown user's password is checked
+//! against a real hash of the file (`htpasswd.rs`), so both cost the same, and the hashes are
+//! compared in constant time. The htpasswd files are read at start: a changed file is seen after
+//! a restart.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use sha2::{Digest, Sha256};
+use wire::Request;
+use zeroize::Zeroizing;
+
+use crate::config::Config;
+use crate::resolve;
+use crate::stats::ServerStats;
+pub use htpasswd::HtpasswdError;
+use htpasswd::Users;
+
+mod htpasswd;
+
+/// Credentials each thread keeps verified; past it the one that expires first makes room.
+pub const MAX_VERIFIED: usize = 1024;
+/// Client addresses (IPv6 by /64) whose failures are counted; past it the oldest count is
+/// dropped.
+pub const MAX_TRACKED: usize = 16 * 1024;
+/// An `Authorization` value longer than this is refused unread (a user and password of a few
+/// hundred bytes fit many times over).
+const MAX_CREDENTIALS: usize = 4096;
+
+/// What start-up found wrong with the authentication settings.
+#[derive(Debug, thiserror::Error)]
+pub enum AuthError {
+    #[error(transparent)]
+    File(#[from] HtpasswdError),
+    #[error("`auth` prefix {0} is protected twice")]
+    DuplicatePrefix(String),
+}
+
+/// A protected prefix, as the threads share it.
+#[derive(Debug)]
+struct Zone {
+    /// Normalised: `/private`, or `/` for everything.
+    prefix: Box<[u8]>,
+    /// Index in [`Shared::files`].
+    file: usize,
+    /// `WWW-Authenticate: Basic realm="...", charset="UTF-8"\r\n`.
+    challenge: Rc<[u8]>,
+}
+
+/// A protected prefix as read at start; each thread makes its [`Zone`] of it.
+#[derive(Debug)]
+struct ZoneSpec {
+    prefix: Box<[u8]>,
+    file: usize,
+    challenge: Box<[u8]>,
+}
+
+/// What the threads share: the files' users (read-only) and the failure counts.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    zones: Vec<ZoneSpec>,
+    files: Vec<Users>,
+    limiter: Mutex<Limiter>,
+    cache_for: Duration,
+}
+
+impl Shared {
+    /// Reads every zone's file; `None` when no prefix is protected.
+    pub(crate) fn load(config: &Config) -> Result<Option<Arc<Shared>>, AuthError> {
+        if config.auth.is_empty() {
+            return Ok(None);
+        }
+        let mut paths: Vec<PathBuf> = Vec::new();
+        let mut files = Vec::new();
+        let mut zones: Vec<ZoneSpec> = Vec::new();
+        for zone in &config.auth {
+            let prefix: Box<[u8]> = zone.prefix.as_bytes().into();
+            if zones.iter().any(|z| z.prefix == prefix) {
+                return Err(AuthError::DuplicatePrefix(zone.prefix.clone()));
+            }
+            let file = match paths.iter().position(|p| *p == zone.file) {
+                Some(i) => i,
+                None => {
+                    files.push(Users::read(&zone.file)?);
+                    paths.push(zone.file.clone());
+                    files.len() - 1
+                }
+            };
+            let challenge = format!(
+                "WWW-Authenticate: Basic realm=\"{}\", charset=\"UTF-8\"\r\n",
+                zone.realm
+            );
+            zones.push(ZoneSpec {
+                prefix,
+                file,
+                challenge: challenge.into_bytes().into(),
+            });
+        }
+        Ok(Some(Arc::new(Shared {
+            zones,
+            files,
+            limiter: Mutex::new(Limiter::new(
+                config.auth_max_failures,
+                Duration::from_millis(config.auth_failure_window_ms),
+            )),
+            cache_for: Duration::from_millis(config.auth_cache_ms),
+        })))
+    }
+}
+
+/// A request's answer as far as authentication goes.
+#[derive(Debug)]
+pub(crate) enum Verdict {
+    /// Not under a protected prefix.
+    Open,
+    /// Under one, by this user.
+    Allowed(Rc<[u8]>),
+    /// Under one, refused: 401 with the challenge, or 429 with `Retry-After`.
+    Denied(Denial),
+}
+
+impl Verdict {
+    /// The user a request was allowed as (the access log's third field, CGI's `REMOTE_USER`).
+    pub(crate) fn user(&self) -> Option<&[u8]> {
+        match self {
+            Verdict::Allowed(user) => Some(user),
+            _ => None,
+        }
+    }
+}
+
+/// A refused request: its status and the header line that goes with it.
+#[derive(Debug)]
+pub(crate) enum Denial {
+    Challenge(Rc<[u8]>),
+    /// Seconds until the client's failure window ends.
+    Limited(u64),
+}
+
+impl Denial {
+    pub(crate) fn status(&self) -> u16 {
+        match self {
+            Denial::Challenge(_) => 401,
+            Denial::Limited(_) => 429,
+        }
+    }
+
+    /// The header lines the refusal adds.
+    pub(crate) fn write_headers(&self, out: &mut Vec<u8>) {
+        match self {
+            Denial::Challenge(line) => out.extend_from_slice(line),
+            Denial::Limited(secs) => {
+                out.extend_from_slice(format!("Retry-After: {secs}\r\n").as_bytes())
+            }
+        }
+    }
+}
+
+/// One credential verified by this thread.
+#[derive(Debug)]
+struct Verified {
+    user: Rc<[u8]>,
+    until: Instant,
+}
+
+/// One event-loop thread's side: the zones with their challenge lines, the credentials it
+/// verified, and a buffer for the normalised path.
+pub(crate) struct Guard {
+    shared: Arc<Shared>,
+    zones: Vec<Zone>,
+    /// By file and the SHA-256 of the `Authorization` value.
+    verified: HashMap<(usize, [u8; 32]), Verified>,
+    path: Vec<u8>,
+}
+
+impl Guard {
+    pub(crate) fn new(shared: Arc<Shared>) -> Guard {
+        let zones = (shared.zones.iter())
+            .map(|z| Zone {
+                prefix: z.prefix.clone(),
+                file: z.file,
+                challenge: Rc::from(&z.challenge[..]),
+            })
+            .collect();
+        Guard {
+            shared,
+            zones,
+            verified: HashMap::with_capacity(64),
+            path: Vec::with_capacity(256),
+        }
+    }
+
+    /// Whether `req` from `peer` may go on to files or programs.
+    pub(crate) fn check(
+        &mut self,
+        req: &Request<'_>,
+        peer: IpAddr,
+        now: Instant,
+        stats: &mut ServerStats,
+    ) -> Verdict {
+        // A target that does not normalise is refused (400) by whatever answers it, file or
+        // program, with the same normaliser: there is nothing to protect.
+        if resolve::normalise(req.target, &mut self.path).is_err() {
+            return Verdict::Open;
+        }
+        let Some(zone) = self.zone_of_path() else {
+            return Verdict::Open;
+        };
+        let (file, challenge) = (self.zones[zone].file, &self.zones[zone].challenge);
+        let Some(value) = req.authorization else {
+            stats.auth_missing += 1;
+            return Verdict::Denied(Denial::Challenge(challenge.clone()));
+        };
+        let key = (file, Sha256::digest(value).into());
+        if let Some(v) = self.verified.get(&key).filter(|v| v.until > now) {
+            stats.auth_ok += 1;
+            stats.auth_cached += 1;
+            return Verdict::Allowed(v.user.clone());
+        }
+        let challenge = challenge.clone();
+        let limiter = || {
+            self.shared
+                .limiter
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+        };
+        if let Some(secs) = limiter().limited(peer, now) {
+            stats.auth_limited += 1;
+            return Verdict::Denied(Denial::Limited(secs));
+        }
+        let users = &self.shared.files[file];
+        let matched = credentials(value).and_then(|(user, password)| {
+            let (hash, known) = users.hash_of(&user);
+            // Checked whether or not the user is known: both cost one hash.
+            (hash.verify(&password) && known).then_some(user)
+        });
+        match matched {
+            Some(user) => {
+                stats.auth_ok += 1;
+                let user: Rc<[u8]> = user.into();
+                self.remember(key, user.clone(), now);
+                Verdict::Allowed(user)
+            }
+            None => {
+                stats.auth_failed += 1;
+                limiter().failed(peer, now);
+                Verdict::Denied(Denial::Challenge(challenge))
+            }
+        }
+    }
+
+    /// The zone of the longest prefix that holds the normalised path, segment by segment
+    /// (`/private` holds `/private` and `/private/a`, not `/privateer`).
+    fn zone_of_path(&self) -> Option<usize> {
+        let path = &self.path[..];
+        let holds = |prefix: &[u8]| {
+            prefix == b"/"
+                || (path.starts_with(prefix)
+                    && (path.len() == prefix.len() || path[prefix.len()] == b'/'))
+        };
+        (self.zones.iter().enumerate())
+            .filter(|(_, z)| holds(&z.prefix))
+            .max_by_key(|(_, z)| z.prefix.len())
+            .map(|(i, _)| i)
+    }
+
+    /// Keeps a verified credential; when full, drops the expired ones, then the one that
+    /// expires first.
+    fn remember(&mut self, key: (usize, [u8; 32]), user: Rc<[u8]>, now: Instant) {
+        if self.verified.len() >= MAX_VERIFIED && !self.verified.contains_key(&key) {
+            self.verified.retain(|_, v| v.until > now);
+            if self.verified.len() >= MAX_VERIFIED {
+                let first = self.verified.iter().min_by_key(|(_, v)| v.until);
+                if let Some(k) = first.map(|(k, _)| *k) {
+                    self.verified.remove(&k);
+                }
+            }
+        }
+        let until = now + self.shared.cache_for;
+        self.verified.insert(key, Verified { user, until });
+    }
+}
+
+/// The user and password of a `Basic` credential (`Basic base64(user:password)`, the scheme
+/// in any case), or `None` when it is not one. The password is cleared from memory when dropped.
+fn credentials(value: &[u8]) -> Option<(Vec<u8>, Zeroizing<Vec<u8>>)> {
+    if value.len() > MAX_CREDENTIALS || value.len() < 6 {
+        return None;
+    }
+    let (scheme, rest) = value.split_at(5);
+    if !scheme.eq_ignore_ascii_case(b"basic") || !rest.starts_with(b" ") {
+        return None;
+    }
+    let token = rest.trim_ascii();
+    let decoded = Zeroizing::new(
+        base64::engine::general_purpose::STANDARD
+            .decode(token)
+            .ok()?,
+    );
+    let colon = decoded.iter().position(|&b| b == b':')?;
+    let password = Zeroizing::new(decoded[colon + 1..].to_vec());
+    Some((decoded[..colon].to_vec(), password))
+}
+
+/// Wrong credentials counted per client address in fixed windows.
+#[derive(Debug)]
+pub(crate) struct Limiter {
+    max: u32,
+    window: Duration,
+    /// The failures since the window's start.
+    counts: HashMap<IpAddr, (u32, Instant)>,
+}
+
+impl Limiter {
+    fn new(max: u32, window: Duration) -> Limiter {
+        Limiter {
+            max,
+            window,
+            counts: HashMap::new(),
+        }
+    }
+
+    /// Whole seconds (at least 1) until `peer` may be checked again, if it is limited now.
+    fn limited(&self, peer: IpAddr, now: Instant) -> Option<u64> {
+        let &(count, since) = self.counts.get(&client_of(peer))?;
+        let left = self
+            .window
+            .checked_sub(now.saturating_duration_since(since))?;
+        (count >= self.max && !left.is_zero()).then(|| left.as_secs_f64().ceil().max(1.0) as u64)
+    }
+
+    fn failed(&mut self, peer: IpAddr, now: Instant) {
+        let client = client_of(peer);
+        if self.counts.len() >= MAX_TRACKED && !self.counts.contains_key(&client) {
+            let window = self.window;
+            self.counts
+                .retain(|_, (_, since)| now.saturating_duration_since(*since) < window);
+            if self.counts.len() >= MAX_TRACKED {
+                let oldest = self.counts.iter().min_by_key(|(_, (_, since))| *since);
+                if let Some(k) = oldest.map(|(k, _)| *k) {
+                    self.counts.remove(&k);
+                }
+            }
+        }
+        let entry = self.counts.entry(client).or_insert((0, now));
+        if now.saturating_duration_since(entry.1) >= self.window {
+            *entry = (0, now);
+        }
+        entry.0 = entry.0.saturating_add(1);
+    }
+}
+
+/// The address failures are counted by: IPv4 as it is, IPv6 by its /64 (one host is given a
+/// whole /64, and would otherwise have 2^64 fresh addresses to guess from).
+fn client_of(peer: IpAddr) -> IpAddr {
+    match peer {
+        IpAddr::V4(_) => peer,
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => {
+                let s = v6.segments();
+                IpAddr::V6(std::net::Ipv6Addr::new(s[0], s[1], s[2], s[3], 0, 0, 0, 0))
+            }
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests;

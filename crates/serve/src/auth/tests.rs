@@ -1,0 +1,187 @@
+use super::*;
+
+use crate::config::AuthZone;
+
+// `htpasswd -nbB u p` (cost 5) and `htpasswd -nb5 w p`.
+const USERS: &str = "u:$2y$05$R9ubg3UY5SMx5nrVMl7vXO/xxJhNvlMcqx3Ad3WR84cUYM5yg3AyW\n\
+    w:$6$hSFoavY.v2VOQHwX$7zq5yS5dzY.2EcntTH8vW8/S1J1OnSCnsaYFw8epeSKzdohsIYOLBQGvq1a7.GjUd7JokTsJKO30wLVv7VKu30\n";
+
+fn guard(prefixes: &[&str], max_failures: u32) -> (tempfile::TempDir, Guard) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("htpasswd");
+    std::fs::write(&file, USERS).unwrap();
+    let config = Config {
+        auth: (prefixes.iter())
+            .map(|p| AuthZone {
+                prefix: crate::config::parse_auth_prefix(p).unwrap(),
+                file: file.clone(),
+                realm: format!("realm {p}"),
+            })
+            .collect(),
+        auth_max_failures: max_failures,
+        ..Config::default()
+    };
+    let shared = Shared::load(&config).unwrap().unwrap();
+    (dir, Guard::new(shared))
+}
+
+fn basic(user_pass: &str) -> String {
+    format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(user_pass)
+    )
+}
+
+/// The head of a GET of `target`, with `Authorization: auth` when given.
+fn head(target: &str, auth: Option<&str>) -> String {
+    let auth = auth.map_or(String::new(), |a| format!("Authorization: {a}\r\n"));
+    format!("GET {target} HTTP/1.1\r\nHost: x\r\n{auth}\r\n")
+}
+
+fn check_from(
+    g: &mut Guard,
+    peer: IpAddr,
+    target: &str,
+    auth: Option<&str>,
+    stats: &mut ServerStats,
+) -> Verdict {
+    let head = head(target, auth);
+    let limits = wire::RequestLimits::default();
+    let req = wire::parse_request(head.as_bytes(), &limits)
+        .unwrap()
+        .unwrap();
+    g.check(&req, peer, Instant::now(), stats)
+}
+
+fn check(g: &mut Guard, target: &str, auth: Option<&str>, stats: &mut ServerStats) -> Verdict {
+    check_from(g, IpAddr::from([10, 0, 0, 1]), target, auth, stats)
+}
+
+#[test]
+fn prefixes_hold_whole_segments_and_the_longest_wins() {
+    let (_d, mut g) = guard(&["/private/", "/private/inner"], 10);
+    let mut stats = ServerStats::default();
+    for open in ["/", "/privateer", "/public/private/x", "/privat"] {
+        assert!(
+            matches!(check(&mut g, open, None, &mut stats), Verdict::Open),
+            "{open}"
+        );
+    }
+    let challenge = |v: Verdict| match v {
+        Verdict::Denied(Denial::Challenge(line)) => String::from_utf8(line.to_vec()).unwrap(),
+        other => panic!("{other:?}"),
+    };
+    // Escapes, dot segments and doubled slashes are normalised before the prefix is compared.
+    for (target, realm) in [
+        ("/private", "/private/"),
+        ("/private/a.html", "/private/"),
+        ("//private/./a", "/private/"),
+        ("/%70rivate/a", "/private/"),
+        ("http://example.com/private/a?x", "/private/"),
+        ("/private/inner/b", "/private/inner"),
+    ] {
+        let line = challenge(check(&mut g, target, None, &mut stats));
+        assert_eq!(
+            line,
+            format!("WWW-Authenticate: Basic realm=\"realm {realm}\", charset=\"UTF-8\"\r\n"),
+            "{target}"
+        );
+    }
+    assert_eq!(stats.auth_missing, 6);
+}
+
+#[test]
+fn credentials_are_verified_once_then_taken_from_the_thread_cache() {
+    let (_d, mut g) = guard(&["/"], 10);
+    let mut stats = ServerStats::default();
+    for (user, pass) in [("u", "p"), ("w", "p")] {
+        let header = basic(&format!("{user}:{pass}"));
+        for _ in 0..3 {
+            match check(&mut g, "/a", Some(&header), &mut stats) {
+                Verdict::Allowed(u) => assert_eq!(&u[..], user.as_bytes()),
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+    assert_eq!((stats.auth_ok, stats.auth_cached), (6, 4));
+    // The scheme is case-insensitive; the token is not.
+    let lower = basic("u:p").replace("Basic", "bAsIc");
+    assert!(matches!(
+        check(&mut g, "/a", Some(&lower), &mut stats),
+        Verdict::Allowed(_)
+    ));
+    for wrong in [
+        basic("u:q"),
+        basic("nobody:p"),
+        basic("up"),
+        "Basic !!!".into(),
+        "Bearer abc".into(),
+        "Basic".into(),
+    ] {
+        let v = check(&mut g, "/a", Some(&wrong), &mut stats);
+        assert!(
+            matches!(v, Verdict::Denied(Denial::Challenge(_))),
+            "{wrong}: {v:?}"
+        );
+    }
+    assert_eq!(stats.auth_failed, 6);
+}
+
+#[test]
+fn a_client_past_its_failures_is_refused_unchecked_until_its_window_ends() {
+    let (_d, mut g) = guard(&["/"], 3);
+    let mut stats = ServerStats::default();
+    let good = basic("u:p");
+    // Verified before the failures: still let through from the cache.
+    assert!(matches!(
+        check(&mut g, "/", Some(&good), &mut stats),
+        Verdict::Allowed(_)
+    ));
+    for _ in 0..3 {
+        let v = check(&mut g, "/", Some(&basic("u:wrong")), &mut stats);
+        assert!(matches!(v, Verdict::Denied(Denial::Challenge(_))));
+    }
+    let v = check(&mut g, "/", Some(&basic("w:p")), &mut stats);
+    match v {
+        Verdict::Denied(d @ Denial::Limited(secs)) => {
+            assert_eq!(d.status(), 429);
+            assert!((1..=60).contains(&secs), "{secs}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        check(&mut g, "/", Some(&good), &mut stats),
+        Verdict::Allowed(_)
+    ));
+    assert_eq!((stats.auth_failed, stats.auth_limited), (3, 1));
+    // Another address is not limited; the window's end frees the first.
+    let other = IpAddr::from([10, 0, 0, 2]);
+    let v = check_from(&mut g, other, "/", Some(&basic("w:p")), &mut stats);
+    assert!(matches!(v, Verdict::Allowed(_)));
+    let later = Instant::now() + Duration::from_secs(61);
+    let limiter = g.shared.limiter.lock().unwrap();
+    assert_eq!(limiter.limited(IpAddr::from([10, 0, 0, 1]), later), None);
+}
+
+#[test]
+fn ipv6_clients_are_counted_by_their_64() {
+    let a: IpAddr = "2001:db8:1:2:aaaa::1".parse().unwrap();
+    let b: IpAddr = "2001:db8:1:2:bbbb::9".parse().unwrap();
+    let c: IpAddr = "2001:db8:1:3::1".parse().unwrap();
+    assert_eq!(client_of(a), client_of(b));
+    assert_ne!(client_of(a), client_of(c));
+    let mapped: IpAddr = "::ffff:10.0.0.1".parse().unwrap();
+    assert_eq!(client_of(mapped), IpAddr::from([10, 0, 0, 1]));
+}
+
+#[test]
+fn the_verified_cache_is_bounded() {
+    let (_d, mut g) = guard(&["/"], 10);
+    let now = Instant::now();
+    for i in 0..(MAX_VERIFIED + 10) {
+        let mut digest = [0u8; 32];
+        digest[..8].copy_from_slice(&(i as u64).to_le_bytes());
+        g.remember((0, digest), Rc::from(&b"u"[..]), now);
+    }
+    assert_eq!(g.verified.len(), MAX_VERIFIED);
+}
