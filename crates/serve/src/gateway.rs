@@ -25,6 +25,7 @@ use crate::config::Config;
 use crate::resolve::{self, Root};
 
 pub(crate) mod cgi;
+pub mod fcgi;
 pub(crate) mod head;
 pub(crate) mod program;
 

@@ -60,6 +60,10 @@ mod tls;
 pub mod tls_setup;
 mod transport;
 
+/// The FastCGI record layer, for its fuzz target.
+#[doc(hidden)]
+pub use gateway::fcgi::record as fcgi_record;
+
 pub use config::Config;
 pub use server::{ServeError, Server, ShutdownHandle};
 pub use stats::ServerStats;
