@@ -11,10 +11,13 @@
 //!   client takes it, stderr to the error log, the exit seen through a pidfd.
 //! - `head.rs` checks a program's response head before any of it reaches a client.
 //!
+//! - `fcgi.rs` is FastCGI: the same meta-variables sent as records over a pooled socket to an
+//!   application, its FCGI_STDOUT read back as a program's stdout.
+//!
 //! What a gateway produces is protocol-neutral: a status, checked fields and a body that
 //! arrives later ([`Launch`] in, [`head::CgiHead`] and body bytes out); the protocol encodes it.
-//! Another body source (FastCGI: records over a pooled socket instead of pipes) fits beside
-//! `cgi.rs` and `program.rs` under the same [`Route`].
+//! A [`Source`] is where those bytes come from (a program's pipes or a FastCGI connection): the
+//! connection moves either the same way.
 
 use std::process::Child;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -32,6 +35,8 @@ pub(crate) mod program;
 pub(crate) use cgi::Launch;
 pub(crate) use program::Program;
 
+use crate::config::{FastCgiAddr, FastCgiPattern};
+
 /// The token bit that marks a program's pipe or pidfd: `token | PROGRAM_TOKEN` drives the
 /// connection `token` without touching its socket's readiness.
 pub(crate) const PROGRAM_TOKEN: usize = 1 << (usize::BITS - 2);
@@ -39,7 +44,7 @@ pub(crate) const PROGRAM_TOKEN: usize = 1 << (usize::BITS - 2);
 /// What a gateway says of a target.
 #[derive(Debug)]
 pub(crate) enum Route {
-    /// A program to run.
+    /// A program to run, or a script for a FastCGI application (`Script::app`).
     Cgi(Box<cgi::Script>),
     /// Claimed by a gateway but refused: this status (404 no such program, 403 not executable).
     Refused(u16),
@@ -53,10 +58,120 @@ pub(crate) struct Limits {
     pub max_output: u64,
 }
 
+/// Where a request's response comes from: a program's pipes, or a FastCGI application's
+/// connection. Both give a CGI response (head, then body) read only while the client's
+/// response has room.
+#[derive(Debug)]
+pub(crate) enum Source {
+    Program(Program),
+    FastCgi(Box<fcgi::Exchange>),
+}
+
+/// How a source's part ended, once its output is done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Finished {
+    /// Exited by a status (a program), or the request completed (FastCGI).
+    Complete,
+    /// Killed by a signal (a program), or the request refused (FastCGI).
+    Died,
+}
+
+impl Source {
+    pub fn deadline(&self) -> Instant {
+        match self {
+            Source::Program(p) => p.deadline,
+            Source::FastCgi(x) => x.deadline,
+        }
+    }
+
+    /// Bytes of response read so far.
+    pub fn output(&self) -> u64 {
+        match self {
+            Source::Program(p) => p.output,
+            Source::FastCgi(x) => x.output,
+        }
+    }
+
+    pub fn write_stdin(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Source::Program(p) => p.write_stdin(data),
+            Source::FastCgi(x) => x.write_stdin(data),
+        }
+    }
+
+    pub fn close_stdin(&mut self) {
+        match self {
+            Source::Program(p) => p.close_stdin(),
+            Source::FastCgi(x) => x.close_stdin(),
+        }
+    }
+
+    pub fn has_stdin(&self) -> bool {
+        match self {
+            Source::Program(p) => p.has_stdin(),
+            Source::FastCgi(x) => x.has_stdin(),
+        }
+    }
+
+    /// Writes what the source has pending that no body byte waits for (FastCGI: the request's
+    /// records when its body is empty or ended). A failure shows when the response is read.
+    pub fn send_pending(&mut self) {
+        if let Source::FastCgi(x) = self {
+            let _ = x.send_pending();
+        }
+    }
+
+    pub fn read_stdout(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Source::Program(p) => p.read_stdout(buf),
+            Source::FastCgi(x) => x.read_stdout(buf),
+        }
+    }
+
+    pub fn stdout_done(&self) -> bool {
+        match self {
+            Source::Program(p) => p.stdout_done(),
+            Source::FastCgi(x) => x.stdout_done(),
+        }
+    }
+
+    /// Logs what stderr holds; returns its bytes since the last call.
+    pub fn drain_stderr(&mut self) -> u64 {
+        match self {
+            Source::Program(p) => p.drain_stderr(),
+            Source::FastCgi(x) => x.take_stderr_bytes(),
+        }
+    }
+
+    /// How it ended, once its output is done (`None` while a program has not exited).
+    pub fn finished(&mut self) -> Option<Finished> {
+        use std::os::unix::process::ExitStatusExt;
+        match self {
+            Source::Program(p) => p.poll_exit().map(|status| match status.signal() {
+                Some(_) => Finished::Died,
+                None => Finished::Complete,
+            }),
+            Source::FastCgi(x) if !x.stdout_done() => None,
+            Source::FastCgi(x) if x.completed() => Some(Finished::Complete),
+            Source::FastCgi(_) => Some(Finished::Died),
+        }
+    }
+}
+
+/// A FastCGI application and the targets it answers.
+struct App {
+    pattern: FastCgiPattern,
+    addr: FastCgiAddr,
+    /// `addr` as written, for the error log.
+    name: Box<str>,
+}
+
 /// One thread's gateways.
 pub(crate) struct Gateways {
     mounts: Vec<(Box<[u8]>, Root)>,
     extensions: Vec<Box<[u8]>>,
+    apps: Vec<App>,
+    fcgi_pool: fcgi::Pool,
     doc_root: Root,
     hide_dotfiles: bool,
     pub limits: Limits,
@@ -90,7 +205,7 @@ impl Gateways {
         registry: mio::Registry,
         server_port: u16,
     ) -> std::io::Result<Option<Box<Gateways>>> {
-        if config.cgi.is_empty() && config.cgi_extensions.is_empty() {
+        if config.cgi.is_empty() && config.cgi_extensions.is_empty() && config.fastcgi.is_empty() {
             return Ok(None);
         }
         let mut mounts = Vec::with_capacity(config.cgi.len());
@@ -105,6 +220,14 @@ impl Gateways {
                 .iter()
                 .map(|e| e.as_bytes().into())
                 .collect(),
+            apps: (config.fastcgi.iter())
+                .map(|m| App {
+                    pattern: m.pattern.clone(),
+                    addr: m.addr.clone(),
+                    name: m.addr.to_string().into(),
+                })
+                .collect(),
+            fcgi_pool: fcgi::Pool::new(config.fastcgi.len(), config.fastcgi_pool),
             doc_root: Root::new(&config.root, config.symlinks_outside_root)?,
             hide_dotfiles: config.dotfiles == crate::config::Dotfiles::Hide,
             limits: Limits {
@@ -136,9 +259,19 @@ impl Gateways {
             if self.hide_dotfiles && resolve::is_hidden(key) {
                 return Some(Route::Refused(404));
             }
-            return Some(cgi::find(root, prefix, rest, query, &self.doc_root, |_| {
-                true
-            }));
+            let any = |_: &[u8]| true;
+            return Some(cgi::find(
+                root,
+                prefix,
+                rest,
+                query,
+                &self.doc_root,
+                any,
+                None,
+            ));
+        }
+        if let Some(route) = self.route_fastcgi(query) {
+            return Some(route);
         }
         if self.extensions.is_empty() || !self.names_extension(key) {
             return None;
@@ -155,7 +288,78 @@ impl Gateways {
             query,
             &self.doc_root,
             is_script,
+            None,
         ))
+    }
+
+    /// The FastCGI application that claims the normalised target in `self.key`, if one does:
+    /// its script found under the document root by the same rules as a file (an extension
+    /// pattern: the first segment with that extension; a prefix: the shortest leading file).
+    fn route_fastcgi(&self, query: &[u8]) -> Option<Route> {
+        let key = &self.key[..];
+        let (i, app) = self
+            .apps
+            .iter()
+            .enumerate()
+            .find(|(_, a)| match &a.pattern {
+                FastCgiPattern::Extension(ext) => key
+                    .split(|&b| b == b'/')
+                    .any(|seg| seg.ends_with(ext.as_bytes()) && seg.len() > ext.len()),
+                FastCgiPattern::Prefix(prefix) => key
+                    .strip_prefix(prefix.as_bytes())
+                    .is_some_and(|rest| rest.is_empty() || rest[0] == b'/'),
+            })?;
+        if self.hide_dotfiles && resolve::is_hidden(key) {
+            return Some(Route::Refused(404));
+        }
+        let is_script = |seg: &[u8]| match &app.pattern {
+            FastCgiPattern::Extension(ext) => {
+                seg.ends_with(ext.as_bytes()) && seg.len() > ext.len()
+            }
+            FastCgiPattern::Prefix(_) => true,
+        };
+        Some(cgi::find(
+            &self.doc_root,
+            b"",
+            key,
+            query,
+            &self.doc_root,
+            is_script,
+            Some(i),
+        ))
+    }
+
+    /// Starts `launch` on application `app`: an idle connection of the pool if one is open,
+    /// else a new one (not waited for). An error means nothing reached the application.
+    pub fn start_fastcgi(
+        &mut self,
+        launch: &Launch,
+        app: usize,
+        token: usize,
+        deadline: Instant,
+    ) -> std::io::Result<(fcgi::Exchange, bool)> {
+        let a = &self.apps[app];
+        let (stream, reused) = match self.fcgi_pool.take(app) {
+            Some(s) => (s, true),
+            None => (fcgi::Stream::connect(&a.addr)?, false),
+        };
+        let keep = self.fcgi_pool.keeps();
+        let x = fcgi::Exchange::start(
+            launch,
+            stream,
+            app,
+            keep,
+            &a.name,
+            token,
+            &self.registry,
+            deadline,
+        )?;
+        Ok((x, reused))
+    }
+
+    /// The application `launch` names, for the error log.
+    pub fn app_name(&self, app: usize) -> &str {
+        &self.apps[app].name
     }
 
     /// Whether a segment of `key` ends with a CGI extension.
@@ -177,6 +381,24 @@ impl Gateways {
     /// Gives back a slot taken by [`Gateways::reserve`] (a start that failed, a reaped child).
     pub fn release(&self) {
         self.running.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// A source no connection needs any more: a program as [`Gateways::retire`]; a FastCGI
+    /// connection back to the pool if its request ended cleanly and `kill` is false, else
+    /// closed (which aborts the request).
+    pub fn retire_source(&mut self, s: Source, kill: bool) {
+        match s {
+            Source::Program(p) => self.retire(p, kill),
+            Source::FastCgi(x) => {
+                self.release();
+                if kill {
+                    return;
+                }
+                if let Some((app, stream)) = x.into_reusable() {
+                    self.fcgi_pool.put(app, stream, &self.registry);
+                }
+            }
+        }
     }
 
     /// A program no connection needs any more: reaped now if it has exited, else (killed if

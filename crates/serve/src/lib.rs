@@ -27,8 +27,8 @@
 //! - [`respond`]: from a parsed request and the cache to a response, with [`conditional`]
 //!   (304), [`range`] (206/416) and [`negotiate`] (precompressed siblings);
 //! - [`autoindex`]: directory listings, when asked for;
-//! - `gateway`: programs that answer requests (CGI/1.1), run inside the event loop: their pipes
-//!   and pidfd are events of the connection they answer;
+//! - `gateway`: programs (CGI/1.1) and FastCGI applications that answer requests, run inside
+//!   the event loop: their pipes, pidfd or socket are events of the connection they answer;
 //! - [`access_log`]: Common/Combined Log Format, buffered;
 //! - `replay`: one connection's protocol driven from memory, for the fuzz targets.
 

@@ -114,12 +114,29 @@ counters! {
         cgi_died,
         /// Programs killed past `cgi_max_output_bytes`.
         cgi_output_limits,
-        /// Bytes programs wrote to stderr (their lines go to the error log, bounded).
+        /// Bytes programs (and FastCGI applications) wrote to stderr (their lines go to the
+        /// error log, bounded).
         cgi_stderr_bytes,
+        /// Requests a FastCGI application was to answer (the refused ones included).
+        fastcgi_requests,
+        /// Connections opened to FastCGI applications (the other requests reused one).
+        fastcgi_connects,
+        /// FastCGI requests that failed at the application: no connection (502), the
+        /// connection broken or a malformed record, the request refused by END_REQUEST.
+        fastcgi_failures,
     }
 }
 
 impl ServerStats {
+    /// A request a gateway is to answer: a FastCGI application's, or a CGI program's.
+    pub(crate) fn count_gateway_request(&mut self, fastcgi: bool) {
+        if fastcgi {
+            self.fastcgi_requests += 1;
+        } else {
+            self.cgi_requests += 1;
+        }
+    }
+
     /// The connection syscalls counted here: `epoll_wait`, `accept4`, `epoll_ctl`, `recv`,
     /// `send`/`sendmsg`, `sendfile`, `pread`, `close` (and `shutdown` for lingering closes).
     pub fn syscalls(&self) -> u64 {

@@ -1,0 +1,247 @@
+//! FastCGI in the event loop, with real applications the tests start and stop: php-fpm
+//! (scripts in the document root, `*.php`) and fcgiwrap running shell scripts (a prefix), over
+//! HTTP/1.1 and HTTP/2. Each request is checked on the wire, and what reached the application
+//! by counting the connections made to it.
+
+mod cgi_support;
+mod common;
+mod fcgi_support;
+mod h2_support;
+
+use std::io::{BufReader, Write};
+
+use cgi_support::*;
+use common::*;
+use fcgi_support::*;
+use serve::Config;
+
+/// A script echoing what php-fpm was told of the request.
+const ENV_PHP: &str = "<?php header('X-App: php');\n\
+    echo $_SERVER['REQUEST_METHOD'], ' ', $_SERVER['SCRIPT_NAME'], ' ', $_SERVER['QUERY_STRING'],\n\
+    ' ', $_SERVER['SERVER_PROTOCOL'], ' ', $_SERVER['HTTP_X_CUSTOM'] ?? '-', ' ',\n\
+    $_SERVER['DOCUMENT_ROOT'] === dirname($_SERVER['SCRIPT_FILENAME']) ? 'root' : 'elsewhere', \"\\n\";\n";
+
+fn php_server(app: &str, tweak: impl FnOnce(&mut Config)) -> TestServer {
+    let srv = TestServer::start(|c| {
+        c.fastcgi.push(format!("*.php={app}").parse().unwrap());
+        tweak(c);
+    });
+    write_file(srv.root.path(), "env.php", ENV_PHP);
+    write_file(
+        srv.root.path(),
+        "echo.php",
+        "<?php echo file_get_contents('php://input');",
+    );
+    write_file(srv.root.path(), "sleep.php", "<?php sleep(30);");
+    write_file(
+        srv.root.path(),
+        "warn.php",
+        "<?php error_log('a warning for the log'); echo 'ok';",
+    );
+    write_file(
+        srv.root.path(),
+        "big.php",
+        "<?php echo str_repeat('0123456789', 30000);",
+    );
+    srv
+}
+
+#[test]
+fn php_fpm_answers_get_post_and_head() {
+    let fpm = App::php_fpm(2);
+    let srv = php_server(&fpm.addr(), |_| {});
+    let r = ask(
+        &srv,
+        "GET /env.php?a=1 HTTP/1.1\r\nHost: t\r\nX-Custom: v\r\n\r\n",
+    );
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("x-app"), Some("php"));
+    assert!(r
+        .header("content-type")
+        .is_some_and(|t| t.starts_with("text/html")));
+    assert_eq!(r.header("transfer-encoding"), Some("chunked"));
+    assert!(r.complete);
+    assert_eq!(r.body, b"GET /env.php a=1 HTTP/1.1 v root\n");
+
+    // A body of several STDIN records, echoed back.
+    let body: Vec<u8> = (0..200_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+    let mut s = connect(srv.addr);
+    let head = format!(
+        "POST /echo.php HTTP/1.1\r\nHost: t\r\nContent-Type: application/octet-stream\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    s.write_all(head.as_bytes()).unwrap();
+    s.write_all(&body).unwrap();
+    let r = read_reply(&mut BufReader::new(s), false).unwrap();
+    assert_eq!(r.status, 200);
+    assert!(r.body == body, "the body echoed: {} bytes", r.body.len());
+
+    let r = ask(&srv, "HEAD /env.php HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("x-app"), Some("php"));
+    assert!(r.body.is_empty());
+
+    // FCGI_STDERR goes to the error log, not to the client.
+    let r = ask(&srv, "GET /warn.php HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_eq!((r.status, r.body.as_slice()), (200, &b"ok"[..]));
+
+    let r = ask(&srv, "GET /missing.php HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_eq!(r.status, 404, "no such script: the files' answer");
+    let st = srv.stop();
+    assert_eq!(st.fastcgi_requests, 4);
+    assert!(
+        st.cgi_stderr_bytes >= 21,
+        "{} bytes of stderr",
+        st.cgi_stderr_bytes
+    );
+    assert_eq!(
+        (st.fastcgi_failures, st.cgi_requests, st.cgi_starts),
+        (0, 0, 0)
+    );
+}
+
+/// `n` requests on one HTTP/1.1 connection, each answered 200.
+fn keep_alive_requests(srv: &TestServer, n: usize) {
+    let mut s = connect(srv.addr);
+    let mut r = BufReader::new(s.try_clone().unwrap());
+    for i in 0..n {
+        s.write_all(format!("GET /env.php?{i} HTTP/1.1\r\nHost: t\r\n\r\n").as_bytes())
+            .unwrap();
+        let reply = read_reply(&mut r, false).unwrap();
+        assert_eq!(reply.status, 200);
+        assert!(reply
+            .body
+            .starts_with(format!("GET /env.php {i} ").as_bytes()));
+    }
+}
+
+#[test]
+fn keep_alive_requests_reuse_one_fastcgi_connection() {
+    let fpm = App::php_fpm(2);
+    let relay = Relay::new(&fpm.socket);
+    let srv = php_server(&relay.addr(), |_| {});
+    keep_alive_requests(&srv, 5);
+    assert_eq!(
+        relay.accepted(),
+        1,
+        "five requests, one connection to php-fpm"
+    );
+    let st = srv.stop();
+    assert_eq!((st.fastcgi_requests, st.fastcgi_connects), (5, 1));
+
+    // The same over TCP (the connect completes in the loop, not at once).
+    let relay = Relay::tcp(&fpm.socket);
+    let srv = php_server(&relay.addr(), |_| {});
+    keep_alive_requests(&srv, 3);
+    assert_eq!(relay.accepted(), 1);
+    assert_eq!(srv.stop().fastcgi_connects, 1);
+
+    // Without a pool, a connection per request.
+    let relay = Relay::new(&fpm.socket);
+    let srv = php_server(&relay.addr(), |c| c.fastcgi_pool = 0);
+    keep_alive_requests(&srv, 3);
+    assert!(eventually(WAIT, || relay.accepted() == 3));
+    assert_eq!(srv.stop().fastcgi_connects, 3);
+}
+
+#[test]
+fn an_application_down_or_refusing_gets_502() {
+    let dir = tempfile::tempdir().unwrap();
+    let refusing = refusing_socket(dir.path());
+    let down = dir.path().join("nothing.sock");
+    let srv = TestServer::start(|c| {
+        c.fastcgi.push(
+            format!("*.php=unix:{}", refusing.display())
+                .parse()
+                .unwrap(),
+        );
+        c.fastcgi
+            .push(format!("/app/=unix:{}", down.display()).parse().unwrap());
+    });
+    write_file(srv.root.path(), "a.php", "<?php echo 1;");
+    std::fs::create_dir(srv.root.path().join("app")).unwrap();
+    write_file(&srv.root.path().join("app"), "x", "");
+    for path in ["/a.php", "/app/x"] {
+        let r = ask(&srv, &format!("GET {path} HTTP/1.1\r\nHost: t\r\n\r\n"));
+        assert_eq!(r.status, 502, "{path}");
+    }
+    // The server goes on: a file is still served on the same thread.
+    assert_eq!(ask(&srv, &get("/a.txt")).status, 200);
+    let st = srv.stop();
+    assert_eq!(
+        (
+            st.fastcgi_requests,
+            st.fastcgi_failures,
+            st.fastcgi_connects
+        ),
+        (2, 2, 0)
+    );
+}
+
+#[test]
+fn an_application_too_slow_gets_504_and_its_connection_is_not_reused() {
+    let fpm = App::php_fpm(2);
+    let relay = Relay::new(&fpm.socket);
+    let srv = php_server(&relay.addr(), |c| c.cgi_timeout_ms = 1000);
+    let r = ask(&srv, "GET /sleep.php HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_eq!(r.status, 504);
+    // The next request needs a connection of its own (the other worker answers it).
+    keep_alive_requests(&srv, 1);
+    assert_eq!(relay.accepted(), 2);
+    let st = srv.stop();
+    assert_eq!((st.cgi_timeouts, st.fastcgi_connects), (1, 2));
+}
+
+#[test]
+fn fcgiwrap_runs_shell_scripts_under_a_prefix() {
+    let wrap = App::fcgiwrap();
+    let srv = TestServer::start(|c| {
+        c.fastcgi
+            .push(format!("/fcgi/={}", wrap.addr()).parse().unwrap());
+    });
+    let dir = srv.root.path().join("fcgi");
+    std::fs::create_dir(&dir).unwrap();
+    write_file(
+        &dir,
+        "echo.sh",
+        "#!/bin/sh\nprintf 'Content-Type: text/plain\\r\\nStatus: 201 Made\\r\\n\\r\\n'\n\
+         echo \"$REQUEST_METHOD $SCRIPT_NAME $PATH_INFO $CONTENT_LENGTH\"\necho oops >&2\ncat\n",
+    );
+    let r = ask(&srv, "GET /fcgi/echo.sh/extra HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_eq!(r.status, 201);
+    assert_eq!(r.header("content-type"), Some("text/plain"));
+    assert_eq!(r.body, b"GET /fcgi/echo.sh /extra \n");
+    let r = ask(
+        &srv,
+        "POST /fcgi/echo.sh HTTP/1.1\r\nHost: t\r\nContent-Length: 11\r\n\r\nhello there",
+    );
+    assert_eq!(r.status, 201);
+    assert_eq!(r.body, b"POST /fcgi/echo.sh  11\nhello there");
+    let st = srv.stop();
+    assert_eq!((st.fastcgi_requests, st.fastcgi_failures), (2, 0));
+    assert!(st.status_2xx >= 2);
+}
+
+#[test]
+fn over_http2_fastcgi_answers_in_data_frames() {
+    let fpm = App::php_fpm(2);
+    let relay = Relay::new(&fpm.socket);
+    let srv = php_server(&relay.addr(), |_| {});
+    let mut h2 = h2_support::Client::new(connect(srv.addr), "t");
+    let r = h2.get("/env.php?q", &[("x-custom", "w")]);
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("x-app"), Some("php"));
+    assert_eq!(r.body, b"GET /env.php q HTTP/2.0 w root\n");
+    // Many times the stream's window: paced by flow control.
+    let r = h2.get("/big.php", &[]);
+    assert_eq!((r.status, r.body.len()), (200, 300_000));
+    let r = h2.request("HEAD", "/env.php", &[]);
+    assert_eq!((r.status, r.body.len()), (200, 0));
+    assert_eq!(
+        relay.accepted(),
+        1,
+        "the streams took turns on one connection"
+    );
+    let st = srv.stop();
+    assert_eq!((st.fastcgi_requests, st.fastcgi_failures), (3, 0));
+}
