@@ -121,6 +121,9 @@ counters! {
         fastcgi_requests,
         /// Connections opened to FastCGI applications (the other requests reused one).
         fastcgi_connects,
+        /// FastCGI requests sent again on a new connection: the pooled one they were sent on
+        /// failed before the application said anything (it had closed it).
+        fastcgi_retries,
         /// FastCGI requests that failed at the application: no connection (502), the
         /// connection broken or a malformed record, the request refused by END_REQUEST.
         fastcgi_failures,

@@ -245,3 +245,36 @@ fn over_http2_fastcgi_answers_in_data_frames() {
     let st = srv.stop();
     assert_eq!((st.fastcgi_requests, st.fastcgi_failures), (3, 0));
 }
+
+#[test]
+fn a_request_on_a_pooled_connection_the_application_closed_is_sent_again_if_it_has_no_body() {
+    // The first connection answers, then closes as the second request arrives; the second
+    // connection answers that one, then closes as a POST arrives: a request with a body is not
+    // sent again (the server no longer holds it), so that one gets 502.
+    let app = Scripted::new(vec![vec![true, false], vec![true, false]]);
+    let srv = TestServer::start(|c| {
+        c.fastcgi
+            .push(format!("/app/={}", app.addr()).parse().unwrap());
+    });
+    write_file(srv.root.path(), "app", "");
+    let mut s = connect(srv.addr);
+    let mut r = BufReader::new(s.try_clone().unwrap());
+    for want in ["connection 0 request 0", "connection 1 request 0"] {
+        s.write_all(b"GET /app HTTP/1.1\r\nHost: t\r\n\r\n")
+            .unwrap();
+        let reply = read_reply(&mut r, false).unwrap();
+        assert_eq!(
+            (reply.status, reply.body.as_slice()),
+            (200, want.as_bytes())
+        );
+    }
+    s.write_all(b"POST /app HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n\r\nhi")
+        .unwrap();
+    assert_eq!(read_reply(&mut r, false).unwrap().status, 502);
+    assert_eq!(app.accepted.load(std::sync::atomic::Ordering::SeqCst), 2);
+    let st = srv.stop();
+    assert_eq!(
+        (st.fastcgi_connects, st.fastcgi_retries, st.fastcgi_failures),
+        (2, 1, 1)
+    );
+}

@@ -145,11 +145,12 @@ fn run(args: ServeArgs) -> anyhow::Result<()> {
     if stats.cgi_requests > 0 || stats.fastcgi_requests > 0 {
         let _ = writeln!(
             std::io::stderr(),
-            "flint serve: gateways: CGI {} requests, {} programs started; FastCGI {} requests on {} new connections; failures: {} busy (503), {} not started, {} at the FastCGI application (502), {} timed out, {} bad heads (502), {} died, {} over the output limit",
+            "flint serve: gateways: CGI {} requests, {} programs started; FastCGI {} requests on {} new connections ({} sent again); failures: {} busy (503), {} not started, {} at the FastCGI application (502), {} timed out, {} bad heads (502), {} died, {} over the output limit",
             stats.cgi_requests,
             stats.cgi_starts,
             stats.fastcgi_requests,
             stats.fastcgi_connects,
+            stats.fastcgi_retries,
             stats.cgi_busy,
             stats.cgi_start_failures,
             stats.fastcgi_failures,

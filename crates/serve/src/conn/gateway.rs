@@ -134,6 +134,7 @@ impl<T: Transport> Conn<T> {
         w: &mut Worker,
         pool: &mut Pool,
     ) -> (bool, Option<GatewayEnd>) {
+        let token = self.token;
         let (id, p) = (self.programs[k].0, &mut self.programs[k].1);
         let mut moved = false;
         loop {
@@ -186,7 +187,15 @@ impl<T: Transport> Conn<T> {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(_) => {
-                    w.stats.fastcgi_failures += u64::from(matches!(p, Source::FastCgi(_)));
+                    if let (Source::FastCgi(x), Some(g)) = (&mut *p, w.gateways.as_mut()) {
+                        if x.may_retry() && g.retry_fastcgi(x, token).is_ok() {
+                            w.stats.fastcgi_connects += 1;
+                            w.stats.fastcgi_retries += 1;
+                            moved = true;
+                            continue;
+                        }
+                        w.stats.fastcgi_failures += 1;
+                    }
                     return (true, Some(GatewayEnd::Died));
                 }
             }

@@ -215,3 +215,75 @@ pub fn refusing_socket(dir: &Path) -> PathBuf {
     drop(UnixListener::bind(&path).expect("bind"));
     path
 }
+
+/// A FastCGI responder written here, for what a real application does only by chance: on each
+/// connection it reads requests and, as `plan` says for each (`true`: answer it; `false`:
+/// close the connection without a word, as an application closing an idle connection the
+/// moment the server sends on it), then closes. Counts its connections.
+pub struct Scripted {
+    pub socket: PathBuf,
+    pub accepted: Arc<AtomicU64>,
+    _dir: tempfile::TempDir,
+}
+
+impl Scripted {
+    pub fn new(plan: Vec<Vec<bool>>) -> Scripted {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let socket = dir.path().join("scripted.sock");
+        let listener = UnixListener::bind(&socket).expect("bind");
+        let accepted = Arc::new(AtomicU64::new(0));
+        let count = accepted.clone();
+        std::thread::spawn(move || {
+            for (conn, answers) in plan.into_iter().enumerate() {
+                let Ok((mut s, _)) = listener.accept() else {
+                    return;
+                };
+                count.fetch_add(1, Ordering::SeqCst);
+                for (i, answer) in answers.into_iter().enumerate() {
+                    if read_request(&mut s).is_none() || !answer {
+                        break;
+                    }
+                    let body =
+                        format!("Content-Type: text/plain\r\n\r\nconnection {conn} request {i}");
+                    let mut out = record(6, body.as_bytes());
+                    out.extend(record(6, b""));
+                    out.extend(record(3, &[0, 0, 0, 0, 0, 0, 0, 0]));
+                    if s.write_all(&out).is_err() {
+                        break;
+                    }
+                }
+            }
+        });
+        Scripted {
+            socket,
+            accepted,
+            _dir: dir,
+        }
+    }
+
+    pub fn addr(&self) -> String {
+        format!("unix:{}", self.socket.display())
+    }
+}
+
+/// A record of request 1 without padding.
+fn record(kind: u8, content: &[u8]) -> Vec<u8> {
+    let len = content.len() as u16;
+    let mut r = vec![1, kind, 0, 1, (len >> 8) as u8, len as u8, 0, 0];
+    r.extend_from_slice(content);
+    r
+}
+
+/// Reads one request's records, up to the end of its STDIN stream.
+fn read_request(s: &mut UnixStream) -> Option<()> {
+    loop {
+        let mut head = [0u8; 8];
+        s.read_exact(&mut head).ok()?;
+        let len = u16::from_be_bytes([head[4], head[5]]) as usize;
+        let mut rest = vec![0; len + head[6] as usize];
+        s.read_exact(&mut rest).ok()?;
+        if head[1] == 5 && len == 0 {
+            return Some(());
+        }
+    }
+}

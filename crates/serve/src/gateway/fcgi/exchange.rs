@@ -55,6 +55,10 @@ pub(crate) struct Exchange {
     pub end: Option<End>,
     /// The connection failed or carried something malformed: never reused.
     broken: bool,
+    /// The request may be sent again on a new connection if this one fails before the
+    /// application says anything: it came from the pool (the application may have closed it
+    /// as it was taken) and has no body, so `out` keeps all of it.
+    replayable: bool,
     pub deadline: Instant,
     /// Bytes of FCGI_STDOUT read.
     pub output: u64,
@@ -74,6 +78,7 @@ impl Exchange {
         launch: &Launch,
         mut stream: Stream,
         app: usize,
+        reused: bool,
         keep_conn: bool,
         name: &str,
         token: usize,
@@ -108,6 +113,7 @@ impl Exchange {
             in_end: 0,
             end: None,
             broken: false,
+            replayable: reused && !stdin_open,
             deadline,
             output: 0,
             stderr_bytes: 0,
@@ -132,8 +138,10 @@ impl Exchange {
                 Err(e) => return Err(self.fail(e)),
             }
         }
-        self.out.clear();
-        self.sent = 0;
+        if !self.replayable {
+            self.out.clear();
+            self.sent = 0;
+        }
         Ok(())
     }
 
@@ -220,7 +228,11 @@ impl Exchange {
                     );
                     return Err(self.fail(e));
                 }
-                Ok(n) => self.in_end = n,
+                Ok(n) => {
+                    // The application answered: the request reached it.
+                    self.replayable = false;
+                    self.in_end = n;
+                }
                 Err(e)
                     if matches!(
                         e.kind(),
@@ -277,6 +289,32 @@ impl Exchange {
             && self.in_pos == self.in_end
             && self.sent == self.out.len();
         clean.then_some((self.app, self.stream))
+    }
+
+    /// Whether the request failed on a pooled connection before the application said anything,
+    /// and may be sent again (once) on a new one: the application closed the connection as it
+    /// was taken, so the request never reached it.
+    pub fn may_retry(&self) -> bool {
+        self.broken && self.replayable
+    }
+
+    /// Sends the request again on `stream`, a new connection.
+    pub fn retry(
+        &mut self,
+        mut stream: Stream,
+        registry: &Registry,
+        token: usize,
+    ) -> io::Result<()> {
+        stream.register(registry, token)?;
+        // The failed connection is closed (and so leaves the epoll set) as it is replaced.
+        self.stream = stream;
+        self.replayable = false;
+        self.broken = false;
+        self.sent = 0;
+        self.reader = Reader::new();
+        self.in_pos = 0;
+        self.in_end = 0;
+        self.send_pending()
     }
 
     /// Marks the connection broken and logs why; returns the error.
