@@ -251,7 +251,10 @@ fn a_request_on_a_pooled_connection_the_application_closed_is_sent_again_if_it_h
     // The first connection answers, then closes as the second request arrives; the second
     // connection answers that one, then closes as a POST arrives: a request with a body is not
     // sent again (the server no longer holds it), so that one gets 502.
-    let app = Scripted::new(vec![vec![true, false], vec![true, false]]);
+    let app = Scripted::new(vec![
+        vec![Step::Answer, Step::Close],
+        vec![Step::Answer, Step::Close],
+    ]);
     let srv = TestServer::start(|c| {
         c.fastcgi
             .push(format!("/app/={}", app.addr()).parse().unwrap());
@@ -277,4 +280,68 @@ fn a_request_on_a_pooled_connection_the_application_closed_is_sent_again_if_it_h
         (st.fastcgi_connects, st.fastcgi_retries, st.fastcgi_failures),
         (2, 1, 1)
     );
+}
+
+#[test]
+fn an_application_that_closes_mid_response_leaves_it_cut() {
+    let app = Scripted::new(vec![vec![Step::Cut], vec![Step::Answer]]);
+    let srv = TestServer::start(|c| {
+        c.fastcgi
+            .push(format!("/app/={}", app.addr()).parse().unwrap());
+    });
+    write_file(srv.root.path(), "app", "");
+    let r = ask(&srv, "GET /app HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_eq!(r.status, 200, "the head was sent");
+    assert_eq!(r.body, b"connection 0 request 0");
+    assert!(
+        !r.complete,
+        "no last chunk: the client knows the body is cut"
+    );
+    // The broken connection is not reused: the next request gets a new one.
+    let r = ask(&srv, "GET /app HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_eq!(
+        (r.status, r.body.as_slice()),
+        (200, &b"connection 1 request 0"[..])
+    );
+    let st = srv.stop();
+    assert_eq!((st.fastcgi_connects, st.fastcgi_failures), (2, 1));
+}
+
+#[test]
+fn a_client_that_reads_nothing_stops_the_application_not_the_servers_memory() {
+    let wrap = App::fcgiwrap();
+    let srv = TestServer::start(|c| {
+        c.fastcgi
+            .push(format!("/fcgi/={}", wrap.addr()).parse().unwrap());
+    });
+    let dir = srv.root.path().join("fcgi");
+    std::fs::create_dir(&dir).unwrap();
+    let count = wrap.dir.path().join("count");
+    write_file(
+        &dir,
+        "flood",
+        &format!("#!/bin/sh\n{}", flood_script(&count)),
+    );
+    let mut s = connect(srv.addr);
+    s.write_all(get("/fcgi/flood").as_bytes()).unwrap();
+    // The script blocks once its pipe to fcgiwrap, fcgiwrap's socket to the server, the
+    // server's window and the client's socket are full: its count stops growing.
+    let last = stalled_count(&count);
+    assert!(last.is_some(), "the script kept writing");
+    let blocks = last.unwrap();
+    assert!(blocks * 65536 < 64 << 20, "{blocks} blocks of 64 KiB taken");
+    // The client then reads it all away: the script goes on.
+    let mut buf = vec![0u8; 1 << 20];
+    let mut more = 0;
+    while more < (blocks + 8) * 65536 {
+        more += std::io::Read::read(&mut s, &mut buf).expect("read") as u64;
+    }
+    let count_now = || {
+        std::fs::read_to_string(&count)
+            .ok()?
+            .trim()
+            .parse::<u64>()
+            .ok()
+    };
+    assert!(eventually(WAIT, || count_now().is_some_and(|n| n > blocks)));
 }

@@ -216,10 +216,21 @@ pub fn refusing_socket(dir: &Path) -> PathBuf {
     path
 }
 
+/// What [`Scripted`] does with a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// Answers it whole.
+    Answer,
+    /// Closes the connection without a word, as an application closing an idle connection the
+    /// moment the server sends on it.
+    Close,
+    /// Sends a head and part of a body, then closes, as an application that dies mid-response.
+    Cut,
+}
+
 /// A FastCGI responder written here, for what a real application does only by chance: on each
-/// connection it reads requests and, as `plan` says for each (`true`: answer it; `false`:
-/// close the connection without a word, as an application closing an idle connection the
-/// moment the server sends on it), then closes. Counts its connections.
+/// connection it reads requests and does with each what `plan` says, then closes. Counts its
+/// connections.
 pub struct Scripted {
     pub socket: PathBuf,
     pub accepted: Arc<AtomicU64>,
@@ -227,25 +238,29 @@ pub struct Scripted {
 }
 
 impl Scripted {
-    pub fn new(plan: Vec<Vec<bool>>) -> Scripted {
+    pub fn new(plan: Vec<Vec<Step>>) -> Scripted {
         let dir = tempfile::tempdir().expect("tempdir");
         let socket = dir.path().join("scripted.sock");
         let listener = UnixListener::bind(&socket).expect("bind");
         let accepted = Arc::new(AtomicU64::new(0));
         let count = accepted.clone();
         std::thread::spawn(move || {
-            for (conn, answers) in plan.into_iter().enumerate() {
+            for (conn, steps) in plan.into_iter().enumerate() {
                 let Ok((mut s, _)) = listener.accept() else {
                     return;
                 };
                 count.fetch_add(1, Ordering::SeqCst);
-                for (i, answer) in answers.into_iter().enumerate() {
-                    if read_request(&mut s).is_none() || !answer {
+                for (i, step) in steps.into_iter().enumerate() {
+                    if read_request(&mut s).is_none() || step == Step::Close {
                         break;
                     }
                     let body =
                         format!("Content-Type: text/plain\r\n\r\nconnection {conn} request {i}");
                     let mut out = record(6, body.as_bytes());
+                    if step == Step::Cut {
+                        let _ = s.write_all(&out);
+                        break;
+                    }
                     out.extend(record(6, b""));
                     out.extend(record(3, &[0, 0, 0, 0, 0, 0, 0, 0]));
                     if s.write_all(&out).is_err() {
