@@ -20,6 +20,7 @@
 //! connection moves either the same way.
 
 use std::process::Child;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -65,7 +66,7 @@ struct App {
     pattern: FastCgiPattern,
     addr: FastCgiAddr,
     /// `addr` as written, for the error log.
-    name: Box<str>,
+    name: Rc<str>,
 }
 
 /// One thread's gateways.
@@ -233,6 +234,7 @@ impl Gateways {
 
     /// Starts `launch` on application `app`: an idle connection of the pool if one is open,
     /// else a new one (not waited for). An error means nothing reached the application.
+    /// Returns whether the connection was reused.
     pub fn start_fastcgi(
         &mut self,
         launch: &Launch,
@@ -245,19 +247,21 @@ impl Gateways {
             Some(s) => (s, true),
             None => (fcgi::Stream::connect(&a.addr)?, false),
         };
-        let keep = self.fcgi_pool.keeps();
-        let x = fcgi::Exchange::start(
-            launch,
+        let up = fcgi::Upstream {
             stream,
             app,
             reused,
-            keep,
-            &a.name,
-            token,
-            &self.registry,
-            deadline,
-        )?;
-        Ok((x, reused))
+            keep_conn: self.fcgi_pool.keeps(),
+            name: a.name.clone(),
+            buffers: self.fcgi_pool.buffers(),
+        };
+        match fcgi::Exchange::start(launch, up, token, &self.registry, deadline) {
+            Ok(x) => Ok((x, reused)),
+            Err((e, buffers)) => {
+                self.fcgi_pool.recycle(buffers);
+                Err(e)
+            }
+        }
     }
 
     /// Sends a request that failed on a pooled connection before reaching the application
@@ -301,10 +305,9 @@ impl Gateways {
             Source::Program(p) => self.retire(p, kill),
             Source::FastCgi(x) => {
                 self.release();
-                if kill {
-                    return;
-                }
-                if let Some((app, stream)) = x.into_reusable() {
+                let (reusable, buffers) = x.finish();
+                self.fcgi_pool.recycle(buffers);
+                if let Some((app, stream)) = reusable.filter(|_| !kill) {
                     self.fcgi_pool.put(app, stream, &self.registry);
                 }
             }

@@ -21,7 +21,7 @@ use crate::config::FastCgiAddr;
 pub(crate) mod exchange;
 pub mod record;
 
-pub(crate) use exchange::Exchange;
+pub(crate) use exchange::{Buffers, Exchange, Upstream};
 
 /// A connection to an application.
 #[derive(Debug)]
@@ -107,12 +107,16 @@ impl Source for Stream {
     }
 }
 
-/// One thread's idle connections, per application.
+/// Request buffers kept for the next requests, beyond those of the idle connections.
+const SPARE_BUFFERS: usize = 8;
+
+/// One thread's idle connections, per application, and the buffers of requests that ended.
 #[derive(Debug)]
 pub(crate) struct Pool {
     idle: Vec<Vec<Stream>>,
     /// Idle connections kept per application (`fastcgi_pool`).
     limit: usize,
+    buffers: Vec<Buffers>,
 }
 
 impl Pool {
@@ -120,6 +124,7 @@ impl Pool {
         Pool {
             idle: (0..apps).map(|_| Vec::with_capacity(limit)).collect(),
             limit,
+            buffers: Vec::new(),
         }
     }
 
@@ -145,6 +150,18 @@ impl Pool {
         let idle = &mut self.idle[app];
         if idle.len() < self.limit && s.deregister(registry).is_ok() {
             idle.push(s);
+        }
+    }
+
+    /// Buffers for a request: a request's that ended, or new ones.
+    pub fn buffers(&mut self) -> Buffers {
+        self.buffers.pop().unwrap_or_else(Buffers::new)
+    }
+
+    /// A request's buffers, kept for the next one (a few; the rest are freed).
+    pub fn recycle(&mut self, b: Buffers) {
+        if self.buffers.len() < SPARE_BUFFERS {
+            self.buffers.push(b);
         }
     }
 }

@@ -11,6 +11,7 @@
 use std::ffi::OsStr;
 use std::io::{self, Read, Write};
 use std::os::unix::ffi::OsStrExt;
+use std::rc::Rc;
 use std::time::Instant;
 
 use mio::Registry;
@@ -24,6 +25,37 @@ use crate::gateway::Launch;
 const STDIN_CHUNK: usize = 32 * 1024;
 /// Bytes read from the application at once.
 const INPUT: usize = 16 * 1024;
+
+/// A request's two buffers, recycled by the thread's pool: the records to write, and what is
+/// read from the application.
+#[derive(Debug)]
+pub(crate) struct Buffers {
+    out: Vec<u8>,
+    input: Box<[u8]>,
+}
+
+impl Buffers {
+    pub fn new() -> Buffers {
+        Buffers {
+            out: Vec::with_capacity(4096),
+            input: vec![0; INPUT].into_boxed_slice(),
+        }
+    }
+}
+
+/// The connection a request starts on, and what goes with it.
+#[derive(Debug)]
+pub(crate) struct Upstream {
+    pub stream: Stream,
+    /// The application's index (its pool).
+    pub app: usize,
+    /// The connection came from the pool.
+    pub reused: bool,
+    pub keep_conn: bool,
+    /// The application, for the error log.
+    pub name: Rc<str>,
+    pub buffers: Buffers,
+}
 
 /// How a request ended, as the application said.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,30 +98,26 @@ pub(crate) struct Exchange {
     stderr_line: Vec<u8>,
     stderr_lines: u32,
     /// The application, for the error log.
-    name: Box<str>,
+    name: Rc<str>,
 }
 
 impl Exchange {
-    /// Starts `launch` on `stream` (a new connection, or an idle one from the pool), its
+    /// Starts `launch` on a connection (a new one, or an idle one from the pool), its
     /// BEGIN_REQUEST and PARAMS written into the first write, which waits for the body bytes
     /// already received (`Exchange::write_stdin`) or the first pump.
-    #[allow(clippy::too_many_arguments)]
     pub fn start(
         launch: &Launch,
-        mut stream: Stream,
-        app: usize,
-        reused: bool,
-        keep_conn: bool,
-        name: &str,
+        mut up: Upstream,
         token: usize,
         registry: &Registry,
         deadline: Instant,
-    ) -> io::Result<Exchange> {
-        stream.register(registry, token)?;
+    ) -> Result<Exchange, (io::Error, Buffers)> {
+        if let Err(e) = up.stream.register(registry, token) {
+            return Err((e, up.buffers));
+        }
         let mut encoder = Encoder::default();
-        let params: usize = launch.env.iter().map(|(k, v)| k.len() + v.len() + 8).sum();
-        let mut out = Vec::with_capacity(64 + params + params / 8);
-        encoder.begin(&mut out, keep_conn);
+        let Buffers { mut out, input } = up.buffers;
+        encoder.begin(&mut out, up.keep_conn);
         for (k, v) in &launch.env {
             encoder.param(&mut out, k.as_bytes(), OsStr::as_bytes(v));
         }
@@ -99,27 +127,27 @@ impl Exchange {
             encoder.end_stdin(&mut out);
         }
         Ok(Exchange {
-            stream,
-            app,
-            keep_conn,
+            stream: up.stream,
+            app: up.app,
+            keep_conn: up.keep_conn,
             encoder,
             out,
             sent: 0,
             stdin_open,
             first: true,
             reader: Reader::new(),
-            input: vec![0; INPUT].into_boxed_slice(),
+            input,
             in_pos: 0,
             in_end: 0,
             end: None,
             broken: false,
-            replayable: reused && !stdin_open,
+            replayable: up.reused && !stdin_open,
             deadline,
             output: 0,
             stderr_bytes: 0,
             stderr_line: Vec::new(),
             stderr_lines: 0,
-            name: name.into(),
+            name: up.name,
         })
     }
 
@@ -278,9 +306,10 @@ impl Exchange {
         }
     }
 
-    /// The connection, if it may carry another request: the request ended cleanly, the
-    /// application was asked to keep it, and nothing is left on it either way.
-    pub fn into_reusable(self) -> Option<(usize, Stream)> {
+    /// The connection, if it may carry another request (the request ended cleanly, the
+    /// application was asked to keep it, and nothing is left on it either way), and the
+    /// buffers.
+    pub fn finish(self) -> (Option<(usize, Stream)>, Buffers) {
         let clean = self
             .end
             .is_some_and(|e| e.protocol_status == REQUEST_COMPLETE)
@@ -288,7 +317,13 @@ impl Exchange {
             && !self.broken
             && self.in_pos == self.in_end
             && self.sent == self.out.len();
-        clean.then_some((self.app, self.stream))
+        let mut out = self.out;
+        out.clear();
+        let buffers = Buffers {
+            out,
+            input: self.input,
+        };
+        (clean.then_some((self.app, self.stream)), buffers)
     }
 
     /// Whether the request failed on a pooled connection before the application said anything,
