@@ -7,6 +7,7 @@ mod cgi_support;
 mod common;
 mod fcgi_support;
 mod h2_support;
+mod tls_support;
 
 use std::io::{BufReader, Write};
 
@@ -26,6 +27,11 @@ fn php_server(app: &str, tweak: impl FnOnce(&mut Config)) -> TestServer {
         c.fastcgi.push(format!("*.php={app}").parse().unwrap());
         tweak(c);
     });
+    php_scripts(&srv);
+    srv
+}
+
+fn php_scripts(srv: &TestServer) {
     write_file(srv.root.path(), "env.php", ENV_PHP);
     write_file(
         srv.root.path(),
@@ -43,7 +49,6 @@ fn php_server(app: &str, tweak: impl FnOnce(&mut Config)) -> TestServer {
         "big.php",
         "<?php echo str_repeat('0123456789', 30000);",
     );
-    srv
 }
 
 #[test]
@@ -344,4 +349,31 @@ fn a_client_that_reads_nothing_stops_the_application_not_the_servers_memory() {
             .ok()
     };
     assert!(eventually(WAIT, || count_now().is_some_and(|n| n > blocks)));
+}
+
+#[test]
+fn over_tls_the_application_is_told_https_and_a_large_answer_is_paced() {
+    let fpm = App::php_fpm(1);
+    let certs = tls_support::Certs::new(false);
+    let srv = certs.serve(|c| {
+        c.fastcgi
+            .push(format!("*.php={}", fpm.addr()).parse().unwrap())
+    });
+    php_scripts(&srv);
+    write_file(
+        srv.root.path(),
+        "https.php",
+        "<?php echo $_SERVER['HTTPS'], ' ', $_SERVER['REQUEST_SCHEME'];",
+    );
+    let client = certs.client(&tls_support::both_versions());
+    let mut r = BufReader::new(tls_support::tls_connect(srv.addr, &client));
+    r.get_mut().write_all(get("/https.php").as_bytes()).unwrap();
+    assert_eq!(read_reply(&mut r, false).unwrap().body, b"on https");
+    r.get_mut().write_all(get("/big.php").as_bytes()).unwrap();
+    let reply = read_reply(&mut r, false).unwrap();
+    assert!(reply.complete);
+    assert_eq!(reply.body, "0123456789".repeat(30_000).as_bytes());
+    // And the connection goes on.
+    r.get_mut().write_all(get("/a.txt").as_bytes()).unwrap();
+    assert_eq!(read_reply(&mut r, false).unwrap().body, b"hello");
 }
