@@ -288,6 +288,28 @@ fn a_request_on_a_pooled_connection_the_application_closed_is_sent_again_if_it_h
 }
 
 #[test]
+fn a_request_the_application_refuses_gets_502_and_its_connection_is_not_reused() {
+    let app = Scripted::new(vec![
+        vec![Step::Overloaded, Step::Answer],
+        vec![Step::Answer],
+    ]);
+    let srv = TestServer::start(|c| {
+        c.fastcgi
+            .push(format!("/app/={}", app.addr()).parse().unwrap());
+    });
+    write_file(srv.root.path(), "app", "");
+    let r = ask(&srv, "GET /app HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_eq!(r.status, 502);
+    let r = ask(&srv, "GET /app HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_eq!(
+        (r.status, r.body.as_slice()),
+        (200, &b"connection 1 request 0"[..])
+    );
+    let st = srv.stop();
+    assert_eq!((st.fastcgi_connects, st.fastcgi_failures), (2, 1));
+}
+
+#[test]
 fn an_application_that_closes_mid_response_leaves_it_cut() {
     let app = Scripted::new(vec![vec![Step::Cut], vec![Step::Answer]]);
     let srv = TestServer::start(|c| {

@@ -226,6 +226,8 @@ pub enum Step {
     Close,
     /// Sends a head and part of a body, then closes, as an application that dies mid-response.
     Cut,
+    /// Refuses it: END_REQUEST with FCGI_OVERLOADED and nothing else.
+    Overloaded,
 }
 
 /// A FastCGI responder written here, for what a real application does only by chance: on each
@@ -253,6 +255,12 @@ impl Scripted {
                 for (i, step) in steps.into_iter().enumerate() {
                     if read_request(&mut s).is_none() || step == Step::Close {
                         break;
+                    }
+                    if step == Step::Overloaded {
+                        if s.write_all(&record(3, &[0, 0, 0, 0, 2, 0, 0, 0])).is_err() {
+                            break;
+                        }
+                        continue;
                     }
                     let body =
                         format!("Content-Type: text/plain\r\n\r\nconnection {conn} request {i}");
