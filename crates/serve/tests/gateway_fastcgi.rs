@@ -288,6 +288,34 @@ fn a_request_on_a_pooled_connection_the_application_closed_is_sent_again_if_it_h
 }
 
 #[test]
+fn an_idle_connection_the_application_closed_is_not_taken_from_the_pool() {
+    let app = Scripted::new(vec![vec![Step::Answer], vec![Step::Answer]]);
+    let srv = TestServer::start(|c| {
+        c.fastcgi
+            .push(format!("/app/={}", app.addr()).parse().unwrap());
+    });
+    write_file(srv.root.path(), "app", "");
+    let r = ask(&srv, "GET /app HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_eq!(r.body, b"connection 0 request 0");
+    // The application closes the connection after its one request, while it is idle.
+    assert!(eventually(WAIT, || app
+        .closed
+        .load(std::sync::atomic::Ordering::SeqCst)
+        == 1));
+    let r = ask(&srv, "GET /app HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_eq!(
+        (r.status, r.body.as_slice()),
+        (200, &b"connection 1 request 0"[..])
+    );
+    let st = srv.stop();
+    // Seen closed before any request was sent on it: no retry was needed.
+    assert_eq!(
+        (st.fastcgi_connects, st.fastcgi_retries, st.fastcgi_failures),
+        (2, 0, 0)
+    );
+}
+
+#[test]
 fn a_request_the_application_refuses_gets_502_and_its_connection_is_not_reused() {
     let app = Scripted::new(vec![
         vec![Step::Overloaded, Step::Answer],

@@ -236,6 +236,8 @@ pub enum Step {
 pub struct Scripted {
     pub socket: PathBuf,
     pub accepted: Arc<AtomicU64>,
+    /// Connections it has closed (its plan for them done).
+    pub closed: Arc<AtomicU64>,
     _dir: tempfile::TempDir,
 }
 
@@ -245,7 +247,8 @@ impl Scripted {
         let socket = dir.path().join("scripted.sock");
         let listener = UnixListener::bind(&socket).expect("bind");
         let accepted = Arc::new(AtomicU64::new(0));
-        let count = accepted.clone();
+        let closed = Arc::new(AtomicU64::new(0));
+        let (count, done) = (accepted.clone(), closed.clone());
         std::thread::spawn(move || {
             for (conn, steps) in plan.into_iter().enumerate() {
                 let Ok((mut s, _)) = listener.accept() else {
@@ -275,11 +278,14 @@ impl Scripted {
                         break;
                     }
                 }
+                drop(s);
+                done.fetch_add(1, Ordering::SeqCst);
             }
         });
         Scripted {
             socket,
             accepted,
+            closed,
             _dir: dir,
         }
     }
