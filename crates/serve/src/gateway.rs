@@ -69,6 +69,30 @@ struct App {
     name: Rc<str>,
 }
 
+impl App {
+    /// Whether a path segment may name one of its scripts (any segment, under a prefix).
+    fn names_script(&self, seg: &[u8]) -> bool {
+        match &self.pattern {
+            FastCgiPattern::Extension(ext) => {
+                seg.ends_with(ext.as_bytes()) && seg.len() > ext.len()
+            }
+            FastCgiPattern::Prefix(_) => true,
+        }
+    }
+
+    /// Whether it answers the normalised target `key`.
+    fn claims(&self, key: &[u8]) -> bool {
+        match &self.pattern {
+            FastCgiPattern::Extension(_) => {
+                key.split(|&b| b == b'/').any(|seg| self.names_script(seg))
+            }
+            FastCgiPattern::Prefix(prefix) => key
+                .strip_prefix(prefix.as_bytes())
+                .is_some_and(|rest| rest.is_empty() || rest[0] == b'/'),
+        }
+    }
+}
+
 /// One thread's gateways.
 pub(crate) struct Gateways {
     mounts: Vec<(Box<[u8]>, Root)>,
@@ -200,27 +224,11 @@ impl Gateways {
     /// pattern: the first segment with that extension; a prefix: the shortest leading file).
     fn route_fastcgi(&self, query: &[u8]) -> Option<Route> {
         let key = &self.key[..];
-        let (i, app) = self
-            .apps
-            .iter()
-            .enumerate()
-            .find(|(_, a)| match &a.pattern {
-                FastCgiPattern::Extension(ext) => key
-                    .split(|&b| b == b'/')
-                    .any(|seg| seg.ends_with(ext.as_bytes()) && seg.len() > ext.len()),
-                FastCgiPattern::Prefix(prefix) => key
-                    .strip_prefix(prefix.as_bytes())
-                    .is_some_and(|rest| rest.is_empty() || rest[0] == b'/'),
-            })?;
+        let (i, app) = self.apps.iter().enumerate().find(|(_, a)| a.claims(key))?;
         if self.hide_dotfiles && resolve::is_hidden(key) {
             return Some(Route::Refused(404));
         }
-        let is_script = |seg: &[u8]| match &app.pattern {
-            FastCgiPattern::Extension(ext) => {
-                seg.ends_with(ext.as_bytes()) && seg.len() > ext.len()
-            }
-            FastCgiPattern::Prefix(_) => true,
-        };
+        let is_script = |seg: &[u8]| app.names_script(seg);
         Some(cgi::find(
             &self.doc_root,
             b"",
