@@ -80,6 +80,18 @@ fn php_fpm_answers_get_post_and_head() {
     let r = read_reply(&mut BufReader::new(s), false).unwrap();
     assert_eq!(r.status, 200);
     assert!(r.body == body, "the body echoed: {} bytes", r.body.len());
+    // An empty body: STDIN ends in the first write.
+    let r = ask(
+        &srv,
+        "POST /echo.php HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n",
+    );
+    assert_eq!((r.status, r.body.len()), (200, 0));
+    // A chunked one: its length is not known up front, as for a CGI program.
+    let r = ask(
+        &srv,
+        "POST /echo.php HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\n",
+    );
+    assert_eq!(r.status, 411);
 
     let r = ask(&srv, "HEAD /env.php HTTP/1.1\r\nHost: t\r\n\r\n");
     assert_eq!(r.status, 200);
@@ -93,7 +105,7 @@ fn php_fpm_answers_get_post_and_head() {
     let r = ask(&srv, "GET /missing.php HTTP/1.1\r\nHost: t\r\n\r\n");
     assert_eq!(r.status, 404, "no such script: the files' answer");
     let st = srv.stop();
-    assert_eq!(st.fastcgi_requests, 4);
+    assert_eq!(st.fastcgi_requests, 6);
     assert!(
         st.cgi_stderr_bytes >= 21,
         "{} bytes of stderr",
