@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the peer servers and tracers `flint lab` uses (docs/lab.md), on Debian bookworm (or
-# later), as root: nginx, apache2 (prefork and event MPMs, mod_http2), lighttpd, h2o, strace, and
-# linux-perf when the archive has it.
+# later), as root: nginx, apache2 (prefork and event MPMs, mod_http2), lighttpd, h2o, strace,
+# php-fpm and fcgiwrap (the FastCGI applications of flint serve's tests), and linux-perf when the
+# archive has it.
 #
 # Idempotent and non-interactive: installs only what is missing, and runs `apt-get update` once,
 # only if something is. `flint lab` runs each server with its own config on its own loopback port,
@@ -24,6 +25,9 @@ missing=()
 # h2o: the HTTP/2-first peer of the page experiment (flint lab syscalls).
 [[ -x /usr/bin/h2o ]] || missing+=(h2o)
 installed strace || missing+=(strace)
+# FastCGI applications flint serve's gateway tests run (tests/gateway_fastcgi*.rs).
+compgen -G '/usr/sbin/php-fpm*' >/dev/null || missing+=(php-fpm)
+[[ -x /usr/sbin/fcgiwrap ]] || missing+=(fcgiwrap)
 installed util-linux || missing+=(util-linux)
 perf_wanted=""
 command -v perf >/dev/null 2>&1 || perf_wanted=yes
@@ -59,8 +63,15 @@ stop_service nginx nginx /run/nginx.pid
 stop_service apache2 apache2 /run/apache2/apache2.pid
 stop_service lighttpd lighttpd /run/lighttpd.pid
 stop_service h2o h2o /run/h2o.pid
+for pidfile in /run/php/php*-fpm.pid; do
+    [[ -e $pidfile ]] || continue
+    fpm=$(basename "$pidfile" .pid) # php8.2-fpm: its process is php-fpm8.2
+    version=${fpm#php}
+    stop_service "$fpm" "php-fpm${version%-fpm}" "$pidfile"
+done
+stop_service fcgiwrap fcgiwrap /run/fcgiwrap.pid
 
-for cmd in /usr/sbin/nginx /usr/sbin/apache2 /usr/sbin/lighttpd /usr/bin/h2o strace taskset; do
+for cmd in /usr/sbin/nginx /usr/sbin/apache2 /usr/sbin/lighttpd /usr/bin/h2o /usr/sbin/fcgiwrap strace taskset; do
     command -v "$cmd" >/dev/null 2>&1 || die "$cmd is still missing after the install"
 done
 for module in mpm_prefork mpm_event mime dir authz_core http2; do

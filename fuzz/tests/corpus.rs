@@ -54,3 +54,8 @@ fn h2_corpus_passes_its_checks() {
 fn response_corpus_passes_its_checks() {
     replay("response", flint_fuzz::response::check);
 }
+
+#[test]
+fn fcgi_corpus_passes_its_checks() {
+    replay("fcgi", flint_fuzz::fcgi::check);
+}

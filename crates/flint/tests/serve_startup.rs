@@ -179,6 +179,10 @@ fn startup_errors_of_input_are_one_line_and_status_2() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "a usage error: {stderr}");
     assert!(stderr.contains("expected PORT, HOST:PORT"), "{stderr}");
+    let out = run_bounded(flint().args(["serve", ".", "--fastcgi", "*.php"]), WAIT);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "a usage error: {stderr}");
+    assert!(stderr.contains("expected PATTERN=ADDR"), "{stderr}");
 }
 
 #[test]
@@ -317,7 +321,7 @@ fn cgi_runs_a_program_and_the_exit_summary_counts_it() {
     }
     assert!(
         rest.iter()
-            .any(|l| l.contains("CGI: 1 requests, 1 programs started")),
+            .any(|l| l.contains("CGI 1 requests, 1 programs started")),
         "{rest:?}"
     );
 }

@@ -146,6 +146,14 @@ pub struct Config {
     /// credentials not verified already get 429 with `Retry-After`, without a hash check.
     pub auth_max_failures: u32,
     pub auth_failure_window_ms: u64,
+    /// FastCGI applications, `PATTERN=ADDR` each (`"*.php=unix:/run/php/php-fpm.sock"`,
+    /// `"/app/=127.0.0.1:9000"`), as `--fastcgi` does. Requests run under the CGI limits
+    /// (`cgi_max_programs`, `cgi_timeout_ms`, `cgi_max_output_bytes`).
+    #[serde(deserialize_with = "fastcgi_mounts_from_toml")]
+    pub fastcgi: Vec<FastCgiMount>,
+    /// Idle connections kept open per application and per thread for the next request
+    /// (`FCGI_KEEP_CONN`); 0 opens a connection per request.
+    pub fastcgi_pool: usize,
 }
 
 /// A protected prefix: targets under `prefix` need a user and password of `file`.
@@ -213,6 +221,92 @@ impl std::str::FromStr for AuthZone {
             realm: default_realm(),
         })
     }
+}
+
+/// Which targets a FastCGI application answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FastCgiPattern {
+    /// Files of the document root whose name ends with this (`.php`, from `*.php`).
+    Extension(String),
+    /// Targets under this URL prefix, normalised as a CGI mount's (`/app`).
+    Prefix(String),
+}
+
+/// Where a FastCGI application listens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FastCgiAddr {
+    Unix(PathBuf),
+    Tcp(std::net::SocketAddr),
+}
+
+impl std::fmt::Display for FastCgiAddr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FastCgiAddr::Unix(p) => write!(f, "unix:{}", p.display()),
+            FastCgiAddr::Tcp(a) => write!(f, "{a}"),
+        }
+    }
+}
+
+/// A FastCGI application and the targets it answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FastCgiMount {
+    pub pattern: FastCgiPattern,
+    pub addr: FastCgiAddr,
+}
+
+impl std::str::FromStr for FastCgiMount {
+    type Err = String;
+
+    /// `PATTERN=ADDR`: `*.php=unix:/run/php/php-fpm.sock`, `/app/=127.0.0.1:9000`.
+    fn from_str(text: &str) -> Result<FastCgiMount, String> {
+        let Some((pattern, addr)) = text.split_once('=') else {
+            return Err(format!(
+                "`{text}`: expected PATTERN=ADDR (`*.php=unix:/run/php/php-fpm.sock`)"
+            ));
+        };
+        let pattern = match pattern.strip_prefix('*') {
+            Some(ext) => {
+                let name = ext.strip_prefix('.').unwrap_or("");
+                if name.is_empty() || name.contains(['/', '*', '%']) {
+                    return Err(format!(
+                        "`{pattern}`: an extension pattern is `*.` and a name (`*.php`)"
+                    ));
+                }
+                FastCgiPattern::Extension(ext.to_string())
+            }
+            // The same rules as a CGI mount's prefix.
+            None => FastCgiPattern::Prefix(format!("{pattern}=-").parse::<CgiMount>()?.prefix),
+        };
+        let addr = match addr.strip_prefix("unix:") {
+            Some("") => return Err(format!("`{text}`: the socket path is empty")),
+            Some(path) => FastCgiAddr::Unix(PathBuf::from(path)),
+            None => {
+                use std::net::ToSocketAddrs;
+                let found = addr.to_socket_addrs().ok().and_then(|mut a| a.next());
+                match found {
+                    Some(a) => FastCgiAddr::Tcp(a),
+                    None => {
+                        return Err(format!(
+                            "`{addr}`: expected unix:PATH or HOST:PORT for the application"
+                        ))
+                    }
+                }
+            }
+        };
+        Ok(FastCgiMount { pattern, addr })
+    }
+}
+
+/// `fastcgi` in the file: a list of `PATTERN=ADDR` strings.
+fn fastcgi_mounts_from_toml<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Vec<FastCgiMount>, D::Error> {
+    let texts = <Vec<String> as serde::Deserialize>::deserialize(d)?;
+    texts
+        .iter()
+        .map(|t| t.parse().map_err(serde::de::Error::custom))
+        .collect()
 }
 
 /// A CGI mount: targets under `prefix` name programs under `dir`.
@@ -329,6 +423,8 @@ impl Default for Config {
             auth_cache_ms: 300_000,
             auth_max_failures: 10,
             auth_failure_window_ms: 60_000,
+            fastcgi: Vec::new(),
+            fastcgi_pool: 8,
         }
     }
 }

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use mio::net::TcpStream;
 
-use crate::gateway::Program;
+use crate::gateway::Source;
 use crate::pool::Pool;
 use crate::protocol::{Session, Worker};
 use crate::stats::ServerStats;
@@ -62,8 +62,9 @@ pub(crate) struct Conn<T> {
     /// Its slot in the event loop (the epoll token of its socket; its program's pipes use it
     /// too, with `gateway::PROGRAM_TOKEN`).
     pub token: usize,
-    /// The programs answering its requests, by stream (0 on HTTP/1.1: at most one).
-    pub programs: Vec<(http2::StreamId, Program)>,
+    /// The programs (or FastCGI requests) answering its requests, by stream (0 on HTTP/1.1:
+    /// at most one).
+    pub programs: Vec<(http2::StreamId, Source)>,
 }
 
 /// Bytes this thread's sockets have taken (written, sent from files): a flush made progress when

@@ -11,12 +11,16 @@
 //!   client takes it, stderr to the error log, the exit seen through a pidfd.
 //! - `head.rs` checks a program's response head before any of it reaches a client.
 //!
+//! - `fcgi.rs` is FastCGI: the same meta-variables sent as records over a pooled socket to an
+//!   application, its FCGI_STDOUT read back as a program's stdout.
+//!
 //! What a gateway produces is protocol-neutral: a status, checked fields and a body that
 //! arrives later ([`Launch`] in, [`head::CgiHead`] and body bytes out); the protocol encodes it.
-//! Another body source (FastCGI: records over a pooled socket instead of pipes) fits beside
-//! `cgi.rs` and `program.rs` under the same [`Route`].
+//! A [`Source`] is where those bytes come from (a program's pipes or a FastCGI connection): the
+//! connection moves either the same way.
 
 use std::process::Child;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -25,11 +29,16 @@ use crate::config::Config;
 use crate::resolve::{self, Root};
 
 pub(crate) mod cgi;
+pub mod fcgi;
 pub(crate) mod head;
 pub(crate) mod program;
+mod source;
 
 pub(crate) use cgi::Launch;
 pub(crate) use program::Program;
+pub(crate) use source::{Finished, Source};
+
+use crate::config::{FastCgiAddr, FastCgiPattern};
 
 /// The token bit that marks a program's pipe or pidfd: `token | PROGRAM_TOKEN` drives the
 /// connection `token` without touching its socket's readiness.
@@ -38,7 +47,7 @@ pub(crate) const PROGRAM_TOKEN: usize = 1 << (usize::BITS - 2);
 /// What a gateway says of a target.
 #[derive(Debug)]
 pub(crate) enum Route {
-    /// A program to run.
+    /// A program to run, or a script for a FastCGI application (`Script::app`).
     Cgi(Box<cgi::Script>),
     /// Claimed by a gateway but refused: this status (404 no such program, 403 not executable).
     Refused(u16),
@@ -52,10 +61,44 @@ pub(crate) struct Limits {
     pub max_output: u64,
 }
 
+/// A FastCGI application and the targets it answers.
+struct App {
+    pattern: FastCgiPattern,
+    addr: FastCgiAddr,
+    /// `addr` as written, for the error log.
+    name: Rc<str>,
+}
+
+impl App {
+    /// Whether a path segment may name one of its scripts (any segment, under a prefix).
+    fn names_script(&self, seg: &[u8]) -> bool {
+        match &self.pattern {
+            FastCgiPattern::Extension(ext) => {
+                seg.ends_with(ext.as_bytes()) && seg.len() > ext.len()
+            }
+            FastCgiPattern::Prefix(_) => true,
+        }
+    }
+
+    /// Whether it answers the normalised target `key`.
+    fn claims(&self, key: &[u8]) -> bool {
+        match &self.pattern {
+            FastCgiPattern::Extension(_) => {
+                key.split(|&b| b == b'/').any(|seg| self.names_script(seg))
+            }
+            FastCgiPattern::Prefix(prefix) => key
+                .strip_prefix(prefix.as_bytes())
+                .is_some_and(|rest| rest.is_empty() || rest[0] == b'/'),
+        }
+    }
+}
+
 /// One thread's gateways.
 pub(crate) struct Gateways {
     mounts: Vec<(Box<[u8]>, Root)>,
     extensions: Vec<Box<[u8]>>,
+    apps: Vec<App>,
+    fcgi_pool: fcgi::Pool,
     doc_root: Root,
     hide_dotfiles: bool,
     pub limits: Limits,
@@ -89,7 +132,7 @@ impl Gateways {
         registry: mio::Registry,
         server_port: u16,
     ) -> std::io::Result<Option<Box<Gateways>>> {
-        if config.cgi.is_empty() && config.cgi_extensions.is_empty() {
+        if config.cgi.is_empty() && config.cgi_extensions.is_empty() && config.fastcgi.is_empty() {
             return Ok(None);
         }
         let mut mounts = Vec::with_capacity(config.cgi.len());
@@ -104,6 +147,14 @@ impl Gateways {
                 .iter()
                 .map(|e| e.as_bytes().into())
                 .collect(),
+            apps: (config.fastcgi.iter())
+                .map(|m| App {
+                    pattern: m.pattern.clone(),
+                    addr: m.addr.clone(),
+                    name: m.addr.to_string().into(),
+                })
+                .collect(),
+            fcgi_pool: fcgi::Pool::new(config.fastcgi.len(), config.fastcgi_pool),
             doc_root: Root::new(&config.root, config.symlinks_outside_root)?,
             hide_dotfiles: config.dotfiles == crate::config::Dotfiles::Hide,
             limits: Limits {
@@ -135,9 +186,19 @@ impl Gateways {
             if self.hide_dotfiles && resolve::is_hidden(key) {
                 return Some(Route::Refused(404));
             }
-            return Some(cgi::find(root, prefix, rest, query, &self.doc_root, |_| {
-                true
-            }));
+            let any = |_: &[u8]| true;
+            return Some(cgi::find(
+                root,
+                prefix,
+                rest,
+                query,
+                &self.doc_root,
+                any,
+                None,
+            ));
+        }
+        if let Some(route) = self.route_fastcgi(query) {
+            return Some(route);
         }
         if self.extensions.is_empty() || !self.names_extension(key) {
             return None;
@@ -154,7 +215,73 @@ impl Gateways {
             query,
             &self.doc_root,
             is_script,
+            None,
         ))
+    }
+
+    /// The FastCGI application that claims the normalised target in `self.key`, if one does:
+    /// its script found under the document root by the same rules as a file (an extension
+    /// pattern: the first segment with that extension; a prefix: the shortest leading file).
+    fn route_fastcgi(&self, query: &[u8]) -> Option<Route> {
+        let key = &self.key[..];
+        let (i, app) = self.apps.iter().enumerate().find(|(_, a)| a.claims(key))?;
+        if self.hide_dotfiles && resolve::is_hidden(key) {
+            return Some(Route::Refused(404));
+        }
+        let is_script = |seg: &[u8]| app.names_script(seg);
+        Some(cgi::find(
+            &self.doc_root,
+            b"",
+            key,
+            query,
+            &self.doc_root,
+            is_script,
+            Some(i),
+        ))
+    }
+
+    /// Starts `launch` on application `app`: an idle connection of the pool if one is open,
+    /// else a new one (not waited for). An error means nothing reached the application.
+    /// Returns whether the connection was reused.
+    pub fn start_fastcgi(
+        &mut self,
+        launch: &Launch,
+        app: usize,
+        token: usize,
+        deadline: Instant,
+    ) -> std::io::Result<(fcgi::Exchange, bool)> {
+        let a = &self.apps[app];
+        let (stream, reused) = match self.fcgi_pool.take(app) {
+            Some(s) => (s, true),
+            None => (fcgi::Stream::connect(&a.addr)?, false),
+        };
+        let up = fcgi::Upstream {
+            stream,
+            app,
+            reused,
+            keep_conn: self.fcgi_pool.keeps(),
+            name: a.name.clone(),
+            buffers: self.fcgi_pool.buffers(),
+        };
+        match fcgi::Exchange::start(launch, up, token, &self.registry, deadline) {
+            Ok(x) => Ok((x, reused)),
+            Err((e, buffers)) => {
+                self.fcgi_pool.recycle(buffers);
+                Err(e)
+            }
+        }
+    }
+
+    /// Sends a request that failed on a pooled connection before reaching the application
+    /// again, on a new connection (`Exchange::may_retry`).
+    pub fn retry_fastcgi(&mut self, x: &mut fcgi::Exchange, token: usize) -> std::io::Result<()> {
+        let stream = fcgi::Stream::connect(&self.apps[x.app].addr)?;
+        x.retry(stream, &self.registry, token)
+    }
+
+    /// The application `launch` names, for the error log.
+    pub fn app_name(&self, app: usize) -> &str {
+        &self.apps[app].name
     }
 
     /// Whether a segment of `key` ends with a CGI extension.
@@ -176,6 +303,23 @@ impl Gateways {
     /// Gives back a slot taken by [`Gateways::reserve`] (a start that failed, a reaped child).
     pub fn release(&self) {
         self.running.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// A source no connection needs any more: a program as [`Gateways::retire`]; a FastCGI
+    /// connection back to the pool if its request ended cleanly and `kill` is false, else
+    /// closed (which aborts the request).
+    pub fn retire_source(&mut self, s: Source, kill: bool) {
+        match s {
+            Source::Program(p) => self.retire(p, kill),
+            Source::FastCgi(x) => {
+                self.release();
+                let (reusable, buffers) = x.finish();
+                self.fcgi_pool.recycle(buffers);
+                if let Some((app, stream)) = reusable.filter(|_| !kill) {
+                    self.fcgi_pool.put(app, stream, &self.registry);
+                }
+            }
+        }
     }
 
     /// A program no connection needs any more: reaped now if it has exited, else (killed if

@@ -27,8 +27,8 @@
 //! - [`respond`]: from a parsed request and the cache to a response, with [`conditional`]
 //!   (304), [`range`] (206/416) and [`negotiate`] (precompressed siblings);
 //! - [`autoindex`]: directory listings, when asked for;
-//! - `gateway`: programs that answer requests (CGI/1.1), run inside the event loop: their pipes
-//!   and pidfd are events of the connection they answer;
+//! - `gateway`: programs (CGI/1.1) and FastCGI applications that answer requests, run inside
+//!   the event loop: their pipes, pidfd or socket are events of the connection they answer;
 //! - [`auth`]: HTTP Basic authentication by path prefix (htpasswd files read at start, the
 //!   credentials each thread verified, failures limited per client address), checked by the
 //!   protocols before files or programs;
@@ -64,6 +64,10 @@ pub mod stats;
 mod tls;
 pub mod tls_setup;
 mod transport;
+
+/// The FastCGI record layer, for its fuzz target.
+#[doc(hidden)]
+pub use gateway::fcgi::record as fcgi_record;
 
 pub use config::Config;
 pub use server::{ServeError, Server, ShutdownHandle};

@@ -114,7 +114,8 @@ counters! {
         cgi_died,
         /// Programs killed past `cgi_max_output_bytes`.
         cgi_output_limits,
-        /// Bytes programs wrote to stderr (their lines go to the error log, bounded).
+        /// Bytes programs (and FastCGI applications) wrote to stderr (their lines go to the
+        /// error log, bounded).
         cgi_stderr_bytes,
         /// Requests under a protected prefix let through (Basic authentication), and of those
         /// the ones whose credentials the thread had verified already (no hash check).
@@ -126,10 +127,29 @@ counters! {
         auth_failed,
         /// Requests refused unchecked (429) because their client address failed too often.
         auth_limited,
+        /// Requests a FastCGI application was to answer (the refused ones included).
+        fastcgi_requests,
+        /// Connections opened to FastCGI applications (the other requests reused one).
+        fastcgi_connects,
+        /// FastCGI requests sent again on a new connection: the pooled one they were sent on
+        /// failed before the application said anything (it had closed it).
+        fastcgi_retries,
+        /// FastCGI requests that failed at the application: no connection (502), the
+        /// connection broken or a malformed record, the request refused by END_REQUEST.
+        fastcgi_failures,
     }
 }
 
 impl ServerStats {
+    /// A request a gateway is to answer: a FastCGI application's, or a CGI program's.
+    pub(crate) fn count_gateway_request(&mut self, fastcgi: bool) {
+        if fastcgi {
+            self.fastcgi_requests += 1;
+        } else {
+            self.cgi_requests += 1;
+        }
+    }
+
     /// The connection syscalls counted here: `epoll_wait`, `accept4`, `epoll_ctl`, `recv`,
     /// `send`/`sendmsg`, `sendfile`, `pread`, `close` (and `shutdown` for lingering closes).
     pub fn syscalls(&self) -> u64 {

@@ -89,6 +89,15 @@ pub struct ServeArgs {
     /// The realm --basic-auth's challenges name [default: flint].
     #[arg(long, value_name = "REALM", requires = "basic_auth")]
     pub auth_realm: Option<String>,
+    /// Send requests for targets matching PATTERN (`*.php`, or a prefix `/app/`) to the
+    /// FastCGI application at ADDR (`unix:PATH` or `HOST:PORT`); may repeat (config key
+    /// `fastcgi`). Requests run under the --cgi-* limits.
+    #[arg(long, value_name = "PATTERN=ADDR")]
+    pub fastcgi: Vec<serve::config::FastCgiMount>,
+    /// Idle FastCGI connections kept per application and thread (0: one per request)
+    /// [default: 8] (`fastcgi_pool`).
+    #[arg(long, value_name = "N")]
+    pub fastcgi_pool: Option<usize>,
 }
 
 fn duration(text: &str) -> Result<std::time::Duration, String> {
@@ -141,14 +150,18 @@ fn run(args: ServeArgs) -> anyhow::Result<()> {
         stats.http1_connections,
         stats.http2_connections,
     );
-    if stats.cgi_requests > 0 {
+    if stats.cgi_requests > 0 || stats.fastcgi_requests > 0 {
         let _ = writeln!(
             std::io::stderr(),
-            "flint serve: CGI: {} requests, {} programs started; failures: {} busy (503), {} not started, {} timed out, {} bad heads (502), {} died, {} over the output limit",
+            "flint serve: gateways: CGI {} requests, {} programs started; FastCGI {} requests on {} new connections ({} sent again); failures: {} busy (503), {} not started, {} at the FastCGI application (502), {} timed out, {} bad heads (502), {} died, {} over the output limit",
             stats.cgi_requests,
             stats.cgi_starts,
+            stats.fastcgi_requests,
+            stats.fastcgi_connects,
+            stats.fastcgi_retries,
             stats.cgi_busy,
             stats.cgi_start_failures,
+            stats.fastcgi_failures,
             stats.cgi_timeouts,
             stats.cgi_bad_heads,
             stats.cgi_died,
@@ -233,6 +246,10 @@ fn configure(args: ServeArgs) -> anyhow::Result<Config> {
     }
     if let Some(t) = args.cgi_timeout {
         config.cgi_timeout_ms = u64::try_from(t.as_millis()).unwrap_or(u64::MAX);
+    }
+    config.fastcgi.extend(args.fastcgi);
+    if let Some(n) = args.fastcgi_pool {
+        config.fastcgi_pool = n;
     }
     if let Some(n) = args.cgi_max_output {
         config.cgi_max_output_bytes = n;

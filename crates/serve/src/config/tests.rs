@@ -193,6 +193,43 @@ fn values_no_server_can_run_with_are_refused_naming_the_key() {
 }
 
 #[test]
+fn fastcgi_mounts_take_an_extension_or_a_prefix_and_a_socket() {
+    use crate::config::{FastCgiAddr, FastCgiMount, FastCgiPattern};
+    let php: FastCgiMount = "*.php=unix:/run/php/php-fpm.sock".parse().unwrap();
+    assert_eq!(php.pattern, FastCgiPattern::Extension(".php".into()));
+    assert_eq!(php.addr, FastCgiAddr::Unix("/run/php/php-fpm.sock".into()));
+    let app: FastCgiMount = "/app/=127.0.0.1:9000".parse().unwrap();
+    assert_eq!(app.pattern, FastCgiPattern::Prefix("/app".into()));
+    assert_eq!(app.addr.to_string(), "127.0.0.1:9000");
+    for bad in [
+        "*.php",
+        "*php=unix:/x",
+        "*.=unix:/x",
+        "*.p/q=unix:/x",
+        "app=unix:/x",
+        "/=unix:/x",
+        "/../x=unix:/x",
+        "*.php=unix:",
+        "*.php=nowhere",
+    ] {
+        let e = bad.parse::<FastCgiMount>().unwrap_err();
+        assert!(!e.contains('\n') && !e.is_empty(), "{bad}: {e}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("serve.toml");
+    std::fs::write(
+        &path,
+        "fastcgi = [\"*.php=unix:/s\", \"/a/=[::1]:9000\"]\nfastcgi_pool = 2\n",
+    )
+    .unwrap();
+    let c = Config::from_file(&path).unwrap();
+    assert_eq!((c.fastcgi.len(), c.fastcgi_pool), (2, 2));
+    std::fs::write(&path, "fastcgi = [\"*.php\"]\n").unwrap();
+    let e = Config::from_file(&path).unwrap_err().to_string();
+    assert!(e.contains("PATTERN=ADDR"), "{e}");
+}
+
+#[test]
 fn the_file_takes_auth_zones_and_refuses_bad_ones() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("serve.toml");

@@ -1,16 +1,16 @@
-//! A connection's programs (`crate::gateway`): started when its session asks, their bytes moved
-//! each time the connection is driven (their pipes and pidfds are registered under its token),
-//! ended when their output is done and they have exited, or past their wall time.
+//! A connection's programs and FastCGI requests (`crate::gateway`, each a [`Source`]): started
+//! when its session asks, their bytes moved each time the connection is driven (their pipes,
+//! pidfds and sockets are registered under its token), ended when their output is done and they
+//! have exited (or the application ended the request), or past their wall time.
 
 use std::io::{self, Write};
-use std::os::unix::process::ExitStatusExt;
 use std::time::Instant;
 
 use http2::StreamId;
 
 use super::Conn;
 use crate::gateway::program::{self, StartError};
-use crate::gateway::Launch;
+use crate::gateway::{Finished, Launch, Source};
 use crate::pool::Pool;
 use crate::protocol::{GatewayEnd, Worker};
 use crate::transport::Transport;
@@ -29,10 +29,31 @@ impl<T: Transport> Conn<T> {
             return;
         };
         let deadline = w.now + g.limits.timeout;
+        if let Some(app) = launch.app {
+            match g.start_fastcgi(launch, app, self.token, deadline) {
+                Ok((x, reused)) => {
+                    w.stats.fastcgi_connects += u64::from(!reused);
+                    self.programs.push((id, Source::FastCgi(Box::new(x))));
+                }
+                Err(e) => {
+                    // Down or refusing: nothing of the request reached it.
+                    g.release();
+                    w.stats.fastcgi_failures += 1;
+                    let _ = writeln!(
+                        io::stderr(),
+                        "flint serve: FastCGI {}: cannot connect: {e} (502)",
+                        g.app_name(app)
+                    );
+                    let end = GatewayEnd::NotStarted(502);
+                    self.session.gateway_end(id, end, w, pool);
+                }
+            }
+            return;
+        }
         let failed = match program::start(launch, self.token, &g.registry, deadline) {
             Ok(p) => {
                 w.stats.cgi_starts += 1;
-                self.programs.push((id, p));
+                self.programs.push((id, Source::Program(p)));
                 return;
             }
             Err(StartError::Spawn(e)) => {
@@ -61,14 +82,14 @@ impl<T: Transport> Conn<T> {
 
     /// The earliest wall-time deadline of the connection's programs.
     pub(super) fn programs_due(&self) -> Option<Instant> {
-        self.programs.iter().map(|(_, p)| p.deadline).min()
+        self.programs.iter().map(|(_, p)| p.deadline()).min()
     }
 
     /// Kills the programs past their wall time (the sweep's part).
     pub fn expire_programs(&mut self, w: &mut Worker, pool: &mut Pool) {
         let mut k = 0;
         while k < self.programs.len() {
-            if w.now >= self.programs[k].1.deadline {
+            if w.now >= self.programs[k].1.deadline() {
                 w.stats.cgi_timeouts += 1;
                 self.end_program(k, GatewayEnd::TimedOut, w, pool);
             } else {
@@ -88,7 +109,7 @@ impl<T: Transport> Conn<T> {
                 // Its stream was reset by the client: nobody wants its output.
                 let (_, p) = self.programs.swap_remove(k);
                 if let Some(g) = w.gateways.as_mut() {
-                    g.retire(p, true);
+                    g.retire_source(p, true);
                 }
                 moved = true;
                 continue;
@@ -113,6 +134,7 @@ impl<T: Transport> Conn<T> {
         w: &mut Worker,
         pool: &mut Pool,
     ) -> (bool, Option<GatewayEnd>) {
+        let token = self.token;
         let (id, p) = (self.programs[k].0, &mut self.programs[k].1);
         let mut moved = false;
         loop {
@@ -140,6 +162,7 @@ impl<T: Transport> Conn<T> {
                 Err(_) => p.close_stdin(),
             }
         }
+        p.send_pending();
         let limit = w
             .gateways
             .as_ref()
@@ -150,33 +173,47 @@ impl<T: Transport> Conn<T> {
                 Ok(0) => moved = true,
                 Ok(n) => {
                     moved = true;
-                    if p.output > limit {
+                    if p.output() > limit {
                         w.stats.cgi_output_limits += 1;
                         return (true, Some(GatewayEnd::OutputLimit));
                     }
                     if let Err(e) = self.session.gateway_output(id, &buf[..n], w, pool) {
                         w.stats.cgi_bad_heads += 1;
                         let _ =
-                            writeln!(io::stderr(), "flint serve: a CGI program's head: {e} (502)");
+                            writeln!(io::stderr(), "flint serve: a CGI response head: {e} (502)");
                         return (true, Some(GatewayEnd::BadHead));
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => return (true, Some(GatewayEnd::Died)),
+                Err(_) => {
+                    if let (Source::FastCgi(x), Some(g)) = (&mut *p, w.gateways.as_mut()) {
+                        if x.may_retry() && g.retry_fastcgi(x, token).is_ok() {
+                            w.stats.fastcgi_connects += 1;
+                            w.stats.fastcgi_retries += 1;
+                            moved = true;
+                            continue;
+                        }
+                        w.stats.fastcgi_failures += 1;
+                    }
+                    return (true, Some(GatewayEnd::Died));
+                }
             }
         }
         w.stats.cgi_stderr_bytes += p.drain_stderr();
         if !p.stdout_done() {
             return (moved, None);
         }
-        match p.poll_exit() {
+        match p.finished() {
             None => (moved, None), // its pidfd (or the sweep) says when it has exited
-            Some(status) if status.signal().is_some() => {
-                w.stats.cgi_died += 1;
+            Some(Finished::Died) => {
+                match p {
+                    Source::Program(_) => w.stats.cgi_died += 1,
+                    Source::FastCgi(_) => w.stats.fastcgi_failures += 1,
+                }
                 (true, Some(GatewayEnd::Died))
             }
-            Some(_) => (true, Some(GatewayEnd::Complete)),
+            Some(Finished::Complete) => (true, Some(GatewayEnd::Complete)),
         }
     }
 
@@ -195,7 +232,7 @@ impl<T: Transport> Conn<T> {
         self.session.gateway_end(id, end, w, pool);
         if let Some(g) = w.gateways.as_mut() {
             let kill = !matches!(end, GatewayEnd::Complete | GatewayEnd::Died);
-            g.retire(p, kill);
+            g.retire_source(p, kill);
         }
     }
 }

@@ -41,6 +41,8 @@ pub(crate) struct Script {
     pub query: Vec<u8>,
     /// `PATH_INFO` under the document root, when there is a `PATH_INFO`.
     pub path_translated: Option<Vec<u8>>,
+    /// The FastCGI application that answers it (its index), or `None`: a program to run.
+    pub app: Option<usize>,
 }
 
 /// A program to start: what the protocol decided, for the connection to start.
@@ -51,6 +53,8 @@ pub(crate) struct Launch {
     pub env: Vec<(OsString, OsString)>,
     /// Bytes of request body to pass to its stdin.
     pub body: u64,
+    /// The FastCGI application to send it to, or `None`: a program to start.
+    pub app: Option<usize>,
 }
 
 /// The user the server's Basic authentication let in (RFC 3875 4.1.1 and 4.1.11).
@@ -62,6 +66,7 @@ pub(crate) fn set_user(launch: &mut Launch, user: &[u8]) {
 
 /// Finds the program `rel` names under `root` (`prefix` is its mount's URL prefix): the
 /// shortest leading part of `rel` that is a file and `is_script` accepts; the rest is path info.
+/// A program must be executable; a FastCGI script (`app`) is read by its application.
 pub(crate) fn find(
     root: &Root,
     prefix: &[u8],
@@ -69,6 +74,7 @@ pub(crate) fn find(
     query: &[u8],
     doc_root: &Root,
     is_script: impl Fn(&[u8]) -> bool,
+    app: Option<usize>,
 ) -> Route {
     let mut fs_path = Vec::with_capacity(256);
     let mut counters = FsCounters::default();
@@ -97,7 +103,7 @@ pub(crate) fn find(
         if !meta.is_file() {
             return Route::Refused(404);
         }
-        if meta.permissions().mode() & 0o111 == 0 {
+        if app.is_none() && meta.permissions().mode() & 0o111 == 0 {
             return Route::Refused(403);
         }
         let path_info = rel[end..].to_vec();
@@ -114,6 +120,7 @@ pub(crate) fn find(
             path_info,
             query: query.strip_prefix(b"?").unwrap_or(query).to_vec(),
             path_translated,
+            app,
         }));
     }
     Route::Refused(404)
@@ -234,6 +241,7 @@ pub(crate) fn launch<'a>(
         dir,
         env,
         body,
+        app: script.app,
     }
 }
 

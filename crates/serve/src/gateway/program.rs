@@ -171,13 +171,12 @@ impl Program {
                 }
                 Ok(n) => {
                     total += n as u64;
-                    for &b in &buf[..n] {
-                        if b == b'\n' {
-                            log_line(&self.name, &mut self.stderr_line, &mut self.stderr_lines);
-                        } else if self.stderr_line.len() < MAX_STDERR_LINE {
-                            self.stderr_line.push(b);
-                        }
-                    }
+                    log_stderr(
+                        &self.name,
+                        &buf[..n],
+                        &mut self.stderr_line,
+                        &mut self.stderr_lines,
+                    );
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(_) => break,
@@ -216,9 +215,21 @@ impl Program {
     }
 }
 
+/// Bytes of a program's (or a FastCGI application's) stderr: each complete line to the error
+/// log, cut at `MAX_STDERR_LINE`; `line` holds the unfinished one.
+pub(crate) fn log_stderr(name: &str, bytes: &[u8], line: &mut Vec<u8>, count: &mut u32) {
+    for &b in bytes {
+        if b == b'\n' {
+            log_line(name, line, count);
+        } else if line.len() < MAX_STDERR_LINE {
+            line.push(b);
+        }
+    }
+}
+
 /// One stderr line to the error log (the server's stderr), while the program is under
 /// `MAX_STDERR_LINES`; then one line saying the rest is not logged.
-fn log_line(name: &str, line: &mut Vec<u8>, count: &mut u32) {
+pub(crate) fn log_line(name: &str, line: &mut Vec<u8>, count: &mut u32) {
     *count += 1;
     if *count <= MAX_STDERR_LINES {
         let text = String::from_utf8_lossy(line);

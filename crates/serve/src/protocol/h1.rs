@@ -265,7 +265,7 @@ fn start_gateway(
     let Some(g) = w.gateways.as_mut() else {
         return Err(500);
     };
-    w.stats.cgi_requests += 1;
+    w.stats.count_gateway_request(script.app.is_some());
     if req.chunked {
         return Err(411);
     }

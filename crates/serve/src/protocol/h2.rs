@@ -398,7 +398,7 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
                             w.responder.error_to(r, status, &w.date, out)
                         }
                         Some(Route::Cgi(script)) => {
-                            w.stats.cgi_requests += 1;
+                            w.stats.count_gateway_request(script.app.is_some());
                             // A program is told the body's length up front (RFC 3875 4.1.2).
                             let length_known = st.ended || st.content_length.is_some();
                             let g = w.gateways.as_mut().filter(|_| length_known);

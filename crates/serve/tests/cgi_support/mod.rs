@@ -156,13 +156,18 @@ pub fn read_pid(path: &Path) -> Option<u32> {
 /// or `None` if it kept growing. A count that has not moved for half a second is taken as
 /// stopped; a program merely descheduled that long is stopped too, for the bound checked after.
 pub fn stalled_count(path: &Path) -> Option<u64> {
+    stalled_count_within(path, WAIT)
+}
+
+/// [`stalled_count`] with its own bound, for a pipeline whose buffers take long to fill.
+pub fn stalled_count_within(path: &Path, limit: Duration) -> Option<u64> {
     let read = || {
         std::fs::read_to_string(path)
             .ok()
             .and_then(|t| t.trim().parse::<u64>().ok())
     };
     let mut last = None;
-    let stalled = eventually(WAIT, || {
+    let stalled = eventually(limit, || {
         let now = read();
         let same = now.is_some() && now == last;
         last = now;

@@ -1,0 +1,363 @@
+//! One request to a FastCGI application over one connection, moved along by the client
+//! connection's driver exactly as a program's pipes are (`conn/gateway.rs`): the request body
+//! goes out as STDIN records while the application takes it, FCGI_STDOUT is read only while
+//! the response has room (a client that reads nothing leaves the application's socket full,
+//! not the server's memory), FCGI_STDERR goes to the error log, bounded.
+//!
+//! The records known at the start (BEGIN_REQUEST, the PARAMS stream, and the body bytes already
+//! received, or the end of STDIN) leave in one write. At most one STDIN record of
+//! [`STDIN_CHUNK`] is buffered at a time beyond what the socket took.
+
+use std::ffi::OsStr;
+use std::io::{self, Read, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::rc::Rc;
+use std::time::Instant;
+
+use mio::Registry;
+
+use super::record::{Encoder, Event, Reader, REQUEST_COMPLETE};
+use super::Stream;
+use crate::gateway::program::{log_line, log_stderr};
+use crate::gateway::Launch;
+
+/// Request body bytes put in one STDIN record.
+const STDIN_CHUNK: usize = 32 * 1024;
+/// Bytes read from the application at once.
+const INPUT: usize = 16 * 1024;
+
+/// A request's two buffers, recycled by the thread's pool: the records to write, and what is
+/// read from the application.
+#[derive(Debug)]
+pub(crate) struct Buffers {
+    out: Vec<u8>,
+    input: Box<[u8]>,
+}
+
+impl Buffers {
+    pub fn new() -> Buffers {
+        Buffers {
+            out: Vec::with_capacity(4096),
+            input: vec![0; INPUT].into_boxed_slice(),
+        }
+    }
+}
+
+/// The connection a request starts on, and what goes with it.
+#[derive(Debug)]
+pub(crate) struct Upstream {
+    pub stream: Stream,
+    /// The application's index (its pool).
+    pub app: usize,
+    /// The connection came from the pool.
+    pub reused: bool,
+    pub keep_conn: bool,
+    /// The application, for the error log.
+    pub name: Rc<str>,
+    pub buffers: Buffers,
+}
+
+/// How a request ended, as the application said.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct End {
+    pub app_status: u32,
+    pub protocol_status: u8,
+}
+
+/// One request under way.
+#[derive(Debug)]
+pub(crate) struct Exchange {
+    stream: Stream,
+    /// The application's index (its pool).
+    pub app: usize,
+    keep_conn: bool,
+    encoder: Encoder,
+    /// Records not yet written, from `sent`.
+    out: Vec<u8>,
+    sent: usize,
+    /// The STDIN stream is not ended yet.
+    stdin_open: bool,
+    /// Nothing was written yet: body bytes join the records of `start` in the first write.
+    first: bool,
+    reader: Reader,
+    input: Box<[u8]>,
+    in_pos: usize,
+    in_end: usize,
+    /// END_REQUEST, once read.
+    pub end: Option<End>,
+    /// The connection failed or carried something malformed: never reused.
+    broken: bool,
+    /// The request may be sent again on a new connection if this one fails before the
+    /// application says anything: it came from the pool (the application may have closed it
+    /// as it was taken) and has no body, so `out` keeps all of it.
+    replayable: bool,
+    pub deadline: Instant,
+    /// Bytes of FCGI_STDOUT read.
+    pub output: u64,
+    stderr_bytes: u64,
+    stderr_line: Vec<u8>,
+    stderr_lines: u32,
+    /// The application, for the error log.
+    name: Rc<str>,
+}
+
+impl Exchange {
+    /// Starts `launch` on a connection (a new one, or an idle one from the pool), its
+    /// BEGIN_REQUEST and PARAMS written into the first write, which waits for the body bytes
+    /// already received (`Exchange::write_stdin`) or the first pump.
+    pub fn start(
+        launch: &Launch,
+        mut up: Upstream,
+        token: usize,
+        registry: &Registry,
+        deadline: Instant,
+    ) -> Result<Exchange, (io::Error, Buffers)> {
+        if let Err(e) = up.stream.register(registry, token) {
+            return Err((e, up.buffers));
+        }
+        let mut encoder = Encoder::default();
+        let Buffers { mut out, input } = up.buffers;
+        encoder.begin(&mut out, up.keep_conn);
+        for (k, v) in &launch.env {
+            encoder.param(&mut out, k.as_bytes(), OsStr::as_bytes(v));
+        }
+        encoder.end_params(&mut out);
+        let stdin_open = launch.body > 0;
+        if !stdin_open {
+            encoder.end_stdin(&mut out);
+        }
+        Ok(Exchange {
+            stream: up.stream,
+            app: up.app,
+            keep_conn: up.keep_conn,
+            encoder,
+            out,
+            sent: 0,
+            stdin_open,
+            first: true,
+            reader: Reader::new(),
+            input,
+            in_pos: 0,
+            in_end: 0,
+            end: None,
+            broken: false,
+            replayable: up.reused && !stdin_open,
+            deadline,
+            output: 0,
+            stderr_bytes: 0,
+            stderr_line: Vec::new(),
+            stderr_lines: 0,
+            name: up.name,
+        })
+    }
+
+    /// Writes what records are pending; `Ok` when all are written or the socket is full.
+    pub fn send_pending(&mut self) -> io::Result<()> {
+        if self.broken {
+            return Err(io::Error::other("the connection to the application failed"));
+        }
+        self.first = false;
+        while self.sent < self.out.len() {
+            match self.stream.write(&self.out[self.sent..]) {
+                Ok(0) => return Err(self.fail(io::ErrorKind::WriteZero.into())),
+                Ok(n) => self.sent += n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(self.fail(e)),
+            }
+        }
+        if !self.replayable {
+            self.out.clear();
+            self.sent = 0;
+        }
+        Ok(())
+    }
+
+    /// Request body bytes as STDIN records; returns how many were taken (`WouldBlock` while
+    /// the previous record is not written).
+    pub fn write_stdin(&mut self, data: &[u8]) -> io::Result<usize> {
+        if !self.stdin_open {
+            return Ok(0);
+        }
+        if !self.first {
+            self.send_pending()?;
+            if !self.out.is_empty() {
+                return Err(io::ErrorKind::WouldBlock.into());
+            }
+        }
+        let n = self.encoder.stdin(&mut self.out, data, STDIN_CHUNK);
+        self.send_pending()?;
+        Ok(n)
+    }
+
+    /// The whole body is taken: the end of STDIN.
+    pub fn close_stdin(&mut self) {
+        if self.stdin_open {
+            self.stdin_open = false;
+            self.encoder.end_stdin(&mut self.out);
+            // A failure shows when the response is read.
+            let _ = self.send_pending();
+        }
+    }
+
+    pub fn has_stdin(&self) -> bool {
+        self.stdin_open
+    }
+
+    /// Reads response bytes (FCGI_STDOUT) into `buf`: `Ok(0)` once END_REQUEST is read. The
+    /// application closing the connection before it, or a malformed record, is an error.
+    pub fn read_stdout(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.end.is_some() {
+            return Ok(0);
+        }
+        self.send_pending()?;
+        loop {
+            if self.in_pos < self.in_end {
+                let input = &self.input[self.in_pos..self.in_end];
+                let (used, event) = match self.reader.read(input, buf.len()) {
+                    Ok(x) => x,
+                    Err(e) => return Err(self.fail(io::Error::new(io::ErrorKind::InvalidData, e))),
+                };
+                self.in_pos += used;
+                match event {
+                    Some(Event::Stdout(d)) => {
+                        buf[..d.len()].copy_from_slice(d);
+                        self.output += d.len() as u64;
+                        return Ok(d.len());
+                    }
+                    Some(Event::Stderr(d)) => {
+                        self.stderr_bytes += d.len() as u64;
+                        log_stderr(&self.name, d, &mut self.stderr_line, &mut self.stderr_lines);
+                    }
+                    Some(Event::End {
+                        app_status,
+                        protocol_status,
+                    }) => {
+                        self.end = Some(End {
+                            app_status,
+                            protocol_status,
+                        });
+                        if !self.stderr_line.is_empty() {
+                            log_line(&self.name, &mut self.stderr_line, &mut self.stderr_lines);
+                        }
+                        return Ok(0);
+                    }
+                    None => {}
+                }
+                continue;
+            }
+            self.in_pos = 0;
+            self.in_end = 0;
+            match self.stream.read(&mut self.input) {
+                Ok(0) => {
+                    let e = io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "the application closed the connection before FCGI_END_REQUEST",
+                    );
+                    return Err(self.fail(e));
+                }
+                Ok(n) => {
+                    // The application answered: the request reached it.
+                    self.replayable = false;
+                    self.in_end = n;
+                }
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+                    ) =>
+                {
+                    return Err(e)
+                }
+                Err(e) => return Err(self.fail(e)),
+            }
+        }
+    }
+
+    pub fn stdout_done(&self) -> bool {
+        self.end.is_some()
+    }
+
+    /// Bytes of FCGI_STDERR read since the last call (its lines are logged as they come).
+    pub fn take_stderr_bytes(&mut self) -> u64 {
+        std::mem::take(&mut self.stderr_bytes)
+    }
+
+    /// Whether the application completed the request (`FCGI_REQUEST_COMPLETE`); a refusal
+    /// (overloaded, cannot multiplex, unknown role) is logged.
+    pub fn completed(&self) -> bool {
+        match self.end {
+            Some(e) if e.protocol_status == REQUEST_COMPLETE => true,
+            Some(e) => {
+                let why = match e.protocol_status {
+                    1 => "cannot multiplex connections",
+                    2 => "overloaded",
+                    3 => "unknown role",
+                    _ => "an unknown protocol status",
+                };
+                let _ = writeln!(
+                    io::stderr(),
+                    "flint serve: FastCGI {}: refused the request: {why} (502)",
+                    self.name
+                );
+                false
+            }
+            None => false,
+        }
+    }
+
+    /// The connection, if it may carry another request (the request ended cleanly, the
+    /// application was asked to keep it, and nothing is left on it either way), and the
+    /// buffers.
+    pub fn finish(self) -> (Option<(usize, Stream)>, Buffers) {
+        let clean = self
+            .end
+            .is_some_and(|e| e.protocol_status == REQUEST_COMPLETE)
+            && self.keep_conn
+            && !self.broken
+            && self.in_pos == self.in_end
+            && self.sent == self.out.len();
+        let mut out = self.out;
+        out.clear();
+        let buffers = Buffers {
+            out,
+            input: self.input,
+        };
+        (clean.then_some((self.app, self.stream)), buffers)
+    }
+
+    /// Whether the request failed on a pooled connection before the application said anything,
+    /// and may be sent again (once) on a new one: the application closed the connection as it
+    /// was taken, so the request never reached it.
+    pub fn may_retry(&self) -> bool {
+        self.broken && self.replayable
+    }
+
+    /// Sends the request again on `stream`, a new connection.
+    pub fn retry(
+        &mut self,
+        mut stream: Stream,
+        registry: &Registry,
+        token: usize,
+    ) -> io::Result<()> {
+        stream.register(registry, token)?;
+        // The failed connection is closed (and so leaves the epoll set) as it is replaced.
+        self.stream = stream;
+        self.replayable = false;
+        self.broken = false;
+        self.sent = 0;
+        self.reader = Reader::new();
+        self.in_pos = 0;
+        self.in_end = 0;
+        self.send_pending()
+    }
+
+    /// Marks the connection broken and logs why; returns the error.
+    fn fail(&mut self, e: io::Error) -> io::Error {
+        if !self.broken {
+            self.broken = true;
+            let _ = writeln!(io::stderr(), "flint serve: FastCGI {}: {e}", self.name);
+        }
+        e
+    }
+}

@@ -1,0 +1,108 @@
+//! Where a request's response comes from: a program's pipes (`program.rs`) or a FastCGI
+//! connection (`fcgi/exchange.rs`). The connection moves either through the same calls
+//! (`conn/gateway.rs`): request body in, response bytes out while the client keeps up, stderr
+//! to the log, and how it ended.
+
+use std::time::Instant;
+
+use super::{fcgi, Program};
+
+/// Where a request's response comes from: a program's pipes, or a FastCGI application's
+/// connection. Both give a CGI response (head, then body) read only while the client's
+/// response has room.
+#[derive(Debug)]
+pub(crate) enum Source {
+    Program(Program),
+    FastCgi(Box<fcgi::Exchange>),
+}
+
+/// How a source's part ended, once its output is done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Finished {
+    /// Exited by a status (a program), or the request completed (FastCGI).
+    Complete,
+    /// Killed by a signal (a program), or the request refused (FastCGI).
+    Died,
+}
+
+impl Source {
+    pub fn deadline(&self) -> Instant {
+        match self {
+            Source::Program(p) => p.deadline,
+            Source::FastCgi(x) => x.deadline,
+        }
+    }
+
+    /// Bytes of response read so far.
+    pub fn output(&self) -> u64 {
+        match self {
+            Source::Program(p) => p.output,
+            Source::FastCgi(x) => x.output,
+        }
+    }
+
+    pub fn write_stdin(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Source::Program(p) => p.write_stdin(data),
+            Source::FastCgi(x) => x.write_stdin(data),
+        }
+    }
+
+    pub fn close_stdin(&mut self) {
+        match self {
+            Source::Program(p) => p.close_stdin(),
+            Source::FastCgi(x) => x.close_stdin(),
+        }
+    }
+
+    pub fn has_stdin(&self) -> bool {
+        match self {
+            Source::Program(p) => p.has_stdin(),
+            Source::FastCgi(x) => x.has_stdin(),
+        }
+    }
+
+    /// Writes what the source has pending that no body byte waits for (FastCGI: the request's
+    /// records when its body is empty or ended). A failure shows when the response is read.
+    pub fn send_pending(&mut self) {
+        if let Source::FastCgi(x) = self {
+            let _ = x.send_pending();
+        }
+    }
+
+    pub fn read_stdout(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Source::Program(p) => p.read_stdout(buf),
+            Source::FastCgi(x) => x.read_stdout(buf),
+        }
+    }
+
+    pub fn stdout_done(&self) -> bool {
+        match self {
+            Source::Program(p) => p.stdout_done(),
+            Source::FastCgi(x) => x.stdout_done(),
+        }
+    }
+
+    /// Logs what stderr holds; returns its bytes since the last call.
+    pub fn drain_stderr(&mut self) -> u64 {
+        match self {
+            Source::Program(p) => p.drain_stderr(),
+            Source::FastCgi(x) => x.take_stderr_bytes(),
+        }
+    }
+
+    /// How it ended, once its output is done (`None` while a program has not exited).
+    pub fn finished(&mut self) -> Option<Finished> {
+        use std::os::unix::process::ExitStatusExt;
+        match self {
+            Source::Program(p) => p.poll_exit().map(|status| match status.signal() {
+                Some(_) => Finished::Died,
+                None => Finished::Complete,
+            }),
+            Source::FastCgi(x) if !x.stdout_done() => None,
+            Source::FastCgi(x) if x.completed() => Some(Finished::Complete),
+            Source::FastCgi(_) => Some(Finished::Died),
+        }
+    }
+}
