@@ -1,0 +1,117 @@
+//! The application as an HTTP/1.1 server, for a reverse proxy to stand in front of: a thread per
+//! connection (each with its own database connection and prepared statements), keep-alive, and
+//! requests answered in the order they came (so pipelining works). Deliberately plain: it is the
+//! upstream the lab measures proxies against, not a server to measure.
+
+use crate::db::Db;
+use crate::handlers::answer;
+use std::io::{self, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+/// Largest request head read.
+const MAX_HEAD: usize = 16 * 1024;
+
+/// Serves `listener` until the process ends.
+pub fn serve(listener: TcpListener, db: Option<PathBuf>) -> io::Result<()> {
+    for stream in listener.incoming() {
+        let Ok(stream) = stream else { continue };
+        let db = db.clone();
+        std::thread::spawn(move || {
+            let _ = connection(stream, db.as_deref());
+        });
+    }
+    Ok(())
+}
+
+fn connection(mut stream: TcpStream, db_path: Option<&Path>) -> io::Result<()> {
+    let _ = stream.set_nodelay(true);
+    let mut db = db_path.and_then(|p| Db::open(p).ok());
+    let mut rng = fastrand::Rng::new();
+    let mut buf = vec![0u8; MAX_HEAD];
+    let mut have = 0;
+    let mut out = Vec::with_capacity(4096);
+    loop {
+        // Every complete request in the buffer is answered, then the answers go in one write.
+        let mut at = 0;
+        let mut close = false;
+        loop {
+            let mut fields = [httparse::EMPTY_HEADER; 32];
+            let mut req = httparse::Request::new(&mut fields);
+            let n = match req.parse(&buf[at..have]) {
+                Ok(httparse::Status::Complete(n)) => n,
+                Ok(httparse::Status::Partial) => break,
+                Err(_) => {
+                    out.extend_from_slice(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+                    close = true;
+                    break;
+                }
+            };
+            let has_body = req.headers.iter().any(|h| {
+                (h.name.eq_ignore_ascii_case("content-length") && h.value != b"0")
+                    || h.name.eq_ignore_ascii_case("transfer-encoding")
+            });
+            close = has_body
+                || req.version == Some(0)
+                || req.headers.iter().any(|h| {
+                    h.name.eq_ignore_ascii_case("connection")
+                        && h.value.eq_ignore_ascii_case(b"close")
+                });
+            let target = req.path.unwrap_or("/");
+            let (path, query) = target.split_once('?').unwrap_or((target, ""));
+            let reply = if has_body {
+                // The test types take no body; one is refused rather than read.
+                crate::handlers::Reply {
+                    status: 413,
+                    content_type: "text/plain",
+                    body: b"no request body is taken\n".to_vec(),
+                }
+            } else {
+                answer(db.as_mut(), &mut rng, path, query)
+            };
+            write!(
+                out,
+                "HTTP/1.1 {} {}\r\nServer: flint-app\r\nDate: {}\r\nContent-Type: {}\r\nContent-Length: {}\r\n{}\r\n",
+                reply.status,
+                reason(reply.status),
+                httpdate::fmt_http_date(SystemTime::now()),
+                reply.content_type,
+                reply.body.len(),
+                if close { "Connection: close\r\n" } else { "" },
+            )?;
+            out.extend_from_slice(&reply.body);
+            at += n;
+            if close {
+                break;
+            }
+        }
+        if !out.is_empty() {
+            stream.write_all(&out)?;
+            out.clear();
+        }
+        if close {
+            return Ok(());
+        }
+        buf.copy_within(at..have, 0);
+        have -= at;
+        if have == buf.len() {
+            stream.write_all(b"HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")?;
+            return Ok(());
+        }
+        match stream.read(&mut buf[have..])? {
+            0 => return Ok(()),
+            n => have += n,
+        }
+    }
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        400 => "Bad Request",
+        404 => "Not Found",
+        413 => "Content Too Large",
+        _ => "Internal Server Error",
+    }
+}

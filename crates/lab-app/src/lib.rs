@@ -1,0 +1,28 @@
+//! The reference application of `flint lab dynamic`: TechEmpower's test types (`/plaintext`,
+//! `/json`, `/db`, `/queries`, `/fortunes`, `/updates`) over SQLite, written once
+//! ([`handlers::answer`]) and run in the deployments the lab compares: as a CGI program (a
+//! process per request, [`cgi`]) and as an HTTP server (persistent, [`http`]) for a reverse
+//! proxy to stand in front of. [`verify`] holds any deployment to the rules before it is
+//! measured: one that answers wrongly is reported as failed, never measured.
+//!
+//! Principal types: [`db::Db`] (the two tables, statements prepared once per connection) and
+//! [`handlers::Reply`] (an answer before any protocol).
+
+pub mod cgi;
+pub mod db;
+pub mod handlers;
+pub mod http;
+pub mod verify;
+
+use std::path::PathBuf;
+
+/// Where the database is: `FLINT_APP_DB`, else `world.db` beside the program (a CGI program
+/// gets no environment from its server but its own meta-variables, so the database sits with
+/// it).
+pub fn default_db() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("FLINT_APP_DB") {
+        return Some(PathBuf::from(p));
+    }
+    let exe = std::env::current_exe().ok()?;
+    Some(exe.with_file_name("world.db"))
+}

@@ -1,0 +1,77 @@
+//! `flint-app`: the reference application of `flint lab dynamic`.
+//!
+//! - `flint-app init DB`: creates the database (World: 10,000 rows; Fortune: 12).
+//! - `flint-app http ADDR [DB]`: serves over HTTP/1.1 (the upstream of a reverse proxy).
+//! - `flint-app verify ADDR [PREFIX] [DB]`: holds a deployment to the rules; exit 1 if it fails.
+//! - Run as a CGI program (`GATEWAY_INTERFACE` set): answers the request; the database is
+//!   `FLINT_APP_DB` or `world.db` beside the program.
+
+use lab_app::{cgi, db::Db, default_db, http, verify};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+const USAGE: &str =
+    "usage: flint-app init DB | http ADDR [DB] | verify ADDR [PREFIX] [DB] | (as a CGI program)";
+
+fn main() -> ExitCode {
+    if std::env::var_os("GATEWAY_INTERFACE").is_some() {
+        let db = default_db().filter(|p| p.exists());
+        return ExitCode::from(cgi::run(db.as_deref()) as u8);
+    }
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    match args[..] {
+        ["init", db] => match Db::create(&PathBuf::from(db), 1) {
+            Ok(_) => ExitCode::SUCCESS,
+            Err(e) => fail(&format!("{db}: {e}")),
+        },
+        ["http", addr, ref rest @ ..] if rest.len() <= 1 => {
+            let db = rest.first().map(PathBuf::from).or_else(default_db);
+            match std::net::TcpListener::bind(addr) {
+                Ok(l) => {
+                    if let Ok(a) = l.local_addr() {
+                        println!("listening on {a}");
+                    }
+                    match http::serve(l, db) {
+                        Ok(()) => ExitCode::SUCCESS,
+                        Err(e) => fail(&e.to_string()),
+                    }
+                }
+                Err(e) => fail(&format!("cannot listen on {addr}: {e}")),
+            }
+        }
+        ["verify", addr, ref rest @ ..] if rest.len() <= 2 => {
+            let Ok(addr) = addr.parse() else {
+                return usage();
+            };
+            let prefix = rest.first().copied().unwrap_or("");
+            let db = rest.get(1).map(PathBuf::from);
+            let verdicts = verify::verify(addr, prefix, db.as_deref());
+            let mut failed = false;
+            for v in &verdicts {
+                if v.problems.is_empty() {
+                    println!("{:<10} ok", v.test);
+                } else {
+                    failed = true;
+                    println!("{:<10} FAILED: {}", v.test, v.problems.join("; "));
+                }
+            }
+            if failed {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+        _ => usage(),
+    }
+}
+
+fn usage() -> ExitCode {
+    eprintln!("{USAGE}");
+    ExitCode::from(2)
+}
+
+fn fail(message: &str) -> ExitCode {
+    eprintln!("flint-app: {message}");
+    ExitCode::FAILURE
+}
