@@ -1,0 +1,22 @@
+//! Workloads for applications: requests that differ per user and answers that are checked.
+//!
+//! A static workload sends the same requests over and over and counts a response as answered
+//! when it came. An application's users log in, carry a cookie, ask for their own records and
+//! post forms, and a 200 holding an error page is a failure. The pieces here give a workload
+//! that, each compiled before the run so that a mistake is one line with its place, and each
+//! working per Webchild without locks:
+//!
+//! - [`template::Template`]: a path, header value or body with `{{...}}` holes (data columns,
+//!   extracted values, `{{random A B}}`, `{{seq}}`, `{{webchild}}`), escaped where it lands;
+//! - [`data::DataSet`]: CSV rows drawn one per page (`unique`, `cycle`, `random`);
+//! - [`check::Expect`]: status, header, content type, body text, regex, JSON pointer and length
+//!   checks, each failure an error kind of its own;
+//! - [`extract::Extract`]: values taken from a response (header, cookie, regex group, JSON
+//!   pointer) for later requests;
+//! - [`session::Session`]: one Webchild's rows, values, cookie jar and counters.
+
+pub mod check;
+pub mod data;
+pub mod extract;
+pub mod session;
+pub mod template;

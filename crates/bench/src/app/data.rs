@@ -1,0 +1,207 @@
+//! Data sets: rows of a CSV file (its first line names the columns) that pages draw from, one
+//! row per page fetched, as k6's SharedArray, Gatling's feeders and JMeter's CSV Data Set do.
+//!
+//! A file is read and checked whole before the run: a row with a missing or extra column, or
+//! bytes that are not UTF-8, is one error naming the file and line. How rows are drawn
+//! ([`Pick`]): `unique` gives each row once per run across every Webchild and thread (a run that
+//! runs out says so: the page is not fetched and `data_exhausted` counted), `cycle` goes round
+//! in order, `random` draws uniformly.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// How a data set's rows are drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pick {
+    Unique,
+    Cycle,
+    Random,
+}
+
+/// One data set: its columns and rows, and the run's shared position in them.
+#[derive(Debug)]
+pub struct DataSet {
+    pub name: String,
+    pub columns: Vec<String>,
+    rows: Vec<Vec<String>>,
+    pub pick: Pick,
+    next: AtomicU64,
+}
+
+impl DataSet {
+    /// Reads `path` (shown as `shown` in errors).
+    pub fn load(name: &str, path: &Path, pick: Pick) -> Result<DataSet, String> {
+        let shown = path.display();
+        let file = std::fs::File::open(path).map_err(|e| format!("{shown}: {e}"))?;
+        DataSet::read(name, &shown.to_string(), file, pick)
+    }
+
+    /// Reads CSV text from `input`; `shown` names it in errors.
+    pub fn read(
+        name: &str,
+        shown: &str,
+        input: impl std::io::Read,
+        pick: Pick,
+    ) -> Result<DataSet, String> {
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(true)
+            .flexible(true)
+            .from_reader(input);
+        let line_of = |p: Option<&csv::Position>| p.map_or(0, csv::Position::line);
+        let columns: Vec<String> = match reader.headers() {
+            Ok(h) => h.iter().map(|c| c.trim().to_owned()).collect(),
+            Err(e) => return Err(format!("{shown}:1: {}", csv_reason(&e))),
+        };
+        if columns.iter().all(String::is_empty) {
+            return Err(format!(
+                "{shown}:1: no column names (the first line names the columns)"
+            ));
+        }
+        if let Some(c) = columns.iter().find(|c| !is_name(c)) {
+            return Err(format!(
+                "{shown}:1: column name {c:?}: letters, digits and `_` only (templates name it)"
+            ));
+        }
+        let mut rows = Vec::new();
+        for record in reader.records() {
+            let record = record
+                .map_err(|e| format!("{shown}:{}: {}", line_of(e.position()), csv_reason(&e)))?;
+            let line = line_of(record.position());
+            if record.len() != columns.len() {
+                return Err(format!(
+                    "{shown}:{line}: {} fields where the first line names {} columns",
+                    record.len(),
+                    columns.len()
+                ));
+            }
+            rows.push(record.iter().map(str::to_owned).collect());
+        }
+        if rows.is_empty() {
+            return Err(format!("{shown}: no rows after the column names"));
+        }
+        Ok(DataSet {
+            name: name.to_owned(),
+            columns,
+            rows,
+            pick,
+            next: AtomicU64::new(0),
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// The index of column `name`.
+    pub fn column(&self, name: &str) -> Option<usize> {
+        self.columns.iter().position(|c| c == name)
+    }
+
+    /// Draws a row for one page: `None` when a `unique` set has given every row.
+    pub fn draw(&self, rng: &mut fastrand::Rng) -> Option<usize> {
+        let n = self.rows.len() as u64;
+        match self.pick {
+            Pick::Random => Some(rng.usize(..self.rows.len())),
+            Pick::Cycle => Some((self.next.fetch_add(1, Ordering::Relaxed) % n) as usize),
+            Pick::Unique => {
+                let i = self.next.fetch_add(1, Ordering::Relaxed);
+                (i < n).then_some(i as usize)
+            }
+        }
+    }
+
+    /// Field `column` of row `row`.
+    pub fn field(&self, row: usize, column: usize) -> &str {
+        &self.rows[row][column]
+    }
+}
+
+fn is_name(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+fn csv_reason(e: &csv::Error) -> String {
+    match e.kind() {
+        csv::ErrorKind::Utf8 { .. } => "not UTF-8".to_owned(),
+        csv::ErrorKind::Io(e) => e.to_string(),
+        _ => e.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &[u8], pick: Pick) -> Result<DataSet, String> {
+        DataSet::read("users", "users.csv", text, pick)
+    }
+
+    #[test]
+    fn rows_are_read_with_quoting_and_columns_found_by_name() {
+        let d = read(b"id,name\n1,\"Lee, Ann\"\n2,Bo\n", Pick::Cycle).unwrap();
+        assert_eq!(d.len(), 2);
+        assert_eq!(d.column("name"), Some(1));
+        assert_eq!(d.field(0, 1), "Lee, Ann");
+        assert_eq!(d.column("email"), None);
+    }
+
+    #[test]
+    fn bad_rows_name_their_line() {
+        let e = read(b"id,name\n1,Ann\n2\n", Pick::Cycle).unwrap_err();
+        assert_eq!(
+            e,
+            "users.csv:3: 1 fields where the first line names 2 columns"
+        );
+        let e = read(b"id,name\n1,Ann\n2,Bo,x\n", Pick::Cycle).unwrap_err();
+        assert!(e.starts_with("users.csv:3: 3 fields"), "{e}");
+        let e = read(b"id,name\n1,Ann\n2,B\xffo\n", Pick::Cycle).unwrap_err();
+        assert_eq!(e, "users.csv:3: not UTF-8");
+        let e = read(b"id,na me\n1,Ann\n", Pick::Cycle).unwrap_err();
+        assert!(e.starts_with("users.csv:1: column name \"na me\""), "{e}");
+        let e = read(b"id,name\n", Pick::Cycle).unwrap_err();
+        assert!(e.contains("no rows"), "{e}");
+    }
+
+    #[test]
+    fn unique_gives_each_row_once_cycle_goes_round() {
+        let mut rng = fastrand::Rng::with_seed(1);
+        let d = read(b"id\n1\n2\n3\n", Pick::Unique).unwrap();
+        let drawn: Vec<_> = (0..5).map(|_| d.draw(&mut rng)).collect();
+        assert_eq!(drawn, [Some(0), Some(1), Some(2), None, None]);
+        let d = read(b"id\n1\n2\n", Pick::Cycle).unwrap();
+        let drawn: Vec<_> = (0..5).map(|_| d.draw(&mut rng).unwrap()).collect();
+        assert_eq!(drawn, [0, 1, 0, 1, 0]);
+        let d = read(b"id\n1\n2\n3\n", Pick::Random).unwrap();
+        assert!((0..100).all(|_| d.draw(&mut rng).unwrap() < 3));
+    }
+
+    #[test]
+    fn unique_rows_are_never_given_twice_across_threads() {
+        let text: String = std::iter::once("id\n".to_owned())
+            .chain((0..10_000).map(|i| format!("{i}\n")))
+            .collect();
+        let d = read(text.as_bytes(), Pick::Unique).unwrap();
+        let mut all: Vec<usize> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..4)
+                .map(|t| {
+                    let d = &d;
+                    s.spawn(move || {
+                        let mut rng = fastrand::Rng::with_seed(t);
+                        std::iter::from_fn(|| d.draw(&mut rng)).collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap())
+                .collect()
+        });
+        all.sort_unstable();
+        assert_eq!(all, (0..10_000).collect::<Vec<_>>());
+    }
+}

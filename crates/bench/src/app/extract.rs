@@ -1,0 +1,173 @@
+//! Extraction: a value taken from a response into the Webchild's session (a token from a
+//! header, a cookie's value, a regular expression's group, a JSON pointer), for the requests
+//! that follow to use (`{{token}}`), as Gatling's `check(...).saveAs` and JMeter's extractors.
+//! A value that is not there is an `extract_missing` error; the requests that need it are then
+//! not sent (counted), never sent with an empty value.
+
+use super::check::Answer;
+use regex::bytes::Regex;
+
+/// Where a value comes from, as a workload file spells it:
+/// `extract = { token = { header = "X-Token" }, id = { json = "/id" } }`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "lowercase")]
+pub enum SourceSpec {
+    /// A response header field's value (the first of that name).
+    Header(String),
+    /// The value of a cookie the response sets (`Set-Cookie: NAME=value; ...`).
+    Cookie(String),
+    /// A regular expression over the body: its first group if it has one, else the match.
+    Regex(String),
+    /// A JSON pointer (RFC 6901) into the body: a string as it is, another value as JSON.
+    Json(String),
+}
+
+/// One compiled extraction into session slot `slot`.
+#[derive(Debug, Clone)]
+pub struct Extract {
+    pub name: String,
+    pub slot: usize,
+    source: Source,
+}
+
+#[derive(Debug, Clone)]
+enum Source {
+    Header(String),
+    Cookie(String),
+    Regex(Regex),
+    Json(String),
+}
+
+impl Extract {
+    pub fn compile(name: &str, slot: usize, spec: &SourceSpec) -> Result<Extract, String> {
+        let source = match spec {
+            SourceSpec::Header(h) => Source::Header(h.clone()),
+            SourceSpec::Cookie(c) => Source::Cookie(c.clone()),
+            SourceSpec::Regex(r) => {
+                Source::Regex(Regex::new(r).map_err(|e| format!("extract.{name}.regex: {e}"))?)
+            }
+            SourceSpec::Json(p) => {
+                if !p.is_empty() && !p.starts_with('/') {
+                    return Err(format!(
+                        "extract.{name}.json: {p:?} must be empty or start with `/`"
+                    ));
+                }
+                Source::Json(p.clone())
+            }
+        };
+        Ok(Extract {
+            name: name.to_owned(),
+            slot,
+            source,
+        })
+    }
+
+    /// Whether the body is needed whole.
+    pub fn needs_body(&self) -> bool {
+        matches!(self.source, Source::Regex(_) | Source::Json(_))
+    }
+
+    /// The value in `answer`, or `None` (`extract_missing`). A value must be UTF-8.
+    pub fn take(&self, answer: &Answer<'_>) -> Option<String> {
+        let text = |b: &[u8]| std::str::from_utf8(b).ok().map(str::to_owned);
+        match &self.source {
+            Source::Header(h) => answer.header(h).and_then(|v| text(v.trim_ascii())),
+            Source::Cookie(name) => answer
+                .headers
+                .iter()
+                .filter(|(n, _)| n.eq_ignore_ascii_case(b"set-cookie"))
+                .find_map(|(_, v)| {
+                    let pair = v.split(|&b| b == b';').next()?;
+                    let eq = pair.iter().position(|&b| b == b'=')?;
+                    (pair[..eq].trim_ascii() == name.as_bytes())
+                        .then(|| text(pair[eq + 1..].trim_ascii()))
+                        .flatten()
+                }),
+            Source::Regex(re) => {
+                let caps = re.captures(answer.body)?;
+                let m = caps.get(1).or_else(|| caps.get(0))?;
+                text(m.as_bytes())
+            }
+            Source::Json(pointer) => {
+                let doc: serde_json::Value = serde_json::from_slice(answer.body).ok()?;
+                match doc.pointer(pointer)? {
+                    serde_json::Value::String(s) => Some(s.clone()),
+                    serde_json::Value::Null => None,
+                    other => Some(other.to_string()),
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer<'a>(headers: &'a [(&'a [u8], &'a [u8])], body: &'a [u8]) -> Answer<'a> {
+        Answer {
+            status: 200,
+            headers,
+            body,
+        }
+    }
+
+    fn take(spec: SourceSpec, a: &Answer<'_>) -> Option<String> {
+        Extract::compile("v", 0, &spec).unwrap().take(a)
+    }
+
+    #[test]
+    fn values_come_from_headers_cookies_regex_groups_and_json() {
+        let headers: &[(&[u8], &[u8])] = &[
+            (b"X-Token", b" abc123 "),
+            (b"Set-Cookie", b"theme=dark; Path=/"),
+            (b"set-cookie", b"sid=s%3A42; HttpOnly; Secure"),
+        ];
+        let a = answer(
+            headers,
+            br#"{"id": 7, "user": {"name": "Ann"}, "none": null} csrf="t-9""#,
+        );
+        let json = answer(
+            headers,
+            br#"{"id": 7, "user": {"name": "Ann"}, "none": null}"#,
+        );
+        assert_eq!(
+            take(SourceSpec::Header("x-token".into()), &a).as_deref(),
+            Some("abc123")
+        );
+        assert_eq!(
+            take(SourceSpec::Cookie("sid".into()), &a).as_deref(),
+            Some("s%3A42")
+        );
+        assert_eq!(take(SourceSpec::Cookie("si".into()), &a), None);
+        assert_eq!(
+            take(SourceSpec::Regex(r#"csrf="([^"]+)""#.into()), &a).as_deref(),
+            Some("t-9")
+        );
+        assert_eq!(
+            take(SourceSpec::Regex("csrf".into()), &a).as_deref(),
+            Some("csrf")
+        );
+        assert_eq!(
+            take(SourceSpec::Json("/user/name".into()), &json).as_deref(),
+            Some("Ann")
+        );
+        assert_eq!(
+            take(SourceSpec::Json("/id".into()), &json).as_deref(),
+            Some("7")
+        );
+        assert_eq!(take(SourceSpec::Json("/none".into()), &json), None);
+        assert_eq!(take(SourceSpec::Json("/missing".into()), &json), None);
+        assert_eq!(take(SourceSpec::Json("/id".into()), &a), None, "not JSON");
+    }
+
+    #[test]
+    fn bad_extractions_are_refused_before_the_run() {
+        assert!(Extract::compile("t", 0, &SourceSpec::Regex("(".into()))
+            .unwrap_err()
+            .contains("extract.t.regex"));
+        assert!(Extract::compile("t", 0, &SourceSpec::Json("id".into()))
+            .unwrap_err()
+            .contains("start with `/`"));
+    }
+}
