@@ -23,6 +23,8 @@ missing=()
 [[ -e /usr/lib/lighttpd/mod_openssl.so ]] || missing+=(lighttpd-mod-openssl)
 # h2o: the HTTP/2-first peer of the page experiment (flint lab syscalls).
 [[ -x /usr/bin/h2o ]] || missing+=(h2o)
+# fcgiwrap: nginx's way to run CGI programs (bench/cgi.sh).
+[[ -x /usr/sbin/fcgiwrap ]] || missing+=(fcgiwrap)
 installed strace || missing+=(strace)
 installed util-linux || missing+=(util-linux)
 perf_wanted=""
