@@ -16,7 +16,7 @@
 # /bin/sh script), static (/1k.bin from flint serve with and without `--cgi`).
 #
 # Environment: DUR (10s), ROUNDS (3), CONNS (40), CASES ("c sh static"), SERVERS ("flint apache
-# lighttpd nginx"), FCGIWRAP_CHILDREN (CONNS: one program at a time each), FLINT, RESULTS (1:
+# lighttpd nginx"), FCGIWRAP_CHILDREN (4; each runs one program at a time), FLINT, RESULTS (1:
 # results/cgi-DATE.json; or a file name), SERVER_CPU, CLIENT_CPU, KEEP_WORK.
 set -euo pipefail
 # shellcheck source=lib.sh source-path=SCRIPTDIR
@@ -27,7 +27,9 @@ ROUNDS=${ROUNDS:-3}
 CONNS=${CONNS:-40}
 CASES=${CASES:-c sh static}
 SERVERS=${SERVERS:-flint apache lighttpd nginx}
-FCGIWRAP_CHILDREN=${FCGIWRAP_CHILDREN:-$CONNS}
+# fcgiwrap's processes: on one core, 2 to 16 kept it busy; 40 left it idle half the time
+# (bench/README.md "cgi.sh").
+FCGIWRAP_CHILDREN=${FCGIWRAP_CHILDREN:-4}
 APACHE=${APACHE:-/usr/sbin/apache2}
 APACHE_MODULES=${APACHE_MODULES:-/usr/lib/apache2/modules}
 LIGHTTPD=${LIGHTTPD:-/usr/sbin/lighttpd}
