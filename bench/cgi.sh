@@ -89,6 +89,8 @@ cgi_on_exit() {
     trap - EXIT
     for pid in "${STARTED[@]}"; do stop_pid "$pid"; done
     cgroup_sweep
+    # on_exit takes the status from $?; errexit must not end this trap on that status first.
+    set +e
     (exit "$rc")
     on_exit
 }
