@@ -11,7 +11,8 @@ print medians and ratios.
 Every run appends one JSON object per line to a records file; the summaries read that file, so a
 run can be re-summarised later (`measure.py summary-client records.jsonl`).
 
-Subcommands: port, wait-port, resplen, docroot, syscall-tool, run, summary-client, summary-server.
+Subcommands: port, wait-port, resplen, body-len, docroot, syscall-tool, run, summary-client,
+summary-server, summary-cgi.
 """
 
 from __future__ import annotations
@@ -111,6 +112,25 @@ def cmd_resplen(args: argparse.Namespace) -> None:
         print(len(head) + 4 + int(m.group(1)))
 
 
+def cmd_body_len(args: argparse.Namespace) -> None:
+    """Print the body length of a GET of PATH (any framing: length, chunked or close); fail
+    unless the status is 200."""
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", args.port, timeout=10)
+    try:
+        conn.request("GET", args.path)
+        resp = conn.getresponse()
+        body = resp.read()
+    except (OSError, http.client.HTTPException) as e:
+        raise Failure(f"GET {args.path}: {e}") from e
+    finally:
+        conn.close()
+    if resp.status != 200:
+        raise Failure(f"GET {args.path}: status {resp.status}, expected 200")
+    print(len(body))
+
+
 def cmd_docroot(args: argparse.Namespace) -> None:
     """Write NAME.bin for every benchmark size, and the pipelined page's workload file."""
     os.makedirs(args.dir, exist_ok=True)
@@ -157,6 +177,41 @@ def proc_cpu_us(pid: int) -> float:
         raise Failure(f"server process {pid} is gone") from e
     # fields[0] is field 3 (state); utime and stime are fields 14 and 15.
     return (int(fields[11]) + int(fields[12])) * 1e6 / CLK_TCK
+
+
+def cgroup_cpu_us(cgroup: str) -> float:
+    """CPU time of every process that ever ran in a cgroup (exited or not, reaped or not)."""
+    try:
+        v1 = os.path.join(cgroup, "cpuacct.usage")
+        if os.path.exists(v1):
+            with open(v1, encoding="ascii") as f:
+                return int(f.read()) / 1e3
+        with open(os.path.join(cgroup, "cpu.stat"), encoding="ascii") as f:
+            for line in f:
+                if line.startswith("usage_usec "):
+                    return float(line.split()[1])
+    except OSError as e:
+        raise Failure(f"cannot read the CPU time of cgroup {cgroup}: {e}") from e
+    raise Failure(f"no usage_usec in {cgroup}/cpu.stat")
+
+
+def cgroup_own_cpu_us(cgroup: str, comms: set[str]) -> dict[int, float]:
+    """utime+stime of each live process of the cgroup whose name is one of `comms` (the server's
+    own processes, as against the programs it runs), by PID."""
+    out = {}
+    with open(os.path.join(cgroup, "cgroup.procs"), encoding="ascii") as f:
+        pids = [int(x) for x in f.read().split()]
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+                text = f.read()
+        except OSError:
+            continue  # gone meanwhile: a program that ended
+        comm = text[text.index("(") + 1:text.rindex(")")]
+        if comm in comms:
+            fields = text.rsplit(")", 1)[1].split()
+            out[pid] = (int(fields[11]) + int(fields[12])) * 1e6 / CLK_TCK
+    return out
 
 
 class SyscallCounter:
@@ -327,6 +382,10 @@ def cmd_run(args: argparse.Namespace) -> None:
     if os.path.exists(ru_file):
         os.unlink(ru_file)
     cpu0 = proc_cpu_us(args.server_pid) if args.server_pid else 0.0
+    comms = set(args.server_comm.split(",")) if args.server_comm else set()
+    if args.server_cgroup:
+        group0 = cgroup_cpu_us(args.server_cgroup)
+        own0 = cgroup_own_cpu_us(args.server_cgroup, comms)
     with open(args.log, "w", encoding="utf-8") as log:
         # The launcher (rusage.c) pins, runs and wait4s the tool, and writes the tool's own
         # rusage: see rusage.c for why Python does not fork the tool itself.
@@ -346,6 +405,9 @@ def cmd_run(args: argparse.Namespace) -> None:
         finally:
             signal.alarm(0)
     cpu1 = proc_cpu_us(args.server_pid) if args.server_pid else 0.0
+    if args.server_cgroup:
+        own1 = cgroup_own_cpu_us(args.server_cgroup, comms)
+        group1 = cgroup_cpu_us(args.server_cgroup)
     syscalls = counter.stop() if counter else None
 
     with open(args.log, encoding="utf-8", errors="replace") as f:
@@ -379,6 +441,15 @@ def cmd_run(args: argparse.Namespace) -> None:
     if args.server_pid:
         rec["server_cpu_us"] = cpu1 - cpu0
         rec["server_cpu_us_per_req"] = (cpu1 - cpu0) / n
+    if args.server_cgroup:
+        # The server's own processes (a process started within the window counts whole), and
+        # the rest of the cgroup: the programs it ran, however they ended and whoever reaped them.
+        own = sum(t - own0.get(pid, 0.0) for pid, t in own1.items())
+        total = group1 - group0
+        rec["server_cpu_us"] = own
+        rec["server_cpu_us_per_req"] = own / n
+        rec["children_cpu_us_per_req"] = max(total - own, 0.0) / n
+        rec["total_cpu_us_per_req"] = total / n
     if syscalls is not None:
         rec["syscall_tool"] = args.syscalls
         rec["syscalls"] = syscalls
@@ -393,7 +464,10 @@ def cmd_run(args: argparse.Namespace) -> None:
 
     parts = [f"{res['rps']:>10.0f} req/s", f"{n} req"]
     parts.append(f"client {rec['client_cpu_us_per_req']:.2f} us/req, maxrss {maxrss_kib} KiB")
-    if args.server_pid:
+    if args.server_cgroup:
+        parts.append(f"server {rec['server_cpu_us_per_req']:.2f} + programs "
+                     f"{rec['children_cpu_us_per_req']:.2f} us/req")
+    elif args.server_pid:
         parts.append(f"server {rec['server_cpu_us_per_req']:.2f} us/req")
     if syscalls is not None:
         parts.append(f"{rec['syscalls_per_req']:.2f} syscalls/req ({args.syscalls})")
@@ -700,6 +774,75 @@ def cmd_summary_auth(args: argparse.Namespace) -> None:
         print(table(rows))
 
 
+def paired_by(recs: list[dict], field: str, a: str, b: str, key: str) -> float | None:
+    """Median over rounds of a's `key` over b's in the same round, contestants told by `field`."""
+    rounds: dict[str, dict[str, dict]] = {}
+    for r in recs:
+        rounds.setdefault(str(r.get("round")), {})[r[field]] = r
+    return med([rr[a][key] / rr[b][key] for rr in rounds.values()
+                if a in rr and b in rr and rr[a].get(key) is not None and rr[b].get(key)])
+
+
+def cmd_summary_cgi(args: argparse.Namespace) -> None:
+    """bench/cgi.sh's tables: per case, each server's rate and CPU per request, split into the
+    server's own processes and the programs they ran; then flint's ratios to each peer (in the
+    static case, flint with a CGI mount to flint without one: flint-nocgi)."""
+    recs = [r for r in load_records(args.records) if r.get("purpose") == "timed"]
+    out: dict = {"meta": dict(kv.split("=", 1) for kv in args.meta), "cases": {}, "runs": recs}
+    cases = []
+    for r in recs:
+        if r["case"] not in cases:
+            cases.append(r["case"])
+    for case in cases:
+        rs = [r for r in recs if r["case"] == case]
+        servers = []
+        for r in rs:
+            if r["server"] not in servers:
+                servers.append(r["server"])
+        print(f"\n== {case}: {rs[0].get('title', case)}; load: {rs[0]['load']}")
+        rows = [["server", "runs", "requests/s", "server CPU us/req", "programs' CPU us/req",
+                 "total CPU us/req", "core busy", "errors"]]
+        st = {}
+        for s in servers:
+            mine = [r for r in rs if r["server"] == s]
+            col = {k: [r[k] for r in mine] for k in ("rps", "server_cpu_us_per_req",
+                                                      "children_cpu_us_per_req",
+                                                      "total_cpu_us_per_req")}
+            # The share of core 0 the server and its programs used: near 1, they were the limit.
+            col["busy"] = [r["rps"] * r["total_cpu_us_per_req"] / 1e6 for r in mine]
+            st[s] = {k: med(v) for k, v in col.items()}
+            st[s]["runs"] = len(mine)
+            st[s]["errors"] = sum(r["errors"] for r in mine)
+            rows.append([s, str(len(mine)), spread(col["rps"], ".0f"),
+                         spread(col["server_cpu_us_per_req"], ".1f"),
+                         spread(col["children_cpu_us_per_req"], ".1f"),
+                         spread(col["total_cpu_us_per_req"], ".1f"), spread(col["busy"], ".2f"),
+                         str(st[s]["errors"])])
+        print(table(rows))
+        print("(medians over rounds; min-max in parentheses)")
+        pairs = ([("flint", "flint-nocgi")] if case == "static"
+                 else [("flint", s) for s in servers if s != "flint"])
+        ratios = {}
+        for a, b in pairs:
+            if a not in st or b not in st:
+                continue
+            for key, name in (("rps", "requests_per_s"), ("server_cpu_us_per_req", "server_cpu"),
+                              ("total_cpu_us_per_req", "total_cpu")):
+                ratios[f"{a}/{b} {name}"] = {
+                    "of_medians": ratio(st[a][key], st[b][key]),
+                    "paired": paired_by(rs, "server", a, b, key)}
+        if ratios:
+            rows = [["ratio", "of medians", "paired (median of rounds)"]]
+            for k, v in ratios.items():
+                rows.append([k, fmt_ratio(v["of_medians"], 1.0), fmt_ratio(v["paired"], 1.0)])
+            print(table(rows))
+        out["cases"][case] = {"servers": st, "ratios": ratios}
+    if args.json_out:
+        with open(args.json_out, "w", encoding="utf-8") as fo:
+            json.dump(out, fo, indent=2)
+        print(f"\nresults written to {args.json_out}")
+
+
 # ---------------------------------------------------------------------------------------------
 
 
@@ -716,6 +859,10 @@ def main() -> int:
     s.add_argument("--port", type=int, required=True)
     s.add_argument("--path", default="/1k.bin")
     s.set_defaults(fn=cmd_resplen)
+    s = sub.add_parser("body-len")
+    s.add_argument("--port", type=int, required=True)
+    s.add_argument("--path", default="/1k.bin")
+    s.set_defaults(fn=cmd_body_len)
     s = sub.add_parser("docroot")
     s.add_argument("dir")
     s.set_defaults(fn=cmd_docroot)
@@ -728,6 +875,10 @@ def main() -> int:
     s.add_argument("--cpu", type=int, help="pin the load generator to this CPU")
     s.add_argument("--launcher", required=True, help="the compiled rusage.c")
     s.add_argument("--server-pid", type=int, help="measure this server's CPU over the run")
+    s.add_argument("--server-cgroup", help="measure this cgroup's CPU over the run (the server "
+                   "and every program it started)")
+    s.add_argument("--server-comm", help="with --server-cgroup: the server's own process names, "
+                   "comma-separated (the rest of the cgroup's CPU is its programs')")
     s.add_argument("--syscalls", choices=["none", "perf", "strace"], default="none")
     s.add_argument("--timeout", type=float, default=120.0, help="kill the tool after this long")
     s.add_argument("--label", action="append", default=[], help="KEY=VALUE stored in the record")
@@ -750,6 +901,11 @@ def main() -> int:
     s.add_argument("--json-out")
     s.add_argument("--meta", action="append", default=[], help="KEY=VALUE for the JSON")
     s.set_defaults(fn=cmd_summary_server)
+    s = sub.add_parser("summary-cgi")
+    s.add_argument("records")
+    s.add_argument("--json-out")
+    s.add_argument("--meta", action="append", default=[], help="KEY=VALUE for the JSON")
+    s.set_defaults(fn=cmd_summary_cgi)
     args = p.parse_args()
     try:
         args.fn(args)

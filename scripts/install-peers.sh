@@ -24,6 +24,8 @@ missing=()
 [[ -e /usr/lib/lighttpd/mod_openssl.so ]] || missing+=(lighttpd-mod-openssl)
 # h2o: the HTTP/2-first peer of the page experiment (flint lab syscalls).
 [[ -x /usr/bin/h2o ]] || missing+=(h2o)
+# fcgiwrap: nginx's way to run CGI programs (bench/cgi.sh).
+[[ -x /usr/sbin/fcgiwrap ]] || missing+=(fcgiwrap)
 installed strace || missing+=(strace)
 # FastCGI applications flint serve's gateway tests run (tests/gateway_fastcgi*.rs).
 compgen -G '/usr/sbin/php-fpm*' >/dev/null || missing+=(php-fpm)
