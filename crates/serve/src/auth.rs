@@ -9,7 +9,11 @@
 //! them again costs a hash and a lookup. Wrong credentials are limited per client address
 //! ([`Limiter`], shared by the threads and touched only when a check is due): past
 //! `auth_max_failures` within `auth_failure_window_ms`, credentials not verified already get 429
-//! with `Retry-After` and no check, so a flood of guesses cannot hold a loop for long.
+//! with `Retry-After` and no check, so a flood of guesses cannot hold a loop for long. Guesses
+//! from many addresses (a botnet, the /64s of an IPv6 /48) get past a count per address, so each
+//! thread also runs at most `auth_max_checks_per_second` checks ([`CheckBudget`]): past it,
+//! credentials not verified already get 429 unchecked, and the loop's share of time spent
+//! hashing stays bounded (50 bcrypt checks of cost 5 a second: about a tenth of a core).
 //!
 //! A wrong password and an unknown user get the same 401: an unknown user's password is checked
 //! against a real hash of the file (`htpasswd.rs`), so both cost the same, and the hashes are
@@ -38,8 +42,8 @@ mod htpasswd;
 
 /// Credentials each thread keeps verified; past it the one that expires first makes room.
 pub const MAX_VERIFIED: usize = 1024;
-/// Client addresses (IPv6 by /64) whose failures are counted; past it the oldest count is
-/// dropped.
+/// Client addresses (IPv6 by /64) whose failures are counted; past it, with every count still
+/// in its window, a new address goes uncounted (the check budget still bounds it).
 pub const MAX_TRACKED: usize = 16 * 1024;
 /// An `Authorization` value longer than this is refused unread (a user and password of a few
 /// hundred bytes fit many times over).
@@ -80,6 +84,7 @@ pub(crate) struct Shared {
     files: Vec<Users>,
     limiter: Mutex<Limiter>,
     cache_for: Duration,
+    checks_per_second: u32,
 }
 
 impl Shared {
@@ -122,6 +127,7 @@ impl Shared {
                 Duration::from_millis(config.auth_failure_window_ms),
             )),
             cache_for: Duration::from_millis(config.auth_cache_ms),
+            checks_per_second: config.auth_max_checks_per_second.max(1),
         })))
     }
 }
@@ -189,6 +195,42 @@ pub(crate) struct Guard {
     /// By file and the SHA-256 of the `Authorization` value.
     verified: HashMap<(usize, [u8; 32]), Verified>,
     path: Vec<u8>,
+    budget: CheckBudget,
+}
+
+/// A thread's password checks per second, as a token bucket: `per_second` tokens, one second's
+/// worth at most (a burst of a second's checks, then the rate).
+#[derive(Debug)]
+pub(crate) struct CheckBudget {
+    per_second: f64,
+    tokens: f64,
+    at: Option<Instant>,
+}
+
+impl CheckBudget {
+    pub(crate) fn new(per_second: u32) -> CheckBudget {
+        let per_second = f64::from(per_second.max(1));
+        CheckBudget {
+            per_second,
+            tokens: per_second,
+            at: None,
+        }
+    }
+
+    /// Takes one check if the budget has one now.
+    pub(crate) fn take(&mut self, now: Instant) -> bool {
+        if let Some(at) = self.at {
+            let refill = now.saturating_duration_since(at).as_secs_f64() * self.per_second;
+            self.tokens = (self.tokens + refill).min(self.per_second);
+        }
+        self.at = Some(now);
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
 }
 
 impl Guard {
@@ -201,6 +243,7 @@ impl Guard {
             })
             .collect();
         Guard {
+            budget: CheckBudget::new(shared.checks_per_second),
             shared,
             zones,
             verified: HashMap::with_capacity(64),
@@ -245,6 +288,10 @@ impl Guard {
         if let Some(secs) = limiter().limited(peer, now) {
             stats.auth_limited += 1;
             return Verdict::Denied(Denial::Limited(secs));
+        }
+        if !self.budget.take(now) {
+            stats.auth_limited += 1;
+            return Verdict::Denied(Denial::Limited(1));
         }
         let users = &self.shared.files[file];
         let matched = credentials(value).and_then(|(user, password)| {
@@ -354,10 +401,10 @@ impl Limiter {
             self.counts
                 .retain(|_, (_, since)| now.saturating_duration_since(*since) < window);
             if self.counts.len() >= MAX_TRACKED {
-                let oldest = self.counts.iter().min_by_key(|(_, (_, since))| *since);
-                if let Some(k) = oldest.map(|(k, _)| *k) {
-                    self.counts.remove(&k);
-                }
+                // Every count is live: none is dropped (an attacker cycling through more
+                // addresses than this would reset its own counts). The new address goes
+                // uncounted; the threads' check budgets bound what it costs.
+                return;
             }
         }
         let entry = self.counts.entry(client).or_insert((0, now));

@@ -146,6 +146,11 @@ pub struct Config {
     /// credentials not verified already get 429 with `Retry-After`, without a hash check.
     pub auth_max_failures: u32,
     pub auth_failure_window_ms: u64,
+    /// Password checks (hashes computed) each thread runs per second at most, whoever asks:
+    /// past it, credentials not verified already get 429 with `Retry-After: 1` unchecked. What
+    /// bounds the loop's time spent hashing when guesses come from more addresses than the
+    /// per-address limit can count.
+    pub auth_max_checks_per_second: u32,
     /// FastCGI applications, `PATTERN=ADDR` each (`"*.php=unix:/run/php/php-fpm.sock"`,
     /// `"/app/=127.0.0.1:9000"`), as `--fastcgi` does. Requests run under the CGI limits
     /// (`cgi_max_programs`, `cgi_timeout_ms`, `cgi_max_output_bytes`).
@@ -423,6 +428,7 @@ impl Default for Config {
             auth_cache_ms: 300_000,
             auth_max_failures: 10,
             auth_failure_window_ms: 60_000,
+            auth_max_checks_per_second: 50,
             fastcgi: Vec::new(),
             fastcgi_pool: 8,
         }
@@ -453,7 +459,7 @@ impl Config {
     /// Refuses values that would make the server refuse everything, spin or never time out:
     /// checked by `Server::bind` before anything starts.
     pub fn validate(&self) -> Result<(), InvalidConfig> {
-        let checks: [(&'static str, u64, bool, &'static str); 14] = [
+        let checks: [(&'static str, u64, bool, &'static str); 15] = [
             (
                 "max_connections",
                 self.max_connections as u64,
@@ -536,6 +542,12 @@ impl Config {
                 "auth_failure_window_ms",
                 self.auth_failure_window_ms,
                 self.auth_failure_window_ms >= 1,
+                "must be at least 1",
+            ),
+            (
+                "auth_max_checks_per_second",
+                u64::from(self.auth_max_checks_per_second),
+                self.auth_max_checks_per_second >= 1,
                 "must be at least 1",
             ),
         ];

@@ -185,3 +185,50 @@ fn the_verified_cache_is_bounded() {
     }
     assert_eq!(g.verified.len(), MAX_VERIFIED);
 }
+
+#[test]
+fn guesses_from_many_addresses_are_bounded_by_the_threads_check_budget() {
+    let (_d, mut g) = guard(&["/"], 3);
+    g.budget = CheckBudget::new(5);
+    let mut stats = ServerStats::default();
+    // Each guess from an address of its own: no address reaches its failure count.
+    let mut answers = Vec::new();
+    for i in 0..8u8 {
+        let peer = IpAddr::from([10, 1, 0, i]);
+        match check_from(&mut g, peer, "/", Some(&basic("u:wrong")), &mut stats) {
+            Verdict::Denied(d) => answers.push(d.status()),
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(answers, [401, 401, 401, 401, 401, 429, 429, 429]);
+    assert_eq!(
+        (stats.auth_failed, stats.auth_limited),
+        (5, 3),
+        "3 not hashed"
+    );
+    // The budget refills with time.
+    let mut budget = CheckBudget::new(5);
+    let t0 = Instant::now();
+    assert!((0..5).all(|_| budget.take(t0)));
+    assert!(!budget.take(t0));
+    assert!(
+        budget.take(t0 + Duration::from_millis(250)),
+        "a fifth of a second: one more"
+    );
+    assert!(!budget.take(t0 + Duration::from_millis(250)));
+}
+
+#[test]
+fn a_full_failure_table_keeps_its_live_counts() {
+    let mut limiter = Limiter::new(2, Duration::from_secs(60));
+    let now = Instant::now();
+    let attacker = IpAddr::from([192, 0, 2, 1]);
+    limiter.failed(attacker, now);
+    limiter.failed(attacker, now);
+    for i in 0..MAX_TRACKED as u32 {
+        limiter.failed(IpAddr::from((0x0a00_0000u32 + i).to_be_bytes()), now);
+    }
+    // The oldest live count was not dropped to make room: the attacker stays limited.
+    assert!(limiter.limited(attacker, now).is_some());
+    assert!(limiter.counts.len() <= MAX_TRACKED);
+}
