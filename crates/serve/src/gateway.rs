@@ -263,7 +263,8 @@ impl Gateways {
             name: a.name.clone(),
             buffers: self.fcgi_pool.buffers(),
         };
-        match fcgi::Exchange::start(launch, up, token, &self.registry, deadline) {
+        let max_output = self.limits.max_output;
+        match fcgi::Exchange::start(launch, up, token, &self.registry, deadline, max_output) {
             Ok(x) => Ok((x, reused)),
             Err((e, buffers)) => {
                 self.fcgi_pool.recycle(buffers);

@@ -199,7 +199,9 @@ fn an_application_down_or_refusing_gets_502() {
 fn an_application_too_slow_gets_504_and_its_connection_is_not_reused() {
     let fpm = App::php_fpm(2);
     let relay = Relay::new(&fpm.socket);
-    let srv = php_server(&relay.addr(), |c| c.cgi_timeout_ms = 1000);
+    // sleep.php sleeps 30 s; the next request's answer must come within the wall time on a
+    // busy machine too.
+    let srv = php_server(&relay.addr(), |c| c.cgi_timeout_ms = 5000);
     let r = ask(&srv, "GET /sleep.php HTTP/1.1\r\nHost: t\r\n\r\n");
     assert_eq!(r.status, 504);
     // The next request needs a connection of its own (the other worker answers it).
@@ -444,4 +446,95 @@ fn over_tls_the_application_is_told_https_and_a_large_answer_is_paced() {
     // And the connection goes on.
     r.get_mut().write_all(get("/a.txt").as_bytes()).unwrap();
     assert_eq!(read_reply(&mut r, false).unwrap().body, b"hello");
+}
+
+#[test]
+fn a_post_without_a_body_is_not_sent_again_on_a_new_connection() {
+    // The application may have run it and died before writing: a POST must not run twice,
+    // even one of 0 bytes. A DELETE (idempotent) is sent again.
+    let app = Scripted::new(vec![
+        vec![Step::Answer, Step::Close],
+        vec![Step::Answer, Step::Close],
+        vec![Step::Answer],
+    ]);
+    let srv = TestServer::start(|c| {
+        c.fastcgi
+            .push(format!("/app/={}", app.addr()).parse().unwrap());
+    });
+    write_file(srv.root.path(), "app", "");
+    let mut s = connect(srv.addr);
+    let mut r = BufReader::new(s.try_clone().unwrap());
+    s.write_all(b"GET /app HTTP/1.1\r\nHost: t\r\n\r\n")
+        .unwrap();
+    assert_eq!(read_reply(&mut r, false).unwrap().status, 200);
+    s.write_all(b"POST /app HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n")
+        .unwrap();
+    assert_eq!(read_reply(&mut r, false).unwrap().status, 502);
+    let r = ask(&srv, "GET /app HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_eq!(r.body, b"connection 1 request 0");
+    let r = ask(&srv, "DELETE /app HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_eq!(
+        (r.status, r.body.as_slice()),
+        (200, &b"connection 2 request 0"[..])
+    );
+    let st = srv.stop();
+    assert_eq!((st.fastcgi_retries, st.fastcgi_failures), (1, 1));
+}
+
+#[test]
+fn an_application_writing_only_to_stderr_is_held_to_the_output_limit() {
+    let app = Scripted::new(vec![vec![Step::StderrFlood], vec![Step::Answer]]);
+    let srv = TestServer::start(|c| {
+        c.fastcgi
+            .push(format!("/app/={}", app.addr()).parse().unwrap());
+        c.cgi_max_output_bytes = 64 * 1024;
+    });
+    write_file(srv.root.path(), "app", "");
+    let r = ask(&srv, "GET /app HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_eq!(r.status, 502);
+    let r = ask(&srv, "GET /app HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_eq!(
+        r.body, b"connection 1 request 0",
+        "the flooding connection is not reused"
+    );
+    let st = srv.stop();
+    assert!(
+        st.cgi_stderr_bytes <= 64 * 1024 + 8000,
+        "{}",
+        st.cgi_stderr_bytes
+    );
+}
+
+#[test]
+fn a_connection_whose_request_body_was_not_all_sent_is_not_reused() {
+    let app = Scripted::new(vec![
+        vec![Step::AnswerBeforeBody, Step::Answer],
+        vec![Step::Answer],
+    ]);
+    let srv = TestServer::start(|c| {
+        c.fastcgi
+            .push(format!("/app/={}", app.addr()).parse().unwrap());
+    });
+    write_file(srv.root.path(), "app", "");
+    let body = vec![b'b'; 256 * 1024];
+    let mut s = connect(srv.addr);
+    let mut r = BufReader::new(s.try_clone().unwrap());
+    s.write_all(
+        format!(
+            "POST /app HTTP/1.1\r\nHost: t\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    // The answer may come before the whole body is written: write it from another thread.
+    let mut w = s.try_clone().unwrap();
+    let writer = std::thread::spawn(move || w.write_all(&body));
+    assert_eq!(read_reply(&mut r, false).unwrap().status, 200);
+    let _ = writer.join();
+    let r = ask(&srv, "GET /app HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_eq!(
+        (r.status, r.body.as_slice()),
+        (200, &b"connection 1 request 0"[..])
+    );
 }

@@ -228,6 +228,11 @@ pub enum Step {
     Cut,
     /// Refuses it: END_REQUEST with FCGI_OVERLOADED and nothing else.
     Overloaded,
+    /// Writes 800 KB of FCGI_STDERR (100 records of 8,000 bytes), then answers.
+    StderrFlood,
+    /// Answers as soon as the PARAMS end, before the request's STDIN: the body is left unread
+    /// on the connection, as an application that answers an upload before reading it.
+    AnswerBeforeBody,
 }
 
 /// A FastCGI responder written here, for what a real application does only by chance: on each
@@ -256,8 +261,16 @@ impl Scripted {
                 };
                 count.fetch_add(1, Ordering::SeqCst);
                 for (i, step) in steps.into_iter().enumerate() {
-                    if read_request(&mut s).is_none() || step == Step::Close {
+                    let upto = if step == Step::AnswerBeforeBody { 4 } else { 5 };
+                    if read_request(&mut s, upto).is_none() || step == Step::Close {
                         break;
+                    }
+                    if step == Step::StderrFlood {
+                        let flood: Vec<u8> =
+                            (0..100).flat_map(|_| record(7, &[b'x'; 8000])).collect();
+                        if s.write_all(&flood).is_err() {
+                            break;
+                        }
                     }
                     if step == Step::Overloaded {
                         if s.write_all(&record(3, &[0, 0, 0, 0, 2, 0, 0, 0])).is_err() {
@@ -303,15 +316,16 @@ fn record(kind: u8, content: &[u8]) -> Vec<u8> {
     r
 }
 
-/// Reads one request's records, up to the end of its STDIN stream.
-fn read_request(s: &mut UnixStream) -> Option<()> {
+/// Reads one request's records, up to the end of its stream of type `upto` (5: STDIN, 4:
+/// PARAMS).
+fn read_request(s: &mut UnixStream, upto: u8) -> Option<()> {
     loop {
         let mut head = [0u8; 8];
         s.read_exact(&mut head).ok()?;
         let len = u16::from_be_bytes([head[4], head[5]]) as usize;
         let mut rest = vec![0; len + head[6] as usize];
         s.read_exact(&mut rest).ok()?;
-        if head[1] == 5 && len == 0 {
+        if head[1] == upto && len == 0 {
             return Some(());
         }
     }

@@ -89,12 +89,18 @@ pub(crate) struct Exchange {
     broken: bool,
     /// The request may be sent again on a new connection if this one fails before the
     /// application says anything: it came from the pool (the application may have closed it
-    /// as it was taken) and has no body, so `out` keeps all of it.
+    /// as it was taken), has no body (so `out` keeps all of it), and its method is idempotent
+    /// (RFC 9110 9.2.2): an application that ran it and died before writing anything cannot
+    /// be told from one that never got it, and a POST must not run twice.
     replayable: bool,
     pub deadline: Instant,
     /// Bytes of FCGI_STDOUT read.
     pub output: u64,
     stderr_bytes: u64,
+    /// FCGI_STDERR bytes of the whole request, held to `max_output` with the output: an
+    /// application that writes only to its error stream is bounded as one writing its answer.
+    stderr_total: u64,
+    max_output: u64,
     stderr_line: Vec<u8>,
     stderr_lines: u32,
     /// The application, for the error log.
@@ -111,6 +117,7 @@ impl Exchange {
         token: usize,
         registry: &Registry,
         deadline: Instant,
+        max_output: u64,
     ) -> Result<Exchange, (io::Error, Buffers)> {
         if let Err(e) = up.stream.register(registry, token) {
             return Err((e, up.buffers));
@@ -141,10 +148,12 @@ impl Exchange {
             in_end: 0,
             end: None,
             broken: false,
-            replayable: up.reused && !stdin_open,
+            replayable: up.reused && !stdin_open && idempotent(launch),
             deadline,
             output: 0,
             stderr_bytes: 0,
+            stderr_total: 0,
+            max_output,
             stderr_line: Vec::new(),
             stderr_lines: 0,
             name: up.name,
@@ -227,7 +236,14 @@ impl Exchange {
                     }
                     Some(Event::Stderr(d)) => {
                         self.stderr_bytes += d.len() as u64;
+                        self.stderr_total += d.len() as u64;
                         log_stderr(&self.name, d, &mut self.stderr_line, &mut self.stderr_lines);
+                        if self.stderr_total > self.max_output {
+                            let e = io::Error::other(
+                                "the application's FCGI_STDERR passed cgi_max_output_bytes",
+                            );
+                            return Err(self.fail(e));
+                        }
                     }
                     Some(Event::End {
                         app_status,
@@ -316,7 +332,11 @@ impl Exchange {
             && self.keep_conn
             && !self.broken
             && self.in_pos == self.in_end
-            && self.sent == self.out.len();
+            && self.sent == self.out.len()
+            // An application that answered before the body's end leaves the rest of the
+            // request's STDIN unsent: the next request on the connection would follow a
+            // stream the application still reads.
+            && !self.stdin_open;
         let mut out = self.out;
         out.clear();
         let buffers = Buffers {
@@ -360,4 +380,15 @@ impl Exchange {
         }
         e
     }
+}
+
+/// Whether `launch`'s method may be sent twice (RFC 9110 9.2.2).
+fn idempotent(launch: &Launch) -> bool {
+    launch.env.iter().any(|(k, v)| {
+        k == "REQUEST_METHOD"
+            && matches!(
+                OsStr::as_bytes(v),
+                b"GET" | b"HEAD" | b"OPTIONS" | b"TRACE" | b"PUT" | b"DELETE"
+            )
+    })
 }
