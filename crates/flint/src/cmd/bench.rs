@@ -38,6 +38,7 @@ pub fn bench(mut args: BenchArgs) -> anyhow::Result<ExitCode> {
     let load = &args.load;
     check_tls_options(&target, load)?;
     check_outputs(load)?;
+    check_pipeline(load)?;
     let workload = if let Some(path) = &args.workload {
         if !args.paths.is_empty() {
             bail!("give either a workload (-w) or paths, not both");
@@ -112,6 +113,19 @@ pub fn check_outputs(load: &LoadArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// `--pipeline` is HTTP/1.1's: it goes with `--http 1.1` (the default), not another version.
+pub fn check_pipeline(load: &LoadArgs) -> anyhow::Result<()> {
+    match (load.pipeline, load.http) {
+        (Some(_), HttpArg::Http10) => {
+            bail!("--pipeline needs --http 1.1: HTTP/1.0 closes the connection after each response")
+        }
+        (Some(_), HttpArg::Http2) => {
+            bail!("--pipeline is HTTP/1.1's: over HTTP/2, --streams N keeps N requests in flight")
+        }
+        _ => Ok(()),
+    }
 }
 
 /// The URL, sent where --connect-to or --resolve say, with -a's credentials.

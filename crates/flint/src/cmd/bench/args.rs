@@ -194,9 +194,10 @@ pub struct LoadArgs {
     #[arg(long, value_enum, default_value = "1.1")]
     pub http: HttpArg,
     /// HTTP/1.1 pipelining: write all files of a page at once on one connection, or with N, at
-    /// most N requests in flight on it.
-    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "0",
-          conflicts_with = "http")]
+    /// most N requests in flight on it. With one-file pages (a single URL), N pages of it at
+    /// once, a new one written as each response ends (h2load's --h1 -m N, wrk's pipeline.lua),
+    /// in the closed loop.
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "0")]
     pub pipeline: Option<u32>,
     /// HTTP/2: requests in flight per connection [default: all of a page's files, never more
     /// than the server allows]. With one-file pages, N pages of it at once (h2load's -m); in
