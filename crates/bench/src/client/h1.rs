@@ -13,6 +13,8 @@
 //!   (`--pipeline N`: one more written as each ends), and at the end what of it was sent.
 //! - `lanes.rs`: `--pipeline N` when every page is one file: N pages in flight, each request a
 //!   page of its own, a new one queued as each response ends and a read's worth written at once.
+//! - `sharing.rs`: `--connections-per-client N`: this connection as one of a Webchild's
+//!   several, taking the shared page's next file as it is free (`client/shared.rs`).
 //! - `closing.rs`: HTTP/1.0's passive close, the server's FIN awaited before going on.
 //! - `outcomes.rs`: failures by kind, and the one resend of a request the server closed idle.
 //! - `after_end.rs`: what the server said after the end of the run (`Connection: close`).
@@ -37,6 +39,7 @@ mod outcomes;
 mod pipelining;
 mod reading;
 mod sending;
+mod sharing;
 
 use super::linger::{self, Linger};
 use super::page::{end_page, Answer, Child, Exchange};
@@ -138,6 +141,9 @@ impl Wire for H1 {
     }
 
     fn start_page(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        if cx.members > 1 {
+            return self.next_shared(ch, cx, now);
+        }
         self.ex.file = 0;
         self.page_failed = false;
         self.start_file(ch, cx, now);
@@ -302,6 +308,9 @@ impl H1 {
 
     /// The entry's final response recorded: what comes next on this connection.
     fn after_response(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, ok: bool, now: u64) {
+        if cx.members > 1 {
+            return self.shared_response(ch, cx, ok, now);
+        }
         let http10 = cx.sh.config.http == HttpMode::Http10;
         // After a pipelined batch, its redirects are followed one request at a time.
         let pipelined = cx.sh.config.http == HttpMode::Pipeline && !self.after_batch;
@@ -370,6 +379,10 @@ impl H1 {
         self.deferred.clear();
         self.after_batch = false;
         self.hop_next = false;
+        if cx.members > 1 {
+            // Only a failure ends a shared page's file here (`sharing.rs` ends the others).
+            return self.shared_failed(ch, cx, now, backoff);
+        }
         end_page(self, ch, cx, hit, now, backoff);
     }
 }

@@ -105,6 +105,7 @@ pub fn check(config: &BenchConfig, workload: &Workload, slice: &Slice) -> Result
     }
     check_streams(config)?;
     check_lanes(config, workload)?;
+    check_connections(config)?;
     for p in &workload.pages {
         if !(p.weight.is_finite() && p.weight >= 0.0) {
             return wrong(format!("page {:?} has weight {}", p.name, p.weight));
@@ -160,6 +161,31 @@ fn check_lanes(config: &BenchConfig, workload: &Workload) -> Result<(), BenchErr
         ))),
         false => Ok(()),
     }
+}
+
+/// `--connections-per-client N`: a Webchild's connections share its pages one request each
+/// at a time, in the closed loop (`client/shared.rs`).
+fn check_connections(config: &BenchConfig) -> Result<(), BenchError> {
+    let bad = |m: &str| Err(BenchError::Config(m.to_owned()));
+    let n = config.connections_per_child;
+    if n == 0 || n > crate::client::MAX_CONNECTIONS_PER_CHILD {
+        return bad("connections per client must be 1 to 64");
+    }
+    if n == 1 {
+        return Ok(());
+    }
+    let other = match config.http {
+        HttpMode::Pipeline => "--pipeline",
+        HttpMode::Http2 => "--http 2 (a page's files are streams of one connection)",
+        _ if config.rate.is_some() => "--rate",
+        _ if config.think.is_some_and(|t| !t.is_zero()) => "--think",
+        _ if config.redirect > 0 => "--redirect",
+        _ => return Ok(()),
+    };
+    Err(BenchError::Config(format!(
+        "--connections-per-client shares each page among a Webchild's connections back to \
+         back, over HTTP/1.1 or 1.0: not with {other}"
+    )))
 }
 
 /// The most requests in flight on one connection.

@@ -69,6 +69,9 @@ pub fn bench(mut args: BenchArgs) -> anyhow::Result<ExitCode> {
     let on_hosts = hosts::hosts_of(&args)?;
     let elsewhere =
         args.connect_to.is_some() || args.resolve.is_some() || args.unix_socket.is_some();
+    if on_hosts.is_some() && load.connections_per_client > 1 {
+        bail!("--connections-per-client is not supported with --hosts yet: each worker runs one connection a Webchild");
+    }
     if on_hosts.is_some() && elsewhere {
         bail!("--connect-to, --resolve and --unix-socket are not supported with --hosts yet: each worker connects to the URL's host");
     }
@@ -289,6 +292,7 @@ pub fn bench_config(target: Target, load: &LoadArgs) -> BenchConfig {
         think: load.think,
         rate: load.rate,
         http,
+        connections_per_child: load.connections_per_client,
         streams,
         h2_window: load.h2_window,
         connect_timeout: load.connect_timeout.unwrap_or(load.timeout),
