@@ -68,6 +68,7 @@ fn six_connections_of_one_webchild_share_a_page_of_seven_files_at_nginx() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     let json: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(json["config"]["connections_per_client"], 6);
     let summary = &json["summary"];
     let requests = PAGES * FILES as u64;
     assert_eq!(summary["requests"], requests, "{summary}");

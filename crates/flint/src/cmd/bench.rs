@@ -220,7 +220,9 @@ pub fn prepare(
         output::error_line(&format!("flint: note: {note}"));
     }
     let limit = limits::open_files();
-    limits::check_open_files(load.clients as u64 + server_sockets, load.clients, limit)
+    // Each Webchild's connections (`--connections-per-client`) are sockets of their own.
+    let sockets = load.clients as u64 * load.connections_per_client as u64;
+    limits::check_open_files(sockets + server_sockets, load.clients, limit)
         .map_err(anyhow::Error::msg)?;
     Ok(bench_config(target, load))
 }
