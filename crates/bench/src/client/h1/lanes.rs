@@ -191,8 +191,9 @@ impl H1 {
         self.conn_responses += 1;
         let ok = ch.record_response(cx, &self.ex, now);
         ch.record_page(cx, ok, now);
-        if !self.resp_keep_alive {
-            // The server closes after this response: those behind it are never answered.
+        if !self.resp_keep_alive || self.conn.is_none() {
+            // The server closes after this response (or has closed, a close-delimited body):
+            // those behind it are never answered.
             self.drop_lanes(ch, cx, now);
             self.close();
         }
