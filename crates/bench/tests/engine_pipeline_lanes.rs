@@ -140,6 +140,18 @@ fn connection_close_leaves_those_behind_unfinished_and_the_pages_go_on() {
 }
 
 #[test]
+fn a_close_delimited_response_leaves_those_behind_it_unfinished() {
+    // Its body ends with the connection: the two requests behind it are never answered.
+    let reply = b"HTTP/1.1 200 OK\r\n\r\nuntil the close";
+    let server = PerConnection::start(move |mut s, stop| after_heads(&mut s, stop, 3, reply));
+    let r = run(server.addr, &one_file(), 3, 3);
+    server.stop();
+    assert_eq!(r.stats.errors.total(), 0, "{:?}", r.stats.errors);
+    assert_eq!(r.stats.requests, 1);
+    assert_eq!(r.stats.unfinished, 2);
+}
+
+#[test]
 fn lanes_are_the_closed_loop_without_think_time_or_redirects() {
     let w = one_file();
     let addr = "127.0.0.1:9".parse().unwrap();

@@ -240,9 +240,8 @@ impl Wire for H1 {
         self.head.clear();
         self.wpos = 0;
         self.wend = 0;
-        if let Some(lanes) = &mut self.lanes {
-            lanes.reset_out();
-        }
+        // The lanes keep what was written of their requests on this connection until the next
+        // one is written to (`send_lanes`): what is dropped after a close is told by it.
     }
 }
 

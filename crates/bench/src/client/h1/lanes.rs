@@ -36,8 +36,10 @@ pub(super) struct Lanes {
     /// Requests queued and not yet written whole (room for `depth` of the longest, reserved
     /// once): `H1::wpos..H1::wend` are in it.
     pub(super) out: Vec<u8>,
-    /// Bytes queued on this connection so far; each lane's `end` counts in them.
+    /// Bytes queued on this connection so far (each lane's `end` counts in them), and bytes of
+    /// them the socket took.
     queued: u64,
+    pub(super) written: u64,
 }
 
 /// A request in flight behind the one being read: a page of one file.
@@ -95,6 +97,7 @@ impl Lanes {
             head_end: 0,
             out: Vec::with_capacity(depth * longest),
             queued: 0,
+            written: 0,
         }))
     }
 
@@ -105,15 +108,10 @@ impl Lanes {
         self.queued
     }
 
-    /// Bytes written whole on this connection, `wpos` being the position in `out`.
-    fn written(&self, wpos: usize) -> u64 {
-        self.queued - (self.out.len() - wpos) as u64
-    }
-
     /// A new connection: nothing queued on it yet.
-    pub(super) fn reset_out(&mut self) {
+    fn reset_out(&mut self) {
         self.out.clear();
-        self.queued = 0;
+        (self.queued, self.written) = (0, 0);
     }
 
     /// Whether the `k`-th request from the one being read is a HEAD (`first`: the one being
@@ -218,7 +216,7 @@ impl H1 {
     /// and will not be answered (unfinished), or was not written whole (unsent).
     pub(super) fn drop_lanes(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         let Some(lanes) = &mut self.lanes else { return };
-        let written = lanes.written(self.wpos);
+        let written = lanes.written;
         let reading = LanePage::of(ch);
         for lane in lanes.behind.drain(..) {
             lane.page.restore(ch);
@@ -235,7 +233,7 @@ impl H1 {
     /// the server can have received: written whole and, over HTTPS, handed to the socket (TLS
     /// records still waiting hold the last one written, which then counts as not sent).
     pub(super) fn lanes_sent(&self, lanes: &Lanes) -> u64 {
-        let written = lanes.written(self.wpos);
+        let written = lanes.written;
         let ends = std::iter::once(lanes.head_end).chain(lanes.behind.iter().map(|l| l.end));
         let whole = ends.filter(|&end| end <= written).count() as u64;
         let waiting = self.conn.as_ref().is_some_and(Transport::wants_write);

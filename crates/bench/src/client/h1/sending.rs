@@ -58,7 +58,12 @@ impl H1 {
                     self.io_failed(ch, cx, io::ErrorKind::WriteZero.into(), now);
                     return false;
                 }
-                Ok(n) => self.wpos += n,
+                Ok(n) => {
+                    self.wpos += n;
+                    if let (LANES, Some(lanes)) = (self.src, &mut self.lanes) {
+                        lanes.written += n as u64;
+                    }
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
