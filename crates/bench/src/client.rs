@@ -1,7 +1,8 @@
 //! The hot path: one thread's event loop over its Webchildren's connections.
 //!
 //! A Webchild is WebSTONE's unit of load: it picks a page by weight, fetches its files one after
-//! another (or, pipelining, all at once), records what happened, and picks the next page. Here a
+//! another (or, pipelining, all at once; or, with several connections, as many at once, as a
+//! browser does: `shared.rs`), records what happened, and picks the next page. Here a
 //! Webchild is a small state machine, not a process or a thread, so that one core can drive
 //! thousands of them and the client costs the server's neighbour as little CPU as possible.
 //!
