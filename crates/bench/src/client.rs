@@ -1,7 +1,8 @@
 //! The hot path: one thread's event loop over its Webchildren's connections.
 //!
 //! A Webchild is WebSTONE's unit of load: it picks a page by weight, fetches its files one after
-//! another (or, pipelining, all at once), records what happened, and picks the next page. Here a
+//! another (or, pipelining, all at once; or, with several connections, as many at once, as a
+//! browser does: `shared.rs`), records what happened, and picks the next page. Here a
 //! Webchild is a small state machine, not a process or a thread, so that one core can drive
 //! thousands of them and the client costs the server's neighbour as little CPU as possible.
 //!
@@ -50,6 +51,7 @@ mod page;
 mod read_slack;
 mod redirects;
 mod setup;
+mod shared;
 mod timers;
 
 use alarm::Alarm;
@@ -65,6 +67,8 @@ use read_slack::ReadSlack;
 use redirects::Redirects;
 use setup::Running;
 pub use setup::{child_rng, Requests, RunShared, Schedule, ThreadOutcome};
+use shared::Group;
+pub use shared::MAX_CONNECTIONS_PER_CHILD;
 use timers::Timers;
 
 use crate::config::HttpMode;
@@ -112,7 +116,16 @@ pub fn run_thread(
 fn run<C: Wire>(sh: &RunShared<'_>, thread: usize, ids: Range<usize>) -> io::Result<ThreadOutcome> {
     let running = Running(sh);
     let mut poll = Poll::new()?;
-    let n = ids.len();
+    // With several connections a Webchild, each is a member of its Webchild's group, in a
+    // slot of its own (`shared.rs`).
+    let members = sh.config.connections_per_child.max(1);
+    let n = ids.len() * members;
+    let groups = match members {
+        1 => Vec::new(),
+        _ => (ids.clone().enumerate())
+            .map(|(i, id)| Group::new(i * members, id, sh))
+            .collect(),
+    };
     let mut cx = ThreadState {
         sh,
         thread,
@@ -125,6 +138,8 @@ fn run<C: Wire>(sh: &RunShared<'_>, thread: usize, ids: Range<usize>) -> io::Res
         first_connect_late_us: NONE,
         redirects: Redirects::default(),
         response_us: 0,
+        members,
+        groups,
     };
     // A timed run's seconds (+1 for a partial one) are allocated now, up to an hour; past that,
     // and with -n, a second allocates its histogram when it starts, in a vector with room.
@@ -140,6 +155,7 @@ fn run<C: Wire>(sh: &RunShared<'_>, thread: usize, ids: Range<usize>) -> io::Res
     let mut buf = vec![0u8; READ_BUF].into_boxed_slice();
     let mut children: Vec<Webchild<C>> = ids
         .enumerate()
+        .flat_map(|(i, id)| (0..members).map(move |j| (i * members + j, id)))
         .map(|(slot, id)| Webchild::new(slot, id, sh))
         .collect();
     let schedule = &sh.schedule;
@@ -218,10 +234,11 @@ fn run<C: Wire>(sh: &RunShared<'_>, thread: usize, ids: Range<usize>) -> io::Res
     }
     drop(running);
     sh.progress.publish(thread, cx.live);
-    // WebSTONE's cumulative time: how long each Webchild took part in the measured window.
-    for c in &children {
-        let end = c.ch.done_us.min(end_us);
-        cx.stats.cumulative_us += end.saturating_sub(schedule.measure_us);
+    // WebSTONE's cumulative time: how long each Webchild (all its connections) took part in
+    // the measured window.
+    for c in children.chunks(members) {
+        let done = c.iter().map(|c| c.ch.done_us).max().unwrap_or(NONE);
+        cx.stats.cumulative_us += done.min(end_us).saturating_sub(schedule.measure_us);
     }
     Ok(ThreadOutcome {
         stats: cx.stats,
@@ -262,6 +279,10 @@ struct ThreadState<'a> {
     redirects: Redirects,
     /// The summed response times of `live.requests`, µs: what the read slack's nap is a share of.
     response_us: u64,
+    /// Connections a Webchild (`--connections-per-client`), each a member of its group; with
+    /// more than one, the groups, one a Webchild (`shared.rs`).
+    members: usize,
+    groups: Vec<Group>,
 }
 
 impl ThreadState<'_> {

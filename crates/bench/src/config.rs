@@ -54,6 +54,9 @@ pub struct BenchConfig {
     /// Open loop: pages per second across all Webchildren (wrk2-style; latency from intended start).
     pub rate: Option<f64>,
     pub http: HttpMode,
+    /// Connections of one Webchild, sharing each page's files as a browser does (HTTP/1.1 kept
+    /// alive from page to page, HTTP/1.0 one per file); 1: WebSTONE's one connection at a time.
+    pub connections_per_child: usize,
     /// Requests in flight at once on one connection: HTTP/2 streams (`None`: all of a page's
     /// files, never more than the server's SETTINGS_MAX_CONCURRENT_STREAMS), or HTTP/1.1
     /// pipelining's depth. With a one-file page, HTTP/2 keeps this many requests of it in flight
@@ -136,6 +139,7 @@ impl BenchConfig {
             think: None,
             rate: None,
             http: HttpMode::KeepAlive,
+            connections_per_child: 1,
             streams: None,
             h2_window: None,
             connect_timeout: Duration::from_secs(10),

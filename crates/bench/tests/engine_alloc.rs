@@ -10,7 +10,7 @@ mod per_connection;
 #[path = "common/steady_state.rs"]
 mod steady_state;
 
-use bench::Workload;
+use bench::{BenchConfig, HttpMode, Workload};
 use per_connection::{read_until_stopped, HeadEnds, PerConnection};
 use std::io::Write;
 use std::net::TcpStream;
@@ -49,5 +49,16 @@ fn no_allocation_per_request_in_steady_state() {
     ])
     .unwrap();
     assert_steady("keep-alive", &w, |stop| config(addr, stop));
+    // `--pipeline 4` on one-file pages: each answered page's place taken by a new one.
+    let lanes = Workload::from_pages([
+        ("b".to_string(), 1.0, vec!["/c.gif"]),
+        ("d".to_string(), 1.0, vec!["/d.gif"]),
+    ])
+    .unwrap();
+    assert_steady("pipeline lanes", &lanes, |stop| BenchConfig {
+        http: HttpMode::Pipeline,
+        streams: Some(4),
+        ..config(addr, stop)
+    });
     server.stop();
 }

@@ -179,6 +179,38 @@ fn pipelined_with_a_depth_is_exact_at_every_end() {
 }
 
 #[test]
+fn pipelined_one_file_pages_are_exact_at_every_end() {
+    // `--pipeline 4` on one-file pages: four pages in flight a connection, all written.
+    let w = workload(1);
+    let caught = exact_every_time(
+        || Recording::start(DELAY),
+        |s| BenchConfig {
+            streams: Some(4),
+            ..config(Target::http(s.addr), 2, HttpMode::Pipeline)
+        },
+        &w,
+    );
+    assert!(caught > 0, "no run ended with a request in flight");
+}
+
+#[test]
+fn connections_sharing_a_page_are_exact_at_every_end() {
+    // Six connections a Webchild sharing a page of seven files, kept alive, and four one per
+    // file over HTTP/1.0.
+    let w = workload(7);
+    for (http, n) in [(HttpMode::KeepAlive, 6), (HttpMode::Http10, 4)] {
+        exact_every_time(
+            || Recording::start(DELAY),
+            |s| BenchConfig {
+                connections_per_child: n,
+                ..config(Target::http(s.addr), 2, http)
+            },
+            &w,
+        );
+    }
+}
+
+#[test]
 fn http10_is_exact_at_every_end() {
     // A connection per file: the end often finds a Webchild connecting, which has sent nothing.
     let w = workload(2);

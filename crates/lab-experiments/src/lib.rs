@@ -450,6 +450,7 @@ impl Lab<'_> {
     fn load(&self, clients: usize, http: bench::HttpMode) -> Load {
         Load {
             clients,
+            per_client: 1,
             http,
             duration: self.opts.duration,
             warmup: self.opts.warmup,

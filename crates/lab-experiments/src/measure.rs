@@ -54,6 +54,9 @@ pub struct Measurement {
 #[derive(Debug, Clone, Copy)]
 pub struct Load {
     pub clients: usize,
+    /// Connections of each client, sharing its pages' files (bench's
+    /// `connections_per_child`; 1: one connection at a time).
+    pub per_client: usize,
     pub http: HttpMode,
     pub duration: Duration,
     pub warmup: Duration,
@@ -162,6 +165,7 @@ fn measure_at(
     let config = BenchConfig {
         tls,
         concurrency: load.clients,
+        connections_per_child: load.per_client,
         // One event loop: the client has one core, and one loop per core is what flint bench does.
         threads: 1,
         stop: load.stop(),

@@ -14,7 +14,7 @@
 use super::certs::{self, CertKind, SERVER_NAME};
 use super::measure::{self, Load};
 use super::netpath::{Delay, NetPath};
-use super::page::{self, PageMode};
+use super::page::PageMode;
 use super::{docroot, table, tls, Experiment, Lab, ResultRow, SYSCALLS_CLIENTS};
 use bench::config::TlsOptions;
 use lab_peers::{Peer, PeerKind, PeerNet, TlsFiles};
@@ -248,12 +248,14 @@ fn with_peer(
         if lab.stopped() {
             break;
         }
+        // One client; the shared ways give it their 4 or 6 connections, as a browser has them.
         let load = Load {
             pages: lab
                 .opts
                 .pages
                 .or(here.filter(|(r, _)| !r.is_zero()).map(|_| RTT_PAGES)),
-            ..lab.load(mode.connections(), mode.http())
+            per_client: mode.connections(),
+            ..lab.load(1, mode.http())
         };
         let what = format!(
             "syscalls {}{}{}",
@@ -262,29 +264,18 @@ fn with_peer(
             here.map_or(String::new(), |(r, _)| format!(" rtt {}", table::rtt(r)))
         );
         let tls_arg = over_tls.then_some((SERVER_NAME, &client_tls));
-        let Some(m) = lab.measure_with(&mut peer, load, &what, |peer, method, stop| {
-            if mode.connections() > 1 {
-                page::measure_shared(peer, tls_arg, &workload, load, method, stop, path)
-            } else {
-                match path {
-                    Some(path) => {
-                        measure::measure_on_path(peer, tls_arg, &workload, load, method, stop, path)
-                    }
-                    None => match tls_arg {
-                        Some((name, t)) => measure::measure_tls(
-                            peer,
-                            name,
-                            t.clone(),
-                            &workload,
-                            load,
-                            method,
-                            stop,
-                        ),
-                        None => measure::measure(peer, &workload, load, method, stop),
-                    },
+        let Some(m) =
+            lab.measure_with(&mut peer, load, &what, |peer, method, stop| match path {
+                Some(path) => {
+                    measure::measure_on_path(peer, tls_arg, &workload, load, method, stop, path)
                 }
-            }
-        })?
+                None => match tls_arg {
+                    Some((name, t)) => {
+                        measure::measure_tls(peer, name, t.clone(), &workload, load, method, stop)
+                    }
+                    None => measure::measure(peer, &workload, load, method, stop),
+                },
+            })?
         else {
             continue;
         };

@@ -165,9 +165,18 @@ fn a_round_trip_through_the_delay_line_is_measured_by_the_connect_time() {
         let own = r.rtt_measured_ms.expect("the round trip measured");
         assert_eq!(r.connect_ms_p50, Some(own), "{r:?}");
         assert!(own >= 32.0, "{r:?}");
-        // Each share pays at least a connect and a request: two round trips.
+        // Each page pays at least two round trips: a connect and a request, or two requests
+        // on a connection kept alive (44 files over 6 connections).
         assert!(r.page_ms_p50.is_some_and(|p| p >= 80.0), "{r:?}");
         assert_eq!(r.errors, 0, "{r:?}");
+        assert_eq!(r.requests, 88, "{r:?}");
+        // One client's connections: keepalive-6's six kept from the first page to the second,
+        // http1.0-4's one a file.
+        let conns = r.connections_per_page.expect("connections");
+        match r.page_mode.as_deref() {
+            Some("keepalive-6") => assert_eq!(conns, 3.0, "{r:?}"),
+            _ => assert_eq!(conns, 44.0, "{r:?}"),
+        }
     }
 }
 

@@ -107,6 +107,10 @@ pub struct BenchConfigRecord {
     /// Requests in flight per connection (`--streams`, `--pipeline N`), when set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub streams: Option<u64>,
+    /// Connections of each Webchild sharing its pages (`--connections-per-client N`), when
+    /// more than one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connections_per_client: Option<u64>,
     /// HTTP/2 receive windows (`--h2-window`), when set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub h2_window_bytes: Option<u64>,

@@ -11,6 +11,10 @@
 //!   their decoder (`on_readable`, `on_data`); a complete response comes back here.
 //! - `pipelining.rs`: `--pipeline`'s batch: the next response read without a new request
 //!   (`--pipeline N`: one more written as each ends), and at the end what of it was sent.
+//! - `lanes.rs`: `--pipeline N` when every page is one file: N pages in flight, each request a
+//!   page of its own, a new one queued as each response ends and a read's worth written at once.
+//! - `sharing.rs`: `--connections-per-client N`: this connection as one of a Webchild's
+//!   several, taking the shared page's next file as it is free (`client/shared.rs`).
 //! - `closing.rs`: HTTP/1.0's passive close, the server's FIN awaited before going on.
 //! - `outcomes.rs`: failures by kind, and the one resend of a request the server closed idle.
 //! - `after_end.rs`: what the server said after the end of the run (`Connection: close`).
@@ -30,10 +34,12 @@
 mod after_end;
 mod closing;
 mod connecting;
+mod lanes;
 mod outcomes;
 mod pipelining;
 mod reading;
 mod sending;
+mod sharing;
 
 use super::linger::{self, Linger};
 use super::page::{end_page, Answer, Child, Exchange};
@@ -43,7 +49,9 @@ use crate::config::HttpMode;
 use crate::stats::ErrorKind;
 use crate::transport::Transport;
 use after_end::{follow_late, AfterEnd};
+use lanes::Lanes;
 use mio::event::Event;
+use pipelining::batch_is_head;
 use wire::response::{BodyDecoder, Framing};
 
 /// Where an HTTP/1 connection is. Writing is not a state: a request's unsent bytes (`wpos..wend`)
@@ -100,10 +108,13 @@ pub(super) struct H1 {
     head: Vec<u8>,
     /// The responses read after the end (`after_end.rs`), made at the end only.
     late: Option<Box<AfterEnd>>,
+    /// `--pipeline N` with one-file pages: the pages in flight behind the one being read
+    /// (`lanes.rs`); made once, for such runs only.
+    lanes: Option<Box<Lanes>>,
 }
 
 impl Wire for H1 {
-    fn new(_: &RunShared<'_>) -> Self {
+    fn new(sh: &RunShared<'_>) -> Self {
         H1 {
             state: State::Idle,
             conn: None,
@@ -125,10 +136,14 @@ impl Wire for H1 {
             after_batch: false,
             head: Vec::new(),
             late: None,
+            lanes: Lanes::of_run(sh),
         }
     }
 
     fn start_page(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        if cx.members > 1 {
+            return self.next_shared(ch, cx, now);
+        }
         self.ex.file = 0;
         self.page_failed = false;
         self.start_file(ch, cx, now);
@@ -196,15 +211,19 @@ impl Wire for H1 {
         } else {
             ch.record_unfinished(cx, &self.ex, self.response_bytes(), end);
         }
-        // Pipelining: the rest of the batch written, nothing of their responses read.
-        self.record_rest_of_batch(ch, cx, (sent, processed), end);
+        // Pipelining: the rest of the batch (or the lanes) written, nothing of their responses
+        // read.
+        match self.lanes.is_some() {
+            true => self.record_lanes_at_end(ch, cx, processed, end),
+            false => self.record_rest_of_batch(ch, cx, (sent, processed), end),
+        }
     }
 
     fn linger(&mut self, ch: &Child, cx: &ThreadState<'_>, at: Linger, buf: &mut [u8]) -> Linger {
         if !self.busy() {
             return linger::step(self.conn.as_mut(), at, buf, |_| {});
         }
-        let is_head = self.batch_is_head(ch, cx);
+        let is_head = batch_is_head(self.is_head(ch, cx), self.ex.file, &self.lanes, ch, cx);
         let body = (self.state == State::ReadingBody).then_some(&self.decoder);
         let (late, head) = (&mut self.late, &self.head);
         linger::step(self.conn.as_mut(), at, buf, |b| {
@@ -221,6 +240,8 @@ impl Wire for H1 {
         self.head.clear();
         self.wpos = 0;
         self.wend = 0;
+        // The lanes keep what was written of their requests on this connection until the next
+        // one is written to (`send_lanes`): what is dropped after a close is told by it.
     }
 }
 
@@ -274,6 +295,9 @@ impl H1 {
     /// A complete response: recorded, then the page's next file, the page's end, or (HTTP/1.0)
     /// the wait for the server's close. The connection stays usable when the server says so.
     fn response_done(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        if self.lanes.is_some() {
+            return self.lane_done(ch, cx, now);
+        }
         self.conn_responses += 1;
         match ch.answered(cx, &self.ex, now) {
             Answer::Final(ok) => self.after_response(ch, cx, ok, now),
@@ -283,6 +307,9 @@ impl H1 {
 
     /// The entry's final response recorded: what comes next on this connection.
     fn after_response(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, ok: bool, now: u64) {
+        if cx.members > 1 {
+            return self.shared_response(ch, cx, ok, now);
+        }
         let http10 = cx.sh.config.http == HttpMode::Http10;
         // After a pipelined batch, its redirects are followed one request at a time.
         let pipelined = cx.sh.config.http == HttpMode::Pipeline && !self.after_batch;
@@ -351,6 +378,10 @@ impl H1 {
         self.deferred.clear();
         self.after_batch = false;
         self.hop_next = false;
+        if cx.members > 1 {
+            // Only a failure ends a shared page's file here (`sharing.rs` ends the others).
+            return self.shared_failed(ch, cx, now, backoff);
+        }
         end_page(self, ch, cx, hit, now, backoff);
     }
 }

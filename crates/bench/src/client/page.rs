@@ -499,6 +499,10 @@ pub(super) fn start_page<C: Wire>(
     if !ch.may_begin(cx, now) {
         return;
     }
+    if cx.members > 1 {
+        // The page is the Webchild's, shared by its connections (`shared.rs`).
+        return super::shared::start_page(conn, ch, cx, now);
+    }
     if !ch.pick_page(cx, now) {
         return finish(conn, ch, cx, now);
     }

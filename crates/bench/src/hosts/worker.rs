@@ -213,6 +213,8 @@ fn prepare(o: &Orders) -> Result<(BenchConfig, Slice), String> {
         think: r.think_us.map(Duration::from_micros),
         rate: r.rate,
         http: r.http,
+        // Not in the orders: the coordinator's command line refuses it with --hosts.
+        connections_per_child: 1,
         streams: r.streams,
         h2_window: r.h2_window,
         connect_timeout: Duration::from_micros(r.connect_timeout_us),

@@ -248,6 +248,8 @@ pub fn record(r: &RunResult) -> BenchResult {
         busy_poll_us: Some(c.busy_poll.as_micros() as u64),
         read_slack_percent: Some(c.read_slack * 100.0),
         streams: c.streams.map(u64::from),
+        connections_per_client: (c.connections_per_child > 1)
+            .then_some(c.connections_per_child as u64),
         h2_window_bytes: c.h2_window.map(u64::from),
         redirect: (c.redirect > 0).then_some(c.redirect),
     };

@@ -247,6 +247,14 @@ pub fn run_mode_text(r: &RunResult) -> String {
                 format!("HTTP/2, {n} one-file pages in flight per connection as streams")
             }
         }
+        (HttpMode::Pipeline, Some(n)) if n > 1 && one_file => {
+            format!("HTTP/1.1 pipelined, {n} one-file pages in flight per connection")
+        }
+        (mode, _) if r.config.connections_per_child > 1 => format!(
+            "{}, {} connections a Webchild sharing each page's files",
+            http_mode_text(mode),
+            r.config.connections_per_child
+        ),
         (mode, _) => http_mode_text(mode).to_owned(),
     }
 }

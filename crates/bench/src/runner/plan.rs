@@ -104,6 +104,8 @@ pub fn check(config: &BenchConfig, workload: &Workload, slice: &Slice) -> Result
         return wrong("no pages".into());
     }
     check_streams(config)?;
+    check_lanes(config, workload)?;
+    check_connections(config)?;
     for p in &workload.pages {
         if !(p.weight.is_finite() && p.weight >= 0.0) {
             return wrong(format!("page {:?} has weight {}", p.name, p.weight));
@@ -138,6 +140,52 @@ fn check_streams(config: &BenchConfig) -> Result<(), BenchError> {
         return bad("requests in flight per connection must be 1 to 1000");
     }
     Ok(())
+}
+
+/// `--pipeline N` with one-file pages keeps N pages in flight on a connection, each picked as
+/// one ends (`client/h1/lanes.rs`): in the closed loop only, and with no redirect to follow
+/// (a pipelined page's redirect waits for the page's batch, and a lane's page has no batch).
+fn check_lanes(config: &BenchConfig, workload: &Workload) -> Result<(), BenchError> {
+    let lanes = config.http == HttpMode::Pipeline
+        && config.streams.is_some_and(|n| n > 1)
+        && workload.pages.iter().all(|p| p.files.len() == 1);
+    let other = match () {
+        _ if config.rate.is_some() => "--rate",
+        _ if config.think.is_some_and(|t| !t.is_zero()) => "--think",
+        _ if config.redirect > 0 => "--redirect",
+        _ => return Ok(()),
+    };
+    match lanes {
+        true => Err(BenchError::Config(format!(
+            "--pipeline N with one-file pages keeps N pages in flight back to back: not with              {other} (use --http 2 --streams N, or pages of several files)"
+        ))),
+        false => Ok(()),
+    }
+}
+
+/// `--connections-per-client N`: a Webchild's connections share its pages one request each
+/// at a time, in the closed loop (`client/shared.rs`).
+fn check_connections(config: &BenchConfig) -> Result<(), BenchError> {
+    let bad = |m: &str| Err(BenchError::Config(m.to_owned()));
+    let n = config.connections_per_child;
+    if n == 0 || n > crate::client::MAX_CONNECTIONS_PER_CHILD {
+        return bad("connections per client must be 1 to 64");
+    }
+    if n == 1 {
+        return Ok(());
+    }
+    let other = match config.http {
+        HttpMode::Pipeline => "--pipeline",
+        HttpMode::Http2 => "--http 2 (a page's files are streams of one connection)",
+        _ if config.rate.is_some() => "--rate",
+        _ if config.think.is_some_and(|t| !t.is_zero()) => "--think",
+        _ if config.redirect > 0 => "--redirect",
+        _ => return Ok(()),
+    };
+    Err(BenchError::Config(format!(
+        "--connections-per-client shares each page among a Webchild's connections back to \
+         back, over HTTP/1.1 or 1.0: not with {other}"
+    )))
 }
 
 /// The most requests in flight on one connection.

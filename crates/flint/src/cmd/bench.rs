@@ -38,6 +38,7 @@ pub fn bench(mut args: BenchArgs) -> anyhow::Result<ExitCode> {
     let load = &args.load;
     check_tls_options(&target, load)?;
     check_outputs(load)?;
+    check_pipeline(load)?;
     let workload = if let Some(path) = &args.workload {
         if !args.paths.is_empty() {
             bail!("give either a workload (-w) or paths, not both");
@@ -68,6 +69,9 @@ pub fn bench(mut args: BenchArgs) -> anyhow::Result<ExitCode> {
     let on_hosts = hosts::hosts_of(&args)?;
     let elsewhere =
         args.connect_to.is_some() || args.resolve.is_some() || args.unix_socket.is_some();
+    if on_hosts.is_some() && load.connections_per_client > 1 {
+        bail!("--connections-per-client is not supported with --hosts yet: each worker runs one connection a Webchild");
+    }
     if on_hosts.is_some() && elsewhere {
         bail!("--connect-to, --resolve and --unix-socket are not supported with --hosts yet: each worker connects to the URL's host");
     }
@@ -112,6 +116,19 @@ pub fn check_outputs(load: &LoadArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// `--pipeline` is HTTP/1.1's: it goes with `--http 1.1` (the default), not another version.
+pub fn check_pipeline(load: &LoadArgs) -> anyhow::Result<()> {
+    match (load.pipeline, load.http) {
+        (Some(_), HttpArg::Http10) => {
+            bail!("--pipeline needs --http 1.1: HTTP/1.0 closes the connection after each response")
+        }
+        (Some(_), HttpArg::Http2) => {
+            bail!("--pipeline is HTTP/1.1's: over HTTP/2, --streams N keeps N requests in flight")
+        }
+        _ => Ok(()),
+    }
 }
 
 /// The URL, sent where --connect-to or --resolve say, with -a's credentials.
@@ -203,7 +220,9 @@ pub fn prepare(
         output::error_line(&format!("flint: note: {note}"));
     }
     let limit = limits::open_files();
-    limits::check_open_files(load.clients as u64 + server_sockets, load.clients, limit)
+    // Each Webchild's connections (`--connections-per-client`) are sockets of their own.
+    let sockets = load.clients as u64 * load.connections_per_client as u64;
+    limits::check_open_files(sockets + server_sockets, load.clients, limit)
         .map_err(anyhow::Error::msg)?;
     Ok(bench_config(target, load))
 }
@@ -275,6 +294,7 @@ pub fn bench_config(target: Target, load: &LoadArgs) -> BenchConfig {
         think: load.think,
         rate: load.rate,
         http,
+        connections_per_child: load.connections_per_client,
         streams,
         h2_window: load.h2_window,
         connect_timeout: load.connect_timeout.unwrap_or(load.timeout),

@@ -179,6 +179,7 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
     if !load.thresholds.is_empty() {
         bail!("--threshold is not supported by compare (it judges one run): use flint bench --threshold");
     }
+    super::bench::check_pipeline(load)?;
     let targets = servers
         .into_iter()
         .map(|s| match s {

@@ -6,8 +6,8 @@
 //! `flint run` needs nothing installed and cannot collide with anything else on the machine.
 
 use super::bench::{
-    check_outputs, check_tls_options, finish, install_stop_handler, prepare, run_error, LoadArgs,
-    ReportArg,
+    check_outputs, check_pipeline, check_tls_options, finish, install_stop_handler, prepare,
+    run_error, LoadArgs, ReportArg,
 };
 use super::fileset::MixArg;
 use anyhow::Context;
@@ -40,6 +40,7 @@ pub fn run(mut args: RunArgs) -> anyhow::Result<ExitCode> {
         .report
         .get_or_insert_with(|| vec![ReportArg::Webstone, ReportArg::Summary]);
     check_outputs(&args.load)?;
+    check_pipeline(&args.load)?;
     // Ctrl-C ends the benchmark early (it still reports); the server is stopped after it.
     install_stop_handler(|| STOP.store(true, Ordering::Relaxed))?;
 

@@ -33,6 +33,9 @@ impl H1 {
     /// The end of `Closing`: the server's FIN (or the timeout, an error, stray bytes).
     pub(super) fn closed(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         self.close();
+        if cx.members > 1 {
+            return self.next_shared(ch, cx, now);
+        }
         if std::mem::take(&mut self.hop_next) {
             self.start_request(ch, cx, now);
         } else if self.next_file {

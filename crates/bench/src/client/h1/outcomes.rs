@@ -19,6 +19,7 @@ impl H1 {
         now: u64,
     ) {
         ch.record_failure(cx, &self.ex, kind, self.response_bytes(), now);
+        self.drop_lanes(ch, cx, now);
         self.close();
         let backoff = matches!(kind, ErrorKind::ConnectRefused | ErrorKind::ConnectOther);
         self.end_page(ch, cx, false, now, backoff);

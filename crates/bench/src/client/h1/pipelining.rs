@@ -7,8 +7,29 @@
 use super::super::page::Child;
 use super::super::redirects::OWN;
 use super::super::ThreadState;
+use super::lanes::Lanes;
 use super::{State, H1};
 use crate::transport::Transport;
+
+/// Whether the k-th request from the one in progress (pipelining: of its batch, or of the
+/// lanes) is a HEAD; `first`: the one in progress's, of file `file` of the page. A function of
+/// the fields it reads, so that the connection's other fields stay free to borrow.
+pub(super) fn batch_is_head<'a>(
+    first: bool,
+    file: usize,
+    lanes: &'a Option<Box<Lanes>>,
+    ch: &'a Child,
+    cx: &'a ThreadState<'_>,
+) -> impl Fn(u64) -> bool + 'a {
+    move |k| match (k, lanes) {
+        (0, _) => first,
+        (k, Some(lanes)) => lanes.is_head(first, k, ch, cx),
+        (k, None) => cx
+            .sh
+            .requests
+            .is_head(ch.url(cx.sh.workload, file + k as usize)),
+    }
+}
 
 impl H1 {
     /// The page's next file, whose request went with the page's batch: its response is on its
@@ -34,26 +55,13 @@ impl H1 {
         }
     }
 
-    /// Whether the k-th request from the one in progress (pipelining: of its batch) is a HEAD.
-    pub(super) fn batch_is_head<'a>(
-        &self,
-        ch: &'a Child,
-        cx: &'a ThreadState<'_>,
-    ) -> impl Fn(u64) -> bool + 'a {
-        let (first, file) = (self.is_head(ch, cx), self.ex.file);
-        move |k| match k {
-            0 => first,
-            k => cx
-                .sh
-                .requests
-                .is_head(ch.url(cx.sh.workload, file + k as usize)),
-        }
-    }
-
     /// Of the request in progress on (pipelining: of its batch), how many the server can have
     /// received: every byte written and, over HTTPS, handed to the socket (TLS records still
     /// waiting hold the last request written, which then counts as not sent). At the end only.
     pub(super) fn sent_in_full(&self, ch: &Child, cx: &ThreadState<'_>) -> u64 {
+        if let Some(lanes) = &self.lanes {
+            return self.lanes_sent(lanes);
+        }
         let url = self.url(ch, cx);
         let r = &cx.sh.requests;
         let whole = match self.src {

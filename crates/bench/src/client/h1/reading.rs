@@ -7,6 +7,8 @@ use super::super::errors::head_error;
 use super::super::page::Child;
 use super::super::{ThreadState, Wire, NONE};
 use super::after_end::follow_late;
+use super::lanes::LANES;
+use super::pipelining::batch_is_head;
 use super::{State, H1};
 use crate::stats::ErrorKind;
 use std::io;
@@ -35,7 +37,8 @@ impl H1 {
                 // completes; the request stays in flight for `at_end`, which only looks for
                 // where the server stopped.
                 if let (Ok(n), true) = (&res, self.busy()) {
-                    let is_head = self.batch_is_head(ch, cx);
+                    let first = self.is_head(ch, cx);
+                    let is_head = batch_is_head(first, self.ex.file, &self.lanes, ch, cx);
                     let body = (self.state == State::ReadingBody).then_some(&self.decoder);
                     let data = &buf[carry..carry + n];
                     follow_late(&mut self.late, (&self.head, body), data, &is_head);
@@ -48,6 +51,11 @@ impl H1 {
                     cx.count_read(n, now);
                     self.head.clear();
                     self.on_data(ch, cx, &buf[..carry + n], now);
+                    // Lanes: the requests this read's responses queued leave in one write.
+                    let queued = self.src == LANES && self.wpos < self.wend;
+                    if queued && self.conn_gen == gen && !self.flush(ch, cx, now) {
+                        return;
+                    }
                     let drained = n < buf.len() - carry;
                     if self.conn_gen != gen {
                         return;

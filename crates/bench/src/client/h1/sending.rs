@@ -1,10 +1,12 @@
 //! Writing a request: its bytes were prebuilt at start (per URL, and per page for pipelining; a
 //! learned redirect target's by `client/redirects.rs`), so a request is one `write` from that
-//! buffer, the rest (if the socket took less) with its next writable event.
+//! buffer, the rest (if the socket took less) with its next writable event. Lanes
+//! (`lanes.rs`) queue their requests in a buffer of their own, written the same way.
 
 use super::super::page::Child;
 use super::super::redirects::OWN;
 use super::super::ThreadState;
+use super::lanes::LANES;
 use super::{State, H1};
 use crate::config::HttpMode;
 use std::io;
@@ -12,6 +14,9 @@ use std::io;
 impl H1 {
     /// Starts writing the current file's request (pipelining: the page's, from this file on).
     pub(super) fn send(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        if self.lanes.is_some() {
+            return self.send_lanes(ch, cx, now);
+        }
         let r = &cx.sh.requests;
         let depth = cx
             .sh
@@ -43,16 +48,22 @@ impl H1 {
             return false;
         };
         while self.wpos < self.wend {
-            let bytes = match self.src {
-                OWN => cx.sh.requests.bytes(),
-                learned => cx.redirects.request(learned),
+            let bytes = match (self.src, &self.lanes) {
+                (OWN, _) => cx.sh.requests.bytes(),
+                (LANES, Some(lanes)) => &lanes.out,
+                (learned, _) => cx.redirects.request(learned),
             };
             match conn.write(&bytes[self.wpos..self.wend]) {
                 Ok(0) => {
                     self.io_failed(ch, cx, io::ErrorKind::WriteZero.into(), now);
                     return false;
                 }
-                Ok(n) => self.wpos += n,
+                Ok(n) => {
+                    self.wpos += n;
+                    if let (LANES, Some(lanes)) = (self.src, &mut self.lanes) {
+                        lanes.written += n as u64;
+                    }
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
@@ -68,7 +79,14 @@ impl H1 {
                 return false;
             }
         }
-        self.ex.written_us = now;
+        match (self.src, &mut self.lanes) {
+            // Every lane's write time was taken as it was queued; the queue is written.
+            (LANES, Some(lanes)) => {
+                lanes.out.clear();
+                (self.wpos, self.wend) = (0, 0);
+            }
+            _ => self.ex.written_us = now,
+        }
         true
     }
 }

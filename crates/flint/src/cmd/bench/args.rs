@@ -194,10 +194,17 @@ pub struct LoadArgs {
     #[arg(long, value_enum, default_value = "1.1")]
     pub http: HttpArg,
     /// HTTP/1.1 pipelining: write all files of a page at once on one connection, or with N, at
-    /// most N requests in flight on it.
-    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "0",
-          conflicts_with = "http")]
+    /// most N requests in flight on it. With one-file pages (a single URL), N pages of it at
+    /// once, a new one written as each response ends (h2load's --h1 -m N, wrk's pipeline.lua),
+    /// in the closed loop.
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "0")]
     pub pipeline: Option<u32>,
+    /// Connections of each Webchild, sharing each page's files as a browser does: each takes
+    /// the page's next file when it is free, and the page ends with its last file (HTTP/1.1's
+    /// kept alive from page to page, HTTP/1.0's one per file); the page time is then what the
+    /// page took. Closed loop, one request at a time each [default: 1].
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = at_least_one::<usize>)]
+    pub connections_per_client: usize,
     /// HTTP/2: requests in flight per connection [default: all of a page's files, never more
     /// than the server allows]. With one-file pages, N pages of it at once (h2load's -m); in
     /// the closed loop those lanes refill in batches of N/8 (docs/bench-http2.md), so that

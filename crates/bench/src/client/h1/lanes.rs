@@ -1,0 +1,264 @@
+//! `--pipeline N` when every page is one file (a single URL among them): N requests in flight
+//! on the connection, each a page of its own ("lanes", as `--streams N` does over HTTP/2, and as
+//! wrk's pipeline.lua and `h2load --h1 -m N` do). Responses come back in order, so the lanes
+//! are a queue: the one whose response is being read is the connection's `ex` (its page in the
+//! Webchild's page fields), the others wait behind it. As each response ends its page ends, and
+//! a new page is picked and its request queued; what a read's responses queued is written in
+//! one write once the read is handled, so that requests leave in batches as responses arrive in
+//! batches. Each request's time runs from when it was queued, the same handler that writes it.
+//!
+//! A failure (the connection closed mid-response, a malformed head, a timeout) is the error of
+//! its kind for the response being read; a response that says `Connection: close` is a response
+//! like another. Either way the requests behind it were sent and will never be answered: each
+//! is counted as unfinished (or unsent, when not written in full), never lost, and the next
+//! pages go on a new connection.
+
+use super::super::page::{self, Child, Exchange};
+use super::super::redirects::OWN;
+use super::super::{RunShared, ThreadState, Wire};
+use super::{State, H1};
+use crate::config::HttpMode;
+use crate::transport::Transport;
+use std::collections::VecDeque;
+
+/// The write source (`H1::src`) of the lanes' own buffer.
+pub(super) const LANES: u32 = OWN - 1;
+
+/// The lanes of one connection: the requests behind the one being read, and the bytes queued.
+#[derive(Debug)]
+pub(super) struct Lanes {
+    /// N: requests in flight at most.
+    depth: usize,
+    /// The requests behind the one being read, oldest first.
+    behind: VecDeque<Lane>,
+    /// Where the request being read ends in the bytes queued on this connection.
+    head_end: u64,
+    /// Requests queued and not yet written whole (room for `depth` of the longest, reserved
+    /// once): `H1::wpos..H1::wend` are in it.
+    pub(super) out: Vec<u8>,
+    /// Bytes queued on this connection so far (each lane's `end` counts in them), and bytes of
+    /// them the socket took.
+    queued: u64,
+    pub(super) written: u64,
+}
+
+/// A request in flight behind the one being read: a page of one file.
+#[derive(Debug, Clone, Copy)]
+struct Lane {
+    ex: Exchange,
+    page: LanePage,
+    /// Where its request ends in the bytes queued on the connection.
+    end: u64,
+}
+
+/// A lane's page, as the Webchild's page fields hold the one being read.
+#[derive(Debug, Clone, Copy)]
+struct LanePage {
+    page: usize,
+    intended_us: u64,
+    start_us: u64,
+}
+
+impl LanePage {
+    fn of(ch: &Child) -> Self {
+        LanePage {
+            page: ch.page,
+            intended_us: ch.page_intended_us,
+            start_us: ch.page_start_us,
+        }
+    }
+
+    fn restore(self, ch: &mut Child) {
+        ch.page = self.page;
+        ch.page_intended_us = self.intended_us;
+        ch.page_start_us = self.start_us;
+    }
+}
+
+impl Lanes {
+    /// The lanes of a run that has them: `--pipeline N` (N > 1) and every page one file.
+    pub(super) fn of_run(sh: &RunShared<'_>) -> Option<Box<Lanes>> {
+        let config = sh.config;
+        let depth = config
+            .streams
+            .filter(|_| config.http == HttpMode::Pipeline)?;
+        let w = sh.workload;
+        if depth < 2 || w.pages.iter().any(|p| p.files.len() != 1) {
+            return None;
+        }
+        let depth = depth as usize;
+        let longest = (0..w.urls.len())
+            .map(|u| sh.requests.for_url(u).len())
+            .max()
+            .unwrap_or(0);
+        Some(Box::new(Lanes {
+            depth,
+            behind: VecDeque::with_capacity(depth),
+            head_end: 0,
+            out: Vec::with_capacity(depth * longest),
+            queued: 0,
+            written: 0,
+        }))
+    }
+
+    /// Queues `request`; where it ends in the bytes queued.
+    fn push(&mut self, request: &[u8]) -> u64 {
+        self.out.extend_from_slice(request);
+        self.queued += request.len() as u64;
+        self.queued
+    }
+
+    /// A new connection: nothing queued on it yet.
+    fn reset_out(&mut self) {
+        self.out.clear();
+        (self.queued, self.written) = (0, 0);
+    }
+
+    /// Whether the `k`-th request from the one being read is a HEAD (`first`: the one being
+    /// read's).
+    pub(super) fn is_head(&self, first: bool, k: u64, ch: &Child, cx: &ThreadState<'_>) -> bool {
+        match k {
+            0 => first,
+            k => self.behind.get(k as usize - 1).is_some_and(|l| {
+                let url = ch.url_of(cx.sh.workload, l.page.page, 0);
+                cx.sh.requests.is_head(url)
+            }),
+        }
+    }
+}
+
+impl H1 {
+    /// Writes every request in flight on a connection that has none written yet (the page just
+    /// started, or, after a reconnect, those that were in flight on the old one), then new pages
+    /// up to N, in one write.
+    pub(super) fn send_lanes(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        let Some(lanes) = &mut self.lanes else { return };
+        let r = &cx.sh.requests;
+        lanes.reset_out();
+        let request = r.for_url(ch.url(cx.sh.workload, 0));
+        cx.debug(request);
+        lanes.head_end = lanes.push(request);
+        self.ex.written_us = now;
+        for k in 0..lanes.behind.len() {
+            let request = r.for_url(ch.url_of(cx.sh.workload, lanes.behind[k].page.page, 0));
+            let end = lanes.push(request);
+            let lane = &mut lanes.behind[k];
+            (lane.end, lane.ex.written_us) = (end, now);
+        }
+        (self.src, self.wpos) = (LANES, 0);
+        self.state = State::ReadingHead;
+        cx.timers
+            .arm(ch.slot, now + cx.sh.schedule.response_timeout_us);
+        self.fill_lanes(ch, cx, now);
+        self.flush(ch, cx, now);
+    }
+
+    /// Picks new pages and queues their requests while fewer than N are in flight (not after
+    /// the end, nor past the quota). They are written by the next `flush`.
+    fn fill_lanes(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        let Some(lanes) = &mut self.lanes else { return };
+        // What the socket took of a write it did not take whole goes, so that `out` holds
+        // only requests in flight: never more than its room.
+        if self.wpos > 0 {
+            lanes.out.drain(..self.wpos);
+            self.wpos = 0;
+        }
+        let reading = LanePage::of(ch);
+        while 1 + lanes.behind.len() < lanes.depth && !cx.ended(now) {
+            if !page::pick(ch, cx, now) {
+                break;
+            }
+            let request = cx.sh.requests.for_url(ch.url(cx.sh.workload, 0));
+            cx.debug(request);
+            let ex = Exchange {
+                file_start_us: now,
+                written_us: now,
+                ..Exchange::new()
+            };
+            let end = lanes.push(request);
+            let page = LanePage::of(ch);
+            lanes.behind.push_back(Lane { ex, page, end });
+        }
+        reading.restore(ch);
+        self.wend = lanes.out.len();
+    }
+
+    /// The response being read is complete (and its page with it): recorded, then the next lane
+    /// is read and a new page queued in its place.
+    pub(super) fn lane_done(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        self.conn_responses += 1;
+        let ok = ch.record_response(cx, &self.ex, now);
+        ch.record_page(cx, ok, now);
+        if !self.resp_keep_alive || self.conn.is_none() {
+            // The server closes after this response (or has closed, a close-delimited body):
+            // those behind it are never answered.
+            self.drop_lanes(ch, cx, now);
+            self.close();
+        }
+        let next = self.lanes.as_mut().and_then(|l| l.behind.pop_front());
+        let Some(lane) = next else {
+            self.state = State::Idle;
+            return page::next_page(self, ch, cx, now, false);
+        };
+        self.ex = lane.ex;
+        lane.page.restore(ch);
+        if let Some(lanes) = &mut self.lanes {
+            lanes.head_end = lane.end;
+        }
+        self.retried = false;
+        self.state = State::ReadingHead;
+        cx.timers
+            .arm(ch.slot, now + cx.sh.schedule.response_timeout_us);
+        self.fill_lanes(ch, cx, now);
+    }
+
+    /// The connection is lost or closing with requests behind the one being read: each was sent
+    /// and will not be answered (unfinished), or was not written whole (unsent).
+    pub(super) fn drop_lanes(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        let Some(lanes) = &mut self.lanes else { return };
+        let written = lanes.written;
+        let reading = LanePage::of(ch);
+        for lane in lanes.behind.drain(..) {
+            lane.page.restore(ch);
+            if lane.end <= written {
+                ch.record_unfinished(cx, &lane.ex, 0, now);
+            } else {
+                ch.record_unsent(cx, &lane.ex, now);
+            }
+        }
+        reading.restore(ch);
+    }
+
+    /// At the end of the run: of the requests in flight (the one being read first), how many
+    /// the server can have received: written whole and, over HTTPS, handed to the socket (TLS
+    /// records still waiting hold the last one written, which then counts as not sent).
+    pub(super) fn lanes_sent(&self, lanes: &Lanes) -> u64 {
+        let written = lanes.written;
+        let ends = std::iter::once(lanes.head_end).chain(lanes.behind.iter().map(|l| l.end));
+        let whole = ends.filter(|&end| end <= written).count() as u64;
+        let waiting = self.conn.as_ref().is_some_and(Transport::wants_write);
+        whole.saturating_sub(u64::from(waiting))
+    }
+
+    /// At the end: the lanes behind the one being read, of which `processed` (counting it)
+    /// reached the server; the others were not written whole, or the server said it would not
+    /// process them.
+    pub(super) fn record_lanes_at_end(
+        &self,
+        ch: &mut Child,
+        cx: &mut ThreadState<'_>,
+        processed: u64,
+        end: u64,
+    ) {
+        let Some(lanes) = &self.lanes else { return };
+        let reading = LanePage::of(ch);
+        for (k, lane) in (1..).zip(&lanes.behind) {
+            lane.page.restore(ch);
+            match k < processed {
+                true => ch.record_unfinished(cx, &lane.ex, 0, end),
+                false => ch.record_unsent(cx, &lane.ex, end),
+            }
+        }
+        reading.restore(ch);
+    }
+}

@@ -1,0 +1,163 @@
+//! `--connections-per-client N`: a Webchild with N connections that share each page's files,
+//! as a browser fetches a page over six HTTP/1.1 connections (or, in 1997, four HTTP/1.0 ones
+//! at a time). Each connection is a member of the Webchild's group: a Webchild of its own in
+//! the loop (its token, its timer, its `Child` and its wire), except that the group picks the
+//! pages (its random stream and quota are the Webchild's) and deals their files: a member takes
+//! the page's next file when it is free, and goes idle when none is left; the member whose
+//! response ends the page's last file records the page (from the page's start to that last
+//! byte: a page time, measured) and starts the next one, waking the idle members. Keep-alive
+//! connections stay open from page to page; HTTP/1.0 opens one per file.
+//!
+//! Only the closed loop without think time: a page starts as the previous one ends (the runner
+//! refuses `--rate`, `--think`, `--redirect`, `--pipeline` and HTTP/2 with groups).
+
+use super::page::{self, Child};
+use super::{RunShared, ThreadState, Wire};
+
+/// One Webchild's shared page: what its members deal among them.
+pub(super) struct Group {
+    /// Picks the pages: the Webchild's random streams and quota (taken out while it picks).
+    pager: Option<Child>,
+    page: usize,
+    intended_us: u64,
+    start_us: u64,
+    files: usize,
+    /// The page's next file no member has taken yet.
+    next_file: usize,
+    /// Files taken and not done.
+    in_flight: usize,
+    /// No file of the page has failed.
+    ok: bool,
+    /// A page is in progress (picked, its last file not done).
+    busy: bool,
+    /// The quota is done: members finish.
+    done: bool,
+    /// Members with nothing to do, one bit each: woken when a page starts or the quota ends.
+    idle: u64,
+}
+
+/// The most connections a Webchild may have (its idle members are bits of a `u64`).
+pub const MAX_CONNECTIONS_PER_CHILD: usize = 64;
+
+impl Group {
+    /// The group of Webchild `id`, whose first member is in slot `first`.
+    pub(super) fn new(first: usize, id: usize, sh: &RunShared<'_>) -> Self {
+        Group {
+            pager: Some(Child::new(first, id, sh)),
+            page: 0,
+            intended_us: 0,
+            start_us: 0,
+            files: 0,
+            next_file: 0,
+            in_flight: 0,
+            ok: true,
+            busy: false,
+            done: false,
+            idle: 0,
+        }
+    }
+}
+
+/// The group of member `ch`, and its index in the group.
+fn of(ch: &Child, cx: &ThreadState<'_>) -> (usize, usize) {
+    (ch.slot / cx.members, ch.slot % cx.members)
+}
+
+/// `page::start_page` for a member: the page in progress joined, or the next one picked (and
+/// the idle members woken to it), or the Webchild finished when its quota is done.
+pub(super) fn start_page<C: Wire>(
+    conn: &mut C,
+    ch: &mut Child,
+    cx: &mut ThreadState<'_>,
+    now: u64,
+) {
+    let (g, _) = of(ch, cx);
+    if cx.groups[g].done {
+        return page::finish(conn, ch, cx, now);
+    }
+    if !cx.groups[g].busy {
+        let Some(mut pager) = cx.groups[g].pager.take() else {
+            return;
+        };
+        let picked = page::pick(&mut pager, cx, now);
+        let files = pager.files(cx.sh.workload);
+        let group = &mut cx.groups[g];
+        if picked {
+            (group.page, group.intended_us) = (pager.page, pager.page_intended_us);
+            (group.start_us, group.files) = (pager.page_start_us, files);
+            (group.next_file, group.in_flight, group.ok) = (0, 0, true);
+            group.busy = true;
+        } else {
+            group.done = true;
+        }
+        group.pager = Some(pager);
+        wake(cx, g, now);
+        if !picked {
+            return page::finish(conn, ch, cx, now);
+        }
+    }
+    ch.phase = page::Phase::Busy;
+    conn.start_page(ch, cx, now);
+}
+
+/// Wakes group `g`'s idle members (their timers, now): each joins the page or finishes.
+fn wake(cx: &mut ThreadState<'_>, g: usize, now: u64) {
+    let members = cx.members;
+    let mut idle = std::mem::take(&mut cx.groups[g].idle);
+    while idle != 0 {
+        let j = idle.trailing_zeros() as usize;
+        idle &= idle - 1;
+        cx.timers.arm(g * members + j, now);
+    }
+}
+
+/// The page's next file for member `ch`, if one is left (its page fields set to the page's).
+pub(super) fn take_file(ch: &mut Child, cx: &mut ThreadState<'_>) -> Option<usize> {
+    let (g, _) = of(ch, cx);
+    let group = &mut cx.groups[g];
+    if !group.busy || !group.ok || group.next_file >= group.files {
+        return None;
+    }
+    ch.page = group.page;
+    ch.page_intended_us = group.intended_us;
+    ch.page_start_us = group.start_us;
+    group.next_file += 1;
+    group.in_flight += 1;
+    Some(group.next_file - 1)
+}
+
+/// Member `ch`'s file is done at `now` (`ok`: a success): when it was the page's last, the
+/// page is recorded, ending at this last byte.
+pub(super) fn file_done(ch: &Child, cx: &mut ThreadState<'_>, ok: bool, now: u64) {
+    let (g, _) = of(ch, cx);
+    let group = &mut cx.groups[g];
+    group.in_flight -= 1;
+    group.ok &= ok;
+    let last = group.in_flight == 0 && (!group.ok || group.next_file >= group.files);
+    if last && group.busy {
+        group.busy = false;
+        let hit = group.ok;
+        ch.record_page(cx, hit, now);
+    }
+}
+
+/// Member `ch` has no file now: the next page if none is in progress, else idle until one
+/// starts (or until `at`, a back-off after a failed connect).
+pub(super) fn next<C: Wire>(
+    conn: &mut C,
+    ch: &mut Child,
+    cx: &mut ThreadState<'_>,
+    now: u64,
+    at: Option<u64>,
+) {
+    let (g, j) = of(ch, cx);
+    ch.phase = page::Phase::Wait;
+    if let Some(at) = at {
+        return cx.timers.arm(ch.slot, at);
+    }
+    if !cx.groups[g].busy {
+        return page::start_page(conn, ch, cx, now);
+    }
+    cx.timers.disarm(ch.slot);
+    cx.groups[g].idle |= 1 << j;
+}
