@@ -25,8 +25,14 @@ pub fn serve(listener: TcpListener, db: Option<PathBuf>) -> io::Result<()> {
     Ok(())
 }
 
+/// How long a connection may be silent (a request's head, a write the client does not take)
+/// before its thread and database connection are given back.
+const IDLE: std::time::Duration = std::time::Duration::from_secs(60);
+
 fn connection(mut stream: TcpStream, db_path: Option<&Path>) -> io::Result<()> {
     let _ = stream.set_nodelay(true);
+    stream.set_read_timeout(Some(IDLE))?;
+    stream.set_write_timeout(Some(IDLE))?;
     let mut db = db_path.and_then(|p| Db::open(p).ok());
     let mut rng = fastrand::Rng::new();
     let mut buf = vec![0u8; MAX_HEAD];
@@ -91,6 +97,19 @@ fn connection(mut stream: TcpStream, db_path: Option<&Path>) -> io::Result<()> {
             out.clear();
         }
         if close {
+            // The client may still be sending (a body refused unread): end our side first and
+            // read what comes for a moment, so that the close does not reset the connection
+            // before the client has read the answer.
+            stream.shutdown(std::net::Shutdown::Write)?;
+            stream.set_read_timeout(Some(std::time::Duration::from_secs(1)))?;
+            let mut sink = [0u8; 4096];
+            let mut drained = 0usize;
+            while drained < 1 << 20 {
+                match stream.read(&mut sink) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => drained += n,
+                }
+            }
             return Ok(());
         }
         buf.copy_within(at..have, 0);

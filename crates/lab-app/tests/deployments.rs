@@ -111,3 +111,22 @@ fn a_deployment_without_its_database_fails_the_database_tests() {
     let db = verdicts.iter().find(|v| v.test == "db").unwrap();
     assert_eq!(db.problems, ["status 500"]);
 }
+
+#[test]
+fn a_request_with_a_body_gets_its_413_whole() {
+    use std::io::{Read, Write};
+    let app = Http::start(None);
+    let mut s = std::net::TcpStream::connect(app.1).unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(20)))
+        .unwrap();
+    let body = vec![b'x'; 256 * 1024];
+    s.write_all(b"POST /json HTTP/1.1\r\nHost: t\r\nContent-Length: 262144\r\n\r\n")
+        .unwrap();
+    // The body goes on while the answer comes: the answer must not be lost to a reset.
+    let _ = s.write_all(&body);
+    let mut answer = Vec::new();
+    let _ = s.read_to_end(&mut answer);
+    let text = String::from_utf8_lossy(&answer);
+    assert!(text.starts_with("HTTP/1.1 413 "), "{text}");
+    assert!(text.ends_with("no request body is taken\n"), "{text}");
+}

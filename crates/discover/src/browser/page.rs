@@ -322,8 +322,13 @@ impl Recorder {
         // A document's end is not waited on: the main frame's is the load event's, and a
         // cross-site frame's (a process of its own) is told to the frame's target, not this
         // one, so it would hold every such page to the page timeout. What a frame loads
-        // afterwards is counted as it comes.
-        let counted = resource_type != "Document";
+        // afterwards is counted as it comes. Nor are streams that are open by design (an
+        // EventSource, a WebSocket): they never finish, and would hold every page of a site
+        // that opens one to the page timeout; they are listed as requested.
+        let counted = !matches!(
+            resource_type.as_str(),
+            "Document" | "EventSource" | "WebSocket"
+        );
         self.by_id.insert(
             id.to_owned(),
             Pending {
@@ -416,6 +421,32 @@ mod tests {
             initiator("Image", &json!({"type": "SignedExchange"}), &none),
             "other"
         );
+    }
+
+    #[test]
+    fn streams_open_by_design_do_not_hold_the_page_from_idle() {
+        let mut rec = Recorder {
+            session: "s".into(),
+            load: Load::default(),
+            by_id: HashMap::new(),
+            in_flight: 0,
+            loaded: false,
+            crashed: false,
+            last_event: Instant::now(),
+        };
+        let sent = |id: &str, kind: &str| {
+            Message(
+                json!({"sessionId": "s", "method": "Network.requestWillBeSent", "params": {
+                "requestId": id, "type": kind, "initiator": {"type": "script"},
+                "request": {"url": format!("http://t/{id}")}}}),
+            )
+        };
+        rec.event(&sent("1", "EventSource"));
+        rec.event(&sent("2", "WebSocket"));
+        assert_eq!(rec.in_flight, 0);
+        rec.event(&sent("3", "Fetch"));
+        assert_eq!(rec.in_flight, 1, "a fetch is waited on");
+        assert_eq!(rec.load.requests.len(), 3, "all three are listed");
     }
 
     #[test]
