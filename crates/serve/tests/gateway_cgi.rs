@@ -115,6 +115,43 @@ fn a_request_body_reaches_stdin_as_it_arrives() {
     assert!(r.body == big, "the 1 MiB echo differs");
 }
 
+/// Echoes its stdin with the length it was told.
+const ECHO: &str = "printf 'Content-Type: application/octet-stream\\r\\nContent-Length: %s\\r\\n\\r\\n' \"$CONTENT_LENGTH\"\nexec cat\n";
+
+#[test]
+fn a_chunked_body_is_read_whole_then_given_with_its_length() {
+    let scripts = Scripts::new();
+    scripts.add("echo", ECHO);
+    let srv = start(&scripts, |_| {});
+    let s = connect(srv.addr);
+    let w = s.try_clone().unwrap();
+    let mut r = BufReader::new(s);
+    let big: Vec<u8> = (0..1 << 20).map(|i: u32| (i * 7 + i / 251) as u8).collect();
+    // Empty, a few chunks, and 1 MiB (the limit): one connection kept alive after each.
+    for (body, size) in [(Vec::new(), 1), (b"abcdefg".to_vec(), 3), (big, 7000)] {
+        let reply = send_and_read(&w, &mut r, chunked_post("/cgi-bin/echo", &body, size));
+        assert_eq!(reply.status, 200);
+        let length = body.len().to_string();
+        assert_eq!(reply.header("content-length"), Some(length.as_str()));
+        assert!(reply.body == body, "the {} B echo differs", body.len());
+    }
+    let over = chunked_post("/cgi-bin/echo", &vec![b'x'; (1 << 20) + 1], 64 * 1024);
+    assert_eq!(send_and_read(&w, &mut r, over).status, 413);
+    assert!(closed_by_peer(&mut r));
+
+    let s = connect(srv.addr);
+    let w = s.try_clone().unwrap();
+    let mut r = BufReader::new(s);
+    // A chunk size that is no number.
+    let bad = b"POST /cgi-bin/echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n\
+        zz\r\nabc\r\n0\r\n\r\n"
+        .to_vec();
+    assert_eq!(send_and_read(&w, &mut r, bad).status, 400);
+    assert!(closed_by_peer(&mut r));
+    let st = srv.stop();
+    assert_eq!((st.cgi_requests, st.cgi_starts), (5, 3));
+}
+
 #[test]
 fn status_and_redirects() {
     let scripts = Scripts::new();
