@@ -305,3 +305,37 @@ fn over_http2_a_program_that_dies_mid_response_resets_its_stream() {
     // The connection goes on.
     assert_eq!(h2.get("/a.txt", &[]).body, b"hello");
 }
+
+#[test]
+fn over_http2_a_stream_reset_while_its_body_is_awaited_starts_no_program() {
+    use h2_support::raw;
+    let scripts = Scripts::new();
+    scripts.add(
+        "echo",
+        "printf 'Content-Type: text/plain\\r\\n\\r\\n'\nexec cat\n",
+    );
+    scripts.add("hello", HELLO);
+    let srv = start(&scripts, |_| {});
+    let mut s = connect(srv.addr);
+    let mut out = raw::start();
+    // A POST with no content-length, part of its body, then the client's reset.
+    let mut block = vec![0x83, 0x86]; // :method POST, :scheme http
+    raw::literal(&mut block, 4, b"/cgi-bin/echo");
+    raw::literal(&mut block, 1, b"t");
+    raw::frame(&mut out, raw::HEADERS, raw::END_HEADERS, 1, &block);
+    raw::frame(&mut out, raw::DATA, 0, 1, b"abc");
+    raw::frame(&mut out, raw::RST_STREAM, 0, 1, &8u32.to_be_bytes()); // CANCEL
+                                                                      // Then a request on the same connection.
+    raw::get(&mut out, 3, "/cgi-bin/hello", raw::END_STREAM);
+    s.write_all(&out).unwrap();
+    let ended = |f: &raw::Frame| f.2 == 3 && f.1 & raw::END_STREAM != 0;
+    let frames = raw::read_until(&mut s, |fs| fs.iter().any(ended));
+    assert!(frames.iter().all(|f| f.2 != 1), "nothing answers stream 1");
+    let status = frames.iter().find(|f| f.0 == raw::HEADERS && f.2 == 3);
+    assert_eq!(
+        status.map(|f| f.3[0]),
+        Some(0x88),
+        ":status 200 on stream 3"
+    );
+    assert_eq!(srv.stop().cgi_starts, 1);
+}

@@ -275,7 +275,7 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker, pool: &mut crate::pool::Po
             .streams
             .slots
             .iter_mut()
-            .filter(|st| st.awaits_end && !st.cut)
+            .filter(|st| st.id != 0 && st.awaits_end && !st.cut)
         {
             if st.ended {
                 st.awaits_end = false;

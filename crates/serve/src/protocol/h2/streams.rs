@@ -360,6 +360,7 @@ impl Streams {
         }
         let s = &mut self.slots[i];
         s.id = 0;
+        s.awaits_end = false;
         s.out = Out::None; // drops the shared body or the file
         s.gateway = None;
         s.body_buf = Vec::new();
