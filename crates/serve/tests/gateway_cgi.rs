@@ -7,7 +7,7 @@ mod cgi_support;
 mod common;
 mod tls_support;
 
-use std::io::{BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
 
@@ -150,6 +150,52 @@ fn a_chunked_body_is_read_whole_then_given_with_its_length() {
     assert!(closed_by_peer(&mut r));
     let st = srv.stop();
     assert_eq!((st.cgi_requests, st.cgi_starts), (5, 3));
+}
+
+#[test]
+fn a_chunked_body_read_whole_at_the_program_limit_gets_503_and_the_connection_goes_on() {
+    let scripts = Scripts::new();
+    scripts.add("echo", ECHO);
+    let srv = start(&scripts, |c| c.cgi_max_programs = 1);
+    // A program holds the one slot, waiting for the rest of its body: 100 Continue says it
+    // was started.
+    let a = connect(srv.addr);
+    let mut aw = a.try_clone().unwrap();
+    let mut ar = BufReader::new(a);
+    aw.write_all(
+        b"POST /cgi-bin/echo HTTP/1.1\r\nHost: t\r\nContent-Length: 6\r\n\
+          Expect: 100-continue\r\n\r\nabc",
+    )
+    .unwrap();
+    let mut line = String::new();
+    ar.read_line(&mut line).unwrap();
+    assert!(line.starts_with("HTTP/1.1 100"), "{line}");
+    ar.read_line(&mut line).unwrap();
+
+    let b = connect(srv.addr);
+    let bw = b.try_clone().unwrap();
+    let mut br = BufReader::new(b);
+    let reply = send_and_read(&bw, &mut br, chunked_post("/cgi-bin/echo", b"xyz", 2));
+    assert_eq!(reply.status, 503);
+    assert_eq!(reply.header("retry-after"), Some("1"));
+    assert_ne!(reply.header("connection"), Some("close"));
+    // The same connection goes on: once the first program is reaped (its slot free again
+    // then, a moment after its response), the body is echoed.
+    aw.write_all(b"def").unwrap();
+    assert_eq!(read_reply(&mut ar, false).unwrap().body, b"abcdef");
+    let due = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut busy = 1;
+    let reply = loop {
+        let reply = send_and_read(&bw, &mut br, chunked_post("/cgi-bin/echo", b"xyz", 2));
+        if reply.status != 503 || std::time::Instant::now() > due {
+            break reply;
+        }
+        busy += 1;
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert_eq!((reply.status, reply.body.as_slice()), (200, &b"xyz"[..]));
+    let st = srv.stop();
+    assert_eq!((st.cgi_busy, st.cgi_starts), (busy, 2));
 }
 
 #[test]

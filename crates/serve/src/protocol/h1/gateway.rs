@@ -168,7 +168,10 @@ pub(in crate::protocol) fn collect_body(s: &mut Session, w: &mut Worker) {
         }
     };
     let start = b.out.len();
-    let reply = w.responder.error(refused, &w.date, x.close, &mut b.out);
+    let reply = match refused {
+        503 => (w.responder).busy_after_body(x.close, x.is_head, &w.date, &mut b.out),
+        status => w.responder.error(status, &w.date, x.close, &mut b.out),
+    };
     x.status = reply.status;
     x.body_bytes = reply.body_bytes;
     s.queued += (b.out.len() - start) as u64;
