@@ -336,6 +336,25 @@ impl Responder {
         )
     }
 
+    /// [`Responder::busy`] once the request's head is gone (its body was read before its
+    /// program was to start): `close` ends the connection after it.
+    pub fn busy_after_body(
+        &mut self,
+        close: bool,
+        head: bool,
+        date: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Reply {
+        let conn = if close {
+            Persistence::Close
+        } else {
+            Persistence::Persist
+        };
+        page(&mut self.pages, 503, date, conn, head, out, |o| {
+            o.extend_from_slice(b"Retry-After: 1\r\n")
+        })
+    }
+
     /// 503 with `Retry-After: 1`: every program slot is taken (`cgi_max_programs`).
     pub fn busy(&mut self, req: &Request<'_>, date: &[u8], out: &mut Vec<u8>) -> Reply {
         let head = req.method == Method::Head;

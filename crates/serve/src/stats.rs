@@ -97,7 +97,7 @@ counters! {
         /// GOAWAY frames sent (graceful shutdown, a protocol error, a flood cut) and received.
         h2_goaways_sent,
         h2_goaways_received,
-        /// Requests a CGI program was to answer (the refused ones included: 411, 413, 503).
+        /// Requests a CGI program was to answer (the refused ones included: 413, 503).
         cgi_requests,
         /// CGI programs started.
         cgi_starts,

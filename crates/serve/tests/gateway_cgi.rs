@@ -7,7 +7,7 @@ mod cgi_support;
 mod common;
 mod tls_support;
 
-use std::io::{BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
 
@@ -113,6 +113,89 @@ fn a_request_body_reaches_stdin_as_it_arrives() {
     assert_eq!(r.status, 200);
     assert_eq!(r.header("content-length"), Some("1048576"));
     assert!(r.body == big, "the 1 MiB echo differs");
+}
+
+/// Echoes its stdin with the length it was told.
+const ECHO: &str = "printf 'Content-Type: application/octet-stream\\r\\nContent-Length: %s\\r\\n\\r\\n' \"$CONTENT_LENGTH\"\nexec cat\n";
+
+#[test]
+fn a_chunked_body_is_read_whole_then_given_with_its_length() {
+    let scripts = Scripts::new();
+    scripts.add("echo", ECHO);
+    let srv = start(&scripts, |_| {});
+    let s = connect(srv.addr);
+    let w = s.try_clone().unwrap();
+    let mut r = BufReader::new(s);
+    let big: Vec<u8> = (0..1 << 20).map(|i: u32| (i * 7 + i / 251) as u8).collect();
+    // Empty, a few chunks, and 1 MiB (the limit): one connection kept alive after each.
+    for (body, size) in [(Vec::new(), 1), (b"abcdefg".to_vec(), 3), (big, 7000)] {
+        let reply = send_and_read(&w, &mut r, chunked_post("/cgi-bin/echo", &body, size));
+        assert_eq!(reply.status, 200);
+        let length = body.len().to_string();
+        assert_eq!(reply.header("content-length"), Some(length.as_str()));
+        assert!(reply.body == body, "the {} B echo differs", body.len());
+    }
+    let over = chunked_post("/cgi-bin/echo", &vec![b'x'; (1 << 20) + 1], 64 * 1024);
+    assert_eq!(send_and_read(&w, &mut r, over).status, 413);
+    assert!(closed_by_peer(&mut r));
+
+    let s = connect(srv.addr);
+    let w = s.try_clone().unwrap();
+    let mut r = BufReader::new(s);
+    // A chunk size that is no number.
+    let bad = b"POST /cgi-bin/echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n\
+        zz\r\nabc\r\n0\r\n\r\n"
+        .to_vec();
+    assert_eq!(send_and_read(&w, &mut r, bad).status, 400);
+    assert!(closed_by_peer(&mut r));
+    let st = srv.stop();
+    assert_eq!((st.cgi_requests, st.cgi_starts), (5, 3));
+}
+
+#[test]
+fn a_chunked_body_read_whole_at_the_program_limit_gets_503_and_the_connection_goes_on() {
+    let scripts = Scripts::new();
+    scripts.add("echo", ECHO);
+    let srv = start(&scripts, |c| c.cgi_max_programs = 1);
+    // A program holds the one slot, waiting for the rest of its body: 100 Continue says it
+    // was started.
+    let a = connect(srv.addr);
+    let mut aw = a.try_clone().unwrap();
+    let mut ar = BufReader::new(a);
+    aw.write_all(
+        b"POST /cgi-bin/echo HTTP/1.1\r\nHost: t\r\nContent-Length: 6\r\n\
+          Expect: 100-continue\r\n\r\nabc",
+    )
+    .unwrap();
+    let mut line = String::new();
+    ar.read_line(&mut line).unwrap();
+    assert!(line.starts_with("HTTP/1.1 100"), "{line}");
+    ar.read_line(&mut line).unwrap();
+
+    let b = connect(srv.addr);
+    let bw = b.try_clone().unwrap();
+    let mut br = BufReader::new(b);
+    let reply = send_and_read(&bw, &mut br, chunked_post("/cgi-bin/echo", b"xyz", 2));
+    assert_eq!(reply.status, 503);
+    assert_eq!(reply.header("retry-after"), Some("1"));
+    assert_ne!(reply.header("connection"), Some("close"));
+    // The same connection goes on: once the first program is reaped (its slot free again
+    // then, a moment after its response), the body is echoed.
+    aw.write_all(b"def").unwrap();
+    assert_eq!(read_reply(&mut ar, false).unwrap().body, b"abcdef");
+    let due = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut busy = 1;
+    let reply = loop {
+        let reply = send_and_read(&bw, &mut br, chunked_post("/cgi-bin/echo", b"xyz", 2));
+        if reply.status != 503 || std::time::Instant::now() > due {
+            break reply;
+        }
+        busy += 1;
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert_eq!((reply.status, reply.body.as_slice()), (200, &b"xyz"[..]));
+    let st = srv.stop();
+    assert_eq!((st.cgi_busy, st.cgi_starts), (busy, 2));
 }
 
 #[test]

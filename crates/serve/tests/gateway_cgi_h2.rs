@@ -154,6 +154,18 @@ fn over_http2_a_reset_stream_takes_its_program_and_the_connection_goes_on() {
 /// (`None`: the stream left open, no DATA), and the first byte of the response's HEADERS
 /// (0x88 is `:status 200`, HPACK static entry 8) and its DATA, read until the stream ends.
 fn post_raw(srv: &TestServer, path: &str, body: Option<&[u8]>, with_length: bool) -> (u8, Vec<u8>) {
+    post_raw_split(srv, path, body, with_length, false)
+}
+
+/// [`post_raw`]; with `split`, the last DATA frame is sent only once the server has answered a
+/// PING sent after the others: it has seen the request without the end of its body.
+fn post_raw_split(
+    srv: &TestServer,
+    path: &str,
+    body: Option<&[u8]>,
+    with_length: bool,
+    split: bool,
+) -> (u8, Vec<u8>) {
     let (hold, body) = (body.is_none(), body.unwrap_or_default());
     use h2_support::raw;
     let mut s = connect(srv.addr);
@@ -175,8 +187,16 @@ fn post_raw(srv: &TestServer, path: &str, body: Option<&[u8]>, with_length: bool
     };
     raw::frame(&mut out, raw::HEADERS, raw::END_HEADERS | end, 1, &block);
     let chunks: Vec<&[u8]> = body.chunks(16_384).collect();
+    let mut early = Vec::new();
     for (k, chunk) in chunks.iter().enumerate() {
         let flags = if k + 1 == chunks.len() {
+            if split {
+                raw::frame(&mut out, raw::PING, 0, 0, &[7; 8]);
+                s.write_all(&out).unwrap();
+                out.clear();
+                let ack = |f: &raw::Frame| f.0 == raw::PING && f.1 & 1 != 0;
+                early = raw::read_until(&mut s, |fs| fs.iter().any(ack));
+            }
             raw::END_STREAM
         } else {
             0
@@ -184,10 +204,11 @@ fn post_raw(srv: &TestServer, path: &str, body: Option<&[u8]>, with_length: bool
         raw::frame(&mut out, raw::DATA, flags, 1, chunk);
     }
     s.write_all(&out).unwrap();
-    let ended = |f: &raw::Frame| f.2 == 1 && f.1 & raw::END_STREAM != 0;
-    let frames = raw::read_until(&mut s, |fs| {
-        fs.iter().any(|f| ended(f) || f.0 == raw::RST_STREAM)
-    });
+    let ended = |f: &raw::Frame| f.2 == 1 && (f.1 & raw::END_STREAM != 0 || f.0 == raw::RST_STREAM);
+    let mut frames = early;
+    if !frames.iter().any(ended) {
+        frames.extend(raw::read_until(&mut s, |fs| fs.iter().any(ended)));
+    }
     let first = frames
         .iter()
         .find(|f| f.0 == raw::HEADERS && f.2 == 1)
@@ -224,10 +245,38 @@ fn over_http2_a_request_body_reaches_stdin() {
     // A body that arrived whole with its request: its length is known.
     let (status, data) = post_raw(&srv, "/cgi-bin/echo", Some(b"abc"), false);
     assert_eq!((status, data.as_slice()), (0x88, &b"3:abc"[..]));
-    // A body still to come whose length is not said up front: 411 (not `:status 200`).
-    let (status, _) = post_raw(&srv, "/cgi-bin/echo", None, false);
-    assert_ne!(status, 0x88);
-    assert_eq!(srv.stats().status_4xx, 1);
+    // A body in several DATA frames whose length is not said up front: kept to its
+    // END_STREAM, then given with its length.
+    let (status, data) = post_raw_split(&srv, "/cgi-bin/echo", Some(&body), false, true);
+    assert_eq!(status, 0x88, ":status 200");
+    assert!(
+        data == want,
+        "echo of {} bytes: got {}",
+        body.len(),
+        data.len()
+    );
+    let st = srv.stop();
+    assert_eq!((st.cgi_starts, st.status_4xx), (4, 0));
+}
+
+#[test]
+fn over_http2_a_body_without_its_length_past_the_limit_starts_no_program() {
+    let scripts = Scripts::new();
+    scripts.add(
+        "echo",
+        "printf 'Content-Type: text/plain\\r\\n\\r\\n'\nexec cat\n",
+    );
+    let srv = start(&scripts, |c| c.max_body_bytes = 20_000);
+    let body = vec![b'x'; 40_000];
+    let (status, data) = post_raw_split(&srv, "/cgi-bin/echo", Some(&body), false, true);
+    assert_eq!((status, data.len()), (0, 0), "reset, with no response");
+    let (status, data) = post_raw_split(&srv, "/cgi-bin/echo", Some(&body[..20_000]), false, true);
+    assert_eq!(
+        (status, data.len()),
+        (0x88, 20_000),
+        "the limit itself passes"
+    );
+    assert_eq!(srv.stop().cgi_starts, 1);
 }
 
 #[test]
@@ -255,4 +304,38 @@ fn over_http2_a_program_that_dies_mid_response_resets_its_stream() {
     assert_eq!(srv.stats().cgi_died, RUNS);
     // The connection goes on.
     assert_eq!(h2.get("/a.txt", &[]).body, b"hello");
+}
+
+#[test]
+fn over_http2_a_stream_reset_while_its_body_is_awaited_starts_no_program() {
+    use h2_support::raw;
+    let scripts = Scripts::new();
+    scripts.add(
+        "echo",
+        "printf 'Content-Type: text/plain\\r\\n\\r\\n'\nexec cat\n",
+    );
+    scripts.add("hello", HELLO);
+    let srv = start(&scripts, |_| {});
+    let mut s = connect(srv.addr);
+    let mut out = raw::start();
+    // A POST with no content-length, part of its body, then the client's reset.
+    let mut block = vec![0x83, 0x86]; // :method POST, :scheme http
+    raw::literal(&mut block, 4, b"/cgi-bin/echo");
+    raw::literal(&mut block, 1, b"t");
+    raw::frame(&mut out, raw::HEADERS, raw::END_HEADERS, 1, &block);
+    raw::frame(&mut out, raw::DATA, 0, 1, b"abc");
+    raw::frame(&mut out, raw::RST_STREAM, 0, 1, &8u32.to_be_bytes()); // CANCEL
+                                                                      // Then a request on the same connection.
+    raw::get(&mut out, 3, "/cgi-bin/hello", raw::END_STREAM);
+    s.write_all(&out).unwrap();
+    let ended = |f: &raw::Frame| f.2 == 3 && f.1 & raw::END_STREAM != 0;
+    let frames = raw::read_until(&mut s, |fs| fs.iter().any(ended));
+    assert!(frames.iter().all(|f| f.2 != 1), "nothing answers stream 1");
+    let status = frames.iter().find(|f| f.0 == raw::HEADERS && f.2 == 3);
+    assert_eq!(
+        status.map(|f| f.3[0]),
+        Some(0x88),
+        ":status 200 on stream 3"
+    );
+    assert_eq!(srv.stop().cgi_starts, 1);
 }

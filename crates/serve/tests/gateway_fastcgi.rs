@@ -86,12 +86,12 @@ fn php_fpm_answers_get_post_and_head() {
         "POST /echo.php HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n",
     );
     assert_eq!((r.status, r.body.len()), (200, 0));
-    // A chunked one: its length is not known up front, as for a CGI program.
+    // A chunked one: read whole, then sent with its length.
     let r = ask(
         &srv,
         "POST /echo.php HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\n",
     );
-    assert_eq!(r.status, 411);
+    assert_eq!((r.status, r.body.as_slice()), (200, &b"hi"[..]));
 
     let r = ask(&srv, "HEAD /env.php HTTP/1.1\r\nHost: t\r\n\r\n");
     assert_eq!(r.status, 200);
@@ -114,6 +114,53 @@ fn php_fpm_answers_get_post_and_head() {
     assert_eq!(
         (st.fastcgi_failures, st.cgi_requests, st.cgi_starts),
         (0, 0, 0)
+    );
+}
+
+#[test]
+fn php_fpm_gets_a_chunked_body_decoded_with_its_length() {
+    let fpm = App::php_fpm(2);
+    let srv = php_server(&fpm.addr(), |_| {});
+    write_file(
+        srv.root.path(),
+        "length.php",
+        "<?php echo $_SERVER['CONTENT_LENGTH'] ?? '-', ' ', strlen(file_get_contents('php://input'));",
+    );
+    let s = connect(srv.addr);
+    let w = s.try_clone().unwrap();
+    let mut r = BufReader::new(s);
+    let big: Vec<u8> = (0..1 << 20).map(|i: u32| (i * 7 + i / 251) as u8).collect();
+    // Empty, a few chunks, and 1 MiB (the limit): one connection kept alive after each.
+    for (body, size) in [
+        (Vec::new(), 1),
+        (b"abcdefg".to_vec(), 3),
+        (big.clone(), 7000),
+    ] {
+        let reply = send_and_read(&w, &mut r, chunked_post("/echo.php", &body, size));
+        assert_eq!(reply.status, 200);
+        assert!(reply.body == body, "the {} B echo differs", body.len());
+    }
+    // php-fpm reads as much of its stdin as CONTENT_LENGTH says.
+    let reply = send_and_read(&w, &mut r, chunked_post("/length.php", &big, 65536));
+    assert_eq!(reply.body, b"1048576 1048576");
+    let over = chunked_post("/echo.php", &vec![b'x'; (1 << 20) + 1], 64 * 1024);
+    assert_eq!(send_and_read(&w, &mut r, over).status, 413);
+    assert!(closed_by_peer(&mut r));
+
+    let s = connect(srv.addr);
+    let w = s.try_clone().unwrap();
+    let mut r = BufReader::new(s);
+    // A chunk size that is no number.
+    let bad = b"POST /echo.php HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n\
+        zz\r\nabc\r\n0\r\n\r\n"
+        .to_vec();
+    assert_eq!(send_and_read(&w, &mut r, bad).status, 400);
+    assert!(closed_by_peer(&mut r));
+    let st = srv.stop();
+    assert_eq!(st.fastcgi_requests, 6);
+    assert_eq!(
+        st.fastcgi_connects, 1,
+        "the requests that reached php-fpm shared one connection"
     );
 }
 

@@ -260,6 +260,16 @@ impl BodyDecoder {
     /// body (payload, not chunk framing), and whether the body is complete. Bytes after the end
     /// of the body are not consumed (they belong to the next, pipelined, response).
     pub fn feed(&mut self, input: &[u8]) -> Result<BodyProgress, ResponseError> {
+        self.feed_payload(input, |_| {})
+    }
+
+    /// [`BodyDecoder::feed`], handing each run of payload bytes (the body decoded, without
+    /// chunk framing or trailers) to `payload` as it is seen.
+    pub fn feed_payload(
+        &mut self,
+        input: &[u8],
+        mut payload: impl FnMut(&[u8]),
+    ) -> Result<BodyProgress, ResponseError> {
         let mut pos = 0;
         let mut body = 0;
         while pos < input.len() {
@@ -267,12 +277,14 @@ impl BodyDecoder {
             match self.state {
                 State::Done => break,
                 State::Close => {
+                    payload(rest);
                     pos += rest.len();
                     body += rest.len();
                 }
                 State::Length(left) | State::Data(left) => {
                     let take = left.min(rest.len() as u64);
                     let left = left - take;
+                    payload(&rest[..take as usize]);
                     pos += take as usize;
                     body += take as usize;
                     self.state = match (self.state, left) {

@@ -127,7 +127,27 @@ impl Drain {
 
     /// Reads what of the body is in `input` (all of it unless the body ends inside).
     pub fn feed(&mut self, input: &[u8], now: Instant) -> Result<Fed, BodyError> {
-        let p = self.decoder.feed(input).map_err(|_| BodyError::Malformed)?;
+        self.feed_with(input, now, |_| {})
+    }
+
+    /// [`Drain::feed`], keeping the payload: appended to `kept` (a program's body, decoded from
+    /// its chunks; on an error `kept` holds part of it and is to be dropped).
+    pub fn feed_into(
+        &mut self,
+        input: &[u8],
+        now: Instant,
+        kept: &mut Vec<u8>,
+    ) -> Result<Fed, BodyError> {
+        self.feed_with(input, now, |run| kept.extend_from_slice(run))
+    }
+
+    fn feed_with(
+        &mut self,
+        input: &[u8],
+        now: Instant,
+        payload: impl FnMut(&[u8]),
+    ) -> Result<Fed, BodyError> {
+        let p = (self.decoder.feed_payload(input, payload)).map_err(|_| BodyError::Malformed)?;
         let (payload, framing) = (p.body as u64, (p.consumed - p.body) as u64);
         if payload > self.payload_left || framing > self.framing_left {
             return Err(BodyError::TooLarge);

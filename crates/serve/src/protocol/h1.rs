@@ -34,8 +34,13 @@ impl H1 {
         self.body.is_some()
     }
 
+    /// The body being read: dropped after its response, or kept for a program that waits
+    /// for it.
     pub fn body(&mut self) -> Option<&mut Drain> {
-        self.body.as_mut()
+        match self.body.as_mut() {
+            Some(d) => Some(d),
+            None => self.gateway.as_deref_mut()?.collecting(),
+        }
     }
 }
 
@@ -76,7 +81,9 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker) -> bool {
         return false;
     };
     if h.gateway.is_some() {
-        return false; // the input is the program's body, or the next request, which waits
+        // The input is the program's body, or the next request, which waits.
+        gateway::collect_body(s, w);
+        return false;
     }
     let mut pos = 0;
     let mut limited = false;
@@ -130,15 +137,21 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker) -> bool {
                     Some(Route::Cgi(script)) => {
                         let user = verdict.user();
                         match start_gateway(&req, buf, &script, s.peer, user, w) {
-                            Ok(x) => {
-                                if req.expect_continue && req.content_length.is_some_and(|n| n > 0)
-                                {
+                            Ok((mut x, launch)) => {
+                                let body_coming =
+                                    req.chunked || req.content_length.is_some_and(|n| n > 0);
+                                let continues = req.expect_continue && body_coming;
+                                match Drain::of(&req, w.max_body, w.now) {
+                                    // Its program starts once the body is read (`gateway.rs`).
+                                    Ok(Some(d)) if req.chunked => x.collect(d, launch),
+                                    _ => s.launches.push((0, launch)),
+                                }
+                                if continues {
                                     b.out.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
                                     s.queued += (b.out.len() - start) as u64;
                                     b.push_mem(start);
                                 }
-                                s.launches.push((0, x.1));
-                                h.gateway = Some(x.0);
+                                h.gateway = Some(x);
                                 pos += used;
                                 break;
                             }
@@ -233,6 +246,8 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker) -> bool {
             s.head_since = w.now;
         }
     }
+    // A chunked body that came with its head, for a program waiting for it.
+    gateway::collect_body(s, w);
     limited
 }
 
@@ -252,8 +267,8 @@ fn queue_body(body: Body, segs: &mut VecDeque<Seg>) -> u64 {
 }
 
 /// A request a program answers: its launch and the exchange that follows it, or the status
-/// that refuses it: 411 for a chunked body (a program is told the body's length up front,
-/// RFC 3875 4.1.2), 413 for one over `max_body_bytes`, 503 at `cgi_max_programs`.
+/// that refuses it: 413 for a body over `max_body_bytes`, 503 at `cgi_max_programs`. A
+/// chunked body is read before its program starts (`gateway.rs`): its reservation waits too.
 fn start_gateway(
     req: &Request<'_>,
     buf: &[u8],
@@ -266,13 +281,10 @@ fn start_gateway(
         return Err(500);
     };
     w.stats.count_gateway_request(script.app.is_some());
-    if req.chunked {
-        return Err(411);
-    }
-    if req.content_length.is_some_and(|n| n > w.max_body) {
+    if !req.chunked && req.content_length.is_some_and(|n| n > w.max_body) {
         return Err(413);
     }
-    if !g.reserve() {
+    if !req.chunked && !g.reserve() {
         w.stats.cgi_busy += 1;
         return Err(503);
     }

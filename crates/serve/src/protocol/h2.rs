@@ -92,6 +92,10 @@ pub(crate) struct H2 {
     head_pending: bool,
     /// Programs to start for the streams just answered (moved to the session's).
     launches: Vec<(StreamId, Launch)>,
+    /// Streams that wait for their END_STREAM before a program answers them (a body without
+    /// `content-length`: a program is told its length up front, RFC 3875 4.1.2, so it is kept
+    /// whole first, within `max_body_bytes`, as an HTTP/1.1 chunked one is). 0: none looked for.
+    awaiting: usize,
 }
 
 impl std::fmt::Debug for H2 {
@@ -120,6 +124,7 @@ impl H2 {
             going_away: false,
             head_pending: false,
             launches: Vec::new(),
+            awaiting: 0,
         })
     }
 
@@ -264,6 +269,22 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker, pool: &mut crate::pool::Po
     // Generated bodies (listings, error pages) are each stream's own until framed: while they
     // add up past the output bound, the next requests wait their turn (a hundred streams
     // asking for a large listing hold one or two at a time, not all).
+    if h.awaiting > 0 {
+        h.awaiting = 0;
+        for st in h
+            .streams
+            .slots
+            .iter_mut()
+            .filter(|st| st.id != 0 && st.awaits_end && !st.cut)
+        {
+            if st.ended {
+                st.awaits_end = false;
+                h.streams.ready.push(st.id);
+            } else {
+                h.awaiting += 1;
+            }
+        }
+    }
     let mut ready = std::mem::take(&mut h.streams.ready);
     let mut answered = 0;
     for &id in &ready {
@@ -288,8 +309,10 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker, pool: &mut crate::pool::Po
     // head is, however its frames trickle.
     let waiting = &h.streams.ready;
     // (A malformed request, reset, is not one.)
-    let pending = (h.streams.slots.iter())
-        .any(|st| st.id != 0 && !st.answered && !st.cut && !waiting.contains(&st.id));
+    // (Nor one whose body is awaited: that has its own clock.)
+    let pending = (h.streams.slots.iter()).any(|st| {
+        st.id != 0 && !st.answered && !st.cut && !st.awaits_end && !waiting.contains(&st.id)
+    });
     if pending && !h.head_pending {
         s.head_since = w.now;
     }
@@ -397,13 +420,15 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
                         Some(Route::Refused(status)) => {
                             w.responder.error_to(r, status, &w.date, out)
                         }
+                        // A program is told the body's length up front (RFC 3875 4.1.2): one
+                        // that does not say it is answered once it is whole (`answer`).
+                        Some(Route::Cgi(_)) if !st.ended && st.content_length.is_none() => {
+                            return Err(None);
+                        }
                         Some(Route::Cgi(script)) => {
                             w.stats.count_gateway_request(script.app.is_some());
-                            // A program is told the body's length up front (RFC 3875 4.1.2).
-                            let length_known = st.ended || st.content_length.is_some();
-                            let g = w.gateways.as_mut().filter(|_| length_known);
-                            match g {
-                                None => w.responder.error_to(r, 411, &w.date, out),
+                            match w.gateways.as_mut() {
+                                None => w.responder.error(500, &w.date, false, out),
                                 Some(g) if !g.reserve() => {
                                     w.stats.cgi_busy += 1;
                                     w.responder.busy(r, &w.date, out)
@@ -429,7 +454,7 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
                                     }
                                     let x =
                                         gateway::Exchange::new(r, method, limits.max_head_bytes);
-                                    return Err((Box::new(x), launch));
+                                    return Err(Some((Box::new(x), launch)));
                                 }
                             }
                         }
@@ -461,7 +486,12 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
         });
     let (reply, is_head, referer, user_agent, user) = match answer {
         Ok(answer) => answer,
-        Err((exchange, launch)) => {
+        Err(None) => {
+            h.streams.slots[i].awaits_end = true;
+            h.awaiting += 1;
+            return;
+        }
+        Err(Some((exchange, launch))) => {
             // A program answers: its head comes later (`gateway.rs`).
             h.launches.push((id, launch));
             let slot = &mut h.streams.slots[i];

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 use std::io::{self, BufRead, BufReader, Write};
+use std::net::TcpStream;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::Duration;
@@ -185,4 +186,33 @@ pub fn flood_script(count: &Path) -> String {
         "printf 'Content-Type: application/octet-stream\\r\\n\\r\\n'\ni=0\nwhile :; do head -c 65536 /dev/zero || exit; i=$((i+1)); echo $i > {c}; done\n",
         c = count.display()
     )
+}
+
+/// A POST of `body` to `path` framed in chunks of `size` bytes, each with an extension, and a
+/// trailer field after the last.
+pub fn chunked_post(path: &str, body: &[u8], size: usize) -> Vec<u8> {
+    let mut req = format!(
+        "POST {path} HTTP/1.1\r\nHost: t\r\nContent-Type: application/octet-stream\r\n\
+         Transfer-Encoding: chunked\r\n\r\n"
+    )
+    .into_bytes();
+    for chunk in body.chunks(size) {
+        req.extend_from_slice(format!("{:x};part=1\r\n", chunk.len()).as_bytes());
+        req.extend_from_slice(chunk);
+        req.extend_from_slice(b"\r\n");
+    }
+    req.extend_from_slice(b"0\r\nX-Trailer: dropped\r\n\r\n");
+    req
+}
+
+/// Sends `req` from another thread (its answer may come while it is still going out; a server
+/// that refuses it may close first: the write's result is not asked for) and reads the answer.
+pub fn send_and_read(w: &TcpStream, r: &mut impl BufRead, req: Vec<u8>) -> Reply {
+    let mut w = w.try_clone().unwrap();
+    let writer = std::thread::spawn(move || {
+        let _ = w.write_all(&req);
+    });
+    let reply = read_reply(r, false).expect("response");
+    writer.join().unwrap();
+    reply
 }

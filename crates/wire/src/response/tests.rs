@@ -391,3 +391,23 @@ fn a_stray_cr_before_the_status_line_is_blamed_on_the_status_line() {
     let ok = head(b"\r\n\nHTTP/1.1 204 No Content\r\n\r\n");
     assert_eq!(ok.status, 204, "whole empty lines are skipped");
 }
+
+#[test]
+fn feed_payload_hands_out_the_decoded_body_however_the_input_is_split() {
+    let input = b"3;ext=1\r\nabc\r\n4\r\ndefg\r\n0\r\nX-Trailer: t\r\n\r\nNEXT";
+    for split in 1..input.len() {
+        let mut d = BodyDecoder::new(Framing::Chunked);
+        let mut payload = Vec::new();
+        let first = d
+            .feed_payload(&input[..split], |run| payload.extend_from_slice(run))
+            .unwrap();
+        let rest = &input[first.consumed..];
+        let second = d
+            .feed_payload(rest, |run| payload.extend_from_slice(run))
+            .unwrap();
+        assert_eq!(payload, b"abcdefg", "split at {split}");
+        assert_eq!(first.body + second.body, 7);
+        assert!(second.done);
+        assert_eq!(&rest[second.consumed..], b"NEXT");
+    }
+}

@@ -4,13 +4,20 @@
 //! gave one, else chunked, else for an HTTP/1.0 client delimited by the close), and the one
 //! log line and count when it ends. No other request on the connection is parsed meanwhile
 //! (responses leave in order).
+//!
+//! A chunked request body is read whole before the program starts, decoded (`body.rs`, within
+//! `max_body_bytes`), as nginx buffers one: a program is told its body's length up front
+//! (`CONTENT_LENGTH`, RFC 3875 4.1.2), and CGI programs and FastCGI applications (php-fpm)
+//! rely on it to read their body.
 
 use wire::{Method, Request, Version};
 
+use super::super::body::Drain;
 use super::super::gateway::local_request;
 use super::super::{count_status, Proto, Session, Worker};
 use crate::access_log::Entry;
 use crate::gateway::head::{CgiHead, HeadError, HeadReader, Location};
+use crate::gateway::Launch;
 use crate::pool::Pool;
 use crate::respond::Body;
 
@@ -53,8 +60,14 @@ enum Out {
 /// A request a program answers on an HTTP/1.1 connection.
 #[derive(Debug)]
 pub(in crate::protocol) struct Exchange {
-    /// Request body bytes still to come from the client.
+    /// Request body bytes still to come from the client (`Content-Length` framing).
     body_left: u64,
+    /// A chunked body being read before its program starts: its decoder and the launch that
+    /// waits for its length.
+    collect: Option<Box<(Drain, Launch)>>,
+    /// A chunked body, decoded: `kept[given..]` is still to be handed to the program.
+    kept: Vec<u8>,
+    given: usize,
     version: Version,
     is_head: bool,
     /// Close after this response (asked for, or the response is delimited by the close).
@@ -71,7 +84,14 @@ pub(in crate::protocol) struct Exchange {
 impl Exchange {
     pub fn new(req: &Request<'_>, request_line: &[u8], max_head: usize) -> Exchange {
         Exchange {
-            body_left: req.content_length.unwrap_or(0),
+            body_left: if req.chunked {
+                0
+            } else {
+                req.content_length.unwrap_or(0)
+            },
+            collect: None,
+            kept: Vec::new(),
+            given: 0,
             version: req.version,
             is_head: req.method == Method::Head,
             close: !req.keep_alive,
@@ -84,6 +104,82 @@ impl Exchange {
             user_agent: req.user_agent.map(<[u8]>::to_vec),
         }
     }
+}
+
+impl Exchange {
+    /// Reads the (chunked) body `body` decodes before `launch` starts.
+    pub fn collect(&mut self, body: Drain, launch: Launch) {
+        self.collect = Some(Box::new((body, launch)));
+    }
+
+    /// The chunked body being read before the program starts.
+    pub fn collecting(&mut self) -> Option<&mut Drain> {
+        self.collect.as_mut().map(|c| &mut c.0)
+    }
+}
+
+/// Reads the chunked body of a request whose program waits for it, from the input buffer:
+/// decoded and kept until its end, then the program is started with its length. A malformed
+/// body gets 400, one over `max_body_bytes` 413 (then the connection closes, lingering: the
+/// client may still be sending), and no program starts; nor at `cgi_max_programs` (503, the
+/// connection kept: the body was read whole).
+pub(in crate::protocol) fn collect_body(s: &mut Session, w: &mut Worker) {
+    let Proto::H1(h) = &mut s.proto else {
+        return;
+    };
+    let (Some(x), Some(b)) = (h.gateway.as_deref_mut(), s.bufs.as_mut()) else {
+        return;
+    };
+    let Some(c) = x.collect.as_mut() else {
+        return;
+    };
+    let fed = c.0.feed_into(&b.input[..b.in_len], w.now, &mut x.kept);
+    let refused = match fed {
+        Ok(fed) => {
+            b.input.copy_within(fed.used..b.in_len, 0);
+            b.in_len -= fed.used;
+            if !fed.done {
+                return;
+            }
+            let Some(c) = x.collect.take() else { return };
+            let (_, mut launch) = *c;
+            match w.gateways.as_ref() {
+                Some(g) if g.reserve() => {
+                    let n = x.kept.len();
+                    launch.body = n as u64;
+                    launch
+                        .env
+                        .push(("CONTENT_LENGTH".into(), n.to_string().into()));
+                    s.launches.push((0, launch));
+                    return;
+                }
+                _ => {
+                    w.stats.cgi_busy += 1;
+                    x.kept = Vec::new();
+                    503
+                }
+            }
+        }
+        Err(e) => {
+            b.in_len = 0;
+            x.close = true;
+            s.linger = true;
+            e.status()
+        }
+    };
+    let start = b.out.len();
+    let reply = match refused {
+        503 => (w.responder).busy_after_body(x.close, x.is_head, &w.date, &mut b.out),
+        status => w.responder.error(status, &w.date, x.close, &mut b.out),
+    };
+    x.status = reply.status;
+    x.body_bytes = reply.body_bytes;
+    s.queued += (b.out.len() - start) as u64;
+    b.push_mem(start);
+    log_and_count(x, s.peer, w);
+    s.served = true;
+    s.close_after |= x.close;
+    h.gateway = None;
 }
 
 fn exchange(s: &Session) -> Option<&Exchange> {
@@ -109,6 +205,7 @@ impl Session {
     /// Request body bytes received and not yet handed to the program.
     pub(in crate::protocol) fn h1_gateway_body(&self) -> &[u8] {
         match (exchange(self), self.bufs.as_ref()) {
+            (Some(x), _) if !x.kept.is_empty() => &x.kept[x.given..],
             (Some(x), Some(b)) => &b.input[..b.in_len.min(x.body_left as usize)],
             _ => &[],
         }
@@ -116,12 +213,23 @@ impl Session {
 
     /// The whole request body has been handed over.
     pub(in crate::protocol) fn h1_gateway_body_done(&self) -> bool {
-        exchange(self).is_none_or(|x| x.body_left == 0)
+        exchange(self).is_none_or(|x| x.body_left == 0 && x.given == x.kept.len())
     }
 
     /// `n` bytes of [`Session::gateway_body`] were taken (written to the program, or dropped).
     pub(in crate::protocol) fn h1_gateway_body_taken(&mut self, n: usize) {
-        let (Some(x), Some(b)) = (exchange_mut(&mut self.proto), self.bufs.as_mut()) else {
+        let Some(x) = exchange_mut(&mut self.proto) else {
+            return;
+        };
+        if !x.kept.is_empty() {
+            x.given += n;
+            if x.given == x.kept.len() {
+                x.kept = Vec::new();
+                x.given = 0;
+            }
+            return;
+        }
+        let Some(b) = self.bufs.as_mut() else {
             return;
         };
         b.input.copy_within(n..b.in_len, 0);

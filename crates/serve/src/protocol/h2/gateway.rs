@@ -5,7 +5,8 @@
 //! The buffer holds at most `OUTPUT_WINDOW` (the program's stdout is not read past it), so a
 //! client that opens no window holds the program, not the server's memory. A request body is
 //! kept as it arrives (up to `max_body_bytes`) and written to the program's stdin; one without
-//! `content-length` (its length unknown up front) gets 411.
+//! `content-length` is kept whole before its program starts (`H2::awaiting`), so the program
+//! is told its length.
 
 use http2::StreamId;
 use wire::{Method, Request};

@@ -105,6 +105,9 @@ pub(super) struct Stream {
     pub(super) cut: bool,
     /// The client ended its side (END_STREAM received).
     pub(super) ended: bool,
+    /// A program's request whose body's length is not said up front: answered at its
+    /// END_STREAM, once the body is whole (see `H2::awaiting`).
+    pub(super) awaits_end: bool,
     /// The request was answered (until then its header block is under way).
     pub(super) answered: bool,
     /// The response went out whole (our END_STREAM written).
@@ -141,6 +144,7 @@ impl Stream {
             body: None,
             cut: false,
             ended: false,
+            awaits_end: false,
             answered: false,
             complete: false,
             out: Out::None,
@@ -184,6 +188,7 @@ impl Stream {
         self.body = None;
         self.cut = false;
         self.ended = false;
+        self.awaits_end = false;
         self.answered = false;
         self.complete = false;
         self.out = Out::None;
@@ -355,6 +360,7 @@ impl Streams {
         }
         let s = &mut self.slots[i];
         s.id = 0;
+        s.awaits_end = false;
         s.out = Out::None; // drops the shared body or the file
         s.gateway = None;
         s.body_buf = Vec::new();
