@@ -27,11 +27,13 @@ pub mod browser;
 pub mod crawl;
 pub mod css;
 pub mod fetch;
+pub mod fonts;
 mod frontier;
 pub mod html;
 pub mod log_pages;
 pub mod nesting;
 pub mod robots;
+pub mod rules;
 pub mod srcset;
 pub mod workload;
 

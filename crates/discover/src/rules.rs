@@ -1,0 +1,239 @@
+//! Which of a stylesheet's rules apply to a page: a rule's `url()`s are requested, and the
+//! fonts it names used, only when its selector list matches an element of the page's DOM (as
+//! html5ever built it), matched by scraper's engine (servo's `selectors` crate).
+//!
+//! What a browser cannot know at load is decided thus: a pseudo-element (`::before`,
+//! `::after`, `::marker`, `:first-line`...) matches with its element; a selector that needs a
+//! user's action or history (`:hover`, `:focus`, `:active`, `:visited`, `:target`...) matches
+//! nothing; `:link` and `:any-link` are `a`/`area` with an `href`. A selector list scraper
+//! cannot parse (other pseudo-classes, such as `:checked`) is kept as if it matched.
+
+use scraper::{ElementRef, Html, Node, Selector};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// A style rule's selector list, parsed once per stylesheet.
+#[derive(Debug)]
+pub struct Rule {
+    /// As written.
+    pub text: String,
+    pub selector: Parsed,
+}
+
+#[derive(Debug)]
+pub enum Parsed {
+    Selector(Selector),
+    /// Every selector of the list needs a user's action: nothing matches at load.
+    Never,
+    /// scraper cannot parse it: kept as if it matched.
+    Unknown,
+}
+
+impl PartialEq for Rule {
+    fn eq(&self, other: &Rule) -> bool {
+        self.text == other.text
+    }
+}
+
+/// Pseudo-classes of a user's action or history.
+const DYNAMIC: &[&str] = &[
+    "hover",
+    "focus",
+    "focus-within",
+    "focus-visible",
+    "active",
+    "visited",
+    "target",
+    "target-within",
+    "user-invalid",
+    "user-valid",
+];
+
+/// The legacy pseudo-elements written with one colon.
+const LEGACY_PSEUDO_ELEMENTS: &[&str] = &["before", "after", "first-line", "first-letter"];
+
+impl Rule {
+    pub fn new(selectors: &str) -> Rule {
+        let text = selectors.trim().to_owned();
+        let kept: Vec<String> = split_top_level(&text)
+            .into_iter()
+            .filter_map(|s| without_pseudo_elements(s.trim()))
+            .collect();
+        let selector = if kept.is_empty() {
+            Parsed::Never
+        } else {
+            match Selector::parse(&kept.join(", ")) {
+                Ok(s) => Parsed::Selector(s),
+                Err(_) => Parsed::Unknown,
+            }
+        };
+        Rule { text, selector }
+    }
+}
+
+fn split_top_level(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&text[start..]);
+    out
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_alphanumeric() || c == '-' || c == '_' || !c.is_ascii()
+}
+
+/// One selector with its pseudo-elements taken off (they match with their element), `:link`
+/// made `a`/`area` with an `href`; `None` if it names a user's action or history.
+fn without_pseudo_elements(selector: &str) -> Option<String> {
+    let mut out = String::with_capacity(selector.len());
+    let mut rest = selector;
+    while let Some(i) = rest.find(':') {
+        out.push_str(&rest[..i]);
+        let double = rest[i + 1..].starts_with(':');
+        let name_start = i + if double { 2 } else { 1 };
+        let name_len = rest[name_start..]
+            .find(|c| !is_ident(c))
+            .unwrap_or(rest.len() - name_start);
+        let name = rest[name_start..name_start + name_len].to_ascii_lowercase();
+        let mut end = name_start + name_len;
+        if double || LEGACY_PSEUDO_ELEMENTS.contains(&name.as_str()) {
+            // Dropped, with its argument if any (`::part(x)`, `::highlight(x)`).
+            if rest[end..].starts_with('(') {
+                end += rest[end..].find(')').map_or(rest.len() - end, |j| j + 1);
+            }
+        } else if DYNAMIC.contains(&name.as_str()) {
+            return None;
+        } else if name == "link" || name == "any-link" {
+            out.push_str(":is(a, area)[href]");
+        } else {
+            out.push_str(&rest[i..end]);
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    // A selector that was only a pseudo-element (`::selection`) is any element.
+    if out.trim().is_empty() || out.ends_with([' ', '>', '+', '~']) {
+        out.push('*');
+    }
+    Some(out)
+}
+
+/// A page's DOM, asked which rules match it (each rule once).
+pub struct Matcher<'t> {
+    tree: Option<&'t Html>,
+    /// Each rule's answer, the rule held so that its address is not another's while the page
+    /// lasts.
+    seen: HashMap<*const Rule, (Arc<Rule>, bool)>,
+}
+
+impl<'t> Matcher<'t> {
+    /// `None`: no DOM, every rule matches.
+    pub fn new(tree: Option<&'t Html>) -> Matcher<'t> {
+        Matcher {
+            tree,
+            seen: HashMap::new(),
+        }
+    }
+
+    /// Whether a reference of `rule` applies to the page (no rule: it does).
+    pub fn applies(&mut self, rule: Option<&Arc<Rule>>) -> bool {
+        let Some(rule) = rule else { return true };
+        let Some(tree) = self.tree else { return true };
+        self.seen
+            .entry(Arc::as_ptr(rule))
+            .or_insert_with(|| {
+                let matched = match &rule.selector {
+                    Parsed::Selector(s) => tree
+                        .root_element()
+                        .descendants()
+                        .filter_map(ElementRef::wrap)
+                        .any(|e| s.matches(&e) && !in_template(&e)),
+                    Parsed::Never => false,
+                    Parsed::Unknown => true,
+                };
+                (rule.clone(), matched)
+            })
+            .1
+    }
+}
+
+/// Whether an element is a `<template>`'s inert content.
+fn in_template(e: &ElementRef<'_>) -> bool {
+    e.ancestors().any(|a| matches!(a.value(), Node::Fragment))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn matching(html: &str, selectors: &[&str]) -> Vec<bool> {
+        let tree = Html::parse_document(html);
+        let mut m = Matcher::new(Some(&tree));
+        selectors
+            .iter()
+            .map(|s| m.applies(Some(&Arc::new(Rule::new(s)))))
+            .collect()
+    }
+
+    #[test]
+    fn a_rule_applies_when_its_selector_matches_an_element() {
+        let html = r#"<ul class="menu"><li><a href="/x">x</a></li></ul>
+            <div id="main"><p class="note">n</p></div><template><p class="tpl"></p></template>"#;
+        assert_eq!(
+            matching(
+                html,
+                &[
+                    "ul.menu li",
+                    "ul.search li",
+                    ".nothing, #main > p.note",
+                    "div p + p",
+                    "p.tpl",
+                    "li:first-child a[href^='/']",
+                    ":not(.menu) > li",
+                ]
+            ),
+            [true, false, true, false, false, true, false]
+        );
+    }
+
+    #[test]
+    fn pseudo_elements_match_their_element_and_dynamic_states_nothing() {
+        let html = r#"<a href="/x">x</a><p>p</p>"#;
+        assert_eq!(
+            matching(
+                html,
+                &[
+                    "p::before",
+                    "p:after",
+                    "a::after, q",
+                    "::selection",
+                    "a:hover",
+                    "a:focus, p:active",
+                    "a:visited::after",
+                    "a:link",
+                    "p:link",
+                    "h2::before",
+                ]
+            ),
+            [true, true, true, true, false, false, false, true, false, false]
+        );
+    }
+
+    #[test]
+    fn a_selector_scraper_cannot_parse_is_kept() {
+        let rule = Rule::new("input:checked + label");
+        assert!(matches!(rule.selector, Parsed::Unknown));
+        assert_eq!(matching("<p>", &["input:checked + label"]), [true]);
+    }
+}
