@@ -371,7 +371,19 @@ mod tests {
         let font = &sheet.fonts[0];
         assert_eq!(font.families, ["my font", "serif"]);
         assert_eq!((font.weight, font.italic), (Some(700), Some(true)));
-        assert!(sheet.fonts[1].any_family);
+        assert_eq!(sheet.fonts[1].vars, ["--f"]);
+        let vars = parse(
+            ":root { --f: 'Fira Sans', serif; --c: var(--f) } code { font: 1em/1 var(--c, var(--x)) }",
+            &Env::default(),
+        );
+        assert_eq!(
+            vars.fonts[0].custom,
+            [
+                ("--f".to_owned(), "'Fira Sans', serif".to_owned()),
+                ("--c".to_owned(), "var(--f)".to_owned())
+            ]
+        );
+        assert_eq!(vars.fonts[1].vars, ["--c", "--x"]);
         let inline = parse_declarations(
             "background: url(i.png); font-family: 'A  B'",
             &Env::default(),

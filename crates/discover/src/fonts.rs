@@ -5,17 +5,24 @@
 //! Weights and styles are the page's as a whole, not per element: normal text, bold where a
 //! matched rule asks for it or the page has an element bold by default (`b`, `strong`,
 //! `h1`-`h6`, `th`), italic likewise (`em`, `i`, `cite`, `var`, `dfn`, `address`). A family
-//! named through `var()` may be any: every face is kept.
+//! named through `var(--name)` is any value a matched rule gives `--name` (followed through
+//! `var()`s in turn); a custom property no matched rule sets may be any family: every face of
+//! the page's stylesheets is kept then.
 
 use crate::css::{Face, FontUse};
 use scraper::{ElementRef, Html};
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// What a page's matched rules ask of fonts.
 #[derive(Debug, Default)]
 pub struct FontsUsed {
     families: HashSet<String>,
+    /// No DOM to match against: any family.
     any_family: bool,
+    /// Custom properties font declarations take their families from.
+    vars: HashSet<String>,
+    /// Each custom property's values in matched rules.
+    custom: HashMap<String, Vec<String>>,
     weights: BTreeSet<u16>,
     italic: bool,
 }
@@ -50,7 +57,13 @@ impl FontsUsed {
     /// A matched rule's font.
     pub fn add(&mut self, font: &FontUse) {
         self.families.extend(font.families.iter().cloned());
-        self.any_family |= font.any_family;
+        self.vars.extend(font.vars.iter().cloned());
+        for (name, value) in &font.custom {
+            self.custom
+                .entry(name.clone())
+                .or_default()
+                .push(value.clone());
+        }
         self.weights.extend(font.weight);
         self.italic |= font.italic == Some(true);
     }
@@ -58,7 +71,7 @@ impl FontsUsed {
     /// Whether the page's text uses `face`, one of `faces` (all the faces its stylesheets
     /// declare).
     pub fn uses(&self, face: &Face, faces: &[&Face]) -> bool {
-        if !self.any_family && !self.families.contains(&face.family) {
+        if !self.any_family && !self.names(&face.family) {
             return false;
         }
         let family: Vec<&Face> = faces
@@ -76,6 +89,34 @@ impl FontsUsed {
                 .iter()
                 .any(|&italic| best(&family, weight, italic).is_some_and(|b| b == face))
         })
+    }
+}
+
+impl FontsUsed {
+    /// Whether the matched rules name `family`, directly or through custom properties.
+    fn names(&self, family: &str) -> bool {
+        if self.families.contains(family) {
+            return true;
+        }
+        let mut seen = HashSet::new();
+        let mut todo: Vec<String> = self.vars.iter().cloned().collect();
+        while let Some(var) = todo.pop() {
+            if !seen.insert(var.clone()) {
+                continue;
+            }
+            let Some(values) = self.custom.get(&var) else {
+                return true; // set by no matched rule (a script may set it): any family
+            };
+            for value in values {
+                let mut nested = FontUse::default();
+                nested.declaration(&format!("font-family: {value}"));
+                if nested.families.iter().any(|f| f == family) {
+                    return true;
+                }
+                todo.extend(nested.vars);
+            }
+        }
+        false
     }
 }
 
@@ -155,6 +196,39 @@ mod tests {
             ..FontUse::default()
         });
         assert!(used.uses(&bold, &all));
+    }
+
+    #[test]
+    fn a_family_named_through_custom_properties() {
+        let tree = Html::parse_document("<p>plain text</p>");
+        let mut used = FontsUsed::new(Some(&tree));
+        let font = |decls: &[&str]| {
+            let mut f = FontUse::default();
+            for d in decls {
+                f.declaration(d);
+            }
+            f
+        };
+        used.add(&font(&[
+            "--serif: 'Source Serif 4', serif",
+            "--code: var(--mono)",
+        ]));
+        used.add(&font(&["--mono: \"Fira Mono\""]));
+        used.add(&font(&["font: 1rem/1.5 var(--serif)"]));
+        let (serif, mono, sans) = (
+            face("source serif 4", 400, false),
+            face("fira mono", 400, false),
+            face("fira sans", 400, false),
+        );
+        let all = [&serif, &mono, &sans];
+        assert!(used.uses(&serif, &all));
+        assert!(!used.uses(&mono, &all), "--code is set but no font uses it");
+        used.add(&font(&["font-family: var(--code)"]));
+        assert!(used.uses(&mono, &all));
+        assert!(!used.uses(&sans, &all));
+        // A custom property no matched rule sets: any family.
+        used.add(&font(&["font-family: var(--set-by-script)"]));
+        assert!(used.uses(&sans, &all));
     }
 
     #[test]

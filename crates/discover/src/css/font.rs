@@ -24,8 +24,11 @@ pub struct FontUse {
     pub rule: Option<Arc<Rule>>,
     /// The families named (lowercase), generic ones included.
     pub families: Vec<String>,
-    /// The family list is not known here (`var()`, `inherit`...): any face may be used.
-    pub any_family: bool,
+    /// Custom properties the family list is taken from (`var(--name)`).
+    pub vars: Vec<String>,
+    /// The custom properties the rule sets (`--name: value`): a family list a `var()`
+    /// may name.
+    pub custom: Vec<(String, String)>,
     pub weight: Option<u16>,
     pub italic: Option<bool>,
 }
@@ -39,18 +42,24 @@ impl FontUse {
     }
 
     pub(super) fn sets_something(&self) -> bool {
-        self.any_family
+        !self.vars.is_empty()
+            || !self.custom.is_empty()
             || !self.families.is_empty()
             || self.weight.is_some()
             || self.italic.is_some()
     }
 
     /// One declaration (`name: value`) of the rule.
-    pub(super) fn declaration(&mut self, text: &str) {
+    pub fn declaration(&mut self, text: &str) {
         let Some((name, value)) = text.split_once(':') else {
             return;
         };
-        let name = name.trim().to_ascii_lowercase();
+        let name = name.trim();
+        if name.starts_with("--") {
+            self.custom.push((name.to_owned(), value.trim().to_owned()));
+            return;
+        }
+        let name = name.to_ascii_lowercase();
         let value = value.trim();
         let value = value
             .strip_suffix("!important")
@@ -67,15 +76,11 @@ impl FontUse {
     }
 
     fn set_families(&mut self, value: &str) {
-        if value.contains("var(") || value.contains("env(") {
-            self.any_family = true;
+        if value.contains("var(") {
+            self.vars = vars(value);
             return;
         }
-        self.families = value
-            .split(',')
-            .map(family)
-            .filter(|f| !f.is_empty())
-            .collect();
+        self.families = families(value);
         if matches!(
             self.families.as_slice(),
             [f] if matches!(f.as_str(), "inherit" | "initial" | "unset" | "revert" | "revert-layer")
@@ -89,7 +94,7 @@ impl FontUse {
     /// unless given.
     fn shorthand(&mut self, value: &str) {
         if value.contains("var(") {
-            self.any_family = true;
+            self.vars = vars(value);
             return;
         }
         let words: Vec<&str> = value.split_ascii_whitespace().collect();
@@ -133,6 +138,31 @@ impl FontUse {
             }
         }
     }
+}
+
+/// The custom properties a value names: `var(--a, var(--b))` gives `--a` and `--b`.
+fn vars(value: &str) -> Vec<String> {
+    value
+        .split("var(")
+        .skip(1)
+        .filter_map(|rest| {
+            let name: String = rest
+                .trim_start()
+                .chars()
+                .take_while(|&c| c == '-' || c == '_' || c.is_alphanumeric())
+                .collect();
+            name.starts_with("--").then_some(name)
+        })
+        .collect()
+}
+
+/// A family list as compared.
+fn families(value: &str) -> Vec<String> {
+    value
+        .split(',')
+        .map(family)
+        .filter(|f| !f.is_empty())
+        .collect()
 }
 
 /// A family name as compared: unquoted, lowercase, single spaces.
