@@ -54,7 +54,8 @@ pub struct Options {
     pub max_files: usize,
     /// Follow links robots.txt disallows.
     pub ignore_robots: bool,
-    /// The viewport width (CSS px) image candidates are picked for; `None`: the largest.
+    /// The viewport width (CSS px) image candidates are picked for (`None`: the largest) and
+    /// stylesheets' `@media` evaluated at (`None`: the browser's default width).
     pub viewport: Option<u32>,
     pub limits: Limits,
     pub tls: TlsOptions,

@@ -40,7 +40,8 @@ pub struct DiscoverArgs {
     #[arg(long)]
     pub ignore_robots: bool,
     /// Pick srcset/picture images as a browser this many CSS pixels wide does (device pixel
-    /// ratio 1); by default the largest candidate.
+    /// ratio 1), by default the largest candidate; stylesheets' @media are evaluated at this
+    /// width (default 1280) and 800 px high.
     #[arg(long, value_name = "WIDTH")]
     pub viewport: Option<u32>,
     /// A resource larger than this (bytes; K, M, G suffixes of 1024) is left out, with a comment.
