@@ -154,7 +154,7 @@ pub fn crawl(start: &Url, opts: &Options) -> Result<Site, CrawlError> {
         env: css::Env {
             width: f64::from(opts.viewport.unwrap_or(crate::browser::DEFAULT_WIDTH)),
             height: f64::from(crate::browser::WINDOW_HEIGHT),
-            dark: false,
+            dark: opts.dark,
         },
     };
     c.frontier.push(start.clone(), 0);

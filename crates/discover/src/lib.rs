@@ -57,6 +57,8 @@ pub struct Options {
     /// The viewport width (CSS px) image candidates are picked for (`None`: the largest) and
     /// stylesheets' `@media` evaluated at (`None`: the browser's default width).
     pub viewport: Option<u32>,
+    /// Stylesheets' `@media (prefers-color-scheme)` answered `dark` (else `light`).
+    pub dark: bool,
     pub limits: Limits,
     pub tls: TlsOptions,
     /// HTTP/1.1, or HTTP/2.

@@ -246,6 +246,30 @@ fn stdout_by_default_and_failures_exit_as_documented() {
 }
 
 #[test]
+fn the_color_scheme_decides_which_media_rules_apply() {
+    let root = tempfile::tempdir().unwrap();
+    let server = start_server(root.path(), 1);
+    discover_site::write(root.path(), &server.addr);
+    let start = format!("http://{}/index.html", server.addr);
+    let listed = |scheme: &str| {
+        let out = discover(&[&start, "--depth", "0", "--color-scheme", scheme]);
+        assert!(out.status.success(), "{scheme}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let (light, dark) = (listed("light"), listed("dark"));
+    assert!(!light.contains("/img/dark.png"), "{light}");
+    assert!(dark.contains("\"/img/dark.png\", # "), "{dark}");
+    // A @media block that does not apply is not searched: its url() is not in the count of
+    // rules that match nothing (`:hover`, `ul.search li`, `.unused`).
+    assert!(
+        light.contains("# 3 stylesheet url()s not listed"),
+        "{light}"
+    );
+    let out = discover(&[&start, "--color-scheme", "sepia"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
 fn a_size_limit_and_robots_are_kept() {
     let root = tempfile::tempdir().unwrap();
     let server = start_server(root.path(), 1);

@@ -41,6 +41,7 @@ fn chromium_requests_what_flint_discovers() {
             max_files: 1000,
             ignore_robots: false,
             viewport: Some(800),
+            dark: false,
             limits: Limits {
                 max_size: 1 << 20,
                 timeout: Duration::from_secs(10),

@@ -4,7 +4,7 @@
 //! and absolute paths and a full URL, <base href>, a link cycle, links to another origin and
 //! to a path robots.txt disallows, a broken image, and a page beyond --depth 1. Its
 //! stylesheets hold what a browser does not fetch: rules no element matches or that need a
-//! user's action, `@media print`, a `min-width` above the viewport, an `@supports` another
+//! user's action, `@media print`, a `min-width` above the viewport, a dark colour scheme's, an `@supports` another
 //! engine's, font faces no text uses; and what it does: a pseudo-element's image, the bold face
 //! of the `<h1>`.
 
@@ -122,6 +122,7 @@ body { font-family: Body, sans-serif }
 @media print { body { background: url(/img/print.png) } }
 @media screen and (min-width: 2000px) { iframe { background: url(/img/wide.png) } }
 @media screen and (max-width: 2000px) { video { background: url(/img/screen.png) } }
+@media (prefers-color-scheme: dark) { .hero::before { content: ""; background: url(/img/dark.png) } }
 @supports (-moz-appearance: none) { body { cursor: url(/img/moz.png), auto } }
 @supports (display: grid) { .hero::after { content: ""; background: url(/img/grid.png) } }
 a:hover, a:focus { background: url(/img/hover.png) }
@@ -161,6 +162,7 @@ h1::before { content: ""; background: url(/img/before.png) }
         "/img/hover.png",
         "/img/search.png",
         "/img/before.png",
+        "/img/dark.png",
         "/fonts/body.woff2",
         "/fonts/body-bold.woff2",
         "/fonts/body-italic.woff2",
