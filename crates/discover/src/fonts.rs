@@ -87,7 +87,7 @@ impl FontsUsed {
         self.weights.iter().any(|&weight| {
             styles
                 .iter()
-                .any(|&italic| best(&family, weight, italic).is_some_and(|b| b == face))
+                .any(|&italic| picked(&family, weight, italic, face))
         })
     }
 }
@@ -120,22 +120,21 @@ impl FontsUsed {
     }
 }
 
-/// The face a browser picks of a family's for text of `weight` and style (CSS Fonts font
-/// matching: the style first, then the nearest weight in the direction the spec prefers).
-fn best<'f>(family: &[&'f Face], weight: u16, italic: bool) -> Option<&'f Face> {
-    let styled: Vec<&Face> = family
+/// Whether `face` is one a browser picks of a family's for text of `weight` and style (CSS
+/// Fonts font matching: the style first, then the nearest weight in the direction the spec
+/// prefers). Faces alike but for their `unicode-range` are all picked: each serves its
+/// characters.
+fn picked(family: &[&Face], weight: u16, italic: bool, face: &Face) -> bool {
+    let styled = family.iter().any(|f| f.italic == italic);
+    if styled && face.italic != italic {
+        return false;
+    }
+    let nearest = family
         .iter()
-        .copied()
-        .filter(|f| f.italic == italic)
-        .collect();
-    let pool = if styled.is_empty() {
-        family
-    } else {
-        &styled[..]
-    };
-    pool.iter()
-        .copied()
-        .min_by_key(|f| weight_distance(weight, f.weight))
+        .filter(|f| !styled || f.italic == italic)
+        .map(|f| weight_distance(weight, f.weight))
+        .min();
+    nearest == Some(weight_distance(weight, face.weight))
 }
 
 /// How far a face of weights `lo..=hi` is from `want`, as the spec orders candidates: for
