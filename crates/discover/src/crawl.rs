@@ -381,7 +381,7 @@ impl Crawl<'_> {
             beyond: 0,
             chars: std::mem::take(&mut doc.chars),
             matcher: crate::rules::Matcher::new(tree.as_ref()),
-            styles: Styles::new(tree.as_ref()),
+            styles: Styles::new(),
         };
         let mut notes = Vec::new();
         if doc.left_out > 0 {

@@ -20,9 +20,13 @@ pub struct Rule {
     pub selector: Parsed,
 }
 
+/// A selector's weight in the cascade: ids, classes (attributes, pseudo-classes), types.
+pub type Specificity = (u32, u32, u32);
+
 #[derive(Debug)]
 pub enum Parsed {
-    Selector(Selector),
+    /// Each selector of the list, with its specificity.
+    Selectors(Vec<(Selector, Specificity)>),
     /// Every selector of the list needs a user's action: nothing matches at load.
     Never,
     /// scraper cannot parse it: kept as if it matched.
@@ -59,16 +63,66 @@ impl Rule {
             .into_iter()
             .filter_map(|s| without_pseudo_elements(s.trim()))
             .collect();
-        let selector = if kept.is_empty() {
-            Parsed::Never
-        } else {
-            match Selector::parse(&kept.join(", ")) {
-                Ok(s) => Parsed::Selector(s),
-                Err(_) => Parsed::Unknown,
-            }
+        let parsed: Result<Vec<_>, _> = kept
+            .iter()
+            .map(|s| Selector::parse(s).map(|p| (p, specificity(s))))
+            .collect();
+        let selector = match parsed {
+            _ if kept.is_empty() => Parsed::Never,
+            Ok(list) => Parsed::Selectors(list),
+            Err(_) => Parsed::Unknown,
         };
         Rule { text, selector }
     }
+
+    /// The specificity the rule applies to `element` with (its highest matching selector's),
+    /// or `None` if it does not match it. A rule flint cannot match matches nothing here.
+    pub fn matches(&self, element: &ElementRef<'_>) -> Option<Specificity> {
+        let Parsed::Selectors(list) = &self.selector else {
+            return None;
+        };
+        list.iter()
+            .filter(|(s, _)| s.matches(element))
+            .map(|&(_, spec)| spec)
+            .max()
+    }
+}
+
+/// A selector's specificity, counted from its text (`:where()` counted as `:is()`).
+fn specificity(selector: &str) -> Specificity {
+    let (mut ids, mut classes, mut types) = (0, 0, 0);
+    let mut prev = ' ';
+    let mut chars = selector.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '#' => ids += 1,
+            '.' | '[' => classes += 1,
+            ':' if chars.peek() != Some(&':') && prev != ':' => {
+                let name: String = chars.clone().take_while(|&c| is_ident(c)).collect();
+                if !matches!(name.as_str(), "not" | "is" | "where" | "has") {
+                    classes += 1;
+                }
+            }
+            c if c.is_alphabetic() && matches!(prev, ' ' | '>' | '+' | '~' | '(' | ',') => {
+                types += 1
+            }
+            _ => {}
+        }
+        if c == '[' {
+            // An attribute selector's inside is not counted.
+            for c in chars.by_ref() {
+                if c == ']' {
+                    break;
+                }
+            }
+        }
+        prev = if is_ident(c) && !matches!(prev, ' ' | '>' | '+' | '~' | '(' | ',') {
+            'x'
+        } else {
+            c
+        };
+    }
+    (ids, classes, types)
 }
 
 fn split_top_level(text: &str) -> Vec<&str> {
@@ -146,6 +200,11 @@ impl<'t> Matcher<'t> {
         }
     }
 
+    /// The page's DOM.
+    pub fn tree(&self) -> Option<&'t Html> {
+        self.tree
+    }
+
     /// Whether a reference of `rule` applies to the page (no rule: it does).
     pub fn applies(&mut self, rule: Option<&Arc<Rule>>) -> bool {
         let Some(rule) = rule else { return true };
@@ -154,11 +213,11 @@ impl<'t> Matcher<'t> {
             .entry(Arc::as_ptr(rule))
             .or_insert_with(|| {
                 let matched = match &rule.selector {
-                    Parsed::Selector(s) => tree
+                    Parsed::Selectors(_) => tree
                         .root_element()
                         .descendants()
                         .filter_map(ElementRef::wrap)
-                        .any(|e| s.matches(&e) && !in_template(&e)),
+                        .any(|e| rule.matches(&e).is_some() && !in_template(&e)),
                     Parsed::Never => false,
                     Parsed::Unknown => true,
                 };
@@ -228,6 +287,25 @@ mod tests {
             ),
             [true, true, true, true, false, false, false, true, false, false]
         );
+    }
+
+    #[test]
+    fn specificity_as_the_cascade_counts_it() {
+        assert_eq!(specificity("p"), (0, 0, 1));
+        assert_eq!(specificity("ul.menu li"), (0, 1, 2));
+        assert_eq!(specificity("#main > p.note:first-child"), (1, 2, 1));
+        assert_eq!(specificity("a[href^='/x.y']"), (0, 1, 1));
+        assert_eq!(specificity(":not(.x) h1"), (0, 1, 1));
+        let rule = Rule::new(".docblock h1, h1");
+        let tree = Html::parse_document("<div class=docblock><h1>a</h1></div><h1>b</h1>");
+        let h1s: Vec<_> = tree
+            .root_element()
+            .descendants()
+            .filter_map(ElementRef::wrap)
+            .filter(|e| e.value().name() == "h1")
+            .map(|e| rule.matches(&e))
+            .collect();
+        assert_eq!(h1s, [Some((0, 1, 1)), Some((0, 0, 1))]);
     }
 
     #[test]

@@ -5,7 +5,6 @@ use super::{Crawl, PageWork};
 use crate::css::{self, FontUse};
 use crate::fonts::FontsUsed;
 use crate::rules::Parsed;
-use scraper::Html;
 use std::collections::BTreeSet;
 use url::Url;
 
@@ -46,10 +45,10 @@ pub(super) struct Styles {
 }
 
 impl Styles {
-    pub(super) fn new(tree: Option<&Html>) -> Styles {
+    pub(super) fn new() -> Styles {
         Styles {
             faces: Vec::new(),
-            used: FontsUsed::new(tree),
+            used: FontsUsed::default(),
             left_out: 0,
             faces_unused: 0,
             unknown: BTreeSet::new(),
@@ -122,13 +121,10 @@ impl Crawl<'_> {
             .iter()
             .filter_map(|(_, r)| r.face.as_ref())
             .collect();
+        let texts = work.styles.used.texts(work.matcher.tree(), &faces);
         let used: Vec<&Url> = pending
             .iter()
-            .filter(|(_, r)| {
-                r.face
-                    .as_ref()
-                    .is_some_and(|f| work.styles.used.uses(f, &faces))
-            })
+            .filter(|(_, r)| r.face.as_ref().is_some_and(|f| texts.uses(f, &faces)))
             .map(|(u, _)| u)
             .collect();
         work.styles.faces_unused += (pending.len() - used.len()) as u64;
