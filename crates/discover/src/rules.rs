@@ -63,14 +63,19 @@ impl Rule {
             .into_iter()
             .filter_map(|s| without_pseudo_elements(s.trim()))
             .collect();
-        let parsed: Result<Vec<_>, _> = kept
-            .iter()
-            .map(|s| Selector::parse(s).map(|p| (p, specificity(s))))
-            .collect();
-        let selector = match parsed {
-            _ if kept.is_empty() => Parsed::Never,
-            Ok(list) => Parsed::Selectors(list),
-            Err(_) => Parsed::Unknown,
+        let selector = if kept.is_empty() {
+            Parsed::Never
+        } else if too_deep(&text) {
+            Parsed::Unknown
+        } else {
+            let parsed: Result<Vec<_>, _> = kept
+                .iter()
+                .map(|s| Selector::parse(s).map(|p| (p, specificity(s))))
+                .collect();
+            match parsed {
+                Ok(list) => Parsed::Selectors(list),
+                Err(_) => Parsed::Unknown,
+            }
         };
         Rule { text, selector }
     }
@@ -123,6 +128,22 @@ fn specificity(selector: &str) -> Specificity {
         };
     }
     (ids, classes, types)
+}
+
+/// Selectors nested deeper than this (`:is(:is(...))`, a hostile stylesheet's) are not given to
+/// the selector parser, which recurses: their rule is kept as one flint cannot match.
+const MAX_NESTING: i32 = 32;
+
+fn too_deep(text: &str) -> bool {
+    let mut depth = 0;
+    text.chars().any(|c| {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth -= 1,
+            _ => {}
+        }
+        depth > MAX_NESTING
+    })
 }
 
 fn split_top_level(text: &str) -> Vec<&str> {
@@ -306,6 +327,39 @@ mod tests {
             .map(|e| rule.matches(&e))
             .collect();
         assert_eq!(h1s, [Some((0, 1, 1)), Some((0, 0, 1))]);
+    }
+
+    #[test]
+    fn odd_selectors_and_media_end_quietly() {
+        let tree = Html::parse_document("<p class=é>ü</p>");
+        let mut m = Matcher::new(Some(&tree));
+        for text in [
+            "",
+            ":",
+            "::",
+            "a:",
+            "p::(",
+            "p:not(",
+            "[",
+            "]]",
+            "é.é::after:hover",
+            "💥:link",
+            ">",
+            "p >",
+            "::part(",
+            "*|*",
+            "a::before::after",
+        ] {
+            let _ = m.applies(Some(&Arc::new(Rule::new(text))));
+            let _ = specificity(text);
+            let env = crate::css::Env::default();
+            let _ = crate::css::media::matches(text, &env);
+            let _ = crate::css::media::matches(&format!("({text}:)"), &env);
+            let _ = crate::css::media::supports(text);
+        }
+        let deep = ":is(".repeat(50_000) + "p" + &")".repeat(50_000);
+        let rule = Rule::new(&deep);
+        assert!(matches!(rule.selector, Parsed::Unknown));
     }
 
     #[test]

@@ -89,10 +89,16 @@ fn group(text: &str, chars: &mut std::iter::Peekable<std::str::CharIndices<'_>>)
 
 /// `not X`, `X and Y and ...`, `X or Y or ...`; each X a group or function, `leaf` for the
 /// innermost ones.
-fn condition(parts: &[Part], leaf: &dyn Fn(&Part) -> bool) -> bool {
+/// Conditions nested deeper than this (a hostile stylesheet's) count as true: their rules kept.
+const MAX_NESTING: u32 = 32;
+
+fn condition(parts: &[Part], leaf: &dyn Fn(&Part) -> bool, depth: u32) -> bool {
+    if depth > MAX_NESTING {
+        return true;
+    }
     if let [Part::Word(not), rest @ ..] = parts {
         if not == "not" {
-            return !condition(rest, leaf);
+            return !condition(rest, leaf, depth + 1);
         }
     }
     let mut result: Option<bool> = None;
@@ -103,7 +109,7 @@ fn condition(parts: &[Part], leaf: &dyn Fn(&Part) -> bool) -> bool {
             Part::Word(w) if w == "or" => or = true,
             Part::Word(_) => return false, // not a condition
             _ => {
-                let value = in_parens(part, leaf);
+                let value = in_parens(part, leaf, depth);
                 result = Some(match result {
                     None => value,
                     Some(r) if or => r || value,
@@ -115,13 +121,13 @@ fn condition(parts: &[Part], leaf: &dyn Fn(&Part) -> bool) -> bool {
     result.unwrap_or(false)
 }
 
-fn in_parens(part: &Part, leaf: &dyn Fn(&Part) -> bool) -> bool {
+fn in_parens(part: &Part, leaf: &dyn Fn(&Part) -> bool, depth: u32) -> bool {
     if let Part::Group(inner) = part {
         let inside = parts(inner);
         let nested = matches!(inside.first(), Some(Part::Group(_)))
             || matches!(inside.first(), Some(Part::Word(w)) if w == "not");
         if nested {
-            return condition(&inside, leaf);
+            return condition(&inside, leaf, depth + 1);
         }
     }
     leaf(part)
@@ -170,12 +176,12 @@ fn query(q: &str, env: &Env) -> bool {
             let typed = matches!(w.as_str(), "all" | "screen");
             let result = match tail {
                 [] => typed,
-                [Part::Word(and), cond @ ..] if and == "and" => typed && condition(cond, &leaf),
+                [Part::Word(and), cond @ ..] if and == "and" => typed && condition(cond, &leaf, 0),
                 _ => false,
             };
             result != negate
         }
-        _ => condition(rest, &leaf),
+        _ => condition(rest, &leaf, 0),
     }
 }
 
@@ -328,7 +334,7 @@ fn range(inner: &str, env: &Env) -> bool {
 
 /// Whether an `@supports` condition holds in a current browser.
 pub fn supports(text: &str) -> bool {
-    condition(&parts(text), &|part| match part {
+    let leaf = |part: &Part| match part {
         Part::Group(decl) => match decl.split_once(':') {
             Some((property, _)) => {
                 let property = property.trim().to_ascii_lowercase();
@@ -342,7 +348,8 @@ pub fn supports(text: &str) -> bool {
             matches!(name.as_str(), "selector" | "font-format" | "font-tech")
         }
         Part::Word(_) => false,
-    })
+    };
+    condition(&parts(text), &leaf, 0)
 }
 
 #[cfg(test)]
@@ -398,6 +405,16 @@ mod tests {
         assert!(matches("(hover: hover) and (pointer: fine)", &light));
         assert!(!matches("(prefers-reduced-motion: reduce)", &light));
         assert!(matches("(some-future-feature: 3)", &light));
+    }
+
+    #[test]
+    fn hostile_nesting_ends_quietly() {
+        let deep = "(".repeat(100_000) + "min-width: 1px" + &")".repeat(100_000);
+        assert!(matches(&deep, &Env::default()));
+        assert!(supports(&deep));
+        // Cut at a depth: which answer is a matter of parity, but it comes (no stack overflow).
+        let nots = "not ".repeat(100_000) + "(display: grid)";
+        let _ = supports(&nots);
     }
 
     #[test]
