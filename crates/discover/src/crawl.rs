@@ -14,7 +14,11 @@
 //! - an `iframe` is a page of its own, crawled whatever the depth (it is part of the page that
 //!   holds it) but within `--max-pages`;
 //! - a resource is fetched once for the whole crawl; a page lists each of its files once, in
-//!   the order it first needs them (a stylesheet, then what it imports, then its `url()`s).
+//!   the order it first needs them (a stylesheet, then what it imports, then its `url()`s),
+//!   then the fonts its text uses (`crawl/styles.rs`);
+//! - a stylesheet is parsed once (its `@media` and `@supports` evaluated at `--viewport`), its
+//!   rules matched against each page's DOM: a `url()` of a rule no element matches is not
+//!   requested (`rules`).
 //!
 //! With `--browser` the pages, links, robots.txt and redirects are the crawl's as above (each
 //! page's HTML fetched and parsed for its links), but a page's files are what headless Chromium
@@ -29,9 +33,13 @@ use crate::robots::Robots;
 use crate::{css, Entry, File, Options, Page, Site};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use url::{Position, Url};
 
 mod browser_page;
+mod styles;
+
+use styles::{Resolved, Styles};
 
 /// Redirects followed for one resource, at most.
 const MAX_REDIRECTS: usize = 10;
@@ -61,8 +69,8 @@ pub enum CrawlError {
 enum Outcome {
     Got {
         file: File,
-        /// A stylesheet's references, resolved.
-        css: Vec<(Url, css::Reference)>,
+        /// A stylesheet's references, resolved (empty for another file).
+        css: Arc<Resolved>,
     },
     Failed(String),
 }
@@ -91,10 +99,12 @@ struct Crawl<'a> {
     browser_failed: Option<String>,
     /// Requests Chromium made.
     browser_requests: u64,
+    /// What stylesheets' `@media` are evaluated against.
+    env: css::Env,
 }
 
 /// A page being put together: its entries, what it has referenced, what it left out.
-struct PageWork {
+struct PageWork<'t> {
     entries: Vec<Entry>,
     /// Keys (and `path` keys of where redirects ended) of what the page has referenced.
     on_page: HashSet<String>,
@@ -102,6 +112,11 @@ struct PageWork {
     beyond: u64,
     /// The characters of the page's text, for fonts' `unicode-range`.
     chars: Vec<char>,
+    /// Which stylesheet rules match the page's elements.
+    matcher: crate::rules::Matcher<'t>,
+    /// The `@font-face` files of the page's stylesheets (fetched once every stylesheet is
+    /// read), what its matched rules ask of fonts, and what the rules left out.
+    styles: Styles,
 }
 
 /// Crawls from `start`.
@@ -136,6 +151,11 @@ pub fn crawl(start: &Url, opts: &Options) -> Result<Site, CrawlError> {
         browser: None,
         browser_failed: None,
         browser_requests: 0,
+        env: css::Env {
+            width: f64::from(opts.viewport.unwrap_or(crate::browser::DEFAULT_WIDTH)),
+            height: f64::from(crate::browser::WINDOW_HEIGHT),
+            dark: opts.dark,
+        },
     };
     c.frontier.push(start.clone(), 0);
     let mut first = true;
@@ -341,13 +361,14 @@ impl Crawl<'_> {
             return Ok(()); // a redirect to a page already crawled
         }
         let text = String::from_utf8_lossy(response.body.as_deref().unwrap_or(b"")).into_owned();
-        let doc = html::parse(&text, &final_url, self.opts.viewport);
+        let mut doc = html::parse(&text, &final_url, self.opts.viewport);
         drop(text);
         let base = doc.base.clone().unwrap_or_else(|| final_url.clone());
         let redirected_from = redirected.then(|| target(url));
         if self.opts.browser.is_some() {
             return self.browser_page(&final_url, path, redirected_from, doc.links, depth);
         }
+        let tree = doc.tree.take();
         let mut work = PageWork {
             entries: vec![Entry::File(File {
                 path: path.clone(),
@@ -358,7 +379,9 @@ impl Crawl<'_> {
             })],
             on_page: HashSet::from([key(&final_url)]),
             beyond: 0,
-            chars: doc.chars,
+            chars: std::mem::take(&mut doc.chars),
+            matcher: crate::rules::Matcher::new(tree.as_ref()),
+            styles: Styles::new(),
         };
         let mut notes = Vec::new();
         if doc.left_out > 0 {
@@ -387,14 +410,17 @@ impl Crawl<'_> {
                     self.resource(&url, kind == Kind::Stylesheet, 0, &mut work)
                 }
                 Found::Css(text) => {
-                    for r in css::references(&text) {
-                        if let (Ok(u), true) = (base.join(&r.url), r.wanted_by(&work.chars)) {
-                            self.resource(&u, r.import, 0, &mut work);
-                        }
-                    }
+                    let sheet = css::parse(&text, &self.env);
+                    self.follow(&Resolved::new(sheet, &base, usize::MAX), 0, &mut work);
+                }
+                Found::Style(text) => {
+                    let sheet = css::parse_declarations(&text, &self.env);
+                    self.follow(&Resolved::new(sheet, &base, usize::MAX), 0, &mut work);
                 }
             }
         }
+        self.fonts(&mut work);
+        notes.extend(work.styles.notes());
         if work.beyond > 0 {
             self.pages_cut += 1;
             notes.push(format!(
@@ -510,13 +536,8 @@ impl Crawl<'_> {
                 }
                 work.on_page.insert(format!("path {path}"));
                 work.entries.push(Entry::File(file));
-                if import_depth >= MAX_IMPORT_DEPTH {
-                    return;
-                }
-                for (u, r) in css {
-                    if r.wanted_by(&work.chars) {
-                        self.resource(&u, r.import, import_depth + 1, work);
-                    }
+                if import_depth < MAX_IMPORT_DEPTH {
+                    self.follow(&css, import_depth + 1, work);
                 }
             }
         }
@@ -532,12 +553,12 @@ impl Crawl<'_> {
             }) => {
                 let css = match (&r.body, stylesheet || r.is_css()) {
                     // No page lists more than --max-files of them: no more are kept.
-                    (Some(body), true) => css::references(&String::from_utf8_lossy(body))
-                        .into_iter()
-                        .take(self.opts.max_files)
-                        .filter_map(|x| final_url.join(&x.url).ok().map(|u| (u, x)))
-                        .collect(),
-                    _ => Vec::new(),
+                    (Some(body), true) => Resolved::new(
+                        css::parse(&String::from_utf8_lossy(body), &self.env),
+                        &final_url,
+                        self.opts.max_files,
+                    ),
+                    _ => Resolved::default(),
                 };
                 Outcome::Got {
                     file: File {
@@ -547,7 +568,7 @@ impl Crawl<'_> {
                         redirected_from: redirected.then(|| target(url)),
                         initiator: None,
                     },
-                    css,
+                    css: Arc::new(css),
                 }
             }
         }

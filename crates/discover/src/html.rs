@@ -28,9 +28,10 @@ pub enum Kind {
 pub enum Found {
     /// A URL a browser requests with the page.
     Url { url: Url, kind: Kind },
-    /// Inline CSS (`<style>` or a `style` attribute): its `url()`s resolve against the
-    /// document's base URL.
+    /// A `<style>` element's stylesheet: its `url()`s resolve against the document's base URL.
     Css(String),
+    /// A `style` attribute's declarations (of the element that holds it: they apply).
+    Style(String),
 }
 
 /// The document's references, in document order, and its links (`a href`, `area href`).
@@ -46,6 +47,8 @@ pub struct Document {
     /// The characters of the page's text (sorted, each once): what decides which
     /// `unicode-range` subsets of a font a browser fetches.
     pub chars: Vec<char>,
+    /// The parsed document: which stylesheet rules match its elements.
+    pub tree: Option<Html>,
 }
 
 /// What the browser's image candidate selection is given: the viewport width in CSS pixels,
@@ -79,6 +82,7 @@ pub fn parse(html: &str, url: &Url, viewport: Option<u32>) -> Document {
         stack.extend(children.into_iter().rev());
     }
     doc.chars = chars.into_iter().collect();
+    doc.tree = Some(tree);
     doc
 }
 
@@ -107,7 +111,7 @@ fn is_html(e: &ElementRef<'_>) -> bool {
 fn element(el: ElementRef<'_>, base: &Url, viewport: Option<u32>, doc: &mut Document) {
     let v = el.value();
     if let Some(style) = v.attr("style") {
-        doc.found.push(Found::Css(style.to_owned()));
+        doc.found.push(Found::Style(style.to_owned()));
     }
     if !is_html(&el) {
         return;
@@ -225,7 +229,7 @@ mod tests {
             .iter()
             .filter_map(|f| match f {
                 Found::Url { url, kind } => Some((url.path().to_owned(), *kind)),
-                Found::Css(_) => None,
+                Found::Css(_) | Found::Style(_) => None,
             })
             .collect()
     }
@@ -259,7 +263,7 @@ mod tests {
         assert_eq!(
             doc.found
                 .iter()
-                .filter(|f| matches!(f, Found::Css(_)))
+                .filter(|f| matches!(f, Found::Style(_)))
                 .count(),
             1
         );

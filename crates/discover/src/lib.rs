@@ -27,11 +27,13 @@ pub mod browser;
 pub mod crawl;
 pub mod css;
 pub mod fetch;
+pub mod fonts;
 mod frontier;
 pub mod html;
 pub mod log_pages;
 pub mod nesting;
 pub mod robots;
+pub mod rules;
 pub mod srcset;
 pub mod workload;
 
@@ -52,8 +54,11 @@ pub struct Options {
     pub max_files: usize,
     /// Follow links robots.txt disallows.
     pub ignore_robots: bool,
-    /// The viewport width (CSS px) image candidates are picked for; `None`: the largest.
+    /// The viewport width (CSS px) image candidates are picked for (`None`: the largest) and
+    /// stylesheets' `@media` evaluated at (`None`: the browser's default width).
     pub viewport: Option<u32>,
+    /// Stylesheets' `@media (prefers-color-scheme)` answered `dark` (else `light`).
+    pub dark: bool,
     pub limits: Limits,
     pub tls: TlsOptions,
     /// HTTP/1.1, or HTTP/2.

@@ -503,7 +503,7 @@ mod tests {
             doc.found,
             [
                 file("p.png"),
-                crate::html::Found::Css("background: url(bg.png)".into()),
+                crate::html::Found::Style("background: url(bg.png)".into()),
                 file("in.png"),
                 file("after.png"),
             ]

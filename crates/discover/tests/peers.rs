@@ -226,7 +226,7 @@ fn a_fragment_is_no_redirect() {
         Some(match path {
             "/" => ok(
                 "text/html",
-                br#"<style>.i { background: url(/sprite.svg#icon) }</style>
+                br#"<style>.i { background: url(/sprite.svg#icon) }</style><i class="i"></i>
                     <img src="/a.png#x"><img src="/moved.png#y">"#,
             ),
             "/sprite.svg" => ok("image/svg+xml", b"<svg/>"),
@@ -271,7 +271,9 @@ fn a_font_is_fetched_as_a_browser_chooses_it() {
                     @font-face { font-family: s; unicode-range: U+0370-03FF;
                       src: url(/greek.woff2) format("woff2"), url(/greek.woff) format("woff") }
                     @font-face { font-family: s; unicode-range: U+0400-045F;
-                      src: url(/cyrillic.woff2) format("woff2") }"#,
+                      src: url(/cyrillic.woff2) format("woff2") }
+                    @font-face { font-family: unused; src: url(/unused.woff2) format("woff2") }
+                    p { font-family: s, serif }"#,
             ),
             _ => ok("font/woff2", b"font"),
         })
@@ -280,6 +282,6 @@ fn a_font_is_fetched_as_a_browser_chooses_it() {
     let site = discover::crawl(&start, &options(Duration::from_secs(5))).expect("crawl");
     let files: Vec<&str> = site.pages[0].files().map(|f| f.path.as_str()).collect();
     // The first format a browser supports; the subsets of characters the text shows (not
-    // those only in a script or the title).
+    // those only in a script or the title); not a family no rule names.
     assert_eq!(files, ["/", "/f.css", "/latin.woff2", "/greek.woff2"]);
 }

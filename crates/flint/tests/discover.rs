@@ -17,6 +17,7 @@ fn content_type(path: &str) -> &'static str {
         "js" => "text/javascript",
         "png" => "image/png",
         "webp" => "image/webp",
+        "woff2" => "font/woff2",
         other => panic!("no type for .{other}"),
     }
 }
@@ -35,14 +36,21 @@ fn expected(addr: &str, site: &Site, image: &str) -> String {
         "/css/import1.css",
         "/css/import2.css",
         "/img/p.png",
-        "/img/unused.png",
         "/img/h1.png",
         "/img/body-bg.png",
     ];
+    // Of a rule that matches no element (`.unused`): left out.
+    let unmatched = "1 stylesheet url()s not listed: their rules match no element here";
     let mut index = vec![File("/index.html")];
     index.extend(css.iter().map(|p| File(p)));
     index.extend(
         [
+            // The rules that apply: not print, not min-width 2000px, not another engine's
+            // @supports, not :hover or a selector that matches nothing.
+            "/css/rules.css",
+            "/img/screen.png",
+            "/img/grid.png",
+            "/img/before.png",
             "/img/icon.png",
             "/img/preload.png",
             "/js/mod.js",
@@ -63,10 +71,19 @@ fn expected(addr: &str, site: &Site, image: &str) -> String {
         "{ELSEWHERE}/off.png: another origin: not fetched"
     )));
     index.push(Comment("/frame.html: an iframe: a page of its own".into()));
+    // The fonts once every stylesheet is read: the body's, and its bold for the <h1>.
+    index.extend(["/fonts/body.woff2", "/fonts/body-bold.woff2"].map(File));
+    index.push(Comment(
+        "3 stylesheet url()s not listed: their rules match no element here".into(),
+    ));
+    index.push(Comment(
+        "2 font faces not listed: no matched rule's font-family, weight and style uses them".into(),
+    ));
     let frame = vec![File("/frame.html"), File("/img/frame.png")];
     let mut about = vec![File("/about.html")];
     about.extend(css.iter().map(|p| File(p)));
     about.push(File("/sub/img/b.png"));
+    about.push(Comment(unmatched.into()));
     let pages = [
         ("/index.html", index),
         ("/frame.html", frame),
@@ -229,6 +246,30 @@ fn stdout_by_default_and_failures_exit_as_documented() {
 }
 
 #[test]
+fn the_color_scheme_decides_which_media_rules_apply() {
+    let root = tempfile::tempdir().unwrap();
+    let server = start_server(root.path(), 1);
+    discover_site::write(root.path(), &server.addr);
+    let start = format!("http://{}/index.html", server.addr);
+    let listed = |scheme: &str| {
+        let out = discover(&[&start, "--depth", "0", "--color-scheme", scheme]);
+        assert!(out.status.success(), "{scheme}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let (light, dark) = (listed("light"), listed("dark"));
+    assert!(!light.contains("/img/dark.png"), "{light}");
+    assert!(dark.contains("\"/img/dark.png\", # "), "{dark}");
+    // A @media block that does not apply is not searched: its url() is not in the count of
+    // rules that match nothing (`:hover`, `ul.search li`, `.unused`).
+    assert!(
+        light.contains("# 3 stylesheet url()s not listed"),
+        "{light}"
+    );
+    let out = discover(&[&start, "--color-scheme", "sepia"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
 fn a_size_limit_and_robots_are_kept() {
     let root = tempfile::tempdir().unwrap();
     let server = start_server(root.path(), 1);
@@ -237,7 +278,7 @@ fn a_size_limit_and_robots_are_kept() {
 
     // Files over --max-size are listed as comments, not fetched whole.
     let about = format!("http://{}/about.html", server.addr);
-    let limit = site.size("/img/unused.png") + 1;
+    let limit = site.size("/img/p.png") + 1;
     assert!(site.size("/sub/img/b.png") > limit);
     let out = discover(&[&about, "--max-size", &limit.to_string(), "--depth", "0"]);
     assert!(out.status.success());
@@ -248,7 +289,7 @@ fn a_size_limit_and_robots_are_kept() {
         )),
         "{text}"
     );
-    assert!(text.contains("\"/img/unused.png\", # "), "{text}");
+    assert!(text.contains("\"/img/p.png\", # "), "{text}");
 
     // --ignore-robots follows the disallowed link.
     let out = discover(&[&start, "--ignore-robots", "--crawl-rate", "1000"]);

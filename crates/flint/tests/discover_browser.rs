@@ -65,6 +65,7 @@ fn crawl(start: &url::Url, depth: u32, browser: bool) -> Site {
             max_files: 1000,
             ignore_robots: false,
             viewport: Some(800),
+            dark: false,
             limits: Limits {
                 max_size: 1 << 20,
                 timeout: Duration::from_secs(10),

@@ -223,6 +223,7 @@ fn a_cross_site_frame_does_not_hold_its_page_to_the_timeout() {
         max_files: 100,
         ignore_robots: true,
         viewport: None,
+        dark: false,
         limits: discover::Limits {
             max_size: 1 << 20,
             timeout: Duration::from_secs(10),

@@ -10,8 +10,6 @@
 //!   them (a tab's icon), not the page, and a headless Chromium that exits once the page has
 //!   loaded may or may not have asked yet: they are left out of both sets (the expected-workload
 //!   test checks that flint lists the declared icon);
-//! - `url()`s of rules no element matches (`.unused`): Chromium fetches a background image
-//!   only when a rule applies; flint, without style matching, lists every `url()`.
 //!
 //! Chromium runs at an 800 px wide window, and flint with `--viewport 800`, so both pick the
 //! same srcset candidate. Not skipped when Chromium is missing: the test fails saying how to
@@ -27,8 +25,6 @@ use std::time::Duration;
 
 /// Asked for by the browser's interface, whenever it gets to it: left out of both sets.
 const ICONS: &[&str] = &["/favicon.ico", "/img/icon.png"];
-/// Only when a rule applies (see above).
-const FLINT_ONLY: &[&str] = &["/img/unused.png"];
 
 #[test]
 fn chromium_requests_what_flint_discovers() {
@@ -45,6 +41,7 @@ fn chromium_requests_what_flint_discovers() {
             max_files: 1000,
             ignore_robots: false,
             viewport: Some(800),
+            dark: false,
             limits: Limits {
                 max_size: 1 << 20,
                 timeout: Duration::from_secs(10),
@@ -98,7 +95,7 @@ fn chromium_requests_what_flint_discovers() {
             .collect();
         let flint: BTreeSet<String> = requested(&page.path)
             .into_iter()
-            .filter(|p| !FLINT_ONLY.contains(&p.as_str()) && !ICONS.contains(&p.as_str()))
+            .filter(|p| !ICONS.contains(&p.as_str()))
             .collect();
         assert_eq!(
             chromium, flint,

@@ -72,6 +72,7 @@ pub fn options(timeout: Duration) -> Options {
         max_files: 1000,
         ignore_robots: false,
         viewport: None,
+        dark: false,
         limits: Limits {
             max_size: 1 << 20,
             timeout,

@@ -40,9 +40,14 @@ pub struct DiscoverArgs {
     #[arg(long)]
     pub ignore_robots: bool,
     /// Pick srcset/picture images as a browser this many CSS pixels wide does (device pixel
-    /// ratio 1); by default the largest candidate.
+    /// ratio 1), by default the largest candidate; stylesheets' @media are evaluated at this
+    /// width (default 1280) and 800 px high.
     #[arg(long, value_name = "WIDTH")]
     pub viewport: Option<u32>,
+    /// The colour scheme stylesheets' `@media (prefers-color-scheme)` are answered for: the
+    /// images and fonts of a dark theme's rules, or a light one's.
+    #[arg(long, value_name = "SCHEME", default_value = "light", value_parser = ["light", "dark"])]
+    pub color_scheme: String,
     /// A resource larger than this (bytes; K, M, G suffixes of 1024) is left out, with a comment.
     #[arg(long, default_value = "32M", value_name = "BYTES", value_parser = parse_size)]
     pub max_size: u64,
@@ -184,6 +189,7 @@ pub fn discover(args: DiscoverArgs) -> anyhow::Result<ExitCode> {
                 max_files: args.max_files,
                 ignore_robots: args.ignore_robots,
                 viewport: args.viewport,
+                dark: args.color_scheme == "dark",
                 limits: Limits {
                     max_size: args.max_size,
                     timeout: args.timeout,

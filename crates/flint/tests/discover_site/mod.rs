@@ -2,7 +2,11 @@
 //! browser follows (stylesheets with an @import chain, <style> and style=, icon, preload,
 //! modulepreload, scripts, img src and srcset, picture/source, video poster, iframe), relative
 //! and absolute paths and a full URL, <base href>, a link cycle, links to another origin and
-//! to a path robots.txt disallows, a broken image, and a page beyond --depth 1.
+//! to a path robots.txt disallows, a broken image, and a page beyond --depth 1. Its
+//! stylesheets hold what a browser does not fetch: rules no element matches or that need a
+//! user's action, `@media print`, a `min-width` above the viewport, a dark colour scheme's, an `@supports` another
+//! engine's, font faces no text uses; and what it does: a pseudo-element's image, the bold face
+//! of the `<h1>`.
 
 #![allow(dead_code)] // each test binary uses its own subset
 
@@ -43,6 +47,7 @@ pub fn write(root: &Path, addr: &str) -> Site {
         r#"<!doctype html>
 <html><head><title>discover test</title>
 <link rel="stylesheet" href="css/site.css">
+<link rel="stylesheet" href="css/rules.css">
 <link rel="icon" href="/img/icon.png">
 <link rel="preload" href="/img/preload.png" as="image">
 <link rel="modulepreload" href="/js/mod.js">
@@ -107,6 +112,25 @@ pub fn write(root: &Path, addr: &str) -> Site {
         b"p { background: url(/img/p.png) }\n.unused { background: url(/img/unused.png) }\n"
             .to_vec(),
     );
+    put(
+        "/css/rules.css",
+        br#"@font-face { font-family: Body; src: url(/fonts/body.woff2) format("woff2") }
+@font-face { font-family: "Body"; font-weight: bold; src: url(/fonts/body-bold.woff2) format("woff2") }
+@font-face { font-family: Body; font-style: italic; src: url(/fonts/body-italic.woff2) format("woff2") }
+@font-face { font-family: Unused; src: url(/fonts/unused.woff2) format("woff2") }
+body { font-family: Body, sans-serif }
+@media print { body { background: url(/img/print.png) } }
+@media screen and (min-width: 2000px) { iframe { background: url(/img/wide.png) } }
+@media screen and (max-width: 2000px) { video { background: url(/img/screen.png) } }
+@media (prefers-color-scheme: dark) { .hero::before { content: ""; background: url(/img/dark.png) } }
+@supports (-moz-appearance: none) { body { cursor: url(/img/moz.png), auto } }
+@supports (display: grid) { .hero::after { content: ""; background: url(/img/grid.png) } }
+a:hover, a:focus { background: url(/img/hover.png) }
+ul.search li { background: url(/img/search.png) }
+h1::before { content: ""; background: url(/img/before.png) }
+"#
+        .to_vec(),
+    );
     put("/js/app.js", b"var loaded = 1;\n".to_vec());
     put("/js/mod.js", b"export const x = 1;\n".to_vec());
     // Images: distinct sizes, so a file listed with another's size is caught.
@@ -130,6 +154,19 @@ pub fn write(root: &Path, addr: &str) -> Site {
         "/img/p.png",
         "/img/unused.png",
         "/sub/img/b.png",
+        "/img/print.png",
+        "/img/wide.png",
+        "/img/screen.png",
+        "/img/moz.png",
+        "/img/grid.png",
+        "/img/hover.png",
+        "/img/search.png",
+        "/img/before.png",
+        "/img/dark.png",
+        "/fonts/body.woff2",
+        "/fonts/body-bold.woff2",
+        "/fonts/body-italic.woff2",
+        "/fonts/unused.woff2",
     ];
     for (i, path) in images.iter().enumerate() {
         put(path, vec![b'x'; 1000 + 37 * i]);

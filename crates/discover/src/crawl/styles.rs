@@ -1,0 +1,135 @@
+//! A page's stylesheets as a browser applies them: the `url()`s of rules that match the
+//! page's elements, and then the font faces its text uses.
+
+use super::{Crawl, PageWork};
+use crate::css::{self, FontUse};
+use crate::fonts::FontsUsed;
+use crate::rules::Parsed;
+use std::collections::BTreeSet;
+use url::Url;
+
+/// A stylesheet's references and fonts, its URLs resolved: what the crawl keeps of it (once,
+/// whichever pages use it).
+#[derive(Debug, Default)]
+pub(super) struct Resolved {
+    refs: Vec<(Url, css::Reference)>,
+    fonts: Vec<FontUse>,
+}
+
+impl Resolved {
+    /// At most `max` references are kept (a page lists no more than --max-files).
+    pub(super) fn new(sheet: css::Sheet, base: &Url, max: usize) -> Resolved {
+        Resolved {
+            refs: sheet
+                .refs
+                .into_iter()
+                .take(max)
+                .filter_map(|r| base.join(&r.url).ok().map(|u| (u, r)))
+                .collect(),
+            fonts: sheet.fonts,
+        }
+    }
+}
+
+/// The `@font-face` files a page's stylesheets declare, what its matched rules ask of fonts,
+/// and what its stylesheets' rules left out.
+pub(super) struct Styles {
+    faces: Vec<(Url, css::Reference)>,
+    used: FontsUsed,
+    /// `url()`s of rules that match no element of the page.
+    left_out: u64,
+    /// Faces no text of the page uses.
+    faces_unused: u64,
+    /// Selector lists flint cannot match whose `url()`s were kept.
+    unknown: BTreeSet<String>,
+}
+
+impl Styles {
+    pub(super) fn new() -> Styles {
+        Styles {
+            faces: Vec::new(),
+            used: FontsUsed::default(),
+            left_out: 0,
+            faces_unused: 0,
+            unknown: BTreeSet::new(),
+        }
+    }
+
+    /// The page's comments on what its stylesheets' rules left out.
+    pub(super) fn notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        if self.left_out > 0 {
+            notes.push(format!(
+                "{} stylesheet url()s not listed: their rules match no element here",
+                self.left_out
+            ));
+        }
+        if self.faces_unused > 0 {
+            notes.push(format!(
+                "{} font faces not listed: no matched rule's font-family, weight and style uses \
+                 them",
+                self.faces_unused
+            ));
+        }
+        if let Some(example) = self.unknown.iter().next() {
+            notes.push(format!(
+                "{} selector lists flint cannot match (such as `{example}`): their url()s are \
+                 listed as if they matched",
+                self.unknown.len()
+            ));
+        }
+        notes
+    }
+}
+
+impl Crawl<'_> {
+    /// A stylesheet's part in the page: the fonts of its matched rules, and the files its
+    /// matched rules and `@import`s reference (faces held until every stylesheet is read).
+    pub(super) fn follow(&mut self, sheet: &Resolved, import_depth: u32, work: &mut PageWork) {
+        for font in &sheet.fonts {
+            if work.matcher.applies(font.rule.as_ref()) {
+                work.styles.used.add(font);
+            }
+        }
+        for (url, r) in &sheet.refs {
+            if !r.wanted_by(&work.chars) {
+                continue;
+            }
+            if !work.matcher.applies(r.rule.as_ref()) {
+                work.styles.left_out += 1;
+                continue;
+            }
+            if let Some(rule) = r
+                .rule
+                .as_ref()
+                .filter(|r| matches!(r.selector, Parsed::Unknown))
+            {
+                work.styles.unknown.insert(rule.text.clone());
+            }
+            if r.face.is_some() {
+                work.styles.faces.push((url.clone(), r.clone()));
+            } else {
+                self.resource(url, r.import, import_depth, work);
+            }
+        }
+    }
+
+    /// The faces the page's text uses, once every stylesheet is read.
+    pub(super) fn fonts(&mut self, work: &mut PageWork) {
+        let pending = std::mem::take(&mut work.styles.faces);
+        let faces: Vec<&css::Face> = pending
+            .iter()
+            .filter_map(|(_, r)| r.face.as_ref())
+            .collect();
+        let texts = work.styles.used.texts(work.matcher.tree(), &faces);
+        let used: Vec<&Url> = pending
+            .iter()
+            .filter(|(_, r)| r.face.as_ref().is_some_and(|f| texts.uses(f, &faces)))
+            .map(|(u, _)| u)
+            .collect();
+        work.styles.faces_unused += (pending.len() - used.len()) as u64;
+        for url in used {
+            self.resource(url, false, 0, work);
+        }
+    }
+}

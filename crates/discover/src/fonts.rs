@@ -1,0 +1,369 @@
+//! Which `@font-face` files a page's text uses: the faces a browser picks for the family,
+//! weight and style each element with text is drawn in.
+//!
+//! Each element's font is cascaded from the page's matched rules that set one (`font-family`,
+//! `font-weight`, `font-style`, `font`), by specificity then order, over the defaults of HTML
+//! (bold `b`, `strong`, `h1`-`h6`, `th`; italic `em`, `i`, `cite`, `var`, `dfn`, `address`;
+//! monospace `pre`, `code`, `kbd`, `samp`, `tt`) and what its parent has. Its family is the
+//! first of its list a stylesheet declares a face for (a generic family, always there, ends the
+//! search). A family named through `var(--name)` is any value a matched rule gives `--name`
+//! (followed through `var()`s in turn); one no matched rule sets may be any family. A `style`
+//! attribute's font counts as some element's, at normal weight and style.
+
+use crate::css::{Face, FontUse};
+use scraper::{ElementRef, Html, Node};
+use std::collections::{HashMap, HashSet};
+
+/// What a page's matched rules ask of fonts.
+#[derive(Debug, Default)]
+pub struct FontsUsed {
+    /// The matched rules' fonts, in the order they were read.
+    fonts: Vec<FontUse>,
+    /// Each custom property's values in matched rules.
+    custom: HashMap<String, Vec<String>>,
+}
+
+/// Where an element's family list comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Family {
+    /// The browser's default (a serif no stylesheet declares).
+    Initial,
+    Monospace,
+    /// `FontsUsed::fonts[i]`'s.
+    Rule(usize),
+}
+
+const GENERIC: &[&str] = &[
+    "serif",
+    "sans-serif",
+    "monospace",
+    "cursive",
+    "fantasy",
+    "system-ui",
+    "ui-serif",
+    "ui-sans-serif",
+    "ui-monospace",
+    "ui-rounded",
+    "math",
+    "emoji",
+    "fangsong",
+];
+
+/// The families, weights and styles a page's text is drawn in.
+pub struct Texts {
+    /// (family as declared by a face, weight, italic).
+    drawn: HashSet<(String, u16, bool)>,
+    /// No DOM: any face.
+    any: bool,
+}
+
+impl FontsUsed {
+    /// A font of a rule that matches an element of the page.
+    pub fn add(&mut self, font: &FontUse) {
+        for (name, value) in &font.custom {
+            self.custom
+                .entry(name.clone())
+                .or_default()
+                .push(value.clone());
+        }
+        if !font.families.is_empty()
+            || !font.vars.is_empty()
+            || font.weight.is_some()
+            || font.italic.is_some()
+        {
+            self.fonts.push(font.clone());
+        }
+    }
+
+    /// What the text of `tree` is drawn in, of the families `faces` declare.
+    pub fn texts(&self, tree: Option<&Html>, faces: &[&Face]) -> Texts {
+        let mut texts = Texts {
+            drawn: HashSet::new(),
+            any: tree.is_none(),
+        };
+        let Some(tree) = tree else { return texts };
+        let declared: HashSet<&str> = faces.iter().map(|f| f.family.as_str()).collect();
+        let mut seen = HashSet::new();
+        for (i, font) in self.fonts.iter().enumerate() {
+            if font.rule.is_none() {
+                seen.insert((Family::Rule(i), 400, false));
+            }
+        }
+        // An explicit stack: a hostile page may nest elements deeper than the thread's stack.
+        let mut stack = vec![(tree.root_element(), (Family::Initial, 400u16, false))];
+        while let Some((e, inherited)) = stack.pop() {
+            let own = self.cascade(&e, inherited);
+            let shown = !matches!(
+                e.value().name(),
+                "script" | "style" | "noscript" | "template" | "title" | "head"
+            );
+            if shown
+                && e.children()
+                    .any(|c| matches!(c.value(), Node::Text(t) if !t.trim().is_empty()))
+            {
+                seen.insert(own);
+            }
+            stack.extend(
+                e.children()
+                    .filter(|c| !matches!(c.value(), Node::Fragment))
+                    .filter_map(ElementRef::wrap)
+                    .map(|c| (c, own)),
+            );
+        }
+        for (family, weight, italic) in seen {
+            let Family::Rule(i) = family else { continue };
+            for list in self.lists(&self.fonts[i]) {
+                let Some(list) = list else {
+                    // A family no matched rule gives: any declared one.
+                    texts
+                        .drawn
+                        .extend(declared.iter().map(|f| (f.to_string(), weight, italic)));
+                    continue;
+                };
+                let first = list
+                    .iter()
+                    .find(|f| declared.contains(f.as_str()) || GENERIC.contains(&f.as_str()));
+                if let Some(f) = first.filter(|f| declared.contains(f.as_str())) {
+                    texts.drawn.insert((f.clone(), weight, italic));
+                }
+            }
+        }
+        texts
+    }
+
+    /// An element's font: its parent's, HTML's defaults, then its matched rules'.
+    fn cascade(&self, e: &ElementRef<'_>, inherited: (Family, u16, bool)) -> (Family, u16, bool) {
+        let (mut family, mut weight, mut italic) = inherited;
+        match e.value().name() {
+            "b" | "strong" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "th" => weight = 700,
+            "em" | "i" | "cite" | "var" | "dfn" | "address" => italic = true,
+            "pre" | "code" | "kbd" | "samp" | "tt" => family = Family::Monospace,
+            _ => {}
+        }
+        let mut matched: Vec<(_, usize)> = self
+            .fonts
+            .iter()
+            .enumerate()
+            .filter_map(|(i, f)| Some((f.rule.as_ref()?.matches(e)?, i)))
+            .collect();
+        matched.sort_unstable();
+        for (_, i) in matched {
+            let font = &self.fonts[i];
+            if !font.families.is_empty() || !font.vars.is_empty() {
+                family = Family::Rule(i);
+            }
+            weight = font.weight.unwrap_or(weight);
+            italic = font.italic.unwrap_or(italic);
+        }
+        (family, weight, italic)
+    }
+
+    /// A font's family lists: its own, or each a custom property it names may hold (`None`:
+    /// a property no matched rule sets, any family).
+    fn lists(&self, font: &FontUse) -> Vec<Option<Vec<String>>> {
+        if font.vars.is_empty() {
+            return vec![Some(font.families.clone())];
+        }
+        let mut out = Vec::new();
+        let mut seen = HashSet::new();
+        let mut todo: Vec<String> = font.vars.clone();
+        while let Some(var) = todo.pop() {
+            if !seen.insert(var.clone()) {
+                continue;
+            }
+            let Some(values) = self.custom.get(&var) else {
+                out.push(None);
+                continue;
+            };
+            for value in values {
+                let mut nested = FontUse::default();
+                nested.declaration(&format!("font-family: {value}"));
+                if nested.vars.is_empty() {
+                    out.push(Some(nested.families));
+                } else {
+                    todo.extend(nested.vars);
+                }
+            }
+        }
+        out
+    }
+}
+
+impl Texts {
+    /// Whether the page's text uses `face`, one of `faces` (all the faces its stylesheets
+    /// declare).
+    pub fn uses(&self, face: &Face, faces: &[&Face]) -> bool {
+        if self.any {
+            return true;
+        }
+        let family: Vec<&Face> = faces
+            .iter()
+            .copied()
+            .filter(|f| f.family == face.family)
+            .collect();
+        self.drawn
+            .iter()
+            .any(|(f, weight, italic)| *f == face.family && picked(&family, *weight, *italic, face))
+    }
+}
+
+/// Whether `face` is one a browser picks of a family's for text of `weight` and style (CSS
+/// Fonts font matching: the style first, then the nearest weight in the direction the spec
+/// prefers). Faces alike but for their `unicode-range` are all picked: each serves its
+/// characters.
+fn picked(family: &[&Face], weight: u16, italic: bool, face: &Face) -> bool {
+    let styled = family.iter().any(|f| f.italic == italic);
+    if styled && face.italic != italic {
+        return false;
+    }
+    let nearest = family
+        .iter()
+        .filter(|f| !styled || f.italic == italic)
+        .map(|f| weight_distance(weight, f.weight))
+        .min();
+    nearest == Some(weight_distance(weight, face.weight))
+}
+
+/// How far a face of weights `lo..=hi` is from `want`, as the spec orders candidates: for
+/// 400-500 first heavier up to 500, then lighter, then heavier; below 400 lighter first; above
+/// 500 heavier first.
+fn weight_distance(want: u16, (lo, hi): (u16, u16)) -> (u8, u16) {
+    if (lo..=hi).contains(&want) {
+        return (0, 0);
+    }
+    let lighter = want.saturating_sub(hi);
+    let heavier = lo.saturating_sub(want);
+    let below = hi < want;
+    match want {
+        400..=500 if !below && lo <= 500 => (1, heavier),
+        400..=500 if below => (2, lighter),
+        400..=500 => (3, heavier),
+        0..=399 if below => (1, lighter),
+        0..=399 => (2, heavier),
+        _ if !below => (1, heavier),
+        _ => (2, lighter),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::css::{self, Env};
+    use crate::rules::Matcher;
+
+    /// The faces of `css` the text of `html` uses.
+    fn used(html: &str, css: &str) -> Vec<String> {
+        let tree = Html::parse_document(html);
+        let sheet = css::parse(css, &Env::default());
+        let mut matcher = Matcher::new(Some(&tree));
+        let mut fonts = FontsUsed::default();
+        for font in &sheet.fonts {
+            if matcher.applies(font.rule.as_ref()) {
+                fonts.add(font);
+            }
+        }
+        let faces: Vec<(&str, &Face)> = sheet
+            .refs
+            .iter()
+            .filter_map(|r| Some((r.url.as_str(), r.face.as_ref()?)))
+            .collect();
+        let all: Vec<&Face> = faces.iter().map(|&(_, f)| f).collect();
+        let texts = fonts.texts(Some(&tree), &all);
+        faces
+            .iter()
+            .filter(|(_, f)| texts.uses(f, &all))
+            .map(|(u, _)| u.to_string())
+            .collect()
+    }
+
+    const FACES: &str = r#"
+        @font-face { font-family: Body; src: url(body.woff2) }
+        @font-face { font-family: Body; font-weight: 700; src: url(body-bold.woff2) }
+        @font-face { font-family: Body; font-style: italic; src: url(body-italic.woff2) }
+        @font-face { font-family: Code; src: url(code.woff2) }
+        @font-face { font-family: Code; font-style: italic; src: url(code-italic.woff2) }
+        @font-face { font-family: Brands; src: url(brands.woff2) }
+    "#;
+
+    #[test]
+    fn each_element_with_text_in_the_font_its_rules_give_it() {
+        let css = format!(
+            "{FACES} body {{ font-family: Body, serif }} code {{ font-family: Code, monospace }}
+             .fa-brands {{ font-family: Brands }} h1 {{ font-weight: 400 }}"
+        );
+        // Normal text, an <h1> made normal weight, code: no bold, no italic code.
+        assert_eq!(
+            used("<h1>T</h1><p>text <code>x</code> <em>e</em></p>", &css),
+            ["body.woff2", "body-italic.woff2", "code.woff2"]
+        );
+        // Italic code inside <em>; bold text in <strong>; a brands icon with no text: no face.
+        assert_eq!(
+            used(
+                "<p>t <strong>s</strong> <em><code>x</code></em><i class=fa-brands></i></p>",
+                &css
+            ),
+            ["body.woff2", "body-bold.woff2", "code-italic.woff2"]
+        );
+    }
+
+    #[test]
+    fn specificity_then_order_decide() {
+        let css = format!(
+            "{FACES} .doc p {{ font-family: Code }} p {{ font-family: Body }} div {{ font-family: Brands }}"
+        );
+        assert_eq!(used("<div class=doc><p>x</p></div>", &css), ["code.woff2"]);
+        assert_eq!(used("<div><p>x</p></div>", &css), ["body.woff2"]);
+    }
+
+    #[test]
+    fn a_family_named_through_custom_properties() {
+        let css = format!(
+            "{FACES} :root {{ --serif: 'Body', serif; --code: var(--mono) }}
+             :root.other {{ --serif: Brands }} html {{ --mono: Code }}
+             body {{ font: 1rem/1.5 var(--serif) }} pre {{ font-family: var(--code) }}"
+        );
+        assert_eq!(used("<p>x</p>", &css), ["body.woff2"]);
+        assert_eq!(
+            used("<p>x</p><pre>y</pre>", &css),
+            ["body.woff2", "code.woff2"]
+        );
+        // A custom property no matched rule sets: any declared family (normal faces here).
+        let css = format!("{FACES} p {{ font-family: var(--set-by-script) }}");
+        assert_eq!(
+            used("<p>x</p>", &css),
+            ["body.woff2", "code.woff2", "brands.woff2"]
+        );
+    }
+
+    fn face(family: &str, weight: u16, italic: bool) -> Face {
+        Face {
+            family: family.into(),
+            weight: (weight, weight),
+            italic,
+        }
+    }
+
+    #[test]
+    fn the_nearest_face_of_a_family() {
+        // Only a light and a semibold upright face: normal text takes the light one (lighter
+        // first below 500 when nothing heavier up to 500), bold the semibold, italic the
+        // upright ones (no italic face).
+        let (light, semibold) = (face("f", 300, false), face("f", 600, false));
+        let all = [&light, &semibold];
+        assert!(picked(&all, 400, false, &light));
+        assert!(!picked(&all, 400, false, &semibold));
+        assert!(picked(&all, 700, false, &semibold));
+        assert!(picked(&all, 400, true, &light));
+        let variable = Face {
+            family: "f".into(),
+            weight: (100, 900),
+            italic: false,
+        };
+        let italic = face("f", 400, true);
+        assert!(picked(&[&variable, &italic], 700, false, &variable));
+        assert!(picked(&[&variable, &italic], 700, true, &italic));
+        assert_eq!(weight_distance(400, (500, 500)), (1, 100));
+        assert_eq!(weight_distance(400, (300, 300)), (2, 100));
+        assert_eq!(weight_distance(700, (900, 900)), (1, 200));
+    }
+}
