@@ -141,6 +141,9 @@ impl<T: Transport> Conn<T> {
                     Ok(0) => self.eof = true,
                     Ok(n) => self.session.received(n, w.now),
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                    // A signal (a program's SIGCHLD, with a handler somewhere in the process):
+                    // the read is tried again, never taken for the client's error.
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                     Err(_) => match self.io.refused_plain_http() {
                         Some(n) => self.session.refuse_plain_http(n, w),
                         None => return false,

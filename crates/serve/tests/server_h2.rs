@@ -359,7 +359,11 @@ fn a_download_paced_by_flow_control_outlives_the_keepalive_timeout() {
             Ok(0) => panic!("closed after {:?}", start.elapsed()),
             Ok(n) => got.extend_from_slice(&buf[..n]),
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::TimedOut | std::io::ErrorKind::Interrupted
+                ) => {}
             Err(e) => panic!("{e} after {:?}", start.elapsed()),
         }
         assert_eq!(raw::goaway_code(&raw::parse(&got)), None);
@@ -485,7 +489,11 @@ fn pings_are_no_progress_for_a_download_whose_window_stays_shut() {
             Ok(0) => break,
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::TimedOut | std::io::ErrorKind::Interrupted
+                ) => {}
             Err(_) => break, // reset: closed too
         }
         if last_ping.elapsed() >= std::time::Duration::from_millis(100) {

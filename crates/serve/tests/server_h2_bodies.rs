@@ -20,7 +20,11 @@ fn read_for(s: &mut TcpStream, got: &mut Vec<u8>, wait: Duration) {
     match s.read(&mut buf) {
         Ok(0) => panic!("closed by the server: {:?}", raw::parse(got)),
         Ok(n) => got.extend_from_slice(&buf[..n]),
-        Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+        Err(e)
+            if matches!(
+                e.kind(),
+                ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+            ) => {}
         Err(e) => panic!("read: {e}"),
     }
 }

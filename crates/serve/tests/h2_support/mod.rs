@@ -141,6 +141,9 @@ impl<S: Read + Write> Client<S> {
                 Ok(n) => n,
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
                 Err(e) if e.kind() == std::io::ErrorKind::TimedOut => continue,
+                // A read with a timeout (SO_RCVTIMEO) fails with EINTR when a signal comes,
+                // whatever SA_RESTART says: in a process whose server runs programs, one does.
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(_) => return false,
             };
             if let Err(e) = self.session.recv(&buf[..n], &mut self.seen) {
