@@ -66,7 +66,7 @@ impl HeadReader {
     pub fn feed(&mut self, data: &[u8]) -> Result<Option<(CgiHead, Vec<u8>)>, HeadError> {
         self.buf.extend_from_slice(data);
         let Some((len, body_at)) = find_end(&self.buf) else {
-            return if self.buf.len() > self.max {
+            return if surely_head(&self.buf) > self.max {
                 Err(HeadError::TooLarge)
             } else {
                 Ok(None)
@@ -97,6 +97,17 @@ pub(crate) fn find_end(buf: &[u8]) -> Option<(usize, usize)> {
         line_start = i + 1;
     }
     None
+}
+
+/// How much of `buf`, which holds no empty line yet, is head for certain: all of it but a CR
+/// that starts a line, which may be the empty line's and so not count against the limit (else a
+/// head exactly at the limit would pass read whole and be refused when a read ends after that
+/// CR).
+fn surely_head(buf: &[u8]) -> usize {
+    match buf {
+        [b'\r'] | [.., b'\n', b'\r'] => buf.len() - 1,
+        _ => buf.len(),
+    }
 }
 
 /// Parses the head's lines (`buf[..len]` from [`find_end`]).
@@ -253,6 +264,30 @@ mod tests {
                 .status,
             301
         );
+    }
+
+    #[test]
+    fn a_head_at_the_limit_passes_whichever_way_it_arrives() {
+        let text = b"Content-Type: text/plain\r\n\r\nbody";
+        let max = text.len() - b"\r\n\r\nbody".len() + 2; // the lines, the last CRLF included
+        for cut in 0..=text.len() {
+            let mut r = HeadReader::new(max);
+            let (head, body) = match r.feed(&text[..cut]).unwrap() {
+                Some((head, mut body)) => {
+                    body.extend_from_slice(&text[cut..]);
+                    (head, body)
+                }
+                None => r.feed(&text[cut..]).unwrap().expect("the head is whole"),
+            };
+            assert_eq!(
+                (head.status, &head.fields[..]),
+                (200, &text[..max]),
+                "cut at {cut}"
+            );
+            assert_eq!(body, b"body", "cut at {cut}");
+        }
+        let mut r = HeadReader::new(max - 1);
+        assert_eq!(r.feed(text), Err(HeadError::TooLarge));
     }
 
     #[test]
