@@ -9,7 +9,7 @@
 
 /// Where the response's body goes when the head sends the client elsewhere.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Location {
+pub enum Location {
     /// A local path (`/x`): served by the server as if requested (a local redirect, RFC 3875
     /// 6.2.2), the program's body dropped.
     Local(Vec<u8>),
@@ -19,7 +19,7 @@ pub(crate) enum Location {
 
 /// A checked head.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct CgiHead {
+pub struct CgiHead {
     pub status: u16,
     /// The fields to pass on, each `Name: value\r\n`.
     pub fields: Vec<u8>,
@@ -30,7 +30,7 @@ pub(crate) struct CgiHead {
 
 /// Why a head was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum HeadError {
+pub enum HeadError {
     #[error("response head over the header limit")]
     TooLarge,
     #[error("CR, NUL or a control character in the response head")]
@@ -48,7 +48,7 @@ pub(crate) enum HeadError {
 /// A program's response head as it arrives: its bytes gathered until the empty line, within
 /// `max` bytes. Each protocol's exchange holds one, so that every protocol reads heads alike.
 #[derive(Debug)]
-pub(crate) struct HeadReader {
+pub struct HeadReader {
     buf: Vec<u8>,
     max: usize,
 }
