@@ -10,6 +10,8 @@
 //! - an accepted head has a final status (200 to 599) and passes on only `Name: value` lines
 //!   with token names, values with no control character (so no CR, LF or NUL), none of the fields
 //!   the server writes itself, and a local `Location` only as a path on this server;
+//! - an accepted head says what its lines say (`expected`): no field dropped or altered but
+//!   the server's own, the status and length the program gave;
 //! - nothing is read past the input (guard page, see [`crate::guard`]).
 
 use serve::cgi_head::{CgiHead, HeadError, HeadReader, Location};
@@ -89,6 +91,11 @@ fn check_outcome(data: &[u8], max: usize, outcome: &Outcome) {
                 "the body is not what follows the head"
             );
             check_head(head);
+            assert_eq!(
+                *head,
+                expected(&data[..end.expect("ended").0]),
+                "misread head"
+            );
         }
         Outcome::Refused(HeadError::TooLarge) => panic!("refused as too large within the limit"),
         Outcome::Refused(_) => assert!(end.is_some(), "refused before the head ended"),
@@ -169,6 +176,63 @@ fn check_head(head: &CgiHead) {
         Some(Location::Client) => assert!(location, "a client redirect without its Location"),
         None => {}
     }
+}
+
+/// What an accepted head's lines say, read the plain way: each `Name: value` line kept as it is
+/// (value trimmed), but for the server's own fields and a local `Location`; the status from
+/// `Status`, else 302 for a client redirect, else 200; the length from `Content-Length`.
+fn expected(lines: &[u8]) -> CgiHead {
+    let mut head = CgiHead {
+        status: 200,
+        fields: Vec::new(),
+        content_length: None,
+        location: None,
+    };
+    let mut status = None;
+    for line in lines.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let colon = line.iter().position(|&b| b == b':').expect("a colon");
+        let name = String::from_utf8_lossy(&line[..colon]).to_ascii_lowercase();
+        let value = trim_blanks(&line[colon + 1..]);
+        match name.as_str() {
+            "status" => status = Some(std::str::from_utf8(&value[..3]).unwrap().parse().unwrap()),
+            "content-length" => {
+                head.content_length = Some(std::str::from_utf8(value).unwrap().parse().unwrap())
+            }
+            "location" if value.starts_with(b"/") && !value.starts_with(b"//") => {
+                head.location = Some(Location::Local(value.to_vec()))
+            }
+            _ if SERVER_OWNED.contains(&name.as_str()) => {}
+            _ => {
+                if name == "location" {
+                    head.location = Some(Location::Client);
+                }
+                head.fields.extend_from_slice(&line[..colon]);
+                head.fields.extend_from_slice(b": ");
+                head.fields.extend_from_slice(value);
+                head.fields.extend_from_slice(b"\r\n");
+            }
+        }
+    }
+    head.status = match (status, &head.location) {
+        (Some(s), _) => s,
+        (None, Some(Location::Client)) => 302,
+        (None, _) => 200,
+    };
+    head
+}
+
+/// A value without the spaces and tabs around it.
+fn trim_blanks(v: &[u8]) -> &[u8] {
+    let start = v
+        .iter()
+        .position(|&b| b != b' ' && b != b'\t')
+        .unwrap_or(v.len());
+    let end = v
+        .iter()
+        .rposition(|&b| b != b' ' && b != b'\t')
+        .map_or(start, |i| i + 1);
+    &v[start..end]
 }
 
 /// RFC 9110 5.6.2 token characters.
