@@ -5,7 +5,8 @@
 //! - the input arriving in arbitrary reads gives the same head, body bytes or error as all of it
 //!   at once;
 //! - a head is refused as too large exactly when its lines (or, with no end yet, the bytes held)
-//!   pass the limit, and while it waits for more it never holds more than the limit;
+//!   pass the limit, and while it waits for more it never holds more head than the limit (a CR
+//!   that may start the empty line is not head yet);
 //! - the body bytes are the input after the head's empty line (the first empty line);
 //! - an accepted head has a final status (200 to 599) and passes on only `Name: value` lines
 //!   with token names, values with no control character (so no CR, LF or NUL), none of the fields
