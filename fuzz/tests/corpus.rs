@@ -59,3 +59,8 @@ fn response_corpus_passes_its_checks() {
 fn fcgi_corpus_passes_its_checks() {
     replay("fcgi", flint_fuzz::fcgi::check);
 }
+
+#[test]
+fn cgihead_corpus_passes_its_checks() {
+    replay("cgihead", flint_fuzz::cgihead::check);
+}

@@ -30,7 +30,7 @@ use crate::resolve::{self, Root};
 
 pub(crate) mod cgi;
 pub mod fcgi;
-pub(crate) mod head;
+pub mod head;
 pub(crate) mod program;
 mod source;
 

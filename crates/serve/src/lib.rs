@@ -69,6 +69,10 @@ mod transport;
 #[doc(hidden)]
 pub use gateway::fcgi::record as fcgi_record;
 
+/// The reader of a CGI program's response head, for its fuzz target.
+#[doc(hidden)]
+pub use gateway::head as cgi_head;
+
 pub use config::Config;
 pub use server::{ServeError, Server, ShutdownHandle};
 pub use stats::ServerStats;

@@ -9,7 +9,7 @@
 
 /// Where the response's body goes when the head sends the client elsewhere.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Location {
+pub enum Location {
     /// A local path (`/x`): served by the server as if requested (a local redirect, RFC 3875
     /// 6.2.2), the program's body dropped.
     Local(Vec<u8>),
@@ -19,7 +19,7 @@ pub(crate) enum Location {
 
 /// A checked head.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct CgiHead {
+pub struct CgiHead {
     pub status: u16,
     /// The fields to pass on, each `Name: value\r\n`.
     pub fields: Vec<u8>,
@@ -30,7 +30,7 @@ pub(crate) struct CgiHead {
 
 /// Why a head was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum HeadError {
+pub enum HeadError {
     #[error("response head over the header limit")]
     TooLarge,
     #[error("CR, NUL or a control character in the response head")]
@@ -48,7 +48,7 @@ pub(crate) enum HeadError {
 /// A program's response head as it arrives: its bytes gathered until the empty line, within
 /// `max` bytes. Each protocol's exchange holds one, so that every protocol reads heads alike.
 #[derive(Debug)]
-pub(crate) struct HeadReader {
+pub struct HeadReader {
     buf: Vec<u8>,
     max: usize,
 }
@@ -66,7 +66,7 @@ impl HeadReader {
     pub fn feed(&mut self, data: &[u8]) -> Result<Option<(CgiHead, Vec<u8>)>, HeadError> {
         self.buf.extend_from_slice(data);
         let Some((len, body_at)) = find_end(&self.buf) else {
-            return if self.buf.len() > self.max {
+            return if surely_head(&self.buf) > self.max {
                 Err(HeadError::TooLarge)
             } else {
                 Ok(None)
@@ -97,6 +97,17 @@ pub(crate) fn find_end(buf: &[u8]) -> Option<(usize, usize)> {
         line_start = i + 1;
     }
     None
+}
+
+/// How much of `buf`, which holds no empty line yet, is head for certain: all of it but a CR
+/// that starts a line, which may be the empty line's and so not count against the limit (else a
+/// head exactly at the limit would pass read whole and be refused when a read ends after that
+/// CR).
+fn surely_head(buf: &[u8]) -> usize {
+    match buf {
+        [b'\r'] | [.., b'\n', b'\r'] => buf.len() - 1,
+        _ => buf.len(),
+    }
 }
 
 /// Parses the head's lines (`buf[..len]` from [`find_end`]).
@@ -253,6 +264,30 @@ mod tests {
                 .status,
             301
         );
+    }
+
+    #[test]
+    fn a_head_at_the_limit_passes_whichever_way_it_arrives() {
+        let text = b"Content-Type: text/plain\r\n\r\nbody";
+        let max = text.len() - b"\r\n\r\nbody".len() + 2; // the lines, the last CRLF included
+        for cut in 0..=text.len() {
+            let mut r = HeadReader::new(max);
+            let (head, body) = match r.feed(&text[..cut]).unwrap() {
+                Some((head, mut body)) => {
+                    body.extend_from_slice(&text[cut..]);
+                    (head, body)
+                }
+                None => r.feed(&text[cut..]).unwrap().expect("the head is whole"),
+            };
+            assert_eq!(
+                (head.status, &head.fields[..]),
+                (200, &text[..max]),
+                "cut at {cut}"
+            );
+            assert_eq!(body, b"body", "cut at {cut}");
+        }
+        let mut r = HeadReader::new(max - 1);
+        assert_eq!(r.feed(text), Err(HeadError::TooLarge));
     }
 
     #[test]
