@@ -31,8 +31,15 @@ pub fn check(data: &[u8]) {
     let whole = read(data, &[data.len()], usize::MAX);
     let max = 1 + data.first().map_or(0, |&b| usize::from(b % 64));
     let split = read(data, &cuts(data), max);
-    assert_eq!(whole, split, "read in pieces, the records say something else");
-    assert_eq!(whole, reference(data), "the reader and the reference disagree");
+    assert_eq!(
+        whole, split,
+        "read in pieces, the records say something else"
+    );
+    assert_eq!(
+        whole,
+        reference(data),
+        "the reader and the reference disagree"
+    );
     with_guarded(data, |buf| {
         let mut r = Reader::new();
         let _ = r.read(buf, usize::MAX);
