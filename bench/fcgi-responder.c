@@ -85,8 +85,12 @@ static void serve(int fd) {
             int type = buf[1], id = buf[2] << 8 | buf[3];
             size_t content = (size_t)buf[4] << 8 | buf[5];
             if (type == BEGIN_REQUEST && content >= 8) keep = buf[HEADER + 2] & KEEP_CONN;
-            if ((type == STDIN_ && content == 0) || type == ABORT_REQUEST) {
+            if (type == STDIN_ && content == 0) {
                 if (respond(fd, id) < 0 || !keep) return;
+            } else if (type == ABORT_REQUEST) {
+                unsigned char end[HEADER + 8] = {0};  // REQUEST_COMPLETE, nothing more
+                header(end, END_REQUEST, id, 8);
+                if (write_all(fd, end, sizeof end) < 0 || !keep) return;
             }
             have -= HEADER + len;
             memmove(buf, buf + HEADER + len, have);
