@@ -133,6 +133,10 @@ int main(int argc, char **argv) {
     chmod(argv[1], 0666);  // a server that drops to another user (h2o as root) connects too
     signal(SIGTERM, stop_all);
     signal(SIGINT, stop_all);
+    // A server closes a connection whose client left mid-request (nginx does, at the end of
+    // every wrk run): the write then fails with EPIPE and the worker takes its next connection.
+    // Killed by SIGPIPE instead, it would be gone for good and the pool would shrink run by run.
+    signal(SIGPIPE, SIG_IGN);
     pid_t parent = getpid();
     for (nworkers = 0; nworkers < n; nworkers++) {
         pid_t pid = fork();
