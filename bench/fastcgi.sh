@@ -6,10 +6,12 @@
 # written against the specification: a read and a write per request). Each server has its own
 # instance of each (a worker serves one connection at a time, so connections one server keeps
 # idle would otherwise hold workers another server waits for). The servers, each one process or
-# thread pinned to SERVER_CPU, pass /php/1k.php and /c/1k.php to them:
-#   flint serve --threads 1 --fastcgi /php/=unix:... (its default pool: 8 idle connections kept)
+# thread pinned to SERVER_CPU, pass /php/1k.php and /c/1k.fcgi to them:
+#   flint serve --threads 1 --fastcgi '*.php=unix:...' --fastcgi '*.fcgi=unix:...' (its default
+#               pool: 8 idle connections kept; extension patterns: a prefix pattern would have it
+#               open each leading directory of the path too, looking for the script)
 #   nginx       fastcgi_pass to an upstream with `keepalive 8`, `fastcgi_keep_conn on`
-#   h2o         num-threads 1, file.custom-handler .php with fastcgi.connect, keep-alive on
+#   h2o         num-threads 1, file.custom-handler .php / .fcgi with fastcgi.connect, kept alive
 # wrk (-t1, CONNS keep-alive connections) runs pinned to CLIENT_CPU, and so do the applications
 # (APP_CPU): the servers' core holds the server alone, so its CPU per request is its own. Per
 # application the servers take turns (A B C A B C ...) for ROUNDS rounds of DUR; reported per
@@ -84,7 +86,7 @@ mkdir -p "$docs/php" "$docs/c"
 # Content-Length given, so every server forwards a length rather than chunking.
 echo "<?php header('Content-Length: 1024'); echo str_repeat('x', 1024);" >"$docs/php/1k.php"
 # The C responder answers without reading the script; the file makes the path one of a script.
-echo "answered by fcgi-responder" >"$docs/c/1k.php"
+echo "answered by fcgi-responder" >"$docs/c/1k.fcgi"
 # h2o serves as `nobody` when started as root, and php-fpm's workers run as nobody: both must
 # reach the sockets and the scripts.
 chmod -R a+rX "$WORK"
@@ -145,7 +147,7 @@ start_flint_fcgi() {
     PORT[flint]=$(free_port)
     start_pinned flint-serve "${PORT[flint]}" "$FLINT" serve "$docs" \
         --listen "127.0.0.1:${PORT[flint]}" --threads 1 \
-        --fastcgi "/php/=unix:$WORK/flint-php.sock" --fastcgi "/c/=unix:$WORK/flint-c.sock"
+        --fastcgi "*.php=unix:$WORK/flint-php.sock" --fastcgi "*.fcgi=unix:$WORK/flint-c.sock"
     PID[flint]=$LAST_PID
 }
 
@@ -217,7 +219,7 @@ EOF
       /$a/:
         file.dir: $docs/$a
         file.custom-handler:
-          extension: .php
+          extension: .$(ext "$a")
           fastcgi.connect:
             port: $WORK/h2o-$a.sock
             type: unix
@@ -228,12 +230,17 @@ EOF
     PID[h2o]=$LAST_PID
 }
 
+# ext APP: the extension of its script.
+ext() {
+    if [[ $1 == php ]]; then echo php; else echo fcgi; fi
+}
+
 for s in $servers; do "start_${s}_fcgi"; done
 
 # check SERVER APP: the response is a 200 of exactly 1024 bytes (a wrong setup fails here, not
 # as a fast run of error pages).
 check() {
-    local url="http://127.0.0.1:${PORT[$1]}/$2/1k.php" got
+    local url="http://127.0.0.1:${PORT[$1]}/$2/1k.$(ext "$2")" got
     got=$(curl -s -m 30 -o /dev/null -w '%{http_code} %{size_download}' "$url" || true)
     [[ $got == "200 1024" ]] || die "$1 answered '$got' (status, bytes), not '200 1024', to $url"
 }
@@ -247,7 +254,7 @@ measure() {
         --app-pid "${APP_PID[$s-$a]}" --syscalls "$sys" --timeout $(($(seconds "$dur") + 60)) \
         --label "app=$a" --label "server=$s" --label "purpose=$purpose" --label "round=$round" \
         --label "title=$(title "$a")" -- \
-        wrk -t1 -c "$CONNS" -d "$dur" "http://127.0.0.1:${PORT[$s]}/$a/1k.php"
+        wrk -t1 -c "$CONNS" -d "$dur" "http://127.0.0.1:${PORT[$s]}/$a/1k.$(ext "$a")"
 }
 
 title() {
