@@ -12,7 +12,7 @@ Every run appends one JSON object per line to a records file; the summaries read
 run can be re-summarised later (`measure.py summary-client records.jsonl`).
 
 Subcommands: port, wait-port, resplen, body-len, docroot, syscall-tool, run, summary-client,
-summary-server, summary-cgi.
+summary-server, summary-auth, summary-cgi, summary-fastcgi.
 """
 
 from __future__ import annotations
@@ -65,18 +65,30 @@ def cmd_port(_args: argparse.Namespace) -> None:
 
 
 def cmd_wait_port(args: argparse.Namespace) -> None:
-    """Poll a connect until the server accepts, the server process dies, or the deadline passes."""
+    """Poll a connect until the server accepts, the server process dies, or the deadline passes.
+
+    --port is 127.0.0.1:PORT; --unix PATH a unix stream socket (a FastCGI application's).
+    """
+    if (args.port is None) == (args.unix is None):
+        raise Failure("wait-port: give --port or --unix")
+    where = args.unix or f"127.0.0.1:{args.port}"
     deadline = time.monotonic() + args.timeout
     while True:
         if args.pid and not pid_alive(args.pid):
-            raise Failure(f"server process {args.pid} exited before listening on port {args.port}")
+            raise Failure(f"process {args.pid} exited before listening on {where}")
         try:
-            with socket.create_connection(("127.0.0.1", args.port), timeout=0.5):
-                return
+            if args.unix:
+                with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+                    s.settimeout(0.5)
+                    s.connect(args.unix)
+            else:
+                with socket.create_connection(("127.0.0.1", args.port), timeout=0.5):
+                    pass
+            return
         except OSError:
             pass
         if time.monotonic() > deadline:
-            raise Failure(f"nothing listening on 127.0.0.1:{args.port} after {args.timeout} s")
+            raise Failure(f"nothing listening on {where} after {args.timeout} s")
         time.sleep(0.02)
 
 
@@ -212,6 +224,45 @@ def cgroup_own_cpu_us(cgroup: str, comms: set[str]) -> dict[int, float]:
             fields = text.rsplit(")", 1)[1].split()
             out[pid] = (int(fields[11]) + int(fields[12])) * 1e6 / CLK_TCK
     return out
+
+
+def proc_runtime_us(pid: int) -> float:
+    """CPU time (user + system) of every thread of a process, from /proc/PID/task/*/schedstat
+    (the scheduler's sum_exec_runtime, in nanoseconds); 0 for a process that is gone."""
+    total = 0
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except FileNotFoundError:
+        return 0.0
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat", encoding="ascii") as f:
+                total += int(f.read().split()[0])
+        except (FileNotFoundError, ProcessLookupError, IndexError, ValueError):
+            continue
+    return total / 1e3
+
+
+def proc_tree_cpu_us(root: int) -> float:
+    """CPU time of a process and of its live children (an application's master and its pool of
+    workers: php-fpm, bench/fcgi-responder.c), in microseconds. Read from the scheduler's
+    nanosecond runtime, not /proc/PID/stat: each of 40 workers holds a few ms of a run, and
+    /proc/PID/stat's clock ticks (10 ms) would round each to nothing. A child that exits within
+    the window takes its CPU out of the sum, so the pools measured never recycle workers."""
+    if not pid_alive(root):
+        raise Failure(f"application process {root} is gone")
+    total = proc_runtime_us(root)
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (FileNotFoundError, ProcessLookupError, IndexError, ValueError):
+            continue
+        if ppid == root:
+            total += proc_runtime_us(int(entry))
+    return total
 
 
 class SyscallCounter:
@@ -386,6 +437,9 @@ def cmd_run(args: argparse.Namespace) -> None:
     if args.server_cgroup:
         group0 = cgroup_cpu_us(args.server_cgroup)
         own0 = cgroup_own_cpu_us(args.server_cgroup, comms)
+
+
+    app0 = proc_tree_cpu_us(args.app_pid) if args.app_pid else 0.0
     with open(args.log, "w", encoding="utf-8") as log:
         # The launcher (rusage.c) pins, runs and wait4s the tool, and writes the tool's own
         # rusage: see rusage.c for why Python does not fork the tool itself.
@@ -408,6 +462,9 @@ def cmd_run(args: argparse.Namespace) -> None:
     if args.server_cgroup:
         own1 = cgroup_own_cpu_us(args.server_cgroup, comms)
         group1 = cgroup_cpu_us(args.server_cgroup)
+
+
+    app1 = proc_tree_cpu_us(args.app_pid) if args.app_pid else 0.0
     syscalls = counter.stop() if counter else None
 
     with open(args.log, encoding="utf-8", errors="replace") as f:
@@ -450,6 +507,11 @@ def cmd_run(args: argparse.Namespace) -> None:
         rec["server_cpu_us_per_req"] = own / n
         rec["children_cpu_us_per_req"] = max(total - own, 0.0) / n
         rec["total_cpu_us_per_req"] = total / n
+
+
+    if args.app_pid:
+        rec["app_cpu_us"] = app1 - app0
+        rec["app_cpu_us_per_req"] = (app1 - app0) / n
     if syscalls is not None:
         rec["syscall_tool"] = args.syscalls
         rec["syscalls"] = syscalls
@@ -469,6 +531,8 @@ def cmd_run(args: argparse.Namespace) -> None:
                      f"{rec['children_cpu_us_per_req']:.2f} us/req")
     elif args.server_pid:
         parts.append(f"server {rec['server_cpu_us_per_req']:.2f} us/req")
+    if args.app_pid:
+        parts.append(f"app {rec['app_cpu_us_per_req']:.2f} us/req")
     if syscalls is not None:
         parts.append(f"{rec['syscalls_per_req']:.2f} syscalls/req ({args.syscalls})")
     if res["errors"]:
@@ -843,6 +907,50 @@ def cmd_summary_cgi(args: argparse.Namespace) -> None:
         print(f"\nresults written to {args.json_out}")
 
 
+def cmd_summary_fastcgi(args: argparse.Namespace) -> None:
+    """bench/fastcgi.sh: per application, each server's medians, flint over each peer (medians
+    and paired within a round), and the syscalls per request by name of the counted runs."""
+    recs = load_records(args.records)
+    for app in dict.fromkeys(r["app"] for r in recs):
+        ours = [r for r in recs if r["app"] == app]
+        servers = list(dict.fromkeys(r["server"] for r in ours))
+        print(f"\n{app}: {ours[0].get('title', '')}")
+        rows = [["server", "runs", "requests/s", "server CPU us/req", "app CPU us/req",
+                 "server busy", "syscalls/req", "errors"]]
+        st = {}
+        for s in servers:
+            timed = [r for r in ours if r["server"] == s and r.get("purpose") == "timed"]
+            sys_runs = [r for r in ours if r["server"] == s and r.get("purpose") == "syscalls"]
+            busy = [r["server_cpu_us"] / 1e6 / r["duration_s"] for r in timed if r["duration_s"]]
+            st[s] = {k: med([r[k] for r in timed])
+                     for k in ("rps", "server_cpu_us_per_req", "app_cpu_us_per_req")}
+            sc = med([r["syscalls_per_req"] for r in sys_runs])
+            rows.append([s, str(len(timed)), spread([r["rps"] for r in timed], ".0f"),
+                         spread([r["server_cpu_us_per_req"] for r in timed], ".2f"),
+                         spread([r["app_cpu_us_per_req"] for r in timed], ".2f"),
+                         spread(busy, ".2f"), "-" if sc is None else f"{sc:.2f}",
+                         str(sum(r["errors"] for r in timed + sys_runs))])
+        print(table(rows))
+        rounds: dict[str, dict[str, dict]] = {}
+        for r in ours:
+            if r.get("purpose") == "timed":
+                rounds.setdefault(str(r["round"]), {})[r["server"]] = r
+        for peer in (s for s in servers if s != "flint"):
+            if "flint" not in st:
+                break
+            for key, name in (("rps", "requests/s"), ("server_cpu_us_per_req", "server CPU/req"),
+                              ("app_cpu_us_per_req", "app CPU/req")):
+                vals = [rr["flint"][key] / rr[peer][key] for rr in rounds.values()
+                        if "flint" in rr and peer in rr and rr[peer][key]]
+                print(f"flint/{peer} {name}: medians {fmt_ratio(st['flint'][key], st[peer][key])}"
+                      f", paired {spread(vals, '.3f')}")
+        for r in ours:
+            if r.get("purpose") == "syscalls" and r.get("syscall_breakdown_per_req"):
+                calls = ", ".join(f"{k} {v:.2f}" for k, v in r["syscall_breakdown_per_req"].items()
+                                  if v >= 0.01)
+                print(f"{r['server']} syscalls per request ({r['syscall_tool']}): {calls}")
+
+
 # ---------------------------------------------------------------------------------------------
 
 
@@ -851,7 +959,8 @@ def main() -> int:
     sub = p.add_subparsers(dest="command", required=True)
     sub.add_parser("port").set_defaults(fn=cmd_port)
     s = sub.add_parser("wait-port")
-    s.add_argument("--port", type=int, required=True)
+    s.add_argument("--port", type=int)
+    s.add_argument("--unix", help="a unix socket's path instead of a port")
     s.add_argument("--pid", type=int)
     s.add_argument("--timeout", type=float, default=10.0)
     s.set_defaults(fn=cmd_wait_port)
@@ -879,6 +988,10 @@ def main() -> int:
                    "and every program it started)")
     s.add_argument("--server-comm", help="with --server-cgroup: the server's own process names, "
                    "comma-separated (the rest of the cgroup's CPU is its programs')")
+
+
+    s.add_argument("--app-pid", type=int,
+                   help="measure this application's CPU (the process and its children)")
     s.add_argument("--syscalls", choices=["none", "perf", "strace"], default="none")
     s.add_argument("--timeout", type=float, default=120.0, help="kill the tool after this long")
     s.add_argument("--label", action="append", default=[], help="KEY=VALUE stored in the record")
@@ -896,6 +1009,9 @@ def main() -> int:
     s = sub.add_parser("summary-auth")
     s.add_argument("records")
     s.set_defaults(fn=cmd_summary_auth)
+    s = sub.add_parser("summary-fastcgi")
+    s.add_argument("records")
+    s.set_defaults(fn=cmd_summary_fastcgi)
     s = sub.add_parser("summary-server")
     s.add_argument("records")
     s.add_argument("--json-out")
