@@ -314,6 +314,12 @@ impl Guard {
         }
     }
 
+    /// Whether `target` is under a protected prefix (a target that does not normalise is not:
+    /// whatever answers it refuses it).
+    pub(crate) fn protects(&mut self, target: &[u8]) -> bool {
+        resolve::normalise(target, &mut self.path).is_ok() && self.zone_of_path().is_some()
+    }
+
     /// The zone of the longest prefix that holds the normalised path, segment by segment
     /// (`/private` holds `/private` and `/private/a`, not `/privateer`).
     fn zone_of_path(&self) -> Option<usize> {

@@ -316,6 +316,24 @@ impl Responder {
 
     /// A request refused by authentication (`crate::auth`): 401 with its challenge, or 429
     /// with `Retry-After`.
+    /// 302 to `location` (a path of this server), for a program's local redirect the server
+    /// will not follow itself: the client asks for it, with its own credentials.
+    pub(crate) fn found(
+        &mut self,
+        req: &Request<'_>,
+        location: &[u8],
+        date: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Reply {
+        let head = req.method == Method::Head;
+        let conn = Persistence::of(req);
+        page(&mut self.pages, 302, date, conn, head, out, |o| {
+            o.extend_from_slice(b"Location: ");
+            o.extend_from_slice(location);
+            o.extend_from_slice(b"\r\n");
+        })
+    }
+
     pub(crate) fn denied(
         &mut self,
         req: &Request<'_>,

@@ -483,3 +483,36 @@ fn over_http2_a_program_gets_the_user_too() {
         "{env}"
     );
 }
+
+#[test]
+fn a_programs_local_redirect_into_a_protected_prefix_sends_the_client_there() {
+    // The program is open; what it points to is not. Followed by the server, its request would
+    // carry no credentials to check: the client is sent there instead, and must authenticate.
+    let scripts = cgi_support::Scripts::new();
+    scripts.add("go", "printf 'Location: /private/a.txt\\r\\n\\r\\n'\n");
+    scripts.add("open", "printf 'Location: /a.txt\\r\\n\\r\\n'\n");
+    let dir = tempfile::tempdir().unwrap();
+    let file = users_file(dir.path());
+    let srv = cgi_support::start(&scripts, |c| {
+        c.auth.push(AuthZone {
+            prefix: "/private".into(),
+            file,
+            realm: "flint".into(),
+        });
+    });
+    std::fs::create_dir(srv.root.path().join("private")).unwrap();
+    std::fs::write(srv.root.path().join("private/a.txt"), "secret").unwrap();
+    let r = cgi_support::ask(&srv, &get("/cgi-bin/go"));
+    assert_eq!(r.status, 302);
+    assert_eq!(r.header("location"), Some("/private/a.txt"));
+    assert!(!String::from_utf8_lossy(&r.body).contains("secret"));
+    // A redirect outside any protected prefix is still followed by the server.
+    let r = cgi_support::ask(&srv, &get("/cgi-bin/open"));
+    assert_eq!((r.status, r.body.as_slice()), (200, &b"hello"[..]));
+    // Over HTTP/2 the same.
+    let mut c = Client::new(connect(srv.addr), "localhost");
+    let r = c.get("/cgi-bin/go", &[]);
+    assert_eq!(r.status, 302);
+    assert_eq!(r.header("location"), Some("/private/a.txt"));
+    assert_ne!(r.body, b"secret");
+}

@@ -437,7 +437,13 @@ fn push_body(x: &mut Exchange, mut data: &[u8], out: &mut Vec<u8>) {
 /// or HEAD for a HEAD), from the files; the program's body is dropped.
 fn local_redirect(x: &mut Exchange, path: &[u8], w: &mut Worker, out: &mut Vec<u8>) -> Body {
     let req = local_request(path, x.is_head, x.version, !x.close);
-    let reply = w.responder.respond(&req, &w.date, w.now, out);
+    // Under a protected prefix the server does not follow it (the request it would make has
+    // no credentials to check): the client is sent there, and authenticates itself.
+    let reply = if w.auth.as_mut().is_some_and(|g| g.protects(path)) {
+        w.responder.found(&req, path, &w.date, out)
+    } else {
+        w.responder.respond(&req, &w.date, w.now, out)
+    };
     x.status = reply.status;
     x.body_bytes = reply.body_bytes;
     x.close |= reply.close;

@@ -172,9 +172,14 @@ pub(in crate::protocol) fn output(
     if let Some(Location::Local(path)) = &parsed.location {
         let req = local_request(path, is_head, wire::Version::Http11, true);
         h.response.clear();
-        let reply = w
-            .responder
-            .respond_shared(&req, &w.date, w.now, &mut h.response);
+        // Under a protected prefix: a redirect for the client to follow with its credentials
+        // (as over HTTP/1.1, `h1/gateway.rs`).
+        let reply = if w.auth.as_mut().is_some_and(|g| g.protects(path)) {
+            w.responder.found(&req, path, &w.date, &mut h.response)
+        } else {
+            w.responder
+                .respond_shared(&req, &w.date, w.now, &mut h.response)
+        };
         if let Some(g) = h.streams.slots[i].gateway.as_mut() {
             g.status = reply.status;
             g.body_bytes = reply.body_bytes;
