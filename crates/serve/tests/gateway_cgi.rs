@@ -590,3 +590,63 @@ fn a_client_that_goes_away_takes_its_program_with_it() {
     );
     assert_eq!(srv.stats().cgi_timeouts, 0);
 }
+
+/// Raises this process's open-file limit to at least `n` (up to its hard limit), for tests that
+/// hold both ends of many connections.
+fn at_least_files(n: u64) {
+    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+    let now = getrlimit(Resource::Nofile);
+    if now.current.is_some_and(|c| c < n) {
+        let want = now.maximum.map_or(n, |m| m.min(n));
+        let _ = setrlimit(
+            Resource::Nofile,
+            Rlimit {
+                current: Some(want),
+                maximum: now.maximum,
+            },
+        );
+    }
+}
+
+#[test]
+fn a_flood_of_a_thousand_requests_holds_the_program_limit_and_files_are_served() {
+    const FLOOD: usize = 1000;
+    at_least_files(3 * FLOOD as u64 + 256);
+    let scripts = Scripts::new();
+    scripts.add(
+        "slow",
+        "sleep 0.2\nprintf 'Content-Type: text/plain\\r\\n\\r\\ndone\\n'\n",
+    );
+    let srv = start(&scripts, |c| c.cgi_max_programs = 16);
+    let mut flood: Vec<TcpStream> = Vec::with_capacity(FLOOD);
+    for _ in 0..FLOOD {
+        let mut s = connect(srv.addr);
+        s.write_all(get("/cgi-bin/slow").as_bytes()).unwrap();
+        flood.push(s);
+    }
+    // While they are under way, a file is served.
+    assert_eq!(ask(&srv, &get("/a.txt")).status, 200);
+    let (mut done, mut busy) = (0u64, 0u64);
+    for s in flood {
+        let r = read_reply(&mut BufReader::new(s), false).expect("every request answered");
+        match r.status {
+            200 => {
+                assert_eq!(r.body, b"done\n");
+                done += 1;
+            }
+            503 => {
+                assert_eq!(r.header("retry-after"), Some("1"));
+                busy += 1;
+            }
+            other => panic!("status {other}"),
+        }
+    }
+    let st = srv.stats();
+    assert_eq!(done + busy, FLOOD as u64);
+    assert_eq!((st.cgi_starts, st.cgi_busy), (done, busy));
+    assert!(done >= 16, "at least the limit's worth ran: {done}");
+    assert!(
+        busy > 0,
+        "a thousand at once cannot all fit 16 programs of 0.2 s"
+    );
+}
