@@ -29,6 +29,8 @@ missing=()
 installed strace || missing+=(strace)
 # FastCGI applications flint serve's gateway tests run (tests/gateway_fastcgi*.rs).
 compgen -G '/usr/sbin/php-fpm*' >/dev/null || missing+=(php-fpm)
+# php-cgi: PHP run as a CGI program, a process per request (tests/gateway_cgi.rs).
+[[ -x /usr/bin/php-cgi ]] || missing+=(php-cgi)
 [[ -x /usr/sbin/fcgiwrap ]] || missing+=(fcgiwrap)
 installed util-linux || missing+=(util-linux)
 perf_wanted=""

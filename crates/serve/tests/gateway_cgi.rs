@@ -650,3 +650,40 @@ fn a_flood_of_a_thousand_requests_holds_the_program_limit_and_files_are_served()
         "a thousand at once cannot all fit 16 programs of 0.2 s"
     );
 }
+
+#[test]
+fn php_cgi_runs_as_a_program_with_its_query_body_and_fields() {
+    // Debian's php-cgi (scripts/install-peers.sh), started per request through the script's
+    // `#!` line, as a PHP site runs without FastCGI.
+    let php = PathBuf::from("/usr/bin/php-cgi");
+    assert!(
+        php.is_file(),
+        "php-cgi is missing: scripts/install-peers.sh installs it"
+    );
+    let scripts = Scripts::new();
+    // The interpreter line: php-cgi refuses to run unless told it is not behind Apache's
+    // redirect check.
+    let path = scripts.path().join("t.php");
+    std::fs::write(
+        &path,
+        "#!/usr/bin/php-cgi -dcgi.force_redirect=0\n<?php header('X-Php: yes'); \
+         echo $_SERVER['REQUEST_METHOD'], ' ', $_GET['a'] ?? '-', ' ', \
+         file_get_contents('php://input'), ' ', $_SERVER['SERVER_PROTOCOL'], \"\\n\";\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let srv = start(&scripts, |_| {});
+    let r = ask(&srv, &get("/cgi-bin/t.php?a=1"));
+    assert_eq!(r.status, 200, "{:?}", String::from_utf8_lossy(&r.body));
+    assert_eq!(r.header("x-php"), Some("yes"));
+    assert_eq!(r.body, b"GET 1  HTTP/1.1\n");
+    let post = "POST /cgi-bin/t.php HTTP/1.1\r\nHost: t\r\nContent-Type: text/plain\r\n\
+                Content-Length: 5\r\n\r\nhello";
+    let r = ask(&srv, post);
+    assert_eq!(
+        (r.status, r.body.as_slice()),
+        (200, &b"POST - hello HTTP/1.1\n"[..])
+    );
+    let st = srv.stats();
+    assert_eq!(st.cgi_starts, 2);
+}
