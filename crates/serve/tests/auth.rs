@@ -516,3 +516,41 @@ fn a_programs_local_redirect_into_a_protected_prefix_sends_the_client_there() {
     assert_eq!(r.header("location"), Some("/private/a.txt"));
     assert_ne!(r.body, b"secret");
 }
+
+#[test]
+fn a_programs_access_log_line_names_its_user_too() {
+    let scripts = cgi_support::Scripts::new();
+    scripts.add("hi", "printf 'Content-Type: text/plain\\n\\nhi\\n'\n");
+    let dir = tempfile::tempdir().unwrap();
+    let file = users_file(dir.path());
+    let log = dir.path().join("access.log");
+    let srv = cgi_support::start(&scripts, |c| {
+        c.auth.push(AuthZone {
+            prefix: "/cgi-bin".into(),
+            file,
+            realm: "flint".into(),
+        });
+        c.access_log = Some(log.clone());
+    });
+    let r = cgi_support::ask(&srv, &get_as("/cgi-bin/hi", &basic("carol", "pw-carol")));
+    assert_eq!(r.status, 200);
+    let mut c = Client::new(connect(srv.addr), "localhost");
+    let auth = basic("dave", "pw-dave");
+    assert_eq!(
+        c.get("/cgi-bin/hi", &[("authorization", &auth)]).status,
+        200
+    );
+    drop(c);
+    srv.stop();
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    assert!(
+        lines[0].starts_with("127.0.0.1 - carol [") && lines[0].contains("\" 200 "),
+        "{text}"
+    );
+    assert!(
+        lines[1].starts_with("127.0.0.1 - dave [") && lines[1].contains("HTTP/2.0\" 200"),
+        "{text}"
+    );
+}

@@ -106,3 +106,47 @@ pub(crate) fn local_request(
         head_len: 0,
     }
 }
+
+/// What a gateway request's access-log line and status count need, kept from its request until
+/// its program's part ends: the same for HTTP/1.1 and HTTP/2, so that both log and count a
+/// program's answer as the responder's own are.
+#[derive(Debug)]
+pub(crate) struct Record {
+    request_line: Vec<u8>,
+    referer: Option<Vec<u8>>,
+    user_agent: Option<Vec<u8>>,
+    /// The user Basic authentication let in (the log's third field).
+    user: Option<Vec<u8>>,
+    pub status: u16,
+    pub body_bytes: u64,
+}
+
+impl Record {
+    pub fn new(req: &Request<'_>, request_line: Vec<u8>, user: Option<&[u8]>) -> Record {
+        Record {
+            request_line,
+            referer: req.referer.map(<[u8]>::to_vec),
+            user_agent: req.user_agent.map(<[u8]>::to_vec),
+            user: user.map(<[u8]>::to_vec),
+            status: 0,
+            body_bytes: 0,
+        }
+    }
+
+    /// The request is over: its access-log line written, its status counted.
+    pub fn finish(&self, peer: std::net::IpAddr, w: &mut Worker) {
+        if let Some(log) = w.log.as_mut() {
+            let e = crate::access_log::Entry {
+                peer,
+                request_line: &self.request_line,
+                status: self.status,
+                body_bytes: self.body_bytes,
+                referer: self.referer.as_deref(),
+                user_agent: self.user_agent.as_deref(),
+                user: self.user.as_deref(),
+            };
+            log.record(&e, w.wall);
+        }
+        super::count_status(&mut w.stats, self.status);
+    }
+}

@@ -294,7 +294,7 @@ fn start_gateway(
         cgi::set_user(&mut launch, user);
     }
     let max_head = w.limits.max_head_bytes;
-    let x = gateway::Exchange::new(req, first_line(head), max_head);
+    let x = gateway::Exchange::new(req, first_line(head), user, max_head);
     Ok((Box::new(x), launch))
 }
 

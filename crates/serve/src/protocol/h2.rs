@@ -452,8 +452,12 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
                                     if let Some(user) = verdict.user() {
                                         cgi::set_user(&mut launch, user);
                                     }
-                                    let x =
-                                        gateway::Exchange::new(r, method, limits.max_head_bytes);
+                                    let x = gateway::Exchange::new(
+                                        r,
+                                        method,
+                                        verdict.user(),
+                                        limits.max_head_bytes,
+                                    );
                                     return Err(Some((Box::new(x), launch)));
                                 }
                             }

@@ -13,9 +13,8 @@
 use wire::{Method, Request, Version};
 
 use super::super::body::Drain;
-use super::super::gateway::local_request;
-use super::super::{count_status, Proto, Session, Worker};
-use crate::access_log::Entry;
+use super::super::gateway::{local_request, Record};
+use super::super::{Proto, Session, Worker};
 use crate::gateway::head::{CgiHead, HeadError, HeadReader, Location};
 use crate::gateway::Launch;
 use crate::pool::Pool;
@@ -74,15 +73,17 @@ pub(in crate::protocol) struct Exchange {
     close: bool,
     out: Out,
     head: HeadReader,
-    status: u16,
-    body_bytes: u64,
-    request_line: Vec<u8>,
-    referer: Option<Vec<u8>>,
-    user_agent: Option<Vec<u8>>,
+    /// The access-log line's and the status count's part.
+    rec: Record,
 }
 
 impl Exchange {
-    pub fn new(req: &Request<'_>, request_line: &[u8], max_head: usize) -> Exchange {
+    pub fn new(
+        req: &Request<'_>,
+        request_line: &[u8],
+        user: Option<&[u8]>,
+        max_head: usize,
+    ) -> Exchange {
         Exchange {
             body_left: if req.chunked {
                 0
@@ -97,11 +98,7 @@ impl Exchange {
             close: !req.keep_alive,
             out: Out::Head,
             head: HeadReader::new(max_head),
-            status: 0,
-            body_bytes: 0,
-            request_line: request_line.to_vec(),
-            referer: req.referer.map(<[u8]>::to_vec),
-            user_agent: req.user_agent.map(<[u8]>::to_vec),
+            rec: Record::new(req, request_line.to_vec(), user),
         }
     }
 }
@@ -172,11 +169,11 @@ pub(in crate::protocol) fn collect_body(s: &mut Session, w: &mut Worker) {
         503 => (w.responder).busy_after_body(x.close, x.is_head, &w.date, &mut b.out),
         status => w.responder.error(status, &w.date, x.close, &mut b.out),
     };
-    x.status = reply.status;
-    x.body_bytes = reply.body_bytes;
+    x.rec.status = reply.status;
+    x.rec.body_bytes = reply.body_bytes;
     s.queued += (b.out.len() - start) as u64;
     b.push_mem(start);
-    log_and_count(x, s.peer, w);
+    x.rec.finish(s.peer.ip(), w);
     s.served = true;
     s.close_after |= x.close;
     h.gateway = None;
@@ -300,9 +297,9 @@ impl Session {
         };
         if end == End::Abandoned {
             if matches!(x.out, Out::Head) {
-                x.status = 499;
+                x.rec.status = 499;
             }
-            log_and_count(&x, self.peer, w);
+            x.rec.finish(self.peer.ip(), w);
             return;
         }
         let b = self.bufs.get_or_insert_with(|| pool.take());
@@ -317,8 +314,8 @@ impl Session {
                     _ => 502,
                 };
                 let reply = w.responder.error(status, &w.date, x.close, &mut b.out);
-                x.status = reply.status;
-                x.body_bytes = reply.body_bytes;
+                x.rec.status = reply.status;
+                x.rec.body_bytes = reply.body_bytes;
             }
             (Out::Body { chunked: true, .. }, End::Complete) => {
                 if !x.is_head {
@@ -336,7 +333,7 @@ impl Session {
             x.close = true;
             self.linger = true;
         }
-        log_and_count(&x, self.peer, w);
+        x.rec.finish(self.peer.ip(), w);
         self.served = true;
         if x.close {
             self.close_after = true;
@@ -345,25 +342,9 @@ impl Session {
 }
 
 /// The exchange's access-log line and status count.
-fn log_and_count(x: &Exchange, peer: std::net::SocketAddr, w: &mut Worker) {
-    if let Some(log) = w.log.as_mut() {
-        let e = Entry {
-            peer: peer.ip(),
-            request_line: &x.request_line,
-            status: x.status,
-            body_bytes: x.body_bytes,
-            referer: x.referer.as_deref(),
-            user_agent: x.user_agent.as_deref(),
-            user: None,
-        };
-        log.record(&e, w.wall);
-    }
-    count_status(&mut w.stats, x.status);
-}
-
 /// The response head for a checked program head.
 fn push_head(x: &mut Exchange, h: &CgiHead, w: &Worker, out: &mut Vec<u8>) {
-    x.status = h.status;
+    x.rec.status = h.status;
     out.extend_from_slice(b"HTTP/1.1 ");
     out.extend_from_slice(h.status.to_string().as_bytes());
     out.push(b' ');
@@ -426,7 +407,7 @@ fn push_body(x: &mut Exchange, mut data: &[u8], out: &mut Vec<u8>) {
         } else {
             out.extend_from_slice(data);
         }
-        x.body_bytes += data.len() as u64;
+        x.rec.body_bytes += data.len() as u64;
     }
     if *left == Some(0) {
         x.out = Out::Discard;
@@ -444,8 +425,8 @@ fn local_redirect(x: &mut Exchange, path: &[u8], w: &mut Worker, out: &mut Vec<u
     } else {
         w.responder.respond(&req, &w.date, w.now, out)
     };
-    x.status = reply.status;
-    x.body_bytes = reply.body_bytes;
+    x.rec.status = reply.status;
+    x.rec.body_bytes = reply.body_bytes;
     x.close |= reply.close;
     x.out = Out::Discard;
     if x.is_head {

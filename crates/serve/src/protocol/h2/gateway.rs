@@ -12,11 +12,10 @@ use http2::StreamId;
 use wire::{Method, Request};
 
 use super::{submit_reply, H2};
-use crate::access_log::Entry;
 use crate::gateway::head::{HeadError, HeadReader, Location};
-use crate::protocol::gateway::{local_request, End};
+use crate::protocol::gateway::{local_request, End, Record};
 use crate::protocol::h1::gateway::OUTPUT_WINDOW;
-use crate::protocol::{count_status, Worker};
+use crate::protocol::Worker;
 
 #[derive(Debug)]
 enum State {
@@ -46,15 +45,17 @@ pub(crate) struct Exchange {
     /// The program's part is over.
     done: bool,
     is_head: bool,
-    status: u16,
-    body_bytes: u64,
-    log_line: Vec<u8>,
-    referer: Option<Vec<u8>>,
-    user_agent: Option<Vec<u8>>,
+    /// The access-log line's and the status count's part.
+    rec: Record,
 }
 
 impl Exchange {
-    pub(super) fn new(req: &Request<'_>, method: &[u8], max_head: usize) -> Exchange {
+    pub(super) fn new(
+        req: &Request<'_>,
+        method: &[u8],
+        user: Option<&[u8]>,
+        max_head: usize,
+    ) -> Exchange {
         let mut log_line = method.to_vec();
         log_line.push(b' ');
         log_line.extend_from_slice(req.target);
@@ -68,11 +69,7 @@ impl Exchange {
             cut: false,
             done: false,
             is_head: req.method == Method::Head,
-            status: 0,
-            body_bytes: 0,
-            log_line,
-            referer: req.referer.map(<[u8]>::to_vec),
-            user_agent: req.user_agent.map(<[u8]>::to_vec),
+            rec: Record::new(req, log_line, user),
         }
     }
 
@@ -181,14 +178,14 @@ pub(in crate::protocol) fn output(
                 .respond_shared(&req, &w.date, w.now, &mut h.response)
         };
         if let Some(g) = h.streams.slots[i].gateway.as_mut() {
-            g.status = reply.status;
-            g.body_bytes = reply.body_bytes;
+            g.rec.status = reply.status;
+            g.rec.body_bytes = reply.body_bytes;
             g.state = State::Discard;
         }
         submit_reply(h, i, id, reply, is_head);
         return Ok(());
     }
-    g.status = parsed.status;
+    g.rec.status = parsed.status;
     let no_body = is_head || parsed.status == 204 || parsed.status == 304;
     g.state = State::Body {
         left: parsed.content_length,
@@ -246,7 +243,7 @@ fn push_body(h: &mut H2, i: usize, id: StreamId, mut data: &[u8]) {
         return;
     }
     g.buf.extend_from_slice(data);
-    g.body_bytes += data.len() as u64;
+    g.rec.body_bytes += data.len() as u64;
     slot.left += data.len() as u64;
     let _ = h.framer.resume_data(id);
 }
@@ -267,7 +264,7 @@ pub(in crate::protocol) fn end(
     };
     g.done = true;
     match (&g.state, end) {
-        (State::Head, End::Abandoned) => g.status = 499,
+        (State::Head, End::Abandoned) => g.rec.status = 499,
         (_, End::Abandoned) => {}
         (State::Head, _) => {
             w.stats.cgi_bad_heads += u64::from(end == End::Complete);
@@ -278,8 +275,8 @@ pub(in crate::protocol) fn end(
             };
             h.response.clear();
             let reply = w.responder.error(status, &w.date, false, &mut h.response);
-            g.status = reply.status;
-            g.body_bytes = reply.body_bytes;
+            g.rec.status = reply.status;
+            g.rec.body_bytes = reply.body_bytes;
             let is_head = g.is_head;
             submit_reply(h, i, id, reply, is_head);
         }
@@ -299,20 +296,7 @@ pub(in crate::protocol) fn end(
             let _ = h.framer.resume_data(id);
         }
     }
-    let Some(g) = h.streams.slots[i].gateway.as_ref() else {
-        return;
-    };
-    if let Some(log) = w.log.as_mut() {
-        let e = Entry {
-            peer: peer.ip(),
-            request_line: &g.log_line,
-            status: g.status,
-            body_bytes: g.body_bytes,
-            referer: g.referer.as_deref(),
-            user_agent: g.user_agent.as_deref(),
-            user: None,
-        };
-        log.record(&e, w.wall);
+    if let Some(g) = h.streams.slots[i].gateway.as_ref() {
+        g.rec.finish(peer.ip(), w);
     }
-    count_status(&mut w.stats, g.status);
 }
