@@ -68,28 +68,7 @@ impl Reply {
 }
 
 pub fn read_reply(r: &mut impl BufRead, head: bool) -> io::Result<Reply> {
-    let mut line = String::new();
-    if r.read_line(&mut line)? == 0 {
-        return Err(io::ErrorKind::UnexpectedEof.into());
-    }
-    let status = line
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, line.clone()))?;
-    let mut headers = Vec::new();
-    loop {
-        let mut h = String::new();
-        if r.read_line(&mut h)? == 0 {
-            return Err(io::ErrorKind::UnexpectedEof.into());
-        }
-        let h = h.trim_end();
-        if h.is_empty() {
-            break;
-        }
-        let (n, v) = h.split_once(':').unwrap_or((h, ""));
-        headers.push((n.to_string(), v.trim().to_string()));
-    }
+    let (status, headers) = read_head(r)?;
     let mut reply = Reply {
         status,
         headers,

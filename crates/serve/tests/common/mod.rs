@@ -137,6 +137,26 @@ pub fn exchange(addr: SocketAddr, request: &str) -> Response {
 
 /// Reads one response (body framed by Content-Length; none for HEAD, 1xx, 204, 304).
 pub fn read_response(r: &mut impl BufRead, head: bool) -> io::Result<Response> {
+    let (status, headers) = read_head(r)?;
+    let mut resp = Response {
+        status,
+        headers,
+        body: Vec::new(),
+    };
+    let no_body = head || status < 200 || status == 204 || status == 304;
+    if !no_body {
+        let len: usize = resp
+            .header("content-length")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        resp.body = vec![0; len];
+        r.read_exact(&mut resp.body)?;
+    }
+    Ok(resp)
+}
+
+/// A response's status line and fields (names as sent, values trimmed), up to its blank line.
+pub fn read_head(r: &mut impl BufRead) -> io::Result<(u16, Vec<(String, String)>)> {
     let mut line = String::new();
     if r.read_line(&mut line)? == 0 {
         return Err(io::ErrorKind::UnexpectedEof.into());
@@ -154,26 +174,11 @@ pub fn read_response(r: &mut impl BufRead, head: bool) -> io::Result<Response> {
         }
         let h = h.trim_end();
         if h.is_empty() {
-            break;
+            return Ok((status, headers));
         }
         let (n, v) = h.split_once(':').unwrap_or((h, ""));
         headers.push((n.to_string(), v.trim().to_string()));
     }
-    let mut resp = Response {
-        status,
-        headers,
-        body: Vec::new(),
-    };
-    let no_body = head || status < 200 || status == 204 || status == 304;
-    if !no_body {
-        let len: usize = resp
-            .header("content-length")
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0);
-        resp.body = vec![0; len];
-        r.read_exact(&mut resp.body)?;
-    }
-    Ok(resp)
 }
 
 /// Reads `n` pipelined responses.
