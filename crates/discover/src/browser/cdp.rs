@@ -7,8 +7,12 @@
 
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// How often a stoppable wait looks at its stop flag.
+pub const STOP_POLL: Duration = Duration::from_millis(100);
 
 /// One message from the browser: a command's response (`id`), or an event (`method`); with the
 /// `sessionId` of the target it came from, if any.
@@ -44,6 +48,9 @@ pub enum CdpError {
     Refused { method: String, message: String },
     #[error("writing to Chromium's DevTools pipe: {0}")]
     Write(String),
+    /// The caller's stop flag was raised while waiting (`Cdp::call_until`).
+    #[error("stopped")]
+    Stopped,
 }
 
 /// A client of one browser's pipe.
@@ -126,10 +133,36 @@ impl<W: Write> Cdp<W> {
         deadline: Instant,
         on_event: &mut dyn FnMut(&Message),
     ) -> Result<Value, CdpError> {
+        self.call_until(session, method, params, deadline, None, on_event)
+    }
+
+    /// [`Cdp::call`], waiting in slices of `STOP_POLL` so that a raised `stop` ends the wait
+    /// (`CdpError::Stopped`): a command such as a navigation may take the whole page timeout.
+    pub fn call_until(
+        &mut self,
+        session: Option<&str>,
+        method: &str,
+        params: Value,
+        deadline: Instant,
+        stop: Option<&AtomicBool>,
+        on_event: &mut dyn FnMut(&Message),
+    ) -> Result<Value, CdpError> {
         let id = self.send(session, method, params)?;
         loop {
-            let Some(m) = self.recv(deadline)? else {
+            if stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+                return Err(CdpError::Stopped);
+            }
+            let now = Instant::now();
+            if now >= deadline {
                 return Err(CdpError::Timeout(method.to_owned()));
+            }
+            let until = if stop.is_some() {
+                (now + STOP_POLL).min(deadline)
+            } else {
+                deadline
+            };
+            let Some(m) = self.recv(until)? else {
+                continue;
             };
             if m.id() != Some(id) {
                 on_event(&m);
@@ -187,5 +220,32 @@ mod tests {
         assert_eq!(first["sessionId"], "S");
         assert_eq!(first["method"], "M");
         assert_eq!(first["id"], 1);
+    }
+
+    #[test]
+    fn a_raised_stop_flag_ends_a_call_the_browser_does_not_answer() {
+        let (from_browser, _browser_out) = std::io::pipe().unwrap();
+        let mut sent = Vec::new();
+        let mut cdp = Cdp::new(&mut sent, from_browser);
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let raise = stop.clone();
+        let raiser = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            raise.store(true, Ordering::Relaxed);
+        });
+        let far = Instant::now() + Duration::from_secs(60);
+        let started = Instant::now();
+        let err = cdp.call_until(
+            None,
+            "Page.navigate",
+            json!({}),
+            far,
+            Some(&stop),
+            &mut |_| {},
+        );
+        raiser.join().unwrap();
+        assert_eq!(err.unwrap_err(), CdpError::Stopped);
+        // Well before the deadline: the flag, not the minute, ended it.
+        assert!(started.elapsed() < Duration::from_secs(30));
     }
 }

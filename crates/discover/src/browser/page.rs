@@ -2,7 +2,7 @@
 //! network has been idle for [`IDLE`] after the load event and a scroll to the page's end, all
 //! within the page timeout.
 
-use super::cdp::{CdpError, Message};
+use super::cdp::{CdpError, Message, STOP_POLL};
 use super::Browser;
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -13,7 +13,6 @@ use std::time::{Duration, Instant};
 /// this long.
 pub const IDLE: Duration = Duration::from_millis(500);
 /// How often a wait looks at the stop flag (Ctrl-C).
-const STOP_POLL: Duration = Duration::from_millis(100);
 /// Closing a tab: a browser that does not answer this is not waited on longer.
 const CLOSE_LIMIT: Duration = Duration::from_secs(10);
 
@@ -170,11 +169,12 @@ impl Browser {
                 .call(s, method, params, deadline, &mut |m| rec.event(m))
                 .map_err(|e| fail(self, e))?;
         }
-        let navigated = self.cdp.call(
+        let navigated = self.cdp.call_until(
             s,
             "Page.navigate",
             json!({"url": url}),
             deadline,
+            stop,
             &mut |m| rec.event(m),
         );
         let nav = match navigated {
@@ -185,6 +185,7 @@ impl Browser {
                     "no response to the page within --page-timeout".into(),
                 ))
             }
+            Err(CdpError::Stopped) => return Err(LoadError::Stopped),
             Err(e) => return Err(fail(self, e)),
         };
         rec.load.main_frame = nav["frameId"].as_str().unwrap_or_default().to_owned();
@@ -195,15 +196,17 @@ impl Browser {
                 None => LoadError::Stopped,
             })?;
         if Instant::now() < deadline && !rec.crashed {
-            let scrolled = self.cdp.call(
+            let scrolled = self.cdp.call_until(
                 s,
                 "Runtime.evaluate",
                 json!({"expression": SCROLL_TO_END, "awaitPromise": true}),
                 deadline,
+                stop,
                 &mut |m| rec.event(m),
             );
             match scrolled {
                 Ok(_) | Err(CdpError::Timeout(_)) | Err(CdpError::Refused { .. }) => {}
+                Err(CdpError::Stopped) => return Err(LoadError::Stopped),
                 Err(e) => return Err(fail(self, e)),
             }
         }
