@@ -12,7 +12,8 @@
 //! - `head.rs` checks a program's response head before any of it reaches a client.
 //!
 //! - `fcgi.rs` is FastCGI: the same meta-variables sent as records over a pooled socket to an
-//!   application, its FCGI_STDOUT read back as a program's stdout.
+//!   application, its FCGI_STDOUT read back as a program's stdout. Its sockets' events come
+//!   under pool slot tokens (`fcgi::POOL_TOKEN`), routed by [`Gateways::pool_event`].
 //!
 //! What a gateway produces is protocol-neutral: a status, checked fields and a body that
 //! arrives later ([`Launch`] in, [`head::CgiHead`] and body bytes out); the protocol encodes it.
@@ -251,12 +252,16 @@ impl Gateways {
         deadline: Instant,
     ) -> std::io::Result<(fcgi::Exchange, bool)> {
         let a = &self.apps[app];
-        let (stream, reused) = match self.fcgi_pool.take(app) {
-            Some(s) => (s, true),
-            None => (fcgi::Stream::connect(&a.addr)?, false),
+        let (stream, slot, reused) = match self.fcgi_pool.take(app, token) {
+            Some((s, slot)) => (s, slot, true),
+            None => {
+                let s = fcgi::Stream::connect(&a.addr)?;
+                (s, self.fcgi_pool.open_slot(token), false)
+            }
         };
         let up = fcgi::Upstream {
             stream,
+            slot,
             app,
             reused,
             keep_conn: self.fcgi_pool.keeps(),
@@ -264,9 +269,10 @@ impl Gateways {
             buffers: self.fcgi_pool.buffers(),
         };
         let max_output = self.limits.max_output;
-        match fcgi::Exchange::start(launch, up, token, &self.registry, deadline, max_output) {
+        match fcgi::Exchange::start(launch, up, &self.registry, deadline, max_output) {
             Ok(x) => Ok((x, reused)),
             Err((e, buffers)) => {
+                self.fcgi_pool.close_slot(slot);
                 self.fcgi_pool.recycle(buffers);
                 Err(e)
             }
@@ -275,9 +281,16 @@ impl Gateways {
 
     /// Sends a request that failed on a pooled connection before reaching the application
     /// again, on a new connection (`Exchange::may_retry`).
-    pub fn retry_fastcgi(&mut self, x: &mut fcgi::Exchange, token: usize) -> std::io::Result<()> {
+    pub fn retry_fastcgi(&mut self, x: &mut fcgi::Exchange) -> std::io::Result<()> {
         let stream = fcgi::Stream::connect(&self.apps[x.app].addr)?;
-        x.retry(stream, &self.registry, token)
+        self.fcgi_pool.renew_slot(x.slot);
+        x.retry(stream, &self.registry)
+    }
+
+    /// An event of a FastCGI connection's pool slot: the client connection to drive, if the
+    /// connection carries a request (an idle one the application closed is dropped).
+    pub fn pool_event(&mut self, slot: usize, readable: bool, closed: bool) -> Option<usize> {
+        self.fcgi_pool.event(slot, readable, closed)
     }
 
     /// The application `launch` names, for the error log.
@@ -314,10 +327,12 @@ impl Gateways {
             Source::Program(p) => self.retire(p, kill),
             Source::FastCgi(x) => {
                 self.release();
+                let slot = x.slot;
                 let (reusable, buffers) = x.finish();
                 self.fcgi_pool.recycle(buffers);
-                if let Some((app, stream)) = reusable.filter(|_| !kill) {
-                    self.fcgi_pool.put(app, stream, &self.registry);
+                match reusable.filter(|_| !kill) {
+                    Some((app, stream)) => self.fcgi_pool.put(app, stream, slot),
+                    None => self.fcgi_pool.close_slot(slot),
                 }
             }
         }
