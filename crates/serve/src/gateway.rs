@@ -33,6 +33,7 @@ pub(crate) mod cgi;
 pub mod fcgi;
 pub mod head;
 pub(crate) mod program;
+mod scripts;
 mod source;
 
 pub(crate) use cgi::Launch;
@@ -110,6 +111,8 @@ pub(crate) struct Gateways {
     retired: Vec<(Child, Instant)>,
     /// The normalised target, reused.
     key: Vec<u8>,
+    /// Scripts found, per normalised target.
+    scripts: scripts::Scripts,
     pub server_port: u16,
     pub https: bool,
     pub registry: mio::Registry,
@@ -166,6 +169,7 @@ impl Gateways {
             running,
             retired: Vec::new(),
             key: Vec::with_capacity(256),
+            scripts: scripts::Scripts::new(Duration::from_millis(config.revalidate_ms)),
             server_port,
             https: config.tls_cert.is_some(),
             registry,
@@ -173,9 +177,22 @@ impl Gateways {
     }
 
     /// Whether a gateway claims `target`, and with what. `None`: not a gateway's (or a target
-    /// the static path refuses anyway: it answers as for any file).
-    pub fn route(&mut self, target: &[u8]) -> Option<Route> {
+    /// the static path refuses anyway: it answers as for any file). A script found is kept
+    /// for the next requests (`scripts.rs`).
+    pub fn route(&mut self, target: &[u8], now: Instant) -> Option<Route> {
         let query = resolve::normalise(target, &mut self.key).ok()?;
+        if let Some(script) = self.scripts.get(&self.key, query, now) {
+            return Some(Route::Cgi(script));
+        }
+        let route = self.find(query);
+        if let Some(Route::Cgi(script)) = &route {
+            self.scripts.insert(&self.key, script, now);
+        }
+        route
+    }
+
+    /// [`Gateways::route`] from the filesystem.
+    fn find(&self, query: &[u8]) -> Option<Route> {
         let key = &self.key[..];
         for (prefix, root) in &self.mounts {
             let Some(rest) = key.strip_prefix(&prefix[..]) else {
