@@ -14,7 +14,9 @@
 //!
 //! A program answering a request of a connection (`gateway`) registers its pipes and pidfd
 //! under the connection's token with `gateway::PROGRAM_TOKEN` set: its events drive that
-//! connection without marking its socket readable. The sweep also enforces programs' wall time
+//! connection without marking its socket readable. A FastCGI connection is registered once,
+//! under its pool slot's token (`fcgi::POOL_TOKEN`): the pool routes its events to the
+//! connection its request belongs to, and drops an idle one the application closed. The sweep also enforces programs' wall time
 //! and reaps the programs connections let go.
 //!
 //! Timers are a coarse sweep over the slab every 250 ms: O(connections) per sweep, nothing per
@@ -39,6 +41,7 @@ use crate::auth::Guard;
 use crate::config::Config;
 use crate::conn::{Conn, Phase};
 use crate::control::{Control, LISTENER, WAKER};
+use crate::gateway::fcgi::POOL_TOKEN;
 use crate::gateway::{Gateways, PROGRAM_TOKEN};
 use crate::pool::Pool;
 use crate::protocol::{Timeouts, Worker};
@@ -176,6 +179,16 @@ impl<'a, T: Transport> Loop<'a, T> {
                     // is not this event's.
                     Token(t) if t & PROGRAM_TOKEN != 0 => {
                         self.on_event(t & !PROGRAM_TOKEN, false, false);
+                    }
+                    // A FastCGI connection: its pool slot says which connection it drives now
+                    // (none while it is idle).
+                    Token(t) if t & POOL_TOKEN != 0 => {
+                        let closed = ev.is_read_closed() || ev.is_error();
+                        let conn = (self.worker.gateways.as_mut())
+                            .and_then(|g| g.pool_event(t & !POOL_TOKEN, ev.is_readable(), closed));
+                        if let Some(i) = conn {
+                            self.on_event(i, false, false);
+                        }
                     }
                     Token(i) => {
                         let closed = ev.is_read_closed() || ev.is_error();

@@ -12,7 +12,8 @@
 //! - `head.rs` checks a program's response head before any of it reaches a client.
 //!
 //! - `fcgi.rs` is FastCGI: the same meta-variables sent as records over a pooled socket to an
-//!   application, its FCGI_STDOUT read back as a program's stdout.
+//!   application, its FCGI_STDOUT read back as a program's stdout. Its sockets' events come
+//!   under pool slot tokens (`fcgi::POOL_TOKEN`), routed by [`Gateways::pool_event`].
 //!
 //! What a gateway produces is protocol-neutral: a status, checked fields and a body that
 //! arrives later ([`Launch`] in, [`head::CgiHead`] and body bytes out); the protocol encodes it.
@@ -32,6 +33,7 @@ pub(crate) mod cgi;
 pub mod fcgi;
 pub mod head;
 pub(crate) mod program;
+mod scripts;
 mod source;
 
 pub(crate) use cgi::Launch;
@@ -109,6 +111,8 @@ pub(crate) struct Gateways {
     retired: Vec<(Child, Instant)>,
     /// The normalised target, reused.
     key: Vec<u8>,
+    /// Scripts found, per normalised target.
+    scripts: scripts::Scripts,
     pub server_port: u16,
     pub https: bool,
     pub registry: mio::Registry,
@@ -165,6 +169,7 @@ impl Gateways {
             running,
             retired: Vec::new(),
             key: Vec::with_capacity(256),
+            scripts: scripts::Scripts::new(Duration::from_millis(config.revalidate_ms)),
             server_port,
             https: config.tls_cert.is_some(),
             registry,
@@ -172,9 +177,22 @@ impl Gateways {
     }
 
     /// Whether a gateway claims `target`, and with what. `None`: not a gateway's (or a target
-    /// the static path refuses anyway: it answers as for any file).
-    pub fn route(&mut self, target: &[u8]) -> Option<Route> {
+    /// the static path refuses anyway: it answers as for any file). A script found is kept
+    /// for the next requests (`scripts.rs`).
+    pub fn route(&mut self, target: &[u8], now: Instant) -> Option<Route> {
         let query = resolve::normalise(target, &mut self.key).ok()?;
+        if let Some(script) = self.scripts.get(&self.key, query, now) {
+            return Some(Route::Cgi(script));
+        }
+        let route = self.find(query);
+        if let Some(Route::Cgi(script)) = &route {
+            self.scripts.insert(&self.key, script, now);
+        }
+        route
+    }
+
+    /// [`Gateways::route`] from the filesystem.
+    fn find(&self, query: &[u8]) -> Option<Route> {
         let key = &self.key[..];
         for (prefix, root) in &self.mounts {
             let Some(rest) = key.strip_prefix(&prefix[..]) else {
@@ -251,12 +269,16 @@ impl Gateways {
         deadline: Instant,
     ) -> std::io::Result<(fcgi::Exchange, bool)> {
         let a = &self.apps[app];
-        let (stream, reused) = match self.fcgi_pool.take(app) {
-            Some(s) => (s, true),
-            None => (fcgi::Stream::connect(&a.addr)?, false),
+        let (stream, slot, reused) = match self.fcgi_pool.take(app, token) {
+            Some((s, slot)) => (s, slot, true),
+            None => {
+                let s = fcgi::Stream::connect(&a.addr)?;
+                (s, self.fcgi_pool.open_slot(token), false)
+            }
         };
         let up = fcgi::Upstream {
             stream,
+            slot,
             app,
             reused,
             keep_conn: self.fcgi_pool.keeps(),
@@ -264,9 +286,10 @@ impl Gateways {
             buffers: self.fcgi_pool.buffers(),
         };
         let max_output = self.limits.max_output;
-        match fcgi::Exchange::start(launch, up, token, &self.registry, deadline, max_output) {
+        match fcgi::Exchange::start(launch, up, &self.registry, deadline, max_output) {
             Ok(x) => Ok((x, reused)),
             Err((e, buffers)) => {
+                self.fcgi_pool.close_slot(slot);
                 self.fcgi_pool.recycle(buffers);
                 Err(e)
             }
@@ -275,9 +298,16 @@ impl Gateways {
 
     /// Sends a request that failed on a pooled connection before reaching the application
     /// again, on a new connection (`Exchange::may_retry`).
-    pub fn retry_fastcgi(&mut self, x: &mut fcgi::Exchange, token: usize) -> std::io::Result<()> {
+    pub fn retry_fastcgi(&mut self, x: &mut fcgi::Exchange) -> std::io::Result<()> {
         let stream = fcgi::Stream::connect(&self.apps[x.app].addr)?;
-        x.retry(stream, &self.registry, token)
+        self.fcgi_pool.renew_slot(x.slot);
+        x.retry(stream, &self.registry)
+    }
+
+    /// An event of a FastCGI connection's pool slot: the client connection to drive, if the
+    /// connection carries a request (an idle one the application closed is dropped).
+    pub fn pool_event(&mut self, slot: usize, readable: bool, closed: bool) -> Option<usize> {
+        self.fcgi_pool.event(slot, readable, closed)
     }
 
     /// The application `launch` names, for the error log.
@@ -314,10 +344,12 @@ impl Gateways {
             Source::Program(p) => self.retire(p, kill),
             Source::FastCgi(x) => {
                 self.release();
+                let slot = x.slot;
                 let (reusable, buffers) = x.finish();
                 self.fcgi_pool.recycle(buffers);
-                if let Some((app, stream)) = reusable.filter(|_| !kill) {
-                    self.fcgi_pool.put(app, stream, &self.registry);
+                match reusable.filter(|_| !kill) {
+                    Some((app, stream)) => self.fcgi_pool.put(app, stream, slot),
+                    None => self.fcgi_pool.close_slot(slot),
                 }
             }
         }

@@ -585,3 +585,44 @@ fn a_connection_whose_request_body_was_not_all_sent_is_not_reused() {
         (200, &b"connection 1 request 0"[..])
     );
 }
+
+/// A script `/app` answered by a scripted application, with `revalidate_ms`, asked once and
+/// then asked again after its file was removed: the second answer's status.
+fn status_after_the_script_is_removed(revalidate_ms: u64) -> (u16, Vec<u8>) {
+    let app = Scripted::new(vec![vec![Step::Answer, Step::Answer]]);
+    let srv = TestServer::start(|c| {
+        c.revalidate_ms = revalidate_ms;
+        c.fastcgi
+            .push(format!("/app/={}", app.addr()).parse().unwrap());
+    });
+    write_file(srv.root.path(), "app", "");
+    let mut s = connect(srv.addr);
+    let mut r = BufReader::new(s.try_clone().unwrap());
+    s.write_all(b"GET /app/x?q HTTP/1.1\r\nHost: t\r\n\r\n")
+        .unwrap();
+    let reply = read_reply(&mut r, false).unwrap();
+    assert_eq!(
+        (reply.status, reply.body.as_slice()),
+        (200, &b"connection 0 request 0"[..])
+    );
+    std::fs::remove_file(srv.root.path().join("app")).unwrap();
+    s.write_all(b"GET /app/x?q HTTP/1.1\r\nHost: t\r\n\r\n")
+        .unwrap();
+    let reply = read_reply(&mut r, false).unwrap();
+    srv.stop();
+    (reply.status, reply.body)
+}
+
+#[test]
+fn a_script_found_is_not_looked_up_again_within_revalidate_ms() {
+    // Kept: the file's removal is not seen for a minute (the application does not read it).
+    assert_eq!(
+        status_after_the_script_is_removed(60_000),
+        (200, b"connection 0 request 1".to_vec())
+    );
+}
+
+#[test]
+fn a_script_changed_on_disk_is_looked_up_again_after_revalidate_ms() {
+    assert_eq!(status_after_the_script_is_removed(0).0, 404);
+}

@@ -1,7 +1,8 @@
 //! A connection's programs and FastCGI requests (`crate::gateway`, each a [`Source`]): started
-//! when its session asks, their bytes moved each time the connection is driven (their pipes,
-//! pidfds and sockets are registered under its token), ended when their output is done and they
-//! have exited (or the application ended the request), or past their wall time.
+//! when its session asks, their bytes moved each time the connection is driven (their pipes and
+//! pidfds are registered under its token, a FastCGI socket under a pool slot routed to it),
+//! ended when their output is done and they have exited (or the application ended the
+//! request), or past their wall time.
 
 use std::io::{self, Write};
 use std::time::Instant;
@@ -134,7 +135,6 @@ impl<T: Transport> Conn<T> {
         w: &mut Worker,
         pool: &mut Pool,
     ) -> (bool, Option<GatewayEnd>) {
-        let token = self.token;
         let (id, p) = (self.programs[k].0, &mut self.programs[k].1);
         let mut moved = false;
         loop {
@@ -188,7 +188,7 @@ impl<T: Transport> Conn<T> {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(_) => {
                     if let (Source::FastCgi(x), Some(g)) = (&mut *p, w.gateways.as_mut()) {
-                        if x.may_retry() && g.retry_fastcgi(x, token).is_ok() {
+                        if x.may_retry() && g.retry_fastcgi(x).is_ok() {
                             w.stats.fastcgi_connects += 1;
                             w.stats.fastcgi_retries += 1;
                             moved = true;

@@ -23,13 +23,14 @@ use wire::{Request, Version};
 
 use super::head::trim;
 use super::{Gateways, Route};
+use crate::cache::FileVersion;
 use crate::resolve::{FsCounters, Root};
 
 /// The fixed search path programs run with.
 pub(crate) const PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
 /// The program a target names.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Script {
     /// Where it is.
     pub fs_path: Vec<u8>,
@@ -43,6 +44,9 @@ pub(crate) struct Script {
     pub path_translated: Option<Vec<u8>>,
     /// The FastCGI application that answers it (its index), or `None`: a program to run.
     pub app: Option<usize>,
+    /// Its file's version and mode when found, to tell when it changes (`super::scripts`).
+    pub version: FileVersion,
+    pub mode: u32,
 }
 
 /// A program to start: what the protocol decided, for the connection to start.
@@ -121,6 +125,8 @@ pub(crate) fn find(
             query: query.strip_prefix(b"?").unwrap_or(query).to_vec(),
             path_translated,
             app,
+            version: FileVersion::of(&meta),
+            mode: meta.permissions().mode(),
         }));
     }
     Route::Refused(404)

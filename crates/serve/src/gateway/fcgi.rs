@@ -7,7 +7,11 @@
 //! - `exchange.rs` is one request on one connection, registered with the thread's epoll
 //!   instance under its client connection's token, as a program's pipes are.
 //! - [`Pool`] keeps a few idle connections per application and thread (`FCGI_KEEP_CONN`):
-//!   only a connection whose request ended cleanly goes back, and it is checked before reuse.
+//!   only a connection whose request ended cleanly goes back. Each connection is registered
+//!   once, under a pool slot's token (`POOL_TOKEN`), and stays registered while idle: an
+//!   application closing an idle connection is an event (the connection is then dropped), and
+//!   a reuse only says which client connection the slot's events drive now (no `epoll_ctl`,
+//!   no check per request).
 
 use std::io::{self, Read, Write};
 use std::mem::MaybeUninit;
@@ -45,8 +49,9 @@ impl Stream {
         })
     }
 
-    /// Whether an idle connection can take a request: nothing to read and not closed (the
+    /// Whether an idle connection can still take a request: nothing to read and not closed (the
     /// application closes idle connections when it likes: php-fpm after `pm.max_requests`).
+    /// Asked only when an idle connection has an event, never per request.
     fn idle_and_open(&self) -> bool {
         let sock = match self {
             Stream::Unix(s) => socket2::SockRef::from(s),
@@ -56,8 +61,9 @@ impl Stream {
         matches!(sock.peek(&mut byte), Err(e) if e.kind() == io::ErrorKind::WouldBlock)
     }
 
-    pub fn register(&mut self, registry: &Registry, token: usize) -> io::Result<()> {
-        let token = Token(token | super::PROGRAM_TOKEN);
+    /// Registers a new connection, once for its life, under pool slot `slot`'s token.
+    pub fn register(&mut self, registry: &Registry, slot: usize) -> io::Result<()> {
+        let token = Token(slot | POOL_TOKEN);
         registry.register(self, token, Interest::READABLE | Interest::WRITABLE)
     }
 }
@@ -107,16 +113,37 @@ impl Source for Stream {
     }
 }
 
+/// The token bit that marks a FastCGI connection's events: `slot | POOL_TOKEN`, routed by the
+/// thread's [`Pool`] to the client connection the slot's connection serves now, if any.
+pub(crate) const POOL_TOKEN: usize = 1 << (usize::BITS - 3);
+
+/// What a pool slot's connection does now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    /// No connection (the slot is on the free list).
+    Free,
+    /// Idle in the pool of this application.
+    Idle(usize),
+    /// Carrying a request of the client connection `token`; `closed`: the application has
+    /// closed it (seen in an event while busy: an application that answers and closes at once
+    /// makes one event of both), so it does not go back to the pool.
+    Busy { token: usize, closed: bool },
+}
+
 /// Request buffers kept for the next requests, beyond those of the idle connections.
 const SPARE_BUFFERS: usize = 8;
 
 /// One thread's idle connections, per application, and the buffers of requests that ended.
 #[derive(Debug)]
 pub(crate) struct Pool {
-    idle: Vec<Vec<Stream>>,
+    /// Per application: idle connections and their slots.
+    idle: Vec<Vec<(Stream, usize)>>,
     /// Idle connections kept per application (`fastcgi_pool`).
     limit: usize,
     buffers: Vec<Buffers>,
+    /// Every open connection's slot (its token is `slot | POOL_TOKEN`), idle or busy.
+    slots: Vec<Slot>,
+    free_slots: Vec<usize>,
 }
 
 impl Pool {
@@ -125,6 +152,8 @@ impl Pool {
             idle: (0..apps).map(|_| Vec::with_capacity(limit)).collect(),
             limit,
             buffers: Vec::new(),
+            slots: Vec::new(),
+            free_slots: Vec::new(),
         }
     }
 
@@ -133,24 +162,104 @@ impl Pool {
         self.limit > 0
     }
 
-    /// An idle connection to `app` still open, if there is one (the closed ones are dropped).
-    pub fn take(&mut self, app: usize) -> Option<Stream> {
-        let idle = &mut self.idle[app];
-        while let Some(s) = idle.pop() {
-            if s.idle_and_open() {
-                return Some(s);
-            }
-        }
-        None
+    /// An idle connection to `app` and its slot, if there is one, now serving the client
+    /// connection `token`. One that the application closed was dropped when it said so
+    /// ([`Pool::event`]); one it closes as it is taken fails its first write or read, and the
+    /// request is sent again (`Exchange::may_retry`).
+    pub fn take(&mut self, app: usize, token: usize) -> Option<(Stream, usize)> {
+        let (s, slot) = self.idle[app].pop()?;
+        self.slots[slot] = Slot::Busy {
+            token,
+            closed: false,
+        };
+        Some((s, slot))
     }
 
-    /// A connection whose request ended cleanly: kept (unregistered: an idle connection
-    /// drives no client connection) while the pool has room, else closed.
-    pub fn put(&mut self, app: usize, mut s: Stream, registry: &Registry) {
-        let idle = &mut self.idle[app];
-        if idle.len() < self.limit && s.deregister(registry).is_ok() {
-            idle.push(s);
+    /// A slot for a new connection serving the client connection `token`.
+    pub fn open_slot(&mut self, token: usize) -> usize {
+        match self.free_slots.pop() {
+            Some(slot) => {
+                self.slots[slot] = Slot::Busy {
+                    token,
+                    closed: false,
+                };
+                slot
+            }
+            None => {
+                self.slots.push(Slot::Busy {
+                    token,
+                    closed: false,
+                });
+                self.slots.len() - 1
+            }
         }
+    }
+
+    /// Slot `slot` has a new connection for the same request (`Exchange::retry`): what was
+    /// seen of the old one does not hold for it.
+    pub fn renew_slot(&mut self, slot: usize) {
+        if let Slot::Busy { token, .. } = self.slots[slot] {
+            self.slots[slot] = Slot::Busy {
+                token,
+                closed: false,
+            };
+        }
+    }
+
+    /// The slot of a connection that was closed (closing its socket took it out of the epoll
+    /// set).
+    pub fn close_slot(&mut self, slot: usize) {
+        if self.slots[slot] != Slot::Free {
+            self.slots[slot] = Slot::Free;
+            self.free_slots.push(slot);
+        }
+    }
+
+    /// A connection whose request ended cleanly: kept, still registered, while the pool has
+    /// room and the application has not closed it, else closed.
+    pub fn put(&mut self, app: usize, s: Stream, slot: usize) {
+        let idle = &mut self.idle[app];
+        let closed = matches!(self.slots[slot], Slot::Busy { closed: true, .. });
+        if idle.len() < self.limit && !closed {
+            idle.push((s, slot));
+            self.slots[slot] = Slot::Idle(app);
+        } else {
+            drop(s);
+            self.close_slot(slot);
+        }
+    }
+
+    /// An event of slot `slot`'s connection (`closed`: the application closed it or it
+    /// failed): the client connection to drive if it carries a request. An idle one that was
+    /// closed, or became readable (it wrote what no request asked for), is closed; a stale
+    /// event (one of the connection the slot had before, in the same batch) leaves it be: an
+    /// idle connection is checked, once per event, not per request.
+    pub fn event(&mut self, slot: usize, readable: bool, closed: bool) -> Option<usize> {
+        match self.slots.get(slot).copied()? {
+            Slot::Busy { token, closed: was } => {
+                self.slots[slot] = Slot::Busy {
+                    token,
+                    closed: was || closed,
+                };
+                Some(token)
+            }
+            Slot::Idle(app) if readable || closed => {
+                let idle = &mut self.idle[app];
+                let k = idle.iter().position(|(_, s)| *s == slot)?;
+                if !idle[k].0.idle_and_open() {
+                    drop(idle.swap_remove(k));
+                    self.close_slot(slot);
+                }
+                None
+            }
+            Slot::Idle(_) | Slot::Free => None,
+        }
+    }
+
+    /// Idle connections kept for `app`.
+    #[cfg(test)]
+    pub fn idle(&self, app: usize) -> usize {
+        self.idle[app].len()
     }
 
     /// Buffers for a request: a request's that ended, or new ones.
@@ -163,5 +272,91 @@ impl Pool {
         if self.buffers.len() < SPARE_BUFFERS {
             self.buffers.push(b);
         }
+    }
+}
+
+#[cfg(test)]
+mod pool_tests {
+    use std::io::Write;
+    use std::time::{Duration, Instant};
+
+    use mio::net::UnixStream;
+    use mio::{Events, Poll, Token};
+
+    use super::{Pool, Stream, POOL_TOKEN};
+
+    /// Polls until slot `slot` has an event; its readability and whether it says closed.
+    fn slot_event(poll: &mut Poll, slot: usize) -> (bool, bool) {
+        let mut events = Events::with_capacity(16);
+        let until = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < until {
+            poll.poll(&mut events, Some(Duration::from_millis(100)))
+                .unwrap();
+            let ev = events
+                .iter()
+                .find(|e| e.token() == Token(slot | POOL_TOKEN));
+            if let Some(e) = ev {
+                return (e.is_readable(), e.is_read_closed() || e.is_error());
+            }
+        }
+        panic!("no event for slot {slot} within 10 s");
+    }
+
+    #[test]
+    fn an_idle_connection_stays_registered_and_a_reuse_moves_its_events() {
+        let mut poll = Poll::new().unwrap();
+        let mut pool = Pool::new(1, 2);
+        let (ours, mut app) = UnixStream::pair().unwrap();
+        let mut s = Stream::Unix(ours);
+        let slot = pool.open_slot(5);
+        s.register(poll.registry(), slot).unwrap();
+        assert_eq!(pool.event(slot, false, false), Some(5));
+        pool.put(0, s, slot);
+        // A stale event of an idle, open connection leaves it in the pool.
+        assert_eq!(pool.event(slot, true, false), None);
+        assert_eq!(pool.idle(0), 1);
+        // Taken by another client connection: the slot's events drive that one, with no new
+        // registration.
+        let (s, again) = pool.take(0, 9).unwrap();
+        assert_eq!(again, slot);
+        app.write_all(b"x").unwrap();
+        assert_eq!(slot_event(&mut poll, slot), (true, false));
+        assert_eq!(pool.event(slot, true, false), Some(9));
+        drop(s);
+        pool.close_slot(slot);
+        assert_eq!(
+            pool.open_slot(3),
+            slot,
+            "a closed connection's slot is reused"
+        );
+    }
+
+    #[test]
+    fn an_idle_connection_the_application_closes_is_dropped_on_its_event() {
+        let mut poll = Poll::new().unwrap();
+        let mut pool = Pool::new(1, 2);
+        let (ours, app) = UnixStream::pair().unwrap();
+        let mut s = Stream::Unix(ours);
+        let slot = pool.open_slot(5);
+        s.register(poll.registry(), slot).unwrap();
+        pool.put(0, s, slot);
+        drop(app);
+        let (readable, closed) = slot_event(&mut poll, slot);
+        assert!(closed);
+        assert_eq!(pool.event(slot, readable, closed), None);
+        assert_eq!(pool.idle(0), 0);
+        assert!(pool.take(0, 9).is_none());
+    }
+
+    #[test]
+    fn a_connection_closed_while_busy_does_not_go_back_to_the_pool() {
+        let mut pool = Pool::new(1, 2);
+        let (ours, _app) = UnixStream::pair().unwrap();
+        let slot = pool.open_slot(5);
+        // The application's answer and its close, seen in one event while the request runs.
+        assert_eq!(pool.event(slot, true, true), Some(5));
+        pool.put(0, Stream::Unix(ours), slot);
+        assert_eq!(pool.idle(0), 0);
+        assert!(pool.take(0, 9).is_none());
     }
 }

@@ -131,7 +131,7 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker) -> bool {
                 // Only when a gateway is configured: the static path checks nothing more.
                 let routed = match (&verdict, w.gateways.as_mut()) {
                     (Verdict::Denied(_), _) | (_, None) => None,
-                    (_, Some(g)) => g.route(req.target),
+                    (_, Some(g)) => g.route(req.target, w.now),
                 };
                 let refused = match routed {
                     Some(Route::Cgi(script)) => {

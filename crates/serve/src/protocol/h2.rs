@@ -410,7 +410,7 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
                     // Only when a gateway is configured: the static path checks nothing more.
                     let routed = match (&verdict, w.gateways.as_mut()) {
                         (Verdict::Denied(_), _) | (_, None) => None,
-                        (_, Some(g)) => g.route(r.target),
+                        (_, Some(g)) => g.route(r.target, w.now),
                     };
                     let reply = match routed {
                         None => match &verdict {

@@ -47,9 +47,11 @@ impl Buffers {
 #[derive(Debug)]
 pub(crate) struct Upstream {
     pub stream: Stream,
+    /// Its pool slot (its events' token).
+    pub slot: usize,
     /// The application's index (its pool).
     pub app: usize,
-    /// The connection came from the pool.
+    /// The connection came from the pool (so it is registered already).
     pub reused: bool,
     pub keep_conn: bool,
     /// The application, for the error log.
@@ -68,6 +70,8 @@ pub(crate) struct End {
 #[derive(Debug)]
 pub(crate) struct Exchange {
     stream: Stream,
+    /// Its pool slot (its events' token).
+    pub slot: usize,
     /// The application's index (its pool).
     pub app: usize,
     keep_conn: bool,
@@ -114,13 +118,14 @@ impl Exchange {
     pub fn start(
         launch: &Launch,
         mut up: Upstream,
-        token: usize,
         registry: &Registry,
         deadline: Instant,
         max_output: u64,
     ) -> Result<Exchange, (io::Error, Buffers)> {
-        if let Err(e) = up.stream.register(registry, token) {
-            return Err((e, up.buffers));
+        if !up.reused {
+            if let Err(e) = up.stream.register(registry, up.slot) {
+                return Err((e, up.buffers));
+            }
         }
         let mut encoder = Encoder::default();
         let Buffers { mut out, input } = up.buffers;
@@ -135,6 +140,7 @@ impl Exchange {
         }
         Ok(Exchange {
             stream: up.stream,
+            slot: up.slot,
             app: up.app,
             keep_conn: up.keep_conn,
             encoder,
@@ -354,13 +360,9 @@ impl Exchange {
     }
 
     /// Sends the request again on `stream`, a new connection.
-    pub fn retry(
-        &mut self,
-        mut stream: Stream,
-        registry: &Registry,
-        token: usize,
-    ) -> io::Result<()> {
-        stream.register(registry, token)?;
+    pub fn retry(&mut self, mut stream: Stream, registry: &Registry) -> io::Result<()> {
+        // The slot carries over: it still drives this request's client connection.
+        stream.register(registry, self.slot)?;
         // The failed connection is closed (and so leaves the epoll set) as it is replaced.
         self.stream = stream;
         self.replayable = false;
