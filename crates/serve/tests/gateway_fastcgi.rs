@@ -312,6 +312,17 @@ fn over_http2_fastcgi_answers_in_data_frames() {
     assert_eq!((st.fastcgi_requests, st.fastcgi_failures), (3, 0));
 }
 
+/// A server whose `/app/` is the scripted responder `app`, with its script file in place.
+fn scripted_server(app: &Scripted, tweak: impl FnOnce(&mut Config)) -> TestServer {
+    let srv = TestServer::start(|c| {
+        c.fastcgi
+            .push(format!("/app/={}", app.addr()).parse().unwrap());
+        tweak(c);
+    });
+    write_file(srv.root.path(), "app", "");
+    srv
+}
+
 #[test]
 fn a_request_on_a_pooled_connection_the_application_closed_is_sent_again_if_it_has_no_body() {
     // The first connection answers, then closes as the second request arrives; the second
@@ -321,11 +332,7 @@ fn a_request_on_a_pooled_connection_the_application_closed_is_sent_again_if_it_h
         vec![Step::Answer, Step::Close],
         vec![Step::Answer, Step::Close],
     ]);
-    let srv = TestServer::start(|c| {
-        c.fastcgi
-            .push(format!("/app/={}", app.addr()).parse().unwrap());
-    });
-    write_file(srv.root.path(), "app", "");
+    let srv = scripted_server(&app, |_| {});
     let mut s = connect(srv.addr);
     let mut r = BufReader::new(s.try_clone().unwrap());
     for want in ["connection 0 request 0", "connection 1 request 0"] {
@@ -351,11 +358,7 @@ fn a_request_on_a_pooled_connection_the_application_closed_is_sent_again_if_it_h
 #[test]
 fn an_idle_connection_the_application_closed_is_not_taken_from_the_pool() {
     let app = Scripted::new(vec![vec![Step::Answer], vec![Step::Answer]]);
-    let srv = TestServer::start(|c| {
-        c.fastcgi
-            .push(format!("/app/={}", app.addr()).parse().unwrap());
-    });
-    write_file(srv.root.path(), "app", "");
+    let srv = scripted_server(&app, |_| {});
     let r = ask(&srv, "GET /app HTTP/1.1\r\nHost: t\r\n\r\n");
     assert_eq!(r.body, b"connection 0 request 0");
     // The application closes the connection after its one request, while it is idle.
@@ -382,11 +385,7 @@ fn a_request_the_application_refuses_gets_502_and_its_connection_is_not_reused()
         vec![Step::Overloaded, Step::Answer],
         vec![Step::Answer],
     ]);
-    let srv = TestServer::start(|c| {
-        c.fastcgi
-            .push(format!("/app/={}", app.addr()).parse().unwrap());
-    });
-    write_file(srv.root.path(), "app", "");
+    let srv = scripted_server(&app, |_| {});
     let r = ask(&srv, "GET /app HTTP/1.1\r\nHost: t\r\n\r\n");
     assert_eq!(r.status, 502);
     let r = ask(&srv, "GET /app HTTP/1.1\r\nHost: t\r\n\r\n");
@@ -401,11 +400,7 @@ fn a_request_the_application_refuses_gets_502_and_its_connection_is_not_reused()
 #[test]
 fn an_application_that_closes_mid_response_leaves_it_cut() {
     let app = Scripted::new(vec![vec![Step::Cut], vec![Step::Answer]]);
-    let srv = TestServer::start(|c| {
-        c.fastcgi
-            .push(format!("/app/={}", app.addr()).parse().unwrap());
-    });
-    write_file(srv.root.path(), "app", "");
+    let srv = scripted_server(&app, |_| {});
     let r = ask(&srv, "GET /app HTTP/1.1\r\nHost: t\r\n\r\n");
     assert_eq!(r.status, 200, "the head was sent");
     assert_eq!(r.body, b"connection 0 request 0");
@@ -504,11 +499,7 @@ fn a_post_without_a_body_is_not_sent_again_on_a_new_connection() {
         vec![Step::Answer, Step::Close],
         vec![Step::Answer],
     ]);
-    let srv = TestServer::start(|c| {
-        c.fastcgi
-            .push(format!("/app/={}", app.addr()).parse().unwrap());
-    });
-    write_file(srv.root.path(), "app", "");
+    let srv = scripted_server(&app, |_| {});
     let mut s = connect(srv.addr);
     let mut r = BufReader::new(s.try_clone().unwrap());
     s.write_all(b"GET /app HTTP/1.1\r\nHost: t\r\n\r\n")
@@ -531,12 +522,7 @@ fn a_post_without_a_body_is_not_sent_again_on_a_new_connection() {
 #[test]
 fn an_application_writing_only_to_stderr_is_held_to_the_output_limit() {
     let app = Scripted::new(vec![vec![Step::StderrFlood], vec![Step::Answer]]);
-    let srv = TestServer::start(|c| {
-        c.fastcgi
-            .push(format!("/app/={}", app.addr()).parse().unwrap());
-        c.cgi_max_output_bytes = 64 * 1024;
-    });
-    write_file(srv.root.path(), "app", "");
+    let srv = scripted_server(&app, |c| c.cgi_max_output_bytes = 64 * 1024);
     let r = ask(&srv, "GET /app HTTP/1.1\r\nHost: t\r\n\r\n");
     assert_eq!(r.status, 502);
     let r = ask(&srv, "GET /app HTTP/1.1\r\nHost: t\r\n\r\n");
@@ -558,11 +544,7 @@ fn a_connection_whose_request_body_was_not_all_sent_is_not_reused() {
         vec![Step::AnswerBeforeBody, Step::Answer],
         vec![Step::Answer],
     ]);
-    let srv = TestServer::start(|c| {
-        c.fastcgi
-            .push(format!("/app/={}", app.addr()).parse().unwrap());
-    });
-    write_file(srv.root.path(), "app", "");
+    let srv = scripted_server(&app, |_| {});
     let body = vec![b'b'; 256 * 1024];
     let mut s = connect(srv.addr);
     let mut r = BufReader::new(s.try_clone().unwrap());
