@@ -532,6 +532,7 @@ fn one_webchild_for_a_minute(addr: &str) -> ToWorker {
             think_us: None,
             rate: None,
             http: HttpMode::KeepAlive,
+            connections_per_child: 1,
             streams: None,
             h2_window: None,
             connect_timeout_us: 1_000_000,

@@ -78,3 +78,57 @@ fn three_hosts_account_for_every_request_the_server_received() {
         );
     }
 }
+
+/// `--connections-per-client` reaches the workers: a page of three files, each Webchild's three
+/// connections sharing it, so the hosts open three connections a Webchild (one each without the
+/// option), and the accounting stays exact.
+#[test]
+fn hosts_share_each_page_among_a_webchilds_connections() {
+    let dir = tempfile::tempdir().unwrap();
+    let template = local_launch();
+    let page = dir.path().join("page.toml");
+    std::fs::write(
+        &page,
+        "[[page]]\nname = \"p\"\nweight = 1\nfiles = [\"/a\", \"/b\", \"/c\"]\n",
+    )
+    .unwrap();
+    let srv = Recording::start(Duration::from_millis(5));
+    let json = dir.path().join("shared.json");
+    let mut cmd = flint();
+    cmd.args(["bench", &format!("http://{}", srv.addr)])
+        .arg("-w")
+        .arg(&page)
+        .args(["-q", "--report", "none", "-c", "6", "-t", "1", "-n", "60"])
+        .args(["--connections-per-client", "3"])
+        .args(["--hosts", "a,b,c", "--launch", &template])
+        .args(["--json", json.to_str().unwrap()]);
+    let out = run_bounded(&mut cmd, LIMIT);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let received = srv
+        .settled(Duration::from_secs(10))
+        .expect("connections end");
+    let doc = read_json(&json);
+    let s = &doc["summary"];
+    let count = |k: &str| s[k].as_u64().unwrap();
+    let (requests, unfinished) = (count("requests"), count("unfinished"));
+    assert_eq!(s["errors"], 0, "{s}");
+    assert_eq!(received, requests + unfinished, "{s}");
+    assert_eq!(
+        doc["config"]["connections_per_client"], 3,
+        "{}",
+        doc["config"]
+    );
+    // Each of the 6 Webchildren deals its page's three files to its three connections, kept
+    // alive from page to page: 18 connects in all.
+    let connects: u64 = doc["urls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["connects"].as_u64().unwrap())
+        .sum();
+    assert_eq!(connects, 18, "{}", doc["urls"]);
+}

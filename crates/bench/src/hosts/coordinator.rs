@@ -326,6 +326,7 @@ fn orders(config: &BenchConfig, r: &HostsRun<'_>, h: &Host) -> ToWorker {
             think_us: c.think.map(us),
             rate: c.rate,
             http: c.http,
+            connections_per_child: c.connections_per_child,
             streams: c.streams,
             h2_window: c.h2_window,
             connect_timeout_us: us(c.connect_timeout),

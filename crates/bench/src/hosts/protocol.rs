@@ -37,8 +37,8 @@ use std::io::{self, Write};
 /// name the cipher suites offered (absent: browsers' order, AES-128-GCM first, where version 2
 /// offered rustls's, AES-256-GCM first), and a handshake's agreement its key exchange group.
 /// 5: the orders say whether to fail fast, and a result's statistics why a worker stopped
-/// early.
-pub const PROTOCOL_VERSION: u32 = 5;
+/// early. 6: the orders carry the connections each Webchild shares (`--connections-per-client`).
+pub const PROTOCOL_VERSION: u32 = 6;
 
 /// flint's own version, sent beside the protocol's so a refusal can name both.
 pub const FLINT_VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -137,6 +137,8 @@ pub struct RunOrders {
     pub think_us: Option<u64>,
     pub rate: Option<f64>,
     pub http: HttpMode,
+    /// Connections each Webchild shares its pages' files over (`--connections-per-client`).
+    pub connections_per_child: usize,
     /// Requests in flight per connection (`--streams`, `--pipeline N`; `None`: the mode's own).
     pub streams: Option<u32>,
     /// HTTP/2 receive windows (`--h2-window`).

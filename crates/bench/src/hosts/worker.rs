@@ -214,7 +214,7 @@ fn prepare(o: &Orders) -> Result<(BenchConfig, Slice), String> {
         rate: r.rate,
         http: r.http,
         // Not in the orders: the coordinator's command line refuses it with --hosts.
-        connections_per_child: 1,
+        connections_per_child: r.connections_per_child,
         streams: r.streams,
         h2_window: r.h2_window,
         connect_timeout: Duration::from_micros(r.connect_timeout_us),

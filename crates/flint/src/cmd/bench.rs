@@ -69,9 +69,6 @@ pub fn bench(mut args: BenchArgs) -> anyhow::Result<ExitCode> {
     let on_hosts = hosts::hosts_of(&args)?;
     let elsewhere =
         args.connect_to.is_some() || args.resolve.is_some() || args.unix_socket.is_some();
-    if on_hosts.is_some() && load.connections_per_client > 1 {
-        bail!("--connections-per-client is not supported with --hosts yet: each worker runs one connection a Webchild");
-    }
     if on_hosts.is_some() && elsewhere {
         bail!("--connect-to, --resolve and --unix-socket are not supported with --hosts yet: each worker connects to the URL's host");
     }

@@ -37,6 +37,7 @@ pub(crate) fn full_orders() -> ToWorker {
             think_us: Some(10_000),
             rate: Some(250.5),
             http: HttpMode::Http2,
+            connections_per_child: 1, // more is refused with HTTP/2
             streams: Some(10),
             h2_window: Some(1 << 20),
             connect_timeout_us: 2_000_000,
@@ -138,7 +139,7 @@ fn the_orders_fields_are_those_of_this_protocol_version() {
     let pinned = "type protocol flint_version host url connect_to host_header scheme \
         server_name authorization tls tls.cacert tls.insecure tls.resume tls.version tls.ciphers \
         first_child end_child run run.concurrency run.threads run.duration_us run.pages \
-        run.warmup_us run.think_us run.rate run.http run.streams run.h2_window \
+        run.warmup_us run.think_us run.rate run.http run.connections_per_child run.streams run.h2_window \
         run.connect_timeout_us run.response_timeout_us run.busy_poll_us run.read_slack run.seed \
         run.expect_status run.redirect run.fail_fast run.log workload workload.pages workload.pages[].name \
         workload.pages[].weight workload.pages[].files workload.urls workload.requests \
@@ -151,7 +152,7 @@ fn the_orders_fields_are_those_of_this_protocol_version() {
     want.sort();
     assert_eq!(
         (PROTOCOL_VERSION, got),
-        (5, want),
+        (6, want),
         "the orders changed: bump PROTOCOL_VERSION (hosts/protocol.rs says when) and pin them anew"
     );
 }
