@@ -205,9 +205,50 @@ fn wait_ready(group: &mut Group, what: &str, mut ready: impl FnMut() -> bool) {
     }
 }
 
+/// nginx with both gateways, on a port found free; ready once nginx itself listens there (a
+/// port found free may be taken by another test's server first: then nginx exits, and another
+/// port is tried).
+fn start_nginx(
+    dir: &Path,
+    root: &Path,
+    app: &Path,
+    wrap_socket: &Path,
+    cgi_dir: &Path,
+) -> (Group, SocketAddr) {
+    let program = find_program("nginx").expect("nginx");
+    let conf = dir.join("nginx.conf");
+    for _ in 0..3 {
+        let port = free_port().unwrap();
+        let text = deploy::nginx_config(&deploy::Nginx {
+            dir,
+            root,
+            port,
+            fastcgi: Some(app),
+            cgi: Some((wrap_socket, cgi_dir)),
+        });
+        std::fs::write(&conf, text).unwrap();
+        let mut cmd = Command::new(&program);
+        cmd.arg("-p").arg(dir).arg("-e").arg(dir.join("error.log"));
+        cmd.arg("-c").arg(&conf);
+        let policy = StopPolicy::terminate(Duration::from_secs(5));
+        let mut nginx = Group::spawn(&mut cmd, None, policy).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while nginx.exited().is_none() && Instant::now() < deadline {
+            if lab_process::procfs::pid_listening_on(port) == Some(nginx.pid()) {
+                return (nginx, SocketAddr::from(([127, 0, 0, 1], port)));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    panic!(
+        "nginx did not start: {:?}",
+        std::fs::read_to_string(dir.join("error.log"))
+    );
+}
+
 #[test]
 fn fastcgi_and_cgi_deployments_under_nginx_pass_the_verifier() {
-    let (Some(nginx), Some(fcgiwrap)) = (find_program("nginx"), find_program("fcgiwrap")) else {
+    let (Some(_), Some(fcgiwrap)) = (find_program("nginx"), find_program("fcgiwrap")) else {
         panic!("nginx and fcgiwrap are needed (scripts/install-peers.sh installs them)");
     };
     let dir = tempfile::tempdir().unwrap();
@@ -229,31 +270,96 @@ fn fastcgi_and_cgi_deployments_under_nginx_pass_the_verifier() {
     });
     let root = dir.path().join("root");
     std::fs::create_dir(&root).unwrap();
-    let port = free_port().unwrap();
-    let conf = dir.path().join("nginx.conf");
-    let text = deploy::nginx_config(&deploy::Nginx {
-        dir: dir.path(),
-        root: &root,
-        port,
-        fastcgi: Some(&app.1),
-        cgi: Some((&wrap_socket, &cgi_dir)),
-    });
-    std::fs::write(&conf, text).unwrap();
-    let mut cmd = Command::new(nginx);
-    cmd.arg("-p")
-        .arg(dir.path())
-        .arg("-e")
-        .arg(dir.path().join("error.log"));
-    cmd.arg("-c").arg(&conf);
-    let mut nginx = Group::spawn(&mut cmd, None, policy).unwrap();
-    let addr = SocketAddr::from(([127, 0, 0, 1], port));
-    wait_ready(&mut nginx, "nginx", || {
-        std::net::TcpStream::connect(addr).is_ok()
-    });
+    let (mut nginx, addr) = start_nginx(dir.path(), &root, &app.1, &wrap_socket, &cgi_dir);
     let fast = verify(addr, FASTCGI_PREFIX, Some(&db));
     let cgi = verify(addr, CGI_PREFIX, Some(&db));
     let log = std::fs::read_to_string(dir.path().join("error.log")).unwrap_or_default();
     assert!(failed(&fast).is_empty(), "{fast:#?}\n{log}");
     assert!(failed(&cgi).is_empty(), "{cgi:#?}\n{log}");
     assert!(!nginx.stop().killed && !wrap.stop().killed);
+}
+
+/// A deployment that answers with the wrong rows: one row whatever `queries` asks, an id out
+/// of range for `/db`, the fortunes unescaped. Serves `requests` requests, then ends.
+fn wrong_rows(requests: usize) -> (SocketAddr, std::thread::JoinHandle<()>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let thread = std::thread::spawn(move || {
+        for _ in 0..requests {
+            let (mut s, _) = listener.accept().unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") && s.read(&mut byte).unwrap_or(0) == 1 {
+                head.push(byte[0]);
+            }
+            let line = String::from_utf8_lossy(&head);
+            let path = line.split(' ').nth(1).unwrap_or("/").to_owned();
+            let (media, body) = match path.split('?').next().unwrap_or("") {
+                "/plaintext" => ("text/plain", "Hello, World!".to_owned()),
+                "/json" => (
+                    "application/json",
+                    r#"{"message":"Hello, World!"}"#.to_owned(),
+                ),
+                "/db" => (
+                    "application/json",
+                    r#"{"id":0,"randomNumber":5}"#.to_owned(),
+                ),
+                "/fortunes" => (
+                    "text/html",
+                    "<table><tr><th>id</th><th>message</th></tr>\
+                     <tr><td>11</td><td><script>alert(1)</script></td></tr></table>"
+                        .to_owned(),
+                ),
+                _ => (
+                    "application/json",
+                    r#"[{"id":1,"randomNumber":1}]"#.to_owned(),
+                ),
+            };
+            let _ = write!(
+                s,
+                "HTTP/1.1 200 OK\r\nServer: wrong\r\nDate: Sun, 29 Nov 2026 04:00:00 GMT\r\n\
+                 Content-Type: {media}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    (addr, thread)
+}
+
+#[test]
+fn the_verifier_fails_a_deployment_that_returns_wrong_rows() {
+    // plaintext, json, db, five queries, fortunes, updates.
+    let (addr, thread) = wrong_rows(10);
+    let verdicts = verify(addr, "", None);
+    thread.join().unwrap();
+    assert_eq!(
+        failed(&verdicts),
+        ["db", "queries", "fortunes", "updates"],
+        "{verdicts:#?}"
+    );
+    let problems =
+        |test: &str| (verdicts.iter().find(|v| v.test == test).unwrap().problems).join("; ");
+    assert!(
+        problems("db").contains("a row out of range"),
+        "{}",
+        problems("db")
+    );
+    assert!(
+        problems("queries").contains("1 rows where 20 were expected")
+            && problems("queries").contains("1 rows where 500 were expected"),
+        "{}",
+        problems("queries")
+    );
+    assert!(
+        problems("fortunes").contains("not escaped"),
+        "{}",
+        problems("fortunes")
+    );
+    assert!(
+        problems("updates").contains("1 rows where 20"),
+        "{}",
+        problems("updates")
+    );
 }
