@@ -203,6 +203,18 @@ fn one(
         lab.failed(kind, &what, &format!("a process exited; its log:\n{log}"))?;
         return Ok(None);
     }
+    let accounting = match stack.accounting() {
+        "cgroup" => {
+            "the tiers' CPU from a cgroup per process group (every process that ran, \
+                     exited CGI programs included)"
+        }
+        _ => {
+            "no cgroup could be made (not root, or no cgroup2 mount): the tiers' CPU from \
+              /proc, live processes and reaped children; fcgiwrap's programs are missed (it \
+              ignores SIGCHLD, so their times are discarded)"
+        }
+    };
+    lab.note(accounting)?;
     if let Err(why) = verify(stack, shared, deployment, test) {
         writeln!(
             lab.progress,
@@ -266,7 +278,7 @@ struct TierWindow {
 
 impl TierWindow {
     fn reading(&self) -> Reading {
-        let tiers = self.tiers.read().map_err(|e| e.to_string());
+        let tiers = self.tiers.read();
         let client = cpu::process(std::process::id()).ok();
         (Instant::now(), tiers, client)
     }

@@ -3,17 +3,21 @@
 //! `fastcgi_pass`), `flint-app fastcgi` behind it, and for nginx fcgiwrap (nginx runs no CGI
 //! itself). Every process is pinned to the server core, as the other experiments' servers are.
 //!
-//! And how each tier's CPU is read ([`Tiers`]): the web server's process group, and the gateway
-//! and application processes, CGI children included. Children come and go within a window, so
-//! each reading is the processes alive plus the CPU of the children they have reaped
-//! (`/proc/PID/stat` cutime and cstime, `lab_process::cpu::tree`): a CGI program that ran and
-//! was reaped within the window is in the difference of the two readings.
+//! And how each tier's CPU is read ([`Tiers`]): the web server's processes, and the gateway and
+//! application processes, CGI children included. Children come and go within a window, so each
+//! process group runs in a cgroup of its own where one can be made ([`Cgroup`]: the kernel's
+//! sum over every process that ran in it, exited ones included); without, a reading is the
+//! processes alive plus the CPU of the children they have reaped (`/proc/PID/stat` cutime and
+//! cstime, `lab_process::cpu::tree`), which misses the programs of a gateway that ignores
+//! SIGCHLD (fcgiwrap: the kernel reaps them and their times are discarded).
 
+use super::dynamic_cgroup::Cgroup;
 use lab_app::deploy::{self, CGI_PROGRAM};
 use lab_peers::PeerKind;
 use lab_process::cpu::{self, CpuTime};
 use lab_process::procfs::{pid_listening_on, ProcError};
 use lab_process::{free_port, Group, StopPolicy};
+use std::ffi::{OsStr, OsString};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
@@ -103,7 +107,7 @@ pub fn prepare(dir: &Path, app_bin: &Path) -> Result<(PathBuf, PathBuf, PathBuf)
 }
 
 /// One server with its deployments, running. Dropping it stops every group (the web server
-/// first) and then removes its directory.
+/// first), then removes their cgroups and its directory.
 #[derive(Debug)]
 pub struct Stack {
     pub kind: PeerKind,
@@ -111,7 +115,16 @@ pub struct Stack {
     web: Group,
     wrap: Option<Group>,
     app: Group,
+    /// The cgroups of web, wrap (nginx only) and app, when they could be made.
+    cgroups: Option<Cgroups>,
     dir: tempfile::TempDir,
+}
+
+#[derive(Debug)]
+struct Cgroups {
+    web: Cgroup,
+    wrap: Cgroup,
+    app: Cgroup,
 }
 
 /// From SIGTERM to SIGKILL when a process is stopped.
@@ -119,97 +132,150 @@ const STOP_GRACE: Duration = Duration::from_secs(5);
 /// How long a process may take to accept connections.
 const READY: Duration = Duration::from_secs(20);
 
+/// Starts a deployment's processes: each in its own process group (and cgroup when given),
+/// pinned, its output to the stack's log.
+struct Launcher<'a> {
+    dir: &'a Path,
+    log: PathBuf,
+    cpu: Option<usize>,
+}
+
+impl Launcher<'_> {
+    fn start(
+        &self,
+        program: &Path,
+        args: &[&OsStr],
+        what: &str,
+        cgroup: Option<&Cgroup>,
+    ) -> Result<Group, String> {
+        let out = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.log)
+            .map_err(|e| format!("{what}'s log: {e}"))?;
+        let err = out.try_clone().map_err(|e| format!("{what}'s log: {e}"))?;
+        let mut cmd = match cgroup {
+            Some(cg) => cg.command(program, args),
+            None => {
+                let mut c = Command::new(program);
+                c.args(args);
+                c
+            }
+        };
+        cmd.current_dir(self.dir)
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err);
+        Group::spawn(&mut cmd, self.cpu, StopPolicy::terminate(STOP_GRACE))
+            .map_err(|e| format!("starting {what}: {e}"))
+    }
+}
+
 impl Stack {
     /// Starts `kind` (its program found by `probe`) with its gateways.
     pub fn start(kind: PeerKind, program: &Path, shared: &Shared) -> Result<Stack, String> {
+        if !matches!(kind, PeerKind::Flint | PeerKind::Nginx) {
+            return Err(format!("{kind} has no dynamic deployments in the lab"));
+        }
         let dir = tempfile::Builder::new()
             .prefix(&format!("flint-lab-dynamic-{}.", kind.name()))
             .tempdir()
             .map_err(|e| format!("its directory: {e}"))?;
-        let log = dir.path().join("output.log");
-        let spawn = |cmd: &mut Command, what: &str| -> Result<Group, String> {
-            let out = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&log)
-                .map_err(|e| format!("{what}'s log: {e}"))?;
-            let err = out.try_clone().map_err(|e| format!("{what}'s log: {e}"))?;
-            cmd.current_dir(dir.path())
-                .stdin(Stdio::null())
-                .stdout(out)
-                .stderr(err);
-            Group::spawn(cmd, shared.cpu, StopPolicy::terminate(STOP_GRACE))
-                .map_err(|e| format!("starting {what}: {e}"))
+        let launcher = Launcher {
+            dir: dir.path(),
+            log: dir.path().join("output.log"),
+            cpu: shared.cpu,
         };
+        let log = &launcher.log;
+        let cgroups = (|| {
+            Some(Cgroups {
+                web: Cgroup::create(&format!("{kind}-web")).ok()?,
+                wrap: Cgroup::create(&format!("{kind}-gateway")).ok()?,
+                app: Cgroup::create(&format!("{kind}-app")).ok()?,
+            })
+        })();
         let socket = dir.path().join("app.sock");
-        let mut app = spawn(
-            Command::new(&shared.app_bin)
-                .arg("fastcgi")
-                .arg(&socket)
-                .arg(&shared.db),
+        let mut app = launcher.start(
+            &shared.app_bin,
+            &["fastcgi".as_ref(), socket.as_ref(), shared.db.as_ref()],
             "flint-app fastcgi",
+            cgroups.as_ref().map(|c| &c.app),
         )?;
-        ready(&mut app, "flint-app fastcgi", &log, || {
+        ready(&mut app, "flint-app fastcgi", log, || {
             UnixStream::connect(&socket).is_ok()
         })?;
-        let wrap = match kind {
-            PeerKind::Nginx => {
-                let fcgiwrap = lab_process::find_program("fcgiwrap")
-                    .ok_or("fcgiwrap is not installed (apt-get install -y fcgiwrap)")?;
-                let wrap_socket = dir.path().join("fcgiwrap.sock");
-                let mut wrap = spawn(
-                    Command::new(fcgiwrap)
-                        .arg("-c")
-                        .arg(shared.cgi_workers.to_string())
-                        .arg("-s")
-                        .arg(format!("unix:{}", wrap_socket.display())),
-                    "fcgiwrap",
-                )?;
-                ready(&mut wrap, "fcgiwrap", &log, || {
-                    UnixStream::connect(&wrap_socket).is_ok()
-                })?;
-                Some((wrap, wrap_socket))
-            }
-            PeerKind::Flint => None,
-            other => return Err(format!("{other} has no dynamic deployments in the lab")),
-        };
+        let wrap_socket = dir.path().join("fcgiwrap.sock");
+        let mut wrap = None;
+        if kind == PeerKind::Nginx {
+            let fcgiwrap = lab_process::find_program("fcgiwrap")
+                .ok_or("fcgiwrap is not installed (apt-get install -y fcgiwrap)")?;
+            let workers = shared.cgi_workers.to_string();
+            let listen = format!("unix:{}", wrap_socket.display());
+            let args = [
+                "-c".as_ref(),
+                workers.as_ref(),
+                "-s".as_ref(),
+                listen.as_ref(),
+            ];
+            let mut w = launcher.start(
+                &fcgiwrap,
+                &args,
+                "fcgiwrap",
+                cgroups.as_ref().map(|c| &c.wrap),
+            )?;
+            ready(&mut w, "fcgiwrap", log, || {
+                UnixStream::connect(&wrap_socket).is_ok()
+            })?;
+            wrap = Some(w);
+        }
         // A port found free may be taken by another process before the server binds it: the
         // server then exits, and another port is tried. Ready once the server itself listens.
         let mut attempt = 1;
         let (web, addr) = loop {
             let port = free_port().map_err(|e| format!("a free port: {e}"))?;
             let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
-            let mut cmd = match &wrap {
-                Some((_, wrap_socket)) => {
-                    let conf = dir.path().join("nginx.conf");
-                    let text = deploy::nginx_config(&deploy::Nginx {
-                        dir: dir.path(),
-                        root: &shared.root,
-                        port,
-                        fastcgi: Some(&socket),
-                        cgi: Some((wrap_socket, &shared.cgi_dir)),
-                    });
-                    std::fs::write(&conf, text).map_err(|e| format!("nginx.conf: {e}"))?;
-                    let mut c = Command::new(program);
-                    c.arg("-p").arg(dir.path());
-                    c.arg("-e").arg(dir.path().join("error.log"));
-                    c.arg("-c").arg(&conf);
-                    c
-                }
-                None => {
-                    let mut c = Command::new(program);
-                    c.arg("serve").arg(&shared.root);
-                    c.args(["--listen", &addr.to_string(), "--threads", "1"]);
-                    c.arg("--cgi");
-                    c.arg(format!("{FLINT_CGI_MOUNT}={}", shared.cgi_dir.display()));
-                    c.arg("--fastcgi");
-                    c.arg(format!("{FLINT_FASTCGI_MOUNT}=unix:{}", socket.display()));
-                    c
-                }
+            let args: Vec<OsString> = if kind == PeerKind::Nginx {
+                let conf = dir.path().join("nginx.conf");
+                let text = deploy::nginx_config(&deploy::Nginx {
+                    dir: dir.path(),
+                    root: &shared.root,
+                    port,
+                    fastcgi: Some(&socket),
+                    cgi: Some((&wrap_socket, &shared.cgi_dir)),
+                });
+                std::fs::write(&conf, text).map_err(|e| format!("nginx.conf: {e}"))?;
+                let error_log = dir.path().join("error.log");
+                vec![
+                    "-p".into(),
+                    dir.path().into(),
+                    "-e".into(),
+                    error_log.into(),
+                    "-c".into(),
+                    conf.into(),
+                ]
+            } else {
+                vec![
+                    "serve".into(),
+                    shared.root.clone().into(),
+                    "--listen".into(),
+                    addr.to_string().into(),
+                    "--threads".into(),
+                    "1".into(),
+                    "--cgi".into(),
+                    format!("{FLINT_CGI_MOUNT}={}", shared.cgi_dir.display()).into(),
+                    "--fastcgi".into(),
+                    format!("{FLINT_FASTCGI_MOUNT}=unix:{}", socket.display()).into(),
+                ]
             };
-            let mut web = spawn(&mut cmd, kind.name())?;
+            let args: Vec<&OsStr> = args.iter().map(OsString::as_os_str).collect();
+            let mut web = launcher.start(
+                program,
+                &args,
+                kind.name(),
+                cgroups.as_ref().map(|c| &c.web),
+            )?;
             let pid = web.pid();
-            match ready(&mut web, kind.name(), &log, || {
+            match ready(&mut web, kind.name(), log, || {
                 pid_listening_on(port) == Some(pid)
             }) {
                 Ok(()) => break (web, addr),
@@ -217,32 +283,48 @@ impl Stack {
                 Err(e) => return Err(e),
             }
         };
-        let wrap = wrap.map(|(w, _)| w);
         Ok(Stack {
             kind,
             addr,
             web,
             wrap,
             app,
+            cgroups,
             dir,
         })
     }
 
+    /// How the tiers' CPU is counted: `cgroup` or `proc` (reaped children's times).
+    pub fn accounting(&self) -> &'static str {
+        if self.cgroups.is_some() {
+            "cgroup"
+        } else {
+            "proc"
+        }
+    }
+
     /// Where each tier's CPU is read for `deployment`.
     pub fn tiers(&self, deployment: Deployment) -> Tiers {
-        let web = self.web.pid();
-        let app = match (deployment, self.kind, &self.wrap) {
-            (Deployment::Static, ..) => None,
-            (Deployment::FastCgi, ..) => Some(AppTier::Tree(self.app.pid())),
-            (Deployment::Cgi, _, Some(wrap)) => Some(AppTier::Tree(wrap.pid())),
-            (Deployment::Cgi, ..) => Some(AppTier::ChildrenOf(web)),
+        let web_pid = self.web.pid();
+        let cg = self.cgroups.as_ref();
+        let path = |c: &Cgroup| c.dir().to_owned();
+        // flint serve's CGI programs are its children, in its process group and cgroup: the web
+        // tier is its own process alone (every thread), the programs the rest.
+        let web = match (self.kind, cg) {
+            (PeerKind::Flint, _) => Source::Process(web_pid),
+            (_, Some(c)) => Source::Cgroup(path(&c.web)),
+            (_, None) => Source::Tree(web_pid),
         };
-        Tiers {
-            web,
-            // flint serve's CGI programs are its children: its own CPU is the web tier's.
-            web_children: self.kind != PeerKind::Flint,
-            app,
-        }
+        let app = match (deployment, &self.wrap, cg) {
+            (Deployment::Static, ..) => None,
+            (Deployment::FastCgi, _, Some(c)) => Some(Source::Cgroup(path(&c.app))),
+            (Deployment::FastCgi, _, None) => Some(Source::Tree(self.app.pid())),
+            (Deployment::Cgi, Some(_), Some(c)) => Some(Source::Cgroup(path(&c.wrap))),
+            (Deployment::Cgi, Some(w), None) => Some(Source::Tree(w.pid())),
+            (Deployment::Cgi, None, Some(c)) => Some(Source::CgroupLess(path(&c.web), web_pid)),
+            (Deployment::Cgi, None, None) => Some(Source::TreeLess(web_pid)),
+        };
+        Tiers { web, app }
     }
 
     /// Whether any process of the stack has exited, and its log if so.
@@ -251,6 +333,18 @@ impl Stack {
             || self.app.exited().is_some()
             || self.wrap.as_mut().is_some_and(|w| w.exited().is_some());
         gone.then(|| log_tail(&self.dir.path().join("output.log")))
+    }
+}
+
+impl Drop for Stack {
+    /// The processes first (the web server, then its gateways), so that the cgroups are empty
+    /// when their fields are dropped.
+    fn drop(&mut self) {
+        self.web.stop();
+        if let Some(w) = &mut self.wrap {
+            w.stop();
+        }
+        self.app.stop();
     }
 }
 
@@ -285,39 +379,56 @@ fn ready(
     }
 }
 
-/// The gateway and application tier of a deployment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AppTier {
-    /// A process tree apart from the web server (fcgiwrap and its programs, `flint-app
-    /// fastcgi`).
+/// Where a tier's CPU is read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// One process, every thread (the kernel's exact clock).
+    Process(u32),
+    /// A process tree with its reaped children's times (without a cgroup).
     Tree(u32),
-    /// The children of the web server (flint serve's CGI programs): its tree less itself.
-    ChildrenOf(u32),
+    /// A process tree less its root: flint serve's CGI programs without a cgroup.
+    TreeLess(u32),
+    /// Everything that ran in a cgroup.
+    Cgroup(PathBuf),
+    /// A cgroup less one process in it: flint serve's CGI programs.
+    CgroupLess(PathBuf, u32),
 }
 
-/// Where one deployment's tiers are read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+impl Source {
+    fn read(&self) -> Result<CpuTime, String> {
+        let proc = |e: ProcError| e.to_string();
+        let cgroup =
+            |dir: &Path| Cgroup::usage_at(dir).map_err(|e| format!("{}: {e}", dir.display()));
+        match self {
+            Source::Process(pid) => cpu::process(*pid).map_err(proc),
+            Source::Tree(pid) => cpu::tree(*pid).map_err(proc),
+            Source::TreeLess(pid) => {
+                let own = cpu::process(*pid).map_err(proc)?;
+                Ok(cpu::tree(*pid).map_err(proc)?.since(&own))
+            }
+            Source::Cgroup(dir) => cgroup(dir),
+            Source::CgroupLess(dir, pid) => {
+                let own = cpu::process(*pid).map_err(proc)?;
+                Ok(cgroup(dir)?.since(&own))
+            }
+        }
+    }
+}
+
+/// Where one deployment's tiers are read: the web server, and the gateway and application
+/// when the deployment has them.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tiers {
-    pub web: u32,
-    /// The web tier is the server's whole tree (nginx: one process) or itself alone (flint serve,
-    /// whose children are the CGI tier).
-    pub web_children: bool,
-    pub app: Option<AppTier>,
+    pub web: Source,
+    pub app: Option<Source>,
 }
 
 impl Tiers {
     /// One reading: the web tier, then the application tier when there is one.
-    pub fn read(&self) -> Result<Vec<CpuTime>, ProcError> {
-        let web = if self.web_children {
-            cpu::tree(self.web)?
-        } else {
-            cpu::process(self.web)?
-        };
-        let mut out = vec![web];
-        match self.app {
-            None => {}
-            Some(AppTier::Tree(pid)) => out.push(cpu::tree(pid)?),
-            Some(AppTier::ChildrenOf(pid)) => out.push(cpu::tree(pid)?.since(&web)),
+    pub fn read(&self) -> Result<Vec<CpuTime>, String> {
+        let mut out = vec![self.web.read()?];
+        if let Some(app) = &self.app {
+            out.push(app.read()?);
         }
         Ok(out)
     }

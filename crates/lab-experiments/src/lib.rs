@@ -23,6 +23,7 @@ pub mod delay_line;
 mod digest;
 mod docroot;
 mod dynamic;
+mod dynamic_cgroup;
 mod dynamic_stack;
 mod measure;
 pub mod netpath;
