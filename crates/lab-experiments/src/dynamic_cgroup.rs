@@ -91,3 +91,34 @@ impl Drop for Cgroup {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lab_process::{Group, StopPolicy};
+
+    /// The cgroup counts a program that ran and exited within the window, started by a process
+    /// of the cgroup and reaped by no one it knows of (the shell runs it in the background and
+    /// only watches its pid go). Needs root, as the lab's cgroups do.
+    #[test]
+    fn a_cgroup_counts_a_program_that_ran_and_exited() {
+        let cg = Cgroup::create("test").expect("a cgroup (the lab runs as root)");
+        let before = cg.usage().unwrap();
+        let script = "sh -c 'i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done' & \
+                      pid=$!; while kill -0 $pid 2>/dev/null; do sleep 0.01; done";
+        let mut cmd = cg.command(Path::new("/bin/sh"), &["-c".as_ref(), script.as_ref()]);
+        let policy = StopPolicy::terminate(Duration::from_secs(5));
+        let mut g = Group::spawn(&mut cmd, None, policy).unwrap();
+        let status = g
+            .wait_exit(Duration::from_secs(60))
+            .expect("the script ends");
+        assert!(status.success());
+        let used = cg.usage().unwrap().since(&before).total();
+        // 30,000 iterations of a shell loop: tens of milliseconds anywhere.
+        assert!(used >= Duration::from_millis(5), "{used:?}");
+        drop(g);
+        let dir = cg.dir().to_owned();
+        drop(cg);
+        assert!(!dir.exists(), "the cgroup is removed");
+    }
+}
