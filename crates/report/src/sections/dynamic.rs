@@ -76,3 +76,32 @@ pub fn render(inputs: &[Input<'_>]) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    #[test]
+    fn a_deployment_shows_its_tiers_and_a_failed_one_why() {
+        let lab = json!({"kind": "lab", "experiment": "dynamic", "results": [
+            {"experiment": "dynamic", "server": "nginx", "mode": "persistent",
+             "deployment": "cgi", "test_type": "db", "database": "sqlite",
+             "requests": 700, "requests_per_s": 350.0, "latency_ms_p50": 20.0,
+             "latency_ms_p99": 45.0, "server_cpu_us_per_request": 2193.0,
+             "tiers": [{"tier": "web", "cpu_us_per_request": 101.0},
+                       {"tier": "app", "cpu_us_per_request": 2092.0}]},
+            {"experiment": "dynamic", "server": "flint", "mode": "persistent",
+             "deployment": "fastcgi", "test_type": "queries",
+             "unavailable": "failed the verifier: 1 rows where 20 were expected"}
+        ]});
+        let html = crate::render(&[("lab.json".into(), lab)]).unwrap();
+        let at = html.find(r#"id="dynamic""#).expect("the section");
+        let section = &html[at..];
+        for cell in ["<td>cgi</td><td>db</td>", "2,092", "2,193", "45.0"] {
+            assert!(section.contains(cell), "{cell} in {section}");
+        }
+        assert!(section.contains("failed the verifier: 1 rows where 20 were expected"));
+        // Not repeated among the other lab results.
+        assert!(!html.contains("Experiment dynamic"));
+    }
+}
