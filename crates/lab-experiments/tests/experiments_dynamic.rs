@@ -91,3 +91,55 @@ fn dynamic_end_to_end_verifies_then_measures_each_tier_on_flint_and_nginx() {
     assert_eq!(row["tiers"][0]["tier"], "web");
     assert!(num(&row["tiers"][1], "cpu_us_per_request") > 0.0);
 }
+
+/// A deployment that answers wrongly is shown failed, never measured: the CGI program here is a
+/// script that answers `queries=20` with one row (the FastCGI deployment is the real
+/// application, and the static file is a file: both are measured).
+#[test]
+fn a_deployment_failing_the_verifier_is_shown_failed_not_measured() {
+    let real = flint_bin().with_file_name("flint-app");
+    assert!(
+        real.is_file(),
+        "{} not found: cargo build -p lab-app",
+        real.display()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let app = dir.path().join("flint-app");
+    let script = format!(
+        "#!/bin/sh\n\
+         if [ -n \"$GATEWAY_INTERFACE\" ]; then\n\
+         printf 'Status: 200\\r\\nContent-Type: application/json\\r\\n\\r\\n[{{\"id\":1,\"randomNumber\":1}}]'\n\
+         exit 0\n\
+         fi\n\
+         exec {} \"$@\"\n",
+        real.display()
+    );
+    std::fs::write(&app, script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&app, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut opts = LabOptions::new(Some(flint_bin()));
+    opts.app_bin = Some(app);
+    opts.duration = Duration::from_millis(300);
+    opts.warmup = Duration::from_millis(100);
+    opts.servers = vec![PeerKind::Flint];
+    opts.tests = vec!["queries".into()];
+    opts.profile = false;
+    let (report, text, progress) = run_lab(Experiment::Dynamic, &opts, false);
+    let row = |deployment: &str| {
+        (report.results.iter())
+            .find(|r| r.deployment.as_deref() == Some(deployment))
+            .unwrap_or_else(|| panic!("no {deployment} row: {text}\n{progress}"))
+    };
+    let cgi = row("cgi");
+    assert_eq!(
+        cgi.unavailable.as_deref(),
+        Some("failed the verifier: 1 rows where 20 were expected; 1 rows where 500 were expected"),
+        "{text}"
+    );
+    assert_eq!((cgi.requests, cgi.tiers.as_ref()), (0, None));
+    assert!(text.contains("failed the verifier"), "{text}");
+    for measured in ["static", "fastcgi"] {
+        let r = row(measured);
+        assert!(r.unavailable.is_none() && r.requests > 0, "{r:?}");
+    }
+}
