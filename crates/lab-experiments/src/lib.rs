@@ -190,6 +190,7 @@ impl LabOptions {
             profile,
             server_cpu: self.server_cpu.map(|c| c as u64),
             client_cpu: self.client_cpu.map(|c| c as u64),
+            tests: self.tests.clone(),
         }
     }
 

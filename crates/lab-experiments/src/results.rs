@@ -452,6 +452,7 @@ mod tests {
                 "rtt_ms",
                 "server_cpu",
                 "servers",
+                "tests",
                 "warmup_s"
             ]
         );

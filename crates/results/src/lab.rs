@@ -46,6 +46,9 @@ pub struct LabOptionsRecord {
     /// The cores the servers and the load were pinned to; `None`: not pinned.
     pub server_cpu: Option<u64>,
     pub client_cpu: Option<u64>,
+    /// The dynamic experiment's test types (`--tests`); absent in files older than the field.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tests: Vec<String>,
 }
 
 impl LabOptionsRecord {
