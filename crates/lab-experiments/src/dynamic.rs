@@ -127,7 +127,16 @@ pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
                 let Some(row) = one(lab, &mut stack, &shared, deployment, test)? else {
                     continue;
                 };
-                t.row(table_row(&row, kind));
+                if row.interrupted {
+                    writeln!(
+                        lab.out,
+                        "{kind} {} {test}: interrupted after {:.2} s (Ctrl-C)",
+                        deployment.name(),
+                        row.duration_s
+                    )?;
+                } else {
+                    t.row(table_row(&row, kind));
+                }
                 lab.results.push(row);
             }
         }
@@ -203,18 +212,7 @@ fn one(
         lab.failed(kind, &what, &format!("a process exited; its log:\n{log}"))?;
         return Ok(None);
     }
-    let accounting = match stack.accounting() {
-        "cgroup" => {
-            "the tiers' CPU from a cgroup per process group (every process that ran, \
-                     exited CGI programs included)"
-        }
-        _ => {
-            "no cgroup could be made (not root, or no cgroup2 mount): the tiers' CPU from \
-              /proc, live processes and reaped children; fcgiwrap's programs are missed (it \
-              ignores SIGCHLD, so their times are discarded)"
-        }
-    };
-    lab.note(accounting)?;
+    lab.note(stack.accounting_note())?;
     if let Err(why) = verify(stack, shared, deployment, test) {
         writeln!(
             lab.progress,

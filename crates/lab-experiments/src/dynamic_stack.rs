@@ -294,12 +294,15 @@ impl Stack {
         })
     }
 
-    /// How the tiers' CPU is counted: `cgroup` or `proc` (reaped children's times).
-    pub fn accounting(&self) -> &'static str {
+    /// How the tiers' CPU is counted, as a note for the output.
+    pub fn accounting_note(&self) -> &'static str {
         if self.cgroups.is_some() {
-            "cgroup"
+            "the tiers' CPU from a cgroup per process group (every process that ran, exited CGI \
+             programs included)"
         } else {
-            "proc"
+            "no cgroup could be made (not root, or no cgroup2 mount): the tiers' CPU from /proc, \
+             live processes and reaped children; fcgiwrap's programs are missed (it ignores \
+             SIGCHLD, so their times are discarded)"
         }
     }
 
