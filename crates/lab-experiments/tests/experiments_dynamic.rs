@@ -143,3 +143,20 @@ fn a_deployment_failing_the_verifier_is_shown_failed_not_measured() {
         assert!(r.unavailable.is_none() && r.requests > 0, "{r:?}");
     }
 }
+
+/// Without flint-app the experiment is skipped and says so; the servers are not blamed (in
+/// `flint lab all` they served the other experiments).
+#[test]
+fn without_the_application_the_experiment_is_skipped_not_the_servers_failed() {
+    let mut opts = LabOptions::new(Some(flint_bin()));
+    opts.app_bin = Some("/nonexistent/flint-app".into());
+    opts.servers = vec![PeerKind::Flint, PeerKind::Nginx];
+    opts.profile = false;
+    let (report, text, progress) = run_lab(Experiment::Dynamic, &opts, false);
+    assert!(report.results.is_empty(), "{text}");
+    assert!(text.contains("note: dynamic skipped: flint-app"), "{text}");
+    assert!(progress.contains("dynamic skipped"), "{progress}");
+    for s in &report.servers {
+        assert_eq!(s.status, Status::Ok, "{s:?}");
+    }
+}
