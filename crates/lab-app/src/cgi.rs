@@ -9,23 +9,30 @@ use std::io::Write;
 
 /// Answers the request the environment describes; the process's exit code.
 pub fn run(db_path: Option<&std::path::Path>) -> i32 {
-    let path = std::env::var("PATH_INFO")
-        .ok()
-        .filter(|p| !p.is_empty())
-        .or_else(|| {
-            let uri = std::env::var("REQUEST_URI").ok()?;
-            Some(uri.split('?').next().unwrap_or_default().to_owned())
-        })
-        .unwrap_or_default();
+    let path_info = std::env::var("PATH_INFO").ok();
+    let uri = std::env::var("REQUEST_URI").ok();
     let query = std::env::var("QUERY_STRING").unwrap_or_default();
     let mut db = db_path.and_then(|p| Db::open(p).ok());
     let mut rng = fastrand::Rng::new();
-    let reply = answer(db.as_mut(), &mut rng, &route(&path), &query);
+    let test = test_type(path_info.as_deref(), uri.as_deref());
+    let reply = answer(db.as_mut(), &mut rng, &test, &query);
     let mut out = std::io::stdout().lock();
     match write_reply(&mut out, &reply).and_then(|()| out.flush()) {
         Ok(()) => 0,
         Err(_) => 1,
     }
+}
+
+/// The test type a gateway's request names: by `PATH_INFO`, else by the path of
+/// `REQUEST_URI` (a server that sends no `PATH_INFO`, as nginx's `fastcgi_params`).
+pub fn test_type(path_info: Option<&str>, request_uri: Option<&str>) -> String {
+    let path = match path_info.filter(|p| !p.is_empty()) {
+        Some(p) => p,
+        None => request_uri
+            .and_then(|u| u.split('?').next())
+            .unwrap_or_default(),
+    };
+    route(path)
 }
 
 /// The test type a CGI path names: `/app.cgi/json` (PATH_INFO `/json`) or `.../json` as the
@@ -70,5 +77,7 @@ mod tests {
         );
         assert_eq!(route("/json"), "/json");
         assert_eq!(route("/cgi-bin/app.cgi/queries"), "/queries");
+        assert_eq!(test_type(Some(""), Some("/fcgi/app/db?x=1")), "/db");
+        assert_eq!(test_type(Some("/json"), Some("/fcgi/app/db")), "/json");
     }
 }

@@ -1,8 +1,8 @@
 //! The reference application of `flint lab dynamic`: TechEmpower's test types (`/plaintext`,
 //! `/json`, `/db`, `/queries`, `/fortunes`, `/updates`) over SQLite, written once
 //! ([`handlers::answer`]) and run in the deployments the lab compares: as a CGI program (a
-//! process per request, [`cgi`]) and as an HTTP server (persistent, [`http`]) for a reverse
-//! proxy to stand in front of. [`verify`] holds any deployment to the rules before it is
+//! process per request, [`cgi`]), as a FastCGI responder (persistent, [`fastcgi`]) and as an
+//! HTTP server (persistent, [`http`]) for a reverse proxy to stand in front of. [`verify`] holds any deployment to the rules before it is
 //! measured: one that answers wrongly is reported as failed, never measured.
 //!
 //! Principal types: [`db::Db`] (the two tables, statements prepared once per connection) and
@@ -10,6 +10,8 @@
 
 pub mod cgi;
 pub mod db;
+pub mod deploy;
+pub mod fastcgi;
 pub mod handlers;
 pub mod http;
 pub mod verify;

@@ -2,16 +2,17 @@
 //!
 //! - `flint-app init DB`: creates the database (World: 10,000 rows; Fortune: 12).
 //! - `flint-app http ADDR [DB]`: serves over HTTP/1.1 (the upstream of a reverse proxy).
+//! - `flint-app fastcgi SOCKET [DB]`: a FastCGI responder on the unix socket SOCKET.
 //! - `flint-app verify ADDR [PREFIX] [DB]`: holds a deployment to the rules; exit 1 if it fails.
 //! - Run as a CGI program (`GATEWAY_INTERFACE` set): answers the request; the database is
 //!   `FLINT_APP_DB` or `world.db` beside the program.
 
-use lab_app::{cgi, db::Db, default_db, http, verify};
+use lab_app::{cgi, db::Db, default_db, fastcgi, http, verify};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 const USAGE: &str =
-    "usage: flint-app init DB | http ADDR [DB] | verify ADDR [PREFIX] [DB] | (as a CGI program)";
+    "usage: flint-app init DB | http ADDR [DB] | fastcgi SOCKET [DB] | verify ADDR [PREFIX] [DB] | (as a CGI program)";
 
 fn main() -> ExitCode {
     if std::env::var_os("GATEWAY_INTERFACE").is_some() {
@@ -38,6 +39,29 @@ fn main() -> ExitCode {
                     }
                 }
                 Err(e) => fail(&format!("cannot listen on {addr}: {e}")),
+            }
+        }
+        ["fastcgi", socket, ref rest @ ..] if rest.len() <= 1 => {
+            let db_path = rest.first().map(PathBuf::from).or_else(default_db);
+            // Opened once, before the socket: a database that cannot be opened is said now
+            // (its test types then answer 500, as in the other deployments).
+            let db = match db_path.as_deref().map(Db::open) {
+                Some(Ok(db)) => Some(db),
+                Some(Err(e)) => {
+                    eprintln!("flint-app: the database: {e}");
+                    None
+                }
+                None => None,
+            };
+            match fastcgi::bind(socket.as_ref()) {
+                Ok(l) => {
+                    println!("listening on {socket}");
+                    match fastcgi::serve(l, db) {
+                        Ok(()) => ExitCode::SUCCESS,
+                        Err(e) => fail(&e.to_string()),
+                    }
+                }
+                Err(e) => fail(&format!("cannot listen on {socket}: {e}")),
             }
         }
         ["verify", addr, ref rest @ ..] if rest.len() <= 2 => {

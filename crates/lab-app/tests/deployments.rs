@@ -1,12 +1,16 @@
 //! The application in its deployments, held to the rules by the verifier: as an HTTP server
-//! (the binary, started and stopped by PID) and as a CGI program under flint serve; and the
+//! (the binary, started and stopped by PID), as a CGI program under flint serve, as a FastCGI
+//! responder under flint serve and nginx, and as a CGI program under nginx and fcgiwrap; and the
 //! verifier failing deployments that answer wrongly.
 
+use lab_app::deploy::{self, CGI_PREFIX, FASTCGI_PREFIX};
 use lab_app::verify::{verify, Verdict};
+use lab_process::{find_program, free_port, Group, StopPolicy};
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
 const APP: &str = env!("CARGO_BIN_EXE_flint-app");
 
@@ -129,4 +133,233 @@ fn a_request_with_a_body_gets_its_413_whole() {
     let text = String::from_utf8_lossy(&answer);
     assert!(text.starts_with("HTTP/1.1 413 "), "{text}");
     assert!(text.ends_with("no request body is taken\n"), "{text}");
+}
+
+/// `flint-app fastcgi` on a unix socket in `dir`, stopped by PID when dropped.
+struct FastCgi(Child, std::path::PathBuf);
+
+impl FastCgi {
+    fn start(dir: &Path, db: &Path) -> FastCgi {
+        let socket = dir.join("app.sock");
+        let mut child = Command::new(APP)
+            .arg("fastcgi")
+            .arg(&socket)
+            .arg(db)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        assert!(line.starts_with("listening on "), "{line:?}");
+        FastCgi(child, socket)
+    }
+}
+
+impl Drop for FastCgi {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn the_fastcgi_deployment_under_flint_serve_passes_the_verifier() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("world.db");
+    init_db(&db);
+    let app = FastCgi::start(dir.path(), &db);
+    // The script flint serve finds under its root: the application itself reads nothing of it.
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir(root.path().join("fcgi")).unwrap();
+    std::fs::write(root.path().join("fcgi/app"), b"").unwrap();
+    let config = serve::Config {
+        root: root.path().to_path_buf(),
+        listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+        threads: 1,
+        fastcgi: vec![format!("/fcgi/=unix:{}", app.1.display()).parse().unwrap()],
+        ..serve::Config::default()
+    };
+    let server = serve::server::Server::bind(config).unwrap();
+    let addr = server.local_addr();
+    let handle = server.handle();
+    let thread = std::thread::spawn(move || server.run());
+    let verdicts = verify(addr, FASTCGI_PREFIX, Some(&db));
+    handle.shutdown();
+    let stats = thread.join().unwrap().unwrap();
+    assert!(failed(&verdicts).is_empty(), "{verdicts:#?}");
+    assert_eq!(stats.fastcgi_requests, 10, "{stats:?}");
+    // One thread, one request at a time: the application kept the connection for all ten.
+    assert_eq!(stats.fastcgi_connects, 1, "{stats:?}");
+    assert_eq!(stats.fastcgi_failures, 0, "{stats:?}");
+}
+
+/// Waits (bounded) until `ready` holds or `group` has exited.
+fn wait_ready(group: &mut Group, what: &str, mut ready: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !ready() {
+        assert!(group.exited().is_none(), "{what} exited at start");
+        assert!(Instant::now() < deadline, "{what} not ready within 20 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// nginx with both gateways, on a port found free; ready once nginx itself listens there (a
+/// port found free may be taken by another test's server first: then nginx exits, and another
+/// port is tried).
+fn start_nginx(
+    dir: &Path,
+    root: &Path,
+    app: &Path,
+    wrap_socket: &Path,
+    cgi_dir: &Path,
+) -> (Group, SocketAddr) {
+    let program = find_program("nginx").expect("nginx");
+    let conf = dir.join("nginx.conf");
+    for _ in 0..3 {
+        let port = free_port().unwrap();
+        let text = deploy::nginx_config(&deploy::Nginx {
+            dir,
+            root,
+            port,
+            fastcgi: Some(app),
+            cgi: Some((wrap_socket, cgi_dir)),
+        });
+        std::fs::write(&conf, text).unwrap();
+        let mut cmd = Command::new(&program);
+        cmd.arg("-p").arg(dir).arg("-e").arg(dir.join("error.log"));
+        cmd.arg("-c").arg(&conf);
+        let policy = StopPolicy::terminate(Duration::from_secs(5));
+        let mut nginx = Group::spawn(&mut cmd, None, policy).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while nginx.exited().is_none() && Instant::now() < deadline {
+            if lab_process::procfs::pid_listening_on(port) == Some(nginx.pid()) {
+                return (nginx, SocketAddr::from(([127, 0, 0, 1], port)));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    panic!(
+        "nginx did not start: {:?}",
+        std::fs::read_to_string(dir.join("error.log"))
+    );
+}
+
+#[test]
+fn fastcgi_and_cgi_deployments_under_nginx_pass_the_verifier() {
+    let (Some(_), Some(fcgiwrap)) = (find_program("nginx"), find_program("fcgiwrap")) else {
+        panic!("nginx and fcgiwrap are needed (scripts/install-peers.sh installs them)");
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let cgi_dir = dir.path().join("cgi");
+    std::fs::create_dir(&cgi_dir).unwrap();
+    std::fs::copy(APP, cgi_dir.join(deploy::CGI_PROGRAM)).unwrap();
+    // The CGI program finds the database beside itself; the FastCGI one is told it.
+    let db = cgi_dir.join("world.db");
+    init_db(&db);
+    let app = FastCgi::start(dir.path(), &db);
+    let policy = StopPolicy::terminate(Duration::from_secs(5));
+    let wrap_socket = dir.path().join("fcgiwrap.sock");
+    let mut wrap = Command::new(fcgiwrap);
+    wrap.arg("-c").arg("2").arg("-s");
+    wrap.arg(format!("unix:{}", wrap_socket.display()));
+    let mut wrap = Group::spawn(&mut wrap, None, policy).unwrap();
+    wait_ready(&mut wrap, "fcgiwrap", || {
+        std::os::unix::net::UnixStream::connect(&wrap_socket).is_ok()
+    });
+    let root = dir.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    let (mut nginx, addr) = start_nginx(dir.path(), &root, &app.1, &wrap_socket, &cgi_dir);
+    let fast = verify(addr, FASTCGI_PREFIX, Some(&db));
+    let cgi = verify(addr, CGI_PREFIX, Some(&db));
+    let log = std::fs::read_to_string(dir.path().join("error.log")).unwrap_or_default();
+    assert!(failed(&fast).is_empty(), "{fast:#?}\n{log}");
+    assert!(failed(&cgi).is_empty(), "{cgi:#?}\n{log}");
+    assert!(!nginx.stop().killed && !wrap.stop().killed);
+}
+
+/// A deployment that answers with the wrong rows: one row whatever `queries` asks, an id out
+/// of range for `/db`, the fortunes unescaped. Serves `requests` requests, then ends.
+fn wrong_rows(requests: usize) -> (SocketAddr, std::thread::JoinHandle<()>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let thread = std::thread::spawn(move || {
+        for _ in 0..requests {
+            let (mut s, _) = listener.accept().unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") && s.read(&mut byte).unwrap_or(0) == 1 {
+                head.push(byte[0]);
+            }
+            let line = String::from_utf8_lossy(&head);
+            let path = line.split(' ').nth(1).unwrap_or("/").to_owned();
+            let (media, body) = match path.split('?').next().unwrap_or("") {
+                "/plaintext" => ("text/plain", "Hello, World!".to_owned()),
+                "/json" => (
+                    "application/json",
+                    r#"{"message":"Hello, World!"}"#.to_owned(),
+                ),
+                "/db" => (
+                    "application/json",
+                    r#"{"id":0,"randomNumber":5}"#.to_owned(),
+                ),
+                "/fortunes" => (
+                    "text/html",
+                    "<table><tr><th>id</th><th>message</th></tr>\
+                     <tr><td>11</td><td><script>alert(1)</script></td></tr></table>"
+                        .to_owned(),
+                ),
+                _ => (
+                    "application/json",
+                    r#"[{"id":1,"randomNumber":1}]"#.to_owned(),
+                ),
+            };
+            let _ = write!(
+                s,
+                "HTTP/1.1 200 OK\r\nServer: wrong\r\nDate: Sun, 29 Nov 2026 04:00:00 GMT\r\n\
+                 Content-Type: {media}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    (addr, thread)
+}
+
+#[test]
+fn the_verifier_fails_a_deployment_that_returns_wrong_rows() {
+    // plaintext, json, db, five queries, fortunes, updates.
+    let (addr, thread) = wrong_rows(10);
+    let verdicts = verify(addr, "", None);
+    thread.join().unwrap();
+    assert_eq!(
+        failed(&verdicts),
+        ["db", "queries", "fortunes", "updates"],
+        "{verdicts:#?}"
+    );
+    let problems =
+        |test: &str| (verdicts.iter().find(|v| v.test == test).unwrap().problems).join("; ");
+    assert!(
+        problems("db").contains("a row out of range"),
+        "{}",
+        problems("db")
+    );
+    assert!(
+        problems("queries").contains("1 rows where 20 were expected")
+            && problems("queries").contains("1 rows where 500 were expected"),
+        "{}",
+        problems("queries")
+    );
+    assert!(
+        problems("fortunes").contains("not escaped"),
+        "{}",
+        problems("fortunes")
+    );
+    assert!(
+        problems("updates").contains("1 rows where 20"),
+        "{}",
+        problems("updates")
+    );
 }

@@ -6,7 +6,8 @@
 //! The experiments: `syscalls` (the Jigsaw syscall notes'
 //! truss tables under HTTP/1.0, persistent and pipelined clients), `sizes` (the IO-Lite paper's
 //! bandwidth against file size), `digest` (the Content-MD5 measurements: Apache's per-request Content-MD5 against a cached
-//! one) and `tls` (handshakes, the IO-Lite sweep and the keep-alive syscalls over HTTPS).
+//! one), `tls` (handshakes, the IO-Lite sweep and the keep-alive syscalls over HTTPS) and
+//! `dynamic` (CGI and FastCGI against a static file, CPU per tier, `dynamic.rs`).
 //!
 //! Every experiment has the same shape: write the documents once (`docroot.rs`), then for each
 //! peer start it pinned to the server core, run `bench` in this process pinned to the client
@@ -21,6 +22,9 @@ pub mod certs;
 pub mod delay_line;
 mod digest;
 mod docroot;
+mod dynamic;
+mod dynamic_cgroup;
+mod dynamic_stack;
 mod measure;
 pub mod netpath;
 pub mod page;
@@ -31,6 +35,7 @@ mod table;
 mod tls;
 
 pub use docroot::{MICROSCAPE_GIFS, MICROSCAPE_HTML};
+pub use dynamic::{DEFAULT_TESTS, DYNAMIC_CLIENTS, TEST_TYPES};
 pub use page::{PageMode, H2_SERVER_MISSING};
 pub use results::{
     LabReport, ResultRow, ServerStatus, Status, SyscallCount, SATURATED, SCHEMA_VERSION,
@@ -56,6 +61,8 @@ pub enum Experiment {
     Digest,
     /// Handshakes, the sizes sweep and keep-alive syscalls over HTTPS.
     Tls,
+    /// CGI and FastCGI against a static file, CPU per tier.
+    Dynamic,
     /// All of them in turn.
     All,
 }
@@ -67,6 +74,7 @@ impl Experiment {
             Experiment::Sizes => "sizes",
             Experiment::Digest => "digest",
             Experiment::Tls => "tls",
+            Experiment::Dynamic => "dynamic",
             Experiment::All => "all",
         }
     }
@@ -78,11 +86,13 @@ impl Experiment {
             Experiment::Sizes => &[Experiment::Sizes],
             Experiment::Digest => &[Experiment::Digest],
             Experiment::Tls => &[Experiment::Tls],
+            Experiment::Dynamic => &[Experiment::Dynamic],
             Experiment::All => &[
                 Experiment::Syscalls,
                 Experiment::Sizes,
                 Experiment::Digest,
                 Experiment::Tls,
+                Experiment::Dynamic,
             ],
         }
     }
@@ -120,12 +130,17 @@ pub struct LabOptions {
     /// every experiment: a count ends the same whatever the machine's speed. Over a round trip
     /// the page experiment's default is [`RTT_PAGES`].
     pub pages: Option<u64>,
+    /// The dynamic experiment's test types (`--tests`; [`TEST_TYPES`]' names).
+    pub tests: Vec<String>,
+    /// The reference application (`flint-app`) for the dynamic experiment; `None` or absent:
+    /// that experiment's servers are reported failed.
+    pub app_bin: Option<PathBuf>,
 }
 
-/// Default length of each measurement: `flint lab all` runs 172 of them (the page experiment's
+/// Default length of each measurement: `flint lab all` runs 190 of them (the page experiment's
 /// 65: six ways for five servers over cleartext and TLS, Apache prefork over cleartext without
-/// h2; 5 x 12 sizes, 3 digest runs, 4 x 11 over TLS), each with its warm-up, server and tracer
-/// start-up: about 12 minutes in all.
+/// h2; 5 x 12 sizes, 3 digest runs, 4 x 11 over TLS, 2 x 9 dynamic), each with its warm-up,
+/// server and tracer start-up: about 13 minutes in all.
 pub const DEFAULT_DURATION: Duration = Duration::from_secs(2);
 pub const DEFAULT_WARMUP: Duration = Duration::from_millis(500);
 
@@ -140,13 +155,16 @@ impl LabOptions {
             servers: PeerKind::ALL.to_vec(),
             profile: true,
             method: None,
-            flint_bin,
             sizes: docroot::IO_LITE_SIZES.to_vec(),
             server_cpu: two.then_some(0),
             client_cpu: two.then_some(1),
             rtts: vec![Duration::ZERO],
             page_modes: PageMode::ALL.to_vec(),
             pages: None,
+            tests: DEFAULT_TESTS.map(str::to_owned).to_vec(),
+            // flint-app is built beside flint (target/<profile>/, or an install's bin/).
+            app_bin: flint_bin.as_ref().map(|f| f.with_file_name("flint-app")),
+            flint_bin,
         }
     }
 
@@ -172,6 +190,7 @@ impl LabOptions {
             profile,
             server_cpu: self.server_cpu.map(|c| c as u64),
             client_cpu: self.client_cpu.map(|c| c as u64),
+            tests: self.tests.clone(),
         }
     }
 
@@ -203,6 +222,9 @@ impl LabOptions {
                  TLS is the same mod_ssl)",
             ),
             // h2o joined the lab for the page experiment (HTTP/2's own server).
+            Experiment::Dynamic if !matches!(kind, PeerKind::Flint | PeerKind::Nginx) => Some(
+                "dynamic deploys the application behind flint serve and nginx (CGI and FastCGI)",
+            ),
             Experiment::Sizes if kind == PeerKind::H2o => Some(
                 "sizes does not measure h2o (it is in the lab for the syscalls page experiment)",
             ),
@@ -266,6 +288,9 @@ impl LabOptions {
                     }
                     Experiment::Sizes => self.sizes.len() * servers.len(),
                     Experiment::Tls => tls::runs_per_server(self) * servers.len(),
+                    Experiment::Dynamic => {
+                        dynamic::runs_per_server(self.tests.len()) * servers.len()
+                    }
                     _ => servers.len(),
                 }
             })
@@ -393,6 +418,7 @@ pub fn run(
             Experiment::Sizes => sizes::run(&mut lab)?,
             Experiment::Digest => digest::run(&mut lab)?,
             Experiment::Tls => tls::run(&mut lab)?,
+            Experiment::Dynamic => dynamic::run(&mut lab)?,
             Experiment::All => {}
         }
     }

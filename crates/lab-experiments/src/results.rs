@@ -8,7 +8,7 @@ use super::measure::Measurement;
 use super::netpath::Delay;
 use super::page::PageMode;
 use super::Experiment;
-use ::results::{LabOptionsRecord, LabResult, LabRow, LabServer, WireCounts};
+use ::results::{LabOptionsRecord, LabResult, LabRow, LabServer, TierCpu, WireCounts};
 use lab_peers::PeerKind;
 use std::ops::{Deref, DerefMut};
 use std::time::{Duration, SystemTime};
@@ -171,6 +171,53 @@ impl ResultRow {
             rtt_ms: rtt.map(|(r, _)| r.as_secs_f64() * 1e3),
             delay: rtt.map(|(_, d)| d.name().to_owned()),
             unavailable: Some(why.to_owned()),
+            ..LabRow::default()
+        })
+    }
+
+    /// The dynamic experiment's own figures on a row of [`ResultRow::new`]: the deployment and
+    /// test type, the response time, and each tier's CPU per request (`tiers`: the web tier,
+    /// then the application's when the deployment has one).
+    pub(crate) fn set_dynamic(
+        &mut self,
+        deployment: &str,
+        test: &str,
+        m: &Measurement,
+        tiers: Option<&[Duration]>,
+    ) {
+        let s = &m.run.stats;
+        self.deployment = Some(deployment.to_owned());
+        self.test_type = Some(test.to_owned());
+        self.database = (deployment != "static").then(|| "sqlite".to_owned());
+        if s.response.count() > 0 {
+            let r = s.response.summary();
+            self.latency_ms_p50 = Some(r.p50);
+            self.latency_ms_p99 = Some(r.p99);
+        }
+        self.tiers = tiers.filter(|_| s.requests > 0).map(|t| {
+            (["web", "app"].iter().zip(t))
+                .map(|(name, cpu)| TierCpu {
+                    tier: (*name).to_owned(),
+                    cpu_us_per_request: cpu.as_secs_f64() * 1e6 / s.requests as f64,
+                })
+                .collect()
+        });
+    }
+
+    /// A dynamic deployment that failed the verifier: no figures, and why.
+    pub(crate) fn dynamic_failed(
+        server: PeerKind,
+        deployment: &str,
+        test: &str,
+        why: String,
+    ) -> Self {
+        ResultRow(LabRow {
+            experiment: Experiment::Dynamic.name().to_owned(),
+            server: server.name().to_owned(),
+            mode: bench::HttpMode::KeepAlive,
+            deployment: Some(deployment.to_owned()),
+            test_type: Some(test.to_owned()),
+            unavailable: Some(why),
             ..LabRow::default()
         })
     }
@@ -405,6 +452,7 @@ mod tests {
                 "rtt_ms",
                 "server_cpu",
                 "servers",
+                "tests",
                 "warmup_s"
             ]
         );
@@ -448,7 +496,7 @@ mod tests {
     }
 
     #[test]
-    fn all_runs_172_measurements_with_every_server() {
+    fn all_runs_190_measurements_with_every_server() {
         let opts = LabOptions::new(None);
         // Six ways over cleartext and TLS for five servers; Apache prefork over cleartext only,
         // and without h2.
@@ -464,6 +512,8 @@ mod tests {
         // Four servers: two keys x full and resumed handshakes, keep-alive, six sizes.
         assert_eq!(opts.tls_sizes().len(), 6);
         assert_eq!(opts.runs(Experiment::Tls), 4 * (2 * 2 + 1 + 6));
-        assert_eq!(opts.runs(Experiment::All), 65 + 60 + 3 + 44);
+        // flint serve and nginx: the static file, then CGI and FastCGI for four test types.
+        assert_eq!(opts.runs(Experiment::Dynamic), 2 * (1 + 2 * 4));
+        assert_eq!(opts.runs(Experiment::All), 65 + 60 + 3 + 44 + 18);
     }
 }

@@ -46,6 +46,9 @@ pub struct LabOptionsRecord {
     /// The cores the servers and the load were pinned to; `None`: not pinned.
     pub server_cpu: Option<u64>,
     pub client_cpu: Option<u64>,
+    /// The dynamic experiment's test types (`--tests`); absent in files older than the field.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tests: Vec<String>,
 }
 
 impl LabOptionsRecord {
@@ -154,6 +157,34 @@ pub struct LabRow {
     /// client sent, `to_client` what the server sent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wire: Option<WireCounts>,
+    /// The dynamic experiment: how the application is deployed (`static`, `cgi`, `fastcgi`),
+    /// the test type asked (`plaintext`, `json`, `db`, `queries`, `fortunes`, `updates`; the
+    /// static baseline is `plaintext`'s bytes as a file) and the database (`sqlite`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deployment: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub test_type: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub database: Option<String>,
+    /// The dynamic experiment: response time (request written to last byte), milliseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_ms_p50: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_ms_p99: Option<f64>,
+    /// The dynamic experiment: CPU per request of each tier the request crossed, in order
+    /// (`web`, then `app`: the gateway and application processes, CGI children included).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tiers: Option<Vec<TierCpu>>,
+}
+
+/// One tier's CPU over a window, per request.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TierCpu {
+    /// `web` (the web server's processes) or `app` (gateway and application).
+    pub tier: String,
+    /// User and system CPU per request, µs.
+    pub cpu_us_per_request: f64,
 }
 
 /// Packets and bytes per page in each direction, counted on the path (docs/lab.md).

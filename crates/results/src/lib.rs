@@ -45,7 +45,7 @@ pub use compare::{
 };
 pub use hosts::{HostRecord, HostStatus};
 pub use lab::{
-    LabOptionsRecord, LabResult, LabRow, LabServer, PeerStatus, SyscallCount, WireCounts,
+    LabOptionsRecord, LabResult, LabRow, LabServer, PeerStatus, SyscallCount, TierCpu, WireCounts,
 };
 pub use latency::{LatencySummary, MinMeanMax, SpectrumPoint};
 pub use profile::{ServerProfile, SyscallRow};

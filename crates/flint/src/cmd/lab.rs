@@ -43,6 +43,17 @@ fn server(text: &str) -> Result<PeerKind, String> {
     text.parse()
 }
 
+/// A test type of the dynamic experiment.
+fn test_type(text: &str) -> Result<String, String> {
+    match experiments::TEST_TYPES.iter().find(|t| **t == text) {
+        Some(t) => Ok((*t).to_owned()),
+        None => Err(format!(
+            "unknown test type `{text}` (known: {})",
+            experiments::TEST_TYPES.join(", ")
+        )),
+    }
+}
+
 fn method(text: &str) -> Result<Method, String> {
     text.parse()
 }
@@ -60,6 +71,9 @@ pub enum ExperimentArg {
     /// Over HTTPS, with an ECDSA P-256 and an RSA-2048 certificate the lab makes: full and
     /// resumed handshakes per second, keep-alive syscalls per request, bandwidth per size.
     Tls,
+    /// CGI and FastCGI against a static file: the reference application (flint-app) behind
+    /// flint serve and nginx, verified, then req/s, latency and CPU per request per tier.
+    Dynamic,
     /// All of them in turn.
     All,
 }
@@ -71,6 +85,7 @@ impl From<ExperimentArg> for Experiment {
             ExperimentArg::Sizes => Experiment::Sizes,
             ExperimentArg::Digest => Experiment::Digest,
             ExperimentArg::Tls => Experiment::Tls,
+            ExperimentArg::Dynamic => Experiment::Dynamic,
             ExperimentArg::All => Experiment::All,
         }
     }
@@ -104,6 +119,10 @@ pub struct LabArgs {
     /// (the syscalls experiment over a round trip: 5 unless given).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub pages: Option<u64>,
+    /// The dynamic experiment's test types, comma-separated: plaintext, json, db, queries,
+    /// fortunes, updates [default: plaintext,json,db,fortunes].
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = test_type)]
+    pub tests: Vec<String>,
     /// Write the results as JSON to this file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -141,6 +160,11 @@ pub fn options(args: &LabArgs) -> anyhow::Result<LabOptions> {
         opts.page_modes = modes;
     }
     opts.pages = args.pages;
+    if !args.tests.is_empty() {
+        let mut tests = args.tests.clone();
+        tests.dedup();
+        opts.tests = tests;
+    }
     opts.profile = !args.no_profile;
     opts.method = args.profile_method;
     Ok(opts)

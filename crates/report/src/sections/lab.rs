@@ -380,7 +380,7 @@ pub fn others(inputs: &[Input<'_>]) -> String {
         let exps = distinct(lab.results.iter().map(|r| experiment_of(lab, r)));
         for exp in exps
             .into_iter()
-            .filter(|e| !matches!(*e, "sizes" | "syscalls" | "tls"))
+            .filter(|e| !matches!(*e, "sizes" | "syscalls" | "tls" | "dynamic"))
         {
             let rows: Vec<Vec<String>> = results(lab, exp)
                 .map(|r| {

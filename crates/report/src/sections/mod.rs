@@ -1,6 +1,7 @@
 //! The sections of the page, in reading order: the headline numbers first, then the pictures
 //! that explain them, then the detail tables, then the disclosure of what ran where.
 
+mod dynamic;
 mod hosts;
 mod https;
 mod lab;
@@ -43,6 +44,12 @@ pub fn page(inputs: &[Input<'_>]) -> String {
     );
     let c = tls::render(&mut p, inputs);
     p.section("tls", "Over HTTPS (flint lab tls)", c);
+    let c = dynamic::render(inputs);
+    p.section(
+        "dynamic",
+        "CGI and FastCGI against a static file, CPU per tier (flint lab dynamic)",
+        c,
+    );
     let c = lab::others(inputs);
     p.section("lab-other", "Other lab results", c);
     let c = webstone::pages(inputs);

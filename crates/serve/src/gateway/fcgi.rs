@@ -2,7 +2,8 @@
 //! socket to a long-running application (php-fpm, fcgiwrap), its FCGI_STDOUT read back as a
 //! CGI program's stdout would be: the same head checks, the same response path.
 //!
-//! - `record.rs` is the record layer, sans I/O: no FastCGI crate fits a non-blocking loop that
+//! - [`record`] is the record layer, sans I/O, in the workspace's `fastcgi` crate (shared with
+//!   the lab's FastCGI application): no FastCGI crate of crates.io fits a non-blocking loop that
 //!   owns its sockets (they bring their own async runtime or block), and the layer is small.
 //! - `exchange.rs` is one request on one connection, registered with the thread's epoll
 //!   instance under its client connection's token, as a program's pipes are.
@@ -23,7 +24,7 @@ use mio::{Interest, Registry, Token};
 use crate::config::FastCgiAddr;
 
 pub(crate) mod exchange;
-pub mod record;
+pub use fastcgi::record;
 
 pub(crate) use exchange::{Buffers, Exchange, Upstream};
 

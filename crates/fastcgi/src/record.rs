@@ -1,4 +1,5 @@
-//! FastCGI 1.0 records, sans I/O: the web server's side of the responder role.
+//! FastCGI 1.0 records, sans I/O: the web server's side of the responder role (the
+//! application's side is [`crate::responder`]).
 //!
 //! [`Encoder`] writes a request's records (BEGIN_REQUEST, PARAMS as name-value pairs, STDIN)
 //! into one buffer, so that what is known of a request goes out in one write. [`Reader`] takes
@@ -45,15 +46,20 @@ pub const UNKNOWN_ROLE: u8 = 3;
 
 /// The content of stream records this server writes: a multiple of 8 (no padding needed) that
 /// fits in [`MAX_CONTENT`].
-const STREAM_CHUNK: usize = MAX_CONTENT & !7;
+pub(crate) const STREAM_CHUNK: usize = MAX_CONTENT & !7;
 
 fn header(buf: &mut Vec<u8>, kind: u8, len: usize, padding: u8) {
+    header_for(buf, kind, REQUEST_ID, len, padding);
+}
+
+/// A record header for request `id` (`len` at most [`MAX_CONTENT`]).
+pub(crate) fn header_for(buf: &mut Vec<u8>, kind: u8, id: u16, len: usize, padding: u8) {
     let len = len as u16;
     buf.extend_from_slice(&[
         VERSION_1,
         kind,
-        (REQUEST_ID >> 8) as u8,
-        REQUEST_ID as u8,
+        (id >> 8) as u8,
+        id as u8,
         (len >> 8) as u8,
         len as u8,
         padding,

@@ -1,0 +1,121 @@
+//! How the application is deployed behind nginx, written once for the tests and for `flint lab
+//! dynamic`: the nginx config (one process that is the worker, as the lab's peers run it)
+//! with the application's gateways mounted beside the static files.
+//!
+//! - [`FASTCGI_PREFIX`]: `fastcgi_pass` to `flint-app fastcgi` over a unix socket, through an
+//!   upstream that keeps connections (`keepalive`, `fastcgi_keep_conn on`), as flint serve's
+//!   FastCGI pool does: the two servers are compared on the same terms.
+//! - [`CGI_PREFIX`]: nginx runs no CGI; fcgiwrap (FastCGI to a fork and exec per request) is
+//!   what nginx's documentation points to, so CGI through nginx is `fastcgi_pass` to fcgiwrap,
+//!   which runs `app.cgi` from the CGI directory.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// The URL prefix of the FastCGI deployment; a request is `/fcgi/app/json`.
+pub const FASTCGI_PREFIX: &str = "/fcgi/app";
+/// The URL prefix of the CGI deployment; a request is `/cgi-bin/app.cgi/json`.
+pub const CGI_PREFIX: &str = "/cgi-bin/app.cgi";
+/// The CGI program's name in its directory.
+pub const CGI_PROGRAM: &str = "app.cgi";
+
+/// What nginx is given.
+#[derive(Debug, Clone, Copy)]
+pub struct Nginx<'a> {
+    /// Its private directory: config, logs, pid and temporary files.
+    pub dir: &'a Path,
+    /// The static files.
+    pub root: &'a Path,
+    pub port: u16,
+    /// `flint-app fastcgi`'s socket.
+    pub fastcgi: Option<&'a Path>,
+    /// fcgiwrap's socket and the directory holding [`CGI_PROGRAM`].
+    pub cgi: Option<(&'a Path, &'a Path)>,
+}
+
+/// The meta-variables the application reads, and those a CGI program is owed (RFC 3875).
+const PARAMS: &str = "
+            fastcgi_param GATEWAY_INTERFACE CGI/1.1;
+            fastcgi_param SERVER_PROTOCOL $server_protocol;
+            fastcgi_param REQUEST_METHOD $request_method;
+            fastcgi_param REQUEST_URI $request_uri;
+            fastcgi_param QUERY_STRING $query_string;
+            fastcgi_param SERVER_NAME $server_name;
+            fastcgi_param SERVER_PORT $server_port;
+            fastcgi_param REMOTE_ADDR $remote_addr;";
+
+/// The config text (nginx is run with `-p DIR -c DIR/nginx.conf`).
+pub fn nginx_config(n: &Nginx) -> String {
+    let dir = n.dir.display();
+    let mut upstreams = String::new();
+    let mut locations = String::new();
+    if let Some(socket) = n.fastcgi {
+        let _ = write!(
+            upstreams,
+            "
+    upstream flint_app {{
+        server unix:{socket};
+        keepalive 8;
+    }}",
+            socket = socket.display()
+        );
+        let _ = write!(
+            locations,
+            "
+        location {FASTCGI_PREFIX}/ {{
+            fastcgi_pass flint_app;
+            fastcgi_keep_conn on;{PARAMS}
+        }}"
+        );
+    }
+    if let Some((socket, cgi_dir)) = n.cgi {
+        let _ = write!(
+            locations,
+            "
+        location {CGI_PREFIX}/ {{
+            fastcgi_pass unix:{socket};
+            fastcgi_param SCRIPT_FILENAME {program};
+            fastcgi_param SCRIPT_NAME {CGI_PREFIX};{PARAMS}
+        }}",
+            socket = socket.display(),
+            program = cgi_dir.join(CGI_PROGRAM).display(),
+        );
+    }
+    format!(
+        "# flint lab dynamic: nginx, one process that is the worker.
+daemon off;
+master_process off;
+worker_processes 1;
+worker_rlimit_nofile 8192;
+pid {dir}/nginx.pid;
+error_log {dir}/error.log warn;
+
+events {{
+    worker_connections 4096;
+}}
+
+http {{
+    types {{ text/plain txt; }}
+    default_type application/octet-stream;
+    sendfile on;
+    access_log off;
+    keepalive_requests 1000000;
+    keepalive_timeout 65s;
+    client_body_temp_path {dir}/client_body;
+    proxy_temp_path {dir}/proxy;
+    fastcgi_temp_path {dir}/fastcgi;
+    uwsgi_temp_path {dir}/uwsgi;
+    scgi_temp_path {dir}/scgi;{upstreams}
+
+    server {{
+        listen 127.0.0.1:{port};
+        root {root};
+        location / {{
+        }}{locations}
+    }}
+}}
+",
+        port = n.port,
+        root = n.root.display(),
+    )
+}

@@ -1,0 +1,359 @@
+//! `flint lab dynamic`: what a CGI and a FastCGI request cost against a static file, tier by
+//! tier, the question of the WebSTONE paper's "effects of the CGI" and of the Jigsaw and Apache
+//! profiles that counted a server's work per request.
+//!
+//! The reference application (`flint-app`: TechEmpower's test types over SQLite, crates/lab-app)
+//! runs behind flint serve and nginx in each deployment ([`Deployment`]): a file of the same
+//! bytes as `/plaintext` (the baseline), CGI (flint serve's `--cgi`; nginx and fcgiwrap) and
+//! FastCGI (`flint-app fastcgi` behind `--fastcgi` and `fastcgi_pass`). For each test type
+//! asked, the verifier holds the deployment to the rules first: one that answers wrongly is
+//! shown failed, never measured. Then a keep-alive load of [`DYNAMIC_CLIENTS`] clients, and over
+//! the measured window each tier's CPU ([`Tiers`]): the web server's, and the gateway and
+//! application processes' (CGI programs included, counted as they come and go). SQLite runs in
+//! the application's process, so the database is in the application tier.
+
+use super::dynamic_stack::{prepare, Deployment, Shared, Stack, Tiers};
+use super::measure::Measurement;
+use super::{table, Experiment, Lab, ResultRow};
+use bench::{BenchConfig, HttpMode, Observer, Target};
+use lab_process::cpu::{self, CpuTime};
+use std::io;
+use std::sync::atomic::AtomicBool;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Clients of each measurement, keep-alive: as many CGI programs at once as fcgiwrap has
+/// children for.
+pub const DYNAMIC_CLIENTS: usize = 8;
+
+/// The test types measured unless `--tests` says otherwise.
+pub const DEFAULT_TESTS: [&str; 4] = ["plaintext", "json", "db", "fortunes"];
+
+/// Every test type, as `--tests` names them.
+pub const TEST_TYPES: [&str; 6] = ["plaintext", "json", "db", "queries", "fortunes", "updates"];
+
+/// The request a test type's load sends under `prefix`.
+fn target(prefix: &str, test: &str) -> String {
+    match test {
+        "queries" | "updates" => format!("{prefix}/{test}?queries=20"),
+        _ => format!("{prefix}/{test}"),
+    }
+}
+
+/// Measurements of one server: the static baseline, then each gateway deployment per test.
+pub fn runs_per_server(tests: usize) -> usize {
+    1 + 2 * tests
+}
+
+pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
+    let tests = lab.opts.tests.clone();
+    writeln!(
+        lab.out,
+        "\n== dynamic (CGI and FastCGI against a static file, CPU per tier): {DYNAMIC_CLIENTS} \
+         clients, persistent, SQLite in the application; tests {}; {}",
+        tests.join(","),
+        lab.opts.each()
+    )?;
+    let servers = lab.runnable(Experiment::Dynamic);
+    if servers.is_empty() {
+        return Ok(());
+    }
+    let Some(app_bin) = lab.opts.app_bin.clone().filter(|p| p.is_file()) else {
+        // The servers are not at fault (and may have served every other experiment of `all`):
+        // the experiment is skipped, and said so.
+        let why = "dynamic skipped: flint-app, the application it deploys, is not beside flint \
+                   (cargo build -p lab-app)";
+        writeln!(lab.progress, "flint lab: {why}")?;
+        return lab.note(why);
+    };
+    let dir = tempfile::Builder::new()
+        .prefix("flint-lab-dynamic.")
+        .tempdir()?;
+    let (root, cgi_dir, db) = match prepare(dir.path(), &app_bin) {
+        Ok(paths) => paths,
+        Err(e) => {
+            for kind in servers {
+                lab.failed(kind, "dynamic: preparing the application", &e)?;
+            }
+            return Ok(());
+        }
+    };
+    let shared = Shared {
+        root,
+        cgi_dir,
+        db,
+        app_bin,
+        cpu: lab.opts.server_cpu,
+        cgi_workers: DYNAMIC_CLIENTS,
+    };
+    let mut t = table::Table::new([
+        "server",
+        "deployment",
+        "test",
+        "req/s",
+        "p50 ms",
+        "p99 ms",
+        "web µs/req",
+        "app µs/req",
+        "total µs/req",
+        "errors",
+    ]);
+    for kind in servers {
+        if lab.stopped() {
+            break;
+        }
+        let program = match kind.probe(lab.opts.flint_bin.as_deref()) {
+            Ok(i) => i.program,
+            Err(e) => {
+                lab.failed(kind, "dynamic", &e.to_string())?;
+                continue;
+            }
+        };
+        let mut stack = match Stack::start(kind, &program, &shared) {
+            Ok(s) => s,
+            Err(e) => {
+                lab.failed(kind, "dynamic: start", &e)?;
+                continue;
+            }
+        };
+        for deployment in Deployment::ALL {
+            let tests: Vec<String> = match deployment {
+                Deployment::Static => vec!["plaintext".to_owned()],
+                _ => tests.clone(),
+            };
+            for test in &tests {
+                if lab.stopped() {
+                    break;
+                }
+                let Some(row) = one(lab, &mut stack, &shared, deployment, test)? else {
+                    continue;
+                };
+                if row.interrupted {
+                    writeln!(
+                        lab.out,
+                        "{kind} {} {test}: interrupted after {:.2} s (Ctrl-C)",
+                        deployment.name(),
+                        row.duration_s
+                    )?;
+                } else {
+                    t.row(table_row(&row, kind));
+                }
+                lab.results.push(row);
+            }
+        }
+    }
+    if !t.is_empty() {
+        writeln!(lab.out, "\ndynamic: results\n{}", t.render())?;
+        writeln!(
+            lab.out,
+            "(web: the web server's processes; app: the gateway and application processes, CGI \
+             programs included, SQLite in them; CPU per request over the measured window)"
+        )?;
+        let limited = lab
+            .results
+            .iter()
+            .any(|r| r.experiment == "dynamic" && r.client_limited);
+        lab.footnote(limited)?;
+    }
+    Ok(())
+}
+
+fn table_row(row: &ResultRow, kind: lab_peers::PeerKind) -> Vec<String> {
+    let tier = |name: &str| {
+        let us = (row.tiers.iter().flatten())
+            .find(|t| t.tier == name)
+            .map(|t| t.cpu_us_per_request);
+        table::num(us)
+    };
+    let (deployment, test) = (
+        row.deployment.clone().unwrap_or_default(),
+        row.test_type.clone().unwrap_or_default(),
+    );
+    if let Some(why) = &row.unavailable {
+        let mut cells = vec![kind.to_string(), deployment, test, why.clone()];
+        cells.resize(10, String::new());
+        return cells;
+    }
+    vec![
+        kind.to_string(),
+        deployment,
+        test,
+        format!(
+            "{}{}",
+            table::num(Some(row.requests_per_s)),
+            table::mark(row.client_limited)
+        ),
+        format!("{:.2}", row.latency_ms_p50.unwrap_or(0.0)),
+        format!("{:.2}", row.latency_ms_p99.unwrap_or(0.0)),
+        tier("web"),
+        tier("app"),
+        table::num(row.server_cpu_us_per_request),
+        row.errors.to_string(),
+    ]
+}
+
+/// Verifies, then measures, one deployment's test type; `None` when nothing could be run (the
+/// server failed: recorded against it).
+fn one(
+    lab: &mut Lab,
+    stack: &mut Stack,
+    shared: &Shared,
+    deployment: Deployment,
+    test: &str,
+) -> io::Result<Option<ResultRow>> {
+    let kind = stack.kind;
+    let what = format!("{} {test}", deployment.name());
+    lab.started += 1;
+    writeln!(
+        lab.progress,
+        "flint lab: [{}/{}] {kind} {what}",
+        lab.started, lab.planned
+    )?;
+    if let Some(log) = stack.exited() {
+        lab.failed(kind, &what, &format!("a process exited; its log:\n{log}"))?;
+        return Ok(None);
+    }
+    lab.note(stack.accounting_note())?;
+    if let Err(why) = verify(stack, shared, deployment, test) {
+        writeln!(
+            lab.progress,
+            "flint lab: {kind}: {what}: failed the verifier: {why}"
+        )?;
+        let why = format!("failed the verifier: {why}");
+        return Ok(Some(ResultRow::dynamic_failed(
+            kind,
+            deployment.name(),
+            test,
+            why,
+        )));
+    }
+    let path = target(deployment.prefix(), test);
+    match measure(lab, stack.addr, stack.tiers(deployment), &path) {
+        Ok((m, tiers)) => {
+            let mut row = ResultRow::new(Experiment::Dynamic, kind, HttpMode::KeepAlive, None, &m);
+            row.set_dynamic(deployment.name(), test, &m, tiers.as_deref());
+            Ok(Some(row))
+        }
+        Err(e) => {
+            lab.failed(kind, &what, &e)?;
+            Ok(None)
+        }
+    }
+}
+
+/// The verifier's verdict on `test` in `deployment`: the static file must be `/plaintext`'s
+/// bytes; the application's test types are held to the rules (`lab_app::verify`).
+fn verify(
+    stack: &Stack,
+    shared: &Shared,
+    deployment: Deployment,
+    test: &str,
+) -> Result<(), String> {
+    if deployment == Deployment::Static {
+        let r = lab_app::verify::fetch(stack.addr, "/plaintext", Duration::from_secs(10))?;
+        return match (r.status, &r.body[..]) {
+            (200, b"Hello, World!") => Ok(()),
+            (200, body) => Err(format!("body {:?}", String::from_utf8_lossy(body))),
+            (status, _) => Err(format!("status {status}")),
+        };
+    }
+    let verdicts = lab_app::verify::verify(stack.addr, deployment.prefix(), Some(&shared.db));
+    match verdicts.iter().find(|v| v.test == test) {
+        Some(v) if v.problems.is_empty() => Ok(()),
+        Some(v) => Err(v.problems.join("; ")),
+        None => Err(format!("no test type {test}")),
+    }
+}
+
+/// One end of the window: when, each tier's CPU so far, and this process's (the load's).
+type Reading = (Instant, Result<Vec<CpuTime>, String>, Option<CpuTime>);
+
+/// Reads the tiers' and this process's CPU at the window's two ends.
+struct TierWindow {
+    tiers: Tiers,
+    start: Mutex<Option<Reading>>,
+    end: Mutex<Option<Reading>>,
+}
+
+impl TierWindow {
+    fn reading(&self) -> Reading {
+        let tiers = self.tiers.read();
+        let client = cpu::process(std::process::id()).ok();
+        (Instant::now(), tiers, client)
+    }
+}
+
+impl Observer for TierWindow {
+    fn window_started(&self) {
+        let r = self.reading();
+        *self.start.lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
+    }
+    fn window_ended(&self) {
+        let r = self.reading();
+        *self.end.lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
+    }
+}
+
+/// The warm-up, then the measured run with the tiers read at its ends: the measurement and each
+/// tier's CPU over the window (`None` if a reading failed).
+fn measure(
+    lab: &Lab,
+    addr: std::net::SocketAddr,
+    tiers: Tiers,
+    path: &str,
+) -> Result<(Measurement, Option<Vec<std::time::Duration>>), String> {
+    let load = lab.load(DYNAMIC_CLIENTS, HttpMode::KeepAlive);
+    let workload = bench::Workload::from_paths(&[path.to_owned()]).map_err(|e| e.to_string())?;
+    let config = BenchConfig {
+        concurrency: load.clients,
+        connections_per_child: 1,
+        threads: 1,
+        stop: load.stop(),
+        warmup: Duration::ZERO,
+        http: load.http,
+        connect_timeout: Duration::from_secs(5),
+        response_timeout: Duration::from_secs(30),
+        ..BenchConfig::new(Target::http(addr))
+    };
+    let window = TierWindow {
+        tiers,
+        start: Mutex::new(None),
+        end: Mutex::new(None),
+    };
+    let stop: &AtomicBool = lab.stop;
+    let run = {
+        let _pin = load
+            .cpu
+            .and_then(|c| lab_process::pin_current_thread(c).ok());
+        if !load.warmup.is_zero() {
+            let warmup = BenchConfig {
+                stop: bench::Stop::Duration(load.warmup),
+                ..config.clone()
+            };
+            bench::run(&warmup, &workload, stop).map_err(|e| e.to_string())?;
+        }
+        bench::run_observed(&config, &workload, stop, &window).map_err(|e| e.to_string())?
+    };
+    let start = window.start.into_inner().unwrap_or_else(|p| p.into_inner());
+    let end = window.end.into_inner().unwrap_or_else(|p| p.into_inner());
+    let (tier_cpu, span, client_cpu) = match (start, end) {
+        (Some((t0, Ok(a), c0)), Some((t1, Ok(b), c1))) => {
+            let cpu: Vec<Duration> = (a.iter().zip(&b))
+                .map(|(a, b)| b.since(a).total())
+                .collect();
+            let client = c0.zip(c1).map(|(c0, c1)| c1.since(&c0).total());
+            (Some(cpu), t1.duration_since(t0), client)
+        }
+        _ => (None, run.duration, None),
+    };
+    let m = Measurement {
+        window: span,
+        profile: None,
+        profile_error: None,
+        server_cpu: tier_cpu.as_ref().map(|t| t.iter().sum()),
+        client_cpu,
+        wire: None,
+        run,
+    };
+    Ok((m, tier_cpu))
+}

@@ -1,0 +1,438 @@
+//! The processes of one server's dynamic deployments, started together and stopped with their
+//! groups: the web server (flint serve with `--cgi` and `--fastcgi`, or nginx with
+//! `fastcgi_pass`), `flint-app fastcgi` behind it, and for nginx fcgiwrap (nginx runs no CGI
+//! itself). Every process is pinned to the server core, as the other experiments' servers are.
+//!
+//! And how each tier's CPU is read ([`Tiers`]): the web server's processes, and the gateway and
+//! application processes, CGI children included. Children come and go within a window, so each
+//! process group runs in a cgroup of its own where one can be made ([`Cgroup`]: the kernel's
+//! sum over every process that ran in it, exited ones included); without, a reading is the
+//! processes alive plus the CPU of the children they have reaped (`/proc/PID/stat` cutime and
+//! cstime, `lab_process::cpu::tree`), which misses the programs of a gateway that ignores
+//! SIGCHLD (fcgiwrap: the kernel reaps them and their times are discarded).
+
+use super::dynamic_cgroup::Cgroup;
+use lab_app::deploy::{self, CGI_PROGRAM};
+use lab_peers::PeerKind;
+use lab_process::cpu::{self, CpuTime};
+use lab_process::procfs::{pid_listening_on, ProcError};
+use lab_process::{free_port, Group, StopPolicy};
+use std::ffi::{OsStr, OsString};
+use std::net::{Ipv4Addr, SocketAddr};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The FastCGI prefix flint serve is given: the script is the (empty) file `fcgi/app` of the
+/// root, so `/fcgi/app/json` is the application's `/json`.
+pub const FLINT_FASTCGI_MOUNT: &str = "/fcgi/";
+/// The CGI mount flint serve is given (its directory holds `app.cgi`).
+pub const FLINT_CGI_MOUNT: &str = "/cgi-bin";
+
+/// How the application is deployed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Deployment {
+    /// A file of the same bytes as `/plaintext`: the baseline.
+    Static,
+    /// A program per request.
+    Cgi,
+    /// `flint-app fastcgi`, persistent.
+    FastCgi,
+}
+
+impl Deployment {
+    pub const ALL: [Deployment; 3] = [Deployment::Static, Deployment::Cgi, Deployment::FastCgi];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Deployment::Static => "static",
+            Deployment::Cgi => "cgi",
+            Deployment::FastCgi => "fastcgi",
+        }
+    }
+
+    /// The URL prefix of its test types (the static file is `/plaintext` itself).
+    pub fn prefix(self) -> &'static str {
+        match self {
+            Deployment::Static => "",
+            Deployment::Cgi => deploy::CGI_PREFIX,
+            Deployment::FastCgi => deploy::FASTCGI_PREFIX,
+        }
+    }
+}
+
+/// What every server's deployments share: the document root, the CGI directory (the program
+/// and the database beside it) and the programs.
+#[derive(Debug)]
+pub struct Shared {
+    pub root: PathBuf,
+    pub cgi_dir: PathBuf,
+    pub db: PathBuf,
+    pub app_bin: PathBuf,
+    /// The server core, for every process of a deployment.
+    pub cpu: Option<usize>,
+    /// fcgiwrap's children: as many CGI programs at once as flint serve runs for the load.
+    pub cgi_workers: usize,
+}
+
+/// Writes the root (`/plaintext`, the FastCGI script's file) and the CGI directory (the program
+/// and its database, made by the program itself) under `dir`.
+pub fn prepare(dir: &Path, app_bin: &Path) -> Result<(PathBuf, PathBuf, PathBuf), String> {
+    let io = |what: &str| {
+        let what = what.to_owned();
+        move |e: std::io::Error| format!("{what}: {e}")
+    };
+    let root = dir.join("root");
+    let cgi_dir = dir.join("cgi");
+    std::fs::create_dir_all(root.join("fcgi")).map_err(io("the document root"))?;
+    std::fs::create_dir_all(&cgi_dir).map_err(io("the CGI directory"))?;
+    std::fs::write(root.join("plaintext"), b"Hello, World!").map_err(io("/plaintext"))?;
+    std::fs::write(root.join("fcgi/app"), b"").map_err(io("the FastCGI script"))?;
+    std::fs::copy(app_bin, cgi_dir.join(CGI_PROGRAM)).map_err(io("the CGI program"))?;
+    let db = cgi_dir.join("world.db");
+    let out = lab_process::output_within(
+        Command::new(app_bin).arg("init").arg(&db),
+        Duration::from_secs(60),
+    )
+    .map_err(io(&format!("{} init", app_bin.display())))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{} init: {}",
+            app_bin.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok((root, cgi_dir, db))
+}
+
+/// One server with its deployments, running. Dropping it stops every group (the web server
+/// first), then removes their cgroups and its directory.
+#[derive(Debug)]
+pub struct Stack {
+    pub kind: PeerKind,
+    pub addr: SocketAddr,
+    web: Group,
+    wrap: Option<Group>,
+    app: Group,
+    /// The cgroups of web, wrap (nginx only) and app, when they could be made.
+    cgroups: Option<Cgroups>,
+    dir: tempfile::TempDir,
+}
+
+#[derive(Debug)]
+struct Cgroups {
+    web: Cgroup,
+    wrap: Cgroup,
+    app: Cgroup,
+}
+
+/// From SIGTERM to SIGKILL when a process is stopped.
+const STOP_GRACE: Duration = Duration::from_secs(5);
+/// How long a process may take to accept connections.
+const READY: Duration = Duration::from_secs(20);
+
+/// Starts a deployment's processes: each in its own process group (and cgroup when given),
+/// pinned, its output to the stack's log.
+struct Launcher<'a> {
+    dir: &'a Path,
+    log: PathBuf,
+    cpu: Option<usize>,
+}
+
+impl Launcher<'_> {
+    fn start(
+        &self,
+        program: &Path,
+        args: &[&OsStr],
+        what: &str,
+        cgroup: Option<&Cgroup>,
+    ) -> Result<Group, String> {
+        let out = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.log)
+            .map_err(|e| format!("{what}'s log: {e}"))?;
+        let err = out.try_clone().map_err(|e| format!("{what}'s log: {e}"))?;
+        let mut cmd = match cgroup {
+            Some(cg) => cg.command(program, args),
+            None => {
+                let mut c = Command::new(program);
+                c.args(args);
+                c
+            }
+        };
+        cmd.current_dir(self.dir)
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err);
+        Group::spawn(&mut cmd, self.cpu, StopPolicy::terminate(STOP_GRACE))
+            .map_err(|e| format!("starting {what}: {e}"))
+    }
+}
+
+impl Stack {
+    /// Starts `kind` (its program found by `probe`) with its gateways.
+    pub fn start(kind: PeerKind, program: &Path, shared: &Shared) -> Result<Stack, String> {
+        if !matches!(kind, PeerKind::Flint | PeerKind::Nginx) {
+            return Err(format!("{kind} has no dynamic deployments in the lab"));
+        }
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("flint-lab-dynamic-{}.", kind.name()))
+            .tempdir()
+            .map_err(|e| format!("its directory: {e}"))?;
+        let launcher = Launcher {
+            dir: dir.path(),
+            log: dir.path().join("output.log"),
+            cpu: shared.cpu,
+        };
+        let log = &launcher.log;
+        let cgroups = (|| {
+            Some(Cgroups {
+                web: Cgroup::create(&format!("{kind}-web")).ok()?,
+                wrap: Cgroup::create(&format!("{kind}-gateway")).ok()?,
+                app: Cgroup::create(&format!("{kind}-app")).ok()?,
+            })
+        })();
+        let socket = dir.path().join("app.sock");
+        let mut app = launcher.start(
+            &shared.app_bin,
+            &["fastcgi".as_ref(), socket.as_ref(), shared.db.as_ref()],
+            "flint-app fastcgi",
+            cgroups.as_ref().map(|c| &c.app),
+        )?;
+        ready(&mut app, "flint-app fastcgi", log, || {
+            UnixStream::connect(&socket).is_ok()
+        })?;
+        let wrap_socket = dir.path().join("fcgiwrap.sock");
+        let mut wrap = None;
+        if kind == PeerKind::Nginx {
+            let fcgiwrap = lab_process::find_program("fcgiwrap")
+                .ok_or("fcgiwrap is not installed (apt-get install -y fcgiwrap)")?;
+            let workers = shared.cgi_workers.to_string();
+            let listen = format!("unix:{}", wrap_socket.display());
+            let args = [
+                "-c".as_ref(),
+                workers.as_ref(),
+                "-s".as_ref(),
+                listen.as_ref(),
+            ];
+            let mut w = launcher.start(
+                &fcgiwrap,
+                &args,
+                "fcgiwrap",
+                cgroups.as_ref().map(|c| &c.wrap),
+            )?;
+            ready(&mut w, "fcgiwrap", log, || {
+                UnixStream::connect(&wrap_socket).is_ok()
+            })?;
+            wrap = Some(w);
+        }
+        // A port found free may be taken by another process before the server binds it: the
+        // server then exits, and another port is tried. Ready once the server itself listens.
+        let mut attempt = 1;
+        let (web, addr) = loop {
+            let port = free_port().map_err(|e| format!("a free port: {e}"))?;
+            let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+            let args: Vec<OsString> = if kind == PeerKind::Nginx {
+                let conf = dir.path().join("nginx.conf");
+                let text = deploy::nginx_config(&deploy::Nginx {
+                    dir: dir.path(),
+                    root: &shared.root,
+                    port,
+                    fastcgi: Some(&socket),
+                    cgi: Some((&wrap_socket, &shared.cgi_dir)),
+                });
+                std::fs::write(&conf, text).map_err(|e| format!("nginx.conf: {e}"))?;
+                let error_log = dir.path().join("error.log");
+                vec![
+                    "-p".into(),
+                    dir.path().into(),
+                    "-e".into(),
+                    error_log.into(),
+                    "-c".into(),
+                    conf.into(),
+                ]
+            } else {
+                vec![
+                    "serve".into(),
+                    shared.root.clone().into(),
+                    "--listen".into(),
+                    addr.to_string().into(),
+                    "--threads".into(),
+                    "1".into(),
+                    "--cgi".into(),
+                    format!("{FLINT_CGI_MOUNT}={}", shared.cgi_dir.display()).into(),
+                    "--fastcgi".into(),
+                    format!("{FLINT_FASTCGI_MOUNT}=unix:{}", socket.display()).into(),
+                ]
+            };
+            let args: Vec<&OsStr> = args.iter().map(OsString::as_os_str).collect();
+            let mut web = launcher.start(
+                program,
+                &args,
+                kind.name(),
+                cgroups.as_ref().map(|c| &c.web),
+            )?;
+            let pid = web.pid();
+            match ready(&mut web, kind.name(), log, || {
+                pid_listening_on(port) == Some(pid)
+            }) {
+                Ok(()) => break (web, addr),
+                Err(_) if attempt < 3 && web.exited().is_some() => attempt += 1,
+                Err(e) => return Err(e),
+            }
+        };
+        Ok(Stack {
+            kind,
+            addr,
+            web,
+            wrap,
+            app,
+            cgroups,
+            dir,
+        })
+    }
+
+    /// How the tiers' CPU is counted, as a note for the output.
+    pub fn accounting_note(&self) -> &'static str {
+        if self.cgroups.is_some() {
+            "the tiers' CPU from a cgroup per process group (every process that ran, exited CGI \
+             programs included)"
+        } else {
+            "no cgroup could be made (not root, or no cgroup2 mount): the tiers' CPU from /proc, \
+             live processes and reaped children; fcgiwrap's programs are missed (it ignores \
+             SIGCHLD, so their times are discarded)"
+        }
+    }
+
+    /// Where each tier's CPU is read for `deployment`.
+    pub fn tiers(&self, deployment: Deployment) -> Tiers {
+        let web_pid = self.web.pid();
+        let cg = self.cgroups.as_ref();
+        let path = |c: &Cgroup| c.dir().to_owned();
+        // flint serve's CGI programs are its children, in its process group and cgroup: the web
+        // tier is its own process alone (every thread), the programs the rest.
+        let web = match (self.kind, cg) {
+            (PeerKind::Flint, _) => Source::Process(web_pid),
+            (_, Some(c)) => Source::Cgroup(path(&c.web)),
+            (_, None) => Source::Tree(web_pid),
+        };
+        let app = match (deployment, &self.wrap, cg) {
+            (Deployment::Static, ..) => None,
+            (Deployment::FastCgi, _, Some(c)) => Some(Source::Cgroup(path(&c.app))),
+            (Deployment::FastCgi, _, None) => Some(Source::Tree(self.app.pid())),
+            (Deployment::Cgi, Some(_), Some(c)) => Some(Source::Cgroup(path(&c.wrap))),
+            (Deployment::Cgi, Some(w), None) => Some(Source::Tree(w.pid())),
+            (Deployment::Cgi, None, Some(c)) => Some(Source::CgroupLess(path(&c.web), web_pid)),
+            (Deployment::Cgi, None, None) => Some(Source::TreeLess(web_pid)),
+        };
+        Tiers { web, app }
+    }
+
+    /// Whether any process of the stack has exited, and its log if so.
+    pub fn exited(&mut self) -> Option<String> {
+        let gone = self.web.exited().is_some()
+            || self.app.exited().is_some()
+            || self.wrap.as_mut().is_some_and(|w| w.exited().is_some());
+        gone.then(|| log_tail(&self.dir.path().join("output.log")))
+    }
+}
+
+impl Drop for Stack {
+    /// The processes first (the web server, then its gateways), so that the cgroups are empty
+    /// when their fields are dropped.
+    fn drop(&mut self) {
+        self.web.stop();
+        if let Some(w) = &mut self.wrap {
+            w.stop();
+        }
+        self.app.stop();
+    }
+}
+
+fn log_tail(log: &Path) -> String {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(20)..].join("\n")
+}
+
+/// Waits (at most [`READY`]) until `ok`, or fails if the group's leader exits first.
+fn ready(
+    group: &mut Group,
+    what: &str,
+    log: &Path,
+    mut ok: impl FnMut() -> bool,
+) -> Result<(), String> {
+    let deadline = Instant::now() + READY;
+    loop {
+        if ok() {
+            return Ok(());
+        }
+        if let Some(status) = group.exited() {
+            return Err(format!("{what} exited ({status}): {}", log_tail(log)));
+        }
+        if Instant::now() >= deadline {
+            return Err(format!(
+                "{what} not ready within {READY:?}: {}",
+                log_tail(log)
+            ));
+        }
+        std::thread::sleep(lab_process::POLL);
+    }
+}
+
+/// Where a tier's CPU is read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// One process, every thread (the kernel's exact clock).
+    Process(u32),
+    /// A process tree with its reaped children's times (without a cgroup).
+    Tree(u32),
+    /// A process tree less its root: flint serve's CGI programs without a cgroup.
+    TreeLess(u32),
+    /// Everything that ran in a cgroup.
+    Cgroup(PathBuf),
+    /// A cgroup less one process in it: flint serve's CGI programs.
+    CgroupLess(PathBuf, u32),
+}
+
+impl Source {
+    fn read(&self) -> Result<CpuTime, String> {
+        let proc = |e: ProcError| e.to_string();
+        let cgroup =
+            |dir: &Path| Cgroup::usage_at(dir).map_err(|e| format!("{}: {e}", dir.display()));
+        match self {
+            Source::Process(pid) => cpu::process(*pid).map_err(proc),
+            Source::Tree(pid) => cpu::tree(*pid).map_err(proc),
+            Source::TreeLess(pid) => {
+                let own = cpu::process(*pid).map_err(proc)?;
+                Ok(cpu::tree(*pid).map_err(proc)?.since(&own))
+            }
+            Source::Cgroup(dir) => cgroup(dir),
+            Source::CgroupLess(dir, pid) => {
+                let own = cpu::process(*pid).map_err(proc)?;
+                Ok(cgroup(dir)?.since(&own))
+            }
+        }
+    }
+}
+
+/// Where one deployment's tiers are read: the web server, and the gateway and application
+/// when the deployment has them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tiers {
+    pub web: Source,
+    pub app: Option<Source>,
+}
+
+impl Tiers {
+    /// One reading: the web tier, then the application tier when there is one.
+    pub fn read(&self) -> Result<Vec<CpuTime>, String> {
+        let mut out = vec![self.web.read()?];
+        if let Some(app) = &self.app {
+            out.push(app.read()?);
+        }
+        Ok(out)
+    }
+}

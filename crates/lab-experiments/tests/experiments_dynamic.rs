@@ -1,0 +1,162 @@
+//! The dynamic experiment end to end, short: flint serve and nginx, each deployment, two test
+//! types, a fraction of a second each. Every deployment passes the verifier and is measured; the
+//! tiers' CPU says what a program per request costs against a persistent application.
+
+mod common;
+
+use common::{num, run_lab};
+use lab_experiments::{Experiment, LabOptions, ResultRow, Status};
+use lab_peers::PeerKind;
+use std::time::Duration;
+use test_support::flint_bin;
+
+fn tier(r: &ResultRow, name: &str) -> Option<f64> {
+    (r.tiers.iter().flatten())
+        .find(|t| t.tier == name)
+        .map(|t| t.cpu_us_per_request)
+}
+
+#[test]
+fn dynamic_end_to_end_verifies_then_measures_each_tier_on_flint_and_nginx() {
+    let mut opts = LabOptions::new(Some(flint_bin()));
+    let app = opts.app_bin.clone().expect("flint-app beside flint");
+    assert!(
+        app.is_file(),
+        "{} not found: cargo build -p lab-app",
+        app.display()
+    );
+    opts.duration = Duration::from_millis(400);
+    opts.warmup = Duration::from_millis(100);
+    opts.servers = vec![PeerKind::Flint, PeerKind::Nginx];
+    opts.tests = vec!["plaintext".into(), "db".into()];
+    opts.profile = false;
+    assert_eq!(opts.runs(Experiment::Dynamic), 2 * (1 + 2 * 2));
+    let (report, text, progress) = run_lab(Experiment::Dynamic, &opts, false);
+    for s in &report.servers {
+        assert_eq!(s.status, Status::Ok, "{s:?}\n{progress}");
+    }
+    assert!(text.contains("dynamic: results"), "{text}");
+    let rows: Vec<&ResultRow> = report.results.iter().collect();
+    assert_eq!(rows.len(), 10, "{text}\n{progress}");
+    for r in &rows {
+        let what = format!("{} {:?} {:?}", r.server, r.deployment, r.test_type);
+        assert_eq!(r.experiment, "dynamic");
+        assert!(r.unavailable.is_none(), "{what}: {:?}", r.unavailable);
+        assert!(r.requests > 0 && r.errors == 0, "{what}: {r:?}");
+        assert!(
+            r.latency_ms_p50.unwrap() <= r.latency_ms_p99.unwrap(),
+            "{what}"
+        );
+        let tiers = r.tiers.as_ref().expect("tiers");
+        let gateway = r.deployment.as_deref() != Some("static");
+        assert_eq!(
+            tiers.len(),
+            if gateway { 2 } else { 1 },
+            "{what}: {tiers:?}"
+        );
+        assert!(tier(r, "web").unwrap() > 0.0, "{what}: {tiers:?}");
+        let total: f64 = tiers.iter().map(|t| t.cpu_us_per_request).sum();
+        let cpu = r.server_cpu_us_per_request.unwrap();
+        assert!((total - cpu).abs() <= 1e-6 * cpu.max(1.0), "{what}");
+    }
+    let find = |server: &str, deployment: &str, test: &str| {
+        *rows
+            .iter()
+            .find(|r| {
+                r.server == server
+                    && r.deployment.as_deref() == Some(deployment)
+                    && r.test_type.as_deref() == Some(test)
+            })
+            .unwrap_or_else(|| panic!("no row {server} {deployment} {test}"))
+    };
+    for server in ["flint", "nginx"] {
+        for test in ["plaintext", "db"] {
+            // A program started per request (fork, exec, the database opened) costs the
+            // application tier more than a persistent one's request.
+            let cgi = tier(find(server, "cgi", test), "app").unwrap();
+            let fastcgi = tier(find(server, "fastcgi", test), "app").unwrap();
+            assert!(
+                cgi > fastcgi,
+                "{server} {test}: cgi {cgi} µs, fastcgi {fastcgi} µs"
+            );
+        }
+        assert_eq!(
+            find(server, "cgi", "db").database.as_deref(),
+            Some("sqlite")
+        );
+    }
+    let json = report.to_json();
+    let row = &json["results"][1];
+    assert_eq!(row["deployment"], "cgi");
+    assert_eq!(row["tiers"][0]["tier"], "web");
+    assert!(num(&row["tiers"][1], "cpu_us_per_request") > 0.0);
+}
+
+/// A deployment that answers wrongly is shown failed, never measured: the CGI program here is a
+/// script that answers `queries=20` with one row (the FastCGI deployment is the real
+/// application, and the static file is a file: both are measured).
+#[test]
+fn a_deployment_failing_the_verifier_is_shown_failed_not_measured() {
+    let real = flint_bin().with_file_name("flint-app");
+    assert!(
+        real.is_file(),
+        "{} not found: cargo build -p lab-app",
+        real.display()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let app = dir.path().join("flint-app");
+    let script = format!(
+        "#!/bin/sh\n\
+         if [ -n \"$GATEWAY_INTERFACE\" ]; then\n\
+         printf 'Status: 200\\r\\nContent-Type: application/json\\r\\n\\r\\n[{{\"id\":1,\"randomNumber\":1}}]'\n\
+         exit 0\n\
+         fi\n\
+         exec {} \"$@\"\n",
+        real.display()
+    );
+    std::fs::write(&app, script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&app, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut opts = LabOptions::new(Some(flint_bin()));
+    opts.app_bin = Some(app);
+    opts.duration = Duration::from_millis(300);
+    opts.warmup = Duration::from_millis(100);
+    opts.servers = vec![PeerKind::Flint];
+    opts.tests = vec!["queries".into()];
+    opts.profile = false;
+    let (report, text, progress) = run_lab(Experiment::Dynamic, &opts, false);
+    let row = |deployment: &str| {
+        (report.results.iter())
+            .find(|r| r.deployment.as_deref() == Some(deployment))
+            .unwrap_or_else(|| panic!("no {deployment} row: {text}\n{progress}"))
+    };
+    let cgi = row("cgi");
+    assert_eq!(
+        cgi.unavailable.as_deref(),
+        Some("failed the verifier: 1 rows where 20 were expected; 1 rows where 500 were expected"),
+        "{text}"
+    );
+    assert_eq!((cgi.requests, cgi.tiers.as_ref()), (0, None));
+    assert!(text.contains("failed the verifier"), "{text}");
+    for measured in ["static", "fastcgi"] {
+        let r = row(measured);
+        assert!(r.unavailable.is_none() && r.requests > 0, "{r:?}");
+    }
+}
+
+/// Without flint-app the experiment is skipped and says so; the servers are not blamed (in
+/// `flint lab all` they served the other experiments).
+#[test]
+fn without_the_application_the_experiment_is_skipped_not_the_servers_failed() {
+    let mut opts = LabOptions::new(Some(flint_bin()));
+    opts.app_bin = Some("/nonexistent/flint-app".into());
+    opts.servers = vec![PeerKind::Flint, PeerKind::Nginx];
+    opts.profile = false;
+    let (report, text, progress) = run_lab(Experiment::Dynamic, &opts, false);
+    assert!(report.results.is_empty(), "{text}");
+    assert!(text.contains("note: dynamic skipped: flint-app"), "{text}");
+    assert!(progress.contains("dynamic skipped"), "{progress}");
+    for s in &report.servers {
+        assert_eq!(s.status, Status::Ok, "{s:?}");
+    }
+}

@@ -1,0 +1,107 @@
+//! `flint lab dynamic`: each server's deployments (static file, CGI, FastCGI) per test type,
+//! with the CPU per request of each tier the request crossed, side by side; a deployment that
+//! failed the verifier shows why in place of figures.
+
+use super::lab_rows::{results, server};
+use super::labs;
+use crate::html::{table, Col};
+use crate::input::Input;
+use crate::text::{self, esc};
+use results::LabRow;
+use std::fmt::Write as _;
+
+fn tier(r: &LabRow, name: &str) -> Option<f64> {
+    (r.tiers.iter().flatten())
+        .find(|t| t.tier == name)
+        .map(|t| t.cpu_us_per_request)
+}
+
+pub fn render(inputs: &[Input<'_>]) -> String {
+    let mut out = String::new();
+    for (input, lab) in labs(inputs) {
+        let rows: Vec<Vec<String>> = results(lab, "dynamic")
+            .map(|r| {
+                let mut cells = vec![
+                    esc(server(r)),
+                    esc(r.deployment.as_deref().unwrap_or("?")),
+                    esc(r.test_type.as_deref().unwrap_or("?")),
+                ];
+                if let Some(why) = &r.unavailable {
+                    cells.extend(std::iter::repeat_n("–".to_owned(), 7));
+                    cells.push(format!(r#"<span class="bad">{}</span>"#, esc(why)));
+                    return cells;
+                }
+                cells.extend([
+                    text::num(r.requests_per_s),
+                    text::opt(r.latency_ms_p50),
+                    text::opt(r.latency_ms_p99),
+                    text::opt(tier(r, "web")),
+                    text::opt(tier(r, "app")),
+                    text::opt(r.server_cpu_us_per_request),
+                    text::count(r.errors as f64),
+                    if r.client_limited {
+                        "client-limited".to_owned()
+                    } else {
+                        String::new()
+                    },
+                ]);
+                cells
+            })
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let cols = [
+            Col("Server", false),
+            Col("Deployment", false),
+            Col("Test", false),
+            Col("Requests/s", true),
+            Col("p50 ms", true),
+            Col("p99 ms", true),
+            Col("Web µs/req", true),
+            Col("App µs/req", true),
+            Col("Total µs/req", true),
+            Col("Errors", true),
+            Col("Notes", false),
+        ];
+        let _ = write!(
+            out,
+            r#"<h3><span class="file">{}</span></h3>{}"#,
+            esc(&input.label),
+            table(&cols, &rows, "lab")
+        );
+    }
+    if !out.is_empty() {
+        out.push_str(r#"<p class="note">CPU (user and system) per request over the measured window, by tier: web, the web server's processes; app, the gateway and application processes (CGI programs included as they come and go, counted with the CPU of reaped children; SQLite runs inside the application). The static deployment is a file of the same bytes as /plaintext. Each deployment passed the verifier before it was measured.</p>"#);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    #[test]
+    fn a_deployment_shows_its_tiers_and_a_failed_one_why() {
+        let lab = json!({"kind": "lab", "experiment": "dynamic", "results": [
+            {"experiment": "dynamic", "server": "nginx", "mode": "persistent",
+             "deployment": "cgi", "test_type": "db", "database": "sqlite",
+             "requests": 700, "requests_per_s": 350.0, "latency_ms_p50": 20.0,
+             "latency_ms_p99": 45.0, "server_cpu_us_per_request": 2193.0,
+             "tiers": [{"tier": "web", "cpu_us_per_request": 101.0},
+                       {"tier": "app", "cpu_us_per_request": 2092.0}]},
+            {"experiment": "dynamic", "server": "flint", "mode": "persistent",
+             "deployment": "fastcgi", "test_type": "queries",
+             "unavailable": "failed the verifier: 1 rows where 20 were expected"}
+        ]});
+        let html = crate::render(&[("lab.json".into(), lab)]).unwrap();
+        let at = html.find(r#"id="dynamic""#).expect("the section");
+        let section = &html[at..];
+        for cell in ["<td>cgi</td><td>db</td>", "2,092", "2,193", "45.0"] {
+            assert!(section.contains(cell), "{cell} in {section}");
+        }
+        assert!(section.contains("failed the verifier: 1 rows where 20 were expected"));
+        // Not repeated among the other lab results.
+        assert!(!html.contains("Experiment dynamic"));
+    }
+}
