@@ -11,6 +11,7 @@
 //! attribute's font counts as some element's, at normal weight and style.
 
 use crate::css::{Face, FontUse};
+use crate::rules::Pseudo;
 use scraper::{ElementRef, Html, Node};
 use std::collections::{HashMap, HashSet};
 
@@ -70,6 +71,7 @@ impl FontsUsed {
             || !font.vars.is_empty()
             || font.weight.is_some()
             || font.italic.is_some()
+            || font.content.is_some()
         {
             self.fonts.push(font.clone());
         }
@@ -102,6 +104,14 @@ impl FontsUsed {
                     .any(|c| matches!(c.value(), Node::Text(t) if !t.trim().is_empty()))
             {
                 seen.insert(own);
+            }
+            // Generated text (an icon font's glyph): drawn in the font its own rules give it
+            // over its element's.
+            for pseudo in [Pseudo::Before, Pseudo::After] {
+                let (font, content) = self.apply(&e, Some(pseudo), own);
+                if shown && content.is_some_and(|c| !c.trim().is_empty()) {
+                    seen.insert(font);
+                }
             }
             stack.extend(
                 e.children()
@@ -140,11 +150,24 @@ impl FontsUsed {
             "pre" | "code" | "kbd" | "samp" | "tt" => family = Family::Monospace,
             _ => {}
         }
+        self.apply(e, None, (family, weight, italic)).0
+    }
+
+    /// The font the rules that style `pseudo` of `e` (`None`: its own text) give it over
+    /// `font`, by specificity then order, and the text of the last `content` among them.
+    fn apply(
+        &self,
+        e: &ElementRef<'_>,
+        pseudo: Option<Pseudo>,
+        font: (Family, u16, bool),
+    ) -> ((Family, u16, bool), Option<&str>) {
+        let (mut family, mut weight, mut italic) = font;
+        let mut content = None;
         let mut matched: Vec<(_, usize)> = self
             .fonts
             .iter()
             .enumerate()
-            .filter_map(|(i, f)| Some((f.rule.as_ref()?.matches(e)?, i)))
+            .filter_map(|(i, f)| Some((f.rule.as_ref()?.matches_box(e, pseudo)?, i)))
             .collect();
         matched.sort_unstable();
         for (_, i) in matched {
@@ -154,8 +177,9 @@ impl FontsUsed {
             }
             weight = font.weight.unwrap_or(weight);
             italic = font.italic.unwrap_or(italic);
+            content = font.content.as_deref().or(content);
         }
-        (family, weight, italic)
+        ((family, weight, italic), content)
     }
 
     /// A font's family lists: its own, or each a custom property it names may hold (`None`:
@@ -303,6 +327,36 @@ mod tests {
                 &css
             ),
             ["body.woff2", "body-bold.woff2", "code-italic.woff2"]
+        );
+    }
+
+    #[test]
+    fn generated_text_is_drawn_in_its_own_font_and_styles_nothing_else() {
+        // Font Awesome's way: the icon element sets the family and weight, a `::before` of its
+        // class gives the glyph (no text of the element's own).
+        let icons = format!(
+            r#"{FACES} @font-face {{ font-family: Icons; font-weight: 900; src: url(solid.woff2) }}
+            @font-face {{ font-family: Icons; src: url(regular.woff2) }}
+            body {{ font-family: Body, serif }}
+            .fas {{ font-family: Icons; font-weight: 900 }}
+            .fa-home:before {{ content: "\f015" }}
+            .brand::after {{ content: "B"; font-family: Brands }}
+            .toggle::after {{ font-family: Icons; content: "" }}
+            .label::before {{ font-style: italic }}"#
+        );
+        assert_eq!(
+            used(r#"<p>t <i class="fas fa-home"></i></p>"#, &icons),
+            ["body.woff2", "solid.woff2"]
+        );
+        // A class with no glyph draws nothing; an `::after` draws in its own family; a
+        // pseudo-element's font is not its element's (the label's text is not italic, the
+        // toggle's is not in Icons).
+        assert_eq!(
+            used(
+                r#"<p class="toggle label">t <i class="fas"></i><span class=brand></span></p>"#,
+                &icons
+            ),
+            ["body.woff2", "brands.woff2"]
         );
     }
 
