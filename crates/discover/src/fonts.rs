@@ -1,5 +1,7 @@
 //! Which `@font-face` files a page's text uses: the faces a browser picks for the family,
-//! weight and style each element with text is drawn in.
+//! weight and style each element laid out in lines is drawn in (one with text, an inline box
+//! even when empty, a block holding inline boxes: `lays_out_text`), and a `::before`'s or
+//! `::after`'s when it has `content` text.
 //!
 //! Each element's font is cascaded from the page's matched rules that set one (`font-family`,
 //! `font-weight`, `font-style`, `font`), by specificity then order, over the defaults of HTML
@@ -99,10 +101,7 @@ impl FontsUsed {
                 e.value().name(),
                 "script" | "style" | "noscript" | "template" | "title" | "head"
             );
-            if shown
-                && e.children()
-                    .any(|c| matches!(c.value(), Node::Text(t) if !t.trim().is_empty()))
-            {
+            if shown && lays_out_text(&e) {
                 seen.insert(own);
             }
             // Generated text (an icon font's glyph): drawn in the font its own rules give it
@@ -213,6 +212,28 @@ impl FontsUsed {
     }
 }
 
+/// Elements a browser lays out inline by default (not replaced ones, such as `img`): each is a
+/// box in its line, whose font sets the line's height even when it holds no text.
+const INLINE: &[&str] = &[
+    "a", "abbr", "b", "bdi", "bdo", "big", "cite", "code", "data", "del", "dfn", "em", "font", "i",
+    "ins", "kbd", "label", "mark", "output", "q", "s", "samp", "small", "span", "strike", "strong",
+    "sub", "sup", "time", "tt", "u", "var",
+];
+
+/// Whether a browser needs the element's font to lay it out (and so fetches the face): it has
+/// text of its own; it is an inline box, empty or not (an empty `<em>` still has a height in
+/// its line); or a block holding inline boxes (its lines start from its own font's metrics:
+/// an `<h1>` whose text is all in a `<code>` still loads the heading's face).
+fn lays_out_text(e: &ElementRef<'_>) -> bool {
+    let inline = |e: &ElementRef<'_>| INLINE.contains(&e.value().name());
+    inline(e)
+        || e.children().any(|c| match c.value() {
+            Node::Text(t) => !t.trim().is_empty(),
+            Node::Element(_) => ElementRef::wrap(c).is_some_and(|c| inline(&c)),
+            _ => false,
+        })
+}
+
 impl Texts {
     /// Whether the page's text uses `face`, one of `faces` (all the faces its stylesheets
     /// declare).
@@ -320,13 +341,38 @@ mod tests {
             used("<h1>T</h1><p>text <code>x</code> <em>e</em></p>", &css),
             ["body.woff2", "body-italic.woff2", "code.woff2"]
         );
-        // Italic code inside <em>; bold text in <strong>; a brands icon with no text: no face.
+        // Italic code inside <em>; bold text in <strong>; an empty brands icon is a box of its
+        // line all the same (Chromium fetches its face).
         assert_eq!(
             used(
                 "<p>t <strong>s</strong> <em><code>x</code></em><i class=fa-brands></i></p>",
                 &css
             ),
-            ["body.woff2", "body-bold.woff2", "code-italic.woff2"]
+            [
+                "body.woff2",
+                "body-bold.woff2",
+                "body-italic.woff2",
+                "code-italic.woff2",
+                "brands.woff2"
+            ]
+        );
+        // A heading whose text is all in <code>: its lines need its own (bold) face; an empty
+        // <em> its italic; a <div> of blocks alone, nothing (its paragraph is in Body).
+        assert_eq!(
+            used(
+                "<div class=icons><p class=text><code>x</code></p></div><h1><code>x</code></h1>\
+                 <table><tr><td> <em></em></td></tr></table>",
+                &format!(
+                    "{FACES} body, .text {{ font-family: Body }} code {{ font-family: Code }}
+                     .icons {{ font-family: Brands }}"
+                )
+            ),
+            [
+                "body.woff2",
+                "body-bold.woff2",
+                "body-italic.woff2",
+                "code.woff2"
+            ]
         );
     }
 
@@ -348,15 +394,14 @@ mod tests {
             used(r#"<p>t <i class="fas fa-home"></i></p>"#, &icons),
             ["body.woff2", "solid.woff2"]
         );
-        // A class with no glyph draws nothing; an `::after` draws in its own family; a
-        // pseudo-element's font is not its element's (the label's text is not italic, the
-        // toggle's is not in Icons).
+        // An `::after` draws in its own family; a pseudo-element's font is not its element's
+        // (the label's text is not italic, the toggle's is not in Icons).
         assert_eq!(
             used(
-                r#"<p class="toggle label">t <i class="fas"></i><span class=brand></span></p>"#,
+                r#"<p class="toggle label">t <b class="brand"></b></p>"#,
                 &icons
             ),
-            ["body.woff2", "brands.woff2"]
+            ["body.woff2", "body-bold.woff2", "brands.woff2"]
         );
     }
 
