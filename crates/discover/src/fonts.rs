@@ -58,6 +58,8 @@ pub struct Texts {
     drawn: HashSet<(String, u16, bool)>,
     /// No DOM: any face.
     any: bool,
+    /// The characters of the generated text drawn (`::before`/`::after` `content`).
+    generated: std::collections::BTreeSet<char>,
 }
 
 impl FontsUsed {
@@ -84,6 +86,7 @@ impl FontsUsed {
         let mut texts = Texts {
             drawn: HashSet::new(),
             any: tree.is_none(),
+            generated: Default::default(),
         };
         let Some(tree) = tree else { return texts };
         let declared: HashSet<&str> = faces.iter().map(|f| f.family.as_str()).collect();
@@ -108,8 +111,11 @@ impl FontsUsed {
             // over its element's.
             for pseudo in [Pseudo::Before, Pseudo::After] {
                 let (font, content) = self.apply(&e, Some(pseudo), own);
-                if shown && content.is_some_and(|c| !c.trim().is_empty()) {
+                if let Some(text) = content.filter(|c| shown && !c.trim().is_empty()) {
                     seen.insert(font);
+                    texts
+                        .generated
+                        .extend(text.chars().filter(|c| !c.is_whitespace()));
                 }
             }
             stack.extend(
@@ -235,6 +241,11 @@ fn lays_out_text(e: &ElementRef<'_>) -> bool {
 }
 
 impl Texts {
+    /// The characters of the generated text drawn, each once.
+    pub fn generated(&self) -> impl Iterator<Item = char> + '_ {
+        self.generated.iter().copied()
+    }
+
     /// Whether the page's text uses `face`, one of `faces` (all the faces its stylesheets
     /// declare).
     pub fn uses(&self, face: &Face, faces: &[&Face]) -> bool {

@@ -192,3 +192,32 @@ fn stylesheets_for_other_media_are_fetched_and_not_applied_as_in_chromium() {
         page.notes
     );
 }
+
+#[test]
+fn generated_text_fetches_the_unicode_range_subsets_it_draws_as_in_chromium() {
+    let root = tempfile::tempdir().unwrap();
+    let server = start_server(root.path(), 1);
+    discover_site::write(root.path(), &server.addr);
+    let origin = format!("http://{}", server.addr);
+    let site = crawl(
+        &url::Url::parse(&format!("{origin}/icons.html")).unwrap(),
+        0,
+    );
+    compare_with_chromium(&site, &origin);
+    // Not vacuous: the glyph's and the Cyrillic letter's subsets, which no text of the page's
+    // own has, are fetched; the other icon subset is not.
+    let files = requested(&site, "/icons.html");
+    let fonts: Vec<&str> = files
+        .iter()
+        .map(String::as_str)
+        .filter(|p| p.ends_with(".woff2"))
+        .collect();
+    assert_eq!(
+        fonts,
+        [
+            "/icons/icons-a.woff2",
+            "/icons/text-cyrillic.woff2",
+            "/icons/text-latin.woff2"
+        ]
+    );
+}

@@ -118,9 +118,6 @@ impl Crawl<'_> {
             }
         }
         for (url, r) in &sheet.refs {
-            if !r.wanted_by(&work.chars) {
-                continue;
-            }
             if !work.matcher.applies(r.rule.as_ref()) {
                 work.styles.left_out += 1;
                 continue;
@@ -153,12 +150,22 @@ impl Crawl<'_> {
             .filter_map(|(_, r)| r.face.as_ref())
             .collect();
         let texts = work.styles.used.texts(work.matcher.tree(), &faces);
-        let used: Vec<&Url> = pending
+        // A `unicode-range` subset is fetched for a character of the page's text or of its
+        // generated text (an icon's glyph).
+        let mut chars = work.chars.clone();
+        chars.extend(texts.generated());
+        chars.sort_unstable();
+        chars.dedup();
+        let in_range: Vec<&(Url, css::Reference)> = pending
+            .iter()
+            .filter(|(_, r)| r.wanted_by(&chars))
+            .collect();
+        let used: Vec<&Url> = in_range
             .iter()
             .filter(|(_, r)| r.face.as_ref().is_some_and(|f| texts.uses(f, &faces)))
             .map(|(u, _)| u)
             .collect();
-        work.styles.faces_unused += (pending.len() - used.len()) as u64;
+        work.styles.faces_unused += (in_range.len() - used.len()) as u64;
         for url in used {
             self.resource(url, Fetch::File, 0, work);
         }

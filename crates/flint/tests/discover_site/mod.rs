@@ -14,6 +14,9 @@
 //! that hold and do not and a `supports()` that fails, `<style media=print>`, a print
 //! stylesheet a script switches to `all` once loaded, the same stylesheet named for print
 //! then for screen, and preloads for each medium.
+//!
+//! `/icons.html`, linked from no page either, draws an icon font's glyph and a Cyrillic letter as
+//! generated text (`::before`, `::after`), each face split in `unicode-range` subsets.
 
 #![allow(dead_code)] // each test binary uses its own subset
 
@@ -142,6 +145,8 @@ h1::before { content: ""; background: url(/img/before.png) }
     for (path, css) in MEDIA_SHEETS {
         put(path, css.as_bytes().to_vec());
     }
+    put("/icons.html", ICONS_PAGE.as_bytes().to_vec());
+    put("/icons/icons.css", ICONS_CSS.as_bytes().to_vec());
     put("/js/app.js", b"var loaded = 1;\n".to_vec());
     put("/js/mod.js", b"export const x = 1;\n".to_vec());
     // Images: distinct sizes, so a file listed with another's size is caught.
@@ -180,7 +185,8 @@ h1::before { content: ""; background: url(/img/before.png) }
         "/fonts/unused.woff2",
     ]
     .into_iter()
-    .chain(MEDIA_FILES);
+    .chain(MEDIA_FILES)
+    .chain(ICONS_FONTS);
     for (i, path) in images.enumerate() {
         put(path, vec![b'x'; 1000 + 37 * i]);
     }
@@ -279,6 +285,31 @@ const MEDIA_FILES: [&str; 15] = [
     "/media/img/pre-print.png",
     "/media/img/pre-screen.png",
     "/media/fonts/print.woff2",
+];
+
+/// A page whose only text outside Latin is generated: an icon's glyph (private use area) and
+/// a Cyrillic letter.
+const ICONS_PAGE: &str = r#"<!doctype html>
+<html><head><title>icons</title><link rel="stylesheet" href="/icons/icons.css"></head>
+<body><p>Latin text <i class="icon icon-home"></i> <span class="label">x</span></p></body></html>
+"#;
+
+const ICONS_CSS: &str = r#"@font-face { font-family: Icons; src: url(/icons/icons-a.woff2) format("woff2"); unicode-range: U+E000-E0FF }
+@font-face { font-family: Icons; src: url(/icons/icons-b.woff2) format("woff2"); unicode-range: U+E100-E1FF }
+@font-face { font-family: Text; src: url(/icons/text-latin.woff2) format("woff2"); unicode-range: U+0000-00FF }
+@font-face { font-family: Text; src: url(/icons/text-cyrillic.woff2) format("woff2"); unicode-range: U+0400-04FF }
+body { font-family: Text, sans-serif }
+.icon { font-family: Icons; font-style: normal }
+.icon-home::before { content: "\e001" }
+.icon-unused::before { content: "\e101" }
+.label::after { content: "\0416" }
+"#;
+
+const ICONS_FONTS: [&str; 4] = [
+    "/icons/icons-a.woff2",
+    "/icons/icons-b.woff2",
+    "/icons/text-latin.woff2",
+    "/icons/text-cyrillic.woff2",
 ];
 
 /// `flint serve ROOT` on a kernel-chosen port with `extra` arguments (HTTPS, an access log);
