@@ -18,7 +18,9 @@
 //!   then the fonts its text uses (`crawl/styles.rs`);
 //! - a stylesheet is parsed once (its `@media` and `@supports` evaluated at `--viewport`), its
 //!   rules matched against each page's DOM: a `url()` of a rule no element matches is not
-//!   requested (`rules`).
+//!   requested (`rules`); a stylesheet whose media does not hold (a `<link media=print>`, an
+//!   `@import` for a wider screen) is fetched, as a browser fetches it, with its `@import`s,
+//!   and none of their rules apply.
 //!
 //! With `--browser` the pages, links, robots.txt and redirects are the crawl's as above (each
 //! page's HTML fetched and parsed for its links), but a page's files are what headless Chromium
@@ -361,7 +363,7 @@ impl Crawl<'_> {
             return Ok(()); // a redirect to a page already crawled
         }
         let text = String::from_utf8_lossy(response.body.as_deref().unwrap_or(b"")).into_owned();
-        let mut doc = html::parse(&text, &final_url, self.opts.viewport);
+        let mut doc = html::parse(&text, &final_url, self.opts.viewport, &self.env);
         drop(text);
         let base = doc.base.clone().unwrap_or_else(|| final_url.clone());
         let redirected_from = redirected.then(|| target(url));
@@ -407,15 +409,21 @@ impl Crawl<'_> {
                     kind: Kind::Frame,
                 } => self.frame(url, depth, &mut work),
                 Found::Url { url, kind } => {
-                    self.resource(&url, kind == Kind::Stylesheet, 0, &mut work)
+                    let what = match kind {
+                        Kind::Stylesheet => Fetch::Stylesheet { applies: true },
+                        Kind::StylesheetNotApplied => Fetch::Stylesheet { applies: false },
+                        _ => Fetch::File,
+                    };
+                    self.resource(&url, what, 0, &mut work)
                 }
-                Found::Css(text) => {
+                Found::Css { text, applies } => {
                     let sheet = css::parse(&text, &self.env);
-                    self.follow(&Resolved::new(sheet, &base, usize::MAX), 0, &mut work);
+                    let sheet = Resolved::new(sheet, &base, usize::MAX);
+                    self.follow(&sheet, applies, 0, &mut work);
                 }
                 Found::Style(text) => {
                     let sheet = css::parse_declarations(&text, &self.env);
-                    self.follow(&Resolved::new(sheet, &base, usize::MAX), 0, &mut work);
+                    self.follow(&Resolved::new(sheet, &base, usize::MAX), true, 0, &mut work);
                 }
             }
         }
@@ -503,13 +511,31 @@ impl Crawl<'_> {
     }
 
     /// Adds a resource (and, for a stylesheet, what it references) to the page's entries.
-    fn resource(&mut self, url: &Url, stylesheet: bool, import_depth: u32, work: &mut PageWork) {
+    fn resource(&mut self, url: &Url, what: Fetch, import_depth: u32, work: &mut PageWork) {
         if !matches!(url.scheme(), "http" | "https") {
             return; // data:, blob:, about: need no request
         }
-        if self.stopped() || !work.on_page.insert(key(url)) || !self.room(work) {
+        if self.stopped() {
             return;
         }
+        if !work.on_page.insert(key(url)) {
+            // A stylesheet the page has fetched for another medium applies where it is
+            // named again for this one: one request, its rules now applied.
+            if what == (Fetch::Stylesheet { applies: true })
+                && work.styles.not_applied.remove(&key(url))
+            {
+                if let Some(Outcome::Got { css, .. }) = self.cache.get(&key(url)).cloned() {
+                    if import_depth < MAX_IMPORT_DEPTH {
+                        self.follow(&css, true, import_depth + 1, work);
+                    }
+                }
+            }
+            return;
+        }
+        if !self.room(work) {
+            return;
+        }
+        let stylesheet = what != Fetch::File;
         if url.origin() != self.origin {
             work.entries
                 .push(skipped(url, "another origin: not fetched"));
@@ -536,8 +562,12 @@ impl Crawl<'_> {
                 }
                 work.on_page.insert(format!("path {path}"));
                 work.entries.push(Entry::File(file));
+                let applies = what != (Fetch::Stylesheet { applies: false });
+                if !applies {
+                    work.styles.not_applied.insert(key(url));
+                }
                 if import_depth < MAX_IMPORT_DEPTH {
-                    self.follow(&css, import_depth + 1, work);
+                    self.follow(&css, applies, import_depth + 1, work);
                 }
             }
         }
@@ -573,6 +603,16 @@ impl Crawl<'_> {
             }
         }
     }
+}
+
+/// What a resource is fetched as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fetch {
+    /// A file, read for nothing.
+    File,
+    /// A stylesheet: its `@import`s followed, and when it `applies` (its media holds) the
+    /// `url()`s and fonts of its rules that match.
+    Stylesheet { applies: bool },
 }
 
 fn skipped(url: &Url, reason: &str) -> Entry {

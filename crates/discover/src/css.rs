@@ -32,6 +32,10 @@ pub struct Reference {
     pub url: String,
     /// An `@import`: a stylesheet itself, followed in turn.
     pub import: bool,
+    /// Whether an `@import`'s media list holds at the viewport (true for anything else). One
+    /// that does not is fetched all the same, as a browser fetches it, but none of its rules
+    /// apply, nor those of the stylesheets it imports.
+    pub media_holds: bool,
     /// A font's `unicode-range` (inclusive code point ranges): fetched only for a page whose
     /// text has a character in one of them. `None`: any page.
     pub unicode_range: Option<Vec<(u32, u32)>>,
@@ -47,6 +51,7 @@ impl Reference {
         Reference {
             url,
             import,
+            media_holds: true,
             unicode_range: None,
             rule: rule.cloned(),
             face: None,
@@ -180,7 +185,9 @@ impl Walker<'_> {
         }
     }
 
-    /// `@import url [layer] [supports()] [media]`: the stylesheet, when its conditions hold.
+    /// `@import url [layer] [supports()] [media]`: the stylesheet, unless its `supports()`
+    /// fails (Chromium then fetches nothing); a media list that does not hold is noted on it
+    /// (Chromium fetches such a stylesheet, and the ones it imports, and applies none of it).
     fn import(&mut self, prelude: &str) {
         let mut p = Parser::new(prelude);
         let url = match p.next().cloned() {
@@ -218,9 +225,9 @@ impl Walker<'_> {
             media_start = p.position();
         }
         let _ = rest(&mut p);
-        if media::matches(p.slice_from(media_start), self.env) {
-            self.sheet.refs.push(Reference::new(url, true, None));
-        }
+        let mut import = Reference::new(url, true, None);
+        import.media_holds = media::matches(p.slice_from(media_start), self.env);
+        self.sheet.refs.push(import);
     }
 
     /// A declaration block: its `url()`s, and the font it sets.
@@ -332,15 +339,24 @@ mod tests {
     }
 
     #[test]
-    fn imports_with_conditions_a_browser_does_not_meet_are_not_followed() {
+    fn imports_whose_media_fails_are_fetched_and_whose_supports_fails_are_not() {
         let css = r#"@import url(print.css) print;
             @import "wide.css" screen and (min-width: 2000px);
             @import url(layered.css) layer(base) supports(display: grid) screen;
             @import url(moz.css) supports(-moz-appearance: none);
             @import url(plain.css);"#;
+        let imports: Vec<(String, bool)> = references(css)
+            .into_iter()
+            .map(|r| (r.url, r.media_holds))
+            .collect();
         assert_eq!(
-            refs(css),
-            [("layered.css".into(), true), ("plain.css".into(), true)]
+            imports,
+            [
+                ("print.css".into(), false),
+                ("wide.css".into(), false),
+                ("layered.css".into(), true),
+                ("plain.css".into(), true)
+            ]
         );
     }
 

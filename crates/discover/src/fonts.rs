@@ -1,5 +1,7 @@
 //! Which `@font-face` files a page's text uses: the faces a browser picks for the family,
-//! weight and style each element with text is drawn in.
+//! weight and style each element laid out in lines is drawn in (one with text, an inline box
+//! even when empty, a block holding inline boxes: `lays_out_text`), and a `::before`'s or
+//! `::after`'s when it has `content` text.
 //!
 //! Each element's font is cascaded from the page's matched rules that set one (`font-family`,
 //! `font-weight`, `font-style`, `font`), by specificity then order, over the defaults of HTML
@@ -11,6 +13,7 @@
 //! attribute's font counts as some element's, at normal weight and style.
 
 use crate::css::{Face, FontUse};
+use crate::rules::Pseudo;
 use scraper::{ElementRef, Html, Node};
 use std::collections::{HashMap, HashSet};
 
@@ -55,6 +58,8 @@ pub struct Texts {
     drawn: HashSet<(String, u16, bool)>,
     /// No DOM: any face.
     any: bool,
+    /// The characters of the generated text drawn (`::before`/`::after` `content`).
+    generated: std::collections::BTreeSet<char>,
 }
 
 impl FontsUsed {
@@ -70,6 +75,7 @@ impl FontsUsed {
             || !font.vars.is_empty()
             || font.weight.is_some()
             || font.italic.is_some()
+            || font.content.is_some()
         {
             self.fonts.push(font.clone());
         }
@@ -80,6 +86,7 @@ impl FontsUsed {
         let mut texts = Texts {
             drawn: HashSet::new(),
             any: tree.is_none(),
+            generated: Default::default(),
         };
         let Some(tree) = tree else { return texts };
         let declared: HashSet<&str> = faces.iter().map(|f| f.family.as_str()).collect();
@@ -97,11 +104,19 @@ impl FontsUsed {
                 e.value().name(),
                 "script" | "style" | "noscript" | "template" | "title" | "head"
             );
-            if shown
-                && e.children()
-                    .any(|c| matches!(c.value(), Node::Text(t) if !t.trim().is_empty()))
-            {
+            if shown && lays_out_text(&e) {
                 seen.insert(own);
+            }
+            // Generated text (an icon font's glyph): drawn in the font its own rules give it
+            // over its element's.
+            for pseudo in [Pseudo::Before, Pseudo::After] {
+                let (font, content) = self.apply(&e, Some(pseudo), own);
+                if let Some(text) = content.filter(|c| shown && !c.trim().is_empty()) {
+                    seen.insert(font);
+                    texts
+                        .generated
+                        .extend(text.chars().filter(|c| !c.is_whitespace()));
+                }
             }
             stack.extend(
                 e.children()
@@ -140,11 +155,24 @@ impl FontsUsed {
             "pre" | "code" | "kbd" | "samp" | "tt" => family = Family::Monospace,
             _ => {}
         }
+        self.apply(e, None, (family, weight, italic)).0
+    }
+
+    /// The font the rules that style `pseudo` of `e` (`None`: its own text) give it over
+    /// `font`, by specificity then order, and the text of the last `content` among them.
+    fn apply(
+        &self,
+        e: &ElementRef<'_>,
+        pseudo: Option<Pseudo>,
+        font: (Family, u16, bool),
+    ) -> ((Family, u16, bool), Option<&str>) {
+        let (mut family, mut weight, mut italic) = font;
+        let mut content = None;
         let mut matched: Vec<(_, usize)> = self
             .fonts
             .iter()
             .enumerate()
-            .filter_map(|(i, f)| Some((f.rule.as_ref()?.matches(e)?, i)))
+            .filter_map(|(i, f)| Some((f.rule.as_ref()?.matches_box(e, pseudo)?, i)))
             .collect();
         matched.sort_unstable();
         for (_, i) in matched {
@@ -154,8 +182,9 @@ impl FontsUsed {
             }
             weight = font.weight.unwrap_or(weight);
             italic = font.italic.unwrap_or(italic);
+            content = font.content.as_deref().or(content);
         }
-        (family, weight, italic)
+        ((family, weight, italic), content)
     }
 
     /// A font's family lists: its own, or each a custom property it names may hold (`None`:
@@ -189,7 +218,34 @@ impl FontsUsed {
     }
 }
 
+/// Elements a browser lays out inline by default (not replaced ones, such as `img`): each is a
+/// box in its line, whose font sets the line's height even when it holds no text.
+const INLINE: &[&str] = &[
+    "a", "abbr", "b", "bdi", "bdo", "big", "cite", "code", "data", "del", "dfn", "em", "font", "i",
+    "ins", "kbd", "label", "mark", "output", "q", "s", "samp", "small", "span", "strike", "strong",
+    "sub", "sup", "time", "tt", "u", "var",
+];
+
+/// Whether a browser needs the element's font to lay it out (and so fetches the face): it has
+/// text of its own; it is an inline box, empty or not (an empty `<em>` still has a height in
+/// its line); or a block holding inline boxes (its lines start from its own font's metrics:
+/// an `<h1>` whose text is all in a `<code>` still loads the heading's face).
+fn lays_out_text(e: &ElementRef<'_>) -> bool {
+    let inline = |e: &ElementRef<'_>| INLINE.contains(&e.value().name());
+    inline(e)
+        || e.children().any(|c| match c.value() {
+            Node::Text(t) => !t.trim().is_empty(),
+            Node::Element(_) => ElementRef::wrap(c).is_some_and(|c| inline(&c)),
+            _ => false,
+        })
+}
+
 impl Texts {
+    /// The characters of the generated text drawn, each once.
+    pub fn generated(&self) -> impl Iterator<Item = char> + '_ {
+        self.generated.iter().copied()
+    }
+
     /// Whether the page's text uses `face`, one of `faces` (all the faces its stylesheets
     /// declare).
     pub fn uses(&self, face: &Face, faces: &[&Face]) -> bool {
@@ -296,13 +352,67 @@ mod tests {
             used("<h1>T</h1><p>text <code>x</code> <em>e</em></p>", &css),
             ["body.woff2", "body-italic.woff2", "code.woff2"]
         );
-        // Italic code inside <em>; bold text in <strong>; a brands icon with no text: no face.
+        // Italic code inside <em>; bold text in <strong>; an empty brands icon is a box of its
+        // line all the same (Chromium fetches its face).
         assert_eq!(
             used(
                 "<p>t <strong>s</strong> <em><code>x</code></em><i class=fa-brands></i></p>",
                 &css
             ),
-            ["body.woff2", "body-bold.woff2", "code-italic.woff2"]
+            [
+                "body.woff2",
+                "body-bold.woff2",
+                "body-italic.woff2",
+                "code-italic.woff2",
+                "brands.woff2"
+            ]
+        );
+        // A heading whose text is all in <code>: its lines need its own (bold) face; an empty
+        // <em> its italic; a <div> of blocks alone, nothing (its paragraph is in Body).
+        assert_eq!(
+            used(
+                "<div class=icons><p class=text><code>x</code></p></div><h1><code>x</code></h1>\
+                 <table><tr><td> <em></em></td></tr></table>",
+                &format!(
+                    "{FACES} body, .text {{ font-family: Body }} code {{ font-family: Code }}
+                     .icons {{ font-family: Brands }}"
+                )
+            ),
+            [
+                "body.woff2",
+                "body-bold.woff2",
+                "body-italic.woff2",
+                "code.woff2"
+            ]
+        );
+    }
+
+    #[test]
+    fn generated_text_is_drawn_in_its_own_font_and_styles_nothing_else() {
+        // Font Awesome's way: the icon element sets the family and weight, a `::before` of its
+        // class gives the glyph (no text of the element's own).
+        let icons = format!(
+            r#"{FACES} @font-face {{ font-family: Icons; font-weight: 900; src: url(solid.woff2) }}
+            @font-face {{ font-family: Icons; src: url(regular.woff2) }}
+            body {{ font-family: Body, serif }}
+            .fas {{ font-family: Icons; font-weight: 900 }}
+            .fa-home:before {{ content: "\f015" }}
+            .brand::after {{ content: "B"; font-family: Brands }}
+            .toggle::after {{ font-family: Icons; content: "" }}
+            .label::before {{ font-style: italic }}"#
+        );
+        assert_eq!(
+            used(r#"<p>t <i class="fas fa-home"></i></p>"#, &icons),
+            ["body.woff2", "solid.woff2"]
+        );
+        // An `::after` draws in its own family; a pseudo-element's font is not its element's
+        // (the label's text is not italic, the toggle's is not in Icons).
+        assert_eq!(
+            used(
+                r#"<p class="toggle label">t <b class="brand"></b></p>"#,
+                &icons
+            ),
+            ["body.woff2", "body-bold.woff2", "brands.woff2"]
         );
     }
 

@@ -8,6 +8,7 @@
 //! The references are returned unresolved against the site's origin (the crawl decides what is
 //! fetched); each is resolved against the document's base URL here, as the browser does.
 
+use crate::css::{media, Env};
 use crate::{nesting, srcset};
 use scraper::{ElementRef, Html, Node};
 use url::Url;
@@ -19,6 +20,10 @@ pub enum Kind {
     File,
     /// A stylesheet: fetched and its `url()` and `@import` followed.
     Stylesheet,
+    /// A stylesheet whose `media` does not hold at the viewport (`print`, a width the viewport
+    /// is not): a browser fetches it all the same (at the lowest priority) and the stylesheets
+    /// it imports, but applies none of their rules, so none of their `url()`s or fonts.
+    StylesheetNotApplied,
     /// A document of its own (`iframe src`): a page of the workload.
     Frame,
 }
@@ -29,7 +34,9 @@ pub enum Found {
     /// A URL a browser requests with the page.
     Url { url: Url, kind: Kind },
     /// A `<style>` element's stylesheet: its `url()`s resolve against the document's base URL.
-    Css(String),
+    /// `applies`: whether its `media` holds (one that does not has only its `@import`s
+    /// fetched).
+    Css { text: String, applies: bool },
     /// A `style` attribute's declarations (of the element that holds it: they apply).
     Style(String),
 }
@@ -52,8 +59,9 @@ pub struct Document {
 }
 
 /// What the browser's image candidate selection is given: the viewport width in CSS pixels,
-/// or `None` for the largest candidate.
-pub fn parse(html: &str, url: &Url, viewport: Option<u32>) -> Document {
+/// or `None` for the largest candidate; `env`: what `media` attributes of stylesheets and
+/// preloads are evaluated against.
+pub fn parse(html: &str, url: &Url, viewport: Option<u32>, env: &Env) -> Document {
     let (tree, left_out) = nesting::parse_document(html);
     let base = first_base(&tree, url).unwrap_or_else(|| url.clone());
     let mut doc = Document {
@@ -65,7 +73,7 @@ pub fn parse(html: &str, url: &Url, viewport: Option<u32>) -> Document {
     let mut stack: Vec<ElementRef<'_>> = vec![tree.root_element()];
     let mut chars = std::collections::BTreeSet::new();
     while let Some(el) = stack.pop() {
-        element(el, &base, viewport, &mut doc);
+        element(el, &base, viewport, env, &mut doc);
         if shows_text(&el) {
             for child in el.children() {
                 if let Node::Text(t) = child.value() {
@@ -108,7 +116,7 @@ fn is_html(e: &ElementRef<'_>) -> bool {
     &*e.value().name.ns == HTML_NS
 }
 
-fn element(el: ElementRef<'_>, base: &Url, viewport: Option<u32>, doc: &mut Document) {
+fn element(el: ElementRef<'_>, base: &Url, viewport: Option<u32>, env: &Env, doc: &mut Document) {
     let v = el.value();
     if let Some(style) = v.attr("style") {
         doc.found.push(Found::Style(style.to_owned()));
@@ -122,6 +130,8 @@ fn element(el: ElementRef<'_>, base: &Url, viewport: Option<u32>, doc: &mut Docu
             doc.found.push(Found::Url { url, kind });
         }
     };
+    // A `media` attribute: absent or empty, it holds.
+    let media_holds = v.attr("media").is_none_or(|m| media::matches(m, env));
     match v.name() {
         "img" => {
             // Inside <picture>, a matching <source> wins over the img's own candidates.
@@ -142,8 +152,15 @@ fn element(el: ElementRef<'_>, base: &Url, viewport: Option<u32>, doc: &mut Docu
             if rels.contains(&"stylesheet") {
                 // Alternate and disabled stylesheets are not fetched until chosen.
                 if !rels.contains(&"alternate") && v.attr("disabled").is_none() {
-                    push(attr("href"), Kind::Stylesheet);
+                    let kind = if media_holds || sets_media_on_load(&el) {
+                        Kind::Stylesheet
+                    } else {
+                        Kind::StylesheetNotApplied
+                    };
+                    push(attr("href"), kind);
                 }
+            } else if !media_holds {
+                // A preload (or an icon) for another medium is not fetched.
             } else if rels.contains(&"preload") && attr("as") == Some("style") {
                 push(attr("href"), Kind::Stylesheet);
             } else if rels.iter().any(|r| {
@@ -157,7 +174,10 @@ fn element(el: ElementRef<'_>, base: &Url, viewport: Option<u32>, doc: &mut Docu
         }
         "video" => push(attr("poster"), Kind::File),
         "iframe" | "frame" => push(attr("src"), Kind::Frame),
-        "style" => doc.found.push(Found::Css(el.text().collect())),
+        "style" => doc.found.push(Found::Css {
+            text: el.text().collect(),
+            applies: media_holds,
+        }),
         "a" | "area" => {
             if let Some(url) = attr("href").and_then(|h| base.join(h).ok()) {
                 doc.links.push(url);
@@ -165,6 +185,15 @@ fn element(el: ElementRef<'_>, base: &Url, viewport: Option<u32>, doc: &mut Docu
         }
         _ => {}
     }
+}
+
+/// Whether a `<link>`'s `onload` script sets its `media` (`media="print"
+/// onload="this.media='all'"`, the common way of loading a stylesheet without holding up the
+/// page): the stylesheet then applies once loaded, and a browser fetches what its rules need.
+fn sets_media_on_load(link: &ElementRef<'_>) -> bool {
+    link.value()
+        .attr("onload")
+        .is_some_and(|s| s.contains("media"))
 }
 
 /// Whether a `<script type>` is one a browser runs (and so fetches): classic JavaScript or a
@@ -229,7 +258,7 @@ mod tests {
             .iter()
             .filter_map(|f| match f {
                 Found::Url { url, kind } => Some((url.path().to_owned(), *kind)),
-                Found::Css(_) | Found::Style(_) => None,
+                Found::Css { .. } | Found::Style(_) => None,
             })
             .collect()
     }
@@ -251,7 +280,7 @@ mod tests {
             <a href="next.html#top">n</a>
             </body></html>"#;
         let url = Url::parse("http://h/dir/page.html").unwrap();
-        let doc = parse(html, &url, None);
+        let doc = parse(html, &url, None, &Env::default());
         assert_eq!(
             urls(&doc),
             [
@@ -273,6 +302,42 @@ mod tests {
     }
 
     #[test]
+    fn stylesheets_for_other_media_are_fetched_not_applied_and_their_preloads_skipped() {
+        let html = r#"<link rel=stylesheet href="print.css" media="print">
+            <link rel=stylesheet href="all.css" media="">
+            <link rel=stylesheet href="list.css" media="print, SCREEN">
+            <link rel=stylesheet href="later.css" media="print" onload="this.media='all'">
+            <link rel=preload as=image href="p.png" media="print">
+            <link rel=preload as=image href="s.png" media="(max-width: 2000px)">
+            <style media="print">p { color: red }</style><style>p { color: blue }</style>"#;
+        let doc = parse(
+            html,
+            &Url::parse("http://h/").unwrap(),
+            None,
+            &Env::default(),
+        );
+        assert_eq!(
+            urls(&doc),
+            [
+                ("/print.css".to_owned(), Kind::StylesheetNotApplied),
+                ("/all.css".to_owned(), Kind::Stylesheet),
+                ("/list.css".to_owned(), Kind::Stylesheet),
+                ("/later.css".to_owned(), Kind::Stylesheet),
+                ("/s.png".to_owned(), Kind::File),
+            ]
+        );
+        let styles: Vec<bool> = doc
+            .found
+            .iter()
+            .filter_map(|f| match f {
+                Found::Css { applies, .. } => Some(*applies),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(styles, [false, true]);
+    }
+
+    #[test]
     fn picture_takes_its_first_matching_source() {
         let html = r#"<picture>
             <source type="image/x-unknown" srcset="a.xyz">
@@ -280,9 +345,9 @@ mod tests {
             <source srcset="large.webp">
             <img src="fallback.png"></picture>"#;
         let url = Url::parse("http://h/").unwrap();
-        let narrow = parse(html, &url, Some(500));
+        let narrow = parse(html, &url, Some(500), &Env::default());
         assert_eq!(urls(&narrow)[0].0, "/small.webp");
-        let wide = parse(html, &url, None);
+        let wide = parse(html, &url, None, &Env::default());
         assert_eq!(urls(&wide)[0].0, "/large.webp");
     }
 }

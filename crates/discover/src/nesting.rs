@@ -474,7 +474,7 @@ mod tests {
             "<div>".repeat(509)
         );
         let url = url::Url::parse("http://site/").unwrap();
-        let doc = crate::html::parse(&page, &url, None);
+        let doc = crate::html::parse(&page, &url, None, &Default::default());
         assert_eq!(doc.left_out, 5);
         let after = crate::html::Found::Url {
             url: url.join("after.png").unwrap(),
@@ -493,7 +493,7 @@ mod tests {
             "<div>".repeat(520)
         );
         let url = url::Url::parse("http://site/").unwrap();
-        let doc = crate::html::parse(&page, &url, None);
+        let doc = crate::html::parse(&page, &url, None, &Default::default());
         assert_eq!(doc.left_out, 13);
         let file = |path: &str| crate::html::Found::Url {
             url: url.join(path).unwrap(),

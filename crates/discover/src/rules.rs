@@ -23,10 +23,19 @@ pub struct Rule {
 /// A selector's weight in the cascade: ids, classes (attributes, pseudo-classes), types.
 pub type Specificity = (u32, u32, u32);
 
+/// The boxes a rule's font may style apart from its element's text: the generated content
+/// before and after it (`::before`, `::after`, and their one-colon forms).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pseudo {
+    Before,
+    After,
+}
+
 #[derive(Debug)]
 pub enum Parsed {
-    /// Each selector of the list, with its specificity.
-    Selectors(Vec<(Selector, Specificity)>),
+    /// Each selector of the list, with its specificity and the box it styles (`None`: the
+    /// element itself; other pseudo-elements count as the element).
+    Selectors(Vec<(Selector, Specificity, Option<Pseudo>)>),
     /// Every selector of the list needs a user's action: nothing matches at load.
     Never,
     /// scraper cannot parse it: kept as if it matched.
@@ -59,7 +68,7 @@ const LEGACY_PSEUDO_ELEMENTS: &[&str] = &["before", "after", "first-line", "firs
 impl Rule {
     pub fn new(selectors: &str) -> Rule {
         let text = selectors.trim().to_owned();
-        let kept: Vec<String> = split_top_level(&text)
+        let kept: Vec<(String, Option<Pseudo>)> = split_top_level(&text)
             .into_iter()
             .filter_map(|s| without_pseudo_elements(s.trim()))
             .collect();
@@ -70,7 +79,7 @@ impl Rule {
         } else {
             let parsed: Result<Vec<_>, _> = kept
                 .iter()
-                .map(|s| Selector::parse(s).map(|p| (p, specificity(s))))
+                .map(|(s, pseudo)| Selector::parse(s).map(|p| (p, specificity(s), *pseudo)))
                 .collect();
             match parsed {
                 Ok(list) => Parsed::Selectors(list),
@@ -87,8 +96,24 @@ impl Rule {
             return None;
         };
         list.iter()
-            .filter(|(s, _)| s.matches(element))
-            .map(|&(_, spec)| spec)
+            .filter(|(s, _, _)| s.matches(element))
+            .map(|&(_, spec, _)| spec)
+            .max()
+    }
+
+    /// As [`Rule::matches`], of the selectors that style `pseudo` of `element` (`None`: the
+    /// element's own text), for the fonts: a `::before`'s font is not its element's.
+    pub fn matches_box(
+        &self,
+        element: &ElementRef<'_>,
+        pseudo: Option<Pseudo>,
+    ) -> Option<Specificity> {
+        let Parsed::Selectors(list) = &self.selector else {
+            return None;
+        };
+        list.iter()
+            .filter(|(s, _, p)| *p == pseudo && s.matches(element))
+            .map(|&(_, spec, _)| spec)
             .max()
     }
 }
@@ -169,9 +194,11 @@ fn is_ident(c: char) -> bool {
 }
 
 /// One selector with its pseudo-elements taken off (they match with their element), `:link`
-/// made `a`/`area` with an `href`; `None` if it names a user's action or history.
-fn without_pseudo_elements(selector: &str) -> Option<String> {
+/// made `a`/`area` with an `href`, and the box it styles when that is a `::before` or
+/// `::after`; `None` if it names a user's action or history.
+fn without_pseudo_elements(selector: &str) -> Option<(String, Option<Pseudo>)> {
     let mut out = String::with_capacity(selector.len());
+    let mut pseudo = None;
     let mut rest = selector;
     while let Some(i) = rest.find(':') {
         out.push_str(&rest[..i]);
@@ -184,6 +211,11 @@ fn without_pseudo_elements(selector: &str) -> Option<String> {
         let mut end = name_start + name_len;
         if double || LEGACY_PSEUDO_ELEMENTS.contains(&name.as_str()) {
             // Dropped, with its argument if any (`::part(x)`, `::highlight(x)`).
+            match name.as_str() {
+                "before" => pseudo = Some(Pseudo::Before),
+                "after" => pseudo = Some(Pseudo::After),
+                _ => {}
+            }
             if rest[end..].starts_with('(') {
                 end += rest[end..].find(')').map_or(rest.len() - end, |j| j + 1);
             }
@@ -201,7 +233,7 @@ fn without_pseudo_elements(selector: &str) -> Option<String> {
     if out.trim().is_empty() || out.ends_with([' ', '>', '+', '~']) {
         out.push('*');
     }
-    Some(out)
+    Some((out, pseudo))
 }
 
 /// A page's DOM, asked which rules match it (each rule once).

@@ -11,6 +11,14 @@
 //!   loaded may or may not have asked yet: they are left out of both sets (the expected-workload
 //!   test checks that flint lists the declared icon);
 //!
+//! Stylesheets for other media (`/media.html`): Chromium fetches every `<link rel=stylesheet>`
+//! whatever its `media` (one that does not hold at the lowest priority, `IDLE` in its net log)
+//! and every `@import` whatever its media list (not one whose `supports()` fails), the imports
+//! of a stylesheet that does not apply included, and applies none of their rules: no `url()`
+//! or font face of theirs is fetched; a `<style media=print>`'s `@import` is fetched, its
+//! `url()`s are not; a preload whose `media` does not hold is not fetched. flint is held to
+//! that set, and to the priorities.
+//!
 //! Chromium runs at an 800 px wide window, and flint with `--viewport 800`, so both pick the
 //! same srcset candidate. Not skipped when Chromium is missing: the test fails saying how to
 //! install it (scripts/install-browser.sh, which the test command runs).
@@ -20,23 +28,17 @@ mod discover_site;
 
 use common::start_server;
 use discover::{Entry, Limits, Options, TlsOptions};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 /// Asked for by the browser's interface, whenever it gets to it: left out of both sets.
 const ICONS: &[&str] = &["/favicon.ico", "/img/icon.png"];
 
-#[test]
-fn chromium_requests_what_flint_discovers() {
-    let root = tempfile::tempdir().unwrap();
-    let server = start_server(root.path(), 1);
-    discover_site::write(root.path(), &server.addr);
-    let origin = format!("http://{}", server.addr);
-    let start = url::Url::parse(&format!("{origin}/index.html")).unwrap();
-    let site = discover::crawl(
-        &start,
+fn crawl(start: &url::Url, depth: u32) -> discover::Site {
+    discover::crawl(
+        start,
         &Options {
-            depth: 1,
+            depth,
             max_pages: 100,
             max_files: 1000,
             ignore_robots: false,
@@ -53,57 +55,169 @@ fn chromium_requests_what_flint_discovers() {
             browser: None,
         },
     )
-    .expect("crawl");
-    assert_eq!(site.pages.len(), 3);
+    .expect("crawl")
+}
 
-    // Per page: what flint requested for it (files, failed same-origin requests, and the
-    // files of the frames it holds).
-    let requested = |path: &str| -> BTreeSet<String> {
-        let page = site.pages.iter().find(|p| p.path == path).unwrap();
-        let mut set = BTreeSet::new();
-        for entry in &page.entries {
-            match entry {
-                Entry::File(f) => {
-                    set.insert(f.path.clone());
-                }
-                Entry::Skipped { url, reason } if reason.contains("iframe") => {
-                    let frame = site.pages.iter().find(|p| p.path == *url).unwrap();
-                    set.extend(frame.files().map(|f| f.path.clone()));
-                }
-                Entry::Skipped { url, reason } if url.starts_with('/') => {
-                    assert!(reason.starts_with("404"), "{url}: {reason}");
-                    set.insert(url.clone());
-                }
-                Entry::Skipped { .. } => {} // another origin
+/// Per page: what flint requested for it (files, failed same-origin requests, and the files
+/// of the frames it holds), icons aside.
+fn requested(site: &discover::Site, path: &str) -> BTreeSet<String> {
+    let page = site.pages.iter().find(|p| p.path == path).unwrap();
+    let mut set = BTreeSet::new();
+    for entry in &page.entries {
+        match entry {
+            Entry::File(f) => {
+                set.insert(f.path.clone());
             }
+            Entry::Skipped { url, reason } if reason.contains("iframe") => {
+                let frame = site.pages.iter().find(|p| p.path == *url).unwrap();
+                set.extend(frame.files().map(|f| f.path.clone()));
+            }
+            Entry::Skipped { url, reason } if url.starts_with('/') => {
+                assert!(reason.starts_with("404"), "{url}: {reason}");
+                set.insert(url.clone());
+            }
+            Entry::Skipped { .. } => {} // another origin
         }
-        set
-    };
+    }
+    set.retain(|p| !ICONS.contains(&p.as_str()));
+    set
+}
+
+/// Each page of `site` loaded by Chromium: the site's URLs it requested equal flint's. Every
+/// page's requests of the site, with their priorities.
+fn compare_with_chromium(site: &discover::Site, origin: &str) -> BTreeMap<String, String> {
     let scratch = tempfile::tempdir().unwrap();
-    let mut compared = 0;
+    let mut compared = BTreeMap::new();
     for page in &site.pages {
-        let urls = discover_site::chromium_requests(
-            &format!("{origin}{}", page.path),
-            scratch.path(),
-            &[],
-        );
+        let log =
+            discover_site::chromium_net_log(&format!("{origin}{}", page.path), scratch.path(), &[]);
+        let urls: Vec<&String> = log.iter().map(|(u, _)| u).collect();
         let chromium: BTreeSet<String> = urls
             .iter()
-            .filter_map(|u| u.strip_prefix(&origin))
+            .filter_map(|u| u.strip_prefix(origin))
             .filter(|p| !ICONS.contains(p))
             .map(str::to_owned)
             .collect();
-        let flint: BTreeSet<String> = requested(&page.path)
-            .into_iter()
-            .filter(|p| !ICONS.contains(&p.as_str()))
-            .collect();
+        let flint = requested(site, &page.path);
         assert_eq!(
             chromium, flint,
             "page {}: Chromium requested (left) and flint found (right)\nall Chromium's: {urls:#?}",
             page.path
         );
-        compared += chromium.len();
+        compared.extend(
+            log.iter()
+                .filter_map(|(u, p)| Some((u.strip_prefix(origin)?.to_owned(), p.clone()))),
+        );
     }
+    compared
+}
+
+#[test]
+fn chromium_requests_what_flint_discovers() {
+    let root = tempfile::tempdir().unwrap();
+    let server = start_server(root.path(), 1);
+    discover_site::write(root.path(), &server.addr);
+    let origin = format!("http://{}", server.addr);
+    let site = crawl(
+        &url::Url::parse(&format!("{origin}/index.html")).unwrap(),
+        1,
+    );
+    assert_eq!(site.pages.len(), 3);
+    let compared = compare_with_chromium(&site, &origin).len();
     // Not a vacuous comparison: the site's every reference kind was requested.
     assert!(compared > 30, "{compared} requests compared");
+}
+
+#[test]
+fn stylesheets_for_other_media_are_fetched_and_not_applied_as_in_chromium() {
+    let root = tempfile::tempdir().unwrap();
+    let server = start_server(root.path(), 1);
+    discover_site::write(root.path(), &server.addr);
+    let origin = format!("http://{}", server.addr);
+    let site = crawl(
+        &url::Url::parse(&format!("{origin}/media.html")).unwrap(),
+        0,
+    );
+    let priorities = compare_with_chromium(&site, &origin);
+    // What the documentation says of Chromium: a `<link>` whose media does not hold is
+    // fetched at the lowest priority, an `@import` at the highest whatever its media.
+    let priority = |path: &str| priorities.get(path).map(String::as_str).unwrap_or("none");
+    for idle in ["/media/print.css", "/media/wide.css", "/media/async.css"] {
+        assert_eq!(priority(idle), "IDLE", "{idle}");
+    }
+    for highest in [
+        "/media/main.css",
+        "/media/screen.css",
+        "/media/imp-print.css",
+        "/media/print-import.css",
+    ] {
+        assert_eq!(priority(highest), "HIGHEST", "{highest}");
+    }
+    // Not vacuous: each kind is on its side of the line.
+    let files = requested(&site, "/media.html");
+    for fetched in [
+        "/media/print.css",
+        "/media/print-import.css",
+        "/media/wide.css",
+        "/media/imp-print.css",
+        "/media/style-import.css",
+        "/media/img/screen.png",
+        "/media/img/imp-narrow.png",
+        "/media/img/async.png",
+        "/media/img/both.png",
+        "/media/img/style-screen.png",
+        "/media/img/pre-screen.png",
+    ] {
+        assert!(files.contains(fetched), "{fetched} not listed: {files:#?}");
+    }
+    for not_fetched in [
+        "/media/img/print.png",
+        "/media/img/print-import.png",
+        "/media/fonts/print.woff2",
+        "/media/img/wide.png",
+        "/media/img/imp-print.png",
+        "/media/imp-moz.css",
+        "/media/img/style-print.png",
+        "/media/img/style-import.png",
+        "/media/img/pre-print.png",
+    ] {
+        assert!(!files.contains(not_fetched), "{not_fetched} listed");
+    }
+    let page = &site.pages[0];
+    assert!(
+        page.notes
+            .iter()
+            .any(|n| n.starts_with("5 stylesheets for another medium")),
+        "{:?}",
+        page.notes
+    );
+}
+
+#[test]
+fn generated_text_fetches_the_unicode_range_subsets_it_draws_as_in_chromium() {
+    let root = tempfile::tempdir().unwrap();
+    let server = start_server(root.path(), 1);
+    discover_site::write(root.path(), &server.addr);
+    let origin = format!("http://{}", server.addr);
+    let site = crawl(
+        &url::Url::parse(&format!("{origin}/icons.html")).unwrap(),
+        0,
+    );
+    compare_with_chromium(&site, &origin);
+    // Not vacuous: the glyph's and the Cyrillic letter's subsets, which no text of the page's
+    // own has, are fetched; the other icon subset is not.
+    let files = requested(&site, "/icons.html");
+    let fonts: Vec<&str> = files
+        .iter()
+        .map(String::as_str)
+        .filter(|p| p.ends_with(".woff2"))
+        .collect();
+    assert_eq!(
+        fonts,
+        [
+            "/icons/icons-a.woff2",
+            "/icons/text-cyrillic.woff2",
+            "/icons/text-latin.woff2"
+        ]
+    );
 }

@@ -1,11 +1,11 @@
 //! A page's stylesheets as a browser applies them: the `url()`s of rules that match the
 //! page's elements, and then the font faces its text uses.
 
-use super::{Crawl, PageWork};
+use super::{Crawl, Fetch, PageWork};
 use crate::css::{self, FontUse};
 use crate::fonts::FontsUsed;
 use crate::rules::Parsed;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use url::Url;
 
 /// A stylesheet's references and fonts, its URLs resolved: what the crawl keeps of it (once,
@@ -42,6 +42,9 @@ pub(super) struct Styles {
     faces_unused: u64,
     /// Selector lists flint cannot match whose `url()`s were kept.
     unknown: BTreeSet<String>,
+    /// Keys of the stylesheets fetched whose media does not hold (none of their rules
+    /// applied), unless named again for a medium that holds.
+    pub(super) not_applied: HashSet<String>,
 }
 
 impl Styles {
@@ -52,6 +55,7 @@ impl Styles {
             left_out: 0,
             faces_unused: 0,
             unknown: BTreeSet::new(),
+            not_applied: HashSet::new(),
         }
     }
 
@@ -71,6 +75,13 @@ impl Styles {
                 self.faces_unused
             ));
         }
+        if !self.not_applied.is_empty() {
+            notes.push(format!(
+                "{} stylesheets for another medium (their media does not hold): fetched as a \
+                 browser fetches them, none of their rules applied",
+                self.not_applied.len()
+            ));
+        }
         if let Some(example) = self.unknown.iter().next() {
             notes.push(format!(
                 "{} selector lists flint cannot match (such as `{example}`): their url()s are \
@@ -85,16 +96,28 @@ impl Styles {
 impl Crawl<'_> {
     /// A stylesheet's part in the page: the fonts of its matched rules, and the files its
     /// matched rules and `@import`s reference (faces held until every stylesheet is read).
-    pub(super) fn follow(&mut self, sheet: &Resolved, import_depth: u32, work: &mut PageWork) {
+    /// One that does not `apply` (its media does not hold) has only its `@import`s fetched,
+    /// as a browser fetches them, and they do not apply either.
+    pub(super) fn follow(
+        &mut self,
+        sheet: &Resolved,
+        applies: bool,
+        import_depth: u32,
+        work: &mut PageWork,
+    ) {
+        if !applies {
+            for (url, _) in sheet.refs.iter().filter(|(_, r)| r.import) {
+                let what = Fetch::Stylesheet { applies: false };
+                self.resource(url, what, import_depth, work);
+            }
+            return;
+        }
         for font in &sheet.fonts {
             if work.matcher.applies(font.rule.as_ref()) {
                 work.styles.used.add(font);
             }
         }
         for (url, r) in &sheet.refs {
-            if !r.wanted_by(&work.chars) {
-                continue;
-            }
             if !work.matcher.applies(r.rule.as_ref()) {
                 work.styles.left_out += 1;
                 continue;
@@ -108,8 +131,13 @@ impl Crawl<'_> {
             }
             if r.face.is_some() {
                 work.styles.faces.push((url.clone(), r.clone()));
+            } else if r.import {
+                let what = Fetch::Stylesheet {
+                    applies: r.media_holds,
+                };
+                self.resource(url, what, import_depth, work);
             } else {
-                self.resource(url, r.import, import_depth, work);
+                self.resource(url, Fetch::File, import_depth, work);
             }
         }
     }
@@ -122,14 +150,24 @@ impl Crawl<'_> {
             .filter_map(|(_, r)| r.face.as_ref())
             .collect();
         let texts = work.styles.used.texts(work.matcher.tree(), &faces);
-        let used: Vec<&Url> = pending
+        // A `unicode-range` subset is fetched for a character of the page's text or of its
+        // generated text (an icon's glyph).
+        let mut chars = work.chars.clone();
+        chars.extend(texts.generated());
+        chars.sort_unstable();
+        chars.dedup();
+        let in_range: Vec<&(Url, css::Reference)> = pending
+            .iter()
+            .filter(|(_, r)| r.wanted_by(&chars))
+            .collect();
+        let used: Vec<&Url> = in_range
             .iter()
             .filter(|(_, r)| r.face.as_ref().is_some_and(|f| texts.uses(f, &faces)))
             .map(|(u, _)| u)
             .collect();
-        work.styles.faces_unused += (pending.len() - used.len()) as u64;
+        work.styles.faces_unused += (in_range.len() - used.len()) as u64;
         for url in used {
-            self.resource(url, false, 0, work);
+            self.resource(url, Fetch::File, 0, work);
         }
     }
 }

@@ -31,6 +31,9 @@ pub struct FontUse {
     pub custom: Vec<(String, String)>,
     pub weight: Option<u16>,
     pub italic: Option<bool>,
+    /// A `content` declaration's text (its strings, escapes undone; empty for `none`, an
+    /// image, a counter): what a `::before` or `::after` the rule styles draws.
+    pub content: Option<String>,
 }
 
 impl FontUse {
@@ -47,6 +50,7 @@ impl FontUse {
             || !self.families.is_empty()
             || self.weight.is_some()
             || self.italic.is_some()
+            || self.content.is_some()
     }
 
     /// One declaration (`name: value`) of the rule.
@@ -71,6 +75,7 @@ impl FontUse {
             "font-weight" => self.weight = weight(value),
             "font-style" => self.italic = style(value),
             "font" => self.shorthand(value),
+            "content" => self.content = Some(strings(value)),
             _ => {}
         }
     }
@@ -138,6 +143,18 @@ impl FontUse {
             }
         }
     }
+}
+
+/// The strings of a value, as a browser's tokenizer reads them, end to end.
+fn strings(value: &str) -> String {
+    let mut p = Parser::new(value);
+    let mut text = String::new();
+    while let Ok(token) = p.next() {
+        if let Token::QuotedString(s) = token {
+            text.push_str(s);
+        }
+    }
+    text
 }
 
 /// The custom properties a value names: `var(--a, var(--b))` gives `--a` and `--b`.

@@ -7,6 +7,16 @@
 //! user's action, `@media print`, a `min-width` above the viewport, a dark colour scheme's, an `@supports` another
 //! engine's, font faces no text uses; and what it does: a pseudo-element's image, the bold face
 //! of the `<h1>`.
+//!
+//! `/media.html`, linked from no page (crawled on its own), holds stylesheets for other media:
+//! a `<link media=print>` (with an `@import`, images and a font face its rules would use), one
+//! for a width above the viewport, one whose media list holds, `@import`s with media lists
+//! that hold and do not and a `supports()` that fails, `<style media=print>`, a print
+//! stylesheet a script switches to `all` once loaded, the same stylesheet named for print
+//! then for screen, and preloads for each medium.
+//!
+//! `/icons.html`, linked from no page either, draws an icon font's glyph and a Cyrillic letter as
+//! generated text (`::before`, `::after`), each face split in `unicode-range` subsets.
 
 #![allow(dead_code)] // each test binary uses its own subset
 
@@ -131,6 +141,12 @@ h1::before { content: ""; background: url(/img/before.png) }
 "#
         .to_vec(),
     );
+    put("/media.html", MEDIA_PAGE.as_bytes().to_vec());
+    for (path, css) in MEDIA_SHEETS {
+        put(path, css.as_bytes().to_vec());
+    }
+    put("/icons.html", ICONS_PAGE.as_bytes().to_vec());
+    put("/icons/icons.css", ICONS_CSS.as_bytes().to_vec());
     put("/js/app.js", b"var loaded = 1;\n".to_vec());
     put("/js/mod.js", b"export const x = 1;\n".to_vec());
     // Images: distinct sizes, so a file listed with another's size is caught.
@@ -167,12 +183,134 @@ h1::before { content: ""; background: url(/img/before.png) }
         "/fonts/body-bold.woff2",
         "/fonts/body-italic.woff2",
         "/fonts/unused.woff2",
-    ];
-    for (i, path) in images.iter().enumerate() {
+    ]
+    .into_iter()
+    .chain(MEDIA_FILES)
+    .chain(ICONS_FONTS);
+    for (i, path) in images.enumerate() {
         put(path, vec![b'x'; 1000 + 37 * i]);
     }
     Site { sizes }
 }
+
+/// A page whose stylesheets are for other media, each element and property its own so that
+/// no `url()` hides another's in the cascade.
+const MEDIA_PAGE: &str = r#"<!doctype html>
+<html><head><title>media</title>
+<link rel="stylesheet" href="/media/print.css" media="print">
+<link rel="stylesheet" href="/media/wide.css" media="screen and (min-width: 2000px)">
+<link rel="stylesheet" href="/media/screen.css" media="screen, print">
+<link rel="stylesheet" href="/media/main.css">
+<link rel="stylesheet" href="/media/async.css" media="print" onload="this.media='all'">
+<link rel="stylesheet" href="/media/both.css" media="print">
+<link rel="stylesheet" href="/media/both.css" media="all">
+<link rel="preload" href="/media/img/pre-print.png" as="image" media="print">
+<link rel="preload" href="/media/img/pre-screen.png" as="image" media="(min-width: 100px)">
+<style media="print">@import "/media/style-import.css"; #d { background: url(/media/img/style-print.png) }</style>
+<style media="screen">#e { background: url(/media/img/style-screen.png) }</style>
+</head><body>
+<h1 id="a">media</h1><p id="b">P</p><div id="c">c</div><div id="d">d</div><div id="e">e</div>
+<div id="f">f</div><div id="g">g</div><div id="h">h</div><div id="i">i</div>
+</body></html>
+"#;
+
+const MEDIA_SHEETS: [(&str, &str); 11] = [
+    (
+        "/media/print.css",
+        r#"@import "/media/print-import.css";
+@font-face { font-family: Print; src: url(/media/fonts/print.woff2) format("woff2") }
+#a { background: url(/media/img/print.png) }
+"#,
+    ),
+    (
+        "/media/print-import.css",
+        "#b { background: url(/media/img/print-import.png) }\n",
+    ),
+    (
+        "/media/wide.css",
+        "#c { background: url(/media/img/wide.png) }\n",
+    ),
+    (
+        "/media/screen.css",
+        "#d { border-image: url(/media/img/screen.png) 10 }\n",
+    ),
+    (
+        "/media/main.css",
+        r#"@import url(/media/imp-print.css) print;
+@import url(/media/imp-narrow.css) (max-width: 2000px);
+@import url(/media/imp-moz.css) supports(-moz-appearance: none);
+p { font-family: Print, serif }
+"#,
+    ),
+    (
+        "/media/imp-print.css",
+        "#f { background: url(/media/img/imp-print.png) }\n",
+    ),
+    (
+        "/media/imp-narrow.css",
+        "#g { background: url(/media/img/imp-narrow.png) }\n",
+    ),
+    (
+        "/media/imp-moz.css",
+        "#g { border-image: url(/media/img/imp-moz.png) 10 }\n",
+    ),
+    (
+        "/media/async.css",
+        "#h { background: url(/media/img/async.png) }\n",
+    ),
+    (
+        "/media/both.css",
+        "#i { background: url(/media/img/both.png) }\n",
+    ),
+    (
+        "/media/style-import.css",
+        "#e { border-image: url(/media/img/style-import.png) 10 }\n",
+    ),
+];
+
+/// The images and the font the media page's stylesheets name.
+const MEDIA_FILES: [&str; 15] = [
+    "/media/img/print.png",
+    "/media/img/print-import.png",
+    "/media/img/wide.png",
+    "/media/img/screen.png",
+    "/media/img/imp-print.png",
+    "/media/img/imp-narrow.png",
+    "/media/img/imp-moz.png",
+    "/media/img/async.png",
+    "/media/img/both.png",
+    "/media/img/style-print.png",
+    "/media/img/style-screen.png",
+    "/media/img/style-import.png",
+    "/media/img/pre-print.png",
+    "/media/img/pre-screen.png",
+    "/media/fonts/print.woff2",
+];
+
+/// A page whose only text outside Latin is generated: an icon's glyph (private use area) and
+/// a Cyrillic letter.
+const ICONS_PAGE: &str = r#"<!doctype html>
+<html><head><title>icons</title><link rel="stylesheet" href="/icons/icons.css"></head>
+<body><p>Latin text <i class="icon icon-home"></i> <span class="label">x</span></p></body></html>
+"#;
+
+const ICONS_CSS: &str = r#"@font-face { font-family: Icons; src: url(/icons/icons-a.woff2) format("woff2"); unicode-range: U+E000-E0FF }
+@font-face { font-family: Icons; src: url(/icons/icons-b.woff2) format("woff2"); unicode-range: U+E100-E1FF }
+@font-face { font-family: Text; src: url(/icons/text-latin.woff2) format("woff2"); unicode-range: U+0000-00FF }
+@font-face { font-family: Text; src: url(/icons/text-cyrillic.woff2) format("woff2"); unicode-range: U+0400-04FF }
+body { font-family: Text, sans-serif }
+.icon { font-family: Icons; font-style: normal }
+.icon-home::before { content: "\e001" }
+.icon-unused::before { content: "\e101" }
+.label::after { content: "\0416" }
+"#;
+
+const ICONS_FONTS: [&str; 4] = [
+    "/icons/icons-a.woff2",
+    "/icons/icons-b.woff2",
+    "/icons/text-latin.woff2",
+    "/icons/text-cyrillic.woff2",
+];
 
 /// `flint serve ROOT` on a kernel-chosen port with `extra` arguments (HTTPS, an access log);
 /// its address from the line it prints (`http://` or `https://`), its stderr then drained.
@@ -219,6 +357,15 @@ pub fn serve(root: &Path, extra: &[&str]) -> Server {
 /// The URLs Chromium's network stack started a request for while loading `url` (with its
 /// network log on, `--dump-dom` ending the run once the page has loaded), with `extra` flags.
 pub fn chromium_requests(url: &str, scratch: &Path, extra: &[&str]) -> Vec<String> {
+    chromium_net_log(url, scratch, extra)
+        .into_iter()
+        .map(|(url, _)| url)
+        .collect()
+}
+
+/// As [`chromium_requests`], each URL with the priority Chromium's network stack gave its
+/// request (`HIGHEST`, `MEDIUM`, `LOW`, `LOWEST`, `IDLE`), as its net log says.
+pub fn chromium_net_log(url: &str, scratch: &Path, extra: &[&str]) -> Vec<(String, String)> {
     let log = scratch.join("netlog.json");
     let flags = [
         "--window-size=800,600".to_owned(),
@@ -234,14 +381,32 @@ pub fn chromium_requests(url: &str, scratch: &Path, extra: &[&str]) -> Vec<Strin
         .unwrap_or_else(|e| panic!("no net log from chromium ({e}): {stderr}"));
     std::fs::remove_file(&log).unwrap();
     let json: serde_json::Value = serde_json::from_str(&text).expect("net log JSON");
-    let start_job = json["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"]
-        .as_u64()
-        .expect("URL_REQUEST_START_JOB in the net log's constants");
-    json["events"]
-        .as_array()
-        .expect("events")
+    let event_type = |name: &str| {
+        json["constants"]["logEventTypes"][name]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{name} in the net log's constants"))
+    };
+    let (start_job, alive) = (
+        event_type("URL_REQUEST_START_JOB"),
+        event_type("REQUEST_ALIVE"),
+    );
+    let events = json["events"].as_array().expect("events");
+    // A request's priority is on the event that begins it (its source's REQUEST_ALIVE).
+    let mut priority = BTreeMap::new();
+    for e in events.iter().filter(|e| e["type"].as_u64() == Some(alive)) {
+        if let Some(p) = e["params"]["priority"].as_str() {
+            priority
+                .entry(e["source"]["id"].as_u64())
+                .or_insert_with(|| p.to_owned());
+        }
+    }
+    events
         .iter()
         .filter(|e| e["type"].as_u64() == Some(start_job))
-        .filter_map(|e| e["params"]["url"].as_str().map(str::to_owned))
+        .filter_map(|e| {
+            let url = e["params"]["url"].as_str()?.to_owned();
+            let p = priority.get(&e["source"]["id"].as_u64()).cloned();
+            Some((url, p.unwrap_or_default()))
+        })
         .collect()
 }
