@@ -32,7 +32,11 @@ fi
 if [[ -e $SITES/sb-admin-2/index.html ]]; then
     echo "$SCRIPT: SB Admin 2 is already in $SITES/sb-admin-2"
 else
-    command -v npm >/dev/null 2>&1 || die "npm not found (apt-get install npm)"
+    if ! command -v npm >/dev/null 2>&1; then
+        require_apt
+        apt-get update -q
+        install_quietly npm
+    fi
     tmp=$(mktemp -d)
     trap 'rm -rf "$tmp"' EXIT
     (cd "$tmp" && npm pack --silent "$SB_ADMIN" >/dev/null) || die "npm pack $SB_ADMIN failed"
