@@ -21,9 +21,11 @@ mod spec;
 
 pub use spec::{RequestSpec, PLAIN_GET};
 
+use crate::app::plan::{DataSpec, FileSpec, Plan, PlanBuilder};
 use crate::report::count_of;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
+use std::sync::Arc;
 
 /// A set of pages; `urls` holds each distinct path once so that per-URL statistics are an index.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -34,7 +36,16 @@ pub struct Workload {
     /// Per URL: how it is requested. A URL past the end of this list is a plain GET (so a
     /// workload built in code may leave it empty).
     pub requests: Vec<RequestSpec>,
+    /// An application workload's data sets, templates, checks and extractions (`None`: every
+    /// request is built once and only its status judged). Not serialized: a workload with one
+    /// runs on this host only.
+    #[serde(skip)]
+    pub app: AppPlan,
 }
+
+/// A workload's [`Plan`], shared by the run's threads.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AppPlan(pub Option<Arc<Plan>>);
 
 /// One WebSTONE page: an HTML file and its inlined images, fetched in order.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -115,11 +126,20 @@ impl Builder {
         });
     }
 
+    /// An application entry's URL: always an index of its own, since its checks and
+    /// extractions are its own.
+    fn own_url(&mut self, path: &str, spec: &RequestSpec) -> usize {
+        self.urls.push(path.to_owned());
+        self.requests.push(spec.clone());
+        self.urls.len() - 1
+    }
+
     fn finish(self) -> Workload {
         Workload {
             pages: self.pages,
             urls: self.urls,
             requests: self.requests,
+            app: AppPlan::default(),
         }
     }
 }
@@ -132,16 +152,38 @@ impl Workload {
             path: shown.clone(),
             source,
         })?;
-        Self::parse(&text, &shown)
+        let dir = path.parent().unwrap_or(Path::new("."));
+        Self::parse_in(&text, &shown, dir)
     }
 
-    /// Parses workload text; `shown` names the source in errors.
+    /// Parses workload text; `shown` names the source in errors. Data files are relative to
+    /// the current directory.
     pub fn parse(text: &str, shown: &str) -> Result<Workload, WorkloadError> {
+        Self::parse_in(text, shown, Path::new("."))
+    }
+
+    /// Parses workload text whose data files are relative to `dir`.
+    pub fn parse_in(text: &str, shown: &str, dir: &Path) -> Result<Workload, WorkloadError> {
         if is_filelist(text) {
             parse_filelist(text, shown)
         } else {
-            parse_toml(text, shown)
+            parse_toml(text, shown, dir)
         }
+    }
+
+    /// `--no-cookies`, `--reset-session`: how an application workload's Webchildren keep
+    /// their sessions (nothing for another workload).
+    pub fn set_session(&mut self, options: crate::app::plan::SessionOptions) {
+        if let Some(plan) = self.app.0.take() {
+            let mut plan = Arc::try_unwrap(plan).unwrap_or_else(|shared| (*shared).clone());
+            plan.options = options;
+            self.app = AppPlan(Some(Arc::new(plan)));
+        }
+    }
+
+    /// The application plan, if the workload has one.
+    pub fn plan(&self) -> Option<&Plan> {
+        self.app.0.as_deref()
     }
 
     /// One page per path, each of weight 1, named by its path (`flint bench URL /a.html /b.gif`).
@@ -383,6 +425,9 @@ fn page_header(text: &str) -> Option<(f64, usize)> {
 struct TomlWorkload {
     #[serde(default)]
     page: Vec<TomlPage>,
+    /// `[data.NAME]`: CSV data sets the templates draw rows from.
+    #[serde(default)]
+    data: BTreeMap<String, DataSpec>,
 }
 
 #[derive(serde::Deserialize)]
@@ -393,41 +438,79 @@ struct TomlPage {
     files: toml::Spanned<Vec<toml::Spanned<toml::Value>>>,
 }
 
-/// A file entry's table: `{ path = "/api", method = "POST", headers = ["A: b"], body = "..." }`.
+/// A file entry's table: `{ path = "/api", method = "POST", headers = ["A: b"], body = "..." }`,
+/// and for applications `expect`, `extract` and `auth` (see `crate::app`).
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct TomlFile {
     path: String,
     method: Option<String>,
     #[serde(default)]
-    headers: Vec<String>,
+    headers: TomlHeaders,
     body: Option<String>,
+    expect: Option<crate::app::check::ExpectSpec>,
+    #[serde(default)]
+    extract: BTreeMap<String, crate::app::extract::SourceSpec>,
+    auth: Option<String>,
+}
+
+/// Header fields as a list of `Name: value` or a table `{ Name = "value" }`.
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum TomlHeaders {
+    List(Vec<String>),
+    Table(BTreeMap<String, String>),
+}
+
+impl Default for TomlHeaders {
+    fn default() -> Self {
+        TomlHeaders::List(Vec::new())
+    }
 }
 
 /// A file entry: a path (a plain GET) or a table; why it is unusable otherwise.
-fn file_entry(v: &toml::Value) -> Result<(String, RequestSpec), String> {
+fn file_entry(v: &toml::Value) -> Result<(RequestSpec, FileSpec), String> {
     let f: TomlFile = match v {
-        toml::Value::String(path) => return Ok((path.clone(), RequestSpec::default())),
+        toml::Value::String(path) => {
+            let app = FileSpec {
+                path: path.clone(),
+                ..FileSpec::default()
+            };
+            return Ok((RequestSpec::default(), app));
+        }
         toml::Value::Table(t) => t
             .clone()
             .try_into()
             .map_err(|e: toml::de::Error| e.message().trim().to_owned())?,
         _ => return Err("a file is a path or a table with a path".into()),
     };
-    let headers = f
-        .headers
-        .iter()
-        .map(|h| RequestSpec::parse_header(h))
-        .collect::<Result<_, _>>()?;
+    let headers = match f.headers {
+        TomlHeaders::List(list) => list
+            .iter()
+            .map(|h| RequestSpec::parse_header(h))
+            .collect::<Result<_, _>>()?,
+        TomlHeaders::Table(table) => table
+            .into_iter()
+            .map(|(n, v)| RequestSpec::parse_header(&format!("{n}: {v}")))
+            .collect::<Result<_, _>>()?,
+    };
     let spec = RequestSpec {
         method: f.method,
         headers,
-        body: f.body.map(String::into_bytes),
+        body: f.body.clone().map(String::into_bytes),
     };
-    match spec.check() {
-        Some(why) => Err(why),
-        None => Ok((f.path, spec)),
+    if let Some(why) = spec.check() {
+        return Err(why);
     }
+    let app = FileSpec {
+        path: f.path,
+        headers: spec.headers.clone(),
+        body: f.body,
+        expect: f.expect,
+        extract: f.extract,
+        auth: f.auth,
+    };
+    Ok((spec, app))
 }
 
 fn line_of(text: &str, offset: usize) -> usize {
@@ -439,7 +522,20 @@ fn line_of(text: &str, offset: usize) -> usize {
         + 1
 }
 
-fn parse_toml(text: &str, shown: &str) -> Result<Workload, WorkloadError> {
+/// Why a templated path is unusable: it must start with `/`; its holes are checked as the
+/// template compiles, and the bytes they give are percent-encoded.
+fn check_templated_path(path: &str) -> Option<String> {
+    if !path.starts_with('/') {
+        return Some(format!("URL path must start with '/': {path:?}"));
+    }
+    let outside: String = path
+        .split("{{")
+        .map(|p| p.split_once("}}").map_or(p, |(_, t)| t))
+        .collect();
+    check_path(&format!("/{outside}"))
+}
+
+fn parse_toml(text: &str, shown: &str, dir: &Path) -> Result<Workload, WorkloadError> {
     let err = |offset: usize, message: String| WorkloadError::Syntax {
         path: shown.to_owned(),
         line: line_of(text, offset),
@@ -455,33 +551,71 @@ fn parse_toml(text: &str, shown: &str) -> Result<Workload, WorkloadError> {
             "no [[page]] tables: a workload needs at least one page".into(),
         ));
     }
+    // Every entry read first: a template may use a value a later entry extracts.
+    let mut entries = Vec::with_capacity(doc.page.len());
+    for p in &doc.page {
+        let mut files = Vec::with_capacity(p.files.get_ref().len());
+        for f in p.files.get_ref() {
+            let entry = file_entry(f.get_ref()).map_err(|why| err(f.span().start, why))?;
+            files.push((f.span().start, entry));
+        }
+        entries.push(files);
+    }
+    let is_app = !doc.data.is_empty() || entries.iter().flatten().any(|(_, (_, a))| a.is_app());
+    let mut plan = match is_app {
+        true => {
+            let extracted = entries.iter().flatten();
+            let names = extracted.flat_map(|(_, (_, a))| a.extract.keys().cloned());
+            let names: Vec<String> = names.collect();
+            Some(PlanBuilder::new(&doc.data, names, dir).map_err(WorkloadError::Invalid)?)
+        }
+        false => None,
+    };
     let mut b = Builder::default();
-    for (n, p) in doc.page.iter().enumerate() {
+    for (n, (p, files)) in doc.page.iter().zip(&entries).enumerate() {
         if let Some(why) = check_weight(*p.weight.get_ref()) {
             return Err(err(p.weight.span().start, why));
         }
-        if p.files.get_ref().is_empty() {
+        if files.is_empty() {
             return Err(err(
                 p.files.span().start,
                 "a page needs at least one file".into(),
             ));
         }
-        let mut files = Vec::with_capacity(p.files.get_ref().len());
-        for f in p.files.get_ref() {
-            let (path, spec) = file_entry(f.get_ref()).map_err(|why| err(f.span().start, why))?;
-            if let Some(why) = check_path(&path) {
-                return Err(err(f.span().start, why));
-            }
-            files.push(b.url(&path, &spec));
+        let mut urls = Vec::with_capacity(files.len());
+        for (at, (spec, app)) in files {
+            let url = match plan.as_mut() {
+                Some(plan) => {
+                    if let Some(why) = check_templated_path(&app.path) {
+                        return Err(err(*at, why));
+                    }
+                    let url = b.own_url(&app.path, spec);
+                    plan.file(url, app).map_err(|why| err(*at, why))?;
+                    url
+                }
+                None => {
+                    if let Some(why) = check_path(&app.path) {
+                        return Err(err(*at, why));
+                    }
+                    b.url(&app.path, spec)
+                }
+            };
+            urls.push(url);
+        }
+        if let Some(plan) = plan.as_mut() {
+            plan.end_page();
         }
         let name = p.name.clone().unwrap_or_else(|| format!("page {n}"));
         b.pages.push(Page {
             name,
             weight: *p.weight.get_ref(),
-            files,
+            files: urls,
         });
     }
-    Ok(b.finish())
+    let urls = b.urls.len();
+    let mut w = b.finish();
+    w.app = AppPlan(plan.map(|p| Arc::new(p.finish(urls))));
+    Ok(w)
 }
 
 /// Picks pages by weight: a cumulative table built once, a binary search per pick.
@@ -550,6 +684,7 @@ mod tests {
             ],
             urls: vec!["/a".into()],
             requests: Vec::new(),
+            app: AppPlan::default(),
         };
         let p = PagePicker::new(&w);
         let mut rng = fastrand::Rng::with_seed(7);

@@ -173,6 +173,12 @@ impl Expect {
         })
     }
 
+    /// Whether a status list is given: it then decides which statuses succeed (else the run's
+    /// rule does: 4xx and 5xx are errors, or `--expect-status`).
+    pub fn decides_status(&self) -> bool {
+        !self.status.is_empty()
+    }
+
     /// Whether the body is needed whole (a body check): else the response may be read and
     /// dropped as without checks.
     pub fn needs_body(&self) -> bool {
