@@ -179,10 +179,13 @@ impl Expect {
         !self.status.is_empty()
     }
 
-    /// Whether the body is needed whole (a body check): else the response may be read and
-    /// dropped as without checks.
+    /// Whether the body is needed whole (a body check, its length included): else the
+    /// response may be read and dropped as without checks.
     pub fn needs_body(&self) -> bool {
-        self.body_contains.is_some() || self.body_regex.is_some() || !self.json.is_empty()
+        self.body_contains.is_some()
+            || self.body_regex.is_some()
+            || !self.json.is_empty()
+            || self.body_length.is_some()
     }
 
     /// Holds `answer` to the checks, in the order above; the first that fails is the answer.

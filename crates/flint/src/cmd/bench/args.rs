@@ -327,6 +327,14 @@ pub struct BenchArgs {
     /// Workload file: TOML pages, or an original WebSTONE filelist (detected by itself).
     #[arg(short = 'w', long, value_name = "FILE")]
     pub workload: Option<PathBuf>,
+    /// An application workload (data, templates, checks, extraction): keep no cookies. By
+    /// default each Webchild keeps a cookie jar of its own, as a browser per user.
+    #[arg(long)]
+    pub no_cookies: bool,
+    /// An application workload: forget each Webchild's extracted values and cookies as each of
+    /// its pages starts (a new user per page). By default a Webchild is one user for the run.
+    #[arg(long)]
+    pub reset_session: bool,
     /// Profile the server over the measured window: its syscalls (perf or strace, whichever
     /// works here) and CPU time, as the Jigsaw syscall notes' truss table and in the JSON. A pid,
     /// or `auto` for the local process listening on the target's port; `:perf` or `:strace`
