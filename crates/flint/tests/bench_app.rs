@@ -319,3 +319,47 @@ fn bad_data_and_templates_exit_2_with_their_line_before_the_run() {
     assert!(stderr.contains("users.csv:3: not UTF-8"), "{stderr}");
     assert_eq!(app.received.load(Ordering::Relaxed), 0, "nothing was sent");
 }
+
+#[test]
+fn debug_shows_the_expanded_request_and_unsupported_modes_are_refused() {
+    let app = app_support::start();
+    let r = bench(
+        &app.addr,
+        FLOW,
+        app_support::USERS_CSV,
+        &["-c", "1", "-n", "1", "--debug"],
+    );
+    assert!(r.stderr.contains("POST /login HTTP/1.1"), "{}", r.stderr);
+    assert!(r.stderr.contains("user=ann&pass=pa"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("Cookie: sid=s1"),
+        "the login's cookie sent after it: {}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("X-Token: tok-ann"), "{}", r.stderr);
+    assert_exact(&app, &r);
+    for mode in [
+        &["--http", "2"][..],
+        &["--pipeline", "4"],
+        &["--redirect", "3"],
+    ] {
+        let r = bench(
+            &app.addr,
+            FLOW,
+            app_support::USERS_CSV,
+            &[&["-n", "1"], mode].concat(),
+        );
+        assert_eq!(r.code, Some(2), "{mode:?}: {}", r.stderr);
+        assert!(
+            r.stderr
+                .contains("not supported with an application workload"),
+            "{}",
+            r.stderr
+        );
+    }
+    assert_eq!(
+        app.received.load(Ordering::Relaxed),
+        4,
+        "the refused runs sent nothing"
+    );
+}
