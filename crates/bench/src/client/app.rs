@@ -155,11 +155,10 @@ impl AppExchange {
         }
         // The jar's rules (domain, path, Secure) need the URL the request goes to.
         let path = std::str::from_utf8(&out[path_start..path_end]).unwrap_or("/");
-        let (p, q) = path
-            .split_once('?')
-            .map_or((path, None), |(p, q)| (p, Some(q)));
-        self.cookie_url.set_path(p);
-        self.cookie_url.set_query(q);
+        // The path only (the query plays no part in cookie rules): `Url` then rewrites its
+        // string in place.
+        self.cookie_url
+            .set_path(path.split_once('?').map_or(path, |(p, _)| p));
         if !own("cookie") {
             let at = out.len();
             out.extend_from_slice(b"Cookie: ");
