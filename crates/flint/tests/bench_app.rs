@@ -231,6 +231,17 @@ fn a_page_that_sometimes_answers_an_error_body_fails_only_those() {
     assert_eq!(r.error("check_body"), 3, "every third answer\n{}", r.stdout);
     assert_eq!(r.summary("requests"), 9);
     assert_exact(&app, &r);
+    // A threshold may name the kind.
+    let workload = "[[page]]\nweight = 1\nfiles = [{ path = \"/flaky\", expect = { body_contains = \"fine\" } }]\n";
+    for (threshold, code) in [("errors(check_body)<1", 3), ("errors(check_json)<1", 0)] {
+        let r = bench(
+            &app.addr,
+            workload,
+            "id\n1\n",
+            &["-c", "1", "-n", "3", "--threshold", threshold],
+        );
+        assert_eq!(r.code, Some(code), "{threshold}: {}{}", r.stdout, r.stderr);
+    }
 }
 
 #[test]

@@ -309,7 +309,8 @@ pub struct LoadArgs {
     pub no_fail_fast: bool,
     /// Pass/fail condition on the result, as k6 writes them; repeatable. Any crossed: exit
     /// status 3. Metrics: pN (p50, p99, p99.9), mean, min, max of connect, ttfb, response (the
-    /// default) or page, as p99(page); error_rate, errors, rps, pages_per_s. Examples:
+    /// default) or page, as p99(page); error_rate, errors, errors(KIND) (one error kind, as
+    /// check_body), rps, pages_per_s. Examples:
     /// 'p99<50ms' 'p99.9(page)<200ms' 'error_rate<1%' 'rps>10000'.
     #[arg(long = "threshold", value_name = "EXPR", value_parser = threshold)]
     pub thresholds: Vec<Threshold>,
