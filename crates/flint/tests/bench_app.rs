@@ -263,6 +263,16 @@ files = ["/api/me?t={{t}}", { path = "/flaky", extract = { t = { regex = "fine" 
     assert_eq!(r.summary("requests"), 0, "{}{}", r.stdout, r.stderr);
     assert!(r.stdout.contains("Not sent:  4 requests"), "{}", r.stdout);
     assert_eq!(app.received.load(Ordering::Relaxed), 0);
+    // For a duration: page after page not sent, each after a back-off, never a crash or a spin.
+    let r = bench(
+        &app.addr,
+        workload,
+        "id\n1\n",
+        &["-c", "2", "-d", "1s", "--reset-session"],
+    );
+    assert!(matches!(r.code, Some(0 | 1)), "{:?}: {}", r.code, r.stderr);
+    assert!(r.stdout.contains("Not sent:"), "{}", r.stdout);
+    assert_eq!(app.received.load(Ordering::Relaxed), 0);
 }
 
 #[test]

@@ -33,7 +33,9 @@ impl H1 {
     }
 
     /// Builds and starts writing the current file's request. One that needs a value never
-    /// extracted is not sent: counted, and the page ends there (not a hit).
+    /// extracted is not sent: counted, and the page ends there (not a hit). The next page
+    /// waits the back-off of a failed connect: nothing was read, so starting it at once would
+    /// recurse into this page's start (and spin) while every page fails the same way.
     pub(super) fn send_app(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         let url = self.url(ch, cx);
         let Some(app) = &mut self.app else { return };
@@ -41,7 +43,7 @@ impl H1 {
             if cx.counts(self.ex.file_start_us, now) {
                 cx.stats.missing_value_unsent += 1;
             }
-            return self.end_page(ch, cx, false, now, false);
+            return self.end_page(ch, cx, false, now, true);
         }
         cx.debug(&app.out);
         self.src = APP;
