@@ -153,6 +153,15 @@ fn without_cookies_the_protected_page_fails_its_check_and_the_rest_is_not_sent()
         "the response's head: {}",
         r.stdout
     );
+    let first = &r.json["check_failures"][0];
+    assert_eq!(first["kind"], "check_header", "{}", r.json);
+    assert_eq!(first["url"], "/account?id={{users.id}}");
+    assert!(first["head"]
+        .as_str()
+        .unwrap()
+        .starts_with("HTTP/1.1 200 OK"));
+    let kept = r.json["check_failures"].as_array().unwrap().len();
+    assert_eq!(kept, 5, "the first five");
     assert_exact(&app, &r);
 }
 
@@ -262,6 +271,7 @@ files = ["/api/me?t={{t}}", { path = "/flaky", extract = { t = { regex = "fine" 
     );
     assert_eq!(r.summary("requests"), 0, "{}{}", r.stdout, r.stderr);
     assert!(r.stdout.contains("Not sent:  4 requests"), "{}", r.stdout);
+    assert_eq!(r.summary("missing_value_unsent"), 4);
     assert_eq!(app.received.load(Ordering::Relaxed), 0);
     // For a duration: page after page not sent, each after a back-off, never a crash or a spin.
     let r = bench(
