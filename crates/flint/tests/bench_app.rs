@@ -135,6 +135,27 @@ fn values_and_cookies_never_leak_between_webchildren() {
 }
 
 #[test]
+fn a_timed_run_ends_with_every_request_accounted_for() {
+    // Cut at the end with requests in flight: each sent in full is unfinished, and the server
+    // has it (it counts a request once its body is read, which may be just after flint's end).
+    let app = app_support::start();
+    let r = bench(
+        &app.addr,
+        FLOW,
+        app_support::USERS_CSV,
+        &["-c", "8", "-t", "2", "-d", "1s"],
+    );
+    assert_eq!(r.errors(), 0, "{}", r.stdout);
+    let sent = r.summary("requests") + r.summary("unfinished");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while app.received.load(Ordering::Relaxed) < sent && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(r.summary("requests") > 0);
+    assert_exact(&app, &r);
+}
+
+#[test]
 fn without_cookies_the_protected_page_fails_its_check_and_the_rest_is_not_sent() {
     let app = app_support::start();
     let r = bench(
