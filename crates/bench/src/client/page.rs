@@ -70,6 +70,7 @@ pub(super) struct Exchange {
     pub learned: u32,
     /// What the response's head said about the entry's next request.
     pub next: Hop,
+    /// An application workload's judgement of the response, set before it is recorded.
     pub verdict: Verdict,
 }
 
