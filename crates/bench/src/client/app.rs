@@ -17,6 +17,7 @@ use crate::app::template::ExpandError;
 use crate::stats::check_failures::{self, CheckFailure};
 use crate::stats::{ErrorKind, Stats};
 use base64::Engine as _;
+use std::ops::Range;
 use std::sync::Arc;
 use wire::head::{write_header, write_header_u64, USER_AGENT};
 
@@ -27,8 +28,12 @@ const MAX_FIELDS: usize = 100;
 pub(super) struct AppExchange {
     plan: Arc<Plan>,
     session: Session,
-    /// The request being written.
+    /// The requests being written: one, or pipelining, a batch of the page's files from
+    /// `first` on, request `k` ending at `ends[k]`, its path at `paths[k]`.
     pub out: Vec<u8>,
+    first: usize,
+    ends: Vec<usize>,
+    paths: Vec<Range<usize>>,
     /// The response's head (the last one read) and its body, while a check or an extraction
     /// needs it.
     head: Vec<u8>,
@@ -68,6 +73,9 @@ impl AppExchange {
             plan,
             session,
             out: Vec::new(),
+            first: 0,
+            ends: Vec::new(),
+            paths: Vec::new(),
             head: Vec::new(),
             body: Vec::new(),
             keep_body: false,
@@ -86,10 +94,64 @@ impl AppExchange {
         self.session.start_page(&self.plan.page_data[page]).is_ok()
     }
 
-    /// Builds URL `url`'s request into `out`; `Err` when a value it needs was never extracted
-    /// (or would break a header line): it is not sent.
-    pub(super) fn build(&mut self, sh: &RunShared<'_>, url: usize) -> Result<(), ExpandError> {
+    /// Builds the requests of `files` (the page's URLs) from file `from` on into `out`: one, or
+    /// pipelining, up to the end of the page or through the first file that extracts values
+    /// (the files after it need them, or the cookies its response may set: they wait for it).
+    /// How many; `Err` when file `from` needs a value never extracted (or one that would break
+    /// a header line): it is not sent. A later file that does ends the batch before it.
+    pub(super) fn build_batch(
+        &mut self,
+        sh: &RunShared<'_>,
+        files: &[usize],
+        from: usize,
+        pipelined: bool,
+    ) -> Result<usize, ExpandError> {
         self.out.clear();
+        self.ends.clear();
+        self.paths.clear();
+        self.first = from;
+        for (j, &url) in files.iter().enumerate().skip(from) {
+            let at = self.out.len();
+            match self.build(sh, url) {
+                Ok(path) => {
+                    self.ends.push(self.out.len());
+                    self.paths.push(path);
+                }
+                Err(e) if j == from => return Err(e),
+                Err(_) => {
+                    self.out.truncate(at);
+                    break;
+                }
+            }
+            let extracts = self.file(url).is_some_and(|f| !f.extract.is_empty());
+            if !pipelined || extracts {
+                break;
+            }
+        }
+        Ok(self.ends.len())
+    }
+
+    /// Whether file `file` of the page is in the batch built.
+    pub(super) fn holds(&self, file: usize) -> bool {
+        file >= self.first && file < self.first + self.ends.len()
+    }
+
+    /// Where the batch's requests through file `file` end in `out` (the batch's end past it).
+    pub(super) fn end_through(&self, file: usize) -> usize {
+        let k = file
+            .saturating_sub(self.first)
+            .min(self.ends.len().saturating_sub(1));
+        self.ends.get(k).copied().unwrap_or(0)
+    }
+
+    /// Of the batch's requests from file `file` on, how many are whole in `out[..written]`.
+    pub(super) fn whole_from(&self, file: usize, written: usize) -> u64 {
+        let from = file.saturating_sub(self.first).min(self.ends.len());
+        self.ends[from..].iter().filter(|&&e| e <= written).count() as u64
+    }
+
+    /// Appends URL `url`'s request to `out`; the range of its path in `out`.
+    fn build(&mut self, sh: &RunShared<'_>, url: usize) -> Result<Range<usize>, ExpandError> {
         self.session.count_request();
         let spec = sh.workload.spec(url);
         let file = self.plan.files.get(url).and_then(Option::as_ref);
@@ -183,7 +245,7 @@ impl AppExchange {
         if let Some(body) = body {
             out.extend_from_slice(body);
         }
-        Ok(())
+        Ok(path_start..path_end)
     }
 
     /// A response's head for URL `url`: kept (cookies, checks), its body kept when read.
@@ -212,12 +274,12 @@ impl AppExchange {
         self.plan.files.get(url).and_then(Option::as_ref)
     }
 
-    /// The complete response to URL `url` (`shown` in samples): its cookies kept, its checks
-    /// held, its values extracted. The verdict counts once for the response; a failure of the
-    /// window (`counted`) may be kept as a sample.
+    /// The complete response to file `file` of the page, URL `url` (`shown` in samples): its
+    /// cookies kept, its checks held, its values extracted. The verdict counts once for the
+    /// response; a failure of the window (`counted`) may be kept as a sample.
     pub(super) fn judge(
         &mut self,
-        (url, shown): (usize, &str),
+        (file, url, shown): (usize, usize, &str),
         status: u16,
         stats: &mut Stats,
         counted: bool,
@@ -229,7 +291,13 @@ impl AppExchange {
             .iter()
             .filter(|(n, _)| n.eq_ignore_ascii_case(b"set-cookie"))
             .map(|(_, v)| *v);
-        // The path the request went to is still in the cookie URL.
+        // The jar's rules need the path the request went to.
+        let k = file.saturating_sub(self.first);
+        if let Some(path) = self.paths.get(k).and_then(|r| self.out.get(r.clone())) {
+            let path = std::str::from_utf8(path).unwrap_or("/");
+            self.cookie_url
+                .set_path(path.split_once('?').map_or(path, |(p, _)| p));
+        }
         self.session.store_cookies(&self.cookie_url, set_cookies);
         let Some(file) = self.plan.files.get(url).and_then(Option::as_ref) else {
             return Verdict::ByStatus;

@@ -336,9 +336,11 @@ impl H1 {
         if !self.resp_keep_alive || http10 {
             self.close();
         }
-        let read_on = pipelined && more && self.conn.is_some();
+        // An application workload's batch may end before the page does (`h1/app.rs`).
+        let in_batch = more && self.in_batch(self.ex.file + 1);
+        let read_on = pipelined && in_batch && self.conn.is_some();
         self.page_failed |= !ok && read_on;
-        if !more || (!ok && !read_on) {
+        if !more || (!ok && !read_on) || (self.page_failed && !in_batch) {
             let hit = ok && !self.page_failed;
             if let Some((file, to, hops)) = self.deferred.pop().filter(|_| hit) {
                 self.after_batch = true;
@@ -349,7 +351,7 @@ impl H1 {
             return self.end_page(ch, cx, hit, now, false);
         }
         self.ex.file += 1;
-        if pipelined && self.conn.is_some() {
+        if read_on {
             self.next_in_batch(ch, cx, now); // its request went with the batch
         } else {
             self.start_file(ch, cx, now);
