@@ -13,10 +13,12 @@
 //!   checks, each failure an error kind of its own;
 //! - [`extract::Extract`]: values taken from a response (header, cookie, regex group, JSON
 //!   pointer) for later requests;
-//! - [`session::Session`]: one Webchild's rows, values, cookie jar and counters.
+//! - [`session::Session`]: one Webchild's rows, values, cookie jar and counters;
+//! - [`plan::Plan`]: all of the above compiled from a workload file, per URL.
 
 pub mod check;
 pub mod data;
 pub mod extract;
+pub mod plan;
 pub mod session;
 pub mod template;

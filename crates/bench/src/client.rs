@@ -41,6 +41,7 @@
 //! page in progress get a lingering close (`linger.rs`), so the server has what was sent.
 
 mod alarm;
+mod app;
 mod busy_poll;
 mod connect;
 mod errors;

@@ -21,6 +21,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
+pub mod check_failures;
 mod redirects;
 pub(crate) mod tls_failures;
 pub use redirects::{RedirectStats, Unfollowed};
@@ -208,10 +209,28 @@ pub enum ErrorKind {
     /// `--redirect N`: a page entry still redirected after N redirects followed (a loop, or a
     /// chain longer than N), as hey, oha and curl -L count it.
     TooManyRedirects,
+    /// Application workloads (`expect`): the status is not one the file expects.
+    CheckStatus,
+    /// A header field missing, or not the value expected.
+    CheckHeader,
+    CheckContentType,
+    /// The body does not hold the text or match the regular expression expected.
+    CheckBody,
+    /// The body is not JSON, or a pointer is missing or not the value expected.
+    CheckJson,
+    /// The body's length is outside the range expected.
+    CheckLength,
+    /// A value to extract was not in the response. (A later request that needs a value never
+    /// extracted is not sent: counted in `Stats::missing_value_unsent`, not here.)
+    ExtractMissing,
+    /// A body a check or an extraction reads is longer than flint keeps.
+    BodyTooLarge,
+    /// A `unique` data set has given every row: the Webchild stops (its page is not fetched).
+    DataExhausted,
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 23] = [
+    pub const ALL: [ErrorKind; 32] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::ConnectOther,
@@ -235,18 +254,36 @@ impl ErrorKind {
         ErrorKind::H2SettingsTimeout,
         ErrorKind::Status2xx,
         ErrorKind::TooManyRedirects,
+        ErrorKind::CheckStatus,
+        ErrorKind::CheckHeader,
+        ErrorKind::CheckContentType,
+        ErrorKind::CheckBody,
+        ErrorKind::CheckJson,
+        ErrorKind::CheckLength,
+        ErrorKind::ExtractMissing,
+        ErrorKind::BodyTooLarge,
+        ErrorKind::DataExhausted,
     ];
 
     /// The kinds that are a complete response counted as an error: its status (by default
-    /// 4xx and 5xx; with `--expect-status`, any status not in it), or a redirect past
-    /// `--redirect N`.
-    pub const STATUSES: [ErrorKind; 6] = [
+    /// 4xx and 5xx; with `--expect-status`, any status not in it), a redirect past
+    /// `--redirect N`, or an application workload's response that failed a check or an
+    /// extraction.
+    pub const STATUSES: [ErrorKind; 14] = [
         ErrorKind::Status1xx,
         ErrorKind::Status2xx,
         ErrorKind::Status3xx,
         ErrorKind::Status4xx,
         ErrorKind::Status5xx,
         ErrorKind::TooManyRedirects,
+        ErrorKind::CheckStatus,
+        ErrorKind::CheckHeader,
+        ErrorKind::CheckContentType,
+        ErrorKind::CheckBody,
+        ErrorKind::CheckJson,
+        ErrorKind::CheckLength,
+        ErrorKind::ExtractMissing,
+        ErrorKind::BodyTooLarge,
     ];
 
     pub fn name(self) -> &'static str {
@@ -274,6 +311,15 @@ impl ErrorKind {
             ErrorKind::H2Protocol => "h2_protocol",
             ErrorKind::H2SettingsTimeout => "h2_settings_timeout",
             ErrorKind::TooManyRedirects => "too_many_redirects",
+            ErrorKind::CheckStatus => "check_status",
+            ErrorKind::CheckHeader => "check_header",
+            ErrorKind::CheckContentType => "check_content_type",
+            ErrorKind::CheckBody => "check_body",
+            ErrorKind::CheckJson => "check_json",
+            ErrorKind::CheckLength => "check_length",
+            ErrorKind::ExtractMissing => "extract_missing",
+            ErrorKind::BodyTooLarge => "body_too_large",
+            ErrorKind::DataExhausted => "data_exhausted",
         }
     }
 }
@@ -432,6 +478,13 @@ pub struct Stats {
     #[serde(default)]
     pub http2: Http2Stats,
     /// `--redirect N`: redirects followed, and those not followed by why.
+    /// Application workloads: the first few responses that failed a check or an extraction.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub check_failures: Vec<check_failures::CheckFailure>,
+    /// Application workloads: requests not sent because they need a value never extracted
+    /// (the server has none of them; the page ends there, not a hit).
+    #[serde(default)]
+    pub missing_value_unsent: u64,
     #[serde(default)]
     pub redirects: RedirectStats,
     /// Set when the run stopped early because every attempt failed the same way.
@@ -661,6 +714,8 @@ impl Stats {
             tls_session: None,
             http2: Http2Stats::default(),
             redirects: RedirectStats::default(),
+            check_failures: Vec::new(),
+            missing_value_unsent: 0,
             gave_up: None,
             ttfb: Latency::new(3),
             response: Latency::new(3),
@@ -736,6 +791,8 @@ impl Stats {
         }
         self.http2.merge(&o.http2);
         self.redirects.merge(&o.redirects);
+        check_failures::merge(&mut self.check_failures, &o.check_failures);
+        self.missing_value_unsent += o.missing_value_unsent;
         self.ttfb.merge(&o.ttfb);
         self.response.merge(&o.response);
         self.response_us_max = self.response_us_max.max(o.response_us_max);

@@ -25,7 +25,8 @@ pub enum ThresholdError {
 
 /// What the metrics are, for error messages and `--help`.
 pub const METRICS: &str = "pN (p50, p99, p99.9), mean, min, max, each of connect, ttfb, \
-    response (the default) or page, as p99(page); error_rate, errors, rps, pages_per_s";
+    response (the default) or page, as p99(page); error_rate, errors, errors(KIND) (one kind, \
+    as check_body), rps, pages_per_s";
 
 /// Which latency distribution.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,6 +67,8 @@ pub enum Metric {
     ErrorRate,
     /// Failed requests, all kinds.
     Errors,
+    /// Failed requests of one kind (`errors(check_body)`).
+    ErrorsOf(ErrorKind),
     /// Complete responses per second of the measured window.
     RequestsPerS,
     PagesPerS,
@@ -132,6 +135,7 @@ impl Metric {
             }
             Metric::ErrorRate => "error_rate".into(),
             Metric::Errors => "errors".into(),
+            Metric::ErrorsOf(kind) => format!("errors({})", kind.name()),
             Metric::RequestsPerS => "rps".into(),
             Metric::PagesPerS => "pages_per_s".into(),
         }
@@ -141,7 +145,7 @@ impl Metric {
         match self {
             Metric::Latency(..) => "ms",
             Metric::ErrorRate => "fraction",
-            Metric::Errors => "errors",
+            Metric::Errors | Metric::ErrorsOf(_) => "errors",
             Metric::RequestsPerS => "requests/s",
             Metric::PagesPerS => "pages/s",
         }
@@ -181,6 +185,7 @@ impl Metric {
                 (attempts > 0).then(|| ratio(errors as f64, attempts as f64))
             }
             Metric::Errors => Some(s.errors.total() as f64),
+            Metric::ErrorsOf(kind) => Some(s.errors.get(kind) as f64),
             Metric::RequestsPerS => Some(per_second(s.requests, secs)),
             Metric::PagesPerS => Some(per_second(s.pages_done, secs)),
         }
@@ -279,6 +284,13 @@ fn parse_metric(name: &str) -> Option<Metric> {
         "rps" | "requests_per_s" => return Some(Metric::RequestsPerS),
         "pages_per_s" | "pps" => return Some(Metric::PagesPerS),
         _ => {}
+    }
+    if let Some(kind) = name
+        .strip_prefix("errors(")
+        .and_then(|n| n.strip_suffix(')'))
+    {
+        let kind = ErrorKind::ALL.into_iter().find(|k| k.name() == kind)?;
+        return Some(Metric::ErrorsOf(kind));
     }
     // `STAT` or `STAT(KIND)`; k6's `p(95)` is a percentile too.
     let (stat, kind) = match name.strip_suffix(')').and_then(|n| n.rsplit_once('(')) {
@@ -396,6 +408,9 @@ mod tests {
         );
         assert_eq!(parse("pages_per_s>=5").op, Op::Ge);
         assert_eq!(parse("errors==0").op, Op::Eq);
+        let t = parse("errors(check_body)<1");
+        assert_eq!(t.metric, Metric::ErrorsOf(ErrorKind::CheckBody));
+        assert_eq!(t.metric.name(), "errors(check_body)");
     }
 
     #[test]
@@ -412,6 +427,7 @@ mod tests {
         assert!(e.contains("unknown metric `latency`"), "{e}");
         assert!(err("p101<1s").contains("unknown metric"));
         assert!(err("p99(body)<1s").contains("unknown metric"));
+        assert!(err("errors(check_nothing)<1").contains("unknown metric"));
         assert!(err("error_rate<150%").contains("more than 100%"));
         assert!(err("rps>lots").contains("not a number"));
         assert!(err("p99<5parsecs").contains("unknown unit"));

@@ -3,7 +3,8 @@
 //! A WebSTONE "page" is an HTML file and the inlined images a browser fetches with it (paper,
 //! section 4.4); Webchildren pick pages at random by weight (section 6.1) and fetch their files
 //! in order. Three sources give the same [`Workload`]:
-//! - a TOML file (`[[page]]` tables with `name`, `weight`, `files`);
+//! - a TOML file (`[[page]]` tables with `name`, `weight`, `files`; `toml_file.rs`), which may
+//!   also describe an application's users (`crate::app`);
 //! - the original WebSTONE filelist, read unchanged and detected by itself: its first meaningful
 //!   line is a single integer (the number of pages), which is never valid TOML;
 //! - paths from the command line, one page each, of equal weight.
@@ -18,12 +19,15 @@
 //! is requested (method, header fields, body) is its [`RequestSpec`].
 
 mod spec;
+mod toml_file;
 
 pub use spec::{RequestSpec, PLAIN_GET};
 
+use crate::app::plan::Plan;
 use crate::report::count_of;
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
 
 /// A set of pages; `urls` holds each distinct path once so that per-URL statistics are an index.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -34,7 +38,16 @@ pub struct Workload {
     /// Per URL: how it is requested. A URL past the end of this list is a plain GET (so a
     /// workload built in code may leave it empty).
     pub requests: Vec<RequestSpec>,
+    /// An application workload's data sets, templates, checks and extractions (`None`: every
+    /// request is built once and only its status judged). Not serialized: a workload with one
+    /// runs on this host only.
+    #[serde(skip)]
+    pub app: AppPlan,
 }
+
+/// A workload's [`Plan`], shared by the run's threads.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AppPlan(pub Option<Arc<Plan>>);
 
 /// One WebSTONE page: an HTML file and its inlined images, fetched in order.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -115,11 +128,20 @@ impl Builder {
         });
     }
 
+    /// An application entry's URL: always an index of its own, since its checks and
+    /// extractions are its own.
+    fn own_url(&mut self, path: &str, spec: &RequestSpec) -> usize {
+        self.urls.push(path.to_owned());
+        self.requests.push(spec.clone());
+        self.urls.len() - 1
+    }
+
     fn finish(self) -> Workload {
         Workload {
             pages: self.pages,
             urls: self.urls,
             requests: self.requests,
+            app: AppPlan::default(),
         }
     }
 }
@@ -132,16 +154,38 @@ impl Workload {
             path: shown.clone(),
             source,
         })?;
-        Self::parse(&text, &shown)
+        let dir = path.parent().unwrap_or(Path::new("."));
+        Self::parse_in(&text, &shown, dir)
     }
 
-    /// Parses workload text; `shown` names the source in errors.
+    /// Parses workload text; `shown` names the source in errors. Data files are relative to
+    /// the current directory.
     pub fn parse(text: &str, shown: &str) -> Result<Workload, WorkloadError> {
+        Self::parse_in(text, shown, Path::new("."))
+    }
+
+    /// Parses workload text whose data files are relative to `dir`.
+    pub fn parse_in(text: &str, shown: &str, dir: &Path) -> Result<Workload, WorkloadError> {
         if is_filelist(text) {
             parse_filelist(text, shown)
         } else {
-            parse_toml(text, shown)
+            toml_file::parse_toml(text, shown, dir)
         }
+    }
+
+    /// `--no-cookies`, `--reset-session`: how an application workload's Webchildren keep
+    /// their sessions (nothing for another workload).
+    pub fn set_session(&mut self, options: crate::app::plan::SessionOptions) {
+        if let Some(plan) = self.app.0.take() {
+            let mut plan = Arc::try_unwrap(plan).unwrap_or_else(|shared| (*shared).clone());
+            plan.options = options;
+            self.app = AppPlan(Some(Arc::new(plan)));
+        }
+    }
+
+    /// The application plan, if the workload has one.
+    pub fn plan(&self) -> Option<&Plan> {
+        self.app.0.as_deref()
     }
 
     /// One page per path, each of weight 1, named by its path (`flint bench URL /a.html /b.gif`).
@@ -378,112 +422,6 @@ fn page_header(text: &str) -> Option<(f64, usize)> {
     Some((w.parse().ok()?, c.parse().ok()?))
 }
 
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TomlWorkload {
-    #[serde(default)]
-    page: Vec<TomlPage>,
-}
-
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TomlPage {
-    name: Option<String>,
-    weight: toml::Spanned<f64>,
-    files: toml::Spanned<Vec<toml::Spanned<toml::Value>>>,
-}
-
-/// A file entry's table: `{ path = "/api", method = "POST", headers = ["A: b"], body = "..." }`.
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TomlFile {
-    path: String,
-    method: Option<String>,
-    #[serde(default)]
-    headers: Vec<String>,
-    body: Option<String>,
-}
-
-/// A file entry: a path (a plain GET) or a table; why it is unusable otherwise.
-fn file_entry(v: &toml::Value) -> Result<(String, RequestSpec), String> {
-    let f: TomlFile = match v {
-        toml::Value::String(path) => return Ok((path.clone(), RequestSpec::default())),
-        toml::Value::Table(t) => t
-            .clone()
-            .try_into()
-            .map_err(|e: toml::de::Error| e.message().trim().to_owned())?,
-        _ => return Err("a file is a path or a table with a path".into()),
-    };
-    let headers = f
-        .headers
-        .iter()
-        .map(|h| RequestSpec::parse_header(h))
-        .collect::<Result<_, _>>()?;
-    let spec = RequestSpec {
-        method: f.method,
-        headers,
-        body: f.body.map(String::into_bytes),
-    };
-    match spec.check() {
-        Some(why) => Err(why),
-        None => Ok((f.path, spec)),
-    }
-}
-
-fn line_of(text: &str, offset: usize) -> usize {
-    let end = offset.min(text.len());
-    text.as_bytes()[..end]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
-}
-
-fn parse_toml(text: &str, shown: &str) -> Result<Workload, WorkloadError> {
-    let err = |offset: usize, message: String| WorkloadError::Syntax {
-        path: shown.to_owned(),
-        line: line_of(text, offset),
-        message,
-    };
-    let doc: TomlWorkload = toml::from_str(text).map_err(|e| {
-        let offset = e.span().map_or(0, |s| s.start);
-        err(offset, e.message().trim().to_owned())
-    })?;
-    if doc.page.is_empty() {
-        return Err(err(
-            0,
-            "no [[page]] tables: a workload needs at least one page".into(),
-        ));
-    }
-    let mut b = Builder::default();
-    for (n, p) in doc.page.iter().enumerate() {
-        if let Some(why) = check_weight(*p.weight.get_ref()) {
-            return Err(err(p.weight.span().start, why));
-        }
-        if p.files.get_ref().is_empty() {
-            return Err(err(
-                p.files.span().start,
-                "a page needs at least one file".into(),
-            ));
-        }
-        let mut files = Vec::with_capacity(p.files.get_ref().len());
-        for f in p.files.get_ref() {
-            let (path, spec) = file_entry(f.get_ref()).map_err(|why| err(f.span().start, why))?;
-            if let Some(why) = check_path(&path) {
-                return Err(err(f.span().start, why));
-            }
-            files.push(b.url(&path, &spec));
-        }
-        let name = p.name.clone().unwrap_or_else(|| format!("page {n}"));
-        b.pages.push(Page {
-            name,
-            weight: *p.weight.get_ref(),
-            files,
-        });
-    }
-    Ok(b.finish())
-}
-
 /// Picks pages by weight: a cumulative table built once, a binary search per pick.
 ///
 /// WebSTONE compared a random number against page weights (section 6.1); this is the same
@@ -550,6 +488,7 @@ mod tests {
             ],
             urls: vec!["/a".into()],
             requests: Vec::new(),
+            app: AppPlan::default(),
         };
         let p = PagePicker::new(&w);
         let mut rng = fastrand::Rng::with_seed(7);

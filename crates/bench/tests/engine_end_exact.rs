@@ -34,6 +34,7 @@ fn workload(files: usize) -> Workload {
         pages: vec![page],
         urls: paths,
         requests: Vec::new(),
+        app: Default::default(),
     }
 }
 

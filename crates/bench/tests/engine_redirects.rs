@@ -31,6 +31,7 @@ fn workload(paths: &[&str]) -> Workload {
         pages: vec![page],
         urls: paths.iter().map(|p| p.to_string()).collect(),
         requests: Vec::new(),
+        app: Default::default(),
     }
 }
 

@@ -36,12 +36,29 @@ pub struct BenchResult {
     pub urls: Vec<UrlRecord>,
     /// Every kind of error by its snake_case name, zeros included.
     pub errors_by_kind: BTreeMap<String, u64>,
+    /// Application workloads: the first few responses that failed a check or an extraction.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub check_failures: Vec<CheckFailureRecord>,
     pub timeseries: Vec<SecondRecord>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server_profile: Option<ServerProfile>,
     /// The client hosts of a run on many hosts; empty for a run in one process.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<HostRecord>,
+}
+
+/// A response of an application workload that failed a check or an extraction.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CheckFailureRecord {
+    /// Its error kind (an `errors_by_kind` key: `check_body`, `extract_missing`, ...).
+    pub kind: String,
+    /// The URL (its path, or its template as the workload writes it).
+    pub url: String,
+    /// What was wanted and what came.
+    pub detail: String,
+    /// The response's head as received.
+    pub head: String,
 }
 
 /// Why a run stopped before its end: for a second (at least) every attempt failed as `kind`
@@ -212,6 +229,10 @@ pub struct Summary {
     /// Requests of the window begun but not sent when the run ended (connecting, in the TLS
     /// handshake, partly written): the server received none.
     pub unsent_at_end: u64,
+    /// Application workloads: requests not sent because they need a value never extracted
+    /// (the server received none).
+    #[serde(default)]
+    pub missing_value_unsent: u64,
     /// How long the unfinished requests had waited when the run ended (a lower bound of their
     /// latency; in the open loop it enters the corrected figures).
     pub unfinished_wait_ms: LatencySummary,

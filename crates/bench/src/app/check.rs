@@ -173,10 +173,19 @@ impl Expect {
         })
     }
 
-    /// Whether the body is needed whole (a body check): else the response may be read and
-    /// dropped as without checks.
+    /// Whether a status list is given: it then decides which statuses succeed (else the run's
+    /// rule does: 4xx and 5xx are errors, or `--expect-status`).
+    pub fn decides_status(&self) -> bool {
+        !self.status.is_empty()
+    }
+
+    /// Whether the body is needed whole (a body check, its length included): else the
+    /// response may be read and dropped as without checks.
     pub fn needs_body(&self) -> bool {
-        self.body_contains.is_some() || self.body_regex.is_some() || !self.json.is_empty()
+        self.body_contains.is_some()
+            || self.body_regex.is_some()
+            || !self.json.is_empty()
+            || self.body_length.is_some()
     }
 
     /// Holds `answer` to the checks, in the order above; the first that fails is the answer.

@@ -18,6 +18,8 @@
 //! - `closing.rs`: HTTP/1.0's passive close, the server's FIN awaited before going on.
 //! - `outcomes.rs`: failures by kind, and the one resend of a request the server closed idle.
 //! - `after_end.rs`: what the server said after the end of the run (`Connection: close`).
+//! - `app.rs`: an application workload's requests built per use and responses judged, through
+//!   `client/app.rs` (a workload without one never goes there).
 //!
 //! What a keep-alive request costs, by design (the floor client `cfloor.c` does the same):
 //! one `write` of a request prebuilt at start, one `read` that brings the whole response, and a
@@ -32,6 +34,7 @@
 //! none); a body is counted and dropped by [`BodyDecoder`] as it passes.
 
 mod after_end;
+mod app;
 mod closing;
 mod connecting;
 mod lanes;
@@ -111,6 +114,9 @@ pub(super) struct H1 {
     /// `--pipeline N` with one-file pages: the pages in flight behind the one being read
     /// (`lanes.rs`); made once, for such runs only.
     lanes: Option<Box<Lanes>>,
+    /// An application workload: this Webchild's session and request buffer (`h1/app.rs`);
+    /// made at its first page, for such runs only.
+    app: Option<Box<super::app::AppExchange>>,
 }
 
 impl Wire for H1 {
@@ -137,6 +143,7 @@ impl Wire for H1 {
             head: Vec::new(),
             late: None,
             lanes: Lanes::of_run(sh),
+            app: None,
         }
     }
 
@@ -146,6 +153,9 @@ impl Wire for H1 {
         }
         self.ex.file = 0;
         self.page_failed = false;
+        if cx.sh.workload.app.0.is_some() && !self.app_page(ch, cx, now) {
+            return;
+        }
         self.start_file(ch, cx, now);
     }
 
@@ -299,6 +309,9 @@ impl H1 {
             return self.lane_done(ch, cx, now);
         }
         self.conn_responses += 1;
+        if self.app.is_some() {
+            self.judge(ch, cx, now);
+        }
         match ch.answered(cx, &self.ex, now) {
             Answer::Final(ok) => self.after_response(ch, cx, ok, now),
             Answer::Follow(to) => self.follow(ch, cx, to, now),
@@ -323,9 +336,11 @@ impl H1 {
         if !self.resp_keep_alive || http10 {
             self.close();
         }
-        let read_on = pipelined && more && self.conn.is_some();
+        // An application workload's batch may end before the page does (`h1/app.rs`).
+        let in_batch = more && self.in_batch(self.ex.file + 1);
+        let read_on = pipelined && in_batch && self.conn.is_some();
         self.page_failed |= !ok && read_on;
-        if !more || (!ok && !read_on) {
+        if !more || (!ok && !read_on) || (self.page_failed && !in_batch) {
             let hit = ok && !self.page_failed;
             if let Some((file, to, hops)) = self.deferred.pop().filter(|_| hit) {
                 self.after_batch = true;
@@ -336,7 +351,7 @@ impl H1 {
             return self.end_page(ch, cx, hit, now, false);
         }
         self.ex.file += 1;
-        if pipelined && self.conn.is_some() {
+        if read_on {
             self.next_in_batch(ch, cx, now); // its request went with the batch
         } else {
             self.start_file(ch, cx, now);

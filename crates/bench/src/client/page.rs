@@ -22,6 +22,18 @@ pub(super) enum Answer {
     Follow(u32),
 }
 
+/// What an application workload's checks and extractions made of a complete response (see
+/// `client/app.rs`); without them every response is judged by its status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Verdict {
+    /// By the run's rule: 4xx and 5xx are errors (or what `--expect-status` says).
+    ByStatus,
+    /// The file's own status list accepted it, and every check passed.
+    Passed,
+    /// A check or an extraction failed: an error of this kind.
+    Failed(ErrorKind),
+}
+
 /// Where a Webchild is in its pages (its connection keeps its own state).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Phase {
@@ -58,6 +70,8 @@ pub(super) struct Exchange {
     pub learned: u32,
     /// What the response's head said about the entry's next request.
     pub next: Hop,
+    /// An application workload's judgement of the response, set before it is recorded.
+    pub verdict: Verdict,
 }
 
 impl Exchange {
@@ -76,6 +90,7 @@ impl Exchange {
             hops: 0,
             learned: OWN,
             next: Hop::None,
+            verdict: Verdict::ByStatus,
         }
     }
 
@@ -90,6 +105,7 @@ impl Exchange {
         self.framing_bytes = 0;
         self.lost_bytes = 0;
         self.next = Hop::None;
+        self.verdict = Verdict::ByStatus;
     }
 
     /// A new page entry's first request: no redirect followed yet.
@@ -291,7 +307,11 @@ impl Child {
         ex: &Exchange,
         now: u64,
     ) -> bool {
-        let kind = status_error(ex.status, cx.sh.config.expect_status.as_ref());
+        let kind = match ex.verdict {
+            Verdict::ByStatus => status_error(ex.status, cx.sh.config.expect_status.as_ref()),
+            Verdict::Passed => None,
+            Verdict::Failed(kind) => Some(kind),
+        };
         self.record_final(cx, ex, now, kind)
     }
 

@@ -153,6 +153,7 @@ impl Redirects {
                 pages: Vec::new(),
                 urls: vec![path.clone()],
                 requests: vec![spec.clone()],
+                app: Default::default(),
             };
             super::H2Requests::build(config, &one)
         });

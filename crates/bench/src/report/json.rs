@@ -100,6 +100,7 @@ pub fn record(r: &RunResult) -> BenchResult {
             .collect(),
         unfinished: s.unfinished,
         unsent_at_end: s.unsent_at_end,
+        missing_value_unsent: s.missing_value_unsent,
         unfinished_wait_ms: s.unfinished_wait.summary(),
         duration_s: f.duration_s,
         requests_per_s: f.requests_per_s,
@@ -275,6 +276,14 @@ pub fn record(r: &RunResult) -> BenchResult {
         pages,
         urls,
         errors_by_kind,
+        check_failures: (s.check_failures.iter())
+            .map(|f| results::bench::CheckFailureRecord {
+                kind: f.kind.clone(),
+                url: f.url.clone(),
+                detail: f.detail.clone(),
+                head: f.head.clone(),
+            })
+            .collect(),
         timeseries: timeseries(&s.timeseries, f.duration_s),
         server_profile: None,
         hosts: Vec::new(),

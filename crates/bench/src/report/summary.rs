@@ -232,6 +232,27 @@ pub fn summary_body(r: &RunResult) -> String {
     if r.config.redirect > 0 {
         o.push_str(&redirects_line(&s.redirects));
     }
+    o.push_str(&check_failures(s));
+    o
+}
+
+/// Application workloads: requests not sent for a value never extracted, and the first
+/// responses that failed a check or an extraction, with their heads.
+fn check_failures(s: &crate::Stats) -> String {
+    let mut o = String::new();
+    if s.missing_value_unsent > 0 {
+        let _ = writeln!(
+            o,
+            "  Not sent:  {} (they need a value never extracted; see extract_missing)",
+            super::count_of(s.missing_value_unsent, "request", "requests")
+        );
+    }
+    for f in &s.check_failures {
+        let _ = writeln!(o, "  Failed:    {} {}: {}", f.kind, f.url, f.detail);
+        for line in f.head.lines() {
+            let _ = writeln!(o, "             | {line}");
+        }
+    }
     o
 }
 

@@ -106,6 +106,7 @@ pub fn check(config: &BenchConfig, workload: &Workload, slice: &Slice) -> Result
     check_streams(config)?;
     check_lanes(config, workload)?;
     check_connections(config)?;
+    check_app(config, workload)?;
     for p in &workload.pages {
         if !(p.weight.is_finite() && p.weight >= 0.0) {
             return wrong(format!("page {:?} has weight {}", p.name, p.weight));
@@ -124,6 +125,29 @@ pub fn check(config: &BenchConfig, workload: &Workload, slice: &Slice) -> Result
         return wrong("every page has weight 0".into());
     }
     Ok(())
+}
+
+/// An application workload's requests are built per use and judged per response over
+/// HTTP/1.1 (keep-alive, pipelining a page's files) and HTTP/1.0, one connection a Webchild
+/// (`client/app.rs`); the other modes would send its templates as they are written.
+fn check_app(config: &BenchConfig, workload: &Workload) -> Result<(), BenchError> {
+    if workload.plan().is_none() {
+        return Ok(());
+    }
+    // `--pipeline N` with one-file pages keeps N pages in flight as lanes, each a page of its own.
+    let lanes =
+        config.streams.is_some_and(|n| n > 1) && workload.pages.iter().all(|p| p.files.len() == 1);
+    let refused = match config.http {
+        HttpMode::Pipeline if lanes => "--pipeline N with pages of one file (lanes)",
+        HttpMode::Http2 => "HTTP/2",
+        _ if config.connections_per_child > 1 => "several connections a Webchild",
+        _ if config.redirect > 0 => "following redirects",
+        _ => return Ok(()),
+    };
+    Err(BenchError::Config(format!(
+        "{refused} is not supported with an application workload (data, templates, expect, \
+         extract) yet: it runs over HTTP/1.1 (keep-alive, --pipeline) or HTTP/1.0"
+    )))
 }
 
 /// Requests in flight per connection: HTTP/2 streams or HTTP/1.1 pipelining's depth.

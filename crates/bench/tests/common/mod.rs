@@ -398,6 +398,7 @@ pub fn workload(pages: &[(&str, f64, &[&str])]) -> Workload {
         pages,
         urls,
         requests: Vec::new(),
+        app: Default::default(),
     }
 }
 
@@ -411,6 +412,7 @@ pub fn one_file() -> Workload {
         }],
         urls: vec!["/a".into()],
         requests: Vec::new(),
+        app: Default::default(),
     }
 }
 

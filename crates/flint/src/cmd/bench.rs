@@ -60,7 +60,16 @@ pub fn bench(mut args: BenchArgs) -> anyhow::Result<ExitCode> {
         let path = target.path.clone().unwrap_or_else(|| "/".into());
         Workload::from_paths(&[path])?
     };
-    let workload = workload.with_defaults(&request_spec(&args)?)?;
+    let mut workload = workload.with_defaults(&request_spec(&args)?)?;
+    if workload.plan().is_some() {
+        app_modes(&args)?;
+        workload.set_session(bench::app::plan::SessionOptions {
+            cookies: !args.no_cookies,
+            reset_per_page: args.reset_session,
+        });
+    } else if args.no_cookies || args.reset_session {
+        bail!("--no-cookies and --reset-session are for application workloads (data, templates, expect, extract: docs/workload.md)");
+    }
     if let Some(pid) = args.profile.and_then(|p| p.pid) {
         if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
             bail!("--profile {pid}: no process has that pid");
@@ -113,6 +122,25 @@ pub fn check_outputs(load: &LoadArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// An application workload (data, templates, checks, extraction) runs over HTTP/1.1
+/// (keep-alive, pipelining) and HTTP/1.0, one connection a Webchild, on this host: the rest is
+/// refused before the run (pipelining's lanes by the runner).
+fn app_modes(args: &BenchArgs) -> anyhow::Result<()> {
+    let load = &args.load;
+    let refused = if load.http == HttpArg::Http2 {
+        "--http 2"
+    } else if load.connections_per_client > 1 {
+        "--connections-per-client"
+    } else if load.redirect > 0 {
+        "--redirect"
+    } else if args.hosts.is_some() || args.hosts_file.is_some() {
+        "--hosts"
+    } else {
+        return Ok(());
+    };
+    bail!("{refused} is not supported with an application workload (data, templates, expect, extract) yet: it runs over --http 1.1 (--pipeline too) or 1.0, one connection a Webchild")
 }
 
 /// `--pipeline` is HTTP/1.1's: it goes with `--http 1.1` (the default), not another version.

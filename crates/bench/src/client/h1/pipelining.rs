@@ -7,6 +7,7 @@
 use super::super::page::Child;
 use super::super::redirects::OWN;
 use super::super::ThreadState;
+use super::app::APP;
 use super::lanes::Lanes;
 use super::{State, H1};
 use crate::transport::Transport;
@@ -45,7 +46,10 @@ impl H1 {
         if let Some(d) = cx.sh.config.streams {
             let last = self.ex.file + d as usize - 1;
             if last < ch.files(cx.sh.workload) {
-                self.wend = cx.sh.requests.file_end(ch.page, last);
+                self.wend = match &self.app {
+                    Some(app) => app.end_through(last),
+                    None => cx.sh.requests.file_end(ch.page, last),
+                };
                 // The file in progress was written before; its times stay.
                 let written = self.ex.written_us;
                 if self.flush(ch, cx, now) {
@@ -64,8 +68,9 @@ impl H1 {
         }
         let url = self.url(ch, cx);
         let r = &cx.sh.requests;
-        let whole = match self.src {
-            OWN => r.whole_before(ch.page, self.ex.file, url, self.wpos),
+        let whole = match (self.src, &self.app) {
+            (OWN, _) => r.whole_before(ch.page, self.ex.file, url, self.wpos),
+            (APP, Some(app)) => app.whole_from(self.ex.file, self.wpos),
             _ => u64::from(self.wpos >= self.wend),
         };
         let waiting = self.conn.as_ref().is_some_and(Transport::wants_write);

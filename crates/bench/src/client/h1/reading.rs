@@ -12,7 +12,7 @@ use super::pipelining::batch_is_head;
 use super::{State, H1};
 use crate::stats::ErrorKind;
 use std::io;
-use wire::response::{parse_response_head, BodyDecoder};
+use wire::response::{parse_response_head, BodyDecoder, BodyProgress, ResponseError};
 
 impl H1 {
     /// Reads until the socket is drained, the connection is gone, or the data is unwanted.
@@ -113,6 +113,9 @@ impl H1 {
                         continue; // interim response: the final one follows
                     }
                     self.ex.status = h.status;
+                    if let Some(app) = &mut self.app {
+                        app.on_head(&rest[..h.head_len], ch.url(cx.sh.workload, self.ex.file));
+                    }
                     if cx.sh.config.redirect > 0 {
                         let request = (self.url(ch, cx), self.ex.learned);
                         let (config, workload) = (cx.sh.config, cx.sh.workload);
@@ -126,7 +129,7 @@ impl H1 {
                     self.state = State::ReadingBody;
                 }
                 // An empty slice is fed too: a bodiless response is complete right after its head.
-                State::ReadingBody => match self.decoder.feed(&data[pos..]) {
+                State::ReadingBody => match feed(&mut self.decoder, &mut self.app, &data[pos..]) {
                     Err(_) => {
                         self.ex.lost_bytes += (data.len() - pos) as u64;
                         return self.fail(ch, cx, ErrorKind::ShortBody, now);
@@ -148,5 +151,19 @@ impl H1 {
                 _ => return self.close(),
             }
         }
+    }
+}
+
+/// Feeds `data` to the body's decoder; an application workload's Webchild keeps the payload
+/// when a check or an extraction reads it.
+#[inline]
+fn feed(
+    decoder: &mut BodyDecoder,
+    app: &mut Option<Box<super::super::app::AppExchange>>,
+    data: &[u8],
+) -> Result<BodyProgress, ResponseError> {
+    match app {
+        None => decoder.feed(data),
+        Some(app) => decoder.feed_payload(data, |p| app.on_payload(p)),
     }
 }

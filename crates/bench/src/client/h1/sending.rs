@@ -1,11 +1,13 @@
 //! Writing a request: its bytes were prebuilt at start (per URL, and per page for pipelining; a
 //! learned redirect target's by `client/redirects.rs`), so a request is one `write` from that
 //! buffer, the rest (if the socket took less) with its next writable event. Lanes
-//! (`lanes.rs`) queue their requests in a buffer of their own, written the same way.
+//! (`lanes.rs`) queue their requests in a buffer of their own, and an application workload's
+//! are built per use into the Webchild's (`app.rs`), written the same way.
 
 use super::super::page::Child;
 use super::super::redirects::OWN;
 use super::super::ThreadState;
+use super::app::APP;
 use super::lanes::LANES;
 use super::{State, H1};
 use crate::config::HttpMode;
@@ -16,6 +18,9 @@ impl H1 {
     pub(super) fn send(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         if self.lanes.is_some() {
             return self.send_lanes(ch, cx, now);
+        }
+        if self.app.is_some() && self.ex.learned == OWN {
+            return self.send_app(ch, cx, now);
         }
         let r = &cx.sh.requests;
         let depth = cx
@@ -48,10 +53,11 @@ impl H1 {
             return false;
         };
         while self.wpos < self.wend {
-            let bytes = match (self.src, &self.lanes) {
-                (OWN, _) => cx.sh.requests.bytes(),
-                (LANES, Some(lanes)) => &lanes.out,
-                (learned, _) => cx.redirects.request(learned),
+            let bytes = match (self.src, &self.lanes, &self.app) {
+                (OWN, _, _) => cx.sh.requests.bytes(),
+                (LANES, Some(lanes), _) => &lanes.out,
+                (APP, _, Some(app)) => &app.out,
+                (learned, _, _) => cx.redirects.request(learned),
             };
             match conn.write(&bytes[self.wpos..self.wend]) {
                 Ok(0) => {

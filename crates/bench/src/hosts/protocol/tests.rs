@@ -62,6 +62,7 @@ pub(crate) fn full_orders() -> ToWorker {
                 headers: vec![("X-Run".into(), "1".into())],
                 body: Some(b"a=1".to_vec()),
             }],
+            app: Default::default(),
         },
     }))
 }

@@ -309,7 +309,8 @@ pub struct LoadArgs {
     pub no_fail_fast: bool,
     /// Pass/fail condition on the result, as k6 writes them; repeatable. Any crossed: exit
     /// status 3. Metrics: pN (p50, p99, p99.9), mean, min, max of connect, ttfb, response (the
-    /// default) or page, as p99(page); error_rate, errors, rps, pages_per_s. Examples:
+    /// default) or page, as p99(page); error_rate, errors, errors(KIND) (one error kind, as
+    /// check_body), rps, pages_per_s. Examples:
     /// 'p99<50ms' 'p99.9(page)<200ms' 'error_rate<1%' 'rps>10000'.
     #[arg(long = "threshold", value_name = "EXPR", value_parser = threshold)]
     pub thresholds: Vec<Threshold>,
@@ -327,6 +328,14 @@ pub struct BenchArgs {
     /// Workload file: TOML pages, or an original WebSTONE filelist (detected by itself).
     #[arg(short = 'w', long, value_name = "FILE")]
     pub workload: Option<PathBuf>,
+    /// An application workload (data, templates, checks, extraction): keep no cookies. By
+    /// default each Webchild keeps a cookie jar of its own, as a browser per user.
+    #[arg(long)]
+    pub no_cookies: bool,
+    /// An application workload: forget each Webchild's extracted values and cookies as each of
+    /// its pages starts (a new user per page). By default a Webchild is one user for the run.
+    #[arg(long)]
+    pub reset_session: bool,
     /// Profile the server over the measured window: its syscalls (perf or strace, whichever
     /// works here) and CPU time, as the Jigsaw syscall notes' truss table and in the JSON. A pid,
     /// or `auto` for the local process listening on the target's port; `:perf` or `:strace`

@@ -1,0 +1,260 @@
+//! An application workload compiled: its data sets, the names of the values its extractions
+//! fill, and per URL what a request is built from and what its response must be. Made once by
+//! the workload's parser (`workload.rs`), read by every Webchild; nothing in it changes during
+//! the run except the data sets' shared positions (atomics).
+
+use super::check::{Expect, ExpectSpec};
+use super::data::{DataSet, Pick};
+use super::extract::{Extract, SourceSpec};
+use super::template::{Escape, Names, Template};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+/// The most of a response body kept for a check or an extraction; a longer body is the error
+/// `body_too_large` (the body is still read, so that the connection stays in step).
+pub const MAX_KEPT_BODY: usize = 1 << 20;
+
+/// `[data.NAME]` as a workload file spells it.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DataSpec {
+    /// The CSV file, relative to the workload file's directory.
+    pub file: String,
+    #[serde(default = "cycle")]
+    pub pick: Pick,
+}
+
+fn cycle() -> Pick {
+    Pick::Cycle
+}
+
+/// The application parts of one file entry, as a workload file spells them.
+#[derive(Debug, Clone, Default)]
+pub struct FileSpec {
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Option<String>,
+    pub expect: Option<ExpectSpec>,
+    pub extract: BTreeMap<String, SourceSpec>,
+    /// `user:password` (a template) sent as HTTP Basic credentials.
+    pub auth: Option<String>,
+}
+
+impl FileSpec {
+    /// Whether the entry needs per-request building or response checking: a template anywhere,
+    /// a check, an extraction or credentials from data.
+    pub fn is_app(&self) -> bool {
+        let templated = |s: &str| s.contains("{{");
+        templated(&self.path)
+            || self.headers.iter().any(|(_, v)| templated(v))
+            || self.body.as_deref().is_some_and(templated)
+            || self.expect.is_some()
+            || !self.extract.is_empty()
+            || self.auth.is_some()
+    }
+}
+
+/// How one URL's request is built per use and its response judged.
+#[derive(Debug, Clone)]
+pub struct FilePlan {
+    pub path: Template,
+    /// The entry's own header fields (templates); the workload's others are written as they are.
+    pub headers: Vec<(String, Template)>,
+    pub body: Option<Template>,
+    pub auth: Option<Template>,
+    pub expect: Option<Expect>,
+    pub extract: Vec<Extract>,
+    /// A check or an extraction reads the body: it is kept (up to [`MAX_KEPT_BODY`]).
+    pub needs_body: bool,
+}
+
+/// A compiled application workload.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub data: Arc<[DataSet]>,
+    /// The names of the session's values, by slot.
+    pub values: Vec<String>,
+    /// Per URL: its plan (`None`: a plain request, built as the workload says).
+    pub files: Vec<Option<FilePlan>>,
+    /// Per page: the data sets its templates use (a row of each is drawn as the page starts).
+    pub page_data: Vec<Vec<usize>>,
+    pub options: SessionOptions,
+    /// What the plan was made from, for comparing workloads.
+    source: String,
+}
+
+/// How Webchildren keep their sessions (the command line's `--no-cookies`, `--reset-session`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionOptions {
+    /// A cookie jar per Webchild (on unless `--no-cookies`).
+    pub cookies: bool,
+    /// Values and cookies forgotten as each page starts (`--reset-session`); by default a
+    /// Webchild is one user for the whole run, logged in once.
+    pub reset_per_page: bool,
+}
+
+impl Default for SessionOptions {
+    fn default() -> Self {
+        SessionOptions {
+            cookies: true,
+            reset_per_page: false,
+        }
+    }
+}
+
+impl PartialEq for Plan {
+    fn eq(&self, other: &Plan) -> bool {
+        self.source == other.source
+    }
+}
+
+/// Builds a [`Plan`] as the workload's entries are read.
+pub struct PlanBuilder {
+    data: Vec<DataSet>,
+    values: Vec<String>,
+    files: Vec<Option<FilePlan>>,
+    page_data: Vec<Vec<usize>>,
+    /// Data sets used by the page being read.
+    used: RefCell<Vec<usize>>,
+    source: String,
+}
+
+impl Names for PlanBuilder {
+    fn column(&self, set: &str, column: &str) -> Result<(usize, usize), String> {
+        let Some(d) = self.data.iter().position(|d| d.name == set) else {
+            let known: Vec<&str> = self.data.iter().map(|d| d.name.as_str()).collect();
+            return Err(format!(
+                "no data set {set:?} (the workload's [data.NAME] tables: {known:?})"
+            ));
+        };
+        let Some(c) = self.data[d].column(column) else {
+            return Err(format!(
+                "data set {set:?} has no column {column:?} (its columns: {:?})",
+                self.data[d].columns
+            ));
+        };
+        let mut used = self.used.borrow_mut();
+        if !used.contains(&d) {
+            used.push(d);
+        }
+        Ok((d, c))
+    }
+
+    fn value(&self, name: &str) -> Result<usize, String> {
+        self.values.iter().position(|v| v == name).ok_or_else(|| {
+            format!(
+                "unknown value {name:?}: not a data column (`set.column`), a function \
+                 (random, seq, webchild), nor extracted by any file (extract = {{ {name} = ... }})"
+            )
+        })
+    }
+}
+
+impl PlanBuilder {
+    /// Loads the data sets (files relative to `dir`) and names every value some entry extracts,
+    /// so that a template may use a value extracted by a later file or page.
+    pub fn new(
+        data: &BTreeMap<String, DataSpec>,
+        extracted: impl IntoIterator<Item = String>,
+        dir: &Path,
+    ) -> Result<PlanBuilder, String> {
+        let mut sets = Vec::with_capacity(data.len());
+        let mut source = String::new();
+        for (name, spec) in data {
+            if !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+                return Err(format!(
+                    "data set name {name:?}: letters, digits and `_` only (templates name it)"
+                ));
+            }
+            let path = dir.join(&spec.file);
+            sets.push(DataSet::load(name, &path, spec.pick)?);
+            source += &format!("data {name} {} {:?}\n", spec.file, spec.pick);
+        }
+        let mut values: Vec<String> = Vec::new();
+        for v in extracted {
+            if !values.contains(&v) {
+                values.push(v);
+            }
+        }
+        Ok(PlanBuilder {
+            data: sets,
+            values,
+            files: Vec::new(),
+            page_data: Vec::new(),
+            used: RefCell::new(Vec::new()),
+            source,
+        })
+    }
+
+    /// The plan of URL `url` (a new index, given in order), compiled from `spec`.
+    pub fn file(&mut self, url: usize, spec: &FileSpec) -> Result<(), String> {
+        let raw = |t: &str, what: &str, escape| {
+            Template::compile(t, escape, self).map_err(|e| format!("{what}: {e}"))
+        };
+        let path = raw(&spec.path, "path", Escape::Url)?;
+        let form = spec.headers.iter().any(|(n, v)| {
+            n.eq_ignore_ascii_case("content-type")
+                && v.trim()
+                    .to_ascii_lowercase()
+                    .starts_with("application/x-www-form-urlencoded")
+        });
+        let headers = (spec.headers.iter())
+            .map(|(n, v)| Ok((n.clone(), raw(v, &format!("header {n}"), Escape::Raw)?)))
+            .collect::<Result<Vec<_>, String>>()?;
+        let body_escape = if form { Escape::Form } else { Escape::Raw };
+        let body = (spec.body.as_deref())
+            .map(|b| raw(b, "body", body_escape))
+            .transpose()?;
+        let auth = (spec.auth.as_deref())
+            .map(|a| raw(a, "auth", Escape::Raw))
+            .transpose()?;
+        if let Some(a) = &auth {
+            if a.is_constant() && !a.source().contains(':') {
+                return Err("auth: `user:password` (a `:` between them)".into());
+            }
+        }
+        let expect = (spec.expect.as_ref())
+            .map(|e| Expect::compile(e, self))
+            .transpose()?;
+        let extract = (spec.extract.iter())
+            .map(|(name, source)| Extract::compile(name, self.value(name)?, source))
+            .collect::<Result<Vec<_>, String>>()?;
+        let needs_body = expect.as_ref().is_some_and(Expect::needs_body)
+            || extract.iter().any(Extract::needs_body);
+        if self.files.len() <= url {
+            self.files.resize(url + 1, None);
+        }
+        self.files[url] = Some(FilePlan {
+            path,
+            headers,
+            body,
+            auth,
+            expect,
+            extract,
+            needs_body,
+        });
+        self.source += &format!("url {url} {spec:?}\n");
+        Ok(())
+    }
+
+    /// The page being read is complete.
+    pub fn end_page(&mut self) {
+        let used = std::mem::take(&mut *self.used.borrow_mut());
+        self.page_data.push(used);
+    }
+
+    /// The plan, for `urls` URLs.
+    pub fn finish(mut self, urls: usize) -> Plan {
+        self.files.resize(urls, None);
+        Plan {
+            data: Arc::from(self.data),
+            values: self.values,
+            files: self.files,
+            page_data: self.page_data,
+            options: SessionOptions::default(),
+            source: self.source,
+        }
+    }
+}

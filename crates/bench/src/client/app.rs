@@ -1,0 +1,379 @@
+//! Application workloads on a Webchild's HTTP/1 connection: the seam between the connection and
+//! `crate::app`. The connection asks it for a file's request bytes (built per use into a buffer
+//! it keeps, with the session's values and cookies), hands it the response's head and, when a
+//! check or an extraction reads it, its body, and asks for the verdict when the response is
+//! complete. A workload without application features makes none of this: its requests stay
+//! the bytes prebuilt at start.
+//!
+//! Memory: the request, the head and the kept body each have a buffer that grows to the
+//! largest seen and is reused; the session's values and the cookie jar allocate as they change.
+
+use super::page::Verdict;
+use super::setup::{request_version, RunShared};
+use crate::app::check::{Answer, CheckKind};
+use crate::app::plan::{FilePlan, Plan, MAX_KEPT_BODY};
+use crate::app::session::Session;
+use crate::app::template::ExpandError;
+use crate::stats::check_failures::{self, CheckFailure};
+use crate::stats::{ErrorKind, Stats};
+use base64::Engine as _;
+use std::ops::Range;
+use std::sync::Arc;
+use wire::head::{write_header, write_header_u64, USER_AGENT};
+
+/// Header fields of a response looked at by the checks; more are ignored.
+const MAX_FIELDS: usize = 100;
+
+/// One Webchild's application state.
+pub(super) struct AppExchange {
+    plan: Arc<Plan>,
+    session: Session,
+    /// The requests being written: one, or pipelining, a batch of the page's files from
+    /// `first` on, request `k` ending at `ends[k]`, its path at `paths[k]`.
+    pub out: Vec<u8>,
+    first: usize,
+    ends: Vec<usize>,
+    paths: Vec<Range<usize>>,
+    /// The response's head (the last one read) and its body, while a check or an extraction
+    /// needs it.
+    head: Vec<u8>,
+    body: Vec<u8>,
+    keep_body: bool,
+    too_large: bool,
+    /// Expanding a body (its length goes before it) and the checks' texts.
+    scratch: Vec<u8>,
+    /// The URL a request goes to, for the cookie jar: the target's origin, its path set per
+    /// request.
+    cookie_url: url::Url,
+    reset_per_page: bool,
+}
+
+impl AppExchange {
+    /// Webchild `id`'s, when the workload is an application's.
+    pub(super) fn of(sh: &RunShared<'_>, id: usize) -> Option<Box<AppExchange>> {
+        let plan = sh.workload.app.0.clone()?;
+        let t = &sh.config.target;
+        let scheme = match t.scheme {
+            crate::Scheme::Https => "https",
+            crate::Scheme::Http => "http",
+        };
+        let cookie_url = url::Url::parse(&format!("{scheme}://{}/", t.host))
+            .or_else(|_| url::Url::parse(&format!("{scheme}://localhost/")))
+            .ok()?;
+        let seed = super::child_rng(sh.config.seed, id, 2).u64(..);
+        let session = Session::new(
+            plan.data.clone(),
+            plan.values.len(),
+            plan.options.cookies,
+            id as u64,
+            seed,
+        );
+        Some(Box::new(AppExchange {
+            reset_per_page: plan.options.reset_per_page,
+            plan,
+            session,
+            out: Vec::new(),
+            first: 0,
+            ends: Vec::new(),
+            paths: Vec::new(),
+            head: Vec::new(),
+            body: Vec::new(),
+            keep_body: false,
+            too_large: false,
+            scratch: Vec::new(),
+            cookie_url,
+        }))
+    }
+
+    /// Page `page` starts: a row drawn from each data set it uses; false when a `unique` set
+    /// has given every row.
+    pub(super) fn start_page(&mut self, page: usize) -> bool {
+        if self.reset_per_page {
+            self.session.reset();
+        }
+        self.session.start_page(&self.plan.page_data[page]).is_ok()
+    }
+
+    /// Builds the requests of `files` (the page's URLs) from file `from` on into `out`: one, or
+    /// pipelining, up to the end of the page or through the first file that extracts values
+    /// (the files after it need them, or the cookies its response may set: they wait for it).
+    /// How many; `Err` when file `from` needs a value never extracted (or one that would break
+    /// a header line): it is not sent. A later file that does ends the batch before it.
+    pub(super) fn build_batch(
+        &mut self,
+        sh: &RunShared<'_>,
+        files: &[usize],
+        from: usize,
+        pipelined: bool,
+    ) -> Result<usize, ExpandError> {
+        self.out.clear();
+        self.ends.clear();
+        self.paths.clear();
+        self.first = from;
+        for (j, &url) in files.iter().enumerate().skip(from) {
+            let at = self.out.len();
+            match self.build(sh, url) {
+                Ok(path) => {
+                    self.ends.push(self.out.len());
+                    self.paths.push(path);
+                }
+                Err(e) if j == from => return Err(e),
+                Err(_) => {
+                    self.out.truncate(at);
+                    break;
+                }
+            }
+            let extracts = self.file(url).is_some_and(|f| !f.extract.is_empty());
+            if !pipelined || extracts {
+                break;
+            }
+        }
+        Ok(self.ends.len())
+    }
+
+    /// Whether file `file` of the page is in the batch built.
+    pub(super) fn holds(&self, file: usize) -> bool {
+        file >= self.first && file < self.first + self.ends.len()
+    }
+
+    /// Where the batch's requests through file `file` end in `out` (the batch's end past it).
+    pub(super) fn end_through(&self, file: usize) -> usize {
+        let k = file
+            .saturating_sub(self.first)
+            .min(self.ends.len().saturating_sub(1));
+        self.ends.get(k).copied().unwrap_or(0)
+    }
+
+    /// Of the batch's requests from file `file` on, how many are whole in `out[..written]`.
+    pub(super) fn whole_from(&self, file: usize, written: usize) -> u64 {
+        let from = file.saturating_sub(self.first).min(self.ends.len());
+        self.ends[from..].iter().filter(|&&e| e <= written).count() as u64
+    }
+
+    /// Appends URL `url`'s request to `out`; the range of its path in `out`.
+    fn build(&mut self, sh: &RunShared<'_>, url: usize) -> Result<Range<usize>, ExpandError> {
+        self.session.count_request();
+        let spec = sh.workload.spec(url);
+        let file = self.plan.files.get(url).and_then(Option::as_ref);
+        let (version, keep_alive) = request_version(sh.config.http);
+        let out = &mut self.out;
+        out.extend_from_slice(spec.method().as_bytes());
+        out.push(b' ');
+        let path_start = out.len();
+        match file {
+            Some(f) => f.path.expand(&mut self.session, out)?,
+            None => out.extend_from_slice(sh.workload.urls[url].as_bytes()),
+        }
+        let path_end = out.len();
+        out.push(b' ');
+        out.extend_from_slice(version.as_bytes());
+        out.extend_from_slice(b"\r\n");
+        let own = |name: &str| {
+            spec.has_header(name)
+                || file.is_some_and(|f| f.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name)))
+        };
+        if !own("host") {
+            write_header(out, b"Host", sh.config.target.host.as_bytes());
+        }
+        if !own("user-agent") {
+            write_header(out, b"User-Agent", USER_AGENT);
+        }
+        if !own("authorization") {
+            self.scratch.clear();
+            match file.and_then(|f| f.auth.as_ref()) {
+                Some(auth) => {
+                    auth.expand(&mut self.session, &mut self.scratch)?;
+                    out.extend_from_slice(b"Authorization: Basic ");
+                    let at = out.len();
+                    let n = base64::encoded_len(self.scratch.len(), true).unwrap_or(0);
+                    out.resize(at + n, 0);
+                    let b64 = base64::prelude::BASE64_STANDARD;
+                    let written = b64.encode_slice(&self.scratch, &mut out[at..]).unwrap_or(0);
+                    out.truncate(at + written);
+                    out.extend_from_slice(b"\r\n");
+                }
+                None => {
+                    if let Some(a) = sh.config.target.authorization.as_deref() {
+                        write_header(out, b"Authorization", a.as_bytes());
+                    }
+                }
+            }
+        }
+        if version == wire::request::Version::Http11 && !keep_alive {
+            write_header(out, b"Connection", b"close");
+        }
+        for (name, value) in &spec.headers {
+            // The entry's own fields are its templates, written below.
+            if file.is_some_and(|f| f.headers.iter().any(|(n, _)| n == name)) {
+                continue;
+            }
+            write_header(out, name.as_bytes(), value.as_bytes());
+        }
+        for (name, value) in file.iter().flat_map(|f| &f.headers) {
+            out.extend_from_slice(name.as_bytes());
+            out.extend_from_slice(b": ");
+            value.expand(&mut self.session, out)?;
+            out.extend_from_slice(b"\r\n");
+        }
+        // The jar's rules (domain, path, Secure) need the URL the request goes to.
+        let path = std::str::from_utf8(&out[path_start..path_end]).unwrap_or("/");
+        // The path only (the query plays no part in cookie rules): `Url` then rewrites its
+        // string in place.
+        self.cookie_url
+            .set_path(path.split_once('?').map_or(path, |(p, _)| p));
+        if !own("cookie") {
+            let at = out.len();
+            out.extend_from_slice(b"Cookie: ");
+            if self.session.cookie_header(&self.cookie_url, out) {
+                out.extend_from_slice(b"\r\n");
+            } else {
+                out.truncate(at);
+            }
+        }
+        self.scratch.clear();
+        let body = match file.and_then(|f| f.body.as_ref()) {
+            Some(t) => {
+                t.expand(&mut self.session, &mut self.scratch)?;
+                Some(&self.scratch[..])
+            }
+            None => spec.body.as_deref(),
+        };
+        if let Some(body) = body {
+            write_header_u64(out, b"Content-Length", body.len() as u64);
+        }
+        out.extend_from_slice(b"\r\n");
+        if let Some(body) = body {
+            out.extend_from_slice(body);
+        }
+        Ok(path_start..path_end)
+    }
+
+    /// A response's head for URL `url`: kept (cookies, checks), its body kept when read.
+    pub(super) fn on_head(&mut self, head: &[u8], url: usize) {
+        self.head.clear();
+        self.head.extend_from_slice(head);
+        self.body.clear();
+        self.too_large = false;
+        self.keep_body = self.file(url).is_some_and(|f| f.needs_body);
+    }
+
+    /// A run of the body's bytes (decoded).
+    pub(super) fn on_payload(&mut self, bytes: &[u8]) {
+        if !self.keep_body || self.too_large {
+            return;
+        }
+        if self.body.len() + bytes.len() > MAX_KEPT_BODY {
+            self.too_large = true;
+            self.body.clear();
+        } else {
+            self.body.extend_from_slice(bytes);
+        }
+    }
+
+    fn file(&self, url: usize) -> Option<&FilePlan> {
+        self.plan.files.get(url).and_then(Option::as_ref)
+    }
+
+    /// The complete response to file `file` of the page, URL `url` (`shown` in samples): its
+    /// cookies kept, its checks held, its values extracted. The verdict counts once for the
+    /// response; a failure of the window (`counted`) may be kept as a sample.
+    pub(super) fn judge(
+        &mut self,
+        (file, url, shown): (usize, usize, &str),
+        status: u16,
+        stats: &mut Stats,
+        counted: bool,
+    ) -> Verdict {
+        let mut fields: [(&[u8], &[u8]); MAX_FIELDS] = [(&[], &[]); MAX_FIELDS];
+        let n = split_fields(&self.head, &mut fields);
+        let headers = &fields[..n];
+        let set_cookies = headers
+            .iter()
+            .filter(|(n, _)| n.eq_ignore_ascii_case(b"set-cookie"))
+            .map(|(_, v)| *v);
+        // The jar's rules need the path the request went to.
+        let k = file.saturating_sub(self.first);
+        if let Some(path) = self.paths.get(k).and_then(|r| self.out.get(r.clone())) {
+            let path = std::str::from_utf8(path).unwrap_or("/");
+            self.cookie_url
+                .set_path(path.split_once('?').map_or(path, |(p, _)| p));
+        }
+        self.session.store_cookies(&self.cookie_url, set_cookies);
+        let Some(file) = self.plan.files.get(url).and_then(Option::as_ref) else {
+            return Verdict::ByStatus;
+        };
+        let answer = Answer {
+            status,
+            headers,
+            body: &self.body,
+        };
+        let sample = |kind: ErrorKind, detail: String| {
+            let head = &self.head;
+            move || CheckFailure {
+                kind: kind.name().to_owned(),
+                url: shown.to_owned(),
+                detail,
+                head: String::from_utf8_lossy(head).trim_end().to_owned(),
+            }
+        };
+        let fail = |kind: ErrorKind, detail: String, stats: &mut Stats| {
+            if counted {
+                check_failures::keep(&mut stats.check_failures, sample(kind, detail));
+            }
+            Verdict::Failed(kind)
+        };
+        if self.too_large && file.needs_body {
+            let detail =
+                format!("a body over {MAX_KEPT_BODY} B, which a check or an extraction reads");
+            return fail(ErrorKind::BodyTooLarge, detail, stats);
+        }
+        let mut verdict = Verdict::ByStatus;
+        if let Some(expect) = &file.expect {
+            if let Err(f) = expect.check(&answer, &mut self.session, &mut self.scratch) {
+                return fail(check_kind(f.kind), f.detail, stats);
+            }
+            if expect.decides_status() {
+                verdict = Verdict::Passed;
+            }
+        }
+        for x in &file.extract {
+            match x.take(&answer) {
+                Some(v) => self.session.set_value(x.slot, v),
+                None => {
+                    let detail = format!("no value for {:?} in the response", x.name);
+                    return fail(ErrorKind::ExtractMissing, detail, stats);
+                }
+            }
+        }
+        verdict
+    }
+}
+
+fn check_kind(kind: CheckKind) -> ErrorKind {
+    match kind {
+        CheckKind::Status => ErrorKind::CheckStatus,
+        CheckKind::Header => ErrorKind::CheckHeader,
+        CheckKind::ContentType => ErrorKind::CheckContentType,
+        CheckKind::Body => ErrorKind::CheckBody,
+        CheckKind::Json => ErrorKind::CheckJson,
+        CheckKind::Length => ErrorKind::CheckLength,
+    }
+}
+
+/// The header fields of a response head `wire` accepted (status line first, `CRLF` between
+/// lines), into `fields`; how many.
+fn split_fields<'a>(head: &'a [u8], fields: &mut [(&'a [u8], &'a [u8]); MAX_FIELDS]) -> usize {
+    let mut n = 0;
+    for line in head.split(|&b| b == b'\n').skip(1) {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let Some(colon) = line.iter().position(|&b| b == b':') else {
+            continue;
+        };
+        if n == MAX_FIELDS {
+            break;
+        }
+        fields[n] = (&line[..colon], line[colon + 1..].trim_ascii());
+        n += 1;
+    }
+    n
+}

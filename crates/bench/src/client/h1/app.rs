@@ -1,0 +1,81 @@
+//! An application workload on an HTTP/1 connection (`client/app.rs` does the work): the page's
+//! data rows drawn as it starts, each request built per use and written from the Webchild's
+//! buffer, each complete response judged before the page logic records it. Pipelining, a batch
+//! holds the page's files up to the next that extracts values: the files after it wait for
+//! its response (`pipelining.rs` reads a batch as it reads a static page's).
+
+use super::super::app::AppExchange;
+use super::super::page::{self, Child};
+use super::super::ThreadState;
+use super::lanes::LANES;
+use super::{State, H1};
+use crate::config::HttpMode;
+use crate::stats::ErrorKind;
+
+/// Whose bytes `wpos..wend` are: the Webchild's request built per use.
+pub(super) const APP: u32 = LANES - 1;
+
+impl H1 {
+    /// The page `ch` picked starts: its data rows drawn. False when a `unique` data set has
+    /// given every row: the Webchild stops (the page is `data_exhausted`, not fetched).
+    pub(super) fn app_page(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) -> bool {
+        if self.app.is_none() {
+            self.app = AppExchange::of(cx.sh, ch.id);
+        }
+        let Some(app) = &mut self.app else {
+            return true;
+        };
+        if app.start_page(ch.page) {
+            return true;
+        }
+        self.ex.file_start_us = now;
+        ch.record_failure(cx, &self.ex, ErrorKind::DataExhausted, 0, now);
+        self.state = State::Idle;
+        page::finish(self, ch, cx, now);
+        false
+    }
+
+    /// Builds and starts writing the current file's request. One that needs a value never
+    /// extracted is not sent: counted, and the page ends there (not a hit). The next page
+    /// waits the back-off of a failed connect: nothing was read, so starting it at once would
+    /// recurse into this page's start (and spin) while every page fails the same way.
+    pub(super) fn send_app(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        let files = &cx.sh.workload.pages[ch.page].files;
+        let pipelined = cx.sh.config.http == HttpMode::Pipeline;
+        let Some(app) = &mut self.app else { return };
+        let Ok(n) = app.build_batch(cx.sh, files, self.ex.file, pipelined) else {
+            if cx.counts(self.ex.file_start_us, now) {
+                cx.stats.missing_value_unsent += 1;
+            }
+            return self.end_page(ch, cx, false, now, true);
+        };
+        cx.debug(&app.out);
+        self.src = APP;
+        // `--pipeline N`: N of the batch at first, one more as each response ends.
+        let depth = cx.sh.config.streams.map_or(n, |d| (d as usize).min(n));
+        (self.wpos, self.wend) = (0, app.end_through(self.ex.file + depth.max(1) - 1));
+        self.state = State::ReadingHead;
+        cx.timers
+            .arm(ch.slot, now + cx.sh.schedule.response_timeout_us);
+        self.flush(ch, cx, now);
+    }
+
+    /// The complete response: its cookies kept, its checks and extractions held; the verdict
+    /// goes with the exchange to the page logic, which counts it once.
+    pub(super) fn judge(&mut self, ch: &Child, cx: &mut ThreadState<'_>, now: u64) {
+        let (file, url) = (self.ex.file, self.url(ch, cx));
+        let counted = cx.counts(self.ex.file_start_us, now);
+        let sh = cx.sh;
+        if let Some(app) = &mut self.app {
+            let shown = sh.workload.urls[url].as_str();
+            let answer = (file, url, shown);
+            self.ex.verdict = app.judge(answer, self.ex.status, &mut cx.stats, counted);
+        }
+    }
+
+    /// Pipelining: whether file `file` of the page went with the batch written (a workload
+    /// without application features writes the whole page).
+    pub(super) fn in_batch(&self, file: usize) -> bool {
+        self.app.as_ref().is_none_or(|app| app.holds(file))
+    }
+}

@@ -1,0 +1,209 @@
+//! A TOML workload read: its `[[page]]` tables and file entries (a path, or a table with how
+//! to request it), and for applications its `[data.NAME]` sets, templates, checks and
+//! extractions, compiled into the workload's plan. Every error names the file and line.
+
+use super::{
+    check_path, check_weight, AppPlan, Builder, Page, RequestSpec, Workload, WorkloadError,
+};
+use crate::app::plan::{DataSpec, FileSpec, PlanBuilder};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TomlWorkload {
+    #[serde(default)]
+    page: Vec<TomlPage>,
+    /// `[data.NAME]`: CSV data sets the templates draw rows from.
+    #[serde(default)]
+    data: BTreeMap<String, DataSpec>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TomlPage {
+    name: Option<String>,
+    weight: toml::Spanned<f64>,
+    files: toml::Spanned<Vec<toml::Spanned<toml::Value>>>,
+}
+
+/// A file entry's table: `{ path = "/api", method = "POST", headers = ["A: b"], body = "..." }`,
+/// and for applications `expect`, `extract` and `auth` (see `crate::app`).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TomlFile {
+    path: String,
+    method: Option<String>,
+    #[serde(default)]
+    headers: TomlHeaders,
+    body: Option<String>,
+    expect: Option<crate::app::check::ExpectSpec>,
+    #[serde(default)]
+    extract: BTreeMap<String, crate::app::extract::SourceSpec>,
+    auth: Option<String>,
+}
+
+/// Header fields as a list of `Name: value` or a table `{ Name = "value" }`.
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum TomlHeaders {
+    List(Vec<String>),
+    Table(BTreeMap<String, String>),
+}
+
+impl Default for TomlHeaders {
+    fn default() -> Self {
+        TomlHeaders::List(Vec::new())
+    }
+}
+
+/// A file entry: a path (a plain GET) or a table; why it is unusable otherwise.
+fn file_entry(v: &toml::Value) -> Result<(RequestSpec, FileSpec), String> {
+    let f: TomlFile = match v {
+        toml::Value::String(path) => {
+            let app = FileSpec {
+                path: path.clone(),
+                ..FileSpec::default()
+            };
+            return Ok((RequestSpec::default(), app));
+        }
+        toml::Value::Table(t) => t
+            .clone()
+            .try_into()
+            .map_err(|e: toml::de::Error| e.message().trim().to_owned())?,
+        _ => return Err("a file is a path or a table with a path".into()),
+    };
+    let headers = match f.headers {
+        TomlHeaders::List(list) => list
+            .iter()
+            .map(|h| RequestSpec::parse_header(h))
+            .collect::<Result<_, _>>()?,
+        TomlHeaders::Table(table) => table
+            .into_iter()
+            .map(|(n, v)| RequestSpec::parse_header(&format!("{n}: {v}")))
+            .collect::<Result<_, _>>()?,
+    };
+    let spec = RequestSpec {
+        method: f.method,
+        headers,
+        body: f.body.clone().map(String::into_bytes),
+    };
+    if let Some(why) = spec.check() {
+        return Err(why);
+    }
+    let app = FileSpec {
+        path: f.path,
+        headers: spec.headers.clone(),
+        body: f.body,
+        expect: f.expect,
+        extract: f.extract,
+        auth: f.auth,
+    };
+    Ok((spec, app))
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    let end = offset.min(text.len());
+    text.as_bytes()[..end]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+/// Why a templated path is unusable: it must start with `/`; its holes are checked as the
+/// template compiles, and the bytes they give are percent-encoded.
+fn check_templated_path(path: &str) -> Option<String> {
+    if !path.starts_with('/') {
+        return Some(format!("URL path must start with '/': {path:?}"));
+    }
+    let outside: String = path
+        .split("{{")
+        .map(|p| p.split_once("}}").map_or(p, |(_, t)| t))
+        .collect();
+    check_path(&format!("/{outside}"))
+}
+
+pub(super) fn parse_toml(text: &str, shown: &str, dir: &Path) -> Result<Workload, WorkloadError> {
+    let err = |offset: usize, message: String| WorkloadError::Syntax {
+        path: shown.to_owned(),
+        line: line_of(text, offset),
+        message,
+    };
+    let doc: TomlWorkload = toml::from_str(text).map_err(|e| {
+        let offset = e.span().map_or(0, |s| s.start);
+        err(offset, e.message().trim().to_owned())
+    })?;
+    if doc.page.is_empty() {
+        return Err(err(
+            0,
+            "no [[page]] tables: a workload needs at least one page".into(),
+        ));
+    }
+    // Every entry read first: a template may use a value a later entry extracts.
+    let mut entries = Vec::with_capacity(doc.page.len());
+    for p in &doc.page {
+        let mut files = Vec::with_capacity(p.files.get_ref().len());
+        for f in p.files.get_ref() {
+            let entry = file_entry(f.get_ref()).map_err(|why| err(f.span().start, why))?;
+            files.push((f.span().start, entry));
+        }
+        entries.push(files);
+    }
+    let is_app = !doc.data.is_empty() || entries.iter().flatten().any(|(_, (_, a))| a.is_app());
+    let mut plan = match is_app {
+        true => {
+            let extracted = entries.iter().flatten();
+            let names = extracted.flat_map(|(_, (_, a))| a.extract.keys().cloned());
+            let names: Vec<String> = names.collect();
+            Some(PlanBuilder::new(&doc.data, names, dir).map_err(WorkloadError::Invalid)?)
+        }
+        false => None,
+    };
+    let mut b = Builder::default();
+    for (n, (p, files)) in doc.page.iter().zip(&entries).enumerate() {
+        if let Some(why) = check_weight(*p.weight.get_ref()) {
+            return Err(err(p.weight.span().start, why));
+        }
+        if files.is_empty() {
+            return Err(err(
+                p.files.span().start,
+                "a page needs at least one file".into(),
+            ));
+        }
+        let mut urls = Vec::with_capacity(files.len());
+        for (at, (spec, app)) in files {
+            let url = match plan.as_mut() {
+                Some(plan) => {
+                    if let Some(why) = check_templated_path(&app.path) {
+                        return Err(err(*at, why));
+                    }
+                    let url = b.own_url(&app.path, spec);
+                    plan.file(url, app).map_err(|why| err(*at, why))?;
+                    url
+                }
+                None => {
+                    if let Some(why) = check_path(&app.path) {
+                        return Err(err(*at, why));
+                    }
+                    b.url(&app.path, spec)
+                }
+            };
+            urls.push(url);
+        }
+        if let Some(plan) = plan.as_mut() {
+            plan.end_page();
+        }
+        let name = p.name.clone().unwrap_or_else(|| format!("page {n}"));
+        b.pages.push(Page {
+            name,
+            weight: *p.weight.get_ref(),
+            files: urls,
+        });
+    }
+    let urls = b.urls.len();
+    let mut w = b.finish();
+    w.app = AppPlan(plan.map(|p| Arc::new(p.finish(urls))));
+    Ok(w)
+}

@@ -1,0 +1,78 @@
+//! An application workload's requests are built per use: what that costs in allocations per
+//! request, measured (a short run against a long one, as `engine_alloc.rs` does for the static
+//! path, which allocates nothing per request) and held to a ceiling.
+//!
+//! A counting global allocator sees every allocation in this test binary, so the server here
+//! allocates nothing per request, and this file holds a single test.
+
+#[path = "common/per_connection.rs"]
+mod per_connection;
+#[path = "common/steady_state.rs"]
+mod steady_state;
+
+use bench::{Stop, Workload};
+use per_connection::{read_until_stopped, HeadEnds, PerConnection};
+use std::io::Write;
+use std::net::TcpStream;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+use steady_state::{config, measure, short_and_long};
+use test_support::alloc::Counting;
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+const RESPONSE: &[u8] =
+    b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 12\r\n\r\n<p>fine</p>\n";
+
+fn serve(mut s: TcpStream, stop: &AtomicBool) {
+    let mut heads = HeadEnds::default();
+    read_until_stopped(&mut s, stop, &mut [0u8; 4096], |s, data| {
+        for &b in data {
+            if heads.at(b) && s.write_all(RESPONSE).is_err() {
+                return false;
+            }
+        }
+        true
+    });
+}
+
+/// Templates in the path and a header, a status and content type check, a cookie jar (empty:
+/// the server sets none).
+const TEMPLATED: &str = r#"
+[[page]]
+weight = 1
+files = [{ path = "/item?id={{random 1 100000}}&w={{webchild}}", headers = { "X-Seq" = "{{seq}}" },
+           expect = { status = 200, content_type = "text/html" } }]
+"#;
+
+/// The same with a body check and a regex extraction used by the next file.
+const CHECKED: &str = r#"
+[[page]]
+weight = 1
+files = [{ path = "/a?id={{random 1 100000}}", expect = { body_contains = "fine" },
+           extract = { word = { regex = "<p>([a-z]+)</p>" } } },
+         { path = "/b?w={{word}}" }]
+"#;
+
+#[test]
+fn allocations_per_templated_request_are_measured_and_bounded() {
+    let server = PerConnection::start(serve);
+    let addr = server.addr;
+    // (workload, ceiling of allocations per request)
+    for (name, text, ceiling) in [("templated", TEMPLATED, 0.05), ("checked", CHECKED, 2.0)] {
+        let w = Workload::parse(text, "app.toml").unwrap();
+        assert!(w.plan().is_some());
+        let (short, long) = short_and_long(|ms| {
+            measure(&config(addr, Stop::Duration(Duration::from_millis(ms))), &w)
+        });
+        let per_request = long.0.saturating_sub(short.0) as f64 / (long.1 - short.1) as f64;
+        println!("{name}: {per_request:.3} allocations per request ({short:?} {long:?})");
+        assert!(long.1 >= short.1 + 1000, "{name}: too few requests to tell");
+        assert!(
+            per_request <= ceiling,
+            "{name}: {per_request:.3} allocations per request"
+        );
+    }
+    server.stop();
+}

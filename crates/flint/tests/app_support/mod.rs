@@ -1,0 +1,185 @@
+//! A small web application for the application workload tests, in threads of the test: a login
+//! that sets a session cookie and answers a token, a cookie-protected account page holding a
+//! CSRF token, a form that needs it, a JSON endpoint, a page that answers 200 with an error body
+//! every third time, and a large page. It counts every request it receives.
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// The users the application knows, as the tests' data file lists them.
+pub const USERS_CSV: &str = "id,name,pass\n1,ann,pa\n2,bo,pb\n3,cy,pc\n4,di,pd\n";
+
+/// The running application: its address and its count of requests received.
+pub struct App {
+    pub addr: String,
+    pub received: Arc<AtomicU64>,
+}
+
+#[derive(Default)]
+struct State {
+    /// Session id -> user name.
+    sessions: HashMap<String, String>,
+    next: u64,
+    flaky: u64,
+}
+
+pub fn start() -> App {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let received = Arc::new(AtomicU64::new(0));
+    let state = Arc::new(Mutex::new(State::default()));
+    let count = received.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(conn) = conn else { return };
+            let (count, state) = (count.clone(), state.clone());
+            std::thread::spawn(move || serve(conn, &count, &state));
+        }
+    });
+    App { addr, received }
+}
+
+fn serve(mut conn: TcpStream, count: &AtomicU64, state: &Mutex<State>) {
+    let mut have = Vec::new();
+    let mut buf = [0u8; 16384];
+    loop {
+        let Some(end) = have.windows(4).position(|w| w == b"\r\n\r\n") else {
+            match conn.read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => have.extend_from_slice(&buf[..n]),
+            }
+            continue;
+        };
+        let head = String::from_utf8_lossy(&have[..end]).into_owned();
+        let length: usize = field(&head, "content-length").map_or(0, |v| v.parse().unwrap_or(0));
+        while have.len() < end + 4 + length {
+            match conn.read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => have.extend_from_slice(&buf[..n]),
+            }
+        }
+        let body = String::from_utf8_lossy(&have[end + 4..end + 4 + length]).into_owned();
+        have.drain(..end + 4 + length);
+        count.fetch_add(1, Ordering::Relaxed);
+        let http10 = head.lines().next().is_some_and(|l| l.ends_with("HTTP/1.0"));
+        let response = answer(&head, &body, state, http10);
+        if conn.write_all(&response).is_err() || http10 {
+            return;
+        }
+    }
+}
+
+/// A header field's value (the first of that name).
+fn field<'a>(head: &'a str, name: &str) -> Option<&'a str> {
+    head.lines().skip(1).find_map(|l| {
+        let (n, v) = l.split_once(':')?;
+        n.trim().eq_ignore_ascii_case(name).then(|| v.trim())
+    })
+}
+
+/// A `name=value` of a query or form body.
+fn param<'a>(text: &'a str, name: &str) -> Option<&'a str> {
+    text.split('&').find_map(|kv| {
+        kv.split_once('=')
+            .filter(|(k, _)| *k == name)
+            .map(|(_, v)| v)
+    })
+}
+
+fn respond(status: &str, fields: &[(&str, String)], body: &[u8], http10: bool) -> Vec<u8> {
+    let mut r = format!("HTTP/1.1 {status}\r\nContent-Length: {}\r\n", body.len());
+    if http10 {
+        r += "Connection: close\r\n";
+    }
+    for (n, v) in fields {
+        r += &format!("{n}: {v}\r\n");
+    }
+    r += "\r\n";
+    let mut r = r.into_bytes();
+    r.extend_from_slice(body);
+    r
+}
+
+fn answer(head: &str, body: &str, state: &Mutex<State>, http10: bool) -> Vec<u8> {
+    let target = head.split(' ').nth(1).unwrap_or("/");
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
+    let mut st = state.lock().unwrap();
+    let user = field(head, "cookie")
+        .and_then(|c| c.split(';').find_map(|kv| kv.trim().strip_prefix("sid=")))
+        .and_then(|sid| st.sessions.get(sid).cloned());
+    let html = || ("Content-Type", "text/html; charset=utf-8".to_string());
+    match path {
+        "/login" => {
+            let (name, pass) = (param(body, "user").unwrap_or(""), param(body, "pass"));
+            let known = USERS_CSV.lines().skip(1).any(|l| {
+                let f: Vec<&str> = l.split(',').collect();
+                f[1] == name && Some(f[2]) == pass
+            });
+            if !known {
+                return respond("403 Forbidden", &[html()], b"no such user", http10);
+            }
+            st.next += 1;
+            let sid = format!("s{}", st.next);
+            st.sessions.insert(sid.clone(), name.to_owned());
+            let fields = [
+                ("Set-Cookie", format!("sid={sid}; Path=/; HttpOnly")),
+                ("X-Token", format!("tok-{name}")),
+                ("Location", "/account".into()),
+            ];
+            respond("303 See Other", &fields, b"", http10)
+        }
+        "/account" => match user {
+            // The classic false result: a 200 with the login form.
+            None => respond("200 OK", &[html()], b"<form>please log in</form>", http10),
+            Some(name) => {
+                let page = format!("<h1>Hello {name}</h1><input name=\"csrf\" value=\"c-{name}\">");
+                respond(
+                    "200 OK",
+                    &[html(), ("X-User", name)],
+                    page.as_bytes(),
+                    http10,
+                )
+            }
+        },
+        "/transfer" => {
+            let ok = user.is_some_and(|u| param(body, "csrf") == Some(&format!("c-{u}")));
+            match ok {
+                true => respond("200 OK", &[html()], b"done", http10),
+                false => respond("403 Forbidden", &[html()], b"bad csrf", http10),
+            }
+        }
+        "/api/me" => {
+            // The token must be the session's user's: a value carried by another Webchild
+            // would not be.
+            let token = field(head, "x-token").unwrap_or("");
+            match user.filter(|u| token == format!("tok-{u}")) {
+                Some(u) => {
+                    let json = format!(
+                        "{{\"user\":\"{u}\",\"id\":{}}}",
+                        param(query, "n").unwrap_or("0")
+                    );
+                    respond(
+                        "200 OK",
+                        &[("Content-Type", "application/json".into())],
+                        json.as_bytes(),
+                        http10,
+                    )
+                }
+                None => respond("409 Conflict", &[html()], b"token of another user", http10),
+            }
+        }
+        "/flaky" => {
+            st.flaky += 1;
+            let body: &[u8] = match st.flaky % 3 {
+                0 => b"<h1>Internal error</h1>",
+                _ => b"<p>fine</p>",
+            };
+            respond("200 OK", &[html()], body, http10)
+        }
+        "/big" => respond("200 OK", &[html()], &vec![b'x'; 2 << 20], http10),
+        _ => respond("404 Not Found", &[html()], b"not found", http10),
+    }
+}

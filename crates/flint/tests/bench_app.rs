@@ -1,0 +1,453 @@
+//! `flint bench` with application workloads against a small application (`app_support`): a
+//! session that logs in, carries its cookie, a token and a CSRF value, and whose answers are
+//! checked; each check kind failing where it should; values kept apart per Webchild; the
+//! accounting exact; bad data refused before the run.
+
+mod app_support;
+mod common;
+
+use common::{flint, run_bounded};
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// A user's whole visit: log in (cookie and token), the protected account page (its CSRF value
+/// extracted), a form that needs that value, and a JSON endpoint that needs the token.
+const FLOW: &str = r#"
+[data.users]
+file = "users.csv"
+
+[[page]]
+name = "visit"
+weight = 1
+files = [
+  { path = "/login", method = "POST", body = "user={{users.name}}&pass={{users.pass}}",
+    headers = { "Content-Type" = "application/x-www-form-urlencoded" },
+    expect = { status = 303, header_present = ["Location"] },
+    extract = { token = { header = "X-Token" }, sid = { cookie = "sid" } } },
+  { path = "/account?id={{users.id}}",
+    expect = { status = 200, content_type = "text/html", body_contains = "Hello {{users.name}}",
+               body_regex = "<h1>Hello [a-z]+</h1>", header_equals = { "X-User" = "{{users.name}}" } },
+    extract = { csrf = { regex = 'name="csrf" value="([^"]+)"' } } },
+  { path = "/transfer", method = "POST", body = "csrf={{csrf}}&amount={{random 1 9}}",
+    headers = { "Content-Type" = "application/x-www-form-urlencoded" },
+    expect = { status = 200, body_length = 4 } },
+  { path = "/api/me?n={{seq}}", headers = { "X-Token" = "{{token}}" },
+    expect = { status = 200, content_type = "application/json", json = "/id",
+               body_contains = '"user":"{{users.name}}"' } },
+]
+"#;
+
+/// What a run said: its exit code, stdout, stderr and JSON result.
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+    json: serde_json::Value,
+}
+
+impl Run {
+    fn error(&self, kind: &str) -> u64 {
+        self.json["errors_by_kind"][kind].as_u64().unwrap_or(0)
+    }
+    fn summary(&self, key: &str) -> u64 {
+        self.json["summary"][key].as_u64().unwrap()
+    }
+    fn errors(&self) -> u64 {
+        self.summary("errors")
+    }
+}
+
+/// Runs `flint bench` on `workload` (with `users.csv` beside it) against `addr`.
+fn bench(addr: &str, workload: &str, csv: &str, args: &[&str]) -> Run {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("w.toml"), workload).unwrap();
+    std::fs::write(dir.path().join("users.csv"), csv).unwrap();
+    let json = dir.path().join("out.json");
+    let out = run_bounded(
+        flint()
+            .arg("bench")
+            .arg(format!("http://{addr}"))
+            .arg("-w")
+            .arg(dir.path().join("w.toml"))
+            .arg("--json")
+            .arg(&json)
+            .arg("--no-fail-fast")
+            .args(args),
+        Duration::from_secs(120),
+    );
+    let json = std::fs::read(&json)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or(serde_json::Value::Null);
+    Run {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        json,
+    }
+}
+
+/// The server received exactly what flint says it sent.
+fn assert_exact(app: &app_support::App, run: &Run) {
+    let sent = run.summary("requests") + run.summary("unfinished");
+    assert_eq!(
+        app.received.load(Ordering::Relaxed),
+        sent,
+        "server count = requests + unfinished\n{}{}",
+        run.stdout,
+        run.stderr
+    );
+}
+
+#[test]
+fn a_visit_passes_every_check_over_keep_alive_http10_and_pipelining() {
+    let modes: [&[&str]; 4] = [
+        &["--http", "1.1"],
+        &["--http", "1.0"],
+        &["--pipeline"],
+        &["--pipeline", "2"],
+    ];
+    for mode in modes {
+        let app = app_support::start();
+        let r = bench(
+            &app.addr,
+            FLOW,
+            app_support::USERS_CSV,
+            &[&["-c", "4", "-n", "20"], mode].concat(),
+        );
+        assert_eq!(r.code, Some(0), "{mode:?}\n{}{}", r.stdout, r.stderr);
+        assert_eq!(r.errors(), 0, "{mode:?}\n{}", r.stdout);
+        assert_eq!(r.summary("requests"), 80, "4 files a page, 20 pages");
+        assert_eq!(r.summary("pages"), 20);
+        assert_exact(&app, &r);
+    }
+}
+
+#[test]
+fn values_and_cookies_never_leak_between_webchildren() {
+    // Many Webchildren on two threads, each logging in as a different user page after page:
+    // a token or a cookie of another Webchild's user would fail /api/me (409) or the account
+    // page's name.
+    let app = app_support::start();
+    let r = bench(
+        &app.addr,
+        FLOW,
+        app_support::USERS_CSV,
+        &["-c", "8", "-t", "2", "-n", "64"],
+    );
+    assert_eq!(r.errors(), 0, "{}", r.stdout);
+    assert_eq!(r.summary("requests"), 256);
+    assert_exact(&app, &r);
+}
+
+#[test]
+fn a_timed_run_ends_with_every_request_accounted_for() {
+    for mode in [&[][..], &["--pipeline"]] {
+        timed_run_accounted_for(mode);
+    }
+}
+
+/// Cut at the end with requests in flight: each sent in full is unfinished, and the server has
+/// it (it counts a request once its body is read, which may be just after flint's end).
+fn timed_run_accounted_for(mode: &[&str]) {
+    let app = app_support::start();
+    let r = bench(
+        &app.addr,
+        FLOW,
+        app_support::USERS_CSV,
+        &[&["-c", "8", "-t", "2", "-d", "1s"], mode].concat(),
+    );
+    assert_eq!(r.errors(), 0, "{}", r.stdout);
+    let sent = r.summary("requests") + r.summary("unfinished");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while app.received.load(Ordering::Relaxed) < sent && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(r.summary("requests") > 0);
+    assert_exact(&app, &r);
+}
+
+#[test]
+fn without_cookies_the_protected_page_fails_its_check_and_the_rest_is_not_sent() {
+    let app = app_support::start();
+    let r = bench(
+        &app.addr,
+        FLOW,
+        app_support::USERS_CSV,
+        &["-c", "2", "-n", "6", "--no-cookies"],
+    );
+    // The account page answers 200 with the login form: not a success. The page ends there.
+    assert_eq!(r.error("check_header"), 6, "{}", r.stdout);
+    assert_eq!(r.errors(), 6);
+    assert_eq!(r.summary("requests"), 12, "login and account only");
+    assert!(r.stdout.contains("Failed:    check_header"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("| HTTP/1.1 200 OK"),
+        "the response's head: {}",
+        r.stdout
+    );
+    let first = &r.json["check_failures"][0];
+    assert_eq!(first["kind"], "check_header", "{}", r.json);
+    assert_eq!(first["url"], "/account?id={{users.id}}");
+    assert!(first["head"]
+        .as_str()
+        .unwrap()
+        .starts_with("HTTP/1.1 200 OK"));
+    let kept = r.json["check_failures"].as_array().unwrap().len();
+    assert_eq!(kept, 5, "the first five");
+    assert_exact(&app, &r);
+}
+
+/// One page of `files` (TOML entries) run `pages` times by one Webchild.
+fn one_page(app: &app_support::App, files: &str, pages: &str) -> Run {
+    let workload = format!("[[page]]\nweight = 1\nfiles = [{files}]\n");
+    bench(&app.addr, &workload, "id\n1\n", &["-c", "1", "-n", pages])
+}
+
+#[test]
+fn each_check_fails_as_its_own_kind() {
+    let cases = [
+        (
+            r#"{ path = "/nope", expect = { status = 200 } }"#,
+            "check_status",
+        ),
+        (
+            r#"{ path = "/flaky", expect = { header_present = ["X-Nope"] } }"#,
+            "check_header",
+        ),
+        (
+            r#"{ path = "/flaky", expect = { content_type = "application/json" } }"#,
+            "check_content_type",
+        ),
+        (
+            r#"{ path = "/flaky", expect = { body_regex = "^<div>" } }"#,
+            "check_body",
+        ),
+        (
+            r#"{ path = "/account", expect = { json = "/id" } }"#,
+            "check_json",
+        ),
+        (
+            r#"{ path = "/flaky", expect = { body_length = { max = 3 } } }"#,
+            "check_length",
+        ),
+        (
+            r#"{ path = "/big", expect = { body_contains = "y" } }"#,
+            "body_too_large",
+        ),
+        (
+            r#"{ path = "/flaky", extract = { v = { regex = "absent" } } }"#,
+            "extract_missing",
+        ),
+    ];
+    for (file, kind) in cases {
+        let app = app_support::start();
+        let r = one_page(&app, file, "3");
+        assert_eq!(r.error(kind), 3, "{file}\n{}{}", r.stdout, r.stderr);
+        assert_eq!(
+            r.errors(),
+            3,
+            "{file}: counted once per response\n{}",
+            r.stdout
+        );
+        assert_eq!(r.summary("requests"), 3, "{file}");
+        assert!(
+            r.stdout.contains(&format!("Failed:    {kind}")),
+            "{}",
+            r.stdout
+        );
+        assert_exact(&app, &r);
+        // The status a check list accepts is no error of its class; 4xx without one is.
+        assert_eq!(r.error("status_4xx"), 0, "{file}");
+    }
+}
+
+#[test]
+fn a_page_that_sometimes_answers_an_error_body_fails_only_those() {
+    let app = app_support::start();
+    let r = one_page(
+        &app,
+        r#"{ path = "/flaky", expect = { status = 200, body_contains = "fine" } }"#,
+        "9",
+    );
+    assert_eq!(r.error("check_body"), 3, "every third answer\n{}", r.stdout);
+    assert_eq!(r.summary("requests"), 9);
+    assert_exact(&app, &r);
+    // A threshold may name the kind.
+    let workload = "[[page]]\nweight = 1\nfiles = [{ path = \"/flaky\", expect = { body_contains = \"fine\" } }]\n";
+    for (threshold, code) in [("errors(check_body)<1", 3), ("errors(check_json)<1", 0)] {
+        let r = bench(
+            &app.addr,
+            workload,
+            "id\n1\n",
+            &["-c", "1", "-n", "3", "--threshold", threshold],
+        );
+        assert_eq!(r.code, Some(code), "{threshold}: {}{}", r.stdout, r.stderr);
+    }
+}
+
+#[test]
+fn a_request_needing_a_value_never_extracted_is_not_sent() {
+    let app = app_support::start();
+    // The first file needs a value the second extracts: with a new session every page it is
+    // never there when asked for.
+    let workload = r#"
+[[page]]
+weight = 1
+files = ["/api/me?t={{t}}", { path = "/flaky", extract = { t = { regex = "fine" } } }]
+"#;
+    let r = bench(
+        &app.addr,
+        workload,
+        "id\n1\n",
+        &["-c", "1", "-n", "4", "--reset-session"],
+    );
+    assert_eq!(r.summary("requests"), 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("Not sent:  4 requests"), "{}", r.stdout);
+    assert_eq!(r.summary("missing_value_unsent"), 4);
+    assert_eq!(app.received.load(Ordering::Relaxed), 0);
+    // For a duration: page after page not sent, each after a back-off, never a crash or a spin.
+    let r = bench(
+        &app.addr,
+        workload,
+        "id\n1\n",
+        &["-c", "2", "-d", "1s", "--reset-session"],
+    );
+    assert!(matches!(r.code, Some(0 | 1)), "{:?}: {}", r.code, r.stderr);
+    assert!(r.stdout.contains("Not sent:"), "{}", r.stdout);
+    assert_eq!(app.received.load(Ordering::Relaxed), 0);
+}
+
+#[test]
+fn a_unique_data_set_that_runs_out_stops_its_webchildren() {
+    let app = app_support::start();
+    let unique = FLOW.replace(
+        "file = \"users.csv\"",
+        "file = \"users.csv\"\npick = \"unique\"",
+    );
+    let r = bench(
+        &app.addr,
+        &unique,
+        app_support::USERS_CSV,
+        &["-c", "2", "-n", "10"],
+    );
+    // Four users: four visits, then each Webchild stops at its next page.
+    assert_eq!(r.summary("pages"), 4, "{}", r.stdout);
+    assert_eq!(r.error("data_exhausted"), 2, "{}", r.stdout);
+    assert_eq!(r.summary("requests"), 16);
+    assert_exact(&app, &r);
+}
+
+#[test]
+fn bad_data_and_templates_exit_2_with_their_line_before_the_run() {
+    let app = app_support::start();
+    let cases = [
+        (
+            FLOW.to_owned(),
+            "id,name,pass\n1,ann,pa\n2,bo\n",
+            "users.csv:3: 2 fields",
+        ),
+        (
+            FLOW.replace("{{users.id}}", "{{users.email}}"),
+            app_support::USERS_CSV,
+            "w.toml:13: path: {{users.email}}: data set \"users\" has no column \"email\"",
+        ),
+        (
+            FLOW.replace("{{csrf}}", "{{crsf}}"),
+            app_support::USERS_CSV,
+            "unknown value \"crsf\"",
+        ),
+    ];
+    for (workload, csv, needle) in cases {
+        let r = bench(&app.addr, &workload, csv, &["-n", "1"]);
+        assert_eq!(r.code, Some(2), "{needle}: {}", r.stderr);
+        assert_eq!(r.stderr.trim().lines().count(), 1, "one line: {}", r.stderr);
+        assert!(r.stderr.contains(needle), "{needle}: {}", r.stderr);
+    }
+    // Bytes that are not UTF-8 on line 3.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("w.toml"), FLOW).unwrap();
+    std::fs::write(
+        dir.path().join("users.csv"),
+        b"id,name,pass\n1,ann,pa\n2,b\xffo,pb\n",
+    )
+    .unwrap();
+    let out = run_bounded(
+        flint()
+            .args(["bench", &format!("http://{}", app.addr), "-n", "1", "-w"])
+            .arg(dir.path().join("w.toml")),
+        Duration::from_secs(60),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("users.csv:3: not UTF-8"), "{stderr}");
+    assert_eq!(app.received.load(Ordering::Relaxed), 0, "nothing was sent");
+}
+
+#[test]
+fn debug_shows_the_expanded_request_and_unsupported_modes_are_refused() {
+    let app = app_support::start();
+    let r = bench(
+        &app.addr,
+        FLOW,
+        app_support::USERS_CSV,
+        &["-c", "1", "-n", "1", "--debug"],
+    );
+    assert!(r.stderr.contains("POST /login HTTP/1.1"), "{}", r.stderr);
+    assert!(r.stderr.contains("user=ann&pass=pa"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("Cookie: sid=s1"),
+        "the login's cookie sent after it: {}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("X-Token: tok-ann"), "{}", r.stderr);
+    assert_exact(&app, &r);
+    for mode in [&["--http", "2"][..], &["--redirect", "3"]] {
+        let r = bench(
+            &app.addr,
+            FLOW,
+            app_support::USERS_CSV,
+            &[&["-n", "1"], mode].concat(),
+        );
+        assert_eq!(r.code, Some(2), "{mode:?}: {}", r.stderr);
+        assert!(
+            r.stderr
+                .contains("not supported with an application workload"),
+            "{}",
+            r.stderr
+        );
+    }
+    assert_eq!(
+        app.received.load(Ordering::Relaxed),
+        4,
+        "the refused runs sent nothing"
+    );
+    // Pipelining's lanes (one-file pages, N in flight) are not supported yet either.
+    let one = "[[page]]\nweight = 1\nfiles = [\"/flaky?{{seq}}\"]\n";
+    let r = bench(&app.addr, one, "id\n1\n", &["-n", "1", "--pipeline", "4"]);
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    assert!(r.stderr.contains("lanes"), "{}", r.stderr);
+}
+
+#[test]
+fn pipelining_sends_a_batch_up_to_the_file_whose_values_the_next_need() {
+    let app = app_support::start();
+    let r = bench(
+        &app.addr,
+        FLOW,
+        app_support::USERS_CSV,
+        &["-c", "1", "-n", "2", "--pipeline", "--debug"],
+    );
+    assert_eq!(r.errors(), 0, "{}{}", r.stdout, r.stderr);
+    // The login extracts, and so does the account page: each is a batch of its own; the form
+    // and the JSON endpoint after them go in one write (--debug prints each write's requests).
+    let together = (1..=9).any(|d| r.stderr.contains(&format!("&amount={d}GET /api/me")));
+    assert!(together, "{}", r.stderr);
+    assert!(
+        !r.stderr.contains("pass=paGET"),
+        "the account waits for the login: {}",
+        r.stderr
+    );
+    assert_eq!(r.summary("requests"), 8);
+    assert_exact(&app, &r);
+}
