@@ -150,12 +150,13 @@ fn a_long_poll_ends_the_page_at_its_timeout_with_what_it_fetched() {
         _ => panic!("the poll was still held {page_timeout:?} + 60 s after it opened"),
     };
     let site = crawl.join().unwrap().expect("crawl");
-    // The page began before its poll: held no longer than --page-timeout (and the time to
-    // close a tab).
+    // The page began before its poll: held no longer than --page-timeout and the time to
+    // close a tab (seconds on a loaded machine: the margin is wide, the bound is what counts;
+    // a page left to its poll would hold it past the 60 s wait above).
     let held = closed - opened;
     eprintln!("the poll was held {held:?} (--page-timeout {page_timeout:?})");
     assert!(
-        held <= page_timeout + Duration::from_secs(3),
+        held <= page_timeout + Duration::from_secs(20),
         "the poll was held {held:?} with --page-timeout {page_timeout:?}"
     );
 

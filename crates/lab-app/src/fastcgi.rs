@@ -31,7 +31,15 @@ pub fn bind(path: &Path) -> io::Result<UnixListener> {
 pub fn serve(listener: UnixListener, db: Option<Db>) -> io::Result<()> {
     let db = Arc::new(Mutex::new(db));
     for stream in listener.incoming() {
-        let Ok(stream) = stream else { continue };
+        let stream = match stream {
+            Ok(s) => s,
+            // Out of descriptors (EMFILE) or memory: retrying at once would spin, and that CPU
+            // would be counted in the application's tier. Wait for connections to close.
+            Err(_) => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+                continue;
+            }
+        };
         let db = Arc::clone(&db);
         std::thread::spawn(move || {
             let _ = connection(stream, &db);

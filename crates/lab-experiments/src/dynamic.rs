@@ -339,7 +339,9 @@ fn measure(
     let (tier_cpu, span, client_cpu) = match (start, end) {
         (Some((t0, Ok(a), c0)), Some((t1, Ok(b), c1))) => {
             let cpu: Vec<Duration> = (a.iter().zip(&b))
-                .map(|(a, b)| b.since(a).total())
+                // Totals, not fields: a process's user/system split is a tick-ratio estimate
+                // whose parts may each move either way between two readings.
+                .map(|(a, b)| b.total().saturating_sub(a.total()))
                 .collect();
             let client = c0.zip(c1).map(|(c0, c1)| c1.since(&c0).total());
             (Some(cpu), t1.duration_since(t0), client)

@@ -14,6 +14,7 @@ use std::ffi::OsStr;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// One cgroup, removed when dropped (once its processes have exited).
@@ -32,15 +33,29 @@ fn mount() -> Option<PathBuf> {
 }
 
 impl Cgroup {
-    /// A new cgroup `name` (made unique with this process's id) under the cgroup2 mount.
+    /// A new cgroup `name` under the cgroup2 mount, made unique with this process's id and a
+    /// serial number (two stacks of one process, as parallel tests run, get two cgroups).
     pub fn create(name: &str) -> io::Result<Cgroup> {
+        static SERIAL: AtomicU64 = AtomicU64::new(0);
         let root = mount().ok_or_else(|| io::Error::other("no cgroup2 mount"))?;
-        let dir = root.join(format!("flint-lab-{name}.{}", std::process::id()));
+        let serial = SERIAL.fetch_add(1, Ordering::Relaxed);
+        let dir = root.join(format!("flint-lab-{name}.{}.{serial}", std::process::id()));
         std::fs::create_dir(&dir)?;
         let cg = Cgroup { dir };
-        // Refused where cgroup.procs cannot be written (the kernel's delegation rules): the
-        // first reading tells, before any process is started in it.
         cg.usage()?;
+        // Refused where cgroup.procs cannot be written (the kernel's delegation rules): a
+        // throwaway shell moves itself in the way `command` does, before any server starts
+        // there, so the experiment falls back to /proc instead of failing the server.
+        let moved = cg
+            .command(Path::new("/bin/true"), &[])
+            .stderr(std::process::Stdio::null())
+            .status()?;
+        if !moved.success() {
+            return Err(io::Error::other(format!(
+                "cannot move a process into {}",
+                cg.dir.display()
+            )));
+        }
         Ok(cg)
     }
 

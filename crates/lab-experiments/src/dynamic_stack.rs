@@ -407,14 +407,26 @@ impl Source {
             Source::Tree(pid) => cpu::tree(*pid).map_err(proc),
             Source::TreeLess(pid) => {
                 let own = cpu::process(*pid).map_err(proc)?;
-                Ok(cpu::tree(*pid).map_err(proc)?.since(&own))
+                Ok(less(cpu::tree(*pid).map_err(proc)?, own))
             }
             Source::Cgroup(dir) => cgroup(dir),
             Source::CgroupLess(dir, pid) => {
                 let own = cpu::process(*pid).map_err(proc)?;
-                Ok(cgroup(dir)?.since(&own))
+                Ok(less(cgroup(dir)?, own))
             }
         }
+    }
+}
+
+/// `all` less `part` by their totals: the two are separate estimates of the user/system split
+/// (the cgroup's clock, the process's tick ratio), so subtracting field by field, each clamped
+/// at zero, could overstate the rest. The total is exact; the split is `all`'s, bounded by it.
+fn less(all: CpuTime, part: CpuTime) -> CpuTime {
+    let total = all.total().saturating_sub(part.total());
+    let sys = all.sys.saturating_sub(part.sys).min(total);
+    CpuTime {
+        user: total - sys,
+        sys,
     }
 }
 

@@ -133,7 +133,7 @@ pub struct LabOptions {
     /// The dynamic experiment's test types (`--tests`; [`TEST_TYPES`]' names).
     pub tests: Vec<String>,
     /// The reference application (`flint-app`) for the dynamic experiment; `None` or absent:
-    /// that experiment's servers are reported failed.
+    /// that experiment is skipped with a note.
     pub app_bin: Option<PathBuf>,
 }
 

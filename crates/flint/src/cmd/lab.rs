@@ -156,13 +156,13 @@ pub fn options(args: &LabArgs) -> anyhow::Result<LabOptions> {
     opts.rtts = rtts;
     if !args.modes.is_empty() {
         let mut modes = args.modes.clone();
-        modes.dedup();
+        dedup_keeping_order(&mut modes);
         opts.page_modes = modes;
     }
     opts.pages = args.pages;
     if !args.tests.is_empty() {
         let mut tests = args.tests.clone();
-        tests.dedup();
+        dedup_keeping_order(&mut tests);
         opts.tests = tests;
     }
     opts.profile = !args.no_profile;
@@ -278,6 +278,18 @@ pub fn lab(args: LabArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Drops the repeats of a list named on the command line (`json,db,json`), keeping the first
+/// of each in place: each is measured once.
+fn dedup_keeping_order<T: PartialEq + Clone>(list: &mut Vec<T>) {
+    let mut kept: Vec<T> = Vec::with_capacity(list.len());
+    for x in list.drain(..) {
+        if !kept.contains(&x) {
+            kept.push(x);
+        }
+    }
+    *list = kept;
+}
+
 #[cfg(test)]
 mod tests {
     use super::{about, window_text};
@@ -308,5 +320,12 @@ mod tests {
         assert_eq!(about(89.0), "89 s");
         assert_eq!(about(150.0), "3 min");
         assert_eq!(about(600.0), "10 min");
+    }
+
+    #[test]
+    fn repeats_named_apart_are_dropped_keeping_the_first() {
+        let mut tests = vec!["json", "db", "json", "fortunes", "db"];
+        super::dedup_keeping_order(&mut tests);
+        assert_eq!(tests, ["json", "db", "fortunes"]);
     }
 }

@@ -72,7 +72,7 @@ pub fn render(inputs: &[Input<'_>]) -> String {
         );
     }
     if !out.is_empty() {
-        out.push_str(r#"<p class="note">CPU (user and system) per request over the measured window, by tier: web, the web server's processes; app, the gateway and application processes (CGI programs included as they come and go, counted with the CPU of reaped children; SQLite runs inside the application). The static deployment is a file of the same bytes as /plaintext. Each deployment passed the verifier before it was measured.</p>"#);
+        out.push_str(r#"<p class="note">CPU (user and system) per request over the measured window, by tier: web, the web server's processes; app, the gateway and application processes (CGI programs included as they come and go: read from a cgroup per process group where the lab can make one, as root; otherwise from /proc's times of reaped children, which miss fcgiwrap's programs, and the run's text output says so; SQLite runs inside the application). The static deployment is a file of the same bytes as /plaintext. Each deployment passed the verifier before it was measured.</p>"#);
     }
     out
 }
