@@ -30,8 +30,8 @@ const INPUT: usize = 16 * 1024;
 /// read from the application.
 #[derive(Debug)]
 pub(crate) struct Buffers {
-    out: Vec<u8>,
-    input: Box<[u8]>,
+    pub(crate) out: Vec<u8>,
+    pub(crate) input: Box<[u8]>,
 }
 
 impl Buffers {
