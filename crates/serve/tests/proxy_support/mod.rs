@@ -6,7 +6,7 @@
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -66,6 +66,8 @@ pub struct Upstream {
     pub open: Arc<AtomicUsize>,
     /// The most open at once.
     pub most_open: Arc<AtomicUsize>,
+    /// Bytes of responses written so far (each `Step::Write` counted once written whole).
+    pub written: Arc<AtomicU64>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
@@ -82,7 +84,9 @@ impl Upstream {
         let open = Arc::new(AtomicUsize::new(0));
         let most_open = Arc::new(AtomicUsize::new(0));
         let stop = Arc::new(AtomicBool::new(false));
+        let written = Arc::new(AtomicU64::new(0));
         let thread = {
+            let written = written.clone();
             let (requests, raw, accepted, stop) = (
                 requests.clone(),
                 raw.clone(),
@@ -104,8 +108,9 @@ impl Upstream {
                     most_open.fetch_max(now, Ordering::SeqCst);
                     let (handler, requests, raw, open) =
                         (handler.clone(), requests.clone(), raw.clone(), open.clone());
+                    let written = written.clone();
                     std::thread::spawn(move || {
-                        let _ = serve_conn(s, conn, &*handler, &requests, &raw);
+                        let _ = serve_conn(s, conn, &*handler, &requests, &raw, &written);
                         open.fetch_sub(1, Ordering::SeqCst);
                     });
                 }
@@ -118,6 +123,7 @@ impl Upstream {
             accepted,
             open,
             most_open,
+            written,
             stop,
             thread: Some(thread),
         }
@@ -151,6 +157,7 @@ fn serve_conn(
     handler: &Handler,
     requests: &Mutex<Vec<Req>>,
     raw: &Mutex<Vec<u8>>,
+    written: &AtomicU64,
 ) -> io::Result<()> {
     s.set_nonblocking(false)?;
     s.set_read_timeout(Some(Duration::from_secs(10)))?;
@@ -218,7 +225,10 @@ fn serve_conn(
         requests.lock().unwrap().push(req.clone());
         for step in handler(&req) {
             match step {
-                Step::Write(b) => s.write_all(&b)?,
+                Step::Write(b) => {
+                    s.write_all(&b)?;
+                    written.fetch_add(b.len() as u64, Ordering::SeqCst);
+                }
                 Step::Sleep(d) => std::thread::sleep(d),
                 Step::Close => return Ok(()),
             }
