@@ -438,12 +438,6 @@ impl Gateways {
         &self.apps[app].name
     }
 
-    /// Idle connections kept for proxy address `addr` (for tests).
-    #[cfg(test)]
-    pub fn proxy_idle(&self, addr: usize) -> usize {
-        self.fcgi_pool.idle(self.proxies.addrs[addr].group)
-    }
-
     /// Whether a segment of `key` ends with a CGI extension.
     fn names_extension(&self, key: &[u8]) -> bool {
         key.split(|&b| b == b'/')

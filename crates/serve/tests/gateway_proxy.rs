@@ -298,3 +298,29 @@ fn a_flood_of_keep_alive_requests_is_answered_with_the_pool_bounded() {
         up.accepted.load(std::sync::atomic::Ordering::SeqCst) as u64
     );
 }
+
+#[test]
+fn a_client_that_leaves_mid_response_closes_the_upstream_connection() {
+    let up = Upstream::start(|r| match r.head.split(' ').nth(1).unwrap() {
+        "/api/big" => {
+            let mut steps = vec![reply("HTTP/1.1 200 OK\r\nContent-Length: 67108864\r\n\r\n")];
+            steps.extend((0..64).map(|_| Step::Write(vec![b'z'; 1 << 20])));
+            steps
+        }
+        _ => ok("small"),
+    });
+    let srv = proxy_to(&up, "");
+    let mut s = connect(srv.addr);
+    s.write_all(b"GET /api/big HTTP/1.1\r\nHost: t\r\n\r\n")
+        .unwrap();
+    let mut some = [0u8; 4096];
+    assert!(s.read(&mut some).unwrap() > 0);
+    drop(s);
+    // The upstream sees its connection closed (its write fails), and the next request opens
+    // a new one.
+    let open = || up.open.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(eventually(WAIT, || open() == 0), "{} open", open());
+    let r = ask(&srv, "GET /api/small HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_eq!((r.status, r.body.as_slice()), (200, &b"small"[..]));
+    assert_eq!(up.accepted.load(std::sync::atomic::Ordering::SeqCst), 2);
+}
