@@ -123,8 +123,15 @@ impl Exchange {
             }
         }
         fwd.finish(body);
-        let Buffers { mut out, input } = up.buffers;
+        let Buffers {
+            mut out,
+            input,
+            mut head,
+            mut cgi,
+        } = up.buffers;
         out.clear();
+        head.clear();
+        cgi.clear();
         out.extend_from_slice(&fwd.head);
         let connect = if up.reused {
             up.timeouts.idle
@@ -149,9 +156,9 @@ impl Exchange {
             connected: up.reused,
             is_head: fwd.is_head,
             state: State::Head,
-            head: Vec::new(),
+            head,
             max_head: up.max_head,
-            cgi: Vec::new(),
+            cgi,
             cgi_at: 0,
             input,
             in_pos: 0,
@@ -477,6 +484,8 @@ impl Exchange {
         let buffers = Buffers {
             out,
             input: self.input,
+            head: self.head,
+            cgi: self.cgi,
         };
         (clean.then_some((self.group, self.stream)), buffers)
     }

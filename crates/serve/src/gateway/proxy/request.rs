@@ -6,6 +6,7 @@
 //! answer (it sends `100 Continue` itself); the body is always sent with `Content-Length` (a
 //! chunked one is read whole first, as for a program).
 
+use std::io::Write;
 use std::net::SocketAddr;
 
 use wire::{Method, Request};
@@ -93,15 +94,14 @@ pub(crate) fn forward<'a>(
         b"HTTP/1.1" => b"1.1",
         _ => b"2",
     };
-    let mut ours = protocol.to_vec();
-    ours.extend_from_slice(b" flint");
-    join(&mut via, &ours, b", ");
-    field(&mut head, b"Via", &via);
-    field(
-        &mut head,
-        b"X-Forwarded-For",
-        peer.ip().to_string().as_bytes(),
-    );
+    head.extend_from_slice(b"Via: ");
+    if !via.is_empty() {
+        head.extend_from_slice(&via);
+        head.extend_from_slice(b", ");
+    }
+    head.extend_from_slice(protocol);
+    // Written in place: no string made per request.
+    let _ = write!(head, " flint\r\nX-Forwarded-For: {}\r\n", peer.ip());
     let scheme: &[u8] = if https { b"https" } else { b"http" };
     field(&mut head, b"X-Forwarded-Proto", scheme);
     field(&mut head, b"X-Forwarded-Host", host);

@@ -4,6 +4,8 @@
 //! the protocols decoded, and they frame it again for their client). The head is already
 //! validated by `wire`'s parser (httparse: no obs-fold, no bare CR); `head.rs` checks it again.
 
+use std::io::Write;
+
 /// Fields of the upstream's that are not passed on.
 const DROPPED: &[&[u8]] = &[
     b"connection",
@@ -37,9 +39,7 @@ pub(super) fn cgi_head(head: &[u8], status: u16, out: &mut Vec<u8>) {
             .any(|t| wire::trim_ows(t).eq_ignore_ascii_case(name))
     };
     let transfer_encoding = fields().any(|(n, _)| n.eq_ignore_ascii_case(b"transfer-encoding"));
-    out.extend_from_slice(b"Status: ");
-    out.extend_from_slice(status.to_string().as_bytes());
-    out.extend_from_slice(b"\r\n");
+    let _ = write!(out, "Status: {status}\r\n");
     for (name, value) in fields() {
         let length = name.eq_ignore_ascii_case(b"content-length");
         let skip = DROPPED.iter().any(|d| name.eq_ignore_ascii_case(d))
