@@ -152,6 +152,88 @@ impl Proxies {
     }
 }
 
+impl super::Gateways {
+    /// Starts a proxied request on an idle connection to the next address of its mount, or a
+    /// new one (not waited for; one refused at once is tried once on another address). An
+    /// error means nothing reached the upstream. Returns whether the connection was reused,
+    /// and whether another address was tried.
+    pub fn start_proxy(
+        &mut self,
+        fwd: Forward,
+        body: u64,
+        token: usize,
+        now: Instant,
+    ) -> std::io::Result<(Exchange, bool, bool)> {
+        let mut addr = self.proxies.pick(fwd.mount, now, None);
+        let mut retried = false;
+        let (stream, slot, reused) = loop {
+            let group = self.proxies.addrs[addr].group;
+            if let Some((s, slot)) = self.fcgi_pool.take(group, token) {
+                break (s, slot, true);
+            }
+            match super::fcgi::Stream::connect(&crate::config::FastCgiAddr::Tcp(
+                self.proxies.addrs[addr].sock,
+            )) {
+                Ok(s) => break (s, self.fcgi_pool.open_slot(token), false),
+                Err(e) => {
+                    self.proxies.mark_failed(fwd.mount, addr, now);
+                    if retried || !self.proxies.has_other(fwd.mount, addr) {
+                        return Err(e);
+                    }
+                    retried = true;
+                    addr = self.proxies.pick(fwd.mount, now, Some(addr));
+                }
+            }
+        };
+        let a = &self.proxies.addrs[addr];
+        let up = exchange::Upstream {
+            stream,
+            slot,
+            addr,
+            group: a.group,
+            reused,
+            name: a.name.clone(),
+            buffers: self.fcgi_pool.buffers(),
+            timeouts: self.proxies.timeouts(fwd.mount),
+            max_head: self.max_head,
+        };
+        match Exchange::start(fwd, body, up, &self.registry, now) {
+            Ok(x) => Ok((x, reused, retried)),
+            Err((e, buffers)) => {
+                self.fcgi_pool.close_slot(slot);
+                self.fcgi_pool.recycle(buffers);
+                Err(e)
+            }
+        }
+    }
+
+    /// A proxied request whose connection failed before the upstream answered
+    /// (`Exchange::may_retry`): its address marked failed, the request sent again on a
+    /// new connection to another address (the same one when it came from the pool and the
+    /// mount has no other: the upstream closed an idle connection as it was taken).
+    pub fn retry_proxy(&mut self, x: &mut Exchange, now: Instant) -> std::io::Result<()> {
+        let reused_only = !self.proxies.has_other(x.mount, x.addr);
+        if !x.may_retry() || (reused_only && !x.reused) {
+            return Err(std::io::Error::other("not retried"));
+        }
+        if !reused_only {
+            self.proxies.mark_failed(x.mount, x.addr, now);
+        }
+        let addr = self.proxies.pick(x.mount, now, Some(x.addr));
+        let a = &self.proxies.addrs[addr];
+        let stream = super::fcgi::Stream::connect(&crate::config::FastCgiAddr::Tcp(a.sock))?;
+        self.fcgi_pool.renew_slot(x.slot);
+        let (group, name) = (a.group, a.name.clone());
+        x.retry(stream, addr, group, name, &self.registry, now)
+    }
+
+    /// A proxied request failed at its address (refused, reset or silent past a timeout):
+    /// the address is skipped for a while.
+    pub fn proxy_failed(&mut self, x: &Exchange, now: Instant) {
+        self.proxies.mark_failed(x.mount, x.addr, now);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
