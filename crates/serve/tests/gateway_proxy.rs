@@ -185,17 +185,29 @@ fn a_refused_address_is_skipped_and_the_request_retried_on_another() {
 }
 
 #[test]
-fn a_silent_upstream_times_out_with_504_and_a_crash_mid_body_cuts_the_response() {
+fn a_silent_upstream_times_out_with_504_and_a_stall_or_crash_mid_body_cuts_the_response() {
     let up = Upstream::start(|r| match r.head.split(' ').nth(1).unwrap() {
         "/api/silent" => vec![Step::Sleep(Duration::from_secs(3)), Step::Close],
+        "/api/stall" => vec![
+            reply("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nfive."),
+            Step::Sleep(Duration::from_secs(3)),
+            Step::Close,
+        ],
         _ => vec![
             reply("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly ten.."),
             Step::Close,
         ],
     });
-    let srv = proxy_to(&up, "first_byte_timeout_ms = 300");
+    let srv = proxy_to(&up, "first_byte_timeout_ms = 300\nidle_timeout_ms = 300");
     let r = ask(&srv, "GET /api/silent HTTP/1.1\r\nHost: t\r\n\r\n");
     assert_eq!(r.status, 504);
+    // Silent mid-body past the idle timeout: the response cut, the connection closed.
+    let mut s = connect(srv.addr);
+    s.write_all(b"GET /api/stall HTTP/1.1\r\nHost: t\r\n\r\n")
+        .unwrap();
+    let mut got = Vec::new();
+    let _ = s.read_to_end(&mut got);
+    assert!(String::from_utf8_lossy(&got).ends_with("\r\n\r\nfive."));
     let mut s = connect(srv.addr);
     s.write_all(b"GET /api/crash HTTP/1.1\r\nHost: t\r\n\r\n")
         .unwrap();
@@ -208,7 +220,7 @@ fn a_silent_upstream_times_out_with_504_and_a_crash_mid_body_cuts_the_response()
         "cut short, then closed: {text}"
     );
     let st = srv.stop();
-    assert_eq!((st.proxy_timeouts, st.proxy_resets), (1, 1));
+    assert_eq!((st.proxy_timeouts, st.proxy_resets), (2, 1));
 }
 
 #[test]
