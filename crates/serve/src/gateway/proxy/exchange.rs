@@ -101,6 +101,8 @@ pub(crate) struct Exchange {
     pub overlong: bool,
     /// Something moved since the deadline was set.
     moved: bool,
+    /// The request's last byte was written by the last write: no answer can be read yet.
+    just_sent: bool,
     pub deadline: Instant,
     timeouts: Timeouts,
     /// Bytes of response (the CGI head and the decoded body) handed out.
@@ -167,6 +169,7 @@ impl Exchange {
             failure: None,
             overlong: false,
             moved: false,
+            just_sent: false,
             deadline: now + connect,
             timeouts: up.timeouts,
             output: 0,
@@ -188,6 +191,7 @@ impl Exchange {
                     self.sent_any = true;
                     self.connected = true;
                     self.moved = true;
+                    self.just_sent = self.sent == self.out.len() && self.body_left == 0;
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -246,6 +250,12 @@ impl Exchange {
             return Err(io::Error::other("the upstream connection failed"));
         }
         self.send_pending()?;
+        if std::mem::take(&mut self.just_sent) && !self.received {
+            // The request has only just left: its answer cannot be here yet, and its arrival
+            // is an event of the connection (edge-triggered epoll reports every arrival), so
+            // the read that would find nothing is not made.
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
         loop {
             if self.cgi_at < self.cgi.len() {
                 let n = (self.cgi.len() - self.cgi_at).min(buf.len());
