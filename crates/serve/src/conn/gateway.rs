@@ -288,8 +288,8 @@ impl<T: Transport> Conn<T> {
     }
 }
 
-/// A proxied request that failed, counted by kind; an address that refused or reset before
-/// answering is marked failed.
+/// A proxied request that failed, counted by kind; an address that refused or reset a new
+/// connection before answering is marked failed.
 fn count_proxy_failure(
     x: &proxy::Exchange,
     g: &mut crate::gateway::Gateways,
@@ -302,11 +302,12 @@ fn count_proxy_failure(
         Some(proxy::Failure::BadResponse) => stats.proxy_bad_responses += 1,
         None => {}
     }
-    if matches!(
+    let refused = matches!(
         x.failure,
         Some(proxy::Failure::Refused | proxy::Failure::Reset)
-    ) && x.silent()
-    {
+    );
+    // A pooled connection failing says nothing of its address; a new one refused or reset does.
+    if refused && x.silent() && !x.reused {
         g.proxy_failed(x, now);
     }
 }

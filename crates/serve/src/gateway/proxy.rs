@@ -216,7 +216,9 @@ impl super::Gateways {
         if !x.may_retry() || (reused_only && !x.reused) {
             return Err(std::io::Error::other("not retried"));
         }
-        if !reused_only {
+        if !x.reused {
+            // A pooled connection failing says nothing of its address (the upstream may close
+            // an idle connection as it is taken); a new one refused or reset does.
             self.proxies.mark_failed(x.mount, x.addr, now);
         }
         let addr = self.proxies.pick(x.mount, now, Some(x.addr));
