@@ -183,6 +183,67 @@ fn startup_errors_of_input_are_one_line_and_status_2() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "a usage error: {stderr}");
     assert!(stderr.contains("expected PATTERN=ADDR"), "{stderr}");
+    let out = run_bounded(
+        flint().args(["serve", ".", "--proxy", "/api/=https://127.0.0.1:1"]),
+        WAIT,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "a usage error: {stderr}");
+    assert!(
+        stderr.contains("an upstream is http://HOST:PORT"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn proxy_forwards_its_prefix_and_the_exit_summary_counts_it() {
+    let up_root = tempfile::tempdir().unwrap();
+    std::fs::create_dir(up_root.path().join("api")).unwrap();
+    std::fs::write(up_root.path().join("api/x"), "upstream").unwrap();
+    let upstream = serve(
+        &[up_root.path().to_str().unwrap(), "--listen", "127.0.0.1:0"],
+        false,
+    );
+    let root = tempfile::tempdir().unwrap();
+    let mount = format!("/api/=http://{}", upstream.addr);
+    let child = flint()
+        .args(["serve", root.path().to_str().unwrap()])
+        .args(["--listen", "127.0.0.1:0", "-t", "1", "--proxy", &mount])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn flint serve");
+    let mut server = Server {
+        addr: String::new(),
+        child,
+    };
+    let stderr = server.child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let banner = rx.recv_timeout(WAIT).expect("banner");
+    server.addr = banner
+        .split("http://")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .expect("address")
+        .to_string();
+    assert_eq!(get(&server.addr, "/api/x"), (200, "upstream".into()));
+    assert_eq!(get(&server.addr, "/api/nope").0, 404);
+    assert!(terminate(&mut server).success());
+    let mut rest = Vec::new();
+    while let Ok(line) = rx.recv_timeout(WAIT) {
+        rest.push(line);
+    }
+    assert!(
+        rest.iter()
+            .any(|l| l.contains("proxy: 2 requests on 1 new upstream connections")),
+        "{rest:?}"
+    );
+    drop(upstream);
 }
 
 #[test]

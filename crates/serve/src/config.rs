@@ -9,6 +9,9 @@
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 
+mod proxy;
+pub use proxy::{parse_upstream, ProxyMount, Upstream};
+
 /// The address a bare port (`--listen 8080`) or a bare host listens on, and the port a bare
 /// host gets: loopback, so that exposing files to the network always takes an explicit address.
 pub const DEFAULT_LISTEN: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 8080);
@@ -159,6 +162,8 @@ pub struct Config {
     /// Idle connections kept open per application and per thread for the next request
     /// (`FCGI_KEEP_CONN`); 0 opens a connection per request.
     pub fastcgi_pool: usize,
+    /// Reverse-proxy mounts, `[[proxy]]` tables (`config/proxy.rs`), as `--proxy` adds.
+    pub proxy: Vec<ProxyMount>,
 }
 
 /// A protected prefix: targets under `prefix` need a user and password of `file`.
@@ -431,6 +436,7 @@ impl Default for Config {
             auth_max_checks_per_second: 50,
             fastcgi: Vec::new(),
             fastcgi_pool: 8,
+            proxy: Vec::new(),
         }
     }
 }

@@ -15,6 +15,10 @@
 //!   application, its FCGI_STDOUT read back as a program's stdout. Its sockets' events come
 //!   under pool slot tokens (`fcgi::POOL_TOKEN`), routed by [`Gateways::pool_event`].
 //!
+//! - `proxy.rs` is the reverse proxy: the request sent as HTTP/1.1 to an upstream over a
+//!   connection of the same pool (a group per upstream address), its response handed out as a
+//!   CGI head and the body decoded.
+//!
 //! What a gateway produces is protocol-neutral: a status, checked fields and a body that
 //! arrives later ([`Launch`] in, [`head::CgiHead`] and body bytes out); the protocol encodes it.
 //! A [`Source`] is where those bytes come from (a program's pipes or a FastCGI connection): the
@@ -33,6 +37,7 @@ pub(crate) mod cgi;
 pub mod fcgi;
 pub mod head;
 pub(crate) mod program;
+pub(crate) mod proxy;
 mod scripts;
 mod source;
 
@@ -51,6 +56,8 @@ pub(crate) const PROGRAM_TOKEN: usize = 1 << (usize::BITS - 2);
 pub(crate) enum Route {
     /// A program to run, or a script for a FastCGI application (`Script::app`).
     Cgi(Box<cgi::Script>),
+    /// A request for this proxy mount's upstream.
+    Proxy(usize),
     /// Claimed by a gateway but refused: this status (404 no such program, 403 not executable).
     Refused(u16),
 }
@@ -101,6 +108,9 @@ pub(crate) struct Gateways {
     extensions: Vec<Box<[u8]>>,
     apps: Vec<App>,
     fcgi_pool: fcgi::Pool,
+    proxies: proxy::Proxies,
+    /// A proxied response's head may take this many bytes (`max_header_bytes`).
+    max_head: usize,
     doc_root: Root,
     hide_dotfiles: bool,
     pub limits: Limits,
@@ -136,9 +146,12 @@ impl Gateways {
         registry: mio::Registry,
         server_port: u16,
     ) -> std::io::Result<Option<Box<Gateways>>> {
-        if config.cgi.is_empty() && config.cgi_extensions.is_empty() && config.fastcgi.is_empty() {
+        let none = config.cgi.is_empty() && config.cgi_extensions.is_empty();
+        if none && config.fastcgi.is_empty() && config.proxy.is_empty() {
             return Ok(None);
         }
+        let mut fcgi_pool = fcgi::Pool::new(config.fastcgi.len(), config.fastcgi_pool);
+        let proxies = proxy::Proxies::new(&config.proxy, &mut fcgi_pool);
         let mut mounts = Vec::with_capacity(config.cgi.len());
         for m in &config.cgi {
             let root = Root::new(&m.dir, config.symlinks_outside_root)?;
@@ -158,7 +171,9 @@ impl Gateways {
                     name: m.addr.to_string().into(),
                 })
                 .collect(),
-            fcgi_pool: fcgi::Pool::new(config.fastcgi.len(), config.fastcgi_pool),
+            fcgi_pool,
+            proxies,
+            max_head: config.max_header_bytes,
             doc_root: Root::new(&config.root, config.symlinks_outside_root)?,
             hide_dotfiles: config.dotfiles == crate::config::Dotfiles::Hide,
             limits: Limits {
@@ -181,6 +196,9 @@ impl Gateways {
     /// for the next requests (`scripts.rs`).
     pub fn route(&mut self, target: &[u8], now: Instant) -> Option<Route> {
         let query = resolve::normalise(target, &mut self.key).ok()?;
+        if let Some(mount) = self.proxies.claims(&self.key) {
+            return Some(Route::Proxy(mount));
+        }
         if let Some(script) = self.scripts.get(&self.key, query, now) {
             return Some(Route::Cgi(script));
         }
@@ -281,7 +299,7 @@ impl Gateways {
             slot,
             app,
             reused,
-            keep_conn: self.fcgi_pool.keeps(),
+            keep_conn: self.fcgi_pool.keeps(app),
             name: a.name.clone(),
             buffers: self.fcgi_pool.buffers(),
         };
@@ -293,6 +311,33 @@ impl Gateways {
                 self.fcgi_pool.recycle(buffers);
                 Err(e)
             }
+        }
+    }
+
+    /// The launch for a request `route` claims (`Route::Cgi` or `Route::Proxy`).
+    pub fn launch<'a>(
+        &self,
+        route: &Route,
+        req: &wire::Request<'_>,
+        asked: cgi::Asked<'a, impl Iterator<Item = (&'a [u8], &'a [u8])>>,
+        peer: std::net::SocketAddr,
+    ) -> Launch {
+        match route {
+            Route::Proxy(mount) => {
+                let name = self.proxies.first_name(*mount);
+                let body = asked.content_length.unwrap_or(0);
+                let fwd = proxy::request::forward(*mount, req, asked, peer, self.https, name);
+                Launch {
+                    program: Default::default(),
+                    dir: Default::default(),
+                    env: Vec::new(),
+                    body,
+                    app: None,
+                    proxy: Some(Box::new(fwd)),
+                }
+            }
+            Route::Cgi(script) => cgi::launch(script, req, asked, peer, self),
+            Route::Refused(_) => unreachable!("a refused route has no launch"),
         }
     }
 
@@ -349,6 +394,16 @@ impl Gateways {
                 self.fcgi_pool.recycle(buffers);
                 match reusable.filter(|_| !kill) {
                     Some((app, stream)) => self.fcgi_pool.put(app, stream, slot),
+                    None => self.fcgi_pool.close_slot(slot),
+                }
+            }
+            Source::Proxy(x) => {
+                self.release();
+                let slot = x.slot;
+                let (reusable, buffers) = x.finish();
+                self.fcgi_pool.recycle(buffers);
+                match reusable.filter(|_| !kill) {
+                    Some((group, stream)) => self.fcgi_pool.put(group, stream, slot),
                     None => self.fcgi_pool.close_slot(slot),
                 }
             }

@@ -137,6 +137,24 @@ counters! {
         /// FastCGI requests that failed at the application: no connection (502), the
         /// connection broken or a malformed record, the request refused by END_REQUEST.
         fastcgi_failures,
+        /// Requests a proxy mount was to answer (the refused ones included).
+        proxy_requests,
+        /// Connections opened to upstreams (the other requests reused one).
+        proxy_connects,
+        /// Proxied requests sent again on a new connection (nothing of them had reached the
+        /// upstream, or idempotent with nothing back).
+        proxy_retries,
+        /// Proxied requests whose upstream refused the connection (502).
+        proxy_refused,
+        /// Proxied requests whose connection was reset or closed before the response's end
+        /// (502, or the client's response cut).
+        proxy_resets,
+        /// Proxied requests past a timeout (504, or the client's response cut).
+        proxy_timeouts,
+        /// Upstream responses with a malformed or oversized head, a 101, or a malformed chunk.
+        proxy_bad_responses,
+        /// Upstream responses followed by bytes past their length (dropped with the connection).
+        proxy_overlong,
     }
 }
 

@@ -98,6 +98,11 @@ pub struct ServeArgs {
     /// [default: 8] (`fastcgi_pool`).
     #[arg(long, value_name = "N")]
     pub fastcgi_pool: Option<usize>,
+    /// Send requests for targets under PREFIX, path unchanged, to the HTTP/1.1 server at URL
+    /// (`/api/=http://127.0.0.1:8080`); may repeat (config `[[proxy]]`, which also takes
+    /// several upstreams, timeouts and the pool size).
+    #[arg(long, value_name = "PREFIX=URL")]
+    pub proxy: Vec<serve::config::ProxyMount>,
 }
 
 fn duration(text: &str) -> Result<std::time::Duration, String> {
@@ -166,6 +171,20 @@ fn run(args: ServeArgs) -> anyhow::Result<()> {
             stats.cgi_bad_heads,
             stats.cgi_died,
             stats.cgi_output_limits,
+        );
+    }
+    if stats.proxy_requests > 0 {
+        let _ = writeln!(
+            std::io::stderr(),
+            "flint serve: proxy: {} requests on {} new upstream connections ({} sent again); failures: {} refused (502), {} reset or cut, {} timed out, {} bad responses, {} longer than their length",
+            stats.proxy_requests,
+            stats.proxy_connects,
+            stats.proxy_retries,
+            stats.proxy_refused,
+            stats.proxy_resets,
+            stats.proxy_timeouts,
+            stats.proxy_bad_responses,
+            stats.proxy_overlong,
         );
     }
     if stats.auth_ok + stats.auth_missing + stats.auth_failed + stats.auth_limited > 0 {
@@ -248,6 +267,7 @@ fn configure(args: ServeArgs) -> anyhow::Result<Config> {
         config.cgi_timeout_ms = u64::try_from(t.as_millis()).unwrap_or(u64::MAX);
     }
     config.fastcgi.extend(args.fastcgi);
+    config.proxy.extend(args.proxy);
     if let Some(n) = args.fastcgi_pool {
         config.fastcgi_pool = n;
     }

@@ -11,7 +11,7 @@ use http2::StreamId;
 
 use super::Conn;
 use crate::gateway::program::{self, StartError};
-use crate::gateway::{Finished, Launch, Source};
+use crate::gateway::{proxy, Finished, Launch, Source};
 use crate::pool::Pool;
 use crate::protocol::{GatewayEnd, Worker};
 use crate::transport::Transport;
@@ -21,14 +21,35 @@ impl<T: Transport> Conn<T> {
     /// the system is short of processes or memory).
     pub(super) fn start_programs(&mut self, w: &mut Worker, pool: &mut Pool) {
         for (id, launch) in std::mem::take(&mut self.session.launches) {
-            self.start_program(id, &launch, w, pool);
+            self.start_program(id, launch, w, pool);
         }
     }
 
-    fn start_program(&mut self, id: StreamId, launch: &Launch, w: &mut Worker, pool: &mut Pool) {
+    fn start_program(&mut self, id: StreamId, launch: Launch, w: &mut Worker, pool: &mut Pool) {
         let Some(g) = w.gateways.as_mut() else {
             return;
         };
+        if let Some(fwd) = launch.proxy {
+            match g.start_proxy(*fwd, launch.body, self.token, w.now) {
+                Ok((x, reused, retried)) => {
+                    w.stats.proxy_connects += u64::from(!reused) + u64::from(retried);
+                    w.stats.proxy_retries += u64::from(retried);
+                    self.programs.push((id, Source::Proxy(Box::new(x))));
+                }
+                Err(e) => {
+                    g.release();
+                    w.stats.proxy_refused += 1;
+                    let _ = writeln!(
+                        io::stderr(),
+                        "flint serve: proxy: cannot connect: {e} (502)"
+                    );
+                    self.session
+                        .gateway_end(id, GatewayEnd::NotStarted(502), w, pool);
+                }
+            }
+            return;
+        }
+        let launch = &launch;
         let deadline = w.now + g.limits.timeout;
         if let Some(app) = launch.app {
             match g.start_fastcgi(launch, app, self.token, deadline) {
@@ -91,7 +112,16 @@ impl<T: Transport> Conn<T> {
         let mut k = 0;
         while k < self.programs.len() {
             if w.now >= self.programs[k].1.deadline() {
-                w.stats.cgi_timeouts += 1;
+                match (&self.programs[k].1, w.gateways.as_mut()) {
+                    (Source::Proxy(x), Some(g)) => {
+                        w.stats.proxy_timeouts += 1;
+                        let _ = writeln!(io::stderr(), "flint serve: proxy {}: timed out", x.name);
+                        if x.silent() {
+                            g.proxy_failed(x, w.now);
+                        }
+                    }
+                    _ => w.stats.cgi_timeouts += 1,
+                }
                 self.end_program(k, GatewayEnd::TimedOut, w, pool);
             } else {
                 k += 1;
@@ -187,18 +217,33 @@ impl<T: Transport> Conn<T> {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(_) => {
-                    if let (Source::FastCgi(x), Some(g)) = (&mut *p, w.gateways.as_mut()) {
-                        if x.may_retry() && g.retry_fastcgi(x).is_ok() {
-                            w.stats.fastcgi_connects += 1;
-                            w.stats.fastcgi_retries += 1;
-                            moved = true;
-                            continue;
+                    match (&mut *p, w.gateways.as_mut()) {
+                        (Source::FastCgi(x), Some(g)) => {
+                            if x.may_retry() && g.retry_fastcgi(x).is_ok() {
+                                w.stats.fastcgi_connects += 1;
+                                w.stats.fastcgi_retries += 1;
+                                moved = true;
+                                continue;
+                            }
+                            w.stats.fastcgi_failures += 1;
                         }
-                        w.stats.fastcgi_failures += 1;
+                        (Source::Proxy(x), Some(g)) => {
+                            if g.retry_proxy(x, w.now).is_ok() {
+                                w.stats.proxy_connects += 1;
+                                w.stats.proxy_retries += 1;
+                                moved = true;
+                                continue;
+                            }
+                            count_proxy_failure(x, g, w.now, &mut w.stats);
+                        }
+                        _ => {}
                     }
                     return (true, Some(GatewayEnd::Died));
                 }
             }
+        }
+        if let Source::Proxy(x) = p {
+            x.progress(w.now);
         }
         w.stats.cgi_stderr_bytes += p.drain_stderr();
         if !p.stdout_done() {
@@ -210,10 +255,16 @@ impl<T: Transport> Conn<T> {
                 match p {
                     Source::Program(_) => w.stats.cgi_died += 1,
                     Source::FastCgi(_) => w.stats.fastcgi_failures += 1,
+                    Source::Proxy(_) => {} // counted where it failed
                 }
                 (true, Some(GatewayEnd::Died))
             }
-            Some(Finished::Complete) => (true, Some(GatewayEnd::Complete)),
+            Some(Finished::Complete) => {
+                if let Source::Proxy(x) = p {
+                    w.stats.proxy_overlong += u64::from(x.overlong);
+                }
+                (true, Some(GatewayEnd::Complete))
+            }
         }
     }
 
@@ -234,5 +285,29 @@ impl<T: Transport> Conn<T> {
             let kill = !matches!(end, GatewayEnd::Complete | GatewayEnd::Died);
             g.retire_source(p, kill);
         }
+    }
+}
+
+/// A proxied request that failed, counted by kind; an address that refused or reset a new
+/// connection before answering is marked failed.
+fn count_proxy_failure(
+    x: &proxy::Exchange,
+    g: &mut crate::gateway::Gateways,
+    now: Instant,
+    stats: &mut crate::stats::ServerStats,
+) {
+    match x.failure {
+        Some(proxy::Failure::Refused) => stats.proxy_refused += 1,
+        Some(proxy::Failure::Reset) => stats.proxy_resets += 1,
+        Some(proxy::Failure::BadResponse) => stats.proxy_bad_responses += 1,
+        None => {}
+    }
+    let refused = matches!(
+        x.failure,
+        Some(proxy::Failure::Refused | proxy::Failure::Reset)
+    );
+    // A pooled connection failing says nothing of its address; a new one refused or reset does.
+    if refused && x.silent() && !x.reused {
+        g.proxy_failed(x, now);
     }
 }

@@ -139,8 +139,9 @@ const SPARE_BUFFERS: usize = 8;
 pub(crate) struct Pool {
     /// Per application: idle connections and their slots.
     idle: Vec<Vec<(Stream, usize)>>,
-    /// Idle connections kept per application (`fastcgi_pool`).
-    limit: usize,
+    /// Idle connections kept per application (`fastcgi_pool`), or per proxy upstream address
+    /// (its mount's `pool`): the proxy's connections share the pool's slots and token space.
+    limits: Vec<usize>,
     buffers: Vec<Buffers>,
     /// Every open connection's slot (its token is `slot | POOL_TOKEN`), idle or busy.
     slots: Vec<Slot>,
@@ -151,16 +152,24 @@ impl Pool {
     pub fn new(apps: usize, limit: usize) -> Pool {
         Pool {
             idle: (0..apps).map(|_| Vec::with_capacity(limit)).collect(),
-            limit,
+            limits: vec![limit; apps],
             buffers: Vec::new(),
             slots: Vec::new(),
             free_slots: Vec::new(),
         }
     }
 
-    /// Whether requests ask the application to keep their connection.
-    pub fn keeps(&self) -> bool {
-        self.limit > 0
+    /// A group of idle connections (a proxy upstream address) keeping at most `limit`; its
+    /// index, taken as an application's by the other calls.
+    pub fn add_group(&mut self, limit: usize) -> usize {
+        self.idle.push(Vec::with_capacity(limit));
+        self.limits.push(limit);
+        self.idle.len() - 1
+    }
+
+    /// Whether requests ask application `app` to keep their connection.
+    pub fn keeps(&self, app: usize) -> bool {
+        self.limits[app] > 0
     }
 
     /// An idle connection to `app` and its slot, if there is one, now serving the client
@@ -221,7 +230,7 @@ impl Pool {
     pub fn put(&mut self, app: usize, s: Stream, slot: usize) {
         let idle = &mut self.idle[app];
         let closed = matches!(self.slots[slot], Slot::Busy { closed: true, .. });
-        if idle.len() < self.limit && !closed {
+        if idle.len() < self.limits[app] && !closed {
             idle.push((s, slot));
             self.slots[slot] = Slot::Idle(app);
         } else {

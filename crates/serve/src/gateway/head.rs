@@ -51,13 +51,17 @@ pub enum HeadError {
 pub struct HeadReader {
     buf: Vec<u8>,
     max: usize,
+    /// `Location: /path` is a local redirect (a program's head); false for a proxied
+    /// response, whose `Location` is the upstream's and passes as it is.
+    local_redirects: bool,
 }
 
 impl HeadReader {
-    pub fn new(max: usize) -> HeadReader {
+    pub fn new(max: usize, local_redirects: bool) -> HeadReader {
         HeadReader {
             buf: Vec::new(),
             max,
+            local_redirects,
         }
     }
 
@@ -75,7 +79,7 @@ impl HeadReader {
         if len > self.max {
             return Err(HeadError::TooLarge);
         }
-        let parsed = parse(&self.buf[..len])?;
+        let parsed = parse(&self.buf[..len], self.local_redirects)?;
         let rest = self.buf.split_off(body_at);
         self.buf = Vec::new();
         Ok(Some((parsed, rest)))
@@ -110,8 +114,9 @@ fn surely_head(buf: &[u8]) -> usize {
     }
 }
 
-/// Parses the head's lines (`buf[..len]` from [`find_end`]).
-pub(crate) fn parse(head: &[u8]) -> Result<CgiHead, HeadError> {
+/// Parses the head's lines (`buf[..len]` from [`find_end`]); `local_redirects`: see
+/// [`HeadReader`].
+pub(crate) fn parse(head: &[u8], local_redirects: bool) -> Result<CgiHead, HeadError> {
     let mut out = CgiHead {
         status: 200,
         fields: Vec::with_capacity(head.len() + 16),
@@ -159,7 +164,7 @@ pub(crate) fn parse(head: &[u8]) -> Result<CgiHead, HeadError> {
             continue;
         }
         if name.eq_ignore_ascii_case(b"location") {
-            if value.first() == Some(&b'/') && !value.starts_with(b"//") {
+            if local_redirects && value.first() == Some(&b'/') && !value.starts_with(b"//") {
                 out.location = Some(Location::Local(value.to_vec()));
                 continue; // served here: never sent as a field
             }
@@ -230,7 +235,7 @@ mod tests {
 
     fn head(text: &[u8]) -> Result<CgiHead, HeadError> {
         let (len, _) = find_end(text).expect("complete");
-        parse(&text[..len])
+        parse(&text[..len], true)
     }
 
     #[test]
@@ -271,7 +276,7 @@ mod tests {
         let text = b"Content-Type: text/plain\r\n\r\nbody";
         let max = text.len() - b"\r\n\r\nbody".len() + 2; // the lines, the last CRLF included
         for cut in 0..=text.len() {
-            let mut r = HeadReader::new(max);
+            let mut r = HeadReader::new(max, true);
             let (head, body) = match r.feed(&text[..cut]).unwrap() {
                 Some((head, mut body)) => {
                     body.extend_from_slice(&text[cut..]);
@@ -286,8 +291,17 @@ mod tests {
             );
             assert_eq!(body, b"body", "cut at {cut}");
         }
-        let mut r = HeadReader::new(max - 1);
+        let mut r = HeadReader::new(max - 1, true);
         assert_eq!(r.feed(text), Err(HeadError::TooLarge));
+    }
+
+    #[test]
+    fn a_proxied_location_is_passed_not_followed() {
+        let text = b"Status: 301\r\nLocation: /elsewhere\r\n\r\n";
+        let (len, _) = find_end(text).unwrap();
+        let h = parse(&text[..len], false).unwrap();
+        assert_eq!((h.status, h.location), (301, Some(Location::Client)));
+        assert_eq!(h.fields, b"Location: /elsewhere\r\n");
     }
 
     #[test]

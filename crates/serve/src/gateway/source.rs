@@ -1,11 +1,11 @@
-//! Where a request's response comes from: a program's pipes (`program.rs`) or a FastCGI
-//! connection (`fcgi/exchange.rs`). The connection moves either through the same calls
+//! Where a request's response comes from: a program's pipes (`program.rs`), a FastCGI
+//! connection (`fcgi/exchange.rs`) or an upstream HTTP/1.1 connection (`proxy/exchange.rs`). The connection moves either through the same calls
 //! (`conn/gateway.rs`): request body in, response bytes out while the client keeps up, stderr
 //! to the log, and how it ended.
 
 use std::time::Instant;
 
-use super::{fcgi, Program};
+use super::{fcgi, proxy, Program};
 
 /// Where a request's response comes from: a program's pipes, or a FastCGI application's
 /// connection. Both give a CGI response (head, then body) read only while the client's
@@ -14,6 +14,7 @@ use super::{fcgi, Program};
 pub(crate) enum Source {
     Program(Program),
     FastCgi(Box<fcgi::Exchange>),
+    Proxy(Box<proxy::Exchange>),
 }
 
 /// How a source's part ended, once its output is done.
@@ -30,6 +31,7 @@ impl Source {
         match self {
             Source::Program(p) => p.deadline,
             Source::FastCgi(x) => x.deadline,
+            Source::Proxy(x) => x.deadline,
         }
     }
 
@@ -38,6 +40,7 @@ impl Source {
         match self {
             Source::Program(p) => p.output,
             Source::FastCgi(x) => x.output,
+            Source::Proxy(x) => x.output,
         }
     }
 
@@ -45,6 +48,7 @@ impl Source {
         match self {
             Source::Program(p) => p.write_stdin(data),
             Source::FastCgi(x) => x.write_stdin(data),
+            Source::Proxy(x) => x.write_stdin(data),
         }
     }
 
@@ -52,6 +56,7 @@ impl Source {
         match self {
             Source::Program(p) => p.close_stdin(),
             Source::FastCgi(x) => x.close_stdin(),
+            Source::Proxy(x) => x.close_stdin(),
         }
     }
 
@@ -59,14 +64,17 @@ impl Source {
         match self {
             Source::Program(p) => p.has_stdin(),
             Source::FastCgi(x) => x.has_stdin(),
+            Source::Proxy(x) => x.has_stdin(),
         }
     }
 
     /// Writes what the source has pending that no body byte waits for (FastCGI: the request's
     /// records when its body is empty or ended). A failure shows when the response is read.
     pub fn send_pending(&mut self) {
-        if let Source::FastCgi(x) = self {
-            let _ = x.send_pending();
+        match self {
+            Source::FastCgi(x) => drop(x.send_pending()),
+            Source::Proxy(x) => drop(x.send_pending()),
+            Source::Program(_) => {}
         }
     }
 
@@ -74,6 +82,7 @@ impl Source {
         match self {
             Source::Program(p) => p.read_stdout(buf),
             Source::FastCgi(x) => x.read_stdout(buf),
+            Source::Proxy(x) => x.read_stdout(buf),
         }
     }
 
@@ -81,6 +90,7 @@ impl Source {
         match self {
             Source::Program(p) => p.stdout_done(),
             Source::FastCgi(x) => x.stdout_done(),
+            Source::Proxy(x) => x.stdout_done(),
         }
     }
 
@@ -89,6 +99,7 @@ impl Source {
         match self {
             Source::Program(p) => p.drain_stderr(),
             Source::FastCgi(x) => x.take_stderr_bytes(),
+            Source::Proxy(_) => 0,
         }
     }
 
@@ -103,6 +114,9 @@ impl Source {
             Source::FastCgi(x) if !x.stdout_done() => None,
             Source::FastCgi(x) if x.completed() => Some(Finished::Complete),
             Source::FastCgi(_) => Some(Finished::Died),
+            Source::Proxy(x) if !x.stdout_done() => None,
+            Source::Proxy(x) if x.failure.is_none() => Some(Finished::Complete),
+            Source::Proxy(_) => Some(Finished::Died),
         }
     }
 }

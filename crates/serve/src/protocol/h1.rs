@@ -134,9 +134,9 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker) -> bool {
                     (_, Some(g)) => g.route(req.target, w.now),
                 };
                 let refused = match routed {
-                    Some(Route::Cgi(script)) => {
+                    Some(route @ (Route::Cgi(_) | Route::Proxy(_))) => {
                         let user = verdict.user();
-                        match start_gateway(&req, buf, &script, s.peer, user, w) {
+                        match start_gateway(&req, buf, &route, s.peer, user, w) {
                             Ok((mut x, launch)) => {
                                 let body_coming =
                                     req.chunked || req.content_length.is_some_and(|n| n > 0);
@@ -272,7 +272,7 @@ fn queue_body(body: Body, segs: &mut VecDeque<Seg>) -> u64 {
 fn start_gateway(
     req: &Request<'_>,
     buf: &[u8],
-    script: &cgi::Script,
+    route: &Route,
     peer: std::net::SocketAddr,
     user: Option<&[u8]>,
     w: &mut Worker,
@@ -280,7 +280,10 @@ fn start_gateway(
     let Some(g) = w.gateways.as_mut() else {
         return Err(500);
     };
-    w.stats.count_gateway_request(script.app.is_some());
+    match route {
+        Route::Cgi(script) => w.stats.count_gateway_request(script.app.is_some()),
+        _ => w.stats.proxy_requests += 1,
+    }
     if !req.chunked && req.content_length.is_some_and(|n| n > w.max_body) {
         return Err(413);
     }
@@ -289,12 +292,13 @@ fn start_gateway(
         return Err(503);
     }
     let head = &buf[..req.head_len];
-    let mut launch = cgi::launch(script, req, cgi::asked_h1(req, head), peer, g);
+    let mut launch = g.launch(route, req, cgi::asked_h1(req, head), peer);
     if let Some(user) = user {
         cgi::set_user(&mut launch, user);
     }
     let max_head = w.limits.max_head_bytes;
-    let x = gateway::Exchange::new(req, first_line(head), user, max_head);
+    let proxied = matches!(route, Route::Proxy(_));
+    let x = gateway::Exchange::new(req, first_line(head), user, max_head, proxied);
     Ok((Box::new(x), launch))
 }
 

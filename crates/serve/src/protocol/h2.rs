@@ -422,11 +422,18 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
                         }
                         // A program is told the body's length up front (RFC 3875 4.1.2): one
                         // that does not say it is answered once it is whole (`answer`).
-                        Some(Route::Cgi(_)) if !st.ended && st.content_length.is_none() => {
+                        Some(Route::Cgi(_) | Route::Proxy(_))
+                            if !st.ended && st.content_length.is_none() =>
+                        {
                             return Err(None);
                         }
-                        Some(Route::Cgi(script)) => {
-                            w.stats.count_gateway_request(script.app.is_some());
+                        Some(route @ (Route::Cgi(_) | Route::Proxy(_))) => {
+                            match &route {
+                                Route::Cgi(script) => {
+                                    w.stats.count_gateway_request(script.app.is_some())
+                                }
+                                _ => w.stats.proxy_requests += 1,
+                            }
                             match w.gateways.as_mut() {
                                 None => w.responder.error(500, &w.date, false, out),
                                 Some(g) if !g.reserve() => {
@@ -448,7 +455,7 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
                                             .or((st.ended && st.body_in > 0).then_some(st.body_in)),
                                         fields,
                                     };
-                                    let mut launch = cgi::launch(&script, r, asked, peer, g);
+                                    let mut launch = g.launch(&route, r, asked, peer);
                                     if let Some(user) = verdict.user() {
                                         cgi::set_user(&mut launch, user);
                                     }
@@ -457,6 +464,7 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
                                         method,
                                         verdict.user(),
                                         limits.max_head_bytes,
+                                        matches!(route, Route::Proxy(_)),
                                     );
                                     return Err(Some((Box::new(x), launch)));
                                 }

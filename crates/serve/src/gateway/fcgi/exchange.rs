@@ -30,8 +30,12 @@ const INPUT: usize = 16 * 1024;
 /// read from the application.
 #[derive(Debug)]
 pub(crate) struct Buffers {
-    out: Vec<u8>,
-    input: Box<[u8]>,
+    pub(crate) out: Vec<u8>,
+    pub(crate) input: Box<[u8]>,
+    /// A proxied response's head as it arrives, and the CGI head made of it (`gateway/proxy`;
+    /// empty, unallocated, for FastCGI).
+    pub(crate) head: Vec<u8>,
+    pub(crate) cgi: Vec<u8>,
 }
 
 impl Buffers {
@@ -39,6 +43,8 @@ impl Buffers {
         Buffers {
             out: Vec::with_capacity(4096),
             input: vec![0; INPUT].into_boxed_slice(),
+            head: Vec::new(),
+            cgi: Vec::new(),
         }
     }
 }
@@ -109,6 +115,8 @@ pub(crate) struct Exchange {
     stderr_lines: u32,
     /// The application, for the error log.
     name: Rc<str>,
+    /// The buffers a proxied request uses, carried back to the pool untouched.
+    spare: [Vec<u8>; 2],
 }
 
 impl Exchange {
@@ -128,7 +136,12 @@ impl Exchange {
             }
         }
         let mut encoder = Encoder::default();
-        let Buffers { mut out, input } = up.buffers;
+        let Buffers {
+            mut out,
+            input,
+            head,
+            cgi,
+        } = up.buffers;
         encoder.begin(&mut out, up.keep_conn);
         for (k, v) in &launch.env {
             encoder.param(&mut out, k.as_bytes(), OsStr::as_bytes(v));
@@ -163,6 +176,7 @@ impl Exchange {
             stderr_line: Vec::new(),
             stderr_lines: 0,
             name: up.name,
+            spare: [head, cgi],
         })
     }
 
@@ -345,9 +359,12 @@ impl Exchange {
             && !self.stdin_open;
         let mut out = self.out;
         out.clear();
+        let [head, cgi] = self.spare;
         let buffers = Buffers {
             out,
             input: self.input,
+            head,
+            cgi,
         };
         (clean.then_some((self.app, self.stream)), buffers)
     }

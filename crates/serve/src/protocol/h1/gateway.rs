@@ -83,6 +83,7 @@ impl Exchange {
         request_line: &[u8],
         user: Option<&[u8]>,
         max_head: usize,
+        proxied: bool,
     ) -> Exchange {
         Exchange {
             body_left: if req.chunked {
@@ -97,7 +98,8 @@ impl Exchange {
             is_head: req.method == Method::Head,
             close: !req.keep_alive,
             out: Out::Head,
-            head: HeadReader::new(max_head),
+            // A proxied response's `Location` is the upstream's to give, not a local redirect.
+            head: HeadReader::new(max_head, !proxied),
             rec: Record::new(req, request_line.to_vec(), user),
         }
     }
@@ -366,7 +368,8 @@ fn push_head(x: &mut Exchange, h: &CgiHead, w: &Worker, out: &mut Vec<u8>) {
         out.extend_from_slice(b"\r\n");
         Out::Body {
             chunked: false,
-            left: Some(n),
+            // A HEAD's response says the length of the body it does not carry.
+            left: Some(if x.is_head { 0 } else { n }),
         }
     } else if x.version == Version::Http11 {
         out.extend_from_slice(b"Transfer-Encoding: chunked\r\n");

@@ -55,6 +55,7 @@ impl Exchange {
         method: &[u8],
         user: Option<&[u8]>,
         max_head: usize,
+        proxied: bool,
     ) -> Exchange {
         let mut log_line = method.to_vec();
         log_line.push(b' ');
@@ -62,7 +63,8 @@ impl Exchange {
         log_line.extend_from_slice(b" HTTP/2.0");
         Exchange {
             state: State::Head,
-            head: HeadReader::new(max_head),
+            // A proxied response's `Location` is the upstream's to give, not a local redirect.
+            head: HeadReader::new(max_head, !proxied),
             buf: Vec::new(),
             start: 0,
             eof: false,

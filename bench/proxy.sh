@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# Reverse proxy: flint serve against nginx and h2o, one 1 KiB response from a fast upstream.
+#
+# The upstream is flint serve itself (--threads 1, serving a 1 KiB file), pinned to APP_CPU, one
+# instance per proxy (so the proxies' kept connections do not share one upstream's loop). The
+# proxies, each one process or thread pinned to SERVER_CPU, pass /up/1k.bin to it, keep-alive
+# both sides:
+#   flint serve --threads 1 --proxy /up/=http://127.0.0.1:PORT (its default pool: 32 idle
+#               connections per address and thread)
+#   nginx       proxy_pass to an upstream with `keepalive 32`, `proxy_http_version 1.1`,
+#               `proxy_set_header Connection ""`
+#   h2o         num-threads 1, proxy.reverse.url (h2o keeps upstream connections by default)
+# wrk (-t1, CONNS keep-alive connections) runs pinned to CLIENT_CPU with the upstreams. The
+# servers take turns (A B C A B C ...) for ROUNDS rounds of DUR; reported per server: medians
+# (min-max) of requests/s, the proxy's CPU per request (its own process, the upstream's apart),
+# the upstream's, how busy the proxy's core was, and flint over each peer; then, with
+# SYSCALLS=strace, each proxy once more under strace -c -f for SYS_DUR: syscalls per request.
+#
+# Environment: DUR (10s), ROUNDS (3), CONNS (40), SERVERS ("flint nginx h2o"; h2o left out with
+# a note when not installed), APP_CPU (CLIENT_CPU), SYSCALLS (strace | none), SYS_DUR (3s),
+# FLINT, SERVER_CPU, CLIENT_CPU. Needs wrk, curl, strace (scripts/install-peers.sh).
+set -euo pipefail
+# shellcheck source=lib.sh source-path=SCRIPTDIR
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+DUR=${DUR:-10s}
+ROUNDS=${ROUNDS:-3}
+CONNS=${CONNS:-40}
+SERVERS=${SERVERS:-flint nginx h2o}
+APP_CPU=${APP_CPU:-$CLIENT_CPU}
+SYSCALLS=${SYSCALLS:-strace}
+SYS_DUR=${SYS_DUR:-3s}
+
+for d in "$DUR" "$SYS_DUR"; do seconds "$d" >/dev/null; done
+[[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || die "ROUNDS must be a positive number"
+[[ $CONNS =~ ^[1-9][0-9]*$ ]] || die "CONNS must be a positive number"
+[[ $APP_CPU =~ ^[0-9]+$ ]] || die "APP_CPU must be a CPU number"
+[[ $APP_CPU != "$SERVER_CPU" ]] || die "APP_CPU must differ from SERVER_CPU"
+need_flint
+servers=""
+for s in $SERVERS; do
+    case $s in
+    flint) ;;
+    nginx) need "$NGINX" ;;
+    h2o) if ! command -v h2o >/dev/null 2>&1; then
+        note "h2o is not installed: left out (scripts/install-peers.sh installs it)"
+        continue
+    fi ;;
+    *) die "unknown server '$s' in SERVERS (flint, nginx, h2o)" ;;
+    esac
+    servers+=" $s"
+done
+[[ " $servers " == *" flint "* ]] || die "SERVERS must include flint: every ratio is flint's"
+case $SYSCALLS in
+strace) need strace ;;
+none) ;;
+*) die "SYSCALLS: strace or none" ;;
+esac
+need wrk curl
+bench_init
+taskset -c "$APP_CPU" true 2>/dev/null || die "cannot pin to CPU $APP_CPU (APP_CPU)"
+
+records="$WORK/records.jsonl"
+docs="$WORK/docs"
+mkdir -p "$docs/up"
+head -c 1024 /dev/zero | tr '\0' x >"$docs/up/1k.bin"
+chmod -R a+rX "$WORK"
+
+declare -A PID PORT APP_PID APP_PORT
+# start_upstream NAME: flint serve over $docs on APP_CPU.
+start_upstream() {
+    local name=$1 port
+    port=$(free_port)
+    taskset -c "$APP_CPU" "$FLINT" serve "$docs" --listen "127.0.0.1:$port" --threads 1 \
+        >"$WORK/up-$name.log" 2>&1 &
+    APP_PID[$name]=$!
+    APP_PORT[$name]=$port
+    STARTED+=("$!")
+    "${MEASURE[@]}" wait-port --port "$port" --pid "$!" --timeout 15 ||
+        die "the upstream for $name did not start (see $WORK/up-$name.log)"
+}
+
+start_flint_proxy() {
+    PORT[flint]=$(free_port)
+    start_pinned flint-serve "${PORT[flint]}" "$FLINT" serve "$docs" \
+        --listen "127.0.0.1:${PORT[flint]}" --threads 1 \
+        --proxy "/up/=http://127.0.0.1:${APP_PORT[flint]}"
+    PID[flint]=$LAST_PID
+}
+
+start_nginx_proxy() {
+    local dir="$WORK/nginx"
+    PORT[nginx]=$(free_port)
+    mkdir -p "$dir"
+    cat >"$dir/nginx.conf" <<EOF
+daemon off;
+master_process off;
+worker_processes 1;
+worker_rlimit_nofile 8192;
+pid $dir/nginx.pid;
+error_log $dir/error.log warn;
+events { worker_connections 4096; }
+http {
+    access_log off;
+    keepalive_requests 1000000;
+    keepalive_timeout 65s;
+    client_body_temp_path $dir/client_body;
+    proxy_temp_path $dir/proxy;
+    fastcgi_temp_path $dir/fastcgi;
+    uwsgi_temp_path $dir/uwsgi;
+    scgi_temp_path $dir/scgi;
+    upstream up { server 127.0.0.1:${APP_PORT[nginx]}; keepalive 32; keepalive_requests 1000000; }
+    server {
+        listen 127.0.0.1:${PORT[nginx]};
+        location /up/ {
+            proxy_pass http://up;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+        }
+    }
+}
+EOF
+    start_pinned nginx "${PORT[nginx]}" "$NGINX" -p "$dir" -e "$dir/error.log" -c "$dir/nginx.conf"
+    PID[nginx]=$LAST_PID
+}
+
+start_h2o_proxy() {
+    local dir="$WORK/h2o"
+    PORT[h2o]=$(free_port)
+    mkdir -p "$dir"
+    cat >"$dir/h2o.conf" <<EOF
+num-threads: 1
+error-log: $dir/error.log
+listen:
+  host: 127.0.0.1
+  port: ${PORT[h2o]}
+hosts:
+  default:
+    paths:
+      /up/:
+        proxy.reverse.url: http://127.0.0.1:${APP_PORT[h2o]}/up/
+EOF
+    start_pinned h2o "${PORT[h2o]}" h2o -c "$dir/h2o.conf"
+    PID[h2o]=$LAST_PID
+}
+
+for s in $servers; do
+    start_upstream "$s"
+    "start_${s}_proxy"
+done
+
+# check SERVER: a 200 of exactly 1024 bytes through it (a wrong setup fails here).
+check() {
+    local url="http://127.0.0.1:${PORT[$1]}/up/1k.bin" got
+    got=$(curl -s -m 30 -o /dev/null -w '%{http_code} %{size_download}' "$url" || true)
+    [[ $got == "200 1024" ]] || die "$1 answered '$got' (status, bytes), not '200 1024', to $url"
+}
+
+# measure SERVER DUR PURPOSE ROUND: one wrk run, recorded.
+measure() {
+    local s=$1 dur=$2 purpose=$3 round=$4 sys=none
+    [[ $purpose == syscalls ]] && sys=$SYSCALLS
+    "${MEASURE[@]}" run --out "$records" --log "$WORK/load.log" --parse wrk \
+        --launcher "$RUSAGE_BIN" --cpu "$CLIENT_CPU" --server-pid "${PID[$s]}" \
+        --app-pid "${APP_PID[$s]}" --syscalls "$sys" --timeout $(($(seconds "$dur") + 60)) \
+        --label "app=upstream" --label "server=$s" --label "purpose=$purpose" \
+        --label "round=$round" \
+        --label "title=flint serve upstream (app CPU), 1 KiB, $CONNS connections" -- \
+        wrk -t1 -c "$CONNS" -d "$dur" "http://127.0.0.1:${PORT[$s]}/up/1k.bin"
+}
+
+echo "== reverse proxy: $servers; $DUR x $ROUNDS rounds; syscalls: $SYSCALLS"
+describe
+echo "h2o:     $(h2o --version 2>&1 | head -1 || echo none)"
+echo "upstreams (flint serve) on CPU $APP_CPU (with the load generator)"
+for s in $servers; do check "$s"; done
+note "warm-up"
+for s in $servers; do measure "$s" 2s warm 0; done
+for ((round = 1; round <= ROUNDS; round++)); do
+    for s in $servers; do measure "$s" "$DUR" timed "$round"; done
+done
+if [[ $SYSCALLS != none ]]; then
+    for s in $servers; do measure "$s" "$SYS_DUR" syscalls 0; done
+fi
+
+# The same table and ratios as bench/fastcgi.sh's ("app" is the upstream).
+"${MEASURE[@]}" summary-fastcgi "$records"

@@ -1,0 +1,161 @@
+//! Reverse-proxy mounts: `--proxy PREFIX=http://HOST:PORT` and `[[proxy]]` tables.
+
+use std::net::{SocketAddr, ToSocketAddrs};
+
+/// Targets under `prefix` are sent, path unchanged, to one of `upstreams` (round robin).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProxyMount {
+    /// The URL prefix, normalised as a CGI mount's (`/api`).
+    #[serde(deserialize_with = "prefix_from_toml")]
+    pub prefix: String,
+    /// `http://HOST:PORT` each, resolved at start.
+    #[serde(deserialize_with = "upstreams_from_toml")]
+    pub upstreams: Vec<Upstream>,
+    /// A new connection must be established within this, ms.
+    #[serde(default = "default_connect_timeout")]
+    pub connect_timeout_ms: u64,
+    /// The response's first byte must come within this of the request's last, ms.
+    #[serde(default = "default_first_byte_timeout")]
+    pub first_byte_timeout_ms: u64,
+    /// Longest gap between two reads or writes of an exchange under way, ms (a client that
+    /// reads nothing stops the reads too: it bounds that wait as well).
+    #[serde(default = "default_idle_timeout")]
+    pub idle_timeout_ms: u64,
+    /// Idle connections kept per upstream address and per thread; 0 closes each after its
+    /// response.
+    #[serde(default = "default_pool")]
+    pub pool: usize,
+    /// An address that refused, reset or timed out before answering is skipped this long, ms.
+    #[serde(default = "default_fail_timeout")]
+    pub fail_timeout_ms: u64,
+}
+
+/// One upstream address, as written and as resolved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Upstream {
+    pub name: String,
+    pub addr: SocketAddr,
+}
+
+fn default_connect_timeout() -> u64 {
+    5_000
+}
+fn default_first_byte_timeout() -> u64 {
+    60_000
+}
+fn default_idle_timeout() -> u64 {
+    60_000
+}
+fn default_pool() -> usize {
+    32
+}
+fn default_fail_timeout() -> u64 {
+    10_000
+}
+
+/// `http://HOST:PORT` (the port defaulting to 80, no path: the client's is passed unchanged).
+pub fn parse_upstream(text: &str) -> Result<Upstream, String> {
+    let Some(rest) = text.strip_prefix("http://") else {
+        return Err(format!(
+            "`{text}`: an upstream is http://HOST:PORT (https:// and unix: are not supported)"
+        ));
+    };
+    let hostport = rest.strip_suffix('/').unwrap_or(rest);
+    if hostport.is_empty() || hostport.contains('/') {
+        return Err(format!(
+            "`{text}`: an upstream has no path (the request's path is passed unchanged)"
+        ));
+    }
+    let with_port = if hostport.ends_with(']') || !hostport.contains(':') {
+        format!("{hostport}:80")
+    } else {
+        hostport.to_string()
+    };
+    let found = with_port.to_socket_addrs().ok().and_then(|mut a| a.next());
+    match found {
+        Some(addr) => Ok(Upstream {
+            name: hostport.to_string(),
+            addr,
+        }),
+        None => Err(format!("`{text}`: cannot resolve the upstream's address")),
+    }
+}
+
+fn prefix_from_toml<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let text = <String as serde::Deserialize>::deserialize(d)?;
+    super::parse_auth_prefix(&text).map_err(serde::de::Error::custom)
+}
+
+fn upstreams_from_toml<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Upstream>, D::Error> {
+    let texts = <Vec<String> as serde::Deserialize>::deserialize(d)?;
+    if texts.is_empty() {
+        return Err(serde::de::Error::custom("`upstreams` is empty"));
+    }
+    (texts.iter())
+        .map(|t| parse_upstream(t).map_err(serde::de::Error::custom))
+        .collect()
+}
+
+impl std::str::FromStr for ProxyMount {
+    type Err = String;
+
+    /// `PREFIX=http://HOST:PORT`: `/api/=http://127.0.0.1:8080`, with the default timeouts.
+    fn from_str(text: &str) -> Result<ProxyMount, String> {
+        let Some((prefix, upstream)) = text.split_once('=') else {
+            return Err(format!(
+                "`{text}`: expected PREFIX=URL (`/api/=http://127.0.0.1:8080`)"
+            ));
+        };
+        Ok(ProxyMount {
+            prefix: super::parse_auth_prefix(prefix)?,
+            upstreams: vec![parse_upstream(upstream)?],
+            connect_timeout_ms: default_connect_timeout(),
+            first_byte_timeout_ms: default_first_byte_timeout(),
+            idle_timeout_ms: default_idle_timeout(),
+            pool: default_pool(),
+            fail_timeout_ms: default_fail_timeout(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flag_names_a_prefix_and_one_upstream() {
+        let m: ProxyMount = "/api/=http://127.0.0.1:8080".parse().unwrap();
+        assert_eq!(m.prefix, "/api");
+        assert_eq!(m.upstreams[0].addr, "127.0.0.1:8080".parse().unwrap());
+        let m: ProxyMount = "/=http://127.0.0.1".parse().unwrap();
+        assert_eq!((m.prefix.as_str(), m.upstreams[0].addr.port()), ("/", 80));
+        for bad in [
+            "/api/",
+            "api/=http://127.0.0.1:1",
+            "/api/=https://127.0.0.1:1",
+            "/api/=http://127.0.0.1:1/base/",
+            "/api/=unix:/run/x.sock",
+            "/a/../b=http://127.0.0.1:1",
+        ] {
+            assert!(bad.parse::<ProxyMount>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_table_takes_several_upstreams_and_its_timeouts() {
+        let text = "[[proxy]]\nprefix = \"/api/\"\nupstreams = [\"http://127.0.0.1:1\", \"http://[::1]:2\"]\nidle_timeout_ms = 5\npool = 3\n";
+        let c: crate::config::Config = toml::from_str(text).unwrap();
+        let m = &c.proxy[0];
+        assert_eq!((m.upstreams.len(), m.idle_timeout_ms, m.pool), (2, 5, 3));
+        assert_eq!(m.connect_timeout_ms, 5_000);
+        assert!(toml::from_str::<crate::config::Config>(
+            "[[proxy]]\nprefix = \"/a\"\nupstreams = []\n"
+        )
+        .is_err());
+        assert!(toml::from_str::<crate::config::Config>(
+            "[[proxy]]\nprefix = \"/a\"\nupstreams = [\"http://127.0.0.1:1\"]\npool_size = 1\n"
+        )
+        .is_err());
+    }
+}

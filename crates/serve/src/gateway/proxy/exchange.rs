@@ -1,0 +1,511 @@
+//! One proxied request on one upstream connection, moved by the client connection's driver as a
+//! FastCGI request is (`conn/gateway.rs`): the head (and the first body bytes) out in one write,
+//! the rest of the body as the upstream takes it (one chunk buffered at most), the response read
+//! only while the client's response has room (a slow client slows the upstream read: what the
+//! server holds is bounded by the output window and one read buffer), its head parsed by
+//! `wire` (`parse_response_head`) and its body followed by `wire`'s `BodyDecoder` (length,
+//! chunked, or the close), handed out decoded, as a program's CGI output.
+//!
+//! The upstream's 1xx heads are skipped; a 101 (a protocol switch this proxy does not carry)
+//! fails the request (502). Trailers are dropped. A body longer than its length, a malformed
+//! head or chunk, or a connection that ends early marks the connection broken: it is closed,
+//! never pooled, so nothing of it reaches another client.
+
+use std::io::{self, Read, Write};
+use std::rc::Rc;
+use std::time::Instant;
+
+use mio::Registry;
+use wire::{BodyDecoder, Framing};
+
+use super::{Forward, Timeouts};
+use crate::gateway::fcgi::{Buffers, Stream};
+
+/// Request body bytes buffered at once beyond what the socket took.
+const BODY_CHUNK: usize = 32 * 1024;
+
+/// Why an exchange failed, counted by kind in the stats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Failure {
+    /// The connection was refused (nothing reached the upstream).
+    Refused,
+    /// Reset, or closed before the response's end.
+    Reset,
+    /// A malformed or oversized head, a 101, a malformed chunk.
+    BadResponse,
+}
+
+/// The connection a request starts on, and what goes with it.
+#[derive(Debug)]
+pub(crate) struct Upstream {
+    pub stream: Stream,
+    pub slot: usize,
+    pub addr: usize,
+    pub group: usize,
+    pub reused: bool,
+    pub name: Rc<str>,
+    pub buffers: Buffers,
+    pub timeouts: Timeouts,
+    pub max_head: usize,
+}
+
+#[derive(Debug)]
+enum State {
+    Head,
+    Body(BodyDecoder),
+    Done,
+}
+
+/// One request under way.
+#[derive(Debug)]
+pub(crate) struct Exchange {
+    stream: Stream,
+    pub slot: usize,
+    pub addr: usize,
+    pub group: usize,
+    pub mount: usize,
+    /// The head and body bytes not yet written, from `sent`; kept whole while `replayable`.
+    out: Vec<u8>,
+    sent: usize,
+    /// The head and first body bytes wait for the first write.
+    first: bool,
+    /// Request body bytes still to be taken from the client.
+    body_left: u64,
+    /// A byte of the request reached the socket.
+    sent_any: bool,
+    /// A byte of the response came back.
+    received: bool,
+    /// No body and an idempotent method: `out` keeps the whole request to send again.
+    replayable: bool,
+    /// Sent again once already.
+    pub retried: bool,
+    /// The connection came from the pool.
+    pub reused: bool,
+    connected: bool,
+    is_head: bool,
+    state: State,
+    /// The response head as it arrives (its bytes up to the empty line).
+    head: Vec<u8>,
+    max_head: usize,
+    /// The CGI head made of it, handed out before the body.
+    cgi: Vec<u8>,
+    cgi_at: usize,
+    input: Box<[u8]>,
+    in_pos: usize,
+    in_end: usize,
+    /// The upstream lets the connection carry another request.
+    keep_alive: bool,
+    pub failure: Option<Failure>,
+    /// The upstream sent bytes past its response's end: the response is passed as its length
+    /// says, the rest dropped with the connection.
+    pub overlong: bool,
+    /// Something moved since the deadline was set.
+    moved: bool,
+    /// The request's last byte was written by the last write: no answer can be read yet.
+    just_sent: bool,
+    pub deadline: Instant,
+    timeouts: Timeouts,
+    /// Bytes of response (the CGI head and the decoded body) handed out.
+    pub output: u64,
+    pub name: Rc<str>,
+}
+
+impl Exchange {
+    /// Starts `fwd` (its head ended with `body`'s length) on a connection.
+    pub fn start(
+        mut fwd: Forward,
+        body: u64,
+        mut up: Upstream,
+        registry: &Registry,
+        now: Instant,
+    ) -> Result<Exchange, (io::Error, Buffers)> {
+        if !up.reused {
+            if let Err(e) = up.stream.register(registry, up.slot) {
+                return Err((e, up.buffers));
+            }
+        }
+        fwd.finish(body);
+        let Buffers {
+            mut out,
+            input,
+            mut head,
+            mut cgi,
+        } = up.buffers;
+        out.clear();
+        head.clear();
+        cgi.clear();
+        out.extend_from_slice(&fwd.head);
+        let connect = if up.reused {
+            up.timeouts.idle
+        } else {
+            up.timeouts.connect
+        };
+        Ok(Exchange {
+            stream: up.stream,
+            slot: up.slot,
+            addr: up.addr,
+            group: up.group,
+            mount: fwd.mount,
+            out,
+            sent: 0,
+            first: true,
+            body_left: body,
+            sent_any: false,
+            received: false,
+            replayable: body == 0 && fwd.idempotent,
+            retried: false,
+            reused: up.reused,
+            connected: up.reused,
+            is_head: fwd.is_head,
+            state: State::Head,
+            head,
+            max_head: up.max_head,
+            cgi,
+            cgi_at: 0,
+            input,
+            in_pos: 0,
+            in_end: 0,
+            keep_alive: false,
+            failure: None,
+            overlong: false,
+            moved: false,
+            just_sent: false,
+            deadline: now + connect,
+            timeouts: up.timeouts,
+            output: 0,
+            name: up.name,
+        })
+    }
+
+    /// Writes what is pending; `Ok` when all is written or the socket is full.
+    pub fn send_pending(&mut self) -> io::Result<()> {
+        if self.failure.is_some() {
+            return Err(io::Error::other("the upstream connection failed"));
+        }
+        self.first = false;
+        while self.sent < self.out.len() {
+            match self.stream.write(&self.out[self.sent..]) {
+                Ok(0) => return Err(self.fail(io::ErrorKind::WriteZero.into(), Failure::Reset)),
+                Ok(n) => {
+                    self.sent += n;
+                    self.sent_any = true;
+                    self.connected = true;
+                    self.moved = true;
+                    self.just_sent = self.sent == self.out.len() && self.body_left == 0;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    let kind = match e.kind() {
+                        io::ErrorKind::ConnectionRefused => Failure::Refused,
+                        _ => Failure::Reset,
+                    };
+                    return Err(self.fail(e, kind));
+                }
+            }
+        }
+        if !self.replayable {
+            self.out.clear();
+            self.sent = 0;
+        }
+        Ok(())
+    }
+
+    /// Request body bytes; returns how many were taken (`WouldBlock` while the previous chunk
+    /// is not written).
+    pub fn write_stdin(&mut self, data: &[u8]) -> io::Result<usize> {
+        if self.body_left == 0 {
+            return Ok(0);
+        }
+        if !self.first {
+            self.send_pending()?;
+            if self.sent < self.out.len() {
+                return Err(io::ErrorKind::WouldBlock.into());
+            }
+        }
+        let take = data.len().min(BODY_CHUNK).min(self.body_left as usize);
+        self.out.extend_from_slice(&data[..take]);
+        self.body_left -= take as u64;
+        self.send_pending()?;
+        Ok(take)
+    }
+
+    /// The client's body is over: one that fell short of its length leaves the upstream
+    /// waiting for the rest, so the connection is not reused.
+    pub fn close_stdin(&mut self) {
+        if self.body_left > 0 {
+            self.body_left = 0;
+            self.keep_alive = false;
+            self.failure.get_or_insert(Failure::Reset);
+        }
+    }
+
+    pub fn has_stdin(&self) -> bool {
+        self.body_left > 0 && self.failure.is_none()
+    }
+
+    /// Reads the response into `buf`: the CGI head, then the body decoded; `Ok(0)` at its end.
+    pub fn read_stdout(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.failure.is_some() {
+            return Err(io::Error::other("the upstream connection failed"));
+        }
+        self.send_pending()?;
+        if std::mem::take(&mut self.just_sent) && !self.received {
+            // The request has only just left: its answer cannot be here yet, and its arrival
+            // is an event of the connection (edge-triggered epoll reports every arrival), so
+            // the read that would find nothing is not made.
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
+        loop {
+            if self.cgi_at < self.cgi.len() {
+                let n = (self.cgi.len() - self.cgi_at).min(buf.len());
+                buf[..n].copy_from_slice(&self.cgi[self.cgi_at..self.cgi_at + n]);
+                self.cgi_at += n;
+                self.output += n as u64;
+                return Ok(n);
+            }
+            if let State::Done = self.state {
+                return Ok(0);
+            }
+            if self.in_pos < self.in_end {
+                let n = self.decode(buf)?;
+                if n > 0 || matches!(self.state, State::Done) {
+                    self.output += n as u64;
+                    return Ok(n);
+                }
+                continue;
+            }
+            self.in_pos = 0;
+            self.in_end = 0;
+            match self.stream.read(&mut self.input) {
+                Ok(0) => return self.eof(),
+                Ok(n) => {
+                    self.received = true;
+                    self.replayable = false;
+                    self.moved = true;
+                    if let State::Head = self.state {
+                        self.head.extend_from_slice(&self.input[..n]);
+                        self.parse_head()?;
+                    } else {
+                        self.in_end = n;
+                    }
+                }
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+                    ) =>
+                {
+                    return Err(e)
+                }
+                Err(e) => {
+                    let kind = match e.kind() {
+                        io::ErrorKind::ConnectionRefused => Failure::Refused,
+                        _ => Failure::Reset,
+                    };
+                    return Err(self.fail(e, kind));
+                }
+            }
+        }
+    }
+
+    /// The head gathered so far: skips 1xx heads; once the final head is whole, its CGI head
+    /// is made and the bytes after it go to the body.
+    fn parse_head(&mut self) -> io::Result<()> {
+        loop {
+            let parsed = match wire::parse_response_head(&self.head, self.is_head) {
+                Ok(Some(h)) => h,
+                Ok(None) if self.head.len() > self.max_head => {
+                    let e = io::Error::other("response head over max_header_bytes");
+                    return Err(self.fail(e, Failure::BadResponse));
+                }
+                Ok(None) => return Ok(()),
+                Err(e) => {
+                    let e = io::Error::new(io::ErrorKind::InvalidData, e);
+                    return Err(self.fail(e, Failure::BadResponse));
+                }
+            };
+            if parsed.head_len > self.max_head {
+                let e = io::Error::other("response head over max_header_bytes");
+                return Err(self.fail(e, Failure::BadResponse));
+            }
+            if parsed.status == 101 {
+                let e = io::Error::other("101 Switching Protocols: upgrades are not proxied");
+                return Err(self.fail(e, Failure::BadResponse));
+            }
+            if (100..200).contains(&parsed.status) {
+                self.head.drain(..parsed.head_len);
+                continue;
+            }
+            super::response::cgi_head(&self.head[..parsed.head_len], parsed.status, &mut self.cgi);
+            self.keep_alive = parsed.keep_alive;
+            let rest = self.head.len() - parsed.head_len;
+            // The rest came in the last read, which filled at most the input buffer.
+            self.input[..rest].copy_from_slice(&self.head[parsed.head_len..]);
+            self.in_pos = 0;
+            self.in_end = rest;
+            self.head.clear();
+            self.state = match parsed.framing {
+                Framing::Empty | Framing::Length(0) => State::Done,
+                framing => State::Body(BodyDecoder::new(framing)),
+            };
+            if let (State::Done, true) = (&self.state, rest > 0) {
+                self.overlong();
+            }
+            return Ok(());
+        }
+    }
+
+    /// Body bytes of the input decoded into `buf`; how many.
+    fn decode(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let State::Body(decoder) = &mut self.state else {
+            return Ok(0);
+        };
+        let end = self.in_end.min(self.in_pos + buf.len());
+        let mut n = 0;
+        let fed = decoder.feed_payload(&self.input[self.in_pos..end], |p| {
+            buf[n..n + p.len()].copy_from_slice(p);
+            n += p.len();
+        });
+        match fed {
+            Ok(progress) => {
+                self.in_pos += progress.consumed;
+                if progress.done {
+                    self.state = State::Done;
+                    if self.in_pos < self.in_end {
+                        self.overlong();
+                    }
+                }
+                Ok(n)
+            }
+            Err(e) => {
+                let e = io::Error::new(io::ErrorKind::InvalidData, e);
+                Err(self.fail(e, Failure::BadResponse))
+            }
+        }
+    }
+
+    /// The upstream closed: the end of a close-delimited body, else a failure.
+    fn eof(&mut self) -> io::Result<usize> {
+        self.keep_alive = false;
+        let short = match &self.state {
+            State::Body(d) => d.eof().is_err(),
+            State::Head => true,
+            State::Done => false,
+        };
+        if short {
+            let e = io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                match self.state {
+                    State::Head => "the upstream closed the connection before its response head",
+                    _ => "the upstream closed the connection before the end of the body",
+                },
+            );
+            return Err(self.fail(e, Failure::Reset));
+        }
+        self.state = State::Done;
+        Ok(0)
+    }
+
+    /// Bytes past the body's end: the response is whole, the rest is dropped with the
+    /// connection (never read as another response).
+    fn overlong(&mut self) {
+        self.overlong = true;
+        self.keep_alive = false;
+        self.in_pos = self.in_end;
+        let _ = writeln!(
+            io::stderr(),
+            "flint serve: proxy {}: more bytes than the response's length (the connection is closed)",
+            self.name
+        );
+    }
+
+    pub fn stdout_done(&self) -> bool {
+        matches!(self.state, State::Done) && self.cgi_at == self.cgi.len()
+    }
+
+    /// The deadline for what the exchange waits for now, moved when something moved: the
+    /// connection, the response's first byte once the request is out, else the idle gap.
+    pub fn progress(&mut self, now: Instant) {
+        if !std::mem::take(&mut self.moved) {
+            return;
+        }
+        let wait = if !self.connected {
+            self.timeouts.connect
+        } else if !self.received && self.body_left == 0 && self.sent == self.out.len() {
+            self.timeouts.first_byte
+        } else {
+            self.timeouts.idle
+        };
+        self.deadline = now + wait;
+    }
+
+    /// Whether the upstream connected and nothing came back (a timeout then marks the address).
+    pub fn silent(&self) -> bool {
+        !self.received
+    }
+
+    /// Whether the connection failed before the upstream answered, and the request may go
+    /// again, once, on a new connection: nothing of it was sent, or it is idempotent with no
+    /// body (kept whole) and nothing came back.
+    pub fn may_retry(&self) -> bool {
+        matches!(self.failure, Some(Failure::Refused | Failure::Reset))
+            && !self.received
+            && !self.retried
+            && (!self.sent_any || self.replayable)
+    }
+
+    /// Sends the request again on `stream`, a new connection to address `addr`.
+    pub fn retry(
+        &mut self,
+        mut stream: Stream,
+        addr: usize,
+        group: usize,
+        name: Rc<str>,
+        registry: &Registry,
+        now: Instant,
+    ) -> io::Result<()> {
+        stream.register(registry, self.slot)?;
+        self.stream = stream;
+        self.addr = addr;
+        self.group = group;
+        self.name = name;
+        self.retried = true;
+        self.reused = false;
+        self.failure = None;
+        self.sent = 0;
+        self.connected = false;
+        self.deadline = now + self.timeouts.connect;
+        self.send_pending()
+    }
+
+    /// The connection, if it may carry another request (the response whole and the upstream
+    /// keeping it, the request all sent, nothing left over), and the buffers.
+    pub fn finish(self) -> (Option<(usize, Stream)>, Buffers) {
+        let clean = matches!(self.state, State::Done)
+            && self.keep_alive
+            && self.failure.is_none()
+            && !self.overlong
+            && self.in_pos == self.in_end
+            && self.sent == self.out.len()
+            && self.body_left == 0;
+        let mut out = self.out;
+        out.clear();
+        let buffers = Buffers {
+            out,
+            input: self.input,
+            head: self.head,
+            cgi: self.cgi,
+        };
+        (clean.then_some((self.group, self.stream)), buffers)
+    }
+
+    /// Records the failure and logs why; returns the error.
+    fn fail(&mut self, e: io::Error, kind: Failure) -> io::Error {
+        if self.failure.is_none() {
+            self.failure = Some(kind);
+            let _ = writeln!(io::stderr(), "flint serve: proxy {}: {e}", self.name);
+        }
+        e
+    }
+}
