@@ -51,6 +51,8 @@ struct Pending {
     /// `/bytes/N`: bytes still to send, and sent so far.
     len: usize,
     sent: usize,
+    /// `/bytes/N`: the head has gone (flow control may hold it back: `Error::Blocked`).
+    head_sent: bool,
     /// `/count`: body length and byte sum.
     count: (u64, u64),
     answered: bool,
@@ -110,12 +112,7 @@ fn serve(sock: UdpSocket, mut server: Server, log: Arc<Mutex<Log>>, stop: Arc<At
                         server.reset(id, 0x10b).unwrap();
                         continue;
                     }
-                    if path.starts_with("/bytes/") {
-                        let cl = len.to_string();
-                        server
-                            .send_response(id, 200, &[(b"content-length", cl.as_bytes())], false)
-                            .unwrap();
-                    } else if path == "/count" && end {
+                    if path == "/count" && end {
                         server.send_response(id, 400, &[], true).unwrap();
                     }
                     pending.insert(
@@ -124,6 +121,7 @@ fn serve(sock: UdpSocket, mut server: Server, log: Arc<Mutex<Log>>, stop: Arc<At
                             path,
                             len,
                             sent: 0,
+                            head_sent: false,
                             count: (0, 0),
                             answered: false,
                         },
@@ -161,6 +159,15 @@ fn serve(sock: UdpSocket, mut server: Server, log: Arc<Mutex<Log>>, stop: Arc<At
         pending.retain(|&id, p| {
             if !p.path.starts_with("/bytes/") {
                 return true;
+            }
+            if !p.head_sent {
+                let cl = p.len.to_string();
+                match server.send_response(id, 200, &[(b"content-length", cl.as_bytes())], false) {
+                    Ok(()) => p.head_sent = true,
+                    // Until a Writable event (this loop runs at every turn).
+                    Err(http3::Error::Blocked) => return true,
+                    Err(e) => panic!("send_response: {e}"),
+                }
             }
             while p.sent < p.len {
                 let chunk = (p.len - p.sent).min(body.len());
