@@ -1,5 +1,5 @@
 //! quinn-proto's QUIC alone, in memory: N requests over M connections, S streams at a time on
-//! each, a 40-byte request and a 1 KiB response a stream (no HTTP/3: quinn has none). Prints
+//! each, a 41-byte request and a 1 KiB response a stream (no HTTP/3: quinn has none). Prints
 //! CPU time (around each side's calls) and Rust allocations per request, for comparison with
 //! `cargo run --release -p http3 --example quic_streams` (quiche's QUIC the same way).
 //!
@@ -45,7 +45,7 @@ fn count() -> u64 {
 }
 
 const BODY: [u8; 1024] = [b'x'; 1024];
-const REQUEST: &[u8] = b"GET /file HTTP/3-like request of 40 bytes";
+const REQUEST: &[u8] = b"GET /file HTTP/3-like request of 41 bytes";
 
 #[derive(Default)]
 struct Cost {

@@ -1,5 +1,5 @@
 //! quiche's QUIC alone, in memory, measured as bench/quic-choice measures quinn-proto: N
-//! requests over M connections, S streams at a time on each, a 40-byte request and a 1 KiB
+//! requests over M connections, S streams at a time on each, a 41-byte request and a 1 KiB
 //! response a stream (no HTTP/3). CPU time around each side's calls and Rust allocations per
 //! request; as there, each datagram is copied into a `Vec` of its own between the sides (one
 //! allocation per datagram, counted in the side that sent it).
@@ -19,7 +19,7 @@ use test_support::alloc::{allocations, Counting};
 static GLOBAL: Counting = Counting;
 
 const BODY: [u8; 1024] = [b'x'; 1024];
-const REQUEST: &[u8] = b"GET /file HTTP/3-like request of 40 bytes";
+const REQUEST: &[u8] = b"GET /file HTTP/3-like request of 41 bytes";
 
 #[derive(Default)]
 struct Cost {
