@@ -21,6 +21,9 @@ use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::time::Instant;
 
+/// Version negotiation packets waiting to be sent, at most.
+const MAX_STATELESS: usize = 64;
+
 /// A connection of the server, as long as it lives (slot and generation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ConnId {
@@ -69,7 +72,8 @@ pub struct ServerCounts {
     pub unknown: u64,
     /// Datagrams too short or malformed to read a QUIC header from.
     pub malformed: u64,
-    /// Initials refused: the connection limit was reached, or the Initial too short.
+    /// First datagrams refused: under 1,200 bytes, past the connection limit, or a version
+    /// negotiation past the queue's bound.
     pub refused: u64,
     /// Version negotiation packets sent.
     pub version_negotiation: u64,
@@ -199,19 +203,25 @@ impl Server {
             self.counts.unknown += 1;
             return None;
         }
+        // RFC 9000 14.1: a client's first datagram is at least 1,200 bytes (so that what we
+        // answer stays within three times what it sent); a smaller one gets no answer, not even
+        // version negotiation (RFC 9000 6.1).
+        if len < 1200 || self.live >= self.config.max_connections {
+            self.counts.refused += 1;
+            return None;
+        }
         if !quiche::version_is_supported(hdr.version) {
+            // Bounded: a caller that stops sending does not let a flood queue without end.
+            if self.stateless.len() >= MAX_STATELESS {
+                self.counts.refused += 1;
+                return None;
+            }
             let mut out = vec![0u8; crate::MAX_DATAGRAM];
             if let Ok(n) = quiche::negotiate_version(&hdr.scid, &hdr.dcid, &mut out) {
                 out.truncate(n);
                 self.stateless.push_back((out, from));
                 self.counts.version_negotiation += 1;
             }
-            return None;
-        }
-        // RFC 9000 14.1: a client's Initial fills a datagram of at least 1,200 bytes (so that
-        // what we answer stays within three times what it sent).
-        if len < 1200 || self.live >= self.config.max_connections {
-            self.counts.refused += 1;
             return None;
         }
         let ours = cid::random();
