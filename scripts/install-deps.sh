@@ -5,7 +5,9 @@
 # (the lab's packet counts held against it), openssh-server and openssh-client
 # (the many-hosts tests start their own sshd on a loopback port; the packaged service is never
 # started), apache2-utils (`htpasswd`: serve's authentication tests make their files with it,
-# bench/auth.sh too) and curl (bench/auth.sh's first checks).
+# bench/auth.sh too), curl (bench/auth.sh's first checks), and what building BoringSSL for
+# crates/http3 (quiche) takes: cmake, g++ and libclang with its headers (bindgen makes its Rust
+# bindings).
 #
 # Idempotent and non-interactive: installs only what is missing, and runs `apt-get update` once,
 # only if something is. The benchmarks run nginx with their own config on their own ports, so
@@ -21,7 +23,7 @@ require_apt
 
 missing=()
 for pkg in wrk nghttp2-client strace gcc python3 util-linux procps iproute2 tcpdump openssh-server \
-    openssh-client apache2-utils curl; do
+    openssh-client apache2-utils curl cmake g++ libclang-dev; do
     installed "$pkg" || missing+=("$pkg")
 done
 nginx_pkg=""
@@ -49,7 +51,7 @@ if [[ " ${missing[*]} " == *" openssh-server "* ]]; then
 fi
 
 for cmd in /usr/sbin/nginx wrk h2load strace gcc python3 taskset ps ip /usr/sbin/sshd ssh ssh-keygen \
-    htpasswd curl; do
+    htpasswd curl cmake g++; do
     command -v "$cmd" >/dev/null 2>&1 || die "$cmd is still missing after the install"
 done
 echo "install-deps.sh: done"

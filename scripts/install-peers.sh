@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs the peer servers and tracers `flint lab` uses (docs/lab.md), on Debian bookworm (or
 # later), as root: nginx, apache2 (prefork and event MPMs, mod_http2), lighttpd, h2o, strace,
-# php-fpm and fcgiwrap (the FastCGI applications of flint serve's tests), and linux-perf when the
-# archive has it.
+# php-fpm and fcgiwrap (the FastCGI applications of flint serve's tests), caddy (an HTTP/3 server
+# for crates/http3's tests), and linux-perf when the archive has it.
 #
 # Idempotent and non-interactive: installs only what is missing, and runs `apt-get update` once,
 # only if something is. `flint lab` runs each server with its own config on its own loopback port,
@@ -33,6 +33,8 @@ compgen -G '/usr/sbin/php-fpm*' >/dev/null || missing+=(php-fpm)
 [[ -x /usr/bin/php-cgi ]] || missing+=(php-cgi)
 [[ -x /usr/sbin/fcgiwrap ]] || missing+=(fcgiwrap)
 installed util-linux || missing+=(util-linux)
+# Caddy: HTTP/3 on by default, the real peer of crates/http3's client (tests/caddy.rs).
+[[ -x /usr/bin/caddy ]] || missing+=(caddy)
 perf_wanted=""
 command -v perf >/dev/null 2>&1 || perf_wanted=yes
 
@@ -74,8 +76,10 @@ for pidfile in /run/php/php*-fpm.pid; do
     stop_service "$fpm" "php-fpm${version%-fpm}" "$pidfile"
 done
 stop_service fcgiwrap fcgiwrap /run/fcgiwrap.pid
+# Caddy's service keeps no pid file: only systemd's unit, if any, is stopped and disabled.
+stop_service caddy caddy /run/caddy.pid
 
-for cmd in /usr/sbin/nginx /usr/sbin/apache2 /usr/sbin/lighttpd /usr/bin/h2o /usr/sbin/fcgiwrap strace taskset; do
+for cmd in /usr/sbin/nginx /usr/sbin/apache2 /usr/sbin/lighttpd /usr/bin/h2o /usr/sbin/fcgiwrap /usr/bin/caddy strace taskset; do
     command -v "$cmd" >/dev/null 2>&1 || die "$cmd is still missing after the install"
 done
 for module in mpm_prefork mpm_event mime dir authz_core http2; do

@@ -1,0 +1,42 @@
+//! Connection IDs: random, from the kernel's generator (a peer must not guess another
+//! connection's ID: it would let an off-path sender aim packets at it).
+
+/// The length of the IDs this side chooses (quiche accepts up to 20).
+pub(crate) const LEN: usize = 16;
+
+/// A fresh random connection ID.
+pub(crate) fn random() -> [u8; LEN] {
+    let mut id = [0u8; LEN];
+    let mut filled = 0;
+    while filled < LEN {
+        // SAFETY: the pointer and length describe the unfilled tail of `id`, which lives on
+        // this frame for the whole call; getrandom writes at most that many bytes there.
+        let n = unsafe {
+            libc::getrandom(
+                id[filled..].as_mut_ptr().cast::<libc::c_void>(),
+                LEN - filled,
+                0,
+            )
+        };
+        if n > 0 {
+            filled += n as usize;
+        } else if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            // getrandom only fails on a kernel without it (before 3.17), which flint does
+            // not run on.
+            panic!("getrandom: {}", std::io::Error::last_os_error());
+        }
+    }
+    id
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn ids_are_filled_and_differ() {
+        let a = super::random();
+        let b = super::random();
+        assert_ne!(a, b);
+        // 16 random bytes all zero: 2^-128.
+        assert_ne!(a, [0; super::LEN]);
+    }
+}

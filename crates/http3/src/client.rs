@@ -1,0 +1,221 @@
+//! One client connection: QUIC's handshake, then HTTP/3 requests on its streams. No I/O: the
+//! caller's loop hands it each datagram received (`recv`), sends each it gives (`send`), and
+//! calls `on_deadline` when `deadline` has passed.
+
+use crate::config::ClientConfig;
+use crate::error::{Closed, Error};
+use crate::fields::{Field, Fields};
+use crate::{cid, Datagram, Stats};
+use quiche::h3;
+use std::net::SocketAddr;
+use std::time::Instant;
+
+/// What happened on a client connection, one event at a time from [`Client::poll`].
+#[derive(Debug)]
+pub enum ClientEvent {
+    /// A response's head (an interim one, 1xx, may come first). `end`: no body follows.
+    Response {
+        stream: u64,
+        status: u16,
+        fields: Fields,
+        end: bool,
+    },
+    /// Trailers after a response's body.
+    Trailers { stream: u64, fields: Fields },
+    /// Body bytes are waiting on `stream`: read them with [`Client::recv_body`] until it
+    /// returns 0 (the event comes again only once they have been read).
+    Data { stream: u64 },
+    /// The response on `stream` is complete.
+    Finished { stream: u64 },
+    /// The server reset `stream` (an HTTP/3 error code: `crate::h3_code_name`).
+    Reset { stream: u64, code: u64 },
+    /// The server is going away: streams from `id` on will not be processed.
+    GoAway { id: u64 },
+}
+
+/// One HTTP/3 connection to a server.
+pub struct Client {
+    quic: quiche::Connection,
+    /// Set up once the handshake is done.
+    h3: Option<h3::Connection>,
+    max_field_section: u64,
+    local: SocketAddr,
+    started: Instant,
+    handshake_done: Option<Instant>,
+}
+
+impl Client {
+    /// A connection from `local` to `peer`, whose certificate must name `server_name` (sent
+    /// as SNI too). Nothing is sent until the first [`Client::send`].
+    pub fn connect(
+        config: &mut ClientConfig,
+        server_name: &str,
+        local: SocketAddr,
+        peer: SocketAddr,
+    ) -> Result<Client, Error> {
+        let id = cid::random();
+        let scid = quiche::ConnectionId::from_ref(&id);
+        let quic = quiche::connect(Some(server_name), &scid, local, peer, &mut config.quic)?;
+        Ok(Client {
+            quic,
+            h3: None,
+            max_field_section: config.max_field_section,
+            local,
+            started: Instant::now(),
+            handshake_done: None,
+        })
+    }
+
+    /// A datagram received from `from`. A packet that cannot be decrypted or parsed is
+    /// dropped by QUIC (counted in `stats`); an error here means the connection has failed
+    /// (see [`Client::closed`]).
+    pub fn recv(&mut self, datagram: &mut [u8], from: SocketAddr) -> Result<(), Error> {
+        let info = quiche::RecvInfo {
+            from,
+            to: self.local,
+        };
+        match self.quic.recv(datagram, info) {
+            Ok(_) | Err(quiche::Error::Done) => {}
+            Err(e) => return Err(e.into()),
+        }
+        if self.h3.is_none() && self.quic.is_established() {
+            self.handshake_done = Some(Instant::now());
+            let config = crate::config::h3_config(self.max_field_section)?;
+            self.h3 = Some(h3::Connection::with_transport(&mut self.quic, &config)?);
+        }
+        Ok(())
+    }
+
+    /// The next datagram to send, written into `out` (at least [`crate::MAX_DATAGRAM`]
+    /// bytes), or None when there is nothing to send now.
+    pub fn send(&mut self, out: &mut [u8]) -> Option<Datagram> {
+        match self.quic.send(out) {
+            Ok((len, info)) => Some(Datagram {
+                len,
+                to: info.to,
+                at: info.at,
+            }),
+            Err(_) => None,
+        }
+    }
+
+    /// When `on_deadline` must be called (loss detection, acknowledgements, idle timeout).
+    pub fn deadline(&self) -> Option<Instant> {
+        self.quic.timeout_instant()
+    }
+
+    /// The deadline has passed: retransmit, or close on idle timeout.
+    pub fn on_deadline(&mut self) {
+        self.quic.on_timeout();
+    }
+
+    /// Requests may be sent (the handshake is done and HTTP/3 set up).
+    pub fn is_ready(&self) -> bool {
+        self.h3.is_some() && !self.quic.is_closed()
+    }
+
+    /// How long the handshake took (from `connect` to the connection's establishment).
+    pub fn handshake_time(&self) -> Option<std::time::Duration> {
+        self.handshake_done.map(|t| t - self.started)
+    }
+
+    /// Request streams the server's limit still allows.
+    pub fn streams_left(&self) -> u64 {
+        self.quic.peer_streams_left_bidi()
+    }
+
+    /// A request: `fields` are the pseudo-headers (`:method`, `:scheme`, `:authority`,
+    /// `:path`) then the others, lowercase. `end`: no body follows (a GET); else send it with
+    /// `send_body`. Returns the request's stream.
+    pub fn send_request(&mut self, fields: &[Field<'_>], end: bool) -> Result<u64, Error> {
+        let h3 = self.h3.as_mut().ok_or(Error::NotReady)?;
+        Ok(h3.send_request(&mut self.quic, fields, end)?)
+    }
+
+    /// Some of `body` on `stream` (how much flow control took; 0: none now); `end` ends the
+    /// request once all of `body` is taken.
+    pub fn send_body(&mut self, stream: u64, body: &[u8], end: bool) -> Result<usize, Error> {
+        let h3 = self.h3.as_mut().ok_or(Error::NotReady)?;
+        match h3.send_body(&mut self.quic, stream, body, end) {
+            Ok(n) => Ok(n),
+            Err(h3::Error::Done) => Ok(0),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The next event, or None when there is none until more datagrams arrive.
+    pub fn poll(&mut self) -> Option<ClientEvent> {
+        let h3 = self.h3.as_mut()?;
+        loop {
+            let (stream, event) = match h3.poll(&mut self.quic) {
+                Ok(e) => e,
+                Err(h3::Error::Done) => return None,
+                // HTTP/3 closed the connection for it (a protocol error by the server): the
+                // connection's end says which.
+                Err(_) => return None,
+            };
+            return Some(match event {
+                h3::Event::Headers { list, more_frames } => {
+                    let fields = Fields(list);
+                    match fields.status() {
+                        Some(status) => ClientEvent::Response {
+                            stream,
+                            status,
+                            fields,
+                            end: !more_frames,
+                        },
+                        None => ClientEvent::Trailers { stream, fields },
+                    }
+                }
+                h3::Event::Data => ClientEvent::Data { stream },
+                h3::Event::Finished => ClientEvent::Finished { stream },
+                h3::Event::Reset(code) => ClientEvent::Reset { stream, code },
+                h3::Event::GoAway => ClientEvent::GoAway { id: stream },
+                h3::Event::PriorityUpdate => continue,
+            });
+        }
+    }
+
+    /// Body bytes of `stream` into `buf`: how many (0: none waiting now).
+    pub fn recv_body(&mut self, stream: u64, buf: &mut [u8]) -> Result<usize, Error> {
+        let h3 = self.h3.as_mut().ok_or(Error::NotReady)?;
+        match h3.recv_body(&mut self.quic, stream, buf) {
+            Ok(n) => Ok(n),
+            Err(h3::Error::Done) => Ok(0),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Cancels `stream` both ways (RESET_STREAM and STOP_SENDING with `code`, usually
+    /// H3_REQUEST_CANCELLED, 0x10c).
+    pub fn reset(&mut self, stream: u64, code: u64) -> Result<(), Error> {
+        for dir in [quiche::Shutdown::Read, quiche::Shutdown::Write] {
+            match self.quic.stream_shutdown(stream, dir, code) {
+                Ok(()) | Err(quiche::Error::Done) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(())
+    }
+
+    /// Closes the connection with an HTTP/3 code (H3_NO_ERROR, 0x100, for a clean end).
+    pub fn close(&mut self, code: u64, reason: &[u8]) {
+        // Done: already closing.
+        let _ = self.quic.close(true, code, reason);
+    }
+
+    /// The connection is over (closed, timed out, or failed): nothing more to send or poll.
+    pub fn is_closed(&self) -> bool {
+        self.quic.is_closed()
+    }
+
+    /// Why the connection ended (once `is_closed`).
+    pub fn closed(&self) -> Option<Closed> {
+        self.quic.is_closed().then(|| Closed::of(&self.quic))
+    }
+
+    /// Packets and bytes so far.
+    pub fn stats(&self) -> Stats {
+        Stats::of(&self.quic)
+    }
+}

@@ -1,0 +1,155 @@
+//! The settings of both sides: limits with safe defaults, the client's trust store, the
+//! server's certificate. Each side's QUIC configuration is built once and shared by all the
+//! connections it makes or accepts.
+
+use crate::error::Error;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The ALPN of HTTP/3 (RFC 9114 3.1): the only protocol either side offers.
+const ALPN: &[&[u8]] = &[b"h3"];
+
+/// Limits of one connection (each side announces its own in its transport parameters).
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// No packet for this long ends the connection (the smaller of both sides' applies).
+    pub idle_timeout: Duration,
+    /// Concurrent request streams the peer may open (a server's limit on a client).
+    pub max_streams: u64,
+    /// Bytes the peer may send on one stream before this side reads them (per-stream window).
+    pub stream_window: u64,
+    /// Bytes the peer may send on all streams of the connection (connection window).
+    pub connection_window: u64,
+    /// The largest UDP payload this side sends (1,350: fits IPv6 and common tunnels).
+    pub max_udp_payload: usize,
+    /// The largest header block this side accepts (SETTINGS_MAX_FIELD_SECTION_SIZE).
+    pub max_field_section: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            idle_timeout: Duration::from_secs(30),
+            max_streams: 100,
+            stream_window: 1 << 20,
+            connection_window: 10 << 20,
+            max_udp_payload: 1350,
+            max_field_section: 64 * 1024,
+        }
+    }
+}
+
+/// Which server certificates a client trusts.
+#[derive(Debug, Clone, Default)]
+pub struct Trust {
+    /// PEM certificates trusted besides the system's roots (flint bench's `--cacert`); a
+    /// self-signed server certificate given here is trusted as itself, as curl does.
+    pub cacert: Option<PathBuf>,
+    /// Check nothing (flint bench's `--insecure`).
+    pub insecure: bool,
+}
+
+fn quic_config(limits: &Limits) -> Result<quiche::Config, Error> {
+    let mut c = quiche::Config::new(quiche::PROTOCOL_VERSION).map_err(|source| Error::Config {
+        what: "QUIC configuration".into(),
+        source,
+    })?;
+    c.set_application_protos(ALPN)
+        .map_err(|source| Error::Config {
+            what: "ALPN h3".into(),
+            source,
+        })?;
+    c.set_max_idle_timeout(limits.idle_timeout.as_millis() as u64);
+    c.set_max_recv_udp_payload_size(crate::MAX_DATAGRAM);
+    c.set_max_send_udp_payload_size(limits.max_udp_payload);
+    c.set_initial_max_data(limits.connection_window);
+    c.set_initial_max_stream_data_bidi_local(limits.stream_window);
+    c.set_initial_max_stream_data_bidi_remote(limits.stream_window);
+    // HTTP/3's own unidirectional streams: control, QPACK encoder and decoder (RFC 9114 6.2).
+    c.set_initial_max_stream_data_uni(64 * 1024);
+    c.set_initial_max_streams_uni(3);
+    c.set_initial_max_streams_bidi(limits.max_streams);
+    c.set_disable_active_migration(true);
+    c.enable_pacing(true);
+    Ok(c)
+}
+
+/// HTTP/3's settings, made for each connection as its handshake completes (quiche's
+/// `h3::Config` is not shared: it is a few words).
+pub(crate) fn h3_config(max_field_section: u64) -> Result<quiche::h3::Config, Error> {
+    let mut h = quiche::h3::Config::new().map_err(Error::from)?;
+    h.set_max_field_section_size(max_field_section);
+    Ok(h)
+}
+
+fn path_str<'a>(what: &str, path: &'a Path) -> Result<&'a str, Error> {
+    path.to_str().ok_or_else(|| Error::Config {
+        what: format!("{what} {}: not a UTF-8 path", path.display()),
+        source: quiche::Error::TlsFail,
+    })
+}
+
+/// What every client connection of a run is made with.
+pub struct ClientConfig {
+    pub(crate) quic: quiche::Config,
+    pub(crate) max_field_section: u64,
+}
+
+impl ClientConfig {
+    /// Certificates checked against the system's roots plus `trust.cacert` (BoringSSL's
+    /// verifier, with the server name given to `Client::connect` checked against the
+    /// certificate's names), or not at all with `trust.insecure`. No 0-RTT.
+    pub fn new(trust: &Trust, limits: &Limits) -> Result<ClientConfig, Error> {
+        let mut quic = quic_config(limits)?;
+        quic.verify_peer(!trust.insecure);
+        if let Some(path) = &trust.cacert {
+            quic.load_verify_locations_from_file(path_str("--cacert", path)?)
+                .map_err(|source| Error::Config {
+                    what: format!("--cacert {}", path.display()),
+                    source,
+                })?;
+        }
+        Ok(ClientConfig {
+            quic,
+            max_field_section: limits.max_field_section,
+        })
+    }
+}
+
+/// What every connection a server accepts is made with.
+pub struct ServerConfig {
+    pub(crate) quic: quiche::Config,
+    pub(crate) max_field_section: u64,
+    /// Connections at once; an Initial past it is dropped (the client retries, then times out).
+    pub(crate) max_connections: usize,
+}
+
+impl ServerConfig {
+    /// A server presenting the PEM certificate chain `cert` with its private key `key`.
+    pub fn new(cert: &Path, key: &Path, limits: &Limits) -> Result<ServerConfig, Error> {
+        let mut quic = quic_config(limits)?;
+        quic.load_cert_chain_from_pem_file(path_str("certificate", cert)?)
+            .map_err(|source| Error::Config {
+                what: format!("certificate {}", cert.display()),
+                source,
+            })?;
+        quic.load_priv_key_from_pem_file(path_str("key", key)?)
+            .map_err(|source| Error::Config {
+                what: format!("key {}", key.display()),
+                source,
+            })?;
+        // RFC 9000 8.1: at most three times what an unvalidated address sent us.
+        quic.set_max_amplification_factor(3);
+        Ok(ServerConfig {
+            quic,
+            max_field_section: limits.max_field_section,
+            max_connections: 10_000,
+        })
+    }
+
+    /// At most `n` connections at once (default 10,000).
+    pub fn max_connections(mut self, n: usize) -> ServerConfig {
+        self.max_connections = n;
+        self
+    }
+}

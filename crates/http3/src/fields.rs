@@ -1,0 +1,109 @@
+//! Header fields: a received list (as QPACK decoded it), and the pairs a caller sends.
+
+use quiche::h3::NameValue;
+
+/// A field to send: name (lowercase, pseudo-headers first) and value, borrowed.
+pub type Field<'a> = (&'a [u8], &'a [u8]);
+
+/// The most fields one header block may carry when sent (they are gathered on the stack).
+pub const MAX_FIELDS: usize = 64;
+
+/// A received header block (request, response or trailers), in the order it came.
+#[derive(Debug, Clone, Default)]
+pub struct Fields(pub(crate) Vec<quiche::h3::Header>);
+
+impl Fields {
+    /// The first field named `name` (lowercase, as HTTP/3 requires on the wire).
+    pub fn get(&self, name: &[u8]) -> Option<&[u8]> {
+        self.0.iter().find(|h| h.name() == name).map(|h| h.value())
+    }
+
+    /// Every field, in order.
+    pub fn iter(&self) -> impl Iterator<Item = Field<'_>> {
+        self.0.iter().map(|h| (h.name(), h.value()))
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// `:method`.
+    pub fn method(&self) -> Option<&[u8]> {
+        self.get(b":method")
+    }
+
+    /// `:path`.
+    pub fn path(&self) -> Option<&[u8]> {
+        self.get(b":path")
+    }
+
+    /// `:authority`.
+    pub fn authority(&self) -> Option<&[u8]> {
+        self.get(b":authority")
+    }
+
+    /// `:status` as a number, when it is three digits.
+    pub fn status(&self) -> Option<u16> {
+        match self.get(b":status")? {
+            &[a, b, c] if [a, b, c].iter().all(u8::is_ascii_digit) => {
+                Some(u16::from(a - b'0') * 100 + u16::from(b - b'0') * 10 + u16::from(c - b'0'))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// `:status` and `fields` as one list on the stack (QPACK takes one slice), with no allocation.
+pub(crate) fn with_status<'a, R>(
+    status: &'a [u8; 3],
+    fields: &[Field<'a>],
+    then: impl FnOnce(&[Field<'a>]) -> R,
+) -> Option<R> {
+    if fields.len() >= MAX_FIELDS {
+        return None;
+    }
+    let mut list: [Field<'a>; MAX_FIELDS] = [(b"", b""); MAX_FIELDS];
+    list[0] = (b":status", status);
+    list[1..=fields.len()].copy_from_slice(fields);
+    Some(then(&list[..=fields.len()]))
+}
+
+/// A status code as its three digits (100 to 999; others are refused by the caller).
+pub(crate) fn status_digits(status: u16) -> [u8; 3] {
+    [
+        b'0' + (status / 100 % 10) as u8,
+        b'0' + (status / 10 % 10) as u8,
+        b'0' + (status % 10) as u8,
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_is_read_only_as_three_digits() {
+        let f = |v: &[u8]| Fields(vec![quiche::h3::Header::new(b":status", v)]).status();
+        assert_eq!(f(b"200"), Some(200));
+        assert_eq!(f(b"404"), Some(404));
+        assert_eq!(f(b"20"), None);
+        assert_eq!(f(b"2x0"), None);
+        assert_eq!(status_digits(503), *b"503");
+    }
+
+    #[test]
+    fn the_status_goes_first_and_too_many_fields_are_refused() {
+        let fields = [(&b"content-length"[..], &b"5"[..])];
+        let names = with_status(b"200", &fields, |l| {
+            l.iter().map(|f| f.0.to_vec()).collect::<Vec<_>>()
+        })
+        .unwrap();
+        assert_eq!(names, vec![b":status".to_vec(), b"content-length".to_vec()]);
+        let many = [(&b"x"[..], &b"y"[..]); MAX_FIELDS];
+        assert!(with_status(b"200", &many, |_| ()).is_none());
+    }
+}

@@ -1,0 +1,503 @@
+//! The server side: every connection that arrives on one UDP socket. No I/O: the caller's loop
+//! hands it each datagram received (`recv`), sends each it gives (`send`), calls `on_deadline`
+//! when `deadline` has passed, and answers the requests `poll` hands out.
+//!
+//! Connections live in a slab, found by the destination connection ID of each packet: the ID
+//! this side chose (16 random bytes) or, until the client has heard from us, the one the
+//! client's first Initial carried (a ClientHello may take two datagrams). Ids of requests
+//! carry the slot's generation, so an answer to a connection that has ended, whose slot was
+//! reused, finds nothing (`Error::Gone`) rather than another client's stream.
+//!
+//! Work is kept in queues, so no call walks all the connections but `deadline` and
+//! `on_deadline`: the connections to poll for events (those that received something), and
+//! the connections that may have packets to send (received, answered, or timed out).
+
+use crate::config::{h3_config, ServerConfig};
+use crate::error::{Closed, Error};
+use crate::fields::{status_digits, with_status, Field, Fields};
+use crate::{cid, Datagram, Stats};
+use quiche::h3;
+use std::collections::{HashMap, VecDeque};
+use std::net::SocketAddr;
+use std::time::Instant;
+
+/// Version negotiation packets waiting to be sent, at most.
+const MAX_STATELESS: usize = 64;
+
+/// A connection of the server, as long as it lives (slot and generation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ConnId {
+    slot: u32,
+    generation: u32,
+}
+
+/// One request: its connection and its stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RequestId {
+    pub conn: ConnId,
+    pub stream: u64,
+}
+
+/// What happened on the server, one event at a time from [`Server::poll`].
+#[derive(Debug)]
+pub enum ServerEvent {
+    /// A request's head. `end`: it has no body; else `Body` events follow, then `BodyEnd`.
+    Request {
+        id: RequestId,
+        fields: Fields,
+        end: bool,
+    },
+    /// Request body bytes are waiting: read them with [`Server::recv_body`] until it returns 0.
+    Body { id: RequestId },
+    /// The request's body is complete.
+    BodyEnd { id: RequestId },
+    /// A response that flow control held back may go on (`send_response` or `send_body`).
+    Writable { id: RequestId },
+    /// The client reset the request's stream (an HTTP/3 error code).
+    Reset { id: RequestId, code: u64 },
+    /// A connection ended; its requests are gone.
+    Closed {
+        conn: ConnId,
+        why: Closed,
+        stats: Stats,
+    },
+}
+
+/// Counts of what the server met (64-bit, since it started).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ServerCounts {
+    pub accepted: u64,
+    /// Datagrams for no connection that were not an Initial (late packets of an ended
+    /// connection, or garbage).
+    pub unknown: u64,
+    /// Datagrams too short or malformed to read a QUIC header from.
+    pub malformed: u64,
+    /// First datagrams refused: under 1,200 bytes, past the connection limit, or a version
+    /// negotiation past the queue's bound.
+    pub refused: u64,
+    /// Version negotiation packets sent.
+    pub version_negotiation: u64,
+}
+
+struct Conn {
+    quic: quiche::Connection,
+    h3: Option<h3::Connection>,
+    /// The IDs it is found by (ours; the client's first, until dropped with the connection).
+    ids: [quiche::ConnectionId<'static>; 2],
+    /// Streams whose response waits for flow control.
+    blocked: Vec<u64>,
+    /// In the `to_poll` queue.
+    polling: bool,
+    /// In the `to_send` queue.
+    sending: bool,
+}
+
+struct Slot {
+    generation: u32,
+    conn: Option<Conn>,
+}
+
+/// The HTTP/3 connections of one UDP socket.
+pub struct Server {
+    config: ServerConfig,
+    local: SocketAddr,
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    by_id: HashMap<quiche::ConnectionId<'static>, u32>,
+    to_poll: VecDeque<u32>,
+    to_send: VecDeque<u32>,
+    events: VecDeque<ServerEvent>,
+    /// Datagrams not of a connection (version negotiation), to send first.
+    stateless: VecDeque<(Vec<u8>, SocketAddr)>,
+    counts: ServerCounts,
+    live: usize,
+}
+
+impl Server {
+    /// A server for the socket bound at `local`.
+    pub fn new(config: ServerConfig, local: SocketAddr) -> Server {
+        Server {
+            config,
+            local,
+            slots: Vec::new(),
+            free: Vec::new(),
+            by_id: HashMap::new(),
+            to_poll: VecDeque::new(),
+            to_send: VecDeque::new(),
+            events: VecDeque::new(),
+            stateless: VecDeque::new(),
+            counts: ServerCounts::default(),
+            live: 0,
+        }
+    }
+
+    /// Connections open now.
+    pub fn connections(&self) -> usize {
+        self.live
+    }
+
+    pub fn counts(&self) -> ServerCounts {
+        self.counts
+    }
+
+    /// A datagram received from `from`: given to its connection, or starting one if it is a
+    /// client's Initial. What cannot be read is counted and dropped, never an error.
+    pub fn recv(&mut self, datagram: &mut [u8], from: SocketAddr) {
+        // A short header does not say how long its connection ID is: it is ours, so ours.
+        let hdr = match quiche::Header::from_slice(datagram, cid::LEN) {
+            Ok(h) => h,
+            Err(_) => {
+                self.counts.malformed += 1;
+                return;
+            }
+        };
+        let slot = match self.by_id.get(&hdr.dcid) {
+            Some(&slot) => slot,
+            None => match self.accept(&hdr, datagram.len(), from) {
+                Some(slot) => slot,
+                None => return,
+            },
+        };
+        let info = quiche::RecvInfo {
+            from,
+            to: self.local,
+        };
+        let max_field_section = self.config.max_field_section;
+        let generation = self.slots[slot as usize].generation;
+        let Some(conn) = self.slots[slot as usize].conn.as_mut() else {
+            return;
+        };
+        // An error is the connection's: QUIC has closed it (or will), as `sweep` finds.
+        let _ = conn.quic.recv(datagram, info);
+        if conn.h3.is_none() && (conn.quic.is_established() || conn.quic.is_in_early_data()) {
+            if let Ok(h3) = h3_config(max_field_section)
+                .and_then(|c| Ok(h3::Connection::with_transport(&mut conn.quic, &c)?))
+            {
+                conn.h3 = Some(h3);
+            }
+        }
+        // Responses held back by flow control may go on now.
+        let mut i = 0;
+        while i < conn.blocked.len() {
+            let stream = conn.blocked[i];
+            match conn.quic.stream_capacity(stream) {
+                Ok(0) => i += 1,
+                // Room, or the stream is gone (stopped by the client: the next call says so).
+                _ => {
+                    conn.blocked.swap_remove(i);
+                    let id = RequestId {
+                        conn: ConnId { slot, generation },
+                        stream,
+                    };
+                    self.events.push_back(ServerEvent::Writable { id });
+                }
+            }
+        }
+        self.mark(slot);
+    }
+
+    /// A new connection for a client's Initial, or None (not an Initial, a version to
+    /// negotiate, the limit reached).
+    fn accept(&mut self, hdr: &quiche::Header<'_>, len: usize, from: SocketAddr) -> Option<u32> {
+        if hdr.ty != quiche::Type::Initial {
+            self.counts.unknown += 1;
+            return None;
+        }
+        // RFC 9000 14.1: a client's first datagram is at least 1,200 bytes (so that what we
+        // answer stays within three times what it sent); a smaller one gets no answer, not even
+        // version negotiation (RFC 9000 6.1).
+        if len < 1200 || self.live >= self.config.max_connections {
+            self.counts.refused += 1;
+            return None;
+        }
+        if !quiche::version_is_supported(hdr.version) {
+            // Bounded: a caller that stops sending does not let a flood queue without end.
+            if self.stateless.len() >= MAX_STATELESS {
+                self.counts.refused += 1;
+                return None;
+            }
+            let mut out = vec![0u8; crate::MAX_DATAGRAM];
+            if let Ok(n) = quiche::negotiate_version(&hdr.scid, &hdr.dcid, &mut out) {
+                out.truncate(n);
+                self.stateless.push_back((out, from));
+                self.counts.version_negotiation += 1;
+            }
+            return None;
+        }
+        let ours = cid::random();
+        let scid = quiche::ConnectionId::from_vec(ours.to_vec());
+        let quic = quiche::accept(&scid, None, self.local, from, &mut self.config.quic).ok()?;
+        let theirs = hdr.dcid.clone().into_owned();
+        let slot = match self.free.pop() {
+            Some(s) => s,
+            None => {
+                self.slots.push(Slot {
+                    generation: 0,
+                    conn: None,
+                });
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.by_id.insert(scid.clone(), slot);
+        self.by_id.insert(theirs.clone(), slot);
+        self.slots[slot as usize].conn = Some(Conn {
+            quic,
+            h3: None,
+            ids: [scid, theirs],
+            blocked: Vec::new(),
+            polling: false,
+            sending: false,
+        });
+        self.live += 1;
+        self.counts.accepted += 1;
+        Some(slot)
+    }
+
+    /// Queues `slot` to be polled and sent from.
+    fn mark(&mut self, slot: u32) {
+        if let Some(conn) = self.slots[slot as usize].conn.as_mut() {
+            if !conn.polling {
+                conn.polling = true;
+                self.to_poll.push_back(slot);
+            }
+            if !conn.sending {
+                conn.sending = true;
+                self.to_send.push_back(slot);
+            }
+        }
+    }
+
+    /// Queues `slot` to be sent from.
+    fn mark_send(&mut self, slot: u32) {
+        if let Some(conn) = self.slots[slot as usize].conn.as_mut() {
+            if !conn.sending {
+                conn.sending = true;
+                self.to_send.push_back(slot);
+            }
+        }
+    }
+
+    /// The next event, or None until more datagrams arrive (or a deadline passes).
+    pub fn poll(&mut self) -> Option<ServerEvent> {
+        loop {
+            if let Some(e) = self.events.pop_front() {
+                return Some(e);
+            }
+            let slot = *self.to_poll.front()?;
+            let generation = self.slots[slot as usize].generation;
+            let Some(conn) = self.slots[slot as usize].conn.as_mut() else {
+                self.to_poll.pop_front();
+                continue;
+            };
+            let polled = match conn.h3.as_mut() {
+                Some(h3) => h3.poll(&mut conn.quic),
+                None => Err(h3::Error::Done),
+            };
+            let (stream, event) = match polled {
+                Ok(e) => e,
+                // Done, or an error HTTP/3 has closed the connection for: this connection
+                // has nothing more until it receives again.
+                Err(_) => {
+                    conn.polling = false;
+                    self.to_poll.pop_front();
+                    self.sweep(slot);
+                    continue;
+                }
+            };
+            let id = RequestId {
+                conn: ConnId { slot, generation },
+                stream,
+            };
+            match event {
+                h3::Event::Headers { list, more_frames } => {
+                    return Some(ServerEvent::Request {
+                        id,
+                        fields: Fields(list),
+                        end: !more_frames,
+                    })
+                }
+                h3::Event::Data => return Some(ServerEvent::Body { id }),
+                h3::Event::Finished => return Some(ServerEvent::BodyEnd { id }),
+                h3::Event::Reset(code) => {
+                    conn.blocked.retain(|&s| s != stream);
+                    return Some(ServerEvent::Reset { id, code });
+                }
+                // A client's GOAWAY (it will open no more streams) and priority updates
+                // change nothing for a server that answers streams as they come.
+                h3::Event::GoAway | h3::Event::PriorityUpdate => continue,
+            }
+        }
+    }
+
+    /// The next datagram to send, written into `out` (at least [`crate::MAX_DATAGRAM`]
+    /// bytes), or None when no connection has anything to send now.
+    pub fn send(&mut self, out: &mut [u8]) -> Option<Datagram> {
+        if let Some((bytes, to)) = self.stateless.pop_front() {
+            out[..bytes.len()].copy_from_slice(&bytes);
+            return Some(Datagram {
+                len: bytes.len(),
+                to,
+                at: Instant::now(),
+            });
+        }
+        loop {
+            let slot = *self.to_send.front()?;
+            let Some(conn) = self.slots[slot as usize].conn.as_mut() else {
+                self.to_send.pop_front();
+                continue;
+            };
+            match conn.quic.send(out) {
+                Ok((len, info)) => {
+                    return Some(Datagram {
+                        len,
+                        to: info.to,
+                        at: info.at,
+                    })
+                }
+                Err(_) => {
+                    conn.sending = false;
+                    self.to_send.pop_front();
+                    self.sweep(slot);
+                }
+            }
+        }
+    }
+
+    /// The earliest deadline of all connections (a scan: one per loop turn, not per packet).
+    pub fn deadline(&self) -> Option<Instant> {
+        self.slots
+            .iter()
+            .filter_map(|s| s.conn.as_ref()?.quic.timeout_instant())
+            .min()
+    }
+
+    /// Runs the timers of every connection whose deadline is `now` or before.
+    pub fn on_deadline(&mut self, now: Instant) {
+        for slot in 0..self.slots.len() as u32 {
+            let Some(conn) = self.slots[slot as usize].conn.as_mut() else {
+                continue;
+            };
+            if conn.quic.timeout_instant().is_some_and(|t| t <= now) {
+                conn.quic.on_timeout();
+                self.mark_send(slot);
+                self.sweep(slot);
+            }
+        }
+    }
+
+    /// Ends `slot`'s connection if QUIC has closed it, with its `Closed` event.
+    fn sweep(&mut self, slot: u32) {
+        let entry = &mut self.slots[slot as usize];
+        if !entry.conn.as_ref().is_some_and(|c| c.quic.is_closed()) {
+            return;
+        }
+        let conn = entry.conn.take().expect("checked above");
+        let id = ConnId {
+            slot,
+            generation: entry.generation,
+        };
+        entry.generation = entry.generation.wrapping_add(1);
+        for cid in &conn.ids {
+            self.by_id.remove(cid);
+        }
+        self.free.push(slot);
+        self.live -= 1;
+        self.events.push_back(ServerEvent::Closed {
+            conn: id,
+            why: Closed::of(&conn.quic),
+            stats: Stats::of(&conn.quic),
+        });
+    }
+
+    fn conn(&mut self, id: ConnId) -> Result<&mut Conn, Error> {
+        match self.slots.get_mut(id.slot as usize) {
+            Some(s) if s.generation == id.generation => s.conn.as_mut().ok_or(Error::Gone),
+            _ => Err(Error::Gone),
+        }
+    }
+
+    /// The response's head: `status` (100 to 999) and `fields` (lowercase names, no
+    /// connection-specific ones). `end`: no body follows. `Error::Blocked`: flow control has
+    /// no room for it now; a `Writable` event says when to try again.
+    pub fn send_response(
+        &mut self,
+        id: RequestId,
+        status: u16,
+        fields: &[Field<'_>],
+        end: bool,
+    ) -> Result<(), Error> {
+        let digits = status_digits(status);
+        let conn = self.conn(id.conn)?;
+        let h3 = conn.h3.as_mut().ok_or(Error::Gone)?;
+        let sent = with_status(&digits, fields, |list| {
+            h3.send_response(&mut conn.quic, id.stream, list, end)
+        })
+        .ok_or(Error::TooManyFields)?;
+        if let Err(h3::Error::StreamBlocked) = sent {
+            conn.blocked.push(id.stream);
+        }
+        sent?;
+        self.mark_send(id.conn.slot);
+        Ok(())
+    }
+
+    /// Some of the response's body: how much flow control took now (maybe 0). When it took
+    /// less than `body`, a `Writable` event says when more may go. `end` ends the response
+    /// once all of `body` is taken.
+    pub fn send_body(&mut self, id: RequestId, body: &[u8], end: bool) -> Result<usize, Error> {
+        let conn = self.conn(id.conn)?;
+        let h3 = conn.h3.as_mut().ok_or(Error::Gone)?;
+        let taken = match h3.send_body(&mut conn.quic, id.stream, body, end) {
+            Ok(n) => n,
+            Err(h3::Error::Done) => 0,
+            Err(e) => return Err(e.into()),
+        };
+        if taken < body.len() && !conn.blocked.contains(&id.stream) {
+            conn.blocked.push(id.stream);
+        }
+        self.mark_send(id.conn.slot);
+        Ok(taken)
+    }
+
+    /// Request body bytes into `buf`: how many (0: none waiting now).
+    pub fn recv_body(&mut self, id: RequestId, buf: &mut [u8]) -> Result<usize, Error> {
+        let conn = self.conn(id.conn)?;
+        let h3 = conn.h3.as_mut().ok_or(Error::Gone)?;
+        let n = match h3.recv_body(&mut conn.quic, id.stream, buf) {
+            Ok(n) => n,
+            Err(h3::Error::Done) => 0,
+            Err(e) => return Err(e.into()),
+        };
+        // Reading may open the window: a MAX_STREAM_DATA to send.
+        self.mark_send(id.conn.slot);
+        Ok(n)
+    }
+
+    /// Resets the request's stream both ways with `code` (an HTTP/3 error code).
+    pub fn reset(&mut self, id: RequestId, code: u64) -> Result<(), Error> {
+        let conn = self.conn(id.conn)?;
+        for dir in [quiche::Shutdown::Read, quiche::Shutdown::Write] {
+            match conn.quic.stream_shutdown(id.stream, dir, code) {
+                Ok(()) | Err(quiche::Error::Done) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        conn.blocked.retain(|&s| s != id.stream);
+        self.mark_send(id.conn.slot);
+        Ok(())
+    }
+
+    /// Closes a connection with an HTTP/3 code (its `Closed` event follows once QUIC has
+    /// sent the CONNECTION_CLOSE and drained).
+    pub fn close(&mut self, conn: ConnId, code: u64, reason: &[u8]) -> Result<(), Error> {
+        let c = self.conn(conn)?;
+        let _ = c.quic.close(true, code, reason);
+        self.mark_send(conn.slot);
+        Ok(())
+    }
+
+    /// Packets and bytes of one connection so far.
+    pub fn stats(&mut self, conn: ConnId) -> Result<Stats, Error> {
+        Ok(Stats::of(&self.conn(conn)?.quic))
+    }
+}

@@ -1,0 +1,2 @@
+pub mod memory;
+pub mod udp;

@@ -1,0 +1,105 @@
+//! Datagrams that are not a connection's: counted by kind and dropped, never a crash, and an
+//! unknown version answered with version negotiation.
+
+mod common;
+
+use common::memory::Certs;
+use http3::{Limits, Server, ServerCounts, MAX_DATAGRAM};
+use std::net::SocketAddr;
+
+fn server(certs: &Certs) -> Server {
+    Server::new(
+        certs.server(&Limits::default()),
+        "127.0.0.1:4433".parse().unwrap(),
+    )
+}
+
+/// A long-header packet: `first` byte, `version`, 8-byte IDs, padded to `len`.
+fn long_header(first: u8, version: u32, len: usize) -> Vec<u8> {
+    let mut p = vec![first];
+    p.extend_from_slice(&version.to_be_bytes());
+    p.push(8);
+    p.extend_from_slice(&[1; 8]);
+    p.push(8);
+    p.extend_from_slice(&[2; 8]);
+    p.resize(len, 0);
+    p
+}
+
+#[test]
+fn garbage_and_strangers_are_counted_and_dropped() {
+    let certs = Certs::new();
+    let mut s = server(&certs);
+    let from: SocketAddr = "127.0.0.2:5000".parse().unwrap();
+    // Nothing to read a header from.
+    s.recv(&mut [], from);
+    s.recv(&mut [0xc0], from);
+    // A short header for a connection that does not exist.
+    let mut short = vec![0x40];
+    short.extend_from_slice(&[9; 16]);
+    short.resize(100, 0xaa);
+    s.recv(&mut short, from);
+    // An Initial under RFC 9000's 1,200 bytes.
+    s.recv(&mut long_header(0xc0, 1, 300), from);
+    // Random bytes, 2,000 datagrams of them.
+    let mut rng = fastrand::Rng::with_seed(7);
+    for _ in 0..2000 {
+        let len = rng.usize(0..1400);
+        let mut d: Vec<u8> = (0..len).map(|_| rng.u8(..)).collect();
+        s.recv(&mut d, from);
+    }
+    let c = s.counts();
+    assert_eq!(c.accepted, 0, "{c:?}");
+    assert!(
+        c.malformed >= 2 && c.unknown >= 1 && c.refused >= 1,
+        "{c:?}"
+    );
+    assert_eq!(
+        c.malformed + c.unknown + c.refused + c.version_negotiation,
+        2004,
+        "{c:?}"
+    );
+    assert_eq!(s.connections(), 0);
+    assert!(s.poll().is_none());
+}
+
+#[test]
+fn an_unknown_version_is_answered_with_version_negotiation() {
+    let certs = Certs::new();
+    let mut s = server(&certs);
+    let from: SocketAddr = "127.0.0.2:5000".parse().unwrap();
+    s.recv(&mut long_header(0xc0, 0x1a2a_3a4a, 1200), from);
+    assert_eq!(
+        s.counts(),
+        ServerCounts {
+            version_negotiation: 1,
+            ..ServerCounts::default()
+        }
+    );
+    let mut out = [0u8; MAX_DATAGRAM];
+    let d = s.send(&mut out).expect("a version negotiation packet");
+    assert_eq!(d.to, from);
+    // Version 0 marks version negotiation (RFC 9000 17.2.1); it lists QUIC v1.
+    assert_eq!(&out[1..5], &[0, 0, 0, 0]);
+    assert!(out[..d.len].windows(4).any(|w| w == [0, 0, 0, 1]));
+    assert!(s.send(&mut out).is_none());
+    assert_eq!(s.connections(), 0);
+}
+
+#[test]
+fn version_negotiation_waiting_to_be_sent_is_bounded() {
+    let certs = Certs::new();
+    let mut s = server(&certs);
+    let from: SocketAddr = "127.0.0.2:5000".parse().unwrap();
+    for _ in 0..1000 {
+        s.recv(&mut long_header(0xc0, 0x1a2a_3a4a, 1200), from);
+    }
+    let c = s.counts();
+    assert_eq!((c.version_negotiation, c.refused), (64, 936), "{c:?}");
+    let mut out = [0u8; MAX_DATAGRAM];
+    let mut sent = 0;
+    while s.send(&mut out).is_some() {
+        sent += 1;
+    }
+    assert_eq!(sent, 64);
+}

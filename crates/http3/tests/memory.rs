@@ -1,0 +1,56 @@
+//! Client and server in one process through in-memory queues: every request answered with its
+//! own bytes, over several connections and streams, and what each side allocates per request.
+
+mod common;
+
+use common::memory::{run, Certs, BODY_LEN};
+use test_support::alloc::{allocations, Counting};
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+#[test]
+fn every_request_is_answered_with_its_own_bytes() {
+    let certs = Certs::new();
+    // 3 connections x 10 streams: streams interleave on each connection.
+    let out = run(&certs, 300, 3, 10, allocations);
+    assert_eq!(out.answered, 300, "{out:?}");
+    assert_eq!(out.wrong, 0, "{out:?}");
+    assert_eq!(out.body_bytes, 300 * BODY_LEN as u64, "{out:?}");
+}
+
+#[test]
+fn one_connection_one_stream_at_a_time() {
+    let certs = Certs::new();
+    let out = run(&certs, 50, 1, 1, allocations);
+    assert_eq!((out.answered, out.wrong), (50, 0), "{out:?}");
+    assert_eq!(out.body_bytes, 50 * BODY_LEN as u64);
+}
+
+/// Allocations per request are bounded: what quiche allocates (stream state, buffers, the
+/// decoded field list) does not grow with the run. A figure, not zero: see docs/http3.md.
+#[test]
+fn allocations_per_request_do_not_grow_with_the_run() {
+    let certs = Certs::new();
+    let small = run(&certs, 200, 2, 10, allocations);
+    let large = run(&certs, 800, 2, 10, allocations);
+    assert_eq!((small.wrong, large.wrong), (0, 0));
+    let per = |o: &common::memory::Outcome, n: u64| {
+        (
+            o.client.allocations as f64 / n as f64,
+            o.server.allocations as f64 / n as f64,
+        )
+    };
+    let (cs, ss) = per(&small, 200);
+    let (cl, sl) = per(&large, 800);
+    // The handshake's allocations spread over more requests: the larger run costs no more a
+    // request, within a margin for the timing of acknowledgements.
+    assert!(
+        cl <= cs * 1.2 + 1.0,
+        "client {cs:.1} then {cl:.1} a request"
+    );
+    assert!(
+        sl <= ss * 1.2 + 1.0,
+        "server {ss:.1} then {sl:.1} a request"
+    );
+}
