@@ -69,20 +69,20 @@ fn database(
     rng: &mut fastrand::Rng,
     path: &str,
     query: &str,
-) -> rusqlite::Result<Reply> {
+) -> crate::db::Result<Reply> {
     let mut random_id = || rng.u32(1..=WORLD_ROWS);
     Ok(match path {
         "/db" => Reply::json(&db.world(random_id())?),
         "/queries" => {
             let rows = (0..queries(query))
                 .map(|_| db.world(random_id()))
-                .collect::<rusqlite::Result<Vec<World>>>()?;
+                .collect::<crate::db::Result<Vec<World>>>()?;
             Reply::json(&rows)
         }
         "/updates" => {
             let mut rows = (0..queries(query))
                 .map(|_| db.world(random_id()))
-                .collect::<rusqlite::Result<Vec<World>>>()?;
+                .collect::<crate::db::Result<Vec<World>>>()?;
             for w in &mut rows {
                 // A new number, as the rules ask (a changed value, so the update is real).
                 let mut n = random_id();
