@@ -46,6 +46,15 @@ pub const PATHS: [&str; 6] = [
     "/updates",
 ];
 
+/// The test types that read or write the database.
+pub const DATABASE_PATHS: [&str; 4] = ["/db", "/queries", "/fortunes", "/updates"];
+
+/// Whether the test type at `path` uses the database: a program per request connects only then
+/// (to a database server, a connection is a process forked for it).
+pub fn uses_database(path: &str) -> bool {
+    DATABASE_PATHS.contains(&path)
+}
+
 /// Answers `path` (without its query) with `query` (the part after `?`, or empty).
 pub fn answer(db: Option<&mut Db>, rng: &mut fastrand::Rng, path: &str, query: &str) -> Reply {
     match path {

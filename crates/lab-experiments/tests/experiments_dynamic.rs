@@ -179,7 +179,8 @@ fn postgres_left() -> String {
 /// With `--db postgres` the database server is a tier of its own: the lab makes and starts
 /// PostgreSQL (as `nobody` when root), the application passes the verifier over it through CGI
 /// and FastCGI, the `db` tier's CPU is counted, and a CGI program's connection per request costs
-/// the database more than a FastCGI responder's one connection. Nothing is left running.
+/// the database more than a FastCGI responder's one connection (and nothing when the test type
+/// does not use the database). Nothing is left running.
 #[test]
 fn dynamic_with_postgres_counts_the_database_tier_and_stops_it() {
     let _one = POSTGRES.lock().unwrap_or_else(|p| p.into_inner());
@@ -187,7 +188,7 @@ fn dynamic_with_postgres_counts_the_database_tier_and_stops_it() {
     opts.duration = Duration::from_millis(400);
     opts.warmup = Duration::from_millis(100);
     opts.servers = vec![PeerKind::Flint];
-    opts.tests = vec!["db".into()];
+    opts.tests = vec!["plaintext".into(), "db".into()];
     opts.db = Database::Postgres;
     opts.profile = false;
     let (report, text, progress) = run_lab(Experiment::Dynamic, &opts, false);
@@ -197,11 +198,14 @@ fn dynamic_with_postgres_counts_the_database_tier_and_stops_it() {
     }
     assert!(text.contains("PostgreSQL its own tier"), "{text}");
     assert!(text.contains("db µs/req"), "{text}");
-    let row = |deployment: &str| {
+    let find = |deployment: &str, test: &str| {
         (report.results.iter())
-            .find(|r| r.deployment.as_deref() == Some(deployment))
-            .unwrap_or_else(|| panic!("no {deployment} row: {text}\n{progress}"))
+            .find(|r| {
+                r.deployment.as_deref() == Some(deployment) && r.test_type.as_deref() == Some(test)
+            })
+            .unwrap_or_else(|| panic!("no {deployment} {test} row: {text}\n{progress}"))
     };
+    let row = |deployment: &str| find(deployment, "db");
     for deployment in ["cgi", "fastcgi"] {
         let r = row(deployment);
         assert!(r.unavailable.is_none(), "{deployment}: {:?}", r.unavailable);
@@ -222,7 +226,15 @@ fn dynamic_with_postgres_counts_the_database_tier_and_stops_it() {
         cgi > fastcgi,
         "db tier: cgi {cgi:?} µs, fastcgi {fastcgi:?} µs"
     );
-    assert_eq!(row("static").tiers.as_ref().map(Vec::len), Some(1));
+    // A CGI program connects only for a test type that uses the database: its `/plaintext`
+    // costs the database server next to nothing (its background processes' share).
+    let plaintext = tier(find("cgi", "plaintext"), "db").unwrap();
+    assert!(
+        plaintext < cgi.unwrap() / 10.0,
+        "db tier: cgi plaintext {plaintext} µs, db {cgi:?} µs"
+    );
+    let static_file = find("static", "plaintext");
+    assert_eq!(static_file.tiers.as_ref().map(Vec::len), Some(1));
 }
 
 /// A PostgreSQL server of the lab is stopped with its group when its owner unwinds from a
