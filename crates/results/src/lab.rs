@@ -172,7 +172,8 @@ pub struct LabRow {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latency_ms_p99: Option<f64>,
     /// The dynamic experiment: CPU per request of each tier the request crossed, in order
-    /// (`web`, then `app`: the gateway and application processes, CGI children included).
+    /// (`web`, then `app`: the gateway and application processes, CGI children included, then
+    /// `db`: the database server's processes, with PostgreSQL).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tiers: Option<Vec<TierCpu>>,
 }
