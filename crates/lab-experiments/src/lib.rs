@@ -196,6 +196,7 @@ impl LabOptions {
             server_cpu: self.server_cpu.map(|c| c as u64),
             client_cpu: self.client_cpu.map(|c| c as u64),
             tests: self.tests.clone(),
+            db: Some(self.db.name().to_owned()),
         }
     }
 

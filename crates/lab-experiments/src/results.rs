@@ -449,6 +449,7 @@ mod tests {
             keys(&json["options"]),
             [
                 "client_cpu",
+                "db",
                 "duration_s",
                 "modes",
                 "pages",
@@ -462,6 +463,7 @@ mod tests {
         );
         // Profiling asked for and no tracer found; with --no-profile, off.
         assert_eq!(json["options"]["profile"], "unavailable");
+        assert_eq!(json["options"]["db"], "sqlite");
         let mut off = LabOptions::new(None);
         off.profile = false;
         assert_eq!(off.record(None).profile, "off");

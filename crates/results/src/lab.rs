@@ -49,6 +49,10 @@ pub struct LabOptionsRecord {
     /// The dynamic experiment's test types (`--tests`); absent in files older than the field.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tests: Vec<String>,
+    /// The dynamic experiment's database (`--db`: `sqlite` or `postgres`); absent in files
+    /// older than the field.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub db: Option<String>,
 }
 
 impl LabOptionsRecord {
