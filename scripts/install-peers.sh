@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the peer servers and tracers `flint lab` uses (docs/lab.md), on Debian bookworm (or
 # later), as root: nginx, apache2 (prefork and event MPMs, mod_http2), lighttpd, h2o, strace,
-# php-fpm and fcgiwrap (the FastCGI applications of flint serve's tests), caddy (an HTTP/3 server
-# for crates/http3's tests), and linux-perf when the archive has it.
+# php-fpm and fcgiwrap (the FastCGI applications of flint serve's tests), postgresql (the database
+# server of `flint lab dynamic --db postgres`), caddy (an HTTP/3 server for crates/http3's tests),
+# and linux-perf when the archive has it.
 #
 # Idempotent and non-interactive: installs only what is missing, and runs `apt-get update` once,
 # only if something is. `flint lab` runs each server with its own config on its own loopback port,
@@ -32,6 +33,11 @@ compgen -G '/usr/sbin/php-fpm*' >/dev/null || missing+=(php-fpm)
 # php-cgi: PHP run as a CGI program, a process per request (tests/gateway_cgi.rs).
 [[ -x /usr/bin/php-cgi ]] || missing+=(php-cgi)
 [[ -x /usr/sbin/fcgiwrap ]] || missing+=(fcgiwrap)
+# PostgreSQL: the database server of `flint lab dynamic --db postgres`, which makes and starts
+# its own cluster (initdb, postgres, pg_isready) in a temporary directory. Debian's package starts
+# a cluster of its own: stopped below as the other services are.
+compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || missing+=(postgresql)
+# util-linux: setpriv, which drops PostgreSQL to nobody when the lab is root.
 installed util-linux || missing+=(util-linux)
 # Caddy: HTTP/3 on by default, the real peer of crates/http3's client (tests/caddy.rs).
 [[ -x /usr/bin/caddy ]] || missing+=(caddy)
@@ -78,10 +84,16 @@ done
 stop_service fcgiwrap fcgiwrap /run/fcgiwrap.pid
 # Caddy's service keeps no pid file: only systemd's unit, if any, is stopped and disabled.
 stop_service caddy caddy /run/caddy.pid
+for pidfile in /run/postgresql/*.pid; do # Debian's cluster: 15-main.pid, its postmaster's
+    [[ -e $pidfile ]] || continue
+    stop_service postgresql postgres "$pidfile"
+done
 
 for cmd in /usr/sbin/nginx /usr/sbin/apache2 /usr/sbin/lighttpd /usr/bin/h2o /usr/sbin/fcgiwrap /usr/bin/caddy strace taskset; do
     command -v "$cmd" >/dev/null 2>&1 || die "$cmd is still missing after the install"
 done
+compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || die "postgres is still missing after the install"
+command -v setpriv >/dev/null 2>&1 || die "setpriv is still missing after the install"
 for module in mpm_prefork mpm_event mime dir authz_core http2; do
     [[ -f /usr/lib/apache2/modules/mod_$module.so ]] || die "apache2 module mod_$module.so is missing"
 done

@@ -285,6 +285,21 @@ fn a_lab_test_type_that_does_not_exist_is_a_usage_error_naming_the_known_ones() 
 }
 
 #[test]
+fn a_lab_database_that_is_not_known_is_a_usage_error_naming_the_known_ones() {
+    let out = run_bounded(
+        flint().args(["lab", "dynamic", "--db", "mysql", "--no-profile"]),
+        LIMIT,
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("unknown database `mysql` (known: sqlite, postgres)"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("measurements of"), "it started: {stderr}");
+}
+
+#[test]
 fn the_dynamic_experiment_left_without_servers_says_why_before_starting() {
     let out = run_bounded(
         flint().args(["lab", "dynamic", "--servers", "lighttpd", "--no-profile"]),

@@ -1,10 +1,10 @@
 //! The application as a CGI program (RFC 3875): the request from the meta-variables, the answer
 //! on stdout as a CGI response (`Status`, `Content-Type`, `Content-Length`, then the body). One
-//! process per request: the database opened and its statements prepared each time, which is
-//! the cost a CGI deployment pays and the lab measures.
+//! process per request: the database opened (for the test types that use it) and its statements
+//! prepared each time, which is the cost a CGI deployment pays and the lab measures.
 
 use crate::db::Db;
-use crate::handlers::{answer, Reply};
+use crate::handlers::{answer, uses_database, Reply};
 use std::io::Write;
 
 /// Answers the request the environment describes; the process's exit code.
@@ -12,9 +12,13 @@ pub fn run(db_path: Option<&std::path::Path>) -> i32 {
     let path_info = std::env::var("PATH_INFO").ok();
     let uri = std::env::var("REQUEST_URI").ok();
     let query = std::env::var("QUERY_STRING").unwrap_or_default();
-    let mut db = db_path.and_then(|p| Db::open(p).ok());
-    let mut rng = fastrand::Rng::new();
     let test = test_type(path_info.as_deref(), uri.as_deref());
+    // Opened only for a test type that uses it: `/plaintext` as CGI costs a database server
+    // nothing.
+    let mut db = db_path
+        .filter(|_| uses_database(&test))
+        .and_then(|p| Db::open(p).ok());
+    let mut rng = fastrand::Rng::new();
     let reply = answer(db.as_mut(), &mut rng, &test, &query);
     let mut out = std::io::stdout().lock();
     match write_reply(&mut out, &reply).and_then(|()| out.flush()) {

@@ -1,9 +1,9 @@
 //! The application as a FastCGI responder (persistent, as php-fpm is): a thread per
 //! connection from the web server, requests read and answers written with the workspace's
 //! sans-I/O record layer (`fastcgi::responder`), one request at a time per connection, the
-//! connection kept when the server asks (`FCGI_KEEP_CONN`). One SQLite connection for the
+//! connection kept when the server asks (`FCGI_KEEP_CONN`). One database connection for the
 //! process, its statements prepared once (the rules allow either that or a pool), taken in turn
-//! by the connections' threads: the database work of a request is short and SQLite's
+//! by the connections' threads: the database work of a request is short and a
 //! connection is not shared between threads at once.
 
 use crate::cgi::{test_type, write_reply};

@@ -46,6 +46,15 @@ pub const PATHS: [&str; 6] = [
     "/updates",
 ];
 
+/// The test types that read or write the database.
+pub const DATABASE_PATHS: [&str; 4] = ["/db", "/queries", "/fortunes", "/updates"];
+
+/// Whether the test type at `path` uses the database: a program per request connects only then
+/// (to a database server, a connection is a process forked for it).
+pub fn uses_database(path: &str) -> bool {
+    DATABASE_PATHS.contains(&path)
+}
+
 /// Answers `path` (without its query) with `query` (the part after `?`, or empty).
 pub fn answer(db: Option<&mut Db>, rng: &mut fastrand::Rng, path: &str, query: &str) -> Reply {
     match path {
@@ -69,20 +78,20 @@ fn database(
     rng: &mut fastrand::Rng,
     path: &str,
     query: &str,
-) -> rusqlite::Result<Reply> {
+) -> crate::db::Result<Reply> {
     let mut random_id = || rng.u32(1..=WORLD_ROWS);
     Ok(match path {
         "/db" => Reply::json(&db.world(random_id())?),
         "/queries" => {
             let rows = (0..queries(query))
                 .map(|_| db.world(random_id()))
-                .collect::<rusqlite::Result<Vec<World>>>()?;
+                .collect::<crate::db::Result<Vec<World>>>()?;
             Reply::json(&rows)
         }
         "/updates" => {
             let mut rows = (0..queries(query))
                 .map(|_| db.world(random_id()))
-                .collect::<rusqlite::Result<Vec<World>>>()?;
+                .collect::<crate::db::Result<Vec<World>>>()?;
             for w in &mut rows {
                 // A new number, as the rules ask (a changed value, so the update is real).
                 let mut n = random_id();

@@ -1,5 +1,5 @@
 //! The reference application of `flint lab dynamic`: TechEmpower's test types (`/plaintext`,
-//! `/json`, `/db`, `/queries`, `/fortunes`, `/updates`) over SQLite, written once
+//! `/json`, `/db`, `/queries`, `/fortunes`, `/updates`) over SQLite or PostgreSQL, written once
 //! ([`handlers::answer`]) and run in the deployments the lab compares: as a CGI program (a
 //! process per request, [`cgi`]), as a FastCGI responder (persistent, [`fastcgi`]) and as an
 //! HTTP server (persistent, [`http`]) for a reverse proxy to stand in front of. [`verify`] holds any deployment to the rules before it is
@@ -18,13 +18,20 @@ pub mod verify;
 
 use std::path::PathBuf;
 
-/// Where the database is: `FLINT_APP_DB`, else `world.db` beside the program (a CGI program
-/// gets no environment from its server but its own meta-variables, so the database sits with
-/// it).
+/// The file beside the program that holds a PostgreSQL URL for the CGI program, when the
+/// database is PostgreSQL (a CGI program gets no environment from its server but its own
+/// meta-variables, so its database is named beside it).
+pub const POSTGRES_URL_FILE: &str = "postgres.url";
+
+/// Where the database is: `FLINT_APP_DB`, else the URL in [`POSTGRES_URL_FILE`] beside the
+/// program, else `world.db` beside the program.
 pub fn default_db() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("FLINT_APP_DB") {
         return Some(PathBuf::from(p));
     }
     let exe = std::env::current_exe().ok()?;
+    if let Ok(url) = std::fs::read_to_string(exe.with_file_name(POSTGRES_URL_FILE)) {
+        return Some(PathBuf::from(url.trim()));
+    }
     Some(exe.with_file_name("world.db"))
 }

@@ -1,6 +1,9 @@
 //! `flint-app`: the reference application of `flint lab dynamic`.
 //!
 //! - `flint-app init DB`: creates the database (World: 10,000 rows; Fortune: 12).
+//!
+//! DB is a SQLite file, or a PostgreSQL database as a `postgres://` URL (the socket directory
+//! as a percent-encoded host: `postgres://flint@%2Ftmp%2Fpg/flint`).
 //! - `flint-app http ADDR [DB]`: serves over HTTP/1.1 (the upstream of a reverse proxy).
 //! - `flint-app fastcgi SOCKET [DB]`: a FastCGI responder on the unix socket SOCKET.
 //! - `flint-app verify ADDR [PREFIX] [DB]`: holds a deployment to the rules; exit 1 if it fails.
@@ -16,7 +19,7 @@ const USAGE: &str =
 
 fn main() -> ExitCode {
     if std::env::var_os("GATEWAY_INTERFACE").is_some() {
-        let db = default_db().filter(|p| p.exists());
+        let db = default_db().filter(|p| p.exists() || lab_app::db::is_postgres(p));
         return ExitCode::from(cgi::run(db.as_deref()) as u8);
     }
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -164,7 +164,7 @@ pub fn verify(addr: SocketAddr, prefix: &str, db: Option<&Path>) -> Vec<Verdict>
             let rows = worlds(&r.body, Some(20), p);
             if let (Some(db), Some(rows)) = (db, rows) {
                 match Db::open(db) {
-                    Ok(db) => {
+                    Ok(mut db) => {
                         let stale = rows
                             .iter()
                             .filter(|w| db.world(w.id).ok() != Some(**w))

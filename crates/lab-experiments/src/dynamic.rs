@@ -9,10 +9,14 @@
 //! asked, the verifier holds the deployment to the rules first: one that answers wrongly is
 //! shown failed, never measured. Then a keep-alive load of [`DYNAMIC_CLIENTS`] clients, and over
 //! the measured window each tier's CPU ([`Tiers`]): the web server's, and the gateway and
-//! application processes' (CGI programs included, counted as they come and go). SQLite runs in
-//! the application's process, so the database is in the application tier.
+//! application processes' (CGI programs included, counted as they come and go), and the
+//! database's. SQLite (`--db sqlite`, the default) runs in the application's process, so the
+//! database is in the application tier; PostgreSQL (`--db postgres`, [`Postgres`]: started by
+//! the lab, on a Unix socket) is a server of its own, the `db` tier, every backend it forks
+//! included (a CGI program connects once per request, a FastCGI responder once).
 
-use super::dynamic_stack::{prepare, Deployment, Shared, Stack, Tiers};
+use super::dynamic_postgres::Postgres;
+use super::dynamic_stack::{prepare, Deployment, Shared, Source, Stack, Tiers};
 use super::measure::Measurement;
 use super::{table, Experiment, Lab, ResultRow};
 use bench::{BenchConfig, HttpMode, Observer, Target};
@@ -32,6 +36,37 @@ pub const DEFAULT_TESTS: [&str; 4] = ["plaintext", "json", "db", "fortunes"];
 /// Every test type, as `--tests` names them.
 pub const TEST_TYPES: [&str; 6] = ["plaintext", "json", "db", "queries", "fortunes", "updates"];
 
+/// The dynamic experiment's database (`--db`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Database {
+    /// Embedded in the application's processes (its CPU is the application tier's).
+    Sqlite,
+    /// A server of its own started by the lab ([`Postgres`]): the `db` tier.
+    Postgres,
+}
+
+impl Database {
+    pub fn name(self) -> &'static str {
+        match self {
+            Database::Sqlite => "sqlite",
+            Database::Postgres => "postgres",
+        }
+    }
+}
+
+impl std::str::FromStr for Database {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Database, String> {
+        match text {
+            "sqlite" => Ok(Database::Sqlite),
+            "postgres" | "postgresql" => Ok(Database::Postgres),
+            _ => Err(format!(
+                "unknown database `{text}` (known: sqlite, postgres)"
+            )),
+        }
+    }
+}
+
 /// The request a test type's load sends under `prefix`.
 fn target(prefix: &str, test: &str) -> String {
     match test {
@@ -47,10 +82,15 @@ pub fn runs_per_server(tests: usize) -> usize {
 
 pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
     let tests = lab.opts.tests.clone();
+    let database = lab.opts.db;
+    let where_db = match database {
+        Database::Sqlite => "SQLite in the application",
+        Database::Postgres => "PostgreSQL its own tier",
+    };
     writeln!(
         lab.out,
         "\n== dynamic (CGI and FastCGI against a static file, CPU per tier): {DYNAMIC_CLIENTS} \
-         clients, persistent, SQLite in the application; tests {}; {}",
+         clients, persistent, {where_db}; tests {}; {}",
         tests.join(","),
         lab.opts.each()
     )?;
@@ -69,7 +109,22 @@ pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
     let dir = tempfile::Builder::new()
         .prefix("flint-lab-dynamic.")
         .tempdir()?;
-    let (root, cgi_dir, db) = match prepare(dir.path(), &app_bin) {
+    // Started once for every server, stopped (with its group) when this returns, whatever
+    // happens.
+    let postgres = match database {
+        Database::Sqlite => None,
+        Database::Postgres => match Postgres::start(lab.opts.server_cpu) {
+            Ok(pg) => Some(pg),
+            Err(e) => {
+                for kind in servers {
+                    lab.failed(kind, "dynamic: starting PostgreSQL", &e)?;
+                }
+                return Ok(());
+            }
+        },
+    };
+    let url = postgres.as_ref().map(Postgres::url);
+    let (root, cgi_dir, db) = match prepare(dir.path(), &app_bin, url) {
         Ok(paths) => paths,
         Err(e) => {
             for kind in servers {
@@ -85,6 +140,10 @@ pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
         app_bin,
         cpu: lab.opts.server_cpu,
         cgi_workers: DYNAMIC_CLIENTS,
+        db_server: postgres.as_ref().map(|pg| match pg.cgroup() {
+            Some(cg) => Source::Cgroup(cg.to_owned()),
+            None => Source::Tree(pg.pid()),
+        }),
     };
     let mut t = table::Table::new([
         "server",
@@ -95,6 +154,7 @@ pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
         "p99 ms",
         "web µs/req",
         "app µs/req",
+        "db µs/req",
         "total µs/req",
         "errors",
     ]);
@@ -125,7 +185,7 @@ pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
                 if lab.stopped() {
                     break;
                 }
-                let Some(row) = one(lab, &mut stack, &shared, deployment, test)? else {
+                let Some(row) = one(lab, &mut stack, &shared, database, deployment, test)? else {
                     continue;
                 };
                 if row.interrupted {
@@ -147,7 +207,11 @@ pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
         writeln!(
             lab.out,
             "(web: the web server's processes; app: the gateway and application processes, CGI \
-             programs included, SQLite in them; CPU per request over the measured window)"
+             programs included{}; CPU per request over the measured window)",
+            match database {
+                Database::Sqlite => ", SQLite in them",
+                Database::Postgres => "; db: PostgreSQL's server, every backend included",
+            }
         )?;
         let limited = lab
             .results
@@ -171,7 +235,7 @@ fn table_row(row: &ResultRow, kind: lab_peers::PeerKind) -> Vec<String> {
     );
     if let Some(why) = &row.unavailable {
         let mut cells = vec![kind.to_string(), deployment, test, why.clone()];
-        cells.resize(10, String::new());
+        cells.resize(11, String::new());
         return cells;
     }
     vec![
@@ -187,6 +251,7 @@ fn table_row(row: &ResultRow, kind: lab_peers::PeerKind) -> Vec<String> {
         format!("{:.2}", row.latency_ms_p99.unwrap_or(0.0)),
         tier("web"),
         tier("app"),
+        tier("db"),
         table::num(row.server_cpu_us_per_request),
         row.errors.to_string(),
     ]
@@ -198,6 +263,7 @@ fn one(
     lab: &mut Lab,
     stack: &mut Stack,
     shared: &Shared,
+    database: Database,
     deployment: Deployment,
     test: &str,
 ) -> io::Result<Option<ResultRow>> {
@@ -224,6 +290,7 @@ fn one(
             kind,
             deployment.name(),
             test,
+            database,
             why,
         )));
     }
@@ -231,7 +298,7 @@ fn one(
     match measure(lab, stack.addr, stack.tiers(deployment), &path) {
         Ok((m, tiers)) => {
             let mut row = ResultRow::new(Experiment::Dynamic, kind, HttpMode::KeepAlive, None, &m);
-            row.set_dynamic(deployment.name(), test, &m, tiers.as_deref());
+            row.set_dynamic(deployment.name(), test, database, &m, tiers.as_deref());
             Ok(Some(row))
         }
         Err(e) => {

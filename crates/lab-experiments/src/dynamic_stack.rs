@@ -13,6 +13,7 @@
 
 use super::dynamic_cgroup::Cgroup;
 use lab_app::deploy::{self, CGI_PROGRAM};
+use lab_app::POSTGRES_URL_FILE;
 use lab_peers::PeerKind;
 use lab_process::cpu::{self, CpuTime};
 use lab_process::procfs::{pid_listening_on, ProcError};
@@ -74,11 +75,20 @@ pub struct Shared {
     pub cpu: Option<usize>,
     /// fcgiwrap's children: as many CGI programs at once as flint serve runs for the load.
     pub cgi_workers: usize,
+    /// Where the database server's CPU is read (PostgreSQL); `None`: the database is in the
+    /// application (SQLite).
+    pub db_server: Option<Source>,
 }
 
 /// Writes the root (`/plaintext`, the FastCGI script's file) and the CGI directory (the program
-/// and its database, made by the program itself) under `dir`.
-pub fn prepare(dir: &Path, app_bin: &Path) -> Result<(PathBuf, PathBuf, PathBuf), String> {
+/// and its database, made by the program itself) under `dir`. With `postgres_url`, the
+/// database is that one (its tables made by the program), named beside the CGI program in
+/// [`POSTGRES_URL_FILE`]; the database returned is then the URL.
+pub fn prepare(
+    dir: &Path,
+    app_bin: &Path,
+    postgres_url: Option<&str>,
+) -> Result<(PathBuf, PathBuf, PathBuf), String> {
     let io = |what: &str| {
         let what = what.to_owned();
         move |e: std::io::Error| format!("{what}: {e}")
@@ -90,7 +100,13 @@ pub fn prepare(dir: &Path, app_bin: &Path) -> Result<(PathBuf, PathBuf, PathBuf)
     std::fs::write(root.join("plaintext"), b"Hello, World!").map_err(io("/plaintext"))?;
     std::fs::write(root.join("fcgi/app"), b"").map_err(io("the FastCGI script"))?;
     std::fs::copy(app_bin, cgi_dir.join(CGI_PROGRAM)).map_err(io("the CGI program"))?;
-    let db = cgi_dir.join("world.db");
+    let db = match postgres_url {
+        Some(url) => {
+            std::fs::write(cgi_dir.join(POSTGRES_URL_FILE), url).map_err(io(POSTGRES_URL_FILE))?;
+            PathBuf::from(url)
+        }
+        None => cgi_dir.join("world.db"),
+    };
     let out = lab_process::output_within(
         Command::new(app_bin).arg("init").arg(&db),
         Duration::from_secs(60),
@@ -117,6 +133,8 @@ pub struct Stack {
     app: Group,
     /// The cgroups of web, wrap (nginx only) and app, when they could be made.
     cgroups: Option<Cgroups>,
+    /// The database server's tier, shared by every stack ([`Shared::db_server`]).
+    db_server: Option<Source>,
     dir: tempfile::TempDir,
 }
 
@@ -290,6 +308,7 @@ impl Stack {
             wrap,
             app,
             cgroups,
+            db_server: shared.db_server.clone(),
             dir,
         })
     }
@@ -327,7 +346,8 @@ impl Stack {
             (Deployment::Cgi, None, Some(c)) => Some(Source::CgroupLess(path(&c.web), web_pid)),
             (Deployment::Cgi, None, None) => Some(Source::TreeLess(web_pid)),
         };
-        Tiers { web, app }
+        let db = app.as_ref().and(self.db_server.clone());
+        Tiers { web, app, db }
     }
 
     /// Whether any process of the stack has exited, and its log if so.
@@ -431,19 +451,20 @@ fn less(all: CpuTime, part: CpuTime) -> CpuTime {
 }
 
 /// Where one deployment's tiers are read: the web server, and the gateway and application
-/// when the deployment has them.
+/// when the deployment has them, then the database server's when there is one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tiers {
     pub web: Source,
     pub app: Option<Source>,
+    pub db: Option<Source>,
 }
 
 impl Tiers {
-    /// One reading: the web tier, then the application tier when there is one.
+    /// One reading: the web tier, then the application tier and the database's when there are.
     pub fn read(&self) -> Result<Vec<CpuTime>, String> {
         let mut out = vec![self.web.read()?];
-        if let Some(app) = &self.app {
-            out.push(app.read()?);
+        for tier in [&self.app, &self.db].into_iter().flatten() {
+            out.push(tier.read()?);
         }
         Ok(out)
     }

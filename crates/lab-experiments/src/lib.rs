@@ -24,6 +24,7 @@ mod digest;
 mod docroot;
 mod dynamic;
 mod dynamic_cgroup;
+pub mod dynamic_postgres;
 mod dynamic_stack;
 mod measure;
 pub mod netpath;
@@ -35,7 +36,7 @@ mod table;
 mod tls;
 
 pub use docroot::{MICROSCAPE_GIFS, MICROSCAPE_HTML};
-pub use dynamic::{DEFAULT_TESTS, DYNAMIC_CLIENTS, TEST_TYPES};
+pub use dynamic::{Database, DEFAULT_TESTS, DYNAMIC_CLIENTS, TEST_TYPES};
 pub use page::{PageMode, H2_SERVER_MISSING};
 pub use results::{
     LabReport, ResultRow, ServerStatus, Status, SyscallCount, SATURATED, SCHEMA_VERSION,
@@ -132,6 +133,9 @@ pub struct LabOptions {
     pub pages: Option<u64>,
     /// The dynamic experiment's test types (`--tests`; [`TEST_TYPES`]' names).
     pub tests: Vec<String>,
+    /// The dynamic experiment's database (`--db`): SQLite in the application, or PostgreSQL as
+    /// a tier of its own.
+    pub db: Database,
     /// The reference application (`flint-app`) for the dynamic experiment; `None` or absent:
     /// that experiment is skipped with a note.
     pub app_bin: Option<PathBuf>,
@@ -162,6 +166,7 @@ impl LabOptions {
             page_modes: PageMode::ALL.to_vec(),
             pages: None,
             tests: DEFAULT_TESTS.map(str::to_owned).to_vec(),
+            db: Database::Sqlite,
             // flint-app is built beside flint (target/<profile>/, or an install's bin/).
             app_bin: flint_bin.as_ref().map(|f| f.with_file_name("flint-app")),
             flint_bin,
@@ -191,6 +196,7 @@ impl LabOptions {
             server_cpu: self.server_cpu.map(|c| c as u64),
             client_cpu: self.client_cpu.map(|c| c as u64),
             tests: self.tests.clone(),
+            db: Some(self.db.name().to_owned()),
         }
     }
 

@@ -177,25 +177,27 @@ impl ResultRow {
 
     /// The dynamic experiment's own figures on a row of [`ResultRow::new`]: the deployment and
     /// test type, the response time, and each tier's CPU per request (`tiers`: the web tier,
-    /// then the application's when the deployment has one).
+    /// then the application's when the deployment has one, then the database server's when
+    /// `database` is one).
     pub(crate) fn set_dynamic(
         &mut self,
         deployment: &str,
         test: &str,
+        database: crate::Database,
         m: &Measurement,
         tiers: Option<&[Duration]>,
     ) {
         let s = &m.run.stats;
         self.deployment = Some(deployment.to_owned());
         self.test_type = Some(test.to_owned());
-        self.database = (deployment != "static").then(|| "sqlite".to_owned());
+        self.database = (deployment != "static").then(|| database.name().to_owned());
         if s.response.count() > 0 {
             let r = s.response.summary();
             self.latency_ms_p50 = Some(r.p50);
             self.latency_ms_p99 = Some(r.p99);
         }
         self.tiers = tiers.filter(|_| s.requests > 0).map(|t| {
-            (["web", "app"].iter().zip(t))
+            (["web", "app", "db"].iter().zip(t))
                 .map(|(name, cpu)| TierCpu {
                     tier: (*name).to_owned(),
                     cpu_us_per_request: cpu.as_secs_f64() * 1e6 / s.requests as f64,
@@ -209,6 +211,7 @@ impl ResultRow {
         server: PeerKind,
         deployment: &str,
         test: &str,
+        database: crate::Database,
         why: String,
     ) -> Self {
         ResultRow(LabRow {
@@ -217,6 +220,7 @@ impl ResultRow {
             mode: bench::HttpMode::KeepAlive,
             deployment: Some(deployment.to_owned()),
             test_type: Some(test.to_owned()),
+            database: Some(database.name().to_owned()),
             unavailable: Some(why),
             ..LabRow::default()
         })
@@ -445,6 +449,7 @@ mod tests {
             keys(&json["options"]),
             [
                 "client_cpu",
+                "db",
                 "duration_s",
                 "modes",
                 "pages",
@@ -458,6 +463,7 @@ mod tests {
         );
         // Profiling asked for and no tracer found; with --no-profile, off.
         assert_eq!(json["options"]["profile"], "unavailable");
+        assert_eq!(json["options"]["db"], "sqlite");
         let mut off = LabOptions::new(None);
         off.profile = false;
         assert_eq!(off.record(None).profile, "off");

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{num, run_lab};
-use lab_experiments::{Experiment, LabOptions, ResultRow, Status};
+use lab_experiments::{Database, Experiment, LabOptions, ResultRow, Status};
 use lab_peers::PeerKind;
 use std::time::Duration;
 use test_support::flint_bin;
@@ -159,4 +159,97 @@ fn without_the_application_the_experiment_is_skipped_not_the_servers_failed() {
     for s in &report.servers {
         assert_eq!(s.status, Status::Ok, "{s:?}");
     }
+}
+
+/// The tests that start PostgreSQL, one at a time: each looks for a server of this test process
+/// left running, and must not see the other's.
+static POSTGRES: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Processes of this test process's PostgreSQL servers still running (by the servers'
+/// directory, which their command lines and their clients' name).
+fn postgres_left() -> String {
+    let prefix = lab_experiments::dynamic_postgres::dir_prefix();
+    let out = std::process::Command::new("pgrep")
+        .args(["-a", "-f", &prefix])
+        .output()
+        .expect("pgrep");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// With `--db postgres` the database server is a tier of its own: the lab makes and starts
+/// PostgreSQL (as `nobody` when root), the application passes the verifier over it through CGI
+/// and FastCGI, the `db` tier's CPU is counted, and a CGI program's connection per request costs
+/// the database more than a FastCGI responder's one connection (and nothing when the test type
+/// does not use the database). Nothing is left running.
+#[test]
+fn dynamic_with_postgres_counts_the_database_tier_and_stops_it() {
+    let _one = POSTGRES.lock().unwrap_or_else(|p| p.into_inner());
+    let mut opts = LabOptions::new(Some(flint_bin()));
+    opts.duration = Duration::from_millis(400);
+    opts.warmup = Duration::from_millis(100);
+    opts.servers = vec![PeerKind::Flint];
+    opts.tests = vec!["plaintext".into(), "db".into()];
+    opts.db = Database::Postgres;
+    opts.profile = false;
+    let (report, text, progress) = run_lab(Experiment::Dynamic, &opts, false);
+    assert!(postgres_left().is_empty(), "{}", postgres_left());
+    for s in &report.servers {
+        assert_eq!(s.status, Status::Ok, "{s:?}\n{progress}");
+    }
+    assert!(text.contains("PostgreSQL its own tier"), "{text}");
+    assert!(text.contains("db µs/req"), "{text}");
+    let find = |deployment: &str, test: &str| {
+        (report.results.iter())
+            .find(|r| {
+                r.deployment.as_deref() == Some(deployment) && r.test_type.as_deref() == Some(test)
+            })
+            .unwrap_or_else(|| panic!("no {deployment} {test} row: {text}\n{progress}"))
+    };
+    let row = |deployment: &str| find(deployment, "db");
+    for deployment in ["cgi", "fastcgi"] {
+        let r = row(deployment);
+        assert!(r.unavailable.is_none(), "{deployment}: {:?}", r.unavailable);
+        assert!(r.requests > 0 && r.errors == 0, "{deployment}: {r:?}");
+        assert_eq!(r.database.as_deref(), Some("postgres"));
+        let tiers = r.tiers.as_ref().expect("tiers");
+        let names: Vec<&str> = tiers.iter().map(|t| t.tier.as_str()).collect();
+        assert_eq!(names, ["web", "app", "db"], "{deployment}");
+        assert!(tier(r, "db").unwrap() > 0.0, "{deployment}: {tiers:?}");
+        let total: f64 = tiers.iter().map(|t| t.cpu_us_per_request).sum();
+        let cpu = r.server_cpu_us_per_request.unwrap();
+        assert!((total - cpu).abs() <= 1e-6 * cpu.max(1.0), "{deployment}");
+    }
+    // A backend forked, authenticated and its statement prepared per CGI request, against one
+    // query on a FastCGI responder's connection.
+    let (cgi, fastcgi) = (tier(row("cgi"), "db"), tier(row("fastcgi"), "db"));
+    assert!(
+        cgi > fastcgi,
+        "db tier: cgi {cgi:?} µs, fastcgi {fastcgi:?} µs"
+    );
+    // A CGI program connects only for a test type that uses the database: its `/plaintext`
+    // costs the database server next to nothing (its background processes' share).
+    let plaintext = tier(find("cgi", "plaintext"), "db").unwrap();
+    assert!(
+        plaintext < cgi.unwrap() / 10.0,
+        "db tier: cgi plaintext {plaintext} µs, db {cgi:?} µs"
+    );
+    let static_file = find("static", "plaintext");
+    assert_eq!(static_file.tiers.as_ref().map(Vec::len), Some(1));
+}
+
+/// A PostgreSQL server of the lab is stopped with its group when its owner unwinds from a
+/// panic (a failing test): no process of it is left.
+#[test]
+fn postgres_is_stopped_even_when_its_owner_panics() {
+    use lab_experiments::dynamic_postgres::Postgres;
+    let _one = POSTGRES.lock().unwrap_or_else(|p| p.into_inner());
+    let pg = Postgres::start(None).expect("PostgreSQL starts");
+    assert!(pg.url().starts_with("postgres://flint@"), "{}", pg.url());
+    assert!(!postgres_left().is_empty(), "the server runs");
+    let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+        let _pg = pg;
+        panic!("a failing test");
+    }));
+    assert!(unwound.is_err());
+    assert!(postgres_left().is_empty(), "{}", postgres_left());
 }

@@ -49,6 +49,10 @@ pub struct LabOptionsRecord {
     /// The dynamic experiment's test types (`--tests`); absent in files older than the field.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tests: Vec<String>,
+    /// The dynamic experiment's database (`--db`: `sqlite` or `postgres`); absent in files
+    /// older than the field.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub db: Option<String>,
 }
 
 impl LabOptionsRecord {
@@ -172,7 +176,8 @@ pub struct LabRow {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latency_ms_p99: Option<f64>,
     /// The dynamic experiment: CPU per request of each tier the request crossed, in order
-    /// (`web`, then `app`: the gateway and application processes, CGI children included).
+    /// (`web`, then `app`: the gateway and application processes, CGI children included, then
+    /// `db`: the database server's processes, with PostgreSQL).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tiers: Option<Vec<TierCpu>>,
 }

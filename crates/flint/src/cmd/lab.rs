@@ -54,6 +54,10 @@ fn test_type(text: &str) -> Result<String, String> {
     }
 }
 
+fn database(text: &str) -> Result<experiments::Database, String> {
+    text.parse()
+}
+
 fn method(text: &str) -> Result<Method, String> {
     text.parse()
 }
@@ -123,6 +127,10 @@ pub struct LabArgs {
     /// fortunes, updates [default: plaintext,json,db,fortunes].
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = test_type)]
     pub tests: Vec<String>,
+    /// The dynamic experiment's database: sqlite (in the application) or postgres (a server
+    /// started by the lab, its CPU a tier of its own).
+    #[arg(long, value_name = "DB", default_value = "sqlite", value_parser = database)]
+    pub db: experiments::Database,
     /// Write the results as JSON to this file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -165,6 +173,7 @@ pub fn options(args: &LabArgs) -> anyhow::Result<LabOptions> {
         dedup_keeping_order(&mut tests);
         opts.tests = tests;
     }
+    opts.db = args.db;
     opts.profile = !args.no_profile;
     opts.method = args.profile_method;
     Ok(opts)

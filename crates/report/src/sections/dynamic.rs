@@ -25,9 +25,10 @@ pub fn render(inputs: &[Input<'_>]) -> String {
                     esc(server(r)),
                     esc(r.deployment.as_deref().unwrap_or("?")),
                     esc(r.test_type.as_deref().unwrap_or("?")),
+                    esc(r.database.as_deref().unwrap_or("–")),
                 ];
                 if let Some(why) = &r.unavailable {
-                    cells.extend(std::iter::repeat_n("–".to_owned(), 7));
+                    cells.extend(std::iter::repeat_n("–".to_owned(), 8));
                     cells.push(format!(r#"<span class="bad">{}</span>"#, esc(why)));
                     return cells;
                 }
@@ -37,6 +38,7 @@ pub fn render(inputs: &[Input<'_>]) -> String {
                     text::opt(r.latency_ms_p99),
                     text::opt(tier(r, "web")),
                     text::opt(tier(r, "app")),
+                    text::opt(tier(r, "db")),
                     text::opt(r.server_cpu_us_per_request),
                     text::count(r.errors as f64),
                     if r.client_limited {
@@ -55,11 +57,13 @@ pub fn render(inputs: &[Input<'_>]) -> String {
             Col("Server", false),
             Col("Deployment", false),
             Col("Test", false),
+            Col("Database", false),
             Col("Requests/s", true),
             Col("p50 ms", true),
             Col("p99 ms", true),
             Col("Web µs/req", true),
             Col("App µs/req", true),
+            Col("DB µs/req", true),
             Col("Total µs/req", true),
             Col("Errors", true),
             Col("Notes", false),
@@ -72,7 +76,7 @@ pub fn render(inputs: &[Input<'_>]) -> String {
         );
     }
     if !out.is_empty() {
-        out.push_str(r#"<p class="note">CPU (user and system) per request over the measured window, by tier: web, the web server's processes; app, the gateway and application processes (CGI programs included as they come and go: read from a cgroup per process group where the lab can make one, as root; otherwise from /proc's times of reaped children, which miss fcgiwrap's programs, and the run's text output says so; SQLite runs inside the application). The static deployment is a file of the same bytes as /plaintext. Each deployment passed the verifier before it was measured.</p>"#);
+        out.push_str(r#"<p class="note">CPU (user and system) per request over the measured window, by tier: web, the web server's processes; app, the gateway and application processes (CGI programs included as they come and go: read from a cgroup per process group where the lab can make one, as root; otherwise from /proc's times of reaped children, which miss fcgiwrap's programs, and the run's text output says so; SQLite runs inside the application); db, PostgreSQL's server with every backend it forked, when the database is postgres. The static deployment is a file of the same bytes as /plaintext. Each deployment passed the verifier before it was measured.</p>"#);
     }
     out
 }
@@ -91,13 +95,28 @@ mod tests {
              "tiers": [{"tier": "web", "cpu_us_per_request": 101.0},
                        {"tier": "app", "cpu_us_per_request": 2092.0}]},
             {"experiment": "dynamic", "server": "flint", "mode": "persistent",
+             "deployment": "cgi", "test_type": "fortunes", "database": "postgres",
+             "requests": 200, "requests_per_s": 100.0, "latency_ms_p50": 70.0,
+             "latency_ms_p99": 150.0, "server_cpu_us_per_request": 9841.0,
+             "tiers": [{"tier": "web", "cpu_us_per_request": 462.0},
+                       {"tier": "app", "cpu_us_per_request": 2961.0},
+                       {"tier": "db", "cpu_us_per_request": 6418.0}]},
+            {"experiment": "dynamic", "server": "flint", "mode": "persistent",
              "deployment": "fastcgi", "test_type": "queries",
              "unavailable": "failed the verifier: 1 rows where 20 were expected"}
         ]});
         let html = crate::render(&[("lab.json".into(), lab)]).unwrap();
         let at = html.find(r#"id="dynamic""#).expect("the section");
         let section = &html[at..];
-        for cell in ["<td>cgi</td><td>db</td>", "2,092", "2,193", "45.0"] {
+        for cell in [
+            "<td>cgi</td><td>db</td><td>sqlite</td>",
+            "2,092",
+            "2,193",
+            "45.0",
+            "<td>fortunes</td><td>postgres</td>",
+            "6,418",
+            "9,841",
+        ] {
             assert!(section.contains(cell), "{cell} in {section}");
         }
         assert!(section.contains("failed the verifier: 1 rows where 20 were expected"));
