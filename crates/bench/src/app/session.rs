@@ -70,6 +70,11 @@ impl Session {
         self.values[slot] = Some(value);
     }
 
+    /// Forgets value `slot` (its extraction failed): a request needing it is not sent.
+    pub fn clear_value(&mut self, slot: usize) {
+        self.values[slot] = None;
+    }
+
     /// Keeps the `Set-Cookie` fields of a response to `url`.
     pub fn store_cookies<'a>(&mut self, url: &Url, set_cookies: impl Iterator<Item = &'a [u8]>) {
         let Some(jar) = self.cookies.as_mut() else {
