@@ -485,6 +485,10 @@ pub struct Stats {
     /// (the server has none of them; the page ends there, not a hit).
     #[serde(default)]
     pub missing_value_unsent: u64,
+    /// Application workloads: requests not sent because a header field's value would have had
+    /// a line break or NUL (it would split the request's head; the page ends there).
+    #[serde(default)]
+    pub unsafe_value_unsent: u64,
     #[serde(default)]
     pub redirects: RedirectStats,
     /// Set when the run stopped early because every attempt failed the same way.
@@ -716,6 +720,7 @@ impl Stats {
             redirects: RedirectStats::default(),
             check_failures: Vec::new(),
             missing_value_unsent: 0,
+            unsafe_value_unsent: 0,
             gave_up: None,
             ttfb: Latency::new(3),
             response: Latency::new(3),
@@ -793,6 +798,7 @@ impl Stats {
         self.redirects.merge(&o.redirects);
         check_failures::merge(&mut self.check_failures, &o.check_failures);
         self.missing_value_unsent += o.missing_value_unsent;
+        self.unsafe_value_unsent += o.unsafe_value_unsent;
         self.ttfb.merge(&o.ttfb);
         self.response.merge(&o.response);
         self.response_us_max = self.response_us_max.max(o.response_us_max);

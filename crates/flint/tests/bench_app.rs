@@ -370,6 +370,32 @@ files = ["/echo?t={{t}}"]
 }
 
 #[test]
+fn a_value_with_a_line_break_goes_in_a_body_but_not_in_a_header() {
+    let app = app_support::start();
+    let workload = r#"
+[[page]]
+weight = 1
+files = [
+  { path = "/crlf", extract = { v = { json = "/v" } } },
+  { path = "/echo", method = "POST", body = "v={{v}}", expect = { status = 200 } },
+  { path = "/echo", headers = { "X-V" = "{{v}}" } },
+]
+"#;
+    let r = bench(&app.addr, workload, "id\n1\n", &["-c", "1", "-n", "2"]);
+    assert_eq!(r.summary("requests"), 4, "{}{}", r.stdout, r.stderr);
+    assert_eq!(r.summary("unsafe_value_unsent"), 2, "{}", r.stdout);
+    assert_eq!(r.summary("missing_value_unsent"), 0);
+    assert!(
+        r.stdout
+            .contains("Not sent:  2 requests (a header field's value had a line break"),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains("never extracted"), "{}", r.stdout);
+    assert_exact(&app, &r);
+}
+
+#[test]
 fn a_unique_data_set_that_runs_out_stops_its_webchildren() {
     let app = app_support::start();
     let unique = FLOW.replace(

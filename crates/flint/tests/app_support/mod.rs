@@ -200,6 +200,13 @@ fn answer(head: &str, body: &str, state: &Mutex<State>, http10: bool) -> Vec<u8>
             }
         }
         "/echo" => respond("200 OK", &[html()], b"ok", http10),
+        // A value with a line break, fine in a body, not in a header field.
+        "/crlf" => respond(
+            "200 OK",
+            &[("Content-Type", "application/json".into())],
+            br#"{"v":"a\r\nb"}"#,
+            http10,
+        ),
         "/big" => respond("200 OK", &[html()], &vec![b'x'; 2 << 20], http10),
         _ => respond("404 Not Found", &[html()], b"not found", http10),
     }
