@@ -477,7 +477,6 @@ pub struct Stats {
     /// HTTP/2's own counters (all zero over HTTP/1).
     #[serde(default)]
     pub http2: Http2Stats,
-    /// `--redirect N`: redirects followed, and those not followed by why.
     /// Application workloads: the first few responses that failed a check or an extraction.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub check_failures: Vec<check_failures::CheckFailure>,
@@ -489,6 +488,7 @@ pub struct Stats {
     /// a line break or NUL (it would split the request's head; the page ends there).
     #[serde(default)]
     pub unsafe_value_unsent: u64,
+    /// `--redirect N`: redirects followed, and those not followed by why.
     #[serde(default)]
     pub redirects: RedirectStats,
     /// Set when the run stopped early because every attempt failed the same way.

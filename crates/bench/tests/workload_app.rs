@@ -119,7 +119,17 @@ fn bad_data_rows_name_the_data_file_and_line() {
 #[test]
 fn a_template_naming_a_missing_column_or_value_names_the_workload_line() {
     let csv = ("users.csv", USERS.as_bytes());
-    let cases: [(&str, &str, &str); 6] = [
+    let cases: [(&str, &str, &str); 8] = [
+        (
+            "{ token = { header",
+            "{ \"to.ken\" = { header",
+            "letters, digits",
+        ),
+        (
+            "{ token = { header",
+            "{ seq = { header",
+            "a template function",
+        ),
         ("{{users.id}}", "{{users.email}}", "has no column \"email\""),
         ("{{users.id}}", "{{people.id}}", "no data set \"people\""),
         (

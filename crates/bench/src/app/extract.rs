@@ -41,6 +41,19 @@ enum Source {
 
 impl Extract {
     pub fn compile(name: &str, slot: usize, spec: &SourceSpec) -> Result<Extract, String> {
+        // A template reads `{{a.b}}` as a data column and `{{seq}}` as the function: a value
+        // named so could be extracted but never used.
+        let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'-';
+        if name.is_empty() || !name.bytes().all(word) {
+            return Err(format!(
+                "extract.{name:?}: letters, digits, `_` and `-` only (templates name it as {{{{NAME}}}})"
+            ));
+        }
+        if ["seq", "random", "webchild"].contains(&name) {
+            return Err(format!(
+                "extract.{name}: `{name}` is a template function, a value named so could never be used"
+            ));
+        }
         let source = match spec {
             SourceSpec::Header(h) => Source::Header(h.clone()),
             SourceSpec::Cookie(c) => Source::Cookie(c.clone()),
