@@ -45,6 +45,10 @@ impl Jar {
         self.kept.len()
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.kept.is_empty()
+    }
+
     /// Keeps the cookie of one `Set-Cookie` field of a response to `url`. One the jar refuses
     /// (bad domain, a Secure one over cleartext) is not kept, as a browser keeps none.
     pub fn store(&mut self, text: &[u8], url: &Url) {
