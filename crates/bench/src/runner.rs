@@ -172,6 +172,11 @@ impl PreparedSlice {
         slice: &Slice,
     ) -> Result<PreparedSlice, BenchError> {
         plan::check(config, workload, slice)?;
+        // The data sets' positions live in the workload, which may run again (compare's
+        // rounds): each run starts from the first row.
+        for set in workload.plan().iter().flat_map(|p| p.data.iter()) {
+            set.rewind();
+        }
         let log = match &config.log {
             Some(path) => Some(
                 LogFile::create(path).map_err(|source| BenchError::LogCreate {

@@ -477,7 +477,6 @@ pub struct Stats {
     /// HTTP/2's own counters (all zero over HTTP/1).
     #[serde(default)]
     pub http2: Http2Stats,
-    /// `--redirect N`: redirects followed, and those not followed by why.
     /// Application workloads: the first few responses that failed a check or an extraction.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub check_failures: Vec<check_failures::CheckFailure>,
@@ -485,6 +484,11 @@ pub struct Stats {
     /// (the server has none of them; the page ends there, not a hit).
     #[serde(default)]
     pub missing_value_unsent: u64,
+    /// Application workloads: requests not sent because a header field's value would have had
+    /// a line break or NUL (it would split the request's head; the page ends there).
+    #[serde(default)]
+    pub unsafe_value_unsent: u64,
+    /// `--redirect N`: redirects followed, and those not followed by why.
     #[serde(default)]
     pub redirects: RedirectStats,
     /// Set when the run stopped early because every attempt failed the same way.
@@ -716,6 +720,7 @@ impl Stats {
             redirects: RedirectStats::default(),
             check_failures: Vec::new(),
             missing_value_unsent: 0,
+            unsafe_value_unsent: 0,
             gave_up: None,
             ttfb: Latency::new(3),
             response: Latency::new(3),
@@ -793,6 +798,7 @@ impl Stats {
         self.redirects.merge(&o.redirects);
         check_failures::merge(&mut self.check_failures, &o.check_failures);
         self.missing_value_unsent += o.missing_value_unsent;
+        self.unsafe_value_unsent += o.unsafe_value_unsent;
         self.ttfb.merge(&o.ttfb);
         self.response.merge(&o.response);
         self.response_us_max = self.response_us_max.max(o.response_us_max);

@@ -25,11 +25,22 @@ static GLOBAL: Counting = Counting;
 const RESPONSE: &[u8] =
     b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 12\r\n\r\n<p>fine</p>\n";
 
-fn serve(mut s: TcpStream, stop: &AtomicBool) {
+/// The same with a session cookie set on every response, as many applications do.
+const WITH_COOKIE: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nSet-Cookie: sid=s%3A42; Path=/; HttpOnly\r\nContent-Length: 12\r\n\r\n<p>fine</p>\n";
+
+fn serve(s: TcpStream, stop: &AtomicBool) {
+    answer(s, stop, RESPONSE);
+}
+
+fn serve_cookie(s: TcpStream, stop: &AtomicBool) {
+    answer(s, stop, WITH_COOKIE);
+}
+
+fn answer(mut s: TcpStream, stop: &AtomicBool, response: &[u8]) {
     let mut heads = HeadEnds::default();
     read_until_stopped(&mut s, stop, &mut [0u8; 4096], |s, data| {
         for &b in data {
-            if heads.at(b) && s.write_all(RESPONSE).is_err() {
+            if heads.at(b) && s.write_all(response).is_err() {
                 return false;
             }
         }
@@ -37,8 +48,8 @@ fn serve(mut s: TcpStream, stop: &AtomicBool) {
     });
 }
 
-/// Templates in the path and a header, a status and content type check, a cookie jar (empty:
-/// the server sets none).
+/// Templates in the path and a header, a status and content type check, a cookie jar (empty
+/// unless the server sets one).
 const TEMPLATED: &str = r#"
 [[page]]
 weight = 1
@@ -58,9 +69,14 @@ files = [{ path = "/a?id={{random 1 100000}}", expect = { body_contains = "fine"
 #[test]
 fn allocations_per_templated_request_are_measured_and_bounded() {
     let server = PerConnection::start(serve);
-    let addr = server.addr;
-    // (workload, ceiling of allocations per request)
-    for (name, text, ceiling) in [("templated", TEMPLATED, 0.05), ("checked", CHECKED, 2.0)] {
+    let cookie_server = PerConnection::start(serve_cookie);
+    // (workload, server, ceiling of allocations per request): a cookie the server sets again
+    // as it was is not stored again, and the `Cookie` field is written without collecting.
+    for (name, text, addr, ceiling) in [
+        ("templated", TEMPLATED, server.addr, 0.05),
+        ("checked", CHECKED, server.addr, 2.0),
+        ("cookie set", TEMPLATED, cookie_server.addr, 0.05),
+    ] {
         let w = Workload::parse(text, "app.toml").unwrap();
         assert!(w.plan().is_some());
         let (short, long) = short_and_long(|ms| {
@@ -75,4 +91,5 @@ fn allocations_per_templated_request_are_measured_and_bounded() {
         );
     }
     server.stop();
+    cookie_server.stop();
 }

@@ -1,8 +1,19 @@
 //! Application workloads: `[data.NAME]` sets, templated files, `expect`, `extract` and `auth`
-//! read and checked before the run; every mistake is one line naming its file and line.
+//! read and checked before the run; every mistake is one line naming its file and line. A
+//! workload run again (compare's rounds) draws its data from the first row again.
 
+#[path = "common/per_connection.rs"]
+mod per_connection;
+
+use bench::stats::ErrorKind;
 use bench::workload::{Workload, WorkloadError};
+use bench::{BenchConfig, Stop, Target};
+use per_connection::{read_until_stopped, HeadEnds, PerConnection};
+use std::io::Write;
+use std::net::TcpStream;
 use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 const USERS: &str = "id,name,pass\n1,Ann Lee,a1\n2,Bo,b2\n";
 
@@ -108,7 +119,17 @@ fn bad_data_rows_name_the_data_file_and_line() {
 #[test]
 fn a_template_naming_a_missing_column_or_value_names_the_workload_line() {
     let csv = ("users.csv", USERS.as_bytes());
-    let cases: [(&str, &str, &str); 6] = [
+    let cases: [(&str, &str, &str); 8] = [
+        (
+            "{ token = { header",
+            "{ \"to.ken\" = { header",
+            "letters, digits",
+        ),
+        (
+            "{ token = { header",
+            "{ seq = { header",
+            "a template function",
+        ),
         ("{{users.id}}", "{{users.email}}", "has no column \"email\""),
         ("{{users.id}}", "{{people.id}}", "no data set \"people\""),
         (
@@ -183,4 +204,49 @@ fn bad_data_tables_and_auth_are_refused() {
         csv,
     ]);
     assert!(e.contains("not an HTTP status"), "{e}");
+}
+
+fn answer_ok(mut s: TcpStream, stop: &AtomicBool) {
+    const OK: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+    let mut heads = HeadEnds::default();
+    read_until_stopped(&mut s, stop, &mut [0u8; 4096], |s, data| {
+        for &b in data {
+            if heads.at(b) && s.write_all(OK).is_err() {
+                return false;
+            }
+        }
+        true
+    });
+}
+
+#[test]
+fn a_unique_data_set_gives_its_rows_again_in_each_run_of_the_workload() {
+    let server = PerConnection::start(answer_ok);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("users.csv"), USERS).unwrap();
+    let text = r#"
+[data.users]
+file = "users.csv"
+pick = "unique"
+
+[[page]]
+weight = 1
+files = ["/u?id={{users.id}}"]
+"#;
+    let w = Workload::parse_in(text, "w.toml", dir.path()).unwrap();
+    let config = BenchConfig {
+        concurrency: 1,
+        threads: 1,
+        stop: Stop::Pages(2),
+        connect_timeout: Duration::from_secs(5),
+        response_timeout: Duration::from_secs(5),
+        ..BenchConfig::new(Target::http(server.addr))
+    };
+    // Two rounds of one workload: both fetch the two users, neither runs out.
+    for round in 1..=2 {
+        let r = bench::run(&config, &w, &AtomicBool::new(false)).unwrap();
+        let exhausted = r.stats.errors.get(ErrorKind::DataExhausted);
+        assert_eq!((r.stats.requests, exhausted), (2, 0), "round {round}");
+    }
+    server.stop();
 }

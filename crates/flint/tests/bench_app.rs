@@ -319,6 +319,83 @@ files = ["/api/me?t={{t}}", { path = "/flaky", extract = { t = { regex = "fine" 
 }
 
 #[test]
+fn a_login_that_fails_forgets_its_value_and_the_next_use_is_not_sent() {
+    let app = app_support::start();
+    // The login answers a token once, then fails: the token it gave is not sent again.
+    let workload = r#"
+[[page]]
+name = "login"
+weight = 1
+files = [{ path = "/login-once", expect = { status = 200 }, extract = { t = { header = "X-Token" } } }]
+
+[[page]]
+name = "use"
+weight = 1
+files = ["/echo?t={{t}}"]
+"#;
+    let r = bench(
+        &app.addr,
+        workload,
+        "id\n1\n",
+        &["-c", "1", "-n", "40", "--seed", "7"],
+    );
+    let paths = app.paths.lock().unwrap().clone();
+    let logins: Vec<usize> = (paths.iter().enumerate())
+        .filter(|(_, p)| *p == "/login-once")
+        .map(|(i, _)| i)
+        .collect();
+    assert!(logins.len() >= 2, "{paths:?}");
+    let used = |range: &[String]| range.iter().filter(|p| *p == "/echo").count() as u64;
+    assert!(
+        used(&paths) > 0,
+        "the token is used while it holds: {paths:?}"
+    );
+    assert_eq!(
+        used(&paths[logins[1]..]),
+        0,
+        "nothing sent after the failed login: {paths:?}"
+    );
+    // Of the 40 pages, every use page not sent (before the first login, after the second) is
+    // counted.
+    let unsent = r.summary("missing_value_unsent");
+    assert!(unsent > 0, "{}", r.stdout);
+    assert_eq!(
+        unsent + used(&paths),
+        40 - logins.len() as u64,
+        "{}",
+        r.stdout
+    );
+    assert_eq!(r.error("check_status"), logins.len() as u64 - 1);
+    assert_exact(&app, &r);
+}
+
+#[test]
+fn a_value_with_a_line_break_goes_in_a_body_but_not_in_a_header() {
+    let app = app_support::start();
+    let workload = r#"
+[[page]]
+weight = 1
+files = [
+  { path = "/crlf", extract = { v = { json = "/v" } } },
+  { path = "/echo", method = "POST", body = "v={{v}}", expect = { status = 200 } },
+  { path = "/echo", headers = { "X-V" = "{{v}}" } },
+]
+"#;
+    let r = bench(&app.addr, workload, "id\n1\n", &["-c", "1", "-n", "2"]);
+    assert_eq!(r.summary("requests"), 4, "{}{}", r.stdout, r.stderr);
+    assert_eq!(r.summary("unsafe_value_unsent"), 2, "{}", r.stdout);
+    assert_eq!(r.summary("missing_value_unsent"), 0);
+    assert!(
+        r.stdout
+            .contains("Not sent:  2 requests (a header field's value had a line break"),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains("never extracted"), "{}", r.stdout);
+    assert_exact(&app, &r);
+}
+
+#[test]
 fn a_unique_data_set_that_runs_out_stops_its_webchildren() {
     let app = app_support::start();
     let unique = FLOW.replace(

@@ -233,6 +233,10 @@ pub struct Summary {
     /// (the server received none).
     #[serde(default)]
     pub missing_value_unsent: u64,
+    /// Application workloads: requests not sent because a header field's value had a line
+    /// break or NUL (the server received none).
+    #[serde(default)]
+    pub unsafe_value_unsent: u64,
     /// How long the unfinished requests had waited when the run ended (a lower bound of their
     /// latency; in the open loop it enters the corrected figures).
     pub unfinished_wait_ms: LatencySummary,

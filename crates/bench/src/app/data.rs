@@ -102,6 +102,12 @@ impl DataSet {
         self.columns.iter().position(|c| c == name)
     }
 
+    /// Back to the first row: each run draws from the start (a `unique` set gives every row
+    /// again; `flint compare` runs one workload round after round).
+    pub fn rewind(&self) {
+        self.next.store(0, Ordering::Relaxed);
+    }
+
     /// Draws a row for one page: `None` when a `unique` set has given every row.
     pub fn draw(&self, rng: &mut fastrand::Rng) -> Option<usize> {
         let n = self.rows.len() as u64;

@@ -16,7 +16,8 @@ pub enum SourceSpec {
     Header(String),
     /// The value of a cookie the response sets (`Set-Cookie: NAME=value; ...`).
     Cookie(String),
-    /// A regular expression over the body: its first group if it has one, else the match.
+    /// A regular expression over the body: its first group if it has one (nothing when that
+    /// group took no part in the match), else the match.
     Regex(String),
     /// A JSON pointer (RFC 6901) into the body: a string as it is, another value as JSON.
     Json(String),
@@ -40,6 +41,19 @@ enum Source {
 
 impl Extract {
     pub fn compile(name: &str, slot: usize, spec: &SourceSpec) -> Result<Extract, String> {
+        // A template reads `{{a.b}}` as a data column and `{{seq}}` as the function: a value
+        // named so could be extracted but never used.
+        let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'-';
+        if name.is_empty() || !name.bytes().all(word) {
+            return Err(format!(
+                "extract.{name:?}: letters, digits, `_` and `-` only (templates name it as {{{{NAME}}}})"
+            ));
+        }
+        if ["seq", "random", "webchild"].contains(&name) {
+            return Err(format!(
+                "extract.{name}: `{name}` is a template function, a value named so could never be used"
+            ));
+        }
         let source = match spec {
             SourceSpec::Header(h) => Source::Header(h.clone()),
             SourceSpec::Cookie(c) => Source::Cookie(c.clone()),
@@ -67,9 +81,15 @@ impl Extract {
         matches!(self.source, Source::Regex(_) | Source::Json(_))
     }
 
-    /// The value in `answer`, or `None` (`extract_missing`). A value must be UTF-8.
+    /// The value in `answer`, or `None` (`extract_missing`). A value must be UTF-8 and not
+    /// empty: an empty header, a JSON `""` or a cookie being deleted (`sid=; Max-Age=0`) gives
+    /// nothing a later request could use.
     pub fn take(&self, answer: &Answer<'_>) -> Option<String> {
-        let text = |b: &[u8]| std::str::from_utf8(b).ok().map(str::to_owned);
+        let text = |b: &[u8]| {
+            (!b.is_empty())
+                .then(|| std::str::from_utf8(b).ok().map(str::to_owned))
+                .flatten()
+        };
         match &self.source {
             Source::Header(h) => answer.header(h).and_then(|v| text(v.trim_ascii())),
             Source::Cookie(name) => answer
@@ -85,13 +105,15 @@ impl Extract {
                 }),
             Source::Regex(re) => {
                 let caps = re.captures(answer.body)?;
-                let m = caps.get(1).or_else(|| caps.get(0))?;
-                text(m.as_bytes())
+                // With a group, group 1 only: when it took no part in the match (`(a)|b`
+                // matching `b`), there is no value, not the whole match.
+                let group = usize::from(re.captures_len() > 1);
+                text(caps.get(group)?.as_bytes())
             }
             Source::Json(pointer) => {
                 let doc: serde_json::Value = serde_json::from_slice(answer.body).ok()?;
                 match doc.pointer(pointer)? {
-                    serde_json::Value::String(s) => Some(s.clone()),
+                    serde_json::Value::String(s) => text(s.as_bytes()),
                     serde_json::Value::Null => None,
                     other => Some(other.to_string()),
                 }
@@ -159,6 +181,30 @@ mod tests {
         assert_eq!(take(SourceSpec::Json("/none".into()), &json), None);
         assert_eq!(take(SourceSpec::Json("/missing".into()), &json), None);
         assert_eq!(take(SourceSpec::Json("/id".into()), &a), None, "not JSON");
+    }
+
+    #[test]
+    fn empty_values_and_a_group_that_took_no_part_are_missing() {
+        let headers: &[(&[u8], &[u8])] = &[
+            (b"X-Token", b"  "),
+            (b"Set-Cookie", b"sid=; Max-Age=0; Path=/"),
+        ];
+        let a = answer(headers, br#"{"token": "", "n": 0} id=b"#);
+        let json = answer(headers, br#"{"token": "", "n": 0}"#);
+        assert_eq!(take(SourceSpec::Header("x-token".into()), &a), None);
+        assert_eq!(take(SourceSpec::Cookie("sid".into()), &a), None);
+        assert_eq!(take(SourceSpec::Json("/token".into()), &json), None);
+        assert_eq!(
+            take(SourceSpec::Json("/n".into()), &json).as_deref(),
+            Some("0")
+        );
+        // Group 1 did not take part: no value, not `id=b`.
+        assert_eq!(take(SourceSpec::Regex("id=(a)|id=b".into()), &a), None);
+        assert_eq!(take(SourceSpec::Regex("id=()b".into()), &a), None, "empty");
+        assert_eq!(
+            take(SourceSpec::Regex("id=(a|b)".into()), &a).as_deref(),
+            Some("b")
+        );
     }
 
     #[test]

@@ -201,7 +201,7 @@ impl PlanBuilder {
                     .starts_with("application/x-www-form-urlencoded")
         });
         let headers = (spec.headers.iter())
-            .map(|(n, v)| Ok((n.clone(), raw(v, &format!("header {n}"), Escape::Raw)?)))
+            .map(|(n, v)| Ok((n.clone(), raw(v, &format!("header {n}"), Escape::Header)?)))
             .collect::<Result<Vec<_>, String>>()?;
         let body_escape = if form { Escape::Form } else { Escape::Raw };
         let body = (spec.body.as_deref())

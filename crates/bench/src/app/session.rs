@@ -1,12 +1,12 @@
 //! A Webchild's session: what its requests carry from one to the next. The data rows its page
-//! drew, the values it extracted, its cookies (a jar per Webchild, as a browser per user: RFC
-//! 6265's domain, path, expiry and `Secure` rules, kept by the `cookie_store` crate), its count
+//! drew, the values it extracted, its cookies (a jar per Webchild, as a browser per user:
+//! `jar.rs`), its count
 //! of requests and its number. Nothing here is shared between Webchildren, so a value one
 //! extracted can never be sent by another.
 
 use super::data::DataSet;
+use super::jar::Jar;
 use super::template::Values;
-use cookie_store::CookieStore;
 use std::sync::Arc;
 use url::Url;
 
@@ -16,7 +16,7 @@ pub struct Session {
     /// Per data set: the row this page drew, if it drew one.
     rows: Vec<Option<usize>>,
     values: Vec<Option<String>>,
-    cookies: Option<CookieStore>,
+    cookies: Option<Jar>,
     rng: fastrand::Rng,
     seq: u64,
     webchild: u64,
@@ -36,7 +36,7 @@ impl Session {
             rows: vec![None; data.len()],
             data,
             values: vec![None; slots],
-            cookies: cookies.then(CookieStore::default),
+            cookies: cookies.then(Jar::default),
             rng: fastrand::Rng::with_seed(seed),
             seq: 0,
             webchild,
@@ -70,37 +70,27 @@ impl Session {
         self.values[slot] = Some(value);
     }
 
+    /// Forgets value `slot` (its extraction failed): a request needing it is not sent.
+    pub fn clear_value(&mut self, slot: usize) {
+        self.values[slot] = None;
+    }
+
     /// Keeps the `Set-Cookie` fields of a response to `url`.
     pub fn store_cookies<'a>(&mut self, url: &Url, set_cookies: impl Iterator<Item = &'a [u8]>) {
         let Some(jar) = self.cookies.as_mut() else {
             return;
         };
         for v in set_cookies {
-            if let Ok(text) = std::str::from_utf8(v) {
-                // A cookie the jar refuses (bad domain, a Secure one over cleartext) is not kept,
-                // as a browser keeps none.
-                let _ = jar.parse(text, url);
-            }
+            jar.store(v, url);
         }
     }
 
     /// The `Cookie` field's value for a request to `url` (appended to `out`), or false when
     /// the jar holds none for it.
     pub fn cookie_header(&self, url: &Url, out: &mut Vec<u8>) -> bool {
-        let Some(jar) = self.cookies.as_ref() else {
-            return false;
-        };
-        let mut any = false;
-        for (name, value) in jar.get_request_values(url) {
-            if any {
-                out.extend_from_slice(b"; ");
-            }
-            out.extend_from_slice(name.as_bytes());
-            out.push(b'=');
-            out.extend_from_slice(value.as_bytes());
-            any = true;
-        }
-        any
+        self.cookies
+            .as_ref()
+            .is_some_and(|jar| jar.header(url, out))
     }
 }
 

@@ -17,9 +17,12 @@ pub enum Escape {
     Url,
     /// An `application/x-www-form-urlencoded` body: as `Url`, a space as `+`.
     Form,
-    /// A header field value or any other body: as it is. A header value with a line break or
-    /// NUL is refused when expanded (`ExpandError::Unsafe`).
+    /// A body other than a form, credentials (sent base64-encoded) or a check's expected
+    /// text: as it is, whatever its bytes.
     Raw,
+    /// A header field value: as it is, but a value with a line break or NUL, which would end
+    /// the field or the head, is refused when expanded (`ExpandError::Unsafe`).
+    Header,
 }
 
 /// What fills one hole.
@@ -73,7 +76,7 @@ pub trait Values {
 pub enum ExpandError {
     /// A session value not extracted (yet): the request is not sent (`extract_missing`).
     Missing(Hole),
-    /// A value with a line break or NUL where it would split a header.
+    /// A value with a line break or NUL in a header field, where it would split the head.
     Unsafe(Hole),
 }
 
@@ -156,12 +159,10 @@ impl Template {
             Hole::Webchild => number.of(values.webchild()),
         };
         match self.escape {
-            Escape::Raw => {
-                if text.contains(['\r', '\n', '\0']) {
-                    return Err(ExpandError::Unsafe(h.clone()));
-                }
-                out.extend_from_slice(text.as_bytes());
+            Escape::Header if text.contains(['\r', '\n', '\0']) => {
+                return Err(ExpandError::Unsafe(h.clone()));
             }
+            Escape::Raw | Escape::Header => out.extend_from_slice(text.as_bytes()),
             Escape::Url | Escape::Form => {
                 for &b in text.as_bytes() {
                     if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
@@ -357,8 +358,13 @@ mod tests {
             token: Some("x\r\nEvil: 1".into()),
         };
         assert_eq!(
-            expand("{{token}}", Escape::Raw, &mut row),
+            expand("{{token}}", Escape::Header, &mut row),
             Err(ExpandError::Unsafe(Hole::Value(0)))
+        );
+        // A body takes it as it is.
+        assert_eq!(
+            expand("v={{token}}", Escape::Raw, &mut row).unwrap(),
+            "v=x\r\nEvil: 1"
         );
         // In a URL the same value is only encoded.
         assert_eq!(

@@ -322,7 +322,17 @@ impl AppExchange {
             }
             Verdict::Failed(kind)
         };
+        // A response that fails leaves none of the file's values behind: the values an earlier
+        // response gave belong to a session the server may have ended (a login that now fails),
+        // so a request that needs them is not sent (`missing_value_unsent`) rather than sent
+        // with a stale one.
+        let forget = |session: &mut Session| {
+            for x in &file.extract {
+                session.clear_value(x.slot);
+            }
+        };
         if self.too_large && file.needs_body {
+            forget(&mut self.session);
             let detail =
                 format!("a body over {MAX_KEPT_BODY} B, which a check or an extraction reads");
             return fail(ErrorKind::BodyTooLarge, detail, stats);
@@ -330,6 +340,7 @@ impl AppExchange {
         let mut verdict = Verdict::ByStatus;
         if let Some(expect) = &file.expect {
             if let Err(f) = expect.check(&answer, &mut self.session, &mut self.scratch) {
+                forget(&mut self.session);
                 return fail(check_kind(f.kind), f.detail, stats);
             }
             if expect.decides_status() {
@@ -340,6 +351,7 @@ impl AppExchange {
             match x.take(&answer) {
                 Some(v) => self.session.set_value(x.slot, v),
                 None => {
+                    forget(&mut self.session);
                     let detail = format!("no value for {:?} in the response", x.name);
                     return fail(ErrorKind::ExtractMissing, detail, stats);
                 }

@@ -139,6 +139,9 @@ impl Live {
 
 /// Runs `run` on its hosts; WebSTONE's lines and the live line go to `log` (stderr).
 pub fn run(r: &HostsRun<'_>, log: &mut dyn Write) -> Result<HostsOutcome, HostsError> {
+    if r.workload.plan().is_some() {
+        return Err(HostsInputError::AppWorkload.into());
+    }
     if r.config.log.as_deref() == Some(std::path::Path::new("-")) {
         return Err(HostsInputError::LogToStdout.into());
     }
@@ -684,4 +687,41 @@ fn late_start(w: &protocol::WorkerResult, config: &BenchConfig) -> Option<String
             w.window_us as f64 / 1e6
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Workload;
+
+    #[test]
+    fn an_application_workload_is_refused_before_any_host_starts() {
+        let text = "[[page]]\nweight = 1\nfiles = [\"/a?id={{random 1 9}}\"]\n";
+        let workload = Workload::parse(text, "app.toml").unwrap();
+        assert!(workload.plan().is_some());
+        let hosts = [split::HostSpec {
+            name: "h1".into(),
+            webchildren: None,
+        }];
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let run = HostsRun {
+            config: &BenchConfig::new(crate::Target::http(([127, 0, 0, 1], 9).into())),
+            workload: &workload,
+            hosts: &hosts,
+            // Never launched: a launch would fail the test as a lost host, not this refusal.
+            template: "false {host}",
+            threads: None,
+            stop: &stop,
+        };
+        let e = run_refused(&run);
+        assert!(e.contains("application workload"), "{e}");
+    }
+
+    fn run_refused(run: &HostsRun<'_>) -> String {
+        match super::run(run, &mut std::io::sink()) {
+            Err(HostsError::Input(e @ HostsInputError::AppWorkload)) => e.to_string(),
+            Err(e) => panic!("another error: {e}"),
+            Ok(_) => panic!("the run went ahead"),
+        }
+    }
 }

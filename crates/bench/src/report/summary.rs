@@ -236,7 +236,8 @@ pub fn summary_body(r: &RunResult) -> String {
     o
 }
 
-/// Application workloads: requests not sent for a value never extracted, and the first
+/// Application workloads: requests not sent (a value never extracted, or one that would split
+/// a header field), and the first
 /// responses that failed a check or an extraction, with their heads.
 fn check_failures(s: &crate::Stats) -> String {
     let mut o = String::new();
@@ -245,6 +246,13 @@ fn check_failures(s: &crate::Stats) -> String {
             o,
             "  Not sent:  {} (they need a value never extracted; see extract_missing)",
             super::count_of(s.missing_value_unsent, "request", "requests")
+        );
+    }
+    if s.unsafe_value_unsent > 0 {
+        let _ = writeln!(
+            o,
+            "  Not sent:  {} (a header field's value had a line break or NUL)",
+            super::count_of(s.unsafe_value_unsent, "request", "requests")
         );
     }
     for f in &s.check_failures {

@@ -1,7 +1,7 @@
 //! A small web application for the application workload tests, in threads of the test: a login
 //! that sets a session cookie and answers a token, a cookie-protected account page holding a
 //! CSRF token, a form that needs it, a JSON endpoint, a page that answers 200 with an error body
-//! every third time, and a large page. It counts every request it receives.
+//! every third time, a login that succeeds only once, and a large page. It counts every request it receives.
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
@@ -12,10 +12,12 @@ use std::sync::{Arc, Mutex};
 /// The users the application knows, as the tests' data file lists them.
 pub const USERS_CSV: &str = "id,name,pass\n1,ann,pa\n2,bo,pb\n3,cy,pc\n4,di,pd\n";
 
-/// The running application: its address and its count of requests received.
+/// The running application: its address, its count of requests received and their paths in
+/// the order they came.
 pub struct App {
     pub addr: String,
     pub received: Arc<AtomicU64>,
+    pub paths: Arc<Mutex<Vec<String>>>,
 }
 
 #[derive(Default)]
@@ -24,6 +26,7 @@ struct State {
     sessions: HashMap<String, String>,
     next: u64,
     flaky: u64,
+    logins_once: u64,
 }
 
 pub fn start() -> App {
@@ -31,18 +34,23 @@ pub fn start() -> App {
     let addr = listener.local_addr().unwrap().to_string();
     let received = Arc::new(AtomicU64::new(0));
     let state = Arc::new(Mutex::new(State::default()));
-    let count = received.clone();
+    let paths = Arc::new(Mutex::new(Vec::new()));
+    let (count, log) = (received.clone(), paths.clone());
     std::thread::spawn(move || {
         for conn in listener.incoming() {
             let Ok(conn) = conn else { return };
-            let (count, state) = (count.clone(), state.clone());
-            std::thread::spawn(move || serve(conn, &count, &state));
+            let (count, log, state) = (count.clone(), log.clone(), state.clone());
+            std::thread::spawn(move || serve(conn, &count, &log, &state));
         }
     });
-    App { addr, received }
+    App {
+        addr,
+        received,
+        paths,
+    }
 }
 
-fn serve(mut conn: TcpStream, count: &AtomicU64, state: &Mutex<State>) {
+fn serve(mut conn: TcpStream, count: &AtomicU64, log: &Mutex<Vec<String>>, state: &Mutex<State>) {
     let mut have = Vec::new();
     let mut buf = [0u8; 16384];
     loop {
@@ -64,6 +72,10 @@ fn serve(mut conn: TcpStream, count: &AtomicU64, state: &Mutex<State>) {
         let body = String::from_utf8_lossy(&have[end + 4..end + 4 + length]).into_owned();
         have.drain(..end + 4 + length);
         count.fetch_add(1, Ordering::Relaxed);
+        let path = head.split(' ').nth(1).unwrap_or("/");
+        log.lock()
+            .unwrap()
+            .push(path.split('?').next().unwrap_or("/").to_owned());
         let http10 = head.lines().next().is_some_and(|l| l.ends_with("HTTP/1.0"));
         let response = answer(&head, &body, state, http10);
         if conn.write_all(&response).is_err() || http10 {
@@ -179,6 +191,22 @@ fn answer(head: &str, body: &str, state: &Mutex<State>, http10: bool) -> Vec<u8>
             };
             respond("200 OK", &[html()], body, http10)
         }
+        // A login that succeeds once (a token), then fails: the session it gave has ended.
+        "/login-once" => {
+            st.logins_once += 1;
+            match st.logins_once {
+                1 => respond("200 OK", &[("X-Token", "t-once".into())], b"", http10),
+                _ => respond("403 Forbidden", &[html()], b"session ended", http10),
+            }
+        }
+        "/echo" => respond("200 OK", &[html()], b"ok", http10),
+        // A value with a line break, fine in a body, not in a header field.
+        "/crlf" => respond(
+            "200 OK",
+            &[("Content-Type", "application/json".into())],
+            br#"{"v":"a\r\nb"}"#,
+            http10,
+        ),
         "/big" => respond("200 OK", &[html()], &vec![b'x'; 2 << 20], http10),
         _ => respond("404 Not Found", &[html()], b"not found", http10),
     }

@@ -9,6 +9,7 @@ use super::super::page::{self, Child};
 use super::super::ThreadState;
 use super::lanes::LANES;
 use super::{State, H1};
+use crate::app::template::ExpandError;
 use crate::config::HttpMode;
 use crate::stats::ErrorKind;
 
@@ -36,18 +37,24 @@ impl H1 {
     }
 
     /// Builds and starts writing the current file's request. One that needs a value never
-    /// extracted is not sent: counted, and the page ends there (not a hit). The next page
+    /// extracted, or a value that would split its head, is not sent: counted by why, and the page ends there (not a hit). The next page
     /// waits the back-off of a failed connect: nothing was read, so starting it at once would
     /// recurse into this page's start (and spin) while every page fails the same way.
     pub(super) fn send_app(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         let files = &cx.sh.workload.pages[ch.page].files;
         let pipelined = cx.sh.config.http == HttpMode::Pipeline;
         let Some(app) = &mut self.app else { return };
-        let Ok(n) = app.build_batch(cx.sh, files, self.ex.file, pipelined) else {
-            if cx.counts(self.ex.file_start_us, now) {
-                cx.stats.missing_value_unsent += 1;
+        let n = match app.build_batch(cx.sh, files, self.ex.file, pipelined) {
+            Ok(n) => n,
+            Err(e) => {
+                if cx.counts(self.ex.file_start_us, now) {
+                    match e {
+                        ExpandError::Missing(_) => cx.stats.missing_value_unsent += 1,
+                        ExpandError::Unsafe(_) => cx.stats.unsafe_value_unsent += 1,
+                    }
+                }
+                return self.end_page(ch, cx, false, now, true);
             }
-            return self.end_page(ch, cx, false, now, true);
         };
         cx.debug(&app.out);
         self.src = APP;
