@@ -2,7 +2,10 @@
 //! client's `Host` kept, the hop-by-hop fields taken out (RFC 9110 7.6.1: `Connection`, the
 //! fields it names, `Keep-Alive`, `Proxy-Connection`, `TE`, `Transfer-Encoding`, `Upgrade`),
 //! `Via` extended and `X-Forwarded-For`/`-Proto`/`-Host` set by the server: the client's own are
-//! never passed (nor `Forwarded`), so an upstream can trust them. `Expect` is the server's to
+//! never passed (nor `Forwarded`, `X-Real-IP`, `True-Client-IP`), so an upstream can trust them.
+//! Nor are fields whose names hold an underscore (CGI, PHP and WSGI applications map
+//! `X_Forwarded_For` to the same variable as `X-Forwarded-For`, as nginx's default refusal
+//! knows) or `Proxy` (httpoxy: it becomes an application's `HTTP_PROXY`). `Expect` is the server's to
 //! answer (it sends `100 Continue` itself); the body is always sent with `Content-Length` (a
 //! chunked one is read whole first, as for a program).
 
@@ -43,6 +46,9 @@ const DROPPED: &[&[u8]] = &[
     b"x-forwarded-for",
     b"x-forwarded-proto",
     b"x-forwarded-host",
+    b"x-real-ip",
+    b"true-client-ip",
+    b"proxy",
     b"http2-settings",
 ];
 
@@ -80,6 +86,7 @@ pub(crate) fn forward<'a>(
             join(&mut via, value, b", ");
         }
         let skip = name.first() == Some(&b':')
+            || name.contains(&b'_')
             || DROPPED.iter().any(|d| name.eq_ignore_ascii_case(d))
             || named(name);
         if !skip {
@@ -166,5 +173,23 @@ mod tests {
              X-Forwarded-Host: example.com\r\nContent-Length: 3\r\n\r\n"
         );
         assert!(!f.idempotent);
+    }
+
+    /// Fields an upstream might read as the client's address or as a proxy setting, under any
+    /// spelling a CGI-style application folds into the same variable, never pass.
+    #[test]
+    fn spoofable_fields_and_underscored_names_do_not_pass() {
+        let text = b"GET /api/ HTTP/1.1\r\nHost: h\r\nX_Forwarded_For: 6.6.6.6\r\nX-Real-IP: 6.6.6.6\r\nTrue-Client-IP: 6.6.6.6\r\nProxy: http://evil:8080\r\nForwarded: for=6.6.6.6\r\nX-Kept: yes\r\n\r\n";
+        let limits = wire::RequestLimits::default();
+        let req = wire::parse_request(text, &limits).unwrap().unwrap();
+        let asked = crate::gateway::cgi::asked_h1(&req, &text[..req.head_len]);
+        let peer: SocketAddr = "10.0.0.7:5555".parse().unwrap();
+        let f = forward(0, &req, asked, peer, false, "127.0.0.1:1");
+        let head = String::from_utf8(f.head).unwrap();
+        assert!(!head.contains("6.6.6.6"), "{head}");
+        assert!(!head.contains("evil"), "{head}");
+        assert!(head.contains("X-Kept: yes\r\n"), "{head}");
+        assert!(head.contains("X-Forwarded-For: 10.0.0.7\r\n"), "{head}");
+        assert!(f.idempotent);
     }
 }
