@@ -71,6 +71,9 @@ pub(crate) struct Exchange {
     first: bool,
     /// Request body bytes still to be taken from the client.
     body_left: u64,
+    /// The body ended before its length (a failed write or the client's end): the request
+    /// in `out` is not whole, so it is never sent again and the connection never pooled.
+    body_cut: bool,
     /// A byte of the request reached the socket.
     sent_any: bool,
     /// A byte of the response came back.
@@ -150,6 +153,7 @@ impl Exchange {
             sent: 0,
             first: true,
             body_left: body,
+            body_cut: false,
             sent_any: false,
             received: false,
             replayable: body == 0 && fwd.idempotent,
@@ -235,6 +239,7 @@ impl Exchange {
     pub fn close_stdin(&mut self) {
         if self.body_left > 0 {
             self.body_left = 0;
+            self.body_cut = true;
             self.keep_alive = false;
             self.failure.get_or_insert(Failure::Reset);
         }
@@ -447,11 +452,14 @@ impl Exchange {
 
     /// Whether the connection failed before the upstream answered, and the request may go
     /// again, once, on a new connection: nothing of it was sent, or it is idempotent with no
-    /// body (kept whole) and nothing came back.
+    /// body (kept whole) and nothing came back. A body cut short (a write that failed after
+    /// bytes were taken from the client ends it) is never sent again: `out` holds only its
+    /// first part, and the rest is gone.
     pub fn may_retry(&self) -> bool {
         matches!(self.failure, Some(Failure::Refused | Failure::Reset))
             && !self.received
             && !self.retried
+            && !self.body_cut
             && (!self.sent_any || self.replayable)
     }
 
@@ -488,7 +496,8 @@ impl Exchange {
             && !self.overlong
             && self.in_pos == self.in_end
             && self.sent == self.out.len()
-            && self.body_left == 0;
+            && self.body_left == 0
+            && !self.body_cut;
         let mut out = self.out;
         out.clear();
         let buffers = Buffers {
