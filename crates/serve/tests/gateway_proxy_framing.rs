@@ -10,6 +10,7 @@ mod proxy_support;
 use std::io::{Read, Write};
 use std::time::Duration;
 
+use cgi_support::*;
 use common::*;
 use proxy_support::*;
 
@@ -57,4 +58,38 @@ fn a_body_that_came_in_part_is_never_retried_short_on_another_address() {
         "{raw} bytes reached the upstream without making a whole request"
     );
     srv.stop();
+}
+
+#[test]
+fn bytes_after_a_response_that_filled_the_read_buffer_never_reach_the_next_request() {
+    // One write: a response of exactly 16 KiB (the proxy's read buffer), then another the
+    // proxy never asked for.
+    let up = Upstream::start(|r| {
+        if r.head.starts_with("GET /api/big ") {
+            let head = "HTTP/1.1 200 OK\r\nContent-Length: ";
+            let mut len = 16_384 - head.len() - "\r\n\r\n".len();
+            len -= len.to_string().len();
+            let mut bytes = format!("{head}{len}\r\n\r\n").into_bytes();
+            bytes.resize(16_384, b'b');
+            bytes.extend_from_slice(b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nSTOLEN");
+            vec![Step::Write(bytes)]
+        } else {
+            ok("fresh")
+        }
+    });
+    let m = mount("/api", &[up.url()], "pool = 1");
+    let srv = TestServer::start(|c| c.proxy.push(m));
+    for _ in 0..3 {
+        let r = ask(&srv, "GET /api/big HTTP/1.1\r\nHost: t\r\n\r\n");
+        assert_eq!(r.status, 200);
+        assert!(r.body.iter().all(|&b| b == b'b'), "the first response only");
+        let r = ask(&srv, "GET /api/small HTTP/1.1\r\nHost: t\r\n\r\n");
+        assert_eq!(
+            (r.status, String::from_utf8_lossy(&r.body).into_owned()),
+            (200, "fresh".to_string()),
+            "the next request gets its own response"
+        );
+    }
+    let st = srv.stop();
+    assert!(st.proxy_overlong >= 1, "the extra bytes counted");
 }

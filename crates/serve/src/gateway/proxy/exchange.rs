@@ -96,6 +96,8 @@ pub(crate) struct Exchange {
     input: Box<[u8]>,
     in_pos: usize,
     in_end: usize,
+    /// The last read filled `input`: more may wait in the socket with no event to say so.
+    last_full: bool,
     /// The upstream lets the connection carry another request.
     keep_alive: bool,
     pub failure: Option<Failure>,
@@ -169,6 +171,7 @@ impl Exchange {
             input,
             in_pos: 0,
             in_end: 0,
+            last_full: false,
             keep_alive: false,
             failure: None,
             overlong: false,
@@ -286,6 +289,7 @@ impl Exchange {
                 Ok(0) => return self.eof(),
                 Ok(n) => {
                     self.received = true;
+                    self.last_full = n == self.input.len();
                     self.replayable = false;
                     self.moved = true;
                     if let State::Head = self.state {
@@ -354,8 +358,8 @@ impl Exchange {
                 Framing::Empty | Framing::Length(0) => State::Done,
                 framing => State::Body(BodyDecoder::new(framing)),
             };
-            if let (State::Done, true) = (&self.state, rest > 0) {
-                self.overlong();
+            if let State::Done = self.state {
+                self.ended();
             }
             return Ok(());
         }
@@ -377,9 +381,7 @@ impl Exchange {
                 self.in_pos += progress.consumed;
                 if progress.done {
                     self.state = State::Done;
-                    if self.in_pos < self.in_end {
-                        self.overlong();
-                    }
+                    self.ended();
                 }
                 Ok(n)
             }
@@ -410,6 +412,24 @@ impl Exchange {
         }
         self.state = State::Done;
         Ok(0)
+    }
+
+    /// The response ended: bytes after it, in the input or still in the socket, belong to no
+    /// request. The socket is looked at (one peek) only when the last read filled the input:
+    /// what stayed behind then has had its edge-triggered event already, and a pooled
+    /// connection holding it would hand it to the next request as its response.
+    fn ended(&mut self) {
+        if self.in_pos < self.in_end {
+            return self.overlong();
+        }
+        if self.last_full && self.keep_alive {
+            match self.stream.peek_byte() {
+                Ok(0) => self.keep_alive = false,
+                Ok(_) => self.overlong(),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(_) => self.keep_alive = false,
+            }
+        }
     }
 
     /// Bytes past the body's end: the response is whole, the rest is dropped with the
