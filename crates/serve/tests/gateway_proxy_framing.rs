@@ -93,3 +93,72 @@ fn bytes_after_a_response_that_filled_the_read_buffer_never_reach_the_next_reque
     let st = srv.stop();
     assert!(st.proxy_overlong >= 1, "the extra bytes counted");
 }
+
+#[test]
+fn an_answer_sent_before_the_body_was_read_reaches_the_client() {
+    // An upstream that reads the head only, answers 413 and closes with the body unread (the
+    // close resets the connection: the proxy's body write fails). Its small receive buffer
+    // holds the proxy back mid-body, so when the answer and the reset arrive the proxy has
+    // body bytes waiting to be written.
+    let sock = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    sock.set_recv_buffer_size(4096).unwrap();
+    sock.bind(
+        &"127.0.0.1:0"
+            .parse::<std::net::SocketAddr>()
+            .unwrap()
+            .into(),
+    )
+    .unwrap();
+    sock.listen(8).unwrap();
+    let listener: std::net::TcpListener = sock.into();
+    let addr = listener.local_addr().unwrap();
+    let upstream = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut head = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+            match s.read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => head.extend_from_slice(&buf[..n]),
+            }
+        }
+        // The proxy fills both buffers and waits; then the answer and the close, with body
+        // bytes unread: a reset, which the proxy's pending body write meets before (or as) it
+        // reads the answer.
+        std::thread::sleep(Duration::from_millis(500));
+        let _ = s.write_all(
+            b"HTTP/1.1 413 Content Too Large\r\nContent-Length: 9\r\nConnection: close\r\n\r\ntoo large",
+        );
+    });
+    let m = mount("/api", &[format!("http://{addr}")], "");
+    let srv = TestServer::start(|c| {
+        c.max_body_bytes = 64 << 20;
+        c.proxy.push(m)
+    });
+    let mut s = connect(srv.addr);
+    let mut writer = s.try_clone().unwrap();
+    let client = std::thread::spawn(move || {
+        let _ = writer.write_all(
+            b"POST /api/up HTTP/1.1\r\nHost: t\r\nContent-Length: 32000000\r\nConnection: close\r\n\r\n",
+        );
+        let chunk = vec![b'x'; 100_000];
+        for _ in 0..(32_000_000 / chunk.len()) {
+            if writer.write_all(&chunk).is_err() {
+                return;
+            }
+        }
+    });
+    let got = read_all(&mut s);
+    let text = String::from_utf8_lossy(&got);
+    assert!(
+        text.starts_with("HTTP/1.1 413"),
+        "the upstream's answer: {text}"
+    );
+    assert!(text.ends_with("\r\n\r\ntoo large"), "with its body: {text}");
+    drop(s);
+    upstream.join().unwrap();
+    client.join().unwrap();
+    let st = srv.stop();
+    assert_eq!(st.proxy_resets, 0, "the response was whole");
+}

@@ -9,7 +9,9 @@
 //! The upstream's 1xx heads are skipped; a 101 (a protocol switch this proxy does not carry)
 //! fails the request (502). Trailers are dropped. A body longer than its length, a malformed
 //! head or chunk, or a connection that ends early marks the connection broken: it is closed,
-//! never pooled, so nothing of it reaches another client.
+//! never pooled, so nothing of it reaches another client. A failed write of the request
+//! after part of it went ends the request body, not the exchange: an upstream may answer
+//! (413, 401) and close without reading the rest, and that answer is still passed.
 
 use std::io::{self, Read, Write};
 use std::rc::Rc;
@@ -74,6 +76,9 @@ pub(crate) struct Exchange {
     /// The body ended before its length (a failed write or the client's end): the request
     /// in `out` is not whole, so it is never sent again and the connection never pooled.
     body_cut: bool,
+    /// A write failed after bytes of the request went: the request body ends there, and the
+    /// response is still read (an upstream may answer, 413 or 401, and close unread).
+    write_failed: bool,
     /// A byte of the request reached the socket.
     sent_any: bool,
     /// A byte of the response came back.
@@ -156,6 +161,7 @@ impl Exchange {
             first: true,
             body_left: body,
             body_cut: false,
+            write_failed: false,
             sent_any: false,
             received: false,
             replayable: body == 0 && fwd.idempotent,
@@ -190,6 +196,9 @@ impl Exchange {
             return Err(io::Error::other("the upstream connection failed"));
         }
         self.first = false;
+        if self.write_failed {
+            return Ok(());
+        }
         while self.sent < self.out.len() {
             match self.stream.write(&self.out[self.sent..]) {
                 Ok(0) => return Err(self.fail(io::ErrorKind::WriteZero.into(), Failure::Reset)),
@@ -202,6 +211,7 @@ impl Exchange {
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if self.sent_any => return Err(self.end_request(e)),
                 Err(e) => {
                     let kind = match e.kind() {
                         io::ErrorKind::ConnectionRefused => Failure::Refused,
@@ -501,6 +511,7 @@ impl Exchange {
         self.retried = true;
         self.reused = false;
         self.failure = None;
+        self.write_failed = false;
         self.sent = 0;
         self.connected = false;
         self.deadline = now + self.timeouts.connect;
@@ -517,7 +528,8 @@ impl Exchange {
             && self.in_pos == self.in_end
             && self.sent == self.out.len()
             && self.body_left == 0
-            && !self.body_cut;
+            && !self.body_cut
+            && !self.write_failed;
         let mut out = self.out;
         out.clear();
         let buffers = Buffers {
@@ -527,6 +539,22 @@ impl Exchange {
             cgi: self.cgi,
         };
         (clean.then_some((self.group, self.stream)), buffers)
+    }
+
+    /// A write failed once the upstream had part of the request: the request body ends (the
+    /// connection is not pooled), and the response, which may already be on its way, is read
+    /// on: the exchange fails only if the response does. Returns the error.
+    fn end_request(&mut self, e: io::Error) -> io::Error {
+        self.write_failed = true;
+        self.body_cut |= self.body_left > 0;
+        self.body_left = 0;
+        self.keep_alive = false;
+        let _ = writeln!(
+            io::stderr(),
+            "flint serve: proxy {}: the request's write: {e} (the response is still read)",
+            self.name
+        );
+        e
     }
 
     /// Records the failure and logs why; returns the error.
