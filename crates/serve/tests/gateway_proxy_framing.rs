@@ -113,7 +113,18 @@ fn an_answer_sent_before_the_body_was_read_reaches_the_client() {
     let listener: std::net::TcpListener = sock.into();
     let addr = listener.local_addr().unwrap();
     let upstream = std::thread::spawn(move || {
-        let (mut s, _) = listener.accept().unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let until = std::time::Instant::now() + Duration::from_secs(10);
+        let mut s = loop {
+            match listener.accept() {
+                Ok((s, _)) => break s,
+                Err(_) if std::time::Instant::now() < until => {
+                    std::thread::sleep(Duration::from_millis(5))
+                }
+                Err(e) => panic!("no connection from the proxy within 10 s: {e}"),
+            }
+        };
+        s.set_nonblocking(false).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
         let mut head = Vec::new();
         let mut buf = [0u8; 4096];
