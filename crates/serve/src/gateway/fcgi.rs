@@ -52,14 +52,20 @@ impl Stream {
 
     /// Whether an idle connection can still take a request: nothing to read and not closed (the
     /// application closes idle connections when it likes: php-fpm after `pm.max_requests`).
-    /// Asked only when an idle connection has an event, never per request.
+    /// Asked when an idle connection has an event, and by a proxy as it takes one.
     fn idle_and_open(&self) -> bool {
+        matches!(self.peek_byte(), Err(e) if e.kind() == io::ErrorKind::WouldBlock)
+    }
+
+    /// A non-blocking peek of one byte: `Ok(1)` bytes wait, `Ok(0)` the peer closed,
+    /// `WouldBlock` nothing waits.
+    pub fn peek_byte(&self) -> io::Result<usize> {
         let sock = match self {
             Stream::Unix(s) => socket2::SockRef::from(s),
             Stream::Tcp(s) => socket2::SockRef::from(s),
         };
         let mut byte = [MaybeUninit::<u8>::uninit()];
-        matches!(sock.peek(&mut byte), Err(e) if e.kind() == io::ErrorKind::WouldBlock)
+        sock.peek(&mut byte)
     }
 
     /// Registers a new connection, once for its life, under pool slot `slot`'s token.
@@ -183,6 +189,25 @@ impl Pool {
             closed: false,
         };
         Some((s, slot))
+    }
+
+    /// [`Pool::take`] for an HTTP upstream, checking each idle connection with one peek: an
+    /// HTTP/1.1 upstream may write after a response's end (a body after HEAD, 204 or 304),
+    /// and the event saying so may not have been handled yet; bytes read there would be taken
+    /// as the next request's response. One that holds bytes or was closed is dropped.
+    pub fn take_open(&mut self, app: usize, token: usize) -> Option<(Stream, usize)> {
+        loop {
+            let (s, slot) = self.idle[app].pop()?;
+            if s.idle_and_open() {
+                self.slots[slot] = Slot::Busy {
+                    token,
+                    closed: false,
+                };
+                return Some((s, slot));
+            }
+            drop(s);
+            self.close_slot(slot);
+        }
     }
 
     /// A slot for a new connection serving the client connection `token`.
@@ -368,5 +393,25 @@ mod pool_tests {
         pool.put(0, Stream::Unix(ours), slot);
         assert_eq!(pool.idle(0), 0);
         assert!(pool.take(0, 9).is_none());
+    }
+
+    #[test]
+    fn a_proxy_take_drops_an_idle_connection_holding_bytes_before_its_event_is_handled() {
+        let mut pool = Pool::new(0, 0);
+        let group = pool.add_group(2);
+        let (open, _open_peer) = UnixStream::pair().unwrap();
+        let open_slot = pool.open_slot(5);
+        pool.put(group, Stream::Unix(open), open_slot);
+        let (late, mut late_peer) = UnixStream::pair().unwrap();
+        let late_slot = pool.open_slot(6);
+        pool.put(group, Stream::Unix(late), late_slot);
+        // Bytes after a response's end, their event not handled yet: taken last in, checked
+        // first, dropped; the open one is taken.
+        late_peer.write_all(b"STOLEN").unwrap();
+        let (s, got) = pool.take_open(group, 9).unwrap();
+        assert_eq!(got, open_slot);
+        assert_eq!(pool.idle(group), 0);
+        drop(s);
+        assert!(pool.take_open(group, 9).is_none());
     }
 }

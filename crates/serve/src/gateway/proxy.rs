@@ -168,7 +168,7 @@ impl super::Gateways {
         let mut retried = false;
         let (stream, slot, reused) = loop {
             let group = self.proxies.addrs[addr].group;
-            if let Some((s, slot)) = self.fcgi_pool.take(group, token) {
+            if let Some((s, slot)) = self.fcgi_pool.take_open(group, token) {
                 break (s, slot, true);
             }
             match super::fcgi::Stream::connect(&crate::config::FastCgiAddr::Tcp(

@@ -9,7 +9,9 @@
 //! The upstream's 1xx heads are skipped; a 101 (a protocol switch this proxy does not carry)
 //! fails the request (502). Trailers are dropped. A body longer than its length, a malformed
 //! head or chunk, or a connection that ends early marks the connection broken: it is closed,
-//! never pooled, so nothing of it reaches another client.
+//! never pooled, so nothing of it reaches another client. A failed write of the request
+//! after part of it went ends the request body, not the exchange: an upstream may answer
+//! (413, 401) and close without reading the rest, and that answer is still passed.
 
 use std::io::{self, Read, Write};
 use std::rc::Rc;
@@ -71,6 +73,12 @@ pub(crate) struct Exchange {
     first: bool,
     /// Request body bytes still to be taken from the client.
     body_left: u64,
+    /// The body ended before its length (a failed write or the client's end): the request
+    /// in `out` is not whole, so it is never sent again and the connection never pooled.
+    body_cut: bool,
+    /// A write failed after bytes of the request went: the request body ends there, and the
+    /// response is still read (an upstream may answer, 413 or 401, and close unread).
+    write_failed: bool,
     /// A byte of the request reached the socket.
     sent_any: bool,
     /// A byte of the response came back.
@@ -93,6 +101,8 @@ pub(crate) struct Exchange {
     input: Box<[u8]>,
     in_pos: usize,
     in_end: usize,
+    /// The last read filled `input`: more may wait in the socket with no event to say so.
+    last_full: bool,
     /// The upstream lets the connection carry another request.
     keep_alive: bool,
     pub failure: Option<Failure>,
@@ -150,6 +160,8 @@ impl Exchange {
             sent: 0,
             first: true,
             body_left: body,
+            body_cut: false,
+            write_failed: false,
             sent_any: false,
             received: false,
             replayable: body == 0 && fwd.idempotent,
@@ -165,6 +177,7 @@ impl Exchange {
             input,
             in_pos: 0,
             in_end: 0,
+            last_full: false,
             keep_alive: false,
             failure: None,
             overlong: false,
@@ -183,6 +196,9 @@ impl Exchange {
             return Err(io::Error::other("the upstream connection failed"));
         }
         self.first = false;
+        if self.write_failed {
+            return Ok(());
+        }
         while self.sent < self.out.len() {
             match self.stream.write(&self.out[self.sent..]) {
                 Ok(0) => return Err(self.fail(io::ErrorKind::WriteZero.into(), Failure::Reset)),
@@ -195,6 +211,7 @@ impl Exchange {
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if self.sent_any => return Err(self.end_request(e)),
                 Err(e) => {
                     let kind = match e.kind() {
                         io::ErrorKind::ConnectionRefused => Failure::Refused,
@@ -235,6 +252,7 @@ impl Exchange {
     pub fn close_stdin(&mut self) {
         if self.body_left > 0 {
             self.body_left = 0;
+            self.body_cut = true;
             self.keep_alive = false;
             self.failure.get_or_insert(Failure::Reset);
         }
@@ -281,6 +299,7 @@ impl Exchange {
                 Ok(0) => return self.eof(),
                 Ok(n) => {
                     self.received = true;
+                    self.last_full = n == self.input.len();
                     self.replayable = false;
                     self.moved = true;
                     if let State::Head = self.state {
@@ -349,8 +368,8 @@ impl Exchange {
                 Framing::Empty | Framing::Length(0) => State::Done,
                 framing => State::Body(BodyDecoder::new(framing)),
             };
-            if let (State::Done, true) = (&self.state, rest > 0) {
-                self.overlong();
+            if let State::Done = self.state {
+                self.ended();
             }
             return Ok(());
         }
@@ -372,9 +391,7 @@ impl Exchange {
                 self.in_pos += progress.consumed;
                 if progress.done {
                     self.state = State::Done;
-                    if self.in_pos < self.in_end {
-                        self.overlong();
-                    }
+                    self.ended();
                 }
                 Ok(n)
             }
@@ -405,6 +422,24 @@ impl Exchange {
         }
         self.state = State::Done;
         Ok(0)
+    }
+
+    /// The response ended: bytes after it, in the input or still in the socket, belong to no
+    /// request. The socket is looked at (one peek) only when the last read filled the input:
+    /// what stayed behind then has had its edge-triggered event already, and a pooled
+    /// connection holding it would hand it to the next request as its response.
+    fn ended(&mut self) {
+        if self.in_pos < self.in_end {
+            return self.overlong();
+        }
+        if self.last_full && self.keep_alive {
+            match self.stream.peek_byte() {
+                Ok(0) => self.keep_alive = false,
+                Ok(_) => self.overlong(),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(_) => self.keep_alive = false,
+            }
+        }
     }
 
     /// Bytes past the body's end: the response is whole, the rest is dropped with the
@@ -447,11 +482,14 @@ impl Exchange {
 
     /// Whether the connection failed before the upstream answered, and the request may go
     /// again, once, on a new connection: nothing of it was sent, or it is idempotent with no
-    /// body (kept whole) and nothing came back.
+    /// body (kept whole) and nothing came back. A body cut short (a write that failed after
+    /// bytes were taken from the client ends it) is never sent again: `out` holds only its
+    /// first part, and the rest is gone.
     pub fn may_retry(&self) -> bool {
         matches!(self.failure, Some(Failure::Refused | Failure::Reset))
             && !self.received
             && !self.retried
+            && !self.body_cut
             && (!self.sent_any || self.replayable)
     }
 
@@ -473,6 +511,7 @@ impl Exchange {
         self.retried = true;
         self.reused = false;
         self.failure = None;
+        self.write_failed = false;
         self.sent = 0;
         self.connected = false;
         self.deadline = now + self.timeouts.connect;
@@ -488,7 +527,9 @@ impl Exchange {
             && !self.overlong
             && self.in_pos == self.in_end
             && self.sent == self.out.len()
-            && self.body_left == 0;
+            && self.body_left == 0
+            && !self.body_cut
+            && !self.write_failed;
         let mut out = self.out;
         out.clear();
         let buffers = Buffers {
@@ -498,6 +539,22 @@ impl Exchange {
             cgi: self.cgi,
         };
         (clean.then_some((self.group, self.stream)), buffers)
+    }
+
+    /// A write failed once the upstream had part of the request: the request body ends (the
+    /// connection is not pooled), and the response, which may already be on its way, is read
+    /// on: the exchange fails only if the response does. Returns the error.
+    fn end_request(&mut self, e: io::Error) -> io::Error {
+        self.write_failed = true;
+        self.body_cut |= self.body_left > 0;
+        self.body_left = 0;
+        self.keep_alive = false;
+        let _ = writeln!(
+            io::stderr(),
+            "flint serve: proxy {}: the request's write: {e} (the response is still read)",
+            self.name
+        );
+        e
     }
 
     /// Records the failure and logs why; returns the error.
