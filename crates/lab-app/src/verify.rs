@@ -165,12 +165,11 @@ pub fn verify(addr: SocketAddr, prefix: &str, db: Option<&Path>) -> Vec<Verdict>
             if let (Some(db), Some(rows)) = (db, rows) {
                 match Db::open(db) {
                     Ok(mut db) => {
-                        let stale = rows
-                            .iter()
-                            .filter(|w| db.world(w.id).ok() != Some(**w))
-                            .count();
+                        let stale = stale_updates(&rows, |id| db.world(id).ok());
                         if stale > 0 {
-                            p.push(format!("{stale} of 20 updated rows not in the database"));
+                            p.push(format!(
+                                "{stale} of the updated rows' ids not as answered in the database"
+                            ));
                         }
                     }
                     Err(e) => p.push(format!("the database: {e}")),
@@ -179,6 +178,22 @@ pub fn verify(addr: SocketAddr, prefix: &str, db: Option<&Path>) -> Vec<Verdict>
         }
     });
     out
+}
+
+/// The ids among `rows` whose row in the database (`stored`) is none of those answered for it.
+/// Twenty ids drawn from 10,000 repeat about one time in fifty, and a repeated id is updated
+/// twice: the database keeps the write applied last, which the rules do not order, so any of
+/// the answered values for that id is right.
+fn stale_updates(rows: &[World], mut stored: impl FnMut(u32) -> Option<World>) -> usize {
+    let mut ids: Vec<u32> = rows.iter().map(|w| w.id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids.into_iter()
+        .filter(|&id| {
+            let now = stored(id);
+            !rows.iter().any(|w| w.id == id && Some(*w) == now)
+        })
+        .count()
 }
 
 /// Status 200, the media type, `Server` and `Date` present.
@@ -289,4 +304,25 @@ fn unescape(s: &str) -> String {
         .replace("&#x27;", "'")
         .replace("&#39;", "'")
         .replace("&amp;", "&")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w(id: u32, random_number: u32) -> World {
+        World { id, random_number }
+    }
+
+    #[test]
+    fn a_repeated_id_is_right_with_either_of_its_answers_and_a_lost_update_is_stale() {
+        let rows = [w(7, 1), w(9, 2), w(7, 3)];
+        // The second write to 7 applied last, or the first: both right.
+        for kept in [3, 1] {
+            let db = |id| Some(if id == 7 { w(7, kept) } else { w(9, 2) });
+            assert_eq!(stale_updates(&rows, db), 0, "kept {kept}");
+        }
+        // 7 holds neither answer, 9 is missing: two ids stale.
+        assert_eq!(stale_updates(&rows, |id| (id == 7).then(|| w(7, 5))), 2);
+    }
 }
