@@ -43,14 +43,16 @@ pub fn check(data: &[u8]) {
         check_outcome(data, max, &whole);
     }
     with_guarded(data, |buf| {
-        let _ = HeadReader::new(DEFAULT_LIMIT).feed(buf);
+        // A program's head (local redirects) and a proxied response's (Location passed on).
+        let _ = HeadReader::new(DEFAULT_LIMIT, true).feed(buf);
+        let _ = HeadReader::new(DEFAULT_LIMIT, false).feed(buf);
     });
 }
 
 /// Feeds `data` to a reader in reads ending at `cuts`, as a protocol's exchange does: until the
 /// head is whole or refused.
 pub fn read(data: &[u8], cuts: &[usize], max: usize) -> Outcome {
-    let mut reader = HeadReader::new(max);
+    let mut reader = HeadReader::new(max, true);
     let mut start = 0;
     for &end in cuts {
         match reader.feed(&data[start..end]) {
