@@ -325,8 +325,31 @@ impl ErrorKind {
 }
 
 /// Errors by kind, a fixed array indexed by `ErrorKind as usize`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct ErrorCounts(pub [u64; ErrorKind::ALL.len()]);
+
+/// A list of counts in `ErrorKind::ALL`'s order, written by hand: serde's derive stops at
+/// arrays of 32, and the kinds outgrow that as protocols and checks add theirs.
+impl Serialize for ErrorCounts {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter())
+    }
+}
+
+impl<'de> Deserialize<'de> for ErrorCounts {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let counts = Vec::<u64>::deserialize(d)?;
+        let mut out = ErrorCounts::default();
+        if counts.len() != out.0.len() {
+            return Err(serde::de::Error::invalid_length(
+                counts.len(),
+                &format!("{} error counts", out.0.len()).as_str(),
+            ));
+        }
+        out.0.copy_from_slice(&counts);
+        Ok(out)
+    }
+}
 
 impl ErrorCounts {
     #[inline]
@@ -1054,6 +1077,21 @@ impl Stats {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn error_counts_round_trip_and_a_wrong_length_is_refused() {
+        let mut counts = ErrorCounts::default();
+        for (i, kind) in ErrorKind::ALL.iter().enumerate() {
+            for _ in 0..=i {
+                counts.add(*kind);
+            }
+        }
+        let json = serde_json::to_string(&counts).unwrap();
+        let back: ErrorCounts = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, counts);
+        let short = serde_json::from_str::<ErrorCounts>("[1,2,3]").unwrap_err();
+        assert!(short.to_string().contains("invalid length 3"), "{short}");
+    }
 
     #[test]
     fn seconds_are_closed_on_the_right() {
