@@ -11,11 +11,16 @@
 //! search). A family named through `var(--name)` is any value a matched rule gives `--name`
 //! (followed through `var()`s in turn); one no matched rule sets may be any family. A `style`
 //! attribute's font counts as some element's, at normal weight and style.
+//!
+//! A face split in `unicode-range` subsets is fetched subset by subset for the characters drawn
+//! in its family, weight and style (as Chromium does: Cyrillic text in one family does not
+//! fetch another family's Cyrillic subset, and a block whose text is all Greek does not fetch
+//! its family's Latin subset).
 
 use crate::css::{Face, FontUse};
 use crate::rules::Pseudo;
 use scraper::{ElementRef, Html, Node};
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// What a page's matched rules ask of fonts.
 #[derive(Debug, Default)]
@@ -52,15 +57,17 @@ const GENERIC: &[&str] = &[
     "fangsong",
 ];
 
-/// The families, weights and styles a page's text is drawn in.
+/// The families, weights and styles a page's text is drawn in, each with the characters drawn
+/// in it.
 pub struct Texts {
-    /// (family as declared by a face, weight, italic).
-    drawn: HashSet<(String, u16, bool)>,
-    /// No DOM: any face.
-    any: bool,
-    /// The characters of the generated text drawn (`::before`/`::after` `content`).
-    generated: std::collections::BTreeSet<char>,
+    /// (family as declared by a face, weight, italic) -> its characters, sorted and distinct.
+    drawn: HashMap<(String, u16, bool), Vec<char>>,
+    /// No DOM: any face, for any of the page's characters.
+    any: Option<Vec<char>>,
 }
+
+/// A font as the cascade gives it: (family, weight, italic).
+type Font = (Family, u16, bool);
 
 impl FontsUsed {
     /// A font of a rule that matches an element of the page.
@@ -81,19 +88,25 @@ impl FontsUsed {
         }
     }
 
-    /// What the text of `tree` is drawn in, of the families `faces` declare.
-    pub fn texts(&self, tree: Option<&Html>, faces: &[&Face]) -> Texts {
+    /// What the text of `tree` is drawn in, of the families `faces` declare; `chars` are the
+    /// page's characters (what any face may draw when there is no tree).
+    pub fn texts(&self, tree: Option<&Html>, faces: &[&Face], chars: &[char]) -> Texts {
         let mut texts = Texts {
-            drawn: HashSet::new(),
-            any: tree.is_none(),
-            generated: Default::default(),
+            drawn: HashMap::new(),
+            any: None,
         };
-        let Some(tree) = tree else { return texts };
+        let Some(tree) = tree else {
+            texts.any = Some(chars.to_vec());
+            return texts;
+        };
         let declared: HashSet<&str> = faces.iter().map(|f| f.family.as_str()).collect();
-        let mut seen = HashSet::new();
+        let mut seen: HashMap<Font, BTreeSet<char>> = HashMap::new();
         for (i, font) in self.fonts.iter().enumerate() {
             if font.rule.is_none() {
-                seen.insert((Family::Rule(i), 400, false));
+                // A `style` attribute's: some element's, whose text is not known here.
+                seen.entry((Family::Rule(i), 400, false))
+                    .or_default()
+                    .extend(chars);
             }
         }
         // An explicit stack: a hostile page may nest elements deeper than the thread's stack.
@@ -105,16 +118,20 @@ impl FontsUsed {
                 "script" | "style" | "noscript" | "template" | "title" | "head"
             );
             if shown && lays_out_text(&e) {
-                seen.insert(own);
+                let drawn = seen.entry(own).or_default();
+                for child in e.children() {
+                    if let Node::Text(t) = child.value() {
+                        drawn.extend(t.chars().filter(|c| !c.is_whitespace()));
+                    }
+                }
             }
             // Generated text (an icon font's glyph): drawn in the font its own rules give it
             // over its element's.
             for pseudo in [Pseudo::Before, Pseudo::After] {
                 let (font, content) = self.apply(&e, Some(pseudo), own);
                 if let Some(text) = content.filter(|c| shown && !c.trim().is_empty()) {
-                    seen.insert(font);
-                    texts
-                        .generated
+                    seen.entry(font)
+                        .or_default()
                         .extend(text.chars().filter(|c| !c.is_whitespace()));
                 }
             }
@@ -125,29 +142,40 @@ impl FontsUsed {
                     .map(|c| (c, own)),
             );
         }
-        for (family, weight, italic) in seen {
+        let mut drawn: HashMap<(String, u16, bool), BTreeSet<char>> = HashMap::new();
+        for ((family, weight, italic), chars) in seen {
             let Family::Rule(i) = family else { continue };
             for list in self.lists(&self.fonts[i]) {
                 let Some(list) = list else {
                     // A family no matched rule gives: any declared one.
-                    texts
-                        .drawn
-                        .extend(declared.iter().map(|f| (f.to_string(), weight, italic)));
+                    for f in &declared {
+                        drawn
+                            .entry((f.to_string(), weight, italic))
+                            .or_default()
+                            .extend(&chars);
+                    }
                     continue;
                 };
                 let first = list
                     .iter()
                     .find(|f| declared.contains(f.as_str()) || GENERIC.contains(&f.as_str()));
                 if let Some(f) = first.filter(|f| declared.contains(f.as_str())) {
-                    texts.drawn.insert((f.clone(), weight, italic));
+                    drawn
+                        .entry((f.clone(), weight, italic))
+                        .or_default()
+                        .extend(&chars);
                 }
             }
         }
+        texts.drawn = drawn
+            .into_iter()
+            .map(|(font, chars)| (font, chars.into_iter().collect()))
+            .collect();
         texts
     }
 
     /// An element's font: its parent's, HTML's defaults, then its matched rules'.
-    fn cascade(&self, e: &ElementRef<'_>, inherited: (Family, u16, bool)) -> (Family, u16, bool) {
+    fn cascade(&self, e: &ElementRef<'_>, inherited: Font) -> Font {
         let (mut family, mut weight, mut italic) = inherited;
         match e.value().name() {
             "b" | "strong" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "th" => weight = 700,
@@ -164,8 +192,8 @@ impl FontsUsed {
         &self,
         e: &ElementRef<'_>,
         pseudo: Option<Pseudo>,
-        font: (Family, u16, bool),
-    ) -> ((Family, u16, bool), Option<&str>) {
+        font: Font,
+    ) -> (Font, Option<&str>) {
         let (mut family, mut weight, mut italic) = font;
         let mut content = None;
         let mut matched: Vec<(_, usize)> = self
@@ -241,17 +269,27 @@ fn lays_out_text(e: &ElementRef<'_>) -> bool {
 }
 
 impl Texts {
-    /// The characters of the generated text drawn, each once.
-    pub fn generated(&self) -> impl Iterator<Item = char> + '_ {
-        self.generated.iter().copied()
+    /// Whether the page's text is drawn in `face`'s family, weight and style (`face` is one of
+    /// `faces`, all the faces its stylesheets declare), whatever the characters.
+    pub fn uses(&self, face: &Face, faces: &[&Face]) -> bool {
+        self.any.is_some() || self.picking(face, faces).next().is_some()
     }
 
-    /// Whether the page's text uses `face`, one of `faces` (all the faces its stylesheets
-    /// declare).
-    pub fn uses(&self, face: &Face, faces: &[&Face]) -> bool {
-        if self.any {
-            return true;
+    /// Whether a browser fetches `face`: text is drawn in it and `wanted` (its
+    /// `unicode-range`'s test) holds for the characters drawn in its family, weight and style.
+    pub fn draws_in(&self, face: &Face, faces: &[&Face], wanted: impl Fn(&[char]) -> bool) -> bool {
+        if let Some(chars) = &self.any {
+            return wanted(chars);
         }
+        self.picking(face, faces).any(|chars| wanted(chars))
+    }
+
+    /// The characters of each font drawn that picks `face`.
+    fn picking<'a>(
+        &'a self,
+        face: &'a Face,
+        faces: &[&'a Face],
+    ) -> impl Iterator<Item = &'a [char]> {
         let family: Vec<&Face> = faces
             .iter()
             .copied()
@@ -259,7 +297,10 @@ impl Texts {
             .collect();
         self.drawn
             .iter()
-            .any(|(f, weight, italic)| *f == face.family && picked(&family, *weight, *italic, face))
+            .filter(move |((f, weight, italic), _)| {
+                *f == face.family && picked(&family, *weight, *italic, face)
+            })
+            .map(|(_, chars)| chars.as_slice())
     }
 }
 
@@ -324,7 +365,7 @@ mod tests {
             .filter_map(|r| Some((r.url.as_str(), r.face.as_ref()?)))
             .collect();
         let all: Vec<&Face> = faces.iter().map(|&(_, f)| f).collect();
-        let texts = fonts.texts(Some(&tree), &all);
+        let texts = fonts.texts(Some(&tree), &all, &[]);
         faces
             .iter()
             .filter(|(_, f)| texts.uses(f, &all))

@@ -246,3 +246,32 @@ fn generated_text_fetches_the_unicode_range_subsets_it_draws_as_in_chromium() {
         ]
     );
 }
+
+#[test]
+fn unicode_range_subsets_are_chosen_per_family_as_in_chromium() {
+    let root = tempfile::tempdir().unwrap();
+    let server = start_server(root.path(), 1);
+    discover_site::write(root.path(), &server.addr);
+    let origin = format!("http://{}", server.addr);
+    let site = crawl(
+        &url::Url::parse(&format!("{origin}/families.html")).unwrap(),
+        0,
+    );
+    compare_with_chromium(&site, &origin);
+    // Not vacuous: each family's subsets for its own characters only (the page has Cyrillic
+    // and Greek, but not in `Text`; and `Other` draws no Latin).
+    let files = requested(&site, "/families.html");
+    let fonts: Vec<&str> = files
+        .iter()
+        .map(String::as_str)
+        .filter(|p| p.ends_with(".ttf"))
+        .collect();
+    assert_eq!(
+        fonts,
+        [
+            "/families/other-cyrillic.ttf",
+            "/families/other-greek.ttf",
+            "/families/text-latin.ttf"
+        ]
+    );
+}

@@ -149,23 +149,27 @@ impl Crawl<'_> {
             .iter()
             .filter_map(|(_, r)| r.face.as_ref())
             .collect();
-        let texts = work.styles.used.texts(work.matcher.tree(), &faces);
-        // A `unicode-range` subset is fetched for a character of the page's text or of its
-        // generated text (an icon's glyph).
-        let mut chars = work.chars.clone();
-        chars.extend(texts.generated());
-        chars.sort_unstable();
-        chars.dedup();
-        let in_range: Vec<&(Url, css::Reference)> = pending
+        let texts = work
+            .styles
+            .used
+            .texts(work.matcher.tree(), &faces, &work.chars);
+        // A `unicode-range` subset is fetched for a character drawn in its family, weight and
+        // style (the element's text, or its generated text: an icon's glyph).
+        let mut unused = 0;
+        let used: Vec<&Url> = pending
             .iter()
-            .filter(|(_, r)| r.wanted_by(&chars))
+            .filter_map(|(url, r)| {
+                let face = r.face.as_ref()?;
+                if !texts.uses(face, &faces) {
+                    unused += 1;
+                    return None;
+                }
+                texts
+                    .draws_in(face, &faces, |chars| r.wanted_by(chars))
+                    .then_some(url)
+            })
             .collect();
-        let used: Vec<&Url> = in_range
-            .iter()
-            .filter(|(_, r)| r.face.as_ref().is_some_and(|f| texts.uses(f, &faces)))
-            .map(|(u, _)| u)
-            .collect();
-        work.styles.faces_unused += (in_range.len() - used.len()) as u64;
+        work.styles.faces_unused += unused;
         for url in used {
             self.resource(url, Fetch::File, 0, work);
         }

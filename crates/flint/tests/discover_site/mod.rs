@@ -17,6 +17,10 @@
 //!
 //! `/icons.html`, linked from no page either, draws an icon font's glyph and a Cyrillic letter as
 //! generated text (`::before`, `::after`), each face split in `unicode-range` subsets.
+//!
+//! `/families.html`, linked from no page either, draws Latin, Cyrillic and Greek text in two
+//! families each split in the same `unicode-range` subsets: a subset of one family is
+//! fetched only for characters drawn in that family.
 
 #![allow(dead_code)] // each test binary uses its own subset
 
@@ -147,6 +151,15 @@ h1::before { content: ""; background: url(/img/before.png) }
     }
     put("/icons.html", ICONS_PAGE.as_bytes().to_vec());
     put("/icons/icons.css", ICONS_CSS.as_bytes().to_vec());
+    put("/families.html", FAMILIES_PAGE.as_bytes().to_vec());
+    put("/families/families.css", FAMILIES_CSS.as_bytes().to_vec());
+    // Real font files: a face that fails to decode sends Chromium to its family's face for a
+    // space (the line's metrics), and when that happens depends on timing.
+    let font = std::fs::read(REAL_FONT)
+        .unwrap_or_else(|e| panic!("{REAL_FONT} ({e}): scripts/install-browser.sh installs it"));
+    for path in FAMILIES_FONTS {
+        put(path, font.clone());
+    }
     put("/js/app.js", b"var loaded = 1;\n".to_vec());
     put("/js/mod.js", b"export const x = 1;\n".to_vec());
     // Images: distinct sizes, so a file listed with another's size is caught.
@@ -310,6 +323,35 @@ const ICONS_FONTS: [&str; 4] = [
     "/icons/icons-b.woff2",
     "/icons/text-latin.woff2",
     "/icons/text-cyrillic.woff2",
+];
+
+/// Latin text in one family, Cyrillic and Greek in another; each family split in the same
+/// three subsets.
+const FAMILIES_PAGE: &str = r#"<!doctype html>
+<html><head><title>families</title><link rel="stylesheet" href="/families/families.css"></head>
+<body><p>Latin text <span class="ru">Жук</span></p><p class="gr">αβγ</p></body></html>
+"#;
+
+const FAMILIES_CSS: &str = r#"@font-face { font-family: Text; src: url(/families/text-latin.ttf) format("truetype"); unicode-range: U+0000-00FF }
+@font-face { font-family: Text; src: url(/families/text-cyrillic.ttf) format("truetype"); unicode-range: U+0400-04FF }
+@font-face { font-family: Text; src: url(/families/text-greek.ttf) format("truetype"); unicode-range: U+0370-03FF }
+@font-face { font-family: Other; src: url(/families/other-latin.ttf) format("truetype"); unicode-range: U+0000-00FF }
+@font-face { font-family: Other; src: url(/families/other-cyrillic.ttf) format("truetype"); unicode-range: U+0400-04FF }
+@font-face { font-family: Other; src: url(/families/other-greek.ttf) format("truetype"); unicode-range: U+0370-03FF }
+body { font-family: Text, sans-serif }
+.ru, .gr { font-family: Other, sans-serif }
+"#;
+
+/// A font Debian's `fonts-dejavu-core` installs (Latin, Greek and Cyrillic).
+const REAL_FONT: &str = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
+
+const FAMILIES_FONTS: [&str; 6] = [
+    "/families/text-latin.ttf",
+    "/families/text-cyrillic.ttf",
+    "/families/text-greek.ttf",
+    "/families/other-latin.ttf",
+    "/families/other-cyrillic.ttf",
+    "/families/other-greek.ttf",
 ];
 
 /// `flint serve ROOT` on a kernel-chosen port with `extra` arguments (HTTPS, an access log);
