@@ -281,7 +281,7 @@ impl Texts {
         if let Some(chars) = &self.any {
             return wanted(chars);
         }
-        self.picking(face, faces).any(|chars| wanted(chars))
+        self.picking(face, faces).any(wanted)
     }
 
     /// The characters of each font drawn that picks `face`.
