@@ -427,7 +427,7 @@ impl Crawl<'_> {
                 }
             }
         }
-        self.fonts(&mut work);
+        self.once_styled(&mut work);
         notes.extend(work.styles.notes());
         if work.beyond > 0 {
             self.pages_cut += 1;

@@ -19,6 +19,7 @@
 
 use crate::css::{Face, FontUse};
 use crate::rules::Pseudo;
+use ego_tree::NodeId;
 use scraper::{ElementRef, Html, Node};
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -64,6 +65,8 @@ pub struct Texts {
     drawn: HashMap<(String, u16, bool), Vec<char>>,
     /// No DOM: any face, for any of the page's characters.
     any: Option<Vec<char>>,
+    /// The elements `display: none` hides, with all they hold: their text draws nothing.
+    pub hidden: HashSet<NodeId>,
 }
 
 /// A font as the cascade gives it: (family, weight, italic).
@@ -83,6 +86,7 @@ impl FontsUsed {
             || font.weight.is_some()
             || font.italic.is_some()
             || font.content.is_some()
+            || font.hidden.is_some()
         {
             self.fonts.push(font.clone());
         }
@@ -94,6 +98,7 @@ impl FontsUsed {
         let mut texts = Texts {
             drawn: HashMap::new(),
             any: None,
+            hidden: HashSet::new(),
         };
         let Some(tree) = tree else {
             texts.any = Some(chars.to_vec());
@@ -112,6 +117,10 @@ impl FontsUsed {
         // An explicit stack: a hostile page may nest elements deeper than the thread's stack.
         let mut stack = vec![(tree.root_element(), (Family::Initial, 400u16, false))];
         while let Some((e, inherited)) = stack.pop() {
+            if self.hides(&e) {
+                texts.hidden.insert(e.id());
+                continue;
+            }
             let own = self.cascade(&e, inherited);
             let shown = !matches!(
                 e.value().name(),
@@ -172,6 +181,33 @@ impl FontsUsed {
             .map(|(font, chars)| (font, chars.into_iter().collect()))
             .collect();
         texts
+    }
+
+    /// Whether `display: none` hides the element: its `style` attribute's `display`, else its
+    /// matched rules' (specificity, then order), else HTML's `hidden` attribute.
+    fn hides(&self, e: &ElementRef<'_>) -> bool {
+        let inline = e.value().attr("style").and_then(|style| {
+            let mut own = FontUse::default();
+            for declaration in style.split(';') {
+                own.declaration(declaration);
+            }
+            own.hidden
+        });
+        if let Some(hidden) = inline {
+            return hidden;
+        }
+        let mut matched: Vec<(_, usize)> = self
+            .fonts
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.hidden.is_some())
+            .filter_map(|(i, f)| Some((f.rule.as_ref()?.matches_box(e, None)?, i)))
+            .collect();
+        matched.sort_unstable();
+        match matched.last() {
+            Some(&(_, i)) => self.fonts[i].hidden == Some(true),
+            None => e.value().attr("hidden").is_some(),
+        }
     }
 
     /// An element's font: its parent's, HTML's defaults, then its matched rules'.

@@ -8,8 +8,9 @@
 //! nothing; `:link` and `:any-link` are `a`/`area` with an `href`. A selector list scraper
 //! cannot parse (other pseudo-classes, such as `:checked`) is kept as if it matched.
 
+use ego_tree::NodeId;
 use scraper::{ElementRef, Html, Node, Selector};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// A style rule's selector list, parsed once per stylesheet.
@@ -277,6 +278,27 @@ impl<'t> Matcher<'t> {
                 (rule.clone(), matched)
             })
             .1
+    }
+}
+
+impl Matcher<'_> {
+    /// Whether `rule` (one that [`Matcher::applies`]) matches an element no `display: none`
+    /// hides: `hidden` holds the elements hidden with all they hold.
+    pub fn applies_shown(&mut self, rule: Option<&Arc<Rule>>, hidden: &HashSet<NodeId>) -> bool {
+        if !self.applies(rule) {
+            return false;
+        }
+        let (Some(rule), Some(tree)) = (rule, self.tree) else {
+            return true;
+        };
+        if hidden.is_empty() || !matches!(rule.selector, Parsed::Selectors(_)) {
+            return true;
+        }
+        tree.root_element()
+            .descendants()
+            .filter_map(ElementRef::wrap)
+            .filter(|e| rule.matches(e).is_some() && !in_template(e))
+            .any(|e| !hidden.contains(&e.id()) && !e.ancestors().any(|a| hidden.contains(&a.id())))
     }
 }
 

@@ -246,9 +246,9 @@ fn a_fragment_is_no_redirect() {
         froms,
         [
             ("/", None),
-            ("/sprite.svg", None),
             ("/a.png", None),
             ("/a2.png", Some("/moved.png")),
+            ("/sprite.svg", None),
         ]
     );
 }

@@ -275,3 +275,41 @@ fn unicode_range_subsets_are_chosen_per_family_as_in_chromium() {
         ]
     );
 }
+
+#[test]
+fn what_display_none_hides_is_not_fetched_as_in_chromium() {
+    let root = tempfile::tempdir().unwrap();
+    let server = start_server(root.path(), 1);
+    discover_site::write(root.path(), &server.addr);
+    let origin = format!("http://{}", server.addr);
+    let site = crawl(
+        &url::Url::parse(&format!("{origin}/hidden.html")).unwrap(),
+        0,
+    );
+    compare_with_chromium(&site, &origin);
+    // Not vacuous: hidden each way, shown each way.
+    let files = requested(&site, "/hidden.html");
+    let listed: Vec<&str> = files
+        .iter()
+        .map(String::as_str)
+        .filter(|p| p.starts_with("/hidden/") && !p.ends_with(".css"))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            "/hidden/f-latin.ttf",
+            "/hidden/in-hidden.png",
+            "/hidden/invisible.png",
+            "/hidden/shown.png",
+            "/hidden/unhidden.png"
+        ]
+    );
+    let page = &site.pages[0];
+    assert!(
+        page.notes.iter().any(|n| n.starts_with(
+            "5 stylesheet url()s not listed: their rules match only elements display: none hides"
+        )),
+        "{:?}",
+        page.notes
+    );
+}

@@ -35,6 +35,11 @@ impl Resolved {
 /// and what its stylesheets' rules left out.
 pub(super) struct Styles {
     faces: Vec<(Url, css::Reference)>,
+    /// Matched rules' other `url()`s (backgrounds, cursors...), held until every stylesheet is
+    /// read: a rule of a later one may hide their elements (`display: none`).
+    images: Vec<(Url, css::Reference)>,
+    /// `url()`s of rules that match only elements `display: none` hides.
+    hidden: u64,
     used: FontsUsed,
     /// `url()`s of rules that match no element of the page.
     left_out: u64,
@@ -51,6 +56,8 @@ impl Styles {
     pub(super) fn new() -> Styles {
         Styles {
             faces: Vec::new(),
+            images: Vec::new(),
+            hidden: 0,
             used: FontsUsed::default(),
             left_out: 0,
             faces_unused: 0,
@@ -66,6 +73,13 @@ impl Styles {
             notes.push(format!(
                 "{} stylesheet url()s not listed: their rules match no element here",
                 self.left_out
+            ));
+        }
+        if self.hidden > 0 {
+            notes.push(format!(
+                "{} stylesheet url()s not listed: their rules match only elements display: none \
+                 hides",
+                self.hidden
             ));
         }
         if self.faces_unused > 0 {
@@ -137,13 +151,14 @@ impl Crawl<'_> {
                 };
                 self.resource(url, what, import_depth, work);
             } else {
-                self.resource(url, Fetch::File, import_depth, work);
+                work.styles.images.push((url.clone(), r.clone()));
             }
         }
     }
 
-    /// The faces the page's text uses, once every stylesheet is read.
-    pub(super) fn fonts(&mut self, work: &mut PageWork) {
+    /// Once every stylesheet is read: the `url()`s of matched rules that style an element no
+    /// `display: none` hides, then the faces the page's text uses.
+    pub(super) fn once_styled(&mut self, work: &mut PageWork) {
         let pending = std::mem::take(&mut work.styles.faces);
         let faces: Vec<&css::Face> = pending
             .iter()
@@ -170,6 +185,14 @@ impl Crawl<'_> {
             })
             .collect();
         work.styles.faces_unused += unused;
+        let images = std::mem::take(&mut work.styles.images);
+        for (url, r) in &images {
+            if work.matcher.applies_shown(r.rule.as_ref(), &texts.hidden) {
+                self.resource(url, Fetch::File, 0, work);
+            } else {
+                work.styles.hidden += 1;
+            }
+        }
         for url in used {
             self.resource(url, Fetch::File, 0, work);
         }

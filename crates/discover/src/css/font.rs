@@ -34,6 +34,9 @@ pub struct FontUse {
     /// A `content` declaration's text (its strings, escapes undone; empty for `none`, an
     /// image, a counter): what a `::before` or `::after` the rule styles draws.
     pub content: Option<String>,
+    /// A `display` declaration: `none` (true: the element and what it holds draw nothing and
+    /// fetch no background) or another (false).
+    pub hidden: Option<bool>,
 }
 
 impl FontUse {
@@ -51,6 +54,7 @@ impl FontUse {
             || self.weight.is_some()
             || self.italic.is_some()
             || self.content.is_some()
+            || self.hidden.is_some()
     }
 
     /// One declaration (`name: value`) of the rule.
@@ -76,6 +80,7 @@ impl FontUse {
             "font-style" => self.italic = style(value),
             "font" => self.shorthand(value),
             "content" => self.content = Some(strings(value)),
+            "display" => self.hidden = Some(value.eq_ignore_ascii_case("none")),
             _ => {}
         }
     }

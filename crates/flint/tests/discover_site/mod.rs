@@ -21,6 +21,11 @@
 //! `/families.html`, linked from no page either, draws Latin, Cyrillic and Greek text in two
 //! families each split in the same `unicode-range` subsets: a subset of one family is
 //! fetched only for characters drawn in that family.
+//!
+//! `/hidden.html`, linked from no page either, hides elements with `display: none` (by a
+//! class, a later stylesheet's rule, a `style` attribute, the `hidden` attribute, and an
+//! ancestor): their backgrounds and the faces only their text uses are not fetched; an
+//! `<img>` inside them and a `visibility: hidden` element's background are.
 
 #![allow(dead_code)] // each test binary uses its own subset
 
@@ -153,11 +158,14 @@ h1::before { content: ""; background: url(/img/before.png) }
     put("/icons/icons.css", ICONS_CSS.as_bytes().to_vec());
     put("/families.html", FAMILIES_PAGE.as_bytes().to_vec());
     put("/families/families.css", FAMILIES_CSS.as_bytes().to_vec());
+    put("/hidden.html", HIDDEN_PAGE.as_bytes().to_vec());
+    put("/hidden/first.css", HIDDEN_FIRST_CSS.as_bytes().to_vec());
+    put("/hidden/later.css", HIDDEN_LATER_CSS.as_bytes().to_vec());
     // Real font files: a face that fails to decode sends Chromium to its family's face for a
     // space (the line's metrics), and when that happens depends on timing.
     let font = std::fs::read(REAL_FONT)
         .unwrap_or_else(|e| panic!("{REAL_FONT} ({e}): scripts/install-browser.sh installs it"));
-    for path in FAMILIES_FONTS {
+    for path in FAMILIES_FONTS.into_iter().chain(HIDDEN_FONTS) {
         put(path, font.clone());
     }
     put("/js/app.js", b"var loaded = 1;\n".to_vec());
@@ -199,7 +207,8 @@ h1::before { content: ""; background: url(/img/before.png) }
     ]
     .into_iter()
     .chain(MEDIA_FILES)
-    .chain(ICONS_FONTS);
+    .chain(ICONS_FONTS)
+    .chain(HIDDEN_IMAGES);
     for (i, path) in images.enumerate() {
         put(path, vec![b'x'; 1000 + 37 * i]);
     }
@@ -342,6 +351,54 @@ body { font-family: Text, sans-serif }
 .ru, .gr { font-family: Other, sans-serif }
 "#;
 
+/// Elements hidden each way `display: none` comes, beside shown ones.
+const HIDDEN_PAGE: &str = r#"<!doctype html>
+<html><head><title>hidden</title>
+<link rel="stylesheet" href="/hidden/first.css"><link rel="stylesheet" href="/hidden/later.css">
+</head><body><p class="shown">Latin</p>
+<div class="gone">Жук <p class="child">x</p><img src="/hidden/in-hidden.png" alt=""></div>
+<p class="later">y</p><p class="inline" style="display: none">z</p><p class="attr" hidden>w</p>
+<p class="unhidden">v</p><p class="invisible">u</p>
+</body></html>
+"#;
+
+const HIDDEN_FIRST_CSS: &str = r#"@font-face { font-family: F; src: url(/hidden/f-latin.ttf) format("truetype"); unicode-range: U+0000-00FF }
+@font-face { font-family: F; src: url(/hidden/f-cyrillic.ttf) format("truetype"); unicode-range: U+0400-04FF }
+@font-face { font-family: G; src: url(/hidden/g.ttf) format("truetype") }
+body { font-family: F, sans-serif }
+.shown { background: url(/hidden/shown.png) }
+.gone { display: none; background: url(/hidden/gone.png) }
+.gone .child { background: url(/hidden/child.png); font-family: G }
+.later { background: url(/hidden/later.png) }
+.inline { background: url(/hidden/inline.png) }
+.attr { background: url(/hidden/attr.png) }
+.unhidden { display: none; background: url(/hidden/unhidden.png) }
+.invisible { visibility: hidden; background: url(/hidden/invisible.png) }
+"#;
+
+/// Read after the first: it hides an element the first styles, and shows one it hid.
+const HIDDEN_LATER_CSS: &str = r#"p.later { display: none }
+p.unhidden { display: block }
+"#;
+
+const HIDDEN_FONTS: [&str; 3] = [
+    "/hidden/f-latin.ttf",
+    "/hidden/f-cyrillic.ttf",
+    "/hidden/g.ttf",
+];
+
+const HIDDEN_IMAGES: [&str; 9] = [
+    "/hidden/shown.png",
+    "/hidden/gone.png",
+    "/hidden/child.png",
+    "/hidden/in-hidden.png",
+    "/hidden/later.png",
+    "/hidden/inline.png",
+    "/hidden/attr.png",
+    "/hidden/unhidden.png",
+    "/hidden/invisible.png",
+];
+
 /// A font Debian's `fonts-dejavu-core` installs (Latin, Greek and Cyrillic).
 const REAL_FONT: &str = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
 
@@ -422,7 +479,17 @@ pub fn chromium_net_log(url: &str, scratch: &Path, extra: &[&str]) -> Vec<(Strin
     let text = std::fs::read_to_string(&log)
         .unwrap_or_else(|e| panic!("no net log from chromium ({e}): {stderr}"));
     std::fs::remove_file(&log).unwrap();
-    let json: serde_json::Value = serde_json::from_str(&text).expect("net log JSON");
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| {
+        let from = (0..=text.len().saturating_sub(300))
+            .rev()
+            .find(|&i| text.is_char_boundary(i))
+            .unwrap_or(0);
+        let tail = &text[from..];
+        panic!(
+            "the net log is not JSON ({e}; {} bytes, ending {tail:?}); chromium's stderr: {stderr}",
+            text.len()
+        )
+    });
     let event_type = |name: &str| {
         json["constants"]["logEventTypes"][name]
             .as_u64()
