@@ -24,6 +24,7 @@ mod digest;
 mod docroot;
 mod dynamic;
 mod dynamic_cgroup;
+mod dynamic_php;
 pub mod dynamic_postgres;
 mod dynamic_stack;
 mod measure;
@@ -37,6 +38,7 @@ mod tls;
 
 pub use docroot::{MICROSCAPE_GIFS, MICROSCAPE_HTML};
 pub use dynamic::{Database, DEFAULT_TESTS, DYNAMIC_CLIENTS, TEST_TYPES};
+pub use dynamic_stack::Deployment;
 pub use page::{PageMode, H2_SERVER_MISSING};
 pub use results::{
     LabReport, ResultRow, ServerStatus, Status, SyscallCount, SATURATED, SCHEMA_VERSION,
@@ -136,6 +138,9 @@ pub struct LabOptions {
     /// The dynamic experiment's database (`--db`): SQLite in the application, or PostgreSQL as
     /// a tier of its own.
     pub db: Database,
+    /// The dynamic experiment's deployments (`--deployments`; default
+    /// [`Deployment::DEFAULT`]: the static baseline and flint-app's CGI and FastCGI).
+    pub deployments: Vec<Deployment>,
     /// The reference application (`flint-app`) for the dynamic experiment; `None` or absent:
     /// that experiment is skipped with a note.
     pub app_bin: Option<PathBuf>,
@@ -167,6 +172,7 @@ impl LabOptions {
             pages: None,
             tests: DEFAULT_TESTS.map(str::to_owned).to_vec(),
             db: Database::Sqlite,
+            deployments: Deployment::DEFAULT.to_vec(),
             // flint-app is built beside flint (target/<profile>/, or an install's bin/).
             app_bin: flint_bin.as_ref().map(|f| f.with_file_name("flint-app")),
             flint_bin,
@@ -295,7 +301,8 @@ impl LabOptions {
                     Experiment::Sizes => self.sizes.len() * servers.len(),
                     Experiment::Tls => tls::runs_per_server(self) * servers.len(),
                     Experiment::Dynamic => {
-                        dynamic::runs_per_server(self.tests.len()) * servers.len()
+                        dynamic::runs_per_server(self.tests.len(), &self.deployments)
+                            * servers.len()
                     }
                     _ => servers.len(),
                 }
