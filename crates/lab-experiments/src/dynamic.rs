@@ -138,6 +138,7 @@ pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
     // its deployment's rows, with the package named.
     let php = Php::find(
         std::path::Path::new(url.unwrap_or("world.db")),
+        &lab.opts.php,
         deployments.contains(&Deployment::PhpFpm),
         deployments.contains(&Deployment::PhpCgi),
     );

@@ -16,24 +16,51 @@ pub struct Php {
     pub cgi: Result<PathBuf, String>,
 }
 
+/// Which PHP programs a run uses: `None` finds Debian's.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PhpPrograms {
+    pub fpm: Option<PathBuf>,
+    pub cgi: Option<PathBuf>,
+}
+
 impl Php {
-    /// Finds php-fpm and php-cgi and checks that each loads PDO's driver for `db` (each SAPI
-    /// has its own ini directory, so each is asked). `wanted` says which are asked for: the
-    /// others are not looked for.
-    pub fn find(db: &Path, fpm_wanted: bool, cgi_wanted: bool) -> Php {
+    /// Finds php-fpm and php-cgi (or takes `given`'s) and checks that each loads PDO's driver
+    /// for `db` (each SAPI has its own ini directory, so each is asked). Only the deployments
+    /// asked for have their programs looked for.
+    pub fn find(db: &Path, given: &PhpPrograms, fpm_wanted: bool, cgi_wanted: bool) -> Php {
+        let usable = |program: Result<PathBuf, String>| {
+            program.and_then(|p| check_driver(&p, db).map(|()| p))
+        };
         let not_asked = || Err("not asked for".to_owned());
         Php {
             fpm: if fpm_wanted {
-                find_fpm().and_then(|p| check_driver(&p, db).map(|()| p))
+                usable(given_or(&given.fpm, "php-fpm", find_fpm))
             } else {
                 not_asked()
             },
             cgi: if cgi_wanted {
-                find_cgi().and_then(|p| check_driver(&p, db).map(|()| p))
+                usable(given_or(&given.cgi, "php-cgi", find_cgi))
             } else {
                 not_asked()
             },
         }
+    }
+}
+
+/// `given` when it names a program (the package to install when it does not exist), else what
+/// `find` finds.
+fn given_or(
+    given: &Option<PathBuf>,
+    package: &str,
+    find: fn() -> Result<PathBuf, String>,
+) -> Result<PathBuf, String> {
+    match given {
+        Some(p) if lab_process::is_executable(p) => Ok(p.clone()),
+        Some(p) => Err(format!(
+            "{} is not installed (apt-get install -y {package})",
+            p.display()
+        )),
+        None => find(),
     }
 }
 

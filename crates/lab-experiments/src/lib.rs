@@ -38,6 +38,7 @@ mod tls;
 
 pub use docroot::{MICROSCAPE_GIFS, MICROSCAPE_HTML};
 pub use dynamic::{Database, DEFAULT_TESTS, DYNAMIC_CLIENTS, TEST_TYPES};
+pub use dynamic_php::PhpPrograms;
 pub use dynamic_stack::Deployment;
 pub use page::{PageMode, H2_SERVER_MISSING};
 pub use results::{
@@ -141,6 +142,9 @@ pub struct LabOptions {
     /// The dynamic experiment's deployments (`--deployments`; default
     /// [`Deployment::DEFAULT`]: the static baseline and flint-app's CGI and FastCGI).
     pub deployments: Vec<Deployment>,
+    /// The PHP programs of the `php-fpm` and `php-cgi` deployments; `None`: Debian's, found on
+    /// the machine.
+    pub php: PhpPrograms,
     /// The reference application (`flint-app`) for the dynamic experiment; `None` or absent:
     /// that experiment is skipped with a note.
     pub app_bin: Option<PathBuf>,
@@ -173,6 +177,7 @@ impl LabOptions {
             tests: DEFAULT_TESTS.map(str::to_owned).to_vec(),
             db: Database::Sqlite,
             deployments: Deployment::DEFAULT.to_vec(),
+            php: PhpPrograms::default(),
             // flint-app is built beside flint (target/<profile>/, or an install's bin/).
             app_bin: flint_bin.as_ref().map(|f| f.with_file_name("flint-app")),
             flint_bin,

@@ -140,3 +140,65 @@ fn php_over_postgres_counts_the_database_tier() {
         "db tier: php-cgi {cgi} µs, php-fpm {fpm} µs"
     );
 }
+
+/// A PHP deployment that cannot run is shown failed with the package to install, on every
+/// server, never skipped in silence: here a php-cgi without PDO's SQLite driver (a program that
+/// lists no such module) and a php-fpm that is not there. The other deployments are measured.
+#[test]
+fn a_php_deployment_whose_package_is_missing_is_shown_failed_naming_the_package() {
+    let _one = ONE.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let no_driver = dir.path().join("php-cgi");
+    std::fs::write(&no_driver, "#!/bin/sh\nprintf '[PHP Modules]\\nPDO\\n'\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&no_driver, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut opts = options(
+        vec![PeerKind::Flint, PeerKind::Nginx],
+        &["db"],
+        Database::Sqlite,
+    );
+    opts.deployments = vec![Deployment::FastCgi, Deployment::PhpFpm, Deployment::PhpCgi];
+    opts.php = lab_experiments::PhpPrograms {
+        fpm: Some(dir.path().join("php-fpm8.2")),
+        cgi: Some(no_driver.clone()),
+    };
+    let (report, text, progress) = run_lab(Experiment::Dynamic, &opts, false);
+    for s in &report.servers {
+        assert_eq!(s.status, Status::Ok, "{s:?}\n{progress}");
+    }
+    assert_eq!(report.results.len(), 6, "{text}\n{progress}");
+    for server in ["flint", "nginx"] {
+        let row = |deployment: &str| {
+            (report.results.iter())
+                .find(|r| r.server == server && r.deployment.as_deref() == Some(deployment))
+                .unwrap_or_else(|| panic!("no {server} {deployment} row: {text}"))
+        };
+        let fpm = row("php-fpm");
+        assert_eq!(
+            fpm.unavailable.as_deref(),
+            Some(&*format!(
+                "{} is not installed (apt-get install -y php-fpm)",
+                dir.path().join("php-fpm8.2").display()
+            )),
+            "{text}"
+        );
+        let cgi = row("php-cgi");
+        assert_eq!(
+            cgi.unavailable.as_deref(),
+            Some(&*format!(
+                "{} has no PDO driver pdo_sqlite (apt-get install -y php-sqlite3)",
+                no_driver.display()
+            )),
+            "{text}"
+        );
+        for failed in [fpm, cgi] {
+            assert_eq!((failed.requests, failed.tiers.as_ref()), (0, None));
+        }
+        let fastcgi = row("fastcgi");
+        assert!(
+            fastcgi.unavailable.is_none() && fastcgi.requests > 0,
+            "{fastcgi:?}"
+        );
+    }
+    assert!(text.contains("apt-get install -y php-sqlite3"), "{text}");
+}
