@@ -208,6 +208,9 @@ impl LabOptions {
             client_cpu: self.client_cpu.map(|c| c as u64),
             tests: self.tests.clone(),
             db: Some(self.db.name().to_owned()),
+            deployments: (self.deployments.iter())
+                .map(|d| d.name().to_owned())
+                .collect(),
         }
     }
 

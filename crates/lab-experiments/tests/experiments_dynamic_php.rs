@@ -87,6 +87,11 @@ fn php_fpm_and_php_cgi_are_verified_and_measured_behind_flint_and_nginx() {
         assert_eq!(s.status, Status::Ok, "{s:?}\n{progress}");
     }
     assert!(text.contains("deployments php-fpm,php-cgi"), "{text}");
+    let json = report.to_json();
+    assert_eq!(
+        json["options"]["deployments"],
+        serde_json::json!(["php-fpm", "php-cgi"])
+    );
     let rows: Vec<&ResultRow> = report.results.iter().collect();
     assert_eq!(rows.len(), 8, "{text}\n{progress}");
     check_measured(&rows, &["web", "app"], &text);
