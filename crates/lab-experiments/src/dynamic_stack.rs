@@ -1,7 +1,8 @@
 //! The processes of one server's dynamic deployments, started together and stopped with their
 //! groups: the web server (flint serve with `--cgi` and `--fastcgi`, or nginx with
 //! `fastcgi_pass`), `flint-app fastcgi` behind it, php-fpm when its deployment is asked for,
-//! and for nginx fcgiwrap (nginx runs no CGI itself). Every process is pinned to the server core, as the other experiments' servers are.
+//! and for nginx fcgiwrap (nginx runs no CGI itself). Every process is pinned to the server
+//! core, as the other experiments' servers are.
 //!
 //! And how each tier's CPU is read ([`Tiers`]): the web server's processes, and the gateway and
 //! application processes, CGI children included. Children come and go within a window, so each
@@ -22,6 +23,7 @@ use lab_process::procfs::{pid_listening_on, ProcError};
 use lab_process::{free_port, Group, StopPolicy};
 use std::ffi::{OsStr, OsString};
 use std::net::{Ipv4Addr, SocketAddr};
+use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -131,9 +133,9 @@ impl Shared {
 
 /// Writes the root (`/plaintext`, the FastCGI script's file, the PHP application for php-fpm)
 /// and the CGI directory (the program, the PHP application with php-cgi's interpreter line
-/// `php_cgi`, and their database, made by the program itself) under `dir`. With `postgres_url`, the
-/// database is that one (its tables made by the program), named beside the CGI program in
-/// [`POSTGRES_URL_FILE`]; the database returned is then the URL.
+/// `php_cgi`, and their database, made by the program itself) under `dir`. With
+/// `postgres_url`, the database is that one (its tables made by the program), named beside the
+/// CGI program in [`POSTGRES_URL_FILE`]; the database returned is then the URL.
 pub fn prepare(
     dir: &Path,
     app_bin: &Path,
@@ -156,7 +158,6 @@ pub fn prepare(
     std::fs::write(fpm_script, php::APP).map_err(io("the PHP application"))?;
     let cgi_script = cgi_dir.join(php::SCRIPT);
     std::fs::write(&cgi_script, php::cgi_script(php_cgi)).map_err(io("the PHP CGI program"))?;
-    use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&cgi_script, std::fs::Permissions::from_mode(0o755))
         .map_err(io("the PHP CGI program"))?;
     let db = match postgres_url {
@@ -429,10 +430,8 @@ impl Stack {
             (Deployment::FastCgi, _, Some(c)) => Some(Source::Cgroup(path(&c.app))),
             (Deployment::FastCgi, _, None) => Some(Source::Tree(self.app.pid())),
             (Deployment::PhpFpm, _, Some(c)) => Some(Source::Cgroup(path(&c.php))),
-            // php-fpm not running (its package missing): the deployment is never measured.
-            (Deployment::PhpFpm, _, None) => Some(Source::Tree(
-                self.fpm.as_ref().map_or(self.app.pid(), Group::pid),
-            )),
+            // No php-fpm: its package is missing, and the deployment is never measured.
+            (Deployment::PhpFpm, _, None) => self.fpm.as_ref().map(|f| Source::Tree(f.pid())),
             // php-cgi runs as flint-app's CGI program does: the same tiers.
             (Deployment::Cgi | Deployment::PhpCgi, Some(_), Some(c)) => {
                 Some(Source::Cgroup(path(&c.wrap)))
