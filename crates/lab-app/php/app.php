@@ -81,7 +81,9 @@ function reply(string $type, string $body): void
 
 function fortunes(PDO $db): void
 {
-    $rows = $db->query('SELECT id, message FROM Fortune')->fetchAll(PDO::FETCH_KEY_PAIR);
+    $select = $db->prepare('SELECT id, message FROM Fortune');
+    $select->execute();
+    $rows = $select->fetchAll(PDO::FETCH_KEY_PAIR);
     $rows[0] = 'Additional fortune added at request time.';
     asort($rows, SORT_STRING);
     $html = '<!DOCTYPE html><html><head><title>Fortunes</title></head><body><table>'
