@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the peer servers and tracers `flint lab` uses (docs/lab.md), on Debian bookworm (or
 # later), as root: nginx, apache2 (prefork and event MPMs, mod_http2), lighttpd, h2o, strace,
-# php-fpm and fcgiwrap (the FastCGI applications of flint serve's tests), postgresql (the database
+# php-fpm, php-cgi and their PDO drivers for SQLite and PostgreSQL, fcgiwrap (the FastCGI
+# applications of flint serve's tests and flint lab dynamic), postgresql (the database
 # server of `flint lab dynamic --db postgres`), caddy (an HTTP/3 server for crates/http3's tests),
 # and linux-perf when the archive has it.
 #
@@ -33,6 +34,10 @@ compgen -G '/usr/sbin/php-fpm*' >/dev/null || missing+=(php-fpm)
 # php-cgi: PHP run as a CGI program, a process per request (tests/gateway_cgi.rs).
 [[ -x /usr/bin/php-cgi ]] || missing+=(php-cgi)
 [[ -x /usr/sbin/fcgiwrap ]] || missing+=(fcgiwrap)
+# PDO's SQLite and PostgreSQL drivers: the PHP application of `flint lab dynamic` (its php-fpm
+# and php-cgi deployments) reads the same database as flint-app, through PDO.
+compgen -G '/usr/lib/php/*/pdo_sqlite.so' >/dev/null || missing+=(php-sqlite3)
+compgen -G '/usr/lib/php/*/pdo_pgsql.so' >/dev/null || missing+=(php-pgsql)
 # PostgreSQL: the database server of `flint lab dynamic --db postgres`, which makes and starts
 # its own cluster (initdb, postgres, pg_isready) in a temporary directory. Debian's package starts
 # a cluster of its own: stopped below as the other services are.

@@ -312,3 +312,26 @@ fn the_dynamic_experiment_left_without_servers_says_why_before_starting() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_lab_deployment_that_is_not_known_is_a_usage_error_naming_the_known_ones() {
+    let out = run_bounded(
+        flint().args([
+            "lab",
+            "dynamic",
+            "--deployments",
+            "php-fpm,mod_php",
+            "--no-profile",
+        ]),
+        LIMIT,
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(
+            "unknown deployment `mod_php` (known: static, cgi, fastcgi, php-fpm, php-cgi)"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("measurements of"), "it started: {stderr}");
+}

@@ -8,6 +8,10 @@
 //! - [`CGI_PREFIX`]: nginx runs no CGI; fcgiwrap (FastCGI to a fork and exec per request) is
 //!   what nginx's documentation points to, so CGI through nginx is `fastcgi_pass` to fcgiwrap,
 //!   which runs `app.cgi` from the CGI directory.
+//! - [`PHP_FPM_PREFIX`]: `fastcgi_pass` to php-fpm's pool, kept alive the same way, the script
+//!   (`app.php` in the root's `php/`) named in `SCRIPT_FILENAME`.
+//! - [`PHP_CGI_PREFIX`]: fcgiwrap again, running `app.php` of the CGI directory, whose
+//!   interpreter line starts php-cgi.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -18,6 +22,12 @@ pub const FASTCGI_PREFIX: &str = "/fcgi/app";
 pub const CGI_PREFIX: &str = "/cgi-bin/app.cgi";
 /// The CGI program's name in its directory.
 pub const CGI_PROGRAM: &str = "app.cgi";
+/// The URL prefix of the PHP application under php-fpm: the script `php/app.php` of the root;
+/// a request is `/php/app.php/json`.
+pub const PHP_FPM_PREFIX: &str = "/php/app.php";
+/// The URL prefix of the PHP application as a CGI program (php-cgi); a request is
+/// `/cgi-bin/app.php/json`.
+pub const PHP_CGI_PREFIX: &str = "/cgi-bin/app.php";
 
 /// What nginx is given.
 #[derive(Debug, Clone, Copy)]
@@ -31,6 +41,10 @@ pub struct Nginx<'a> {
     pub fastcgi: Option<&'a Path>,
     /// fcgiwrap's socket and the directory holding [`CGI_PROGRAM`].
     pub cgi: Option<(&'a Path, &'a Path)>,
+    /// php-fpm's socket and the script it runs.
+    pub php_fpm: Option<(&'a Path, &'a Path)>,
+    /// fcgiwrap's socket and the PHP script it runs as a CGI program.
+    pub php_cgi: Option<(&'a Path, &'a Path)>,
 }
 
 /// The meta-variables the application reads, and those a CGI program is owed (RFC 3875).
@@ -79,6 +93,41 @@ pub fn nginx_config(n: &Nginx) -> String {
         }}",
             socket = socket.display(),
             program = cgi_dir.join(CGI_PROGRAM).display(),
+        );
+    }
+    if let Some((socket, script)) = n.php_fpm {
+        let _ = write!(
+            upstreams,
+            "
+    upstream php_fpm {{
+        server unix:{socket};
+        keepalive 8;
+    }}",
+            socket = socket.display()
+        );
+        let _ = write!(
+            locations,
+            "
+        location {PHP_FPM_PREFIX}/ {{
+            fastcgi_pass php_fpm;
+            fastcgi_keep_conn on;
+            fastcgi_param SCRIPT_FILENAME {script};
+            fastcgi_param SCRIPT_NAME {PHP_FPM_PREFIX};{PARAMS}
+        }}",
+            script = script.display(),
+        );
+    }
+    if let Some((socket, script)) = n.php_cgi {
+        let _ = write!(
+            locations,
+            "
+        location {PHP_CGI_PREFIX}/ {{
+            fastcgi_pass unix:{socket};
+            fastcgi_param SCRIPT_FILENAME {script};
+            fastcgi_param SCRIPT_NAME {PHP_CGI_PREFIX};{PARAMS}
+        }}",
+            socket = socket.display(),
+            script = script.display(),
         );
     }
     format!(

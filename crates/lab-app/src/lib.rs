@@ -2,8 +2,9 @@
 //! `/json`, `/db`, `/queries`, `/fortunes`, `/updates`) over SQLite or PostgreSQL, written once
 //! ([`handlers::answer`]) and run in the deployments the lab compares: as a CGI program (a
 //! process per request, [`cgi`]), as a FastCGI responder (persistent, [`fastcgi`]) and as an
-//! HTTP server (persistent, [`http`]) for a reverse proxy to stand in front of. [`verify`] holds any deployment to the rules before it is
-//! measured: one that answers wrongly is reported as failed, never measured.
+//! HTTP server (persistent, [`http`]) for a reverse proxy to stand in front of; and the same
+//! test types in PHP ([`php`]: php-fpm and php-cgi). [`verify`] holds any deployment to the
+//! rules before it is measured: one that answers wrongly is reported as failed, never measured.
 //!
 //! Principal types: [`db::Db`] (the two tables, statements prepared once per connection) and
 //! [`handlers::Reply`] (an answer before any protocol).
@@ -14,6 +15,7 @@ pub mod deploy;
 pub mod fastcgi;
 pub mod handlers;
 pub mod http;
+pub mod php;
 pub mod verify;
 
 use std::path::PathBuf;

@@ -303,6 +303,7 @@ fn unescape(s: &str) -> String {
         .replace("&quot;", "\"")
         .replace("&#x27;", "'")
         .replace("&#39;", "'")
+        .replace("&#039;", "'")
         .replace("&amp;", "&")
 }
 
@@ -312,6 +313,14 @@ mod tests {
 
     fn w(id: u32, random_number: u32) -> World {
         World { id, random_number }
+    }
+
+    #[test]
+    fn every_escaping_of_an_apostrophe_is_read_back() {
+        // Rust's escaping, PHP's htmlspecialchars with ENT_QUOTES, and the short decimal form.
+        for escaped in ["aren&#x27;t", "aren&#039;t", "aren&#39;t"] {
+            assert_eq!(unescape(escaped), "aren't", "{escaped}");
+        }
     }
 
     #[test]

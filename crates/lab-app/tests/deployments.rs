@@ -225,6 +225,8 @@ fn start_nginx(
             port,
             fastcgi: Some(app),
             cgi: Some((wrap_socket, cgi_dir)),
+            php_fpm: None,
+            php_cgi: None,
         });
         std::fs::write(&conf, text).unwrap();
         let mut cmd = Command::new(&program);

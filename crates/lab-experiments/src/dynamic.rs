@@ -5,7 +5,9 @@
 //! The reference application (`flint-app`: TechEmpower's test types over SQLite, crates/lab-app)
 //! runs behind flint serve and nginx in each deployment ([`Deployment`]): a file of the same
 //! bytes as `/plaintext` (the baseline), CGI (flint serve's `--cgi`; nginx and fcgiwrap) and
-//! FastCGI (`flint-app fastcgi` behind `--fastcgi` and `fastcgi_pass`). For each test type
+//! FastCGI (`flint-app fastcgi` behind `--fastcgi` and `fastcgi_pass`); and, asked for with
+//! `--deployments`, the same test types in PHP ([`super::dynamic_php`]) through php-fpm and
+//! php-cgi, the two ways most sites run PHP. For each test type
 //! asked, the verifier holds the deployment to the rules first: one that answers wrongly is
 //! shown failed, never measured. Then a keep-alive load of [`DYNAMIC_CLIENTS`] clients, and over
 //! the measured window each tier's CPU ([`Tiers`]): the web server's, and the gateway and
@@ -15,6 +17,7 @@
 //! the lab, on a Unix socket) is a server of its own, the `db` tier, every backend it forks
 //! included (a CGI program connects once per request, a FastCGI responder once).
 
+use super::dynamic_php::Php;
 use super::dynamic_postgres::Postgres;
 use super::dynamic_stack::{prepare, Deployment, Shared, Source, Stack, Tiers};
 use super::measure::Measurement;
@@ -75,13 +78,17 @@ fn target(prefix: &str, test: &str) -> String {
     }
 }
 
-/// Measurements of one server: the static baseline, then each gateway deployment per test.
-pub fn runs_per_server(tests: usize) -> usize {
-    1 + 2 * tests
+/// Measurements of one server: the static baseline (once, when asked for), then each gateway
+/// deployment per test.
+pub fn runs_per_server(tests: usize, deployments: &[Deployment]) -> usize {
+    (deployments.iter())
+        .map(|&d| if d == Deployment::Static { 1 } else { tests })
+        .sum()
 }
 
 pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
     let tests = lab.opts.tests.clone();
+    let deployments = lab.opts.deployments.clone();
     let database = lab.opts.db;
     let where_db = match database {
         Database::Sqlite => "SQLite in the application",
@@ -90,7 +97,10 @@ pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
     writeln!(
         lab.out,
         "\n== dynamic (CGI and FastCGI against a static file, CPU per tier): {DYNAMIC_CLIENTS} \
-         clients, persistent, {where_db}; tests {}; {}",
+         clients, persistent, {where_db}; deployments {}; tests {}; {}",
+        (deployments.iter().map(|d| d.name()))
+            .collect::<Vec<_>>()
+            .join(","),
         tests.join(","),
         lab.opts.each()
     )?;
@@ -124,7 +134,16 @@ pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
         },
     };
     let url = postgres.as_ref().map(Postgres::url);
-    let (root, cgi_dir, db) = match prepare(dir.path(), &app_bin, url) {
+    // The PHP programs and their PDO drivers, once for every server: a missing package fails
+    // its deployment's rows, with the package named.
+    let php = Php::find(
+        std::path::Path::new(url.unwrap_or("world.db")),
+        &lab.opts.php,
+        deployments.contains(&Deployment::PhpFpm),
+        deployments.contains(&Deployment::PhpCgi),
+    );
+    let php_cgi = (php.cgi.clone()).unwrap_or_else(|_| lab_app::php::PHP_CGI.into());
+    let (root, cgi_dir, db) = match prepare(dir.path(), &app_bin, &php_cgi, url) {
         Ok(paths) => paths,
         Err(e) => {
             for kind in servers {
@@ -144,6 +163,8 @@ pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
             Some(cg) => Source::Cgroup(cg.to_owned()),
             None => Source::Tree(pg.pid()),
         }),
+        deployments: deployments.clone(),
+        php,
     };
     let mut t = table::Table::new([
         "server",
@@ -176,7 +197,7 @@ pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
                 continue;
             }
         };
-        for deployment in Deployment::ALL {
+        for &deployment in &deployments {
             let tests: Vec<String> = match deployment {
                 Deployment::Static => vec!["plaintext".to_owned()],
                 _ => tests.clone(),
@@ -280,6 +301,16 @@ fn one(
         return Ok(None);
     }
     lab.note(stack.accounting_note())?;
+    if let Some(why) = shared.unavailable(deployment) {
+        writeln!(lab.progress, "flint lab: {kind}: {what}: {why}")?;
+        return Ok(Some(ResultRow::dynamic_failed(
+            kind,
+            deployment.name(),
+            test,
+            database,
+            why.to_owned(),
+        )));
+    }
     if let Err(why) = verify(stack, shared, deployment, test) {
         writeln!(
             lab.progress,

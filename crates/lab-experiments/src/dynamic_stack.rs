@@ -1,7 +1,8 @@
 //! The processes of one server's dynamic deployments, started together and stopped with their
 //! groups: the web server (flint serve with `--cgi` and `--fastcgi`, or nginx with
-//! `fastcgi_pass`), `flint-app fastcgi` behind it, and for nginx fcgiwrap (nginx runs no CGI
-//! itself). Every process is pinned to the server core, as the other experiments' servers are.
+//! `fastcgi_pass`), `flint-app fastcgi` behind it, php-fpm when its deployment is asked for,
+//! and for nginx fcgiwrap (nginx runs no CGI itself). Every process is pinned to the server
+//! core, as the other experiments' servers are.
 //!
 //! And how each tier's CPU is read ([`Tiers`]): the web server's processes, and the gateway and
 //! application processes, CGI children included. Children come and go within a window, so each
@@ -12,7 +13,9 @@
 //! SIGCHLD (fcgiwrap: the kernel reaps them and their times are discarded).
 
 use super::dynamic_cgroup::Cgroup;
+use super::dynamic_php::{fpm_args, Php};
 use lab_app::deploy::{self, CGI_PROGRAM};
+use lab_app::php;
 use lab_app::POSTGRES_URL_FILE;
 use lab_peers::PeerKind;
 use lab_process::cpu::{self, CpuTime};
@@ -20,6 +23,7 @@ use lab_process::procfs::{pid_listening_on, ProcError};
 use lab_process::{free_port, Group, StopPolicy};
 use std::ffi::{OsStr, OsString};
 use std::net::{Ipv4Addr, SocketAddr};
+use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -40,16 +44,30 @@ pub enum Deployment {
     Cgi,
     /// `flint-app fastcgi`, persistent.
     FastCgi,
+    /// The PHP application under php-fpm: FastCGI, a pool of persistent children.
+    PhpFpm,
+    /// The PHP application as a CGI program: php-cgi started per request.
+    PhpCgi,
 }
 
 impl Deployment {
-    pub const ALL: [Deployment; 3] = [Deployment::Static, Deployment::Cgi, Deployment::FastCgi];
+    pub const ALL: [Deployment; 5] = [
+        Deployment::Static,
+        Deployment::Cgi,
+        Deployment::FastCgi,
+        Deployment::PhpFpm,
+        Deployment::PhpCgi,
+    ];
+    /// Those measured unless `--deployments` says otherwise: flint-app's, with the baseline.
+    pub const DEFAULT: [Deployment; 3] = [Deployment::Static, Deployment::Cgi, Deployment::FastCgi];
 
     pub fn name(self) -> &'static str {
         match self {
             Deployment::Static => "static",
             Deployment::Cgi => "cgi",
             Deployment::FastCgi => "fastcgi",
+            Deployment::PhpFpm => "php-fpm",
+            Deployment::PhpCgi => "php-cgi",
         }
     }
 
@@ -59,7 +77,21 @@ impl Deployment {
             Deployment::Static => "",
             Deployment::Cgi => deploy::CGI_PREFIX,
             Deployment::FastCgi => deploy::FASTCGI_PREFIX,
+            Deployment::PhpFpm => deploy::PHP_FPM_PREFIX,
+            Deployment::PhpCgi => deploy::PHP_CGI_PREFIX,
         }
+    }
+}
+
+impl std::str::FromStr for Deployment {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Deployment, String> {
+        (Deployment::ALL.into_iter())
+            .find(|d| d.name() == text)
+            .ok_or_else(|| {
+                let known: Vec<&str> = Deployment::ALL.iter().map(|d| d.name()).collect();
+                format!("unknown deployment `{text}` (known: {})", known.join(", "))
+            })
     }
 }
 
@@ -78,15 +110,36 @@ pub struct Shared {
     /// Where the database server's CPU is read (PostgreSQL); `None`: the database is in the
     /// application (SQLite).
     pub db_server: Option<Source>,
+    /// The deployments asked for.
+    pub deployments: Vec<Deployment>,
+    /// The PHP programs, or why a PHP deployment cannot run.
+    pub php: Php,
 }
 
-/// Writes the root (`/plaintext`, the FastCGI script's file) and the CGI directory (the program
-/// and its database, made by the program itself) under `dir`. With `postgres_url`, the
-/// database is that one (its tables made by the program), named beside the CGI program in
-/// [`POSTGRES_URL_FILE`]; the database returned is then the URL.
+impl Shared {
+    /// Why `deployment` cannot run on any server (a PHP package missing), when it cannot.
+    pub fn unavailable(&self, deployment: Deployment) -> Option<&str> {
+        match deployment {
+            Deployment::PhpFpm => self.php.fpm.as_ref().err().map(String::as_str),
+            Deployment::PhpCgi => self.php.cgi.as_ref().err().map(String::as_str),
+            _ => None,
+        }
+    }
+
+    fn runs(&self, deployment: Deployment) -> bool {
+        self.deployments.contains(&deployment) && self.unavailable(deployment).is_none()
+    }
+}
+
+/// Writes the root (`/plaintext`, the FastCGI script's file, the PHP application for php-fpm)
+/// and the CGI directory (the program, the PHP application with php-cgi's interpreter line
+/// `php_cgi`, and their database, made by the program itself) under `dir`. With
+/// `postgres_url`, the database is that one (its tables made by the program), named beside the
+/// CGI program in [`POSTGRES_URL_FILE`]; the database returned is then the URL.
 pub fn prepare(
     dir: &Path,
     app_bin: &Path,
+    php_cgi: &Path,
     postgres_url: Option<&str>,
 ) -> Result<(PathBuf, PathBuf, PathBuf), String> {
     let io = |what: &str| {
@@ -100,6 +153,13 @@ pub fn prepare(
     std::fs::write(root.join("plaintext"), b"Hello, World!").map_err(io("/plaintext"))?;
     std::fs::write(root.join("fcgi/app"), b"").map_err(io("the FastCGI script"))?;
     std::fs::copy(app_bin, cgi_dir.join(CGI_PROGRAM)).map_err(io("the CGI program"))?;
+    std::fs::create_dir_all(root.join(php::FPM_DIR)).map_err(io("the PHP directory"))?;
+    let fpm_script = root.join(php::FPM_DIR).join(php::SCRIPT);
+    std::fs::write(fpm_script, php::APP).map_err(io("the PHP application"))?;
+    let cgi_script = cgi_dir.join(php::SCRIPT);
+    std::fs::write(&cgi_script, php::cgi_script(php_cgi)).map_err(io("the PHP CGI program"))?;
+    std::fs::set_permissions(&cgi_script, std::fs::Permissions::from_mode(0o755))
+        .map_err(io("the PHP CGI program"))?;
     let db = match postgres_url {
         Some(url) => {
             std::fs::write(cgi_dir.join(POSTGRES_URL_FILE), url).map_err(io(POSTGRES_URL_FILE))?;
@@ -131,7 +191,9 @@ pub struct Stack {
     web: Group,
     wrap: Option<Group>,
     app: Group,
-    /// The cgroups of web, wrap (nginx only) and app, when they could be made.
+    /// php-fpm, when its deployment is asked for and can run.
+    fpm: Option<Group>,
+    /// The cgroups of web, wrap (nginx only), app and php-fpm, when they could be made.
     cgroups: Option<Cgroups>,
     /// The database server's tier, shared by every stack ([`Shared::db_server`]).
     db_server: Option<Source>,
@@ -143,6 +205,7 @@ struct Cgroups {
     web: Cgroup,
     wrap: Cgroup,
     app: Cgroup,
+    php: Cgroup,
 }
 
 /// From SIGTERM to SIGKILL when a process is stopped.
@@ -210,6 +273,7 @@ impl Stack {
                 web: Cgroup::create(&format!("{kind}-web")).ok()?,
                 wrap: Cgroup::create(&format!("{kind}-gateway")).ok()?,
                 app: Cgroup::create(&format!("{kind}-app")).ok()?,
+                php: Cgroup::create(&format!("{kind}-php-fpm")).ok()?,
             })
         })();
         let socket = dir.path().join("app.sock");
@@ -222,6 +286,20 @@ impl Stack {
         ready(&mut app, "flint-app fastcgi", log, || {
             UnixStream::connect(&socket).is_ok()
         })?;
+        let fpm_socket = dir.path().join("php-fpm.sock");
+        let mut fpm = None;
+        if let (true, Ok(program)) = (shared.runs(Deployment::PhpFpm), &shared.php.fpm) {
+            let args = fpm_args(dir.path(), &fpm_socket, shared.cgi_workers, &shared.db)?;
+            let args: Vec<&OsStr> = args.iter().map(OsString::as_os_str).collect();
+            let mut f =
+                launcher.start(program, &args, "php-fpm", cgroups.as_ref().map(|c| &c.php))?;
+            ready(&mut f, "php-fpm", log, || {
+                UnixStream::connect(&fpm_socket).is_ok()
+            })?;
+            fpm = Some(f);
+        }
+        let fpm_script = shared.root.join(php::FPM_DIR).join(php::SCRIPT);
+        let php_cgi_script = shared.cgi_dir.join(php::SCRIPT);
         let wrap_socket = dir.path().join("fcgiwrap.sock");
         let mut wrap = None;
         if kind == PeerKind::Nginx {
@@ -260,6 +338,9 @@ impl Stack {
                     port,
                     fastcgi: Some(&socket),
                     cgi: Some((&wrap_socket, &shared.cgi_dir)),
+                    php_fpm: fpm.as_ref().map(|_| (&*fpm_socket, &*fpm_script)),
+                    php_cgi: (shared.runs(Deployment::PhpCgi))
+                        .then_some((&*wrap_socket, &*php_cgi_script)),
                 });
                 std::fs::write(&conf, text).map_err(|e| format!("nginx.conf: {e}"))?;
                 let error_log = dir.path().join("error.log");
@@ -272,7 +353,7 @@ impl Stack {
                     conf.into(),
                 ]
             } else {
-                vec![
+                let mut args: Vec<OsString> = vec![
                     "serve".into(),
                     shared.root.clone().into(),
                     "--listen".into(),
@@ -283,7 +364,13 @@ impl Stack {
                     format!("{FLINT_CGI_MOUNT}={}", shared.cgi_dir.display()).into(),
                     "--fastcgi".into(),
                     format!("{FLINT_FASTCGI_MOUNT}=unix:{}", socket.display()).into(),
-                ]
+                ];
+                if fpm.is_some() {
+                    args.push("--fastcgi".into());
+                    let mount = format!("/{}/=unix:{}", php::FPM_DIR, fpm_socket.display());
+                    args.push(mount.into());
+                }
+                args
             };
             let args: Vec<&OsStr> = args.iter().map(OsString::as_os_str).collect();
             let mut web = launcher.start(
@@ -307,6 +394,7 @@ impl Stack {
             web,
             wrap,
             app,
+            fpm,
             cgroups,
             db_server: shared.db_server.clone(),
             dir,
@@ -341,10 +429,18 @@ impl Stack {
             (Deployment::Static, ..) => None,
             (Deployment::FastCgi, _, Some(c)) => Some(Source::Cgroup(path(&c.app))),
             (Deployment::FastCgi, _, None) => Some(Source::Tree(self.app.pid())),
-            (Deployment::Cgi, Some(_), Some(c)) => Some(Source::Cgroup(path(&c.wrap))),
-            (Deployment::Cgi, Some(w), None) => Some(Source::Tree(w.pid())),
-            (Deployment::Cgi, None, Some(c)) => Some(Source::CgroupLess(path(&c.web), web_pid)),
-            (Deployment::Cgi, None, None) => Some(Source::TreeLess(web_pid)),
+            (Deployment::PhpFpm, _, Some(c)) => Some(Source::Cgroup(path(&c.php))),
+            // No php-fpm: its package is missing, and the deployment is never measured.
+            (Deployment::PhpFpm, _, None) => self.fpm.as_ref().map(|f| Source::Tree(f.pid())),
+            // php-cgi runs as flint-app's CGI program does: the same tiers.
+            (Deployment::Cgi | Deployment::PhpCgi, Some(_), Some(c)) => {
+                Some(Source::Cgroup(path(&c.wrap)))
+            }
+            (Deployment::Cgi | Deployment::PhpCgi, Some(w), None) => Some(Source::Tree(w.pid())),
+            (Deployment::Cgi | Deployment::PhpCgi, None, Some(c)) => {
+                Some(Source::CgroupLess(path(&c.web), web_pid))
+            }
+            (Deployment::Cgi | Deployment::PhpCgi, None, None) => Some(Source::TreeLess(web_pid)),
         };
         let db = app.as_ref().and(self.db_server.clone());
         Tiers { web, app, db }
@@ -354,7 +450,8 @@ impl Stack {
     pub fn exited(&mut self) -> Option<String> {
         let gone = self.web.exited().is_some()
             || self.app.exited().is_some()
-            || self.wrap.as_mut().is_some_and(|w| w.exited().is_some());
+            || self.wrap.as_mut().is_some_and(|w| w.exited().is_some())
+            || self.fpm.as_mut().is_some_and(|f| f.exited().is_some());
         gone.then(|| log_tail(&self.dir.path().join("output.log")))
     }
 }
@@ -368,6 +465,9 @@ impl Drop for Stack {
             w.stop();
         }
         self.app.stop();
+        if let Some(f) = &mut self.fpm {
+            f.stop();
+        }
     }
 }
 

@@ -24,6 +24,7 @@ mod digest;
 mod docroot;
 mod dynamic;
 mod dynamic_cgroup;
+mod dynamic_php;
 pub mod dynamic_postgres;
 mod dynamic_stack;
 mod measure;
@@ -37,6 +38,8 @@ mod tls;
 
 pub use docroot::{MICROSCAPE_GIFS, MICROSCAPE_HTML};
 pub use dynamic::{Database, DEFAULT_TESTS, DYNAMIC_CLIENTS, TEST_TYPES};
+pub use dynamic_php::PhpPrograms;
+pub use dynamic_stack::Deployment;
 pub use page::{PageMode, H2_SERVER_MISSING};
 pub use results::{
     LabReport, ResultRow, ServerStatus, Status, SyscallCount, SATURATED, SCHEMA_VERSION,
@@ -136,6 +139,12 @@ pub struct LabOptions {
     /// The dynamic experiment's database (`--db`): SQLite in the application, or PostgreSQL as
     /// a tier of its own.
     pub db: Database,
+    /// The dynamic experiment's deployments (`--deployments`; default
+    /// [`Deployment::DEFAULT`]: the static baseline and flint-app's CGI and FastCGI).
+    pub deployments: Vec<Deployment>,
+    /// The PHP programs of the `php-fpm` and `php-cgi` deployments; `None`: Debian's, found on
+    /// the machine.
+    pub php: PhpPrograms,
     /// The reference application (`flint-app`) for the dynamic experiment; `None` or absent:
     /// that experiment is skipped with a note.
     pub app_bin: Option<PathBuf>,
@@ -167,6 +176,8 @@ impl LabOptions {
             pages: None,
             tests: DEFAULT_TESTS.map(str::to_owned).to_vec(),
             db: Database::Sqlite,
+            deployments: Deployment::DEFAULT.to_vec(),
+            php: PhpPrograms::default(),
             // flint-app is built beside flint (target/<profile>/, or an install's bin/).
             app_bin: flint_bin.as_ref().map(|f| f.with_file_name("flint-app")),
             flint_bin,
@@ -197,6 +208,9 @@ impl LabOptions {
             client_cpu: self.client_cpu.map(|c| c as u64),
             tests: self.tests.clone(),
             db: Some(self.db.name().to_owned()),
+            deployments: (self.deployments.iter())
+                .map(|d| d.name().to_owned())
+                .collect(),
         }
     }
 
@@ -295,7 +309,8 @@ impl LabOptions {
                     Experiment::Sizes => self.sizes.len() * servers.len(),
                     Experiment::Tls => tls::runs_per_server(self) * servers.len(),
                     Experiment::Dynamic => {
-                        dynamic::runs_per_server(self.tests.len()) * servers.len()
+                        dynamic::runs_per_server(self.tests.len(), &self.deployments)
+                            * servers.len()
                     }
                     _ => servers.len(),
                 }

@@ -450,6 +450,7 @@ mod tests {
             [
                 "client_cpu",
                 "db",
+                "deployments",
                 "duration_s",
                 "modes",
                 "pages",
@@ -464,6 +465,10 @@ mod tests {
         // Profiling asked for and no tracer found; with --no-profile, off.
         assert_eq!(json["options"]["profile"], "unavailable");
         assert_eq!(json["options"]["db"], "sqlite");
+        assert_eq!(
+            json["options"]["deployments"],
+            serde_json::json!(["static", "cgi", "fastcgi"])
+        );
         let mut off = LabOptions::new(None);
         off.profile = false;
         assert_eq!(off.record(None).profile, "off");

@@ -53,6 +53,10 @@ pub struct LabOptionsRecord {
     /// older than the field.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub db: Option<String>,
+    /// The dynamic experiment's deployments (`--deployments`); absent in files older than the
+    /// field.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub deployments: Vec<String>,
 }
 
 impl LabOptionsRecord {

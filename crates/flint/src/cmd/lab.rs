@@ -58,6 +58,10 @@ fn database(text: &str) -> Result<experiments::Database, String> {
     text.parse()
 }
 
+fn deployment(text: &str) -> Result<experiments::Deployment, String> {
+    text.parse()
+}
+
 fn method(text: &str) -> Result<Method, String> {
     text.parse()
 }
@@ -127,6 +131,10 @@ pub struct LabArgs {
     /// fortunes, updates [default: plaintext,json,db,fortunes].
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = test_type)]
     pub tests: Vec<String>,
+    /// The dynamic experiment's deployments, comma-separated: static, cgi, fastcgi (flint-app),
+    /// php-fpm, php-cgi (the same test types in PHP) [default: static,cgi,fastcgi].
+    #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = deployment)]
+    pub deployments: Vec<experiments::Deployment>,
     /// The dynamic experiment's database: sqlite (in the application) or postgres (a server
     /// started by the lab, its CPU a tier of its own).
     #[arg(long, value_name = "DB", default_value = "sqlite", value_parser = database)]
@@ -174,6 +182,11 @@ pub fn options(args: &LabArgs) -> anyhow::Result<LabOptions> {
         opts.tests = tests;
     }
     opts.db = args.db;
+    if !args.deployments.is_empty() {
+        let mut deployments = args.deployments.clone();
+        dedup_keeping_order(&mut deployments);
+        opts.deployments = deployments;
+    }
     opts.profile = !args.no_profile;
     opts.method = args.profile_method;
     Ok(opts)
