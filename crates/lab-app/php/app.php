@@ -8,6 +8,10 @@
 
 const WORLD_ROWS = 10000;
 
+// The answers' heads as flint-app's: no X-Powered-By, no charset added to text/plain.
+header_remove('X-Powered-By');
+ini_set('default_charset', '');
+
 // The test type: PATH_INFO's last segment, else the request path's (a server that sends no
 // PATH_INFO, as nginx's fastcgi_params).
 function test_type(): string
@@ -20,11 +24,18 @@ function test_type(): string
     return $slash === false ? $path : substr($path, $slash + 1);
 }
 
-// `queries=N`: 1 when missing or not a number, clamped to 1..=500 (the rules).
+// `queries=N`: 1 when missing or not a number, clamped to 1..=500 (the rules). Read as
+// flint-app reads it: the first `queries=` of the raw query string, a decimal integer with an
+// optional sign (leading zeros allowed, no spaces, no percent-decoding).
 function queries(): int
 {
-    $n = filter_var($_GET['queries'] ?? '', FILTER_VALIDATE_INT);
-    return $n === false ? 1 : max(1, min(500, $n));
+    foreach (explode('&', $_SERVER['QUERY_STRING'] ?? '') as $pair) {
+        if (str_starts_with($pair, 'queries=')) {
+            $v = substr($pair, strlen('queries='));
+            return preg_match('/^[+-]?\d{1,18}$/', $v) ? max(1, min(500, (int) $v)) : 1;
+        }
+    }
+    return 1;
 }
 
 // The PDO data source of a SQLite file or a postgres:// URL (the socket directory as its
@@ -64,6 +75,11 @@ function world(PDOStatement $select, int $id): array
 {
     $select->execute([$id]);
     [$id, $number] = $select->fetch(PDO::FETCH_NUM);
+    // Ends the statement: a SQLite statement left stepping keeps a read transaction open, and
+    // the UPDATE that follows in /updates would then fail at once with "database is locked"
+    // when another process writes, instead of waiting (SQLite's busy handler is skipped
+    // while a transaction is open).
+    $select->closeCursor();
     return ['id' => (int) $id, 'randomNumber' => (int) $number];
 }
 

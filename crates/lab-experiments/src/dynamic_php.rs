@@ -132,7 +132,9 @@ pub fn fpm_args(
         db,
     });
     std::fs::write(&conf, text).map_err(|e| format!("php-fpm.conf: {e}"))?;
-    let mut args: Vec<std::ffi::OsString> = vec!["--nodaemonize".into()];
+    // Its log to stderr (the stack's output log, shown when it fails to start or dies), not
+    // only to the config's error_log, which php-fpm alone writes when stderr is no terminal.
+    let mut args: Vec<std::ffi::OsString> = vec!["--nodaemonize".into(), "--force-stderr".into()];
     if nix::unistd::geteuid().is_root() {
         args.push("--allow-to-run-as-root".into());
     }

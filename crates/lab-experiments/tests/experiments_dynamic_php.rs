@@ -22,13 +22,17 @@ fn tier(r: &ResultRow, name: &str) -> Option<f64> {
         .map(|t| t.cpu_us_per_request)
 }
 
-/// php-fpm masters started by the lab still running (php-fpm names its config in its title).
+/// php-fpm masters this test's lab started still running: the lab starts php-fpm as its own
+/// child, so a master left behind is a child of this process (not another run's on the
+/// machine).
 fn fpm_left() -> String {
     let out = std::process::Command::new("pgrep")
         .args([
             "-a",
+            "-P",
+            &std::process::id().to_string(),
             "-f",
-            "php-fpm: master process \\(/tmp/flint-lab-dynamic-",
+            "php-fpm: master",
         ])
         .output()
         .expect("pgrep");
@@ -206,4 +210,20 @@ fn a_php_deployment_whose_package_is_missing_is_shown_failed_naming_the_package(
         );
     }
     assert!(text.contains("apt-get install -y php-sqlite3"), "{text}");
+}
+
+#[test]
+fn php_updates_over_sqlite_from_concurrent_clients_all_succeed() {
+    let _one = ONE.lock().unwrap_or_else(|p| p.into_inner());
+    // The lab's clients at once against php-fpm's children, each /updates a transaction of
+    // writes over SQLite: a writer waits for another (the busy timeout), never fails with
+    // "database is locked" because a read statement of its own was left open.
+    let mut opts = options(vec![PeerKind::Flint], &["updates"], Database::Sqlite);
+    opts.deployments = vec![Deployment::PhpFpm];
+    opts.pages = Some(200);
+    let (report, text, progress) = run_lab(Experiment::Dynamic, &opts, false);
+    assert!(fpm_left().is_empty(), "{}", fpm_left());
+    let rows: Vec<&ResultRow> = report.results.iter().collect();
+    assert_eq!(rows.len(), 1, "{text}\n{progress}");
+    check_measured(&rows, &["web", "app"], &text);
 }
