@@ -288,7 +288,7 @@ fn a_stream_never_answered_times_out_within_the_response_timeout() {
     assert_eq!(s.errors.total(), pages, "{:?}", s.errors);
     assert_eq!(s.requests, pages, "the page's other file is answered");
     assert!(
-        started.elapsed() >= Duration::from_millis(800 * pages as u64),
+        started.elapsed() >= Duration::from_millis(800 * pages),
         "each stall waited the response timeout"
     );
     // The stalled stream was given up (cancelled), the connection kept for the next page.

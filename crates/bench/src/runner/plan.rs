@@ -283,4 +283,59 @@ mod tests {
             assert!(sizes.windows(2).all(|w| w[0] >= w[1]), "remainder first");
         }
     }
+
+    #[test]
+    fn http3_needs_https_and_refuses_what_cannot_apply_each_with_its_reason() {
+        use crate::config::TlsVersion;
+        use crate::Target;
+        let addr = "127.0.0.1:443".parse().unwrap();
+        let pages = Workload::parse(
+            "[[page]]\nweight = 1\nfiles = [\"/a\", \"/b\"]\n[[page]]\nweight = 1\nfiles = [\"/c\"]\n",
+            "test",
+        )
+        .unwrap();
+        let one_file = Workload::from_paths(&["/a".to_string()]).unwrap();
+        let h3 = |target: Target| BenchConfig {
+            http: HttpMode::Http3,
+            ..BenchConfig::new(target)
+        };
+        let https = h3(Target::https(addr, "localhost"));
+        assert!(check_http3(&https, &pages).is_ok());
+        assert!(check_http3(&https, &one_file).is_ok());
+        let refused = |config: &BenchConfig, workload: &Workload, why: &str| match check_http3(
+            config, workload,
+        ) {
+            Err(BenchError::Config(m)) => assert!(m.contains(why), "{m}"),
+            other => panic!("{why}: {other:?}"),
+        };
+        refused(&h3(Target::http(addr)), &pages, "needs an https:// URL");
+        let mut c = https.clone();
+        c.tls.resume = true;
+        refused(&c, &pages, "--tls-resume");
+        let mut c = https.clone();
+        c.tls.version = Some(TlsVersion::Tls12);
+        refused(&c, &pages, "TLS 1.3 only");
+        let mut c = https.clone();
+        c.tls.ciphers = Some(vec!["TLS13_AES_128_GCM_SHA256".into()]);
+        refused(&c, &pages, "--ciphers");
+        let mut c = https.clone();
+        c.h2_window = Some(1 << 20);
+        refused(&c, &pages, "--h2-window");
+        let mut c = https.clone();
+        c.redirect = 3;
+        refused(&c, &pages, "--redirect");
+        let mut c = https.clone();
+        c.streams = Some(8);
+        assert!(
+            check_http3(&c, &pages).is_ok(),
+            "a page's files, 8 at a time"
+        );
+        refused(&c, &one_file, "lanes");
+        // Not HTTP/3: none of this is looked at here.
+        let h2 = BenchConfig {
+            http: HttpMode::Http2,
+            ..BenchConfig::new(Target::http(addr))
+        };
+        assert!(check_http3(&h2, &pages).is_ok());
+    }
 }

@@ -89,11 +89,17 @@ impl H3 {
             self.page_ok = false;
         }
         if self.no_room_since != super::NONE && self.no_room_since + timeout <= now {
+            // What waited for a stream fails: those to send again, else the page's next file
+            // (the page then ends: no more of its files are opened).
             self.no_room_since = super::NONE;
-            let ex = self.first_exchange(ch, cx.sh.workload);
-            ch.record_failure(cx, &ex, ErrorKind::ResponseTimeout, 0, now);
+            if self.retry.is_empty() {
+                let ex = self.first_exchange(ch, cx.sh.workload);
+                ch.record_failure(cx, &ex, ErrorKind::ResponseTimeout, 0, now);
+            }
+            for ex in self.retry.drain(..) {
+                ch.record_failure(cx, &ex, ErrorKind::ResponseTimeout, 0, now);
+            }
             self.page_ok = false;
-            self.retry.clear();
             self.fresh = false;
         }
     }
