@@ -125,6 +125,20 @@ fn page(files: &[&str]) -> Workload {
     Workload::parse(&text, "test").unwrap()
 }
 
+/// The run's `--json` document, checked against docs/bench-json.schema.json.
+fn json_checked(r: &RunResult) -> serde_json::Value {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/bench-json.schema.json"
+    );
+    let schema = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("the schema is valid");
+    let doc = bench::report::json(r);
+    let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    doc
+}
+
 /// Runs and checks it ended within `bound`.
 fn run(config: &BenchConfig, workload: &Workload, bound: Duration) -> RunResult {
     let started = Instant::now();
@@ -192,6 +206,12 @@ fn pages_from_caddy_over_http3_are_answered_whole_and_counted_as_caddy_logs_them
     assert!(s.http3.wire_bytes_received > s.bytes_body);
     assert!(s.http3.packets_received > 0 && s.http3.packets_sent > 0);
     assert_eq!(s.http3.handshake_rtts, 3);
+    let doc = json_checked(&r);
+    let h3 = &doc["summary"]["http3"];
+    assert_eq!(h3["streams"], 3 * pages);
+    assert_eq!(h3["body_bytes"], s.bytes_body);
+    assert!(h3["wire_per_body_byte"].as_f64().unwrap() > 1.0);
+    assert_eq!(doc["config"]["http"], "http3");
     let lines = logged(&log, before + s.requests);
     let new = &lines[before as usize..];
     assert_eq!(new.len() as u64, s.requests + s.unfinished, "{new:?}");
@@ -322,6 +342,12 @@ fn a_certificate_from_an_untrusted_issuer_fails_the_handshake_with_its_alert_nam
         Some(&pages)
     );
     assert_eq!(s.http3.connections, 0);
+    let doc = json_checked(&r);
+    assert_eq!(doc["errors_by_kind"]["h3_handshake"], pages);
+    assert_eq!(
+        doc["summary"]["http3"]["handshake_alerts"]["unknown_ca (48)"],
+        pages
+    );
     // The same server with -k: answered.
     let insecure = TlsOptions {
         insecure: true,
