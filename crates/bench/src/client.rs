@@ -11,8 +11,9 @@
 //! connection, a [`Wire`] that speaks one protocol: HTTP/1.x ([`h1::H1`]: connect, write the
 //! prebuilt request, read, frame the body with `wire`; keep-alive, HTTP/1.0 and pipelining) or
 //! HTTP/2 ([`h2::H2`]: a page's files as concurrent streams of one connection through nghttp2's
-//! sans-I/O session, or with one-file pages N streams each a page of its own). `--http 2`
-//! chooses `H2`, anything else `H1`. The loop is generic over the wire, chosen once per run, so
+//! sans-I/O session, or with one-file pages N streams each a page of its own) or HTTP/3
+//! ([`h3::H3`]: a page's files as concurrent streams of one QUIC connection over a UDP socket,
+//! through `crates/http3`). `--http 2` chooses `H2`, `--http 3` `H3`, anything else `H1`. The loop is generic over the wire, chosen once per run, so
 //! each protocol is its own state machine in its own file and nothing is dispatched dynamically
 //! per request.
 //!
@@ -47,6 +48,7 @@ mod connect;
 mod errors;
 mod h1;
 mod h2;
+mod h3;
 mod linger;
 mod page;
 mod read_slack;
@@ -62,6 +64,8 @@ pub use h2::H2Requests;
 #[doc(hidden)]
 pub use h2::FIRST_STREAM_ID;
 use h2::H2;
+pub(crate) use h3::trust as h3_trust;
+use h3::H3;
 use linger::Linger;
 use page::{Child, Phase};
 use read_slack::ReadSlack;
@@ -109,6 +113,7 @@ pub fn run_thread(
 ) -> io::Result<ThreadOutcome> {
     match sh.config.http {
         HttpMode::Http2 => run::<H2>(sh, thread, ids),
+        HttpMode::Http3 => run::<H3>(sh, thread, ids),
         _ => run::<H1>(sh, thread, ids),
     }
 }

@@ -186,12 +186,18 @@ impl PreparedSlice {
             ),
             None => None,
         };
+        if config.http == HttpMode::Http3 {
+            // Each load thread makes its own (quiche takes it mutably); a bad --cacert is
+            // found here, before any thread starts.
+            http3::ClientConfig::new(&crate::client::h3_trust(config), &http3::Limits::default())
+                .map_err(|e| BenchError::Config(format!("--http 3: {e}")))?;
+        }
         let connector = Connector::new(&config.target, &config.tls, config.http == HttpMode::Http2)
             .map_err(BenchError::Tls)?;
         Ok(PreparedSlice {
             log,
             requests: Requests::build(config, workload),
-            h2: (config.http == HttpMode::Http2)
+            h2: matches!(config.http, HttpMode::Http2 | HttpMode::Http3)
                 .then(|| crate::client::H2Requests::build(config, workload)),
             connector,
             picker: PagePicker::new(workload),

@@ -77,6 +77,8 @@ pub use results::LatencySummary;
 
 mod http2;
 pub use http2::{error_code_name, frame_type_name, Http2Stats};
+mod http3;
+pub use http3::{Http3Stats, Packets};
 
 impl Latency {
     /// `sigfig`: 3 for run-wide distributions, 2 for per-page and per-URL ones (a tenth the memory).
@@ -227,10 +229,25 @@ pub enum ErrorKind {
     BodyTooLarge,
     /// A `unique` data set has given every row: the Webchild stops (its page is not fetched).
     DataExhausted,
+    /// HTTP/3: the QUIC handshake failed on a TLS alert (an untrusted certificate, one for
+    /// another name, no `h3` by ALPN; the alert is counted by name in `Http3Stats`).
+    H3Handshake,
+    /// HTTP/3: the connection ended on QUIC's idle timeout (no packet from the server for it).
+    H3IdleTimeout,
+    /// HTTP/3: the server reset the stream (its code is counted by name in `Http3Stats`).
+    H3StreamReset,
+    /// HTTP/3: the server closed the connection with an error (CONNECTION_CLOSE: its code by
+    /// name in `Http3Stats`) with the stream not done.
+    H3ConnectionClosed,
+    /// HTTP/3: the connection ended after the server's GOAWAY with the stream not done
+    /// (streams it never processed are retried instead, not counted here).
+    H3Goaway,
+    /// HTTP/3: the server broke the protocol and this side closed the connection over it.
+    H3Protocol,
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 32] = [
+    pub const ALL: [ErrorKind; 38] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
         ErrorKind::ConnectOther,
@@ -263,6 +280,12 @@ impl ErrorKind {
         ErrorKind::ExtractMissing,
         ErrorKind::BodyTooLarge,
         ErrorKind::DataExhausted,
+        ErrorKind::H3Handshake,
+        ErrorKind::H3IdleTimeout,
+        ErrorKind::H3StreamReset,
+        ErrorKind::H3ConnectionClosed,
+        ErrorKind::H3Goaway,
+        ErrorKind::H3Protocol,
     ];
 
     /// The kinds that are a complete response counted as an error: its status (by default
@@ -320,16 +343,27 @@ impl ErrorKind {
             ErrorKind::ExtractMissing => "extract_missing",
             ErrorKind::BodyTooLarge => "body_too_large",
             ErrorKind::DataExhausted => "data_exhausted",
+            ErrorKind::H3Handshake => "h3_handshake",
+            ErrorKind::H3IdleTimeout => "h3_idle_timeout",
+            ErrorKind::H3StreamReset => "h3_stream_reset",
+            ErrorKind::H3ConnectionClosed => "h3_connection_closed",
+            ErrorKind::H3Goaway => "h3_goaway",
+            ErrorKind::H3Protocol => "h3_protocol",
         }
     }
 }
 
 /// Errors by kind, a fixed array indexed by `ErrorKind as usize`.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ErrorCounts(pub [u64; ErrorKind::ALL.len()]);
 
-/// A list of counts in `ErrorKind::ALL`'s order, written by hand: serde's derive stops at
-/// arrays of 32, and the kinds outgrow that as protocols and checks add theirs.
+impl Default for ErrorCounts {
+    fn default() -> Self {
+        ErrorCounts([0; ErrorKind::ALL.len()])
+    }
+}
+
+/// A sequence of counts, in `ErrorKind::ALL`'s order (serde derives arrays of 32 at most).
 impl Serialize for ErrorCounts {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_seq(self.0.iter())
@@ -338,16 +372,18 @@ impl Serialize for ErrorCounts {
 
 impl<'de> Deserialize<'de> for ErrorCounts {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let counts = Vec::<u64>::deserialize(d)?;
-        let mut out = ErrorCounts::default();
-        if counts.len() != out.0.len() {
-            return Err(serde::de::Error::invalid_length(
-                counts.len(),
-                &format!("{} error counts", out.0.len()).as_str(),
-            ));
+        use serde::de::Error;
+        let v = Vec::<u64>::deserialize(d)?;
+        let mut c = ErrorCounts::default();
+        if v.len() != c.0.len() {
+            return Err(D::Error::custom(format!(
+                "error counts: {} kinds, expected {}",
+                v.len(),
+                c.0.len()
+            )));
         }
-        out.0.copy_from_slice(&counts);
-        Ok(out)
+        c.0.copy_from_slice(&v);
+        Ok(c)
     }
 }
 
@@ -500,6 +536,9 @@ pub struct Stats {
     /// HTTP/2's own counters (all zero over HTTP/1).
     #[serde(default)]
     pub http2: Http2Stats,
+    /// HTTP/3's own counters (all zero over TCP).
+    #[serde(default)]
+    pub http3: Http3Stats,
     /// Application workloads: the first few responses that failed a check or an extraction.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub check_failures: Vec<check_failures::CheckFailure>,
@@ -740,6 +779,7 @@ impl Stats {
             tls_failures: TlsFailures::default(),
             tls_session: None,
             http2: Http2Stats::default(),
+            http3: Http3Stats::default(),
             redirects: RedirectStats::default(),
             check_failures: Vec::new(),
             missing_value_unsent: 0,
@@ -818,6 +858,7 @@ impl Stats {
             self.tls_session.clone_from(&o.tls_session);
         }
         self.http2.merge(&o.http2);
+        self.http3.merge(&o.http3);
         self.redirects.merge(&o.redirects);
         check_failures::merge(&mut self.check_failures, &o.check_failures);
         self.missing_value_unsent += o.missing_value_unsent;
@@ -1080,6 +1121,7 @@ mod tests {
 
     #[test]
     fn error_counts_round_trip_and_a_wrong_length_is_refused() {
+        assert!(ErrorKind::ALL.len() > 32, "past serde's derive limit");
         let mut counts = ErrorCounts::default();
         for (i, kind) in ErrorKind::ALL.iter().enumerate() {
             for _ in 0..=i {
@@ -1090,7 +1132,7 @@ mod tests {
         let back: ErrorCounts = serde_json::from_str(&json).unwrap();
         assert_eq!(back, counts);
         let short = serde_json::from_str::<ErrorCounts>("[1,2,3]").unwrap_err();
-        assert!(short.to_string().contains("invalid length 3"), "{short}");
+        assert!(short.to_string().contains("3 kinds"), "{short}");
     }
 
     #[test]

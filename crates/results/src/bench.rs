@@ -285,6 +285,9 @@ pub struct Summary {
     /// `--http 2` only: the connections' and streams' own counts.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub http2: Option<Http2Record>,
+    /// `--http 3` only: the QUIC connections' packets and the streams' own counts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http3: Option<Http3Record>,
     /// `--redirect N` only: redirects followed, and those not followed by why.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub redirects: Option<RedirectsRecord>,
@@ -326,6 +329,40 @@ pub struct Http2Record {
     pub header_bytes_saved: u64,
     /// Frames received by type name (`DATA`, `HEADERS`, ...).
     pub frames_received: BTreeMap<String, u64>,
+}
+
+/// What an HTTP/3 run counted besides requests (the measured window's): QUIC's packets and
+/// bytes on the wire (UDP payloads) beside the body bytes, and the failures by their names.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Http3Record {
+    /// Connections whose handshake completed.
+    pub connections: u64,
+    /// Streams opened, one per request sent (a request retried after a GOAWAY opens two).
+    pub streams: u64,
+    pub packets_sent: u64,
+    pub packets_received: u64,
+    pub packets_lost: u64,
+    pub retransmissions: u64,
+    /// UDP payload bytes sent and received (QUIC packets: headers, frames, encryption).
+    pub wire_bytes_sent: u64,
+    pub wire_bytes_received: u64,
+    /// Response body bytes of the window's counted responses (`bytes_body`), and the wire's
+    /// bytes received per body byte.
+    pub body_bytes: u64,
+    pub wire_per_body_byte: f64,
+    /// The round-trip time QUIC measured at the end of each handshake, in milliseconds.
+    pub handshake_rtt_ms: MinMeanMax,
+    /// GOAWAYs received, and the streams they left unprocessed, sent again on a new connection
+    /// (not failed).
+    pub goaways: u64,
+    pub retried: u64,
+    /// Handshakes refused, by TLS alert name and number (`unknown_ca (48)`).
+    pub handshake_alerts: BTreeMap<String, u64>,
+    /// Streams reset by the server, by HTTP/3 error code name (`H3_REQUEST_REJECTED`).
+    pub stream_resets: BTreeMap<String, u64>,
+    /// Connections the server closed with an error, by QUIC or HTTP/3 code name.
+    pub connection_closes: BTreeMap<String, u64>,
 }
 
 /// Bytes read that belong to no counted response.

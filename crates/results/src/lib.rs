@@ -35,9 +35,9 @@ pub mod profile;
 pub mod tls_names;
 
 pub use bench::{
-    BenchConfigRecord, BenchResult, BytesNotInResponses, Environment, Http2Record, PageRecord,
-    RedirectsRecord, SecondRecord, StopKind, Summary, TargetRecord, TlsConfigRecord, TlsRecord,
-    UrlRecord,
+    BenchConfigRecord, BenchResult, BytesNotInResponses, Environment, Http2Record, Http3Record,
+    PageRecord, RedirectsRecord, SecondRecord, StopKind, Summary, TargetRecord, TlsConfigRecord,
+    TlsRecord, UrlRecord,
 };
 pub use compare::{
     CompareOptions, CompareResult, CompareTarget, CompareWorkload, FigureSpread, TargetKind,
@@ -94,6 +94,10 @@ pub enum HttpMode {
     /// TLS, prior knowledge over cleartext).
     #[serde(rename = "http2")]
     Http2,
+    /// HTTP/3: one QUIC connection per Webchild (https:// only), a page's files as concurrent
+    /// streams.
+    #[serde(rename = "http3")]
+    Http3,
 }
 
 impl HttpMode {
@@ -104,6 +108,7 @@ impl HttpMode {
             HttpMode::KeepAlive => "persistent",
             HttpMode::Pipeline => "pipelined",
             HttpMode::Http2 => "http2",
+            HttpMode::Http3 => "http3",
         }
     }
 }
@@ -119,6 +124,7 @@ mod tests {
             HttpMode::KeepAlive,
             HttpMode::Pipeline,
             HttpMode::Http2,
+            HttpMode::Http3,
         ] {
             let json = serde_json::to_value(mode).unwrap();
             assert_eq!(json, mode.name());

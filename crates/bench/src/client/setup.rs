@@ -21,7 +21,7 @@ pub struct RunShared<'a> {
     pub workload: &'a Workload,
     pub schedule: Schedule,
     pub requests: Requests,
-    /// `--http 2`: every request as a header list.
+    /// `--http 2` and `--http 3`: every request as a header list.
     pub h2: Option<super::H2Requests>,
     /// How connections are opened (plain TCP, or TLS with its configuration).
     pub connector: Connector,
@@ -230,8 +230,11 @@ pub(super) fn request_version(http: HttpMode) -> (wire::request::Version, bool) 
     use wire::request::Version;
     match http {
         HttpMode::Http10 => (Version::Http10, false),
-        // HTTP/2 requests are HPACK header lists (`client/h2.rs`); these go unused.
-        HttpMode::KeepAlive | HttpMode::Pipeline | HttpMode::Http2 => (Version::Http11, true),
+        // HTTP/2 and HTTP/3 requests are header lists (`client/h2.rs`, `client/h3.rs`); these
+        // go unused.
+        HttpMode::KeepAlive | HttpMode::Pipeline | HttpMode::Http2 | HttpMode::Http3 => {
+            (Version::Http11, true)
+        }
     }
 }
 

@@ -13,12 +13,14 @@ use super::formulas::secs;
 use super::{environment, figures, page_blocks};
 use crate::config::HttpMode;
 use crate::config::Stop;
-use crate::stats::{error_code_name, frame_type_name, ErrorKind, Http2Stats, Latency, SecondStats};
+use crate::stats::{
+    error_code_name, frame_type_name, ErrorKind, Http2Stats, Http3Stats, Latency, SecondStats,
+};
 use crate::RunResult;
 use results::{
-    BenchConfigRecord, BenchResult, BytesNotInResponses, Http2Record, Kind, MinMeanMax, PageRecord,
-    RedirectsRecord, SecondRecord, SpectrumPoint, StopKind, Summary, TargetRecord, TlsConfigRecord,
-    TlsRecord, UrlRecord,
+    BenchConfigRecord, BenchResult, BytesNotInResponses, Http2Record, Http3Record, Kind,
+    MinMeanMax, PageRecord, RedirectsRecord, SecondRecord, SpectrumPoint, StopKind, Summary,
+    TargetRecord, TlsConfigRecord, TlsRecord, UrlRecord,
 };
 use serde_json::Value;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -140,6 +142,7 @@ pub fn record(r: &RunResult) -> BenchResult {
                 .collect(),
         }),
         http2: (c.http == HttpMode::Http2).then(|| http2_record(&s.http2)),
+        http3: (c.http == HttpMode::Http3).then(|| http3_record(&s.http3, s.bytes_body)),
         redirects: (c.redirect > 0).then(|| RedirectsRecord {
             followed: s.redirects.followed,
             not_followed: s
@@ -295,6 +298,33 @@ pub fn record(r: &RunResult) -> BenchResult {
 pub fn json(r: &RunResult) -> Value {
     // Plain numbers, strings and maps with string keys: serialization cannot fail.
     serde_json::to_value(record(r)).unwrap_or(Value::Null)
+}
+
+/// `summary.http3`: QUIC's packets and bytes beside the body bytes, failures by name.
+fn http3_record(h: &Http3Stats, body_bytes: u64) -> Http3Record {
+    Http3Record {
+        connections: h.connections,
+        streams: h.streams,
+        packets_sent: h.packets_sent,
+        packets_received: h.packets_received,
+        packets_lost: h.packets_lost,
+        retransmissions: h.retransmissions,
+        wire_bytes_sent: h.wire_bytes_sent,
+        wire_bytes_received: h.wire_bytes_received,
+        body_bytes,
+        wire_per_body_byte: h.wire_per_body_byte(body_bytes),
+        handshake_rtt_ms: MinMeanMax::from_us(
+            h.handshake_rtts,
+            h.handshake_rtt_min_us,
+            h.handshake_rtt_sum_us,
+            h.handshake_rtt_max_us,
+        ),
+        goaways: h.goaways,
+        retried: h.retried,
+        handshake_alerts: h.handshake_alerts.clone(),
+        stream_resets: h.stream_resets.clone(),
+        connection_closes: h.connection_closes.clone(),
+    }
 }
 
 /// `summary.http2`: the counters with their codes and types named.

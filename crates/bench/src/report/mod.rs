@@ -225,6 +225,7 @@ pub fn http_mode_text(mode: HttpMode) -> &'static str {
         HttpMode::KeepAlive => "HTTP/1.1 keep-alive",
         HttpMode::Pipeline => "HTTP/1.1 pipelined pages",
         HttpMode::Http2 => "HTTP/2, a page's files as concurrent streams",
+        HttpMode::Http3 => "HTTP/3 over QUIC, a page's files as concurrent streams",
     }
 }
 

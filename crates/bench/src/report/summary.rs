@@ -82,6 +82,43 @@ fn http2_line(h: &crate::stats::Http2Stats) -> String {
     )
 }
 
+/// `--http 3`: connections and streams, QUIC's packets, the wire's bytes against the bodies',
+/// the handshakes' RTT, and the failures by name.
+fn http3_line(h: &crate::stats::Http3Stats, body_bytes: u64) -> String {
+    let named = |m: &std::collections::BTreeMap<String, u64>| match m.is_empty() {
+        true => "none".to_owned(),
+        false => m
+            .iter()
+            .map(|(k, n)| format!("{n} {k}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+    };
+    let rtt_ms = match h.handshake_rtts {
+        0 => 0.0,
+        n => h.handshake_rtt_sum_us as f64 / n as f64 / 1000.0,
+    };
+    format!(
+        "  HTTP/3:    {} connections, {} streams; packets {} sent, {} received, {} lost, {} \
+         retransmitted; {} B received on the wire for {body_bytes} B of bodies ({:.3} per body \
+         byte), {} B sent; handshake RTT {rtt_ms:.3} ms mean; {} GOAWAY, {} streams retried; \
+         alerts {}; stream resets {}; closes {}\n\n",
+        h.connections,
+        h.streams,
+        h.packets_sent,
+        h.packets_received,
+        h.packets_lost,
+        h.retransmissions,
+        h.wire_bytes_received,
+        h.wire_per_body_byte(body_bytes),
+        h.wire_bytes_sent,
+        h.goaways,
+        h.retried,
+        named(&h.handshake_alerts),
+        named(&h.stream_resets),
+        named(&h.connection_closes),
+    )
+}
+
 /// The modern summary of a run, ending with its [`super::end_notes`].
 pub fn summary(r: &RunResult) -> String {
     summary_body(r) + &super::end_notes(r, "  ")
@@ -155,20 +192,29 @@ pub fn summary_body(r: &RunResult) -> String {
     }
     let _ = writeln!(o, "  Connects:  {:>14}\n", f.connects);
     let https = c.target.scheme == crate::Scheme::Https;
-    if https {
+    // HTTP/3's TLS is inside the QUIC handshake, the connect row.
+    if https && c.http != crate::HttpMode::Http3 {
         o.push_str(&tls_line(r));
     }
     if c.http == crate::HttpMode::Http2 {
         o.push_str(&http2_line(&s.http2));
+    }
+    if c.http == crate::HttpMode::Http3 {
+        o.push_str(&http3_line(&s.http3, s.bytes_body));
     }
     let _ = writeln!(
         o,
         "  {:<22} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10}",
         "Latency (ms)", "min", "mean", "p50", "p90", "p95", "p99", "p99.9", "max", "count"
     );
-    let connect = if https { "connect (TCP)" } else { "connect" };
+    let connect = match (c.http, https) {
+        // No TCP connect: the connect row is the QUIC handshake.
+        (crate::HttpMode::Http3, _) => "connect (QUIC)",
+        (_, true) => "connect (TCP)",
+        _ => "connect",
+    };
     latency_row(&mut o, connect, &s.connect.summary());
-    if https {
+    if https && c.http != crate::HttpMode::Http3 {
         latency_row(&mut o, "TLS handshake", &s.tls_handshake.summary());
     }
     latency_row(&mut o, "time to first byte", &s.ttfb.summary());

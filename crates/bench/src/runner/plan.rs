@@ -103,6 +103,7 @@ pub fn check(config: &BenchConfig, workload: &Workload, slice: &Slice) -> Result
     if workload.pages.is_empty() {
         return wrong("no pages".into());
     }
+    check_http3(config, workload)?;
     check_streams(config)?;
     check_lanes(config, workload)?;
     check_connections(config)?;
@@ -140,6 +141,7 @@ fn check_app(config: &BenchConfig, workload: &Workload) -> Result<(), BenchError
     let refused = match config.http {
         HttpMode::Pipeline if lanes => "--pipeline N with pages of one file (lanes)",
         HttpMode::Http2 => "HTTP/2",
+        HttpMode::Http3 => "HTTP/3",
         _ if config.connections_per_child > 1 => "several connections a Webchild",
         _ if config.redirect > 0 => "following redirects",
         _ => return Ok(()),
@@ -150,6 +152,40 @@ fn check_app(config: &BenchConfig, workload: &Workload) -> Result<(), BenchError
     )))
 }
 
+/// `--http 3`: over QUIC to an `https://` server, a page's files as streams of one connection,
+/// TLS 1.3 by BoringSSL with full handshakes; the options that cannot apply are refused, each
+/// with its reason.
+fn check_http3(config: &BenchConfig, workload: &Workload) -> Result<(), BenchError> {
+    if config.http != HttpMode::Http3 {
+        return Ok(());
+    }
+    let one_file = workload.pages.iter().all(|p| p.files.len() == 1);
+    let refused = match () {
+        _ if config.target.scheme != crate::Scheme::Https => {
+            "--http 3 needs an https:// URL: HTTP/3 runs over QUIC, which is always encrypted"
+        }
+        _ if config.target.unix_socket.is_some() => {
+            "--http 3 runs over UDP: not with --unix-socket"
+        }
+        _ if config.tls.resume => {
+            "--tls-resume is not supported with --http 3 yet (every QUIC handshake is a full one)"
+        }
+        _ if config.tls.version == Some(crate::config::TlsVersion::Tls12) => {
+            "--tls 1.2 cannot apply to --http 3: QUIC is TLS 1.3 only"
+        }
+        _ if config.tls.ciphers.is_some() => {
+            "--ciphers names rustls's suites for TLS over TCP: not with --http 3 (BoringSSL's TLS 1.3 suites)"
+        }
+        _ if config.h2_window.is_some() => "--h2-window is HTTP/2's: not with --http 3",
+        _ if config.redirect > 0 => "--redirect is not supported with --http 3 yet",
+        _ if config.streams.is_some_and(|n| n > 1) && one_file => {
+            "--http 3 fetches a page's files as streams: --streams N with one-file pages (N pages in flight as lanes) is --http 2's"
+        }
+        _ => return Ok(()),
+    };
+    Err(BenchError::Config(refused.to_owned()))
+}
+
 /// Requests in flight per connection: HTTP/2 streams or HTTP/1.1 pipelining's depth.
 fn check_streams(config: &BenchConfig) -> Result<(), BenchError> {
     let bad = |m: &str| Err(BenchError::Config(m.to_owned()));
@@ -157,8 +193,8 @@ fn check_streams(config: &BenchConfig) -> Result<(), BenchError> {
         return Ok(());
     };
     match config.http {
-        HttpMode::Http2 | HttpMode::Pipeline => {}
-        _ => return bad("--streams needs --http 2 (HTTP/1.1 pipelines with --pipeline N)"),
+        HttpMode::Http2 | HttpMode::Http3 | HttpMode::Pipeline => {}
+        _ => return bad("--streams needs --http 2 or 3 (HTTP/1.1 pipelines with --pipeline N)"),
     }
     if n == 0 || n > MAX_STREAMS {
         return bad("requests in flight per connection must be 1 to 1000");
@@ -201,6 +237,7 @@ fn check_connections(config: &BenchConfig) -> Result<(), BenchError> {
     let other = match config.http {
         HttpMode::Pipeline => "--pipeline",
         HttpMode::Http2 => "--http 2 (a page's files are streams of one connection)",
+        HttpMode::Http3 => "--http 3 (a page's files are streams of one connection)",
         _ if config.rate.is_some() => "--rate",
         _ if config.think.is_some_and(|t| !t.is_zero()) => "--think",
         _ if config.redirect > 0 => "--redirect",
@@ -245,5 +282,60 @@ mod tests {
             assert!(sizes.iter().max().unwrap() - sizes.iter().min().unwrap() <= 1);
             assert!(sizes.windows(2).all(|w| w[0] >= w[1]), "remainder first");
         }
+    }
+
+    #[test]
+    fn http3_needs_https_and_refuses_what_cannot_apply_each_with_its_reason() {
+        use crate::config::TlsVersion;
+        use crate::Target;
+        let addr = "127.0.0.1:443".parse().unwrap();
+        let pages = Workload::parse(
+            "[[page]]\nweight = 1\nfiles = [\"/a\", \"/b\"]\n[[page]]\nweight = 1\nfiles = [\"/c\"]\n",
+            "test",
+        )
+        .unwrap();
+        let one_file = Workload::from_paths(&["/a".to_string()]).unwrap();
+        let h3 = |target: Target| BenchConfig {
+            http: HttpMode::Http3,
+            ..BenchConfig::new(target)
+        };
+        let https = h3(Target::https(addr, "localhost"));
+        assert!(check_http3(&https, &pages).is_ok());
+        assert!(check_http3(&https, &one_file).is_ok());
+        let refused = |config: &BenchConfig, workload: &Workload, why: &str| match check_http3(
+            config, workload,
+        ) {
+            Err(BenchError::Config(m)) => assert!(m.contains(why), "{m}"),
+            other => panic!("{why}: {other:?}"),
+        };
+        refused(&h3(Target::http(addr)), &pages, "needs an https:// URL");
+        let mut c = https.clone();
+        c.tls.resume = true;
+        refused(&c, &pages, "--tls-resume");
+        let mut c = https.clone();
+        c.tls.version = Some(TlsVersion::Tls12);
+        refused(&c, &pages, "TLS 1.3 only");
+        let mut c = https.clone();
+        c.tls.ciphers = Some(vec!["TLS13_AES_128_GCM_SHA256".into()]);
+        refused(&c, &pages, "--ciphers");
+        let mut c = https.clone();
+        c.h2_window = Some(1 << 20);
+        refused(&c, &pages, "--h2-window");
+        let mut c = https.clone();
+        c.redirect = 3;
+        refused(&c, &pages, "--redirect");
+        let mut c = https.clone();
+        c.streams = Some(8);
+        assert!(
+            check_http3(&c, &pages).is_ok(),
+            "a page's files, 8 at a time"
+        );
+        refused(&c, &one_file, "lanes");
+        // Not HTTP/3: none of this is looked at here.
+        let h2 = BenchConfig {
+            http: HttpMode::Http2,
+            ..BenchConfig::new(Target::http(addr))
+        };
+        assert!(check_http3(&h2, &pages).is_ok());
     }
 }

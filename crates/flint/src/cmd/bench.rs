@@ -131,6 +131,8 @@ fn app_modes(args: &BenchArgs) -> anyhow::Result<()> {
     let load = &args.load;
     let refused = if load.http == HttpArg::Http2 {
         "--http 2"
+    } else if load.http == HttpArg::Http3 {
+        "--http 3"
     } else if load.connections_per_client > 1 {
         "--connections-per-client"
     } else if load.redirect > 0 {
@@ -151,6 +153,9 @@ pub fn check_pipeline(load: &LoadArgs) -> anyhow::Result<()> {
         }
         (Some(_), HttpArg::Http2) => {
             bail!("--pipeline is HTTP/1.1's: over HTTP/2, --streams N keeps N requests in flight")
+        }
+        (Some(_), HttpArg::Http3) => {
+            bail!("--pipeline is HTTP/1.1's: over HTTP/3, --streams N keeps N requests in flight")
         }
         _ => Ok(()),
     }
@@ -308,6 +313,7 @@ pub fn bench_config(target: Target, load: &LoadArgs) -> BenchConfig {
         (None, HttpArg::Http10) => HttpMode::Http10,
         (None, HttpArg::Http11) => HttpMode::KeepAlive,
         (None, HttpArg::Http2) => HttpMode::Http2,
+        (None, HttpArg::Http3) => HttpMode::Http3,
     };
     // `--pipeline N` and `--streams N` are the same knob: requests in flight per connection.
     let streams = load.pipeline.filter(|&n| n > 0).or(load.streams);

@@ -133,6 +133,10 @@ pub enum HttpArg {
     /// concurrent streams of one connection.
     #[value(name = "2")]
     Http2,
+    /// HTTP/3 over QUIC (UDP), https:// only: a page's files as concurrent streams of one
+    /// connection per Webchild, kept across its pages.
+    #[value(name = "3")]
+    Http3,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -190,7 +194,8 @@ pub struct LoadArgs {
     #[arg(long, value_name = "PAGES_PER_S", value_parser = rate)]
     pub rate: Option<f64>,
     /// HTTP version: 1.0 opens a connection per file; 1.1 keeps connections alive; 2 fetches a
-    /// page's files as concurrent streams of one connection.
+    /// page's files as concurrent streams of one connection; 3 does so over QUIC (https://
+    /// only; full TLS 1.3 handshakes, one datagram a send).
     #[arg(long, value_enum, default_value = "1.1")]
     pub http: HttpArg,
     /// HTTP/1.1 pipelining: write all files of a page at once on one connection, or with N, at

@@ -1,0 +1,254 @@
+//! HTTP/3 on a Webchild's connection: a page's files as concurrent streams of one QUIC
+//! connection, through `crates/http3`'s sans-I/O `Client` (quiche), under the same page logic
+//! as HTTP/1 and HTTP/2. This file is the connection's state and what the event loop calls
+//! (`Wire`); the rest is in `h3/`, one concept a file:
+//!
+//! - `connecting.rs`: a non-blocking UDP socket connected to the server, registered with the
+//!   loop's poll under the Webchild's token; the QUIC handshake (TLS 1.3, ALPN `h3`) within the
+//!   connect timeout, its time the connect row's; the client's configuration (trust: `--cacert`,
+//!   `--insecure`), made once a thread.
+//! - `datagrams.rs`: every datagram the socket holds handed to the client, every datagram the
+//!   client gives sent at once (one `send`/`recv` a datagram: no GSO or `recvmmsg`; QUIC's
+//!   pacing time is not waited for), and QUIC's deadline on the Webchild's timer.
+//! - `streams.rs`: the page's files as streams, up to `--streams` in flight (default: the whole
+//!   page) and the server's stream limit; each response's head and body recorded as over
+//!   HTTP/2 (time to first byte, response time, the page's time).
+//! - `outcomes.rs`: failures by kind. A stream the server resets fails alone
+//!   (`h3_stream_reset`, its code named in `summary.http3`), and so does one unanswered past
+//!   the response timeout (`response_timeout`, cancelled); a GOAWAY lets the streams it covers
+//!   finish and sends those it did not process again on a new connection (counted as retried);
+//!   a connection that ends fails its streams by why (`h3_handshake` with the TLS alert named,
+//!   `h3_idle_timeout`, `h3_connection_closed` with the code named, `h3_protocol`).
+//!
+//! The connection is kept across a Webchild's pages. Between pages the page logic owns the
+//! Webchild's timer, so QUIC's deadline is serviced when the next page starts (a connection
+//! that timed out meanwhile is replaced then).
+
+mod connecting;
+mod datagrams;
+mod outcomes;
+mod streams;
+
+use super::linger::Linger;
+use super::page::{Child, Exchange};
+use super::{RunShared, ThreadState, Wire, NONE};
+use crate::stats::Packets;
+pub(crate) use connecting::trust;
+use connecting::{thread_config, ThreadConfig};
+use mio::event::Event;
+use mio::net::UdpSocket;
+use std::net::SocketAddr;
+use streams::Stream;
+
+/// Where an HTTP/3 connection is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// No connection.
+    Idle,
+    /// The QUIC handshake is under way.
+    Handshaking,
+    /// Streams may be opened.
+    Open,
+}
+
+/// One Webchild's HTTP/3 connection and its streams.
+pub(super) struct H3 {
+    state: State,
+    config: ThreadConfig,
+    sock: Option<UdpSocket>,
+    client: Option<http3::Client>,
+    peer: SocketAddr,
+    /// The run's base instant: QUIC's deadlines in the loop's µs.
+    base: std::time::Instant,
+    /// One datagram being written; `pending` bytes of it the socket refused (0: none).
+    out: Box<[u8]>,
+    pending: usize,
+    /// Streams in flight (a few: a page's files at most), their exchanges.
+    streams: Vec<Stream>,
+    /// Streams in flight at most (`--streams`; a page's files when unset).
+    want: usize,
+    /// The page's next file to request; whether none failed so far.
+    next_file: usize,
+    page_ok: bool,
+    /// The page was started and none of its files was sent yet.
+    fresh: bool,
+    /// A page is in progress; between pages the connection only waits.
+    busy: bool,
+    /// The server's GOAWAY: the first stream it will not process. No more streams here.
+    goaway: Option<u64>,
+    /// A GOAWAY read after the end of the run (`linger`): its first stream not processed.
+    late_goaway: Option<u64>,
+    /// Exchanges a GOAWAY left unprocessed, to send again on a new connection.
+    retry: Vec<Exchange>,
+    /// Since when the page's next file has waited for the server to allow a stream (NONE: not
+    /// waiting): the wait is bounded by the response timeout.
+    no_room_since: u64,
+    connect_start_us: u64,
+    connect_us: u64,
+    /// When the connection being opened was begun, for the files waiting for it (NONE once
+    /// they are sent): their response times hold the handshake, as their page's does.
+    waited_from: u64,
+    /// The connection's packet counts already added to the statistics.
+    counted: Packets,
+}
+
+impl Wire for H3 {
+    fn new(sh: &RunShared<'_>) -> Self {
+        let w = sh.workload;
+        let most_files = w.pages.iter().map(|p| p.files.len()).max().unwrap_or(1);
+        let want = sh.config.streams.map_or(most_files, |n| n.max(1) as usize);
+        H3 {
+            state: State::Idle,
+            config: thread_config(sh),
+            sock: None,
+            client: None,
+            peer: sh.config.target.addr,
+            base: sh.schedule.base,
+            out: vec![0; http3::MAX_DATAGRAM].into_boxed_slice(),
+            pending: 0,
+            streams: Vec::with_capacity(want),
+            want,
+            next_file: 0,
+            page_ok: true,
+            fresh: false,
+            busy: false,
+            goaway: None,
+            late_goaway: None,
+            retry: Vec::with_capacity(want),
+            no_room_since: NONE,
+            connect_start_us: 0,
+            connect_us: NONE,
+            waited_from: NONE,
+            counted: Packets::default(),
+        }
+    }
+
+    fn start_page(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        self.next_file = 0;
+        self.page_ok = true;
+        self.fresh = true;
+        self.busy = true;
+        if self.state == State::Open {
+            // Kept since the last page: QUIC's deadline may have passed meanwhile (acks,
+            // the idle timeout), and the server may have closed it or sent GOAWAY.
+            self.service_deadline(now);
+            if self.client.as_ref().is_none_or(http3::Client::is_closed) || self.goaway.is_some() {
+                self.take_packets(cx, now);
+                self.close();
+            }
+        }
+        match self.state {
+            State::Idle => self.connect(ch, cx, now),
+            State::Open => self.next(ch, cx, now),
+            // The page's streams go when the handshake is done.
+            State::Handshaking => {}
+        }
+    }
+
+    fn on_event(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, buf: &mut [u8], ev: &Event) {
+        if self.state == State::Idle {
+            return;
+        }
+        let now = cx.now();
+        if cx.ended(now) {
+            // At or after the end nothing is read or sent: `linger` reads what is left.
+            return;
+        }
+        if ev.is_writable() && self.pending > 0 && !self.flush(ch, cx, now) {
+            return;
+        }
+        if ev.is_readable() || ev.is_error() {
+            self.on_readable(ch, cx, buf, now);
+        }
+    }
+
+    fn on_timer(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        if cx.ended(now) {
+            return; // in flight at the end: `at_end` counts it
+        }
+        self.service_deadline(now);
+        if self.client.as_ref().is_some_and(http3::Client::is_closed) {
+            return self.closed(ch, cx, now);
+        }
+        if self.state == State::Handshaking
+            && now >= self.connect_start_us + cx.sh.schedule.connect_timeout_us
+        {
+            return self.conn_failed(ch, cx, crate::stats::ErrorKind::ConnectTimeout, now);
+        }
+        if self.state == State::Open {
+            self.timed_out(ch, cx, now);
+        }
+        if self.state != State::Idle {
+            self.next(ch, cx, now);
+        }
+    }
+
+    fn at_end(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, end: u64) {
+        self.take_packets(cx, end);
+        let mut any = false;
+        for s in &self.streams {
+            // Sent in full (its datagrams out) and not refused by a late GOAWAY: unfinished.
+            let refused = self.late_goaway.is_some_and(|first| s.id >= first);
+            if s.ex.written_us == NONE || refused {
+                ch.record_unsent(cx, &s.ex, end);
+            } else {
+                ch.record_unfinished(cx, &s.ex, s.ex.bytes(), end);
+            }
+            any = true;
+        }
+        for ex in &self.retry {
+            ch.record_unsent(cx, ex, end);
+            any = true;
+        }
+        // Connecting, or waiting for the server to allow a stream: the page's next file was
+        // begun and not sent.
+        if !any && self.fresh {
+            let ex = self.first_exchange(ch, cx.sh.workload);
+            ch.record_unsent(cx, &ex, end);
+        }
+    }
+
+    fn linger(&mut self, _: &Child, _: &ThreadState<'_>, at: Linger, buf: &mut [u8]) -> Linger {
+        self.linger_step(at, buf)
+    }
+
+    fn close(&mut self) {
+        self.say_goodbye();
+        // Dropping the socket also removes it from the epoll set.
+        self.sock = None;
+        self.client = None;
+        self.state = State::Idle;
+        self.pending = 0;
+        self.streams.clear();
+        self.goaway = None;
+        self.late_goaway = None;
+        self.no_room_since = NONE;
+        self.waited_from = NONE;
+        self.counted = Packets::default();
+    }
+}
+
+impl Drop for H3 {
+    /// The run is over: the server is told the connection ends (one datagram, not waited for),
+    /// rather than left to its idle timeout.
+    fn drop(&mut self) {
+        self.say_goodbye();
+    }
+}
+
+impl H3 {
+    /// The exchange the connection is made for (what its connect is recorded on, and a failed
+    /// connect counted on): the first to send again after a GOAWAY, or the page's next file.
+    fn first_exchange(&self, ch: &Child, w: &crate::Workload) -> Exchange {
+        let file = match self.retry.last() {
+            Some(ex) => ex.file,
+            None => self.next_file,
+        };
+        Exchange {
+            file: file.min(ch.files(w) - 1),
+            file_start_us: ch.page_start_us,
+            connect_us: self.connect_us,
+            ..Exchange::new()
+        }
+    }
+}

@@ -1,0 +1,108 @@
+//! An HTTP/3 connection coming up: a non-blocking UDP socket connected to the server (so the
+//! kernel hands it only the server's datagrams, and an ICMP port unreachable as a refused
+//! connect), registered with the loop's poll under the Webchild's token; the QUIC handshake
+//! within the connect timeout, whose time is the connect row's (there is no TCP connect).
+
+use super::super::errors::connect_error;
+use super::super::page::Child;
+use super::super::{RunShared, ThreadState, Wire, NONE};
+use super::{State, H3};
+use mio::net::UdpSocket;
+use mio::{Interest, Token};
+use std::cell::RefCell;
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::rc::Rc;
+use std::time::Instant;
+
+/// The client's configuration (BoringSSL's context: the trust store loaded once), shared by
+/// the Webchildren of one thread: quiche takes it mutably to connect, so it is not shared
+/// across threads, and made per connection it would load the system's roots every time.
+pub(super) type ThreadConfig = Rc<RefCell<http3::ClientConfig>>;
+
+thread_local! {
+    /// This thread's configuration, for the run it was made for (its schedule's base instant).
+    static CONFIG: RefCell<Option<(Instant, ThreadConfig)>> = const { RefCell::new(None) };
+}
+
+/// The trust `--cacert` and `--insecure` ask for, as the HTTP/3 client takes it.
+pub(crate) fn trust(config: &crate::BenchConfig) -> http3::Trust {
+    http3::Trust {
+        cacert: config.tls.cacert.clone(),
+        insecure: config.tls.insecure,
+    }
+}
+
+/// This thread's configuration for the run of `sh`, made at its first Webchild.
+pub(super) fn thread_config(sh: &RunShared<'_>) -> ThreadConfig {
+    let base = sh.schedule.base;
+    CONFIG.with(|c| {
+        let mut c = c.borrow_mut();
+        if let Some((_, config)) = c.as_ref().filter(|(b, _)| *b == base) {
+            return config.clone();
+        }
+        // The runner made one before the threads started (`runner.rs`): it cannot fail now.
+        let config = http3::ClientConfig::new(&trust(sh.config), &http3::Limits::default())
+            .expect("the HTTP/3 configuration was checked before the run");
+        let config = Rc::new(RefCell::new(config));
+        *c = Some((base, config.clone()));
+        config
+    })
+}
+
+impl H3 {
+    /// Starts a connection for the page's next file (or what is to be sent again) at `now`.
+    pub(super) fn connect(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        self.close();
+        self.state = State::Handshaking;
+        self.connect_us = NONE;
+        self.waited_from = now;
+        ch.connect_began(cx, now);
+        self.connect_start_us = now;
+        cx.timers
+            .arm(ch.slot, now + cx.sh.schedule.connect_timeout_us);
+        if let Err(e) = self.open(ch, cx) {
+            return self.conn_failed(ch, cx, connect_error(&e), now);
+        }
+        // The Initial goes now.
+        self.next(ch, cx, now);
+    }
+
+    fn open(&mut self, ch: &Child, cx: &ThreadState<'_>) -> std::io::Result<()> {
+        let any: SocketAddr = match self.peer {
+            SocketAddr::V4(_) => (Ipv4Addr::UNSPECIFIED, 0).into(),
+            SocketAddr::V6(_) => (Ipv6Addr::UNSPECIFIED, 0).into(),
+        };
+        let mut sock = UdpSocket::bind(any)?;
+        sock.connect(self.peer)?;
+        let local = sock.local_addr()?;
+        cx.registry.register(
+            &mut sock,
+            Token(ch.slot),
+            Interest::READABLE | Interest::WRITABLE,
+        )?;
+        let name = &cx.sh.config.target.server_name;
+        let client = http3::Client::connect(&mut self.config.borrow_mut(), name, local, self.peer)
+            .map_err(std::io::Error::other)?;
+        self.sock = Some(sock);
+        self.client = Some(client);
+        Ok(())
+    }
+
+    /// The handshake is done (HTTP/3 is set up): its time is the connect row's, and the page's
+    /// streams may go.
+    pub(super) fn handshake_done(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        self.state = State::Open;
+        self.connect_us = now - self.connect_start_us;
+        let ex = self.first_exchange(ch, cx.sh.workload);
+        ch.record_connect(cx, &ex, now);
+        if cx.counts(now, now) {
+            let rtt = self
+                .client
+                .as_ref()
+                .map_or(0, |c| c.stats().rtt.as_micros());
+            let h = &mut cx.stats.http3;
+            h.connections += 1;
+            h.add_handshake_rtt(rtt as u64);
+        }
+    }
+}

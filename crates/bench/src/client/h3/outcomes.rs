@@ -1,0 +1,155 @@
+//! What becomes of an HTTP/3 connection's streams when things go wrong: the connection's end
+//! told by kind (`http3::Closed`: a TLS alert, the idle timeout, a CONNECTION_CLOSE by code),
+//! a GOAWAY's unprocessed streams kept to be sent again, stalled streams timed out and
+//! cancelled, and everything in flight failed when the connection itself fails.
+
+use super::super::page::{self, Child};
+use super::super::{ThreadState, Wire};
+use super::{State, H3};
+use crate::stats::{ErrorKind, Http3Stats};
+use http3::Closed;
+
+impl H3 {
+    /// The client says the connection has ended: why, counted by name, and its streams failed
+    /// by that kind (nothing failed between pages).
+    pub(super) fn closed(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        let why = self.client.as_ref().and_then(http3::Client::closed);
+        let up = self.state == State::Open;
+        let in_window = cx.counts(now, now);
+        let h = &mut cx.stats.http3;
+        let kind = match why {
+            Some(Closed::Handshake { alert, .. }) => {
+                if in_window {
+                    let name = format!("{} ({alert})", http3::alert_name(alert));
+                    Http3Stats::count(&mut h.handshake_alerts, &name);
+                }
+                ErrorKind::H3Handshake
+            }
+            // Quiche's idle timeout, before the handshake is done, is the server not answering.
+            Some(Closed::IdleTimeout) if !up => ErrorKind::ConnectTimeout,
+            Some(Closed::IdleTimeout) => ErrorKind::H3IdleTimeout,
+            Some(Closed::Error {
+                by_peer: true,
+                app,
+                code,
+                ..
+            }) => {
+                if in_window {
+                    let name = match app {
+                        true => http3::h3_code_name(code),
+                        false => http3::quic_code_name(code),
+                    };
+                    Http3Stats::count(&mut h.connection_closes, name);
+                }
+                let clean = why.as_ref().is_some_and(Closed::is_clean);
+                match self.goaway {
+                    Some(_) if clean => ErrorKind::H3Goaway,
+                    _ => ErrorKind::H3ConnectionClosed,
+                }
+            }
+            Some(Closed::Error { by_peer: false, .. }) => ErrorKind::H3Protocol,
+            Some(Closed::Quietly) | None => ErrorKind::Reset,
+        };
+        if cx.sh.config.debug {
+            if let Some(why) = &why {
+                eprintln!("flint: HTTP/3 connection ended: {why}");
+            }
+        }
+        self.conn_failed(ch, cx, kind, now);
+    }
+
+    /// Streams the server's GOAWAY will not process (from its id on) are kept to be sent again
+    /// on a new connection, counted as retried.
+    pub(super) fn take_unprocessed(&mut self, cx: &mut ThreadState<'_>, now: u64) {
+        let Some(first) = self.goaway else { return };
+        while let Some(i) = self.streams.iter().position(|s| s.id >= first) {
+            let s = self.streams.swap_remove(i);
+            if cx.counts(s.ex.file_start_us, now) {
+                cx.stats.http3.retried += 1;
+            }
+            let mut ex = s.ex;
+            ex.reset_response();
+            self.retry.push(ex);
+        }
+    }
+
+    /// The timer fired with the connection open: each stream waiting longer than the response
+    /// timeout is a `response_timeout` error and is cancelled (H3_REQUEST_CANCELLED); the
+    /// others and the page go on. So is the page's next file when the server has allowed no
+    /// stream for as long.
+    pub(super) fn timed_out(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        let timeout = cx.sh.schedule.response_timeout_us;
+        while let Some(i) = self.streams.iter().position(|s| s.since() + timeout <= now) {
+            let s = self.streams.swap_remove(i);
+            if let Some(client) = &mut self.client {
+                let _ = client.reset(s.id, http3::H3_REQUEST_CANCELLED);
+            }
+            let bytes = s.ex.bytes();
+            ch.record_failure(cx, &s.ex, ErrorKind::ResponseTimeout, bytes, now);
+            self.page_ok = false;
+        }
+        if self.no_room_since != super::NONE && self.no_room_since + timeout <= now {
+            // What waited for a stream fails: those to send again, else the page's next file
+            // (the page then ends: no more of its files are opened).
+            self.no_room_since = super::NONE;
+            if self.retry.is_empty() {
+                let ex = self.first_exchange(ch, cx.sh.workload);
+                ch.record_failure(cx, &ex, ErrorKind::ResponseTimeout, 0, now);
+            }
+            for ex in self.retry.drain(..) {
+                ch.record_failure(cx, &ex, ErrorKind::ResponseTimeout, 0, now);
+            }
+            self.page_ok = false;
+            self.fresh = false;
+        }
+    }
+
+    /// The connection failed (or never came up): every stream in flight fails with `kind`, or,
+    /// with none, the page's next file does; the connection is dropped and the page ended. A
+    /// connection that was up and had sent GOAWAY sends what it never processed again on a
+    /// new one.
+    pub(super) fn conn_failed(
+        &mut self,
+        ch: &mut Child,
+        cx: &mut ThreadState<'_>,
+        kind: ErrorKind,
+        now: u64,
+    ) {
+        self.take_packets(cx, now);
+        if !self.busy {
+            // The server closed (or broke) an idle connection between pages: nothing failed.
+            return self.close();
+        }
+        let was_up = self.state == State::Open;
+        let mut any = false;
+        for s in std::mem::take(&mut self.streams) {
+            let bytes = s.ex.bytes();
+            ch.record_failure(cx, &s.ex, kind, bytes, now);
+            any = true;
+        }
+        if was_up && self.goaway.is_some() && !self.retry.is_empty() {
+            // What the GOAWAY left unprocessed is not failed: it goes on a new connection, and
+            // the page (not a hit if a file failed) goes on with it.
+            self.page_ok &= !any;
+            return self.connect(ch, cx, now);
+        }
+        for ex in self.retry.drain(..) {
+            ch.record_failure(cx, &ex, kind, 0, now);
+            any = true;
+        }
+        if !any {
+            // Nothing sent yet: the page's next file is what failed.
+            let ex = self.first_exchange(ch, cx.sh.workload);
+            ch.record_failure(cx, &ex, kind, 0, now);
+        }
+        self.close();
+        self.fresh = false;
+        self.busy = false;
+        self.page_ok = false;
+        let backoff = matches!(
+            kind,
+            ErrorKind::ConnectRefused | ErrorKind::ConnectOther | ErrorKind::H3Handshake
+        );
+        page::end_page(self, ch, cx, false, now, backoff);
+    }
+}

@@ -1,0 +1,271 @@
+//! An HTTP/3 connection's streams: the page's files opened as streams while there is room
+//! (`--streams`, the server's limit), each request's fields from the run's prebuilt header
+//! lists (`H2Requests`: HTTP/2 and HTTP/3 carry the same fields) gathered on the stack; then
+//! the client's events: a response's head (its first byte), its body, its end, a reset, a
+//! GOAWAY. When nothing is left in flight or to send, the page ends.
+
+use super::super::page::{self, Child, Exchange};
+use super::super::{ThreadState, Wire, NONE};
+use super::{State, H3};
+use crate::stats::{ErrorKind, Http3Stats};
+use http3::ClientEvent;
+use std::sync::Arc;
+
+/// Fields of a request gathered on the stack (a command line's requests have far fewer; one
+/// with more is sent from the heap).
+const STACK_FIELDS: usize = 32;
+
+/// One stream in flight.
+#[derive(Debug, Clone)]
+pub(super) struct Stream {
+    pub id: u64,
+    /// Its `written_us` is when the client had sent all of the request (NONE until then).
+    pub ex: Exchange,
+    /// A request body, and how much of it the stream took so far.
+    body: Option<Arc<[u8]>>,
+    body_pos: usize,
+}
+
+impl Stream {
+    /// Since when it waits for its response: from its request sent, or its file's start.
+    pub(super) fn since(&self) -> u64 {
+        match self.ex.written_us {
+            NONE => self.ex.file_start_us,
+            t => t,
+        }
+    }
+
+    /// Request body bytes not yet taken by the stream.
+    pub(super) fn body_left(&self) -> usize {
+        self.body.as_ref().map_or(0, |b| b.len() - self.body_pos)
+    }
+}
+
+impl H3 {
+    /// Opens streams while there is room and something to send; ends the page when nothing is
+    /// left.
+    pub(super) fn fill(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        if !self.busy {
+            return;
+        }
+        let end = cx.sh.schedule.end_us;
+        let files = ch.files(cx.sh.workload);
+        // A page's files begin now, or, if they waited for this connection, when it was begun.
+        let begun = match self.waited_from {
+            NONE => now,
+            t => t,
+        };
+        self.send_bodies();
+        while self.goaway.is_none() && self.streams.len() < self.want && now < end {
+            let room = self.client.as_ref().map_or(0, http3::Client::streams_left);
+            let ex = if room == 0 {
+                None
+            } else if let Some(ex) = self.retry.pop() {
+                Some(ex)
+            } else if self.page_ok && self.next_file < files {
+                let file = self.next_file;
+                self.next_file += 1;
+                Some(Exchange {
+                    file,
+                    file_start_us: begun,
+                    connect_us: if file == 0 { self.connect_us } else { NONE },
+                    ..Exchange::new()
+                })
+            } else {
+                break;
+            };
+            let Some(ex) = ex else {
+                // The server allows no stream now: wait for it to (its MAX_STREAMS), within
+                // the response timeout, unless a stream in flight frees one first.
+                if self.streams.is_empty() && self.no_room_since == NONE {
+                    self.no_room_since = now;
+                }
+                return;
+            };
+            self.no_room_since = NONE;
+            self.fresh = false;
+            if !self.submit(ch, cx, ex, now) {
+                return;
+            }
+        }
+        if !self.streams.is_empty() {
+            self.waited_from = NONE;
+            return;
+        }
+        let left = !self.retry.is_empty() || (self.page_ok && self.next_file < files);
+        if self.goaway.is_some() {
+            // The GOAWAY's streams are done: what is left goes on a new connection.
+            if left && now < end {
+                return self.connect(ch, cx, now);
+            }
+            self.take_packets(cx, now);
+            self.close();
+        }
+        // (At the end of the run, what is left stays for `at_end`.)
+        if !left {
+            self.busy = false;
+            self.take_packets(cx, now);
+            page::end_page(self, ch, cx, self.page_ok, now, false);
+        }
+    }
+
+    /// Opens a stream for `ex`; false if the connection failed.
+    fn submit(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, ex: Exchange, now: u64) -> bool {
+        let Some(client) = &mut self.client else {
+            return false;
+        };
+        let h = cx.sh.h2.as_ref().expect("HTTP/3 requests built");
+        let url = ch.url(cx.sh.workload, ex.file);
+        let body = h.body(url).cloned();
+        let res = if h.field_count(url) <= STACK_FIELDS {
+            let mut list: [http3::Field<'_>; STACK_FIELDS] = [(b"", b""); STACK_FIELDS];
+            let mut n = 0;
+            for (slot, field) in list.iter_mut().zip(h.fields(url)) {
+                *slot = field;
+                n += 1;
+            }
+            client.send_request(&list[..n], body.is_none())
+        } else {
+            let list: Vec<http3::Field<'_>> = h.fields(url).collect();
+            client.send_request(&list, body.is_none())
+        };
+        let id = match res {
+            Ok(id) => id,
+            Err(http3::Error::NoStream | http3::Error::Blocked) => {
+                // No room after all (the limit, or flow control for the header block): sent
+                // when a stream frees or the server raises its limit.
+                self.retry.push(ex);
+                return true;
+            }
+            Err(_) => {
+                self.retry.push(ex);
+                self.conn_failed(ch, cx, ErrorKind::H3Protocol, now);
+                return false;
+            }
+        };
+        if cx.counts(ex.file_start_us, now) {
+            cx.stats.http3.streams += 1;
+        }
+        let mut ex = ex;
+        ex.written_us = NONE;
+        self.streams.push(Stream {
+            id,
+            ex,
+            body,
+            body_pos: 0,
+        });
+        self.send_bodies();
+        true
+    }
+
+    /// Request bodies as far as flow control takes them now.
+    fn send_bodies(&mut self) {
+        let Some(client) = &mut self.client else {
+            return;
+        };
+        for s in self.streams.iter_mut().filter(|s| s.body_left() > 0) {
+            let Some(body) = &s.body else { continue };
+            if let Ok(n) = client.send_body(s.id, &body[s.body_pos..], true) {
+                s.body_pos += n;
+            }
+        }
+    }
+
+    /// The client's events since the last read; false if the connection is gone.
+    pub(super) fn on_events(
+        &mut self,
+        ch: &mut Child,
+        cx: &mut ThreadState<'_>,
+        buf: &mut [u8],
+        now: u64,
+    ) -> bool {
+        while let Some(ev) = self.client.as_mut().and_then(http3::Client::poll) {
+            match ev {
+                ClientEvent::Response {
+                    stream,
+                    status,
+                    fields,
+                    ..
+                } => {
+                    // An interim response (1xx) is not the response: its final one follows.
+                    if status < 200 {
+                        continue;
+                    }
+                    // QPACK decodes the head: its size is its fields' names and values.
+                    let size: usize = fields.iter().map(|(n, v)| n.len() + v.len()).sum();
+                    if let Some(s) = self.streams.iter_mut().find(|s| s.id == stream) {
+                        s.ex.status = status;
+                        s.ex.header_bytes += size as u64;
+                        if s.ex.first_byte_us == NONE {
+                            s.ex.first_byte_us = now;
+                        }
+                        cx.count_read(size, now);
+                    }
+                }
+                ClientEvent::Data { stream } => self.read_body(cx, stream, buf, now),
+                ClientEvent::Trailers { .. } => {}
+                ClientEvent::Finished { stream } => {
+                    if let Some(s) = self.take(stream) {
+                        self.answered(ch, cx, s, now);
+                    }
+                }
+                ClientEvent::Reset { stream, code } => {
+                    if cx.counts(now, now) {
+                        let resets = &mut cx.stats.http3.stream_resets;
+                        Http3Stats::count(resets, http3::h3_code_name(code));
+                    }
+                    if let Some(s) = self.take(stream) {
+                        let bytes = s.ex.bytes();
+                        ch.record_failure(cx, &s.ex, ErrorKind::H3StreamReset, bytes, now);
+                        self.page_ok = false;
+                    }
+                }
+                ClientEvent::GoAway { id } => {
+                    if cx.counts(now, now) {
+                        cx.stats.http3.goaways += 1;
+                    }
+                    self.goaway = Some(self.goaway.map_or(id, |g| g.min(id)));
+                    self.take_unprocessed(cx, now);
+                }
+            }
+        }
+        self.state != State::Idle
+    }
+
+    /// Body bytes of `stream`, read until none is waiting (those of a stream no longer in
+    /// flight are read and dropped, so that flow control goes on).
+    fn read_body(&mut self, cx: &mut ThreadState<'_>, stream: u64, buf: &mut [u8], now: u64) {
+        let Some(client) = &mut self.client else {
+            return;
+        };
+        let slot = self.streams.iter().position(|s| s.id == stream);
+        while let Ok(n @ 1..) = client.recv_body(stream, buf) {
+            if let Some(i) = slot {
+                let s = &mut self.streams[i];
+                s.ex.body_bytes += n as u64;
+                if s.ex.first_byte_us == NONE {
+                    s.ex.first_byte_us = now;
+                }
+                cx.count_read(n, now);
+            }
+        }
+    }
+
+    /// A response complete: recorded as over HTTP/2 (its status judged by the run's rule).
+    fn answered(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, s: Stream, now: u64) {
+        if s.ex.status == 0 {
+            // The stream ended with no response head: the server broke the protocol.
+            let bytes = s.ex.bytes();
+            ch.record_failure(cx, &s.ex, ErrorKind::H3Protocol, bytes, now);
+            self.page_ok = false;
+            return;
+        }
+        self.page_ok &= ch.record_response(cx, &s.ex, now);
+    }
+
+    /// Takes stream `id` out of the table, if it is in flight.
+    pub(super) fn take(&mut self, id: u64) -> Option<Stream> {
+        let i = self.streams.iter().position(|s| s.id == id)?;
+        Some(self.streams.swap_remove(i))
+    }
+}

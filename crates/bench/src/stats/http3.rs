@@ -1,0 +1,180 @@
+//! What an HTTP/3 run counts besides requests and latencies: connections and streams, QUIC's
+//! packets (sent, received, lost, retransmitted) and bytes on the wire, the round-trip time
+//! measured by each handshake, and the failures by their names (a TLS alert, an HTTP/3 code).
+//! Each connection's packet counts are taken as deltas (`take`), so a connection that lives
+//! across pages is counted once, in the window its packets were sent in.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// An HTTP/3 run's own counters, of the measured window; all zero over TCP.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Http3Stats {
+    /// Connections whose handshake completed.
+    pub connections: u64,
+    /// Streams opened for the window's requests: one per request sent.
+    pub streams: u64,
+    pub packets_sent: u64,
+    pub packets_received: u64,
+    pub packets_lost: u64,
+    pub retransmissions: u64,
+    /// UDP payload bytes sent and received.
+    pub wire_bytes_sent: u64,
+    pub wire_bytes_received: u64,
+    /// The RTT QUIC measured at the end of each handshake: count, min, sum and max in µs.
+    pub handshake_rtts: u64,
+    pub handshake_rtt_min_us: u64,
+    pub handshake_rtt_sum_us: u64,
+    pub handshake_rtt_max_us: u64,
+    pub goaways: u64,
+    /// Streams a GOAWAY left unprocessed, sent again on a new connection.
+    pub retried: u64,
+    /// Failures by name (a few distinct names at most; counted only when one happens).
+    pub handshake_alerts: BTreeMap<String, u64>,
+    pub stream_resets: BTreeMap<String, u64>,
+    pub connection_closes: BTreeMap<String, u64>,
+}
+
+impl Http3Stats {
+    pub fn merge(&mut self, o: &Http3Stats) {
+        self.connections += o.connections;
+        self.streams += o.streams;
+        self.add_packets(&o.packets());
+        if o.handshake_rtts > 0 {
+            self.handshake_rtt_min_us = match self.handshake_rtts {
+                0 => o.handshake_rtt_min_us,
+                _ => self.handshake_rtt_min_us.min(o.handshake_rtt_min_us),
+            };
+        }
+        self.handshake_rtts += o.handshake_rtts;
+        self.handshake_rtt_sum_us += o.handshake_rtt_sum_us;
+        self.handshake_rtt_max_us = self.handshake_rtt_max_us.max(o.handshake_rtt_max_us);
+        self.goaways += o.goaways;
+        self.retried += o.retried;
+        for (mine, theirs) in [
+            (&mut self.handshake_alerts, &o.handshake_alerts),
+            (&mut self.stream_resets, &o.stream_resets),
+            (&mut self.connection_closes, &o.connection_closes),
+        ] {
+            for (name, n) in theirs {
+                *mine.entry(name.clone()).or_default() += n;
+            }
+        }
+    }
+
+    fn packets(&self) -> Packets {
+        Packets {
+            sent: self.packets_sent,
+            received: self.packets_received,
+            lost: self.packets_lost,
+            retransmitted: self.retransmissions,
+            bytes_sent: self.wire_bytes_sent,
+            bytes_received: self.wire_bytes_received,
+        }
+    }
+
+    /// A connection's packets since they were last taken.
+    pub fn add_packets(&mut self, p: &Packets) {
+        self.packets_sent += p.sent;
+        self.packets_received += p.received;
+        self.packets_lost += p.lost;
+        self.retransmissions += p.retransmitted;
+        self.wire_bytes_sent += p.bytes_sent;
+        self.wire_bytes_received += p.bytes_received;
+    }
+
+    /// Bytes received on the wire per body byte (0 without a body byte).
+    pub fn wire_per_body_byte(&self, body_bytes: u64) -> f64 {
+        match body_bytes {
+            0 => 0.0,
+            b => self.wire_bytes_received as f64 / b as f64,
+        }
+    }
+
+    /// A handshake's RTT.
+    pub fn add_handshake_rtt(&mut self, us: u64) {
+        self.handshake_rtt_min_us = match self.handshake_rtts {
+            0 => us,
+            _ => self.handshake_rtt_min_us.min(us),
+        };
+        self.handshake_rtts += 1;
+        self.handshake_rtt_sum_us += us;
+        self.handshake_rtt_max_us = self.handshake_rtt_max_us.max(us);
+    }
+
+    /// One failure named `name` in `counts` (allocates only for a name not seen before).
+    pub fn count(counts: &mut BTreeMap<String, u64>, name: &str) {
+        match counts.get_mut(name) {
+            Some(n) => *n += 1,
+            None => {
+                counts.insert(name.to_owned(), 1);
+            }
+        }
+    }
+}
+
+/// A connection's packet and byte counts (QUIC's, all 64-bit).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Packets {
+    pub sent: u64,
+    pub received: u64,
+    pub lost: u64,
+    pub retransmitted: u64,
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+}
+
+impl Packets {
+    /// What `now` counts beyond `before` (counts only grow on one connection).
+    pub fn since(&self, before: &Packets) -> Packets {
+        Packets {
+            sent: self.sent.saturating_sub(before.sent),
+            received: self.received.saturating_sub(before.received),
+            lost: self.lost.saturating_sub(before.lost),
+            retransmitted: self.retransmitted.saturating_sub(before.retransmitted),
+            bytes_sent: self.bytes_sent.saturating_sub(before.bytes_sent),
+            bytes_received: self.bytes_received.saturating_sub(before.bytes_received),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merges_add_up_and_keep_the_rtt_extremes() {
+        let mut a = Http3Stats::default();
+        a.add_handshake_rtt(300);
+        a.add_handshake_rtt(100);
+        Http3Stats::count(&mut a.stream_resets, "H3_REQUEST_REJECTED");
+        let mut b = Http3Stats::default();
+        b.add_handshake_rtt(500);
+        b.add_packets(&Packets {
+            sent: 3,
+            bytes_received: 4000,
+            ..Packets::default()
+        });
+        Http3Stats::count(&mut b.stream_resets, "H3_REQUEST_REJECTED");
+        let mut sum = Http3Stats::default();
+        sum.merge(&a);
+        sum.merge(&b);
+        assert_eq!(sum.handshake_rtts, 3);
+        assert_eq!(sum.handshake_rtt_min_us, 100);
+        assert_eq!(sum.handshake_rtt_max_us, 500);
+        assert_eq!(sum.handshake_rtt_sum_us, 900);
+        assert_eq!(sum.packets_sent, 3);
+        assert_eq!(sum.wire_bytes_received, 4000);
+        assert_eq!(sum.stream_resets["H3_REQUEST_REJECTED"], 2);
+        let later = Packets {
+            sent: 10,
+            ..Packets::default()
+        };
+        let before = Packets {
+            sent: 4,
+            ..Packets::default()
+        };
+        assert_eq!(later.since(&before).sent, 6);
+    }
+}
