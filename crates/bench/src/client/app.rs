@@ -6,11 +6,14 @@
 //! the bytes prebuilt at start.
 //!
 //! Memory: the request, the head and the kept body each have a buffer that grows to the
-//! largest seen and is reused; the session's values and the cookie jar allocate as they change.
+//! largest seen and is reused, and so does each extracted value's text in the session (the
+//! regular expressions' groups are found in rooms made once); a JSON extraction parses the body
+//! into a document, and the cookie jar allocates when a cookie changes.
 
 use super::page::Verdict;
 use super::setup::{request_version, RunShared};
 use crate::app::check::{Answer, CheckKind};
+use crate::app::extract::Room;
 use crate::app::plan::{FilePlan, Plan, MAX_KEPT_BODY};
 use crate::app::session::Session;
 use crate::app::template::ExpandError;
@@ -42,6 +45,9 @@ pub(super) struct AppExchange {
     too_large: bool,
     /// Expanding a body (its length goes before it) and the checks' texts.
     scratch: Vec<u8>,
+    /// Per URL, per extraction of its file: the room its regular expression's groups are found
+    /// in, made once rather than per response.
+    rooms: Vec<Vec<Room>>,
     /// The URL a request goes to, for the cookie jar: the target's origin, its path set per
     /// request.
     cookie_url: url::Url,
@@ -68,8 +74,17 @@ impl AppExchange {
             id as u64,
             seed,
         );
+        let rooms = (plan.files.iter())
+            .map(|f| {
+                f.iter()
+                    .flat_map(|f| &f.extract)
+                    .map(|x| x.room())
+                    .collect()
+            })
+            .collect();
         Some(Box::new(AppExchange {
             reset_per_page: plan.options.reset_per_page,
+            rooms,
             plan,
             session,
             out: Vec::new(),
@@ -347,9 +362,9 @@ impl AppExchange {
                 verdict = Verdict::Passed;
             }
         }
-        for x in &file.extract {
-            match x.take(&answer) {
-                Some(v) => self.session.set_value(x.slot, v),
+        for (x, room) in file.extract.iter().zip(&mut self.rooms[url]) {
+            match x.take(&answer, room) {
+                Some(v) => self.session.set_value(x.slot, &v),
                 None => {
                     forget(&mut self.session);
                     let detail = format!("no value for {:?} in the response", x.name);
