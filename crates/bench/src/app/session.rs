@@ -92,6 +92,12 @@ impl Session {
         }
     }
 
+    /// Whether the jar holds a cookie: without one no request carries a `Cookie` field, and the
+    /// URL a request goes to need not be worked out for the jar's rules.
+    pub fn has_cookies(&self) -> bool {
+        self.cookies.as_ref().is_some_and(|jar| !jar.is_empty())
+    }
+
     /// The `Cookie` field's value for a request to `url` (appended to `out`), or false when
     /// the jar holds none for it.
     pub fn cookie_header(&self, url: &Url, out: &mut Vec<u8>) -> bool {
@@ -156,6 +162,7 @@ mod tests {
     #[test]
     fn cookies_follow_domain_path_and_secure_and_reset_forgets_them() {
         let mut s = Session::new(data(), 1, true, 0, 1);
+        assert!(!s.has_cookies());
         let http = Url::parse("http://app.test/login").unwrap();
         let set: [&[u8]; 3] = [
             b"sid=42; Path=/; HttpOnly",
@@ -163,6 +170,7 @@ mod tests {
             b"tok=x; Secure",
         ];
         s.store_cookies(&http, set.into_iter());
+        assert!(s.has_cookies());
         let mut out = Vec::new();
         assert!(s.cookie_header(&Url::parse("http://app.test/account").unwrap(), &mut out));
         assert_eq!(
@@ -180,7 +188,9 @@ mod tests {
         s.reset();
         assert_eq!(s.value(0), None);
         assert!(!s.cookie_header(&http, &mut out));
+        assert!(!s.has_cookies(), "reset empties the jar");
         let off = Session::new(data(), 0, false, 0, 1);
         assert!(!off.cookie_header(&http, &mut out), "--no-cookies");
+        assert!(!off.has_cookies());
     }
 }

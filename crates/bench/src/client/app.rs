@@ -230,13 +230,12 @@ impl AppExchange {
             value.expand(&mut self.session, out)?;
             out.extend_from_slice(b"\r\n");
         }
-        // The jar's rules (domain, path, Secure) need the URL the request goes to.
-        let path = std::str::from_utf8(&out[path_start..path_end]).unwrap_or("/");
-        // The path only (the query plays no part in cookie rules): `Url` then rewrites its
-        // string in place.
-        self.cookie_url
-            .set_path(path.split_once('?').map_or(path, |(p, _)| p));
-        if !own("cookie") {
+        if !own("cookie") && self.session.has_cookies() {
+            // The jar's rules (domain, path, Secure) need the URL the request goes to (parsing
+            // it is a good part of building a request: it is done only when the jar has
+            // cookies to choose from).
+            let path = std::str::from_utf8(&out[path_start..path_end]).unwrap_or("/");
+            set_path(&mut self.cookie_url, path);
             let at = out.len();
             out.extend_from_slice(b"Cookie: ");
             if self.session.cookie_header(&self.cookie_url, out) {
@@ -302,18 +301,22 @@ impl AppExchange {
         let mut fields: [(&[u8], &[u8]); MAX_FIELDS] = [(&[], &[]); MAX_FIELDS];
         let n = split_fields(&self.head, &mut fields);
         let headers = &fields[..n];
-        let set_cookies = headers
+        let mut set_cookies = headers
             .iter()
             .filter(|(n, _)| n.eq_ignore_ascii_case(b"set-cookie"))
-            .map(|(_, v)| *v);
-        // The jar's rules need the path the request went to.
-        let k = file.saturating_sub(self.first);
-        if let Some(path) = self.paths.get(k).and_then(|r| self.out.get(r.clone())) {
-            let path = std::str::from_utf8(path).unwrap_or("/");
-            self.cookie_url
-                .set_path(path.split_once('?').map_or(path, |(p, _)| p));
+            .map(|(_, v)| *v)
+            .peekable();
+        if set_cookies.peek().is_some() {
+            // The jar's rules need the path the request went to.
+            let k = file.saturating_sub(self.first);
+            if let Some(path) = self.paths.get(k).and_then(|r| self.out.get(r.clone())) {
+                set_path(
+                    &mut self.cookie_url,
+                    std::str::from_utf8(path).unwrap_or("/"),
+                );
+            }
+            self.session.store_cookies(&self.cookie_url, set_cookies);
         }
-        self.session.store_cookies(&self.cookie_url, set_cookies);
         let Some(file) = self.plan.files.get(url).and_then(Option::as_ref) else {
             return Verdict::ByStatus;
         };
@@ -374,6 +377,12 @@ impl AppExchange {
         }
         verdict
     }
+}
+
+/// `url`'s path set to a request's `path`, without its query (the query plays no part in the
+/// cookie rules): `Url` then rewrites its string in place.
+fn set_path(url: &mut url::Url, path: &str) {
+    url.set_path(path.split_once('?').map_or(path, |(p, _)| p));
 }
 
 fn check_kind(kind: CheckKind) -> ErrorKind {
