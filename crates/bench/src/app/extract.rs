@@ -5,7 +5,8 @@
 //! not sent (counted), never sent with an empty value.
 
 use super::check::Answer;
-use regex::bytes::Regex;
+use regex::bytes::{CaptureLocations, Regex};
+use std::borrow::Cow;
 
 /// Where a value comes from, as a workload file spells it:
 /// `extract = { token = { header = "X-Token" }, id = { json = "/id" } }`.
@@ -30,6 +31,10 @@ pub struct Extract {
     pub slot: usize,
     source: Source,
 }
+
+/// One Webchild's room for an extraction's regular expression groups ([`Extract::room`]).
+#[derive(Debug, Clone)]
+pub struct Room(Option<CaptureLocations>);
 
 #[derive(Debug, Clone)]
 enum Source {
@@ -76,6 +81,15 @@ impl Extract {
         })
     }
 
+    /// A Webchild's room for this extraction's regular expression groups, made once and reused
+    /// for every response (finding groups otherwise allocates their offsets each time).
+    pub fn room(&self) -> Room {
+        Room(match &self.source {
+            Source::Regex(re) => Some(re.capture_locations()),
+            _ => None,
+        })
+    }
+
     /// Whether the body is needed whole.
     pub fn needs_body(&self) -> bool {
         matches!(self.source, Source::Regex(_) | Source::Json(_))
@@ -83,11 +97,13 @@ impl Extract {
 
     /// The value in `answer`, or `None` (`extract_missing`). A value must be UTF-8 and not
     /// empty: an empty header, a JSON `""` or a cookie being deleted (`sid=; Max-Age=0`) gives
-    /// nothing a later request could use.
-    pub fn take(&self, answer: &Answer<'_>) -> Option<String> {
-        let text = |b: &[u8]| {
+    /// nothing a later request could use. `room` is this extraction's (from [`Extract::room`]).
+    /// A value read from the response is borrowed from it (the session copies it into a buffer
+    /// it keeps); only a JSON value, parsed into a document, is owned.
+    pub fn take<'a>(&self, answer: &Answer<'a>, room: &mut Room) -> Option<Cow<'a, str>> {
+        let text = |b: &'a [u8]| {
             (!b.is_empty())
-                .then(|| std::str::from_utf8(b).ok().map(str::to_owned))
+                .then(|| std::str::from_utf8(b).ok().map(Cow::Borrowed))
                 .flatten()
         };
         match &self.source {
@@ -104,18 +120,20 @@ impl Extract {
                         .flatten()
                 }),
             Source::Regex(re) => {
-                let caps = re.captures(answer.body)?;
+                let locs = room.0.get_or_insert_with(|| re.capture_locations());
+                re.captures_read(locs, answer.body)?;
                 // With a group, group 1 only: when it took no part in the match (`(a)|b`
                 // matching `b`), there is no value, not the whole match.
                 let group = usize::from(re.captures_len() > 1);
-                text(caps.get(group)?.as_bytes())
+                let (start, end) = locs.get(group)?;
+                text(&answer.body[start..end])
             }
             Source::Json(pointer) => {
                 let doc: serde_json::Value = serde_json::from_slice(answer.body).ok()?;
                 match doc.pointer(pointer)? {
-                    serde_json::Value::String(s) => text(s.as_bytes()),
-                    serde_json::Value::Null => None,
-                    other => Some(other.to_string()),
+                    serde_json::Value::String(s) if !s.is_empty() => Some(Cow::Owned(s.clone())),
+                    serde_json::Value::String(_) | serde_json::Value::Null => None,
+                    other => Some(Cow::Owned(other.to_string())),
                 }
             }
         }
@@ -135,7 +153,12 @@ mod tests {
     }
 
     fn take(spec: SourceSpec, a: &Answer<'_>) -> Option<String> {
-        Extract::compile("v", 0, &spec).unwrap().take(a)
+        let x = Extract::compile("v", 0, &spec).unwrap();
+        let mut room = x.room();
+        let first = x.take(a, &mut room).map(Cow::into_owned);
+        // The room, once used, gives the same answer again.
+        assert_eq!(x.take(a, &mut room).map(Cow::into_owned), first);
+        first
     }
 
     #[test]

@@ -15,7 +15,10 @@ pub struct Session {
     data: Arc<[DataSet]>,
     /// Per data set: the row this page drew, if it drew one.
     rows: Vec<Option<usize>>,
-    values: Vec<Option<String>>,
+    /// Per slot: whether it holds a value, and its text. The text's buffer is kept when the
+    /// value is cleared or replaced, so that a value extracted again and again (a token per
+    /// page) is copied into it rather than allocated per response.
+    values: Vec<(bool, String)>,
     cookies: Option<Jar>,
     rng: fastrand::Rng,
     seq: u64,
@@ -35,7 +38,7 @@ impl Session {
         Session {
             rows: vec![None; data.len()],
             data,
-            values: vec![None; slots],
+            values: vec![(false, String::new()); slots],
             cookies: cookies.then(Jar::default),
             rng: fastrand::Rng::with_seed(seed),
             seq: 0,
@@ -55,7 +58,7 @@ impl Session {
 
     /// Forgets extracted values and cookies (`--reset-session` at each page).
     pub fn reset(&mut self) {
-        self.values.iter_mut().for_each(|v| *v = None);
+        self.values.iter_mut().for_each(|(set, _)| *set = false);
         if let Some(jar) = self.cookies.as_mut() {
             jar.clear();
         }
@@ -66,13 +69,17 @@ impl Session {
         self.seq += 1;
     }
 
-    pub fn set_value(&mut self, slot: usize, value: String) {
-        self.values[slot] = Some(value);
+    /// Value `slot` is now `value` (copied into the slot's kept buffer).
+    pub fn set_value(&mut self, slot: usize, value: &str) {
+        let (set, text) = &mut self.values[slot];
+        text.clear();
+        text.push_str(value);
+        *set = true;
     }
 
     /// Forgets value `slot` (its extraction failed): a request needing it is not sent.
     pub fn clear_value(&mut self, slot: usize) {
-        self.values[slot] = None;
+        self.values[slot].0 = false;
     }
 
     /// Keeps the `Set-Cookie` fields of a response to `url`.
@@ -83,6 +90,12 @@ impl Session {
         for v in set_cookies {
             jar.store(v, url);
         }
+    }
+
+    /// Whether the jar holds a cookie: without one no request carries a `Cookie` field, and the
+    /// URL a request goes to need not be worked out for the jar's rules.
+    pub fn has_cookies(&self) -> bool {
+        self.cookies.as_ref().is_some_and(|jar| !jar.is_empty())
     }
 
     /// The `Cookie` field's value for a request to `url` (appended to `out`), or false when
@@ -101,7 +114,8 @@ impl Values for Session {
     }
 
     fn value(&self, slot: usize) -> Option<&str> {
-        self.values[slot].as_deref()
+        let (set, text) = &self.values[slot];
+        set.then_some(text.as_str())
     }
 
     fn random(&mut self, low: u64, high: u64) -> u64 {
@@ -148,6 +162,7 @@ mod tests {
     #[test]
     fn cookies_follow_domain_path_and_secure_and_reset_forgets_them() {
         let mut s = Session::new(data(), 1, true, 0, 1);
+        assert!(!s.has_cookies());
         let http = Url::parse("http://app.test/login").unwrap();
         let set: [&[u8]; 3] = [
             b"sid=42; Path=/; HttpOnly",
@@ -155,6 +170,7 @@ mod tests {
             b"tok=x; Secure",
         ];
         s.store_cookies(&http, set.into_iter());
+        assert!(s.has_cookies());
         let mut out = Vec::new();
         assert!(s.cookie_header(&Url::parse("http://app.test/account").unwrap(), &mut out));
         assert_eq!(
@@ -168,11 +184,13 @@ mod tests {
         assert_eq!(got, [&b"cart=9"[..], b"sid=42"]);
         out.clear();
         assert!(!s.cookie_header(&Url::parse("http://other.test/").unwrap(), &mut out));
-        s.set_value(0, "v".into());
+        s.set_value(0, "v");
         s.reset();
         assert_eq!(s.value(0), None);
         assert!(!s.cookie_header(&http, &mut out));
+        assert!(!s.has_cookies(), "reset empties the jar");
         let off = Session::new(data(), 0, false, 0, 1);
         assert!(!off.cookie_header(&http, &mut out), "--no-cookies");
+        assert!(!off.has_cookies());
     }
 }

@@ -6,11 +6,14 @@
 //! the bytes prebuilt at start.
 //!
 //! Memory: the request, the head and the kept body each have a buffer that grows to the
-//! largest seen and is reused; the session's values and the cookie jar allocate as they change.
+//! largest seen and is reused, and so does each extracted value's text in the session (the
+//! regular expressions' groups are found in rooms made once); a JSON extraction parses the body
+//! into a document, and the cookie jar allocates when a cookie changes.
 
 use super::page::Verdict;
 use super::setup::{request_version, RunShared};
 use crate::app::check::{Answer, CheckKind};
+use crate::app::extract::Room;
 use crate::app::plan::{FilePlan, Plan, MAX_KEPT_BODY};
 use crate::app::session::Session;
 use crate::app::template::ExpandError;
@@ -42,6 +45,9 @@ pub(super) struct AppExchange {
     too_large: bool,
     /// Expanding a body (its length goes before it) and the checks' texts.
     scratch: Vec<u8>,
+    /// Per URL, per extraction of its file: the room its regular expression's groups are found
+    /// in, made once rather than per response.
+    rooms: Vec<Vec<Room>>,
     /// The URL a request goes to, for the cookie jar: the target's origin, its path set per
     /// request.
     cookie_url: url::Url,
@@ -68,8 +74,17 @@ impl AppExchange {
             id as u64,
             seed,
         );
+        let rooms = (plan.files.iter())
+            .map(|f| {
+                f.iter()
+                    .flat_map(|f| &f.extract)
+                    .map(|x| x.room())
+                    .collect()
+            })
+            .collect();
         Some(Box::new(AppExchange {
             reset_per_page: plan.options.reset_per_page,
+            rooms,
             plan,
             session,
             out: Vec::new(),
@@ -215,13 +230,12 @@ impl AppExchange {
             value.expand(&mut self.session, out)?;
             out.extend_from_slice(b"\r\n");
         }
-        // The jar's rules (domain, path, Secure) need the URL the request goes to.
-        let path = std::str::from_utf8(&out[path_start..path_end]).unwrap_or("/");
-        // The path only (the query plays no part in cookie rules): `Url` then rewrites its
-        // string in place.
-        self.cookie_url
-            .set_path(path.split_once('?').map_or(path, |(p, _)| p));
-        if !own("cookie") {
+        if !own("cookie") && self.session.has_cookies() {
+            // The jar's rules (domain, path, Secure) need the URL the request goes to (parsing
+            // it is a good part of building a request: it is done only when the jar has
+            // cookies to choose from).
+            let path = std::str::from_utf8(&out[path_start..path_end]).unwrap_or("/");
+            set_path(&mut self.cookie_url, path);
             let at = out.len();
             out.extend_from_slice(b"Cookie: ");
             if self.session.cookie_header(&self.cookie_url, out) {
@@ -287,18 +301,22 @@ impl AppExchange {
         let mut fields: [(&[u8], &[u8]); MAX_FIELDS] = [(&[], &[]); MAX_FIELDS];
         let n = split_fields(&self.head, &mut fields);
         let headers = &fields[..n];
-        let set_cookies = headers
+        let mut set_cookies = headers
             .iter()
             .filter(|(n, _)| n.eq_ignore_ascii_case(b"set-cookie"))
-            .map(|(_, v)| *v);
-        // The jar's rules need the path the request went to.
-        let k = file.saturating_sub(self.first);
-        if let Some(path) = self.paths.get(k).and_then(|r| self.out.get(r.clone())) {
-            let path = std::str::from_utf8(path).unwrap_or("/");
-            self.cookie_url
-                .set_path(path.split_once('?').map_or(path, |(p, _)| p));
+            .map(|(_, v)| *v)
+            .peekable();
+        if set_cookies.peek().is_some() {
+            // The jar's rules need the path the request went to.
+            let k = file.saturating_sub(self.first);
+            if let Some(path) = self.paths.get(k).and_then(|r| self.out.get(r.clone())) {
+                set_path(
+                    &mut self.cookie_url,
+                    std::str::from_utf8(path).unwrap_or("/"),
+                );
+            }
+            self.session.store_cookies(&self.cookie_url, set_cookies);
         }
-        self.session.store_cookies(&self.cookie_url, set_cookies);
         let Some(file) = self.plan.files.get(url).and_then(Option::as_ref) else {
             return Verdict::ByStatus;
         };
@@ -347,9 +365,9 @@ impl AppExchange {
                 verdict = Verdict::Passed;
             }
         }
-        for x in &file.extract {
-            match x.take(&answer) {
-                Some(v) => self.session.set_value(x.slot, v),
+        for (x, room) in file.extract.iter().zip(&mut self.rooms[url]) {
+            match x.take(&answer, room) {
+                Some(v) => self.session.set_value(x.slot, &v),
                 None => {
                     forget(&mut self.session);
                     let detail = format!("no value for {:?} in the response", x.name);
@@ -359,6 +377,12 @@ impl AppExchange {
         }
         verdict
     }
+}
+
+/// `url`'s path set to a request's `path`, without its query (the query plays no part in the
+/// cookie rules): `Url` then rewrites its string in place.
+fn set_path(url: &mut url::Url, path: &str) {
+    url.set_path(path.split_once('?').map_or(path, |(p, _)| p));
 }
 
 fn check_kind(kind: CheckKind) -> ErrorKind {
