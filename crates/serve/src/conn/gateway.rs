@@ -20,8 +20,14 @@ impl<T: Transport> Conn<T> {
     /// Starts the programs the session asked for; a start that fails answers 500 (503 when
     /// the system is short of processes or memory).
     pub(super) fn start_programs(&mut self, w: &mut Worker, pool: &mut Pool) {
-        for (id, launch) in std::mem::take(&mut self.session.launches) {
+        let mut launches = std::mem::take(&mut self.session.launches);
+        for (id, launch) in launches.drain(..) {
             self.start_program(id, launch, w, pool);
+        }
+        // The list goes back, its room kept for the next requests, unless a start asked for
+        // more meanwhile.
+        if self.session.launches.is_empty() {
+            self.session.launches = launches;
         }
     }
 
@@ -30,7 +36,7 @@ impl<T: Transport> Conn<T> {
             return;
         };
         if let Some(fwd) = launch.proxy {
-            match g.start_proxy(*fwd, launch.body, self.token, w.now) {
+            match g.start_proxy(fwd, launch.body, self.token, w.now) {
                 Ok((x, reused, retried)) => {
                     w.stats.proxy_connects += u64::from(!reused) + u64::from(retried);
                     w.stats.proxy_retries += u64::from(retried);

@@ -6,7 +6,8 @@
 //! encodes it as it encodes a program's.
 //!
 //! - `request.rs` builds the request head sent upstream (hop-by-hop fields out, `Via` and
-//!   `X-Forwarded-*` in).
+//!   `X-Forwarded-*` in), straight into the exchange's recycled buffer: nothing of it is
+//!   allocated per request, nor per field.
 //! - `exchange.rs` is one request on one upstream connection: the head and body out, the
 //!   response read with `wire`'s parser and body decoder only while the client has room.
 //! - `response.rs` turns the upstream's response head into the CGI head the protocols read.
@@ -178,6 +179,7 @@ impl super::Gateways {
                 Err(e) => {
                     self.proxies.mark_failed(fwd.mount, addr, now);
                     if retried || !self.proxies.has_other(fwd.mount, addr) {
+                        self.fcgi_pool.recycle(fwd.buffers);
                         return Err(e);
                     }
                     retried = true;
@@ -193,7 +195,6 @@ impl super::Gateways {
             group: a.group,
             reused,
             name: a.name.clone(),
-            buffers: self.fcgi_pool.buffers(),
             timeouts: self.proxies.timeouts(fwd.mount),
             max_head: self.max_head,
         };
