@@ -327,7 +327,7 @@ impl Gateways {
                 let body = asked.content_length.unwrap_or(0);
                 let buffers = self.fcgi_pool.buffers();
                 let https = self.https;
-                let name = self.proxies.first_name(*mount);
+                let name = self.proxies.first_host(*mount);
                 let fwd = proxy::request::forward(*mount, req, asked, peer, https, name, buffers);
                 Launch {
                     program: Default::default(),

@@ -331,3 +331,77 @@ fn a_client_that_leaves_mid_response_closes_the_upstream_connection() {
     assert_eq!((r.status, r.body.as_slice()), (200, &b"small"[..]));
     assert_eq!(up.accepted.load(std::sync::atomic::Ordering::SeqCst), 2);
 }
+
+/// A `unix:` upstream is spoken to as a TCP one is: the same request head, `Host` the
+/// client's (or `localhost` when the client sent none: a path is no host name), the
+/// connection pooled.
+#[test]
+fn a_unix_socket_upstream_gets_the_request_a_tcp_one_gets_on_a_pooled_connection() {
+    use std::io::BufRead;
+    use std::os::unix::net::UnixListener;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("up.sock");
+    let listener = UnixListener::bind(&path).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let upstream = std::thread::spawn(move || {
+        let deadline = std::time::Instant::now() + WAIT;
+        let s = loop {
+            match listener.accept() {
+                Ok((s, _)) => break s,
+                Err(_) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(5))
+                }
+                Err(e) => panic!("no connection from the proxy: {e}"),
+            }
+        };
+        s.set_nonblocking(false).unwrap();
+        s.set_read_timeout(Some(WAIT)).unwrap();
+        let mut rd = BufReader::new(s.try_clone().unwrap());
+        let mut w = s;
+        let mut heads = Vec::new();
+        for _ in 0..2 {
+            let mut head = String::new();
+            loop {
+                let mut line = String::new();
+                if rd.read_line(&mut line).unwrap() == 0 {
+                    return heads;
+                }
+                head.push_str(&line);
+                if line == "\r\n" {
+                    break;
+                }
+            }
+            heads.push(head);
+            w.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                .unwrap();
+        }
+        heads
+    });
+    let srv = TestServer::start(|c| {
+        let m = format!("/api/=unix:{}", path.display());
+        c.proxy.push(m.parse().unwrap())
+    });
+    let r = ask(&srv, "GET /api/x?q=1 HTTP/1.1\r\nHost: example.com\r\n\r\n");
+    assert_eq!((r.status, r.body.as_slice()), (200, &b"ok"[..]));
+    let r = ask(&srv, "GET /api/y HTTP/1.0\r\n\r\n");
+    assert_eq!((r.status, r.body.as_slice()), (200, &b"ok"[..]));
+    let st = srv.stop();
+    let heads = upstream.join().unwrap();
+    assert_eq!(heads.len(), 2, "{heads:?}");
+    assert!(
+        heads[0].starts_with("GET /api/x?q=1 HTTP/1.1\r\nHost: example.com\r\n"),
+        "{}",
+        heads[0]
+    );
+    assert!(
+        heads[0].contains("X-Forwarded-For: 127.0.0.1\r\n"),
+        "{}",
+        heads[0]
+    );
+    assert!(
+        heads[1].starts_with("GET /api/y HTTP/1.1\r\nHost: localhost\r\n"),
+        "{}",
+        heads[1]
+    );
+    assert_eq!((st.proxy_requests, st.proxy_connects), (2, 1));
+}
