@@ -405,3 +405,17 @@ fn a_unix_socket_upstream_gets_the_request_a_tcp_one_gets_on_a_pooled_connection
     );
     assert_eq!((st.proxy_requests, st.proxy_connects), (2, 1));
 }
+
+/// A head the upstream's parser passes but the server's response checks refuse (a status past
+/// 599) is the upstream's bad response: 502, counted with the proxy's, not the CGI programs'.
+#[test]
+fn a_head_the_response_checks_refuse_counts_as_the_upstream_s_bad_response() {
+    let up = Upstream::start(|_| vec![reply("HTTP/1.1 600 Odd\r\nContent-Length: 0\r\n\r\n")]);
+    let srv = proxy_to(&up, "");
+    assert_eq!(
+        ask(&srv, "GET /api/x HTTP/1.1\r\nHost: t\r\n\r\n").status,
+        502
+    );
+    let st = srv.stop();
+    assert_eq!((st.proxy_bad_responses, st.cgi_bad_heads), (1, 0));
+}

@@ -214,9 +214,22 @@ impl<T: Transport> Conn<T> {
                         return (true, Some(GatewayEnd::OutputLimit));
                     }
                     if let Err(e) = self.session.gateway_output(id, &buf[..n], w, pool) {
-                        w.stats.cgi_bad_heads += 1;
-                        let _ =
-                            writeln!(io::stderr(), "flint serve: a CGI response head: {e} (502)");
+                        // A proxied response's head refused here is the upstream's fault, and
+                        // counted as its other bad responses are.
+                        if let Source::Proxy(x) = p {
+                            w.stats.proxy_bad_responses += 1;
+                            let _ = writeln!(
+                                io::stderr(),
+                                "flint serve: proxy {}: a response head: {e} (502)",
+                                x.name
+                            );
+                        } else {
+                            w.stats.cgi_bad_heads += 1;
+                            let _ = writeln!(
+                                io::stderr(),
+                                "flint serve: a CGI response head: {e} (502)"
+                            );
+                        }
                         return (true, Some(GatewayEnd::BadHead));
                     }
                 }
