@@ -195,4 +195,43 @@ mod tests {
         )
         .is_err());
     }
+
+    /// A mount made in code, not parsed, is checked as the parser checks one, each fault in one
+    /// line naming its key; a zero timeout is refused as well (it would time out every request).
+    #[test]
+    fn a_mount_made_in_code_is_validated_as_a_parsed_one() {
+        let good: ProxyMount = "/api/=http://127.0.0.1:1".parse().unwrap();
+        let with = |f: fn(&mut ProxyMount)| {
+            let mut m = good.clone();
+            f(&mut m);
+            let c = crate::config::Config {
+                proxy: vec![m],
+                ..Default::default()
+            };
+            c.validate().map_err(|e| e.to_string())
+        };
+        assert_eq!(with(|_| {}), Ok(()));
+        let refused = [
+            (with(|m| m.upstreams.clear()), "`proxy.upstreams`"),
+            (with(|m| m.prefix = "api".into()), "`proxy.prefix`"),
+            (
+                with(|m| m.connect_timeout_ms = 0),
+                "`proxy.connect_timeout_ms`",
+            ),
+            (
+                with(|m| m.first_byte_timeout_ms = 0),
+                "`proxy.first_byte_timeout_ms`",
+            ),
+            (with(|m| m.idle_timeout_ms = 0), "`proxy.idle_timeout_ms`"),
+        ];
+        for (got, key) in refused {
+            let line = got.unwrap_err();
+            assert!(line.starts_with(key), "{line}");
+            assert!(!line.contains('\n'), "{line}");
+        }
+        let zero: Result<crate::config::Config, _> = toml::from_str(
+            "[[proxy]]\nprefix = \"/a\"\nupstreams = [\"http://127.0.0.1:1\"]\nidle_timeout_ms = 0\n",
+        );
+        assert!(zero.unwrap().validate().is_err());
+    }
 }
