@@ -37,8 +37,8 @@ impl<T: Transport> Conn<T> {
         };
         if let Some(fwd) = launch.proxy {
             match g.start_proxy(fwd, launch.body, self.token, w.now) {
-                Ok((x, reused, retried)) => {
-                    w.stats.proxy_connects += u64::from(!reused) + u64::from(retried);
+                // Connections are counted as they end (`end_program`), once they connected.
+                Ok((x, _reused, retried)) => {
                     w.stats.proxy_retries += u64::from(retried);
                     self.programs.push((id, Source::Proxy(Box::new(x))));
                 }
@@ -247,8 +247,11 @@ impl<T: Transport> Conn<T> {
                             w.stats.fastcgi_failures += 1;
                         }
                         (Source::Proxy(x), Some(g)) => {
+                            // The connection given up, counted if it was one (a refused
+                            // connect is none); the new one is counted when it ends.
+                            let opened = x.opened();
                             if g.retry_proxy(x, w.now).is_ok() {
-                                w.stats.proxy_connects += 1;
+                                w.stats.proxy_connects += u64::from(opened);
                                 w.stats.proxy_retries += 1;
                                 moved = true;
                                 continue;
@@ -299,6 +302,9 @@ impl<T: Transport> Conn<T> {
     /// program killed unless it ended by itself, and handed to the reaper.
     fn end_program(&mut self, k: usize, end: GatewayEnd, w: &mut Worker, pool: &mut Pool) {
         let (id, p) = self.programs.swap_remove(k);
+        if let Source::Proxy(x) = &p {
+            w.stats.proxy_connects += u64::from(x.opened());
+        }
         self.session.gateway_end(id, end, w, pool);
         if let Some(g) = w.gateways.as_mut() {
             let kill = !matches!(end, GatewayEnd::Complete | GatewayEnd::Died);

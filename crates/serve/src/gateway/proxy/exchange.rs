@@ -471,6 +471,12 @@ impl Exchange {
         self.deadline = now + wait;
     }
 
+    /// Whether the exchange opened its connection (not taken from the pool) and it connected:
+    /// a connection refused, or still connecting, was never one.
+    pub fn opened(&self) -> bool {
+        !self.reused && self.connected
+    }
+
     /// Whether the upstream connected and nothing came back (a timeout then marks the address).
     pub fn silent(&self) -> bool {
         !self.received
