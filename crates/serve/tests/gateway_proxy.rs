@@ -420,3 +420,72 @@ fn a_head_the_response_checks_refuse_counts_as_the_upstream_s_bad_response() {
     let st = srv.stop();
     assert_eq!((st.proxy_bad_responses, st.cgi_bad_heads), (1, 0));
 }
+
+/// A request that times out waiting for its answer on a pooled connection says nothing of its
+/// address (the address answered the request before on that connection): it stays in turn.
+#[test]
+fn a_first_byte_timeout_on_a_pooled_connection_leaves_its_address_in_turn() {
+    let slow = Upstream::start(|r| match r.head.split(' ').nth(1).unwrap() {
+        "/api/slow" => vec![Step::Sleep(Duration::from_secs(5)), Step::Close],
+        _ => ok("a"),
+    });
+    let fast = Upstream::start(|_| ok("b"));
+    let extra = "first_byte_timeout_ms = 300\nfail_timeout_ms = 60000";
+    let m = mount("/api", &[slow.url(), fast.url()], extra);
+    let srv = TestServer::start(|c| c.proxy.push(m));
+    let get = |path: &str| ask(&srv, &format!("GET {path} HTTP/1.1\r\nHost: t\r\n\r\n"));
+    // One request each, round robin: both connections pooled.
+    let bodies: Vec<Vec<u8>> = (0..2).map(|_| get("/api/x").body).collect();
+    assert_eq!(bodies, [b"a".to_vec(), b"b".to_vec()]);
+    // The first address, on its pooled connection, answers nothing in time.
+    assert_eq!(get("/api/slow").status, 504);
+    // Both addresses still take their turns.
+    let bodies: Vec<Vec<u8>> = (0..4).map(|_| get("/api/x").body).collect();
+    assert_eq!(
+        bodies.iter().filter(|b| b.as_slice() == b"a").count(),
+        2,
+        "{bodies:?}"
+    );
+    let st = srv.stop();
+    assert_eq!(st.proxy_timeouts, 1);
+}
+
+/// An answer the proxy never read because its client reads nothing (the responses before it
+/// fill the connection's output) is no fault of the address, whose timeout it is not.
+#[test]
+fn a_timeout_behind_a_client_that_reads_nothing_leaves_the_address_in_turn() {
+    let a = Upstream::start(|_| ok("a"));
+    let b = Upstream::start(|_| ok("b"));
+    let extra = "first_byte_timeout_ms = 300\nidle_timeout_ms = 300\nfail_timeout_ms = 60000";
+    let m = mount("/api", &[a.url(), b.url()], extra);
+    let srv = TestServer::start(|c| {
+        c.max_pipeline_bytes = 16 << 20;
+        c.proxy.push(m)
+    });
+    // A client with a small receive window that reads nothing: the 4 MiB file stays queued,
+    // and the proxied request behind it, sent upstream, has its answer left unread.
+    let sock = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    sock.set_recv_buffer_size(4096).unwrap();
+    sock.connect(&srv.addr.into()).unwrap();
+    let mut stalled: std::net::TcpStream = sock.into();
+    stalled
+        .write_all(b"GET /4m.bin HTTP/1.1\r\nHost: t\r\n\r\nGET /api/x HTTP/1.1\r\nHost: t\r\n\r\n")
+        .unwrap();
+    assert!(
+        eventually(WAIT, || srv.stats().proxy_timeouts == 1),
+        "the unread answer timed out"
+    );
+    assert_eq!(
+        a.requests().len(),
+        1,
+        "the stalled request went to the first address"
+    );
+    drop(stalled);
+    let get = || ask(&srv, "GET /api/x HTTP/1.1\r\nHost: t\r\n\r\n").body;
+    let bodies: Vec<Vec<u8>> = (0..4).map(|_| get()).collect();
+    assert_eq!(
+        bodies.iter().filter(|b| b.as_slice() == b"a").count(),
+        2,
+        "{bodies:?}"
+    );
+}

@@ -118,11 +118,16 @@ impl<T: Transport> Conn<T> {
         let mut k = 0;
         while k < self.programs.len() {
             if w.now >= self.programs[k].1.deadline() {
+                let id = self.programs[k].0;
                 match (&self.programs[k].1, w.gateways.as_mut()) {
                     (Source::Proxy(x), Some(g)) => {
                         w.stats.proxy_timeouts += 1;
                         let _ = writeln!(io::stderr(), "flint serve: proxy {}: timed out", x.name);
-                        if x.silent() {
+                        // Silent on a connection it opened, while the client had room for the
+                        // answer: the address is at fault. A pooled connection's slow answer
+                        // is its request's (the address answered the one before), and an
+                        // answer never read because the client reads nothing is the client's.
+                        if x.silent() && !x.reused && self.session.gateway_wants_output(id) {
                             g.proxy_failed(x, w.now);
                         }
                     }
