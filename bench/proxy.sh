@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Reverse proxy: flint serve against nginx and h2o, one 1 KiB response from a fast upstream.
+# Reverse proxy: flint serve against nginx, h2o and HAProxy, one 1 KiB response from a fast
+# upstream.
 #
 # The upstream is flint serve itself (--threads 1, serving a 1 KiB file), pinned to APP_CPU, one
 # instance per proxy (so the proxies' kept connections do not share one upstream's loop). The
@@ -10,15 +11,19 @@
 #   nginx       proxy_pass to an upstream with `keepalive 32`, `proxy_http_version 1.1`,
 #               `proxy_set_header Connection ""`
 #   h2o         num-threads 1, proxy.reverse.url (h2o keeps upstream connections by default)
+#   haproxy     nbthread 1, mode http, option http-keep-alive, http-reuse always
+# None of them logs requests: flint serve has no --access-log, nginx `access_log off`, h2o no
+# access-log, HAProxy no `log` line (its default: nothing logged); error logs only.
 # wrk (-t1, CONNS keep-alive connections) runs pinned to CLIENT_CPU with the upstreams. The
 # servers take turns (A B C A B C ...) for ROUNDS rounds of DUR; reported per server: medians
 # (min-max) of requests/s, the proxy's CPU per request (its own process, the upstream's apart),
 # the upstream's, how busy the proxy's core was, and flint over each peer; then, with
 # SYSCALLS=strace, each proxy once more under strace -c -f for SYS_DUR: syscalls per request.
 #
-# Environment: DUR (10s), ROUNDS (3), CONNS (40), SERVERS ("flint nginx h2o"; h2o left out with
-# a note when not installed), APP_CPU (CLIENT_CPU), SYSCALLS (strace | none), SYS_DUR (3s),
-# FLINT, SERVER_CPU, CLIENT_CPU. Needs wrk, curl, strace (scripts/install-peers.sh).
+# Environment: DUR (10s), ROUNDS (3), CONNS (40), SERVERS ("flint nginx h2o haproxy"; h2o and
+# haproxy left out with a note when not installed), APP_CPU (CLIENT_CPU), SYSCALLS (strace |
+# none), SYS_DUR (3s), FLINT, HAPROXY (/usr/sbin/haproxy), SERVER_CPU, CLIENT_CPU. Needs wrk,
+# curl, strace (scripts/install-peers.sh).
 set -euo pipefail
 # shellcheck source=lib.sh source-path=SCRIPTDIR
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -26,7 +31,8 @@ set -euo pipefail
 DUR=${DUR:-10s}
 ROUNDS=${ROUNDS:-3}
 CONNS=${CONNS:-40}
-SERVERS=${SERVERS:-flint nginx h2o}
+SERVERS=${SERVERS:-flint nginx h2o haproxy}
+HAPROXY=${HAPROXY:-/usr/sbin/haproxy}
 APP_CPU=${APP_CPU:-$CLIENT_CPU}
 SYSCALLS=${SYSCALLS:-strace}
 SYS_DUR=${SYS_DUR:-3s}
@@ -46,7 +52,11 @@ for s in $SERVERS; do
         note "h2o is not installed: left out (scripts/install-peers.sh installs it)"
         continue
     fi ;;
-    *) die "unknown server '$s' in SERVERS (flint, nginx, h2o)" ;;
+    haproxy) if [[ ! -x $HAPROXY ]]; then
+        note "haproxy is not installed: left out (scripts/install-peers.sh installs it)"
+        continue
+    fi ;;
+    *) die "unknown server '$s' in SERVERS (flint, nginx, h2o, haproxy)" ;;
     esac
     servers+=" $s"
 done
@@ -144,6 +154,34 @@ EOF
     PID[h2o]=$LAST_PID
 }
 
+start_haproxy_proxy() {
+    local dir="$WORK/haproxy"
+    PORT[haproxy]=$(free_port)
+    mkdir -p "$dir"
+    # No `log` line: HAProxy logs nothing, as the others log no requests.
+    cat >"$dir/haproxy.cfg" <<EOF
+global
+    nbthread 1
+    maxconn 8192
+defaults
+    mode http
+    option http-keep-alive
+    http-reuse always
+    timeout connect 5s
+    timeout client 65s
+    timeout server 65s
+    timeout http-keep-alive 65s
+frontend front
+    bind 127.0.0.1:${PORT[haproxy]}
+    default_backend up
+backend up
+    server up 127.0.0.1:${APP_PORT[haproxy]}
+EOF
+    # -db: in the foreground, no daemon (its one process is the one measured).
+    start_pinned haproxy "${PORT[haproxy]}" "$HAPROXY" -db -f "$dir/haproxy.cfg"
+    PID[haproxy]=$LAST_PID
+}
+
 for s in $servers; do
     start_upstream "$s"
     "start_${s}_proxy"
@@ -172,6 +210,7 @@ measure() {
 echo "== reverse proxy: $servers; $DUR x $ROUNDS rounds; syscalls: $SYSCALLS"
 describe
 echo "h2o:     $(h2o --version 2>&1 | head -1 || echo none)"
+echo "haproxy: $("$HAPROXY" -v 2>&1 | head -1 || echo none)"
 echo "upstreams (flint serve) on CPU $APP_CPU (with the load generator)"
 for s in $servers; do check "$s"; done
 note "warm-up"

@@ -4,7 +4,7 @@
 # php-fpm, php-cgi and their PDO drivers for SQLite and PostgreSQL, fcgiwrap (the FastCGI
 # applications of flint serve's tests and flint lab dynamic), postgresql (the database
 # server of `flint lab dynamic --db postgres`), caddy (an HTTP/3 server for crates/http3's tests),
-# and linux-perf when the archive has it.
+# haproxy (a reverse proxy peer of bench/proxy.sh), and linux-perf when the archive has it.
 #
 # Idempotent and non-interactive: installs only what is missing, and runs `apt-get update` once,
 # only if something is. `flint lab` runs each server with its own config on its own loopback port,
@@ -44,6 +44,8 @@ compgen -G '/usr/lib/php/*/pdo_pgsql.so' >/dev/null || missing+=(php-pgsql)
 compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || missing+=(postgresql)
 # util-linux: setpriv, which drops PostgreSQL to nobody when the lab is root.
 installed util-linux || missing+=(util-linux)
+# HAProxy: the reverse proxy peer of flint serve's proxy (bench/proxy.sh).
+[[ -x /usr/sbin/haproxy ]] || missing+=(haproxy)
 # Caddy: HTTP/3 on by default, the real peer of crates/http3's client (tests/caddy.rs).
 [[ -x /usr/bin/caddy ]] || missing+=(caddy)
 perf_wanted=""
@@ -89,12 +91,13 @@ done
 stop_service fcgiwrap fcgiwrap /run/fcgiwrap.pid
 # Caddy's service keeps no pid file: only systemd's unit, if any, is stopped and disabled.
 stop_service caddy caddy /run/caddy.pid
+stop_service haproxy haproxy /run/haproxy.pid
 for pidfile in /run/postgresql/*.pid; do # Debian's cluster: 15-main.pid, its postmaster's
     [[ -e $pidfile ]] || continue
     stop_service postgresql postgres "$pidfile"
 done
 
-for cmd in /usr/sbin/nginx /usr/sbin/apache2 /usr/sbin/lighttpd /usr/bin/h2o /usr/sbin/fcgiwrap /usr/bin/caddy strace taskset; do
+for cmd in /usr/sbin/nginx /usr/sbin/apache2 /usr/sbin/lighttpd /usr/bin/h2o /usr/sbin/fcgiwrap /usr/bin/caddy /usr/sbin/haproxy strace taskset; do
     command -v "$cmd" >/dev/null 2>&1 || die "$cmd is still missing after the install"
 done
 compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || die "postgres is still missing after the install"

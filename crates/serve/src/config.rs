@@ -583,12 +583,45 @@ impl Config {
                 reason: "each must be a dot and a name (`.cgi`)",
             });
         }
+        for m in &self.proxy {
+            Self::validate_proxy(m)?;
+        }
         match checks.into_iter().find(|c| !c.2) {
             Some((key, value, _, reason)) => Err(InvalidConfig {
                 key,
                 value: value.to_string(),
                 reason,
             }),
+            None => Ok(()),
+        }
+    }
+
+    /// A proxy mount as its parser would have made it (a config built in code skips the parser):
+    /// a prefix under `/`, an upstream at least, timeouts that end.
+    fn validate_proxy(m: &ProxyMount) -> Result<(), InvalidConfig> {
+        let invalid = |key, value: String, reason| InvalidConfig { key, value, reason };
+        if !m.prefix.starts_with('/') {
+            let reason = "must be a path under / (`/api/`)";
+            return Err(invalid("proxy.prefix", format!("{:?}", m.prefix), reason));
+        }
+        if m.upstreams.is_empty() {
+            let value = format!("[] (the mount {})", m.prefix);
+            return Err(invalid(
+                "proxy.upstreams",
+                value,
+                "must name an upstream at least",
+            ));
+        }
+        let timeouts = [
+            ("proxy.connect_timeout_ms", m.connect_timeout_ms),
+            ("proxy.first_byte_timeout_ms", m.first_byte_timeout_ms),
+            ("proxy.idle_timeout_ms", m.idle_timeout_ms),
+        ];
+        match timeouts.into_iter().find(|t| t.1 == 0) {
+            Some((key, _)) => {
+                let value = format!("0 (the mount {})", m.prefix);
+                Err(invalid(key, value, "must be at least 1"))
+            }
             None => Ok(()),
         }
     }

@@ -316,24 +316,26 @@ impl Gateways {
 
     /// The launch for a request `route` claims (`Route::Cgi` or `Route::Proxy`).
     pub fn launch<'a>(
-        &self,
+        &mut self,
         route: &Route,
         req: &wire::Request<'_>,
-        asked: cgi::Asked<'a, impl Iterator<Item = (&'a [u8], &'a [u8])>>,
+        asked: cgi::Asked<'a, impl Iterator<Item = (&'a [u8], &'a [u8])> + Clone>,
         peer: std::net::SocketAddr,
     ) -> Launch {
         match route {
             Route::Proxy(mount) => {
-                let name = self.proxies.first_name(*mount);
                 let body = asked.content_length.unwrap_or(0);
-                let fwd = proxy::request::forward(*mount, req, asked, peer, self.https, name);
+                let buffers = self.fcgi_pool.buffers();
+                let https = self.https;
+                let name = self.proxies.first_host(*mount);
+                let fwd = proxy::request::forward(*mount, req, asked, peer, https, name, buffers);
                 Launch {
                     program: Default::default(),
                     dir: Default::default(),
                     env: Vec::new(),
                     body,
                     app: None,
-                    proxy: Some(Box::new(fwd)),
+                    proxy: Some(fwd),
                 }
             }
             Route::Cgi(script) => cgi::launch(script, req, asked, peer, self),

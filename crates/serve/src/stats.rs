@@ -139,7 +139,8 @@ counters! {
         fastcgi_failures,
         /// Requests a proxy mount was to answer (the refused ones included).
         proxy_requests,
-        /// Connections opened to upstreams (the other requests reused one).
+        /// Connections opened to upstreams (the other requests reused one), counted as their
+        /// request ends; a connect refused is none.
         proxy_connects,
         /// Proxied requests sent again on a new connection (nothing of them had reached the
         /// upstream, or idempotent with nothing back).

@@ -173,8 +173,9 @@ fn a_refused_address_is_skipped_and_the_request_retried_on_another() {
         assert_eq!((r.status, r.body.as_slice()), (200, &b"alive"[..]));
     }
     let st = srv.stop();
-    // Tried once, marked failed, then skipped.
-    assert_eq!(st.proxy_retries, 1);
+    // Tried once, marked failed, then skipped; the one connection opened, to the live one,
+    // pooled.
+    assert_eq!((st.proxy_retries, st.proxy_connects), (1, 1));
     // With only the dead address: 502, counted as refused.
     let m = mount("/api", &[dead], "");
     let srv = TestServer::start(|c| c.proxy.push(m));
@@ -330,4 +331,161 @@ fn a_client_that_leaves_mid_response_closes_the_upstream_connection() {
     let r = ask(&srv, "GET /api/small HTTP/1.1\r\nHost: t\r\n\r\n");
     assert_eq!((r.status, r.body.as_slice()), (200, &b"small"[..]));
     assert_eq!(up.accepted.load(std::sync::atomic::Ordering::SeqCst), 2);
+}
+
+/// A `unix:` upstream is spoken to as a TCP one is: the same request head, `Host` the
+/// client's (or `localhost` when the client sent none: a path is no host name), the
+/// connection pooled.
+#[test]
+fn a_unix_socket_upstream_gets_the_request_a_tcp_one_gets_on_a_pooled_connection() {
+    use std::io::BufRead;
+    use std::os::unix::net::UnixListener;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("up.sock");
+    let listener = UnixListener::bind(&path).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let upstream = std::thread::spawn(move || {
+        let deadline = std::time::Instant::now() + WAIT;
+        let s = loop {
+            match listener.accept() {
+                Ok((s, _)) => break s,
+                Err(_) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(5))
+                }
+                Err(e) => panic!("no connection from the proxy: {e}"),
+            }
+        };
+        s.set_nonblocking(false).unwrap();
+        s.set_read_timeout(Some(WAIT)).unwrap();
+        let mut rd = BufReader::new(s.try_clone().unwrap());
+        let mut w = s;
+        let mut heads = Vec::new();
+        for _ in 0..2 {
+            let mut head = String::new();
+            loop {
+                let mut line = String::new();
+                if rd.read_line(&mut line).unwrap() == 0 {
+                    return heads;
+                }
+                head.push_str(&line);
+                if line == "\r\n" {
+                    break;
+                }
+            }
+            heads.push(head);
+            w.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                .unwrap();
+        }
+        heads
+    });
+    let srv = TestServer::start(|c| {
+        let m = format!("/api/=unix:{}", path.display());
+        c.proxy.push(m.parse().unwrap())
+    });
+    let r = ask(&srv, "GET /api/x?q=1 HTTP/1.1\r\nHost: example.com\r\n\r\n");
+    assert_eq!((r.status, r.body.as_slice()), (200, &b"ok"[..]));
+    let r = ask(&srv, "GET /api/y HTTP/1.0\r\n\r\n");
+    assert_eq!((r.status, r.body.as_slice()), (200, &b"ok"[..]));
+    let st = srv.stop();
+    let heads = upstream.join().unwrap();
+    assert_eq!(heads.len(), 2, "{heads:?}");
+    assert!(
+        heads[0].starts_with("GET /api/x?q=1 HTTP/1.1\r\nHost: example.com\r\n"),
+        "{}",
+        heads[0]
+    );
+    assert!(
+        heads[0].contains("X-Forwarded-For: 127.0.0.1\r\n"),
+        "{}",
+        heads[0]
+    );
+    assert!(
+        heads[1].starts_with("GET /api/y HTTP/1.1\r\nHost: localhost\r\n"),
+        "{}",
+        heads[1]
+    );
+    assert_eq!((st.proxy_requests, st.proxy_connects), (2, 1));
+}
+
+/// A head the upstream's parser passes but the server's response checks refuse (a status past
+/// 599) is the upstream's bad response: 502, counted with the proxy's, not the CGI programs'.
+#[test]
+fn a_head_the_response_checks_refuse_counts_as_the_upstream_s_bad_response() {
+    let up = Upstream::start(|_| vec![reply("HTTP/1.1 600 Odd\r\nContent-Length: 0\r\n\r\n")]);
+    let srv = proxy_to(&up, "");
+    assert_eq!(
+        ask(&srv, "GET /api/x HTTP/1.1\r\nHost: t\r\n\r\n").status,
+        502
+    );
+    let st = srv.stop();
+    assert_eq!((st.proxy_bad_responses, st.cgi_bad_heads), (1, 0));
+}
+
+/// A request that times out waiting for its answer on a pooled connection says nothing of its
+/// address (the address answered the request before on that connection): it stays in turn.
+#[test]
+fn a_first_byte_timeout_on_a_pooled_connection_leaves_its_address_in_turn() {
+    let slow = Upstream::start(|r| match r.head.split(' ').nth(1).unwrap() {
+        "/api/slow" => vec![Step::Sleep(Duration::from_secs(5)), Step::Close],
+        _ => ok("a"),
+    });
+    let fast = Upstream::start(|_| ok("b"));
+    let extra = "first_byte_timeout_ms = 300\nfail_timeout_ms = 60000";
+    let m = mount("/api", &[slow.url(), fast.url()], extra);
+    let srv = TestServer::start(|c| c.proxy.push(m));
+    let get = |path: &str| ask(&srv, &format!("GET {path} HTTP/1.1\r\nHost: t\r\n\r\n"));
+    // One request each, round robin: both connections pooled.
+    let bodies: Vec<Vec<u8>> = (0..2).map(|_| get("/api/x").body).collect();
+    assert_eq!(bodies, [b"a".to_vec(), b"b".to_vec()]);
+    // The first address, on its pooled connection, answers nothing in time.
+    assert_eq!(get("/api/slow").status, 504);
+    // Both addresses still take their turns.
+    let bodies: Vec<Vec<u8>> = (0..4).map(|_| get("/api/x").body).collect();
+    assert_eq!(
+        bodies.iter().filter(|b| b.as_slice() == b"a").count(),
+        2,
+        "{bodies:?}"
+    );
+    let st = srv.stop();
+    assert_eq!(st.proxy_timeouts, 1);
+}
+
+/// An answer the proxy never read because its client reads nothing (the responses before it
+/// fill the connection's output) is no fault of the address, whose timeout it is not.
+#[test]
+fn a_timeout_behind_a_client_that_reads_nothing_leaves_the_address_in_turn() {
+    let a = Upstream::start(|_| ok("a"));
+    let b = Upstream::start(|_| ok("b"));
+    let extra = "first_byte_timeout_ms = 300\nidle_timeout_ms = 300\nfail_timeout_ms = 60000";
+    let m = mount("/api", &[a.url(), b.url()], extra);
+    let srv = TestServer::start(|c| {
+        c.max_pipeline_bytes = 16 << 20;
+        c.proxy.push(m)
+    });
+    // A client with a small receive window that reads nothing: the 4 MiB file stays queued,
+    // and the proxied request behind it, sent upstream, has its answer left unread.
+    let sock = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    sock.set_recv_buffer_size(4096).unwrap();
+    sock.connect(&srv.addr.into()).unwrap();
+    let mut stalled: std::net::TcpStream = sock.into();
+    stalled
+        .write_all(b"GET /4m.bin HTTP/1.1\r\nHost: t\r\n\r\nGET /api/x HTTP/1.1\r\nHost: t\r\n\r\n")
+        .unwrap();
+    assert!(
+        eventually(WAIT, || srv.stats().proxy_timeouts == 1),
+        "the unread answer timed out"
+    );
+    assert_eq!(
+        a.requests().len(),
+        1,
+        "the stalled request went to the first address"
+    );
+    drop(stalled);
+    let get = || ask(&srv, "GET /api/x HTTP/1.1\r\nHost: t\r\n\r\n").body;
+    let bodies: Vec<Vec<u8>> = (0..4).map(|_| get()).collect();
+    assert_eq!(
+        bodies.iter().filter(|b| b.as_slice() == b"a").count(),
+        2,
+        "{bodies:?}"
+    );
 }

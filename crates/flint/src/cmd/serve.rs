@@ -99,7 +99,7 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N")]
     pub fastcgi_pool: Option<usize>,
     /// Send requests for targets under PREFIX, path unchanged, to the HTTP/1.1 server at URL
-    /// (`/api/=http://127.0.0.1:8080`); may repeat (config `[[proxy]]`, which also takes
+    /// (`/api/=http://127.0.0.1:8080`, or a unix socket: `/api/=unix:/run/app.sock`); may repeat (config `[[proxy]]`, which also takes
     /// several upstreams, timeouts and the pool size).
     #[arg(long, value_name = "PREFIX=URL")]
     pub proxy: Vec<serve::config::ProxyMount>,

@@ -1,6 +1,10 @@
-//! Reverse-proxy mounts: `--proxy PREFIX=http://HOST:PORT` and `[[proxy]]` tables.
+//! Reverse-proxy mounts: `--proxy PREFIX=http://HOST:PORT` (or `unix:PATH`) and `[[proxy]]`
+//! tables.
 
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::ToSocketAddrs;
+use std::path::PathBuf;
+
+use super::FastCgiAddr;
 
 /// Targets under `prefix` are sent, path unchanged, to one of `upstreams` (round robin).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
@@ -9,7 +13,7 @@ pub struct ProxyMount {
     /// The URL prefix, normalised as a CGI mount's (`/api`).
     #[serde(deserialize_with = "prefix_from_toml")]
     pub prefix: String,
-    /// `http://HOST:PORT` each, resolved at start.
+    /// `http://HOST:PORT` (resolved at start) or `unix:PATH` each.
     #[serde(deserialize_with = "upstreams_from_toml")]
     pub upstreams: Vec<Upstream>,
     /// A new connection must be established within this, ms.
@@ -31,11 +35,23 @@ pub struct ProxyMount {
     pub fail_timeout_ms: u64,
 }
 
-/// One upstream address, as written and as resolved.
+/// One upstream address, as written and as resolved: a TCP address, or a unix socket (the
+/// FastCGI pool's connections, which the proxy's share, reach both).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Upstream {
     pub name: String,
-    pub addr: SocketAddr,
+    pub addr: FastCgiAddr,
+}
+
+impl Upstream {
+    /// The `Host` of a request that has none: the name as written, `localhost` for a socket
+    /// (a path is no host name).
+    pub fn host(&self) -> &str {
+        match self.addr {
+            FastCgiAddr::Tcp(_) => &self.name,
+            FastCgiAddr::Unix(_) => "localhost",
+        }
+    }
 }
 
 fn default_connect_timeout() -> u64 {
@@ -54,11 +70,21 @@ fn default_fail_timeout() -> u64 {
     10_000
 }
 
-/// `http://HOST:PORT` (the port defaulting to 80, no path: the client's is passed unchanged).
+/// `http://HOST:PORT` (the port defaulting to 80, no path: the client's is passed unchanged),
+/// or `unix:PATH`, a socket spoken to in HTTP/1.1 as a TCP upstream is.
 pub fn parse_upstream(text: &str) -> Result<Upstream, String> {
+    if let Some(path) = text.strip_prefix("unix:") {
+        if path.is_empty() {
+            return Err(format!("`{text}`: the socket path is empty"));
+        }
+        return Ok(Upstream {
+            name: text.to_string(),
+            addr: FastCgiAddr::Unix(PathBuf::from(path)),
+        });
+    }
     let Some(rest) = text.strip_prefix("http://") else {
         return Err(format!(
-            "`{text}`: an upstream is http://HOST:PORT (https:// and unix: are not supported)"
+            "`{text}`: an upstream is http://HOST:PORT or unix:PATH (https:// is not supported)"
         ));
     };
     let hostport = rest.strip_suffix('/').unwrap_or(rest);
@@ -76,7 +102,7 @@ pub fn parse_upstream(text: &str) -> Result<Upstream, String> {
     match found {
         Some(addr) => Ok(Upstream {
             name: hostport.to_string(),
-            addr,
+            addr: FastCgiAddr::Tcp(addr),
         }),
         None => Err(format!("`{text}`: cannot resolve the upstream's address")),
     }
@@ -100,7 +126,8 @@ fn upstreams_from_toml<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Ups
 impl std::str::FromStr for ProxyMount {
     type Err = String;
 
-    /// `PREFIX=http://HOST:PORT`: `/api/=http://127.0.0.1:8080`, with the default timeouts.
+    /// `PREFIX=http://HOST:PORT` or `PREFIX=unix:PATH`: `/api/=http://127.0.0.1:8080`, with the
+    /// default timeouts.
     fn from_str(text: &str) -> Result<ProxyMount, String> {
         let Some((prefix, upstream)) = text.split_once('=') else {
             return Err(format!(
@@ -127,15 +154,25 @@ mod tests {
     fn a_flag_names_a_prefix_and_one_upstream() {
         let m: ProxyMount = "/api/=http://127.0.0.1:8080".parse().unwrap();
         assert_eq!(m.prefix, "/api");
-        assert_eq!(m.upstreams[0].addr, "127.0.0.1:8080".parse().unwrap());
+        let tcp = FastCgiAddr::Tcp("127.0.0.1:8080".parse().unwrap());
+        assert_eq!(m.upstreams[0].addr, tcp);
+        assert_eq!(m.upstreams[0].host(), "127.0.0.1:8080");
         let m: ProxyMount = "/=http://127.0.0.1".parse().unwrap();
-        assert_eq!((m.prefix.as_str(), m.upstreams[0].addr.port()), ("/", 80));
+        let tcp = FastCgiAddr::Tcp("127.0.0.1:80".parse().unwrap());
+        assert_eq!((m.prefix.as_str(), &m.upstreams[0].addr), ("/", &tcp));
+        let m: ProxyMount = "/api/=unix:/run/x.sock".parse().unwrap();
+        let unix = FastCgiAddr::Unix("/run/x.sock".into());
+        assert_eq!(
+            (&m.upstreams[0].addr, m.upstreams[0].host()),
+            (&unix, "localhost")
+        );
+        assert_eq!(m.upstreams[0].name, "unix:/run/x.sock");
         for bad in [
             "/api/",
             "api/=http://127.0.0.1:1",
             "/api/=https://127.0.0.1:1",
             "/api/=http://127.0.0.1:1/base/",
-            "/api/=unix:/run/x.sock",
+            "/api/=unix:",
             "/a/../b=http://127.0.0.1:1",
         ] {
             assert!(bad.parse::<ProxyMount>().is_err(), "{bad}");
@@ -157,5 +194,44 @@ mod tests {
             "[[proxy]]\nprefix = \"/a\"\nupstreams = [\"http://127.0.0.1:1\"]\npool_size = 1\n"
         )
         .is_err());
+    }
+
+    /// A mount made in code, not parsed, is checked as the parser checks one, each fault in one
+    /// line naming its key; a zero timeout is refused as well (it would time out every request).
+    #[test]
+    fn a_mount_made_in_code_is_validated_as_a_parsed_one() {
+        let good: ProxyMount = "/api/=http://127.0.0.1:1".parse().unwrap();
+        let with = |f: fn(&mut ProxyMount)| {
+            let mut m = good.clone();
+            f(&mut m);
+            let c = crate::config::Config {
+                proxy: vec![m],
+                ..Default::default()
+            };
+            c.validate().map_err(|e| e.to_string())
+        };
+        assert_eq!(with(|_| {}), Ok(()));
+        let refused = [
+            (with(|m| m.upstreams.clear()), "`proxy.upstreams`"),
+            (with(|m| m.prefix = "api".into()), "`proxy.prefix`"),
+            (
+                with(|m| m.connect_timeout_ms = 0),
+                "`proxy.connect_timeout_ms`",
+            ),
+            (
+                with(|m| m.first_byte_timeout_ms = 0),
+                "`proxy.first_byte_timeout_ms`",
+            ),
+            (with(|m| m.idle_timeout_ms = 0), "`proxy.idle_timeout_ms`"),
+        ];
+        for (got, key) in refused {
+            let line = got.unwrap_err();
+            assert!(line.starts_with(key), "{line}");
+            assert!(!line.contains('\n'), "{line}");
+        }
+        let zero: Result<crate::config::Config, _> = toml::from_str(
+            "[[proxy]]\nprefix = \"/a\"\nupstreams = [\"http://127.0.0.1:1\"]\nidle_timeout_ms = 0\n",
+        );
+        assert!(zero.unwrap().validate().is_err());
     }
 }

@@ -20,8 +20,14 @@ impl<T: Transport> Conn<T> {
     /// Starts the programs the session asked for; a start that fails answers 500 (503 when
     /// the system is short of processes or memory).
     pub(super) fn start_programs(&mut self, w: &mut Worker, pool: &mut Pool) {
-        for (id, launch) in std::mem::take(&mut self.session.launches) {
+        let mut launches = std::mem::take(&mut self.session.launches);
+        for (id, launch) in launches.drain(..) {
             self.start_program(id, launch, w, pool);
+        }
+        // The list goes back, its room kept for the next requests, unless a start asked for
+        // more meanwhile.
+        if self.session.launches.is_empty() {
+            self.session.launches = launches;
         }
     }
 
@@ -30,9 +36,9 @@ impl<T: Transport> Conn<T> {
             return;
         };
         if let Some(fwd) = launch.proxy {
-            match g.start_proxy(*fwd, launch.body, self.token, w.now) {
-                Ok((x, reused, retried)) => {
-                    w.stats.proxy_connects += u64::from(!reused) + u64::from(retried);
+            match g.start_proxy(fwd, launch.body, self.token, w.now) {
+                // Connections are counted as they end (`end_program`), once they connected.
+                Ok((x, _reused, retried)) => {
                     w.stats.proxy_retries += u64::from(retried);
                     self.programs.push((id, Source::Proxy(Box::new(x))));
                 }
@@ -112,11 +118,16 @@ impl<T: Transport> Conn<T> {
         let mut k = 0;
         while k < self.programs.len() {
             if w.now >= self.programs[k].1.deadline() {
+                let id = self.programs[k].0;
                 match (&self.programs[k].1, w.gateways.as_mut()) {
                     (Source::Proxy(x), Some(g)) => {
                         w.stats.proxy_timeouts += 1;
                         let _ = writeln!(io::stderr(), "flint serve: proxy {}: timed out", x.name);
-                        if x.silent() {
+                        // Silent on a connection it opened, while the client had room for the
+                        // answer: the address is at fault. A pooled connection's slow answer
+                        // is its request's (the address answered the one before), and an
+                        // answer never read because the client reads nothing is the client's.
+                        if x.silent() && !x.reused && self.session.gateway_wants_output(id) {
                             g.proxy_failed(x, w.now);
                         }
                     }
@@ -208,9 +219,22 @@ impl<T: Transport> Conn<T> {
                         return (true, Some(GatewayEnd::OutputLimit));
                     }
                     if let Err(e) = self.session.gateway_output(id, &buf[..n], w, pool) {
-                        w.stats.cgi_bad_heads += 1;
-                        let _ =
-                            writeln!(io::stderr(), "flint serve: a CGI response head: {e} (502)");
+                        // A proxied response's head refused here is the upstream's fault, and
+                        // counted as its other bad responses are.
+                        if let Source::Proxy(x) = p {
+                            w.stats.proxy_bad_responses += 1;
+                            let _ = writeln!(
+                                io::stderr(),
+                                "flint serve: proxy {}: a response head: {e} (502)",
+                                x.name
+                            );
+                        } else {
+                            w.stats.cgi_bad_heads += 1;
+                            let _ = writeln!(
+                                io::stderr(),
+                                "flint serve: a CGI response head: {e} (502)"
+                            );
+                        }
                         return (true, Some(GatewayEnd::BadHead));
                     }
                 }
@@ -228,8 +252,11 @@ impl<T: Transport> Conn<T> {
                             w.stats.fastcgi_failures += 1;
                         }
                         (Source::Proxy(x), Some(g)) => {
+                            // The connection given up, counted if it was one (a refused
+                            // connect is none); the new one is counted when it ends.
+                            let opened = x.opened();
                             if g.retry_proxy(x, w.now).is_ok() {
-                                w.stats.proxy_connects += 1;
+                                w.stats.proxy_connects += u64::from(opened);
                                 w.stats.proxy_retries += 1;
                                 moved = true;
                                 continue;
@@ -280,6 +307,9 @@ impl<T: Transport> Conn<T> {
     /// program killed unless it ended by itself, and handed to the reaper.
     fn end_program(&mut self, k: usize, end: GatewayEnd, w: &mut Worker, pool: &mut Pool) {
         let (id, p) = self.programs.swap_remove(k);
+        if let Source::Proxy(x) = &p {
+            w.stats.proxy_connects += u64::from(x.opened());
+        }
         self.session.gateway_end(id, end, w, pool);
         if let Some(g) = w.gateways.as_mut() {
             let kill = !matches!(end, GatewayEnd::Complete | GatewayEnd::Died);

@@ -60,7 +60,7 @@ pub(crate) struct Launch {
     /// The FastCGI application to send it to, or `None`: a program to start.
     pub app: Option<usize>,
     /// A request for a proxy's upstream instead (`env` then is empty).
-    pub proxy: Option<Box<super::proxy::Forward>>,
+    pub proxy: Option<super::proxy::Forward>,
 }
 
 /// The user the server's Basic authentication let in (RFC 3875 4.1.1 and 4.1.11).

@@ -68,6 +68,17 @@ impl HeadReader {
     /// Takes `data`; once the head is whole, the checked head and the body bytes that came
     /// after it in the same reads. A head over `max` bytes is refused as soon as that is known.
     pub fn feed(&mut self, data: &[u8]) -> Result<Option<(CgiHead, Vec<u8>)>, HeadError> {
+        if self.buf.is_empty() {
+            // The whole head in one read (a proxied response's always is): checked where it
+            // is, not copied.
+            if let Some((len, body_at)) = find_end(data) {
+                if len > self.max {
+                    return Err(HeadError::TooLarge);
+                }
+                let parsed = parse(&data[..len], self.local_redirects)?;
+                return Ok(Some((parsed, data[body_at..].to_vec())));
+            }
+        }
         self.buf.extend_from_slice(data);
         let Some((len, body_at)) = find_end(&self.buf) else {
             return if surely_head(&self.buf) > self.max {

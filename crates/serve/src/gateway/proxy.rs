@@ -6,7 +6,8 @@
 //! encodes it as it encodes a program's.
 //!
 //! - `request.rs` builds the request head sent upstream (hop-by-hop fields out, `Via` and
-//!   `X-Forwarded-*` in).
+//!   `X-Forwarded-*` in), straight into the exchange's recycled buffer: nothing of it is
+//!   allocated per request, nor per field.
 //! - `exchange.rs` is one request on one upstream connection: the head and body out, the
 //!   response read with `wire`'s parser and body decoder only while the client has room.
 //! - `response.rs` turns the upstream's response head into the CGI head the protocols read.
@@ -15,11 +16,10 @@
 //! addresses marked failed (skipped for `fail_timeout_ms` after a refusal, a reset or a
 //! timeout before any answer: nginx's `max_fails=1`).
 
-use std::net::SocketAddr;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use crate::config::ProxyMount;
+use crate::config::{FastCgiAddr, ProxyMount};
 
 pub(crate) mod exchange;
 pub(crate) mod request;
@@ -51,9 +51,12 @@ struct Mount {
 /// One upstream address.
 #[derive(Debug)]
 pub(crate) struct Addr {
-    pub sock: SocketAddr,
+    /// A TCP address or a unix socket.
+    pub sock: FastCgiAddr,
     /// As written, for the error log.
     pub name: Rc<str>,
+    /// The `Host` of a request that has none.
+    host: Box<str>,
     /// Its idle connections' group in the thread's pool.
     pub group: usize,
     /// Skipped until then: it failed (passive marking).
@@ -75,8 +78,9 @@ impl Proxies {
             let first = p.addrs.len();
             for u in &m.upstreams {
                 p.addrs.push(Addr {
-                    sock: u.addr,
+                    sock: u.addr.clone(),
                     name: u.name.as_str().into(),
+                    host: u.host().into(),
                     group: pool.add_group(m.pool),
                     down_until: None,
                 });
@@ -111,9 +115,9 @@ impl Proxies {
             .map(|(i, _)| i)
     }
 
-    /// The first address of `mount` as written (the `Host` of a request that has none).
-    pub fn first_name(&self, mount: usize) -> &str {
-        &self.addrs[self.mounts[mount].first].name
+    /// The `Host` of a request to `mount` that has none: its first address's.
+    pub fn first_host(&self, mount: usize) -> &str {
+        &self.addrs[self.mounts[mount].first].host
     }
 
     pub fn timeouts(&self, mount: usize) -> Timeouts {
@@ -171,13 +175,12 @@ impl super::Gateways {
             if let Some((s, slot)) = self.fcgi_pool.take_open(group, token) {
                 break (s, slot, true);
             }
-            match super::fcgi::Stream::connect(&crate::config::FastCgiAddr::Tcp(
-                self.proxies.addrs[addr].sock,
-            )) {
+            match super::fcgi::Stream::connect(&self.proxies.addrs[addr].sock) {
                 Ok(s) => break (s, self.fcgi_pool.open_slot(token), false),
                 Err(e) => {
                     self.proxies.mark_failed(fwd.mount, addr, now);
                     if retried || !self.proxies.has_other(fwd.mount, addr) {
+                        self.fcgi_pool.recycle(fwd.buffers);
                         return Err(e);
                     }
                     retried = true;
@@ -193,7 +196,6 @@ impl super::Gateways {
             group: a.group,
             reused,
             name: a.name.clone(),
-            buffers: self.fcgi_pool.buffers(),
             timeouts: self.proxies.timeouts(fwd.mount),
             max_head: self.max_head,
         };
@@ -223,7 +225,7 @@ impl super::Gateways {
         }
         let addr = self.proxies.pick(x.mount, now, Some(x.addr));
         let a = &self.proxies.addrs[addr];
-        let stream = super::fcgi::Stream::connect(&crate::config::FastCgiAddr::Tcp(a.sock))?;
+        let stream = super::fcgi::Stream::connect(&a.sock)?;
         self.fcgi_pool.renew_slot(x.slot);
         let (group, name) = (a.group, a.name.clone());
         x.retry(stream, addr, group, name, &self.registry, now)

@@ -133,6 +133,19 @@ impl Record {
         }
     }
 
+    /// A record for a server with no access log: the status counted, nothing kept of the
+    /// request (no copies made per request).
+    pub fn counted_only() -> Record {
+        Record {
+            request_line: Vec::new(),
+            referer: None,
+            user_agent: None,
+            user: None,
+            status: 0,
+            body_bytes: 0,
+        }
+    }
+
     /// The request is over: its access-log line written, its status counted.
     pub fn finish(&self, peer: std::net::IpAddr, w: &mut Worker) {
         if let Some(log) = w.log.as_mut() {

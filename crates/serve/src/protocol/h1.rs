@@ -14,7 +14,7 @@ use super::body::Drain;
 use super::{count_status, Session, Worker};
 use crate::access_log::Entry;
 use crate::auth::Verdict;
-use crate::gateway::{cgi, Route};
+use crate::gateway::{cgi, proxy, Route};
 use crate::pool::Seg;
 use crate::respond::Body;
 
@@ -292,13 +292,18 @@ fn start_gateway(
         return Err(503);
     }
     let head = &buf[..req.head_len];
-    let mut launch = g.launch(route, req, cgi::asked_h1(req, head), peer);
+    let mut launch = match route {
+        Route::Cgi(script) => cgi::launch(script, req, cgi::asked_h1(req, head), peer, g),
+        // The proxy reads the fields as it goes, with no list made of them.
+        _ => g.launch(route, req, proxy::request::asked_h1(req, head), peer),
+    };
     if let Some(user) = user {
         cgi::set_user(&mut launch, user);
     }
     let max_head = w.limits.max_head_bytes;
     let proxied = matches!(route, Route::Proxy(_));
-    let x = gateway::Exchange::new(req, first_line(head), user, max_head, proxied);
+    let logged = w.log.is_some();
+    let x = gateway::Exchange::new(req, first_line(head), user, max_head, proxied, logged);
     Ok((Box::new(x), launch))
 }
 

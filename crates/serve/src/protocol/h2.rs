@@ -466,7 +466,8 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
                                         limits.max_head_bytes,
                                         matches!(route, Route::Proxy(_)),
                                     );
-                                    return Err(Some((Box::new(x), launch)));
+                                    // Boxed: the closure's result stays small.
+                                    return Err(Some((Box::new(x), Box::new(launch))));
                                 }
                             }
                         }
@@ -505,7 +506,7 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
         }
         Err(Some((exchange, launch))) => {
             // A program answers: its head comes later (`gateway.rs`).
-            h.launches.push((id, launch));
+            h.launches.push((id, *launch));
             let slot = &mut h.streams.slots[i];
             slot.trim();
             slot.answered = true;

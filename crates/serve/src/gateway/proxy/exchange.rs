@@ -46,7 +46,6 @@ pub(crate) struct Upstream {
     pub group: usize,
     pub reused: bool,
     pub name: Rc<str>,
-    pub buffers: Buffers,
     pub timeouts: Timeouts,
     pub max_head: usize,
 }
@@ -121,7 +120,8 @@ pub(crate) struct Exchange {
 }
 
 impl Exchange {
-    /// Starts `fwd` (its head ended with `body`'s length) on a connection.
+    /// Starts `fwd` (its head ended with `body`'s length) on a connection: the head is sent
+    /// from the buffer it was written in.
     pub fn start(
         mut fwd: Forward,
         body: u64,
@@ -131,20 +131,16 @@ impl Exchange {
     ) -> Result<Exchange, (io::Error, Buffers)> {
         if !up.reused {
             if let Err(e) = up.stream.register(registry, up.slot) {
-                return Err((e, up.buffers));
+                return Err((e, fwd.buffers));
             }
         }
         fwd.finish(body);
         let Buffers {
-            mut out,
+            out,
             input,
-            mut head,
-            mut cgi,
-        } = up.buffers;
-        out.clear();
-        head.clear();
-        cgi.clear();
-        out.extend_from_slice(&fwd.head);
+            head,
+            cgi,
+        } = fwd.buffers;
         let connect = if up.reused {
             up.timeouts.idle
         } else {
@@ -473,6 +469,12 @@ impl Exchange {
             self.timeouts.idle
         };
         self.deadline = now + wait;
+    }
+
+    /// Whether the exchange opened its connection (not taken from the pool) and it connected:
+    /// a connection refused, or still connecting, was never one.
+    pub fn opened(&self) -> bool {
+        !self.reused && self.connected
     }
 
     /// Whether the upstream connected and nothing came back (a timeout then marks the address).

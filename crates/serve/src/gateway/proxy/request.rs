@@ -15,13 +15,16 @@ use std::net::SocketAddr;
 use wire::{Method, Request};
 
 use crate::gateway::cgi::Asked;
+use crate::gateway::fcgi::Buffers;
 
 /// What a proxied request sends: its head (without `Content-Length` and the empty line, which
-/// wait for the body's length) and how to treat it.
+/// wait for the body's length), written in the exchange's recycled buffers, and how to treat
+/// it.
 #[derive(Debug)]
 pub(crate) struct Forward {
     pub mount: usize,
-    pub head: Vec<u8>,
+    /// The exchange's buffers; `out` holds the head.
+    pub buffers: Buffers,
     /// The client said a length (so the upstream is told one, even 0).
     pub length_said: bool,
     /// RFC 9110 9.2.2: may be sent twice.
@@ -52,49 +55,121 @@ const DROPPED: &[&[u8]] = &[
     b"http2-settings",
 ];
 
-/// The head of `req` for mount `mount`'s upstream.
-pub(crate) fn forward<'a>(
+/// The field names a request's `Connection` fields list, gathered in one pass over the fields
+/// without allocating: a few kept in place (those not dropped anyway); past that many, a name
+/// is looked up in the `Connection` fields again (slower, but only for a request that names
+/// more hop-by-hop fields than any client does).
+pub(super) struct Named<'a> {
+    names: [&'a [u8]; 8],
+    count: usize,
+    overflow: bool,
+}
+
+impl<'a> Named<'a> {
+    /// The names `fields`' `Connection` fields list, but those `dropped` takes out anyway.
+    pub(super) fn gather(
+        fields: impl Iterator<Item = (&'a [u8], &'a [u8])>,
+        dropped: impl Fn(&[u8]) -> bool,
+    ) -> Named<'a> {
+        let mut named = Named {
+            names: [&[]; 8],
+            count: 0,
+            overflow: false,
+        };
+        for value in connection_values(fields) {
+            for token in value.split(|&b| b == b',').map(wire::trim_ows) {
+                if token.is_empty() || dropped(token) || named.has(token) {
+                    continue;
+                }
+                match named.names.get_mut(named.count) {
+                    Some(slot) => {
+                        *slot = token;
+                        named.count += 1;
+                    }
+                    None => named.overflow = true,
+                }
+            }
+        }
+        named
+    }
+
+    /// Whether `name` is listed; `fields` are the same fields again, looked at only past the
+    /// names kept.
+    pub(super) fn lists(
+        &self,
+        name: &[u8],
+        fields: impl Iterator<Item = (&'a [u8], &'a [u8])>,
+    ) -> bool {
+        self.has(name)
+            || (self.overflow
+                && connection_values(fields)
+                    .flat_map(|v| v.split(|&b| b == b','))
+                    .any(|t| wire::trim_ows(t).eq_ignore_ascii_case(name)))
+    }
+
+    /// Whether `name` is among the names kept.
+    fn has(&self, name: &[u8]) -> bool {
+        self.names[..self.count]
+            .iter()
+            .any(|n| n.eq_ignore_ascii_case(name))
+    }
+}
+
+fn connection_values<'a>(
+    fields: impl Iterator<Item = (&'a [u8], &'a [u8])>,
+) -> impl Iterator<Item = &'a [u8]> {
+    fields
+        .filter(|(n, _)| n.eq_ignore_ascii_case(b"connection"))
+        .map(|(_, v)| v)
+}
+
+fn dropped(name: &[u8]) -> bool {
+    DROPPED.iter().any(|d| name.eq_ignore_ascii_case(d))
+}
+
+/// The head of `req` for mount `mount`'s upstream, written into `buffers.out`.
+pub(crate) fn forward<'a, F>(
     mount: usize,
     req: &Request<'_>,
-    asked: Asked<'a, impl Iterator<Item = (&'a [u8], &'a [u8])>>,
+    asked: Asked<'a, F>,
     peer: SocketAddr,
     https: bool,
     upstream_name: &str,
-) -> Forward {
-    let fields: Vec<(&[u8], &[u8])> = asked.fields.collect();
-    let named = |name: &[u8]| {
-        fields
-            .iter()
-            .filter(|(n, _)| n.eq_ignore_ascii_case(b"connection"))
-            .flat_map(|(_, v)| v.split(|&b| b == b','))
-            .any(|t| wire::trim_ows(t).eq_ignore_ascii_case(name))
-    };
+    mut buffers: Buffers,
+) -> Forward
+where
+    F: Iterator<Item = (&'a [u8], &'a [u8])> + Clone,
+{
+    let fields = asked.fields;
+    let named = Named::gather(fields.clone(), dropped);
     let host = req.host.unwrap_or(upstream_name.as_bytes());
-    let mut head = Vec::with_capacity(512);
+    buffers.head.clear();
+    buffers.cgi.clear();
+    let head = &mut buffers.out;
+    head.clear();
     head.extend_from_slice(asked.method);
     head.push(b' ');
     head.extend_from_slice(req.target);
     head.extend_from_slice(b" HTTP/1.1\r\nHost: ");
     head.extend_from_slice(host);
     head.extend_from_slice(b"\r\n");
-    let (mut cookie, mut via) = (Vec::new(), Vec::new());
-    for &(name, value) in &fields {
-        if name.eq_ignore_ascii_case(b"cookie") {
-            // HTTP/2 splits a Cookie into crumbs: one field again (RFC 9113 8.2.3).
-            join(&mut cookie, value, b"; ");
-        } else if name.eq_ignore_ascii_case(b"via") {
-            join(&mut via, value, b", ");
-        }
+    let (mut cookie, mut via) = (false, false);
+    for (name, value) in fields.clone() {
+        cookie |= name.eq_ignore_ascii_case(b"cookie");
+        via |= name.eq_ignore_ascii_case(b"via");
         let skip = name.first() == Some(&b':')
             || name.contains(&b'_')
-            || DROPPED.iter().any(|d| name.eq_ignore_ascii_case(d))
-            || named(name);
+            || dropped(name)
+            || named.lists(name, fields.clone());
         if !skip {
-            field(&mut head, name, value);
+            field(head, name, value);
         }
     }
-    if !cookie.is_empty() {
-        field(&mut head, b"Cookie", &cookie);
+    if cookie {
+        // HTTP/2 splits a Cookie into crumbs: one field again (RFC 9113 8.2.3).
+        head.extend_from_slice(b"Cookie: ");
+        join(head, fields.clone(), b"cookie", b"; ");
+        head.extend_from_slice(b"\r\n");
     }
     let protocol = match asked.protocol {
         b"HTTP/1.0" => &b"1.0"[..],
@@ -102,19 +177,19 @@ pub(crate) fn forward<'a>(
         _ => b"2",
     };
     head.extend_from_slice(b"Via: ");
-    if !via.is_empty() {
-        head.extend_from_slice(&via);
+    if via {
+        join(head, fields, b"via", b", ");
         head.extend_from_slice(b", ");
     }
     head.extend_from_slice(protocol);
     // Written in place: no string made per request.
     let _ = write!(head, " flint\r\nX-Forwarded-For: {}\r\n", peer.ip());
     let scheme: &[u8] = if https { b"https" } else { b"http" };
-    field(&mut head, b"X-Forwarded-Proto", scheme);
-    field(&mut head, b"X-Forwarded-Host", host);
+    field(head, b"X-Forwarded-Proto", scheme);
+    field(head, b"X-Forwarded-Host", host);
     Forward {
         mount,
-        head,
+        buffers,
         length_said: asked.content_length.is_some() || req.chunked,
         idempotent: matches!(
             asked.method,
@@ -124,11 +199,20 @@ pub(crate) fn forward<'a>(
     }
 }
 
-fn join(list: &mut Vec<u8>, value: &[u8], sep: &[u8]) {
-    if !list.is_empty() {
-        list.extend_from_slice(sep);
+/// The values of every field `name` of `fields`, joined by `sep`, onto `out`.
+fn join<'a>(
+    out: &mut Vec<u8>,
+    fields: impl Iterator<Item = (&'a [u8], &'a [u8])>,
+    name: &[u8],
+    sep: &[u8],
+) {
+    let values = fields.filter(|(n, _)| n.eq_ignore_ascii_case(name));
+    for (k, (_, value)) in values.enumerate() {
+        if k > 0 {
+            out.extend_from_slice(sep);
+        }
+        out.extend_from_slice(value);
     }
-    list.extend_from_slice(value);
 }
 
 fn field(head: &mut Vec<u8>, name: &[u8], value: &[u8]) {
@@ -138,17 +222,42 @@ fn field(head: &mut Vec<u8>, name: &[u8], value: &[u8]) {
     head.extend_from_slice(b"\r\n");
 }
 
+/// An HTTP/1.x request's method and fields, read from its head as they are asked for (the
+/// head is already validated by the parser): the proxy goes over them a few times, and a list
+/// made of them would be an allocation per request.
+pub(crate) fn asked_h1<'a>(
+    req: &Request<'_>,
+    head: &'a [u8],
+) -> Asked<'a, impl Iterator<Item = (&'a [u8], &'a [u8])> + Clone> {
+    let mut lines = head
+        .split(|&b| b == b'\n')
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+        .skip_while(|l| l.is_empty());
+    let request_line = lines.next().unwrap_or(b"");
+    let fields = lines.take_while(|l| !l.is_empty()).filter_map(|l| {
+        let colon = l.iter().position(|&b| b == b':')?;
+        Some((&l[..colon], wire::trim_ows(&l[colon + 1..])))
+    });
+    Asked {
+        method: request_line.split(|&b| b == b' ').next().unwrap_or(b"GET"),
+        protocol: match req.version {
+            wire::Version::Http10 => b"HTTP/1.0",
+            wire::Version::Http11 => b"HTTP/1.1",
+        },
+        content_length: req.content_length,
+        fields,
+    }
+}
+
 impl Forward {
     /// The head, ended: `Content-Length` when there is a body or the client said one.
     pub fn finish(&mut self, body: u64) {
+        let head = &mut self.buffers.out;
         if body > 0 || self.length_said {
-            field(
-                &mut self.head,
-                b"Content-Length",
-                body.to_string().as_bytes(),
-            );
+            // Written in place: no string made per request.
+            let _ = write!(head, "Content-Length: {body}\r\n");
         }
-        self.head.extend_from_slice(b"\r\n");
+        head.extend_from_slice(b"\r\n");
     }
 }
 
@@ -161,11 +270,11 @@ mod tests {
         let text = b"POST /api/x?q=1 HTTP/1.1\r\nHost: example.com\r\nConnection: keep-alive, X-Secret\r\nX-Secret: 1\r\nKeep-Alive: 5\r\nTE: trailers\r\nUpgrade: h2c\r\nX-Forwarded-For: 6.6.6.6\r\nVia: 1.1 other\r\nCookie: a=1\r\nAccept: */*\r\nContent-Length: 3\r\nExpect: 100-continue\r\n\r\n";
         let limits = wire::RequestLimits::default();
         let req = wire::parse_request(text, &limits).unwrap().unwrap();
-        let asked = crate::gateway::cgi::asked_h1(&req, &text[..req.head_len]);
+        let asked = asked_h1(&req, &text[..req.head_len]);
         let peer: SocketAddr = "10.0.0.7:5555".parse().unwrap();
-        let mut f = forward(0, &req, asked, peer, true, "127.0.0.1:1");
+        let mut f = forward(0, &req, asked, peer, true, "127.0.0.1:1", Buffers::new());
         f.finish(3);
-        let head = String::from_utf8(f.head).unwrap();
+        let head = String::from_utf8(f.buffers.out).unwrap();
         assert_eq!(
             head,
             "POST /api/x?q=1 HTTP/1.1\r\nHost: example.com\r\nAccept: */*\r\nCookie: a=1\r\n\
@@ -182,14 +291,39 @@ mod tests {
         let text = b"GET /api/ HTTP/1.1\r\nHost: h\r\nX_Forwarded_For: 6.6.6.6\r\nX-Real-IP: 6.6.6.6\r\nTrue-Client-IP: 6.6.6.6\r\nProxy: http://evil:8080\r\nForwarded: for=6.6.6.6\r\nX-Kept: yes\r\n\r\n";
         let limits = wire::RequestLimits::default();
         let req = wire::parse_request(text, &limits).unwrap().unwrap();
-        let asked = crate::gateway::cgi::asked_h1(&req, &text[..req.head_len]);
+        let asked = asked_h1(&req, &text[..req.head_len]);
         let peer: SocketAddr = "10.0.0.7:5555".parse().unwrap();
-        let f = forward(0, &req, asked, peer, false, "127.0.0.1:1");
-        let head = String::from_utf8(f.head).unwrap();
+        let f = forward(0, &req, asked, peer, false, "127.0.0.1:1", Buffers::new());
+        let head = String::from_utf8(f.buffers.out).unwrap();
         assert!(!head.contains("6.6.6.6"), "{head}");
         assert!(!head.contains("evil"), "{head}");
         assert!(head.contains("X-Kept: yes\r\n"), "{head}");
         assert!(head.contains("X-Forwarded-For: 10.0.0.7\r\n"), "{head}");
         assert!(f.idempotent);
+    }
+
+    /// Every field the `Connection` fields name goes, however many they name (past the few
+    /// kept in place, they are looked up again), and the rest stays.
+    #[test]
+    fn every_field_connection_names_goes_however_many() {
+        let mut text = String::from("GET / HTTP/1.1\r\nHost: h\r\nConnection: a1, a2\r\n");
+        text.push_str("Connection: a3,a4 , a5, a6, a7, a8, a9, a10, A11\r\n");
+        for k in 1..=11 {
+            text.push_str(&format!("a{k}: x\r\n"));
+        }
+        text.push_str("a12: kept\r\nCookie: a=1\r\nCookie: b=2\r\n\r\n");
+        let limits = wire::RequestLimits::default();
+        let req = wire::parse_request(text.as_bytes(), &limits)
+            .unwrap()
+            .unwrap();
+        let asked = asked_h1(&req, &text.as_bytes()[..req.head_len]);
+        let peer: SocketAddr = "10.0.0.7:5555".parse().unwrap();
+        let f = forward(0, &req, asked, peer, false, "u", Buffers::new());
+        let head = String::from_utf8(f.buffers.out).unwrap();
+        assert_eq!(
+            head,
+            "GET / HTTP/1.1\r\nHost: h\r\na12: kept\r\nCookie: a=1; b=2\r\nVia: 1.1 flint\r\n\
+             X-Forwarded-For: 10.0.0.7\r\nX-Forwarded-Proto: http\r\nX-Forwarded-Host: h\r\n"
+        );
     }
 }

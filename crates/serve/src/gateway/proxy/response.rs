@@ -32,19 +32,14 @@ pub(super) fn cgi_head(head: &[u8], status: u16, out: &mut Vec<u8>) {
                 Some((&l[..colon], wire::trim_ows(&l[colon + 1..])))
             })
     };
-    let named = |name: &[u8]| {
-        fields()
-            .filter(|(n, _)| n.eq_ignore_ascii_case(b"connection"))
-            .flat_map(|(_, v)| v.split(|&b| b == b','))
-            .any(|t| wire::trim_ows(t).eq_ignore_ascii_case(name))
-    };
+    let dropped = |name: &[u8]| DROPPED.iter().any(|d| name.eq_ignore_ascii_case(d));
+    // The names `Connection` lists, in one pass (no list made per response).
+    let named = super::request::Named::gather(fields(), dropped);
     let transfer_encoding = fields().any(|(n, _)| n.eq_ignore_ascii_case(b"transfer-encoding"));
     let _ = write!(out, "Status: {status}\r\n");
     for (name, value) in fields() {
         let length = name.eq_ignore_ascii_case(b"content-length");
-        let skip = DROPPED.iter().any(|d| name.eq_ignore_ascii_case(d))
-            || (length && transfer_encoding)
-            || named(name);
+        let skip = dropped(name) || (length && transfer_encoding) || named.lists(name, fields());
         if !skip {
             out.extend_from_slice(name);
             out.extend_from_slice(b": ");
@@ -78,5 +73,23 @@ mod tests {
             &mut out,
         );
         assert_eq!(out, b"Status: 200\r\n\r\n");
+    }
+
+    /// Past the names kept in place, the `Connection` fields are looked at again: every
+    /// field they name goes.
+    #[test]
+    fn every_field_connection_names_goes_however_many() {
+        let mut head = String::from("HTTP/1.1 200 OK\r\nConnection: h1, h2, h3, h4, h5\r\n");
+        head.push_str("Connection: h6, h7, h8, h9, H10\r\n");
+        for k in 1..=10 {
+            head.push_str(&format!("h{k}: x\r\n"));
+        }
+        head.push_str("h11: kept\r\nContent-Length: 0\r\n\r\n");
+        let mut out = Vec::new();
+        cgi_head(head.as_bytes(), 200, &mut out);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "Status: 200\r\nh11: kept\r\nContent-Length: 0\r\n\r\n"
+        );
     }
 }

@@ -10,6 +10,8 @@
 //! (`CONTENT_LENGTH`, RFC 3875 4.1.2), and CGI programs and FastCGI applications (php-fpm)
 //! rely on it to read their body.
 
+use std::io::Write;
+
 use wire::{Method, Request, Version};
 
 use super::super::body::Drain;
@@ -84,6 +86,7 @@ impl Exchange {
         user: Option<&[u8]>,
         max_head: usize,
         proxied: bool,
+        logged: bool,
     ) -> Exchange {
         Exchange {
             body_left: if req.chunked {
@@ -100,7 +103,11 @@ impl Exchange {
             out: Out::Head,
             // A proxied response's `Location` is the upstream's to give, not a local redirect.
             head: HeadReader::new(max_head, !proxied),
-            rec: Record::new(req, request_line.to_vec(), user),
+            rec: if logged {
+                Record::new(req, request_line.to_vec(), user)
+            } else {
+                Record::counted_only()
+            },
         }
     }
 }
@@ -348,7 +355,8 @@ impl Session {
 fn push_head(x: &mut Exchange, h: &CgiHead, w: &Worker, out: &mut Vec<u8>) {
     x.rec.status = h.status;
     out.extend_from_slice(b"HTTP/1.1 ");
-    out.extend_from_slice(h.status.to_string().as_bytes());
+    // Numbers written in place: no string made per response.
+    let _ = write!(out, "{}", h.status);
     out.push(b' ');
     out.extend_from_slice(wire::head::reason(h.status).as_bytes());
     out.extend_from_slice(b"\r\nDate: ");
@@ -363,9 +371,7 @@ fn push_head(x: &mut Exchange, h: &CgiHead, w: &Worker, out: &mut Vec<u8>) {
             left: Some(0),
         }
     } else if let Some(n) = h.content_length {
-        out.extend_from_slice(b"Content-Length: ");
-        out.extend_from_slice(n.to_string().as_bytes());
-        out.extend_from_slice(b"\r\n");
+        let _ = write!(out, "Content-Length: {n}\r\n");
         Out::Body {
             chunked: false,
             // A HEAD's response says the length of the body it does not carry.
@@ -404,7 +410,7 @@ fn push_body(x: &mut Exchange, mut data: &[u8], out: &mut Vec<u8>) {
     }
     if !x.is_head && !data.is_empty() {
         if *chunked {
-            out.extend_from_slice(format!("{:x}\r\n", data.len()).as_bytes());
+            let _ = write!(out, "{:x}\r\n", data.len());
             out.extend_from_slice(data);
             out.extend_from_slice(b"\r\n");
         } else {
