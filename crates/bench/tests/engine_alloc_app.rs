@@ -66,8 +66,8 @@ files = [{ path = "/a?id={{random 1 100000}}", expect = { body_contains = "fine"
          { path = "/b?w={{word}}" }]
 "#;
 
-/// A user's page as `bench/app.sh` measures it: a data column and a random number in the path, a
-/// header from data, a body check, a value extracted and carried to the next file.
+/// `bench/app.sh`'s page (a data column and a random number in the path, a header from data,
+/// a body check) and a value extracted and carried to the next file.
 const APPLICATION: &str = r#"
 [data.users]
 file = "users.csv"
@@ -105,9 +105,9 @@ fn allocations_per_templated_request_are_measured_and_bounded() {
         let (short, long) = short_and_long(|ms| {
             measure(&config(addr, Stop::Duration(Duration::from_millis(ms))), &w)
         });
+        assert!(long.1 >= short.1 + 1000, "{name}: too few requests to tell");
         let per_request = long.0.saturating_sub(short.0) as f64 / (long.1 - short.1) as f64;
         println!("{name}: {per_request:.3} allocations per request ({short:?} {long:?})");
-        assert!(long.1 >= short.1 + 1000, "{name}: too few requests to tell");
         assert!(
             per_request <= ceiling,
             "{name}: {per_request:.3} allocations per request"

@@ -207,6 +207,17 @@ mod tests {
     }
 
     #[test]
+    fn a_room_reused_after_a_match_of_its_group_holds_no_stale_offsets() {
+        let x = Extract::compile("v", 0, &SourceSpec::Regex("(a)|b".into())).unwrap();
+        let mut room = x.room();
+        let took_part = answer(&[], b"a");
+        let did_not = answer(&[], b"b");
+        assert_eq!(x.take(&took_part, &mut room).as_deref(), Some("a"));
+        assert_eq!(x.take(&did_not, &mut room), None);
+        assert_eq!(x.take(&took_part, &mut room).as_deref(), Some("a"));
+    }
+
+    #[test]
     fn empty_values_and_a_group_that_took_no_part_are_missing() {
         let headers: &[(&[u8], &[u8])] = &[
             (b"X-Token", b"  "),
