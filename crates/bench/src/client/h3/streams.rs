@@ -15,6 +15,16 @@ use std::sync::Arc;
 /// with more is sent from the heap).
 const STACK_FIELDS: usize = 32;
 
+/// What became of a request given to the connection.
+enum Submitted {
+    Sent,
+    /// Not opened now (no room, or its header block does not fit the send capacity): first in
+    /// line for the next try.
+    Blocked,
+    /// The connection failed (recorded).
+    Failed,
+}
+
 /// One stream in flight.
 #[derive(Debug, Clone)]
 pub(super) struct Stream {
@@ -57,35 +67,47 @@ impl H3 {
         };
         self.send_bodies();
         while self.goaway.is_none() && self.streams.len() < self.want && now < end {
-            let room = self.client.as_ref().map_or(0, http3::Client::streams_left);
-            let ex = if room == 0 {
-                None
-            } else if let Some(ex) = self.retry.pop() {
-                Some(ex)
-            } else if self.page_ok && self.next_file < files {
-                let file = self.next_file;
-                self.next_file += 1;
-                Some(Exchange {
-                    file,
-                    file_start_us: begun,
-                    connect_us: if file == 0 { self.connect_us } else { NONE },
-                    ..Exchange::new()
-                })
-            } else {
+            // Nothing left to send: the page ends with its last stream (below), whatever room
+            // the server allows.
+            if self.retry.is_empty() && !(self.page_ok && self.next_file < files) {
                 break;
-            };
-            let Some(ex) = ex else {
+            }
+            let room = self.client.as_ref().map_or(0, http3::Client::streams_left);
+            if room == 0 {
                 // The server allows no stream now: wait for it to (its MAX_STREAMS), within
                 // the response timeout, unless a stream in flight frees one first.
-                if self.streams.is_empty() && self.no_room_since == NONE {
-                    self.no_room_since = now;
-                }
+                self.wait_for_room(now);
                 return;
+            }
+            let ex = match self.retry.pop() {
+                Some(ex) => ex,
+                None => {
+                    let file = self.next_file;
+                    self.next_file += 1;
+                    Exchange {
+                        file,
+                        file_start_us: begun,
+                        connect_us: if file == 0 {
+                            std::mem::replace(&mut self.connect_us, NONE)
+                        } else {
+                            NONE
+                        },
+                        ..Exchange::new()
+                    }
+                }
             };
             self.no_room_since = NONE;
             self.fresh = false;
-            if !self.submit(ch, cx, ex, now) {
-                return;
+            match self.submit(ch, cx, ex, now) {
+                Submitted::Sent => {}
+                // Held back (the stream's send capacity is smaller than the header block
+                // until what is queued goes out): first in line again, sent when a read or
+                // the timer calls here next, never retried in this loop.
+                Submitted::Blocked => {
+                    self.wait_for_room(now);
+                    return;
+                }
+                Submitted::Failed => return,
             }
         }
         if !self.streams.is_empty() {
@@ -109,10 +131,24 @@ impl H3 {
         }
     }
 
-    /// Opens a stream for `ex`; false if the connection failed.
-    fn submit(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, ex: Exchange, now: u64) -> bool {
+    /// Without a stream in flight to end it, a wait for room is bounded by the response
+    /// timeout from now.
+    fn wait_for_room(&mut self, now: u64) {
+        if self.streams.is_empty() && self.no_room_since == NONE {
+            self.no_room_since = now;
+        }
+    }
+
+    /// Opens a stream for `ex`.
+    fn submit(
+        &mut self,
+        ch: &mut Child,
+        cx: &mut ThreadState<'_>,
+        ex: Exchange,
+        now: u64,
+    ) -> Submitted {
         let Some(client) = &mut self.client else {
-            return false;
+            return Submitted::Failed;
         };
         let h = cx.sh.h2.as_ref().expect("HTTP/3 requests built");
         let url = ch.url(cx.sh.workload, ex.file);
@@ -135,12 +171,12 @@ impl H3 {
                 // No room after all (the limit, or flow control for the header block): sent
                 // when a stream frees or the server raises its limit.
                 self.retry.push(ex);
-                return true;
+                return Submitted::Blocked;
             }
             Err(_) => {
                 self.retry.push(ex);
                 self.conn_failed(ch, cx, ErrorKind::H3Protocol, now);
-                return false;
+                return Submitted::Failed;
             }
         };
         if cx.counts(ex.file_start_us, now) {
@@ -155,7 +191,7 @@ impl H3 {
             body_pos: 0,
         });
         self.send_bodies();
-        true
+        Submitted::Sent
     }
 
     /// Request bodies as far as flow control takes them now.
