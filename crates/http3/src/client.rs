@@ -204,14 +204,16 @@ impl Client {
         let _ = self.quic.close(true, code, reason);
     }
 
-    /// The connection is over (closed, timed out, or failed): nothing more to send or poll.
+    /// The connection is over (closed, timed out, or failed), or draining after a
+    /// CONNECTION_CLOSE (RFC 9000 10.2.2: nothing more is sent, and a stream opened now would
+    /// never leave): nothing more to send or poll.
     pub fn is_closed(&self) -> bool {
-        self.quic.is_closed()
+        self.quic.is_closed() || self.quic.is_draining()
     }
 
     /// Why the connection ended (once `is_closed`).
     pub fn closed(&self) -> Option<Closed> {
-        self.quic.is_closed().then(|| Closed::of(&self.quic))
+        self.is_closed().then(|| Closed::of(&self.quic))
     }
 
     /// Packets and bytes so far.
