@@ -90,6 +90,9 @@ pub(super) struct H3 {
     waited_from: u64,
     /// The connection's packet counts already added to the statistics.
     counted: Packets,
+    /// The connection's figures when the run ended (the first step of its linger): what it
+    /// reads after that is not the run's.
+    at_end_stats: Option<http3::Stats>,
 }
 
 impl Wire for H3 {
@@ -120,6 +123,7 @@ impl Wire for H3 {
             connect_us: NONE,
             waited_from: NONE,
             counted: Packets::default(),
+            at_end_stats: None,
         }
     }
 
@@ -225,6 +229,7 @@ impl Wire for H3 {
         self.no_room_since = NONE;
         self.waited_from = NONE;
         self.counted = Packets::default();
+        self.at_end_stats = None;
     }
 }
 

@@ -52,6 +52,8 @@ pub(super) fn thread_config(sh: &RunShared<'_>) -> ThreadConfig {
 impl H3 {
     /// Starts a connection for the page's next file (or what is to be sent again) at `now`.
     pub(super) fn connect(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        // The old connection's packets since they were last taken (after a GOAWAY), first.
+        self.take_packets(cx, now);
         self.close();
         self.state = State::Handshaking;
         self.connect_us = NONE;

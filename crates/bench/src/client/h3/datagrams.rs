@@ -144,7 +144,7 @@ impl H3 {
     /// window.
     pub(super) fn take_packets(&mut self, cx: &mut ThreadState<'_>, now: u64) {
         let Some(client) = &self.client else { return };
-        let s = client.stats();
+        let s = self.at_end_stats.unwrap_or_else(|| client.stats());
         let total = Packets {
             sent: s.packets_sent,
             received: s.packets_received,
@@ -169,6 +169,9 @@ impl H3 {
         let (Some(sock), Some(client)) = (&self.sock, &mut self.client) else {
             return Linger::Done;
         };
+        if self.at_end_stats.is_none() {
+            self.at_end_stats = Some(client.stats());
+        }
         loop {
             match sock.recv(buf) {
                 Ok(n) => {
