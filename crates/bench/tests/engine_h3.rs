@@ -5,73 +5,19 @@
 //! a certificate from an untrusted issuer. Every process started is stopped by its pid, every
 //! wait is bounded.
 
+#[path = "../../http3/tests/common/caddy.rs"]
+mod caddy;
 #[path = "../../http3/tests/common/udp.rs"]
 mod udp;
 
 use bench::config::TlsOptions;
 use bench::stats::ErrorKind;
 use bench::{BenchConfig, HttpMode, RunResult, Stop, Target, Workload};
-use std::net::{SocketAddr, TcpListener, UdpSocket};
+use std::net::SocketAddr;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 use test_support::certs::TestCa;
-
-const CADDY: &str = "/usr/bin/caddy";
-
-/// Caddy, stopped by its pid when dropped.
-struct Caddy(Child);
-
-impl Drop for Caddy {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// A port free on 127.0.0.1 for both TCP and UDP now (Caddy cannot be told port 0).
-fn free_port() -> u16 {
-    for _ in 0..50 {
-        let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
-        let port = udp.local_addr().unwrap().port();
-        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
-            return port;
-        }
-    }
-    panic!("no port free for both TCP and UDP");
-}
-
-/// Caddy serving `www` on 127.0.0.1:`port` as `localhost` with `cert`, its access log (JSON,
-/// a line a request) in `log`.
-fn caddy(dir: &Path, www: &Path, port: u16, (cert, key): (&Path, &Path), log: &Path) -> Caddy {
-    let caddyfile = dir.join("Caddyfile");
-    std::fs::write(
-        &caddyfile,
-        format!(
-            "{{\n  admin off\n  auto_https off\n  servers {{\n    protocols h1 h2 h3\n  }}\n}}\n\
-             https://localhost:{port} {{\n  bind 127.0.0.1\n  tls {} {}\n  root * {}\n  file_server\n  \
-             log {{\n    output file {}\n    format json\n  }}\n}}\n",
-            cert.display(),
-            key.display(),
-            www.display(),
-            log.display()
-        ),
-    )
-    .unwrap();
-    Caddy(
-        Command::new(CADDY)
-            .args(["run", "--adapter", "caddyfile", "--config"])
-            .arg(&caddyfile)
-            .env("HOME", dir)
-            .env("XDG_DATA_HOME", dir.join("data"))
-            .env("XDG_CONFIG_HOME", dir.join("config"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start caddy"),
-    )
-}
 
 /// The lines of Caddy's access log once it holds at least `want` (within 10 s), and after it
 /// has stayed the same for half a second: what Caddy logged in all.
@@ -149,10 +95,6 @@ fn run(config: &BenchConfig, workload: &Workload, bound: Duration) -> RunResult 
 
 #[test]
 fn pages_from_caddy_over_http3_are_answered_whole_and_counted_as_caddy_logs_them() {
-    assert!(
-        Path::new(CADDY).exists(),
-        "{CADDY} is missing: run scripts/install-peers.sh"
-    );
     let ca = TestCa::new("flint bench h3 test CA");
     let (cert, key) = ca.leaf().write_pem(ca.dir());
     let dir = tempfile::tempdir().unwrap();
@@ -163,10 +105,9 @@ fn pages_from_caddy_over_http3_are_answered_whole_and_counted_as_caddy_logs_them
         let bytes: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
         std::fs::write(www.join(&name[1..]), bytes).unwrap();
     }
-    let port = free_port();
     let log = dir.path().join("access.log");
-    let _caddy = caddy(dir.path(), &www, port, (&cert, &key), &log);
-    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let caddy = caddy::start(dir.path(), &www, (&cert, &key), &log);
+    let addr: SocketAddr = format!("127.0.0.1:{}", caddy.port).parse().unwrap();
     let target = Target::https(addr, "localhost");
     let workload = page(&files.map(|f| f.0));
     // Caddy takes a moment to listen: one page is tried until it is answered, within 20 s

@@ -4,44 +4,15 @@
 
 mod common;
 
+use common::caddy;
 use common::memory::Certs;
 use common::udp::Driver;
 use http3::{ClientEvent, Limits};
 use std::collections::HashMap;
-use std::net::{TcpListener, UdpSocket};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-
-const CADDY: &str = "/usr/bin/caddy";
-
-/// Caddy, stopped by its pid when dropped.
-struct Caddy(Child);
-
-impl Drop for Caddy {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// A port free on 127.0.0.1 for both TCP and UDP now (Caddy cannot be told port 0).
-fn free_port() -> u16 {
-    for _ in 0..50 {
-        let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
-        let port = udp.local_addr().unwrap().port();
-        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
-            return port;
-        }
-    }
-    panic!("no port free for both TCP and UDP");
-}
 
 #[test]
 fn files_fetched_from_caddy_over_http3_have_their_bytes() {
-    assert!(
-        std::path::Path::new(CADDY).exists(),
-        "{CADDY} is missing: run scripts/install-peers.sh"
-    );
     let certs = Certs::new();
     let dir = tempfile::tempdir().unwrap();
     let www = dir.path().join("www");
@@ -56,34 +27,9 @@ fn files_fetched_from_caddy_over_http3_have_their_bytes() {
     for (name, bytes) in &files {
         std::fs::write(www.join(name), bytes).unwrap();
     }
-    let port = free_port();
     let log = dir.path().join("access.log");
-    let caddyfile = dir.path().join("Caddyfile");
-    std::fs::write(
-        &caddyfile,
-        format!(
-            "{{\n  admin off\n  auto_https off\n  servers {{\n    protocols h1 h2 h3\n  }}\n}}\n\
-             https://localhost:{port} {{\n  bind 127.0.0.1\n  tls {} {}\n  root * {}\n  file_server\n  \
-             log {{\n    output file {}\n    format json\n  }}\n}}\n",
-            certs.cert.display(),
-            certs.key.display(),
-            www.display(),
-            log.display()
-        ),
-    )
-    .unwrap();
-    let _caddy = Caddy(
-        Command::new(CADDY)
-            .args(["run", "--adapter", "caddyfile", "--config"])
-            .arg(&caddyfile)
-            .env("HOME", dir.path())
-            .env("XDG_DATA_HOME", dir.path().join("data"))
-            .env("XDG_CONFIG_HOME", dir.path().join("config"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start caddy"),
-    );
+    let caddy = caddy::start(dir.path(), &www, (&certs.cert, &certs.key), &log);
+    let port = caddy.port;
     let server = format!("127.0.0.1:{port}").parse().unwrap();
     let mut config = certs.client(&Limits::default());
     // Caddy takes a moment to listen: a connection is tried again until one is ready, within

@@ -1,2 +1,3 @@
+pub mod caddy;
 pub mod memory;
 pub mod udp;
