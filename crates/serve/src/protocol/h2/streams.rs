@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use http2::StreamId;
 
+use super::fields::LastHead;
 use crate::pool::Bufs;
 use crate::protocol::body::BodyClock;
 
@@ -23,6 +24,54 @@ const ARENA_KEEP: usize = 64 * 1024;
 const ENDED_RING: usize = 16;
 /// Slot hints, indexed by a stream id's low bits (client ids are odd: bit 0 is dropped).
 const HINTS: usize = 256;
+/// Request storage sets an event-loop thread keeps for its next busy connections.
+const SPARES_KEPT: usize = 16;
+
+/// A connection's request storage while it has streams: its slots (each with its value and
+/// field buffers), its stack of freed slots, the buffer its response heads are written in and
+/// the kept response head. An idle connection
+/// gives it to its thread's [`Spares`] and takes a set again when its next frames arrive, as
+/// nginx frees an idle HTTP/2 connection's buffers: a thousand idle connections hold none, and
+/// a connection that wakes reuses what another grew (no allocation in steady state).
+pub(crate) struct Storage {
+    pub(super) slots: Vec<Stream>,
+    pub(super) freed: Vec<usize>,
+    pub(super) response: Vec<u8>,
+    pub(super) last_head: Box<LastHead>,
+}
+
+impl Storage {
+    fn new() -> Storage {
+        Storage {
+            slots: Vec::new(),
+            freed: Vec::new(),
+            response: Vec::new(),
+            last_head: Box::new(LastHead::new()),
+        }
+    }
+}
+
+/// The storage of idle connections, one event-loop thread's (`Worker::h2_spares`).
+#[derive(Default)]
+pub(crate) struct Spares {
+    sets: Vec<Storage>,
+}
+
+impl Spares {
+    /// A set for a connection that has frames to read: a kept one, or a new empty one.
+    pub(super) fn take(&mut self) -> Storage {
+        self.sets.pop().unwrap_or_else(Storage::new)
+    }
+
+    /// Keeps an idle connection's set (every slot free), up to `SPARES_KEPT`; past that it is
+    /// freed.
+    pub(super) fn keep(&mut self, set: Storage) {
+        if self.sets.len() < SPARES_KEPT {
+            self.sets.push(set);
+        }
+    }
+}
+
 /// A carried field (one the responder reads: `host`, the conditionals, `range`,
 /// `accept-encoding`; `user-agent` and `referer` for a log; `authorization` when a prefix is
 /// protected), chosen by the name the session's checks recognised (`handler.rs`): its name and
@@ -291,6 +340,24 @@ impl Streams {
             refused: 0,
             counts: Counts::default(),
         }
+    }
+
+    /// Takes a storage set's slots (all free) and freed stack.
+    pub(super) fn wake(&mut self, slots: Vec<Stream>, freed: Vec<usize>) {
+        self.slots = slots;
+        self.freed = freed;
+        self.freed.clear();
+        // The latest last: slot 0 is taken first.
+        self.freed.extend((0..self.slots.len()).rev());
+        self.last = 0;
+    }
+
+    /// Gives up the slots and the freed stack (every slot free).
+    pub(super) fn rest(&mut self) -> (Vec<Stream>, Vec<usize>) {
+        (
+            std::mem::take(&mut self.slots),
+            std::mem::take(&mut self.freed),
+        )
     }
 
     pub(super) fn open(&self) -> usize {
