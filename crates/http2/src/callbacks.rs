@@ -33,6 +33,9 @@ pub(crate) struct Ctx<'a, H> {
     pub last_answered: i32,
     /// A server's request checks (nghttp2's HTTP messaging being off).
     pub messaging: &'a mut Messaging,
+    /// Frame bytes the handler could not take yet (`Session::held`), kept by a server only: a
+    /// client's frame buffer is its own, and what its handler cannot take stays there.
+    pub held: Option<&'a mut Vec<u8>>,
     /// A handler's panic, caught at the boundary, resumed once nghttp2 has returned.
     pub panic: Option<Box<dyn Any + Send>>,
 }
@@ -138,11 +141,25 @@ unsafe extern "C" fn send<H: Handler>(
     // SAFETY: user_data is managed by Session (see `guarded`); data/length come from nghttp2.
     unsafe {
         guarded::<H, _>(user_data, FAIL as isize, |ctx| {
-            match ctx.h.write(bytes(data, length)).min(length) {
-                // 0 must be WOULDBLOCK: nghttp2_session_send would offer the same bytes forever.
-                0 => sys::NGHTTP2_ERR_WOULDBLOCK as isize,
-                n => n as isize,
-            }
+            // Every byte is taken: what the handler cannot take now waits in `held` (in order,
+            // behind bytes already waiting), never in nghttp2's frame buffer, which a server
+            // shares with its thread's other sessions.
+            let offered = bytes(data, length);
+            let Some(held) = ctx.held.as_mut() else {
+                return match ctx.h.write(offered).min(length) {
+                    // 0 must be WOULDBLOCK: nghttp2_session_send would offer the same bytes
+                    // forever.
+                    0 => sys::NGHTTP2_ERR_WOULDBLOCK as isize,
+                    n => n as isize,
+                };
+            };
+            let n = if held.is_empty() {
+                ctx.h.write(offered).min(length)
+            } else {
+                0
+            };
+            held.extend_from_slice(&offered[n..]);
+            length as isize
         })
     }
 }
@@ -155,22 +172,38 @@ unsafe extern "C" fn send_data<H: Handler>(
     _: *mut sys::nghttp2_data_source,
     user_data: *mut c_void,
 ) -> c_int {
-    // SAFETY: nghttp2 passes a live DATA frame and its 9-byte serialized header; padding is
-    // never chosen (no select_padding callback), so the frame is header + length bytes.
+    // SAFETY: nghttp2 passes a live DATA frame; padding is never chosen (no select_padding
+    // callback), so the frame is a 9-byte header and length bytes.
     unsafe {
-        let stream = (*frame).hd.stream_id;
+        let hd = (*frame).hd;
         let padlen = (*frame).data.padlen;
-        let header = &*(framehd as *const [u8; 9]);
+        let _ = framehd;
         guarded::<H, _>(user_data, FAIL, |ctx| {
             // Inside the guard: a panic must not unwind through nghttp2's C frames.
             debug_assert_eq!(padlen, 0);
-            if ctx.h.write_data(stream, header, length) {
+            if ctx.held.as_ref().is_some_and(|held| !held.is_empty()) {
+                return sys::NGHTTP2_ERR_WOULDBLOCK; // the frames before it go first
+            }
+            // The header is written from the frame: after a WOULDBLOCK, nghttp2 offers the
+            // frame again with `framehd` in its frame buffer, which a server's other sessions
+            // have packed their frames in meanwhile (`mem.rs`).
+            let header = data_frame_header(&hd);
+            if ctx.h.write_data(hd.stream_id, &header, length) {
                 0
             } else {
                 sys::NGHTTP2_ERR_WOULDBLOCK
             }
         })
     }
+}
+
+/// A DATA frame's 9-byte header (RFC 9113 4.1): length, type, flags, stream id.
+fn data_frame_header(hd: &sys::nghttp2_frame_hd) -> [u8; 9] {
+    let len = (hd.length as u32).to_be_bytes();
+    let id = (hd.stream_id as u32 & 0x7fff_ffff).to_be_bytes();
+    [
+        len[1], len[2], len[3], hd.type_, hd.flags, id[0], id[1], id[2], id[3],
+    ]
 }
 
 unsafe extern "C" fn read_body<H: Handler>(

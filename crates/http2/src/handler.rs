@@ -112,8 +112,11 @@ pub trait Handler {
     }
 
     /// Takes bytes to send to the peer (frame headers, HEADERS blocks, control frames); returns
-    /// how many it took. Fewer than offered: the rest is offered again at once. 0: it can take
-    /// none now; `send` returns and nghttp2 offers the same bytes at the next `send`.
+    /// how many it took. A client's: fewer than offered, the rest is offered again at once; 0,
+    /// it can take none now, `send` returns and nghttp2 offers the same bytes at the next
+    /// `send`. A server's: fewer than offered, it can take no more now; the rest, and the frames
+    /// nghttp2 has ready after it, wait in the session (no DATA frame is written meanwhile) and
+    /// are offered first at the next `send`.
     fn write(&mut self, bytes: &[u8]) -> usize;
 
     /// How much of `stream`'s body can go now, at most `max` bytes; asked for a stream that was

@@ -14,6 +14,16 @@
 //! which go straight to `malloc`/`free`. A cached block is a C-heap block like any other: it may
 //! be freed on any thread, and the cache is bounded (`CACHE_BYTES` a thread), freeing to the C
 //! library past it and when the thread ends. Nothing here goes through Rust's allocator.
+//!
+//! A server session's frame buffer is the thread's: nghttp2 gives every session a buffer of one
+//! frame (`NGHTTP2_FRAMEBUF_CHUNKLEN`, 16,394 bytes) for its life, where it packs each frame it
+//! sends, but a frame's bytes live there only until `Session::send` has handed them over:
+//! `Session` takes every byte nghttp2 offers (what the handler cannot take yet waits in the
+//! session's own `held`) and writes a DATA frame's header from the frame, not from the buffer.
+//! So the sessions of one thread (`Session` is not `Send`) pack their frames in one buffer in
+//! turn, as nginx reads every connection's frames into one buffer per worker, and an idle
+//! connection holds no frame buffer. `with_shared_frame_buffer` marks the session being
+//! created; its buffer's block is the thread's, and freeing it frees nothing.
 
 use std::cell::Cell;
 use std::ffi::c_void;
@@ -30,6 +40,12 @@ const CLASSES: usize = 16;
 const LARGE: usize = usize::MAX;
 /// Bytes one thread's cache may hold (headers included).
 const CACHE_BYTES: usize = 512 * 1024;
+/// The class mark of the thread's shared frame buffer (never freed).
+const SHARED: usize = usize::MAX - 1;
+/// nghttp2's frame buffer: a frame header, a pad length byte and the largest payload
+/// (`NGHTTP2_FRAMEBUF_CHUNKLEN` = 9 + 1 + 16,384), the one block of that size a session
+/// allocates while it is created.
+const FRAMEBUF_CHUNKLEN: usize = 9 + 1 + 16_384;
 
 /// One thread's free lists: each a chain through the blocks' first word after the header.
 struct Cache {
@@ -65,6 +81,47 @@ thread_local! {
     };
 }
 
+thread_local! {
+    /// The session being created takes the thread's frame buffer (`with_shared_frame_buffer`).
+    static SHARE_FRAMEBUF: Cell<bool> = const { Cell::new(false) };
+    /// The thread's frame buffer: its address after the header, null until a session takes it.
+    /// It lives as long as the thread's sessions may (until the process ends): 16 KiB a thread.
+    static FRAMEBUF: Cell<*mut u8> = const { Cell::new(ptr::null_mut()) };
+}
+
+/// Runs `create` (one session's creation) with its frame buffer taken from the thread's.
+pub(crate) fn with_shared_frame_buffer<R>(create: impl FnOnce() -> R) -> R {
+    SHARE_FRAMEBUF.with(|s| s.set(true));
+    let r = create();
+    SHARE_FRAMEBUF.with(|s| s.set(false));
+    r
+}
+
+/// The thread's frame buffer, if the session being created asks for it now (once).
+fn shared_frame_buffer(size: usize) -> Option<*mut u8> {
+    if size != FRAMEBUF_CHUNKLEN || !SHARE_FRAMEBUF.try_with(|s| s.replace(false)).ok()? {
+        return None;
+    }
+    FRAMEBUF
+        .try_with(|f| {
+            if f.get().is_null() {
+                // SAFETY: malloc of a nonzero size; the header is written only if it
+                // succeeded, within the block.
+                unsafe {
+                    let block = libc::malloc(HEADER + FRAMEBUF_CHUNKLEN) as *mut u8;
+                    if block.is_null() {
+                        return ptr::null_mut();
+                    }
+                    *(block as *mut usize) = SHARED;
+                    f.set(block.add(HEADER));
+                }
+            }
+            f.get()
+        })
+        .ok()
+        .filter(|p| !p.is_null())
+}
+
 /// The class of a request for `size` bytes (`LARGE` past the largest).
 fn class_of(size: usize) -> usize {
     if size <= STEP * CLASSES {
@@ -81,6 +138,9 @@ fn block_size(class: usize) -> usize {
 
 /// A block for `size` bytes: its address after the header, or null if out of memory.
 fn alloc(size: usize) -> *mut u8 {
+    if let Some(shared) = shared_frame_buffer(size) {
+        return shared;
+    }
     let class = class_of(size);
     if class != LARGE {
         let cached = CACHE
@@ -131,6 +191,9 @@ unsafe fn release(p: *mut u8) {
     // SAFETY: p came from alloc: HEADER bytes before it start the block, holding its class.
     let block = unsafe { p.sub(HEADER) };
     let class = unsafe { *(block as *const usize) };
+    if class == SHARED {
+        return; // the thread's frame buffer outlives every session
+    }
     if class != LARGE {
         let kept = CACHE
             .try_with(|c| {
@@ -161,7 +224,13 @@ unsafe fn release(p: *mut u8) {
 unsafe fn capacity(p: *mut u8) -> Option<usize> {
     // SAFETY: as in release.
     let class = unsafe { *(p.sub(HEADER) as *const usize) };
-    (class != LARGE).then(|| (class + 1) * STEP)
+    match class {
+        LARGE => None,
+        // Growing it moves its bytes to a block of the session's own (copied below, the
+        // shared one kept: `release` leaves it alone).
+        SHARED => Some(FRAMEBUF_CHUNKLEN),
+        _ => Some((class + 1) * STEP),
+    }
 }
 
 unsafe extern "C" fn mem_malloc(size: usize, _user: *mut c_void) -> *mut c_void {

@@ -41,6 +41,13 @@ pub struct Session<H: Handler> {
     /// handler may end the connection in the middle of an input, whose rest is never scanned,
     /// and nghttp2 ignores input from then on anyway).
     terminated: bool,
+    /// Frame bytes nghttp2 handed over that the handler could not take yet, written before
+    /// anything else at the next `send`. nghttp2 is told every byte it offers was taken, so no
+    /// frame waits in its frame buffer between calls: a server's is its thread's (`mem.rs`).
+    /// Empty (and without capacity) unless the handler pushed back.
+    held: Vec<u8>,
+    /// A server session (its frame buffer is its thread's, its frame bytes wait in `held`).
+    server: bool,
     _handler: PhantomData<*mut H>,
 }
 
@@ -96,13 +103,17 @@ impl<H: Handler> Session<H> {
                         &mut mem,
                     )
                 } else {
-                    sys::nghttp2_session_server_new3(
-                        &mut raw,
-                        cbs,
-                        ptr::null_mut(),
-                        option,
-                        &mut mem,
-                    )
+                    // A server's frames are packed in its thread's frame buffer (`mem.rs`):
+                    // an idle connection holds none.
+                    mem::with_shared_frame_buffer(|| {
+                        sys::nghttp2_session_server_new3(
+                            &mut raw,
+                            cbs,
+                            ptr::null_mut(),
+                            option,
+                            &mut mem,
+                        )
+                    })
                 };
             }
             sys::nghttp2_option_del(option); // both accept null
@@ -122,6 +133,8 @@ impl<H: Handler> Session<H> {
             frames: Frames::new(!client),
             checks: Checks::new(!client),
             terminated: false,
+            held: Vec::new(),
+            server: !client,
             _handler: PhantomData,
         };
         let (iv, n) = config.settings(client);
@@ -163,6 +176,7 @@ impl<H: Handler> Session<H> {
             max_header_list_decoded: self.max_header_list_decoded,
             last_answered: self.last_answered,
             messaging: &mut self.messaging,
+            held: self.server.then_some(&mut self.held),
             panic: None,
         };
         // SAFETY: ctx outlives the call below and is reached by nothing else meanwhile (the
@@ -271,6 +285,15 @@ impl<H: Handler> Session<H> {
     /// Writes what is queued through `h.write` and `h.write_data`, until everything is written
     /// or `h` takes no more (then call again when it can).
     pub fn send(&mut self, h: &mut H) -> Result<(), Error> {
+        if !self.held.is_empty() {
+            let n = h.write(&self.held).min(self.held.len());
+            if n < self.held.len() {
+                self.held.drain(..n);
+                return Ok(());
+            }
+            // Written: the connection holds no frame bytes of its own again.
+            self.held = Vec::new();
+        }
         let rv = self.with_handler(h, |raw| {
             // SAFETY: raw is live.
             unsafe { sys::nghttp2_session_send(raw) }
@@ -285,10 +308,11 @@ impl<H: Handler> Session<H> {
         unsafe { sys::nghttp2_session_want_read(self.raw.as_ptr()) != 0 }
     }
 
-    /// The session has frames to write (or a deferred body was resumed).
+    /// The session has frames to write (or a deferred body was resumed, or frame bytes the
+    /// handler could not take wait in the session).
     pub fn want_write(&self) -> bool {
         // SAFETY: raw is live; a query.
-        unsafe { sys::nghttp2_session_want_write(self.raw.as_ptr()) != 0 }
+        !self.held.is_empty() || unsafe { sys::nghttp2_session_want_write(self.raw.as_ptr()) != 0 }
     }
 
     /// Opens a stream with a request (client): `headers` are copied (pseudo-headers first:

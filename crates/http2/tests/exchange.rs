@@ -286,3 +286,49 @@ fn no_copy_fields_are_read_when_the_headers_are_written() {
     );
     assert_eq!(p.c.received[&stream], b"ok");
 }
+
+/// A server session's frames are packed in its thread's frame buffer: one connection whose
+/// writer pushed back keeps its frames (HEADERS held by the session, DATA offered again later)
+/// whole while another on the same thread answers in between.
+#[test]
+fn server_sessions_of_one_thread_keep_their_frames_apart() {
+    let mut slow = Pair::defaults();
+    let slow_body: Vec<u8> = (0..40_000u32).map(|i| (i % 251) as u8).collect();
+    let expected = slow_body.clone();
+    let mut slow_respond = responder(move |_| slow_body.clone());
+    // The SETTINGS exchange, then a request answered while the server's writer takes nothing.
+    slow.settle(&mut |_, _| {});
+    slow.client.submit_request(&get(b"/slow"), false).unwrap();
+    slow.s.blocked = true;
+    slow.round(&mut slow_respond);
+    assert!(slow.s.out.is_empty());
+    assert!(
+        slow.server.want_write(),
+        "the response waits in the session"
+    );
+    // Other connections of the thread answer meanwhile, with other frames and bodies.
+    for n in 0..3u8 {
+        let mut other = Pair::defaults();
+        other.client.submit_request(&get(b"/other"), false).unwrap();
+        other.settle(&mut responder(move |_| vec![b'a' + n; 30_000]));
+        assert_eq!(other.c.received[&1], vec![b'a' + n; 30_000]);
+    }
+    // Then the first writer takes a few bytes at a time, and now and then none.
+    slow.s.blocked = false;
+    slow.s.write_chunk = Some(5);
+    for round in 0..100_000 {
+        slow.s.blocked = round % 4 == 1;
+        slow.round(&mut slow_respond);
+        if round % 7 == 3 {
+            let mut other = Pair::defaults();
+            other.client.submit_request(&get(b"/other"), false).unwrap();
+            other.settle(&mut responder(|_| vec![b'z'; 20_000]));
+        }
+        if slow.c.closed().len() == 1 {
+            break;
+        }
+    }
+    assert_eq!(slow.c.header(1, b":status"), Some(b"200".to_vec()));
+    assert_eq!(slow.c.received[&1], expected);
+    assert_eq!(slow.c.closed(), vec![(1, 0)]);
+}

@@ -142,6 +142,7 @@ impl<'a, T: Transport> Loop<'a, T> {
                 http2: config.http2.then(|| config.http2_limits()),
                 gateways,
                 auth: (control.auth.clone()).map(|shared| Box::new(Guard::new(shared))),
+                h2_spares: Default::default(),
             },
             env,
             accept_paused_until: None,

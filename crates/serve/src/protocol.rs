@@ -61,6 +61,8 @@ pub(crate) struct Worker {
     pub gateways: Option<Box<Gateways>>,
     /// Basic authentication, when a prefix is protected: checked before files or programs.
     pub auth: Option<Box<crate::auth::Guard>>,
+    /// HTTP/2 request storage of this thread's idle connections, for those that wake.
+    pub h2_spares: h2::Spares,
 }
 
 /// What the transport learnt of the protocol before any plaintext arrived.

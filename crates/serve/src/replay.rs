@@ -50,6 +50,7 @@ impl Replay {
                 http2: config.http2.then(|| config.http2_limits()),
                 gateways: None,
                 auth: None,
+                h2_spares: Default::default(),
             },
             pool: Pool::new(
                 config.max_header_bytes.max(16 * 1024),

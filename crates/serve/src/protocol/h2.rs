@@ -45,7 +45,8 @@ use crate::respond::{Body, Reply};
 use fields::{LastHead, MAX_FIELDS};
 #[cfg(test)]
 use streams::Field;
-use streams::{Counts, Out, Streams};
+pub(crate) use streams::Spares;
+use streams::{Counts, Out, Storage, Streams};
 
 mod fields;
 pub(super) mod gateway;
@@ -79,10 +80,13 @@ const MAX_REFUSED: u32 = 16;
 pub(crate) struct H2 {
     framer: http2::Session<Streams>,
     streams: Streams,
-    /// The response head the responder writes, the request line the access log shows: reused.
+    /// The response head the responder writes, the request line the access log shows: reused
+    /// (part of the request storage, `Storage`).
     response: Vec<u8>,
     /// The last response head and where its fields lie: the next one equal to it is not read.
-    last_head: LastHead,
+    /// With the stream slots, the connection's request storage (`Storage`): present while the
+    /// connection has something to do, given to the thread's spares when it is idle.
+    last_head: Option<Box<LastHead>>,
     /// The last `:authority` that passed wire's Host checks: the next equal one is not checked.
     passed_host: wire::PassedHost,
     log_line: Vec<u8>,
@@ -118,7 +122,7 @@ impl H2 {
             framer: http2::Session::server(&config)?,
             streams,
             response: Vec::new(),
-            last_head: LastHead::new(),
+            last_head: None,
             passed_host: wire::PassedHost::default(),
             log_line: Vec::new(),
             going_away: false,
@@ -138,7 +142,7 @@ impl H2 {
         slots
             + self.streams.arena.capacity()
             + self.response.capacity()
-            + self.last_head.capacity()
+            + self.last_head.as_ref().map_or(0, |l| l.capacity())
             + self.log_line.capacity()
             + (self.streams.slots.iter())
                 .map(|s| match &s.out {
@@ -237,6 +241,43 @@ impl H2 {
 /// Reads the input, answers the requests it completed, and queues the frames; see
 /// [`Session::answer`]. Returns true if frames wait in nghttp2 for the queue to drain.
 pub(super) fn answer(s: &mut Session, w: &mut Worker, pool: &mut crate::pool::Pool) -> bool {
+    let super::Proto::H2(h) = &mut s.proto else {
+        return false;
+    };
+    if h.last_head.is_none() {
+        let set = w.h2_spares.take();
+        h.streams.wake(set.slots, set.freed);
+        h.response = set.response;
+        h.last_head = Some(set.last_head);
+    }
+    let more = answer_awake(s, w, pool);
+    let super::Proto::H2(h) = &mut s.proto else {
+        return more;
+    };
+    // Idle (no stream, no frame queued in nghttp2 that could point at the kept head): the
+    // request storage goes back to the thread's spares until the next frames.
+    if h.streams.slots.iter().all(|st| st.id == 0)
+        && h.streams.ready.is_empty()
+        && h.launches.is_empty()
+        && h.awaiting == 0
+        && h.streams.arena_users == 0
+        && h.framer.outbound_queue_len() == 0
+    {
+        if let Some(last_head) = h.last_head.take() {
+            let (slots, freed) = h.streams.rest();
+            w.h2_spares.keep(Storage {
+                slots,
+                freed,
+                response: std::mem::take(&mut h.response),
+                last_head,
+            });
+        }
+    }
+    more
+}
+
+/// `answer` for a connection holding its request storage.
+fn answer_awake(s: &mut Session, w: &mut Worker, pool: &mut crate::pool::Pool) -> bool {
     let super::Proto::H2(h) = &mut s.proto else {
         return false;
     };
@@ -548,7 +589,8 @@ fn submit_reply(h: &mut H2, i: usize, id: StreamId, reply: Reply, no_body: bool)
     let mut fields = [Header::new(b"", b""); MAX_FIELDS + 1];
     // The kept head may be replaced only while no queued frame may point at it.
     let may_replace = h.framer.outbound_queue_len() == 0;
-    let (n, at) = h.last_head.fields(out, &mut fields, may_replace);
+    let last_head = h.last_head.get_or_insert_with(|| Box::new(LastHead::new()));
+    let (n, at) = last_head.fields(out, &mut fields, may_replace);
     let page_body = &out[at..];
     let s = &mut h.streams;
     let mut own = 0;
@@ -593,7 +635,8 @@ fn submit_reply(h: &mut H2, i: usize, id: StreamId, reply: Reply, no_body: bool)
 fn submit_head(h: &mut H2, i: usize, id: StreamId, with_body: bool) {
     let mut fields = [Header::new(b"", b""); MAX_FIELDS + 1];
     let may_replace = h.framer.outbound_queue_len() == 0;
-    let (n, _) = h.last_head.fields(&h.response, &mut fields, may_replace);
+    let last_head = h.last_head.get_or_insert_with(|| Box::new(LastHead::new()));
+    let (n, _) = last_head.fields(&h.response, &mut fields, may_replace);
     if h.framer
         .submit_response(id, &fields[..n], with_body)
         .is_err()

@@ -52,6 +52,7 @@ fn fixture(max_pipeline: usize) -> Fixture {
         http2: Some(http2::Config::server()),
         gateways: None,
         auth: None,
+        h2_spares: Default::default(),
     };
     Fixture {
         _root: root,

@@ -118,8 +118,8 @@ impl LastHead {
         }
     }
 
-    /// Bytes it holds (for the tests that bound what a connection keeps).
-    #[cfg(test)]
+    /// Bytes it holds beside itself (the tests that bound what a connection keeps, the bound
+    /// on a thread's spare request storage).
     pub(super) fn capacity(&self) -> usize {
         self.bytes.capacity()
     }

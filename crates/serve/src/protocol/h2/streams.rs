@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use http2::StreamId;
 
+use super::fields::LastHead;
 use crate::pool::Bufs;
 use crate::protocol::body::BodyClock;
 
@@ -23,6 +24,84 @@ const ARENA_KEEP: usize = 64 * 1024;
 const ENDED_RING: usize = 16;
 /// Slot hints, indexed by a stream id's low bits (client ids are odd: bit 0 is dropped).
 const HINTS: usize = 256;
+/// Bytes of request storage an event-loop thread keeps for its next busy connections: room for
+/// a few hundred sets of a connection with a few streams (about 6 KB each), for a handful of
+/// sets grown by many streams with long fields; a set past it is freed.
+const SPARE_BYTES: usize = 1 << 20;
+
+/// A connection's request storage while it has streams: its slots (each with its value and
+/// field buffers), its stack of freed slots, the buffer its response heads are written in and
+/// the kept response head. An idle connection
+/// gives it to its thread's [`Spares`] and takes a set again when its next frames arrive, as
+/// nginx frees an idle HTTP/2 connection's buffers: a thousand idle connections hold none, and
+/// a connection that wakes reuses what another grew (no allocation in steady state).
+pub(crate) struct Storage {
+    pub(super) slots: Vec<Stream>,
+    pub(super) freed: Vec<usize>,
+    pub(super) response: Vec<u8>,
+    pub(super) last_head: Box<LastHead>,
+}
+
+impl Storage {
+    /// The heap bytes this set holds (its slots' buffers included), for the spares' bound.
+    fn bytes(&self) -> usize {
+        let slots: usize = (self.slots.iter())
+            .map(|s| {
+                s.values.capacity()
+                    + s.fields.capacity() * size_of::<Field>()
+                    + s.others.capacity() * size_of::<((usize, usize), (usize, usize))>()
+                    + s.body_buf.capacity()
+            })
+            .sum();
+        slots
+            + self.slots.capacity() * size_of::<Stream>()
+            + self.freed.capacity() * size_of::<usize>()
+            + self.response.capacity()
+            + size_of::<LastHead>()
+            + self.last_head.capacity()
+    }
+
+    fn new() -> Storage {
+        Storage {
+            slots: Vec::new(),
+            freed: Vec::new(),
+            response: Vec::new(),
+            last_head: Box::new(LastHead::new()),
+        }
+    }
+}
+
+/// The storage of idle connections, one event-loop thread's (`Worker::h2_spares`), with the
+/// bytes each set holds.
+#[derive(Default)]
+pub(crate) struct Spares {
+    sets: Vec<(Storage, usize)>,
+    bytes: usize,
+}
+
+impl Spares {
+    /// A set for a connection that has frames to read: a kept one, or a new empty one.
+    pub(super) fn take(&mut self) -> Storage {
+        match self.sets.pop() {
+            Some((set, bytes)) => {
+                self.bytes -= bytes;
+                set
+            }
+            None => Storage::new(),
+        }
+    }
+
+    /// Keeps an idle connection's set (every slot free) within `SPARE_BYTES`; past that it is
+    /// freed.
+    pub(super) fn keep(&mut self, set: Storage) {
+        let bytes = set.bytes();
+        if self.bytes + bytes <= SPARE_BYTES {
+            self.bytes += bytes;
+            self.sets.push((set, bytes));
+        }
+    }
+}
+
 /// A carried field (one the responder reads: `host`, the conditionals, `range`,
 /// `accept-encoding`; `user-agent` and `referer` for a log; `authorization` when a prefix is
 /// protected), chosen by the name the session's checks recognised (`handler.rs`): its name and
@@ -293,6 +372,24 @@ impl Streams {
         }
     }
 
+    /// Takes a storage set's slots (all free) and freed stack.
+    pub(super) fn wake(&mut self, slots: Vec<Stream>, freed: Vec<usize>) {
+        self.slots = slots;
+        self.freed = freed;
+        self.freed.clear();
+        // The latest last: slot 0 is taken first.
+        self.freed.extend((0..self.slots.len()).rev());
+        self.last = 0;
+    }
+
+    /// Gives up the slots and the freed stack (every slot free).
+    pub(super) fn rest(&mut self) -> (Vec<Stream>, Vec<usize>) {
+        (
+            std::mem::take(&mut self.slots),
+            std::mem::take(&mut self.freed),
+        )
+    }
+
     pub(super) fn open(&self) -> usize {
         self.slots.iter().filter(|s| s.id != 0).count()
     }
@@ -371,4 +468,49 @@ impl Streams {
 /// Where stream `id`'s slot hint is kept.
 pub(super) fn hint_of(id: StreamId) -> usize {
     (id as usize >> 1) % HINTS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A set of `slots` free slots whose value buffers hold `value_bytes` each.
+    fn set(slots: usize, value_bytes: usize) -> Storage {
+        let mut s = Storage::new();
+        for _ in 0..slots {
+            let mut st = Stream::free();
+            st.values.reserve_exact(value_bytes);
+            s.slots.push(st);
+        }
+        s
+    }
+
+    #[test]
+    fn spares_are_reused_and_bounded_by_their_bytes() {
+        let mut spares = Spares::default();
+        // A set kept is the set taken next, its slots' buffers with it.
+        spares.keep(set(4, 100));
+        assert_eq!(spares.sets.len(), 1);
+        let back = spares.take();
+        assert_eq!(back.slots.len(), 4);
+        assert!(back.slots.iter().all(|s| s.values.capacity() >= 100));
+        assert_eq!(spares.bytes, 0);
+        // Small sets: hundreds kept.
+        for _ in 0..200 {
+            spares.keep(set(4, 100));
+        }
+        assert_eq!(spares.sets.len(), 200);
+        // Sets grown by many streams with long fields: kept only while they fit.
+        for _ in 0..100 {
+            spares.keep(set(100, 16 * 1024));
+        }
+        assert!(spares.bytes <= SPARE_BYTES, "{}", spares.bytes);
+        assert!(spares.sets.len() < 200 + 100);
+        while !spares.sets.is_empty() {
+            spares.take();
+        }
+        assert_eq!(spares.bytes, 0);
+        // None kept: a new empty set.
+        assert!(spares.take().slots.is_empty());
+    }
 }
