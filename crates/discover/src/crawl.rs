@@ -421,9 +421,11 @@ impl Crawl<'_> {
                     let sheet = Resolved::new(sheet, &base, usize::MAX);
                     self.follow(&sheet, applies, 0, &mut work);
                 }
-                Found::Style(text) => {
+                Found::Style { text, element } => {
                     let sheet = css::parse_declarations(&text, &self.env);
+                    let from = work.styles.images_held();
                     self.follow(&Resolved::new(sheet, &base, usize::MAX), true, 0, &mut work);
+                    work.styles.held_for(from, element);
                 }
             }
         }

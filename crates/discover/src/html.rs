@@ -37,8 +37,12 @@ pub enum Found {
     /// `applies`: whether its `media` holds (one that does not has only its `@import`s
     /// fetched).
     Css { text: String, applies: bool },
-    /// A `style` attribute's declarations (of the element that holds it: they apply).
-    Style(String),
+    /// A `style` attribute's declarations, of `element` (in the document's tree): they apply
+    /// to it, and are drawn only if no `display: none` hides it.
+    Style {
+        text: String,
+        element: ego_tree::NodeId,
+    },
 }
 
 /// The document's references, in document order, and its links (`a href`, `area href`).
@@ -119,7 +123,10 @@ fn is_html(e: &ElementRef<'_>) -> bool {
 fn element(el: ElementRef<'_>, base: &Url, viewport: Option<u32>, env: &Env, doc: &mut Document) {
     let v = el.value();
     if let Some(style) = v.attr("style") {
-        doc.found.push(Found::Style(style.to_owned()));
+        doc.found.push(Found::Style {
+            text: style.to_owned(),
+            element: el.id(),
+        });
     }
     if !is_html(&el) {
         return;
@@ -258,7 +265,7 @@ mod tests {
             .iter()
             .filter_map(|f| match f {
                 Found::Url { url, kind } => Some((url.path().to_owned(), *kind)),
-                Found::Css { .. } | Found::Style(_) => None,
+                Found::Css { .. } | Found::Style { .. } => None,
             })
             .collect()
     }
@@ -292,7 +299,7 @@ mod tests {
         assert_eq!(
             doc.found
                 .iter()
-                .filter(|f| matches!(f, Found::Style(_)))
+                .filter(|f| matches!(f, Found::Style { .. }))
                 .count(),
             1
         );

@@ -1,4 +1,4 @@
-//! `flint discover --browser` held to the truth: the generated site of the Chromium test, and a
+//! `flint discover --browser` held to the truth: the generated site of the Chromium test, a
 //! page whose script fetches a JSON file, inserts the image it names and prefetches a file,
 //! crawled with `--browser`; each page's file set equals what Chromium's own network log
 //! (a separate run, `--log-net-log`) shows it requested for that page (precision and recall
@@ -8,6 +8,12 @@
 //! them whenever it gets to it) and a frame's files are its own page's, added to its parent's
 //! for the comparison. The log's run waits on virtual time (`--virtual-time-budget`) so that
 //! what the script fetches after the load is in it too.
+//!
+//! A page whose script starts a web worker (which imports a script and starts a worker of its
+//! own that fetches a file, then fetches a JSON file) and inserts the image the JSON names is
+//! held to the files it is built to need, each one's request made only once the one before it
+//! has answered: virtual time does not wait on a worker's requests (the log's run ends at a
+//! different point of the chain each time), so the log cannot be that page's truth.
 
 mod common;
 mod discover_site;
@@ -42,6 +48,29 @@ hint.href = '/js/later.js';
 document.head.appendChild(hint);
 "#;
 
+/// A page whose files a worker fetches, and a worker it starts.
+const WORKER_PAGE: &str = r#"<!doctype html>
+<html><head><title>worker</title>
+<script>
+const worker = new Worker('/js/worker.js');
+worker.onmessage = e => {
+  const img = document.createElement('img');
+  img.src = e.data;
+  document.body.appendChild(img);
+};
+</script>
+</head><body><p>Worker.</p></body></html>
+"#;
+
+/// Names the image once its own worker has fetched its file: the image in the record tells that
+/// every worker's request was made before the record ended.
+const WORKER: &str = r#"
+importScripts('/js/worker-helper.js');
+const nested = new Worker('/js/nested-worker.js');
+nested.onmessage = () =>
+  fetch('/data/worker.json').then(r => r.json()).then(d => postMessage(d.image));
+"#;
+
 fn write_scripted(root: &Path) {
     let put = |path: &str, bytes: &[u8]| {
         let file = root.join(path.trim_start_matches('/'));
@@ -54,6 +83,16 @@ fn write_scripted(root: &Path) {
     put("/img/by-script.png", &[b'y'; 3333]);
     put("/js/later.js", b"var later = 1;\n");
     put("/next.html", b"<!doctype html><p>next</p>\n");
+    put("/worker.html", WORKER_PAGE.as_bytes());
+    put("/js/worker.js", WORKER.as_bytes());
+    put("/js/worker-helper.js", b"var helper = 1;\n");
+    put(
+        "/js/nested-worker.js",
+        b"fetch('/data/nested.json').then(r => r.text()).then(() => postMessage('done'));\n",
+    );
+    put("/data/worker.json", br#"{"image": "/img/by-worker.png"}"#);
+    put("/data/nested.json", &[b' '; 777]);
+    put("/img/by-worker.png", &[b'w'; 3333]);
 }
 
 fn crawl(start: &url::Url, depth: u32, browser: bool) -> Site {
@@ -129,6 +168,18 @@ fn browser_mode_finds_exactly_what_chromium_requests() {
     assert_eq!(site.links_found, html.links_found);
     let scripted = crawl(&url("/scripted.html"), 0, true);
     assert_eq!(scripted.pages.len(), 1);
+    let worker = crawl(&url("/worker.html"), 0, true);
+    assert_eq!(worker.pages.len(), 1);
+    // The workers' requests end on their own targets: seen ending, the page is not held to
+    // its timeout with them as comments.
+    assert!(worker.pages[0].notes.is_empty(), "{:?}", worker.pages[0]);
+    assert!(
+        !worker.pages[0].entries.iter().any(
+            |e| matches!(e, Entry::Skipped { reason, .. } if reason.contains("still loading"))
+        ),
+        "{:?}",
+        worker.pages[0]
+    );
 
     let scratch = tempfile::tempdir().unwrap();
     let mut compared = 0;
@@ -168,12 +219,32 @@ fn browser_mode_finds_exactly_what_chromium_requests() {
         compared += chromium.len();
     }
     assert!(compared > 30, "{compared} requests compared");
+    let by_worker: BTreeSet<String> = requested(&worker, "/worker.html")
+        .into_iter()
+        .filter(|p| !ICONS.contains(&p.as_str()))
+        .collect();
+    assert_eq!(
+        by_worker,
+        BTreeSet::from(
+            [
+                "/worker.html",
+                "/js/worker.js",
+                "/js/worker-helper.js",
+                "/js/nested-worker.js",
+                "/data/nested.json",
+                "/data/worker.json",
+                "/img/by-worker.png",
+            ]
+            .map(String::from)
+        )
+    );
 
     // Sizes are the files' (the generated site's, and the scripted page's on disk).
     for f in site
         .pages
         .iter()
         .chain(&scripted.pages)
+        .chain(&worker.pages)
         .flat_map(|p| p.files())
     {
         let on_disk = std::fs::metadata(root.path().join(f.path.trim_start_matches('/')))
@@ -203,4 +274,15 @@ fn browser_mode_finds_exactly_what_chromium_requests() {
     assert!(initiator(&scripted, "/img/by-script.png").is_some());
     assert_eq!(initiator(&site, "/css/site.css"), Some("parser"));
     assert_eq!(initiator(&site, "/img/preload.png"), Some("preload"));
+    // A worker's script is "other" to DevTools; what a worker's script asks for, the script's.
+    assert_eq!(initiator(&worker, "/js/worker.js"), Some("other"));
+    assert_eq!(initiator(&worker, "/js/nested-worker.js"), Some("other"));
+    for path in [
+        "/js/worker-helper.js",
+        "/data/worker.json",
+        "/data/nested.json",
+    ] {
+        assert_eq!(initiator(&worker, path), Some("script"), "{path}");
+    }
+    assert!(initiator(&worker, "/img/by-worker.png").is_some());
 }

@@ -301,13 +301,15 @@ fn what_display_none_hides_is_not_fetched_as_in_chromium() {
             "/hidden/in-hidden.png",
             "/hidden/invisible.png",
             "/hidden/shown.png",
+            "/hidden/style-shown.png",
             "/hidden/unhidden.png"
         ]
     );
     let page = &site.pages[0];
     assert!(
         page.notes.iter().any(|n| n.starts_with(
-            "5 stylesheet url()s not listed: their rules match only elements display: none hides"
+            "7 stylesheet url()s not listed: their rules (or style attributes) style only \
+             elements display: none hides"
         )),
         "{:?}",
         page.notes

@@ -164,22 +164,32 @@ impl<W: Write> Cdp<W> {
             let Some(m) = self.recv(until)? else {
                 continue;
             };
-            if m.id() != Some(id) {
-                on_event(&m);
-                continue;
+            match m.answer(id, method) {
+                Some(result) => return result,
+                None => on_event(&m),
             }
-            if let Some(err) = m.0.get("error") {
-                return Err(CdpError::Refused {
-                    method: method.to_owned(),
-                    message: err
-                        .get("message")
-                        .and_then(Value::as_str)
-                        .unwrap_or("an error")
-                        .to_owned(),
-                });
-            }
-            return Ok(m.0.get("result").cloned().unwrap_or(Value::Null));
         }
+    }
+}
+
+impl Message {
+    /// The result of command `id` (named `method`, for the error) if this is its response;
+    /// `None` for any other message.
+    pub fn answer(&self, id: u64, method: &str) -> Option<Result<Value, CdpError>> {
+        if self.id() != Some(id) {
+            return None;
+        }
+        if let Some(err) = self.0.get("error") {
+            return Some(Err(CdpError::Refused {
+                method: method.to_owned(),
+                message: err
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("an error")
+                    .to_owned(),
+            }));
+        }
+        Some(Ok(self.0.get("result").cloned().unwrap_or(Value::Null)))
     }
 }
 

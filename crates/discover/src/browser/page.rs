@@ -1,6 +1,12 @@
 //! One page in a new tab: its network events recorded from before the navigation until the
 //! network has been idle for [`IDLE`] after the load event and a scroll to the page's end, all
 //! within the page timeout.
+//!
+//! A worker's requests (what its script fetches or imports, and the end of its own script's
+//! request, which the tab's target sees start) are told to the worker's own DevTools target, not
+//! the tab's: the tab attaches to its workers as they start (`Target.setAutoAttach`, flattened
+//! into the one pipe, each worker held until its network events are on), and a worker to the
+//! workers it starts.
 
 use super::cdp::{CdpError, Message, STOP_POLL};
 use super::Browser;
@@ -74,15 +80,30 @@ pub enum LoadError {
 /// headers' bytes, whether it counts as in flight until it ends.
 struct Pending {
     index: usize,
+    /// The session its last event came on: a worker that ends leaves its requests unfinished.
+    session: String,
     body: u64,
     headers: u64,
     counted: bool,
     done: bool,
 }
 
+/// The targets the tab attaches to: dedicated and shared workers (a service worker outlives
+/// the tab, and a frame of another site is a page of its own).
+fn auto_attach() -> Value {
+    json!({"autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true,
+           "filter": [{"type": "worker"}, {"type": "shared_worker"}]})
+}
+
 /// The recorder of one tab's events.
 struct Recorder {
+    /// The tab's session.
     session: String,
+    /// The sessions of its workers, each with the frame its requests belong to (that of the
+    /// request for its script; the main frame's, empty here, when none was seen).
+    workers: HashMap<String, String>,
+    /// Workers attached and waiting for their network events to be turned on.
+    starting: Vec<String>,
     load: Load,
     by_id: HashMap<String, Pending>,
     in_flight: usize,
@@ -144,18 +165,7 @@ impl Browser {
                 &mut |_| {},
             )
             .map_err(|e| fail(self, e))?;
-        let mut rec = Recorder {
-            session: attached["sessionId"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned(),
-            load: Load::default(),
-            by_id: HashMap::new(),
-            in_flight: 0,
-            loaded: false,
-            crashed: false,
-            last_event: Instant::now(),
-        };
+        let mut rec = Recorder::new(attached["sessionId"].as_str().unwrap_or_default());
         let session = rec.session.clone();
         let s = Some(session.as_str());
         // Every page as a first visit: each page's workload lists every file it needs.
@@ -164,18 +174,18 @@ impl Browser {
             ("Network.setCacheDisabled", json!({"cacheDisabled": true})),
             ("Page.enable", json!({})),
             ("Inspector.enable", json!({})),
+            ("Target.setAutoAttach", auto_attach()),
         ] {
-            self.cdp
-                .call(s, method, params, deadline, &mut |m| rec.event(m))
+            self.call_recording(&mut rec, s, method, params, deadline, None)
                 .map_err(|e| fail(self, e))?;
         }
-        let navigated = self.cdp.call_until(
+        let navigated = self.call_recording(
+            &mut rec,
             s,
             "Page.navigate",
             json!({"url": url}),
             deadline,
             stop,
-            &mut |m| rec.event(m),
         );
         let nav = match navigated {
             Ok(nav) => nav,
@@ -196,13 +206,13 @@ impl Browser {
                 None => LoadError::Stopped,
             })?;
         if Instant::now() < deadline && !rec.crashed {
-            let scrolled = self.cdp.call_until(
+            let scrolled = self.call_recording(
+                &mut rec,
                 s,
                 "Runtime.evaluate",
                 json!({"expression": SCROLL_TO_END, "awaitPromise": true}),
                 deadline,
                 stop,
-                &mut |m| rec.event(m),
             );
             match scrolled {
                 Ok(_) | Err(CdpError::Timeout(_)) | Err(CdpError::Refused { .. }) => {}
@@ -221,7 +231,58 @@ impl Browser {
             return Err(LoadError::Page("the page's renderer crashed".into()));
         }
         rec.load.timed_out = !(rec.in_flight == 0 && rec.last_event.elapsed() >= IDLE);
-        Ok(rec.load)
+        Ok(rec.into_load())
+    }
+
+    /// Sends a command and waits for its result until `deadline` (or the stop flag), each
+    /// event meanwhile recorded, as in [`Browser::wait`].
+    fn call_recording(
+        &mut self,
+        rec: &mut Recorder,
+        session: Option<&str>,
+        method: &str,
+        params: Value,
+        deadline: Instant,
+        stop: Option<&AtomicBool>,
+    ) -> Result<Value, CdpError> {
+        let id = self.cdp.send(session, method, params)?;
+        loop {
+            if stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+                return Err(CdpError::Stopped);
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(CdpError::Timeout(method.to_owned()));
+            }
+            let Some(m) = self.cdp.recv((now + STOP_POLL).min(deadline))? else {
+                continue;
+            };
+            match m.answer(id, method) {
+                Some(result) => return result,
+                None => self.record_event(rec, &m)?,
+            }
+        }
+    }
+
+    /// Records one event, then lets the workers it attached run, their network events on (and
+    /// their own workers attached): sent without waiting for the answers, which come as events
+    /// of the worker's session and are passed over, so that no wait stops on a worker that ended
+    /// meanwhile.
+    fn record_event(&mut self, rec: &mut Recorder, m: &Message) -> Result<(), CdpError> {
+        rec.event(m);
+        for worker in std::mem::take(&mut rec.starting) {
+            let w = Some(worker.as_str());
+            self.cdp.send(w, "Network.enable", json!({}))?;
+            self.cdp.send(
+                w,
+                "Network.setCacheDisabled",
+                json!({"cacheDisabled": true}),
+            )?;
+            self.cdp.send(w, "Target.setAutoAttach", auto_attach())?;
+            self.cdp
+                .send(w, "Runtime.runIfWaitingForDebugger", json!({}))?;
+        }
+        Ok(())
     }
 
     /// Feeds events to `rec` until `done` holds, the deadline passes, or the stop flag is up.
@@ -242,7 +303,7 @@ impl Browser {
             }
             let until = (now + STOP_POLL).min(deadline);
             if let Some(m) = self.cdp.recv(until).map_err(Some)? {
-                rec.event(&m);
+                self.record_event(rec, &m).map_err(Some)?;
             }
         }
         Ok(())
@@ -250,17 +311,49 @@ impl Browser {
 }
 
 impl Recorder {
+    fn new(session: &str) -> Recorder {
+        Recorder {
+            session: session.to_owned(),
+            workers: HashMap::new(),
+            starting: Vec::new(),
+            load: Load::default(),
+            by_id: HashMap::new(),
+            in_flight: 0,
+            loaded: false,
+            crashed: false,
+            last_event: Instant::now(),
+        }
+    }
+
+    /// The record, a worker's requests whose frame was not known given to the page.
+    fn into_load(mut self) -> Load {
+        let main = self.load.main_frame.clone();
+        for r in self.load.requests.iter_mut().filter(|r| r.frame.is_empty()) {
+            r.frame.clone_from(&main);
+        }
+        self.load
+    }
+
     fn event(&mut self, m: &Message) {
-        if m.session() != Some(self.session.as_str()) {
+        let Some(session) = m.session() else {
+            return;
+        };
+        let tab = session == self.session;
+        if !tab && !self.workers.contains_key(session) {
             return;
         }
         self.last_event = Instant::now();
         let p = m.params();
         let id = p["requestId"].as_str().unwrap_or_default();
+        if let Some(r) = self.by_id.get_mut(id) {
+            r.session = session.to_owned();
+        }
         match m.method().unwrap_or_default() {
-            "Page.loadEventFired" => self.loaded = true,
-            "Inspector.targetCrashed" => self.crashed = true,
-            "Network.requestWillBeSent" => self.will_be_sent(id, p),
+            "Page.loadEventFired" if tab => self.loaded = true,
+            "Inspector.targetCrashed" if tab => self.crashed = true,
+            "Target.attachedToTarget" => self.attached(p),
+            "Target.detachedFromTarget" => self.detached(p),
+            "Network.requestWillBeSent" => self.will_be_sent(session, id, p),
             "Network.responseReceived" => {
                 if let Some(r) = self.by_id.get_mut(id) {
                     let response = &p["response"];
@@ -306,7 +399,42 @@ impl Recorder {
         }
     }
 
-    fn will_be_sent(&mut self, id: &str, p: &Value) {
+    /// A worker started: its requests are recorded from now on, in the frame of its script's.
+    fn attached(&mut self, p: &Value) {
+        let Some(session) = p["sessionId"].as_str() else {
+            return;
+        };
+        let script = p["targetInfo"]["url"].as_str().unwrap_or_default();
+        let frame = self
+            .load
+            .requests
+            .iter()
+            .rev()
+            .find(|r| r.url == script)
+            .map(|r| r.frame.clone())
+            .unwrap_or_default();
+        self.workers.insert(session.to_owned(), frame);
+        self.starting.push(session.to_owned());
+    }
+
+    /// A worker ended: what it had in flight will not finish (nor be told to have failed).
+    fn detached(&mut self, p: &Value) {
+        let Some(session) = p["sessionId"].as_str() else {
+            return;
+        };
+        if self.workers.remove(session).is_none() {
+            return;
+        }
+        for r in self.by_id.values_mut() {
+            if r.session == session && !r.done {
+                r.done = true;
+                self.in_flight -= usize::from(r.counted);
+                self.load.requests[r.index].failed = Some("its worker ended first".into());
+            }
+        }
+    }
+
+    fn will_be_sent(&mut self, session: &str, id: &str, p: &Value) {
         let url = p["request"]["url"].as_str().unwrap_or_default();
         if let Some(r) = self.by_id.get(id).filter(|r| !r.done) {
             // A redirect: the same request goes on at another URL.
@@ -332,10 +460,15 @@ impl Recorder {
             resource_type.as_str(),
             "Document" | "EventSource" | "WebSocket"
         );
+        let frame = match p["frameId"].as_str() {
+            Some(f) => f.to_owned(),
+            None => self.workers.get(session).cloned().unwrap_or_default(),
+        };
         self.by_id.insert(
             id.to_owned(),
             Pending {
                 index: self.load.requests.len(),
+                session: session.to_owned(),
                 body: 0,
                 headers: 0,
                 counted,
@@ -346,7 +479,7 @@ impl Recorder {
         self.load.requests.push(Request {
             url: url.to_owned(),
             redirected_from: None,
-            frame: p["frameId"].as_str().unwrap_or_default().to_owned(),
+            frame,
             resource_type,
             initiator,
             status: None,
@@ -428,15 +561,7 @@ mod tests {
 
     #[test]
     fn streams_open_by_design_do_not_hold_the_page_from_idle() {
-        let mut rec = Recorder {
-            session: "s".into(),
-            load: Load::default(),
-            by_id: HashMap::new(),
-            in_flight: 0,
-            loaded: false,
-            crashed: false,
-            last_event: Instant::now(),
-        };
+        let mut rec = Recorder::new("s");
         let sent = |id: &str, kind: &str| {
             Message(
                 json!({"sessionId": "s", "method": "Network.requestWillBeSent", "params": {
@@ -450,6 +575,92 @@ mod tests {
         rec.event(&sent("3", "Fetch"));
         assert_eq!(rec.in_flight, 1, "a fetch is waited on");
         assert_eq!(rec.load.requests.len(), 3, "all three are listed");
+    }
+
+    /// As Chromium tells a worker's requests (seen by hand on a page whose worker imports a
+    /// script, fetches a file and starts a worker that fetches another): its script's request
+    /// starts on the tab's session and ends on the worker's; what the worker asks for is all
+    /// on its own session, with no frame.
+    #[test]
+    fn a_workers_requests_are_recorded_from_its_own_session() {
+        let mut rec = Recorder::new("tab");
+        rec.load.main_frame = "F".into();
+        let msg = |session: &str, method: &str, params: Value| {
+            Message(json!({"sessionId": session, "method": method, "params": params}))
+        };
+        let sent = |session: &str, id: &str, url: &str, frame: Option<&str>| {
+            let mut p = json!({"requestId": id, "type": "Script", "initiator": {"type": "other"},
+                               "request": {"url": url}});
+            if let Some(f) = frame {
+                p["frameId"] = json!(f);
+            }
+            msg(session, "Network.requestWillBeSent", p)
+        };
+        let finished = |session: &str, id: &str, bytes: u64| {
+            msg(
+                session,
+                "Network.loadingFinished",
+                json!({"requestId": id, "encodedDataLength": bytes}),
+            )
+        };
+        let attached = |parent: &str, child: &str, url: &str| {
+            msg(
+                parent,
+                "Target.attachedToTarget",
+                json!({"sessionId": child, "waitingForDebugger": true,
+                       "targetInfo": {"type": "worker", "url": url}}),
+            )
+        };
+        // The script of a worker the page's frame `F` starts (a frame has its own id).
+        rec.event(&sent("tab", "w", "http://t/worker.js", Some("F")));
+        // Another tab's worker: not this page's.
+        rec.event(&sent("other", "x", "http://t/x.js", Some("G")));
+        rec.event(&attached("tab", "W", "http://t/worker.js"));
+        assert_eq!(rec.starting, ["W"], "held until its network events are on");
+        rec.event(&finished("W", "w", 120));
+        rec.event(&sent("W", "f", "http://t/data.json", None));
+        rec.event(&finished("W", "f", 30));
+        // A worker it starts, whose own fetch never ends: the worker ends first.
+        rec.event(&sent("W", "n", "http://t/nested.js", Some("F")));
+        rec.event(&attached("W", "N", "http://t/nested.js"));
+        assert_eq!(rec.starting, ["W", "N"]);
+        rec.event(&finished("N", "n", 10));
+        rec.event(&sent("N", "g", "http://t/never.json", None));
+        assert_eq!(rec.in_flight, 1);
+        rec.event(&msg(
+            "W",
+            "Target.detachedFromTarget",
+            json!({"sessionId": "N"}),
+        ));
+        assert_eq!(rec.in_flight, 0, "nothing left to wait on");
+        rec.event(&sent("N", "late", "http://t/late.json", None));
+        let load = rec.into_load();
+        let got: Vec<(&str, &str, Option<u64>, Option<&str>)> = load
+            .requests
+            .iter()
+            .map(|r| {
+                (
+                    r.url.as_str(),
+                    r.frame.as_str(),
+                    r.bytes,
+                    r.failed.as_deref(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("http://t/worker.js", "F", Some(120), None),
+                ("http://t/data.json", "F", Some(30), None),
+                ("http://t/nested.js", "F", Some(10), None),
+                (
+                    "http://t/never.json",
+                    "F",
+                    None,
+                    Some("its worker ended first")
+                ),
+            ]
+        );
     }
 
     #[test]

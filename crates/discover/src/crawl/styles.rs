@@ -5,6 +5,7 @@ use super::{Crawl, Fetch, PageWork};
 use crate::css::{self, FontUse};
 use crate::fonts::FontsUsed;
 use crate::rules::Parsed;
+use ego_tree::NodeId;
 use std::collections::{BTreeSet, HashSet};
 use url::Url;
 
@@ -36,9 +37,11 @@ impl Resolved {
 pub(super) struct Styles {
     faces: Vec<(Url, css::Reference)>,
     /// Matched rules' other `url()`s (backgrounds, cursors...), held until every stylesheet is
-    /// read: a rule of a later one may hide their elements (`display: none`).
-    images: Vec<(Url, css::Reference)>,
-    /// `url()`s of rules that match only elements `display: none` hides.
+    /// read: a rule of a later one may hide their elements (`display: none`). A `style`
+    /// attribute's are its element's.
+    images: Vec<(Url, css::Reference, Option<NodeId>)>,
+    /// `url()`s of rules that match only elements `display: none` hides, and of `style`
+    /// attributes of such elements.
     hidden: u64,
     used: FontsUsed,
     /// `url()`s of rules that match no element of the page.
@@ -53,6 +56,18 @@ pub(super) struct Styles {
 }
 
 impl Styles {
+    /// How many `url()`s are held for the end of the page (see [`Styles::held_for`]).
+    pub(super) fn images_held(&self) -> usize {
+        self.images.len()
+    }
+
+    /// The `url()`s held since there were `from` are `element`'s (its `style` attribute's).
+    pub(super) fn held_for(&mut self, from: usize, element: NodeId) {
+        for (_, _, owner) in &mut self.images[from..] {
+            *owner = Some(element);
+        }
+    }
+
     pub(super) fn new() -> Styles {
         Styles {
             faces: Vec::new(),
@@ -77,8 +92,8 @@ impl Styles {
         }
         if self.hidden > 0 {
             notes.push(format!(
-                "{} stylesheet url()s not listed: their rules match only elements display: none \
-                 hides",
+                "{} stylesheet url()s not listed: their rules (or style attributes) style only \
+                 elements display: none hides",
                 self.hidden
             ));
         }
@@ -151,7 +166,7 @@ impl Crawl<'_> {
                 };
                 self.resource(url, what, import_depth, work);
             } else {
-                work.styles.images.push((url.clone(), r.clone()));
+                work.styles.images.push((url.clone(), r.clone(), None));
             }
         }
     }
@@ -186,8 +201,21 @@ impl Crawl<'_> {
             .collect();
         work.styles.faces_unused += unused;
         let images = std::mem::take(&mut work.styles.images);
-        for (url, r) in &images {
-            if work.matcher.applies_shown(r.rule.as_ref(), &texts.hidden) {
+        let tree = work.matcher.tree();
+        // An element hidden, or in one hidden (`hidden` holds those `display: none` hides).
+        let hidden = |id: NodeId| {
+            tree.and_then(|t| t.tree.get(id)).is_some_and(|node| {
+                std::iter::once(node)
+                    .chain(node.ancestors())
+                    .any(|n| texts.hidden.contains(&n.id()))
+            })
+        };
+        for (url, r, element) in &images {
+            let shown = match element {
+                Some(id) => !hidden(*id),
+                None => work.matcher.applies_shown(r.rule.as_ref(), &texts.hidden),
+            };
+            if shown {
                 self.resource(url, Fetch::File, 0, work);
             } else {
                 work.styles.hidden += 1;

@@ -24,8 +24,9 @@
 //!
 //! `/hidden.html`, linked from no page either, hides elements with `display: none` (by a
 //! class, a later stylesheet's rule, a `style` attribute, the `hidden` attribute, and an
-//! ancestor): their backgrounds and the faces only their text uses are not fetched; an
-//! `<img>` inside them and a `visibility: hidden` element's background are.
+//! ancestor): their backgrounds (their `style` attributes' too) and the faces only their text
+//! uses are not fetched; an `<img>` inside them, a `visibility: hidden` element's background
+//! and a shown element's `style` attribute's are.
 
 #![allow(dead_code)] // each test binary uses its own subset
 
@@ -356,9 +357,12 @@ const HIDDEN_PAGE: &str = r#"<!doctype html>
 <html><head><title>hidden</title>
 <link rel="stylesheet" href="/hidden/first.css"><link rel="stylesheet" href="/hidden/later.css">
 </head><body><p class="shown">Latin</p>
-<div class="gone">Жук <p class="child">x</p><img src="/hidden/in-hidden.png" alt=""></div>
+<div class="gone">Жук <p class="child">x</p><img src="/hidden/in-hidden.png" alt="">
+<span style="background: url(/hidden/style-in-gone.png)">s</span></div>
 <p class="later">y</p><p class="inline" style="display: none">z</p><p class="attr" hidden>w</p>
 <p class="unhidden">v</p><p class="invisible">u</p>
+<p style="display: none; background: url(/hidden/style-hidden.png)">r</p>
+<p style="background: url(/hidden/style-shown.png)">t</p>
 </body></html>
 "#;
 
@@ -387,7 +391,7 @@ const HIDDEN_FONTS: [&str; 3] = [
     "/hidden/g.ttf",
 ];
 
-const HIDDEN_IMAGES: [&str; 9] = [
+const HIDDEN_IMAGES: [&str; 12] = [
     "/hidden/shown.png",
     "/hidden/gone.png",
     "/hidden/child.png",
@@ -397,6 +401,9 @@ const HIDDEN_IMAGES: [&str; 9] = [
     "/hidden/attr.png",
     "/hidden/unhidden.png",
     "/hidden/invisible.png",
+    "/hidden/style-in-gone.png",
+    "/hidden/style-hidden.png",
+    "/hidden/style-shown.png",
 ];
 
 /// A font Debian's `fonts-dejavu-core` installs (Latin, Greek and Cyrillic).
