@@ -27,6 +27,7 @@ mod dynamic_cgroup;
 mod dynamic_php;
 pub mod dynamic_postgres;
 mod dynamic_stack;
+mod dynamic_syscalls;
 mod measure;
 pub mod netpath;
 pub mod page;
@@ -275,6 +276,9 @@ impl LabOptions {
                     Some(n) => ONE_FILE_PAGE.mul_f64(n as f64),
                     None => self.duration,
                 };
+                // A dynamic measurement traces a second run of its own.
+                let traced = part == Experiment::Dynamic && self.profile;
+                let window = if traced { window * 2 } else { window };
                 total += per_run(window) * runs;
                 continue;
             }
