@@ -661,5 +661,17 @@ mod tests {
             opts.estimate(Experiment::Digest),
             Duration::from_secs(62) * opts.runs(Experiment::Digest) as u32
         );
+        // A dynamic measurement traces a second run of its own: two windows.
+        let runs = opts.runs(Experiment::Dynamic) as u32;
+        assert!(runs > 0);
+        assert_eq!(
+            opts.estimate(Experiment::Dynamic),
+            Duration::from_secs(122) * runs
+        );
+        opts.profile = false;
+        assert_eq!(
+            opts.estimate(Experiment::Dynamic),
+            Duration::from_secs(61) * runs
+        );
     }
 }
