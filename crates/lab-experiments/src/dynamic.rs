@@ -20,6 +20,7 @@
 use super::dynamic_php::Php;
 use super::dynamic_postgres::Postgres;
 use super::dynamic_stack::{prepare, Deployment, Shared, Source, Stack, Tiers};
+use super::dynamic_syscalls::{self, SyscallWindow};
 use super::measure::Measurement;
 use super::{table, Experiment, Lab, ResultRow};
 use bench::{BenchConfig, HttpMode, Observer, Target};
@@ -166,7 +167,7 @@ pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
         deployments: deployments.clone(),
         php,
     };
-    let mut t = table::Table::new([
+    let mut headers = vec![
         "server",
         "deployment",
         "test",
@@ -178,7 +179,12 @@ pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
         "db µs/req",
         "total µs/req",
         "errors",
-    ]);
+    ];
+    let traced = lab.method.is_some();
+    if traced {
+        headers.extend(["web sys/req", "app sys/req", "db sys/req", "traced req/s"]);
+    }
+    let mut t = table::Table::new(headers);
     for kind in servers {
         if lab.stopped() {
             break;
@@ -217,7 +223,7 @@ pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
                         row.duration_s
                     )?;
                 } else {
-                    t.row(table_row(&row, kind));
+                    t.row(table_row(&row, kind, traced));
                 }
                 lab.results.push(row);
             }
@@ -228,10 +234,17 @@ pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
         writeln!(
             lab.out,
             "(web: the web server's processes; app: the gateway and application processes, CGI \
-             programs included{}; CPU per request over the measured window)",
+             programs included{}; CPU per request over the measured window{})",
             match database {
                 Database::Sqlite => ", SQLite in them",
                 Database::Postgres => "; db: PostgreSQL's server, every backend included",
+            },
+            if traced {
+                "; sys/req: system calls per request of each tier, counted in a traced run of \
+                 its own after the untraced one (traced req/s: its rate, against req/s the \
+                 tracing's cost)"
+            } else {
+                ""
             }
         )?;
         let limited = lab
@@ -243,23 +256,22 @@ pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
     Ok(())
 }
 
-fn table_row(row: &ResultRow, kind: lab_peers::PeerKind) -> Vec<String> {
-    let tier = |name: &str| {
-        let us = (row.tiers.iter().flatten())
-            .find(|t| t.tier == name)
-            .map(|t| t.cpu_us_per_request);
-        table::num(us)
-    };
+/// A line of the results table; with `traced`, each tier's syscalls per request and the traced
+/// run's rate too.
+fn table_row(row: &ResultRow, kind: lab_peers::PeerKind, traced: bool) -> Vec<String> {
+    let find = |name: &str| (row.tiers.iter().flatten()).find(|t| t.tier == name);
+    let tier = |name: &str| table::num(find(name).map(|t| t.cpu_us_per_request));
+    let calls = |name: &str| table::num(find(name).and_then(|t| t.syscalls_per_request));
     let (deployment, test) = (
         row.deployment.clone().unwrap_or_default(),
         row.test_type.clone().unwrap_or_default(),
     );
     if let Some(why) = &row.unavailable {
         let mut cells = vec![kind.to_string(), deployment, test, why.clone()];
-        cells.resize(11, String::new());
+        cells.resize(if traced { 15 } else { 11 }, String::new());
         return cells;
     }
-    vec![
+    let mut cells = vec![
         kind.to_string(),
         deployment,
         test,
@@ -275,7 +287,16 @@ fn table_row(row: &ResultRow, kind: lab_peers::PeerKind) -> Vec<String> {
         tier("db"),
         table::num(row.server_cpu_us_per_request),
         row.errors.to_string(),
-    ]
+    ];
+    if traced {
+        cells.extend([
+            calls("web"),
+            calls("app"),
+            calls("db"),
+            table::num(row.traced_requests_per_s),
+        ]);
+    }
+    cells
 }
 
 /// Verifies, then measures, one deployment's test type; `None` when nothing could be run (the
@@ -326,17 +347,45 @@ fn one(
         )));
     }
     let path = target(deployment.prefix(), test);
-    match measure(lab, stack.addr, stack.tiers(deployment), &path) {
-        Ok((m, tiers)) => {
+    let tiers = stack.tiers(deployment);
+    let mut row = match measure(lab, stack.addr, tiers.clone(), &path) {
+        Ok((m, cpu)) => {
             let mut row = ResultRow::new(Experiment::Dynamic, kind, HttpMode::KeepAlive, None, &m);
-            row.set_dynamic(deployment.name(), test, database, &m, tiers.as_deref());
-            Ok(Some(row))
+            row.set_dynamic(deployment.name(), test, database, &m, cpu.as_deref());
+            row
         }
         Err(e) => {
             lab.failed(kind, &what, &e)?;
-            Ok(None)
+            return Ok(None);
+        }
+    };
+    // The syscalls from a run of their own: tracing slows the tiers, and the row's rate,
+    // latency and CPU are the untraced run's.
+    if let Some(method) = lab.method.filter(|_| !row.interrupted && !lab.stopped()) {
+        let window = SyscallWindow::prepare(&tiers, method);
+        match run_load(lab, stack.addr, &path, false, &window) {
+            Ok(run) => {
+                let counted = window.finish();
+                for why in dynamic_syscalls::set_syscalls(&mut row, method, &run, counted) {
+                    if lab.said.insert(why.clone()) {
+                        writeln!(lab.progress, "flint lab: {kind}: {what}: syscalls: {why}")?;
+                    }
+                }
+                if let Some(table) = dynamic_syscalls::truss_by_tier(&row) {
+                    writeln!(
+                        lab.out,
+                        "\n-- {kind} {what}: system calls per request by tier ({method}, a run \
+                         of its own: {} requests at {} req/s traced, {} untraced)\n{table}",
+                        row.traced_requests.unwrap_or(0),
+                        table::num(row.traced_requests_per_s),
+                        table::num(Some(row.requests_per_s)),
+                    )?;
+                }
+            }
+            Err(e) => writeln!(lab.progress, "flint lab: {kind}: {what}: traced run: {e}")?,
         }
     }
+    Ok(Some(row))
 }
 
 /// The verifier's verdict on `test` in `deployment`: the static file must be `/plaintext`'s
@@ -392,14 +441,15 @@ impl Observer for TierWindow {
     }
 }
 
-/// The warm-up, then the measured run with the tiers read at its ends: the measurement and each
-/// tier's CPU over the window (`None` if a reading failed).
-fn measure(
+/// The load of `path` against `addr` (its warm-up first when `warmup`), `observer` told when
+/// the measured window opens and closes.
+pub(super) fn run_load(
     lab: &Lab,
     addr: std::net::SocketAddr,
-    tiers: Tiers,
     path: &str,
-) -> Result<(Measurement, Option<Vec<std::time::Duration>>), String> {
+    warmup: bool,
+    observer: &dyn Observer,
+) -> Result<bench::RunResult, String> {
     let load = lab.load(DYNAMIC_CLIENTS, HttpMode::KeepAlive);
     let workload = bench::Workload::from_paths(&[path.to_owned()]).map_err(|e| e.to_string())?;
     let config = BenchConfig {
@@ -413,25 +463,34 @@ fn measure(
         response_timeout: Duration::from_secs(30),
         ..BenchConfig::new(Target::http(addr))
     };
+    let stop: &AtomicBool = lab.stop;
+    let _pin = load
+        .cpu
+        .and_then(|c| lab_process::pin_current_thread(c).ok());
+    if warmup && !load.warmup.is_zero() {
+        let warmup = BenchConfig {
+            stop: bench::Stop::Duration(load.warmup),
+            ..config.clone()
+        };
+        bench::run(&warmup, &workload, stop).map_err(|e| e.to_string())?;
+    }
+    bench::run_observed(&config, &workload, stop, observer).map_err(|e| e.to_string())
+}
+
+/// The warm-up, then the measured run with the tiers read at its ends: the measurement and each
+/// tier's CPU over the window (`None` if a reading failed).
+fn measure(
+    lab: &Lab,
+    addr: std::net::SocketAddr,
+    tiers: Tiers,
+    path: &str,
+) -> Result<(Measurement, Option<Vec<std::time::Duration>>), String> {
     let window = TierWindow {
         tiers,
         start: Mutex::new(None),
         end: Mutex::new(None),
     };
-    let stop: &AtomicBool = lab.stop;
-    let run = {
-        let _pin = load
-            .cpu
-            .and_then(|c| lab_process::pin_current_thread(c).ok());
-        if !load.warmup.is_zero() {
-            let warmup = BenchConfig {
-                stop: bench::Stop::Duration(load.warmup),
-                ..config.clone()
-            };
-            bench::run(&warmup, &workload, stop).map_err(|e| e.to_string())?;
-        }
-        bench::run_observed(&config, &workload, stop, &window).map_err(|e| e.to_string())?
-    };
+    let run = run_load(lab, addr, path, true, &window)?;
     let start = window.start.into_inner().unwrap_or_else(|p| p.into_inner());
     let end = window.end.into_inner().unwrap_or_else(|p| p.into_inner());
     let (tier_cpu, span, client_cpu) = match (start, end) {

@@ -27,6 +27,7 @@ mod dynamic_cgroup;
 mod dynamic_php;
 pub mod dynamic_postgres;
 mod dynamic_stack;
+mod dynamic_syscalls;
 mod measure;
 pub mod netpath;
 pub mod page;
@@ -275,6 +276,9 @@ impl LabOptions {
                     Some(n) => ONE_FILE_PAGE.mul_f64(n as f64),
                     None => self.duration,
                 };
+                // A dynamic measurement traces a second run of its own.
+                let traced = part == Experiment::Dynamic && self.profile;
+                let window = if traced { window * 2 } else { window };
                 total += per_run(window) * runs;
                 continue;
             }
@@ -656,6 +660,18 @@ mod tests {
         assert_eq!(
             opts.estimate(Experiment::Digest),
             Duration::from_secs(62) * opts.runs(Experiment::Digest) as u32
+        );
+        // A dynamic measurement traces a second run of its own: two windows.
+        let runs = opts.runs(Experiment::Dynamic) as u32;
+        assert!(runs > 0);
+        assert_eq!(
+            opts.estimate(Experiment::Dynamic),
+            Duration::from_secs(122) * runs
+        );
+        opts.profile = false;
+        assert_eq!(
+            opts.estimate(Experiment::Dynamic),
+            Duration::from_secs(61) * runs
         );
     }
 }

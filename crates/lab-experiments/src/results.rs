@@ -201,6 +201,7 @@ impl ResultRow {
                 .map(|(name, cpu)| TierCpu {
                     tier: (*name).to_owned(),
                     cpu_us_per_request: cpu.as_secs_f64() * 1e6 / s.requests as f64,
+                    ..TierCpu::default()
                 })
                 .collect()
         });

@@ -25,13 +25,15 @@
 //!
 //! Layout: `parse` and `parse_perf` read the tracers' outputs; `strace` and `perf` run the
 //! tracers (as [`lab_process::Group`]s), `counted` is what they hand back, `tracer` picks between
-//! them; `render` prints the table and the JSON; `window` is the bench observer.
+//! them; `render` prints the table and the JSON; `window` is the bench observer; `scope` traces
+//! a set of tasks that is not one process tree (a cgroup, a server's own threads).
 
 mod counted;
 mod parse;
 mod parse_perf;
 mod perf;
 mod render;
+mod scope;
 mod strace;
 mod tracer;
 mod window;
@@ -41,6 +43,7 @@ pub use parse_perf::{
     parse_perf_stat, parse_perf_trace_summary, perf_counts, PerfCounts, ALL_SYSCALLS,
 };
 pub use perf::UNATTRIBUTED;
+pub use scope::{Counts, Scope, ScopeTracer};
 pub use window::{Observed, Window};
 
 use lab_process::cpu::CpuTime;

@@ -120,7 +120,8 @@ struct Perf {
     ctl: File,
     ack: File,
     err: PathBuf,
-    root: u32,
+    /// The process named in errors (none for a cgroup).
+    root: Option<u32>,
 }
 
 impl Perf {
@@ -128,7 +129,7 @@ impl Perf {
     fn spawn(
         dir: &Path,
         label: &str,
-        root: u32,
+        root: Option<u32>,
         head: &[&str],
         tail: &[&str],
     ) -> Result<Perf, ProfileError> {
@@ -211,7 +212,7 @@ impl Perf {
         }
         classify(
             &std::fs::read_to_string(&self.err).unwrap_or_default(),
-            Some(self.root),
+            self.root,
         )
     }
 
@@ -247,18 +248,58 @@ pub(crate) struct PerfRun {
     notes: Vec<String>,
 }
 
+/// What a perf run counts.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum PerfTarget<'a> {
+    /// These tasks (each process's threads), and the threads and processes they start during
+    /// the window (perf's inheritance).
+    Tasks(&'a [u32]),
+    /// These processes' threads as they are, not what they start (`--no-inherit`): a server's
+    /// own work apart from its CGI programs'.
+    OwnThreads(&'a [u32]),
+    /// Every task of a cgroup, on every CPU (`-a -G`): its name below the cgroup mount.
+    Cgroup(&'a str),
+}
+
+impl PerfTarget<'_> {
+    fn root(&self) -> Option<u32> {
+        match self {
+            PerfTarget::Tasks(p) | PerfTarget::OwnThreads(p) => p.first().copied(),
+            PerfTarget::Cgroup(_) => None,
+        }
+    }
+
+    /// perf's options before the events (`-p LIST`, `-a`).
+    fn before(&self) -> Vec<String> {
+        let list = |pids: &[u32]| {
+            pids.iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        match self {
+            PerfTarget::Tasks(p) => vec!["-p".into(), list(p)],
+            PerfTarget::OwnThreads(p) => vec!["-p".into(), list(p), "--no-inherit".into()],
+            PerfTarget::Cgroup(_) => vec!["-a".into()],
+        }
+    }
+
+    /// perf's options after its `events` (`-G` names a cgroup for each event in order).
+    fn after(&self, events: usize) -> Vec<String> {
+        match self {
+            PerfTarget::Cgroup(name) => vec!["-G".into(), vec![*name; events].join(",")],
+            _ => Vec::new(),
+        }
+    }
+}
+
 impl PerfRun {
     /// Both perfs started, their events opened and disabled.
-    pub fn prepare(pids: &[u32]) -> Result<PerfRun, ProfileError> {
-        let root = pids[0];
+    pub fn prepare(target: PerfTarget<'_>) -> Result<PerfRun, ProfileError> {
+        let root = target.root();
         let dir = tempfile::tempdir()
             .map_err(|e| ProfileError::io("creating a temporary directory", e))?;
         let d = dir.path();
-        let list = pids
-            .iter()
-            .map(u32::to_string)
-            .collect::<Vec<_>>()
-            .join(",");
         let out = d.join("totals.out");
         let out = out.to_string_lossy();
         let events = [
@@ -267,14 +308,20 @@ impl PerfRun {
             "-e",
             "raw_syscalls:sys_exit",
         ];
+        let (before, after) = (target.before(), target.after(2));
+        fn strs(v: &[String]) -> Vec<&str> {
+            v.iter().map(String::as_str).collect()
+        }
+        let mut totals_tail = strs(&before);
+        totals_tail.extend(events);
+        totals_tail.extend(["--filter", "ret < 0"]);
+        totals_tail.extend(strs(&after));
         let mut totals = Perf::spawn(
             d,
             "totals",
             root,
             &["stat", "-x,", "-o", &out],
-            &[
-                "-p", &list, events[0], events[1], events[2], events[3], "--filter", "ret < 0",
-            ],
+            &totals_tail,
         )?;
         let data = d.join("record.data");
         let data = data.to_string_lossy();
@@ -292,13 +339,10 @@ impl PerfRun {
             "-o",
             &data,
         ];
-        let mut breakdown = Some(Perf::spawn(
-            d,
-            "record",
-            root,
-            &record,
-            &[&["-p", &list][..], &events].concat(),
-        )?);
+        let mut record_tail = strs(&before);
+        record_tail.extend(events);
+        record_tail.extend(strs(&after));
+        let mut breakdown = Some(Perf::spawn(d, "record", root, &record, &record_tail)?);
         let mut notes = Vec::new();
         let mut all: Vec<&mut Perf> = std::iter::once(&mut totals)
             .chain(breakdown.as_mut())

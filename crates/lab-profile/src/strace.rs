@@ -57,12 +57,18 @@ fn failed_pid(line: &str) -> Option<u32> {
 }
 
 impl StraceRun {
-    pub fn start(pids: &[u32]) -> Result<StraceRun, ProfileError> {
+    /// Attaches to `pids`; with `follow` (`-f`), to every thread of each and to what they
+    /// start, else to exactly the tasks named.
+    pub fn start(pids: &[u32], follow: bool) -> Result<StraceRun, ProfileError> {
         let dir = tempfile::tempdir()
             .map_err(|e| ProfileError::io("creating a temporary directory", e))?;
         let out = dir.path().join("strace.txt");
         let mut cmd = Command::new("strace");
-        cmd.args(["-c", "-f", "-o"]).arg(&out);
+        cmd.arg("-c");
+        if follow {
+            cmd.arg("-f");
+        }
+        cmd.arg("-o").arg(&out);
         for pid in pids {
             cmd.arg("-p").arg(pid.to_string());
         }

@@ -19,14 +19,16 @@ impl Pending {
                 strace::check()?;
                 Pending::Strace
             }
-            Method::Perf => Pending::Perf(Box::new(perf::PerfRun::prepare(pids)?)),
+            Method::Perf => Pending::Perf(Box::new(perf::PerfRun::prepare(
+                perf::PerfTarget::Tasks(pids),
+            )?)),
         })
     }
 
     /// Attaches strace, or enables perf's events; returns once the tracer is counting.
     pub fn start(self, pids: &[u32]) -> Result<Run, ProfileError> {
         Ok(match self {
-            Pending::Strace => Run::Strace(strace::StraceRun::start(pids)?),
+            Pending::Strace => Run::Strace(strace::StraceRun::start(pids, true)?),
             Pending::Perf(mut p) => {
                 p.enable()?;
                 Run::Perf(p)

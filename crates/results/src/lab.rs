@@ -184,6 +184,13 @@ pub struct LabRow {
     /// `db`: the database server's processes, with PostgreSQL).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tiers: Option<Vec<TierCpu>>,
+    /// The dynamic experiment: the run traced for the tiers' syscalls, after the untraced one
+    /// the other figures come from: its complete responses and their rate (against
+    /// `requests_per_s`: what tracing cost).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub traced_requests: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub traced_requests_per_s: Option<f64>,
 }
 
 /// One tier's CPU over a window, per request.
@@ -194,6 +201,13 @@ pub struct TierCpu {
     pub tier: String,
     /// User and system CPU per request, µs.
     pub cpu_us_per_request: f64,
+    /// System calls per request, counted in a traced run of its own (`traced_requests` on the
+    /// row); absent without a profile (`--no-profile`) or when the tier could not be traced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub syscalls_per_request: Option<f64>,
+    /// The tier's syscalls over the traced run, by syscall (calls in all, not per request).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub syscalls: Option<Vec<SyscallCount>>,
 }
 
 /// Packets and bytes per page in each direction, counted on the path (docs/lab.md).

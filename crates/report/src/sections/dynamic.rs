@@ -10,6 +10,19 @@ use crate::text::{self, esc};
 use results::LabRow;
 use std::fmt::Write as _;
 
+/// Each tier's system calls per request (`web / app / db`), when a traced run counted them.
+fn syscalls(r: &LabRow) -> String {
+    let tiers: Vec<String> = (r.tiers.iter().flatten())
+        .map(|t| text::opt(t.syscalls_per_request))
+        .collect();
+    let counted = (r.tiers.iter().flatten()).any(|t| t.syscalls_per_request.is_some());
+    if counted {
+        tiers.join(" / ")
+    } else {
+        "–".to_owned()
+    }
+}
+
 fn tier(r: &LabRow, name: &str) -> Option<f64> {
     (r.tiers.iter().flatten())
         .find(|t| t.tier == name)
@@ -28,7 +41,7 @@ pub fn render(inputs: &[Input<'_>]) -> String {
                     esc(r.database.as_deref().unwrap_or("–")),
                 ];
                 if let Some(why) = &r.unavailable {
-                    cells.extend(std::iter::repeat_n("–".to_owned(), 8));
+                    cells.extend(std::iter::repeat_n("–".to_owned(), 9));
                     cells.push(format!(r#"<span class="bad">{}</span>"#, esc(why)));
                     return cells;
                 }
@@ -40,6 +53,7 @@ pub fn render(inputs: &[Input<'_>]) -> String {
                     text::opt(tier(r, "app")),
                     text::opt(tier(r, "db")),
                     text::opt(r.server_cpu_us_per_request),
+                    syscalls(r),
                     text::count(r.errors as f64),
                     if r.client_limited {
                         "client-limited".to_owned()
@@ -65,6 +79,7 @@ pub fn render(inputs: &[Input<'_>]) -> String {
             Col("App µs/req", true),
             Col("DB µs/req", true),
             Col("Total µs/req", true),
+            Col("Syscalls/req (web / app / db)", true),
             Col("Errors", true),
             Col("Notes", false),
         ];
@@ -76,7 +91,7 @@ pub fn render(inputs: &[Input<'_>]) -> String {
         );
     }
     if !out.is_empty() {
-        out.push_str(r#"<p class="note">CPU (user and system) per request over the measured window, by tier: web, the web server's processes; app, the gateway and application processes (CGI programs included as they come and go: read from a cgroup per process group where the lab can make one, as root; otherwise from /proc's times of reaped children, which miss fcgiwrap's programs, and the run's text output says so; SQLite runs inside the application); db, PostgreSQL's server with every backend it forked, when the database is postgres. The static deployment is a file of the same bytes as /plaintext. Each deployment passed the verifier before it was measured.</p>"#);
+        out.push_str(r#"<p class="note">CPU (user and system) per request over the measured window, by tier: web, the web server's processes; app, the gateway and application processes (CGI programs included as they come and go: read from a cgroup per process group where the lab can make one, as root; otherwise from /proc's times of reaped children, which miss fcgiwrap's programs, and the run's text output says so; SQLite runs inside the application); db, PostgreSQL's server with every backend it forked, when the database is postgres. System calls per request, by tier in the same order, come from a second run traced on its own (perf or strace), so that tracing slows none of the other figures. The static deployment is a file of the same bytes as /plaintext. Each deployment passed the verifier before it was measured.</p>"#);
     }
     out
 }
@@ -92,8 +107,10 @@ mod tests {
              "deployment": "cgi", "test_type": "db", "database": "sqlite",
              "requests": 700, "requests_per_s": 350.0, "latency_ms_p50": 20.0,
              "latency_ms_p99": 45.0, "server_cpu_us_per_request": 2193.0,
-             "tiers": [{"tier": "web", "cpu_us_per_request": 101.0},
-                       {"tier": "app", "cpu_us_per_request": 2092.0}]},
+             "tiers": [{"tier": "web", "cpu_us_per_request": 101.0,
+                        "syscalls_per_request": 31.0},
+                       {"tier": "app", "cpu_us_per_request": 2092.0,
+                        "syscalls_per_request": 412.5}]},
             {"experiment": "dynamic", "server": "flint", "mode": "persistent",
              "deployment": "cgi", "test_type": "fortunes", "database": "postgres",
              "requests": 200, "requests_per_s": 100.0, "latency_ms_p50": 70.0,
@@ -112,6 +129,7 @@ mod tests {
             "<td>cgi</td><td>db</td><td>sqlite</td>",
             "2,092",
             "2,193",
+            "31.0 / 413",
             "45.0",
             "<td>fortunes</td><td>postgres</td>",
             "6,418",
