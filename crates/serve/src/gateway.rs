@@ -7,6 +7,8 @@
 //!   once across the server (one shared count, checked per program start) and the children
 //!   whose connection is done with them but which are not reaped yet.
 //! - `cgi.rs` is CGI/1.1 (RFC 3875): the script a target names, its meta-variables, the start.
+//! - `spawner.rs` starts programs on a thread of its own, so that the loop never waits for an
+//!   `execve`; the loop registers what it started.
 //! - `program.rs` is a running program's I/O: body to stdin, stdout read only as fast as the
 //!   client takes it, stderr to the error log, the exit seen through a pidfd.
 //! - `head.rs` checks a program's response head before any of it reaches a client.
@@ -40,10 +42,11 @@ pub(crate) mod program;
 pub(crate) mod proxy;
 mod scripts;
 mod source;
+pub(crate) mod spawner;
 
 pub(crate) use cgi::Launch;
 pub(crate) use program::Program;
-pub(crate) use source::{Finished, Source};
+pub(crate) use source::{Finished, Source, Starting};
 
 use crate::config::{FastCgiAddr, FastCgiPattern};
 
@@ -119,6 +122,8 @@ pub(crate) struct Gateways {
     /// Programs this thread started and no connection holds any more, until reaped (killed
     /// past their deadline).
     retired: Vec<(Child, Instant)>,
+    /// Starts this thread's programs (when programs are configured).
+    spawner: Option<spawner::Spawner>,
     /// The normalised target, reused.
     key: Vec<u8>,
     /// Scripts found, per normalised target.
@@ -140,16 +145,29 @@ impl std::fmt::Debug for Gateways {
 impl Gateways {
     /// `None` when no gateway is configured (the static path then checks nothing more). A
     /// mount's directory that cannot be used is an error at start.
+    /// `waker` wakes this thread's loop: its spawner does, each time a program it started is
+    /// there to take (`take_spawned`).
     pub fn new(
         config: &Config,
         running: Arc<AtomicUsize>,
         registry: mio::Registry,
+        waker: Arc<mio::Waker>,
         server_port: u16,
     ) -> std::io::Result<Option<Box<Gateways>>> {
         let none = config.cgi.is_empty() && config.cgi_extensions.is_empty();
         if none && config.fastcgi.is_empty() && config.proxy.is_empty() {
             return Ok(None);
         }
+        // Every job holds a program slot: a queue of `cgi_max_programs` never fills (bounded
+        // for its memory all the same: past it a start is refused as the system's shortage).
+        let spawner = match none {
+            true => None,
+            false => Some(spawner::Spawner::new(
+                config.cgi_max_programs.min(4096),
+                waker,
+                "flint-spawner".to_string(),
+            )?),
+        };
         let mut fcgi_pool = fcgi::Pool::new(config.fastcgi.len(), config.fastcgi_pool);
         let proxies = proxy::Proxies::new(&config.proxy, &mut fcgi_pool);
         let mut mounts = Vec::with_capacity(config.cgi.len());
@@ -183,6 +201,7 @@ impl Gateways {
             },
             running,
             retired: Vec::new(),
+            spawner,
             key: Vec::with_capacity(256),
             scripts: scripts::Scripts::new(Duration::from_millis(config.revalidate_ms)),
             server_port,
@@ -383,11 +402,74 @@ impl Gateways {
         self.running.fetch_sub(1, Ordering::AcqRel);
     }
 
+    /// Hands `launch` (a program's) to the spawner thread for connection `token`: what the
+    /// connection holds until it runs. An error means nothing starts (its slot is the caller's
+    /// to give back); the program's path comes back with it, for the log.
+    pub fn start_program(
+        &mut self,
+        launch: Launch,
+        token: usize,
+        deadline: Instant,
+    ) -> Result<Starting, (std::io::Error, std::path::PathBuf)> {
+        let job = spawner::Job {
+            ticket: 0,
+            token,
+            stdin: launch.body > 0,
+            program: launch.program,
+            dir: launch.dir,
+            env: launch.env,
+        };
+        let Some(spawner) = self.spawner.as_mut() else {
+            let e = std::io::Error::other("no programs are configured");
+            return Err((e, job.program));
+        };
+        let ticket = spawner.send(job).map_err(|(e, job)| (e, job.program))?;
+        Ok(Starting { ticket, deadline })
+    }
+
+    /// A program the spawner thread is done with, if one is there (the loop's waker said so).
+    pub fn take_spawned(&mut self) -> Option<spawner::Spawned> {
+        self.spawner.as_mut()?.take()
+    }
+
+    /// A started program, its pipes registered for connection `token`; an error if they could
+    /// not be (the program is then retired, killed).
+    pub fn program_ready(
+        &mut self,
+        started: spawner::Started,
+        name: &std::path::Path,
+        token: usize,
+        deadline: Instant,
+    ) -> std::io::Result<Program> {
+        match program::registered(started, name, token, &self.registry, deadline) {
+            Ok(p) => Ok(p),
+            Err(p) => {
+                self.retire(*p, true);
+                Err(std::io::Error::other("cannot register its pipes"))
+            }
+        }
+    }
+
+    /// A program whose request was given up while it was being started (its client gone, its
+    /// wall time past): killed and reaped as a retired one; a start that failed gives its slot
+    /// back.
+    pub fn orphan(&mut self, s: spawner::Spawned) {
+        match s.result {
+            Ok(started) => {
+                program::kill_group(started.child.id());
+                self.retired.push((started.child, Instant::now()));
+            }
+            Err(_) => self.release(),
+        }
+    }
+
     /// A source no connection needs any more: a program as [`Gateways::retire`]; a FastCGI
     /// connection back to the pool if its request ended cleanly and `kill` is false, else
     /// closed (which aborts the request).
     pub fn retire_source(&mut self, s: Source, kill: bool) {
         match s {
+            // Its child, once started, finds no request to answer: `orphan`.
+            Source::Starting(_) => {}
             Source::Program(p) => self.retire(p, kill),
             Source::FastCgi(x) => {
                 self.release();
@@ -432,6 +514,12 @@ impl Gateways {
     /// event loop's sweep; `final_` (at shutdown) kills every one and waits for it (SIGKILL
     /// cannot be ignored: the wait is short).
     pub fn sweep(&mut self, now: Instant, final_: bool) {
+        if final_ {
+            // The programs still being started are killed and reaped as they come.
+            if let Some(spawner) = self.spawner.as_mut() {
+                spawner.finish();
+            }
+        }
         let mut i = 0;
         while i < self.retired.len() {
             let (child, deadline) = &mut self.retired[i];
