@@ -128,6 +128,8 @@ pub(crate) struct Gateways {
     key: Vec<u8>,
     /// Scripts found, per normalised target.
     scripts: scripts::Scripts,
+    /// Room the meta-variables are made in, reused.
+    scratch: cgi::Scratch,
     pub server_port: u16,
     pub https: bool,
     pub registry: mio::Registry,
@@ -204,6 +206,7 @@ impl Gateways {
             spawner,
             key: Vec::with_capacity(256),
             scripts: scripts::Scripts::new(Duration::from_millis(config.revalidate_ms)),
+            scratch: cgi::Scratch::default(),
             server_port,
             https: config.tls_cert.is_some(),
             registry,
@@ -295,22 +298,33 @@ impl Gateways {
         ))
     }
 
-    /// Starts `launch` on application `app`: an idle connection of the pool if one is open,
-    /// else a new one (not waited for). An error means nothing reached the application.
-    /// Returns whether the connection was reused.
+    /// Starts `launch` (its records made by [`Gateways::launch`]) on application `app`: an
+    /// idle connection of the pool if one is open, else a new one (not waited for). An error
+    /// means nothing reached the application. Returns whether the connection was reused.
     pub fn start_fastcgi(
         &mut self,
-        launch: &Launch,
+        launch: Launch,
         app: usize,
         token: usize,
         deadline: Instant,
     ) -> std::io::Result<(fcgi::Exchange, bool)> {
+        let Some(params) = launch.fastcgi else {
+            return Err(std::io::Error::other(
+                "a FastCGI request without its records",
+            ));
+        };
         let a = &self.apps[app];
-        let (stream, slot, reused) = match self.fcgi_pool.take(app, token) {
-            Some((s, slot)) => (s, slot, true),
+        let taken = match self.fcgi_pool.take(app, token) {
+            Some((s, slot)) => Ok((s, slot, true)),
             None => {
-                let s = fcgi::Stream::connect(&a.addr)?;
-                (s, self.fcgi_pool.open_slot(token), false)
+                fcgi::Stream::connect(&a.addr).map(|s| (s, self.fcgi_pool.open_slot(token), false))
+            }
+        };
+        let (stream, slot, reused) = match taken {
+            Ok(t) => t,
+            Err(e) => {
+                self.fcgi_pool.recycle(params.buffers);
+                return Err(e);
             }
         };
         let up = fcgi::Upstream {
@@ -320,10 +334,20 @@ impl Gateways {
             reused,
             keep_conn: self.fcgi_pool.keeps(app),
             name: a.name.clone(),
-            buffers: self.fcgi_pool.buffers(),
+            buffers: params.buffers,
         };
         let max_output = self.limits.max_output;
-        match fcgi::Exchange::start(launch, up, &self.registry, deadline, max_output) {
+        let (encoder, idempotent) = (params.encoder, params.idempotent);
+        let registry = &self.registry;
+        match fcgi::Exchange::start(
+            encoder,
+            idempotent,
+            launch.body,
+            up,
+            registry,
+            deadline,
+            max_output,
+        ) {
             Ok(x) => Ok((x, reused)),
             Err((e, buffers)) => {
                 self.fcgi_pool.close_slot(slot);
@@ -355,10 +379,46 @@ impl Gateways {
                     body,
                     app: None,
                     proxy: Some(fwd),
+                    fastcgi: None,
                 }
             }
-            Route::Cgi(script) => cgi::launch(script, req, asked, peer, self),
+            Route::Cgi(script) => {
+                let mut scratch = std::mem::take(&mut self.scratch);
+                let launch = match script.app {
+                    Some(app) => self.launch_fastcgi(script, app, req, asked, peer, &mut scratch),
+                    None => cgi::launch(script, req, asked, peer, self, &mut scratch),
+                };
+                self.scratch = scratch;
+                launch
+            }
             Route::Refused(_) => unreachable!("a refused route has no launch"),
+        }
+    }
+
+    /// The launch of a request for FastCGI application `app`: its BEGIN_REQUEST and PARAMS
+    /// encoded into a recycled buffer as the meta-variables come, with no environment made.
+    fn launch_fastcgi<'a>(
+        &mut self,
+        script: &cgi::Script,
+        app: usize,
+        req: &wire::Request<'_>,
+        asked: cgi::Asked<'a, impl Iterator<Item = (&'a [u8], &'a [u8])> + Clone>,
+        peer: std::net::SocketAddr,
+        scratch: &mut cgi::Scratch,
+    ) -> Launch {
+        let buffers = self.fcgi_pool.buffers();
+        let keep_conn = self.fcgi_pool.keeps(app);
+        let mut params = fcgi::Params::new(buffers, keep_conn, asked.method);
+        let mut set = |k: &[u8], v: &[u8]| params.param(k, v);
+        cgi::meta_variables(script, req, &asked, peer, self, scratch, &mut set);
+        Launch {
+            program: Default::default(),
+            dir: Default::default(),
+            env: Vec::new(),
+            body: asked.content_length.unwrap_or(0),
+            app: Some(app),
+            proxy: None,
+            fastcgi: Some(params),
         }
     }
 

@@ -58,7 +58,7 @@ impl<T: Transport> Conn<T> {
         }
         let deadline = w.now + g.limits.timeout;
         if let Some(app) = launch.app {
-            match g.start_fastcgi(&launch, app, self.token, deadline) {
+            match g.start_fastcgi(launch, app, self.token, deadline) {
                 Ok((x, reused)) => {
                     w.stats.fastcgi_connects += u64::from(!reused);
                     self.programs.push((id, Source::FastCgi(Box::new(x))));
