@@ -58,7 +58,7 @@ pub(crate) const PROGRAM_TOKEN: usize = 1 << (usize::BITS - 2);
 #[derive(Debug)]
 pub(crate) enum Route {
     /// A program to run, or a script for a FastCGI application (`Script::app`).
-    Cgi(Box<cgi::Script>),
+    Cgi(Rc<cgi::Script>),
     /// A request for this proxy mount's upstream.
     Proxy(usize),
     /// Claimed by a gateway but refused: this status (404 no such program, 403 not executable).
@@ -217,14 +217,14 @@ impl Gateways {
     /// the static path refuses anyway: it answers as for any file). A script found is kept
     /// for the next requests (`scripts.rs`).
     pub fn route(&mut self, target: &[u8], now: Instant) -> Option<Route> {
-        let query = resolve::normalise(target, &mut self.key).ok()?;
+        resolve::normalise(target, &mut self.key).ok()?;
         if let Some(mount) = self.proxies.claims(&self.key) {
             return Some(Route::Proxy(mount));
         }
-        if let Some(script) = self.scripts.get(&self.key, query, now) {
+        if let Some(script) = self.scripts.get(&self.key, now) {
             return Some(Route::Cgi(script));
         }
-        let route = self.find(query);
+        let route = self.find();
         if let Some(Route::Cgi(script)) = &route {
             self.scripts.insert(&self.key, script, now);
         }
@@ -232,7 +232,7 @@ impl Gateways {
     }
 
     /// [`Gateways::route`] from the filesystem.
-    fn find(&self, query: &[u8]) -> Option<Route> {
+    fn find(&self) -> Option<Route> {
         let key = &self.key[..];
         for (prefix, root) in &self.mounts {
             let Some(rest) = key.strip_prefix(&prefix[..]) else {
@@ -245,17 +245,9 @@ impl Gateways {
                 return Some(Route::Refused(404));
             }
             let any = |_: &[u8]| true;
-            return Some(cgi::find(
-                root,
-                prefix,
-                rest,
-                query,
-                &self.doc_root,
-                any,
-                None,
-            ));
+            return Some(cgi::find(root, prefix, rest, &self.doc_root, any, None));
         }
-        if let Some(route) = self.route_fastcgi(query) {
+        if let Some(route) = self.route_fastcgi() {
             return Some(route);
         }
         if self.extensions.is_empty() || !self.names_extension(key) {
@@ -270,7 +262,6 @@ impl Gateways {
             &self.doc_root,
             b"",
             key,
-            query,
             &self.doc_root,
             is_script,
             None,
@@ -280,7 +271,7 @@ impl Gateways {
     /// The FastCGI application that claims the normalised target in `self.key`, if one does:
     /// its script found under the document root by the same rules as a file (an extension
     /// pattern: the first segment with that extension; a prefix: the shortest leading file).
-    fn route_fastcgi(&self, query: &[u8]) -> Option<Route> {
+    fn route_fastcgi(&self) -> Option<Route> {
         let key = &self.key[..];
         let (i, app) = self.apps.iter().enumerate().find(|(_, a)| a.claims(key))?;
         if self.hide_dotfiles && resolve::is_hidden(key) {
@@ -291,7 +282,6 @@ impl Gateways {
             &self.doc_root,
             b"",
             key,
-            query,
             &self.doc_root,
             is_script,
             Some(i),

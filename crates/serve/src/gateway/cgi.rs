@@ -19,6 +19,7 @@ use std::net::SocketAddr;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
+use std::rc::Rc;
 
 use wire::Request;
 
@@ -29,8 +30,9 @@ use crate::resolve::{FsCounters, Root};
 /// The fixed search path programs run with.
 pub(crate) const PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
-/// The program a target names.
-#[derive(Debug, Clone)]
+/// The program a target names (shared by the requests for it: `scripts.rs` keeps it; the
+/// query is each request's own, read from its target).
+#[derive(Debug)]
 pub(crate) struct Script {
     /// Where it is.
     pub fs_path: Vec<u8>,
@@ -38,8 +40,6 @@ pub(crate) struct Script {
     pub script_name: Vec<u8>,
     /// What follows it in the path (`PATH_INFO`), decoded; may be empty.
     pub path_info: Vec<u8>,
-    /// The query, without its `?`.
-    pub query: Vec<u8>,
     /// `PATH_INFO` under the document root, when there is a `PATH_INFO`.
     pub path_translated: Option<Vec<u8>>,
     /// The FastCGI application that answers it (its index), or `None`: a program to run.
@@ -98,7 +98,6 @@ pub(crate) fn find(
     root: &Root,
     prefix: &[u8],
     rel: &[u8],
-    query: &[u8],
     doc_root: &Root,
     is_script: impl Fn(&[u8]) -> bool,
     app: Option<usize>,
@@ -141,11 +140,10 @@ pub(crate) fn find(
         });
         let mut script_name = prefix.to_vec();
         script_name.extend_from_slice(candidate);
-        return Route::Cgi(Box::new(Script {
+        return Route::Cgi(Rc::new(Script {
             fs_path,
             script_name,
             path_info,
-            query: query.strip_prefix(b"?").unwrap_or(query).to_vec(),
             path_translated,
             app,
             version: FileVersion::of(&meta),
@@ -237,7 +235,7 @@ pub(crate) fn meta_variables<'a, F>(
     if let Some(t) = &script.path_translated {
         set(b"PATH_TRANSLATED", t);
     }
-    set(b"QUERY_STRING", &script.query);
+    set(b"QUERY_STRING", query_string(req.target));
     if let Some(len) = asked.content_length {
         set(
             b"CONTENT_LENGTH",
@@ -305,6 +303,17 @@ pub(crate) fn meta_variables<'a, F>(
     }
 }
 
+/// The target's query, without its `?` (nor a fragment, which a client should not send): the
+/// same as `resolve::normalise` finds.
+fn query_string(target: &[u8]) -> &[u8] {
+    let Some(at) = target.iter().position(|&b| b == b'?') else {
+        return b"";
+    };
+    let query = &target[at + 1..];
+    let end = query.iter().position(|&b| b == b'#').unwrap_or(query.len());
+    &query[..end]
+}
+
 /// `args` formatted into `buf` (a number or an address: they fit).
 fn on_stack<'b>(buf: &'b mut [u8; 64], args: std::fmt::Arguments<'_>) -> &'b [u8] {
     let mut rest = &mut buf[..];
@@ -323,4 +332,17 @@ fn host_name(host: &[u8]) -> &[u8] {
         return &host[..end];
     }
     host.split(|&b| b == b':').next().unwrap_or(host)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::query_string;
+
+    #[test]
+    fn the_query_string_is_the_targets_query_without_its_mark() {
+        assert_eq!(query_string(b"/app.php?a=1&b=2"), b"a=1&b=2");
+        assert_eq!(query_string(b"/app.php/x?"), b"");
+        assert_eq!(query_string(b"/app.php"), b"");
+        assert_eq!(query_string(b"/app.php?a=?b#frag"), b"a=?b");
+    }
 }
