@@ -267,7 +267,7 @@ impl<'a, T: Transport> Loop<'a, T> {
                 None => self.on_event(i, false, false),
                 Some(s) => {
                     if let Some(g) = self.worker.gateways.as_mut() {
-                        g.orphan(s);
+                        self.worker.stats.cgi_starts += u64::from(g.orphan(s));
                     }
                 }
             }

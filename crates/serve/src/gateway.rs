@@ -502,14 +502,18 @@ impl Gateways {
 
     /// A program whose request was given up while it was being started (its client gone, its
     /// wall time past): killed and reaped as a retired one; a start that failed gives its slot
-    /// back.
-    pub fn orphan(&mut self, s: spawner::Spawned) {
+    /// back. Returns whether it had started (it counts as a start).
+    pub fn orphan(&mut self, s: spawner::Spawned) -> bool {
         match s.result {
             Ok(started) => {
                 program::kill_group(started.child.id());
                 self.retired.push((started.child, Instant::now()));
+                true
             }
-            Err(_) => self.release(),
+            Err(_) => {
+                self.release();
+                false
+            }
         }
     }
 
