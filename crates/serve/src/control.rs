@@ -19,7 +19,8 @@ pub(crate) const WAKER: Token = Token(usize::MAX);
 /// How the handle controls the threads: a stop flag, their wakers, and stats snapshots.
 pub(crate) struct Control {
     pub stop: AtomicBool,
-    pub wakers: Vec<Waker>,
+    /// One per loop; shared with the loop's spawner thread, which wakes it too.
+    pub wakers: Vec<Arc<Waker>>,
     /// Connections open across every thread, against `max_connections`.
     pub conns: AtomicUsize,
     /// Bumped by `ShutdownHandle::stats`; each loop answers by publishing its counters

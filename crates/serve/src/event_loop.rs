@@ -12,11 +12,13 @@
 //! closes its connection that has waited longest for a request (idle keep-alive, or silent since
 //! accept) to admit the new one, as nginx reuses its waiting connections.
 //!
-//! A program answering a request of a connection (`gateway`) registers its pipes and pidfd
-//! under the connection's token with `gateway::PROGRAM_TOKEN` set: its events drive that
-//! connection without marking its socket readable. A FastCGI connection is registered once,
-//! under its pool slot's token (`fcgi::POOL_TOKEN`): the pool routes its events to the
-//! connection its request belongs to, and drops an idle one the application closed. The sweep also enforces programs' wall time
+//! A program is started by the loop's spawner thread (`gateway/spawner.rs`), which wakes the
+//! loop through its `Waker` once the child runs: the loop never waits in a `posix_spawn`. Its
+//! pipes and pidfd are then registered under the connection's token with
+//! `gateway::PROGRAM_TOKEN` set: its events drive that connection without marking its socket
+//! readable. A FastCGI connection is registered once, under its pool slot's token
+//! (`fcgi::POOL_TOKEN`): the pool routes its events to the connection its request belongs to,
+//! and drops an idle one the application closed. The sweep also enforces programs' wall time
 //! and reaps the programs connections let go.
 //!
 //! Timers are a coarse sweep over the slab every 250 ms: O(connections) per sweep, nothing per
@@ -98,10 +100,13 @@ impl<'a, T: Transport> Loop<'a, T> {
         };
         let now = Instant::now();
         let port = listener.local_addr()?.port();
+        let waker = (control.wakers.get(id).cloned())
+            .ok_or_else(|| io::Error::other("no waker for this loop"))?;
         let gateways = Gateways::new(
             config,
             control.programs.clone(),
             poll.registry().try_clone()?,
+            waker,
             port,
         )?;
         Ok(Loop {
@@ -175,7 +180,8 @@ impl<'a, T: Transport> Loop<'a, T> {
             for ev in events.iter() {
                 match ev.token() {
                     LISTENER => self.accept_all(),
-                    WAKER => {}
+                    // Shutdown, a stats snapshot, or a program the spawner started.
+                    WAKER => self.take_spawned(),
                     // A program's pipe or pidfd: drive its connection; the socket's readiness
                     // is not this event's.
                     Token(t) if t & PROGRAM_TOKEN != 0 => {
@@ -243,6 +249,30 @@ impl<'a, T: Transport> Loop<'a, T> {
     /// Connections open: the slots not on the free list.
     fn live(&self) -> usize {
         self.conns.len() - self.free.len()
+    }
+
+    /// The programs the spawner thread started (or failed to): each to its connection, which
+    /// is driven (its request body to the program, its output read); one whose request was
+    /// given up meanwhile is killed and reaped.
+    fn take_spawned(&mut self) {
+        loop {
+            let Some(s) = self.worker.gateways.as_mut().and_then(|g| g.take_spawned()) else {
+                return;
+            };
+            let i = s.token;
+            let left = match self.conns.get_mut(i).and_then(Option::as_mut) {
+                Some(c) => c.program_spawned(s, &mut self.worker, &mut self.pool),
+                None => Some(s),
+            };
+            match left {
+                None => self.on_event(i, false, false),
+                Some(s) => {
+                    if let Some(g) = self.worker.gateways.as_mut() {
+                        self.worker.stats.cgi_starts += u64::from(g.orphan(s));
+                    }
+                }
+            }
+        }
     }
 
     /// No timeout at all when nothing can time out (an idle server sleeps); else the next sweep.

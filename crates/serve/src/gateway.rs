@@ -7,6 +7,8 @@
 //!   once across the server (one shared count, checked per program start) and the children
 //!   whose connection is done with them but which are not reaped yet.
 //! - `cgi.rs` is CGI/1.1 (RFC 3875): the script a target names, its meta-variables, the start.
+//! - `spawner.rs` starts programs on a thread of its own, so that the loop never waits for an
+//!   `execve`; the loop registers what it started.
 //! - `program.rs` is a running program's I/O: body to stdin, stdout read only as fast as the
 //!   client takes it, stderr to the error log, the exit seen through a pidfd.
 //! - `head.rs` checks a program's response head before any of it reaches a client.
@@ -40,10 +42,11 @@ pub(crate) mod program;
 pub(crate) mod proxy;
 mod scripts;
 mod source;
+pub(crate) mod spawner;
 
 pub(crate) use cgi::Launch;
 pub(crate) use program::Program;
-pub(crate) use source::{Finished, Source};
+pub(crate) use source::{Finished, Source, Starting};
 
 use crate::config::{FastCgiAddr, FastCgiPattern};
 
@@ -55,7 +58,7 @@ pub(crate) const PROGRAM_TOKEN: usize = 1 << (usize::BITS - 2);
 #[derive(Debug)]
 pub(crate) enum Route {
     /// A program to run, or a script for a FastCGI application (`Script::app`).
-    Cgi(Box<cgi::Script>),
+    Cgi(Rc<cgi::Script>),
     /// A request for this proxy mount's upstream.
     Proxy(usize),
     /// Claimed by a gateway but refused: this status (404 no such program, 403 not executable).
@@ -119,10 +122,14 @@ pub(crate) struct Gateways {
     /// Programs this thread started and no connection holds any more, until reaped (killed
     /// past their deadline).
     retired: Vec<(Child, Instant)>,
+    /// Starts this thread's programs (when programs are configured).
+    spawner: Option<spawner::Spawner>,
     /// The normalised target, reused.
     key: Vec<u8>,
     /// Scripts found, per normalised target.
     scripts: scripts::Scripts,
+    /// Room the meta-variables are made in, reused.
+    scratch: cgi::Scratch,
     pub server_port: u16,
     pub https: bool,
     pub registry: mio::Registry,
@@ -140,16 +147,29 @@ impl std::fmt::Debug for Gateways {
 impl Gateways {
     /// `None` when no gateway is configured (the static path then checks nothing more). A
     /// mount's directory that cannot be used is an error at start.
+    /// `waker` wakes this thread's loop: its spawner does, each time a program it started is
+    /// there to take (`take_spawned`).
     pub fn new(
         config: &Config,
         running: Arc<AtomicUsize>,
         registry: mio::Registry,
+        waker: Arc<mio::Waker>,
         server_port: u16,
     ) -> std::io::Result<Option<Box<Gateways>>> {
         let none = config.cgi.is_empty() && config.cgi_extensions.is_empty();
         if none && config.fastcgi.is_empty() && config.proxy.is_empty() {
             return Ok(None);
         }
+        // Every job holds a program slot: a queue of `cgi_max_programs` never fills (bounded
+        // for its memory all the same: past it a start is refused as the system's shortage).
+        let spawner = match none {
+            true => None,
+            false => Some(spawner::Spawner::new(
+                config.cgi_max_programs.min(4096),
+                waker,
+                "flint-spawner".to_string(),
+            )?),
+        };
         let mut fcgi_pool = fcgi::Pool::new(config.fastcgi.len(), config.fastcgi_pool);
         let proxies = proxy::Proxies::new(&config.proxy, &mut fcgi_pool);
         let mut mounts = Vec::with_capacity(config.cgi.len());
@@ -183,8 +203,10 @@ impl Gateways {
             },
             running,
             retired: Vec::new(),
+            spawner,
             key: Vec::with_capacity(256),
             scripts: scripts::Scripts::new(Duration::from_millis(config.revalidate_ms)),
+            scratch: cgi::Scratch::default(),
             server_port,
             https: config.tls_cert.is_some(),
             registry,
@@ -195,14 +217,14 @@ impl Gateways {
     /// the static path refuses anyway: it answers as for any file). A script found is kept
     /// for the next requests (`scripts.rs`).
     pub fn route(&mut self, target: &[u8], now: Instant) -> Option<Route> {
-        let query = resolve::normalise(target, &mut self.key).ok()?;
+        resolve::normalise(target, &mut self.key).ok()?;
         if let Some(mount) = self.proxies.claims(&self.key) {
             return Some(Route::Proxy(mount));
         }
-        if let Some(script) = self.scripts.get(&self.key, query, now) {
+        if let Some(script) = self.scripts.get(&self.key, now) {
             return Some(Route::Cgi(script));
         }
-        let route = self.find(query);
+        let route = self.find();
         if let Some(Route::Cgi(script)) = &route {
             self.scripts.insert(&self.key, script, now);
         }
@@ -210,7 +232,7 @@ impl Gateways {
     }
 
     /// [`Gateways::route`] from the filesystem.
-    fn find(&self, query: &[u8]) -> Option<Route> {
+    fn find(&self) -> Option<Route> {
         let key = &self.key[..];
         for (prefix, root) in &self.mounts {
             let Some(rest) = key.strip_prefix(&prefix[..]) else {
@@ -223,17 +245,9 @@ impl Gateways {
                 return Some(Route::Refused(404));
             }
             let any = |_: &[u8]| true;
-            return Some(cgi::find(
-                root,
-                prefix,
-                rest,
-                query,
-                &self.doc_root,
-                any,
-                None,
-            ));
+            return Some(cgi::find(root, prefix, rest, &self.doc_root, any, None));
         }
-        if let Some(route) = self.route_fastcgi(query) {
+        if let Some(route) = self.route_fastcgi() {
             return Some(route);
         }
         if self.extensions.is_empty() || !self.names_extension(key) {
@@ -248,7 +262,6 @@ impl Gateways {
             &self.doc_root,
             b"",
             key,
-            query,
             &self.doc_root,
             is_script,
             None,
@@ -258,7 +271,7 @@ impl Gateways {
     /// The FastCGI application that claims the normalised target in `self.key`, if one does:
     /// its script found under the document root by the same rules as a file (an extension
     /// pattern: the first segment with that extension; a prefix: the shortest leading file).
-    fn route_fastcgi(&self, query: &[u8]) -> Option<Route> {
+    fn route_fastcgi(&self) -> Option<Route> {
         let key = &self.key[..];
         let (i, app) = self.apps.iter().enumerate().find(|(_, a)| a.claims(key))?;
         if self.hide_dotfiles && resolve::is_hidden(key) {
@@ -269,29 +282,39 @@ impl Gateways {
             &self.doc_root,
             b"",
             key,
-            query,
             &self.doc_root,
             is_script,
             Some(i),
         ))
     }
 
-    /// Starts `launch` on application `app`: an idle connection of the pool if one is open,
-    /// else a new one (not waited for). An error means nothing reached the application.
-    /// Returns whether the connection was reused.
+    /// Starts `launch` (its records made by [`Gateways::launch`]) on application `app`: an
+    /// idle connection of the pool if one is open, else a new one (not waited for). An error
+    /// means nothing reached the application. Returns whether the connection was reused.
     pub fn start_fastcgi(
         &mut self,
-        launch: &Launch,
+        launch: Launch,
         app: usize,
         token: usize,
         deadline: Instant,
     ) -> std::io::Result<(fcgi::Exchange, bool)> {
+        let Some(params) = launch.fastcgi else {
+            return Err(std::io::Error::other(
+                "a FastCGI request without its records",
+            ));
+        };
         let a = &self.apps[app];
-        let (stream, slot, reused) = match self.fcgi_pool.take(app, token) {
-            Some((s, slot)) => (s, slot, true),
+        let taken = match self.fcgi_pool.take(app, token) {
+            Some((s, slot)) => Ok((s, slot, true)),
             None => {
-                let s = fcgi::Stream::connect(&a.addr)?;
-                (s, self.fcgi_pool.open_slot(token), false)
+                fcgi::Stream::connect(&a.addr).map(|s| (s, self.fcgi_pool.open_slot(token), false))
+            }
+        };
+        let (stream, slot, reused) = match taken {
+            Ok(t) => t,
+            Err(e) => {
+                self.fcgi_pool.recycle(params.buffers);
+                return Err(e);
             }
         };
         let up = fcgi::Upstream {
@@ -301,10 +324,20 @@ impl Gateways {
             reused,
             keep_conn: self.fcgi_pool.keeps(app),
             name: a.name.clone(),
-            buffers: self.fcgi_pool.buffers(),
+            buffers: params.buffers,
         };
         let max_output = self.limits.max_output;
-        match fcgi::Exchange::start(launch, up, &self.registry, deadline, max_output) {
+        let (encoder, idempotent) = (params.encoder, params.idempotent);
+        let registry = &self.registry;
+        match fcgi::Exchange::start(
+            encoder,
+            idempotent,
+            launch.body,
+            up,
+            registry,
+            deadline,
+            max_output,
+        ) {
             Ok(x) => Ok((x, reused)),
             Err((e, buffers)) => {
                 self.fcgi_pool.close_slot(slot);
@@ -336,10 +369,46 @@ impl Gateways {
                     body,
                     app: None,
                     proxy: Some(fwd),
+                    fastcgi: None,
                 }
             }
-            Route::Cgi(script) => cgi::launch(script, req, asked, peer, self),
+            Route::Cgi(script) => {
+                let mut scratch = std::mem::take(&mut self.scratch);
+                let launch = match script.app {
+                    Some(app) => self.launch_fastcgi(script, app, req, asked, peer, &mut scratch),
+                    None => cgi::launch(script, req, asked, peer, self, &mut scratch),
+                };
+                self.scratch = scratch;
+                launch
+            }
             Route::Refused(_) => unreachable!("a refused route has no launch"),
+        }
+    }
+
+    /// The launch of a request for FastCGI application `app`: its BEGIN_REQUEST and PARAMS
+    /// encoded into a recycled buffer as the meta-variables come, with no environment made.
+    fn launch_fastcgi<'a>(
+        &mut self,
+        script: &cgi::Script,
+        app: usize,
+        req: &wire::Request<'_>,
+        asked: cgi::Asked<'a, impl Iterator<Item = (&'a [u8], &'a [u8])> + Clone>,
+        peer: std::net::SocketAddr,
+        scratch: &mut cgi::Scratch,
+    ) -> Launch {
+        let buffers = self.fcgi_pool.buffers();
+        let keep_conn = self.fcgi_pool.keeps(app);
+        let mut params = fcgi::Params::new(buffers, keep_conn, asked.method);
+        let mut set = |k: &[u8], v: &[u8]| params.param(k, v);
+        cgi::meta_variables(script, req, &asked, peer, self, scratch, &mut set);
+        Launch {
+            program: Default::default(),
+            dir: Default::default(),
+            env: Vec::new(),
+            body: asked.content_length.unwrap_or(0),
+            app: Some(app),
+            proxy: None,
+            fastcgi: Some(params),
         }
     }
 
@@ -383,11 +452,78 @@ impl Gateways {
         self.running.fetch_sub(1, Ordering::AcqRel);
     }
 
+    /// Hands `launch` (a program's) to the spawner thread for connection `token`: what the
+    /// connection holds until it runs. An error means nothing starts (its slot is the caller's
+    /// to give back); the program's path comes back with it, for the log.
+    pub fn start_program(
+        &mut self,
+        launch: Launch,
+        token: usize,
+        deadline: Instant,
+    ) -> Result<Starting, (std::io::Error, std::path::PathBuf)> {
+        let job = spawner::Job {
+            ticket: 0,
+            token,
+            stdin: launch.body > 0,
+            program: launch.program,
+            dir: launch.dir,
+            env: launch.env,
+        };
+        let Some(spawner) = self.spawner.as_mut() else {
+            let e = std::io::Error::other("no programs are configured");
+            return Err((e, job.program));
+        };
+        let ticket = spawner.send(job).map_err(|(e, job)| (e, job.program))?;
+        Ok(Starting { ticket, deadline })
+    }
+
+    /// A program the spawner thread is done with, if one is there (the loop's waker said so).
+    pub fn take_spawned(&mut self) -> Option<spawner::Spawned> {
+        self.spawner.as_mut()?.take()
+    }
+
+    /// A started program, its pipes registered for connection `token`; an error if they could
+    /// not be (the program is then retired, killed).
+    pub fn program_ready(
+        &mut self,
+        started: spawner::Started,
+        name: &std::path::Path,
+        token: usize,
+        deadline: Instant,
+    ) -> std::io::Result<Program> {
+        match program::registered(started, name, token, &self.registry, deadline) {
+            Ok(p) => Ok(p),
+            Err(p) => {
+                self.retire(*p, true);
+                Err(std::io::Error::other("cannot register its pipes"))
+            }
+        }
+    }
+
+    /// A program whose request was given up while it was being started (its client gone, its
+    /// wall time past): killed and reaped as a retired one; a start that failed gives its slot
+    /// back. Returns whether it had started (it counts as a start).
+    pub fn orphan(&mut self, s: spawner::Spawned) -> bool {
+        match s.result {
+            Ok(started) => {
+                program::kill_group(started.child.id());
+                self.retired.push((started.child, Instant::now()));
+                true
+            }
+            Err(_) => {
+                self.release();
+                false
+            }
+        }
+    }
+
     /// A source no connection needs any more: a program as [`Gateways::retire`]; a FastCGI
     /// connection back to the pool if its request ended cleanly and `kill` is false, else
     /// closed (which aborts the request).
     pub fn retire_source(&mut self, s: Source, kill: bool) {
         match s {
+            // Its child, once started, finds no request to answer: `orphan`.
+            Source::Starting(_) => {}
             Source::Program(p) => self.retire(p, kill),
             Source::FastCgi(x) => {
                 self.release();
@@ -432,6 +568,12 @@ impl Gateways {
     /// event loop's sweep; `final_` (at shutdown) kills every one and waits for it (SIGKILL
     /// cannot be ignored: the wait is short).
     pub fn sweep(&mut self, now: Instant, final_: bool) {
+        if final_ {
+            // The programs still being started are killed and reaped as they come.
+            if let Some(spawner) = self.spawner.as_mut() {
+                spawner.finish();
+            }
+        }
         let mut i = 0;
         while i < self.retired.len() {
             let (child, deadline) = &mut self.retired[i];

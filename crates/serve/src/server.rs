@@ -157,7 +157,7 @@ impl Server {
             let poll = Poll::new()?;
             poll.registry()
                 .register(&mut listener, LISTENER, Interest::READABLE)?;
-            wakers.push(Waker::new(poll.registry(), WAKER)?);
+            wakers.push(Arc::new(Waker::new(poll.registry(), WAKER)?));
             loops.push((poll, listener));
         }
         let log = match &config.access_log {

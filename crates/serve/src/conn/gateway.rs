@@ -1,8 +1,9 @@
 //! A connection's programs and FastCGI requests (`crate::gateway`, each a [`Source`]): started
-//! when its session asks, their bytes moved each time the connection is driven (their pipes and
-//! pidfds are registered under its token, a FastCGI socket under a pool slot routed to it),
-//! ended when their output is done and they have exited (or the application ended the
-//! request), or past their wall time.
+//! when its session asks (a program by the loop's spawner thread, handed back when it runs),
+//! their bytes moved each time the connection is driven (their pipes and pidfds are registered
+//! under its token, a FastCGI socket under a pool slot routed to it), ended when their output
+//! is done and they have exited (or the application ended the request), or past their wall
+//! time.
 
 use std::io::{self, Write};
 use std::time::Instant;
@@ -10,7 +11,7 @@ use std::time::Instant;
 use http2::StreamId;
 
 use super::Conn;
-use crate::gateway::program::{self, StartError};
+use crate::gateway::spawner::Spawned;
 use crate::gateway::{proxy, Finished, Launch, Source};
 use crate::pool::Pool;
 use crate::protocol::{GatewayEnd, Worker};
@@ -55,7 +56,6 @@ impl<T: Transport> Conn<T> {
             }
             return;
         }
-        let launch = &launch;
         let deadline = w.now + g.limits.timeout;
         if let Some(app) = launch.app {
             match g.start_fastcgi(launch, app, self.token, deadline) {
@@ -78,26 +78,74 @@ impl<T: Transport> Conn<T> {
             }
             return;
         }
-        let failed = match program::start(launch, self.token, &g.registry, deadline) {
-            Ok(p) => {
-                w.stats.cgi_starts += 1;
-                self.programs.push((id, Source::Program(p)));
-                return;
+        // A program starts on the spawner thread: the connection holds its ticket until it
+        // runs (`program_spawned`).
+        match g.start_program(launch, self.token, deadline) {
+            Ok(starting) => self.programs.push((id, Source::Starting(starting))),
+            Err((e, program)) => {
+                g.release();
+                self.not_started(id, &program, e, w, pool);
             }
-            Err(StartError::Spawn(e)) => {
+        }
+    }
+
+    /// What the spawner thread made of a program this connection asked for: the program, its
+    /// pipes registered, now answers the request (or its start failed: 500, 503 when the
+    /// system is short of processes or memory). Given back if no request of the connection
+    /// waits for it any more (given up meanwhile; the slot may even hold another connection).
+    pub fn program_spawned(
+        &mut self,
+        s: Spawned,
+        w: &mut Worker,
+        pool: &mut Pool,
+    ) -> Option<Spawned> {
+        let ticket = s.ticket;
+        let waiting = |(_, src): &(StreamId, Source)| match src {
+            Source::Starting(st) => st.ticket == ticket,
+            _ => false,
+        };
+        let Some(k) = self.programs.iter().position(waiting) else {
+            return Some(s);
+        };
+        let Some(g) = w.gateways.as_mut() else {
+            return Some(s);
+        };
+        let deadline = self.programs[k].1.deadline();
+        let failed = match s.result {
+            Ok(started) => match g.program_ready(started, &s.program, self.token, deadline) {
+                Ok(p) => {
+                    w.stats.cgi_starts += 1;
+                    self.programs[k].1 = Source::Program(p);
+                    return None;
+                }
+                // Retired (killed) by `program_ready`: its slot comes back when it is reaped.
+                Err(e) => e,
+            },
+            Err(e) => {
                 g.release();
                 e
             }
-            Err(StartError::Register(p)) => {
-                g.retire(*p, true);
-                io::Error::other("cannot register its pipes")
-            }
         };
+        let (id, _) = self.programs.swap_remove(k);
+        self.not_started(id, &s.program, failed, w, pool);
+        None
+    }
+
+    /// A program that did not start: counted, logged, and its request answered 500 (503 when
+    /// the system is short of processes or memory).
+    fn not_started(
+        &mut self,
+        id: StreamId,
+        program: &std::path::Path,
+        failed: io::Error,
+        w: &mut Worker,
+        pool: &mut Pool,
+    ) {
         w.stats.cgi_start_failures += 1;
         let _ = writeln!(
             io::stderr(),
             "flint serve: {}: cannot start: {failed}",
-            launch.program.display()
+            program.display()
         );
         let status = if crate::resolve::is_resource_error(&failed) {
             503
@@ -154,6 +202,11 @@ impl<T: Transport> Conn<T> {
                     g.retire_source(p, true);
                 }
                 moved = true;
+                continue;
+            }
+            if matches!(self.programs[k].1, Source::Starting(_)) {
+                // Nothing to move until the spawner has started it.
+                k += 1;
                 continue;
             }
             let (m, end) = self.pump_one(k, w, pool);
@@ -282,7 +335,9 @@ impl<T: Transport> Conn<T> {
                 match p {
                     Source::Program(_) => w.stats.cgi_died += 1,
                     Source::FastCgi(_) => w.stats.fastcgi_failures += 1,
-                    Source::Proxy(_) => {} // counted where it failed
+                    // A proxy's failure is counted where it failed; a program being started
+                    // never finishes.
+                    Source::Proxy(_) | Source::Starting(_) => {}
                 }
                 (true, Some(GatewayEnd::Died))
             }

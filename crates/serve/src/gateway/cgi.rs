@@ -14,14 +14,15 @@
 //! nor a field name with `_` (it would be indistinguishable from the same name with `-`).
 
 use std::ffi::{OsStr, OsString};
+use std::io::Write;
 use std::net::SocketAddr;
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
+use std::rc::Rc;
 
-use wire::{Request, Version};
+use wire::Request;
 
-use super::head::trim;
 use super::{Gateways, Route};
 use crate::cache::FileVersion;
 use crate::resolve::{FsCounters, Root};
@@ -29,8 +30,9 @@ use crate::resolve::{FsCounters, Root};
 /// The fixed search path programs run with.
 pub(crate) const PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
-/// The program a target names.
-#[derive(Debug, Clone)]
+/// The program a target names (shared by the requests for it: `scripts.rs` keeps it; the
+/// query is each request's own, read from its target).
+#[derive(Debug)]
 pub(crate) struct Script {
     /// Where it is.
     pub fs_path: Vec<u8>,
@@ -38,8 +40,6 @@ pub(crate) struct Script {
     pub script_name: Vec<u8>,
     /// What follows it in the path (`PATH_INFO`), decoded; may be empty.
     pub path_info: Vec<u8>,
-    /// The query, without its `?`.
-    pub query: Vec<u8>,
     /// `PATH_INFO` under the document root, when there is a `PATH_INFO`.
     pub path_translated: Option<Vec<u8>>,
     /// The FastCGI application that answers it (its index), or `None`: a program to run.
@@ -61,13 +61,34 @@ pub(crate) struct Launch {
     pub app: Option<usize>,
     /// A request for a proxy's upstream instead (`env` then is empty).
     pub proxy: Option<super::proxy::Forward>,
+    /// For a FastCGI application, its records so far instead (`env` then is empty).
+    pub fastcgi: Option<super::fcgi::Params>,
 }
 
 /// The user the server's Basic authentication let in (RFC 3875 4.1.1 and 4.1.11).
 pub(crate) fn set_user(launch: &mut Launch, user: &[u8]) {
+    if let Some(params) = launch.fastcgi.as_mut() {
+        params.param(b"AUTH_TYPE", b"Basic");
+        params.param(b"REMOTE_USER", user);
+        return;
+    }
     launch.env.push(("AUTH_TYPE".into(), "Basic".into()));
     let user = OsStr::from_bytes(user).to_os_string();
     launch.env.push(("REMOTE_USER".into(), user));
+}
+
+/// The length of a body read whole before the start (a chunked one), as `CONTENT_LENGTH`.
+pub(crate) fn set_length(launch: &mut Launch, n: u64) {
+    launch.body = n;
+    let mut digits = [0u8; 64];
+    let len = on_stack(&mut digits, format_args!("{n}"));
+    match launch.fastcgi.as_mut() {
+        Some(params) => params.param(b"CONTENT_LENGTH", len),
+        None => {
+            let len = OsStr::from_bytes(len).to_os_string();
+            launch.env.push(("CONTENT_LENGTH".into(), len));
+        }
+    }
 }
 
 /// Finds the program `rel` names under `root` (`prefix` is its mount's URL prefix): the
@@ -77,7 +98,6 @@ pub(crate) fn find(
     root: &Root,
     prefix: &[u8],
     rel: &[u8],
-    query: &[u8],
     doc_root: &Root,
     is_script: impl Fn(&[u8]) -> bool,
     app: Option<usize>,
@@ -120,11 +140,10 @@ pub(crate) fn find(
         });
         let mut script_name = prefix.to_vec();
         script_name.extend_from_slice(candidate);
-        return Route::Cgi(Box::new(Script {
+        return Route::Cgi(Rc::new(Script {
             fs_path,
             script_name,
             path_info,
-            query: query.strip_prefix(b"?").unwrap_or(query).to_vec(),
             path_translated,
             app,
             version: FileVersion::of(&meta),
@@ -144,102 +163,23 @@ pub(crate) struct Asked<'a, F> {
     pub fields: F,
 }
 
-/// An HTTP/1.x request's method and fields, from its head (already validated by the parser).
-pub(crate) fn asked_h1<'a>(
-    req: &Request<'_>,
-    head: &'a [u8],
-) -> Asked<'a, impl Iterator<Item = (&'a [u8], &'a [u8])>> {
-    let lines = request_lines(head);
-    Asked {
-        method: lines
-            .request_line
-            .split(|&b| b == b' ')
-            .next()
-            .unwrap_or(b"GET"),
-        protocol: match req.version {
-            Version::Http10 => b"HTTP/1.0",
-            Version::Http11 => b"HTTP/1.1",
-        },
-        content_length: req.content_length,
-        fields: lines.fields.into_iter(),
-    }
-}
-
-/// The launch for `req` from `peer`: the meta-variables.
+/// The launch for a program answering `req` from `peer`: its environment, the meta-variables.
 pub(crate) fn launch<'a>(
     script: &Script,
     req: &Request<'_>,
-    asked: Asked<'a, impl Iterator<Item = (&'a [u8], &'a [u8])>>,
+    asked: Asked<'a, impl Iterator<Item = (&'a [u8], &'a [u8])> + Clone>,
     peer: SocketAddr,
     g: &Gateways,
+    scratch: &mut Scratch,
 ) -> Launch {
     let mut env: Vec<(OsString, OsString)> = Vec::with_capacity(32);
-    let mut set = |k: &str, v: &[u8]| env.push((k.into(), OsStr::from_bytes(v).to_os_string()));
-    let method = asked.method;
-    set("PATH", PATH.as_bytes());
-    set("GATEWAY_INTERFACE", b"CGI/1.1");
-    set("SERVER_SOFTWARE", b"flint");
-    set("SERVER_PROTOCOL", asked.protocol);
-    set("REQUEST_METHOD", method);
-    set("REQUEST_URI", req.target);
-    set("SCRIPT_NAME", &script.script_name);
-    set("SCRIPT_FILENAME", &script.fs_path);
-    set("DOCUMENT_ROOT", g.doc_root.path().as_os_str().as_bytes());
-    if !script.path_info.is_empty() {
-        set("PATH_INFO", &script.path_info);
-    }
-    if let Some(t) = &script.path_translated {
-        set("PATH_TRANSLATED", t);
-    }
-    set("QUERY_STRING", &script.query);
-    let body = asked.content_length.unwrap_or(0);
-    if asked.content_length.is_some() {
-        set("CONTENT_LENGTH", body.to_string().as_bytes());
-    }
-    set("REMOTE_ADDR", peer.ip().to_string().as_bytes());
-    set("REMOTE_PORT", peer.port().to_string().as_bytes());
-    let host = req.host.map_or(&b"localhost"[..], host_name);
-    set("SERVER_NAME", host);
-    set("SERVER_PORT", g.server_port.to_string().as_bytes());
-    set("REQUEST_SCHEME", if g.https { b"https" } else { b"http" });
-    if g.https {
-        set("HTTPS", b"on");
-    }
-    let mut fields: Vec<(Vec<u8>, Vec<u8>)> = Vec::with_capacity(16);
-    for (name, value) in asked.fields {
-        if name.eq_ignore_ascii_case(b"content-type") {
-            set("CONTENT_TYPE", value);
-            continue;
-        }
-        let skip = name.eq_ignore_ascii_case(b"proxy")
-            || name.eq_ignore_ascii_case(b"authorization")
-            || name.eq_ignore_ascii_case(b"content-length")
-            || name.is_empty()
-            || !name.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'-');
-        if skip {
-            continue;
-        }
-        let mut var = b"HTTP_".to_vec();
-        var.extend(name.iter().map(|&b| match b {
-            b'-' => b'_',
-            b => b.to_ascii_uppercase(),
-        }));
-        match fields.iter_mut().find(|(n, _)| *n == var) {
-            Some((_, v)) => {
-                // Lines of one field are one list; HTTP/2 splits a Cookie into crumbs that
-                // join with "; " (RFC 9113 8.2.3).
-                let cookie = name.eq_ignore_ascii_case(b"cookie");
-                v.extend_from_slice(if cookie { b"; " } else { b", " });
-                v.extend_from_slice(value);
-            }
-            None => fields.push((var, value.to_vec())),
-        }
-    }
-    env.extend(
-        fields
-            .into_iter()
-            .map(|(k, v)| (OsString::from_vec(k), OsString::from_vec(v))),
-    );
+    let mut set = |k: &[u8], v: &[u8]| {
+        env.push((
+            OsStr::from_bytes(k).to_os_string(),
+            OsStr::from_bytes(v).to_os_string(),
+        ))
+    };
+    meta_variables(script, req, &asked, peer, g, scratch, &mut set);
     let program = PathBuf::from(OsStr::from_bytes(&script.fs_path));
     let dir = program
         .parent()
@@ -248,10 +188,138 @@ pub(crate) fn launch<'a>(
         program,
         dir,
         env,
-        body,
+        body: asked.content_length.unwrap_or(0),
         app: script.app,
         proxy: None,
+        fastcgi: None,
     }
+}
+
+/// Room reused from request to request: a field's variable name, and the value of a field
+/// sent on several lines.
+#[derive(Debug, Default)]
+pub(crate) struct Scratch {
+    name: Vec<u8>,
+    value: Vec<u8>,
+}
+
+/// The meta-variables of `req` from `peer`, each handed to `set` as (name, value): one list
+/// for both gateways (a program's environment, a FastCGI application's PARAMS encoded as they
+/// come). Nothing is allocated per variable: numbers and addresses are formatted on the stack,
+/// a field's name and a field sent on several lines are made in `scratch`. A request's fields
+/// are few: each is compared with the others (no list of them is made).
+pub(crate) fn meta_variables<'a, F>(
+    script: &Script,
+    req: &Request<'_>,
+    asked: &Asked<'a, F>,
+    peer: SocketAddr,
+    g: &Gateways,
+    scratch: &mut Scratch,
+    set: &mut impl FnMut(&[u8], &[u8]),
+) where
+    F: Iterator<Item = (&'a [u8], &'a [u8])> + Clone,
+{
+    let mut digits = [0u8; 64];
+    set(b"PATH", PATH.as_bytes());
+    set(b"GATEWAY_INTERFACE", b"CGI/1.1");
+    set(b"SERVER_SOFTWARE", b"flint");
+    set(b"SERVER_PROTOCOL", asked.protocol);
+    set(b"REQUEST_METHOD", asked.method);
+    set(b"REQUEST_URI", req.target);
+    set(b"SCRIPT_NAME", &script.script_name);
+    set(b"SCRIPT_FILENAME", &script.fs_path);
+    set(b"DOCUMENT_ROOT", g.doc_root.path().as_os_str().as_bytes());
+    if !script.path_info.is_empty() {
+        set(b"PATH_INFO", &script.path_info);
+    }
+    if let Some(t) = &script.path_translated {
+        set(b"PATH_TRANSLATED", t);
+    }
+    set(b"QUERY_STRING", query_string(req.target));
+    if let Some(len) = asked.content_length {
+        set(
+            b"CONTENT_LENGTH",
+            on_stack(&mut digits, format_args!("{len}")),
+        );
+    }
+    set(
+        b"REMOTE_ADDR",
+        on_stack(&mut digits, format_args!("{}", peer.ip())),
+    );
+    set(
+        b"REMOTE_PORT",
+        on_stack(&mut digits, format_args!("{}", peer.port())),
+    );
+    let host = req.host.map_or(&b"localhost"[..], host_name);
+    set(b"SERVER_NAME", host);
+    let port = g.server_port;
+    set(
+        b"SERVER_PORT",
+        on_stack(&mut digits, format_args!("{port}")),
+    );
+    set(b"REQUEST_SCHEME", if g.https { b"https" } else { b"http" });
+    if g.https {
+        set(b"HTTPS", b"on");
+    }
+    let fields = asked.fields.clone();
+    for (i, (name, value)) in fields.clone().enumerate() {
+        if name.eq_ignore_ascii_case(b"content-type") {
+            set(b"CONTENT_TYPE", value);
+            continue;
+        }
+        let skip = name.eq_ignore_ascii_case(b"proxy")
+            || name.eq_ignore_ascii_case(b"authorization")
+            || name.eq_ignore_ascii_case(b"content-length")
+            || name.is_empty()
+            || !name.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'-');
+        let same = |(n, _): &(&[u8], &[u8])| n.eq_ignore_ascii_case(name);
+        // A later line of a field is joined to its first.
+        if skip || fields.clone().take(i).any(|f| same(&f)) {
+            continue;
+        }
+        scratch.name.clear();
+        scratch.name.extend_from_slice(b"HTTP_");
+        scratch.name.extend(name.iter().map(|&b| match b {
+            b'-' => b'_',
+            b => b.to_ascii_uppercase(),
+        }));
+        let mut later = fields.clone().skip(i + 1).filter(same).peekable();
+        if later.peek().is_none() {
+            set(&scratch.name, value);
+            continue;
+        }
+        // Lines of one field are one list; HTTP/2 splits a Cookie into crumbs that join with
+        // "; " (RFC 9113 8.2.3).
+        let cookie = name.eq_ignore_ascii_case(b"cookie");
+        scratch.value.clear();
+        scratch.value.extend_from_slice(value);
+        for (_, v) in later {
+            scratch
+                .value
+                .extend_from_slice(if cookie { b"; " } else { b", " });
+            scratch.value.extend_from_slice(v);
+        }
+        set(&scratch.name, &scratch.value);
+    }
+}
+
+/// The target's query, without its `?` (nor a fragment, which a client should not send): the
+/// same as `resolve::normalise` finds.
+fn query_string(target: &[u8]) -> &[u8] {
+    let Some(at) = target.iter().position(|&b| b == b'?') else {
+        return b"";
+    };
+    let query = &target[at + 1..];
+    let end = query.iter().position(|&b| b == b'#').unwrap_or(query.len());
+    &query[..end]
+}
+
+/// `args` formatted into `buf` (a number or an address: they fit).
+fn on_stack<'b>(buf: &'b mut [u8; 64], args: std::fmt::Arguments<'_>) -> &'b [u8] {
+    let mut rest = &mut buf[..];
+    let _ = rest.write_fmt(args);
+    let len = 64 - rest.len();
+    &buf[..len]
 }
 
 /// The name part of a validated `Host` (`[v6]` kept whole, a port dropped).
@@ -266,27 +334,15 @@ fn host_name(host: &[u8]) -> &[u8] {
     host.split(|&b| b == b':').next().unwrap_or(host)
 }
 
-/// A request head's request line and fields (already validated by the parser).
-struct Lines<'a> {
-    request_line: &'a [u8],
-    fields: Vec<(&'a [u8], &'a [u8])>,
-}
+#[cfg(test)]
+mod tests {
+    use super::query_string;
 
-fn request_lines(head: &[u8]) -> Lines<'_> {
-    let mut lines = head
-        .split(|&b| b == b'\n')
-        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
-        .skip_while(|l| l.is_empty());
-    let request_line = lines.next().unwrap_or(b"");
-    let fields = lines
-        .take_while(|l| !l.is_empty())
-        .filter_map(|l| {
-            let colon = l.iter().position(|&b| b == b':')?;
-            Some((&l[..colon], trim(&l[colon + 1..])))
-        })
-        .collect();
-    Lines {
-        request_line,
-        fields,
+    #[test]
+    fn the_query_string_is_the_targets_query_without_its_mark() {
+        assert_eq!(query_string(b"/app.php?a=1&b=2"), b"a=1&b=2");
+        assert_eq!(query_string(b"/app.php/x?"), b"");
+        assert_eq!(query_string(b"/app.php"), b"");
+        assert_eq!(query_string(b"/app.php?a=?b#frag"), b"a=?b");
     }
 }

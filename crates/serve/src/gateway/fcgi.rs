@@ -5,6 +5,8 @@
 //! - [`record`] is the record layer, sans I/O, in the workspace's `fastcgi` crate (shared with
 //!   the lab's FastCGI application): no FastCGI crate of crates.io fits a non-blocking loop that
 //!   owns its sockets (they bring their own async runtime or block), and the layer is small.
+//! - `params.rs` encodes a request's BEGIN_REQUEST and PARAMS from the request itself into
+//!   the buffer its exchange writes.
 //! - `exchange.rs` is one request on one connection, registered with the thread's epoll
 //!   instance under its client connection's token, as a program's pipes are.
 //! - [`Pool`] keeps a few idle connections per application and thread (`FCGI_KEEP_CONN`):
@@ -24,9 +26,11 @@ use mio::{Interest, Registry, Token};
 use crate::config::FastCgiAddr;
 
 pub(crate) mod exchange;
+mod params;
 pub use fastcgi::record;
 
 pub(crate) use exchange::{Buffers, Exchange, Upstream};
+pub(crate) use params::Params;
 
 /// A connection to an application.
 #[derive(Debug)]

@@ -5,23 +5,22 @@
 //! stderr goes to the error log a bounded number of lines, and the exit is seen through a
 //! pidfd (readable once the child has exited; then `waitid(WNOHANG)` reaps it).
 //!
-//! Started by `std::process::Command`, which on Linux uses `posix_spawn` (glibc: a
-//! `clone(CLONE_VM | CLONE_VFORK)`, no copy of the server's address space) when nothing needs
-//! code run in the child: no `pre_exec`, and `process_group(0)` maps to `POSIX_SPAWN_SETPGROUP`.
-//! The program leads its own process group, so a wall-time kill takes its children too.
+//! Started off the loop by its spawner thread (`spawner.rs`: `posix_spawn`, a vfork-style
+//! clone with no copy of the server's address space). The program leads its own process group,
+//! so a wall-time kill takes its children too.
 
 use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::path::Path;
+use std::process::{Child, ExitStatus};
 use std::time::Instant;
 
 use mio::unix::pipe::{Receiver, Sender};
 use mio::unix::SourceFd;
 use mio::{Interest, Registry, Token};
-use rustix::process::{Pid, PidfdFlags, Signal};
+use rustix::process::{Pid, Signal};
 
-use super::Launch;
+use super::spawner::Started;
 
 /// Lines of one program's stderr written to the error log; later ones are counted, not written.
 const MAX_STDERR_LINES: u32 = 32;
@@ -48,56 +47,32 @@ pub(crate) struct Program {
     name: Box<str>,
 }
 
-/// Why a program did not start.
-#[derive(Debug)]
-pub(crate) enum StartError {
-    /// `posix_spawn` (or the exec in it) failed: nothing runs.
-    Spawn(io::Error),
-    /// It runs, but its pipes could not be registered: to be retired (killed).
-    Register(Box<Program>),
-}
-
-/// Starts `launch`, its pipes and pidfd registered under `token | PROGRAM_TOKEN`.
-pub(crate) fn start(
-    launch: &Launch,
+/// A program its spawner started (`spawner.rs`), its pipes made non-blocking and registered
+/// under `token | PROGRAM_TOKEN`. On an error it runs, unregistered: to be retired (killed).
+pub(crate) fn registered(
+    started: Started,
+    name: &Path,
     token: usize,
     registry: &Registry,
     deadline: Instant,
-) -> Result<Program, StartError> {
-    let mut cmd = Command::new(&launch.program);
-    cmd.env_clear()
-        .envs(launch.env.iter().map(|(k, v)| (k, v)))
-        .current_dir(&launch.dir)
-        .process_group(0)
-        .stdin(if launch.body > 0 {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().map_err(StartError::Spawn)?;
-    let stdin = child.stdin.take().map(Sender::from);
-    let stdout = child.stdout.take().map(Receiver::from);
-    let stderr = child.stderr.take().map(Receiver::from);
-    let pidfd = Pid::from_raw(child.id() as i32)
-        .and_then(|pid| rustix::process::pidfd_open(pid, PidfdFlags::empty()).ok());
+) -> Result<Program, Box<Program>> {
+    let Started { mut child, pidfd } = started;
     let mut p = Program {
+        stdin: child.stdin.take().map(Sender::from),
+        stdout: child.stdout.take().map(Receiver::from),
+        stderr: child.stderr.take().map(Receiver::from),
         child: Some(child),
         pidfd,
-        stdin,
-        stdout,
-        stderr,
         deadline,
         exit: None,
         output: 0,
         stderr_line: Vec::new(),
         stderr_lines: 0,
-        name: launch.program.display().to_string().into(),
+        name: name.display().to_string().into(),
     };
     match p.register(token, registry) {
         Ok(()) => Ok(p),
-        Err(_) => Err(StartError::Register(Box::new(p))),
+        Err(_) => Err(Box::new(p)),
     }
 }
 

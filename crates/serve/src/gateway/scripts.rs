@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use super::cgi::Script;
@@ -19,8 +20,8 @@ pub(crate) const MAX_SCRIPTS: usize = 1024;
 
 #[derive(Debug)]
 struct Entry {
-    /// The script as found, its query empty.
-    script: Script,
+    /// The script as found.
+    script: Rc<Script>,
     /// When its file is stat'ed again.
     revalidate_at: Option<Instant>,
 }
@@ -40,8 +41,9 @@ impl Scripts {
         }
     }
 
-    /// The script `key` names, with `query` (as `resolve::normalise` left it), if it is kept and its file has not changed.
-    pub fn get(&mut self, key: &[u8], query: &[u8], now: Instant) -> Option<Box<Script>> {
+    /// The script `key` names, if it is kept and its file has not changed (shared: no copy is
+    /// made per request).
+    pub fn get(&mut self, key: &[u8], now: Instant) -> Option<Rc<Script>> {
         let entry = self.map.get_mut(key)?;
         if entry.revalidate_at.is_some_and(|at| now >= at) {
             if !unchanged(&entry.script) {
@@ -50,25 +52,19 @@ impl Scripts {
             }
             entry.revalidate_at = now.checked_add(self.revalidate);
         }
-        let mut script = Box::new(entry.script.clone());
-        script
-            .query
-            .extend_from_slice(query.strip_prefix(b"?").unwrap_or(query));
-        Some(script)
+        Some(entry.script.clone())
     }
 
     /// Keeps `script`, found for `key` now.
-    pub fn insert(&mut self, key: &[u8], script: &Script, now: Instant) {
+    pub fn insert(&mut self, key: &[u8], script: &Rc<Script>, now: Instant) {
         if self.map.len() >= MAX_SCRIPTS && !self.map.contains_key(key) {
             let first_due = self.map.iter().min_by_key(|(_, e)| e.revalidate_at);
             if let Some(k) = first_due.map(|(k, _)| k.clone()) {
                 self.map.remove(&k);
             }
         }
-        let mut script = script.clone();
-        script.query.clear();
         let entry = Entry {
-            script,
+            script: script.clone(),
             revalidate_at: now.checked_add(self.revalidate),
         };
         self.map.insert(key.into(), entry);
@@ -89,18 +85,18 @@ fn unchanged(script: &Script) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use std::rc::Rc;
     use std::time::{Duration, Instant};
 
     use super::{Scripts, MAX_SCRIPTS};
     use crate::cache::FileVersion;
     use crate::gateway::cgi::Script;
 
-    fn script(query: &[u8]) -> Script {
-        Script {
+    fn script() -> Rc<Script> {
+        Rc::new(Script {
             fs_path: b"/nonexistent/app.php".to_vec(),
             script_name: b"/app.php".to_vec(),
             path_info: Vec::new(),
-            query: query.to_vec(),
             path_translated: None,
             app: Some(0),
             version: FileVersion {
@@ -111,29 +107,28 @@ mod tests {
                 mtime_nsec: 5,
             },
             mode: 0o644,
-        }
+        })
     }
 
     #[test]
-    fn a_kept_script_takes_each_request_s_query() {
+    fn a_kept_script_is_shared_by_the_requests_for_it() {
         let now = Instant::now();
         let mut scripts = Scripts::new(Duration::from_secs(60));
-        scripts.insert(b"/app.php", &script(b"first"), now);
-        let s = scripts.get(b"/app.php", b"?second", now).unwrap();
-        assert_eq!(s.query, b"second");
-        let s = scripts.get(b"/app.php", b"", now).unwrap();
-        assert!(s.query.is_empty());
-        assert!(scripts.get(b"/other.php", b"", now).is_none());
+        let found = script();
+        scripts.insert(b"/app.php", &found, now);
+        let s = scripts.get(b"/app.php", now).unwrap();
+        assert!(Rc::ptr_eq(&s, &found));
+        assert!(scripts.get(b"/other.php", now).is_none());
     }
 
     #[test]
     fn a_script_whose_file_is_gone_is_dropped_when_due() {
         let now = Instant::now();
         let mut scripts = Scripts::new(Duration::from_secs(1));
-        scripts.insert(b"/app.php", &script(b""), now);
-        assert!(scripts.get(b"/app.php", b"", now).is_some());
+        scripts.insert(b"/app.php", &script(), now);
+        assert!(scripts.get(b"/app.php", now).is_some());
         let later = now + Duration::from_secs(1);
-        assert!(scripts.get(b"/app.php", b"", later).is_none());
+        assert!(scripts.get(b"/app.php", later).is_none());
         assert_eq!(scripts.len(), 0);
     }
 
@@ -142,7 +137,7 @@ mod tests {
         let now = Instant::now();
         let mut scripts = Scripts::new(Duration::from_secs(60));
         for i in 0..MAX_SCRIPTS + 10 {
-            scripts.insert(format!("/app.php/{i}").as_bytes(), &script(b""), now);
+            scripts.insert(format!("/app.php/{i}").as_bytes(), &script(), now);
         }
         assert_eq!(scripts.len(), MAX_SCRIPTS);
     }

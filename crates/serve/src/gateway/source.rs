@@ -1,5 +1,6 @@
-//! Where a request's response comes from: a program's pipes (`program.rs`), a FastCGI
-//! connection (`fcgi/exchange.rs`) or an upstream HTTP/1.1 connection (`proxy/exchange.rs`). The connection moves either through the same calls
+//! Where a request's response comes from: a program's pipes (`program.rs`, once its spawner
+//! started it), a FastCGI connection (`fcgi/exchange.rs`) or an upstream HTTP/1.1 connection
+//! (`proxy/exchange.rs`). The connection moves either through the same calls
 //! (`conn/gateway.rs`): request body in, response bytes out while the client keeps up, stderr
 //! to the log, and how it ended.
 
@@ -12,9 +13,18 @@ use super::{fcgi, proxy, Program};
 /// response has room.
 #[derive(Debug)]
 pub(crate) enum Source {
+    /// A program its spawner thread is starting (`spawner.rs`): nothing moves until it runs.
+    Starting(Starting),
     Program(Program),
     FastCgi(Box<fcgi::Exchange>),
     Proxy(Box<proxy::Exchange>),
+}
+
+/// A program being started off the loop: which job, and the wall time it runs under.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Starting {
+    pub ticket: u64,
+    pub deadline: Instant,
 }
 
 /// How a source's part ended, once its output is done.
@@ -29,6 +39,7 @@ pub(crate) enum Finished {
 impl Source {
     pub fn deadline(&self) -> Instant {
         match self {
+            Source::Starting(s) => s.deadline,
             Source::Program(p) => p.deadline,
             Source::FastCgi(x) => x.deadline,
             Source::Proxy(x) => x.deadline,
@@ -38,6 +49,7 @@ impl Source {
     /// Bytes of response read so far.
     pub fn output(&self) -> u64 {
         match self {
+            Source::Starting(_) => 0,
             Source::Program(p) => p.output,
             Source::FastCgi(x) => x.output,
             Source::Proxy(x) => x.output,
@@ -46,6 +58,7 @@ impl Source {
 
     pub fn write_stdin(&mut self, data: &[u8]) -> std::io::Result<usize> {
         match self {
+            Source::Starting(_) => Err(std::io::ErrorKind::WouldBlock.into()),
             Source::Program(p) => p.write_stdin(data),
             Source::FastCgi(x) => x.write_stdin(data),
             Source::Proxy(x) => x.write_stdin(data),
@@ -54,6 +67,7 @@ impl Source {
 
     pub fn close_stdin(&mut self) {
         match self {
+            Source::Starting(_) => {}
             Source::Program(p) => p.close_stdin(),
             Source::FastCgi(x) => x.close_stdin(),
             Source::Proxy(x) => x.close_stdin(),
@@ -62,6 +76,7 @@ impl Source {
 
     pub fn has_stdin(&self) -> bool {
         match self {
+            Source::Starting(_) => true,
             Source::Program(p) => p.has_stdin(),
             Source::FastCgi(x) => x.has_stdin(),
             Source::Proxy(x) => x.has_stdin(),
@@ -74,12 +89,13 @@ impl Source {
         match self {
             Source::FastCgi(x) => drop(x.send_pending()),
             Source::Proxy(x) => drop(x.send_pending()),
-            Source::Program(_) => {}
+            Source::Program(_) | Source::Starting(_) => {}
         }
     }
 
     pub fn read_stdout(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         match self {
+            Source::Starting(_) => Err(std::io::ErrorKind::WouldBlock.into()),
             Source::Program(p) => p.read_stdout(buf),
             Source::FastCgi(x) => x.read_stdout(buf),
             Source::Proxy(x) => x.read_stdout(buf),
@@ -88,6 +104,7 @@ impl Source {
 
     pub fn stdout_done(&self) -> bool {
         match self {
+            Source::Starting(_) => false,
             Source::Program(p) => p.stdout_done(),
             Source::FastCgi(x) => x.stdout_done(),
             Source::Proxy(x) => x.stdout_done(),
@@ -99,7 +116,7 @@ impl Source {
         match self {
             Source::Program(p) => p.drain_stderr(),
             Source::FastCgi(x) => x.take_stderr_bytes(),
-            Source::Proxy(_) => 0,
+            Source::Proxy(_) | Source::Starting(_) => 0,
         }
     }
 
@@ -107,6 +124,7 @@ impl Source {
     pub fn finished(&mut self) -> Option<Finished> {
         use std::os::unix::process::ExitStatusExt;
         match self {
+            Source::Starting(_) => None,
             Source::Program(p) => p.poll_exit().map(|status| match status.signal() {
                 Some(_) => Finished::Died,
                 None => Finished::Complete,

@@ -292,11 +292,8 @@ fn start_gateway(
         return Err(503);
     }
     let head = &buf[..req.head_len];
-    let mut launch = match route {
-        Route::Cgi(script) => cgi::launch(script, req, cgi::asked_h1(req, head), peer, g),
-        // The proxy reads the fields as it goes, with no list made of them.
-        _ => g.launch(route, req, proxy::request::asked_h1(req, head), peer),
-    };
+    // The fields are read as they are needed, from the head, with no list made of them.
+    let mut launch = g.launch(route, req, proxy::request::asked_h1(req, head), peer);
     if let Some(user) = user {
         cgi::set_user(&mut launch, user);
     }

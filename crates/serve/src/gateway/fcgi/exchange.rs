@@ -8,9 +8,7 @@
 //! received, or the end of STDIN) leave in one write. At most one STDIN record of
 //! [`STDIN_CHUNK`] is buffered at a time beyond what the socket took.
 
-use std::ffi::OsStr;
 use std::io::{self, Read, Write};
-use std::os::unix::ffi::OsStrExt;
 use std::rc::Rc;
 use std::time::Instant;
 
@@ -19,7 +17,6 @@ use mio::Registry;
 use super::record::{Encoder, Event, Reader, REQUEST_COMPLETE};
 use super::Stream;
 use crate::gateway::program::{log_line, log_stderr};
-use crate::gateway::Launch;
 
 /// Request body bytes put in one STDIN record.
 const STDIN_CHUNK: usize = 32 * 1024;
@@ -120,11 +117,14 @@ pub(crate) struct Exchange {
 }
 
 impl Exchange {
-    /// Starts `launch` on a connection (a new one, or an idle one from the pool), its
-    /// BEGIN_REQUEST and PARAMS written into the first write, which waits for the body bytes
-    /// already received (`Exchange::write_stdin`) or the first pump.
+    /// Starts a request on a connection (a new one, or an idle one from the pool): its
+    /// BEGIN_REQUEST and PARAMS are in `up.buffers.out` already (`Params`, whose `encoder`
+    /// this is), ended here; the first write waits for the body bytes already received
+    /// (`Exchange::write_stdin`) or the first pump.
     pub fn start(
-        launch: &Launch,
+        mut encoder: Encoder,
+        idempotent: bool,
+        body: u64,
         mut up: Upstream,
         registry: &Registry,
         deadline: Instant,
@@ -135,19 +135,14 @@ impl Exchange {
                 return Err((e, up.buffers));
             }
         }
-        let mut encoder = Encoder::default();
         let Buffers {
             mut out,
             input,
             head,
             cgi,
         } = up.buffers;
-        encoder.begin(&mut out, up.keep_conn);
-        for (k, v) in &launch.env {
-            encoder.param(&mut out, k.as_bytes(), OsStr::as_bytes(v));
-        }
         encoder.end_params(&mut out);
-        let stdin_open = launch.body > 0;
+        let stdin_open = body > 0;
         if !stdin_open {
             encoder.end_stdin(&mut out);
         }
@@ -167,7 +162,7 @@ impl Exchange {
             in_end: 0,
             end: None,
             broken: false,
-            replayable: up.reused && !stdin_open && idempotent(launch),
+            replayable: up.reused && !stdin_open && idempotent,
             deadline,
             output: 0,
             stderr_bytes: 0,
@@ -399,15 +394,4 @@ impl Exchange {
         }
         e
     }
-}
-
-/// Whether `launch`'s method may be sent twice (RFC 9110 9.2.2).
-fn idempotent(launch: &Launch) -> bool {
-    launch.env.iter().any(|(k, v)| {
-        k == "REQUEST_METHOD"
-            && matches!(
-                OsStr::as_bytes(v),
-                b"GET" | b"HEAD" | b"OPTIONS" | b"TRACE" | b"PUT" | b"DELETE"
-            )
-    })
 }

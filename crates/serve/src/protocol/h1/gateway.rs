@@ -151,11 +151,7 @@ pub(in crate::protocol) fn collect_body(s: &mut Session, w: &mut Worker) {
             let (_, mut launch) = *c;
             match w.gateways.as_ref() {
                 Some(g) if g.reserve() => {
-                    let n = x.kept.len();
-                    launch.body = n as u64;
-                    launch
-                        .env
-                        .push(("CONTENT_LENGTH".into(), n.to_string().into()));
+                    crate::gateway::cgi::set_length(&mut launch, x.kept.len() as u64);
                     s.launches.push((0, launch));
                     return;
                 }
