@@ -35,6 +35,8 @@ fn all_sections_appear_for_bench_lab_and_compare() {
         "Experiment digest", // the digest experiment, in the other lab results
         "connect refused",   // the failed compare target
         "×",                 // compare ratios
+        ">1 file</small>",   // the WebSTONE table's one-file page
+        ">4 files</small>",  // and one of four
     ] {
         assert!(html.contains(needle), "missing {needle}");
     }
