@@ -238,3 +238,17 @@ fn a_compare_names_the_paths_it_fetched() {
     let row = first_row(&html, "workload");
     assert_eq!(row, ["home", "3", "/index.html /logo.gif /style.css"]);
 }
+
+/// One-file pages: page time is response time, and the page chart would draw the response
+/// chart again; it is left out then (a run with pages of several files keeps it).
+#[test]
+fn a_run_whose_pages_are_its_requests_has_no_second_spectrum() {
+    let mut v = common::bench(50_000.0, 0.25, 3, 1, false);
+    let with_pages = report::render(&[("run.json".into(), v.clone())]).unwrap();
+    assert!(with_pages.contains("Page time by percentile"));
+    v["summary"]["pages"] = v["summary"]["requests"].clone();
+    v["summary"]["page_spectrum"] = v["summary"]["response_spectrum"].clone();
+    let html = report::render(&[("run.json".into(), v)]).unwrap();
+    assert!(html.contains("Response time by percentile"));
+    assert!(!html.contains("Page time by percentile"));
+}
