@@ -158,6 +158,25 @@ impl Workload {
         Self::parse_in(&text, &shown, dir)
     }
 
+    /// The server a TOML workload names as its `origin` (`flint discover` writes the site it
+    /// crawled), for a run given no URL; `None` for a workload without one and a filelist.
+    pub fn origin_of(path: &Path) -> Result<Option<String>, WorkloadError> {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| WorkloadError::Io {
+            path: shown.clone(),
+            source,
+        })?;
+        Self::origin_in(&text, &shown)
+    }
+
+    /// [`Workload::origin_of`] for workload text; `shown` names the source in errors.
+    pub fn origin_in(text: &str, shown: &str) -> Result<Option<String>, WorkloadError> {
+        if is_filelist(text) {
+            return Ok(None);
+        }
+        toml_file::origin_of(text, shown)
+    }
+
     /// Parses workload text; `shown` names the source in errors. Data files are relative to
     /// the current directory.
     pub fn parse(text: &str, shown: &str) -> Result<Workload, WorkloadError> {

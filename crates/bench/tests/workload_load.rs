@@ -322,3 +322,36 @@ fn filelist_errors_say_one_file_and_one_page_in_the_singular() {
     let (msg, _) = error_of("fl", "1\n1 1\n/a.html\n1 1\n/b.html\n");
     assert!(msg.contains("says 1 page;"), "{msg}");
 }
+
+#[test]
+fn a_toml_workload_may_name_its_origin_for_a_run_without_a_url() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "origin = \"https://shop.example:8443\"\n\n[[page]]\nweight = 1\nfiles = [\"/\"]\n";
+    let path = write(&dir, "site.toml", text);
+    let w = Workload::load(&path).expect("origin is a workload key");
+    assert_eq!(w.urls, ["/"]);
+    assert_eq!(
+        Workload::origin_of(&path).unwrap().as_deref(),
+        Some("https://shop.example:8443")
+    );
+    // Without one, and in a filelist, there is none.
+    let plain = write(
+        &dir,
+        "plain.toml",
+        "[[page]]\nweight = 1\nfiles = [\"/\"]\n",
+    );
+    assert_eq!(Workload::origin_of(&plain).unwrap(), None);
+    let list = write(&dir, "filelist", PAPER_FILELIST);
+    assert_eq!(Workload::origin_of(&list).unwrap(), None);
+    // Not a string: the file and line.
+    let bad = write(
+        &dir,
+        "bad.toml",
+        "\norigin = 8443\n[[page]]\nweight = 1\nfiles = [\"/\"]\n",
+    );
+    let err = Workload::origin_of(&bad).unwrap_err().to_string();
+    assert!(
+        err.contains("bad.toml:2: origin is the server's URL"),
+        "{err}"
+    );
+}

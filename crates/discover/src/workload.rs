@@ -42,6 +42,10 @@ pub fn to_toml(header: &Header<'_>, pages: &[Page]) -> String {
     for note in header.notes {
         let _ = writeln!(out, "# {}", one_line(note));
     }
+    if let Some(origin) = header.origin {
+        // Where `flint bench -w THIS_FILE` connects when given no URL.
+        let _ = writeln!(out, "\norigin = {}", quote(origin));
+    }
     for page in pages {
         out.push('\n');
         page_toml(&mut out, page);
@@ -213,6 +217,13 @@ mod tests {
         );
         assert_eq!(text.matches("[[page]]\n").count(), 1, "{text}");
         assert_eq!(number(3.0), "3");
+        // bench reads it back, the origin with it (its run without a URL goes there).
+        let workload = bench::Workload::parse(&text, "t").expect("bench reads it");
+        assert_eq!(workload.pages.len(), 1);
+        assert_eq!(
+            bench::Workload::origin_in(&text, "t").unwrap().as_deref(),
+            Some("http://h")
+        );
     }
 
     #[test]

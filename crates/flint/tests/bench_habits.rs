@@ -406,3 +406,33 @@ fn every_result_file_written_is_announced() {
         );
     }
 }
+
+#[test]
+fn a_workload_naming_its_origin_needs_no_url_and_one_without_is_told_so() {
+    let (dir, server) = served();
+    let workload = dir.path().join("site.toml");
+    std::fs::write(
+        &workload,
+        format!(
+            "origin = \"http://{}\"\n[[page]]\nweight = 1\nfiles = [\"/a.html\"]\n",
+            server.addr
+        ),
+    )
+    .unwrap();
+    let out = bench(&["-w", workload.to_str().unwrap(), "-n", "4", "-c", "1", "-q"]);
+    let (stdout, err) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        stdout.contains(&format!("Target:    http://{}", server.addr)),
+        "{stdout}"
+    );
+    assert!(stdout.contains("Statuses:  200 4"), "{stdout}");
+    // No URL and nothing naming one: a line each, before anything starts.
+    let plain = dir.path().join("plain.toml");
+    std::fs::write(&plain, "[[page]]\nweight = 1\nfiles = [\"/a.html\"]\n").unwrap();
+    refused(
+        &bench(&["-w", plain.to_str().unwrap(), "-n", "4"]),
+        "plain.toml names no origin",
+    );
+    refused(&bench(&["-n", "4"]), "give the server's URL");
+}

@@ -107,7 +107,9 @@ fn expected(addr: &str, site: &Site, image: &str) -> String {
          # run it: flint bench http://{addr} -w THIS_FILE\n\
          # link not followed: {ELSEWHERE}/elsewhere.html (another origin)\n\
          # link not followed: /private/secret.html (robots.txt disallows it)\n\
-         # 1 links beyond --depth 1 not followed\n",
+         # 1 links beyond --depth 1 not followed\n\
+         \n\
+         origin = \"http://{addr}\"\n",
         distinct.len()
     );
     for (name, lines) in &pages {
@@ -164,12 +166,13 @@ fn the_discovered_workload_is_the_expected_one_and_bench_runs_it() {
         );
     }
 
-    // bench runs the last one as it is: every request answered 200.
+    // bench runs the last one as it is, at the origin it names (no URL given): every request
+    // answered 200.
     let file = out_dir.path().join("site.toml");
     let json = out_dir.path().join("bench.json");
     let out = run_bounded(
         flint()
-            .args(["bench", &format!("http://{}", server.addr), "-w"])
+            .args(["bench", "-w"])
             .arg(&file)
             .args(["-n", "200", "-c", "2", "-q", "--report", "none", "--json"])
             .arg(&json),

@@ -149,7 +149,7 @@ fn bad_options_exit_2_before_anything_starts() {
         &mut bench(&["--json", "-", "--log", "-"]),
         "--json and --log all write to stdout",
     );
-    refused(flint().args(["bench"]), "required");
+    refused(flint().args(["bench"]), "give the server's URL");
 }
 
 #[test]

@@ -40,13 +40,43 @@ pub fn grouped_table(
     for row in rows {
         out.push_str("<tr>");
         for (i, cell) in row.iter().enumerate() {
-            let n = cols.get(i).is_some_and(|c| c.1);
-            let _ = write!(out, "<td{}>{cell}</td>", num_class(n));
+            let class = match cols.get(i).is_some_and(|c| c.1) {
+                true => num_class(true),
+                false if has_long_word(cell) => r#" class="w""#,
+                false => "",
+            };
+            let _ = write!(out, "<td{class}>{cell}</td>");
         }
         out.push_str("</tr>");
     }
     out.push_str("</tbody></table></div>");
     out
+}
+
+/// The longest run of visible characters without a space (a URL, a path, a cipher suite's
+/// name) that a cell may keep unbroken; past it the cell is long text, marked `w`.
+const LONG_WORD: usize = 18;
+
+/// Whether the cell's visible text (markup skipped) has a word longer than [`LONG_WORD`]: only
+/// such a cell may break inside a word. Letting every cell do so made the browser squeeze short
+/// labels to a few letters a line (`persis|tent`) while a wide table looked for room.
+fn has_long_word(cell: &str) -> bool {
+    let (mut in_tag, mut run) = (false, 0);
+    for c in cell.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' if in_tag => in_tag = false,
+            _ if in_tag => {}
+            c if c.is_whitespace() => run = 0,
+            _ => {
+                run += 1;
+                if run > LONG_WORD {
+                    return true;
+                }
+            }
+        }
+    }
+    false
 }
 
 fn num_class(num: bool) -> &'static str {
@@ -158,8 +188,10 @@ th,td{padding:5px 10px;border-bottom:1px solid var(--line);text-align:left;verti
 th{font-weight:600;border-bottom:1.5px solid var(--ink)}
 td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
 td.n{white-space:nowrap}
-/* Long text (a --cacert path) wraps rather than push a table past the page's width. */
-td:not(.n){overflow-wrap:anywhere}
+/* Long text (a --cacert path, a URL) breaks anywhere rather than push a table past the page's
+   width; other cells wrap between words only, so a column is never narrower than its words. */
+td{overflow-wrap:break-word}
+td.w{overflow-wrap:anywhere}
 tbody tr:nth-child(even){background:var(--soft)}
 tr.groups th{text-align:center;border-bottom:1px solid var(--line);font-size:13px}
 tr.groups th:empty{border-bottom:none}
@@ -208,7 +240,8 @@ footer{margin-top:40px;padding-top:10px;border-top:1px solid var(--line);color:v
 /// Checks every chart after load and leaves the verdict in `<body data-ok>`: `ok`, or what went
 /// wrong. Drawn means: a positive rendered size, and as many polyline vertices plus bars as the
 /// chart's `data-points` says, and at least one. `data-cut-tables`: tables wider than the page
-/// at this window's width (they scroll sideways).
+/// at this window's width (they scroll sideways). `data-broken-words`: words of a heading or of
+/// a cell not marked as long text (`.w`) that the layout split across lines (`persis|tent`).
 const CHECK_JS: &str = r#"
 (function(){
  var b=document.body,errs=[];
@@ -229,6 +262,20 @@ const CHECK_JS: &str = r#"
   for(var k=0;k<tw.length;k++){if(tw[k].scrollWidth>tw[k].clientWidth+1){cut++;var t=tw[k].querySelector('table');which.push((t?t.className:'?')+' '+tw[k].scrollWidth+'/'+tw[k].clientWidth);}}
   b.setAttribute('data-cut-tables',String(cut));
   b.setAttribute('data-cut-which',which.join(', '));
+  var cells=document.querySelectorAll('.tw th,.tw td:not(.w)'),broke=[];
+  for(var c=0;c<cells.length;c++){
+   var tw2=document.createTreeWalker(cells[c],NodeFilter.SHOW_TEXT),tn;
+   while((tn=tw2.nextNode())){
+    var re=/[A-Za-z]{3,}/g,m;
+    while((m=re.exec(tn.data))){
+     var rg=document.createRange();rg.setStart(tn,m.index);rg.setEnd(tn,m.index+m[0].length);
+     var rs=rg.getClientRects();
+     if(rs.length>1&&rs[0].top!==rs[rs.length-1].top&&broke.length<20){broke.push(m[0]);}
+    }
+   }
+  }
+  b.setAttribute('data-broken-words',String(broke.length));
+  b.setAttribute('data-broken-which',broke.join(', '));
   if(!errs.length){b.setAttribute('data-ok',bad.length?'bad: '+bad.join(', '):'ok');}
  }catch(e){b.setAttribute('data-ok','exception: '+e);}
 })();
@@ -248,6 +295,27 @@ mod tests {
         assert!(t.contains("<th>&lt;b&gt;</th>"));
         assert!(t.contains("<td><i>x</i></td>"));
         assert!(t.contains(r#"<td class="n">1</td>"#));
+    }
+
+    #[test]
+    fn only_a_cell_with_a_long_word_may_break_inside_words() {
+        let t = table(
+            &[Col("way", false), Col("file", false), Col("n", true)],
+            &[vec![
+                "persistent tls".into(),
+                "<code>/home/someone/certificates/ca.pem</code>".into(),
+                "123456789012345678901234".into(),
+            ]],
+            "t",
+        );
+        assert!(t.contains("<td>persistent tls</td>"), "{t}");
+        assert!(t.contains(r#"<td class="w"><code>/home/"#), "{t}");
+        assert!(t.contains(r#"<td class="n">1234"#), "{t}");
+        // Markup is not text: a long tag around short words leaves the cell as it is.
+        assert!(!has_long_word(
+            r#"<small class="rng" title="a long title here">x y</small>"#
+        ));
+        assert!(has_long_word("TLS_AES_128_GCM_SHA256"));
     }
 
     #[test]

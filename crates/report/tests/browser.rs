@@ -160,9 +160,11 @@ fn body_attr_reads_the_body_tag_only() {
 
 /// An HTTPS run (its certificate column names a long --cacert path) beside the lab's and a
 /// comparison's tables: at a laptop's width no table is wider than the page (none scrolls
-/// sideways, cutting a column from view).
+/// sideways, cutting a column from view), and no word of a heading or a short cell is split
+/// across lines to make room (the syscalls table's `persis|tent`): only long text (a path, a
+/// URL, a cipher suite's name) breaks where it must.
 #[test]
-fn no_table_is_cut_at_a_laptops_width() {
+fn no_table_is_cut_nor_a_word_split_at_a_laptops_width() {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut https = common::bench(50_900.0, 0.254, 12, 3, false);
     https["config"]["target"]["url"] = "https://www.example.test:8443/".into();
@@ -212,5 +214,11 @@ fn no_table_is_cut_at_a_laptops_width() {
         Some("0"),
         "tables cut: {:?}",
         body_attr(&dump.stdout, "data-cut-which")
+    );
+    assert_eq!(
+        body_attr(&dump.stdout, "data-broken-words"),
+        Some("0"),
+        "words split across lines: {:?}",
+        body_attr(&dump.stdout, "data-broken-which")
     );
 }

@@ -62,3 +62,31 @@ fn page_time_against_round_trip_the_wire_and_truss_tables_per_way() {
     // Packets per page, as counted.
     assert!(html.contains(">149<"), "packets to the client per page");
 }
+
+/// A lab run without a tracer (`--no-profile`): the per-page table has no syscalls column (it
+/// would be dashes throughout), and keeps the rest, CPU included.
+#[test]
+fn an_untraced_run_has_no_column_of_dashes_for_syscalls() {
+    let mut lab = lab();
+    for r in lab["results"].as_array_mut().unwrap() {
+        if r.get("unavailable").is_none() {
+            r["syscalls_per_request"] = Value::Null;
+            r["syscalls"] = Value::Null;
+            r["profile_method"] = Value::Null;
+        }
+    }
+    let html = report::render(&[("page.json".into(), lab)]).expect("renders");
+    let at = html
+        .find("Per page, by server and way")
+        .expect("the page table");
+    let table = &html[at..at + html[at..].find("</table>").unwrap()];
+    assert!(!table.contains("Syscalls/page"), "{table}");
+    assert!(table.contains("CPU µs/page"), "{table}");
+    assert!(
+        table.contains("not available: client lacks HTTP/2"),
+        "{table}"
+    );
+    // The traced run keeps it.
+    let html = report::render(&[("page.json".into(), self::lab())]).expect("renders");
+    assert!(html.contains("Syscalls/page"));
+}

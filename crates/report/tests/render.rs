@@ -35,6 +35,8 @@ fn all_sections_appear_for_bench_lab_and_compare() {
         "Experiment digest", // the digest experiment, in the other lab results
         "connect refused",   // the failed compare target
         "×",                 // compare ratios
+        ">1 file</small>",   // the WebSTONE table's one-file page
+        ">4 files</small>",  // and one of four
     ] {
         assert!(html.contains(needle), "missing {needle}");
     }
@@ -235,4 +237,18 @@ fn a_compare_names_the_paths_it_fetched() {
     assert!(html.contains("<h4>Workload</h4>"));
     let row = first_row(&html, "workload");
     assert_eq!(row, ["home", "3", "/index.html /logo.gif /style.css"]);
+}
+
+/// One-file pages: page time is response time, and the page chart would draw the response
+/// chart again; it is left out then (a run with pages of several files keeps it).
+#[test]
+fn a_run_whose_pages_are_its_requests_has_no_second_spectrum() {
+    let mut v = common::bench(50_000.0, 0.25, 3, 1, false);
+    let with_pages = report::render(&[("run.json".into(), v.clone())]).unwrap();
+    assert!(with_pages.contains("Page time by percentile"));
+    v["summary"]["pages"] = v["summary"]["requests"].clone();
+    v["summary"]["page_spectrum"] = v["summary"]["response_spectrum"].clone();
+    let html = report::render(&[("run.json".into(), v)]).unwrap();
+    assert!(html.contains("Response time by percentile"));
+    assert!(!html.contains("Page time by percentile"));
 }

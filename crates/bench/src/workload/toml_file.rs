@@ -13,6 +13,10 @@ use std::sync::Arc;
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct TomlWorkload {
+    /// The server the pages are on (`https://host:port`), for `flint bench -w FILE` without a
+    /// URL; read by [`origin_of`], not part of the workload.
+    #[serde(rename = "origin")]
+    _origin: Option<toml::Value>,
     #[serde(default)]
     page: Vec<TomlPage>,
     /// `[data.NAME]`: CSV data sets the templates draw rows from.
@@ -123,6 +127,32 @@ fn check_templated_path(path: &str) -> Option<String> {
         .map(|p| p.split_once("}}").map_or(p, |(_, t)| t))
         .collect();
     check_path(&format!("/{outside}"))
+}
+
+/// A TOML workload's top-level `origin`, if it names one: `flint discover` writes the site it
+/// crawled there. Only that key is read; the rest is left to [`parse_toml`].
+pub(super) fn origin_of(text: &str, shown: &str) -> Result<Option<String>, WorkloadError> {
+    #[derive(serde::Deserialize)]
+    struct Origin {
+        origin: Option<toml::Spanned<toml::Value>>,
+    }
+    let doc: Origin = toml::from_str(text).map_err(|e| WorkloadError::Syntax {
+        path: shown.to_owned(),
+        line: line_of(text, e.span().map_or(0, |s| s.start)),
+        message: e.message().trim().to_owned(),
+    })?;
+    let Some(origin) = doc.origin else {
+        return Ok(None);
+    };
+    match origin.get_ref() {
+        toml::Value::String(url) => Ok(Some(url.clone())),
+        _ => Err(WorkloadError::Syntax {
+            path: shown.to_owned(),
+            line: line_of(text, origin.span().start),
+            message: "origin is the server's URL as a string: origin = \"https://host:port\""
+                .into(),
+        }),
+    }
 }
 
 pub(super) fn parse_toml(text: &str, shown: &str, dir: &Path) -> Result<Workload, WorkloadError> {

@@ -28,8 +28,9 @@ use std::time::Duration;
 static STOP: AtomicBool = AtomicBool::new(false);
 
 pub fn bench(mut args: BenchArgs) -> anyhow::Result<ExitCode> {
-    not_a_server(&args.url)?;
-    let target = target_of(&args)?;
+    let url = server_url(&args)?;
+    not_a_server(&url)?;
+    let target = target_of(&args, &url)?;
     let default_reports = match args.workload {
         Some(_) => vec![ReportArg::Webstone, ReportArg::Summary],
         None => vec![ReportArg::Summary],
@@ -161,13 +162,34 @@ pub fn check_pipeline(load: &LoadArgs) -> anyhow::Result<()> {
     }
 }
 
+/// The URL given, or else the `origin` the workload (-w) names.
+fn server_url(args: &BenchArgs) -> anyhow::Result<String> {
+    if let Some(url) = &args.url {
+        return Ok(url.clone());
+    }
+    let Some(path) = &args.workload else {
+        bail!("give the server's URL: flint bench http://HOST:PORT/PATH (or -w FILE naming its origin)");
+    };
+    match Workload::origin_of(path)? {
+        Some(origin) => match Target::parse_unresolved(&origin) {
+            Ok(_) => Ok(origin),
+            Err(e) => bail!("{}: origin `{origin}`: {e}", path.display()),
+        },
+        None => bail!(
+            "give the server's URL: {} names no origin (flint bench http://HOST:PORT -w {0}, or \
+             origin = \"http://HOST:PORT\" at the top of it)",
+            path.display()
+        ),
+    }
+}
+
 /// The URL, sent where --connect-to or --resolve say, with -a's credentials.
-fn target_of(args: &BenchArgs) -> anyhow::Result<Target> {
+fn target_of(args: &BenchArgs, url: &str) -> anyhow::Result<Target> {
     let mut target = match (&args.connect_to, &args.resolve, &args.unix_socket) {
-        (Some(spec), _, _) => Target::parse_unresolved(&args.url)?.connect_to(spec, false)?,
-        (None, Some(spec), _) => Target::parse_unresolved(&args.url)?.connect_to(spec, true)?,
+        (Some(spec), _, _) => Target::parse_unresolved(url)?.connect_to(spec, false)?,
+        (None, Some(spec), _) => Target::parse_unresolved(url)?.connect_to(spec, true)?,
         (None, None, Some(path)) => {
-            let target = Target::parse_unresolved(&args.url)?;
+            let target = Target::parse_unresolved(url)?;
             if target.scheme == bench::Scheme::Https {
                 bail!("--unix-socket: https:// over a Unix socket is not supported (http:// only)");
             }
@@ -179,7 +201,7 @@ fn target_of(args: &BenchArgs) -> anyhow::Result<Target> {
                 ..target
             }
         }
-        (None, None, None) => Target::parse(&args.url)?,
+        (None, None, None) => Target::parse(url)?,
     };
     if let Some(pair) = &args.basic_auth {
         if !pair.contains(':') {

@@ -70,7 +70,13 @@ pub fn spectrum(page: &mut Page, inputs: &[Input<'_>]) -> String {
             });
         }
     }
+    // A run whose pages are its requests (one-file pages, each as long as its response) would
+    // draw the response chart again: only the runs where page time says something more.
     let pages: Vec<Series> = benches(inputs)
+        .filter(|(_, b)| {
+            let s = &b.summary;
+            s.pages != s.requests || s.page_spectrum != s.response_spectrum
+        })
         .map(|(i, b)| Series {
             name: i.label.clone(),
             points: points(&b.summary.page_spectrum),

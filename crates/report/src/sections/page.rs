@@ -137,7 +137,10 @@ fn page_table(rs: &[&LabRow]) -> String {
             .cmp(&key(b))
             .then(a.rtt_ms.unwrap_or(0.0).total_cmp(&b.rtt_ms.unwrap_or(0.0)))
     });
-    let cols = [
+    // Without a tracer (`--no-profile`) no row has syscalls: no column of dashes (the syscalls
+    // section says why nothing was traced).
+    let traced = rs.iter().any(|r| r.syscalls_per_request.is_some());
+    let mut cols = vec![
         Col("Server", false),
         Col("Way", false),
         Col("RTT ms", true),
@@ -153,6 +156,9 @@ fn page_table(rs: &[&LabRow]) -> String {
         Col("CPU µs/page", true),
         Col("Errors", true),
     ];
+    if !traced {
+        cols.retain(|c| c.0 != "Syscalls/page");
+    }
     let rows: Vec<Vec<String>> = sorted
         .iter()
         .map(|r| {
@@ -165,7 +171,7 @@ fn page_table(rs: &[&LabRow]) -> String {
             match &r.unavailable {
                 Some(why) => {
                     row.push(format!("not available: {}", esc(why)));
-                    row.extend((0..9).map(|_| String::new()));
+                    row.resize(cols.len(), String::new());
                 }
                 None => {
                     let w = r.wire;
@@ -177,7 +183,11 @@ fn page_table(rs: &[&LabRow]) -> String {
                         text::opt(w.map(|w| w.packets_to_client)),
                         text::opt(w.map(|w| w.bytes_to_server / 1024.0)),
                         text::opt(w.map(|w| w.bytes_to_client / 1024.0)),
-                        text::opt(r.syscalls_per_request.map(|s| s * PAGE_FILES)),
+                    ]);
+                    if traced {
+                        row.push(text::opt(r.syscalls_per_request.map(|s| s * PAGE_FILES)));
+                    }
+                    row.extend([
                         text::opt(r.server_cpu_us_per_request.map(|c| c * PAGE_FILES)),
                         text::count(r.errors as f64),
                     ]);

@@ -112,10 +112,11 @@ fn page_table(b: &BenchResult) -> Option<String> {
         .map(|p: &PageRecord| {
             vec![
                 format!(
-                    r#"{}<small class="rng" title="{}">{} files</small>"#,
+                    r#"{}<small class="rng" title="{}">{} file{}</small>"#,
                     esc(if p.name.is_empty() { "?" } else { &p.name }),
                     esc(&p.files.join("\n")),
-                    p.files.len()
+                    p.files.len(),
+                    if p.files.len() == 1 { "" } else { "s" }
                 ),
                 text::opt((total_weight > 0.0).then(|| 100.0 * p.weight / total_weight)),
                 if p.size_bytes > 0 {

@@ -325,8 +325,9 @@ pub struct LoadArgs {
 pub struct BenchArgs {
     /// The server: http://HOST:PORT or https://HOST:PORT. A path in it is a file fetched as the
     /// first page, before any PATHs (`/` when nothing else is named; with -w the workload names
-    /// the files); user:password@ in it is sent as Basic auth.
-    pub url: String,
+    /// the files); user:password@ in it is sent as Basic auth. With -w it may be left out when
+    /// the workload names its `origin` (flint discover writes the site it crawled there).
+    pub url: Option<String>,
     /// Files to fetch: one page each, equal weights.
     #[arg(value_name = "PATH")]
     pub paths: Vec<String>,
