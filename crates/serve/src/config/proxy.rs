@@ -26,8 +26,9 @@ pub struct ProxyMount {
     /// reads nothing stops the reads too: it bounds that wait as well).
     #[serde(default = "default_idle_timeout")]
     pub idle_timeout_ms: u64,
-    /// Idle connections kept per upstream address and per thread; 0 closes each after its
-    /// response.
+    /// Idle connections kept at most per upstream address and per thread; 0 closes each after
+    /// its response. Every connection that comes back is kept up to this (so as many as were in
+    /// use at once stay for the next burst), each closed once unused for `idle_timeout_ms`.
     #[serde(default = "default_pool")]
     pub pool: usize,
     /// An address that refused, reset or timed out before answering is skipped this long, ms.
@@ -64,7 +65,7 @@ fn default_idle_timeout() -> u64 {
     60_000
 }
 fn default_pool() -> usize {
-    32
+    256
 }
 fn default_fail_timeout() -> u64 {
     10_000

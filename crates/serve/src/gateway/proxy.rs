@@ -81,7 +81,7 @@ impl Proxies {
                     sock: u.addr.clone(),
                     name: u.name.as_str().into(),
                     host: u.host().into(),
-                    group: pool.add_group(m.pool),
+                    group: pool.add_group(m.pool, Duration::from_millis(m.idle_timeout_ms)),
                     down_until: None,
                 });
             }
