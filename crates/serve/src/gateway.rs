@@ -326,9 +326,8 @@ impl Gateways {
             Route::Proxy(mount) => {
                 let body = asked.content_length.unwrap_or(0);
                 let buffers = self.fcgi_pool.buffers();
-                let https = self.https;
-                let name = self.proxies.first_host(*mount);
-                let fwd = proxy::request::forward(*mount, req, asked, peer, https, name, buffers);
+                let hop = self.proxies.hop(*mount, peer.ip(), self.https);
+                let fwd = proxy::request::forward(*mount, req, asked, &hop, buffers);
                 Launch {
                     program: Default::default(),
                     dir: Default::default(),
