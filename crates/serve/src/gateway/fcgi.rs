@@ -288,7 +288,8 @@ impl Pool {
                 let idle = &mut self.idle[app];
                 let k = idle.iter().position(|(_, s, _)| *s == slot)?;
                 if !idle[k].0.idle_and_open() {
-                    drop(idle.swap_remove(k));
+                    // In place: the rest stay oldest first, as `trim` needs.
+                    drop(idle.remove(k));
                     self.close_slot(slot);
                 }
                 None
@@ -452,6 +453,34 @@ mod pool_tests {
         assert_eq!(slot, 2);
         assert!(!pool.ageing());
         assert!([0, 1].contains(&pool.open_slot(4)));
+    }
+
+    #[test]
+    fn a_connection_closed_while_idle_leaves_the_rest_oldest_first() {
+        let mut poll = Poll::new().unwrap();
+        let mut pool = Pool::new(0, 0);
+        let group = pool.add_group(4, Duration::from_secs(60));
+        let t0 = Instant::now();
+        let mut peers = Vec::new();
+        let mut slots = Vec::new();
+        for (k, at) in [0, 10, 20].into_iter().enumerate() {
+            let (ours, peer) = UnixStream::pair().unwrap();
+            peers.push(Some(peer));
+            let mut s = Stream::Unix(ours);
+            let slot = pool.open_slot(k);
+            s.register(poll.registry(), slot).unwrap();
+            pool.put(group, s, slot, t0 + Duration::from_secs(at));
+            slots.push(slot);
+        }
+        // The oldest is closed by the upstream and dropped on its event.
+        drop(peers[0].take());
+        let (readable, closed) = slot_event(&mut poll, slots[0]);
+        assert_eq!(pool.event(slots[0], readable, closed), None);
+        assert_eq!(pool.idle(group), 2);
+        // Past the second one's age, not the third's: the second goes, the third stays.
+        pool.trim(t0 + Duration::from_secs(75));
+        assert_eq!(pool.idle(group), 1);
+        assert_eq!(pool.take_open(group, 9).unwrap().1, slots[2]);
     }
 
     #[test]
