@@ -6,8 +6,8 @@
 # instance per proxy (so the proxies' kept connections do not share one upstream's loop). The
 # proxies, each one process or thread pinned to SERVER_CPU, pass /up/1k.bin to it, keep-alive
 # both sides:
-#   flint serve --threads 1 --proxy /up/=http://127.0.0.1:PORT (its default pool: 32 idle
-#               connections per address and thread)
+#   flint serve --threads 1 --proxy /up/=http://127.0.0.1:PORT (its default pool: every
+#               connection that comes back kept, up to 256 per address and thread)
 #   nginx       proxy_pass to an upstream with `keepalive 32`, `proxy_http_version 1.1`,
 #               `proxy_set_header Connection ""`
 #   h2o         num-threads 1, proxy.reverse.url (h2o keeps upstream connections by default)
@@ -19,11 +19,18 @@
 # (min-max) of requests/s, the proxy's CPU per request (its own process, the upstream's apart),
 # the upstream's, how busy the proxy's core was, and flint over each peer; then, with
 # SYSCALLS=strace, each proxy once more under strace -c -f for SYS_DUR: syscalls per request.
+# Then HTTP/2 in front (H2_STREAMS > 0): flint and h2o, those of SERVERS that take cleartext
+# HTTP/2 with prior knowledge on the same port, under `h2load -t 1 -c CONNS -m H2_STREAMS` for
+# ROUNDS rounds of DUR (A B A B), HTTP/1.1 to the upstream as before: the same table. Last
+# (MEM_CONNS > 0), each proxy's memory per idle client connection: MEM_CONNS keep-alive
+# connections, opened one after the other, each proxying one request and staying open; the
+# proxy's resident memory (VmRSS) after, minus before, divided by MEM_CONNS.
 #
 # Environment: DUR (10s), ROUNDS (3), CONNS (40), SERVERS ("flint nginx h2o haproxy"; h2o and
 # haproxy left out with a note when not installed), APP_CPU (CLIENT_CPU), SYSCALLS (strace |
-# none), SYS_DUR (3s), FLINT, HAPROXY (/usr/sbin/haproxy), SERVER_CPU, CLIENT_CPU. Needs wrk,
-# curl, strace (scripts/install-peers.sh).
+# none), SYS_DUR (3s), H2_STREAMS (10; 0 skips HTTP/2), MEM_CONNS (1000; 0 skips), FLINT,
+# HAPROXY (/usr/sbin/haproxy), SERVER_CPU, CLIENT_CPU. Needs wrk, curl, strace, h2load
+# (scripts/install-peers.sh).
 set -euo pipefail
 # shellcheck source=lib.sh source-path=SCRIPTDIR
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -36,10 +43,14 @@ HAPROXY=${HAPROXY:-/usr/sbin/haproxy}
 APP_CPU=${APP_CPU:-$CLIENT_CPU}
 SYSCALLS=${SYSCALLS:-strace}
 SYS_DUR=${SYS_DUR:-3s}
+H2_STREAMS=${H2_STREAMS:-10}
+MEM_CONNS=${MEM_CONNS:-1000}
 
 for d in "$DUR" "$SYS_DUR"; do seconds "$d" >/dev/null; done
 [[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || die "ROUNDS must be a positive number"
 [[ $CONNS =~ ^[1-9][0-9]*$ ]] || die "CONNS must be a positive number"
+[[ $H2_STREAMS =~ ^[0-9]+$ ]] || die "H2_STREAMS must be a number (0 skips HTTP/2)"
+[[ $MEM_CONNS =~ ^[0-9]+$ ]] || die "MEM_CONNS must be a number (0 skips the memory)"
 [[ $APP_CPU =~ ^[0-9]+$ ]] || die "APP_CPU must be a CPU number"
 [[ $APP_CPU != "$SERVER_CPU" ]] || die "APP_CPU must differ from SERVER_CPU"
 need_flint
@@ -67,6 +78,13 @@ none) ;;
 *) die "SYSCALLS: strace or none" ;;
 esac
 need wrk curl
+h2_servers=""
+if ((H2_STREAMS > 0)); then
+    need h2load
+    for s in $servers; do
+        [[ $s == flint || $s == h2o ]] && h2_servers+=" $s"
+    done
+fi
 bench_init
 taskset -c "$APP_CPU" true 2>/dev/null || die "cannot pin to CPU $APP_CPU (APP_CPU)"
 
@@ -90,10 +108,12 @@ start_upstream() {
         die "the upstream for $name did not start (see $WORK/up-$name.log)"
 }
 
+# A proxied request holds one of flint's cgi_max_programs slots (64 by default, 503 past it):
+# HTTP/2 in front puts CONNS x H2_STREAMS requests in flight, which the peers take without a cap.
 start_flint_proxy() {
     PORT[flint]=$(free_port)
     start_pinned flint-serve "${PORT[flint]}" "$FLINT" serve "$docs" \
-        --listen "127.0.0.1:${PORT[flint]}" --threads 1 \
+        --listen "127.0.0.1:${PORT[flint]}" --threads 1 --cgi-max-programs 4096 \
         --proxy "/up/=http://127.0.0.1:${APP_PORT[flint]}"
     PID[flint]=$LAST_PID
 }
@@ -141,6 +161,8 @@ start_h2o_proxy() {
     cat >"$dir/h2o.conf" <<EOF
 num-threads: 1
 error-log: $dir/error.log
+http1-request-timeout: 65
+http2-idle-timeout: 65
 listen:
   host: 127.0.0.1
   port: ${PORT[h2o]}
@@ -222,5 +244,87 @@ if [[ $SYSCALLS != none ]]; then
     for s in $servers; do measure "$s" "$SYS_DUR" syscalls 0; done
 fi
 
+# measure_h2 SERVER DUR ROUND: one h2load run (cleartext HTTP/2, prior knowledge), recorded
+# under its own "app" so that it makes its own table.
+measure_h2() {
+    local s=$1 dur=$2 round=$3
+    "${MEASURE[@]}" run --out "$records" --log "$WORK/h2load.log" --parse h2load \
+        --launcher "$RUSAGE_BIN" --cpu "$CLIENT_CPU" --server-pid "${PID[$s]}" \
+        --app-pid "${APP_PID[$s]}" --syscalls none --timeout $(($(seconds "$dur") + 60)) \
+        --label "app=upstream, HTTP/2 in front" --label "server=$s" --label "purpose=timed" \
+        --label "round=$round" \
+        --label "title=h2load -c $CONNS -m $H2_STREAMS over h2c, HTTP/1.1 upstream" -- \
+        h2load -t 1 -c "$CONNS" -m "$H2_STREAMS" -D "$(seconds "$dur")" \
+        "http://127.0.0.1:${PORT[$s]}/up/1k.bin"
+}
+
+if [[ -n $h2_servers ]]; then
+    note "HTTP/2 in front:$h2_servers"
+    for s in $h2_servers; do
+        taskset -c "$CLIENT_CPU" h2load -t 1 -c 4 -m 10 -n 2000 \
+            "http://127.0.0.1:${PORT[$s]}/up/1k.bin" >"$WORK/h2-warmup.log" 2>&1 ||
+            die "HTTP/2 warm-up of $s failed: $(tail -5 "$WORK/h2-warmup.log")"
+        grep -q "2000 succeeded" "$WORK/h2-warmup.log" ||
+            die "$s over HTTP/2: not every warm-up request succeeded: $(grep -E 'requests:|status' "$WORK/h2-warmup.log")"
+    done
+    for ((round = 1; round <= ROUNDS; round++)); do
+        for s in $h2_servers; do measure_h2 "$s" "$DUR" "$round"; done
+    done
+fi
+
 # The same table and ratios as bench/fastcgi.sh's ("app" is the upstream).
 "${MEASURE[@]}" summary-fastcgi "$records"
+
+# Memory per idle proxied client connection: MEM_CONNS connections, one after the other, each
+# proxying one request and then held open; the proxy's VmRSS after minus before.
+if ((MEM_CONNS > 0)); then
+    echo
+    echo "== memory per idle client connection that proxied one request ($MEM_CONNS connections)"
+    for s in $servers; do
+        taskset -c "$CLIENT_CPU" python3 - "${PORT[$s]}" "${PID[$s]}" "$MEM_CONNS" "$s" <<'EOF'
+import socket, sys
+port, pid, n, name = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4]
+def rss(pid):
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+def response(c):
+    got = b""
+    while b"\r\n\r\n" not in got:
+        part = c.recv(65536)
+        if not part:
+            sys.exit(f"{name}: closed before a response")
+        got += part
+    head, body = got.split(b"\r\n\r\n", 1)
+    if not head.startswith(b"HTTP/1.1 200"):
+        sys.exit(f"{name}: {head.splitlines()[0]!r}")
+    length = next(int(l.split(b":")[1]) for l in head.split(b"\r\n")
+                  if l.lower().startswith(b"content-length:"))
+    while len(body) < length:
+        part = c.recv(65536)
+        if not part:
+            sys.exit(f"{name}: closed mid-body")
+        body += part
+before = rss(pid)
+conns = []
+for _ in range(n):
+    c = socket.create_connection(("127.0.0.1", port), timeout=30)
+    c.sendall(b"GET /up/1k.bin HTTP/1.1\r\nHost: localhost\r\n\r\n")
+    response(c)
+    conns.append(c)
+after = rss(pid)
+# Every connection still open (none closed by an idle timeout while the others were made).
+still = 0
+for c in conns:
+    c.setblocking(False)
+    try:
+        still += 0 if c.recv(1) == b"" else 1
+    except BlockingIOError:
+        still += 1
+print(f"{name:8} {(after - before) / n / 1024:8.1f} KiB per idle connection "
+      f"({before / 2**20:.1f} -> {after / 2**20:.1f} MiB; {still} of {n} open at the end)")
+for c in conns:
+    c.close()
+EOF
+    done
+fi

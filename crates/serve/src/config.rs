@@ -9,7 +9,9 @@
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 
+mod forwarding;
 mod proxy;
+pub use forwarding::{Cidr, Forwarding};
 pub use proxy::{parse_upstream, ProxyMount, Upstream};
 
 /// The address a bare port (`--listen 8080`) or a bare host listens on, and the port a bare

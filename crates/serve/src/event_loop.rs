@@ -18,8 +18,9 @@
 //! `gateway::PROGRAM_TOKEN` set: its events drive that connection without marking its socket
 //! readable. A FastCGI connection is registered once, under its pool slot's token
 //! (`fcgi::POOL_TOKEN`): the pool routes its events to the connection its request belongs to,
-//! and drops an idle one the application closed. The sweep also enforces programs' wall time
-//! and reaps the programs connections let go.
+//! and drops an idle one the application closed. The sweep also enforces programs' wall time,
+//! reaps the programs connections let go, and closes upstream connections idle in the pool past
+//! their mount's `idle_timeout_ms` (it keeps running while any wait).
 //!
 //! Timers are a coarse sweep over the slab every 250 ms: O(connections) per sweep, nothing per
 //! request. Each connection carries one deadline set from its phase (head, idle, send, linger),
@@ -279,12 +280,13 @@ impl<'a, T: Transport> Loop<'a, T> {
     fn poll_timeout(&self) -> Option<Duration> {
         let pending_log = self.worker.log.as_ref().is_some_and(|l| l.pending() > 0);
         let mut wake: Option<Instant> = None;
-        let retired = self
-            .worker
-            .gateways
-            .as_ref()
-            .is_some_and(|g| g.retired() > 0);
-        if self.live() > 0 || pending_log || retired || self.draining.is_some() {
+        let gateways = || {
+            self.worker
+                .gateways
+                .as_ref()
+                .is_some_and(|g| g.needs_sweep())
+        };
+        if self.live() > 0 || pending_log || self.draining.is_some() || gateways() {
             wake = Some(self.next_sweep);
         }
         if let Some(t) = self.accept_paused_until {

@@ -359,9 +359,8 @@ impl Gateways {
             Route::Proxy(mount) => {
                 let body = asked.content_length.unwrap_or(0);
                 let buffers = self.fcgi_pool.buffers();
-                let https = self.https;
-                let name = self.proxies.first_host(*mount);
-                let fwd = proxy::request::forward(*mount, req, asked, peer, https, name, buffers);
+                let hop = self.proxies.hop(*mount, peer.ip(), self.https);
+                let fwd = proxy::request::forward(*mount, req, asked, &hop, buffers);
                 Launch {
                     program: Default::default(),
                     dir: Default::default(),
@@ -517,10 +516,10 @@ impl Gateways {
         }
     }
 
-    /// A source no connection needs any more: a program as [`Gateways::retire`]; a FastCGI
-    /// connection back to the pool if its request ended cleanly and `kill` is false, else
-    /// closed (which aborts the request).
-    pub fn retire_source(&mut self, s: Source, kill: bool) {
+    /// A source no connection needs any more, at `now`: a program as [`Gateways::retire`]; a
+    /// FastCGI or upstream connection back to the pool if its request ended cleanly and `kill`
+    /// is false, else closed (which aborts the request).
+    pub fn retire_source(&mut self, s: Source, kill: bool, now: Instant) {
         match s {
             // Its child, once started, finds no request to answer: `orphan`.
             Source::Starting(_) => {}
@@ -531,7 +530,7 @@ impl Gateways {
                 let (reusable, buffers) = x.finish();
                 self.fcgi_pool.recycle(buffers);
                 match reusable.filter(|_| !kill) {
-                    Some((app, stream)) => self.fcgi_pool.put(app, stream, slot),
+                    Some((app, stream)) => self.fcgi_pool.put(app, stream, slot, now),
                     None => self.fcgi_pool.close_slot(slot),
                 }
             }
@@ -541,7 +540,7 @@ impl Gateways {
                 let (reusable, buffers) = x.finish();
                 self.fcgi_pool.recycle(buffers);
                 match reusable.filter(|_| !kill) {
-                    Some((group, stream)) => self.fcgi_pool.put(group, stream, slot),
+                    Some((group, stream)) => self.fcgi_pool.put(group, stream, slot, now),
                     None => self.fcgi_pool.close_slot(slot),
                 }
             }
@@ -564,9 +563,10 @@ impl Gateways {
         }
     }
 
-    /// Reaps retired programs that exited, kills those past their deadline. Called by the
-    /// event loop's sweep; `final_` (at shutdown) kills every one and waits for it (SIGKILL
-    /// cannot be ignored: the wait is short).
+    /// Reaps retired programs that exited, kills those past their deadline, closes upstream
+    /// connections idle past their mount's `idle_timeout_ms`. Called by the event loop's
+    /// sweep; `final_` (at shutdown) kills every one and waits for it (SIGKILL cannot be
+    /// ignored: the wait is short).
     pub fn sweep(&mut self, now: Instant, final_: bool) {
         if final_ {
             // The programs still being started are killed and reaped as they come.
@@ -574,6 +574,7 @@ impl Gateways {
                 spawner.finish();
             }
         }
+        self.fcgi_pool.trim(now);
         let mut i = 0;
         while i < self.retired.len() {
             let (child, deadline) = &mut self.retired[i];
@@ -594,8 +595,9 @@ impl Gateways {
         }
     }
 
-    /// Retired programs not yet reaped (the sweep must keep running while there are any).
-    pub fn retired(&self) -> usize {
-        self.retired.len()
+    /// Whether the sweep must keep running: retired programs not yet reaped, or idle upstream
+    /// connections to close when they have aged.
+    pub fn needs_sweep(&self) -> bool {
+        !self.retired.is_empty() || self.fcgi_pool.ageing()
     }
 }

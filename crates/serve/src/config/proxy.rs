@@ -4,6 +4,7 @@
 use std::net::ToSocketAddrs;
 use std::path::PathBuf;
 
+use super::forwarding::{cidrs_from_toml, Cidr, Forwarding};
 use super::FastCgiAddr;
 
 /// Targets under `prefix` are sent, path unchanged, to one of `upstreams` (round robin).
@@ -26,13 +27,22 @@ pub struct ProxyMount {
     /// reads nothing stops the reads too: it bounds that wait as well).
     #[serde(default = "default_idle_timeout")]
     pub idle_timeout_ms: u64,
-    /// Idle connections kept per upstream address and per thread; 0 closes each after its
-    /// response.
+    /// Idle connections kept at most per upstream address and per thread; 0 closes each after
+    /// its response. Every connection that comes back is kept up to this (so as many as were in
+    /// use at once stay for the next burst), each closed once unused for `idle_timeout_ms`.
     #[serde(default = "default_pool")]
     pub pool: usize,
     /// An address that refused, reset or timed out before answering is skipped this long, ms.
     #[serde(default = "default_fail_timeout")]
     pub fail_timeout_ms: u64,
+    /// The forwarding fields written for the upstream (`x-forwarded`, `forwarded`, `both`,
+    /// `none`).
+    #[serde(default)]
+    pub forwarding: Forwarding,
+    /// Clients (other proxies) whose own forwarding fields are kept and appended to; every
+    /// other client's are dropped.
+    #[serde(default, deserialize_with = "cidrs_from_toml")]
+    pub trusted: Vec<Cidr>,
 }
 
 /// One upstream address, as written and as resolved: a TCP address, or a unix socket (the
@@ -64,7 +74,7 @@ fn default_idle_timeout() -> u64 {
     60_000
 }
 fn default_pool() -> usize {
-    32
+    256
 }
 fn default_fail_timeout() -> u64 {
     10_000
@@ -142,6 +152,8 @@ impl std::str::FromStr for ProxyMount {
             idle_timeout_ms: default_idle_timeout(),
             pool: default_pool(),
             fail_timeout_ms: default_fail_timeout(),
+            forwarding: Forwarding::default(),
+            trusted: Vec::new(),
         })
     }
 }
@@ -186,6 +198,25 @@ mod tests {
         let m = &c.proxy[0];
         assert_eq!((m.upstreams.len(), m.idle_timeout_ms, m.pool), (2, 5, 3));
         assert_eq!(m.connect_timeout_ms, 5_000);
+        assert_eq!((m.forwarding, m.trusted.len()), (Forwarding::XForwarded, 0));
+        let text = "[[proxy]]\nprefix = \"/\"\nupstreams = [\"http://127.0.0.1:1\"]\nforwarding = \"both\"\ntrusted = [\"10.0.0.0/8\", \"::1\"]\n";
+        let c: crate::config::Config = toml::from_str(text).unwrap();
+        assert_eq!(
+            (c.proxy[0].forwarding, c.proxy[0].trusted.len()),
+            (Forwarding::Both, 2)
+        );
+        for bad in [
+            "forwarding = \"all\"",
+            "trusted = [\"10.0.0.0/40\"]",
+            "trusted = \"::1\"",
+        ] {
+            let text =
+                format!("[[proxy]]\nprefix = \"/\"\nupstreams = [\"http://127.0.0.1:1\"]\n{bad}\n");
+            assert!(
+                toml::from_str::<crate::config::Config>(&text).is_err(),
+                "{bad}"
+            );
+        }
         assert!(toml::from_str::<crate::config::Config>(
             "[[proxy]]\nprefix = \"/a\"\nupstreams = []\n"
         )

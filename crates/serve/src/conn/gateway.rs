@@ -199,7 +199,7 @@ impl<T: Transport> Conn<T> {
                 // Its stream was reset by the client: nobody wants its output.
                 let (_, p) = self.programs.swap_remove(k);
                 if let Some(g) = w.gateways.as_mut() {
-                    g.retire_source(p, true);
+                    g.retire_source(p, true, w.now);
                 }
                 moved = true;
                 continue;
@@ -368,7 +368,7 @@ impl<T: Transport> Conn<T> {
         self.session.gateway_end(id, end, w, pool);
         if let Some(g) = w.gateways.as_mut() {
             let kill = !matches!(end, GatewayEnd::Complete | GatewayEnd::Died);
-            g.retire_source(p, kill);
+            g.retire_source(p, kill, w.now);
         }
     }
 }

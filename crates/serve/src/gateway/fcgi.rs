@@ -18,6 +18,7 @@
 
 use std::io::{self, Read, Write};
 use std::mem::MaybeUninit;
+use std::time::{Duration, Instant};
 
 use mio::event::Source;
 use mio::net::{TcpStream, UnixStream};
@@ -147,11 +148,14 @@ const SPARE_BUFFERS: usize = 8;
 /// One thread's idle connections, per application, and the buffers of requests that ended.
 #[derive(Debug)]
 pub(crate) struct Pool {
-    /// Per application: idle connections and their slots.
-    idle: Vec<Vec<(Stream, usize)>>,
+    /// Per application: idle connections, their slots and when they came back, oldest first.
+    idle: Vec<Vec<(Stream, usize, Instant)>>,
     /// Idle connections kept per application (`fastcgi_pool`), or per proxy upstream address
     /// (its mount's `pool`): the proxy's connections share the pool's slots and token space.
     limits: Vec<usize>,
+    /// How long a group's connection stays idle before [`Pool::trim`] closes it (a proxy
+    /// group's); `None`: until the application closes it.
+    max_idle: Vec<Option<Duration>>,
     buffers: Vec<Buffers>,
     /// Every open connection's slot (its token is `slot | POOL_TOKEN`), idle or busy.
     slots: Vec<Slot>,
@@ -163,17 +167,19 @@ impl Pool {
         Pool {
             idle: (0..apps).map(|_| Vec::with_capacity(limit)).collect(),
             limits: vec![limit; apps],
+            max_idle: vec![None; apps],
             buffers: Vec::new(),
             slots: Vec::new(),
             free_slots: Vec::new(),
         }
     }
 
-    /// A group of idle connections (a proxy upstream address) keeping at most `limit`; its
-    /// index, taken as an application's by the other calls.
-    pub fn add_group(&mut self, limit: usize) -> usize {
+    /// A group of idle connections (a proxy upstream address) keeping at most `limit`, each
+    /// for at most `max_idle` unused; its index, taken as an application's by the other calls.
+    pub fn add_group(&mut self, limit: usize, max_idle: Duration) -> usize {
         self.idle.push(Vec::with_capacity(limit));
         self.limits.push(limit);
+        self.max_idle.push(Some(max_idle));
         self.idle.len() - 1
     }
 
@@ -187,7 +193,7 @@ impl Pool {
     /// ([`Pool::event`]); one it closes as it is taken fails its first write or read, and the
     /// request is sent again (`Exchange::may_retry`).
     pub fn take(&mut self, app: usize, token: usize) -> Option<(Stream, usize)> {
-        let (s, slot) = self.idle[app].pop()?;
+        let (s, slot, _) = self.idle[app].pop()?;
         self.slots[slot] = Slot::Busy {
             token,
             closed: false,
@@ -201,7 +207,7 @@ impl Pool {
     /// as the next request's response. One that holds bytes or was closed is dropped.
     pub fn take_open(&mut self, app: usize, token: usize) -> Option<(Stream, usize)> {
         loop {
-            let (s, slot) = self.idle[app].pop()?;
+            let (s, slot, _) = self.idle[app].pop()?;
             if s.idle_and_open() {
                 self.slots[slot] = Slot::Busy {
                     token,
@@ -254,13 +260,13 @@ impl Pool {
         }
     }
 
-    /// A connection whose request ended cleanly: kept, still registered, while the pool has
-    /// room and the application has not closed it, else closed.
-    pub fn put(&mut self, app: usize, s: Stream, slot: usize) {
+    /// A connection whose request ended cleanly at `now`: kept, still registered, while the
+    /// pool has room and the application has not closed it, else closed.
+    pub fn put(&mut self, app: usize, s: Stream, slot: usize, now: Instant) {
         let idle = &mut self.idle[app];
         let closed = matches!(self.slots[slot], Slot::Busy { closed: true, .. });
         if idle.len() < self.limits[app] && !closed {
-            idle.push((s, slot));
+            idle.push((s, slot, now));
             self.slots[slot] = Slot::Idle(app);
         } else {
             drop(s);
@@ -284,15 +290,37 @@ impl Pool {
             }
             Slot::Idle(app) if readable || closed => {
                 let idle = &mut self.idle[app];
-                let k = idle.iter().position(|(_, s)| *s == slot)?;
+                let k = idle.iter().position(|(_, s, _)| *s == slot)?;
                 if !idle[k].0.idle_and_open() {
-                    drop(idle.swap_remove(k));
+                    // In place: the rest stay oldest first, as `trim` needs.
+                    drop(idle.remove(k));
                     self.close_slot(slot);
                 }
                 None
             }
             Slot::Idle(_) | Slot::Free => None,
         }
+    }
+
+    /// Closes the idle connections of proxy groups unused for their `max_idle` by `now`: taken
+    /// last in, first out, the oldest are at the front, and those a burst of requests opened
+    /// go once the load that needed them is gone. Called by the event loop's sweep.
+    pub fn trim(&mut self, now: Instant) {
+        for (app, max_idle) in self.max_idle.iter().enumerate() {
+            let Some(max_idle) = *max_idle else { continue };
+            let idle = &mut self.idle[app];
+            let aged = idle.partition_point(|(_, _, since)| now >= *since + max_idle);
+            for (s, slot, _) in idle.drain(..aged) {
+                drop(s);
+                self.slots[slot] = Slot::Free;
+                self.free_slots.push(slot);
+            }
+        }
+    }
+
+    /// Whether idle connections wait to age out ([`Pool::trim`] has work to come).
+    pub fn ageing(&self) -> bool {
+        (self.max_idle.iter().zip(&self.idle)).any(|(m, idle)| m.is_some() && !idle.is_empty())
     }
 
     /// Idle connections kept for `app`.
@@ -317,12 +345,11 @@ impl Pool {
 #[cfg(test)]
 mod pool_tests {
     use std::io::Write;
-    use std::time::{Duration, Instant};
 
     use mio::net::UnixStream;
     use mio::{Events, Poll, Token};
 
-    use super::{Pool, Stream, POOL_TOKEN};
+    use super::{Duration, Instant, Pool, Stream, POOL_TOKEN};
 
     /// Polls until slot `slot` has an event; its readability and whether it says closed.
     fn slot_event(poll: &mut Poll, slot: usize) -> (bool, bool) {
@@ -350,7 +377,7 @@ mod pool_tests {
         let slot = pool.open_slot(5);
         s.register(poll.registry(), slot).unwrap();
         assert_eq!(pool.event(slot, false, false), Some(5));
-        pool.put(0, s, slot);
+        pool.put(0, s, slot, Instant::now());
         // A stale event of an idle, open connection leaves it in the pool.
         assert_eq!(pool.event(slot, true, false), None);
         assert_eq!(pool.idle(0), 1);
@@ -378,7 +405,7 @@ mod pool_tests {
         let mut s = Stream::Unix(ours);
         let slot = pool.open_slot(5);
         s.register(poll.registry(), slot).unwrap();
-        pool.put(0, s, slot);
+        pool.put(0, s, slot, Instant::now());
         drop(app);
         let (readable, closed) = slot_event(&mut poll, slot);
         assert!(closed);
@@ -394,21 +421,82 @@ mod pool_tests {
         let slot = pool.open_slot(5);
         // The application's answer and its close, seen in one event while the request runs.
         assert_eq!(pool.event(slot, true, true), Some(5));
-        pool.put(0, Stream::Unix(ours), slot);
+        pool.put(0, Stream::Unix(ours), slot, Instant::now());
         assert_eq!(pool.idle(0), 0);
         assert!(pool.take(0, 9).is_none());
     }
 
     #[test]
+    fn idle_proxy_connections_are_closed_once_unused_past_max_idle_oldest_first() {
+        let mut pool = Pool::new(1, 4);
+        let group = pool.add_group(4, Duration::from_secs(60));
+        let t0 = Instant::now();
+        let mut peers = Vec::new();
+        for (k, at) in [0, 10, 20].into_iter().enumerate() {
+            let (ours, peer) = UnixStream::pair().unwrap();
+            peers.push(peer);
+            let slot = pool.open_slot(k);
+            pool.put(
+                group,
+                Stream::Unix(ours),
+                slot,
+                t0 + Duration::from_secs(at),
+            );
+        }
+        // A FastCGI application's idle connection is never aged out.
+        let (ours, _app) = UnixStream::pair().unwrap();
+        let app_slot = pool.open_slot(7);
+        pool.put(0, Stream::Unix(ours), app_slot, t0);
+        pool.trim(t0 + Duration::from_secs(59));
+        assert_eq!((pool.idle(group), pool.idle(0)), (3, 1));
+        pool.trim(t0 + Duration::from_secs(75));
+        assert_eq!((pool.idle(group), pool.idle(0)), (1, 1), "the two oldest");
+        assert!(pool.ageing());
+        // The one left is the newest, and the closed ones' slots are free again.
+        let (_, slot) = pool.take_open(group, 9).unwrap();
+        assert_eq!(slot, 2);
+        assert!(!pool.ageing());
+        assert!([0, 1].contains(&pool.open_slot(4)));
+    }
+
+    #[test]
+    fn a_connection_closed_while_idle_leaves_the_rest_oldest_first() {
+        let mut poll = Poll::new().unwrap();
+        let mut pool = Pool::new(0, 0);
+        let group = pool.add_group(4, Duration::from_secs(60));
+        let t0 = Instant::now();
+        let mut peers = Vec::new();
+        let mut slots = Vec::new();
+        for (k, at) in [0, 10, 20].into_iter().enumerate() {
+            let (ours, peer) = UnixStream::pair().unwrap();
+            peers.push(Some(peer));
+            let mut s = Stream::Unix(ours);
+            let slot = pool.open_slot(k);
+            s.register(poll.registry(), slot).unwrap();
+            pool.put(group, s, slot, t0 + Duration::from_secs(at));
+            slots.push(slot);
+        }
+        // The oldest is closed by the upstream and dropped on its event.
+        drop(peers[0].take());
+        let (readable, closed) = slot_event(&mut poll, slots[0]);
+        assert_eq!(pool.event(slots[0], readable, closed), None);
+        assert_eq!(pool.idle(group), 2);
+        // Past the second one's age, not the third's: the second goes, the third stays.
+        pool.trim(t0 + Duration::from_secs(75));
+        assert_eq!(pool.idle(group), 1);
+        assert_eq!(pool.take_open(group, 9).unwrap().1, slots[2]);
+    }
+
+    #[test]
     fn a_proxy_take_drops_an_idle_connection_holding_bytes_before_its_event_is_handled() {
         let mut pool = Pool::new(0, 0);
-        let group = pool.add_group(2);
+        let group = pool.add_group(2, Duration::from_secs(60));
         let (open, _open_peer) = UnixStream::pair().unwrap();
         let open_slot = pool.open_slot(5);
-        pool.put(group, Stream::Unix(open), open_slot);
+        pool.put(group, Stream::Unix(open), open_slot, Instant::now());
         let (late, mut late_peer) = UnixStream::pair().unwrap();
         let late_slot = pool.open_slot(6);
-        pool.put(group, Stream::Unix(late), late_slot);
+        pool.put(group, Stream::Unix(late), late_slot, Instant::now());
         // Bytes after a response's end, their event not handled yet: taken last in, checked
         // first, dropped; the open one is taken.
         late_peer.write_all(b"STOLEN").unwrap();

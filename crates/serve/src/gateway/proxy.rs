@@ -16,16 +16,19 @@
 //! addresses marked failed (skipped for `fail_timeout_ms` after a refusal, a reset or a
 //! timeout before any answer: nginx's `max_fails=1`).
 
+use std::net::IpAddr;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-use crate::config::{FastCgiAddr, ProxyMount};
+use crate::config::{Cidr, FastCgiAddr, Forwarding, ProxyMount};
 
 pub(crate) mod exchange;
+mod forwarded;
 pub(crate) mod request;
 mod response;
 
 pub(crate) use exchange::{Exchange, Failure};
+pub(crate) use forwarded::Hop;
 pub(crate) use request::Forward;
 
 /// A mount's timeouts.
@@ -46,6 +49,9 @@ struct Mount {
     next: usize,
     timeouts: Timeouts,
     fail_timeout: Duration,
+    forwarding: Forwarding,
+    /// Clients whose forwarding fields are kept (`trusted`).
+    trusted: Box<[Cidr]>,
 }
 
 /// One upstream address.
@@ -81,7 +87,7 @@ impl Proxies {
                     sock: u.addr.clone(),
                     name: u.name.as_str().into(),
                     host: u.host().into(),
-                    group: pool.add_group(m.pool),
+                    group: pool.add_group(m.pool, Duration::from_millis(m.idle_timeout_ms)),
                     down_until: None,
                 });
             }
@@ -96,6 +102,8 @@ impl Proxies {
                     idle: Duration::from_millis(m.idle_timeout_ms),
                 },
                 fail_timeout: Duration::from_millis(m.fail_timeout_ms),
+                forwarding: m.forwarding,
+                trusted: m.trusted.as_slice().into(),
             });
         }
         p
@@ -115,9 +123,18 @@ impl Proxies {
             .map(|(i, _)| i)
     }
 
-    /// The `Host` of a request to `mount` that has none: its first address's.
-    pub fn first_host(&self, mount: usize) -> &str {
-        &self.addrs[self.mounts[mount].first].host
+    /// What a request from `peer` to `mount` says of its client: the forwarding fields the
+    /// mount writes, whether it keeps the client's own, and the `Host` of a request that has
+    /// none (its first address's).
+    pub fn hop(&self, mount: usize, peer: IpAddr, https: bool) -> Hop<'_> {
+        let m = &self.mounts[mount];
+        Hop {
+            peer,
+            https,
+            default_host: &self.addrs[m.first].host,
+            send: m.forwarding,
+            trusted: m.trusted.iter().any(|c| c.contains(peer)),
+        }
     }
 
     pub fn timeouts(&self, mount: usize) -> Timeouts {

@@ -1,18 +1,19 @@
 //! The request head sent upstream: HTTP/1.1 whatever the client spoke, the path unchanged, the
 //! client's `Host` kept, the hop-by-hop fields taken out (RFC 9110 7.6.1: `Connection`, the
 //! fields it names, `Keep-Alive`, `Proxy-Connection`, `TE`, `Transfer-Encoding`, `Upgrade`),
-//! `Via` extended and `X-Forwarded-For`/`-Proto`/`-Host` set by the server: the client's own are
-//! never passed (nor `Forwarded`, `X-Real-IP`, `True-Client-IP`), so an upstream can trust them.
-//! Nor are fields whose names hold an underscore (CGI, PHP and WSGI applications map
+//! `Via` extended and the forwarding fields written by `forwarded.rs` (the client's own are passed
+//! only from a trusted address; `X-Real-IP` and `True-Client-IP` never), so an upstream can trust
+//! them. Nor are fields whose names hold an underscore (CGI, PHP and WSGI applications map
 //! `X_Forwarded_For` to the same variable as `X-Forwarded-For`, as nginx's default refusal
 //! knows) or `Proxy` (httpoxy: it becomes an application's `HTTP_PROXY`). `Expect` is the server's to
 //! answer (it sends `100 Continue` itself); the body is always sent with `Content-Length` (a
 //! chunked one is read whole first, as for a program).
 
 use std::io::Write;
-use std::net::SocketAddr;
 
 use wire::{Method, Request};
+
+use super::forwarded::{self, Hop};
 
 use crate::gateway::cgi::Asked;
 use crate::gateway::fcgi::Buffers;
@@ -45,10 +46,6 @@ const DROPPED: &[&[u8]] = &[
     b"expect",
     b"via",
     b"cookie",
-    b"forwarded",
-    b"x-forwarded-for",
-    b"x-forwarded-proto",
-    b"x-forwarded-host",
     b"x-real-ip",
     b"true-client-ip",
     b"proxy",
@@ -132,9 +129,7 @@ pub(crate) fn forward<'a, F>(
     mount: usize,
     req: &Request<'_>,
     asked: Asked<'a, F>,
-    peer: SocketAddr,
-    https: bool,
-    upstream_name: &str,
+    hop: &Hop<'_>,
     mut buffers: Buffers,
 ) -> Forward
 where
@@ -142,7 +137,7 @@ where
 {
     let fields = asked.fields;
     let named = Named::gather(fields.clone(), dropped);
-    let host = req.host.unwrap_or(upstream_name.as_bytes());
+    let host = req.host.unwrap_or(hop.default_host.as_bytes());
     buffers.head.clear();
     buffers.cgi.clear();
     let head = &mut buffers.out;
@@ -160,6 +155,7 @@ where
         let skip = name.first() == Some(&b':')
             || name.contains(&b'_')
             || dropped(name)
+            || forwarded::is_forwarding(name)
             || named.lists(name, fields.clone());
         if !skip {
             field(head, name, value);
@@ -178,15 +174,12 @@ where
     };
     head.extend_from_slice(b"Via: ");
     if via {
-        join(head, fields, b"via", b", ");
+        join(head, fields.clone(), b"via", b", ");
         head.extend_from_slice(b", ");
     }
     head.extend_from_slice(protocol);
-    // Written in place: no string made per request.
-    let _ = write!(head, " flint\r\nX-Forwarded-For: {}\r\n", peer.ip());
-    let scheme: &[u8] = if https { b"https" } else { b"http" };
-    field(head, b"X-Forwarded-Proto", scheme);
-    field(head, b"X-Forwarded-Host", host);
+    head.extend_from_slice(b" flint\r\n");
+    forwarded::write(head, fields, &named, hop, host);
     Forward {
         mount,
         buffers,
@@ -200,7 +193,7 @@ where
 }
 
 /// The values of every field `name` of `fields`, joined by `sep`, onto `out`.
-fn join<'a>(
+pub(super) fn join<'a>(
     out: &mut Vec<u8>,
     fields: impl Iterator<Item = (&'a [u8], &'a [u8])>,
     name: &[u8],
@@ -264,6 +257,18 @@ impl Forward {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Forwarding;
+
+    /// A client at 10.0.0.7, not trusted, the default forwarding fields.
+    fn hop(https: bool, default_host: &'static str) -> Hop<'static> {
+        Hop {
+            peer: [10, 0, 0, 7].into(),
+            https,
+            default_host,
+            send: Forwarding::XForwarded,
+            trusted: false,
+        }
+    }
 
     #[test]
     fn hop_by_hop_fields_go_and_the_proxy_s_own_come() {
@@ -271,8 +276,7 @@ mod tests {
         let limits = wire::RequestLimits::default();
         let req = wire::parse_request(text, &limits).unwrap().unwrap();
         let asked = asked_h1(&req, &text[..req.head_len]);
-        let peer: SocketAddr = "10.0.0.7:5555".parse().unwrap();
-        let mut f = forward(0, &req, asked, peer, true, "127.0.0.1:1", Buffers::new());
+        let mut f = forward(0, &req, asked, &hop(true, "127.0.0.1:1"), Buffers::new());
         f.finish(3);
         let head = String::from_utf8(f.buffers.out).unwrap();
         assert_eq!(
@@ -292,8 +296,7 @@ mod tests {
         let limits = wire::RequestLimits::default();
         let req = wire::parse_request(text, &limits).unwrap().unwrap();
         let asked = asked_h1(&req, &text[..req.head_len]);
-        let peer: SocketAddr = "10.0.0.7:5555".parse().unwrap();
-        let f = forward(0, &req, asked, peer, false, "127.0.0.1:1", Buffers::new());
+        let f = forward(0, &req, asked, &hop(false, "127.0.0.1:1"), Buffers::new());
         let head = String::from_utf8(f.buffers.out).unwrap();
         assert!(!head.contains("6.6.6.6"), "{head}");
         assert!(!head.contains("evil"), "{head}");
@@ -317,8 +320,7 @@ mod tests {
             .unwrap()
             .unwrap();
         let asked = asked_h1(&req, &text.as_bytes()[..req.head_len]);
-        let peer: SocketAddr = "10.0.0.7:5555".parse().unwrap();
-        let f = forward(0, &req, asked, peer, false, "u", Buffers::new());
+        let f = forward(0, &req, asked, &hop(false, "u"), Buffers::new());
         let head = String::from_utf8(f.buffers.out).unwrap();
         assert_eq!(
             head,

@@ -1,0 +1,65 @@
+//! The forwarding fields a proxy mount writes (`forwarding`) and the clients whose own it keeps
+//! (`trusted`), as an upstream receives them.
+
+mod cgi_support;
+mod common;
+mod proxy_support;
+
+use common::*;
+use proxy_support::*;
+
+const ASKED: &str = "GET /PREFIX/x HTTP/1.1\r\nHost: t\r\nX-Forwarded-For: 192.0.2.1\r\nForwarded: for=192.0.2.1;proto=https\r\nX-Forwarded-Proto: https\r\nConnection: close\r\n\r\n";
+
+#[test]
+fn a_trusted_client_s_fields_are_appended_to_and_an_untrusted_one_s_dropped() {
+    let up = Upstream::start(|_| ok("seen"));
+    let trusting = mount(
+        "/trusting/",
+        &[up.url()],
+        "forwarding = \"both\"\ntrusted = [\"10.0.0.0/8\", \"127.0.0.0/8\"]",
+    );
+    let wary = mount(
+        "/wary/",
+        &[up.url()],
+        "forwarding = \"forwarded\"\ntrusted = [\"10.0.0.0/8\", \"::1\"]",
+    );
+    let silent = mount("/silent/", &[up.url()], "forwarding = \"none\"");
+    let srv = TestServer::start(|c| c.proxy.extend([trusting, wary, silent]));
+    for prefix in ["trusting", "wary", "silent"] {
+        let r = exchange(srv.addr, &ASKED.replace("PREFIX", prefix));
+        assert_eq!((r.status, r.body.as_slice()), (200, &b"seen"[..]));
+    }
+    let got = up.requests();
+    assert_eq!(got.len(), 3);
+    // From 127.0.0.1, trusted: its fields first, the server's hop appended; its proto stands.
+    let fields = |k: usize, name: &str| {
+        let head = &got[k].head;
+        let lines = head.lines().skip(1).filter_map(|l| l.split_once(": "));
+        lines
+            .filter(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(fields(0, "x-forwarded-for"), ["192.0.2.1, 127.0.0.1"]);
+    assert_eq!(
+        fields(0, "forwarded"),
+        ["for=192.0.2.1;proto=https, for=127.0.0.1;proto=http;host=t"]
+    );
+    assert_eq!(fields(0, "x-forwarded-proto"), ["https"]);
+    assert_eq!(fields(0, "x-forwarded-host"), ["t"]);
+    // Not trusted: the client's dropped, only the server's `Forwarded`.
+    assert_eq!(fields(1, "forwarded"), ["for=127.0.0.1;proto=http;host=t"]);
+    for name in ["x-forwarded-for", "x-forwarded-proto", "x-forwarded-host"] {
+        assert!(fields(1, name).is_empty(), "{name} in {}", got[1].head);
+    }
+    // None written, none passed.
+    for name in [
+        "forwarded",
+        "x-forwarded-for",
+        "x-forwarded-proto",
+        "x-forwarded-host",
+    ] {
+        assert!(fields(2, name).is_empty(), "{name} in {}", got[2].head);
+    }
+    assert_eq!(srv.stop().proxy_requests, 3);
+}
