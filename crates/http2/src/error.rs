@@ -67,6 +67,9 @@ pub mod lib_error {
     pub const STREAM_CLOSED: i32 = sys::NGHTTP2_ERR_STREAM_CLOSED;
     /// The argument was wrong (stream 0, a value out of range).
     pub const INVALID_ARGUMENT: i32 = sys::NGHTTP2_ERR_INVALID_ARGUMENT;
+    /// A call the session's state does not allow now: a server session's `send` from inside
+    /// another server session's handler on the same thread.
+    pub const INVALID_STATE: i32 = sys::NGHTTP2_ERR_INVALID_STATE;
 }
 
 /// HTTP/2 error codes (RFC 9113 section 7), as RST_STREAM and GOAWAY carry them.

@@ -89,6 +89,29 @@ thread_local! {
     static FRAMEBUF: Cell<*mut u8> = const { Cell::new(ptr::null_mut()) };
 }
 
+thread_local! {
+    /// A server session of this thread is in `nghttp2_session_send`: its frame is in the
+    /// thread's frame buffer until its handler has taken it.
+    static SENDING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Marks the thread's frame buffer in use while a server session sends; `None` when another
+/// server session of this thread is sending already (a handler's `write` that drives another
+/// server session's `send`): packing that session's frame would overwrite the one being
+/// handed over. Dropping the mark frees the buffer, on a panic too.
+pub(crate) fn frame_buffer_in_use() -> Option<SendingMark> {
+    SENDING.with(|s| (!s.replace(true)).then_some(SendingMark))
+}
+
+/// See [`frame_buffer_in_use`].
+pub(crate) struct SendingMark;
+
+impl Drop for SendingMark {
+    fn drop(&mut self) {
+        SENDING.with(|s| s.set(false));
+    }
+}
+
 /// Runs `create` (one session's creation) with its frame buffer taken from the thread's.
 pub(crate) fn with_shared_frame_buffer<R>(create: impl FnOnce() -> R) -> R {
     SHARE_FRAMEBUF.with(|s| s.set(true));

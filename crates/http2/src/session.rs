@@ -283,8 +283,18 @@ impl<H: Handler> Session<H> {
     }
 
     /// Writes what is queued through `h.write` and `h.write_data`, until everything is written
-    /// or `h` takes no more (then call again when it can).
+    /// or `h` takes no more (then call again when it can). A server session's `send` called
+    /// from inside another server session's handler on the same thread is refused
+    /// (`NGHTTP2_ERR_INVALID_STATE`): both pack frames in the thread's one frame buffer.
     pub fn send(&mut self, h: &mut H) -> Result<(), Error> {
+        let _mark = if self.server {
+            match mem::frame_buffer_in_use() {
+                Some(mark) => Some(mark),
+                None => return Err(Error::from_code(sys::NGHTTP2_ERR_INVALID_STATE)),
+            }
+        } else {
+            None
+        };
         if !self.held.is_empty() {
             let n = h.write(&self.held).min(self.held.len());
             if n < self.held.len() {

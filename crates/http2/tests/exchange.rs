@@ -332,3 +332,54 @@ fn server_sessions_of_one_thread_keep_their_frames_apart() {
     assert_eq!(slow.c.received[&1], expected);
     assert_eq!(slow.c.closed(), vec![(1, 0)]);
 }
+
+/// Collects what a session writes.
+#[derive(Default)]
+struct Sink(Vec<u8>);
+
+impl http2::Handler for Sink {
+    fn write(&mut self, bytes: &[u8]) -> usize {
+        self.0.extend_from_slice(bytes);
+        bytes.len()
+    }
+}
+
+/// A handler whose `write` drives another server session of the thread: that session's frames
+/// would be packed over the frame being handed over in the thread's one frame buffer.
+struct Nesting {
+    inner: http2::Session<Sink>,
+    sink: Sink,
+    nested: Option<Result<(), http2::Error>>,
+    out: Vec<u8>,
+}
+
+impl http2::Handler for Nesting {
+    fn write(&mut self, bytes: &[u8]) -> usize {
+        if self.nested.is_none() {
+            self.nested = Some(self.inner.send(&mut self.sink));
+        }
+        self.out.extend_from_slice(bytes);
+        bytes.len()
+    }
+}
+
+#[test]
+fn a_server_sessions_send_inside_another_ones_handler_is_refused() {
+    let config = Config::server();
+    let mut outer = http2::Session::<Nesting>::server(&config).unwrap();
+    let mut h = Nesting {
+        inner: http2::Session::server(&config).unwrap(),
+        sink: Sink::default(),
+        nested: None,
+        out: Vec::new(),
+    };
+    // Both have their SETTINGS queued; the outer one's goes out whole.
+    outer.send(&mut h).unwrap();
+    let err = h.nested.take().expect("the handler ran").unwrap_err();
+    assert_eq!(err.code, http2::lib_error::INVALID_STATE);
+    assert!(h.sink.0.is_empty(), "nothing packed over the outer frame");
+    assert_eq!(h.out[3], frame_type::SETTINGS, "{:?}", h.out);
+    // Outside the handler the inner session sends as usual.
+    h.inner.send(&mut h.sink).unwrap();
+    assert_eq!(h.sink.0[3], frame_type::SETTINGS, "{:?}", h.sink.0);
+}
