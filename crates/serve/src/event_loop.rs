@@ -520,6 +520,8 @@ impl<'a, T: Transport> Loop<'a, T> {
     /// "exited", so `stats` after `run` returns does not wait).
     fn publish(&mut self, last: bool) {
         self.worker.stats.buffers_created = self.pool.created;
+        self.worker.stats.pool_peer_closed =
+            (self.worker.gateways.as_ref()).map_or(0, |g| g.pool_peer_closed());
         if let Some(log) = self.worker.log.as_ref() {
             self.worker.stats.log_flushes = log.flushes;
             self.worker.stats.log_errors = log.errors;

@@ -425,6 +425,11 @@ impl Gateways {
         self.fcgi_pool.event(slot, readable, closed)
     }
 
+    /// Pooled connections dropped because their application or upstream closed them.
+    pub fn pool_peer_closed(&self) -> u64 {
+        self.fcgi_pool.peer_closed
+    }
+
     /// The application `launch` names, for the error log.
     pub fn app_name(&self, app: usize) -> &str {
         &self.apps[app].name

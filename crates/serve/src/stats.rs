@@ -156,6 +156,9 @@ counters! {
         proxy_bad_responses,
         /// Upstream responses followed by bytes past their length (dropped with the connection).
         proxy_overlong,
+        /// Pooled connections (FastCGI or upstream) dropped because the other side closed them
+        /// (or wrote unasked) while idle or as their request ended: never taken for a request.
+        pool_peer_closed,
     }
 }
 

@@ -361,11 +361,15 @@ fn an_idle_connection_the_application_closed_is_not_taken_from_the_pool() {
     let srv = scripted_server(&app, |_| {});
     let r = ask(&srv, "GET /app HTTP/1.1\r\nHost: t\r\n\r\n");
     assert_eq!(r.body, b"connection 0 request 0");
-    // The application closes the connection after its one request, while it is idle.
+    // The application closes the connection after its one request; the server sees it in an
+    // event of its own (while the connection is idle, or as its request ends if the close came
+    // with the answer). Asked before the server had read that event, the request would take the
+    // closed connection and be sent again: correct too, and tested apart.
     assert!(eventually(WAIT, || app
         .closed
         .load(std::sync::atomic::Ordering::SeqCst)
         == 1));
+    assert!(eventually(WAIT, || srv.stats().pool_peer_closed == 1));
     let r = ask(&srv, "GET /app HTTP/1.1\r\nHost: t\r\n\r\n");
     assert_eq!(
         (r.status, r.body.as_slice()),

@@ -157,6 +157,9 @@ pub(crate) struct Pool {
     /// group's); `None`: until the application closes it.
     max_idle: Vec<Option<Duration>>,
     buffers: Vec<Buffers>,
+    /// Connections dropped because the application (or upstream) closed them, or wrote
+    /// unasked, while idle or as their request ended: never taken for another request.
+    pub peer_closed: u64,
     /// Every open connection's slot (its token is `slot | POOL_TOKEN`), idle or busy.
     slots: Vec<Slot>,
     free_slots: Vec<usize>,
@@ -171,6 +174,7 @@ impl Pool {
             buffers: Vec::new(),
             slots: Vec::new(),
             free_slots: Vec::new(),
+            peer_closed: 0,
         }
     }
 
@@ -269,6 +273,7 @@ impl Pool {
             idle.push((s, slot, now));
             self.slots[slot] = Slot::Idle(app);
         } else {
+            self.peer_closed += u64::from(closed);
             drop(s);
             self.close_slot(slot);
         }
@@ -295,6 +300,7 @@ impl Pool {
                     // In place: the rest stay oldest first, as `trim` needs.
                     drop(idle.remove(k));
                     self.close_slot(slot);
+                    self.peer_closed += 1;
                 }
                 None
             }
