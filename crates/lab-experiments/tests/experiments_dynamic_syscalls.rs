@@ -113,12 +113,17 @@ fn the_cgi_tier_counts_per_request_what_strace_counts_of_the_program_alone() {
     // The truss table by tier, with the program's own calls in the app column: dd's reads, but
     // for the few perf's recording may have lost (its `(unattributed)` row).
     assert!(text.contains("system calls per request by tier"), "{text}");
-    let read = (tier(row, "app").syscalls.iter().flatten())
-        .find(|s| s.name == "read")
-        .map_or(0, |s| s.calls);
+    // A recording starved on a loaded machine loses events into `(unattributed)`, dd's reads
+    // among them: those count here, as nothing else makes thousands of calls in this tier.
+    let calls = |name: &str| {
+        (tier(row, "app").syscalls.iter().flatten())
+            .find(|s| s.name == name)
+            .map_or(0, |s| s.calls)
+    };
+    let (read, lost) = (calls("read"), calls("(unattributed)"));
     let expected = 2000 * PAGES;
     assert!(
-        read >= expected - expected / 20,
-        "dd's reads: {read}\n{text}"
+        read + lost >= expected - expected / 20,
+        "dd's reads: {read}, unattributed {lost}\n{text}"
     );
 }

@@ -5,7 +5,8 @@
 //! another's ([`Counts::less`]: a cgroup less the server in it is its programs).
 
 use super::counted::Counted;
-use super::perf::{PerfRun, PerfTarget};
+use super::parse_perf::ALL_SYSCALLS;
+use super::perf::{PerfRun, PerfTarget, UNATTRIBUTED};
 use super::strace::{self, StraceRun};
 use super::{sort_rows, Method, ProfileError, SyscallRow};
 use lab_process::procfs;
@@ -53,26 +54,64 @@ impl Counts {
 
     /// These counts less `part`'s, syscall by syscall (each at least 0: two tracers' windows
     /// differ by milliseconds); the totals are the rows' sums, so the table adds up.
+    ///
+    /// Calls of `part` that these counts lost into their `(unattributed)` row (a recording
+    /// that dropped events: more of a name in `part` than here) come off that row, not off
+    /// nothing. When either side has no table by syscall (one `(all syscalls)` row), names
+    /// cannot be matched: the result is one such row, the totals' difference.
     pub fn less(&self, part: &Counts) -> Counts {
+        let mut notes = self.notes.clone();
+        notes.extend(part.notes.iter().cloned());
+        let untabled = |c: &Counts| c.rows.iter().any(|r| r.name == ALL_SYSCALLS);
+        if untabled(self) || untabled(part) {
+            let calls = self.total_calls.saturating_sub(part.total_calls);
+            let errors = self.total_errors.saturating_sub(part.total_errors);
+            let rows = vec![SyscallRow {
+                name: ALL_SYSCALLS.to_owned(),
+                seconds: None,
+                calls,
+                errors,
+            }];
+            let rows = rows.into_iter().filter(|r| r.calls > 0).collect();
+            return Counts {
+                total_calls: calls,
+                total_errors: errors,
+                rows,
+                notes,
+            };
+        }
         let theirs: BTreeMap<&str, &SyscallRow> =
             part.rows.iter().map(|r| (r.name.as_str(), r)).collect();
+        let ours: BTreeMap<&str, &SyscallRow> =
+            self.rows.iter().map(|r| (r.name.as_str(), r)).collect();
+        // What `part` counted of a name beyond what these counts hold of it.
+        let lost: u64 = (part.rows.iter())
+            .filter(|p| p.name != UNATTRIBUTED)
+            .map(|p| {
+                let here = ours.get(p.name.as_str()).map_or(0, |r| r.calls);
+                p.calls.saturating_sub(here)
+            })
+            .sum();
         let mut rows: Vec<SyscallRow> = (self.rows.iter())
             .map(|r| {
                 let p = theirs.get(r.name.as_str());
+                let less = if r.name == UNATTRIBUTED {
+                    lost + p.map_or(0, |p| p.calls)
+                } else {
+                    p.map_or(0, |p| p.calls)
+                };
                 SyscallRow {
                     name: r.name.clone(),
                     seconds: r
                         .seconds
                         .map(|s| (s - p.and_then(|p| p.seconds).unwrap_or(0.0)).max(0.0)),
-                    calls: r.calls.saturating_sub(p.map_or(0, |p| p.calls)),
+                    calls: r.calls.saturating_sub(less),
                     errors: r.errors.saturating_sub(p.map_or(0, |p| p.errors)),
                 }
             })
             .filter(|r| r.calls > 0)
             .collect();
         sort_rows(&mut rows);
-        let mut notes = self.notes.clone();
-        notes.extend(part.notes.iter().cloned());
         Counts {
             total_calls: rows.iter().map(|r| r.calls).sum(),
             total_errors: rows.iter().map(|r| r.errors).sum(),
@@ -225,5 +264,54 @@ mod tests {
             vec![row("read", 40, 0), row("execve", 10, 0)]
         );
         assert_eq!((programs.total_calls, programs.total_errors), (50, 0));
+    }
+
+    #[test]
+    fn calls_a_recording_lost_come_off_its_unattributed_row() {
+        // The scope's recording lost 30 reads (among them the part's) into `(unattributed)`.
+        let all = Counts {
+            rows: vec![
+                row("read", 70, 0),
+                row("write", 50, 0),
+                row(UNATTRIBUTED, 30, 0),
+            ],
+            total_calls: 150,
+            total_errors: 0,
+            notes: vec![],
+        };
+        let server = Counts {
+            rows: vec![row("read", 80, 0), row("write", 40, 0)],
+            total_calls: 120,
+            total_errors: 0,
+            notes: vec![],
+        };
+        let rest = all.less(&server);
+        assert_eq!(
+            rest.rows,
+            vec![row("write", 10, 0), row(UNATTRIBUTED, 20, 0)]
+        );
+        assert_eq!(
+            rest.total_calls, 30,
+            "150 - 120: nothing of the server's counted twice"
+        );
+    }
+
+    #[test]
+    fn a_side_without_a_table_gives_the_totals_difference() {
+        let all = Counts {
+            rows: vec![row(ALL_SYSCALLS, 300, 4)],
+            total_calls: 300,
+            total_errors: 4,
+            notes: vec![],
+        };
+        let server = Counts {
+            rows: vec![row("read", 80, 1), row("write", 40, 0)],
+            total_calls: 120,
+            total_errors: 1,
+            notes: vec![],
+        };
+        let rest = all.less(&server);
+        assert_eq!(rest.rows, vec![row(ALL_SYSCALLS, 180, 3)]);
+        assert_eq!((rest.total_calls, rest.total_errors), (180, 3));
     }
 }
