@@ -16,11 +16,21 @@ pub enum Forwarding {
     Forwarded,
     /// Both kinds.
     Both,
-    /// None: the upstream learns nothing of the client but what a trusted one passed.
+    /// None: the upstream learns nothing of the client (a trusted client's fields dropped too).
     None,
 }
 
 impl Forwarding {
+    /// Whether this setting writes the forwarding field `name` (lowercase): a trusted client's
+    /// field of that name is kept and appended to only then.
+    pub fn writes(self, name: &[u8]) -> bool {
+        if name == b"forwarded" {
+            self.forwarded()
+        } else {
+            self.x_forwarded()
+        }
+    }
+
     pub fn x_forwarded(self) -> bool {
         matches!(self, Forwarding::XForwarded | Forwarding::Both)
     }

@@ -1,9 +1,11 @@
 //! The forwarding fields of a proxied request: who asked, over what, for which host. The mount
 //! says which kinds the server writes (`X-Forwarded-For`/`-Proto`/`-Host`, RFC 7239's
-//! `Forwarded`, both or none) and which clients are other proxies whose own fields are kept:
-//! theirs come first, the server's hop appended (`X-Forwarded-For: 192.0.2.1, 10.0.0.2`), or,
-//! for the single-valued `-Proto` and `-Host`, theirs stand (they saw the original request).
-//! Any other client's forwarding fields are dropped, so an upstream can trust what it gets.
+//! `Forwarded`, both or none) and which clients are other proxies whose own fields of those
+//! kinds are kept: theirs come first, the server's hop appended (`X-Forwarded-For: 192.0.2.1,
+//! 10.0.0.2`), or, for the single-valued `-Proto` and `-Host`, theirs stand (they saw the
+//! original request). A kind the server does not write is not passed either, from anyone: a
+//! chain without this server's hop would let an upstream that counts hops from the right take
+//! an address the client chose. So an upstream can trust what it gets.
 //! Written into the request head's recycled buffer: nothing allocated.
 
 use std::io::Write;
@@ -47,6 +49,7 @@ pub(super) fn write<'a>(
 ) {
     let kept = |name: &[u8]| {
         hop.trusted
+            && hop.send.writes(name)
             && !named.lists(name, fields.clone())
             && fields
                 .clone()
@@ -216,12 +219,15 @@ mod tests {
              X-Forwarded-Host: h\r\nForwarded: for=192.0.2.1;proto=https, \
              for=10.0.0.7;proto=http;host=h\r\n"
         );
-        // Writing none of its own, the server passes a trusted client's as they came.
+        // A kind the server does not write is not passed, even from a trusted client: its
+        // chain would lack this server's hop.
         let got = written(CLIENTS, hop("10.0.0.7", Forwarding::None, true), "h");
+        assert_eq!(got, "");
+        let got = written(CLIENTS, hop("10.0.0.7", Forwarding::XForwarded, true), "h");
         assert_eq!(
             got,
-            "X-Forwarded-For: 192.0.2.1, 198.51.100.7\r\nX-Forwarded-Proto: https\r\n\
-             Forwarded: for=192.0.2.1;proto=https\r\n"
+            "X-Forwarded-For: 192.0.2.1, 198.51.100.7, 10.0.0.7\r\nX-Forwarded-Proto: https\r\n\
+             X-Forwarded-Host: h\r\n"
         );
     }
 
