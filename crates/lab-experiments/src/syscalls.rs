@@ -47,9 +47,14 @@ pub(super) fn run(lab: &mut Lab) -> Result<(), super::LabError> {
         lab.out,
         "\n== syscalls (the Jigsaw syscall notes; packets and round trips as in \"Network \
          Performance Effects of HTTP/1.1, CSS1, and PNG\"): the microscape page (1 HTML + 43 \
-         GIFs, {} KB), {SYSCALLS_CLIENTS} client, {} ways, cleartext and TLS; round trips {}; {}",
-        page_bytes() / 1024,
+         GIFs, {} B), {SYSCALLS_CLIENTS} client, {} {}, cleartext and TLS; round trips {}; {}",
+        page_bytes(),
         lab.opts.page_modes.len(),
+        if lab.opts.page_modes.len() == 1 {
+            "way"
+        } else {
+            "ways"
+        },
         rtts.iter()
             .map(|r| table::rtt(*r))
             .collect::<Vec<_>>()
