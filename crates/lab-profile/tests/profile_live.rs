@@ -339,8 +339,11 @@ fn the_window_clocks_a_spinning_child_as_user_time_within_the_wall_time() {
         used.user > used.sys,
         "spinning in the shell is user time: {used:?}"
     );
-    // One thread: never more than the wall time (the clock is exact, not in ticks).
-    assert!(used.total() <= wall, "{used:?} in {wall:?}");
+    // One thread: never more than the wall time (the clock is exact, not in ticks), but for the
+    // two clocks' rates: CPU time runs on the scheduler's clock, the wall on CLOCK_MONOTONIC,
+    // and on a virtual machine they drift apart by a fraction of a percent (215.7 ms of CPU
+    // was seen in 215.0 ms of wall time).
+    assert!(used.total() <= wall + wall / 100, "{used:?} in {wall:?}");
     assert!(used.total() >= Duration::from_millis(200));
     assert!(seen.client_cpu.is_some() && seen.profile.is_none());
 }
