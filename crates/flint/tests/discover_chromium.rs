@@ -308,7 +308,7 @@ fn what_display_none_hides_is_not_fetched_as_in_chromium() {
     let page = &site.pages[0];
     assert!(
         page.notes.iter().any(|n| n.starts_with(
-            "7 stylesheet url()s not listed: their rules (or style attributes) style only \
+            "6 stylesheet url()s not listed: their rules (or style attributes) style only \
              elements display: none hides"
         )),
         "{:?}",
