@@ -267,11 +267,13 @@ pub(crate) fn meta_variables<'a, F>(
     // stack up to the default field limit, on the heap past it (a raised `max_headers`).
     let mut on_stack_fields: [(&[u8], &[u8]); FIELDS_ON_STACK] = [(&[], &[]); FIELDS_ON_STACK];
     let mut on_heap = Vec::new();
-    let count = asked.fields.clone().count();
-    let fields: &[(&[u8], &[u8])] = if count <= FIELDS_ON_STACK {
-        for (slot, f) in on_stack_fields.iter_mut().zip(asked.fields.clone()) {
-            *slot = f;
-        }
+    let mut rest = asked.fields.clone().fuse();
+    let mut count = 0;
+    for (slot, f) in on_stack_fields.iter_mut().zip(&mut rest) {
+        *slot = f;
+        count += 1;
+    }
+    let fields: &[(&[u8], &[u8])] = if rest.next().is_none() {
         &on_stack_fields[..count]
     } else {
         on_heap.extend(asked.fields.clone());
