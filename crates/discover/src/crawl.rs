@@ -368,7 +368,8 @@ impl Crawl<'_> {
         let base = doc.base.clone().unwrap_or_else(|| final_url.clone());
         let redirected_from = redirected.then(|| target(url));
         if self.opts.browser.is_some() {
-            return self.browser_page(&final_url, path, redirected_from, doc.links, depth);
+            let forms = std::mem::take(&mut doc.forms);
+            return self.browser_page(&final_url, path, redirected_from, doc.links, forms, depth);
         }
         let tree = doc.tree.take();
         let mut work = PageWork {
@@ -444,6 +445,7 @@ impl Crawl<'_> {
             weight: 1.0,
             entries: work.entries,
             notes,
+            forms: doc.forms,
         });
         if self.stopped() {
             return Ok(());

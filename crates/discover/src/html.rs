@@ -9,6 +9,7 @@
 //! fetched); each is resolved against the document's base URL here, as the browser does.
 
 use crate::css::{media, Env};
+use crate::forms::{Form, Forms};
 use crate::{nesting, srcset};
 use scraper::{ElementRef, Html, Node};
 use url::Url;
@@ -60,6 +61,8 @@ pub struct Document {
     pub chars: Vec<char>,
     /// The parsed document: which stylesheet rules match its elements.
     pub tree: Option<Html>,
+    /// Its forms, in document order.
+    pub forms: Forms,
 }
 
 /// What the browser's image candidate selection is given: the viewport width in CSS pixels,
@@ -78,6 +81,11 @@ pub fn parse(html: &str, url: &Url, viewport: Option<u32>, env: &Env) -> Documen
     let mut chars = std::collections::BTreeSet::new();
     while let Some(el) = stack.pop() {
         element(el, &base, viewport, env, &mut doc);
+        if el.value().name() == "form" && is_html(&el) {
+            if let Some(form) = Form::read(el, &base, url) {
+                doc.forms.push(form);
+            }
+        }
         if shows_text(&el) {
             for child in el.children() {
                 if let Node::Text(t) = child.value() {

@@ -15,7 +15,7 @@
 //!
 //! One concept per module: [`fetch`] (HTTP/1.1 on `wire`, or HTTP/2 on `http2`; plain or TLS,
 //! with `bench`'s TLS client configuration, so both clients trust and refuse alike), [`html`] (the
-//! references of a document, on html5ever), [`nesting`] (html5ever driven with its nesting capped
+//! references of a document, on html5ever), [`forms`] (what a document's forms send), [`nesting`] (html5ever driven with its nesting capped
 //! as a browser caps it), [`srcset`] (the image candidate a browser picks),
 //! [`css`] (`url()` and `@import`, on cssparser), [`robots`] (RFC 9309), [`crawl`] (pages,
 //! links, redirects, robots, the rate), `frontier` (the links kept, bounded by `--max-pages`), [`access_log`] (Common and Combined Log Format),
@@ -28,6 +28,7 @@ pub mod crawl;
 pub mod css;
 pub mod fetch;
 pub mod fonts;
+pub mod forms;
 mod frontier;
 pub mod html;
 pub mod log_pages;
@@ -101,6 +102,8 @@ pub struct Page {
     pub entries: Vec<Entry>,
     /// What the entries leave out (references beyond --max-files, an interrupted crawl).
     pub notes: Vec<String>,
+    /// The document's forms: the workload shows each as a commented entry that would send it.
+    pub forms: forms::Forms,
 }
 
 /// A file of a page, or a reference that is not one.

@@ -103,6 +103,7 @@ fn page(path: &str, count: u64) -> Page {
         weight: count as f64,
         entries: vec![file(path)],
         notes: Vec::new(),
+        forms: Default::default(),
     }
 }
 

@@ -1,7 +1,8 @@
 //! The workload TOML `flint bench -w` reads (docs/workload.md): one `[[page]]` per HTML
 //! document, its files in order (the HTML first), each file's size and type (and, with
 //! `--browser`, what made the browser request it) as a comment, and
-//! what was not fetched as a comment where it was referenced, with the reason. A page whose
+//! what was not fetched as a comment where it was referenced, with the reason; the page's forms
+//! as commented entries that would send them ([`crate::forms`]). A page whose
 //! weight is 0 (an access log never asked for it) is written commented out: bench refuses a
 //! weight of 0, and the page stays visible.
 
@@ -95,6 +96,9 @@ fn page_toml(out: &mut String, page: &Page) {
         let _ = writeln!(text, "    # {}", one_line(note));
     }
     let _ = writeln!(text, "]");
+    for line in page.forms.example() {
+        let _ = writeln!(text, "# {}", one_line(&line));
+    }
     if page.weight > 0.0 {
         out.push_str(&text);
     } else {
@@ -185,6 +189,7 @@ mod tests {
                 }),
             ],
             notes: vec!["3 more references beyond --max-files 2: not fetched".into()],
+            forms: Default::default(),
         };
         let text = to_toml(
             &Header {
@@ -243,6 +248,7 @@ mod tests {
             weight,
             entries: vec![file(p)],
             notes: Vec::new(),
+            forms: Default::default(),
         };
         let header = Header {
             source: "s",

@@ -365,3 +365,40 @@ fn https_with_cacert_or_k_and_a_refused_certificate_otherwise() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.to_lowercase().contains("certificate"), "{stderr}");
 }
+
+#[test]
+fn a_pages_form_is_written_as_a_commented_entry_after_its_files() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(
+        root.path().join("login.html"),
+        r#"<!doctype html><link rel=stylesheet href="/s.css">
+<form method=post action="/session"><input type=hidden name=csrf value="k1">
+<input name=user><input type=password name=pass><button>Log in</button></form>"#,
+    )
+    .unwrap();
+    std::fs::write(root.path().join("s.css"), "body{}").unwrap();
+    let server = start_server(root.path(), 1);
+    let start = format!("http://{}/login.html", server.addr);
+    let out = discover(&[&start, "--crawl-rate", "1000"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let after_files = text.split("\n]\n").nth(1).expect("a page's file list");
+    let lines: Vec<&str> = after_files.lines().collect();
+    assert!(
+        lines[0].starts_with("# A form (POST /session): to send it"),
+        "{text}"
+    );
+    assert_eq!(
+        lines[1..3],
+        [
+            r#"#   { path = "/session", method = "POST", body = "csrf=k1&user=&pass=","#,
+            r#"#     headers = { "Content-Type" = "application/x-www-form-urlencoded" } },"#,
+        ],
+        "{text}"
+    );
+    assert!(lines[3].starts_with("# Hidden field `csrf`"), "{text}");
+}

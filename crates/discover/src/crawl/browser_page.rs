@@ -15,6 +15,7 @@ impl Crawl<'_> {
         path: String,
         redirected_from: Option<String>,
         links: Vec<Url>,
+        forms: crate::forms::Forms,
         depth: u32,
     ) -> Result<(), String> {
         let Some(opts) = self.opts.browser.as_ref() else {
@@ -57,6 +58,7 @@ impl Crawl<'_> {
             weight: 1.0,
             entries: rec.entries,
             notes: rec.notes,
+            forms,
         });
         if !self.stopped() {
             for link in links {
