@@ -627,7 +627,8 @@ impl Config {
         if m.upstreams.iter().any(|u| u.tls_name.is_some()) {
             if let Err(e) = crate::gateway::proxy::tls_config(m.cacert.as_deref()) {
                 let reason = "an https:// upstream's certificates must be checkable (a PEM file of certificates, or the system's roots)";
-                return Err(invalid("proxy.cacert", e.to_string(), reason));
+                let value = crate::gateway::proxy::setup_error(&e);
+                return Err(invalid("proxy.cacert", value, reason));
             }
         }
         Ok(())

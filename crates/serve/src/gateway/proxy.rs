@@ -37,7 +37,7 @@ mod tls;
 pub(crate) use exchange::{Exchange, Failure};
 pub(crate) use forwarded::Hop;
 pub(crate) use request::Forward;
-pub(crate) use tls::{tls_config, TlsUpstream};
+pub(crate) use tls::{setup_error, tls_config, TlsUpstream};
 
 /// A mount's timeouts.
 #[derive(Debug, Clone, Copy)]
@@ -115,7 +115,8 @@ impl Proxies {
             let first = p.addrs.len();
             let https = m.upstreams.iter().any(|u| u.tls_name.is_some());
             let tls_config = https.then(|| {
-                tls_config(m.cacert.as_deref()).map_err(|e| format!("the TLS configuration: {e}"))
+                tls_config(m.cacert.as_deref())
+                    .map_err(|e| format!("the TLS configuration: cacert {}", setup_error(&e)))
             });
             for u in &m.upstreams {
                 p.addrs.push(Addr {

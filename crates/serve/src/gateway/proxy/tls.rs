@@ -37,6 +37,21 @@ pub(crate) fn tls_config(cacert: Option<&Path>) -> Result<Arc<ClientConfig>, Tls
     tls_client::client_config(&opts, b"http/1.1")
 }
 
+/// Why a mount's TLS configuration cannot be made, in the proxy's terms (the TLS client's
+/// messages name bench's `--cacert` and `-k`).
+pub(crate) fn setup_error(e: &TlsSetupError) -> String {
+    match e {
+        TlsSetupError::CaFile { path, source } => format!("{}: {source}", path.display()),
+        TlsSetupError::CaEmpty { path } => format!("{}: no certificate in it", path.display()),
+        TlsSetupError::CaInvalid { path, source } => format!("{}: {source}", path.display()),
+        TlsSetupError::NoRoots => {
+            "none: the system has no root certificates that load (install ca-certificates)"
+                .to_string()
+        }
+        other => other.to_string(),
+    }
+}
+
 /// A TCP connection to an upstream with a rustls client on it.
 #[derive(Debug)]
 pub(crate) struct TlsUpstream {
