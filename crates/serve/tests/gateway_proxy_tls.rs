@@ -170,3 +170,20 @@ fn a_cacert_that_cannot_be_read_stops_the_start_in_one_line() {
     assert!(!line.contains("--cacert"), "{line}");
     assert!(!line.contains('\n'), "{line}");
 }
+
+#[test]
+fn an_upstream_silent_in_the_handshake_answers_504_at_the_connect_timeout() {
+    // Connections complete in the listen backlog; nothing ever answers the ClientHello.
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let m = mount(
+        "/api/",
+        &[format!("https://127.0.0.1:{port}")],
+        "connect_timeout_ms = 300",
+    );
+    let srv = TestServer::start(|c| c.proxy.push(m));
+    let r = exchange(srv.addr, "GET /api/x HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_eq!(r.status, 504);
+    let st = srv.stop();
+    assert_eq!((st.proxy_timeouts, st.proxy_tls_failures), (1, 0));
+}
