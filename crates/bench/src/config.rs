@@ -92,39 +92,8 @@ pub struct BenchConfig {
     pub fail_fast: bool,
 }
 
-/// HTTPS options. The defaults: the system's roots, every connection a full handshake, TLS 1.2
-/// or 1.3 as the server prefers, the cipher suites in browsers' order (AES-128-GCM first).
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct TlsOptions {
-    /// PEM certificates trusted beside the system's roots.
-    pub cacert: Option<PathBuf>,
-    /// Accept any certificate (the reports say so).
-    pub insecure: bool,
-    /// Resume sessions (tickets or PSK) instead of a full handshake per connection.
-    pub resume: bool,
-    /// Only this version.
-    pub version: Option<TlsVersion>,
-    /// The cipher suites offered, in this order (rustls's names); `None`: browsers' order.
-    #[serde(default)]
-    pub ciphers: Option<Vec<String>>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum TlsVersion {
-    #[serde(rename = "1.2")]
-    Tls12,
-    #[serde(rename = "1.3")]
-    Tls13,
-}
-
-impl TlsVersion {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TlsVersion::Tls12 => "1.2",
-            TlsVersion::Tls13 => "1.3",
-        }
-    }
-}
+/// HTTPS options (the TLS client crate's, shared with every HTTPS client of the project).
+pub use tls_client::{TlsOptions, TlsVersion};
 
 impl BenchConfig {
     /// `flint bench`'s defaults against `target`: 16 Webchildren on one thread, keep-alive,

@@ -13,7 +13,6 @@ use socket2::{Domain, Protocol, Socket, Type};
 use std::io::{self, Read, Write};
 use std::net::SocketAddr;
 
-mod ciphers;
 mod low_water;
 mod tls;
 mod unix;
@@ -21,7 +20,6 @@ mod unix;
 use crate::config::TlsOptions;
 use crate::stats::TlsAgreed;
 use crate::{Scheme, Target};
-pub use ciphers::{cipher_suite_names, parse_cipher_list};
 use low_water::LowWater;
 /// Below this many bytes owed a connection sets no low-water mark (`Transport::expect`).
 pub(crate) use low_water::FLOOR as LOW_WATER_FLOOR;
@@ -29,6 +27,7 @@ use rustls::ClientConnection;
 use std::os::fd::AsFd;
 pub use tls::{client_config, TlsSetupError};
 use tls::{TlsConnector, TlsStream};
+pub use tls_client::{cipher_suite_names, parse_cipher_list};
 
 /// What every connection of a run is opened with, built once before the threads start.
 #[derive(Debug, Clone)]

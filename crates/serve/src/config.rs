@@ -619,13 +619,19 @@ impl Config {
             ("proxy.first_byte_timeout_ms", m.first_byte_timeout_ms),
             ("proxy.idle_timeout_ms", m.idle_timeout_ms),
         ];
-        match timeouts.into_iter().find(|t| t.1 == 0) {
-            Some((key, _)) => {
-                let value = format!("0 (the mount {})", m.prefix);
-                Err(invalid(key, value, "must be at least 1"))
-            }
-            None => Ok(()),
+        if let Some((key, _)) = timeouts.into_iter().find(|t| t.1 == 0) {
+            let value = format!("0 (the mount {})", m.prefix);
+            return Err(invalid(key, value, "must be at least 1"));
         }
+        // The CA file read now, once: a bad one stops the start, not each request.
+        if m.upstreams.iter().any(|u| u.tls_name.is_some()) {
+            if let Err(e) = crate::gateway::proxy::tls_config(m.cacert.as_deref()) {
+                let reason = "an https:// upstream's certificates must be checkable (a PEM file of certificates, or the system's roots)";
+                let value = crate::gateway::proxy::setup_error(&e);
+                return Err(invalid("proxy.cacert", value, reason));
+            }
+        }
+        Ok(())
     }
 
     /// HTTP/2's limits (the `http2` crate's server defaults, with the `h2_*` keys over them).

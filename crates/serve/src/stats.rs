@@ -156,6 +156,9 @@ counters! {
         proxy_bad_responses,
         /// Upstream responses followed by bytes past their length (dropped with the connection).
         proxy_overlong,
+        /// Proxied requests whose `https://` upstream's TLS handshake failed: a certificate
+        /// refused (its reason in the error log), no version in common, not TLS (502).
+        proxy_tls_failures,
         /// Pooled connections (FastCGI or upstream) dropped because the other side closed them
         /// (or wrote unasked) while idle or as their request ended: never taken for a request.
         pool_peer_closed,

@@ -1,19 +1,19 @@
-//! The TLS client configuration: `flint bench`'s own ([`bench::transport::client_config`]), so
-//! that both trust, pin and refuse certificates alike, with the same messages: rustls on
-//! aws-lc-rs (the provider bench and serve use, so the binary carries one crypto library), the
-//! system's roots plus `--cacert` (a self-signed certificate given there is accepted as the
+//! The TLS client configuration: the project's TLS client crate's ([`tls_client::client_config`],
+//! `flint bench`'s too), so that both trust, pin and refuse certificates alike, with the same
+//! messages: rustls on aws-lc-rs (the provider bench and serve use, so the binary carries one
+//! crypto library), the system's roots plus `--cacert` (a self-signed certificate given there is accepted as the
 //! server's own, as curl does), or no verification with `-k`. ALPN offers the one protocol asked
 //! for (`http/1.1`, or `h2` with `--http 2`). Sessions resume across a crawl's connections: a
 //! crawl is not a handshake benchmark. A failed handshake is told as bench tells it
 //! ([`TlsFailure`]): the reason and the fix, not rustls's error.
 
-use bench::stats::TlsFailure;
 use rustls::ClientConfig;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use tls_client::TlsFailure;
 
-pub use bench::transport::TlsSetupError;
+pub use tls_client::TlsSetupError;
 
 /// How certificates are checked.
 #[derive(Debug, Clone, Default)]
@@ -28,7 +28,7 @@ pub(crate) fn client_config(
     opts: &TlsOptions,
     http: super::Http,
 ) -> Result<Arc<ClientConfig>, TlsSetupError> {
-    let bench_opts = bench::config::TlsOptions {
+    let client_opts = tls_client::TlsOptions {
         cacert: opts.cacert.clone(),
         insecure: opts.insecure,
         resume: true,
@@ -40,7 +40,7 @@ pub(crate) fn client_config(
         super::Http::Http11 => b"http/1.1",
         super::Http::Http2 => b"h2",
     };
-    bench::transport::client_config(&bench_opts, alpn)
+    tls_client::client_config(&client_opts, alpn)
 }
 
 /// Whether an I/O error is rustls refusing the handshake (or the peer's TLS).

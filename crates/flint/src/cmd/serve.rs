@@ -99,10 +99,16 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N")]
     pub fastcgi_pool: Option<usize>,
     /// Send requests for targets under PREFIX, path unchanged, to the HTTP/1.1 server at URL
-    /// (`/api/=http://127.0.0.1:8080`, or a unix socket: `/api/=unix:/run/app.sock`); may repeat (config `[[proxy]]`, which also takes
+    /// (`/api/=http://127.0.0.1:8080`, over TLS: `/api/=https://app.internal:8443`, or a unix
+    /// socket: `/api/=unix:/run/app.sock`); may repeat (config `[[proxy]]`, which also takes
     /// several upstreams, timeouts and the pool size).
     #[arg(long, value_name = "PREFIX=URL")]
     pub proxy: Vec<serve::config::ProxyMount>,
+    /// PEM certificates that `https://` upstreams of `--proxy` are checked against, beside the
+    /// system's roots (a self-signed certificate given here is trusted as the upstream's own)
+    /// (config: the `[[proxy]]` table's `cacert`).
+    #[arg(long, value_name = "FILE")]
+    pub proxy_cacert: Option<std::path::PathBuf>,
 }
 
 fn duration(text: &str) -> Result<std::time::Duration, String> {
@@ -176,7 +182,7 @@ fn run(args: ServeArgs) -> anyhow::Result<()> {
     if stats.proxy_requests > 0 {
         let _ = writeln!(
             std::io::stderr(),
-            "flint serve: proxy: {} requests on {} new upstream connections ({} sent again); failures: {} refused (502), {} reset or cut, {} timed out, {} bad responses, {} longer than their length",
+            "flint serve: proxy: {} requests on {} new upstream connections ({} sent again); failures: {} refused (502), {} reset or cut, {} timed out, {} bad responses, {} longer than their length, {} TLS handshakes failed",
             stats.proxy_requests,
             stats.proxy_connects,
             stats.proxy_retries,
@@ -185,6 +191,7 @@ fn run(args: ServeArgs) -> anyhow::Result<()> {
             stats.proxy_timeouts,
             stats.proxy_bad_responses,
             stats.proxy_overlong,
+            stats.proxy_tls_failures,
         );
     }
     if stats.auth_ok + stats.auth_missing + stats.auth_failed + stats.auth_limited > 0 {
@@ -267,7 +274,10 @@ fn configure(args: ServeArgs) -> anyhow::Result<Config> {
         config.cgi_timeout_ms = u64::try_from(t.as_millis()).unwrap_or(u64::MAX);
     }
     config.fastcgi.extend(args.fastcgi);
-    config.proxy.extend(args.proxy);
+    config.proxy.extend(args.proxy.into_iter().map(|mut m| {
+        m.cacert = args.proxy_cacert.clone();
+        m
+    }));
     if let Some(n) = args.fastcgi_pool {
         config.fastcgi_pool = n;
     }

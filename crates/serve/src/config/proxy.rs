@@ -1,5 +1,5 @@
-//! Reverse-proxy mounts: `--proxy PREFIX=http://HOST:PORT` (or `unix:PATH`) and `[[proxy]]`
-//! tables.
+//! Reverse-proxy mounts: `--proxy PREFIX=http://HOST:PORT` (or `https://HOST:PORT`, or
+//! `unix:PATH`) and `[[proxy]]` tables.
 
 use std::net::ToSocketAddrs;
 use std::path::PathBuf;
@@ -14,7 +14,7 @@ pub struct ProxyMount {
     /// The URL prefix, normalised as a CGI mount's (`/api`).
     #[serde(deserialize_with = "prefix_from_toml")]
     pub prefix: String,
-    /// `http://HOST:PORT` (resolved at start) or `unix:PATH` each.
+    /// `http://HOST:PORT`, `https://HOST:PORT` (resolved at start) or `unix:PATH` each.
     #[serde(deserialize_with = "upstreams_from_toml")]
     pub upstreams: Vec<Upstream>,
     /// A new connection must be established within this, ms.
@@ -43,14 +43,23 @@ pub struct ProxyMount {
     /// other client's are dropped.
     #[serde(default, deserialize_with = "cidrs_from_toml")]
     pub trusted: Vec<Cidr>,
+    /// PEM certificates an `https://` upstream's certificate is checked against, beside the
+    /// system's roots (`--proxy-cacert`); a self-signed certificate given here is trusted as
+    /// the upstream's own, for the names it carries.
+    #[serde(default)]
+    pub cacert: Option<PathBuf>,
 }
 
 /// One upstream address, as written and as resolved: a TCP address, or a unix socket (the
 /// FastCGI pool's connections, which the proxy's share, reach both).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Upstream {
+    /// As written (without the scheme), for the error log.
     pub name: String,
     pub addr: FastCgiAddr,
+    /// `https://`: the name its certificate is checked against (and sent as SNI): the host
+    /// as written, without the port.
+    pub tls_name: Option<String>,
 }
 
 impl Upstream {
@@ -81,7 +90,8 @@ fn default_fail_timeout() -> u64 {
 }
 
 /// `http://HOST:PORT` (the port defaulting to 80, no path: the client's is passed unchanged),
-/// or `unix:PATH`, a socket spoken to in HTTP/1.1 as a TCP upstream is.
+/// `https://HOST:PORT` (443: HTTP/1.1 over TLS, the certificate checked for HOST), or
+/// `unix:PATH`, a socket spoken to in HTTP/1.1 as a TCP upstream is.
 pub fn parse_upstream(text: &str) -> Result<Upstream, String> {
     if let Some(path) = text.strip_prefix("unix:") {
         if path.is_empty() {
@@ -90,11 +100,16 @@ pub fn parse_upstream(text: &str) -> Result<Upstream, String> {
         return Ok(Upstream {
             name: text.to_string(),
             addr: FastCgiAddr::Unix(PathBuf::from(path)),
+            tls_name: None,
         });
     }
-    let Some(rest) = text.strip_prefix("http://") else {
+    let (rest, tls, port) = if let Some(rest) = text.strip_prefix("http://") {
+        (rest, false, 80)
+    } else if let Some(rest) = text.strip_prefix("https://") {
+        (rest, true, 443)
+    } else {
         return Err(format!(
-            "`{text}`: an upstream is http://HOST:PORT or unix:PATH (https:// is not supported)"
+            "`{text}`: an upstream is http://HOST:PORT, https://HOST:PORT or unix:PATH"
         ));
     };
     let hostport = rest.strip_suffix('/').unwrap_or(rest);
@@ -103,16 +118,27 @@ pub fn parse_upstream(text: &str) -> Result<Upstream, String> {
             "`{text}`: an upstream has no path (the request's path is passed unchanged)"
         ));
     }
-    let with_port = if hostport.ends_with(']') || !hostport.contains(':') {
-        format!("{hostport}:80")
-    } else {
+    let has_port = !hostport.ends_with(']') && hostport.contains(':');
+    let with_port = if has_port {
         hostport.to_string()
+    } else {
+        format!("{hostport}:{port}")
     };
+    let host = match hostport.rsplit_once(':') {
+        Some((host, _)) if has_port => host,
+        _ => hostport,
+    };
+    let tls_name = tls.then(|| {
+        host.trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_string()
+    });
     let found = with_port.to_socket_addrs().ok().and_then(|mut a| a.next());
     match found {
         Some(addr) => Ok(Upstream {
             name: hostport.to_string(),
             addr: FastCgiAddr::Tcp(addr),
+            tls_name,
         }),
         None => Err(format!("`{text}`: cannot resolve the upstream's address")),
     }
@@ -154,6 +180,7 @@ impl std::str::FromStr for ProxyMount {
             fail_timeout_ms: default_fail_timeout(),
             forwarding: Forwarding::default(),
             trusted: Vec::new(),
+            cacert: None,
         })
     }
 }
@@ -179,10 +206,25 @@ mod tests {
             (&unix, "localhost")
         );
         assert_eq!(m.upstreams[0].name, "unix:/run/x.sock");
+        assert_eq!(m.upstreams[0].tls_name, None);
+        let m: ProxyMount = "/api/=https://localhost".parse().unwrap();
+        let u = &m.upstreams[0];
+        assert_eq!(u.tls_name.as_deref(), Some("localhost"));
+        assert!(matches!(u.addr, FastCgiAddr::Tcp(a) if a.port() == 443));
+        assert_eq!(u.host(), "localhost");
+        let m: ProxyMount = "/api/=https://[::1]:8443/".parse().unwrap();
+        let u = &m.upstreams[0];
+        assert_eq!(
+            (u.tls_name.as_deref(), u.host()),
+            (Some("::1"), "[::1]:8443")
+        );
+        let m: ProxyMount = "/api/=http://127.0.0.1:8080".parse().unwrap();
+        assert_eq!(m.upstreams[0].tls_name, None);
         for bad in [
             "/api/",
             "api/=http://127.0.0.1:1",
-            "/api/=https://127.0.0.1:1",
+            "/api/=ftp://127.0.0.1:1",
+            "/api/=https://127.0.0.1:1/base/",
             "/api/=http://127.0.0.1:1/base/",
             "/api/=unix:",
             "/a/../b=http://127.0.0.1:1",

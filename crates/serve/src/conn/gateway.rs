@@ -385,6 +385,7 @@ fn count_proxy_failure(
         Some(proxy::Failure::Refused) => stats.proxy_refused += 1,
         Some(proxy::Failure::Reset) => stats.proxy_resets += 1,
         Some(proxy::Failure::BadResponse) => stats.proxy_bad_responses += 1,
+        Some(proxy::Failure::Tls) => stats.proxy_tls_failures += 1,
         None => {}
     }
     let refused = matches!(

@@ -38,6 +38,8 @@ pub(crate) use params::Params;
 pub(crate) enum Stream {
     Unix(UnixStream),
     Tcp(TcpStream),
+    /// A proxy's `https://` upstream (`proxy/tls.rs`).
+    Tls(Box<super::proxy::TlsUpstream>),
 }
 
 impl Stream {
@@ -68,6 +70,7 @@ impl Stream {
         let sock = match self {
             Stream::Unix(s) => socket2::SockRef::from(s),
             Stream::Tcp(s) => socket2::SockRef::from(s),
+            Stream::Tls(s) => return s.peek_byte(),
         };
         let mut byte = [MaybeUninit::<u8>::uninit()];
         sock.peek(&mut byte)
@@ -85,6 +88,7 @@ impl Read for Stream {
         match self {
             Stream::Unix(s) => s.read(buf),
             Stream::Tcp(s) => s.read(buf),
+            Stream::Tls(s) => s.read(buf),
         }
     }
 }
@@ -94,6 +98,7 @@ impl Write for Stream {
         match self {
             Stream::Unix(s) => s.write(buf),
             Stream::Tcp(s) => s.write(buf),
+            Stream::Tls(s) => s.write(buf),
         }
     }
 
@@ -107,6 +112,7 @@ impl Source for Stream {
         match self {
             Stream::Unix(s) => s.register(r, t, i),
             Stream::Tcp(s) => s.register(r, t, i),
+            Stream::Tls(s) => s.tcp.register(r, t, i),
         }
     }
 
@@ -114,6 +120,7 @@ impl Source for Stream {
         match self {
             Stream::Unix(s) => s.reregister(r, t, i),
             Stream::Tcp(s) => s.reregister(r, t, i),
+            Stream::Tls(s) => s.tcp.reregister(r, t, i),
         }
     }
 
@@ -121,6 +128,7 @@ impl Source for Stream {
         match self {
             Stream::Unix(s) => s.deregister(r),
             Stream::Tcp(s) => s.deregister(r),
+            Stream::Tls(s) => s.tcp.deregister(r),
         }
     }
 }

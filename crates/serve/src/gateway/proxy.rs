@@ -11,6 +11,9 @@
 //! - `exchange.rs` is one request on one upstream connection: the head and body out, the
 //!   response read with `wire`'s parser and body decoder only while the client has room.
 //! - `response.rs` turns the upstream's response head into the CGI head the protocols read.
+//! - `tls.rs` is an `https://` upstream's connection: rustls driven by the same events, its
+//!   configuration the project's TLS client's (`tls_client`). Pooled as a plain one is: its
+//!   group is its address's, so a kept TLS connection only ever goes back to its upstream.
 //!
 //! [`Proxies`] is one thread's view: the mounts, their addresses chosen round robin, and the
 //! addresses marked failed (skipped for `fail_timeout_ms` after a refusal, a reset or a
@@ -18,7 +21,10 @@
 
 use std::net::IpAddr;
 use std::rc::Rc;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use rustls::ClientConfig;
 
 use crate::config::{Cidr, FastCgiAddr, Forwarding, ProxyMount};
 
@@ -26,10 +32,12 @@ pub(crate) mod exchange;
 mod forwarded;
 pub(crate) mod request;
 mod response;
+mod tls;
 
 pub(crate) use exchange::{Exchange, Failure};
 pub(crate) use forwarded::Hop;
 pub(crate) use request::Forward;
+pub(crate) use tls::{setup_error, tls_config, TlsUpstream};
 
 /// A mount's timeouts.
 #[derive(Debug, Clone, Copy)]
@@ -67,6 +75,29 @@ pub(crate) struct Addr {
     pub group: usize,
     /// Skipped until then: it failed (passive marking).
     down_until: Option<Instant>,
+    /// `https://`: the client configuration and the name the certificate is checked for.
+    tls: Option<UpstreamTls>,
+}
+
+/// What an `https://` upstream's connections are made with.
+#[derive(Debug)]
+struct UpstreamTls {
+    /// The mount's configuration (its CA file read at start-up, checked by
+    /// `Config::validate`); an error only if the file changed since, told at each connect.
+    config: Result<Arc<ClientConfig>, String>,
+    name: Box<str>,
+}
+
+impl Addr {
+    /// Starts a connection (not waited for), plain or TLS as the upstream's scheme says.
+    fn connect(&self) -> std::io::Result<super::fcgi::Stream> {
+        let (Some(tls), FastCgiAddr::Tcp(addr)) = (&self.tls, &self.sock) else {
+            return super::fcgi::Stream::connect(&self.sock);
+        };
+        let config = (tls.config.as_ref()).map_err(|e| std::io::Error::other(e.clone()))?;
+        let up = TlsUpstream::connect(*addr, config, &tls.name)?;
+        Ok(super::fcgi::Stream::Tls(Box::new(up)))
+    }
 }
 
 /// One thread's proxy mounts.
@@ -82,6 +113,11 @@ impl Proxies {
         let mut p = Proxies::default();
         for m in config {
             let first = p.addrs.len();
+            let https = m.upstreams.iter().any(|u| u.tls_name.is_some());
+            let tls_config = https.then(|| {
+                tls_config(m.cacert.as_deref())
+                    .map_err(|e| format!("the TLS configuration: cacert {}", setup_error(&e)))
+            });
             for u in &m.upstreams {
                 p.addrs.push(Addr {
                     sock: u.addr.clone(),
@@ -89,6 +125,12 @@ impl Proxies {
                     host: u.host().into(),
                     group: pool.add_group(m.pool, Duration::from_millis(m.idle_timeout_ms)),
                     down_until: None,
+                    tls: (u.tls_name.as_deref())
+                        .zip(tls_config.clone())
+                        .map(|(name, config)| UpstreamTls {
+                            config,
+                            name: name.into(),
+                        }),
                 });
             }
             p.mounts.push(Mount {
@@ -192,7 +234,7 @@ impl super::Gateways {
             if let Some((s, slot)) = self.fcgi_pool.take_open(group, token) {
                 break (s, slot, true);
             }
-            match super::fcgi::Stream::connect(&self.proxies.addrs[addr].sock) {
+            match self.proxies.addrs[addr].connect() {
                 Ok(s) => break (s, self.fcgi_pool.open_slot(token), false),
                 Err(e) => {
                     self.proxies.mark_failed(fwd.mount, addr, now);
@@ -242,7 +284,7 @@ impl super::Gateways {
         }
         let addr = self.proxies.pick(x.mount, now, Some(x.addr));
         let a = &self.proxies.addrs[addr];
-        let stream = super::fcgi::Stream::connect(&a.sock)?;
+        let stream = a.connect()?;
         self.fcgi_pool.renew_slot(x.slot);
         let (group, name) = (a.group, a.name.clone());
         x.retry(stream, addr, group, name, &self.registry, now)

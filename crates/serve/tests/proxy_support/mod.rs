@@ -1,11 +1,12 @@
 //! A scripted HTTP/1.1 upstream for the proxy tests: it reads each request (head, then a
 //! `Content-Length` or chunked body), records what arrived byte for byte, and answers as the
-//! test's handler says (bytes, pauses, a close). Its threads stop when it is dropped (the
-//! accept loop by a flag, each connection by its read timeout or the server's close).
+//! test's handler says (bytes, pauses, a close); over TLS too (`start_tls`: rustls in the
+//! connection's thread, what it records the plaintext). Its threads stop when it is dropped
+//! (the accept loop by a flag, each connection by its read timeout or the server's close).
 #![allow(dead_code)]
 
 use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -74,6 +75,21 @@ pub struct Upstream {
 
 impl Upstream {
     pub fn start(handler: impl Fn(&Req) -> Vec<Step> + Send + Sync + 'static) -> Upstream {
+        Upstream::start_with(None, handler)
+    }
+
+    /// An `https://` upstream serving `tls`'s certificate.
+    pub fn start_tls(
+        tls: Arc<rustls::ServerConfig>,
+        handler: impl Fn(&Req) -> Vec<Step> + Send + Sync + 'static,
+    ) -> Upstream {
+        Upstream::start_with(Some(tls), handler)
+    }
+
+    fn start_with(
+        tls: Option<Arc<rustls::ServerConfig>>,
+        handler: impl Fn(&Req) -> Vec<Step> + Send + Sync + 'static,
+    ) -> Upstream {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         listener.set_nonblocking(true).unwrap();
         let addr = listener.local_addr().unwrap();
@@ -109,8 +125,18 @@ impl Upstream {
                     let (handler, requests, raw, open) =
                         (handler.clone(), requests.clone(), raw.clone(), open.clone());
                     let written = written.clone();
+                    let tls = tls.clone();
                     std::thread::spawn(move || {
-                        let _ = serve_conn(s, conn, &*handler, &requests, &raw, &written);
+                        let _ = (|| {
+                            s.set_nonblocking(false)?;
+                            s.set_read_timeout(Some(Duration::from_secs(10)))?;
+                            let Some(tls) = tls else {
+                                return serve_conn(s, conn, &*handler, &requests, &raw, &written);
+                            };
+                            let c = rustls::ServerConnection::new(tls).map_err(io::Error::other)?;
+                            let s = rustls::StreamOwned::new(c, s);
+                            serve_conn(s, conn, &*handler, &requests, &raw, &written)
+                        })();
                         open.fetch_sub(1, Ordering::SeqCst);
                     });
                 }
@@ -133,6 +159,11 @@ impl Upstream {
         format!("http://{}", self.addr)
     }
 
+    /// The `https://` URL of a TLS upstream, by `host` (a name its certificate may lack).
+    pub fn https_url(&self, host: &str) -> String {
+        format!("https://{host}:{}", self.addr.port())
+    }
+
     pub fn requests(&self) -> Vec<Req> {
         self.requests.lock().unwrap().clone()
     }
@@ -151,19 +182,17 @@ impl Drop for Upstream {
     }
 }
 
-fn serve_conn(
-    mut s: TcpStream,
+fn serve_conn<S: Read + Write>(
+    mut s: S,
     conn: usize,
     handler: &Handler,
     requests: &Mutex<Vec<Req>>,
     raw: &Mutex<Vec<u8>>,
     written: &AtomicU64,
 ) -> io::Result<()> {
-    s.set_nonblocking(false)?;
-    s.set_read_timeout(Some(Duration::from_secs(10)))?;
     let mut buf: Vec<u8> = Vec::new();
     let mut chunk = [0u8; 16 * 1024];
-    let mut fill = |s: &mut TcpStream, buf: &mut Vec<u8>| -> io::Result<bool> {
+    let mut fill = |s: &mut S, buf: &mut Vec<u8>| -> io::Result<bool> {
         let n = s.read(&mut chunk)?;
         raw.lock().unwrap().extend_from_slice(&chunk[..n]);
         buf.extend_from_slice(&chunk[..n]);

@@ -35,6 +35,22 @@ pub(crate) enum Failure {
     Reset,
     /// A malformed or oversized head, a 101, a malformed chunk.
     BadResponse,
+    /// An `https://` upstream's TLS handshake failed: its certificate refused (the reason in
+    /// the error log), no version or cipher suite in common, not TLS.
+    Tls,
+}
+
+impl Failure {
+    /// The kind of a failed read or write of the connection.
+    fn of(e: &io::Error) -> Failure {
+        if super::tls::failure(e).is_some() {
+            return Failure::Tls;
+        }
+        match e.kind() {
+            io::ErrorKind::ConnectionRefused => Failure::Refused,
+            _ => Failure::Reset,
+        }
+    }
 }
 
 /// The connection a request starts on, and what goes with it.
@@ -209,10 +225,7 @@ impl Exchange {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) if self.sent_any => return Err(self.end_request(e)),
                 Err(e) => {
-                    let kind = match e.kind() {
-                        io::ErrorKind::ConnectionRefused => Failure::Refused,
-                        _ => Failure::Reset,
-                    };
+                    let kind = Failure::of(&e);
                     return Err(self.fail(e, kind));
                 }
             }
@@ -262,6 +275,9 @@ impl Exchange {
     pub fn read_stdout(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if self.failure.is_some() {
             return Err(io::Error::other("the upstream connection failed"));
+        }
+        if !self.handshake()? {
+            return Err(io::ErrorKind::WouldBlock.into());
         }
         self.send_pending()?;
         if std::mem::take(&mut self.just_sent) && !self.received {
@@ -314,12 +330,25 @@ impl Exchange {
                     return Err(e)
                 }
                 Err(e) => {
-                    let kind = match e.kind() {
-                        io::ErrorKind::ConnectionRefused => Failure::Refused,
-                        _ => Failure::Reset,
-                    };
+                    let kind = Failure::of(&e);
                     return Err(self.fail(e, kind));
                 }
+            }
+        }
+    }
+
+    /// An `https://` upstream's handshake moved on (a plain connection has none): whether it
+    /// is done. Done before the request's write and the response's read, whichever event
+    /// comes, so that the request goes out in the call that finishes it.
+    fn handshake(&mut self) -> io::Result<bool> {
+        let Stream::Tls(tls) = &mut self.stream else {
+            return Ok(true);
+        };
+        match tls.handshake() {
+            Ok(done) => Ok(done),
+            Err(e) => {
+                let kind = Failure::of(&e);
+                Err(self.fail(e, kind))
             }
         }
     }
@@ -559,11 +588,16 @@ impl Exchange {
         e
     }
 
-    /// Records the failure and logs why; returns the error.
+    /// Records the failure and logs why (a refused TLS handshake by its reason's name, as
+    /// `flint bench` counts it, and what it means); returns the error.
     fn fail(&mut self, e: io::Error, kind: Failure) -> io::Error {
         if self.failure.is_none() {
             self.failure = Some(kind);
-            let _ = writeln!(io::stderr(), "flint serve: proxy {}: {e}", self.name);
+            let name = &self.name;
+            let _ = match super::tls::failure(&e) {
+                Some(why) => writeln!(io::stderr(), "{}", super::tls::log_line(name, why, &e)),
+                None => writeln!(io::stderr(), "flint serve: proxy {name}: {e}"),
+            };
         }
         e
     }

@@ -9,7 +9,7 @@
 //! measure what a server does for browsers, so by default flint offers Chrome's order, and
 //! `--tls-ciphers` chooses others; the report names the suite the server picked.
 
-use crate::transport::TlsSetupError;
+use crate::TlsSetupError;
 use rustls::crypto::aws_lc_rs::cipher_suite as suite;
 use rustls::SupportedCipherSuite;
 

@@ -1,0 +1,271 @@
+//! An `https://` upstream: the TCP connection with a rustls client on it, driven by the event
+//! loop as the plain one is (never a blocking read or write, never a thread). Its configuration
+//! is the project's TLS client's (`tls_client`, bench's and discover's too): the system's roots
+//! plus the mount's `cacert`, SNI and the name checked from the upstream's host, ALPN
+//! `http/1.1`, sessions resumed on the next connection to the same upstream.
+//!
+//! The handshake is moved on by every call of the exchange (`handshake`), so whichever event
+//! comes (writable as the connection completes, readable as the server's flight arrives) moves
+//! it; nothing of the request is handed to rustls before it is done, so a connection refused or
+//! a certificate refused is a failure before any byte of the request was sent, as for a plain
+//! connection. A refused handshake is an error carrying rustls's, whose kind
+//! ([`tls_client::TlsFailure`]) and one-line explanation go to the error log.
+
+use std::io::{self, Read, Write};
+use std::path::Path;
+use std::sync::Arc;
+
+use mio::net::TcpStream;
+use rustls::pki_types::ServerName;
+use rustls::{ClientConfig, ClientConnection};
+use tls_client::{TlsFailure, TlsOptions, TlsSetupError};
+
+/// Plaintext rustls may hold for us to send, and records waiting for the socket: the exchange
+/// writes at most a body chunk at once; the limit keeps a connection's memory bounded.
+const BUFFER_LIMIT: usize = 64 * 1024;
+
+/// The client configuration of a mount's `https://` upstreams: the system's roots plus
+/// `cacert`, ALPN `http/1.1` alone, resumption on (a proxy is no handshake benchmark).
+pub(crate) fn tls_config(cacert: Option<&Path>) -> Result<Arc<ClientConfig>, TlsSetupError> {
+    let opts = TlsOptions {
+        cacert: cacert.map(Path::to_path_buf),
+        insecure: false,
+        resume: true,
+        version: None,
+        ciphers: None,
+    };
+    tls_client::client_config(&opts, b"http/1.1")
+}
+
+/// Why a mount's TLS configuration cannot be made, in the proxy's terms (the TLS client's
+/// messages name bench's `--cacert` and `-k`).
+pub(crate) fn setup_error(e: &TlsSetupError) -> String {
+    match e {
+        TlsSetupError::CaFile { path, source } => format!("{}: {source}", path.display()),
+        TlsSetupError::CaEmpty { path } => format!("{}: no certificate in it", path.display()),
+        TlsSetupError::CaInvalid { path, source } => format!("{}: {source}", path.display()),
+        TlsSetupError::NoRoots => {
+            "none: the system has no root certificates that load (install ca-certificates)"
+                .to_string()
+        }
+        other => other.to_string(),
+    }
+}
+
+/// A TCP connection to an upstream with a rustls client on it.
+#[derive(Debug)]
+pub(crate) struct TlsUpstream {
+    pub tcp: TcpStream,
+    tls: ClientConnection,
+    /// Decrypted bytes rustls holds that no read has taken yet.
+    plaintext: usize,
+}
+
+impl TlsUpstream {
+    /// Starts the connection (not waited for) and the client state that will send its
+    /// ClientHello once the socket is writable.
+    pub fn connect(
+        addr: std::net::SocketAddr,
+        config: &Arc<ClientConfig>,
+        name: &str,
+    ) -> io::Result<TlsUpstream> {
+        let server_name = ServerName::try_from(name.to_owned()).map_err(|_| {
+            io::Error::other(format!(
+                "`{name}` is not a host name a certificate can be checked against"
+            ))
+        })?;
+        let mut tls = ClientConnection::new(config.clone(), server_name).map_err(tls_error)?;
+        tls.set_buffer_limit(Some(BUFFER_LIMIT));
+        let tcp = TcpStream::connect(addr)?;
+        // Requests are written whole; Nagle would hold the last record back.
+        tcp.set_nodelay(true)?;
+        Ok(TlsUpstream {
+            tcp,
+            tls,
+            plaintext: 0,
+        })
+    }
+
+    /// Moves the handshake on with what the socket has: `Ok(true)` once it is complete,
+    /// `Ok(false)` while it waits for the socket (its next event comes back here).
+    pub fn handshake(&mut self) -> io::Result<bool> {
+        loop {
+            self.send_pending()?;
+            if !self.tls.is_handshaking() {
+                return Ok(true);
+            }
+            if self.tls.wants_write() {
+                return Ok(false);
+            }
+            match self.tls.read_tls(&mut self.tcp) {
+                Ok(0) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "the upstream closed the connection during the TLS handshake",
+                    ))
+                }
+                Ok(_) => self.process()?,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// A non-blocking look for bytes: `Ok(1)` plaintext or records wait, `Ok(0)` the upstream
+    /// closed, `WouldBlock` nothing waits (as `fcgi::Stream::peek_byte`).
+    pub fn peek_byte(&self) -> io::Result<usize> {
+        if self.plaintext > 0 {
+            return Ok(1);
+        }
+        let mut byte = [std::mem::MaybeUninit::<u8>::uninit()];
+        socket2::SockRef::from(&self.tcp).peek(&mut byte)
+    }
+
+    /// Writes waiting records until the socket is full.
+    fn send_pending(&mut self) -> io::Result<()> {
+        while self.tls.wants_write() {
+            match self.tls.write_tls(&mut self.tcp) {
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// Decrypts what was read; on a TLS error, sends rustls's alert (best effort) and fails.
+    fn process(&mut self) -> io::Result<()> {
+        match self.tls.process_new_packets() {
+            Ok(state) => {
+                self.plaintext = state.plaintext_bytes_to_read();
+                // Best effort: the records may answer the server's (a key update); a failed
+                // write shows on the next one.
+                let _ = self.send_pending();
+                Ok(())
+            }
+            Err(e) => {
+                let _ = self.tls.write_tls(&mut self.tcp);
+                Err(tls_error(e))
+            }
+        }
+    }
+}
+
+impl Read for TlsUpstream {
+    /// Decrypted bytes; `Ok(0)` once the upstream closed (with or without close_notify: HTTP's
+    /// framing tells a whole response from a cut one); `WouldBlock` when rustls holds nothing
+    /// and the socket is drained, so an edge-triggered event is due before more comes.
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            match self.tls.reader().read(buf) {
+                Ok(n) => {
+                    self.plaintext = self.plaintext.saturating_sub(n);
+                    return Ok(n);
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.plaintext = 0,
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(0),
+                Err(e) => return Err(e),
+            }
+            match self.tls.read_tls(&mut self.tcp) {
+                // The close: rustls reports it from the reader on the next turn.
+                Ok(_) => self.process()?,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+impl Write for TlsUpstream {
+    /// Hands `buf` to rustls (encrypted at once) and sends what the socket takes; `WouldBlock`
+    /// while the handshake is under way or rustls's buffer is full.
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if !self.handshake()? {
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
+        let n = self.tls.writer().write(buf)?;
+        self.send_pending()?;
+        if n == 0 && !buf.is_empty() {
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A TLS failure as an I/O error that still carries it ([`TlsFailure::of`] looks inside).
+fn tls_error(e: rustls::Error) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, e)
+}
+
+/// Why a handshake failed, when `e` is one: the reason's name and its explanation.
+pub(crate) fn failure(e: &io::Error) -> Option<TlsFailure> {
+    e.get_ref()
+        .is_some_and(|inner| inner.is::<rustls::Error>())
+        .then(|| TlsFailure::of(e))
+}
+
+/// The error log's line for a refused handshake: the reason by its name (as `flint bench`
+/// counts it), what it means, and rustls's own words.
+pub(crate) fn log_line(name: &str, why: TlsFailure, e: &io::Error) -> String {
+    format!(
+        "flint serve: proxy {name}: TLS handshake failed: {}: {} ({e}) (502)",
+        why.name(),
+        explain(why)
+    )
+}
+
+/// What a failure means for a proxy: the TLS client's explanation, but a certificate that is
+/// not trusted is fixed by the mount's `cacert` (bench's `--cacert` and `-k` are not here).
+pub(crate) fn explain(why: TlsFailure) -> &'static str {
+    match why {
+        TlsFailure::UnknownIssuer => {
+            "the upstream certificate's issuer is not trusted: give it with the mount's `cacert` (--proxy-cacert)"
+        }
+        TlsFailure::CaUsedAsEndEntity => {
+            "the upstream presented a CA certificate as its own: give that certificate with the mount's `cacert` (--proxy-cacert)"
+        }
+        TlsFailure::NameMismatch => "the certificate is not for the upstream's host name",
+        other => other.explain(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_certificate_is_logged_by_its_reason_and_its_fix() {
+        let refused = |c| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                rustls::Error::InvalidCertificate(c),
+            )
+        };
+        let e = refused(rustls::CertificateError::UnknownIssuer);
+        let why = failure(&e).expect("a TLS failure");
+        assert_eq!(why, TlsFailure::UnknownIssuer);
+        let line = log_line("127.0.0.1:8443", why, &e);
+        assert!(
+            line.starts_with(
+                "flint serve: proxy 127.0.0.1:8443: TLS handshake failed: unknown_issuer: "
+            ),
+            "{line}"
+        );
+        assert!(line.contains("`cacert` (--proxy-cacert)"), "{line}");
+        let e = refused(rustls::CertificateError::NotValidForName);
+        let line = log_line("localhost:8443", failure(&e).unwrap(), &e);
+        assert!(
+            line.contains(": name_mismatch: the certificate is not for the upstream's host name"),
+            "{line}"
+        );
+        assert!(!line.contains('\n'), "{line}");
+        // An I/O error that is no TLS failure is none.
+        assert_eq!(failure(&io::ErrorKind::ConnectionRefused.into()), None);
+    }
+}
