@@ -574,9 +574,14 @@ impl Gateways {
     /// ignored: the wait is short).
     pub fn sweep(&mut self, now: Instant, final_: bool) {
         if final_ {
-            // The programs still being started are killed and reaped as they come.
+            // The programs still being started are killed and reaped as they come, those
+            // still queued refused; no connection waits for any of them now: their slots
+            // come back.
             if let Some(spawner) = self.spawner.as_mut() {
-                spawner.finish();
+                let stopped = spawner.finish();
+                for _ in 0..stopped.slots {
+                    self.release();
+                }
             }
         }
         self.fcgi_pool.trim(now);
