@@ -27,6 +27,8 @@ use mio::{Interest, Registry, Token};
 use crate::config::FastCgiAddr;
 
 pub(crate) mod exchange;
+#[cfg(test)]
+mod launch_tests;
 mod params;
 pub use fastcgi::record;
 
@@ -335,6 +337,12 @@ impl Pool {
         self.idle[app].len()
     }
 
+    /// Spare buffers kept.
+    #[cfg(test)]
+    pub fn spare_buffers(&self) -> usize {
+        self.buffers.len()
+    }
+
     /// Buffers for a request: a request's that ended, or new ones.
     pub fn buffers(&mut self) -> Buffers {
         self.buffers.pop().unwrap_or_else(Buffers::new)
@@ -342,7 +350,7 @@ impl Pool {
 
     /// A request's buffers, kept for the next one (a few; the rest are freed).
     pub fn recycle(&mut self, b: Buffers) {
-        if self.buffers.len() < SPARE_BUFFERS {
+        if self.buffers.len() < SPARE_BUFFERS && !b.is_records_only() {
             self.buffers.push(b);
         }
     }

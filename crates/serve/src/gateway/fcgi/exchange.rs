@@ -44,6 +44,22 @@ impl Buffers {
             cgi: Vec::new(),
         }
     }
+
+    /// Room for a request's records alone, grown as they are encoded: what a request holds
+    /// before it has a program slot (a chunked body being read). No input buffer.
+    pub fn records_only() -> Buffers {
+        Buffers {
+            out: Vec::new(),
+            input: Box::default(),
+            head: Vec::new(),
+            cgi: Vec::new(),
+        }
+    }
+
+    /// Whether these are [`Buffers::records_only`]: the request is not started.
+    pub fn is_records_only(&self) -> bool {
+        self.input.is_empty()
+    }
 }
 
 /// The connection a request starts on, and what goes with it.
