@@ -132,7 +132,8 @@ pub(crate) struct Gateways {
     scratch: cgi::Scratch,
     pub server_port: u16,
     pub https: bool,
-    pub registry: mio::Registry,
+    /// Shared with each FastCGI exchange, which asks for writability only while a write waits.
+    pub registry: Rc<mio::Registry>,
 }
 
 impl std::fmt::Debug for Gateways {
@@ -209,7 +210,7 @@ impl Gateways {
             scratch: cgi::Scratch::default(),
             server_port,
             https: config.tls_cert.is_some(),
-            registry,
+            registry: Rc::new(registry),
         })))
     }
 

@@ -14,7 +14,9 @@
 //!   once, under a pool slot's token (`POOL_TOKEN`), and stays registered while idle: an
 //!   application closing an idle connection is an event (the connection is then dropped), and
 //!   a reuse only says which client connection the slot's events drive now (no `epoll_ctl`,
-//!   no check per request).
+//!   no check per request). It is registered for reading alone: a unix socket says writable
+//!   each time the application reads from it, a wake-up per request for nothing; a write that
+//!   blocks asks for writability until its request ends.
 
 use std::io::{self, Read, Write};
 use std::mem::MaybeUninit;
@@ -79,6 +81,24 @@ impl Stream {
     pub fn register(&mut self, registry: &Registry, slot: usize) -> io::Result<()> {
         let token = Token(slot | POOL_TOKEN);
         registry.register(self, token, Interest::READABLE | Interest::WRITABLE)
+    }
+
+    /// [`Stream::register`] for reading alone (a FastCGI application's connection): a unix
+    /// socket says writable each time its peer reads (the application taking a request),
+    /// which would wake the loop once more per request for nothing. Writes that block ask for
+    /// writability while they wait ([`Stream::wait_writable`]).
+    pub fn register_readable(&mut self, registry: &Registry, slot: usize) -> io::Result<()> {
+        registry.register(self, Token(slot | POOL_TOKEN), Interest::READABLE)
+    }
+
+    /// Adds writability to (`on`), or takes it from, the events of a connection registered
+    /// by [`Stream::register_readable`].
+    pub fn wait_writable(&mut self, registry: &Registry, slot: usize, on: bool) -> io::Result<()> {
+        let interest = match on {
+            true => Interest::READABLE | Interest::WRITABLE,
+            false => Interest::READABLE,
+        };
+        registry.reregister(self, Token(slot | POOL_TOKEN), interest)
     }
 }
 
