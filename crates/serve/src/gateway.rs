@@ -132,7 +132,8 @@ pub(crate) struct Gateways {
     scratch: cgi::Scratch,
     pub server_port: u16,
     pub https: bool,
-    pub registry: mio::Registry,
+    /// Shared with each FastCGI exchange, which asks for writability only while a write waits.
+    pub registry: Rc<mio::Registry>,
 }
 
 impl std::fmt::Debug for Gateways {
@@ -209,7 +210,7 @@ impl Gateways {
             scratch: cgi::Scratch::default(),
             server_port,
             https: config.tls_cert.is_some(),
-            registry,
+            registry: Rc::new(registry),
         })))
     }
 
@@ -298,11 +299,16 @@ impl Gateways {
         token: usize,
         deadline: Instant,
     ) -> std::io::Result<(fcgi::Exchange, bool)> {
-        let Some(params) = launch.fastcgi else {
+        let Some(mut params) = launch.fastcgi else {
             return Err(std::io::Error::other(
                 "a FastCGI request without its records",
             ));
         };
+        if params.buffers.is_records_only() {
+            let mut pooled = self.fcgi_pool.buffers();
+            pooled.out = std::mem::take(&mut params.buffers.out);
+            params.buffers = pooled;
+        }
         let a = &self.apps[app];
         let taken = match self.fcgi_pool.take(app, token) {
             Some((s, slot)) => Ok((s, slot, true)),
@@ -395,7 +401,13 @@ impl Gateways {
         peer: std::net::SocketAddr,
         scratch: &mut cgi::Scratch,
     ) -> Launch {
-        let buffers = self.fcgi_pool.buffers();
+        // A chunked body is read whole before the request has a program slot (it may never
+        // get one): until it starts, the request holds its records alone, not the pool's
+        // buffers (`start_fastcgi` takes them).
+        let buffers = match req.chunked {
+            true => fcgi::Buffers::records_only(),
+            false => self.fcgi_pool.buffers(),
+        };
         let keep_conn = self.fcgi_pool.keeps(app);
         let mut params = fcgi::Params::new(buffers, keep_conn, asked.method);
         let mut set = |k: &[u8], v: &[u8]| params.param(k, v);
@@ -423,6 +435,12 @@ impl Gateways {
     /// connection carries a request (an idle one the application closed is dropped).
     pub fn pool_event(&mut self, slot: usize, readable: bool, closed: bool) -> Option<usize> {
         self.fcgi_pool.event(slot, readable, closed)
+    }
+
+    /// The FastCGI pool, for the tests.
+    #[cfg(test)]
+    pub(crate) fn fcgi_pool(&mut self) -> &mut fcgi::Pool {
+        &mut self.fcgi_pool
     }
 
     /// Pooled connections dropped because their application or upstream closed them.
@@ -574,9 +592,14 @@ impl Gateways {
     /// ignored: the wait is short).
     pub fn sweep(&mut self, now: Instant, final_: bool) {
         if final_ {
-            // The programs still being started are killed and reaped as they come.
+            // The programs still being started are killed and reaped as they come, those
+            // still queued refused; no connection waits for any of them now: their slots
+            // come back.
             if let Some(spawner) = self.spawner.as_mut() {
-                spawner.finish();
+                let stopped = spawner.finish();
+                for _ in 0..stopped.slots {
+                    self.release();
+                }
             }
         }
         self.fcgi_pool.trim(now);

@@ -14,7 +14,9 @@
 //!   once, under a pool slot's token (`POOL_TOKEN`), and stays registered while idle: an
 //!   application closing an idle connection is an event (the connection is then dropped), and
 //!   a reuse only says which client connection the slot's events drive now (no `epoll_ctl`,
-//!   no check per request).
+//!   no check per request). It is registered for reading alone: a unix socket says writable
+//!   each time the application reads from it, a wake-up per request for nothing; a write that
+//!   blocks asks for writability until its request ends.
 
 use std::io::{self, Read, Write};
 use std::mem::MaybeUninit;
@@ -27,6 +29,8 @@ use mio::{Interest, Registry, Token};
 use crate::config::FastCgiAddr;
 
 pub(crate) mod exchange;
+#[cfg(test)]
+mod launch_tests;
 mod params;
 pub use fastcgi::record;
 
@@ -80,6 +84,24 @@ impl Stream {
     pub fn register(&mut self, registry: &Registry, slot: usize) -> io::Result<()> {
         let token = Token(slot | POOL_TOKEN);
         registry.register(self, token, Interest::READABLE | Interest::WRITABLE)
+    }
+
+    /// [`Stream::register`] for reading alone (a FastCGI application's connection): a unix
+    /// socket says writable each time its peer reads (the application taking a request),
+    /// which would wake the loop once more per request for nothing. Writes that block ask for
+    /// writability while they wait ([`Stream::wait_writable`]).
+    pub fn register_readable(&mut self, registry: &Registry, slot: usize) -> io::Result<()> {
+        registry.register(self, Token(slot | POOL_TOKEN), Interest::READABLE)
+    }
+
+    /// Adds writability to (`on`), or takes it from, the events of a connection registered
+    /// by [`Stream::register_readable`].
+    pub fn wait_writable(&mut self, registry: &Registry, slot: usize, on: bool) -> io::Result<()> {
+        let interest = match on {
+            true => Interest::READABLE | Interest::WRITABLE,
+            false => Interest::READABLE,
+        };
+        registry.reregister(self, Token(slot | POOL_TOKEN), interest)
     }
 }
 
@@ -272,12 +294,20 @@ impl Pool {
         }
     }
 
-    /// A connection whose request ended cleanly at `now`: kept, still registered, while the
-    /// pool has room and the application has not closed it, else closed.
+    /// A connection whose request ended cleanly at `now`: kept, still registered, unless the
+    /// application has closed it or the pool keeps none. An application's pool may hold more
+    /// than its limit until the next sweep ([`Pool::trim`]): the requests of one wake-up end
+    /// together and the next ones start together, so closing what passes the limit at once
+    /// would make each burst connect again (half the requests at 40 concurrent clients and a
+    /// pool of 8).
     pub fn put(&mut self, app: usize, s: Stream, slot: usize, now: Instant) {
         let idle = &mut self.idle[app];
         let closed = matches!(self.slots[slot], Slot::Busy { closed: true, .. });
-        if idle.len() < self.limits[app] && !closed {
+        let room = match self.max_idle[app] {
+            None => self.limits[app] > 0,
+            Some(_) => idle.len() < self.limits[app],
+        };
+        if room && !closed {
             idle.push((s, slot, now));
             self.slots[slot] = Slot::Idle(app);
         } else {
@@ -316,14 +346,18 @@ impl Pool {
         }
     }
 
-    /// Closes the idle connections of proxy groups unused for their `max_idle` by `now`: taken
-    /// last in, first out, the oldest are at the front, and those a burst of requests opened
-    /// go once the load that needed them is gone. Called by the event loop's sweep.
+    /// Closes the idle connections of proxy groups unused for their `max_idle` by `now`, and
+    /// those of an application past its limit: taken last in, first out, the oldest are at
+    /// the front, and those a burst of requests opened go once the load that needed them is
+    /// gone. Called by the event loop's sweep.
     pub fn trim(&mut self, now: Instant) {
         for (app, max_idle) in self.max_idle.iter().enumerate() {
-            let Some(max_idle) = *max_idle else { continue };
             let idle = &mut self.idle[app];
-            let aged = idle.partition_point(|(_, _, since)| now >= *since + max_idle);
+            let aged = match *max_idle {
+                Some(max_idle) => idle.partition_point(|(_, _, since)| now >= *since + max_idle),
+                // An application's: those past its limit, the oldest.
+                None => idle.len().saturating_sub(self.limits[app]),
+            };
             for (s, slot, _) in idle.drain(..aged) {
                 drop(s);
                 self.slots[slot] = Slot::Free;
@@ -332,15 +366,26 @@ impl Pool {
         }
     }
 
-    /// Whether idle connections wait to age out ([`Pool::trim`] has work to come).
+    /// Whether idle connections wait to age out, or to be trimmed to their application's
+    /// limit ([`Pool::trim`] has work to come).
     pub fn ageing(&self) -> bool {
-        (self.max_idle.iter().zip(&self.idle)).any(|(m, idle)| m.is_some() && !idle.is_empty())
+        let groups = self.max_idle.iter().zip(&self.idle).zip(&self.limits);
+        groups.into_iter().any(|((m, idle), &limit)| match m {
+            Some(_) => !idle.is_empty(),
+            None => idle.len() > limit,
+        })
     }
 
     /// Idle connections kept for `app`.
     #[cfg(test)]
     pub fn idle(&self, app: usize) -> usize {
         self.idle[app].len()
+    }
+
+    /// Spare buffers kept.
+    #[cfg(test)]
+    pub fn spare_buffers(&self) -> usize {
+        self.buffers.len()
     }
 
     /// Buffers for a request: a request's that ended, or new ones.
@@ -350,7 +395,7 @@ impl Pool {
 
     /// A request's buffers, kept for the next one (a few; the rest are freed).
     pub fn recycle(&mut self, b: Buffers) {
-        if self.buffers.len() < SPARE_BUFFERS {
+        if self.buffers.len() < SPARE_BUFFERS && !b.is_records_only() {
             self.buffers.push(b);
         }
     }
@@ -438,6 +483,43 @@ mod pool_tests {
         pool.put(0, Stream::Unix(ours), slot, Instant::now());
         assert_eq!(pool.idle(0), 0);
         assert!(pool.take(0, 9).is_none());
+    }
+
+    #[test]
+    fn an_application_s_connections_past_its_limit_are_kept_until_the_sweep() {
+        let mut pool = Pool::new(1, 2);
+        let t0 = Instant::now();
+        let mut apps = Vec::new();
+        let mut slots = Vec::new();
+        // Four requests of one wake-up end together.
+        for k in 0..4 {
+            let (ours, app) = UnixStream::pair().unwrap();
+            apps.push(app);
+            let slot = pool.open_slot(k);
+            pool.put(0, Stream::Unix(ours), slot, t0);
+            slots.push(slot);
+        }
+        assert_eq!(pool.idle(0), 4, "kept for the next wake-up's requests");
+        assert!(pool.ageing(), "the sweep has work");
+        // Two are taken again before the sweep: no new connection for them.
+        let (a, _) = pool.take(0, 7).unwrap();
+        let (b, _) = pool.take(0, 8).unwrap();
+        assert_eq!(pool.idle(0), 2);
+        assert!(!pool.ageing());
+        pool.put(0, a, slots[3], t0);
+        pool.put(0, b, slots[2], t0);
+        // The sweep trims the pool to its limit, the oldest first.
+        pool.trim(t0);
+        assert_eq!(pool.idle(0), 2);
+        assert!(!pool.ageing());
+        let kept = [pool.take(0, 1).unwrap().1, pool.take(0, 2).unwrap().1];
+        assert_eq!(kept, [slots[2], slots[3]], "the last put are kept");
+        // A pool of 0 keeps nothing.
+        let mut none = Pool::new(1, 0);
+        let (ours, _app) = UnixStream::pair().unwrap();
+        let slot = none.open_slot(0);
+        none.put(0, Stream::Unix(ours), slot, t0);
+        assert_eq!(none.idle(0), 0);
     }
 
     #[test]

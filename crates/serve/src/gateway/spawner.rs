@@ -14,14 +14,21 @@
 //!
 //! Nothing of a program's limits changes: its slot is taken before the job is sent and given
 //! back when it is reaped (or its start failed), and its wall time counts from the request.
+//!
+//! Every job sent comes back exactly once, so every slot comes back: the spawner keeps the
+//! tickets it has not answered, and if its thread is gone (it panicked) the loop is woken and
+//! each of them comes back failed. A spawner being stopped starts nothing more: the jobs still
+//! queued come back refused (503), not started.
 
+use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::io;
 use std::os::fd::OwnedFd;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TryRecvError, TrySendError};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -64,15 +71,29 @@ pub(crate) struct Spawner {
     jobs: Option<SyncSender<Job>>,
     done: Receiver<Spawned>,
     thread: Option<JoinHandle<()>>,
-    /// Jobs sent whose [`Spawned`] the loop has not taken yet.
-    in_flight: usize,
+    /// Jobs sent whose [`Spawned`] the loop has not taken yet: their tickets and connections,
+    /// oldest first (the thread answers in order), so that each one comes back even if the
+    /// thread does not.
+    in_flight: VecDeque<(u64, usize)>,
     next_ticket: u64,
+    /// Set when the spawner is stopped: the thread refuses the jobs it takes after it.
+    stopping: Arc<AtomicBool>,
+}
+
+/// Wakes the loop when the spawner thread ends, however it ends (a panic unwinds through it):
+/// the loop then finds the thread gone ([`Spawner::take`]).
+struct WakeOnExit(Arc<Waker>);
+
+impl Drop for WakeOnExit {
+    fn drop(&mut self) {
+        let _ = self.0.wake();
+    }
 }
 
 impl std::fmt::Debug for Spawner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Spawner")
-            .field("in_flight", &self.in_flight)
+            .field("in_flight", &self.in_flight.len())
             .finish()
     }
 }
@@ -83,9 +104,18 @@ impl Spawner {
         let capacity = capacity.max(1);
         let (jobs, to_spawn) = sync_channel::<Job>(capacity);
         let (spawned, done) = sync_channel::<Spawned>(capacity);
+        let stopping = Arc::new(AtomicBool::new(false));
+        let stop = stopping.clone();
         let thread = std::thread::Builder::new().name(name).spawn(move || {
+            let _exit = WakeOnExit(waker.clone());
+            // Locals, dropped before `_exit` (in reverse order): the loop woken by it finds
+            // the channel closed.
+            let (to_spawn, spawned) = (to_spawn, spawned);
             for job in to_spawn {
-                let result = start(&job);
+                let result = match stop.load(Ordering::Acquire) {
+                    true => Err(refused()),
+                    false => start(&job),
+                };
                 let s = Spawned {
                     ticket: job.ticket,
                     token: job.token,
@@ -102,8 +132,9 @@ impl Spawner {
             jobs: Some(jobs),
             done,
             thread: Some(thread),
-            in_flight: 0,
+            in_flight: VecDeque::with_capacity(capacity),
             next_ticket: 0,
+            stopping,
         })
     }
 
@@ -112,13 +143,14 @@ impl Spawner {
     pub fn send(&mut self, mut job: Job) -> Result<u64, (io::Error, Job)> {
         let ticket = self.next_ticket;
         job.ticket = ticket;
+        let token = job.token;
         let Some(jobs) = self.jobs.as_ref() else {
             return Err((gone(), job));
         };
         match jobs.try_send(job) {
             Ok(()) => {
                 self.next_ticket += 1;
-                self.in_flight += 1;
+                self.in_flight.push_back((ticket, token));
                 Ok(ticket)
             }
             Err(TrySendError::Full(job)) => Err((io::Error::from_raw_os_error(libc::EAGAIN), job)),
@@ -126,28 +158,69 @@ impl Spawner {
         }
     }
 
-    /// A finished job, if one is there (never waits).
+    /// A finished job, if one is there (never waits). Once the thread is gone (it panicked),
+    /// the jobs it did not answer come back failed, one per call, as if their starts had
+    /// failed: their requests are answered and their slots given back.
     pub fn take(&mut self) -> Option<Spawned> {
-        let s = self.done.try_recv().ok()?;
-        self.in_flight -= 1;
-        Some(s)
-    }
-
-    /// Stops the spawner: the jobs queued still start; each one's child is killed and reaped.
-    /// Waits for the spawns under way (an `execve` returns).
-    pub fn finish(&mut self) {
-        self.jobs = None;
-        while let Ok(s) = self.done.recv() {
-            self.in_flight -= 1;
-            if let Ok(mut started) = s.result {
-                super::program::kill_group(started.child.id());
-                let _ = started.child.wait();
+        match self.done.try_recv() {
+            Ok(s) => {
+                if let Some(k) = self.in_flight.iter().position(|&(t, _)| t == s.ticket) {
+                    self.in_flight.remove(k);
+                }
+                Some(s)
+            }
+            Err(TryRecvError::Empty) => None,
+            Err(TryRecvError::Disconnected) => {
+                let (ticket, token) = self.in_flight.pop_front()?;
+                // Nothing more goes to a thread that is gone.
+                self.jobs = None;
+                Some(Spawned {
+                    ticket,
+                    token,
+                    program: PathBuf::new(),
+                    result: Err(gone()),
+                })
             }
         }
+    }
+
+    /// Stops the spawner: the jobs still queued are refused, not started; the children of
+    /// those started are killed and reaped. Waits for the spawns under way (an `execve`
+    /// returns). Returns what became of the jobs not taken yet: each held a program slot,
+    /// which is free now.
+    pub fn finish(&mut self) -> Stopped {
+        self.stopping.store(true, Ordering::Release);
+        self.jobs = None;
+        let mut stopped = Stopped::default();
+        while let Ok(s) = self.done.recv() {
+            match s.result {
+                Ok(mut started) => {
+                    super::program::kill_group(started.child.id());
+                    let _ = started.child.wait();
+                    stopped.started += 1;
+                }
+                Err(_) => stopped.refused += 1,
+            }
+        }
+        // Answered above, or lost with the thread: no slot is held for any of them now.
+        stopped.slots = self.in_flight.len();
+        self.in_flight.clear();
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
+        stopped
     }
+}
+
+/// What [`Spawner::finish`] found.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Stopped {
+    /// Jobs started before the stop: their children killed and reaped.
+    pub started: usize,
+    /// Jobs refused: still queued when the spawner was stopped.
+    pub refused: usize,
+    /// Program slots the jobs not taken held (started, refused, or lost with the thread).
+    pub slots: usize,
 }
 
 impl Drop for Spawner {
@@ -160,9 +233,19 @@ fn gone() -> io::Error {
     io::Error::other("the spawner thread has stopped")
 }
 
+/// A job taken after the spawner was stopped: the system's shortage (`EAGAIN`, so 503), and
+/// nothing started.
+fn refused() -> io::Error {
+    io::Error::from_raw_os_error(libc::EAGAIN)
+}
+
 /// `posix_spawn` (std's `Command` takes it when no code must run in the child: no `pre_exec`;
 /// `process_group(0)` is `POSIX_SPAWN_SETPGROUP`), then the child's pidfd.
 fn start(job: &Job) -> io::Result<Started> {
+    #[cfg(test)]
+    if job.program == std::path::Path::new(tests::PANICS) {
+        panic!("a start that panics, for the tests");
+    }
     let mut cmd = Command::new(&job.program);
     cmd.env_clear()
         .envs(job.env.iter().map(|(k, v)| (k, v)))
@@ -179,4 +262,124 @@ fn start(job: &Job) -> io::Result<Started> {
     let pidfd = Pid::from_raw(child.id() as i32)
         .and_then(|pid| rustix::process::pidfd_open(pid, PidfdFlags::empty()).ok());
     Ok(Started { child, pidfd })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    use mio::{Events, Poll, Token, Waker};
+
+    use super::{Job, Spawner};
+
+    /// A program path whose start panics on the spawner thread (test builds only).
+    pub(super) const PANICS: &str = "/nonexistent/flint-test-panics";
+
+    fn job(program: &str, token: usize) -> Job {
+        Job {
+            ticket: 0,
+            token,
+            program: program.into(),
+            dir: "/".into(),
+            env: Vec::new(),
+            stdin: false,
+        }
+    }
+
+    fn spawner(capacity: usize) -> (Poll, Spawner) {
+        let poll = Poll::new().unwrap();
+        let waker = Arc::new(Waker::new(poll.registry(), Token(0)).unwrap());
+        let s = Spawner::new(capacity, waker, "flint-spawner-test".into()).unwrap();
+        (poll, s)
+    }
+
+    /// Polls until the waker wakes the loop; false after 10 s.
+    fn woken(poll: &mut Poll) -> bool {
+        let mut events = Events::with_capacity(4);
+        let until = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < until {
+            poll.poll(&mut events, Some(Duration::from_millis(100)))
+                .unwrap();
+            if !events.is_empty() {
+                return true;
+            }
+        }
+        false
+    }
+
+    #[test]
+    fn a_stop_refuses_the_jobs_still_queued_instead_of_starting_them() {
+        // Two answers fill the channel back to the loop, which takes none: the thread then
+        // holds one more job, started, and the next two stay queued.
+        let (_poll, mut s) = spawner(2);
+        let mut sent = 0;
+        let until = Instant::now() + Duration::from_secs(10);
+        while sent < 5 {
+            assert!(
+                Instant::now() < until,
+                "only {sent} of 5 jobs taken in 10 s"
+            );
+            match s.send(job("/bin/true", sent)) {
+                Ok(ticket) => {
+                    assert_eq!(ticket, sent as u64);
+                    sent += 1;
+                }
+                Err((e, _)) if e.raw_os_error() == Some(libc::EAGAIN) => {
+                    std::thread::sleep(Duration::from_millis(10))
+                }
+                Err((e, _)) => panic!("{e}"),
+            }
+        }
+        let stopped = s.finish();
+        assert_eq!(
+            (stopped.started, stopped.refused, stopped.slots),
+            (3, 2, 5),
+            "the queued jobs are refused, every slot comes back"
+        );
+        let late = s.send(job("/bin/true", 9));
+        assert!(late.is_err(), "a stopped spawner takes no job");
+    }
+
+    #[test]
+    fn a_spawner_thread_that_panics_wakes_the_loop_and_its_jobs_come_back_failed() {
+        let (mut poll, mut s) = spawner(4);
+        let first = s.send(job(PANICS, 7)).unwrap();
+        // Queued behind it, never taken by the thread (refused if the thread is gone already).
+        let second = s.send(job("/bin/true", 8)).ok();
+        assert!(woken(&mut poll), "the loop is woken when the thread ends");
+        let lost = s.take().expect("the panicked job comes back");
+        assert_eq!((lost.ticket, lost.token), (first, 7));
+        assert!(lost.result.is_err());
+        if let Some(second) = second {
+            let lost = s.take().expect("the queued job comes back");
+            assert_eq!((lost.ticket, lost.token), (second, 8));
+            assert!(lost.result.is_err());
+        }
+        assert!(s.take().is_none(), "each job comes back once");
+        match s.send(job("/bin/true", 9)) {
+            Err((e, _)) => assert!(e.to_string().contains("stopped"), "{e}"),
+            Ok(_) => panic!("a job sent to a spawner whose thread is gone"),
+        }
+        assert_eq!(s.finish().slots, 0, "nothing is held any more");
+    }
+
+    #[test]
+    fn every_job_comes_back_once_in_order() {
+        let (mut poll, mut s) = spawner(4);
+        let tickets: Vec<u64> = (0..3)
+            .map(|k| s.send(job("/bin/true", k)).unwrap())
+            .collect();
+        let mut back = Vec::new();
+        while back.len() < 3 {
+            assert!(woken(&mut poll), "woken for each answer");
+            while let Some(done) = s.take() {
+                let mut started = done.result.expect("started");
+                let _ = started.child.wait();
+                back.push(done.ticket);
+            }
+        }
+        assert_eq!(back, tickets);
+        assert_eq!(s.finish().slots, 0);
+    }
 }

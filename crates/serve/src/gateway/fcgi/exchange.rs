@@ -44,6 +44,22 @@ impl Buffers {
             cgi: Vec::new(),
         }
     }
+
+    /// Room for a request's records alone, grown as they are encoded: what a request holds
+    /// before it has a program slot (a chunked body being read). No input buffer.
+    pub fn records_only() -> Buffers {
+        Buffers {
+            out: Vec::new(),
+            input: Box::default(),
+            head: Vec::new(),
+            cgi: Vec::new(),
+        }
+    }
+
+    /// Whether these are [`Buffers::records_only`]: the request is not started.
+    pub fn is_records_only(&self) -> bool {
+        self.input.is_empty()
+    }
 }
 
 /// The connection a request starts on, and what goes with it.
@@ -114,6 +130,10 @@ pub(crate) struct Exchange {
     name: Rc<str>,
     /// The buffers a proxied request uses, carried back to the pool untouched.
     spare: [Vec<u8>; 2],
+    /// The thread's epoll instance: the connection is registered for reading alone, and for
+    /// writing too only while a write waits (`writable`).
+    registry: Rc<Registry>,
+    writable: bool,
 }
 
 impl Exchange {
@@ -126,12 +146,12 @@ impl Exchange {
         idempotent: bool,
         body: u64,
         mut up: Upstream,
-        registry: &Registry,
+        registry: &Rc<Registry>,
         deadline: Instant,
         max_output: u64,
     ) -> Result<Exchange, (io::Error, Buffers)> {
         if !up.reused {
-            if let Err(e) = up.stream.register(registry, up.slot) {
+            if let Err(e) = up.stream.register_readable(registry, up.slot) {
                 return Err((e, up.buffers));
             }
         }
@@ -172,6 +192,8 @@ impl Exchange {
             stderr_lines: 0,
             name: up.name,
             spare: [head, cgi],
+            registry: registry.clone(),
+            writable: false,
         })
     }
 
@@ -185,7 +207,7 @@ impl Exchange {
             match self.stream.write(&self.out[self.sent..]) {
                 Ok(0) => return Err(self.fail(io::ErrorKind::WriteZero.into())),
                 Ok(n) => self.sent += n,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return self.wait_writable(),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(self.fail(e)),
             }
@@ -340,8 +362,8 @@ impl Exchange {
     /// The connection, if it may carry another request (the request ended cleanly, the
     /// application was asked to keep it, and nothing is left on it either way), and the
     /// buffers.
-    pub fn finish(self) -> (Option<(usize, Stream)>, Buffers) {
-        let clean = self
+    pub fn finish(mut self) -> (Option<(usize, Stream)>, Buffers) {
+        let mut clean = self
             .end
             .is_some_and(|e| e.protocol_status == REQUEST_COMPLETE)
             && self.keep_conn
@@ -352,6 +374,12 @@ impl Exchange {
             // request's STDIN unsent: the next request on the connection would follow a
             // stream the application still reads.
             && !self.stdin_open;
+        if clean && self.writable {
+            // Idle, it is registered for reading alone again.
+            clean = (self.stream)
+                .wait_writable(&self.registry, self.slot, false)
+                .is_ok();
+        }
         let mut out = self.out;
         out.clear();
         let [head, cgi] = self.spare;
@@ -374,7 +402,8 @@ impl Exchange {
     /// Sends the request again on `stream`, a new connection.
     pub fn retry(&mut self, mut stream: Stream, registry: &Registry) -> io::Result<()> {
         // The slot carries over: it still drives this request's client connection.
-        stream.register(registry, self.slot)?;
+        stream.register_readable(registry, self.slot)?;
+        self.writable = false;
         // The failed connection is closed (and so leaves the epoll set) as it is replaced.
         self.stream = stream;
         self.replayable = false;
@@ -384,6 +413,17 @@ impl Exchange {
         self.in_pos = 0;
         self.in_end = 0;
         self.send_pending()
+    }
+
+    /// A write blocked: the connection's events say when it is writable again, until the
+    /// request ends (`finish` takes writability back off before the connection is pooled).
+    fn wait_writable(&mut self) -> io::Result<()> {
+        if !self.writable {
+            let r = self.stream.wait_writable(&self.registry, self.slot, true);
+            r.map_err(|e| self.fail(e))?;
+            self.writable = true;
+        }
+        Ok(())
     }
 
     /// Marks the connection broken and logs why; returns the error.
