@@ -30,7 +30,7 @@ impl H1 {
             .filter(|_| cx.sh.config.http == HttpMode::Pipeline);
         let range = match self.ex.learned {
             OWN => {
-                let range = r.for_file(ch.page, self.ex.file, self.url(ch, cx), depth);
+                let range = r.for_file(self.ex.page.index, self.ex.file, self.url(cx), depth);
                 cx.debug(&r.bytes()[range.clone()]);
                 range
             }
