@@ -48,13 +48,7 @@ use frames::FrameScanner;
 use http2::Session;
 use mio::event::Event;
 use std::collections::VecDeque;
-use std::sync::atomic::AtomicI32;
 use streams::Io;
-
-/// For tests only: the id of each connection's first stream when not 0 (nghttp2 refuses new
-/// streams once ids run out after 2^30 of them; starting near the end reaches that in a few).
-#[doc(hidden)]
-pub static FIRST_STREAM_ID: AtomicI32 = AtomicI32::new(0);
 
 /// Where an HTTP/2 connection is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -106,7 +106,8 @@ fn wake(cx: &mut ThreadState<'_>, g: usize, now: u64) {
     }
 }
 
-/// The page's next file for member `ch`, if one is left (the member joins the page: `ch.page` is it).
+/// The page's next file for member `ch`, if one is left (the member joins the page: it becomes
+/// `ch.page`).
 pub(super) fn take_file(ch: &mut Child, cx: &mut ThreadState<'_>) -> Option<usize> {
     let (g, _) = of(ch, cx);
     let group = &mut cx.groups[g];

@@ -7,11 +7,10 @@ use super::super::connect;
 use super::super::errors::{alpn_refused, handshake_error};
 use super::super::page::Child;
 use super::super::{ThreadState, Wire, NONE};
-use super::{State, FIRST_STREAM_ID, H2};
+use super::{State, H2};
 use crate::config::{H2_CONNECTION_WINDOW, H2_STREAM_WINDOW};
 use crate::stats::ErrorKind;
 use http2::Session;
-use std::sync::atomic::Ordering;
 
 impl H2 {
     pub(super) fn connect(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
@@ -79,8 +78,7 @@ impl H2 {
             Ok(s) => self.session = Some(s),
             Err(_) => return self.conn_failed(ch, cx, ErrorKind::H2Protocol, now),
         }
-        let first = FIRST_STREAM_ID.load(Ordering::Relaxed);
-        if let (Some(s), true) = (&mut self.session, first > 0) {
+        if let (Some(s), Some(first)) = (&mut self.session, cx.sh.config.h2_first_stream_id) {
             let _ = s.set_next_stream_id(first);
         }
         self.state = State::Settings;

@@ -243,7 +243,7 @@ impl H2 {
             } else {
                 0
             };
-            let at = conn.expect(owed.min(u64::from(window / 2)), now);
+            let at = conn.set_low_water(owed.min(u64::from(window / 2)), now);
             cx.timers.arm_by(ch.slot, at);
         }
         if self.io.closed.is_empty() {
