@@ -47,16 +47,9 @@ impl H2 {
     pub(super) fn on_handshake(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         let first = self.first_exchange(ch, cx.sh.workload);
         let Some(conn) = &mut self.conn else { return };
-        let mut now = now;
-        match conn.handshake() {
-            Ok(false) => return,
-            Ok(true) => {
-                if let Some(session) = conn.tls_session() {
-                    now = cx.now();
-                    let took = now - self.handshake_start_us;
-                    ch.record_handshake(cx, &first, now, took, session);
-                }
-            }
+        let now = match connect::handshake(conn, (ch, &first), cx, self.handshake_start_us, now) {
+            Ok(None) => return,
+            Ok(Some(now)) => now,
             Err(e) if alpn_refused(&e) => {
                 return self.conn_failed(ch, cx, ErrorKind::H2NotNegotiated, now)
             }
@@ -64,7 +57,7 @@ impl H2 {
                 cx.handshake_failed(&e, first.file_start_us, now);
                 return self.conn_failed(ch, cx, handshake_error(&e), now);
             }
-        }
+        };
         if !conn.negotiated_h2() {
             return self.conn_failed(ch, cx, ErrorKind::H2NotNegotiated, now);
         }
