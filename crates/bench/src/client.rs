@@ -61,8 +61,6 @@ use alarm::Alarm;
 use busy_poll::Waiter;
 use h1::H1;
 pub use h2::H2Requests;
-#[doc(hidden)]
-pub use h2::FIRST_STREAM_ID;
 use h2::H2;
 pub(crate) use h3::trust as h3_trust;
 use h3::H3;

@@ -65,6 +65,11 @@ pub struct BenchConfig {
     /// HTTP/2 receive windows (each stream's, and the connection's when above 65535, where it
     /// starts and below which it cannot go); `None`: a browser's (see [`H2_STREAM_WINDOW`]).
     pub h2_window: Option<u32>,
+    /// The id of each HTTP/2 connection's first stream (`None`: 1, as always outside tests).
+    /// nghttp2 opens no more streams once ids run out, after 2^30 of them on one connection:
+    /// starting near the end lets a test reach that in a few.
+    #[doc(hidden)]
+    pub h2_first_stream_id: Option<i32>,
     pub connect_timeout: Duration,
     pub response_timeout: Duration,
     /// With nothing to do, poll this long before sleeping (zero: sleep at once); see
@@ -111,6 +116,7 @@ impl BenchConfig {
             connections_per_child: 1,
             streams: None,
             h2_window: None,
+            h2_first_stream_id: None,
             connect_timeout: Duration::from_secs(10),
             response_timeout: Duration::from_secs(10),
             busy_poll: DEFAULT_BUSY_POLL,

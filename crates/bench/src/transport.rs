@@ -21,7 +21,7 @@ use crate::config::TlsOptions;
 use crate::stats::TlsAgreed;
 use crate::{Scheme, Target};
 use low_water::LowWater;
-/// Below this many bytes owed a connection sets no low-water mark (`Transport::expect`).
+/// Below this many bytes owed a connection sets no low-water mark (`Transport::set_low_water`).
 pub(crate) use low_water::FLOOR as LOW_WATER_FLOOR;
 use rustls::ClientConnection;
 use std::os::fd::AsFd;
@@ -227,7 +227,7 @@ impl Transport {
     /// then wake it only once a good share of them is there. Returns when the connection must
     /// be looked at again (this again), whether or not anything was read by then
     /// ([`low_water::NONE`]: no need).
-    pub(crate) fn expect(&mut self, owed: u64, now: u64) -> u64 {
+    pub(crate) fn set_low_water(&mut self, owed: u64, now: u64) -> u64 {
         match self {
             Transport::Plain(s, low) => low.expect(s.as_fd(), owed, now),
             Transport::Unix(_) => low_water::NONE,

@@ -1,7 +1,6 @@
 //! HTTP/2 when nghttp2 opens no more streams on a connection (its stream ids ran out, as after
 //! 2^30 streams of a long `--streams` run): the connection finishes what it has in flight and
-//! the rest goes on a new one, never a spin. A binary of its own: the first stream id is set
-//! process-wide.
+//! the rest goes on a new one, never a spin.
 
 mod common;
 #[path = "common/h2server.rs"]
@@ -10,18 +9,18 @@ mod h2server;
 use bench::{HttpMode, Stop};
 use common::{config, workload};
 use h2server::{Fault, H2Server};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::mpsc;
 use std::time::Duration;
 
 #[test]
 fn when_stream_ids_run_out_the_rest_of_the_page_goes_on_a_new_connection() {
-    // The last client stream id: one stream per connection, then nghttp2 refuses the next.
-    bench::client::FIRST_STREAM_ID.store(i32::MAX, Ordering::Relaxed);
     let server = H2Server::start(Fault::None);
     let w = workload(&[("p", 1.0, &["/a", "/b", "/c", "/d"])]);
     let mut cfg = config(server.addr, 1, Stop::Pages(5));
     cfg.http = HttpMode::Http2;
+    // The last client stream id: one stream per connection, then nghttp2 refuses the next.
+    cfg.h2_first_stream_id = Some(i32::MAX);
     let (tx, rx) = mpsc::channel();
     // On a thread: a client that spins never returns, and the test must fail, not hang.
     std::thread::spawn(move || {

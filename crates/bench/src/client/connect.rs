@@ -1,14 +1,16 @@
-//! A Webchild's new connection, whatever protocol it will speak: the client state made (TLS:
+//! A Webchild's connection, whatever protocol it speaks over TCP: the client state made (TLS:
 //! its key shares, before the connect and outside its time), the nonblocking TCP connect
-//! started and registered, and the connect timeout armed. `h1.rs` and `h2.rs` go on from the
-//! socket's first writable event with [`ready`].
+//! started and registered, and the connect timeout armed; `h1.rs` and `h2.rs` go on from the
+//! socket's first writable event with [`ready`], then [`handshake`]. Then its one write loop,
+//! [`write_out`], under both wires.
 
 use super::errors::connect_error;
-use super::page::Child;
+use super::page::{Child, Exchange};
 use super::ThreadState;
 use crate::stats::ErrorKind;
 use crate::transport::Transport;
 use mio::Token;
+use std::io;
 
 /// Starts connecting for `ch` at `now`: the transport and when its connect began, or the error
 /// and when it was found.
@@ -49,4 +51,48 @@ pub(super) fn ready(
         Ok(false) => Ok(None),
         Err(e) => Err((connect_error(&e), now)),
     }
+}
+
+/// Moves `conn`'s handshake on at `now` (plain TCP has none: it is done at once), for `ex`,
+/// whose connection's handshake began at `began`: `Ok(Some(now))` done at `now` (over TLS it is
+/// recorded apart from the TCP connect, and `now` read after the handshake's own I/O: one call
+/// can send the ClientHello, read the server's whole flight and answer it); `Ok(None)` waiting
+/// for the socket, still under the connect deadline; or how it failed.
+pub(super) fn handshake(
+    conn: &mut Transport,
+    (ch, ex): (&Child, &Exchange),
+    cx: &mut ThreadState<'_>,
+    began: u64,
+    now: u64,
+) -> io::Result<Option<u64>> {
+    if !conn.handshake()? {
+        return Ok(None);
+    }
+    let Some(session) = conn.tls_session() else {
+        return Ok(Some(now));
+    };
+    let now = cx.now();
+    ch.record_handshake(cx, ex, now, now - began, session);
+    Ok(Some(now))
+}
+
+/// Writes `bytes[*pos..]` to `conn` as far as the socket takes it, `*pos` moved on: `Ok(true)`
+/// all of it went (over HTTPS, its TLS records handed to the socket as far as it takes them; the
+/// rest go with its next writable event), `Ok(false)` the socket is full (its next writable
+/// event goes on), or the error (a write of nothing is `WriteZero`). The one write loop of every
+/// wire over TCP.
+pub(super) fn write_out(conn: &mut Transport, bytes: &[u8], pos: &mut usize) -> io::Result<bool> {
+    while *pos < bytes.len() {
+        match conn.write(&bytes[*pos..]) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => *pos += n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    if conn.wants_write() {
+        conn.send_pending()?;
+    }
+    Ok(true)
 }

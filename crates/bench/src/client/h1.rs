@@ -45,7 +45,7 @@ mod sending;
 mod sharing;
 
 use super::linger::{self, Linger};
-use super::page::{end_page, Answer, Child, Exchange};
+use super::page::{next_page, Answer, Child, Exchange, PageRef};
 use super::redirects::OWN;
 use super::{RunShared, ThreadState, Wire};
 use crate::config::HttpMode;
@@ -126,7 +126,7 @@ impl Wire for H1 {
             conn: None,
             conn_gen: 0,
             conn_responses: 0,
-            ex: Exchange::new(),
+            ex: Exchange::new(PageRef::NONE),
             connect_start_us: 0,
             handshake_start_us: 0,
             resp_keep_alive: false,
@@ -151,6 +151,7 @@ impl Wire for H1 {
         if cx.members > 1 {
             return self.next_shared(ch, cx, now);
         }
+        self.ex.page = ch.page;
         self.ex.file = 0;
         self.page_failed = false;
         if cx.sh.workload.app.0.is_some() && !self.app_page(ch, cx, now) {
@@ -212,7 +213,7 @@ impl Wire for H1 {
         let sent = match self.state {
             State::Idle | State::Closing => return,
             State::Connecting | State::Handshaking => 0,
-            State::ReadingHead | State::ReadingBody => self.sent_in_full(ch, cx),
+            State::ReadingHead | State::ReadingBody => self.sent_in_full(cx),
         };
         // Those the server said, after the end, it would never process were not sent.
         let processed = sent - self.late.as_ref().map_or(0, |l| l.unprocessed(sent));
@@ -229,11 +230,11 @@ impl Wire for H1 {
         }
     }
 
-    fn linger(&mut self, ch: &Child, cx: &ThreadState<'_>, at: Linger, buf: &mut [u8]) -> Linger {
+    fn linger(&mut self, _: &Child, cx: &ThreadState<'_>, at: Linger, buf: &mut [u8]) -> Linger {
         if !self.busy() {
             return linger::step(self.conn.as_mut(), at, buf, |_| {});
         }
-        let is_head = batch_is_head(self.is_head(ch, cx), self.ex.file, &self.lanes, ch, cx);
+        let is_head = batch_is_head(self.is_head(cx), &self.ex, &self.lanes, cx);
         let body = (self.state == State::ReadingBody).then_some(&self.decoder);
         let (late, head) = (&mut self.late, &self.head);
         linger::step(self.conn.as_mut(), at, buf, |b| {
@@ -257,14 +258,14 @@ impl Wire for H1 {
 
 impl H1 {
     /// The URL of the file in progress.
-    fn url(&self, ch: &Child, cx: &ThreadState<'_>) -> usize {
-        ch.url(cx.sh.workload, self.ex.file)
+    fn url(&self, cx: &ThreadState<'_>) -> usize {
+        self.ex.url(cx.sh.workload)
     }
 
     /// Whether the request in flight is a HEAD (its response has no body).
-    fn is_head(&self, ch: &Child, cx: &ThreadState<'_>) -> bool {
+    fn is_head(&self, cx: &ThreadState<'_>) -> bool {
         match self.ex.learned {
-            OWN => cx.sh.requests.is_head(self.url(ch, cx)),
+            OWN => cx.sh.requests.is_head(self.url(cx)),
             learned => cx.redirects.is_head(learned),
         }
     }
@@ -310,7 +311,7 @@ impl H1 {
         }
         self.conn_responses += 1;
         if self.app.is_some() {
-            self.judge(ch, cx, now);
+            self.judge(cx, now);
         }
         match ch.answered(cx, &self.ex, now) {
             Answer::Final(ok) => self.after_response(ch, cx, ok, now),
@@ -326,7 +327,7 @@ impl H1 {
         let http10 = cx.sh.config.http == HttpMode::Http10;
         // After a pipelined batch, its redirects are followed one request at a time.
         let pipelined = cx.sh.config.http == HttpMode::Pipeline && !self.after_batch;
-        let more = !self.after_batch && self.ex.file + 1 < ch.files(cx.sh.workload);
+        let more = !self.after_batch && self.ex.file + 1 < self.ex.page.files(cx.sh.workload);
         if http10 && !self.resp_keep_alive && self.conn.is_some() {
             return self.await_close(ch, cx, now, ok, more);
         }
@@ -397,6 +398,9 @@ impl H1 {
             // Only a failure ends a shared page's file here (`sharing.rs` ends the others).
             return self.shared_failed(ch, cx, now, backoff);
         }
-        end_page(self, ch, cx, hit, now, backoff);
+        // The page of the exchange in progress: with lanes, the Webchild has picked the pages
+        // behind it since.
+        Child::record_page(cx, self.ex.page, hit, now);
+        next_page(self, ch, cx, now, backoff);
     }
 }

@@ -48,13 +48,7 @@ use frames::FrameScanner;
 use http2::Session;
 use mio::event::Event;
 use std::collections::VecDeque;
-use std::sync::atomic::AtomicI32;
-use streams::{Io, PageRef};
-
-/// For tests only: the id of each connection's first stream when not 0 (nghttp2 refuses new
-/// streams once ids run out after 2^30 of them; starting near the end reaches that in a few).
-#[doc(hidden)]
-pub static FIRST_STREAM_ID: AtomicI32 = AtomicI32::new(0);
+use streams::Io;
 
 /// Where an HTTP/2 connection is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,7 +108,7 @@ pub(super) struct H2 {
     thinking: VecDeque<u64>,
     /// Exchanges the server's GOAWAY left unprocessed, to send again on a new connection, and
     /// (`--redirect N`) redirects to follow, sent as the page's next streams.
-    retry: Vec<(Exchange, PageRef)>,
+    retry: Vec<Exchange>,
     connect_start_us: u64,
     handshake_start_us: u64,
     connect_us: u64,
@@ -235,13 +229,11 @@ impl Wire for H2 {
     }
 
     fn at_end(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, end: u64) {
-        let saved = PageRef::of(ch);
         let mut any = false;
         // Streams open on the connection: unfinished when their request left whole, else not
         // sent (nghttp2 held its HEADERS, or the socket had not taken them; over HTTPS, records
         // rustls still holds are not looked into: docs/latency.md).
         for s in self.io.in_flight() {
-            s.page.restore(ch);
             if self.io.unsent_at_end(s) || self.late.refused(s.id) {
                 ch.record_unsent(cx, &s.ex, end);
             } else {
@@ -250,12 +242,10 @@ impl Wire for H2 {
             any = true;
         }
         // Refused by a GOAWAY, waiting for a new connection: not processed by the server.
-        for (ex, p) in &self.retry {
-            p.restore(ch);
+        for ex in &self.retry {
             ch.record_unsent(cx, ex, end);
             any = true;
         }
-        saved.restore(ch);
         // Connecting for the page's first file: begun, not sent, as over HTTP/1.
         let connecting = matches!(
             self.state,
@@ -290,37 +280,20 @@ impl Wire for H2 {
     }
 }
 
-impl PageRef {
-    fn of(ch: &Child) -> PageRef {
-        PageRef {
-            page: ch.page,
-            intended_us: ch.page_intended_us,
-            start_us: ch.page_start_us,
-            refused_once: false,
-        }
-    }
-
-    fn restore(&self, ch: &mut Child) {
-        ch.page = self.page;
-        ch.page_intended_us = self.intended_us;
-        ch.page_start_us = self.start_us;
-    }
-}
-
 impl H2 {
     /// The exchange the connection is made for (what its connect is recorded on, and a failed
     /// connect counted on): the first to send again after a GOAWAY, or the page's next file.
     fn first_exchange(&self, ch: &Child, w: &crate::Workload) -> Exchange {
         let file = match self.retry.last() {
-            Some((ex, _)) => ex.file,
+            Some(ex) => ex.file,
             None if self.lanes => 0,
             None => self.next_file,
         };
         Exchange {
             file: file.min(ch.files(w) - 1),
-            file_start_us: ch.page_start_us,
+            file_start_us: ch.page.start_us,
             connect_us: self.connect_us,
-            ..Exchange::new()
+            ..Exchange::new(ch.page)
         }
     }
 }

@@ -251,9 +251,9 @@ impl H3 {
         };
         Exchange {
             file: file.min(ch.files(w) - 1),
-            file_start_us: ch.page_start_us,
+            file_start_us: ch.page.start_us,
             connect_us: self.connect_us,
-            ..Exchange::new()
+            ..Exchange::new(ch.page)
         }
     }
 }

@@ -46,10 +46,44 @@ pub(super) enum Phase {
     Done,
 }
 
-/// One file's exchange (a request and its response): its timings and byte counts, as they are
-/// recorded. A connection keeps one per request in flight.
+/// The page an exchange belongs to: which page, when it was due (the open loop's intended
+/// time) and when it began. A Webchild holds the one it picked last ([`Child::page`]); each
+/// exchange carries its own, so that a connection with several pages in flight (lanes over
+/// HTTP/1.1 pipelining and HTTP/2, a shared page's members) records each through its exchange.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct PageRef {
+    /// Index in the workload's pages.
+    pub index: usize,
+    pub intended_us: u64,
+    pub start_us: u64,
+}
+
+impl PageRef {
+    /// No page yet (a Webchild before its first).
+    pub(super) const NONE: PageRef = PageRef {
+        index: 0,
+        intended_us: 0,
+        start_us: 0,
+    };
+
+    /// The URL index of its file `file`.
+    #[inline]
+    pub(super) fn url(&self, w: &Workload, file: usize) -> usize {
+        w.pages[self.index].files[file]
+    }
+
+    /// The number of its files.
+    #[inline]
+    pub(super) fn files(&self, w: &Workload) -> usize {
+        w.pages[self.index].files.len()
+    }
+}
+
+/// One file's exchange (a request and its response): the page it belongs to, its timings and
+/// byte counts, as they are recorded. A connection keeps one per request in flight.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Exchange {
+    pub page: PageRef,
     /// Index in the page's files.
     pub file: usize,
     pub file_start_us: u64,
@@ -72,11 +106,17 @@ pub(super) struct Exchange {
     pub next: Hop,
     /// An application workload's judgement of the response, set before it is recorded.
     pub verdict: Verdict,
+    /// The server refused this request once already (HTTP/2's REFUSED_STREAM) and it was sent
+    /// again: a second refusal is an error, so that a server refusing everything cannot keep a
+    /// page going round forever.
+    pub refused_once: bool,
 }
 
 impl Exchange {
-    pub(super) const fn new() -> Self {
+    /// An exchange of `page`'s file 0 that has not begun.
+    pub(super) const fn new(page: PageRef) -> Self {
         Exchange {
+            page,
             file: 0,
             file_start_us: 0,
             connect_us: NONE,
@@ -91,7 +131,14 @@ impl Exchange {
             learned: OWN,
             next: Hop::None,
             verdict: Verdict::ByStatus,
+            refused_once: false,
         }
+    }
+
+    /// The URL index of its file.
+    #[inline]
+    pub(super) fn url(&self, w: &Workload) -> usize {
+        self.page.url(w, self.file)
     }
 
     /// Forgets the response (a new file, or the same one retried); the file's start and its
@@ -133,9 +180,8 @@ pub(super) struct Child {
     warmup_rng: fastrand::Rng,
     pub pages_left: u64,
     pub next_intended_us: f64,
-    pub page: usize,
-    pub page_intended_us: u64,
-    pub page_start_us: u64,
+    /// The page picked last: the one new exchanges belong to.
+    pub page: PageRef,
     pub done_us: u64,
 }
 
@@ -153,29 +199,15 @@ impl Child {
             warmup_rng: child_rng(sh.config.seed, id, 1),
             pages_left: sh.schedule.quota(id),
             next_intended_us: offset,
-            page: 0,
-            page_intended_us: 0,
-            page_start_us: 0,
+            page: PageRef::NONE,
             done_us: NONE,
         }
     }
 
-    /// The URL index of file `file` of the page in progress.
-    #[inline]
-    pub(super) fn url(&self, w: &Workload, file: usize) -> usize {
-        w.pages[self.page].files[file]
-    }
-
-    /// The number of files of the page in progress.
+    /// The number of files of the page picked last.
     #[inline]
     pub(super) fn files(&self, w: &Workload) -> usize {
-        w.pages[self.page].files.len()
-    }
-
-    /// URL of file `file` of page `page`.
-    #[inline]
-    pub(super) fn url_of(&self, w: &Workload, page: usize, file: usize) -> usize {
-        w.pages[page].files[file]
+        self.page.files(w)
     }
 
     /// Whether a request may begin at `now`: not at or after the end of the run, when the
@@ -199,7 +231,7 @@ impl Child {
                 .sh
                 .schedule
                 .interval_us
-                .map_or(0, |_| self.page_intended_us);
+                .map_or(0, |_| self.page.intended_us);
             cx.first_connect_late_us = now.saturating_sub(due);
         }
     }
@@ -232,9 +264,11 @@ impl Child {
         } else {
             &mut self.warmup_rng
         };
-        self.page = cx.sh.picker.pick(rng);
-        self.page_intended_us = intended;
-        self.page_start_us = now;
+        self.page = PageRef {
+            index: cx.sh.picker.pick(rng),
+            intended_us: intended,
+            start_us: now,
+        };
         self.phase = Phase::Busy;
         true
     }
@@ -242,8 +276,8 @@ impl Child {
     /// A connection's TCP connect finished after `ex.connect_us`.
     pub(super) fn record_connect(&self, cx: &mut ThreadState<'_>, ex: &Exchange, now: u64) {
         if cx.counts(ex.file_start_us, now) {
-            let url = self.url(cx.sh.workload, ex.file);
-            cx.stats.record_connect(self.page, url, ex.connect_us);
+            let url = ex.url(cx.sh.workload);
+            cx.stats.record_connect(ex.page.index, url, ex.connect_us);
         }
     }
 
@@ -325,7 +359,7 @@ impl Child {
         kind: Option<ErrorKind>,
     ) -> bool {
         let schedule = &cx.sh.schedule;
-        let url = self.url(cx.sh.workload, ex.file);
+        let url = ex.url(cx.sh.workload);
         let ok = kind.is_none();
         let open_first = schedule.interval_us.is_some() && ex.file == 0;
         cx.live.requests += 1;
@@ -337,7 +371,7 @@ impl Child {
             // Open loop, first file: both count from when the page was due (no coordinated
             // omission); otherwise from the file's start and from the request's last byte.
             let (start, ttfb_from) = if open_first {
-                (self.page_intended_us, self.page_intended_us)
+                (ex.page.intended_us, ex.page.intended_us)
             } else {
                 (ex.file_start_us, ex.written_us)
             };
@@ -349,7 +383,7 @@ impl Child {
                 response_uncorrected_us: now - ex.file_start_us,
                 transfer_us: now.saturating_sub(ex.written_us),
             };
-            cx.stats.record_response(self.page, url, &r);
+            cx.stats.record_response(ex.page.index, url, &r);
             cx.stats.statuses.add(ex.status);
             cx.stats.bytes_chunk_framing += ex.framing_bytes;
             let second = cx.second(now);
@@ -379,7 +413,7 @@ impl Child {
     ) {
         cx.live.fail(kind);
         if cx.counts(ex.file_start_us, now) {
-            cx.record_error(self.url(cx.sh.workload, ex.file), kind, now);
+            cx.record_error(ex.url(cx.sh.workload), kind, now);
             cx.stats.bytes_failed += bytes;
             self.log(cx, ex, None, kind.name());
         }
@@ -425,29 +459,25 @@ impl Child {
         }
         let open = schedule.interval_us.is_some();
         let start = if open && ex.file == 0 {
-            self.page_intended_us
+            ex.page.intended_us
         } else {
             ex.file_start_us
         };
-        let page_wait = open.then(|| end.saturating_sub(self.page_intended_us));
+        let page_wait = open.then(|| end.saturating_sub(ex.page.intended_us));
         Some((end.saturating_sub(start), page_wait))
     }
 
-    /// The page ended at `now` (its last byte): counted as a hit or not.
-    pub(super) fn record_page(&self, cx: &mut ThreadState<'_>, hit: bool, now: u64) {
+    /// `page` ended at `now` (its last byte): counted as a hit or not.
+    pub(super) fn record_page(cx: &mut ThreadState<'_>, page: PageRef, hit: bool, now: u64) {
         if hit {
             // For the live line's estimate of the Webchildren a rate needs.
             cx.live.pages += 1;
-            cx.live.page_us += now - self.page_start_us;
+            cx.live.page_us += now - page.start_us;
         }
-        if cx.counts(self.page_intended_us, now) {
+        if cx.counts(page.intended_us, now) {
             cx.live.window_pages += 1;
-            cx.stats.record_page(
-                self.page,
-                hit,
-                now - self.page_intended_us,
-                now - self.page_start_us,
-            );
+            cx.stats
+                .record_page(page.index, hit, now - page.intended_us, now - page.start_us);
         }
     }
 
@@ -476,19 +506,19 @@ impl Child {
         let base = cx.sh.schedule.base_unix_us;
         // The URL this request asked for: the entry's own, or a redirect's target.
         let url = match ex.learned {
-            OWN => &cx.sh.workload.urls[self.url(cx.sh.workload, ex.file)],
+            OWN => &cx.sh.workload.urls[ex.url(cx.sh.workload)],
             learned => cx.redirects.path(learned),
         };
         log.push(&LogRecord {
             thread: cx.thread,
             child: self.id,
-            page: &cx.sh.workload.pages[self.page].name,
+            page: &cx.sh.workload.pages[ex.page.index].name,
             url,
             intended_unix_us: cx
                 .sh
                 .schedule
                 .interval_us
-                .map(|_| base + self.page_intended_us),
+                .map(|_| base + ex.page.intended_us),
             start_unix_us: base + ex.file_start_us,
             connect_us: some(ex.connect_us),
             ttfb_us: some(ex.first_byte_us).map(|t| t.saturating_sub(ex.written_us)),
@@ -538,7 +568,7 @@ pub(super) fn end_page<C: Wire>(
     now: u64,
     backoff: bool,
 ) {
-    ch.record_page(cx, hit, now);
+    Child::record_page(cx, ch.page, hit, now);
     next_page(conn, ch, cx, now, backoff);
 }
 

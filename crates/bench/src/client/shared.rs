@@ -11,16 +11,14 @@
 //! Only the closed loop without think time: a page starts as the previous one ends (the runner
 //! refuses `--rate`, `--think`, `--redirect`, `--pipeline` and HTTP/2 with groups).
 
-use super::page::{self, Child};
+use super::page::{self, Child, PageRef};
 use super::{RunShared, ThreadState, Wire};
 
 /// One Webchild's shared page: what its members deal among them.
 pub(super) struct Group {
     /// Picks the pages: the Webchild's random streams and quota (taken out while it picks).
     pager: Option<Child>,
-    page: usize,
-    intended_us: u64,
-    start_us: u64,
+    page: PageRef,
     files: usize,
     /// The page's next file no member has taken yet.
     next_file: usize,
@@ -44,9 +42,7 @@ impl Group {
     pub(super) fn new(first: usize, id: usize, sh: &RunShared<'_>) -> Self {
         Group {
             pager: Some(Child::new(first, id, sh)),
-            page: 0,
-            intended_us: 0,
-            start_us: 0,
+            page: PageRef::NONE,
             files: 0,
             next_file: 0,
             in_flight: 0,
@@ -83,8 +79,7 @@ pub(super) fn start_page<C: Wire>(
         let files = pager.files(cx.sh.workload);
         let group = &mut cx.groups[g];
         if picked {
-            (group.page, group.intended_us) = (pager.page, pager.page_intended_us);
-            (group.start_us, group.files) = (pager.page_start_us, files);
+            (group.page, group.files) = (pager.page, files);
             (group.next_file, group.in_flight, group.ok) = (0, 0, true);
             group.busy = true;
         } else {
@@ -111,7 +106,8 @@ fn wake(cx: &mut ThreadState<'_>, g: usize, now: u64) {
     }
 }
 
-/// The page's next file for member `ch`, if one is left (its page fields set to the page's).
+/// The page's next file for member `ch`, if one is left (the member joins the page: it becomes
+/// `ch.page`).
 pub(super) fn take_file(ch: &mut Child, cx: &mut ThreadState<'_>) -> Option<usize> {
     let (g, _) = of(ch, cx);
     let group = &mut cx.groups[g];
@@ -119,8 +115,6 @@ pub(super) fn take_file(ch: &mut Child, cx: &mut ThreadState<'_>) -> Option<usiz
         return None;
     }
     ch.page = group.page;
-    ch.page_intended_us = group.intended_us;
-    ch.page_start_us = group.start_us;
     group.next_file += 1;
     group.in_flight += 1;
     Some(group.next_file - 1)
@@ -136,8 +130,8 @@ pub(super) fn file_done(ch: &Child, cx: &mut ThreadState<'_>, ok: bool, now: u64
     let last = group.in_flight == 0 && (!group.ok || group.next_file >= group.files);
     if last && group.busy {
         group.busy = false;
-        let hit = group.ok;
-        ch.record_page(cx, hit, now);
+        let (page, hit) = (group.page, group.ok);
+        Child::record_page(cx, page, hit, now);
     }
 }
 

@@ -280,7 +280,7 @@ impl TlsStream {
         }
     }
 
-    /// See [`super::Transport::expect`]: of the plaintext owed, a TLS record rustls holds
+    /// See [`super::Transport::set_low_water`]: of the plaintext owed, a TLS record rustls holds
     /// part of (read from the socket already) will not reach the socket again.
     pub(super) fn expect(&mut self, owed: u64, now: u64) -> u64 {
         let owed = owed.saturating_sub(PARTIAL_RECORD as u64);

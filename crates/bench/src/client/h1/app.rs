@@ -26,7 +26,7 @@ impl H1 {
         let Some(app) = &mut self.app else {
             return true;
         };
-        if app.start_page(ch.page) {
+        if app.start_page(ch.page.index) {
             return true;
         }
         self.ex.file_start_us = now;
@@ -41,7 +41,7 @@ impl H1 {
     /// waits the back-off of a failed connect: nothing was read, so starting it at once would
     /// recurse into this page's start (and spin) while every page fails the same way.
     pub(super) fn send_app(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
-        let files = &cx.sh.workload.pages[ch.page].files;
+        let files = &cx.sh.workload.pages[self.ex.page.index].files;
         let pipelined = cx.sh.config.http == HttpMode::Pipeline;
         let Some(app) = &mut self.app else { return };
         let n = match app.build_batch(cx.sh, files, self.ex.file, pipelined) {
@@ -69,8 +69,8 @@ impl H1 {
 
     /// The complete response: its cookies kept, its checks and extractions held; the verdict
     /// goes with the exchange to the page logic, which counts it once.
-    pub(super) fn judge(&mut self, ch: &Child, cx: &mut ThreadState<'_>, now: u64) {
-        let (file, url) = (self.ex.file, self.url(ch, cx));
+    pub(super) fn judge(&mut self, cx: &mut ThreadState<'_>, now: u64) {
+        let (file, url) = (self.ex.file, self.url(cx));
         let counted = cx.counts(self.ex.file_start_us, now);
         let sh = cx.sh;
         if let Some(app) = &mut self.app {

@@ -23,7 +23,7 @@ impl H1 {
     ) {
         self.next_file = ok && more;
         if !self.next_file {
-            ch.record_page(cx, ok, now); // the page ended at its last byte, not at the FIN
+            Child::record_page(cx, self.ex.page, ok, now); // the page ended at its last byte, not at the FIN
         }
         self.state = State::Closing;
         cx.timers

@@ -41,19 +41,9 @@ impl H1 {
     /// done, records it apart from the TCP connect and sends the request.
     pub(super) fn on_handshake(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         let Some(conn) = &mut self.conn else { return };
-        match conn.handshake() {
-            Ok(false) => {} // waiting for the socket, still under the connect deadline
-            Ok(true) => {
-                let mut now = now;
-                if let Some(session) = conn.tls_session() {
-                    // Read after the handshake's own I/O: one call can send the ClientHello, read
-                    // the server's whole flight and answer it, and `now` is from before.
-                    now = cx.now();
-                    let took = now - self.handshake_start_us;
-                    ch.record_handshake(cx, &self.ex, now, took, session);
-                }
-                self.send(ch, cx, now);
-            }
+        match connect::handshake(conn, (ch, &self.ex), cx, self.handshake_start_us, now) {
+            Ok(None) => {}
+            Ok(Some(now)) => self.send(ch, cx, now),
             Err(e) => {
                 cx.handshake_failed(&e, self.ex.file_start_us, now);
                 self.fail(ch, cx, handshake_error(&e), now)

@@ -1,8 +1,8 @@
 //! `--pipeline N` when every page is one file (a single URL among them): N requests in flight
 //! on the connection, each a page of its own ("lanes", as `--streams N` does over HTTP/2, and as
 //! wrk's pipeline.lua and `h2load --h1 -m N` do). Responses come back in order, so the lanes
-//! are a queue: the one whose response is being read is the connection's `ex` (its page in the
-//! Webchild's page fields), the others wait behind it. As each response ends its page ends, and
+//! are a queue: the one whose response is being read is the connection's `ex`, the others wait
+//! behind it; each exchange carries its own page. As each response ends its page ends, and
 //! a new page is picked and its request queued; what a read's responses queued is written in
 //! one write once the read is handled, so that requests leave in batches as responses arrive in
 //! batches. Each request's time runs from when it was queued, the same handler that writes it.
@@ -46,33 +46,8 @@ pub(super) struct Lanes {
 #[derive(Debug, Clone, Copy)]
 struct Lane {
     ex: Exchange,
-    page: LanePage,
     /// Where its request ends in the bytes queued on the connection.
     end: u64,
-}
-
-/// A lane's page, as the Webchild's page fields hold the one being read.
-#[derive(Debug, Clone, Copy)]
-struct LanePage {
-    page: usize,
-    intended_us: u64,
-    start_us: u64,
-}
-
-impl LanePage {
-    fn of(ch: &Child) -> Self {
-        LanePage {
-            page: ch.page,
-            intended_us: ch.page_intended_us,
-            start_us: ch.page_start_us,
-        }
-    }
-
-    fn restore(self, ch: &mut Child) {
-        ch.page = self.page;
-        ch.page_intended_us = self.intended_us;
-        ch.page_start_us = self.start_us;
-    }
 }
 
 impl Lanes {
@@ -116,13 +91,11 @@ impl Lanes {
 
     /// Whether the `k`-th request from the one being read is a HEAD (`first`: the one being
     /// read's).
-    pub(super) fn is_head(&self, first: bool, k: u64, ch: &Child, cx: &ThreadState<'_>) -> bool {
+    pub(super) fn is_head(&self, first: bool, k: u64, cx: &ThreadState<'_>) -> bool {
         match k {
             0 => first,
-            k => self.behind.get(k as usize - 1).is_some_and(|l| {
-                let url = ch.url_of(cx.sh.workload, l.page.page, 0);
-                cx.sh.requests.is_head(url)
-            }),
+            k => (self.behind.get(k as usize - 1))
+                .is_some_and(|l| cx.sh.requests.is_head(l.ex.url(cx.sh.workload))),
         }
     }
 }
@@ -135,12 +108,12 @@ impl H1 {
         let Some(lanes) = &mut self.lanes else { return };
         let r = &cx.sh.requests;
         lanes.reset_out();
-        let request = r.for_url(ch.url(cx.sh.workload, 0));
+        let request = r.for_url(self.ex.url(cx.sh.workload));
         cx.debug(request);
         lanes.head_end = lanes.push(request);
         self.ex.written_us = now;
         for k in 0..lanes.behind.len() {
-            let request = r.for_url(ch.url_of(cx.sh.workload, lanes.behind[k].page.page, 0));
+            let request = r.for_url(lanes.behind[k].ex.url(cx.sh.workload));
             let end = lanes.push(request);
             let lane = &mut lanes.behind[k];
             (lane.end, lane.ex.written_us) = (end, now);
@@ -163,23 +136,20 @@ impl H1 {
             lanes.out.drain(..self.wpos);
             self.wpos = 0;
         }
-        let reading = LanePage::of(ch);
         while 1 + lanes.behind.len() < lanes.depth && !cx.ended(now) {
             if !page::pick(ch, cx, now) {
                 break;
             }
-            let request = cx.sh.requests.for_url(ch.url(cx.sh.workload, 0));
-            cx.debug(request);
             let ex = Exchange {
                 file_start_us: now,
                 written_us: now,
-                ..Exchange::new()
+                ..Exchange::new(ch.page)
             };
+            let request = cx.sh.requests.for_url(ex.url(cx.sh.workload));
+            cx.debug(request);
             let end = lanes.push(request);
-            let page = LanePage::of(ch);
-            lanes.behind.push_back(Lane { ex, page, end });
+            lanes.behind.push_back(Lane { ex, end });
         }
-        reading.restore(ch);
         self.wend = lanes.out.len();
     }
 
@@ -188,7 +158,7 @@ impl H1 {
     pub(super) fn lane_done(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         self.conn_responses += 1;
         let ok = ch.record_response(cx, &self.ex, now);
-        ch.record_page(cx, ok, now);
+        Child::record_page(cx, self.ex.page, ok, now);
         if !self.resp_keep_alive || self.conn.is_none() {
             // The server closes after this response (or has closed, a close-delimited body):
             // those behind it are never answered.
@@ -201,7 +171,6 @@ impl H1 {
             return page::next_page(self, ch, cx, now, false);
         };
         self.ex = lane.ex;
-        lane.page.restore(ch);
         if let Some(lanes) = &mut self.lanes {
             lanes.head_end = lane.end;
         }
@@ -217,16 +186,13 @@ impl H1 {
     pub(super) fn drop_lanes(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         let Some(lanes) = &mut self.lanes else { return };
         let written = lanes.written;
-        let reading = LanePage::of(ch);
         for lane in lanes.behind.drain(..) {
-            lane.page.restore(ch);
             if lane.end <= written {
                 ch.record_unfinished(cx, &lane.ex, 0, now);
             } else {
                 ch.record_unsent(cx, &lane.ex, now);
             }
         }
-        reading.restore(ch);
     }
 
     /// At the end of the run: of the requests in flight (the one being read first), how many
@@ -251,14 +217,11 @@ impl H1 {
         end: u64,
     ) {
         let Some(lanes) = &self.lanes else { return };
-        let reading = LanePage::of(ch);
         for (k, lane) in (1..).zip(&lanes.behind) {
-            lane.page.restore(ch);
             match k < processed {
                 true => ch.record_unfinished(cx, &lane.ex, 0, end),
                 false => ch.record_unsent(cx, &lane.ex, end),
             }
         }
-        reading.restore(ch);
     }
 }

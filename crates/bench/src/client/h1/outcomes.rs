@@ -27,7 +27,7 @@ impl H1 {
 
     pub(super) fn on_eof(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         match self.state {
-            State::ReadingHead if self.may_retry(ch, cx) => self.retry(ch, cx, now),
+            State::ReadingHead if self.may_retry(cx) => self.retry(ch, cx, now),
             State::ReadingHead => self.fail(ch, cx, ErrorKind::Reset, now),
             State::ReadingBody => match self.decoder.eof() {
                 Ok(()) => {
@@ -61,7 +61,7 @@ impl H1 {
                 | io::ErrorKind::BrokenPipe
                 | io::ErrorKind::ConnectionAborted
         );
-        if reset && self.may_retry(ch, cx) {
+        if reset && self.may_retry(cx) {
             return self.retry(ch, cx, now);
         }
         let kind = if reset {
@@ -75,9 +75,9 @@ impl H1 {
     /// A reused keep-alive connection that closes before any byte of the response was most
     /// likely closed idle by the server as we wrote: RFC 9112 9.3.1 lets a client resend an
     /// idempotent request once, on a new connection. A fresh connection failing is an error.
-    pub(super) fn may_retry(&self, ch: &Child, cx: &ThreadState<'_>) -> bool {
+    pub(super) fn may_retry(&self, cx: &ThreadState<'_>) -> bool {
         let resend = match self.ex.learned {
-            OWN => cx.sh.requests.may_resend(self.url(ch, cx)),
+            OWN => cx.sh.requests.may_resend(self.url(cx)),
             learned => cx.redirects.may_resend(learned),
         };
         resend

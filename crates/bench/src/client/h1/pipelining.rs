@@ -4,7 +4,7 @@
 //! a batch has on the wire also decides, at the end of the run, which of its requests count as
 //! sent (`at_end`).
 
-use super::super::page::Child;
+use super::super::page::{Child, Exchange};
 use super::super::redirects::OWN;
 use super::super::ThreadState;
 use super::app::APP;
@@ -12,23 +12,22 @@ use super::lanes::Lanes;
 use super::{State, H1};
 use crate::transport::Transport;
 
-/// Whether the k-th request from the one in progress (pipelining: of its batch, or of the
-/// lanes) is a HEAD; `first`: the one in progress's, of file `file` of the page. A function of
-/// the fields it reads, so that the connection's other fields stay free to borrow.
+/// Whether the k-th request from the one in progress, `ex` (pipelining: of its batch, or of
+/// the lanes) is a HEAD; `first`: the one in progress's. A function of the fields it reads, so
+/// that the connection's other fields stay free to borrow.
 pub(super) fn batch_is_head<'a>(
     first: bool,
-    file: usize,
+    ex: &'a Exchange,
     lanes: &'a Option<Box<Lanes>>,
-    ch: &'a Child,
     cx: &'a ThreadState<'_>,
 ) -> impl Fn(u64) -> bool + 'a {
     move |k| match (k, lanes) {
         (0, _) => first,
-        (k, Some(lanes)) => lanes.is_head(first, k, ch, cx),
+        (k, Some(lanes)) => lanes.is_head(first, k, cx),
         (k, None) => cx
             .sh
             .requests
-            .is_head(ch.url(cx.sh.workload, file + k as usize)),
+            .is_head(ex.page.url(cx.sh.workload, ex.file + k as usize)),
     }
 }
 
@@ -45,10 +44,10 @@ impl H1 {
         // `--pipeline N`: one response out, one more request in (the batch is contiguous).
         if let Some(d) = cx.sh.config.streams {
             let last = self.ex.file + d as usize - 1;
-            if last < ch.files(cx.sh.workload) {
+            if last < self.ex.page.files(cx.sh.workload) {
                 self.wend = match &self.app {
                     Some(app) => app.end_through(last),
-                    None => cx.sh.requests.file_end(ch.page, last),
+                    None => cx.sh.requests.file_end(self.ex.page.index, last),
                 };
                 // The file in progress was written before; its times stay.
                 let written = self.ex.written_us;
@@ -62,14 +61,14 @@ impl H1 {
     /// Of the request in progress on (pipelining: of its batch), how many the server can have
     /// received: every byte written and, over HTTPS, handed to the socket (TLS records still
     /// waiting hold the last request written, which then counts as not sent). At the end only.
-    pub(super) fn sent_in_full(&self, ch: &Child, cx: &ThreadState<'_>) -> u64 {
+    pub(super) fn sent_in_full(&self, cx: &ThreadState<'_>) -> u64 {
         if let Some(lanes) = &self.lanes {
             return self.lanes_sent(lanes);
         }
-        let url = self.url(ch, cx);
+        let url = self.url(cx);
         let r = &cx.sh.requests;
         let whole = match (self.src, &self.app) {
-            (OWN, _) => r.whole_before(ch.page, self.ex.file, url, self.wpos),
+            (OWN, _) => r.whole_before(self.ex.page.index, self.ex.file, url, self.wpos),
             (APP, Some(app)) => app.whole_from(self.ex.file, self.wpos),
             _ => u64::from(self.wpos >= self.wend),
         };

@@ -37,8 +37,8 @@ impl H1 {
                 // completes; the request stays in flight for `at_end`, which only looks for
                 // where the server stopped.
                 if let (Ok(n), true) = (&res, self.busy()) {
-                    let first = self.is_head(ch, cx);
-                    let is_head = batch_is_head(first, self.ex.file, &self.lanes, ch, cx);
+                    let first = self.is_head(cx);
+                    let is_head = batch_is_head(first, &self.ex, &self.lanes, cx);
                     let body = (self.state == State::ReadingBody).then_some(&self.decoder);
                     let data = &buf[carry..carry + n];
                     follow_late(&mut self.late, (&self.head, body), data, &is_head);
@@ -97,7 +97,7 @@ impl H1 {
                         self.ex.first_byte_us = now;
                     }
                     let rest = &data[pos..];
-                    let head_request = self.is_head(ch, cx);
+                    let head_request = self.is_head(cx);
                     let h = match parse_response_head(rest, head_request) {
                         Ok(Some(h)) => h,
                         Ok(None) => return self.head.extend_from_slice(rest),
@@ -114,10 +114,10 @@ impl H1 {
                     }
                     self.ex.status = h.status;
                     if let Some(app) = &mut self.app {
-                        app.on_head(&rest[..h.head_len], ch.url(cx.sh.workload, self.ex.file));
+                        app.on_head(&rest[..h.head_len], self.ex.url(cx.sh.workload));
                     }
                     if cx.sh.config.redirect > 0 {
-                        let request = (self.url(ch, cx), self.ex.learned);
+                        let request = (self.url(cx), self.ex.learned);
                         let (config, workload) = (cx.sh.config, cx.sh.workload);
                         let head = &rest[..h.head_len];
                         self.ex.next = cx

@@ -4,6 +4,7 @@
 //! (`lanes.rs`) queue their requests in a buffer of their own, and an application workload's
 //! are built per use into the Webchild's (`app.rs`), written the same way.
 
+use super::super::connect;
 use super::super::page::Child;
 use super::super::redirects::OWN;
 use super::super::ThreadState;
@@ -11,7 +12,6 @@ use super::app::APP;
 use super::lanes::LANES;
 use super::{State, H1};
 use crate::config::HttpMode;
-use std::io;
 
 impl H1 {
     /// Starts writing the current file's request (pipelining: the page's, from this file on).
@@ -30,7 +30,7 @@ impl H1 {
             .filter(|_| cx.sh.config.http == HttpMode::Pipeline);
         let range = match self.ex.learned {
             OWN => {
-                let range = r.for_file(ch.page, self.ex.file, self.url(ch, cx), depth);
+                let range = r.for_file(self.ex.page.index, self.ex.file, self.url(cx), depth);
                 cx.debug(&r.bytes()[range.clone()]);
                 range
             }
@@ -52,35 +52,21 @@ impl H1 {
         let Some(conn) = &mut self.conn else {
             return false;
         };
-        while self.wpos < self.wend {
-            let bytes = match (self.src, &self.lanes, &self.app) {
-                (OWN, _, _) => cx.sh.requests.bytes(),
-                (LANES, Some(lanes), _) => &lanes.out,
-                (APP, _, Some(app)) => &app.out,
-                (learned, _, _) => cx.redirects.request(learned),
-            };
-            match conn.write(&bytes[self.wpos..self.wend]) {
-                Ok(0) => {
-                    self.io_failed(ch, cx, io::ErrorKind::WriteZero.into(), now);
-                    return false;
-                }
-                Ok(n) => {
-                    self.wpos += n;
-                    if let (LANES, Some(lanes)) = (self.src, &mut self.lanes) {
-                        lanes.written += n as u64;
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    self.io_failed(ch, cx, e, now);
-                    return false;
-                }
-            }
+        let bytes = match (self.src, &self.lanes, &self.app) {
+            (OWN, _, _) => cx.sh.requests.bytes(),
+            (LANES, Some(lanes), _) => &lanes.out,
+            (APP, _, Some(app)) => &app.out,
+            (learned, _, _) => cx.redirects.request(learned),
+        };
+        let from = self.wpos;
+        let res = connect::write_out(conn, &bytes[..self.wend], &mut self.wpos);
+        if let (LANES, Some(lanes)) = (self.src, &mut self.lanes) {
+            lanes.written += (self.wpos - from) as u64;
         }
-        // TLS records the socket could not take yet go with its next writable event.
-        if conn.wants_write() {
-            if let Err(e) = conn.send_pending() {
+        match res {
+            Ok(true) => {}
+            Ok(false) => return true, // the rest with the socket's next writable event
+            Err(e) => {
                 self.io_failed(ch, cx, e, now);
                 return false;
             }

@@ -16,7 +16,7 @@ impl H1 {
         self.page_failed = false;
         match shared::take_file(ch, cx) {
             Some(file) => {
-                self.ex.file = file;
+                (self.ex.page, self.ex.file) = (ch.page, file);
                 self.start_file(ch, cx, now);
             }
             None => shared::next(self, ch, cx, now, None),

@@ -7,11 +7,10 @@ use super::super::connect;
 use super::super::errors::{alpn_refused, handshake_error};
 use super::super::page::Child;
 use super::super::{ThreadState, Wire, NONE};
-use super::{State, FIRST_STREAM_ID, H2};
+use super::{State, H2};
 use crate::config::{H2_CONNECTION_WINDOW, H2_STREAM_WINDOW};
 use crate::stats::ErrorKind;
 use http2::Session;
-use std::sync::atomic::Ordering;
 
 impl H2 {
     pub(super) fn connect(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
@@ -48,16 +47,9 @@ impl H2 {
     pub(super) fn on_handshake(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         let first = self.first_exchange(ch, cx.sh.workload);
         let Some(conn) = &mut self.conn else { return };
-        let mut now = now;
-        match conn.handshake() {
-            Ok(false) => return,
-            Ok(true) => {
-                if let Some(session) = conn.tls_session() {
-                    now = cx.now();
-                    let took = now - self.handshake_start_us;
-                    ch.record_handshake(cx, &first, now, took, session);
-                }
-            }
+        let now = match connect::handshake(conn, (ch, &first), cx, self.handshake_start_us, now) {
+            Ok(None) => return,
+            Ok(Some(now)) => now,
             Err(e) if alpn_refused(&e) => {
                 return self.conn_failed(ch, cx, ErrorKind::H2NotNegotiated, now)
             }
@@ -65,7 +57,7 @@ impl H2 {
                 cx.handshake_failed(&e, first.file_start_us, now);
                 return self.conn_failed(ch, cx, handshake_error(&e), now);
             }
-        }
+        };
         if !conn.negotiated_h2() {
             return self.conn_failed(ch, cx, ErrorKind::H2NotNegotiated, now);
         }
@@ -79,8 +71,7 @@ impl H2 {
             Ok(s) => self.session = Some(s),
             Err(_) => return self.conn_failed(ch, cx, ErrorKind::H2Protocol, now),
         }
-        let first = FIRST_STREAM_ID.load(Ordering::Relaxed);
-        if let (Some(s), true) = (&mut self.session, first > 0) {
+        if let (Some(s), Some(first)) = (&mut self.session, cx.sh.config.h2_first_stream_id) {
             let _ = s.set_next_stream_id(first);
         }
         self.state = State::Settings;

@@ -8,7 +8,7 @@ use super::super::page::{self, Child, Exchange};
 use super::super::redirects::OWN;
 use super::super::{ThreadState, Wire, NONE};
 use super::requests::{H2Requests, STACK_FIELDS};
-use super::streams::{debug_block, debug_field, Io, PageRef};
+use super::streams::{debug_block, debug_field, Io};
 use super::H2;
 use crate::config::H2_REFILL_SHARE;
 use http2::{Header, Session, StreamId};
@@ -65,8 +65,8 @@ impl H2 {
             && self.in_flight + self.thinking.len() < self.limit
             && now < end
         {
-            if let Some((ex, page)) = self.retry.pop() {
-                self.submit(ch, cx, ex, page, now);
+            if let Some(ex) = self.retry.pop() {
+                self.submit(ch, cx, ex, now);
                 continue;
             }
             if self.lanes {
@@ -86,11 +86,10 @@ impl H2 {
                 // A lane's page is its one file: the file begins with the page (picked now, or
                 // before the connection it waited for).
                 let ex = Exchange {
-                    file: 0,
-                    file_start_us: ch.page_start_us,
-                    ..Exchange::new()
+                    file_start_us: ch.page.start_us,
+                    ..Exchange::new(ch.page)
                 };
-                self.submit(ch, cx, ex, PageRef::of(ch), now);
+                self.submit(ch, cx, ex, now);
             } else if self.page_ok && self.next_file < ch.files(cx.sh.workload) {
                 let ex = Exchange {
                     file: self.next_file,
@@ -100,11 +99,11 @@ impl H2 {
                     } else {
                         NONE
                     },
-                    ..Exchange::new()
+                    ..Exchange::new(ch.page)
                 };
                 self.next_file += 1;
                 self.fresh = false;
-                self.submit(ch, cx, ex, PageRef::of(ch), now);
+                self.submit(ch, cx, ex, now);
             } else {
                 break;
             }
@@ -190,7 +189,6 @@ impl H2 {
         ch: &mut Child,
         cx: &mut ThreadState<'_>,
         mut ex: Exchange,
-        page: PageRef,
         now: u64,
     ) {
         let Some(session) = &mut self.session else {
@@ -201,7 +199,7 @@ impl H2 {
         let (h, url, run_long) = match ex.learned {
             OWN => (
                 cx.sh.h2.as_ref().expect("HTTP/2 requests built"),
-                ch.url_of(cx.sh.workload, page.page, ex.file),
+                ex.url(cx.sh.workload),
                 true,
             ),
             learned => (cx.redirects.h2(learned), 0, false),
@@ -224,7 +222,7 @@ impl H2 {
                 // nghttp2 opens no more streams here: stream ids ran out (after 2^30 streams on
                 // one connection, a long `--streams` run), or memory did. Sent again on a new
                 // connection once those in flight are done; trying again here would spin.
-                self.retry.push((ex, page));
+                self.retry.push(ex);
                 self.draining = true;
                 return;
             }
@@ -241,7 +239,7 @@ impl H2 {
         // limit may hold it in nghttp2's queue.
         ex.written_us = NONE;
         self.no_room_since = NONE;
-        let slot = self.io.insert(id, ex, page, body);
+        let slot = self.io.insert(id, ex, body);
         self.in_flight += 1;
         if cx.counts(now, now) {
             // Beside `header_bytes_sent`, counted as its HEADERS leave.

@@ -5,7 +5,7 @@
 
 use super::super::page::{self, Answer, Child};
 use super::super::{ThreadState, Wire, NONE};
-use super::{PageRef, State, H2};
+use super::{State, H2};
 use crate::stats::ErrorKind;
 
 impl H2 {
@@ -15,7 +15,6 @@ impl H2 {
         if self.io.closed.is_empty() {
             return;
         }
-        let saved = PageRef::of(ch);
         for k in 0..self.io.closed.len() {
             let slot = self.io.closed[k] as usize;
             let s = self.io.take(slot);
@@ -24,10 +23,9 @@ impl H2 {
                 unprocessed(cx, &s, now);
                 let mut ex = s.ex;
                 ex.reset_response();
-                self.retry.push((ex, s.page));
+                self.retry.push(ex);
                 continue;
             }
-            s.page.restore(ch);
             let end = cx.sh.schedule.end_us;
             if now >= end {
                 // The run ended before this stream did (its close was read in the loop's last
@@ -49,7 +47,7 @@ impl H2 {
                         (ex.learned, ex.hops) = (to, ex.hops + 1);
                         ex.reset_response();
                         ex.connect_us = NONE;
-                        self.retry.push((ex, s.page));
+                        self.retry.push(ex);
                         continue;
                     }
                 }
@@ -67,14 +65,13 @@ impl H2 {
                 false
             };
             if self.lanes {
-                ch.record_page(cx, ok, now);
+                Child::record_page(cx, s.ex.page, ok, now);
                 self.think(cx, now);
             } else {
                 self.page_ok &= ok;
             }
         }
         self.io.closed.clear();
-        saved.restore(ch);
         // With streams left, `oldest_us` stays as it was, a bound below the oldest now in
         // flight: its timer fires early at worst, and the table is scanned then (once a
         // response timeout), not after every read that closed the oldest.
@@ -98,7 +95,7 @@ impl H2 {
         let mut ex = s.ex;
         let location = self.io.locations.take(s.id);
         let (config, workload) = (cx.sh.config, cx.sh.workload);
-        let request = (ch.url(workload, ex.file), ex.learned);
+        let request = (ex.url(workload), ex.learned);
         ex.next = cx
             .redirects
             .on_location(config, workload, request, ex.status, location);
@@ -133,7 +130,6 @@ impl H2 {
             return; // in flight at the end: `at_end` counts them
         }
         let timeout = cx.sh.schedule.response_timeout_us;
-        let saved = PageRef::of(ch);
         // No stream is older than the oldest (the timer also wakes lanes at open-loop slots).
         let expired = self.oldest_us != NONE && now.saturating_sub(timeout) >= self.oldest_us;
         while let Some(slot) = expired
@@ -145,17 +141,15 @@ impl H2 {
             if let Some(session) = &mut self.session {
                 let _ = session.submit_rst_stream(s.id, http2::error_code::CANCEL);
             }
-            s.page.restore(ch);
             let bytes = s.bytes_read();
             ch.record_failure(cx, &s.ex, ErrorKind::ResponseTimeout, bytes, now);
             if self.lanes {
-                ch.record_page(cx, false, now);
+                Child::record_page(cx, s.ex.page, false, now);
                 self.think(cx, now);
             } else {
                 self.page_ok = false;
             }
         }
-        saved.restore(ch);
         self.arm_oldest(ch, cx);
         self.next(ch, cx, now);
     }
@@ -169,7 +163,7 @@ impl H2 {
             unprocessed(cx, &s, now);
             let mut ex = s.ex;
             ex.reset_response();
-            self.retry.push((ex, s.page));
+            self.retry.push(ex);
         }
         !self.retry.is_empty()
     }
@@ -196,13 +190,11 @@ impl H2 {
             // Only streams the server never processed were left: they go on a new connection.
             return self.connect(ch, cx, now);
         }
-        let saved = PageRef::of(ch);
         let mut any = false;
         let io = &self.io;
         // After the run's end (read in the loop's last round), what was in flight is unfinished.
         let ended = now >= end;
         for s in io.in_flight() {
-            s.page.restore(ch);
             if ended {
                 ch.record_unfinished(cx, &s.ex, s.bytes_read(), end);
                 any = true;
@@ -216,7 +208,7 @@ impl H2 {
             };
             ch.record_failure(cx, &s.ex, kind, s.bytes_read(), now);
             if self.lanes {
-                ch.record_page(cx, false, now);
+                Child::record_page(cx, s.ex.page, false, now);
             }
             any = true;
         }
@@ -224,12 +216,10 @@ impl H2 {
             // Those the server never processed (its GOAWAY's, counted in `retried`) are not
             // failures: they go on a new connection, and the page (not a hit now that a file
             // failed) goes on with them.
-            saved.restore(ch);
             self.page_ok = false;
             return self.connect(ch, cx, now);
         }
-        for (ex, p) in self.retry.drain(..) {
-            p.restore(ch);
+        for ex in self.retry.drain(..) {
             if ended {
                 ch.record_unfinished(cx, &ex, 0, end);
                 any = true;
@@ -237,11 +227,10 @@ impl H2 {
             }
             ch.record_failure(cx, &ex, kind, 0, now);
             if self.lanes {
-                ch.record_page(cx, false, now);
+                Child::record_page(cx, ex.page, false, now);
             }
             any = true;
         }
-        saved.restore(ch);
         let fresh_page = self.fresh;
         if !any || (self.lanes && fresh_page) {
             // Nothing sent yet: the page's first file is what failed.
@@ -252,7 +241,7 @@ impl H2 {
                 ch.record_failure(cx, &ex, kind, 0, now);
             }
             if self.lanes {
-                ch.record_page(cx, false, now);
+                Child::record_page(cx, ex.page, false, now);
             }
         }
         self.close();

@@ -3,6 +3,7 @@
 //! to the session after its frames are counted (`frames.rs`); then what the read calls for
 //! (`next`): more streams, the page's end, a new connection after a GOAWAY.
 
+use super::super::connect;
 use super::super::page::Child;
 use super::super::{ThreadState, NONE};
 use super::frames::{Span, DATA, END_STREAM, GOAWAY, RST_STREAM};
@@ -46,20 +47,14 @@ impl H2 {
         let io = &mut self.io;
         loop {
             session.send(io).map_err(|_| ErrorKind::H2Protocol)?;
-            while io.out_pos < io.out.len() {
-                match conn.write(&io.out[io.out_pos..]) {
-                    Ok(0) => return Err(ErrorKind::Reset),
-                    Ok(n) => io.out_pos += n,
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(io_kind(&e)),
-                }
+            match connect::write_out(conn, &io.out, &mut io.out_pos) {
+                Ok(true) => {}
+                Ok(false) => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::WriteZero => return Err(ErrorKind::Reset),
+                Err(e) => return Err(io_kind(&e)),
             }
             io.out.clear();
             io.out_pos = 0;
-            if conn.wants_write() {
-                conn.send_pending().map_err(|e| io_kind(&e))?;
-            }
             if !session.want_write() {
                 return Ok(());
             }
@@ -243,7 +238,7 @@ impl H2 {
             } else {
                 0
             };
-            let at = conn.expect(owed.min(u64::from(window / 2)), now);
+            let at = conn.set_low_water(owed.min(u64::from(window / 2)), now);
             cx.timers.arm_by(ch.slot, at);
         }
         if self.io.closed.is_empty() {

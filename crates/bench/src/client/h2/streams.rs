@@ -3,7 +3,7 @@
 //! bytes, a stream closed, SETTINGS, GOAWAY) in the stream table and queues what the session
 //! writes; the connection (`h2.rs`) acts on the notes after each call, with the page logic.
 
-use super::super::page::Exchange;
+use super::super::page::{Exchange, PageRef};
 use super::super::redirects::Locations;
 use super::super::NONE;
 use crate::stats::Http2Stats;
@@ -19,18 +19,6 @@ const CONTINUATION: u8 = 0x9;
 /// a few DATA frames of request bodies.
 const OUT_LIMIT: usize = 64 * 1024;
 
-/// The page a stream's file belongs to (one page per stream when each page is one file and
-/// several are in flight; otherwise the Webchild's page).
-#[derive(Debug, Clone, Copy, Default)]
-pub(super) struct PageRef {
-    pub page: usize,
-    pub intended_us: u64,
-    pub start_us: u64,
-    /// The exchange was refused by a RST_STREAM REFUSED_STREAM once already: a second is an
-    /// error, so that a server refusing everything cannot keep a page going round forever.
-    pub refused_once: bool,
-}
-
 /// One stream in flight.
 #[derive(Debug, Clone)]
 pub(super) struct Stream {
@@ -39,7 +27,6 @@ pub(super) struct Stream {
     /// Its `written_us` is when nghttp2 put its HEADERS in the output (NONE until then: a
     /// stream the server's limit holds in nghttp2's queue has not been sent).
     pub ex: Exchange,
-    pub page: PageRef,
     /// DATA payload bytes received, padding included (the body is `ex.body_bytes`).
     pub data_bytes: u64,
     /// The response's `content-length` (`NONE` without one).
@@ -83,13 +70,7 @@ impl Stream {
 
     const FREE: Stream = Stream {
         id: 0,
-        ex: Exchange::new(),
-        page: PageRef {
-            page: 0,
-            intended_us: 0,
-            start_us: 0,
-            refused_once: false,
-        },
+        ex: Exchange::new(PageRef::NONE),
         data_bytes: 0,
         length: NONE,
         closed: false,
@@ -220,13 +201,7 @@ impl Io {
     }
 
     /// Puts stream `id` in a free slot (there is one: the table is twice the streams allowed).
-    pub(super) fn insert(
-        &mut self,
-        id: StreamId,
-        ex: Exchange,
-        page: PageRef,
-        body: Option<Arc<[u8]>>,
-    ) -> usize {
+    pub(super) fn insert(&mut self, id: StreamId, ex: Exchange, body: Option<Arc<[u8]>>) -> usize {
         let mask = self.streams.len() - 1;
         let home = self.home(id);
         let i = (0..self.streams.len())
@@ -236,7 +211,6 @@ impl Io {
         self.streams[i] = Stream {
             id,
             ex,
-            page,
             body,
             ..Stream::FREE
         };
@@ -387,9 +361,9 @@ impl Handler for Io {
             // Above the GOAWAY's last stream, or refused by the server's reset: never
             // processed, safe to send again (a second refusal of the same exchange fails it).
             let refused_reset =
-                s.reset && error_code == http2::error_code::REFUSED_STREAM && !s.page.refused_once;
+                s.reset && error_code == http2::error_code::REFUSED_STREAM && !s.ex.refused_once;
             if refused_reset {
-                s.page.refused_once = true;
+                s.ex.refused_once = true;
             }
             s.refused = refused_reset || (!s.reset && goaway.is_some_and(|last| stream > last));
             self.closed.push(i as u32);

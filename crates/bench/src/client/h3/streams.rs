@@ -92,7 +92,7 @@ impl H3 {
                         } else {
                             NONE
                         },
-                        ..Exchange::new()
+                        ..Exchange::new(ch.page)
                     }
                 }
             };
@@ -151,7 +151,7 @@ impl H3 {
             return Submitted::Failed;
         };
         let h = cx.sh.h2.as_ref().expect("HTTP/3 requests built");
-        let url = ch.url(cx.sh.workload, ex.file);
+        let url = ex.url(cx.sh.workload);
         let body = h.body(url).cloned();
         let res = if h.field_count(url) <= STACK_FIELDS {
             let mut list: [http3::Field<'_>; STACK_FIELDS] = [(b"", b""); STACK_FIELDS];
