@@ -10,7 +10,7 @@ use libnghttp2_sys as sys;
 use crate::callbacks::{self, Ctx};
 use crate::checks::{Check, Checks};
 use crate::config::DEFAULT_WINDOW;
-use crate::frames::{Found, Frames, Step};
+use crate::frame::input::{Found, Frames, Step};
 use crate::handler::{FrameVerdict, Handler, StreamId};
 use crate::mem;
 use crate::messaging::Messaging;
