@@ -68,6 +68,7 @@ mod mem;
 mod messaging;
 mod session;
 
+#[cfg(any(test, feature = "test-support"))]
 pub use callbacks::stray_callbacks;
 pub use config::{Config, DEFAULT_WINDOW};
 pub use error::{error_code, lib_error, Error};
