@@ -94,6 +94,7 @@ impl FrameScanner {
         }
     }
 
+    #[inline] // called from `scan`, which is generic: compiled in the caller's crate
     fn end(&self) -> Span {
         Span::End {
             ty: self.ty,
