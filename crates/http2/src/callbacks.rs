@@ -43,6 +43,8 @@ pub(crate) struct Ctx<'a, H> {
 static STRAY: AtomicU64 = AtomicU64::new(0);
 
 /// Callbacks nghttp2 made outside `recv`/`send` (none ever should; each one failed safely).
+/// Tests only (the `test-support` feature): the tests hold every session's life to it.
+#[cfg(any(test, feature = "test-support"))]
 pub fn stray_callbacks() -> u64 {
     STRAY.load(Ordering::Relaxed)
 }

@@ -31,8 +31,9 @@
 //!   cancel requests at a rate nghttp2's limit on received RST_STREAMs never sees (the "rapid
 //!   reset" attack: requests started, their answers never read).
 
-use crate::error::{error_code, frame_type};
-use crate::frames::FrameHead;
+use crate::error::error_code;
+use crate::frame::frame_type;
+use crate::frame::FrameHead;
 use crate::handler::StreamId;
 
 /// Ranges of skipped client stream ids remembered.

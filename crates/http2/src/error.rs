@@ -90,17 +90,3 @@ pub mod error_code {
     pub const INADEQUATE_SECURITY: u32 = sys::NGHTTP2_INADEQUATE_SECURITY;
     pub const HTTP_1_1_REQUIRED: u32 = sys::NGHTTP2_HTTP_1_1_REQUIRED;
 }
-
-/// HTTP/2 frame types (RFC 9113 section 6), as the frame callbacks report them.
-pub mod frame_type {
-    pub const DATA: u8 = 0;
-    pub const HEADERS: u8 = 1;
-    pub const PRIORITY: u8 = 2;
-    pub const RST_STREAM: u8 = 3;
-    pub const SETTINGS: u8 = 4;
-    pub const PUSH_PROMISE: u8 = 5;
-    pub const PING: u8 = 6;
-    pub const GOAWAY: u8 = 7;
-    pub const WINDOW_UPDATE: u8 = 8;
-    pub const CONTINUATION: u8 = 9;
-}

@@ -2,7 +2,10 @@
 //! nghttp2, driven by the caller's event loop with bytes in ([`Session::recv`]) and frames out
 //! ([`Session::send`]) and no I/O of its own; a [`Handler`] the caller implements, which
 //! receives headers, bodies and stream events and takes the bytes to write; [`Config`], the
-//! limits a session advertises and enforces.
+//! limits a session advertises and enforces; [`frame`], the wire format's fixed parts (the
+//! preface, frame types and flags, the 9-byte frame header) and [`frame::FrameScanner`], which
+//! follows a byte stream's frame boundaries (bench counts what it reads with it; tests write raw
+//! frames with these).
 //!
 //! Why nghttp2 (through `libnghttp2-sys`, its C built from vendored sources): its session is
 //! sans-I/O, which fits flint's two mio loops (serve's connections, bench's Webchildren) with
@@ -58,16 +61,18 @@ mod callbacks;
 mod checks;
 mod config;
 mod error;
-mod frames;
+pub mod frame;
 mod handler;
 mod header;
 mod mem;
 mod messaging;
 mod session;
 
+#[cfg(any(test, feature = "test-support"))]
 pub use callbacks::stray_callbacks;
 pub use config::{Config, DEFAULT_WINDOW};
-pub use error::{error_code, frame_type, lib_error, Error};
+pub use error::{error_code, lib_error, Error};
+pub use frame::frame_type;
 pub use handler::{Body, FrameVerdict, Handler, HeaderVerdict, HeadersKind, Known, StreamId};
 pub use header::Header;
 pub use session::Session;

@@ -10,7 +10,7 @@ use libnghttp2_sys as sys;
 use crate::callbacks::{self, Ctx};
 use crate::checks::{Check, Checks};
 use crate::config::DEFAULT_WINDOW;
-use crate::frames::{Found, Frames, Step};
+use crate::frame::input::{Found, Frames, Step};
 use crate::handler::{FrameVerdict, Handler, StreamId};
 use crate::mem;
 use crate::messaging::Messaging;
@@ -425,7 +425,9 @@ impl<H: Handler> Session<H> {
         })
     }
 
-    /// A PING (its ACK tells the peer is there; the round trip is the caller's to time).
+    /// A PING (its ACK tells the peer is there; the round trip is the caller's to time). Tests
+    /// only (the `test-support` feature): neither side sends one of its own.
+    #[cfg(any(test, feature = "test-support"))]
     pub fn submit_ping(&mut self) -> Result<(), Error> {
         // SAFETY: raw is live; null opaque data means eight zero bytes.
         check(unsafe {
@@ -488,7 +490,8 @@ impl<H: Handler> Session<H> {
 
     /// How many body bytes may still be sent on `stream` by its own flow-control window (the
     /// connection's window, `connection_remote_window`, may allow fewer); None if the stream is
-    /// not open.
+    /// not open. Tests only (the `test-support` feature).
+    #[cfg(any(test, feature = "test-support"))]
     pub fn stream_remote_window(&self, stream: StreamId) -> Option<u32> {
         // SAFETY: raw is live; a query (-1 for an unknown stream).
         let w = unsafe {
@@ -497,14 +500,17 @@ impl<H: Handler> Session<H> {
         u32::try_from(w).ok()
     }
 
-    /// How many body bytes may still be sent on the connection, all streams together.
+    /// How many body bytes may still be sent on the connection, all streams together. Tests
+    /// only (the `test-support` feature).
+    #[cfg(any(test, feature = "test-support"))]
     pub fn connection_remote_window(&self) -> u32 {
         // SAFETY: raw is live; a query.
         let w = unsafe { sys::nghttp2_session_get_remote_window_size(self.raw.as_ptr()) };
         u32::try_from(w).unwrap_or(0)
     }
 
-    /// Bytes in our HPACK encoder's dynamic table now.
+    /// Bytes in our HPACK encoder's dynamic table now. Tests only (the `test-support` feature).
+    #[cfg(any(test, feature = "test-support"))]
     pub fn hpack_deflate_size(&self) -> usize {
         // SAFETY: raw is live; a query.
         unsafe { sys::nghttp2_session_get_hd_deflate_dynamic_table_size(self.raw.as_ptr()) }

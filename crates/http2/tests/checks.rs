@@ -7,8 +7,7 @@ mod common;
 use common::{frame, frames, raw_get_block, raw_preface};
 use http2::{error_code, frame_type, Config, Handler, Session};
 
-const END_STREAM: u8 = 0x1;
-const END_HEADERS: u8 = 0x4;
+use http2::frame::flags::{END_HEADERS, END_STREAM};
 
 /// A server's handler that asks to see frame headers and keeps what the session writes.
 #[derive(Default)]

@@ -13,13 +13,9 @@ use common::{frame, frames, get, raw_get_block};
 use http2::{frame_type, Config, FrameVerdict, Handler, HeaderVerdict, HeadersKind, Session};
 use http2::{Error, StreamId};
 
-const END_STREAM: u8 = 0x1;
-const END_HEADERS: u8 = 0x4;
-const PADDED: u8 = 0x8;
-const PRIORITY_FLAG: u8 = 0x20;
-const PUSH_PROMISE: u8 = 5;
-const CONTINUATION: u8 = 9;
-const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+use http2::frame::flags::{END_HEADERS, END_STREAM, PADDED, PRIORITY as PRIORITY_FLAG};
+use http2::frame::frame_type::{CONTINUATION, PUSH_PROMISE};
+use http2::frame::PREFACE;
 
 /// Records every call, body bytes merged per stream run (nghttp2 hands a DATA payload over in
 /// as many pieces as it arrived in). `B`: whether it asks for frame headers (`BEGIN_FRAME`);

@@ -6,8 +6,7 @@ mod common;
 use common::{frame, goaways_in, raw_get_block, raw_preface, Event, Peer};
 use http2::{error_code, frame_type, lib_error, Config, Session};
 
-const END_STREAM: u8 = 0x1;
-const END_HEADERS: u8 = 0x4;
+use http2::frame::flags::{END_HEADERS, END_STREAM};
 
 fn server(config: &Config) -> (Session<Peer>, Peer) {
     (Session::server(config).unwrap(), Peer::new())

@@ -9,8 +9,7 @@ mod common;
 use common::{frame, frames, goaways_in, raw_get_block, raw_preface, Peer};
 use http2::{error_code, frame_type, Config, Session};
 
-const END_STREAM: u8 = 0x1;
-const END_HEADERS: u8 = 0x4;
+use http2::frame::flags::{END_HEADERS, END_STREAM};
 
 /// A literal field without indexing, new name (RFC 7541 6.2.2), no Huffman.
 fn literal(name: &[u8], value: &[u8]) -> Vec<u8> {

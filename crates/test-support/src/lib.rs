@@ -9,6 +9,9 @@
 //!   the rustls server configuration tests serve them with.
 //! - [`chromium`]: headless Chromium on a URL (found or named by `FLINT_CHROMIUM`), in its
 //!   own process group, bounded in time and stopped by its group, for the browser tests.
+//! - [`h2`]: HTTP/2 by hand: the preface, SETTINGS, HEADERS with an HPACK block, CONTINUATION,
+//!   DATA, WINDOW_UPDATE, RST_STREAM, GOAWAY and PING frames, and a reader of a peer's frames,
+//!   for the tests that misbehave on purpose or look at frames one by one.
 //! - [`flint_bin`]: the `flint` executable, for tests outside its crate that start it.
 //! - [`recording::Recording`]: a server that counts every request it receives, the truth a
 //!   client's end-of-run accounting is held to.
@@ -19,6 +22,7 @@ pub mod alloc;
 pub mod certs;
 pub mod chromium;
 mod flint_bin;
+pub mod h2;
 pub mod recording;
 
 pub use flint_bin::flint_bin;

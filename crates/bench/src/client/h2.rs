@@ -14,8 +14,8 @@
 //!   `-m`); in the open loop each starts at its slot on a free stream; with `--think` a lane
 //!   thinks after its page.
 //! - `socket.rs`: one `write` for all that `send` queued, one `read` for all that arrived, each
-//!   read first walked frame by frame (`frames.rs`) so that header blocks, bodies and framing
-//!   are counted apart.
+//!   read first walked frame by frame (http2's `frame::FrameScanner`) so that header blocks,
+//!   bodies and framing are counted apart.
 //! - `streams.rs`: the stream table and the handler nghttp2 calls; `requests.rs`: the header
 //!   lists prebuilt at start (a request's HEADERS are made by nghttp2 from them, nothing
 //!   allocated but nghttp2's own stream state).
@@ -29,7 +29,6 @@
 
 mod after_end;
 mod connecting;
-mod frames;
 mod opening;
 mod outcomes;
 mod requests;
@@ -44,7 +43,7 @@ use super::{RunShared, ThreadState, Wire, NONE};
 use crate::stats::ErrorKind;
 use crate::transport::Transport;
 use after_end::AfterEnd;
-use frames::FrameScanner;
+use http2::frame::FrameScanner;
 use http2::Session;
 use mio::event::Event;
 use std::collections::VecDeque;

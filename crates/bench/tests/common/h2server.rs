@@ -14,6 +14,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
+use test_support::h2::{
+    frame, setting, ACK, CONTINUATION, DATA, END_HEADERS, END_STREAM, GOAWAY, HEADERS, PADDED,
+    PING, RST_STREAM, SETTINGS, WINDOW_UPDATE,
+};
 
 /// Runs `--http 2` against `server` with 2 Webchildren (`common::config`, then `tweak`);
 /// checks it ended within 10 s of its window (a loaded machine's margin).
@@ -35,19 +39,6 @@ pub fn run(
     assert!(t0.elapsed() <= limit, "took {:?}", t0.elapsed());
     r
 }
-
-const DATA: u8 = 0;
-const HEADERS: u8 = 1;
-const RST_STREAM: u8 = 3;
-const SETTINGS: u8 = 4;
-const PING: u8 = 6;
-const GOAWAY: u8 = 7;
-const WINDOW_UPDATE: u8 = 8;
-const CONTINUATION: u8 = 9;
-const END_STREAM: u8 = 1;
-const END_HEADERS: u8 = 4;
-const ACK: u8 = 1;
-const PADDED: u8 = 8;
 
 /// The body every answer carries.
 pub const BODY: &[u8] = b"hello, h2";
@@ -239,21 +230,6 @@ struct Counts {
     over_limit: Arc<AtomicU64>,
     body_bytes: Arc<AtomicU64>,
     resets: Arc<[AtomicU64; 14]>,
-}
-
-fn frame(out: &mut Vec<u8>, ty: u8, flags: u8, stream: u32, payload: &[u8]) {
-    out.extend_from_slice(&(payload.len() as u32).to_be_bytes()[1..]);
-    out.push(ty);
-    out.push(flags);
-    out.extend_from_slice(&stream.to_be_bytes());
-    out.extend_from_slice(payload);
-}
-
-fn setting(id: u16, value: u32) -> [u8; 6] {
-    let mut s = [0; 6];
-    s[..2].copy_from_slice(&id.to_be_bytes());
-    s[2..].copy_from_slice(&value.to_be_bytes());
-    s
 }
 
 /// `:status: 200` (HPACK static index 8), then an `x-pad` field of 40 bytes: enough bytes to

@@ -10,15 +10,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread;
 
-pub const DATA: u8 = 0;
-pub const HEADERS: u8 = 1;
-pub const RST_STREAM: u8 = 3;
-pub const SETTINGS: u8 = 4;
-pub const PING: u8 = 6;
-pub const WINDOW_UPDATE: u8 = 8;
-pub const END_STREAM: u8 = 1;
-pub const END_HEADERS: u8 = 4;
-pub const ACK: u8 = 1;
+/// Frame types and flags, a frame's bytes (the workspace's raw HTTP/2 writer), and a
+/// `:status: 200` header block with a `content-length`.
+#[allow(unused_imports)] // each test binary uses its own subset
+pub use test_support::h2::{
+    frame, status_200_block as head, ACK, DATA, END_HEADERS, END_STREAM, HEADERS, PING, RST_STREAM,
+    SETTINGS, WINDOW_UPDATE,
+};
 
 /// A listening test server; dropping it stops the accepting thread (and tells each
 /// connection's `serve` by its `stop` flag).
@@ -51,22 +49,4 @@ pub fn start(serve: impl Fn(TcpStream, &AtomicBool) + Clone + Send + 'static) ->
         }
     });
     RawServer { addr, stop }
-}
-
-/// Appends one frame to `out`.
-pub fn frame(out: &mut Vec<u8>, ty: u8, flags: u8, stream: u32, payload: &[u8]) {
-    out.extend_from_slice(&(payload.len() as u32).to_be_bytes()[1..]);
-    out.push(ty);
-    out.push(flags);
-    out.extend_from_slice(&stream.to_be_bytes());
-    out.extend_from_slice(payload);
-}
-
-/// `:status: 200` (HPACK static index 8) and `content-length: length` (static name 28, a
-/// literal).
-pub fn head(length: usize) -> Vec<u8> {
-    let digits = length.to_string();
-    let mut b = vec![0x88, 0x0f, 28 - 15, digits.len() as u8];
-    b.extend_from_slice(digits.as_bytes());
-    b
 }

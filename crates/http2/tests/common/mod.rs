@@ -299,38 +299,21 @@ pub fn responder(body: impl Fn(StreamId) -> Vec<u8>) -> impl FnMut(&mut Session<
     }
 }
 
-/// Frames in a byte stream: (type, flags, stream, payload).
-pub fn frames(mut bytes: &[u8]) -> Vec<(u8, u8, u32, Vec<u8>)> {
-    let mut out = Vec::new();
-    if bytes.starts_with(b"PRI * HTTP/2.0") {
-        bytes = &bytes[24..];
-    }
-    while bytes.len() >= 9 {
-        let len =
-            (usize::from(bytes[0]) << 16) | (usize::from(bytes[1]) << 8) | usize::from(bytes[2]);
-        let stream = u32::from_be_bytes([bytes[5], bytes[6], bytes[7], bytes[8]]) & 0x7fff_ffff;
-        assert!(bytes.len() >= 9 + len, "a whole frame");
-        out.push((bytes[3], bytes[4], stream, bytes[9..9 + len].to_vec()));
-        bytes = &bytes[9 + len..];
-    }
-    assert!(bytes.is_empty(), "no partial frame left");
+/// A raw frame; the client preface and an empty SETTINGS, as a raw client starts (the
+/// workspace's raw HTTP/2 writer).
+#[allow(unused_imports)] // each test file uses part of this
+pub use test_support::h2::{frame_bytes as frame, start as raw_preface};
+
+/// Frames in a byte stream (after the client preface, if it starts with one): (type, flags,
+/// stream, payload); the stream holds whole frames only.
+pub fn frames(bytes: &[u8]) -> Vec<test_support::h2::Frame> {
+    let bytes = bytes
+        .strip_prefix(&test_support::h2::PREFACE[..])
+        .unwrap_or(bytes);
+    let out = test_support::h2::parse(bytes);
+    let whole: usize = out.iter().map(|f| 9 + f.3.len()).sum();
+    assert_eq!(whole, bytes.len(), "no partial frame left");
     out
-}
-
-/// A raw frame.
-pub fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
-    let len = payload.len();
-    let mut f = vec![(len >> 16) as u8, (len >> 8) as u8, len as u8, kind, flags];
-    f.extend_from_slice(&stream.to_be_bytes());
-    f.extend_from_slice(payload);
-    f
-}
-
-/// The client preface and an empty SETTINGS, as a raw client starts.
-pub fn raw_preface() -> Vec<u8> {
-    let mut p = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
-    p.extend(frame(4, 0, 0, &[]));
-    p
 }
 
 /// An HPACK block for GET http://localhost/ from the static table only (indexed :method GET,

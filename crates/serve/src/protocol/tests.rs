@@ -4,6 +4,7 @@ use std::net::SocketAddr;
 use std::os::unix::fs::FileExt;
 use std::time::{Duration, Instant, SystemTime};
 
+use test_support::h2::frame as h2_frame; // an HTTP/2 frame, written by hand
 use wire::RequestLimits;
 
 use super::{Negotiated, Session, Timeouts, Worker};
@@ -339,14 +340,6 @@ fn a_pipeline_limit_of_zero_still_answers_one_request_at_a_time() {
         "paused with one answer queued and one request left"
     );
     assert_eq!(f.worker.stats.requests, 1);
-}
-
-/// An HTTP/2 frame.
-fn h2_frame(out: &mut Vec<u8>, kind: u8, flags: u8, stream: u32, payload: &[u8]) {
-    out.extend_from_slice(&(payload.len() as u32).to_be_bytes()[1..]);
-    out.extend_from_slice(&[kind, flags]);
-    out.extend_from_slice(&stream.to_be_bytes());
-    out.extend_from_slice(payload);
 }
 
 /// An HPACK integer with an `n`-bit prefix (RFC 7541 5.1) after the bits `first`.

@@ -7,7 +7,8 @@
 //! `at_end` counts those streams as not sent. Nothing else of it is looked at: the window has
 //! ended.
 
-use super::frames::{FrameScanner, Span, GOAWAY, RST_STREAM};
+use http2::frame::frame_type::{GOAWAY, RST_STREAM};
+use http2::frame::{FrameScanner, Span};
 use http2::StreamId;
 
 /// RST_STREAM's error code for a stream not processed.

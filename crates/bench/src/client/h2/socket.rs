@@ -1,15 +1,17 @@
 //! An HTTP/2 connection's bytes: what the session queued written to the socket in one write
 //! (over HTTPS, one rustls write: its records are as full as the output), and each read handed
-//! to the session after its frames are counted (`frames.rs`); then what the read calls for
+//! to the session after its frames are counted (http2's `frame::FrameScanner`); then what the read calls for
 //! (`next`): more streams, the page's end, a new connection after a GOAWAY.
 
 use super::super::connect;
 use super::super::page::Child;
 use super::super::{ThreadState, NONE};
-use super::frames::{Span, DATA, END_STREAM, GOAWAY, RST_STREAM};
 use super::{State, H2};
 use crate::config::H2_STREAM_WINDOW;
 use crate::stats::ErrorKind;
+use http2::frame::flags::END_STREAM;
+use http2::frame::frame_type::{DATA, GOAWAY, RST_STREAM};
+use http2::frame::Span;
 use std::io;
 
 impl H2 {

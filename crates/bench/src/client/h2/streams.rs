@@ -8,12 +8,9 @@ use super::super::redirects::Locations;
 use super::super::NONE;
 use crate::stats::Http2Stats;
 use crate::transport::LOW_WATER_FLOOR;
+use http2::frame_type::{CONTINUATION, DATA, HEADERS};
 use http2::{Body, Handler, HeaderVerdict, StreamId};
 use std::sync::Arc;
-
-/// The DATA and CONTINUATION frame types: a request's body, the rest of a header block.
-const DATA: u8 = 0x0;
-const CONTINUATION: u8 = 0x9;
 
 /// What the session may queue for the socket before it is told to wait: a page's HEADERS and
 /// a few DATA frames of request bodies.
@@ -159,7 +156,7 @@ impl Io {
             let sid = (u32::from_be_bytes([out[pos + 5], out[pos + 6], out[pos + 7], out[pos + 8]])
                 & 0x7fff_ffff) as StreamId;
             let end = pos + 9 + len;
-            let request = matches!(ty, http2::frame_type::HEADERS | CONTINUATION | DATA);
+            let request = matches!(ty, HEADERS | CONTINUATION | DATA);
             if request && sid == id && end > self.out_pos {
                 return true;
             }

@@ -1,30 +1,25 @@
-//! Follows the frame boundaries of what the server sends, ahead of nghttp2, so that every byte
-//! read is counted as what it is: a response's header block (HEADERS, CONTINUATION), a
-//! response's DATA payload, or framing (the 9-byte frame headers, and frames that belong to no
-//! response). nghttp2 reports frames but not their sizes; reading 9 bytes per frame here is the
-//! cheapest way to keep the paper's identity (data moved = heads + bodies) exact.
+//! Follows the frame boundaries of a byte stream, so that every byte read can be counted as what
+//! it is: a header block (HEADERS, CONTINUATION), a DATA payload, or framing (the 9-byte frame
+//! headers, and frames that belong to no stream). bench reads a server's output with it ahead of
+//! nghttp2, which reports frames but not their sizes: 9 bytes looked at per frame is the cheapest
+//! way to keep its identity (data moved = heads + bodies) exact. Nothing is allocated.
 
-/// Frame types that matter here (RFC 9113 section 6).
-pub(super) const DATA: u8 = 0;
-const HEADERS: u8 = 1;
-pub(super) const RST_STREAM: u8 = 3;
-pub(super) const GOAWAY: u8 = 7;
-/// The END_STREAM flag (of DATA and HEADERS frames).
-pub(super) const END_STREAM: u8 = 0x1;
-const CONTINUATION: u8 = 9;
+use super::frame_type::{CONTINUATION, DATA, GOAWAY, HEADERS, RST_STREAM};
+use super::{FrameHead, HEADER_LEN};
+use crate::handler::StreamId;
 
 /// What a span of received bytes is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Span {
+pub enum Span {
     /// Framing: frame headers and frames no response owns.
     Framing,
     /// Part of a header block of stream `id`.
-    Header(i32),
+    Header(StreamId),
     /// Part of a DATA payload of stream `id` (padding included; the body is what nghttp2
     /// hands over).
-    Data(i32),
+    Data(StreamId),
     /// A frame of this type, on this stream, begins (its header is complete; no bytes).
-    Frame(u8, i32),
+    Frame(u8, StreamId),
     /// A frame is complete (its last byte read; no bytes): where nghttp2 acts on it, so a frame
     /// is counted on the same side of the window's edges as what it says. `word`: the first
     /// four bytes of a RST_STREAM's or GOAWAY's payload (its error code, its last stream id);
@@ -32,20 +27,20 @@ pub(super) enum Span {
     End {
         ty: u8,
         flags: u8,
-        stream: i32,
+        stream: StreamId,
         word: u32,
     },
 }
 
 /// The position in the frame stream, kept across reads.
 #[derive(Debug, Clone, Copy, Default)]
-pub(super) struct FrameScanner {
-    head: [u8; 9],
+pub struct FrameScanner {
+    head: [u8; HEADER_LEN],
     have: u8,
     /// Payload bytes of the current frame still to come.
     left: u32,
     ty: u8,
-    stream: i32,
+    stream: StreamId,
     /// A RST_STREAM's or GOAWAY's first payload bytes, and how many are in.
     word: [u8; 4],
     got: u8,
@@ -55,7 +50,7 @@ impl FrameScanner {
     /// Walks `data`, calling `each(span, len)` for every span, `each(Frame(type, stream), 0)`
     /// when a frame header is complete and `each(End { .. }, 0)` when its payload is.
     #[inline]
-    pub(super) fn scan(&mut self, mut data: &[u8], mut each: impl FnMut(Span, usize)) {
+    pub fn scan(&mut self, mut data: &[u8], mut each: impl FnMut(Span, usize)) {
         while !data.is_empty() {
             if self.left > 0 {
                 let n = (self.left as usize).min(data.len());
@@ -78,17 +73,17 @@ impl FrameScanner {
                 }
                 continue;
             }
-            let want = 9 - self.have as usize;
+            let want = HEADER_LEN - self.have as usize;
             let n = want.min(data.len());
             self.head[self.have as usize..self.have as usize + n].copy_from_slice(&data[..n]);
             self.have += n as u8;
             data = &data[n..];
             each(Span::Framing, n);
-            if self.have == 9 {
-                let h = &self.head;
-                self.left = u32::from_be_bytes([0, h[0], h[1], h[2]]);
-                self.ty = h[3];
-                self.stream = (u32::from_be_bytes([h[5], h[6], h[7], h[8]]) & 0x7fff_ffff) as i32;
+            if self.have as usize == HEADER_LEN {
+                let head = FrameHead::parse(&self.head);
+                self.left = head.len;
+                self.ty = head.kind;
+                self.stream = head.stream;
                 self.have = 0;
                 (self.word, self.got) = ([0; 4], 0);
                 each(Span::Frame(self.ty, self.stream), 0);
@@ -99,6 +94,7 @@ impl FrameScanner {
         }
     }
 
+    #[inline] // called from `scan`, which is generic: compiled in the caller's crate
     fn end(&self) -> Span {
         Span::End {
             ty: self.ty,

@@ -10,23 +10,11 @@
 //! once the check has decided, and a frame the check drops never reaches it. Nothing is
 //! allocated.
 
-use crate::error::frame_type;
+use super::{frame_type, FrameHead, HEADER_LEN, PREFACE};
 use crate::handler::StreamId;
 
-/// The client connection preface's length (RFC 9113 3.4).
-const PREFACE_LEN: usize = 24;
-const HEADER_LEN: usize = 9;
 /// A header and the payload word a check reads.
 const HELD_MAX: usize = HEADER_LEN + 4;
-
-/// A frame header: type, flags, stream, payload length.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct FrameHead {
-    pub kind: u8,
-    pub flags: u8,
-    pub stream: StreamId,
-    pub len: u32,
-}
 
 /// A frame whose header (and word, if it has one) is whole.
 #[derive(Debug, Clone, Copy)]
@@ -80,7 +68,7 @@ impl Frames {
     /// `server`: the input starts with the client preface.
     pub fn new(server: bool) -> Frames {
         Frames {
-            skip: if server { PREFACE_LEN } else { 0 },
+            skip: if server { PREFACE.len() } else { 0 },
             held: [0; HELD_MAX],
             have: 0,
             want: HEADER_LEN,
@@ -114,13 +102,8 @@ impl Frames {
                 continue; // the input ends
             }
             let h = &self.held;
-            let len = u32::from_be_bytes([0, h[0], h[1], h[2]]);
-            let head = FrameHead {
-                kind: h[3],
-                flags: h[4],
-                stream: (u32::from_be_bytes([h[5], h[6], h[7], h[8]]) & 0x7fff_ffff) as StreamId,
-                len,
-            };
+            let head = FrameHead::parse(h[..HEADER_LEN].try_into().expect("a whole header"));
+            let len = head.len;
             if self.want == HEADER_LEN && reads_word(head.kind, len, head.stream) {
                 self.want = HELD_MAX;
                 continue;
@@ -152,16 +135,22 @@ mod tests {
     use super::*;
 
     fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
-        let mut f = (payload.len() as u32).to_be_bytes()[1..].to_vec();
-        f.extend_from_slice(&[kind, flags]);
-        f.extend_from_slice(&stream.to_be_bytes());
+        let (stream, len) = (stream as StreamId, payload.len() as u32);
+        let mut f = FrameHead {
+            kind,
+            flags,
+            stream,
+            len,
+        }
+        .to_bytes()
+        .to_vec();
         f.extend_from_slice(payload);
         f
     }
 
     #[test]
     fn finds_every_header_and_word_however_the_input_is_cut() {
-        let mut input = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+        let mut input = PREFACE.to_vec();
         let want = [
             (4, 0, 0, vec![0xAA; 6], None),
             (1, 5, 1, vec![0xAA; 20], None),
