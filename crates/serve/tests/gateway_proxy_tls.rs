@@ -9,8 +9,9 @@ mod cgi_support;
 mod common;
 mod proxy_support;
 
-use std::io::{BufReader, Write};
+use std::io::{BufReader, Read, Write};
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use common::*;
 use proxy_support::*;
@@ -186,4 +187,88 @@ fn an_upstream_silent_in_the_handshake_answers_504_at_the_connect_timeout() {
     assert_eq!(r.status, 504);
     let st = srv.stop();
     assert_eq!((st.proxy_timeouts, st.proxy_tls_failures), (1, 0));
+}
+
+#[test]
+fn an_answer_sent_before_the_body_was_read_reaches_the_client_over_tls() {
+    // An upstream that reads the head only, answers 413 and closes with the body unread (the
+    // close resets the connection). Its small receive buffer holds the proxy back mid-body, so
+    // when the answer and the reset arrive rustls holds body records the socket did not take:
+    // their failed send ends the request, and the answer waiting in the socket is still read.
+    let ca = TestCa::new("proxy test CA");
+    let tls = ca.leaf().server_config();
+    let sock = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    sock.set_recv_buffer_size(4096).unwrap();
+    let any: std::net::SocketAddr = "127.0.0.1:0".parse().unwrap();
+    sock.bind(&any.into()).unwrap();
+    sock.listen(8).unwrap();
+    let listener: std::net::TcpListener = sock.into();
+    let addr = listener.local_addr().unwrap();
+    let upstream = std::thread::spawn(move || {
+        listener.set_nonblocking(true).unwrap();
+        let until = std::time::Instant::now() + Duration::from_secs(10);
+        let s = loop {
+            match listener.accept() {
+                Ok((s, _)) => break s,
+                Err(_) if std::time::Instant::now() < until => {
+                    std::thread::sleep(Duration::from_millis(5))
+                }
+                Err(e) => panic!("no connection from the proxy within 10 s: {e}"),
+            }
+        };
+        s.set_nonblocking(false).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let conn = rustls::ServerConnection::new(tls).unwrap();
+        let mut s = rustls::StreamOwned::new(conn, s);
+        let mut head = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+            match s.read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => head.extend_from_slice(&buf[..n]),
+            }
+        }
+        // The proxy fills both buffers and waits; then the answer and the close (no
+        // close_notify) with body bytes unread: a reset.
+        std::thread::sleep(Duration::from_millis(500));
+        let _ = s.write_all(
+            b"HTTP/1.1 413 Content Too Large\r\nContent-Length: 9\r\nConnection: close\r\n\r\ntoo large",
+        );
+    });
+    let extra = format!("cacert = {:?}", ca.pem.to_str().unwrap());
+    let m = mount(
+        "/api",
+        &[format!("https://127.0.0.1:{}", addr.port())],
+        &extra,
+    );
+    let srv = TestServer::start(|c| {
+        c.max_body_bytes = 64 << 20;
+        c.proxy.push(m)
+    });
+    let mut s = connect(srv.addr);
+    let mut writer = s.try_clone().unwrap();
+    let client = std::thread::spawn(move || {
+        let _ = writer.write_all(
+            b"POST /api/up HTTP/1.1\r\nHost: t\r\nContent-Length: 32000000\r\nConnection: close\r\n\r\n",
+        );
+        let chunk = vec![b'x'; 100_000];
+        for _ in 0..(32_000_000 / chunk.len()) {
+            if writer.write_all(&chunk).is_err() {
+                return;
+            }
+        }
+    });
+    let mut got = Vec::new();
+    let _ = s.read_to_end(&mut got);
+    let text = String::from_utf8_lossy(&got);
+    assert!(
+        text.starts_with("HTTP/1.1 413"),
+        "the upstream's answer: {text}"
+    );
+    assert!(text.ends_with("\r\n\r\ntoo large"), "with its body: {text}");
+    drop(s);
+    upstream.join().unwrap();
+    client.join().unwrap();
+    let st = srv.stop();
+    assert_eq!(st.proxy_resets, 0, "the response was whole");
 }

@@ -234,7 +234,16 @@ impl Exchange {
             self.out.clear();
             self.sent = 0;
         }
-        Ok(())
+        // Records an `https://` upstream's rustls still holds (the request's last ones the
+        // socket did not take): a failure to send them ends the request as a failed write does.
+        match self.stream.flush() {
+            Ok(()) => Ok(()),
+            Err(e) if self.sent_any => Err(self.end_request(e)),
+            Err(e) => {
+                let kind = Failure::of(&e);
+                Err(self.fail(e, kind))
+            }
+        }
     }
 
     /// Request body bytes; returns how many were taken (`WouldBlock` while the previous chunk
@@ -339,11 +348,16 @@ impl Exchange {
 
     /// An `https://` upstream's handshake moved on (a plain connection has none): whether it
     /// is done. Done before the request's write and the response's read, whichever event
-    /// comes, so that the request goes out in the call that finishes it.
+    /// comes, so that the request goes out in the call that finishes it. Once it is done this
+    /// sends nothing: records left over are `send_pending`'s, whose failure ends the request
+    /// and leaves the answer already in the socket to be read.
     fn handshake(&mut self) -> io::Result<bool> {
         let Stream::Tls(tls) = &mut self.stream else {
             return Ok(true);
         };
+        if !tls.is_handshaking() {
+            return Ok(true);
+        }
         match tls.handshake() {
             Ok(done) => Ok(done),
             Err(e) => {

@@ -112,6 +112,11 @@ impl TlsUpstream {
         }
     }
 
+    /// Whether the handshake is still under way (the exchange moves it only then).
+    pub fn is_handshaking(&self) -> bool {
+        self.tls.is_handshaking()
+    }
+
     /// A non-blocking look for bytes: `Ok(1)` plaintext or records wait, `Ok(0)` the upstream
     /// closed, `WouldBlock` nothing waits (as `fcgi::Stream::peek_byte`).
     pub fn peek_byte(&self) -> io::Result<usize> {
@@ -193,8 +198,10 @@ impl Write for TlsUpstream {
         Ok(n)
     }
 
+    /// Sends the records rustls holds until the socket is full (`Ok` then too: the rest goes
+    /// on the next call, the socket's writable event calls again).
     fn flush(&mut self) -> io::Result<()> {
-        Ok(())
+        self.send_pending()
     }
 }
 
