@@ -272,3 +272,51 @@ fn an_answer_sent_before_the_body_was_read_reaches_the_client_over_tls() {
     let st = srv.stop();
     assert_eq!(st.proxy_resets, 0, "the response was whole");
 }
+
+#[test]
+fn bytes_after_a_response_over_tls_never_reach_the_next_request() {
+    // Records of 4 KiB: the response fills the first exactly, 4 KiB the proxy never asked for
+    // follow in the next, both in one write. rustls takes the socket's bytes 4 KiB at a time,
+    // so its first plaintext is the first record alone: a read that stopped there would end
+    // the response with nothing left over and pool the connection, the extra bytes the next
+    // request's answer.
+    let ca = TestCa::new("proxy test CA");
+    let mut tls = (*ca.leaf().server_config()).clone();
+    const RECORD: usize = 4096;
+    tls.max_fragment_size = Some(RECORD + 5);
+    let up = Upstream::start_tls(std::sync::Arc::new(tls), |r| {
+        if r.head.starts_with("GET /api/big ") {
+            let head = "HTTP/1.1 200 OK\r\nContent-Length: ";
+            let mut len = RECORD - head.len() - "\r\n\r\n".len();
+            len -= len.to_string().len();
+            let mut bytes = format!("{head}{len}\r\n\r\n").into_bytes();
+            bytes.resize(RECORD, b'b');
+            let stolen = "HTTP/1.1 200 OK\r\nContent-Length: 4000\r\n\r\n";
+            bytes.extend_from_slice(stolen.as_bytes());
+            bytes.resize(RECORD + stolen.len() + 4000, b's');
+            vec![Step::Write(bytes)]
+        } else {
+            ok("fresh")
+        }
+    });
+    let extra = format!("pool = 1\ncacert = {:?}", ca.pem.to_str().unwrap());
+    let m = mount("/api/", &[up.https_url("127.0.0.1")], &extra);
+    let srv = TestServer::start(|c| c.proxy.push(m));
+    const ROUNDS: u64 = 10;
+    for _ in 0..ROUNDS {
+        let r = exchange(srv.addr, "GET /api/big HTTP/1.1\r\nHost: t\r\n\r\n");
+        assert_eq!(r.status, 200);
+        assert!(r.body.iter().all(|&b| b == b'b'), "the first response only");
+        let r = exchange(srv.addr, "GET /api/small HTTP/1.1\r\nHost: t\r\n\r\n");
+        assert_eq!(
+            (r.status, String::from_utf8_lossy(&r.body).into_owned()),
+            (200, "fresh".to_string()),
+            "the next request gets its own response"
+        );
+    }
+    let st = srv.stop();
+    assert_eq!(
+        st.proxy_overlong, ROUNDS,
+        "the extra bytes counted each time"
+    );
+}

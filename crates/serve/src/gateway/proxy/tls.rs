@@ -59,6 +59,8 @@ pub(crate) struct TlsUpstream {
     tls: ClientConnection,
     /// Decrypted bytes rustls holds that no read has taken yet.
     plaintext: usize,
+    /// An error met after a read had bytes to return: the next read's.
+    deferred: Option<io::Error>,
 }
 
 impl TlsUpstream {
@@ -83,6 +85,7 @@ impl TlsUpstream {
             tcp,
             tls,
             plaintext: 0,
+            deferred: None,
         })
     }
 
@@ -159,24 +162,55 @@ impl TlsUpstream {
 }
 
 impl Read for TlsUpstream {
-    /// Decrypted bytes; `Ok(0)` once the upstream closed (with or without close_notify: HTTP's
-    /// framing tells a whole response from a cut one); `WouldBlock` when rustls holds nothing
-    /// and the socket is drained, so an edge-triggered event is due before more comes.
+    /// Decrypted bytes, read until `buf` is full or the socket is drained (rustls takes the
+    /// socket's bytes a few KiB at a time: stopping at its first plaintext would leave bytes
+    /// past a response unseen by the exchange's check, and make many more reads); `Ok(0)` once
+    /// the upstream closed (with or without close_notify: HTTP's framing tells a whole response
+    /// from a cut one); `WouldBlock` when rustls holds nothing and the socket is drained, so an
+    /// edge-triggered event is due before more comes. An error of the socket after some bytes
+    /// is kept for the next call.
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if let Some(e) = self.deferred.take() {
+            return Err(e);
+        }
+        let mut n = 0;
         loop {
-            match self.tls.reader().read(buf) {
-                Ok(n) => {
-                    self.plaintext = self.plaintext.saturating_sub(n);
-                    return Ok(n);
+            match self.tls.reader().read(&mut buf[n..]) {
+                // The close_notify, or `buf` full.
+                Ok(0) => return Ok(n),
+                Ok(k) => {
+                    self.plaintext = self.plaintext.saturating_sub(k);
+                    n += k;
+                    if n == buf.len() {
+                        return Ok(n);
+                    }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.plaintext = 0,
-                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(0),
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(n),
+                Err(e) if n > 0 => {
+                    self.deferred = Some(e);
+                    return Ok(n);
+                }
                 Err(e) => return Err(e),
             }
             match self.tls.read_tls(&mut self.tcp) {
                 // The close: rustls reports it from the reader on the next turn.
-                Ok(_) => self.process()?,
+                Ok(_) => {
+                    if let Err(e) = self.process() {
+                        if n == 0 {
+                            return Err(e);
+                        }
+                        self.deferred = Some(e);
+                        return Ok(n);
+                    }
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if n > 0 => {
+                    if e.kind() != io::ErrorKind::WouldBlock {
+                        self.deferred = Some(e);
+                    }
+                    return Ok(n);
+                }
                 Err(e) => return Err(e),
             }
         }
