@@ -320,3 +320,33 @@ fn bytes_after_a_response_over_tls_never_reach_the_next_request() {
         "the extra bytes counted each time"
     );
 }
+
+#[test]
+fn a_body_to_the_close_cut_by_a_close_without_close_notify_fails() {
+    // A FIN alone (no close_notify) may be anyone's on the path: a body that runs to the close
+    // is not known whole then. One with a length is, by its length.
+    let ca = TestCa::new("proxy test CA");
+    let up = Upstream::start_tls(ca.leaf().server_config(), |r| {
+        let head = if r.head.starts_with("GET /api/sized ") {
+            "HTTP/1.1 200 OK\r\nContent-Length: 10\r\nConnection: close\r\n\r\n"
+        } else {
+            "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n"
+        };
+        vec![reply(&format!("{head}0123456789")), Step::Close]
+    });
+    let srv = proxy_to(&up, "127.0.0.1", Some(&ca.pem));
+    let r = exchange(srv.addr, "GET /api/sized HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_eq!((r.status, r.body.as_slice()), (200, &b"0123456789"[..]));
+    let mut s = connect(srv.addr);
+    s.write_all(b"GET /api/to-close HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut got = Vec::new();
+    let _ = s.read_to_end(&mut got);
+    let st = srv.stop();
+    assert_eq!(st.proxy_requests, 2);
+    assert_eq!(
+        st.proxy_resets, 1,
+        "the body to the close counted cut short"
+    );
+    assert_eq!(up.requests().len(), 2);
+}

@@ -441,11 +441,15 @@ impl Exchange {
         }
     }
 
-    /// The upstream closed: the end of a close-delimited body, else a failure.
+    /// The upstream closed: the end of a close-delimited body (over TLS, with close_notify),
+    /// else a failure.
     fn eof(&mut self) -> io::Result<usize> {
         self.keep_alive = false;
+        // Over TLS, a close with no close_notify may be an attacker's: a body that runs to the
+        // close is then not known whole (one with a length or chunks has its own check).
+        let cut = matches!(&self.stream, Stream::Tls(t) if t.cut());
         let short = match &self.state {
-            State::Body(d) => d.eof().is_err(),
+            State::Body(d) => d.eof().is_err() || cut,
             State::Head => true,
             State::Done => false,
         };

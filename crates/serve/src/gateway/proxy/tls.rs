@@ -61,6 +61,8 @@ pub(crate) struct TlsUpstream {
     plaintext: usize,
     /// An error met after a read had bytes to return: the next read's.
     deferred: Option<io::Error>,
+    /// The upstream closed the connection without close_notify: what came may be cut short.
+    cut: bool,
 }
 
 impl TlsUpstream {
@@ -86,6 +88,7 @@ impl TlsUpstream {
             tls,
             plaintext: 0,
             deferred: None,
+            cut: false,
         })
     }
 
@@ -118,6 +121,12 @@ impl TlsUpstream {
     /// Whether the handshake is still under way (the exchange moves it only then).
     pub fn is_handshaking(&self) -> bool {
         self.tls.is_handshaking()
+    }
+
+    /// Whether the connection ended with no close_notify: a body that runs to the close may
+    /// have been cut there by anyone on the path (a body with a length or chunks tells).
+    pub fn cut(&self) -> bool {
+        self.cut
     }
 
     /// A non-blocking look for bytes: `Ok(1)` plaintext or records wait, `Ok(0)` the upstream
@@ -165,8 +174,7 @@ impl Read for TlsUpstream {
     /// Decrypted bytes, read until `buf` is full or the socket is drained (rustls takes the
     /// socket's bytes a few KiB at a time: stopping at its first plaintext would leave bytes
     /// past a response unseen by the exchange's check, and make many more reads); `Ok(0)` once
-    /// the upstream closed (with or without close_notify: HTTP's framing tells a whole response
-    /// from a cut one); `WouldBlock` when rustls holds nothing and the socket is drained, so an
+    /// the upstream closed (without close_notify `cut` says so); `WouldBlock` when rustls holds nothing and the socket is drained, so an
     /// edge-triggered event is due before more comes. An error of the socket after some bytes
     /// is kept for the next call.
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
@@ -186,7 +194,10 @@ impl Read for TlsUpstream {
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.plaintext = 0,
-                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(n),
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                    self.cut = true;
+                    return Ok(n);
+                }
                 Err(e) if n > 0 => {
                     self.deferred = Some(e);
                     return Ok(n);
