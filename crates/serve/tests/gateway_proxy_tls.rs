@@ -350,3 +350,82 @@ fn a_body_to_the_close_cut_by_a_close_without_close_notify_fails() {
     );
     assert_eq!(up.requests().len(), 2);
 }
+
+#[test]
+fn a_connection_the_upstream_closed_with_close_notify_is_not_used_again() {
+    // The first connection's response comes with close_notify in the same flight, its TCP
+    // left open: it carries nothing more, and the next request (a POST, never sent twice)
+    // goes on a new connection.
+    let ca = TestCa::new("proxy test CA");
+    let tls = ca.leaf().server_config();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let upstream = std::thread::spawn(move || {
+        listener.set_nonblocking(true).unwrap();
+        let until = std::time::Instant::now() + Duration::from_secs(10);
+        let mut held = Vec::new();
+        for conn in 0..2 {
+            let s = loop {
+                match listener.accept() {
+                    Ok((s, _)) => break s,
+                    Err(_) if std::time::Instant::now() < until => {
+                        std::thread::sleep(Duration::from_millis(5))
+                    }
+                    Err(_) => return held.len(),
+                }
+            };
+            s.set_nonblocking(false).unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+            let c = rustls::ServerConnection::new(tls.clone()).unwrap();
+            let mut s = rustls::StreamOwned::new(c, s);
+            let mut got = Vec::new();
+            let mut buf = [0u8; 4096];
+            // A GET, then a POST of two bytes.
+            let whole = |got: &[u8]| match got.windows(4).position(|w| w == b"\r\n\r\n") {
+                Some(i) => got.starts_with(b"GET") || got.len() >= i + 4 + 2,
+                None => false,
+            };
+            while !whole(&got) {
+                match s.read(&mut buf) {
+                    Ok(0) | Err(_) => return held.len(),
+                    Ok(n) => got.extend_from_slice(&buf[..n]),
+                }
+            }
+            let body = format!("conn {conn}");
+            let answer = format!(
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            );
+            s.conn.writer().write_all(answer.as_bytes()).unwrap();
+            if conn == 0 {
+                s.conn.send_close_notify();
+            }
+            while s.conn.wants_write() {
+                s.conn.write_tls(&mut s.sock).unwrap();
+            }
+            held.push(s);
+        }
+        held.len()
+    });
+    let extra = format!("cacert = {:?}", ca.pem.to_str().unwrap());
+    let m = mount(
+        "/api/",
+        &[format!("https://127.0.0.1:{}", addr.port())],
+        &extra,
+    );
+    let srv = TestServer::start(|c| c.proxy.push(m));
+    let mut s = connect(srv.addr);
+    let mut rd = BufReader::new(s.try_clone().unwrap());
+    s.write_all(b"GET /api/a HTTP/1.1\r\nHost: t\r\n\r\n")
+        .unwrap();
+    let r = read_response(&mut rd, false).unwrap();
+    assert_eq!((r.status, r.body.as_slice()), (200, &b"conn 0"[..]));
+    s.write_all(b"POST /api/b HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n\r\nhi")
+        .unwrap();
+    let r = read_response(&mut rd, false).unwrap();
+    assert_eq!((r.status, r.body.as_slice()), (200, &b"conn 1"[..]));
+    drop((s, rd));
+    let st = srv.stop();
+    assert_eq!(upstream.join().unwrap(), 2, "two connections served");
+    assert_eq!((st.proxy_connects, st.proxy_resets), (2, 0));
+}

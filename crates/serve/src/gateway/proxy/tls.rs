@@ -63,6 +63,8 @@ pub(crate) struct TlsUpstream {
     deferred: Option<io::Error>,
     /// The upstream closed the connection without close_notify: what came may be cut short.
     cut: bool,
+    /// The upstream's close_notify came: the connection carries no other response.
+    peer_closed: bool,
 }
 
 impl TlsUpstream {
@@ -89,6 +91,7 @@ impl TlsUpstream {
             plaintext: 0,
             deferred: None,
             cut: false,
+            peer_closed: false,
         })
     }
 
@@ -135,6 +138,11 @@ impl TlsUpstream {
         if self.plaintext > 0 {
             return Ok(1);
         }
+        // A close_notify taken in with the last response's records: the socket may be quiet
+        // and open, but the connection carries nothing more.
+        if self.peer_closed {
+            return Ok(0);
+        }
         let mut byte = [std::mem::MaybeUninit::<u8>::uninit()];
         socket2::SockRef::from(&self.tcp).peek(&mut byte)
     }
@@ -157,6 +165,7 @@ impl TlsUpstream {
         match self.tls.process_new_packets() {
             Ok(state) => {
                 self.plaintext = state.plaintext_bytes_to_read();
+                self.peer_closed |= state.peer_has_closed();
                 // Best effort: the records may answer the server's (a key update); a failed
                 // write shows on the next one.
                 let _ = self.send_pending();
