@@ -73,14 +73,9 @@ impl TlsUpstream {
     pub fn connect(
         addr: std::net::SocketAddr,
         config: &Arc<ClientConfig>,
-        name: &str,
+        name: ServerName<'static>,
     ) -> io::Result<TlsUpstream> {
-        let server_name = ServerName::try_from(name.to_owned()).map_err(|_| {
-            io::Error::other(format!(
-                "`{name}` is not a host name a certificate can be checked against"
-            ))
-        })?;
-        let mut tls = ClientConnection::new(config.clone(), server_name).map_err(tls_error)?;
+        let mut tls = ClientConnection::new(config.clone(), name).map_err(tls_error)?;
         tls.set_buffer_limit(Some(BUFFER_LIMIT));
         let tcp = TcpStream::connect(addr)?;
         // Requests are written whole; Nagle would hold the last record back.
