@@ -138,9 +138,8 @@ fn an_upstream_certificate_of_an_untrusted_issuer_answers_502() {
     let ca = TestCa::new("proxy test CA");
     let other = TestCa::new("another CA");
     let up = Upstream::start_tls(ca.leaf().server_config(), echo);
+    // The mount's own CA file, another CA's: a machine with no system roots runs it too.
     refused(&up, proxy_to(&up, "127.0.0.1", Some(&other.pem)));
-    // Trusting only the system's roots: the same.
-    refused(&up, proxy_to(&up, "127.0.0.1", None));
 }
 
 #[test]
@@ -183,8 +182,15 @@ fn an_upstream_silent_in_the_handshake_answers_504_at_the_connect_timeout() {
         "connect_timeout_ms = 300",
     );
     let srv = TestServer::start(|c| c.proxy.push(m));
+    let start = std::time::Instant::now();
     let r = exchange(srv.addr, "GET /api/x HTTP/1.1\r\nHost: t\r\n\r\n");
+    let took = start.elapsed();
     assert_eq!(r.status, 504);
+    // The connect timeout's, not the first byte's (60 s): a handshake is part of connecting.
+    assert!(
+        took >= Duration::from_millis(300) && took < Duration::from_secs(5),
+        "504 after {took:?}"
+    );
     let st = srv.stop();
     assert_eq!((st.proxy_timeouts, st.proxy_tls_failures), (1, 0));
 }
