@@ -276,18 +276,28 @@ pub(crate) fn log_line(name: &str, why: TlsFailure, e: &io::Error) -> String {
     )
 }
 
-/// What a failure means for a proxy: the TLS client's explanation, but a certificate that is
-/// not trusted is fixed by the mount's `cacert` (bench's `--cacert` and `-k` are not here).
+/// What a failure means for a proxy, in the server's words (the TLS client's name bench's
+/// flags); the fix for an untrusted certificate holds whether the mount has a `cacert` or not.
 pub(crate) fn explain(why: TlsFailure) -> &'static str {
     match why {
         TlsFailure::UnknownIssuer => {
-            "the upstream certificate's issuer is not trusted: give it with the mount's `cacert` (--proxy-cacert)"
+            "the upstream certificate's issuer is not trusted: the mount's `cacert` (--proxy-cacert) must hold that issuer or the certificate itself"
         }
         TlsFailure::CaUsedAsEndEntity => {
-            "the upstream presented a CA certificate as its own: give that certificate with the mount's `cacert` (--proxy-cacert)"
+            "the upstream presented a CA certificate as its own: the mount's `cacert` (--proxy-cacert) must hold that certificate"
         }
         TlsFailure::NameMismatch => "the certificate is not for the upstream's host name",
-        other => other.explain(),
+        TlsFailure::Expired => "the upstream certificate has expired",
+        TlsFailure::NotYetValid => "the upstream certificate is not valid yet",
+        TlsFailure::OtherCertificate => "the upstream certificate was refused",
+        TlsFailure::NoCertificate => "the upstream sent no certificate",
+        TlsFailure::ProtocolVersion => {
+            "no TLS version or cipher suite in common with the upstream (TLS 1.2 or 1.3)"
+        }
+        TlsFailure::AlertFromServer => "the upstream ended the handshake with an alert",
+        TlsFailure::NotTls => "the upstream did not answer in TLS (is it http://?)",
+        TlsFailure::Reset => "the upstream closed or reset the connection in the handshake",
+        TlsFailure::Other => "another handshake failure",
     }
 }
 
@@ -321,6 +331,16 @@ mod tests {
             "{line}"
         );
         assert!(!line.contains('\n'), "{line}");
+        // No reason is told in bench's flags.
+        for e in [
+            rustls::Error::PeerIncompatible(rustls::PeerIncompatible::Tls12NotOffered),
+            rustls::Error::InvalidCertificate(rustls::CertificateError::Expired),
+            rustls::Error::InvalidMessage(rustls::InvalidMessage::InvalidContentType),
+        ] {
+            let e = io::Error::new(io::ErrorKind::InvalidData, e);
+            let line = log_line("u:443", failure(&e).unwrap(), &e);
+            assert!(!line.contains("--tls") && !line.contains("-k"), "{line}");
+        }
         // An I/O error that is no TLS failure is none.
         assert_eq!(failure(&io::ErrorKind::ConnectionRefused.into()), None);
     }
