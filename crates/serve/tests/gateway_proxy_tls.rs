@@ -435,3 +435,43 @@ fn a_connection_the_upstream_closed_with_close_notify_is_not_used_again() {
     assert_eq!(upstream.join().unwrap(), 2, "two connections served");
     assert_eq!((st.proxy_connects, st.proxy_resets), (2, 0));
 }
+
+#[test]
+fn an_upstream_closing_in_the_handshake_is_a_tls_failure_not_retried() {
+    // It takes the ClientHello and closes: the connection was made (counted in proxy_connects)
+    // and its handshake failed, which another connection would not mend.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let upstream = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let until = std::time::Instant::now() + Duration::from_secs(10);
+            let mut accepted = 0;
+            while !stop.load(Ordering::SeqCst) && std::time::Instant::now() < until {
+                match listener.accept() {
+                    Ok((mut s, _)) => {
+                        accepted += 1;
+                        s.set_nonblocking(false).unwrap();
+                        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+                        let _ = s.read(&mut [0u8; 4096]);
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(5)),
+                }
+            }
+            accepted
+        })
+    };
+    let m = mount("/api/", &[format!("https://127.0.0.1:{port}")], "");
+    let srv = TestServer::start(|c| c.proxy.push(m));
+    let r = exchange(srv.addr, "GET /api/x HTTP/1.1\r\nHost: t\r\n\r\n");
+    assert_eq!(r.status, 502);
+    let st = srv.stop();
+    stop.store(true, Ordering::SeqCst);
+    assert_eq!(upstream.join().unwrap(), 1, "one connection: not retried");
+    assert_eq!(
+        (st.proxy_tls_failures, st.proxy_connects, st.proxy_resets),
+        (1, 1, 0)
+    );
+}

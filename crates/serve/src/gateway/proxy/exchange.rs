@@ -225,7 +225,7 @@ impl Exchange {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) if self.sent_any => return Err(self.end_request(e)),
                 Err(e) => {
-                    let kind = Failure::of(&e);
+                    let kind = self.kind_of(&e);
                     return Err(self.fail(e, kind));
                 }
             }
@@ -240,7 +240,7 @@ impl Exchange {
             Ok(()) => Ok(()),
             Err(e) if self.sent_any => Err(self.end_request(e)),
             Err(e) => {
-                let kind = Failure::of(&e);
+                let kind = self.kind_of(&e);
                 Err(self.fail(e, kind))
             }
         }
@@ -339,7 +339,7 @@ impl Exchange {
                     return Err(e)
                 }
                 Err(e) => {
-                    let kind = Failure::of(&e);
+                    let kind = self.kind_of(&e);
                     return Err(self.fail(e, kind));
                 }
             }
@@ -361,7 +361,7 @@ impl Exchange {
         match tls.handshake() {
             Ok(done) => Ok(done),
             Err(e) => {
-                let kind = Failure::of(&e);
+                let kind = self.kind_of(&e);
                 Err(self.fail(e, kind))
             }
         }
@@ -606,13 +606,32 @@ impl Exchange {
         e
     }
 
+    /// The kind of a failed read or write. A TLS error is a handshake failure only while the
+    /// handshake is under way (after it, a broken record is a broken connection: a reset), and
+    /// an upstream closing in the handshake is one too (not retried); either way the
+    /// connection did connect.
+    fn kind_of(&mut self, e: &io::Error) -> Failure {
+        let handshaking = matches!(&self.stream, Stream::Tls(t) if t.is_handshaking());
+        if handshaking
+            && (e.kind() == io::ErrorKind::UnexpectedEof || super::tls::failure(e).is_some())
+        {
+            self.connected = true;
+            return Failure::Tls;
+        }
+        match Failure::of(e) {
+            Failure::Tls => Failure::Reset,
+            kind => kind,
+        }
+    }
+
     /// Records the failure and logs why (a refused TLS handshake by its reason's name, as
     /// `flint bench` counts it, and what it means); returns the error.
     fn fail(&mut self, e: io::Error, kind: Failure) -> io::Error {
         if self.failure.is_none() {
             self.failure = Some(kind);
             let name = &self.name;
-            let _ = match super::tls::failure(&e) {
+            let handshake = super::tls::failure(&e).filter(|_| kind == Failure::Tls);
+            let _ = match handshake {
                 Some(why) => writeln!(io::stderr(), "{}", super::tls::log_line(name, why, &e)),
                 None => writeln!(io::stderr(), "flint serve: proxy {name}: {e}"),
             };
