@@ -25,8 +25,23 @@ use tls_client::{TlsFailure, TlsOptions, TlsSetupError};
 const BUFFER_LIMIT: usize = 64 * 1024;
 
 /// The client configuration of a mount's `https://` upstreams: the system's roots plus
-/// `cacert`, ALPN `http/1.1` alone, resumption on (a proxy is no handshake benchmark).
+/// `cacert`, ALPN `http/1.1` alone, resumption on (a proxy is no handshake benchmark). Made
+/// once per CA file in the process (the configuration's check makes it, each thread's mounts
+/// take it, at start-up only): the roots are parsed once and every thread shares the session
+/// cache, so a session made on one thread is resumed on another.
 pub(crate) fn tls_config(cacert: Option<&Path>) -> Result<Arc<ClientConfig>, TlsSetupError> {
+    type Made = Vec<(Option<std::path::PathBuf>, Arc<ClientConfig>)>;
+    static MADE: std::sync::Mutex<Made> = std::sync::Mutex::new(Vec::new());
+    let mut made = MADE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, config)) = made.iter().find(|(path, _)| path.as_deref() == cacert) {
+        return Ok(config.clone());
+    }
+    let config = new_tls_config(cacert)?;
+    made.push((cacert.map(Path::to_path_buf), config.clone()));
+    Ok(config)
+}
+
+fn new_tls_config(cacert: Option<&Path>) -> Result<Arc<ClientConfig>, TlsSetupError> {
     let opts = TlsOptions {
         cacert: cacert.map(Path::to_path_buf),
         insecure: false,
@@ -304,6 +319,20 @@ pub(crate) fn explain(why: TlsFailure) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_mounts_client_configuration_is_made_once_and_shared() {
+        let ca = test_support::certs::TestCa::new("shared config CA");
+        let a = tls_config(Some(&ca.pem)).unwrap();
+        let b = tls_config(Some(&ca.pem)).unwrap();
+        assert!(Arc::ptr_eq(&a, &b), "one configuration, one session cache");
+        let other = test_support::certs::TestCa::new("another CA");
+        let c = tls_config(Some(&other.pem)).unwrap();
+        assert!(
+            !Arc::ptr_eq(&a, &c),
+            "another CA file, another configuration"
+        );
+    }
 
     #[test]
     fn a_refused_certificate_is_logged_by_its_reason_and_its_fix() {
