@@ -133,6 +133,14 @@ pub fn parse_upstream(text: &str) -> Result<Upstream, String> {
             .trim_end_matches(']')
             .to_string()
     });
+    // Checked here, once: a name rustls refuses would fail every request at connect.
+    if let Some(name) = &tls_name {
+        if rustls::pki_types::ServerName::try_from(name.as_str()).is_err() {
+            return Err(format!(
+                "`{text}`: `{name}` is not a host name or address a certificate can be checked against"
+            ));
+        }
+    }
     let found = with_port.to_socket_addrs().ok().and_then(|mut a| a.next());
     match found {
         Some(addr) => Ok(Upstream {
@@ -220,6 +228,12 @@ mod tests {
         );
         let m: ProxyMount = "/api/=http://127.0.0.1:8080".parse().unwrap();
         assert_eq!(m.upstreams[0].tls_name, None);
+        // A name no certificate can be checked against is refused when read, in one line.
+        let e = "/api/=https://no such name:8443"
+            .parse::<ProxyMount>()
+            .unwrap_err();
+        assert!(e.contains("`no such name` is not a host name"), "{e}");
+        assert!(!e.contains('\n'), "{e}");
         for bad in [
             "/api/",
             "api/=http://127.0.0.1:1",

@@ -24,6 +24,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use rustls::pki_types::ServerName;
 use rustls::ClientConfig;
 
 use crate::config::{Cidr, FastCgiAddr, Forwarding, ProxyMount};
@@ -84,8 +85,9 @@ pub(crate) struct Addr {
 struct UpstreamTls {
     /// The mount's configuration (its CA file read at start-up, checked by
     /// `Config::validate`); an error only if the file changed since, told at each connect.
-    config: Result<Arc<ClientConfig>, String>,
-    name: Box<str>,
+    /// With the name the certificate is checked for (checked when the configuration was
+    /// read, `config::proxy::parse_upstream`).
+    config: Result<(Arc<ClientConfig>, ServerName<'static>), String>,
 }
 
 impl Addr {
@@ -94,8 +96,8 @@ impl Addr {
         let (Some(tls), FastCgiAddr::Tcp(addr)) = (&self.tls, &self.sock) else {
             return super::fcgi::Stream::connect(&self.sock);
         };
-        let config = (tls.config.as_ref()).map_err(|e| std::io::Error::other(e.clone()))?;
-        let up = TlsUpstream::connect(*addr, config, &tls.name)?;
+        let (config, name) = (tls.config.as_ref()).map_err(|e| std::io::Error::other(e.clone()))?;
+        let up = TlsUpstream::connect(*addr, config, name.clone())?;
         Ok(super::fcgi::Stream::Tls(Box::new(up)))
     }
 }
@@ -128,8 +130,11 @@ impl Proxies {
                     tls: (u.tls_name.as_deref())
                         .zip(tls_config.clone())
                         .map(|(name, config)| UpstreamTls {
-                            config,
-                            name: name.into(),
+                            config: config.and_then(|c| {
+                                let name = ServerName::try_from(name.to_owned())
+                                    .map_err(|_| format!("`{name}` is not a host name"))?;
+                                Ok((c, name))
+                            }),
                         }),
                 });
             }

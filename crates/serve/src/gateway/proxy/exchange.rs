@@ -225,7 +225,7 @@ impl Exchange {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) if self.sent_any => return Err(self.end_request(e)),
                 Err(e) => {
-                    let kind = Failure::of(&e);
+                    let kind = self.kind_of(&e);
                     return Err(self.fail(e, kind));
                 }
             }
@@ -234,7 +234,16 @@ impl Exchange {
             self.out.clear();
             self.sent = 0;
         }
-        Ok(())
+        // Records an `https://` upstream's rustls still holds (the request's last ones the
+        // socket did not take): a failure to send them ends the request as a failed write does.
+        match self.stream.flush() {
+            Ok(()) => Ok(()),
+            Err(e) if self.sent_any => Err(self.end_request(e)),
+            Err(e) => {
+                let kind = self.kind_of(&e);
+                Err(self.fail(e, kind))
+            }
+        }
     }
 
     /// Request body bytes; returns how many were taken (`WouldBlock` while the previous chunk
@@ -330,7 +339,7 @@ impl Exchange {
                     return Err(e)
                 }
                 Err(e) => {
-                    let kind = Failure::of(&e);
+                    let kind = self.kind_of(&e);
                     return Err(self.fail(e, kind));
                 }
             }
@@ -339,15 +348,20 @@ impl Exchange {
 
     /// An `https://` upstream's handshake moved on (a plain connection has none): whether it
     /// is done. Done before the request's write and the response's read, whichever event
-    /// comes, so that the request goes out in the call that finishes it.
+    /// comes, so that the request goes out in the call that finishes it. Once it is done this
+    /// sends nothing: records left over are `send_pending`'s, whose failure ends the request
+    /// and leaves the answer already in the socket to be read.
     fn handshake(&mut self) -> io::Result<bool> {
         let Stream::Tls(tls) = &mut self.stream else {
             return Ok(true);
         };
+        if !tls.is_handshaking() {
+            return Ok(true);
+        }
         match tls.handshake() {
             Ok(done) => Ok(done),
             Err(e) => {
-                let kind = Failure::of(&e);
+                let kind = self.kind_of(&e);
                 Err(self.fail(e, kind))
             }
         }
@@ -427,11 +441,15 @@ impl Exchange {
         }
     }
 
-    /// The upstream closed: the end of a close-delimited body, else a failure.
+    /// The upstream closed: the end of a close-delimited body (over TLS, with close_notify),
+    /// else a failure.
     fn eof(&mut self) -> io::Result<usize> {
         self.keep_alive = false;
+        // Over TLS, a close with no close_notify may be an attacker's: a body that runs to the
+        // close is then not known whole (one with a length or chunks has its own check).
+        let cut = matches!(&self.stream, Stream::Tls(t) if t.cut());
         let short = match &self.state {
-            State::Body(d) => d.eof().is_err(),
+            State::Body(d) => d.eof().is_err() || cut,
             State::Head => true,
             State::Done => false,
         };
@@ -588,13 +606,32 @@ impl Exchange {
         e
     }
 
+    /// The kind of a failed read or write. A TLS error is a handshake failure only while the
+    /// handshake is under way (after it, a broken record is a broken connection: a reset), and
+    /// an upstream closing in the handshake is one too (not retried); either way the
+    /// connection did connect.
+    fn kind_of(&mut self, e: &io::Error) -> Failure {
+        let handshaking = matches!(&self.stream, Stream::Tls(t) if t.is_handshaking());
+        if handshaking
+            && (e.kind() == io::ErrorKind::UnexpectedEof || super::tls::failure(e).is_some())
+        {
+            self.connected = true;
+            return Failure::Tls;
+        }
+        match Failure::of(e) {
+            Failure::Tls => Failure::Reset,
+            kind => kind,
+        }
+    }
+
     /// Records the failure and logs why (a refused TLS handshake by its reason's name, as
     /// `flint bench` counts it, and what it means); returns the error.
     fn fail(&mut self, e: io::Error, kind: Failure) -> io::Error {
         if self.failure.is_none() {
             self.failure = Some(kind);
             let name = &self.name;
-            let _ = match super::tls::failure(&e) {
+            let handshake = super::tls::failure(&e).filter(|_| kind == Failure::Tls);
+            let _ = match handshake {
                 Some(why) => writeln!(io::stderr(), "{}", super::tls::log_line(name, why, &e)),
                 None => writeln!(io::stderr(), "flint serve: proxy {name}: {e}"),
             };

@@ -25,8 +25,23 @@ use tls_client::{TlsFailure, TlsOptions, TlsSetupError};
 const BUFFER_LIMIT: usize = 64 * 1024;
 
 /// The client configuration of a mount's `https://` upstreams: the system's roots plus
-/// `cacert`, ALPN `http/1.1` alone, resumption on (a proxy is no handshake benchmark).
+/// `cacert`, ALPN `http/1.1` alone, resumption on (a proxy is no handshake benchmark). Made
+/// once per CA file in the process (the configuration's check makes it, each thread's mounts
+/// take it, at start-up only): the roots are parsed once and every thread shares the session
+/// cache, so a session made on one thread is resumed on another.
 pub(crate) fn tls_config(cacert: Option<&Path>) -> Result<Arc<ClientConfig>, TlsSetupError> {
+    type Made = Vec<(Option<std::path::PathBuf>, Arc<ClientConfig>)>;
+    static MADE: std::sync::Mutex<Made> = std::sync::Mutex::new(Vec::new());
+    let mut made = MADE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, config)) = made.iter().find(|(path, _)| path.as_deref() == cacert) {
+        return Ok(config.clone());
+    }
+    let config = new_tls_config(cacert)?;
+    made.push((cacert.map(Path::to_path_buf), config.clone()));
+    Ok(config)
+}
+
+fn new_tls_config(cacert: Option<&Path>) -> Result<Arc<ClientConfig>, TlsSetupError> {
     let opts = TlsOptions {
         cacert: cacert.map(Path::to_path_buf),
         insecure: false,
@@ -59,6 +74,12 @@ pub(crate) struct TlsUpstream {
     tls: ClientConnection,
     /// Decrypted bytes rustls holds that no read has taken yet.
     plaintext: usize,
+    /// An error met after a read had bytes to return: the next read's.
+    deferred: Option<io::Error>,
+    /// The upstream closed the connection without close_notify: what came may be cut short.
+    cut: bool,
+    /// The upstream's close_notify came: the connection carries no other response.
+    peer_closed: bool,
 }
 
 impl TlsUpstream {
@@ -67,14 +88,9 @@ impl TlsUpstream {
     pub fn connect(
         addr: std::net::SocketAddr,
         config: &Arc<ClientConfig>,
-        name: &str,
+        name: ServerName<'static>,
     ) -> io::Result<TlsUpstream> {
-        let server_name = ServerName::try_from(name.to_owned()).map_err(|_| {
-            io::Error::other(format!(
-                "`{name}` is not a host name a certificate can be checked against"
-            ))
-        })?;
-        let mut tls = ClientConnection::new(config.clone(), server_name).map_err(tls_error)?;
+        let mut tls = ClientConnection::new(config.clone(), name).map_err(tls_error)?;
         tls.set_buffer_limit(Some(BUFFER_LIMIT));
         let tcp = TcpStream::connect(addr)?;
         // Requests are written whole; Nagle would hold the last record back.
@@ -83,6 +99,9 @@ impl TlsUpstream {
             tcp,
             tls,
             plaintext: 0,
+            deferred: None,
+            cut: false,
+            peer_closed: false,
         })
     }
 
@@ -112,11 +131,27 @@ impl TlsUpstream {
         }
     }
 
+    /// Whether the handshake is still under way (the exchange moves it only then).
+    pub fn is_handshaking(&self) -> bool {
+        self.tls.is_handshaking()
+    }
+
+    /// Whether the connection ended with no close_notify: a body that runs to the close may
+    /// have been cut there by anyone on the path (a body with a length or chunks tells).
+    pub fn cut(&self) -> bool {
+        self.cut
+    }
+
     /// A non-blocking look for bytes: `Ok(1)` plaintext or records wait, `Ok(0)` the upstream
     /// closed, `WouldBlock` nothing waits (as `fcgi::Stream::peek_byte`).
     pub fn peek_byte(&self) -> io::Result<usize> {
         if self.plaintext > 0 {
             return Ok(1);
+        }
+        // A close_notify taken in with the last response's records: the socket may be quiet
+        // and open, but the connection carries nothing more.
+        if self.peer_closed {
+            return Ok(0);
         }
         let mut byte = [std::mem::MaybeUninit::<u8>::uninit()];
         socket2::SockRef::from(&self.tcp).peek(&mut byte)
@@ -140,6 +175,7 @@ impl TlsUpstream {
         match self.tls.process_new_packets() {
             Ok(state) => {
                 self.plaintext = state.plaintext_bytes_to_read();
+                self.peer_closed |= state.peer_has_closed();
                 // Best effort: the records may answer the server's (a key update); a failed
                 // write shows on the next one.
                 let _ = self.send_pending();
@@ -154,24 +190,57 @@ impl TlsUpstream {
 }
 
 impl Read for TlsUpstream {
-    /// Decrypted bytes; `Ok(0)` once the upstream closed (with or without close_notify: HTTP's
-    /// framing tells a whole response from a cut one); `WouldBlock` when rustls holds nothing
-    /// and the socket is drained, so an edge-triggered event is due before more comes.
+    /// Decrypted bytes, read until `buf` is full or the socket is drained (rustls takes the
+    /// socket's bytes a few KiB at a time: stopping at its first plaintext would leave bytes
+    /// past a response unseen by the exchange's check, and make many more reads); `Ok(0)` once
+    /// the upstream closed (without close_notify `cut` says so); `WouldBlock` when rustls holds nothing and the socket is drained, so an
+    /// edge-triggered event is due before more comes. An error of the socket after some bytes
+    /// is kept for the next call.
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if let Some(e) = self.deferred.take() {
+            return Err(e);
+        }
+        let mut n = 0;
         loop {
-            match self.tls.reader().read(buf) {
-                Ok(n) => {
-                    self.plaintext = self.plaintext.saturating_sub(n);
-                    return Ok(n);
+            match self.tls.reader().read(&mut buf[n..]) {
+                // The close_notify, or `buf` full.
+                Ok(0) => return Ok(n),
+                Ok(k) => {
+                    self.plaintext = self.plaintext.saturating_sub(k);
+                    n += k;
+                    if n == buf.len() {
+                        return Ok(n);
+                    }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.plaintext = 0,
-                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(0),
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                    self.cut = true;
+                    return Ok(n);
+                }
+                Err(e) if n > 0 => {
+                    self.deferred = Some(e);
+                    return Ok(n);
+                }
                 Err(e) => return Err(e),
             }
             match self.tls.read_tls(&mut self.tcp) {
                 // The close: rustls reports it from the reader on the next turn.
-                Ok(_) => self.process()?,
+                Ok(_) => {
+                    if let Err(e) = self.process() {
+                        if n == 0 {
+                            return Err(e);
+                        }
+                        self.deferred = Some(e);
+                        return Ok(n);
+                    }
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if n > 0 => {
+                    if e.kind() != io::ErrorKind::WouldBlock {
+                        self.deferred = Some(e);
+                    }
+                    return Ok(n);
+                }
                 Err(e) => return Err(e),
             }
         }
@@ -193,8 +262,10 @@ impl Write for TlsUpstream {
         Ok(n)
     }
 
+    /// Sends the records rustls holds until the socket is full (`Ok` then too: the rest goes
+    /// on the next call, the socket's writable event calls again).
     fn flush(&mut self) -> io::Result<()> {
-        Ok(())
+        self.send_pending()
     }
 }
 
@@ -220,24 +291,48 @@ pub(crate) fn log_line(name: &str, why: TlsFailure, e: &io::Error) -> String {
     )
 }
 
-/// What a failure means for a proxy: the TLS client's explanation, but a certificate that is
-/// not trusted is fixed by the mount's `cacert` (bench's `--cacert` and `-k` are not here).
+/// What a failure means for a proxy, in the server's words (the TLS client's name bench's
+/// flags); the fix for an untrusted certificate holds whether the mount has a `cacert` or not.
 pub(crate) fn explain(why: TlsFailure) -> &'static str {
     match why {
         TlsFailure::UnknownIssuer => {
-            "the upstream certificate's issuer is not trusted: give it with the mount's `cacert` (--proxy-cacert)"
+            "the upstream certificate's issuer is not trusted: the mount's `cacert` (--proxy-cacert) must hold that issuer or the certificate itself"
         }
         TlsFailure::CaUsedAsEndEntity => {
-            "the upstream presented a CA certificate as its own: give that certificate with the mount's `cacert` (--proxy-cacert)"
+            "the upstream presented a CA certificate as its own: the mount's `cacert` (--proxy-cacert) must hold that certificate"
         }
         TlsFailure::NameMismatch => "the certificate is not for the upstream's host name",
-        other => other.explain(),
+        TlsFailure::Expired => "the upstream certificate has expired",
+        TlsFailure::NotYetValid => "the upstream certificate is not valid yet",
+        TlsFailure::OtherCertificate => "the upstream certificate was refused",
+        TlsFailure::NoCertificate => "the upstream sent no certificate",
+        TlsFailure::ProtocolVersion => {
+            "no TLS version or cipher suite in common with the upstream (TLS 1.2 or 1.3)"
+        }
+        TlsFailure::AlertFromServer => "the upstream ended the handshake with an alert",
+        TlsFailure::NotTls => "the upstream did not answer in TLS (is it http://?)",
+        TlsFailure::Reset => "the upstream closed or reset the connection in the handshake",
+        TlsFailure::Other => "another handshake failure",
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_mounts_client_configuration_is_made_once_and_shared() {
+        let ca = test_support::certs::TestCa::new("shared config CA");
+        let a = tls_config(Some(&ca.pem)).unwrap();
+        let b = tls_config(Some(&ca.pem)).unwrap();
+        assert!(Arc::ptr_eq(&a, &b), "one configuration, one session cache");
+        let other = test_support::certs::TestCa::new("another CA");
+        let c = tls_config(Some(&other.pem)).unwrap();
+        assert!(
+            !Arc::ptr_eq(&a, &c),
+            "another CA file, another configuration"
+        );
+    }
 
     #[test]
     fn a_refused_certificate_is_logged_by_its_reason_and_its_fix() {
@@ -265,6 +360,16 @@ mod tests {
             "{line}"
         );
         assert!(!line.contains('\n'), "{line}");
+        // No reason is told in bench's flags.
+        for e in [
+            rustls::Error::PeerIncompatible(rustls::PeerIncompatible::Tls12NotOffered),
+            rustls::Error::InvalidCertificate(rustls::CertificateError::Expired),
+            rustls::Error::InvalidMessage(rustls::InvalidMessage::InvalidContentType),
+        ] {
+            let e = io::Error::new(io::ErrorKind::InvalidData, e);
+            let line = log_line("u:443", failure(&e).unwrap(), &e);
+            assert!(!line.contains("--tls") && !line.contains("-k"), "{line}");
+        }
         // An I/O error that is no TLS failure is none.
         assert_eq!(failure(&io::ErrorKind::ConnectionRefused.into()), None);
     }
