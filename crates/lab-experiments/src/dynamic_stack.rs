@@ -1,8 +1,8 @@
 //! The processes of one server's dynamic deployments, started together and stopped with their
 //! groups: the web server (flint serve with `--cgi`, `--fastcgi` and `--proxy`, or nginx with
 //! `fastcgi_pass` and `proxy_pass`), `flint-app fastcgi` behind it, `flint-app http` and php-fpm
-//! when their deployments are asked for, and for nginx fcgiwrap (nginx runs no CGI itself). Every process is pinned to the server
-//! core, as the other experiments' servers are.
+//! when their deployments are asked for, and for nginx fcgiwrap (nginx runs no CGI itself).
+//! Every process is pinned to the server core, as the other experiments' servers are.
 //!
 //! And how each tier's CPU is read ([`Tiers`]): the web server's processes, and the gateway and
 //! application processes, CGI children included. Children come and go within a window, so each
