@@ -12,6 +12,9 @@
 //!   (`app.php` in the root's `php/`) named in `SCRIPT_FILENAME`.
 //! - [`PHP_CGI_PREFIX`]: fcgiwrap again, running `app.php` of the CGI directory, whose
 //!   interpreter line starts php-cgi.
+//! - [`PROXY_PREFIX`]: `proxy_pass` to `flint-app http` over a unix socket, the path passed
+//!   unchanged (the application is mounted under the prefix), through an upstream that keeps
+//!   connections (`keepalive`, HTTP/1.1, `Connection` cleared), as flint serve's proxy pool does.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -29,6 +32,10 @@ pub const PHP_FPM_PREFIX: &str = "/php/app.php";
 /// `/cgi-bin/app.php/json`.
 pub const PHP_CGI_PREFIX: &str = "/cgi-bin/app.php";
 
+/// The URL prefix of the proxy deployment (`flint-app http --prefix /proxy`); a request is
+/// `/proxy/json`.
+pub const PROXY_PREFIX: &str = "/proxy";
+
 /// What nginx is given.
 #[derive(Debug, Clone, Copy)]
 pub struct Nginx<'a> {
@@ -45,6 +52,8 @@ pub struct Nginx<'a> {
     pub php_fpm: Option<(&'a Path, &'a Path)>,
     /// fcgiwrap's socket and the PHP script it runs as a CGI program.
     pub php_cgi: Option<(&'a Path, &'a Path)>,
+    /// `flint-app http`'s unix socket.
+    pub proxy: Option<&'a Path>,
 }
 
 /// The meta-variables the application reads, and those a CGI program is owed (RFC 3875).
@@ -128,6 +137,26 @@ pub fn nginx_config(n: &Nginx) -> String {
         }}",
             socket = socket.display(),
             script = script.display(),
+        );
+    }
+    if let Some(socket) = n.proxy {
+        let _ = write!(
+            upstreams,
+            "
+    upstream flint_app_http {{
+        server unix:{socket};
+        keepalive 8;
+    }}",
+            socket = socket.display()
+        );
+        let _ = write!(
+            locations,
+            "
+        location {PROXY_PREFIX}/ {{
+            proxy_pass http://flint_app_http;
+            proxy_http_version 1.1;
+            proxy_set_header Connection \"\";
+        }}"
         );
     }
     format!(

@@ -1,25 +1,91 @@
 //! The application as an HTTP/1.1 server, for a reverse proxy to stand in front of: a thread per
 //! connection (each with its own database connection and prepared statements), keep-alive, and
 //! requests answered in the order they came (so pipelining works). Deliberately plain: it is the
-//! upstream the lab measures proxies against, not a server to measure.
+//! upstream the lab measures proxies against, not a server to measure. It listens on TCP or on a
+//! unix socket (the lab's, as its FastCGI responder does: the proxy and FastCGI deployments then
+//! differ by their protocol alone), and may be mounted under a prefix that a proxy passes
+//! unchanged (`/proxy/json` is the application's `/json`).
 
 use crate::db::Db;
 use crate::handlers::answer;
 use std::io::{self, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 /// Largest request head read.
 const MAX_HEAD: usize = 16 * 1024;
 
+/// What the application is told at start: its database and the prefix it is mounted under
+/// (`""`: at the root).
+#[derive(Debug, Clone, Default)]
+pub struct Mount {
+    pub db: Option<PathBuf>,
+    pub prefix: String,
+}
+
+/// A connection from the proxy: TCP or a unix socket.
+trait Stream: Read + Write + Send + 'static {
+    fn set_timeouts(&self, read: Duration, write: Duration) -> io::Result<()>;
+    fn set_read(&self, read: Duration) -> io::Result<()>;
+    fn shutdown_write(&self) -> io::Result<()>;
+}
+
+impl Stream for TcpStream {
+    fn set_timeouts(&self, read: Duration, write: Duration) -> io::Result<()> {
+        let _ = self.set_nodelay(true);
+        self.set_read_timeout(Some(read))?;
+        self.set_write_timeout(Some(write))
+    }
+    fn set_read(&self, read: Duration) -> io::Result<()> {
+        self.set_read_timeout(Some(read))
+    }
+    fn shutdown_write(&self) -> io::Result<()> {
+        self.shutdown(Shutdown::Write)
+    }
+}
+
+impl Stream for UnixStream {
+    fn set_timeouts(&self, read: Duration, write: Duration) -> io::Result<()> {
+        self.set_read_timeout(Some(read))?;
+        self.set_write_timeout(Some(write))
+    }
+    fn set_read(&self, read: Duration) -> io::Result<()> {
+        self.set_read_timeout(Some(read))
+    }
+    fn shutdown_write(&self) -> io::Result<()> {
+        self.shutdown(Shutdown::Write)
+    }
+}
+
 /// Serves `listener` until the process ends.
-pub fn serve(listener: TcpListener, db: Option<PathBuf>) -> io::Result<()> {
-    for stream in listener.incoming() {
-        let Ok(stream) = stream else { continue };
-        let db = db.clone();
+pub fn serve(listener: TcpListener, mount: Mount) -> io::Result<()> {
+    accept(listener.incoming(), mount)
+}
+
+/// Serves the unix socket `listener` until the process ends.
+pub fn serve_unix(listener: UnixListener, mount: Mount) -> io::Result<()> {
+    accept(listener.incoming(), mount)
+}
+
+fn accept<S: Stream>(
+    incoming: impl Iterator<Item = io::Result<S>>,
+    mount: Mount,
+) -> io::Result<()> {
+    for stream in incoming {
+        let stream = match stream {
+            Ok(s) => s,
+            // Out of descriptors (EMFILE) or memory: retrying at once would spin, and that CPU
+            // would be counted in the application's tier. Wait for connections to close.
+            Err(_) => {
+                std::thread::sleep(Duration::from_millis(10));
+                continue;
+            }
+        };
+        let mount = mount.clone();
         std::thread::spawn(move || {
-            let _ = connection(stream, db.as_deref());
+            let _ = connection(stream, mount.db.as_deref(), &mount.prefix);
         });
     }
     Ok(())
@@ -27,12 +93,10 @@ pub fn serve(listener: TcpListener, db: Option<PathBuf>) -> io::Result<()> {
 
 /// How long a connection may be silent (a request's head, a write the client does not take)
 /// before its thread and database connection are given back.
-const IDLE: std::time::Duration = std::time::Duration::from_secs(60);
+const IDLE: Duration = Duration::from_secs(60);
 
-fn connection(mut stream: TcpStream, db_path: Option<&Path>) -> io::Result<()> {
-    let _ = stream.set_nodelay(true);
-    stream.set_read_timeout(Some(IDLE))?;
-    stream.set_write_timeout(Some(IDLE))?;
+fn connection<S: Stream>(mut stream: S, db_path: Option<&Path>, prefix: &str) -> io::Result<()> {
+    stream.set_timeouts(IDLE, IDLE)?;
     let mut db = db_path.and_then(|p| Db::open(p).ok());
     let mut rng = fastrand::Rng::new();
     let mut buf = vec![0u8; MAX_HEAD];
@@ -66,6 +130,8 @@ fn connection(mut stream: TcpStream, db_path: Option<&Path>) -> io::Result<()> {
                 });
             let target = req.path.unwrap_or("/");
             let (path, query) = target.split_once('?').unwrap_or((target, ""));
+            // Outside the mount (or a prefix with no test type after it) nothing matches: 404.
+            let path = path.strip_prefix(prefix).unwrap_or("");
             let reply = if has_body {
                 // The test types take no body; one is refused rather than read.
                 crate::handlers::Reply {
@@ -100,8 +166,8 @@ fn connection(mut stream: TcpStream, db_path: Option<&Path>) -> io::Result<()> {
             // The client may still be sending (a body refused unread): end our side first and
             // read what comes for a moment, so that the close does not reset the connection
             // before the client has read the answer.
-            stream.shutdown(std::net::Shutdown::Write)?;
-            stream.set_read_timeout(Some(std::time::Duration::from_secs(1)))?;
+            stream.shutdown_write()?;
+            stream.set_read(Duration::from_secs(1))?;
             let mut sink = [0u8; 4096];
             let mut drained = 0usize;
             while drained < 1 << 20 {

@@ -4,7 +4,9 @@
 //!
 //! DB is a SQLite file, or a PostgreSQL database as a `postgres://` URL (the socket directory
 //! as a percent-encoded host: `postgres://flint@%2Ftmp%2Fpg/flint`).
-//! - `flint-app http ADDR [DB]`: serves over HTTP/1.1 (the upstream of a reverse proxy).
+//! - `flint-app http [--prefix PREFIX] ADDR [DB]`: serves over HTTP/1.1 (the upstream of a
+//!   reverse proxy) on ADDR, `HOST:PORT` or `unix:PATH`; with PREFIX, the test types are under
+//!   it (`/proxy/json`), as a proxy that passes the path unchanged sends them.
 //! - `flint-app fastcgi SOCKET [DB]`: a FastCGI responder on the unix socket SOCKET.
 //! - `flint-app verify ADDR [PREFIX] [DB]`: holds a deployment to the rules; exit 1 if it fails.
 //! - Run as a CGI program (`GATEWAY_INTERFACE` set): answers the request; the database is
@@ -15,7 +17,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 const USAGE: &str =
-    "usage: flint-app init DB | http ADDR [DB] | fastcgi SOCKET [DB] | verify ADDR [PREFIX] [DB] | (as a CGI program)";
+    "usage: flint-app init DB | http [--prefix PREFIX] ADDR [DB] | fastcgi SOCKET [DB] | verify ADDR [PREFIX] [DB] | (as a CGI program)";
 
 fn main() -> ExitCode {
     if std::env::var_os("GATEWAY_INTERFACE").is_some() {
@@ -29,20 +31,11 @@ fn main() -> ExitCode {
             Ok(_) => ExitCode::SUCCESS,
             Err(e) => fail(&format!("{db}: {e}")),
         },
+        ["http", "--prefix", prefix, addr, ref rest @ ..] if rest.len() <= 1 => {
+            http_server(addr, rest.first().copied(), prefix)
+        }
         ["http", addr, ref rest @ ..] if rest.len() <= 1 => {
-            let db = rest.first().map(PathBuf::from).or_else(default_db);
-            match std::net::TcpListener::bind(addr) {
-                Ok(l) => {
-                    if let Ok(a) = l.local_addr() {
-                        println!("listening on {a}");
-                    }
-                    match http::serve(l, db) {
-                        Ok(()) => ExitCode::SUCCESS,
-                        Err(e) => fail(&e.to_string()),
-                    }
-                }
-                Err(e) => fail(&format!("cannot listen on {addr}: {e}")),
-            }
+            http_server(addr, rest.first().copied(), "")
         }
         ["fastcgi", socket, ref rest @ ..] if rest.len() <= 1 => {
             let db_path = rest.first().map(PathBuf::from).or_else(default_db);
@@ -90,6 +83,37 @@ fn main() -> ExitCode {
             }
         }
         _ => usage(),
+    }
+}
+
+/// `flint-app http`: binds ADDR (`unix:PATH` or `HOST:PORT`), says where it listens on its
+/// first line, and serves until the process ends.
+fn http_server(addr: &str, db: Option<&str>, prefix: &str) -> ExitCode {
+    let mount = http::Mount {
+        db: db.map(PathBuf::from).or_else(default_db),
+        prefix: prefix.trim_end_matches('/').to_owned(),
+    };
+    let served = match addr.strip_prefix("unix:") {
+        Some(path) => match fastcgi::bind(path.as_ref()) {
+            Ok(l) => {
+                println!("listening on {addr}");
+                http::serve_unix(l, mount)
+            }
+            Err(e) => return fail(&format!("cannot listen on {addr}: {e}")),
+        },
+        None => match std::net::TcpListener::bind(addr) {
+            Ok(l) => {
+                if let Ok(a) = l.local_addr() {
+                    println!("listening on {a}");
+                }
+                http::serve(l, mount)
+            }
+            Err(e) => return fail(&format!("cannot listen on {addr}: {e}")),
+        },
+    };
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(&e.to_string()),
     }
 }
 

@@ -3,7 +3,7 @@
 //! responder under flint serve and nginx, and as a CGI program under nginx and fcgiwrap; and the
 //! verifier failing deployments that answer wrongly.
 
-use lab_app::deploy::{self, CGI_PREFIX, FASTCGI_PREFIX};
+use lab_app::deploy::{self, CGI_PREFIX, FASTCGI_PREFIX, PROXY_PREFIX};
 use lab_app::verify::{verify, Verdict};
 use lab_process::{find_program, free_port, Group, StopPolicy};
 use std::io::{BufRead, BufReader};
@@ -214,6 +214,7 @@ fn start_nginx(
     app: &Path,
     wrap_socket: &Path,
     cgi_dir: &Path,
+    proxy: &Path,
 ) -> (Group, SocketAddr) {
     let program = find_program("nginx").expect("nginx");
     let conf = dir.join("nginx.conf");
@@ -227,6 +228,7 @@ fn start_nginx(
             cgi: Some((wrap_socket, cgi_dir)),
             php_fpm: None,
             php_cgi: None,
+            proxy: Some(proxy),
         });
         std::fs::write(&conf, text).unwrap();
         let mut cmd = Command::new(&program);
@@ -249,7 +251,7 @@ fn start_nginx(
 }
 
 #[test]
-fn fastcgi_and_cgi_deployments_under_nginx_pass_the_verifier() {
+fn fastcgi_cgi_and_proxy_deployments_under_nginx_pass_the_verifier() {
     let (Some(_), Some(fcgiwrap)) = (find_program("nginx"), find_program("fcgiwrap")) else {
         panic!("nginx and fcgiwrap are needed (scripts/install-peers.sh installs them)");
     };
@@ -270,15 +272,34 @@ fn fastcgi_and_cgi_deployments_under_nginx_pass_the_verifier() {
     wait_ready(&mut wrap, "fcgiwrap", || {
         std::os::unix::net::UnixStream::connect(&wrap_socket).is_ok()
     });
+    // The HTTP deployment on a unix socket, mounted under the prefix nginx passes unchanged.
+    let http_socket = dir.path().join("http.sock");
+    let mut http = Command::new(APP);
+    http.args(["http", "--prefix", PROXY_PREFIX]);
+    http.arg(format!("unix:{}", http_socket.display())).arg(&db);
+    http.stdout(Stdio::null());
+    let mut http = Group::spawn(&mut http, None, policy).unwrap();
+    wait_ready(&mut http, "flint-app http", || {
+        std::os::unix::net::UnixStream::connect(&http_socket).is_ok()
+    });
     let root = dir.path().join("root");
     std::fs::create_dir(&root).unwrap();
-    let (mut nginx, addr) = start_nginx(dir.path(), &root, &app.1, &wrap_socket, &cgi_dir);
+    let (mut nginx, addr) = start_nginx(
+        dir.path(),
+        &root,
+        &app.1,
+        &wrap_socket,
+        &cgi_dir,
+        &http_socket,
+    );
     let fast = verify(addr, FASTCGI_PREFIX, Some(&db));
     let cgi = verify(addr, CGI_PREFIX, Some(&db));
+    let proxy = verify(addr, PROXY_PREFIX, Some(&db));
     let log = std::fs::read_to_string(dir.path().join("error.log")).unwrap_or_default();
     assert!(failed(&fast).is_empty(), "{fast:#?}\n{log}");
     assert!(failed(&cgi).is_empty(), "{cgi:#?}\n{log}");
-    assert!(!nginx.stop().killed && !wrap.stop().killed);
+    assert!(failed(&proxy).is_empty(), "{proxy:#?}\n{log}");
+    assert!(!nginx.stop().killed && !wrap.stop().killed && !http.stop().killed);
 }
 
 /// A deployment that answers with the wrong rows: one row whatever `queries` asks, an id out

@@ -6,9 +6,10 @@
 //! runs behind flint serve and nginx in each deployment ([`Deployment`]): a file of the same
 //! bytes as `/plaintext` (the baseline), CGI (flint serve's `--cgi`; nginx and fcgiwrap) and
 //! FastCGI (`flint-app fastcgi` behind `--fastcgi` and `fastcgi_pass`); and, asked for with
-//! `--deployments`, the same test types in PHP ([`super::dynamic_php`]) through php-fpm and
-//! php-cgi, the two ways most sites run PHP. For each test type
-//! asked, the verifier holds the deployment to the rules first: one that answers wrongly is
+//! `--deployments`, the proxy (`flint-app http` behind `--proxy` and `proxy_pass`, over a unix
+//! socket as the FastCGI responder is) and the same test types in PHP ([`super::dynamic_php`])
+//! through php-fpm and php-cgi, the two ways most sites run PHP. For each test type asked, the
+//! verifier holds the deployment to the rules first: one that answers wrongly is
 //! shown failed, never measured. Then a keep-alive load of [`DYNAMIC_CLIENTS`] clients, and over
 //! the measured window each tier's CPU ([`Tiers`]): the web server's, and the gateway and
 //! application processes' (CGI programs included, counted as they come and go), and the
@@ -97,7 +98,8 @@ pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
     };
     writeln!(
         lab.out,
-        "\n== dynamic (CGI and FastCGI against a static file, CPU per tier): {DYNAMIC_CLIENTS} \
+        "\n== dynamic (CGI, FastCGI and a proxy against a static file, CPU per tier): \
+         {DYNAMIC_CLIENTS} \
          clients, persistent, {where_db}; deployments {}; tests {}; {}",
         (deployments.iter().map(|d| d.name()))
             .collect::<Vec<_>>()

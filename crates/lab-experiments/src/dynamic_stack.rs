@@ -1,8 +1,8 @@
 //! The processes of one server's dynamic deployments, started together and stopped with their
-//! groups: the web server (flint serve with `--cgi` and `--fastcgi`, or nginx with
-//! `fastcgi_pass`), `flint-app fastcgi` behind it, php-fpm when its deployment is asked for,
-//! and for nginx fcgiwrap (nginx runs no CGI itself). Every process is pinned to the server
-//! core, as the other experiments' servers are.
+//! groups: the web server (flint serve with `--cgi`, `--fastcgi` and `--proxy`, or nginx with
+//! `fastcgi_pass` and `proxy_pass`), `flint-app fastcgi` behind it, `flint-app http` and php-fpm
+//! when their deployments are asked for, and for nginx fcgiwrap (nginx runs no CGI itself).
+//! Every process is pinned to the server core, as the other experiments' servers are.
 //!
 //! And how each tier's CPU is read ([`Tiers`]): the web server's processes, and the gateway and
 //! application processes, CGI children included. Children come and go within a window, so each
@@ -44,6 +44,8 @@ pub enum Deployment {
     Cgi,
     /// `flint-app fastcgi`, persistent.
     FastCgi,
+    /// `flint-app http`, persistent, behind the web server's reverse proxy.
+    Proxy,
     /// The PHP application under php-fpm: FastCGI, a pool of persistent children.
     PhpFpm,
     /// The PHP application as a CGI program: php-cgi started per request.
@@ -51,14 +53,16 @@ pub enum Deployment {
 }
 
 impl Deployment {
-    pub const ALL: [Deployment; 5] = [
+    pub const ALL: [Deployment; 6] = [
         Deployment::Static,
         Deployment::Cgi,
         Deployment::FastCgi,
+        Deployment::Proxy,
         Deployment::PhpFpm,
         Deployment::PhpCgi,
     ];
-    /// Those measured unless `--deployments` says otherwise: flint-app's, with the baseline.
+    /// Those measured unless `--deployments` says otherwise: flint-app's CGI and FastCGI, with
+    /// the baseline (the proxy and PHP ones are asked for by name).
     pub const DEFAULT: [Deployment; 3] = [Deployment::Static, Deployment::Cgi, Deployment::FastCgi];
 
     pub fn name(self) -> &'static str {
@@ -66,6 +70,7 @@ impl Deployment {
             Deployment::Static => "static",
             Deployment::Cgi => "cgi",
             Deployment::FastCgi => "fastcgi",
+            Deployment::Proxy => "proxy",
             Deployment::PhpFpm => "php-fpm",
             Deployment::PhpCgi => "php-cgi",
         }
@@ -77,6 +82,7 @@ impl Deployment {
             Deployment::Static => "",
             Deployment::Cgi => deploy::CGI_PREFIX,
             Deployment::FastCgi => deploy::FASTCGI_PREFIX,
+            Deployment::Proxy => deploy::PROXY_PREFIX,
             Deployment::PhpFpm => deploy::PHP_FPM_PREFIX,
             Deployment::PhpCgi => deploy::PHP_CGI_PREFIX,
         }
@@ -191,9 +197,12 @@ pub struct Stack {
     web: Group,
     wrap: Option<Group>,
     app: Group,
+    /// `flint-app http`, when the proxy deployment is asked for.
+    http: Option<Group>,
     /// php-fpm, when its deployment is asked for and can run.
     fpm: Option<Group>,
-    /// The cgroups of web, wrap (nginx only), app and php-fpm, when they could be made.
+    /// The cgroups of web, wrap (nginx only), app, `flint-app http` and php-fpm, when they could
+    /// be made.
     cgroups: Option<Cgroups>,
     /// The database server's tier, shared by every stack ([`Shared::db_server`]).
     db_server: Option<Source>,
@@ -205,6 +214,7 @@ struct Cgroups {
     web: Cgroup,
     wrap: Cgroup,
     app: Cgroup,
+    http: Cgroup,
     php: Cgroup,
 }
 
@@ -273,6 +283,7 @@ impl Stack {
                 web: Cgroup::create(&format!("{kind}-web")).ok()?,
                 wrap: Cgroup::create(&format!("{kind}-gateway")).ok()?,
                 app: Cgroup::create(&format!("{kind}-app")).ok()?,
+                http: Cgroup::create(&format!("{kind}-app-http")).ok()?,
                 php: Cgroup::create(&format!("{kind}-php-fpm")).ok()?,
             })
         })();
@@ -286,6 +297,28 @@ impl Stack {
         ready(&mut app, "flint-app fastcgi", log, || {
             UnixStream::connect(&socket).is_ok()
         })?;
+        let http_socket = dir.path().join("http.sock");
+        let mut http = None;
+        if shared.runs(Deployment::Proxy) {
+            let listen = format!("unix:{}", http_socket.display());
+            let args = [
+                "http".as_ref(),
+                "--prefix".as_ref(),
+                deploy::PROXY_PREFIX.as_ref(),
+                listen.as_ref(),
+                shared.db.as_os_str(),
+            ];
+            let mut h = launcher.start(
+                &shared.app_bin,
+                &args,
+                "flint-app http",
+                cgroups.as_ref().map(|c| &c.http),
+            )?;
+            ready(&mut h, "flint-app http", log, || {
+                UnixStream::connect(&http_socket).is_ok()
+            })?;
+            http = Some(h);
+        }
         let fpm_socket = dir.path().join("php-fpm.sock");
         let mut fpm = None;
         if let (true, Ok(program)) = (shared.runs(Deployment::PhpFpm), &shared.php.fpm) {
@@ -341,6 +374,7 @@ impl Stack {
                     php_fpm: fpm.as_ref().map(|_| (&*fpm_socket, &*fpm_script)),
                     php_cgi: (shared.runs(Deployment::PhpCgi))
                         .then_some((&*wrap_socket, &*php_cgi_script)),
+                    proxy: http.as_ref().map(|_| &*http_socket),
                 });
                 std::fs::write(&conf, text).map_err(|e| format!("nginx.conf: {e}"))?;
                 let error_log = dir.path().join("error.log");
@@ -370,6 +404,11 @@ impl Stack {
                     let mount = format!("/{}/=unix:{}", php::FPM_DIR, fpm_socket.display());
                     args.push(mount.into());
                 }
+                if http.is_some() {
+                    args.push("--proxy".into());
+                    let mount = format!("{}/=unix:{}", deploy::PROXY_PREFIX, http_socket.display());
+                    args.push(mount.into());
+                }
                 args
             };
             let args: Vec<&OsStr> = args.iter().map(OsString::as_os_str).collect();
@@ -394,6 +433,7 @@ impl Stack {
             web,
             wrap,
             app,
+            http,
             fpm,
             cgroups,
             db_server: shared.db_server.clone(),
@@ -429,6 +469,9 @@ impl Stack {
             (Deployment::Static, ..) => None,
             (Deployment::FastCgi, _, Some(c)) => Some(Source::Cgroup(path(&c.app))),
             (Deployment::FastCgi, _, None) => Some(Source::Tree(self.app.pid())),
+            (Deployment::Proxy, _, Some(c)) => Some(Source::Cgroup(path(&c.http))),
+            // No `flint-app http`: the deployment was not asked for, and is never measured.
+            (Deployment::Proxy, _, None) => self.http.as_ref().map(|h| Source::Tree(h.pid())),
             (Deployment::PhpFpm, _, Some(c)) => Some(Source::Cgroup(path(&c.php))),
             // No php-fpm: its package is missing, and the deployment is never measured.
             (Deployment::PhpFpm, _, None) => self.fpm.as_ref().map(|f| Source::Tree(f.pid())),
@@ -451,6 +494,7 @@ impl Stack {
         let gone = self.web.exited().is_some()
             || self.app.exited().is_some()
             || self.wrap.as_mut().is_some_and(|w| w.exited().is_some())
+            || self.http.as_mut().is_some_and(|h| h.exited().is_some())
             || self.fpm.as_mut().is_some_and(|f| f.exited().is_some());
         gone.then(|| log_tail(&self.dir.path().join("output.log")))
     }
@@ -465,6 +509,9 @@ impl Drop for Stack {
             w.stop();
         }
         self.app.stop();
+        if let Some(h) = &mut self.http {
+            h.stop();
+        }
         if let Some(f) = &mut self.fpm {
             f.stop();
         }

@@ -244,7 +244,7 @@ impl LabOptions {
             ),
             // h2o joined the lab for the page experiment (HTTP/2's own server).
             Experiment::Dynamic if !matches!(kind, PeerKind::Flint | PeerKind::Nginx) => Some(
-                "dynamic deploys the application behind flint serve and nginx (CGI and FastCGI)",
+                "dynamic deploys the application behind flint serve and nginx (CGI, FastCGI, proxy)",
             ),
             Experiment::Sizes if kind == PeerKind::H2o => Some(
                 "sizes does not measure h2o (it is in the lab for the syscalls page experiment)",

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{num, run_lab};
-use lab_experiments::{Database, Experiment, LabOptions, ResultRow, Status};
+use lab_experiments::{Database, Deployment, Experiment, LabOptions, ResultRow, Status};
 use lab_peers::PeerKind;
 use std::time::Duration;
 use test_support::flint_bin;
@@ -252,4 +252,43 @@ fn postgres_is_stopped_even_when_its_owner_panics() {
     }));
     assert!(unwound.is_err());
     assert!(postgres_left().is_empty(), "{}", postgres_left());
+}
+
+/// The proxy deployment: `flint-app http` on a unix socket behind flint serve's `--proxy` and
+/// nginx's `proxy_pass` (an upstream with `keepalive`), verified, then measured with its own
+/// application tier: the requests reach the application, which spends CPU on each, and the
+/// rest is the web server's.
+#[test]
+fn the_proxy_deployment_is_verified_and_measured_on_flint_and_nginx() {
+    let mut opts = LabOptions::new(Some(flint_bin()));
+    opts.duration = Duration::from_millis(400);
+    opts.warmup = Duration::from_millis(100);
+    opts.servers = vec![PeerKind::Flint, PeerKind::Nginx];
+    opts.tests = vec!["plaintext".into(), "db".into()];
+    opts.deployments = vec![Deployment::Proxy];
+    opts.profile = false;
+    assert_eq!(opts.runs(Experiment::Dynamic), 2 * 2);
+    let (report, text, progress) = run_lab(Experiment::Dynamic, &opts, false);
+    for s in &report.servers {
+        assert_eq!(s.status, Status::Ok, "{s:?}\n{progress}");
+    }
+    assert_eq!(report.results.len(), 4, "{text}\n{progress}");
+    for r in &report.results {
+        let what = format!("{} {:?} {:?}", r.server, r.deployment, r.test_type);
+        assert_eq!(r.deployment.as_deref(), Some("proxy"), "{what}");
+        assert!(r.unavailable.is_none(), "{what}: {:?}", r.unavailable);
+        assert!(r.requests > 0 && r.errors == 0, "{what}: {r:?}");
+        let tiers = r.tiers.as_ref().expect("tiers");
+        let names: Vec<&str> = tiers.iter().map(|t| t.tier.as_str()).collect();
+        assert_eq!(names, ["web", "app"], "{what}");
+        assert!(tier(r, "web").unwrap() > 0.0, "{what}: {tiers:?}");
+        assert!(tier(r, "app").unwrap() > 0.0, "{what}: {tiers:?}");
+    }
+    for server in ["flint", "nginx"] {
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with(server) && l.contains("proxy") && l.contains("db")),
+            "{text}"
+        );
+    }
 }

@@ -131,8 +131,8 @@ pub struct LabArgs {
     /// fortunes, updates [default: plaintext,json,db,fortunes].
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = test_type)]
     pub tests: Vec<String>,
-    /// The dynamic experiment's deployments, comma-separated: static, cgi, fastcgi (flint-app),
-    /// php-fpm, php-cgi (the same test types in PHP) [default: static,cgi,fastcgi].
+    /// The dynamic experiment's deployments, comma-separated: static, cgi, fastcgi, proxy
+    /// (flint-app), php-fpm, php-cgi (the same test types in PHP) [default: static,cgi,fastcgi].
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = deployment)]
     pub deployments: Vec<experiments::Deployment>,
     /// The dynamic experiment's database: sqlite (in the application) or postgres (a server
