@@ -67,7 +67,8 @@ pub struct BenchConfig {
     pub h2_window: Option<u32>,
     /// The id of each HTTP/2 connection's first stream (`None`: 1, as always outside tests).
     /// nghttp2 opens no more streams once ids run out, after 2^30 of them on one connection:
-    /// starting near the end lets a test reach that in a few.
+    /// starting near the end lets a test reach that in a few. Odd and positive (a client's);
+    /// this process's Webchildren only (`--hosts` workers start at 1).
     #[doc(hidden)]
     pub h2_first_stream_id: Option<i32>,
     pub connect_timeout: Duration,

@@ -109,6 +109,24 @@ fn each_lane_thinks_after_its_page_before_the_next() {
 }
 
 #[test]
+fn a_server_closing_while_every_lane_thinks_fails_nothing_and_counts_each_page_once() {
+    // The server closes (no GOAWAY) a moment after both lanes' answers, while both think: no
+    // request was in flight, so nothing failed, and no page already counted is counted again.
+    let server = H2Server::start(Fault::CloseAfter(2));
+    let r = run(&server, &one_file(), Stop::Pages(10), |c| {
+        c.concurrency = 1;
+        c.threads = 1;
+        c.streams = Some(2);
+        c.think = Some(ms(50));
+    });
+    let s = &r.stats;
+    assert_eq!(s.errors.total(), 0, "{:?}", s.errors);
+    assert_eq!(s.requests, 10);
+    let pages: u64 = s.pages.iter().map(|p| p.hits + p.errors).sum();
+    assert_eq!(pages, 10, "{:?}", s.pages);
+}
+
+#[test]
 fn closed_loop_lanes_refilled_in_batches_send_every_page_and_count_it_once() {
     // 32 lanes a connection refill 4 at a time (an eighth): every page is still sent, answered
     // and counted once, with a well-behaved server, one that resets every 7th stream, and one

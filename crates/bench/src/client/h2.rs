@@ -283,11 +283,14 @@ impl H2 {
     /// The exchange the connection is made for (what its connect is recorded on, and a failed
     /// connect counted on): the first to send again after a GOAWAY, or the page's next file.
     fn first_exchange(&self, ch: &Child, w: &crate::Workload) -> Exchange {
-        let file = match self.retry.last() {
-            Some(ex) => ex.file,
-            None if self.lanes => 0,
-            None => self.next_file,
-        };
+        if let Some(ex) = self.retry.last() {
+            // Its own page and file, not the page the Webchild picked last.
+            return Exchange {
+                connect_us: self.connect_us,
+                ..*ex
+            };
+        }
+        let file = if self.lanes { 0 } else { self.next_file };
         Exchange {
             file: file.min(ch.files(w) - 1),
             file_start_us: ch.page.start_us,

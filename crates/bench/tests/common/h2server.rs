@@ -67,6 +67,9 @@ pub enum Fault {
     /// The connection is closed (no GOAWAY) a moment after each answer, as a server closes an
     /// idle connection.
     CloseIdle,
+    /// The connection is closed (no GOAWAY) a moment after its `n`th answer: with `n` lanes,
+    /// while every lane waits for its next page.
+    CloseAfter(u64),
     /// SETTINGS_MAX_CONCURRENT_STREAMS 0: no stream may be opened, ever.
     NoStreams,
     /// SETTINGS_MAX_CONCURRENT_STREAMS 0, raised to 100 by a second SETTINGS once the client
@@ -376,7 +379,8 @@ fn serve<S: Read + Write>(
             while !stop.load(Ordering::Relaxed) && matches!(conn.read(&mut sink), Ok(n) if n > 0) {}
             return Ok(());
         }
-        if fault == Fault::CloseIdle && answered > 0 {
+        let close_after = matches!(fault, Fault::CloseAfter(n) if answered >= n);
+        if (fault == Fault::CloseIdle && answered > 0) || close_after {
             thread::sleep(Duration::from_millis(5));
             return Ok(());
         }

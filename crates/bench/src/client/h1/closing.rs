@@ -23,7 +23,8 @@ impl H1 {
     ) {
         self.next_file = ok && more;
         if !self.next_file {
-            Child::record_page(cx, self.ex.page, ok, now); // the page ended at its last byte, not at the FIN
+            // The page ended at its last byte, not at the FIN.
+            Child::record_page(cx, self.ex.page, ok, now);
         }
         self.state = State::Closing;
         cx.timers

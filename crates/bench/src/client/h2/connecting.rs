@@ -72,7 +72,8 @@ impl H2 {
             Err(_) => return self.conn_failed(ch, cx, ErrorKind::H2Protocol, now),
         }
         if let (Some(s), Some(first)) = (&mut self.session, cx.sh.config.h2_first_stream_id) {
-            let _ = s.set_next_stream_id(first);
+            let set = s.set_next_stream_id(first);
+            debug_assert!(set.is_ok(), "h2_first_stream_id {first}: {set:?}");
         }
         self.state = State::Settings;
         self.flush(ch, cx, now);

@@ -45,6 +45,9 @@ impl H2 {
                     Answer::Follow(to) => {
                         let mut ex = s.ex;
                         (ex.learned, ex.hops) = (to, ex.hops + 1);
+                        // The redirect's target is a request of its own: its first refusal is
+                        // sent again as any request's is.
+                        ex.refused_once = false;
                         ex.reset_response();
                         ex.connect_us = NONE;
                         self.retry.push(ex);
@@ -232,7 +235,9 @@ impl H2 {
             any = true;
         }
         let fresh_page = self.fresh;
-        if !any || (self.lanes && fresh_page) {
+        // Lanes with nothing in flight are between pages (thinking, or the run's last pages
+        // done): nothing failed, and the page last picked was counted already.
+        if (!self.lanes && !any) || (self.lanes && fresh_page) {
             // Nothing sent yet: the page's first file is what failed.
             let ex = self.first_exchange(ch, cx.sh.workload);
             if ended {

@@ -1,7 +1,7 @@
 //! An HTTP/2 connection's bytes: what the session queued written to the socket in one write
 //! (over HTTPS, one rustls write: its records are as full as the output), and each read handed
-//! to the session after its frames are counted (http2's `frame::FrameScanner`); then what the read calls for
-//! (`next`): more streams, the page's end, a new connection after a GOAWAY.
+//! to the session after its frames are counted (http2's `frame::FrameScanner`); then what the
+//! read calls for (`next`): more streams, the page's end, a new connection after a GOAWAY.
 
 use super::super::connect;
 use super::super::page::Child;
