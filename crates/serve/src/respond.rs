@@ -128,9 +128,6 @@ pub struct Responder {
     symlinks_outside_root: bool,
     /// Entries a directory listing shows at most.
     autoindex_max_entries: usize,
-    /// Cached bodies up to this size are copied after the head ([`SMALL_BODY`]; 0 while
-    /// [`Responder::respond_shared`] answers).
-    inline_max: usize,
 }
 
 enum Fill {
@@ -164,7 +161,6 @@ impl Responder {
             autoindex: config.autoindex,
             symlinks_outside_root: config.symlinks_outside_root,
             autoindex_max_entries: config.autoindex_max_entries,
-            inline_max: SMALL_BODY,
         })
     }
 
@@ -175,6 +171,32 @@ impl Responder {
         req: &Request<'_>,
         date: &[u8],
         now: Instant,
+        out: &mut Vec<u8>,
+    ) -> Reply {
+        self.answer(req, date, now, SMALL_BODY, out)
+    }
+
+    /// As [`Responder::respond`], but a cached body is never copied after the head: it is handed
+    /// over shared whatever its size (HTTP/2 frames it as flow control allows, later, so a copy
+    /// would have to be kept per stream). Error pages and listings are still copied.
+    pub fn respond_shared(
+        &mut self,
+        req: &Request<'_>,
+        date: &[u8],
+        now: Instant,
+        out: &mut Vec<u8>,
+    ) -> Reply {
+        self.answer(req, date, now, 0, out)
+    }
+
+    /// [`Responder::respond`], a cached body copied after the head when at most `inline_max`
+    /// bytes.
+    fn answer(
+        &mut self,
+        req: &Request<'_>,
+        date: &[u8],
+        now: Instant,
+        inline_max: usize,
         out: &mut Vec<u8>,
     ) -> Reply {
         let conn = Persistence::of(req);
@@ -234,7 +256,7 @@ impl Responder {
                     }
                 },
             };
-            match self.serve(slot, req, head, date, conn, out) {
+            match self.serve(slot, req, head, date, conn, inline_max, out) {
                 Ok(reply) => return reply,
                 Err(CacheError::Changed | CacheError::Gone) => continue,
                 Err(CacheError::Io(e)) => {
@@ -248,22 +270,6 @@ impl Responder {
             }
         }
         page(&mut self.pages, 503, date, conn, head, out, |_| {})
-    }
-
-    /// As [`Responder::respond`], but a cached body is never copied after the head: it is handed
-    /// over shared whatever its size (HTTP/2 frames it as flow control allows, later, so a copy
-    /// would have to be kept per stream). Error pages and listings are still copied.
-    pub fn respond_shared(
-        &mut self,
-        req: &Request<'_>,
-        date: &[u8],
-        now: Instant,
-        out: &mut Vec<u8>,
-    ) -> Reply {
-        self.inline_max = 0;
-        let reply = self.respond(req, date, now, out);
-        self.inline_max = SMALL_BODY;
-        reply
     }
 
     /// An error response for a request that could not be parsed or is refused: a small HTML
@@ -495,7 +501,9 @@ impl Responder {
         }
     }
 
-    /// A response from a cached entry: 200, 206, 304, 412 or 416.
+    /// A response from a cached entry: 200, 206, 304, 412 or 416; a body in memory of at most
+    /// `inline_max` bytes is copied after the head.
+    #[allow(clippy::too_many_arguments)] // the request's parts, read apart once by `answer`
     fn serve(
         &mut self,
         slot: u32,
@@ -503,9 +511,9 @@ impl Responder {
         head: bool,
         date: &[u8],
         conn: Persistence,
+        inline_max: usize,
         out: &mut Vec<u8>,
     ) -> Result<Reply, CacheError> {
-        let inline_max = self.inline_max;
         let entry = self.cache.entry(slot);
         let coding = if entry.has_siblings() {
             negotiate::choose(
