@@ -37,7 +37,7 @@ use std::time::Instant;
 use http2::{error_code, frame_type, Header, StreamId};
 
 use super::body::BodyClock;
-use super::{count_status, Session, Worker};
+use super::{finish, Session, Worker};
 use crate::access_log::Entry;
 use crate::auth::Verdict;
 use crate::gateway::{cgi, Launch, Route};
@@ -555,26 +555,25 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
             return;
         }
     };
-    if let Some(log) = w.log.as_mut() {
+    let (status, body_bytes, user) = (reply.status, reply.body_bytes, user.as_deref());
+    let line = &mut h.log_line;
+    finish(w, status, move || {
         // The request line as HTTP/2 has it.
-        let line = &mut h.log_line;
         line.clear();
         line.extend_from_slice(method);
         line.push(b' ');
         line.extend_from_slice(path);
         line.extend_from_slice(b" HTTP/2.0");
-        let e = Entry {
+        Entry {
             peer: peer.ip(),
             request_line: &line[..],
-            status: reply.status,
-            body_bytes: reply.body_bytes,
+            status,
+            body_bytes,
             referer,
             user_agent,
-            user: user.as_deref(),
-        };
-        log.record(&e, w.wall);
-    }
-    count_status(&mut w.stats, reply.status);
+            user,
+        }
+    });
     // Refused for what the request is (the answers wire's checks and these limits give).
     h.streams.refused += u32::from(matches!(reply.status, 400 | 413 | 414 | 431));
     submit_reply(h, i, id, reply, is_head || head_method);
