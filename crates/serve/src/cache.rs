@@ -34,6 +34,7 @@ use crate::digest::Digests;
 use crate::gds::Gds;
 use crate::negotiate::Coding;
 use crate::resolve::{FsCounters, Root};
+use crate::response::ReprFields;
 
 /// What the cache did, for tests and the stats line. Cumulative u64 except the gauges.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -130,6 +131,9 @@ pub struct Repr {
     pub partial_len: usize,
     /// Header lines of a 304 (Server, ETag, Last-Modified, Vary).
     pub not_modified: Box<[u8]>,
+    /// The same heads as fields (`block`'s and `not_modified`'s), for protocols that carry
+    /// fields (HTTP/2): built from the same list, never parsed back from the text.
+    pub fields: Rc<ReprFields>,
     pub digests: Option<Digests>,
     pub stored: Stored,
 }
@@ -201,7 +205,8 @@ struct Settings {
     revalidate: Duration,
     digest: bool,
     precompressed: bool,
-    server_line: Box<[u8]>,
+    /// The Server field's value.
+    server_name: Box<[u8]>,
 }
 
 pub struct Cache {
@@ -243,9 +248,7 @@ impl Cache {
                 revalidate: Duration::from_millis(config.revalidate_ms),
                 digest: config.digest,
                 precompressed: config.precompressed,
-                server_line: format!("Server: {}\r\n", config.server_name)
-                    .into_bytes()
-                    .into_boxed_slice(),
+                server_name: config.server_name.as_bytes().into(),
             },
             bytes_used: 0,
             bodies: 0,

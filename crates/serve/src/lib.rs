@@ -25,7 +25,8 @@
 //! - [`cache`]: metadata, prebuilt heads, checksums ([`digest`]), small bodies under
 //!   Greedy-Dual-Size ([`gds`]), Content-Type by extension ([`mime`]);
 //! - [`respond`]: from a parsed request and the cache to a response, with [`conditional`]
-//!   (304), [`range`] (206/416) and [`negotiate`] (precompressed siblings);
+//!   (304), [`range`] (206/416) and [`negotiate`] (precompressed siblings); [`response`]: the
+//!   response as no protocol writes it (a cached file's head prebuilt as text and as fields);
 //! - [`autoindex`]: directory listings, when asked for;
 //! - `gateway`: programs (CGI/1.1) and FastCGI applications that answer requests, run inside
 //!   the event loop: their pipes, pidfd or socket are events of the connection they answer;
@@ -58,6 +59,7 @@ pub mod range;
 pub mod replay;
 pub mod resolve;
 pub mod respond;
+pub mod response;
 pub mod server;
 mod start_files;
 pub mod stats;

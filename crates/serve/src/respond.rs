@@ -46,6 +46,7 @@ use crate::config::{Config, Dotfiles};
 use crate::negotiate::{self, Coding};
 use crate::range::{self, RangeSpec};
 use crate::resolve::{self, FsCounters, Resolved, Root};
+use crate::response::{Cached, Head};
 
 /// Bodies up to this size are copied after the head, so both leave in one write.
 pub const SMALL_BODY: usize = 16 * 1024;
@@ -65,6 +66,18 @@ pub struct Reply {
     pub body: Body,
     /// Close the connection after this response.
     pub close: bool,
+    /// How its head is carried: written as text, or a cached representation's fields.
+    pub head: Head,
+}
+
+/// How the caller's protocol carries a response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Carry {
+    /// HTTP/1.1: the head as text, a cached body up to [`SMALL_BODY`] copied after it.
+    Text,
+    /// Fields (HTTP/2, HTTP/3): a cached file's head as its prebuilt fields, its body shared
+    /// whatever its size.
+    Fields,
 }
 
 /// A body still to send after the bytes appended to `out`.
@@ -173,30 +186,31 @@ impl Responder {
         now: Instant,
         out: &mut Vec<u8>,
     ) -> Reply {
-        self.answer(req, date, now, SMALL_BODY, out)
+        self.answer(req, date, now, Carry::Text, out)
     }
 
-    /// As [`Responder::respond`], but a cached body is never copied after the head: it is handed
-    /// over shared whatever its size (HTTP/2 frames it as flow control allows, later, so a copy
-    /// would have to be kept per stream). Error pages and listings are still copied.
-    pub fn respond_shared(
+    /// As [`Responder::respond`], for a protocol that carries fields (HTTP/2, HTTP/3): a cached
+    /// file's head comes as its prebuilt fields ([`Head::Cached`]), and its body is never copied
+    /// after the head: it is handed over shared whatever its size (HTTP/2 frames it as flow
+    /// control allows, later, so a copy would have to be kept per stream). Error pages,
+    /// redirects and listings are still written as text, their bodies copied.
+    pub fn respond_as_fields(
         &mut self,
         req: &Request<'_>,
         date: &[u8],
         now: Instant,
         out: &mut Vec<u8>,
     ) -> Reply {
-        self.answer(req, date, now, 0, out)
+        self.answer(req, date, now, Carry::Fields, out)
     }
 
-    /// [`Responder::respond`], a cached body copied after the head when at most `inline_max`
-    /// bytes.
+    /// [`Responder::respond`], the response carried as `carry` says.
     fn answer(
         &mut self,
         req: &Request<'_>,
         date: &[u8],
         now: Instant,
-        inline_max: usize,
+        carry: Carry,
         out: &mut Vec<u8>,
     ) -> Reply {
         let conn = Persistence::of(req);
@@ -256,7 +270,7 @@ impl Responder {
                     }
                 },
             };
-            match self.serve(slot, req, head, date, conn, inline_max, out) {
+            match self.serve(slot, req, head, date, conn, carry, out) {
                 Ok(reply) => return reply,
                 Err(CacheError::Changed | CacheError::Gone) => continue,
                 Err(CacheError::Io(e)) => {
@@ -297,6 +311,7 @@ impl Responder {
             body_bytes: page.body.len() as u64,
             body: Body::None,
             close: true,
+            head: Head::Text,
         }
     }
 
@@ -498,11 +513,11 @@ impl Responder {
             body_bytes: if head { 0 } else { len as u64 },
             body,
             close: conn == Persistence::Close,
+            head: Head::Text,
         }
     }
 
-    /// A response from a cached entry: 200, 206, 304, 412 or 416; a body in memory of at most
-    /// `inline_max` bytes is copied after the head.
+    /// A response from a cached entry: 200, 206, 304, 412 or 416, carried as `carry` says.
     #[allow(clippy::too_many_arguments)] // the request's parts, read apart once by `answer`
     fn serve(
         &mut self,
@@ -511,7 +526,7 @@ impl Responder {
         head: bool,
         date: &[u8],
         conn: Persistence,
-        inline_max: usize,
+        carry: Carry,
         out: &mut Vec<u8>,
     ) -> Result<Reply, CacheError> {
         let entry = self.cache.entry(slot);
@@ -535,6 +550,15 @@ impl Responder {
         let close = conn == Persistence::Close;
         let range_allowed = match conditional::evaluate(req, &validators) {
             Outcome::Proceed { range } => range,
+            Outcome::NotModified if carry == Carry::Fields => {
+                return Ok(Reply {
+                    status: 304,
+                    body_bytes: 0,
+                    body: Body::None,
+                    close,
+                    head: Head::Cached(repr.fields.clone(), Cached::NotModified),
+                });
+            }
             Outcome::NotModified => {
                 start_head(out, b"HTTP/1.1 304 Not Modified\r\n", date);
                 out.extend_from_slice(&repr.not_modified);
@@ -544,6 +568,7 @@ impl Responder {
                     body_bytes: 0,
                     body: Body::None,
                     close,
+                    head: Head::Text,
                 });
             }
             Outcome::Failed => {
@@ -575,7 +600,28 @@ impl Responder {
         };
 
         let repr = self.cache.entry(slot).repr(coding).expect("still cached");
-        if partial {
+        let mut carried = Head::Text;
+        if carry == Carry::Fields {
+            // The prebuilt fields; a 206's range and length are the values written.
+            let cached = if partial {
+                let a = out.len();
+                out.extend_from_slice(b"bytes ");
+                push_u64(out, start);
+                out.push(b'-');
+                push_u64(out, start + len - 1);
+                out.push(b'/');
+                push_u64(out, size);
+                let b = out.len();
+                push_u64(out, len);
+                Cached::Partial {
+                    content_range: (a, b),
+                    content_length: (b, out.len()),
+                }
+            } else {
+                Cached::Full
+            };
+            carried = Head::Cached(repr.fields.clone(), cached);
+        } else if partial {
             start_head(out, b"HTTP/1.1 206 Partial Content\r\n", date);
             out.extend_from_slice(&repr.block[..repr.partial_len]);
             out.extend_from_slice(b"Content-Range: bytes ");
@@ -594,13 +640,15 @@ impl Responder {
             out.extend_from_slice(b"\r\n");
             out.extend_from_slice(&repr.block);
         }
-        end_head(out, conn);
+        if carry == Carry::Text {
+            end_head(out, conn);
+        }
         let status = if partial { 206 } else { 200 };
         let body = match body {
             None => Body::None,
             Some(BodyRef::Mem(data)) => {
                 let (start, len) = (start as usize, len as usize);
-                if len <= inline_max {
+                if carry == Carry::Text && len <= SMALL_BODY {
                     out.extend_from_slice(&data[start..start + len]);
                     Body::None
                 } else {
@@ -618,6 +666,7 @@ impl Responder {
             body_bytes: if head { 0 } else { len },
             body,
             close,
+            head: carried,
         })
     }
 }
@@ -759,5 +808,6 @@ fn page(
         body_bytes,
         body: Body::None,
         close: conn == Persistence::Close,
+        head: Head::Text,
     }
 }

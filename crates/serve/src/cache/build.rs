@@ -15,6 +15,7 @@ use crate::digest::Digests;
 use crate::mime;
 use crate::negotiate::Coding;
 use crate::resolve::{FsCounters, Root};
+use crate::response::{FieldBlock, ReprFields};
 
 /// A body read while building.
 type Body = Rc<[u8]>;
@@ -145,49 +146,57 @@ impl Builder<'_> {
         let last_modified =
             httpdate::fmt_http_date(UNIX_EPOCH + Duration::from_secs(mtime_secs as u64));
 
-        let mut block = Vec::with_capacity(320);
-        block.extend_from_slice(&settings.server_line);
-        push_line(&mut block, b"Content-Type: ", content_type.as_bytes());
-        push_line(&mut block, b"Last-Modified: ", last_modified.as_bytes());
-        push_line(&mut block, b"ETag: ", &etag);
-        block.extend_from_slice(b"Accept-Ranges: bytes\r\n");
+        // One list of fields, each written as HTTP/1.1 text and as a field (HTTP/2), so that
+        // neither encoding is parsed back from the other.
+        let server = &settings.server_name[..];
+        let mut full = Head::with_capacity(320);
+        full.push(b"Server", b"server", server);
+        full.push(b"Content-Type", b"content-type", content_type.as_bytes());
+        full.push(b"Last-Modified", b"last-modified", last_modified.as_bytes());
+        full.push(b"ETag", b"etag", &etag);
+        full.push(b"Accept-Ranges", b"accept-ranges", b"bytes");
         if vary {
-            block.extend_from_slice(b"Vary: Accept-Encoding\r\n");
+            full.push(b"Vary", b"vary", b"Accept-Encoding");
         }
         if let Some(token) = coding.token() {
-            push_line(&mut block, b"Content-Encoding: ", token.as_bytes());
+            full.push(b"Content-Encoding", b"content-encoding", token.as_bytes());
         }
         if let Some(d) = &digests {
-            block.extend_from_slice(b"Repr-Digest: sha-256=:");
-            block.extend_from_slice(d.sha256_base64());
-            block.extend_from_slice(b":\r\n");
+            let value = [b"sha-256=:", d.sha256_base64(), b":"].concat();
+            full.push(b"Repr-Digest", b"repr-digest", &value);
         }
-        let partial_len = block.len();
+        let (partial_len, partial) = (full.text.len(), full.fields.len());
         if let Some(d) = &digests {
-            push_line(&mut block, b"Content-MD5: ", d.md5_base64());
+            full.push(b"Content-MD5", b"content-md5", d.md5_base64());
         }
-        push_line(&mut block, b"Content-Length: ", size.to_string().as_bytes());
-
-        let mut not_modified = Vec::with_capacity(160);
-        not_modified.extend_from_slice(&settings.server_line);
-        push_line(
-            &mut not_modified,
-            b"Last-Modified: ",
-            last_modified.as_bytes(),
+        full.push(
+            b"Content-Length",
+            b"content-length",
+            size.to_string().as_bytes(),
         );
-        push_line(&mut not_modified, b"ETag: ", &etag);
+
+        let mut not_modified = Head::with_capacity(160);
+        not_modified.push(b"Server", b"server", server);
+        not_modified.push(b"Last-Modified", b"last-modified", last_modified.as_bytes());
+        not_modified.push(b"ETag", b"etag", &etag);
         if vary {
-            not_modified.extend_from_slice(b"Vary: Accept-Encoding\r\n");
+            not_modified.push(b"Vary", b"vary", b"Accept-Encoding");
         }
+        let fields = ReprFields {
+            full: full.fields,
+            partial,
+            not_modified: not_modified.fields,
+        };
 
         let repr = Repr {
             version,
             etag: Box::from(etag),
             last_modified: last_modified.into_bytes().into_boxed_slice(),
             mtime_secs,
-            block: block.into_boxed_slice(),
+            block: full.text.into_boxed_slice(),
             partial_len,
-            not_modified: not_modified.into_boxed_slice(),
+            not_modified: not_modified.text.into_boxed_slice(),
+            fields: Rc::new(fields),
             digests,
             stored,
         };
@@ -195,11 +204,28 @@ impl Builder<'_> {
     }
 }
 
-/// `name` + `value` + CRLF.
-fn push_line(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
-    out.extend_from_slice(name);
-    out.extend_from_slice(value);
-    out.extend_from_slice(b"\r\n");
+/// A prebuilt head in both encodings: HTTP/1.1 lines, and fields.
+struct Head {
+    text: Vec<u8>,
+    fields: FieldBlock,
+}
+
+impl Head {
+    fn with_capacity(n: usize) -> Head {
+        Head {
+            text: Vec::with_capacity(n),
+            fields: FieldBlock::default(),
+        }
+    }
+
+    /// `name: value` CRLF, and the field (`lower` is `name` lowercase).
+    fn push(&mut self, name: &[u8], lower: &'static [u8], value: &[u8]) {
+        self.text.extend_from_slice(name);
+        self.text.extend_from_slice(b": ");
+        self.text.extend_from_slice(value);
+        self.text.extend_from_slice(b"\r\n");
+        self.fields.push(lower, value);
+    }
 }
 
 /// Reads the first `size` bytes of a file into a shared buffer; a short read means the file
