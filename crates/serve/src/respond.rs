@@ -6,7 +6,9 @@
 //! this second, the prebuilt header block and (for bodies up to 16 KiB) the body, so head and body
 //! leave in one write. Nothing is formatted, allocated or looked up on disk; a 304 inside the
 //! revalidation window does not open or stat anything (a truss profile of a threaded Apache saw it
-//! open and close the file).
+//! open and close the file). A protocol that carries fields (HTTP/2) asks
+//! [`Responder::respond_as_fields`] and gets the representation's prebuilt fields instead of
+//! its text head ([`crate::response`]).
 //! Bodies above 16 KiB are handed over as a shared `Rc<[u8]>` for a gathered write, and files
 //! above `cache_max_file` as a kept-open descriptor for `sendfile`.
 //!
