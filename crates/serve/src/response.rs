@@ -4,7 +4,7 @@
 //! QPACK) as fields.
 //!
 //! The hot head, a cached file's, is built once per file version in both encodings from one
-//! list of fields (`cache/build.rs`): HTTP/1.1 copies its prebuilt text, a protocol of fields
+//! list of fields (`files/cache/build.rs`): HTTP/1.1 copies its prebuilt text, a protocol of fields
 //! submits its prebuilt [`FieldBlock`] (lowercase static names, values in one buffer). Neither
 //! is parsed back from the other. Heads built per request (error pages, redirects, listings)
 //! are still written as HTTP/1.1 text, which HTTP/2 turns into fields (`protocol/h2/fields.rs`).

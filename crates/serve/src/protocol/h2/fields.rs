@@ -85,7 +85,7 @@ pub(super) fn response_fields<'a>(
 }
 
 /// A cached representation's head as fields: `:status`, `date`, then its prebuilt fields
-/// (built with its HTTP/1.1 head, `cache/build.rs`), and a 206's range and length, whose values
+/// (built with its HTTP/1.1 head, `files/cache/build.rs`), and a 206's range and length, whose values
 /// lie in `out`. Nothing is read or compared. Returns how many fields were written.
 pub(super) fn cached_fields<'a>(
     status: u16,
