@@ -558,12 +558,12 @@ impl Responder {
                     body_bytes: 0,
                     body: Body::None,
                     close,
-                    head: Head::Cached(repr.fields.clone(), Cached::NotModified),
+                    head: Head::Cached(repr.heads.clone(), Cached::NotModified),
                 });
             }
             Outcome::NotModified => {
                 start_head(out, b"HTTP/1.1 304 Not Modified\r\n", date);
-                out.extend_from_slice(&repr.not_modified);
+                out.extend_from_slice(repr.heads.not_modified_text());
                 end_head(out, conn);
                 return Ok(Reply {
                     status: 304,
@@ -622,10 +622,10 @@ impl Responder {
             } else {
                 Cached::Full
             };
-            carried = Head::Cached(repr.fields.clone(), cached);
+            carried = Head::Cached(repr.heads.clone(), cached);
         } else if partial {
             start_head(out, b"HTTP/1.1 206 Partial Content\r\n", date);
-            out.extend_from_slice(&repr.block[..repr.partial_len]);
+            out.extend_from_slice(repr.heads.partial_text());
             out.extend_from_slice(b"Content-Range: bytes ");
             push_u64(out, start);
             out.push(b'-');
@@ -640,7 +640,7 @@ impl Responder {
             out.extend_from_slice(b"HTTP/1.1 200 OK\r\nDate: ");
             out.extend_from_slice(date);
             out.extend_from_slice(b"\r\n");
-            out.extend_from_slice(&repr.block);
+            out.extend_from_slice(repr.heads.full_text());
         }
         if carry == Carry::Text {
             end_head(out, conn);

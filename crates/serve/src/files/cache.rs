@@ -125,15 +125,10 @@ pub struct Repr {
     /// IMF-fixdate of the mtime.
     pub last_modified: Box<[u8]>,
     pub mtime_secs: i64,
-    /// Header lines of a 200, without Date and Connection: `block[..partial_len]` are those a
-    /// 206 shares (no Content-MD5, no Content-Length).
-    pub block: Box<[u8]>,
-    pub partial_len: usize,
-    /// Header lines of a 304 (Server, ETag, Last-Modified, Vary).
-    pub not_modified: Box<[u8]>,
-    /// The same heads as fields (`block`'s and `not_modified`'s), for protocols that carry
-    /// fields (HTTP/2): built from the same list, never parsed back from the text.
-    pub fields: Rc<ReprFields>,
+    /// Its heads without Date and Connection (a 200's, the part a 206 shares, a 304's), as
+    /// HTTP/1.1 lines and as fields over the same bytes, for protocols that carry fields
+    /// (HTTP/2): built from one list, never parsed back from the text.
+    pub heads: Rc<ReprFields>,
     pub digests: Option<Digests>,
     pub stored: Stored,
 }

@@ -15,7 +15,7 @@ use crate::digest::Digests;
 use crate::mime;
 use crate::negotiate::Coding;
 use crate::resolve::{FsCounters, Root};
-use crate::response::{FieldBlock, ReprFields};
+use crate::response::{FieldName, ReprFieldsBuilder};
 
 /// A body read while building.
 type Body = Rc<[u8]>;
@@ -149,82 +149,46 @@ impl Builder<'_> {
         // One list of fields, each written as HTTP/1.1 text and as a field (HTTP/2), so that
         // neither encoding is parsed back from the other.
         let server = &settings.server_name[..];
-        let mut full = Head::with_capacity(320);
-        full.push(b"Server", b"server", server);
-        full.push(b"Content-Type", b"content-type", content_type.as_bytes());
-        full.push(b"Last-Modified", b"last-modified", last_modified.as_bytes());
-        full.push(b"ETag", b"etag", &etag);
-        full.push(b"Accept-Ranges", b"accept-ranges", b"bytes");
+        let mut heads = ReprFieldsBuilder::default();
+        heads.push(FieldName::Server, server);
+        heads.push(FieldName::ContentType, content_type.as_bytes());
+        heads.push(FieldName::LastModified, last_modified.as_bytes());
+        heads.push(FieldName::ETag, &etag);
+        heads.push(FieldName::AcceptRanges, b"bytes");
         if vary {
-            full.push(b"Vary", b"vary", b"Accept-Encoding");
+            heads.push(FieldName::Vary, b"Accept-Encoding");
         }
         if let Some(token) = coding.token() {
-            full.push(b"Content-Encoding", b"content-encoding", token.as_bytes());
+            heads.push(FieldName::ContentEncoding, token.as_bytes());
         }
         if let Some(d) = &digests {
             let value = [b"sha-256=:", d.sha256_base64(), b":"].concat();
-            full.push(b"Repr-Digest", b"repr-digest", &value);
+            heads.push(FieldName::ReprDigest, &value);
         }
-        let (partial_len, partial) = (full.text.len(), full.fields.len());
+        heads.end_partial();
         if let Some(d) = &digests {
-            full.push(b"Content-MD5", b"content-md5", d.md5_base64());
+            heads.push(FieldName::ContentMd5, d.md5_base64());
         }
-        full.push(
-            b"Content-Length",
-            b"content-length",
-            size.to_string().as_bytes(),
-        );
-
-        let mut not_modified = Head::with_capacity(160);
-        not_modified.push(b"Server", b"server", server);
-        not_modified.push(b"Last-Modified", b"last-modified", last_modified.as_bytes());
-        not_modified.push(b"ETag", b"etag", &etag);
+        heads.push(FieldName::ContentLength, size.to_string().as_bytes());
+        heads.end_full();
+        // A 304's.
+        heads.push(FieldName::Server, server);
+        heads.push(FieldName::LastModified, last_modified.as_bytes());
+        heads.push(FieldName::ETag, &etag);
         if vary {
-            not_modified.push(b"Vary", b"vary", b"Accept-Encoding");
+            heads.push(FieldName::Vary, b"Accept-Encoding");
         }
-        let fields = ReprFields {
-            full: full.fields,
-            partial,
-            not_modified: not_modified.fields,
-        };
 
         let repr = Repr {
             version,
             etag: Box::from(etag),
             last_modified: last_modified.into_bytes().into_boxed_slice(),
             mtime_secs,
-            block: full.text.into_boxed_slice(),
-            partial_len,
-            not_modified: not_modified.text.into_boxed_slice(),
-            fields: Rc::new(fields),
+            heads: Rc::new(heads.build()),
             digests,
             stored,
         };
         Ok((repr, data))
-    }
-}
-
-/// A prebuilt head in both encodings: HTTP/1.1 lines, and fields.
-struct Head {
-    text: Vec<u8>,
-    fields: FieldBlock,
-}
-
-impl Head {
-    fn with_capacity(n: usize) -> Head {
-        Head {
-            text: Vec::with_capacity(n),
-            fields: FieldBlock::default(),
-        }
-    }
-
-    /// `name: value` CRLF, and the field (`lower` is `name` lowercase).
-    fn push(&mut self, name: &[u8], lower: &'static [u8], value: &[u8]) {
-        self.text.extend_from_slice(name);
-        self.text.extend_from_slice(b": ");
-        self.text.extend_from_slice(value);
-        self.text.extend_from_slice(b"\r\n");
-        self.fields.push(lower, value);
     }
 }
 

@@ -85,8 +85,8 @@ pub(super) fn response_fields<'a>(
 }
 
 /// A cached representation's head as fields: `:status`, `date`, then its prebuilt fields
-/// (built with its HTTP/1.1 head, `files/cache/build.rs`), and a 206's range and length, whose values
-/// lie in `out`. Nothing is read or compared. Returns how many fields were written.
+/// (built with its HTTP/1.1 head, `files/cache/build.rs`), and a 206's range and length,
+/// whose values lie in `out`. Nothing is read or compared. Returns how many fields were written.
 pub(super) fn cached_fields<'a>(
     status: u16,
     date: &'a [u8],
@@ -102,14 +102,9 @@ pub(super) fn cached_fields<'a>(
     };
     fields[0] = Header::static_name(b":status", code);
     fields[1] = Header::static_name(b"date", date);
-    let (block, count) = match cached {
-        Cached::Full => (&prebuilt.full, prebuilt.full.len()),
-        Cached::NotModified => (&prebuilt.not_modified, prebuilt.not_modified.len()),
-        Cached::Partial { .. } => (&prebuilt.full, prebuilt.partial),
-    };
     let mut n = 2;
     // Room is left for a 206's two fields.
-    for (name, value) in block.first(count.min(MAX_FIELDS - 3)) {
+    for (name, value) in prebuilt.fields(cached).take(MAX_FIELDS - 3) {
         fields[n] = Header::static_name(name, value);
         n += 1;
     }
