@@ -80,6 +80,8 @@ const MAX_REFUSED: u32 = 16;
 /// field values kept in `last_head`: see `LastHead::fields`) goes before `last_head`. Keep
 /// `framer` the first field.
 pub(crate) struct H2 {
+    /// Declared before `streams`, so dropped first: the session may point at the prebuilt
+    /// heads the stream slots keep (`Stream::head`).
     framer: http2::Session<Streams>,
     streams: Streams,
     /// The response head the responder writes, the request line the access log shows: reused
@@ -592,7 +594,13 @@ fn submit_reply(h: &mut H2, i: usize, id: StreamId, reply: Reply, no_body: bool,
     let (n, at) = match &head {
         // A cached file's head: its prebuilt fields, nothing read.
         Head::Cached(prebuilt, cached) => {
-            let n = fields::cached_fields(status, date, prebuilt, *cached, out, &mut fields);
+            // SAFETY: the slot of stream `id` keeps `prebuilt` (an `Rc` of immutable bytes)
+            // from below until `Streams::release`, which runs when nghttp2 closes the stream
+            // or refuses the submission; nghttp2 reads NO_COPY values only when it packs the
+            // HEADERS frame, never for a closed stream, and `H2` drops its session (`framer`)
+            // before its slots (`streams`), so no read outlives the `Rc`.
+            let n =
+                unsafe { fields::cached_fields(status, date, prebuilt, *cached, out, &mut fields) };
             (n, out.len())
         }
         // "HTTP/1.1 200 OK\r\n" then "Name: value\r\n" lines, then the blank line, turned into
@@ -630,6 +638,10 @@ fn submit_reply(h: &mut H2, i: usize, id: StreamId, reply: Reply, no_body: bool,
     slot.body_buf.clear(); // and a body kept in case a program wanted it is not
     slot.answered = true;
     slot.out = body;
+    if let Head::Cached(prebuilt, _) = &head {
+        debug_assert!(slot.head.is_none(), "one head a stream");
+        slot.head = Some(Rc::clone(prebuilt));
+    }
     slot.left = left;
     slot.own = own;
     s.generated += own;

@@ -86,8 +86,15 @@ pub(super) fn response_fields<'a>(
 
 /// A cached representation's head as fields: `:status`, `date`, then its prebuilt fields
 /// (built with its HTTP/1.1 head, `files/cache/build.rs`), and a 206's range and length,
-/// whose values lie in `out`. Nothing is read or compared. Returns how many fields were written.
-pub(super) fn cached_fields<'a>(
+/// whose values lie in `out`. Nothing is read or compared, and the prebuilt values are handed
+/// over without a copy (NO_COPY); `date` and a 206's values, rewritten for the next
+/// response, are copied. Returns how many fields were written.
+///
+/// # Safety
+/// If the fields are submitted to a session, `prebuilt` must stay alive (it is immutable)
+/// until nghttp2 packs the HEADERS frame or the stream is closed: the caller keeps an `Rc` of
+/// it in the stream's slot until the stream is released.
+pub(super) unsafe fn cached_fields<'a>(
     status: u16,
     date: &'a [u8],
     prebuilt: &'a ReprFields,
@@ -105,7 +112,9 @@ pub(super) fn cached_fields<'a>(
     let mut n = 2;
     // Room is left for a 206's two fields.
     for (name, value) in prebuilt.fields(cached).take(MAX_FIELDS - 3) {
-        fields[n] = Header::static_name(name, value);
+        // SAFETY: `name` is static and `value` lies in `prebuilt`, which this function's
+        // caller keeps alive and unchanged while nghttp2 may read it (see # Safety).
+        fields[n] = unsafe { Header::no_copy(name, value) };
         n += 1;
     }
     if let Cached::Partial {
@@ -391,7 +400,9 @@ mod tests {
                 panic!("{status}: a cached file's head comes prebuilt");
             };
             let mut built = [Header::new(b"", b""); MAX_FIELDS + 1];
-            let m = cached_fields(reply.status, date, prebuilt, *cached, &out, &mut built);
+            // SAFETY: the fields are compared, never submitted to a session.
+            let m =
+                unsafe { cached_fields(reply.status, date, prebuilt, *cached, &out, &mut built) };
             let built: Vec<_> = built[..m].iter().map(lower).collect();
             assert_eq!(built, read, "{status}");
             assert!(built.len() > 4, "{status}: {built:?}");

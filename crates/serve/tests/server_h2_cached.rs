@@ -1,0 +1,73 @@
+//! A cached file's HTTP/2 head, end to end: its prebuilt fields are handed to nghttp2 without
+//! a copy and stay alive with the stream however the cache changes meanwhile (many streams on
+//! one connection, the cache evicting between them: fields and bytes exact).
+
+mod common;
+mod h2_support;
+
+use common::{connect, content, TestServer};
+use h2_support::Client;
+
+fn h2c(srv: &TestServer) -> Client<std::net::TcpStream> {
+    Client::new(connect(srv.addr), "localhost")
+}
+
+/// The fields but `date` (written per response), in order.
+fn fields(headers: &[(String, String)]) -> Vec<(String, String)> {
+    (headers.iter())
+        .map(|(n, v)| (n.to_ascii_lowercase(), v.clone()))
+        .filter(|(n, _)| n != "date")
+        .collect()
+}
+
+#[test]
+fn heads_stay_exact_while_the_cache_evicts_their_file_versions() {
+    // One entry: each request for another file evicts the entry whose fields the previous
+    // streams' HEADERS, still queued in nghttp2, point at.
+    let srv = TestServer::start(|c| {
+        c.cache_entries = 1;
+        c.digest = true;
+    });
+    let mut c = h2c(&srv);
+    let names = ["a.txt", "1k.bin", "10k.bin", "300k.bin"];
+    // Each file's heads asked for alone: a 200's and a 304's.
+    let alone: Vec<_> = (names.iter())
+        .map(|name| {
+            let full = c.get(&format!("/{name}"), &[]);
+            let etag = full.header("etag").unwrap().to_string();
+            let not_modified = c.get(&format!("/{name}"), &[("if-none-match", &etag)]);
+            assert_eq!((full.status, not_modified.status), (200, 304), "{name}");
+            (etag, fields(&full.headers), fields(&not_modified.headers))
+        })
+        .collect();
+    let ids: Vec<_> = (0..80)
+        .map(|i| {
+            let file = i % names.len();
+            let path = format!("/{}", names[file]);
+            let not_modified = i % 3 == 0;
+            let extra: &[(&str, &str)] = match not_modified {
+                true => &[("if-none-match", &alone[file].0)],
+                false => &[],
+            };
+            (file, not_modified, c.submit("GET", &path, extra))
+        })
+        .collect();
+    assert!(c.run_until(|s| ids
+        .iter()
+        .all(|(_, _, id)| s.responses.get(id).is_some_and(|r| r.done))));
+    for (file, not_modified, id) in ids {
+        let (name, r) = (names[file], &c.seen.responses[&id]);
+        assert_eq!(r.reset, Some(0), "{name}");
+        assert!(r.header("date").is_some(), "{name}");
+        if not_modified {
+            assert_eq!(r.status, 304, "{name}");
+            assert_eq!(fields(&r.headers), alone[file].2, "{name}");
+            assert!(r.body.is_empty(), "{name}");
+        } else {
+            let len = common::FILES.iter().find(|f| f.0 == name).unwrap().1;
+            assert_eq!(r.status, 200, "{name}");
+            assert_eq!(fields(&r.headers), alone[file].1, "{name}");
+            assert!(r.body == content(name, len), "{name}: body differs");
+        }
+    }
+}
