@@ -586,9 +586,7 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
 /// Submits the reply on stream `id` (slot `i`): its head (`Date` is `date`), and its body, or
 /// the generated body written in `h.response` after a head written there as text.
 fn submit_reply(h: &mut H2, i: usize, id: StreamId, reply: Reply, no_body: bool, date: &[u8]) {
-    let Reply {
-        status, head, body, ..
-    } = reply;
+    let Reply { head, body, .. } = reply;
     let out: &[u8] = &h.response;
     let mut fields = [Header::new(b"", b""); MAX_FIELDS + 1];
     let (n, at) = match &head {
@@ -599,8 +597,7 @@ fn submit_reply(h: &mut H2, i: usize, id: StreamId, reply: Reply, no_body: bool,
             // or refuses the submission; nghttp2 reads NO_COPY values only when it packs the
             // HEADERS frame, never for a closed stream, and `H2` drops its session (`framer`)
             // before its slots (`streams`), so no read outlives the `Rc`.
-            let n =
-                unsafe { fields::cached_fields(status, date, prebuilt, *cached, out, &mut fields) };
+            let n = unsafe { fields::cached_fields(date, prebuilt, *cached, out, &mut fields) };
             (n, out.len())
         }
         // "HTTP/1.1 200 OK\r\n" then "Name: value\r\n" lines, then the blank line, turned into

@@ -84,9 +84,9 @@ pub(super) fn response_fields<'a>(
     (n, at)
 }
 
-/// A cached representation's head as fields: `:status`, `date`, then its prebuilt fields
-/// (built with its HTTP/1.1 head, `files/cache/build.rs`), and a 206's range and length,
-/// whose values lie in `out`. Nothing is read or compared, and the prebuilt values are handed
+/// A cached representation's head as fields: `:status` (200, 206 or 304, as `cached` says),
+/// `date`, then its prebuilt fields (built with its HTTP/1.1 head, `files/cache/build.rs`),
+/// and a 206's range and length, whose values lie in `out`. Nothing is read or compared, and the prebuilt values are handed
 /// over without a copy (NO_COPY); `date` and a 206's values, rewritten for the next
 /// response, are copied. Returns how many fields were written.
 ///
@@ -95,17 +95,17 @@ pub(super) fn response_fields<'a>(
 /// until nghttp2 packs the HEADERS frame or the stream is closed: the caller keeps an `Rc` of
 /// it in the stream's slot until the stream is released.
 pub(super) unsafe fn cached_fields<'a>(
-    status: u16,
     date: &'a [u8],
     prebuilt: &'a ReprFields,
     cached: Cached,
     out: &'a [u8],
     fields: &mut [Header<'a>; MAX_FIELDS + 1],
 ) -> usize {
-    let code: &'static [u8] = match status {
-        206 => b"206",
-        304 => b"304",
-        _ => b"200",
+    // The status is the head's: the variant names both, so they cannot disagree.
+    let code: &'static [u8] = match cached {
+        Cached::Full => b"200",
+        Cached::Partial { .. } => b"206",
+        Cached::NotModified => b"304",
     };
     fields[0] = Header::static_name(b":status", code);
     fields[1] = Header::static_name(b"date", date);
@@ -401,8 +401,7 @@ mod tests {
             };
             let mut built = [Header::new(b"", b""); MAX_FIELDS + 1];
             // SAFETY: the fields are compared, never submitted to a session.
-            let m =
-                unsafe { cached_fields(reply.status, date, prebuilt, *cached, &out, &mut built) };
+            let m = unsafe { cached_fields(date, prebuilt, *cached, &out, &mut built) };
             let built: Vec<_> = built[..m].iter().map(lower).collect();
             assert_eq!(built, read, "{status}");
             assert!(built.len() > 4, "{status}: {built:?}");
