@@ -1,11 +1,12 @@
 //! A cached file's HTTP/2 head, end to end: its prebuilt fields are handed to nghttp2 without
 //! a copy and stay alive with the stream however the cache changes meanwhile (many streams on
-//! one connection, the cache evicting between them: fields and bytes exact).
+//! one connection, the cache evicting between them: fields and bytes exact), and a
+//! precompressed sibling's head says so (`vary`, `content-encoding`) as HTTP/1.1's does.
 
 mod common;
 mod h2_support;
 
-use common::{connect, content, TestServer};
+use common::{connect, content, exchange, TestServer};
 use h2_support::Client;
 
 fn h2c(srv: &TestServer) -> Client<std::net::TcpStream> {
@@ -70,4 +71,38 @@ fn heads_stay_exact_while_the_cache_evicts_their_file_versions() {
             assert!(r.body == content(name, len), "{name}: body differs");
         }
     }
+}
+
+#[test]
+fn a_precompressed_siblings_head_is_http1s_as_fields() {
+    let srv = TestServer::start(|c| c.precompressed = true);
+    let gz = b"\x1f\x8b gzip bytes of a.txt".to_vec();
+    std::fs::write(srv.root.path().join("a.txt.gz"), &gz).unwrap();
+    let mut c = h2c(&srv);
+    for method in ["GET", "HEAD"] {
+        let r = c.request(method, "/a.txt", &[("accept-encoding", "gzip")]);
+        assert_eq!(r.status, 200, "{method}");
+        assert_eq!(r.header("content-encoding"), Some("gzip"), "{method}");
+        assert_eq!(r.header("vary"), Some("Accept-Encoding"), "{method}");
+        let len = gz.len().to_string();
+        assert_eq!(r.header("content-length"), Some(len.as_str()), "{method}");
+        let body: &[u8] = if method == "GET" { &gz } else { b"" };
+        assert_eq!(r.body, body, "{method}");
+        // The same fields as the HTTP/1.1 head, names lowercase, Date and Connection aside.
+        let request = format!(
+            "{method} /a.txt HTTP/1.1\r\nHost: localhost\r\nAccept-Encoding: gzip\r\n\
+             Connection: close\r\n\r\n"
+        );
+        let http1 = exchange(srv.addr, &request);
+        let mut http1_fields = fields(&http1.headers);
+        http1_fields.retain(|(n, _)| n != "connection");
+        assert_eq!(fields(&r.headers), http1_fields, "{method}");
+    }
+    // Without gzip accepted: the file itself, still varying.
+    let r = c.get("/a.txt", &[]);
+    assert_eq!(
+        (r.header("content-encoding"), &r.body[..]),
+        (None, &b"hello"[..])
+    );
+    assert_eq!(r.header("vary"), Some("Accept-Encoding"));
 }

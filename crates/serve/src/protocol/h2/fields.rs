@@ -352,15 +352,18 @@ mod tests {
     }
 
     /// A cached file's head as its prebuilt fields is what reading its HTTP/1.1 head gives
-    /// (nghttp2 lowercases the names it copies): a 200, a 206 and a 304, digests on.
+    /// (nghttp2 lowercases the names it copies): a 200, a 206 and a 304, digests on, for GET
+    /// and HEAD, of the file and of its precompressed sibling (Vary, Content-Encoding).
     #[test]
     fn a_cached_files_prebuilt_fields_are_those_of_its_http1_head() {
         use crate::response::Head;
         let root = tempfile::tempdir().unwrap();
         std::fs::write(root.path().join("a.txt"), b"hello world").unwrap();
+        std::fs::write(root.path().join("a.txt.gz"), b"\x1f\x8b gzipped").unwrap();
         let config = crate::config::Config {
             root: root.path().to_path_buf(),
             digest: true,
+            precompressed: true,
             ..Default::default()
         };
         let mut responder = crate::respond::Responder::new(&config).unwrap();
@@ -371,40 +374,63 @@ mod tests {
         };
         let (date, now) = (b"Mon, 23 Nov 2026 14:00:00 GMT", std::time::Instant::now());
         let lower = |f: &Header<'_>| (f.name().to_ascii_lowercase(), f.value().to_vec());
-        let mut etag = String::new();
-        for (status, extra) in [(200, ""), (206, "Range: bytes=2-4\r\n"), (304, "etag")] {
-            let extra = match extra {
-                "etag" => format!("If-None-Match: {etag}\r\n"),
-                _ => extra.to_string(),
-            };
-            let head = format!("GET /a.txt HTTP/1.1\r\nHost: t\r\n{extra}\r\n");
-            let req = wire::parse_request(head.as_bytes(), &limits)
-                .unwrap()
-                .unwrap();
-            let mut text = Vec::new();
-            let reply = responder.respond(&req, date, now, &mut text);
-            assert_eq!(reply.status, status);
-            assert!(matches!(reply.head, Head::Text));
-            let mut read = [Header::new(b"", b""); MAX_FIELDS + 1];
-            let mut places = [Place::NONE; MAX_FIELDS + 1];
-            let (n, _) = response_fields(&text, &mut read, &mut places);
-            let read: Vec<_> = read[..n].iter().map(lower).collect();
-            if status == 200 {
-                let (_, value) = read.iter().find(|(name, _)| name == b"etag").unwrap();
-                etag = String::from_utf8(value.clone()).unwrap();
+        let field = |fields: &[(Vec<u8>, Vec<u8>)], name: &[u8]| {
+            (fields.iter().find(|(n, _)| n == name)).map(|(_, v)| v.clone())
+        };
+        for method in ["GET", "HEAD"] {
+            for accept in ["", "Accept-Encoding: gzip\r\n"] {
+                let gzip = !accept.is_empty();
+                let mut etag = String::new();
+                for (status, extra) in [(200, ""), (206, "Range: bytes=2-4\r\n"), (304, "etag")] {
+                    // HEAD has no range (RFC 9110 14.2): a whole head.
+                    let status = if method == "HEAD" && status == 206 {
+                        200
+                    } else {
+                        status
+                    };
+                    let extra = match extra {
+                        "etag" => format!("If-None-Match: {etag}\r\n"),
+                        _ => extra.to_string(),
+                    };
+                    let head =
+                        format!("{method} /a.txt HTTP/1.1\r\nHost: t\r\n{accept}{extra}\r\n");
+                    let what = format!("{method} gzip={gzip} {status}");
+                    let req = wire::parse_request(head.as_bytes(), &limits)
+                        .unwrap()
+                        .unwrap();
+                    let mut text = Vec::new();
+                    let reply = responder.respond(&req, date, now, &mut text);
+                    assert_eq!(reply.status, status, "{what}");
+                    assert!(matches!(reply.head, Head::Text));
+                    let mut read = [Header::new(b"", b""); MAX_FIELDS + 1];
+                    let mut places = [Place::NONE; MAX_FIELDS + 1];
+                    let (n, _) = response_fields(&text, &mut read, &mut places);
+                    let read: Vec<_> = read[..n].iter().map(lower).collect();
+                    if status == 200 {
+                        etag = String::from_utf8(field(&read, b"etag").unwrap()).unwrap();
+                    }
+                    let mut out = Vec::new();
+                    let reply = responder.respond_as_fields(&req, date, now, &mut out);
+                    assert_eq!(reply.status, status, "{what}");
+                    let Head::Cached(prebuilt, cached) = &reply.head else {
+                        panic!("{what}: a cached file's head comes prebuilt");
+                    };
+                    let mut built = [Header::new(b"", b""); MAX_FIELDS + 1];
+                    // SAFETY: the fields are compared, never submitted to a session.
+                    let m = unsafe { cached_fields(date, prebuilt, *cached, &out, &mut built) };
+                    let built: Vec<_> = built[..m].iter().map(lower).collect();
+                    assert_eq!(built, read, "{what}");
+                    assert!(built.len() > 4, "{what}: {built:?}");
+                    // Both representations vary; only the sibling's says its coding.
+                    assert_eq!(
+                        field(&built, b"vary").as_deref(),
+                        Some(&b"Accept-Encoding"[..])
+                    );
+                    let coding = field(&built, b"content-encoding");
+                    let expected = (gzip && status != 304).then(|| b"gzip".to_vec());
+                    assert_eq!(coding, expected, "{what}");
+                }
             }
-            let mut out = Vec::new();
-            let reply = responder.respond_as_fields(&req, date, now, &mut out);
-            assert_eq!(reply.status, status);
-            let Head::Cached(prebuilt, cached) = &reply.head else {
-                panic!("{status}: a cached file's head comes prebuilt");
-            };
-            let mut built = [Header::new(b"", b""); MAX_FIELDS + 1];
-            // SAFETY: the fields are compared, never submitted to a session.
-            let m = unsafe { cached_fields(date, prebuilt, *cached, &out, &mut built) };
-            let built: Vec<_> = built[..m].iter().map(lower).collect();
-            assert_eq!(built, read, "{status}");
-            assert!(built.len() > 4, "{status}: {built:?}");
         }
     }
 
