@@ -25,8 +25,9 @@
 //!   heads, checksums ([`digest`]), small bodies under Greedy-Dual-Size ([`gds`]), Content-Type
 //!   by extension ([`mime`]);
 //! - [`respond`]: from a parsed request and the cache to a response, with [`conditional`]
-//!   (304), [`range`] (206/416) and [`negotiate`] (precompressed siblings), all in [`files`]; [`response`]: the
-//!   response as no protocol writes it (a cached file's head prebuilt as text and as fields);
+//!   (304), [`range`] (206/416) and [`negotiate`] (precompressed siblings), all in [`files`];
+//!   [`response`]: the response as no protocol writes it (a cached file's head prebuilt as
+//!   text and as fields);
 //! - [`autoindex`] (in [`files`]): directory listings, when asked for;
 //! - `gateway`: programs (CGI/1.1) and FastCGI applications that answer requests, run inside
 //!   the event loop: their pipes, pidfd or socket are events of the connection they answer;

@@ -216,7 +216,7 @@ impl Responder {
         out: &mut Vec<u8>,
     ) -> Reply {
         let conn = Persistence::of(req);
-        let head = match req.method {
+        let head_method = match req.method {
             Method::Get => false,
             Method::Head => true,
             Method::Other => {
@@ -226,7 +226,7 @@ impl Responder {
             }
         };
         if req.version == Version::Http11 && req.host.is_none() {
-            return page(&mut self.pages, 400, date, conn, head, out, |_| {});
+            return page(&mut self.pages, 400, date, conn, head_method, out, |_| {});
         }
         let query = match resolve::normalise(req.target, &mut self.key) {
             Ok(query) => query,
@@ -237,7 +237,7 @@ impl Responder {
                     refusal.status(),
                     date,
                     conn,
-                    head,
+                    head_method,
                     out,
                     |_| {},
                 );
@@ -245,7 +245,7 @@ impl Responder {
         };
         if self.hide_dotfiles && resolve::is_hidden(&self.key) {
             // Not looked up at all: the answer does not depend on whether the name exists.
-            return page(&mut self.pages, 404, date, conn, head, out, |_| {});
+            return page(&mut self.pages, 404, date, conn, head_method, out, |_| {});
         }
         // A file that changes between its stat and its read is resolved once more.
         for _ in 0..2 {
@@ -256,7 +256,7 @@ impl Responder {
                     Fill::Retry => continue,
                     Fill::Redirect => {
                         let key = &self.key;
-                        return page(&mut self.pages, 301, date, conn, head, out, |o| {
+                        return page(&mut self.pages, 301, date, conn, head_method, out, |o| {
                             o.extend_from_slice(b"Location: ");
                             push_encoded(o, key);
                             o.push(b'/');
@@ -265,14 +265,22 @@ impl Responder {
                         });
                     }
                     Fill::Status(status) => {
-                        return page(&mut self.pages, status, date, conn, head, out, |_| {})
+                        return page(
+                            &mut self.pages,
+                            status,
+                            date,
+                            conn,
+                            head_method,
+                            out,
+                            |_| {},
+                        )
                     }
                     Fill::Listing { dir, fs_path } => {
-                        return self.listing(&dir, &fs_path, head, date, conn, out)
+                        return self.listing(&dir, &fs_path, head_method, date, conn, out)
                     }
                 },
             };
-            match self.serve(slot, req, head, date, conn, carry, out) {
+            match self.serve(slot, req, head_method, date, conn, carry, out) {
                 Ok(reply) => return reply,
                 Err(CacheError::Changed | CacheError::Gone) => continue,
                 Err(CacheError::Io(e)) => {
@@ -281,11 +289,19 @@ impl Responder {
                     } else {
                         500
                     };
-                    return page(&mut self.pages, status, date, conn, head, out, |_| {});
+                    return page(
+                        &mut self.pages,
+                        status,
+                        date,
+                        conn,
+                        head_method,
+                        out,
+                        |_| {},
+                    );
                 }
             }
         }
-        page(&mut self.pages, 503, date, conn, head, out, |_| {})
+        page(&mut self.pages, 503, date, conn, head_method, out, |_| {})
     }
 
     /// An error response for a request that could not be parsed or is refused: a small HTML
@@ -325,13 +341,13 @@ impl Responder {
         date: &[u8],
         out: &mut Vec<u8>,
     ) -> Reply {
-        let head = req.method == Method::Head;
+        let head_method = req.method == Method::Head;
         page(
             &mut self.pages,
             status,
             date,
             Persistence::of(req),
-            head,
+            head_method,
             out,
             |_| {},
         )
@@ -348,9 +364,9 @@ impl Responder {
         date: &[u8],
         out: &mut Vec<u8>,
     ) -> Reply {
-        let head = req.method == Method::Head;
+        let head_method = req.method == Method::Head;
         let conn = Persistence::of(req);
-        page(&mut self.pages, 302, date, conn, head, out, |o| {
+        page(&mut self.pages, 302, date, conn, head_method, out, |o| {
             o.extend_from_slice(b"Location: ");
             o.extend_from_slice(location);
             o.extend_from_slice(b"\r\n");
@@ -364,14 +380,14 @@ impl Responder {
         date: &[u8],
         out: &mut Vec<u8>,
     ) -> Reply {
-        let head = req.method == Method::Head;
+        let head_method = req.method == Method::Head;
         let conn = Persistence::of(req);
         page(
             &mut self.pages,
             denial.status(),
             date,
             conn,
-            head,
+            head_method,
             out,
             |o| denial.write_headers(o),
         )
@@ -382,7 +398,7 @@ impl Responder {
     pub fn busy_after_body(
         &mut self,
         close: bool,
-        head: bool,
+        head_method: bool,
         date: &[u8],
         out: &mut Vec<u8>,
     ) -> Reply {
@@ -391,20 +407,20 @@ impl Responder {
         } else {
             Persistence::Persist
         };
-        page(&mut self.pages, 503, date, conn, head, out, |o| {
+        page(&mut self.pages, 503, date, conn, head_method, out, |o| {
             o.extend_from_slice(b"Retry-After: 1\r\n")
         })
     }
 
     /// 503 with `Retry-After: 1`: every program slot is taken (`cgi_max_programs`).
     pub fn busy(&mut self, req: &Request<'_>, date: &[u8], out: &mut Vec<u8>) -> Reply {
-        let head = req.method == Method::Head;
+        let head_method = req.method == Method::Head;
         page(
             &mut self.pages,
             503,
             date,
             Persistence::of(req),
-            head,
+            head_method,
             out,
             |o| o.extend_from_slice(b"Retry-After: 1\r\n"),
         )
@@ -468,7 +484,7 @@ impl Responder {
         &mut self,
         dir: &File,
         fs_path: &[u8],
-        head: bool,
+        head_method: bool,
         date: &[u8],
         conn: Persistence,
         out: &mut Vec<u8>,
@@ -489,7 +505,15 @@ impl Responder {
             } else {
                 404
             };
-            return page(&mut self.pages, status, date, conn, head, out, |_| {});
+            return page(
+                &mut self.pages,
+                status,
+                date,
+                conn,
+                head_method,
+                out,
+                |_| {},
+            );
         }
         start_head(out, b"HTTP/1.1 200 OK\r\n", date);
         out.extend_from_slice(&self.pages.server_line);
@@ -498,7 +522,7 @@ impl Responder {
         out.extend_from_slice(b"\r\n");
         end_head(out, conn);
         let len = html.len();
-        let body = if head {
+        let body = if head_method {
             Body::None
         } else if len <= SMALL_BODY {
             out.extend_from_slice(&html);
@@ -512,7 +536,7 @@ impl Responder {
         };
         Reply {
             status: 200,
-            body_bytes: if head { 0 } else { len as u64 },
+            body_bytes: if head_method { 0 } else { len as u64 },
             body,
             close: conn == Persistence::Close,
             head: Head::Text,
@@ -525,7 +549,7 @@ impl Responder {
         &mut self,
         slot: u32,
         req: &Request<'_>,
-        head: bool,
+        head_method: bool,
         date: &[u8],
         conn: Persistence,
         carry: Carry,
@@ -574,28 +598,44 @@ impl Responder {
                 });
             }
             Outcome::Failed => {
-                return Ok(page(&mut self.pages, 412, date, conn, head, out, |_| {}))
+                return Ok(page(
+                    &mut self.pages,
+                    412,
+                    date,
+                    conn,
+                    head_method,
+                    out,
+                    |_| {},
+                ))
             }
         };
         let size = repr.version.size;
         // Range is defined for GET only (RFC 9110 14.2); If-Range guards it.
         let spec = match req.range {
-            Some(value) if !head && range_allowed => range::parse(value, size),
+            Some(value) if !head_method && range_allowed => range::parse(value, size),
             _ => RangeSpec::Ignore,
         };
         let (start, len) = match spec {
             RangeSpec::Ignore => (0, size),
             RangeSpec::Partial { start, len } => (start, len),
             RangeSpec::Unsatisfiable => {
-                return Ok(page(&mut self.pages, 416, date, conn, head, out, |o| {
-                    o.extend_from_slice(b"Content-Range: bytes */");
-                    push_u64(o, size);
-                    o.extend_from_slice(b"\r\n");
-                }))
+                return Ok(page(
+                    &mut self.pages,
+                    416,
+                    date,
+                    conn,
+                    head_method,
+                    out,
+                    |o| {
+                        o.extend_from_slice(b"Content-Range: bytes */");
+                        push_u64(o, size);
+                        o.extend_from_slice(b"\r\n");
+                    },
+                ))
             }
         };
         let partial = !matches!(spec, RangeSpec::Ignore);
-        let body = if head || len == 0 {
+        let body = if head_method || len == 0 {
             None
         } else {
             Some(self.cache.body(slot, coding)?)
@@ -665,7 +705,7 @@ impl Responder {
         };
         Ok(Reply {
             status,
-            body_bytes: if head { 0 } else { len },
+            body_bytes: if head_method { 0 } else { len },
             body,
             close,
             head: carried,
@@ -790,7 +830,7 @@ fn page(
     status: u16,
     date: &[u8],
     conn: Persistence,
-    head: bool,
+    head_method: bool,
     out: &mut Vec<u8>,
     extra: impl FnOnce(&mut Vec<u8>),
 ) -> Reply {
@@ -799,7 +839,7 @@ fn page(
     out.extend_from_slice(&page.headers);
     extra(out);
     end_head(out, conn);
-    let body_bytes = if head {
+    let body_bytes = if head_method {
         0
     } else {
         out.extend_from_slice(&page.body);

@@ -86,9 +86,9 @@ pub(super) fn response_fields<'a>(
 
 /// A cached representation's head as fields: `:status` (200, 206 or 304, as `cached` says),
 /// `date`, then its prebuilt fields (built with its HTTP/1.1 head, `files/cache/build.rs`),
-/// and a 206's range and length, whose values lie in `out`. Nothing is read or compared, and the prebuilt values are handed
-/// over without a copy (NO_COPY); `date` and a 206's values, rewritten for the next
-/// response, are copied. Returns how many fields were written.
+/// and a 206's range and length, whose values lie in `out`. Nothing is read or compared, and
+/// the prebuilt values are handed over without a copy (NO_COPY); `date` and a 206's values,
+/// rewritten for the next response, are copied. Returns how many fields were written.
 ///
 /// # Safety
 /// If the fields are submitted to a session, `prebuilt` must stay alive (it is immutable)
