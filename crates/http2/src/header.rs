@@ -48,9 +48,10 @@ impl<'a> Header<'a> {
     /// (nghttp2 lowercases only the names it copies).
     ///
     /// # Safety
-    /// `name` and `value` must stay valid and unchanged as long as any `Session` this field is
-    /// submitted to exists: nghttp2 keeps the pointers until it writes the HEADERS frame, at a
-    /// later `send` (or never, if the session is dropped first, which reads nothing).
+    /// `name` and `value` must stay valid and unchanged after the field is submitted until
+    /// nghttp2 packs the HEADERS frame (at a later `send`) or the stream is closed, whichever
+    /// comes first: nghttp2 reads them then and never for a closed stream, nor once the
+    /// session is dropped.
     pub const unsafe fn no_copy(name: &'a [u8], value: &'a [u8]) -> Header<'a> {
         Header::with(
             name,

@@ -88,7 +88,7 @@ pub struct Config {
     /// ours uses, bytes.
     pub h2_header_table_size: u32,
 
-    // ---- files, cache and responses (resolve.rs, cache.rs, respond.rs)
+    // ---- files, cache and responses (files/resolve.rs, files/cache.rs, respond.rs)
     /// Served for a directory.
     pub index: String,
     /// Body bytes kept in memory per thread (Greedy-Dual-Size eviction).

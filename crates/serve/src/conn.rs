@@ -14,7 +14,7 @@ use mio::net::TcpStream;
 
 use crate::gateway::Source;
 use crate::pool::Pool;
-use crate::protocol::{Session, Worker};
+use crate::protocol::{Session, Wait, Worker};
 use crate::stats::ServerStats;
 use crate::transport::{Flushed, Transport};
 
@@ -34,10 +34,10 @@ pub(crate) enum Phase {
     Body,
     /// Between requests: the keep-alive timeout.
     Idle,
-    /// HTTP/2: every response is out, and a request body may still arrive, due by its
-    /// stream's own clock (the sweep resets that stream then, and the connection goes on).
-    /// Nothing is under way for the server: at the cap it may be closed like an idle one.
-    StreamBody,
+    /// Every response is out, and the protocol still expects something that answers no request
+    /// ([`Wait::Trailing`]: HTTP/2's request bodies after their responses), due by its own
+    /// clock. Nothing is under way for the server: at the cap it may be closed like an idle one.
+    Trailing,
     /// Output queued that the client is not taking: the send timeout since the last progress.
     Send,
     /// Closing: our FIN is sent, the client's leftover input is being drained.
@@ -54,10 +54,10 @@ pub(crate) struct Conn<T> {
     pub eof: bool,
     pub phase: Phase,
     pub deadline: Instant,
-    /// HTTP/2: when the earliest stream's request body is due (a late one resets that stream
-    /// only: the sweep calls `Session::expire_stream_bodies`).
-    pub stream_due: Option<Instant>,
-    /// Since when the connection has been in [`Phase::StreamBody`].
+    /// When the protocol's own clock is next due, whatever the phase (`Session::clock`): the
+    /// sweep then calls `Session::expire`, and the connection goes on.
+    pub protocol_due: Option<Instant>,
+    /// Since when the connection has been in [`Phase::Trailing`].
     answered_at: Instant,
     /// Its slot in the event loop (the epoll token of its socket; its program's pipes use it
     /// too, with `gateway::PROGRAM_TOKEN`).
@@ -88,7 +88,7 @@ impl<T: Transport> Conn<T> {
             eof: false,
             phase: Phase::Head,
             deadline,
-            stream_due: None,
+            protocol_due: None,
             answered_at: now,
             token,
             programs: Vec::new(),
@@ -98,15 +98,14 @@ impl<T: Transport> Conn<T> {
     /// Since when the connection has waited for a request with nothing of one in hand: idle
     /// between requests, or accepted (over TLS, possibly past its handshake) and silent since.
     /// Such a connection may be closed to admit a new one at the connection cap; `None` while
-    /// a request is under way (a head or body arriving, a response queued or, over HTTP/2, a
-    /// response body still to be sent). HTTP/2 streams with nothing to send do not count: a
-    /// stream answered whole whose request the client never finishes holds nothing.
+    /// a request is under way (a head or body arriving, a response queued, or a response body
+    /// the client paces still to be sent). What only trails its responses does not count
+    /// ([`Phase::Trailing`]): a request the client never finishes, answered whole, holds nothing.
     pub fn waiting_since(&self, keepalive: Duration) -> Option<Instant> {
         let s = &self.session;
         if s.queued > 0
             || s.has_input()
-            || s.reading_body()
-            || s.sending_body()
+            || s.busy()
             || !self.programs.is_empty()
             || self.io.has_output()
         {
@@ -119,7 +118,7 @@ impl<T: Transport> Conn<T> {
                     .unwrap_or(self.deadline),
             ),
             Phase::Head if !s.served => Some(s.head_since),
-            Phase::StreamBody => Some(self.answered_at),
+            Phase::Trailing => Some(self.answered_at),
             _ => None,
         }
     }
@@ -197,49 +196,58 @@ impl<T: Transport> Conn<T> {
         }
         // A body's clock stops while the server is not reading because its output is blocked.
         let restart = self.phase == Phase::Send;
-        let body_moved = self.session.take_body_progress();
-        // HTTP/2 request bodies are due stream by stream, beside the connection's own deadline
-        // (once every response is out, the earliest of them: `Phase::StreamBody`). Their clocks
-        // stop only while no input is taken (the queue at its bound): an HTTP/2 connection in
-        // the send phase may be waiting for the client's window while it reads on.
+        // The protocol's own deadline runs beside the connection's, whatever its phase. Its
+        // clocks stop only while no input is taken (the queue at its bound): a connection in
+        // the send phase may be waiting for the client's flow-control window while it reads on.
         let stalled = self.session.queued >= w.max_pipeline;
-        self.stream_due = self.session.stream_body_deadline(w, stalled);
+        let clock = self.session.clock(w, stalled);
+        self.protocol_due = clock.due;
         if let Some(due) = self.programs_due() {
             self.phase = Phase::Gateway;
             self.deadline = due;
-        } else if let Some(due) = self.session.body_deadline(w, restart) {
-            // A body being dropped has its own deadline (a total and a gap, `protocol/body.rs`),
-            // not the keep-alive one.
-            self.phase = Phase::Body;
-            self.deadline = due;
-        } else if self.session.sending_body() {
-            // An HTTP/2 body paced by the client's flow control: the socket need never block,
-            // yet output is pending. The send timeout runs from the body's last progress:
-            // bytes of it framed, or a window opened (control frames written, PING ACKs, are
-            // not: a client that pings and opens no window is not reading).
-            if self.phase != Phase::Send || body_moved {
-                self.phase = Phase::Send;
-                self.deadline = w.now + w.timeouts.send;
+        } else {
+            match self.session.wait(w, restart, clock) {
+                // A body being dropped has its own deadline (a total and a gap,
+                // `protocol/body.rs`), not the keep-alive one.
+                Wait::Body(due) => {
+                    self.phase = Phase::Body;
+                    self.deadline = due;
+                }
+                // Output paced by the client's flow control: the socket need never block, yet
+                // output is pending. The send timeout runs from its last progress.
+                Wait::Paced { moved } => {
+                    if self.phase != Phase::Send || moved {
+                        self.phase = Phase::Send;
+                        self.deadline = w.now + w.timeouts.send;
+                    }
+                }
+                // A head is due within the header timeout of its first byte, however it
+                // trickles.
+                Wait::Head(due) => {
+                    self.phase = Phase::Head;
+                    self.deadline = due;
+                }
+                // Every response is out, and what still arrives is due by the protocol's own
+                // clock (the sweep acts on it, and the connection goes on). Meanwhile the
+                // connection is not idle, whatever the keep-alive timeout: what arrives after
+                // its response never answers a request, so would never extend it. Yet it holds
+                // nothing: at the cap it is closed like an idle one (`waiting_since`).
+                Wait::Trailing(due) => {
+                    if self.phase != Phase::Trailing {
+                        self.phase = Phase::Trailing;
+                        self.answered_at = w.now;
+                    }
+                    self.deadline = due;
+                }
+                // Idle since the last response (an event that answered nothing does not extend
+                // it).
+                Wait::Idle => {
+                    if self.phase != Phase::Idle || w.stats.requests != answered_before {
+                        self.phase = Phase::Idle;
+                        self.deadline = w.now + w.timeouts.keepalive;
+                    }
+                }
             }
-        } else if self.session.head_in_progress() || !self.session.served {
-            // A head is due within the header timeout of its first byte, however it trickles.
-            self.phase = Phase::Head;
-            self.deadline = self.session.head_since + w.timeouts.header;
-        } else if let Some(due) = self.stream_due {
-            // HTTP/2: every response is out, and a request body still arrives, due by its own
-            // clock (the sweep resets its stream then, and the connection goes on). Meanwhile
-            // the connection is not idle, whatever the keep-alive timeout: a body arriving
-            // after its response never answers a request, so would never extend it. Yet it
-            // holds nothing: at the cap it is closed like an idle one (`waiting_since`).
-            if self.phase != Phase::StreamBody {
-                self.phase = Phase::StreamBody;
-                self.answered_at = w.now;
-            }
-            self.deadline = due;
-        } else if self.phase != Phase::Idle || w.stats.requests != answered_before {
-            // Idle since the last response (an event that answered nothing does not extend it).
-            self.phase = Phase::Idle;
-            self.deadline = w.now + w.timeouts.keepalive;
         }
         self.session.release_idle(pool);
         true

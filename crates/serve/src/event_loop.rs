@@ -450,10 +450,9 @@ impl<'a, T: Transport> Loop<'a, T> {
             let Some(c) = self.conns[i].as_mut() else {
                 continue;
             };
-            // An HTTP/2 stream whose request body is late is reset; the connection goes on.
-            if c.stream_due.is_some_and(|due| now >= due)
-                && c.session.expire_stream_bodies(&mut self.worker)
-            {
+            // The protocol's own deadline (HTTP/2: a stream whose request body is late, reset):
+            // the connection goes on.
+            if c.protocol_due.is_some_and(|due| now >= due) && c.session.expire(&mut self.worker) {
                 self.on_event(i, false, false);
                 continue;
             }
@@ -474,7 +473,7 @@ impl<'a, T: Transport> Loop<'a, T> {
                     st.header_timeouts += 1;
                     st.tls_handshake_timeouts += u64::from(c.io.handshaking());
                 }
-                Phase::Body | Phase::StreamBody => st.body_timeouts += 1,
+                Phase::Body | Phase::Trailing => st.body_timeouts += 1,
                 Phase::Idle => st.idle_timeouts += 1,
                 Phase::Send => st.send_timeouts += 1,
                 Phase::Linger | Phase::Gateway => {}

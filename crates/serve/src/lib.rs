@@ -20,13 +20,15 @@
 //!   gathered `sendmsg`, `sendfile`), with `pool` recycling their buffers and [`stats`] counting;
 //!   `tls` is the TLS transport beside `plain`, configured by [`tls_setup`];
 //!   `start_files` reads what is read whole at start (config, certificate, key) within bounds;
-//! - [`resolve`]: the one place that decides which file a request target names, and whether it
-//!   may be served;
-//! - [`cache`]: metadata, prebuilt heads, checksums ([`digest`]), small bodies under
-//!   Greedy-Dual-Size ([`gds`]), Content-Type by extension ([`mime`]);
+//! - [`files`] (each module also at the root): [`resolve`], the one place that decides which
+//!   file a request target names, and whether it may be served; [`cache`]: metadata, prebuilt
+//!   heads, checksums ([`digest`]), small bodies under Greedy-Dual-Size ([`gds`]), Content-Type
+//!   by extension ([`mime`]);
 //! - [`respond`]: from a parsed request and the cache to a response, with [`conditional`]
-//!   (304), [`range`] (206/416) and [`negotiate`] (precompressed siblings);
-//! - [`autoindex`]: directory listings, when asked for;
+//!   (304), [`range`] (206/416) and [`negotiate`] (precompressed siblings), all in [`files`];
+//!   [`response`]: the response as no protocol writes it (a cached file's head prebuilt as
+//!   text and as fields);
+//! - [`autoindex`] (in [`files`]): directory listings, when asked for;
 //! - `gateway`: programs (CGI/1.1) and FastCGI applications that answer requests, run inside
 //!   the event loop: their pipes, pidfd or socket are events of the connection they answer;
 //! - [`auth`]: HTTP Basic authentication by path prefix (htpasswd files read at start, the
@@ -37,27 +39,20 @@
 
 pub mod access_log;
 pub mod auth;
-pub mod autoindex;
-pub mod cache;
-pub mod conditional;
 pub mod config;
 mod conn;
 mod control;
-pub mod digest;
 mod event_loop;
+pub mod files;
 mod gateway;
-pub mod gds;
 mod listeners;
-pub mod mime;
-pub mod negotiate;
 mod plain;
 mod pool;
 mod protocol;
-pub mod range;
 #[doc(hidden)]
 pub mod replay;
-pub mod resolve;
 pub mod respond;
+pub mod response;
 pub mod server;
 mod start_files;
 pub mod stats;
@@ -72,6 +67,8 @@ pub use gateway::fcgi::record as fcgi_record;
 /// The reader of a CGI program's response head, for its fuzz target.
 #[doc(hidden)]
 pub use gateway::head as cgi_head;
+
+pub use files::{autoindex, cache, conditional, digest, gds, mime, negotiate, range, resolve};
 
 pub use config::Config;
 pub use server::{ServeError, Server, ShutdownHandle};

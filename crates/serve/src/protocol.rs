@@ -14,7 +14,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use wire::RequestLimits;
 
-use crate::access_log::AccessLog;
+use crate::access_log::{AccessLog, Entry};
 use crate::gateway::{Gateways, Launch};
 use crate::pool::{Bufs, Pool};
 use crate::respond::Responder;
@@ -63,6 +63,38 @@ pub(crate) struct Worker {
     pub auth: Option<Box<crate::auth::Guard>>,
     /// HTTP/2 request storage of this thread's idle connections, for those that wake.
     pub h2_spares: h2::Spares,
+}
+
+/// The protocol's own timers, read after every drive ([`Session::clock`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Clock {
+    /// When the protocol next needs the sweep, apart from the connection's phase (HTTP/2: the
+    /// earliest stream whose request body is due); at it the sweep calls [`Session::expire`].
+    pub due: Option<Instant>,
+    /// Output the client paces moved since the last ask: body bytes framed, or a window opened
+    /// (control frames written, PING ACKs, are not: a client that pings and opens no window is
+    /// not reading).
+    pub moved: bool,
+}
+
+/// What a connection waits for once it has done all it can ([`Session::wait`]): the driver
+/// turns it into its phase and deadline, and knows no protocol's own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wait {
+    /// A request body is being read, due then (a total that grows with its bytes, and a gap).
+    Body(Instant),
+    /// Response output the client paces is still to go, though the socket may never block:
+    /// the send timeout runs from its last progress (`moved`: some since the last ask).
+    Paced { moved: bool },
+    /// A request head is due then (the header timeout from its first byte, or from accept).
+    Head(Instant),
+    /// Every response is out, yet something that answers no request is still expected by then
+    /// (HTTP/2: a request body arriving after its response; the sweep then calls
+    /// [`Session::expire`]). The connection owes nothing meanwhile: at the connection cap it
+    /// may be closed like an idle one.
+    Trailing(Instant),
+    /// Between requests: the keep-alive timeout.
+    Idle,
 }
 
 /// What the transport learnt of the protocol before any plaintext arrived.
@@ -159,12 +191,63 @@ impl Session {
 
     /// A request head is under way: bytes of one waiting, or an HTTP/2 header block begun and
     /// not complete (its deadline counts from [`Session::head_since`]).
-    pub fn head_in_progress(&self) -> bool {
+    fn head_in_progress(&self) -> bool {
         self.has_input() || matches!(&self.proto, Proto::H2(h) if h.head_pending())
     }
 
+    /// The protocol's own clock, asked after every drive whatever the connection waits for:
+    /// when it next needs the sweep ([`Clock::due`], then [`Session::expire`]), and whether
+    /// output it paces moved since the last ask. `stalled`: no input is taken (the queue at its
+    /// bound), and that time is not the client's.
+    pub fn clock(&mut self, w: &Worker, stalled: bool) -> Clock {
+        match &mut self.proto {
+            Proto::H2(h) => Clock {
+                // HTTP/2 request bodies are due stream by stream, each by its own clock (as an
+                // HTTP/1.1 body's, `protocol/body.rs`); a late one resets its stream only.
+                due: h.body_deadline(w, stalled),
+                moved: h.take_progress(),
+            },
+            Proto::H1(_) | Proto::Undecided => Clock::default(),
+        }
+    }
+
+    /// The protocol's deadline ([`Clock::due`]) has passed: HTTP/2 resets the streams whose
+    /// request body is late, and the connection goes on. True if anything was done (drive the
+    /// connection to write it).
+    pub fn expire(&mut self, w: &mut Worker) -> bool {
+        match &mut self.proto {
+            Proto::H2(h) => h.expire_bodies(w),
+            Proto::H1(_) | Proto::Undecided => false,
+        }
+    }
+
+    /// What the connection waits for once it has done all it can (programs aside: the driver
+    /// asks them first), and by when. `restart`: the output was blocked, and the body's clock
+    /// stops while the server does not read. `clock` is this drive's [`Session::clock`].
+    pub fn wait(&mut self, w: &Worker, restart: bool, clock: Clock) -> Wait {
+        if let Some(due) = self.body_deadline(w, restart) {
+            return Wait::Body(due);
+        }
+        if self.sending_body() {
+            return Wait::Paced { moved: clock.moved };
+        }
+        if self.head_in_progress() || !self.served {
+            return Wait::Head(self.head_since + w.timeouts.header);
+        }
+        match clock.due {
+            Some(due) => Wait::Trailing(due),
+            None => Wait::Idle,
+        }
+    }
+
+    /// A request is under way inside the protocol: its body being read, or a response body
+    /// the client paces still being sent.
+    pub fn busy(&self) -> bool {
+        self.reading_body() || self.sending_body()
+    }
+
     /// When the request body being read is due (see `protocol/body.rs`); `None` when no body is.
-    pub fn body_deadline(&mut self, w: &Worker, restart: bool) -> Option<Instant> {
+    fn body_deadline(&mut self, w: &Worker, restart: bool) -> Option<Instant> {
         let drain = match &mut self.proto {
             Proto::H1(h) => h.body()?,
             // HTTP/2 drops bodies per stream, under flow control: see `h2.rs`.
@@ -176,31 +259,18 @@ impl Session {
         Some(drain.deadline(w.timeouts.body, w.body_min_rate))
     }
 
-    /// HTTP/2: when the earliest stream's request body is due. Each stream has its own (as an
-    /// HTTP/1.1 body's, `protocol/body.rs`); a late one is reset and the connection goes on
-    /// ([`Session::expire_stream_bodies`]), so this is no connection deadline.
-    pub fn stream_body_deadline(&mut self, w: &Worker, restart: bool) -> Option<Instant> {
-        match &mut self.proto {
-            Proto::H2(h) => h.body_deadline(w, restart),
-            _ => None,
-        }
-    }
-
-    /// HTTP/2: resets the streams whose request body is past its deadline; true if any was
-    /// (drive the connection to write the resets).
-    pub fn expire_stream_bodies(&mut self, w: &mut Worker) -> bool {
-        match &mut self.proto {
-            Proto::H2(h) => h.expire_bodies(w),
-            _ => false,
-        }
-    }
-
-    /// A request's body is still being read (its own deadline applies: [`Session::body_deadline`]).
+    /// A request's body is still being read (its own deadline applies: [`Wait::Body`]).
     pub fn reading_body(&self) -> bool {
         match &self.proto {
             Proto::H1(h) => h.reading_body(),
             Proto::H2(_) | Proto::Undecided => false,
         }
+    }
+
+    /// A response body is still to be sent that the client paces (HTTP/2 flow control): the
+    /// socket may never block while it waits.
+    fn sending_body(&self) -> bool {
+        matches!(&self.proto, Proto::H2(h) if h.sending())
     }
 
     /// Plain HTTP arrived on a TLS port: the transport received its first `n` bytes into
@@ -262,21 +332,6 @@ impl Session {
         }
     }
 
-    /// An HTTP/2 response body is still to be sent: the client's flow control paces it, so
-    /// the socket may never block while it waits.
-    pub fn sending_body(&self) -> bool {
-        matches!(&self.proto, Proto::H2(h) if h.sending())
-    }
-
-    /// An HTTP/2 response body moved since the last call: body bytes framed, or a
-    /// flow-control window opened by the client (progress for a body it paces).
-    pub fn take_body_progress(&mut self) -> bool {
-        match &mut self.proto {
-            Proto::H2(h) => h.take_progress(),
-            _ => false,
-        }
-    }
-
     /// Picks the protocol from ALPN or from the first bytes; false while they cannot tell yet.
     fn decide(&mut self, w: &mut Worker, negotiated: Negotiated) -> bool {
         let h2 = match negotiated {
@@ -312,6 +367,16 @@ impl Session {
         self.proto = Proto::H1(h1::H1::default());
         true
     }
+}
+
+/// A request is over, whichever protocol carried it and whoever answered it (the responder,
+/// a program): its access-log line written when there is a log (`entry` is built only then),
+/// its status counted. The one place every request ends.
+fn finish<'a>(w: &mut Worker, status: u16, entry: impl FnOnce() -> Entry<'a>) {
+    if let Some(log) = w.log.as_mut() {
+        log.record(&entry(), w.wall);
+    }
+    count_status(&mut w.stats, status);
 }
 
 fn count_status(st: &mut ServerStats, status: u16) {

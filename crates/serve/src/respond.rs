@@ -6,7 +6,9 @@
 //! this second, the prebuilt header block and (for bodies up to 16 KiB) the body, so head and body
 //! leave in one write. Nothing is formatted, allocated or looked up on disk; a 304 inside the
 //! revalidation window does not open or stat anything (a truss profile of a threaded Apache saw it
-//! open and close the file).
+//! open and close the file). A protocol that carries fields (HTTP/2) asks
+//! [`Responder::respond_as_fields`] and gets the representation's prebuilt fields instead of
+//! its text head ([`crate::response`]).
 //! Bodies above 16 KiB are handed over as a shared `Rc<[u8]>` for a gathered write, and files
 //! above `cache_max_file` as a kept-open descriptor for `sendfile`.
 //!
@@ -46,6 +48,7 @@ use crate::config::{Config, Dotfiles};
 use crate::negotiate::{self, Coding};
 use crate::range::{self, RangeSpec};
 use crate::resolve::{self, FsCounters, Resolved, Root};
+use crate::response::{Cached, Head};
 
 /// Bodies up to this size are copied after the head, so both leave in one write.
 pub const SMALL_BODY: usize = 16 * 1024;
@@ -65,6 +68,18 @@ pub struct Reply {
     pub body: Body,
     /// Close the connection after this response.
     pub close: bool,
+    /// How its head is carried: written as text, or a cached representation's fields.
+    pub head: Head,
+}
+
+/// How the caller's protocol carries a response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Carry {
+    /// HTTP/1.1: the head as text, a cached body up to [`SMALL_BODY`] copied after it.
+    Text,
+    /// Fields (HTTP/2, HTTP/3): a cached file's head as its prebuilt fields, its body shared
+    /// whatever its size.
+    Fields,
 }
 
 /// A body still to send after the bytes appended to `out`.
@@ -128,9 +143,6 @@ pub struct Responder {
     symlinks_outside_root: bool,
     /// Entries a directory listing shows at most.
     autoindex_max_entries: usize,
-    /// Cached bodies up to this size are copied after the head ([`SMALL_BODY`]; 0 while
-    /// [`Responder::respond_shared`] answers).
-    inline_max: usize,
 }
 
 enum Fill {
@@ -164,7 +176,6 @@ impl Responder {
             autoindex: config.autoindex,
             symlinks_outside_root: config.symlinks_outside_root,
             autoindex_max_entries: config.autoindex_max_entries,
-            inline_max: SMALL_BODY,
         })
     }
 
@@ -177,8 +188,35 @@ impl Responder {
         now: Instant,
         out: &mut Vec<u8>,
     ) -> Reply {
+        self.answer(req, date, now, Carry::Text, out)
+    }
+
+    /// As [`Responder::respond`], for a protocol that carries fields (HTTP/2, HTTP/3): a cached
+    /// file's head comes as its prebuilt fields ([`Head::Cached`]), and its body is never copied
+    /// after the head: it is handed over shared whatever its size (HTTP/2 frames it as flow
+    /// control allows, later, so a copy would have to be kept per stream). Error pages,
+    /// redirects and listings are still written as text, their bodies copied.
+    pub fn respond_as_fields(
+        &mut self,
+        req: &Request<'_>,
+        date: &[u8],
+        now: Instant,
+        out: &mut Vec<u8>,
+    ) -> Reply {
+        self.answer(req, date, now, Carry::Fields, out)
+    }
+
+    /// [`Responder::respond`], the response carried as `carry` says.
+    fn answer(
+        &mut self,
+        req: &Request<'_>,
+        date: &[u8],
+        now: Instant,
+        carry: Carry,
+        out: &mut Vec<u8>,
+    ) -> Reply {
         let conn = Persistence::of(req);
-        let head = match req.method {
+        let head_method = match req.method {
             Method::Get => false,
             Method::Head => true,
             Method::Other => {
@@ -188,7 +226,7 @@ impl Responder {
             }
         };
         if req.version == Version::Http11 && req.host.is_none() {
-            return page(&mut self.pages, 400, date, conn, head, out, |_| {});
+            return page(&mut self.pages, 400, date, conn, head_method, out, |_| {});
         }
         let query = match resolve::normalise(req.target, &mut self.key) {
             Ok(query) => query,
@@ -199,7 +237,7 @@ impl Responder {
                     refusal.status(),
                     date,
                     conn,
-                    head,
+                    head_method,
                     out,
                     |_| {},
                 );
@@ -207,7 +245,7 @@ impl Responder {
         };
         if self.hide_dotfiles && resolve::is_hidden(&self.key) {
             // Not looked up at all: the answer does not depend on whether the name exists.
-            return page(&mut self.pages, 404, date, conn, head, out, |_| {});
+            return page(&mut self.pages, 404, date, conn, head_method, out, |_| {});
         }
         // A file that changes between its stat and its read is resolved once more.
         for _ in 0..2 {
@@ -218,7 +256,7 @@ impl Responder {
                     Fill::Retry => continue,
                     Fill::Redirect => {
                         let key = &self.key;
-                        return page(&mut self.pages, 301, date, conn, head, out, |o| {
+                        return page(&mut self.pages, 301, date, conn, head_method, out, |o| {
                             o.extend_from_slice(b"Location: ");
                             push_encoded(o, key);
                             o.push(b'/');
@@ -227,14 +265,22 @@ impl Responder {
                         });
                     }
                     Fill::Status(status) => {
-                        return page(&mut self.pages, status, date, conn, head, out, |_| {})
+                        return page(
+                            &mut self.pages,
+                            status,
+                            date,
+                            conn,
+                            head_method,
+                            out,
+                            |_| {},
+                        )
                     }
                     Fill::Listing { dir, fs_path } => {
-                        return self.listing(&dir, &fs_path, head, date, conn, out)
+                        return self.listing(&dir, &fs_path, head_method, date, conn, out)
                     }
                 },
             };
-            match self.serve(slot, req, head, date, conn, out) {
+            match self.serve(slot, req, head_method, date, conn, carry, out) {
                 Ok(reply) => return reply,
                 Err(CacheError::Changed | CacheError::Gone) => continue,
                 Err(CacheError::Io(e)) => {
@@ -243,27 +289,19 @@ impl Responder {
                     } else {
                         500
                     };
-                    return page(&mut self.pages, status, date, conn, head, out, |_| {});
+                    return page(
+                        &mut self.pages,
+                        status,
+                        date,
+                        conn,
+                        head_method,
+                        out,
+                        |_| {},
+                    );
                 }
             }
         }
-        page(&mut self.pages, 503, date, conn, head, out, |_| {})
-    }
-
-    /// As [`Responder::respond`], but a cached body is never copied after the head: it is handed
-    /// over shared whatever its size (HTTP/2 frames it as flow control allows, later, so a copy
-    /// would have to be kept per stream). Error pages and listings are still copied.
-    pub fn respond_shared(
-        &mut self,
-        req: &Request<'_>,
-        date: &[u8],
-        now: Instant,
-        out: &mut Vec<u8>,
-    ) -> Reply {
-        self.inline_max = 0;
-        let reply = self.respond(req, date, now, out);
-        self.inline_max = SMALL_BODY;
-        reply
+        page(&mut self.pages, 503, date, conn, head_method, out, |_| {})
     }
 
     /// An error response for a request that could not be parsed or is refused: a small HTML
@@ -291,6 +329,7 @@ impl Responder {
             body_bytes: page.body.len() as u64,
             body: Body::None,
             close: true,
+            head: Head::Text,
         }
     }
 
@@ -302,13 +341,13 @@ impl Responder {
         date: &[u8],
         out: &mut Vec<u8>,
     ) -> Reply {
-        let head = req.method == Method::Head;
+        let head_method = req.method == Method::Head;
         page(
             &mut self.pages,
             status,
             date,
             Persistence::of(req),
-            head,
+            head_method,
             out,
             |_| {},
         )
@@ -325,9 +364,9 @@ impl Responder {
         date: &[u8],
         out: &mut Vec<u8>,
     ) -> Reply {
-        let head = req.method == Method::Head;
+        let head_method = req.method == Method::Head;
         let conn = Persistence::of(req);
-        page(&mut self.pages, 302, date, conn, head, out, |o| {
+        page(&mut self.pages, 302, date, conn, head_method, out, |o| {
             o.extend_from_slice(b"Location: ");
             o.extend_from_slice(location);
             o.extend_from_slice(b"\r\n");
@@ -341,14 +380,14 @@ impl Responder {
         date: &[u8],
         out: &mut Vec<u8>,
     ) -> Reply {
-        let head = req.method == Method::Head;
+        let head_method = req.method == Method::Head;
         let conn = Persistence::of(req);
         page(
             &mut self.pages,
             denial.status(),
             date,
             conn,
-            head,
+            head_method,
             out,
             |o| denial.write_headers(o),
         )
@@ -359,7 +398,7 @@ impl Responder {
     pub fn busy_after_body(
         &mut self,
         close: bool,
-        head: bool,
+        head_method: bool,
         date: &[u8],
         out: &mut Vec<u8>,
     ) -> Reply {
@@ -368,20 +407,20 @@ impl Responder {
         } else {
             Persistence::Persist
         };
-        page(&mut self.pages, 503, date, conn, head, out, |o| {
+        page(&mut self.pages, 503, date, conn, head_method, out, |o| {
             o.extend_from_slice(b"Retry-After: 1\r\n")
         })
     }
 
     /// 503 with `Retry-After: 1`: every program slot is taken (`cgi_max_programs`).
     pub fn busy(&mut self, req: &Request<'_>, date: &[u8], out: &mut Vec<u8>) -> Reply {
-        let head = req.method == Method::Head;
+        let head_method = req.method == Method::Head;
         page(
             &mut self.pages,
             503,
             date,
             Persistence::of(req),
-            head,
+            head_method,
             out,
             |o| o.extend_from_slice(b"Retry-After: 1\r\n"),
         )
@@ -445,7 +484,7 @@ impl Responder {
         &mut self,
         dir: &File,
         fs_path: &[u8],
-        head: bool,
+        head_method: bool,
         date: &[u8],
         conn: Persistence,
         out: &mut Vec<u8>,
@@ -466,7 +505,15 @@ impl Responder {
             } else {
                 404
             };
-            return page(&mut self.pages, status, date, conn, head, out, |_| {});
+            return page(
+                &mut self.pages,
+                status,
+                date,
+                conn,
+                head_method,
+                out,
+                |_| {},
+            );
         }
         start_head(out, b"HTTP/1.1 200 OK\r\n", date);
         out.extend_from_slice(&self.pages.server_line);
@@ -475,7 +522,7 @@ impl Responder {
         out.extend_from_slice(b"\r\n");
         end_head(out, conn);
         let len = html.len();
-        let body = if head {
+        let body = if head_method {
             Body::None
         } else if len <= SMALL_BODY {
             out.extend_from_slice(&html);
@@ -489,23 +536,25 @@ impl Responder {
         };
         Reply {
             status: 200,
-            body_bytes: if head { 0 } else { len as u64 },
+            body_bytes: if head_method { 0 } else { len as u64 },
             body,
             close: conn == Persistence::Close,
+            head: Head::Text,
         }
     }
 
-    /// A response from a cached entry: 200, 206, 304, 412 or 416.
+    /// A response from a cached entry: 200, 206, 304, 412 or 416, carried as `carry` says.
+    #[allow(clippy::too_many_arguments)] // the request's parts, read apart once by `answer`
     fn serve(
         &mut self,
         slot: u32,
         req: &Request<'_>,
-        head: bool,
+        head_method: bool,
         date: &[u8],
         conn: Persistence,
+        carry: Carry,
         out: &mut Vec<u8>,
     ) -> Result<Reply, CacheError> {
-        let inline_max = self.inline_max;
         let entry = self.cache.entry(slot);
         let coding = if entry.has_siblings() {
             negotiate::choose(
@@ -527,49 +576,96 @@ impl Responder {
         let close = conn == Persistence::Close;
         let range_allowed = match conditional::evaluate(req, &validators) {
             Outcome::Proceed { range } => range,
+            Outcome::NotModified if carry == Carry::Fields => {
+                return Ok(Reply {
+                    status: 304,
+                    body_bytes: 0,
+                    body: Body::None,
+                    close,
+                    head: Head::Cached(repr.heads.clone(), Cached::NotModified),
+                });
+            }
             Outcome::NotModified => {
                 start_head(out, b"HTTP/1.1 304 Not Modified\r\n", date);
-                out.extend_from_slice(&repr.not_modified);
+                out.extend_from_slice(repr.heads.not_modified_text());
                 end_head(out, conn);
                 return Ok(Reply {
                     status: 304,
                     body_bytes: 0,
                     body: Body::None,
                     close,
+                    head: Head::Text,
                 });
             }
             Outcome::Failed => {
-                return Ok(page(&mut self.pages, 412, date, conn, head, out, |_| {}))
+                return Ok(page(
+                    &mut self.pages,
+                    412,
+                    date,
+                    conn,
+                    head_method,
+                    out,
+                    |_| {},
+                ))
             }
         };
         let size = repr.version.size;
         // Range is defined for GET only (RFC 9110 14.2); If-Range guards it.
         let spec = match req.range {
-            Some(value) if !head && range_allowed => range::parse(value, size),
+            Some(value) if !head_method && range_allowed => range::parse(value, size),
             _ => RangeSpec::Ignore,
         };
         let (start, len) = match spec {
             RangeSpec::Ignore => (0, size),
             RangeSpec::Partial { start, len } => (start, len),
             RangeSpec::Unsatisfiable => {
-                return Ok(page(&mut self.pages, 416, date, conn, head, out, |o| {
-                    o.extend_from_slice(b"Content-Range: bytes */");
-                    push_u64(o, size);
-                    o.extend_from_slice(b"\r\n");
-                }))
+                return Ok(page(
+                    &mut self.pages,
+                    416,
+                    date,
+                    conn,
+                    head_method,
+                    out,
+                    |o| {
+                        o.extend_from_slice(b"Content-Range: bytes */");
+                        push_u64(o, size);
+                        o.extend_from_slice(b"\r\n");
+                    },
+                ))
             }
         };
         let partial = !matches!(spec, RangeSpec::Ignore);
-        let body = if head || len == 0 {
+        let body = if head_method || len == 0 {
             None
         } else {
             Some(self.cache.body(slot, coding)?)
         };
 
         let repr = self.cache.entry(slot).repr(coding).expect("still cached");
-        if partial {
+        let mut carried = Head::Text;
+        if carry == Carry::Fields {
+            // The prebuilt fields; a 206's range and length are the values written.
+            let cached = if partial {
+                let a = out.len();
+                out.extend_from_slice(b"bytes ");
+                push_u64(out, start);
+                out.push(b'-');
+                push_u64(out, start + len - 1);
+                out.push(b'/');
+                push_u64(out, size);
+                let b = out.len();
+                push_u64(out, len);
+                Cached::Partial {
+                    content_range: (a, b),
+                    content_length: (b, out.len()),
+                }
+            } else {
+                Cached::Full
+            };
+            carried = Head::Cached(repr.heads.clone(), cached);
+        } else if partial {
             start_head(out, b"HTTP/1.1 206 Partial Content\r\n", date);
-            out.extend_from_slice(&repr.block[..repr.partial_len]);
+            out.extend_from_slice(repr.heads.partial_text());
             out.extend_from_slice(b"Content-Range: bytes ");
             push_u64(out, start);
             out.push(b'-');
@@ -584,15 +680,17 @@ impl Responder {
             out.extend_from_slice(b"HTTP/1.1 200 OK\r\nDate: ");
             out.extend_from_slice(date);
             out.extend_from_slice(b"\r\n");
-            out.extend_from_slice(&repr.block);
+            out.extend_from_slice(repr.heads.full_text());
         }
-        end_head(out, conn);
+        if carry == Carry::Text {
+            end_head(out, conn);
+        }
         let status = if partial { 206 } else { 200 };
         let body = match body {
             None => Body::None,
             Some(BodyRef::Mem(data)) => {
                 let (start, len) = (start as usize, len as usize);
-                if len <= inline_max {
+                if carry == Carry::Text && len <= SMALL_BODY {
                     out.extend_from_slice(&data[start..start + len]);
                     Body::None
                 } else {
@@ -607,9 +705,10 @@ impl Responder {
         };
         Ok(Reply {
             status,
-            body_bytes: if head { 0 } else { len },
+            body_bytes: if head_method { 0 } else { len },
             body,
             close,
+            head: carried,
         })
     }
 }
@@ -731,7 +830,7 @@ fn page(
     status: u16,
     date: &[u8],
     conn: Persistence,
-    head: bool,
+    head_method: bool,
     out: &mut Vec<u8>,
     extra: impl FnOnce(&mut Vec<u8>),
 ) -> Reply {
@@ -740,7 +839,7 @@ fn page(
     out.extend_from_slice(&page.headers);
     extra(out);
     end_head(out, conn);
-    let body_bytes = if head {
+    let body_bytes = if head_method {
         0
     } else {
         out.extend_from_slice(&page.body);
@@ -751,5 +850,6 @@ fn page(
         body_bytes,
         body: Body::None,
         close: conn == Persistence::Close,
+        head: Head::Text,
     }
 }

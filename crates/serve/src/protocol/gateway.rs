@@ -148,18 +148,14 @@ impl Record {
 
     /// The request is over: its access-log line written, its status counted.
     pub fn finish(&self, peer: std::net::IpAddr, w: &mut Worker) {
-        if let Some(log) = w.log.as_mut() {
-            let e = crate::access_log::Entry {
-                peer,
-                request_line: &self.request_line,
-                status: self.status,
-                body_bytes: self.body_bytes,
-                referer: self.referer.as_deref(),
-                user_agent: self.user_agent.as_deref(),
-                user: self.user.as_deref(),
-            };
-            log.record(&e, w.wall);
-        }
-        super::count_status(&mut w.stats, self.status);
+        super::finish(w, self.status, || crate::access_log::Entry {
+            peer,
+            request_line: &self.request_line,
+            status: self.status,
+            body_bytes: self.body_bytes,
+            referer: self.referer.as_deref(),
+            user_agent: self.user_agent.as_deref(),
+            user: self.user.as_deref(),
+        });
     }
 }

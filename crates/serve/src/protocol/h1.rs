@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 use wire::{Method, Request};
 
 use super::body::Drain;
-use super::{count_status, Session, Worker};
+use super::{finish, Session, Worker};
 use crate::access_log::Entry;
 use crate::auth::Verdict;
 use crate::gateway::{cgi, proxy, Route};
@@ -50,20 +50,16 @@ pub(super) fn refuse_plain_http(s: &mut Session, n: usize, w: &mut Worker) {
     let Some(b) = s.bufs.as_mut() else { return };
     let start = b.out.len();
     let reply = w.responder.plain_http_on_tls(&w.date, &mut b.out);
-    if let Some(log) = w.log.as_mut() {
-        let e = Entry {
-            peer: s.peer.ip(),
-            request_line: first_line(&b.input[..n.min(b.input.len())]),
-            status: reply.status,
-            body_bytes: reply.body_bytes,
-            referer: None,
-            user_agent: None,
-            user: None,
-        };
-        log.record(&e, w.wall);
-    }
     w.stats.tls_plain_http += 1;
-    count_status(&mut w.stats, reply.status);
+    finish(w, reply.status, || Entry {
+        peer: s.peer.ip(),
+        request_line: first_line(&b.input[..n.min(b.input.len())]),
+        status: reply.status,
+        body_bytes: reply.body_bytes,
+        referer: None,
+        user_agent: None,
+        user: None,
+    });
     s.served = true;
     s.queued += (b.out.len() - start) as u64;
     b.push_mem(start);
@@ -212,21 +208,17 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker) -> bool {
                 (reply, None, None, None)
             }
         };
-        if let Some(log) = w.log.as_mut() {
-            let e = Entry {
-                peer: s.peer.ip(),
-                request_line: first_line(buf),
-                status: reply.status,
-                body_bytes: reply.body_bytes,
-                referer,
-                user_agent,
-                user: user.as_deref(),
-            };
-            log.record(&e, w.wall);
-        }
+        finish(w, reply.status, || Entry {
+            peer: s.peer.ip(),
+            request_line: first_line(buf),
+            status: reply.status,
+            body_bytes: reply.body_bytes,
+            referer,
+            user_agent,
+            user: user.as_deref(),
+        });
         pos += used;
         s.served = true;
-        count_status(&mut w.stats, reply.status);
         s.queued += (b.out.len() - start) as u64;
         b.push_mem(start);
         // Never a body after a HEAD's head, whatever the responder said.

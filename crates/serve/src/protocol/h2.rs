@@ -9,7 +9,8 @@
 //! code that reads an HTTP/1.1 head's fields: one validation, one answer for both protocols
 //! (preconditions, ranges, digests, precompressed siblings, listings, hidden files, the access
 //! log), and no HTTP/1.1 head written and parsed again. The answer's head
-//! becomes `:status` and lowercase fields (connection-specific ones left out), and its body goes
+//! becomes `:status` and lowercase fields (a cached file's prebuilt, any other read from the
+//! text the responder wrote, connection-specific ones left out), and its body goes
 //! out in DATA frames written straight into the queue without a copy: a cached body is shared,
 //! a file range is sent by `sendfile` (or read in chunks over TLS) one frame at a time, as flow
 //! control allows, never read whole. Only small generated bodies (error pages, listings) are
@@ -37,11 +38,12 @@ use std::time::Instant;
 use http2::{error_code, frame_type, Header, StreamId};
 
 use super::body::BodyClock;
-use super::{count_status, Session, Worker};
+use super::{finish, Session, Worker};
 use crate::access_log::Entry;
 use crate::auth::Verdict;
 use crate::gateway::{cgi, Launch, Route};
 use crate::respond::{Body, Reply};
+use crate::response::Head;
 use fields::{LastHead, MAX_FIELDS};
 #[cfg(test)]
 use streams::Field;
@@ -78,6 +80,8 @@ const MAX_REFUSED: u32 = 16;
 /// field values kept in `last_head`: see `LastHead::fields`) goes before `last_head`. Keep
 /// `framer` the first field.
 pub(crate) struct H2 {
+    /// Declared before `streams`, so dropped first: the session may point at the prebuilt
+    /// heads the stream slots keep (`Stream::head`).
     framer: http2::Session<Streams>,
     streams: Streams,
     /// The response head the responder writes, the request line the access log shows: reused
@@ -456,7 +460,7 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
                     let reply = match routed {
                         None => match &verdict {
                             Verdict::Denied(d) => w.responder.denied(r, d, &w.date, out),
-                            _ => w.responder.respond_shared(r, &w.date, w.now, out),
+                            _ => w.responder.respond_as_fields(r, &w.date, w.now, out),
                         },
                         Some(Route::Refused(status)) => {
                             w.responder.error_to(r, status, &w.date, out)
@@ -555,46 +559,60 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
             return;
         }
     };
-    if let Some(log) = w.log.as_mut() {
+    let (status, body_bytes, user) = (reply.status, reply.body_bytes, user.as_deref());
+    let line = &mut h.log_line;
+    finish(w, status, move || {
         // The request line as HTTP/2 has it.
-        let line = &mut h.log_line;
         line.clear();
         line.extend_from_slice(method);
         line.push(b' ');
         line.extend_from_slice(path);
         line.extend_from_slice(b" HTTP/2.0");
-        let e = Entry {
+        Entry {
             peer: peer.ip(),
             request_line: &line[..],
-            status: reply.status,
-            body_bytes: reply.body_bytes,
+            status,
+            body_bytes,
             referer,
             user_agent,
-            user: user.as_deref(),
-        };
-        log.record(&e, w.wall);
-    }
-    count_status(&mut w.stats, reply.status);
+            user,
+        }
+    });
     // Refused for what the request is (the answers wire's checks and these limits give).
     h.streams.refused += u32::from(matches!(reply.status, 400 | 413 | 414 | 431));
-    submit_reply(h, i, id, reply, is_head || head_method);
+    submit_reply(h, i, id, reply, is_head || head_method, &w.date);
 }
 
-/// Submits the response in `h.response` (a head, and a generated body after it) with the
-/// reply's body, on stream `id` (slot `i`).
-fn submit_reply(h: &mut H2, i: usize, id: StreamId, reply: Reply, no_body: bool) {
-    // The head: "HTTP/1.1 200 OK\r\n" then "Name: value\r\n" lines, then the blank line,
-    // turned into fields handed over as slices of it.
+/// Submits the reply on stream `id` (slot `i`): its head (`Date` is `date`), and its body, or
+/// the generated body written in `h.response` after a head written there as text.
+fn submit_reply(h: &mut H2, i: usize, id: StreamId, reply: Reply, no_body: bool, date: &[u8]) {
+    let Reply { head, body, .. } = reply;
     let out: &[u8] = &h.response;
     let mut fields = [Header::new(b"", b""); MAX_FIELDS + 1];
-    // The kept head may be replaced only while no queued frame may point at it.
-    let may_replace = h.framer.outbound_queue_len() == 0;
-    let last_head = h.last_head.get_or_insert_with(|| Box::new(LastHead::new()));
-    let (n, at) = last_head.fields(out, &mut fields, may_replace);
+    let (n, at) = match &head {
+        // A cached file's head: its prebuilt fields, nothing read.
+        Head::Cached(prebuilt, cached) => {
+            // SAFETY: the slot of stream `id` keeps `prebuilt` (an `Rc` of immutable bytes)
+            // from below until `Streams::release`, which runs when nghttp2 closes the stream
+            // or refuses the submission; nghttp2 reads NO_COPY values only when it packs the
+            // HEADERS frame, never for a closed stream, and `H2` drops its session (`framer`)
+            // before its slots (`streams`), so no read outlives the `Rc`.
+            let n = unsafe { fields::cached_fields(date, prebuilt, *cached, out, &mut fields) };
+            (n, out.len())
+        }
+        // "HTTP/1.1 200 OK\r\n" then "Name: value\r\n" lines, then the blank line, turned into
+        // fields handed over as slices of it.
+        Head::Text => {
+            // The kept head may be replaced only while no queued frame may point at it.
+            let may_replace = h.framer.outbound_queue_len() == 0;
+            let last_head = h.last_head.get_or_insert_with(|| Box::new(LastHead::new()));
+            last_head.fields(out, &mut fields, may_replace)
+        }
+    };
     let page_body = &out[at..];
     let s = &mut h.streams;
     let mut own = 0;
-    let (body, left) = match reply.body {
+    let (body, left) = match body {
         _ if no_body => (Out::None, 0),
         Body::Shared { data, start, len } => {
             if Rc::strong_count(&data) == 1 {
@@ -617,6 +635,10 @@ fn submit_reply(h: &mut H2, i: usize, id: StreamId, reply: Reply, no_body: bool)
     slot.body_buf.clear(); // and a body kept in case a program wanted it is not
     slot.answered = true;
     slot.out = body;
+    if let Head::Cached(prebuilt, _) = &head {
+        debug_assert!(slot.head.is_none(), "one head a stream");
+        slot.head = Some(Rc::clone(prebuilt));
+    }
     slot.left = left;
     slot.own = own;
     s.generated += own;

@@ -593,3 +593,57 @@ fn h2_requests_are_logged_with_their_referer_and_user_agent() {
     assert!(line.contains("\"GET /a.txt HTTP/2.0\" 200 5"), "{line}");
     assert!(line.contains("\"http://r/\" \"probe/1.0\""), "{line}");
 }
+
+/// The driver asks the session what it waits for and by when, the same way whatever the
+/// protocol: over HTTP/1.1 a head from accept, a body being dropped by its own clock, then
+/// nothing (idle); no clock of the protocol's own.
+#[test]
+fn the_session_says_what_an_http1_connection_waits_for() {
+    use super::Wait;
+    let mut f = fixture(1 << 20);
+    let (w, header) = (&f.worker, f.worker.timeouts.header);
+    let clock = f.session.clock(w, false);
+    assert_eq!(clock.due, None);
+    let wait = f.session.wait(w, false, clock);
+    assert_eq!(wait, Wait::Head(f.session.head_since + header));
+    f.feed(b"POST /a.txt HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\nabc");
+    assert_eq!(statuses(&f.output()), [405]);
+    let clock = f.session.clock(&f.worker, false);
+    assert_eq!(clock.due, None);
+    let Wait::Body(due) = f.session.wait(&f.worker, false, clock) else {
+        panic!("a body is being read");
+    };
+    assert!(due > f.worker.now, "due later");
+    f.feed(b"defghij");
+    assert_eq!(f.session.wait(&f.worker, false, clock), Wait::Idle);
+}
+
+/// Over HTTP/2 a request body still arriving once its response is out trails it: the session
+/// says so with the stream's deadline (its own clock); past it, `expire` resets the stream, and
+/// the connection goes on with nothing to wait for.
+#[test]
+fn an_h2_body_trailing_its_response_is_due_by_the_protocols_clock_and_expires() {
+    use super::Wait;
+    let mut f = fixture(1 << 20);
+    let mut out = super::preface::PREFACE.to_vec();
+    h2_frame(&mut out, 4, 0, 0, &[]);
+    let mut block = vec![0x82, 0x86, 0x04, 6]; // GET, http, :path literal
+    block.extend_from_slice(b"/a.txt");
+    block.extend_from_slice(&[0x01, 1, b't']); // :authority t
+    h2_frame(&mut out, 1, 0x4, 1, &block); // END_HEADERS only: a body follows
+    h2_frame(&mut out, 0, 0, 1, b"ab");
+    f.feed(&out);
+    assert_eq!(f.worker.stats.requests, 1, "answered before its body ends");
+    let clock = f.session.clock(&f.worker, false);
+    let due = clock.due.expect("the stream's body is due");
+    assert_eq!(f.session.wait(&f.worker, false, clock), Wait::Trailing(due));
+    assert!(!f.session.busy(), "nothing under way for the server");
+    f.worker.now = due;
+    assert!(f.session.expire(&mut f.worker), "the late stream is reset");
+    assert_eq!(f.worker.stats.body_timeouts, 1);
+    f.session
+        .answer(&mut f.worker, &mut f.pool, Negotiated::Nothing);
+    let clock = f.session.clock(&f.worker, false);
+    assert_eq!(clock.due, None);
+    assert_eq!(f.session.wait(&f.worker, false, clock), Wait::Idle);
+}

@@ -1,15 +1,18 @@
-//! A response head as HTTP/2 fields: the responder writes an HTTP/1.1 head ("HTTP/1.1 200 OK",
-//! "Name: value" lines, the blank line), and one pass over it yields `:status` and the fields
-//! as slices of it, connection-specific ones left out (RFC 9113 8.2.2), common names in their
-//! static lowercase form. Kept apart from `h2.rs`: the one place that reads the layout of the
-//! head the responder writes.
+//! A response head as HTTP/2 fields. A cached file's comes prebuilt (`crate::response`, built
+//! with its HTTP/1.1 head per file version): [`cached_fields`] hands them over, nothing read.
+//! Any other head is written as HTTP/1.1 text (error pages, redirects, listings, a program's
+//! head: "HTTP/1.1 200 OK", "Name: value" lines, the blank line), and one pass over it yields
+//! `:status` and the fields as slices of it, connection-specific ones left out (RFC 9113
+//! 8.2.2), common names in their static lowercase form. Kept apart from `h2.rs`: the one place
+//! that reads the layout of the head the responder writes.
 //!
-//! A connection's heads mostly repeat byte for byte (the same file asked for again within the
-//! same second): [`LastHead`] keeps the last head and where its fields lie, so a head equal to
-//! it is turned into fields without being read again (one comparison instead of a pass over
-//! its lines: about 570 of the 16,000 instructions of a 1 KiB answer under h2load).
+//! A connection's text heads may repeat byte for byte (a program answering the same way):
+//! [`LastHead`] keeps the last head and where its fields lie, so a head equal to it is turned
+//! into fields without being read again (one comparison instead of a pass over its lines).
 
 use http2::Header;
+
+use crate::response::{Cached, ReprFields};
 
 /// Most response fields passed to nghttp2 (the responder writes about a dozen).
 pub(super) const MAX_FIELDS: usize = 32;
@@ -79,6 +82,51 @@ pub(super) fn response_fields<'a>(
         n += 1;
     }
     (n, at)
+}
+
+/// A cached representation's head as fields: `:status` (200, 206 or 304, as `cached` says),
+/// `date`, then its prebuilt fields (built with its HTTP/1.1 head, `files/cache/build.rs`),
+/// and a 206's range and length, whose values lie in `out`. Nothing is read or compared, and
+/// the prebuilt values are handed over without a copy (NO_COPY); `date` and a 206's values,
+/// rewritten for the next response, are copied. Returns how many fields were written.
+///
+/// # Safety
+/// If the fields are submitted to a session, `prebuilt` must stay alive (it is immutable)
+/// until nghttp2 packs the HEADERS frame or the stream is closed: the caller keeps an `Rc` of
+/// it in the stream's slot until the stream is released.
+pub(super) unsafe fn cached_fields<'a>(
+    date: &'a [u8],
+    prebuilt: &'a ReprFields,
+    cached: Cached,
+    out: &'a [u8],
+    fields: &mut [Header<'a>; MAX_FIELDS + 1],
+) -> usize {
+    // The status is the head's: the variant names both, so they cannot disagree.
+    let code: &'static [u8] = match cached {
+        Cached::Full => b"200",
+        Cached::Partial { .. } => b"206",
+        Cached::NotModified => b"304",
+    };
+    fields[0] = Header::static_name(b":status", code);
+    fields[1] = Header::static_name(b"date", date);
+    let mut n = 2;
+    // Room is left for a 206's two fields.
+    for (name, value) in prebuilt.fields(cached).take(MAX_FIELDS - 3) {
+        // SAFETY: `name` is static and `value` lies in `prebuilt`, which this function's
+        // caller keeps alive and unchanged while nghttp2 may read it (see # Safety).
+        fields[n] = unsafe { Header::no_copy(name, value) };
+        n += 1;
+    }
+    if let Cached::Partial {
+        content_range: (a, b),
+        content_length: (c, d),
+    } = cached
+    {
+        fields[n] = Header::static_name(b"content-range", &out[a..b]);
+        fields[n + 1] = Header::static_name(b"content-length", &out[c..d]);
+        n += 2;
+    }
+    n
 }
 
 /// Heads longer than this are not kept for the next (the responder's usual head is ~250 bytes).
@@ -301,6 +349,89 @@ mod tests {
         assert_eq!((n, fields[1].value()), (2, &b"\"a\""[..]));
         let in_copy = copy.as_ptr_range().contains(&fields[1].value().as_ptr());
         assert!(!in_copy, "the value is the kept copy's");
+    }
+
+    /// A cached file's head as its prebuilt fields is what reading its HTTP/1.1 head gives
+    /// (nghttp2 lowercases the names it copies): a 200, a 206 and a 304, digests on, for GET
+    /// and HEAD, of the file and of its precompressed sibling (Vary, Content-Encoding).
+    #[test]
+    fn a_cached_files_prebuilt_fields_are_those_of_its_http1_head() {
+        use crate::response::Head;
+        let root = tempfile::tempdir().unwrap();
+        std::fs::write(root.path().join("a.txt"), b"hello world").unwrap();
+        std::fs::write(root.path().join("a.txt.gz"), b"\x1f\x8b gzipped").unwrap();
+        let config = crate::config::Config {
+            root: root.path().to_path_buf(),
+            digest: true,
+            precompressed: true,
+            ..Default::default()
+        };
+        let mut responder = crate::respond::Responder::new(&config).unwrap();
+        let limits = wire::RequestLimits {
+            max_request_line: config.max_request_line,
+            max_head_bytes: config.max_header_bytes,
+            max_headers: config.max_headers,
+        };
+        let (date, now) = (b"Mon, 23 Nov 2026 14:00:00 GMT", std::time::Instant::now());
+        let lower = |f: &Header<'_>| (f.name().to_ascii_lowercase(), f.value().to_vec());
+        let field = |fields: &[(Vec<u8>, Vec<u8>)], name: &[u8]| {
+            (fields.iter().find(|(n, _)| n == name)).map(|(_, v)| v.clone())
+        };
+        for method in ["GET", "HEAD"] {
+            for accept in ["", "Accept-Encoding: gzip\r\n"] {
+                let gzip = !accept.is_empty();
+                let mut etag = String::new();
+                for (status, extra) in [(200, ""), (206, "Range: bytes=2-4\r\n"), (304, "etag")] {
+                    // HEAD has no range (RFC 9110 14.2): a whole head.
+                    let status = if method == "HEAD" && status == 206 {
+                        200
+                    } else {
+                        status
+                    };
+                    let extra = match extra {
+                        "etag" => format!("If-None-Match: {etag}\r\n"),
+                        _ => extra.to_string(),
+                    };
+                    let head =
+                        format!("{method} /a.txt HTTP/1.1\r\nHost: t\r\n{accept}{extra}\r\n");
+                    let what = format!("{method} gzip={gzip} {status}");
+                    let req = wire::parse_request(head.as_bytes(), &limits)
+                        .unwrap()
+                        .unwrap();
+                    let mut text = Vec::new();
+                    let reply = responder.respond(&req, date, now, &mut text);
+                    assert_eq!(reply.status, status, "{what}");
+                    assert!(matches!(reply.head, Head::Text));
+                    let mut read = [Header::new(b"", b""); MAX_FIELDS + 1];
+                    let mut places = [Place::NONE; MAX_FIELDS + 1];
+                    let (n, _) = response_fields(&text, &mut read, &mut places);
+                    let read: Vec<_> = read[..n].iter().map(lower).collect();
+                    if status == 200 {
+                        etag = String::from_utf8(field(&read, b"etag").unwrap()).unwrap();
+                    }
+                    let mut out = Vec::new();
+                    let reply = responder.respond_as_fields(&req, date, now, &mut out);
+                    assert_eq!(reply.status, status, "{what}");
+                    let Head::Cached(prebuilt, cached) = &reply.head else {
+                        panic!("{what}: a cached file's head comes prebuilt");
+                    };
+                    let mut built = [Header::new(b"", b""); MAX_FIELDS + 1];
+                    // SAFETY: the fields are compared, never submitted to a session.
+                    let m = unsafe { cached_fields(date, prebuilt, *cached, &out, &mut built) };
+                    let built: Vec<_> = built[..m].iter().map(lower).collect();
+                    assert_eq!(built, read, "{what}");
+                    assert!(built.len() > 4, "{what}: {built:?}");
+                    // Both representations vary; only the sibling's says its coding.
+                    assert_eq!(
+                        field(&built, b"vary").as_deref(),
+                        Some(&b"Accept-Encoding"[..])
+                    );
+                    let coding = field(&built, b"content-encoding");
+                    let expected = (gzip && status != 304).then(|| b"gzip".to_vec());
+                    assert_eq!(coding, expected, "{what}");
+                }
+            }
+        }
     }
 
     /// A head followed by a generated body, or longer than the limit, is not kept.

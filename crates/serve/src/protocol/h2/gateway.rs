@@ -177,14 +177,14 @@ pub(in crate::protocol) fn output(
             w.responder.found(&req, path, &w.date, &mut h.response)
         } else {
             w.responder
-                .respond_shared(&req, &w.date, w.now, &mut h.response)
+                .respond_as_fields(&req, &w.date, w.now, &mut h.response)
         };
         if let Some(g) = h.streams.slots[i].gateway.as_mut() {
             g.rec.status = reply.status;
             g.rec.body_bytes = reply.body_bytes;
             g.state = State::Discard;
         }
-        submit_reply(h, i, id, reply, is_head);
+        submit_reply(h, i, id, reply, is_head, &w.date);
         return Ok(());
     }
     g.rec.status = parsed.status;
@@ -280,7 +280,7 @@ pub(in crate::protocol) fn end(
             g.rec.status = reply.status;
             g.rec.body_bytes = reply.body_bytes;
             let is_head = g.is_head;
-            submit_reply(h, i, id, reply, is_head);
+            submit_reply(h, i, id, reply, is_head, &w.date);
         }
         (State::Body { left: Some(n) }, End::Complete) if *n > 0 => {
             // Shorter than its Content-Length: what came is sent, then the stream is reset.

@@ -14,6 +14,7 @@ use http2::StreamId;
 use super::fields::LastHead;
 use crate::pool::Bufs;
 use crate::protocol::body::BodyClock;
+use crate::response::ReprFields;
 
 /// A stream's request storage above this is given back once it is answered (a slot keeps
 /// what an ordinary request needs, not what the largest one took).
@@ -192,6 +193,11 @@ pub(super) struct Stream {
     /// The response went out whole (our END_STREAM written).
     pub(super) complete: bool,
     pub(super) out: Out,
+    /// A cached file's prebuilt head, whose values were submitted without a copy: nghttp2
+    /// points at them until it packs the HEADERS frame, which it never does for a closed
+    /// stream. Kept until the stream is released (closed), never by `trim`, so that the
+    /// cache evicting the file version meanwhile frees nothing nghttp2 may read.
+    pub(super) head: Option<Rc<ReprFields>>,
     /// Body bytes not framed yet.
     pub(super) left: u64,
     /// Bytes of a body generated for this stream alone (a listing, an error page), counted in
@@ -227,6 +233,7 @@ impl Stream {
             answered: false,
             complete: false,
             out: Out::None,
+            head: None,
             left: 0,
             own: 0,
         }
@@ -459,6 +466,7 @@ impl Streams {
         s.id = 0;
         s.awaits_end = false;
         s.out = Out::None; // drops the shared body or the file
+        s.head = None; // nghttp2 reads no field of a closed stream
         s.gateway = None;
         s.body_buf = Vec::new();
         s.trim();

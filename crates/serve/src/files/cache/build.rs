@@ -15,6 +15,7 @@ use crate::digest::Digests;
 use crate::mime;
 use crate::negotiate::Coding;
 use crate::resolve::{FsCounters, Root};
+use crate::response::{FieldName, ReprFieldsBuilder};
 
 /// A body read while building.
 type Body = Rc<[u8]>;
@@ -145,39 +146,37 @@ impl Builder<'_> {
         let last_modified =
             httpdate::fmt_http_date(UNIX_EPOCH + Duration::from_secs(mtime_secs as u64));
 
-        let mut block = Vec::with_capacity(320);
-        block.extend_from_slice(&settings.server_line);
-        push_line(&mut block, b"Content-Type: ", content_type.as_bytes());
-        push_line(&mut block, b"Last-Modified: ", last_modified.as_bytes());
-        push_line(&mut block, b"ETag: ", &etag);
-        block.extend_from_slice(b"Accept-Ranges: bytes\r\n");
+        // One list of fields, each written as HTTP/1.1 text and as a field (HTTP/2), so that
+        // neither encoding is parsed back from the other.
+        let server = &settings.server_name[..];
+        let mut heads = ReprFieldsBuilder::default();
+        heads.push(FieldName::Server, server);
+        heads.push(FieldName::ContentType, content_type.as_bytes());
+        heads.push(FieldName::LastModified, last_modified.as_bytes());
+        heads.push(FieldName::ETag, &etag);
+        heads.push(FieldName::AcceptRanges, b"bytes");
         if vary {
-            block.extend_from_slice(b"Vary: Accept-Encoding\r\n");
+            heads.push(FieldName::Vary, b"Accept-Encoding");
         }
         if let Some(token) = coding.token() {
-            push_line(&mut block, b"Content-Encoding: ", token.as_bytes());
+            heads.push(FieldName::ContentEncoding, token.as_bytes());
         }
         if let Some(d) = &digests {
-            block.extend_from_slice(b"Repr-Digest: sha-256=:");
-            block.extend_from_slice(d.sha256_base64());
-            block.extend_from_slice(b":\r\n");
+            let value = [b"sha-256=:", d.sha256_base64(), b":"].concat();
+            heads.push(FieldName::ReprDigest, &value);
         }
-        let partial_len = block.len();
+        heads.end_partial();
         if let Some(d) = &digests {
-            push_line(&mut block, b"Content-MD5: ", d.md5_base64());
+            heads.push(FieldName::ContentMd5, d.md5_base64());
         }
-        push_line(&mut block, b"Content-Length: ", size.to_string().as_bytes());
-
-        let mut not_modified = Vec::with_capacity(160);
-        not_modified.extend_from_slice(&settings.server_line);
-        push_line(
-            &mut not_modified,
-            b"Last-Modified: ",
-            last_modified.as_bytes(),
-        );
-        push_line(&mut not_modified, b"ETag: ", &etag);
+        heads.push(FieldName::ContentLength, size.to_string().as_bytes());
+        heads.end_full();
+        // A 304's.
+        heads.push(FieldName::Server, server);
+        heads.push(FieldName::LastModified, last_modified.as_bytes());
+        heads.push(FieldName::ETag, &etag);
         if vary {
-            not_modified.extend_from_slice(b"Vary: Accept-Encoding\r\n");
+            heads.push(FieldName::Vary, b"Accept-Encoding");
         }
 
         let repr = Repr {
@@ -185,21 +184,12 @@ impl Builder<'_> {
             etag: Box::from(etag),
             last_modified: last_modified.into_bytes().into_boxed_slice(),
             mtime_secs,
-            block: block.into_boxed_slice(),
-            partial_len,
-            not_modified: not_modified.into_boxed_slice(),
+            heads: Rc::new(heads.build()),
             digests,
             stored,
         };
         Ok((repr, data))
     }
-}
-
-/// `name` + `value` + CRLF.
-fn push_line(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
-    out.extend_from_slice(name);
-    out.extend_from_slice(value);
-    out.extend_from_slice(b"\r\n");
 }
 
 /// Reads the first `size` bytes of a file into a shared buffer; a short read means the file

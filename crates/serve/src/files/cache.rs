@@ -34,6 +34,7 @@ use crate::digest::Digests;
 use crate::gds::Gds;
 use crate::negotiate::Coding;
 use crate::resolve::{FsCounters, Root};
+use crate::response::ReprFields;
 
 /// What the cache did, for tests and the stats line. Cumulative u64 except the gauges.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -124,12 +125,10 @@ pub struct Repr {
     /// IMF-fixdate of the mtime.
     pub last_modified: Box<[u8]>,
     pub mtime_secs: i64,
-    /// Header lines of a 200, without Date and Connection: `block[..partial_len]` are those a
-    /// 206 shares (no Content-MD5, no Content-Length).
-    pub block: Box<[u8]>,
-    pub partial_len: usize,
-    /// Header lines of a 304 (Server, ETag, Last-Modified, Vary).
-    pub not_modified: Box<[u8]>,
+    /// Its heads without Date and Connection (a 200's, the part a 206 shares, a 304's), as
+    /// HTTP/1.1 lines and as fields over the same bytes, for protocols that carry fields
+    /// (HTTP/2): built from one list, never parsed back from the text.
+    pub heads: Rc<ReprFields>,
     pub digests: Option<Digests>,
     pub stored: Stored,
 }
@@ -201,7 +200,8 @@ struct Settings {
     revalidate: Duration,
     digest: bool,
     precompressed: bool,
-    server_line: Box<[u8]>,
+    /// The Server field's value.
+    server_name: Box<[u8]>,
 }
 
 pub struct Cache {
@@ -243,9 +243,7 @@ impl Cache {
                 revalidate: Duration::from_millis(config.revalidate_ms),
                 digest: config.digest,
                 precompressed: config.precompressed,
-                server_line: format!("Server: {}\r\n", config.server_name)
-                    .into_bytes()
-                    .into_boxed_slice(),
+                server_name: config.server_name.as_bytes().into(),
             },
             bytes_used: 0,
             bodies: 0,

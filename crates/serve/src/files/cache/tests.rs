@@ -173,3 +173,60 @@ fn a_changed_file_is_dropped_at_revalidation() {
     assert!(f.cache.lookup(b"/a", Instant::now()).is_none());
     assert_eq!(f.cache.counters.changed, 1);
 }
+
+/// A file version's heads are one buffer: each field's value is the bytes of its HTTP/1.1
+/// line, not a second copy, and the lines and the fields say the same (a 200's, a 206's and a
+/// 304's, for the file and its precompressed sibling).
+#[test]
+fn a_versions_fields_borrow_their_values_from_its_http1_lines() {
+    let mut f = fixture(&[("a.txt", 100), ("a.txt.gz", 40)], |c| {
+        c.precompressed = true;
+        c.digest = true;
+    });
+    let slot = f.get("a.txt");
+    for coding in [Coding::Identity, Coding::Gzip] {
+        let heads = &f.cache.entry(slot).repr(coding).unwrap().heads;
+        let partial = crate::response::Cached::Partial {
+            content_range: (0, 0),
+            content_length: (0, 0),
+        };
+        for (cached, text) in [
+            (crate::response::Cached::Full, heads.full_text()),
+            (partial, heads.partial_text()),
+            (
+                crate::response::Cached::NotModified,
+                heads.not_modified_text(),
+            ),
+        ] {
+            let mut lines = Vec::new();
+            for (name, value) in heads.fields(cached) {
+                let within = text.as_ptr_range();
+                assert!(within.contains(&value.as_ptr()), "{coding:?} {cached:?}");
+                assert!(value.as_ptr_range().end <= within.end);
+                lines.extend_from_slice(name);
+                lines.extend_from_slice(b": ");
+                lines.extend_from_slice(value);
+                lines.extend_from_slice(b"\r\n");
+            }
+            // The text's names, lowercased: the fields' names are.
+            let mut lower = text.to_vec();
+            let mut in_name = true;
+            for b in &mut lower {
+                match *b {
+                    b':' => in_name = false,
+                    b'\n' => in_name = true,
+                    _ if in_name => b.make_ascii_lowercase(),
+                    _ => {}
+                }
+            }
+            assert_eq!(lines, lower, "{coding:?} {cached:?}");
+        }
+        // Beside the text, each field costs a name and a range, not its value again.
+        let (full, not_modified) = (heads.full_text().len(), heads.not_modified_text().len());
+        let count = heads.fields(crate::response::Cached::Full).count()
+            + heads.fields(crate::response::Cached::NotModified).count();
+        assert_eq!(heads.heap_bytes(), full + not_modified + 12 * count);
+        let vary = heads.fields(crate::response::Cached::NotModified);
+        assert!(vary.map(|(n, _)| n).any(|n| n == b"vary"), "{coding:?}");
+    }
+}
