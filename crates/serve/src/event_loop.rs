@@ -210,6 +210,9 @@ impl<'a, T: Transport> Loop<'a, T> {
             {
                 self.resume_accepting();
             }
+            if let Some(g) = self.worker.gateways.as_mut() {
+                g.end_wake();
+            }
             if self.worker.now >= self.next_sweep {
                 self.sweep();
             }

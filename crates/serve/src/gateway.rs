@@ -172,6 +172,7 @@ impl Gateways {
             )?),
         };
         let mut fcgi_pool = fcgi::Pool::new(config.fastcgi.len(), config.fastcgi_pool);
+        fcgi_pool.cap_idle(config.cgi_max_programs);
         let proxies = proxy::Proxies::new(&config.proxy, &mut fcgi_pool);
         let mut mounts = Vec::with_capacity(config.cgi.len());
         for m in &config.cgi {
@@ -435,6 +436,12 @@ impl Gateways {
     /// connection carries a request (an idle one the application closed is dropped).
     pub fn pool_event(&mut self, slot: usize, readable: bool, closed: bool) -> Option<usize> {
         self.fcgi_pool.event(slot, readable, closed)
+    }
+
+    /// The end of a wake-up of the event loop: the FastCGI pool's surplus that no request of
+    /// this wake-up took is closed ([`fcgi::Pool::end_wake`]).
+    pub fn end_wake(&mut self) {
+        self.fcgi_pool.end_wake();
     }
 
     /// The FastCGI pool, for the tests.

@@ -185,6 +185,16 @@ pub(crate) struct Pool {
     /// Every open connection's slot (its token is `slot | POOL_TOKEN`), idle or busy.
     slots: Vec<Slot>,
     free_slots: Vec<usize>,
+    /// Per application: connections taken during this wake-up of the loop.
+    taken: Vec<usize>,
+    /// Per application: idle past its limit at the end of the last wake-up; trimmed at the
+    /// end of this one ([`Pool::end_wake`]).
+    surplus: Vec<bool>,
+    /// Whether [`Pool::end_wake`] has anything to do (a take, a put or a surplus).
+    busy_wake: bool,
+    /// Idle connections an application keeps at most even before a trim: the server's
+    /// `cgi_max_programs`, which no burst of this thread passes.
+    cap: usize,
 }
 
 impl Pool {
@@ -197,7 +207,17 @@ impl Pool {
             slots: Vec::new(),
             free_slots: Vec::new(),
             peer_closed: 0,
+            taken: vec![0; apps],
+            surplus: vec![false; apps],
+            busy_wake: false,
+            cap: usize::MAX,
         }
+    }
+
+    /// Caps each application's idle connections at `max_programs` (or its limit, if larger)
+    /// even before a trim.
+    pub fn cap_idle(&mut self, max_programs: usize) {
+        self.cap = max_programs;
     }
 
     /// A group of idle connections (a proxy upstream address) keeping at most `limit`, each
@@ -206,6 +226,8 @@ impl Pool {
         self.idle.push(Vec::with_capacity(limit));
         self.limits.push(limit);
         self.max_idle.push(Some(max_idle));
+        self.taken.push(0);
+        self.surplus.push(false);
         self.idle.len() - 1
     }
 
@@ -224,6 +246,8 @@ impl Pool {
             token,
             closed: false,
         };
+        self.taken[app] += 1;
+        self.busy_wake = true;
         Some((s, slot))
     }
 
@@ -288,17 +312,19 @@ impl Pool {
 
     /// A connection whose request ended cleanly at `now`: kept, still registered, unless the
     /// application has closed it or the pool keeps none. An application's pool may hold more
-    /// than its limit until the next sweep ([`Pool::trim`]): the requests of one wake-up end
-    /// together and the next ones start together, so closing what passes the limit at once
-    /// would make each burst connect again (half the requests at 40 concurrent clients and a
-    /// pool of 8).
+    /// than its limit (up to `cgi_max_programs`) until the end of the next wake-up
+    /// ([`Pool::end_wake`]): the requests of one wake-up end together and the next ones start
+    /// together, so closing what passes the limit at once would make each burst connect again
+    /// (half the requests at 40 concurrent clients and a pool of 8).
     pub fn put(&mut self, app: usize, s: Stream, slot: usize, now: Instant) {
         let idle = &mut self.idle[app];
         let closed = matches!(self.slots[slot], Slot::Busy { closed: true, .. });
+        let limit = self.limits[app];
         let room = match self.max_idle[app] {
-            None => self.limits[app] > 0,
-            Some(_) => idle.len() < self.limits[app],
+            None => limit > 0 && idle.len() < limit.max(self.cap),
+            Some(_) => idle.len() < limit,
         };
+        self.busy_wake = true;
         if room && !closed {
             idle.push((s, slot, now));
             self.slots[slot] = Slot::Idle(app);
@@ -356,6 +382,35 @@ impl Pool {
                 self.free_slots.push(slot);
             }
         }
+    }
+
+    /// The end of a wake-up of the loop: an application's idle connections past its limit at
+    /// the end of the last wake-up are trimmed, the oldest first, to its limit or to the
+    /// connections this wake-up took, if more. Idle connections hold an application's workers
+    /// (php-fpm's `pm.max_children` is shared by every thread): a surplus kept until the sweep
+    /// would keep them from the other threads for up to a quarter of a second; a surplus the
+    /// next wake-up's requests take is kept for them.
+    pub fn end_wake(&mut self) {
+        if !self.busy_wake {
+            return;
+        }
+        let mut surplus = false;
+        for app in 0..self.idle.len() {
+            let limit = self.limits[app];
+            let keep = limit.max(std::mem::take(&mut self.taken[app]));
+            let idle = &mut self.idle[app];
+            if self.max_idle[app].is_none() && self.surplus[app] {
+                let extra = idle.len().saturating_sub(keep);
+                for (s, slot, _) in idle.drain(..extra) {
+                    drop(s);
+                    self.slots[slot] = Slot::Free;
+                    self.free_slots.push(slot);
+                }
+            }
+            self.surplus[app] = self.max_idle[app].is_none() && idle.len() > limit;
+            surplus |= self.surplus[app];
+        }
+        self.busy_wake = surplus;
     }
 
     /// Whether idle connections wait to age out, or to be trimmed to their application's
@@ -512,6 +567,42 @@ mod pool_tests {
         let slot = none.open_slot(0);
         none.put(0, Stream::Unix(ours), slot, t0);
         assert_eq!(none.idle(0), 0);
+    }
+
+    #[test]
+    fn a_surplus_is_capped_and_trimmed_to_what_the_next_wake_up_took() {
+        let mut pool = Pool::new(1, 2);
+        pool.cap_idle(6);
+        let t0 = Instant::now();
+        let mut apps = Vec::new();
+        let mut slots = Vec::new();
+        // Eight requests of one wake-up end together: six are kept, the cap.
+        for k in 0..8 {
+            let (ours, app) = UnixStream::pair().unwrap();
+            apps.push(app);
+            let slot = pool.open_slot(k);
+            pool.put(0, Stream::Unix(ours), slot, t0);
+            slots.push(slot);
+        }
+        assert_eq!(pool.idle(0), 6, "capped at cgi_max_programs");
+        pool.end_wake();
+        assert_eq!(pool.idle(0), 6, "kept for the next wake-up's requests");
+        // The next wake-up takes three and they end: the surplus is trimmed to three.
+        let taken: Vec<_> = (0..3).map(|k| pool.take(0, 10 + k).unwrap()).collect();
+        for (s, slot) in taken {
+            pool.put(0, s, slot, t0);
+        }
+        pool.end_wake();
+        assert_eq!(pool.idle(0), 3, "what this wake-up took");
+        // A wake-up that takes none: back to the limit, no sweep needed.
+        pool.end_wake();
+        assert_eq!(pool.idle(0), 2);
+        assert!(!pool.ageing());
+        // The newest are kept, the closed ones' slots are free.
+        let kept = [pool.take(0, 1).unwrap().1, pool.take(0, 2).unwrap().1];
+        assert!(kept.iter().all(|s| slots[..6].contains(s)));
+        pool.end_wake();
+        assert!(slots[..6].contains(&pool.open_slot(3)));
     }
 
     #[test]
