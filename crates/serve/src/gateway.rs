@@ -306,8 +306,10 @@ impl Gateways {
             ));
         };
         if params.buffers.is_records_only() {
+            // Copied into the pool's buffer, which stays the pool's (its capacity kept).
             let mut pooled = self.fcgi_pool.buffers();
-            pooled.out = std::mem::take(&mut params.buffers.out);
+            pooled.out.clear();
+            pooled.out.extend_from_slice(&params.buffers.out);
             params.buffers = pooled;
         }
         let a = &self.apps[app];

@@ -22,6 +22,8 @@ use crate::gateway::program::{log_line, log_stderr};
 const STDIN_CHUNK: usize = 32 * 1024;
 /// Bytes read from the application at once.
 const INPUT: usize = 16 * 1024;
+/// Room for a request's records as they are encoded: its BEGIN_REQUEST and PARAMS fit.
+const RECORDS: usize = 4096;
 
 /// A request's two buffers, recycled by the thread's pool: the records to write, and what is
 /// read from the application.
@@ -38,18 +40,19 @@ pub(crate) struct Buffers {
 impl Buffers {
     pub fn new() -> Buffers {
         Buffers {
-            out: Vec::with_capacity(4096),
+            out: Vec::with_capacity(RECORDS),
             input: vec![0; INPUT].into_boxed_slice(),
             head: Vec::new(),
             cgi: Vec::new(),
         }
     }
 
-    /// Room for a request's records alone, grown as they are encoded: what a request holds
-    /// before it has a program slot (a chunked body being read). No input buffer.
+    /// Room for a request's records alone (encoded with no reallocation, as in a pooled
+    /// buffer): what a request holds before it has a program slot (a chunked body being
+    /// read). No input buffer.
     pub fn records_only() -> Buffers {
         Buffers {
-            out: Vec::new(),
+            out: Vec::with_capacity(RECORDS),
             input: Box::default(),
             head: Vec::new(),
             cgi: Vec::new(),
