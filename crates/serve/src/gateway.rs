@@ -36,6 +36,8 @@ use crate::config::Config;
 use crate::resolve::{self, Root};
 
 pub(crate) mod cgi;
+#[cfg(test)]
+mod drop_tests;
 pub mod fcgi;
 pub mod head;
 pub(crate) mod program;
@@ -636,5 +638,15 @@ impl Gateways {
     /// connections to close when they have aged.
     pub fn needs_sweep(&self) -> bool {
         !self.retired.is_empty() || self.fcgi_pool.ageing()
+    }
+}
+
+/// A loop that ends without its final sweep (its poll failed, or it unwinds) still gives back
+/// the program slots its spawner's jobs held, and kills and reaps its programs: the count of
+/// running programs is shared with the other loops, which would otherwise lose those slots
+/// for good. After the final sweep there is nothing left to do.
+impl Drop for Gateways {
+    fn drop(&mut self) {
+        self.sweep(Instant::now(), true);
     }
 }
