@@ -481,7 +481,7 @@ mod pool_tests {
         let (ours, mut app) = UnixStream::pair().unwrap();
         let mut s = Stream::Unix(ours);
         let slot = pool.open_slot(5);
-        s.register(poll.registry(), slot).unwrap();
+        s.register_readable(poll.registry(), slot).unwrap();
         assert_eq!(pool.event(slot, false, false), Some(5));
         pool.put(0, s, slot, Instant::now());
         // A stale event of an idle, open connection leaves it in the pool.
@@ -510,7 +510,7 @@ mod pool_tests {
         let (ours, app) = UnixStream::pair().unwrap();
         let mut s = Stream::Unix(ours);
         let slot = pool.open_slot(5);
-        s.register(poll.registry(), slot).unwrap();
+        s.register_readable(poll.registry(), slot).unwrap();
         pool.put(0, s, slot, Instant::now());
         drop(app);
         let (readable, closed) = slot_event(&mut poll, slot);
@@ -651,7 +651,7 @@ mod pool_tests {
             peers.push(Some(peer));
             let mut s = Stream::Unix(ours);
             let slot = pool.open_slot(k);
-            s.register(poll.registry(), slot).unwrap();
+            s.register_readable(poll.registry(), slot).unwrap();
             pool.put(group, s, slot, t0 + Duration::from_secs(at));
             slots.push(slot);
         }
