@@ -433,7 +433,7 @@ impl Gateways {
     pub fn retry_fastcgi(&mut self, x: &mut fcgi::Exchange) -> std::io::Result<()> {
         let stream = fcgi::Stream::connect(&self.apps[x.app].addr)?;
         self.fcgi_pool.renew_slot(x.slot);
-        x.retry(stream, &self.registry)
+        x.retry(stream)
     }
 
     /// An event of a FastCGI connection's pool slot: the client connection to drive, if the

@@ -87,14 +87,19 @@ impl Stream {
     /// [`Stream::register`] for reading alone (a FastCGI application's connection): a unix
     /// socket says writable each time its peer reads (the application taking a request),
     /// which would wake the loop once more per request for nothing. Writes that block ask for
-    /// writability while they wait ([`Stream::wait_writable`]).
+    /// writability while they wait ([`Stream::set_writable_interest`]).
     pub fn register_readable(&mut self, registry: &Registry, slot: usize) -> io::Result<()> {
         registry.register(self, Token(slot | POOL_TOKEN), Interest::READABLE)
     }
 
     /// Adds writability to (`on`), or takes it from, the events of a connection registered
     /// by [`Stream::register_readable`].
-    pub fn wait_writable(&mut self, registry: &Registry, slot: usize, on: bool) -> io::Result<()> {
+    pub fn set_writable_interest(
+        &mut self,
+        registry: &Registry,
+        slot: usize,
+        on: bool,
+    ) -> io::Result<()> {
         let interest = match on {
             true => Interest::READABLE | Interest::WRITABLE,
             false => Interest::READABLE,
