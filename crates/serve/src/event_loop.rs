@@ -160,6 +160,9 @@ impl<'a, T: Transport> Loop<'a, T> {
 
     pub fn run(mut self) -> io::Result<ServerStats> {
         let mut events = Events::with_capacity(1024);
+        // A poll that fails ends the loop as a stop does (its connections closed, its
+        // programs' slots given back: the count is the other loops' too), then is returned.
+        let mut failed = None;
         loop {
             if self.draining.is_none() && self.control.stop.load(Ordering::Acquire) {
                 self.tick(); // the grace counts from now, not from the last wakeup
@@ -173,7 +176,8 @@ impl<'a, T: Transport> Loop<'a, T> {
             let timeout = self.poll_timeout();
             if let Err(e) = self.poll.poll(&mut events, timeout) {
                 if e.kind() != io::ErrorKind::Interrupted {
-                    return Err(e);
+                    failed = Some(e);
+                    break;
                 }
             }
             self.worker.stats.wakeups += 1;
@@ -210,6 +214,9 @@ impl<'a, T: Transport> Loop<'a, T> {
             {
                 self.resume_accepting();
             }
+            if let Some(g) = self.worker.gateways.as_mut() {
+                g.end_wake();
+            }
             if self.worker.now >= self.next_sweep {
                 self.sweep();
             }
@@ -229,7 +236,10 @@ impl<'a, T: Transport> Loop<'a, T> {
             log.flush();
         }
         self.publish(true);
-        Ok(self.worker.stats)
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(self.worker.stats),
+        }
     }
 
     /// Reads the clocks once per wakeup: every request of the batch uses this time and date.

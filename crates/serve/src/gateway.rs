@@ -36,6 +36,8 @@ use crate::config::Config;
 use crate::resolve::{self, Root};
 
 pub(crate) mod cgi;
+#[cfg(test)]
+mod drop_tests;
 pub mod fcgi;
 pub mod head;
 pub(crate) mod program;
@@ -172,6 +174,7 @@ impl Gateways {
             )?),
         };
         let mut fcgi_pool = fcgi::Pool::new(config.fastcgi.len(), config.fastcgi_pool);
+        fcgi_pool.cap_idle(config.cgi_max_programs);
         let proxies = proxy::Proxies::new(&config.proxy, &mut fcgi_pool);
         let mut mounts = Vec::with_capacity(config.cgi.len());
         for m in &config.cgi {
@@ -305,8 +308,10 @@ impl Gateways {
             ));
         };
         if params.buffers.is_records_only() {
+            // Copied into the pool's buffer, which stays the pool's (its capacity kept).
             let mut pooled = self.fcgi_pool.buffers();
-            pooled.out = std::mem::take(&mut params.buffers.out);
+            pooled.out.clear();
+            pooled.out.extend_from_slice(&params.buffers.out);
             params.buffers = pooled;
         }
         let a = &self.apps[app];
@@ -428,13 +433,19 @@ impl Gateways {
     pub fn retry_fastcgi(&mut self, x: &mut fcgi::Exchange) -> std::io::Result<()> {
         let stream = fcgi::Stream::connect(&self.apps[x.app].addr)?;
         self.fcgi_pool.renew_slot(x.slot);
-        x.retry(stream, &self.registry)
+        x.retry(stream)
     }
 
     /// An event of a FastCGI connection's pool slot: the client connection to drive, if the
     /// connection carries a request (an idle one the application closed is dropped).
     pub fn pool_event(&mut self, slot: usize, readable: bool, closed: bool) -> Option<usize> {
         self.fcgi_pool.event(slot, readable, closed)
+    }
+
+    /// The end of a wake-up of the event loop: the FastCGI pool's surplus that no request of
+    /// this wake-up took is closed ([`fcgi::Pool::end_wake`]).
+    pub fn end_wake(&mut self) {
+        self.fcgi_pool.end_wake();
     }
 
     /// The FastCGI pool, for the tests.
@@ -627,5 +638,15 @@ impl Gateways {
     /// connections to close when they have aged.
     pub fn needs_sweep(&self) -> bool {
         !self.retired.is_empty() || self.fcgi_pool.ageing()
+    }
+}
+
+/// A loop that ends without its final sweep (its poll failed, or it unwinds) still gives back
+/// the program slots its spawner's jobs held, and kills and reaps its programs: the count of
+/// running programs is shared with the other loops, which would otherwise lose those slots
+/// for good. After the final sweep there is nothing left to do.
+impl Drop for Gateways {
+    fn drop(&mut self) {
+        self.sweep(Instant::now(), true);
     }
 }

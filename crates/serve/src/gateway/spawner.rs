@@ -17,12 +17,13 @@
 //!
 //! Every job sent comes back exactly once, so every slot comes back: the spawner keeps the
 //! tickets it has not answered, and if its thread is gone (it panicked) the loop is woken and
-//! each of them comes back failed. A spawner being stopped starts nothing more: the jobs still
-//! queued come back refused (503), not started.
+//! each of them comes back failed. A spawner being stopped (at shutdown, once no connection
+//! waits for its jobs) starts nothing more: the jobs still queued are not started, and their
+//! slots come back.
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
-use std::io;
+use std::io::{self, Write};
 use std::os::fd::OwnedFd;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
@@ -78,6 +79,8 @@ pub(crate) struct Spawner {
     next_ticket: u64,
     /// Set when the spawner is stopped: the thread refuses the jobs it takes after it.
     stopping: Arc<AtomicBool>,
+    /// The thread's name, for the line that says it is gone.
+    name: String,
 }
 
 /// Wakes the loop when the spawner thread ends, however it ends (a panic unwinds through it):
@@ -106,28 +109,30 @@ impl Spawner {
         let (spawned, done) = sync_channel::<Spawned>(capacity);
         let stopping = Arc::new(AtomicBool::new(false));
         let stop = stopping.clone();
-        let thread = std::thread::Builder::new().name(name).spawn(move || {
-            let _exit = WakeOnExit(waker.clone());
-            // Locals, dropped before `_exit` (in reverse order): the loop woken by it finds
-            // the channel closed.
-            let (to_spawn, spawned) = (to_spawn, spawned);
-            for job in to_spawn {
-                let result = match stop.load(Ordering::Acquire) {
-                    true => Err(refused()),
-                    false => start(&job),
-                };
-                let s = Spawned {
-                    ticket: job.ticket,
-                    token: job.token,
-                    program: job.program,
-                    result,
-                };
-                if spawned.send(s).is_err() {
-                    break;
+        let thread = std::thread::Builder::new()
+            .name(name.clone())
+            .spawn(move || {
+                let _exit = WakeOnExit(waker.clone());
+                // Locals, dropped before `_exit` (in reverse order): the loop woken by it finds
+                // the channel closed.
+                let (to_spawn, spawned) = (to_spawn, spawned);
+                for job in to_spawn {
+                    let result = match stop.load(Ordering::Acquire) {
+                        true => Err(refused()),
+                        false => start(&job),
+                    };
+                    let s = Spawned {
+                        ticket: job.ticket,
+                        token: job.token,
+                        program: job.program,
+                        result,
+                    };
+                    if spawned.send(s).is_err() {
+                        break;
+                    }
+                    let _ = waker.wake();
                 }
-                let _ = waker.wake();
-            }
-        })?;
+            })?;
         Ok(Spawner {
             jobs: Some(jobs),
             done,
@@ -135,6 +140,7 @@ impl Spawner {
             in_flight: VecDeque::with_capacity(capacity),
             next_ticket: 0,
             stopping,
+            name,
         })
     }
 
@@ -154,7 +160,23 @@ impl Spawner {
                 Ok(ticket)
             }
             Err(TrySendError::Full(job)) => Err((io::Error::from_raw_os_error(libc::EAGAIN), job)),
-            Err(TrySendError::Disconnected(job)) => Err((gone(), job)),
+            Err(TrySendError::Disconnected(job)) => {
+                self.lost();
+                Err((gone(), job))
+            }
+        }
+    }
+
+    /// The thread found gone while it was running (it panicked): nothing more goes to it, and
+    /// one line says so, once.
+    fn lost(&mut self) {
+        if self.jobs.take().is_some() {
+            let _ = writeln!(
+                io::stderr(),
+                "flint serve: {}: the program spawner thread stopped (it panicked): CGI requests \
+                 served by this thread get 500 until the server is restarted",
+                self.name
+            );
         }
     }
 
@@ -171,13 +193,13 @@ impl Spawner {
             }
             Err(TryRecvError::Empty) => None,
             Err(TryRecvError::Disconnected) => {
+                self.lost();
                 let (ticket, token) = self.in_flight.pop_front()?;
-                // Nothing more goes to a thread that is gone.
-                self.jobs = None;
                 Some(Spawned {
                     ticket,
                     token,
-                    program: PathBuf::new(),
+                    // Its program is not kept; the log line names this instead.
+                    program: PathBuf::from(LOST),
                     result: Err(gone()),
                 })
             }
@@ -229,12 +251,15 @@ impl Drop for Spawner {
     }
 }
 
+/// What a job lost with the spawner thread is logged as, in place of its program.
+const LOST: &str = "(a program whose spawner thread stopped)";
+
 fn gone() -> io::Error {
     io::Error::other("the spawner thread has stopped")
 }
 
-/// A job taken after the spawner was stopped: the system's shortage (`EAGAIN`, so 503), and
-/// nothing started.
+/// A job taken after the spawner was stopped: nothing started (no connection waits for it:
+/// only its slot comes back).
 fn refused() -> io::Error {
     io::Error::from_raw_os_error(libc::EAGAIN)
 }
@@ -271,7 +296,7 @@ mod tests {
 
     use mio::{Events, Poll, Token, Waker};
 
-    use super::{Job, Spawner};
+    use super::{Job, PathBuf, Spawner, LOST};
 
     /// A program path whose start panics on the spawner thread (test builds only).
     pub(super) const PANICS: &str = "/nonexistent/flint-test-panics";
@@ -287,11 +312,14 @@ mod tests {
         }
     }
 
-    fn spawner(capacity: usize) -> (Poll, Spawner) {
+    /// A spawner and the loop it wakes. The waker is kept as the loop keeps its own: were
+    /// the spawner thread's the last, the eventfd would close as the thread ends, and a wake
+    /// not yet polled would go with it.
+    fn spawner(capacity: usize) -> (Poll, Spawner, Arc<Waker>) {
         let poll = Poll::new().unwrap();
         let waker = Arc::new(Waker::new(poll.registry(), Token(0)).unwrap());
-        let s = Spawner::new(capacity, waker, "flint-spawner-test".into()).unwrap();
-        (poll, s)
+        let s = Spawner::new(capacity, waker.clone(), "flint-spawner-test".into()).unwrap();
+        (poll, s, waker)
     }
 
     /// Polls until the waker wakes the loop; false after 10 s.
@@ -299,8 +327,10 @@ mod tests {
         let mut events = Events::with_capacity(4);
         let until = Instant::now() + Duration::from_secs(10);
         while Instant::now() < until {
-            poll.poll(&mut events, Some(Duration::from_millis(100)))
-                .unwrap();
+            match poll.poll(&mut events, Some(Duration::from_millis(100))) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                r => r.unwrap(),
+            }
             if !events.is_empty() {
                 return true;
             }
@@ -312,7 +342,7 @@ mod tests {
     fn a_stop_refuses_the_jobs_still_queued_instead_of_starting_them() {
         // Two answers fill the channel back to the loop, which takes none: the thread then
         // holds one more job, started, and the next two stay queued.
-        let (_poll, mut s) = spawner(2);
+        let (_poll, mut s, _waker) = spawner(2);
         let mut sent = 0;
         let until = Instant::now() + Duration::from_secs(10);
         while sent < 5 {
@@ -343,7 +373,7 @@ mod tests {
 
     #[test]
     fn a_spawner_thread_that_panics_wakes_the_loop_and_its_jobs_come_back_failed() {
-        let (mut poll, mut s) = spawner(4);
+        let (mut poll, mut s, _waker) = spawner(4);
         let first = s.send(job(PANICS, 7)).unwrap();
         // Queued behind it, never taken by the thread (refused if the thread is gone already).
         let second = s.send(job("/bin/true", 8)).ok();
@@ -351,6 +381,11 @@ mod tests {
         let lost = s.take().expect("the panicked job comes back");
         assert_eq!((lost.ticket, lost.token), (first, 7));
         assert!(lost.result.is_err());
+        assert_eq!(
+            lost.program,
+            PathBuf::from(LOST),
+            "logged under a fixed label"
+        );
         if let Some(second) = second {
             let lost = s.take().expect("the queued job comes back");
             assert_eq!((lost.ticket, lost.token), (second, 8));
@@ -366,7 +401,7 @@ mod tests {
 
     #[test]
     fn every_job_comes_back_once_in_order() {
-        let (mut poll, mut s) = spawner(4);
+        let (mut poll, mut s, _waker) = spawner(4);
         let tickets: Vec<u64> = (0..3)
             .map(|k| s.send(job("/bin/true", k)).unwrap())
             .collect();

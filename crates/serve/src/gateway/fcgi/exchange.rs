@@ -22,6 +22,8 @@ use crate::gateway::program::{log_line, log_stderr};
 const STDIN_CHUNK: usize = 32 * 1024;
 /// Bytes read from the application at once.
 const INPUT: usize = 16 * 1024;
+/// Room for a request's records as they are encoded: its BEGIN_REQUEST and PARAMS fit.
+const RECORDS: usize = 4096;
 
 /// A request's two buffers, recycled by the thread's pool: the records to write, and what is
 /// read from the application.
@@ -38,18 +40,19 @@ pub(crate) struct Buffers {
 impl Buffers {
     pub fn new() -> Buffers {
         Buffers {
-            out: Vec::with_capacity(4096),
+            out: Vec::with_capacity(RECORDS),
             input: vec![0; INPUT].into_boxed_slice(),
             head: Vec::new(),
             cgi: Vec::new(),
         }
     }
 
-    /// Room for a request's records alone, grown as they are encoded: what a request holds
-    /// before it has a program slot (a chunked body being read). No input buffer.
+    /// Room for a request's records alone (encoded with no reallocation, as in a pooled
+    /// buffer): what a request holds before it has a program slot (a chunked body being
+    /// read). No input buffer.
     pub fn records_only() -> Buffers {
         Buffers {
-            out: Vec::new(),
+            out: Vec::with_capacity(RECORDS),
             input: Box::default(),
             head: Vec::new(),
             cgi: Vec::new(),
@@ -131,9 +134,9 @@ pub(crate) struct Exchange {
     /// The buffers a proxied request uses, carried back to the pool untouched.
     spare: [Vec<u8>; 2],
     /// The thread's epoll instance: the connection is registered for reading alone, and for
-    /// writing too only while a write waits (`writable`).
+    /// writing too only while a write waits (`asks_writable`).
     registry: Rc<Registry>,
-    writable: bool,
+    asks_writable: bool,
 }
 
 impl Exchange {
@@ -193,7 +196,7 @@ impl Exchange {
             name: up.name,
             spare: [head, cgi],
             registry: registry.clone(),
-            writable: false,
+            asks_writable: false,
         })
     }
 
@@ -374,10 +377,10 @@ impl Exchange {
             // request's STDIN unsent: the next request on the connection would follow a
             // stream the application still reads.
             && !self.stdin_open;
-        if clean && self.writable {
+        if clean && self.asks_writable {
             // Idle, it is registered for reading alone again.
             clean = (self.stream)
-                .wait_writable(&self.registry, self.slot, false)
+                .set_writable_interest(&self.registry, self.slot, false)
                 .is_ok();
         }
         let mut out = self.out;
@@ -400,10 +403,10 @@ impl Exchange {
     }
 
     /// Sends the request again on `stream`, a new connection.
-    pub fn retry(&mut self, mut stream: Stream, registry: &Registry) -> io::Result<()> {
+    pub fn retry(&mut self, mut stream: Stream) -> io::Result<()> {
         // The slot carries over: it still drives this request's client connection.
-        stream.register_readable(registry, self.slot)?;
-        self.writable = false;
+        stream.register_readable(&self.registry, self.slot)?;
+        self.asks_writable = false;
         // The failed connection is closed (and so leaves the epoll set) as it is replaced.
         self.stream = stream;
         self.replayable = false;
@@ -418,10 +421,12 @@ impl Exchange {
     /// A write blocked: the connection's events say when it is writable again, until the
     /// request ends (`finish` takes writability back off before the connection is pooled).
     fn wait_writable(&mut self) -> io::Result<()> {
-        if !self.writable {
-            let r = self.stream.wait_writable(&self.registry, self.slot, true);
+        if !self.asks_writable {
+            let r = self
+                .stream
+                .set_writable_interest(&self.registry, self.slot, true);
             r.map_err(|e| self.fail(e))?;
-            self.writable = true;
+            self.asks_writable = true;
         }
         Ok(())
     }

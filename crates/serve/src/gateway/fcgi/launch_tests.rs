@@ -33,7 +33,9 @@ fn a_chunked_request_holds_no_pooled_buffers_until_it_starts() {
     let mut g = Gateways::new(&config, running, registry, waker, 80)
         .unwrap()
         .unwrap();
-    g.fcgi_pool().recycle(Buffers::new());
+    let spare = Buffers::new();
+    let spare_out = spare.out.as_ptr();
+    g.fcgi_pool().recycle(spare);
 
     let head = b"POST /app.php HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n";
     let req = wire::parse_request(head, &Default::default())
@@ -82,4 +84,10 @@ fn a_chunked_request_holds_no_pooled_buffers_until_it_starts() {
     assert!(has(b"SCRIPT_FILENAME"));
     assert!(has(b"CONTENT_LENGTH5"));
     assert!(has(b"hello"));
+    let (_, buffers) = x.finish();
+    assert_eq!(
+        buffers.out.as_ptr(),
+        spare_out,
+        "the records were copied into the pool's buffer, which goes back to the pool"
+    );
 }
