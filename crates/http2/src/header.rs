@@ -49,9 +49,10 @@ impl<'a> Header<'a> {
     ///
     /// # Safety
     /// `name` and `value` must stay valid and unchanged after the field is submitted until
-    /// nghttp2 packs the HEADERS frame (at a later `send`) or the stream is closed, whichever
-    /// comes first: nghttp2 reads them then and never for a closed stream, nor once the
-    /// session is dropped.
+    /// nghttp2 says the HEADERS frame was sent ([`crate::Handler::on_headers_sent`]) or, for
+    /// a frame never sent (its stream closed first), until its output queue is empty
+    /// ([`crate::Session::outbound_queue_len`] 0): nghttp2's documented contract for NO_COPY
+    /// fields. Nothing is read once the session is dropped.
     pub const unsafe fn no_copy(name: &'a [u8], value: &'a [u8]) -> Header<'a> {
         Header::with(
             name,

@@ -346,7 +346,7 @@ impl<H: Handler> Session<H> {
         // returning, except the bytes of a field flagged NO_COPY, which it points at until it
         // packs the HEADERS frame at a later `send`. Such fields are made only by
         // `Header::from_static`, `Header::static_name` (static bytes) and the unsafe
-        // `Header::no_copy`, whose caller promises the bytes outlive the session.
+        // `Header::no_copy`, whose caller promises the bytes stay until the frame is sent.
         let id = unsafe {
             sys::nghttp2_submit_request2(
                 self.raw.as_ptr(),
@@ -361,8 +361,8 @@ impl<H: Handler> Session<H> {
         Ok(id)
     }
 
-    /// Answers `stream` (server): `headers` (`:status` first) are copied; with `body`, as for
-    /// `submit_request`.
+    /// Answers `stream` (server): `headers` (`:status` first) are copied, except the bytes of
+    /// fields made by [`Header::no_copy`] (see there); with `body`, as for `submit_request`.
     pub fn submit_response(
         &mut self,
         stream: StreamId,

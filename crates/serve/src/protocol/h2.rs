@@ -267,6 +267,7 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker, pool: &mut crate::pool::Po
         && h.streams.arena_users == 0
         && h.framer.outbound_queue_len() == 0
     {
+        h.streams.queue_emptied();
         if let Some(last_head) = h.last_head.take() {
             let (slots, freed) = h.streams.rest();
             w.h2_spares.keep(Storage {
@@ -389,6 +390,9 @@ fn answer_awake(s: &mut Session, w: &mut Worker, pool: &mut crate::pool::Pool) -
     h.streams.before = s.queued;
     h.streams.room = w.max_pipeline.saturating_sub(s.queued);
     let sent = h.framer.send(&mut h.streams);
+    if !h.streams.unsent_heads.is_empty() && h.framer.outbound_queue_len() == 0 {
+        h.streams.queue_emptied();
+    }
     s.bufs = h.streams.bufs.take();
     s.queued += h.streams.queued;
     flush_counts(&mut h.streams.counts, w);
@@ -592,11 +596,12 @@ fn submit_reply(h: &mut H2, i: usize, id: StreamId, reply: Reply, no_body: bool,
     let (n, at) = match &head {
         // A cached file's head: its prebuilt fields, nothing read.
         Head::Cached(prebuilt, cached) => {
-            // SAFETY: the slot of stream `id` keeps `prebuilt` (an `Rc` of immutable bytes)
-            // from below until `Streams::release`, which runs when nghttp2 closes the stream
-            // or refuses the submission; nghttp2 reads NO_COPY values only when it packs the
-            // HEADERS frame, never for a closed stream, and `H2` drops its session (`framer`)
-            // before its slots (`streams`), so no read outlives the `Rc`.
+            // SAFETY: nghttp2 may read NO_COPY values until it says the frame was sent (or
+            // refused). The slot of stream `id` keeps `prebuilt` (an `Rc` of immutable bytes)
+            // from below until nghttp2 says its HEADERS was sent (`on_headers_sent`); a stream
+            // released before that hands it to `Streams::unsent_heads`, kept until nghttp2's
+            // queue is empty; and `H2` drops its session (`framer`) before its slots
+            // (`streams`), so no read outlives the `Rc`.
             let n = unsafe { fields::cached_fields(date, prebuilt, *cached, out, &mut fields) };
             (n, out.len())
         }
@@ -635,19 +640,24 @@ fn submit_reply(h: &mut H2, i: usize, id: StreamId, reply: Reply, no_body: bool,
     slot.body_buf.clear(); // and a body kept in case a program wanted it is not
     slot.answered = true;
     slot.out = body;
-    if let Head::Cached(prebuilt, _) = &head {
-        debug_assert!(slot.head.is_none(), "one head a stream");
-        slot.head = Some(Rc::clone(prebuilt));
-    }
+    let earlier = match &head {
+        Head::Cached(prebuilt, _) => slot.head.replace(Rc::clone(prebuilt)),
+        Head::Text => None,
+    };
     slot.left = left;
     slot.own = own;
     s.generated += own;
+    if let Some(earlier) = earlier {
+        // (One answer a stream: never seen, but a HEADERS still queued keeps what it reads.)
+        s.keep_unsent_head(earlier);
+    }
     let with_body = left > 0;
     if h.framer
         .submit_response(id, &fields[..n], with_body)
         .is_err()
     {
-        // The stream is gone (reset by the client meanwhile): nothing to send.
+        // nghttp2 refused the submission (the stream is not open for a response): nothing
+        // was queued, nothing to send.
         s.release(i);
     }
 }

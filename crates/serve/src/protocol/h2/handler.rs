@@ -305,6 +305,13 @@ impl Handler for Streams {
         }
     }
 
+    fn on_headers_sent(&mut self, stream: StreamId) {
+        // nghttp2 has packed the HEADERS: it reads the prebuilt values no more.
+        if let Some(s) = self.slot(stream) {
+            s.head = None;
+        }
+    }
+
     fn on_end_stream_sent(&mut self, stream: StreamId) {
         if let Some(s) = self.slot(stream) {
             s.complete = true;

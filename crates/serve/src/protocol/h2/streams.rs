@@ -194,9 +194,10 @@ pub(super) struct Stream {
     pub(super) complete: bool,
     pub(super) out: Out,
     /// A cached file's prebuilt head, whose values were submitted without a copy: nghttp2
-    /// points at them until it packs the HEADERS frame, which it never does for a closed
-    /// stream. Kept until the stream is released (closed), never by `trim`, so that the
-    /// cache evicting the file version meanwhile frees nothing nghttp2 may read.
+    /// may read them until it says the HEADERS frame was sent (its documented contract for
+    /// NO_COPY fields), so they are kept until then, never dropped by `trim`: the cache
+    /// evicting the file version meanwhile frees nothing nghttp2 may read. A stream released
+    /// before its HEADERS went out hands its head to [`Streams::unsent_heads`].
     pub(super) head: Option<Rc<ReprFields>>,
     /// Body bytes not framed yet.
     pub(super) left: u64,
@@ -345,6 +346,11 @@ pub(super) struct Streams {
     /// Requests refused on this connection: malformed (reset), or answered with an error for
     /// what they are (400, 413, 414, 431, ...). Past `MAX_REFUSED` the connection ends.
     pub(super) refused: u32,
+    /// Prebuilt heads of streams closed (or answered twice) before nghttp2 said their HEADERS
+    /// was sent: the frame may still sit in nghttp2's queue, pointing at them, until the queue
+    /// is empty ([`Streams::queue_emptied`]). Only a stream reset before its answer went out
+    /// lands here, so it stays empty (and allocates nothing) in the usual case.
+    pub(super) unsent_heads: Vec<Rc<ReprFields>>,
     pub(super) counts: Counts,
 }
 
@@ -375,6 +381,7 @@ impl Streams {
             ended_next: 0,
             progressed: false,
             refused: 0,
+            unsent_heads: Vec::new(),
             counts: Counts::default(),
         }
     }
@@ -453,6 +460,17 @@ impl Streams {
         }
     }
 
+    /// Keeps a stream's prebuilt head until nghttp2's queue is empty, when its HEADERS was
+    /// not said sent: the slot is about to take another (or be freed).
+    pub(super) fn keep_unsent_head(&mut self, head: Rc<ReprFields>) {
+        self.unsent_heads.push(head);
+    }
+
+    /// nghttp2's output queue is empty: no queued frame points at a kept head any more.
+    pub(super) fn queue_emptied(&mut self) {
+        self.unsent_heads.clear();
+    }
+
     pub(super) fn release(&mut self, i: usize) {
         self.body_ended(i);
         if matches!(self.slots[i].out, Out::Arena { .. }) {
@@ -466,7 +484,10 @@ impl Streams {
         s.id = 0;
         s.awaits_end = false;
         s.out = Out::None; // drops the shared body or the file
-        s.head = None; // nghttp2 reads no field of a closed stream
+        if let Some(head) = s.head.take() {
+            // Its HEADERS was never said sent: nghttp2 may still hold it in its queue.
+            self.unsent_heads.push(head);
+        }
         s.gateway = None;
         s.body_buf = Vec::new();
         s.trim();
@@ -481,6 +502,46 @@ pub(super) fn hint_of(id: StreamId) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::response::{FieldName, ReprFieldsBuilder};
+    use http2::{Handler, HeadersKind};
+
+    fn heads() -> Rc<ReprFields> {
+        let mut b = ReprFieldsBuilder::default();
+        b.push(FieldName::Server, b"flint");
+        b.end_full();
+        Rc::new(b.build())
+    }
+
+    #[test]
+    fn a_prebuilt_head_outlives_its_stream_until_nghttp2_is_done_with_it() {
+        let mut s = Streams::new(8, 4096, false, Instant::now());
+        s.wake(vec![Stream::free(), Stream::free()], Vec::new());
+        let head = heads();
+        // Sent: dropped when nghttp2 says so, before the stream closes.
+        s.on_begin_headers(1, HeadersKind::Request);
+        let i = s.index(1).expect("stream 1's slot");
+        s.slots[i].head = Some(Rc::clone(&head));
+        s.on_headers_sent(1);
+        assert_eq!(
+            Rc::strong_count(&head),
+            1,
+            "released once its HEADERS was sent"
+        );
+        s.release(i);
+        assert!(s.unsent_heads.is_empty());
+        // Reset before its HEADERS went out: kept while nghttp2's queue may still hold it.
+        s.on_begin_headers(3, HeadersKind::Request);
+        let i = s.index(3).expect("stream 3's slot");
+        s.slots[i].head = Some(Rc::clone(&head));
+        s.on_stream_close(3, http2::error_code::CANCEL);
+        assert_eq!(Rc::strong_count(&head), 2, "kept past the stream's close");
+        s.queue_emptied();
+        assert_eq!(
+            Rc::strong_count(&head),
+            1,
+            "dropped once the queue is empty"
+        );
+    }
 
     /// A set of `slots` free slots whose value buffers hold `value_bytes` each.
     fn set(slots: usize, value_bytes: usize) -> Storage {
