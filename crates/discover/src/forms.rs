@@ -254,13 +254,16 @@ impl Form {
                     target.push('?');
                     target.push_str(&encoded);
                 }
-                lines.push(format!("  {{ path = {} }},", basic_string(&target)));
+                lines.push(format!(
+                    "  {{ path = {} }},",
+                    crate::workload::quote(&target)
+                ));
             }
             Method::Post => {
                 lines.push(format!(
                     "  {{ path = {}, method = \"POST\", body = {},",
-                    basic_string(path),
-                    basic_string(&encoded)
+                    crate::workload::quote(path),
+                    crate::workload::quote(&encoded)
                 ));
                 lines.push(format!(
                     "    headers = {{ \"Content-Type\" = \"{URLENCODED}\" }} }},"
@@ -313,22 +316,6 @@ fn in_disabled_fieldset(el: ElementRef<'_>) -> bool {
         .filter_map(ElementRef::wrap)
         .take_while(|a| a.value().name() != "form")
         .any(|a| a.value().name() == "fieldset" && a.value().attr("disabled").is_some())
-}
-
-/// A TOML basic string.
-fn basic_string(s: &str) -> String {
-    let mut q = String::with_capacity(s.len() + 2);
-    q.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => q.push_str("\\\""),
-            '\\' => q.push_str("\\\\"),
-            c if c.is_control() => q.push_str(&format!("\\u{:04X}", c as u32)),
-            c => q.push(c),
-        }
-    }
-    q.push('"');
-    q
 }
 
 #[cfg(test)]

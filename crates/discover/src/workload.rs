@@ -124,7 +124,7 @@ fn shell_word(s: &str) -> String {
 }
 
 /// A TOML basic string.
-fn quote(s: &str) -> String {
+pub(crate) fn quote(s: &str) -> String {
     let mut q = String::with_capacity(s.len() + 2);
     q.push('"');
     for c in s.chars() {
