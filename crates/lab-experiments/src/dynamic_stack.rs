@@ -19,7 +19,7 @@ use lab_app::php;
 use lab_app::POSTGRES_URL_FILE;
 use lab_peers::PeerKind;
 use lab_process::cpu::{self, CpuTime};
-use lab_process::procfs::{pid_listening_on, ProcError};
+use lab_process::procfs::{pid_listening_on, process_tree, thread_count, ProcError};
 use lab_process::{free_port, Group, StopPolicy};
 use std::ffi::{OsStr, OsString};
 use std::net::{Ipv4Addr, SocketAddr};
@@ -152,6 +152,9 @@ pub fn prepare(
         let what = what.to_owned();
         move |e: std::io::Error| format!("{what}: {e}")
     };
+    // Apache's children read the static file as another user when the lab is root.
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755))
+        .map_err(io("the application's directory"))?;
     let root = dir.join("root");
     let cgi_dir = dir.join("cgi");
     std::fs::create_dir_all(root.join("fcgi")).map_err(io("the document root"))?;
@@ -265,13 +268,25 @@ impl Launcher<'_> {
 impl Stack {
     /// Starts `kind` (its program found by `probe`) with its gateways.
     pub fn start(kind: PeerKind, program: &Path, shared: &Shared) -> Result<Stack, String> {
-        if !matches!(kind, PeerKind::Flint | PeerKind::Nginx) {
+        if !matches!(
+            kind,
+            PeerKind::Flint | PeerKind::Nginx | PeerKind::ApacheEvent
+        ) {
             return Err(format!("{kind} has no dynamic deployments in the lab"));
         }
         let dir = tempfile::Builder::new()
             .prefix(&format!("flint-lab-dynamic-{}.", kind.name()))
             .tempdir()
             .map_err(|e| format!("its directory: {e}"))?;
+        // Apache's children run as another user when the lab is root: they reach the
+        // application's sockets through this directory.
+        let apache_user = (kind == PeerKind::ApacheEvent)
+            .then(lab_peers::apache_user)
+            .flatten();
+        if apache_user.is_some() {
+            std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o711))
+                .map_err(|e| format!("its directory: {e}"))?;
+        }
         let launcher = Launcher {
             dir: dir.path(),
             log: dir.path().join("output.log"),
@@ -363,7 +378,18 @@ impl Stack {
         let (web, addr) = loop {
             let port = free_port().map_err(|e| format!("a free port: {e}"))?;
             let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
-            let args: Vec<OsString> = if kind == PeerKind::Nginx {
+            let args: Vec<OsString> = if kind == PeerKind::ApacheEvent {
+                if apache_user.is_some() {
+                    let sockets = [Some(&*socket), http.as_ref().map(|_| &*http_socket)];
+                    for s in sockets.into_iter().flatten() {
+                        std::fs::set_permissions(s, std::fs::Permissions::from_mode(0o666))
+                            .map_err(|e| format!("{}: {e}", s.display()))?;
+                    }
+                }
+                apache_args(dir.path(), &shared.root, port, apache_user, &socket, {
+                    http.as_ref().map(|_| &*http_socket)
+                })?
+            } else if kind == PeerKind::Nginx {
                 let conf = dir.path().join("nginx.conf");
                 let text = deploy::nginx_config(&deploy::Nginx {
                     dir: dir.path(),
@@ -419,8 +445,17 @@ impl Stack {
                 cgroups.as_ref().map(|c| &c.web),
             )?;
             let pid = web.pid();
+            // Apache: once its child has every thread of its pool too, so that nothing starts
+            // during a measurement.
+            let workers = lab_peers::apache_workers(APACHE_CLIENTS) as u64;
+            let settled = |pid: u32| {
+                kind != PeerKind::ApacheEvent
+                    || (process_tree(pid).ok())
+                        .and_then(|t| t.get(1).copied())
+                        .is_some_and(|child| thread_count(child) > workers)
+            };
             match ready(&mut web, kind.name(), log, || {
-                pid_listening_on(port) == Some(pid)
+                pid_listening_on(port) == Some(pid) && settled(pid)
             }) {
                 Ok(()) => break (web, addr),
                 Err(_) if attempt < 3 && web.exited().is_some() => attempt += 1,
@@ -438,6 +473,25 @@ impl Stack {
             cgroups,
             db_server: shared.db_server.clone(),
             dir,
+        })
+    }
+
+    /// Why `deployment` cannot run on this server, when it cannot: Apache has the FastCGI and
+    /// proxy deployments (and the static file) in the lab, not yet CGI or PHP.
+    pub fn unsupported(&self, deployment: Deployment) -> Option<String> {
+        let runs = match self.kind {
+            PeerKind::ApacheEvent => matches!(
+                deployment,
+                Deployment::Static | Deployment::FastCgi | Deployment::Proxy
+            ),
+            _ => true,
+        };
+        (!runs).then(|| {
+            format!(
+                "{} has no {} deployment in the lab (mod_proxy_fcgi and mod_proxy_http only)",
+                self.kind,
+                deployment.name()
+            )
         })
     }
 
@@ -516,6 +570,50 @@ impl Drop for Stack {
             f.stop();
         }
     }
+}
+
+/// The clients Apache's pool is sized for: the experiment's, as fcgiwrap's children are.
+const APACHE_CLIENTS: usize = super::dynamic::DYNAMIC_CLIENTS;
+
+/// Writes Apache's config (the lab peers' event MPM config, its gateways added) into `dir` and
+/// returns its arguments.
+fn apache_args(
+    dir: &Path,
+    root: &Path,
+    port: u16,
+    user: Option<&str>,
+    fastcgi: &Path,
+    proxy: Option<&Path>,
+) -> Result<Vec<OsString>, String> {
+    let params = lab_peers::ConfigParams {
+        dir,
+        root,
+        host: Ipv4Addr::LOCALHOST.into(),
+        port,
+        digest: false,
+        max_clients: APACHE_CLIENTS,
+        tls: None,
+        http2: false,
+    };
+    let mut text = lab_peers::apache_config(&params, lab_peers::Mpm::Event, user);
+    text.push_str(&deploy::apache_gateways(&deploy::Apache {
+        modules: Path::new(lab_peers::APACHE_MODULES),
+        fastcgi: Some(fastcgi),
+        proxy,
+    }));
+    let write = |name: &str, text: String| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).map_err(|e| format!("{name}: {e}"))?;
+        Ok::<_, String>(path)
+    };
+    write("mime.types", lab_peers::apache_mime_types())?;
+    let conf = write("httpd.conf", text)?;
+    Ok(vec![
+        "-D".into(),
+        "FOREGROUND".into(),
+        "-f".into(),
+        conf.into(),
+    ])
 }
 
 fn log_tail(log: &Path) -> String {
