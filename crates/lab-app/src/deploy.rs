@@ -208,6 +208,8 @@ pub struct Apache<'a> {
     pub fastcgi: Option<&'a Path>,
     /// `flint-app http`'s unix socket.
     pub proxy: Option<&'a Path>,
+    /// The directory holding [`CGI_PROGRAM`], and the socket mod_cgid's daemon listens on.
+    pub cgi: Option<(&'a Path, &'a Path)>,
 }
 
 /// The lines that mount the application's gateways in Apache, appended to its config:
@@ -218,6 +220,8 @@ pub struct Apache<'a> {
 ///   as nginx's upstream and flint serve's pool do.
 /// - [`PROXY_PREFIX`]: mod_proxy_http to `flint-app http` over its unix socket, the path passed
 ///   unchanged; mod_proxy_http keeps its backend connections by default (HTTP/1.1).
+/// - [`CGI_PREFIX`]: mod_cgid, the event MPM's CGI (a daemon the parent forks, which forks and
+///   execs each program, so that no threaded worker forks), the CGI directory a `ScriptAlias`.
 pub fn apache_gateways(a: &Apache) -> String {
     let modules = a.modules.display();
     let mut text = String::new();
@@ -240,6 +244,26 @@ ProxyPass \"{FASTCGI_PREFIX}/\" \"unix:{socket}|fcgi://localhost{FASTCGI_PREFIX}
 ProxyPass \"{PROXY_PREFIX}/\" \"unix:{socket}|http://localhost{PROXY_PREFIX}/\"
 ",
             socket = socket.display()
+        );
+    }
+    if let Some((cgi_dir, script_sock)) = a.cgi {
+        let mount = CGI_PREFIX
+            .rsplit_once('/')
+            .map_or(CGI_PREFIX, |(dir, _)| dir);
+        let _ = write!(
+            text,
+            "LoadModule alias_module {modules}/mod_alias.so
+LoadModule cgid_module {modules}/mod_cgid.so
+ScriptSock \"{sock}\"
+ScriptAlias \"{mount}/\" \"{cgi_dir}/\"
+<Directory \"{cgi_dir}\">
+    Options FollowSymLinks
+    AllowOverride None
+    Require all granted
+</Directory>
+",
+            sock = script_sock.display(),
+            cgi_dir = cgi_dir.display(),
         );
     }
     text
