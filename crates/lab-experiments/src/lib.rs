@@ -251,7 +251,7 @@ impl LabOptions {
             {
                 Some(
                     "dynamic deploys the application behind flint serve, nginx (CGI, FastCGI, \
-                     proxy) and Apache event (FastCGI, proxy)",
+                     proxy) and Apache event (CGI, FastCGI, proxy)",
                 )
             }
             Experiment::Sizes if kind == PeerKind::H2o => Some(

@@ -525,7 +525,7 @@ mod tests {
         assert_eq!(opts.tls_sizes().len(), 6);
         assert_eq!(opts.runs(Experiment::Tls), 4 * (2 * 2 + 1 + 6));
         // flint serve, nginx and Apache event: the static file, then CGI and FastCGI for four
-        // test types (Apache's CGI rows say it has none).
+        // test types.
         assert_eq!(opts.runs(Experiment::Dynamic), 3 * (1 + 2 * 4));
         assert_eq!(opts.runs(Experiment::All), 65 + 60 + 3 + 44 + 27);
     }
