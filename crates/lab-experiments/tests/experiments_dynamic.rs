@@ -300,7 +300,7 @@ fn the_proxy_deployment_is_verified_and_measured_on_flint_and_nginx() {
 /// which cost more than a persistent application's request); the deployments it has no gateway
 /// for are rows that say so, never measured.
 #[test]
-fn apache_event_runs_fastcgi_and_proxy_deployments_verified_and_measured_by_tier() {
+fn apache_event_runs_cgi_fastcgi_and_proxy_deployments_verified_and_measured_by_tier() {
     let mut opts = LabOptions::new(Some(flint_bin()));
     opts.duration = Duration::from_millis(400);
     opts.warmup = Duration::from_millis(100);
