@@ -508,7 +508,7 @@ mod tests {
     }
 
     #[test]
-    fn all_runs_190_measurements_with_every_server() {
+    fn all_runs_199_measurements_with_every_server() {
         let opts = LabOptions::new(None);
         // Six ways over cleartext and TLS for five servers; Apache prefork over cleartext only,
         // and without h2.
