@@ -334,6 +334,16 @@ fn one(
             why.to_owned(),
         )));
     }
+    if let Some(why) = stack.unsupported(deployment) {
+        writeln!(lab.progress, "flint lab: {kind}: {what}: {why}")?;
+        return Ok(Some(ResultRow::dynamic_failed(
+            kind,
+            deployment.name(),
+            test,
+            database,
+            why,
+        )));
+    }
     if let Err(why) = verify(stack, shared, deployment, test) {
         writeln!(
             lab.progress,

@@ -70,6 +70,11 @@ impl Cgroup {
         cmd
     }
 
+    /// Moves the running process `pid` in: the children it forks from now on start here.
+    pub fn adopt(&self, pid: u32) -> io::Result<()> {
+        std::fs::write(self.dir.join("cgroup.procs"), pid.to_string())
+    }
+
     pub fn dir(&self) -> &Path {
         &self.dir
     }

@@ -19,7 +19,7 @@ use lab_app::php;
 use lab_app::POSTGRES_URL_FILE;
 use lab_peers::PeerKind;
 use lab_process::cpu::{self, CpuTime};
-use lab_process::procfs::{pid_listening_on, ProcError};
+use lab_process::procfs::{pid_listening_on, process_tree, thread_count, ProcError};
 use lab_process::{free_port, Group, StopPolicy};
 use std::ffi::{OsStr, OsString};
 use std::net::{Ipv4Addr, SocketAddr};
@@ -152,6 +152,9 @@ pub fn prepare(
         let what = what.to_owned();
         move |e: std::io::Error| format!("{what}: {e}")
     };
+    // Apache's children read the static file as another user when the lab is root.
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755))
+        .map_err(io("the application's directory"))?;
     let root = dir.join("root");
     let cgi_dir = dir.join("cgi");
     std::fs::create_dir_all(root.join("fcgi")).map_err(io("the document root"))?;
@@ -196,6 +199,8 @@ pub struct Stack {
     pub addr: SocketAddr,
     web: Group,
     wrap: Option<Group>,
+    /// Apache's mod_cgid daemon, when the CGI deployment is asked for.
+    cgid: Option<u32>,
     app: Group,
     /// `flint-app http`, when the proxy deployment is asked for.
     http: Option<Group>,
@@ -265,13 +270,28 @@ impl Launcher<'_> {
 impl Stack {
     /// Starts `kind` (its program found by `probe`) with its gateways.
     pub fn start(kind: PeerKind, program: &Path, shared: &Shared) -> Result<Stack, String> {
-        if !matches!(kind, PeerKind::Flint | PeerKind::Nginx) {
+        if !matches!(
+            kind,
+            PeerKind::Flint | PeerKind::Nginx | PeerKind::ApacheEvent
+        ) {
             return Err(format!("{kind} has no dynamic deployments in the lab"));
         }
         let dir = tempfile::Builder::new()
             .prefix(&format!("flint-lab-dynamic-{}.", kind.name()))
             .tempdir()
             .map_err(|e| format!("its directory: {e}"))?;
+        // Apache's children run as another user when the lab is root: they reach the
+        // application's sockets through this directory.
+        let apache_user = (kind == PeerKind::ApacheEvent)
+            .then(lab_peers::apache_user)
+            .flatten();
+        if let Some(user) = apache_user {
+            std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o711))
+                .map_err(|e| format!("its directory: {e}"))?;
+            if shared.runs(Deployment::Cgi) {
+                give_database(&shared.cgi_dir, user)?;
+            }
+        }
         let launcher = Launcher {
             dir: dir.path(),
             log: dir.path().join("output.log"),
@@ -357,13 +377,30 @@ impl Stack {
             })?;
             wrap = Some(w);
         }
+        let cgid_socket = dir.path().join("cgid.sock");
         // A port found free may be taken by another process before the server binds it: the
         // server then exits, and another port is tried. Ready once the server itself listens.
         let mut attempt = 1;
-        let (web, addr) = loop {
+        let (web, addr, web_pid) = loop {
             let port = free_port().map_err(|e| format!("a free port: {e}"))?;
             let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
-            let args: Vec<OsString> = if kind == PeerKind::Nginx {
+            let args: Vec<OsString> = if kind == PeerKind::ApacheEvent {
+                if apache_user.is_some() {
+                    let sockets = [Some(&*socket), http.as_ref().map(|_| &*http_socket)];
+                    for s in sockets.into_iter().flatten() {
+                        std::fs::set_permissions(s, std::fs::Permissions::from_mode(0o666))
+                            .map_err(|e| format!("{}: {e}", s.display()))?;
+                    }
+                }
+                let gateways = deploy::Apache {
+                    modules: Path::new(lab_peers::APACHE_MODULES),
+                    fastcgi: Some(&socket),
+                    proxy: http.as_ref().map(|_| &*http_socket),
+                    cgi: (shared.runs(Deployment::Cgi))
+                        .then_some((&*shared.cgi_dir, &*cgid_socket)),
+                };
+                apache_args(dir.path(), &shared.root, port, apache_user, &gateways)?
+            } else if kind == PeerKind::Nginx {
                 let conf = dir.path().join("nginx.conf");
                 let text = deploy::nginx_config(&deploy::Nginx {
                     dir: dir.path(),
@@ -419,18 +456,43 @@ impl Stack {
                 cgroups.as_ref().map(|c| &c.web),
             )?;
             let pid = web.pid();
+            // Apache: once its child has every thread of its pool too, so that nothing starts
+            // during a measurement (mod_cgid's daemon, a child too, has one thread).
+            let workers = lab_peers::apache_workers(APACHE_CLIENTS) as u64;
+            let settled = |pid: u32| {
+                kind != PeerKind::ApacheEvent
+                    || (process_tree(pid).unwrap_or_default().into_iter())
+                        .skip(1)
+                        .any(|child| thread_count(child) > workers)
+            };
             match ready(&mut web, kind.name(), log, || {
-                pid_listening_on(port) == Some(pid)
+                pid_listening_on(port) == Some(pid) && settled(pid)
             }) {
-                Ok(()) => break (web, addr),
+                Ok(()) => break (web, addr, pid),
                 Err(_) if attempt < 3 && web.exited().is_some() => attempt += 1,
                 Err(e) => return Err(e),
             }
         };
+        // mod_cgid's daemon (the parent's single-threaded child) and the programs it forks are
+        // the gateway tier, as fcgiwrap and its programs are behind nginx.
+        let cgid = (kind == PeerKind::ApacheEvent && shared.runs(Deployment::Cgi))
+            .then(|| {
+                let tree = process_tree(web_pid).unwrap_or_default();
+                tree.into_iter()
+                    .skip(1)
+                    .find(|&child| thread_count(child) == 1)
+            })
+            .flatten();
+        if let (Some(pid), Some(c)) = (cgid, &cgroups) {
+            c.wrap
+                .adopt(pid)
+                .map_err(|e| format!("moving mod_cgid's daemon to its cgroup: {e}"))?;
+        }
         Ok(Stack {
             kind,
             addr,
             web,
+            cgid,
             wrap,
             app,
             http,
@@ -438,6 +500,26 @@ impl Stack {
             cgroups,
             db_server: shared.db_server.clone(),
             dir,
+        })
+    }
+
+    /// Why `deployment` cannot run on this server, when it cannot: Apache has the CGI, FastCGI
+    /// and proxy deployments (and the static file) in the lab, not yet PHP.
+    pub fn unsupported(&self, deployment: Deployment) -> Option<String> {
+        let runs = match self.kind {
+            PeerKind::ApacheEvent => matches!(
+                deployment,
+                Deployment::Static | Deployment::Cgi | Deployment::FastCgi | Deployment::Proxy
+            ),
+            _ => true,
+        };
+        (!runs).then(|| {
+            format!(
+                "{} has no {} deployment in the lab (mod_cgid, mod_proxy_fcgi and mod_proxy_http \
+                 only)",
+                self.kind,
+                deployment.name()
+            )
         })
     }
 
@@ -465,7 +547,8 @@ impl Stack {
             (_, Some(c)) => Source::Cgroup(path(&c.web)),
             (_, None) => Source::Tree(web_pid),
         };
-        let app = match (deployment, &self.wrap, cg) {
+        let gateway = (self.wrap.as_ref().map(Group::pid)).or(self.cgid);
+        let app = match (deployment, gateway, cg) {
             (Deployment::Static, ..) => None,
             (Deployment::FastCgi, _, Some(c)) => Some(Source::Cgroup(path(&c.app))),
             (Deployment::FastCgi, _, None) => Some(Source::Tree(self.app.pid())),
@@ -479,7 +562,7 @@ impl Stack {
             (Deployment::Cgi | Deployment::PhpCgi, Some(_), Some(c)) => {
                 Some(Source::Cgroup(path(&c.wrap)))
             }
-            (Deployment::Cgi | Deployment::PhpCgi, Some(w), None) => Some(Source::Tree(w.pid())),
+            (Deployment::Cgi | Deployment::PhpCgi, Some(pid), None) => Some(Source::Tree(pid)),
             (Deployment::Cgi | Deployment::PhpCgi, None, Some(c)) => {
                 Some(Source::CgroupLess(path(&c.web), web_pid))
             }
@@ -516,6 +599,70 @@ impl Drop for Stack {
             f.stop();
         }
     }
+}
+
+/// The clients Apache's pool is sized for: the experiment's, as fcgiwrap's children are.
+const APACHE_CLIENTS: usize = super::dynamic::DYNAMIC_CLIENTS;
+
+/// Writes Apache's config (the lab peers' event MPM config, its gateways added) into `dir` and
+/// returns its arguments.
+fn apache_args(
+    dir: &Path,
+    root: &Path,
+    port: u16,
+    user: Option<&str>,
+    gateways: &deploy::Apache,
+) -> Result<Vec<OsString>, String> {
+    let params = lab_peers::ConfigParams {
+        dir,
+        root,
+        host: Ipv4Addr::LOCALHOST.into(),
+        port,
+        digest: false,
+        max_clients: APACHE_CLIENTS,
+        tls: None,
+        http2: false,
+    };
+    let mut text = lab_peers::apache_config(&params, lab_peers::Mpm::Event, user);
+    text.push_str(&deploy::apache_gateways(gateways));
+    let write = |name: &str, text: String| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).map_err(|e| format!("{name}: {e}"))?;
+        Ok::<_, String>(path)
+    };
+    write("mime.types", lab_peers::apache_mime_types())?;
+    let conf = write("httpd.conf", text)?;
+    Ok(vec![
+        "-D".into(),
+        "FOREGROUND".into(),
+        "-f".into(),
+        conf.into(),
+    ])
+}
+
+/// Gives the SQLite database and its directory to `user`, whom Apache's CGI programs run as:
+/// they write its WAL and shared memory beside it. SQLite creates those files with the
+/// database's owner and mode when it runs as root, so the root processes of the other tiers keep
+/// them writable. Nothing to give when the database is PostgreSQL's (a URL).
+fn give_database(cgi_dir: &Path, user: &str) -> Result<(), String> {
+    let passwd = std::fs::read_to_string("/etc/passwd").map_err(|e| format!("/etc/passwd: {e}"))?;
+    let ids = passwd.lines().find_map(|l| {
+        let f: Vec<&str> = l.split(':').collect();
+        (f.first() == Some(&user))
+            .then(|| Some((f.get(2)?.parse().ok()?, f.get(3)?.parse().ok()?)))?
+    });
+    let (uid, gid): (u32, u32) = ids.ok_or_else(|| format!("no user {user} in /etc/passwd"))?;
+    let entries = std::fs::read_dir(cgi_dir).map_err(|e| format!("{}: {e}", cgi_dir.display()))?;
+    let databases = entries.flatten().map(|e| e.path()).filter(|p| {
+        p.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("world.db"))
+    });
+    for path in std::iter::once(cgi_dir.to_owned()).chain(databases) {
+        std::os::unix::fs::chown(&path, Some(uid), Some(gid))
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(())
 }
 
 fn log_tail(log: &Path) -> String {

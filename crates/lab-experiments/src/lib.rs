@@ -151,9 +151,9 @@ pub struct LabOptions {
     pub app_bin: Option<PathBuf>,
 }
 
-/// Default length of each measurement: `flint lab all` runs 190 of them (the page experiment's
+/// Default length of each measurement: `flint lab all` runs 199 of them (the page experiment's
 /// 65: six ways for five servers over cleartext and TLS, Apache prefork over cleartext without
-/// h2; 5 x 12 sizes, 3 digest runs, 4 x 11 over TLS, 2 x 9 dynamic), each with its warm-up,
+/// h2; 5 x 12 sizes, 3 digest runs, 4 x 11 over TLS, 3 x 9 dynamic), each with its warm-up,
 /// server and tracer start-up: about 13 minutes in all.
 pub const DEFAULT_DURATION: Duration = Duration::from_secs(2);
 pub const DEFAULT_WARMUP: Duration = Duration::from_millis(500);
@@ -243,9 +243,17 @@ impl LabOptions {
                  TLS is the same mod_ssl)",
             ),
             // h2o joined the lab for the page experiment (HTTP/2's own server).
-            Experiment::Dynamic if !matches!(kind, PeerKind::Flint | PeerKind::Nginx) => Some(
-                "dynamic deploys the application behind flint serve and nginx (CGI, FastCGI, proxy)",
-            ),
+            Experiment::Dynamic
+                if !matches!(
+                    kind,
+                    PeerKind::Flint | PeerKind::Nginx | PeerKind::ApacheEvent
+                ) =>
+            {
+                Some(
+                    "dynamic deploys the application behind flint serve, nginx (CGI, FastCGI, \
+                     proxy) and Apache event (CGI, FastCGI, proxy)",
+                )
+            }
             Experiment::Sizes if kind == PeerKind::H2o => Some(
                 "sizes does not measure h2o (it is in the lab for the syscalls page experiment)",
             ),

@@ -292,3 +292,88 @@ fn the_proxy_deployment_is_verified_and_measured_on_flint_and_nginx() {
         );
     }
 }
+
+/// Apache event: CGI through mod_cgid, the FastCGI deployment through mod_proxy_fcgi and the
+/// proxy deployment through mod_proxy_http, each to flint-app (on its unix socket when
+/// persistent), verified, then measured with Apache's processes (its cgroup) as the web tier and
+/// the gateway's and application's as the app tier (mod_cgid's daemon and its programs for CGI,
+/// which cost more than a persistent application's request); the deployments it has no gateway
+/// for are rows that say so, never measured.
+#[test]
+fn apache_event_runs_cgi_fastcgi_and_proxy_deployments_verified_and_measured_by_tier() {
+    let mut opts = LabOptions::new(Some(flint_bin()));
+    opts.duration = Duration::from_millis(400);
+    opts.warmup = Duration::from_millis(100);
+    opts.servers = vec![PeerKind::ApacheEvent];
+    opts.tests = vec!["plaintext".into(), "db".into()];
+    opts.deployments = vec![
+        Deployment::Static,
+        Deployment::Cgi,
+        Deployment::FastCgi,
+        Deployment::Proxy,
+        Deployment::PhpFpm,
+    ];
+    opts.profile = false;
+    assert_eq!(opts.runs(Experiment::Dynamic), 1 + 4 * 2);
+    let (report, text, progress) = run_lab(Experiment::Dynamic, &opts, false);
+    for s in &report.servers {
+        assert_eq!(s.status, Status::Ok, "{s:?}\n{progress}");
+    }
+    assert_eq!(report.results.len(), 9, "{text}\n{progress}");
+    for r in &report.results {
+        let what = format!("{} {:?} {:?}", r.server, r.deployment, r.test_type);
+        assert_eq!(r.server, "apache-event", "{what}");
+        if r.deployment.as_deref() == Some("php-fpm") {
+            let why = r.unavailable.as_deref().unwrap_or_default();
+            assert!(
+                why.contains("apache-event has no php-fpm deployment"),
+                "{what}: {why}"
+            );
+            assert_eq!((r.requests, r.tiers.as_ref()), (0, None), "{what}");
+            continue;
+        }
+        assert!(
+            r.unavailable.is_none(),
+            "{what}: {:?}\n{progress}",
+            r.unavailable
+        );
+        assert!(r.requests > 0 && r.errors == 0, "{what}: {r:?}");
+        let tiers = r.tiers.as_ref().expect("tiers");
+        let names: Vec<&str> = tiers.iter().map(|t| t.tier.as_str()).collect();
+        let gateway = r.deployment.as_deref() != Some("static");
+        assert_eq!(
+            names,
+            if gateway {
+                &["web", "app"][..]
+            } else {
+                &["web"][..]
+            },
+            "{what}"
+        );
+        assert!(tier(r, "web").unwrap() > 0.0, "{what}: {tiers:?}");
+        if gateway {
+            assert!(tier(r, "app").unwrap() > 0.0, "{what}: {tiers:?}");
+        }
+    }
+    for test in ["plaintext", "db"] {
+        let app = |deployment: &str| {
+            (report.results.iter())
+                .find(|r| {
+                    r.deployment.as_deref() == Some(deployment)
+                        && r.test_type.as_deref() == Some(test)
+                })
+                .and_then(|r| tier(r, "app"))
+                .unwrap()
+        };
+        let (cgi, fastcgi) = (app("cgi"), app("fastcgi"));
+        assert!(cgi > fastcgi, "{test}: cgi {cgi} µs, fastcgi {fastcgi} µs");
+    }
+    for deployment in ["cgi", "fastcgi", "proxy"] {
+        assert!(
+            text.lines().any(|l| l.starts_with("apache-event")
+                && l.contains(deployment)
+                && l.contains("db")),
+            "{text}"
+        );
+    }
+}

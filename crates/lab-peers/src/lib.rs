@@ -23,6 +23,10 @@ mod kind;
 mod peer;
 
 pub use config::{TlsFiles, APACHE_MODULES, LIGHTTPD_OPENSSL, NGINX_TLS_LOG_FORMAT};
+// For an experiment that adds to Apache's config what its peers serve beside static files (the
+// dynamic experiment's gateways): the same config, the same pool, the same user.
+pub use config::{apache as apache_config, apache_mime_types, apache_workers, ConfigParams, Mpm};
 pub use error::PeerError;
 pub use kind::{Installed, PeerKind};
+pub use peer::apache_user;
 pub use peer::{Peer, PeerNet, PeerSpec, PEER_NET_PORT};

@@ -280,7 +280,7 @@ fn write_config(kind: PeerKind, p: &ConfigParams) -> std::io::Result<Vec<String>
 
 /// The user Apache's children run as: as root, www-data (Debian's) or nobody; otherwise none
 /// (they stay the invoking user, and a `User` line would be refused).
-fn apache_user() -> Option<&'static str> {
+pub fn apache_user() -> Option<&'static str> {
     if !nix::unistd::geteuid().is_root() {
         return None;
     }
