@@ -184,13 +184,13 @@ fn startup_errors_of_input_are_one_line_and_status_2() {
     assert_eq!(out.status.code(), Some(2), "a usage error: {stderr}");
     assert!(stderr.contains("expected PATTERN=ADDR"), "{stderr}");
     let out = run_bounded(
-        flint().args(["serve", ".", "--proxy", "/api/=https://127.0.0.1:1"]),
+        flint().args(["serve", ".", "--proxy", "/api/=ftp://127.0.0.1:1"]),
         WAIT,
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "a usage error: {stderr}");
     assert!(
-        stderr.contains("an upstream is http://HOST:PORT"),
+        stderr.contains("an upstream is http://HOST:PORT, https://HOST:PORT or unix:PATH"),
         "{stderr}"
     );
 }
