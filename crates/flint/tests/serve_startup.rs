@@ -184,6 +184,16 @@ fn startup_errors_of_input_are_one_line_and_status_2() {
     assert_eq!(out.status.code(), Some(2), "a usage error: {stderr}");
     assert!(stderr.contains("expected PATTERN=ADDR"), "{stderr}");
     let out = run_bounded(
+        flint().args(["serve", ".", "--proxy-cacert", "ca.pem"]),
+        WAIT,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "a usage error: {stderr}");
+    assert!(
+        stderr.contains("no --proxy mount has an https:// upstream"),
+        "{stderr}"
+    );
+    let out = run_bounded(
         flint().args(["serve", ".", "--proxy", "/api/=ftp://127.0.0.1:1"]),
         WAIT,
     );

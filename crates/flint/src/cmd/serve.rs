@@ -274,6 +274,10 @@ fn configure(args: ServeArgs) -> anyhow::Result<Config> {
         config.cgi_timeout_ms = u64::try_from(t.as_millis()).unwrap_or(u64::MAX);
     }
     config.fastcgi.extend(args.fastcgi);
+    let https = |m: &serve::config::ProxyMount| m.upstreams.iter().any(|u| u.tls_name.is_some());
+    if args.proxy_cacert.is_some() && !args.proxy.iter().any(https) {
+        anyhow::bail!("--proxy-cacert: no --proxy mount has an https:// upstream to check with it");
+    }
     config.proxy.extend(args.proxy.into_iter().map(|mut m| {
         m.cacert = args.proxy_cacert.clone();
         m
