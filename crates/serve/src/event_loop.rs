@@ -182,6 +182,9 @@ impl<'a, T: Transport> Loop<'a, T> {
             }
             self.worker.stats.wakeups += 1;
             self.tick();
+            if let Some(g) = self.worker.gateways.as_mut() {
+                g.polled();
+            }
             for ev in events.iter() {
                 match ev.token() {
                     LISTENER => self.accept_all(),

@@ -234,13 +234,13 @@ impl super::Gateways {
     ) -> std::io::Result<(Exchange, bool, bool)> {
         let mut addr = self.proxies.pick(fwd.mount, now, None);
         let mut retried = false;
-        let (stream, slot, reused) = loop {
+        let (stream, slot, reused, peeked) = loop {
             let group = self.proxies.addrs[addr].group;
-            if let Some((s, slot)) = self.fcgi_pool.take_open(group, token) {
-                break (s, slot, true);
+            if let Some((s, slot, peeked)) = self.fcgi_pool.take_open(group, token) {
+                break (s, slot, true, peeked);
             }
             match self.proxies.addrs[addr].connect() {
-                Ok(s) => break (s, self.fcgi_pool.open_slot(token), false),
+                Ok(s) => break (s, self.fcgi_pool.open_slot(token), false, false),
                 Err(e) => {
                     self.proxies.mark_failed(fwd.mount, addr, now);
                     if retried || !self.proxies.has_other(fwd.mount, addr) {
@@ -259,6 +259,7 @@ impl super::Gateways {
             addr,
             group: a.group,
             reused,
+            peeked,
             name: a.name.clone(),
             timeouts: self.proxies.timeouts(fwd.mount),
             max_head: self.max_head,
@@ -293,6 +294,21 @@ impl super::Gateways {
         self.fcgi_pool.renew_slot(x.slot);
         let (group, name) = (a.group, a.name.clone());
         x.retry(stream, addr, group, name, &self.registry, now)
+    }
+
+    /// Whether `x`'s response may be read in this wake-up: not when its connection was taken
+    /// unpeeked in it (`fcgi::Pool::held`). One whose connection had bytes from before its
+    /// request (`fcgi::Pool::stray`) fails, and is sent again as a request on a closed pooled
+    /// connection is: nothing of those bytes is read.
+    pub fn proxy_readable(&self, x: &mut Exchange) -> bool {
+        if self.fcgi_pool.stray(x.slot) {
+            x.stray();
+        }
+        if self.fcgi_pool.held(x.slot) {
+            x.held();
+            return false;
+        }
+        true
     }
 
     /// A proxied request failed at its address (refused, reset or silent past a timeout):

@@ -20,6 +20,9 @@ enum Slot {
     Busy { token: usize, closed: bool },
 }
 
+/// No wake-up: a slot neither idle nor taken unpeeked.
+const NO_WAKE: u64 = u64::MAX;
+
 /// Request buffers kept for the next requests, beyond those of the idle connections.
 const SPARE_BUFFERS: usize = 8;
 
@@ -40,6 +43,15 @@ pub(crate) struct Pool {
     pub peer_closed: u64,
     /// Every open connection's slot (its token is `slot | POOL_TOKEN`), idle or busy.
     slots: Vec<Slot>,
+    /// Per slot: the wake-up of the loop in which its connection came back to the pool (while
+    /// idle), or was taken from it unpeeked (while busy, [`Pool::take_open`]); `NO_WAKE` else.
+    wakes: Vec<u64>,
+    /// Per slot: taken unpeeked, its connection had an event in the wake-up that took it,
+    /// before its request could be answered: bytes (or a close) the upstream sent unasked.
+    strays: Vec<bool>,
+    /// The loop's polls so far ([`Pool::polled`]): a wake-up is what the loop does from one
+    /// poll to the next (its sweep included).
+    wake: u64,
     free_slots: Vec<usize>,
     /// Per application: connections taken during this wake-up of the loop.
     taken: Vec<usize>,
@@ -61,6 +73,9 @@ impl Pool {
             max_idle: vec![None; apps],
             buffers: Vec::new(),
             slots: Vec::new(),
+            wakes: Vec::new(),
+            strays: Vec::new(),
+            wake: 0,
             free_slots: Vec::new(),
             peer_closed: 0,
             taken: vec![0; apps],
@@ -102,28 +117,56 @@ impl Pool {
             token,
             closed: false,
         };
+        self.wakes[slot] = NO_WAKE;
         self.taken[app] += 1;
         self.busy_wake = true;
         Some((s, slot))
     }
 
-    /// [`Pool::take`] for an HTTP upstream, checking each idle connection with one peek: an
-    /// HTTP/1.1 upstream may write after a response's end (a body after HEAD, 204 or 304),
-    /// and the event saying so may not have been handled yet; bytes read there would be taken
-    /// as the next request's response. One that holds bytes or was closed is dropped.
-    pub fn take_open(&mut self, app: usize, token: usize) -> Option<(Stream, usize)> {
+    /// [`Pool::take`] for an HTTP upstream, which may write after a response's end (a body
+    /// after HEAD, 204 or 304): bytes read there would be taken as the next request's
+    /// response. Their arrival is an event of the connection, reported by the first poll after
+    /// it. A connection that came back before this wake-up's poll is taken unpeeked: bytes that
+    /// arrived before that poll have an event in this wake-up's batch, seen by [`Pool::event`]
+    /// before the take (the connection is dropped) or after it (the request is told,
+    /// [`Pool::stray`]), and the request reads nothing in the wake-up that took it
+    /// ([`Pool::held`]). One that came back in this wake-up (no poll since), or over TLS
+    /// (rustls may hold such bytes read with the response, with no event to come), is
+    /// checked with one peek. Returns the connection, its slot, and whether it was peeked.
+    pub fn take_open(&mut self, app: usize, token: usize) -> Option<(Stream, usize, bool)> {
         loop {
             let (s, slot, _) = self.idle[app].pop()?;
-            if s.idle_and_open() {
+            let peek = self.wakes[slot] == self.wake || matches!(s, Stream::Tls(_));
+            if !peek || s.idle_and_open() {
                 self.slots[slot] = Slot::Busy {
                     token,
                     closed: false,
                 };
-                return Some((s, slot));
+                self.wakes[slot] = if peek { NO_WAKE } else { self.wake };
+                self.strays[slot] = false;
+                return Some((s, slot, peek));
             }
             drop(s);
             self.close_slot(slot);
         }
+    }
+
+    /// The loop has polled: a new wake-up begins, whose events report what arrived before.
+    pub fn polled(&mut self) {
+        self.wake += 1;
+    }
+
+    /// Whether slot `slot`'s connection was taken unpeeked in this wake-up: nothing is read of
+    /// it until the next (its request's answer is an event of a later poll, and an event of
+    /// this batch is about bytes from before the request).
+    pub fn held(&self, slot: usize) -> bool {
+        self.wakes[slot] == self.wake && matches!(self.slots[slot], Slot::Busy { .. })
+    }
+
+    /// Whether slot `slot`'s connection, taken unpeeked, had an event in the wake-up that took
+    /// it: what it holds was sent before the request, and is never read as its response.
+    pub fn stray(&self, slot: usize) -> bool {
+        self.strays[slot]
     }
 
     /// A slot for a new connection serving the client connection `token`.
@@ -134,6 +177,8 @@ impl Pool {
                     token,
                     closed: false,
                 };
+                self.wakes[slot] = NO_WAKE;
+                self.strays[slot] = false;
                 slot
             }
             None => {
@@ -141,6 +186,8 @@ impl Pool {
                     token,
                     closed: false,
                 });
+                self.wakes.push(NO_WAKE);
+                self.strays.push(false);
                 self.slots.len() - 1
             }
         }
@@ -154,6 +201,8 @@ impl Pool {
                 token,
                 closed: false,
             };
+            self.wakes[slot] = NO_WAKE;
+            self.strays[slot] = false;
         }
     }
 
@@ -184,6 +233,7 @@ impl Pool {
         if room && !closed {
             idle.push((s, slot, now));
             self.slots[slot] = Slot::Idle(app);
+            self.wakes[slot] = self.wake;
         } else {
             self.peer_closed += u64::from(closed);
             drop(s);
@@ -199,6 +249,11 @@ impl Pool {
     pub fn event(&mut self, slot: usize, readable: bool, closed: bool) -> Option<usize> {
         match self.slots.get(slot).copied()? {
             Slot::Busy { token, closed: was } => {
+                if self.wakes[slot] == self.wake && (readable || closed) {
+                    // Taken unpeeked in this wake-up: the event is about bytes from before
+                    // its request (its answer's comes with a later poll).
+                    self.strays[slot] = true;
+                }
                 self.slots[slot] = Slot::Busy {
                     token,
                     closed: was || closed,
@@ -488,7 +543,7 @@ mod pool_tests {
         assert_eq!((pool.idle(group), pool.idle(0)), (1, 1), "the two oldest");
         assert!(pool.ageing());
         // The one left is the newest, and the closed ones' slots are free again.
-        let (_, slot) = pool.take_open(group, 9).unwrap();
+        let (_, slot, _) = pool.take_open(group, 9).unwrap();
         assert_eq!(slot, 2);
         assert!(!pool.ageing());
         assert!([0, 1].contains(&pool.open_slot(4)));
@@ -535,10 +590,59 @@ mod pool_tests {
         // Bytes after a response's end, their event not handled yet: taken last in, checked
         // first, dropped; the open one is taken.
         late_peer.write_all(b"STOLEN").unwrap();
-        let (s, got) = pool.take_open(group, 9).unwrap();
+        let (s, got, peeked) = pool.take_open(group, 9).unwrap();
+        assert!(peeked, "back in this wake-up: peeked");
         assert_eq!(got, open_slot);
         assert_eq!(pool.idle(group), 0);
         drop(s);
         assert!(pool.take_open(group, 9).is_none());
+    }
+
+    #[test]
+    fn a_connection_back_before_this_wake_up_is_taken_unpeeked_and_its_late_bytes_are_stray() {
+        let mut poll = Poll::new().unwrap();
+        let mut pool = Pool::new(0, 0);
+        let group = pool.add_group(2, Duration::from_secs(60));
+        let (ours, mut peer) = UnixStream::pair().unwrap();
+        let mut s = Stream::Unix(ours);
+        let slot = pool.open_slot(5);
+        s.register_readable(poll.registry(), slot).unwrap();
+        pool.put(group, s, slot, Instant::now());
+        pool.polled();
+        // Bytes after the response's end, their event in the batch of the wake-up that takes
+        // the connection, after the take: the connection is taken unpeeked, held, then stray.
+        peer.write_all(b"STOLEN").unwrap();
+        let (readable, closed) = slot_event(&mut poll, slot);
+        let (_s, got, peeked) = pool.take_open(group, 9).unwrap();
+        assert_eq!(
+            (got, peeked),
+            (slot, false),
+            "no peek: a poll has passed since"
+        );
+        assert!(pool.held(slot), "nothing read in the wake-up that took it");
+        assert!(!pool.stray(slot));
+        assert_eq!(pool.event(slot, readable, closed), Some(9));
+        assert!(pool.stray(slot), "the event came before any answer could");
+        pool.polled();
+        assert!(!pool.held(slot));
+        assert!(pool.stray(slot), "told until the request is sent again");
+        pool.renew_slot(slot);
+        assert!(!pool.stray(slot));
+    }
+
+    #[test]
+    fn an_event_of_the_next_wake_up_is_not_stray() {
+        let mut pool = Pool::new(0, 0);
+        let group = pool.add_group(2, Duration::from_secs(60));
+        let (ours, _peer) = UnixStream::pair().unwrap();
+        let slot = pool.open_slot(5);
+        pool.put(group, Stream::Unix(ours), slot, Instant::now());
+        pool.polled();
+        let (_s, _, peeked) = pool.take_open(group, 9).unwrap();
+        assert!(!peeked);
+        pool.polled();
+        // The answer's event, a wake-up later.
+        assert_eq!(pool.event(slot, true, false), Some(9));
+        assert!(!pool.stray(slot) && !pool.held(slot));
     }
 }
