@@ -234,9 +234,12 @@ impl super::Gateways {
     ) -> std::io::Result<(Exchange, bool, bool)> {
         let mut addr = self.proxies.pick(fwd.mount, now, None);
         let mut retried = false;
+        // A request that can be sent again (`Exchange::may_retry`) may go on a pooled
+        // connection unpeeked: stray bytes seen after it was sent only send it again.
+        let replayable = body == 0 && fwd.idempotent;
         let (stream, slot, reused, peeked) = loop {
             let group = self.proxies.addrs[addr].group;
-            if let Some((s, slot, peeked)) = self.fcgi_pool.take_open(group, token) {
+            if let Some((s, slot, peeked)) = self.fcgi_pool.take_open(group, token, replayable) {
                 break (s, slot, true, peeked);
             }
             match self.proxies.addrs[addr].connect() {

@@ -131,12 +131,19 @@ impl Pool {
     /// before the take (the connection is dropped) or after it (the request is told,
     /// [`Pool::stray`]), and the request reads nothing in the wake-up that took it
     /// ([`Pool::held`]). One that came back in this wake-up (no poll since), or over TLS
-    /// (rustls may hold such bytes read with the response, with no event to come), is
-    /// checked with one peek. Returns the connection, its slot, and whether it was peeked.
-    pub fn take_open(&mut self, app: usize, token: usize) -> Option<(Stream, usize, bool)> {
+    /// (rustls may hold such bytes read with the response, with no event to come), or taken
+    /// for a request that cannot be sent again (`replayable` false: its upstream may act on
+    /// it before the stray bytes are seen), is checked with one peek. Returns the
+    /// connection, its slot, and whether it was peeked.
+    pub fn take_open(
+        &mut self,
+        app: usize,
+        token: usize,
+        replayable: bool,
+    ) -> Option<(Stream, usize, bool)> {
         loop {
             let (s, slot, _) = self.idle[app].pop()?;
-            let peek = self.wakes[slot] == self.wake || matches!(s, Stream::Tls(_));
+            let peek = !replayable || self.wakes[slot] == self.wake || matches!(s, Stream::Tls(_));
             if !peek || s.idle_and_open() {
                 self.slots[slot] = Slot::Busy {
                     token,
@@ -543,7 +550,7 @@ mod pool_tests {
         assert_eq!((pool.idle(group), pool.idle(0)), (1, 1), "the two oldest");
         assert!(pool.ageing());
         // The one left is the newest, and the closed ones' slots are free again.
-        let (_, slot, _) = pool.take_open(group, 9).unwrap();
+        let (_, slot, _) = pool.take_open(group, 9, true).unwrap();
         assert_eq!(slot, 2);
         assert!(!pool.ageing());
         assert!([0, 1].contains(&pool.open_slot(4)));
@@ -574,7 +581,7 @@ mod pool_tests {
         // Past the second one's age, not the third's: the second goes, the third stays.
         pool.trim(t0 + Duration::from_secs(75));
         assert_eq!(pool.idle(group), 1);
-        assert_eq!(pool.take_open(group, 9).unwrap().1, slots[2]);
+        assert_eq!(pool.take_open(group, 9, true).unwrap().1, slots[2]);
     }
 
     #[test]
@@ -590,12 +597,12 @@ mod pool_tests {
         // Bytes after a response's end, their event not handled yet: taken last in, checked
         // first, dropped; the open one is taken.
         late_peer.write_all(b"STOLEN").unwrap();
-        let (s, got, peeked) = pool.take_open(group, 9).unwrap();
+        let (s, got, peeked) = pool.take_open(group, 9, true).unwrap();
         assert!(peeked, "back in this wake-up: peeked");
         assert_eq!(got, open_slot);
         assert_eq!(pool.idle(group), 0);
         drop(s);
-        assert!(pool.take_open(group, 9).is_none());
+        assert!(pool.take_open(group, 9, true).is_none());
     }
 
     #[test]
@@ -613,7 +620,7 @@ mod pool_tests {
         // the connection, after the take: the connection is taken unpeeked, held, then stray.
         peer.write_all(b"STOLEN").unwrap();
         let (readable, closed) = slot_event(&mut poll, slot);
-        let (_s, got, peeked) = pool.take_open(group, 9).unwrap();
+        let (_s, got, peeked) = pool.take_open(group, 9, true).unwrap();
         assert_eq!(
             (got, peeked),
             (slot, false),
@@ -638,11 +645,18 @@ mod pool_tests {
         let slot = pool.open_slot(5);
         pool.put(group, Stream::Unix(ours), slot, Instant::now());
         pool.polled();
-        let (_s, _, peeked) = pool.take_open(group, 9).unwrap();
+        let (s, _, peeked) = pool.take_open(group, 9, true).unwrap();
         assert!(!peeked);
         pool.polled();
         // The answer's event, a wake-up later.
         assert_eq!(pool.event(slot, true, false), Some(9));
         assert!(!pool.stray(slot) && !pool.held(slot));
+        // A request that cannot be sent again (a body, or not idempotent) has its
+        // connection peeked all the same.
+        pool.put(group, s, slot, Instant::now());
+        pool.polled();
+        let (_s, _, peeked) = pool.take_open(group, 9, false).unwrap();
+        assert!(peeked);
+        assert!(!pool.held(slot));
     }
 }
