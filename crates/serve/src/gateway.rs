@@ -107,10 +107,10 @@ impl App {
     }
 }
 
-/// One thread's gateways.
 /// Bytes of a program's output read at once.
 const STDOUT_BUF: usize = 16 * 1024;
 
+/// One thread's gateways.
 pub(crate) struct Gateways {
     mounts: Vec<(Box<[u8]>, Root)>,
     extensions: Vec<Box<[u8]>>,
@@ -452,8 +452,8 @@ impl Gateways {
 
     /// The event loop has polled: the pool's wake-up count, which says whether an idle
     /// connection's late bytes can have had their event yet ([`fcgi::Pool::polled`]).
-    pub fn polled(&mut self) {
-        self.fcgi_pool.polled();
+    pub fn polled(&mut self, trusted: bool) {
+        self.fcgi_pool.polled(trusted);
     }
 
     /// The end of a wake-up of the event loop: the FastCGI pool's surplus that no request of

@@ -286,6 +286,10 @@ impl<T: Transport> Conn<T> {
             (Source::Proxy(x), Some(g)) => g.proxy_readable(x),
             _ => true,
         };
+        let reads = match &*p {
+            Source::Proxy(x) => x.reads,
+            _ => 0,
+        };
         while readable && self.session.gateway_wants_output(id) && !p.stdout_done() {
             match p.read_stdout(buf) {
                 Ok(0) => moved = true,
@@ -348,6 +352,13 @@ impl<T: Transport> Conn<T> {
         }
         if let Source::Proxy(x) = p {
             x.progress(w.now);
+            if x.reads != reads {
+                // The wake-up of its last read decides whether its return to the pool may
+                // skip the peek of its next take.
+                if let Some(g) = w.gateways.as_mut() {
+                    g.proxy_read(x);
+                }
+            }
         }
         w.stats.cgi_stderr_bytes += p.drain_stderr();
         if !p.stdout_done() {

@@ -234,9 +234,11 @@ impl super::Gateways {
     ) -> std::io::Result<(Exchange, bool, bool)> {
         let mut addr = self.proxies.pick(fwd.mount, now, None);
         let mut retried = false;
-        // A request that can be sent again (`Exchange::may_retry`) may go on a pooled
-        // connection unpeeked: stray bytes seen after it was sent only send it again.
-        let replayable = body == 0 && fwd.idempotent;
+        // A request that can be sent again (`Exchange::may_retry`) and is safe may go on a
+        // pooled connection unpeeked: stray bytes seen after it was sent only send it again
+        // (data bytes may be the upstream's answer to it, run twice then: a PUT or DELETE
+        // is not).
+        let replayable = body == 0 && fwd.safe;
         let (stream, slot, reused, peeked) = loop {
             let group = self.proxies.addrs[addr].group;
             if let Some((s, slot, peeked)) = self.fcgi_pool.take_open(group, token, replayable) {
@@ -305,13 +307,21 @@ impl super::Gateways {
     /// connection is: nothing of those bytes is read.
     pub fn proxy_readable(&self, x: &mut Exchange) -> bool {
         if self.fcgi_pool.stray(x.slot) {
+            // Its read reports the failure at once: the request is sent again now, not when
+            // the upstream answers it.
             x.stray();
+            return true;
         }
         if self.fcgi_pool.held(x.slot) {
             x.held();
             return false;
         }
         true
+    }
+
+    /// `x` read its connection in this wake-up (`fcgi::Pool::read`).
+    pub fn proxy_read(&mut self, x: &Exchange) {
+        self.fcgi_pool.read(x.slot);
     }
 
     /// A proxied request failed at its address (refused, reset or silent past a timeout):

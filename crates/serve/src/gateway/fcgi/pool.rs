@@ -44,14 +44,20 @@ pub(crate) struct Pool {
     /// Every open connection's slot (its token is `slot | POOL_TOKEN`), idle or busy.
     slots: Vec<Slot>,
     /// Per slot: the wake-up of the loop in which its connection came back to the pool (while
-    /// idle), or was taken from it unpeeked (while busy, [`Pool::take_open`]); `NO_WAKE` else.
+    /// idle; `NO_WAKE` if its last read was in an earlier one, [`Pool::put`]), or was taken
+    /// from it unpeeked (while busy, [`Pool::take_open`]); `NO_WAKE` else.
     wakes: Vec<u64>,
+    /// Per slot: the wake-up of its request's last read of the socket ([`Pool::read`]).
+    reads: Vec<u64>,
     /// Per slot: taken unpeeked, its connection had an event in the wake-up that took it,
     /// before its request could be answered: bytes (or a close) the upstream sent unasked.
     strays: Vec<bool>,
     /// The loop's polls so far ([`Pool::polled`]): a wake-up is what the loop does from one
     /// poll to the next (its sweep included).
     wake: u64,
+    /// Whether this wake-up's poll returned every event that was ready (it succeeded, with
+    /// room to spare): only then is an idle connection's late event surely in its batch.
+    trusted: bool,
     free_slots: Vec<usize>,
     /// Per application: connections taken during this wake-up of the loop.
     taken: Vec<usize>,
@@ -74,8 +80,10 @@ impl Pool {
             buffers: Vec::new(),
             slots: Vec::new(),
             wakes: Vec::new(),
+            reads: Vec::new(),
             strays: Vec::new(),
             wake: 0,
+            trusted: false,
             free_slots: Vec::new(),
             peer_closed: 0,
             taken: vec![0; apps],
@@ -130,7 +138,9 @@ impl Pool {
     /// arrived before that poll have an event in this wake-up's batch, seen by [`Pool::event`]
     /// before the take (the connection is dropped) or after it (the request is told,
     /// [`Pool::stray`]), and the request reads nothing in the wake-up that took it
-    /// ([`Pool::held`]). One that came back in this wake-up (no poll since), or over TLS
+    /// ([`Pool::held`]). One that came back in this wake-up (no poll since), or after a
+    /// wake-up later than its last read (an event then found it busy), or in a wake-up whose
+    /// poll may have left events for the next (a full batch, or interrupted), or over TLS
     /// (rustls may hold such bytes read with the response, with no event to come), or taken
     /// for a request that cannot be sent again (`replayable` false: its upstream may act on
     /// it before the stray bytes are seen), is checked with one peek. Returns the
@@ -143,13 +153,19 @@ impl Pool {
     ) -> Option<(Stream, usize, bool)> {
         loop {
             let (s, slot, _) = self.idle[app].pop()?;
-            let peek = !replayable || self.wakes[slot] == self.wake || matches!(s, Stream::Tls(_));
+            let back = self.wakes[slot];
+            let peek = !replayable
+                || !self.trusted
+                || back == self.wake
+                || back == NO_WAKE
+                || matches!(s, Stream::Tls(_));
             if !peek || s.idle_and_open() {
                 self.slots[slot] = Slot::Busy {
                     token,
                     closed: false,
                 };
                 self.wakes[slot] = if peek { NO_WAKE } else { self.wake };
+                self.reads[slot] = NO_WAKE;
                 self.strays[slot] = false;
                 return Some((s, slot, peek));
             }
@@ -158,9 +174,17 @@ impl Pool {
         }
     }
 
-    /// The loop has polled: a new wake-up begins, whose events report what arrived before.
-    pub fn polled(&mut self) {
+    /// The loop has polled: a new wake-up begins, whose events report what arrived before,
+    /// all of it if `trusted` (the poll succeeded and its batch was not full).
+    pub fn polled(&mut self, trusted: bool) {
         self.wake += 1;
+        self.trusted = trusted;
+    }
+
+    /// Slot `slot`'s connection was read for its request in this wake-up: bytes after that
+    /// read have their event in a later one, which must find it idle to be seen.
+    pub fn read(&mut self, slot: usize) {
+        self.reads[slot] = self.wake;
     }
 
     /// Whether slot `slot`'s connection was taken unpeeked in this wake-up: nothing is read of
@@ -185,6 +209,7 @@ impl Pool {
                     closed: false,
                 };
                 self.wakes[slot] = NO_WAKE;
+                self.reads[slot] = NO_WAKE;
                 self.strays[slot] = false;
                 slot
             }
@@ -194,6 +219,7 @@ impl Pool {
                     closed: false,
                 });
                 self.wakes.push(NO_WAKE);
+                self.reads.push(NO_WAKE);
                 self.strays.push(false);
                 self.slots.len() - 1
             }
@@ -209,6 +235,7 @@ impl Pool {
                 closed: false,
             };
             self.wakes[slot] = NO_WAKE;
+            self.reads[slot] = NO_WAKE;
             self.strays[slot] = false;
         }
     }
@@ -240,7 +267,13 @@ impl Pool {
         if room && !closed {
             idle.push((s, slot, now));
             self.slots[slot] = Slot::Idle(app);
-            self.wakes[slot] = self.wake;
+            // Read in an earlier wake-up, bytes after that read may have had their event
+            // while it was busy: [`Pool::take_open`] peeks.
+            self.wakes[slot] = if self.reads[slot] == self.wake {
+                self.wake
+            } else {
+                NO_WAKE
+            };
         } else {
             self.peer_closed += u64::from(closed);
             drop(s);
@@ -614,8 +647,9 @@ mod pool_tests {
         let mut s = Stream::Unix(ours);
         let slot = pool.open_slot(5);
         s.register_readable(poll.registry(), slot).unwrap();
+        pool.read(slot);
         pool.put(group, s, slot, Instant::now());
-        pool.polled();
+        pool.polled(true);
         // Bytes after the response's end, their event in the batch of the wake-up that takes
         // the connection, after the take: the connection is taken unpeeked, held, then stray.
         peer.write_all(b"STOLEN").unwrap();
@@ -630,7 +664,7 @@ mod pool_tests {
         assert!(!pool.stray(slot));
         assert_eq!(pool.event(slot, readable, closed), Some(9));
         assert!(pool.stray(slot), "the event came before any answer could");
-        pool.polled();
+        pool.polled(true);
         assert!(!pool.held(slot));
         assert!(pool.stray(slot), "told until the request is sent again");
         pool.renew_slot(slot);
@@ -643,20 +677,59 @@ mod pool_tests {
         let group = pool.add_group(2, Duration::from_secs(60));
         let (ours, _peer) = UnixStream::pair().unwrap();
         let slot = pool.open_slot(5);
+        pool.read(slot);
         pool.put(group, Stream::Unix(ours), slot, Instant::now());
-        pool.polled();
+        pool.polled(true);
         let (s, _, peeked) = pool.take_open(group, 9, true).unwrap();
         assert!(!peeked);
-        pool.polled();
+        pool.polled(true);
         // The answer's event, a wake-up later.
         assert_eq!(pool.event(slot, true, false), Some(9));
         assert!(!pool.stray(slot) && !pool.held(slot));
-        // A request that cannot be sent again (a body, or not idempotent) has its
+        // A request that may not run twice (a body, or not a safe method) has its
         // connection peeked all the same.
+        pool.read(slot);
         pool.put(group, s, slot, Instant::now());
-        pool.polled();
+        pool.polled(true);
         let (_s, _, peeked) = pool.take_open(group, 9, false).unwrap();
         assert!(peeked);
         assert!(!pool.held(slot));
+    }
+
+    #[test]
+    fn a_take_is_peeked_after_a_poll_that_may_have_left_events_or_a_put_after_its_last_read() {
+        let mut pool = Pool::new(0, 0);
+        let group = pool.add_group(2, Duration::from_secs(60));
+        // A full batch, or an interrupted poll: the late bytes' event may come with the next.
+        let (ours, mut peer) = UnixStream::pair().unwrap();
+        let slot = pool.open_slot(5);
+        pool.read(slot);
+        pool.put(group, Stream::Unix(ours), slot, Instant::now());
+        pool.polled(false);
+        peer.write_all(b"STOLEN").unwrap();
+        assert!(
+            pool.take_open(group, 9, true).is_none(),
+            "peeked and dropped"
+        );
+        // Read in one wake-up, back in the next: the late bytes' event found it busy.
+        let (ours, mut peer) = UnixStream::pair().unwrap();
+        let slot = pool.open_slot(5);
+        pool.read(slot);
+        pool.polled(true);
+        pool.put(group, Stream::Unix(ours), slot, Instant::now());
+        pool.polled(true);
+        peer.write_all(b"STOLEN").unwrap();
+        assert!(
+            pool.take_open(group, 9, true).is_none(),
+            "peeked and dropped"
+        );
+        // Read and back in one wake-up, taken after a full poll: unpeeked.
+        let (ours, _peer) = UnixStream::pair().unwrap();
+        let slot = pool.open_slot(5);
+        pool.read(slot);
+        pool.put(group, Stream::Unix(ours), slot, Instant::now());
+        pool.polled(true);
+        let (_s, _, peeked) = pool.take_open(group, 9, true).unwrap();
+        assert!(!peeked);
     }
 }
