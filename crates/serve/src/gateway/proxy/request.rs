@@ -309,6 +309,28 @@ mod tests {
         assert!(f.idempotent && f.safe);
     }
 
+    /// PUT and DELETE may be sent again (idempotent) but change what they name: a pooled
+    /// connection is peeked before they go on it; the safe methods may skip the peek.
+    #[test]
+    fn put_and_delete_are_idempotent_but_not_safe() {
+        let limits = wire::RequestLimits::default();
+        for (method, safe) in [
+            ("GET", true),
+            ("HEAD", true),
+            ("OPTIONS", true),
+            ("TRACE", true),
+            ("PUT", false),
+            ("DELETE", false),
+        ] {
+            let text = format!("{method} /api/ HTTP/1.1\r\nHost: h\r\n\r\n");
+            let text = text.as_bytes();
+            let req = wire::parse_request(text, &limits).unwrap().unwrap();
+            let asked = asked_h1(&req, &text[..req.head_len]);
+            let f = forward(0, &req, asked, &hop(false, "127.0.0.1:1"), Buffers::new());
+            assert_eq!((f.idempotent, f.safe), (true, safe), "{method}");
+        }
+    }
+
     /// Every field the `Connection` fields name goes, however many they name (past the few
     /// kept in place, they are looked up again), and the rest stays.
     #[test]
