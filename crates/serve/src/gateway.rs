@@ -45,6 +45,8 @@ pub(crate) mod proxy;
 mod scripts;
 mod source;
 pub(crate) mod spawner;
+#[cfg(test)]
+mod stray_tests;
 
 pub(crate) use cgi::Launch;
 pub(crate) use program::Program;
