@@ -45,6 +45,8 @@ pub(crate) mod proxy;
 mod scripts;
 mod source;
 pub(crate) mod spawner;
+#[cfg(test)]
+mod stray_tests;
 
 pub(crate) use cgi::Launch;
 pub(crate) use program::Program;
@@ -107,6 +109,9 @@ impl App {
     }
 }
 
+/// Bytes of a program's output read at once.
+const STDOUT_BUF: usize = 16 * 1024;
+
 /// One thread's gateways.
 pub(crate) struct Gateways {
     mounts: Vec<(Box<[u8]>, Root)>,
@@ -132,6 +137,10 @@ pub(crate) struct Gateways {
     scripts: scripts::Scripts,
     /// Room the meta-variables are made in, reused.
     scratch: cgi::Scratch,
+    /// Room a program's (or upstream's) output is read into before it goes to its response:
+    /// one per thread, lent to each pass of a connection's programs (`Gateways::lend_stdout`),
+    /// so that no pass zeroes 16 KiB of stack.
+    stdout_buf: Box<[u8]>,
     pub server_port: u16,
     pub https: bool,
     /// Shared with each FastCGI exchange, which asks for writability only while a write waits.
@@ -211,6 +220,7 @@ impl Gateways {
             key: Vec::with_capacity(256),
             scripts: scripts::Scripts::new(Duration::from_millis(config.revalidate_ms)),
             scratch: cgi::Scratch::default(),
+            stdout_buf: vec![0; STDOUT_BUF].into_boxed_slice(),
             server_port,
             https: config.tls_cert.is_some(),
             registry: Rc::new(registry),
@@ -442,10 +452,28 @@ impl Gateways {
         self.fcgi_pool.event(slot, readable, closed)
     }
 
+    /// The event loop has polled: the pool's wake-up count, which says whether an idle
+    /// connection's late bytes can have had their event yet ([`fcgi::Pool::polled`]).
+    pub fn polled(&mut self, trusted: bool) {
+        self.fcgi_pool.polled(trusted);
+    }
+
     /// The end of a wake-up of the event loop: the FastCGI pool's surplus that no request of
     /// this wake-up took is closed ([`fcgi::Pool::end_wake`]).
     pub fn end_wake(&mut self) {
         self.fcgi_pool.end_wake();
+    }
+
+    /// The thread's output buffer, lent for one pass of a connection's programs (an empty one
+    /// stays in its place: taking it allocates nothing) and given back by
+    /// [`Gateways::return_stdout`].
+    pub fn lend_stdout(&mut self) -> Box<[u8]> {
+        std::mem::take(&mut self.stdout_buf)
+    }
+
+    /// The buffer [`Gateways::lend_stdout`] lent.
+    pub fn return_stdout(&mut self, buf: Box<[u8]>) {
+        self.stdout_buf = buf;
     }
 
     /// The FastCGI pool, for the tests.

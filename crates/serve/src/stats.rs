@@ -156,6 +156,9 @@ counters! {
         proxy_bad_responses,
         /// Upstream responses followed by bytes past their length (dropped with the connection).
         proxy_overlong,
+        /// Reads of upstream connections (peeks included), counted as their request ends:
+        /// one per proxied response that fits a read, on a kept connection.
+        proxy_reads,
         /// Proxied requests whose `https://` upstream's TLS handshake failed: a certificate
         /// refused (its reason in the error log), no version in common, not TLS (502).
         proxy_tls_failures,

@@ -8,6 +8,7 @@ mod common;
 mod proxy_support;
 
 use std::io::{Read, Write};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use cgi_support::*;
@@ -172,4 +173,64 @@ fn an_answer_sent_before_the_body_was_read_reaches_the_client() {
     client.join().unwrap();
     let st = srv.stop();
     assert_eq!(st.proxy_resets, 0, "the response was whole");
+}
+
+#[test]
+fn bytes_an_upstream_writes_after_a_head_response_never_reach_the_next_request() {
+    // A HEAD answered, then, a while later, a response nobody asked for: its bytes arrive on
+    // an idle pooled connection, which the next request takes without a peek (it came back
+    // in an earlier wake-up of the loop). Whichever the loop sees first, the connection's
+    // event or the request, the request gets its own response.
+    const ROUNDS: u64 = 3;
+    const HEAD: &str = "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\n";
+    const LATE: &str = "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nSTOLEN";
+    let up = Upstream::start(|r| {
+        if r.head.starts_with("HEAD ") {
+            vec![
+                reply(HEAD),
+                Step::Sleep(Duration::from_millis(100)),
+                reply(LATE),
+            ]
+        } else {
+            ok("fresh")
+        }
+    });
+    let m = mount("/api", &[up.url()], "pool = 1");
+    let srv = TestServer::start(|c| c.proxy.push(m));
+    let mut s = connect(srv.addr);
+    let mut rd = std::io::BufReader::new(s.try_clone().unwrap());
+    for _ in 0..ROUNDS {
+        let expected = up.written.load(Ordering::SeqCst) + (HEAD.len() + LATE.len()) as u64;
+        s.write_all(b"HEAD /api/x HTTP/1.1\r\nHost: t\r\n\r\n")
+            .unwrap();
+        let r = read_response(&mut rd, true).unwrap();
+        assert_eq!(r.status, 200);
+        // The late bytes written (bounded wait), then the next request.
+        let until = std::time::Instant::now() + WAIT;
+        while up.written.load(Ordering::SeqCst) < expected {
+            assert!(
+                std::time::Instant::now() < until,
+                "the upstream wrote its late bytes"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        s.write_all(b"GET /api/y HTTP/1.1\r\nHost: t\r\n\r\n")
+            .unwrap();
+        let r = read_response(&mut rd, false).unwrap();
+        assert_eq!(
+            (r.status, String::from_utf8_lossy(&r.body).into_owned()),
+            (200, "fresh".to_string()),
+            "the next request gets its own response"
+        );
+    }
+    drop((s, rd));
+    let st = srv.stop();
+    // Each late write dropped its connection: seen idle (closed from the pool), or seen as
+    // the request took it (the request sent again on a new connection).
+    assert!(
+        st.pool_peer_closed + st.proxy_retries >= ROUNDS,
+        "dropped {} idle, {} requests sent again",
+        st.pool_peer_closed,
+        st.proxy_retries
+    );
 }

@@ -135,3 +135,32 @@ fn an_idle_upstream_connection_is_closed_once_unused_for_the_idle_timeout() {
     upstream.join().unwrap();
     assert_eq!(srv.stop().proxy_connects, 1);
 }
+
+#[test]
+fn a_kept_upstream_connection_costs_one_read_per_response() {
+    // Requests one after the other on one client connection, each answered in one write: the
+    // connection comes back to the pool in one wake-up of the loop and is taken in a later
+    // one, so it needs no peek, and the response is read once, after its event.
+    const REQUESTS: u64 = 40;
+    let up = Upstream::start(|_| ok("once"));
+    let m = mount("/api/", &[up.url()], "");
+    let srv = TestServer::start(|c| c.proxy.push(m));
+    let mut s = connect(srv.addr);
+    let mut rd = BufReader::new(s.try_clone().unwrap());
+    for _ in 0..REQUESTS {
+        s.write_all(b"GET /api/x HTTP/1.1\r\nHost: t\r\n\r\n")
+            .unwrap();
+        let r = read_response(&mut rd, false).unwrap();
+        assert_eq!((r.status, r.body.as_slice()), (200, &b"once"[..]));
+    }
+    drop((s, rd));
+    let st = srv.stop();
+    assert_eq!(st.proxy_requests, REQUESTS);
+    assert_eq!(st.proxy_connects, 1, "one upstream connection, kept");
+    // A response may come in two segments now and then on a busy machine: a read more.
+    assert!(
+        st.proxy_reads >= REQUESTS && st.proxy_reads < REQUESTS + REQUESTS / 4,
+        "{} reads of the upstream connection for {REQUESTS} responses",
+        st.proxy_reads
+    );
+}

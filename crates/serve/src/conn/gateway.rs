@@ -229,6 +229,25 @@ impl<T: Transport> Conn<T> {
         w: &mut Worker,
         pool: &mut Pool,
     ) -> (bool, Option<GatewayEnd>) {
+        // The thread's buffer, lent for this pass (`w` is needed mutably while it is read).
+        let Some(mut buf) = w.gateways.as_mut().map(|g| g.lend_stdout()) else {
+            return (false, None);
+        };
+        let passed = self.pump_one_with(k, &mut buf, w, pool);
+        if let Some(g) = w.gateways.as_mut() {
+            g.return_stdout(buf);
+        }
+        passed
+    }
+
+    /// [`Conn::pump_one`] with the buffer stdout is read into.
+    fn pump_one_with(
+        &mut self,
+        k: usize,
+        buf: &mut [u8],
+        w: &mut Worker,
+        pool: &mut Pool,
+    ) -> (bool, Option<GatewayEnd>) {
         let (id, p) = (self.programs[k].0, &mut self.programs[k].1);
         let mut moved = false;
         loop {
@@ -261,9 +280,18 @@ impl<T: Transport> Conn<T> {
             .gateways
             .as_ref()
             .map_or(u64::MAX, |g| g.limits.max_output);
-        let mut buf = [0u8; 16 * 1024];
-        while self.session.gateway_wants_output(id) && !p.stdout_done() {
-            match p.read_stdout(&mut buf) {
+        // A proxied response is not read in the wake-up that took its connection unpeeked
+        // from the pool (it cannot be there yet; what is there was sent before the request).
+        let readable = match (&mut *p, w.gateways.as_ref()) {
+            (Source::Proxy(x), Some(g)) => g.proxy_readable(x),
+            _ => true,
+        };
+        let reads = match &*p {
+            Source::Proxy(x) => x.reads,
+            _ => 0,
+        };
+        while readable && self.session.gateway_wants_output(id) && !p.stdout_done() {
+            match p.read_stdout(buf) {
                 Ok(0) => moved = true,
                 Ok(n) => {
                     moved = true;
@@ -324,6 +352,13 @@ impl<T: Transport> Conn<T> {
         }
         if let Source::Proxy(x) = p {
             x.progress(w.now);
+            if x.reads != reads {
+                // The wake-up of its last read decides whether its return to the pool may
+                // skip the peek of its next take.
+                if let Some(g) = w.gateways.as_mut() {
+                    g.proxy_read(x);
+                }
+            }
         }
         w.stats.cgi_stderr_bytes += p.drain_stderr();
         if !p.stdout_done() {
@@ -364,6 +399,7 @@ impl<T: Transport> Conn<T> {
         let (id, p) = self.programs.swap_remove(k);
         if let Source::Proxy(x) = &p {
             w.stats.proxy_connects += u64::from(x.opened());
+            w.stats.proxy_reads += x.reads;
         }
         self.session.gateway_end(id, end, w, pool);
         if let Some(g) = w.gateways.as_mut() {

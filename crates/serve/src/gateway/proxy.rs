@@ -234,13 +234,18 @@ impl super::Gateways {
     ) -> std::io::Result<(Exchange, bool, bool)> {
         let mut addr = self.proxies.pick(fwd.mount, now, None);
         let mut retried = false;
-        let (stream, slot, reused) = loop {
+        // A request that can be sent again (`Exchange::may_retry`) and is safe may go on a
+        // pooled connection unpeeked: stray bytes seen after it was sent only send it again
+        // (data bytes may be the upstream's answer to it, run twice then: a PUT or DELETE
+        // is not).
+        let replayable = body == 0 && fwd.safe;
+        let (stream, slot, reused, peeked) = loop {
             let group = self.proxies.addrs[addr].group;
-            if let Some((s, slot)) = self.fcgi_pool.take_open(group, token) {
-                break (s, slot, true);
+            if let Some((s, slot, peeked)) = self.fcgi_pool.take_open(group, token, replayable) {
+                break (s, slot, true, peeked);
             }
             match self.proxies.addrs[addr].connect() {
-                Ok(s) => break (s, self.fcgi_pool.open_slot(token), false),
+                Ok(s) => break (s, self.fcgi_pool.open_slot(token), false, false),
                 Err(e) => {
                     self.proxies.mark_failed(fwd.mount, addr, now);
                     if retried || !self.proxies.has_other(fwd.mount, addr) {
@@ -259,6 +264,7 @@ impl super::Gateways {
             addr,
             group: a.group,
             reused,
+            peeked,
             name: a.name.clone(),
             timeouts: self.proxies.timeouts(fwd.mount),
             max_head: self.max_head,
@@ -293,6 +299,29 @@ impl super::Gateways {
         self.fcgi_pool.renew_slot(x.slot);
         let (group, name) = (a.group, a.name.clone());
         x.retry(stream, addr, group, name, &self.registry, now)
+    }
+
+    /// Whether `x`'s response may be read in this wake-up: not when its connection was taken
+    /// unpeeked in it (`fcgi::Pool::held`). One whose connection had bytes from before its
+    /// request (`fcgi::Pool::stray`) fails, and is sent again as a request on a closed pooled
+    /// connection is: nothing of those bytes is read.
+    pub fn proxy_readable(&self, x: &mut Exchange) -> bool {
+        if self.fcgi_pool.stray(x.slot) {
+            // Its read reports the failure at once: the request is sent again now, not when
+            // the upstream answers it.
+            x.stray();
+            return true;
+        }
+        if self.fcgi_pool.held(x.slot) {
+            x.held();
+            return false;
+        }
+        true
+    }
+
+    /// `x` read its connection in this wake-up (`fcgi::Pool::read`).
+    pub fn proxy_read(&mut self, x: &Exchange) {
+        self.fcgi_pool.read(x.slot);
     }
 
     /// A proxied request failed at its address (refused, reset or silent past a timeout):

@@ -20,6 +20,9 @@ enum Slot {
     Busy { token: usize, closed: bool },
 }
 
+/// No wake-up: a slot neither idle nor taken unpeeked.
+const NO_WAKE: u64 = u64::MAX;
+
 /// Request buffers kept for the next requests, beyond those of the idle connections.
 const SPARE_BUFFERS: usize = 8;
 
@@ -40,6 +43,21 @@ pub(crate) struct Pool {
     pub peer_closed: u64,
     /// Every open connection's slot (its token is `slot | POOL_TOKEN`), idle or busy.
     slots: Vec<Slot>,
+    /// Per slot: the wake-up of the loop in which its connection came back to the pool (while
+    /// idle; `NO_WAKE` if its last read was in an earlier one, [`Pool::put`]), or was taken
+    /// from it unpeeked (while busy, [`Pool::take_open`]); `NO_WAKE` else.
+    wakes: Vec<u64>,
+    /// Per slot: the wake-up of its request's last read of the socket ([`Pool::read`]).
+    reads: Vec<u64>,
+    /// Per slot: taken unpeeked, its connection had an event in the wake-up that took it,
+    /// before its request could be answered: bytes (or a close) the upstream sent unasked.
+    strays: Vec<bool>,
+    /// The loop's polls so far ([`Pool::polled`]): a wake-up is what the loop does from one
+    /// poll to the next (its sweep included).
+    wake: u64,
+    /// Whether this wake-up's poll returned every event that was ready (it succeeded, with
+    /// room to spare): only then is an idle connection's late event surely in its batch.
+    trusted: bool,
     free_slots: Vec<usize>,
     /// Per application: connections taken during this wake-up of the loop.
     taken: Vec<usize>,
@@ -61,6 +79,11 @@ impl Pool {
             max_idle: vec![None; apps],
             buffers: Vec::new(),
             slots: Vec::new(),
+            wakes: Vec::new(),
+            reads: Vec::new(),
+            strays: Vec::new(),
+            wake: 0,
+            trusted: false,
             free_slots: Vec::new(),
             peer_closed: 0,
             taken: vec![0; apps],
@@ -102,28 +125,79 @@ impl Pool {
             token,
             closed: false,
         };
+        self.wakes[slot] = NO_WAKE;
         self.taken[app] += 1;
         self.busy_wake = true;
         Some((s, slot))
     }
 
-    /// [`Pool::take`] for an HTTP upstream, checking each idle connection with one peek: an
-    /// HTTP/1.1 upstream may write after a response's end (a body after HEAD, 204 or 304),
-    /// and the event saying so may not have been handled yet; bytes read there would be taken
-    /// as the next request's response. One that holds bytes or was closed is dropped.
-    pub fn take_open(&mut self, app: usize, token: usize) -> Option<(Stream, usize)> {
+    /// [`Pool::take`] for an HTTP upstream, which may write after a response's end (a body
+    /// after HEAD, 204 or 304): bytes read there would be taken as the next request's
+    /// response. Their arrival is an event of the connection, reported by the first poll after
+    /// it. A connection that came back before this wake-up's poll is taken unpeeked: bytes that
+    /// arrived before that poll have an event in this wake-up's batch, seen by [`Pool::event`]
+    /// before the take (the connection is dropped) or after it (the request is told,
+    /// [`Pool::stray`]), and the request reads nothing in the wake-up that took it
+    /// ([`Pool::held`]). One that came back in this wake-up (no poll since), or after a
+    /// wake-up later than its last read (an event then found it busy), or in a wake-up whose
+    /// poll may have left events for the next (a full batch, or interrupted), or over TLS
+    /// (rustls may hold such bytes read with the response, with no event to come), or taken
+    /// for a request that cannot be sent again (`replayable` false: its upstream may act on
+    /// it before the stray bytes are seen), is checked with one peek. Returns the
+    /// connection, its slot, and whether it was peeked.
+    pub fn take_open(
+        &mut self,
+        app: usize,
+        token: usize,
+        replayable: bool,
+    ) -> Option<(Stream, usize, bool)> {
         loop {
             let (s, slot, _) = self.idle[app].pop()?;
-            if s.idle_and_open() {
+            let back = self.wakes[slot];
+            let peek = !replayable
+                || !self.trusted
+                || back == self.wake
+                || back == NO_WAKE
+                || matches!(s, Stream::Tls(_));
+            if !peek || s.idle_and_open() {
                 self.slots[slot] = Slot::Busy {
                     token,
                     closed: false,
                 };
-                return Some((s, slot));
+                self.wakes[slot] = if peek { NO_WAKE } else { self.wake };
+                self.reads[slot] = NO_WAKE;
+                self.strays[slot] = false;
+                return Some((s, slot, peek));
             }
             drop(s);
             self.close_slot(slot);
         }
+    }
+
+    /// The loop has polled: a new wake-up begins, whose events report what arrived before,
+    /// all of it if `trusted` (the poll succeeded and its batch was not full).
+    pub fn polled(&mut self, trusted: bool) {
+        self.wake += 1;
+        self.trusted = trusted;
+    }
+
+    /// Slot `slot`'s connection was read for its request in this wake-up: bytes after that
+    /// read have their event in a later one, which must find it idle to be seen.
+    pub fn read(&mut self, slot: usize) {
+        self.reads[slot] = self.wake;
+    }
+
+    /// Whether slot `slot`'s connection was taken unpeeked in this wake-up: nothing is read of
+    /// it until the next (its request's answer is an event of a later poll, and an event of
+    /// this batch is about bytes from before the request).
+    pub fn held(&self, slot: usize) -> bool {
+        self.wakes[slot] == self.wake && matches!(self.slots[slot], Slot::Busy { .. })
+    }
+
+    /// Whether slot `slot`'s connection, taken unpeeked, had an event in the wake-up that took
+    /// it: what it holds was sent before the request, and is never read as its response.
+    pub fn stray(&self, slot: usize) -> bool {
+        self.strays[slot]
     }
 
     /// A slot for a new connection serving the client connection `token`.
@@ -134,6 +208,9 @@ impl Pool {
                     token,
                     closed: false,
                 };
+                self.wakes[slot] = NO_WAKE;
+                self.reads[slot] = NO_WAKE;
+                self.strays[slot] = false;
                 slot
             }
             None => {
@@ -141,6 +218,9 @@ impl Pool {
                     token,
                     closed: false,
                 });
+                self.wakes.push(NO_WAKE);
+                self.reads.push(NO_WAKE);
+                self.strays.push(false);
                 self.slots.len() - 1
             }
         }
@@ -154,6 +234,9 @@ impl Pool {
                 token,
                 closed: false,
             };
+            self.wakes[slot] = NO_WAKE;
+            self.reads[slot] = NO_WAKE;
+            self.strays[slot] = false;
         }
     }
 
@@ -184,6 +267,13 @@ impl Pool {
         if room && !closed {
             idle.push((s, slot, now));
             self.slots[slot] = Slot::Idle(app);
+            // Read in an earlier wake-up, bytes after that read may have had their event
+            // while it was busy: [`Pool::take_open`] peeks.
+            self.wakes[slot] = if self.reads[slot] == self.wake {
+                self.wake
+            } else {
+                NO_WAKE
+            };
         } else {
             self.peer_closed += u64::from(closed);
             drop(s);
@@ -199,6 +289,11 @@ impl Pool {
     pub fn event(&mut self, slot: usize, readable: bool, closed: bool) -> Option<usize> {
         match self.slots.get(slot).copied()? {
             Slot::Busy { token, closed: was } => {
+                if self.wakes[slot] == self.wake && (readable || closed) {
+                    // Taken unpeeked in this wake-up: the event is about bytes from before
+                    // its request (its answer's comes with a later poll).
+                    self.strays[slot] = true;
+                }
                 self.slots[slot] = Slot::Busy {
                     token,
                     closed: was || closed,
@@ -488,7 +583,7 @@ mod pool_tests {
         assert_eq!((pool.idle(group), pool.idle(0)), (1, 1), "the two oldest");
         assert!(pool.ageing());
         // The one left is the newest, and the closed ones' slots are free again.
-        let (_, slot) = pool.take_open(group, 9).unwrap();
+        let (_, slot, _) = pool.take_open(group, 9, true).unwrap();
         assert_eq!(slot, 2);
         assert!(!pool.ageing());
         assert!([0, 1].contains(&pool.open_slot(4)));
@@ -519,7 +614,7 @@ mod pool_tests {
         // Past the second one's age, not the third's: the second goes, the third stays.
         pool.trim(t0 + Duration::from_secs(75));
         assert_eq!(pool.idle(group), 1);
-        assert_eq!(pool.take_open(group, 9).unwrap().1, slots[2]);
+        assert_eq!(pool.take_open(group, 9, true).unwrap().1, slots[2]);
     }
 
     #[test]
@@ -535,10 +630,106 @@ mod pool_tests {
         // Bytes after a response's end, their event not handled yet: taken last in, checked
         // first, dropped; the open one is taken.
         late_peer.write_all(b"STOLEN").unwrap();
-        let (s, got) = pool.take_open(group, 9).unwrap();
+        let (s, got, peeked) = pool.take_open(group, 9, true).unwrap();
+        assert!(peeked, "back in this wake-up: peeked");
         assert_eq!(got, open_slot);
         assert_eq!(pool.idle(group), 0);
         drop(s);
-        assert!(pool.take_open(group, 9).is_none());
+        assert!(pool.take_open(group, 9, true).is_none());
+    }
+
+    #[test]
+    fn a_connection_back_before_this_wake_up_is_taken_unpeeked_and_its_late_bytes_are_stray() {
+        let mut poll = Poll::new().unwrap();
+        let mut pool = Pool::new(0, 0);
+        let group = pool.add_group(2, Duration::from_secs(60));
+        let (ours, mut peer) = UnixStream::pair().unwrap();
+        let mut s = Stream::Unix(ours);
+        let slot = pool.open_slot(5);
+        s.register_readable(poll.registry(), slot).unwrap();
+        pool.read(slot);
+        pool.put(group, s, slot, Instant::now());
+        pool.polled(true);
+        // Bytes after the response's end, their event in the batch of the wake-up that takes
+        // the connection, after the take: the connection is taken unpeeked, held, then stray.
+        peer.write_all(b"STOLEN").unwrap();
+        let (readable, closed) = slot_event(&mut poll, slot);
+        let (_s, got, peeked) = pool.take_open(group, 9, true).unwrap();
+        assert_eq!(
+            (got, peeked),
+            (slot, false),
+            "no peek: a poll has passed since"
+        );
+        assert!(pool.held(slot), "nothing read in the wake-up that took it");
+        assert!(!pool.stray(slot));
+        assert_eq!(pool.event(slot, readable, closed), Some(9));
+        assert!(pool.stray(slot), "the event came before any answer could");
+        pool.polled(true);
+        assert!(!pool.held(slot));
+        assert!(pool.stray(slot), "told until the request is sent again");
+        pool.renew_slot(slot);
+        assert!(!pool.stray(slot));
+    }
+
+    #[test]
+    fn an_event_of_the_next_wake_up_is_not_stray() {
+        let mut pool = Pool::new(0, 0);
+        let group = pool.add_group(2, Duration::from_secs(60));
+        let (ours, _peer) = UnixStream::pair().unwrap();
+        let slot = pool.open_slot(5);
+        pool.read(slot);
+        pool.put(group, Stream::Unix(ours), slot, Instant::now());
+        pool.polled(true);
+        let (s, _, peeked) = pool.take_open(group, 9, true).unwrap();
+        assert!(!peeked);
+        pool.polled(true);
+        // The answer's event, a wake-up later.
+        assert_eq!(pool.event(slot, true, false), Some(9));
+        assert!(!pool.stray(slot) && !pool.held(slot));
+        // A request that may not run twice (a body, or not a safe method) has its
+        // connection peeked all the same.
+        pool.read(slot);
+        pool.put(group, s, slot, Instant::now());
+        pool.polled(true);
+        let (_s, _, peeked) = pool.take_open(group, 9, false).unwrap();
+        assert!(peeked);
+        assert!(!pool.held(slot));
+    }
+
+    #[test]
+    fn a_take_is_peeked_after_a_poll_that_may_have_left_events_or_a_put_after_its_last_read() {
+        let mut pool = Pool::new(0, 0);
+        let group = pool.add_group(2, Duration::from_secs(60));
+        // A full batch, or an interrupted poll: the late bytes' event may come with the next.
+        let (ours, mut peer) = UnixStream::pair().unwrap();
+        let slot = pool.open_slot(5);
+        pool.read(slot);
+        pool.put(group, Stream::Unix(ours), slot, Instant::now());
+        pool.polled(false);
+        peer.write_all(b"STOLEN").unwrap();
+        assert!(
+            pool.take_open(group, 9, true).is_none(),
+            "peeked and dropped"
+        );
+        // Read in one wake-up, back in the next: the late bytes' event found it busy.
+        let (ours, mut peer) = UnixStream::pair().unwrap();
+        let slot = pool.open_slot(5);
+        pool.read(slot);
+        pool.polled(true);
+        pool.put(group, Stream::Unix(ours), slot, Instant::now());
+        pool.polled(true);
+        peer.write_all(b"STOLEN").unwrap();
+        assert!(
+            pool.take_open(group, 9, true).is_none(),
+            "peeked and dropped"
+        );
+        // Read and back in one wake-up, taken after a full poll: unpeeked.
+        let (ours, _peer) = UnixStream::pair().unwrap();
+        let slot = pool.open_slot(5);
+        pool.read(slot);
+        pool.put(group, Stream::Unix(ours), slot, Instant::now());
+        pool.polled(true);
+        let (_s, _, peeked) = pool.take_open(group, 9, true).unwrap();
+        assert!(!peeked);
     }
 }

@@ -61,6 +61,8 @@ pub(crate) struct Upstream {
     pub addr: usize,
     pub group: usize,
     pub reused: bool,
+    /// Taken from the pool with a peek (`fcgi::Pool::take_open`): a read of the connection.
+    pub peeked: bool,
     pub name: Rc<str>,
     pub timeouts: Timeouts,
     pub max_head: usize,
@@ -132,6 +134,9 @@ pub(crate) struct Exchange {
     timeouts: Timeouts,
     /// Bytes of response (the CGI head and the decoded body) handed out.
     pub output: u64,
+    /// Reads of the connection (peeks included, the pool's as it was taken): counted in the
+    /// stats as `proxy_reads`.
+    pub reads: u64,
     pub name: Rc<str>,
 }
 
@@ -198,6 +203,7 @@ impl Exchange {
             deadline: now + connect,
             timeouts: up.timeouts,
             output: 0,
+            reads: u64::from(up.peeked),
             name: up.name,
         })
     }
@@ -316,6 +322,7 @@ impl Exchange {
             }
             self.in_pos = 0;
             self.in_end = 0;
+            self.reads += 1;
             match self.stream.read(&mut self.input) {
                 Ok(0) => return self.eof(),
                 Ok(n) => {
@@ -476,6 +483,7 @@ impl Exchange {
             return self.overlong();
         }
         if self.last_full && self.keep_alive {
+            self.reads += 1;
             match self.stream.peek_byte() {
                 Ok(0) => self.keep_alive = false,
                 Ok(_) => self.overlong(),
@@ -496,6 +504,24 @@ impl Exchange {
             "flint serve: proxy {}: more bytes than the response's length (the connection is closed)",
             self.name
         );
+    }
+
+    /// The connection, taken from the pool unpeeked, held bytes sent before the request:
+    /// the exchange fails as on a connection reset before any answer (sent again on a new
+    /// connection when it may be), never reading them.
+    pub fn stray(&mut self) {
+        if self.received {
+            return;
+        }
+        self.keep_alive = false;
+        let e = io::Error::other("bytes nobody asked for on a pooled connection (it is closed)");
+        self.fail(e, Failure::Reset);
+    }
+
+    /// Nothing is read in this pass (`Gateways::proxy_readable`): the read `just_sent` would
+    /// skip is skipped here, and the next pass reads.
+    pub fn held(&mut self) {
+        self.just_sent = false;
     }
 
     pub fn stdout_done(&self) -> bool {

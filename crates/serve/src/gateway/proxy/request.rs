@@ -30,6 +30,9 @@ pub(crate) struct Forward {
     pub length_said: bool,
     /// RFC 9110 9.2.2: may be sent twice.
     pub idempotent: bool,
+    /// RFC 9110 9.2.1: asks for nothing to change (GET, HEAD, OPTIONS, TRACE), so running it
+    /// twice does no harm (a pooled connection may be taken for it unpeeked).
+    pub safe: bool,
     pub is_head: bool,
 }
 
@@ -188,6 +191,7 @@ where
             asked.method,
             b"GET" | b"HEAD" | b"OPTIONS" | b"TRACE" | b"PUT" | b"DELETE"
         ),
+        safe: matches!(asked.method, b"GET" | b"HEAD" | b"OPTIONS" | b"TRACE"),
         is_head: req.method == Method::Head,
     }
 }
@@ -285,7 +289,7 @@ mod tests {
              Via: 1.1 other, 1.1 flint\r\nX-Forwarded-For: 10.0.0.7\r\nX-Forwarded-Proto: https\r\n\
              X-Forwarded-Host: example.com\r\nContent-Length: 3\r\n\r\n"
         );
-        assert!(!f.idempotent);
+        assert!(!f.idempotent && !f.safe);
     }
 
     /// Fields an upstream might read as the client's address or as a proxy setting, under any
@@ -302,7 +306,29 @@ mod tests {
         assert!(!head.contains("evil"), "{head}");
         assert!(head.contains("X-Kept: yes\r\n"), "{head}");
         assert!(head.contains("X-Forwarded-For: 10.0.0.7\r\n"), "{head}");
-        assert!(f.idempotent);
+        assert!(f.idempotent && f.safe);
+    }
+
+    /// PUT and DELETE may be sent again (idempotent) but change what they name: a pooled
+    /// connection is peeked before they go on it; the safe methods may skip the peek.
+    #[test]
+    fn put_and_delete_are_idempotent_but_not_safe() {
+        let limits = wire::RequestLimits::default();
+        for (method, safe) in [
+            ("GET", true),
+            ("HEAD", true),
+            ("OPTIONS", true),
+            ("TRACE", true),
+            ("PUT", false),
+            ("DELETE", false),
+        ] {
+            let text = format!("{method} /api/ HTTP/1.1\r\nHost: h\r\n\r\n");
+            let text = text.as_bytes();
+            let req = wire::parse_request(text, &limits).unwrap().unwrap();
+            let asked = asked_h1(&req, &text[..req.head_len]);
+            let f = forward(0, &req, asked, &hop(false, "127.0.0.1:1"), Buffers::new());
+            assert_eq!((f.idempotent, f.safe), (true, safe), "{method}");
+        }
     }
 
     /// Every field the `Connection` fields name goes, however many they name (past the few

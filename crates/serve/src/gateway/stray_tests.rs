@@ -1,0 +1,102 @@
+//! A request sent on a pooled connection taken unpeeked, whose upstream had written bytes
+//! nobody asked for (their event seen after the take), is sent again at once: it does not
+//! wait for the upstream to answer it on that connection.
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::sync::atomic::AtomicUsize;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mio::{Poll, Token, Waker};
+
+use crate::config::Config;
+use crate::gateway::fcgi::Buffers;
+use crate::gateway::proxy::request::{asked_h1, forward};
+use crate::gateway::proxy::Exchange;
+use crate::gateway::{Gateways, Source};
+
+const WAIT: Duration = Duration::from_secs(10);
+
+fn start_get(g: &mut Gateways, token: usize) -> Exchange {
+    let text = b"GET /api/x HTTP/1.1\r\nHost: h\r\n\r\n";
+    let req = wire::parse_request(text, &wire::RequestLimits::default())
+        .unwrap()
+        .unwrap();
+    let asked = asked_h1(&req, &text[..req.head_len]);
+    let hop = g.proxies.hop(0, [127, 0, 0, 1].into(), false);
+    let fwd = forward(0, &req, asked, &hop, Buffers::new());
+    g.start_proxy(fwd, 0, token, Instant::now()).unwrap().0
+}
+
+/// Reads `x`'s response to its end (bounded), as the connection would.
+fn read_to_end(g: &mut Gateways, x: &mut Exchange) {
+    let until = Instant::now() + WAIT;
+    let mut buf = [0u8; 4096];
+    while !x.stdout_done() {
+        assert!(Instant::now() < until, "the response came");
+        match x.read_stdout(&mut buf) {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+    g.proxy_read(x);
+}
+
+#[test]
+fn a_stray_request_fails_at_once_to_be_sent_again() {
+    let upstream = TcpListener::bind("127.0.0.1:0").unwrap();
+    let text = format!(
+        "[[proxy]]\nprefix = \"/api\"\nupstreams = [\"http://{}\"]\npool = 1\n",
+        upstream.local_addr().unwrap()
+    );
+    let config: Config = toml::from_str(&text).unwrap();
+    let poll = Poll::new().unwrap();
+    let waker = Arc::new(Waker::new(poll.registry(), Token(0)).unwrap());
+    let registry = poll.registry().try_clone().unwrap();
+    let running = Arc::new(AtomicUsize::new(0));
+    let mut g = Gateways::new(&config, running, registry, waker, 80)
+        .unwrap()
+        .unwrap();
+    g.polled(true);
+    // A first request on a new connection, answered, its connection pooled.
+    let mut x = start_get(&mut g, 1);
+    let (mut peer, _) = upstream.accept().unwrap();
+    peer.set_read_timeout(Some(Duration::from_millis(20)))
+        .unwrap();
+    // The request goes out as the exchange is driven (its connect may be under way).
+    let until = Instant::now() + WAIT;
+    let mut head = [0u8; 1024];
+    let n = loop {
+        assert!(Instant::now() < until, "the request came");
+        let _ = x.read_stdout(&mut [0u8; 64]);
+        if let Ok(n) = peer.read(&mut head) {
+            break n;
+        }
+    };
+    assert!(head[..n].starts_with(b"GET /api/x"));
+    peer.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        .unwrap();
+    read_to_end(&mut g, &mut x);
+    let slot = x.slot;
+    g.retire_source(Source::Proxy(Box::new(x)), false, Instant::now());
+    // The next wake-up: bytes nobody asked for, their event after the take.
+    g.polled(true);
+    peer.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nSTOLEN")
+        .unwrap();
+    let mut x = start_get(&mut g, 2);
+    assert_eq!((x.slot, x.reused), (slot, true), "taken from the pool");
+    assert_eq!(g.pool_event(slot, true, false), Some(2));
+    // Its read fails now (nothing of the stray bytes read), so it is sent again now.
+    assert!(
+        g.proxy_readable(&mut x),
+        "not held for the upstream's answer"
+    );
+    let mut buf = [0u8; 64];
+    let e = x.read_stdout(&mut buf).unwrap_err();
+    assert_ne!(e.kind(), std::io::ErrorKind::WouldBlock);
+    assert!(x.may_retry(), "sent again on a new connection");
+}
