@@ -108,12 +108,12 @@ start_upstream() {
         die "the upstream for $name did not start (see $WORK/up-$name.log)"
 }
 
-# A proxied request holds one of flint's cgi_max_programs slots (64 by default, 503 past it):
-# HTTP/2 in front puts CONNS x H2_STREAMS requests in flight, which the peers take without a cap.
+# HTTP/2 in front puts CONNS x H2_STREAMS requests in flight (400 by default): within a proxy
+# mount's own max_in_flight (1,024 per thread by default), as the peers take them uncapped.
 start_flint_proxy() {
     PORT[flint]=$(free_port)
     start_pinned flint-serve "${PORT[flint]}" "$FLINT" serve "$docs" \
-        --listen "127.0.0.1:${PORT[flint]}" --threads 1 --cgi-max-programs 4096 \
+        --listen "127.0.0.1:${PORT[flint]}" --threads 1 \
         --proxy "/up/=http://127.0.0.1:${APP_PORT[flint]}"
     PID[flint]=$LAST_PID
 }

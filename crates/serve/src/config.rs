@@ -623,6 +623,19 @@ impl Config {
             let value = format!("0 (the mount {})", m.prefix);
             return Err(invalid(key, value, "must be at least 1"));
         }
+        if !(1..=proxy::MAX_IN_FLIGHT).contains(&m.max_in_flight) {
+            let value = format!("{} (the mount {})", m.max_in_flight, m.prefix);
+            return Err(invalid(
+                "proxy.max_in_flight",
+                value,
+                "must be from 1 to 65536",
+            ));
+        }
+        // Each address's group keeps room for its whole pool from the start.
+        if m.pool > proxy::MAX_IN_FLIGHT {
+            let value = format!("{} (the mount {})", m.pool, m.prefix);
+            return Err(invalid("proxy.pool", value, "must be at most 65536"));
+        }
         // The CA file read now, once: a bad one stops the start, not each request.
         if m.upstreams.iter().any(|u| u.tls_name.is_some()) {
             if let Err(e) = crate::gateway::proxy::tls_config(m.cacert.as_deref()) {

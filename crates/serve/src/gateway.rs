@@ -69,6 +69,17 @@ pub(crate) enum Route {
     Refused(u16),
 }
 
+impl Route {
+    /// The proxy mount it names, if a proxy's: the slot its request takes is the mount's
+    /// ([`Gateways::reserve_for`]).
+    pub fn proxy_mount(&self) -> Option<usize> {
+        match self {
+            Route::Proxy(mount) => Some(*mount),
+            _ => None,
+        }
+    }
+}
+
 /// The limits every program runs under.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Limits {
@@ -498,6 +509,25 @@ impl Gateways {
             .any(|seg| self.extensions.iter().any(|e| seg.ends_with(e)))
     }
 
+    /// Takes the slot a gateway request holds while it runs: for a request to proxy mount
+    /// `proxy_mount`, one of the mount's own on this thread (`max_in_flight`: a proxied
+    /// request runs no program, so it does not take one of `cgi_max_programs`); else one of
+    /// the server's program slots. False when none is left (503).
+    pub fn reserve_for(&self, proxy_mount: Option<usize>) -> bool {
+        match proxy_mount {
+            Some(mount) => self.proxies.reserve(mount),
+            None => self.reserve(),
+        }
+    }
+
+    /// Gives back a slot taken by [`Gateways::reserve_for`] for the same request.
+    pub fn release_for(&self, proxy_mount: Option<usize>) {
+        match proxy_mount {
+            Some(mount) => self.proxies.release(mount),
+            None => self.release(),
+        }
+    }
+
     /// Takes one of the server's program slots; false at `cgi_max_programs`.
     pub fn reserve(&self) -> bool {
         let before = self.running.fetch_add(1, Ordering::AcqRel);
@@ -597,7 +627,7 @@ impl Gateways {
                 }
             }
             Source::Proxy(x) => {
-                self.release();
+                self.proxies.release(x.mount);
                 let slot = x.slot;
                 let (reusable, buffers) = x.finish();
                 self.fcgi_pool.recycle(buffers);

@@ -139,6 +139,8 @@ counters! {
         fastcgi_failures,
         /// Requests a proxy mount was to answer (the refused ones included).
         proxy_requests,
+        /// Proxied requests refused with 503 at their mount's `max_in_flight`.
+        proxy_busy,
         /// Connections opened to upstreams (the other requests reused one), counted as their
         /// request ends; a connect refused is none.
         proxy_connects,
@@ -175,6 +177,15 @@ impl ServerStats {
             self.fastcgi_requests += 1;
         } else {
             self.cgi_requests += 1;
+        }
+    }
+
+    /// A gateway request refused with 503, no slot left: a proxy mount's (`max_in_flight`),
+    /// else a program's (`cgi_max_programs`).
+    pub(crate) fn count_busy(&mut self, proxy_mount: Option<usize>) {
+        match proxy_mount {
+            Some(_) => self.proxy_busy += 1,
+            None => self.cgi_busy += 1,
         }
     }
 

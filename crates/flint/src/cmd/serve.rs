@@ -182,10 +182,12 @@ fn run(args: ServeArgs) -> anyhow::Result<()> {
     if stats.proxy_requests > 0 {
         let _ = writeln!(
             std::io::stderr(),
-            "flint serve: proxy: {} requests on {} new upstream connections ({} sent again); failures: {} refused (502), {} reset or cut, {} timed out, {} bad responses, {} longer than their length, {} TLS handshakes failed",
+            "flint serve: proxy: {} requests on {} new upstream connections ({} sent again, {} upstream reads), {} refused at max_in_flight (503); failures: {} refused (502), {} reset or cut, {} timed out, {} bad responses, {} longer than their length, {} TLS handshakes failed",
             stats.proxy_requests,
             stats.proxy_connects,
             stats.proxy_retries,
+            stats.proxy_reads,
+            stats.proxy_busy,
             stats.proxy_refused,
             stats.proxy_resets,
             stats.proxy_timeouts,

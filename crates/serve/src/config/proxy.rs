@@ -30,8 +30,16 @@ pub struct ProxyMount {
     /// Idle connections kept at most per upstream address and per thread; 0 closes each after
     /// its response. Every connection that comes back is kept up to this (so as many as were in
     /// use at once stay for the next burst), each closed once unused for `idle_timeout_ms`.
+    /// At most 65,536; at most `max_in_flight` are kept (a thread never has more to keep).
     #[serde(default = "default_pool")]
     pub pool: usize,
+    /// Requests of this mount under way at once per thread (503 past it): the proxy's own
+    /// bound, independent of `cgi_max_programs` (a proxied request holds a socket and two
+    /// buffers, no process). Like nginx's `worker_connections` or HAProxy's `maxconn`, a
+    /// guard against an upstream that stops answering, set high enough that no client
+    /// (an HTTP/2 client with its 100 streams, many clients) meets it in normal use.
+    #[serde(default = "default_max_in_flight")]
+    pub max_in_flight: usize,
     /// An address that refused, reset or timed out before answering is skipped this long, ms.
     #[serde(default = "default_fail_timeout")]
     pub fail_timeout_ms: u64,
@@ -85,6 +93,13 @@ fn default_idle_timeout() -> u64 {
 fn default_pool() -> usize {
     256
 }
+fn default_max_in_flight() -> usize {
+    1024
+}
+
+/// The largest `max_in_flight` and `pool`: each request in flight may hold an upstream socket,
+/// and a thread past this many would run out of descriptors long before.
+pub const MAX_IN_FLIGHT: usize = 65_536;
 fn default_fail_timeout() -> u64 {
     10_000
 }
@@ -185,6 +200,7 @@ impl std::str::FromStr for ProxyMount {
             first_byte_timeout_ms: default_first_byte_timeout(),
             idle_timeout_ms: default_idle_timeout(),
             pool: default_pool(),
+            max_in_flight: default_max_in_flight(),
             fail_timeout_ms: default_fail_timeout(),
             forwarding: Forwarding::default(),
             trusted: Vec::new(),
@@ -253,7 +269,7 @@ mod tests {
         let c: crate::config::Config = toml::from_str(text).unwrap();
         let m = &c.proxy[0];
         assert_eq!((m.upstreams.len(), m.idle_timeout_ms, m.pool), (2, 5, 3));
-        assert_eq!(m.connect_timeout_ms, 5_000);
+        assert_eq!((m.connect_timeout_ms, m.max_in_flight), (5_000, 1024));
         assert_eq!((m.forwarding, m.trusted.len()), (Forwarding::XForwarded, 0));
         let text = "[[proxy]]\nprefix = \"/\"\nupstreams = [\"http://127.0.0.1:1\"]\nforwarding = \"both\"\ntrusted = [\"10.0.0.0/8\", \"::1\"]\n";
         let c: crate::config::Config = toml::from_str(text).unwrap();
@@ -298,6 +314,14 @@ mod tests {
             c.validate().map_err(|e| e.to_string())
         };
         assert_eq!(with(|_| {}), Ok(()));
+        // A pool larger than the requests in flight is no fault: no more than those are kept.
+        assert_eq!(
+            with(|m| {
+                m.max_in_flight = 8;
+                m.pool = MAX_IN_FLIGHT;
+            }),
+            Ok(())
+        );
         let refused = [
             (with(|m| m.upstreams.clear()), "`proxy.upstreams`"),
             (with(|m| m.prefix = "api".into()), "`proxy.prefix`"),
@@ -310,6 +334,13 @@ mod tests {
                 "`proxy.first_byte_timeout_ms`",
             ),
             (with(|m| m.idle_timeout_ms = 0), "`proxy.idle_timeout_ms`"),
+            (with(|m| m.max_in_flight = 0), "`proxy.max_in_flight`"),
+            (
+                with(|m| m.max_in_flight = MAX_IN_FLIGHT + 1),
+                "`proxy.max_in_flight`",
+            ),
+            // An absurd pool would reserve its room at start: refused in one line instead.
+            (with(|m| m.pool = 1 << 40), "`proxy.pool`"),
         ];
         for (got, key) in refused {
             let line = got.unwrap_err();

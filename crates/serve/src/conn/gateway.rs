@@ -37,6 +37,7 @@ impl<T: Transport> Conn<T> {
             return;
         };
         if let Some(fwd) = launch.proxy {
+            let mount = fwd.mount;
             match g.start_proxy(fwd, launch.body, self.token, w.now) {
                 // Connections are counted as they end (`end_program`), once they connected.
                 Ok((x, _reused, retried)) => {
@@ -44,7 +45,7 @@ impl<T: Transport> Conn<T> {
                     self.programs.push((id, Source::Proxy(Box::new(x))));
                 }
                 Err(e) => {
-                    g.release();
+                    g.release_for(Some(mount));
                     w.stats.proxy_refused += 1;
                     let _ = writeln!(
                         io::stderr(),

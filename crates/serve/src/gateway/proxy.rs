@@ -19,6 +19,7 @@
 //! addresses marked failed (skipped for `fail_timeout_ms` after a refusal, a reset or a
 //! timeout before any answer: nginx's `max_fails=1`).
 
+use std::cell::Cell;
 use std::net::IpAddr;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -61,6 +62,11 @@ struct Mount {
     forwarding: Forwarding,
     /// Clients whose forwarding fields are kept (`trusted`).
     trusted: Box<[Cidr]>,
+    /// Its requests under way on this thread, from the slot taken ([`Proxies::reserve`]) to
+    /// the exchange's end, and how many may be (`max_in_flight`). A cell: a slot is taken
+    /// where the protocols hold the gateways shared (a match guard).
+    in_flight: Cell<usize>,
+    max_in_flight: usize,
 }
 
 /// One upstream address.
@@ -125,7 +131,11 @@ impl Proxies {
                     sock: u.addr.clone(),
                     name: u.name.as_str().into(),
                     host: u.host().into(),
-                    group: pool.add_group(m.pool, Duration::from_millis(m.idle_timeout_ms)),
+                    // A thread never has more than `max_in_flight` connections to keep.
+                    group: pool.add_group(
+                        m.pool.min(m.max_in_flight),
+                        Duration::from_millis(m.idle_timeout_ms),
+                    ),
                     down_until: None,
                     tls: (u.tls_name.as_deref())
                         .zip(tls_config.clone())
@@ -151,6 +161,8 @@ impl Proxies {
                 fail_timeout: Duration::from_millis(m.fail_timeout_ms),
                 forwarding: m.forwarding,
                 trusted: m.trusted.as_slice().into(),
+                in_flight: Cell::new(0),
+                max_in_flight: m.max_in_flight,
             });
         }
         p
@@ -182,6 +194,23 @@ impl Proxies {
             send: m.forwarding,
             trusted: m.trusted.iter().any(|c| c.contains(peer)),
         }
+    }
+
+    /// Takes one of `mount`'s request slots on this thread; false at its `max_in_flight`.
+    pub fn reserve(&self, mount: usize) -> bool {
+        let m = &self.mounts[mount];
+        if m.in_flight.get() >= m.max_in_flight {
+            return false;
+        }
+        m.in_flight.set(m.in_flight.get() + 1);
+        true
+    }
+
+    /// Gives back a slot taken by [`Proxies::reserve`] (an exchange that ended, a start that
+    /// failed).
+    pub fn release(&self, mount: usize) {
+        let m = &self.mounts[mount];
+        m.in_flight.set(m.in_flight.get().saturating_sub(1));
     }
 
     pub fn timeouts(&self, mount: usize) -> Timeouts {

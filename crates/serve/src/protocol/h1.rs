@@ -259,8 +259,9 @@ fn queue_body(body: Body, segs: &mut VecDeque<Seg>) -> u64 {
 }
 
 /// A request a program answers: its launch and the exchange that follows it, or the status
-/// that refuses it: 413 for a body over `max_body_bytes`, 503 at `cgi_max_programs`. A
-/// chunked body is read before its program starts (`gateway.rs`): its reservation waits too.
+/// that refuses it: 413 for a body over `max_body_bytes`, 503 at `cgi_max_programs` (a proxy
+/// mount's `max_in_flight`). A chunked body is read before its program starts (`gateway.rs`):
+/// its reservation waits too.
 fn start_gateway(
     req: &Request<'_>,
     buf: &[u8],
@@ -279,8 +280,8 @@ fn start_gateway(
     if !req.chunked && req.content_length.is_some_and(|n| n > w.max_body) {
         return Err(413);
     }
-    if !req.chunked && !g.reserve() {
-        w.stats.cgi_busy += 1;
+    if !req.chunked && !g.reserve_for(route.proxy_mount()) {
+        w.stats.count_busy(route.proxy_mount());
         return Err(503);
     }
     let head = &buf[..req.head_len];

@@ -485,8 +485,8 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
                             }
                             match w.gateways.as_mut() {
                                 None => w.responder.error(500, &w.date, false, out),
-                                Some(g) if !g.reserve() => {
-                                    w.stats.cgi_busy += 1;
+                                Some(g) if !g.reserve_for(route.proxy_mount()) => {
+                                    w.stats.count_busy(route.proxy_mount());
                                     w.responder.busy(r, &w.date, out)
                                 }
                                 Some(g) => {

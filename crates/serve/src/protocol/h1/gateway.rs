@@ -149,14 +149,15 @@ pub(in crate::protocol) fn collect_body(s: &mut Session, w: &mut Worker) {
             }
             let Some(c) = x.collect.take() else { return };
             let (_, mut launch) = *c;
+            let proxy_mount = launch.proxy.as_ref().map(|f| f.mount);
             match w.gateways.as_ref() {
-                Some(g) if g.reserve() => {
+                Some(g) if g.reserve_for(proxy_mount) => {
                     crate::gateway::cgi::set_length(&mut launch, x.kept.len() as u64);
                     s.launches.push((0, launch));
                     return;
                 }
                 _ => {
-                    w.stats.cgi_busy += 1;
+                    w.stats.count_busy(proxy_mount);
                     x.kept = Vec::new();
                     503
                 }
