@@ -161,6 +161,9 @@ counters! {
         /// Reads of upstream connections (peeks included), counted as their request ends:
         /// one per proxied response that fits a read, on a kept connection.
         proxy_reads,
+        /// Proxied requests from a trusted client whose `Forwarded` broke RFC 7239's grammar:
+        /// dropped, the server's element sent alone.
+        proxy_forwarded_malformed,
         /// Proxied requests whose `https://` upstream's TLS handshake failed: a certificate
         /// refused (its reason in the error log), no version in common, not TLS (502).
         proxy_tls_failures,

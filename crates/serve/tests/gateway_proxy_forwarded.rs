@@ -63,3 +63,30 @@ fn a_trusted_client_s_fields_are_appended_to_and_an_untrusted_one_s_dropped() {
     }
     assert_eq!(srv.stop().proxy_requests, 3);
 }
+
+#[test]
+fn a_trusted_client_s_malformed_forwarded_is_dropped_and_counted() {
+    let up = Upstream::start(|_| ok("seen"));
+    // Trusted by the IPv4-mapped form of its block: the client comes as 127.0.0.1.
+    let m = mount(
+        "/api/",
+        &[up.url()],
+        "forwarding = \"both\"\ntrusted = [\"::ffff:127.0.0.0/104\"]",
+    );
+    let srv = TestServer::start(|c| c.proxy.push(m));
+    // An unclosed quote: passed as it came, it would swallow the server's element.
+    let asked = "GET /api/x HTTP/1.1\r\nHost: t\r\nForwarded: for=\"[2001:db8::1]\r\n\
+                 X-Forwarded-For: , 192.0.2.1,,\r\nConnection: close\r\n\r\n";
+    let r = exchange(srv.addr, asked);
+    assert_eq!((r.status, r.body.as_slice()), (200, &b"seen"[..]));
+    let got = &up.requests()[0];
+    assert_eq!(
+        got.field("forwarded"),
+        Some("for=127.0.0.1;proto=http;host=t"),
+        "{}",
+        got.head
+    );
+    assert_eq!(got.field("x-forwarded-for"), Some("192.0.2.1, 127.0.0.1"));
+    let st = srv.stop();
+    assert_eq!((st.proxy_requests, st.proxy_forwarded_malformed), (1, 1));
+}

@@ -182,7 +182,7 @@ fn run(args: ServeArgs) -> anyhow::Result<()> {
     if stats.proxy_requests > 0 {
         let _ = writeln!(
             std::io::stderr(),
-            "flint serve: proxy: {} requests on {} new upstream connections ({} sent again, {} upstream reads), {} refused at max_in_flight (503); failures: {} refused (502), {} reset or cut, {} timed out, {} bad responses, {} longer than their length, {} TLS handshakes failed",
+            "flint serve: proxy: {} requests on {} new upstream connections ({} sent again, {} upstream reads), {} refused at max_in_flight (503); failures: {} refused (502), {} reset or cut, {} timed out, {} bad responses, {} longer than their length, {} TLS handshakes failed; {} trusted clients' malformed Forwarded dropped",
             stats.proxy_requests,
             stats.proxy_connects,
             stats.proxy_retries,
@@ -194,6 +194,7 @@ fn run(args: ServeArgs) -> anyhow::Result<()> {
             stats.proxy_bad_responses,
             stats.proxy_overlong,
             stats.proxy_tls_failures,
+            stats.proxy_forwarded_malformed,
         );
     }
     if stats.auth_ok + stats.auth_missing + stats.auth_failed + stats.auth_limited > 0 {

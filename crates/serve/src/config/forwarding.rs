@@ -49,21 +49,26 @@ pub struct Cidr {
 }
 
 impl Cidr {
-    /// Whether `ip` is in the block; an IPv4 client on an IPv6 socket (`::ffff:a.b.c.d`) is
-    /// matched as its IPv4 address.
+    /// Whether `ip` is in the block. An IPv4 client on an IPv6 socket (`::ffff:a.b.c.d`) is
+    /// matched as its IPv4 address, by an IPv4 block or by an IPv6 one that holds its mapped
+    /// form (`::ffff:10.0.0.0/104` is `10.0.0.0/8`; `::/0` holds every client).
     pub fn contains(&self, ip: IpAddr) -> bool {
         match (self.addr, ip.to_canonical()) {
             (IpAddr::V4(net), IpAddr::V4(ip)) => {
                 let mask = u32::MAX.checked_shl(32 - u32::from(self.bits)).unwrap_or(0);
                 u32::from(ip) & mask == u32::from(net)
             }
-            (IpAddr::V6(net), IpAddr::V6(ip)) => {
+            (IpAddr::V6(net), ip) => {
+                let ip = match ip {
+                    IpAddr::V4(v4) => v4.to_ipv6_mapped(),
+                    IpAddr::V6(v6) => v6,
+                };
                 let mask = u128::MAX
                     .checked_shl(128 - u32::from(self.bits))
                     .unwrap_or(0);
                 u128::from(ip) & mask == u128::from(net)
             }
-            _ => false,
+            (IpAddr::V4(_), IpAddr::V6(_)) => false,
         }
     }
 }
@@ -133,6 +138,16 @@ mod tests {
         let v6: Cidr = "fd00::/8".parse().unwrap();
         assert!(v6.contains(ip("fd12::1")) && !v6.contains(ip("fe80::1")));
         assert!(!v6.contains(ip("10.0.0.1")));
+        // A block written in the IPv4-mapped form holds the IPv4 clients it maps, whichever
+        // socket they came on.
+        let mapped: Cidr = "::ffff:10.0.0.0/104".parse().unwrap();
+        assert!(mapped.contains(ip("10.1.2.3")));
+        assert!(mapped.contains(ip("::ffff:10.1.2.3")));
+        assert!(!mapped.contains(ip("11.0.0.1")) && !mapped.contains(ip("::1")));
+        let one: Cidr = "::ffff:192.0.2.7".parse().unwrap();
+        assert!(one.contains(ip("192.0.2.7")) && !one.contains(ip("192.0.2.8")));
+        let every: Cidr = "::/0".parse().unwrap();
+        assert!(every.contains(ip("203.0.113.9")) && every.contains(ip("fe80::1")));
         let loopback: Cidr = "::1".parse().unwrap();
         assert!(loopback.contains(ip("::1")) && !loopback.contains(ip("::2")));
         for bad in [

@@ -38,6 +38,7 @@ impl<T: Transport> Conn<T> {
         };
         if let Some(fwd) = launch.proxy {
             let mount = fwd.mount;
+            w.stats.proxy_forwarded_malformed += u64::from(fwd.forwarded_malformed);
             match g.start_proxy(fwd, launch.body, self.token, w.now) {
                 // Connections are counted as they end (`end_program`), once they connected.
                 Ok((x, _reused, retried)) => {

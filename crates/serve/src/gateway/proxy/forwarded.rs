@@ -11,7 +11,7 @@
 use std::io::Write;
 use std::net::IpAddr;
 
-use super::request::{join, Named};
+use super::request::Named;
 use crate::config::Forwarding;
 
 /// The client side of a proxied request.
@@ -39,30 +39,30 @@ pub(super) fn is_forwarding(name: &[u8]) -> bool {
 }
 
 /// Writes the forwarding fields onto `head`: a trusted client's (those of `fields` its
-/// `Connection` does not name), and the server's hop of the kinds `hop.send` names.
+/// `Connection` does not name), and the server's hop of the kinds `hop.send` names. A
+/// client's list is written again member by member, empty members left out (`a, , b` is
+/// `a, b`). Returns whether a trusted client's `Forwarded` broke RFC 7239's grammar: then
+/// none of it is passed (an unclosed quote would swallow the server's own element, and a
+/// chain with a hole in it says nothing an upstream can use), only the server's element.
 pub(super) fn write<'a>(
     head: &mut Vec<u8>,
     fields: impl Iterator<Item = (&'a [u8], &'a [u8])> + Clone,
     named: &Named<'a>,
     hop: &Hop<'_>,
     host: &[u8],
-) {
-    let kept = |name: &[u8]| {
-        hop.trusted
-            && hop.send.writes(name)
-            && !named.lists(name, fields.clone())
-            && fields
-                .clone()
-                .any(|(n, v)| n.eq_ignore_ascii_case(name) && !v.is_empty())
-    };
+) -> bool {
+    let kept =
+        |name: &[u8]| hop.trusted && hop.send.writes(name) && !named.lists(name, fields.clone());
+    let theirs =
+        |name: &'static [u8]| (fields.clone()).filter(move |(n, _)| n.eq_ignore_ascii_case(name));
     let peer = hop.peer.to_canonical();
     let scheme: &[u8] = if hop.https { b"https" } else { b"http" };
     let ours = hop.send.x_forwarded();
-    let xff = kept(b"x-forwarded-for");
+    let xff = kept(b"x-forwarded-for") && members(theirs(b"x-forwarded-for"), |_| {});
     if xff || ours {
         head.extend_from_slice(b"X-Forwarded-For: ");
         if xff {
-            join(head, fields.clone(), b"x-forwarded-for", b", ");
+            join_members(head, theirs(b"x-forwarded-for"));
         }
         if ours {
             if xff {
@@ -73,42 +73,162 @@ pub(super) fn write<'a>(
         }
         head.extend_from_slice(b"\r\n");
     }
-    let single: [(&[u8], &[u8], &[u8]); 2] = [
+    let single: [(&'static [u8], &[u8], &[u8]); 2] = [
         (b"x-forwarded-proto", b"X-Forwarded-Proto", scheme),
         (b"x-forwarded-host", b"X-Forwarded-Host", host),
     ];
     for (name, spelt, value) in single {
-        let theirs = kept(name);
-        if theirs || ours {
+        let kept = kept(name) && members(theirs(name), |_| {});
+        if kept || ours {
             head.extend_from_slice(spelt);
             head.extend_from_slice(b": ");
-            match theirs {
-                true => join(head, fields.clone(), name, b", "),
+            match kept {
+                true => join_members(head, theirs(name)),
                 false => head.extend_from_slice(value),
             }
             head.extend_from_slice(b"\r\n");
         }
     }
     let ours = hop.send.forwarded();
-    let theirs = kept(b"forwarded");
-    if theirs || ours {
+    let (mut any, mut malformed) = (false, false);
+    if kept(b"forwarded") {
+        for (_, v) in theirs(b"forwarded") {
+            malformed |= !elements(v, |_| any = true);
+        }
+    }
+    let kept = any && !malformed;
+    if kept || ours {
         head.extend_from_slice(b"Forwarded: ");
-        if theirs {
-            join(head, fields, b"forwarded", b", ");
+        if kept {
+            let mut first = true;
+            for (_, v) in theirs(b"forwarded") {
+                elements(v, |e| {
+                    if !std::mem::take(&mut first) {
+                        head.extend_from_slice(b", ");
+                    }
+                    head.extend_from_slice(e);
+                });
+            }
         }
         if ours {
-            if theirs {
+            if kept {
                 head.extend_from_slice(b", ");
             }
             element(head, peer, scheme, host);
         }
         head.extend_from_slice(b"\r\n");
     }
+    malformed
+}
+
+/// The members of comma-separated lists (`X-Forwarded-For: a, b`), each trimmed, the empty
+/// ones skipped (RFC 9110 5.6.1), given to `each`; whether there was one.
+fn members<'a>(
+    values: impl Iterator<Item = (&'a [u8], &'a [u8])>,
+    mut each: impl FnMut(&'a [u8]),
+) -> bool {
+    let mut any = false;
+    for (_, v) in values {
+        for m in v.split(|&b| b == b',') {
+            let m = m.trim_ascii();
+            if !m.is_empty() {
+                any = true;
+                each(m);
+            }
+        }
+    }
+    any
+}
+
+/// [`members`] written onto `head`, joined by `, `.
+fn join_members<'a>(head: &mut Vec<u8>, values: impl Iterator<Item = (&'a [u8], &'a [u8])>) {
+    let mut first = true;
+    members(values, |m| {
+        if !std::mem::take(&mut first) {
+            head.extend_from_slice(b", ");
+        }
+        head.extend_from_slice(m);
+    });
+}
+
+/// A `Forwarded` field line by RFC 7239's grammar: a comma-separated list (whitespace around
+/// the commas, empty members skipped) of `forwarded-element = [pair] *(";" [pair])`, a pair
+/// `token "=" (token / quoted-string)`. Each element with a pair is given to `each`, as it was
+/// written; false if the line breaks the grammar (what came before was given all the same).
+fn elements<'a>(v: &'a [u8], mut each: impl FnMut(&'a [u8])) -> bool {
+    let ows = |i: &mut usize| {
+        while v.get(*i).is_some_and(|&b| b == b' ' || b == b'\t') {
+            *i += 1;
+        }
+    };
+    let mut i = 0;
+    loop {
+        ows(&mut i);
+        let start = i;
+        let mut pairs = false;
+        loop {
+            if v.get(i).is_some_and(|&b| is_tchar(b)) {
+                let Some(end) = pair(v, i) else {
+                    return false;
+                };
+                i = end;
+                pairs = true;
+            }
+            match v.get(i) {
+                Some(b';') => i += 1,
+                _ => break,
+            }
+        }
+        let end = i;
+        ows(&mut i);
+        if pairs {
+            each(&v[start..end]);
+        }
+        match v.get(i) {
+            None => return true,
+            Some(b',') => i += 1,
+            Some(_) => return false,
+        }
+    }
+}
+
+/// The end of the `token "=" (token / quoted-string)` at `v[i..]`, if it is one.
+fn pair(v: &[u8], mut i: usize) -> Option<usize> {
+    let token = |i: &mut usize| {
+        let start = *i;
+        while v.get(*i).is_some_and(|&b| is_tchar(b)) {
+            *i += 1;
+        }
+        *i > start
+    };
+    if !token(&mut i) || v.get(i) != Some(&b'=') {
+        return None;
+    }
+    i += 1;
+    if v.get(i) != Some(&b'"') {
+        return token(&mut i).then_some(i);
+    }
+    i += 1;
+    loop {
+        match *v.get(i)? {
+            b'"' => return Some(i + 1),
+            b'\\' if v.get(i + 1).is_some_and(|&b| in_quoted(b)) => i += 2,
+            b if b != b'\\' && in_quoted(b) => i += 1,
+            _ => return None,
+        }
+    }
+}
+
+/// Whether a quoted-string may hold byte `b` (RFC 9110 5.6.4: HTAB, SP, VCHAR, obs-text; `"`
+/// and `\` only escaped).
+fn in_quoted(b: u8) -> bool {
+    b == b'\t' || (b' '..=b'~').contains(&b) || b >= 0x80
 }
 
 /// One `Forwarded` element (RFC 7239 4): `for=192.0.2.1;proto=http;host=example.com`, an IPv6
 /// address bracketed and quoted (`for="[2001:db8::1]"`), a value that is not a token (a host
-/// with a port) quoted.
+/// with a port, an IPv6 literal) quoted. A host no quoted-string can hold (empty, or with a
+/// control byte) is left out: the element stays well formed.
 fn element(head: &mut Vec<u8>, peer: IpAddr, scheme: &[u8], host: &[u8]) {
     // Written in place: no string made per request.
     let _ = match peer {
@@ -117,8 +237,10 @@ fn element(head: &mut Vec<u8>, peer: IpAddr, scheme: &[u8], host: &[u8]) {
     };
     head.extend_from_slice(b";proto=");
     head.extend_from_slice(scheme);
-    head.extend_from_slice(b";host=");
-    value(head, host);
+    if !host.is_empty() && host.iter().all(|&b| in_quoted(b)) {
+        head.extend_from_slice(b";host=");
+        value(head, host);
+    }
 }
 
 /// A token as it is, anything else as a quoted-string (RFC 9110 5.6.4: `"` and `\` escaped).
@@ -146,11 +268,20 @@ mod tests {
     use super::*;
 
     fn written(fields: &[(&'static str, &'static str)], hop: Hop<'_>, host: &str) -> String {
+        written_and(fields, hop, host).0
+    }
+
+    /// The fields written, and whether a trusted client's `Forwarded` was dropped as malformed.
+    fn written_and(
+        fields: &[(&'static str, &'static str)],
+        hop: Hop<'_>,
+        host: &str,
+    ) -> (String, bool) {
         let fields = fields.iter().map(|(n, v)| (n.as_bytes(), v.as_bytes()));
         let named = Named::gather(fields.clone(), |_| false);
         let mut head = Vec::new();
-        write(&mut head, fields, &named, &hop, host.as_bytes());
-        String::from_utf8(head).unwrap()
+        let malformed = write(&mut head, fields, &named, &hop, host.as_bytes());
+        (String::from_utf8(head).unwrap(), malformed)
     }
 
     fn hop(peer: &str, send: Forwarding, trusted: bool) -> Hop<'static> {
@@ -239,5 +370,92 @@ mod tests {
         ];
         let got = written(fields, hop("10.0.0.7", Forwarding::XForwarded, true), "h");
         assert!(got.starts_with("X-Forwarded-For: 10.0.0.7\r\n"), "{got}");
+    }
+
+    #[test]
+    fn a_trusted_client_s_malformed_forwarded_is_dropped_and_ours_written_alone() {
+        let trusted = hop("10.0.0.7", Forwarding::Forwarded, true);
+        let ours = "Forwarded: for=10.0.0.7;proto=http;host=h\r\n";
+        for bad in [
+            // An unclosed quote would swallow the server's element appended after it.
+            "for=\"[2001:db8::1]",
+            "for=192.0.2.1;proto",
+            "for=192.0.2.1 ;proto=http",
+            "for=192.0.2.1;by=\"a\\",
+            "=192.0.2.1",
+            "for=192.0.2.1 for=192.0.2.2",
+            "for=\"a\u{7f}\"",
+        ] {
+            let (got, malformed) = written_and(&[("Forwarded", bad)], trusted, "h");
+            assert_eq!((got.as_str(), malformed), (ours, true), "{bad:?}");
+        }
+        // One malformed line drops the client's chain whole: a chain with a hole in it says
+        // nothing an upstream can use.
+        let fields = &[
+            ("Forwarded", "for=192.0.2.1"),
+            ("Forwarded", "for=\"unclosed"),
+        ];
+        assert_eq!(written_and(fields, trusted, "h"), (ours.to_string(), true));
+        // An untrusted client's is dropped unread, not counted.
+        let untrusted = hop("10.0.0.7", Forwarding::Forwarded, false);
+        assert_eq!(
+            written_and(&[("Forwarded", "for=\"unclosed")], untrusted, "h"),
+            (ours.to_string(), false)
+        );
+    }
+
+    #[test]
+    fn a_trusted_client_s_lists_are_written_again_without_empty_members() {
+        let fields = &[
+            (
+                "Forwarded",
+                " , for=192.0.2.1;proto=https ,,for=\"[2001:db8::2]\";by=\"a\\\"b\" ,",
+            ),
+            ("Forwarded", ""),
+            ("Forwarded", ";;, for=198.51.100.1"),
+            ("X-Forwarded-For", ", 192.0.2.1 ,, "),
+            ("X-Forwarded-For", ""),
+            ("X-Forwarded-For", "198.51.100.7"),
+            ("X-Forwarded-Proto", " , "),
+        ];
+        let (got, malformed) = written_and(fields, hop("10.0.0.7", Forwarding::Both, true), "h");
+        assert!(!malformed);
+        assert_eq!(
+            got,
+            "X-Forwarded-For: 192.0.2.1, 198.51.100.7, 10.0.0.7\r\nX-Forwarded-Proto: http\r\n\
+             X-Forwarded-Host: h\r\nForwarded: for=192.0.2.1;proto=https, \
+             for=\"[2001:db8::2]\";by=\"a\\\"b\", for=198.51.100.1, \
+             for=10.0.0.7;proto=http;host=h\r\n"
+        );
+        // Nothing but empty members: as if the client had sent none.
+        let fields = &[("X-Forwarded-For", " ,, "), ("Forwarded", " , ")];
+        let got = written(fields, hop("10.0.0.7", Forwarding::Both, true), "h");
+        assert!(got.starts_with("X-Forwarded-For: 10.0.0.7\r\n"), "{got}");
+        assert!(
+            got.ends_with("\r\nForwarded: for=10.0.0.7;proto=http;host=h\r\n"),
+            "{got}"
+        );
+    }
+
+    #[test]
+    fn the_host_of_our_element_is_a_token_a_quoted_string_or_left_out() {
+        let ours = |host: &str| written(&[], hop("192.0.2.9", Forwarding::Forwarded, false), host);
+        assert_eq!(
+            ours("ex.com"),
+            "Forwarded: for=192.0.2.9;proto=http;host=ex.com\r\n"
+        );
+        assert_eq!(
+            ours("[2001:db8::1]:8443"),
+            "Forwarded: for=192.0.2.9;proto=http;host=\"[2001:db8::1]:8443\"\r\n"
+        );
+        // No host to say (an empty `Host`), or one a quoted-string cannot hold: no `host=`,
+        // the element well formed all the same.
+        assert_eq!(ours(""), "Forwarded: for=192.0.2.9;proto=http\r\n");
+        assert_eq!(ours("a\u{1}b"), "Forwarded: for=192.0.2.9;proto=http\r\n");
+        for host in ["ex.com", "[2001:db8::1]:8443", "", "a\"b"] {
+            let line = ours(host);
+            let value = line.strip_prefix("Forwarded: ").unwrap().trim_end();
+            assert!(elements(value.as_bytes(), |_| {}), "{line:?}");
+        }
     }
 }

@@ -34,6 +34,9 @@ pub(crate) struct Forward {
     /// twice does no harm (a pooled connection may be taken for it unpeeked).
     pub safe: bool,
     pub is_head: bool,
+    /// A trusted client's `Forwarded` broke RFC 7239's grammar and was dropped (counted in
+    /// `proxy_forwarded_malformed` as the request starts).
+    pub forwarded_malformed: bool,
 }
 
 /// Fields never passed on: hop-by-hop, or the server's to set.
@@ -182,7 +185,7 @@ where
     }
     head.extend_from_slice(protocol);
     head.extend_from_slice(b" flint\r\n");
-    forwarded::write(head, fields, &named, hop, host);
+    let forwarded_malformed = forwarded::write(head, fields, &named, hop, host);
     Forward {
         mount,
         buffers,
@@ -193,6 +196,7 @@ where
         ),
         safe: matches!(asked.method, b"GET" | b"HEAD" | b"OPTIONS" | b"TRACE"),
         is_head: req.method == Method::Head,
+        forwarded_malformed,
     }
 }
 
