@@ -20,7 +20,8 @@
 //! (`fcgi::POOL_TOKEN`): the pool routes its events to the connection its request belongs to,
 //! and drops an idle one the application closed. The sweep also enforces programs' wall time,
 //! reaps the programs connections let go, and closes upstream connections idle in the pool past
-//! their mount's `idle_timeout_ms` (it keeps running while any wait).
+//! their mount's `idle_timeout_ms` (with no client connection open, the loop sleeps until the
+//! oldest of them ages out rather than sweeping 4 times a second).
 //!
 //! Timers are a coarse sweep over the slab every 250 ms: O(connections) per sweep, nothing per
 //! request. Each connection carries one deadline set from its phase (head, idle, send, linger),
@@ -293,18 +294,20 @@ impl<'a, T: Transport> Loop<'a, T> {
         }
     }
 
-    /// No timeout at all when nothing can time out (an idle server sleeps); else the next sweep.
+    /// No timeout at all when nothing can time out (an idle server sleeps); else the next sweep
+    /// (with no connection open, not before the gateways' next work: an idle pooled upstream
+    /// connection wakes the loop once, when it ages out).
     fn poll_timeout(&self) -> Option<Duration> {
         let pending_log = self.worker.log.as_ref().is_some_and(|l| l.pending() > 0);
         let mut wake: Option<Instant> = None;
-        let gateways = || {
-            self.worker
-                .gateways
-                .as_ref()
-                .is_some_and(|g| g.needs_sweep())
-        };
-        if self.live() > 0 || pending_log || self.draining.is_some() || gateways() {
+        if self.live() > 0 || pending_log || self.draining.is_some() {
             wake = Some(self.next_sweep);
+        }
+        let gateways = (self.worker.gateways.as_ref()).and_then(|g| g.sweep_due(self.worker.now));
+        if let Some(due) = gateways {
+            // The sweep runs once `next_sweep` has passed: woken earlier, it would not.
+            let due = due.max(self.next_sweep);
+            wake = Some(wake.map_or(due, |w| w.min(due)));
         }
         if let Some(t) = self.accept_paused_until {
             wake = Some(wake.map_or(t, |w| w.min(t)));

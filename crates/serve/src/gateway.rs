@@ -453,7 +453,7 @@ impl Gateways {
     /// again, on a new connection (`Exchange::may_retry`).
     pub fn retry_fastcgi(&mut self, x: &mut fcgi::Exchange) -> std::io::Result<()> {
         let stream = fcgi::Stream::connect(&self.apps[x.app].addr)?;
-        self.fcgi_pool.renew_slot(x.slot);
+        x.slot = self.fcgi_pool.renew_slot(x.slot);
         x.retry(stream)
     }
 
@@ -692,10 +692,14 @@ impl Gateways {
         }
     }
 
-    /// Whether the sweep must keep running: retired programs not yet reaped, or idle upstream
-    /// connections to close when they have aged.
-    pub fn needs_sweep(&self) -> bool {
-        !self.retired.is_empty() || self.fcgi_pool.ageing()
+    /// When the sweep has work next: `now` while retired programs wait to be reaped (their
+    /// exit is checked at each sweep), else when the pool has connections to close
+    /// ([`fcgi::Pool::next_trim`]); `None`: the gateways need no sweep.
+    pub fn sweep_due(&self, now: Instant) -> Option<Instant> {
+        if !self.retired.is_empty() {
+            return Some(now);
+        }
+        self.fcgi_pool.next_trim(now)
     }
 }
 

@@ -120,19 +120,25 @@ fn an_idle_upstream_connection_is_closed_once_unused_for_the_idle_timeout() {
             .unwrap();
         let _ = tx.send(s.read(&mut buf).map_err(|e| e.kind()));
     });
-    let m = mount("/api/", &[url], "idle_timeout_ms = 1000");
+    let m = mount("/api/", &[url], "idle_timeout_ms = 2000");
     let srv = TestServer::start(|c| c.proxy.push(m));
     let r = exchange(
         srv.addr,
         "GET /api/x HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
     );
     assert_eq!((r.status, r.body.as_slice()), (200, &b"once"[..]));
+    let before = srv.stats().wakeups;
     // The client's connection is gone: only the pool's ageing can close the upstream's.
     let got = closed
         .recv_timeout(3 * WAIT)
         .expect("the upstream thread ended");
     assert_eq!(got, Ok(0), "the proxy closed its idle connection");
     upstream.join().unwrap();
+    // With no client connection the loop slept until the connection aged out: one wake-up for
+    // that (two if the clock woke it a hair early) and one for this snapshot, where a sweep
+    // every 250 ms would have made 8 or more in the 2 s.
+    let woke = srv.stats().wakeups - before;
+    assert!(woke <= 4, "{woke} wake-ups while the server was idle");
     assert_eq!(srv.stop().proxy_connects, 1);
 }
 

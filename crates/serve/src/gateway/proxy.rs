@@ -325,7 +325,7 @@ impl super::Gateways {
         let addr = self.proxies.pick(x.mount, now, Some(x.addr));
         let a = &self.proxies.addrs[addr];
         let stream = a.connect()?;
-        self.fcgi_pool.renew_slot(x.slot);
+        x.slot = self.fcgi_pool.renew_slot(x.slot);
         let (group, name) = (a.group, a.name.clone());
         x.retry(stream, addr, group, name, &self.registry, now)
     }

@@ -26,6 +26,21 @@ const NO_WAKE: u64 = u64::MAX;
 /// Request buffers kept for the next requests, beyond those of the idle connections.
 const SPARE_BUFFERS: usize = 8;
 
+/// A slot's handle (what the other calls take, and its connection's token under `POOL_TOKEN`)
+/// is its index in the low bits and its generation above them: a slot whose connection closed
+/// is reused for the next one under a new generation, so that an event of the old connection
+/// still in the loop's batch (a close seen with the same poll) is told apart and ignored, never
+/// taken for the new connection's.
+const INDEX_BITS: u32 = usize::BITS / 2;
+const INDEX_MASK: usize = (1 << INDEX_BITS) - 1;
+/// Generations wrap below `POOL_TOKEN`'s bit (on a 64-bit target a stale event would have to
+/// outlive 2^29 reuses of its slot to be mistaken).
+const GENERATIONS: usize = (super::POOL_TOKEN >> INDEX_BITS) - 1;
+
+fn index(slot: usize) -> usize {
+    slot & INDEX_MASK
+}
+
 /// One thread's idle connections, per application, and the buffers of requests that ended.
 #[derive(Debug)]
 pub(crate) struct Pool {
@@ -41,8 +56,10 @@ pub(crate) struct Pool {
     /// Connections dropped because the application (or upstream) closed them, or wrote
     /// unasked, while idle or as their request ended: never taken for another request.
     pub peer_closed: u64,
-    /// Every open connection's slot (its token is `slot | POOL_TOKEN`), idle or busy.
+    /// Every open connection's slot (its token is `slot | POOL_TOKEN`), idle or busy, by index.
     slots: Vec<Slot>,
+    /// Per slot index: its generation now (the handle's high bits).
+    gens: Vec<usize>,
     /// Per slot: the wake-up of the loop in which its connection came back to the pool (while
     /// idle; `NO_WAKE` if its last read was in an earlier one, [`Pool::put`]), or was taken
     /// from it unpeeked (while busy, [`Pool::take_open`]); `NO_WAKE` else.
@@ -79,6 +96,7 @@ impl Pool {
             max_idle: vec![None; apps],
             buffers: Vec::new(),
             slots: Vec::new(),
+            gens: Vec::new(),
             wakes: Vec::new(),
             reads: Vec::new(),
             strays: Vec::new(),
@@ -121,11 +139,12 @@ impl Pool {
     /// request is sent again (`Exchange::may_retry`).
     pub fn take(&mut self, app: usize, token: usize) -> Option<(Stream, usize)> {
         let (s, slot, _) = self.idle[app].pop()?;
-        self.slots[slot] = Slot::Busy {
+        let i = index(slot);
+        self.slots[i] = Slot::Busy {
             token,
             closed: false,
         };
-        self.wakes[slot] = NO_WAKE;
+        self.wakes[i] = NO_WAKE;
         self.taken[app] += 1;
         self.busy_wake = true;
         Some((s, slot))
@@ -153,20 +172,21 @@ impl Pool {
     ) -> Option<(Stream, usize, bool)> {
         loop {
             let (s, slot, _) = self.idle[app].pop()?;
-            let back = self.wakes[slot];
+            let i = index(slot);
+            let back = self.wakes[i];
             let peek = !replayable
                 || !self.trusted
                 || back == self.wake
                 || back == NO_WAKE
                 || matches!(s, Stream::Tls(_));
             if !peek || s.idle_and_open() {
-                self.slots[slot] = Slot::Busy {
+                self.slots[i] = Slot::Busy {
                     token,
                     closed: false,
                 };
-                self.wakes[slot] = if peek { NO_WAKE } else { self.wake };
-                self.reads[slot] = NO_WAKE;
-                self.strays[slot] = false;
+                self.wakes[i] = if peek { NO_WAKE } else { self.wake };
+                self.reads[i] = NO_WAKE;
+                self.strays[i] = false;
                 return Some((s, slot, peek));
             }
             drop(s);
@@ -184,40 +204,40 @@ impl Pool {
     /// Slot `slot`'s connection was read for its request in this wake-up: bytes after that
     /// read have their event in a later one, which must find it idle to be seen.
     pub fn read(&mut self, slot: usize) {
-        self.reads[slot] = self.wake;
+        self.reads[index(slot)] = self.wake;
     }
 
     /// Whether slot `slot`'s connection was taken unpeeked in this wake-up: nothing is read of
     /// it until the next (its request's answer is an event of a later poll, and an event of
     /// this batch is about bytes from before the request).
     pub fn held(&self, slot: usize) -> bool {
-        self.wakes[slot] == self.wake && matches!(self.slots[slot], Slot::Busy { .. })
+        let i = index(slot);
+        self.wakes[i] == self.wake && matches!(self.slots[i], Slot::Busy { .. })
     }
 
     /// Whether slot `slot`'s connection, taken unpeeked, had an event in the wake-up that took
     /// it: what it holds was sent before the request, and is never read as its response.
     pub fn stray(&self, slot: usize) -> bool {
-        self.strays[slot]
+        self.strays[index(slot)]
     }
 
-    /// A slot for a new connection serving the client connection `token`.
+    /// A slot for a new connection serving the client connection `token`: its handle.
     pub fn open_slot(&mut self, token: usize) -> usize {
+        let busy = Slot::Busy {
+            token,
+            closed: false,
+        };
         match self.free_slots.pop() {
-            Some(slot) => {
-                self.slots[slot] = Slot::Busy {
-                    token,
-                    closed: false,
-                };
-                self.wakes[slot] = NO_WAKE;
-                self.reads[slot] = NO_WAKE;
-                self.strays[slot] = false;
-                slot
+            Some(i) => {
+                self.slots[i] = busy;
+                self.wakes[i] = NO_WAKE;
+                self.reads[i] = NO_WAKE;
+                self.strays[i] = false;
+                (self.gens[i] << INDEX_BITS) | i
             }
             None => {
-                self.slots.push(Slot::Busy {
-                    token,
-                    closed: false,
-                });
+                self.slots.push(busy);
+                self.gens.push(0);
                 self.wakes.push(NO_WAKE);
                 self.reads.push(NO_WAKE);
                 self.strays.push(false);
@@ -227,26 +247,43 @@ impl Pool {
     }
 
     /// Slot `slot` has a new connection for the same request (`Exchange::retry`): what was
-    /// seen of the old one does not hold for it.
-    pub fn renew_slot(&mut self, slot: usize) {
-        if let Slot::Busy { token, .. } = self.slots[slot] {
-            self.slots[slot] = Slot::Busy {
+    /// seen of the old one does not hold for it, and the old one's events still to come are
+    /// stale. Returns the slot's new handle, to register the new connection under.
+    pub fn renew_slot(&mut self, slot: usize) -> usize {
+        let i = index(slot);
+        if let Slot::Busy { token, .. } = self.slots[i] {
+            self.slots[i] = Slot::Busy {
                 token,
                 closed: false,
             };
-            self.wakes[slot] = NO_WAKE;
-            self.reads[slot] = NO_WAKE;
-            self.strays[slot] = false;
+            self.wakes[i] = NO_WAKE;
+            self.reads[i] = NO_WAKE;
+            self.strays[i] = false;
+            self.gens[i] = (self.gens[i] + 1) & GENERATIONS;
         }
+        (self.gens[i] << INDEX_BITS) | i
     }
 
     /// The slot of a connection that was closed (closing its socket took it out of the epoll
     /// set).
     pub fn close_slot(&mut self, slot: usize) {
-        if self.slots[slot] != Slot::Free {
-            self.slots[slot] = Slot::Free;
-            self.free_slots.push(slot);
+        self.free(index(slot));
+    }
+
+    /// Slot index `i` is free: its next connection comes under a new generation.
+    fn free(&mut self, i: usize) {
+        if self.slots[i] != Slot::Free {
+            self.slots[i] = Slot::Free;
+            self.gens[i] = (self.gens[i] + 1) & GENERATIONS;
+            self.free_slots.push(i);
         }
+    }
+
+    /// Whether `slot` is the handle of its index's connection now (else an event of an older
+    /// connection's).
+    fn current(&self, slot: usize) -> bool {
+        let i = index(slot);
+        i < self.slots.len() && ((self.gens[i] << INDEX_BITS) | i) == slot
     }
 
     /// A connection whose request ended cleanly at `now`: kept, still registered, unless the
@@ -257,7 +294,8 @@ impl Pool {
     /// (half the requests at 40 concurrent clients and a pool of 8).
     pub fn put(&mut self, app: usize, s: Stream, slot: usize, now: Instant) {
         let idle = &mut self.idle[app];
-        let closed = matches!(self.slots[slot], Slot::Busy { closed: true, .. });
+        let i = index(slot);
+        let closed = matches!(self.slots[i], Slot::Busy { closed: true, .. });
         let limit = self.limits[app];
         let room = match self.max_idle[app] {
             None => limit > 0 && idle.len() < limit.max(self.cap),
@@ -266,10 +304,10 @@ impl Pool {
         self.busy_wake = true;
         if room && !closed {
             idle.push((s, slot, now));
-            self.slots[slot] = Slot::Idle(app);
+            self.slots[i] = Slot::Idle(app);
             // Read in an earlier wake-up, bytes after that read may have had their event
             // while it was busy: [`Pool::take_open`] peeks.
-            self.wakes[slot] = if self.reads[slot] == self.wake {
+            self.wakes[i] = if self.reads[i] == self.wake {
                 self.wake
             } else {
                 NO_WAKE
@@ -283,18 +321,23 @@ impl Pool {
 
     /// An event of slot `slot`'s connection (`closed`: the application closed it or it
     /// failed): the client connection to drive if it carries a request. An idle one that was
-    /// closed, or became readable (it wrote what no request asked for), is closed; a stale
-    /// event (one of the connection the slot had before, in the same batch) leaves it be: an
-    /// idle connection is checked, once per event, not per request.
+    /// closed, or became readable (it wrote what no request asked for), is closed. A stale
+    /// event (one of the connection the slot had before, in the same batch: its handle's
+    /// generation is not the slot's now) is ignored: it says nothing of the new connection.
+    /// An idle connection is checked, once per event, not per request.
     pub fn event(&mut self, slot: usize, readable: bool, closed: bool) -> Option<usize> {
-        match self.slots.get(slot).copied()? {
+        if !self.current(slot) {
+            return None;
+        }
+        let i = index(slot);
+        match self.slots[i] {
             Slot::Busy { token, closed: was } => {
-                if self.wakes[slot] == self.wake && (readable || closed) {
+                if self.wakes[i] == self.wake && (readable || closed) {
                     // Taken unpeeked in this wake-up: the event is about bytes from before
                     // its request (its answer's comes with a later poll).
-                    self.strays[slot] = true;
+                    self.strays[i] = true;
                 }
-                self.slots[slot] = Slot::Busy {
+                self.slots[i] = Slot::Busy {
                     token,
                     closed: was || closed,
                 };
@@ -329,8 +372,10 @@ impl Pool {
             };
             for (s, slot, _) in idle.drain(..aged) {
                 drop(s);
-                self.slots[slot] = Slot::Free;
-                self.free_slots.push(slot);
+                let i = index(slot);
+                self.slots[i] = Slot::Free;
+                self.gens[i] = (self.gens[i] + 1) & GENERATIONS;
+                self.free_slots.push(i);
             }
         }
     }
@@ -354,8 +399,10 @@ impl Pool {
                 let extra = idle.len().saturating_sub(keep);
                 for (s, slot, _) in idle.drain(..extra) {
                     drop(s);
-                    self.slots[slot] = Slot::Free;
-                    self.free_slots.push(slot);
+                    let i = index(slot);
+                    self.slots[i] = Slot::Free;
+                    self.gens[i] = (self.gens[i] + 1) & GENERATIONS;
+                    self.free_slots.push(i);
                 }
             }
             self.surplus[app] = self.max_idle[app].is_none() && idle.len() > limit;
@@ -364,14 +411,17 @@ impl Pool {
         self.busy_wake = surplus;
     }
 
-    /// Whether idle connections wait to age out, or to be trimmed to their application's
-    /// limit ([`Pool::trim`] has work to come).
-    pub fn ageing(&self) -> bool {
+    /// When [`Pool::trim`] has work next: `now` while an application keeps idle connections
+    /// past its limit, else when the oldest idle proxy connection ages out (`None`: never, the
+    /// loop may sleep). An idle server's loop wakes once for that, not at every sweep.
+    pub fn next_trim(&self, now: Instant) -> Option<Instant> {
         let groups = self.max_idle.iter().zip(&self.idle).zip(&self.limits);
-        groups.into_iter().any(|((m, idle), &limit)| match m {
-            Some(_) => !idle.is_empty(),
-            None => idle.len() > limit,
-        })
+        (groups.into_iter())
+            .filter_map(|((m, idle), &limit)| match m {
+                Some(max_idle) => idle.first().map(|(_, _, since)| *since + *max_idle),
+                None => (idle.len() > limit).then_some(now),
+            })
+            .min()
     }
 
     /// Idle connections kept for `app`.
@@ -447,11 +497,13 @@ mod pool_tests {
         assert_eq!(pool.event(slot, true, false), Some(9));
         drop(s);
         pool.close_slot(slot);
+        let reused = pool.open_slot(3);
         assert_eq!(
-            pool.open_slot(3),
-            slot,
+            super::index(reused),
+            super::index(slot),
             "a closed connection's slot is reused"
         );
+        assert_ne!(reused, slot, "under a new generation: another token");
     }
 
     #[test]
@@ -498,18 +550,18 @@ mod pool_tests {
             slots.push(slot);
         }
         assert_eq!(pool.idle(0), 4, "kept for the next wake-up's requests");
-        assert!(pool.ageing(), "the sweep has work");
+        assert_eq!(pool.next_trim(t0), Some(t0), "the sweep has work");
         // Two are taken again before the sweep: no new connection for them.
         let (a, _) = pool.take(0, 7).unwrap();
         let (b, _) = pool.take(0, 8).unwrap();
         assert_eq!(pool.idle(0), 2);
-        assert!(!pool.ageing());
+        assert_eq!(pool.next_trim(t0), None);
         pool.put(0, a, slots[3], t0);
         pool.put(0, b, slots[2], t0);
         // The sweep trims the pool to its limit, the oldest first.
         pool.trim(t0);
         assert_eq!(pool.idle(0), 2);
-        assert!(!pool.ageing());
+        assert_eq!(pool.next_trim(t0), None);
         let kept = [pool.take(0, 1).unwrap().1, pool.take(0, 2).unwrap().1];
         assert_eq!(kept, [slots[2], slots[3]], "the last put are kept");
         // A pool of 0 keeps nothing.
@@ -548,12 +600,13 @@ mod pool_tests {
         // A wake-up that takes none: back to the limit, no sweep needed.
         pool.end_wake();
         assert_eq!(pool.idle(0), 2);
-        assert!(!pool.ageing());
+        assert_eq!(pool.next_trim(t0), None);
         // The newest are kept, the closed ones' slots are free.
         let kept = [pool.take(0, 1).unwrap().1, pool.take(0, 2).unwrap().1];
         assert!(kept.iter().all(|s| slots[..6].contains(s)));
         pool.end_wake();
-        assert!(slots[..6].contains(&pool.open_slot(3)));
+        let reused = super::index(pool.open_slot(3));
+        assert!(slots[..6].iter().any(|&s| super::index(s) == reused));
     }
 
     #[test]
@@ -581,12 +634,17 @@ mod pool_tests {
         assert_eq!((pool.idle(group), pool.idle(0)), (3, 1));
         pool.trim(t0 + Duration::from_secs(75));
         assert_eq!((pool.idle(group), pool.idle(0)), (1, 1), "the two oldest");
-        assert!(pool.ageing());
+        let newest = t0 + Duration::from_secs(20 + 60);
+        assert_eq!(
+            pool.next_trim(t0),
+            Some(newest),
+            "when the one left ages out"
+        );
         // The one left is the newest, and the closed ones' slots are free again.
         let (_, slot, _) = pool.take_open(group, 9, true).unwrap();
         assert_eq!(slot, 2);
-        assert!(!pool.ageing());
-        assert!([0, 1].contains(&pool.open_slot(4)));
+        assert_eq!(pool.next_trim(t0), None);
+        assert!([0, 1].contains(&super::index(pool.open_slot(4))));
     }
 
     #[test]
@@ -667,8 +725,36 @@ mod pool_tests {
         pool.polled(true);
         assert!(!pool.held(slot));
         assert!(pool.stray(slot), "told until the request is sent again");
-        pool.renew_slot(slot);
-        assert!(!pool.stray(slot));
+        let renewed = pool.renew_slot(slot);
+        assert!(!pool.stray(renewed));
+        assert_eq!(
+            pool.event(slot, true, true),
+            None,
+            "the old connection's: stale"
+        );
+    }
+
+    #[test]
+    fn a_stale_close_of_a_slot_s_old_connection_leaves_its_new_one_be() {
+        let mut pool = Pool::new(0, 0);
+        let group = pool.add_group(2, Duration::from_secs(60));
+        let old = pool.open_slot(5);
+        // Its connection closes (a failed request), and the same wake-up opens another on the
+        // freed slot; the old one's close is still in the batch.
+        pool.close_slot(old);
+        let new = pool.open_slot(7);
+        assert_eq!(new & 0xffff, old & 0xffff, "the slot is reused");
+        assert_ne!(new, old, "under a new generation");
+        assert_eq!(pool.event(old, true, true), None, "stale: nobody is driven");
+        let (ours, _peer) = UnixStream::pair().unwrap();
+        pool.put(group, Stream::Unix(ours), new, Instant::now());
+        assert_eq!(
+            (pool.idle(group), pool.peer_closed),
+            (1, 0),
+            "the new connection kept, nothing counted closed"
+        );
+        assert_eq!(pool.event(new, false, false), None, "idle, open: kept");
+        assert_eq!(pool.idle(group), 1);
     }
 
     #[test]
