@@ -248,11 +248,18 @@ fn proxy_forwards_its_prefix_and_the_exit_summary_counts_it() {
     while let Ok(line) = rx.recv_timeout(WAIT) {
         rest.push(line);
     }
-    assert!(
-        rest.iter()
-            .any(|l| l.contains("proxy: 2 requests on 1 new upstream connections")),
-        "{rest:?}"
-    );
+    let line = rest
+        .iter()
+        .find(|l| l.contains("proxy: 2 requests on 1 new upstream connections"))
+        .unwrap_or_else(|| panic!("no proxy line: {rest:?}"));
+    // The reads of upstream connections (at least one per response) and the refusals at the
+    // mount's own limit are said too.
+    let reads: u64 = (line.split(" upstream reads)").next())
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no upstream reads in {line}"));
+    assert!(reads >= 2, "{line}");
+    assert!(line.contains(" 0 refused at max_in_flight (503)"), "{line}");
     drop(upstream);
 }
 
