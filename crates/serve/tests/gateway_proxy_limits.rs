@@ -14,31 +14,48 @@ use std::time::{Duration, Instant};
 use common::*;
 use proxy_support::*;
 
-/// An upstream that answers no request before `hold` of them have arrived (or a few seconds
-/// have passed: a server that lets fewer through still gets its answers, and the test fails
-/// on what it counts, not on a hang).
+/// An upstream that answers no request before `hold` of them have arrived, and so on for
+/// each next `hold` (or a few seconds have passed: a server that lets fewer through still
+/// gets its answers, and the test fails on what it counts, not on a hang).
 fn holding_upstream(hold: usize) -> Upstream {
     let arrived = Arc::new(AtomicUsize::new(0));
     Upstream::start(move |_| {
-        arrived.fetch_add(1, Ordering::SeqCst);
+        let round_end = (arrived.fetch_add(1, Ordering::SeqCst) / hold + 1) * hold;
         let deadline = Instant::now() + Duration::from_secs(5);
-        while arrived.load(Ordering::SeqCst) < hold && Instant::now() < deadline {
+        while arrived.load(Ordering::SeqCst) < round_end && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(5));
         }
         ok("held")
     })
 }
 
-/// Submits `n` GETs on one HTTP/2 connection at once and returns each stream's status.
-fn statuses(addr: std::net::SocketAddr, n: usize) -> Vec<u16> {
-    let mut h2 = h2_support::Client::new(connect(addr), "example.com");
-    let ids: Vec<_> = (0..n)
-        .map(|k| h2.submit("GET", &format!("/api/{k}"), &[]))
+/// Submits `n` GETs on each of `conns` HTTP/2 connections, all sent before any answer is
+/// awaited, and returns each stream's status.
+fn statuses_on(addr: std::net::SocketAddr, conns: usize, n: usize) -> Vec<u16> {
+    let mut clients: Vec<_> = (0..conns)
+        .map(|_| {
+            let mut h2 = h2_support::Client::new(connect(addr), "example.com");
+            let ids: Vec<_> = (0..n)
+                .map(|k| h2.submit("GET", &format!("/api/{k}"), &[]))
+                .collect();
+            h2.flush();
+            (h2, ids)
+        })
         .collect();
-    let all_done =
-        |s: &h2_support::Seen| (ids.iter()).all(|id| s.responses.get(id).is_some_and(|r| r.done));
-    assert!(h2.run_until(all_done), "the connection closed");
-    ids.iter().map(|id| h2.seen.responses[id].status).collect()
+    let mut got = Vec::new();
+    for (h2, ids) in &mut clients {
+        let all_done = |s: &h2_support::Seen| {
+            (ids.iter()).all(|id| s.responses.get(id).is_some_and(|r| r.done))
+        };
+        assert!(h2.run_until(all_done), "the connection closed");
+        got.extend(ids.iter().map(|id| h2.seen.responses[id].status));
+    }
+    got
+}
+
+/// [`statuses_on`] one connection.
+fn statuses(addr: std::net::SocketAddr, n: usize) -> Vec<u16> {
+    statuses_on(addr, 1, n)
 }
 
 fn count(statuses: &[u16], status: u16) -> usize {
@@ -99,4 +116,27 @@ fn requests_past_a_mount_s_max_in_flight_get_503_and_the_rest_go_through() {
         (st.proxy_requests, st.proxy_busy, st.cgi_busy),
         ((STREAMS + LIMIT) as u64, (STREAMS - LIMIT) as u64, 0)
     );
+}
+
+#[test]
+fn more_requests_in_flight_than_the_old_pool_held_find_their_connections_kept() {
+    // Three HTTP/2 clients with 100 streams each: 300 in flight at once, more than the 256
+    // idle connections a mount's pool used to keep by default.
+    const CONNS: usize = 3;
+    const STREAMS: usize = 100;
+    const ROUNDS: usize = 2;
+    let up = holding_upstream(CONNS * STREAMS);
+    let m = mount("/api/", &[up.url()], "");
+    let srv = TestServer::start(|c| c.proxy.push(m));
+    for _ in 0..ROUNDS {
+        let got = statuses_on(srv.addr, CONNS, STREAMS);
+        assert_eq!(count(&got, 200), CONNS * STREAMS, "statuses: {got:?}");
+    }
+    // The second round's 300 found the first round's 300 connections kept: none opened.
+    let st = srv.stop();
+    assert_eq!(
+        (st.proxy_requests, st.proxy_connects),
+        ((ROUNDS * CONNS * STREAMS) as u64, (CONNS * STREAMS) as u64)
+    );
+    assert_eq!(up.accepted.load(Ordering::SeqCst), CONNS * STREAMS);
 }

@@ -90,8 +90,11 @@ fn default_first_byte_timeout() -> u64 {
 fn default_idle_timeout() -> u64 {
     60_000
 }
+/// As many as may be in flight (`max_in_flight`'s default): HTTP/2 clients in front put
+/// hundreds of requests in flight at once, and a pool smaller than that closes the surplus
+/// after each burst and connects again for the next one.
 fn default_pool() -> usize {
-    256
+    default_max_in_flight()
 }
 fn default_max_in_flight() -> usize {
     1024
@@ -270,6 +273,11 @@ mod tests {
         let m = &c.proxy[0];
         assert_eq!((m.upstreams.len(), m.idle_timeout_ms, m.pool), (2, 5, 3));
         assert_eq!((m.connect_timeout_ms, m.max_in_flight), (5_000, 1024));
+        let m: ProxyMount = "/api/=http://127.0.0.1:8080".parse().unwrap();
+        assert_eq!(
+            m.pool, m.max_in_flight,
+            "every connection that comes back is kept"
+        );
         assert_eq!((m.forwarding, m.trusted.len()), (Forwarding::XForwarded, 0));
         let text = "[[proxy]]\nprefix = \"/\"\nupstreams = [\"http://127.0.0.1:1\"]\nforwarding = \"both\"\ntrusted = [\"10.0.0.0/8\", \"::1\"]\n";
         let c: crate::config::Config = toml::from_str(text).unwrap();
