@@ -210,6 +210,7 @@ impl Proxies {
     /// failed).
     pub fn release(&self, mount: usize) {
         let m = &self.mounts[mount];
+        debug_assert!(m.in_flight.get() > 0, "a proxy slot given back twice");
         m.in_flight.set(m.in_flight.get().saturating_sub(1));
     }
 
