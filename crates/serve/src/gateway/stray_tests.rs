@@ -26,6 +26,9 @@ fn start_get(g: &mut Gateways, token: usize) -> Exchange {
     let asked = asked_h1(&req, &text[..req.head_len]);
     let hop = g.proxies.hop(0, [127, 0, 0, 1].into(), false);
     let fwd = forward(0, &req, asked, &hop, Buffers::new());
+    // The slot the connection takes before it starts a proxied request (given back by
+    // `retire_source`).
+    assert!(g.reserve_for(Some(0)), "a slot free");
     g.start_proxy(fwd, 0, token, Instant::now()).unwrap().0
 }
 
