@@ -50,25 +50,21 @@ pub struct Cidr {
 
 impl Cidr {
     /// Whether `ip` is in the block. An IPv4 client on an IPv6 socket (`::ffff:a.b.c.d`) is
-    /// matched as its IPv4 address, by an IPv4 block or by an IPv6 one that holds its mapped
-    /// form (`::ffff:10.0.0.0/104` is `10.0.0.0/8`; `::/0` holds every client).
+    /// matched as its IPv4 address, by IPv4 blocks only (a block written in the mapped form
+    /// is an IPv4 block from its parsing on): an IPv6 block never holds an IPv4 client.
     pub fn contains(&self, ip: IpAddr) -> bool {
         match (self.addr, ip.to_canonical()) {
             (IpAddr::V4(net), IpAddr::V4(ip)) => {
                 let mask = u32::MAX.checked_shl(32 - u32::from(self.bits)).unwrap_or(0);
                 u32::from(ip) & mask == u32::from(net)
             }
-            (IpAddr::V6(net), ip) => {
-                let ip = match ip {
-                    IpAddr::V4(v4) => v4.to_ipv6_mapped(),
-                    IpAddr::V6(v6) => v6,
-                };
+            (IpAddr::V6(net), IpAddr::V6(ip)) => {
                 let mask = u128::MAX
                     .checked_shl(128 - u32::from(self.bits))
                     .unwrap_or(0);
                 u128::from(ip) & mask == u128::from(net)
             }
-            (IpAddr::V4(_), IpAddr::V6(_)) => false,
+            _ => false,
         }
     }
 }
@@ -88,6 +84,23 @@ impl FromStr for Cidr {
         let bits = match bits {
             Some(b) => b.parse::<u8>().ok().filter(|&b| b <= max).ok_or_else(bad)?,
             None => max,
+        };
+        // An IPv4 block in IPv6's mapped form (`::ffff:10.0.0.0/104`) is kept as the IPv4
+        // block it maps (`10.0.0.0/8`), so that it matches IPv4 clients and nothing else. A
+        // shorter length would reach past `::ffff:0:0/96` (`::ffff:10.0.0.0/8` masks to
+        // `::/8`, which holds every mapped address): refused, not widened.
+        let (addr, bits) = match addr {
+            IpAddr::V6(a) => match a.to_ipv4_mapped() {
+                Some(v4) if bits >= 96 => (IpAddr::V4(v4), bits - 96),
+                Some(_) => {
+                    return Err(format!(
+                        "`{text}`: an IPv4-mapped block needs a length of 96 or more \
+                         (use 10.0.0.0/8 or ::ffff:10.0.0.0/104)"
+                    ))
+                }
+                None => (addr, bits),
+            },
+            IpAddr::V4(_) => (addr, bits),
         };
         let addr = match addr {
             IpAddr::V4(a) => {
@@ -146,8 +159,21 @@ mod tests {
         assert!(!mapped.contains(ip("11.0.0.1")) && !mapped.contains(ip("::1")));
         let one: Cidr = "::ffff:192.0.2.7".parse().unwrap();
         assert!(one.contains(ip("192.0.2.7")) && !one.contains(ip("192.0.2.8")));
+        assert_eq!(
+            mapped,
+            "10.0.0.0/8".parse().unwrap(),
+            "kept as its IPv4 block"
+        );
+        // An IPv6 block holds IPv6 clients only: `::/0` trusts no IPv4 client.
         let every: Cidr = "::/0".parse().unwrap();
-        assert!(every.contains(ip("203.0.113.9")) && every.contains(ip("fe80::1")));
+        assert!(!every.contains(ip("203.0.113.9")) && every.contains(ip("fe80::1")));
+        assert!(!every.contains(ip("::ffff:203.0.113.9")));
+        // A mapped address with a length under 96 would hold every IPv4 client: refused.
+        let e = "::ffff:10.0.0.0/8".parse::<Cidr>().unwrap_err();
+        assert!(e.contains("::ffff:10.0.0.0/104"), "{e}");
+        assert!("::ffff:0:0/95".parse::<Cidr>().is_err());
+        let all_v4: Cidr = "::ffff:0:0/96".parse().unwrap();
+        assert_eq!(all_v4, "0.0.0.0/0".parse().unwrap());
         let loopback: Cidr = "::1".parse().unwrap();
         assert!(loopback.contains(ip("::1")) && !loopback.contains(ip("::2")));
         for bad in [

@@ -288,6 +288,7 @@ mod tests {
         for bad in [
             "forwarding = \"all\"",
             "trusted = [\"10.0.0.0/40\"]",
+            "trusted = [\"::ffff:10.0.0.0/8\"]",
             "trusted = \"::1\"",
         ] {
             let text =
