@@ -632,8 +632,8 @@ impl Config {
             ));
         }
         // Each address's group keeps room for its whole pool from the start.
-        if m.pool > proxy::MAX_IN_FLIGHT {
-            let value = format!("{} (the mount {})", m.pool, m.prefix);
+        if let Some(pool) = m.pool.filter(|&p| p > proxy::MAX_IN_FLIGHT) {
+            let value = format!("{pool} (the mount {})", m.prefix);
             return Err(invalid("proxy.pool", value, "must be at most 65536"));
         }
         // The CA file read now, once: a bad one stops the start, not each request.

@@ -31,8 +31,9 @@ pub struct ProxyMount {
     /// its response. Every connection that comes back is kept up to this (so as many as were in
     /// use at once stay for the next burst), each closed once unused for `idle_timeout_ms`.
     /// At most 65,536; at most `max_in_flight` are kept (a thread never has more to keep).
-    #[serde(default = "default_pool")]
-    pub pool: usize,
+    /// Unset, it follows `max_in_flight` ([`ProxyMount::pool_size`]).
+    #[serde(default)]
+    pub pool: Option<usize>,
     /// Requests of this mount under way at once per thread (503 past it): the proxy's own
     /// bound, independent of `cgi_max_programs` (a proxied request holds a socket and two
     /// buffers, no process). Like nginx's `worker_connections` or HAProxy's `maxconn`, a
@@ -56,6 +57,18 @@ pub struct ProxyMount {
     /// the upstream's own, for the names it carries.
     #[serde(default)]
     pub cacert: Option<PathBuf>,
+}
+
+impl ProxyMount {
+    /// The idle connections kept per address and thread: `pool` when set, else as many as may
+    /// be in flight (HTTP/2 clients in front put hundreds of requests in flight at once, and a
+    /// pool smaller than that closes the surplus after each burst and connects again for the
+    /// next one); never more than `max_in_flight` (a thread never has more to keep).
+    pub fn pool_size(&self) -> usize {
+        self.pool
+            .unwrap_or(self.max_in_flight)
+            .min(self.max_in_flight)
+    }
 }
 
 /// One upstream address, as written and as resolved: a TCP address, or a unix socket (the
@@ -89,12 +102,6 @@ fn default_first_byte_timeout() -> u64 {
 }
 fn default_idle_timeout() -> u64 {
     60_000
-}
-/// As many as may be in flight (`max_in_flight`'s default): HTTP/2 clients in front put
-/// hundreds of requests in flight at once, and a pool smaller than that closes the surplus
-/// after each burst and connects again for the next one.
-fn default_pool() -> usize {
-    default_max_in_flight()
 }
 fn default_max_in_flight() -> usize {
     1024
@@ -202,7 +209,7 @@ impl std::str::FromStr for ProxyMount {
             connect_timeout_ms: default_connect_timeout(),
             first_byte_timeout_ms: default_first_byte_timeout(),
             idle_timeout_ms: default_idle_timeout(),
-            pool: default_pool(),
+            pool: None,
             max_in_flight: default_max_in_flight(),
             fail_timeout_ms: default_fail_timeout(),
             forwarding: Forwarding::default(),
@@ -271,12 +278,27 @@ mod tests {
         let text = "[[proxy]]\nprefix = \"/api/\"\nupstreams = [\"http://127.0.0.1:1\", \"http://[::1]:2\"]\nidle_timeout_ms = 5\npool = 3\n";
         let c: crate::config::Config = toml::from_str(text).unwrap();
         let m = &c.proxy[0];
-        assert_eq!((m.upstreams.len(), m.idle_timeout_ms, m.pool), (2, 5, 3));
+        assert_eq!(
+            (m.upstreams.len(), m.idle_timeout_ms, m.pool_size()),
+            (2, 5, 3)
+        );
         assert_eq!((m.connect_timeout_ms, m.max_in_flight), (5_000, 1024));
         let m: ProxyMount = "/api/=http://127.0.0.1:8080".parse().unwrap();
         assert_eq!(
-            m.pool, m.max_in_flight,
+            m.pool_size(),
+            m.max_in_flight,
             "every connection that comes back is kept"
+        );
+        // Unset, the pool follows the mount's own `max_in_flight`, not its default.
+        let text = "[[proxy]]\nprefix = \"/\"\nupstreams = [\"http://127.0.0.1:1\"]\nmax_in_flight = 4096\n";
+        let c: crate::config::Config = toml::from_str(text).unwrap();
+        assert_eq!(c.proxy[0].pool_size(), 4096);
+        let text = "[[proxy]]\nprefix = \"/\"\nupstreams = [\"http://127.0.0.1:1\"]\nmax_in_flight = 8\npool = 100\n";
+        let c: crate::config::Config = toml::from_str(text).unwrap();
+        assert_eq!(
+            c.proxy[0].pool_size(),
+            8,
+            "no more kept than may be in flight"
         );
         assert_eq!((m.forwarding, m.trusted.len()), (Forwarding::XForwarded, 0));
         let text = "[[proxy]]\nprefix = \"/\"\nupstreams = [\"http://127.0.0.1:1\"]\nforwarding = \"both\"\ntrusted = [\"10.0.0.0/8\", \"::1\"]\n";
@@ -327,7 +349,7 @@ mod tests {
         assert_eq!(
             with(|m| {
                 m.max_in_flight = 8;
-                m.pool = MAX_IN_FLIGHT;
+                m.pool = Some(MAX_IN_FLIGHT);
             }),
             Ok(())
         );
@@ -349,7 +371,7 @@ mod tests {
                 "`proxy.max_in_flight`",
             ),
             // An absurd pool would reserve its room at start: refused in one line instead.
-            (with(|m| m.pool = 1 << 40), "`proxy.pool`"),
+            (with(|m| m.pool = Some(1 << 40)), "`proxy.pool`"),
         ];
         for (got, key) in refused {
             let line = got.unwrap_err();

@@ -131,11 +131,7 @@ impl Proxies {
                     sock: u.addr.clone(),
                     name: u.name.as_str().into(),
                     host: u.host().into(),
-                    // A thread never has more than `max_in_flight` connections to keep.
-                    group: pool.add_group(
-                        m.pool.min(m.max_in_flight),
-                        Duration::from_millis(m.idle_timeout_ms),
-                    ),
+                    group: pool.add_group(m.pool_size(), Duration::from_millis(m.idle_timeout_ms)),
                     down_until: None,
                     tls: (u.tls_name.as_deref())
                         .zip(tls_config.clone())
