@@ -65,6 +65,35 @@ fn an_http2_client_is_proxied_as_http_1_1() {
     assert_eq!((st.proxy_requests, st.proxy_connects), (3, 1));
 }
 
+/// A stream reset while its upstream has not answered gives its upstream connection up, and
+/// that connection is counted in `proxy_connects` as one whose response ended.
+#[test]
+fn a_reset_stream_still_counts_its_upstream_connection() {
+    let up = Upstream::start(|r| match r.head.split(' ').nth(1).unwrap() {
+        // Longer than the test: only the reset ends it.
+        "/api/slow" => vec![Step::Sleep(Duration::from_secs(60))],
+        _ => echo(r),
+    });
+    let m = mount("/api/", &[up.url()], "");
+    let srv = TestServer::start(|c| c.proxy.push(m));
+    let mut h2 = h2_support::Client::new(connect(srv.addr), "t");
+    let id = h2.submit("GET", "/api/slow", &[]);
+    h2.flush();
+    assert!(
+        eventually(WAIT, || up.requests().len() == 1),
+        "the request went upstream"
+    );
+    h2.session
+        .submit_rst_stream(id, http2::error_code::CANCEL)
+        .unwrap();
+    h2.flush();
+    // Its connection closed with it: the next request opens another.
+    assert_eq!(h2.get("/api/x", &[]).status, 200);
+    let st = srv.stop();
+    assert_eq!((st.proxy_requests, st.proxy_connects), (2, 2));
+    assert_eq!(up.accepted.load(Ordering::SeqCst), 2);
+}
+
 #[test]
 fn a_tls_client_is_proxied_with_its_scheme_said() {
     let up = Upstream::start(echo);

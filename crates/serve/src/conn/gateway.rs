@@ -200,9 +200,7 @@ impl<T: Transport> Conn<T> {
             if !self.session.gateway_alive(id) {
                 // Its stream was reset by the client: nobody wants its output.
                 let (_, p) = self.programs.swap_remove(k);
-                if let Some(g) = w.gateways.as_mut() {
-                    g.retire_source(p, true, w.now);
-                }
+                retire(p, true, w);
                 moved = true;
                 continue;
             }
@@ -399,15 +397,22 @@ impl<T: Transport> Conn<T> {
     /// program killed unless it ended by itself, and handed to the reaper.
     fn end_program(&mut self, k: usize, end: GatewayEnd, w: &mut Worker, pool: &mut Pool) {
         let (id, p) = self.programs.swap_remove(k);
-        if let Source::Proxy(x) = &p {
-            w.stats.proxy_connects += u64::from(x.opened());
-            w.stats.proxy_reads += x.reads;
-        }
         self.session.gateway_end(id, end, w, pool);
-        if let Some(g) = w.gateways.as_mut() {
-            let kill = !matches!(end, GatewayEnd::Complete | GatewayEnd::Died);
-            g.retire_source(p, kill, w.now);
-        }
+        let kill = !matches!(end, GatewayEnd::Complete | GatewayEnd::Died);
+        retire(p, kill, w);
+    }
+}
+
+/// Hands a source no request needs any more to the gateways (`Gateways::retire_source`),
+/// an upstream exchange's connect and reads counted first: however its request ended (its
+/// response done, cut, or its HTTP/2 stream reset), they happened.
+fn retire(p: Source, kill: bool, w: &mut Worker) {
+    if let Source::Proxy(x) = &p {
+        w.stats.proxy_connects += u64::from(x.opened());
+        w.stats.proxy_reads += x.reads;
+    }
+    if let Some(g) = w.gateways.as_mut() {
+        g.retire_source(p, kill, w.now);
     }
 }
 
