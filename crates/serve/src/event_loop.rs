@@ -299,16 +299,16 @@ impl<'a, T: Transport> Loop<'a, T> {
     /// connection wakes the loop once, when it ages out).
     fn poll_timeout(&self) -> Option<Duration> {
         let pending_log = self.worker.log.as_ref().is_some_and(|l| l.pending() > 0);
-        let mut wake: Option<Instant> = None;
-        if self.live() > 0 || pending_log || self.draining.is_some() {
-            wake = Some(self.next_sweep);
-        }
-        let gateways = (self.worker.gateways.as_ref()).and_then(|g| g.sweep_due(self.worker.now));
-        if let Some(due) = gateways {
-            // The sweep runs once `next_sweep` has passed: woken earlier, it would not.
-            let due = due.max(self.next_sweep);
-            wake = Some(wake.map_or(due, |w| w.min(due)));
-        }
+        let mut wake = if self.live() > 0 || pending_log || self.draining.is_some() {
+            Some(self.next_sweep)
+        } else {
+            // The sweep runs once `next_sweep` has passed: woken earlier, it would not. (With
+            // a wake-up at `next_sweep` already, the gateways' work, never due before it, is
+            // not looked for: it walks every pool group.)
+            (self.worker.gateways.as_ref())
+                .and_then(|g| g.sweep_due(self.worker.now))
+                .map(|due| due.max(self.next_sweep))
+        };
         if let Some(t) = self.accept_paused_until {
             wake = Some(wake.map_or(t, |w| w.min(t)));
         }
