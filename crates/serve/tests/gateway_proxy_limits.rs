@@ -7,6 +7,7 @@ mod common;
 mod h2_support;
 mod proxy_support;
 
+use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -139,4 +140,48 @@ fn more_requests_in_flight_than_the_old_pool_held_find_their_connections_kept() 
         ((ROUNDS * CONNS * STREAMS) as u64, (CONNS * STREAMS) as u64)
     );
     assert_eq!(up.accepted.load(Ordering::SeqCst), CONNS * STREAMS);
+}
+
+/// With one request in flight allowed, every way an exchange can end gives its slot back: an
+/// upstream that refuses (502), one silent past `first_byte_timeout_ms` (504) and a client
+/// that closes while it waits each leave the next request a slot (200, no 503).
+#[test]
+fn a_failed_timed_out_or_abandoned_request_gives_its_slot_back() {
+    let up = Upstream::start(|r| match r.head.split(' ').nth(1).unwrap() {
+        // Longer than the test: only the proxy's timeout or its client's close ends it.
+        "/api/silent" => vec![Step::Sleep(Duration::from_secs(60))],
+        _ => ok("fine"),
+    });
+    let dead = format!("http://{}", dead_port());
+    let one = "max_in_flight = 1\nfirst_byte_timeout_ms = 300";
+    let (api, gone) = (
+        mount("/api/", &[up.url()], one),
+        mount("/gone/", &[dead], one),
+    );
+    let srv = TestServer::start(|c| c.proxy.extend([api, gone]));
+    // Refused twice: the second finds the slot the first gave back (502, not 503).
+    for _ in 0..2 {
+        assert_eq!(exchange(srv.addr, &get("/gone/x")).status, 502);
+    }
+    assert_eq!(exchange(srv.addr, &get("/api/silent")).status, 504);
+    // A client that closes while its request waits upstream.
+    let mut s = connect(srv.addr);
+    s.write_all(get("/api/silent").as_bytes()).unwrap();
+    assert!(
+        eventually(WAIT, || up.requests().len() == 2),
+        "the request went upstream"
+    );
+    drop(s);
+    // Its exchange is over once its upstream connection is counted (the timed-out one was).
+    assert!(
+        eventually(WAIT, || srv.stats().proxy_connects == 2),
+        "the abandoned exchange ended"
+    );
+    let r = exchange(srv.addr, &get("/api/x"));
+    assert_eq!((r.status, r.body.as_slice()), (200, b"fine".as_slice()));
+    let st = srv.stop();
+    assert_eq!(
+        (st.proxy_busy, st.proxy_timeouts, st.proxy_requests),
+        (0, 1, 5)
+    );
 }
