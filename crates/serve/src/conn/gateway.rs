@@ -350,6 +350,7 @@ impl<T: Transport> Conn<T> {
                 }
             }
         }
+        p.pass_ended();
         if let Source::Proxy(x) = p {
             x.progress(w.now);
             if x.reads != reads {
@@ -397,9 +398,13 @@ impl<T: Transport> Conn<T> {
     /// program killed unless it ended by itself, and handed to the reaper.
     fn end_program(&mut self, k: usize, end: GatewayEnd, w: &mut Worker, pool: &mut Pool) {
         let (id, p) = self.programs.swap_remove(k);
-        if let Source::Proxy(x) = &p {
-            w.stats.proxy_connects += u64::from(x.opened());
-            w.stats.proxy_reads += x.reads;
+        match &p {
+            Source::Proxy(x) => {
+                w.stats.proxy_connects += u64::from(x.opened());
+                w.stats.proxy_reads += x.reads;
+            }
+            Source::FastCgi(x) => w.stats.fastcgi_reads += x.reads,
+            Source::Program(_) | Source::Starting(_) => {}
         }
         self.session.gateway_end(id, end, w, pool);
         if let Some(g) = w.gateways.as_mut() {
