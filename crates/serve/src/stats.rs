@@ -137,6 +137,9 @@ counters! {
         /// FastCGI requests that failed at the application: no connection (502), the
         /// connection broken or a malformed record, the request refused by END_REQUEST.
         fastcgi_failures,
+        /// Reads of FastCGI connections, counted as their request ends: one per response
+        /// that fits a read (none is made before the application can have answered).
+        fastcgi_reads,
         /// Requests a proxy mount was to answer (the refused ones included).
         proxy_requests,
         /// Proxied requests refused with 503 at their mount's `max_in_flight`.

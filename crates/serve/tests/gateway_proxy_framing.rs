@@ -180,11 +180,15 @@ fn bytes_an_upstream_writes_after_a_head_response_never_reach_the_next_request()
     // A HEAD answered, then, a while later, a response nobody asked for: its bytes arrive on
     // an idle pooled connection, which the next request takes without a peek (it came back
     // in an earlier wake-up of the loop). Whichever the loop sees first, the connection's
-    // event or the request, the request gets its own response.
+    // event or the request, the request gets its own response. The upstream is on a unix
+    // socket so that its late bytes are in the server's socket before the next request is
+    // sent: over loopback TCP a loaded kernel may deliver them after that request, when they
+    // are indistinguishable from its answer for any proxy (docs/serve.md), and the test
+    // would ask for what no server can do.
     const ROUNDS: u64 = 3;
     const HEAD: &str = "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\n";
     const LATE: &str = "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nSTOLEN";
-    let up = Upstream::start(|r| {
+    let up = Upstream::start_unix(|r| {
         if r.head.starts_with("HEAD ") {
             vec![
                 reply(HEAD),

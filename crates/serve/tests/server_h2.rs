@@ -396,7 +396,11 @@ fn a_download_paced_by_flow_control_outlives_the_keepalive_timeout() {
         start.elapsed() > std::time::Duration::from_millis(600),
         "paced, not all at once"
     );
-    assert_eq!(srv.stats().idle_timeouts, 0);
+    // The connection lived through the whole download: no GOAWAY and no close were read
+    // while it ran (checked at every read above). Its idle timeout is not asked about now:
+    // once the body is whole the connection is idle, and a loaded machine may let 300 ms
+    // pass before the question, when the server rightly closes it.
+    drop(srv);
 }
 
 /// A header block under way (HEADERS without END_HEADERS, its CONTINUATION never sent) is due

@@ -350,6 +350,7 @@ impl<T: Transport> Conn<T> {
                 }
             }
         }
+        p.pass_ended();
         if let Source::Proxy(x) = p {
             x.progress(w.now);
             if x.reads != reads {
@@ -404,12 +405,16 @@ impl<T: Transport> Conn<T> {
 }
 
 /// Hands a source no request needs any more to the gateways (`Gateways::retire_source`),
-/// an upstream exchange's connect and reads counted first: however its request ended (its
+/// an upstream or application exchange's connect and reads counted first: however its request ended (its
 /// response done, cut, or its HTTP/2 stream reset), they happened.
 fn retire(p: Source, kill: bool, w: &mut Worker) {
-    if let Source::Proxy(x) = &p {
-        w.stats.proxy_connects += u64::from(x.opened());
-        w.stats.proxy_reads += x.reads;
+    match &p {
+        Source::Proxy(x) => {
+            w.stats.proxy_connects += u64::from(x.opened());
+            w.stats.proxy_reads += x.reads;
+        }
+        Source::FastCgi(x) => w.stats.fastcgi_reads += x.reads,
+        Source::Program(_) | Source::Starting(_) => {}
     }
     if let Some(g) = w.gateways.as_mut() {
         g.retire_source(p, kill, w.now);

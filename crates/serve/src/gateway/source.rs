@@ -93,6 +93,18 @@ impl Source {
         }
     }
 
+    /// A pass of the connection's driver over this source is over: a read skipped because the
+    /// request had only just left (FastCGI, proxy) is made at the next pass. Only the pass
+    /// that sent it may skip: its answer's arrival is an event still to come, while in a
+    /// later pass (one that had no room for output when the request left) it may have come.
+    pub fn pass_ended(&mut self) {
+        match self {
+            Source::FastCgi(x) => x.pass_ended(),
+            Source::Proxy(x) => x.held(),
+            Source::Program(_) | Source::Starting(_) => {}
+        }
+    }
+
     pub fn read_stdout(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         match self {
             Source::Starting(_) => Err(std::io::ErrorKind::WouldBlock.into()),

@@ -233,6 +233,9 @@ pub enum Step {
     /// Answers as soon as the PARAMS end, before the request's STDIN: the body is left unread
     /// on the connection, as an application that answers an upload before reading it.
     AnswerBeforeBody,
+    /// Answers it whole after 5 ms of work, as most applications: its answer is never there
+    /// when the request has only just been sent.
+    AnswerAfterWork,
 }
 
 /// A FastCGI responder written here, for what a real application does only by chance: on each
@@ -277,6 +280,9 @@ impl Scripted {
                             break;
                         }
                         continue;
+                    }
+                    if step == Step::AnswerAfterWork {
+                        std::thread::sleep(std::time::Duration::from_millis(5));
                     }
                     let body =
                         format!("Content-Type: text/plain\r\n\r\nconnection {conn} request {i}");

@@ -6,7 +6,8 @@
 #![allow(dead_code)]
 
 use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpListener};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::unix::net::{UnixListener, UnixStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -69,8 +70,31 @@ pub struct Upstream {
     pub most_open: Arc<AtomicUsize>,
     /// Bytes of responses written so far (each `Step::Write` counted once written whole).
     pub written: Arc<AtomicU64>,
+    /// The socket's directory of a `unix:` upstream ([`Upstream::start_unix`]).
+    unix_dir: Option<tempfile::TempDir>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
+}
+
+/// Where an upstream listens.
+enum Listener {
+    Tcp(TcpListener),
+    Unix(UnixListener),
+}
+
+/// A connection an upstream accepted.
+enum Conn {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl Listener {
+    fn accept(&self) -> io::Result<Conn> {
+        match self {
+            Listener::Tcp(l) => l.accept().map(|(s, _)| Conn::Tcp(s)),
+            Listener::Unix(l) => l.accept().map(|(s, _)| Conn::Unix(s)),
+        }
+    }
 }
 
 impl Upstream {
@@ -86,13 +110,37 @@ impl Upstream {
         Upstream::start_with(Some(tls), handler)
     }
 
+    /// An upstream on a unix socket (`url` gives `unix:PATH`). A write on a unix socket is
+    /// in the peer's socket when it returns; over loopback TCP the kernel may deliver it
+    /// later (its receive processing deferred on a loaded machine), after bytes the test
+    /// sends next on another connection.
+    pub fn start_unix(handler: impl Fn(&Req) -> Vec<Step> + Send + Sync + 'static) -> Upstream {
+        let dir = tempfile::tempdir().unwrap();
+        let listener = UnixListener::bind(dir.path().join("upstream.sock")).unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let mut up = Upstream::serve(Listener::Unix(listener), None, handler);
+        up.unix_dir = Some(dir);
+        up
+    }
+
     fn start_with(
         tls: Option<Arc<rustls::ServerConfig>>,
         handler: impl Fn(&Req) -> Vec<Step> + Send + Sync + 'static,
     ) -> Upstream {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         listener.set_nonblocking(true).unwrap();
-        let addr = listener.local_addr().unwrap();
+        Upstream::serve(Listener::Tcp(listener), tls, handler)
+    }
+
+    fn serve(
+        listener: Listener,
+        tls: Option<Arc<rustls::ServerConfig>>,
+        handler: impl Fn(&Req) -> Vec<Step> + Send + Sync + 'static,
+    ) -> Upstream {
+        let addr = match &listener {
+            Listener::Tcp(l) => l.local_addr().unwrap(),
+            Listener::Unix(_) => SocketAddr::from(([0, 0, 0, 0], 0)),
+        };
         let handler: Arc<Handler> = Arc::new(handler);
         let requests = Arc::new(Mutex::new(Vec::new()));
         let raw = Arc::new(Mutex::new(Vec::new()));
@@ -112,7 +160,7 @@ impl Upstream {
             let (open, most_open) = (open.clone(), most_open.clone());
             std::thread::spawn(move || {
                 while !stop.load(Ordering::SeqCst) {
-                    let (s, _) = match listener.accept() {
+                    let s = match listener.accept() {
                         Ok(x) => x,
                         Err(_) => {
                             std::thread::sleep(Duration::from_millis(5));
@@ -128,6 +176,16 @@ impl Upstream {
                     let tls = tls.clone();
                     std::thread::spawn(move || {
                         let _ = (|| {
+                            let s = match s {
+                                Conn::Unix(s) => {
+                                    s.set_nonblocking(false)?;
+                                    s.set_read_timeout(Some(Duration::from_secs(10)))?;
+                                    return serve_conn(
+                                        s, conn, &*handler, &requests, &raw, &written,
+                                    );
+                                }
+                                Conn::Tcp(s) => s,
+                            };
                             s.set_nonblocking(false)?;
                             s.set_read_timeout(Some(Duration::from_secs(10)))?;
                             let Some(tls) = tls else {
@@ -150,13 +208,17 @@ impl Upstream {
             open,
             most_open,
             written,
+            unix_dir: None,
             stop,
             thread: Some(thread),
         }
     }
 
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        match &self.unix_dir {
+            Some(dir) => format!("unix:{}", dir.path().join("upstream.sock").display()),
+            None => format!("http://{}", self.addr),
+        }
     }
 
     /// The `https://` URL of a TLS upstream, by `host` (a name its certificate may lack).

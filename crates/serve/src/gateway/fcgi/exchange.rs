@@ -137,6 +137,12 @@ pub(crate) struct Exchange {
     /// writing too only while a write waits (`asks_writable`).
     registry: Rc<Registry>,
     asks_writable: bool,
+    /// The request's last record was written by the last write: no answer can be read yet.
+    just_sent: bool,
+    /// Something was read from the application for this request.
+    received: bool,
+    /// Reads of the connection, counted in the stats as `fastcgi_reads`.
+    pub reads: u64,
 }
 
 impl Exchange {
@@ -197,6 +203,9 @@ impl Exchange {
             spare: [head, cgi],
             registry: registry.clone(),
             asks_writable: false,
+            just_sent: false,
+            received: false,
+            reads: 0,
         })
     }
 
@@ -209,7 +218,10 @@ impl Exchange {
         while self.sent < self.out.len() {
             match self.stream.write(&self.out[self.sent..]) {
                 Ok(0) => return Err(self.fail(io::ErrorKind::WriteZero.into())),
-                Ok(n) => self.sent += n,
+                Ok(n) => {
+                    self.sent += n;
+                    self.just_sent = self.sent == self.out.len() && !self.stdin_open;
+                }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return self.wait_writable(),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(self.fail(e)),
@@ -260,6 +272,12 @@ impl Exchange {
             return Ok(0);
         }
         self.send_pending()?;
+        if std::mem::take(&mut self.just_sent) && !self.received {
+            // The request has only just left: its answer cannot be here yet, and its arrival
+            // is an event of the connection (edge-triggered epoll reports every arrival), so
+            // the read that would find nothing is not made.
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
         loop {
             if self.in_pos < self.in_end {
                 let input = &self.input[self.in_pos..self.in_end];
@@ -304,6 +322,7 @@ impl Exchange {
             }
             self.in_pos = 0;
             self.in_end = 0;
+            self.reads += 1;
             match self.stream.read(&mut self.input) {
                 Ok(0) => {
                     let e = io::Error::new(
@@ -315,6 +334,7 @@ impl Exchange {
                 Ok(n) => {
                     // The application answered: the request reached it.
                     self.replayable = false;
+                    self.received = true;
                     self.in_end = n;
                 }
                 Err(e)
@@ -332,6 +352,12 @@ impl Exchange {
 
     pub fn stdout_done(&self) -> bool {
         self.end.is_some()
+    }
+
+    /// The pass that sent the request's end is over: a read it skipped (`just_sent`) is made
+    /// at the next pass, which an event of the connection or the client starts.
+    pub fn pass_ended(&mut self) {
+        self.just_sent = false;
     }
 
     /// Bytes of FCGI_STDERR read since the last call (its lines are logged as they come).
