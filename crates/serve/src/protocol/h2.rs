@@ -600,7 +600,7 @@ fn submit_reply(h: &mut H2, i: usize, id: StreamId, reply: Reply, no_body: bool,
         head, body, status, ..
     } = reply;
     let written: &Fields = head_fields(&mut h.head);
-    let code = fields::status_code(status);
+    let code;
     let mut fields = [Header::new(b"", b""); MAX_FIELDS + 1];
     let n = match &head {
         // A cached file's head: its prebuilt fields, nothing read.
@@ -613,7 +613,10 @@ fn submit_reply(h: &mut H2, i: usize, id: StreamId, reply: Reply, no_body: bool,
             // (`streams`), so no read outlives the `Rc`.
             unsafe { fields::cached_fields(date, prebuilt, *cached, written, &mut fields) }
         }
-        Head::Written => fields::written_fields(&code, written, &mut fields),
+        Head::Written => {
+            code = fields::status_code(status);
+            fields::written_fields(&code, written, &mut fields)
+        }
     };
     let page_body: &[u8] = &h.response;
     let s = &mut h.streams;

@@ -103,6 +103,9 @@ pub(super) unsafe fn cached_fields<'a>(
         fields[n] = unsafe { Header::no_copy(name, value) };
         n += 1;
     }
+    if written.is_empty() {
+        return n; // a 200's or a 304's: nothing written per response but Date
+    }
     for (name, value) in written.iter().take(MAX_FIELDS + 1 - n) {
         fields[n] = field(name, value);
         n += 1;
