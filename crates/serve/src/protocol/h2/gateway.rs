@@ -207,7 +207,11 @@ pub(in crate::protocol) fn output(
     // The program's head as it was checked: its fields handed over as they are.
     let code = fields::status_code(parsed.status);
     let mut digits = [0u8; 20];
-    let length = (parsed.content_length).map(|n| wire::head::format_u64(n, &mut digits));
+    // No length on a 204 or a 304 (RFC 9110 8.6), as over HTTP/1.1: a client resets a 204's
+    // stream that says one.
+    let length = (parsed.content_length)
+        .filter(|_| parsed.status != 204 && parsed.status != 304)
+        .map(|n| wire::head::format_u64(n, &mut digits));
     let server = w.responder.server_name();
     let mut head = [Header::new(b"", b""); MAX_FIELDS + 1];
     let n = fields::gateway_fields(&code, &w.date, server, &parsed.fields, length, &mut head);
