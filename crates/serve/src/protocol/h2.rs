@@ -44,7 +44,7 @@ use crate::auth::Verdict;
 use crate::gateway::{cgi, Launch, Route};
 use crate::respond::{Body, Output, Reply};
 use crate::response::{Fields, Head};
-use fields::MAX_FIELDS;
+use fields::{FieldRoom, MAX_FIELDS};
 #[cfg(test)]
 use streams::Field;
 pub(crate) use streams::Spares;
@@ -89,6 +89,8 @@ pub(crate) struct H2 {
     /// (`Storage`): present while the connection has something to do, given to the thread's
     /// spares when it is idle.
     head: Option<Box<Fields>>,
+    /// Room for a gateway head's fields, as many as it has (reused with `head`).
+    field_room: FieldRoom,
     /// The last `:authority` that passed wire's Host checks: the next equal one is not checked.
     passed_host: wire::PassedHost,
     log_line: Vec<u8>,
@@ -125,6 +127,7 @@ impl H2 {
             streams,
             response: Vec::new(),
             head: None,
+            field_room: FieldRoom::new(),
             passed_host: wire::PassedHost::default(),
             log_line: Vec::new(),
             going_away: false,
@@ -251,6 +254,7 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker, pool: &mut crate::pool::Po
         h.streams.wake(set.slots, set.freed);
         h.response = set.response;
         h.head = Some(set.head);
+        h.field_room = set.field_room;
     }
     let more = answer_awake(s, w, pool);
     let super::Proto::H2(h) = &mut s.proto else {
@@ -273,6 +277,7 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker, pool: &mut crate::pool::Po
                 freed,
                 response: std::mem::take(&mut h.response),
                 head,
+                field_room: std::mem::take(&mut h.field_room),
             });
         }
     }

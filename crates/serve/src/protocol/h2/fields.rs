@@ -44,30 +44,46 @@ pub(super) fn written_fields<'a>(
     n
 }
 
-/// A program's or an upstream's head (`gateway/head.rs`): `:status` (`code`), `date`, `server`,
-/// its fields, then its `content-length` if it gave one. Returns how many fields were written.
+/// Room for a head's fields as many as it has, kept empty between heads so that its
+/// allocation serves the next (a program may send any number of fields, `gateway/head.rs`).
+pub(super) type FieldRoom = Vec<Header<'static>>;
+
+/// `room`'s allocation as an empty list of fields borrowing for `'a` (a `Header` is covariant
+/// in its lifetime). Give it back with [`give_back`].
+pub(super) fn borrow_room<'a>(room: &mut FieldRoom) -> Vec<Header<'a>> {
+    room.clear();
+    std::mem::take(room)
+}
+
+/// The allocation of `fields` back as empty room. A `Header`'s layout does not depend on its
+/// lifetime, so std collects in place: nothing is allocated or freed (a test holds to it).
+pub(super) fn give_back(mut fields: Vec<Header<'_>>) -> FieldRoom {
+    fields.clear();
+    fields
+        .into_iter()
+        .map(|_| unreachable!("emptied"))
+        .collect()
+}
+
+/// A program's or an upstream's head (`gateway/head.rs`) into `fields` (emptied first):
+/// `:status` (`code`), `date`, `server`, all its fields, then its `content-length` if one is
+/// to be said.
 pub(super) fn gateway_fields<'a>(
     code: &'a [u8; 3],
     date: &'a [u8],
     server: &'a [u8],
     program: &'a Fields,
     content_length: Option<&'a [u8]>,
-    fields: &mut [Header<'a>; MAX_FIELDS + 1],
-) -> usize {
-    fields[0] = Header::static_name(b":status", code);
-    fields[1] = Header::static_name(b"date", date);
-    fields[2] = Header::static_name(b"server", server);
-    let mut n = 3;
-    // Room is left for the length.
-    for (name, value) in program.iter().take(MAX_FIELDS - 3) {
-        fields[n] = field(name, value);
-        n += 1;
-    }
+    fields: &mut Vec<Header<'a>>,
+) {
+    fields.clear();
+    fields.push(Header::static_name(b":status", code));
+    fields.push(Header::static_name(b"date", date));
+    fields.push(Header::static_name(b"server", server));
+    fields.extend(program.iter().map(|(name, value)| field(name, value)));
     if let Some(length) = content_length {
-        fields[n] = Header::static_name(b"content-length", length);
-        n += 1;
+        fields.push(Header::static_name(b"content-length", length));
     }
-    n
 }
 
 /// A cached representation's head as fields: `:status` (200, 206 or 304, as `cached` says),
@@ -222,8 +238,8 @@ mod tests {
         program.push_other(b"Content-Type", b"text/plain");
         program.push_other(b"X-A", b"1");
         let code = status_code(201);
-        let mut fields = [Header::new(b"", b""); MAX_FIELDS + 1];
-        let n = gateway_fields(&code, b"now", b"flint", &program, Some(b"5"), &mut fields);
+        let mut fields = vec![Header::new(b"stale", b"")];
+        gateway_fields(&code, b"now", b"flint", &program, Some(b"5"), &mut fields);
         let want: Vec<Pair> = [
             (":status", "201"),
             ("date", "now"),
@@ -235,8 +251,38 @@ mod tests {
         .iter()
         .map(|(n, v)| (n.as_bytes().to_vec(), v.as_bytes().to_vec()))
         .collect();
-        assert_eq!(pairs(&fields[..n]), want);
+        assert_eq!(pairs(&fields), want);
         assert_eq!(status_code(404), *b"404");
+    }
+
+    /// However many fields a program gives, all go, in the same reused room.
+    #[test]
+    fn a_programs_fields_all_go_in_reused_room() {
+        let mut program = Fields::new();
+        let values: Vec<String> = (0..2 * MAX_FIELDS).map(|i| format!("c{i}")).collect();
+        for v in &values {
+            program.push_other(b"Set-Cookie", v.as_bytes());
+        }
+        let code = status_code(200);
+        let mut room = FieldRoom::new();
+        for _ in 0..2 {
+            let mut fields = borrow_room(&mut room);
+            gateway_fields(&code, b"now", b"flint", &program, None, &mut fields);
+            let cookies: Vec<&[u8]> = (fields.iter())
+                .filter(|f| f.name() == b"set-cookie")
+                .map(|f| f.value())
+                .collect();
+            assert_eq!(
+                cookies,
+                values.iter().map(|v| v.as_bytes()).collect::<Vec<_>>()
+            );
+            assert_eq!(fields.len(), 3 + values.len());
+            let (at, capacity) = (fields.as_ptr() as usize, fields.capacity());
+            room = give_back(fields);
+            // Given back without a copy: the next head uses the same allocation.
+            assert!(room.is_empty());
+            assert_eq!((room.as_ptr() as usize, room.capacity()), (at, capacity));
+        }
     }
 
     /// A cached file's head as its prebuilt fields is what reading its HTTP/1.1 head gives

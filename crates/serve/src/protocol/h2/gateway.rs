@@ -8,10 +8,10 @@
 //! `content-length` is kept whole before its program starts (`H2::awaiting`), so the program
 //! is told its length.
 
-use http2::{Header, StreamId};
+use http2::StreamId;
 use wire::{Method, Request};
 
-use super::fields::{self, MAX_FIELDS};
+use super::fields;
 use super::{head_fields, submit_reply, H2};
 use crate::gateway::head::{HeadError, HeadReader, Location};
 use crate::protocol::gateway::{local_request, End, Record};
@@ -213,9 +213,12 @@ pub(in crate::protocol) fn output(
         .filter(|_| parsed.status != 204 && parsed.status != 304)
         .map(|n| wire::head::format_u64(n, &mut digits));
     let server = w.responder.server_name();
-    let mut head = [Header::new(b"", b""); MAX_FIELDS + 1];
-    let n = fields::gateway_fields(&code, &w.date, server, &parsed.fields, length, &mut head);
-    if h.framer.submit_response(id, &head[..n], !no_body).is_err() {
+    // As many fields as the head has, in the connection's reused room (nghttp2 copies them).
+    let mut head = fields::borrow_room(&mut h.field_room);
+    fields::gateway_fields(&code, &w.date, server, &parsed.fields, length, &mut head);
+    let submitted = h.framer.submit_response(id, &head, !no_body);
+    h.field_room = fields::give_back(head);
+    if submitted.is_err() {
         // Not open for a response: nothing was queued.
         h.streams.release(i);
     }

@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use http2::StreamId;
 
+use super::fields::FieldRoom;
 use crate::pool::Bufs;
 use crate::protocol::body::BodyClock;
 use crate::response::{Fields, ReprFields};
@@ -40,6 +41,8 @@ pub(crate) struct Storage {
     pub(super) freed: Vec<usize>,
     pub(super) response: Vec<u8>,
     pub(super) head: Box<Fields>,
+    /// Room for a gateway head's fields as nghttp2 takes them (`fields::FieldRoom`).
+    pub(super) field_room: FieldRoom,
 }
 
 impl Storage {
@@ -59,6 +62,7 @@ impl Storage {
             + self.response.capacity()
             + size_of::<Fields>()
             + self.head.capacity()
+            + self.field_room.capacity() * size_of::<http2::Header<'static>>()
     }
 
     fn new() -> Storage {
@@ -67,6 +71,7 @@ impl Storage {
             freed: Vec::new(),
             response: Vec::new(),
             head: Box::new(Fields::new()),
+            field_room: FieldRoom::new(),
         }
     }
 }
