@@ -211,6 +211,9 @@ pub struct Responder {
     cache: Cache,
     /// The normalised target of the current request, reused.
     key: Vec<u8>,
+    /// Where a cache miss builds its file's path (`Root::resolve`), reused while nothing is
+    /// found.
+    fs_path: Vec<u8>,
     pages: ErrorPages,
     hide_dotfiles: bool,
     autoindex: bool,
@@ -245,6 +248,7 @@ impl Responder {
             index: config.index.clone(),
             cache: Cache::new(config),
             key: Vec::with_capacity(256),
+            fs_path: Vec::new(),
             pages: ErrorPages::new(&config.server_name),
             hide_dotfiles: config.dotfiles == Dotfiles::Hide,
             autoindex: config.autoindex,
@@ -529,7 +533,7 @@ impl Responder {
     /// A cache miss: resolve on disk and build the entry.
     fn fill(&mut self, now: Instant) -> Fill {
         let mut fs = FsCounters::default();
-        let resolved = self.root.resolve(&self.key, &self.index, &mut fs);
+        let resolved = (self.root).resolve(&self.key, &self.index, &mut fs, &mut self.fs_path);
         let counters = &mut self.cache.counters;
         counters.add_fs(fs);
         match resolved {

@@ -37,7 +37,7 @@ impl Fixture {
         let mut fs = crate::resolve::FsCounters::default();
         let resolved = self
             .root
-            .resolve(key.as_bytes(), "index.html", &mut fs)
+            .resolve(key.as_bytes(), "index.html", &mut fs, &mut Vec::new())
             .unwrap();
         self.cache.counters.add_fs(fs);
         let Resolved::File {
