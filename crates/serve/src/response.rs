@@ -6,10 +6,13 @@
 //! The hot head, a cached file's, is built once per file version in both encodings from one
 //! list of fields (`files/cache/build.rs`): HTTP/1.1 copies its prebuilt text, a protocol of
 //! fields submits its prebuilt fields (lowercase static names, values borrowed from that
-//! text). Neither is parsed back from the other. Heads built per request (error pages,
-//! redirects, listings, a program's or an upstream's head) are [`Fields`]: each field a name
-//! and a value in one reused buffer, which HTTP/1.1 writes as lines and a protocol of fields
-//! hands over as they are; no head is written as text to be read again.
+//! text). Neither is parsed back from the other. A head built per request (an error page, a
+//! redirect, a listing) is described once by the responder and written in the encoding the
+//! protocol asks for (`respond::Output`): as text straight into HTTP/1.1's output
+//! (`Output::Text`), or as [`Fields`] for a protocol of fields (`Output::Fields`), each field a
+//! name and a value in one reused buffer handed over as they are. A program's or an
+//! upstream's checked head (`gateway/head.rs`) is [`Fields`] whatever the protocol: HTTP/1.1
+//! writes it as lines. No head is written as text to be read again.
 
 use std::rc::Rc;
 
