@@ -339,3 +339,54 @@ fn over_http2_a_stream_reset_while_its_body_is_awaited_starts_no_program() {
     );
     assert_eq!(srv.stop().cgi_starts, 1);
 }
+
+#[test]
+fn over_http2_a_204_or_304_from_a_program_says_no_length() {
+    let scripts = Scripts::new();
+    scripts
+        .add(
+            "empty",
+            "printf 'Status: 204 No Content\\r\\nContent-Length: 5\\r\\n\\r\\n'\n",
+        )
+        .add(
+            "same",
+            "printf 'Status: 304 Not Modified\\r\\nContent-Length: 5\\r\\n\\r\\n'\n",
+        );
+    let srv = start(&scripts, |_| {});
+    let mut h2 = h2_support::Client::new(connect(srv.addr), "t");
+    for (path, status) in [("/cgi-bin/empty", 204), ("/cgi-bin/same", 304)] {
+        let r = h2.get(path, &[]);
+        assert_eq!(
+            (r.status, r.reset),
+            (status, Some(http2::error_code::NO_ERROR)),
+            "{path}: ended cleanly"
+        );
+        assert_eq!(r.header("content-length"), None, "{path}");
+        assert!(r.body.is_empty(), "{path}");
+    }
+    assert_eq!(h2.get("/a.txt", &[]).body, b"hello");
+}
+
+#[test]
+fn over_http2_every_field_of_a_program_goes_out() {
+    let scripts = Scripts::new();
+    scripts.add(
+        "cookies",
+        "i=0\nwhile [ $i -lt 40 ]; do printf 'Set-Cookie: c%d=%d\\r\\n' $i $i; i=$((i+1)); done\nprintf 'Content-Type: text/plain\\r\\n\\r\\nok'\n",
+    );
+    let srv = start(&scripts, |_| {});
+    let mut h2 = h2_support::Client::new(connect(srv.addr), "t");
+    for _ in 0..2 {
+        let r = h2.get("/cgi-bin/cookies", &[]);
+        assert_eq!((r.status, r.body.as_slice()), (200, &b"ok"[..]));
+        let cookies: Vec<&str> = r
+            .headers
+            .iter()
+            .filter(|(n, _)| n == "set-cookie")
+            .map(|(_, v)| v.as_str())
+            .collect();
+        let want: Vec<String> = (0..40).map(|i| format!("c{i}={i}")).collect();
+        assert_eq!(cookies, want);
+        assert_eq!(r.header("content-type"), Some("text/plain"));
+    }
+}

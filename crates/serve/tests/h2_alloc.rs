@@ -21,14 +21,21 @@ static GLOBAL: Counting = Counting;
 /// Concurrent streams per round.
 const BATCH: u32 = 10;
 
-/// The frames of round `round`: `BATCH` GETs on the next stream ids, one each for a copied,
-/// a shared and a file body in turn.
+/// The paths asked in turn: a copied, a shared and a file body, a small file, and a 404 (a
+/// head and an error page the responder writes per request).
+const PATHS: [&str; 5] = ["/1k.bin", "/10k.bin", "/300k.bin", "/a.txt", "/missing"];
+
+/// The frames of round `round`: `BATCH` GETs on the next stream ids, `PATHS` in turn.
 fn batch(round: u32) -> Vec<u8> {
-    let paths = ["/1k.bin", "/10k.bin", "/300k.bin", "/a.txt"];
     let mut out = Vec::new();
     for i in 0..BATCH {
         let id = 1 + 2 * (round * BATCH + i);
-        raw::get(&mut out, id, paths[(i % 4) as usize], raw::END_STREAM);
+        raw::get(
+            &mut out,
+            id,
+            PATHS[i as usize % PATHS.len()],
+            raw::END_STREAM,
+        );
     }
     out
 }
@@ -117,6 +124,8 @@ fn steady_state_h2_requests_allocate_nothing() {
     let during = allocations() - before;
     let stats = srv.stop();
     assert_eq!(stats.requests, u64::from(rounds * BATCH));
+    let missing = BATCH / PATHS.len() as u32;
+    assert_eq!(stats.status_4xx, u64::from(rounds * missing), "the 404s");
     assert_eq!(
         during,
         0,

@@ -304,22 +304,27 @@ impl Root {
     /// Resolves a normalised path (from [`normalise`]): a file, the `index` of a directory asked
     /// for with a trailing slash, a redirect for a directory without one, or not found.
     /// Errors are only those that are not the client's fault (EMFILE, ENOMEM...): a 503.
+    ///
+    /// The file's path is built in `scratch`, kept when nothing is found (a flood of 404s
+    /// allocates nothing) and handed over with what is found (an entry is built for it).
     pub fn resolve(
         &self,
         rel: &[u8],
         index: &str,
         counters: &mut FsCounters,
+        scratch: &mut Vec<u8>,
     ) -> io::Result<Resolved> {
-        let mut fs_path = Vec::with_capacity(self.prefix.len() + rel.len() + index.len() + 1);
-        self.join(rel, &mut fs_path);
-        let Some((file, meta)) = self.open(&fs_path, counters)? else {
+        scratch.clear();
+        scratch.reserve(self.prefix.len() + rel.len() + index.len() + 1);
+        self.join(rel, scratch);
+        let Some((file, meta)) = self.open(scratch, counters)? else {
             return Ok(Resolved::NotFound);
         };
         if meta.is_file() {
             return Ok(Resolved::File {
                 file,
                 meta,
-                fs_path,
+                fs_path: std::mem::take(scratch),
             });
         }
         if !meta.is_dir() {
@@ -329,18 +334,20 @@ impl Root {
             return Ok(Resolved::Redirect);
         }
         if index.is_empty() || index.contains('/') {
+            let fs_path = std::mem::take(scratch);
             return Ok(Resolved::Directory { dir: file, fs_path });
         }
-        let dir_len = fs_path.len();
-        fs_path.extend_from_slice(index.as_bytes());
-        match self.open(&fs_path, counters)? {
+        let dir_len = scratch.len();
+        scratch.extend_from_slice(index.as_bytes());
+        match self.open(scratch, counters)? {
             Some((index, meta)) if meta.is_file() => Ok(Resolved::File {
                 file: index,
                 meta,
-                fs_path,
+                fs_path: std::mem::take(scratch),
             }),
             _ => {
-                fs_path.truncate(dir_len);
+                scratch.truncate(dir_len);
+                let fs_path = std::mem::take(scratch);
                 Ok(Resolved::Directory { dir: file, fs_path })
             }
         }
