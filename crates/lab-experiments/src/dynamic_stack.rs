@@ -1,6 +1,6 @@
 //! The processes of one server's dynamic deployments, started together and stopped with their
 //! groups: the web server (flint serve with `--cgi`, `--fastcgi` and `--proxy`; nginx with
-//! `fastcgi_pass` and `proxy_pass`; Apache event, lighttpd, h2o and Caddy with theirs, written
+//! `fastcgi_pass` and `proxy_pass`; Apache, lighttpd, h2o and Caddy with theirs, written
 //! by `lab_app::deploy` and [`super::dynamic_servers`]), `flint-app fastcgi` behind it,
 //! `flint-app http` and php-fpm when their deployments are asked for, and for nginx fcgiwrap
 //! (nginx runs no CGI itself).
@@ -447,8 +447,7 @@ impl Stack {
         let gateways = deploy::Gateways {
             root: &shared.root,
             fastcgi: Some(&socket),
-            cgi_dir: (shared.runs(Deployment::Cgi) || shared.runs(Deployment::PhpCgi))
-                .then_some(&*shared.cgi_dir),
+            cgi_dir: cgi.then_some(&*shared.cgi_dir),
             php_fpm: fpm.as_ref().map(|_| &*fpm_socket),
             proxy: http.as_ref().map(|_| &*http_socket),
         };
