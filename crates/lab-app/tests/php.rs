@@ -82,6 +82,7 @@ fn the_php_application_under_php_fpm_passes_the_verifier() {
             socket: &socket,
             children: 2,
             db: &db,
+            web_user: None,
         }),
     )
     .unwrap();

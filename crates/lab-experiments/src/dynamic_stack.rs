@@ -344,7 +344,9 @@ impl Stack {
                 .map_err(|e| format!("its directory: {e}"))?;
         }
         let cgi = shared.runs(Deployment::Cgi) || shared.runs(Deployment::PhpCgi);
-        if let (Some(user), true) = (apache_user, cgi) {
+        // Apache's CGI programs and php-fpm's children (see `fpm_args`) run as the web user.
+        let fpm_as_web_user = web_user.filter(|_| shared.runs(Deployment::PhpFpm));
+        if let Some(user) = apache_user.filter(|_| cgi).or(fpm_as_web_user) {
             give_database(&shared.cgi_dir, user)?;
         }
         let launcher = Launcher {
@@ -397,7 +399,13 @@ impl Stack {
         let fpm_socket = dir.path().join("php-fpm.sock");
         let mut fpm = None;
         if let (true, Ok(program)) = (shared.runs(Deployment::PhpFpm), &shared.php.fpm) {
-            let args = fpm_args(dir.path(), &fpm_socket, shared.cgi_workers, &shared.db)?;
+            let args = fpm_args(
+                dir.path(),
+                &fpm_socket,
+                shared.cgi_workers,
+                &shared.db,
+                web_user,
+            )?;
             let args: Vec<&OsStr> = args.iter().map(OsString::as_os_str).collect();
             let mut f =
                 launcher.start(program, &args, "php-fpm", cgroups.as_ref().map(|c| &c.php))?;
@@ -432,12 +440,9 @@ impl Stack {
             })?;
             wrap = Some(w);
         }
+        // php-fpm's socket is made the web user's alone by its config (see lab_app::php::Fpm).
         if web_user.is_some() {
-            let sockets = [
-                Some(&*socket),
-                http.as_ref().map(|_| &*http_socket),
-                fpm.as_ref().map(|_| &*fpm_socket),
-            ];
+            let sockets = [Some(&*socket), http.as_ref().map(|_| &*http_socket)];
             for s in sockets.into_iter().flatten() {
                 std::fs::set_permissions(s, std::fs::Permissions::from_mode(0o666))
                     .map_err(|e| format!("{}: {e}", s.display()))?;
