@@ -19,7 +19,7 @@ use super::dynamic_php::{fpm_args, Php};
 use super::dynamic_servers;
 use lab_app::deploy::{self, CGI_PROGRAM};
 use lab_app::php;
-use lab_app::POSTGRES_URL_FILE;
+use lab_app::{DB_DIR, POSTGRES_URL_FILE};
 use lab_peers::PeerKind;
 use lab_process::cpu::{self, CpuTime};
 use lab_process::procfs::{pid_listening_on, process_tree, thread_count, ProcError};
@@ -181,7 +181,8 @@ impl Shared {
 
 /// Writes the root (`/plaintext`, the FastCGI script's file, the PHP application for php-fpm)
 /// and the CGI directory (the program, the PHP application with php-cgi's interpreter line
-/// `php_cgi`, and their database, made by the program itself) under `dir`. With
+/// `php_cgi`, and their database in its own directory, [`DB_DIR`], made by the program
+/// itself) under `dir`. With
 /// `postgres_url`, the database is that one (its tables made by the program), named beside the
 /// CGI program in [`POSTGRES_URL_FILE`]; the database returned is then the URL.
 pub fn prepare(
@@ -216,7 +217,11 @@ pub fn prepare(
             std::fs::write(cgi_dir.join(POSTGRES_URL_FILE), url).map_err(io(POSTGRES_URL_FILE))?;
             PathBuf::from(url)
         }
-        None => cgi_dir.join("world.db"),
+        None => {
+            let db_dir = cgi_dir.join(DB_DIR);
+            std::fs::create_dir(&db_dir).map_err(io("the database's directory"))?;
+            db_dir.join("world.db")
+        }
     };
     let out = lab_process::output_within(
         Command::new(app_bin).arg("init").arg(&db),
@@ -344,10 +349,12 @@ impl Stack {
                 .map_err(|e| format!("its directory: {e}"))?;
         }
         let cgi = shared.runs(Deployment::Cgi) || shared.runs(Deployment::PhpCgi);
-        // Apache's CGI programs and php-fpm's children (see `fpm_args`) run as the web user.
+        // Apache event's CGI programs (prefork runs none) and php-fpm's children (see
+        // `fpm_args`) run as the web user, and write the database.
+        let cgi_as_web_user = apache_user.filter(|_| cgi && kind == PeerKind::ApacheEvent);
         let fpm_as_web_user = web_user.filter(|_| shared.runs(Deployment::PhpFpm));
-        if let Some(user) = apache_user.filter(|_| cgi).or(fpm_as_web_user) {
-            give_database(&shared.cgi_dir, user)?;
+        if let Some(user) = cgi_as_web_user.or(fpm_as_web_user) {
+            give_database(&shared.db, user)?;
         }
         let launcher = Launcher {
             dir: dir.path(),
@@ -730,11 +737,18 @@ fn apache_args(
     ])
 }
 
-/// Gives the SQLite database and its directory to `user`, whom Apache's CGI programs run as:
-/// they write its WAL and shared memory beside it. SQLite creates those files with the
-/// database's owner and mode when it runs as root, so the root processes of the other tiers keep
-/// them writable. Nothing to give when the database is PostgreSQL's (a URL).
-fn give_database(cgi_dir: &Path, user: &str) -> Result<(), String> {
+/// Gives the SQLite database `db` and its own directory ([`DB_DIR`], never the CGI programs'
+/// directory, whose programs root runs later) to `user`, whom Apache's CGI programs or php-fpm's
+/// children run as: they write its WAL and shared memory beside it. SQLite creates those files
+/// with the database's owner and mode when it runs as root, so the root processes of the other
+/// tiers keep them writable. Nothing to give when the database is PostgreSQL's (a URL).
+fn give_database(db: &Path, user: &str) -> Result<(), String> {
+    if lab_app::db::is_postgres(db) {
+        return Ok(());
+    }
+    let db_dir = db.parent().filter(|d| d.ends_with(DB_DIR));
+    let db_dir =
+        db_dir.ok_or_else(|| format!("{} is not in a {DB_DIR} directory", db.display()))?;
     let passwd = std::fs::read_to_string("/etc/passwd").map_err(|e| format!("/etc/passwd: {e}"))?;
     let ids = passwd.lines().find_map(|l| {
         let f: Vec<&str> = l.split(':').collect();
@@ -742,13 +756,9 @@ fn give_database(cgi_dir: &Path, user: &str) -> Result<(), String> {
             .then(|| Some((f.get(2)?.parse().ok()?, f.get(3)?.parse().ok()?)))?
     });
     let (uid, gid): (u32, u32) = ids.ok_or_else(|| format!("no user {user} in /etc/passwd"))?;
-    let entries = std::fs::read_dir(cgi_dir).map_err(|e| format!("{}: {e}", cgi_dir.display()))?;
-    let databases = entries.flatten().map(|e| e.path()).filter(|p| {
-        p.file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with("world.db"))
-    });
-    for path in std::iter::once(cgi_dir.to_owned()).chain(databases) {
+    let entries = std::fs::read_dir(db_dir).map_err(|e| format!("{}: {e}", db_dir.display()))?;
+    let databases = entries.flatten().map(|e| e.path());
+    for path in std::iter::once(db_dir.to_owned()).chain(databases) {
         std::os::unix::fs::chown(&path, Some(uid), Some(gid))
             .map_err(|e| format!("{}: {e}", path.display()))?;
     }
@@ -851,5 +861,39 @@ impl Tiers {
             out.push(tier.read()?);
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::MetadataExt;
+
+    #[test]
+    fn the_database_is_given_away_in_its_own_directory_never_the_programs_one() {
+        if !nix::unistd::geteuid().is_root() {
+            eprintln!("skipped: giving files to another user needs root");
+            return;
+        }
+        // A flint-app whose `init` makes an empty database file.
+        let bin = tempfile::tempdir().unwrap();
+        let app = bin.path().join("flint-app");
+        std::fs::write(&app, "#!/bin/sh\n: > \"$2\"\n").unwrap();
+        std::fs::set_permissions(&app, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let (_, cgi_dir, db) =
+            prepare(dir.path(), &app, Path::new("/usr/bin/php-cgi"), None).unwrap();
+        give_database(&db, "nobody").unwrap();
+        let uid = |p: &Path| std::fs::metadata(p).unwrap().uid();
+        let nobody = uid(&db);
+        assert_ne!(nobody, 0);
+        assert_eq!(uid(db.parent().unwrap()), nobody);
+        for root_owned in [
+            cgi_dir.clone(),
+            cgi_dir.join(CGI_PROGRAM),
+            cgi_dir.join(php::SCRIPT),
+        ] {
+            assert_eq!(uid(&root_owned), 0, "{}", root_owned.display());
+        }
     }
 }
