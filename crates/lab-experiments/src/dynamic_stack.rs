@@ -104,17 +104,6 @@ impl std::str::FromStr for Deployment {
     }
 }
 
-/// The servers with dynamic deployments in the lab.
-pub const SERVERS: [PeerKind; 7] = [
-    PeerKind::Flint,
-    PeerKind::Nginx,
-    PeerKind::ApacheEvent,
-    PeerKind::ApachePrefork,
-    PeerKind::Lighttpd,
-    PeerKind::H2o,
-    PeerKind::Caddy,
-];
-
 /// Why `kind` cannot run `deployment`, when it cannot: the server has no gateway for it in the
 /// lab (flint serve, nginx, Apache event and lighttpd run every deployment).
 pub fn unsupported(kind: PeerKind, deployment: Deployment) -> Option<String> {
@@ -330,9 +319,6 @@ impl Launcher<'_> {
 impl Stack {
     /// Starts `kind` (its program found by `probe`) with its gateways.
     pub fn start(kind: PeerKind, program: &Path, shared: &Shared) -> Result<Stack, String> {
-        if !SERVERS.contains(&kind) {
-            return Err(format!("{kind} has no dynamic deployments in the lab"));
-        }
         let dir = tempfile::Builder::new()
             .prefix(&format!("flint-lab-dynamic-{}.", kind.name()))
             .tempdir()

@@ -243,12 +243,7 @@ impl LabOptions {
                 "tls measures flint, nginx, lighttpd and Apache with the event MPM (prefork's \
                  TLS is the same mod_ssl)",
             ),
-            // h2o joined the lab for the page experiment (HTTP/2's own server).
-            Experiment::Dynamic if !dynamic_stack::SERVERS.contains(&kind) => Some(
-                "dynamic deploys the application behind flint serve, nginx, Apache event and \
-                 lighttpd (CGI, FastCGI, proxy, PHP), Apache prefork, h2o and Caddy (FastCGI, \
-                 proxy, php-fpm)",
-            ),
+            // Every server has dynamic deployments (those it lacks are rows `unsupported`).
             // Caddy joined the lab for the dynamic experiment (php_fastcgi, reverse_proxy).
             _ if kind == PeerKind::Caddy && experiment != Experiment::Dynamic => {
                 Some("caddy is in the lab for the dynamic experiment only")
