@@ -74,14 +74,48 @@ fn check_measured(r: &ResultRow, text: &str) {
     }
 }
 
-/// The application tier's CPU per request of `deployment`'s `test`.
-fn app_cpu(rows: &[ResultRow], deployment: &str, test: &str) -> f64 {
-    let r = (rows.iter())
+fn row<'a>(rows: &'a [ResultRow], deployment: &str, test: &str) -> &'a ResultRow {
+    (rows.iter())
         .find(|r| {
             r.deployment.as_deref() == Some(deployment) && r.test_type.as_deref() == Some(test)
         })
-        .unwrap_or_else(|| panic!("no {deployment} {test} row"));
-    tier(r, "app").map(|t| t.cpu_us_per_request).unwrap()
+        .unwrap_or_else(|| panic!("no {deployment} {test} row"))
+}
+
+/// The application tier's CPU per request of `deployment`'s `test`.
+fn app_cpu(rows: &[ResultRow], deployment: &str, test: &str) -> f64 {
+    tier(row(rows, deployment, test), "app")
+        .map(|t| t.cpu_us_per_request)
+        .unwrap()
+}
+
+/// Connections the application tier accepted per request of `deployment`'s `test`, in the
+/// traced run: about 1 when the gateway opens a connection per request, about 0 when it keeps
+/// its connections from the run before (at most one per client, 8, against 24 requests).
+fn app_accepts_per_request(rows: &[ResultRow], deployment: &str, test: &str) -> f64 {
+    let r = row(rows, deployment, test);
+    let app = tier(r, "app").and_then(|t| t.syscalls.as_ref());
+    let calls = app.unwrap_or_else(|| panic!("{deployment} {test}: no app tier syscalls"));
+    let accepted: u64 = (calls.iter())
+        .filter(|c| c.name == "accept" || c.name == "accept4")
+        .map(|c| c.calls - c.errors)
+        .sum();
+    accepted as f64 / r.traced_requests.expect("a traced run") as f64
+}
+
+/// Asserts that `deployments` keep their connections to the application (`kept`) or open one
+/// per request.
+fn assert_connections(rows: &[ResultRow], deployments: &[&str], kept: bool) {
+    for deployment in deployments {
+        for test in ["plaintext", "db"] {
+            let accepts = app_accepts_per_request(rows, deployment, test);
+            let ok = if kept { accepts < 0.5 } else { accepts > 0.75 };
+            assert!(
+                ok,
+                "{deployment} {test}: {accepts} accepts a request (kept: {kept})"
+            );
+        }
+    }
 }
 
 /// lighttpd runs every deployment: mod_cgi (flint-app and php-cgi as programs, its own
@@ -117,26 +151,29 @@ fn lighttpd_runs_every_deployment_verified_and_measured_by_tier() {
         );
     }
     assert!(text.contains("system calls per request by tier"), "{text}");
+    // mod_fastcgi never asks to keep a connection, mod_proxy sends `Connection: close`.
+    assert_connections(&report.results, &["fastcgi", "proxy", "php-fpm"], false);
 }
 
 /// Apache event's PHP: php-fpm through mod_proxy_fcgi (a handler on the script, connections
 /// reused) and php-cgi through mod_cgid, the programs run as Apache's user when the lab is
-/// root.
+/// root; beside them flint-app's responder, whose connections are reused too.
 #[test]
 fn apache_event_runs_php_fpm_and_php_cgi_verified_and_measured_by_tier() {
     let opts = options(
         PeerKind::ApacheEvent,
-        &[Deployment::PhpFpm, Deployment::PhpCgi],
+        &[Deployment::PhpFpm, Deployment::PhpCgi, Deployment::FastCgi],
     );
     let (report, text, progress) = run_lab(Experiment::Dynamic, &opts, false);
     for s in &report.servers {
         assert_eq!(s.status, Status::Ok, "{s:?}\n{progress}");
     }
-    assert_eq!(report.results.len(), 4, "{text}\n{progress}");
+    assert_eq!(report.results.len(), 6, "{text}\n{progress}");
     for r in &report.results {
         assert_eq!(r.server, "apache-event");
         check_measured(r, &text);
     }
+    assert_connections(&report.results, &["fastcgi", "php-fpm"], true);
     for test in ["plaintext", "db"] {
         let (php_cgi, fpm) = (
             app_cpu(&report.results, "php-cgi", test),
@@ -151,7 +188,7 @@ fn apache_event_runs_php_fpm_and_php_cgi_verified_and_measured_by_tier() {
 
 /// A server with FastCGI and proxy gateways but no CGI: each of its deployments verified and
 /// measured by tier, its CGI rows saying why it has none (`no_cgi`), never measured.
-fn fastcgi_php_fpm_and_proxy_measured_cgi_left_out(kind: PeerKind, no_cgi: &str) {
+fn fastcgi_php_fpm_and_proxy_measured_cgi_left_out(kind: PeerKind, no_cgi: &str) -> Vec<ResultRow> {
     let opts = options(
         kind,
         &[
@@ -185,13 +222,17 @@ fn fastcgi_php_fpm_and_proxy_measured_cgi_left_out(kind: PeerKind, no_cgi: &str)
             "{text}"
         );
     }
+    report.results
 }
 
 /// h2o: `fastcgi.connect` (flint-app's responder and php-fpm, kept alive) and
 /// `proxy.reverse.url`, serving as `nobody` when the lab is root.
 #[test]
 fn h2o_runs_fastcgi_php_fpm_and_proxy_and_says_it_has_no_cgi() {
-    fastcgi_php_fpm_and_proxy_measured_cgi_left_out(PeerKind::H2o, "h2o runs no CGI program");
+    let rows =
+        fastcgi_php_fpm_and_proxy_measured_cgi_left_out(PeerKind::H2o, "h2o runs no CGI program");
+    // `fastcgi.timeout.keepalive` and the proxy's keep-alive: no connection per request.
+    assert_connections(&rows, &["fastcgi", "proxy", "php-fpm"], true);
 }
 
 /// Caddy: its FastCGI transport to flint-app's responder, `php_fastcgi` to php-fpm and
