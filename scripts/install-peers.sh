@@ -3,7 +3,8 @@
 # later), as root: nginx, apache2 (prefork and event MPMs, mod_http2), lighttpd, h2o, strace,
 # php-fpm, php-cgi and their PDO drivers for SQLite and PostgreSQL, fcgiwrap (the FastCGI
 # applications of flint serve's tests and flint lab dynamic), postgresql (the database
-# server of `flint lab dynamic --db postgres`), caddy (an HTTP/3 server for crates/http3's tests),
+# server of `flint lab dynamic --db postgres`), caddy (a peer of flint lab dynamic, and the HTTP/3
+# server of crates/http3's tests),
 # haproxy (a reverse proxy peer of bench/proxy.sh), and linux-perf when the archive has it.
 #
 # Idempotent and non-interactive: installs only what is missing, and runs `apt-get update` once,
@@ -46,7 +47,8 @@ compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || missing+=(postgres
 installed util-linux || missing+=(util-linux)
 # HAProxy: the reverse proxy peer of flint serve's proxy (bench/proxy.sh).
 [[ -x /usr/sbin/haproxy ]] || missing+=(haproxy)
-# Caddy: HTTP/3 on by default, the real peer of crates/http3's client (tests/caddy.rs).
+# Caddy: a peer of flint lab dynamic (php_fastcgi, reverse_proxy), and with HTTP/3 on by
+# default the real peer of crates/http3's client (tests/caddy.rs).
 [[ -x /usr/bin/caddy ]] || missing+=(caddy)
 perf_wanted=""
 command -v perf >/dev/null 2>&1 || perf_wanted=yes

@@ -300,20 +300,6 @@ fn a_lab_database_that_is_not_known_is_a_usage_error_naming_the_known_ones() {
 }
 
 #[test]
-fn the_dynamic_experiment_left_without_servers_says_why_before_starting() {
-    let out = run_bounded(
-        flint().args(["lab", "dynamic", "--servers", "lighttpd", "--no-profile"]),
-        LIMIT,
-    );
-    let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(
-        stderr.contains("note: --servers lighttpd: dynamic deploys the application behind flint"),
-        "{stderr}"
-    );
-}
-
-#[test]
 fn a_lab_deployment_that_is_not_known_is_a_usage_error_naming_the_known_ones() {
     let out = run_bounded(
         flint().args([

@@ -3,7 +3,7 @@
 // /fortunes, /updates) over PDO, answering as flint-app does, from the same tables and rows.
 // The same file runs under php-fpm (FastCGI, persistent processes) and as a CGI program
 // (php-cgi, a process per request). The database is FLINT_APP_DB (a SQLite file or a
-// postgres:// URL), else the URL in postgres.url beside this file, else world.db beside it:
+// postgres:// URL), else the URL in postgres.url beside this file, else db/world.db beside it:
 // flint-app's rule, so that both applications read the same database.
 
 const WORLD_ROWS = 10000;
@@ -54,7 +54,7 @@ function database(): PDO
     $location = getenv('FLINT_APP_DB');
     if ($location === false || $location === '') {
         $url = @file_get_contents(__DIR__ . '/postgres.url');
-        $location = $url === false ? __DIR__ . '/world.db' : trim($url);
+        $location = $url === false ? __DIR__ . '/db/world.db' : trim($url);
     }
     [$dsn, $user] = data_source($location);
     // Persistent: a php-fpm child keeps its connection between requests, as flint-app's

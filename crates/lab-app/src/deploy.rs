@@ -15,9 +15,23 @@
 //! - [`PROXY_PREFIX`]: `proxy_pass` to `flint-app http` over a unix socket, the path passed
 //!   unchanged (the application is mounted under the prefix), through an upstream that keeps
 //!   connections (`keepalive`, HTTP/1.1, `Connection` cleared), as flint serve's proxy pool does.
+//!
+//! The other servers' gateways are written here too, each added to the lab peers' config for
+//! that server: Apache's ([`apache_gateways`]), lighttpd's ([`lighttpd_gateways`]), h2o's
+//! ([`h2o_config`]) and Caddy's ([`caddy_handles`]), at the same URL prefixes.
 
 use std::fmt::Write as _;
 use std::path::Path;
+
+mod apache;
+mod caddy;
+mod h2o;
+mod lighttpd;
+
+pub use apache::{apache_gateways, Apache};
+pub use caddy::caddy_handles;
+pub use h2o::{h2o_config, h2o_paths};
+pub use lighttpd::lighttpd_gateways;
 
 /// The URL prefix of the FastCGI deployment; a request is `/fcgi/app/json`.
 pub const FASTCGI_PREFIX: &str = "/fcgi/app";
@@ -35,6 +49,35 @@ pub const PHP_CGI_PREFIX: &str = "/cgi-bin/app.php";
 /// The URL prefix of the proxy deployment (`flint-app http --prefix /proxy`); a request is
 /// `/proxy/json`.
 pub const PROXY_PREFIX: &str = "/proxy";
+
+/// What a server that mounts the application beside its static files is given (lighttpd, h2o,
+/// Caddy): each gateway's socket, or the CGI directory, when its deployment runs.
+#[derive(Debug, Clone, Copy)]
+pub struct Gateways<'a> {
+    /// The document root (the FastCGI scripts' files are under it).
+    pub root: &'a Path,
+    /// `flint-app fastcgi`'s socket.
+    pub fastcgi: Option<&'a Path>,
+    /// The directory holding [`CGI_PROGRAM`] and the PHP CGI program.
+    pub cgi_dir: Option<&'a Path>,
+    /// php-fpm's socket (the script is the root's `php/app.php`).
+    pub php_fpm: Option<&'a Path>,
+    /// `flint-app http`'s unix socket.
+    pub proxy: Option<&'a Path>,
+}
+
+impl<'a> Gateways<'a> {
+    /// No gateway: only the static files of `root`.
+    pub fn new(root: &'a Path) -> Gateways<'a> {
+        Gateways {
+            root,
+            fastcgi: None,
+            cgi_dir: None,
+            php_fpm: None,
+            proxy: None,
+        }
+    }
+}
 
 /// What nginx is given.
 #[derive(Debug, Clone, Copy)]
@@ -196,75 +239,4 @@ http {{
         port = n.port,
         root = n.root.display(),
     )
-}
-
-/// What Apache is given beside the lab's own config for it (the static files, the event MPM's
-/// pool): the application's sockets. Apache's modules directory is the caller's.
-#[derive(Debug, Clone, Copy)]
-pub struct Apache<'a> {
-    /// Where Apache's modules are (`/usr/lib/apache2/modules` on Debian).
-    pub modules: &'a Path,
-    /// `flint-app fastcgi`'s socket.
-    pub fastcgi: Option<&'a Path>,
-    /// `flint-app http`'s unix socket.
-    pub proxy: Option<&'a Path>,
-    /// The directory holding [`CGI_PROGRAM`], and the socket mod_cgid's daemon listens on.
-    pub cgi: Option<(&'a Path, &'a Path)>,
-}
-
-/// The lines that mount the application's gateways in Apache, appended to its config:
-///
-/// - [`FASTCGI_PREFIX`]: mod_proxy_fcgi to `flint-app fastcgi` over its unix socket, with
-///   `enablereuse=on`, without which mod_proxy_fcgi opens a connection per request (and asks the
-///   responder to close it): with it, each worker thread keeps its connection (`FCGI_KEEP_CONN`),
-///   as nginx's upstream and flint serve's pool do.
-/// - [`PROXY_PREFIX`]: mod_proxy_http to `flint-app http` over its unix socket, the path passed
-///   unchanged; mod_proxy_http keeps its backend connections by default (HTTP/1.1).
-/// - [`CGI_PREFIX`]: mod_cgid, the event MPM's CGI (a daemon the parent forks, which forks and
-///   execs each program, so that no threaded worker forks), the CGI directory a `ScriptAlias`.
-pub fn apache_gateways(a: &Apache) -> String {
-    let modules = a.modules.display();
-    let mut text = String::new();
-    if a.fastcgi.is_some() || a.proxy.is_some() {
-        let _ = writeln!(text, "LoadModule proxy_module {modules}/mod_proxy.so");
-    }
-    if let Some(socket) = a.fastcgi {
-        let _ = write!(
-            text,
-            "LoadModule proxy_fcgi_module {modules}/mod_proxy_fcgi.so
-ProxyPass \"{FASTCGI_PREFIX}/\" \"unix:{socket}|fcgi://localhost{FASTCGI_PREFIX}/\" enablereuse=on
-",
-            socket = socket.display()
-        );
-    }
-    if let Some(socket) = a.proxy {
-        let _ = write!(
-            text,
-            "LoadModule proxy_http_module {modules}/mod_proxy_http.so
-ProxyPass \"{PROXY_PREFIX}/\" \"unix:{socket}|http://localhost{PROXY_PREFIX}/\"
-",
-            socket = socket.display()
-        );
-    }
-    if let Some((cgi_dir, script_sock)) = a.cgi {
-        let mount = CGI_PREFIX
-            .rsplit_once('/')
-            .map_or(CGI_PREFIX, |(dir, _)| dir);
-        let _ = write!(
-            text,
-            "LoadModule alias_module {modules}/mod_alias.so
-LoadModule cgid_module {modules}/mod_cgid.so
-ScriptSock \"{sock}\"
-ScriptAlias \"{mount}/\" \"{cgi_dir}/\"
-<Directory \"{cgi_dir}\">
-    Options FollowSymLinks
-    AllowOverride None
-    Require all granted
-</Directory>
-",
-            sock = script_sock.display(),
-            cgi_dir = cgi_dir.display(),
-        );
-    }
-    text
 }

@@ -25,8 +25,13 @@ use std::path::PathBuf;
 /// meta-variables, so its database is named beside it).
 pub const POSTGRES_URL_FILE: &str = "postgres.url";
 
+/// The directory beside the program that holds its SQLite database, `world.db`: a directory of
+/// the database's own, so that it alone can be given to the user CGI programs run as (SQLite
+/// writes its WAL and shared memory beside the database), never the programs' directory.
+pub const DB_DIR: &str = "db";
+
 /// Where the database is: `FLINT_APP_DB`, else the URL in [`POSTGRES_URL_FILE`] beside the
-/// program, else `world.db` beside the program.
+/// program, else `world.db` in [`DB_DIR`] beside the program.
 pub fn default_db() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("FLINT_APP_DB") {
         return Some(PathBuf::from(p));
@@ -35,5 +40,5 @@ pub fn default_db() -> Option<PathBuf> {
     if let Ok(url) = std::fs::read_to_string(exe.with_file_name(POSTGRES_URL_FILE)) {
         return Some(PathBuf::from(url.trim()));
     }
-    Some(exe.with_file_name("world.db"))
+    Some(exe.with_file_name(DB_DIR).join("world.db"))
 }

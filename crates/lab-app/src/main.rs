@@ -10,7 +10,7 @@
 //! - `flint-app fastcgi SOCKET [DB]`: a FastCGI responder on the unix socket SOCKET.
 //! - `flint-app verify ADDR [PREFIX] [DB]`: holds a deployment to the rules; exit 1 if it fails.
 //! - Run as a CGI program (`GATEWAY_INTERFACE` set): answers the request; the database is
-//!   `FLINT_APP_DB` or `world.db` beside the program.
+//!   `FLINT_APP_DB`, `postgres.url` beside the program, or `db/world.db` beside it.
 
 use lab_app::{cgi, db::Db, default_db, fastcgi, http, verify};
 use std::path::PathBuf;

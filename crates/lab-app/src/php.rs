@@ -43,12 +43,21 @@ pub struct Fpm<'a> {
     pub children: usize,
     /// The database (a SQLite file or a `postgres://` URL), as `FLINT_APP_DB`.
     pub db: &'a Path,
+    /// The user the web server drops to when php-fpm's master runs as root: the pool's
+    /// children run as that user (and its group), and the socket is that user's alone, so no
+    /// other local user can hand the pool FastCGI parameters (`PHP_VALUE`) to run as root.
+    pub web_user: Option<&'a str>,
 }
 
 /// php-fpm's config (run with `--nodaemonize --fpm-config FILE`): one pool on a unix socket,
 /// a fixed number of children, in the foreground, its log and pid file in its directory.
 pub fn fpm_config(f: &Fpm) -> String {
     let dir = f.dir.display();
+    // `group` unset: php-fpm takes the user's own group.
+    let owner = match f.web_user {
+        Some(user) => format!("user = {user}\nlisten.owner = {user}\nlisten.mode = 0600\n"),
+        None => String::new(),
+    };
     format!(
         "; flint lab dynamic: php-fpm, one pool of {children} children.
 [global]
@@ -58,7 +67,7 @@ daemonize = no
 
 [app]
 listen = {socket}
-pm = static
+{owner}pm = static
 pm.max_children = {children}
 ; Every request served by the same children, never replaced mid-run.
 pm.max_requests = 0
@@ -92,6 +101,7 @@ mod tests {
             socket: Path::new("/d/fpm.sock"),
             children: 8,
             db: Path::new("postgres://flint@%2Fpg/postgres"),
+            web_user: None,
         });
         for line in [
             "listen = /d/fpm.sock",
@@ -102,6 +112,27 @@ mod tests {
             "env[FLINT_APP_DB] = postgres://flint@%2Fpg/postgres",
         ] {
             assert!(text.lines().any(|l| l == line), "{line}: {text}");
+        }
+        // Run as the invoking user: no user to switch to.
+        assert!(!text.contains("user ="), "{text}");
+    }
+
+    #[test]
+    fn as_root_the_pool_and_its_socket_are_the_web_servers_user_alone() {
+        let text = fpm_config(&Fpm {
+            dir: Path::new("/d"),
+            socket: Path::new("/d/fpm.sock"),
+            children: 2,
+            db: Path::new("/d/db/world.db"),
+            web_user: Some("www-data"),
+        });
+        let pool = text.split_once("[app]").unwrap().1;
+        for line in [
+            "user = www-data",
+            "listen.owner = www-data",
+            "listen.mode = 0600",
+        ] {
+            assert!(pool.lines().any(|l| l == line), "{line}: {text}");
         }
     }
 }

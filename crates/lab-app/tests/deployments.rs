@@ -78,7 +78,8 @@ fn the_cgi_deployment_under_flint_serve_passes_the_verifier() {
     let cgi = tempfile::tempdir().unwrap();
     let program = cgi.path().join("app.cgi");
     std::fs::copy(APP, &program).unwrap();
-    let db = cgi.path().join("world.db");
+    let db = cgi.path().join(lab_app::DB_DIR).join("world.db");
+    std::fs::create_dir(db.parent().unwrap()).unwrap();
     init_db(&db);
     let root = tempfile::tempdir().unwrap();
     let config = serve::Config {
@@ -259,8 +260,10 @@ fn fastcgi_cgi_and_proxy_deployments_under_nginx_pass_the_verifier() {
     let cgi_dir = dir.path().join("cgi");
     std::fs::create_dir(&cgi_dir).unwrap();
     std::fs::copy(APP, cgi_dir.join(deploy::CGI_PROGRAM)).unwrap();
-    // The CGI program finds the database beside itself; the FastCGI one is told it.
-    let db = cgi_dir.join("world.db");
+    // The CGI program finds the database in its directory beside itself; the FastCGI one is
+    // told it.
+    let db = cgi_dir.join(lab_app::DB_DIR).join("world.db");
+    std::fs::create_dir(db.parent().unwrap()).unwrap();
     init_db(&db);
     let app = FastCgi::start(dir.path(), &db);
     let policy = StopPolicy::terminate(Duration::from_secs(5));

@@ -82,6 +82,7 @@ fn the_php_application_under_php_fpm_passes_the_verifier() {
             socket: &socket,
             children: 2,
             db: &db,
+            web_user: None,
         }),
     )
     .unwrap();
@@ -132,9 +133,10 @@ fn the_php_application_as_a_php_cgi_program_passes_the_verifier() {
     let script = cgi.path().join(php::SCRIPT);
     std::fs::write(&script, php::cgi_script(php_cgi)).unwrap();
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    // The database beside the script, where the application looks when no FLINT_APP_DB is set
-    // (a CGI program gets no environment from its server).
-    let db = cgi.path().join("world.db");
+    // The database in its directory beside the script, where the application looks when no
+    // FLINT_APP_DB is set (a CGI program gets no environment from its server).
+    let db = cgi.path().join(lab_app::DB_DIR).join("world.db");
+    std::fs::create_dir(db.parent().unwrap()).unwrap();
     init_db(&db);
     let root = tempfile::tempdir().unwrap();
     let mount = serve::config::CgiMount {

@@ -116,13 +116,15 @@ pub fn check_driver(program: &Path, db: &Path) -> Result<(), String> {
 
 /// Writes php-fpm's config into `dir` and returns its arguments: in the foreground, the
 /// config's pool on `socket` with `children` children and `db` as the application's database.
-/// As root php-fpm must be told it may run so (its children then run as root too, as every
-/// other process of the lab does).
+/// As root php-fpm must be told it may run so; with `web_user` (the user the web server drops
+/// to) its children run as that user and its socket is that user's alone, otherwise they run as
+/// root, as the lab's other processes do, behind a socket only root reaches.
 pub fn fpm_args(
     dir: &Path,
     socket: &Path,
     children: usize,
     db: &Path,
+    web_user: Option<&str>,
 ) -> Result<Vec<std::ffi::OsString>, String> {
     let conf = dir.join("php-fpm.conf");
     let text = php::fpm_config(&Fpm {
@@ -130,6 +132,7 @@ pub fn fpm_args(
         socket,
         children,
         db,
+        web_user,
     });
     std::fs::write(&conf, text).map_err(|e| format!("php-fpm.conf: {e}"))?;
     // Its log to stderr (the stack's output log, shown when it fails to start or dies), not

@@ -1,7 +1,9 @@
 //! The processes of one server's dynamic deployments, started together and stopped with their
-//! groups: the web server (flint serve with `--cgi`, `--fastcgi` and `--proxy`, or nginx with
-//! `fastcgi_pass` and `proxy_pass`), `flint-app fastcgi` behind it, `flint-app http` and php-fpm
-//! when their deployments are asked for, and for nginx fcgiwrap (nginx runs no CGI itself).
+//! groups: the web server (flint serve with `--cgi`, `--fastcgi` and `--proxy`; nginx with
+//! `fastcgi_pass` and `proxy_pass`; Apache, lighttpd, h2o and Caddy with theirs, written
+//! by `lab_app::deploy` and [`super::dynamic_servers`]), `flint-app fastcgi` behind it,
+//! `flint-app http` and php-fpm when their deployments are asked for, and for nginx fcgiwrap
+//! (nginx runs no CGI itself).
 //! Every process is pinned to the server core, as the other experiments' servers are.
 //!
 //! And how each tier's CPU is read ([`Tiers`]): the web server's processes, and the gateway and
@@ -14,9 +16,10 @@
 
 use super::dynamic_cgroup::Cgroup;
 use super::dynamic_php::{fpm_args, Php};
+use super::dynamic_servers;
 use lab_app::deploy::{self, CGI_PROGRAM};
 use lab_app::php;
-use lab_app::POSTGRES_URL_FILE;
+use lab_app::{DB_DIR, POSTGRES_URL_FILE};
 use lab_peers::PeerKind;
 use lab_process::cpu::{self, CpuTime};
 use lab_process::procfs::{pid_listening_on, process_tree, thread_count, ProcError};
@@ -101,6 +104,34 @@ impl std::str::FromStr for Deployment {
     }
 }
 
+/// Why `kind` cannot run `deployment`, when it cannot: the server has no gateway for it in the
+/// lab (flint serve, nginx, Apache event and lighttpd run every deployment).
+pub fn unsupported(kind: PeerKind, deployment: Deployment) -> Option<String> {
+    let (runs, only) = match kind {
+        PeerKind::ApachePrefork => (
+            !matches!(deployment, Deployment::Cgi | Deployment::PhpCgi),
+            "its mod_cgi forks each program from the child that has the connection, in Apache's \
+             own cgroup, where the programs cannot be told from Apache: CGI through Apache is \
+             measured on the event MPM, mod_cgid",
+        ),
+        PeerKind::H2o => (
+            !matches!(deployment, Deployment::Cgi | Deployment::PhpCgi),
+            "fastcgi.connect and proxy.reverse.url only: h2o runs no CGI program",
+        ),
+        PeerKind::Caddy => (
+            !matches!(deployment, Deployment::Cgi | Deployment::PhpCgi),
+            "php_fastcgi and reverse_proxy only: Caddy runs no CGI program without a plugin",
+        ),
+        _ => (true, ""),
+    };
+    (!runs).then(|| {
+        format!(
+            "{kind} has no {} deployment in the lab ({only})",
+            deployment.name()
+        )
+    })
+}
+
 /// What every server's deployments share: the document root, the CGI directory (the program
 /// and the database beside it) and the programs.
 #[derive(Debug)]
@@ -139,7 +170,8 @@ impl Shared {
 
 /// Writes the root (`/plaintext`, the FastCGI script's file, the PHP application for php-fpm)
 /// and the CGI directory (the program, the PHP application with php-cgi's interpreter line
-/// `php_cgi`, and their database, made by the program itself) under `dir`. With
+/// `php_cgi`, and their database in its own directory, [`DB_DIR`], made by the program
+/// itself) under `dir`. With
 /// `postgres_url`, the database is that one (its tables made by the program), named beside the
 /// CGI program in [`POSTGRES_URL_FILE`]; the database returned is then the URL.
 pub fn prepare(
@@ -174,7 +206,11 @@ pub fn prepare(
             std::fs::write(cgi_dir.join(POSTGRES_URL_FILE), url).map_err(io(POSTGRES_URL_FILE))?;
             PathBuf::from(url)
         }
-        None => cgi_dir.join("world.db"),
+        None => {
+            let db_dir = cgi_dir.join(DB_DIR);
+            std::fs::create_dir(&db_dir).map_err(io("the database's directory"))?;
+            db_dir.join("world.db")
+        }
     };
     let out = lab_process::output_within(
         Command::new(app_bin).arg("init").arg(&db),
@@ -244,6 +280,18 @@ impl Launcher<'_> {
         what: &str,
         cgroup: Option<&Cgroup>,
     ) -> Result<Group, String> {
+        self.start_with(program, args, what, cgroup, &[])
+    }
+
+    /// As [`Launcher::start`], with `env` added to the process's environment.
+    fn start_with(
+        &self,
+        program: &Path,
+        args: &[&OsStr],
+        what: &str,
+        cgroup: Option<&Cgroup>,
+        env: &[(&str, PathBuf)],
+    ) -> Result<Group, String> {
         let out = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -258,7 +306,8 @@ impl Launcher<'_> {
                 c
             }
         };
-        cmd.current_dir(self.dir)
+        cmd.envs(env.iter().map(|(k, v)| (*k, v)))
+            .current_dir(self.dir)
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(err);
@@ -270,27 +319,28 @@ impl Launcher<'_> {
 impl Stack {
     /// Starts `kind` (its program found by `probe`) with its gateways.
     pub fn start(kind: PeerKind, program: &Path, shared: &Shared) -> Result<Stack, String> {
-        if !matches!(
-            kind,
-            PeerKind::Flint | PeerKind::Nginx | PeerKind::ApacheEvent
-        ) {
-            return Err(format!("{kind} has no dynamic deployments in the lab"));
-        }
         let dir = tempfile::Builder::new()
             .prefix(&format!("flint-lab-dynamic-{}.", kind.name()))
             .tempdir()
             .map_err(|e| format!("its directory: {e}"))?;
-        // Apache's children run as another user when the lab is root: they reach the
-        // application's sockets through this directory.
-        let apache_user = (kind == PeerKind::ApacheEvent)
-            .then(lab_peers::apache_user)
-            .flatten();
-        if let Some(user) = apache_user {
+        // Apache's children (and h2o, which serves as `nobody`) run as another user when the
+        // lab is root: they reach the application's sockets through this directory.
+        let mpm = apache_mpm(kind);
+        let apache_user = mpm.and_then(|_| lab_peers::apache_user());
+        let h2o_user =
+            (kind == PeerKind::H2o && nix::unistd::geteuid().is_root()).then_some("nobody");
+        let web_user = apache_user.or(h2o_user);
+        if web_user.is_some() {
             std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o711))
                 .map_err(|e| format!("its directory: {e}"))?;
-            if shared.runs(Deployment::Cgi) {
-                give_database(&shared.cgi_dir, user)?;
-            }
+        }
+        let cgi = shared.runs(Deployment::Cgi) || shared.runs(Deployment::PhpCgi);
+        // Apache event's CGI programs (prefork runs none) and php-fpm's children (see
+        // `fpm_args`) run as the web user, and write the database.
+        let cgi_as_web_user = apache_user.filter(|_| cgi && kind == PeerKind::ApacheEvent);
+        let fpm_as_web_user = web_user.filter(|_| shared.runs(Deployment::PhpFpm));
+        if let Some(user) = cgi_as_web_user.or(fpm_as_web_user) {
+            give_database(&shared.db, user)?;
         }
         let launcher = Launcher {
             dir: dir.path(),
@@ -342,7 +392,13 @@ impl Stack {
         let fpm_socket = dir.path().join("php-fpm.sock");
         let mut fpm = None;
         if let (true, Ok(program)) = (shared.runs(Deployment::PhpFpm), &shared.php.fpm) {
-            let args = fpm_args(dir.path(), &fpm_socket, shared.cgi_workers, &shared.db)?;
+            let args = fpm_args(
+                dir.path(),
+                &fpm_socket,
+                shared.cgi_workers,
+                &shared.db,
+                web_user,
+            )?;
             let args: Vec<&OsStr> = args.iter().map(OsString::as_os_str).collect();
             let mut f =
                 launcher.start(program, &args, "php-fpm", cgroups.as_ref().map(|c| &c.php))?;
@@ -377,6 +433,22 @@ impl Stack {
             })?;
             wrap = Some(w);
         }
+        // php-fpm's socket is made the web user's alone by its config (see lab_app::php::Fpm).
+        if web_user.is_some() {
+            let sockets = [Some(&*socket), http.as_ref().map(|_| &*http_socket)];
+            for s in sockets.into_iter().flatten() {
+                std::fs::set_permissions(s, std::fs::Permissions::from_mode(0o666))
+                    .map_err(|e| format!("{}: {e}", s.display()))?;
+            }
+        }
+        // What the servers that mount the application beside the lab peers' config serve.
+        let gateways = deploy::Gateways {
+            root: &shared.root,
+            fastcgi: Some(&socket),
+            cgi_dir: cgi.then_some(&*shared.cgi_dir),
+            php_fpm: fpm.as_ref().map(|_| &*fpm_socket),
+            proxy: http.as_ref().map(|_| &*http_socket),
+        };
         let cgid_socket = dir.path().join("cgid.sock");
         // A port found free may be taken by another process before the server binds it: the
         // server then exits, and another port is tried. Ready once the server itself listens.
@@ -384,22 +456,26 @@ impl Stack {
         let (web, addr, web_pid) = loop {
             let port = free_port().map_err(|e| format!("a free port: {e}"))?;
             let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
-            let args: Vec<OsString> = if kind == PeerKind::ApacheEvent {
-                if apache_user.is_some() {
-                    let sockets = [Some(&*socket), http.as_ref().map(|_| &*http_socket)];
-                    for s in sockets.into_iter().flatten() {
-                        std::fs::set_permissions(s, std::fs::Permissions::from_mode(0o666))
-                            .map_err(|e| format!("{}: {e}", s.display()))?;
-                    }
-                }
-                let gateways = deploy::Apache {
+            let args: Vec<OsString> = if kind == PeerKind::Lighttpd {
+                dynamic_servers::lighttpd_args(dir.path(), port, &gateways)?
+            } else if kind == PeerKind::H2o {
+                dynamic_servers::h2o_args(dir.path(), port, &gateways)?
+            } else if kind == PeerKind::Caddy {
+                dynamic_servers::caddy_args(dir.path(), port, &gateways)?
+            } else if let Some(mpm) = mpm {
+                let apache = deploy::Apache {
                     modules: Path::new(lab_peers::APACHE_MODULES),
                     fastcgi: Some(&socket),
                     proxy: http.as_ref().map(|_| &*http_socket),
-                    cgi: (shared.runs(Deployment::Cgi))
-                        .then_some((&*shared.cgi_dir, &*cgid_socket)),
+                    // mod_cgid with the event MPM only (see `unsupported`).
+                    cgi: (gateways.cgi_dir)
+                        .filter(|_| mpm == lab_peers::Mpm::Event)
+                        .map(|cgi_dir| (cgi_dir, &*cgid_socket)),
+                    // Prefork's children would each keep a connection, more than php-fpm's
+                    // children (see lab_app::deploy::Apache).
+                    php_fpm: (gateways.php_fpm).map(|f| (f, mpm == lab_peers::Mpm::Event)),
                 };
-                apache_args(dir.path(), &shared.root, port, apache_user, &gateways)?
+                apache_args(dir.path(), &shared.root, port, apache_user, mpm, &apache)?
             } else if kind == PeerKind::Nginx {
                 let conf = dir.path().join("nginx.conf");
                 let text = deploy::nginx_config(&deploy::Nginx {
@@ -449,21 +525,32 @@ impl Stack {
                 args
             };
             let args: Vec<&OsStr> = args.iter().map(OsString::as_os_str).collect();
-            let mut web = launcher.start(
+            // Caddy's homes in its directory: nothing of a run left in the user's.
+            let env = match kind {
+                PeerKind::Caddy => lab_peers::caddy_env(dir.path()).to_vec(),
+                _ => Vec::new(),
+            };
+            let mut web = launcher.start_with(
                 program,
                 &args,
                 kind.name(),
                 cgroups.as_ref().map(|c| &c.web),
+                &env,
             )?;
             let pid = web.pid();
-            // Apache: once its child has every thread of its pool too, so that nothing starts
-            // during a measurement (mod_cgid's daemon, a child too, has one thread).
-            let workers = lab_peers::apache_workers(APACHE_CLIENTS) as u64;
+            // Apache: once its child has every thread of its pool too (event; mod_cgid's
+            // daemon, a child too, has one thread), or every child of its pool is forked
+            // (prefork), so that nothing starts during a measurement.
+            let workers = lab_peers::apache_workers(APACHE_CLIENTS);
             let settled = |pid: u32| {
-                kind != PeerKind::ApacheEvent
-                    || (process_tree(pid).unwrap_or_default().into_iter())
+                let tree = || process_tree(pid).unwrap_or_default();
+                match mpm {
+                    Some(lab_peers::Mpm::Event) => (tree().into_iter())
                         .skip(1)
-                        .any(|child| thread_count(child) > workers)
+                        .any(|child| thread_count(child) > workers as u64),
+                    Some(lab_peers::Mpm::Prefork) => tree().len() > workers,
+                    None => true,
+                }
             };
             match ready(&mut web, kind.name(), log, || {
                 pid_listening_on(port) == Some(pid) && settled(pid)
@@ -475,7 +562,7 @@ impl Stack {
         };
         // mod_cgid's daemon (the parent's single-threaded child) and the programs it forks are
         // the gateway tier, as fcgiwrap and its programs are behind nginx.
-        let cgid = (kind == PeerKind::ApacheEvent && shared.runs(Deployment::Cgi))
+        let cgid = (kind == PeerKind::ApacheEvent && gateways.cgi_dir.is_some())
             .then(|| {
                 let tree = process_tree(web_pid).unwrap_or_default();
                 tree.into_iter()
@@ -503,24 +590,9 @@ impl Stack {
         })
     }
 
-    /// Why `deployment` cannot run on this server, when it cannot: Apache has the CGI, FastCGI
-    /// and proxy deployments (and the static file) in the lab, not yet PHP.
+    /// Why `deployment` cannot run on this server, when it cannot ([`unsupported`]).
     pub fn unsupported(&self, deployment: Deployment) -> Option<String> {
-        let runs = match self.kind {
-            PeerKind::ApacheEvent => matches!(
-                deployment,
-                Deployment::Static | Deployment::Cgi | Deployment::FastCgi | Deployment::Proxy
-            ),
-            _ => true,
-        };
-        (!runs).then(|| {
-            format!(
-                "{} has no {} deployment in the lab (mod_cgid, mod_proxy_fcgi and mod_proxy_http \
-                 only)",
-                self.kind,
-                deployment.name()
-            )
-        })
+        unsupported(self.kind, deployment)
     }
 
     /// How the tiers' CPU is counted, as a note for the output.
@@ -540,10 +612,11 @@ impl Stack {
         let web_pid = self.web.pid();
         let cg = self.cgroups.as_ref();
         let path = |c: &Cgroup| c.dir().to_owned();
-        // flint serve's CGI programs are its children, in its process group and cgroup: the web
-        // tier is its own process alone (every thread), the programs the rest.
+        // flint serve's and lighttpd's CGI programs are their children, in their process group
+        // and cgroup: the web tier is the server's own process alone (every thread), the
+        // programs the rest.
         let web = match (self.kind, cg) {
-            (PeerKind::Flint, _) => Source::Process(web_pid),
+            (PeerKind::Flint | PeerKind::Lighttpd, _) => Source::Process(web_pid),
             (_, Some(c)) => Source::Cgroup(path(&c.web)),
             (_, None) => Source::Tree(web_pid),
         };
@@ -604,13 +677,23 @@ impl Drop for Stack {
 /// The clients Apache's pool is sized for: the experiment's, as fcgiwrap's children are.
 const APACHE_CLIENTS: usize = super::dynamic::DYNAMIC_CLIENTS;
 
-/// Writes Apache's config (the lab peers' event MPM config, its gateways added) into `dir` and
+/// The MPM of an Apache `kind`; `None`: not Apache.
+fn apache_mpm(kind: PeerKind) -> Option<lab_peers::Mpm> {
+    match kind {
+        PeerKind::ApacheEvent => Some(lab_peers::Mpm::Event),
+        PeerKind::ApachePrefork => Some(lab_peers::Mpm::Prefork),
+        _ => None,
+    }
+}
+
+/// Writes Apache's config (the lab peers' config for `mpm`, its gateways added) into `dir` and
 /// returns its arguments.
 fn apache_args(
     dir: &Path,
     root: &Path,
     port: u16,
     user: Option<&str>,
+    mpm: lab_peers::Mpm,
     gateways: &deploy::Apache,
 ) -> Result<Vec<OsString>, String> {
     let params = lab_peers::ConfigParams {
@@ -623,7 +706,7 @@ fn apache_args(
         tls: None,
         http2: false,
     };
-    let mut text = lab_peers::apache_config(&params, lab_peers::Mpm::Event, user);
+    let mut text = lab_peers::apache_config(&params, mpm, user);
     text.push_str(&deploy::apache_gateways(gateways));
     let write = |name: &str, text: String| {
         let path = dir.join(name);
@@ -640,11 +723,18 @@ fn apache_args(
     ])
 }
 
-/// Gives the SQLite database and its directory to `user`, whom Apache's CGI programs run as:
-/// they write its WAL and shared memory beside it. SQLite creates those files with the
-/// database's owner and mode when it runs as root, so the root processes of the other tiers keep
-/// them writable. Nothing to give when the database is PostgreSQL's (a URL).
-fn give_database(cgi_dir: &Path, user: &str) -> Result<(), String> {
+/// Gives the SQLite database `db` and its own directory ([`DB_DIR`], never the CGI programs'
+/// directory, whose programs root runs later) to `user`, whom Apache's CGI programs or php-fpm's
+/// children run as: they write its WAL and shared memory beside it. SQLite creates those files
+/// with the database's owner and mode when it runs as root, so the root processes of the other
+/// tiers keep them writable. Nothing to give when the database is PostgreSQL's (a URL).
+fn give_database(db: &Path, user: &str) -> Result<(), String> {
+    if lab_app::db::is_postgres(db) {
+        return Ok(());
+    }
+    let db_dir = db.parent().filter(|d| d.ends_with(DB_DIR));
+    let db_dir =
+        db_dir.ok_or_else(|| format!("{} is not in a {DB_DIR} directory", db.display()))?;
     let passwd = std::fs::read_to_string("/etc/passwd").map_err(|e| format!("/etc/passwd: {e}"))?;
     let ids = passwd.lines().find_map(|l| {
         let f: Vec<&str> = l.split(':').collect();
@@ -652,13 +742,9 @@ fn give_database(cgi_dir: &Path, user: &str) -> Result<(), String> {
             .then(|| Some((f.get(2)?.parse().ok()?, f.get(3)?.parse().ok()?)))?
     });
     let (uid, gid): (u32, u32) = ids.ok_or_else(|| format!("no user {user} in /etc/passwd"))?;
-    let entries = std::fs::read_dir(cgi_dir).map_err(|e| format!("{}: {e}", cgi_dir.display()))?;
-    let databases = entries.flatten().map(|e| e.path()).filter(|p| {
-        p.file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with("world.db"))
-    });
-    for path in std::iter::once(cgi_dir.to_owned()).chain(databases) {
+    let entries = std::fs::read_dir(db_dir).map_err(|e| format!("{}: {e}", db_dir.display()))?;
+    let databases = entries.flatten().map(|e| e.path());
+    for path in std::iter::once(db_dir.to_owned()).chain(databases) {
         std::os::unix::fs::chown(&path, Some(uid), Some(gid))
             .map_err(|e| format!("{}: {e}", path.display()))?;
     }
@@ -761,5 +847,39 @@ impl Tiers {
             out.push(tier.read()?);
         }
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::MetadataExt;
+
+    #[test]
+    fn the_database_is_given_away_in_its_own_directory_never_the_programs_one() {
+        if !nix::unistd::geteuid().is_root() {
+            eprintln!("skipped: giving files to another user needs root");
+            return;
+        }
+        // A flint-app whose `init` makes an empty database file.
+        let bin = tempfile::tempdir().unwrap();
+        let app = bin.path().join("flint-app");
+        std::fs::write(&app, "#!/bin/sh\n: > \"$2\"\n").unwrap();
+        std::fs::set_permissions(&app, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let (_, cgi_dir, db) =
+            prepare(dir.path(), &app, Path::new("/usr/bin/php-cgi"), None).unwrap();
+        give_database(&db, "nobody").unwrap();
+        let uid = |p: &Path| std::fs::metadata(p).unwrap().uid();
+        let nobody = uid(&db);
+        assert_ne!(nobody, 0);
+        assert_eq!(uid(db.parent().unwrap()), nobody);
+        for root_owned in [
+            cgi_dir.clone(),
+            cgi_dir.join(CGI_PROGRAM),
+            cgi_dir.join(php::SCRIPT),
+        ] {
+            assert_eq!(uid(&root_owned), 0, "{}", root_owned.display());
+        }
     }
 }

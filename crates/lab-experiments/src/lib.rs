@@ -26,6 +26,7 @@ mod dynamic;
 mod dynamic_cgroup;
 mod dynamic_php;
 pub mod dynamic_postgres;
+mod dynamic_servers;
 mod dynamic_stack;
 mod dynamic_syscalls;
 mod measure;
@@ -242,17 +243,10 @@ impl LabOptions {
                 "tls measures flint, nginx, lighttpd and Apache with the event MPM (prefork's \
                  TLS is the same mod_ssl)",
             ),
-            // h2o joined the lab for the page experiment (HTTP/2's own server).
-            Experiment::Dynamic
-                if !matches!(
-                    kind,
-                    PeerKind::Flint | PeerKind::Nginx | PeerKind::ApacheEvent
-                ) =>
-            {
-                Some(
-                    "dynamic deploys the application behind flint serve, nginx (CGI, FastCGI, \
-                     proxy) and Apache event (CGI, FastCGI, proxy)",
-                )
+            // Every server has dynamic deployments (those it lacks are rows `unsupported`).
+            // Caddy joined the lab for the dynamic experiment (php_fastcgi, reverse_proxy).
+            _ if kind == PeerKind::Caddy && experiment != Experiment::Dynamic => {
+                Some("caddy is in the lab for the dynamic experiment only")
             }
             Experiment::Sizes if kind == PeerKind::H2o => Some(
                 "sizes does not measure h2o (it is in the lab for the syscalls page experiment)",

@@ -61,7 +61,7 @@ pub fn missing_tls(kind: PeerKind) -> Option<String> {
             &format!("{}/mod_ssl.so", lab_peers::APACHE_MODULES),
             "apache2",
         ),
-        PeerKind::Flint | PeerKind::Nginx | PeerKind::H2o => None,
+        PeerKind::Flint | PeerKind::Nginx | PeerKind::H2o | PeerKind::Caddy => None,
     }
 }
 

@@ -297,8 +297,8 @@ fn the_proxy_deployment_is_verified_and_measured_on_flint_and_nginx() {
 /// proxy deployment through mod_proxy_http, each to flint-app (on its unix socket when
 /// persistent), verified, then measured with Apache's processes (its cgroup) as the web tier and
 /// the gateway's and application's as the app tier (mod_cgid's daemon and its programs for CGI,
-/// which cost more than a persistent application's request); the deployments it has no gateway
-/// for are rows that say so, never measured.
+/// which cost more than a persistent application's request). Its PHP deployments are in
+/// tests/experiments_dynamic_servers.rs.
 #[test]
 fn apache_event_runs_cgi_fastcgi_and_proxy_deployments_verified_and_measured_by_tier() {
     let mut opts = LabOptions::new(Some(flint_bin()));
@@ -311,27 +311,17 @@ fn apache_event_runs_cgi_fastcgi_and_proxy_deployments_verified_and_measured_by_
         Deployment::Cgi,
         Deployment::FastCgi,
         Deployment::Proxy,
-        Deployment::PhpFpm,
     ];
     opts.profile = false;
-    assert_eq!(opts.runs(Experiment::Dynamic), 1 + 4 * 2);
+    assert_eq!(opts.runs(Experiment::Dynamic), 1 + 3 * 2);
     let (report, text, progress) = run_lab(Experiment::Dynamic, &opts, false);
     for s in &report.servers {
         assert_eq!(s.status, Status::Ok, "{s:?}\n{progress}");
     }
-    assert_eq!(report.results.len(), 9, "{text}\n{progress}");
+    assert_eq!(report.results.len(), 7, "{text}\n{progress}");
     for r in &report.results {
         let what = format!("{} {:?} {:?}", r.server, r.deployment, r.test_type);
         assert_eq!(r.server, "apache-event", "{what}");
-        if r.deployment.as_deref() == Some("php-fpm") {
-            let why = r.unavailable.as_deref().unwrap_or_default();
-            assert!(
-                why.contains("apache-event has no php-fpm deployment"),
-                "{what}: {why}"
-            );
-            assert_eq!((r.requests, r.tiers.as_ref()), (0, None), "{what}");
-            continue;
-        }
         assert!(
             r.unavailable.is_none(),
             "{what}: {:?}\n{progress}",

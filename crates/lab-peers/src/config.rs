@@ -383,6 +383,42 @@ hosts:
     )
 }
 
+/// Caddy, started with `caddy run --config CONF --adapter caddyfile` and [`caddy_env`]: plain
+/// HTTP on the lab's address (`auto_https off`: no certificate is fetched or made, no redirect
+/// listener), no admin endpoint, its storage in the peer's directory; the files served by
+/// `file_server`, the site's last directive (the dynamic experiment's gateways go before it).
+pub fn caddy(p: &ConfigParams) -> String {
+    format!(
+        "# flint lab: Caddy.
+{{
+\tadmin off
+\tauto_https off
+\tstorage file_system \"{dir}/data\"
+}}
+
+http://{host}:{port} {{
+\troot * \"{root}\"
+{CADDY_FILE_SERVER}}}
+",
+        dir = p.dir.display(),
+        host = p.host,
+        port = p.port,
+        root = p.root.display(),
+    )
+}
+
+/// The line of [`caddy`]'s site that serves the files.
+pub const CADDY_FILE_SERVER: &str = "\tfile_server\n";
+
+/// Caddy's environment: its config and data homes in the peer's directory (`caddy run` saves
+/// the config it ran under its config home; nothing of a run is left in the user's).
+pub fn caddy_env(dir: &Path) -> [(&'static str, PathBuf); 2] {
+    [
+        ("XDG_CONFIG_HOME", dir.join("config")),
+        ("XDG_DATA_HOME", dir.join("data")),
+    ]
+}
+
 /// flint serve's arguments (after the program): one thread, like the other single-process peers.
 pub fn flint_args(p: &ConfigParams) -> Vec<String> {
     let mut args = vec![
@@ -682,6 +718,25 @@ mod tests {
         assert!(with(false, 4, |p| lighttpd(&on(p))).contains("server.bind = \"10.77.0.2\""));
         assert!(with(false, 4, |p| h2o(&on(p))).contains("host: 10.77.0.2\n"));
         assert!(with(false, 4, |p| flint_args(&on(p))).contains(&"10.77.0.2:18123".to_owned()));
+    }
+
+    #[test]
+    fn caddy_serves_plain_http_from_the_root_without_admin_or_certificates() {
+        let text = with(false, 4, caddy);
+        for line in [
+            "\tadmin off\n",
+            "\tauto_https off\n",
+            "\tstorage file_system \"/tmp/peer/data\"\n",
+            "http://127.0.0.1:18123 {\n",
+            "\troot * \"/srv/docs\"\n",
+            "\tfile_server\n}\n",
+        ] {
+            assert!(text.contains(line), "missing {line:?} in:\n{text}");
+        }
+        assert_eq!(text.matches('{').count(), text.matches('}').count());
+        for (_, home) in caddy_env(Path::new("/tmp/peer")) {
+            assert!(home.starts_with("/tmp/peer"), "{}", home.display());
+        }
     }
 
     #[test]

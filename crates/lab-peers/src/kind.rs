@@ -17,16 +17,19 @@ pub enum PeerKind {
     Lighttpd,
     /// h2o, an HTTP/2-first server (Debian's `h2o` package).
     H2o,
+    /// Caddy (Debian's `caddy` package), in the lab for the dynamic experiment.
+    Caddy,
 }
 
 impl PeerKind {
-    pub const ALL: [PeerKind; 6] = [
+    pub const ALL: [PeerKind; 7] = [
         PeerKind::Flint,
         PeerKind::Nginx,
         PeerKind::ApachePrefork,
         PeerKind::ApacheEvent,
         PeerKind::Lighttpd,
         PeerKind::H2o,
+        PeerKind::Caddy,
     ];
 
     /// The name on the command line and in JSON.
@@ -38,6 +41,7 @@ impl PeerKind {
             PeerKind::ApacheEvent => "apache-event",
             PeerKind::Lighttpd => "lighttpd",
             PeerKind::H2o => "h2o",
+            PeerKind::Caddy => "caddy",
         }
     }
 
@@ -49,6 +53,7 @@ impl PeerKind {
             PeerKind::ApachePrefork | PeerKind::ApacheEvent => "apt-get install -y apache2",
             PeerKind::Lighttpd => "apt-get install -y lighttpd",
             PeerKind::H2o => "apt-get install -y h2o",
+            PeerKind::Caddy => "apt-get install -y caddy",
         }
     }
 
@@ -67,21 +72,24 @@ impl PeerKind {
             PeerKind::ApachePrefork | PeerKind::ApacheEvent => "apache2",
             PeerKind::Lighttpd => "lighttpd",
             PeerKind::H2o => "h2o",
+            PeerKind::Caddy => "caddy",
         }
     }
 
     /// Whether it speaks HTTP/2 with the config `config.rs` writes when [`PeerSpec::http2`] is
     /// set (h2 over TLS by ALPN, h2c over cleartext): all but Apache prefork, whose
-    /// mod_http2 serves one stream at a time.
+    /// mod_http2 serves one stream at a time, and Caddy, whose config here is the dynamic
+    /// experiment's HTTP/1.1.
     ///
     /// [`PeerSpec::http2`]: crate::PeerSpec::http2
     pub fn speaks_http2(self) -> bool {
-        self != PeerKind::ApachePrefork
+        !matches!(self, PeerKind::ApachePrefork | PeerKind::Caddy)
     }
 
     fn version_flag(self) -> &'static str {
         match self {
             PeerKind::Flint => "--version",
+            PeerKind::Caddy => "version",
             _ => "-v",
         }
     }
@@ -125,7 +133,12 @@ impl PeerKind {
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
-        let version = parse_version(&text).unwrap_or_else(|| "unknown".to_owned());
+        let version = match parse_version(&text) {
+            // `caddy version` prints the bare number.
+            Some(v) if !v.contains('/') && self == PeerKind::Caddy => format!("caddy/{v}"),
+            Some(v) => v,
+            None => "unknown".to_owned(),
+        };
         Ok(Installed { program, version })
     }
 }

@@ -1,5 +1,5 @@
-//! Peer servers: a [`Peer`] is one of nginx, Apache httpd (prefork and event), lighttpd, h2o and
-//! flint serve (a [`PeerKind`]), started as a [`PeerSpec`] says from its installed binary with a
+//! Peer servers: a [`Peer`] is one of nginx, Apache httpd (prefork and event), lighttpd, h2o,
+//! Caddy and flint serve (a [`PeerKind`]), started as a [`PeerSpec`] says from its installed binary with a
 //! config written here (`config.rs`, [`ConfigParams`]), on loopback, pinned to one core, and
 //! stopped with its process group; what goes wrong is a [`PeerError`].
 //!
@@ -26,6 +26,9 @@ pub use config::{TlsFiles, APACHE_MODULES, LIGHTTPD_OPENSSL, NGINX_TLS_LOG_FORMA
 // For an experiment that adds to Apache's config what its peers serve beside static files (the
 // dynamic experiment's gateways): the same config, the same pool, the same user.
 pub use config::{apache as apache_config, apache_mime_types, apache_workers, ConfigParams, Mpm};
+// And for lighttpd and h2o, whose gateways the dynamic experiment mounts the same way.
+pub use config::{caddy as caddy_config, caddy_env, CADDY_FILE_SERVER};
+pub use config::{h2o as h2o_config, lighttpd as lighttpd_config};
 pub use error::PeerError;
 pub use kind::{Installed, PeerKind};
 pub use peer::apache_user;

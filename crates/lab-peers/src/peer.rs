@@ -132,6 +132,9 @@ impl Peer {
             }
             None => Command::new(&installed.program),
         };
+        if kind == PeerKind::Caddy {
+            cmd.envs(config::caddy_env(dir.path()));
+        }
         cmd.args(&args)
             .current_dir(dir.path())
             .stdin(Stdio::null())
@@ -273,6 +276,17 @@ fn write_config(kind: PeerKind, p: &ConfigParams) -> std::io::Result<Vec<String>
         PeerKind::H2o => {
             let path = conf("h2o.conf", config::h2o(p))?;
             vec!["-c".into(), path]
+        }
+        PeerKind::Caddy => {
+            let path = conf("Caddyfile", config::caddy(p))?;
+            let adapter = "caddyfile".to_owned();
+            vec![
+                "run".into(),
+                "--config".into(),
+                path,
+                "--adapter".into(),
+                adapter,
+            ]
         }
         PeerKind::Flint => config::flint_args(p),
     })

@@ -140,6 +140,11 @@ fn h2o_starts_serves_pinned_and_stops() {
 }
 
 #[test]
+fn caddy_starts_serves_pinned_and_stops() {
+    lifecycle(PeerKind::Caddy, None);
+}
+
+#[test]
 fn apache_with_content_digest_sends_content_md5() {
     let root = docroot();
     let peer = start_or_explain(PeerKind::ApachePrefork, &spec(root.path(), true));

@@ -110,8 +110,8 @@ pub struct LabArgs {
     /// Warm-up before each measurement (not counted).
     #[arg(long, value_name = "DUR", value_parser = duration, default_value = "500ms")]
     pub warmup: Duration,
-    /// Servers, comma-separated: flint, nginx, apache-prefork, apache-event, lighttpd, h2o
-    /// (h2o: the syscalls experiment only) [default: all].
+    /// Servers, comma-separated: flint, nginx, apache-prefork, apache-event, lighttpd, h2o,
+    /// caddy (h2o: the syscalls and dynamic experiments; caddy: dynamic only) [default: all].
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = server)]
     pub servers: Vec<PeerKind>,
     /// The syscalls experiment's round trips, comma-separated (`0,10ms,50ms`): client and server
