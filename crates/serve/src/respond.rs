@@ -171,7 +171,7 @@ impl Responder {
             index: config.index.clone(),
             cache: Cache::new(config),
             key: Vec::with_capacity(256),
-            pages: ErrorPages::new(&config.server_name),
+            pages: ErrorPages::new(&config.server_name, config.alt_svc().as_deref()),
             hide_dotfiles: config.dotfiles == Dotfiles::Hide,
             autoindex: config.autoindex,
             symlinks_outside_root: config.symlinks_outside_root,
@@ -426,7 +426,8 @@ impl Responder {
         )
     }
 
-    /// The `Server: ...\r\n` line every response carries.
+    /// The `Server: ...\r\n` line every response carries (and `Alt-Svc` when HTTP/3 is
+    /// served).
     pub fn server_line(&self) -> &[u8] {
         &self.pages.server_line
     }
@@ -769,8 +770,11 @@ struct Page {
 }
 
 impl ErrorPages {
-    fn new(server_name: &str) -> ErrorPages {
-        let server_line = format!("Server: {server_name}\r\n");
+    fn new(server_name: &str, alt_svc: Option<&str>) -> ErrorPages {
+        let mut server_line = format!("Server: {server_name}\r\n");
+        if let Some(alt_svc) = alt_svc {
+            server_line = format!("{server_line}Alt-Svc: {alt_svc}\r\n");
+        }
         let body = b"The plain HTTP request was sent to HTTPS port\n";
         let headers = format!(
             "{server_line}Content-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\n",

@@ -79,6 +79,7 @@ struct Field {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FieldName {
     Server,
+    AltSvc,
     ContentType,
     LastModified,
     ETag,
@@ -95,6 +96,7 @@ impl FieldName {
     pub fn text(self) -> &'static [u8] {
         match self {
             FieldName::Server => b"Server",
+            FieldName::AltSvc => b"Alt-Svc",
             FieldName::ContentType => b"Content-Type",
             FieldName::LastModified => b"Last-Modified",
             FieldName::ETag => b"ETag",
@@ -111,6 +113,7 @@ impl FieldName {
     pub fn lower(self) -> &'static [u8] {
         match self {
             FieldName::Server => b"server",
+            FieldName::AltSvc => b"alt-svc",
             FieldName::ContentType => b"content-type",
             FieldName::LastModified => b"last-modified",
             FieldName::ETag => b"etag",
