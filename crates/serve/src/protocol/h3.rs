@@ -73,10 +73,13 @@ enum Rest {
     Page { bytes: Box<[u8]>, at: usize },
 }
 
+/// A response head kept whole: its status and its fields' names and values.
+type OwnedHead = (u16, Vec<(Vec<u8>, Vec<u8>)>);
+
 /// A response flow control held back.
 struct Pending {
     /// Its head, when even that did not fit (owned: rare, and the response buffer is reused).
-    head: Option<(u16, Vec<(Vec<u8>, Vec<u8>)>)>,
+    head: Option<OwnedHead>,
     rest: Option<Rest>,
 }
 
