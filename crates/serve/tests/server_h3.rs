@@ -180,6 +180,28 @@ fn shutdown_sends_goaway_and_lets_the_response_under_way_finish() {
 }
 
 #[test]
+fn the_configured_limits_reach_the_clients() {
+    let certs = Certs::new();
+    let srv = certs.serve(|c| {
+        c.h3_max_streams = 3;
+        c.h3_max_connections = 1;
+    });
+    let first = Driver::connect(&mut certs.client(), srv.addr);
+    assert_eq!(first.client.streams_left(), 3, "h3_max_streams");
+    // A second connection past h3_max_connections: its Initials are dropped, unanswered,
+    // until its own idle timeout.
+    let limits = http3::Limits {
+        idle_timeout: std::time::Duration::from_secs(1),
+        ..http3::Limits::default()
+    };
+    let second = Driver::try_connect(&mut certs.client_with(&limits), srv.addr);
+    assert_eq!(second.client.closed(), Some(Closed::IdleTimeout));
+    let st = srv.stats();
+    assert_eq!(st.http3_connections, 1, "{st:?}");
+    assert!(st.h3_dropped >= 1, "{st:?}");
+}
+
+#[test]
 fn http3_is_served_only_with_tls_and_not_when_turned_off() {
     let certs = Certs::new();
     let root = tempfile::tempdir().unwrap();
