@@ -16,6 +16,7 @@
 //! - nothing is read past the input (guard page, see [`crate::guard`]).
 
 use serve::cgi_head::{CgiHead, HeadError, HeadReader, Location};
+use serve::response::{Fields, Name};
 
 use crate::guard::with_guarded;
 use crate::split::cuts;
@@ -147,22 +148,15 @@ const SERVER_OWNED: &[&str] = &[
 
 fn check_head(head: &CgiHead) {
     assert!((200..=599).contains(&head.status), "status {}", head.status);
-    let mut fields = &head.fields[..];
     let mut location = false;
-    while !fields.is_empty() {
-        let end = fields
-            .windows(2)
-            .position(|w| w == b"\r\n")
-            .expect("a field line without CRLF");
-        let line = &fields[..end];
-        fields = &fields[end + 2..];
-        let colon = line.iter().position(|&b| b == b':').expect("no colon");
-        let (name, value) = (&line[..colon], &line[colon + 1..]);
+    for (name, value) in head.fields.iter() {
+        let Name::Other { text: name, .. } = name else {
+            panic!("a program's field named as the server's own: {name:?}");
+        };
         assert!(
             !name.is_empty() && name.iter().all(|&b| is_tchar(b)),
             "name {name:?}"
         );
-        let value = value.strip_prefix(b" ").expect("no space after the colon");
         assert!(value
             .iter()
             .all(|&b| b == b'\t' || (b >= 0x20 && b != 0x7f)));
@@ -187,7 +181,7 @@ fn check_head(head: &CgiHead) {
 fn expected(lines: &[u8]) -> CgiHead {
     let mut head = CgiHead {
         status: 200,
-        fields: Vec::new(),
+        fields: Fields::new(),
         content_length: None,
         location: None,
     };
@@ -210,10 +204,7 @@ fn expected(lines: &[u8]) -> CgiHead {
                 if name == "location" {
                     head.location = Some(Location::Client);
                 }
-                head.fields.extend_from_slice(&line[..colon]);
-                head.fields.extend_from_slice(b": ");
-                head.fields.extend_from_slice(value);
-                head.fields.extend_from_slice(b"\r\n");
+                head.fields.push_other(&line[..colon], value);
             }
         }
     }

@@ -1,5 +1,7 @@
 //! What a connection's owner implements: the input events of a session and the output it takes.
 
+use wire::FieldName;
+
 use crate::Error;
 
 /// An HTTP/2 stream identifier (odd: opened by the client; 0 is the connection).
@@ -17,31 +19,6 @@ pub enum HeadersKind {
     /// A pushed response; never seen in practice, the client refuses push (ENABLE_PUSH 0, and
     /// no reserved streams are allowed), so nghttp2 resets such a stream.
     PushRefused,
-}
-
-/// A request field's name as a server session's checks recognised it ([`Handler::on_request_header`]):
-/// the pseudo-headers and the regular names a server commonly acts on; `Other` for any other
-/// name, already checked to be a lowercase token.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Known {
-    Method,
-    Path,
-    Scheme,
-    Authority,
-    Host,
-    ContentLength,
-    Te,
-    Priority,
-    IfMatch,
-    IfNoneMatch,
-    IfModifiedSince,
-    IfUnmodifiedSince,
-    Range,
-    IfRange,
-    AcceptEncoding,
-    UserAgent,
-    Referer,
-    Other,
 }
 
 /// What [`Handler::on_header`] decides about one header field.
@@ -157,7 +134,7 @@ pub trait Handler {
     fn on_request_header(
         &mut self,
         stream: StreamId,
-        known: Known,
+        known: FieldName,
         name: &[u8],
         value: &[u8],
     ) -> HeaderVerdict {

@@ -73,6 +73,6 @@ pub use callbacks::stray_callbacks;
 pub use config::{Config, DEFAULT_WINDOW};
 pub use error::{error_code, lib_error, Error};
 pub use frame::frame_type;
-pub use handler::{Body, FrameVerdict, Handler, HeaderVerdict, HeadersKind, Known, StreamId};
+pub use handler::{Body, FrameVerdict, Handler, HeaderVerdict, HeadersKind, StreamId};
 pub use header::Header;
 pub use session::Session;

@@ -37,8 +37,9 @@
 //! reused: a request without a body costs no entry.
 
 use libnghttp2_sys as sys;
+use wire::FieldName;
 
-use crate::handler::{HeadersKind, Known, StreamId};
+use crate::handler::{HeadersKind, StreamId};
 
 /// RFC 9218 4.1's default urgency (nghttp2's `NGHTTP2_EXTPRI_DEFAULT_URGENCY`, a macro).
 const DEFAULT_URGENCY: u32 = 3;
@@ -48,7 +49,7 @@ const DEFAULT_URGENCY: u32 = 3;
 /// connection's end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Checked {
-    Pass(Known),
+    Pass(FieldName),
     Malformed,
     Fail,
 }
@@ -186,7 +187,7 @@ enum Regular {
     /// RFC 9218's `priority`.
     Priority,
     /// Any other name (a lowercase token), as the handler is told it.
-    Plain(Known),
+    Plain(FieldName),
 }
 
 /// A content-length's value: digits only, at most i64::MAX (nghttp2's `parse_uint`).
@@ -315,41 +316,39 @@ impl Messaging {
         if name.first() == Some(&b':') {
             return self.pseudo(name, value);
         }
-        let kind = match name {
-            b"host" => Regular::Host,
-            b"content-length" => Regular::ContentLength,
-            b"connection" | b"keep-alive" | b"proxy-connection" | b"transfer-encoding"
-            | b"upgrade" => Regular::ConnectionSpecific,
-            b"te" => Regular::Te,
-            b"priority" => Regular::Priority,
+        // The name as every protocol's reader recognises it (wire's one table).
+        let kind = match FieldName::of_lower(name) {
+            FieldName::Host => Regular::Host,
+            FieldName::ContentLength => Regular::ContentLength,
+            FieldName::Connection
+            | FieldName::KeepAlive
+            | FieldName::ProxyConnection
+            | FieldName::TransferEncoding
+            | FieldName::Upgrade => Regular::ConnectionSpecific,
+            FieldName::Te => Regular::Te,
+            FieldName::Priority => Regular::Priority,
             // Names requests commonly carry: tokens, not scanned.
-            b"accept-encoding" => Regular::Plain(Known::AcceptEncoding),
-            b"user-agent" => Regular::Plain(Known::UserAgent),
-            b"referer" => Regular::Plain(Known::Referer),
-            b"if-none-match" => Regular::Plain(Known::IfNoneMatch),
-            b"if-modified-since" => Regular::Plain(Known::IfModifiedSince),
-            b"if-unmodified-since" => Regular::Plain(Known::IfUnmodifiedSince),
-            b"if-match" => Regular::Plain(Known::IfMatch),
-            b"if-range" => Regular::Plain(Known::IfRange),
-            b"range" => Regular::Plain(Known::Range),
-            b"accept"
-            | b"accept-language"
-            | b"cookie"
-            | b"origin"
-            | b"cache-control"
-            | b"pragma"
-            | b"authorization"
-            | b"content-type"
-            | b"sec-fetch-dest"
-            | b"sec-fetch-mode"
-            | b"sec-fetch-site"
-            | b"upgrade-insecure-requests" => Regular::Plain(Known::Other),
-            _ if !name.is_empty() && all(name, NAME) => Regular::Plain(Known::Other),
-            _ if name.iter().any(u8::is_ascii_uppercase) => return Checked::Fail,
-            _ => {
-                self.seen |= SEEN_REGULAR;
-                return Checked::Malformed;
-            }
+            FieldName::Other => match name {
+                b"accept"
+                | b"accept-language"
+                | b"origin"
+                | b"cache-control"
+                | b"pragma"
+                | b"content-type"
+                | b"sec-fetch-dest"
+                | b"sec-fetch-mode"
+                | b"sec-fetch-site"
+                | b"upgrade-insecure-requests" => Regular::Plain(FieldName::Other),
+                _ if !name.is_empty() && all(name, NAME) => Regular::Plain(FieldName::Other),
+                _ if name.iter().any(u8::is_ascii_uppercase) => return Checked::Fail,
+                _ => {
+                    self.seen |= SEEN_REGULAR;
+                    return Checked::Malformed;
+                }
+            },
+            // Every other name of the table is a lowercase token (no pseudo-header's: this
+            // one does not start with ':').
+            known => Regular::Plain(known),
         };
         // Passed or not, a regular field ends the pseudo-headers.
         self.seen |= SEEN_REGULAR;
@@ -361,19 +360,19 @@ impl Messaging {
             return Checked::Malformed;
         }
         let (ok, known) = match kind {
-            Regular::Host => (self.once(SEEN_HOST, value), Known::Host),
+            Regular::Host => (self.once(SEEN_HOST, value), FieldName::Host),
             Regular::ContentLength => (
                 self.declared.is_none() && {
                     self.declared = length(value);
                     self.declared.is_some()
                 },
-                Known::ContentLength,
+                FieldName::ContentLength,
             ),
-            Regular::ConnectionSpecific => (false, Known::Other),
-            Regular::Te => (value.eq_ignore_ascii_case(b"trailers"), Known::Te),
+            Regular::ConnectionSpecific => (false, FieldName::Other),
+            Regular::Te => (value.eq_ignore_ascii_case(b"trailers"), FieldName::Te),
             Regular::Priority => {
                 self.priority(value);
-                (true, Known::Priority)
+                (true, FieldName::Priority)
             }
             Regular::Plain(known) => (true, known),
         };
@@ -400,7 +399,7 @@ impl Messaging {
                     }
                     self.once(SEEN_METHOD, value)
                 },
-                Known::Method,
+                FieldName::Method,
             ),
             b":path" => (
                 all(value, PATH) && {
@@ -411,7 +410,7 @@ impl Messaging {
                     }
                     self.once(SEEN_PATH, value)
                 },
-                Known::Path,
+                FieldName::Path,
             ),
             b":scheme" => {
                 let http = match value {
@@ -424,11 +423,11 @@ impl Messaging {
                 if http {
                     self.seen |= SCHEME_HTTP;
                 }
-                (self.once(SEEN_SCHEME, value), Known::Scheme)
+                (self.once(SEEN_SCHEME, value), FieldName::Scheme)
             }
             b":authority" => (
                 authority_bytes(value) && self.once(SEEN_AUTHORITY, value),
-                Known::Authority,
+                FieldName::Authority,
             ),
             // `:protocol` (extended CONNECT is not offered), `:status`, unknown or malformed.
             _ => return Checked::Fail,

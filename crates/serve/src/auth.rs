@@ -109,10 +109,7 @@ impl Shared {
                     files.len() - 1
                 }
             };
-            let challenge = format!(
-                "WWW-Authenticate: Basic realm=\"{}\", charset=\"UTF-8\"\r\n",
-                zone.realm
-            );
+            let challenge = format!("Basic realm=\"{}\", charset=\"UTF-8\"", zone.realm);
             zones.push(ZoneSpec {
                 prefix,
                 file,
@@ -153,9 +150,10 @@ impl Verdict {
     }
 }
 
-/// A refused request: its status and the header line that goes with it.
+/// A refused request: its status and the field that goes with it.
 #[derive(Debug)]
 pub(crate) enum Denial {
+    /// The `WWW-Authenticate` field's value.
     Challenge(Rc<[u8]>),
     /// Seconds until the client's failure window ends.
     Limited(u64),
@@ -168,16 +166,6 @@ impl Denial {
             Denial::Limited(_) => 429,
         }
     }
-
-    /// The header lines the refusal adds.
-    pub(crate) fn write_headers(&self, out: &mut Vec<u8>) {
-        match self {
-            Denial::Challenge(line) => out.extend_from_slice(line),
-            Denial::Limited(secs) => {
-                out.extend_from_slice(format!("Retry-After: {secs}\r\n").as_bytes())
-            }
-        }
-    }
 }
 
 /// One credential verified by this thread.
@@ -187,7 +175,7 @@ struct Verified {
     until: Instant,
 }
 
-/// One event-loop thread's side: the zones with their challenge lines, the credentials it
+/// One event-loop thread's side: the zones with their challenges, the credentials it
 /// verified, and a buffer for the normalised path.
 pub(crate) struct Guard {
     shared: Arc<Shared>,

@@ -6,9 +6,9 @@
 //! this second, the prebuilt header block and (for bodies up to 16 KiB) the body, so head and body
 //! leave in one write. Nothing is formatted, allocated or looked up on disk; a 304 inside the
 //! revalidation window does not open or stat anything (a truss profile of a threaded Apache saw it
-//! open and close the file). A protocol that carries fields (HTTP/2) asks
-//! [`Responder::respond_as_fields`] and gets the representation's prebuilt fields instead of
-//! its text head ([`crate::response`]).
+//! open and close the file). Every head is described once, its status and its fields in order,
+//! and written to an [`Output`]: HTTP/1.1 text, or for a protocol that carries fields (HTTP/2,
+//! HTTP/3) a [`Fields`] head, a cached file's as its prebuilt fields ([`crate::response`]).
 //! Bodies above 16 KiB are handed over as a shared `Rc<[u8]>` for a gathered write, and files
 //! above `cache_max_file` as a kept-open descriptor for `sendfile`.
 //!
@@ -40,6 +40,7 @@ use std::time::Instant;
 
 use wire::{Method, Request, Version};
 
+use crate::auth::Denial;
 use crate::autoindex::{self, Listing};
 pub use crate::cache::CacheCounters;
 use crate::cache::{BodyRef, Cache, CacheError};
@@ -48,7 +49,7 @@ use crate::config::{Config, Dotfiles};
 use crate::negotiate::{self, Coding};
 use crate::range::{self, RangeSpec};
 use crate::resolve::{self, FsCounters, Resolved, Root};
-use crate::response::{Cached, Head};
+use crate::response::{Cached, FieldName, Fields, Head};
 
 /// Bodies up to this size are copied after the head, so both leave in one write.
 pub const SMALL_BODY: usize = 16 * 1024;
@@ -68,18 +69,91 @@ pub struct Reply {
     pub body: Body,
     /// Close the connection after this response.
     pub close: bool,
-    /// How its head is carried: written as text, or a cached representation's fields.
+    /// How its head is carried: written to the output, or a cached representation's fields.
     pub head: Head,
 }
 
-/// How the caller's protocol carries a response.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Carry {
-    /// HTTP/1.1: the head as text, a cached body up to [`SMALL_BODY`] copied after it.
-    Text,
-    /// Fields (HTTP/2, HTTP/3): a cached file's head as its prebuilt fields, its body shared
-    /// whatever its size.
-    Fields,
+/// Where a response goes: HTTP/1.1 text, or a head of fields for a protocol that carries them
+/// (HTTP/2, HTTP/3). The responder describes each head once (its status, its fields in order);
+/// only the encoding differs.
+#[derive(Debug)]
+pub enum Output<'a> {
+    /// HTTP/1.1: the head as text appended to the buffer, then a generated body, or a cached
+    /// one up to [`SMALL_BODY`], so that head and body leave in one write.
+    Text(&'a mut Vec<u8>),
+    /// The head's fields into `head` (its `:status` is the reply's; a cached file's head is
+    /// [`Head::Cached`], its prebuilt fields), a generated body into `body`; both are cleared
+    /// first. A cached body is handed over shared whatever its size: HTTP/2 frames it as flow
+    /// control allows, later, so a copy would have to be kept per stream.
+    Fields {
+        head: &'a mut Fields,
+        body: &'a mut Vec<u8>,
+    },
+}
+
+impl<'a> From<&'a mut Vec<u8>> for Output<'a> {
+    fn from(out: &'a mut Vec<u8>) -> Output<'a> {
+        Output::Text(out)
+    }
+}
+
+impl<'a, 'b> From<&'a mut Output<'b>> for Output<'a> {
+    fn from(out: &'a mut Output<'b>) -> Output<'a> {
+        match out {
+            Output::Text(out) => Output::Text(out),
+            Output::Fields { head, body } => Output::Fields { head, body },
+        }
+    }
+}
+
+impl Output<'_> {
+    fn carries_fields(&self) -> bool {
+        matches!(self, Output::Fields { .. })
+    }
+
+    /// A head's start: HTTP/1.1's status line and Date; or the fields cleared, then Date.
+    fn start(&mut self, status_line: &[u8], date: &[u8]) {
+        match self {
+            Output::Text(out) => start_head(out, status_line, date),
+            Output::Fields { head, body } => {
+                head.clear();
+                body.clear();
+                head.push(FieldName::Date, date);
+            }
+        }
+    }
+
+    fn field(&mut self, name: FieldName, value: &[u8]) {
+        self.field_with(name, |v| v.extend_from_slice(value));
+    }
+
+    /// A field whose value `value` writes in place (a number, an encoded path).
+    fn field_with(&mut self, name: FieldName, value: impl FnOnce(&mut Vec<u8>)) {
+        match self {
+            Output::Text(out) => {
+                out.extend_from_slice(name.text());
+                out.extend_from_slice(b": ");
+                value(out);
+                out.extend_from_slice(b"\r\n");
+            }
+            Output::Fields { head, .. } => head.push_with(name, value),
+        }
+    }
+
+    /// A head's end: in HTTP/1.1, its Connection field if any and the blank line.
+    fn end(&mut self, conn: Persistence) {
+        if let Output::Text(out) = self {
+            end_head(out, conn);
+        }
+    }
+
+    /// A generated body (or a small cached one in HTTP/1.1), after the head.
+    fn body(&mut self, bytes: &[u8]) {
+        match self {
+            Output::Text(out) => out.extend_from_slice(bytes),
+            Output::Fields { body, .. } => body.extend_from_slice(bytes),
+        }
+    }
 }
 
 /// A body still to send after the bytes appended to `out`.
@@ -179,49 +253,23 @@ impl Responder {
         })
     }
 
-    /// Appends the response head (and the body when small) for `req` to `out`; returns what
-    /// remains to send.
-    pub fn respond(
+    /// Writes the response to `req` to `out` (HTTP/1.1 text: a `&mut Vec<u8>`, or fields: see
+    /// [`Output`]); returns what remains to send.
+    pub fn respond<'o>(
         &mut self,
         req: &Request<'_>,
         date: &[u8],
         now: Instant,
-        out: &mut Vec<u8>,
+        out: impl Into<Output<'o>>,
     ) -> Reply {
-        self.answer(req, date, now, Carry::Text, out)
-    }
-
-    /// As [`Responder::respond`], for a protocol that carries fields (HTTP/2, HTTP/3): a cached
-    /// file's head comes as its prebuilt fields ([`Head::Cached`]), and its body is never copied
-    /// after the head: it is handed over shared whatever its size (HTTP/2 frames it as flow
-    /// control allows, later, so a copy would have to be kept per stream). Error pages,
-    /// redirects and listings are still written as text, their bodies copied.
-    pub fn respond_as_fields(
-        &mut self,
-        req: &Request<'_>,
-        date: &[u8],
-        now: Instant,
-        out: &mut Vec<u8>,
-    ) -> Reply {
-        self.answer(req, date, now, Carry::Fields, out)
-    }
-
-    /// [`Responder::respond`], the response carried as `carry` says.
-    fn answer(
-        &mut self,
-        req: &Request<'_>,
-        date: &[u8],
-        now: Instant,
-        carry: Carry,
-        out: &mut Vec<u8>,
-    ) -> Reply {
+        let out: &mut Output<'_> = &mut out.into();
         let conn = Persistence::of(req);
         let head_method = match req.method {
             Method::Get => false,
             Method::Head => true,
             Method::Other => {
                 return page(&mut self.pages, 405, date, conn, false, out, |o| {
-                    o.extend_from_slice(b"Allow: GET, HEAD\r\n")
+                    o.field(FieldName::Allow, b"GET, HEAD")
                 })
             }
         };
@@ -257,11 +305,11 @@ impl Responder {
                     Fill::Redirect => {
                         let key = &self.key;
                         return page(&mut self.pages, 301, date, conn, head_method, out, |o| {
-                            o.extend_from_slice(b"Location: ");
-                            push_encoded(o, key);
-                            o.push(b'/');
-                            o.extend_from_slice(query);
-                            o.extend_from_slice(b"\r\n");
+                            o.field_with(FieldName::Location, |v| {
+                                push_encoded(v, key);
+                                v.push(b'/');
+                                v.extend_from_slice(query);
+                            })
                         });
                     }
                     Fill::Status(status) => {
@@ -280,7 +328,7 @@ impl Responder {
                     }
                 },
             };
-            match self.serve(slot, req, head_method, date, conn, carry, out) {
+            match self.serve(slot, req, head_method, date, conn, out) {
                 Ok(reply) => return reply,
                 Err(CacheError::Changed | CacheError::Gone) => continue,
                 Err(CacheError::Io(e)) => {
@@ -307,48 +355,64 @@ impl Responder {
     /// An error response for a request that could not be parsed or is refused: a small HTML
     /// body, `Content-Length`, and `Connection: close` when `close`. Without a parsed request
     /// the version is unknown, so `close == false` assumes HTTP/1.1 (see [`Responder::error_to`]).
-    pub fn error(&mut self, status: u16, date: &[u8], close: bool, out: &mut Vec<u8>) -> Reply {
+    pub fn error<'o>(
+        &mut self,
+        status: u16,
+        date: &[u8],
+        close: bool,
+        out: impl Into<Output<'o>>,
+    ) -> Reply {
         let conn = if close {
             Persistence::Close
         } else {
             Persistence::Persist
         };
-        page(&mut self.pages, status, date, conn, false, out, |_| {})
+        page(
+            &mut self.pages,
+            status,
+            date,
+            conn,
+            false,
+            &mut out.into(),
+            |_| {},
+        )
     }
 
     /// The 400 that answers plain HTTP sent to a TLS port (then the connection closes); the
     /// transport sends it unencrypted.
     pub fn plain_http_on_tls(&mut self, date: &[u8], out: &mut Vec<u8>) -> Reply {
         let page = &self.pages.plain_http_on_tls;
-        start_head(out, &page.status_line, date);
-        out.extend_from_slice(&page.headers);
-        end_head(out, Persistence::Close);
-        out.extend_from_slice(&page.body);
+        let out = &mut Output::Text(out);
+        let alt_svc = self.pages.alt_svc.as_deref();
+        page.write_head(&self.pages.server_name, alt_svc, date, out);
+        out.end(Persistence::Close);
+        out.body(&page.body);
         Reply {
             status: page.status,
             body_bytes: page.body.len() as u64,
             body: Body::None,
             close: true,
-            head: Head::Text,
+            head: Head::Written,
         }
     }
 
     /// An error response to a parsed request: honours its version, keep-alive and HEAD.
-    pub fn error_to(
+    pub fn error_to<'o>(
         &mut self,
         req: &Request<'_>,
         status: u16,
         date: &[u8],
-        out: &mut Vec<u8>,
+        out: impl Into<Output<'o>>,
     ) -> Reply {
         let head_method = req.method == Method::Head;
+        let conn = Persistence::of(req);
         page(
             &mut self.pages,
             status,
             date,
-            Persistence::of(req),
+            conn,
             head_method,
-            out,
+            &mut out.into(),
             |_| {},
         )
     }
@@ -357,72 +421,89 @@ impl Responder {
     /// with `Retry-After`.
     /// 302 to `location` (a path of this server), for a program's local redirect the server
     /// will not follow itself: the client asks for it, with its own credentials.
-    pub(crate) fn found(
+    pub(crate) fn found<'o>(
         &mut self,
         req: &Request<'_>,
         location: &[u8],
         date: &[u8],
-        out: &mut Vec<u8>,
+        out: impl Into<Output<'o>>,
     ) -> Reply {
         let head_method = req.method == Method::Head;
         let conn = Persistence::of(req);
+        let out: &mut Output<'_> = &mut out.into();
         page(&mut self.pages, 302, date, conn, head_method, out, |o| {
-            o.extend_from_slice(b"Location: ");
-            o.extend_from_slice(location);
-            o.extend_from_slice(b"\r\n");
+            o.field(FieldName::Location, location)
         })
     }
 
-    pub(crate) fn denied(
+    pub(crate) fn denied<'o>(
         &mut self,
         req: &Request<'_>,
-        denial: &crate::auth::Denial,
+        denial: &Denial,
         date: &[u8],
-        out: &mut Vec<u8>,
+        out: impl Into<Output<'o>>,
     ) -> Reply {
         let head_method = req.method == Method::Head;
-        let conn = Persistence::of(req);
+        let (conn, status) = (Persistence::of(req), denial.status());
+        let out: &mut Output<'_> = &mut out.into();
         page(
             &mut self.pages,
-            denial.status(),
+            status,
             date,
             conn,
             head_method,
             out,
-            |o| denial.write_headers(o),
+            |o| match denial {
+                Denial::Challenge(challenge) => o.field(FieldName::WwwAuthenticate, challenge),
+                Denial::Limited(secs) => {
+                    o.field_with(FieldName::RetryAfter, |v| push_u64(v, *secs))
+                }
+            },
         )
     }
 
     /// [`Responder::busy`] once the request's head is gone (its body was read before its
     /// program was to start): `close` ends the connection after it.
-    pub fn busy_after_body(
+    pub fn busy_after_body<'o>(
         &mut self,
         close: bool,
         head_method: bool,
         date: &[u8],
-        out: &mut Vec<u8>,
+        out: impl Into<Output<'o>>,
     ) -> Reply {
         let conn = if close {
             Persistence::Close
         } else {
             Persistence::Persist
         };
-        page(&mut self.pages, 503, date, conn, head_method, out, |o| {
-            o.extend_from_slice(b"Retry-After: 1\r\n")
-        })
-    }
-
-    /// 503 with `Retry-After: 1`: every program slot is taken (`cgi_max_programs`).
-    pub fn busy(&mut self, req: &Request<'_>, date: &[u8], out: &mut Vec<u8>) -> Reply {
-        let head_method = req.method == Method::Head;
         page(
             &mut self.pages,
             503,
             date,
-            Persistence::of(req),
+            conn,
             head_method,
-            out,
-            |o| o.extend_from_slice(b"Retry-After: 1\r\n"),
+            &mut out.into(),
+            |o| o.field(FieldName::RetryAfter, b"1"),
+        )
+    }
+
+    /// 503 with `Retry-After: 1`: every program slot is taken (`cgi_max_programs`).
+    pub fn busy<'o>(
+        &mut self,
+        req: &Request<'_>,
+        date: &[u8],
+        out: impl Into<Output<'o>>,
+    ) -> Reply {
+        let head_method = req.method == Method::Head;
+        let conn = Persistence::of(req);
+        page(
+            &mut self.pages,
+            503,
+            date,
+            conn,
+            head_method,
+            &mut out.into(),
+            |o| o.field(FieldName::RetryAfter, b"1"),
         )
     }
 
@@ -430,6 +511,16 @@ impl Responder {
     /// served).
     pub fn server_line(&self) -> &[u8] {
         &self.pages.server_line
+    }
+
+    /// The value of the `Server` field every response carries.
+    pub fn server_name(&self) -> &[u8] {
+        &self.pages.server_name
+    }
+
+    /// The value of the `Alt-Svc` field every response carries when HTTP/3 is served.
+    pub fn alt_svc(&self) -> Option<&[u8]> {
+        self.pages.alt_svc.as_deref()
     }
 
     /// What the cache has done so far (u64 counters, gauges filled in).
@@ -488,7 +579,7 @@ impl Responder {
         head_method: bool,
         date: &[u8],
         conn: Persistence,
-        out: &mut Vec<u8>,
+        out: &mut Output<'_>,
     ) -> Reply {
         let listing = Listing {
             dir,
@@ -516,17 +607,19 @@ impl Responder {
                 |_| {},
             );
         }
-        start_head(out, b"HTTP/1.1 200 OK\r\n", date);
-        out.extend_from_slice(&self.pages.server_line);
-        out.extend_from_slice(b"Content-Type: text/html; charset=utf-8\r\nContent-Length: ");
-        push_u64(out, html.len() as u64);
-        out.extend_from_slice(b"\r\n");
-        end_head(out, conn);
+        out.start(b"HTTP/1.1 200 OK\r\n", date);
+        out.field(FieldName::Server, &self.pages.server_name);
+        if let Some(alt_svc) = &self.pages.alt_svc {
+            out.field(FieldName::AltSvc, alt_svc);
+        }
+        out.field(FieldName::ContentType, b"text/html; charset=utf-8");
+        out.field_with(FieldName::ContentLength, |v| push_u64(v, html.len() as u64));
+        out.end(conn);
         let len = html.len();
         let body = if head_method {
             Body::None
         } else if len <= SMALL_BODY {
-            out.extend_from_slice(&html);
+            out.body(&html);
             Body::None
         } else {
             Body::Shared {
@@ -540,12 +633,11 @@ impl Responder {
             body_bytes: if head_method { 0 } else { len as u64 },
             body,
             close: conn == Persistence::Close,
-            head: Head::Text,
+            head: Head::Written,
         }
     }
 
-    /// A response from a cached entry: 200, 206, 304, 412 or 416, carried as `carry` says.
-    #[allow(clippy::too_many_arguments)] // the request's parts, read apart once by `answer`
+    /// A response from a cached entry: 200, 206, 304, 412 or 416, written as `out` says.
     fn serve(
         &mut self,
         slot: u32,
@@ -553,8 +645,7 @@ impl Responder {
         head_method: bool,
         date: &[u8],
         conn: Persistence,
-        carry: Carry,
-        out: &mut Vec<u8>,
+        out: &mut Output<'_>,
     ) -> Result<Reply, CacheError> {
         let entry = self.cache.entry(slot);
         let coding = if entry.has_siblings() {
@@ -577,7 +668,11 @@ impl Responder {
         let close = conn == Persistence::Close;
         let range_allowed = match conditional::evaluate(req, &validators) {
             Outcome::Proceed { range } => range,
-            Outcome::NotModified if carry == Carry::Fields => {
+            Outcome::NotModified if out.carries_fields() => {
+                if let Output::Fields { head, body } = out {
+                    head.clear();
+                    body.clear();
+                }
                 return Ok(Reply {
                     status: 304,
                     body_bytes: 0,
@@ -587,15 +682,17 @@ impl Responder {
                 });
             }
             Outcome::NotModified => {
-                start_head(out, b"HTTP/1.1 304 Not Modified\r\n", date);
-                out.extend_from_slice(repr.heads.not_modified_text());
-                end_head(out, conn);
+                out.start(b"HTTP/1.1 304 Not Modified\r\n", date);
+                if let Output::Text(out) = out {
+                    out.extend_from_slice(repr.heads.not_modified_text());
+                }
+                out.end(conn);
                 return Ok(Reply {
                     status: 304,
                     body_bytes: 0,
                     body: Body::None,
                     close,
-                    head: Head::Text,
+                    head: Head::Written,
                 });
             }
             Outcome::Failed => {
@@ -628,9 +725,10 @@ impl Responder {
                     head_method,
                     out,
                     |o| {
-                        o.extend_from_slice(b"Content-Range: bytes */");
-                        push_u64(o, size);
-                        o.extend_from_slice(b"\r\n");
+                        o.field_with(FieldName::ContentRange, |v| {
+                            v.extend_from_slice(b"bytes */");
+                            push_u64(v, size);
+                        })
                     },
                 ))
             }
@@ -643,56 +741,57 @@ impl Responder {
         };
 
         let repr = self.cache.entry(slot).repr(coding).expect("still cached");
-        let mut carried = Head::Text;
-        if carry == Carry::Fields {
-            // The prebuilt fields; a 206's range and length are the values written.
-            let cached = if partial {
-                let a = out.len();
-                out.extend_from_slice(b"bytes ");
+        let mut carried = Head::Written;
+        match &mut *out {
+            // The prebuilt fields; a 206's range and length follow them.
+            Output::Fields { head, body } => {
+                head.clear();
+                body.clear();
+                let cached = if partial {
+                    head.push_with(FieldName::ContentRange, |v| {
+                        v.extend_from_slice(b"bytes ");
+                        push_u64(v, start);
+                        v.push(b'-');
+                        push_u64(v, start + len - 1);
+                        v.push(b'/');
+                        push_u64(v, size);
+                    });
+                    head.push_with(FieldName::ContentLength, |v| push_u64(v, len));
+                    Cached::Partial
+                } else {
+                    Cached::Full
+                };
+                carried = Head::Cached(repr.heads.clone(), cached);
+            }
+            Output::Text(out) if partial => {
+                start_head(out, b"HTTP/1.1 206 Partial Content\r\n", date);
+                out.extend_from_slice(repr.heads.partial_text());
+                out.extend_from_slice(b"Content-Range: bytes ");
                 push_u64(out, start);
                 out.push(b'-');
                 push_u64(out, start + len - 1);
                 out.push(b'/');
                 push_u64(out, size);
-                let b = out.len();
+                out.extend_from_slice(b"\r\nContent-Length: ");
                 push_u64(out, len);
-                Cached::Partial {
-                    content_range: (a, b),
-                    content_length: (b, out.len()),
-                }
-            } else {
-                Cached::Full
-            };
-            carried = Head::Cached(repr.heads.clone(), cached);
-        } else if partial {
-            start_head(out, b"HTTP/1.1 206 Partial Content\r\n", date);
-            out.extend_from_slice(repr.heads.partial_text());
-            out.extend_from_slice(b"Content-Range: bytes ");
-            push_u64(out, start);
-            out.push(b'-');
-            push_u64(out, start + len - 1);
-            out.push(b'/');
-            push_u64(out, size);
-            out.extend_from_slice(b"\r\nContent-Length: ");
-            push_u64(out, len);
-            out.extend_from_slice(b"\r\n");
-        } else {
-            // The most frequent head: status line and Date name in one copy.
-            out.extend_from_slice(b"HTTP/1.1 200 OK\r\nDate: ");
-            out.extend_from_slice(date);
-            out.extend_from_slice(b"\r\n");
-            out.extend_from_slice(repr.heads.full_text());
+                out.extend_from_slice(b"\r\n");
+            }
+            Output::Text(out) => {
+                // The most frequent head: status line and Date name in one copy.
+                out.extend_from_slice(b"HTTP/1.1 200 OK\r\nDate: ");
+                out.extend_from_slice(date);
+                out.extend_from_slice(b"\r\n");
+                out.extend_from_slice(repr.heads.full_text());
+            }
         }
-        if carry == Carry::Text {
-            end_head(out, conn);
-        }
+        out.end(conn);
         let status = if partial { 206 } else { 200 };
         let body = match body {
             None => Body::None,
             Some(BodyRef::Mem(data)) => {
                 let (start, len) = (start as usize, len as usize);
-                if carry == Carry::Text && len <= SMALL_BODY {
-                    out.extend_from_slice(&data[start..start + len]);
+                if !out.carries_fields() && len <= SMALL_BODY {
+                    out.body(&data[start..start + len]);
                     Body::None
                 } else {
                     Body::Shared { data, start, len }
@@ -756,6 +855,10 @@ fn push_encoded(out: &mut Vec<u8>, path: &[u8]) {
 /// Error pages, built once per status (a flood of 404s copies, it does not format).
 struct ErrorPages {
     server_line: Box<[u8]>,
+    /// The `Server` field's value.
+    server_name: Box<[u8]>,
+    /// The `Alt-Svc` field's value, when HTTP/3 is served.
+    alt_svc: Option<Box<[u8]>>,
     pages: Vec<Page>,
     /// The 400 for plain HTTP sent to the TLS port: its own words, as nginx gives them.
     plain_http_on_tls: Page,
@@ -764,9 +867,37 @@ struct ErrorPages {
 struct Page {
     status: u16,
     status_line: Box<[u8]>,
-    /// Server, Content-Type, Content-Length.
+    /// Server, Content-Type, Content-Length, as HTTP/1.1 lines.
     headers: Box<[u8]>,
+    content_type: &'static [u8],
+    /// The body's length in decimal, as fields carry it.
+    length: Box<[u8]>,
     body: Box<[u8]>,
+}
+
+impl Page {
+    /// The page's head but its extra fields and its end: its status, Date, Server,
+    /// Content-Type, Content-Length (HTTP/1.1's prebuilt lines in one copy).
+    fn write_head(
+        &self,
+        server_name: &[u8],
+        alt_svc: Option<&[u8]>,
+        date: &[u8],
+        out: &mut Output<'_>,
+    ) {
+        out.start(&self.status_line, date);
+        match out {
+            Output::Text(out) => out.extend_from_slice(&self.headers),
+            Output::Fields { head, .. } => {
+                head.push(FieldName::Server, server_name);
+                if let Some(alt_svc) = alt_svc {
+                    head.push(FieldName::AltSvc, alt_svc);
+                }
+                head.push(FieldName::ContentType, self.content_type);
+                head.push(FieldName::ContentLength, &self.length);
+            }
+        }
+    }
 }
 
 impl ErrorPages {
@@ -785,20 +916,25 @@ impl ErrorPages {
                 status: 400,
                 status_line: b"HTTP/1.1 400 Bad Request\r\n".as_slice().into(),
                 headers: headers.into_bytes().into(),
+                content_type: b"text/plain; charset=utf-8",
+                length: body.len().to_string().into_bytes().into(),
                 body: body.as_slice().into(),
             },
             server_line: server_line.into_bytes().into(),
+            server_name: server_name.as_bytes().into(),
+            alt_svc: alt_svc.map(|v| v.as_bytes().into()),
             pages: Vec::with_capacity(24),
         };
         for status in [
             301, 400, 401, 404, 405, 408, 412, 413, 414, 416, 429, 431, 500, 501, 503, 505,
         ] {
-            pages.get(status);
+            pages.index(status);
         }
         pages
     }
 
-    fn get(&mut self, status: u16) -> &Page {
+    /// Where the page of `status` is in `pages`, built the first time.
+    fn index(&mut self, status: u16) -> usize {
         // Statuses outside 100..=599 are a caller's bug: answer 500 rather than panic.
         let status = if (100..=599).contains(&status) {
             status
@@ -806,7 +942,7 @@ impl ErrorPages {
             500
         };
         if let Some(i) = self.pages.iter().position(|p| p.status == status) {
-            return &self.pages[i];
+            return i;
         }
         let reason = wire::head::reason(status);
         let body = format!(
@@ -822,31 +958,33 @@ impl ErrorPages {
                 .into_bytes()
                 .into(),
             headers: headers.into(),
+            content_type: b"text/html; charset=utf-8",
+            length: body.len().to_string().into_bytes().into(),
             body: body.into_bytes().into(),
         });
-        self.pages.last().expect("just pushed")
+        self.pages.len() - 1
     }
 }
 
-/// Appends an error (or redirect) page; `extra` adds header lines.
+/// Writes an error (or redirect) page; `extra` adds fields.
 fn page(
     pages: &mut ErrorPages,
     status: u16,
     date: &[u8],
     conn: Persistence,
     head_method: bool,
-    out: &mut Vec<u8>,
-    extra: impl FnOnce(&mut Vec<u8>),
+    out: &mut Output<'_>,
+    extra: impl FnOnce(&mut Output<'_>),
 ) -> Reply {
-    let page = pages.get(status);
-    start_head(out, &page.status_line, date);
-    out.extend_from_slice(&page.headers);
+    let i = pages.index(status);
+    let page = &pages.pages[i];
+    page.write_head(&pages.server_name, pages.alt_svc.as_deref(), date, out);
     extra(out);
-    end_head(out, conn);
+    out.end(conn);
     let body_bytes = if head_method {
         0
     } else {
-        out.extend_from_slice(&page.body);
+        out.body(&page.body);
         page.body.len() as u64
     };
     Reply {
@@ -854,6 +992,6 @@ fn page(
         body_bytes,
         body: Body::None,
         close: conn == Persistence::Close,
-        head: Head::Text,
+        head: Head::Written,
     }
 }

@@ -9,12 +9,14 @@
 //! to the caller's `Vec<u8>`.
 
 pub mod date;
+pub mod field_name;
 pub mod head;
 pub mod request;
 pub mod response;
 mod text;
 
 pub use date::{http_date, parse_http_date, DateCache};
+pub use field_name::FieldName;
 pub use request::{
     parse_request, Method, PassedHost, Request, RequestError, RequestLimits, Version,
 };

@@ -355,17 +355,17 @@ fn the_priority_field_is_parsed_onto_the_default_field_after_field() {
 fn a_passed_field_carries_the_name_the_checks_recognised() {
     let mut m = Messaging::new(true);
     m.begin(1, HeadersKind::Request);
-    let fields: [(&[u8], &[u8], Known); 10] = [
-        (b":method", b"GET", Known::Method),
-        (b":scheme", b"https", Known::Scheme),
-        (b":path", b"/", Known::Path),
-        (b":authority", b"a", Known::Authority),
-        (b"host", b"a", Known::Host),
-        (b"if-unmodified-since", b"x", Known::IfUnmodifiedSince),
-        (b"range", b"bytes=0-1", Known::Range),
-        (b"user-agent", b"x", Known::UserAgent),
-        (b"accept", b"*/*", Known::Other),
-        (b"x-custom", b"y", Known::Other),
+    let fields: [(&[u8], &[u8], FieldName); 10] = [
+        (b":method", b"GET", FieldName::Method),
+        (b":scheme", b"https", FieldName::Scheme),
+        (b":path", b"/", FieldName::Path),
+        (b":authority", b"a", FieldName::Authority),
+        (b"host", b"a", FieldName::Host),
+        (b"if-unmodified-since", b"x", FieldName::IfUnmodifiedSince),
+        (b"range", b"bytes=0-1", FieldName::Range),
+        (b"user-agent", b"x", FieldName::UserAgent),
+        (b"accept", b"*/*", FieldName::Other),
+        (b"x-custom", b"y", FieldName::Other),
     ];
     for (name, value, known) in fields {
         assert_eq!(m.check(name, value), Checked::Pass(known), "{name:?}");

@@ -97,7 +97,7 @@ fn prefixes_hold_whole_segments_and_the_longest_wins() {
         let line = challenge(check(&mut g, target, None, &mut stats));
         assert_eq!(
             line,
-            format!("WWW-Authenticate: Basic realm=\"realm {realm}\", charset=\"UTF-8\"\r\n"),
+            format!("Basic realm=\"realm {realm}\", charset=\"UTF-8\""),
             "{target}"
         );
     }

@@ -1,11 +1,14 @@
 //! A program's response head (RFC 3875 6.2-6.3), checked before any of it reaches a client:
 //! header lines ended by LF or CRLF, up to an empty line. The fields the server owns (`Status`,
 //! `Content-Length`, the hop-by-hop ones, `Date`, `Server`) are taken out; the others are kept,
-//! validated, as `Name: value\r\n` lines for whichever protocol encodes the response.
+//! validated, as [`Fields`] (names as the program spelled them) for whichever protocol encodes
+//! the response.
 //!
 //! A line with a bare CR or a NUL, a name that is not a token, a value with a control
 //! character, a folded line, a bad `Status` or `Content-Length`: the whole head is refused (the
 //! caller answers 502), so no byte a program wrote can split or smuggle a response.
+
+use crate::response::Fields;
 
 /// Where the response's body goes when the head sends the client elsewhere.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,8 +24,8 @@ pub enum Location {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CgiHead {
     pub status: u16,
-    /// The fields to pass on, each `Name: value\r\n`.
-    pub fields: Vec<u8>,
+    /// The fields to pass on.
+    pub fields: Fields,
     /// The program's `Content-Length`: the body is sent with it (else chunked, or closed).
     pub content_length: Option<u64>,
     pub location: Option<Location>,
@@ -130,7 +133,8 @@ fn surely_head(buf: &[u8]) -> usize {
 pub(crate) fn parse(head: &[u8], local_redirects: bool) -> Result<CgiHead, HeadError> {
     let mut out = CgiHead {
         status: 200,
-        fields: Vec::with_capacity(head.len() + 16),
+        // Names and values, and lowercase copies of names: never more than twice the lines.
+        fields: Fields::with_capacity(2 * head.len()),
         content_length: None,
         location: None,
     };
@@ -182,10 +186,7 @@ pub(crate) fn parse(head: &[u8], local_redirects: bool) -> Result<CgiHead, HeadE
             out.location = Some(Location::Client);
         }
         content_type |= name.eq_ignore_ascii_case(b"content-type");
-        out.fields.extend_from_slice(name);
-        out.fields.extend_from_slice(b": ");
-        out.fields.extend_from_slice(value);
-        out.fields.extend_from_slice(b"\r\n");
+        out.fields.push_other(name, value);
     }
     if !status && !content_type && out.location.is_none() {
         return Err(HeadError::Empty);
@@ -244,6 +245,13 @@ fn is_tchar(b: u8) -> bool {
 mod tests {
     use super::*;
 
+    /// The fields as HTTP/1.1 writes them.
+    fn lines(fields: &Fields) -> Vec<u8> {
+        let mut out = Vec::new();
+        fields.write_lines(&mut out);
+        out
+    }
+
     fn head(text: &[u8]) -> Result<CgiHead, HeadError> {
         let (len, _) = find_end(text).expect("complete");
         parse(&text[..len], true)
@@ -262,7 +270,7 @@ mod tests {
             head(b"Content-Type: text/plain\r\nX-A:  1 \nConnection: close\nContent-Length: 5\n\n")
                 .unwrap();
         assert_eq!(h.status, 200);
-        assert_eq!(h.fields, b"Content-Type: text/plain\r\nX-A: 1\r\n");
+        assert_eq!(lines(&h.fields), b"Content-Type: text/plain\r\nX-A: 1\r\n");
         assert_eq!(h.content_length, Some(5));
     }
 
@@ -296,7 +304,7 @@ mod tests {
                 None => r.feed(&text[cut..]).unwrap().expect("the head is whole"),
             };
             assert_eq!(
-                (head.status, &head.fields[..]),
+                (head.status, &lines(&head.fields)[..]),
                 (200, &text[..max]),
                 "cut at {cut}"
             );
@@ -312,7 +320,7 @@ mod tests {
         let (len, _) = find_end(text).unwrap();
         let h = parse(&text[..len], false).unwrap();
         assert_eq!((h.status, h.location), (301, Some(Location::Client)));
-        assert_eq!(h.fields, b"Location: /elsewhere\r\n");
+        assert_eq!(lines(&h.fields), b"Location: /elsewhere\r\n");
     }
 
     #[test]

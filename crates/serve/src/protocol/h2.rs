@@ -9,8 +9,8 @@
 //! code that reads an HTTP/1.1 head's fields: one validation, one answer for both protocols
 //! (preconditions, ranges, digests, precompressed siblings, listings, hidden files, the access
 //! log), and no HTTP/1.1 head written and parsed again. The answer's head
-//! becomes `:status` and lowercase fields (a cached file's prebuilt, any other read from the
-//! text the responder wrote, connection-specific ones left out), and its body goes
+//! becomes `:status` and lowercase fields (a cached file's prebuilt, any other as the
+//! responder or the gateway built it: `response::Fields`, never text), and its body goes
 //! out in DATA frames written straight into the queue without a copy: a cached body is shared,
 //! a file range is sent by `sendfile` (or read in chunks over TLS) one frame at a time, as flow
 //! control allows, never read whole. Only small generated bodies (error pages, listings) are
@@ -30,7 +30,7 @@
 //! queued), so a connection's path reads in one place; beside it, `h2/streams.rs` is the stream
 //! table (slots, hints, freed slots, the arena, the ended ring, each stream's body clock),
 //! `h2/handler.rs` the nghttp2 callbacks that fill it and frame bodies, and `h2/fields.rs` the
-//! response head turned into HTTP/2 fields.
+//! response head handed over as HTTP/2 fields.
 
 use std::rc::Rc;
 use std::time::Instant;
@@ -42,9 +42,9 @@ use super::{finish, Session, Worker};
 use crate::access_log::Entry;
 use crate::auth::Verdict;
 use crate::gateway::{cgi, Launch, Route};
-use crate::respond::{Body, Reply};
-use crate::response::Head;
-use fields::{LastHead, MAX_FIELDS};
+use crate::respond::{Body, Output, Reply};
+use crate::response::{Fields, Head};
+use fields::MAX_FIELDS;
 #[cfg(test)]
 use streams::Field;
 pub(crate) use streams::Spares;
@@ -54,9 +54,6 @@ mod fields;
 pub(super) mod gateway;
 mod handler;
 mod streams;
-
-#[cfg(test)]
-pub(super) use fields::find_byte;
 
 /// A request body still arriving once its response is complete is not waited for past this
 /// many bytes (declared or received): the stream is reset with NO_ERROR (RFC 9113 8.1: "a server
@@ -77,20 +74,21 @@ const MAX_REFUSED: u32 = 16;
 ///
 /// The field order is part of what makes the session's borrowed bytes sound: Rust drops fields
 /// in declaration order, so `framer` (nghttp2's session, which may still point at the NO_COPY
-/// field values kept in `last_head`: see `LastHead::fields`) goes before `last_head`. Keep
-/// `framer` the first field.
+/// prebuilt field values the stream slots keep) goes before `streams`. Keep `framer` the first
+/// field.
 pub(crate) struct H2 {
     /// Declared before `streams`, so dropped first: the session may point at the prebuilt
     /// heads the stream slots keep (`Stream::head`).
     framer: http2::Session<Streams>,
     streams: Streams,
-    /// The response head the responder writes, the request line the access log shows: reused
-    /// (part of the request storage, `Storage`).
+    /// The generated body the responder writes (an error page, a small listing): reused (part
+    /// of the request storage, `Storage`).
     response: Vec<u8>,
-    /// The last response head and where its fields lie: the next one equal to it is not read.
-    /// With the stream slots, the connection's request storage (`Storage`): present while the
-    /// connection has something to do, given to the thread's spares when it is idle.
-    last_head: Option<Box<LastHead>>,
+    /// The fields of the response head the responder writes (nghttp2 copies them as a
+    /// response is submitted): reused. With the stream slots, the connection's request storage
+    /// (`Storage`): present while the connection has something to do, given to the thread's
+    /// spares when it is idle.
+    head: Option<Box<Fields>>,
     /// The last `:authority` that passed wire's Host checks: the next equal one is not checked.
     passed_host: wire::PassedHost,
     log_line: Vec<u8>,
@@ -126,7 +124,7 @@ impl H2 {
             framer: http2::Session::server(&config)?,
             streams,
             response: Vec::new(),
-            last_head: None,
+            head: None,
             passed_host: wire::PassedHost::default(),
             log_line: Vec::new(),
             going_away: false,
@@ -146,7 +144,7 @@ impl H2 {
         slots
             + self.streams.arena.capacity()
             + self.response.capacity()
-            + self.last_head.as_ref().map_or(0, |l| l.capacity())
+            + self.head.as_ref().map_or(0, |f| f.capacity())
             + self.log_line.capacity()
             + (self.streams.slots.iter())
                 .map(|s| match &s.out {
@@ -248,18 +246,18 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker, pool: &mut crate::pool::Po
     let super::Proto::H2(h) = &mut s.proto else {
         return false;
     };
-    if h.last_head.is_none() {
+    if h.head.is_none() {
         let set = w.h2_spares.take();
         h.streams.wake(set.slots, set.freed);
         h.response = set.response;
-        h.last_head = Some(set.last_head);
+        h.head = Some(set.head);
     }
     let more = answer_awake(s, w, pool);
     let super::Proto::H2(h) = &mut s.proto else {
         return more;
     };
-    // Idle (no stream, no frame queued in nghttp2 that could point at the kept head): the
-    // request storage goes back to the thread's spares until the next frames.
+    // Idle (no stream, no frame queued in nghttp2): the request storage goes back to the
+    // thread's spares until the next frames.
     if h.streams.slots.iter().all(|st| st.id == 0)
         && h.streams.ready.is_empty()
         && h.launches.is_empty()
@@ -268,13 +266,13 @@ pub(super) fn answer(s: &mut Session, w: &mut Worker, pool: &mut crate::pool::Po
         && h.framer.outbound_queue_len() == 0
     {
         h.streams.queue_emptied();
-        if let Some(last_head) = h.last_head.take() {
+        if let Some(head) = h.head.take() {
             let (slots, freed) = h.streams.rest();
             w.h2_spares.keep(Storage {
                 slots,
                 freed,
                 response: std::mem::take(&mut h.response),
-                last_head,
+                head,
             });
         }
     }
@@ -426,8 +424,10 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
     let host_differs = st.host_differs;
     // A HEAD answered with an error (400, 413, 431) has no body either.
     let head_method = method == b"HEAD";
-    let out = &mut h.response;
-    out.clear();
+    let out = &mut Output::Fields {
+        head: head_fields(&mut h.head),
+        body: &mut h.response,
+    };
     let fields = st.fields.iter().map(|&(name, range)| (name, value(range)));
     let authority = st.authority.map(value);
     let limits = &w.limits;
@@ -464,7 +464,7 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
                     let reply = match routed {
                         None => match &verdict {
                             Verdict::Denied(d) => w.responder.denied(r, d, &w.date, out),
-                            _ => w.responder.respond_as_fields(r, &w.date, w.now, out),
+                            _ => w.responder.respond(r, &w.date, w.now, out),
                         },
                         Some(Route::Refused(status)) => {
                             w.responder.error_to(r, status, &w.date, out)
@@ -587,13 +587,22 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
     submit_reply(h, i, id, reply, is_head || head_method, &w.date);
 }
 
-/// Submits the reply on stream `id` (slot `i`): its head (`Date` is `date`), and its body, or
-/// the generated body written in `h.response` after a head written there as text.
+/// The connection's reused head fields (present while it holds its request storage).
+fn head_fields(head: &mut Option<Box<Fields>>) -> &mut Fields {
+    head.get_or_insert_with(|| Box::new(Fields::new()))
+}
+
+/// Submits the reply on stream `id` (slot `i`): its head (`Date` is `date`), the fields the
+/// responder wrote in `h.head` with it or before it; and its body, or the generated body the
+/// responder wrote in `h.response`.
 fn submit_reply(h: &mut H2, i: usize, id: StreamId, reply: Reply, no_body: bool, date: &[u8]) {
-    let Reply { head, body, .. } = reply;
-    let out: &[u8] = &h.response;
+    let Reply {
+        head, body, status, ..
+    } = reply;
+    let written: &Fields = head_fields(&mut h.head);
+    let code;
     let mut fields = [Header::new(b"", b""); MAX_FIELDS + 1];
-    let (n, at) = match &head {
+    let n = match &head {
         // A cached file's head: its prebuilt fields, nothing read.
         Head::Cached(prebuilt, cached) => {
             // SAFETY: nghttp2 may read NO_COPY values until it says the frame was sent (or
@@ -602,19 +611,14 @@ fn submit_reply(h: &mut H2, i: usize, id: StreamId, reply: Reply, no_body: bool,
             // released before that hands it to `Streams::unsent_heads`, kept until nghttp2's
             // queue is empty; and `H2` drops its session (`framer`) before its slots
             // (`streams`), so no read outlives the `Rc`.
-            let n = unsafe { fields::cached_fields(date, prebuilt, *cached, out, &mut fields) };
-            (n, out.len())
+            unsafe { fields::cached_fields(date, prebuilt, *cached, written, &mut fields) }
         }
-        // "HTTP/1.1 200 OK\r\n" then "Name: value\r\n" lines, then the blank line, turned into
-        // fields handed over as slices of it.
-        Head::Text => {
-            // The kept head may be replaced only while no queued frame may point at it.
-            let may_replace = h.framer.outbound_queue_len() == 0;
-            let last_head = h.last_head.get_or_insert_with(|| Box::new(LastHead::new()));
-            last_head.fields(out, &mut fields, may_replace)
+        Head::Written => {
+            code = fields::status_code(status);
+            fields::written_fields(&code, written, &mut fields)
         }
     };
-    let page_body = &out[at..];
+    let page_body: &[u8] = &h.response;
     let s = &mut h.streams;
     let mut own = 0;
     let (body, left) = match body {
@@ -642,7 +646,7 @@ fn submit_reply(h: &mut H2, i: usize, id: StreamId, reply: Reply, no_body: bool,
     slot.out = body;
     let earlier = match &head {
         Head::Cached(prebuilt, _) => slot.head.replace(Rc::clone(prebuilt)),
-        Head::Text => None,
+        Head::Written => None,
     };
     slot.left = left;
     slot.own = own;
@@ -659,21 +663,6 @@ fn submit_reply(h: &mut H2, i: usize, id: StreamId, reply: Reply, no_body: bool,
         // nghttp2 refused the submission (the stream is not open for a response): nothing
         // was queued, nothing to send.
         s.release(i);
-    }
-}
-
-/// Submits the head in `h.response` alone on stream `id` (slot `i`): its body, if any, comes
-/// from the stream's own source (a program's output).
-fn submit_head(h: &mut H2, i: usize, id: StreamId, with_body: bool) {
-    let mut fields = [Header::new(b"", b""); MAX_FIELDS + 1];
-    let may_replace = h.framer.outbound_queue_len() == 0;
-    let last_head = h.last_head.get_or_insert_with(|| Box::new(LastHead::new()));
-    let (n, _) = last_head.fields(&h.response, &mut fields, may_replace);
-    if h.framer
-        .submit_response(id, &fields[..n], with_body)
-        .is_err()
-    {
-        h.streams.release(i);
     }
 }
 

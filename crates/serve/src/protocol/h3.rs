@@ -6,11 +6,11 @@
 //!
 //! A request is its fields as QPACK decoded them (`:method`, `:path`, `:authority` as `Host`,
 //! then the others) handed to `wire` (`Request::with_fields`), as HTTP/2's are: one validation
-//! and one answer for every protocol. A cached file's head goes as its prebuilt fields (built
-//! once per file version, `crate::response`); any other head (an error page, a redirect, a
-//! listing, a 401) is read from the HTTP/1.1 text the responder wrote, names lowercased,
-//! connection-specific fields left out. quiche copies the fields as it encodes them, so
-//! nothing here outlives the call.
+//! and one answer for every protocol. The responder writes to an `Output::Fields`, as for
+//! HTTP/2: a cached file's head goes as its prebuilt fields (built once per file version,
+//! `crate::response`), any other head (an error page, a redirect, a listing, a 401) as the
+//! [`Fields`](crate::response::Fields) it built, nothing read back from text. quiche copies
+//! the fields as it encodes them, so nothing here outlives the call.
 //!
 //! Bodies go with `send_body` as flow control allows: a cached body is shared (`Rc`), a file
 //! above `cache_max_file` is read in pieces of at most [`CHUNK`] bytes and no more than the
@@ -36,8 +36,8 @@ use super::{finish, Worker};
 use crate::access_log::Entry;
 use crate::auth::Verdict;
 use crate::gateway::Route;
-use crate::respond::{Body, Reply};
-use crate::response::{Cached, Head, ReprFields};
+use crate::respond::{Body, Output, Reply};
+use crate::response::{Cached, Fields as HeadFields, Head, ReprFields};
 use crate::stats::ServerStats;
 
 /// A file body is read at most this much at a time (and no more than flow control allows).
@@ -46,14 +46,6 @@ pub(crate) const CHUNK: usize = 64 * 1024;
 const MAX_FIELDS: usize = 32;
 /// HTTP/3's code for a stream the server could not finish (RFC 9114 8.1).
 const H3_INTERNAL_ERROR: u64 = 0x102;
-/// Response fields that are HTTP/1.1's alone (RFC 9114 4.2).
-const CONNECTION_SPECIFIC: [&[u8]; 5] = [
-    b"connection",
-    b"keep-alive",
-    b"proxy-connection",
-    b"transfer-encoding",
-    b"upgrade",
-];
 
 /// A response's body not yet taken by flow control.
 enum Rest {
@@ -87,10 +79,10 @@ struct Pending {
 pub(crate) struct H3 {
     server: Server,
     pending: HashMap<RequestId, Pending>,
-    /// The head (and a generated body) the responder writes: reused.
+    /// The head the responder writes: reused.
+    head: HeadFields,
+    /// A generated body the responder writes: reused.
     response: Vec<u8>,
-    /// A text head's names, lowercased: reused.
-    names: Vec<u8>,
     /// The request line the access log shows: reused.
     log_line: Vec<u8>,
     /// A file body's next piece, and a request body's bytes to drop.
@@ -103,8 +95,8 @@ impl H3 {
         H3 {
             server,
             pending: HashMap::new(),
+            head: HeadFields::with_capacity(512),
             response: Vec::with_capacity(1024),
-            names: Vec::with_capacity(256),
             log_line: Vec::with_capacity(256),
             chunk: vec![0; CHUNK].into_boxed_slice(),
             passed_host: wire::PassedHost::default(),
@@ -182,8 +174,10 @@ impl H3 {
         let authority = fields.authority();
         // The pseudo-fields stand for the request line and Host; wire reads the others.
         let others = fields.iter().filter(|(name, _)| !name.starts_with(b":"));
-        let out = &mut self.response;
-        out.clear();
+        let out = &mut Output::Fields {
+            head: &mut self.head,
+            body: &mut self.response,
+        };
         let date = &w.date;
         let limits = &w.limits;
         let passed = &mut self.passed_host;
@@ -204,7 +198,7 @@ impl H3 {
                     let reply = match routed {
                         None => match &verdict {
                             Verdict::Denied(d) => responder.denied(r, d, date, out),
-                            _ => responder.respond_as_fields(r, date, now, out),
+                            _ => responder.respond(r, date, now, out),
                         },
                         Some(Route::Refused(status)) => responder.error_to(r, status, date, out),
                         // Programs and upstreams answer HTTP/1.1 and HTTP/2 only.
@@ -255,23 +249,22 @@ impl H3 {
         let Reply {
             status, head, body, ..
         } = reply;
-        let out = &self.response[..];
+        let written = &self.head;
         let mut list: [Field<'_>; MAX_FIELDS] = [(b"", b""); MAX_FIELDS];
-        let mut places = [Place::default(); MAX_FIELDS];
-        let (n, page_at) = match &head {
-            Head::Cached(prebuilt, cached) => (
-                cached_fields(&w.date, prebuilt, *cached, out, &mut list),
-                out.len(),
-            ),
-            Head::Text => {
-                let (n, at) = text_places(out, &mut self.names, &mut places);
-                for (field, p) in list.iter_mut().zip(&places[..n]) {
-                    *field = (&self.names[p.name.0..p.name.1], &out[p.value.0..p.value.1]);
+        let n = match &head {
+            Head::Cached(prebuilt, cached) => {
+                cached_fields(&w.date, prebuilt, *cached, written, &mut list)
+            }
+            Head::Written => {
+                let mut n = 0;
+                for (field, (name, value)) in list.iter_mut().zip(written.iter()) {
+                    *field = (name.lower(), value);
+                    n += 1;
                 }
-                (n, at)
+                n
             }
         };
-        let page = if no_body { &[][..] } else { &out[page_at..] };
+        let page = if no_body { &[][..] } else { &self.response[..] };
         let rest = match body {
             _ if no_body => None,
             Body::Shared { data, start, len } if len > 0 => Some(Rest::Shared {
@@ -308,8 +301,12 @@ impl H3 {
                 self.pending.insert(id, held);
                 return;
             }
-            // The stream or its connection is gone: nothing to send.
-            Err(_) => return,
+            // The stream cannot take a response (its connection may be gone): reset, so the
+            // client is not left waiting for one.
+            Err(_) => {
+                let _ = self.server.reset(id, H3_INTERNAL_ERROR);
+                return;
+            }
         }
         if !page.is_empty() {
             let taken = self.server.send_body(id, page, true).unwrap_or(page.len());
@@ -349,7 +346,10 @@ impl H3 {
             match server.send_response(id, *status, &list[..n], p.rest.is_none()) {
                 Ok(()) => p.head = None,
                 Err(http3::Error::Blocked) => return false,
-                Err(_) => return true,
+                Err(_) => {
+                    let _ = server.reset(id, H3_INTERNAL_ERROR);
+                    return true;
+                }
             }
         }
         let Some(rest) = p.rest.as_mut() else {
@@ -405,13 +405,13 @@ fn send_from(server: &mut Server, id: RequestId, bytes: &[u8], at: &mut usize) -
 }
 
 /// A cached representation's head as fields: `date`, then its prebuilt fields (lowercase
-/// static names, values in `prebuilt`), and a 206's range and length, whose values lie in
-/// `out`. Returns how many were written.
+/// static names, values in `prebuilt`), then those `written` for this response (a 206's range
+/// and length). Returns how many were written.
 fn cached_fields<'a>(
     date: &'a [u8],
     prebuilt: &'a ReprFields,
     cached: Cached,
-    out: &'a [u8],
+    written: &'a HeadFields,
     list: &mut [Field<'a>; MAX_FIELDS],
 ) -> usize {
     list[0] = (b"date", date);
@@ -421,113 +421,9 @@ fn cached_fields<'a>(
         list[n] = field;
         n += 1;
     }
-    if let Cached::Partial {
-        content_range: (a, b),
-        content_length: (c, d),
-    } = cached
-    {
-        list[n] = (b"content-range", &out[a..b]);
-        list[n + 1] = (b"content-length", &out[c..d]);
-        n += 2;
-    }
-    n
-}
-
-/// Where a text head's field lies: its lowercased name in the names buffer, its value in the
-/// head.
-#[derive(Debug, Clone, Copy, Default)]
-struct Place {
-    name: (usize, usize),
-    value: (usize, usize),
-}
-
-/// Reads a head the responder wrote as HTTP/1.1 text ("HTTP/1.1 404 Not Found", "Name: value"
-/// lines, the blank line): each field's name lowercased into `names`, and where it lies, at
-/// most [`MAX_FIELDS`], connection-specific ones left out. Returns how many, and where the
-/// head ends (a generated body follows it).
-fn text_places(
-    out: &[u8],
-    names: &mut Vec<u8>,
-    places: &mut [Place; MAX_FIELDS],
-) -> (usize, usize) {
-    names.clear();
-    let mut n = 0;
-    let mut at = out
-        .iter()
-        .position(|&b| b == b'\n')
-        .map_or(out.len(), |p| p + 1);
-    while let Some(nl) = out[at..].iter().position(|&b| b == b'\n') {
-        let start = at;
-        let line = &out[at..at + nl];
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        at += nl + 1;
-        if line.is_empty() {
-            break; // the blank line: the body follows
-        }
-        let Some(colon) = line.iter().position(|&b| b == b':') else {
-            continue;
-        };
-        let name = &line[..colon];
-        if n == MAX_FIELDS
-            || CONNECTION_SPECIFIC
-                .iter()
-                .any(|c| c.eq_ignore_ascii_case(name))
-        {
-            continue;
-        }
-        let value = line[colon + 1..].trim_ascii();
-        let value_at = start + (value.as_ptr() as usize - line.as_ptr() as usize);
-        let name_at = names.len();
-        names.extend(name.iter().map(u8::to_ascii_lowercase));
-        places[n] = Place {
-            name: (name_at, names.len()),
-            value: (value_at, value_at + value.len()),
-        };
+    for (name, value) in written.iter().take(MAX_FIELDS - n) {
+        list[n] = (name.lower(), value);
         n += 1;
     }
-    (n, at)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A text head becomes lowercase fields without the connection-specific ones, and the
-    /// body after it is found.
-    #[test]
-    fn a_text_head_is_read_into_lowercase_fields() {
-        let head: &[u8] = b"HTTP/1.1 404 Not Found\r\nDate: today\r\nServer: flint\r\n\
-            Content-Type: text/html\r\nConnection: close\r\nX-Other:  v \r\n\
-            Content-Length: 4\r\n\r\npage";
-        let mut names = Vec::new();
-        let mut places = [Place::default(); MAX_FIELDS];
-        let (n, at) = text_places(head, &mut names, &mut places);
-        let fields: Vec<(&[u8], &[u8])> = places[..n]
-            .iter()
-            .map(|p| (&names[p.name.0..p.name.1], &head[p.value.0..p.value.1]))
-            .collect();
-        let want: [(&[u8], &[u8]); 5] = [
-            (b"date", b"today"),
-            (b"server", b"flint"),
-            (b"content-type", b"text/html"),
-            (b"x-other", b"v"),
-            (b"content-length", b"4"),
-        ];
-        assert_eq!(fields, want);
-        assert_eq!(&head[at..], b"page");
-    }
-
-    /// More fields than fit are dropped, not written past the array.
-    #[test]
-    fn a_head_with_too_many_fields_is_cut_at_the_bound() {
-        let mut head = b"HTTP/1.1 200 OK\r\n".to_vec();
-        for i in 0..MAX_FIELDS + 5 {
-            head.extend_from_slice(format!("X-{i}: {i}\r\n").as_bytes());
-        }
-        head.extend_from_slice(b"\r\n");
-        let mut names = Vec::new();
-        let mut places = [Place::default(); MAX_FIELDS];
-        let (n, at) = text_places(&head, &mut names, &mut places);
-        assert_eq!((n, at), (MAX_FIELDS, head.len()));
-    }
+    n
 }

@@ -541,32 +541,6 @@ fn h2_listings_for_many_streams_are_held_a_few_at_a_time() {
     );
 }
 
-#[test]
-fn find_byte_finds_the_first_match_wherever_it_falls() {
-    use super::h2::find_byte;
-    for len in 0..40 {
-        for at in 0..len {
-            let mut hay = vec![b'a'; len];
-            hay[at] = b'\n';
-            // A second match and a byte one above or below must not mislead the search.
-            if at + 3 < len {
-                hay[at + 3] = b'\n';
-            }
-            if at > 0 {
-                hay[at - 1] = b'\n' + 1;
-            }
-            assert_eq!(find_byte(&hay, b'\n'), Some(at), "len {len}, at {at}");
-        }
-        assert_eq!(find_byte(&vec![0x8a; len], b'\n'), None);
-        assert_eq!(find_byte(&vec![b'\t'; len], b'\n'), None);
-    }
-    assert_eq!(find_byte(b"\x0b\x0a", b'\x0a'), Some(1));
-    assert_eq!(
-        find_byte(b"\x01\x00\x00\x00\x00\x00\x00\x00\x00", 0),
-        Some(1)
-    );
-}
-
 /// A request's `referer` and `user-agent` reach a Combined access log over HTTP/2 (they are
 /// carried only when a log is kept), with the request line as HTTP/2 has it.
 #[test]

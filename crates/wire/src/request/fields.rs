@@ -9,6 +9,7 @@
 //! limits, then the meaning of each field.
 
 use super::{host, FieldLines, Method, PassedHost, Request, RequestError, RequestLimits, Version};
+use crate::field_name::FieldName;
 use crate::text::{eq_token, for_each_element, is_field_value, parse_content_length, trim_ows};
 
 /// The fields of one request, read one by one into a [`Request`].
@@ -62,9 +63,8 @@ impl<'b> Interpreter<'b> {
     /// One field line: `name` as sent (any case), `value` without its surrounding whitespace.
     pub(super) fn field(&mut self, name: &[u8], value: &'b [u8]) -> Result<(), RequestError> {
         let out = &mut self.out;
-        // Dispatch on length first: one compare rejects most names cheaply.
-        match name.len() {
-            4 if is_name(name, b"host") => {
+        match FieldName::of(name) {
+            FieldName::Host => {
                 // RFC 9112 3.2: more than one Host, or an invalid one, is a 400.
                 if out.host.is_some() || !host::is_valid(trim_ows(value)) {
                     return Err(RequestError::BadHost);
@@ -73,36 +73,36 @@ impl<'b> Interpreter<'b> {
             }
             // A second Range line is ignored: the first is served, as nginx does (the field
             // has no list form to join them into).
-            5 if is_name(name, b"range") => {
+            FieldName::Range => {
                 out.range.get_or_insert(value);
             }
-            6 if is_name(name, b"expect") => {
+            FieldName::Expect => {
                 // RFC 9110 10.1.1: the expectation's token is case-insensitive.
                 out.expect_continue |= trim_ows(value).eq_ignore_ascii_case(b"100-continue");
             }
-            7 if is_name(name, b"referer") => out.referer = Some(value),
-            8 if is_name(name, b"if-range") => out.if_range = Some(value),
-            8 if is_name(name, b"if-match") => out.if_match.push(value)?,
-            10 if is_name(name, b"connection") => {
+            FieldName::Referer => out.referer = Some(value),
+            FieldName::IfRange => out.if_range = Some(value),
+            FieldName::IfMatch => out.if_match.push(value)?,
+            FieldName::Connection => {
                 let (close, keep_alive) = (&mut self.conn_close, &mut self.conn_keep_alive);
                 for_each_element(value, |t| {
                     *close |= eq_token(t, b"close");
                     *keep_alive |= eq_token(t, b"keep-alive");
                 })
             }
-            10 if is_name(name, b"user-agent") => out.user_agent = Some(value),
-            13 if is_name(name, b"if-none-match") => out.if_none_match.push(value)?,
-            13 if is_name(name, b"authorization") => out.authorization = Some(value),
-            14 if is_name(name, b"content-length") => {
+            FieldName::UserAgent => out.user_agent = Some(value),
+            FieldName::IfNoneMatch => out.if_none_match.push(value)?,
+            FieldName::Authorization => out.authorization = Some(value),
+            FieldName::ContentLength => {
                 let n = parse_content_length(value).ok_or(RequestError::BadContentLength)?;
                 if out.content_length.is_some_and(|prev| prev != n) {
                     return Err(RequestError::BadContentLength);
                 }
                 out.content_length = Some(n);
             }
-            15 if is_name(name, b"accept-encoding") => out.accept_encoding = Some(value),
-            17 if is_name(name, b"if-modified-since") => out.if_modified_since = Some(value),
-            17 if is_name(name, b"transfer-encoding") => {
+            FieldName::AcceptEncoding => out.accept_encoding = Some(value),
+            FieldName::IfModifiedSince => out.if_modified_since = Some(value),
+            FieldName::TransferEncoding => {
                 self.transfer_encoding = true;
                 // Only a lone `chunked` is decodable; a second TE header or any other coding
                 // (before or after it) is refused.
@@ -117,7 +117,7 @@ impl<'b> Interpreter<'b> {
                 }
                 out.chunked = true;
             }
-            19 if is_name(name, b"if-unmodified-since") => out.if_unmodified_since = Some(value),
+            FieldName::IfUnmodifiedSince => out.if_unmodified_since = Some(value),
             _ => {}
         }
         Ok(())
@@ -153,48 +153,6 @@ impl<'b> Interpreter<'b> {
         };
         Ok(())
     }
-}
-
-/// Whether `name` (any case) is `lowercase`, a name of lowercase letters and `-` of the same
-/// length (the callers dispatch on the length first). A field name is compared on every line of
-/// every request, so word by word rather than byte by byte: a letter of `lowercase` has bit 0x40
-/// set and `-` has not, so `(lowercase & 0x40) >> 1` is the case bit to fold in at letters only,
-/// and a byte matches exactly when `byte | that bit` equals the letter (`-` only matches `-`).
-/// Names of 4 to 7 bytes are read as two overlapping 4-byte words, longer ones as 8-byte words,
-/// the last one overlapping.
-fn is_name(name: &[u8], lowercase: &[u8]) -> bool {
-    fn word8(b: &[u8], at: usize) -> u64 {
-        u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
-    }
-    fn word4(b: &[u8], at: usize) -> u32 {
-        u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
-    }
-    let len = lowercase.len();
-    if name.len() != len {
-        return false;
-    }
-    if len < 4 {
-        return name.eq_ignore_ascii_case(lowercase);
-    }
-    if len < 8 {
-        let same = |at: usize| {
-            let l = word4(lowercase, at);
-            word4(name, at) | ((l & 0x4040_4040) >> 1) == l
-        };
-        return same(0) && same(len - 4);
-    }
-    let same = |at: usize| {
-        let l = word8(lowercase, at);
-        word8(name, at) | ((l & 0x4040_4040_4040_4040) >> 1) == l
-    };
-    let mut at = 0;
-    while at + 8 < len {
-        if !same(at) {
-            return false;
-        }
-        at += 8;
-    }
-    same(len - 8)
 }
 
 /// A set of bytes as a table: one load a byte, where a chain of ranges costs several compares.

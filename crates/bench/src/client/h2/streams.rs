@@ -315,23 +315,26 @@ impl Handler for Io {
         if let Some(text) = &mut self.debug {
             debug_field(text, name, value);
         }
-        if name == b":status" {
-            // Three digits (nghttp2 has checked); anything else is no status.
-            let status = match *value {
-                [a, b, c] if value.iter().all(u8::is_ascii_digit) => {
-                    u16::from(a - b'0') * 100 + u16::from(b - b'0') * 10 + u16::from(c - b'0')
-                }
-                _ => 0,
-            };
-            self.with(stream, |s| s.ex.status = status);
-        } else if name == b"content-length" {
-            // Digits only (nghttp2 has checked); what is owed of the body (`owed`).
-            let length = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok());
-            let length = length.unwrap_or(NONE);
-            self.large_bodies |= length != NONE && length >= LOW_WATER_FLOOR;
-            self.with(stream, |s| s.length = length);
-        } else if self.follow && name == b"location" {
-            self.locations.note(stream, value);
+        match wire::FieldName::of_lower(name) {
+            wire::FieldName::Status => {
+                // Three digits (nghttp2 has checked); anything else is no status.
+                let status = match *value {
+                    [a, b, c] if value.iter().all(u8::is_ascii_digit) => {
+                        u16::from(a - b'0') * 100 + u16::from(b - b'0') * 10 + u16::from(c - b'0')
+                    }
+                    _ => 0,
+                };
+                self.with(stream, |s| s.ex.status = status);
+            }
+            wire::FieldName::ContentLength => {
+                // Digits only (nghttp2 has checked); what is owed of the body (`owed`).
+                let length = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok());
+                let length = length.unwrap_or(NONE);
+                self.large_bodies |= length != NONE && length >= LOW_WATER_FLOOR;
+                self.with(stream, |s| s.length = length);
+            }
+            wire::FieldName::Location if self.follow => self.locations.note(stream, value),
+            _ => {}
         }
         HeaderVerdict::Accept
     }

@@ -359,7 +359,7 @@ fn push_head(x: &mut Exchange, h: &CgiHead, w: &Worker, out: &mut Vec<u8>) {
     out.extend_from_slice(&w.date);
     out.extend_from_slice(b"\r\n");
     out.extend_from_slice(w.responder.server_line());
-    out.extend_from_slice(&h.fields);
+    h.fields.write_lines(out);
     let no_body = h.status == 204 || h.status == 304;
     x.out = if no_body {
         Out::Body {

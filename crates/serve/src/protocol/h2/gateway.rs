@@ -8,14 +8,16 @@
 //! `content-length` is kept whole before its program starts (`H2::awaiting`), so the program
 //! is told its length.
 
-use http2::StreamId;
+use http2::{Header, StreamId};
 use wire::{Method, Request};
 
-use super::{submit_reply, H2};
+use super::fields::{self, MAX_FIELDS};
+use super::{head_fields, submit_reply, H2};
 use crate::gateway::head::{HeadError, HeadReader, Location};
 use crate::protocol::gateway::{local_request, End, Record};
 use crate::protocol::h1::gateway::OUTPUT_WINDOW;
 use crate::protocol::Worker;
+use crate::respond::Output;
 
 #[derive(Debug)]
 enum State {
@@ -170,14 +172,16 @@ pub(in crate::protocol) fn output(
     let is_head = g.is_head;
     if let Some(Location::Local(path)) = &parsed.location {
         let req = local_request(path, is_head, wire::Version::Http11, true);
-        h.response.clear();
+        let out = Output::Fields {
+            head: head_fields(&mut h.head),
+            body: &mut h.response,
+        };
         // Under a protected prefix: a redirect for the client to follow with its credentials
         // (as over HTTP/1.1, `h1/gateway.rs`).
         let reply = if w.auth.as_mut().is_some_and(|g| g.protects(path)) {
-            w.responder.found(&req, path, &w.date, &mut h.response)
+            w.responder.found(&req, path, &w.date, out)
         } else {
-            w.responder
-                .respond_as_fields(&req, &w.date, w.now, &mut h.response)
+            w.responder.respond(&req, &w.date, w.now, out)
         };
         if let Some(g) = h.streams.slots[i].gateway.as_mut() {
             g.rec.status = reply.status;
@@ -192,25 +196,6 @@ pub(in crate::protocol) fn output(
     g.state = State::Body {
         left: parsed.content_length,
     };
-    // The head as the responder writes one, so that the path every response takes turns it
-    // into fields (`fields.rs`).
-    let out = &mut h.response;
-    out.clear();
-    out.extend_from_slice(b"HTTP/1.1 ");
-    out.extend_from_slice(parsed.status.to_string().as_bytes());
-    out.push(b' ');
-    out.extend_from_slice(wire::head::reason(parsed.status).as_bytes());
-    out.extend_from_slice(b"\r\nDate: ");
-    out.extend_from_slice(&w.date);
-    out.extend_from_slice(b"\r\n");
-    out.extend_from_slice(w.responder.server_line());
-    out.extend_from_slice(&parsed.fields);
-    if let Some(n) = parsed.content_length {
-        out.extend_from_slice(b"Content-Length: ");
-        out.extend_from_slice(n.to_string().as_bytes());
-        out.extend_from_slice(b"\r\n");
-    }
-    out.extend_from_slice(b"\r\n");
     let slot = &mut h.streams.slots[i];
     slot.out = super::streams::Out::Gateway;
     slot.left = 0;
@@ -219,7 +204,17 @@ pub(in crate::protocol) fn output(
             g.state = State::Discard;
         }
     }
-    super::submit_head(h, i, id, !no_body);
+    // The program's head as it was checked: its fields handed over as they are.
+    let code = fields::status_code(parsed.status);
+    let mut digits = [0u8; 20];
+    let length = (parsed.content_length).map(|n| wire::head::format_u64(n, &mut digits));
+    let server = (w.responder.server_name(), w.responder.alt_svc());
+    let mut head = [Header::new(b"", b""); MAX_FIELDS + 1];
+    let n = fields::gateway_fields(&code, &w.date, server, &parsed.fields, length, &mut head);
+    if h.framer.submit_response(id, &head[..n], !no_body).is_err() {
+        // Not open for a response: nothing was queued.
+        h.streams.release(i);
+    }
     push_body(h, i, id, &rest);
     Ok(())
 }
@@ -275,8 +270,11 @@ pub(in crate::protocol) fn end(
                 End::NotStarted(status) => status,
                 _ => 502,
             };
-            h.response.clear();
-            let reply = w.responder.error(status, &w.date, false, &mut h.response);
+            let out = Output::Fields {
+                head: head_fields(&mut h.head),
+                body: &mut h.response,
+            };
+            let reply = w.responder.error(status, &w.date, false, out);
             g.rec.status = reply.status;
             g.rec.body_bytes = reply.body_bytes;
             let is_head = g.is_head;

@@ -4,9 +4,8 @@
 //! output queue within its room, DATA straight from the stream's body. Apart from `h2.rs`,
 //! whose answer path calls into nghttp2, which calls these.
 
-use http2::{
-    error_code, frame_type, FrameVerdict, Handler, HeaderVerdict, HeadersKind, Known, StreamId,
-};
+use http2::{error_code, frame_type, FrameVerdict, Handler, HeaderVerdict, HeadersKind, StreamId};
+use wire::FieldName;
 
 use super::streams::{hint_of, Out, Stream, Streams};
 use crate::pool::Seg;
@@ -150,7 +149,7 @@ impl Handler for Streams {
     fn on_request_header(
         &mut self,
         stream: StreamId,
-        known: Known,
+        known: FieldName,
         name: &[u8],
         value: &[u8],
     ) -> HeaderVerdict {
@@ -169,8 +168,8 @@ impl Handler for Streams {
         // beside it is that line again), and `cookie` fields are one line of values joined by
         // "; " (RFC 9113 8.2.3 lets a client send one field a cookie, as Firefox does).
         let same_line = match known {
-            Known::Host => s.authority.is_some(),
-            Known::Other => name == b"cookie" && std::mem::replace(&mut s.cookie_seen, true),
+            FieldName::Host => s.authority.is_some(),
+            FieldName::Cookie => std::mem::replace(&mut s.cookie_seen, true),
             _ => false,
         };
         if same_line {
@@ -179,7 +178,7 @@ impl Handler for Streams {
             s.head_bytes += name.len() + value.len() + 4;
             s.field_count += usize::from(!matches!(
                 known,
-                Known::Method | Known::Path | Known::Scheme
+                FieldName::Method | FieldName::Path | FieldName::Scheme
             ));
         }
         if s.head_bytes > max_head {
@@ -191,32 +190,32 @@ impl Handler for Streams {
             (start, s.values.len())
         };
         let carried: &'static [u8] = match known {
-            Known::Method => {
+            FieldName::Method => {
                 s.method = keep(value);
                 return HeaderVerdict::Accept;
             }
-            Known::Path => {
+            FieldName::Path => {
                 s.path = keep(value);
                 return HeaderVerdict::Accept;
             }
-            Known::Authority => {
+            FieldName::Authority => {
                 s.authority = Some(keep(value));
                 return HeaderVerdict::Accept;
             }
-            Known::ContentLength => {
+            FieldName::ContentLength => {
                 s.content_length = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok());
                 return HeaderVerdict::Accept;
             }
             // RFC 9113 8.3.1: `:authority` is the target's authority, and a `host` beside it
             // must name the same (compared as RFC 3986 6.2.2.1 and 6.2.3 normalise them).
-            Known::Host => {
+            FieldName::Host => {
                 if let Some((a, b)) = s.authority {
                     s.host_differs |= !same_authority(&s.values[a..b], value, s.default_port);
                     return HeaderVerdict::Accept;
                 }
                 b"host"
             }
-            Known::Scheme => {
+            FieldName::Scheme => {
                 s.default_port = match value {
                     b"https" => b"443",
                     b"http" => b"80",
@@ -224,18 +223,16 @@ impl Handler for Streams {
                 };
                 return HeaderVerdict::Accept;
             }
-            Known::IfMatch => b"if-match",
-            Known::IfNoneMatch => b"if-none-match",
-            Known::IfModifiedSince => b"if-modified-since",
-            Known::IfUnmodifiedSince => b"if-unmodified-since",
-            Known::Range => b"range",
-            Known::IfRange => b"if-range",
-            Known::AcceptEncoding => b"accept-encoding",
-            Known::UserAgent if log_fields => b"user-agent",
-            Known::Referer if log_fields => b"referer",
-            // Field names arrive lowercase (nghttp2's checks refuse others).
-            Known::Other if auth_fields && name == b"authorization" => b"authorization",
-            Known::UserAgent | Known::Referer | Known::Te | Known::Priority | Known::Other => {
+            FieldName::IfMatch
+            | FieldName::IfNoneMatch
+            | FieldName::IfModifiedSince
+            | FieldName::IfUnmodifiedSince
+            | FieldName::Range
+            | FieldName::IfRange
+            | FieldName::AcceptEncoding => known.lower(),
+            FieldName::UserAgent | FieldName::Referer if log_fields => known.lower(),
+            FieldName::Authorization if auth_fields => known.lower(),
+            _ => {
                 if keep_all {
                     let (n, v) = (keep(name), keep(value));
                     s.others.push((n, v));

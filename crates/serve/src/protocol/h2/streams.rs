@@ -11,10 +11,9 @@ use std::time::Instant;
 
 use http2::StreamId;
 
-use super::fields::LastHead;
 use crate::pool::Bufs;
 use crate::protocol::body::BodyClock;
-use crate::response::ReprFields;
+use crate::response::{Fields, ReprFields};
 
 /// A stream's request storage above this is given back once it is answered (a slot keeps
 /// what an ordinary request needs, not what the largest one took).
@@ -31,8 +30,8 @@ const HINTS: usize = 256;
 const SPARE_BYTES: usize = 1 << 20;
 
 /// A connection's request storage while it has streams: its slots (each with its value and
-/// field buffers), its stack of freed slots, the buffer its response heads are written in and
-/// the kept response head. An idle connection
+/// field buffers), its stack of freed slots, the buffers its responses' generated bodies and
+/// head fields are written in. An idle connection
 /// gives it to its thread's [`Spares`] and takes a set again when its next frames arrive, as
 /// nginx frees an idle HTTP/2 connection's buffers: a thousand idle connections hold none, and
 /// a connection that wakes reuses what another grew (no allocation in steady state).
@@ -40,7 +39,7 @@ pub(crate) struct Storage {
     pub(super) slots: Vec<Stream>,
     pub(super) freed: Vec<usize>,
     pub(super) response: Vec<u8>,
-    pub(super) last_head: Box<LastHead>,
+    pub(super) head: Box<Fields>,
 }
 
 impl Storage {
@@ -58,8 +57,8 @@ impl Storage {
             + self.slots.capacity() * size_of::<Stream>()
             + self.freed.capacity() * size_of::<usize>()
             + self.response.capacity()
-            + size_of::<LastHead>()
-            + self.last_head.capacity()
+            + size_of::<Fields>()
+            + self.head.capacity()
     }
 
     fn new() -> Storage {
@@ -67,7 +66,7 @@ impl Storage {
             slots: Vec::new(),
             freed: Vec::new(),
             response: Vec::new(),
-            last_head: Box::new(LastHead::new()),
+            head: Box::new(Fields::new()),
         }
     }
 }

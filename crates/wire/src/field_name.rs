@@ -1,0 +1,247 @@
+//! The field names flint acts on, recognised in one place for every protocol and both sides:
+//! HTTP/1.1's request parser (names in any case), HTTP/2's request checks and serve's HTTP/2
+//! request builder (lowercase names, as HTTP/2 and HTTP/3 carry them), and the load generator's
+//! HTTP/2 response reader. A name is compared on every field of every request, so the table is
+//! dispatched on the length first and compared a word at a time.
+
+/// A field name flint acts on (the pseudo-header fields of HTTP/2 and HTTP/3 among them);
+/// `Other` for any other name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldName {
+    /// `:method`.
+    Method,
+    /// `:path`.
+    Path,
+    /// `:scheme`.
+    Scheme,
+    /// `:authority`.
+    Authority,
+    /// `:status`.
+    Status,
+    Host,
+    ContentLength,
+    TransferEncoding,
+    Connection,
+    KeepAlive,
+    ProxyConnection,
+    Upgrade,
+    Te,
+    Priority,
+    Expect,
+    IfMatch,
+    IfNoneMatch,
+    IfModifiedSince,
+    IfUnmodifiedSince,
+    Range,
+    IfRange,
+    AcceptEncoding,
+    UserAgent,
+    Referer,
+    Authorization,
+    Cookie,
+    Location,
+    /// Any name not above.
+    Other,
+}
+
+impl FieldName {
+    /// `name` in any case, as HTTP/1.1 carries names.
+    #[inline]
+    pub fn of(name: &[u8]) -> FieldName {
+        find(name, is_name)
+    }
+
+    /// `name` as HTTP/2 and HTTP/3 carry names, lowercase: one with an uppercase letter is
+    /// `Other` (the HTTP/2 checks refuse it).
+    #[inline]
+    pub fn of_lower(name: &[u8]) -> FieldName {
+        find(name, |name, lower| name == lower)
+    }
+
+    /// The name, lowercase; empty for `Other`.
+    pub const fn lower(self) -> &'static [u8] {
+        match self {
+            FieldName::Method => b":method",
+            FieldName::Path => b":path",
+            FieldName::Scheme => b":scheme",
+            FieldName::Authority => b":authority",
+            FieldName::Status => b":status",
+            FieldName::Host => b"host",
+            FieldName::ContentLength => b"content-length",
+            FieldName::TransferEncoding => b"transfer-encoding",
+            FieldName::Connection => b"connection",
+            FieldName::KeepAlive => b"keep-alive",
+            FieldName::ProxyConnection => b"proxy-connection",
+            FieldName::Upgrade => b"upgrade",
+            FieldName::Te => b"te",
+            FieldName::Priority => b"priority",
+            FieldName::Expect => b"expect",
+            FieldName::IfMatch => b"if-match",
+            FieldName::IfNoneMatch => b"if-none-match",
+            FieldName::IfModifiedSince => b"if-modified-since",
+            FieldName::IfUnmodifiedSince => b"if-unmodified-since",
+            FieldName::Range => b"range",
+            FieldName::IfRange => b"if-range",
+            FieldName::AcceptEncoding => b"accept-encoding",
+            FieldName::UserAgent => b"user-agent",
+            FieldName::Referer => b"referer",
+            FieldName::Authorization => b"authorization",
+            FieldName::Cookie => b"cookie",
+            FieldName::Location => b"location",
+            FieldName::Other => b"",
+        }
+    }
+}
+
+/// The name among those of `name`'s length that `same` says it is.
+#[inline(always)]
+fn find(name: &[u8], same: impl Fn(&[u8], &[u8]) -> bool) -> FieldName {
+    use FieldName::*;
+    let candidates: &[FieldName] = match name.len() {
+        2 => &[Te],
+        4 => &[Host],
+        5 => &[Range, Path],
+        6 => &[Expect, Cookie],
+        7 => &[Referer, Upgrade, Method, Scheme, Status],
+        8 => &[IfMatch, IfRange, Location, Priority],
+        10 => &[UserAgent, Connection, KeepAlive, Authority],
+        13 => &[IfNoneMatch, Authorization],
+        14 => &[ContentLength],
+        15 => &[AcceptEncoding],
+        16 => &[ProxyConnection],
+        17 => &[IfModifiedSince, TransferEncoding],
+        19 => &[IfUnmodifiedSince],
+        _ => &[],
+    };
+    for &candidate in candidates {
+        if same(name, candidate.lower()) {
+            return candidate;
+        }
+    }
+    Other
+}
+
+/// Whether `name` (any case) is `lowercase`, a name of lowercase letters, `-` and `:` of the
+/// same length. Word by word rather than byte by byte: a letter of `lowercase` has bit 0x40
+/// set and `-` and `:` have not, so `(lowercase & 0x40) >> 1` is the case bit to fold in at
+/// letters only, and a byte matches exactly when `byte | that bit` equals the letter (`-` only
+/// matches `-`). Names of 4 to 7 bytes are read as two overlapping 4-byte words, longer ones as
+/// 8-byte words, the last one overlapping.
+fn is_name(name: &[u8], lowercase: &[u8]) -> bool {
+    fn word8(b: &[u8], at: usize) -> u64 {
+        u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+    }
+    fn word4(b: &[u8], at: usize) -> u32 {
+        u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
+    }
+    let len = lowercase.len();
+    if name.len() != len {
+        return false;
+    }
+    if len < 4 {
+        return name.eq_ignore_ascii_case(lowercase);
+    }
+    if len < 8 {
+        let same = |at: usize| {
+            let l = word4(lowercase, at);
+            word4(name, at) | ((l & 0x4040_4040) >> 1) == l
+        };
+        return same(0) && same(len - 4);
+    }
+    let same = |at: usize| {
+        let l = word8(lowercase, at);
+        word8(name, at) | ((l & 0x4040_4040_4040_4040) >> 1) == l
+    };
+    let mut at = 0;
+    while at + 8 < len {
+        if !same(at) {
+            return false;
+        }
+        at += 8;
+    }
+    same(len - 8)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ALL: [FieldName; 27] = {
+        use FieldName::*;
+        [
+            Method,
+            Path,
+            Scheme,
+            Authority,
+            Status,
+            Host,
+            ContentLength,
+            TransferEncoding,
+            Connection,
+            KeepAlive,
+            ProxyConnection,
+            Upgrade,
+            Te,
+            Priority,
+            Expect,
+            IfMatch,
+            IfNoneMatch,
+            IfModifiedSince,
+            IfUnmodifiedSince,
+            Range,
+            IfRange,
+            AcceptEncoding,
+            UserAgent,
+            Referer,
+            Authorization,
+            Cookie,
+            Location,
+        ]
+    };
+
+    /// Every name is found by its own spelling; in any case by `of`, lowercase only by
+    /// `of_lower`; a longer or shorter one is `Other`.
+    #[test]
+    fn each_name_is_found_by_its_spelling_and_nothing_else() {
+        for name in ALL {
+            let lower = name.lower();
+            assert_eq!(FieldName::of(lower), name);
+            assert_eq!(FieldName::of_lower(lower), name);
+            let upper = lower.to_ascii_uppercase();
+            assert_eq!(FieldName::of(&upper), name);
+            let expected = if upper == lower {
+                name
+            } else {
+                FieldName::Other
+            };
+            assert_eq!(FieldName::of_lower(&upper), expected);
+            assert_eq!(FieldName::of(&[lower, b"x"].concat()), FieldName::Other);
+            assert_eq!(FieldName::of(&lower[1..]), FieldName::Other);
+        }
+        assert_eq!(FieldName::of(b""), FieldName::Other);
+        assert_eq!(FieldName::of(b"accept"), FieldName::Other);
+    }
+
+    /// Every name known, each byte replaced by every byte value in turn: the comparison word
+    /// by word is the comparison byte by byte, case aside.
+    #[test]
+    fn names_compare_word_by_word_as_byte_by_byte() {
+        for known in ALL {
+            let lowercase = known.lower();
+            assert!(is_name(&lowercase.to_ascii_uppercase(), lowercase));
+            let mut name = lowercase.to_vec();
+            for i in 0..name.len() {
+                for b in 0..=255u8 {
+                    name[i] = b;
+                    assert_eq!(
+                        is_name(&name, lowercase),
+                        name.eq_ignore_ascii_case(lowercase),
+                        "{name:?}"
+                    );
+                }
+                name[i] = lowercase[i];
+            }
+            assert!(!is_name(&name[1..], lowercase));
+        }
+    }
+}
