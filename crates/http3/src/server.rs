@@ -21,6 +21,10 @@ use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::time::Instant;
 
+/// The most a DATA frame's header takes of a stream's room: its type and its length, each a
+/// varint (quiche writes the frame as `send_body` takes the body).
+const DATA_FRAME_HEADER: usize = 1 + 8;
+
 /// Version negotiation packets waiting to be sent, at most.
 const MAX_STATELESS: usize = 64;
 
@@ -89,7 +93,10 @@ struct Conn {
     ids: [quiche::ConnectionId<'static>; 2],
     /// Streams whose response waits for flow control.
     blocked: Vec<u64>,
-    /// Where the client's datagrams come from (the last one's source).
+    /// The client's address when its connection was accepted. Never changed by a later
+    /// datagram: any sender can put the connection's ID in a packet, and its source is known
+    /// before (and whether or not) it decrypts; migration is refused, so the address a
+    /// connection was accepted from is the one it has.
     peer: SocketAddr,
     /// The highest request stream handed out, for a GOAWAY's last processed stream.
     last_request: Option<u64>,
@@ -164,19 +171,20 @@ impl Server {
         }
     }
 
-    /// The address the connection's last datagram came from.
+    /// The address the connection was accepted from (what an access log and a rate limiter
+    /// may trust: no later datagram changes it).
     pub fn peer(&mut self, conn: ConnId) -> Result<SocketAddr, Error> {
         Ok(self.conn(conn)?.peer)
     }
 
-    /// Bytes the response on `id` may send now (flow control and the congestion window):
-    /// how much of a body to read before [`Server::send_body`], which takes at most this
-    /// (less the DATA frame's few bytes of framing). 0: a `Writable` event says when more may
-    /// go, as after a `send_body` that took less than offered.
+    /// Body bytes the response on `id` may send now (flow control and the congestion window,
+    /// less the DATA frame's header): how much of a body to read before [`Server::send_body`],
+    /// which takes all of it, so nothing read is left to read again. 0: a `Writable` event
+    /// says when more may go, as after a `send_body` that took less than offered.
     pub fn capacity(&mut self, id: RequestId) -> Result<usize, Error> {
         let conn = self.conn(id.conn)?;
         let room = match conn.quic.stream_capacity(id.stream) {
-            Ok(n) => n,
+            Ok(n) => n.saturating_sub(DATA_FRAME_HEADER),
             Err(quiche::Error::Done) => 0,
             Err(e) => return Err(e.into()),
         };
@@ -243,7 +251,6 @@ impl Server {
         let Some(conn) = self.slots[slot as usize].conn.as_mut() else {
             return;
         };
-        conn.peer = from;
         // An error is the connection's: QUIC has closed it (or will), as `sweep` finds.
         let _ = conn.quic.recv(datagram, info);
         if conn.h3.is_none() && (conn.quic.is_established() || conn.quic.is_in_early_data()) {
@@ -266,7 +273,8 @@ impl Server {
         while i < conn.blocked.len() {
             let stream = conn.blocked[i];
             match conn.quic.stream_capacity(stream) {
-                Ok(0) => i += 1,
+                // No room for a byte of body (as `capacity` counts it).
+                Ok(n) if n <= DATA_FRAME_HEADER => i += 1,
                 // Room, or the stream is gone (stopped by the client: the next call says so).
                 _ => {
                     conn.blocked.swap_remove(i);
