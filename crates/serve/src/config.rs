@@ -17,6 +17,10 @@ pub use proxy::{parse_upstream, ProxyMount, Upstream};
 /// The address a bare port (`--listen 8080`) or a bare host listens on, and the port a bare
 /// host gets: loopback, so that exposing files to the network always takes an explicit address.
 pub const DEFAULT_LISTEN: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 8080);
+/// What an HTTP/3 client may send on one request stream before the server reads it, bytes.
+pub const H3_STREAM_WINDOW: u64 = 64 * 1024;
+/// What an HTTP/3 client may send on all streams of a connection before the server reads it.
+pub const H3_CONNECTION_WINDOW: u64 = 256 * 1024;
 
 #[derive(Debug, Clone, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -88,7 +92,8 @@ pub struct Config {
     /// ours uses, bytes.
     pub h2_header_table_size: u32,
     /// HTTP/3 over QUIC when TLS is on: a UDP socket per thread on the TCP port's address and
-    /// number (docs/serve.md, "HTTP/3"). Off: TCP only.
+    /// number (docs/serve.md, "HTTP/3"). Off by default (TCP only) until an HTTP/3 connection
+    /// has the time limits a TCP one has.
     pub http3: bool,
     /// QUIC connections at once across all threads (each thread takes its share); a client's
     /// first packet past it is dropped.
@@ -424,7 +429,7 @@ impl Default for Config {
             h2_initial_window_size: 65_535,
             h2_max_header_list_size: 16_384,
             h2_header_table_size: 4_096,
-            http3: true,
+            http3: false,
             h3_max_connections: 10_000,
             h3_max_streams: 100,
             h3_idle_timeout_ms: 30_000,
@@ -694,7 +699,8 @@ impl Config {
     /// HTTP/3's limits (the `http3` crate's defaults, with the `h3_*` keys over them). The
     /// largest header block taken is HTTP/1.1's largest request as QPACK counts it (a request
     /// line, a head, 32 bytes a field): within it, wire's checks answer 414 or 431 as they do
-    /// over HTTP/1.1.
+    /// over HTTP/1.1. The receive windows are small: a request body is read only to be
+    /// dropped, so a client is given no room to send much of one ahead.
     pub fn http3_limits(&self) -> http3::Limits {
         let http11 = (self.max_request_line)
             .saturating_add(self.max_header_bytes)
@@ -703,6 +709,8 @@ impl Config {
             idle_timeout: std::time::Duration::from_millis(self.h3_idle_timeout_ms),
             max_streams: self.h3_max_streams,
             max_field_section: http11 as u64,
+            stream_window: H3_STREAM_WINDOW,
+            connection_window: H3_CONNECTION_WINDOW,
             ..http3::Limits::default()
         }
     }

@@ -48,7 +48,7 @@ pub enum ServeError {
     // the cause once.
     #[error("cannot listen on {addr}")]
     Bind { addr: SocketAddr, source: io::Error },
-    #[error("cannot listen on UDP {addr} for HTTP/3 (`--no-http3` serves TCP alone)")]
+    #[error("cannot listen on UDP {addr} for HTTP/3 (without `--http3` it serves TCP alone)")]
     BindUdp { addr: SocketAddr, source: io::Error },
     #[error("HTTP/3")]
     Http3(#[from] http3::Error),

@@ -1,5 +1,5 @@
-//! HTTP/3: flint serve with TLS on 127.0.0.1:0 also serves QUIC on the same port number over
-//! UDP. The `http3` crate's client fetches files of every body route (small cached, large by
+//! HTTP/3: flint serve with TLS and `http3` on 127.0.0.1:0 also serves QUIC on the same port
+//! number over UDP. The `http3` crate's client fetches files of every body route (small cached, large by
 //! pieces of a file), a 404, HEAD and a range, all on one connection at once: every status
 //! and byte exact, the access log holding one `HTTP/3.0` line per request. A gateway's
 //! target gets 501; a shutdown sends GOAWAY and lets a response under way finish. HTTP/1.1
@@ -101,6 +101,12 @@ fn files_a_404_head_and_a_range_are_exact_and_logged() {
         "{st:?}"
     );
     assert!(st.file_reads > 0, "the large files read in pieces: {st:?}");
+    // Each byte of a file above the cache's limit is read once, whatever flow control cut:
+    // the GETs' whole files and the range of 300k.bin.
+    let uncached = serve::Config::default().cache_max_file as usize;
+    let read_once = (files.iter().map(|f| f.1).filter(|&len| len > uncached)).sum::<usize>()
+        + (199_999 - 100_000 + 1);
+    assert_eq!(st.file_read_bytes, read_once as u64, "{st:?}");
     // More than 5 MiB of bodies, in datagrams of at most 1,350 bytes.
     assert!(st.h3_datagrams_sent > (5 * MIB / 1350) as u64, "{st:?}");
     d.client.close(H3_NO_ERROR, b"");
@@ -226,7 +232,7 @@ fn http3_is_served_only_with_tls_and_not_when_turned_off() {
 #[test]
 fn alt_svc_advertises_http3_on_http1_and_http2_responses() {
     let certs = tls_support::Certs::new(false);
-    let srv = certs.serve(|_| {});
+    let srv = certs.serve(|c| c.http3 = true);
     let want = format!("h3=\":{}\"; ma=86400", srv.addr.port());
     // HTTP/1.1: a cached file's 200 and 304, and an error page.
     let h1 = certs.client(&tls_support::both_versions());
@@ -259,8 +265,8 @@ fn alt_svc_advertises_http3_on_http1_and_http2_responses() {
     drop(c);
     assert_eq!(srv.stop().http2_connections, 1);
 
-    // HTTP/3 off, or no TLS: nothing advertised.
-    let off = certs.serve(|c| c.http3 = false);
+    // HTTP/3 off (the default), or no TLS: nothing advertised.
+    let off = certs.serve(|_| {});
     let mut t = BufReader::new(tls_support::tls_connect(off.addr, &h1));
     t.get_mut().write_all(get("/a.txt").as_bytes()).unwrap();
     let r = read_response(&mut t, false).unwrap();

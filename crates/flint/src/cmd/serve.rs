@@ -50,9 +50,12 @@ pub struct ServeArgs {
     /// as HTTP/1.1 refuses an unknown version (config key `http2 = false`).
     #[arg(long)]
     pub no_http2: bool,
-    /// No HTTP/3: with TLS on, the server otherwise also serves HTTP/3 over QUIC on the same
-    /// address and port number over UDP (config key `http3 = false`).
-    #[arg(long)]
+    /// Also serve HTTP/3 over QUIC on the same address and port number over UDP (with TLS
+    /// only; off by default, docs/serve.md says why; config key `http3 = true`).
+    #[arg(long, conflicts_with = "no_http3")]
+    pub http3: bool,
+    /// No HTTP/3 (the default; kept so that scripts which turned it off still work).
+    #[arg(long, hide = true)]
     pub no_http3: bool,
     /// HTTP/2 streams a client may have open at once [default: 100] (`h2_max_concurrent_streams`).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
@@ -276,6 +279,9 @@ fn configure(args: ServeArgs) -> anyhow::Result<Config> {
     }
     if args.no_http2 {
         config.http2 = false;
+    }
+    if args.http3 {
+        config.http3 = true;
     }
     if args.no_http3 {
         config.http3 = false;

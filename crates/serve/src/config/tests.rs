@@ -207,13 +207,24 @@ fn http3_keys_are_checked_and_alt_svc_names_the_port_only_with_tls() {
         listen: "127.0.0.1:8443".parse().unwrap(),
         tls_cert: Some("cert.pem".into()),
         tls_key: Some("key.pem".into()),
+        http3: true,
         h3_max_streams: 7,
         h3_idle_timeout_ms: 1500,
         ..Config::default()
     };
+    // Opt-in: TLS alone serves no HTTP/3.
+    let tls_alone = Config {
+        http3: Config::default().http3,
+        ..tls.clone()
+    };
+    assert!(!tls_alone.serves_http3(), "HTTP/3 is opt-in");
     assert_eq!(tls.alt_svc().as_deref(), Some("h3=\":8443\"; ma=86400"));
     let limits = tls.http3_limits();
     assert_eq!(limits.max_streams, 7);
+    assert_eq!(
+        (limits.stream_window, limits.connection_window),
+        (64 * 1024, 256 * 1024)
+    );
     assert_eq!(limits.idle_timeout, std::time::Duration::from_millis(1500));
     assert_eq!(
         Config {
