@@ -41,6 +41,9 @@ pub const MAX_DATAGRAM: usize = 1500;
 
 /// HTTP/3's code for a request cancelled by the client (RFC 9114 8.1).
 pub const H3_REQUEST_CANCELLED: u64 = 0x10c;
+/// HTTP/3's code for a request the server did not process (RFC 9114 8.1): the client may
+/// send it again.
+pub const H3_REQUEST_REJECTED: u64 = 0x10b;
 /// HTTP/3's code for a clean end (RFC 9114 8.1).
 pub const H3_NO_ERROR: u64 = 0x100;
 

@@ -15,11 +15,15 @@
 use crate::config::{h3_config, ServerConfig};
 use crate::error::{Closed, Error};
 use crate::fields::{status_digits, with_status, Field, Fields};
-use crate::{cid, Datagram, Stats};
+use crate::{cid, Datagram, Stats, H3_NO_ERROR, H3_REQUEST_REJECTED};
 use quiche::h3;
 use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::time::Instant;
+
+/// The most a DATA frame's header takes of a stream's room: its type and its length, each a
+/// varint (quiche writes the frame as `send_body` takes the body).
+const DATA_FRAME_HEADER: usize = 1 + 8;
 
 /// Version negotiation packets waiting to be sent, at most.
 const MAX_STATELESS: usize = 64;
@@ -72,11 +76,14 @@ pub struct ServerCounts {
     pub unknown: u64,
     /// Datagrams too short or malformed to read a QUIC header from.
     pub malformed: u64,
-    /// First datagrams refused: under 1,200 bytes, past the connection limit, or a version
-    /// negotiation past the queue's bound.
+    /// First datagrams refused: under 1,200 bytes, past the connection limit, after
+    /// `go_away`, or a version negotiation past the queue's bound.
     pub refused: u64,
     /// Version negotiation packets sent.
     pub version_negotiation: u64,
+    /// GOAWAY frames sent ([`Server::go_away`]), and requests refused after them.
+    pub goaways_sent: u64,
+    pub refused_after_goaway: u64,
 }
 
 struct Conn {
@@ -86,6 +93,21 @@ struct Conn {
     ids: [quiche::ConnectionId<'static>; 2],
     /// Streams whose response waits for flow control.
     blocked: Vec<u64>,
+    /// The client's address when its connection was accepted. Never changed by a later
+    /// datagram: any sender can put the connection's ID in a packet, and its source is known
+    /// before (and whether or not) it decrypts; migration is refused, so the address a
+    /// connection was accepted from is the one it has.
+    peer: SocketAddr,
+    /// The highest request stream handed out, for a GOAWAY's last processed stream.
+    last_request: Option<u64>,
+    /// A GOAWAY was sent with this stream ID: requests from it on are refused, and the
+    /// connection closes once those before it are answered and acknowledged.
+    goaway: Option<u64>,
+    /// Request streams below this are done with (QUIC has let go of them), for the close
+    /// after a GOAWAY.
+    settled_below: u64,
+    /// The GOAWAY frame has been written (it waits while the congestion window is full).
+    goaway_written: bool,
     /// In the `to_poll` queue.
     polling: bool,
     /// In the `to_send` queue.
@@ -111,6 +133,10 @@ pub struct Server {
     stateless: VecDeque<(Vec<u8>, SocketAddr)>,
     counts: ServerCounts,
     live: usize,
+    /// Requests refused because they came after this side's GOAWAY.
+    refused_after_goaway: u64,
+    /// `go_away` was called: no new connection is accepted.
+    going_away: bool,
 }
 
 impl Server {
@@ -128,6 +154,8 @@ impl Server {
             stateless: VecDeque::new(),
             counts: ServerCounts::default(),
             live: 0,
+            refused_after_goaway: 0,
+            going_away: false,
         }
     }
 
@@ -137,7 +165,63 @@ impl Server {
     }
 
     pub fn counts(&self) -> ServerCounts {
-        self.counts
+        ServerCounts {
+            refused_after_goaway: self.refused_after_goaway,
+            ..self.counts
+        }
+    }
+
+    /// The address the connection was accepted from (what an access log and a rate limiter
+    /// may trust: no later datagram changes it).
+    pub fn peer(&mut self, conn: ConnId) -> Result<SocketAddr, Error> {
+        Ok(self.conn(conn)?.peer)
+    }
+
+    /// Body bytes the response on `id` may send now (flow control and the congestion window,
+    /// less the DATA frame's header): how much of a body to read before [`Server::send_body`],
+    /// which takes all of it, so nothing read is left to read again. 0: a `Writable` event
+    /// says when more may go, as after a `send_body` that took less than offered.
+    pub fn capacity(&mut self, id: RequestId) -> Result<usize, Error> {
+        let conn = self.conn(id.conn)?;
+        let room = match conn.quic.stream_capacity(id.stream) {
+            Ok(n) => n.saturating_sub(DATA_FRAME_HEADER),
+            Err(quiche::Error::Done) => 0,
+            Err(e) => return Err(e.into()),
+        };
+        if room == 0 && !conn.blocked.contains(&id.stream) {
+            conn.blocked.push(id.stream);
+        }
+        Ok(room)
+    }
+
+    /// A graceful end (RFC 9114 5.2): a GOAWAY on every connection naming the first request
+    /// stream not handed out yet, so the requests under way are answered and later ones are
+    /// refused with H3_REQUEST_REJECTED (the client sends them again elsewhere); each
+    /// connection then closes with H3_NO_ERROR by itself once every response before the
+    /// GOAWAY has been sent and acknowledged (closing earlier would drop what QUIC still
+    /// holds of them). A connection still in its handshake is closed at once, and no new
+    /// one is accepted (a client's Initial is counted as refused).
+    pub fn go_away(&mut self) {
+        self.going_away = true;
+        for slot in 0..self.slots.len() as u32 {
+            let Some(conn) = self.slots[slot as usize].conn.as_mut() else {
+                continue;
+            };
+            if conn.h3.is_none() {
+                let _ = conn.quic.close(true, H3_NO_ERROR, b"");
+                self.mark_send(slot);
+                continue;
+            }
+            if conn.goaway.is_some() {
+                continue;
+            }
+            conn.goaway = Some(conn.last_request.map_or(0, |s| s + 4));
+            self.counts.goaways_sent += u64::from(write_goaway(conn));
+            if settled(conn) {
+                let _ = conn.quic.close(true, H3_NO_ERROR, b"");
+            }
+            self.mark_send(slot);
+        }
     }
 
     /// A datagram received from `from`: given to its connection, or starting one if it is a
@@ -176,12 +260,21 @@ impl Server {
                 conn.h3 = Some(h3);
             }
         }
+        // After a GOAWAY (written once there is room), the acknowledgement of the last
+        // response ends the connection.
+        if conn.goaway.is_some() {
+            self.counts.goaways_sent += u64::from(write_goaway(conn));
+            if settled(conn) {
+                let _ = conn.quic.close(true, H3_NO_ERROR, b"");
+            }
+        }
         // Responses held back by flow control may go on now.
         let mut i = 0;
         while i < conn.blocked.len() {
             let stream = conn.blocked[i];
             match conn.quic.stream_capacity(stream) {
-                Ok(0) => i += 1,
+                // No room for a byte of body (as `capacity` counts it).
+                Ok(n) if n <= DATA_FRAME_HEADER => i += 1,
                 // Room, or the stream is gone (stopped by the client: the next call says so).
                 _ => {
                     conn.blocked.swap_remove(i);
@@ -206,7 +299,7 @@ impl Server {
         // RFC 9000 14.1: a client's first datagram is at least 1,200 bytes (so that what we
         // answer stays within three times what it sent); a smaller one gets no answer, not even
         // version negotiation (RFC 9000 6.1).
-        if len < 1200 || self.live >= self.config.max_connections {
+        if len < 1200 || self.live >= self.config.max_connections || self.going_away {
             self.counts.refused += 1;
             return None;
         }
@@ -245,6 +338,11 @@ impl Server {
             h3: None,
             ids: [scid, theirs],
             blocked: Vec::new(),
+            peer: from,
+            last_request: None,
+            goaway: None,
+            settled_below: 0,
+            goaway_written: false,
             polling: false,
             sending: false,
         });
@@ -310,11 +408,22 @@ impl Server {
             };
             match event {
                 h3::Event::Headers { list, more_frames } => {
+                    // After our GOAWAY a new request is refused (RFC 9114 5.2): the client
+                    // may send it again on another connection.
+                    if conn.goaway.is_some_and(|g| stream >= g) {
+                        for dir in [quiche::Shutdown::Read, quiche::Shutdown::Write] {
+                            let _ = conn.quic.stream_shutdown(stream, dir, H3_REQUEST_REJECTED);
+                        }
+                        self.refused_after_goaway += 1;
+                        self.mark_send(slot);
+                        continue;
+                    }
+                    conn.last_request = Some(conn.last_request.map_or(stream, |l| l.max(stream)));
                     return Some(ServerEvent::Request {
                         id,
                         fields: Fields(list),
                         end: !more_frames,
-                    })
+                    });
                 }
                 h3::Event::Data => return Some(ServerEvent::Body { id }),
                 h3::Event::Finished => return Some(ServerEvent::BodyEnd { id }),
@@ -500,4 +609,37 @@ impl Server {
     pub fn stats(&mut self, conn: ConnId) -> Result<Stats, Error> {
         Ok(Stats::of(&self.conn(conn)?.quic))
     }
+}
+
+/// Whether every request stream `conn` handed out is done with: QUIC has let go of it (its
+/// response sent and acknowledged, its request read to the end) or the client stopped it.
+/// Walks the streams once over the connection's life (`settled_below` only moves up).
+fn settled(conn: &mut Conn) -> bool {
+    let Some(last) = conn.last_request else {
+        return true;
+    };
+    while conn.settled_below <= last {
+        match conn.quic.stream_capacity(conn.settled_below) {
+            // Collected (or never opened: a stream ID the client skipped), or stopped.
+            Err(quiche::Error::InvalidStreamState(_) | quiche::Error::StreamStopped(_)) => {
+                conn.settled_below += 4
+            }
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// Writes `conn`'s GOAWAY if it is not written yet and the control stream has room (a full
+/// congestion window leaves none: then the next datagram received tries again). True if
+/// written now.
+fn write_goaway(conn: &mut Conn) -> bool {
+    let (Some(id), Some(h3)) = (conn.goaway, conn.h3.as_mut()) else {
+        return false;
+    };
+    if conn.goaway_written {
+        return false;
+    }
+    conn.goaway_written = h3.send_goaway(&mut conn.quic, id).is_ok();
+    conn.goaway_written
 }

@@ -103,3 +103,59 @@ fn version_negotiation_waiting_to_be_sent_is_bounded() {
     }
     assert_eq!(sent, 64);
 }
+
+/// A datagram carrying a connection's ID from another address (which anyone can send: the
+/// ID is in the clear) does not change the peer the server reports for it, whether or not it
+/// decrypts.
+#[test]
+fn a_datagram_from_another_address_does_not_change_the_peer() {
+    use http3::{Client, ServerEvent};
+    let certs = Certs::new();
+    let mut s = server(&certs);
+    let server_addr: SocketAddr = "127.0.0.1:4433".parse().unwrap();
+    let client_addr: SocketAddr = "127.0.0.2:5000".parse().unwrap();
+    let spoofer: SocketAddr = "127.0.0.3:6000".parse().unwrap();
+    let mut config = certs.client(&Limits::default());
+    let mut c = Client::connect(&mut config, "localhost", client_addr, server_addr).unwrap();
+    let mut buf = vec![0u8; MAX_DATAGRAM];
+    let mut request = None;
+    let mut last_short: Option<Vec<u8>> = None;
+    // Bounded: a handshake and a request take a handful of round trips.
+    for _ in 0..50 {
+        while let Some(d) = c.send(&mut buf) {
+            let mut datagram = buf[..d.len].to_vec();
+            if datagram[0] & 0x80 == 0 {
+                last_short = Some(datagram.clone()); // a 1-RTT packet: the connection's ID
+            }
+            s.recv(&mut datagram, client_addr);
+        }
+        while let Some(d) = s.send(&mut buf) {
+            assert_eq!(d.to, client_addr);
+            c.recv(&mut buf[..d.len], server_addr).unwrap();
+        }
+        if c.is_ready() && request.is_none() {
+            let fields: [(&[u8], &[u8]); 4] = [
+                (b":method", b"GET"),
+                (b":scheme", b"https"),
+                (b":authority", b"localhost"),
+                (b":path", b"/"),
+            ];
+            c.send_request(&fields, true).unwrap();
+            request = Some(());
+        }
+        if let Some(ServerEvent::Request { id, .. }) = s.poll() {
+            assert_eq!(s.peer(id.conn).unwrap(), client_addr);
+            let mut forged = last_short.take().expect("a 1-RTT packet was sent");
+            // Another address, the same ID; once as it was (a replay), once corrupted.
+            s.recv(&mut forged.clone(), spoofer);
+            *forged.last_mut().unwrap() ^= 0xff;
+            s.recv(&mut forged, spoofer);
+            assert_eq!(s.peer(id.conn).unwrap(), client_addr);
+            while let Some(d) = s.send(&mut buf) {
+                assert_eq!(d.to, client_addr, "nothing is sent to the other address");
+            }
+            return;
+        }
+    }
+    panic!("no request reached the server");
+}

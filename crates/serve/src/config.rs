@@ -17,6 +17,10 @@ pub use proxy::{parse_upstream, ProxyMount, Upstream};
 /// The address a bare port (`--listen 8080`) or a bare host listens on, and the port a bare
 /// host gets: loopback, so that exposing files to the network always takes an explicit address.
 pub const DEFAULT_LISTEN: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 8080);
+/// What an HTTP/3 client may send on one request stream before the server reads it, bytes.
+pub const H3_STREAM_WINDOW: u64 = 64 * 1024;
+/// What an HTTP/3 client may send on all streams of a connection before the server reads it.
+pub const H3_CONNECTION_WINDOW: u64 = 256 * 1024;
 
 #[derive(Debug, Clone, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -87,6 +91,18 @@ pub struct Config {
     /// The HPACK table a client's encoder may use (SETTINGS_HEADER_TABLE_SIZE), and the most
     /// ours uses, bytes.
     pub h2_header_table_size: u32,
+    /// HTTP/3 over QUIC when TLS is on: a UDP socket per thread on the TCP port's address and
+    /// number (docs/serve.md, "HTTP/3"). Off by default (TCP only) until an HTTP/3 connection
+    /// has the time limits a TCP one has.
+    pub http3: bool,
+    /// QUIC connections at once across all threads (each thread takes its share); a client's
+    /// first packet past it is dropped.
+    pub h3_max_connections: usize,
+    /// HTTP/3 request streams a client may have open at once (QUIC's initial_max_streams_bidi).
+    pub h3_max_streams: u64,
+    /// A QUIC connection with no packet for this long ends, ms (max_idle_timeout; the
+    /// smaller of both sides' applies). Also what bounds a client that stops reading.
+    pub h3_idle_timeout_ms: u64,
 
     // ---- files, cache and responses (files/resolve.rs, files/cache.rs, respond.rs)
     /// Served for a directory.
@@ -413,6 +429,10 @@ impl Default for Config {
             h2_initial_window_size: 65_535,
             h2_max_header_list_size: 16_384,
             h2_header_table_size: 4_096,
+            http3: false,
+            h3_max_connections: 10_000,
+            h3_max_streams: 100,
+            h3_idle_timeout_ms: 30_000,
             index: "index.html".into(),
             cache_bytes: 64 << 20,
             cache_max_file: 32 << 10,
@@ -467,7 +487,7 @@ impl Config {
     /// Refuses values that would make the server refuse everything, spin or never time out:
     /// checked by `Server::bind` before anything starts.
     pub fn validate(&self) -> Result<(), InvalidConfig> {
-        let checks: [(&'static str, u64, bool, &'static str); 15] = [
+        let checks: [(&'static str, u64, bool, &'static str); 18] = [
             (
                 "max_connections",
                 self.max_connections as u64,
@@ -527,6 +547,24 @@ impl Config {
                 u64::from(self.h2_initial_window_size),
                 self.h2_initial_window_size <= i32::MAX as u32,
                 "must be at most 2^31-1 (RFC 9113 6.9.2)",
+            ),
+            (
+                "h3_max_connections",
+                self.h3_max_connections as u64,
+                self.h3_max_connections >= 1,
+                "must be at least 1",
+            ),
+            (
+                "h3_max_streams",
+                self.h3_max_streams,
+                (1..=1 << 60).contains(&self.h3_max_streams),
+                "must be from 1 to 2^60 (RFC 9000 4.6)",
+            ),
+            (
+                "h3_idle_timeout_ms",
+                self.h3_idle_timeout_ms,
+                self.h3_idle_timeout_ms >= 1,
+                "must be at least 1",
             ),
             (
                 "cgi_max_programs",
@@ -657,6 +695,36 @@ impl Config {
             header_table_size: self.h2_header_table_size,
             deflate_table_size: self.h2_header_table_size as usize,
             ..http2::Config::server()
+        }
+    }
+
+    /// Whether HTTP/3 is served: on, with TLS.
+    pub fn serves_http3(&self) -> bool {
+        self.http3 && self.tls_cert.is_some() && self.tls_key.is_some()
+    }
+
+    /// The `Alt-Svc` value HTTP/1.1 and HTTP/2 responses advertise HTTP/3 with (RFC 7838: the
+    /// same host, `listen`'s port number, for a day), when it is served.
+    pub fn alt_svc(&self) -> Option<String> {
+        (self.serves_http3()).then(|| format!("h3=\":{}\"; ma=86400", self.listen.port()))
+    }
+
+    /// HTTP/3's limits (the `http3` crate's defaults, with the `h3_*` keys over them). The
+    /// largest header block taken is HTTP/1.1's largest request as QPACK counts it (a request
+    /// line, a head, 32 bytes a field): within it, wire's checks answer 414 or 431 as they do
+    /// over HTTP/1.1. The receive windows are small: a request body is read only to be
+    /// dropped, so a client is given no room to send much of one ahead.
+    pub fn http3_limits(&self) -> http3::Limits {
+        let http11 = (self.max_request_line)
+            .saturating_add(self.max_header_bytes)
+            .saturating_add(self.max_headers.saturating_mul(32));
+        http3::Limits {
+            idle_timeout: std::time::Duration::from_millis(self.h3_idle_timeout_ms),
+            max_streams: self.h3_max_streams,
+            max_field_section: http11 as u64,
+            stream_window: H3_STREAM_WINDOW,
+            connection_window: H3_CONNECTION_WINDOW,
+            ..http3::Limits::default()
         }
     }
 

@@ -15,6 +15,8 @@ use crate::stats::ServerStats;
 pub(crate) const LISTENER: Token = Token(usize::MAX - 1);
 /// The loop's waker's token (shutdown, a stats snapshot asked).
 pub(crate) const WAKER: Token = Token(usize::MAX);
+/// The loop's UDP socket's token (HTTP/3), when it has one.
+pub(crate) const QUIC: Token = Token(usize::MAX - 2);
 
 /// How the handle controls the threads: a stop flag, their wakers, and stats snapshots.
 pub(crate) struct Control {

@@ -28,6 +28,10 @@
 //! so the sweep is a compare per slot; an HTTP/2 connection also carries its earliest stream's
 //! request-body deadline, past which that stream is reset and the connection goes on. The poll timeout is that sweep, or none at all when no
 //! connection, log line or paused listener needs one (an idle server sleeps).
+//!
+//! With HTTP/3 on, the loop also owns a UDP socket and its QUIC connections (`udp.rs`): its
+//! events drive them, QUIC's own deadline is folded into the poll timeout, and a shutdown
+//! sends each a GOAWAY and waits for them to close as it waits for TCP connections.
 
 use std::fs::File;
 use std::io;
@@ -44,7 +48,7 @@ use crate::access_log::AccessLog;
 use crate::auth::Guard;
 use crate::config::Config;
 use crate::conn::{Conn, Phase};
-use crate::control::{Control, LISTENER, WAKER};
+use crate::control::{Control, LISTENER, QUIC, WAKER};
 use crate::gateway::fcgi::POOL_TOKEN;
 use crate::gateway::{Gateways, PROGRAM_TOKEN};
 use crate::pool::Pool;
@@ -52,6 +56,7 @@ use crate::protocol::{Timeouts, Worker};
 use crate::respond::Responder;
 use crate::stats::ServerStats;
 use crate::transport::Transport;
+use crate::udp::Quic;
 
 /// Period of the timeout sweep (and so the timeouts' resolution).
 const SWEEP: Duration = Duration::from_millis(250);
@@ -79,6 +84,8 @@ pub(crate) struct Loop<'a, T: Transport> {
     draining: Option<Instant>,
     next_sweep: Instant,
     published_gen: u64,
+    /// The UDP socket and its HTTP/3 connections, when HTTP/3 is on.
+    quic: Option<Quic>,
 }
 
 impl<'a, T: Transport> Loop<'a, T> {
@@ -92,6 +99,7 @@ impl<'a, T: Transport> Loop<'a, T> {
         responder: Responder,
         env: T::Env,
         control: &'a Control,
+        udp: Option<(std::net::UdpSocket, http3::ServerConfig)>,
     ) -> io::Result<Loop<'a, T>> {
         let threads = control.wakers.len().max(1);
         let share = (config.max_connections / threads).max(1);
@@ -104,6 +112,10 @@ impl<'a, T: Transport> Loop<'a, T> {
         let port = listener.local_addr()?.port();
         let waker = (control.wakers.get(id).cloned())
             .ok_or_else(|| io::Error::other("no waker for this loop"))?;
+        let quic = match udp {
+            Some((socket, h3)) => Some(Quic::new(socket, h3, poll.registry(), QUIC)?),
+            None => None,
+        };
         let gateways = Gateways::new(
             config,
             control.programs.clone(),
@@ -156,6 +168,7 @@ impl<'a, T: Transport> Loop<'a, T> {
             draining: None,
             next_sweep: now + SWEEP,
             published_gen: 0,
+            quic,
         })
     }
 
@@ -170,7 +183,8 @@ impl<'a, T: Transport> Loop<'a, T> {
                 self.begin_drain();
             }
             if let Some(grace) = self.draining {
-                if self.live() == 0 || self.worker.now >= grace {
+                let quic = self.quic.as_ref().map_or(0, Quic::connections);
+                if (self.live() == 0 && quic == 0) || self.worker.now >= grace {
                     break;
                 }
             }
@@ -193,6 +207,11 @@ impl<'a, T: Transport> Loop<'a, T> {
             for ev in events.iter() {
                 match ev.token() {
                     LISTENER => self.accept_all(),
+                    QUIC => {
+                        if let Some(q) = self.quic.as_mut() {
+                            q.on_event(&mut self.worker, ev.is_readable());
+                        }
+                    }
                     // Shutdown, a stats snapshot, or a program the spawner started.
                     WAKER => self.take_spawned(),
                     // A program's pipe or pidfd: drive its connection; the socket's readiness
@@ -224,6 +243,9 @@ impl<'a, T: Transport> Loop<'a, T> {
             }
             if let Some(g) = self.worker.gateways.as_mut() {
                 g.end_wake();
+            }
+            if let Some(q) = self.quic.as_mut() {
+                q.tick(&mut self.worker);
             }
             if self.worker.now >= self.next_sweep {
                 self.sweep();
@@ -311,6 +333,17 @@ impl<'a, T: Transport> Loop<'a, T> {
         };
         if let Some(t) = self.accept_paused_until {
             wake = Some(wake.map_or(t, |w| w.min(t)));
+        }
+        if let Some(q) = self.quic.as_ref() {
+            // Datagrams left unread by the last turn: no sleep at all.
+            let t = if q.unread() {
+                Some(Instant::now())
+            } else {
+                q.deadline()
+            };
+            if let Some(t) = t {
+                wake = Some(wake.map_or(t, |w| w.min(t)));
+            }
         }
         wake.map(|w| w.saturating_duration_since(Instant::now()))
     }
@@ -513,6 +546,10 @@ impl<'a, T: Transport> Loop<'a, T> {
     fn begin_drain(&mut self) {
         self.listener = None;
         self.draining = Some(self.worker.now + self.worker.timeouts.send);
+        // HTTP/3: a GOAWAY on every connection; each closes once its responses are out.
+        if let Some(q) = self.quic.as_mut() {
+            q.shut_down(&mut self.worker);
+        }
         for i in 0..self.conns.len() {
             let Some(c) = self.conns[i].as_mut() else {
                 continue;
@@ -539,6 +576,9 @@ impl<'a, T: Transport> Loop<'a, T> {
     /// "exited", so `stats` after `run` returns does not wait).
     fn publish(&mut self, last: bool) {
         self.worker.stats.buffers_created = self.pool.created;
+        if let Some(q) = self.quic.as_ref() {
+            q.publish(&mut self.worker);
+        }
         self.worker.stats.pool_peer_closed =
             (self.worker.gateways.as_ref()).map_or(0, |g| g.pool_peer_closed());
         if let Some(log) = self.worker.log.as_ref() {

@@ -59,6 +59,7 @@ pub mod stats;
 mod tls;
 pub mod tls_setup;
 mod transport;
+mod udp;
 
 /// The FastCGI record layer, for its fuzz target.
 #[doc(hidden)]

@@ -394,7 +394,10 @@ mod body;
 mod gateway;
 mod h1;
 mod h2;
+mod h3;
 mod preface;
+
+pub(crate) use h3::H3;
 
 #[cfg(test)]
 mod tests;

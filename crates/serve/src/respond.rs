@@ -249,7 +249,7 @@ impl Responder {
             cache: Cache::new(config),
             key: Vec::with_capacity(256),
             fs_path: Vec::new(),
-            pages: ErrorPages::new(&config.server_name),
+            pages: ErrorPages::new(&config.server_name, config.alt_svc().as_deref()),
             hide_dotfiles: config.dotfiles == Dotfiles::Hide,
             autoindex: config.autoindex,
             symlinks_outside_root: config.symlinks_outside_root,
@@ -387,7 +387,8 @@ impl Responder {
     pub fn plain_http_on_tls(&mut self, date: &[u8], out: &mut Vec<u8>) -> Reply {
         let page = &self.pages.plain_http_on_tls;
         let out = &mut Output::Text(out);
-        page.write_head(&self.pages.server_name, date, out);
+        let alt_svc = self.pages.alt_svc.as_deref();
+        page.write_head(&self.pages.server_name, alt_svc, date, out);
         out.end(Persistence::Close);
         out.body(&page.body);
         Reply {
@@ -510,7 +511,8 @@ impl Responder {
         )
     }
 
-    /// The `Server: ...\r\n` line every response carries.
+    /// The `Server: ...\r\n` line every response carries (and `Alt-Svc` when HTTP/3 is
+    /// served).
     pub fn server_line(&self) -> &[u8] {
         &self.pages.server_line
     }
@@ -518,6 +520,11 @@ impl Responder {
     /// The value of the `Server` field every response carries.
     pub fn server_name(&self) -> &[u8] {
         &self.pages.server_name
+    }
+
+    /// The value of the `Alt-Svc` field every response carries when HTTP/3 is served.
+    pub fn alt_svc(&self) -> Option<&[u8]> {
+        self.pages.alt_svc.as_deref()
     }
 
     /// What the cache has done so far (u64 counters, gauges filled in).
@@ -606,6 +613,9 @@ impl Responder {
         }
         out.start(b"HTTP/1.1 200 OK\r\n", date);
         out.field(FieldName::Server, &self.pages.server_name);
+        if let Some(alt_svc) = &self.pages.alt_svc {
+            out.field(FieldName::AltSvc, alt_svc);
+        }
         out.field(FieldName::ContentType, b"text/html; charset=utf-8");
         out.field_with(FieldName::ContentLength, |v| push_u64(v, html.len() as u64));
         out.end(conn);
@@ -851,6 +861,8 @@ struct ErrorPages {
     server_line: Box<[u8]>,
     /// The `Server` field's value.
     server_name: Box<[u8]>,
+    /// The `Alt-Svc` field's value, when HTTP/3 is served.
+    alt_svc: Option<Box<[u8]>>,
     pages: Vec<Page>,
     /// The 400 for plain HTTP sent to the TLS port: its own words, as nginx gives them.
     plain_http_on_tls: Page,
@@ -870,12 +882,21 @@ struct Page {
 impl Page {
     /// The page's head but its extra fields and its end: its status, Date, Server,
     /// Content-Type, Content-Length (HTTP/1.1's prebuilt lines in one copy).
-    fn write_head(&self, server_name: &[u8], date: &[u8], out: &mut Output<'_>) {
+    fn write_head(
+        &self,
+        server_name: &[u8],
+        alt_svc: Option<&[u8]>,
+        date: &[u8],
+        out: &mut Output<'_>,
+    ) {
         out.start(&self.status_line, date);
         match out {
             Output::Text(out) => out.extend_from_slice(&self.headers),
             Output::Fields { head, .. } => {
                 head.push(FieldName::Server, server_name);
+                if let Some(alt_svc) = alt_svc {
+                    head.push(FieldName::AltSvc, alt_svc);
+                }
                 head.push(FieldName::ContentType, self.content_type);
                 head.push(FieldName::ContentLength, &self.length);
             }
@@ -884,8 +905,11 @@ impl Page {
 }
 
 impl ErrorPages {
-    fn new(server_name: &str) -> ErrorPages {
-        let server_line = format!("Server: {server_name}\r\n");
+    fn new(server_name: &str, alt_svc: Option<&str>) -> ErrorPages {
+        let mut server_line = format!("Server: {server_name}\r\n");
+        if let Some(alt_svc) = alt_svc {
+            server_line = format!("{server_line}Alt-Svc: {alt_svc}\r\n");
+        }
         let body = b"The plain HTTP request was sent to HTTPS port\n";
         let headers = format!(
             "{server_line}Content-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\n",
@@ -902,6 +926,7 @@ impl ErrorPages {
             },
             server_line: server_line.into_bytes().into(),
             server_name: server_name.as_bytes().into(),
+            alt_svc: alt_svc.map(|v| v.as_bytes().into()),
             pages: Vec::with_capacity(24),
         };
         for status in [
@@ -957,7 +982,7 @@ fn page(
 ) -> Reply {
     let i = pages.index(status);
     let page = &pages.pages[i];
-    page.write_head(&pages.server_name, date, out);
+    page.write_head(&pages.server_name, pages.alt_svc.as_deref(), date, out);
     extra(out);
     out.end(conn);
     let body_bytes = if head_method {

@@ -85,6 +85,7 @@ struct Field {
 pub enum FieldName {
     Date,
     Server,
+    AltSvc,
     ContentType,
     LastModified,
     ETag,
@@ -107,6 +108,7 @@ impl FieldName {
         match self {
             FieldName::Date => b"Date",
             FieldName::Server => b"Server",
+            FieldName::AltSvc => b"Alt-Svc",
             FieldName::ContentType => b"Content-Type",
             FieldName::LastModified => b"Last-Modified",
             FieldName::ETag => b"ETag",
@@ -129,6 +131,7 @@ impl FieldName {
         match self {
             FieldName::Date => b"date",
             FieldName::Server => b"server",
+            FieldName::AltSvc => b"alt-svc",
             FieldName::ContentType => b"content-type",
             FieldName::LastModified => b"last-modified",
             FieldName::ETag => b"etag",

@@ -48,6 +48,10 @@ pub enum ServeError {
     // the cause once.
     #[error("cannot listen on {addr}")]
     Bind { addr: SocketAddr, source: io::Error },
+    #[error("cannot listen on UDP {addr} for HTTP/3 (without `--http3` it serves TCP alone)")]
+    BindUdp { addr: SocketAddr, source: io::Error },
+    #[error("HTTP/3")]
+    Http3(#[from] http3::Error),
     #[error("access log {path}")]
     AccessLog { path: PathBuf, source: io::Error },
     #[error("CGI directory {path}")]
@@ -109,7 +113,7 @@ impl ShutdownHandle {
 pub struct Server {
     config: Config,
     local_addr: SocketAddr,
-    loops: Vec<(Poll, TcpListener)>,
+    loops: Vec<(Poll, TcpListener, Option<std::net::UdpSocket>)>,
     log: Option<Arc<File>>,
     control: Arc<Control>,
     /// Set when the port serves HTTPS.
@@ -120,7 +124,7 @@ impl Server {
     /// Checks the root, binds `config.effective_threads()` listening sockets to `config.listen`
     /// (one `SO_REUSEPORT` group no other server can join: see `listeners.rs`) and opens the
     /// access log.
-    pub fn bind(config: Config) -> Result<Server, ServeError> {
+    pub fn bind(mut config: Config) -> Result<Server, ServeError> {
         config.validate()?;
         let tls = tls_config(&config)?;
         let n = config.effective_threads().max(1);
@@ -150,6 +154,18 @@ impl Server {
                 }
             })?;
         let addr = listeners[0].local_addr()?;
+        // HTTP/3 beside TLS: the same address and port number over UDP, a socket per thread.
+        // The port chosen when `listen` had port 0: what Alt-Svc advertises.
+        config.listen = addr;
+        let mut udp = Vec::new();
+        if tls.is_some() && config.http3 {
+            // Checked before anything serves: a certificate quiche's BoringSSL refuses is one
+            // error at start.
+            h3_config(&config, 1)?;
+            udp =
+                crate::udp::bind(addr, n).map_err(|source| ServeError::BindUdp { addr, source })?;
+        }
+        let mut udp = udp.into_iter();
         let mut loops = Vec::with_capacity(n);
         let mut wakers = Vec::with_capacity(n);
         for listener in listeners {
@@ -158,7 +174,7 @@ impl Server {
             poll.registry()
                 .register(&mut listener, LISTENER, Interest::READABLE)?;
             wakers.push(Arc::new(Waker::new(poll.registry(), WAKER)?));
-            loops.push((poll, listener));
+            loops.push((poll, listener, udp.next()));
         }
         let log = match &config.access_log {
             Some(path) => Some(
@@ -203,6 +219,11 @@ impl Server {
         }
     }
 
+    /// Whether HTTP/3 is served (over UDP, on the same address and port number as TCP).
+    pub fn http3(&self) -> bool {
+        self.loops.first().is_some_and(|l| l.2.is_some())
+    }
+
     /// What to say at start about how TLS runs (kernel TLS or not), when it does.
     pub fn tls_note(&self) -> Option<&'static str> {
         self.tls.as_ref().map(|_| tls_setup::kernel_tls_note())
@@ -228,11 +249,11 @@ impl Server {
         let mut loops = loops.into_iter().enumerate();
         let first = loops.next();
         let mut threads = Vec::new();
-        for (id, (poll, listener)) in loops {
+        for (id, (poll, listener, udp)) in loops {
             let (cfg, log, sh, tls) = (config.clone(), log.clone(), control.clone(), tls.clone());
             let spawned = std::thread::Builder::new()
                 .name(format!("flint-serve-{id}"))
-                .spawn(move || run_loop(id, poll, listener, &cfg, log, sh, tls));
+                .spawn(move || run_loop(id, poll, listener, udp, &cfg, log, sh, tls));
             match spawned {
                 Ok(t) => threads.push((id, t)),
                 Err(e) => {
@@ -246,8 +267,8 @@ impl Server {
             }
         }
         let mut result = match first {
-            Some((id, (poll, listener))) => {
-                run_loop(id, poll, listener, &config, log, control.clone(), tls)
+            Some((id, (poll, listener, udp))) => {
+                run_loop(id, poll, listener, udp, &config, log, control.clone(), tls)
             }
             None => Ok(ServerStats::default()),
         };
@@ -265,30 +286,40 @@ impl Server {
     }
 }
 
+#[allow(clippy::too_many_arguments)] // each is one of the thread's own parts
 fn run_loop(
     id: usize,
     poll: Poll,
     listener: TcpListener,
+    udp: Option<std::net::UdpSocket>,
     config: &Config,
     log: Option<Arc<File>>,
     control: Arc<Control>,
     tls: Option<Arc<rustls::ServerConfig>>,
 ) -> Result<ServerStats, ServeError> {
+    let threads = control.wakers.len().max(1);
+    // Each thread's QUIC configuration is its own (quiche's is not shared between threads).
+    let udp = udp.map(|socket| Ok::<_, ServeError>((socket, h3_config(config, threads)?)));
     let result = Responder::new(config)
         .map_err(ServeError::from)
-        .and_then(|responder| match tls {
+        .and_then(|responder| Ok((responder, udp.transpose()?)))
+        .and_then(|(responder, udp)| match tls {
             // One monomorphic loop per kind: the plain one carries nothing of TLS.
             Some(tls) => {
                 let env = TlsEnv::new(tls);
-                Loop::<TlsTcp>::new(id, poll, listener, config, log, responder, env, &control)
-                    .and_then(Loop::run)
-                    .map_err(ServeError::from)
+                Loop::<TlsTcp>::new(
+                    id, poll, listener, config, log, responder, env, &control, udp,
+                )
+                .and_then(Loop::run)
+                .map_err(ServeError::from)
             }
             None => {
                 let env = PlainEnv::new();
-                Loop::<PlainTcp>::new(id, poll, listener, config, log, responder, env, &control)
-                    .and_then(Loop::run)
-                    .map_err(ServeError::from)
+                Loop::<PlainTcp>::new(
+                    id, poll, listener, config, log, responder, env, &control, udp,
+                )
+                .and_then(Loop::run)
+                .map_err(ServeError::from)
             }
         });
     if result.is_err() {
@@ -298,6 +329,18 @@ fn run_loop(
         control.wake_all();
     }
     result
+}
+
+/// One thread's QUIC configuration: the TLS certificate and key, the `h3_*` limits, and its
+/// share of `h3_max_connections` among `threads`.
+/// (Asked only when TLS is on: a server without a certificate serves no HTTP/3.)
+fn h3_config(config: &Config, threads: usize) -> Result<http3::ServerConfig, http3::Error> {
+    let (cert, key) = match (&config.tls_cert, &config.tls_key) {
+        (Some(cert), Some(key)) => (cert, key),
+        _ => return Err(http3::Error::NotReady),
+    };
+    let share = (config.h3_max_connections / threads.max(1)).max(1);
+    Ok(http3::ServerConfig::new(cert, key, &config.http3_limits())?.max_connections(share))
 }
 
 /// The TLS configuration when `tls_cert` and `tls_key` are set, checked before anything is bound.

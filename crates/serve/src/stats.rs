@@ -97,6 +97,20 @@ counters! {
         /// GOAWAY frames sent (graceful shutdown, a protocol error, a flood cut) and received.
         h2_goaways_sent,
         h2_goaways_received,
+        /// HTTP/3: QUIC connections accepted, and requests answered over them (also in
+        /// `requests`).
+        http3_connections,
+        http3_requests,
+        /// UDP datagrams received and sent by the HTTP/3 sockets, and sends put off because
+        /// the socket's buffer was full (the datagram waits for it to be writable).
+        h3_datagrams_received,
+        h3_datagrams_sent,
+        h3_send_blocked,
+        /// Datagrams dropped unread: malformed, for no connection, or a first packet refused
+        /// (too short, past `h3_max_connections`).
+        h3_dropped,
+        /// HTTP/3 GOAWAY frames sent (graceful shutdown).
+        h3_goaways_sent,
         /// Requests a CGI program was to answer (the refused ones included: 413, 503).
         cgi_requests,
         /// CGI programs started.

@@ -50,6 +50,13 @@ pub struct ServeArgs {
     /// as HTTP/1.1 refuses an unknown version (config key `http2 = false`).
     #[arg(long)]
     pub no_http2: bool,
+    /// Also serve HTTP/3 over QUIC on the same address and port number over UDP (with TLS
+    /// only; off by default, docs/serve.md says why; config key `http3 = true`).
+    #[arg(long, conflicts_with = "no_http3")]
+    pub http3: bool,
+    /// No HTTP/3 (the default; kept so that scripts which turned it off still work).
+    #[arg(long, hide = true)]
+    pub no_http3: bool,
     /// HTTP/2 streams a client may have open at once [default: 100] (`h2_max_concurrent_streams`).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub h2_max_streams: Option<u32>,
@@ -126,7 +133,9 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
 /// A port in use is the machine's state, not a mistake in the input: the server failed.
 fn bind_error(err: ServeError) -> anyhow::Error {
     match &err {
-        ServeError::Bind { source, .. } if source.kind() == std::io::ErrorKind::AddrInUse => {
+        ServeError::Bind { source, .. } | ServeError::BindUdp { source, .. }
+            if source.kind() == std::io::ErrorKind::AddrInUse =>
+        {
             crate::exit::failed(err)
         }
         _ => err.into(),
@@ -152,14 +161,23 @@ fn run(args: ServeArgs) -> anyhow::Result<()> {
     if let Some(note) = server.tls_note() {
         let _ = writeln!(std::io::stderr(), "flint serve: {note}");
     }
+    if server.http3() {
+        let _ = writeln!(
+            std::io::stderr(),
+            "flint serve: HTTP/3 on UDP {}",
+            server.local_addr()
+        );
+    }
     let stats = server.run().map_err(crate::exit::failed)?;
     let _ = writeln!(
         std::io::stderr(),
-        "flint serve: stopped after {} requests on {} connections ({} HTTP/1.x, {} HTTP/2)",
+        "flint serve: stopped after {} requests on {} connections ({} HTTP/1.x, {} HTTP/2) and {} QUIC connections ({} HTTP/3 requests)",
         stats.requests,
         stats.accepted,
         stats.http1_connections,
         stats.http2_connections,
+        stats.http3_connections,
+        stats.http3_requests,
     );
     if stats.cgi_requests > 0 || stats.fastcgi_requests > 0 {
         let _ = writeln!(
@@ -264,6 +282,12 @@ fn configure(args: ServeArgs) -> anyhow::Result<Config> {
     }
     if args.no_http2 {
         config.http2 = false;
+    }
+    if args.http3 {
+        config.http3 = true;
+    }
+    if args.no_http3 {
+        config.http3 = false;
     }
     if let Some(n) = args.h2_max_streams {
         config.h2_max_concurrent_streams = n;

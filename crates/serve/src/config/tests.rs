@@ -193,6 +193,51 @@ fn values_no_server_can_run_with_are_refused_naming_the_key() {
 }
 
 #[test]
+fn http3_keys_are_checked_and_alt_svc_names_the_port_only_with_tls() {
+    let refused = |tweak: fn(&mut Config)| {
+        let mut c = Config::default();
+        tweak(&mut c);
+        c.validate().unwrap_err().key
+    };
+    assert_eq!(refused(|c| c.h3_max_connections = 0), "h3_max_connections");
+    assert_eq!(refused(|c| c.h3_max_streams = 0), "h3_max_streams");
+    assert_eq!(refused(|c| c.h3_max_streams = 1 << 61), "h3_max_streams");
+    assert_eq!(refused(|c| c.h3_idle_timeout_ms = 0), "h3_idle_timeout_ms");
+    let tls = Config {
+        listen: "127.0.0.1:8443".parse().unwrap(),
+        tls_cert: Some("cert.pem".into()),
+        tls_key: Some("key.pem".into()),
+        http3: true,
+        h3_max_streams: 7,
+        h3_idle_timeout_ms: 1500,
+        ..Config::default()
+    };
+    // Opt-in: TLS alone serves no HTTP/3.
+    let tls_alone = Config {
+        http3: Config::default().http3,
+        ..tls.clone()
+    };
+    assert!(!tls_alone.serves_http3(), "HTTP/3 is opt-in");
+    assert_eq!(tls.alt_svc().as_deref(), Some("h3=\":8443\"; ma=86400"));
+    let limits = tls.http3_limits();
+    assert_eq!(limits.max_streams, 7);
+    assert_eq!(
+        (limits.stream_window, limits.connection_window),
+        (64 * 1024, 256 * 1024)
+    );
+    assert_eq!(limits.idle_timeout, std::time::Duration::from_millis(1500));
+    assert_eq!(
+        Config {
+            http3: false,
+            ..tls
+        }
+        .alt_svc(),
+        None
+    );
+    assert_eq!(Config::default().alt_svc(), None, "no TLS, no HTTP/3");
+}
+
+#[test]
 fn fastcgi_mounts_take_an_extension_or_a_prefix_and_a_socket() {
     use crate::config::{FastCgiAddr, FastCgiMount, FastCgiPattern};
     let php: FastCgiMount = "*.php=unix:/run/php/php-fpm.sock".parse().unwrap();

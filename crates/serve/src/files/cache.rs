@@ -202,6 +202,8 @@ struct Settings {
     precompressed: bool,
     /// The Server field's value.
     server_name: Box<[u8]>,
+    /// The Alt-Svc field's value, when HTTP/3 is served.
+    alt_svc: Option<Box<[u8]>>,
 }
 
 pub struct Cache {
@@ -244,6 +246,7 @@ impl Cache {
                 digest: config.digest,
                 precompressed: config.precompressed,
                 server_name: config.server_name.as_bytes().into(),
+                alt_svc: config.alt_svc().map(|v| v.into_bytes().into()),
             },
             bytes_used: 0,
             bodies: 0,

@@ -1,8 +1,8 @@
 //! A program's response head (RFC 3875 6.2-6.3), checked before any of it reaches a client:
 //! header lines ended by LF or CRLF, up to an empty line. The fields the server owns (`Status`,
-//! `Content-Length`, the hop-by-hop ones, `Date`, `Server`) are taken out; the others are kept,
-//! validated, as [`Fields`] (names as the program spelled them) for whichever protocol encodes
-//! the response.
+//! `Content-Length`, the hop-by-hop ones, `Date`, `Server`, `Alt-Svc`) are taken out; the
+//! others are kept, validated, as [`Fields`] (names as the program spelled them) for whichever
+//! protocol encodes the response.
 //!
 //! A line with a bare CR or a NUL, a name that is not a token, a value with a control
 //! character, a folded line, a bad `Status` or `Content-Length`: the whole head is refused (the
@@ -198,6 +198,9 @@ pub(crate) fn parse(head: &[u8], local_redirects: bool) -> Result<CgiHead, HeadE
 }
 
 /// Fields the server writes itself (or that describe a connection the program does not see).
+/// `Alt-Svc` names the server's own other listeners (its HTTP/3 port), which a program or an
+/// upstream cannot know: theirs would send clients elsewhere, whether flint advertises its
+/// own or not.
 const SERVER_OWNED: &[&[u8]] = &[
     b"connection",
     b"keep-alive",
@@ -208,6 +211,7 @@ const SERVER_OWNED: &[&[u8]] = &[
     b"upgrade",
     b"date",
     b"server",
+    b"alt-svc",
 ];
 
 /// `NNN reason`: a three-digit status from 100 to 599 (1xx is not a final response: refused).
@@ -267,7 +271,7 @@ mod tests {
     #[test]
     fn fields_pass_and_the_server_owned_ones_do_not() {
         let h =
-            head(b"Content-Type: text/plain\r\nX-A:  1 \nConnection: close\nContent-Length: 5\n\n")
+            head(b"Content-Type: text/plain\r\nX-A:  1 \nConnection: close\nContent-Length: 5\nAlt-Svc: h3=\":9\"\n\n")
                 .unwrap();
         assert_eq!(h.status, 200);
         assert_eq!(lines(&h.fields), b"Content-Type: text/plain\r\nX-A: 1\r\n");

@@ -151,6 +151,9 @@ impl Builder<'_> {
         let server = &settings.server_name[..];
         let mut heads = ReprFieldsBuilder::default();
         heads.push(FieldName::Server, server);
+        if let Some(alt_svc) = &settings.alt_svc {
+            heads.push(FieldName::AltSvc, alt_svc);
+        }
         heads.push(FieldName::ContentType, content_type.as_bytes());
         heads.push(FieldName::LastModified, last_modified.as_bytes());
         heads.push(FieldName::ETag, &etag);
@@ -173,6 +176,9 @@ impl Builder<'_> {
         heads.end_full();
         // A 304's.
         heads.push(FieldName::Server, server);
+        if let Some(alt_svc) = &settings.alt_svc {
+            heads.push(FieldName::AltSvc, alt_svc);
+        }
         heads.push(FieldName::LastModified, last_modified.as_bytes());
         heads.push(FieldName::ETag, &etag);
         if vary {

@@ -66,12 +66,12 @@ pub(super) fn give_back(mut fields: Vec<Header<'_>>) -> FieldRoom {
 }
 
 /// A program's or an upstream's head (`gateway/head.rs`) into `fields` (emptied first):
-/// `:status` (`code`), `date`, `server`, all its fields, then its `content-length` if one is
-/// to be said.
+/// `:status` (`code`), `date`, `server`, `alt-svc` when HTTP/3 is served, all its fields,
+/// then its `content-length` if one is to be said.
 pub(super) fn gateway_fields<'a>(
     code: &'a [u8; 3],
     date: &'a [u8],
-    server: &'a [u8],
+    (server, alt_svc): (&'a [u8], Option<&'a [u8]>),
     program: &'a Fields,
     content_length: Option<&'a [u8]>,
     fields: &mut Vec<Header<'a>>,
@@ -80,6 +80,9 @@ pub(super) fn gateway_fields<'a>(
     fields.push(Header::static_name(b":status", code));
     fields.push(Header::static_name(b"date", date));
     fields.push(Header::static_name(b"server", server));
+    if let Some(alt_svc) = alt_svc {
+        fields.push(Header::static_name(b"alt-svc", alt_svc));
+    }
     fields.extend(program.iter().map(|(name, value)| field(name, value)));
     if let Some(length) = content_length {
         fields.push(Header::static_name(b"content-length", length));
@@ -239,7 +242,14 @@ mod tests {
         program.push_other(b"X-A", b"1");
         let code = status_code(201);
         let mut fields = vec![Header::new(b"stale", b"")];
-        gateway_fields(&code, b"now", b"flint", &program, Some(b"5"), &mut fields);
+        gateway_fields(
+            &code,
+            b"now",
+            (b"flint", None),
+            &program,
+            Some(b"5"),
+            &mut fields,
+        );
         let want: Vec<Pair> = [
             (":status", "201"),
             ("date", "now"),
@@ -267,7 +277,7 @@ mod tests {
         let mut room = FieldRoom::new();
         for _ in 0..2 {
             let mut fields = borrow_room(&mut room);
-            gateway_fields(&code, b"now", b"flint", &program, None, &mut fields);
+            gateway_fields(&code, b"now", (b"flint", None), &program, None, &mut fields);
             let cookies: Vec<&[u8]> = (fields.iter())
                 .filter(|f| f.name() == b"set-cookie")
                 .map(|f| f.value())

@@ -212,7 +212,7 @@ pub(in crate::protocol) fn output(
     let length = (parsed.content_length)
         .filter(|_| parsed.status != 204 && parsed.status != 304)
         .map(|n| wire::head::format_u64(n, &mut digits));
-    let server = w.responder.server_name();
+    let server = (w.responder.server_name(), w.responder.alt_svc());
     // As many fields as the head has, in the connection's reused room (nghttp2 copies them).
     let mut head = fields::borrow_room(&mut h.field_room);
     fields::gateway_fields(&code, &w.date, server, &parsed.fields, length, &mut head);

@@ -1,0 +1,429 @@
+//! HTTP/3 on one event-loop thread: every QUIC connection of the thread's UDP socket, on the
+//! `http3` crate's [`Server`] (quiche), answered through the same
+//! [`Responder`](crate::respond::Responder) as HTTP/1.1 and HTTP/2. No socket here: `udp.rs`
+//! hands in each datagram received and sends each datagram this gives; the only system call
+//! is a large file's `pread`.
+//!
+//! A request is its fields as QPACK decoded them (`:method`, `:path`, `:authority` as `Host`,
+//! then the others) handed to `wire` (`Request::with_fields`), as HTTP/2's are: one validation
+//! and one answer for every protocol. The responder writes to an `Output::Fields`, as for
+//! HTTP/2: a cached file's head goes as its prebuilt fields (built once per file version,
+//! `crate::response`), any other head (an error page, a redirect, a listing, a 401) as the
+//! [`Fields`](crate::response::Fields) it built, nothing read back from text. quiche copies
+//! the fields as it encodes them, so nothing here outlives the call.
+//!
+//! Bodies go with `send_body` as flow control allows: a cached body is shared (`Rc`), a file
+//! above `cache_max_file` is read in pieces of at most [`CHUNK`] bytes and no more than the
+//! stream may send now (never held whole), a generated page is copied only if flow control
+//! cuts it. What is not taken waits in `pending` for the stream's `Writable` event. A client
+//! that stops reading holds at most its streams' entries (the stream limit), each a shared
+//! body or a file's descriptor and offset, until the connection's idle timeout ends it.
+//!
+//! Programs (CGI, FastCGI) and proxied upstreams are not run for HTTP/3 requests: those
+//! targets get 501 (docs/serve.md). Request bodies are read and dropped, as a static server
+//! has no use for them.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::os::unix::fs::FileExt;
+use std::rc::Rc;
+use std::time::Instant;
+
+use http3::{Datagram, Field, Fields, RequestId, Server, ServerEvent};
+
+use super::{finish, Worker};
+use crate::access_log::Entry;
+use crate::auth::Verdict;
+use crate::gateway::Route;
+use crate::respond::{Body, Output, Reply};
+use crate::response::{Cached, Fields as HeadFields, Head, ReprFields};
+use crate::stats::ServerStats;
+
+/// A file body is read at most this much at a time (and no more than flow control allows).
+pub(crate) const CHUNK: usize = 64 * 1024;
+/// Most fields of a response head (a cached file's are about a dozen).
+const MAX_FIELDS: usize = 32;
+/// HTTP/3's code for a stream the server could not finish (RFC 9114 8.1).
+const H3_INTERNAL_ERROR: u64 = 0x102;
+
+/// A response's body not yet taken by flow control.
+enum Rest {
+    /// A cached body, `data[at..end]`.
+    Shared {
+        data: Rc<[u8]>,
+        at: usize,
+        end: usize,
+    },
+    /// A file's bytes from `offset` to `end`, read as they go.
+    File {
+        file: Rc<File>,
+        offset: u64,
+        end: u64,
+    },
+    /// The part of a generated page (an error page, a listing) flow control did not take.
+    Page { bytes: Box<[u8]>, at: usize },
+}
+
+/// A response head kept whole: its status and its fields' names and values.
+type OwnedHead = (u16, Vec<(Vec<u8>, Vec<u8>)>);
+
+/// A response flow control held back.
+struct Pending {
+    /// Its head, when even that did not fit (owned: rare, and the response buffer is reused).
+    head: Option<OwnedHead>,
+    rest: Option<Rest>,
+}
+
+/// Every HTTP/3 connection of one thread.
+pub(crate) struct H3 {
+    server: Server,
+    pending: HashMap<RequestId, Pending>,
+    /// The head the responder writes: reused.
+    head: HeadFields,
+    /// A generated body the responder writes: reused.
+    response: Vec<u8>,
+    /// The request line the access log shows: reused.
+    log_line: Vec<u8>,
+    /// A file body's next piece, and a request body's bytes to drop.
+    chunk: Box<[u8]>,
+    passed_host: wire::PassedHost,
+}
+
+impl H3 {
+    pub fn new(server: Server) -> H3 {
+        H3 {
+            server,
+            pending: HashMap::new(),
+            head: HeadFields::with_capacity(512),
+            response: Vec::with_capacity(1024),
+            log_line: Vec::with_capacity(256),
+            chunk: vec![0; CHUNK].into_boxed_slice(),
+            passed_host: wire::PassedHost::default(),
+        }
+    }
+
+    /// A datagram received from `from`.
+    pub fn recv(&mut self, datagram: &mut [u8], from: SocketAddr) {
+        self.server.recv(datagram, from);
+    }
+
+    /// The next datagram to send, written into `out`.
+    pub fn send(&mut self, out: &mut [u8]) -> Option<Datagram> {
+        self.server.send(out)
+    }
+
+    /// When [`H3::on_deadline`] is due (QUIC's timers: acknowledgements, loss, idle).
+    pub fn deadline(&self) -> Option<Instant> {
+        self.server.deadline()
+    }
+
+    pub fn on_deadline(&mut self, now: Instant) {
+        self.server.on_deadline(now);
+    }
+
+    /// QUIC connections open (a handshake under way included).
+    pub fn connections(&self) -> usize {
+        self.server.connections()
+    }
+
+    /// Answers what came in: every request received, every held-back response that may go
+    /// on, every ended connection forgotten.
+    pub fn process(&mut self, w: &mut Worker) {
+        while let Some(event) = self.server.poll() {
+            match event {
+                ServerEvent::Request { id, fields, .. } => self.answer(id, &fields, w),
+                ServerEvent::Body { id } => {
+                    // Dropped: nothing here reads a request body.
+                    while self.server.recv_body(id, &mut self.chunk).unwrap_or(0) > 0 {}
+                }
+                ServerEvent::BodyEnd { .. } => {}
+                ServerEvent::Writable { id } => {
+                    if self.pending.contains_key(&id) && self.push(id, w) {
+                        self.pending.remove(&id);
+                    }
+                }
+                ServerEvent::Reset { id, .. } => {
+                    self.pending.remove(&id);
+                }
+                ServerEvent::Closed { conn, .. } => self.pending.retain(|id, _| id.conn != conn),
+            }
+        }
+    }
+
+    /// Shutdown: a GOAWAY on every connection (the requests received are answered, later ones
+    /// refused); each closes by itself once its responses are out and acknowledged.
+    pub fn shut_down(&mut self) {
+        self.server.go_away();
+    }
+
+    /// The thread's counters from the server's own (absolute: each thread's are its own).
+    pub fn publish(&self, st: &mut ServerStats) {
+        let c = self.server.counts();
+        st.http3_connections = c.accepted;
+        st.h3_dropped = c.malformed + c.unknown + c.refused;
+        st.h3_goaways_sent = c.goaways_sent;
+    }
+
+    /// Answers one request: the responder's reply (or 501 for a gateway's target), its
+    /// access-log line, then its head and as much of its body as flow control takes.
+    fn answer(&mut self, id: RequestId, fields: &Fields, w: &mut Worker) {
+        let peer = (self.server.peer(id.conn)).unwrap_or((Ipv4Addr::UNSPECIFIED, 0).into());
+        let method = fields.method().unwrap_or_default();
+        let path = fields.path().unwrap_or_default();
+        let authority = fields.authority();
+        // The pseudo-fields stand for the request line and Host; wire reads the others.
+        let others = fields.iter().filter(|(name, _)| !name.starts_with(b":"));
+        let out = &mut Output::Fields {
+            head: &mut self.head,
+            body: &mut self.response,
+        };
+        let date = &w.date;
+        let limits = &w.limits;
+        let passed = &mut self.passed_host;
+        let answer = wire::Request::with_fields(method, path, authority, others, limits, passed, {
+            let (responder, auth, gateways, stats) =
+                (&mut w.responder, &mut w.auth, &mut w.gateways, &mut w.stats);
+            let now = w.now;
+            move |parsed| match parsed {
+                Ok(r) => {
+                    let verdict = match auth.as_mut() {
+                        Some(a) => a.check(r, peer.ip(), now, stats),
+                        None => Verdict::Open,
+                    };
+                    let routed = match (&verdict, gateways.as_mut()) {
+                        (Verdict::Denied(_), _) | (_, None) => None,
+                        (_, Some(g)) => g.route(r.target, now),
+                    };
+                    let reply = match routed {
+                        None => match &verdict {
+                            Verdict::Denied(d) => responder.denied(r, d, date, out),
+                            _ => responder.respond(r, date, now, out),
+                        },
+                        Some(Route::Refused(status)) => responder.error_to(r, status, date, out),
+                        // Programs and upstreams answer HTTP/1.1 and HTTP/2 only.
+                        Some(Route::Cgi(_) | Route::Proxy(_)) => {
+                            responder.error_to(r, 501, date, out)
+                        }
+                    };
+                    let user = match verdict {
+                        Verdict::Allowed(user) => Some(user),
+                        _ => None,
+                    };
+                    let head = r.method == wire::Method::Head;
+                    (reply, head, r.referer, r.user_agent, user)
+                }
+                Err(e) => {
+                    let reply = responder.error(e.status(), date, false, out);
+                    (reply, false, None, None, None)
+                }
+            }
+        });
+        let (reply, head, referer, user_agent, user) = answer;
+        let (status, body_bytes, user) = (reply.status, reply.body_bytes, user.as_deref());
+        let line = &mut self.log_line;
+        finish(w, status, move || {
+            line.clear();
+            line.extend_from_slice(method);
+            line.push(b' ');
+            line.extend_from_slice(path);
+            line.extend_from_slice(b" HTTP/3.0");
+            Entry {
+                peer: peer.ip(),
+                request_line: &line[..],
+                status,
+                body_bytes,
+                referer,
+                user_agent,
+                user,
+            }
+        });
+        w.stats.http3_requests += 1;
+        // A HEAD answered with an error page has no body either.
+        self.reply(id, reply, head || method == b"HEAD", w);
+    }
+
+    /// Sends `reply` on `id`: its head, then its body as far as flow control allows; the rest
+    /// waits in `pending`.
+    fn reply(&mut self, id: RequestId, reply: Reply, no_body: bool, w: &mut Worker) {
+        let Reply {
+            status, head, body, ..
+        } = reply;
+        let written = &self.head;
+        let mut list: [Field<'_>; MAX_FIELDS] = [(b"", b""); MAX_FIELDS];
+        let n = match &head {
+            Head::Cached(prebuilt, cached) => {
+                cached_fields(&w.date, prebuilt, *cached, written, &mut list)
+            }
+            Head::Written => {
+                let mut n = 0;
+                for (field, (name, value)) in list.iter_mut().zip(written.iter()) {
+                    *field = (name.lower(), value);
+                    n += 1;
+                }
+                n
+            }
+        };
+        let page = if no_body { &[][..] } else { &self.response[..] };
+        let rest = match body {
+            _ if no_body => None,
+            Body::Shared { data, start, len } if len > 0 => Some(Rest::Shared {
+                data,
+                at: start,
+                end: start + len,
+            }),
+            Body::File { file, offset, len } if len > 0 => Some(Rest::File {
+                file,
+                offset,
+                end: offset + len,
+            }),
+            _ => None,
+        };
+        let end = rest.is_none() && page.is_empty();
+        match self.server.send_response(id, status, &list[..n], end) {
+            Ok(()) => {}
+            Err(http3::Error::Blocked) => {
+                // Even the head must wait: kept whole, with the page's bytes.
+                let owned = (list[..n].iter())
+                    .map(|(name, value)| (name.to_vec(), value.to_vec()))
+                    .collect();
+                let rest = match rest {
+                    None if !page.is_empty() => Some(Rest::Page {
+                        bytes: page.into(),
+                        at: 0,
+                    }),
+                    rest => rest,
+                };
+                let held = Pending {
+                    head: Some((status, owned)),
+                    rest,
+                };
+                self.pending.insert(id, held);
+                return;
+            }
+            // The stream cannot take a response (its connection may be gone): reset, so the
+            // client is not left waiting for one.
+            Err(_) => {
+                let _ = self.server.reset(id, H3_INTERNAL_ERROR);
+                return;
+            }
+        }
+        if !page.is_empty() {
+            let taken = self.server.send_body(id, page, true).unwrap_or(page.len());
+            if taken < page.len() {
+                let rest = Some(Rest::Page {
+                    bytes: page[taken..].into(),
+                    at: 0,
+                });
+                self.pending.insert(id, Pending { head: None, rest });
+            }
+        } else if rest.is_some() {
+            self.pending.insert(id, Pending { head: None, rest });
+            if self.push(id, w) {
+                self.pending.remove(&id);
+            }
+        }
+    }
+
+    /// Sends what `id`'s held-back response may send now. True when it is all sent (or can
+    /// never be: the stream is gone, its file failed): the entry is to be dropped.
+    fn push(&mut self, id: RequestId, w: &mut Worker) -> bool {
+        let H3 {
+            server,
+            pending,
+            chunk,
+            ..
+        } = self;
+        let Some(p) = pending.get_mut(&id) else {
+            return true;
+        };
+        if let Some((status, fields)) = &p.head {
+            let mut list: [Field<'_>; MAX_FIELDS] = [(b"", b""); MAX_FIELDS];
+            for (field, (name, value)) in list.iter_mut().zip(fields) {
+                *field = (&name[..], &value[..]);
+            }
+            let n = fields.len().min(MAX_FIELDS);
+            match server.send_response(id, *status, &list[..n], p.rest.is_none()) {
+                Ok(()) => p.head = None,
+                Err(http3::Error::Blocked) => return false,
+                Err(_) => {
+                    let _ = server.reset(id, H3_INTERNAL_ERROR);
+                    return true;
+                }
+            }
+        }
+        let Some(rest) = p.rest.as_mut() else {
+            return true;
+        };
+        match rest {
+            Rest::Shared { data, at, end } => send_from(server, id, &data[..*end], at),
+            Rest::Page { bytes, at } => send_from(server, id, bytes, at),
+            Rest::File { file, offset, end } => loop {
+                let room = match server.capacity(id) {
+                    Ok(0) => return false, // a Writable event says when
+                    Ok(room) => room,
+                    Err(_) => return true,
+                };
+                let want = (room.min(CHUNK) as u64).min(*end - *offset) as usize;
+                let read = match file.read_at(&mut chunk[..want], *offset) {
+                    Ok(n) if n > 0 => n,
+                    // The file shrank or failed under us: the response cannot be finished.
+                    _ => {
+                        let _ = server.reset(id, H3_INTERNAL_ERROR);
+                        return true;
+                    }
+                };
+                w.stats.file_reads += 1;
+                w.stats.file_read_bytes += read as u64;
+                let last = *offset + read as u64 == *end;
+                let taken = match server.send_body(id, &chunk[..read], last) {
+                    Ok(taken) => taken,
+                    Err(_) => return true,
+                };
+                *offset += taken as u64;
+                if *offset == *end {
+                    return true;
+                }
+                if taken < read {
+                    return false; // the rest is read again when flow control allows
+                }
+            },
+        }
+    }
+}
+
+/// Sends `bytes[*at..]` as the body's end: true once all of it is taken (or the stream is
+/// gone), else false with `at` moved past what was taken.
+fn send_from(server: &mut Server, id: RequestId, bytes: &[u8], at: &mut usize) -> bool {
+    match server.send_body(id, &bytes[*at..], true) {
+        Ok(taken) => {
+            *at += taken;
+            *at == bytes.len()
+        }
+        Err(_) => true,
+    }
+}
+
+/// A cached representation's head as fields: `date`, then its prebuilt fields (lowercase
+/// static names, values in `prebuilt`), then those `written` for this response (a 206's range
+/// and length). Returns how many were written.
+fn cached_fields<'a>(
+    date: &'a [u8],
+    prebuilt: &'a ReprFields,
+    cached: Cached,
+    written: &'a HeadFields,
+    list: &mut [Field<'a>; MAX_FIELDS],
+) -> usize {
+    list[0] = (b"date", date);
+    let mut n = 1;
+    // Room is left for a 206's two fields.
+    for field in prebuilt.fields(cached).take(MAX_FIELDS - 3) {
+        list[n] = field;
+        n += 1;
+    }
+    for (name, value) in written.iter().take(MAX_FIELDS - n) {
+        list[n] = (name.lower(), value);
+        n += 1;
+    }
+    n
+}

@@ -1,0 +1,190 @@
+//! The UDP side of HTTP/3: one socket per event-loop thread on the TCP port's address and
+//! number, and the loop's driving of it (`protocol/h3.rs` answers what comes in).
+//!
+//! The sockets share the port with `SO_REUSEPORT` (when there is more than one thread): the
+//! kernel hands each datagram to one of them by a hash of its 4-tuple, so every datagram of
+//! a client address lands on the same thread for as long as the group does not change (all
+//! are bound before any thread runs, and none closes until shutdown). That keeps a QUIC
+//! connection on the thread that accepted it, with two limits written in docs/serve.md: a
+//! client whose address or port changes (a NAT rebinding; active migration is refused in the
+//! transport parameters) lands on another thread, which does not know its connection ID and
+//! drops its packets until the connection times out; and a client's first Initial goes where
+//! its hash says, not to the least busy thread. Connection IDs that name their thread (read
+//! by a BPF program attached to the group) would lift the first; they are not done.
+//!
+//! Unlike the TCP listeners (`listeners.rs`), the UDP group is not guarded against another
+//! process joining it: the TCP port is bound first, so a second `flint serve` fails there,
+//! but a program of the same user binding the UDP port with `SO_REUSEPORT` could join.
+//!
+//! Per loop turn: every datagram the socket holds is read and handed to the connections (a
+//! readable event), then the requests are answered, then every datagram to send is sent; a
+//! send that finds the socket's buffer full keeps its datagram until the socket is writable.
+//! QUIC's timers are folded into the loop's poll timeout ([`Quic::deadline`]). QUIC's pacing
+//! time is not waited for (as in flint bench): on loopback and in a LAN the congestion window
+//! holds a sender back. One `recvfrom`/`sendto` a datagram: no `recvmmsg`, GSO or GRO yet.
+
+use std::io;
+use std::net::{SocketAddr, UdpSocket};
+use std::time::Instant;
+
+use mio::{Interest, Registry, Token};
+use socket2::{Domain, Protocol, Socket, Type};
+
+use crate::protocol::{Worker, H3};
+
+/// The largest datagram read: what a QUIC peer may send is at most 65,527 bytes of payload;
+/// one larger than `http3::MAX_DATAGRAM` is not QUIC's, and a buffer this large reads it whole
+/// rather than truncated (then the crate drops it).
+const RECV_BUF: usize = 64 * 1024;
+/// Datagrams read before the connections are asked what to answer: a flood of them does not
+/// keep responses waiting until the socket is empty.
+const BATCH: usize = 64;
+/// Batches read for one event before the loop's other work (TCP connections, timers) gets a
+/// turn; the rest are read on the next turn, which then does not sleep.
+const BATCHES: usize = 16;
+
+/// `n` UDP sockets on `addr`, non-blocking, sharing it with `SO_REUSEPORT` when `n > 1`.
+pub(crate) fn bind(addr: SocketAddr, n: usize) -> io::Result<Vec<UdpSocket>> {
+    let mut all = Vec::with_capacity(n);
+    for _ in 0..n {
+        let s = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
+        if n > 1 {
+            s.set_reuse_port(true)?;
+        }
+        s.set_nonblocking(true)?;
+        s.bind(&addr.into())?;
+        all.push(s.into());
+    }
+    Ok(all)
+}
+
+/// One thread's UDP socket and its HTTP/3 connections.
+pub(crate) struct Quic {
+    socket: mio::net::UdpSocket,
+    h3: H3,
+    buf: Box<[u8]>,
+    out: Box<[u8]>,
+    /// A datagram written by the connections that the socket did not take (buffer full): its
+    /// length in `out` and where it goes. Nothing more is asked of them until it has gone.
+    held: Option<(usize, SocketAddr)>,
+    /// The socket may hold datagrams not read yet (the last event stopped at `BATCHES`): an
+    /// edge-triggered poll would not report them again.
+    unread: bool,
+}
+
+impl Quic {
+    /// Registers `socket` with the loop's poll under `token` and serves it with `config`.
+    pub fn new(
+        socket: UdpSocket,
+        config: http3::ServerConfig,
+        registry: &Registry,
+        token: Token,
+    ) -> io::Result<Quic> {
+        let local = socket.local_addr()?;
+        let mut socket = mio::net::UdpSocket::from_std(socket);
+        registry.register(&mut socket, token, Interest::READABLE | Interest::WRITABLE)?;
+        Ok(Quic {
+            socket,
+            h3: H3::new(http3::Server::new(config, local)),
+            buf: vec![0; RECV_BUF].into_boxed_slice(),
+            out: vec![0; http3::MAX_DATAGRAM].into_boxed_slice(),
+            held: None,
+            unread: false,
+        })
+    }
+
+    /// The socket's event: what it holds read and answered, what is to send sent.
+    pub fn on_event(&mut self, w: &mut Worker, readable: bool) {
+        if !readable {
+            self.h3.process(w);
+            self.flush(w);
+            return;
+        }
+        self.unread = true;
+        for _ in 0..BATCHES {
+            let mut read = 0;
+            while read < BATCH {
+                match self.socket.recv_from(&mut self.buf) {
+                    Ok((n, from)) => {
+                        read += 1;
+                        self.h3.recv(&mut self.buf[..n], from);
+                    }
+                    // WouldBlock, or an error that a retry would meet again.
+                    Err(_) => break,
+                }
+            }
+            w.stats.h3_datagrams_received += read as u64;
+            self.h3.process(w);
+            self.flush(w);
+            if read < BATCH {
+                self.unread = false;
+                break;
+            }
+        }
+    }
+
+    /// Datagrams may be waiting unread: the loop's next poll must not sleep.
+    pub fn unread(&self) -> bool {
+        self.unread
+    }
+
+    /// Once a loop turn: what the last event left unread, QUIC's timers if due
+    /// (retransmissions, acknowledgements, the idle timeout), then what they have to send.
+    pub fn tick(&mut self, w: &mut Worker) {
+        if self.unread {
+            self.on_event(w, true);
+        }
+        let now = Instant::now();
+        if self.h3.deadline().is_some_and(|d| d <= now) {
+            self.h3.on_deadline(now);
+            self.h3.process(w);
+            self.flush(w);
+        }
+    }
+
+    /// When [`Quic::tick`] is next due.
+    pub fn deadline(&self) -> Option<Instant> {
+        self.h3.deadline()
+    }
+
+    /// Connections open.
+    pub fn connections(&self) -> usize {
+        self.h3.connections()
+    }
+
+    /// Shutdown: GOAWAY, and each connection closed once its responses are out.
+    pub fn shut_down(&mut self, w: &mut Worker) {
+        self.h3.shut_down();
+        self.h3.process(w);
+        self.flush(w);
+    }
+
+    pub fn publish(&self, w: &mut Worker) {
+        self.h3.publish(&mut w.stats);
+    }
+
+    /// Sends every datagram the connections have, until the socket's buffer is full.
+    fn flush(&mut self, w: &mut Worker) {
+        loop {
+            if self.held.is_none() {
+                self.held = self.h3.send(&mut self.out).map(|d| (d.len, d.to));
+            }
+            let Some((len, to)) = self.held else {
+                return;
+            };
+            match self.socket.send_to(&self.out[..len], to) {
+                Ok(_) => w.stats.h3_datagrams_sent += 1,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    // Kept: the writable event sends it.
+                    w.stats.h3_send_blocked += 1;
+                    return;
+                }
+                // Interrupted: sent again; anything else (no route to the client) is a lost
+                // packet, which QUIC recovers from or times out on.
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => {}
+            }
+            self.held = None;
+        }
+    }
+}

@@ -1,0 +1,207 @@
+//! HTTP/3 against flint serve: a test CA and a leaf for localhost (the server's certificate),
+//! and a client connection (the `http3` crate's `Client`) on its own UDP socket, driven by
+//! the test's thread. Every wait is bounded.
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::net::{SocketAddr, UdpSocket};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use http3::{Client, ClientConfig, ClientEvent, Limits, Trust, MAX_DATAGRAM};
+use test_support::certs::TestCa;
+
+use crate::common::TestServer;
+
+/// Every wait of these tests is bounded by this.
+pub const BOUND: Duration = Duration::from_secs(30);
+
+/// A CA the client trusts and a leaf for localhost it signed, as PEM files.
+pub struct Certs {
+    pub ca: TestCa,
+    pub cert: PathBuf,
+    pub key: PathBuf,
+}
+
+impl Certs {
+    pub fn new() -> Certs {
+        let ca = TestCa::new("flint serve HTTP/3 test CA");
+        let (cert, key) = ca.leaf().write_pem(ca.dir());
+        Certs { ca, cert, key }
+    }
+
+    /// flint serve with TLS and HTTP/3 on 127.0.0.1:0, one thread; `tweak` adjusts.
+    pub fn serve(&self, tweak: impl FnOnce(&mut serve::Config)) -> TestServer {
+        let (cert, key) = (self.cert.clone(), self.key.clone());
+        TestServer::start(move |c| {
+            c.tls_cert = Some(cert);
+            c.tls_key = Some(key);
+            c.http3 = true;
+            tweak(c);
+        })
+    }
+
+    pub fn client(&self) -> ClientConfig {
+        self.client_with(&Limits::default())
+    }
+
+    /// A client with these limits (its idle timeout, say).
+    pub fn client_with(&self, limits: &Limits) -> ClientConfig {
+        let trust = Trust {
+            cacert: Some(self.ca.pem.clone()),
+            insecure: false,
+        };
+        ClientConfig::new(&trust, limits).expect("client config")
+    }
+}
+
+/// One response as the client saw it.
+#[derive(Debug, Default, Clone)]
+pub struct Got {
+    pub status: u16,
+    pub fields: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    pub finished: bool,
+    pub reset: Option<u64>,
+}
+
+impl Got {
+    pub fn field(&self, name: &str) -> Option<&str> {
+        (self.fields.iter().find(|(n, _)| n == name)).map(|(_, v)| v.as_str())
+    }
+}
+
+/// A client connection on its own socket.
+pub struct Driver {
+    pub client: Client,
+    sock: UdpSocket,
+    buf: Vec<u8>,
+    pub got: HashMap<u64, Got>,
+    pub goaway: Option<u64>,
+}
+
+impl Driver {
+    /// Connects to `server` and waits (bounded) for the handshake.
+    pub fn connect(config: &mut ClientConfig, server: SocketAddr) -> Driver {
+        let d = Driver::try_connect(config, server);
+        assert!(d.client.is_ready(), "handshake: {:?}", d.client.closed());
+        d
+    }
+
+    /// Connects to `server` and waits (bounded) for the handshake to finish or fail.
+    pub fn try_connect(config: &mut ClientConfig, server: SocketAddr) -> Driver {
+        let sock = UdpSocket::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        let local = sock.local_addr().unwrap();
+        let client = Client::connect(config, "localhost", local, server).expect("connect");
+        let mut d = Driver {
+            client,
+            sock,
+            buf: vec![0u8; 65536],
+            got: HashMap::new(),
+            goaway: None,
+        };
+        d.until(|d| d.client.is_ready() || d.client.is_closed());
+        d
+    }
+
+    /// Sends what is queued, waits for datagrams (until the next deadline, at most 20 ms),
+    /// runs the timers, and files each event under its stream.
+    pub fn turn(&mut self) {
+        let mut out = [0u8; MAX_DATAGRAM];
+        while let Some(d) = self.client.send(&mut out) {
+            self.sock.send_to(&out[..d.len], d.to).unwrap();
+        }
+        let wait = (self.client.deadline())
+            .map(|d| d.saturating_duration_since(Instant::now()))
+            .unwrap_or(Duration::from_millis(20))
+            .clamp(Duration::from_millis(1), Duration::from_millis(20));
+        self.sock.set_read_timeout(Some(wait)).unwrap();
+        if let Ok((n, from)) = self.sock.recv_from(&mut self.buf) {
+            let _ = self.client.recv(&mut self.buf[..n], from);
+            self.sock.set_nonblocking(true).unwrap();
+            while let Ok((n, from)) = self.sock.recv_from(&mut self.buf) {
+                let _ = self.client.recv(&mut self.buf[..n], from);
+            }
+            self.sock.set_nonblocking(false).unwrap();
+        }
+        if self.client.deadline().is_some_and(|d| d <= Instant::now()) {
+            self.client.on_deadline();
+        }
+        while let Some(e) = self.client.poll() {
+            match e {
+                ClientEvent::Response {
+                    stream,
+                    status,
+                    fields,
+                    end,
+                } => {
+                    let g = self.got.entry(stream).or_default();
+                    g.status = status;
+                    g.fields = fields
+                        .iter()
+                        .map(|(n, v)| {
+                            let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+                            (s(n), s(v))
+                        })
+                        .collect();
+                    g.finished |= end;
+                }
+                ClientEvent::Data { stream } => loop {
+                    let n = self.client.recv_body(stream, &mut self.buf).unwrap_or(0);
+                    if n == 0 {
+                        break;
+                    }
+                    let g = self.got.entry(stream).or_default();
+                    g.body.extend_from_slice(&self.buf[..n]);
+                },
+                ClientEvent::Finished { stream } => {
+                    self.got.entry(stream).or_default().finished = true
+                }
+                ClientEvent::Reset { stream, code } => {
+                    self.got.entry(stream).or_default().reset = Some(code)
+                }
+                ClientEvent::GoAway { id } => self.goaway = Some(id),
+                ClientEvent::Trailers { .. } => {}
+            }
+        }
+    }
+
+    /// Turns until `done` holds; panics past [`BOUND`].
+    pub fn until(&mut self, mut done: impl FnMut(&mut Driver) -> bool) {
+        let start = Instant::now();
+        while !done(self) {
+            assert!(start.elapsed() < BOUND, "not done within {BOUND:?}");
+            self.turn();
+        }
+    }
+
+    /// Sends a request for `path` with `method` and extra `fields`; its stream.
+    pub fn request(&mut self, method: &str, path: &str, fields: &[(&str, &str)]) -> u64 {
+        let mut list: Vec<(&[u8], &[u8])> = vec![
+            (b":method", method.as_bytes()),
+            (b":scheme", b"https"),
+            (b":authority", b"localhost"),
+            (b":path", path.as_bytes()),
+        ];
+        list.extend(fields.iter().map(|(n, v)| (n.as_bytes(), v.as_bytes())));
+        self.client.send_request(&list, true).expect("send_request")
+    }
+
+    /// Sends every request at once, then turns until each has finished or been reset.
+    pub fn fetch(&mut self, requests: &[(&str, &str)]) -> Vec<Got> {
+        let streams: Vec<u64> = (requests.iter())
+            .map(|(method, path)| self.request(method, path, &[]))
+            .collect();
+        self.wait(&streams)
+    }
+
+    /// Turns until every one of `streams` has finished or been reset; their responses.
+    pub fn wait(&mut self, streams: &[u64]) -> Vec<Got> {
+        self.until(|d| {
+            streams
+                .iter()
+                .all(|s| (d.got.get(s)).is_some_and(|g| g.finished || g.reset.is_some()))
+        });
+        streams.iter().map(|s| self.got[s].clone()).collect()
+    }
+}
