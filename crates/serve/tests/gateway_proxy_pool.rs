@@ -143,10 +143,10 @@ fn an_idle_upstream_connection_is_closed_once_unused_for_the_idle_timeout() {
 }
 
 #[test]
-fn a_kept_upstream_connection_costs_one_read_per_response() {
+fn a_kept_upstream_connection_costs_a_peek_and_a_read_per_response() {
     // Requests one after the other on one client connection, each answered in one write: the
-    // connection comes back to the pool in one wake-up of the loop and is taken in a later
-    // one, so it needs no peek, and the response is read once, after its event.
+    // kept connection is peeked as it is taken (bytes the upstream sent unasked must never be
+    // the next request's answer), and the response read once, after its event.
     const REQUESTS: u64 = 40;
     let up = Upstream::start(|_| ok("once"));
     let m = mount("/api/", &[up.url()], "");
@@ -163,9 +163,11 @@ fn a_kept_upstream_connection_costs_one_read_per_response() {
     let st = srv.stop();
     assert_eq!(st.proxy_requests, REQUESTS);
     assert_eq!(st.proxy_connects, 1, "one upstream connection, kept");
-    // A response may come in two segments now and then on a busy machine: a read more.
+    // A peek per reuse (the first request's connection is new) and a read per response; a
+    // response may come in two segments now and then on a busy machine: a read more.
+    let least = 2 * REQUESTS - 1;
     assert!(
-        st.proxy_reads >= REQUESTS && st.proxy_reads < REQUESTS + REQUESTS / 4,
+        st.proxy_reads >= least && st.proxy_reads < least + REQUESTS / 4,
         "{} reads of the upstream connection for {REQUESTS} responses",
         st.proxy_reads
     );

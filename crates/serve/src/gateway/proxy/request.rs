@@ -30,9 +30,6 @@ pub(crate) struct Forward {
     pub length_said: bool,
     /// RFC 9110 9.2.2: may be sent twice.
     pub idempotent: bool,
-    /// RFC 9110 9.2.1: asks for nothing to change (GET, HEAD, OPTIONS, TRACE), so running it
-    /// twice does no harm (a pooled connection may be taken for it unpeeked).
-    pub safe: bool,
     pub is_head: bool,
     /// A trusted client's `Forwarded` broke RFC 7239's grammar and was dropped (counted in
     /// `proxy_forwarded_malformed` as the request starts).
@@ -194,7 +191,6 @@ where
             asked.method,
             b"GET" | b"HEAD" | b"OPTIONS" | b"TRACE" | b"PUT" | b"DELETE"
         ),
-        safe: matches!(asked.method, b"GET" | b"HEAD" | b"OPTIONS" | b"TRACE"),
         is_head: req.method == Method::Head,
         forwarded_malformed,
     }
@@ -293,7 +289,7 @@ mod tests {
              Via: 1.1 other, 1.1 flint\r\nX-Forwarded-For: 10.0.0.7\r\nX-Forwarded-Proto: https\r\n\
              X-Forwarded-Host: example.com\r\nContent-Length: 3\r\n\r\n"
         );
-        assert!(!f.idempotent && !f.safe);
+        assert!(!f.idempotent);
     }
 
     /// Fields an upstream might read as the client's address or as a proxy setting, under any
@@ -310,28 +306,20 @@ mod tests {
         assert!(!head.contains("evil"), "{head}");
         assert!(head.contains("X-Kept: yes\r\n"), "{head}");
         assert!(head.contains("X-Forwarded-For: 10.0.0.7\r\n"), "{head}");
-        assert!(f.idempotent && f.safe);
+        assert!(f.idempotent);
     }
 
-    /// PUT and DELETE may be sent again (idempotent) but change what they name: a pooled
-    /// connection is peeked before they go on it; the safe methods may skip the peek.
+    /// The idempotent methods (RFC 9110 9.2.2) may be sent again when nothing came back.
     #[test]
-    fn put_and_delete_are_idempotent_but_not_safe() {
+    fn the_idempotent_methods_may_be_sent_again() {
         let limits = wire::RequestLimits::default();
-        for (method, safe) in [
-            ("GET", true),
-            ("HEAD", true),
-            ("OPTIONS", true),
-            ("TRACE", true),
-            ("PUT", false),
-            ("DELETE", false),
-        ] {
+        for method in ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"] {
             let text = format!("{method} /api/ HTTP/1.1\r\nHost: h\r\n\r\n");
             let text = text.as_bytes();
             let req = wire::parse_request(text, &limits).unwrap().unwrap();
             let asked = asked_h1(&req, &text[..req.head_len]);
             let f = forward(0, &req, asked, &hop(false, "127.0.0.1:1"), Buffers::new());
-            assert_eq!((f.idempotent, f.safe), (true, safe), "{method}");
+            assert!(f.idempotent, "{method}");
         }
     }
 
