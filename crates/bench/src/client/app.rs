@@ -24,8 +24,23 @@ use std::ops::Range;
 use std::sync::Arc;
 use wire::head::{write_header, write_header_u64, USER_AGENT};
 
+mod h2_request;
+pub(super) use h2_request::H2Request;
+
 /// Header fields of a response looked at by the checks; more are ignored.
 const MAX_FIELDS: usize = 100;
+
+/// A complete response as its connection kept it, for [`AppExchange::judge_kept`].
+pub(super) struct Kept<'a> {
+    /// A status line, then the header fields as `name: value` lines.
+    pub head: &'a [u8],
+    /// The body, when a check or an extraction reads it (else empty).
+    pub body: &'a [u8],
+    /// The body was longer than [`MAX_KEPT_BODY`]: not kept.
+    pub too_large: bool,
+    /// The path the request went to (the cookie jar's rules need it).
+    pub path: &'a [u8],
+}
 
 /// One Webchild's application state.
 pub(super) struct AppExchange {
@@ -288,9 +303,8 @@ impl AppExchange {
         self.plan.files.get(url).and_then(Option::as_ref)
     }
 
-    /// The complete response to file `file` of the page, URL `url` (`shown` in samples): its
-    /// cookies kept, its checks held, its values extracted. The verdict counts once for the
-    /// response; a failure of the window (`counted`) may be kept as a sample.
+    /// The complete response to file `file` of the page, URL `url` (`shown` in samples), as
+    /// this connection kept it ([`AppExchange::judge_kept`]).
     pub(super) fn judge(
         &mut self,
         (file, url, shown): (usize, usize, &str),
@@ -298,8 +312,38 @@ impl AppExchange {
         stats: &mut Stats,
         counted: bool,
     ) -> Verdict {
+        // Taken out for the call and put back: the buffers keep their room.
+        let (head, body, out) = (
+            std::mem::take(&mut self.head),
+            std::mem::take(&mut self.body),
+            std::mem::take(&mut self.out),
+        );
+        let k = file.saturating_sub(self.first);
+        let path = self.paths.get(k).and_then(|r| out.get(r.clone()));
+        let kept = Kept {
+            head: &head,
+            body: &body,
+            too_large: self.too_large,
+            path: path.unwrap_or(b"/"),
+        };
+        let verdict = self.judge_kept((url, shown), status, kept, stats, counted);
+        (self.head, self.body, self.out) = (head, body, out);
+        verdict
+    }
+
+    /// A complete response to URL `url` (`shown` in samples): its cookies kept, its checks
+    /// held, its values extracted. The verdict counts once for the response; a failure of the
+    /// window (`counted`) may be kept as a sample.
+    pub(super) fn judge_kept(
+        &mut self,
+        (url, shown): (usize, &str),
+        status: u16,
+        kept: Kept<'_>,
+        stats: &mut Stats,
+        counted: bool,
+    ) -> Verdict {
         let mut fields: [(&[u8], &[u8]); MAX_FIELDS] = [(&[], &[]); MAX_FIELDS];
-        let n = split_fields(&self.head, &mut fields);
+        let n = split_fields(kept.head, &mut fields);
         let headers = &fields[..n];
         let mut set_cookies = headers
             .iter()
@@ -308,13 +352,8 @@ impl AppExchange {
             .peekable();
         if set_cookies.peek().is_some() {
             // The jar's rules need the path the request went to.
-            let k = file.saturating_sub(self.first);
-            if let Some(path) = self.paths.get(k).and_then(|r| self.out.get(r.clone())) {
-                set_path(
-                    &mut self.cookie_url,
-                    std::str::from_utf8(path).unwrap_or("/"),
-                );
-            }
+            let path = std::str::from_utf8(kept.path).unwrap_or("/");
+            set_path(&mut self.cookie_url, path);
             self.session.store_cookies(&self.cookie_url, set_cookies);
         }
         let Some(file) = self.plan.files.get(url).and_then(Option::as_ref) else {
@@ -323,10 +362,10 @@ impl AppExchange {
         let answer = Answer {
             status,
             headers,
-            body: &self.body,
+            body: kept.body,
         };
         let sample = |kind: ErrorKind, detail: String| {
-            let head = &self.head;
+            let head = kept.head;
             move || CheckFailure {
                 kind: kind.name().to_owned(),
                 url: shown.to_owned(),
@@ -349,7 +388,7 @@ impl AppExchange {
                 session.clear_value(x.slot);
             }
         };
-        if self.too_large && file.needs_body {
+        if kept.too_large && file.needs_body {
             forget(&mut self.session);
             let detail =
                 format!("a body over {MAX_KEPT_BODY} B, which a check or an extraction reads");

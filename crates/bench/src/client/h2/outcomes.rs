@@ -17,7 +17,7 @@ impl H2 {
         }
         for k in 0..self.io.closed.len() {
             let slot = self.io.closed[k] as usize;
-            let s = self.io.take(slot);
+            let mut s = self.io.take(slot);
             self.in_flight -= 1;
             if s.refused {
                 unprocessed(cx, &s, now);
@@ -39,6 +39,7 @@ impl H2 {
                     // Padding of the DATA frames: framing, not body.
                     cx.stats.http2.bytes_framing += s.data_bytes - s.ex.body_bytes;
                 }
+                self.judge_app(cx, slot, &mut s, now);
                 match self.answered(ch, cx, &s, now) {
                     Answer::Final(ok) => ok,
                     // The page (or lane) goes on with the redirect's request, a new stream.
