@@ -540,7 +540,7 @@ fn debug_shows_the_expanded_request_and_unsupported_modes_are_refused() {
     );
     assert!(r.stderr.contains("X-Token: tok-ann"), "{}", r.stderr);
     assert_exact(&app, &r);
-    for mode in [&["--redirect", "3"][..]] {
+    for mode in [&["--pipeline", "--redirect", "3"][..]] {
         let r = bench(
             &app.addr,
             FLOW,
@@ -662,4 +662,60 @@ fn http2_opens_a_file_once_the_values_it_needs_are_in_and_the_others_together() 
     assert!(r.stderr.contains("user=ann&pass=pa"), "{}", r.stderr);
     assert!(r.stderr.contains("cookie: sid=s1"), "{}", r.stderr);
     assert!(r.stderr.contains("x-token: tok-ann"), "{}", r.stderr);
+}
+
+/// A login answered by a redirect (303 to the account page, its session cookie set on the 303)
+/// and a form that needs the account page's CSRF value.
+const REDIRECTED: &str = r#"
+[data.users]
+file = "users.csv"
+
+[[page]]
+weight = 1
+files = [
+  { path = "/login", method = "POST", body = "user={{users.name}}&pass={{users.pass}}",
+    headers = { "Content-Type" = "application/x-www-form-urlencoded" },
+    expect = { status = 200, body_contains = "Hello {{users.name}}" },
+    extract = { csrf = { regex = 'name="csrf" value="([^"]+)"' } } },
+  { path = "/transfer", method = "POST", body = "csrf={{csrf}}&amount=1",
+    headers = { "Content-Type" = "application/x-www-form-urlencoded" },
+    expect = { status = 200, body_length = 4 } },
+]
+"#;
+
+#[test]
+fn a_followed_redirect_keeps_the_session_and_the_checks_hold_the_final_response() {
+    for mode in H1_AND_H2 {
+        // A new session every page: the account page knows the user only by the cookie the
+        // 303 set, and its CSRF value is extracted from it (the 303's response is not judged:
+        // its status and empty body would fail the checks).
+        let app = start(mode);
+        let args = ["-c", "2", "-n", "8", "--redirect", "2", "--reset-session"];
+        let r = bench(
+            &app.addr,
+            REDIRECTED,
+            app_support::USERS_CSV,
+            &[&args[..], mode].concat(),
+        );
+        assert_eq!(r.errors(), 0, "{mode:?}\n{}{}", r.stdout, r.stderr);
+        assert_eq!(r.summary("pages"), 8, "{mode:?}");
+        assert_eq!(r.summary("requests"), 24, "the login, its target, the form");
+        assert_exact(&app, &r);
+        let paths = app.paths.lock().unwrap().clone();
+        let account = paths.iter().filter(|p| *p == "/account").count();
+        assert_eq!(account, 8, "{mode:?}: {paths:?}");
+        // Without the cookie, the redirect's target answers the login form: the final
+        // response fails its check, and the form is not sent.
+        let app = start(mode);
+        let r = bench(
+            &app.addr,
+            REDIRECTED,
+            app_support::USERS_CSV,
+            &[&args[..], &["--no-cookies"], mode].concat(),
+        );
+        assert_eq!(r.error("check_body"), 8, "{mode:?}\n{}", r.stdout);
+        assert_eq!(r.errors(), 8);
+        assert_eq!(r.summary("requests"), 16, "{mode:?}");
+        assert_exact(&app, &r);
+    }
 }

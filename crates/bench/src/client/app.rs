@@ -142,7 +142,7 @@ impl AppExchange {
         self.first = from;
         for (j, &url) in files.iter().enumerate().skip(from) {
             let at = self.out.len();
-            match self.build(sh, url) {
+            match self.build(sh, url, None) {
                 Ok(path) => {
                     self.ends.push(self.out.len());
                     self.paths.push(path);
@@ -159,6 +159,24 @@ impl AppExchange {
             }
         }
         Ok(self.ends.len())
+    }
+
+    /// Builds the request of a redirect to follow (`hop`: its target's path, and whether its
+    /// method became GET) for file `file` of the page, URL `url`, into `out`: a batch of one.
+    pub(super) fn build_hop(
+        &mut self,
+        sh: &RunShared<'_>,
+        (file, url): (usize, usize),
+        hop: HopTarget<'_>,
+    ) -> Result<usize, ExpandError> {
+        self.out.clear();
+        self.ends.clear();
+        self.paths.clear();
+        self.first = file;
+        let path = self.build(sh, url, Some(hop))?;
+        self.ends.push(self.out.len());
+        self.paths.push(path);
+        Ok(1)
     }
 
     /// Whether file `file` of the page is in the batch built.
@@ -180,19 +198,27 @@ impl AppExchange {
         self.ends[from..].iter().filter(|&&e| e <= written).count() as u64
     }
 
-    /// Appends URL `url`'s request to `out`; the range of its path in `out`.
-    fn build(&mut self, sh: &RunShared<'_>, url: usize) -> Result<Range<usize>, ExpandError> {
+    /// Appends URL `url`'s request (or, with `hop`, the redirect's it leads to) to `out`; the
+    /// range of its path in `out`.
+    fn build(
+        &mut self,
+        sh: &RunShared<'_>,
+        url: usize,
+        hop: Option<HopTarget<'_>>,
+    ) -> Result<Range<usize>, ExpandError> {
         self.session.count_request();
         let spec = sh.workload.spec(url);
         let file = self.plan.files.get(url).and_then(Option::as_ref);
         let (version, keep_alive) = request_version(sh.config.http);
+        let get = hop.is_some_and(|(_, get)| get);
         let out = &mut self.out;
-        out.extend_from_slice(spec.method().as_bytes());
+        out.extend_from_slice(if get { "GET" } else { spec.method() }.as_bytes());
         out.push(b' ');
         let path_start = out.len();
-        match file {
-            Some(f) => f.path.expand(&mut self.session, out)?,
-            None => out.extend_from_slice(sh.workload.urls[url].as_bytes()),
+        match (hop, file) {
+            (Some((path, _)), _) => out.extend_from_slice(path.as_bytes()),
+            (None, Some(f)) => f.path.expand(&mut self.session, out)?,
+            (None, None) => out.extend_from_slice(sh.workload.urls[url].as_bytes()),
         }
         let path_end = out.len();
         out.push(b' ');
@@ -234,12 +260,16 @@ impl AppExchange {
         }
         for (name, value) in &spec.headers {
             // The entry's own fields are its templates, written below.
-            if file.is_some_and(|f| f.headers.iter().any(|(n, _)| n == name)) {
+            let templated = file.is_some_and(|f| f.headers.iter().any(|(n, _)| n == name));
+            if templated || (get && describes_body(name)) {
                 continue;
             }
             write_header(out, name.as_bytes(), value.as_bytes());
         }
         for (name, value) in file.iter().flat_map(|f| &f.headers) {
+            if get && describes_body(name) {
+                continue;
+            }
             out.extend_from_slice(name.as_bytes());
             out.extend_from_slice(b": ");
             value.expand(&mut self.session, out)?;
@@ -261,6 +291,7 @@ impl AppExchange {
         }
         self.scratch.clear();
         let body = match file.and_then(|f| f.body.as_ref()) {
+            _ if get => None,
             Some(t) => {
                 t.expand(&mut self.session, &mut self.scratch)?;
                 Some(&self.scratch[..])
@@ -304,11 +335,12 @@ impl AppExchange {
     }
 
     /// The complete response to file `file` of the page, URL `url` (`shown` in samples), as
-    /// this connection kept it ([`AppExchange::judge_kept`]).
+    /// this connection kept it ([`AppExchange::judge_kept`]); a redirect that `follows` only
+    /// has its cookies kept ([`AppExchange::redirected`]).
     pub(super) fn judge(
         &mut self,
         (file, url, shown): (usize, usize, &str),
-        status: u16,
+        (status, follows): (u16, bool),
         stats: &mut Stats,
         counted: bool,
     ) -> Verdict {
@@ -326,9 +358,24 @@ impl AppExchange {
             too_large: self.too_large,
             path: path.unwrap_or(b"/"),
         };
-        let verdict = self.judge_kept((url, shown), status, kept, stats, counted);
+        let verdict = match follows {
+            true => {
+                self.redirected(&kept);
+                Verdict::ByStatus
+            }
+            false => self.judge_kept((url, shown), status, kept, stats, counted),
+        };
         (self.head, self.body, self.out) = (head, body, out);
         verdict
+    }
+
+    /// A redirect that is followed: its cookies are kept, as a browser keeps them (they apply
+    /// to the request it leads to: RFC 6265); the checks and extractions are the final
+    /// response's.
+    pub(super) fn redirected(&mut self, kept: &Kept<'_>) {
+        let mut fields: [(&[u8], &[u8]); MAX_FIELDS] = [(&[], &[]); MAX_FIELDS];
+        let n = split_fields(kept.head, &mut fields);
+        keep_cookies(self, &fields[..n], kept.path);
     }
 
     /// A complete response to URL `url` (`shown` in samples): its cookies kept, its checks
@@ -345,17 +392,7 @@ impl AppExchange {
         let mut fields: [(&[u8], &[u8]); MAX_FIELDS] = [(&[], &[]); MAX_FIELDS];
         let n = split_fields(kept.head, &mut fields);
         let headers = &fields[..n];
-        let mut set_cookies = headers
-            .iter()
-            .filter(|(n, _)| n.eq_ignore_ascii_case(b"set-cookie"))
-            .map(|(_, v)| *v)
-            .peekable();
-        if set_cookies.peek().is_some() {
-            // The jar's rules need the path the request went to.
-            let path = std::str::from_utf8(kept.path).unwrap_or("/");
-            set_path(&mut self.cookie_url, path);
-            self.session.store_cookies(&self.cookie_url, set_cookies);
-        }
+        keep_cookies(self, headers, kept.path);
         let Some(file) = self.plan.files.get(url).and_then(Option::as_ref) else {
             return Verdict::ByStatus;
         };
@@ -416,6 +453,32 @@ impl AppExchange {
         }
         verdict
     }
+}
+
+/// Keeps the `Set-Cookie` fields among `headers` of a response to a request for `path`.
+fn keep_cookies(app: &mut AppExchange, headers: &[(&[u8], &[u8])], path: &[u8]) {
+    let mut set_cookies = headers
+        .iter()
+        .filter(|(n, _)| n.eq_ignore_ascii_case(b"set-cookie"))
+        .map(|(_, v)| *v)
+        .peekable();
+    if set_cookies.peek().is_some() {
+        // The jar's rules need the path the request went to.
+        set_path(
+            &mut app.cookie_url,
+            std::str::from_utf8(path).unwrap_or("/"),
+        );
+        app.session.store_cookies(&app.cookie_url, set_cookies);
+    }
+}
+
+/// A redirect's target to build a request for: its path, and whether its method became GET
+/// (without the body and the fields that describe it).
+pub(super) type HopTarget<'a> = (&'a str, bool);
+
+/// Whether a request's field describes its body (left out when a redirect makes it a GET).
+fn describes_body(name: &str) -> bool {
+    name.eq_ignore_ascii_case("content-type")
 }
 
 /// `url`'s path set to a request's `path`, without its query (the query plays no part in the

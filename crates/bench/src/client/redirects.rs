@@ -191,6 +191,13 @@ impl Redirects {
         &self.learned[i as usize].path
     }
 
+    /// Its path, and whether its method became GET (without the body): what an application
+    /// workload builds its request from.
+    pub(super) fn target(&self, i: u32) -> (&str, bool) {
+        let l = &self.learned[i as usize];
+        (&l.path, l.get)
+    }
+
     /// Whether it is a HEAD (its response has no body).
     pub(super) fn is_head(&self, i: u32) -> bool {
         self.learned[i as usize].head

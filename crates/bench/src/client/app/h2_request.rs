@@ -5,7 +5,7 @@
 //! order. Built into buffers the Webchild keeps, which grow to the largest request and are
 //! reused: nghttp2 copies the fields when the stream is submitted.
 
-use super::{set_path, AppExchange};
+use super::{describes_body, set_path, AppExchange, HopTarget};
 use crate::app::template::ExpandError;
 use crate::client::h2::requests::{host_of, left_out};
 use crate::client::setup::RunShared;
@@ -83,12 +83,13 @@ impl H2Request {
 }
 
 impl AppExchange {
-    /// Builds URL `url`'s request into `req`; `Err` when it needs a value never extracted (or
-    /// one that would break a field): it is not sent.
+    /// Builds URL `url`'s request (or, with `hop`, the redirect's it leads to) into `req`;
+    /// `Err` when it needs a value never extracted (or one that would break a field): it is
+    /// not sent.
     pub(in crate::client) fn build_h2(
         &mut self,
         sh: &RunShared<'_>,
-        url: usize,
+        (url, hop): (usize, Option<HopTarget<'_>>),
         req: &mut H2Request,
     ) -> Result<(), ExpandError> {
         req.clear();
@@ -100,16 +101,19 @@ impl AppExchange {
             Scheme::Http => b"http",
             Scheme::Https => b"https",
         };
-        req.add(b":method", spec.method().as_bytes());
+        let get = hop.is_some_and(|(_, get)| get);
+        let method = if get { "GET" } else { spec.method() };
+        req.add(b":method", method.as_bytes());
         req.add(b":scheme", scheme);
         req.add(
             b":authority",
             host_of(spec).unwrap_or(&target.host).as_bytes(),
         );
         let at = req.begin(b":path");
-        match file {
-            Some(f) => f.path.expand(&mut self.session, &mut req.bytes)?,
-            None => req
+        match (hop, file) {
+            (Some((path, _)), _) => req.bytes.extend_from_slice(path.as_bytes()),
+            (None, Some(f)) => f.path.expand(&mut self.session, &mut req.bytes)?,
+            (None, None) => req
                 .bytes
                 .extend_from_slice(sh.workload.urls[url].as_bytes()),
         }
@@ -148,12 +152,12 @@ impl AppExchange {
         for (name, value) in &spec.headers {
             // The entry's own fields are its templates, added below.
             let templated = file.is_some_and(|f| f.headers.iter().any(|(n, _)| n == name));
-            if !templated && !left_out(name) {
+            if !templated && !left_out(name) && !(get && describes_body(name)) {
                 req.add(name.as_bytes(), value.as_bytes());
             }
         }
         for (name, value) in file.iter().flat_map(|f| &f.headers) {
-            if left_out(name) {
+            if left_out(name) || (get && describes_body(name)) {
                 continue;
             }
             let at = req.begin(name.as_bytes());
@@ -172,6 +176,7 @@ impl AppExchange {
             }
         }
         match file.and_then(|f| f.body.as_ref()) {
+            _ if get => {}
             Some(t) => {
                 t.expand(&mut self.session, &mut req.body)?;
                 req.has_body = true;

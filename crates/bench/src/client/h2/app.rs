@@ -15,10 +15,10 @@
 
 use super::super::app::{AppExchange, Kept};
 use super::super::page::{self, Child, Exchange};
-use super::super::redirects::OWN;
+use super::super::redirects::{Hop, OWN};
 use super::super::ThreadState;
 use super::requests::STACK_FIELDS;
-use super::streams::{debug_block, debug_field, Stream};
+use super::streams::{debug_block, debug_field};
 use super::H2;
 use crate::app::plan::MAX_KEPT_BODY;
 use crate::app::template::ExpandError;
@@ -121,7 +121,9 @@ impl H2 {
             return;
         };
         let url = ex.url(cx.sh.workload);
-        if let Err(e) = app.build_h2(cx.sh, url, &mut self.request) {
+        // A redirect followed: its target's path and method.
+        let hop = (ex.learned != OWN).then(|| cx.redirects.target(ex.learned));
+        if let Err(e) = app.build_h2(cx.sh, (url, hop), &mut self.request) {
             if cx.counts(ex.file_start_us, now) {
                 match e {
                     ExpandError::Missing(_) => cx.stats.missing_value_unsent += 1,
@@ -174,23 +176,18 @@ impl H2 {
         self.io.stream(slot).own_body = has_body;
     }
 
-    /// A complete stream's response (in `slot` of the table, just taken out): its cookies kept,
-    /// its checks held, its values extracted; the verdict goes with its exchange to the page
-    /// logic, which counts it once. A redirect's response is not judged.
+    /// A complete stream's response (its exchange `ex`, in `slot` of the table, just taken
+    /// out): its cookies kept, its checks held, its values extracted; the verdict goes with the
+    /// exchange to the page logic, which counts it once. A redirect that is followed has its
+    /// cookies kept only: the checks are the final response's.
     pub(super) fn judge_app(
         &mut self,
         cx: &mut ThreadState<'_>,
         slot: usize,
-        s: &mut Stream,
+        ex: &mut Exchange,
         now: u64,
     ) {
         let Some(app) = &mut self.app else { return };
-        if s.ex.learned != OWN {
-            return;
-        }
-        let url = s.ex.url(cx.sh.workload);
-        let counted = cx.counts(s.ex.file_start_us, now);
-        let shown = cx.sh.workload.urls[url].as_str();
         let k = &self.io.app[slot];
         let kept = Kept {
             head: &k.head,
@@ -198,7 +195,13 @@ impl H2 {
             too_large: k.too_large,
             path: &k.path,
         };
-        s.ex.verdict = app.judge_kept((url, shown), s.ex.status, kept, &mut cx.stats, counted);
+        if matches!(ex.next, Hop::To(_)) && ex.hops < cx.sh.config.redirect {
+            return app.redirected(&kept);
+        }
+        let url = ex.url(cx.sh.workload);
+        let counted = cx.counts(ex.file_start_us, now);
+        let shown = cx.sh.workload.urls[url].as_str();
+        ex.verdict = app.judge_kept((url, shown), ex.status, kept, &mut cx.stats, counted);
     }
 }
 

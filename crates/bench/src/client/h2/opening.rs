@@ -197,8 +197,9 @@ impl H2 {
         ex: Exchange,
         now: u64,
     ) {
-        if self.app.is_some() && ex.learned == OWN {
-            // An application workload's request, built now (`h2/app.rs`).
+        if self.app.is_some() {
+            // An application workload's request, built now, a redirect's target's too: it
+            // carries the session's cookies (`h2/app.rs`).
             return self.submit_app(ch, cx, ex, now);
         }
         let Some(session) = &mut self.session else {

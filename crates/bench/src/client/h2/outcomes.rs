@@ -17,7 +17,7 @@ impl H2 {
         }
         for k in 0..self.io.closed.len() {
             let slot = self.io.closed[k] as usize;
-            let mut s = self.io.take(slot);
+            let s = self.io.take(slot);
             self.in_flight -= 1;
             if s.refused {
                 unprocessed(cx, &s, now);
@@ -39,8 +39,7 @@ impl H2 {
                     // Padding of the DATA frames: framing, not body.
                     cx.stats.http2.bytes_framing += s.data_bytes - s.ex.body_bytes;
                 }
-                self.judge_app(cx, slot, &mut s, now);
-                match self.answered(ch, cx, &s, now) {
+                match self.answered(ch, cx, (&s, slot), now) {
                     Answer::Final(ok) => ok,
                     // The page (or lane) goes on with the redirect's request, a new stream.
                     Answer::Follow(to) => {
@@ -84,26 +83,30 @@ impl H2 {
         }
     }
 
-    /// A complete stream's response for the page logic: with `--redirect N`, its Location (noted
-    /// as its HEADERS arrived) first says where its file goes next.
+    /// A complete stream's response (`s`, taken from `slot` of the table) for the page logic:
+    /// with `--redirect N`, its Location (noted as its HEADERS arrived) first says where its
+    /// file goes next; an application workload's checks are held then (`h2/app.rs`).
     fn answered(
         &mut self,
         ch: &Child,
         cx: &mut ThreadState<'_>,
-        s: &super::streams::Stream,
+        (s, slot): (&super::streams::Stream, usize),
         now: u64,
     ) -> Answer {
-        if !self.io.follow {
-            return Answer::Final(ch.record_response(cx, &s.ex, now));
-        }
         let mut ex = s.ex;
-        let location = self.io.locations.take(s.id);
-        let (config, workload) = (cx.sh.config, cx.sh.workload);
-        let request = (ex.url(workload), ex.learned);
-        ex.next = cx
-            .redirects
-            .on_location(config, workload, request, ex.status, location);
-        ch.answered(cx, &ex, now)
+        if self.io.follow {
+            let location = self.io.locations.take(s.id);
+            let (config, workload) = (cx.sh.config, cx.sh.workload);
+            let request = (ex.url(workload), ex.learned);
+            ex.next = cx
+                .redirects
+                .on_location(config, workload, request, ex.status, location);
+        }
+        self.judge_app(cx, slot, &mut ex, now);
+        match self.io.follow {
+            true => ch.answered(cx, &ex, now),
+            false => Answer::Final(ch.record_response(cx, &ex, now)),
+        }
     }
 
     /// Lanes: the lane whose page ended at `now` thinks (`--think`) before its next page.
