@@ -152,7 +152,8 @@ impl AppExchange {
         for (name, value) in &spec.headers {
             // The entry's own fields are its templates, added below.
             let templated = file.is_some_and(|f| f.headers.iter().any(|(n, _)| n == name));
-            if !templated && !left_out(name) && !(get && describes_body(name)) {
+            let skipped = templated || left_out(name) || (get && describes_body(name));
+            if !skipped {
                 req.add(name.as_bytes(), value.as_bytes());
             }
         }
