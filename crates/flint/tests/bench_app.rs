@@ -719,3 +719,34 @@ fn a_followed_redirect_keeps_the_session_and_the_checks_hold_the_final_response(
         assert_exact(&app, &r);
     }
 }
+
+/// Post/Redirect/Get where every order placed has a page of its own: far more distinct
+/// redirect targets on one thread than any cache of them would hold, each followed.
+const ORDERS: &str = r#"
+[[page]]
+weight = 1
+files = [
+  { path = "/orders", method = "POST", body = "item=1",
+    headers = { "Content-Type" = "application/x-www-form-urlencoded" },
+    expect = { status = 200, body_contains = "order" } },
+]
+"#;
+
+#[test]
+fn a_redirect_to_a_new_target_every_time_is_always_followed() {
+    for mode in H1_AND_H2 {
+        let app = start(mode);
+        let args = ["-c", "1", "-t", "1", "-n", "1100", "--redirect", "1"];
+        let r = bench(&app.addr, ORDERS, "", &[&args[..], mode].concat());
+        assert_eq!(r.errors(), 0, "{mode:?}\n{}{}", r.stdout, r.stderr);
+        assert_eq!(r.summary("pages"), 1100, "{mode:?}");
+        assert_eq!(
+            r.summary("requests"),
+            2200,
+            "{mode:?}: each order and its page"
+        );
+        assert_exact(&app, &r);
+        let paths = app.paths.lock().unwrap().clone();
+        assert!(paths.iter().any(|p| p == "/orders/1100"), "{mode:?}");
+    }
+}

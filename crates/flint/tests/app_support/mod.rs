@@ -30,6 +30,7 @@ struct State {
     next: u64,
     flaky: u64,
     logins_once: u64,
+    orders: u64,
 }
 
 /// What every connection of one application shares.
@@ -262,6 +263,20 @@ fn answer(head: &str, body: &str, state: &Mutex<State>, http10: bool) -> Vec<u8>
             http10,
         ),
         "/big" => respond("200 OK", &[html()], &vec![b'x'; 2 << 20], http10),
+        // Post/Redirect/Get: each order placed is sent to a page of its own.
+        "/orders" => {
+            st.orders += 1;
+            let fields = [("Location", format!("/orders/{}", st.orders))];
+            respond("303 See Other", &fields, b"", http10)
+        }
+        p if p.starts_with("/orders/") => respond("200 OK", &[html()], b"order", http10),
+        // A relative Location: resolved against the path of the request.
+        p if p.starts_with("/users/") && p.ends_with("/edit") => {
+            respond("303 See Other", &[("Location", "done".into())], b"", http10)
+        }
+        p if p.starts_with("/users/") && p.ends_with("/done") => {
+            respond("200 OK", &[html()], b"saved", http10)
+        }
         _ => respond("404 Not Found", &[html()], b"not found", http10),
     }
 }

@@ -98,9 +98,10 @@ impl H2 {
             let location = self.io.locations.take(s.id);
             let (config, workload) = (cx.sh.config, cx.sh.workload);
             let request = (ex.url(workload), ex.learned);
+            let entry = (ch.slot, ex.file);
             ex.next = cx
                 .redirects
-                .on_location(config, workload, request, ex.status, location);
+                .on_location(config, workload, request, entry, ex.status, location);
         }
         self.judge_app(cx, slot, &mut ex, now);
         match self.io.follow {
