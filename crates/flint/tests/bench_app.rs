@@ -750,3 +750,43 @@ fn a_redirect_to_a_new_target_every_time_is_always_followed() {
         assert!(paths.iter().any(|p| p == "/orders/1100"), "{mode:?}");
     }
 }
+
+/// A relative Location (`done`) from a path with a template in it.
+const EDIT: &str = r#"
+[data.users]
+file = "users.csv"
+
+[[page]]
+weight = 1
+files = [
+  { path = "/users/{{users.id}}/edit", expect = { status = 200, body_contains = "saved" } },
+]
+"#;
+
+#[test]
+fn a_relative_location_resolves_against_the_path_sent() {
+    for mode in H1_AND_H2 {
+        let app = start(mode);
+        let args = ["-c", "1", "-n", "4", "--redirect", "1"];
+        let r = bench(
+            &app.addr,
+            EDIT,
+            app_support::USERS_CSV,
+            &[&args[..], mode].concat(),
+        );
+        assert_eq!(r.errors(), 0, "{mode:?}\n{}{}", r.stdout, r.stderr);
+        let paths = app.paths.lock().unwrap().clone();
+        let done = paths.iter().filter(|p| p.ends_with("/done"));
+        let users = [
+            "/users/1/done",
+            "/users/2/done",
+            "/users/3/done",
+            "/users/4/done",
+        ];
+        assert!(done.clone().count() == 4, "{mode:?}: {paths:?}");
+        assert!(
+            done.into_iter().all(|p| users.contains(&p.as_str())),
+            "{mode:?}: {paths:?}"
+        );
+    }
+}

@@ -179,6 +179,12 @@ impl AppExchange {
         Ok(1)
     }
 
+    /// The path (templates expanded) of file `file`'s request in the batch built.
+    pub(super) fn sent_path(&self, file: usize) -> Option<&[u8]> {
+        let k = file.checked_sub(self.first)?;
+        self.paths.get(k).and_then(|r| self.out.get(r.clone()))
+    }
+
     /// Whether file `file` of the page is in the batch built.
     pub(super) fn holds(&self, file: usize) -> bool {
         file >= self.first && file < self.first + self.ends.len()

@@ -216,32 +216,18 @@ impl Redirects {
         config: &BenchConfig,
         workload: &Workload,
         (url, learned): (usize, u32),
-        (slot, file): (usize, usize),
+        entry: (usize, usize),
         get: bool,
         location: &[u8],
     ) -> Hop {
-        if self.files == 0 {
-            self.files = workload
-                .pages
-                .iter()
-                .map(|p| p.files.len())
-                .max()
-                .unwrap_or(1);
-            self.files = self.files.max(1);
-        }
-        let base = (slot * self.files + file) * 2;
-        // The other buffer than the one in flight's.
-        let to = match learned {
-            OWN => base,
-            i => base + 1 - (i & !APP) as usize % 2,
+        let base = self.app_entry(workload, entry);
+        // The other buffer than the one in flight's; the entry's own request's path was noted
+        // in the second (`sent`).
+        let (to, from) = match learned {
+            OWN => (base, base + 1),
+            i => (base + 1 - (i & !APP) as usize % 2, (i & !APP) as usize),
         };
-        if self.app.len() <= to | 1 {
-            self.app.resize_with((to | 1) + 1, AppTarget::default);
-        }
-        let from_path = match learned {
-            OWN => workload.urls[url].as_str(),
-            i => self.app[(i & !APP) as usize].path.as_str(),
-        };
+        let from_path = self.app[from].path.as_str();
         let path = match same_origin_path(config, from_path, location) {
             Ok(path) => path,
             Err(why) => return Hop::Unfollowed(why),
@@ -254,6 +240,28 @@ impl Redirects {
         t.head = spec.is_head();
         t.idempotent = get || spec.is_idempotent();
         Hop::To(to as u32 | APP)
+    }
+
+    /// An application workload's request of the entry's own URL went out to `path` (its
+    /// templates expanded): what a relative Location in its answer resolves against.
+    pub(super) fn sent(&mut self, workload: &Workload, entry: (usize, usize), path: &[u8]) {
+        let base = self.app_entry(workload, entry);
+        let t = &mut self.app[base + 1].path;
+        t.clear();
+        t.push_str(&String::from_utf8_lossy(path));
+    }
+
+    /// The first of the entry's two buffers, there once this returns.
+    fn app_entry(&mut self, workload: &Workload, (slot, file): (usize, usize)) -> usize {
+        if self.files == 0 {
+            let most = workload.pages.iter().map(|p| p.files.len()).max();
+            self.files = most.unwrap_or(1).max(1);
+        }
+        let base = (slot * self.files + file) * 2;
+        if self.app.len() < base + 2 {
+            self.app.resize_with(base + 2, AppTarget::default);
+        }
+        base
     }
 
     /// Application workload target `i`, if it is one.

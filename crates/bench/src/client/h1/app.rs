@@ -63,6 +63,11 @@ impl H1 {
                 return self.end_page(ch, cx, false, now, true);
             }
         };
+        if learned == OWN && cx.sh.config.redirect > 0 {
+            // A relative Location in its answer resolves against the path sent.
+            let path = app.sent_path(file).unwrap_or(b"/");
+            cx.redirects.sent(cx.sh.workload, (ch.slot, file), path);
+        }
         cx.debug(&app.out);
         self.src = APP;
         // `--pipeline N`: N of the batch at first, one more as each response ends.

@@ -134,6 +134,12 @@ impl H2 {
             self.unsent = true;
             return;
         }
+        if ex.learned == OWN && cx.sh.config.redirect > 0 {
+            // A relative Location in its answer resolves against the path sent.
+            let entry = (ch.slot, ex.file);
+            cx.redirects
+                .sent(cx.sh.workload, entry, self.request.path());
+        }
         let keep_body = app.keeps_body(url);
         let req = &self.request;
         let res = match req.field_count() {
