@@ -11,7 +11,8 @@
 //! ends there, not a hit, as over HTTP/1.
 //!
 //! Memory: each slot of the stream table has its buffers (head, body, request body, path),
-//! which grow to the largest seen and are reused, and so does the Webchild's request.
+//! which grow to the largest seen and are reused, and so does the Webchild's request; a kept
+//! body past `KEPT_ROOM` is given back when its stream is done.
 
 use super::super::app::{AppExchange, Kept};
 use super::super::page::{self, Child, Exchange};
@@ -43,7 +44,20 @@ pub(super) struct AppStream {
     pub request_body: Vec<u8>,
 }
 
+/// The room a slot's kept body keeps once its stream is done: a larger buffer is given back,
+/// so that only the streams in flight hold large bodies (up to `MAX_KEPT_BODY` each), not
+/// every slot of the table (`--streams 100` has 256) that once met one.
+pub(super) const KEPT_ROOM: usize = 16 * 1024;
+
 impl AppStream {
+    /// Its stream is done (judged, failed or refused): a body buffer grown past `KEPT_ROOM`
+    /// is given back.
+    pub(super) fn release(&mut self) {
+        if self.body.capacity() > KEPT_ROOM {
+            self.body = Vec::new();
+        }
+    }
+
     /// A field of the response's header block.
     pub(super) fn on_field(&mut self, name: &[u8], value: &[u8]) {
         if name == b":status" {
@@ -224,4 +238,30 @@ fn submit_copied<const N: usize>(
         n += 1;
     }
     session.submit_request(&list[..n], req.has_body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_large_kept_body_is_given_back_when_its_stream_is_done_a_small_one_is_reused() {
+        let mut slot = AppStream {
+            keep_body: true,
+            ..AppStream::default()
+        };
+        slot.on_body(&vec![b'x'; 512 * 1024]);
+        assert_eq!(slot.body.len(), 512 * 1024);
+        slot.release();
+        assert!(
+            slot.body.capacity() <= KEPT_ROOM,
+            "{}",
+            slot.body.capacity()
+        );
+        slot.body.clear();
+        slot.on_body(&[b'y'; 1024]);
+        let room = slot.body.capacity();
+        slot.release();
+        assert_eq!(slot.body.capacity(), room, "a small body's room is kept");
+    }
 }

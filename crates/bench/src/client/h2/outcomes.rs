@@ -74,6 +74,10 @@ impl H2 {
                 self.page_ok &= ok;
             }
         }
+        for k in 0..self.io.closed.len() {
+            let slot = self.io.closed[k] as usize;
+            self.io.release_app(slot);
+        }
         self.io.closed.clear();
         // With streams left, `oldest_us` stays as it was, a bound below the oldest now in
         // flight: its timer fires early at worst, and the table is scanned then (once a

@@ -152,6 +152,13 @@ impl Io {
             .collect();
     }
 
+    /// An application workload: the stream of `slot` is done; its large buffers are given back.
+    pub(super) fn release_app(&mut self, slot: usize) {
+        if let Some(a) = self.app.get_mut(slot) {
+            a.release();
+        }
+    }
+
     /// Whether `id`'s request had not left whole when the run ended: nghttp2 had not put its
     /// HEADERS in the output yet (the server's limit held it), nor all of its body (flow
     /// control held it), or a frame of its header block or body is still in the output the
