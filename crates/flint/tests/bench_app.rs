@@ -669,7 +669,7 @@ file = "users.csv"
 weight = 1
 files = [
   { path = "/login", method = "POST", body = "user={{users.name}}&pass={{users.pass}}",
-    headers = { "Content-Type" = "application/x-www-form-urlencoded" },
+    headers = { "Content-Type" = "application/x-www-form-urlencoded", "Content-Language" = "en" },
     expect = { status = 200, body_contains = "Hello {{users.name}}" },
     extract = { csrf = { regex = 'name="csrf" value="([^"]+)"' } } },
   { path = "/transfer", method = "POST", body = "csrf={{csrf}}&amount=1",
@@ -783,5 +783,33 @@ fn a_relative_location_resolves_against_the_path_sent() {
             done.into_iter().all(|p| users.contains(&p.as_str())),
             "{mode:?}: {paths:?}"
         );
+    }
+}
+
+#[test]
+fn a_redirect_that_becomes_a_get_leaves_out_the_fields_of_the_body() {
+    for mode in H1_AND_H2 {
+        let app = start(mode);
+        let args = ["-c", "1", "-n", "1", "--redirect", "2", "--debug"];
+        let r = bench(
+            &app.addr,
+            REDIRECTED,
+            app_support::USERS_CSV,
+            &[&args[..], mode].concat(),
+        );
+        assert_eq!(r.errors(), 0, "{mode:?}\n{}{}", r.stdout, r.stderr);
+        let text = r.stderr.to_ascii_lowercase();
+        // The login's POST carries them, the GET of its 303's target does not.
+        let get = text
+            .find("get /account")
+            .or_else(|| text.find(":path: /account"));
+        let get = &text[get.expect("the redirect's request shown")..];
+        // Up to the end of the request's head (its response follows).
+        let end = get.replace("\r\n", "\n").find("\n\n");
+        let get = get.replace("\r\n", "\n");
+        let get = &get[..end.unwrap_or(get.len())];
+        assert!(text.contains("content-language: en"), "{mode:?}: {text}");
+        assert!(!get.contains("content-language"), "{mode:?}: {get}");
+        assert!(!get.contains("content-type"), "{mode:?}: {get}");
     }
 }

@@ -484,7 +484,7 @@ pub(super) type HopTarget<'a> = (&'a str, bool);
 
 /// Whether a request's field describes its body (left out when a redirect makes it a GET).
 fn describes_body(name: &str) -> bool {
-    name.eq_ignore_ascii_case("content-type")
+    super::redirects::describes_body(name)
 }
 
 /// `url`'s path set to a request's `path`, without its query (the query plays no part in the

@@ -332,11 +332,24 @@ fn as_get(spec: &RequestSpec) -> RequestSpec {
         headers: spec
             .headers
             .iter()
-            .filter(|(n, _)| !n.eq_ignore_ascii_case("content-type"))
+            .filter(|(n, _)| !describes_body(n))
             .cloned()
             .collect(),
         body: None,
     }
+}
+
+/// Whether a request's field `name` describes its body: left out when a redirect makes the
+/// request a GET without it (RFC 9110 15.4: the content-specific fields go with the content).
+pub(super) fn describes_body(name: &str) -> bool {
+    [
+        "content-type",
+        "content-encoding",
+        "content-language",
+        "content-location",
+    ]
+    .iter()
+    .any(|n| name.eq_ignore_ascii_case(n))
 }
 
 /// HTTP/2: the Location fields of a connection's streams, noted as their HEADERS arrive (the
@@ -523,7 +536,12 @@ mod tests {
         let c = config(2);
         let post = RequestSpec {
             method: Some("POST".into()),
-            headers: vec![("Content-Type".into(), "text/plain".into())],
+            headers: vec![
+                ("Content-Type".into(), "text/plain".into()),
+                ("Content-Encoding".into(), "identity".into()),
+                ("Content-Language".into(), "en".into()),
+                ("Content-Location".into(), "/a.txt".into()),
+            ],
             body: Some(b"hi".to_vec()),
         };
         let w = workload("/a").with_defaults(&post).expect("a POST");
