@@ -24,8 +24,23 @@ use std::ops::Range;
 use std::sync::Arc;
 use wire::head::{write_header, write_header_u64, USER_AGENT};
 
+mod h2_request;
+pub(super) use h2_request::H2Request;
+
 /// Header fields of a response looked at by the checks; more are ignored.
 const MAX_FIELDS: usize = 100;
+
+/// A complete response as its connection kept it, for [`AppExchange::judge_kept`].
+pub(super) struct Kept<'a> {
+    /// A status line, then the header fields as `name: value` lines.
+    pub head: &'a [u8],
+    /// The body, when a check or an extraction reads it (else empty).
+    pub body: &'a [u8],
+    /// The body was longer than [`MAX_KEPT_BODY`]: not kept.
+    pub too_large: bool,
+    /// The path the request went to (the cookie jar's rules need it).
+    pub path: &'a [u8],
+}
 
 /// One Webchild's application state.
 pub(super) struct AppExchange {
@@ -127,7 +142,7 @@ impl AppExchange {
         self.first = from;
         for (j, &url) in files.iter().enumerate().skip(from) {
             let at = self.out.len();
-            match self.build(sh, url) {
+            match self.build(sh, url, None) {
                 Ok(path) => {
                     self.ends.push(self.out.len());
                     self.paths.push(path);
@@ -144,6 +159,30 @@ impl AppExchange {
             }
         }
         Ok(self.ends.len())
+    }
+
+    /// Builds the request of a redirect to follow (`hop`: its target's path, and whether its
+    /// method became GET) for file `file` of the page, URL `url`, into `out`: a batch of one.
+    pub(super) fn build_hop(
+        &mut self,
+        sh: &RunShared<'_>,
+        (file, url): (usize, usize),
+        hop: HopTarget<'_>,
+    ) -> Result<usize, ExpandError> {
+        self.out.clear();
+        self.ends.clear();
+        self.paths.clear();
+        self.first = file;
+        let path = self.build(sh, url, Some(hop))?;
+        self.ends.push(self.out.len());
+        self.paths.push(path);
+        Ok(1)
+    }
+
+    /// The path (templates expanded) of file `file`'s request in the batch built.
+    pub(super) fn sent_path(&self, file: usize) -> Option<&[u8]> {
+        let k = file.checked_sub(self.first)?;
+        self.paths.get(k).and_then(|r| self.out.get(r.clone()))
     }
 
     /// Whether file `file` of the page is in the batch built.
@@ -165,19 +204,27 @@ impl AppExchange {
         self.ends[from..].iter().filter(|&&e| e <= written).count() as u64
     }
 
-    /// Appends URL `url`'s request to `out`; the range of its path in `out`.
-    fn build(&mut self, sh: &RunShared<'_>, url: usize) -> Result<Range<usize>, ExpandError> {
+    /// Appends URL `url`'s request (or, with `hop`, the redirect's it leads to) to `out`; the
+    /// range of its path in `out`.
+    fn build(
+        &mut self,
+        sh: &RunShared<'_>,
+        url: usize,
+        hop: Option<HopTarget<'_>>,
+    ) -> Result<Range<usize>, ExpandError> {
         self.session.count_request();
         let spec = sh.workload.spec(url);
         let file = self.plan.files.get(url).and_then(Option::as_ref);
         let (version, keep_alive) = request_version(sh.config.http);
+        let get = hop.is_some_and(|(_, get)| get);
         let out = &mut self.out;
-        out.extend_from_slice(spec.method().as_bytes());
+        out.extend_from_slice(if get { "GET" } else { spec.method() }.as_bytes());
         out.push(b' ');
         let path_start = out.len();
-        match file {
-            Some(f) => f.path.expand(&mut self.session, out)?,
-            None => out.extend_from_slice(sh.workload.urls[url].as_bytes()),
+        match (hop, file) {
+            (Some((path, _)), _) => out.extend_from_slice(path.as_bytes()),
+            (None, Some(f)) => f.path.expand(&mut self.session, out)?,
+            (None, None) => out.extend_from_slice(sh.workload.urls[url].as_bytes()),
         }
         let path_end = out.len();
         out.push(b' ');
@@ -219,12 +266,16 @@ impl AppExchange {
         }
         for (name, value) in &spec.headers {
             // The entry's own fields are its templates, written below.
-            if file.is_some_and(|f| f.headers.iter().any(|(n, _)| n == name)) {
+            let templated = file.is_some_and(|f| f.headers.iter().any(|(n, _)| n == name));
+            if templated || (get && describes_body(name)) {
                 continue;
             }
             write_header(out, name.as_bytes(), value.as_bytes());
         }
         for (name, value) in file.iter().flat_map(|f| &f.headers) {
+            if get && describes_body(name) {
+                continue;
+            }
             out.extend_from_slice(name.as_bytes());
             out.extend_from_slice(b": ");
             value.expand(&mut self.session, out)?;
@@ -246,6 +297,7 @@ impl AppExchange {
         }
         self.scratch.clear();
         let body = match file.and_then(|f| f.body.as_ref()) {
+            _ if get => None,
             Some(t) => {
                 t.expand(&mut self.session, &mut self.scratch)?;
                 Some(&self.scratch[..])
@@ -288,45 +340,75 @@ impl AppExchange {
         self.plan.files.get(url).and_then(Option::as_ref)
     }
 
-    /// The complete response to file `file` of the page, URL `url` (`shown` in samples): its
-    /// cookies kept, its checks held, its values extracted. The verdict counts once for the
-    /// response; a failure of the window (`counted`) may be kept as a sample.
+    /// The complete response to file `file` of the page, URL `url` (`shown` in samples), as
+    /// this connection kept it ([`AppExchange::judge_kept`]); a redirect that `follows` only
+    /// has its cookies kept ([`AppExchange::redirected`]).
     pub(super) fn judge(
         &mut self,
         (file, url, shown): (usize, usize, &str),
+        (status, follows): (u16, bool),
+        stats: &mut Stats,
+        counted: bool,
+    ) -> Verdict {
+        // Taken out for the call and put back: the buffers keep their room.
+        let (head, body, out) = (
+            std::mem::take(&mut self.head),
+            std::mem::take(&mut self.body),
+            std::mem::take(&mut self.out),
+        );
+        let k = file.saturating_sub(self.first);
+        let path = self.paths.get(k).and_then(|r| out.get(r.clone()));
+        let kept = Kept {
+            head: &head,
+            body: &body,
+            too_large: self.too_large,
+            path: path.unwrap_or(b"/"),
+        };
+        let verdict = match follows {
+            true => {
+                self.redirected(&kept);
+                Verdict::ByStatus
+            }
+            false => self.judge_kept((url, shown), status, kept, stats, counted),
+        };
+        (self.head, self.body, self.out) = (head, body, out);
+        verdict
+    }
+
+    /// A redirect that is followed: its cookies are kept, as a browser keeps them (they apply
+    /// to the request it leads to: RFC 6265); the checks and extractions are the final
+    /// response's.
+    pub(super) fn redirected(&mut self, kept: &Kept<'_>) {
+        let mut fields: [(&[u8], &[u8]); MAX_FIELDS] = [(&[], &[]); MAX_FIELDS];
+        let n = split_fields(kept.head, &mut fields);
+        keep_cookies(self, &fields[..n], kept.path);
+    }
+
+    /// A complete response to URL `url` (`shown` in samples): its cookies kept, its checks
+    /// held, its values extracted. The verdict counts once for the response; a failure of the
+    /// window (`counted`) may be kept as a sample.
+    pub(super) fn judge_kept(
+        &mut self,
+        (url, shown): (usize, &str),
         status: u16,
+        kept: Kept<'_>,
         stats: &mut Stats,
         counted: bool,
     ) -> Verdict {
         let mut fields: [(&[u8], &[u8]); MAX_FIELDS] = [(&[], &[]); MAX_FIELDS];
-        let n = split_fields(&self.head, &mut fields);
+        let n = split_fields(kept.head, &mut fields);
         let headers = &fields[..n];
-        let mut set_cookies = headers
-            .iter()
-            .filter(|(n, _)| n.eq_ignore_ascii_case(b"set-cookie"))
-            .map(|(_, v)| *v)
-            .peekable();
-        if set_cookies.peek().is_some() {
-            // The jar's rules need the path the request went to.
-            let k = file.saturating_sub(self.first);
-            if let Some(path) = self.paths.get(k).and_then(|r| self.out.get(r.clone())) {
-                set_path(
-                    &mut self.cookie_url,
-                    std::str::from_utf8(path).unwrap_or("/"),
-                );
-            }
-            self.session.store_cookies(&self.cookie_url, set_cookies);
-        }
+        keep_cookies(self, headers, kept.path);
         let Some(file) = self.plan.files.get(url).and_then(Option::as_ref) else {
             return Verdict::ByStatus;
         };
         let answer = Answer {
             status,
             headers,
-            body: &self.body,
+            body: kept.body,
         };
         let sample = |kind: ErrorKind, detail: String| {
-            let head = &self.head;
+            let head = kept.head;
             move || CheckFailure {
                 kind: kind.name().to_owned(),
                 url: shown.to_owned(),
@@ -349,7 +431,7 @@ impl AppExchange {
                 session.clear_value(x.slot);
             }
         };
-        if self.too_large && file.needs_body {
+        if kept.too_large && file.needs_body {
             forget(&mut self.session);
             let detail =
                 format!("a body over {MAX_KEPT_BODY} B, which a check or an extraction reads");
@@ -377,6 +459,32 @@ impl AppExchange {
         }
         verdict
     }
+}
+
+/// Keeps the `Set-Cookie` fields among `headers` of a response to a request for `path`.
+fn keep_cookies(app: &mut AppExchange, headers: &[(&[u8], &[u8])], path: &[u8]) {
+    let mut set_cookies = headers
+        .iter()
+        .filter(|(n, _)| n.eq_ignore_ascii_case(b"set-cookie"))
+        .map(|(_, v)| *v)
+        .peekable();
+    if set_cookies.peek().is_some() {
+        // The jar's rules need the path the request went to.
+        set_path(
+            &mut app.cookie_url,
+            std::str::from_utf8(path).unwrap_or("/"),
+        );
+        app.session.store_cookies(&app.cookie_url, set_cookies);
+    }
+}
+
+/// A redirect's target to build a request for: its path, and whether its method became GET
+/// (without the body and the fields that describe it).
+pub(super) type HopTarget<'a> = (&'a str, bool);
+
+/// Whether a request's field describes its body (left out when a redirect makes it a GET).
+fn describes_body(name: &str) -> bool {
+    super::redirects::describes_body(name)
 }
 
 /// `url`'s path set to a request's `path`, without its query (the query plays no part in the

@@ -28,15 +28,17 @@
 //!   its kind (a protocol error, a reset, a timeout).
 
 mod after_end;
+mod app;
 mod connecting;
 mod opening;
 mod outcomes;
-mod requests;
+pub(super) mod requests;
 mod socket;
 mod streams;
 
 pub use requests::H2Requests;
 
+use super::app::{AppExchange, H2Request};
 use super::linger::{self, Linger};
 use super::page::{Child, Exchange};
 use super::{RunShared, ThreadState, Wire, NONE};
@@ -118,6 +120,11 @@ pub(super) struct H2 {
     waited_from: u64,
     /// Connections opened so far: whether the one being read is still the one opened.
     conn_gen: u64,
+    /// An application workload: the Webchild's session, its request being built, and whether
+    /// the page ended on a request not sent (`h2/app.rs`).
+    app: Option<Box<AppExchange>>,
+    request: H2Request,
+    unsent: bool,
 }
 
 impl Wire for H2 {
@@ -132,6 +139,9 @@ impl Wire for H2 {
             io.debug = Some(Vec::new());
         }
         io.follow = sh.config.redirect > 0;
+        if w.app.0.is_some() {
+            io.keep_app_streams();
+        }
         H2 {
             state: State::Idle,
             conn: None,
@@ -157,10 +167,17 @@ impl Wire for H2 {
             connect_us: NONE,
             waited_from: NONE,
             conn_gen: 0,
+            app: None,
+            request: H2Request::default(),
+            unsent: false,
         }
     }
 
     fn start_page(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
+        if cx.sh.workload.app.0.is_some() && !self.app_page(ch, cx, now) {
+            return;
+        }
+        self.unsent = false;
         self.next_file = 0;
         self.page_ok = true;
         self.fresh = true;

@@ -9,6 +9,9 @@
 //! The page logic (`page.rs`) decides, when the response is complete, whether its page entry
 //! goes on with the learned request (at most N times) and what is counted; the wires only ask
 //! here when a redirect's head arrives and write the learned request's bytes.
+//!
+//! An application workload learns nothing: its requests are built per use, so each redirect's
+//! target is worked out from its Location into a buffer of the Webchild's page entry.
 
 use super::setup::{request_version, write_request};
 use crate::stats::Unfollowed;
@@ -22,6 +25,10 @@ pub(super) const OWN: u32 = u32::MAX;
 /// The most distinct redirect targets a thread keeps: a server that sends every client
 /// somewhere new (a session in the Location, say) must not grow the client without bound.
 pub(super) const MAX_LEARNED: usize = 1024;
+
+/// The bit that marks an application workload's redirect target (see [`AppTarget`]): never
+/// set in a learned request's index, which stays below `MAX_LEARNED`.
+const APP: u32 = 1 << 30;
 
 /// What the head of a response says about its page entry's next request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,10 +58,27 @@ struct Learned {
     unfollowed: Option<Unfollowed>,
 }
 
+/// An application workload's redirect target: its request is built per use anyway (with the
+/// session's cookies and values), so nothing is learned; the target is worked out from each
+/// redirect's Location into a buffer of the Webchild's page entry. Two per entry (a page's
+/// file of a Webchild), one for the request in flight and one for the hop it leads to: a
+/// server that sends every request somewhere new (`/orders/<n>`) needs no more.
+#[derive(Default)]
+struct AppTarget {
+    path: String,
+    get: bool,
+    head: bool,
+    idempotent: bool,
+}
+
 /// One thread's learned targets (empty, and allocation-free, until a redirect is followed).
 #[derive(Default)]
 pub(super) struct Redirects {
     learned: Vec<Learned>,
+    /// Application workloads: per Webchild slot and file, two targets (see [`AppTarget`]).
+    app: Vec<AppTarget>,
+    /// The most files of a page in the workload: the stride of `app` per Webchild.
+    files: usize,
 }
 
 impl Redirects {
@@ -65,21 +89,32 @@ impl Redirects {
         config: &BenchConfig,
         workload: &Workload,
         (url, learned): (usize, u32),
+        entry: (usize, usize),
         status: u16,
         head: &[u8],
     ) -> Hop {
         if config.redirect == 0 || !is_redirect(status) {
             return Hop::None;
         }
-        self.on_location(config, workload, (url, learned), status, location(head))
+        self.on_location(
+            config,
+            workload,
+            (url, learned),
+            entry,
+            status,
+            location(head),
+        )
     }
 
     /// [`Redirects::on_head`] with the Location already found (HTTP/2 has it as a field).
+    /// `entry` is the Webchild's slot and the file of its page: where an application
+    /// workload's target is kept.
     pub(super) fn on_location(
         &mut self,
         config: &BenchConfig,
         workload: &Workload,
         (url, learned): (usize, u32),
+        entry: (usize, usize),
         status: u16,
         location: Option<&[u8]>,
     ) -> Hop {
@@ -90,12 +125,15 @@ impl Redirects {
             return Hop::Unfollowed(Unfollowed::NoLocation);
         };
         let spec = workload.spec(url);
-        let was_get = learned != OWN && self.learned[learned as usize].get;
+        let was_get = learned != OWN && self.target(learned).1;
         // RFC 9110 15.4: a 303 (and, as every browser does, a 301 or 302 of a POST) is
         // followed with a GET without the body; a 307 or 308 repeats the request as it was.
         let get = was_get
             || (!spec.is_head()
                 && (status == 303 || (matches!(status, 301 | 302) && spec.method() != "GET")));
+        if workload.app.0.is_some() {
+            return self.app_hop(config, workload, (url, learned), entry, get, location);
+        }
         let known = self
             .learned
             .iter()
@@ -171,6 +209,67 @@ impl Redirects {
         Hop::To((self.learned.len() - 1) as u32)
     }
 
+    /// An application workload's redirect: its target worked out into the entry's buffer that
+    /// the request in flight does not use (allocating only while the buffers grow).
+    fn app_hop(
+        &mut self,
+        config: &BenchConfig,
+        workload: &Workload,
+        (url, learned): (usize, u32),
+        entry: (usize, usize),
+        get: bool,
+        location: &[u8],
+    ) -> Hop {
+        let base = self.app_entry(workload, entry);
+        // The other buffer than the one in flight's; the entry's own request's path was noted
+        // in the second (`sent`).
+        let (to, from) = match learned {
+            OWN => (base, base + 1),
+            i => (base + 1 - (i & !APP) as usize % 2, (i & !APP) as usize),
+        };
+        let from_path = self.app[from].path.as_str();
+        let path = match same_origin_path(config, from_path, location) {
+            Ok(path) => path,
+            Err(why) => return Hop::Unfollowed(why),
+        };
+        let spec = workload.spec(url);
+        let t = &mut self.app[to];
+        t.path.clear();
+        t.path.push_str(&path);
+        t.get = get;
+        t.head = spec.is_head();
+        t.idempotent = get || spec.is_idempotent();
+        Hop::To(to as u32 | APP)
+    }
+
+    /// An application workload's request of the entry's own URL went out to `path` (its
+    /// templates expanded): what a relative Location in its answer resolves against.
+    pub(super) fn sent(&mut self, workload: &Workload, entry: (usize, usize), path: &[u8]) {
+        let base = self.app_entry(workload, entry);
+        let t = &mut self.app[base + 1].path;
+        t.clear();
+        t.push_str(&String::from_utf8_lossy(path));
+    }
+
+    /// The first of the entry's two buffers, there once this returns.
+    fn app_entry(&mut self, workload: &Workload, (slot, file): (usize, usize)) -> usize {
+        if self.files == 0 {
+            let most = workload.pages.iter().map(|p| p.files.len()).max();
+            self.files = most.unwrap_or(1).max(1);
+        }
+        let base = (slot * self.files + file) * 2;
+        if self.app.len() < base + 2 {
+            self.app.resize_with(base + 2, AppTarget::default);
+        }
+        base
+    }
+
+    /// Application workload target `i`, if it is one.
+    #[inline]
+    fn app_target(&self, i: u32) -> Option<&AppTarget> {
+        (i & APP != 0).then(|| &self.app[(i & !APP) as usize])
+    }
+
     /// Learned request `i`'s bytes.
     #[inline]
     pub(super) fn request(&self, i: u32) -> &[u8] {
@@ -188,17 +287,36 @@ impl Redirects {
 
     /// Its path, for the log.
     pub(super) fn path(&self, i: u32) -> &str {
-        &self.learned[i as usize].path
+        match self.app_target(i) {
+            Some(t) => &t.path,
+            None => &self.learned[i as usize].path,
+        }
+    }
+
+    /// Its path, and whether its method became GET (without the body): what an application
+    /// workload builds its request from.
+    pub(super) fn target(&self, i: u32) -> (&str, bool) {
+        if let Some(t) = self.app_target(i) {
+            return (&t.path, t.get);
+        }
+        let l = &self.learned[i as usize];
+        (&l.path, l.get)
     }
 
     /// Whether it is a HEAD (its response has no body).
     pub(super) fn is_head(&self, i: u32) -> bool {
-        self.learned[i as usize].head
+        match self.app_target(i) {
+            Some(t) => t.head,
+            None => self.learned[i as usize].head,
+        }
     }
 
     /// Whether it may be sent again on a new connection (an idempotent method).
     pub(super) fn may_resend(&self, i: u32) -> bool {
-        self.learned[i as usize].idempotent
+        match self.app_target(i) {
+            Some(t) => t.idempotent,
+            None => self.learned[i as usize].idempotent,
+        }
     }
 }
 
@@ -214,11 +332,24 @@ fn as_get(spec: &RequestSpec) -> RequestSpec {
         headers: spec
             .headers
             .iter()
-            .filter(|(n, _)| !n.eq_ignore_ascii_case("content-type"))
+            .filter(|(n, _)| !describes_body(n))
             .cloned()
             .collect(),
         body: None,
     }
+}
+
+/// Whether a request's field `name` describes its body: left out when a redirect makes the
+/// request a GET without it (RFC 9110 15.4: the content-specific fields go with the content).
+pub(super) fn describes_body(name: &str) -> bool {
+    [
+        "content-type",
+        "content-encoding",
+        "content-language",
+        "content-location",
+    ]
+    .iter()
+    .any(|n| name.eq_ignore_ascii_case(n))
 }
 
 /// HTTP/2: the Location fields of a connection's streams, noted as their HEADERS arrive (the
@@ -333,7 +464,14 @@ mod tests {
         let c = config(3);
         let w = workload("/dir/a.html");
         let mut r = Redirects::default();
-        let hop = r.on_head(&c, &w, (0, OWN), 302, &head(302, Some("b.html?x=1#f")));
+        let hop = r.on_head(
+            &c,
+            &w,
+            (0, OWN),
+            (0, 0),
+            302,
+            &head(302, Some("b.html?x=1#f")),
+        );
         assert_eq!(hop, Hop::To(0));
         assert_eq!(r.path(0), "/dir/b.html?x=1");
         let text = String::from_utf8_lossy(r.request(0)).into_owned();
@@ -343,13 +481,21 @@ mod tests {
         );
         assert!(text.contains("Host: 127.0.0.1:8080\r\n"), "{text}");
         // The same answer again: the same request, nothing new.
-        let again = r.on_head(&c, &w, (0, OWN), 302, &head(302, Some("b.html?x=1#f")));
+        let again = r.on_head(
+            &c,
+            &w,
+            (0, OWN),
+            (0, 0),
+            302,
+            &head(302, Some("b.html?x=1#f")),
+        );
         assert_eq!(again, Hop::To(0));
         assert_eq!(r.learned.len(), 1);
         // From the learned one, an absolute URL of the same origin.
         let next = r.on_head(
             &c,
             &w,
+            (0, 0),
             (0, 0),
             301,
             &head(301, Some("http://127.0.0.1:8080/c")),
@@ -364,7 +510,7 @@ mod tests {
         let w = workload("/a");
         let mut r = Redirects::default();
         let mut hop =
-            |status, location| r.on_head(&c, &w, (0, OWN), status, &head(status, location));
+            |status, location| r.on_head(&c, &w, (0, OWN), (0, 0), status, &head(status, location));
         assert_eq!(hop(200, Some("/b")), Hop::None);
         assert_eq!(hop(304, Some("/b")), Hop::None);
         let other = Hop::Unfollowed(Unfollowed::CrossOrigin);
@@ -380,7 +526,7 @@ mod tests {
         assert_eq!(r.learned.len(), 4);
         let off = config(0);
         assert_eq!(
-            Redirects::default().on_head(&off, &w, (0, OWN), 302, &head(302, Some("/b"))),
+            Redirects::default().on_head(&off, &w, (0, OWN), (0, 0), 302, &head(302, Some("/b"))),
             Hop::None
         );
     }
@@ -390,20 +536,25 @@ mod tests {
         let c = config(2);
         let post = RequestSpec {
             method: Some("POST".into()),
-            headers: vec![("Content-Type".into(), "text/plain".into())],
+            headers: vec![
+                ("Content-Type".into(), "text/plain".into()),
+                ("Content-Encoding".into(), "identity".into()),
+                ("Content-Language".into(), "en".into()),
+                ("Content-Location".into(), "/a.txt".into()),
+            ],
             body: Some(b"hi".to_vec()),
         };
         let w = workload("/a").with_defaults(&post).expect("a POST");
         let mut r = Redirects::default();
         let text = |r: &Redirects, i| String::from_utf8_lossy(r.request(i)).into_owned();
         assert_eq!(
-            r.on_head(&c, &w, (0, OWN), 307, &head(307, Some("/b"))),
+            r.on_head(&c, &w, (0, OWN), (0, 0), 307, &head(307, Some("/b"))),
             Hop::To(0)
         );
         assert!(text(&r, 0).starts_with("POST /b "), "{}", text(&r, 0));
         assert!(text(&r, 0).ends_with("\r\n\r\nhi"), "{}", text(&r, 0));
         assert_eq!(
-            r.on_head(&c, &w, (0, OWN), 302, &head(302, Some("/b"))),
+            r.on_head(&c, &w, (0, OWN), (0, 0), 302, &head(302, Some("/b"))),
             Hop::To(1)
         );
         let get = text(&r, 1);
@@ -414,7 +565,7 @@ mod tests {
         );
         // Once a GET, a GET down the chain, even through a 307.
         assert_eq!(
-            r.on_head(&c, &w, (0, 1), 307, &head(307, Some("/c"))),
+            r.on_head(&c, &w, (0, 1), (0, 0), 307, &head(307, Some("/c"))),
             Hop::To(2)
         );
         assert!(text(&r, 2).starts_with("GET /c "));

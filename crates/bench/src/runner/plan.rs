@@ -129,26 +129,30 @@ pub fn check(config: &BenchConfig, workload: &Workload, slice: &Slice) -> Result
 }
 
 /// An application workload's requests are built per use and judged per response over
-/// HTTP/1.1 (keep-alive, pipelining a page's files) and HTTP/1.0, one connection a Webchild
-/// (`client/app.rs`); the other modes would send its templates as they are written.
+/// HTTP/1.1 (keep-alive, pipelining a page's files), HTTP/1.0 and HTTP/2 (a page's files as
+/// streams), one connection a Webchild, redirects followed with the session's cookies
+/// (`client/app.rs`); the other modes would send its templates as they are written. A
+/// pipelined batch's redirects wait for the batch, and the page's files after the batch would
+/// not be sent: pipelining does not follow them.
 fn check_app(config: &BenchConfig, workload: &Workload) -> Result<(), BenchError> {
     if workload.plan().is_none() {
         return Ok(());
     }
-    // `--pipeline N` with one-file pages keeps N pages in flight as lanes, each a page of its own.
+    // `--pipeline N` and `--http 2 --streams N` with one-file pages keep N pages in flight as
+    // lanes, each a page of its own.
     let lanes =
         config.streams.is_some_and(|n| n > 1) && workload.pages.iter().all(|p| p.files.len() == 1);
     let refused = match config.http {
         HttpMode::Pipeline if lanes => "--pipeline N with pages of one file (lanes)",
-        HttpMode::Http2 => "HTTP/2",
+        HttpMode::Pipeline if config.redirect > 0 => "--redirect with --pipeline",
+        HttpMode::Http2 if lanes => "--http 2 --streams N with pages of one file (lanes)",
         HttpMode::Http3 => "HTTP/3",
         _ if config.connections_per_child > 1 => "several connections a Webchild",
-        _ if config.redirect > 0 => "following redirects",
         _ => return Ok(()),
     };
     Err(BenchError::Config(format!(
         "{refused} is not supported with an application workload (data, templates, expect, \
-         extract) yet: it runs over HTTP/1.1 (keep-alive, --pipeline) or HTTP/1.0"
+         extract) yet: it runs over HTTP/1.1 (keep-alive, --pipeline), HTTP/1.0 or HTTP/2"
     )))
 }
 

@@ -126,24 +126,21 @@ pub fn check_outputs(load: &LoadArgs) -> anyhow::Result<()> {
 }
 
 /// An application workload (data, templates, checks, extraction) runs over HTTP/1.1
-/// (keep-alive, pipelining) and HTTP/1.0, one connection a Webchild, on this host: the rest is
-/// refused before the run (pipelining's lanes by the runner).
+/// (keep-alive, pipelining), HTTP/1.0 and HTTP/2, one connection a Webchild, on this host,
+/// redirects followed: the rest is refused before the run (lanes, and redirects while
+/// pipelining, by the runner).
 fn app_modes(args: &BenchArgs) -> anyhow::Result<()> {
     let load = &args.load;
-    let refused = if load.http == HttpArg::Http2 {
-        "--http 2"
-    } else if load.http == HttpArg::Http3 {
+    let refused = if load.http == HttpArg::Http3 {
         "--http 3"
     } else if load.connections_per_client > 1 {
         "--connections-per-client"
-    } else if load.redirect > 0 {
-        "--redirect"
     } else if args.hosts.is_some() || args.hosts_file.is_some() {
         "--hosts"
     } else {
         return Ok(());
     };
-    bail!("{refused} is not supported with an application workload (data, templates, expect, extract) yet: it runs over --http 1.1 (--pipeline too) or 1.0, one connection a Webchild")
+    bail!("{refused} is not supported with an application workload (data, templates, expect, extract) yet: it runs over --http 1.1 (--pipeline too), 1.0 or 2, one connection a Webchild")
 }
 
 /// `--pipeline` is HTTP/1.1's: it goes with `--http 1.1` (the default), not another version.

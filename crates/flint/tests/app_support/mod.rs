@@ -2,6 +2,9 @@
 //! that sets a session cookie and answers a token, a cookie-protected account page holding a
 //! CSRF token, a form that needs it, a JSON endpoint, a page that answers 200 with an error body
 //! every third time, a login that succeeds only once, and a large page. It counts every request it receives.
+//! Over HTTP/1.x, and over HTTP/2 (`h2.rs`: cleartext, or TLS with ALPN `h2`).
+
+mod h2;
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
@@ -27,20 +30,77 @@ struct State {
     next: u64,
     flaky: u64,
     logins_once: u64,
+    orders: u64,
 }
 
+/// What every connection of one application shares.
+struct Shared {
+    count: Arc<AtomicU64>,
+    log: Arc<Mutex<Vec<String>>>,
+    state: Mutex<State>,
+}
+
+impl Shared {
+    /// A request is complete (`head`: an HTTP/1 head, whatever the protocol): counted, its path
+    /// noted, answered (as HTTP/1 bytes).
+    fn answer(&self, head: &str, body: &str, http10: bool) -> Vec<u8> {
+        self.count.fetch_add(1, Ordering::Relaxed);
+        let path = head.split(' ').nth(1).unwrap_or("/");
+        self.log
+            .lock()
+            .unwrap()
+            .push(path.split('?').next().unwrap_or("/").to_owned());
+        answer(head, body, &self.state, http10)
+    }
+}
+
+/// How the application is spoken to.
+#[derive(Clone)]
+pub enum Front {
+    Http1,
+    /// HTTP/2 by prior knowledge.
+    H2c,
+    /// HTTP/2 over TLS (this configuration, its ALPN set to `h2`).
+    H2Tls(Arc<rustls::ServerConfig>),
+}
+
+/// The application over HTTP/1.x.
 pub fn start() -> App {
+    start_with(Front::Http1)
+}
+
+pub fn start_with(front: Front) -> App {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap().to_string();
     let received = Arc::new(AtomicU64::new(0));
-    let state = Arc::new(Mutex::new(State::default()));
     let paths = Arc::new(Mutex::new(Vec::new()));
-    let (count, log) = (received.clone(), paths.clone());
+    let shared = Arc::new(Shared {
+        count: received.clone(),
+        log: paths.clone(),
+        state: Mutex::new(State::default()),
+    });
+    let front = match front {
+        Front::H2Tls(config) => {
+            let mut config = (*config).clone();
+            config.alpn_protocols = vec![b"h2".to_vec()];
+            Front::H2Tls(Arc::new(config))
+        }
+        other => other,
+    };
     std::thread::spawn(move || {
         for conn in listener.incoming() {
             let Ok(conn) = conn else { return };
-            let (count, log, state) = (count.clone(), log.clone(), state.clone());
-            std::thread::spawn(move || serve(conn, &count, &log, &state));
+            let (shared, front) = (shared.clone(), front.clone());
+            std::thread::spawn(move || match front {
+                Front::Http1 => serve(conn, &shared),
+                Front::H2c => h2::serve(conn, &shared),
+                Front::H2Tls(config) => {
+                    let Ok(tls) = rustls::ServerConnection::new(config) else {
+                        return;
+                    };
+                    h2::serve(rustls::StreamOwned::new(tls, conn), &shared);
+                }
+            });
         }
     });
     App {
@@ -50,7 +110,7 @@ pub fn start() -> App {
     }
 }
 
-fn serve(mut conn: TcpStream, count: &AtomicU64, log: &Mutex<Vec<String>>, state: &Mutex<State>) {
+fn serve(mut conn: TcpStream, shared: &Shared) {
     let mut have = Vec::new();
     let mut buf = [0u8; 16384];
     loop {
@@ -71,13 +131,8 @@ fn serve(mut conn: TcpStream, count: &AtomicU64, log: &Mutex<Vec<String>>, state
         }
         let body = String::from_utf8_lossy(&have[end + 4..end + 4 + length]).into_owned();
         have.drain(..end + 4 + length);
-        count.fetch_add(1, Ordering::Relaxed);
-        let path = head.split(' ').nth(1).unwrap_or("/");
-        log.lock()
-            .unwrap()
-            .push(path.split('?').next().unwrap_or("/").to_owned());
         let http10 = head.lines().next().is_some_and(|l| l.ends_with("HTTP/1.0"));
-        let response = answer(&head, &body, state, http10);
+        let response = shared.answer(&head, &body, http10);
         if conn.write_all(&response).is_err() || http10 {
             return;
         }
@@ -208,6 +263,20 @@ fn answer(head: &str, body: &str, state: &Mutex<State>, http10: bool) -> Vec<u8>
             http10,
         ),
         "/big" => respond("200 OK", &[html()], &vec![b'x'; 2 << 20], http10),
+        // Post/Redirect/Get: each order placed is sent to a page of its own.
+        "/orders" => {
+            st.orders += 1;
+            let fields = [("Location", format!("/orders/{}", st.orders))];
+            respond("303 See Other", &fields, b"", http10)
+        }
+        p if p.starts_with("/orders/") => respond("200 OK", &[html()], b"order", http10),
+        // A relative Location: resolved against the path of the request.
+        p if p.starts_with("/users/") && p.ends_with("/edit") => {
+            respond("303 See Other", &[("Location", "done".into())], b"", http10)
+        }
+        p if p.starts_with("/users/") && p.ends_with("/done") => {
+            respond("200 OK", &[html()], b"saved", http10)
+        }
         _ => respond("404 Not Found", &[html()], b"not found", http10),
     }
 }

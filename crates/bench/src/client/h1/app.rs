@@ -6,6 +6,7 @@
 
 use super::super::app::AppExchange;
 use super::super::page::{self, Child};
+use super::super::redirects::{Hop, OWN};
 use super::super::ThreadState;
 use super::lanes::LANES;
 use super::{State, H1};
@@ -43,8 +44,14 @@ impl H1 {
     pub(super) fn send_app(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         let files = &cx.sh.workload.pages[self.ex.page.index].files;
         let pipelined = cx.sh.config.http == HttpMode::Pipeline;
+        let (file, url, learned) = (self.ex.file, self.url(cx), self.ex.learned);
         let Some(app) = &mut self.app else { return };
-        let n = match app.build_batch(cx.sh, files, self.ex.file, pipelined) {
+        let built = match learned {
+            OWN => app.build_batch(cx.sh, files, file, pipelined),
+            // A redirect followed: its target's request, with the session's cookies.
+            learned => app.build_hop(cx.sh, (file, url), cx.redirects.target(learned)),
+        };
+        let n = match built {
             Ok(n) => n,
             Err(e) => {
                 if cx.counts(self.ex.file_start_us, now) {
@@ -56,6 +63,11 @@ impl H1 {
                 return self.end_page(ch, cx, false, now, true);
             }
         };
+        if learned == OWN && cx.sh.config.redirect > 0 {
+            // A relative Location in its answer resolves against the path sent.
+            let path = app.sent_path(file).unwrap_or(b"/");
+            cx.redirects.sent(cx.sh.workload, (ch.slot, file), path);
+        }
         cx.debug(&app.out);
         self.src = APP;
         // `--pipeline N`: N of the batch at first, one more as each response ends.
@@ -67,16 +79,19 @@ impl H1 {
         self.flush(ch, cx, now);
     }
 
-    /// The complete response: its cookies kept, its checks and extractions held; the verdict
+    /// The complete response: its cookies kept, its checks and extractions held (a redirect
+    /// that is followed: its cookies only, the checks are the final response's); the verdict
     /// goes with the exchange to the page logic, which counts it once.
     pub(super) fn judge(&mut self, cx: &mut ThreadState<'_>, now: u64) {
         let (file, url) = (self.ex.file, self.url(cx));
         let counted = cx.counts(self.ex.file_start_us, now);
         let sh = cx.sh;
+        let follows = matches!(self.ex.next, Hop::To(_)) && self.ex.hops < sh.config.redirect;
         if let Some(app) = &mut self.app {
             let shown = sh.workload.urls[url].as_str();
             let answer = (file, url, shown);
-            self.ex.verdict = app.judge(answer, self.ex.status, &mut cx.stats, counted);
+            let response = (self.ex.status, follows);
+            self.ex.verdict = app.judge(answer, response, &mut cx.stats, counted);
         }
     }
 

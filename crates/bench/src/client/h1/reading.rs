@@ -120,9 +120,10 @@ impl H1 {
                         let request = (self.url(cx), self.ex.learned);
                         let (config, workload) = (cx.sh.config, cx.sh.workload);
                         let head = &rest[..h.head_len];
+                        let entry = (ch.slot, self.ex.file);
                         self.ex.next = cx
                             .redirects
-                            .on_head(config, workload, request, h.status, head);
+                            .on_head(config, workload, request, entry, h.status, head);
                     }
                     self.resp_keep_alive = h.keep_alive && h.status != 101;
                     self.decoder = BodyDecoder::new(h.framing);

@@ -19,7 +19,8 @@ impl H1 {
         if self.lanes.is_some() {
             return self.send_lanes(ch, cx, now);
         }
-        if self.app.is_some() && self.ex.learned == OWN {
+        if self.app.is_some() {
+            // Built per use, a redirect's target too (it carries the session's cookies).
             return self.send_app(ch, cx, now);
         }
         let r = &cx.sh.requests;

@@ -90,7 +90,10 @@ impl H2 {
                     ..Exchange::new(ch.page)
                 };
                 self.submit(ch, cx, ex, now);
-            } else if self.page_ok && self.next_file < ch.files(cx.sh.workload) {
+            } else if self.page_ok
+                && self.next_file < ch.files(cx.sh.workload)
+                && !self.waits_for_values(cx.sh.workload)
+            {
                 let ex = Exchange {
                     file: self.next_file,
                     file_start_us: begun,
@@ -179,7 +182,10 @@ impl H2 {
         if done && self.retry.is_empty() {
             let hit = self.page_ok;
             self.busy = false;
-            page::end_page(self, ch, cx, hit, now, false);
+            // A page that ended on a request not sent (a value missing) starts the next after
+            // the back-off of a failed connect: nothing was read, and every page may fail so.
+            let backoff = std::mem::take(&mut self.unsent);
+            page::end_page(self, ch, cx, hit, now, backoff);
         }
     }
 
@@ -188,9 +194,14 @@ impl H2 {
         &mut self,
         ch: &mut Child,
         cx: &mut ThreadState<'_>,
-        mut ex: Exchange,
+        ex: Exchange,
         now: u64,
     ) {
+        if self.app.is_some() {
+            // An application workload's request, built now, a redirect's target's too: it
+            // carries the session's cookies (`h2/app.rs`).
+            return self.submit_app(ch, cx, ex, now);
+        }
         let Some(session) = &mut self.session else {
             return;
         };
@@ -235,6 +246,20 @@ impl H2 {
             }
             cx.debug(&text);
         }
+        let plain = h.plain_size(url);
+        self.opened(ch, cx, (id, ex, body), plain, now);
+    }
+
+    /// Stream `id` was submitted for `ex` (with `body`, the run's shared one), its fields
+    /// `plain` bytes before HPACK: in the table, counted, its response timer armed; its slot.
+    pub(super) fn opened(
+        &mut self,
+        ch: &Child,
+        cx: &mut ThreadState<'_>,
+        (id, mut ex, body): (StreamId, Exchange, Option<std::sync::Arc<[u8]>>),
+        plain: u64,
+        now: u64,
+    ) -> usize {
         // Written when nghttp2 puts its HEADERS in the output (`Io`), not now: the server's
         // limit may hold it in nghttp2's queue.
         ex.written_us = NONE;
@@ -243,7 +268,7 @@ impl H2 {
         self.in_flight += 1;
         if cx.counts(now, now) {
             // Beside `header_bytes_sent`, counted as its HEADERS leave.
-            cx.stats.http2.header_bytes_plain += h.plain_size(url);
+            cx.stats.http2.header_bytes_plain += plain;
         }
         // A stream belongs to its request's window, as the request's outcome does (one begun
         // in the warm-up and sent again after a GOAWAY is the warm-up's).
@@ -258,6 +283,7 @@ impl H2 {
             cx.timers
                 .arm(ch.slot, since + cx.sh.schedule.response_timeout_us);
         }
+        slot
     }
 }
 

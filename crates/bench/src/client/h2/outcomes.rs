@@ -39,7 +39,7 @@ impl H2 {
                     // Padding of the DATA frames: framing, not body.
                     cx.stats.http2.bytes_framing += s.data_bytes - s.ex.body_bytes;
                 }
-                match self.answered(ch, cx, &s, now) {
+                match self.answered(ch, cx, (&s, slot), now) {
                     Answer::Final(ok) => ok,
                     // The page (or lane) goes on with the redirect's request, a new stream.
                     Answer::Follow(to) => {
@@ -74,6 +74,10 @@ impl H2 {
                 self.page_ok &= ok;
             }
         }
+        for k in 0..self.io.closed.len() {
+            let slot = self.io.closed[k] as usize;
+            self.io.release_app(slot);
+        }
         self.io.closed.clear();
         // With streams left, `oldest_us` stays as it was, a bound below the oldest now in
         // flight: its timer fires early at worst, and the table is scanned then (once a
@@ -83,26 +87,31 @@ impl H2 {
         }
     }
 
-    /// A complete stream's response for the page logic: with `--redirect N`, its Location (noted
-    /// as its HEADERS arrived) first says where its file goes next.
+    /// A complete stream's response (`s`, taken from `slot` of the table) for the page logic:
+    /// with `--redirect N`, its Location (noted as its HEADERS arrived) first says where its
+    /// file goes next; an application workload's checks are held then (`h2/app.rs`).
     fn answered(
         &mut self,
         ch: &Child,
         cx: &mut ThreadState<'_>,
-        s: &super::streams::Stream,
+        (s, slot): (&super::streams::Stream, usize),
         now: u64,
     ) -> Answer {
-        if !self.io.follow {
-            return Answer::Final(ch.record_response(cx, &s.ex, now));
-        }
         let mut ex = s.ex;
-        let location = self.io.locations.take(s.id);
-        let (config, workload) = (cx.sh.config, cx.sh.workload);
-        let request = (ex.url(workload), ex.learned);
-        ex.next = cx
-            .redirects
-            .on_location(config, workload, request, ex.status, location);
-        ch.answered(cx, &ex, now)
+        if self.io.follow {
+            let location = self.io.locations.take(s.id);
+            let (config, workload) = (cx.sh.config, cx.sh.workload);
+            let request = (ex.url(workload), ex.learned);
+            let entry = (ch.slot, ex.file);
+            ex.next = cx
+                .redirects
+                .on_location(config, workload, request, entry, ex.status, location);
+        }
+        self.judge_app(cx, slot, &mut ex, now);
+        match self.io.follow {
+            true => ch.answered(cx, &ex, now),
+            false => Answer::Final(ch.record_response(cx, &ex, now)),
+        }
     }
 
     /// Lanes: the lane whose page ended at `now` thinks (`--think`) before its next page.

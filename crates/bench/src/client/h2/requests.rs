@@ -57,16 +57,7 @@ impl H2Requests {
                 add(&mut r, b"authorization", auth.as_bytes());
             }
             for (name, value) in &spec.headers {
-                // HTTP/2 has no Host field (`:authority` carries it) and no connection-specific
-                // ones (RFC 9113 8.2.2): a workload's are left out rather than refused.
-                let skip = [
-                    "host",
-                    "connection",
-                    "keep-alive",
-                    "transfer-encoding",
-                    "upgrade",
-                ];
-                if !skip.iter().any(|s| name.eq_ignore_ascii_case(s)) {
+                if !left_out(name) {
                     add(&mut r, name.as_bytes(), value.as_bytes());
                 }
             }
@@ -108,8 +99,22 @@ impl H2Requests {
     }
 }
 
+/// Whether a workload's header field is left out of an HTTP/2 request: HTTP/2 has no Host field
+/// (`:authority` carries it) and no connection-specific ones (RFC 9113 8.2.2); they are left
+/// out rather than refused.
+pub(in crate::client) fn left_out(name: &str) -> bool {
+    const SKIPPED: [&str; 5] = [
+        "host",
+        "connection",
+        "keep-alive",
+        "transfer-encoding",
+        "upgrade",
+    ];
+    SKIPPED.iter().any(|s| name.eq_ignore_ascii_case(s))
+}
+
 /// A workload's own `Host` field, which becomes `:authority`.
-fn host_of(spec: &RequestSpec) -> Option<&String> {
+pub(in crate::client) fn host_of(spec: &RequestSpec) -> Option<&String> {
     spec.headers
         .iter()
         .find(|(n, _)| n.eq_ignore_ascii_case("host"))

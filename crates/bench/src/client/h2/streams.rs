@@ -6,6 +6,7 @@
 use super::super::page::{Exchange, PageRef};
 use super::super::redirects::Locations;
 use super::super::NONE;
+use super::app::AppStream;
 use crate::stats::Http2Stats;
 use crate::transport::LOW_WATER_FLOOR;
 use http2::frame_type::{CONTINUATION, DATA, HEADERS};
@@ -39,6 +40,8 @@ pub(super) struct Stream {
     /// server's GOAWAY, or reset with REFUSED_STREAM (RFC 9113 section 8.7).
     pub refused: bool,
     body: Option<Arc<[u8]>>,
+    /// Its body is its slot's own (`AppStream::request_body`, built per use), not `body`.
+    pub own_body: bool,
     body_pos: usize,
 }
 
@@ -76,6 +79,7 @@ impl Stream {
         data_ended: false,
         refused: false,
         body: None,
+        own_body: false,
         body_pos: 0,
     };
 }
@@ -113,6 +117,9 @@ pub(super) struct Io {
     /// `--redirect N`: the streams' Location fields, noted for the page logic.
     pub follow: bool,
     pub locations: Locations,
+    /// An application workload: per slot of the stream table, what its stream keeps (empty
+    /// otherwise).
+    pub app: Vec<AppStream>,
 }
 
 impl Io {
@@ -133,6 +140,22 @@ impl Io {
             debug: None,
             follow: false,
             locations: Locations::default(),
+            app: Vec::new(),
+        }
+    }
+
+    /// An application workload: each slot of the stream table keeps its stream's request body
+    /// and response (`h2/app.rs`).
+    pub(super) fn keep_app_streams(&mut self) {
+        self.app = (0..self.streams.len())
+            .map(|_| AppStream::default())
+            .collect();
+    }
+
+    /// An application workload: the stream of `slot` is done; its large buffers are given back.
+    pub(super) fn release_app(&mut self, slot: usize) {
+        if let Some(a) = self.app.get_mut(slot) {
+            a.release();
         }
     }
 
@@ -142,7 +165,9 @@ impl Io {
     /// socket had not taken (the output starts at a frame: it is emptied only once written
     /// whole). Read at the end only.
     pub(super) fn unsent_at_end(&self, s: &Stream) -> bool {
-        let body_left = s.body.as_ref().is_some_and(|b| s.body_pos < b.len());
+        let body_left = self
+            .find(s.id)
+            .is_some_and(|i| s.body_pos < request_body(s, &self.app, i).len());
         if s.ex.written_us == NONE || body_left {
             return true;
         }
@@ -281,7 +306,7 @@ impl Handler for Io {
             return Body::Reset;
         };
         let s = &self.streams[i];
-        let left = s.body.as_ref().map_or(0, |b| b.len() - s.body_pos);
+        let left = request_body(s, &self.app, i).len() - s.body_pos;
         let len = left.min(max);
         Body::Ready {
             len,
@@ -296,12 +321,14 @@ impl Handler for Io {
         let Some(i) = self.find(stream) else {
             return false;
         };
-        let s = &mut self.streams[i];
-        let Some(body) = &s.body else { return false };
+        let s = &self.streams[i];
+        if s.body.is_none() && !s.own_body {
+            return false;
+        }
+        let (pos, body) = (s.body_pos, request_body(s, &self.app, i));
         self.out.extend_from_slice(frame_header);
-        self.out
-            .extend_from_slice(&body[s.body_pos..s.body_pos + len]);
-        s.body_pos += len;
+        self.out.extend_from_slice(&body[pos..pos + len]);
+        self.streams[i].body_pos += len;
         true
     }
 
@@ -314,6 +341,11 @@ impl Handler for Io {
     fn on_header(&mut self, stream: StreamId, name: &[u8], value: &[u8]) -> HeaderVerdict {
         if let Some(text) = &mut self.debug {
             debug_field(text, name, value);
+        }
+        if !self.app.is_empty() {
+            if let Some(i) = self.find(stream) {
+                self.app[i].on_field(name, value);
+            }
         }
         match wire::FieldName::of_lower(name) {
             wire::FieldName::Status => {
@@ -349,7 +381,11 @@ impl Handler for Io {
     }
 
     fn on_data(&mut self, stream: StreamId, data: &[u8]) {
-        self.with(stream, |s| s.ex.body_bytes += data.len() as u64);
+        let Some(i) = self.find(stream) else { return };
+        self.streams[i].ex.body_bytes += data.len() as u64;
+        if let Some(kept) = self.app.get_mut(i) {
+            kept.on_body(data);
+        }
     }
 
     fn on_stream_close(&mut self, stream: StreamId, error_code: u32) {
@@ -407,6 +443,16 @@ impl Handler for Io {
         if error_code != http2::error_code::NO_ERROR {
             self.error_goaway_sent = true;
         }
+    }
+}
+
+/// The body stream `s` (in slot `i`) sends: its slot's own, built per use, or the run's shared
+/// one for its URL (none: empty).
+fn request_body<'a>(s: &'a Stream, app: &'a [AppStream], i: usize) -> &'a [u8] {
+    match (s.own_body, &s.body) {
+        (true, _) => &app[i].request_body,
+        (false, Some(body)) => body,
+        (false, None) => &[],
     }
 }
 

@@ -1,0 +1,267 @@
+//! An application workload over HTTP/2 (`client/app.rs` does the work, as for HTTP/1): the
+//! page's data rows drawn as it starts; each file's request built per use as its stream opens
+//! (the header list from the expanded path, the entry's fields, credentials and the cookie
+//! jar's `Cookie`; the body sent as DATA from the stream's own buffer); each stream's response
+//! head and, when a check or an extraction reads it, its body kept per stream (bounded as over
+//! HTTP/1) and judged when the stream completes, before the page logic records it.
+//!
+//! A file after one that extracts values waits for that response (the values, or the cookies
+//! it sets, may be what it needs): it is not opened in the same burst of streams. A request
+//! that needs a value its extraction did not find is not sent (counted by why) and the page
+//! ends there, not a hit, as over HTTP/1.
+//!
+//! Memory: each slot of the stream table has its buffers (head, body, request body, path),
+//! which grow to the largest seen and are reused, and so does the Webchild's request; a kept
+//! body past `KEPT_ROOM` is given back when its stream is done.
+
+use super::super::app::{AppExchange, Kept};
+use super::super::page::{self, Child, Exchange};
+use super::super::redirects::{Hop, OWN};
+use super::super::ThreadState;
+use super::requests::STACK_FIELDS;
+use super::streams::{debug_block, debug_field};
+use super::H2;
+use crate::app::plan::MAX_KEPT_BODY;
+use crate::app::template::ExpandError;
+use crate::stats::ErrorKind;
+use crate::Workload;
+use http2::{Header, Session, StreamId};
+
+/// What one slot of the stream table keeps of an application workload's stream.
+#[derive(Debug, Default)]
+pub(super) struct AppStream {
+    /// The response's head: a status line, then its fields as `name: value` lines (what the
+    /// checks read, and a failure's sample shows).
+    pub head: Vec<u8>,
+    /// The response's body while a check or an extraction needs it (`keep_body`).
+    pub body: Vec<u8>,
+    pub keep_body: bool,
+    /// The body passed `MAX_KEPT_BODY`: not kept (`body_too_large` if it is needed).
+    pub too_large: bool,
+    /// The path the request went to (for the cookie jar's rules).
+    pub path: Vec<u8>,
+    /// The request's body, sent as DATA.
+    pub request_body: Vec<u8>,
+}
+
+/// The room a slot's kept body keeps once its stream is done: a larger buffer is given back,
+/// so that only the streams in flight hold large bodies (up to `MAX_KEPT_BODY` each), not
+/// every slot of the table (`--streams 100` has 256) that once met one.
+pub(super) const KEPT_ROOM: usize = 16 * 1024;
+
+impl AppStream {
+    /// Its stream is done (judged, failed or refused): a body buffer grown past `KEPT_ROOM`
+    /// is given back.
+    pub(super) fn release(&mut self) {
+        if self.body.capacity() > KEPT_ROOM {
+            self.body = Vec::new();
+        }
+    }
+
+    /// A field of the response's header block.
+    pub(super) fn on_field(&mut self, name: &[u8], value: &[u8]) {
+        if name == b":status" {
+            // A final response after a 1xx starts the head again.
+            self.head.clear();
+            self.head.extend_from_slice(b"HTTP/2 ");
+        } else if name.starts_with(b":") {
+            return;
+        } else {
+            self.head.extend_from_slice(name);
+            self.head.extend_from_slice(b": ");
+        }
+        self.head.extend_from_slice(value);
+        self.head.extend_from_slice(b"\r\n");
+    }
+
+    /// Bytes of the response's body.
+    pub(super) fn on_body(&mut self, bytes: &[u8]) {
+        if !self.keep_body || self.too_large {
+            return;
+        }
+        if self.body.len() + bytes.len() > MAX_KEPT_BODY {
+            self.too_large = true;
+            self.body.clear();
+        } else {
+            self.body.extend_from_slice(bytes);
+        }
+    }
+}
+
+impl H2 {
+    /// The page `ch` picked starts: its data rows drawn. False when a `unique` data set has
+    /// given every row: the Webchild stops (the page is `data_exhausted`, not fetched).
+    pub(super) fn app_page(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) -> bool {
+        if self.app.is_none() {
+            self.app = AppExchange::of(cx.sh, ch.id);
+        }
+        let Some(app) = &mut self.app else {
+            return true;
+        };
+        if app.start_page(ch.page.index) {
+            return true;
+        }
+        let ex = Exchange {
+            file_start_us: now,
+            ..Exchange::new(ch.page)
+        };
+        ch.record_failure(cx, &ex, ErrorKind::DataExhausted, 0, now);
+        self.busy = false;
+        page::finish(self, ch, cx, now);
+        false
+    }
+
+    /// Whether the page's next file waits: a file before it that extracts values is still in
+    /// flight (or waits to be sent again).
+    pub(super) fn waits_for_values(&self, w: &Workload) -> bool {
+        let Some(app) = &self.app else {
+            return false;
+        };
+        let extracts = |ex: &Exchange| app.extracts(ex.url(w));
+        self.io.in_flight().any(|s| extracts(&s.ex)) || self.retry.iter().any(extracts)
+    }
+
+    /// Opens a stream for `ex`, its request built now. One that needs a value never extracted,
+    /// or one that would break a field, is not sent: counted by why, and the page opens no
+    /// more files.
+    pub(super) fn submit_app(
+        &mut self,
+        ch: &mut Child,
+        cx: &mut ThreadState<'_>,
+        ex: Exchange,
+        now: u64,
+    ) {
+        let (Some(session), Some(app)) = (&mut self.session, &mut self.app) else {
+            return;
+        };
+        let url = ex.url(cx.sh.workload);
+        // A redirect followed: its target's path and method.
+        let hop = (ex.learned != OWN).then(|| cx.redirects.target(ex.learned));
+        if let Err(e) = app.build_h2(cx.sh, (url, hop), &mut self.request) {
+            if cx.counts(ex.file_start_us, now) {
+                match e {
+                    ExpandError::Missing(_) => cx.stats.missing_value_unsent += 1,
+                    ExpandError::Unsafe(_) => cx.stats.unsafe_value_unsent += 1,
+                }
+            }
+            self.page_ok = false;
+            self.unsent = true;
+            return;
+        }
+        if ex.learned == OWN && cx.sh.config.redirect > 0 {
+            // A relative Location in its answer resolves against the path sent.
+            let entry = (ch.slot, ex.file);
+            cx.redirects
+                .sent(cx.sh.workload, entry, self.request.path());
+        }
+        let keep_body = app.keeps_body(url);
+        let req = &self.request;
+        let res = match req.field_count() {
+            0..=STACK_FIELDS => submit_copied::<STACK_FIELDS>(session, req),
+            _ => {
+                let list: Vec<Header<'_>> = req.fields().map(|(n, v)| Header::new(n, v)).collect();
+                session.submit_request(&list, req.has_body)
+            }
+        };
+        let Ok(id) = res else {
+            // As for a plain request (`opening.rs`): sent again on a new connection.
+            self.retry.push(ex);
+            self.draining = true;
+            return;
+        };
+        if cx.sh.config.debug {
+            let mut text = Vec::new();
+            debug_block(&mut text, id, "request");
+            for (name, value) in req.fields() {
+                debug_field(&mut text, name, value);
+            }
+            if req.has_body {
+                text.push(b'\n');
+                text.extend_from_slice(&req.body);
+                text.push(b'\n');
+            }
+            cx.debug(&text);
+        }
+        let (plain, has_body) = (req.plain_size(), req.has_body);
+        let slot = self.opened(ch, cx, (id, ex, None), plain, now);
+        let kept = &mut self.io.app[slot];
+        kept.head.clear();
+        kept.body.clear();
+        kept.too_large = false;
+        kept.keep_body = keep_body;
+        kept.path.clear();
+        kept.path.extend_from_slice(self.request.path());
+        // The request's body goes to the slot, the slot's old buffer to the next request.
+        std::mem::swap(&mut kept.request_body, &mut self.request.body);
+        self.io.stream(slot).own_body = has_body;
+    }
+
+    /// A complete stream's response (its exchange `ex`, in `slot` of the table, just taken
+    /// out): its cookies kept, its checks held, its values extracted; the verdict goes with the
+    /// exchange to the page logic, which counts it once. A redirect that is followed has its
+    /// cookies kept only: the checks are the final response's.
+    pub(super) fn judge_app(
+        &mut self,
+        cx: &mut ThreadState<'_>,
+        slot: usize,
+        ex: &mut Exchange,
+        now: u64,
+    ) {
+        let Some(app) = &mut self.app else { return };
+        let k = &self.io.app[slot];
+        let kept = Kept {
+            head: &k.head,
+            body: &k.body,
+            too_large: k.too_large,
+            path: &k.path,
+        };
+        if matches!(ex.next, Hop::To(_)) && ex.hops < cx.sh.config.redirect {
+            return app.redirected(&kept);
+        }
+        let url = ex.url(cx.sh.workload);
+        let counted = cx.counts(ex.file_start_us, now);
+        let shown = cx.sh.workload.urls[url].as_str();
+        ex.verdict = app.judge_kept((url, shown), ex.status, kept, &mut cx.stats, counted);
+    }
+}
+
+/// Opens a stream for `req` from its header list laid out in an array of `N` on the stack
+/// (at least its fields); nghttp2 copies the fields.
+fn submit_copied<const N: usize>(
+    session: &mut Session<super::streams::Io>,
+    req: &super::super::app::H2Request,
+) -> Result<StreamId, http2::Error> {
+    let mut list = [Header::new(b"", b""); N];
+    let mut n = 0;
+    for (slot, (name, value)) in list.iter_mut().zip(req.fields()) {
+        *slot = Header::new(name, value);
+        n += 1;
+    }
+    session.submit_request(&list[..n], req.has_body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_large_kept_body_is_given_back_when_its_stream_is_done_a_small_one_is_reused() {
+        let mut slot = AppStream {
+            keep_body: true,
+            ..AppStream::default()
+        };
+        slot.on_body(&vec![b'x'; 512 * 1024]);
+        assert_eq!(slot.body.len(), 512 * 1024);
+        slot.release();
+        assert!(
+            slot.body.capacity() <= KEPT_ROOM,
+            "{}",
+            slot.body.capacity()
+        );
+        slot.body.clear();
+        slot.on_body(&[b'y'; 1024]);
+        let room = slot.body.capacity();
+        slot.release();
+        assert_eq!(slot.body.capacity(), room, "a small body's room is kept");
+    }
+}
