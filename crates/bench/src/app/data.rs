@@ -6,6 +6,10 @@
 //! ([`Pick`]): `unique` gives each row once per run across every Webchild and thread (a run that
 //! runs out says so: the page is not fetched and `data_exhausted` counted), `cycle` goes round
 //! in order, `random` draws uniformly.
+//!
+//! On many hosts ([`DataSet::share`]) every worker gets every row of a `cycle` or `random` set,
+//! and its own rows of a `unique` one (host k of n: rows k, k+n, k+2n, ...), so that no row is
+//! given twice in the run; a host that has given all of its own runs out as one host alone does.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,10 +23,23 @@ pub enum Pick {
     Random,
 }
 
+/// A data set's rows as the hosts protocol carries them to one worker (see
+/// [`DataSet::share`]).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DataRows {
+    pub name: String,
+    pub file: String,
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+    pub pick: Pick,
+}
+
 /// One data set: its columns and rows, and the run's shared position in them.
 #[derive(Debug)]
 pub struct DataSet {
     pub name: String,
+    /// The file as the workload names it (what the plan was made from).
+    pub file: String,
     pub columns: Vec<String>,
     rows: Vec<Vec<String>>,
     pub pick: Pick,
@@ -82,9 +99,56 @@ impl DataSet {
         }
         Ok(DataSet {
             name: name.to_owned(),
+            file: shown.to_owned(),
             columns,
             rows,
             pick,
+            next: AtomicU64::new(0),
+        })
+    }
+
+    /// The rows host `host` of `hosts` draws from: every row of a `cycle` or `random` set, and
+    /// rows `host`, `host + hosts`, ... of a `unique` one (none when it has fewer rows than there
+    /// are hosts: that host runs out at its first page).
+    pub fn share(&self, host: usize, hosts: usize) -> DataRows {
+        let (first, step) = match self.pick {
+            Pick::Unique => (host, hosts.max(1)),
+            Pick::Cycle | Pick::Random => (0, 1),
+        };
+        DataRows {
+            name: self.name.clone(),
+            file: self.file.clone(),
+            columns: self.columns.clone(),
+            rows: self
+                .rows
+                .iter()
+                .skip(first)
+                .step_by(step)
+                .cloned()
+                .collect(),
+            pick: self.pick,
+        }
+    }
+
+    /// A set of the rows a coordinator sent; a row of another width is refused.
+    pub fn from_rows(d: DataRows) -> Result<DataSet, String> {
+        if let Some(row) = d.rows.iter().find(|r| r.len() != d.columns.len()) {
+            return Err(format!(
+                "data set {:?}: a row of {} fields where there are {} columns",
+                d.name,
+                row.len(),
+                d.columns.len()
+            ));
+        }
+        if d.rows.is_empty() && d.pick != Pick::Unique {
+            return Err(format!("data set {:?}: no rows", d.name));
+        }
+        Ok(DataSet {
+            name: d.name,
+            file: d.file,
+            columns: d.columns,
+            rows: d.rows,
+            pick: d.pick,
             next: AtomicU64::new(0),
         })
     }
@@ -184,6 +248,25 @@ mod tests {
         assert_eq!(drawn, [0, 1, 0, 1, 0]);
         let d = read(b"id\n1\n2\n3\n", Pick::Random).unwrap();
         assert!((0..100).all(|_| d.draw(&mut rng).unwrap() < 3));
+    }
+
+    #[test]
+    fn hosts_share_unique_rows_without_overlap_and_every_other_row() {
+        let d = read(b"id\n0\n1\n2\n3\n4\n", Pick::Unique).unwrap();
+        let ids =
+            |r: DataRows| -> Vec<String> { r.rows.into_iter().map(|r| r[0].clone()).collect() };
+        assert_eq!(ids(d.share(0, 2)), ["0", "2", "4"]);
+        assert_eq!(ids(d.share(1, 2)), ["1", "3"]);
+        assert!(d.share(5, 6).rows.is_empty(), "more hosts than rows");
+        let empty = DataSet::from_rows(d.share(5, 6)).unwrap();
+        assert_eq!(empty.draw(&mut fastrand::Rng::with_seed(1)), None);
+        let c = read(b"id\n0\n1\n2\n", Pick::Cycle).unwrap();
+        assert_eq!(ids(c.share(1, 2)), ["0", "1", "2"]);
+        let back = DataSet::from_rows(c.share(1, 2)).unwrap();
+        assert_eq!((back.len(), back.field(2, 0)), (3, "2"));
+        let mut bad = c.share(0, 1);
+        bad.rows[1].push("x".into());
+        assert!(DataSet::from_rows(bad).unwrap_err().contains("2 fields"));
     }
 
     #[test]

@@ -92,6 +92,8 @@ enum State {
 
 struct Host {
     name: String,
+    /// Its place in the host list (which rows of a `unique` data set are its own).
+    place: usize,
     children: Range<usize>,
     /// Where it writes its per-request log, on its own machine (`--log`).
     log: Option<String>,
@@ -139,13 +141,15 @@ impl Live {
 
 /// Runs `run` on its hosts; WebSTONE's lines and the live line go to `log` (stderr).
 pub fn run(r: &HostsRun<'_>, log: &mut dyn Write) -> Result<HostsOutcome, HostsError> {
-    if r.workload.plan().is_some() {
-        return Err(HostsInputError::AppWorkload.into());
-    }
     if r.config.log.as_deref() == Some(std::path::Path::new("-")) {
         return Err(HostsInputError::LogToStdout.into());
     }
     let ranges = split::assign(r.hosts, r.config.concurrency)?;
+    // Each host's own workload: an application's `unique` rows split between them.
+    let workloads = (0..r.hosts.len())
+        .map(|i| r.workload.for_host(i, r.hosts.len()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| HostsInputError::Workload(e.to_string()))?;
     let commands = r
         .hosts
         .iter()
@@ -170,6 +174,7 @@ pub fn run(r: &HostsRun<'_>, log: &mut dyn Write) -> Result<HostsOutcome, HostsE
         match Process::start(&commands[i], i, tx.clone()) {
             Ok(process) => hosts.push(Host {
                 name: spec.name.clone(),
+                place: i,
                 children,
                 log: r.config.log.as_ref().map(|path| {
                     let twice = r.hosts.iter().filter(|o| o.name == spec.name).count() > 1;
@@ -199,7 +204,7 @@ pub fn run(r: &HostsRun<'_>, log: &mut dyn Write) -> Result<HostsOutcome, HostsE
         );
     }
     let _ = writeln!(log, "Waiting for READY from {} clients", hosts.len());
-    let orders_for = |h: &Host| orders(&config, r, h);
+    let orders_for = |h: &Host| orders(&config, r, h, &workloads[h.place]);
     start(&mut hosts, &events, orders_for, r.stop);
     not_started(&mut hosts, failed, r.stop)?;
     let _ = writeln!(log, "All READYs received");
@@ -292,7 +297,7 @@ fn refused(h: &Host, kind: &str, why: &str, peer: Option<Versions>) -> String {
     }
 }
 
-fn orders(config: &BenchConfig, r: &HostsRun<'_>, h: &Host) -> ToWorker {
+fn orders(config: &BenchConfig, r: &HostsRun<'_>, h: &Host, workload: &Workload) -> ToWorker {
     let c = config;
     let us = |d: Duration| d.as_micros() as u64;
     let connect_to = match c.target.host.rsplit_once(':') {
@@ -342,7 +347,7 @@ fn orders(config: &BenchConfig, r: &HostsRun<'_>, h: &Host) -> ToWorker {
             fail_fast: c.fail_fast,
             log: h.log.clone(),
         },
-        workload: r.workload.clone(),
+        workload: workload.clone(),
     }))
 }
 
@@ -687,41 +692,4 @@ fn late_start(w: &protocol::WorkerResult, config: &BenchConfig) -> Option<String
             w.window_us as f64 / 1e6
         )
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::Workload;
-
-    #[test]
-    fn an_application_workload_is_refused_before_any_host_starts() {
-        let text = "[[page]]\nweight = 1\nfiles = [\"/a?id={{random 1 9}}\"]\n";
-        let workload = Workload::parse(text, "app.toml").unwrap();
-        assert!(workload.plan().is_some());
-        let hosts = [split::HostSpec {
-            name: "h1".into(),
-            webchildren: None,
-        }];
-        let stop = std::sync::atomic::AtomicBool::new(false);
-        let run = HostsRun {
-            config: &BenchConfig::new(crate::Target::http(([127, 0, 0, 1], 9).into())),
-            workload: &workload,
-            hosts: &hosts,
-            // Never launched: a launch would fail the test as a lost host, not this refusal.
-            template: "false {host}",
-            threads: None,
-            stop: &stop,
-        };
-        let e = run_refused(&run);
-        assert!(e.contains("application workload"), "{e}");
-    }
-
-    fn run_refused(run: &HostsRun<'_>) -> String {
-        match super::run(run, &mut std::io::sink()) {
-            Err(HostsError::Input(e @ HostsInputError::AppWorkload)) => e.to_string(),
-            Err(e) => panic!("another error: {e}"),
-            Ok(_) => panic!("the run went ahead"),
-        }
-    }
 }
