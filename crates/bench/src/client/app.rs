@@ -52,6 +52,12 @@ pub(super) struct AppExchange {
     first: usize,
     ends: Vec<usize>,
     paths: Vec<Range<usize>>,
+    /// Request `k`'s body at `bodies[k]` of `out` (empty without one).
+    bodies: Vec<Range<usize>>,
+    /// Per file of the page: the body its request sent, kept as a redirect is followed, for
+    /// a 307 or 308 to send the same bytes again (its templates are not expanded again: a
+    /// `{{random}}` or `{{seq}}` would change).
+    sent_bodies: Vec<Vec<u8>>,
     /// The response's head (the last one read) and its body, while a check or an extraction
     /// needs it.
     head: Vec<u8>,
@@ -106,6 +112,8 @@ impl AppExchange {
             first: 0,
             ends: Vec::new(),
             paths: Vec::new(),
+            bodies: Vec::new(),
+            sent_bodies: Vec::new(),
             head: Vec::new(),
             body: Vec::new(),
             keep_body: false,
@@ -139,13 +147,15 @@ impl AppExchange {
         self.out.clear();
         self.ends.clear();
         self.paths.clear();
+        self.bodies.clear();
         self.first = from;
         for (j, &url) in files.iter().enumerate().skip(from) {
             let at = self.out.len();
-            match self.build(sh, url, None) {
-                Ok(path) => {
+            match self.build(sh, (j, url), None) {
+                Ok((path, body)) => {
                     self.ends.push(self.out.len());
                     self.paths.push(path);
+                    self.bodies.push(body);
                 }
                 Err(e) if j == from => return Err(e),
                 Err(_) => {
@@ -172,11 +182,29 @@ impl AppExchange {
         self.out.clear();
         self.ends.clear();
         self.paths.clear();
+        self.bodies.clear();
         self.first = file;
-        let path = self.build(sh, url, Some(hop))?;
+        let (path, body) = self.build(sh, (file, url), Some(hop))?;
         self.ends.push(self.out.len());
         self.paths.push(path);
+        self.bodies.push(body);
         Ok(1)
+    }
+
+    /// A redirect of file `file`'s request, which sent `body`, is followed: the body is kept
+    /// for a 307 or 308 to repeat (allocating only while the buffers grow).
+    pub(super) fn keep_sent_body(&mut self, file: usize, body: &[u8]) {
+        if self.sent_bodies.len() <= file {
+            self.sent_bodies.resize_with(file + 1, Vec::new);
+        }
+        let kept = &mut self.sent_bodies[file];
+        kept.clear();
+        kept.extend_from_slice(body);
+    }
+
+    /// The body file `file` of the page sent, as [`AppExchange::keep_sent_body`] kept it.
+    fn sent_body(&self, file: usize) -> &[u8] {
+        self.sent_bodies.get(file).map_or(&[], Vec::as_slice)
     }
 
     /// The path (templates expanded) of file `file`'s request in the batch built.
@@ -204,14 +232,14 @@ impl AppExchange {
         self.ends[from..].iter().filter(|&&e| e <= written).count() as u64
     }
 
-    /// Appends URL `url`'s request (or, with `hop`, the redirect's it leads to) to `out`; the
-    /// range of its path in `out`.
+    /// Appends file `file`'s request, URL `url` (or, with `hop`, the redirect's it leads to)
+    /// to `out`; the ranges of its path and its body in `out`.
     fn build(
         &mut self,
         sh: &RunShared<'_>,
-        url: usize,
+        (file_at, url): (usize, usize),
         hop: Option<HopTarget<'_>>,
-    ) -> Result<Range<usize>, ExpandError> {
+    ) -> Result<(Range<usize>, Range<usize>), ExpandError> {
         self.session.count_request();
         let spec = sh.workload.spec(url);
         let file = self.plan.files.get(url).and_then(Option::as_ref);
@@ -298,6 +326,10 @@ impl AppExchange {
         self.scratch.clear();
         let body = match file.and_then(|f| f.body.as_ref()) {
             _ if get => None,
+            // A 307 or 308 followed: the bytes the request sent, the same values.
+            Some(_) if hop.is_some() => {
+                Some((self.sent_bodies.get(file_at)).map_or(&[][..], Vec::as_slice))
+            }
             Some(t) => {
                 t.expand(&mut self.session, &mut self.scratch)?;
                 Some(&self.scratch[..])
@@ -308,10 +340,11 @@ impl AppExchange {
             write_header_u64(out, b"Content-Length", body.len() as u64);
         }
         out.extend_from_slice(b"\r\n");
+        let body_at = out.len();
         if let Some(body) = body {
             out.extend_from_slice(body);
         }
-        Ok(path_start..path_end)
+        Ok((path_start..path_end, body_at..out.len()))
     }
 
     /// A response's head for URL `url`: kept (cookies, checks), its body kept when read.
@@ -366,6 +399,8 @@ impl AppExchange {
         };
         let verdict = match follows {
             true => {
+                let body = self.bodies.get(k).and_then(|r| out.get(r.clone()));
+                self.keep_sent_body(file, body.unwrap_or_default());
                 self.redirected(&kept);
                 Verdict::ByStatus
             }

@@ -1,7 +1,8 @@
 //! A small web application for the application workload tests, in threads of the test: a login
 //! that sets a session cookie and answers a token, a cookie-protected account page holding a
 //! CSRF token, a form that needs it, a JSON endpoint, a page that answers 200 with an error body
-//! every third time, a login that succeeds only once, and a large page. It counts every request it receives.
+//! every third time, a login that succeeds only once, a large page, and redirects that repeat
+//! the request (307, 308). It counts every request it receives.
 //! Over HTTP/1.x, and over HTTP/2 (`h2.rs`: cleartext, or TLS with ALPN `h2`).
 
 #![allow(dead_code)] // each test binary uses its own subset
@@ -274,6 +275,22 @@ fn answer(head: &str, body: &str, state: &Mutex<State>, http10: bool) -> Vec<u8>
             }
         }
         "/echo" => respond("200 OK", &[html()], b"ok", http10),
+        // A redirect that repeats the request (RFC 9110 15.4.8, 15.4.9): same method, same body.
+        "/keep/307" | "/keep/308" => {
+            let code = &path[6..];
+            let status = if code == "307" {
+                "307 Temporary Redirect"
+            } else {
+                "308 Permanent Redirect"
+            };
+            respond(
+                status,
+                &[("Location", format!("/kept/{code}"))],
+                b"",
+                http10,
+            )
+        }
+        p if p.starts_with("/kept/") => respond("200 OK", &[html()], b"kept", http10),
         // A value with a line break, fine in a body, not in a header field.
         "/crlf" => respond(
             "200 OK",

@@ -137,7 +137,7 @@ impl H2 {
         let url = ex.url(cx.sh.workload);
         // A redirect followed: its target's path and method.
         let hop = (ex.learned != OWN).then(|| cx.redirects.target(ex.learned));
-        if let Err(e) = app.build_h2(cx.sh, (url, hop), &mut self.request) {
+        if let Err(e) = app.build_h2(cx.sh, (ex.file, url, hop), &mut self.request) {
             if cx.counts(ex.file_start_us, now) {
                 match e {
                     ExpandError::Missing(_) => cx.stats.missing_value_unsent += 1,
@@ -216,6 +216,7 @@ impl H2 {
             path: &k.path,
         };
         if matches!(ex.next, Hop::To(_)) && ex.hops < cx.sh.config.redirect {
+            app.keep_sent_body(ex.file, &k.request_body);
             return app.redirected(&kept);
         }
         let url = ex.url(cx.sh.workload);
