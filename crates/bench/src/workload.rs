@@ -50,7 +50,7 @@ pub struct AppPlan(pub Option<Arc<Plan>>);
 
 impl serde::Serialize for AppPlan {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let wire = self.0.as_deref().map(|p| p.to_wire(0, 1));
+        let wire = self.0.as_deref().map(|p| p.to_wire(&[1], 0));
         wire.serialize(s)
     }
 }
@@ -222,13 +222,13 @@ impl Workload {
         self.app.0.as_deref()
     }
 
-    /// The workload host `host` of `hosts` runs: an application workload's `unique` data sets
-    /// keep only that host's rows ([`crate::app::data::DataSet::share`]), so that no row is
-    /// used by two hosts.
-    pub fn for_host(&self, host: usize, hosts: usize) -> Result<Workload, WorkloadError> {
+    /// The workload host `host` runs, of hosts of `weights` Webchildren: an application
+    /// workload's data sets keep only that host's rows ([`crate::app::data::DataSet::share`]),
+    /// so that no `unique` row is used by two hosts and no host gets the whole of a large set.
+    pub fn for_host(&self, weights: &[usize], host: usize) -> Result<Workload, WorkloadError> {
         let app = match self.plan() {
             Some(plan) => {
-                let plan = plan.share(host, hosts).map_err(WorkloadError::Invalid)?;
+                let plan = plan.share(weights, host).map_err(WorkloadError::Invalid)?;
                 AppPlan(Some(Arc::new(plan)))
             }
             None => AppPlan::default(),

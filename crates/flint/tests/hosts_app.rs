@@ -1,7 +1,8 @@
 //! `flint bench --hosts` with an application workload: two workers on this machine (a launch
 //! template without ssh) against the test application (`app_support`), which notes every
-//! request's body (a login's names its user). A `unique` data set is split between the hosts, so no row is used twice; each host's
-//! checks and errors are merged into the one report, and the application's count agrees.
+//! request's body (a login's names its user). A `unique` data set is split between the
+//! hosts, so no row is used twice; each host's checks and errors are merged into the one
+//! report, and the application's count agrees.
 
 mod app_support;
 mod common;
@@ -33,10 +34,11 @@ files = [
 ]
 "#;
 
-/// The application's four users, then four it does not know (their login fails its check):
-/// host 0 of 2 gets rows 0, 2, 4, 6 (two of each), host 1 rows 1, 3, 5, 7.
-const USERS: &str = "id,name,pass\n1,ann,pa\n2,bo,pb\n3,cy,pc\n4,di,pd\n\
-                     5,x5,no\n6,x6,no\n7,x7,no\n8,x8,no\n";
+/// The application's four users and four it does not know (their login fails its check): the
+/// hosts, of one Webchild each, take half the rows each, host 0 rows 0-3 (two of each kind),
+/// host 1 rows 4-7.
+const USERS: &str = "id,name,pass\n1,ann,pa\n2,bo,pb\n5,x5,no\n6,x6,no\n\
+                     3,cy,pc\n4,di,pd\n7,x7,no\n8,x8,no\n";
 
 #[test]
 fn two_hosts_split_unique_rows_and_merge_their_checks() {

@@ -111,11 +111,11 @@ pub struct PlanWire {
 }
 
 impl Plan {
-    /// What [`Plan::from_wire`] compiles back to this plan, with the rows host `host` of
-    /// `hosts` draws from (every row with `hosts` 1).
-    pub fn to_wire(&self, host: usize, hosts: usize) -> PlanWire {
+    /// What [`Plan::from_wire`] compiles back to this plan, with the rows host `host` draws
+    /// from, of hosts of `weights` Webchildren ([`DataSet::share`]; every row with one host).
+    pub fn to_wire(&self, weights: &[usize], host: usize) -> PlanWire {
         PlanWire {
-            data: self.data.iter().map(|d| d.share(host, hosts)).collect(),
+            data: self.data.iter().map(|d| d.share(weights, host)).collect(),
             pages: self.entries.clone(),
             urls: self.files.len(),
             options: self.options,
@@ -145,9 +145,10 @@ impl Plan {
         Ok(plan)
     }
 
-    /// This plan with the rows of its data sets host `host` of `hosts` draws from.
-    pub fn share(&self, host: usize, hosts: usize) -> Result<Plan, String> {
-        Plan::from_wire(self.to_wire(host, hosts))
+    /// This plan with the rows of its data sets host `host` draws from, of hosts of `weights`
+    /// Webchildren.
+    pub fn share(&self, weights: &[usize], host: usize) -> Result<Plan, String> {
+        Plan::from_wire(self.to_wire(weights, host))
     }
 }
 

@@ -145,11 +145,10 @@ pub fn run(r: &HostsRun<'_>, log: &mut dyn Write) -> Result<HostsOutcome, HostsE
         return Err(HostsInputError::LogToStdout.into());
     }
     let ranges = split::assign(r.hosts, r.config.concurrency)?;
-    // Each host's own workload: an application's `unique` rows split between them.
-    let workloads = (0..r.hosts.len())
-        .map(|i| r.workload.for_host(i, r.hosts.len()))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| HostsInputError::Workload(e.to_string()))?;
+    // Each host's own workload (an application's data rows split between them in proportion to
+    // their Webchildren) is built as its orders are sent and dropped after: the coordinator
+    // never holds every host's at once.
+    let weights: Vec<usize> = ranges.iter().map(Range::len).collect();
     let commands = r
         .hosts
         .iter()
@@ -204,7 +203,11 @@ pub fn run(r: &HostsRun<'_>, log: &mut dyn Write) -> Result<HostsOutcome, HostsE
         );
     }
     let _ = writeln!(log, "Waiting for READY from {} clients", hosts.len());
-    let orders_for = |h: &Host| orders(&config, r, h, &workloads[h.place]);
+    let orders_for = |h: &Host| -> Result<ToWorker, String> {
+        let workload = (r.workload.for_host(&weights, h.place))
+            .map_err(|e| format!("its share of the workload: {e}"))?;
+        Ok(orders(&config, r, h, workload))
+    };
     start(&mut hosts, &events, orders_for, r.stop);
     not_started(&mut hosts, failed, r.stop)?;
     let _ = writeln!(log, "All READYs received");
@@ -297,7 +300,7 @@ fn refused(h: &Host, kind: &str, why: &str, peer: Option<Versions>) -> String {
     }
 }
 
-fn orders(config: &BenchConfig, r: &HostsRun<'_>, h: &Host, workload: &Workload) -> ToWorker {
+fn orders(config: &BenchConfig, r: &HostsRun<'_>, h: &Host, workload: Workload) -> ToWorker {
     let c = config;
     let us = |d: Duration| d.as_micros() as u64;
     let connect_to = match c.target.host.rsplit_once(':') {
@@ -347,7 +350,7 @@ fn orders(config: &BenchConfig, r: &HostsRun<'_>, h: &Host, workload: &Workload)
             fail_fast: c.fail_fast,
             log: h.log.clone(),
         },
-        workload: workload.clone(),
+        workload,
     }))
 }
 
@@ -355,7 +358,7 @@ fn orders(config: &BenchConfig, r: &HostsRun<'_>, h: &Host, workload: &Workload)
 fn start(
     hosts: &mut [Host],
     events: &Receiver<Event>,
-    orders: impl Fn(&Host) -> ToWorker,
+    orders: impl Fn(&Host) -> Result<ToWorker, String>,
     stop: &AtomicBool,
 ) {
     let deadline = Instant::now() + START_TIMEOUT;
@@ -390,8 +393,10 @@ fn start(
                     h.state = State::Failed(mismatch(protocol, &flint_version));
                 } else {
                     h.flint_version = Some(flint_version);
-                    let o = orders(h);
-                    h.process.send(&o);
+                    match orders(h) {
+                        Ok(o) => h.process.send(&o),
+                        Err(why) => h.state = State::Failed(why),
+                    }
                 }
             }
             Said::Message(ToCoordinator::Ready { .. }) => h.state = State::Ready,

@@ -31,9 +31,6 @@ pub enum HostsInputError {
     /// `flint compare` runs an application workload from one host.
     #[error("an application workload (data, templates, expect, extract) runs from one host: --hosts is not supported with it yet")]
     AppWorkload,
-    /// An application workload could not be given its hosts' shares of its data.
-    #[error("the workload: {0}")]
-    Workload(String),
     #[error("--log - would write into the workers' control channel: give a file name (each host writes its own)")]
     LogToStdout,
     /// Not a host, `user@host`, address, pod or namespace name (see [`super::name`]).

@@ -374,10 +374,10 @@ fn drawn(w: &Workload) -> Vec<Vec<String>> {
 }
 
 #[test]
-fn each_worker_gets_its_own_unique_rows_and_every_shared_row_compiled_again() {
+fn each_worker_gets_its_own_rows_in_proportion_to_its_webchildren_compiled_again() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("users.csv"), "id\n1\n2\n3\n4\n5\n").unwrap();
-    std::fs::write(dir.path().join("pages.csv"), "p\na\nb\n").unwrap();
+    std::fs::write(dir.path().join("users.csv"), "id\n1\n2\n3\n4\n5\n6\n7\n8\n").unwrap();
+    std::fs::write(dir.path().join("pages.csv"), "p\na\nb\nc\nd\n").unwrap();
     let text = r#"
 [data.users]
 file = "users.csv"
@@ -389,17 +389,31 @@ weight = 1
 files = [{ path = "/u?id={{users.id}}&p={{pages.p}}", expect = { status = 200 } }]
 "#;
     let workload = Workload::parse_in(text, "w.toml", dir.path()).unwrap();
-    let mut users = Vec::new();
+    let wire = |w: &Workload| w.plan().unwrap().to_wire(&[1], 0);
+    // Host 0 runs three Webchildren, host 1 one.
+    let webchildren = [3, 1];
+    let (mut pages, mut users) = (Vec::new(), Vec::new());
     for host in 0..2 {
-        let line = serde_json::to_string(&workload.for_host(host, 2).unwrap()).unwrap();
+        let sent = workload.for_host(&webchildren, host).unwrap();
+        let line = serde_json::to_string(&sent).unwrap();
         let back: Workload = decode(&line).unwrap();
         assert_eq!(back, workload, "the same plan, compiled again");
+        assert_eq!(
+            wire(&back),
+            wire(&sent),
+            "the same entries and rows, compiled again"
+        );
         // The sets by name: `pages`, then `users`.
         let rows = drawn(&back);
-        assert_eq!(rows[0], ["a", "b"], "a cycled set goes whole to every host");
+        pages.push(rows[0].clone());
         users.push(rows[1].clone());
     }
-    assert_eq!(users, [vec!["1", "3", "5"], vec!["2", "4"]]);
+    assert_eq!(
+        pages,
+        [vec!["a", "b", "c"], vec!["d"]],
+        "a cycled set is split too"
+    );
+    assert_eq!(users, [vec!["1", "2", "3", "4", "5", "6"], vec!["7", "8"]]);
     // A plan the worker cannot compile is refused, naming why.
     let line = serde_json::to_string(&workload).unwrap();
     let line = line.replace("users.id", "users.email");
