@@ -8,6 +8,7 @@ mod app_support;
 mod common;
 mod hosts_support;
 
+use bench::hosts::protocol::PROTOCOL_VERSION;
 use common::{flint, run_bounded, texts};
 use hosts_support::{local_launch, read_json, sum, LIMIT};
 use std::sync::atomic::Ordering;
@@ -96,4 +97,38 @@ fn two_hosts_split_unique_rows_and_merge_their_checks() {
     assert_eq!(failures, 4, "both hosts' failures shown: {doc}");
     let sent = summary["requests"].as_u64().unwrap() + summary["unfinished"].as_u64().unwrap();
     assert_eq!(app.received.load(Ordering::Relaxed), sent, "server count");
+}
+
+#[test]
+fn a_host_that_never_reads_its_orders_ends_the_run_with_that_reason() {
+    let app = app_support::start();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("w.toml"), VISIT).unwrap();
+    // Orders far larger than a pipe holds: writing them blocks until the host reads.
+    let mut users = String::from("id,name,pass\n");
+    for i in 0..20_000 {
+        users.push_str(&format!("{i},user{i},pass{i}\n"));
+    }
+    std::fs::write(dir.path().join("users.csv"), users).unwrap();
+    // A worker of this build's protocol that says hello, then never reads its stdin.
+    let hello =
+        format!(r#"{{"type":"hello","protocol":{PROTOCOL_VERSION},"flint_version":"9.9.9"}}"#);
+    let template = format!("echo '{hello}'; exec sleep 600");
+    let out = run_bounded(
+        flint()
+            .args(["bench", &format!("http://{}", app.addr), "-q"])
+            .arg("-w")
+            .arg(dir.path().join("w.toml"))
+            .args([
+                "-c", "1", "-n", "1", "--hosts", "mute", "--launch", &template,
+            ]),
+        LIMIT,
+    );
+    let (stdout, stderr) = texts(&out);
+    assert_eq!(out.status.code(), Some(2), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("mute: orders not delivered within 30 s"),
+        "{stdout}{stderr}"
+    );
+    assert_eq!(app.received.load(Ordering::Relaxed), 0, "nothing sent");
 }

@@ -373,7 +373,12 @@ fn start(
             Err(_) => {
                 for h in hosts.iter_mut() {
                     if matches!(h.state, State::Starting) {
-                        let why = format!("no READY within {} s", START_TIMEOUT.as_secs());
+                        let secs = START_TIMEOUT.as_secs();
+                        // Orders still unwritten: the worker (or its channel) stopped reading.
+                        let why = match h.process.all_written() {
+                            true => format!("no READY within {secs} s"),
+                            false => format!("orders not delivered within {secs} s"),
+                        };
                         h.state = State::Failed(with_stderr(why, &h.process));
                     }
                 }
