@@ -25,7 +25,9 @@ use std::sync::Arc;
 use wire::head::{write_header, write_header_u64, USER_AGENT};
 
 mod h2_request;
+mod sent_bodies;
 pub(super) use h2_request::H2Request;
+use sent_bodies::SentBodies;
 
 /// Header fields of a response looked at by the checks; more are ignored.
 const MAX_FIELDS: usize = 100;
@@ -54,10 +56,9 @@ pub(super) struct AppExchange {
     paths: Vec<Range<usize>>,
     /// Request `k`'s body at `bodies[k]` of `out` (empty without one).
     bodies: Vec<Range<usize>>,
-    /// Per file of the page: the body its request sent, kept as a redirect is followed, for
-    /// a 307 or 308 to send the same bytes again (its templates are not expanded again: a
-    /// `{{random}}` or `{{seq}}` would change).
-    sent_bodies: Vec<Vec<u8>>,
+    /// Per file of the page: the body its request sent, kept as a 307 or 308 is followed to
+    /// send the same bytes again (its templates are not expanded again).
+    sent_bodies: SentBodies,
     /// The response's head (the last one read) and its body, while a check or an extraction
     /// needs it.
     head: Vec<u8>,
@@ -113,7 +114,7 @@ impl AppExchange {
             ends: Vec::new(),
             paths: Vec::new(),
             bodies: Vec::new(),
-            sent_bodies: Vec::new(),
+            sent_bodies: SentBodies::default(),
             head: Vec::new(),
             body: Vec::new(),
             keep_body: false,
@@ -191,20 +192,12 @@ impl AppExchange {
         Ok(1)
     }
 
-    /// A redirect of file `file`'s request, which sent `body`, is followed: the body is kept
-    /// for a 307 or 308 to repeat (allocating only while the buffers grow).
-    pub(super) fn keep_sent_body(&mut self, file: usize, body: &[u8]) {
-        if self.sent_bodies.len() <= file {
-            self.sent_bodies.resize_with(file + 1, Vec::new);
-        }
-        let kept = &mut self.sent_bodies[file];
-        kept.clear();
-        kept.extend_from_slice(body);
-    }
-
-    /// The body file `file` of the page sent, as [`AppExchange::keep_sent_body`] kept it.
-    fn sent_body(&self, file: usize) -> &[u8] {
-        self.sent_bodies.get(file).map_or(&[], Vec::as_slice)
+    /// A redirect of file `file`'s request (URL `url`), which sent `body`, is followed; `get`:
+    /// it becomes a GET. The body is kept only for a redirect that sends it again: one that
+    /// keeps its method, of a body built from a template.
+    pub(super) fn keep_sent_body(&mut self, (file, url): (usize, usize), body: &[u8], get: bool) {
+        let template = self.file(url).is_some_and(|f| f.body.is_some());
+        self.sent_bodies.keep(file, body, template && !get);
     }
 
     /// The path (templates expanded) of file `file`'s request in the batch built.
@@ -327,9 +320,7 @@ impl AppExchange {
         let body = match file.and_then(|f| f.body.as_ref()) {
             _ if get => None,
             // A 307 or 308 followed: the bytes the request sent, the same values.
-            Some(_) if hop.is_some() => {
-                Some((self.sent_bodies.get(file_at)).map_or(&[][..], Vec::as_slice))
-            }
+            Some(_) if hop.is_some() => Some(self.sent_bodies.get(file_at)),
             Some(t) => {
                 t.expand(&mut self.session, &mut self.scratch)?;
                 Some(&self.scratch[..])
@@ -344,7 +335,11 @@ impl AppExchange {
         if let Some(body) = body {
             out.extend_from_slice(body);
         }
-        Ok((path_start..path_end, body_at..out.len()))
+        let body_end = out.len();
+        if hop.is_some() {
+            self.sent_bodies.release(file_at);
+        }
+        Ok((path_start..path_end, body_at..body_end))
     }
 
     /// A response's head for URL `url`: kept (cookies, checks), its body kept when read.
@@ -379,7 +374,7 @@ impl AppExchange {
     pub(super) fn judge(
         &mut self,
         (file, url, shown): (usize, usize, &str),
-        (status, follows): (u16, bool),
+        (status, follows): (u16, Option<bool>),
         stats: &mut Stats,
         counted: bool,
     ) -> Verdict {
@@ -398,13 +393,13 @@ impl AppExchange {
             path: path.unwrap_or(b"/"),
         };
         let verdict = match follows {
-            true => {
+            Some(get) => {
                 let body = self.bodies.get(k).and_then(|r| out.get(r.clone()));
-                self.keep_sent_body(file, body.unwrap_or_default());
+                self.keep_sent_body((file, url), body.unwrap_or_default(), get);
                 self.redirected(&kept);
                 Verdict::ByStatus
             }
-            false => self.judge_kept((url, shown), status, kept, stats, counted),
+            None => self.judge_kept((url, shown), status, kept, stats, counted),
         };
         (self.head, self.body, self.out) = (head, body, out);
         verdict

@@ -180,7 +180,8 @@ impl AppExchange {
             _ if get => {}
             // A 307 or 308 followed: the bytes the request sent, the same values.
             Some(_) if hop.is_some() => {
-                req.body.extend_from_slice(self.sent_body(file_at));
+                req.body.extend_from_slice(self.sent_bodies.get(file_at));
+                self.sent_bodies.release(file_at);
                 req.has_body = true;
             }
             Some(t) => {
