@@ -222,6 +222,26 @@ impl Workload {
         self.app.0.as_deref()
     }
 
+    /// Whether its application plan (as a coordinator sent it) fits its pages and URLs: each
+    /// page draws the data rows its plan says (`page_data[page]`), so a plan of other pages
+    /// would make a Webchild fail mid-run rather than the orders being refused.
+    pub fn check_plan(&self) -> Result<(), String> {
+        let Some(plan) = self.plan() else {
+            return Ok(());
+        };
+        let (pages, urls) = (plan.page_data.len(), plan.files.len());
+        if (pages, urls) != (self.pages.len(), self.urls.len()) {
+            return Err(format!(
+                "the application plan has {} and {} where the workload has {} and {}",
+                count_of(pages as u64, "page", "pages"),
+                count_of(urls as u64, "URL", "URLs"),
+                count_of(self.pages.len() as u64, "page", "pages"),
+                count_of(self.urls.len() as u64, "URL", "URLs"),
+            ));
+        }
+        Ok(())
+    }
+
     /// The workload host `host` runs, of hosts of `weights` Webchildren: an application
     /// workload's data sets keep only that host's rows ([`crate::app::data::DataSet::share`]),
     /// so that no `unique` row is used by two hosts and no host gets the whole of a large set.
