@@ -60,6 +60,7 @@ fn two_hosts_split_unique_rows_and_merge_their_checks() {
         LIMIT,
     );
     let (stdout, stderr) = texts(&out);
+    assert!(out.status.success(), "{:?}\n{stdout}{stderr}", out.status);
     let doc = read_json(&json);
     let requests = app.requests.lock().unwrap().clone();
     let logins = requests.iter().filter(|r| r.path == "/login");
