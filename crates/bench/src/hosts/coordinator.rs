@@ -461,7 +461,9 @@ fn measure_clocks(hosts: &mut [Host], events: &Receiver<Event>) {
                     clock_unix_us,
                 }) if s == seq => {
                     h.probes.push(Probe {
-                        sent: h.ping_sent_unix_us,
+                        // As the writer began writing it (the ping is the last line
+                        // sent this host), not as it was handed to the writer thread.
+                        sent: h.ping_sent_unix_us.max(h.process.last_write_unix_us()),
                         remote: clock_unix_us,
                         received: ev.at_unix_us,
                     });

@@ -54,9 +54,9 @@ pub struct Process {
     child: Child,
     /// To its stdin's writer thread: whole lines, in order (`None` once it cannot be written).
     stdin: Option<Sender<Vec<u8>>>,
-    /// Messages given to the writer, and how many of them it has written whole.
+    /// Messages given to the writer; what it has written.
     queued: u64,
-    written: Arc<AtomicU64>,
+    written: Arc<Written>,
     stderr: Arc<StderrTail>,
 }
 
@@ -127,7 +127,7 @@ impl Process {
             tail.closed.notify_all();
         });
         let stdin = child.stdin.take().expect("stdin is piped");
-        let written = Arc::new(AtomicU64::new(0));
+        let written = Arc::new(Written::default());
         Ok(Process {
             stdin: Some(writer(stdin, Arc::clone(&written))),
             queued: 0,
@@ -149,7 +149,13 @@ impl Process {
 
     /// Whether every message sent has been written whole to the worker's stdin.
     pub fn all_written(&self) -> bool {
-        self.written.load(Ordering::Acquire) == self.queued
+        self.written.lines.load(Ordering::Acquire) == self.queued
+    }
+
+    /// The wall clock in Unix µs when the writer began writing the last message (a ping
+    /// leaves then, not when it was handed over: the clock probes count from here).
+    pub fn last_write_unix_us(&self) -> u64 {
+        self.written.last_started_unix_us.load(Ordering::Acquire)
     }
 
     /// What the worker last said on stderr, one line (empty if nothing).
@@ -214,17 +220,28 @@ impl Drop for Process {
     }
 }
 
-/// The thread writing `stdin` the lines it is sent, counting those written whole in
-/// `written`; it ends (closing stdin) when the sender is dropped or a write fails.
-fn writer(mut stdin: ChildStdin, written: Arc<AtomicU64>) -> Sender<Vec<u8>> {
+/// What a worker's stdin writer has done.
+#[derive(Default)]
+struct Written {
+    /// Lines written whole.
+    lines: AtomicU64,
+    /// When the last line's write began, Unix µs.
+    last_started_unix_us: AtomicU64,
+}
+
+/// The thread writing `stdin` the lines it is sent, noting them in `written`; it ends
+/// (closing stdin) when the sender is dropped or a write fails.
+fn writer(mut stdin: ChildStdin, written: Arc<Written>) -> Sender<Vec<u8>> {
     let (tx, lines) = mpsc::channel::<Vec<u8>>();
     std::thread::spawn(move || {
         for line in lines {
+            let at = protocol::unix_us();
+            written.last_started_unix_us.store(at, Ordering::Release);
             if stdin.write_all(&line).and_then(|()| stdin.flush()).is_err() {
                 return;
             }
             drop(line);
-            written.fetch_add(1, Ordering::Release);
+            written.lines.fetch_add(1, Ordering::Release);
         }
     });
     tx
