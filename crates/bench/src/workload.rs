@@ -57,7 +57,7 @@ impl serde::Serialize for AppPlan {
 
 impl<'de> serde::Deserialize<'de> for AppPlan {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let wire = Option::<PlanWire>::deserialize(d)?;
+        let wire = Option::<PlanWire<'static>>::deserialize(d)?;
         let plan = wire.map(Plan::from_wire).transpose();
         let plan = plan.map_err(|why| serde::de::Error::custom(format!("the plan: {why}")))?;
         Ok(AppPlan(plan.map(Arc::new)))

@@ -13,6 +13,7 @@
 //! whole file for every host. A host that has given all of its `unique` rows runs out as one
 //! host alone does; a `cycle` or `random` set with fewer rows than hosts goes whole to each.
 
+use std::borrow::Cow;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -26,13 +27,13 @@ pub enum Pick {
 }
 
 /// A data set's rows as the hosts protocol carries them to one worker (see
-/// [`DataSet::share`]).
+/// [`DataSet::share`]): borrowed from the set as it is sent, owned as it is read.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct DataRows {
-    pub name: String,
-    pub file: String,
-    pub columns: Vec<String>,
-    pub rows: Vec<Vec<String>>,
+pub struct DataRows<'a> {
+    pub name: Cow<'a, str>,
+    pub file: Cow<'a, str>,
+    pub columns: Cow<'a, [String]>,
+    pub rows: Cow<'a, [Vec<String>]>,
     pub pick: Pick,
 }
 
@@ -112,23 +113,23 @@ impl DataSet {
     /// The rows host `host` draws from, of hosts running `weights[k]` Webchildren each: rows
     /// `bounds[host]..bounds[host + 1]` ([`share_bounds`]), or every row of a `cycle` or
     /// `random` set with fewer rows than hosts.
-    pub fn share(&self, weights: &[usize], host: usize) -> DataRows {
+    pub fn share(&self, weights: &[usize], host: usize) -> DataRows<'_> {
         let whole = self.pick != Pick::Unique && self.rows.len() < weights.len();
         let rows = match whole {
             true => 0..self.rows.len(),
             false => share_bounds(self.rows.len(), weights, host),
         };
         DataRows {
-            name: self.name.clone(),
-            file: self.file.clone(),
-            columns: self.columns.clone(),
-            rows: self.rows[rows].to_vec(),
+            name: Cow::Borrowed(&self.name),
+            file: Cow::Borrowed(&self.file),
+            columns: Cow::Borrowed(&self.columns),
+            rows: Cow::Borrowed(&self.rows[rows]),
             pick: self.pick,
         }
     }
 
     /// A set of the rows a coordinator sent; a row of another width is refused.
-    pub fn from_rows(d: DataRows) -> Result<DataSet, String> {
+    pub fn from_rows(d: DataRows<'_>) -> Result<DataSet, String> {
         if let Some(row) = d.rows.iter().find(|r| r.len() != d.columns.len()) {
             return Err(format!(
                 "data set {:?}: a row of {} fields where there are {} columns",
@@ -141,10 +142,10 @@ impl DataSet {
             return Err(format!("data set {:?}: no rows", d.name));
         }
         Ok(DataSet {
-            name: d.name,
-            file: d.file,
-            columns: d.columns,
-            rows: d.rows,
+            name: d.name.into_owned(),
+            file: d.file.into_owned(),
+            columns: d.columns.into_owned(),
+            rows: d.rows.into_owned(),
             pick: d.pick,
             next: AtomicU64::new(0),
         })
@@ -277,8 +278,7 @@ mod tests {
 
     #[test]
     fn hosts_share_rows_in_runs_without_overlap_in_proportion_to_their_webchildren() {
-        let ids =
-            |r: DataRows| -> Vec<String> { r.rows.into_iter().map(|r| r[0].clone()).collect() };
+        let ids = |r: DataRows| -> Vec<String> { r.rows.iter().map(|r| r[0].clone()).collect() };
         let d = read(b"id\n0\n1\n2\n3\n4\n", Pick::Unique).unwrap();
         assert_eq!(ids(d.share(&[1, 1], 0)), ["0", "1"]);
         assert_eq!(ids(d.share(&[1, 1], 1)), ["2", "3", "4"]);
@@ -300,7 +300,7 @@ mod tests {
         let back = DataSet::from_rows(c.share(&[1], 0)).unwrap();
         assert_eq!((back.len(), back.field(2, 0)), (3, "2"));
         let mut bad = c.share(&[1], 0);
-        bad.rows[1].push("x".into());
+        bad.rows.to_mut()[1].push("x".into());
         assert!(DataSet::from_rows(bad).unwrap_err().contains("2 fields"));
     }
 

@@ -11,6 +11,7 @@ use super::check::{Expect, ExpectSpec};
 use super::data::{DataRows, DataSet, Pick};
 use super::extract::{Extract, SourceSpec};
 use super::template::{Escape, Names, Template};
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -99,12 +100,13 @@ pub struct Entry {
 }
 
 /// A plan as the hosts protocol carries it to a worker: what it is compiled from, with the
-/// rows of its data sets that worker draws from ([`DataSet::share`]).
+/// rows of its data sets that worker draws from ([`DataSet::share`]). Borrowed from the plan
+/// as it is written (no copy of the rows), owned as it is read.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct PlanWire {
-    pub data: Vec<DataRows>,
+pub struct PlanWire<'a> {
+    pub data: Vec<DataRows<'a>>,
     /// Per page, its entries in order.
-    pub pages: Vec<Vec<Entry>>,
+    pub pages: Cow<'a, [Vec<Entry>]>,
     /// The workload's number of URLs.
     pub urls: usize,
     pub options: SessionOptions,
@@ -113,24 +115,24 @@ pub struct PlanWire {
 impl Plan {
     /// What [`Plan::from_wire`] compiles back to this plan, with the rows host `host` draws
     /// from, of hosts of `weights` Webchildren ([`DataSet::share`]; every row with one host).
-    pub fn to_wire(&self, weights: &[usize], host: usize) -> PlanWire {
+    pub fn to_wire(&self, weights: &[usize], host: usize) -> PlanWire<'_> {
         PlanWire {
             data: self.data.iter().map(|d| d.share(weights, host)).collect(),
-            pages: self.entries.clone(),
+            pages: Cow::Borrowed(&self.entries),
             urls: self.files.len(),
             options: self.options,
         }
     }
 
     /// The plan `wire` describes, compiled as the workload's parser compiles it.
-    pub fn from_wire(wire: PlanWire) -> Result<Plan, String> {
+    pub fn from_wire(wire: PlanWire<'_>) -> Result<Plan, String> {
         let sets = (wire.data.into_iter())
             .map(DataSet::from_rows)
             .collect::<Result<Vec<_>, _>>()?;
         let names = wire.pages.iter().flatten();
         let names = names.flat_map(|e| e.spec.extract.keys().cloned());
         let mut b = PlanBuilder::with_sets(sets, names);
-        for page in &wire.pages {
+        for page in wire.pages.iter() {
             for e in page {
                 if e.url >= wire.urls {
                     return Err(format!("entry of URL {} of {}", e.url, wire.urls));

@@ -100,8 +100,8 @@ fn full_plan() -> Plan {
         data: vec![DataRows {
             name: "users".into(),
             file: "users.csv".into(),
-            columns: vec!["name".into(), "pass".into()],
-            rows: vec![vec!["ann".into(), "pa".into()]],
+            columns: vec!["name".into(), "pass".into()].into(),
+            rows: vec![vec!["ann".into(), "pa".into()]].into(),
             pick: Pick::Unique,
         }],
         pages: vec![vec![
@@ -113,7 +113,8 @@ fn full_plan() -> Plan {
                 url: 1,
                 spec: spec("/logo.png"),
             },
-        ]],
+        ]]
+        .into(),
         urls: 2,
         options: SessionOptions {
             cookies: false,
@@ -389,7 +390,9 @@ weight = 1
 files = [{ path = "/u?id={{users.id}}&p={{pages.p}}", expect = { status = 200 } }]
 "#;
     let workload = Workload::parse_in(text, "w.toml", dir.path()).unwrap();
-    let wire = |w: &Workload| w.plan().unwrap().to_wire(&[1], 0);
+    fn wire(w: &Workload) -> PlanWire<'_> {
+        w.plan().unwrap().to_wire(&[1], 0)
+    }
     // Host 0 runs three Webchildren, host 1 one.
     let webchildren = [3, 1];
     let (mut pages, mut users) = (Vec::new(), Vec::new());
