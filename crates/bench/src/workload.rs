@@ -23,7 +23,7 @@ mod toml_file;
 
 pub use spec::{RequestSpec, PLAIN_GET};
 
-use crate::app::plan::Plan;
+use crate::app::plan::{Plan, PlanWire};
 use crate::report::count_of;
 use std::collections::HashMap;
 use std::path::Path;
@@ -39,15 +39,30 @@ pub struct Workload {
     /// workload built in code may leave it empty).
     pub requests: Vec<RequestSpec>,
     /// An application workload's data sets, templates, checks and extractions (`None`: every
-    /// request is built once and only its status judged). Not serialized: a workload with one
-    /// runs on this host only.
-    #[serde(skip)]
+    /// request is built once and only its status judged). Serialized as what it is compiled
+    /// from ([`PlanWire`]), and compiled again as it is read.
     pub app: AppPlan,
 }
 
 /// A workload's [`Plan`], shared by the run's threads.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct AppPlan(pub Option<Arc<Plan>>);
+
+impl serde::Serialize for AppPlan {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let wire = self.0.as_deref().map(|p| p.to_wire(&[1], 0));
+        wire.serialize(s)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for AppPlan {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let wire = Option::<PlanWire<'static>>::deserialize(d)?;
+        let plan = wire.map(Plan::from_wire).transpose();
+        let plan = plan.map_err(|why| serde::de::Error::custom(format!("the plan: {why}")))?;
+        Ok(AppPlan(plan.map(Arc::new)))
+    }
+}
 
 /// One WebSTONE page: an HTML file and its inlined images, fetched in order.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -205,6 +220,43 @@ impl Workload {
     /// The application plan, if the workload has one.
     pub fn plan(&self) -> Option<&Plan> {
         self.app.0.as_deref()
+    }
+
+    /// Whether its application plan (as a coordinator sent it) fits its pages and URLs: each
+    /// page draws the data rows its plan says (`page_data[page]`), so a plan of other pages
+    /// would make a Webchild fail mid-run rather than the orders being refused.
+    pub fn check_plan(&self) -> Result<(), String> {
+        let Some(plan) = self.plan() else {
+            return Ok(());
+        };
+        let (pages, urls) = (plan.page_data.len(), plan.files.len());
+        if (pages, urls) != (self.pages.len(), self.urls.len()) {
+            return Err(format!(
+                "the application plan has {} and {} where the workload has {} and {}",
+                count_of(pages as u64, "page", "pages"),
+                count_of(urls as u64, "URL", "URLs"),
+                count_of(self.pages.len() as u64, "page", "pages"),
+                count_of(self.urls.len() as u64, "URL", "URLs"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The workload host `host` runs, of hosts of `weights` Webchildren: an application
+    /// workload's data sets keep only that host's rows ([`crate::app::data::DataSet::share`]),
+    /// so that no `unique` row is used by two hosts and no host gets the whole of a large set.
+    pub fn for_host(&self, weights: &[usize], host: usize) -> Result<Workload, WorkloadError> {
+        let app = match self.plan() {
+            Some(plan) => {
+                let plan = plan.share(weights, host).map_err(WorkloadError::Invalid)?;
+                AppPlan(Some(Arc::new(plan)))
+            }
+            None => AppPlan::default(),
+        };
+        Ok(Workload {
+            app,
+            ..self.clone()
+        })
     }
 
     /// One page per path, each of weight 1, named by its path (`flint bench URL /a.html /b.gif`).

@@ -29,7 +29,7 @@ impl<'a> Answer<'a> {
 }
 
 /// One status or a list of them.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(untagged)]
 pub enum Statuses {
     One(u16),
@@ -37,7 +37,7 @@ pub enum Statuses {
 }
 
 /// A body length: exact, or a range.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(untagged)]
 pub enum Length {
     Exact(u64),
@@ -45,7 +45,7 @@ pub enum Length {
 }
 
 /// `expect = { ... }` as a workload file spells it.
-#[derive(Debug, Clone, Default, PartialEq, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExpectSpec {
     pub status: Option<Statuses>,

@@ -6,7 +6,14 @@
 //! ([`Pick`]): `unique` gives each row once per run across every Webchild and thread (a run that
 //! runs out says so: the page is not fetched and `data_exhausted` counted), `cycle` goes round
 //! in order, `random` draws uniformly.
+//!
+//! On many hosts ([`DataSet::share`]) a set is split: each worker gets its own run of rows, in
+//! proportion to its Webchildren, so that a `unique` row is given once in the run, each host
+//! runs out of its rows at the same pace, and no host holds (nor the coordinator sends) the
+//! whole file for every host. A host that has given all of its `unique` rows runs out as one
+//! host alone does; a `cycle` or `random` set with fewer rows than hosts goes whole to each.
 
+use std::borrow::Cow;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -19,10 +26,23 @@ pub enum Pick {
     Random,
 }
 
+/// A data set's rows as the hosts protocol carries them to one worker (see
+/// [`DataSet::share`]): borrowed from the set as it is sent, owned as it is read.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DataRows<'a> {
+    pub name: Cow<'a, str>,
+    pub file: Cow<'a, str>,
+    pub columns: Cow<'a, [String]>,
+    pub rows: Cow<'a, [Vec<String>]>,
+    pub pick: Pick,
+}
+
 /// One data set: its columns and rows, and the run's shared position in them.
 #[derive(Debug)]
 pub struct DataSet {
     pub name: String,
+    /// The file as the workload names it (what the plan was made from).
+    pub file: String,
     pub columns: Vec<String>,
     rows: Vec<Vec<String>>,
     pub pick: Pick,
@@ -82,9 +102,51 @@ impl DataSet {
         }
         Ok(DataSet {
             name: name.to_owned(),
+            file: shown.to_owned(),
             columns,
             rows,
             pick,
+            next: AtomicU64::new(0),
+        })
+    }
+
+    /// The rows host `host` draws from, of hosts running `weights[k]` Webchildren each: rows
+    /// `bounds[host]..bounds[host + 1]` ([`share_bounds`]), or every row of a `cycle` or
+    /// `random` set with fewer rows than hosts.
+    pub fn share(&self, weights: &[usize], host: usize) -> DataRows<'_> {
+        let whole = self.pick != Pick::Unique && self.rows.len() < weights.len();
+        let rows = match whole {
+            true => 0..self.rows.len(),
+            false => share_bounds(self.rows.len(), weights, host),
+        };
+        DataRows {
+            name: Cow::Borrowed(&self.name),
+            file: Cow::Borrowed(&self.file),
+            columns: Cow::Borrowed(&self.columns),
+            rows: Cow::Borrowed(&self.rows[rows]),
+            pick: self.pick,
+        }
+    }
+
+    /// A set of the rows a coordinator sent; a row of another width is refused.
+    pub fn from_rows(d: DataRows<'_>) -> Result<DataSet, String> {
+        if let Some(row) = d.rows.iter().find(|r| r.len() != d.columns.len()) {
+            return Err(format!(
+                "data set {:?}: a row of {} fields where there are {} columns",
+                d.name,
+                row.len(),
+                d.columns.len()
+            ));
+        }
+        if d.rows.is_empty() && d.pick != Pick::Unique {
+            return Err(format!("data set {:?}: no rows", d.name));
+        }
+        Ok(DataSet {
+            name: d.name.into_owned(),
+            file: d.file.into_owned(),
+            columns: d.columns.into_owned(),
+            rows: d.rows.into_owned(),
+            pick: d.pick,
             next: AtomicU64::new(0),
         })
     }
@@ -125,6 +187,34 @@ impl DataSet {
     pub fn field(&self, row: usize, column: usize) -> &str {
         &self.rows[row][column]
     }
+}
+
+/// Host `host`'s rows of `rows`, split in runs over hosts of `weights` (their Webchildren) in
+/// proportion to them: host k's run starts at row `rows * (w0 + .. + w(k-1)) / W`. With at
+/// least as many rows as hosts every host gets one at least (one of few Webchildren would
+/// else get none); with fewer, a host whose run is empty gets none.
+fn share_bounds(rows: usize, weights: &[usize], host: usize) -> std::ops::Range<usize> {
+    let n = weights.len().max(1);
+    let total: usize = weights.iter().sum();
+    // Webchildren before host k, and in all (hosts counted as one each if none has any).
+    let before = |k: usize| match total {
+        0 => k,
+        _ => weights[..k].iter().sum(),
+    };
+    let all = if total == 0 { n } else { total };
+    // u128: rows times Webchildren does not overflow.
+    let proportional = |k: usize| (rows as u128 * before(k) as u128 / all as u128) as usize;
+    let (mut start, mut end) = (0, 0);
+    for k in 1..=host + 1 {
+        let bound = match k {
+            k if k >= n => rows,
+            // One more than the host before's start at least, leaving one for each after.
+            k if rows >= n => proportional(k).max(end + 1).min(rows - (n - k)),
+            k => proportional(k),
+        };
+        (start, end) = (end, bound);
+    }
+    start..end
 }
 
 fn is_name(s: &str) -> bool {
@@ -184,6 +274,67 @@ mod tests {
         assert_eq!(drawn, [0, 1, 0, 1, 0]);
         let d = read(b"id\n1\n2\n3\n", Pick::Random).unwrap();
         assert!((0..100).all(|_| d.draw(&mut rng).unwrap() < 3));
+    }
+
+    #[test]
+    fn hosts_share_rows_in_runs_without_overlap_in_proportion_to_their_webchildren() {
+        let ids = |r: DataRows| -> Vec<String> { r.rows.iter().map(|r| r[0].clone()).collect() };
+        let d = read(b"id\n0\n1\n2\n3\n4\n", Pick::Unique).unwrap();
+        assert_eq!(ids(d.share(&[1, 1], 0)), ["0", "1"]);
+        assert_eq!(ids(d.share(&[1, 1], 1)), ["2", "3", "4"]);
+        let six = [1; 6];
+        assert!(d.share(&six, 0).rows.is_empty(), "more hosts than rows");
+        let empty = DataSet::from_rows(d.share(&six, 0)).unwrap();
+        assert_eq!(empty.draw(&mut fastrand::Rng::with_seed(1)), None);
+        let c = read(b"id\n0\n1\n2\n", Pick::Cycle).unwrap();
+        assert_eq!(
+            ids(c.share(&[1, 1], 1)),
+            ["1", "2"],
+            "a cycled set is split too"
+        );
+        assert_eq!(
+            ids(c.share(&[1; 4], 3)),
+            ["0", "1", "2"],
+            "fewer rows than hosts"
+        );
+        let back = DataSet::from_rows(c.share(&[1], 0)).unwrap();
+        assert_eq!((back.len(), back.field(2, 0)), (3, "2"));
+        let mut bad = c.share(&[1], 0);
+        bad.rows.to_mut()[1].push("x".into());
+        assert!(DataSet::from_rows(bad).unwrap_err().contains("2 fields"));
+    }
+
+    #[test]
+    fn every_row_goes_to_one_host_in_proportion_to_its_webchildren() {
+        for (rows, weights) in [
+            (40, vec![30, 10]),
+            (1000, vec![30, 10]),
+            (7, vec![100, 1, 1]),
+            (3, vec![5, 0, 5, 5]),
+            (10, vec![0, 0]),
+            (2, vec![1, 1, 1]),
+        ] {
+            let shares: Vec<_> = (0..weights.len())
+                .map(|h| share_bounds(rows, &weights, h))
+                .collect();
+            let mut next = 0;
+            for s in &shares {
+                assert_eq!(s.start, next, "{rows} rows, {weights:?}: {shares:?}");
+                next = s.end;
+            }
+            assert_eq!(next, rows, "{rows} rows, {weights:?}: {shares:?}");
+            if rows >= weights.len() {
+                assert!(shares.iter().all(|s| !s.is_empty()), "{shares:?}");
+            }
+        }
+        // Host a of `a:30,b:10` takes three rows for each of b's, so both run out together.
+        let lens = |rows, w: &[usize]| -> Vec<usize> {
+            (0..w.len())
+                .map(|h| share_bounds(rows, w, h).len())
+                .collect()
+        };
+        assert_eq!(lens(1000, &[30, 10]), [750, 250]);
+        assert_eq!(lens(7, &[100, 1, 1]), [5, 1, 1]);
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::borrow::Cow;
 
 /// Where a value comes from, as a workload file spells it:
 /// `extract = { token = { header = "X-Token" }, id = { json = "/id" } }`.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "lowercase")]
 pub enum SourceSpec {
     /// A response header field's value (the first of that name).

@@ -2,11 +2,16 @@
 //! fill, and per URL what a request is built from and what its response must be. Made once by
 //! the workload's parser (`workload.rs`), read by every Webchild; nothing in it changes during
 //! the run except the data sets' shared positions (atomics).
+//!
+//! A run on many hosts carries a plan to each worker as what it was compiled from
+//! ([`PlanWire`]: the entries as the workload spells them, and the data rows that worker
+//! draws from), and the worker compiles it again: no file is read on the worker's host.
 
 use super::check::{Expect, ExpectSpec};
-use super::data::{DataSet, Pick};
+use super::data::{DataRows, DataSet, Pick};
 use super::extract::{Extract, SourceSpec};
 use super::template::{Escape, Names, Template};
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -31,7 +36,7 @@ fn cycle() -> Pick {
 }
 
 /// The application parts of one file entry, as a workload file spells them.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FileSpec {
     pub path: String,
     pub headers: Vec<(String, String)>,
@@ -81,12 +86,76 @@ pub struct Plan {
     /// Per page: the data sets its templates use (a row of each is drawn as the page starts).
     pub page_data: Vec<Vec<usize>>,
     pub options: SessionOptions,
+    /// Per page, its entries as the workload spells them (for [`PlanWire`]).
+    entries: Vec<Vec<Entry>>,
     /// What the plan was made from, for comparing workloads.
     source: String,
 }
 
+/// One file entry of a page: its URL's index and what it says.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Entry {
+    pub url: usize,
+    pub spec: FileSpec,
+}
+
+/// A plan as the hosts protocol carries it to a worker: what it is compiled from, with the
+/// rows of its data sets that worker draws from ([`DataSet::share`]). Borrowed from the plan
+/// as it is written (no copy of the rows), owned as it is read.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PlanWire<'a> {
+    pub data: Vec<DataRows<'a>>,
+    /// Per page, its entries in order.
+    pub pages: Cow<'a, [Vec<Entry>]>,
+    /// The workload's number of URLs.
+    pub urls: usize,
+    pub options: SessionOptions,
+}
+
+impl Plan {
+    /// What [`Plan::from_wire`] compiles back to this plan, with the rows host `host` draws
+    /// from, of hosts of `weights` Webchildren ([`DataSet::share`]; every row with one host).
+    pub fn to_wire(&self, weights: &[usize], host: usize) -> PlanWire<'_> {
+        PlanWire {
+            data: self.data.iter().map(|d| d.share(weights, host)).collect(),
+            pages: Cow::Borrowed(&self.entries),
+            urls: self.files.len(),
+            options: self.options,
+        }
+    }
+
+    /// The plan `wire` describes, compiled as the workload's parser compiles it.
+    pub fn from_wire(wire: PlanWire<'_>) -> Result<Plan, String> {
+        let sets = (wire.data.into_iter())
+            .map(DataSet::from_rows)
+            .collect::<Result<Vec<_>, _>>()?;
+        let names = wire.pages.iter().flatten();
+        let names = names.flat_map(|e| e.spec.extract.keys().cloned());
+        let mut b = PlanBuilder::with_sets(sets, names);
+        for page in wire.pages.iter() {
+            for e in page {
+                if e.url >= wire.urls {
+                    return Err(format!("entry of URL {} of {}", e.url, wire.urls));
+                }
+                b.file(e.url, &e.spec)
+                    .map_err(|why| format!("{}: {why}", e.spec.path))?;
+            }
+            b.end_page();
+        }
+        let mut plan = b.finish(wire.urls);
+        plan.options = wire.options;
+        Ok(plan)
+    }
+
+    /// This plan with the rows of its data sets host `host` draws from, of hosts of `weights`
+    /// Webchildren.
+    pub fn share(&self, weights: &[usize], host: usize) -> Result<Plan, String> {
+        Plan::from_wire(self.to_wire(weights, host))
+    }
+}
+
 /// How Webchildren keep their sessions (the command line's `--no-cookies`, `--reset-session`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct SessionOptions {
     /// A cookie jar per Webchild (on unless `--no-cookies`).
     pub cookies: bool,
@@ -118,6 +187,9 @@ pub struct PlanBuilder {
     page_data: Vec<Vec<usize>>,
     /// Data sets used by the page being read.
     used: RefCell<Vec<usize>>,
+    entries: Vec<Vec<Entry>>,
+    /// The entries of the page being read.
+    page: Vec<Entry>,
     source: String,
 }
 
@@ -161,7 +233,6 @@ impl PlanBuilder {
         dir: &Path,
     ) -> Result<PlanBuilder, String> {
         let mut sets = Vec::with_capacity(data.len());
-        let mut source = String::new();
         for (name, spec) in data {
             if !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
                 return Err(format!(
@@ -169,8 +240,18 @@ impl PlanBuilder {
                 ));
             }
             let path = dir.join(&spec.file);
-            sets.push(DataSet::load(name, &path, spec.pick)?);
-            source += &format!("data {name} {} {:?}\n", spec.file, spec.pick);
+            let mut set = DataSet::load(name, &path, spec.pick)?;
+            set.file = spec.file.clone();
+            sets.push(set);
+        }
+        Ok(PlanBuilder::with_sets(sets, extracted))
+    }
+
+    /// [`PlanBuilder::new`] with data sets already read.
+    fn with_sets(sets: Vec<DataSet>, extracted: impl IntoIterator<Item = String>) -> PlanBuilder {
+        let mut source = String::new();
+        for set in &sets {
+            source += &format!("data {} {} {:?}\n", set.name, set.file, set.pick);
         }
         let mut values: Vec<String> = Vec::new();
         for v in extracted {
@@ -178,14 +259,16 @@ impl PlanBuilder {
                 values.push(v);
             }
         }
-        Ok(PlanBuilder {
+        PlanBuilder {
             data: sets,
             values,
             files: Vec::new(),
             page_data: Vec::new(),
             used: RefCell::new(Vec::new()),
+            entries: Vec::new(),
+            page: Vec::new(),
             source,
-        })
+        }
     }
 
     /// The plan of URL `url` (a new index, given in order), compiled from `spec`.
@@ -236,6 +319,10 @@ impl PlanBuilder {
             needs_body,
         });
         self.source += &format!("url {url} {spec:?}\n");
+        self.page.push(Entry {
+            url,
+            spec: spec.clone(),
+        });
         Ok(())
     }
 
@@ -243,6 +330,7 @@ impl PlanBuilder {
     pub fn end_page(&mut self) {
         let used = std::mem::take(&mut *self.used.borrow_mut());
         self.page_data.push(used);
+        self.entries.push(std::mem::take(&mut self.page));
     }
 
     /// The plan, for `urls` URLs.
@@ -254,6 +342,7 @@ impl PlanBuilder {
             files: self.files,
             page_data: self.page_data,
             options: SessionOptions::default(),
+            entries: self.entries,
             source: self.source,
         }
     }

@@ -25,7 +25,9 @@ use std::sync::Arc;
 use wire::head::{write_header, write_header_u64, USER_AGENT};
 
 mod h2_request;
+mod sent_bodies;
 pub(super) use h2_request::H2Request;
+use sent_bodies::SentBodies;
 
 /// Header fields of a response looked at by the checks; more are ignored.
 const MAX_FIELDS: usize = 100;
@@ -52,6 +54,11 @@ pub(super) struct AppExchange {
     first: usize,
     ends: Vec<usize>,
     paths: Vec<Range<usize>>,
+    /// Request `k`'s body at `bodies[k]` of `out` (empty without one).
+    bodies: Vec<Range<usize>>,
+    /// Per file of the page: the body its request sent, kept as a 307 or 308 is followed to
+    /// send the same bytes again (its templates are not expanded again).
+    sent_bodies: SentBodies,
     /// The response's head (the last one read) and its body, while a check or an extraction
     /// needs it.
     head: Vec<u8>,
@@ -106,6 +113,8 @@ impl AppExchange {
             first: 0,
             ends: Vec::new(),
             paths: Vec::new(),
+            bodies: Vec::new(),
+            sent_bodies: SentBodies::default(),
             head: Vec::new(),
             body: Vec::new(),
             keep_body: false,
@@ -139,13 +148,15 @@ impl AppExchange {
         self.out.clear();
         self.ends.clear();
         self.paths.clear();
+        self.bodies.clear();
         self.first = from;
         for (j, &url) in files.iter().enumerate().skip(from) {
             let at = self.out.len();
-            match self.build(sh, url, None) {
-                Ok(path) => {
+            match self.build(sh, (j, url), None) {
+                Ok((path, body)) => {
                     self.ends.push(self.out.len());
                     self.paths.push(path);
+                    self.bodies.push(body);
                 }
                 Err(e) if j == from => return Err(e),
                 Err(_) => {
@@ -172,11 +183,21 @@ impl AppExchange {
         self.out.clear();
         self.ends.clear();
         self.paths.clear();
+        self.bodies.clear();
         self.first = file;
-        let path = self.build(sh, url, Some(hop))?;
+        let (path, body) = self.build(sh, (file, url), Some(hop))?;
         self.ends.push(self.out.len());
         self.paths.push(path);
+        self.bodies.push(body);
         Ok(1)
+    }
+
+    /// A redirect of file `file`'s request (URL `url`), which sent `body`, is followed; `get`:
+    /// it becomes a GET. The body is kept only for a redirect that sends it again: one that
+    /// keeps its method, of a body built from a template.
+    pub(super) fn keep_sent_body(&mut self, (file, url): (usize, usize), body: &[u8], get: bool) {
+        let template = self.file(url).is_some_and(|f| f.body.is_some());
+        self.sent_bodies.keep(file, body, template && !get);
     }
 
     /// The path (templates expanded) of file `file`'s request in the batch built.
@@ -204,14 +225,14 @@ impl AppExchange {
         self.ends[from..].iter().filter(|&&e| e <= written).count() as u64
     }
 
-    /// Appends URL `url`'s request (or, with `hop`, the redirect's it leads to) to `out`; the
-    /// range of its path in `out`.
+    /// Appends file `file`'s request, URL `url` (or, with `hop`, the redirect's it leads to)
+    /// to `out`; the ranges of its path and its body in `out`.
     fn build(
         &mut self,
         sh: &RunShared<'_>,
-        url: usize,
+        (file_at, url): (usize, usize),
         hop: Option<HopTarget<'_>>,
-    ) -> Result<Range<usize>, ExpandError> {
+    ) -> Result<(Range<usize>, Range<usize>), ExpandError> {
         self.session.count_request();
         let spec = sh.workload.spec(url);
         let file = self.plan.files.get(url).and_then(Option::as_ref);
@@ -298,6 +319,8 @@ impl AppExchange {
         self.scratch.clear();
         let body = match file.and_then(|f| f.body.as_ref()) {
             _ if get => None,
+            // A 307 or 308 followed: the bytes the request sent, the same values.
+            Some(_) if hop.is_some() => Some(self.sent_bodies.get(file_at)),
             Some(t) => {
                 t.expand(&mut self.session, &mut self.scratch)?;
                 Some(&self.scratch[..])
@@ -308,10 +331,15 @@ impl AppExchange {
             write_header_u64(out, b"Content-Length", body.len() as u64);
         }
         out.extend_from_slice(b"\r\n");
+        let body_at = out.len();
         if let Some(body) = body {
             out.extend_from_slice(body);
         }
-        Ok(path_start..path_end)
+        let body_end = out.len();
+        if hop.is_some() {
+            self.sent_bodies.release(file_at);
+        }
+        Ok((path_start..path_end, body_at..body_end))
     }
 
     /// A response's head for URL `url`: kept (cookies, checks), its body kept when read.
@@ -346,7 +374,7 @@ impl AppExchange {
     pub(super) fn judge(
         &mut self,
         (file, url, shown): (usize, usize, &str),
-        (status, follows): (u16, bool),
+        (status, follows): (u16, Option<bool>),
         stats: &mut Stats,
         counted: bool,
     ) -> Verdict {
@@ -365,11 +393,13 @@ impl AppExchange {
             path: path.unwrap_or(b"/"),
         };
         let verdict = match follows {
-            true => {
+            Some(get) => {
+                let body = self.bodies.get(k).and_then(|r| out.get(r.clone()));
+                self.keep_sent_body((file, url), body.unwrap_or_default(), get);
                 self.redirected(&kept);
                 Verdict::ByStatus
             }
-            false => self.judge_kept((url, shown), status, kept, stats, counted),
+            None => self.judge_kept((url, shown), status, kept, stats, counted),
         };
         (self.head, self.body, self.out) = (head, body, out);
         verdict

@@ -92,6 +92,8 @@ enum State {
 
 struct Host {
     name: String,
+    /// Its place in the host list (which rows of a `unique` data set are its own).
+    place: usize,
     children: Range<usize>,
     /// Where it writes its per-request log, on its own machine (`--log`).
     log: Option<String>,
@@ -139,13 +141,14 @@ impl Live {
 
 /// Runs `run` on its hosts; WebSTONE's lines and the live line go to `log` (stderr).
 pub fn run(r: &HostsRun<'_>, log: &mut dyn Write) -> Result<HostsOutcome, HostsError> {
-    if r.workload.plan().is_some() {
-        return Err(HostsInputError::AppWorkload.into());
-    }
     if r.config.log.as_deref() == Some(std::path::Path::new("-")) {
         return Err(HostsInputError::LogToStdout.into());
     }
     let ranges = split::assign(r.hosts, r.config.concurrency)?;
+    // Each host's own workload (an application's data rows split between them in proportion to
+    // their Webchildren) is built as its orders are sent and dropped after: the coordinator
+    // never holds every host's at once.
+    let weights: Vec<usize> = ranges.iter().map(Range::len).collect();
     let commands = r
         .hosts
         .iter()
@@ -170,6 +173,7 @@ pub fn run(r: &HostsRun<'_>, log: &mut dyn Write) -> Result<HostsOutcome, HostsE
         match Process::start(&commands[i], i, tx.clone()) {
             Ok(process) => hosts.push(Host {
                 name: spec.name.clone(),
+                place: i,
                 children,
                 log: r.config.log.as_ref().map(|path| {
                     let twice = r.hosts.iter().filter(|o| o.name == spec.name).count() > 1;
@@ -199,7 +203,11 @@ pub fn run(r: &HostsRun<'_>, log: &mut dyn Write) -> Result<HostsOutcome, HostsE
         );
     }
     let _ = writeln!(log, "Waiting for READY from {} clients", hosts.len());
-    let orders_for = |h: &Host| orders(&config, r, h);
+    let orders_for = |h: &Host| -> Result<ToWorker, String> {
+        let workload = (r.workload.for_host(&weights, h.place))
+            .map_err(|e| format!("its share of the workload: {e}"))?;
+        Ok(orders(&config, r, h, workload))
+    };
     start(&mut hosts, &events, orders_for, r.stop);
     not_started(&mut hosts, failed, r.stop)?;
     let _ = writeln!(log, "All READYs received");
@@ -292,7 +300,7 @@ fn refused(h: &Host, kind: &str, why: &str, peer: Option<Versions>) -> String {
     }
 }
 
-fn orders(config: &BenchConfig, r: &HostsRun<'_>, h: &Host) -> ToWorker {
+fn orders(config: &BenchConfig, r: &HostsRun<'_>, h: &Host, workload: Workload) -> ToWorker {
     let c = config;
     let us = |d: Duration| d.as_micros() as u64;
     let connect_to = match c.target.host.rsplit_once(':') {
@@ -342,7 +350,7 @@ fn orders(config: &BenchConfig, r: &HostsRun<'_>, h: &Host) -> ToWorker {
             fail_fast: c.fail_fast,
             log: h.log.clone(),
         },
-        workload: r.workload.clone(),
+        workload,
     }))
 }
 
@@ -350,7 +358,7 @@ fn orders(config: &BenchConfig, r: &HostsRun<'_>, h: &Host) -> ToWorker {
 fn start(
     hosts: &mut [Host],
     events: &Receiver<Event>,
-    orders: impl Fn(&Host) -> ToWorker,
+    orders: impl Fn(&Host) -> Result<ToWorker, String>,
     stop: &AtomicBool,
 ) {
     let deadline = Instant::now() + START_TIMEOUT;
@@ -365,7 +373,12 @@ fn start(
             Err(_) => {
                 for h in hosts.iter_mut() {
                     if matches!(h.state, State::Starting) {
-                        let why = format!("no READY within {} s", START_TIMEOUT.as_secs());
+                        let secs = START_TIMEOUT.as_secs();
+                        // Orders still unwritten: the worker (or its channel) stopped reading.
+                        let why = match h.process.all_written() {
+                            true => format!("no READY within {secs} s"),
+                            false => format!("orders not delivered within {secs} s"),
+                        };
                         h.state = State::Failed(with_stderr(why, &h.process));
                     }
                 }
@@ -385,8 +398,10 @@ fn start(
                     h.state = State::Failed(mismatch(protocol, &flint_version));
                 } else {
                     h.flint_version = Some(flint_version);
-                    let o = orders(h);
-                    h.process.send(&o);
+                    match orders(h) {
+                        Ok(o) => h.process.send(&o),
+                        Err(why) => h.state = State::Failed(why),
+                    }
                 }
             }
             Said::Message(ToCoordinator::Ready { .. }) => h.state = State::Ready,
@@ -446,7 +461,9 @@ fn measure_clocks(hosts: &mut [Host], events: &Receiver<Event>) {
                     clock_unix_us,
                 }) if s == seq => {
                     h.probes.push(Probe {
-                        sent: h.ping_sent_unix_us,
+                        // As the writer began writing it (the ping is the last line
+                        // sent this host), not as it was handed to the writer thread.
+                        sent: h.ping_sent_unix_us.max(h.process.last_write_unix_us()),
                         remote: clock_unix_us,
                         received: ev.at_unix_us,
                     });
@@ -687,41 +704,4 @@ fn late_start(w: &protocol::WorkerResult, config: &BenchConfig) -> Option<String
             w.window_us as f64 / 1e6
         )
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::Workload;
-
-    #[test]
-    fn an_application_workload_is_refused_before_any_host_starts() {
-        let text = "[[page]]\nweight = 1\nfiles = [\"/a?id={{random 1 9}}\"]\n";
-        let workload = Workload::parse(text, "app.toml").unwrap();
-        assert!(workload.plan().is_some());
-        let hosts = [split::HostSpec {
-            name: "h1".into(),
-            webchildren: None,
-        }];
-        let stop = std::sync::atomic::AtomicBool::new(false);
-        let run = HostsRun {
-            config: &BenchConfig::new(crate::Target::http(([127, 0, 0, 1], 9).into())),
-            workload: &workload,
-            hosts: &hosts,
-            // Never launched: a launch would fail the test as a lost host, not this refusal.
-            template: "false {host}",
-            threads: None,
-            stop: &stop,
-        };
-        let e = run_refused(&run);
-        assert!(e.contains("application workload"), "{e}");
-    }
-
-    fn run_refused(run: &HostsRun<'_>) -> String {
-        match super::run(run, &mut std::io::sink()) {
-            Err(HostsError::Input(e @ HostsInputError::AppWorkload)) => e.to_string(),
-            Err(e) => panic!("another error: {e}"),
-            Ok(_) => panic!("the run went ahead"),
-        }
-    }
 }

@@ -5,6 +5,10 @@
 //! stops every worker in order), and stopping a worker stops what the template started with it
 //! (ssh, kubectl, a local flint). Over ssh the remote worker sees its stdin close and stops
 //! within a second.
+//!
+//! Each worker's stdin is written by a thread of its own, fed in order by a channel: a worker
+//! that stops reading (a stalled ssh, a large orders line it does not take) blocks that thread
+//! only, never the coordinator's loop, its deadlines or Ctrl-C.
 
 use super::protocol::{self, ToCoordinator, ToWorker};
 use super::strict::{self, Rejected, Versions};
@@ -12,8 +16,9 @@ use rustix::process::{kill_process_group, Pid, Signal};
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// Lines of a worker's stderr kept to explain a failure (ssh's and sh's complaints land there).
@@ -47,7 +52,11 @@ pub enum Said {
 /// One started worker.
 pub struct Process {
     child: Child,
-    stdin: Option<ChildStdin>,
+    /// To its stdin's writer thread: whole lines, in order (`None` once it cannot be written).
+    stdin: Option<Sender<Vec<u8>>>,
+    /// Messages given to the writer; what it has written.
+    queued: u64,
+    written: Arc<Written>,
     stderr: Arc<StderrTail>,
 }
 
@@ -117,20 +126,36 @@ impl Process {
             tail.lock().1 = true;
             tail.closed.notify_all();
         });
+        let stdin = child.stdin.take().expect("stdin is piped");
+        let written = Arc::new(Written::default());
         Ok(Process {
-            stdin: child.stdin.take(),
+            stdin: Some(writer(stdin, Arc::clone(&written))),
+            queued: 0,
+            written,
             child,
             stderr,
         })
     }
 
-    /// Sends one message; a worker that cannot be written to will be seen closing.
+    /// Sends one message without waiting for the worker to take it; a worker that cannot be
+    /// written to will be seen closing (or, never reading, as [`Process::all_written`] false).
     pub fn send(&mut self, msg: &ToWorker) {
-        if let Some(w) = &mut self.stdin {
-            if protocol::send(w as &mut dyn Write, msg).is_err() {
-                self.stdin = None;
-            }
+        let Some(tx) = &self.stdin else { return };
+        match protocol::encode(msg).map(|line| tx.send(line)) {
+            Ok(Ok(())) => self.queued += 1,
+            _ => self.stdin = None,
         }
+    }
+
+    /// Whether every message sent has been written whole to the worker's stdin.
+    pub fn all_written(&self) -> bool {
+        self.written.lines.load(Ordering::Acquire) == self.queued
+    }
+
+    /// The wall clock in Unix µs when the writer began writing the last message (a ping
+    /// leaves then, not when it was handed over: the clock probes count from here).
+    pub fn last_write_unix_us(&self) -> u64 {
+        self.written.last_started_unix_us.load(Ordering::Acquire)
     }
 
     /// What the worker last said on stderr, one line (empty if nothing).
@@ -193,6 +218,33 @@ impl Drop for Process {
         self.kill_group();
         let _ = self.child.wait();
     }
+}
+
+/// What a worker's stdin writer has done.
+#[derive(Default)]
+struct Written {
+    /// Lines written whole.
+    lines: AtomicU64,
+    /// When the last line's write began, Unix µs.
+    last_started_unix_us: AtomicU64,
+}
+
+/// The thread writing `stdin` the lines it is sent, noting them in `written`; it ends
+/// (closing stdin) when the sender is dropped or a write fails.
+fn writer(mut stdin: ChildStdin, written: Arc<Written>) -> Sender<Vec<u8>> {
+    let (tx, lines) = mpsc::channel::<Vec<u8>>();
+    std::thread::spawn(move || {
+        for line in lines {
+            let at = protocol::unix_us();
+            written.last_started_unix_us.store(at, Ordering::Release);
+            if stdin.write_all(&line).and_then(|()| stdin.flush()).is_err() {
+                return;
+            }
+            drop(line);
+            written.lines.fetch_add(1, Ordering::Release);
+        }
+    });
+    tx
 }
 
 /// A line shortened for an error message.

@@ -38,7 +38,9 @@ use std::io::{self, Write};
 /// offered rustls's, AES-256-GCM first), and a handshake's agreement its key exchange group.
 /// 5: the orders say whether to fail fast, and a result's statistics why a worker stopped
 /// early. 6: the orders carry the connections each Webchild shares (`--connections-per-client`).
-pub const PROTOCOL_VERSION: u32 = 6;
+/// 7: the workload carries an application's plan (`workload.app`: its entries as written and
+/// the data rows this worker draws from; `null` for a workload without one).
+pub const PROTOCOL_VERSION: u32 = 7;
 
 /// flint's own version, sent beside the protocol's so a refusal can name both.
 pub const FLINT_VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -28,8 +28,7 @@ pub enum HostsInputError {
     MixedCounts,
     #[error("the launch template has no command")]
     EmptyTemplate,
-    /// The workers get the workload without its application plan (templates, checks,
-    /// extractions, data sets): they would send its templates as written.
+    /// `flint compare` runs an application workload from one host.
     #[error("an application workload (data, templates, expect, extract) runs from one host: --hosts is not supported with it yet")]
     AppWorkload,
     #[error("--log - would write into the workers' control channel: give a file name (each host writes its own)")]

@@ -90,6 +90,7 @@ pub fn serve(
         return Err(refuse(mismatch(orders.protocol, &orders.flint_version)));
     }
     let coordinator = Some(orders.flint_version.as_str());
+    orders.workload.check_plan().map_err(refuse)?;
     let (config, slice) = prepare(&orders).map_err(refuse)?;
     // Everything the run needs is built now, before READY (over HTTPS the TLS configuration,
     // whose CA bundle takes tens of ms of CPU): after GO only the wait for the start is left.

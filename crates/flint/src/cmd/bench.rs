@@ -126,17 +126,15 @@ pub fn check_outputs(load: &LoadArgs) -> anyhow::Result<()> {
 }
 
 /// An application workload (data, templates, checks, extraction) runs over HTTP/1.1
-/// (keep-alive, pipelining), HTTP/1.0 and HTTP/2, one connection a Webchild, on this host,
-/// redirects followed: the rest is refused before the run (lanes, and redirects while
-/// pipelining, by the runner).
+/// (keep-alive, pipelining), HTTP/1.0 and HTTP/2, one connection a Webchild, on this host or
+/// many (`--hosts`), redirects followed: the rest is refused before the run (lanes, and
+/// redirects while pipelining, by the runner).
 fn app_modes(args: &BenchArgs) -> anyhow::Result<()> {
     let load = &args.load;
     let refused = if load.http == HttpArg::Http3 {
         "--http 3"
     } else if load.connections_per_client > 1 {
         "--connections-per-client"
-    } else if args.hosts.is_some() || args.hosts_file.is_some() {
-        "--hosts"
     } else {
         return Ok(());
     };

@@ -1,8 +1,11 @@
 //! A small web application for the application workload tests, in threads of the test: a login
 //! that sets a session cookie and answers a token, a cookie-protected account page holding a
 //! CSRF token, a form that needs it, a JSON endpoint, a page that answers 200 with an error body
-//! every third time, a login that succeeds only once, and a large page. It counts every request it receives.
+//! every third time, a login that succeeds only once, a large page, and redirects that repeat
+//! the request (307, 308). It counts every request it receives.
 //! Over HTTP/1.x, and over HTTP/2 (`h2.rs`: cleartext, or TLS with ALPN `h2`).
+
+#![allow(dead_code)] // each test binary uses its own subset
 
 mod h2;
 
@@ -15,12 +18,22 @@ use std::sync::{Arc, Mutex};
 /// The users the application knows, as the tests' data file lists them.
 pub const USERS_CSV: &str = "id,name,pass\n1,ann,pa\n2,bo,pb\n3,cy,pc\n4,di,pd\n";
 
-/// The running application: its address, its count of requests received and their paths in
-/// the order they came.
+/// The running application: its address, its count of requests received, their paths in
+/// the order they came, and each one's method, path and body.
 pub struct App {
     pub addr: String,
     pub received: Arc<AtomicU64>,
     pub paths: Arc<Mutex<Vec<String>>>,
+    pub requests: Arc<Mutex<Vec<Received>>>,
+}
+
+/// A request as the application received it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Received {
+    pub method: String,
+    /// Without its query.
+    pub path: String,
+    pub body: String,
 }
 
 #[derive(Default)]
@@ -37,6 +50,7 @@ struct State {
 struct Shared {
     count: Arc<AtomicU64>,
     log: Arc<Mutex<Vec<String>>>,
+    requests: Arc<Mutex<Vec<Received>>>,
     state: Mutex<State>,
 }
 
@@ -46,10 +60,13 @@ impl Shared {
     fn answer(&self, head: &str, body: &str, http10: bool) -> Vec<u8> {
         self.count.fetch_add(1, Ordering::Relaxed);
         let path = head.split(' ').nth(1).unwrap_or("/");
-        self.log
-            .lock()
-            .unwrap()
-            .push(path.split('?').next().unwrap_or("/").to_owned());
+        let path = path.split('?').next().unwrap_or("/");
+        self.log.lock().unwrap().push(path.to_owned());
+        self.requests.lock().unwrap().push(Received {
+            method: head.split(' ').next().unwrap_or_default().to_owned(),
+            path: path.to_owned(),
+            body: body.to_owned(),
+        });
         answer(head, body, &self.state, http10)
     }
 }
@@ -74,9 +91,11 @@ pub fn start_with(front: Front) -> App {
     let addr = listener.local_addr().unwrap().to_string();
     let received = Arc::new(AtomicU64::new(0));
     let paths = Arc::new(Mutex::new(Vec::new()));
+    let requests = Arc::new(Mutex::new(Vec::new()));
     let shared = Arc::new(Shared {
         count: received.clone(),
         log: paths.clone(),
+        requests: requests.clone(),
         state: Mutex::new(State::default()),
     });
     let front = match front {
@@ -107,6 +126,7 @@ pub fn start_with(front: Front) -> App {
         addr,
         received,
         paths,
+        requests,
     }
 }
 
@@ -255,6 +275,22 @@ fn answer(head: &str, body: &str, state: &Mutex<State>, http10: bool) -> Vec<u8>
             }
         }
         "/echo" => respond("200 OK", &[html()], b"ok", http10),
+        // A redirect that repeats the request (RFC 9110 15.4.8, 15.4.9): same method, same body.
+        "/keep/307" | "/keep/308" => {
+            let code = &path[6..];
+            let status = if code == "307" {
+                "307 Temporary Redirect"
+            } else {
+                "308 Permanent Redirect"
+            };
+            respond(
+                status,
+                &[("Location", format!("/kept/{code}"))],
+                b"",
+                http10,
+            )
+        }
+        p if p.starts_with("/kept/") => respond("200 OK", &[html()], b"kept", http10),
         // A value with a line break, fine in a body, not in a header field.
         "/crlf" => respond(
             "200 OK",

@@ -83,13 +83,13 @@ impl H2Request {
 }
 
 impl AppExchange {
-    /// Builds URL `url`'s request (or, with `hop`, the redirect's it leads to) into `req`;
-    /// `Err` when it needs a value never extracted (or one that would break a field): it is
-    /// not sent.
+    /// Builds file `file`'s request, URL `url` (or, with `hop`, the redirect's it leads to)
+    /// into `req`; `Err` when it needs a value never extracted (or one that would break a
+    /// field): it is not sent.
     pub(in crate::client) fn build_h2(
         &mut self,
         sh: &RunShared<'_>,
-        (url, hop): (usize, Option<HopTarget<'_>>),
+        (file_at, url, hop): (usize, usize, Option<HopTarget<'_>>),
         req: &mut H2Request,
     ) -> Result<(), ExpandError> {
         req.clear();
@@ -178,6 +178,12 @@ impl AppExchange {
         }
         match file.and_then(|f| f.body.as_ref()) {
             _ if get => {}
+            // A 307 or 308 followed: the bytes the request sent, the same values.
+            Some(_) if hop.is_some() => {
+                req.body.extend_from_slice(self.sent_bodies.get(file_at));
+                self.sent_bodies.release(file_at);
+                req.has_body = true;
+            }
             Some(t) => {
                 t.expand(&mut self.session, &mut req.body)?;
                 req.has_body = true;

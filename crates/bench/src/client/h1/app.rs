@@ -86,7 +86,11 @@ impl H1 {
         let (file, url) = (self.ex.file, self.url(cx));
         let counted = cx.counts(self.ex.file_start_us, now);
         let sh = cx.sh;
-        let follows = matches!(self.ex.next, Hop::To(_)) && self.ex.hops < sh.config.redirect;
+        // A redirect followed: whether it becomes a GET.
+        let follows = match self.ex.next {
+            Hop::To(to) if self.ex.hops < sh.config.redirect => Some(cx.redirects.target(to).1),
+            _ => None,
+        };
         if let Some(app) = &mut self.app {
             let shown = sh.workload.urls[url].as_str();
             let answer = (file, url, shown);

@@ -137,7 +137,7 @@ impl H2 {
         let url = ex.url(cx.sh.workload);
         // A redirect followed: its target's path and method.
         let hop = (ex.learned != OWN).then(|| cx.redirects.target(ex.learned));
-        if let Err(e) = app.build_h2(cx.sh, (url, hop), &mut self.request) {
+        if let Err(e) = app.build_h2(cx.sh, (ex.file, url, hop), &mut self.request) {
             if cx.counts(ex.file_start_us, now) {
                 match e {
                     ExpandError::Missing(_) => cx.stats.missing_value_unsent += 1,
@@ -215,10 +215,14 @@ impl H2 {
             too_large: k.too_large,
             path: &k.path,
         };
-        if matches!(ex.next, Hop::To(_)) && ex.hops < cx.sh.config.redirect {
-            return app.redirected(&kept);
-        }
         let url = ex.url(cx.sh.workload);
+        if let Hop::To(to) = ex.next {
+            if ex.hops < cx.sh.config.redirect {
+                let get = cx.redirects.target(to).1;
+                app.keep_sent_body((ex.file, url), &k.request_body, get);
+                return app.redirected(&kept);
+            }
+        }
         let counted = cx.counts(ex.file_start_us, now);
         let shown = cx.sh.workload.urls[url].as_str();
         ex.verdict = app.judge_kept((url, shown), ex.status, kept, &mut cx.stats, counted);

@@ -1,8 +1,13 @@
 use super::*;
+use crate::app::check::{ExpectSpec, Length, Statuses};
+use crate::app::data::{DataRows, Pick};
+use crate::app::extract::SourceSpec;
+use crate::app::plan::{Entry, FileSpec, Plan, PlanWire, SessionOptions};
 use crate::config::TlsVersion;
 use crate::hosts::strict::{decode, Rejected, Versions};
 use crate::workload::{Page, RequestSpec};
 use serde_json::Value;
+use std::collections::BTreeMap;
 
 /// Orders with every option set to something other than its default, at every depth.
 // The TLS options are built with `..` so that one added later fails the tests below by name
@@ -62,9 +67,61 @@ pub(crate) fn full_orders() -> ToWorker {
                 headers: vec![("X-Run".into(), "1".into())],
                 body: Some(b"a=1".to_vec()),
             }],
-            app: Default::default(),
+            app: crate::workload::AppPlan(Some(std::sync::Arc::new(full_plan()))),
         },
     }))
+}
+
+/// An application plan with every field of what it is compiled from set, for a workload of two
+/// URLs on one page.
+fn full_plan() -> Plan {
+    let spec = |path: &str| FileSpec {
+        path: path.into(),
+        headers: vec![("X-User".into(), "{{users.name}}".into())],
+        body: Some("user={{users.name}}&t={{token}}".into()),
+        expect: Some(ExpectSpec {
+            status: Some(Statuses::Any(vec![200, 303])),
+            header_present: vec!["X-Id".into()],
+            header_equals: BTreeMap::from([("X-User".to_owned(), "{{users.name}}".to_owned())]),
+            content_type: Some("text/html".into()),
+            body_contains: Some("Hello".into()),
+            body_regex: Some("H[a-z]+".into()),
+            json: Some("/id".into()),
+            json_equals: BTreeMap::from([("/id".to_owned(), Value::from(7))]),
+            body_length: Some(Length::Range {
+                min: Some(1),
+                max: Some(4096),
+            }),
+        }),
+        extract: BTreeMap::from([("token".to_owned(), SourceSpec::Header("X-Token".into()))]),
+        auth: Some("{{users.name}}:{{users.pass}}".into()),
+    };
+    let wire = PlanWire {
+        data: vec![DataRows {
+            name: "users".into(),
+            file: "users.csv".into(),
+            columns: vec!["name".into(), "pass".into()].into(),
+            rows: vec![vec!["ann".into(), "pa".into()]].into(),
+            pick: Pick::Unique,
+        }],
+        pages: vec![vec![
+            Entry {
+                url: 0,
+                spec: spec("/"),
+            },
+            Entry {
+                url: 1,
+                spec: spec("/logo.png"),
+            },
+        ]]
+        .into(),
+        urls: 2,
+        options: SessionOptions {
+            cookies: false,
+            reset_per_page: true,
+        },
+    };
+    Plan::from_wire(wire).unwrap()
 }
 
 /// A change to a message's JSON, and the field it concerns.
@@ -144,7 +201,27 @@ fn the_orders_fields_are_those_of_this_protocol_version() {
         run.connect_timeout_us run.response_timeout_us run.busy_poll_us run.read_slack run.seed \
         run.expect_status run.redirect run.fail_fast run.log workload workload.pages workload.pages[].name \
         workload.pages[].weight workload.pages[].files workload.urls workload.requests \
-        workload.requests[].method workload.requests[].headers workload.requests[].body";
+        workload.requests[].method workload.requests[].headers workload.requests[].body \
+        workload.app workload.app.data workload.app.data[].columns workload.app.data[].file \
+        workload.app.data[].name workload.app.data[].pick workload.app.data[].rows \
+        workload.app.options workload.app.options.cookies workload.app.options.reset_per_page \
+        workload.app.pages workload.app.pages[][].url workload.app.pages[][].spec \
+        workload.app.pages[][].spec.path workload.app.pages[][].spec.headers \
+        workload.app.pages[][].spec.body workload.app.pages[][].spec.auth \
+        workload.app.pages[][].spec.expect workload.app.pages[][].spec.expect.status \
+        workload.app.pages[][].spec.expect.header_present \
+        workload.app.pages[][].spec.expect.header_equals \
+        workload.app.pages[][].spec.expect.header_equals.X-User \
+        workload.app.pages[][].spec.expect.content_type \
+        workload.app.pages[][].spec.expect.body_contains \
+        workload.app.pages[][].spec.expect.body_regex workload.app.pages[][].spec.expect.json \
+        workload.app.pages[][].spec.expect.json_equals \
+        workload.app.pages[][].spec.expect.json_equals./id \
+        workload.app.pages[][].spec.expect.body_length \
+        workload.app.pages[][].spec.expect.body_length.min \
+        workload.app.pages[][].spec.expect.body_length.max \
+        workload.app.pages[][].spec.extract workload.app.pages[][].spec.extract.token \
+        workload.app.pages[][].spec.extract.token.header workload.app.urls";
     let mut got = Vec::new();
     paths(&line_of(&full_orders()), "", &mut got);
     got.sort();
@@ -153,7 +230,7 @@ fn the_orders_fields_are_those_of_this_protocol_version() {
     want.sort();
     assert_eq!(
         (PROTOCOL_VERSION, got),
-        (6, want),
+        (7, want),
         "the orders changed: bump PROTOCOL_VERSION (hosts/protocol.rs says when) and pin them anew"
     );
 }
@@ -280,4 +357,71 @@ fn a_refused_hello_or_orders_still_gives_its_versions() {
         decode::<ToWorker>("SSH-2.0-OpenSSH"),
         Err(Rejected::NotJson(_))
     ));
+}
+
+/// The rows a workload's plan draws (as many draws as each set has rows), set by set, as
+/// their first column's values.
+fn drawn(w: &Workload) -> Vec<Vec<String>> {
+    let mut rng = fastrand::Rng::with_seed(1);
+    let plan = w.plan().unwrap();
+    (plan.data.iter())
+        .map(|d| {
+            (0..d.len())
+                .filter_map(|_| d.draw(&mut rng))
+                .map(|row| d.field(row, 0).to_owned())
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn each_worker_gets_its_own_rows_in_proportion_to_its_webchildren_compiled_again() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("users.csv"), "id\n1\n2\n3\n4\n5\n6\n7\n8\n").unwrap();
+    std::fs::write(dir.path().join("pages.csv"), "p\na\nb\nc\nd\n").unwrap();
+    let text = r#"
+[data.users]
+file = "users.csv"
+pick = "unique"
+[data.pages]
+file = "pages.csv"
+[[page]]
+weight = 1
+files = [{ path = "/u?id={{users.id}}&p={{pages.p}}", expect = { status = 200 } }]
+"#;
+    let workload = Workload::parse_in(text, "w.toml", dir.path()).unwrap();
+    fn wire(w: &Workload) -> PlanWire<'_> {
+        w.plan().unwrap().to_wire(&[1], 0)
+    }
+    // Host 0 runs three Webchildren, host 1 one.
+    let webchildren = [3, 1];
+    let (mut pages, mut users) = (Vec::new(), Vec::new());
+    for host in 0..2 {
+        let sent = workload.for_host(&webchildren, host).unwrap();
+        let line = serde_json::to_string(&sent).unwrap();
+        let back: Workload = decode(&line).unwrap();
+        assert_eq!(back, workload, "the same plan, compiled again");
+        assert_eq!(
+            wire(&back),
+            wire(&sent),
+            "the same entries and rows, compiled again"
+        );
+        // The sets by name: `pages`, then `users`.
+        let rows = drawn(&back);
+        pages.push(rows[0].clone());
+        users.push(rows[1].clone());
+    }
+    assert_eq!(
+        pages,
+        [vec!["a", "b", "c"], vec!["d"]],
+        "a cycled set is split too"
+    );
+    assert_eq!(users, [vec!["1", "2", "3", "4", "5", "6"], vec!["7", "8"]]);
+    // A plan the worker cannot compile is refused, naming why.
+    let line = serde_json::to_string(&workload).unwrap();
+    let line = line.replace("users.id", "users.email");
+    match decode::<Workload>(&line) {
+        Err(Rejected::Refused { why, .. }) => assert!(why.contains("\"email\""), "{why}"),
+        other => panic!("{other:?}"),
+    }
 }

@@ -112,3 +112,22 @@ fn a_tls_configuration_that_cannot_be_built_is_refused_before_ready() {
     assert!(matches!(err, WorkerError::Refused(_)), "{err}");
     assert!(reason.contains("flint-test-ca.pem"), "{reason}");
 }
+
+#[test]
+fn orders_whose_plan_has_fewer_pages_than_their_workload_are_refused_with_a_line() {
+    let orders = edited(orders_from(FLINT_VERSION, PROTOCOL_VERSION), |v| {
+        let pages = v["workload"]["pages"].as_array_mut().unwrap();
+        let mut second = pages[0].clone();
+        second["name"] = "second".into();
+        pages.push(second);
+    });
+    let (err, reason) = refusal_of(orders);
+    assert!(
+        matches!(&err, WorkerError::Refused(r) if *r == reason),
+        "{err}"
+    );
+    assert_eq!(
+        reason,
+        "the application plan has 1 page and 2 URLs where the workload has 2 pages and 2 URLs"
+    );
+}

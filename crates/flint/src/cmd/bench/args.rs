@@ -376,7 +376,8 @@ pub struct BenchArgs {
     #[arg(long, value_name = "FILE")]
     pub body_file: Option<PathBuf>,
     /// Generate the load from these client hosts (comma-separated): a `flint worker` on each,
-    /// started by --launch; -c, --rate and -n are totals, split over the hosts (docs/hosts.md).
+    /// started by --launch; -c, --rate and -n are totals, split over the hosts, and so are an
+    /// application workload's `unique` data rows, never given to two hosts (docs/hosts.md).
     #[arg(long, value_name = "H1,H2,...", conflicts_with_all = ["hosts_file", "profile"])]
     pub hosts: Option<String>,
     /// Client hosts from a file: one a line, optionally followed by its number of Webchildren.
