@@ -39,6 +39,9 @@ impl Req {
 pub enum Step {
     Write(Vec<u8>),
     Sleep(Duration),
+    /// Counted in [`Upstream::marks`] once the steps before it are done: a write before it has
+    /// returned (on a unix socket its bytes are then in the server's socket).
+    Mark,
     /// Closes the connection.
     Close,
 }
@@ -68,8 +71,10 @@ pub struct Upstream {
     pub open: Arc<AtomicUsize>,
     /// The most open at once.
     pub most_open: Arc<AtomicUsize>,
-    /// Bytes of responses written so far (each `Step::Write` counted once written whole).
-    pub written: Arc<AtomicU64>,
+    /// `Step::Mark`s passed so far, all connections together. (A count of bytes written would
+    /// not do: a write is counted after it returns, and the client may have had its bytes
+    /// through the proxy before that, so a count taken then misses them.)
+    pub marks: Arc<AtomicU64>,
     /// The socket's directory of a `unix:` upstream ([`Upstream::start_unix`]).
     unix_dir: Option<tempfile::TempDir>,
     stop: Arc<AtomicBool>,
@@ -148,9 +153,9 @@ impl Upstream {
         let open = Arc::new(AtomicUsize::new(0));
         let most_open = Arc::new(AtomicUsize::new(0));
         let stop = Arc::new(AtomicBool::new(false));
-        let written = Arc::new(AtomicU64::new(0));
+        let marks = Arc::new(AtomicU64::new(0));
         let thread = {
-            let written = written.clone();
+            let marks = marks.clone();
             let (requests, raw, accepted, stop) = (
                 requests.clone(),
                 raw.clone(),
@@ -172,7 +177,7 @@ impl Upstream {
                     most_open.fetch_max(now, Ordering::SeqCst);
                     let (handler, requests, raw, open) =
                         (handler.clone(), requests.clone(), raw.clone(), open.clone());
-                    let written = written.clone();
+                    let marks = marks.clone();
                     let tls = tls.clone();
                     std::thread::spawn(move || {
                         let _ = (|| {
@@ -180,20 +185,18 @@ impl Upstream {
                                 Conn::Unix(s) => {
                                     s.set_nonblocking(false)?;
                                     s.set_read_timeout(Some(Duration::from_secs(10)))?;
-                                    return serve_conn(
-                                        s, conn, &*handler, &requests, &raw, &written,
-                                    );
+                                    return serve_conn(s, conn, &*handler, &requests, &raw, &marks);
                                 }
                                 Conn::Tcp(s) => s,
                             };
                             s.set_nonblocking(false)?;
                             s.set_read_timeout(Some(Duration::from_secs(10)))?;
                             let Some(tls) = tls else {
-                                return serve_conn(s, conn, &*handler, &requests, &raw, &written);
+                                return serve_conn(s, conn, &*handler, &requests, &raw, &marks);
                             };
                             let c = rustls::ServerConnection::new(tls).map_err(io::Error::other)?;
                             let s = rustls::StreamOwned::new(c, s);
-                            serve_conn(s, conn, &*handler, &requests, &raw, &written)
+                            serve_conn(s, conn, &*handler, &requests, &raw, &marks)
                         })();
                         open.fetch_sub(1, Ordering::SeqCst);
                     });
@@ -207,7 +210,7 @@ impl Upstream {
             accepted,
             open,
             most_open,
-            written,
+            marks,
             unix_dir: None,
             stop,
             thread: Some(thread),
@@ -250,7 +253,7 @@ fn serve_conn<S: Read + Write>(
     handler: &Handler,
     requests: &Mutex<Vec<Req>>,
     raw: &Mutex<Vec<u8>>,
-    written: &AtomicU64,
+    marks: &AtomicU64,
 ) -> io::Result<()> {
     let mut buf: Vec<u8> = Vec::new();
     let mut chunk = [0u8; 16 * 1024];
@@ -316,11 +319,11 @@ fn serve_conn<S: Read + Write>(
         requests.lock().unwrap().push(req.clone());
         for step in handler(&req) {
             match step {
-                Step::Write(b) => {
-                    s.write_all(&b)?;
-                    written.fetch_add(b.len() as u64, Ordering::SeqCst);
-                }
+                Step::Write(b) => s.write_all(&b)?,
                 Step::Sleep(d) => std::thread::sleep(d),
+                Step::Mark => {
+                    marks.fetch_add(1, Ordering::SeqCst);
+                }
                 Step::Close => return Ok(()),
             }
         }
