@@ -71,9 +71,12 @@ pub struct Upstream {
     pub open: Arc<AtomicUsize>,
     /// The most open at once.
     pub most_open: Arc<AtomicUsize>,
-    /// `Step::Mark`s passed so far, all connections together. (A count of bytes written would
-    /// not do: a write is counted after it returns, and the client may have had its bytes
-    /// through the proxy before that, so a count taken then misses them.)
+    /// Bytes of responses written so far (each `Step::Write` counted once written whole).
+    pub written: Arc<AtomicU64>,
+    /// `Step::Mark`s passed so far, all connections together: what a test waits for to know
+    /// that a given write has returned (`written` would not say: a write is counted after it
+    /// returns, and the client may have had its bytes through the proxy before that, so a
+    /// target taken from it then misses them).
     pub marks: Arc<AtomicU64>,
     /// The socket's directory of a `unix:` upstream ([`Upstream::start_unix`]).
     unix_dir: Option<tempfile::TempDir>,
@@ -153,9 +156,10 @@ impl Upstream {
         let open = Arc::new(AtomicUsize::new(0));
         let most_open = Arc::new(AtomicUsize::new(0));
         let stop = Arc::new(AtomicBool::new(false));
+        let written = Arc::new(AtomicU64::new(0));
         let marks = Arc::new(AtomicU64::new(0));
         let thread = {
-            let marks = marks.clone();
+            let (written, marks) = (written.clone(), marks.clone());
             let (requests, raw, accepted, stop) = (
                 requests.clone(),
                 raw.clone(),
@@ -177,7 +181,7 @@ impl Upstream {
                     most_open.fetch_max(now, Ordering::SeqCst);
                     let (handler, requests, raw, open) =
                         (handler.clone(), requests.clone(), raw.clone(), open.clone());
-                    let marks = marks.clone();
+                    let (written, marks) = (written.clone(), marks.clone());
                     let tls = tls.clone();
                     std::thread::spawn(move || {
                         let _ = (|| {
@@ -185,18 +189,32 @@ impl Upstream {
                                 Conn::Unix(s) => {
                                     s.set_nonblocking(false)?;
                                     s.set_read_timeout(Some(Duration::from_secs(10)))?;
-                                    return serve_conn(s, conn, &*handler, &requests, &raw, &marks);
+                                    return serve_conn(
+                                        s,
+                                        conn,
+                                        &*handler,
+                                        &requests,
+                                        &raw,
+                                        (&written, &marks),
+                                    );
                                 }
                                 Conn::Tcp(s) => s,
                             };
                             s.set_nonblocking(false)?;
                             s.set_read_timeout(Some(Duration::from_secs(10)))?;
                             let Some(tls) = tls else {
-                                return serve_conn(s, conn, &*handler, &requests, &raw, &marks);
+                                return serve_conn(
+                                    s,
+                                    conn,
+                                    &*handler,
+                                    &requests,
+                                    &raw,
+                                    (&written, &marks),
+                                );
                             };
                             let c = rustls::ServerConnection::new(tls).map_err(io::Error::other)?;
                             let s = rustls::StreamOwned::new(c, s);
-                            serve_conn(s, conn, &*handler, &requests, &raw, &marks)
+                            serve_conn(s, conn, &*handler, &requests, &raw, (&written, &marks))
                         })();
                         open.fetch_sub(1, Ordering::SeqCst);
                     });
@@ -210,6 +228,7 @@ impl Upstream {
             accepted,
             open,
             most_open,
+            written,
             marks,
             unix_dir: None,
             stop,
@@ -253,7 +272,7 @@ fn serve_conn<S: Read + Write>(
     handler: &Handler,
     requests: &Mutex<Vec<Req>>,
     raw: &Mutex<Vec<u8>>,
-    marks: &AtomicU64,
+    (written, marks): (&AtomicU64, &AtomicU64),
 ) -> io::Result<()> {
     let mut buf: Vec<u8> = Vec::new();
     let mut chunk = [0u8; 16 * 1024];
@@ -319,7 +338,10 @@ fn serve_conn<S: Read + Write>(
         requests.lock().unwrap().push(req.clone());
         for step in handler(&req) {
             match step {
-                Step::Write(b) => s.write_all(&b)?,
+                Step::Write(b) => {
+                    s.write_all(&b)?;
+                    written.fetch_add(b.len() as u64, Ordering::SeqCst);
+                }
                 Step::Sleep(d) => std::thread::sleep(d),
                 Step::Mark => {
                     marks.fetch_add(1, Ordering::SeqCst);
