@@ -137,10 +137,10 @@ impl Pool {
     /// and the request goes out later, when the loop reaches it in that poll's batch (after
     /// the events ahead of it, and whatever time the thread was not running). Bytes that land
     /// in between have their event in the next poll's batch, where the answer's comes too,
-    /// merged with it or ahead of it: nothing in the events tells them from the answer. Taking
-    /// a connection that came back before the last poll without the peek was tried, and read
-    /// such bytes as the answer (`stray_tests`). Bytes that land after the peek and before the
-    /// request's write are not caught; after the write, no proxy can tell them from the answer.
+    /// merged with it or ahead of it: nothing in the events tells them from the answer
+    /// (`stray_tests` writes such bytes between a poll and the take: without the peek they are
+    /// read as the answer). Bytes that land after the peek and before the request's write are
+    /// not caught; after the write, no proxy can tell them from the answer.
     pub fn take_open(&mut self, app: usize, token: usize) -> Option<(Stream, usize)> {
         loop {
             let (s, slot, _) = self.idle[app].pop()?;
