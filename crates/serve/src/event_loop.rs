@@ -189,21 +189,14 @@ impl<'a, T: Transport> Loop<'a, T> {
                 }
             }
             let timeout = self.poll_timeout();
-            // Whether the batch holds every event that was ready: not when the poll was
-            // interrupted, nor when it filled the batch (the rest come with the next poll).
-            let mut complete = true;
             if let Err(e) = self.poll.poll(&mut events, timeout) {
                 if e.kind() != io::ErrorKind::Interrupted {
                     failed = Some(e);
                     break;
                 }
-                complete = false;
             }
             self.worker.stats.wakeups += 1;
             self.tick();
-            if let Some(g) = self.worker.gateways.as_mut() {
-                g.polled(complete && events.iter().count() < events.capacity());
-            }
             for ev in events.iter() {
                 match ev.token() {
                     LISTENER => self.accept_all(),

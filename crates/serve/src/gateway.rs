@@ -463,12 +463,6 @@ impl Gateways {
         self.fcgi_pool.event(slot, readable, closed)
     }
 
-    /// The event loop has polled: the pool's wake-up count, which says whether an idle
-    /// connection's late bytes can have had their event yet ([`fcgi::Pool::polled`]).
-    pub fn polled(&mut self, trusted: bool) {
-        self.fcgi_pool.polled(trusted);
-    }
-
     /// The end of a wake-up of the event loop: the FastCGI pool's surplus that no request of
     /// this wake-up took is closed ([`fcgi::Pool::end_wake`]).
     pub fn end_wake(&mut self) {

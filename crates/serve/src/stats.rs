@@ -185,7 +185,8 @@ counters! {
         /// refused (its reason in the error log), no version in common, not TLS (502).
         proxy_tls_failures,
         /// Pooled connections (FastCGI or upstream) dropped because the other side closed them
-        /// (or wrote unasked) while idle or as their request ended: never taken for a request.
+        /// (or wrote unasked) while idle, as their request ended, or as a request took them
+        /// (an upstream's, found by the take's peek): never used for a request.
         pool_peer_closed,
     }
 }

@@ -280,17 +280,7 @@ impl<T: Transport> Conn<T> {
             .gateways
             .as_ref()
             .map_or(u64::MAX, |g| g.limits.max_output);
-        // A proxied response is not read in the wake-up that took its connection unpeeked
-        // from the pool (it cannot be there yet; what is there was sent before the request).
-        let readable = match (&mut *p, w.gateways.as_ref()) {
-            (Source::Proxy(x), Some(g)) => g.proxy_readable(x),
-            _ => true,
-        };
-        let reads = match &*p {
-            Source::Proxy(x) => x.reads,
-            _ => 0,
-        };
-        while readable && self.session.gateway_wants_output(id) && !p.stdout_done() {
+        while self.session.gateway_wants_output(id) && !p.stdout_done() {
             match p.read_stdout(buf) {
                 Ok(0) => moved = true,
                 Ok(n) => {
@@ -353,13 +343,6 @@ impl<T: Transport> Conn<T> {
         p.pass_ended();
         if let Source::Proxy(x) = p {
             x.progress(w.now);
-            if x.reads != reads {
-                // The wake-up of its last read decides whether its return to the pool may
-                // skip the peek of its next take.
-                if let Some(g) = w.gateways.as_mut() {
-                    g.proxy_read(x);
-                }
-            }
         }
         w.stats.cgi_stderr_bytes += p.drain_stderr();
         if !p.stdout_done() {

@@ -260,19 +260,16 @@ impl super::Gateways {
     ) -> std::io::Result<(Exchange, bool, bool)> {
         let mut addr = self.proxies.pick(fwd.mount, now, None);
         let mut retried = false;
-        // Every pooled connection is peeked as it is taken, whatever the request: taken
-        // unpeeked (its stray bytes left to an event of this wake-up's batch), an idle
-        // connection's late bytes were read as the next request's answer now and then on a
-        // loaded machine (1 to 4 runs in 12 of the late-bytes test beside stress-ng), even
-        // when they had arrived before the request was sent. A reverse proxy must never
-        // answer one request with bytes that came before it; the peek costs one recvfrom.
-        let (stream, slot, reused, peeked) = loop {
+        // A pooled connection is peeked as it is taken (one recvfrom): bytes its upstream
+        // wrote unasked after the loop's last poll have no event yet, and would be read as
+        // this request's answer (`fcgi::Pool::take_open` says why no event can stand in).
+        let (stream, slot, reused) = loop {
             let group = self.proxies.addrs[addr].group;
-            if let Some((s, slot, peeked)) = self.fcgi_pool.take_open(group, token, false) {
-                break (s, slot, true, peeked);
+            if let Some((s, slot)) = self.fcgi_pool.take_open(group, token) {
+                break (s, slot, true);
             }
             match self.proxies.addrs[addr].connect() {
-                Ok(s) => break (s, self.fcgi_pool.open_slot(token), false, false),
+                Ok(s) => break (s, self.fcgi_pool.open_slot(token), false),
                 Err(e) => {
                     self.proxies.mark_failed(fwd.mount, addr, now);
                     if retried || !self.proxies.has_other(fwd.mount, addr) {
@@ -291,7 +288,6 @@ impl super::Gateways {
             addr,
             group: a.group,
             reused,
-            peeked,
             name: a.name.clone(),
             timeouts: self.proxies.timeouts(fwd.mount),
             max_head: self.max_head,
@@ -326,29 +322,6 @@ impl super::Gateways {
         x.slot = self.fcgi_pool.renew_slot(x.slot);
         let (group, name) = (a.group, a.name.clone());
         x.retry(stream, addr, group, name, &self.registry, now)
-    }
-
-    /// Whether `x`'s response may be read in this wake-up: not when its connection was taken
-    /// unpeeked in it (`fcgi::Pool::held`). One whose connection had bytes from before its
-    /// request (`fcgi::Pool::stray`) fails, and is sent again as a request on a closed pooled
-    /// connection is: nothing of those bytes is read.
-    pub fn proxy_readable(&self, x: &mut Exchange) -> bool {
-        if self.fcgi_pool.stray(x.slot) {
-            // Its read reports the failure at once: the request is sent again now, not when
-            // the upstream answers it.
-            x.stray();
-            return true;
-        }
-        if self.fcgi_pool.held(x.slot) {
-            x.held();
-            return false;
-        }
-        true
-    }
-
-    /// `x` read its connection in this wake-up (`fcgi::Pool::read`).
-    pub fn proxy_read(&mut self, x: &Exchange) {
-        self.fcgi_pool.read(x.slot);
     }
 
     /// A proxied request failed at its address (refused, reset or silent past a timeout):

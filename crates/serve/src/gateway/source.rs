@@ -100,7 +100,7 @@ impl Source {
     pub fn pass_ended(&mut self) {
         match self {
             Source::FastCgi(x) => x.pass_ended(),
-            Source::Proxy(x) => x.held(),
+            Source::Proxy(x) => x.pass_ended(),
             Source::Program(_) | Source::Starting(_) => {}
         }
     }

@@ -39,6 +39,9 @@ impl Req {
 pub enum Step {
     Write(Vec<u8>),
     Sleep(Duration),
+    /// Counted in [`Upstream::marks`] once the steps before it are done: a write before it has
+    /// returned (on a unix socket its bytes are then in the server's socket).
+    Mark,
     /// Closes the connection.
     Close,
 }
@@ -70,6 +73,11 @@ pub struct Upstream {
     pub most_open: Arc<AtomicUsize>,
     /// Bytes of responses written so far (each `Step::Write` counted once written whole).
     pub written: Arc<AtomicU64>,
+    /// `Step::Mark`s passed so far, all connections together: what a test waits for to know
+    /// that a given write has returned (`written` would not say: a write is counted after it
+    /// returns, and the client may have had its bytes through the proxy before that, so a
+    /// target taken from it then misses them).
+    pub marks: Arc<AtomicU64>,
     /// The socket's directory of a `unix:` upstream ([`Upstream::start_unix`]).
     unix_dir: Option<tempfile::TempDir>,
     stop: Arc<AtomicBool>,
@@ -149,8 +157,9 @@ impl Upstream {
         let most_open = Arc::new(AtomicUsize::new(0));
         let stop = Arc::new(AtomicBool::new(false));
         let written = Arc::new(AtomicU64::new(0));
+        let marks = Arc::new(AtomicU64::new(0));
         let thread = {
-            let written = written.clone();
+            let (written, marks) = (written.clone(), marks.clone());
             let (requests, raw, accepted, stop) = (
                 requests.clone(),
                 raw.clone(),
@@ -172,7 +181,7 @@ impl Upstream {
                     most_open.fetch_max(now, Ordering::SeqCst);
                     let (handler, requests, raw, open) =
                         (handler.clone(), requests.clone(), raw.clone(), open.clone());
-                    let written = written.clone();
+                    let (written, marks) = (written.clone(), marks.clone());
                     let tls = tls.clone();
                     std::thread::spawn(move || {
                         let _ = (|| {
@@ -181,7 +190,12 @@ impl Upstream {
                                     s.set_nonblocking(false)?;
                                     s.set_read_timeout(Some(Duration::from_secs(10)))?;
                                     return serve_conn(
-                                        s, conn, &*handler, &requests, &raw, &written,
+                                        s,
+                                        conn,
+                                        &*handler,
+                                        &requests,
+                                        &raw,
+                                        (&written, &marks),
                                     );
                                 }
                                 Conn::Tcp(s) => s,
@@ -189,11 +203,18 @@ impl Upstream {
                             s.set_nonblocking(false)?;
                             s.set_read_timeout(Some(Duration::from_secs(10)))?;
                             let Some(tls) = tls else {
-                                return serve_conn(s, conn, &*handler, &requests, &raw, &written);
+                                return serve_conn(
+                                    s,
+                                    conn,
+                                    &*handler,
+                                    &requests,
+                                    &raw,
+                                    (&written, &marks),
+                                );
                             };
                             let c = rustls::ServerConnection::new(tls).map_err(io::Error::other)?;
                             let s = rustls::StreamOwned::new(c, s);
-                            serve_conn(s, conn, &*handler, &requests, &raw, &written)
+                            serve_conn(s, conn, &*handler, &requests, &raw, (&written, &marks))
                         })();
                         open.fetch_sub(1, Ordering::SeqCst);
                     });
@@ -208,6 +229,7 @@ impl Upstream {
             open,
             most_open,
             written,
+            marks,
             unix_dir: None,
             stop,
             thread: Some(thread),
@@ -250,7 +272,7 @@ fn serve_conn<S: Read + Write>(
     handler: &Handler,
     requests: &Mutex<Vec<Req>>,
     raw: &Mutex<Vec<u8>>,
-    written: &AtomicU64,
+    (written, marks): (&AtomicU64, &AtomicU64),
 ) -> io::Result<()> {
     let mut buf: Vec<u8> = Vec::new();
     let mut chunk = [0u8; 16 * 1024];
@@ -321,6 +343,9 @@ fn serve_conn<S: Read + Write>(
                     written.fetch_add(b.len() as u64, Ordering::SeqCst);
                 }
                 Step::Sleep(d) => std::thread::sleep(d),
+                Step::Mark => {
+                    marks.fetch_add(1, Ordering::SeqCst);
+                }
                 Step::Close => return Ok(()),
             }
         }

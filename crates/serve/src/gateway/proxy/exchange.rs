@@ -60,9 +60,8 @@ pub(crate) struct Upstream {
     pub slot: usize,
     pub addr: usize,
     pub group: usize,
+    /// Taken from the pool, with a peek (`fcgi::Pool::take_open`): a read of the connection.
     pub reused: bool,
-    /// Taken from the pool with a peek (`fcgi::Pool::take_open`): a read of the connection.
-    pub peeked: bool,
     pub name: Rc<str>,
     pub timeouts: Timeouts,
     pub max_head: usize,
@@ -203,7 +202,7 @@ impl Exchange {
             deadline: now + connect,
             timeouts: up.timeouts,
             output: 0,
-            reads: u64::from(up.peeked),
+            reads: u64::from(up.reused),
             name: up.name,
         })
     }
@@ -506,21 +505,9 @@ impl Exchange {
         );
     }
 
-    /// The connection, taken from the pool unpeeked, held bytes sent before the request:
-    /// the exchange fails as on a connection reset before any answer (sent again on a new
-    /// connection when it may be), never reading them.
-    pub fn stray(&mut self) {
-        if self.received {
-            return;
-        }
-        self.keep_alive = false;
-        let e = io::Error::other("bytes nobody asked for on a pooled connection (it is closed)");
-        self.fail(e, Failure::Reset);
-    }
-
-    /// Nothing is read in this pass (`Gateways::proxy_readable`): the read `just_sent` would
-    /// skip is skipped here, and the next pass reads.
-    pub fn held(&mut self) {
+    /// A pass of the connection's driver is over (`Source::pass_ended`): the read
+    /// `just_sent` skipped is made at the next pass.
+    pub fn pass_ended(&mut self) {
         self.just_sent = false;
     }
 
