@@ -32,7 +32,7 @@ use std::time::Instant;
 
 use http3::{Datagram, Field, Fields, RequestId, Server, ServerEvent};
 
-use super::{finish, Worker};
+use super::{finish, request_line, Worker};
 use crate::access_log::Entry;
 use crate::auth::Verdict;
 use crate::gateway::Route;
@@ -222,21 +222,14 @@ impl H3 {
         let (reply, head, referer, user_agent, user) = answer;
         let (status, body_bytes, user) = (reply.status, reply.body_bytes, user.as_deref());
         let line = &mut self.log_line;
-        finish(w, status, move || {
-            line.clear();
-            line.extend_from_slice(method);
-            line.push(b' ');
-            line.extend_from_slice(path);
-            line.extend_from_slice(b" HTTP/3.0");
-            Entry {
-                peer: peer.ip(),
-                request_line: &line[..],
-                status,
-                body_bytes,
-                referer,
-                user_agent,
-                user,
-            }
+        finish(w, status, move || Entry {
+            peer: peer.ip(),
+            request_line: request_line(line, method, path, b"HTTP/3.0"),
+            status,
+            body_bytes,
+            referer,
+            user_agent,
+            user,
         });
         w.stats.http3_requests += 1;
         // A HEAD answered with an error page has no body either.
