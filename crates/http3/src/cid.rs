@@ -7,14 +7,20 @@ pub(crate) const LEN: usize = 16;
 /// A fresh random connection ID.
 pub(crate) fn random() -> [u8; LEN] {
     let mut id = [0u8; LEN];
+    fill(&mut id);
+    id
+}
+
+/// Fills `id` with random bytes (a connection ID, a key).
+pub(crate) fn fill(id: &mut [u8]) {
     let mut filled = 0;
-    while filled < LEN {
-        // SAFETY: the pointer and length describe the unfilled tail of `id`, which lives on
-        // this frame for the whole call; getrandom writes at most that many bytes there.
+    while filled < id.len() {
+        // SAFETY: the pointer and length describe the unfilled tail of `id`, which the
+        // caller lends for the whole call; getrandom writes at most that many bytes there.
         let n = unsafe {
             libc::getrandom(
                 id[filled..].as_mut_ptr().cast::<libc::c_void>(),
-                LEN - filled,
+                id.len() - filled,
                 0,
             )
         };
@@ -26,7 +32,6 @@ pub(crate) fn random() -> [u8; LEN] {
             panic!("getrandom: {}", std::io::Error::last_os_error());
         }
     }
-    id
 }
 
 #[cfg(test)]

@@ -12,21 +12,30 @@
 //! `on_deadline`: the connections to poll for events (those that received something), and
 //! the connections that may have packets to send (received, answered, or timed out).
 
-use crate::config::{h3_config, ServerConfig};
+use crate::config::{h3_config, Retry, ServerConfig};
 use crate::error::{Closed, Error};
 use crate::fields::{status_digits, with_status, Field, Fields};
-use crate::{cid, Datagram, Stats, H3_NO_ERROR, H3_REQUEST_REJECTED};
+use crate::{cid, token, Datagram, Stats, H3_NO_ERROR, H3_REQUEST_REJECTED};
 use quiche::h3;
 use std::collections::{HashMap, VecDeque};
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::time::Instant;
+
+mod clocks;
 
 /// The most a DATA frame's header takes of a stream's room: its type and its length, each a
 /// varint (quiche writes the frame as `send_body` takes the body).
 const DATA_FRAME_HEADER: usize = 1 + 8;
 
-/// Version negotiation packets waiting to be sent, at most.
+/// Packets of no connection (version negotiation, Retry, stateless reset) waiting to be
+/// sent, at most.
 const MAX_STATELESS: usize = 64;
+/// The shortest stateless reset (RFC 9000 10.3: five bytes before its 16-byte token): one is
+/// sent only for a packet longer than this, and is shorter than that packet, so two
+/// endpoints cannot reset each other in a loop.
+const MIN_RESET: usize = 21;
+/// The longest: as long as a short header with a 20-byte ID and a small packet.
+const MAX_RESET: usize = 43;
 
 /// A connection of the server, as long as it lives (slot and generation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -84,6 +93,23 @@ pub struct ServerCounts {
     /// GOAWAY frames sent ([`Server::go_away`]), and requests refused after them.
     pub goaways_sent: u64,
     pub refused_after_goaway: u64,
+    /// First datagrams refused because their address had `max_per_address` connections.
+    pub refused_per_address: u64,
+    /// Handshakes not done within the header timeout (the connection closed).
+    pub handshake_timeouts: u64,
+    /// Request streams whose header block was not whole within the header timeout (reset).
+    pub header_timeouts: u64,
+    /// Connections closed (GOAWAY, then H3_NO_ERROR) after the keep-alive timeout with no
+    /// request stream open.
+    pub keep_alive_closes: u64,
+    /// Connections closed because their responses made no progress for the send timeout.
+    pub send_timeouts: u64,
+    /// Retry packets sent (address validation), and Initials dropped because their token
+    /// was not one of ours, was for another address, or had expired.
+    pub retries: u64,
+    pub bad_tokens: u64,
+    /// Stateless resets sent (short-header packets for a connection not known here).
+    pub stateless_resets: u64,
 }
 
 struct Conn {
@@ -108,6 +134,22 @@ struct Conn {
     settled_below: u64,
     /// The GOAWAY frame has been written (it waits while the congestion window is full).
     goaway_written: bool,
+    /// Close with H3_NO_ERROR once everything queued (the GOAWAY) has been sent.
+    close_when_sent: bool,
+    /// When it was accepted: the handshake's deadline runs from here.
+    accepted_at: Instant,
+    /// Request streams opened whose header block has not come whole yet, oldest first, with
+    /// when each was first seen (at most the stream limit of them).
+    heads: Vec<(u64, Instant)>,
+    /// Every client request stream below this has been seen, and these above it.
+    seen_below: u64,
+    seen_above: Vec<u64>,
+    /// Since when no request stream has been open (None: one is).
+    quiet_since: Option<Instant>,
+    /// A response is under way (held back by flow control, or not acknowledged whole).
+    busy: bool,
+    /// When a response under way last made progress (or the connection became busy).
+    progress_at: Instant,
     /// In the `to_poll` queue.
     polling: bool,
     /// In the `to_send` queue.
@@ -137,6 +179,12 @@ pub struct Server {
     refused_after_goaway: u64,
     /// `go_away` was called: no new connection is accepted.
     going_away: bool,
+    /// Connections still in their handshake (for [`Retry::Flood`]).
+    handshakes: usize,
+    /// Connections open per client address (for `max_per_address`).
+    per_address: HashMap<IpAddr, u32>,
+    /// The time of the last `recv` or `on_deadline` (what the deadlines are measured from).
+    now: Instant,
 }
 
 impl Server {
@@ -156,6 +204,9 @@ impl Server {
             live: 0,
             refused_after_goaway: 0,
             going_away: false,
+            handshakes: 0,
+            per_address: HashMap::new(),
+            now: Instant::now(),
         }
     }
 
@@ -207,6 +258,10 @@ impl Server {
             let Some(conn) = self.slots[slot as usize].conn.as_mut() else {
                 continue;
             };
+            // Closing already (a deadline passed): nothing to say.
+            if conn.quic.local_error().is_some() || conn.quic.is_draining() {
+                continue;
+            }
             if conn.h3.is_none() {
                 let _ = conn.quic.close(true, H3_NO_ERROR, b"");
                 self.mark_send(slot);
@@ -217,9 +272,8 @@ impl Server {
             }
             conn.goaway = Some(conn.last_request.map_or(0, |s| s + 4));
             self.counts.goaways_sent += u64::from(write_goaway(conn));
-            if settled(conn) {
-                let _ = conn.quic.close(true, H3_NO_ERROR, b"");
-            }
+            // Closed once the GOAWAY is out: closing now would drop it unsent.
+            conn.close_when_sent |= settled(conn);
             self.mark_send(slot);
         }
     }
@@ -227,6 +281,7 @@ impl Server {
     /// A datagram received from `from`: given to its connection, or starting one if it is a
     /// client's Initial. What cannot be read is counted and dropped, never an error.
     pub fn recv(&mut self, datagram: &mut [u8], from: SocketAddr) {
+        self.now = Instant::now();
         // A short header does not say how long its connection ID is: it is ours, so ours.
         let hdr = match quiche::Header::from_slice(datagram, cid::LEN) {
             Ok(h) => h,
@@ -248,6 +303,7 @@ impl Server {
         };
         let max_field_section = self.config.max_field_section;
         let generation = self.slots[slot as usize].generation;
+        let now = self.now;
         let Some(conn) = self.slots[slot as usize].conn.as_mut() else {
             return;
         };
@@ -258,15 +314,17 @@ impl Server {
                 .and_then(|c| Ok(h3::Connection::with_transport(&mut conn.quic, &c)?))
             {
                 conn.h3 = Some(h3);
+                conn.quiet_since = Some(now);
+                self.handshakes -= 1;
             }
         }
+        clocks::note_streams(conn, now);
         // After a GOAWAY (written once there is room), the acknowledgement of the last
         // response ends the connection.
         if conn.goaway.is_some() {
             self.counts.goaways_sent += u64::from(write_goaway(conn));
-            if settled(conn) {
-                let _ = conn.quic.close(true, H3_NO_ERROR, b"");
-            }
+            // Closed once the GOAWAY is out: closing now would drop it unsent.
+            conn.close_when_sent |= settled(conn);
         }
         // Responses held back by flow control may go on now.
         let mut i = 0;
@@ -286,12 +344,17 @@ impl Server {
                 }
             }
         }
+        clocks::update(conn, now);
         self.mark(slot);
     }
 
     /// A new connection for a client's Initial, or None (not an Initial, a version to
     /// negotiate, the limit reached).
     fn accept(&mut self, hdr: &quiche::Header<'_>, len: usize, from: SocketAddr) -> Option<u32> {
+        if hdr.ty == quiche::Type::Short && len > MIN_RESET {
+            self.send_reset(&hdr.dcid, len, from);
+            return None;
+        }
         if hdr.ty != quiche::Type::Initial {
             self.counts.unknown += 1;
             return None;
@@ -301,6 +364,13 @@ impl Server {
         // version negotiation (RFC 9000 6.1).
         if len < 1200 || self.live >= self.config.max_connections || self.going_away {
             self.counts.refused += 1;
+            return None;
+        }
+        // One address does not take every connection: past its share its Initials get no
+        // state (nor an answer, which would cost more than dropping them).
+        let from_address = self.per_address.get(&from.ip()).copied().unwrap_or(0);
+        if from_address as usize >= self.config.max_per_address {
+            self.counts.refused_per_address += 1;
             return None;
         }
         if !quiche::version_is_supported(hdr.version) {
@@ -317,9 +387,41 @@ impl Server {
             }
             return None;
         }
-        let ours = cid::random();
-        let scid = quiche::ConnectionId::from_vec(ours.to_vec());
-        let quic = quiche::accept(&scid, None, self.local, from, &mut self.config.quic).ok()?;
+        let token = hdr.token.as_deref().unwrap_or_default();
+        let (scid, odcid) = if !token.is_empty() && self.config.retry != Retry::Never {
+            // A Retry's token: good, or the Initial is dropped. (This server gives no other
+            // token, and answering a bad one would only help whoever forges them.)
+            match token::open(token, from, &hdr.dcid, self.now) {
+                Some(odcid) if hdr.dcid.len() == cid::LEN => {
+                    let odcid = quiche::ConnectionId::from_vec(odcid.to_vec());
+                    (hdr.dcid.clone().into_owned(), Some(odcid))
+                }
+                _ => {
+                    self.counts.bad_tokens += 1;
+                    return None;
+                }
+            }
+        } else if match self.config.retry {
+            Retry::Never => false,
+            Retry::Flood(handshakes) => self.handshakes >= handshakes,
+            Retry::Always => true,
+        } {
+            self.send_retry(hdr, from);
+            return None;
+        } else {
+            (quiche::ConnectionId::from_vec(cid::random().to_vec()), None)
+        };
+        // Its stateless reset token, which any thread (or this one, having lost the
+        // connection) can make again from the ID.
+        (self.config.quic).set_stateless_reset_token(Some(token::reset(&scid)));
+        let quic = quiche::accept(
+            &scid,
+            odcid.as_ref(),
+            self.local,
+            from,
+            &mut self.config.quic,
+        )
+        .ok()?;
         let theirs = hdr.dcid.clone().into_owned();
         let slot = match self.free.pop() {
             Some(s) => s,
@@ -343,12 +445,59 @@ impl Server {
             goaway: None,
             settled_below: 0,
             goaway_written: false,
+            close_when_sent: false,
+            accepted_at: self.now,
+            heads: Vec::new(),
+            seen_below: 0,
+            seen_above: Vec::new(),
+            quiet_since: None,
+            busy: false,
+            progress_at: self.now,
             polling: false,
             sending: false,
         });
+        *self.per_address.entry(from.ip()).or_insert(0) += 1;
+        self.handshakes += 1;
         self.live += 1;
         self.counts.accepted += 1;
         Some(slot)
+    }
+
+    /// Answers a client's Initial with a Retry: a new connection ID to use and a token
+    /// sealing its address, the ID its Initial went to, and an expiry. No state is kept.
+    fn send_retry(&mut self, hdr: &quiche::Header<'_>, from: SocketAddr) {
+        if self.stateless.len() >= MAX_STATELESS {
+            self.counts.refused += 1;
+            return;
+        }
+        let new = cid::random();
+        let lifetime = self.config.token_lifetime;
+        let token = token::seal(from, &hdr.dcid, &new, self.now, lifetime);
+        let new = quiche::ConnectionId::from_ref(&new);
+        let mut out = vec![0u8; crate::MAX_DATAGRAM];
+        if let Ok(n) = quiche::retry(&hdr.scid, &hdr.dcid, &new, &token, hdr.version, &mut out) {
+            out.truncate(n);
+            self.stateless.push_back((out, from));
+            self.counts.retries += 1;
+        }
+    }
+
+    /// Answers a short-header packet of `len` bytes for no connection known here with a
+    /// stateless reset (RFC 9000 10.3): random bytes ending in the ID's reset token, which
+    /// the client's end of the connection (if it has one) takes as the connection's end.
+    fn send_reset(&mut self, dcid: &quiche::ConnectionId<'_>, len: usize, from: SocketAddr) {
+        if self.stateless.len() >= MAX_STATELESS {
+            self.counts.unknown += 1;
+            return;
+        }
+        let mut out = vec![0u8; (len - 1).min(MAX_RESET)];
+        cid::fill(&mut out);
+        // A short header's first bits: 0 (short), 1 (fixed).
+        out[0] = 0x40 | (out[0] & 0x3f);
+        let n = out.len();
+        out[n - 16..].copy_from_slice(&token::reset(dcid).to_be_bytes());
+        self.stateless.push_back((out, from));
+        self.counts.stateless_resets += 1;
     }
 
     /// Queues `slot` to be polled and sent from.
@@ -408,6 +557,11 @@ impl Server {
             };
             match event {
                 h3::Event::Headers { list, more_frames } => {
+                    conn.heads.retain(|&(s, _)| s != stream);
+                    if !conn.busy {
+                        conn.busy = true;
+                        conn.progress_at = self.now;
+                    }
                     // After our GOAWAY a new request is refused (RFC 9114 5.2): the client
                     // may send it again on another connection.
                     if conn.goaway.is_some_and(|g| stream >= g) {
@@ -429,6 +583,7 @@ impl Server {
                 h3::Event::Finished => return Some(ServerEvent::BodyEnd { id }),
                 h3::Event::Reset(code) => {
                     conn.blocked.retain(|&s| s != stream);
+                    conn.heads.retain(|&(s, _)| s != stream);
                     return Some(ServerEvent::Reset { id, code });
                 }
                 // A client's GOAWAY (it will open no more streams) and priority updates
@@ -463,6 +618,11 @@ impl Server {
                         at: info.at,
                     })
                 }
+                // All sent: the GOAWAY is out, the CONNECTION_CLOSE may follow.
+                Err(_) if conn.close_when_sent => {
+                    conn.close_when_sent = false;
+                    let _ = conn.quic.close(true, H3_NO_ERROR, b"");
+                }
                 Err(_) => {
                     conn.sending = false;
                     self.to_send.pop_front();
@@ -472,22 +632,42 @@ impl Server {
         }
     }
 
-    /// The earliest deadline of all connections (a scan: one per loop turn, not per packet).
+    /// The earliest deadline of all connections, QUIC's and the [`crate::Timeouts`]' (a
+    /// scan: one per loop turn, not per packet).
     pub fn deadline(&self) -> Option<Instant> {
+        let t = &self.config.timeouts;
         self.slots
             .iter()
-            .filter_map(|s| s.conn.as_ref()?.quic.timeout_instant())
+            .filter_map(|s| {
+                let conn = s.conn.as_ref()?;
+                let quic = conn.quic.timeout_instant();
+                match clocks::due(conn, t) {
+                    Some(due) => Some(quic.map_or(due, |q| q.min(due))),
+                    None => quic,
+                }
+            })
             .min()
     }
 
     /// Runs the timers of every connection whose deadline is `now` or before.
     pub fn on_deadline(&mut self, now: Instant) {
+        self.now = now;
+        let timeouts = self.config.timeouts;
         for slot in 0..self.slots.len() as u32 {
             let Some(conn) = self.slots[slot as usize].conn.as_mut() else {
                 continue;
             };
+            let mut due = false;
             if conn.quic.timeout_instant().is_some_and(|t| t <= now) {
                 conn.quic.on_timeout();
+                due = true;
+            }
+            if clocks::due(conn, &timeouts).is_some_and(|t| t <= now) {
+                clocks::update(conn, now);
+                clocks::expire(conn, &timeouts, now, &mut self.counts);
+                due = true;
+            }
+            if due {
                 self.mark_send(slot);
                 self.sweep(slot);
             }
@@ -508,6 +688,16 @@ impl Server {
         entry.generation = entry.generation.wrapping_add(1);
         for cid in &conn.ids {
             self.by_id.remove(cid);
+        }
+        if conn.h3.is_none() {
+            self.handshakes -= 1;
+        }
+        let ip = conn.peer.ip();
+        if let Some(n) = self.per_address.get_mut(&ip) {
+            *n -= 1;
+            if *n == 0 {
+                self.per_address.remove(&ip);
+            }
         }
         self.free.push(slot);
         self.live -= 1;
@@ -536,6 +726,7 @@ impl Server {
         end: bool,
     ) -> Result<(), Error> {
         let digits = status_digits(status);
+        let now = self.now;
         let conn = self.conn(id.conn)?;
         let h3 = conn.h3.as_mut().ok_or(Error::Gone)?;
         let sent = with_status(&digits, fields, |list| {
@@ -546,6 +737,7 @@ impl Server {
             conn.blocked.push(id.stream);
         }
         sent?;
+        conn.progress_at = now;
         self.mark_send(id.conn.slot);
         Ok(())
     }
@@ -554,6 +746,7 @@ impl Server {
     /// less than `body`, a `Writable` event says when more may go. `end` ends the response
     /// once all of `body` is taken.
     pub fn send_body(&mut self, id: RequestId, body: &[u8], end: bool) -> Result<usize, Error> {
+        let now = self.now;
         let conn = self.conn(id.conn)?;
         let h3 = conn.h3.as_mut().ok_or(Error::Gone)?;
         let taken = match h3.send_body(&mut conn.quic, id.stream, body, end) {
@@ -563,6 +756,9 @@ impl Server {
         };
         if taken < body.len() && !conn.blocked.contains(&id.stream) {
             conn.blocked.push(id.stream);
+        }
+        if taken > 0 {
+            conn.progress_at = now;
         }
         self.mark_send(id.conn.slot);
         Ok(taken)

@@ -1,0 +1,314 @@
+//! A server's limits against clients that hold a connection without using it, each of which
+//! QUIC's idle timeout alone never ends (their PINGs or ACKs restart it): one that PINGs
+//! forever with no request open (keep-alive: GOAWAY, then H3_NO_ERROR), one that sends half a
+//! header block (header timeout: the stream reset, the connection kept), one that never opens
+//! its windows to a response (send timeout: reset and closed), one that stops in the middle
+//! of its handshake. The server's own idle timeout is two minutes: each test ends well inside
+//! it, by its deadline, with the right count. And one address opening more connections than
+//! it may.
+
+mod common;
+
+use common::memory::Certs;
+use common::raw::{client_config, Net, Peer};
+use http3::{Limits, Retry, ServerConfig, Timeouts, H3_NO_ERROR, H3_REQUEST_INCOMPLETE};
+use std::time::Duration;
+
+fn server(certs: &Certs, timeouts: Timeouts) -> ServerConfig {
+    let limits = Limits {
+        idle_timeout: Duration::from_secs(120),
+        ..Limits::default()
+    };
+    certs.server(&limits).timeouts(timeouts)
+}
+
+const LONG: Duration = Duration::from_secs(120);
+const SHORT: Duration = Duration::from_millis(300);
+
+#[test]
+fn a_client_that_pings_forever_with_no_request_gets_goaway_then_close() {
+    let certs = Certs::new();
+    let timeouts = Timeouts {
+        header: LONG,
+        keep_alive: SHORT,
+        send: LONG,
+    };
+    let mut net = Net::new(server(&certs, timeouts), 100);
+    let mut peer = Peer::connect(
+        &mut client_config(1 << 20),
+        "127.0.0.2:5000".parse().unwrap(),
+    );
+    peer.ping = Some(Duration::from_millis(20));
+    net.peers.push(peer);
+    // (No request first: on a busy machine the test could not be sure to send it in time.)
+    net.until("keep-alive close", |n| n.peers[0].quic.is_closed());
+    let p = &net.peers[0];
+    assert_eq!(p.goaway, Some(0), "GOAWAY: no request processed");
+    assert_eq!(p.closed_by_server(), Some((true, H3_NO_ERROR)));
+    let c = net.server.counts();
+    assert_eq!((c.keep_alive_closes, c.goaways_sent), (1, 1), "{c:?}");
+    assert_eq!((c.header_timeouts, c.send_timeouts), (0, 0), "{c:?}");
+    net.until("forgotten", |n| n.server.connections() == 0);
+}
+
+#[test]
+fn half_a_header_block_is_reset_at_the_header_timeout_and_the_connection_goes_on() {
+    let certs = Certs::new();
+    // Long enough for the handshake, which the header timeout bounds too.
+    let timeouts = Timeouts {
+        header: Duration::from_secs(1),
+        keep_alive: LONG,
+        send: LONG,
+    };
+    let mut net = Net::new(server(&certs, timeouts), 100);
+    let mut peer = Peer::connect(
+        &mut client_config(1 << 20),
+        "127.0.0.2:5000".parse().unwrap(),
+    );
+    peer.ping = Some(Duration::from_millis(20));
+    net.peers.push(peer);
+    net.until("handshake", |n| n.peers[0].h3.is_some());
+    // A HEADERS frame (type 1) announcing 100 bytes, 10 of them sent, no FIN, on stream 40
+    // (the client's HTTP/3 layer numbers its own requests from 0).
+    let mut half = vec![0x01, 0x40, 100];
+    half.extend_from_slice(&[0; 10]);
+    assert_eq!(
+        net.peers[0].quic.stream_send(40, &half, false),
+        Ok(half.len())
+    );
+    net.until("reset", |n| n.peers[0].was_reset(40, H3_REQUEST_INCOMPLETE));
+    assert_eq!(net.server.counts().header_timeouts, 1);
+    // The connection is not the stream's: a whole request after it is answered.
+    let stream = net.peers[0].get("/b");
+    assert_eq!(stream, 0);
+    net.until("response", |n| {
+        n.peers[0].finished.get(&stream) == Some(&100)
+    });
+    assert!(!net.peers[0].quic.is_closed());
+    let c = net.server.counts();
+    assert_eq!(
+        (c.header_timeouts, c.send_timeouts, c.keep_alive_closes),
+        (1, 0, 0),
+        "{c:?}"
+    );
+}
+
+#[test]
+fn a_response_the_client_never_opens_its_window_to_is_reset_and_closed() {
+    let certs = Certs::new();
+    let timeouts = Timeouts {
+        header: LONG,
+        keep_alive: LONG,
+        send: SHORT,
+    };
+    // 1 MiB to a client whose stream window is 16 KiB and which never reads.
+    let mut net = Net::new(server(&certs, timeouts), 1 << 20);
+    let mut peer = Peer::connect(
+        &mut client_config(16 * 1024),
+        "127.0.0.2:5000".parse().unwrap(),
+    );
+    peer.reads = false;
+    peer.ping = Some(Duration::from_millis(20));
+    net.peers.push(peer);
+    net.until("handshake", |n| n.peers[0].h3.is_some());
+    net.peers[0].get("/big");
+    net.until("send timeout", |n| n.peers[0].quic.is_closed());
+    assert_eq!(net.peers[0].closed_by_server(), Some((true, H3_NO_ERROR)));
+    let c = net.server.counts();
+    assert_eq!((c.send_timeouts, c.keep_alive_closes), (1, 0), "{c:?}");
+    // Its state is gone with it (what waited to be sent included).
+    net.until("forgotten", |n| {
+        n.server.connections() == 0 && n.closed == 1
+    });
+}
+
+#[test]
+fn a_handshake_left_half_done_is_closed_at_the_header_timeout() {
+    let certs = Certs::new();
+    let timeouts = Timeouts {
+        header: SHORT,
+        keep_alive: LONG,
+        send: LONG,
+    };
+    let mut net = Net::new(server(&certs, timeouts), 100);
+    // Its Initial reaches the server; nothing the server sends reaches it.
+    let mut peer = Peer::connect(
+        &mut client_config(1 << 20),
+        "127.0.0.2:5000".parse().unwrap(),
+    );
+    peer.deaf = true;
+    net.peers.push(peer);
+    net.until("accepted", |n| n.server.counts().accepted == 1);
+    net.until("handshake timeout", |n| n.server.connections() == 0);
+    assert_eq!(net.server.counts().handshake_timeouts, 1);
+}
+
+#[test]
+fn one_address_gets_no_more_than_its_connections() {
+    let certs = Certs::new();
+    let config = server(&certs, Timeouts::default()).max_per_address(2);
+    let mut net = Net::new(config, 100);
+    let mut client = client_config(1 << 20);
+    for port in [5000, 5001, 5002] {
+        let addr = format!("127.0.0.2:{port}").parse().unwrap();
+        net.peers.push(Peer::connect(&mut client, addr));
+    }
+    // Another address is not held back by the first one's.
+    net.peers.push(Peer::connect(
+        &mut client,
+        "127.0.0.3:5000".parse().unwrap(),
+    ));
+    let ready = |n: &Net, i: usize| n.peers[i].h3.is_some();
+    net.until("handshakes", |n| ready(n, 0) && ready(n, 1) && ready(n, 3));
+    // The third from 127.0.0.2 got no state: its Initials (each retransmission too) dropped.
+    net.until("a retransmission refused", |n| {
+        n.server.counts().refused_per_address >= 2
+    });
+    assert!(!ready(&net, 2));
+    assert_eq!(
+        (net.server.counts().accepted, net.server.connections()),
+        (3, 3)
+    );
+    // Once one of its connections has ended, the address may open another.
+    net.peers[0].quic.close(true, H3_NO_ERROR, b"").unwrap();
+    net.until("closed", |n| n.server.connections() == 2);
+    net.peers.push(Peer::connect(
+        &mut client,
+        "127.0.0.2:5003".parse().unwrap(),
+    ));
+    net.until("a new one", |n| ready(n, 4));
+    assert_eq!(net.server.counts().accepted, 4);
+}
+
+/// Flips the last byte of the token of an Initial that carries one (the token is sent in the
+/// clear, before what the packet protects).
+fn forge_token(datagram: &mut [u8]) {
+    // Long header, type Initial.
+    if datagram[0] & 0xb0 != 0x80 {
+        return;
+    }
+    let mut at = 5;
+    for _ in 0..2 {
+        at += 1 + datagram[at] as usize; // a connection ID's length, then the ID
+    }
+    // The token's length: a varint of 1, 2 or 4 bytes here.
+    let (len, size) = match datagram[at] >> 6 {
+        0 => (datagram[at] as usize & 0x3f, 1),
+        1 => (
+            u16::from_be_bytes([datagram[at] & 0x3f, datagram[at + 1]]) as usize,
+            2,
+        ),
+        _ => panic!("a token longer than 16 KiB"),
+    };
+    if len > 0 {
+        datagram[at + size + len - 1] ^= 1;
+    }
+}
+
+#[test]
+fn a_client_completes_through_a_retry_and_a_forged_or_expired_token_is_dropped() {
+    let certs = Certs::new();
+    let config = server(&certs, Timeouts::default()).retry(Retry::Always);
+    let mut net = Net::new(config, 100);
+    let mut client = client_config(1 << 20);
+    net.peers.push(Peer::connect(
+        &mut client,
+        "127.0.0.2:5000".parse().unwrap(),
+    ));
+    net.until("handshake through a Retry", |n| n.peers[0].h3.is_some());
+    let stream = net.peers[0].get("/a");
+    net.until("response", |n| {
+        n.peers[0].finished.get(&stream) == Some(&100)
+    });
+    // (A ClientHello may take two Initials: each is answered, the client takes the first.)
+    let c = net.server.counts();
+    assert!(net.peers[0].retries >= 1, "{c:?}");
+    assert_eq!(
+        (c.retries, c.accepted, c.bad_tokens),
+        (u64::from(net.peers[0].retries), 1, 0),
+        "{c:?}"
+    );
+
+    // A token changed on the way: no connection, each Initial carrying it counted.
+    let mut forger = Peer::connect(&mut client, "127.0.0.2:5001".parse().unwrap());
+    forger.tamper = Some(forge_token);
+    net.peers.push(forger);
+    net.until("a forged token dropped", |n| {
+        n.server.counts().bad_tokens >= 1
+    });
+    assert_eq!(net.server.counts().accepted, 1);
+    assert_eq!(net.server.connections(), 1);
+
+    // Tokens good for no time at all: every one is expired when it comes back.
+    let config = server(&certs, Timeouts::default())
+        .retry(Retry::Always)
+        .token_lifetime(Duration::ZERO);
+    let mut net = Net::new(config, 100);
+    net.peers.push(Peer::connect(
+        &mut client,
+        "127.0.0.2:5000".parse().unwrap(),
+    ));
+    net.until("an expired token dropped", |n| {
+        n.server.counts().bad_tokens >= 1
+    });
+    let c = net.server.counts();
+    assert_eq!((c.accepted, net.server.connections()), (0, 0), "{c:?}");
+    assert!(c.retries >= 1, "{c:?}");
+}
+
+#[test]
+fn past_the_flood_threshold_handshakes_go_through_a_retry() {
+    let certs = Certs::new();
+    // One handshake under way is a flood here.
+    let config = server(&certs, Timeouts::default()).retry(Retry::Flood(1));
+    let mut net = Net::new(config, 100);
+    let mut client = client_config(1 << 20);
+    // Both Initials arrive before either handshake is done: the second gets a Retry.
+    net.peers.push(Peer::connect(
+        &mut client,
+        "127.0.0.2:5000".parse().unwrap(),
+    ));
+    net.peers.push(Peer::connect(
+        &mut client,
+        "127.0.0.2:5001".parse().unwrap(),
+    ));
+    net.until("both handshakes", |n| {
+        n.peers[0].h3.is_some() && n.peers[1].h3.is_some()
+    });
+    let c = net.server.counts();
+    let retried: Vec<u32> = net.peers.iter().map(|p| p.retries).collect();
+    assert!(retried[0] == 0 && retried[1] >= 1, "{retried:?} {c:?}");
+    assert_eq!((c.accepted, c.bad_tokens), (2, 0), "{c:?}");
+    // Once no handshake is under way, a third goes straight through.
+    net.peers.push(Peer::connect(
+        &mut client,
+        "127.0.0.2:5002".parse().unwrap(),
+    ));
+    net.until("third handshake", |n| n.peers[2].h3.is_some());
+    assert_eq!(net.peers[2].retries, 0);
+    assert_eq!(net.server.counts().retries, c.retries);
+}
+
+#[test]
+fn a_server_that_lost_a_connection_ends_it_with_a_stateless_reset() {
+    let certs = Certs::new();
+    let mut net = Net::new(server(&certs, Timeouts::default()), 100);
+    let mut peer = Peer::connect(
+        &mut client_config(1 << 20),
+        "127.0.0.2:5000".parse().unwrap(),
+    );
+    peer.ping = Some(Duration::from_millis(20));
+    net.peers.push(peer);
+    net.until("handshake", |n| n.peers[0].h3.is_some());
+    // The server starts again, knowing nothing of the connection; the key is the process's.
+    net.server = http3::Server::new(
+        server(&certs, Timeouts::default()),
+        common::raw::SERVER.parse().unwrap(),
+    );
+    net.until("reset", |n| {
+        n.peers[0].quic.is_closed() || n.peers[0].quic.is_draining()
+    });
+    let c = net.server.counts();
+    assert!(c.stateless_resets >= 1, "{c:?}");
+    assert_eq!(c.accepted, 0);
+}
