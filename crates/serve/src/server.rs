@@ -331,16 +331,24 @@ fn run_loop(
     result
 }
 
-/// One thread's QUIC configuration: the TLS certificate and key, the `h3_*` limits, and its
-/// share of `h3_max_connections` among `threads`.
+/// One thread's QUIC configuration: the TLS certificate and key, the `h3_*` limits, its share
+/// of `h3_max_connections` and of `h3_max_connections_per_address` among `threads` (a
+/// client's connections spread over the threads by the hash of their ports), and the
+/// deadlines HTTP/1.1 and HTTP/2 have.
 /// (Asked only when TLS is on: a server without a certificate serves no HTTP/3.)
 fn h3_config(config: &Config, threads: usize) -> Result<http3::ServerConfig, http3::Error> {
     let (cert, key) = match (&config.tls_cert, &config.tls_key) {
         (Some(cert), Some(key)) => (cert, key),
         _ => return Err(http3::Error::NotReady),
     };
-    let share = (config.h3_max_connections / threads.max(1)).max(1);
-    Ok(http3::ServerConfig::new(cert, key, &config.http3_limits())?.max_connections(share))
+    let threads = threads.max(1);
+    let share = (config.h3_max_connections / threads).max(1);
+    let per_address = config.h3_max_connections_per_address.div_ceil(threads);
+    Ok(http3::ServerConfig::new(cert, key, &config.http3_limits())?
+        .max_connections(share)
+        .max_per_address(per_address)
+        .retry(config.http3_retry())
+        .timeouts(config.http3_timeouts()))
 }
 
 /// The TLS configuration when `tls_cert` and `tls_key` are set, checked before anything is bound.

@@ -17,7 +17,8 @@
 //! stream may send now (never held whole), a generated page is copied only if flow control
 //! cuts it. What is not taken waits in `pending` for the stream's `Writable` event. A client
 //! that stops reading holds at most its streams' entries (the stream limit), each a shared
-//! body or a file's descriptor and offset, until the connection's idle timeout ends it.
+//! body or a file's descriptor and offset, until the send timeout ends its connection (the
+//! `http3` crate keeps HTTP/1.1's deadlines: `Config::http3_timeouts`).
 //!
 //! Programs (CGI, FastCGI) and proxied upstreams are not run for HTTP/3 requests: those
 //! targets get 501 (docs/serve.md). Request bodies are read and dropped, as a static server
@@ -161,8 +162,16 @@ impl H3 {
     pub fn publish(&self, st: &mut ServerStats) {
         let c = self.server.counts();
         st.http3_connections = c.accepted;
-        st.h3_dropped = c.malformed + c.unknown + c.refused;
+        st.h3_dropped = c.malformed + c.unknown + c.refused + c.refused_per_address + c.bad_tokens;
+        st.h3_refused_per_address = c.refused_per_address;
         st.h3_goaways_sent = c.goaways_sent;
+        st.h3_handshake_timeouts = c.handshake_timeouts;
+        st.h3_header_timeouts = c.header_timeouts;
+        st.h3_keepalive_closes = c.keep_alive_closes;
+        st.h3_send_timeouts = c.send_timeouts;
+        st.h3_retries = c.retries;
+        st.h3_bad_tokens = c.bad_tokens;
+        st.h3_stateless_resets = c.stateless_resets;
     }
 
     /// Answers one request: the responder's reply (or 501 for a gateway's target), its
