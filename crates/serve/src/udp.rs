@@ -8,9 +8,10 @@
 //! connection on the thread that accepted it, with two limits written in docs/serve.md: a
 //! client whose address or port changes (a NAT rebinding; active migration is refused in the
 //! transport parameters) lands on another thread, which does not know its connection ID and
-//! drops its packets until the connection times out; and a client's first Initial goes where
-//! its hash says, not to the least busy thread. Connection IDs that name their thread (read
-//! by a BPF program attached to the group) would lift the first; they are not done.
+//! answers with a stateless reset (the client starts again); and a client's first Initial
+//! goes where its hash says, not to the least busy thread. Connection IDs that name their
+//! thread (read by a BPF program attached to the group) would lift the first; they are not
+//! done.
 //!
 //! Unlike the TCP listeners (`listeners.rs`), the UDP group is not guarded against another
 //! process joining it: the TCP port is bound first, so a second `flint serve` fails there,
