@@ -174,6 +174,9 @@ pub struct ServerConfig {
     pub(crate) retry: Retry,
     /// How long a Retry token is good for.
     pub(crate) token_lifetime: Duration,
+    /// The index of the thread (socket) serving with it, written in the connection IDs it
+    /// issues: a thread answers a stateless reset only for its own IDs.
+    pub(crate) thread: u16,
 }
 
 impl ServerConfig {
@@ -201,6 +204,7 @@ impl ServerConfig {
             timeouts: Timeouts::default(),
             retry: Retry::Flood(DEFAULT_RETRY_HANDSHAKES),
             token_lifetime: Duration::from_secs(10),
+            thread: 0,
         })
     }
 
@@ -226,6 +230,16 @@ impl ServerConfig {
     /// These deadlines (default [`Timeouts::default`]).
     pub fn timeouts(mut self, timeouts: Timeouts) -> ServerConfig {
         self.timeouts = timeouts;
+        self
+    }
+
+    /// Serves as thread `index` of those sharing the port (default 0). Each thread of a
+    /// `SO_REUSEPORT` group must have its own: a packet for another thread's connection (a
+    /// client whose address changed, or a sender that saw the connection's ID) is dropped,
+    /// never answered with that connection's stateless reset, which only the thread holding
+    /// it may send (RFC 9000 21.11).
+    pub fn thread(mut self, index: u16) -> ServerConfig {
+        self.thread = index;
         self
     }
 

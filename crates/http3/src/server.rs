@@ -3,7 +3,7 @@
 //! when `deadline` has passed, and answers the requests `poll` hands out.
 //!
 //! Connections live in a slab, found by the destination connection ID of each packet: the ID
-//! this side chose (16 random bytes) or, until the client has heard from us, the one the
+//! this side chose (the thread's index and 14 random bytes) or, until the client has heard from us, the one the
 //! client's first Initial carried (a ClientHello may take two datagrams). Ids of requests
 //! carry the slot's generation, so an answer to a connection that has ended, whose slot was
 //! reused, finds nothing (`Error::Gone`) rather than another client's stream.
@@ -351,7 +351,13 @@ impl Server {
     /// A new connection for a client's Initial, or None (not an Initial, a version to
     /// negotiate, the limit reached).
     fn accept(&mut self, hdr: &quiche::Header<'_>, len: usize, from: SocketAddr) -> Option<u32> {
-        if hdr.ty == quiche::Type::Short && len > MIN_RESET {
+        // A reset only for an ID this thread issued: another thread's connection is alive
+        // there (this packet came from another address, or from someone who saw its ID), and
+        // its token would end it.
+        if hdr.ty == quiche::Type::Short
+            && len > MIN_RESET
+            && cid::thread_of(&hdr.dcid) == Some(self.config.thread)
+        {
             self.send_reset(&hdr.dcid, len, from);
             return None;
         }
@@ -409,11 +415,13 @@ impl Server {
             self.send_retry(hdr, from);
             return None;
         } else {
-            (quiche::ConnectionId::from_vec(cid::random().to_vec()), None)
+            let ours = cid::issued(self.config.thread);
+            (quiche::ConnectionId::from_vec(ours.to_vec()), None)
         };
-        // Its stateless reset token, which any thread (or this one, having lost the
-        // connection) can make again from the ID.
-        (self.config.quic).set_stateless_reset_token(Some(token::reset(&scid)));
+        // Its stateless reset token, which this thread can make again from the ID after
+        // losing the connection (restarted).
+        let reset = token::reset(self.config.thread, &scid);
+        (self.config.quic).set_stateless_reset_token(Some(reset));
         let quic = quiche::accept(
             &scid,
             odcid.as_ref(),
@@ -470,7 +478,7 @@ impl Server {
             self.counts.refused += 1;
             return;
         }
-        let new = cid::random();
+        let new = cid::issued(self.config.thread);
         let lifetime = self.config.token_lifetime;
         let token = token::seal(from, &hdr.dcid, &new, self.now, lifetime);
         let new = quiche::ConnectionId::from_ref(&new);
@@ -495,7 +503,8 @@ impl Server {
         // A short header's first bits: 0 (short), 1 (fixed).
         out[0] = 0x40 | (out[0] & 0x3f);
         let n = out.len();
-        out[n - 16..].copy_from_slice(&token::reset(dcid).to_be_bytes());
+        let token = token::reset(self.config.thread, dcid);
+        out[n - 16..].copy_from_slice(&token.to_be_bytes());
         self.stateless.push_back((out, from));
         self.counts.stateless_resets += 1;
     }

@@ -8,8 +8,11 @@
 //!   expiry and the original ID in the clear (neither is secret: the client sent the one and
 //!   can time the other) and 16 bytes of the MAC; the address and the new ID are in the MAC
 //!   only, so a token is good from the address it was given to, for the ID it was given with.
-//! - Stateless reset tokens (RFC 9000 10.3): HMAC of a connection ID, so a server that no
-//!   longer knows a connection (a thread restarted, its state dropped) can still end it.
+//! - Stateless reset tokens (RFC 9000 10.3): HMAC of the thread holding a connection and its
+//!   ID, so a thread that no longer knows a connection (restarted, its state dropped) can
+//!   still end it. Only that thread answers with it (the ID names the thread, see `cid`):
+//!   another thread sharing the key would hand a live connection's token to whoever sent a
+//!   packet with its ID from another address (RFC 9000 21.11).
 
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
@@ -121,9 +124,10 @@ pub(crate) fn open<'t>(
     (now < u64::from_be_bytes(*expiry)).then_some(odcid)
 }
 
-/// The stateless reset token of connection ID `cid`.
-pub(crate) fn reset(cid: &[u8]) -> u128 {
+/// The stateless reset token of connection ID `cid`, held by thread `thread`.
+pub(crate) fn reset(thread: u16, cid: &[u8]) -> u128 {
     let mut m = mac(b"flint h3 reset");
+    m.update(&thread.to_be_bytes());
     m.update(cid);
     let tag = m.finalize().into_bytes();
     u128::from_be_bytes(tag[..16].try_into().expect("32 bytes"))
@@ -167,7 +171,8 @@ mod tests {
 
     #[test]
     fn reset_tokens_are_per_id_and_stable() {
-        assert_eq!(reset(b"abc"), reset(b"abc"));
-        assert_ne!(reset(b"abc"), reset(b"abd"));
+        assert_eq!(reset(0, b"abc"), reset(0, b"abc"));
+        assert_ne!(reset(0, b"abc"), reset(0, b"abd"));
+        assert_ne!(reset(0, b"abc"), reset(1, b"abc"));
     }
 }

@@ -34,11 +34,20 @@ fn garbage_and_strangers_are_counted_and_dropped() {
     // Nothing to read a header from.
     s.recv(&mut [], from);
     s.recv(&mut [0xc0], from);
-    // A short header for a connection that does not exist: a stateless reset answers it.
-    let mut short = vec![0x40];
-    short.extend_from_slice(&[9; 16]);
+    // A short header for a connection that does not exist, with an ID of this thread (its
+    // index, 0, in the first two bytes): a stateless reset answers it, shorter than the
+    // packet and at most 43 bytes.
+    let mut short = vec![0x40, 0, 0];
+    short.extend_from_slice(&[9; 14]);
     short.resize(100, 0xaa);
     s.recv(&mut short, from);
+    let mut out = [0u8; MAX_DATAGRAM];
+    let reset = s.send(&mut out).expect("a stateless reset");
+    assert_eq!((reset.len, reset.to), (43, from));
+    // 21 bytes or fewer: no answer (a reset must be shorter than its packet and at least 21
+    // bytes, so two endpoints cannot answer each other's resets in a loop).
+    s.recv(&mut short[..21], from);
+    assert!(s.send(&mut out).is_none());
     // An Initial under RFC 9000's 1,200 bytes.
     s.recv(&mut long_header(0xc0, 1, 300), from);
     // Random bytes, 2,000 datagrams of them.
@@ -56,7 +65,7 @@ fn garbage_and_strangers_are_counted_and_dropped() {
     );
     assert_eq!(
         c.malformed + c.unknown + c.refused + c.version_negotiation + c.stateless_resets,
-        2004,
+        2005,
         "{c:?}"
     );
     assert_eq!(s.connections(), 0);

@@ -312,3 +312,47 @@ fn a_server_that_lost_a_connection_ends_it_with_a_stateless_reset() {
     assert!(c.stateless_resets >= 1, "{c:?}");
     assert_eq!(c.accepted, 0);
 }
+
+/// A short-header packet of the peer's connection (a PING), as an on-path observer could
+/// copy it.
+fn short_packet(peer: &mut Peer) -> Vec<u8> {
+    peer.quic.send_ack_eliciting().unwrap();
+    let mut buf = vec![0u8; 65_536];
+    let (n, _) = peer.quic.send(&mut buf).unwrap();
+    assert_eq!(buf[0] & 0x80, 0, "a short header");
+    buf.truncate(n);
+    buf
+}
+
+#[test]
+fn only_the_thread_holding_a_connection_answers_for_it_with_a_reset() {
+    let certs = Certs::new();
+    let mut net = Net::new(server(&certs, Timeouts::default()).thread(0), 100);
+    net.peers.push(Peer::connect(
+        &mut client_config(1 << 20),
+        "127.0.0.2:5000".parse().unwrap(),
+    ));
+    net.until("handshake", |n| n.peers[0].h3.is_some());
+    // Thread 1 shares the key; a copy of the connection's packet sent from another address
+    // lands on it: no reset (it would be the live connection's, and end it).
+    let mut other = http3::Server::new(
+        server(&certs, Timeouts::default()).thread(1),
+        common::raw::SERVER.parse().unwrap(),
+    );
+    let mut packet = short_packet(&mut net.peers[0]);
+    other.recv(&mut packet, "192.0.2.9:7000".parse().unwrap());
+    let mut out = vec![0u8; 65_536];
+    assert!(other.send(&mut out).is_none(), "{:?}", other.counts());
+    let c = other.counts();
+    assert_eq!((c.stateless_resets, c.unknown), (0, 1), "{c:?}");
+    // Thread 0 restarted (its connections lost) still ends the connection with its reset.
+    net.server = http3::Server::new(
+        server(&certs, Timeouts::default()).thread(0),
+        common::raw::SERVER.parse().unwrap(),
+    );
+    net.peers[0].ping = Some(Duration::from_millis(20));
+    net.until("reset", |n| {
+        n.peers[0].quic.is_closed() || n.peers[0].quic.is_draining()
+    });
+    assert!(net.server.counts().stateless_resets >= 1);
+}
