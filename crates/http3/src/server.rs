@@ -141,9 +141,9 @@ struct Conn {
     /// Request streams opened whose header block has not come whole yet, oldest first, with
     /// when each was first seen (at most the stream limit of them).
     heads: Vec<(u64, Instant)>,
-    /// Every client request stream below this has been seen, and these above it.
-    seen_below: u64,
-    seen_above: Vec<u64>,
+    /// The first client request stream not seen yet (every one below it has been, or was
+    /// skipped): a keep-alive GOAWAY's.
+    next_stream: u64,
     /// Since when no request stream has been open (None: one is).
     quiet_since: Option<Instant>,
     /// A response is under way (held back by flow control, or not acknowledged whole).
@@ -213,6 +213,14 @@ impl Server {
     /// Connections open now.
     pub fn connections(&self) -> usize {
         self.live
+    }
+
+    /// Request streams the deadlines keep a record of, over every connection (a walk of them
+    /// all: for tests and diagnostics, not a loop's turn).
+    pub fn streams_tracked(&self) -> usize {
+        (self.slots.iter().filter_map(|s| s.conn.as_ref()))
+            .map(|c| c.heads.len())
+            .sum()
     }
 
     pub fn counts(&self) -> ServerCounts {
@@ -456,8 +464,7 @@ impl Server {
             close_when_sent: false,
             accepted_at: self.now,
             heads: Vec::new(),
-            seen_below: 0,
-            seen_above: Vec::new(),
+            next_stream: 0,
             quiet_since: None,
             busy: false,
             progress_at: self.now,

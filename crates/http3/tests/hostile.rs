@@ -356,3 +356,28 @@ fn only_the_thread_holding_a_connection_answers_for_it_with_a_reset() {
     });
     assert!(net.server.counts().stateless_resets >= 1);
 }
+
+#[test]
+fn a_client_that_skips_stream_zero_leaves_no_record_per_request() {
+    let certs = Certs::new();
+    let mut net = Net::new(server(&certs, Timeouts::default()), 100);
+    let mut peer = Peer::connect(
+        &mut client_config(1 << 20),
+        "127.0.0.2:5000".parse().unwrap(),
+    );
+    peer.ping = Some(Duration::from_millis(20));
+    net.peers.push(peer);
+    net.until("handshake", |n| n.peers[0].h3.is_some());
+    // Requests on 4, 8, ... (QUIC allows a client to skip stream 0), one after the other.
+    let n = 60;
+    for k in 1..=n {
+        let stream = 4 * k;
+        net.peers[0].get_on(stream);
+        net.until("response", |n| {
+            n.peers[0].finished.get(&stream) == Some(&100)
+        });
+    }
+    // At most the skipped stream 0 (it may yet open) and the last one, not one per request.
+    let tracked = net.server.streams_tracked();
+    assert!(tracked <= 2, "{tracked} streams tracked after {n} requests");
+}

@@ -20,36 +20,27 @@ use crate::{H3_NO_ERROR, H3_REQUEST_CANCELLED, H3_REQUEST_INCOMPLETE};
 use std::time::Instant;
 
 /// Notes the request streams a datagram opened: each is to have its header block within the
-/// header timeout from now.
+/// header timeout from now. One high-water mark says which are new: a stream at or above it
+/// opens every request stream below it too (RFC 9000 2.1), so those not seen yet are noted
+/// with it (a client may skip numbers, and `readable` gives a datagram's streams in no set
+/// order). QUIC's stream limit bounds how far above the mark a stream can be, so the gap
+/// noted is at most that many; a number never used is let go of at its header deadline.
 pub(super) fn note_streams(conn: &mut Conn, now: Instant) {
     if conn.h3.is_none() {
         return;
     }
     for stream in conn.quic.readable() {
         // Client-initiated bidirectional streams are the requests (RFC 9114 6.1).
-        if stream % 4 != 0 || stream < conn.seen_below || conn.seen_above.contains(&stream) {
+        if stream % 4 != 0 || stream < conn.next_stream {
             continue;
         }
-        conn.heads.push((stream, now));
-        if stream != conn.seen_below {
-            // Out of order (QUIC's stream limit bounds how many).
-            conn.seen_above.push(stream);
-            continue;
+        let mut s = conn.next_stream;
+        while s <= stream {
+            conn.heads.push((s, now));
+            s += 4;
         }
-        conn.seen_below += 4;
-        while let Some(i) = conn.seen_above.iter().position(|&s| s == conn.seen_below) {
-            conn.seen_above.swap_remove(i);
-            conn.seen_below += 4;
-        }
+        conn.next_stream = stream + 4;
     }
-}
-
-/// The first request stream not seen yet, and none above it seen either: a keep-alive
-/// GOAWAY's (requests from it on are refused).
-fn first_unseen(conn: &Conn) -> u64 {
-    (conn.seen_above.iter().map(|&s| s + 4))
-        .max()
-        .map_or(conn.seen_below, |above| above.max(conn.seen_below))
 }
 
 /// Brings the keep-alive and send clocks up to date with what the connection holds now.
@@ -126,7 +117,7 @@ pub(super) fn expire(conn: &mut Conn, t: &Timeouts, now: Instant, counts: &mut S
         return;
     }
     if conn.goaway.is_none() && conn.quiet_since.is_some_and(|q| q + t.keep_alive <= now) {
-        conn.goaway = Some(first_unseen(conn));
+        conn.goaway = Some(conn.next_stream);
         counts.goaways_sent += u64::from(write_goaway(conn));
         conn.close_when_sent = true;
         conn.quiet_since = None;

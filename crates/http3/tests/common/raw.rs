@@ -98,6 +98,19 @@ impl Peer {
         h3.send_request(&mut self.quic, &fields, true).unwrap()
     }
 
+    /// A GET of `/` on `stream`, chosen by the test (the client's HTTP/3 layer numbers its
+    /// own from 0, one after the other): a HEADERS frame whose QPACK block names only the
+    /// static table, sent whole with FIN.
+    pub fn get_on(&mut self, stream: u64) {
+        // Required insert count 0, base 0; :method GET (17), :scheme https (23), :path /
+        // (1) indexed; :authority (0) named, with a literal value.
+        let mut block = vec![0x00, 0x00, 0xc0 | 17, 0xc0 | 23, 0xc0 | 1, 0x50, 9];
+        block.extend_from_slice(b"localhost");
+        let mut frame = vec![0x01, block.len() as u8];
+        frame.extend_from_slice(&block);
+        assert_eq!(self.quic.stream_send(stream, &frame, true), Ok(frame.len()));
+    }
+
     /// Whether the server reset `stream` with `code` (seen by HTTP/3 or by QUIC).
     pub fn was_reset(&mut self, stream: u64, code: u64) -> bool {
         let mut buf = [0u8; 64];
