@@ -168,7 +168,8 @@ pub struct ServerConfig {
     pub(crate) max_field_section: u64,
     /// Connections at once; an Initial past it is dropped (the client retries, then times out).
     pub(crate) max_connections: usize,
-    /// Connections at once from one IP address; an Initial past it is dropped.
+    /// Connections at once from one IP address (or IPv6 /64) whose client is known to be
+    /// there; past it an Initial without a token gets a Retry, and a validated one is refused.
     pub(crate) max_per_address: usize,
     pub(crate) timeouts: Timeouts,
     pub(crate) retry: Retry,
@@ -208,7 +209,8 @@ impl ServerConfig {
         })
     }
 
-    /// At most `n` connections at once from one IP address (default 1,000).
+    /// At most `n` validated connections at once from one IP address or IPv6 /64 (default
+    /// 1,000).
     pub fn max_per_address(mut self, n: usize) -> ServerConfig {
         self.max_per_address = n;
         self

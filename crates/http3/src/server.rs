@@ -23,6 +23,9 @@ use std::time::Instant;
 
 mod clocks;
 
+/// QUIC's transport error for a connection the server will not take (RFC 9000 20.1).
+const CONNECTION_REFUSED: u64 = 0x2;
+
 /// The most a DATA frame's header takes of a stream's room: its type and its length, each a
 /// varint (quiche writes the frame as `send_body` takes the body).
 const DATA_FRAME_HEADER: usize = 1 + 8;
@@ -93,7 +96,9 @@ pub struct ServerCounts {
     /// GOAWAY frames sent ([`Server::go_away`]), and requests refused after them.
     pub goaways_sent: u64,
     pub refused_after_goaway: u64,
-    /// First datagrams refused because their address had `max_per_address` connections.
+    /// Connections refused because their address had `max_per_address` connections: an
+    /// Initial bringing a good Retry token, or a handshake done (then closed with
+    /// CONNECTION_REFUSED). (An Initial without a token at the limit gets a Retry.)
     pub refused_per_address: u64,
     /// Handshakes not done within the header timeout (the connection closed).
     pub handshake_timeouts: u64,
@@ -124,6 +129,8 @@ struct Conn {
     /// before (and whether or not) it decrypts; migration is refused, so the address a
     /// connection was accepted from is the one it has.
     peer: SocketAddr,
+    /// Counted against its address in `per_address` (its client is known to be there).
+    counted: bool,
     /// The highest request stream handed out, for a GOAWAY's last processed stream.
     last_request: Option<u64>,
     /// A GOAWAY was sent with this stream ID: requests from it on are refused, and the
@@ -181,7 +188,8 @@ pub struct Server {
     going_away: bool,
     /// Connections still in their handshake (for [`Retry::Flood`]).
     handshakes: usize,
-    /// Connections open per client address (for `max_per_address`).
+    /// Connections open per client address ([`address_key`]) whose client is known to be
+    /// there (for `max_per_address`).
     per_address: HashMap<IpAddr, u32>,
     /// The time of the last `recv` or `on_deadline` (what the deadlines are measured from).
     now: Instant,
@@ -324,6 +332,18 @@ impl Server {
                 conn.h3 = Some(h3);
                 conn.quiet_since = Some(now);
                 self.handshakes -= 1;
+                // The client is at its address now: it counts against it, or, the address
+                // having its connections (handshakes that completed together), is refused.
+                if !conn.counted {
+                    let n = self.per_address.entry(address_key(from.ip())).or_insert(0);
+                    if *n as usize >= self.config.max_per_address {
+                        let _ = conn.quic.close(false, CONNECTION_REFUSED, b"");
+                        self.counts.refused_per_address += 1;
+                    } else {
+                        *n += 1;
+                        conn.counted = true;
+                    }
+                }
             }
         }
         clocks::note_streams(conn, now);
@@ -380,13 +400,6 @@ impl Server {
             self.counts.refused += 1;
             return None;
         }
-        // One address does not take every connection: past its share its Initials get no
-        // state (nor an answer, which would cost more than dropping them).
-        let from_address = self.per_address.get(&from.ip()).copied().unwrap_or(0);
-        if from_address as usize >= self.config.max_per_address {
-            self.counts.refused_per_address += 1;
-            return None;
-        }
         if !quiche::version_is_supported(hdr.version) {
             // Bounded: a caller that stops sending does not let a flood queue without end.
             if self.stateless.len() >= MAX_STATELESS {
@@ -401,11 +414,22 @@ impl Server {
             }
             return None;
         }
+        // One address (an IPv6 /64) does not take every connection. Only connections from
+        // where their client is known to be count against it (a Retry's token brought back,
+        // or the handshake done): Initials spoofed in its name, which never complete, do not
+        // shut it out. At its limit an Initial without a token gets a Retry (no state), and
+        // one with a good token is refused.
+        let at_limit = (self.per_address.get(&address_key(from.ip())))
+            .is_some_and(|&n| n as usize >= self.config.max_per_address);
         let token = hdr.token.as_deref().unwrap_or_default();
-        let (scid, odcid) = if !token.is_empty() && self.config.retry != Retry::Never {
+        let (scid, odcid) = if !token.is_empty() {
             // A Retry's token: good, or the Initial is dropped. (This server gives no other
             // token, and answering a bad one would only help whoever forges them.)
             match token::open(token, from, &hdr.dcid, self.now) {
+                Some(_) if at_limit => {
+                    self.counts.refused_per_address += 1;
+                    return None;
+                }
                 Some(odcid) if hdr.dcid.len() == cid::LEN => {
                     let odcid = quiche::ConnectionId::from_vec(odcid.to_vec());
                     (hdr.dcid.clone().into_owned(), Some(odcid))
@@ -415,11 +439,13 @@ impl Server {
                     return None;
                 }
             }
-        } else if match self.config.retry {
-            Retry::Never => false,
-            Retry::Flood(handshakes) => self.handshakes >= handshakes,
-            Retry::Always => true,
-        } {
+        } else if at_limit
+            || match self.config.retry {
+                Retry::Never => false,
+                Retry::Flood(handshakes) => self.handshakes >= handshakes,
+                Retry::Always => true,
+            }
+        {
             self.send_retry(hdr, from);
             return None;
         } else {
@@ -465,13 +491,17 @@ impl Server {
             accepted_at: self.now,
             heads: Vec::new(),
             next_stream: 0,
+            counted: odcid.is_some(),
             quiet_since: None,
             busy: false,
             progress_at: self.now,
             polling: false,
             sending: false,
         });
-        *self.per_address.entry(from.ip()).or_insert(0) += 1;
+        // Validated by its token: counted now (else once its handshake is done).
+        if odcid.is_some() {
+            *self.per_address.entry(address_key(from.ip())).or_insert(0) += 1;
+        }
         self.handshakes += 1;
         self.live += 1;
         self.counts.accepted += 1;
@@ -708,11 +738,11 @@ impl Server {
         if conn.h3.is_none() {
             self.handshakes -= 1;
         }
-        let ip = conn.peer.ip();
-        if let Some(n) = self.per_address.get_mut(&ip) {
+        let key = address_key(conn.peer.ip());
+        if let Some(n) = self.per_address.get_mut(&key).filter(|_| conn.counted) {
             *n -= 1;
             if *n == 0 {
-                self.per_address.remove(&ip);
+                self.per_address.remove(&key);
             }
         }
         self.free.push(slot);
@@ -854,4 +884,34 @@ fn write_goaway(conn: &mut Conn) -> bool {
     }
     conn.goaway_written = h3.send_goaway(&mut conn.quic, id).is_ok();
     conn.goaway_written
+}
+
+/// What `max_per_address` counts by: an IPv4 address (also as a dual-stack socket sees it,
+/// mapped), or an IPv6 address's /64 (a host is commonly given a whole /64).
+fn address_key(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V4(_) => ip,
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => {
+                let bits = u128::from(v6) & !((1u128 << 64) - 1);
+                IpAddr::V6(bits.into())
+            }
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::address_key;
+    use std::net::IpAddr;
+
+    #[test]
+    fn addresses_count_by_ipv4_address_and_ipv6_64() {
+        let key = |s: &str| address_key(s.parse::<IpAddr>().unwrap());
+        assert_eq!(key("2001:db8:1:2::1"), key("2001:db8:1:2:ffff::9"));
+        assert_ne!(key("2001:db8:1:2::1"), key("2001:db8:1:3::1"));
+        assert_eq!(key("::ffff:192.0.2.7"), key("192.0.2.7"));
+        assert_ne!(key("192.0.2.7"), key("192.0.2.8"));
+    }
 }

@@ -97,8 +97,11 @@ pub struct Config {
     /// QUIC connections at once across all threads (each thread takes its share); a client's
     /// first packet past it is dropped.
     pub h3_max_connections: usize,
-    /// QUIC connections at once from one IP address (each thread takes its share, rounded
-    /// up); a first packet past it is dropped, so one address cannot take every connection.
+    /// QUIC connections at once from one IP address or IPv6 /64 (each thread takes its
+    /// share, rounded up), counting those whose client is known to be there (a Retry's token
+    /// or a completed handshake); past it a first packet gets a Retry and a validated one is
+    /// refused, so one address cannot take every connection and spoofed ones cannot shut it
+    /// out.
     pub h3_max_connections_per_address: usize,
     /// When a client's first packet is answered with a Retry: under a handshake flood
     /// (default), always, or never.

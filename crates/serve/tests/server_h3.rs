@@ -350,7 +350,10 @@ fn a_retry_and_the_per_address_cap_reach_the_clients() {
     let mut first = Driver::connect(&mut certs.client(), srv.addr);
     let got = first.fetch(&[("GET", "/a.txt")]);
     assert_eq!((got[0].status, &got[0].body[..]), (200, &b"hello"[..]));
-    // A second connection from 127.0.0.1: its Initials get no state, no answer.
+    // A second connection from 127.0.0.1, at the address's limit: its Initial gets a Retry
+    // (no state), and the Initial bringing the token back is refused, unanswered. (This is
+    // deterministic because the test server runs one thread: with several, the second
+    // connection's port could hash to another thread, whose share of the limit is its own.)
     let limits = http3::Limits {
         idle_timeout: std::time::Duration::from_secs(1),
         ..http3::Limits::default()
@@ -359,8 +362,8 @@ fn a_retry_and_the_per_address_cap_reach_the_clients() {
     assert_eq!(second.client.closed(), Some(Closed::IdleTimeout));
     let st = srv.stats();
     assert_eq!((st.http3_connections, st.h3_bad_tokens), (1, 0), "{st:?}");
-    // One Retry for each Initial of the first ClientHello (it may take two); the second
-    // connection's were dropped before a Retry was thought of.
-    assert!(st.h3_retries >= 1, "{st:?}");
+    // One Retry for each Initial of the first ClientHello (it may take two), and the
+    // second connection's.
+    assert!(st.h3_retries >= 2, "{st:?}");
     assert!(st.h3_refused_per_address >= 1, "{st:?}");
 }
