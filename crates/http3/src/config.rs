@@ -129,7 +129,8 @@ pub struct Timeouts {
     /// complete within this; a stream past it is reset (H3_REQUEST_INCOMPLETE), a handshake
     /// closed.
     pub header: Duration,
-    /// A connection with no request stream open for this long gets a GOAWAY, then a
+    /// A connection with no whole request under way (a stream still in its header block
+    /// does not count) for this long gets a GOAWAY, then a
     /// CONNECTION_CLOSE with H3_NO_ERROR, however often its client PINGs.
     pub keep_alive: Duration,
     /// A connection whose responses make no progress for this long (nothing more taken by

@@ -151,7 +151,8 @@ struct Conn {
     /// The first client request stream not seen yet (every one below it has been, or was
     /// skipped): a keep-alive GOAWAY's.
     next_stream: u64,
-    /// Since when no request stream has been open (None: one is).
+    /// Since when no whole request has been under way (None: one is; a stream still in its
+    /// header block does not count).
     quiet_since: Option<Instant>,
     /// A response is under way (held back by flow control, or not acknowledged whole).
     busy: bool,

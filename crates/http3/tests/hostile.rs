@@ -417,3 +417,34 @@ fn a_client_that_skips_stream_zero_leaves_no_record_per_request() {
     let tracked = net.server.streams_tracked();
     assert!(tracked <= 2, "{tracked} streams tracked after {n} requests");
 }
+
+#[test]
+fn a_header_block_never_finished_does_not_hold_the_keep_alive_clock() {
+    let certs = Certs::new();
+    let timeouts = Timeouts {
+        header: LONG,
+        keep_alive: SHORT,
+        send: LONG,
+    };
+    let mut net = Net::new(server(&certs, timeouts), 100);
+    let mut peer = Peer::connect(
+        &mut client_config(1 << 20),
+        "127.0.0.2:5000".parse().unwrap(),
+    );
+    peer.ping = Some(Duration::from_millis(20));
+    net.peers.push(peer);
+    net.until("handshake", |n| n.peers[0].h3.is_some());
+    // A HEADERS frame announcing 100 bytes, 10 sent, never finished, while PINGing: the
+    // header timeout is far off, the keep-alive one is not.
+    let mut half = vec![0x01, 0x40, 100];
+    half.extend_from_slice(&[0; 10]);
+    assert_eq!(
+        net.peers[0].quic.stream_send(0, &half, false),
+        Ok(half.len())
+    );
+    net.until("keep-alive close", |n| n.peers[0].quic.is_closed());
+    assert_eq!(net.peers[0].goaway, Some(4), "GOAWAY after the stream seen");
+    assert_eq!(net.peers[0].closed_by_server(), Some((true, H3_NO_ERROR)));
+    let c = net.server.counts();
+    assert_eq!((c.keep_alive_closes, c.header_timeouts), (1, 0), "{c:?}");
+}

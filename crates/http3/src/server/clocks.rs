@@ -4,8 +4,9 @@
 //! - the handshake, and each request stream's header block from the stream's first byte
 //!   (header timeout): a handshake past it is closed, a stream reset with
 //!   H3_REQUEST_INCOMPLETE;
-//! - a connection with no request stream open (keep-alive timeout): a GOAWAY, then a
-//!   CONNECTION_CLOSE with H3_NO_ERROR once it is sent;
+//! - a connection with no whole request under way (keep-alive timeout; a stream still in
+//!   its header block does not count): a GOAWAY, then a CONNECTION_CLOSE with H3_NO_ERROR
+//!   once it is sent;
 //! - responses under way that make no progress (send timeout): nothing more taken by flow
 //!   control and no stream let go of by QUIC (acknowledged whole), as when a client does not
 //!   acknowledge or does not open its windows: the streams are reset and the connection
@@ -56,7 +57,10 @@ pub(super) fn update(conn: &mut Conn, now: Instant) {
         conn.progress_at = now;
     }
     conn.busy = busy;
-    if busy || !conn.heads.is_empty() {
+    // Only a whole request under way holds the keep-alive clock: a stream still in its
+    // header block has the header timeout, and letting it hold the clock would let a client
+    // that opens one now and then (each reset at its header timeout) keep the connection.
+    if busy {
         conn.quiet_since = None;
     } else if conn.quiet_since.is_none() {
         conn.quiet_since = Some(now);
