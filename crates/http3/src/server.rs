@@ -109,8 +109,9 @@ pub struct ServerCounts {
     pub keep_alive_closes: u64,
     /// Connections closed because their responses made no progress for the send timeout.
     pub send_timeouts: u64,
-    /// Retry packets sent (address validation), and Initials dropped because their token
-    /// was not one of ours, was for another address, or had expired.
+    /// Retry packets sent (address validation), and Initials dropped because their token,
+    /// of our format, did not open: forged or changed, for another address, or expired (a
+    /// token of no format of ours is taken as none).
     pub retries: u64,
     pub bad_tokens: u64,
     /// Stateless resets sent (short-header packets for a connection not known here).
@@ -422,10 +423,12 @@ impl Server {
         // one with a good token is refused.
         let at_limit = (self.per_address.get(&address_key(from.ip())))
             .is_some_and(|&n| n as usize >= self.config.max_per_address);
-        let token = hdr.token.as_deref().unwrap_or_default();
-        let (scid, odcid) = if !token.is_empty() {
+        // A token not of our format (another server's, or one of ours from before a format
+        // change) is taken as none (RFC 9000 8.1.3): its client is not shut out for it.
+        let token = (hdr.token.as_deref()).filter(|t| token::ours(t));
+        let (scid, odcid) = if let Some(token) = token {
             // A Retry's token: good, or the Initial is dropped. (This server gives no other
-            // token, and answering a bad one would only help whoever forges them.)
+            // token, and answering a bad one of ours would only help whoever forges them.)
             match token::open(token, from, &hdr.dcid, self.now) {
                 Some(_) if at_limit => {
                     self.counts.refused_per_address += 1;

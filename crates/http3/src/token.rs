@@ -2,6 +2,10 @@
 //! the process makes its first server configuration and shared by every thread's server (a
 //! client's Retry token is good on whichever thread its next Initial lands):
 //!
+//! Every token begins with a byte naming its kind and format ([`RETRY_V1`]): a token without
+//! it (another server's, or a format of ours given up) is not ours, and the server takes it
+//! as absent (RFC 9000 8.1.3), so the client is not shut out for holding it.
+//!
 //! - Retry tokens (RFC 9000 8.1.2): the client's address, the connection ID its first Initial
 //!   was sent to (the original one, which the handshake must confirm), the ID the Retry
 //!   told it to use next, and an expiry, sealed with HMAC-SHA-256. The token carries the
@@ -19,6 +23,9 @@ use sha2::Sha256;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
+
+/// The first byte of a Retry token of this format.
+const RETRY_V1: u8 = 0xf1;
 
 /// MAC bytes kept in a Retry token (128 bits: forging one takes 2^128 tries).
 const MAC_LEN: usize = 16;
@@ -93,12 +100,18 @@ pub(crate) fn seal(
     let tag = retry_mac(peer, expiry, odcid, new_cid)
         .finalize()
         .into_bytes();
-    let mut token = Vec::with_capacity(8 + 1 + odcid.len() + MAC_LEN);
+    let mut token = Vec::with_capacity(1 + 8 + 1 + odcid.len() + MAC_LEN);
+    token.push(RETRY_V1);
     token.extend_from_slice(&expiry);
     token.push(odcid.len() as u8);
     token.extend_from_slice(odcid);
     token.extend_from_slice(&tag[..MAC_LEN]);
     token
+}
+
+/// Whether `token` is of a format of ours (else it is taken as no token).
+pub(crate) fn ours(token: &[u8]) -> bool {
+    token.first() == Some(&RETRY_V1)
 }
 
 /// The original connection ID a Retry token names, if the token is ours, for `peer` and
@@ -109,6 +122,9 @@ pub(crate) fn open<'t>(
     new_cid: &[u8],
     now: Instant,
 ) -> Option<&'t [u8]> {
+    let (&RETRY_V1, token) = token.split_first()? else {
+        return None;
+    };
     let (expiry, rest) = token.split_first_chunk::<8>()?;
     let (&len, rest) = rest.split_first()?;
     let len = len as usize;
@@ -167,6 +183,7 @@ mod tests {
         long.push(0);
         assert_eq!(open(&long, peer, b"new-id", now), None);
         assert_eq!(open(&[], peer, b"new-id", now), None);
+        assert!(ours(&token) && !ours(&token[1..]) && !ours(&[]));
     }
 
     #[test]

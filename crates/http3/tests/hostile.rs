@@ -216,12 +216,12 @@ fn handshakes_never_completed_do_not_count_against_their_address() {
     assert_eq!(net.server.counts().refused_per_address, 1);
 }
 
-/// Flips the last byte of the token of an Initial that carries one (the token is sent in the
-/// clear, before what the packet protects).
-fn forge_token(datagram: &mut [u8]) {
+/// Where the token of an Initial is, if the datagram is one and carries a token (the token
+/// is sent in the clear, before what the packet protects).
+fn token_of(datagram: &mut [u8]) -> Option<&mut [u8]> {
     // Long header, type Initial.
     if datagram[0] & 0xb0 != 0x80 {
-        return;
+        return None;
     }
     let mut at = 5;
     for _ in 0..2 {
@@ -236,9 +236,43 @@ fn forge_token(datagram: &mut [u8]) {
         ),
         _ => panic!("a token longer than 16 KiB"),
     };
-    if len > 0 {
-        datagram[at + size + len - 1] ^= 1;
+    (len > 0).then(|| &mut datagram[at + size..at + size + len])
+}
+
+/// Flips the last byte of an Initial's token.
+fn forge_token(datagram: &mut [u8]) {
+    if let Some(token) = token_of(datagram) {
+        *token.last_mut().unwrap() ^= 1;
     }
+}
+
+/// Makes an Initial's token one of no format of ours (as a token from another server, or
+/// from an older version of this one, is).
+fn foreign_token(datagram: &mut [u8]) {
+    if let Some(token) = token_of(datagram) {
+        token[0] ^= 0xff;
+    }
+}
+
+#[test]
+fn a_token_not_of_ours_is_taken_as_none() {
+    let certs = Certs::new();
+    let config = server(&certs, Timeouts::default()).retry(Retry::Always);
+    let mut net = Net::new(config, 100);
+    let mut peer = Peer::connect(
+        &mut client_config(1 << 20),
+        "127.0.0.2:5000".parse().unwrap(),
+    );
+    peer.tamper = Some(foreign_token);
+    net.peers.push(peer);
+    // Its Initials with the token are answered as if they had none: with a Retry. (Its
+    // first ClientHello may take two Initials, each answered: more than two Retries are
+    // answers to Initials carrying the token, retransmitted.)
+    net.until("Retries for a foreign token", |n| {
+        n.server.counts().retries >= 4
+    });
+    let c = net.server.counts();
+    assert_eq!((c.bad_tokens, c.accepted), (0, 0), "{c:?}");
 }
 
 #[test]
