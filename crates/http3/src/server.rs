@@ -33,6 +33,10 @@ const DATA_FRAME_HEADER: usize = 1 + 8;
 /// Packets of no connection (version negotiation, Retry, stateless reset) waiting to be
 /// sent, at most.
 const MAX_STATELESS: usize = 64;
+/// Stateless resets waiting to be sent, at most (a quarter of the queue: a flood of short
+/// headers for unknown IDs leaves room for Retries and version negotiation, and costs at most
+/// this many MACs between two sends).
+const MAX_RESETS: usize = MAX_STATELESS / 4;
 /// The shortest stateless reset (RFC 9000 10.3: five bytes before its 16-byte token): one is
 /// sent only for a packet longer than this, and is shorter than that packet, so two
 /// endpoints cannot reset each other in a loop.
@@ -182,6 +186,8 @@ pub struct Server {
     events: VecDeque<ServerEvent>,
     /// Datagrams not of a connection (version negotiation), to send first.
     stateless: VecDeque<(Vec<u8>, SocketAddr)>,
+    /// Stateless resets queued since `stateless` was last empty.
+    resets_queued: usize,
     counts: ServerCounts,
     live: usize,
     /// Requests refused because they came after this side's GOAWAY.
@@ -210,6 +216,7 @@ impl Server {
             to_send: VecDeque::new(),
             events: VecDeque::new(),
             stateless: VecDeque::new(),
+            resets_queued: 0,
             counts: ServerCounts::default(),
             live: 0,
             refused_after_goaway: 0,
@@ -535,10 +542,11 @@ impl Server {
     /// stateless reset (RFC 9000 10.3): random bytes ending in the ID's reset token, which
     /// the client's end of the connection (if it has one) takes as the connection's end.
     fn send_reset(&mut self, dcid: &quiche::ConnectionId<'_>, len: usize, from: SocketAddr) {
-        if self.stateless.len() >= MAX_STATELESS {
+        if self.stateless.len() >= MAX_STATELESS || self.resets_queued >= MAX_RESETS {
             self.counts.unknown += 1;
             return;
         }
+        self.resets_queued += 1;
         let mut out = vec![0u8; (len - 1).min(MAX_RESET)];
         cid::fill(&mut out);
         // A short header's first bits: 0 (short), 1 (fixed).
@@ -647,6 +655,9 @@ impl Server {
     /// bytes), or None when no connection has anything to send now.
     pub fn send(&mut self, out: &mut [u8]) -> Option<Datagram> {
         if let Some((bytes, to)) = self.stateless.pop_front() {
+            if self.stateless.is_empty() {
+                self.resets_queued = 0;
+            }
             out[..bytes.len()].copy_from_slice(&bytes);
             return Some(Datagram {
                 len: bytes.len(),

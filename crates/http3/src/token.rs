@@ -32,9 +32,11 @@ const MAC_LEN: usize = 16;
 /// The longest connection ID QUIC v1 allows (RFC 9000 17.2).
 const MAX_CID: usize = 20;
 
-/// The key, and the instant expiries count from.
+/// The keyed MACs, one a kind of token (the key set up and the kind's name taken in once:
+/// each use clones one), and the instant expiries count from.
 struct Key {
-    key: [u8; 32],
+    retry: Hmac<Sha256>,
+    reset: Hmac<Sha256>,
     epoch: Instant,
 }
 
@@ -43,8 +45,14 @@ fn key() -> &'static Key {
     KEY.get_or_init(|| {
         let mut key = [0u8; 32];
         crate::cid::fill(&mut key);
+        let keyed = |domain: &[u8]| {
+            let mut m = <Hmac<Sha256> as KeyInit>::new_from_slice(&key).expect("any key length");
+            m.update(domain);
+            m
+        };
         Key {
-            key,
+            retry: keyed(b"flint h3 retry"),
+            reset: keyed(b"flint h3 reset"),
             epoch: Instant::now(),
         }
     })
@@ -53,12 +61,6 @@ fn key() -> &'static Key {
 /// Draws the key now (at start) rather than at the first Initial.
 pub(crate) fn init() {
     key();
-}
-
-fn mac(domain: &[u8]) -> Hmac<Sha256> {
-    let mut m = <Hmac<Sha256> as KeyInit>::new_from_slice(&key().key).expect("any key length");
-    m.update(domain);
-    m
 }
 
 /// The address as 16 bytes and a port, IPv4 mapped (as a dual-stack socket sees it).
@@ -74,7 +76,7 @@ fn address(peer: SocketAddr) -> [u8; 18] {
 }
 
 fn retry_mac(peer: SocketAddr, expiry: [u8; 8], odcid: &[u8], new_cid: &[u8]) -> Hmac<Sha256> {
-    let mut m = mac(b"flint h3 retry");
+    let mut m = key().retry.clone();
     m.update(&address(peer));
     m.update(&expiry);
     m.update(&[odcid.len() as u8]);
@@ -142,7 +144,7 @@ pub(crate) fn open<'t>(
 
 /// The stateless reset token of connection ID `cid`, held by thread `thread`.
 pub(crate) fn reset(thread: u16, cid: &[u8]) -> u128 {
-    let mut m = mac(b"flint h3 reset");
+    let mut m = key().reset.clone();
     m.update(&thread.to_be_bytes());
     m.update(cid);
     let tag = m.finalize().into_bytes();

@@ -168,3 +168,32 @@ fn a_datagram_from_another_address_does_not_change_the_peer() {
     }
     panic!("no request reached the server");
 }
+
+#[test]
+fn stateless_resets_waiting_to_be_sent_are_bounded_apart() {
+    let certs = Certs::new();
+    let mut s = server(&certs);
+    let from: SocketAddr = "127.0.0.2:5000".parse().unwrap();
+    // A flood of short headers for IDs of this thread that it does not know.
+    for i in 0..100u8 {
+        let mut short = vec![0x40, 0, 0, i];
+        short.resize(100, 0xaa);
+        s.recv(&mut short, from);
+    }
+    // Fewer than the whole queue: a flood of them leaves room for Retries and version
+    // negotiation; the rest are dropped, counted.
+    let c = s.counts();
+    assert!(c.stateless_resets > 0 && c.stateless_resets < 64, "{c:?}");
+    assert_eq!(c.stateless_resets + c.unknown, 100, "{c:?}");
+    let mut out = [0u8; MAX_DATAGRAM];
+    let mut sent = 0;
+    while s.send(&mut out).is_some() {
+        sent += 1;
+    }
+    assert_eq!(sent, c.stateless_resets);
+    // Once sent, as many more may wait.
+    let mut short = vec![0x40, 0, 0, 200];
+    short.resize(100, 0xaa);
+    s.recv(&mut short, from);
+    assert_eq!(s.counts().stateless_resets, c.stateless_resets + 1);
+}
