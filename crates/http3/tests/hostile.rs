@@ -5,7 +5,9 @@
 //! its windows to a response (send timeout: reset and closed), one that stops in the middle
 //! of its handshake. The server's own idle timeout is two minutes: each test ends well inside
 //! it, by its deadline, with the right count. And one address opening more connections than
-//! it may.
+//! it may, Initials spoofed in its name, tokens foreign and forged, a client skipping stream
+//! numbers, stateless resets only from the thread holding a connection, and the shutdown's
+//! GOAWAY sent before its close.
 
 mod common;
 
@@ -481,4 +483,29 @@ fn a_header_block_never_finished_does_not_hold_the_keep_alive_clock() {
     assert_eq!(net.peers[0].closed_by_server(), Some((true, H3_NO_ERROR)));
     let c = net.server.counts();
     assert_eq!((c.keep_alive_closes, c.header_timeouts), (1, 0), "{c:?}");
+}
+
+#[test]
+fn at_shutdown_an_idle_connection_gets_its_goaway_before_the_close() {
+    let certs = Certs::new();
+    let mut net = Net::new(server(&certs, Timeouts::default()), 100);
+    net.peers.push(Peer::connect(
+        &mut client_config(1 << 20),
+        "127.0.0.2:5000".parse().unwrap(),
+    ));
+    net.until("handshake", |n| n.peers[0].h3.is_some());
+    let stream = net.peers[0].get("/a");
+    net.until("response", |n| {
+        n.peers[0].finished.get(&stream) == Some(&100)
+    });
+    // Nothing under way: the close follows at once, but only once the GOAWAY has gone.
+    net.server.go_away();
+    net.until("closed", |n| n.peers[0].quic.is_closed());
+    assert_eq!(
+        net.peers[0].goaway,
+        Some(4),
+        "the GOAWAY, read before the close"
+    );
+    assert_eq!(net.peers[0].closed_by_server(), Some((true, H3_NO_ERROR)));
+    assert_eq!(net.server.counts().goaways_sent, 1);
 }
