@@ -109,6 +109,12 @@ impl Client {
         self.quic.on_timeout();
     }
 
+    /// A PING on the next `send`: the connection stays alive past both sides' idle timeouts
+    /// with nothing else to send (as a browser keeping a connection open does).
+    pub fn ping(&mut self) {
+        let _ = self.quic.send_ack_eliciting();
+    }
+
     /// Requests may be sent (the handshake is done and HTTP/3 set up).
     pub fn is_ready(&self) -> bool {
         self.h3.is_some() && !self.quic.is_closed()

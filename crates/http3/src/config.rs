@@ -6,6 +6,11 @@ use crate::error::Error;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// Handshakes under way on one server past which [`Retry::Flood`] sends Retries by default:
+/// far more than a busy thread has at once from real clients (a handshake takes a round
+/// trip or two), few enough that their state is small.
+pub const DEFAULT_RETRY_HANDSHAKES: usize = 128;
+
 /// The ALPN of HTTP/3 (RFC 9114 3.1): the only protocol either side offers.
 const ALPN: &[&[u8]] = &[b"h3"];
 
@@ -116,12 +121,64 @@ impl ClientConfig {
     }
 }
 
+/// A server's deadlines besides QUIC's idle timeout (which any packet, a PING included,
+/// restarts): those of flint serve's HTTP/1.1 and HTTP/2 connections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// A handshake, and a request stream's header block from the stream's first byte, must
+    /// complete within this; a stream past it is reset (H3_REQUEST_INCOMPLETE), a handshake
+    /// closed.
+    pub header: Duration,
+    /// A connection with no whole request under way (a stream still in its header block
+    /// does not count) for this long gets a GOAWAY, then a
+    /// CONNECTION_CLOSE with H3_NO_ERROR, however often its client PINGs.
+    pub keep_alive: Duration,
+    /// A connection whose responses make no progress for this long (nothing more taken by
+    /// flow control, no stream acknowledged whole: a client that does not acknowledge or
+    /// does not open its windows) has them reset and is closed.
+    pub send: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Timeouts {
+        Timeouts {
+            header: Duration::from_secs(10),
+            keep_alive: Duration::from_secs(60),
+            send: Duration::from_secs(60),
+        }
+    }
+}
+
+/// When a server answers a client's Initial with a Retry (RFC 9000 8.1.2) to check that the
+/// client is at its address before any state is kept for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Retry {
+    /// Never (every handshake a round trip shorter; a flood of spoofed Initials costs state).
+    Never,
+    /// When this many handshakes are under way at once (a flood, most likely from spoofed
+    /// addresses, which never come back with the token): no state for them, no round trip
+    /// more for anyone otherwise.
+    Flood(usize),
+    /// For every connection.
+    Always,
+}
+
 /// What every connection a server accepts is made with.
 pub struct ServerConfig {
     pub(crate) quic: quiche::Config,
     pub(crate) max_field_section: u64,
     /// Connections at once; an Initial past it is dropped (the client retries, then times out).
     pub(crate) max_connections: usize,
+    /// Connections at once from one IP address (or IPv6 /64) whose client is known to be
+    /// there; past it an Initial without a token gets a Retry, and a validated one is refused.
+    pub(crate) max_per_address: usize,
+    pub(crate) timeouts: Timeouts,
+    pub(crate) retry: Retry,
+    /// How long a Retry token is good for.
+    pub(crate) token_lifetime: Duration,
+    /// The index of the thread (socket) serving with it, written in the connection IDs it
+    /// issues: a thread answers a stateless reset only for its own IDs.
+    pub(crate) thread: u16,
 }
 
 impl ServerConfig {
@@ -140,11 +197,53 @@ impl ServerConfig {
             })?;
         // RFC 9000 8.1: at most three times what an unvalidated address sent us.
         quic.set_max_amplification_factor(3);
+        crate::token::init();
         Ok(ServerConfig {
             quic,
             max_field_section: limits.max_field_section,
             max_connections: 10_000,
+            max_per_address: 1_000,
+            timeouts: Timeouts::default(),
+            retry: Retry::Flood(DEFAULT_RETRY_HANDSHAKES),
+            token_lifetime: Duration::from_secs(10),
+            thread: 0,
         })
+    }
+
+    /// At most `n` validated connections at once from one IP address or IPv6 /64 (default
+    /// 1,000).
+    pub fn max_per_address(mut self, n: usize) -> ServerConfig {
+        self.max_per_address = n;
+        self
+    }
+
+    /// When to send a Retry (default [`Retry::Flood`] at 128 handshakes under way).
+    pub fn retry(mut self, retry: Retry) -> ServerConfig {
+        self.retry = retry;
+        self
+    }
+
+    /// How long a Retry token is good for (default 10 s: a client sends its next Initial
+    /// within a round trip).
+    pub fn token_lifetime(mut self, lifetime: Duration) -> ServerConfig {
+        self.token_lifetime = lifetime;
+        self
+    }
+
+    /// These deadlines (default [`Timeouts::default`]).
+    pub fn timeouts(mut self, timeouts: Timeouts) -> ServerConfig {
+        self.timeouts = timeouts;
+        self
+    }
+
+    /// Serves as thread `index` of those sharing the port (default 0). Each thread of a
+    /// `SO_REUSEPORT` group must have its own: a packet for another thread's connection (a
+    /// client whose address changed, or a sender that saw the connection's ID) is dropped,
+    /// never answered with that connection's stateless reset, which only the thread holding
+    /// it may send (RFC 9000 21.11).
+    pub fn thread(mut self, index: u16) -> ServerConfig {
+        self.thread = index;
+        self
     }
 
     /// At most `n` connections at once (default 10,000).

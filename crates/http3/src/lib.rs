@@ -25,9 +25,11 @@ mod config;
 mod error;
 mod fields;
 mod server;
+mod token;
 
 pub use client::{Client, ClientEvent};
-pub use config::{ClientConfig, Limits, ServerConfig, Trust};
+pub use config::DEFAULT_RETRY_HANDSHAKES;
+pub use config::{ClientConfig, Limits, Retry, ServerConfig, Timeouts, Trust};
 pub use error::{alert_name, h3_code_name, quic_code_name, Closed, Error};
 pub use fields::{Field, Fields, MAX_FIELDS};
 pub use server::{ConnId, RequestId, Server, ServerCounts, ServerEvent};
@@ -46,6 +48,9 @@ pub const H3_REQUEST_CANCELLED: u64 = 0x10c;
 pub const H3_REQUEST_REJECTED: u64 = 0x10b;
 /// HTTP/3's code for a clean end (RFC 9114 8.1).
 pub const H3_NO_ERROR: u64 = 0x100;
+/// HTTP/3's code for a request stream that ended (here: was cut) before a whole request
+/// (RFC 9114 8.1).
+pub const H3_REQUEST_INCOMPLETE: u64 = 0x10d;
 
 /// A datagram written by `send`: its length, where it goes, and when (QUIC's pacing: the
 /// caller may hold it until `at`; now or earlier means at once).

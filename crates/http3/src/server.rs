@@ -3,7 +3,7 @@
 //! when `deadline` has passed, and answers the requests `poll` hands out.
 //!
 //! Connections live in a slab, found by the destination connection ID of each packet: the ID
-//! this side chose (16 random bytes) or, until the client has heard from us, the one the
+//! this side chose (the thread's index and 14 random bytes) or, until the client has heard from us, the one the
 //! client's first Initial carried (a ClientHello may take two datagrams). Ids of requests
 //! carry the slot's generation, so an answer to a connection that has ended, whose slot was
 //! reused, finds nothing (`Error::Gone`) rather than another client's stream.
@@ -12,21 +12,37 @@
 //! `on_deadline`: the connections to poll for events (those that received something), and
 //! the connections that may have packets to send (received, answered, or timed out).
 
-use crate::config::{h3_config, ServerConfig};
+use crate::config::{h3_config, Retry, ServerConfig};
 use crate::error::{Closed, Error};
 use crate::fields::{status_digits, with_status, Field, Fields};
-use crate::{cid, Datagram, Stats, H3_NO_ERROR, H3_REQUEST_REJECTED};
+use crate::{cid, token, Datagram, Stats, H3_NO_ERROR, H3_REQUEST_REJECTED};
 use quiche::h3;
 use std::collections::{HashMap, VecDeque};
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::time::Instant;
+
+mod clocks;
+
+/// QUIC's transport error for a connection the server will not take (RFC 9000 20.1).
+const CONNECTION_REFUSED: u64 = 0x2;
 
 /// The most a DATA frame's header takes of a stream's room: its type and its length, each a
 /// varint (quiche writes the frame as `send_body` takes the body).
 const DATA_FRAME_HEADER: usize = 1 + 8;
 
-/// Version negotiation packets waiting to be sent, at most.
+/// Packets of no connection (version negotiation, Retry, stateless reset) waiting to be
+/// sent, at most.
 const MAX_STATELESS: usize = 64;
+/// Stateless resets waiting to be sent, at most (a quarter of the queue: a flood of short
+/// headers for unknown IDs leaves room for Retries and version negotiation, and costs at most
+/// this many MACs between two sends).
+const MAX_RESETS: usize = MAX_STATELESS / 4;
+/// The shortest stateless reset (RFC 9000 10.3: five bytes before its 16-byte token): one is
+/// sent only for a packet longer than this, and is shorter than that packet, so two
+/// endpoints cannot reset each other in a loop.
+const MIN_RESET: usize = 21;
+/// The longest: as long as a short header with a 20-byte ID and a small packet.
+const MAX_RESET: usize = 43;
 
 /// A connection of the server, as long as it lives (slot and generation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -84,6 +100,26 @@ pub struct ServerCounts {
     /// GOAWAY frames sent ([`Server::go_away`]), and requests refused after them.
     pub goaways_sent: u64,
     pub refused_after_goaway: u64,
+    /// Connections refused because their address had `max_per_address` connections: an
+    /// Initial bringing a good Retry token, or a handshake done (then closed with
+    /// CONNECTION_REFUSED). (An Initial without a token at the limit gets a Retry.)
+    pub refused_per_address: u64,
+    /// Handshakes not done within the header timeout (the connection closed).
+    pub handshake_timeouts: u64,
+    /// Request streams whose header block was not whole within the header timeout (reset).
+    pub header_timeouts: u64,
+    /// Connections closed (GOAWAY, then H3_NO_ERROR) after the keep-alive timeout with no
+    /// request stream open.
+    pub keep_alive_closes: u64,
+    /// Connections closed because their responses made no progress for the send timeout.
+    pub send_timeouts: u64,
+    /// Retry packets sent (address validation), and Initials dropped because their token,
+    /// of our format, did not open: forged or changed, for another address, or expired (a
+    /// token of no format of ours is taken as none).
+    pub retries: u64,
+    pub bad_tokens: u64,
+    /// Stateless resets sent (short-header packets for a connection not known here).
+    pub stateless_resets: u64,
 }
 
 struct Conn {
@@ -98,6 +134,8 @@ struct Conn {
     /// before (and whether or not) it decrypts; migration is refused, so the address a
     /// connection was accepted from is the one it has.
     peer: SocketAddr,
+    /// Counted against its address in `per_address` (its client is known to be there).
+    counted: bool,
     /// The highest request stream handed out, for a GOAWAY's last processed stream.
     last_request: Option<u64>,
     /// A GOAWAY was sent with this stream ID: requests from it on are refused, and the
@@ -108,6 +146,23 @@ struct Conn {
     settled_below: u64,
     /// The GOAWAY frame has been written (it waits while the congestion window is full).
     goaway_written: bool,
+    /// Close with H3_NO_ERROR once everything queued (the GOAWAY) has been sent.
+    close_when_sent: bool,
+    /// When it was accepted: the handshake's deadline runs from here.
+    accepted_at: Instant,
+    /// Request streams opened whose header block has not come whole yet, oldest first, with
+    /// when each was first seen (at most the stream limit of them).
+    heads: Vec<(u64, Instant)>,
+    /// The first client request stream not seen yet (every one below it has been, or was
+    /// skipped): a keep-alive GOAWAY's.
+    next_stream: u64,
+    /// Since when no whole request has been under way (None: one is; a stream still in its
+    /// header block does not count).
+    quiet_since: Option<Instant>,
+    /// A response is under way (held back by flow control, or not acknowledged whole).
+    busy: bool,
+    /// When a response under way last made progress (or the connection became busy).
+    progress_at: Instant,
     /// In the `to_poll` queue.
     polling: bool,
     /// In the `to_send` queue.
@@ -131,12 +186,21 @@ pub struct Server {
     events: VecDeque<ServerEvent>,
     /// Datagrams not of a connection (version negotiation), to send first.
     stateless: VecDeque<(Vec<u8>, SocketAddr)>,
+    /// Stateless resets queued since `stateless` was last empty.
+    resets_queued: usize,
     counts: ServerCounts,
     live: usize,
     /// Requests refused because they came after this side's GOAWAY.
     refused_after_goaway: u64,
     /// `go_away` was called: no new connection is accepted.
     going_away: bool,
+    /// Connections still in their handshake (for [`Retry::Flood`]).
+    handshakes: usize,
+    /// Connections open per client address ([`address_key`]) whose client is known to be
+    /// there (for `max_per_address`).
+    per_address: HashMap<IpAddr, u32>,
+    /// The time of the last `recv` or `on_deadline` (what the deadlines are measured from).
+    now: Instant,
 }
 
 impl Server {
@@ -152,16 +216,28 @@ impl Server {
             to_send: VecDeque::new(),
             events: VecDeque::new(),
             stateless: VecDeque::new(),
+            resets_queued: 0,
             counts: ServerCounts::default(),
             live: 0,
             refused_after_goaway: 0,
             going_away: false,
+            handshakes: 0,
+            per_address: HashMap::new(),
+            now: Instant::now(),
         }
     }
 
     /// Connections open now.
     pub fn connections(&self) -> usize {
         self.live
+    }
+
+    /// Request streams the deadlines keep a record of, over every connection (a walk of them
+    /// all: for tests and diagnostics, not a loop's turn).
+    pub fn streams_tracked(&self) -> usize {
+        (self.slots.iter().filter_map(|s| s.conn.as_ref()))
+            .map(|c| c.heads.len())
+            .sum()
     }
 
     pub fn counts(&self) -> ServerCounts {
@@ -207,6 +283,10 @@ impl Server {
             let Some(conn) = self.slots[slot as usize].conn.as_mut() else {
                 continue;
             };
+            // Closing already (a deadline passed): nothing to say.
+            if conn.quic.local_error().is_some() || conn.quic.is_draining() {
+                continue;
+            }
             if conn.h3.is_none() {
                 let _ = conn.quic.close(true, H3_NO_ERROR, b"");
                 self.mark_send(slot);
@@ -217,9 +297,8 @@ impl Server {
             }
             conn.goaway = Some(conn.last_request.map_or(0, |s| s + 4));
             self.counts.goaways_sent += u64::from(write_goaway(conn));
-            if settled(conn) {
-                let _ = conn.quic.close(true, H3_NO_ERROR, b"");
-            }
+            // Closed once the GOAWAY is out: closing now would drop it unsent.
+            conn.close_when_sent |= settled(conn);
             self.mark_send(slot);
         }
     }
@@ -227,6 +306,7 @@ impl Server {
     /// A datagram received from `from`: given to its connection, or starting one if it is a
     /// client's Initial. What cannot be read is counted and dropped, never an error.
     pub fn recv(&mut self, datagram: &mut [u8], from: SocketAddr) {
+        self.now = Instant::now();
         // A short header does not say how long its connection ID is: it is ours, so ours.
         let hdr = match quiche::Header::from_slice(datagram, cid::LEN) {
             Ok(h) => h,
@@ -248,6 +328,7 @@ impl Server {
         };
         let max_field_section = self.config.max_field_section;
         let generation = self.slots[slot as usize].generation;
+        let now = self.now;
         let Some(conn) = self.slots[slot as usize].conn.as_mut() else {
             return;
         };
@@ -258,15 +339,32 @@ impl Server {
                 .and_then(|c| Ok(h3::Connection::with_transport(&mut conn.quic, &c)?))
             {
                 conn.h3 = Some(h3);
+                conn.quiet_since = Some(now);
+                self.handshakes -= 1;
+                // The client is at its address now: it counts against it, or, the address
+                // having its connections (handshakes that completed together), is refused.
+                if !conn.counted {
+                    let n = self
+                        .per_address
+                        .entry(address_key(conn.peer.ip()))
+                        .or_insert(0);
+                    if *n as usize >= self.config.max_per_address {
+                        let _ = conn.quic.close(false, CONNECTION_REFUSED, b"");
+                        self.counts.refused_per_address += 1;
+                    } else {
+                        *n += 1;
+                        conn.counted = true;
+                    }
+                }
             }
         }
+        clocks::note_streams(conn, now);
         // After a GOAWAY (written once there is room), the acknowledgement of the last
         // response ends the connection.
         if conn.goaway.is_some() {
             self.counts.goaways_sent += u64::from(write_goaway(conn));
-            if settled(conn) {
-                let _ = conn.quic.close(true, H3_NO_ERROR, b"");
-            }
+            // Closed once the GOAWAY is out: closing now would drop it unsent.
+            conn.close_when_sent |= settled(conn);
         }
         // Responses held back by flow control may go on now.
         let mut i = 0;
@@ -286,12 +384,23 @@ impl Server {
                 }
             }
         }
+        clocks::update(conn, now);
         self.mark(slot);
     }
 
     /// A new connection for a client's Initial, or None (not an Initial, a version to
     /// negotiate, the limit reached).
     fn accept(&mut self, hdr: &quiche::Header<'_>, len: usize, from: SocketAddr) -> Option<u32> {
+        // A reset only for an ID this thread issued: another thread's connection is alive
+        // there (this packet came from another address, or from someone who saw its ID), and
+        // its token would end it.
+        if hdr.ty == quiche::Type::Short
+            && len > MIN_RESET
+            && cid::thread_of(&hdr.dcid) == Some(self.config.thread)
+        {
+            self.send_reset(&hdr.dcid, len, from);
+            return None;
+        }
         if hdr.ty != quiche::Type::Initial {
             self.counts.unknown += 1;
             return None;
@@ -317,9 +426,58 @@ impl Server {
             }
             return None;
         }
-        let ours = cid::random();
-        let scid = quiche::ConnectionId::from_vec(ours.to_vec());
-        let quic = quiche::accept(&scid, None, self.local, from, &mut self.config.quic).ok()?;
+        // One address (an IPv6 /64) does not take every connection. Only connections from
+        // where their client is known to be count against it (a Retry's token brought back,
+        // or the handshake done): Initials spoofed in its name, which never complete, do not
+        // shut it out. At its limit an Initial without a token gets a Retry (no state), and
+        // one with a good token is refused.
+        let at_limit = (self.per_address.get(&address_key(from.ip())))
+            .is_some_and(|&n| n as usize >= self.config.max_per_address);
+        // A token not of our format (another server's, or one of ours from before a format
+        // change) is taken as none (RFC 9000 8.1.3): its client is not shut out for it.
+        let token = (hdr.token.as_deref()).filter(|t| token::ours(t));
+        let (scid, odcid) = if let Some(token) = token {
+            // A Retry's token: good, or the Initial is dropped. (This server gives no other
+            // token, and answering a bad one of ours would only help whoever forges them.)
+            match token::open(token, from, &hdr.dcid, self.now) {
+                Some(_) if at_limit => {
+                    self.counts.refused_per_address += 1;
+                    return None;
+                }
+                Some(odcid) if hdr.dcid.len() == cid::LEN => {
+                    let odcid = quiche::ConnectionId::from_vec(odcid.to_vec());
+                    (hdr.dcid.clone().into_owned(), Some(odcid))
+                }
+                _ => {
+                    self.counts.bad_tokens += 1;
+                    return None;
+                }
+            }
+        } else if at_limit
+            || match self.config.retry {
+                Retry::Never => false,
+                Retry::Flood(handshakes) => self.handshakes >= handshakes,
+                Retry::Always => true,
+            }
+        {
+            self.send_retry(hdr, from);
+            return None;
+        } else {
+            let ours = cid::issued(self.config.thread);
+            (quiche::ConnectionId::from_vec(ours.to_vec()), None)
+        };
+        // Its stateless reset token, which this thread can make again from the ID after
+        // losing the connection (restarted).
+        let reset = token::reset(self.config.thread, &scid);
+        (self.config.quic).set_stateless_reset_token(Some(reset));
+        let quic = quiche::accept(
+            &scid,
+            odcid.as_ref(),
+            self.local,
+            from,
+            &mut self.config.quic,
+        )
+        .ok()?;
         let theirs = hdr.dcid.clone().into_owned();
         let slot = match self.free.pop() {
             Some(s) => s,
@@ -343,12 +501,64 @@ impl Server {
             goaway: None,
             settled_below: 0,
             goaway_written: false,
+            close_when_sent: false,
+            accepted_at: self.now,
+            heads: Vec::new(),
+            next_stream: 0,
+            counted: odcid.is_some(),
+            quiet_since: None,
+            busy: false,
+            progress_at: self.now,
             polling: false,
             sending: false,
         });
+        // Validated by its token: counted now (else once its handshake is done).
+        if odcid.is_some() {
+            *self.per_address.entry(address_key(from.ip())).or_insert(0) += 1;
+        }
+        self.handshakes += 1;
         self.live += 1;
         self.counts.accepted += 1;
         Some(slot)
+    }
+
+    /// Answers a client's Initial with a Retry: a new connection ID to use and a token
+    /// sealing its address, the ID its Initial went to, and an expiry. No state is kept.
+    fn send_retry(&mut self, hdr: &quiche::Header<'_>, from: SocketAddr) {
+        if self.stateless.len() >= MAX_STATELESS {
+            self.counts.refused += 1;
+            return;
+        }
+        let new = cid::issued(self.config.thread);
+        let lifetime = self.config.token_lifetime;
+        let token = token::seal(from, &hdr.dcid, &new, self.now, lifetime);
+        let new = quiche::ConnectionId::from_ref(&new);
+        let mut out = vec![0u8; crate::MAX_DATAGRAM];
+        if let Ok(n) = quiche::retry(&hdr.scid, &hdr.dcid, &new, &token, hdr.version, &mut out) {
+            out.truncate(n);
+            self.stateless.push_back((out, from));
+            self.counts.retries += 1;
+        }
+    }
+
+    /// Answers a short-header packet of `len` bytes for no connection known here with a
+    /// stateless reset (RFC 9000 10.3): random bytes ending in the ID's reset token, which
+    /// the client's end of the connection (if it has one) takes as the connection's end.
+    fn send_reset(&mut self, dcid: &quiche::ConnectionId<'_>, len: usize, from: SocketAddr) {
+        if self.stateless.len() >= MAX_STATELESS || self.resets_queued >= MAX_RESETS {
+            self.counts.unknown += 1;
+            return;
+        }
+        self.resets_queued += 1;
+        let mut out = vec![0u8; (len - 1).min(MAX_RESET)];
+        cid::fill(&mut out);
+        // A short header's first bits: 0 (short), 1 (fixed).
+        out[0] = 0x40 | (out[0] & 0x3f);
+        let n = out.len();
+        let token = token::reset(self.config.thread, dcid);
+        out[n - 16..].copy_from_slice(&token.to_be_bytes());
+        self.stateless.push_back((out, from));
+        self.counts.stateless_resets += 1;
     }
 
     /// Queues `slot` to be polled and sent from.
@@ -408,6 +618,11 @@ impl Server {
             };
             match event {
                 h3::Event::Headers { list, more_frames } => {
+                    conn.heads.retain(|&(s, _)| s != stream);
+                    if !conn.busy {
+                        conn.busy = true;
+                        conn.progress_at = self.now;
+                    }
                     // After our GOAWAY a new request is refused (RFC 9114 5.2): the client
                     // may send it again on another connection.
                     if conn.goaway.is_some_and(|g| stream >= g) {
@@ -429,6 +644,7 @@ impl Server {
                 h3::Event::Finished => return Some(ServerEvent::BodyEnd { id }),
                 h3::Event::Reset(code) => {
                     conn.blocked.retain(|&s| s != stream);
+                    conn.heads.retain(|&(s, _)| s != stream);
                     return Some(ServerEvent::Reset { id, code });
                 }
                 // A client's GOAWAY (it will open no more streams) and priority updates
@@ -442,6 +658,9 @@ impl Server {
     /// bytes), or None when no connection has anything to send now.
     pub fn send(&mut self, out: &mut [u8]) -> Option<Datagram> {
         if let Some((bytes, to)) = self.stateless.pop_front() {
+            if self.stateless.is_empty() {
+                self.resets_queued = 0;
+            }
             out[..bytes.len()].copy_from_slice(&bytes);
             return Some(Datagram {
                 len: bytes.len(),
@@ -463,6 +682,11 @@ impl Server {
                         at: info.at,
                     })
                 }
+                // All sent: the GOAWAY is out, the CONNECTION_CLOSE may follow.
+                Err(_) if conn.close_when_sent => {
+                    conn.close_when_sent = false;
+                    let _ = conn.quic.close(true, H3_NO_ERROR, b"");
+                }
                 Err(_) => {
                     conn.sending = false;
                     self.to_send.pop_front();
@@ -472,22 +696,42 @@ impl Server {
         }
     }
 
-    /// The earliest deadline of all connections (a scan: one per loop turn, not per packet).
+    /// The earliest deadline of all connections, QUIC's and the [`crate::Timeouts`]' (a
+    /// scan: one per loop turn, not per packet).
     pub fn deadline(&self) -> Option<Instant> {
+        let t = &self.config.timeouts;
         self.slots
             .iter()
-            .filter_map(|s| s.conn.as_ref()?.quic.timeout_instant())
+            .filter_map(|s| {
+                let conn = s.conn.as_ref()?;
+                let quic = conn.quic.timeout_instant();
+                match clocks::due(conn, t) {
+                    Some(due) => Some(quic.map_or(due, |q| q.min(due))),
+                    None => quic,
+                }
+            })
             .min()
     }
 
     /// Runs the timers of every connection whose deadline is `now` or before.
     pub fn on_deadline(&mut self, now: Instant) {
+        self.now = now;
+        let timeouts = self.config.timeouts;
         for slot in 0..self.slots.len() as u32 {
             let Some(conn) = self.slots[slot as usize].conn.as_mut() else {
                 continue;
             };
+            let mut due = false;
             if conn.quic.timeout_instant().is_some_and(|t| t <= now) {
                 conn.quic.on_timeout();
+                due = true;
+            }
+            if clocks::due(conn, &timeouts).is_some_and(|t| t <= now) {
+                clocks::update(conn, now);
+                clocks::expire(conn, &timeouts, now, &mut self.counts);
+                due = true;
+            }
+            if due {
                 self.mark_send(slot);
                 self.sweep(slot);
             }
@@ -508,6 +752,16 @@ impl Server {
         entry.generation = entry.generation.wrapping_add(1);
         for cid in &conn.ids {
             self.by_id.remove(cid);
+        }
+        if conn.h3.is_none() {
+            self.handshakes -= 1;
+        }
+        let key = address_key(conn.peer.ip());
+        if let Some(n) = self.per_address.get_mut(&key).filter(|_| conn.counted) {
+            *n -= 1;
+            if *n == 0 {
+                self.per_address.remove(&key);
+            }
         }
         self.free.push(slot);
         self.live -= 1;
@@ -536,6 +790,7 @@ impl Server {
         end: bool,
     ) -> Result<(), Error> {
         let digits = status_digits(status);
+        let now = self.now;
         let conn = self.conn(id.conn)?;
         let h3 = conn.h3.as_mut().ok_or(Error::Gone)?;
         let sent = with_status(&digits, fields, |list| {
@@ -546,6 +801,7 @@ impl Server {
             conn.blocked.push(id.stream);
         }
         sent?;
+        conn.progress_at = now;
         self.mark_send(id.conn.slot);
         Ok(())
     }
@@ -554,6 +810,7 @@ impl Server {
     /// less than `body`, a `Writable` event says when more may go. `end` ends the response
     /// once all of `body` is taken.
     pub fn send_body(&mut self, id: RequestId, body: &[u8], end: bool) -> Result<usize, Error> {
+        let now = self.now;
         let conn = self.conn(id.conn)?;
         let h3 = conn.h3.as_mut().ok_or(Error::Gone)?;
         let taken = match h3.send_body(&mut conn.quic, id.stream, body, end) {
@@ -563,6 +820,9 @@ impl Server {
         };
         if taken < body.len() && !conn.blocked.contains(&id.stream) {
             conn.blocked.push(id.stream);
+        }
+        if taken > 0 {
+            conn.progress_at = now;
         }
         self.mark_send(id.conn.slot);
         Ok(taken)
@@ -642,4 +902,34 @@ fn write_goaway(conn: &mut Conn) -> bool {
     }
     conn.goaway_written = h3.send_goaway(&mut conn.quic, id).is_ok();
     conn.goaway_written
+}
+
+/// What `max_per_address` counts by: an IPv4 address (also as a dual-stack socket sees it,
+/// mapped), or an IPv6 address's /64 (a host is commonly given a whole /64).
+fn address_key(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V4(_) => ip,
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => {
+                let bits = u128::from(v6) & !((1u128 << 64) - 1);
+                IpAddr::V6(bits.into())
+            }
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::address_key;
+    use std::net::IpAddr;
+
+    #[test]
+    fn addresses_count_by_ipv4_address_and_ipv6_64() {
+        let key = |s: &str| address_key(s.parse::<IpAddr>().unwrap());
+        assert_eq!(key("2001:db8:1:2::1"), key("2001:db8:1:2:ffff::9"));
+        assert_ne!(key("2001:db8:1:2::1"), key("2001:db8:1:3::1"));
+        assert_eq!(key("::ffff:192.0.2.7"), key("192.0.2.7"));
+        assert_ne!(key("192.0.2.7"), key("192.0.2.8"));
+    }
 }

@@ -34,11 +34,20 @@ fn garbage_and_strangers_are_counted_and_dropped() {
     // Nothing to read a header from.
     s.recv(&mut [], from);
     s.recv(&mut [0xc0], from);
-    // A short header for a connection that does not exist.
-    let mut short = vec![0x40];
-    short.extend_from_slice(&[9; 16]);
+    // A short header for a connection that does not exist, with an ID of this thread (its
+    // index, 0, in the first two bytes): a stateless reset answers it, shorter than the
+    // packet and at most 43 bytes.
+    let mut short = vec![0x40, 0, 0];
+    short.extend_from_slice(&[9; 14]);
     short.resize(100, 0xaa);
     s.recv(&mut short, from);
+    let mut out = [0u8; MAX_DATAGRAM];
+    let reset = s.send(&mut out).expect("a stateless reset");
+    assert_eq!((reset.len, reset.to), (43, from));
+    // 21 bytes or fewer: no answer (a reset must be shorter than its packet and at least 21
+    // bytes, so two endpoints cannot answer each other's resets in a loop).
+    s.recv(&mut short[..21], from);
+    assert!(s.send(&mut out).is_none());
     // An Initial under RFC 9000's 1,200 bytes.
     s.recv(&mut long_header(0xc0, 1, 300), from);
     // Random bytes, 2,000 datagrams of them.
@@ -51,12 +60,12 @@ fn garbage_and_strangers_are_counted_and_dropped() {
     let c = s.counts();
     assert_eq!(c.accepted, 0, "{c:?}");
     assert!(
-        c.malformed >= 2 && c.unknown >= 1 && c.refused >= 1,
+        c.malformed >= 2 && c.stateless_resets >= 1 && c.refused >= 1,
         "{c:?}"
     );
     assert_eq!(
-        c.malformed + c.unknown + c.refused + c.version_negotiation,
-        2004,
+        c.malformed + c.unknown + c.refused + c.version_negotiation + c.stateless_resets,
+        2005,
         "{c:?}"
     );
     assert_eq!(s.connections(), 0);
@@ -158,4 +167,33 @@ fn a_datagram_from_another_address_does_not_change_the_peer() {
         }
     }
     panic!("no request reached the server");
+}
+
+#[test]
+fn stateless_resets_waiting_to_be_sent_are_bounded_apart() {
+    let certs = Certs::new();
+    let mut s = server(&certs);
+    let from: SocketAddr = "127.0.0.2:5000".parse().unwrap();
+    // A flood of short headers for IDs of this thread that it does not know.
+    for i in 0..100u8 {
+        let mut short = vec![0x40, 0, 0, i];
+        short.resize(100, 0xaa);
+        s.recv(&mut short, from);
+    }
+    // Fewer than the whole queue: a flood of them leaves room for Retries and version
+    // negotiation; the rest are dropped, counted.
+    let c = s.counts();
+    assert!(c.stateless_resets > 0 && c.stateless_resets < 64, "{c:?}");
+    assert_eq!(c.stateless_resets + c.unknown, 100, "{c:?}");
+    let mut out = [0u8; MAX_DATAGRAM];
+    let mut sent = 0;
+    while s.send(&mut out).is_some() {
+        sent += 1;
+    }
+    assert_eq!(sent, c.stateless_resets);
+    // Once sent, as many more may wait.
+    let mut short = vec![0x40, 0, 0, 200];
+    short.resize(100, 0xaa);
+    s.recv(&mut short, from);
+    assert_eq!(s.counts().stateless_resets, c.stateless_resets + 1);
 }

@@ -92,12 +92,20 @@ pub struct Config {
     /// ours uses, bytes.
     pub h2_header_table_size: u32,
     /// HTTP/3 over QUIC when TLS is on: a UDP socket per thread on the TCP port's address and
-    /// number (docs/serve.md, "HTTP/3"). Off by default (TCP only) until an HTTP/3 connection
-    /// has the time limits a TCP one has.
+    /// number (docs/serve.md, "HTTP/3"). Off by default (TCP only): docs/serve.md says why.
     pub http3: bool,
     /// QUIC connections at once across all threads (each thread takes its share); a client's
     /// first packet past it is dropped.
     pub h3_max_connections: usize,
+    /// QUIC connections at once from one IP address or IPv6 /64 (each thread takes its
+    /// share, rounded up), counting those whose client is known to be there (a Retry's token
+    /// or a completed handshake); past it a first packet gets a Retry and a validated one is
+    /// refused, so one address cannot take every connection and spoofed ones cannot shut it
+    /// out.
+    pub h3_max_connections_per_address: usize,
+    /// When a client's first packet is answered with a Retry: under a handshake flood
+    /// (default), always, or never.
+    pub h3_retry: H3Retry,
     /// HTTP/3 request streams a client may have open at once (QUIC's initial_max_streams_bidi).
     pub h3_max_streams: u64,
     /// A QUIC connection with no packet for this long ends, ms (max_idle_timeout; the
@@ -384,6 +392,20 @@ fn cgi_mounts_from_toml<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Cg
         .collect()
 }
 
+/// When an HTTP/3 client's Initial is answered with a Retry (address validation, RFC 9000
+/// 8.1.2) before any state is kept for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum H3Retry {
+    /// When a thread has [`http3::DEFAULT_RETRY_HANDSHAKES`] handshakes under way (a flood):
+    /// otherwise no round trip more for anyone.
+    Flood,
+    /// Every connection (one round trip more for each).
+    Always,
+    /// Never.
+    Never,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum LogFormat {
@@ -431,6 +453,8 @@ impl Default for Config {
             h2_header_table_size: 4_096,
             http3: false,
             h3_max_connections: 10_000,
+            h3_max_connections_per_address: 1_000,
+            h3_retry: H3Retry::Flood,
             h3_max_streams: 100,
             h3_idle_timeout_ms: 30_000,
             index: "index.html".into(),
@@ -487,7 +511,7 @@ impl Config {
     /// Refuses values that would make the server refuse everything, spin or never time out:
     /// checked by `Server::bind` before anything starts.
     pub fn validate(&self) -> Result<(), InvalidConfig> {
-        let checks: [(&'static str, u64, bool, &'static str); 18] = [
+        let checks: [(&'static str, u64, bool, &'static str); 19] = [
             (
                 "max_connections",
                 self.max_connections as u64,
@@ -552,6 +576,12 @@ impl Config {
                 "h3_max_connections",
                 self.h3_max_connections as u64,
                 self.h3_max_connections >= 1,
+                "must be at least 1",
+            ),
+            (
+                "h3_max_connections_per_address",
+                self.h3_max_connections_per_address as u64,
+                self.h3_max_connections_per_address >= 1,
                 "must be at least 1",
             ),
             (
@@ -725,6 +755,28 @@ impl Config {
             stream_window: H3_STREAM_WINDOW,
             connection_window: H3_CONNECTION_WINDOW,
             ..http3::Limits::default()
+        }
+    }
+
+    /// HTTP/3's Retry policy (`h3_retry`).
+    pub fn http3_retry(&self) -> http3::Retry {
+        match self.h3_retry {
+            H3Retry::Flood => http3::Retry::Flood(http3::DEFAULT_RETRY_HANDSHAKES),
+            H3Retry::Always => http3::Retry::Always,
+            H3Retry::Never => http3::Retry::Never,
+        }
+    }
+
+    /// HTTP/3's deadlines besides QUIC's idle timeout: those of HTTP/1.1 and HTTP/2
+    /// (`header_timeout_ms` for the handshake and a request's header block,
+    /// `keepalive_timeout_ms` for a connection with no request open, `send_timeout_ms` for
+    /// responses that make no progress).
+    pub fn http3_timeouts(&self) -> http3::Timeouts {
+        let ms = std::time::Duration::from_millis;
+        http3::Timeouts {
+            header: ms(self.header_timeout_ms),
+            keep_alive: ms(self.keepalive_timeout_ms),
+            send: ms(self.send_timeout_ms),
         }
     }
 

@@ -379,6 +379,19 @@ fn finish<'a>(w: &mut Worker, status: u16, entry: impl FnOnce() -> Entry<'a>) {
     count_status(&mut w.stats, status);
 }
 
+/// The request line an HTTP/2 or HTTP/3 request's access-log entry shows, as HTTP/1.1 would
+/// have sent it (`GET /a HTTP/2.0`): written into `line` (reused) from its `:method` and
+/// `:path`.
+fn request_line<'a>(line: &'a mut Vec<u8>, method: &[u8], path: &[u8], version: &[u8]) -> &'a [u8] {
+    line.clear();
+    line.extend_from_slice(method);
+    line.push(b' ');
+    line.extend_from_slice(path);
+    line.push(b' ');
+    line.extend_from_slice(version);
+    line
+}
+
 fn count_status(st: &mut ServerStats, status: u16) {
     st.requests += 1;
     match status / 100 {

@@ -161,7 +161,7 @@ impl Server {
         if tls.is_some() && config.http3 {
             // Checked before anything serves: a certificate quiche's BoringSSL refuses is one
             // error at start.
-            h3_config(&config, 1)?;
+            h3_config(&config, 0, 1)?;
             udp =
                 crate::udp::bind(addr, n).map_err(|source| ServeError::BindUdp { addr, source })?;
         }
@@ -299,7 +299,7 @@ fn run_loop(
 ) -> Result<ServerStats, ServeError> {
     let threads = control.wakers.len().max(1);
     // Each thread's QUIC configuration is its own (quiche's is not shared between threads).
-    let udp = udp.map(|socket| Ok::<_, ServeError>((socket, h3_config(config, threads)?)));
+    let udp = udp.map(|socket| Ok::<_, ServeError>((socket, h3_config(config, id, threads)?)));
     let result = Responder::new(config)
         .map_err(ServeError::from)
         .and_then(|responder| Ok((responder, udp.transpose()?)))
@@ -331,16 +331,30 @@ fn run_loop(
     result
 }
 
-/// One thread's QUIC configuration: the TLS certificate and key, the `h3_*` limits, and its
-/// share of `h3_max_connections` among `threads`.
+/// Thread `id`'s QUIC configuration: its index (in the connection IDs it issues, so only it
+/// answers for them with a stateless reset), the TLS certificate and key, the `h3_*` limits, its share
+/// of `h3_max_connections` and of `h3_max_connections_per_address` among `threads` (a
+/// client's connections spread over the threads by the hash of their ports), and the
+/// deadlines HTTP/1.1 and HTTP/2 have.
 /// (Asked only when TLS is on: a server without a certificate serves no HTTP/3.)
-fn h3_config(config: &Config, threads: usize) -> Result<http3::ServerConfig, http3::Error> {
+fn h3_config(
+    config: &Config,
+    id: usize,
+    threads: usize,
+) -> Result<http3::ServerConfig, http3::Error> {
     let (cert, key) = match (&config.tls_cert, &config.tls_key) {
         (Some(cert), Some(key)) => (cert, key),
         _ => return Err(http3::Error::NotReady),
     };
-    let share = (config.h3_max_connections / threads.max(1)).max(1);
-    Ok(http3::ServerConfig::new(cert, key, &config.http3_limits())?.max_connections(share))
+    let threads = threads.max(1);
+    let share = (config.h3_max_connections / threads).max(1);
+    let per_address = config.h3_max_connections_per_address.div_ceil(threads);
+    Ok(http3::ServerConfig::new(cert, key, &config.http3_limits())?
+        .max_connections(share)
+        .max_per_address(per_address)
+        .thread(id as u16)
+        .retry(config.http3_retry())
+        .timeouts(config.http3_timeouts()))
 }
 
 /// The TLS configuration when `tls_cert` and `tls_key` are set, checked before anything is bound.

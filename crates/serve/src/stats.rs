@@ -107,8 +107,27 @@ counters! {
         h3_datagrams_sent,
         h3_send_blocked,
         /// Datagrams dropped unread: malformed, for no connection, or a first packet refused
-        /// (too short, past `h3_max_connections`).
+        /// (too short, past `h3_max_connections` or `h3_max_connections_per_address`).
         h3_dropped,
+        /// Of those, first packets refused at `h3_max_connections_per_address`.
+        h3_refused_per_address,
+        /// QUIC handshakes not done within `header_timeout_ms` (closed), and HTTP/3 request
+        /// streams whose header block was not whole within it (reset).
+        h3_handshake_timeouts,
+        h3_header_timeouts,
+        /// HTTP/3 connections closed after `keepalive_timeout_ms` with no request open
+        /// (GOAWAY, then H3_NO_ERROR), PINGs or not.
+        h3_keepalive_closes,
+        /// HTTP/3 connections closed because their responses made no progress for
+        /// `send_timeout_ms` (streams reset).
+        h3_send_timeouts,
+        /// Retry packets sent (address validation: `h3_retry`), and first packets dropped
+        /// because their token was forged, for another address, or expired (also in
+        /// `h3_dropped`).
+        h3_retries,
+        h3_bad_tokens,
+        /// Stateless resets sent: packets for a connection this thread does not know.
+        h3_stateless_resets,
         /// HTTP/3 GOAWAY frames sent (graceful shutdown).
         h3_goaways_sent,
         /// Requests a CGI program was to answer (the refused ones included: 413, 503).

@@ -8,9 +8,12 @@
 //! connection on the thread that accepted it, with two limits written in docs/serve.md: a
 //! client whose address or port changes (a NAT rebinding; active migration is refused in the
 //! transport parameters) lands on another thread, which does not know its connection ID and
-//! drops its packets until the connection times out; and a client's first Initial goes where
-//! its hash says, not to the least busy thread. Connection IDs that name their thread (read
-//! by a BPF program attached to the group) would lift the first; they are not done.
+//! drops its packets (the client starts again at its idle timeout); and a client's first
+//! Initial goes where its hash says, not to the least busy thread. The connection IDs a
+//! thread issues begin with its index (`http3::ServerConfig::thread`), so only the thread
+//! holding a connection answers for it with a stateless reset: another thread sending it
+//! would give the connection's token to whoever copied its ID. A BPF program attached to the
+//! group reading that index would lift the first limit; it is not done.
 //!
 //! Unlike the TCP listeners (`listeners.rs`), the UDP group is not guarded against another
 //! process joining it: the TCP port is bound first, so a second `flint serve` fails there,

@@ -275,3 +275,95 @@ fn alt_svc_advertises_http3_on_http1_and_http2_responses() {
     let r = exchange(plain.addr, &get("/a.txt"));
     assert_eq!((r.status, r.header("alt-svc")), (200, None));
 }
+
+#[test]
+fn a_client_that_pings_forever_is_closed_at_the_keepalive_timeout() {
+    let certs = Certs::new();
+    // QUIC's own idle timeout far away: only the keep-alive deadline can end it.
+    let srv = certs.serve(|c| {
+        c.keepalive_timeout_ms = 300;
+        c.h3_idle_timeout_ms = 120_000;
+    });
+    let long = http3::Limits {
+        idle_timeout: std::time::Duration::from_secs(120),
+        ..http3::Limits::default()
+    };
+    let mut pinger = Driver::try_connect(&mut certs.client_with(&long), srv.addr);
+    pinger.pings = true;
+    pinger.until(|d| d.client.is_closed());
+    // (No request first: on a busy machine the test could not be sure to send it in time.)
+    assert_eq!(pinger.goaway, Some(0), "GOAWAY: no request processed");
+    let by_server = Some(Closed::Error {
+        by_peer: true,
+        app: true,
+        code: H3_NO_ERROR,
+        reason: String::new(),
+    });
+    assert_eq!(pinger.client.closed(), by_server);
+    let st = srv.stop();
+    assert_eq!(
+        (st.h3_keepalive_closes, st.h3_goaways_sent),
+        (1, 1),
+        "{st:?}"
+    );
+}
+
+#[test]
+fn a_response_the_client_never_reads_is_reset_at_the_send_timeout() {
+    let certs = Certs::new();
+    let srv = certs.serve(|c| {
+        c.send_timeout_ms = 300;
+        c.h3_idle_timeout_ms = 120_000;
+    });
+    // A client that never reads a 4 MiB response through its 16 KiB window, PINGing.
+    let small = http3::Limits {
+        idle_timeout: std::time::Duration::from_secs(120),
+        stream_window: 16 * 1024,
+        connection_window: 64 * 1024,
+        ..http3::Limits::default()
+    };
+    let mut stuck = Driver::connect(&mut certs.client_with(&small), srv.addr);
+    (stuck.reads, stuck.pings) = (false, true);
+    stuck.request("GET", "/4m.bin", &[]);
+    stuck.until(|d| d.client.is_closed());
+    match stuck.client.closed() {
+        Some(Closed::Error {
+            by_peer: true,
+            app: true,
+            code: H3_NO_ERROR,
+            ..
+        }) => {}
+        other => panic!("closed by the server, not {other:?}"),
+    }
+    let st = srv.stop();
+    assert_eq!((st.h3_send_timeouts, st.http3_requests), (1, 1), "{st:?}");
+}
+
+#[test]
+fn a_retry_and_the_per_address_cap_reach_the_clients() {
+    let certs = Certs::new();
+    let srv = certs.serve(|c| {
+        c.h3_retry = serve::config::H3Retry::Always;
+        c.h3_max_connections_per_address = 1;
+    });
+    // Through a Retry: the handshake completes with the token, and requests are answered.
+    let mut first = Driver::connect(&mut certs.client(), srv.addr);
+    let got = first.fetch(&[("GET", "/a.txt")]);
+    assert_eq!((got[0].status, &got[0].body[..]), (200, &b"hello"[..]));
+    // A second connection from 127.0.0.1, at the address's limit: its Initial gets a Retry
+    // (no state), and the Initial bringing the token back is refused, unanswered. (This is
+    // deterministic because the test server runs one thread: with several, the second
+    // connection's port could hash to another thread, whose share of the limit is its own.)
+    let limits = http3::Limits {
+        idle_timeout: std::time::Duration::from_secs(1),
+        ..http3::Limits::default()
+    };
+    let second = Driver::try_connect(&mut certs.client_with(&limits), srv.addr);
+    assert_eq!(second.client.closed(), Some(Closed::IdleTimeout));
+    let st = srv.stats();
+    assert_eq!((st.http3_connections, st.h3_bad_tokens), (1, 0), "{st:?}");
+    // One Retry for each Initial of the first ClientHello (it may take two), and the
+    // second connection's.
+    assert!(st.h3_retries >= 2, "{st:?}");
+    assert!(st.h3_refused_per_address >= 1, "{st:?}");
+}

@@ -1,3 +1,4 @@
 pub mod caddy;
 pub mod memory;
+pub mod raw;
 pub mod udp;

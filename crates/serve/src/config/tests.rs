@@ -203,6 +203,10 @@ fn http3_keys_are_checked_and_alt_svc_names_the_port_only_with_tls() {
     assert_eq!(refused(|c| c.h3_max_streams = 0), "h3_max_streams");
     assert_eq!(refused(|c| c.h3_max_streams = 1 << 61), "h3_max_streams");
     assert_eq!(refused(|c| c.h3_idle_timeout_ms = 0), "h3_idle_timeout_ms");
+    assert_eq!(
+        refused(|c| c.h3_max_connections_per_address = 0),
+        "h3_max_connections_per_address"
+    );
     let tls = Config {
         listen: "127.0.0.1:8443".parse().unwrap(),
         tls_cert: Some("cert.pem".into()),
@@ -226,6 +230,19 @@ fn http3_keys_are_checked_and_alt_svc_names_the_port_only_with_tls() {
         (64 * 1024, 256 * 1024)
     );
     assert_eq!(limits.idle_timeout, std::time::Duration::from_millis(1500));
+    // HTTP/1.1's and HTTP/2's deadlines are HTTP/3's.
+    let timeouts = Config {
+        header_timeout_ms: 11,
+        keepalive_timeout_ms: 12,
+        send_timeout_ms: 13,
+        ..Config::default()
+    }
+    .http3_timeouts();
+    let ms = std::time::Duration::from_millis;
+    assert_eq!(
+        (timeouts.header, timeouts.keep_alive, timeouts.send),
+        (ms(11), ms(12), ms(13))
+    );
     assert_eq!(
         Config {
             http3: false,

@@ -38,7 +38,7 @@ use std::time::Instant;
 use http2::{error_code, frame_type, Header, StreamId};
 
 use super::body::BodyClock;
-use super::{finish, Session, Worker};
+use super::{finish, request_line, Session, Worker};
 use crate::access_log::Entry;
 use crate::auth::Verdict;
 use crate::gateway::{cgi, Launch, Route};
@@ -570,22 +570,14 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
     };
     let (status, body_bytes, user) = (reply.status, reply.body_bytes, user.as_deref());
     let line = &mut h.log_line;
-    finish(w, status, move || {
-        // The request line as HTTP/2 has it.
-        line.clear();
-        line.extend_from_slice(method);
-        line.push(b' ');
-        line.extend_from_slice(path);
-        line.extend_from_slice(b" HTTP/2.0");
-        Entry {
-            peer: peer.ip(),
-            request_line: &line[..],
-            status,
-            body_bytes,
-            referer,
-            user_agent,
-            user,
-        }
+    finish(w, status, move || Entry {
+        peer: peer.ip(),
+        request_line: request_line(line, method, path, b"HTTP/2.0"),
+        status,
+        body_bytes,
+        referer,
+        user_agent,
+        user,
     });
     // Refused for what the request is (the answers wire's checks and these limits give).
     h.streams.refused += u32::from(matches!(reply.status, 400 | 413 | 414 | 431));

@@ -17,7 +17,8 @@
 //! stream may send now (never held whole), a generated page is copied only if flow control
 //! cuts it. What is not taken waits in `pending` for the stream's `Writable` event. A client
 //! that stops reading holds at most its streams' entries (the stream limit), each a shared
-//! body or a file's descriptor and offset, until the connection's idle timeout ends it.
+//! body or a file's descriptor and offset, until the send timeout ends its connection (the
+//! `http3` crate keeps HTTP/1.1's deadlines: `Config::http3_timeouts`).
 //!
 //! Programs (CGI, FastCGI) and proxied upstreams are not run for HTTP/3 requests: those
 //! targets get 501 (docs/serve.md). Request bodies are read and dropped, as a static server
@@ -32,7 +33,7 @@ use std::time::Instant;
 
 use http3::{Datagram, Field, Fields, RequestId, Server, ServerEvent};
 
-use super::{finish, Worker};
+use super::{finish, request_line, Worker};
 use crate::access_log::Entry;
 use crate::auth::Verdict;
 use crate::gateway::Route;
@@ -161,8 +162,16 @@ impl H3 {
     pub fn publish(&self, st: &mut ServerStats) {
         let c = self.server.counts();
         st.http3_connections = c.accepted;
-        st.h3_dropped = c.malformed + c.unknown + c.refused;
+        st.h3_dropped = c.malformed + c.unknown + c.refused + c.refused_per_address + c.bad_tokens;
+        st.h3_refused_per_address = c.refused_per_address;
         st.h3_goaways_sent = c.goaways_sent;
+        st.h3_handshake_timeouts = c.handshake_timeouts;
+        st.h3_header_timeouts = c.header_timeouts;
+        st.h3_keepalive_closes = c.keep_alive_closes;
+        st.h3_send_timeouts = c.send_timeouts;
+        st.h3_retries = c.retries;
+        st.h3_bad_tokens = c.bad_tokens;
+        st.h3_stateless_resets = c.stateless_resets;
     }
 
     /// Answers one request: the responder's reply (or 501 for a gateway's target), its
@@ -222,21 +231,14 @@ impl H3 {
         let (reply, head, referer, user_agent, user) = answer;
         let (status, body_bytes, user) = (reply.status, reply.body_bytes, user.as_deref());
         let line = &mut self.log_line;
-        finish(w, status, move || {
-            line.clear();
-            line.extend_from_slice(method);
-            line.push(b' ');
-            line.extend_from_slice(path);
-            line.extend_from_slice(b" HTTP/3.0");
-            Entry {
-                peer: peer.ip(),
-                request_line: &line[..],
-                status,
-                body_bytes,
-                referer,
-                user_agent,
-                user,
-            }
+        finish(w, status, move || Entry {
+            peer: peer.ip(),
+            request_line: request_line(line, method, path, b"HTTP/3.0"),
+            status,
+            body_bytes,
+            referer,
+            user_agent,
+            user,
         });
         w.stats.http3_requests += 1;
         // A HEAD answered with an error page has no body either.

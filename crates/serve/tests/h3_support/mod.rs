@@ -78,6 +78,10 @@ pub struct Driver {
     buf: Vec<u8>,
     pub got: HashMap<u64, Got>,
     pub goaway: Option<u64>,
+    /// Read response bodies (false: the client never opens its windows to them).
+    pub reads: bool,
+    /// PING every turn (the QUIC idle timeout never ends the connection).
+    pub pings: bool,
 }
 
 impl Driver {
@@ -99,6 +103,8 @@ impl Driver {
             buf: vec![0u8; 65536],
             got: HashMap::new(),
             goaway: None,
+            reads: true,
+            pings: false,
         };
         d.until(|d| d.client.is_ready() || d.client.is_closed());
         d
@@ -107,6 +113,9 @@ impl Driver {
     /// Sends what is queued, waits for datagrams (until the next deadline, at most 20 ms),
     /// runs the timers, and files each event under its stream.
     pub fn turn(&mut self) {
+        if self.pings && self.client.is_ready() {
+            self.client.ping();
+        }
         let mut out = [0u8; MAX_DATAGRAM];
         while let Some(d) = self.client.send(&mut out) {
             self.sock.send_to(&out[..d.len], d.to).unwrap();
@@ -146,6 +155,7 @@ impl Driver {
                         .collect();
                     g.finished |= end;
                 }
+                ClientEvent::Data { .. } if !self.reads => {}
                 ClientEvent::Data { stream } => loop {
                     let n = self.client.recv_body(stream, &mut self.buf).unwrap_or(0);
                     if n == 0 {

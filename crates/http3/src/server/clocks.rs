@@ -1,0 +1,130 @@
+//! A server connection's deadlines besides QUIC's idle timeout ([`crate::Timeouts`]), which
+//! any packet restarts and so bounds nothing a client that PINGs wants to hold:
+//!
+//! - the handshake, and each request stream's header block from the stream's first byte
+//!   (header timeout): a handshake past it is closed, a stream reset with
+//!   H3_REQUEST_INCOMPLETE;
+//! - a connection with no whole request under way (keep-alive timeout; a stream still in
+//!   its header block does not count): a GOAWAY, then a CONNECTION_CLOSE with H3_NO_ERROR
+//!   once it is sent;
+//! - responses under way that make no progress (send timeout): nothing more taken by flow
+//!   control and no stream let go of by QUIC (acknowledged whole), as when a client does not
+//!   acknowledge or does not open its windows: the streams are reset and the connection
+//!   closed, so what they held is freed.
+//!
+//! Each connection keeps when its clocks started; nothing here runs per request but
+//! [`note_streams`] and [`update`] once a datagram, each a few comparisons.
+
+use super::{settled, write_goaway, Conn, ServerCounts};
+use crate::config::Timeouts;
+use crate::{H3_NO_ERROR, H3_REQUEST_CANCELLED, H3_REQUEST_INCOMPLETE};
+use std::time::Instant;
+
+/// Notes the request streams a datagram opened: each is to have its header block within the
+/// header timeout from now. One high-water mark says which are new: a stream at or above it
+/// opens every request stream below it too (RFC 9000 2.1), so those not seen yet are noted
+/// with it (a client may skip numbers, and `readable` gives a datagram's streams in no set
+/// order). QUIC's stream limit bounds how far above the mark a stream can be, so the gap
+/// noted is at most that many; a number never used is let go of at its header deadline.
+pub(super) fn note_streams(conn: &mut Conn, now: Instant) {
+    if conn.h3.is_none() {
+        return;
+    }
+    for stream in conn.quic.readable() {
+        // Client-initiated bidirectional streams are the requests (RFC 9114 6.1).
+        if stream % 4 != 0 || stream < conn.next_stream {
+            continue;
+        }
+        let mut s = conn.next_stream;
+        while s <= stream {
+            conn.heads.push((s, now));
+            s += 4;
+        }
+        conn.next_stream = stream + 4;
+    }
+}
+
+/// Brings the keep-alive and send clocks up to date with what the connection holds now.
+pub(super) fn update(conn: &mut Conn, now: Instant) {
+    if conn.h3.is_none() {
+        return;
+    }
+    let before = conn.settled_below;
+    let all_settled = settled(conn);
+    let busy = !conn.blocked.is_empty() || !all_settled;
+    // A stream let go of (its response acknowledged whole) is progress.
+    if (busy && !conn.busy) || conn.settled_below != before {
+        conn.progress_at = now;
+    }
+    conn.busy = busy;
+    // Only a whole request under way holds the keep-alive clock: a stream still in its
+    // header block has the header timeout, and letting it hold the clock would let a client
+    // that opens one now and then (each reset at its header timeout) keep the connection.
+    if busy {
+        conn.quiet_since = None;
+    } else if conn.quiet_since.is_none() {
+        conn.quiet_since = Some(now);
+    }
+}
+
+/// When the connection's earliest deadline is, if it has one (none once it is closing).
+pub(super) fn due(conn: &Conn, t: &Timeouts) -> Option<Instant> {
+    if conn.quic.local_error().is_some() || conn.quic.is_draining() || conn.quic.is_closed() {
+        return None;
+    }
+    if conn.h3.is_none() {
+        return Some(conn.accepted_at + t.header);
+    }
+    let header = conn.heads.first().map(|&(_, since)| since + t.header);
+    let keep_alive = (conn.quiet_since)
+        .filter(|_| conn.goaway.is_none())
+        .map(|since| since + t.keep_alive);
+    let send = conn.busy.then(|| conn.progress_at + t.send);
+    [header, keep_alive, send].into_iter().flatten().min()
+}
+
+/// Acts on every deadline of the connection that `now` has passed, counting each.
+pub(super) fn expire(conn: &mut Conn, t: &Timeouts, now: Instant, counts: &mut ServerCounts) {
+    if conn.h3.is_none() {
+        if conn.accepted_at + t.header <= now {
+            let _ = conn.quic.close(false, 0x0, b"handshake timeout");
+            counts.handshake_timeouts += 1;
+        }
+        return;
+    }
+    while let Some(&(stream, since)) = conn.heads.first() {
+        if since + t.header > now {
+            break;
+        }
+        conn.heads.remove(0);
+        // A stream already gone (reset by the client, or a number it skipped) is not counted.
+        let mut reset = false;
+        for dir in [quiche::Shutdown::Read, quiche::Shutdown::Write] {
+            reset |= (conn.quic)
+                .stream_shutdown(stream, dir, H3_REQUEST_INCOMPLETE)
+                .is_ok();
+        }
+        counts.header_timeouts += u64::from(reset);
+    }
+    if conn.busy && conn.progress_at + t.send <= now {
+        if let Some(last) = conn.last_request {
+            let mut s = conn.settled_below;
+            while s <= last {
+                let _ =
+                    (conn.quic).stream_shutdown(s, quiche::Shutdown::Write, H3_REQUEST_CANCELLED);
+                s += 4;
+            }
+        }
+        conn.blocked.clear();
+        let _ = conn.quic.close(true, H3_NO_ERROR, b"send timeout");
+        counts.send_timeouts += 1;
+        return;
+    }
+    if conn.goaway.is_none() && conn.quiet_since.is_some_and(|q| q + t.keep_alive <= now) {
+        conn.goaway = Some(conn.next_stream);
+        counts.goaways_sent += u64::from(write_goaway(conn));
+        conn.close_when_sent = true;
+        conn.quiet_since = None;
+        counts.keep_alive_closes += 1;
+    }
+}

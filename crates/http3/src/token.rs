@@ -1,0 +1,197 @@
+//! The server's stateless tokens, made with one key drawn from the kernel's generator when
+//! the process makes its first server configuration and shared by every thread's server (a
+//! client's Retry token is good on whichever thread its next Initial lands):
+//!
+//! Every token begins with a byte naming its kind and format ([`RETRY_V1`]): a token without
+//! it (another server's, or a format of ours given up) is not ours, and the server takes it
+//! as absent (RFC 9000 8.1.3), so the client is not shut out for holding it.
+//!
+//! - Retry tokens (RFC 9000 8.1.2): the client's address, the connection ID its first Initial
+//!   was sent to (the original one, which the handshake must confirm), the ID the Retry
+//!   told it to use next, and an expiry, sealed with HMAC-SHA-256. The token carries the
+//!   expiry and the original ID in the clear (neither is secret: the client sent the one and
+//!   can time the other) and 16 bytes of the MAC; the address and the new ID are in the MAC
+//!   only, so a token is good from the address it was given to, for the ID it was given with.
+//! - Stateless reset tokens (RFC 9000 10.3): HMAC of the thread holding a connection and its
+//!   ID, so a thread that no longer knows a connection (restarted, its state dropped) can
+//!   still end it. Only that thread answers with it (the ID names the thread, see `cid`):
+//!   another thread sharing the key would hand a live connection's token to whoever sent a
+//!   packet with its ID from another address (RFC 9000 21.11).
+
+use hmac::{Hmac, KeyInit, Mac};
+use sha2::Sha256;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// The first byte of a Retry token of this format.
+const RETRY_V1: u8 = 0xf1;
+
+/// MAC bytes kept in a Retry token (128 bits: forging one takes 2^128 tries).
+const MAC_LEN: usize = 16;
+/// The longest connection ID QUIC v1 allows (RFC 9000 17.2).
+const MAX_CID: usize = 20;
+
+/// The keyed MACs, one a kind of token (the key set up and the kind's name taken in once:
+/// each use clones one), and the instant expiries count from.
+struct Key {
+    retry: Hmac<Sha256>,
+    reset: Hmac<Sha256>,
+    epoch: Instant,
+}
+
+fn key() -> &'static Key {
+    static KEY: OnceLock<Key> = OnceLock::new();
+    KEY.get_or_init(|| {
+        let mut key = [0u8; 32];
+        crate::cid::fill(&mut key);
+        let keyed = |domain: &[u8]| {
+            let mut m = <Hmac<Sha256> as KeyInit>::new_from_slice(&key).expect("any key length");
+            m.update(domain);
+            m
+        };
+        Key {
+            retry: keyed(b"flint h3 retry"),
+            reset: keyed(b"flint h3 reset"),
+            epoch: Instant::now(),
+        }
+    })
+}
+
+/// Draws the key now (at start) rather than at the first Initial.
+pub(crate) fn init() {
+    key();
+}
+
+/// The address as 16 bytes and a port, IPv4 mapped (as a dual-stack socket sees it).
+fn address(peer: SocketAddr) -> [u8; 18] {
+    let ip = match peer.ip() {
+        IpAddr::V4(v4) => v4.to_ipv6_mapped(),
+        IpAddr::V6(v6) => v6,
+    };
+    let mut out = [0u8; 18];
+    out[..16].copy_from_slice(&ip.octets());
+    out[16..].copy_from_slice(&peer.port().to_be_bytes());
+    out
+}
+
+fn retry_mac(peer: SocketAddr, expiry: [u8; 8], odcid: &[u8], new_cid: &[u8]) -> Hmac<Sha256> {
+    let mut m = key().retry.clone();
+    m.update(&address(peer));
+    m.update(&expiry);
+    m.update(&[odcid.len() as u8]);
+    m.update(odcid);
+    m.update(new_cid);
+    m
+}
+
+/// A Retry token for `peer`, whose first Initial went to `odcid`, told to use `new_cid`, good
+/// until `now + lifetime`.
+pub(crate) fn seal(
+    peer: SocketAddr,
+    odcid: &[u8],
+    new_cid: &[u8],
+    now: Instant,
+    lifetime: Duration,
+) -> Vec<u8> {
+    let expiry = (now + lifetime)
+        .saturating_duration_since(key().epoch)
+        .as_millis() as u64;
+    let expiry = expiry.to_be_bytes();
+    let odcid = &odcid[..odcid.len().min(MAX_CID)];
+    let tag = retry_mac(peer, expiry, odcid, new_cid)
+        .finalize()
+        .into_bytes();
+    let mut token = Vec::with_capacity(1 + 8 + 1 + odcid.len() + MAC_LEN);
+    token.push(RETRY_V1);
+    token.extend_from_slice(&expiry);
+    token.push(odcid.len() as u8);
+    token.extend_from_slice(odcid);
+    token.extend_from_slice(&tag[..MAC_LEN]);
+    token
+}
+
+/// Whether `token` is of a format of ours (else it is taken as no token).
+pub(crate) fn ours(token: &[u8]) -> bool {
+    token.first() == Some(&RETRY_V1)
+}
+
+/// The original connection ID a Retry token names, if the token is ours, for `peer` and
+/// `new_cid` (the ID the client's Initial is sent to), and not expired at `now`.
+pub(crate) fn open<'t>(
+    token: &'t [u8],
+    peer: SocketAddr,
+    new_cid: &[u8],
+    now: Instant,
+) -> Option<&'t [u8]> {
+    let (&RETRY_V1, token) = token.split_first()? else {
+        return None;
+    };
+    let (expiry, rest) = token.split_first_chunk::<8>()?;
+    let (&len, rest) = rest.split_first()?;
+    let len = len as usize;
+    if len > MAX_CID || rest.len() != len + MAC_LEN {
+        return None;
+    }
+    let (odcid, tag) = rest.split_at(len);
+    // Compared in constant time (the MAC's own check).
+    retry_mac(peer, *expiry, odcid, new_cid)
+        .verify_truncated_left(tag)
+        .ok()?;
+    let now = now.saturating_duration_since(key().epoch).as_millis() as u64;
+    (now < u64::from_be_bytes(*expiry)).then_some(odcid)
+}
+
+/// The stateless reset token of connection ID `cid`, held by thread `thread`.
+pub(crate) fn reset(thread: u16, cid: &[u8]) -> u128 {
+    let mut m = key().reset.clone();
+    m.update(&thread.to_be_bytes());
+    m.update(cid);
+    let tag = m.finalize().into_bytes();
+    u128::from_be_bytes(tag[..16].try_into().expect("32 bytes"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_retry_token_opens_only_for_its_address_ids_and_time() {
+        let peer: SocketAddr = "192.0.2.7:4000".parse().unwrap();
+        let now = Instant::now();
+        let life = Duration::from_secs(10);
+        let token = seal(peer, b"original", b"new-id", now, life);
+        assert_eq!(open(&token, peer, b"new-id", now), Some(&b"original"[..]));
+        // Another port, another address, another new ID.
+        assert_eq!(
+            open(&token, "192.0.2.7:4001".parse().unwrap(), b"new-id", now),
+            None
+        );
+        assert_eq!(
+            open(&token, "192.0.2.8:4000".parse().unwrap(), b"new-id", now),
+            None
+        );
+        assert_eq!(open(&token, peer, b"other", now), None);
+        // Expired.
+        assert_eq!(open(&token, peer, b"new-id", now + life), None);
+        // Any byte changed, or cut short, or lengthened.
+        for i in 0..token.len() {
+            let mut t = token.clone();
+            t[i] ^= 1;
+            assert_eq!(open(&t, peer, b"new-id", now), None, "byte {i}");
+        }
+        assert_eq!(open(&token[..token.len() - 1], peer, b"new-id", now), None);
+        let mut long = token.clone();
+        long.push(0);
+        assert_eq!(open(&long, peer, b"new-id", now), None);
+        assert_eq!(open(&[], peer, b"new-id", now), None);
+        assert!(ours(&token) && !ours(&token[1..]) && !ours(&[]));
+    }
+
+    #[test]
+    fn reset_tokens_are_per_id_and_stable() {
+        assert_eq!(reset(0, b"abc"), reset(0, b"abc"));
+        assert_ne!(reset(0, b"abc"), reset(0, b"abd"));
+        assert_ne!(reset(0, b"abc"), reset(1, b"abc"));
+    }
+}
