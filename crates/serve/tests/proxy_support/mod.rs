@@ -135,7 +135,7 @@ impl Upstream {
         tls: Option<Arc<rustls::ServerConfig>>,
         handler: impl Fn(&Req) -> Vec<Step> + Send + Sync + 'static,
     ) -> Upstream {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let listener = listen_loopback();
         listener.set_nonblocking(true).unwrap();
         Upstream::serve(Listener::Tcp(listener), tls, handler)
     }
@@ -372,4 +372,19 @@ pub fn mount(prefix: &str, upstreams: &[String], extra: &str) -> serve::config::
     );
     let mut c: serve::Config = toml::from_str(&text).unwrap();
     c.proxy.remove(0)
+}
+
+/// A loopback listener whose accept queue holds every connection a test opens at once (300
+/// through the proxy's pool). std's backlog is 128: on a loaded machine this upstream's accept
+/// loop falls behind, the kernel drops the SYNs past the queue, and a dropped SYN is sent again
+/// only after 1 s and 3 s more, past the proxy's 5 s connect timeout (a 504 the proxy did not
+/// cause).
+fn listen_loopback() -> TcpListener {
+    use socket2::{Domain, Socket, Type};
+    let s = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
+    s.set_reuse_address(true).unwrap();
+    s.bind(&SocketAddr::from(([127, 0, 0, 1], 0)).into())
+        .unwrap();
+    s.listen(1024).unwrap();
+    s.into()
 }
