@@ -480,15 +480,7 @@ impl Responder {
         } else {
             Persistence::Persist
         };
-        page(
-            &mut self.pages,
-            503,
-            date,
-            conn,
-            head_method,
-            &mut out.into(),
-            |o| o.field(FieldName::RetryAfter, b"1"),
-        )
+        self.retry_later(conn, head_method, date, out)
     }
 
     /// 503 with `Retry-After: 1`: every program slot is taken (`cgi_max_programs`).
@@ -499,7 +491,17 @@ impl Responder {
         out: impl Into<Output<'o>>,
     ) -> Reply {
         let head_method = req.method == Method::Head;
-        let conn = Persistence::of(req);
+        self.retry_later(Persistence::of(req), head_method, date, out)
+    }
+
+    /// The 503 page of [`Responder::busy`] and [`Responder::busy_after_body`].
+    fn retry_later<'o>(
+        &mut self,
+        conn: Persistence,
+        head_method: bool,
+        date: &[u8],
+        out: impl Into<Output<'o>>,
+    ) -> Reply {
         page(
             &mut self.pages,
             503,
