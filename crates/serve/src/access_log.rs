@@ -221,7 +221,9 @@ impl AccessLog {
         self.stamp_secs = secs;
         let (y, m, d) = wire::date::civil_from_days((secs / 86_400) as i64);
         let t = secs % 86_400;
-        let mut s = Vec::with_capacity(28);
+        // Written in place: a new second comes while requests are served, and the steady
+        // state allocates nothing (a `&mut [u8]` writer, not a Vec).
+        let mut s = &mut self.stamp[..];
         let _ = write!(
             s,
             "[{:02}/{}/{:04}:{:02}:{:02}:{:02} +0000]",
@@ -232,8 +234,6 @@ impl AccessLog {
             t / 60 % 60,
             t % 60
         );
-        let n = s.len().min(28);
-        self.stamp[..n].copy_from_slice(&s[..n]);
     }
 }
 
