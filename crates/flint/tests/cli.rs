@@ -21,9 +21,8 @@ fn get(addr: &str, path: &str) -> String {
 
 /// SIGTERM to the server, then a bounded wait for it to exit.
 fn terminate(server: &mut Server) -> ExitStatus {
-    // SAFETY: kill(2) on the pid of a child this test spawned and has not yet reaped.
-    let rc = unsafe { libc::kill(server.child.id() as libc::pid_t, libc::SIGTERM) };
-    assert_eq!(rc, 0);
+    let pid = rustix::process::Pid::from_child(&server.child);
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).expect("SIGTERM");
     wait_exit(&mut server.child, Duration::from_secs(10))
         .expect("flint serve did not exit on SIGTERM")
 }
@@ -222,11 +221,8 @@ fn ctrl_c_ends_a_bench_early_and_still_reports_what_was_measured() {
         std::thread::sleep(Duration::from_millis(10));
     }
     let sent_at = Instant::now();
-    // SAFETY: kill(2) on the pid of a child this test spawned and has not yet reaped.
-    assert_eq!(
-        unsafe { libc::kill(bench.id() as libc::pid_t, libc::SIGINT) },
-        0
-    );
+    let pid = rustix::process::Pid::from_child(&bench);
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).expect("SIGINT");
     // The run asked for 60 s: ending within 30 s of Ctrl-C shows it was cut short, with a
     // margin for a loaded machine (it takes well under a second here).
     let status = wait_exit(&mut bench, Duration::from_secs(30));

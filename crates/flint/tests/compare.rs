@@ -248,11 +248,8 @@ fn ctrl_c_ends_a_comparison_with_130_and_still_reports_it() {
         }
         std::thread::sleep(Duration::from_millis(10));
     }
-    // SAFETY: kill(2) on the pid of a child this test spawned and has not yet reaped.
-    assert_eq!(
-        unsafe { libc::kill(compare.id() as libc::pid_t, libc::SIGINT) },
-        0
-    );
+    let pid = rustix::process::Pid::from_child(&compare);
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).expect("SIGINT");
     // Two rounds of 60 s asked for: ending within 30 s shows the interrupt cut them short.
     let Some(status) = common::wait_exit(&mut compare, Duration::from_secs(30)) else {
         let _ = compare.kill();

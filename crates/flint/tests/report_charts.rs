@@ -45,8 +45,9 @@ fn dump_dom(page: &Path, scratch: &Path) -> String {
             break;
         }
         if start.elapsed() > Duration::from_secs(120) {
-            // SAFETY: kill(2) of the process group this test started (process_group(0) above).
-            unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL) };
+            // The process group this test started (process_group(0) above).
+            let group = rustix::process::Pid::from_child(&child);
+            let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
             let _ = child.wait();
             panic!("chromium did not finish within 120 s");
         }

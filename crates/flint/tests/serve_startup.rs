@@ -80,9 +80,8 @@ fn site(dir: &Path, name: &str) {
 }
 
 fn terminate(server: &mut Server) -> ExitStatus {
-    // SAFETY: kill(2) on the pid of a child this test spawned and has not yet reaped.
-    let rc = unsafe { libc::kill(server.child.id() as libc::pid_t, libc::SIGTERM) };
-    assert_eq!(rc, 0);
+    let pid = rustix::process::Pid::from_child(&server.child);
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).expect("SIGTERM");
     wait_exit(&mut server.child, WAIT).expect("flint serve did not exit on SIGTERM")
 }
 

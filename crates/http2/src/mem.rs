@@ -213,6 +213,7 @@ unsafe fn release(p: *mut u8) {
     }
     // SAFETY: p came from alloc: HEADER bytes before it start the block, holding its class.
     let block = unsafe { p.sub(HEADER) };
+    // SAFETY: the block's first HEADER bytes hold its class, written by alloc (aligned: malloc).
     let class = unsafe { *(block as *const usize) };
     if class == SHARED {
         return; // the thread's frame buffer outlives every session
