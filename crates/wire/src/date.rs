@@ -27,6 +27,7 @@ impl Default for DateCache {
 }
 
 impl DateCache {
+    /// A cache holding the current second's date, formatted once here.
     pub fn new() -> Self {
         let mut cache = DateCache {
             secs: 0,

@@ -18,27 +18,49 @@ pub enum FieldName {
     Authority,
     /// `:status`.
     Status,
+    /// `host`: the target's authority in HTTP/1.1.
     Host,
+    /// `content-length`: the body's length in bytes.
     ContentLength,
+    /// `transfer-encoding`: the codings that frame an HTTP/1.1 body.
     TransferEncoding,
+    /// `connection`: the connection's options (`close`, `keep-alive`); HTTP/2 forbids it.
     Connection,
+    /// `keep-alive`: HTTP/1.0's persistence parameters; HTTP/2 forbids it.
     KeepAlive,
+    /// `proxy-connection`: a pre-standard `connection`; HTTP/2 forbids it.
     ProxyConnection,
+    /// `upgrade`: a switch to another protocol; HTTP/2 forbids it.
     Upgrade,
+    /// `te`: the transfer codings a client accepts; HTTP/2 allows only `trailers`.
     Te,
+    /// `priority`: RFC 9218's urgency and incremental parameters.
     Priority,
+    /// `expect`: `100-continue` asks for an interim response before the body.
     Expect,
+    /// `if-match`: a list of entity tags, one of which must match.
     IfMatch,
+    /// `if-none-match`: a list of entity tags, none of which may match.
     IfNoneMatch,
+    /// `if-modified-since`: an HTTP-date the representation must be newer than.
     IfModifiedSince,
+    /// `if-unmodified-since`: an HTTP-date the representation must not be newer than.
     IfUnmodifiedSince,
+    /// `range`: the byte ranges asked for.
     Range,
+    /// `if-range`: an entity tag or date the `range` holds for.
     IfRange,
+    /// `accept-encoding`: the content codings a client accepts.
     AcceptEncoding,
+    /// `user-agent`: the client's name, for the access log.
     UserAgent,
+    /// `referer`: the page the request came from, for the access log.
     Referer,
+    /// `authorization`: the credentials (serve reads Basic).
     Authorization,
+    /// `cookie`: the cookies sent, one or more fields.
     Cookie,
+    /// `location`: a redirect's target, in a response.
     Location,
     /// Any name not above.
     Other,

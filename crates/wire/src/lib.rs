@@ -8,6 +8,8 @@
 //! Nothing here allocates per message: parsers borrow from the caller's buffer and writers append
 //! to the caller's `Vec<u8>`.
 
+#![warn(missing_docs)]
+
 pub mod date;
 pub mod field_name;
 pub mod head;

@@ -30,7 +30,9 @@ pub const MAX_HEADERS_CAP: usize = 256;
 /// The request method, as far as a static file server cares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Method {
+    /// `GET`: the representation, head and body.
     Get,
+    /// `HEAD`: the head a `GET` would have, without its body.
     Head,
     /// Any other syntactically valid method (the server answers 405/501).
     Other,
@@ -39,7 +41,9 @@ pub enum Method {
 /// The HTTP/1.x minor version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Version {
+    /// `HTTP/1.0`: the connection closes after the response unless asked to persist.
     Http10,
+    /// `HTTP/1.1`, and `HTTP/1.2` to `HTTP/1.9` read as it: the connection persists by default.
     Http11,
 }
 
@@ -90,22 +94,34 @@ impl Default for RequestLimits {
 /// A parsed request head, borrowing from the buffer it was parsed from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Request<'b> {
+    /// The method, `Other` for any but GET and HEAD.
     pub method: Method,
+    /// The request target as sent (percent-encoding and query left in place); never empty.
     pub target: &'b [u8],
+    /// The version of the request line (HTTP/2's requests read as HTTP/1.1).
     pub version: Version,
     /// Whether the connection persists after this request: the version's default, overridden by
     /// `Connection: close` / `Connection: keep-alive`.
     pub keep_alive: bool,
     /// Validated: RFC 3986 `host [":" port]`, present at most once.
     pub host: Option<&'b [u8]>,
+    /// Every `If-Match` line, in order (at most [`MAX_FIELD_LINES`]).
     pub if_match: FieldLines<'b>,
+    /// Every `If-None-Match` line, in order (at most [`MAX_FIELD_LINES`]).
     pub if_none_match: FieldLines<'b>,
+    /// `If-Modified-Since` as sent, not parsed yet (the last line wins).
     pub if_modified_since: Option<&'b [u8]>,
+    /// `If-Unmodified-Since` as sent, not parsed yet (the last line wins).
     pub if_unmodified_since: Option<&'b [u8]>,
+    /// `Range` as sent, not parsed yet; of several lines the first is kept, as nginx serves it.
     pub range: Option<&'b [u8]>,
+    /// `If-Range` as sent, not parsed yet (the last line wins).
     pub if_range: Option<&'b [u8]>,
+    /// `Accept-Encoding` as sent (the last line wins): whether a precompressed file may be sent.
     pub accept_encoding: Option<&'b [u8]>,
+    /// `User-Agent` as sent (the last line wins), for the access log and gateways.
     pub user_agent: Option<&'b [u8]>,
+    /// `Referer` as sent (the last line wins), for the access log and gateways.
     pub referer: Option<&'b [u8]>,
     /// `Authorization` as sent (the server's Basic authentication reads it; the last line wins).
     pub authorization: Option<&'b [u8]>,
@@ -157,24 +173,34 @@ impl<'b> FieldLines<'b> {
 /// Why a request head was refused; `status()` is the response to send before closing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum RequestError {
+    /// The request line is longer than `max_request_line` (414).
     #[error("request line too long")]
     UriTooLong,
+    /// The head is larger than `max_head_bytes` (431).
     #[error("request head too large")]
     HeadersTooLarge,
+    /// More header fields than `max_headers` (431).
     #[error("too many header fields")]
     TooManyHeaders,
+    /// The request line or a field breaks the syntax, or HTTP/1.0 sent Transfer-Encoding (400).
     #[error("malformed request")]
     Malformed,
+    /// A Content-Length that is not a number, or several that disagree (400).
     #[error("invalid Content-Length")]
     BadContentLength,
+    /// Content-Length and Transfer-Encoding together: a smuggling attempt or a broken client (400).
     #[error("both Content-Length and Transfer-Encoding")]
     AmbiguousFraming,
+    /// A transfer coding other than one lone `chunked` (501).
     #[error("unsupported Transfer-Encoding")]
     UnsupportedTransferEncoding,
+    /// A Host that is not `host[:port]`, or more than one (400).
     #[error("missing, repeated or invalid Host")]
     BadHost,
+    /// More than [`MAX_FIELD_LINES`] lines of `If-Match` or `If-None-Match` (400).
     #[error("too many lines of one list field")]
     TooManyFieldLines,
+    /// A major version other than 1 (505).
     #[error("HTTP version not supported")]
     VersionNotSupported,
 }

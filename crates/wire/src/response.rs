@@ -31,26 +31,35 @@ pub enum Framing {
 /// A parsed response head. Owns nothing: the header bytes stay in the caller's buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ResponseHead {
+    /// The status code as sent, 100 to 999 (below 100 is refused).
     pub status: u16,
     /// The minor version: 0 for HTTP/1.0, 1 for HTTP/1.1.
     pub version: u8,
     /// Bytes of the buffer taken by the head; the body starts here.
     pub head_len: usize,
+    /// Where the body ends, decided once from the status, the request's method and the fields.
     pub framing: Framing,
     /// Whether the connection can carry another request after this response.
     pub keep_alive: bool,
 }
 
+/// Why a response's head or body could not be read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum ResponseError {
+    /// The status line is not `HTTP/1.x ddd reason`, or its status is below 100.
     #[error("malformed status line")]
     MalformedStatusLine,
+    /// The status line is sound but a header field breaks the syntax.
     #[error("malformed response headers")]
     MalformedHeaders,
+    /// A Content-Length that is not a number, or several that disagree.
     #[error("invalid Content-Length in response")]
     BadContentLength,
+    /// A chunk size, its line ending or a trailer breaks the chunked coding, or a chunk line or
+    /// the trailers exceed their bound (4 KiB a chunk line, 64 KiB of trailers).
     #[error("malformed chunked body")]
     BadChunk,
+    /// The head exceeds [`MAX_RESPONSE_HEAD`] bytes or [`MAX_RESPONSE_HEADERS`] fields.
     #[error("response head too large")]
     TooLarge,
     /// The connection closed before the end of a length-delimited or chunked body.
@@ -241,6 +250,7 @@ pub struct BodyDecoder {
 }
 
 impl BodyDecoder {
+    /// A decoder at the start of a body framed as `framing` (already done for an empty one).
     pub fn new(framing: Framing) -> Self {
         let state = match framing {
             Framing::Length(0) | Framing::Empty => State::Done,
