@@ -41,11 +41,13 @@ pub struct Config {
     /// (1000, 33): the rapid-reset mitigation (CVE-2023-44487),
     /// `nghttp2_option_set_stream_reset_rate_limit`. A server past it sends GOAWAY.
     pub stream_reset_burst: u64,
+    /// Resets a second that refill the bucket of `stream_reset_burst` (33).
     pub stream_reset_rate: u64,
     /// Frames that do the peer no good (empty DATA, needless WINDOW_UPDATE and the like), a
     /// token bucket (1000, 33): `nghttp2_option_set_glitch_rate_limit`. Past it the session ends
     /// with GOAWAY ENHANCE_YOUR_CALM.
     pub glitch_burst: u64,
+    /// Glitches a second that refill the bucket of `glitch_burst` (33).
     pub glitch_rate: u64,
     /// Acknowledgements (SETTINGS and PING ACK) queued and not yet written (1000):
     /// `nghttp2_option_set_max_outbound_ack`, against PING and SETTINGS floods. Past it `recv`

@@ -75,18 +75,32 @@ pub mod lib_error {
 /// HTTP/2 error codes (RFC 9113 section 7), as RST_STREAM and GOAWAY carry them.
 pub mod error_code {
     use libnghttp2_sys as sys;
+    /// 0x0: a graceful end, not an error.
     pub const NO_ERROR: u32 = sys::NGHTTP2_NO_ERROR;
+    /// 0x1: a protocol violation, the generic error (the frame checks send it).
     pub const PROTOCOL_ERROR: u32 = sys::NGHTTP2_PROTOCOL_ERROR;
+    /// 0x2: the sender failed on its own account (a body that cannot be produced).
     pub const INTERNAL_ERROR: u32 = sys::NGHTTP2_INTERNAL_ERROR;
+    /// 0x3: the peer sent more than a flow-control window allowed.
     pub const FLOW_CONTROL_ERROR: u32 = sys::NGHTTP2_FLOW_CONTROL_ERROR;
+    /// 0x4: a SETTINGS frame was not acknowledged in time.
     pub const SETTINGS_TIMEOUT: u32 = sys::NGHTTP2_SETTINGS_TIMEOUT;
+    /// 0x5: a frame came on a stream already half-closed.
     pub const STREAM_CLOSED: u32 = sys::NGHTTP2_STREAM_CLOSED;
+    /// 0x6: a frame had a length its type does not allow.
     pub const FRAME_SIZE_ERROR: u32 = sys::NGHTTP2_FRAME_SIZE_ERROR;
+    /// 0x7: the stream was refused before any processing; it can be retried.
     pub const REFUSED_STREAM: u32 = sys::NGHTTP2_REFUSED_STREAM;
+    /// 0x8: the stream is no longer needed.
     pub const CANCEL: u32 = sys::NGHTTP2_CANCEL;
+    /// 0x9: the HPACK state cannot be kept in step.
     pub const COMPRESSION_ERROR: u32 = sys::NGHTTP2_COMPRESSION_ERROR;
+    /// 0xa: a CONNECT request's connection was reset or closed.
     pub const CONNECT_ERROR: u32 = sys::NGHTTP2_CONNECT_ERROR;
+    /// 0xb: the peer is generating excessive load (the flood mitigations send it).
     pub const ENHANCE_YOUR_CALM: u32 = sys::NGHTTP2_ENHANCE_YOUR_CALM;
+    /// 0xc: the TLS connection does not meet HTTP/2's requirements.
     pub const INADEQUATE_SECURITY: u32 = sys::NGHTTP2_INADEQUATE_SECURITY;
+    /// 0xd: the request must be sent again over HTTP/1.1.
     pub const HTTP_1_1_REQUIRED: u32 = sys::NGHTTP2_HTTP_1_1_REQUIRED;
 }

@@ -19,15 +19,26 @@ pub const HEADER_LEN: usize = 9;
 
 /// HTTP/2 frame types (RFC 9113 section 6), as frame headers and the frame callbacks carry them.
 pub mod frame_type {
+    /// Body bytes of a stream.
     pub const DATA: u8 = 0;
+    /// A header block's start (a request's or response's fields, or trailers); the first opens
+    /// its stream.
     pub const HEADERS: u8 = 1;
+    /// RFC 7540's stream priority, deprecated by RFC 9113.
     pub const PRIORITY: u8 = 2;
+    /// Ends one stream, with an error code.
     pub const RST_STREAM: u8 = 3;
+    /// The sender's parameters for the connection, or their acknowledgement.
     pub const SETTINGS: u8 = 4;
+    /// A stream the server means to push (flint's client refuses push).
     pub const PUSH_PROMISE: u8 = 5;
+    /// Eight bytes to echo, for round-trip time and liveness.
     pub const PING: u8 = 6;
+    /// Ends the connection, naming the last stream the sender may have processed.
     pub const GOAWAY: u8 = 7;
+    /// Credit added to a stream's or the connection's flow-control window.
     pub const WINDOW_UPDATE: u8 = 8;
+    /// The rest of a header block begun by HEADERS or PUSH_PROMISE.
     pub const CONTINUATION: u8 = 9;
 }
 
@@ -48,7 +59,9 @@ pub mod flags {
 /// A frame header: type, flags, stream, payload length.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FrameHead {
+    /// The frame type, one of [`frame_type`] (an unknown type is ignored by a receiver).
     pub kind: u8,
+    /// The flags, of [`flags`]; what each means depends on the type.
     pub flags: u8,
     /// The stream (the reserved bit left out).
     pub stream: StreamId,

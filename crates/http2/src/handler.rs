@@ -51,7 +51,12 @@ pub enum Body {
     /// frame that [`Handler::write_data`] writes; `end` if they are the last of the body
     /// (END_STREAM). A `len` above `max` is cut to `max` and the body goes on (`end` ignored);
     /// 0 without `end` is taken as `Deferred`.
-    Ready { len: usize, end: bool },
+    Ready {
+        /// Body bytes that go in this DATA frame.
+        len: usize,
+        /// Whether they end the body.
+        end: bool,
+    },
     /// Nothing yet: the stream waits until the caller calls `Session::resume_data`.
     Deferred,
     /// The body cannot be produced: reset the stream (RST_STREAM INTERNAL_ERROR).

@@ -57,6 +57,8 @@
 //! # let _ = Body::Deferred;
 //! ```
 
+#![warn(missing_docs)]
+
 mod callbacks;
 mod checks;
 mod config;

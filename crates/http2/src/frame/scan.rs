@@ -25,9 +25,14 @@ pub enum Span {
     /// four bytes of a RST_STREAM's or GOAWAY's payload (its error code, its last stream id);
     /// `flags`: the frame's flags (END_STREAM on a DATA frame).
     End {
+        /// The frame's type, of [`frame_type`](crate::frame::frame_type).
         ty: u8,
+        /// The frame's flags, of [`flags`](crate::frame::flags).
         flags: u8,
+        /// The frame's stream, 0 for the connection.
         stream: StreamId,
+        /// The payload's first four bytes, big-endian (zero-filled past a shorter payload), of a
+        /// RST_STREAM or GOAWAY; 0 for other types.
         word: u32,
     },
 }
