@@ -8,5 +8,7 @@
 //! code fits both. The FastCGI crates of crates.io bring their own runtime or block, and the
 //! layer is small.
 
+#![warn(missing_docs)]
+
 pub mod record;
 pub mod responder;

@@ -14,23 +14,44 @@
 
 use std::fmt;
 
+/// `FCGI_VERSION_1`: the version every record's header carries; no other was ever defined.
 pub const VERSION_1: u8 = 1;
+/// Bytes of a record header: version, type, request id (16 bits), content length (16 bits),
+/// padding length, one reserved byte.
 pub const HEADER_LEN: usize = 8;
 /// The content of one record is at most this long (its length is 16 bits).
 pub const MAX_CONTENT: usize = 0xffff;
 
+/// Record type, web server to application: a request starts, with its role and flags.
 pub const BEGIN_REQUEST: u8 = 1;
+/// Record type, web server to application: the client is gone, end the request.
 pub const ABORT_REQUEST: u8 = 2;
+/// Record type, application to web server: the request is over, with the application's exit
+/// status and the protocol status.
 pub const END_REQUEST: u8 = 3;
+/// Record type, web server to application: the request's CGI meta-variables as name-value
+/// pairs, a stream ended by an empty record.
 pub const PARAMS: u8 = 4;
+/// Record type, web server to application: the request body, a stream ended by an empty record.
 pub const STDIN: u8 = 5;
+/// Record type, application to web server: the response (a CGI response, head then body), a
+/// stream ended by an empty record.
 pub const STDOUT: u8 = 6;
+/// Record type, application to web server: its error output, a stream.
 pub const STDERR: u8 = 7;
+/// Record type, web server to application: the filter role's file data (no responder uses it).
 pub const DATA: u8 = 8;
+/// Management record type (request id 0), web server to application: the values of
+/// variables such as `FCGI_MPXS_CONNS` asked for by name.
 pub const GET_VALUES: u8 = 9;
+/// Management record type, application to web server: the answer to GET_VALUES.
 pub const GET_VALUES_RESULT: u8 = 10;
+/// Management record type, application to web server: a management record of a type the
+/// application does not know.
 pub const UNKNOWN_TYPE: u8 = 11;
 
+/// BEGIN_REQUEST's role: the application answers a request with a response (the only role
+/// either side here plays).
 pub const ROLE_RESPONDER: u16 = 1;
 /// BEGIN_REQUEST flag: the application keeps the connection open after the request.
 pub const KEEP_CONN: u8 = 1;
@@ -38,10 +59,15 @@ pub const KEEP_CONN: u8 = 1;
 /// The request id this server uses (one request per connection at a time).
 pub const REQUEST_ID: u16 = 1;
 
-/// END_REQUEST protocol statuses.
+// END_REQUEST protocol statuses.
+/// END_REQUEST protocol status: the request ended normally.
 pub const REQUEST_COMPLETE: u8 = 0;
+/// END_REQUEST protocol status: refused, a request is already under way on this connection.
 pub const CANT_MPX_CONN: u8 = 1;
+/// END_REQUEST protocol status: refused, the application is out of a resource (a database
+/// connection, say).
 pub const OVERLOADED: u8 = 2;
+/// END_REQUEST protocol status: refused, the application does not play the role asked for.
 pub const UNKNOWN_ROLE: u8 = 3;
 
 /// The content of stream records this server writes: a multiple of 8 (no padding needed) that
@@ -166,7 +192,10 @@ pub enum Event<'a> {
     Stderr(&'a [u8]),
     /// The request is over: the application's exit status and the protocol status.
     End {
+        /// The application's status, as a CGI program's exit status (0: success).
         app_status: u32,
+        /// How the request ended: [`REQUEST_COMPLETE`] or a refusal ([`CANT_MPX_CONN`],
+        /// [`OVERLOADED`], [`UNKNOWN_ROLE`]).
         protocol_status: u8,
     },
 }
@@ -238,6 +267,7 @@ impl Default for Reader {
 }
 
 impl Reader {
+    /// A reader before the application's first record.
     pub fn new() -> Reader {
         Reader {
             state: State::Header,

@@ -25,6 +25,8 @@ pub const MAX_STREAM: usize = 1 << 20;
 /// A request whose PARAMS and STDIN have ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Request {
+    /// The request id the web server chose (never 0, which names management records); every
+    /// record of the answer carries it.
     pub id: u16,
     /// The web server keeps the connection for its next request.
     pub keep_conn: bool,
@@ -122,6 +124,7 @@ pub struct Decoder {
 }
 
 impl Decoder {
+    /// A decoder with no request under way.
     pub fn new() -> Decoder {
         Decoder::default()
     }
