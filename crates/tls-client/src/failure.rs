@@ -15,7 +15,9 @@ pub enum TlsFailure {
     CaUsedAsEndEntity,
     /// The certificate is not for the URL's host.
     NameMismatch,
+    /// The certificate's validity ended before now.
     Expired,
+    /// The certificate's validity starts after now.
     NotYetValid,
     /// Any other refusal of the certificate (bad signature, encoding, purpose, revoked).
     OtherCertificate,
@@ -29,10 +31,14 @@ pub enum TlsFailure {
     NotTls,
     /// The connection was closed or reset during the handshake.
     Reset,
+    /// Any other failure: a TLS error none of the above names, or an I/O error other than a
+    /// close or reset.
     Other,
 }
 
 impl TlsFailure {
+    /// Every reason, in declaration order: `reason as usize` is its index here, so a table of
+    /// counts by reason has `ALL.len()` slots.
     pub const ALL: [TlsFailure; 12] = [
         TlsFailure::UnknownIssuer,
         TlsFailure::CaUsedAsEndEntity,
@@ -48,6 +54,7 @@ impl TlsFailure {
         TlsFailure::Other,
     ];
 
+    /// The snake_case name: the JSON key, and the word summaries and error logs print.
     pub fn name(self) -> &'static str {
         match self {
             TlsFailure::UnknownIssuer => "unknown_issuer",

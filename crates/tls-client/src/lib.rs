@@ -11,6 +11,8 @@
 //! explanations. The connections themselves (non-blocking streams driven by each client's event
 //! loop) stay with each client: they differ in what they read, when and into what.
 
+#![warn(missing_docs)]
+
 mod ciphers;
 mod config;
 mod failure;
