@@ -17,7 +17,9 @@ pub const LOCAL_NAMES: &[&str] = &["localhost", "127.0.0.1"];
 /// The key a certificate is made with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum KeyKind {
+    /// ECDSA on P-256, signing with SHA-256: a small, fast key (the CA's always).
     EcdsaP256,
+    /// RSA of 2048 bits, signing with SHA-256 (PKCS#1 v1.5): the common server key.
     Rsa2048,
 }
 
@@ -91,6 +93,7 @@ impl TestCa {
 
 /// A server's certificate chain (leaf first, then the CA) and its private key.
 pub struct Leaf {
+    /// The leaf's DER, then the CA's: what a server presents.
     pub chain: Vec<CertificateDer<'static>>,
     chain_pem: String,
     key_der: Vec<u8>,
@@ -122,14 +125,18 @@ impl Leaf {
 /// lives as long as this value: for a server that takes files and a client that trusts exactly
 /// this certificate.
 pub struct SelfSigned {
+    /// `cert.pem`: the certificate, for `--tls-cert` or a client's `--cacert`.
     pub cert: PathBuf,
+    /// `key.pem`: its private key (PKCS#8), for `--tls-key`.
     pub key: PathBuf,
+    /// The certificate in DER, for a rustls root store.
     pub der: CertificateDer<'static>,
     key_der: Vec<u8>,
     _dir: tempfile::TempDir,
 }
 
 impl SelfSigned {
+    /// Marked CA:FALSE, as a server's own certificate should be, with a key of `kind`.
     pub fn new(kind: KeyKind) -> SelfSigned {
         Self::with(kind, IsCa::NoCa)
     }

@@ -49,7 +49,11 @@ pub fn binary() -> PathBuf {
 
 /// What a run printed.
 pub struct Output {
+    /// What it wrote to standard output (the document with `--dump-dom`); empty if that was
+    /// not UTF-8.
     pub stdout: String,
+    /// What it wrote to standard error: its log, with the page's console messages in it under
+    /// `--enable-logging=stderr`.
     pub stderr: String,
 }
 

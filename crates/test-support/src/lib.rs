@@ -18,6 +18,8 @@
 //!
 //! A dev-dependency only: nothing here is in the `flint` binary.
 
+#![warn(missing_docs)]
+
 pub mod alloc;
 pub mod certs;
 pub mod chromium;

@@ -36,6 +36,7 @@ pub struct Received {
 
 /// A running recording server; dropped, it stops.
 pub struct Recording {
+    /// Where it listens: 127.0.0.1 and the port the system gave.
     pub addr: SocketAddr,
     received: Arc<Received>,
     stop: Arc<AtomicBool>,
