@@ -38,7 +38,9 @@ pub struct Counts {
 /// How often one path was requested, and from which referring paths.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PathCount {
+    /// Path and query, as requested (a target in absolute form reduced to them).
     pub path: String,
+    /// Requests of it: GETs answered 200 or 304.
     pub count: u64,
     /// Referring paths (path and query of the Referer), in order of first appearance, each
     /// with its count.
@@ -48,9 +50,11 @@ pub struct PathCount {
 /// One line's facts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Line {
+    /// The request's method as logged (`GET`, `POST`, ...).
     pub method: String,
     /// Path and query.
     pub path: String,
+    /// The status answered, 100 to 999.
     pub status: u16,
     /// Path and query of the Referer, when there is one.
     pub referer: Option<String>,
@@ -59,14 +63,27 @@ pub struct Line {
 /// Why a log gave nothing.
 #[derive(Debug, thiserror::Error)]
 pub enum LogError {
+    /// The file could not be opened or read, or its gzip is broken.
     #[error("{path}: {source}")]
-    Io { path: String, source: io::Error },
+    Io {
+        /// The log file, as given.
+        path: String,
+        /// What opening, reading or gunzipping it said.
+        source: io::Error,
+    },
+    /// Every line was blank, unreadable, or not a GET answered 200 or 304.
     #[error("{path}: no usable line ({lines} read, {unreadable} not in Common or Combined Log Format, {other} not a GET answered 200 or 304){examples}")]
     NoUsableLine {
+        /// The log file, as given.
         path: String,
+        /// Lines read, blank ones aside.
         lines: u64,
+        /// Of those, lines in neither format.
         unreadable: u64,
+        /// Of those, lines that are not a GET answered 200 or 304.
         other: u64,
+        /// The first unreadable lines with their numbers, each as `; line N: text` (empty
+        /// when there is none).
         examples: String,
     },
 }

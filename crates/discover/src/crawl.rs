@@ -57,7 +57,13 @@ pub enum CrawlError {
     Usage(String),
     /// The start page could not be had (exit 1).
     #[error("{url}: {reason}")]
-    Start { url: String, reason: String },
+    Start {
+        /// The start URL.
+        url: String,
+        /// Why: the fetch failed, a status other than 2xx, a redirect off the origin or
+        /// without end, or not an HTML page.
+        reason: String,
+    },
     /// SIGINT or SIGTERM came before the start page was crawled: nothing to write.
     #[error("interrupted before the start page was crawled: nothing written")]
     Interrupted,

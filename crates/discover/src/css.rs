@@ -68,7 +68,9 @@ impl Reference {
 /// use.
 #[derive(Debug, Clone, Default)]
 pub struct Sheet {
+    /// Its `@import`s and `url()`s (`@font-face` sources among them), in the order written.
     pub refs: Vec<Reference>,
+    /// The fonts of its declaration blocks, one for each block that sets any.
     pub fonts: Vec<FontUse>,
 }
 

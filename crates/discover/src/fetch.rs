@@ -39,9 +39,11 @@ fn gap(rate: f64) -> Duration {
 /// rest is counted and dropped.
 #[derive(Debug, Clone)]
 pub struct Response {
+    /// The final status (1xx interim responses are skipped).
     pub status: u16,
     /// `Content-Type` without parameters, lower case (`text/html`).
     pub content_type: Option<String>,
+    /// `Location` as sent (trimmed, not resolved): where a redirect points.
     pub location: Option<String>,
     /// Body bytes as sent (after chunked framing is removed, before any gzip is undone).
     pub bytes: u64,
@@ -50,6 +52,7 @@ pub struct Response {
 }
 
 impl Response {
+    /// An HTML document: `text/html` or `application/xhtml+xml`, what a page may be.
     pub fn is_html(&self) -> bool {
         matches!(
             self.content_type.as_deref(),
@@ -57,10 +60,12 @@ impl Response {
         )
     }
 
+    /// A stylesheet by its type: `text/css`.
     pub fn is_css(&self) -> bool {
         self.content_type.as_deref() == Some("text/css")
     }
 
+    /// A redirect the crawl follows: 301, 302, 303, 307 or 308 (a 300 or 304 is none).
     pub fn is_redirect(&self) -> bool {
         matches!(self.status, 301 | 302 | 303 | 307 | 308)
     }
@@ -69,24 +74,38 @@ impl Response {
 /// Why a resource could not be fetched: a comment in the workload, never a crash.
 #[derive(Debug, thiserror::Error)]
 pub enum FetchError {
+    /// The host did not resolve, or no address of it took the connection.
     #[error("connect: {0}")]
     Connect(io::Error),
+    /// Writing the request or reading the response failed (a TLS failure is [`Tls`](Self::Tls)).
     #[error("{0}")]
     Io(#[from] io::Error),
+    /// The resource took longer than `--timeout` (the value), connection included.
     #[error("no response within {0:?}")]
     Timeout(Duration),
+    /// The response could not be framed: its head or its body breaks HTTP/1.1.
     #[error("bad response: {0}")]
     Response(#[from] wire::ResponseError),
+    /// The body, as sent or ungzipped, is larger than `--max-size`.
     #[error("larger than --max-size ({limit} bytes)")]
-    TooLarge { limit: u64 },
+    TooLarge {
+        /// `--max-size`, bytes.
+        limit: u64,
+    },
+    /// A body sent as gzip could not be ungzipped.
     #[error("gzip body: {0}")]
     Gzip(io::Error),
+    /// The connection closed before an answer: before the head (HTTP/1.1; a body cut short
+    /// is a [`Response`](Self::Response) error), before the stream's end (HTTP/2).
     #[error("the server closed the connection without answering")]
     Closed,
+    /// The HTTP/2 session failed, or the server reset the stream (the value: what happened).
     #[error("HTTP/2: {0}")]
     Http2(String),
+    /// The crawl was stopped before this request was sent.
     #[error("interrupted (SIGINT or SIGTERM) before it was requested")]
     Interrupted,
+    /// `--http 2` over TLS, and the server's ALPN chose another protocol (the value), or none.
     #[error("the server did not agree to HTTP/2 (ALPN chose {0})")]
     NoH2(String),
     /// The TLS handshake failed: the reason and its fix, as `flint bench` gives them.
@@ -108,6 +127,7 @@ pub struct Limits {
 /// The HTTP version discovery speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Http {
+    /// HTTP/1.1, one request at a time on a kept-alive connection.
     #[default]
     Http11,
     /// HTTP/2: over TLS by ALPN `h2`, over cleartext with prior knowledge.

@@ -31,6 +31,7 @@ pub enum Method {
 /// A field of a form's entry list.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Field {
+    /// The control's `name`, never empty (an unnamed control sends nothing).
     pub name: String,
     /// The page's value (empty where the page gave none).
     pub value: String,
@@ -46,9 +47,12 @@ pub struct Form {
     /// The action's path and query when it is on the document's origin (`None`: another
     /// origin, which a workload of this site cannot send to).
     pub path: Option<String>,
+    /// The `method`: POST when it says so, GET otherwise.
     pub method: Method,
     /// `application/x-www-form-urlencoded` (the default), `multipart/form-data` or `text/plain`.
     pub enctype: String,
+    /// Its entry list, in document order: the fields a submission sends, at most
+    /// [`MAX_FIELDS`].
     pub fields: Vec<Field>,
     /// Fields past [`MAX_FIELDS`], not kept.
     pub fields_left_out: usize,
@@ -59,7 +63,9 @@ pub struct Form {
 /// A document's forms: up to [`MAX_FORMS`] kept, the rest counted.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Forms {
+    /// The first forms, in document order (`method=dialog` ones aside), at most [`MAX_FORMS`].
     pub kept: Vec<Form>,
+    /// Forms past [`MAX_FORMS`], counted and not kept.
     pub left_out: usize,
 }
 

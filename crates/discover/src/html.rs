@@ -33,15 +33,27 @@ pub enum Kind {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Found {
     /// A URL a browser requests with the page.
-    Url { url: Url, kind: Kind },
+    Url {
+        /// The reference, resolved against the document's base URL (on any origin).
+        url: Url,
+        /// What is done with what comes back.
+        kind: Kind,
+    },
     /// A `<style>` element's stylesheet: its `url()`s resolve against the document's base URL.
     /// `applies`: whether its `media` holds (one that does not has only its `@import`s
     /// fetched).
-    Css { text: String, applies: bool },
+    Css {
+        /// The element's text: the stylesheet.
+        text: String,
+        /// Whether its `media` holds at the viewport.
+        applies: bool,
+    },
     /// A `style` attribute's declarations, of `element` (in the document's tree): they apply
     /// to it, and are drawn only if no `display: none` hides it.
     Style {
+        /// The attribute's value: declarations without a selector or braces.
         text: String,
+        /// The element that carries it, in [`Document::tree`].
         element: ego_tree::NodeId,
     },
 }
@@ -49,7 +61,10 @@ pub enum Found {
 /// The document's references, in document order, and its links (`a href`, `area href`).
 #[derive(Debug, Clone, Default)]
 pub struct Document {
+    /// What a browser requests or applies for the document, in document order.
     pub found: Vec<Found>,
+    /// The `a href` and `area href` targets, resolved, repeats kept: the pages a crawl may
+    /// follow.
     pub links: Vec<Url>,
     /// The URL relative references resolve against (`<base href>` or the document's).
     pub base: Option<Url>,

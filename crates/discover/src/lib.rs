@@ -22,6 +22,8 @@
 //! [`log_pages`] (pages from a log alone), [`workload`] (the TOML writer), [`browser`]
 //! (`--browser`: the pages loaded by headless Chromium over the DevTools protocol).
 
+#![warn(missing_docs)]
+
 pub mod access_log;
 pub mod browser;
 pub mod crawl;
@@ -60,7 +62,10 @@ pub struct Options {
     pub viewport: Option<u32>,
     /// Stylesheets' `@media (prefers-color-scheme)` answered `dark` (else `light`).
     pub dark: bool,
+    /// What one resource may cost: body bytes, time, and the request rate (`--max-size`,
+    /// `--timeout`, `--crawl-rate`).
     pub limits: Limits,
+    /// How certificates are checked (`--cacert`, `-k`).
     pub tls: TlsOptions,
     /// HTTP/1.1, or HTTP/2.
     pub http: Http,
@@ -76,6 +81,7 @@ pub struct Options {
 pub struct Site {
     /// The URL the crawl started from; the workload's paths are on its origin.
     pub start: url::Url,
+    /// The HTML documents crawled, each with the files a browser requests for it.
     pub pages: Vec<Page>,
     /// What was not crawled and why (another origin, robots.txt, --depth, --max-pages).
     pub notes: Vec<String>,
@@ -97,6 +103,9 @@ pub struct Page {
     pub path: String,
     /// Where it was reached from before a redirect, if it was.
     pub redirected_from: Option<String>,
+    /// How often the page is fetched, relative to the others: 1 from a crawl alone; the
+    /// requests of its path (and the path it was redirected from) in an access log, 0 when the
+    /// log never names it.
     pub weight: f64,
     /// The document first, then its resources in document order.
     pub entries: Vec<Entry>,
@@ -109,10 +118,13 @@ pub struct Page {
 /// A file of a page, or a reference that is not one.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Entry {
+    /// A file fetched for the page (its document, or a resource of it).
     File(File),
     /// Not fetched, or not a file of this page: the URL as referenced and why.
     Skipped {
+        /// The reference: path and query on the site's origin, the whole URL on another.
         url: String,
+        /// Why it is not a file of the page, in a few words (the workload's comment).
         reason: String,
     },
 }
@@ -124,6 +136,8 @@ pub struct File {
     pub path: String,
     /// Body bytes.
     pub bytes: u64,
+    /// The response's `Content-Type` (the crawler's: without parameters, lower case; the
+    /// browser's: as sent), written in the workload's comment; `None` when it had none.
     pub content_type: Option<String>,
     /// The path referenced, when it redirected here.
     pub redirected_from: Option<String>,
@@ -133,6 +147,7 @@ pub struct File {
 }
 
 impl Page {
+    /// The files fetched, in entry order (the document first); skipped references left out.
     pub fn files(&self) -> impl Iterator<Item = &File> + '_ {
         self.entries.iter().filter_map(|e| match e {
             Entry::File(f) => Some(f),

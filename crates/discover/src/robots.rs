@@ -37,6 +37,8 @@ impl Robots {
         }
     }
 
+    /// The rules for flint in a robots.txt's text: the groups naming `flint`, else those of
+    /// `*`; a line that is not a rule is skipped.
     pub fn parse(text: &str) -> Robots {
         #[derive(Default)]
         struct Group {

@@ -18,6 +18,7 @@ use std::sync::Arc;
 pub struct Rule {
     /// As written.
     pub text: String,
+    /// The list as matching reads it.
     pub selector: Parsed,
 }
 
@@ -28,10 +29,13 @@ pub type Specificity = (u32, u32, u32);
 /// before and after it (`::before`, `::after`, and their one-colon forms).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pseudo {
+    /// `::before` (or `:before`): drawn before the element's own content.
     Before,
+    /// `::after` (or `:after`): drawn after the element's own content.
     After,
 }
 
+/// A rule's selector list, ready to match: its selectors, or why it has none to match with.
 #[derive(Debug)]
 pub enum Parsed {
     /// Each selector of the list, with its specificity and the box it styles (`None`: the
@@ -67,6 +71,10 @@ const DYNAMIC: &[&str] = &[
 const LEGACY_PSEUDO_ELEMENTS: &[&str] = &["before", "after", "first-line", "first-letter"];
 
 impl Rule {
+    /// The rule of the selector list `selectors` (the prelude of a style rule): each selector
+    /// with its pseudo-elements taken off, those of a user's action or history dropped
+    /// (`Never` when none is left), `Unknown` when scraper cannot parse one or the nesting is
+    /// too deep to try.
     pub fn new(selectors: &str) -> Rule {
         let text = selectors.trim().to_owned();
         let kept: Vec<(String, Option<Pseudo>)> = split_top_level(&text)

@@ -20,18 +20,22 @@ pub const STOP_POLL: Duration = Duration::from_millis(100);
 pub struct Message(pub Value);
 
 impl Message {
+    /// The id of the command this responds to; `None` for an event.
     pub fn id(&self) -> Option<u64> {
         self.0.get("id").and_then(Value::as_u64)
     }
 
+    /// The event's name (`Network.requestWillBeSent`, ...); `None` for a response.
     pub fn method(&self) -> Option<&str> {
         self.0.get("method").and_then(Value::as_str)
     }
 
+    /// The session of the target (a tab, a worker) it came from; `None` for the browser's own.
     pub fn session(&self) -> Option<&str> {
         self.0.get("sessionId").and_then(Value::as_str)
     }
 
+    /// The event's parameters; `Null` when it has none (and for a response).
     pub fn params(&self) -> &Value {
         self.0.get("params").unwrap_or(&Value::Null)
     }
@@ -40,12 +44,21 @@ impl Message {
 /// Why a conversation with the browser ended.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CdpError {
+    /// The browser's end of the pipe closed: it exited or crashed.
     #[error("Chromium closed its DevTools pipe (it exited or crashed)")]
     Closed,
+    /// No response to the command (the value: its method) before the deadline.
     #[error("Chromium did not answer {0} in time")]
     Timeout(String),
+    /// The browser answered the command with an error.
     #[error("Chromium refused {method}: {message}")]
-    Refused { method: String, message: String },
+    Refused {
+        /// The command's method.
+        method: String,
+        /// The error's message, as the browser gave it.
+        message: String,
+    },
+    /// The command could not be written to the pipe (the value: the I/O error).
     #[error("writing to Chromium's DevTools pipe: {0}")]
     Write(String),
     /// The caller's stop flag was raised while waiting (`Cdp::call_until`).

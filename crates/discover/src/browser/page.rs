@@ -18,7 +18,6 @@ use std::time::{Duration, Instant};
 /// The network counts as done once no request has been in flight, and no event has come, for
 /// this long.
 pub const IDLE: Duration = Duration::from_millis(500);
-/// How often a wait looks at the stop flag (Ctrl-C).
 /// Closing a tab: a browser that does not answer this is not waited on longer.
 const CLOSE_LIMIT: Duration = Duration::from_secs(10);
 
@@ -43,7 +42,10 @@ pub struct Request {
     pub resource_type: String,
     /// parser, script, preload, prefetch, or other.
     pub initiator: &'static str,
+    /// The response's status; `None` when no response came (failed, or still loading).
     pub status: Option<u16>,
+    /// The response's `Content-Type` as sent, else the MIME type DevTools gives; `None`
+    /// without a response.
     pub content_type: Option<String>,
     /// Body bytes, decoded: what `flint bench`, which asks for no compression, reads. (The
     /// encoded counts DevTools gives are not the body's alone for every resource type: an

@@ -21,6 +21,8 @@ pub struct Face {
 /// The font a style rule sets.
 #[derive(Debug, Clone, Default)]
 pub struct FontUse {
+    /// The style rule the declarations are in: they apply to what it matches. `None`: a
+    /// `style` attribute's, some element's.
     pub rule: Option<Arc<Rule>>,
     /// The families named (lowercase), generic ones included.
     pub families: Vec<String>,
@@ -29,7 +31,11 @@ pub struct FontUse {
     /// The custom properties the rule sets (`--name: value`): a family list a `var()`
     /// may name.
     pub custom: Vec<(String, String)>,
+    /// The `font-weight` (or `font`) set, 1 to 1000 (`normal` and `lighter` 400, `bold` and
+    /// `bolder` 700); `None` when the rule sets none.
     pub weight: Option<u16>,
+    /// Whether the `font-style` (or `font`) set is slanted (`italic` or `oblique`); `None`
+    /// when the rule sets none.
     pub italic: Option<bool>,
     /// A `content` declaration's text (its strings, escapes undone; empty for `none`, an
     /// image, a counter): what a `::before` or `::after` the rule styles draws.

@@ -15,6 +15,7 @@
 pub struct Env {
     /// The viewport, CSS px.
     pub width: f64,
+    /// The viewport's height, CSS px.
     pub height: f64,
     /// `prefers-color-scheme: dark`.
     pub dark: bool,
