@@ -73,12 +73,9 @@ impl DelayLine {
                 .name("flint-delay-line".into())
                 .spawn(move || {
                     // The line holds every packet for its delay and not more: a thread that
-                    // waits for a core adds its wait to every packet (a 40 ms round trip came
-                    // out 77 ms beside `stress-ng --cpu 4` on 2 cores). Linux applies a
-                    // PRIO_PROCESS priority of "this process" to the calling thread alone, so
-                    // the line runs at the highest nice level when allowed (as root, as the
-                    // namespaces need) and at the default otherwise.
-                    let _ = rustix::process::setpriority_process(None, -20);
+                    // waits for a core adds its wait to every packet (`priority.rs`). It ends
+                    // raised: it is the line's own thread.
+                    let _ = crate::priority::raise();
                     // This thread alone moves into the namespace; the device is made there.
                     let tun =
                         nix::sched::setns(netns.as_fd(), nix::sched::CloneFlags::CLONE_NEWNET)

@@ -32,6 +32,7 @@ mod dynamic_syscalls;
 mod measure;
 pub mod netpath;
 pub mod page;
+pub mod priority;
 mod results;
 mod sizes;
 mod syscalls;

@@ -203,15 +203,11 @@ impl NetPath {
     /// The round trip as TCP sees it: the median time of `n` connects to `addr` (a server
     /// listening on the path), from the calling thread, which must be in the client namespace.
     ///
-    /// The connects run at the highest nice level when allowed (as root, as the namespaces
-    /// need), as the delay line does: a thread that waits for a core after each SYN-ACK adds
-    /// that wait to the round trip (a 40 ms path probed at 50+ ms beside `stress-ng --cpu 4`
-    /// and four builds on 2 cores). Linux applies a PRIO_PROCESS priority of "this process"
-    /// to the calling thread alone; its own level is put back after.
+    /// The connects run raised as the delay line does (`priority.rs`: real-time when allowed,
+    /// as root, as the namespaces need): a thread that waits for a core after each SYN-ACK
+    /// adds that wait to the round trip. The thread is put back as it was after.
     pub fn probe_rtt(addr: std::net::SocketAddr, n: usize) -> io::Result<Duration> {
-        use rustix::process::{getpriority_process, setpriority_process};
-        let before = getpriority_process(None).ok();
-        let raised = before.is_some() && setpriority_process(None, -20).is_ok();
+        let raised = crate::priority::raise();
         let mut times = Vec::with_capacity(n);
         let mut probe = || -> io::Result<()> {
             for _ in 0..n.max(1) {
@@ -223,9 +219,7 @@ impl NetPath {
             Ok(())
         };
         let probed = probe();
-        if let (true, Some(level)) = (raised, before) {
-            let _ = setpriority_process(None, level);
-        }
+        raised.restore()?;
         probed?;
         times.sort();
         Ok(times[times.len() / 2])
