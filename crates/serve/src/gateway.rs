@@ -11,6 +11,7 @@
 //!   `execve`; the loop registers what it started.
 //! - `program.rs` is a running program's I/O: body to stdin, stdout read only as fast as the
 //!   client takes it, stderr to the error log, the exit seen through a pidfd.
+//! - `process_group.rs` kills a program's process group (the spawner's and a program's kill).
 //! - `head.rs` checks a program's response head before any of it reaches a client.
 //!
 //! - `fcgi.rs` is FastCGI: the same meta-variables sent as records over a pooled socket to an
@@ -40,6 +41,7 @@ pub(crate) mod cgi;
 mod drop_tests;
 pub mod fcgi;
 pub mod head;
+mod process_group;
 pub(crate) mod program;
 pub(crate) mod proxy;
 mod scripts;
@@ -591,7 +593,7 @@ impl Gateways {
     pub fn orphan(&mut self, s: spawner::Spawned) -> bool {
         match s.result {
             Ok(started) => {
-                program::kill_group(started.child.id());
+                process_group::kill_group(started.child.id());
                 self.retired.push((started.child, Instant::now()));
                 true
             }
@@ -670,7 +672,7 @@ impl Gateways {
         while i < self.retired.len() {
             let (child, deadline) = &mut self.retired[i];
             if final_ || now >= *deadline {
-                program::kill_group(child.id());
+                process_group::kill_group(child.id());
             }
             let done = if final_ {
                 child.wait().is_ok()
