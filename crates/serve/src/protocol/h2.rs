@@ -43,6 +43,7 @@ use super::body::BodyClock;
 use super::{finish, request_line, Session, Worker};
 use crate::access_log::Entry;
 use crate::auth::Verdict;
+use crate::gateway::asked::Asked;
 use crate::gateway::{cgi, Launch, Route};
 use crate::respond::{Body, Output, Reply};
 use crate::response::{Fields, Head};
@@ -503,7 +504,7 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
                                         .map(|&(name, range)| (name, value(range)))
                                         .chain(st.others.iter().map(|&(n, v)| (value(n), value(v))))
                                         .chain(host);
-                                    let asked = cgi::Asked {
+                                    let asked = Asked {
                                         method,
                                         protocol: b"HTTP/2.0",
                                         // A body that arrived whole has its length.
