@@ -9,6 +9,8 @@
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 
+use crate::tls_setup::upstream;
+
 mod forwarding;
 mod proxy;
 pub use forwarding::{Cidr, Forwarding};
@@ -706,9 +708,9 @@ impl Config {
         }
         // The CA file read now, once: a bad one stops the start, not each request.
         if m.upstreams.iter().any(|u| u.tls_name.is_some()) {
-            if let Err(e) = crate::gateway::proxy::tls_config(m.cacert.as_deref()) {
+            if let Err(e) = upstream::tls_config(m.cacert.as_deref()) {
                 let reason = "an https:// upstream's certificates must be checkable (a PEM file of certificates, or the system's roots)";
-                let value = crate::gateway::proxy::setup_error(&e);
+                let value = upstream::setup_error(&e);
                 return Err(invalid("proxy.cacert", value, reason));
             }
         }

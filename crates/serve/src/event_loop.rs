@@ -17,8 +17,8 @@
 //! pipes and pidfd are then registered under the connection's token with
 //! `gateway::PROGRAM_TOKEN` set: its events drive that connection without marking its socket
 //! readable. A FastCGI connection is registered once, under its pool slot's token
-//! (`fcgi::POOL_TOKEN`): the pool routes its events to the connection its request belongs to,
-//! and drops an idle one the application closed. The sweep also enforces programs' wall time,
+//! (`upstream::POOL_TOKEN`): the pool routes its events to the connection its request belongs
+//! to, and drops an idle one the application closed. The sweep also enforces programs' wall time,
 //! reaps the programs connections let go, and closes upstream connections idle in the pool past
 //! their mount's `idle_timeout_ms` (with no client connection open, the loop sleeps until the
 //! oldest of them ages out rather than sweeping 4 times a second).
@@ -49,7 +49,7 @@ use crate::auth::Guard;
 use crate::config::Config;
 use crate::conn::{Conn, Phase};
 use crate::control::{Control, LISTENER, QUIC, WAKER};
-use crate::gateway::fcgi::POOL_TOKEN;
+use crate::gateway::upstream::POOL_TOKEN;
 use crate::gateway::{Gateways, PROGRAM_TOKEN};
 use crate::pool::Pool;
 use crate::protocol::{Timeouts, Worker};

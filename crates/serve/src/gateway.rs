@@ -7,19 +7,29 @@
 //!   once across the server (one shared count, checked per program start) and the children
 //!   whose connection is done with them but which are not reaped yet.
 //! - `cgi.rs` is CGI/1.1 (RFC 3875): the script a target names, its meta-variables, the start.
+//! - `asked.rs` is what a protocol read of a request beyond `wire::Request` (method, protocol,
+//!   fields), read by CGI's meta-variables and the proxy's request head alike.
 //! - `spawner.rs` starts programs on a thread of its own, so that the loop never waits for an
 //!   `execve`; the loop registers what it started.
 //! - `program.rs` is a running program's I/O: body to stdin, stdout read only as fast as the
 //!   client takes it, stderr to the error log, the exit seen through a pidfd.
+//! - `process_group.rs` kills a program's process group (the spawner's and a program's kill).
 //! - `head.rs` checks a program's response head before any of it reaches a client.
 //!
+//! - `upstream.rs` is the connections of the gateways that speak over a socket: a `Stream`
+//!   (unix, TCP, or TLS to an `https://` upstream), the thread's `Pool` of idle ones and their
+//!   slot tokens, the request `Buffers` it recycles.
 //! - `fcgi.rs` is FastCGI: the same meta-variables sent as records over a pooled socket to an
 //!   application, its FCGI_STDOUT read back as a program's stdout. Its sockets' events come
-//!   under pool slot tokens (`fcgi::POOL_TOKEN`), routed by [`Gateways::pool_event`].
-//!
+//!   under pool slot tokens (`upstream::POOL_TOKEN`), routed by [`Gateways::pool_event`].
 //! - `proxy.rs` is the reverse proxy: the request sent as HTTP/1.1 to an upstream over a
 //!   connection of the same pool (a group per upstream address), its response handed out as a
 //!   CGI head and the body decoded.
+//!
+//! The files are layers, none importing a file that imports it: `cgi.rs` (whose [`Launch`]
+//! carries a FastCGI or a proxied request) above `fcgi.rs` and `proxy.rs`, both above
+//! `upstream.rs` and `asked.rs`; `program.rs` above `spawner.rs`, both above
+//! `process_group.rs`; the configuration (`crate::config`) below them all.
 //!
 //! What a gateway produces is protocol-neutral: a status, checked fields and a body that
 //! arrives later ([`Launch`] in, [`head::CgiHead`] and body bytes out); the protocol encodes it.
@@ -35,11 +45,13 @@ use std::time::{Duration, Instant};
 use crate::config::Config;
 use crate::resolve::{self, Root};
 
+pub(crate) mod asked;
 pub(crate) mod cgi;
 #[cfg(test)]
 mod drop_tests;
 pub mod fcgi;
 pub mod head;
+mod process_group;
 pub(crate) mod program;
 pub(crate) mod proxy;
 mod scripts;
@@ -47,6 +59,7 @@ mod source;
 pub(crate) mod spawner;
 #[cfg(test)]
 mod stray_tests;
+pub(crate) mod upstream;
 
 pub(crate) use cgi::Launch;
 pub(crate) use program::Program;
@@ -128,7 +141,7 @@ pub(crate) struct Gateways {
     mounts: Vec<(Box<[u8]>, Root)>,
     extensions: Vec<Box<[u8]>>,
     apps: Vec<App>,
-    fcgi_pool: fcgi::Pool,
+    fcgi_pool: upstream::Pool,
     proxies: proxy::Proxies,
     /// A proxied response's head may take this many bytes (`max_header_bytes`).
     max_head: usize,
@@ -193,7 +206,7 @@ impl Gateways {
                 "flint-spawner".to_string(),
             )?),
         };
-        let mut fcgi_pool = fcgi::Pool::new(config.fastcgi.len(), config.fastcgi_pool);
+        let mut fcgi_pool = upstream::Pool::new(config.fastcgi.len(), config.fastcgi_pool);
         fcgi_pool.cap_idle(config.cgi_max_programs);
         let proxies = proxy::Proxies::new(&config.proxy, &mut fcgi_pool);
         let mut mounts = Vec::with_capacity(config.cgi.len());
@@ -338,9 +351,8 @@ impl Gateways {
         let a = &self.apps[app];
         let taken = match self.fcgi_pool.take(app, token) {
             Some((s, slot)) => Ok((s, slot, true)),
-            None => {
-                fcgi::Stream::connect(&a.addr).map(|s| (s, self.fcgi_pool.open_slot(token), false))
-            }
+            None => upstream::Stream::connect(&a.addr)
+                .map(|s| (s, self.fcgi_pool.open_slot(token), false)),
         };
         let (stream, slot, reused) = match taken {
             Ok(t) => t,
@@ -384,7 +396,7 @@ impl Gateways {
         &mut self,
         route: &Route,
         req: &wire::Request<'_>,
-        asked: cgi::Asked<'a, impl Iterator<Item = (&'a [u8], &'a [u8])> + Clone>,
+        asked: asked::Asked<'a, impl Iterator<Item = (&'a [u8], &'a [u8])> + Clone>,
         peer: std::net::SocketAddr,
     ) -> Launch {
         match route {
@@ -423,7 +435,7 @@ impl Gateways {
         script: &cgi::Script,
         app: usize,
         req: &wire::Request<'_>,
-        asked: cgi::Asked<'a, impl Iterator<Item = (&'a [u8], &'a [u8])> + Clone>,
+        asked: asked::Asked<'a, impl Iterator<Item = (&'a [u8], &'a [u8])> + Clone>,
         peer: std::net::SocketAddr,
         scratch: &mut cgi::Scratch,
     ) -> Launch {
@@ -431,7 +443,7 @@ impl Gateways {
         // get one): until it starts, the request holds its records alone, not the pool's
         // buffers (`start_fastcgi` takes them).
         let buffers = match req.chunked {
-            true => fcgi::Buffers::records_only(),
+            true => upstream::Buffers::records_only(),
             false => self.fcgi_pool.buffers(),
         };
         let keep_conn = self.fcgi_pool.keeps(app);
@@ -452,7 +464,7 @@ impl Gateways {
     /// Sends a request that failed on a pooled connection before reaching the application
     /// again, on a new connection (`Exchange::may_retry`).
     pub fn retry_fastcgi(&mut self, x: &mut fcgi::Exchange) -> std::io::Result<()> {
-        let stream = fcgi::Stream::connect(&self.apps[x.app].addr)?;
+        let stream = upstream::Stream::connect(&self.apps[x.app].addr)?;
         x.slot = self.fcgi_pool.renew_slot(x.slot);
         x.retry(stream)
     }
@@ -464,7 +476,7 @@ impl Gateways {
     }
 
     /// The end of a wake-up of the event loop: the FastCGI pool's surplus that no request of
-    /// this wake-up took is closed ([`fcgi::Pool::end_wake`]).
+    /// this wake-up took is closed ([`upstream::Pool::end_wake`]).
     pub fn end_wake(&mut self) {
         self.fcgi_pool.end_wake();
     }
@@ -483,7 +495,7 @@ impl Gateways {
 
     /// The FastCGI pool, for the tests.
     #[cfg(test)]
-    pub(crate) fn fcgi_pool(&mut self) -> &mut fcgi::Pool {
+    pub(crate) fn fcgi_pool(&mut self) -> &mut upstream::Pool {
         &mut self.fcgi_pool
     }
 
@@ -591,7 +603,7 @@ impl Gateways {
     pub fn orphan(&mut self, s: spawner::Spawned) -> bool {
         match s.result {
             Ok(started) => {
-                program::kill_group(started.child.id());
+                process_group::kill_group(started.child.id());
                 self.retired.push((started.child, Instant::now()));
                 true
             }
@@ -670,7 +682,7 @@ impl Gateways {
         while i < self.retired.len() {
             let (child, deadline) = &mut self.retired[i];
             if final_ || now >= *deadline {
-                program::kill_group(child.id());
+                process_group::kill_group(child.id());
             }
             let done = if final_ {
                 child.wait().is_ok()
@@ -688,7 +700,7 @@ impl Gateways {
 
     /// When the sweep has work next: `now` while retired programs wait to be reaped (their
     /// exit is checked at each sweep), else when the pool has connections to close
-    /// ([`fcgi::Pool::next_trim`]); `None`: the gateways need no sweep.
+    /// ([`upstream::Pool::next_trim`]); `None`: the gateways need no sweep.
     pub fn sweep_due(&self, now: Instant) -> Option<Instant> {
         if !self.retired.is_empty() {
             return Some(now);

@@ -8,6 +8,9 @@
 //! match the certificate, an unreadable file, one that is not a regular file or is larger than
 //! any chain (`start_files`), an encrypted key, or one with no PEM block of the right kind is one
 //! clear error at start.
+//!
+//! The client side made at start is beside it: `upstream.rs`, what a proxy mount's `cacert`
+//! becomes (below both the configuration's check and the proxy, so neither imports the other).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -18,6 +21,8 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::{ServerConfig, ServerSessionMemoryCache};
 
 use crate::start_files::{self, MAX_PEM_BYTES};
+
+pub(crate) mod upstream;
 
 /// TLS sessions remembered per server for resumption by session ID (TLS 1.2 clients without
 /// ticket support); about 100 bytes each.

@@ -23,6 +23,7 @@ use std::rc::Rc;
 
 use wire::Request;
 
+use super::asked::Asked;
 use super::{Gateways, Route};
 use crate::cache::FileVersion;
 use crate::resolve::{FsCounters, Root};
@@ -151,16 +152,6 @@ pub(crate) fn find(
         }));
     }
     Route::Refused(404)
-}
-
-/// What a protocol read of the request beyond [`Request`]: the method as sent, the protocol
-/// as the client spoke it, and every field.
-pub(crate) struct Asked<'a, F> {
-    pub method: &'a [u8],
-    pub protocol: &'a [u8],
-    /// The request body's length, when it has one.
-    pub content_length: Option<u64>,
-    pub fields: F,
 }
 
 /// The launch for a program answering `req` from `peer`: its environment, the meta-variables.

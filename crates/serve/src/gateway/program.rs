@@ -18,8 +18,8 @@ use std::time::Instant;
 use mio::unix::pipe::{Receiver, Sender};
 use mio::unix::SourceFd;
 use mio::{Interest, Registry, Token};
-use rustix::process::{Pid, Signal};
 
+use super::process_group::kill_group;
 use super::spawner::Started;
 
 /// Lines of one program's stderr written to the error log; later ones are counted, not written.
@@ -216,12 +216,4 @@ pub(crate) fn log_line(name: &str, line: &mut Vec<u8>, count: &mut u32) {
         );
     }
     line.clear();
-}
-
-/// SIGKILL to the process group `pid` leads (the program's: it was started with
-/// `process_group(0)`, and is not reaped yet, so the id is still its own).
-pub(crate) fn kill_group(pid: u32) {
-    if let Some(pid) = Pid::from_raw(pid as i32) {
-        let _ = rustix::process::kill_process_group(pid, Signal::KILL);
-    }
 }

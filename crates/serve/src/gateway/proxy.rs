@@ -1,7 +1,7 @@
 //! The reverse proxy: targets under a mount's prefix sent, path unchanged, to an HTTP/1.1
 //! upstream, whatever the client spoke, as nginx's `proxy_pass` without a URI does. It is a
 //! gateway like FastCGI: the same [`super::Source`] moved by the connection, the same pool of
-//! idle connections and slot tokens (`fcgi::Pool`, one group per upstream address), the
+//! idle connections and slot tokens (`upstream::Pool`, one group per upstream address), the
 //! response handed to the protocols as a checked CGI head and its body, so that every protocol
 //! encodes it as it encodes a program's.
 //!
@@ -11,9 +11,11 @@
 //! - `exchange.rs` is one request on one upstream connection: the head and body out, the
 //!   response read with `wire`'s parser and body decoder only while the client has room.
 //! - `response.rs` turns the upstream's response head into the CGI head the protocols read.
-//! - `tls.rs` is an `https://` upstream's connection: rustls driven by the same events, its
-//!   configuration the project's TLS client's (`tls_client`). Pooled as a plain one is: its
-//!   group is its address's, so a kept TLS connection only ever goes back to its upstream.
+//! - `named.rs` gathers the hop-by-hop names a `Connection` field lists, for both heads.
+//! - An `https://` upstream's connection is `upstream/tls.rs`'s: rustls driven by the same
+//!   events, its configuration the project's TLS client's (`tls_client`), made at start by
+//!   `tls_setup/upstream.rs`. Pooled as a plain one is: its group is its address's, so a kept
+//!   TLS connection only ever goes back to its upstream.
 //!
 //! [`Proxies`] is one thread's view: the mounts, their addresses chosen round robin, and the
 //! addresses marked failed (skipped for `fail_timeout_ms` after a refusal, a reset or a
@@ -28,18 +30,19 @@ use std::time::{Duration, Instant};
 use rustls::pki_types::ServerName;
 use rustls::ClientConfig;
 
+use super::upstream::{Pool, Stream, TlsUpstream};
 use crate::config::{Cidr, FastCgiAddr, Forwarding, ProxyMount};
+use crate::tls_setup::upstream::{setup_error, tls_config};
 
 pub(crate) mod exchange;
 mod forwarded;
+mod named;
 pub(crate) mod request;
 mod response;
-mod tls;
 
 pub(crate) use exchange::{Exchange, Failure};
 pub(crate) use forwarded::Hop;
 pub(crate) use request::Forward;
-pub(crate) use tls::{setup_error, tls_config, TlsUpstream};
 
 /// A mount's timeouts.
 #[derive(Debug, Clone, Copy)]
@@ -98,13 +101,13 @@ struct UpstreamTls {
 
 impl Addr {
     /// Starts a connection (not waited for), plain or TLS as the upstream's scheme says.
-    fn connect(&self) -> std::io::Result<super::fcgi::Stream> {
+    fn connect(&self) -> std::io::Result<Stream> {
         let (Some(tls), FastCgiAddr::Tcp(addr)) = (&self.tls, &self.sock) else {
-            return super::fcgi::Stream::connect(&self.sock);
+            return Stream::connect(&self.sock);
         };
         let (config, name) = (tls.config.as_ref()).map_err(|e| std::io::Error::other(e.clone()))?;
         let up = TlsUpstream::connect(*addr, config, name.clone())?;
-        Ok(super::fcgi::Stream::Tls(Box::new(up)))
+        Ok(Stream::Tls(Box::new(up)))
     }
 }
 
@@ -117,7 +120,7 @@ pub(crate) struct Proxies {
 
 impl Proxies {
     /// The mounts of `config`, their addresses' pool groups added to `pool`.
-    pub fn new(config: &[ProxyMount], pool: &mut super::fcgi::Pool) -> Proxies {
+    pub fn new(config: &[ProxyMount], pool: &mut Pool) -> Proxies {
         let mut p = Proxies::default();
         for m in config {
             let first = p.addrs.len();
@@ -262,7 +265,7 @@ impl super::Gateways {
         let mut retried = false;
         // A pooled connection is peeked as it is taken (one recvfrom): bytes its upstream
         // wrote unasked after the loop's last poll have no event yet, and would be read as
-        // this request's answer (`fcgi::Pool::take_open` says why no event can stand in).
+        // this request's answer (`upstream::Pool::take_open` says why no event can stand in).
         let (stream, slot, reused) = loop {
             let group = self.proxies.addrs[addr].group;
             if let Some((s, slot)) = self.fcgi_pool.take_open(group, token) {
@@ -334,7 +337,6 @@ impl super::Gateways {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gateway::fcgi::Pool;
 
     fn proxies(text: &str) -> Proxies {
         let c: crate::config::Config = toml::from_str(text).unwrap();

@@ -217,7 +217,7 @@ impl Spawner {
         while let Ok(s) = self.done.recv() {
             match s.result {
                 Ok(mut started) => {
-                    super::program::kill_group(started.child.id());
+                    super::process_group::kill_group(started.child.id());
                     let _ = started.child.wait();
                     stopped.started += 1;
                 }

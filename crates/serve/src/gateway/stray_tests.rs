@@ -15,9 +15,10 @@ use std::time::{Duration, Instant};
 use mio::{Events, Poll, Token, Waker};
 
 use crate::config::Config;
-use crate::gateway::fcgi::{Buffers, POOL_TOKEN};
-use crate::gateway::proxy::request::{asked_h1, forward};
+use crate::gateway::asked::asked_h1;
+use crate::gateway::proxy::request::forward;
 use crate::gateway::proxy::Exchange;
+use crate::gateway::upstream::{Buffers, POOL_TOKEN};
 use crate::gateway::{Gateways, Source};
 
 const WAIT: Duration = Duration::from_secs(10);

@@ -1,79 +1,37 @@
-//! What the connection asks of its session while programs answer requests
-//! (`crate::gateway`): per request (an HTTP/2 stream id; 0 on HTTP/1.1), the body to hand to
-//! the program, whether to read its output now, its output, and its end. Each protocol keeps
-//! its own side (`h1/gateway.rs`, `h2/gateway.rs`); this is the one seam `conn.rs` sees.
+//! What HTTP/1.1's and HTTP/2's sides of a request a program answers (`crate::gateway`) share,
+//! protocol-neutral: how a program's part in a response ended ([`End`]), how much of its
+//! output a connection holds ([`OUTPUT_WINDOW`]), the request a local redirect is answered as
+//! ([`local_request`]), and the access-log line and status count kept until it ends
+//! ([`Record`]). Each protocol keeps its own side (`h1/gateway.rs`, `h2/gateway.rs`) on top of
+//! this; `gateway_seam.rs` is the seam `conn.rs` sees, above both.
 
-use http2::StreamId;
 use wire::{Method, Request, Version};
 
-use super::{h2, Proto, Session, Worker};
-use crate::gateway::head::HeadError;
-use crate::pool::Pool;
+use super::Worker;
 
-pub(crate) use super::h1::gateway::End;
+/// Program output is read only while the connection has less than this queued: a client that
+/// reads nothing holds at most this much of it in the server (the rest waits in the pipe, and
+/// then in the program, blocked on its write).
+pub(crate) const OUTPUT_WINDOW: u64 = 64 * 1024;
 
-impl Session {
-    /// Whether request `id` still wants its program (false once the client reset its stream).
-    pub fn gateway_alive(&self, id: StreamId) -> bool {
-        match &self.proto {
-            Proto::H2(h) => h2::gateway::alive(h, id),
-            _ => self.h1_gateway_active(),
-        }
-    }
-
-    /// Request body bytes received for `id` and not yet handed to its program.
-    pub fn gateway_body(&self, id: StreamId) -> &[u8] {
-        match &self.proto {
-            Proto::H2(h) => h2::gateway::body(h, id),
-            _ => self.h1_gateway_body(),
-        }
-    }
-
-    /// The whole request body of `id` has been handed over.
-    pub fn gateway_body_done(&self, id: StreamId) -> bool {
-        match &self.proto {
-            Proto::H2(h) => h2::gateway::body_done(h, id),
-            _ => self.h1_gateway_body_done(),
-        }
-    }
-
-    /// `n` bytes of [`Session::gateway_body`] were taken.
-    pub fn gateway_body_taken(&mut self, id: StreamId, n: usize) {
-        match &mut self.proto {
-            Proto::H2(h) => h2::gateway::body_taken(h, id, n),
-            _ => self.h1_gateway_body_taken(n),
-        }
-    }
-
-    /// Whether to read `id`'s program output now (its response has room for it).
-    pub fn gateway_wants_output(&self, id: StreamId) -> bool {
-        match &self.proto {
-            Proto::H2(h) => h2::gateway::wants_output(h, id),
-            _ => self.h1_gateway_wants_output(),
-        }
-    }
-
-    /// Output of `id`'s program: its head checked, then its body.
-    pub fn gateway_output(
-        &mut self,
-        id: StreamId,
-        data: &[u8],
-        w: &mut Worker,
-        pool: &mut Pool,
-    ) -> Result<(), HeadError> {
-        match &mut self.proto {
-            Proto::H2(h) => h2::gateway::output(h, id, data, w),
-            _ => self.h1_gateway_output(data, w, pool),
-        }
-    }
-
-    /// `id`'s program is done: its response finished, cut, or replaced by an error.
-    pub fn gateway_end(&mut self, id: StreamId, end: End, w: &mut Worker, pool: &mut Pool) {
-        match &mut self.proto {
-            Proto::H2(h) => h2::gateway::end(h, id, end, w, self.peer),
-            _ => self.h1_gateway_end(end, w, pool),
-        }
-    }
+/// How a program's part in a response ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum End {
+    /// Its stdout closed and it exited (by a status, not a signal).
+    Complete,
+    /// Killed by a signal before it finished (crashed, or killed by someone else).
+    Died,
+    /// Past its wall time: killed.
+    TimedOut,
+    /// Wrote more than `cgi_max_output_bytes`: killed.
+    OutputLimit,
+    /// Its head was refused (`gateway/head.rs`): killed.
+    BadHead,
+    /// It could not be started: this status (500, or 503 when short of resources).
+    NotStarted(u16),
+    /// The client went away first: killed; logged with 499 (nginx's "client closed the
+    /// request") unless its status was sent.
+    Abandoned,
 }
 
 /// The request a program's local redirect (`Location: /path` alone, RFC 3875 6.2.2) is answered

@@ -14,7 +14,7 @@ use super::body::Drain;
 use super::{finish, Session, Worker};
 use crate::access_log::Entry;
 use crate::auth::Verdict;
-use crate::gateway::{cgi, proxy, Route};
+use crate::gateway::{asked, cgi, Route};
 use crate::pool::Seg;
 use crate::respond::Body;
 
@@ -286,7 +286,7 @@ fn start_gateway(
     }
     let head = &buf[..req.head_len];
     // The fields are read as they are needed, from the head, with no list made of them.
-    let mut launch = g.launch(route, req, proxy::request::asked_h1(req, head), peer);
+    let mut launch = g.launch(route, req, asked::asked_h1(req, head), peer);
     if let Some(user) = user {
         cgi::set_user(&mut launch, user);
     }

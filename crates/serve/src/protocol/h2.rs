@@ -29,8 +29,10 @@
 //! This file holds the session type and the answer path (input read, requests answered, frames
 //! queued), so a connection's path reads in one place; beside it, `h2/streams.rs` is the stream
 //! table (slots, hints, freed slots, the arena, the ended ring, each stream's body clock),
-//! `h2/handler.rs` the nghttp2 callbacks that fill it and frame bodies, and `h2/fields.rs` the
-//! response head handed over as HTTP/2 fields.
+//! `h2/handler.rs` the nghttp2 callbacks that fill it and frame bodies, `h2/fields.rs` the
+//! response head handed over as HTTP/2 fields, and for a request a program answers,
+//! `h2/exchange.rs` the stream's exchange with it and `h2/gateway.rs` the protocol's side of
+//! the gateway seam.
 
 use std::rc::Rc;
 use std::time::Instant;
@@ -41,6 +43,7 @@ use super::body::BodyClock;
 use super::{finish, request_line, Session, Worker};
 use crate::access_log::Entry;
 use crate::auth::Verdict;
+use crate::gateway::asked::Asked;
 use crate::gateway::{cgi, Launch, Route};
 use crate::respond::{Body, Output, Reply};
 use crate::response::{Fields, Head};
@@ -50,6 +53,7 @@ use streams::Field;
 pub(crate) use streams::Spares;
 use streams::{Counts, Out, Storage, Streams};
 
+mod exchange;
 mod fields;
 pub(super) mod gateway;
 mod handler;
@@ -500,7 +504,7 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
                                         .map(|&(name, range)| (name, value(range)))
                                         .chain(st.others.iter().map(|&(n, v)| (value(n), value(v))))
                                         .chain(host);
-                                    let asked = cgi::Asked {
+                                    let asked = Asked {
                                         method,
                                         protocol: b"HTTP/2.0",
                                         // A body that arrived whole has its length.
@@ -513,7 +517,7 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
                                     if let Some(user) = verdict.user() {
                                         cgi::set_user(&mut launch, user);
                                     }
-                                    let x = gateway::Exchange::new(
+                                    let x = exchange::Exchange::new(
                                         r,
                                         method,
                                         verdict.user(),

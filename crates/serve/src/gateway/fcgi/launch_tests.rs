@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 
 use mio::{Poll, Token, Waker};
 
-use super::Buffers;
 use crate::config::Config;
-use crate::gateway::{cgi, proxy, Gateways, Route};
+use crate::gateway::upstream::Buffers;
+use crate::gateway::{asked, cgi, Gateways, Route};
 
 #[test]
 fn a_chunked_request_holds_no_pooled_buffers_until_it_starts() {
@@ -45,7 +45,7 @@ fn a_chunked_request_holds_no_pooled_buffers_until_it_starts() {
     let route = g.route(req.target, Instant::now()).unwrap();
     assert!(matches!(&route, Route::Cgi(s) if s.app == Some(0)));
     let peer = "127.0.0.1:9".parse().unwrap();
-    let mut launch = g.launch(&route, &req, proxy::request::asked_h1(&req, head), peer);
+    let mut launch = g.launch(&route, &req, asked::asked_h1(&req, head), peer);
     let params = launch.fastcgi.as_ref().unwrap();
     assert!(
         params.buffers.is_records_only(),

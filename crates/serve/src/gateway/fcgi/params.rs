@@ -5,7 +5,7 @@
 //! known only later (the user Basic authentication let in) joins it.
 
 use super::record::Encoder;
-use super::Buffers;
+use crate::gateway::upstream::Buffers;
 
 /// The records of a request not started yet.
 #[derive(Debug)]

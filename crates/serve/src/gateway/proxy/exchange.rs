@@ -21,7 +21,7 @@ use mio::Registry;
 use wire::{BodyDecoder, Framing};
 
 use super::{Forward, Timeouts};
-use crate::gateway::fcgi::{Buffers, Stream};
+use crate::gateway::upstream::{tls, Buffers, Stream};
 
 /// Request body bytes buffered at once beyond what the socket took.
 const BODY_CHUNK: usize = 32 * 1024;
@@ -43,7 +43,7 @@ pub(crate) enum Failure {
 impl Failure {
     /// The kind of a failed read or write of the connection.
     fn of(e: &io::Error) -> Failure {
-        if super::tls::failure(e).is_some() {
+        if tls::failure(e).is_some() {
             return Failure::Tls;
         }
         match e.kind() {
@@ -60,7 +60,7 @@ pub(crate) struct Upstream {
     pub slot: usize,
     pub addr: usize,
     pub group: usize,
-    /// Taken from the pool, with a peek (`fcgi::Pool::take_open`): a read of the connection.
+    /// Taken from the pool, with a peek (`upstream::Pool::take_open`): a read of the connection.
     pub reused: bool,
     pub name: Rc<str>,
     pub timeouts: Timeouts,
@@ -625,9 +625,7 @@ impl Exchange {
     /// connection did connect.
     fn kind_of(&mut self, e: &io::Error) -> Failure {
         let handshaking = matches!(&self.stream, Stream::Tls(t) if t.is_handshaking());
-        if handshaking
-            && (e.kind() == io::ErrorKind::UnexpectedEof || super::tls::failure(e).is_some())
-        {
+        if handshaking && (e.kind() == io::ErrorKind::UnexpectedEof || tls::failure(e).is_some()) {
             self.connected = true;
             return Failure::Tls;
         }
@@ -643,9 +641,9 @@ impl Exchange {
         if self.failure.is_none() {
             self.failure = Some(kind);
             let name = &self.name;
-            let handshake = super::tls::failure(&e).filter(|_| kind == Failure::Tls);
+            let handshake = tls::failure(&e).filter(|_| kind == Failure::Tls);
             let _ = match handshake {
-                Some(why) => writeln!(io::stderr(), "{}", super::tls::log_line(name, why, &e)),
+                Some(why) => writeln!(io::stderr(), "{}", tls::log_line(name, why, &e)),
                 None => writeln!(io::stderr(), "flint serve: proxy {name}: {e}"),
             };
         }

@@ -11,7 +11,7 @@
 use std::io::Write;
 use std::net::IpAddr;
 
-use super::request::Named;
+use super::named::Named;
 use crate::config::Forwarding;
 
 /// The client side of a proxied request.

@@ -14,9 +14,10 @@ use std::io::Write;
 use wire::{Method, Request};
 
 use super::forwarded::{self, Hop};
+use super::named::Named;
 
-use crate::gateway::cgi::Asked;
-use crate::gateway::fcgi::Buffers;
+use crate::gateway::asked::Asked;
+use crate::gateway::upstream::Buffers;
 
 /// What a proxied request sends: its head (without `Content-Length` and the empty line, which
 /// wait for the body's length), written in the exchange's recycled buffers, and how to treat
@@ -54,74 +55,6 @@ const DROPPED: &[&[u8]] = &[
     b"proxy",
     b"http2-settings",
 ];
-
-/// The field names a request's `Connection` fields list, gathered in one pass over the fields
-/// without allocating: a few kept in place (those not dropped anyway); past that many, a name
-/// is looked up in the `Connection` fields again (slower, but only for a request that names
-/// more hop-by-hop fields than any client does).
-pub(super) struct Named<'a> {
-    names: [&'a [u8]; 8],
-    count: usize,
-    overflow: bool,
-}
-
-impl<'a> Named<'a> {
-    /// The names `fields`' `Connection` fields list, but those `dropped` takes out anyway.
-    pub(super) fn gather(
-        fields: impl Iterator<Item = (&'a [u8], &'a [u8])>,
-        dropped: impl Fn(&[u8]) -> bool,
-    ) -> Named<'a> {
-        let mut named = Named {
-            names: [&[]; 8],
-            count: 0,
-            overflow: false,
-        };
-        for value in connection_values(fields) {
-            for token in value.split(|&b| b == b',').map(wire::trim_ows) {
-                if token.is_empty() || dropped(token) || named.has(token) {
-                    continue;
-                }
-                match named.names.get_mut(named.count) {
-                    Some(slot) => {
-                        *slot = token;
-                        named.count += 1;
-                    }
-                    None => named.overflow = true,
-                }
-            }
-        }
-        named
-    }
-
-    /// Whether `name` is listed; `fields` are the same fields again, looked at only past the
-    /// names kept.
-    pub(super) fn lists(
-        &self,
-        name: &[u8],
-        fields: impl Iterator<Item = (&'a [u8], &'a [u8])>,
-    ) -> bool {
-        self.has(name)
-            || (self.overflow
-                && connection_values(fields)
-                    .flat_map(|v| v.split(|&b| b == b','))
-                    .any(|t| wire::trim_ows(t).eq_ignore_ascii_case(name)))
-    }
-
-    /// Whether `name` is among the names kept.
-    fn has(&self, name: &[u8]) -> bool {
-        self.names[..self.count]
-            .iter()
-            .any(|n| n.eq_ignore_ascii_case(name))
-    }
-}
-
-fn connection_values<'a>(
-    fields: impl Iterator<Item = (&'a [u8], &'a [u8])>,
-) -> impl Iterator<Item = &'a [u8]> {
-    fields
-        .filter(|(n, _)| n.eq_ignore_ascii_case(b"connection"))
-        .map(|(_, v)| v)
-}
 
 fn dropped(name: &[u8]) -> bool {
     DROPPED.iter().any(|d| name.eq_ignore_ascii_case(d))
@@ -219,33 +152,6 @@ fn field(head: &mut Vec<u8>, name: &[u8], value: &[u8]) {
     head.extend_from_slice(b"\r\n");
 }
 
-/// An HTTP/1.x request's method and fields, read from its head as they are asked for (the
-/// head is already validated by the parser): the proxy goes over them a few times, and a list
-/// made of them would be an allocation per request.
-pub(crate) fn asked_h1<'a>(
-    req: &Request<'_>,
-    head: &'a [u8],
-) -> Asked<'a, impl Iterator<Item = (&'a [u8], &'a [u8])> + Clone> {
-    let mut lines = head
-        .split(|&b| b == b'\n')
-        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
-        .skip_while(|l| l.is_empty());
-    let request_line = lines.next().unwrap_or(b"");
-    let fields = lines.take_while(|l| !l.is_empty()).filter_map(|l| {
-        let colon = l.iter().position(|&b| b == b':')?;
-        Some((&l[..colon], wire::trim_ows(&l[colon + 1..])))
-    });
-    Asked {
-        method: request_line.split(|&b| b == b' ').next().unwrap_or(b"GET"),
-        protocol: match req.version {
-            wire::Version::Http10 => b"HTTP/1.0",
-            wire::Version::Http11 => b"HTTP/1.1",
-        },
-        content_length: req.content_length,
-        fields,
-    }
-}
-
 impl Forward {
     /// The head, ended: `Content-Length` when there is a body or the client said one.
     pub fn finish(&mut self, body: u64) {
@@ -262,6 +168,7 @@ impl Forward {
 mod tests {
     use super::*;
     use crate::config::Forwarding;
+    use crate::gateway::asked::asked_h1;
 
     /// A client at 10.0.0.7, not trusted, the default forwarding fields.
     fn hop(https: bool, default_host: &'static str) -> Hop<'static> {

@@ -34,7 +34,7 @@ pub(super) fn cgi_head(head: &[u8], status: u16, out: &mut Vec<u8>) {
     };
     let dropped = |name: &[u8]| DROPPED.iter().any(|d| name.eq_ignore_ascii_case(d));
     // The names `Connection` lists, in one pass (no list made per response).
-    let named = super::request::Named::gather(fields(), dropped);
+    let named = super::named::Named::gather(fields(), dropped);
     let transfer_encoding = fields().any(|(n, _)| n.eq_ignore_ascii_case(b"transfer-encoding"));
     let _ = write!(out, "Status: {status}\r\n");
     for (name, value) in fields() {

@@ -15,37 +15,12 @@ use std::io::Write;
 use wire::{Method, Request, Version};
 
 use super::super::body::Drain;
-use super::super::gateway::{local_request, Record};
+use super::super::gateway::{local_request, End, Record, OUTPUT_WINDOW};
 use super::super::{Proto, Session, Worker};
 use crate::gateway::head::{CgiHead, HeadError, HeadReader, Location};
 use crate::gateway::Launch;
 use crate::pool::Pool;
 use crate::respond::Body;
-
-/// Program output is read only while the connection has less than this queued: a client that
-/// reads nothing holds at most this much of it in the server (the rest waits in the pipe, and
-/// then in the program, blocked on its write).
-pub(crate) const OUTPUT_WINDOW: u64 = 64 * 1024;
-
-/// How a program's part in a response ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum End {
-    /// Its stdout closed and it exited (by a status, not a signal).
-    Complete,
-    /// Killed by a signal before it finished (crashed, or killed by someone else).
-    Died,
-    /// Past its wall time: killed.
-    TimedOut,
-    /// Wrote more than `cgi_max_output_bytes`: killed.
-    OutputLimit,
-    /// Its head was refused (`gateway/head.rs`): killed.
-    BadHead,
-    /// It could not be started: this status (500, or 503 when short of resources).
-    NotStarted(u16),
-    /// The client went away first: killed; logged with 499 (nginx's "client closed the
-    /// request") unless its status was sent.
-    Abandoned,
-}
 
 #[derive(Debug)]
 enum Out {

@@ -9,105 +9,15 @@
 //! is told its length.
 
 use http2::StreamId;
-use wire::{Method, Request};
 
+use super::exchange::{Exchange, State};
 use super::fields;
+use super::streams::Out;
 use super::{head_fields, submit_reply, H2};
-use crate::gateway::head::{HeadError, HeadReader, Location};
-use crate::protocol::gateway::{local_request, End, Record};
-use crate::protocol::h1::gateway::OUTPUT_WINDOW;
+use crate::gateway::head::{HeadError, Location};
+use crate::protocol::gateway::{local_request, End, OUTPUT_WINDOW};
 use crate::protocol::Worker;
 use crate::respond::Output;
-
-#[derive(Debug)]
-enum State {
-    Head,
-    /// The body: `left` bytes of a `Content-Length`, or to the end.
-    Body {
-        left: Option<u64>,
-    },
-    /// The response is whole or sent elsewhere: output read and dropped.
-    Discard,
-}
-
-/// One stream's exchange with its program.
-#[derive(Debug)]
-pub(crate) struct Exchange {
-    state: State,
-    head: HeadReader,
-    /// Body bytes read and not yet framed: `buf[start..]`.
-    buf: Vec<u8>,
-    start: usize,
-    /// The program's output is complete: END_STREAM after the buffer.
-    eof: bool,
-    /// The program's output was cut: RST_STREAM after the buffer. Not submitted at once: a
-    /// RST_STREAM submitted to nghttp2 drops the stream's HEADERS still queued before it, and
-    /// the client would see a reset with no response where it should see the response cut.
-    cut: bool,
-    /// The program's part is over.
-    done: bool,
-    is_head: bool,
-    /// The access-log line's and the status count's part.
-    rec: Record,
-}
-
-impl Exchange {
-    pub(super) fn new(
-        req: &Request<'_>,
-        method: &[u8],
-        user: Option<&[u8]>,
-        max_head: usize,
-        proxied: bool,
-    ) -> Exchange {
-        let mut log_line = method.to_vec();
-        log_line.push(b' ');
-        log_line.extend_from_slice(req.target);
-        log_line.extend_from_slice(b" HTTP/2.0");
-        Exchange {
-            state: State::Head,
-            // A proxied response's `Location` is the upstream's to give, not a local redirect.
-            head: HeadReader::new(max_head, !proxied),
-            buf: Vec::new(),
-            start: 0,
-            eof: false,
-            cut: false,
-            done: false,
-            is_head: req.method == Method::Head,
-            rec: Record::new(req, log_line, user),
-        }
-    }
-
-    /// Whether the program still takes request body bytes.
-    pub(super) fn takes_body(&self) -> bool {
-        !self.done
-    }
-
-    /// What nghttp2 may frame now (see `handler.rs`).
-    pub(super) fn body_ready(&self, max: usize) -> http2::Body {
-        let avail = self.buf.len() - self.start;
-        if avail == 0 && self.cut {
-            return http2::Body::Reset;
-        }
-        if avail == 0 && !self.eof {
-            return http2::Body::Deferred;
-        }
-        let len = avail.min(max);
-        http2::Body::Ready {
-            len,
-            end: self.eof && len == avail,
-        }
-    }
-
-    /// Moves `len` framed bytes into the output queue.
-    pub(super) fn take_into(&mut self, len: usize, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.buf[self.start..self.start + len]);
-        self.start += len;
-        if self.start == self.buf.len() {
-            self.buf.clear();
-            self.start = 0;
-        }
-    }
-}
 
 fn exchange(h: &H2, id: StreamId) -> Option<&Exchange> {
     h.streams
@@ -197,7 +107,7 @@ pub(in crate::protocol) fn output(
         left: parsed.content_length,
     };
     let slot = &mut h.streams.slots[i];
-    slot.out = super::streams::Out::Gateway;
+    slot.out = Out::Gateway;
     slot.left = 0;
     if no_body {
         if let Some(g) = slot.gateway.as_mut() {

@@ -160,7 +160,7 @@ pub(super) struct Stream {
     /// value as ranges of `values`.
     pub(super) others: Vec<((usize, usize), (usize, usize))>,
     /// The program answering this stream.
-    pub(super) gateway: Option<Box<super::gateway::Exchange>>,
+    pub(super) gateway: Option<Box<super::exchange::Exchange>>,
     /// Request body bytes for the program, not yet written to its stdin (with a gateway
     /// configured, also what arrives before the request is answered: one read at most).
     pub(super) body_buf: Vec<u8>,

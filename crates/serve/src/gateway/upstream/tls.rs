@@ -1,8 +1,9 @@
 //! An `https://` upstream: the TCP connection with a rustls client on it, driven by the event
 //! loop as the plain one is (never a blocking read or write, never a thread). Its configuration
-//! is the project's TLS client's (`tls_client`, bench's and discover's too): the system's roots
-//! plus the mount's `cacert`, SNI and the name checked from the upstream's host, ALPN
-//! `http/1.1`, sessions resumed on the next connection to the same upstream.
+//! is made at start by `tls_setup/upstream.rs` (the project's TLS client's, `tls_client`,
+//! bench's and discover's too: the system's roots plus the mount's `cacert`, ALPN `http/1.1`,
+//! sessions resumed on the next connection to the same upstream); SNI and the name checked come
+//! from the upstream's host.
 //!
 //! The handshake is moved on by every call of the exchange (`handshake`), so whichever event
 //! comes (writable as the connection completes, readable as the server's flight arrives) moves
@@ -12,60 +13,16 @@
 //! ([`tls_client::TlsFailure`]) and one-line explanation go to the error log.
 
 use std::io::{self, Read, Write};
-use std::path::Path;
 use std::sync::Arc;
 
 use mio::net::TcpStream;
 use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ClientConnection};
-use tls_client::{TlsFailure, TlsOptions, TlsSetupError};
+use tls_client::TlsFailure;
 
 /// Plaintext rustls may hold for us to send, and records waiting for the socket: the exchange
 /// writes at most a body chunk at once; the limit keeps a connection's memory bounded.
 const BUFFER_LIMIT: usize = 64 * 1024;
-
-/// The client configuration of a mount's `https://` upstreams: the system's roots plus
-/// `cacert`, ALPN `http/1.1` alone, resumption on (a proxy is no handshake benchmark). Made
-/// once per CA file in the process (the configuration's check makes it, each thread's mounts
-/// take it, at start-up only): the roots are parsed once and every thread shares the session
-/// cache, so a session made on one thread is resumed on another.
-pub(crate) fn tls_config(cacert: Option<&Path>) -> Result<Arc<ClientConfig>, TlsSetupError> {
-    type Made = Vec<(Option<std::path::PathBuf>, Arc<ClientConfig>)>;
-    static MADE: std::sync::Mutex<Made> = std::sync::Mutex::new(Vec::new());
-    let mut made = MADE.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((_, config)) = made.iter().find(|(path, _)| path.as_deref() == cacert) {
-        return Ok(config.clone());
-    }
-    let config = new_tls_config(cacert)?;
-    made.push((cacert.map(Path::to_path_buf), config.clone()));
-    Ok(config)
-}
-
-fn new_tls_config(cacert: Option<&Path>) -> Result<Arc<ClientConfig>, TlsSetupError> {
-    let opts = TlsOptions {
-        cacert: cacert.map(Path::to_path_buf),
-        insecure: false,
-        resume: true,
-        version: None,
-        ciphers: None,
-    };
-    tls_client::client_config(&opts, b"http/1.1")
-}
-
-/// Why a mount's TLS configuration cannot be made, in the proxy's terms (the TLS client's
-/// messages name bench's `--cacert` and `-k`).
-pub(crate) fn setup_error(e: &TlsSetupError) -> String {
-    match e {
-        TlsSetupError::CaFile { path, source } => format!("{}: {source}", path.display()),
-        TlsSetupError::CaEmpty { path } => format!("{}: no certificate in it", path.display()),
-        TlsSetupError::CaInvalid { path, source } => format!("{}: {source}", path.display()),
-        TlsSetupError::NoRoots => {
-            "none: the system has no root certificates that load (install ca-certificates)"
-                .to_string()
-        }
-        other => other.to_string(),
-    }
-}
 
 /// A TCP connection to an upstream with a rustls client on it.
 #[derive(Debug)]
@@ -143,7 +100,7 @@ impl TlsUpstream {
     }
 
     /// A non-blocking look for bytes: `Ok(1)` plaintext or records wait, `Ok(0)` the upstream
-    /// closed, `WouldBlock` nothing waits (as `fcgi::Stream::peek_byte`).
+    /// closed, `WouldBlock` nothing waits (as `Stream::peek_byte`).
     pub fn peek_byte(&self) -> io::Result<usize> {
         if self.plaintext > 0 {
             return Ok(1);
@@ -319,20 +276,6 @@ pub(crate) fn explain(why: TlsFailure) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_mounts_client_configuration_is_made_once_and_shared() {
-        let ca = test_support::certs::TestCa::new("shared config CA");
-        let a = tls_config(Some(&ca.pem)).unwrap();
-        let b = tls_config(Some(&ca.pem)).unwrap();
-        assert!(Arc::ptr_eq(&a, &b), "one configuration, one session cache");
-        let other = test_support::certs::TestCa::new("another CA");
-        let c = tls_config(Some(&other.pem)).unwrap();
-        assert!(
-            !Arc::ptr_eq(&a, &c),
-            "another CA file, another configuration"
-        );
-    }
 
     #[test]
     fn a_refused_certificate_is_logged_by_its_reason_and_its_fix() {
