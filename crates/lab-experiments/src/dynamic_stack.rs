@@ -120,8 +120,8 @@ pub fn unsupported(kind: PeerKind, deployment: Deployment) -> Option<String> {
         PeerKind::ApachePrefork => (true, ""),
         PeerKind::ApacheEvent => (
             false,
-            "Debian's mod_php is not thread-safe (PHP built without ZTS): Apache refuses to load \
-             it with a threaded MPM; PHP on the event MPM is php-fpm",
+            "Debian's mod_php is not thread-safe, and Apache refuses it a threaded MPM: PHP on \
+             the event MPM is php-fpm",
         ),
         _ => (false, "mod_php is an Apache module, run by the prefork MPM"),
     };
