@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the peer servers and tracers `flint lab` uses (docs/lab.md), on Debian bookworm (or
 # later), as root: nginx, apache2 (prefork and event MPMs, mod_http2), lighttpd, h2o, strace,
-# php-fpm, php-cgi and their PDO drivers for SQLite and PostgreSQL, fcgiwrap (the FastCGI
+# php-fpm, php-cgi, mod_php (libapache2-mod-php) and their PDO drivers for SQLite and
+# PostgreSQL, fcgiwrap (the FastCGI
 # applications of flint serve's tests and flint lab dynamic), postgresql (the database
 # server of `flint lab dynamic --db postgres`), caddy (a peer of flint lab dynamic, and the HTTP/3
 # server of crates/http3's tests),
@@ -35,8 +36,14 @@ compgen -G '/usr/sbin/php-fpm*' >/dev/null || missing+=(php-fpm)
 # php-cgi: PHP run as a CGI program, a process per request (tests/gateway_cgi.rs).
 [[ -x /usr/bin/php-cgi ]] || missing+=(php-cgi)
 [[ -x /usr/sbin/fcgiwrap ]] || missing+=(fcgiwrap)
-# PDO's SQLite and PostgreSQL drivers: the PHP application of `flint lab dynamic` (its php-fpm
-# and php-cgi deployments) reads the same database as flint-app, through PDO.
+# mod_php: PHP inside Apache prefork's children (the `mod-php` deployment of flint lab dynamic,
+# loaded by the lab's own httpd.conf). Its postinst switches Debian's own apache2 config to the
+# prefork MPM and enables php8.x there (a2dismod/a2enmod under /etc/apache2): the lab never reads
+# that config (it writes its own and loads every module explicitly, the MPM included), and the
+# service the postinst would restart is forbidden to start and stopped below as before.
+compgen -G '/usr/lib/apache2/modules/libphp*.so' >/dev/null || missing+=(libapache2-mod-php)
+# PDO's SQLite and PostgreSQL drivers: the PHP application of `flint lab dynamic` (its php-fpm,
+# php-cgi and mod-php deployments) reads the same database as flint-app, through PDO.
 compgen -G '/usr/lib/php/*/pdo_sqlite.so' >/dev/null || missing+=(php-sqlite3)
 compgen -G '/usr/lib/php/*/pdo_pgsql.so' >/dev/null || missing+=(php-pgsql)
 # PostgreSQL: the database server of `flint lab dynamic --db postgres`, which makes and starts
@@ -107,4 +114,5 @@ command -v setpriv >/dev/null 2>&1 || die "setpriv is still missing after the in
 for module in mpm_prefork mpm_event mime dir authz_core http2; do
     [[ -f /usr/lib/apache2/modules/mod_$module.so ]] || die "apache2 module mod_$module.so is missing"
 done
+compgen -G '/usr/lib/apache2/modules/libphp*.so' >/dev/null || die "mod_php (libphp*.so) is still missing after the install"
 echo "install-peers.sh: done"

@@ -315,7 +315,8 @@ fn a_lab_deployment_that_is_not_known_is_a_usage_error_naming_the_known_ones() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(
         stderr.contains(
-            "unknown deployment `mod_php` (known: static, cgi, fastcgi, proxy, php-fpm, php-cgi)"
+            "unknown deployment `mod_php` (known: static, cgi, fastcgi, proxy, php-fpm, php-cgi, \
+             mod-php)"
         ),
         "{stderr}"
     );

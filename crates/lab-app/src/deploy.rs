@@ -18,7 +18,8 @@
 //!
 //! The other servers' gateways are written here too, each added to the lab peers' config for
 //! that server: Apache's ([`apache_gateways`]), lighttpd's ([`lighttpd_gateways`]), h2o's
-//! ([`h2o_config`]) and Caddy's ([`caddy_handles`]), at the same URL prefixes.
+//! ([`h2o_config`]) and Caddy's ([`caddy_handles`]), at the same URL prefixes; Apache prefork
+//! alone also runs the PHP application inside its own children, mod_php ([`MOD_PHP_PREFIX`]).
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -28,7 +29,7 @@ mod caddy;
 mod h2o;
 mod lighttpd;
 
-pub use apache::{apache_gateways, Apache};
+pub use apache::{apache_gateways, Apache, ModPhp};
 pub use caddy::caddy_handles;
 pub use h2o::{h2o_config, h2o_paths};
 pub use lighttpd::lighttpd_gateways;
@@ -42,6 +43,10 @@ pub const CGI_PROGRAM: &str = "app.cgi";
 /// The URL prefix of the PHP application under php-fpm: the script `php/app.php` of the root;
 /// a request is `/php/app.php/json`.
 pub const PHP_FPM_PREFIX: &str = "/php/app.php";
+/// The URL prefix of the PHP application under mod_php in Apache prefork: the same file as
+/// php-fpm's (`php/app.php` of the root), aliased, so that a request is `/mod-php/app.php/json`
+/// and the script's `PATH_INFO` is the same `/json`.
+pub const MOD_PHP_PREFIX: &str = "/mod-php/app.php";
 /// The URL prefix of the PHP application as a CGI program (php-cgi); a request is
 /// `/cgi-bin/app.php/json`.
 pub const PHP_CGI_PREFIX: &str = "/cgi-bin/app.php";

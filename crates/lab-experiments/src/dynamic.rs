@@ -8,7 +8,9 @@
 //! FastCGI (`flint-app fastcgi` behind `--fastcgi` and `fastcgi_pass`); and, asked for with
 //! `--deployments`, the proxy (`flint-app http` behind `--proxy` and `proxy_pass`, over a unix
 //! socket as the FastCGI responder is) and the same test types in PHP ([`super::dynamic_php`])
-//! through php-fpm and php-cgi, the two ways most sites run PHP. For each test type asked, the
+//! through php-fpm and php-cgi, the two ways most sites run PHP, and inside Apache prefork's
+//! children (mod_php: there the web and application tiers are one, `web+app`). For each test
+//! type asked, the
 //! verifier holds the deployment to the rules first: one that answers wrongly is
 //! shown failed, never measured. Then a keep-alive load of [`DYNAMIC_CLIENTS`] clients, and over
 //! the measured window each tier's CPU ([`Tiers`]): the web server's, and the gateway and
@@ -18,9 +20,9 @@
 //! the lab, on a Unix socket) is a server of its own, the `db` tier, every backend it forks
 //! included (a CGI program connects once per request, a FastCGI responder once).
 
-use super::dynamic_php::Php;
+use super::dynamic_php::{Php, PhpWanted};
 use super::dynamic_postgres::Postgres;
-use super::dynamic_stack::{prepare, Deployment, Shared, Source, Stack, Tiers};
+use super::dynamic_stack::{prepare, Deployment, Shared, Source, Stack, Tiers, WEB_AND_APP};
 use super::dynamic_syscalls::{self, SyscallWindow};
 use super::measure::Measurement;
 use super::{table, Experiment, Lab, ResultRow};
@@ -142,8 +144,11 @@ pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
     let php = Php::find(
         std::path::Path::new(url.unwrap_or("world.db")),
         &lab.opts.php,
-        deployments.contains(&Deployment::PhpFpm),
-        deployments.contains(&Deployment::PhpCgi),
+        PhpWanted {
+            fpm: deployments.contains(&Deployment::PhpFpm),
+            cgi: deployments.contains(&Deployment::PhpCgi),
+            mod_php: deployments.contains(&Deployment::ModPhp),
+        },
     );
     let php_cgi = (php.cgi.clone()).unwrap_or_else(|_| lab_app::php::PHP_CGI.into());
     let (root, cgi_dir, db) = match prepare(dir.path(), &app_bin, &php_cgi, url) {
@@ -236,10 +241,16 @@ pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
         writeln!(
             lab.out,
             "(web: the web server's processes; app: the gateway and application processes, CGI \
-             programs included{}; CPU per request over the measured window{})",
+             programs included{}{}; CPU per request over the measured window{})",
             match database {
                 Database::Sqlite => ", SQLite in them",
                 Database::Postgres => "; db: PostgreSQL's server, every backend included",
+            },
+            if deployments.contains(&Deployment::ModPhp) {
+                "; mod-php: PHP runs inside Apache prefork's own children, so the web and \
+                 application tiers are one (web+app: its web column, `in web` in app's)"
+            } else {
+                ""
             },
             if traced {
                 "; sys/req: system calls per request of each tier, counted in a traced run of \
@@ -262,8 +273,24 @@ pub(super) fn run(lab: &mut Lab) -> io::Result<()> {
 /// run's rate too.
 fn table_row(row: &ResultRow, kind: lab_peers::PeerKind, traced: bool) -> Vec<String> {
     let find = |name: &str| (row.tiers.iter().flatten()).find(|t| t.tier == name);
-    let tier = |name: &str| table::num(find(name).map(|t| t.cpu_us_per_request));
-    let calls = |name: &str| table::num(find(name).and_then(|t| t.syscalls_per_request));
+    // A web server that runs the application itself (mod_php): one tier, in the web column,
+    // and the app column says where it went.
+    let combined = find(WEB_AND_APP).is_some();
+    let find = |name: &str| match name {
+        "web" if combined => find(WEB_AND_APP),
+        _ => find(name),
+    };
+    let in_web = |name: &str, cell: String| match name {
+        "app" if combined => "in web".to_owned(),
+        _ => cell,
+    };
+    let tier = |name: &str| in_web(name, table::num(find(name).map(|t| t.cpu_us_per_request)));
+    let calls = |name: &str| {
+        in_web(
+            name,
+            table::num(find(name).and_then(|t| t.syscalls_per_request)),
+        )
+    };
     let (deployment, test) = (
         row.deployment.clone().unwrap_or_default(),
         row.test_type.clone().unwrap_or_default(),
@@ -363,7 +390,15 @@ fn one(
     let mut row = match measure(lab, stack.addr, tiers.clone(), &path) {
         Ok((m, cpu)) => {
             let mut row = ResultRow::new(Experiment::Dynamic, kind, HttpMode::KeepAlive, None, &m);
-            row.set_dynamic(deployment.name(), test, database, &m, cpu.as_deref());
+            let names = tiers.names();
+            row.set_dynamic(
+                deployment.name(),
+                test,
+                database,
+                &m,
+                cpu.as_deref(),
+                &names,
+            );
             row
         }
         Err(e) => {

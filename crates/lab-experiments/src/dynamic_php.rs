@@ -1,8 +1,9 @@
 //! The PHP deployments of `flint lab dynamic`: the application in PHP (crates/lab-app's
 //! `php/app.php`) through php-fpm (FastCGI: a pool of persistent children started by the lab
-//! with its own config) and through php-cgi (a CGI program, a process per request). Which of
-//! Debian's packages each needs is checked once, before any server starts: a deployment whose
-//! package is missing is shown failed with the package to install, never skipped in silence.
+//! with its own config), through php-cgi (a CGI program, a process per request) and inside
+//! Apache prefork's children (mod_php). Which of Debian's packages each needs is checked once,
+//! before any server starts: a deployment whose package is missing is shown failed with the
+//! package to install, never skipped in silence.
 
 use lab_app::php::{self, Fpm};
 use std::ffi::OsStr;
@@ -14,6 +15,16 @@ use std::time::Duration;
 pub struct Php {
     pub fpm: Result<PathBuf, String>,
     pub cgi: Result<PathBuf, String>,
+    /// mod_php's module file (`libphp8.2.so`).
+    pub mod_php: Result<PathBuf, String>,
+}
+
+/// Which PHP deployments a run asks for: only theirs are looked for.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PhpWanted {
+    pub fpm: bool,
+    pub cgi: bool,
+    pub mod_php: bool,
 }
 
 /// Which PHP programs a run uses: `None` finds Debian's.
@@ -24,22 +35,29 @@ pub struct PhpPrograms {
 }
 
 impl Php {
-    /// Finds php-fpm and php-cgi (or takes `given`'s) and checks that each loads PDO's driver
-    /// for `db` (each SAPI has its own ini directory, so each is asked). Only the deployments
-    /// asked for have their programs looked for.
-    pub fn find(db: &Path, given: &PhpPrograms, fpm_wanted: bool, cgi_wanted: bool) -> Php {
+    /// Finds php-fpm, php-cgi (or takes `given`'s) and mod_php, and checks that each loads
+    /// PDO's driver for `db` (each SAPI has its own ini directory, so each is asked). Only the
+    /// deployments `wanted` have their programs looked for.
+    pub fn find(db: &Path, given: &PhpPrograms, wanted: PhpWanted) -> Php {
         let usable = |program: Result<PathBuf, String>| {
             program.and_then(|p| check_driver(&p, db).map(|()| p))
         };
         let not_asked = || Err("not asked for".to_owned());
+        let modules = Path::new(lab_peers::APACHE_MODULES);
         Php {
-            fpm: if fpm_wanted {
+            fpm: if wanted.fpm {
                 usable(given_or(&given.fpm, "php-fpm", find_fpm))
             } else {
                 not_asked()
             },
-            cgi: if cgi_wanted {
+            cgi: if wanted.cgi {
                 usable(given_or(&given.cgi, "php-cgi", find_cgi))
+            } else {
+                not_asked()
+            },
+            mod_php: if wanted.mod_php {
+                find_mod_php(modules)
+                    .and_then(|m| check_mod_php_driver(&m, db, Path::new(ETC_PHP)).map(|()| m))
             } else {
                 not_asked()
             },
@@ -92,6 +110,64 @@ pub fn find_cgi() -> Result<PathBuf, String> {
     }
     lab_process::find_program("php-cgi")
         .ok_or_else(|| "php-cgi is not installed (apt-get install -y php-cgi)".to_owned())
+}
+
+/// Where Debian keeps each PHP version's ini files, a directory per SAPI (`8.2/apache2`).
+const ETC_PHP: &str = "/etc/php";
+
+/// mod_php's module in Apache's `modules` directory (`libphp8.2.so` from Debian's
+/// `libapache2-mod-php`: the highest version found), or the package to install.
+pub fn find_mod_php(modules: &Path) -> Result<PathBuf, String> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(modules)
+        .map(|dir| {
+            dir.flatten()
+                .map(|e| e.path())
+                .filter(|p| {
+                    (p.file_name().and_then(OsStr::to_str))
+                        .is_some_and(|n| n.starts_with("libphp") && n.ends_with(".so"))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    found.sort();
+    found.pop().ok_or_else(|| {
+        format!(
+            "mod_php is not installed (no {}/libphp*.so; apt-get install -y libapache2-mod-php)",
+            modules.display()
+        )
+    })
+}
+
+/// Whether mod_php's `module` (`libphp8.2.so`) loads PDO's driver for the database at `db`:
+/// its SAPI's ini directory under `etc_php` (`8.2/apache2/conf.d`) enables it. The module
+/// cannot be asked as a program can (`-m`), and Debian's packages enable a driver for every
+/// SAPI installed by a file of that directory (`20-pdo_sqlite.ini`).
+pub fn check_mod_php_driver(module: &Path, db: &Path, etc_php: &Path) -> Result<(), String> {
+    let (driver, package) = php::driver(db);
+    let name = module.file_name().and_then(OsStr::to_str).unwrap_or("");
+    let version = (name
+        .strip_prefix("libphp")
+        .and_then(|n| n.strip_suffix(".so")))
+    .filter(|v| !v.is_empty())
+    .ok_or_else(|| format!("{}: not a PHP module's name", module.display()))?;
+    let conf = etc_php.join(version).join("apache2/conf.d");
+    let ini = format!("{driver}.ini");
+    let enabled = std::fs::read_dir(&conf)
+        .map(|dir| {
+            dir.flatten().any(|e| {
+                let n = e.file_name();
+                let n = n.to_string_lossy();
+                n == ini || n.ends_with(&format!("-{ini}"))
+            })
+        })
+        .unwrap_or(false);
+    if enabled {
+        return Ok(());
+    }
+    Err(format!(
+        "mod_php {version} has no PDO driver {driver} (none in {}; apt-get install -y {package})",
+        conf.display()
+    ))
 }
 
 /// Whether `program` loads PDO's driver for the database at `db` (`-m` lists its modules);
@@ -167,5 +243,37 @@ mod tests {
             err.ends_with("no PDO driver pdo_pgsql (apt-get install -y php-pgsql)"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn mod_php_is_found_by_its_file_and_its_driver_by_its_sapis_ini_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let modules = dir.path().join("modules");
+        std::fs::create_dir(&modules).unwrap();
+        std::fs::write(modules.join("mod_mime.so"), b"").unwrap();
+        let err = find_mod_php(&modules).unwrap_err();
+        assert!(
+            err.ends_with("apt-get install -y libapache2-mod-php)"),
+            "{err}"
+        );
+        std::fs::write(modules.join("libphp8.2.so"), b"").unwrap();
+        let module = find_mod_php(&modules).unwrap();
+        assert_eq!(module, modules.join("libphp8.2.so"));
+        let etc = dir.path().join("etc");
+        let conf = etc.join("8.2/apache2/conf.d");
+        std::fs::create_dir_all(&conf).unwrap();
+        std::fs::write(conf.join("20-pdo_sqlite.ini"), b"").unwrap();
+        let sqlite = Path::new("/tmp/db/world.db");
+        check_mod_php_driver(&module, sqlite, &etc).unwrap();
+        let err =
+            check_mod_php_driver(&module, Path::new("postgres://f@%2Fpg/f"), &etc).unwrap_err();
+        assert!(
+            err.starts_with("mod_php 8.2 has no PDO driver pdo_pgsql")
+                && err.ends_with("apt-get install -y php-pgsql)"),
+            "{err}"
+        );
+        // Another version's drivers are not this one's.
+        let other = modules.join("libphp8.3.so");
+        assert!(check_mod_php_driver(&other, sqlite, &etc).is_err());
     }
 }

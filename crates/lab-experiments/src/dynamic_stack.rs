@@ -3,7 +3,7 @@
 //! `fastcgi_pass` and `proxy_pass`; Apache, lighttpd, h2o and Caddy with theirs, written
 //! by `lab_app::deploy` and [`super::dynamic_servers`]), `flint-app fastcgi` behind it,
 //! `flint-app http` and php-fpm when their deployments are asked for, and for nginx fcgiwrap
-//! (nginx runs no CGI itself).
+//! (nginx runs no CGI itself); Apache prefork loads mod_php when its deployment is asked for.
 //! Every process is pinned to the server core, as the other experiments' servers are.
 //!
 //! And how each tier's CPU is read ([`Tiers`]): the web server's processes, and the gateway and
@@ -17,6 +17,7 @@
 use super::dynamic_cgroup::Cgroup;
 use super::dynamic_php::{fpm_args, Php};
 use super::dynamic_servers;
+use super::dynamic_users::{give_database, give_sockets};
 use lab_app::deploy::{self, CGI_PROGRAM};
 use lab_app::php;
 use lab_app::{DB_DIR, POSTGRES_URL_FILE};
@@ -53,16 +54,20 @@ pub enum Deployment {
     PhpFpm,
     /// The PHP application as a CGI program: php-cgi started per request.
     PhpCgi,
+    /// The PHP application inside Apache prefork's children (mod_php): no gateway, no process
+    /// of its own, the web and application tiers one.
+    ModPhp,
 }
 
 impl Deployment {
-    pub const ALL: [Deployment; 6] = [
+    pub const ALL: [Deployment; 7] = [
         Deployment::Static,
         Deployment::Cgi,
         Deployment::FastCgi,
         Deployment::Proxy,
         Deployment::PhpFpm,
         Deployment::PhpCgi,
+        Deployment::ModPhp,
     ];
     /// Those measured unless `--deployments` says otherwise: flint-app's CGI and FastCGI, with
     /// the baseline (the proxy and PHP ones are asked for by name).
@@ -76,6 +81,7 @@ impl Deployment {
             Deployment::Proxy => "proxy",
             Deployment::PhpFpm => "php-fpm",
             Deployment::PhpCgi => "php-cgi",
+            Deployment::ModPhp => "mod-php",
         }
     }
 
@@ -88,6 +94,7 @@ impl Deployment {
             Deployment::Proxy => deploy::PROXY_PREFIX,
             Deployment::PhpFpm => deploy::PHP_FPM_PREFIX,
             Deployment::PhpCgi => deploy::PHP_CGI_PREFIX,
+            Deployment::ModPhp => deploy::MOD_PHP_PREFIX,
         }
     }
 }
@@ -105,8 +112,24 @@ impl std::str::FromStr for Deployment {
 }
 
 /// Why `kind` cannot run `deployment`, when it cannot: the server has no gateway for it in the
-/// lab (flint serve, nginx, Apache event and lighttpd run every deployment).
+/// lab (flint serve, nginx, Apache event and lighttpd run every deployment but mod_php, which
+/// Apache prefork alone runs).
 pub fn unsupported(kind: PeerKind, deployment: Deployment) -> Option<String> {
+    let (runs, only) = match kind {
+        _ if deployment != Deployment::ModPhp => (true, ""),
+        PeerKind::ApachePrefork => (true, ""),
+        PeerKind::ApacheEvent => (
+            false,
+            "Debian's mod_php is not thread-safe, and Apache refuses it a threaded MPM: PHP on \
+             the event MPM is php-fpm",
+        ),
+        _ => (false, "mod_php is an Apache module, run by the prefork MPM"),
+    };
+    if !runs {
+        return Some(format!(
+            "{kind} has no mod-php deployment in the lab ({only})"
+        ));
+    }
     let (runs, only) = match kind {
         PeerKind::ApachePrefork => (
             !matches!(deployment, Deployment::Cgi | Deployment::PhpCgi),
@@ -159,6 +182,7 @@ impl Shared {
         match deployment {
             Deployment::PhpFpm => self.php.fpm.as_ref().err().map(String::as_str),
             Deployment::PhpCgi => self.php.cgi.as_ref().err().map(String::as_str),
+            Deployment::ModPhp => self.php.mod_php.as_ref().err().map(String::as_str),
             _ => None,
         }
     }
@@ -335,11 +359,15 @@ impl Stack {
                 .map_err(|e| format!("its directory: {e}"))?;
         }
         let cgi = shared.runs(Deployment::Cgi) || shared.runs(Deployment::PhpCgi);
-        // Apache event's CGI programs (prefork runs none) and php-fpm's children (see
-        // `fpm_args`) run as the web user, and write the database.
+        // Apache event's CGI programs (prefork runs none), php-fpm's children (see `fpm_args`)
+        // and Apache prefork's children with mod_php run as the web user, and write the
+        // database.
         let cgi_as_web_user = apache_user.filter(|_| cgi && kind == PeerKind::ApacheEvent);
         let fpm_as_web_user = web_user.filter(|_| shared.runs(Deployment::PhpFpm));
-        if let Some(user) = cgi_as_web_user.or(fpm_as_web_user) {
+        let mod_php = (shared.php.mod_php.as_ref().ok())
+            .filter(|_| shared.runs(Deployment::ModPhp) && kind == PeerKind::ApachePrefork);
+        let mod_php_as_web_user = apache_user.filter(|_| mod_php.is_some());
+        if let Some(user) = (cgi_as_web_user.or(fpm_as_web_user)).or(mod_php_as_web_user) {
             give_database(&shared.db, user)?;
         }
         let launcher = Launcher {
@@ -392,13 +420,14 @@ impl Stack {
         let fpm_socket = dir.path().join("php-fpm.sock");
         let mut fpm = None;
         if let (true, Ok(program)) = (shared.runs(Deployment::PhpFpm), &shared.php.fpm) {
-            let args = fpm_args(
-                dir.path(),
-                &fpm_socket,
-                shared.cgi_workers,
-                &shared.db,
-                web_user,
-            )?;
+            // Behind Apache, a child for each of its workers: each may keep a connection
+            // (`enablereuse=on`, lab_app::deploy::Apache), which a php-fpm child serves alone
+            // until it closes, so fewer children would leave a worker waiting for one.
+            let children = match mpm {
+                Some(_) => lab_peers::apache_workers(APACHE_CLIENTS),
+                None => shared.cgi_workers,
+            };
+            let args = fpm_args(dir.path(), &fpm_socket, children, &shared.db, web_user)?;
             let args: Vec<&OsStr> = args.iter().map(OsString::as_os_str).collect();
             let mut f =
                 launcher.start(program, &args, "php-fpm", cgroups.as_ref().map(|c| &c.php))?;
@@ -433,13 +462,11 @@ impl Stack {
             })?;
             wrap = Some(w);
         }
-        // php-fpm's socket is made the web user's alone by its config (see lab_app::php::Fpm).
-        if web_user.is_some() {
+        // flint-app's sockets the web user's (php-fpm's is made so by its config, see
+        // lab_app::php::Fpm).
+        if let Some(user) = web_user {
             let sockets = [Some(&*socket), http.as_ref().map(|_| &*http_socket)];
-            for s in sockets.into_iter().flatten() {
-                std::fs::set_permissions(s, std::fs::Permissions::from_mode(0o666))
-                    .map_err(|e| format!("{}: {e}", s.display()))?;
-            }
+            give_sockets(&sockets.into_iter().flatten().collect::<Vec<_>>(), user)?;
         }
         // What the servers that mount the application beside the lab peers' config serve.
         let gateways = deploy::Gateways {
@@ -471,9 +498,12 @@ impl Stack {
                     cgi: (gateways.cgi_dir)
                         .filter(|_| mpm == lab_peers::Mpm::Event)
                         .map(|cgi_dir| (cgi_dir, &*cgid_socket)),
-                    // Prefork's children would each keep a connection, more than php-fpm's
-                    // children (see lab_app::deploy::Apache).
-                    php_fpm: (gateways.php_fpm).map(|f| (f, mpm == lab_peers::Mpm::Event)),
+                    php_fpm: gateways.php_fpm,
+                    mod_php: mod_php.map(|module| deploy::ModPhp {
+                        module,
+                        script: &fpm_script,
+                        db: &shared.db,
+                    }),
                 };
                 apache_args(dir.path(), &shared.root, port, apache_user, mpm, &apache)?
             } else if kind == PeerKind::Nginx {
@@ -622,7 +652,8 @@ impl Stack {
         };
         let gateway = (self.wrap.as_ref().map(Group::pid)).or(self.cgid);
         let app = match (deployment, gateway, cg) {
-            (Deployment::Static, ..) => None,
+            // mod_php: the application runs in Apache's children, its CPU in the web tier's.
+            (Deployment::Static | Deployment::ModPhp, ..) => None,
             (Deployment::FastCgi, _, Some(c)) => Some(Source::Cgroup(path(&c.app))),
             (Deployment::FastCgi, _, None) => Some(Source::Tree(self.app.pid())),
             (Deployment::Proxy, _, Some(c)) => Some(Source::Cgroup(path(&c.http))),
@@ -641,8 +672,16 @@ impl Stack {
             }
             (Deployment::Cgi | Deployment::PhpCgi, None, None) => Some(Source::TreeLess(web_pid)),
         };
-        let db = app.as_ref().and(self.db_server.clone());
-        Tiers { web, app, db }
+        let db = (deployment != Deployment::Static)
+            .then(|| self.db_server.clone())
+            .flatten();
+        let app_in_web = deployment == Deployment::ModPhp;
+        Tiers {
+            web,
+            app_in_web,
+            app,
+            db,
+        }
     }
 
     /// Whether any process of the stack has exited, and its log if so.
@@ -721,34 +760,6 @@ fn apache_args(
         "-f".into(),
         conf.into(),
     ])
-}
-
-/// Gives the SQLite database `db` and its own directory ([`DB_DIR`], never the CGI programs'
-/// directory, whose programs root runs later) to `user`, whom Apache's CGI programs or php-fpm's
-/// children run as: they write its WAL and shared memory beside it. SQLite creates those files
-/// with the database's owner and mode when it runs as root, so the root processes of the other
-/// tiers keep them writable. Nothing to give when the database is PostgreSQL's (a URL).
-fn give_database(db: &Path, user: &str) -> Result<(), String> {
-    if lab_app::db::is_postgres(db) {
-        return Ok(());
-    }
-    let db_dir = db.parent().filter(|d| d.ends_with(DB_DIR));
-    let db_dir =
-        db_dir.ok_or_else(|| format!("{} is not in a {DB_DIR} directory", db.display()))?;
-    let passwd = std::fs::read_to_string("/etc/passwd").map_err(|e| format!("/etc/passwd: {e}"))?;
-    let ids = passwd.lines().find_map(|l| {
-        let f: Vec<&str> = l.split(':').collect();
-        (f.first() == Some(&user))
-            .then(|| Some((f.get(2)?.parse().ok()?, f.get(3)?.parse().ok()?)))?
-    });
-    let (uid, gid): (u32, u32) = ids.ok_or_else(|| format!("no user {user} in /etc/passwd"))?;
-    let entries = std::fs::read_dir(db_dir).map_err(|e| format!("{}: {e}", db_dir.display()))?;
-    let databases = entries.flatten().map(|e| e.path());
-    for path in std::iter::once(db_dir.to_owned()).chain(databases) {
-        std::os::unix::fs::chown(&path, Some(uid), Some(gid))
-            .map_err(|e| format!("{}: {e}", path.display()))?;
-    }
-    Ok(())
 }
 
 fn log_tail(log: &Path) -> String {
@@ -835,11 +846,25 @@ fn less(all: CpuTime, part: CpuTime) -> CpuTime {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tiers {
     pub web: Source,
+    /// The web server's processes run the application too (mod_php): the first tier is both,
+    /// named [`WEB_AND_APP`], and there is no `app` tier.
+    pub app_in_web: bool,
     pub app: Option<Source>,
     pub db: Option<Source>,
 }
 
+/// The name of the one tier of a web server that runs the application in its own processes.
+pub const WEB_AND_APP: &str = "web+app";
+
 impl Tiers {
+    /// The tiers' names, in the order [`Tiers::read`] reads them.
+    pub fn names(&self) -> Vec<&'static str> {
+        let mut names = vec![if self.app_in_web { WEB_AND_APP } else { "web" }];
+        names.extend(self.app.as_ref().map(|_| "app"));
+        names.extend(self.db.as_ref().map(|_| "db"));
+        names
+    }
+
     /// One reading: the web tier, then the application tier and the database's when there are.
     pub fn read(&self) -> Result<Vec<CpuTime>, String> {
         let mut out = vec![self.web.read()?];
@@ -847,39 +872,5 @@ impl Tiers {
             out.push(tier.read()?);
         }
         Ok(out)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::os::unix::fs::MetadataExt;
-
-    #[test]
-    fn the_database_is_given_away_in_its_own_directory_never_the_programs_one() {
-        if !nix::unistd::geteuid().is_root() {
-            eprintln!("skipped: giving files to another user needs root");
-            return;
-        }
-        // A flint-app whose `init` makes an empty database file.
-        let bin = tempfile::tempdir().unwrap();
-        let app = bin.path().join("flint-app");
-        std::fs::write(&app, "#!/bin/sh\n: > \"$2\"\n").unwrap();
-        std::fs::set_permissions(&app, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let (_, cgi_dir, db) =
-            prepare(dir.path(), &app, Path::new("/usr/bin/php-cgi"), None).unwrap();
-        give_database(&db, "nobody").unwrap();
-        let uid = |p: &Path| std::fs::metadata(p).unwrap().uid();
-        let nobody = uid(&db);
-        assert_ne!(nobody, 0);
-        assert_eq!(uid(db.parent().unwrap()), nobody);
-        for root_owned in [
-            cgi_dir.clone(),
-            cgi_dir.join(CGI_PROGRAM),
-            cgi_dir.join(php::SCRIPT),
-        ] {
-            assert_eq!(uid(&root_owned), 0, "{}", root_owned.display());
-        }
     }
 }

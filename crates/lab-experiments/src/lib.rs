@@ -29,6 +29,7 @@ pub mod dynamic_postgres;
 mod dynamic_servers;
 mod dynamic_stack;
 mod dynamic_syscalls;
+mod dynamic_users;
 mod measure;
 pub mod netpath;
 pub mod page;

@@ -176,9 +176,10 @@ impl ResultRow {
     }
 
     /// The dynamic experiment's own figures on a row of [`ResultRow::new`]: the deployment and
-    /// test type, the response time, and each tier's CPU per request (`tiers`: the web tier,
-    /// then the application's when the deployment has one, then the database server's when
-    /// `database` is one).
+    /// test type, the response time, and each tier's CPU per request (`tiers`, named by
+    /// `names`: the web tier, then the application's when the deployment has one, then the
+    /// database server's when `database` is one; `web+app` when the web server runs the
+    /// application itself).
     pub(crate) fn set_dynamic(
         &mut self,
         deployment: &str,
@@ -186,6 +187,7 @@ impl ResultRow {
         database: crate::Database,
         m: &Measurement,
         tiers: Option<&[Duration]>,
+        names: &[&str],
     ) {
         let s = &m.run.stats;
         self.deployment = Some(deployment.to_owned());
@@ -197,7 +199,7 @@ impl ResultRow {
             self.latency_ms_p99 = Some(r.p99);
         }
         self.tiers = tiers.filter(|_| s.requests > 0).map(|t| {
-            (["web", "app", "db"].iter().zip(t))
+            (names.iter().zip(t))
                 .map(|(name, cpu)| TierCpu {
                     tier: (*name).to_owned(),
                     cpu_us_per_request: cpu.as_secs_f64() * 1e6 / s.requests as f64,

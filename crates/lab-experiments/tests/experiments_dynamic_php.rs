@@ -1,8 +1,9 @@
 //! The dynamic experiment's PHP deployments end to end, short (a count of requests per
 //! measurement, so that php-cgi's slow starts on a busy machine still give each one its
 //! requests): the PHP application under php-fpm and as php-cgi programs, behind flint serve and
-//! nginx, verified then measured, over SQLite and over PostgreSQL. Debian's php-fpm, php-cgi,
-//! php-sqlite3 and php-pgsql are required (scripts/install-peers.sh).
+//! nginx, and inside Apache prefork's children (mod_php), verified then measured, over SQLite
+//! and over PostgreSQL. Debian's php-fpm, php-cgi, libapache2-mod-php, php-sqlite3 and
+//! php-pgsql are required (scripts/install-peers.sh).
 
 mod common;
 
@@ -226,4 +227,104 @@ fn php_updates_over_sqlite_from_concurrent_clients_all_succeed() {
     let rows: Vec<&ResultRow> = report.results.iter().collect();
     assert_eq!(rows.len(), 1, "{text}\n{progress}");
     check_measured(&rows, &["web", "app"], &text);
+}
+
+fn find<'a>(rows: &[&'a ResultRow], server: &str, deployment: &str, test: &str) -> &'a ResultRow {
+    (rows.iter())
+        .find(|r| {
+            r.server == server
+                && r.deployment.as_deref() == Some(deployment)
+                && r.test_type.as_deref() == Some(test)
+        })
+        .unwrap_or_else(|| panic!("no row {server} {deployment} {test}"))
+}
+
+/// The tiers of a mod_php row: its verifier passed, it was measured, and the web server's
+/// processes are the application's too, one tier (`web+app`) before the database's, if any.
+fn check_mod_php(r: &ResultRow, tiers: &[&str], text: &str) {
+    let what = format!("{} {:?} {:?}", r.server, r.deployment, r.test_type);
+    assert!(
+        r.unavailable.is_none(),
+        "{what}: {:?}\n{text}",
+        r.unavailable
+    );
+    assert!(
+        r.requests > 0 && r.requests_per_s > 0.0 && r.errors == 0,
+        "{what}: {r:?}"
+    );
+    let names: Vec<&str> = (r.tiers.iter().flatten())
+        .map(|t| t.tier.as_str())
+        .collect();
+    assert_eq!(names, tiers, "{what}");
+    assert!(tier(r, "web+app").unwrap() > 0.0, "{what}: {:?}", r.tiers);
+}
+
+/// mod_php in Apache prefork beside php-fpm behind both MPMs: prefork's mod_php rows are
+/// verified and measured with one tier for Apache and PHP; the event MPM's say why it has none
+/// (Debian's PHP is not thread-safe), never measured.
+#[test]
+fn mod_php_is_measured_in_apache_prefork_as_one_tier_and_the_event_mpm_says_why_not() {
+    let _one = ONE.lock().unwrap_or_else(|p| p.into_inner());
+    let mut opts = options(
+        vec![PeerKind::ApachePrefork, PeerKind::ApacheEvent],
+        &["plaintext", "db"],
+        Database::Sqlite,
+    );
+    opts.deployments = vec![Deployment::PhpFpm, Deployment::ModPhp];
+    assert_eq!(opts.runs(Experiment::Dynamic), 2 * 2 * 2);
+    let (report, text, progress) = run_lab(Experiment::Dynamic, &opts, false);
+    assert!(fpm_left().is_empty(), "{}", fpm_left());
+    for s in &report.servers {
+        assert_eq!(s.status, Status::Ok, "{s:?}\n{progress}");
+    }
+    let rows: Vec<&ResultRow> = report.results.iter().collect();
+    assert_eq!(rows.len(), 8, "{text}\n{progress}");
+    for test in ["plaintext", "db"] {
+        check_mod_php(
+            find(&rows, "apache-prefork", "mod-php", test),
+            &["web+app"],
+            &text,
+        );
+        let fpm = [
+            find(&rows, "apache-prefork", "php-fpm", test),
+            find(&rows, "apache-event", "php-fpm", test),
+        ];
+        check_measured(&fpm, &["web", "app"], &text);
+        let event = find(&rows, "apache-event", "mod-php", test);
+        let why = event.unavailable.as_deref().unwrap_or_default();
+        assert!(
+            why.starts_with("apache-event has no mod-php deployment in the lab")
+                && why.contains("not thread-safe"),
+            "{why}\n{text}"
+        );
+        assert_eq!((event.requests, event.tiers.as_ref()), (0, None));
+    }
+    // The table puts the one tier in the web column and says where the application went.
+    let line = (text.lines())
+        .find(|l| l.starts_with("apache-prefork") && l.contains("mod-php") && l.contains(" db "))
+        .unwrap_or_else(|| panic!("no mod-php db line in:\n{text}"));
+    assert!(line.contains("in web"), "{line}");
+    assert!(
+        text.contains("the web and application tiers are one"),
+        "{text}"
+    );
+}
+
+/// Over PostgreSQL, mod_php's Apache children (`www-data` when root) keep their persistent
+/// connections, and the database is a tier of its own after Apache's.
+#[test]
+fn mod_php_over_postgres_counts_the_database_tier_after_apaches() {
+    let _one = ONE.lock().unwrap_or_else(|p| p.into_inner());
+    let mut opts = options(vec![PeerKind::ApachePrefork], &["db"], Database::Postgres);
+    opts.deployments = vec![Deployment::ModPhp];
+    let (report, text, progress) = run_lab(Experiment::Dynamic, &opts, false);
+    for s in &report.servers {
+        assert_eq!(s.status, Status::Ok, "{s:?}\n{progress}");
+    }
+    let rows: Vec<&ResultRow> = report.results.iter().collect();
+    assert_eq!(rows.len(), 1, "{text}\n{progress}");
+    let r = find(&rows, "apache-prefork", "mod-php", "db");
+    check_mod_php(r, &["web+app", "db"], &text);
+    assert_eq!(r.database.as_deref(), Some("postgres"));
+    assert!(tier(r, "db").unwrap() > 0.0, "{:?}", r.tiers);
 }

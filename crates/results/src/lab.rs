@@ -197,7 +197,9 @@ pub struct LabRow {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct TierCpu {
-    /// `web` (the web server's processes) or `app` (gateway and application).
+    /// `web` (the web server's processes), `app` (gateway and application), `db` (the
+    /// database server), or `web+app` (a web server that runs the application in its own
+    /// processes: mod_php).
     pub tier: String,
     /// User and system CPU per request, µs.
     pub cpu_us_per_request: f64,

@@ -132,7 +132,8 @@ pub struct LabArgs {
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = test_type)]
     pub tests: Vec<String>,
     /// The dynamic experiment's deployments, comma-separated: static, cgi, fastcgi, proxy
-    /// (flint-app), php-fpm, php-cgi (the same test types in PHP) [default: static,cgi,fastcgi].
+    /// (flint-app), php-fpm, php-cgi, mod-php (the same test types in PHP; mod-php in Apache
+    /// prefork only) [default: static,cgi,fastcgi].
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = deployment)]
     pub deployments: Vec<experiments::Deployment>,
     /// The dynamic experiment's database: sqlite (in the application) or postgres (a server

@@ -29,6 +29,17 @@ fn tier(r: &LabRow, name: &str) -> Option<f64> {
         .map(|t| t.cpu_us_per_request)
 }
 
+/// The tier of a web server that runs the application in its own processes (mod_php).
+const WEB_AND_APP: &str = "web+app";
+
+/// The web and app cells: a `web+app` tier is the web column's, and the app column says so.
+fn web_and_app(r: &LabRow) -> [String; 2] {
+    match tier(r, WEB_AND_APP) {
+        Some(both) => [text::opt(Some(both)), "in web".to_owned()],
+        None => [text::opt(tier(r, "web")), text::opt(tier(r, "app"))],
+    }
+}
+
 pub fn render(inputs: &[Input<'_>]) -> String {
     let mut out = String::new();
     for (input, lab) in labs(inputs) {
@@ -49,8 +60,9 @@ pub fn render(inputs: &[Input<'_>]) -> String {
                     text::num(r.requests_per_s),
                     text::opt(r.latency_ms_p50),
                     text::opt(r.latency_ms_p99),
-                    text::opt(tier(r, "web")),
-                    text::opt(tier(r, "app")),
+                ]);
+                cells.extend(web_and_app(r));
+                cells.extend([
                     text::opt(tier(r, "db")),
                     text::opt(r.server_cpu_us_per_request),
                     syscalls(r),
@@ -91,7 +103,7 @@ pub fn render(inputs: &[Input<'_>]) -> String {
         );
     }
     if !out.is_empty() {
-        out.push_str(r#"<p class="note">CPU (user and system) per request over the measured window, by tier: web, the web server's processes; app, the gateway and application processes (CGI programs included as they come and go: read from a cgroup per process group where the lab can make one, as root; otherwise from /proc's times of reaped children, which miss fcgiwrap's programs, and the run's text output says so; SQLite runs inside the application); db, PostgreSQL's server with every backend it forked, when the database is postgres. System calls per request, by tier in the same order, come from a second run traced on its own (perf or strace), so that tracing slows none of the other figures. The static deployment is a file of the same bytes as /plaintext. Each deployment passed the verifier before it was measured.</p>"#);
+        out.push_str(r#"<p class="note">CPU (user and system) per request over the measured window, by tier: web, the web server's processes; app, the gateway and application processes (CGI programs included as they come and go: read from a cgroup per process group where the lab can make one, as root; otherwise from /proc's times of reaped children, which miss fcgiwrap's programs, and the run's text output says so; SQLite runs inside the application); web+app, both at once, for a web server that runs the application in its own processes (mod_php in Apache prefork: its figure in the web column, "in web" in the app column); db, PostgreSQL's server with every backend it forked, when the database is postgres. System calls per request, by tier in the same order, come from a second run traced on its own (perf or strace), so that tracing slows none of the other figures. The static deployment is a file of the same bytes as /plaintext. Each deployment passed the verifier before it was measured.</p>"#);
     }
     out
 }
@@ -118,6 +130,10 @@ mod tests {
              "tiers": [{"tier": "web", "cpu_us_per_request": 462.0},
                        {"tier": "app", "cpu_us_per_request": 2961.0},
                        {"tier": "db", "cpu_us_per_request": 6418.0}]},
+            {"experiment": "dynamic", "server": "apache-prefork", "mode": "persistent",
+             "deployment": "mod-php", "test_type": "json", "database": "sqlite",
+             "requests": 300, "requests_per_s": 150.0, "server_cpu_us_per_request": 377.0,
+             "tiers": [{"tier": "web+app", "cpu_us_per_request": 377.0}]},
             {"experiment": "dynamic", "server": "flint", "mode": "persistent",
              "deployment": "fastcgi", "test_type": "queries",
              "unavailable": "failed the verifier: 1 rows where 20 were expected"}
@@ -134,6 +150,8 @@ mod tests {
             "<td>fortunes</td><td>postgres</td>",
             "6,418",
             "9,841",
+            "<td>mod-php</td><td>json</td><td>sqlite</td>",
+            r#"<td class="n">377</td><td class="n">in web</td>"#,
         ] {
             assert!(section.contains(cell), "{cell} in {section}");
         }
