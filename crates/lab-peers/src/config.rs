@@ -437,6 +437,9 @@ pub fn flint_args(p: &ConfigParams) -> Vec<String> {
         args.push(t.cert.display().to_string());
         args.push("--tls-key".to_owned());
         args.push(t.key.display().to_string());
+        // TCP alone, as the peers it is compared with are configured: no UDP sockets, no
+        // Alt-Svc line in every response (flint serve speaks HTTP/3 by default with TLS).
+        args.push("--no-http3".to_owned());
     }
     args
 }
@@ -571,16 +574,17 @@ mod tests {
     }
 
     #[test]
-    fn flint_tls_passes_the_certificate_and_key() {
+    fn flint_tls_passes_the_certificate_and_key_and_serves_tcp_alone() {
         let args = with_tls(flint_args);
-        let tail: Vec<&str> = args[args.len() - 4..].iter().map(String::as_str).collect();
+        let tail: Vec<&str> = args[args.len() - 5..].iter().map(String::as_str).collect();
         assert_eq!(
             tail,
             [
                 "--tls-cert",
                 "/tmp/peer/cert.pem",
                 "--tls-key",
-                "/tmp/peer/key.pem"
+                "/tmp/peer/key.pem",
+                "--no-http3"
             ]
         );
     }
