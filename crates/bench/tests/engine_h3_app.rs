@@ -113,8 +113,7 @@ fn serve(sock: UdpSocket, mut server: Server, state: &Mutex<State>, stop: &Atomi
             let text = |name: &[u8]| String::from_utf8_lossy(fields.get(name).unwrap_or(b""));
             let (path, cookie, token) = (text(b":path"), text(b"cookie"), text(b"x-token"));
             let (status, head, body) = answer(&path, &cookie, &token, state);
-            let head: Vec<(&[u8], &[u8])> =
-                head.iter().map(|(n, v)| (*n, v.as_bytes())).collect();
+            let head: Vec<(&[u8], &[u8])> = head.iter().map(|(n, v)| (*n, v.as_bytes())).collect();
             if server.send_response(id, status, &head, false).is_ok() {
                 let _ = server.send_body(id, body.as_bytes(), true);
             }
@@ -154,7 +153,11 @@ fn answer(target: &str, cookie: &str, token: &str, state: &Mutex<State>) -> Answ
         st.refused += 1;
         return (409, Vec::new(), "stale".into());
     }
-    (200, vec![(b"x-user", user.clone())], format!("hello {user}"))
+    (
+        200,
+        vec![(b"x-user", user.clone())],
+        format!("hello {user}"),
+    )
 }
 
 fn workload(rows: &str, user: &str) -> Workload {

@@ -125,7 +125,8 @@ fn answer(head: &str, port: u16, state: &Mutex<State>) -> String {
             if let Some(old) = st.current.insert(user.clone(), sid.clone()) {
                 st.sessions.remove(&old);
             }
-            st.sessions.insert(sid.clone(), (user.clone(), token.clone()));
+            st.sessions
+                .insert(sid.clone(), (user.clone(), token.clone()));
             st.logging_in.insert(user.clone());
             *st.logins.entry(user.clone()).or_default() += 1;
             (sid, token)
@@ -138,7 +139,10 @@ fn answer(head: &str, port: u16, state: &Mutex<State>) -> String {
             "nobody" => String::new(),
             _ => format!("X-Token: {token}\r\n"),
         };
-        return respond("200 OK", &format!("Set-Cookie: sid={sid}; Path=/\r\n{token}"));
+        return respond(
+            "200 OK",
+            &format!("Set-Cookie: sid={sid}; Path=/\r\n{token}"),
+        );
     }
     let mut st = state.lock().unwrap();
     *st.files.entry(user.clone()).or_default() += 1;
@@ -260,7 +264,12 @@ fn a_value_that_never_comes_fails_the_login_and_its_files_are_never_sent() {
     let r = bench::run(&cfg, &w, &AtomicBool::new(false)).expect("run");
     let s = &r.stats;
     let st = app.state.lock().unwrap();
-    assert_eq!(s.errors.get(ErrorKind::ExtractMissing), 10, "{:?}", s.errors);
+    assert_eq!(
+        s.errors.get(ErrorKind::ExtractMissing),
+        10,
+        "{:?}",
+        s.errors
+    );
     assert_eq!(s.errors.total(), 10, "{:?}", s.errors);
     assert_eq!(st.files.get("nobody"), None, "nobody's files were sent");
     assert_eq!((st.refused, st.early), (0, 0));

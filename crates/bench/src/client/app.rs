@@ -28,8 +28,8 @@ mod h2_request;
 mod sent_bodies;
 mod stream;
 pub(super) use h2_request::H2Request;
-pub(super) use stream::AppStream;
 use sent_bodies::SentBodies;
+pub(super) use stream::AppStream;
 
 /// Header fields of a response looked at by the checks; more are ignored.
 const MAX_FIELDS: usize = 100;

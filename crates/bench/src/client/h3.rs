@@ -103,7 +103,7 @@ pub(super) struct H3 {
     /// request of the page was not sent for a missing value.
     app: Option<Box<AppExchange>>,
     request: H2Request,
-    spare: Vec<Box<AppStream>>,
+    spare: Vec<AppStream>,
     unsent: bool,
 }
 

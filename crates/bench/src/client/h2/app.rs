@@ -14,8 +14,8 @@
 //! which grow to the largest seen and are reused, and so does the Webchild's request; a kept
 //! body past `KEPT_ROOM` is given back when its stream is done.
 
-use super::super::app::{AppExchange, Kept};
 pub(super) use super::super::app::AppStream;
+use super::super::app::{AppExchange, Kept};
 use super::super::page::{self, Child, Exchange};
 use super::super::redirects::{Hop, OWN};
 use super::super::ThreadState;

@@ -63,7 +63,7 @@ impl H3 {
         cx: &mut ThreadState<'_>,
         ex: &Exchange,
         now: u64,
-    ) -> Option<Box<AppStream>> {
+    ) -> Option<AppStream> {
         let app = self.app.as_mut()?;
         let url = ex.url(cx.sh.workload);
         if let Err(e) = app.build_h2(cx.sh, (ex.file, url, None), &mut self.request) {

@@ -39,7 +39,7 @@ pub(super) struct Stream {
     body_pos: usize,
     /// An application workload: what the stream keeps of its response (`h3/app.rs`), and
     /// whether its request's body is the one built for it (`AppStream::request_body`).
-    pub app: Option<Box<AppStream>>,
+    pub app: Option<AppStream>,
     own_body: bool,
 }
 
