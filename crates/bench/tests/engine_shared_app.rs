@@ -311,3 +311,20 @@ fn groups_of_an_application_stay_http_1() {
         other => panic!("not refused: {other:?}"),
     }
 }
+
+#[test]
+fn a_unique_data_set_run_out_stops_the_webchild_and_all_its_connections_once() {
+    // 40 rows for 60 pages of one Webchild: its 41st page finds none left.
+    let app = start();
+    let w = workload(UNIQUE_USERS, "{{users.name}}");
+    let cfg = BenchConfig {
+        threads: 1,
+        ..config(app.server.addr, 1, Stop::Pages(60))
+    };
+    let r = bench::run(&cfg, &w, &AtomicBool::new(false)).expect("run");
+    let s = &r.stats;
+    assert_eq!(s.errors.get(ErrorKind::DataExhausted), 1, "{:?}", s.errors);
+    assert_eq!(s.errors.total(), 1, "{:?}", s.errors);
+    assert_eq!((s.pages_done, s.requests), (40, 280));
+    assert_eq!(app.received.load(Ordering::SeqCst), 280);
+}
