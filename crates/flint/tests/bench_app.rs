@@ -118,12 +118,16 @@ fn assert_exact(app: &app_support::App, run: &Run) {
 }
 
 #[test]
-fn a_visit_passes_every_check_over_keep_alive_http10_and_pipelining() {
-    let modes: [&[&str]; 4] = [
+fn a_visit_passes_every_check_over_keep_alive_http10_pipelining_and_shared_connections() {
+    // Several connections a Webchild share its session: the login's cookie and token reach
+    // the files another connection sends, each after the response it needs.
+    let modes: [&[&str]; 6] = [
         &["--http", "1.1"],
         &["--http", "1.0"],
         &["--pipeline"],
         &["--pipeline", "2"],
+        &["--connections-per-client", "6"],
+        &["--http", "1.0", "--connections-per-client", "4"],
     ];
     for mode in modes {
         let app = app_support::start();
@@ -162,7 +166,12 @@ fn values_and_cookies_never_leak_between_webchildren() {
 
 #[test]
 fn a_timed_run_ends_with_every_request_accounted_for() {
-    for mode in [&[][..], &["--pipeline"], &["--http", "2"]] {
+    for mode in [
+        &[][..],
+        &["--pipeline"],
+        &["--http", "2"],
+        &["--connections-per-client", "6"],
+    ] {
         timed_run_accounted_for(mode);
     }
 }

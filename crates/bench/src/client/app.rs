@@ -26,8 +26,10 @@ use wire::head::{write_header, write_header_u64, USER_AGENT};
 
 mod h2_request;
 mod sent_bodies;
+mod stream;
 pub(super) use h2_request::H2Request;
 use sent_bodies::SentBodies;
+pub(super) use stream::AppStream;
 
 /// Header fields of a response looked at by the checks; more are ignored.
 const MAX_FIELDS: usize = 100;
@@ -73,7 +75,6 @@ pub(super) struct AppExchange {
     /// The URL a request goes to, for the cookie jar: the target's origin, its path set per
     /// request.
     cookie_url: url::Url,
-    reset_per_page: bool,
 }
 
 impl AppExchange {
@@ -88,14 +89,7 @@ impl AppExchange {
         let cookie_url = url::Url::parse(&format!("{scheme}://{}/", t.host))
             .or_else(|_| url::Url::parse(&format!("{scheme}://localhost/")))
             .ok()?;
-        let seed = super::child_rng(sh.config.seed, id, 2).u64(..);
-        let session = Session::new(
-            plan.data.clone(),
-            plan.values.len(),
-            plan.options.cookies,
-            id as u64,
-            seed,
-        );
+        let session = new_session(sh, &plan, id);
         let rooms = (plan.files.iter())
             .map(|f| {
                 f.iter()
@@ -105,7 +99,6 @@ impl AppExchange {
             })
             .collect();
         Some(Box::new(AppExchange {
-            reset_per_page: plan.options.reset_per_page,
             rooms,
             plan,
             session,
@@ -127,10 +120,15 @@ impl AppExchange {
     /// Page `page` starts: a row drawn from each data set it uses; false when a `unique` set
     /// has given every row.
     pub(super) fn start_page(&mut self, page: usize) -> bool {
-        if self.reset_per_page {
-            self.session.reset();
-        }
-        self.session.start_page(&self.plan.page_data[page]).is_ok()
+        start_session_page(&mut self.session, &self.plan, page)
+    }
+
+    /// Swaps this exchange's session with `shared`: a Webchild's connections
+    /// (`--connections-per-client`) each lend the Webchild's one session for a request built or
+    /// a response judged, so that they carry one cookie jar and one set of values
+    /// (`client/shared.rs`).
+    pub(super) fn swap_session(&mut self, shared: &mut Session) {
+        std::mem::swap(&mut self.session, shared);
     }
 
     /// Builds the requests of `files` (the page's URLs) from file `from` on into `out`: one, or
@@ -164,8 +162,7 @@ impl AppExchange {
                     break;
                 }
             }
-            let extracts = self.file(url).is_some_and(|f| !f.extract.is_empty());
-            if !pipelined || extracts {
+            if !pipelined || self.extracts(url) {
                 break;
             }
         }
@@ -489,6 +486,34 @@ impl AppExchange {
         }
         verdict
     }
+}
+
+/// Webchild `id`'s session of `plan`: its random stream keyed by the Webchild, whichever of
+/// its connections makes it.
+pub(super) fn new_session(sh: &RunShared<'_>, plan: &Plan, id: usize) -> Session {
+    let seed = super::child_rng(sh.config.seed, id, 2).u64(..);
+    Session::new(
+        plan.data.clone(),
+        plan.values.len(),
+        plan.options.cookies,
+        id as u64,
+        seed,
+    )
+}
+
+/// Page `page` of `plan` starts in `session`: forgotten first with `--reset-session`, then a
+/// row drawn from each data set it uses. False when a `unique` set has given every row.
+pub(super) fn start_session_page(session: &mut Session, plan: &Plan, page: usize) -> bool {
+    if plan.options.reset_per_page {
+        session.reset();
+    }
+    session.start_page(&plan.page_data[page]).is_ok()
+}
+
+/// Whether URL `url`'s file extracts values: the page's files after it wait for its response
+/// (they may need them, or the cookies it sets).
+pub(super) fn extracts(plan: &Plan, url: usize) -> bool {
+    (plan.files.get(url)).is_some_and(|f| f.as_ref().is_some_and(|f| !f.extract.is_empty()))
 }
 
 /// Keeps the `Set-Cookie` fields among `headers` of a response to a request for `path`.

@@ -311,7 +311,7 @@ impl H1 {
         }
         self.conn_responses += 1;
         if self.app.is_some() {
-            self.judge(cx, now);
+            self.judge(ch, cx, now);
         }
         match ch.answered(cx, &self.ex, now) {
             Answer::Final(ok) => self.after_response(ch, cx, ok, now),

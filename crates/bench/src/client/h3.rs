@@ -13,6 +13,9 @@
 //! - `streams.rs`: the page's files as streams, up to `--streams` in flight (default: the whole
 //!   page) and the server's stream limit; each response's head and body recorded as over
 //!   HTTP/2 (time to first byte, response time, the page's time).
+//! - `app.rs`: an application workload's requests built per use as their streams open, and
+//!   their responses kept per stream and judged, through `client/app.rs` (a workload without
+//!   one never goes there).
 //! - `outcomes.rs`: failures by kind. A stream the server resets fails alone
 //!   (`h3_stream_reset`, its code named in `summary.http3`), and so does one unanswered past
 //!   the response timeout (`response_timeout`, cancelled); a GOAWAY lets the streams it covers
@@ -24,11 +27,13 @@
 //! Webchild's timer, so QUIC's deadline is serviced when the next page starts (a connection
 //! that timed out meanwhile is replaced then).
 
+mod app;
 mod connecting;
 mod datagrams;
 mod outcomes;
 mod streams;
 
+use super::app::{AppExchange, AppStream, H2Request};
 use super::linger::Linger;
 use super::page::{Child, Exchange};
 use super::{RunShared, ThreadState, Wire, NONE};
@@ -93,6 +98,13 @@ pub(super) struct H3 {
     /// The connection's figures when the run ended (the first step of its linger): what it
     /// reads after that is not the run's.
     at_end_stats: Option<http3::Stats>,
+    /// An application workload (`h3/app.rs`): the Webchild's session, made at its first page;
+    /// the request being built; the buffers of streams done, for the next ones; and whether a
+    /// request of the page was not sent for a missing value.
+    app: Option<Box<AppExchange>>,
+    request: H2Request,
+    spare: Vec<AppStream>,
+    unsent: bool,
 }
 
 impl Wire for H3 {
@@ -124,6 +136,10 @@ impl Wire for H3 {
             waited_from: NONE,
             counted: Packets::default(),
             at_end_stats: None,
+            app: None,
+            request: H2Request::default(),
+            spare: Vec::new(),
+            unsent: false,
         }
     }
 
@@ -132,6 +148,10 @@ impl Wire for H3 {
         self.page_ok = true;
         self.fresh = true;
         self.busy = true;
+        self.unsent = false;
+        if cx.sh.workload.app.0.is_some() && !self.app_page(ch, cx, now) {
+            return;
+        }
         if self.state == State::Open {
             // Kept since the last page: QUIC's deadline may have passed meanwhile (acks,
             // the idle timeout), and the server may have closed it or sent GOAWAY.

@@ -8,11 +8,22 @@
 //! byte: a page time, measured) and starts the next one, waking the idle members. Keep-alive
 //! connections stay open from page to page; HTTP/1.0 opens one per file.
 //!
+//! An application workload's session is the Webchild's, not a connection's: the group keeps
+//! its one cookie jar, its values and its data rows (drawn as the group picks the page), and a
+//! member lends it for each request it builds and each response it judges ([`in_session`]).
+//! As pipelining's batches and HTTP/2's streams do, the files after one that extracts values
+//! are dealt only once its response is complete: they may need its values or its cookies, and
+//! are never sent without them (a value it failed to extract fails the page, so they are not
+//! sent at all).
+//!
 //! Only the closed loop without think time: a page starts as the previous one ends (the runner
 //! refuses `--rate`, `--think`, `--redirect`, `--pipeline` and HTTP/2 with groups).
 
-use super::page::{self, Child, PageRef};
+use super::app::{self, AppExchange};
+use super::page::{self, Child, Exchange, PageRef};
 use super::{RunShared, ThreadState, Wire};
+use crate::app::session::Session;
+use crate::stats::ErrorKind;
 
 /// One Webchild's shared page: what its members deal among them.
 pub(super) struct Group {
@@ -30,8 +41,13 @@ pub(super) struct Group {
     busy: bool,
     /// The quota is done: members finish.
     done: bool,
-    /// Members with nothing to do, one bit each: woken when a page starts or the quota ends.
+    /// Members with nothing to do, one bit each: woken when a page starts, when the files
+    /// waiting for an extraction may go, or when the quota ends.
     idle: u64,
+    /// An application workload: the Webchild's session, shared by its members.
+    session: Option<Box<Session>>,
+    /// The page's file in flight that extracts values: the files after it wait for it.
+    extracting: Option<usize>,
 }
 
 /// The most connections a Webchild may have (its idle members are bits of a `u64`).
@@ -50,6 +66,8 @@ impl Group {
             busy: false,
             done: false,
             idle: 0,
+            session: (sh.workload.plan()).map(|plan| Box::new(app::new_session(sh, plan, id))),
+            extracting: None,
         }
     }
 }
@@ -77,17 +95,34 @@ pub(super) fn start_page<C: Wire>(
         };
         let picked = page::pick(&mut pager, cx, now);
         let files = pager.files(cx.sh.workload);
-        let group = &mut cx.groups[g];
-        if picked {
+        let (sh, group) = (cx.sh, &mut cx.groups[g]);
+        // An application's page draws its data rows for all the members.
+        let drawn = match (sh.workload.plan(), &mut group.session) {
+            (Some(plan), Some(session)) if picked => {
+                app::start_session_page(session, plan, pager.page.index)
+            }
+            _ => true,
+        };
+        if picked && drawn {
             (group.page, group.files) = (pager.page, files);
             (group.next_file, group.in_flight, group.ok) = (0, 0, true);
+            group.extracting = None;
             group.busy = true;
         } else {
             group.done = true;
         }
+        let page = pager.page;
         group.pager = Some(pager);
         wake(cx, g, now);
-        if !picked {
+        if picked && !drawn {
+            // A `unique` data set has given every row: the Webchild stops, counted once.
+            let ex = Exchange {
+                file_start_us: now,
+                ..Exchange::new(page)
+            };
+            ch.record_failure(cx, &ex, ErrorKind::DataExhausted, 0, now);
+        }
+        if !(picked && drawn) {
             return page::finish(conn, ch, cx, now);
         }
     }
@@ -107,32 +142,69 @@ fn wake(cx: &mut ThreadState<'_>, g: usize, now: u64) {
 }
 
 /// The page's next file for member `ch`, if one is left (the member joins the page: it becomes
-/// `ch.page`).
+/// `ch.page`); none while a file that extracts values is in flight (the files after it wait).
 pub(super) fn take_file(ch: &mut Child, cx: &mut ThreadState<'_>) -> Option<usize> {
     let (g, _) = of(ch, cx);
     let group = &mut cx.groups[g];
-    if !group.busy || !group.ok || group.next_file >= group.files {
+    if !group.busy || !group.ok || group.next_file >= group.files || group.extracting.is_some() {
         return None;
     }
     ch.page = group.page;
+    let file = group.next_file;
     group.next_file += 1;
     group.in_flight += 1;
-    Some(group.next_file - 1)
+    let plan = cx.sh.workload.plan();
+    if plan.is_some_and(|p| app::extracts(p, group.page.url(cx.sh.workload, file))) {
+        group.extracting = Some(file);
+    }
+    Some(file)
 }
 
-/// Member `ch`'s file is done at `now` (`ok`: a success): when it was the page's last, the
-/// page is recorded, ending at this last byte.
-pub(super) fn file_done(ch: &Child, cx: &mut ThreadState<'_>, ok: bool, now: u64) {
+/// Member `ch`'s file `file` is done at `now` (`ok`: a success): when it was the page's last,
+/// the page is recorded, ending at this last byte; when the files after it waited for its
+/// values, the idle members are woken to them.
+pub(super) fn file_done(ch: &Child, cx: &mut ThreadState<'_>, file: usize, ok: bool, now: u64) {
     let (g, _) = of(ch, cx);
     let group = &mut cx.groups[g];
     group.in_flight -= 1;
     group.ok &= ok;
+    let waited_for = group.extracting == Some(file);
+    if waited_for {
+        group.extracting = None;
+    }
+    let released = waited_for && group.ok && group.next_file < group.files;
     let last = group.in_flight == 0 && (!group.ok || group.next_file >= group.files);
     if last && group.busy {
         group.busy = false;
         let (page, hit) = (group.page, group.ok);
         Child::record_page(cx, page, hit, now);
     }
+    if released {
+        wake(cx, g, now);
+    }
+}
+
+/// Runs `f` on member `ch`'s exchange `app` with the Webchild's session in it: lent for one
+/// request built or one response judged, and taken back (the member's own session is a spare,
+/// never used). `f` must not start another request of the member: it is a leaf.
+pub(super) fn in_session<R>(
+    ch: &Child,
+    cx: &mut ThreadState<'_>,
+    app: &mut AppExchange,
+    f: impl FnOnce(&mut AppExchange, &mut ThreadState<'_>) -> R,
+) -> R {
+    if cx.members == 1 {
+        return f(app, cx);
+    }
+    let (g, _) = of(ch, cx);
+    if let Some(shared) = &mut cx.groups[g].session {
+        app.swap_session(shared);
+    }
+    let r = f(app, cx);
+    if let Some(shared) = &mut cx.groups[g].session {
+        app.swap_session(shared);
+    }
+    r
 }
 
 /// Member `ch` has no file now: the next page if none is in progress, else idle until one

@@ -129,9 +129,10 @@ pub fn check(config: &BenchConfig, workload: &Workload, slice: &Slice) -> Result
 }
 
 /// An application workload's requests are built per use and judged per response over
-/// HTTP/1.1 (keep-alive, pipelining a page's files), HTTP/1.0 and HTTP/2 (a page's files as
-/// streams), one connection a Webchild, redirects followed with the session's cookies
-/// (`client/app.rs`); the other modes would send its templates as they are written. A
+/// HTTP/1.1 (keep-alive, pipelining a page's files), HTTP/1.0, HTTP/2 and HTTP/3 (a page's
+/// files as streams), with one connection a Webchild or several sharing its session
+/// (`--connections-per-client`, `client/shared.rs`), redirects followed with the session's
+/// cookies (`client/app.rs`); the other modes would send its templates as they are written. A
 /// pipelined batch's redirects wait for the batch, and the page's files after the batch would
 /// not be sent: pipelining does not follow them.
 fn check_app(config: &BenchConfig, workload: &Workload) -> Result<(), BenchError> {
@@ -146,13 +147,12 @@ fn check_app(config: &BenchConfig, workload: &Workload) -> Result<(), BenchError
         HttpMode::Pipeline if lanes => "--pipeline N with pages of one file (lanes)",
         HttpMode::Pipeline if config.redirect > 0 => "--redirect with --pipeline",
         HttpMode::Http2 if lanes => "--http 2 --streams N with pages of one file (lanes)",
-        HttpMode::Http3 => "HTTP/3",
-        _ if config.connections_per_child > 1 => "several connections a Webchild",
         _ => return Ok(()),
     };
     Err(BenchError::Config(format!(
         "{refused} is not supported with an application workload (data, templates, expect, \
-         extract) yet: it runs over HTTP/1.1 (keep-alive, --pipeline), HTTP/1.0 or HTTP/2"
+         extract) yet: it runs over HTTP/1.1 (keep-alive, --pipeline), HTTP/1.0, HTTP/2 or \
+         HTTP/3"
     )))
 }
 

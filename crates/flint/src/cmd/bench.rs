@@ -63,7 +63,8 @@ pub fn bench(mut args: BenchArgs) -> anyhow::Result<ExitCode> {
     };
     let mut workload = workload.with_defaults(&request_spec(&args)?)?;
     if workload.plan().is_some() {
-        app_modes(&args)?;
+        // What an application workload cannot run over (lanes, redirects while pipelining)
+        // the runner refuses.
         workload.set_session(bench::app::plan::SessionOptions {
             cookies: !args.no_cookies,
             reset_per_page: args.reset_session,
@@ -123,22 +124,6 @@ pub fn check_outputs(load: &LoadArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
-}
-
-/// An application workload (data, templates, checks, extraction) runs over HTTP/1.1
-/// (keep-alive, pipelining), HTTP/1.0 and HTTP/2, one connection a Webchild, on this host or
-/// many (`--hosts`), redirects followed: the rest is refused before the run (lanes, and
-/// redirects while pipelining, by the runner).
-fn app_modes(args: &BenchArgs) -> anyhow::Result<()> {
-    let load = &args.load;
-    let refused = if load.http == HttpArg::Http3 {
-        "--http 3"
-    } else if load.connections_per_client > 1 {
-        "--connections-per-client"
-    } else {
-        return Ok(());
-    };
-    bail!("{refused} is not supported with an application workload (data, templates, expect, extract) yet: it runs over --http 1.1 (--pipeline too), 1.0 or 2, one connection a Webchild")
 }
 
 /// `--pipeline` is HTTP/1.1's: it goes with `--http 1.1` (the default), not another version.

@@ -212,6 +212,6 @@ impl AppExchange {
     /// Whether URL `url`'s file extracts values: the page's files after it wait for its
     /// response (they may need the values, or the cookies it sets).
     pub(in crate::client) fn extracts(&self, url: usize) -> bool {
-        self.file(url).is_some_and(|f| !f.extract.is_empty())
+        super::extracts(&self.plan, url)
     }
 }

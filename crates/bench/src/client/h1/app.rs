@@ -7,7 +7,7 @@
 use super::super::app::AppExchange;
 use super::super::page::{self, Child};
 use super::super::redirects::{Hop, OWN};
-use super::super::ThreadState;
+use super::super::{shared, ThreadState};
 use super::lanes::LANES;
 use super::{State, H1};
 use crate::app::template::ExpandError;
@@ -42,15 +42,17 @@ impl H1 {
     /// waits the back-off of a failed connect: nothing was read, so starting it at once would
     /// recurse into this page's start (and spin) while every page fails the same way.
     pub(super) fn send_app(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
-        let files = &cx.sh.workload.pages[self.ex.page.index].files;
+        let sh = cx.sh;
+        let files = &sh.workload.pages[self.ex.page.index].files;
         let pipelined = cx.sh.config.http == HttpMode::Pipeline;
         let (file, url, learned) = (self.ex.file, self.url(cx), self.ex.learned);
         let Some(app) = &mut self.app else { return };
-        let built = match learned {
+        // With several connections, the Webchild's session (`client/shared.rs`).
+        let built = shared::in_session(ch, cx, app, |app, cx| match learned {
             OWN => app.build_batch(cx.sh, files, file, pipelined),
             // A redirect followed: its target's request, with the session's cookies.
             learned => app.build_hop(cx.sh, (file, url), cx.redirects.target(learned)),
-        };
+        });
         let n = match built {
             Ok(n) => n,
             Err(e) => {
@@ -82,7 +84,7 @@ impl H1 {
     /// The complete response: its cookies kept, its checks and extractions held (a redirect
     /// that is followed: its cookies only, the checks are the final response's); the verdict
     /// goes with the exchange to the page logic, which counts it once.
-    pub(super) fn judge(&mut self, cx: &mut ThreadState<'_>, now: u64) {
+    pub(super) fn judge(&mut self, ch: &Child, cx: &mut ThreadState<'_>, now: u64) {
         let (file, url) = (self.ex.file, self.url(cx));
         let counted = cx.counts(self.ex.file_start_us, now);
         let sh = cx.sh;
@@ -95,7 +97,9 @@ impl H1 {
             let shown = sh.workload.urls[url].as_str();
             let answer = (file, url, shown);
             let response = (self.ex.status, follows);
-            self.ex.verdict = app.judge(answer, response, &mut cx.stats, counted);
+            self.ex.verdict = shared::in_session(ch, cx, app, |app, cx| {
+                app.judge(answer, response, &mut cx.stats, counted)
+            });
         }
     }
 

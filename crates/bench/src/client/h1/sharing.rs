@@ -1,8 +1,11 @@
 //! `--connections-per-client N`: this connection as one member of a Webchild's group sharing
 //! each page's files (`client/shared.rs`): it takes the page's next file when it is free, its
 //! final response ends that file (the page with it when it was the last), and HTTP/1.0 waits
-//! for the server's close before the next.
+//! for the server's close before the next. An application workload's requests are built and
+//! its responses judged by this connection's exchange (`h1/app.rs`), with the Webchild's
+//! session lent to it.
 
+use super::super::app::AppExchange;
 use super::super::page::Child;
 use super::super::{shared, ThreadState, Wire, BACKOFF_US};
 use super::{State, H1};
@@ -17,6 +20,9 @@ impl H1 {
         match shared::take_file(ch, cx) {
             Some(file) => {
                 (self.ex.page, self.ex.file) = (ch.page, file);
+                if self.app.is_none() {
+                    self.app = AppExchange::of(cx.sh, ch.id);
+                }
                 self.start_file(ch, cx, now);
             }
             None => shared::next(self, ch, cx, now, None),
@@ -32,7 +38,7 @@ impl H1 {
         ok: bool,
         now: u64,
     ) {
-        shared::file_done(ch, cx, ok, now);
+        shared::file_done(ch, cx, self.ex.file, ok, now);
         let http10 = cx.sh.config.http == HttpMode::Http10;
         if http10 && !self.resp_keep_alive && self.conn.is_some() {
             // As `await_close`, the page (if it ended) already recorded: `closed` goes on.
@@ -56,7 +62,7 @@ impl H1 {
         now: u64,
         backoff: bool,
     ) {
-        shared::file_done(ch, cx, false, now);
+        shared::file_done(ch, cx, self.ex.file, false, now);
         self.state = State::Idle;
         match backoff {
             true => shared::next(self, ch, cx, now, Some(now + BACKOFF_US)),

@@ -14,6 +14,7 @@
 //! which grow to the largest seen and are reused, and so does the Webchild's request; a kept
 //! body past `KEPT_ROOM` is given back when its stream is done.
 
+pub(super) use super::super::app::AppStream;
 use super::super::app::{AppExchange, Kept};
 use super::super::page::{self, Child, Exchange};
 use super::super::redirects::{Hop, OWN};
@@ -21,72 +22,10 @@ use super::super::ThreadState;
 use super::requests::STACK_FIELDS;
 use super::streams::{debug_block, debug_field};
 use super::H2;
-use crate::app::plan::MAX_KEPT_BODY;
 use crate::app::template::ExpandError;
 use crate::stats::ErrorKind;
 use crate::Workload;
 use http2::{Header, Session, StreamId};
-
-/// What one slot of the stream table keeps of an application workload's stream.
-#[derive(Debug, Default)]
-pub(super) struct AppStream {
-    /// The response's head: a status line, then its fields as `name: value` lines (what the
-    /// checks read, and a failure's sample shows).
-    pub head: Vec<u8>,
-    /// The response's body while a check or an extraction needs it (`keep_body`).
-    pub body: Vec<u8>,
-    pub keep_body: bool,
-    /// The body passed `MAX_KEPT_BODY`: not kept (`body_too_large` if it is needed).
-    pub too_large: bool,
-    /// The path the request went to (for the cookie jar's rules).
-    pub path: Vec<u8>,
-    /// The request's body, sent as DATA.
-    pub request_body: Vec<u8>,
-}
-
-/// The room a slot's kept body keeps once its stream is done: a larger buffer is given back,
-/// so that only the streams in flight hold large bodies (up to `MAX_KEPT_BODY` each), not
-/// every slot of the table (`--streams 100` has 256) that once met one.
-pub(super) const KEPT_ROOM: usize = 16 * 1024;
-
-impl AppStream {
-    /// Its stream is done (judged, failed or refused): a body buffer grown past `KEPT_ROOM`
-    /// is given back.
-    pub(super) fn release(&mut self) {
-        if self.body.capacity() > KEPT_ROOM {
-            self.body = Vec::new();
-        }
-    }
-
-    /// A field of the response's header block.
-    pub(super) fn on_field(&mut self, name: &[u8], value: &[u8]) {
-        if name == b":status" {
-            // A final response after a 1xx starts the head again.
-            self.head.clear();
-            self.head.extend_from_slice(b"HTTP/2 ");
-        } else if name.starts_with(b":") {
-            return;
-        } else {
-            self.head.extend_from_slice(name);
-            self.head.extend_from_slice(b": ");
-        }
-        self.head.extend_from_slice(value);
-        self.head.extend_from_slice(b"\r\n");
-    }
-
-    /// Bytes of the response's body.
-    pub(super) fn on_body(&mut self, bytes: &[u8]) {
-        if !self.keep_body || self.too_large {
-            return;
-        }
-        if self.body.len() + bytes.len() > MAX_KEPT_BODY {
-            self.too_large = true;
-            self.body.clear();
-        } else {
-            self.body.extend_from_slice(bytes);
-        }
-    }
-}
 
 impl H2 {
     /// The page `ch` picked starts: its data rows drawn. False when a `unique` data set has
@@ -242,30 +181,4 @@ fn submit_copied<const N: usize>(
         n += 1;
     }
     session.submit_request(&list[..n], req.has_body)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_large_kept_body_is_given_back_when_its_stream_is_done_a_small_one_is_reused() {
-        let mut slot = AppStream {
-            keep_body: true,
-            ..AppStream::default()
-        };
-        slot.on_body(&vec![b'x'; 512 * 1024]);
-        assert_eq!(slot.body.len(), 512 * 1024);
-        slot.release();
-        assert!(
-            slot.body.capacity() <= KEPT_ROOM,
-            "{}",
-            slot.body.capacity()
-        );
-        slot.body.clear();
-        slot.on_body(&[b'y'; 1024]);
-        let room = slot.body.capacity();
-        slot.release();
-        assert_eq!(slot.body.capacity(), room, "a small body's room is kept");
-    }
 }

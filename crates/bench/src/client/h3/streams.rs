@@ -4,6 +4,7 @@
 //! the client's events: a response's head (its first byte), its body, its end, a reset, a
 //! GOAWAY. When nothing is left in flight or to send, the page ends.
 
+use super::super::app::AppStream;
 use super::super::page::{self, Child, Exchange};
 use super::super::{ThreadState, Wire, NONE};
 use super::{State, H3};
@@ -23,10 +24,12 @@ enum Submitted {
     Blocked,
     /// The connection failed (recorded).
     Failed,
+    /// An application's request that needs a value never extracted: not sent (counted).
+    Unsent,
 }
 
 /// One stream in flight.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(super) struct Stream {
     pub id: u64,
     /// Its `written_us` is when the client had sent all of the request (NONE until then).
@@ -34,6 +37,10 @@ pub(super) struct Stream {
     /// A request body, and how much of it the stream took so far.
     body: Option<Arc<[u8]>>,
     body_pos: usize,
+    /// An application workload: what the stream keeps of its response (`h3/app.rs`), and
+    /// whether its request's body is the one built for it (`AppStream::request_body`).
+    pub app: Option<AppStream>,
+    own_body: bool,
 }
 
 impl Stream {
@@ -47,7 +54,16 @@ impl Stream {
 
     /// Request body bytes not yet taken by the stream.
     pub(super) fn body_left(&self) -> usize {
-        self.body.as_ref().map_or(0, |b| b.len() - self.body_pos)
+        self.body().map_or(0, |b| b.len() - self.body_pos)
+    }
+
+    /// The request's body: the run's prebuilt one, or the one built for this stream.
+    fn body(&self) -> Option<&[u8]> {
+        match (&self.body, &self.app) {
+            (Some(b), _) => Some(b),
+            (None, Some(app)) if self.own_body => Some(&app.request_body),
+            _ => None,
+        }
     }
 }
 
@@ -70,6 +86,10 @@ impl H3 {
             // Nothing left to send: the page ends with its last stream (below), whatever room
             // the server allows.
             if self.retry.is_empty() && !(self.page_ok && self.next_file < files) {
+                break;
+            }
+            // An application's next file waits for the values it may need.
+            if self.retry.is_empty() && self.waits_for_values(cx.sh.workload) {
                 break;
             }
             let room = self.client.as_ref().map_or(0, http3::Client::streams_left);
@@ -108,6 +128,8 @@ impl H3 {
                     return;
                 }
                 Submitted::Failed => return,
+                // Not sent (a value missing): the page opens no more files.
+                Submitted::Unsent => {}
             }
         }
         if !self.streams.is_empty() {
@@ -127,7 +149,10 @@ impl H3 {
         if !left {
             self.busy = false;
             self.take_packets(cx, now);
-            page::end_page(self, ch, cx, self.page_ok, now, false);
+            // A request not sent for a missing value: the next page after a back-off, so that
+            // a Webchild whose every page fails alike does not spin.
+            let backoff = std::mem::take(&mut self.unsent);
+            page::end_page(self, ch, cx, self.page_ok, now, backoff);
         }
     }
 
@@ -147,34 +172,48 @@ impl H3 {
         ex: Exchange,
         now: u64,
     ) -> Submitted {
+        if self.client.is_none() {
+            return Submitted::Failed;
+        }
+        // An application's request is built now, with the session's values and cookies.
+        let app = match self.app.is_some() {
+            true => match self.build_app(cx, &ex, now) {
+                Some(kept) => Some(kept),
+                None => return Submitted::Unsent,
+            },
+            false => None,
+        };
         let Some(client) = &mut self.client else {
             return Submitted::Failed;
         };
         let h = cx.sh.h2.as_ref().expect("HTTP/3 requests built");
         let url = ex.url(cx.sh.workload);
-        let body = h.body(url).cloned();
-        let res = if h.field_count(url) <= STACK_FIELDS {
-            let mut list: [http3::Field<'_>; STACK_FIELDS] = [(b"", b""); STACK_FIELDS];
-            let mut n = 0;
-            for (slot, field) in list.iter_mut().zip(h.fields(url)) {
-                *slot = field;
-                n += 1;
+        let (res, body, own_body) = match &app {
+            Some(_) => {
+                let req = &self.request;
+                if cx.sh.config.debug {
+                    debug_request(cx, req.fields(), &req.body, req.has_body);
+                }
+                let res = send_fields(client, req.fields(), req.field_count(), !req.has_body);
+                (res, None, req.has_body)
             }
-            client.send_request(&list[..n], body.is_none())
-        } else {
-            let list: Vec<http3::Field<'_>> = h.fields(url).collect();
-            client.send_request(&list, body.is_none())
+            None => {
+                let body = h.body(url).cloned();
+                let res = send_fields(client, h.fields(url), h.field_count(url), body.is_none());
+                (res, body, false)
+            }
         };
         let id = match res {
             Ok(id) => id,
-            Err(http3::Error::NoStream | http3::Error::Blocked) => {
-                // No room after all (the limit, or flow control for the header block): sent
-                // when a stream frees or the server raises its limit.
+            Err(e) => {
+                // The request is built again when it goes; its buffers back to the pool.
+                self.spare.extend(app);
                 self.retry.push(ex);
-                return Submitted::Blocked;
-            }
-            Err(_) => {
-                self.retry.push(ex);
+                if let http3::Error::NoStream | http3::Error::Blocked = e {
+                    // No room after all (the limit, or flow control for the header block):
+                    // sent when a stream frees or the server raises its limit.
+                    return Submitted::Blocked;
+                }
                 self.conn_failed(ch, cx, ErrorKind::H3Protocol, now);
                 return Submitted::Failed;
             }
@@ -189,6 +228,8 @@ impl H3 {
             ex,
             body,
             body_pos: 0,
+            app,
+            own_body,
         });
         self.send_bodies();
         Submitted::Sent
@@ -200,7 +241,7 @@ impl H3 {
             return;
         };
         for s in self.streams.iter_mut().filter(|s| s.body_left() > 0) {
-            let Some(body) = &s.body else { continue };
+            let Some(body) = s.body() else { continue };
             if let Ok(n) = client.send_body(s.id, &body[s.body_pos..], true) {
                 s.body_pos += n;
             }
@@ -236,6 +277,11 @@ impl H3 {
                             s.ex.first_byte_us = now;
                         }
                         cx.count_read(size, now);
+                        if let Some(app) = &mut s.app {
+                            app.begin_head(status);
+                            let own = fields.iter().filter(|(n, _)| !n.starts_with(b":"));
+                            own.for_each(|(n, v)| app.on_field(n, v));
+                        }
                     }
                 }
                 ClientEvent::Data { stream } => self.read_body(cx, stream, buf, now),
@@ -254,6 +300,7 @@ impl H3 {
                         let bytes = s.ex.bytes();
                         ch.record_failure(cx, &s.ex, ErrorKind::H3StreamReset, bytes, now);
                         self.page_ok = false;
+                        self.spare.extend(s.app);
                     }
                 }
                 ClientEvent::GoAway { id } => {
@@ -279,6 +326,9 @@ impl H3 {
             if let Some(i) = slot {
                 let s = &mut self.streams[i];
                 s.ex.body_bytes += n as u64;
+                if let Some(app) = &mut s.app {
+                    app.on_body(&buf[..n]);
+                }
                 if s.ex.first_byte_us == NONE {
                     s.ex.first_byte_us = now;
                 }
@@ -288,13 +338,17 @@ impl H3 {
     }
 
     /// A response complete: recorded as over HTTP/2 (its status judged by the run's rule).
-    fn answered(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, s: Stream, now: u64) {
+    fn answered(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, mut s: Stream, now: u64) {
         if s.ex.status == 0 {
+            self.spare.extend(s.app.take());
             // The stream ended with no response head: the server broke the protocol.
             let bytes = s.ex.bytes();
             ch.record_failure(cx, &s.ex, ErrorKind::H3Protocol, bytes, now);
             self.page_ok = false;
             return;
+        }
+        if s.app.is_some() {
+            self.judge_app(cx, &mut s, now);
         }
         self.page_ok &= ch.record_response(cx, &s.ex, now);
     }
@@ -304,4 +358,47 @@ impl H3 {
         let i = self.streams.iter().position(|s| s.id == id)?;
         Some(self.streams.swap_remove(i))
     }
+}
+
+/// Opens a stream with the `count` fields of `fields`, laid out on the stack (a request with
+/// more is sent from the heap); `end`: the request has no body.
+fn send_fields<'a>(
+    client: &mut http3::Client,
+    fields: impl Iterator<Item = http3::Field<'a>>,
+    count: usize,
+    end: bool,
+) -> Result<u64, http3::Error> {
+    if count <= STACK_FIELDS {
+        let mut list: [http3::Field<'_>; STACK_FIELDS] = [(b"", b""); STACK_FIELDS];
+        let mut n = 0;
+        for (slot, field) in list.iter_mut().zip(fields) {
+            *slot = field;
+            n += 1;
+        }
+        client.send_request(&list[..n], end)
+    } else {
+        let list: Vec<http3::Field<'_>> = fields.collect();
+        client.send_request(&list, end)
+    }
+}
+
+/// `--debug`: an application's request as built, its fields one a line, then its body.
+fn debug_request<'a>(
+    cx: &ThreadState<'_>,
+    fields: impl Iterator<Item = (&'a [u8], &'a [u8])>,
+    body: &[u8],
+    has_body: bool,
+) {
+    let mut text = Vec::new();
+    for (name, value) in fields {
+        text.extend_from_slice(name);
+        text.extend_from_slice(b": ");
+        text.extend_from_slice(value);
+        text.push(b'\n');
+    }
+    if has_body {
+        text.push(b'\n');
+        text.extend_from_slice(body);
+    }
+    cx.debug(&text);
 }

@@ -207,7 +207,9 @@ pub struct LoadArgs {
     /// Connections of each Webchild, sharing each page's files as a browser does: each takes
     /// the page's next file when it is free, and the page ends with its last file (HTTP/1.1's
     /// kept alive from page to page, HTTP/1.0's one per file); the page time is then what the
-    /// page took. Closed loop, one request at a time each [default: 1].
+    /// page took. Closed loop, one request at a time each. An application workload's session
+    /// (cookies, extracted values, data rows) is the Webchild's, shared by its connections
+    /// [default: 1].
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = at_least_one::<usize>)]
     pub connections_per_client: usize,
     /// HTTP/2: requests in flight per connection [default: all of a page's files, never more

@@ -1,0 +1,112 @@
+//! An application workload over HTTP/3, as over HTTP/2 (`client/app.rs` does the work): the
+//! page's data rows drawn as it starts; each file's request built per use as its stream opens
+//! (the same header list as HTTP/2's, `client/app/h2_request.rs`: HTTP/3 carries the same
+//! fields); each stream's response head and, when a check or an extraction reads it, its body
+//! kept with the stream (`AppStream`, from a pool the connection keeps, so that buffers are
+//! reused rather than made per request) and judged when the stream completes, before the page
+//! logic records it.
+//!
+//! A file after one that extracts values waits for that response (the values, or the cookies
+//! it sets, may be what it needs): it is not opened while that stream is in flight. A request
+//! that needs a value its extraction did not find is not sent (counted by why) and the page
+//! ends there, not a hit, after the back-off of a failed connect, as over HTTP/1 and HTTP/2.
+
+use super::super::app::{AppExchange, AppStream, Kept};
+use super::super::page::{self, Child, Exchange};
+use super::super::ThreadState;
+use super::streams::Stream;
+use super::H3;
+use crate::app::template::ExpandError;
+use crate::stats::ErrorKind;
+use crate::Workload;
+
+impl H3 {
+    /// The page `ch` picked starts: its data rows drawn. False when a `unique` data set has
+    /// given every row: the Webchild stops (the page is `data_exhausted`, not fetched).
+    pub(super) fn app_page(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) -> bool {
+        if self.app.is_none() {
+            self.app = AppExchange::of(cx.sh, ch.id);
+        }
+        let Some(app) = &mut self.app else {
+            return true;
+        };
+        if app.start_page(ch.page.index) {
+            return true;
+        }
+        let ex = Exchange {
+            file_start_us: now,
+            ..Exchange::new(ch.page)
+        };
+        ch.record_failure(cx, &ex, ErrorKind::DataExhausted, 0, now);
+        self.busy = false;
+        self.fresh = false;
+        page::finish(self, ch, cx, now);
+        false
+    }
+
+    /// Whether the page's next file waits: a file before it that extracts values is still in
+    /// flight (or waits to be sent again).
+    pub(super) fn waits_for_values(&self, w: &Workload) -> bool {
+        let Some(app) = &self.app else {
+            return false;
+        };
+        let extracts = |ex: &Exchange| app.extracts(ex.url(w));
+        self.streams.iter().any(|s| extracts(&s.ex)) || self.retry.iter().any(extracts)
+    }
+
+    /// Builds `ex`'s request into the connection's `request`, and takes a pool's `AppStream`
+    /// for its stream (its path and body moved in). `None` when it needs a value never
+    /// extracted, or one that would break a field: it is not sent, counted by why, and the
+    /// page opens no more files.
+    pub(super) fn build_app(
+        &mut self,
+        cx: &mut ThreadState<'_>,
+        ex: &Exchange,
+        now: u64,
+    ) -> Option<AppStream> {
+        let app = self.app.as_mut()?;
+        let url = ex.url(cx.sh.workload);
+        if let Err(e) = app.build_h2(cx.sh, (ex.file, url, None), &mut self.request) {
+            if cx.counts(ex.file_start_us, now) {
+                match e {
+                    ExpandError::Missing(_) => cx.stats.missing_value_unsent += 1,
+                    ExpandError::Unsafe(_) => cx.stats.unsafe_value_unsent += 1,
+                }
+            }
+            self.page_ok = false;
+            self.unsent = true;
+            return None;
+        }
+        let mut kept = self.spare.pop().unwrap_or_default();
+        kept.head.clear();
+        kept.body.clear();
+        kept.too_large = false;
+        kept.keep_body = app.keeps_body(url);
+        kept.path.clear();
+        kept.path.extend_from_slice(self.request.path());
+        // The request's body goes with the stream, the stream's old buffer to the next one.
+        std::mem::swap(&mut kept.request_body, &mut self.request.body);
+        Some(kept)
+    }
+
+    /// A complete stream's response: its cookies kept, its checks held, its values extracted;
+    /// the verdict goes with the exchange to the page logic, which counts it once. The
+    /// stream's buffers go back to the pool.
+    pub(super) fn judge_app(&mut self, cx: &mut ThreadState<'_>, s: &mut Stream, now: u64) {
+        let (Some(app), Some(mut k)) = (&mut self.app, s.app.take()) else {
+            return;
+        };
+        let kept = Kept {
+            head: &k.head,
+            body: &k.body,
+            too_large: k.too_large,
+            path: &k.path,
+        };
+        let url = s.ex.url(cx.sh.workload);
+        let counted = cx.counts(s.ex.file_start_us, now);
+        let shown = cx.sh.workload.urls[url].as_str();
+        s.ex.verdict = app.judge_kept((url, shown), s.ex.status, kept, &mut cx.stats, counted);
+        k.release();
+        self.spare.push(k);
+    }
+}
