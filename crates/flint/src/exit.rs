@@ -65,8 +65,17 @@ pub fn failed(err: impl Into<anyhow::Error>) -> anyhow::Error {
 /// their source's text in their own message; printing the chain naively then repeats it
 /// (`No such file or directory (os error 2): No such file or directory (os error 2)`).
 pub fn one_line(err: &anyhow::Error) -> String {
+    join_causes(err.chain())
+}
+
+/// [`one_line`] for an error that is not the command's own (a warning's).
+pub fn error_line(err: &(dyn std::error::Error + 'static)) -> String {
+    join_causes(std::iter::successors(Some(err), |e| e.source()))
+}
+
+fn join_causes<'a>(chain: impl Iterator<Item = &'a (dyn std::error::Error + 'static)>) -> String {
     let mut text = String::new();
-    for cause in err.chain() {
+    for cause in chain {
         let cause = cause.to_string();
         if cause.is_empty() || text.contains(&cause) {
             continue;

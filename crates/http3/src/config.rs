@@ -137,6 +137,16 @@ pub struct Timeouts {
     /// flow control, no stream acknowledged whole: a client that does not acknowledge or
     /// does not open its windows) has them reset and is closed.
     pub send: Duration,
+    /// A request body is due within this of its head, plus a second per `body_min_rate`
+    /// bytes the server has read of it, and with no longer gap between its bytes (flint
+    /// serve's `body_timeout_ms`, as for HTTP/1.1 and HTTP/2); past it the server stops
+    /// reading it: STOP_SENDING with H3_NO_ERROR when the response has gone whole to QUIC
+    /// (RFC 9114 4.1.1), else the stream reset both ways with H3_REQUEST_INCOMPLETE (and a
+    /// `Reset` event).
+    pub body: Duration,
+    /// Bytes a second a request body must average to earn time past `body`; 0 leaves only
+    /// the gap.
+    pub body_min_rate: u64,
 }
 
 impl Default for Timeouts {
@@ -145,6 +155,8 @@ impl Default for Timeouts {
             header: Duration::from_secs(10),
             keep_alive: Duration::from_secs(60),
             send: Duration::from_secs(60),
+            body: Duration::from_secs(10),
+            body_min_rate: 500,
         }
     }
 }

@@ -73,7 +73,9 @@ pub enum ServerEvent {
     BodyEnd { id: RequestId },
     /// A response that flow control held back may go on (`send_response` or `send_body`).
     Writable { id: RequestId },
-    /// The client reset the request's stream (an HTTP/3 error code).
+    /// The request's stream was reset (an HTTP/3 error code): by the client, or by this
+    /// side when the request's body missed its deadline while its response was still held
+    /// back by flow control ([`crate::Timeouts::body`]). What was kept for it can go.
     Reset { id: RequestId, code: u64 },
     /// A connection ended; its requests are gone.
     Closed {
@@ -113,6 +115,9 @@ pub struct ServerCounts {
     pub keep_alive_closes: u64,
     /// Connections closed because their responses made no progress for the send timeout.
     pub send_timeouts: u64,
+    /// Request bodies no longer read because they missed their deadline
+    /// ([`crate::Timeouts::body`]).
+    pub body_timeouts: u64,
     /// Retry packets sent (address validation), and Initials dropped because their token,
     /// of our format, did not open: forged or changed, for another address, or expired (a
     /// token of no format of ours is taken as none).
@@ -153,6 +158,8 @@ struct Conn {
     /// Request streams opened whose header block has not come whole yet, oldest first, with
     /// when each was first seen (at most the stream limit of them).
     heads: Vec<(u64, Instant)>,
+    /// Request bodies still arriving, each with its clock (at most the stream limit).
+    bodies: Vec<clocks::BodyClock>,
     /// The first client request stream not seen yet (every one below it has been, or was
     /// skipped): a keep-alive GOAWAY's.
     next_stream: u64,
@@ -504,6 +511,7 @@ impl Server {
             close_when_sent: false,
             accepted_at: self.now,
             heads: Vec::new(),
+            bodies: Vec::new(),
             next_stream: 0,
             counted: odcid.is_some(),
             quiet_since: None,
@@ -634,6 +642,9 @@ impl Server {
                         continue;
                     }
                     conn.last_request = Some(conn.last_request.map_or(stream, |l| l.max(stream)));
+                    if more_frames {
+                        clocks::body_started(conn, stream, self.now);
+                    }
                     return Some(ServerEvent::Request {
                         id,
                         fields: Fields(list),
@@ -641,10 +652,14 @@ impl Server {
                     });
                 }
                 h3::Event::Data => return Some(ServerEvent::Body { id }),
-                h3::Event::Finished => return Some(ServerEvent::BodyEnd { id }),
+                h3::Event::Finished => {
+                    clocks::body_ended(conn, stream);
+                    return Some(ServerEvent::BodyEnd { id });
+                }
                 h3::Event::Reset(code) => {
                     conn.blocked.retain(|&s| s != stream);
                     conn.heads.retain(|&(s, _)| s != stream);
+                    clocks::body_ended(conn, stream);
                     return Some(ServerEvent::Reset { id, code });
                 }
                 // A client's GOAWAY (it will open no more streams) and priority updates
@@ -718,6 +733,7 @@ impl Server {
         self.now = now;
         let timeouts = self.config.timeouts;
         for slot in 0..self.slots.len() as u32 {
+            let generation = self.slots[slot as usize].generation;
             let Some(conn) = self.slots[slot as usize].conn.as_mut() else {
                 continue;
             };
@@ -728,7 +744,9 @@ impl Server {
             }
             if clocks::due(conn, &timeouts).is_some_and(|t| t <= now) {
                 clocks::update(conn, now);
-                clocks::expire(conn, &timeouts, now, &mut self.counts);
+                let id = ConnId { slot, generation };
+                let (counts, events) = (&mut self.counts, &mut self.events);
+                clocks::expire(conn, id, &timeouts, now, counts, events);
                 due = true;
             }
             if due {
@@ -801,6 +819,9 @@ impl Server {
             conn.blocked.push(id.stream);
         }
         sent?;
+        if end {
+            clocks::answered(conn, id.stream);
+        }
         conn.progress_at = now;
         self.mark_send(id.conn.slot);
         Ok(())
@@ -821,6 +842,9 @@ impl Server {
         if taken < body.len() && !conn.blocked.contains(&id.stream) {
             conn.blocked.push(id.stream);
         }
+        if end && taken == body.len() {
+            clocks::answered(conn, id.stream);
+        }
         if taken > 0 {
             conn.progress_at = now;
         }
@@ -828,8 +852,10 @@ impl Server {
         Ok(taken)
     }
 
-    /// Request body bytes into `buf`: how many (0: none waiting now).
+    /// Request body bytes into `buf`: how many (0: none waiting now). What is read moves the
+    /// body's deadline ([`crate::Timeouts::body`]).
     pub fn recv_body(&mut self, id: RequestId, buf: &mut [u8]) -> Result<usize, Error> {
+        let now = self.now;
         let conn = self.conn(id.conn)?;
         let h3 = conn.h3.as_mut().ok_or(Error::Gone)?;
         let n = match h3.recv_body(&mut conn.quic, id.stream, buf) {
@@ -837,6 +863,7 @@ impl Server {
             Err(h3::Error::Done) => 0,
             Err(e) => return Err(e.into()),
         };
+        clocks::body_read(conn, id.stream, n, now);
         // Reading may open the window: a MAX_STREAM_DATA to send.
         self.mark_send(id.conn.slot);
         Ok(n)

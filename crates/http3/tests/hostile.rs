@@ -34,6 +34,7 @@ fn a_client_that_pings_forever_with_no_request_gets_goaway_then_close() {
         header: LONG,
         keep_alive: SHORT,
         send: LONG,
+        ..Timeouts::default()
     };
     let mut net = Net::new(server(&certs, timeouts), 100);
     let mut peer = Peer::connect(
@@ -61,6 +62,7 @@ fn half_a_header_block_is_reset_at_the_header_timeout_and_the_connection_goes_on
         header: Duration::from_secs(1),
         keep_alive: LONG,
         send: LONG,
+        ..Timeouts::default()
     };
     let mut net = Net::new(server(&certs, timeouts), 100);
     let mut peer = Peer::connect(
@@ -102,6 +104,7 @@ fn a_response_the_client_never_opens_its_window_to_is_reset_and_closed() {
         header: LONG,
         keep_alive: LONG,
         send: SHORT,
+        ..Timeouts::default()
     };
     // 1 MiB to a client whose stream window is 16 KiB and which never reads.
     let mut net = Net::new(server(&certs, timeouts), 1 << 20);
@@ -131,6 +134,7 @@ fn a_handshake_left_half_done_is_closed_at_the_header_timeout() {
         header: SHORT,
         keep_alive: LONG,
         send: LONG,
+        ..Timeouts::default()
     };
     let mut net = Net::new(server(&certs, timeouts), 100);
     // Its Initial reaches the server; nothing the server sends reaches it.
@@ -461,6 +465,7 @@ fn a_header_block_never_finished_does_not_hold_the_keep_alive_clock() {
         header: LONG,
         keep_alive: SHORT,
         send: LONG,
+        ..Timeouts::default()
     };
     let mut net = Net::new(server(&certs, timeouts), 100);
     let mut peer = Peer::connect(

@@ -94,8 +94,11 @@ pub struct Config {
     /// ours uses, bytes.
     pub h2_header_table_size: u32,
     /// HTTP/3 over QUIC when TLS is on: a UDP socket per thread on the TCP port's address and
-    /// number (docs/serve.md, "HTTP/3"). Off by default (TCP only): docs/serve.md says why.
-    pub http3: bool,
+    /// number (docs/serve.md, "HTTP/3"). Unset (the default): on when TLS is, and a UDP port
+    /// that cannot be bound is a warning (TCP alone, nothing advertised); `true`: required (a
+    /// UDP port that cannot be bound stops the start, and so does a server without TLS);
+    /// `false`: off. `Server::bind` sets it to what it did (`Some(true)` once bound).
+    pub http3: Option<bool>,
     /// QUIC connections at once across all threads (each thread takes its share); a client's
     /// first packet past it is dropped.
     pub h3_max_connections: usize,
@@ -453,7 +456,7 @@ impl Default for Config {
             h2_initial_window_size: 65_535,
             h2_max_header_list_size: 16_384,
             h2_header_table_size: 4_096,
-            http3: false,
+            http3: None,
             h3_max_connections: 10_000,
             h3_max_connections_per_address: 1_000,
             h3_retry: H3Retry::Flood,
@@ -658,6 +661,13 @@ impl Config {
         for m in &self.proxy {
             Self::validate_proxy(m)?;
         }
+        if self.http3 == Some(true) && !self.tls() {
+            return Err(InvalidConfig {
+                key: "http3",
+                value: "true".into(),
+                reason: "needs TLS (`tls_cert` and `tls_key`, or --tls-cert and --tls-key): QUIC is always encrypted",
+            });
+        }
         match checks.into_iter().find(|c| !c.2) {
             Some((key, value, _, reason)) => Err(InvalidConfig {
                 key,
@@ -730,13 +740,22 @@ impl Config {
         }
     }
 
-    /// Whether HTTP/3 is served: on, with TLS.
+    /// Whether the port serves TLS (a certificate and its key).
+    pub fn tls(&self) -> bool {
+        self.tls_cert.is_some() && self.tls_key.is_some()
+    }
+
+    /// Whether HTTP/3 is served: with TLS, unless turned off. Before `Server::bind` this is
+    /// what is asked for; after it, what was done (a UDP port that could not be bound with
+    /// `http3` unset left it `Some(false)`).
     pub fn serves_http3(&self) -> bool {
-        self.http3 && self.tls_cert.is_some() && self.tls_key.is_some()
+        self.http3 != Some(false) && self.tls()
     }
 
     /// The `Alt-Svc` value HTTP/1.1 and HTTP/2 responses advertise HTTP/3 with (RFC 7838: the
-    /// same host, `listen`'s port number, for a day), when it is served.
+    /// same host, `listen`'s port number, for a day), when it is served: the responders are
+    /// made from the configuration `Server::bind` settled, so nothing advertises a UDP port
+    /// nobody listens on.
     pub fn alt_svc(&self) -> Option<String> {
         (self.serves_http3()).then(|| format!("h3=\":{}\"; ma=86400", self.listen.port()))
     }
@@ -772,13 +791,16 @@ impl Config {
     /// HTTP/3's deadlines besides QUIC's idle timeout: those of HTTP/1.1 and HTTP/2
     /// (`header_timeout_ms` for the handshake and a request's header block,
     /// `keepalive_timeout_ms` for a connection with no request open, `send_timeout_ms` for
-    /// responses that make no progress).
+    /// responses that make no progress, `body_timeout_ms` and `body_min_rate` for a request
+    /// body).
     pub fn http3_timeouts(&self) -> http3::Timeouts {
         let ms = std::time::Duration::from_millis;
         http3::Timeouts {
             header: ms(self.header_timeout_ms),
             keep_alive: ms(self.keepalive_timeout_ms),
             send: ms(self.send_timeout_ms),
+            body: ms(self.body_timeout_ms),
+            body_min_rate: self.body_min_rate,
         }
     }
 

@@ -48,7 +48,7 @@ pub enum ServeError {
     // the cause once.
     #[error("cannot listen on {addr}")]
     Bind { addr: SocketAddr, source: io::Error },
-    #[error("cannot listen on UDP {addr} for HTTP/3 (without `--http3` it serves TCP alone)")]
+    #[error("cannot listen on UDP {addr} for HTTP/3")]
     BindUdp { addr: SocketAddr, source: io::Error },
     #[error("HTTP/3")]
     Http3(#[from] http3::Error),
@@ -118,6 +118,8 @@ pub struct Server {
     control: Arc<Control>,
     /// Set when the port serves HTTPS.
     tls: Option<Arc<rustls::ServerConfig>>,
+    /// Why HTTP/3 is not served though TLS is on and `http3` was left unset.
+    http3_warning: Option<ServeError>,
 }
 
 impl Server {
@@ -146,25 +148,8 @@ impl Server {
         }
         // Every htpasswd file is read and checked before anything is bound.
         let auth = crate::auth::Shared::load(&config)?;
-        let listeners =
-            listeners::bind(config.listen, n, config.defer_accept).map_err(|source| {
-                ServeError::Bind {
-                    addr: config.listen,
-                    source,
-                }
-            })?;
-        let addr = listeners[0].local_addr()?;
-        // HTTP/3 beside TLS: the same address and port number over UDP, a socket per thread.
-        // The port chosen when `listen` had port 0: what Alt-Svc advertises.
-        config.listen = addr;
-        let mut udp = Vec::new();
-        if tls.is_some() && config.http3 {
-            // Checked before anything serves: a certificate quiche's BoringSSL refuses is one
-            // error at start.
-            h3_config(&config, 0, 1)?;
-            udp =
-                crate::udp::bind(addr, n).map_err(|source| ServeError::BindUdp { addr, source })?;
-        }
+        let (listeners, udp, http3_warning) = bind_ports(&mut config, n, tls.is_some())?;
+        let addr = config.listen;
         let mut udp = udp.into_iter();
         let mut loops = Vec::with_capacity(n);
         let mut wakers = Vec::with_capacity(n);
@@ -202,6 +187,7 @@ impl Server {
             log,
             control,
             tls,
+            http3_warning,
         })
     }
 
@@ -222,6 +208,13 @@ impl Server {
     /// Whether HTTP/3 is served (over UDP, on the same address and port number as TCP).
     pub fn http3(&self) -> bool {
         self.loops.first().is_some_and(|l| l.2.is_some())
+    }
+
+    /// Why HTTP/3 is not served though TLS is on and `http3` was left unset (its UDP port
+    /// could not be bound, or quiche refused the certificate): one warning line at start; the
+    /// server serves TCP alone and advertises nothing.
+    pub fn http3_warning(&self) -> Option<&ServeError> {
+        self.http3_warning.as_ref()
     }
 
     /// What to say at start about how TLS runs (kernel TLS or not), when it does.
@@ -329,6 +322,79 @@ fn run_loop(
         control.wake_all();
     }
     result
+}
+
+/// Kernel-chosen ports tried before giving up on one whose UDP twin is free (port 0 only).
+const PORT_TRIES: usize = 16;
+
+type Bound = (
+    Vec<std::net::TcpListener>,
+    Vec<std::net::UdpSocket>,
+    Option<ServeError>,
+);
+
+/// The TCP listeners, then, when HTTP/3 is to be served (`tls` on and `http3` not false),
+/// the UDP sockets on the same address and port number; `config.listen` becomes the bound
+/// address (the port chosen for port 0: what Alt-Svc advertises) and `config.http3` what was
+/// done (`Some(true)`: UDP bound). A UDP port that cannot be bound (or a certificate quiche
+/// refuses) stops the start when `http3` is true, and is the returned warning when it was
+/// left unset: TCP alone then.
+///
+/// The TCP port is bound first: a second server fails there. With port 0 the kernel picks a
+/// TCP port free of TCP sockets, but its UDP twin may be any program's (a client's ephemeral
+/// UDP port comes from the same range): then another port is taken, the first held until
+/// then so the kernel cannot give it again. Tests starting many servers at once on port 0
+/// thus never race for a UDP port.
+fn bind_ports(config: &mut Config, n: usize, tls: bool) -> Result<Bound, ServeError> {
+    let required = config.http3 == Some(true);
+    let mut warning = None;
+    let mut http3 = tls && config.serves_http3();
+    if http3 {
+        // Checked before anything is bound: a certificate quiche's BoringSSL refuses is one
+        // error at start (or, unasked for, a warning).
+        if let Err(e) = h3_config(config, 0, 1) {
+            if required {
+                return Err(e.into());
+            }
+            warning = Some(ServeError::Http3(e));
+            http3 = false;
+        }
+    }
+    let mut held = Vec::new();
+    let bound = loop {
+        let listeners =
+            listeners::bind(config.listen, n, config.defer_accept).map_err(|source| {
+                ServeError::Bind {
+                    addr: config.listen,
+                    source,
+                }
+            })?;
+        let addr = listeners[0].local_addr()?;
+        if !http3 {
+            break (listeners, Vec::new(), warning);
+        }
+        match crate::udp::bind(addr, n) {
+            Ok(udp) => break (listeners, udp, None),
+            Err(e)
+                if e.kind() == io::ErrorKind::AddrInUse
+                    && config.listen.port() == 0
+                    && held.len() < PORT_TRIES =>
+            {
+                held.push(listeners);
+            }
+            Err(source) => {
+                let e = ServeError::BindUdp { addr, source };
+                if required {
+                    return Err(e);
+                }
+                break (listeners, Vec::new(), Some(e));
+            }
+        }
+    };
+    drop(held);
+    config.listen = bound.0[0].local_addr()?;
+    config.http3 = Some(!bound.1.is_empty());
+    Ok(bound)
 }
 
 /// Thread `id`'s QUIC configuration: its index (in the connection IDs it issues, so only it

@@ -121,6 +121,10 @@ counters! {
         /// HTTP/3 connections closed because their responses made no progress for
         /// `send_timeout_ms` (streams reset).
         h3_send_timeouts,
+        /// HTTP/3 request bodies no longer read past `body_timeout_ms` and `body_min_rate`
+        /// (STOP_SENDING, or the stream reset while its response was held back); not in
+        /// `body_timeouts`, which counts HTTP/1.1's and HTTP/2's.
+        h3_body_timeouts,
         /// Retry packets sent (address validation: `h3_retry`), and first packets dropped
         /// because their token was forged, for another address, or expired (also in
         /// `h3_dropped`).

@@ -15,9 +15,12 @@
 //! would give the connection's token to whoever copied its ID. A BPF program attached to the
 //! group reading that index would lift the first limit; it is not done.
 //!
-//! Unlike the TCP listeners (`listeners.rs`), the UDP group is not guarded against another
-//! process joining it: the TCP port is bound first, so a second `flint serve` fails there,
-//! but a program of the same user binding the UDP port with `SO_REUSEPORT` could join.
+//! The group is guarded as the TCP listeners' is (`listeners.rs`): the first socket is bound
+//! without `SO_REUSEPORT`, so a socket already on the port (any program's, sharing or not) is
+//! "Address already in use" rather than a group this server would silently join and split
+//! datagrams with; only then is `SO_REUSEPORT` set on it, and the other threads' sockets join.
+//! A program of the same user binding the port with `SO_REUSEPORT` after that could still
+//! join (as with TCP); the TCP port is bound first, so a second `flint serve` fails there.
 //!
 //! Per loop turn: every datagram the socket holds is read and handed to the connections (a
 //! readable event), then the requests are answered, then every datagram to send is sent; a
@@ -46,16 +49,27 @@ const BATCH: usize = 64;
 /// turn; the rest are read on the next turn, which then does not sleep.
 const BATCHES: usize = 16;
 
-/// `n` UDP sockets on `addr`, non-blocking, sharing it with `SO_REUSEPORT` when `n > 1`.
+/// `n` UDP sockets on `addr`, non-blocking, sharing it with `SO_REUSEPORT` when `n > 1`; the
+/// first is bound before it shares, so a port another socket holds is `AddrInUse`.
 pub(crate) fn bind(addr: SocketAddr, n: usize) -> io::Result<Vec<UdpSocket>> {
-    let mut all = Vec::with_capacity(n);
-    for _ in 0..n {
+    let socket = || {
         let s = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
-        if n > 1 {
-            s.set_reuse_port(true)?;
-        }
         s.set_nonblocking(true)?;
-        s.bind(&addr.into())?;
+        Ok::<_, io::Error>(s)
+    };
+    let first = socket()?;
+    first.bind(&addr.into())?;
+    // Port 0: the others bind the port the kernel chose.
+    let addr = first.local_addr()?;
+    if n > 1 {
+        first.set_reuse_port(true)?;
+    }
+    let mut all = Vec::with_capacity(n);
+    all.push(first.into());
+    for _ in 1..n {
+        let s = socket()?;
+        s.set_reuse_port(true)?;
+        s.bind(&addr)?;
         all.push(s.into());
     }
     Ok(all)
@@ -189,5 +203,37 @@ impl Quic {
             }
             self.held = None;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn loopback() -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], 0))
+    }
+
+    #[test]
+    fn a_port_another_socket_holds_is_refused_even_one_that_shares() {
+        for n in [1, 2] {
+            // A socket that would let others share the port (`SO_REUSEPORT`, same user).
+            let other = Socket::new(Domain::IPV4, Type::DGRAM, Some(Protocol::UDP)).unwrap();
+            other.set_reuse_port(true).unwrap();
+            other.bind(&loopback().into()).unwrap();
+            let addr = other.local_addr().unwrap().as_socket().unwrap();
+            let e = bind(addr, n).expect_err("the port is another socket's");
+            assert_eq!(e.kind(), io::ErrorKind::AddrInUse, "{n} sockets: {e}");
+        }
+    }
+
+    #[test]
+    fn every_socket_of_the_group_holds_the_port() {
+        let ours = bind(loopback(), 3).unwrap();
+        let addr = ours[0].local_addr().unwrap();
+        assert!(ours.iter().all(|s| s.local_addr().unwrap() == addr));
+        assert!(UdpSocket::bind(addr).is_err(), "the port is the group's");
+        let e = bind(addr, 2).expect_err("a second group");
+        assert_eq!(e.kind(), io::ErrorKind::AddrInUse, "{e}");
     }
 }

@@ -3,7 +3,9 @@
 //! pieces of a file), a 404, HEAD and a range, all on one connection at once: every status
 //! and byte exact, the access log holding one `HTTP/3.0` line per request. A gateway's
 //! target gets 501; a shutdown sends GOAWAY and lets a response under way finish. HTTP/1.1
-//! and HTTP/2 responses advertise HTTP/3 with `Alt-Svc` when it is on, and only then.
+//! and HTTP/2 responses advertise HTTP/3 with `Alt-Svc` when it is on (the default with TLS),
+//! and only then. `server_h3_default.rs`: the default itself, a UDP port taken, a request
+//! body's deadline.
 
 mod common;
 mod h2_support;
@@ -208,10 +210,10 @@ fn the_configured_limits_reach_the_clients() {
 }
 
 #[test]
-fn http3_is_served_only_with_tls_and_not_when_turned_off() {
+fn http3_is_served_with_tls_unless_turned_off_and_required_only_with_tls() {
     let certs = Certs::new();
     let root = tempfile::tempdir().unwrap();
-    let config = |tls: bool, http3: bool| Config {
+    let config = |tls: bool, http3: Option<bool>| Config {
         root: root.path().to_path_buf(),
         listen: SocketAddr::from(([127, 0, 0, 1], 0)),
         threads: 2,
@@ -220,19 +222,30 @@ fn http3_is_served_only_with_tls_and_not_when_turned_off() {
         http3,
         ..Config::default()
     };
-    let on = Server::bind(config(true, true)).unwrap();
-    assert!(on.http3());
-    // Both threads' UDP sockets hold the port number: another socket cannot bind it.
-    let taken = std::net::UdpSocket::bind(on.local_addr());
-    assert!(taken.is_err(), "the UDP port is the server's");
-    assert!(!Server::bind(config(true, false)).unwrap().http3());
-    assert!(!Server::bind(config(false, true)).unwrap().http3());
+    for http3 in [None, Some(true)] {
+        let on = Server::bind(config(true, http3)).unwrap();
+        assert!(on.http3() && on.http3_warning().is_none(), "{http3:?}");
+        // Both threads' UDP sockets hold the port number: another socket cannot bind it.
+        let taken = std::net::UdpSocket::bind(on.local_addr());
+        assert!(taken.is_err(), "the UDP port is the server's");
+    }
+    assert!(!Server::bind(config(true, Some(false))).unwrap().http3());
+    let plain = Server::bind(config(false, None)).unwrap();
+    assert!(!plain.http3() && plain.http3_warning().is_none());
+    // Required without TLS: one line saying so, nothing bound.
+    let e = Server::bind(config(false, Some(true)))
+        .err()
+        .expect("refused");
+    assert!(
+        e.to_string().starts_with("`http3` = true: needs TLS"),
+        "{e}"
+    );
 }
 
 #[test]
 fn alt_svc_advertises_http3_on_http1_and_http2_responses() {
     let certs = tls_support::Certs::new(false);
-    let srv = certs.serve(|c| c.http3 = true);
+    let srv = certs.serve(|c| c.http3 = None);
     let want = format!("h3=\":{}\"; ma=86400", srv.addr.port());
     // HTTP/1.1: a cached file's 200 and 304, and an error page.
     let h1 = certs.client(&tls_support::both_versions());
@@ -265,8 +278,8 @@ fn alt_svc_advertises_http3_on_http1_and_http2_responses() {
     drop(c);
     assert_eq!(srv.stop().http2_connections, 1);
 
-    // HTTP/3 off (the default), or no TLS: nothing advertised.
-    let off = certs.serve(|_| {});
+    // HTTP/3 turned off, or no TLS: nothing advertised.
+    let off = certs.serve(|c| c.http3 = Some(false));
     let mut t = BufReader::new(tls_support::tls_connect(off.addr, &h1));
     t.get_mut().write_all(get("/a.txt").as_bytes()).unwrap();
     let r = read_response(&mut t, false).unwrap();

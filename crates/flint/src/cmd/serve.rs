@@ -50,12 +50,14 @@ pub struct ServeArgs {
     /// as HTTP/1.1 refuses an unknown version (config key `http2 = false`).
     #[arg(long)]
     pub no_http2: bool,
-    /// Also serve HTTP/3 over QUIC on the same address and port number over UDP (with TLS
-    /// only; off by default, docs/serve.md says why; config key `http3 = true`).
+    /// Require HTTP/3: a UDP port that cannot be bound stops the start (config `http3 = true`).
+    /// By default, with TLS, HTTP/3 over QUIC is served on the same address and port number
+    /// over UDP and advertised by Alt-Svc; a UDP port that cannot be bound is then a warning
+    /// and TCP serves alone.
     #[arg(long, conflicts_with = "no_http3")]
     pub http3: bool,
-    /// No HTTP/3 (the default; kept so that scripts which turned it off still work).
-    #[arg(long, hide = true)]
+    /// No HTTP/3: no UDP socket, no Alt-Svc (config `http3 = false`).
+    #[arg(long)]
     pub no_http3: bool,
     /// HTTP/2 streams a client may have open at once [default: 100] (`h2_max_concurrent_streams`).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
@@ -166,6 +168,13 @@ fn run(args: ServeArgs) -> anyhow::Result<()> {
             std::io::stderr(),
             "flint serve: HTTP/3 on UDP {}",
             server.local_addr()
+        );
+    }
+    if let Some(why) = server.http3_warning() {
+        let _ = writeln!(
+            std::io::stderr(),
+            "flint serve: warning: no HTTP/3: {}; serving TCP alone, nothing advertised (--http3 makes this an error, --no-http3 silences it)",
+            crate::exit::error_line(why)
         );
     }
     let stats = server.run().map_err(crate::exit::failed)?;
@@ -284,10 +293,10 @@ fn configure(args: ServeArgs) -> anyhow::Result<Config> {
         config.http2 = false;
     }
     if args.http3 {
-        config.http3 = true;
+        config.http3 = Some(true);
     }
     if args.no_http3 {
-        config.http3 = false;
+        config.http3 = Some(false);
     }
     if let Some(n) = args.h2_max_streams {
         config.h2_max_concurrent_streams = n;

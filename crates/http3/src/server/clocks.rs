@@ -10,15 +10,85 @@
 //! - responses under way that make no progress (send timeout): nothing more taken by flow
 //!   control and no stream let go of by QUIC (acknowledged whole), as when a client does not
 //!   acknowledge or does not open its windows: the streams are reset and the connection
-//!   closed, so what they held is freed.
+//!   closed, so what they held is freed;
+//! - each request body (body timeout, as flint serve's HTTP/1.1 and HTTP/2 bodies): due
+//!   within the timeout of its head, plus a second per `body_min_rate` bytes read of it
+//!   (Apache's mod_reqtimeout `body=10,MinRate=500`), with no longer gap between its bytes
+//!   (nginx's `client_body_timeout`). Past it the server stops reading: STOP_SENDING with
+//!   H3_NO_ERROR if the response went whole to QUIC (RFC 9114 4.1.1: the client keeps it),
+//!   else (held back by flow control, or not begun: an answer that waited for the body) the
+//!   stream reset both ways with H3_REQUEST_INCOMPLETE and a `Reset` event, so the caller
+//!   drops what it held for the request. Without it a body that never ended held its
+//!   stream, and so the connection, until the send timeout.
 //!
 //! Each connection keeps when its clocks started; nothing here runs per request but
-//! [`note_streams`] and [`update`] once a datagram, each a few comparisons.
+//! [`note_streams`] and [`update`] once a datagram, each a few comparisons, and a body's
+//! clock noted at its head, moved by each read of it and dropped at its end.
 
-use super::{settled, write_goaway, Conn, ServerCounts};
+use super::{settled, write_goaway, Conn, ConnId, RequestId, ServerCounts, ServerEvent};
 use crate::config::Timeouts;
 use crate::{H3_NO_ERROR, H3_REQUEST_CANCELLED, H3_REQUEST_INCOMPLETE};
-use std::time::Instant;
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+/// A request body still arriving: its stream, when its head came, when its latest bytes were
+/// read, how many have been, and whether its response has gone whole to QUIC. A connection
+/// keeps at most its stream limit of them.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct BodyClock {
+    stream: u64,
+    since: Instant,
+    latest: Instant,
+    received: u64,
+    answered: bool,
+}
+
+impl BodyClock {
+    /// When the rest of the body is due: `t.body` after its latest bytes, and no later than
+    /// `t.body` after its head plus a second per `t.body_min_rate` bytes read (0: no rate).
+    fn deadline(&self, t: &Timeouts) -> Instant {
+        let gap = self.latest + t.body;
+        if t.body_min_rate == 0 {
+            return gap;
+        }
+        let earned = Duration::from_secs_f64(self.received as f64 / t.body_min_rate as f64);
+        gap.min(self.since + t.body + earned)
+    }
+}
+
+/// A request's head said a body follows: its clock starts now.
+pub(super) fn body_started(conn: &mut Conn, stream: u64, now: Instant) {
+    conn.bodies.push(BodyClock {
+        stream,
+        since: now,
+        latest: now,
+        received: 0,
+        answered: false,
+    });
+}
+
+/// `stream`'s response has gone whole to QUIC (its end taken): a late body no longer cuts it.
+pub(super) fn answered(conn: &mut Conn, stream: u64) {
+    if let Some(b) = conn.bodies.iter_mut().find(|b| b.stream == stream) {
+        b.answered = true;
+    }
+}
+
+/// `n` bytes of `stream`'s body were read.
+pub(super) fn body_read(conn: &mut Conn, stream: u64, n: usize, now: Instant) {
+    if n == 0 {
+        return;
+    }
+    if let Some(b) = conn.bodies.iter_mut().find(|b| b.stream == stream) {
+        b.latest = now;
+        b.received += n as u64;
+    }
+}
+
+/// `stream`'s body ended (whole, or reset by the client): no deadline for it any more.
+pub(super) fn body_ended(conn: &mut Conn, stream: u64) {
+    conn.bodies.retain(|b| b.stream != stream);
+}
 
 /// Notes the request streams a datagram opened: each is to have its header block within the
 /// header timeout from now. One high-water mark says which are new: a stream at or above it
@@ -80,11 +150,20 @@ pub(super) fn due(conn: &Conn, t: &Timeouts) -> Option<Instant> {
         .filter(|_| conn.goaway.is_none())
         .map(|since| since + t.keep_alive);
     let send = conn.busy.then(|| conn.progress_at + t.send);
-    [header, keep_alive, send].into_iter().flatten().min()
+    let body = conn.bodies.iter().map(|b| b.deadline(t)).min();
+    [header, keep_alive, send, body].into_iter().flatten().min()
 }
 
-/// Acts on every deadline of the connection that `now` has passed, counting each.
-pub(super) fn expire(conn: &mut Conn, t: &Timeouts, now: Instant, counts: &mut ServerCounts) {
+/// Acts on every deadline of the connection `id` that `now` has passed, counting each; a
+/// request whose response is cut by its body's deadline gets a `Reset` event in `events`.
+pub(super) fn expire(
+    conn: &mut Conn,
+    id: ConnId,
+    t: &Timeouts,
+    now: Instant,
+    counts: &mut ServerCounts,
+    events: &mut VecDeque<ServerEvent>,
+) {
     if conn.h3.is_none() {
         if conn.accepted_at + t.header <= now {
             let _ = conn.quic.close(false, 0x0, b"handshake timeout");
@@ -106,6 +185,7 @@ pub(super) fn expire(conn: &mut Conn, t: &Timeouts, now: Instant, counts: &mut S
         }
         counts.header_timeouts += u64::from(reset);
     }
+    expire_bodies(conn, id, t, now, counts, events);
     if conn.busy && conn.progress_at + t.send <= now {
         if let Some(last) = conn.last_request {
             let mut s = conn.settled_below;
@@ -126,5 +206,39 @@ pub(super) fn expire(conn: &mut Conn, t: &Timeouts, now: Instant, counts: &mut S
         conn.close_when_sent = true;
         conn.quiet_since = None;
         counts.keep_alive_closes += 1;
+    }
+}
+
+/// Stops reading each request body past its deadline (see the module's comment).
+fn expire_bodies(
+    conn: &mut Conn,
+    id: ConnId,
+    t: &Timeouts,
+    now: Instant,
+    counts: &mut ServerCounts,
+    events: &mut VecDeque<ServerEvent>,
+) {
+    let mut i = 0;
+    while i < conn.bodies.len() {
+        if conn.bodies[i].deadline(t) > now {
+            i += 1;
+            continue;
+        }
+        let body = conn.bodies.swap_remove(i);
+        let stream = body.stream;
+        counts.body_timeouts += 1;
+        // A response not whole yet is cut with the request: the caller is told, so it lets
+        // go of what it kept to send (or of the request it was reading).
+        if !body.answered {
+            conn.blocked.retain(|&s| s != stream);
+            for dir in [quiche::Shutdown::Read, quiche::Shutdown::Write] {
+                let _ = (conn.quic).stream_shutdown(stream, dir, H3_REQUEST_INCOMPLETE);
+            }
+            let id = RequestId { conn: id, stream };
+            let code = H3_REQUEST_INCOMPLETE;
+            events.push_back(ServerEvent::Reset { id, code });
+        } else {
+            let _ = (conn.quic).stream_shutdown(stream, quiche::Shutdown::Read, H3_NO_ERROR);
+        }
     }
 }

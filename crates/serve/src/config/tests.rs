@@ -211,18 +211,38 @@ fn http3_keys_are_checked_and_alt_svc_names_the_port_only_with_tls() {
         listen: "127.0.0.1:8443".parse().unwrap(),
         tls_cert: Some("cert.pem".into()),
         tls_key: Some("key.pem".into()),
-        http3: true,
         h3_max_streams: 7,
         h3_idle_timeout_ms: 1500,
         ..Config::default()
     };
-    // Opt-in: TLS alone serves no HTTP/3.
-    let tls_alone = Config {
-        http3: Config::default().http3,
+    // On by default with TLS (unset: `Server::bind` settles it), and when required.
+    assert_eq!(Config::default().http3, None);
+    assert!(tls.serves_http3(), "HTTP/3 is the default with TLS");
+    assert_eq!(tls.alt_svc().as_deref(), Some("h3=\":8443\"; ma=86400"));
+    let required = Config {
+        http3: Some(true),
         ..tls.clone()
     };
-    assert!(!tls_alone.serves_http3(), "HTTP/3 is opt-in");
-    assert_eq!(tls.alt_svc().as_deref(), Some("h3=\":8443\"; ma=86400"));
+    assert!(required.serves_http3() && required.validate().is_ok());
+    // Required without TLS: refused at start, naming the key.
+    let no_tls = Config {
+        http3: Some(true),
+        ..Config::default()
+    };
+    let e = no_tls.validate().unwrap_err();
+    assert_eq!((e.key, e.value.as_str()), ("http3", "true"));
+    assert!(e.reason.contains("needs TLS"), "{e}");
+    // The file's key: absent, true or false.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("serve.toml");
+    for (text, want) in [
+        ("", None),
+        ("http3 = true\n", Some(true)),
+        ("http3 = false\n", Some(false)),
+    ] {
+        std::fs::write(&path, text).unwrap();
+        assert_eq!(Config::from_file(&path).unwrap().http3, want, "{text:?}");
+    }
     let limits = tls.http3_limits();
     assert_eq!(limits.max_streams, 7);
     assert_eq!(
@@ -235,17 +255,25 @@ fn http3_keys_are_checked_and_alt_svc_names_the_port_only_with_tls() {
         header_timeout_ms: 11,
         keepalive_timeout_ms: 12,
         send_timeout_ms: 13,
+        body_timeout_ms: 14,
+        body_min_rate: 15,
         ..Config::default()
     }
     .http3_timeouts();
     let ms = std::time::Duration::from_millis;
     assert_eq!(
-        (timeouts.header, timeouts.keep_alive, timeouts.send),
-        (ms(11), ms(12), ms(13))
+        (
+            timeouts.header,
+            timeouts.keep_alive,
+            timeouts.send,
+            timeouts.body
+        ),
+        (ms(11), ms(12), ms(13), ms(14))
     );
+    assert_eq!(timeouts.body_min_rate, 15);
     assert_eq!(
         Config {
-            http3: false,
+            http3: Some(false),
             ..tls
         }
         .alt_svc(),

@@ -22,7 +22,9 @@
 //!
 //! Programs (CGI, FastCGI) and proxied upstreams are not run for HTTP/3 requests: those
 //! targets get 501 (docs/serve.md). Request bodies are read and dropped, as a static server
-//! has no use for them.
+//! has no use for them, under the deadline HTTP/1.1's and HTTP/2's have (`body_timeout_ms`,
+//! `body_min_rate`), which the `http3` crate keeps per stream: past it the stream is stopped,
+//! and a response it still held back is dropped on the `Reset` event that follows.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -169,6 +171,7 @@ impl H3 {
         st.h3_header_timeouts = c.header_timeouts;
         st.h3_keepalive_closes = c.keep_alive_closes;
         st.h3_send_timeouts = c.send_timeouts;
+        st.h3_body_timeouts = c.body_timeouts;
         st.h3_retries = c.retries;
         st.h3_bad_tokens = c.bad_tokens;
         st.h3_stateless_resets = c.stateless_resets;

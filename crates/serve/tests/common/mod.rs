@@ -45,6 +45,15 @@ pub struct TestServer {
 impl TestServer {
     /// One event-loop thread (so counters describe one loop), short timeouts; `tweak` adjusts.
     pub fn start(tweak: impl FnOnce(&mut Config)) -> TestServer {
+        TestServer::try_start(tweak, |_| {}).expect("bind")
+    }
+
+    /// [`TestServer::start`] that hands back `bind`'s error, and shows the bound server to
+    /// `inspect` before it runs.
+    pub fn try_start(
+        tweak: impl FnOnce(&mut Config),
+        inspect: impl FnOnce(&Server),
+    ) -> Result<TestServer, ServeError> {
         let root = tempfile::tempdir().expect("tempdir");
         for (name, len) in FILES {
             std::fs::write(root.path().join(name), content(name, *len)).expect("write fixture");
@@ -56,20 +65,21 @@ impl TestServer {
             ..Config::default()
         };
         tweak(&mut config);
-        let server = Server::bind(config).expect("bind");
+        let server = Server::bind(config)?;
+        inspect(&server);
         let addr = server.local_addr();
         let handle = server.handle();
         let (tx, rx) = mpsc::channel();
         let thread = std::thread::spawn(move || {
             let _ = tx.send(server.run());
         });
-        TestServer {
+        Ok(TestServer {
             addr,
             handle,
             root,
             done: Some(rx),
             thread: Some(thread),
-        }
+        })
     }
 
     /// The live counters of every loop.

@@ -30,13 +30,13 @@ impl Certs {
         Certs { ca, cert, key }
     }
 
-    /// flint serve with TLS and HTTP/3 on 127.0.0.1:0, one thread; `tweak` adjusts.
+    /// flint serve with TLS and HTTP/3 required on 127.0.0.1:0, one thread; `tweak` adjusts.
     pub fn serve(&self, tweak: impl FnOnce(&mut serve::Config)) -> TestServer {
         let (cert, key) = (self.cert.clone(), self.key.clone());
         TestServer::start(move |c| {
             c.tls_cert = Some(cert);
             c.tls_key = Some(key);
-            c.http3 = true;
+            c.http3 = Some(true);
             tweak(c);
         })
     }
