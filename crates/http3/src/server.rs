@@ -879,6 +879,11 @@ impl Server {
             }
         }
         conn.blocked.retain(|&s| s != id.stream);
+        // Its body's clock goes with it: once the read side is shut, quiche keeps nothing
+        // more of the stream, so no event would ever end that clock (a client could grow
+        // the list past the stream limit by having its streams reset, and the expiry would
+        // count timeouts and report resets for streams long gone).
+        clocks::body_ended(conn, id.stream);
         self.mark_send(id.conn.slot);
         Ok(())
     }

@@ -221,3 +221,42 @@ fn a_stalled_request_body_is_ended_by_the_body_deadline() {
         "{st:?}"
     );
 }
+
+#[test]
+fn requests_cancelled_with_their_head_leave_no_body_clock_behind() {
+    let certs = Certs::new();
+    let srv = certs.serve(|c| {
+        c.http3 = None;
+        c.body_timeout_ms = 200;
+        c.body_min_rate = 0;
+        c.send_timeout_ms = 600_000;
+        c.keepalive_timeout_ms = 600_000;
+        c.h3_idle_timeout_ms = 600_000;
+    });
+    let mut d = Driver::connect(&mut certs.client(), srv.addr);
+    d.pings = true;
+    // Each head goes out with its cancellation (RESET_STREAM and STOP_SENDING in the same
+    // datagram), its body never ended: the server's answer cannot be sent, and whatever ends
+    // the request (the client's reset or the server's own) must end its body's clock too.
+    let list: Vec<(&[u8], &[u8])> = vec![
+        (b":method", b"GET"),
+        (b":scheme", b"https"),
+        (b":authority", b"localhost"),
+        (b":path", b"/a.txt"),
+    ];
+    for _ in 0..20 {
+        let stream = d.client.send_request(&list, false).expect("send_request");
+        d.client.reset(stream, 0x10c).expect("reset");
+        d.turn();
+    }
+    // Well past the body deadline (five times it), by the clock: a clock left behind expires
+    // and is counted; on a slow machine the wait is only longer.
+    let start = std::time::Instant::now();
+    d.until(|_| start.elapsed() > Duration::from_millis(1000));
+    let after = d.fetch(&[("GET", "/a.txt")]);
+    assert_eq!((after[0].status, &after[0].body[..]), (200, &b"hello"[..]));
+    d.client.close(http3::H3_NO_ERROR, b"");
+    d.turn();
+    let st = srv.stop();
+    assert_eq!(st.h3_body_timeouts, 0, "{st:?}");
+}
