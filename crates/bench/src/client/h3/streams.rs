@@ -189,16 +189,21 @@ impl H3 {
         let h = cx.sh.h2.as_ref().expect("HTTP/3 requests built");
         let url = ex.url(cx.sh.workload);
         let (res, body, own_body) = match &app {
-            Some(_) => {
+            Some(kept) => {
                 let req = &self.request;
+                // The built body went with the stream (`build_app`). One that expanded to
+                // nothing ends the stream with its HEADERS: no DATA will ever come to end it.
+                let body = &kept.request_body;
                 if cx.sh.config.debug {
-                    debug_request(cx, req.fields(), &req.body, req.has_body);
+                    debug_request(cx, req.fields(), body, req.has_body);
                 }
-                let res = send_fields(client, req.fields(), req.field_count(), !req.has_body);
-                (res, None, req.has_body)
+                let has_body = req.has_body && !body.is_empty();
+                let res = send_fields(client, req.fields(), req.field_count(), !has_body);
+                (res, None, has_body)
             }
             None => {
-                let body = h.body(url).cloned();
+                // An empty prebuilt body (`body = ""`) likewise ends the stream at once.
+                let body = h.body(url).filter(|b| !b.is_empty()).cloned();
                 let res = send_fields(client, h.fields(url), h.field_count(url), body.is_none());
                 (res, body, false)
             }
