@@ -24,6 +24,8 @@
 //! Layout: `stats` (medians and ratios, pure), [`spec`] (`NAME=...` arguments), `server`
 //! (`--serve` processes), `output` (the table and the JSON).
 
+#![warn(missing_docs)]
+
 mod output;
 mod server;
 pub mod spec;
@@ -44,12 +46,23 @@ use std::time::{Duration, SystemTime};
 #[derive(Debug, Clone)]
 pub enum Endpoint {
     /// A server already running (`--target NAME=URL`).
-    Url { name: String, target: Target },
+    Url {
+        /// Its name, labelling its rows in the table and the JSON.
+        name: String,
+        /// Where its rounds send their requests.
+        target: Target,
+    },
     /// A command flint runs and stops (`--serve NAME=COMMAND`).
-    Serve { name: String, command: String },
+    Serve {
+        /// Its name, labelling its rows in the table and the JSON.
+        name: String,
+        /// The command as given, `{port}` not yet replaced.
+        command: String,
+    },
 }
 
 impl Endpoint {
+    /// The name the user gave it.
     pub fn name(&self) -> &str {
         match self {
             Endpoint::Url { name, .. } | Endpoint::Serve { name, .. } => name,
@@ -62,10 +75,13 @@ impl Endpoint {
 pub struct Plan {
     /// In order: the first is the baseline of the ratios.
     pub endpoints: Vec<Endpoint>,
+    /// Measured rounds of each target (`--rounds`), taken in turn.
     pub rounds: usize,
     /// The options of every round; its `target` is replaced by each endpoint's.
     pub config: BenchConfig,
+    /// The pages every round fetches, from every target.
     pub workload: Workload,
+    /// How long a `--serve` command has to start, and to stop.
     pub server: ServerOptions,
     /// Where `--serve` commands write their output (one log file each).
     pub log_dir: PathBuf,
@@ -77,6 +93,7 @@ pub struct Plan {
 /// Client hosts for every round, as `flint bench --hosts` takes them (docs/hosts.md).
 #[derive(Debug, Clone)]
 pub struct HostsLoad {
+    /// The client hosts, in the order given, each with its Webchildren when a hosts file says.
     pub hosts: Vec<bench::hosts::split::HostSpec>,
     /// `sh -c` template with `{host}`.
     pub template: String,
@@ -121,14 +138,18 @@ fn run_round(
 /// How a target was given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
+    /// A server already running (`--target`).
     Target,
+    /// A command compare started (`--serve`).
     Serve,
 }
 
 /// What one target gave.
 #[derive(Debug, Clone)]
 pub struct TargetResult {
+    /// The name the user gave it.
     pub name: String,
+    /// Whether it was already running or started by compare.
     pub kind: Kind,
     /// `None` only for a `--serve` command that never started.
     pub url: Option<String>,
@@ -141,6 +162,7 @@ pub struct TargetResult {
 }
 
 impl TargetResult {
+    /// Whether it was measured to the end: no error took it out of the comparison.
     pub fn ok(&self) -> bool {
         self.error.is_none()
     }
@@ -155,12 +177,17 @@ impl TargetResult {
 /// A finished (or interrupted) comparison.
 #[derive(Debug, Clone)]
 pub struct Comparison {
+    /// When the comparison began, before any server was started (the JSON's `started_at`).
     pub started_at: SystemTime,
     /// Rounds asked for.
     pub rounds: usize,
+    /// The options of every round, as the plan gave them.
     pub config: BenchConfig,
+    /// The pages every target served.
     pub workload: Workload,
+    /// How long `--serve` commands had to start, and to stop.
     pub server: ServerOptions,
+    /// One per endpoint, in the plan's order: the first is the baseline of the ratios.
     pub targets: Vec<TargetResult>,
     /// Ended early by `stop` (Ctrl-C): the rounds hold what was measured until then.
     pub interrupted: bool,
@@ -181,24 +208,42 @@ impl Comparison {
 #[derive(Debug)]
 pub enum Event<'a> {
     /// A `--serve` command is being started.
-    Starting { name: &'a str, command: &'a str },
+    Starting {
+        /// The target's name.
+        name: &'a str,
+        /// The command as given, `{port}` not yet replaced.
+        command: &'a str,
+    },
     /// It accepts connections.
     Started {
+        /// The target's name.
         name: &'a str,
+        /// The URL its rounds will fetch from (`http://127.0.0.1:PORT`).
         url: &'a str,
+        /// The file its output goes to.
         log: &'a Path,
     },
     /// A round of a target is done; `summary` is its bench JSON summary. `interrupted`: cut
     /// short by `stop` (its figures cover the time it ran).
     Round {
+        /// Which round, from 1.
         round: usize,
+        /// Rounds asked for.
         rounds: usize,
+        /// The target's name.
         name: &'a str,
+        /// The round's figures.
         summary: &'a results::Summary,
+        /// Whether `stop` cut it short.
         interrupted: bool,
     },
     /// A target is out of the comparison.
-    Failed { name: &'a str, error: &'a str },
+    Failed {
+        /// The target's name.
+        name: &'a str,
+        /// Why, in one line (the error's text).
+        error: &'a str,
+    },
 }
 
 /// Why nothing could be compared.

@@ -43,28 +43,52 @@ impl Default for ServerOptions {
 /// Why a server could not be started, or stopped running.
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
+    /// No loopback port could be bound to find a free one.
     #[error("no free loopback port: {0}")]
     Port(#[source] std::io::Error),
+    /// The file for the command's output could not be created.
     #[error("creating the log {path}: {source}")]
     Log {
+        /// The log file.
         path: PathBuf,
+        /// Why it could not be created.
         source: std::io::Error,
     },
+    /// `sh` could not be started.
     #[error("starting `sh -c {command}`: {source}")]
     Spawn {
+        /// The command, `{port}` replaced.
         command: String,
+        /// Why the spawn failed.
         source: std::io::Error,
     },
+    /// The command ended before its port accepted a connection.
     #[error("the server exited ({status}) before accepting connections{}", tail_text(.tail))]
-    Exited { status: ExitStatus, tail: String },
-    #[error("the server exited ({status}){}", tail_text(.tail))]
-    Died { status: ExitStatus, tail: String },
-    #[error("no connection accepted on 127.0.0.1:{port} within {:.1} s{}", .waited.as_secs_f64(), tail_text(.tail))]
-    NotReady {
-        port: u16,
-        waited: Duration,
+    Exited {
+        /// How it ended.
+        status: ExitStatus,
+        /// The end of its output (the log's last 20 lines, 2 KiB at most); empty if none.
         tail: String,
     },
+    /// The server exited after it had started accepting connections (seen before a round).
+    #[error("the server exited ({status}){}", tail_text(.tail))]
+    Died {
+        /// How it ended.
+        status: ExitStatus,
+        /// The end of its output (the log's last 20 lines, 2 KiB at most); empty if none.
+        tail: String,
+    },
+    /// The port accepted no connection within the ready timeout (the server was stopped).
+    #[error("no connection accepted on 127.0.0.1:{port} within {:.1} s{}", .waited.as_secs_f64(), tail_text(.tail))]
+    NotReady {
+        /// The port it was told to listen on.
+        port: u16,
+        /// How long it was given: the ready timeout.
+        waited: Duration,
+        /// The end of its output (the log's last 20 lines, 2 KiB at most); empty if none.
+        tail: String,
+    },
+    /// `stop` was set (Ctrl-C) before the server was ready.
     #[error("interrupted while waiting for the server")]
     Interrupted,
 }

@@ -11,23 +11,49 @@ pub const PORT_PLACEHOLDER: &str = "{port}";
 /// `NAME=VALUE` split at the first `=` (URLs and commands may contain more).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NamedValue {
+    /// Before the first `=`, trimmed; never empty.
     pub name: String,
+    /// After the first `=`, trimmed; never empty.
     pub value: String,
 }
 
 /// A `NAME=...` argument that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SpecError {
+    /// No `=` in the argument.
     #[error("`{text}`: expected NAME={what} (no `=` found)")]
-    NoEquals { text: String, what: &'static str },
+    NoEquals {
+        /// The argument as typed.
+        text: String,
+        /// What the value is (`URL`, `COMMAND`).
+        what: &'static str,
+    },
+    /// Nothing but blanks before the `=`.
     #[error("`{text}`: the name before `=` is empty")]
-    EmptyName { text: String },
+    EmptyName {
+        /// The argument as typed.
+        text: String,
+    },
+    /// Nothing but blanks after the `=`.
     #[error("`{text}`: the {what} after `=` is empty")]
-    EmptyValue { text: String, what: &'static str },
+    EmptyValue {
+        /// The argument as typed.
+        text: String,
+        /// What the value is (`URL`, `COMMAND`).
+        what: &'static str,
+    },
+    /// Two targets share a name.
     #[error("the name `{name}` is given twice: each target needs its own name")]
-    Duplicate { name: String },
+    Duplicate {
+        /// The name given twice.
+        name: String,
+    },
+    /// A `--serve` command without [`PORT_PLACEHOLDER`].
     #[error("`{command}` has no {PORT_PLACEHOLDER}: flint picks a free port and puts it there (e.g. `--listen 127.0.0.1:{PORT_PLACEHOLDER}`)")]
-    NoPort { command: String },
+    NoPort {
+        /// The command, after `=` and trimmed.
+        command: String,
+    },
 }
 
 /// Splits `NAME=VALUE`; `what` names the value in messages (`URL`, `COMMAND`).

@@ -10,8 +10,11 @@ use results::Summary;
 /// Median, min and max of one figure over a target's rounds.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Spread {
+    /// The median (of an even count, the mean of the middle two).
     pub median: f64,
+    /// The smallest value.
     pub min: f64,
+    /// The largest value.
     pub max: f64,
 }
 
@@ -55,14 +58,20 @@ pub fn ratio(median: Option<f64>, baseline: Option<f64>) -> Option<f64> {
 /// The figures a comparison reports, each read from a round's bench JSON `summary` object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Figure {
+    /// Complete responses per second (`requests_per_s`).
     RequestsPerS,
+    /// Data moved per second of the window, bytes (`throughput_bytes_per_s`).
     ThroughputBytesPerS,
+    /// The median response time, ms (`response_ms.p50`).
     ResponseP50Ms,
+    /// The 99th percentile response time, ms (`response_ms.p99`).
     ResponseP99Ms,
+    /// Failed requests of every kind (`errors`).
     Errors,
 }
 
 impl Figure {
+    /// Every figure, in the order the table gives them.
     pub const ALL: [Figure; 5] = [
         Figure::RequestsPerS,
         Figure::ThroughputBytesPerS,

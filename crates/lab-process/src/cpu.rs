@@ -22,11 +22,14 @@ use std::time::Duration;
 /// CPU time used, split as the kernel accounts it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CpuTime {
+    /// Time running in user mode.
     pub user: Duration,
+    /// Time in the kernel on the process's behalf (its system calls, its page faults).
     pub sys: Duration,
 }
 
 impl CpuTime {
+    /// User and system time together: the CPU used.
     pub fn total(&self) -> Duration {
         self.user + self.sys
     }

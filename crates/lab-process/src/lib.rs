@@ -30,6 +30,8 @@
 //! processes: once the leader is reaped, the group is signalled only while /proc still shows a
 //! live member of it (pgids 0 and 1, "our own group" and "every process", are refused).
 
+#![warn(missing_docs)]
+
 pub mod cpu;
 mod pin;
 pub mod procfs;
@@ -53,7 +55,9 @@ pub const POLL: Duration = Duration::from_millis(5);
 /// How a [`Group`] is stopped: the signal first, then how long before SIGKILL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StopPolicy {
+    /// Sent to the whole group first.
     pub signal: Signal,
+    /// How long the leader and every member have to exit after `signal` before SIGKILL.
     pub grace: Duration,
 }
 

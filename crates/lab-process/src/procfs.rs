@@ -11,17 +11,31 @@ use std::fs;
 /// Why /proc could not answer.
 #[derive(Debug, thiserror::Error)]
 pub enum ProcError {
+    /// The process has exited (or is a zombie, exited and not yet reaped).
     #[error("process {pid} is gone")]
-    Gone { pid: u32 },
+    Gone {
+        /// The process asked about.
+        pid: u32,
+    },
+    /// /proc refused the read for another reason than the process being gone (permissions).
     #[error("reading /proc/{pid}/{what}: {source}")]
     Io {
+        /// The process asked about.
         pid: u32,
+        /// The file under /proc/PID read (`stat`).
         what: &'static str,
+        /// The read's error.
         #[source]
         source: std::io::Error,
     },
+    /// /proc/PID/stat did not have the layout of proc(5).
     #[error("/proc/{pid}/stat: cannot read `{line}`")]
-    Unparseable { pid: u32, line: String },
+    Unparseable {
+        /// The process asked about.
+        pid: u32,
+        /// The line as read.
+        line: String,
+    },
 }
 
 /// The fields of /proc/PID/stat the lab uses.
@@ -29,14 +43,19 @@ pub enum ProcError {
 pub struct Stat {
     /// 'R', 'S', 'D', ..., 'Z' (zombie: exited, not yet reaped).
     pub state: char,
+    /// The parent's pid.
     pub ppid: u32,
+    /// The process group's id.
     pub pgrp: u32,
+    /// Its threads when read.
     pub threads: u64,
-    /// Clock ticks: the process's own (all threads, exited ones included) and those of the
-    /// children it has reaped.
+    /// Clock ticks in user mode: the process's own (all threads, exited ones included).
     pub utime: u64,
+    /// Clock ticks in the kernel: the process's own (all threads, exited ones included).
     pub stime: u64,
+    /// Clock ticks in user mode of the children it has reaped (and theirs).
     pub cutime: u64,
+    /// Clock ticks in the kernel of the children it has reaped (and theirs).
     pub cstime: u64,
 }
 

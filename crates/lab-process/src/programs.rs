@@ -25,6 +25,8 @@ pub fn find_program(name: &str) -> Option<PathBuf> {
         .find(|p| is_executable(p))
 }
 
+/// Whether `path` is a regular file with an execute bit set (for anyone: whether this user may
+/// run it is left to the spawn).
 pub fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     path.metadata()

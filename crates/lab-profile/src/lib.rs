@@ -28,6 +28,8 @@
 //! them; `render` prints the table and the JSON; `window` is the bench observer; `scope` traces
 //! a set of tasks that is not one process tree (a cgroup, a server's own threads).
 
+#![warn(missing_docs)]
+
 mod counted;
 mod parse;
 mod parse_perf;
@@ -56,7 +58,8 @@ use std::time::{Duration, Instant};
 pub enum Method {
     /// `strace -c -f`: per-syscall times and errors; slows the traced server.
     Strace,
-    /// `perf stat` on syscall tracepoints: counts only; the server runs at full speed.
+    /// `perf stat` on syscall tracepoints for exact totals at no cost to the server, and
+    /// `perf record` of them for the table by syscall, with times (a 10-30% slowdown).
     Perf,
 }
 
@@ -96,32 +99,59 @@ pub enum ProfileError {
     /// None: refused before any process was named (the check of what works here).
     #[error("no permission to trace {} with {tool} ({detail}): {hint}", pid_text(*.pid))]
     NoPermission {
+        /// The tracer: `perf` or `strace`.
         tool: &'static str,
+        /// The process that could not be traced.
         pid: Option<u32>,
+        /// What the tracer or the kernel said.
         detail: String,
+        /// What to run to allow it.
         hint: &'static str,
     },
+    /// The tracer's program is not on this machine.
     #[error("{tool} is not installed: `sudo apt-get install {package}`")]
     NotInstalled {
+        /// The tracer: `perf` or `strace`.
         tool: &'static str,
+        /// The Debian package that installs it (`strace`, `linux-perf`).
         package: &'static str,
     },
+    /// The process to trace has exited (or never was).
     #[error("process {pid} is gone")]
-    ProcessGone { pid: u32 },
+    ProcessGone {
+        /// The process asked for.
+        pid: u32,
+    },
+    /// A tracer's output (or /proc) was not in the layout this crate reads.
     #[error("cannot parse the output of {tool}: {detail}")]
-    Unparseable { tool: &'static str, detail: String },
+    Unparseable {
+        /// Whose output: `perf`, `strace` or `/proc`.
+        tool: &'static str,
+        /// What was wrong, with the text that did not parse.
+        detail: String,
+    },
     /// Neither tracer works here; says why for each.
     #[error("no way to profile on this machine: perf: {perf}; strace: {strace}")]
     NoMethod {
+        /// Why perf does not work.
         perf: Box<ProfileError>,
+        /// Why strace does not work.
         strace: Box<ProfileError>,
     },
     /// The tracer failed for another reason (its own words).
     #[error("{tool} failed: {detail}")]
-    Tracer { tool: &'static str, detail: String },
+    Tracer {
+        /// The tracer: `perf` or `strace`.
+        tool: &'static str,
+        /// What it said, or how it ended.
+        detail: String,
+    },
+    /// A file, fifo, pipe or process the profiler needed could not be used.
     #[error("{what}: {source}")]
     Io {
+        /// What was being done (`starting perf`, `reading /proc/42/stat`).
         what: String,
+        /// The operation's error.
         #[source]
         source: std::io::Error,
     },
@@ -163,13 +193,17 @@ impl ProfileError {
     }
 }
 
-/// One line of the table: a syscall, the time spent in it (strace only), its calls and errors
-/// (calls that returned an error, EAGAIN included).
+/// One line of the table: a syscall, the time spent in it, its calls and errors.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SyscallRow {
+    /// The system call's name, or a row in parentheses: [`UNATTRIBUTED`], [`ALL_SYSCALLS`].
     pub name: String,
+    /// Time inside the call, seconds: CPU time in the kernel with strace, wall time from entry
+    /// to exit with perf (blocking included); `None` when the tracer gave none.
     pub seconds: Option<f64>,
+    /// Calls made.
     pub calls: u64,
+    /// Calls that returned an error, `EAGAIN` included.
     pub errors: u64,
 }
 
@@ -178,18 +212,22 @@ pub struct SyscallRow {
 pub struct Profile {
     /// The process profiled (its threads and child processes included).
     pub pid: u32,
+    /// The tracer that counted the syscalls.
     pub method: Method,
     /// From attach to detach.
     pub window: Duration,
-    /// The server's CPU time in the window (its process tree, reaped children included), from
-    /// [`lab_process::cpu`].
+    /// The server's CPU time in user mode over the window (its process tree, reaped children
+    /// included), from [`lab_process::cpu`].
     pub cpu_user: Duration,
+    /// The same tree's CPU time in the kernel over the window.
     pub cpu_sys: Duration,
     /// Most calls first (strace: most time first).
     pub syscalls: Vec<SyscallRow>,
+    /// Every syscall of the window (with perf, its count in the kernel; the rows add up to it).
     pub total_calls: u64,
+    /// Calls that returned an error, `EAGAIN` included, in all.
     pub total_errors: u64,
-    /// Time in syscalls (strace only).
+    /// Time in syscalls, the rows' sum; `None` when the table has no times.
     pub total_seconds: Option<f64>,
     /// The processes attached at the start (`pid` and its descendants).
     pub pids: Vec<u32>,

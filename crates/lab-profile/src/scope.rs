@@ -30,7 +30,9 @@ pub enum Scope {
 pub struct Counts {
     /// Most calls first.
     pub rows: Vec<SyscallRow>,
+    /// Every syscall of the window (with perf, its count in the kernel; the rows add up to it).
     pub total_calls: u64,
+    /// Calls that returned an error, `EAGAIN` included, in all.
     pub total_errors: u64,
     /// How to read them (perf's lost events, what is missing).
     pub notes: Vec<String>,

@@ -16,6 +16,8 @@
 //! WebSTONE's per-page table; truss-style syscall tables; what ran where (WebSTONE asks that
 //! every published result disclose the software, hardware and configuration).
 
+#![warn(missing_docs)]
+
 pub mod chart;
 mod html;
 mod input;
@@ -29,19 +31,37 @@ use serde_json::Value;
 /// Why a report could not be made.
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
+    /// [`render`] was given no input.
     #[error("no results to report")]
     NoInputs,
+    /// An input whose top level is not a JSON object (an array, a number, ...).
     #[error("{file}: not a flint result: the top level is not a JSON object")]
-    NotAnObject { file: String },
+    NotAnObject {
+        /// The input's name: its file name, or `result` for [`render_one`].
+        file: String,
+    },
+    /// An input whose `kind` is none of `bench`, `compare` and `lab`.
     #[error("{file}: unknown result kind {kind:?} (flint report reads bench, compare and lab)")]
-    UnknownKind { file: String, kind: String },
+    UnknownKind {
+        /// The input's name: its file name, or `result` for [`render_one`].
+        file: String,
+        /// The `kind` found, as written (a value that is not a string, as JSON).
+        kind: String,
+    },
+    /// An object with no `kind` and no bench `summary` object: not something flint wrote.
     #[error("{file}: not a flint result: no \"kind\" and no bench \"summary\"")]
-    NotAResult { file: String },
+    NotAResult {
+        /// The input's name: its file name, or `result` for [`render_one`].
+        file: String,
+    },
+    /// A field of the wrong type for its kind of result (a missing field is not an error).
     #[error("{file}: {field}: {why}")]
     BadField {
+        /// The input's name: its file name, or `result` for [`render_one`].
         file: String,
         /// Its path in the document, as `summary.response_ms.p99` or `results[3].server`.
         field: String,
+        /// What serde found wrong with it (`invalid type: string "many", expected u64`).
         why: String,
     },
 }

@@ -12,16 +12,23 @@ use std::collections::BTreeMap;
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct CompareResult {
+    /// What wrote the document: [`Kind::Compare`] here.
     pub kind: Kind,
+    /// Version of the compare layout (docs/compare.md); bumped when a field is renamed or removed.
     pub schema_version: u64,
+    /// The version of the flint that wrote it.
     pub flint_version: String,
     /// Wall-clock start, RFC 3339 UTC.
     pub started_at: String,
+    /// The machine the comparison ran on.
     pub environment: Environment,
     /// Ended early by Ctrl-C.
     pub interrupted: bool,
+    /// The load options, the same for every round of every target.
     pub options: CompareOptions,
+    /// The pages every target served.
     pub workload: CompareWorkload,
+    /// The targets, in command-line order; the first is the baseline of the ratios.
     pub targets: Vec<CompareTarget>,
 }
 
@@ -29,20 +36,32 @@ pub struct CompareResult {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct CompareOptions {
+    /// Measured rounds of each target (`--rounds`), taken in turn (A B A B ...).
     pub rounds: u64,
+    /// Webchildren of each round (`-c`).
     pub clients: u64,
+    /// Event-loop threads of each round (`-t`).
     pub threads: u64,
     /// Length of a round when it stops on time (`null` when it stops on pages).
     pub duration_s: Option<f64>,
     /// Pages of a round when it stops on a count (`null` when it stops on time).
     pub pages: Option<u64>,
+    /// How files were fetched over connections.
     pub http: HttpMode,
+    /// Warm-up before each round's measured window, seconds; nothing from it is counted.
     pub warmup_s: f64,
+    /// Closed loop: the pause after each page, seconds (`--think`); `None`: no pause.
     pub think_s: Option<f64>,
+    /// Open loop: pages per second across all Webchildren (`--rate`); `None`: closed loop.
     pub rate_pages_per_s: Option<f64>,
+    /// Seed of the Webchildren's random page choices (`--seed`), the same for every round.
     pub seed: u64,
+    /// A connect not done after this long fails, seconds.
     pub connect_timeout_s: f64,
+    /// A response not complete after this long fails, seconds (`--timeout`).
     pub response_timeout_s: f64,
+    /// How long a `--serve` command had to start accepting connections before its target failed,
+    /// seconds (`--serve-timeout`).
     pub serve_ready_timeout_s: f64,
 }
 
@@ -50,6 +69,7 @@ pub struct CompareOptions {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct CompareWorkload {
+    /// The workload's pages, in its order.
     pub pages: Vec<WorkloadPage>,
 }
 
@@ -79,8 +99,11 @@ impl CompareWorkload {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct WorkloadPage {
+    /// The page's name, as the workload gives it (a bare path's page is named by its path).
     pub name: String,
+    /// Its weight in the Webchildren's random choice of a page, relative to the other pages'.
     pub weight: f64,
+    /// Its files' URL paths, in the order fetched.
     pub files: Vec<String>,
 }
 
@@ -99,8 +122,11 @@ pub enum TargetKind {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TargetStatus {
+    /// Every round was measured.
     #[default]
     Ok,
+    /// Refused, did not start, exited or failed a round: `error` says why; the rounds measured
+    /// before stay.
     Failed,
 }
 
@@ -108,12 +134,15 @@ pub enum TargetStatus {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct CompareTarget {
+    /// The name given before `=` (`NAME=URL`, `NAME=COMMAND`).
     pub name: String,
     /// `None` only for a `--serve` command that never started.
     pub url: Option<String>,
+    /// Whether it was already running or started by compare.
     pub kind: TargetKind,
     /// The `--serve` command as run.
     pub command: Option<String>,
+    /// Whether it was measured to the end.
     pub status: TargetStatus,
     /// Why it failed.
     pub error: Option<String>,
@@ -127,8 +156,11 @@ pub struct CompareTarget {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct FigureSpread {
+    /// The median over the rounds (of an even number: the mean of the middle two).
     pub median: Option<f64>,
+    /// The smallest over the rounds.
     pub min: Option<f64>,
+    /// The largest over the rounds.
     pub max: Option<f64>,
     /// Median / the first target's median.
     pub ratio: Option<f64>,

@@ -17,6 +17,7 @@ pub enum HostStatus {
 }
 
 impl HostStatus {
+    /// The word the JSON uses (`ok`, `lost`, `failed`).
     pub fn name(self) -> &'static str {
         match self {
             HostStatus::Ok => "ok",
@@ -34,11 +35,16 @@ pub struct HostRecord {
     pub name: String,
     /// Its share of the run's Webchildren.
     pub webchildren: u64,
+    /// How its part of the run ended.
     pub status: HostStatus,
     /// Why it is lost or failed; `None` when ok.
     pub reason: Option<String>,
+    /// Complete responses of its Webchildren in the window; a lost host: as its live figures last
+    /// said (`known_until_s`).
     pub requests: u64,
+    /// Pages its Webchildren completed in the window (0 for a lost host).
     pub pages: u64,
+    /// Its failed requests of every kind in the window; a lost host: as its live figures last said.
     pub errors: u64,
     /// Its data moved: head and body bytes of its counted responses, the quantity of
     /// `summary.bytes_total` (the hosts' add up to it). Files before `bytes_read` was added held
@@ -60,6 +66,7 @@ pub struct HostRecord {
     pub warning: Option<String>,
     /// The worker's own CPU (user + sys) per request: a saturated load generator shows here.
     pub client_cpu_us_per_request: Option<f64>,
+    /// Its response times, as `summary.response_ms` counts them (empty for a lost or failed host).
     pub response_ms: LatencySummary,
     /// Requests completed in each second of the measured window, aligned on the agreed start.
     #[serde(skip_serializing_if = "Vec::is_empty")]

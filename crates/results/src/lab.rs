@@ -9,16 +9,23 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct LabResult {
+    /// What wrote the document: [`Kind::Lab`] here.
     pub kind: Kind,
+    /// Version of the lab layout (docs/lab.md); bumped when a field is renamed or removed.
     pub schema_version: u64,
     /// The experiment run (`syscalls`, `sizes`, `digest`, `all`, ...); a row names its own.
     pub experiment: String,
+    /// The version of the flint that wrote it.
     pub flint_version: String,
     /// Wall-clock start, RFC 3339 UTC.
     pub started_at: String,
+    /// The machine the servers and the load ran on.
     pub environment: Environment,
+    /// The options that shaped the measurements.
     pub options: LabOptionsRecord,
+    /// Every server asked for, in the order asked, with its version and status.
     pub servers: Vec<LabServer>,
+    /// One row per measurement, in the order measured.
     pub results: Vec<LabRow>,
 }
 
@@ -43,8 +50,9 @@ pub struct LabOptionsRecord {
     /// How the servers' syscalls were counted: `perf`, `strace`, `off` (`--no-profile`) or
     /// `unavailable` (no tracer works here); empty in a file older than the field.
     pub profile: String,
-    /// The cores the servers and the load were pinned to; `None`: not pinned.
+    /// The core the servers were pinned to; `None`: not pinned.
     pub server_cpu: Option<u64>,
+    /// The core the load (flint's client) was pinned to; `None`: not pinned.
     pub client_cpu: Option<u64>,
     /// The dynamic experiment's test types (`--tests`); absent in files older than the field.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -60,8 +68,10 @@ pub struct LabOptionsRecord {
 }
 
 impl LabOptionsRecord {
-    /// `profile` when the servers' syscalls were not traced (`off`, `unavailable`).
+    /// `profile` when tracing was turned off (`--no-profile`): the servers' syscalls were not
+    /// traced.
     pub const PROFILE_OFF: &'static str = "off";
+    /// `profile` when no tracer works on this machine: the servers' syscalls were not traced.
     pub const PROFILE_UNAVAILABLE: &'static str = "unavailable";
 }
 
@@ -69,9 +79,12 @@ impl LabOptionsRecord {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PeerStatus {
+    /// Installed, and measured.
     #[default]
     Ok,
+    /// Not installed: `note` says how to install it.
     Missing,
+    /// Installed, but it did not start or a measurement failed: `note` says the first reason.
     Failed,
 }
 
@@ -79,8 +92,11 @@ pub enum PeerStatus {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct LabServer {
+    /// The server's name as `--servers` spells it (`nginx`, `apache-event`).
     pub name: String,
+    /// The version it reported (`nginx/1.22.1`); `None` when it is missing.
     pub version: Option<String>,
+    /// Whether it was there and measured.
     pub status: PeerStatus,
     /// How to install a missing server; why a failed one failed.
     pub note: Option<String>,
@@ -92,8 +108,10 @@ pub struct LabServer {
 pub struct LabRow {
     /// Empty in a file older than the field: the row is the document's `experiment`.
     pub experiment: String,
+    /// The server measured, by name (as `servers[].name`).
     pub server: String,
-    /// `http1.0`, `persistent` or `pipelined`.
+    /// How bench fetched files on each connection (`http1.0`, `persistent`, `pipelined`,
+    /// `http2`).
     pub mode: HttpMode,
     /// The document's size (sizes, digest, tls's sweep).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -104,26 +122,37 @@ pub struct LabRow {
     /// tls's handshake rows only: `full` (a new session per connection) or `resumed`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub handshake: Option<String>,
-    /// tls only: TLS handshakes completed in the window, and how many of them resumed a session
-    /// (a `resumed` row where few did measured full handshakes).
+    /// tls only: TLS handshakes completed in the window.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tls_handshakes: Option<u64>,
+    /// tls only: the handshakes of the window that resumed a session (a `resumed` row where few
+    /// did measured full handshakes).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tls_resumed: Option<u64>,
     /// Complete responses in the window.
     pub requests: u64,
+    /// The measured window, seconds.
     pub duration_s: f64,
+    /// Complete responses per second of the window: `requests / duration_s`.
     pub requests_per_s: f64,
     /// Every byte read (heads and bodies) per second of the window.
     pub bytes_per_s: f64,
+    /// The server's system calls over the window per complete response; `None` without a profile
+    /// (`--no-profile`, or tracing not permitted).
     pub syscalls_per_request: Option<f64>,
+    /// The server's CPU time (user and system, all its processes) over the window per complete
+    /// response, µs; `None` when the CPU time could not be read.
     pub server_cpu_us_per_request: Option<f64>,
     /// The client's core was saturated while the server's was not: the figure is the client's.
     pub client_limited: bool,
     /// Cut short by Ctrl-C: the figures cover part of a window, and the tables leave it out.
     pub interrupted: bool,
+    /// Failed requests of every kind in the window, as bench's `summary.errors` counts them.
     pub errors: u64,
+    /// How the server's syscalls were counted (`perf`, `strace`); `None` without a profile.
     pub profile_method: Option<String>,
+    /// The server's system calls over the window, by syscall (calls in all, not per request);
+    /// `None` without a profile.
     pub syscalls: Option<Vec<SyscallCount>>,
     /// The page experiment (`flint lab syscalls`): how the page was fetched, the words of
     /// docs/lab.md (`http1.0`, `persistent`, `pipelined`, `http1.0-4`, `keepalive-6`, `h2`);
@@ -140,15 +169,18 @@ pub struct LabRow {
     /// Connections opened per page (mean over the window).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub connections_per_page: Option<f64>,
-    /// Page time, first request's start to last response's end, milliseconds.
+    /// The page experiment: the median page time, first request's start to last response's
+    /// end, milliseconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub page_ms_p50: Option<f64>,
+    /// The page experiment: the 99th percentile page time, milliseconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub page_ms_p99: Option<f64>,
-    /// The round trip asked for (`--rtt`), milliseconds, and how it was made: `none` (0),
-    /// `netem`, or `delay-line` (the lab's user-space TUN delay).
+    /// The page experiment: the round trip asked for (`--rtt`), milliseconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rtt_ms: Option<f64>,
+    /// The page experiment: how the round trip was made: `none` (0), `netem`, or `delay-line`
+    /// (the lab's user-space TUN delay).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub delay: Option<String>,
     /// The round trip measured, milliseconds: the median TCP connect of the run's own
@@ -165,18 +197,21 @@ pub struct LabRow {
     /// client sent, `to_client` what the server sent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wire: Option<WireCounts>,
-    /// The dynamic experiment: how the application is deployed (`static`, `cgi`, `fastcgi`),
-    /// the test type asked (`plaintext`, `json`, `db`, `queries`, `fortunes`, `updates`; the
-    /// static baseline is `plaintext`'s bytes as a file) and the database (`sqlite`).
+    /// The dynamic experiment: how the application is deployed (`static`, `cgi`, `fastcgi`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deployment: Option<String>,
+    /// The dynamic experiment: the test type asked (`plaintext`, `json`, `db`, `queries`,
+    /// `fortunes`, `updates`; the static baseline is `plaintext`'s bytes as a file).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub test_type: Option<String>,
+    /// The dynamic experiment: the database (`sqlite` or `postgres`); absent for `static`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub database: Option<String>,
-    /// The dynamic experiment: response time (request written to last byte), milliseconds.
+    /// The dynamic experiment: the median response time (request written to last byte),
+    /// milliseconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latency_ms_p50: Option<f64>,
+    /// The dynamic experiment: the 99th percentile response time, milliseconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latency_ms_p99: Option<f64>,
     /// The dynamic experiment: CPU per request of each tier the request crossed, in order
@@ -184,11 +219,12 @@ pub struct LabRow {
     /// `db`: the database server's processes, with PostgreSQL).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tiers: Option<Vec<TierCpu>>,
-    /// The dynamic experiment: the run traced for the tiers' syscalls, after the untraced one
-    /// the other figures come from: its complete responses and their rate (against
-    /// `requests_per_s`: what tracing cost).
+    /// The dynamic experiment: the complete responses of the run traced for the tiers'
+    /// syscalls, after the untraced one the other figures come from.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub traced_requests: Option<u64>,
+    /// The dynamic experiment: the traced run's responses per second (against
+    /// `requests_per_s`: what tracing cost).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub traced_requests_per_s: Option<f64>,
 }
@@ -198,8 +234,8 @@ pub struct LabRow {
 #[serde(default)]
 pub struct TierCpu {
     /// `web` (the web server's processes), `app` (gateway and application), `db` (the
-    /// database server), or `web+app` (a web server that runs the application in its own
-    /// processes: mod_php).
+    /// database server's processes, with PostgreSQL), or `web+app` (a web server that runs
+    /// the application in its own processes: mod_php).
     pub tier: String,
     /// User and system CPU per request, µs.
     pub cpu_us_per_request: f64,
@@ -216,9 +252,13 @@ pub struct TierCpu {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct WireCounts {
+    /// Packets the client sent, per page.
     pub packets_to_server: f64,
+    /// Packets the server sent, per page.
     pub packets_to_client: f64,
+    /// Bytes the client sent, per page (frames with their Ethernet headers).
     pub bytes_to_server: f64,
+    /// Bytes the server sent, per page (frames with their Ethernet headers).
     pub bytes_to_client: f64,
     /// Pages the counts are divided by (those complete in the window).
     pub pages: u64,
@@ -228,8 +268,11 @@ pub struct WireCounts {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct SyscallCount {
+    /// The system call's name (`writev`).
     pub name: String,
+    /// Calls made.
     pub calls: u64,
+    /// Calls that returned an error, `EAGAIN` on a non-blocking socket included.
     pub errors: u64,
     /// Time in the call (strace only; perf counts calls).
     pub seconds: Option<f64>,

@@ -6,15 +6,23 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct LatencySummary {
+    /// Samples recorded.
     pub count: u64,
+    /// The shortest, ms.
     pub min: f64,
+    /// The mean, ms.
     pub mean: f64,
+    /// The longest, ms.
     pub max: f64,
+    /// The median, ms.
     pub p50: f64,
+    /// The 90th percentile, ms.
     pub p90: f64,
     /// Absent from results written before it was added (read as 0).
     pub p95: f64,
+    /// The 99th percentile, ms.
     pub p99: f64,
+    /// The 99.9th percentile, ms.
     pub p999: f64,
 }
 
@@ -24,6 +32,7 @@ pub struct LatencySummary {
 pub struct SpectrumPoint {
     /// 0 to 100.
     pub percentile: f64,
+    /// The latency at that percentile, ms.
     pub ms: f64,
 }
 
@@ -31,8 +40,11 @@ pub struct SpectrumPoint {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct MinMeanMax {
+    /// The shortest, ms.
     pub min: Option<f64>,
+    /// The mean, ms.
     pub mean: Option<f64>,
+    /// The longest, ms.
     pub max: Option<f64>,
 }
 

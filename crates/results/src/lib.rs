@@ -19,12 +19,14 @@
 //! wrong type is an error, never a silent zero. Writing is exact: the layout is described by
 //! docs/bench-json.schema.json, which a test checks against real output.
 //!
-//! - [`bench`]: one `flint bench` run ([`BenchResult`]), with [`hosts`] when it ran on many
+//! - [`bench`](mod@bench): one `flint bench` run ([`BenchResult`]), with [`hosts`] when it ran on many
 //!   client hosts;
 //! - [`compare`]: one `flint compare` run ([`CompareResult`]), its rounds bench summaries;
 //! - [`lab`]: one `flint lab` run ([`LabResult`]), a row per measurement;
 //! - [`latency`]: latency figures in milliseconds, percentile spectra;
 //! - [`profile`]: a server's syscall profile over the measured window.
+
+#![warn(missing_docs)]
 
 pub mod bench;
 pub mod compare;
@@ -63,11 +65,14 @@ pub enum Kind {
     /// A bench file from before the field existed is a bench file.
     #[default]
     Bench,
+    /// A `flint compare` document ([`CompareResult`]).
     Compare,
+    /// A `flint lab` document ([`LabResult`]).
     Lab,
 }
 
 impl Kind {
+    /// The word the JSON uses (`bench`, `compare`, `lab`).
     pub fn name(self) -> &'static str {
         match self {
             Kind::Bench => "bench",

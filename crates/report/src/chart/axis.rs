@@ -6,6 +6,7 @@ use crate::text;
 /// How values map to positions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scale {
+    /// Positions proportional to values.
     Linear,
     /// Base 10; values ≤ 0 cannot be placed and are dropped by the charts.
     Log,
@@ -25,14 +26,18 @@ pub enum Ticks {
 /// One axis of a chart: its title (with the unit) and how it scales and labels.
 #[derive(Debug, Clone)]
 pub struct Axis {
+    /// What the axis shows, with its unit (`response time (ms, log scale)`).
     pub title: String,
+    /// How values map to positions.
     pub scale: Scale,
+    /// How tick values are labelled.
     pub ticks: Ticks,
     /// Linear axes only: the domain includes 0 (rates and latencies start at nothing).
     pub zero: bool,
 }
 
 impl Axis {
+    /// A linear axis of plain numbers whose domain includes 0.
     pub fn linear(title: impl Into<String>) -> Self {
         Axis {
             title: title.into(),
@@ -41,6 +46,8 @@ impl Axis {
             zero: true,
         }
     }
+    /// A base-10 log axis labelled as `ticks` says; its domain is the data's own (it cannot include
+    /// 0).
     pub fn log(title: impl Into<String>, ticks: Ticks) -> Self {
         Axis {
             title: title.into(),
@@ -49,6 +56,8 @@ impl Axis {
             zero: false,
         }
     }
+    /// A percentile spectrum's axis: linear in nines (`-log10(1-p)`) from 0, ticks labelled `90%`,
+    /// `99%`, `99.9%`.
     pub fn nines(title: impl Into<String>) -> Self {
         Axis {
             title: title.into(),

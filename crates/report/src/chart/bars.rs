@@ -7,21 +7,30 @@ use super::*;
 /// group drawn as a whisker (the noise across rounds).
 #[derive(Debug, Clone)]
 pub struct BarSeries {
+    /// The series' name, in the legend and the tooltips.
     pub name: String,
+    /// One value per group, in the groups' order; `None` draws no bar and says `n/a`.
     pub values: Vec<Option<f64>>,
     /// Empty, or one entry per group.
     pub ranges: Vec<Option<(f64, f64)>>,
 }
 
+/// A grouped bar chart: one group of bars per category along the x axis, in each group one bar
+/// per series, in the series' order.
 #[derive(Debug, Clone)]
 pub struct BarChart {
+    /// The `<svg>` element's id, unique in the page (its title's and fill patterns' ids derive from
+    /// it).
     pub id: String,
+    /// The title drawn above the chart, also the SVG's accessible name.
     pub title: String,
     /// The category axis' title.
     pub x_title: String,
     /// Linear; the domain starts at 0 so bar lengths compare.
     pub y: Axis,
+    /// The categories, one group of bars each, left to right.
     pub groups: Vec<String>,
+    /// The series, one bar each in every group; a series' look follows its index.
     pub series: Vec<BarSeries>,
 }
 

@@ -6,7 +6,10 @@ use super::*;
 /// A named series of (x, y) points, drawn in order.
 #[derive(Debug, Clone)]
 pub struct Series {
+    /// The series' name, in the legend and the tooltips.
     pub name: String,
+    /// Its (x, y) points in drawing order; a point an axis cannot place (not finite, or ≤ 0 on a
+    /// log axis) is left out.
     pub points: Vec<(f64, f64)>,
 }
 
@@ -14,10 +17,15 @@ pub struct Series {
 /// same input keeps the same look across the charts of a page when callers keep the order.
 #[derive(Debug, Clone)]
 pub struct LineChart {
+    /// The `<svg>` element's id, unique in the page: its title's id derives from it.
     pub id: String,
+    /// The title drawn above the chart, also the SVG's accessible name.
     pub title: String,
+    /// The horizontal axis.
     pub x: Axis,
+    /// The vertical axis.
     pub y: Axis,
+    /// The lines, drawn in order.
     pub series: Vec<Series>,
 }
 
