@@ -56,9 +56,8 @@ fn serve(cert: &SelfSigned, args: &[&str]) -> (Server, mpsc::Receiver<String>) {
 
 /// Stops the server by its PID and returns what it printed after its banner.
 fn stop(mut server: Server, rest: mpsc::Receiver<String>) -> String {
-    // SAFETY: kill(2) on the pid of a child this test spawned and has not yet reaped.
-    let rc = unsafe { libc::kill(server.child.id() as libc::pid_t, libc::SIGTERM) };
-    assert_eq!(rc, 0);
+    let pid = rustix::process::Pid::from_child(&server.child);
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).expect("SIGTERM");
     let status = wait_exit(&mut server.child, WAIT).expect("exit on SIGTERM");
     assert!(status.success(), "{status}");
     rest.recv_timeout(WAIT).expect("its stderr")
