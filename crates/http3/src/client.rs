@@ -204,6 +204,18 @@ impl Client {
         Ok(())
     }
 
+    /// Asks the server to stop sending `stream`'s response (STOP_SENDING with `code`); the
+    /// request's own side stays open.
+    pub fn stop_sending(&mut self, stream: u64, code: u64) -> Result<(), Error> {
+        match self
+            .quic
+            .stream_shutdown(stream, quiche::Shutdown::Read, code)
+        {
+            Ok(()) | Err(quiche::Error::Done) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// Closes the connection with an HTTP/3 code (H3_NO_ERROR, 0x100, for a clean end).
     pub fn close(&mut self, code: u64, reason: &[u8]) {
         // Done: already closing.

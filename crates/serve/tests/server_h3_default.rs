@@ -223,7 +223,7 @@ fn a_stalled_request_body_is_ended_by_the_body_deadline() {
 }
 
 #[test]
-fn requests_cancelled_with_their_head_leave_no_body_clock_behind() {
+fn requests_stopped_or_cancelled_with_their_head_leave_no_body_clock_behind() {
     let certs = Certs::new();
     let srv = certs.serve(|c| {
         c.http3 = None;
@@ -235,18 +235,22 @@ fn requests_cancelled_with_their_head_leave_no_body_clock_behind() {
     });
     let mut d = Driver::connect(&mut certs.client(), srv.addr);
     d.pings = true;
-    // Each head goes out with its cancellation (RESET_STREAM and STOP_SENDING in the same
-    // datagram), its body never ended: the server's answer cannot be sent, and whatever ends
-    // the request (the client's reset or the server's own) must end its body's clock too.
+    // Each head goes out with a STOP_SENDING in the same datagram, its body never ended: the
+    // server's answer cannot be sent, so the server resets the stream, and that must end the
+    // body's clock (no event of the client's ever will). Then as many cancelled both ways
+    // (RESET_STREAM too), whose end is the client's.
     let list: Vec<(&[u8], &[u8])> = vec![
         (b":method", b"GET"),
         (b":scheme", b"https"),
         (b":authority", b"localhost"),
         (b":path", b"/a.txt"),
     ];
-    for _ in 0..20 {
+    for i in 0..20 {
         let stream = d.client.send_request(&list, false).expect("send_request");
-        d.client.reset(stream, 0x10c).expect("reset");
+        match i % 2 {
+            0 => d.client.stop_sending(stream, 0x10c).expect("stop_sending"),
+            _ => d.client.reset(stream, 0x10c).expect("reset"),
+        }
         d.turn();
     }
     // Well past the body deadline (five times it), by the clock: a clock left behind expires
