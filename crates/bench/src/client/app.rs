@@ -25,9 +25,11 @@ use std::sync::Arc;
 use wire::head::{write_header, write_header_u64, USER_AGENT};
 
 mod h2_request;
+mod pages;
 mod sent_bodies;
 mod stream;
 pub(super) use h2_request::H2Request;
+pub(super) use pages::{page_starts, waits_for_values};
 use sent_bodies::SentBodies;
 pub(super) use stream::AppStream;
 

@@ -4,7 +4,7 @@
 //! holds the page's files up to the next that extracts values: the files after it wait for
 //! its response (`pipelining.rs` reads a batch as it reads a static page's).
 
-use super::super::app::AppExchange;
+use super::super::app;
 use super::super::page::{self, Child};
 use super::super::redirects::{Hop, OWN};
 use super::super::{shared, ThreadState};
@@ -12,26 +12,16 @@ use super::lanes::LANES;
 use super::{State, H1};
 use crate::app::template::ExpandError;
 use crate::config::HttpMode;
-use crate::stats::ErrorKind;
 
 /// Whose bytes `wpos..wend` are: the Webchild's request built per use.
 pub(super) const APP: u32 = LANES - 1;
 
 impl H1 {
-    /// The page `ch` picked starts: its data rows drawn. False when a `unique` data set has
-    /// given every row: the Webchild stops (the page is `data_exhausted`, not fetched).
+    /// The page `ch` picked starts (`app::page_starts`); false when the Webchild stops.
     pub(super) fn app_page(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) -> bool {
-        if self.app.is_none() {
-            self.app = AppExchange::of(cx.sh, ch.id);
-        }
-        let Some(app) = &mut self.app else {
-            return true;
-        };
-        if app.start_page(ch.page.index) {
+        if app::page_starts(&mut self.app, ch, cx, &mut self.ex, now) {
             return true;
         }
-        self.ex.file_start_us = now;
-        ch.record_failure(cx, &self.ex, ErrorKind::DataExhausted, 0, now);
         self.state = State::Idle;
         page::finish(self, ch, cx, now);
         false

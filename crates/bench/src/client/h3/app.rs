@@ -11,47 +11,31 @@
 //! that needs a value its extraction did not find is not sent (counted by why) and the page
 //! ends there, not a hit, after the back-off of a failed connect, as over HTTP/1 and HTTP/2.
 
-use super::super::app::{AppExchange, AppStream, Kept};
+use super::super::app::{self, AppStream, Kept};
 use super::super::page::{self, Child, Exchange};
 use super::super::ThreadState;
 use super::streams::Stream;
 use super::H3;
 use crate::app::template::ExpandError;
-use crate::stats::ErrorKind;
 use crate::Workload;
 
 impl H3 {
-    /// The page `ch` picked starts: its data rows drawn. False when a `unique` data set has
-    /// given every row: the Webchild stops (the page is `data_exhausted`, not fetched).
+    /// The page `ch` picked starts (`app::page_starts`); false when the Webchild stops.
     pub(super) fn app_page(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) -> bool {
-        if self.app.is_none() {
-            self.app = AppExchange::of(cx.sh, ch.id);
-        }
-        let Some(app) = &mut self.app else {
-            return true;
-        };
-        if app.start_page(ch.page.index) {
+        let mut ex = Exchange::new(ch.page);
+        if app::page_starts(&mut self.app, ch, cx, &mut ex, now) {
             return true;
         }
-        let ex = Exchange {
-            file_start_us: now,
-            ..Exchange::new(ch.page)
-        };
-        ch.record_failure(cx, &ex, ErrorKind::DataExhausted, 0, now);
         self.busy = false;
         self.fresh = false;
         page::finish(self, ch, cx, now);
         false
     }
 
-    /// Whether the page's next file waits: a file before it that extracts values is still in
-    /// flight (or waits to be sent again).
+    /// Whether the page's next file waits for values (`app::waits_for_values`).
     pub(super) fn waits_for_values(&self, w: &Workload) -> bool {
-        let Some(app) = &self.app else {
-            return false;
-        };
-        let extracts = |ex: &Exchange| app.extracts(ex.url(w));
-        self.streams.iter().any(|s| extracts(&s.ex)) || self.retry.iter().any(extracts)
+        let pending = (self.streams.iter().map(|s| &s.ex)).chain(&self.retry);
+        app::waits_for_values(self.app.as_deref(), w, pending)
     }
 
     /// Builds `ex`'s request into the connection's `request`, and takes a pool's `AppStream`
