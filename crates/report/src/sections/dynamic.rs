@@ -10,17 +10,21 @@ use crate::text::{self, esc};
 use results::LabRow;
 use std::fmt::Write as _;
 
-/// Each tier's system calls per request (`web / app / db`), when a traced run counted them.
+/// Each tier's system calls per request (`web / app / db`), when a traced run counted them; a
+/// `web+app` tier (mod_php) fills the web slot, and the app slot says so, as the CPU columns do.
 fn syscalls(r: &LabRow) -> String {
-    let tiers: Vec<String> = (r.tiers.iter().flatten())
-        .map(|t| text::opt(t.syscalls_per_request))
-        .collect();
     let counted = (r.tiers.iter().flatten()).any(|t| t.syscalls_per_request.is_some());
-    if counted {
-        tiers.join(" / ")
-    } else {
-        "–".to_owned()
+    if !counted {
+        return "–".to_owned();
     }
+    let mut cells: Vec<String> = Vec::new();
+    for t in r.tiers.iter().flatten() {
+        cells.push(text::opt(t.syscalls_per_request));
+        if t.tier == WEB_AND_APP {
+            cells.push("in web".to_owned());
+        }
+    }
+    cells.join(" / ")
 }
 
 fn tier(r: &LabRow, name: &str) -> Option<f64> {
@@ -133,7 +137,9 @@ mod tests {
             {"experiment": "dynamic", "server": "apache-prefork", "mode": "persistent",
              "deployment": "mod-php", "test_type": "json", "database": "sqlite",
              "requests": 300, "requests_per_s": 150.0, "server_cpu_us_per_request": 377.0,
-             "tiers": [{"tier": "web+app", "cpu_us_per_request": 377.0}]},
+             "tiers": [{"tier": "web+app", "cpu_us_per_request": 377.0},
+                       {"tier": "db", "cpu_us_per_request": 90.0,
+                        "syscalls_per_request": 12.0}]},
             {"experiment": "dynamic", "server": "flint", "mode": "persistent",
              "deployment": "fastcgi", "test_type": "queries",
              "unavailable": "failed the verifier: 1 rows where 20 were expected"}
@@ -152,6 +158,8 @@ mod tests {
             "9,841",
             "<td>mod-php</td><td>json</td><td>sqlite</td>",
             r#"<td class="n">377</td><td class="n">in web</td>"#,
+            // Its system calls by tier in the header's order: the app slot is the web's.
+            "– / in web / 12.0",
         ] {
             assert!(section.contains(cell), "{cell} in {section}");
         }
