@@ -352,14 +352,8 @@ impl AppExchange {
 
     /// A run of the body's bytes (decoded).
     pub(super) fn on_payload(&mut self, bytes: &[u8]) {
-        if !self.keep_body || self.too_large {
-            return;
-        }
-        if self.body.len() + bytes.len() > MAX_KEPT_BODY {
-            self.too_large = true;
-            self.body.clear();
-        } else {
-            self.body.extend_from_slice(bytes);
+        if self.keep_body {
+            keep_body_bytes(&mut self.body, &mut self.too_large, bytes);
         }
     }
 
@@ -516,6 +510,20 @@ pub(super) fn start_session_page(session: &mut Session, plan: &Plan, page: usize
 /// (they may need them, or the cookies it sets).
 pub(super) fn extracts(plan: &Plan, url: usize) -> bool {
     (plan.files.get(url)).is_some_and(|f| f.as_ref().is_some_and(|f| !f.extract.is_empty()))
+}
+
+/// Adds `bytes` to a kept response body, or, past [`MAX_KEPT_BODY`], lets the body go and
+/// marks it too large (its checks then say so); nothing more is kept once it is.
+pub(super) fn keep_body_bytes(body: &mut Vec<u8>, too_large: &mut bool, bytes: &[u8]) {
+    if *too_large {
+        return;
+    }
+    if body.len() + bytes.len() > MAX_KEPT_BODY {
+        *too_large = true;
+        body.clear();
+    } else {
+        body.extend_from_slice(bytes);
+    }
 }
 
 /// Keeps the `Set-Cookie` fields among `headers` of a response to a request for `path`.

@@ -3,7 +3,6 @@
 //! extraction reads it (bounded by `MAX_KEPT_BODY`), the path its request went to and the
 //! request's body. The buffers grow to the largest seen and are reused.
 
-use crate::app::plan::MAX_KEPT_BODY;
 use std::io::Write as _;
 
 /// What one stream of an application workload keeps.
@@ -65,14 +64,8 @@ impl AppStream {
 
     /// Bytes of the response's body.
     pub(in crate::client) fn on_body(&mut self, bytes: &[u8]) {
-        if !self.keep_body || self.too_large {
-            return;
-        }
-        if self.body.len() + bytes.len() > MAX_KEPT_BODY {
-            self.too_large = true;
-            self.body.clear();
-        } else {
-            self.body.extend_from_slice(bytes);
+        if self.keep_body {
+            super::keep_body_bytes(&mut self.body, &mut self.too_large, bytes);
         }
     }
 }
