@@ -15,22 +15,45 @@ use std::time::Instant;
 pub enum ClientEvent {
     /// A response's head (an interim one, 1xx, may come first). `end`: no body follows.
     Response {
+        /// The request's stream.
         stream: u64,
+        /// Its `:status`.
         status: u16,
+        /// Its fields, `:status` included.
         fields: Fields,
+        /// The stream ended with the head.
         end: bool,
     },
     /// Trailers after a response's body.
-    Trailers { stream: u64, fields: Fields },
+    Trailers {
+        /// The request's stream.
+        stream: u64,
+        /// The trailer fields.
+        fields: Fields,
+    },
     /// Body bytes are waiting on `stream`: read them with [`Client::recv_body`] until it
     /// returns 0 (the event comes again only once they have been read).
-    Data { stream: u64 },
+    Data {
+        /// The request's stream.
+        stream: u64,
+    },
     /// The response on `stream` is complete.
-    Finished { stream: u64 },
+    Finished {
+        /// The request's stream.
+        stream: u64,
+    },
     /// The server reset `stream` (an HTTP/3 error code: `crate::h3_code_name`).
-    Reset { stream: u64, code: u64 },
+    Reset {
+        /// The request's stream.
+        stream: u64,
+        /// The HTTP/3 error code.
+        code: u64,
+    },
     /// The server is going away: streams from `id` on will not be processed.
-    GoAway { id: u64 },
+    GoAway {
+        /// The first stream ID the server will not process.
+        id: u64,
+    },
 }
 
 /// One HTTP/3 connection to a server.

@@ -7,7 +7,12 @@ use std::fmt;
 pub enum Error {
     /// A configuration the TLS library or QUIC refused (a certificate file, a key, a limit).
     #[error("{what}: {source}")]
-    Config { what: String, source: quiche::Error },
+    Config {
+        /// What was refused (`certificate /path`, `QUIC configuration`).
+        what: String,
+        /// quiche's reason.
+        source: quiche::Error,
+    },
     /// QUIC refused the call (the connection is closed, a stream is in the wrong state).
     #[error("QUIC: {0}")]
     Quic(#[from] quiche::Error),
@@ -50,13 +55,22 @@ pub enum Closed {
     IdleTimeout,
     /// The handshake failed on a TLS alert (0x100 + the alert in a CONNECTION_CLOSE): a
     /// certificate refused by either side, no common ALPN or cipher suite.
-    Handshake { alert: u8, by_peer: bool },
+    Handshake {
+        /// The TLS alert (RFC 8446 6: 42 bad_certificate, 48 unknown_ca...; [`crate::alert_name`]).
+        alert: u8,
+        /// The peer sent the alert (else this side did).
+        by_peer: bool,
+    },
     /// A CONNECTION_CLOSE from the peer, or one this side sent (an error it found, or the
     /// application's own `close`): the code is HTTP/3's (`app`) or QUIC's.
     Error {
+        /// The peer closed (else this side did).
         by_peer: bool,
+        /// The code is HTTP/3's ([`crate::h3_code_name`]), else QUIC's ([`crate::quic_code_name`]).
         app: bool,
+        /// The error code.
         code: u64,
+        /// The reason phrase the close carried, as text (lossy UTF-8), often empty.
         reason: String,
     },
     /// Closed with no error recorded (a close sent with none, a stateless end).

@@ -23,10 +23,12 @@ impl Fields {
         self.0.iter().map(|h| (h.name(), h.value()))
     }
 
+    /// How many fields it holds.
     pub fn len(&self) -> usize {
         self.0.len()
     }
 
+    /// Whether it holds no field.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }

@@ -19,6 +19,8 @@
 //! docs/http3.md says why quiche, what it costs per request (in memory, both sides), and the
 //! limits' defaults.
 
+#![warn(missing_docs)]
+
 mod cid;
 mod client;
 mod config;
@@ -56,20 +58,30 @@ pub const H3_REQUEST_INCOMPLETE: u64 = 0x10d;
 /// caller may hold it until `at`; now or earlier means at once).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Datagram {
+    /// Bytes written at the start of the caller's buffer.
     pub len: usize,
+    /// The peer's address: where to send it.
     pub to: SocketAddr,
+    /// When to send it, by quiche's pacer.
     pub at: Instant,
 }
 
 /// Packets and bytes of one connection (64-bit counts) and its round-trip time.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Stats {
+    /// QUIC packets sent.
     pub packets_sent: u64,
+    /// QUIC packets received.
     pub packets_received: u64,
+    /// Packets sent that were declared lost.
     pub packets_lost: u64,
+    /// Packets sent that carried retransmitted data.
     pub retransmitted: u64,
+    /// UDP payload bytes sent.
     pub bytes_sent: u64,
+    /// UDP payload bytes received.
     pub bytes_received: u64,
+    /// Bytes of the packets declared lost.
     pub bytes_lost: u64,
     /// The smoothed round-trip time of the active path.
     pub rtt: std::time::Duration,

@@ -54,7 +54,9 @@ pub struct ConnId {
 /// One request: its connection and its stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct RequestId {
+    /// The connection it arrived on.
     pub conn: ConnId,
+    /// Its QUIC stream ID (a client-initiated bidirectional stream: 0, 4, 8...).
     pub stream: u64,
 }
 
@@ -63,24 +65,44 @@ pub struct RequestId {
 pub enum ServerEvent {
     /// A request's head. `end`: it has no body; else `Body` events follow, then `BodyEnd`.
     Request {
+        /// The request, for the answer and the body's events.
         id: RequestId,
+        /// Its header block as received, pseudo-header fields (`:method`, `:path`...) included.
         fields: Fields,
+        /// The stream ended with the head: no body.
         end: bool,
     },
     /// Request body bytes are waiting: read them with [`Server::recv_body`] until it returns 0.
-    Body { id: RequestId },
+    Body {
+        /// The request whose body it is.
+        id: RequestId,
+    },
     /// The request's body is complete.
-    BodyEnd { id: RequestId },
+    BodyEnd {
+        /// The request whose body ended.
+        id: RequestId,
+    },
     /// A response that flow control held back may go on (`send_response` or `send_body`).
-    Writable { id: RequestId },
+    Writable {
+        /// The request whose response may go on.
+        id: RequestId,
+    },
     /// The request's stream was reset (an HTTP/3 error code): by the client, or by this
     /// side when the request's body missed its deadline while its response was still held
     /// back by flow control ([`crate::Timeouts::body`]). What was kept for it can go.
-    Reset { id: RequestId, code: u64 },
+    Reset {
+        /// The request reset.
+        id: RequestId,
+        /// The HTTP/3 error code ([`crate::h3_code_name`]).
+        code: u64,
+    },
     /// A connection ended; its requests are gone.
     Closed {
+        /// The connection, whose ID is stale from now on.
         conn: ConnId,
+        /// Why it ended.
         why: Closed,
+        /// Its packets and bytes, final.
         stats: Stats,
     },
 }
@@ -88,6 +110,7 @@ pub enum ServerEvent {
 /// Counts of what the server met (64-bit, since it started).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ServerCounts {
+    /// Connections accepted: a client's Initial that started one.
     pub accepted: u64,
     /// Datagrams for no connection that were not an Initial (late packets of an ended
     /// connection, or garbage).
@@ -101,6 +124,7 @@ pub struct ServerCounts {
     pub version_negotiation: u64,
     /// GOAWAY frames sent ([`Server::go_away`]), and requests refused after them.
     pub goaways_sent: u64,
+    /// Requests refused (H3_REQUEST_REJECTED) because they came after this side's GOAWAY.
     pub refused_after_goaway: u64,
     /// Connections refused because their address had `max_per_address` connections: an
     /// Initial bringing a good Retry token, or a handshake done (then closed with
@@ -122,6 +146,7 @@ pub struct ServerCounts {
     /// of our format, did not open: forged or changed, for another address, or expired (a
     /// token of no format of ours is taken as none).
     pub retries: u64,
+    /// Initials dropped because their token, of our format, did not open.
     pub bad_tokens: u64,
     /// Stateless resets sent (short-header packets for a connection not known here).
     pub stateless_resets: u64,
@@ -247,6 +272,7 @@ impl Server {
             .sum()
     }
 
+    /// What the server has met so far, since it started.
     pub fn counts(&self) -> ServerCounts {
         ServerCounts {
             refused_after_goaway: self.refused_after_goaway,

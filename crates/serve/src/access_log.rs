@@ -89,13 +89,17 @@ fn explain_enxio(path: &Path, e: io::Error) -> io::Error {
 /// One line's worth of facts.
 #[derive(Debug, Clone, Copy)]
 pub struct Entry<'a> {
+    /// The client's address (the first field).
     pub peer: IpAddr,
     /// The first line of the request as received (`GET /a HTTP/1.1`), without CRLF.
     pub request_line: &'a [u8],
+    /// The response's status.
     pub status: u16,
     /// Body bytes of the response (`-` in the log when 0).
     pub body_bytes: u64,
+    /// The request's `Referer`, written by the Combined format only (`-` when absent).
     pub referer: Option<&'a [u8]>,
+    /// The request's `User-Agent`, written by the Combined format only (`-` when absent).
     pub user_agent: Option<&'a [u8]>,
     /// The user Basic authentication let in (the third field, Apache's `%u`; `-` when none).
     pub user: Option<&'a [u8]>,
@@ -118,6 +122,8 @@ pub struct AccessLog {
 }
 
 impl AccessLog {
+    /// A thread's empty buffer over the shared log file (opened once, for appending, by
+    /// [`open`]), writing lines in `format`.
     pub fn new(file: Arc<File>, format: LogFormat) -> AccessLog {
         let mut log = AccessLog {
             file,

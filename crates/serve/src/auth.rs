@@ -52,8 +52,10 @@ const MAX_CREDENTIALS: usize = 4096;
 /// What start-up found wrong with the authentication settings.
 #[derive(Debug, thiserror::Error)]
 pub enum AuthError {
+    /// An htpasswd file could not be read, or a line of it is not understood.
     #[error(transparent)]
     File(#[from] HtpasswdError),
+    /// Two zones name the same prefix (normalised); which file would decide is not guessed.
     #[error("`auth` prefix {0} is protected twice")]
     DuplicatePrefix(String),
 }

@@ -21,14 +21,21 @@ pub use proxy::{parse_upstream, ProxyMount, Upstream};
 pub const DEFAULT_LISTEN: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 8080);
 /// What an HTTP/3 client may send on one request stream before the server reads it, bytes.
 pub const H3_STREAM_WINDOW: u64 = 64 * 1024;
-/// What an HTTP/3 client may send on all streams of a connection before the server reads it.
+/// What an HTTP/3 client may send on all streams of a connection before the server reads it,
+/// bytes.
 pub const H3_CONNECTION_WINDOW: u64 = 256 * 1024;
 
+/// Everything `flint serve` is told, one field per key of the TOML file (flags set the common
+/// ones): read once at start, checked by [`Config::validate`], then each thread takes what it
+/// needs (its responder, its protocols' limits). A missing key takes the default of
+/// [`Config::default`], the values docs/serve.md lists.
 #[derive(Debug, Clone, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     // ---- listening and the event loops (server.rs)
-    /// Document root.
+    /// The directory whose files are served (canonicalised once at start; default `.`): every
+    /// target resolves under it, and a symlink leading out of it is followed only with
+    /// `symlinks_outside_root`.
     pub root: PathBuf,
     /// `PORT`, `HOST:PORT`, `IPv4:PORT` or `[IPv6]:PORT` in the file (see [`parse_listen`]).
     #[serde(deserialize_with = "listen_from_toml")]
@@ -54,8 +61,13 @@ pub struct Config {
     /// Bytes a second a request body must average to earn time past `body_timeout_ms`; 0 leaves
     /// only the gap.
     pub body_min_rate: u64,
+    /// Longest request line, bytes without its CRLF (414 beyond; at least 16). Also part of
+    /// HTTP/2's and HTTP/3's bound on a decoded field section.
     pub max_request_line: usize,
+    /// Largest request head, bytes: request line, fields and the blank line (431 beyond; at
+    /// least `max_request_line`). HTTP/2 and HTTP/3 requests store at most this of fields too.
     pub max_header_bytes: usize,
+    /// Most fields in a request head, whatever the protocol (431 beyond; 1 to 256).
     pub max_headers: usize,
     /// Responses queued for one connection before it stops reading more pipelined requests.
     pub max_pipeline_bytes: usize,
@@ -65,6 +77,8 @@ pub struct Config {
     pub max_body_bytes: u64,
     /// `Common` or `Combined` access log file (`-`: standard output); none when absent.
     pub access_log: Option<PathBuf>,
+    /// The access log's lines: Common Log Format (the default) or Combined (Referer and
+    /// User-Agent added).
     pub access_log_format: LogFormat,
     /// `TCP_DEFER_ACCEPT` on the listening sockets: a connection is accepted once its first
     /// request bytes are in, so the read made right after accept finds them (one epoll round
@@ -74,6 +88,7 @@ pub struct Config {
     /// HTTPS: a PEM certificate chain (leaf first) and its PEM private key (ECDSA, RSA or
     /// Ed25519); both or neither. The port then serves TLS only (tls_setup.rs).
     pub tls_cert: Option<PathBuf>,
+    /// The PEM private key of `tls_cert` (PKCS#8, PKCS#1 or SEC1); set with it or not at all.
     pub tls_key: Option<PathBuf>,
     /// HTTP/2: over TLS offered by ALPN (`h2` before `http/1.1`), over cleartext taken when a
     /// connection opens with the client preface (prior knowledge). Off: HTTP/1.1 only.
@@ -179,6 +194,7 @@ pub struct Config {
     /// Wrong credentials one client address may send within `auth_failure_window_ms`; past it
     /// credentials not verified already get 429 with `Retry-After`, without a hash check.
     pub auth_max_failures: u32,
+    /// The window `auth_max_failures` are counted in, from a client's first failure, ms.
     pub auth_failure_window_ms: u64,
     /// Password checks (hashes computed) each thread runs per second at most, whoever asks:
     /// past it, credentials not verified already get 429 with `Retry-After: 1` unchecked. What
@@ -276,7 +292,9 @@ pub enum FastCgiPattern {
 /// Where a FastCGI application listens.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FastCgiAddr {
+    /// A Unix socket's path (`unix:/run/php/php-fpm.sock`).
     Unix(PathBuf),
+    /// A TCP address, resolved once when the mount is read (`127.0.0.1:9000`).
     Tcp(std::net::SocketAddr),
 }
 
@@ -292,7 +310,9 @@ impl std::fmt::Display for FastCgiAddr {
 /// A FastCGI application and the targets it answers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FastCgiMount {
+    /// The targets it answers: an extension or a URL prefix.
     pub pattern: FastCgiPattern,
+    /// Where the application listens.
     pub addr: FastCgiAddr,
 }
 
@@ -355,6 +375,8 @@ fn fastcgi_mounts_from_toml<'de, D: serde::Deserializer<'de>>(
 pub struct CgiMount {
     /// The URL prefix, normalised: starts with `/`, no trailing slash (`/cgi-bin`).
     pub prefix: String,
+    /// The directory the programs are in, outside the document root (not checked at start: a
+    /// target naming no executable under it gets 404).
     pub dir: PathBuf,
 }
 
@@ -411,10 +433,13 @@ pub enum H3Retry {
     Never,
 }
 
+/// The access log's line format (`access_log_format`, `--combined`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum LogFormat {
+    /// Common Log Format: host, user, time, request line, status, body bytes.
     Common,
+    /// Combined Log Format: Common plus the quoted Referer and User-Agent.
     Combined,
 }
 
@@ -492,23 +517,36 @@ impl Default for Config {
     }
 }
 
+/// Why a configuration file gave no [`Config`]: one line naming the file.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
+    /// The file could not be read.
     #[error("{path}")]
     Io {
+        /// The file, as given.
         path: String,
+        /// What reading it said.
         source: std::io::Error,
     },
+    /// Too large, not UTF-8, not TOML, or a key unknown or of the wrong type.
     #[error("{path}: {message}")]
-    Parse { path: String, message: String },
+    Parse {
+        /// The file, as given.
+        path: String,
+        /// What is wrong, with its line and key when known.
+        message: String,
+    },
 }
 
 /// A value no server can run with: one line naming the key.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("`{key}` = {value}: {reason}")]
 pub struct InvalidConfig {
+    /// The key, as the file spells it.
     pub key: &'static str,
+    /// The value refused, as the line prints it.
     pub value: String,
+    /// What the value must be (`must be at least 1`).
     pub reason: &'static str,
 }
 
@@ -872,12 +910,20 @@ impl Config {
 /// Why a listen address was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ListenError {
+    /// None of the accepted forms; the text as given.
     #[error("`{0}`: expected PORT, HOST:PORT, IPv4:PORT or [IPv6]:PORT")]
     Syntax(String),
+    /// A port that is not a number from 0 to 65535; the text as given.
     #[error("`{0}`: the port must be a number from 0 to 65535")]
     Port(String),
+    /// A host name the resolver did not turn into an address.
     #[error("`{host}`: cannot resolve: {reason}")]
-    Resolve { host: String, reason: String },
+    Resolve {
+        /// The name, as given.
+        host: String,
+        /// What the resolver said.
+        reason: String,
+    },
 }
 
 /// Parses a listen address: `8080` (a port on [`DEFAULT_LISTEN`]'s address), `127.0.0.1:8080`,

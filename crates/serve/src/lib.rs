@@ -37,6 +37,8 @@
 //! - [`access_log`]: Common/Combined Log Format, buffered;
 //! - `replay`: one connection's protocol driven from memory, for the fuzz targets.
 
+#![warn(missing_docs)]
+
 pub mod access_log;
 pub mod auth;
 pub mod config;

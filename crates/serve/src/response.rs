@@ -83,22 +83,39 @@ struct Field {
 /// response), and those of the heads built per request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FieldName {
+    /// `Date`: the second the event loop formatted, written per response.
     Date,
+    /// `Server`: the configured `server_name`.
     Server,
+    /// `Alt-Svc`: HTTP/3 advertised, when it is served.
     AltSvc,
+    /// `Content-Type`: by extension (a cached file) or the page's own.
     ContentType,
+    /// `Last-Modified`: the file's mtime as an IMF-fixdate.
     LastModified,
+    /// `ETag`: the file version's strong validator.
     ETag,
+    /// `Accept-Ranges: bytes`, on a cached file's 200.
     AcceptRanges,
+    /// `Vary: Accept-Encoding`, when a precompressed sibling exists.
     Vary,
+    /// `Content-Encoding`: `gzip` or `br`, for a sibling sent.
     ContentEncoding,
+    /// `Repr-Digest: sha-256=...`, with `digest` on.
     ReprDigest,
+    /// `Content-MD5`, with `digest` on.
     ContentMd5,
+    /// `Content-Length`, decimal.
     ContentLength,
+    /// `Content-Range`: a 206's range, or a 416's `bytes */len`.
     ContentRange,
+    /// `Location`: a 301's or 302's target.
     Location,
+    /// `Allow: GET, HEAD`, on a 405.
     Allow,
+    /// `Retry-After`, seconds: on a 503 when programs are busy, on a 429.
     RetryAfter,
+    /// `WWW-Authenticate`: a 401's Basic challenge.
     WwwAuthenticate,
 }
 
@@ -267,7 +284,12 @@ pub enum Name<'a> {
     Known(FieldName),
     /// A program's or an upstream's (a token): as it spelled it, which HTTP/1.1 passes on,
     /// and lowercase, which HTTP/2 and HTTP/3 carry (the same bytes when it was lowercase).
-    Other { text: &'a [u8], lower: &'a [u8] },
+    Other {
+        /// As it was spelled.
+        text: &'a [u8],
+        /// Lowercase.
+        lower: &'a [u8],
+    },
 }
 
 impl<'a> Name<'a> {
@@ -295,6 +317,7 @@ impl Default for Fields {
 }
 
 impl Fields {
+    /// Empty, with no room reserved: the first pushes allocate.
     pub fn new() -> Fields {
         Fields::with_capacity(0)
     }
@@ -316,10 +339,12 @@ impl Fields {
         self.len = 0;
     }
 
+    /// How many fields it holds.
     pub fn len(&self) -> usize {
         self.len
     }
 
+    /// Whether it holds no field.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }

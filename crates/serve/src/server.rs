@@ -42,30 +42,67 @@ pub use crate::stats::ServerStats;
 use crate::tls::{TlsEnv, TlsTcp};
 use crate::tls_setup::{self, TlsError};
 
+/// Why a server did not start, or why one of its threads stopped: [`Server::bind`] returns
+/// the first (nothing is left bound), [`Server::run`] the first thread's that failed. One line
+/// each; the cause, if any, is its `source()`.
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
     // Each message leaves its cause to `source()`: a report that prints the chain then shows
     // the cause once.
+    /// The TCP port could not be bound (in use, or a privileged port).
     #[error("cannot listen on {addr}")]
-    Bind { addr: SocketAddr, source: io::Error },
+    Bind {
+        /// The address asked for (`listen`).
+        addr: SocketAddr,
+        /// What `bind` or `listen` said.
+        source: io::Error,
+    },
+    /// The UDP twin of the TCP port could not be bound for HTTP/3: an error when `http3` is
+    /// true, the warning of [`Server::http3_warning`] when it is unset.
     #[error("cannot listen on UDP {addr} for HTTP/3")]
-    BindUdp { addr: SocketAddr, source: io::Error },
+    BindUdp {
+        /// The TCP port's address, bound already.
+        addr: SocketAddr,
+        /// What `bind` said.
+        source: io::Error,
+    },
+    /// quiche refused the HTTP/3 configuration (a certificate or key its BoringSSL does not
+    /// take): an error when `http3` is true, a warning when it is unset.
     #[error("HTTP/3")]
     Http3(#[from] http3::Error),
+    /// The access log file could not be opened for appending.
     #[error("access log {path}")]
-    AccessLog { path: PathBuf, source: io::Error },
+    AccessLog {
+        /// The file (`access_log`).
+        path: PathBuf,
+        /// What `open` said.
+        source: io::Error,
+    },
+    /// A CGI mount's directory is missing or not a directory.
     #[error("CGI directory {path}")]
-    CgiDir { path: PathBuf, source: io::Error },
+    CgiDir {
+        /// The mount's directory, as configured.
+        path: PathBuf,
+        /// What canonicalising it said.
+        source: io::Error,
+    },
+    /// An event loop's own set-up or poll failed (epoll, its waker, a socket's registration).
     #[error("event loop")]
     Io(#[from] io::Error),
+    /// The document root is missing or not a directory.
     #[error(transparent)]
     Respond(#[from] RespondError),
+    /// The certificate or key could not be read, parsed or paired.
     #[error(transparent)]
     Tls(#[from] TlsError),
+    /// An event-loop thread panicked (its index, from 0).
     #[error("event-loop thread {0} panicked")]
     Panicked(usize),
+    /// A value no server can run with (see [`Config::validate`]).
     #[error(transparent)]
     Config(#[from] crate::config::InvalidConfig),
+    /// An htpasswd file could not be read or holds an entry not understood, or two zones
+    /// share a prefix.
     #[error(transparent)]
     Auth(#[from] crate::auth::AuthError),
 }
@@ -222,6 +259,7 @@ impl Server {
         self.tls.as_ref().map(|_| tls_setup::kernel_tls_note())
     }
 
+    /// A handle that stops this server from any thread, once it runs (see [`ShutdownHandle`]).
     pub fn handle(&self) -> ShutdownHandle {
         ShutdownHandle {
             control: self.control.clone(),

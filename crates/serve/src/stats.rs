@@ -25,6 +25,7 @@ counters! {
         wakeups,
         /// `accept4` calls, failed ones included.
         accept_calls,
+        /// Connections accepted.
         accepted,
         /// Accepted past `max_connections` with every held connection busy, and closed at once.
         rejected,
@@ -39,38 +40,53 @@ counters! {
         optimistic_hits,
         /// `epoll_ctl(ADD)` calls for connections.
         registrations,
+        /// Connections closed, whatever the reason.
         closed,
         /// Closes that sent FIN and drained the client's input first.
         lingering_closes,
+        /// Connections closed at `header_timeout_ms` still waiting for a whole request head (a
+        /// TLS handshake's wait included).
         header_timeouts,
         /// Request bodies cut at their deadline (`body_timeout_ms`, `body_min_rate`).
         body_timeouts,
+        /// Idle keep-alive connections closed after `keepalive_timeout_ms`.
         idle_timeouts,
+        /// Connections abandoned because a response made no progress for `send_timeout_ms`.
         send_timeouts,
         /// Requests answered (error responses to unparsable ones included).
         requests,
+        /// Responses by status class: 1xx.
         status_1xx,
+        /// Responses with a 2xx status.
         status_2xx,
+        /// Responses with a 3xx status (304 included).
         status_3xx,
+        /// Responses with a 4xx status.
         status_4xx,
+        /// Responses with a 5xx status.
         status_5xx,
         /// `recv` calls on connections (failed ones included), and the bytes they returned.
         reads,
+        /// Bytes those `recv` calls returned (over TLS: ciphertext).
         read_bytes,
         /// Writes of in-memory output (`send` for one segment, a gathered `sendmsg` for more;
         /// over TLS a `writev` of sealed records), and their bytes (over TLS: ciphertext).
         writes,
+        /// Bytes those writes took.
         written_bytes,
         /// `sendfile` calls, and their bytes.
         sendfiles,
+        /// Bytes those `sendfile` calls sent.
         sendfile_bytes,
         /// `pread` calls that fetch a file body's next chunk for the TLS writer, and their bytes.
         file_reads,
+        /// Bytes those `pread` calls read.
         file_read_bytes,
         /// Input buffers created because the pool was empty (flat in steady state).
         buffers_created,
         /// Access-log writes, and failed ones.
         log_flushes,
+        /// Access-log writes that failed (their lines dropped).
         log_errors,
         /// TLS handshakes completed.
         tls_handshakes,
@@ -87,24 +103,30 @@ counters! {
         /// Connections by the protocol they spoke, counted when it was decided (by ALPN or by
         /// the first bytes); a connection closed before that is in neither.
         http1_connections,
+        /// Connections that spoke HTTP/2.
         http2_connections,
         /// HTTP/2 streams the clients opened (requests, refused ones included).
         h2_streams,
         /// RST_STREAM frames received from clients, and sent to them (a refused or failed
         /// stream, a flow-control error).
         h2_resets_received,
+        /// RST_STREAM frames sent to clients.
         h2_resets_sent,
         /// GOAWAY frames sent (graceful shutdown, a protocol error, a flood cut) and received.
         h2_goaways_sent,
+        /// GOAWAY frames received from clients.
         h2_goaways_received,
         /// HTTP/3: QUIC connections accepted, and requests answered over them (also in
         /// `requests`).
         http3_connections,
+        /// HTTP/3 requests answered (also in `requests`).
         http3_requests,
         /// UDP datagrams received and sent by the HTTP/3 sockets, and sends put off because
         /// the socket's buffer was full (the datagram waits for it to be writable).
         h3_datagrams_received,
+        /// UDP datagrams the HTTP/3 sockets sent.
         h3_datagrams_sent,
+        /// HTTP/3 datagrams put off because the socket's buffer was full.
         h3_send_blocked,
         /// Datagrams dropped unread: malformed, for no connection, or a first packet refused
         /// (too short, past `h3_max_connections` or `h3_max_connections_per_address`).
@@ -114,6 +136,8 @@ counters! {
         /// QUIC handshakes not done within `header_timeout_ms` (closed), and HTTP/3 request
         /// streams whose header block was not whole within it (reset).
         h3_handshake_timeouts,
+        /// HTTP/3 request streams reset because their header block was not whole within
+        /// `header_timeout_ms`.
         h3_header_timeouts,
         /// HTTP/3 connections closed after `keepalive_timeout_ms` with no request open
         /// (GOAWAY, then H3_NO_ERROR), PINGs or not.
@@ -129,6 +153,8 @@ counters! {
         /// because their token was forged, for another address, or expired (also in
         /// `h3_dropped`).
         h3_retries,
+        /// First packets dropped because their token was forged, for another address, or expired
+        /// (also in `h3_dropped`).
         h3_bad_tokens,
         /// Stateless resets sent: packets for a connection this thread does not know.
         h3_stateless_resets,
@@ -157,6 +183,8 @@ counters! {
         /// Requests under a protected prefix let through (Basic authentication), and of those
         /// the ones whose credentials the thread had verified already (no hash check).
         auth_ok,
+        /// Of `auth_ok`, requests whose credentials the thread had verified already (no hash
+        /// check).
         auth_cached,
         /// Requests under a protected prefix without credentials (401: the challenge).
         auth_missing,

@@ -28,16 +28,37 @@ pub(crate) mod upstream;
 /// ticket support); about 100 bytes each.
 const SESSION_CACHE: usize = 16_384;
 
+/// Why TLS could not be set up at start: one line naming the file at fault.
 #[derive(Debug, thiserror::Error)]
 pub enum TlsError {
+    /// The certificate file could not be read, or holds no PEM certificate.
     #[error("TLS certificate {path}: {message}")]
-    Cert { path: PathBuf, message: String },
+    Cert {
+        /// The file (`tls_cert`).
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The key file could not be read, holds no PEM private key, or one rustls does not take.
     #[error("TLS key {path}: {message}")]
-    Key { path: PathBuf, message: String },
+    Key {
+        /// The file (`tls_key`).
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The key is not the private key of the certificate's leaf.
     #[error("TLS key {key} does not belong to the certificate {cert}")]
-    Mismatch { cert: PathBuf, key: PathBuf },
+    Mismatch {
+        /// The certificate file.
+        cert: PathBuf,
+        /// The key file.
+        key: PathBuf,
+    },
+    /// Only one of `tls_cert` and `tls_key` was given; says which is missing ("the key").
     #[error("TLS needs both a certificate and a key (tls_cert, tls_key): {0} is missing")]
     Incomplete(&'static str),
+    /// rustls refused the configuration otherwise.
     #[error("TLS setup: {0}")]
     Rustls(#[from] rustls::Error),
 }

@@ -24,8 +24,11 @@ pub const MAX_HTPASSWD_BYTES: u64 = 16 << 20;
 #[derive(Debug, thiserror::Error)]
 #[error("htpasswd file {path}{}: {reason}", line.map(|n| format!(" line {n}")).unwrap_or_default())]
 pub struct HtpasswdError {
+    /// The file, as configured.
     pub path: String,
+    /// The line at fault, from 1; None when the file as a whole is (unreadable, too large).
     pub line: Option<usize>,
+    /// What is wrong (`expected USER:HASH`...).
     pub reason: String,
 }
 

@@ -31,10 +31,12 @@ impl Forwarding {
         }
     }
 
+    /// Whether the `X-Forwarded-*` fields are written (`x-forwarded` or `both`).
     pub fn x_forwarded(self) -> bool {
         matches!(self, Forwarding::XForwarded | Forwarding::Both)
     }
 
+    /// Whether the `Forwarded` field is written (`forwarded` or `both`).
     pub fn forwarded(self) -> bool {
         matches!(self, Forwarding::Forwarded | Forwarding::Both)
     }

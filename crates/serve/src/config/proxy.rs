@@ -77,6 +77,8 @@ impl ProxyMount {
 pub struct Upstream {
     /// As written (without the scheme), for the error log.
     pub name: String,
+    /// Where to connect: a TCP address (a name resolved once, when the mount is read) or a
+    /// unix socket.
     pub addr: FastCgiAddr,
     /// `https://`: the name its certificate is checked against (and sent as SNI): the host
     /// as written, without the port.

@@ -42,8 +42,12 @@ pub struct Listing<'a> {
     pub fs_path: &'a Path,
     /// The normalised URL path of the directory, with its trailing slash.
     pub url_path: &'a [u8],
+    /// The document root: where a symlink in the listing must lead, unless
+    /// `symlinks_outside_root`.
     pub root: &'a Root,
+    /// List names starting with a dot (`dotfiles = "allow"`).
     pub show_dotfiles: bool,
+    /// List symlinks whose target is outside the root (as `symlinks_outside_root` serves them).
     pub symlinks_outside_root: bool,
     /// Entries shown at most.
     pub max_entries: usize,

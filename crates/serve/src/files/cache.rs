@@ -80,14 +80,20 @@ impl CacheCounters {
 /// What identifies one version of a file: any write, replacement or touch changes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FileVersion {
+    /// The device the file is on (`st_dev`).
     pub dev: u64,
+    /// Its inode number (`st_ino`): a file replaced by a rename has another.
     pub ino: u64,
+    /// Its length, bytes.
     pub size: u64,
+    /// Its modification time, whole seconds since the epoch (`st_mtime`).
     pub mtime: i64,
+    /// The nanoseconds of that time (`st_mtime_nsec`), so two writes within a second differ.
     pub mtime_nsec: i64,
 }
 
 impl FileVersion {
+    /// The version a `stat` or `fstat` saw.
     pub fn of(meta: &Metadata) -> FileVersion {
         FileVersion {
             dev: meta.dev(),
@@ -104,7 +110,14 @@ impl FileVersion {
 pub enum Stored {
     /// In memory, admitted to Greedy-Dual-Size with value `h`; `gen` tells its heap item from
     /// that of an earlier body in the same slot.
-    Mem { data: Rc<[u8]>, h: f64, gen: u64 },
+    Mem {
+        /// The body, shared with the responses still sending it.
+        data: Rc<[u8]>,
+        /// Its Greedy-Dual-Size value when admitted (see [`crate::gds`]).
+        h: f64,
+        /// The generation of its heap item.
+        gen: u64,
+    },
     /// Small enough for memory but not there (never sent yet, or evicted): read on the next GET.
     Unloaded,
     /// Larger than `cache_max_file`: sent by `sendfile` from this descriptor, kept open for the
@@ -118,18 +131,24 @@ pub enum Stored {
 /// One representation of an entry: the file itself, or a precompressed sibling.
 #[derive(Debug)]
 pub struct Repr {
+    /// The version its heads, ETag and body were built from.
     pub version: FileVersion,
     /// Quoted strong ETag: 64 bits mixed from the version, 11 base64url characters
     /// (`cache/etag.rs`).
     pub etag: Box<[u8]>,
     /// IMF-fixdate of the mtime.
     pub last_modified: Box<[u8]>,
+    /// The mtime in whole seconds, what `If-Modified-Since` and `If-Unmodified-Since` are
+    /// compared with (HTTP dates have no finer unit).
     pub mtime_secs: i64,
     /// Its heads without Date and Connection (a 200's, the part a 206 shares, a 304's), as
     /// HTTP/1.1 lines and as fields over the same bytes, for protocols that carry fields
     /// (HTTP/2): built from one list, never parsed back from the text.
     pub heads: Rc<ReprFields>,
+    /// `Content-MD5` and `Repr-Digest` of this version, when `digest` is on (computed once per
+    /// version, when it is first sent).
     pub digests: Option<Digests>,
+    /// Where its body is: in memory, to be read, or a descriptor for `sendfile`.
     pub stored: Stored,
 }
 
@@ -153,6 +172,8 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// The representation of `coding`: the file itself (`Identity`, always there) or a
+    /// precompressed sibling, None when that sibling does not exist (or `precompressed` is off).
     pub fn repr(&self, coding: Coding) -> Option<&Repr> {
         self.reprs[coding as usize].as_ref()
     }
@@ -166,7 +187,9 @@ impl Entry {
 /// A body ready to send.
 #[derive(Debug, Clone)]
 pub enum BodyRef {
+    /// The whole body in memory, shared: the caller sends the range it wants, without a copy.
     Mem(Rc<[u8]>),
+    /// A descriptor of the file, for `sendfile` from the range's offset.
     File(Rc<File>),
 }
 
@@ -179,6 +202,7 @@ pub enum CacheError {
     /// The file is gone: the entry was dropped.
     #[error("file is gone")]
     Gone,
+    /// Reading or opening failed otherwise (503 when out of descriptors or memory, else 500).
     #[error(transparent)]
     Io(#[from] io::Error),
 }
@@ -206,6 +230,11 @@ struct Settings {
     alt_svc: Option<Box<[u8]>>,
 }
 
+/// One event-loop thread's file cache, owned by its `Responder` (nothing shared, nothing
+/// locked): normalised paths to entries in slots, bounded by `cache_entries` (a clock sweep),
+/// bodies by `cache_bytes` (Greedy-Dual-Size) and kept-open descriptors by `cache_open_files`.
+/// A slot number is valid until the next call that may evict or drop (`lookup`, `insert`,
+/// `body`).
 pub struct Cache {
     /// Paths to slots. The paths are the clients': the hash is keyed with a random seed per map
     /// (foldhash), so colliding keys cannot be computed in advance, at a fraction of SipHash's
@@ -224,10 +253,14 @@ pub struct Cache {
     /// representations whose version did not change.
     stash: Option<Entry>,
     scratch: Vec<u8>,
+    /// What it has done so far; the gauges are filled in by [`Cache::counters`].
     pub counters: CacheCounters,
 }
 
 impl Cache {
+    /// An empty cache with the bounds and response settings of `config` (the `cache_*` keys,
+    /// `revalidate_ms`, `digest`, `precompressed`, the `Server` and `Alt-Svc` values its
+    /// prebuilt heads carry).
     pub fn new(config: &Config) -> Cache {
         let max_entries = config.cache_entries.max(1);
         let prealloc = max_entries.min(1024);
@@ -295,6 +328,7 @@ impl Cache {
         Some(slot)
     }
 
+    /// The entry in `slot`, as `lookup` or `insert` returned it; panics on a slot freed since.
     pub fn entry(&self, slot: u32) -> &Entry {
         self.slots[slot as usize].as_ref().expect("live slot")
     }

@@ -16,7 +16,10 @@ use wire::{trim_ows, Request};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
     /// Serve the representation; honour `Range` only when `range` is true (If-Range).
-    Proceed { range: bool },
+    Proceed {
+        /// Whether a `Range` may be honoured: no `If-Range`, or one that matched.
+        range: bool,
+    },
     /// 304 Not Modified.
     NotModified,
     /// 412 Precondition Failed.

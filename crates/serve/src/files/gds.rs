@@ -72,6 +72,7 @@ impl<K: Copy> Gds<K> {
         self.heap.len()
     }
 
+    /// Whether the heap holds no item, stale or not.
     pub fn is_empty(&self) -> bool {
         self.heap.is_empty()
     }

@@ -15,12 +15,16 @@ use wire::trim_ows;
 /// A representation of a file: the file itself or one of its precompressed siblings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Coding {
+    /// The file itself.
     Identity = 0,
+    /// Its `.gz` sibling (`Content-Encoding: gzip`).
     Gzip = 1,
+    /// Its `.br` sibling (`Content-Encoding: br`).
     Br = 2,
 }
 
 impl Coding {
+    /// Every coding, in the order of their index (the cache's representation slots).
     pub const ALL: [Coding; 3] = [Coding::Identity, Coding::Gzip, Coding::Br];
 
     /// The `Content-Encoding` token (none for identity).

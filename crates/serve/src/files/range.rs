@@ -12,7 +12,12 @@ pub enum RangeSpec {
     /// Send the whole representation (200).
     Ignore,
     /// Send `len` bytes from `start` (206).
-    Partial { start: u64, len: u64 },
+    Partial {
+        /// The first byte, from 0.
+        start: u64,
+        /// Bytes from `start`, at least 1.
+        len: u64,
+    },
     /// 416 with `Content-Range: bytes */size`.
     Unsatisfiable,
 }

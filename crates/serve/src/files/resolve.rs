@@ -40,16 +40,23 @@ pub struct FsCounters {
 /// would suggest the name was looked up).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum Refusal {
+    /// Not `/...` nor `http(s)://host/...` (`*`, authority-form, a relative path).
     #[error("target is neither origin-form nor absolute-form")]
     BadForm,
+    /// A `%` not followed by two hexadecimal digits.
     #[error("invalid percent escape")]
     BadEscape,
+    /// A NUL byte, raw or `%00`: no file name holds one.
     #[error("NUL byte in path")]
     Nul,
+    /// `%2F` or `%5C`: a separator that would not split segments when checked but would once
+    /// decoded.
     #[error("encoded slash or backslash in path")]
     EncodedSeparator,
+    /// A raw backslash, a separator to some servers and file systems behind them.
     #[error("backslash in path")]
     Backslash,
+    /// A `..` segment, raw or encoded: no target climbs out of where it points.
     #[error("`..` segment in path")]
     DotDot,
 }
@@ -239,8 +246,11 @@ fn hex(b: u8) -> Option<u8> {
 pub enum Resolved {
     /// A regular file to serve; `fs_path` is where it was found (the index file for a directory).
     File {
+        /// The file, opened read-only: what is checked is what is served.
         file: File,
+        /// Its `fstat`.
         meta: Metadata,
+        /// Its path on disk, bytes.
         fs_path: Vec<u8>,
     },
     /// A directory asked for without its trailing slash: 301 to the path plus `/`.
@@ -248,7 +258,12 @@ pub enum Resolved {
     /// A directory asked for with its trailing slash that has no index file: a listing when
     /// those are on, else 404. `dir` is the opened directory (already checked to be under the
     /// root), so a listing reads the very directory that was checked.
-    Directory { dir: File, fs_path: Vec<u8> },
+    Directory {
+        /// The directory, opened.
+        dir: File,
+        /// Its path on disk, bytes.
+        fs_path: Vec<u8>,
+    },
     /// Absent, not a regular file, or outside the root: 404.
     NotFound,
 }
@@ -265,6 +280,9 @@ pub struct Root {
 }
 
 impl Root {
+    /// Canonicalises `path` (symlinks resolved, made absolute); fails if it is missing or not
+    /// a directory. `allow_outside` (`symlinks_outside_root`) lets files whose real location is
+    /// outside it be served.
     pub fn new(path: &Path, allow_outside: bool) -> io::Result<Root> {
         let path = std::fs::canonicalize(path)?;
         if !path.is_dir() {
@@ -284,6 +302,7 @@ impl Root {
         })
     }
 
+    /// The canonical root.
     pub fn path(&self) -> &Path {
         &self.path
     }

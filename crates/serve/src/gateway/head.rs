@@ -23,27 +23,35 @@ pub enum Location {
 /// A checked head.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CgiHead {
+    /// The status to send: the `Status` field's, else 302 for a client redirect, else 200.
     pub status: u16,
     /// The fields to pass on.
     pub fields: Fields,
     /// The program's `Content-Length`: the body is sent with it (else chunked, or closed).
     pub content_length: Option<u64>,
+    /// Its `Location`, when it gave one: a local redirect or one for the client.
     pub location: Option<Location>,
 }
 
 /// Why a head was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum HeadError {
+    /// The head is longer than the reader's `max` bytes (`max_header_bytes`).
     #[error("response head over the header limit")]
     TooLarge,
+    /// A byte that could split or smuggle a field in the head sent on.
     #[error("CR, NUL or a control character in the response head")]
     Injection,
+    /// A line that is not `name: value` with a token for a name, or a folded line.
     #[error("malformed response header line")]
     Malformed,
+    /// A `Status` that is not a final status from 200 to 599.
     #[error("bad Status field")]
     BadStatus,
+    /// A `Content-Length` that is not a decimal number of at most 19 digits.
     #[error("bad Content-Length field")]
     BadLength,
+    /// A CGI head with none of the fields that say what the response is (RFC 3875 6.2).
     #[error("no Content-Type, Location or Status field")]
     Empty,
 }
@@ -60,6 +68,8 @@ pub struct HeadReader {
 }
 
 impl HeadReader {
+    /// A reader taking heads of at most `max` bytes; `local_redirects` is true for a
+    /// program's head, false for an upstream's.
     pub fn new(max: usize, local_redirects: bool) -> HeadReader {
         HeadReader {
             buf: Vec::new(),
