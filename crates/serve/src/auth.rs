@@ -4,14 +4,14 @@
 //! A bcrypt check costs milliseconds (about 2 ms at htpasswd's default cost 5, 50 ms at cost 10:
 //! docs/serve.md), and it runs on the event loop's thread: every other connection of that thread
 //! waits meanwhile. So a password is checked once: each thread keeps the credentials it verified
-//! ([`Guard`]), keyed by the SHA-256 of the whole `Authorization` value (never the password
+//! (`Guard`), keyed by the SHA-256 of the whole `Authorization` value (never the password
 //! itself), bounded ([`MAX_VERIFIED`]) and expiring (`auth_cache_ms`), and a request that brings
 //! them again costs a hash and a lookup. Wrong credentials are limited per client address
-//! ([`Limiter`], shared by the threads and touched only when a check is due): past
+//! (`Limiter`, shared by the threads and touched only when a check is due): past
 //! `auth_max_failures` within `auth_failure_window_ms`, credentials not verified already get 429
 //! with `Retry-After` and no check, so a flood of guesses cannot hold a loop for long. Guesses
 //! from many addresses (a botnet, the /64s of an IPv6 /48) get past a count per address, so each
-//! thread also runs at most `auth_max_checks_per_second` checks ([`CheckBudget`]): past it,
+//! thread also runs at most `auth_max_checks_per_second` checks (`CheckBudget`): past it,
 //! credentials not verified already get 429 unchecked, and the loop's share of time spent
 //! hashing stays bounded (50 bcrypt checks of cost 5 a second: about a tenth of a core).
 //!

@@ -8,7 +8,7 @@
 //! revalidation window does not open or stat anything (a truss profile of a threaded Apache saw it
 //! open and close the file). Every head is described once, its status and its fields in order,
 //! and written to an [`Output`]: HTTP/1.1 text, or for a protocol that carries fields (HTTP/2,
-//! HTTP/3) a [`Fields`] head, a cached file's as its prebuilt fields ([`crate::response`]).
+//! HTTP/3) a [`Fields`](crate::response::Fields) head, a cached file's as its prebuilt fields ([`crate::response`]).
 //! Bodies above 16 KiB are handed over as a shared `Rc<[u8]>` for a gathered write, and files
 //! above `cache_max_file` as a kept-open descriptor for `sendfile`.
 //!
