@@ -1,8 +1,9 @@
 //! A response from a cached entry: the representation negotiated, the preconditions
 //! evaluated (304, 412), the range (206, 416), then the prebuilt head copied (HTTP/1.1) or
 //! handed over as fields, and the body copied after the head, shared, or left to `sendfile`.
-//! This is the hit path: nothing here formats, allocates or touches the disk but a body's
-//! first read.
+//! This is the hit path: nothing here goes through `fmt` or allocates, and the disk is
+//! touched only to read a body into memory the first time, or to reopen a large file past the
+//! thread's descriptor budget (`cache_open_files`).
 
 use wire::Request;
 
