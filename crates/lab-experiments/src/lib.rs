@@ -23,13 +23,6 @@ pub mod delay_line;
 mod digest;
 mod docroot;
 mod dynamic;
-mod dynamic_cgroup;
-mod dynamic_php;
-pub mod dynamic_postgres;
-mod dynamic_servers;
-mod dynamic_stack;
-mod dynamic_syscalls;
-mod dynamic_users;
 mod measure;
 pub mod netpath;
 pub mod page;
@@ -41,9 +34,8 @@ mod table;
 mod tls;
 
 pub use docroot::{MICROSCAPE_GIFS, MICROSCAPE_HTML};
-pub use dynamic::{Database, DEFAULT_TESTS, DYNAMIC_CLIENTS, TEST_TYPES};
-pub use dynamic_php::PhpPrograms;
-pub use dynamic_stack::Deployment;
+pub use dynamic::postgres as dynamic_postgres;
+pub use dynamic::{Database, Deployment, PhpPrograms, DEFAULT_TESTS, DYNAMIC_CLIENTS, TEST_TYPES};
 pub use page::{PageMode, H2_SERVER_MISSING};
 pub use results::{
     LabReport, ResultRow, ServerStatus, Status, SyscallCount, SATURATED, SCHEMA_VERSION,

@@ -67,8 +67,8 @@ pub fn rings(src: &Path) -> Vec<Ring> {
     let mut edges: BTreeMap<PathBuf, BTreeMap<PathBuf, BTreeSet<String>>> = BTreeMap::new();
     for (module, path) in &files {
         let full = src.join(path);
-        let text = std::fs::read_to_string(&full)
-            .unwrap_or_else(|e| panic!("{}: {e}", full.display()));
+        let text =
+            std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{}: {e}", full.display()));
         let out = edges.entry(path.clone()).or_default();
         for (target, item) in references(module, &blank(&text), &files) {
             out.entry(target).or_default().insert(item);

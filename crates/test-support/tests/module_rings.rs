@@ -102,8 +102,7 @@ fn a_parent_and_its_child_are_one_file_but_a_sibling_back_is_a_ring() {
     assert_eq!(found.len(), 1, "{found:?}");
     let ring = found[0].to_string();
     assert_eq!(
-        ring,
-        "a.rs -> b.rs (N)\nb.rs -> c.rs (g)\nc.rs -> a.rs (Shared)",
+        ring, "a.rs -> b.rs (N)\nb.rs -> c.rs (g)\nc.rs -> a.rs (Shared)",
         "{ring}"
     );
 }
@@ -122,12 +121,18 @@ fn a_binary_beside_its_library_is_no_ring_with_it() {
 fn paths_in_strings_raw_strings_and_char_literals_are_no_edges() {
     let src = Source::new();
     src.write("lib.rs", "mod a;\nmod b;\n");
-    src.write("a.rs", "pub const X: u64 = 1;\nfn f() { let _ = crate::b::Y; }\n");
+    src.write(
+        "a.rs",
+        "pub const X: u64 = 1;\nfn f() { let _ = crate::b::Y; }\n",
+    );
     src.write(
         "b.rs",
         "pub const Y: u64 = 2;\nconst R: &str = r#\"crate::a::X\"#;\nconst C: char = '\"';\nconst S: &str = \"crate::a::X\";\nfn g<'a>(s: &'a str) -> &'a str { s }\n",
     );
     assert!(rings(src.0.path()).is_empty(), "{:?}", rings(src.0.path()));
-    src.write("b.rs", "pub const Y: u64 = 2;\nfn g() { let _ = crate::a::X; }\n");
+    src.write(
+        "b.rs",
+        "pub const Y: u64 = 2;\nfn g() { let _ = crate::a::X; }\n",
+    );
     assert_eq!(rings(src.0.path()).len(), 1);
 }

@@ -207,4 +207,3 @@ pub(super) fn path_expressions(text: &str) -> Vec<(String, usize)> {
     }
     out
 }
-
