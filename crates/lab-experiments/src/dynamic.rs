@@ -68,6 +68,7 @@ pub enum Database {
 }
 
 impl Database {
+    /// The name `--db` takes and the tables and JSON show.
     pub fn name(self) -> &'static str {
         match self {
             Database::Sqlite => "sqlite",

@@ -18,6 +18,8 @@
 //! The results are rows of one JSON shape ([`ResultRow`], docs/lab.md), which the HTML report
 //! renders; [`LabReport::to_json`] is the whole document.
 
+#![warn(missing_docs)]
+
 pub mod certs;
 pub mod delay_line;
 mod digest;
@@ -56,8 +58,13 @@ use std::time::{Duration, SystemTime};
 /// Which experiment to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Experiment {
+    /// The page experiment: the microscape page fetched in each way of [`PageMode`], the
+    /// server's system calls, CPU and packets per page.
     Syscalls,
+    /// The response-size sweep (the IO-Lite paper): each size from each server, output
+    /// bandwidth and the server's CPU per request.
     Sizes,
+    /// Content-MD5 on each response against none: what the digest costs the server.
     Digest,
     /// Handshakes, the sizes sweep and keep-alive syscalls over HTTPS.
     Tls,
@@ -68,6 +75,7 @@ pub enum Experiment {
 }
 
 impl Experiment {
+    /// The name on the command line (`flint lab NAME`) and in the JSON.
     pub fn name(self) -> &'static str {
         match self {
             Experiment::Syscalls => "syscalls",
@@ -98,9 +106,11 @@ impl Experiment {
     }
 }
 
-/// Clients of each experiment: the papers' numbers.
+/// Clients of the page experiment: one, as the notes' one browser or robot.
 pub const SYSCALLS_CLIENTS: usize = 1;
+/// Clients of the sizes sweep: the IO-Lite paper's number.
 pub const SIZES_CLIENTS: usize = 40;
+/// Clients of the digest experiment: the Content-MD5 measurements' number.
 pub const DIGEST_CLIENTS: usize = 5;
 
 /// The options of a lab run.
@@ -108,7 +118,9 @@ pub const DIGEST_CLIENTS: usize = 5;
 pub struct LabOptions {
     /// Length of each measurement (after warm-up).
     pub duration: Duration,
+    /// Load before each measurement, not counted ([`DEFAULT_WARMUP`]).
     pub warmup: Duration,
+    /// The servers measured, each in turn.
     pub servers: Vec<PeerKind>,
     /// Profile the servers' syscalls (strace or perf); CPU time is read either way.
     pub profile: bool,
@@ -146,11 +158,13 @@ pub struct LabOptions {
     pub app_bin: Option<PathBuf>,
 }
 
-/// Default length of each measurement: `flint lab all` runs 199 of them (the page experiment's
+/// Default length of each measurement: `flint lab all` runs 235 of them (the page experiment's
 /// 65: six ways for five servers over cleartext and TLS, Apache prefork over cleartext without
-/// h2; 5 x 12 sizes, 3 digest runs, 4 x 11 over TLS, 3 x 9 dynamic), each with its warm-up,
-/// server and tracer start-up: about 13 minutes in all.
+/// h2; 5 x 12 sizes, 3 digest runs, 4 x 11 over TLS, 7 x 9 dynamic), each with its warm-up,
+/// server and tracer start-up: about 17 minutes in all (docs/lab.md).
 pub const DEFAULT_DURATION: Duration = Duration::from_secs(2);
+/// Default warm-up before each measurement: the load runs, nothing is counted, so that
+/// connections, pools and caches are in their steady state when the window opens.
 pub const DEFAULT_WARMUP: Duration = Duration::from_millis(500);
 
 impl LabOptions {
@@ -322,14 +336,19 @@ impl LabOptions {
 /// Why a lab run could not go on.
 #[derive(Debug, thiserror::Error)]
 pub enum LabError {
+    /// The options name no server.
     #[error("no servers to run")]
     NoServers,
+    /// The document root's files could not be written.
     #[error("writing the document root: {0}")]
     Docroot(#[from] bench::fileset::FilesetError),
+    /// The temporary directory of the document root could not be made.
     #[error("creating the document root: {0}")]
     TempDir(std::io::Error),
+    /// The tables or the JSON could not be written where they go.
     #[error("writing the output: {0}")]
     Output(#[from] std::io::Error),
+    /// The TLS experiments' certificates could not be made or written.
     #[error(transparent)]
     Certificate(#[from] certs::CertError),
 }

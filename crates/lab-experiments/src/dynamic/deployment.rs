@@ -34,6 +34,7 @@ pub enum Deployment {
 }
 
 impl Deployment {
+    /// Every deployment, in the order the experiment runs and tables them.
     pub const ALL: [Deployment; 7] = [
         Deployment::Static,
         Deployment::Cgi,
@@ -47,6 +48,7 @@ impl Deployment {
     /// the baseline (the proxy and PHP ones are asked for by name).
     pub const DEFAULT: [Deployment; 3] = [Deployment::Static, Deployment::Cgi, Deployment::FastCgi];
 
+    /// The name `--deployments` takes and the tables and JSON show.
     pub fn name(self) -> &'static str {
         match self {
             Deployment::Static => "static",
