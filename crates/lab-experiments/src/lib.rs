@@ -36,6 +36,7 @@ mod table;
 mod tls;
 
 pub use docroot::{MICROSCAPE_GIFS, MICROSCAPE_HTML};
+/// The lab's PostgreSQL server, for the tests that start and stop one themselves.
 pub use dynamic::postgres as dynamic_postgres;
 pub use dynamic::{Database, Deployment, PhpPrograms, DEFAULT_TESTS, DYNAMIC_CLIENTS, TEST_TYPES};
 pub use page::{PageMode, H2_SERVER_MISSING};
