@@ -15,6 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+/// A module's path from the crate root (`["protocol", "h2"]`; the root is empty).
 type Module = Vec<String>;
 
 /// Files that import each other through a ring: the files (relative to the source directory
@@ -99,6 +100,7 @@ pub fn rings(src: &Path) -> Vec<Ring> {
     rings
 }
 
+/// Every `.rs` file under `dir`, by the module it defines (`a/mod.rs` and `a.rs` are `a`).
 fn collect(root: &Path, dir: &Path, has_lib: bool, files: &mut BTreeMap<Module, PathBuf>) {
     let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     for entry in entries {
