@@ -380,4 +380,50 @@ mod tests {
         let wide = parse(html, &url, None, &Env::default());
         assert_eq!(urls(&wide)[0].0, "/large.webp");
     }
+
+    #[test]
+    fn unclosed_tags_closed_at_once_let_later_end_tags_through() {
+        // A template at the cap; the paragraphs and items in it (never closed) closed at once:
+        // `</template>` is still the template's, and the img after it is the body's (in the
+        // template it would be inert, never fetched).
+        let page = format!(
+            "<body>{}<template><p>a<p>b<ul><li>c<li>d</template><img src=after.png>",
+            "<div>".repeat(509)
+        );
+        let url = Url::parse("http://site/").unwrap();
+        let doc = parse(&page, &url, None, &Default::default());
+        assert_eq!(doc.left_out, 5);
+        let after = Found::Url {
+            url: url.join("after.png").unwrap(),
+            kind: Kind::File,
+        };
+        assert_eq!(doc.found, [after]);
+    }
+
+    #[test]
+    fn an_element_past_the_cap_keeps_its_own_references() {
+        // As Chromium keeps it (attached at its limit): the poster, the link and the style are
+        // found, and what the elements held too.
+        let page = format!(
+            "<body>{}<video poster=p.png>v</video><a href=/next>x</a>\
+             <div style=\"background: url(bg.png)\"><img src=in.png></div><img src=after.png>",
+            "<div>".repeat(520)
+        );
+        let url = Url::parse("http://site/").unwrap();
+        let doc = parse(&page, &url, None, &Default::default());
+        assert_eq!(doc.left_out, 13);
+        let file = |path: &str| Found::Url {
+            url: url.join(path).unwrap(),
+            kind: Kind::File,
+        };
+        assert_eq!(doc.found.len(), 4, "{:?}", doc.found);
+        assert_eq!(doc.found[0], file("p.png"));
+        assert!(
+            matches!(&doc.found[1], Found::Style { text, .. } if text == "background: url(bg.png)"),
+            "{:?}",
+            doc.found
+        );
+        assert_eq!(doc.found[2..], [file("in.png"), file("after.png")]);
+        assert_eq!(doc.links, [url.join("/next").unwrap()]);
+    }
 }

@@ -465,52 +465,6 @@ mod tests {
     }
 
     #[test]
-    fn unclosed_tags_closed_at_once_let_later_end_tags_through() {
-        // A template at the cap; the paragraphs and items in it (never closed) closed at once:
-        // `</template>` is still the template's, and the img after it is the body's (in the
-        // template it would be inert, never fetched).
-        let page = format!(
-            "<body>{}<template><p>a<p>b<ul><li>c<li>d</template><img src=after.png>",
-            "<div>".repeat(509)
-        );
-        let url = url::Url::parse("http://site/").unwrap();
-        let doc = crate::html::parse(&page, &url, None, &Default::default());
-        assert_eq!(doc.left_out, 5);
-        let after = crate::html::Found::Url {
-            url: url.join("after.png").unwrap(),
-            kind: crate::html::Kind::File,
-        };
-        assert_eq!(doc.found, [after]);
-    }
-
-    #[test]
-    fn an_element_past_the_cap_keeps_its_own_references() {
-        // As Chromium keeps it (attached at its limit): the poster, the link and the style are
-        // found, and what the elements held too.
-        let page = format!(
-            "<body>{}<video poster=p.png>v</video><a href=/next>x</a>\
-             <div style=\"background: url(bg.png)\"><img src=in.png></div><img src=after.png>",
-            "<div>".repeat(520)
-        );
-        let url = url::Url::parse("http://site/").unwrap();
-        let doc = crate::html::parse(&page, &url, None, &Default::default());
-        assert_eq!(doc.left_out, 13);
-        let file = |path: &str| crate::html::Found::Url {
-            url: url.join(path).unwrap(),
-            kind: crate::html::Kind::File,
-        };
-        assert_eq!(doc.found.len(), 4, "{:?}", doc.found);
-        assert_eq!(doc.found[0], file("p.png"));
-        assert!(
-            matches!(&doc.found[1], crate::html::Found::Style { text, .. } if text == "background: url(bg.png)"),
-            "{:?}",
-            doc.found
-        );
-        assert_eq!(doc.found[2..], [file("in.png"), file("after.png")]);
-        assert_eq!(doc.links, [url.join("/next").unwrap()]);
-    }
-
-    #[test]
     fn text_elements_in_foreign_content_are_capped_too() {
         // In an `<svg>` a `<style>` or a `<script>` holds elements, not text: each nests (a
         // `<title>` holds HTML: the next `<title>` is the HTML one, its content text).

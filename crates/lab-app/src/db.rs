@@ -34,12 +34,15 @@ pub const FORTUNES: [&str; 12] = [
 /// A database error, of either kind.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
+    /// From SQLite (rusqlite), the embedded database.
     #[error("{0}")]
     Sqlite(#[from] rusqlite::Error),
+    /// From the PostgreSQL server or the connection to it.
     #[error("{0}")]
     Postgres(#[from] postgres::Error),
 }
 
+/// A result whose error is the database's, of either kind.
 pub type Result<T> = std::result::Result<T, Error>;
 
 /// Whether `location` names a PostgreSQL database (`postgres://` or `postgresql://`, e.g.
@@ -64,7 +67,9 @@ pub fn world_rows(seed: u64) -> Vec<World> {
 
 /// An open database.
 pub enum Db {
+    /// A SQLite file, opened in this process: the database's work is the application's CPU.
     Sqlite(Connection),
+    /// A connection to a PostgreSQL server (boxed: its prepared statements make it large).
     Postgres(Box<Pg>),
 }
 
@@ -99,7 +104,9 @@ fn world_of(id: i32, random_number: i32) -> World {
 /// A `World` row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct World {
+    /// The row's key, 1 to [`WORLD_ROWS`].
     pub id: u32,
+    /// A number from 1 to [`WORLD_ROWS`]; `randomNumber` in the JSON, as the rules name it.
     #[serde(rename = "randomNumber")]
     pub random_number: u32,
 }

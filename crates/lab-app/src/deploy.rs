@@ -91,6 +91,7 @@ pub struct Nginx<'a> {
     pub dir: &'a Path,
     /// The static files.
     pub root: &'a Path,
+    /// The port it listens on, on 127.0.0.1.
     pub port: u16,
     /// `flint-app fastcgi`'s socket.
     pub fastcgi: Option<&'a Path>,

@@ -8,8 +8,11 @@ use std::fmt::Write as _;
 /// An answer: status, media type, body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reply {
+    /// The HTTP status code.
     pub status: u16,
+    /// The `Content-Type` value, with its charset where the rules ask for one.
     pub content_type: &'static str,
+    /// The whole body: each protocol frames it its own way.
     pub body: Vec<u8>,
 }
 

@@ -21,7 +21,11 @@ const MAX_HEAD: usize = 16 * 1024;
 /// (`""`: at the root).
 #[derive(Debug, Clone, Default)]
 pub struct Mount {
+    /// The database (a SQLite file or a `postgres://` URL), opened once per connection;
+    /// `None`, or one that cannot be opened: the test types that need it answer 500.
     pub db: Option<PathBuf>,
+    /// The path prefix the proxy passes the application's paths under; a path outside it is
+    /// 404.
     pub prefix: String,
 }
 

@@ -9,6 +9,8 @@
 //! Principal types: [`db::Db`] (the two tables, statements prepared once per connection) and
 //! [`handlers::Reply`] (an answer before any protocol).
 
+#![warn(missing_docs)]
+
 pub mod cgi;
 pub mod db;
 pub mod deploy;

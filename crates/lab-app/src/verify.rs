@@ -13,12 +13,17 @@ use std::time::Duration;
 /// A response as the verifier reads it.
 #[derive(Debug)]
 pub struct Fetched {
+    /// The status code.
     pub status: u16,
+    /// The header fields, names as sent, in order.
     pub headers: Vec<(String, String)>,
+    /// The body, its chunked coding undone.
     pub body: Vec<u8>,
 }
 
 impl Fetched {
+    /// The first field named `name` (compared without case), the rules' required ones
+    /// (`Server`, `Date`, `Content-Type`) among them.
     pub fn header(&self, name: &str) -> Option<&str> {
         (self.headers.iter())
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
@@ -106,7 +111,9 @@ fn dechunk(mut rest: &[u8]) -> Result<Vec<u8>, String> {
 /// One test type's verdict: `Ok` or the reasons it failed.
 #[derive(Debug)]
 pub struct Verdict {
+    /// The test type (`json`, `db`, ...).
     pub test: &'static str,
+    /// Each rule the answers broke, in words; empty: the deployment passed this test type.
     pub problems: Vec<String>,
 }
 

@@ -15,11 +15,14 @@ pub const SERVER_NAME: &str = "localhost";
 /// The kind of key a certificate carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CertKind {
+    /// ECDSA on the P-256 curve: a small key, cheap to sign with.
     EcdsaP256,
+    /// RSA with a 2048-bit key: the long-standing default, its signatures far costlier to make.
     Rsa2048,
 }
 
 impl CertKind {
+    /// Both kinds, in the order the TLS experiment measures them.
     pub const ALL: [CertKind; 2] = [CertKind::EcdsaP256, CertKind::Rsa2048];
 
     /// The name in tables and JSON.
@@ -40,14 +43,20 @@ impl std::fmt::Display for CertKind {
 /// Why a certificate could not be made or written.
 #[derive(Debug, thiserror::Error)]
 pub enum CertError {
+    /// rcgen could not make the key or sign the certificate.
     #[error("making the {kind} certificate: {source}")]
     Make {
+        /// The kind asked for.
         kind: CertKind,
+        /// rcgen's error.
         source: rcgen::Error,
     },
+    /// The certificate or its key could not be written (one already there is not replaced).
     #[error("writing the {kind} certificate: {source}")]
     Write {
+        /// The kind being written.
         kind: CertKind,
+        /// The system's error.
         source: std::io::Error,
     },
 }
@@ -55,7 +64,9 @@ pub enum CertError {
 /// A certificate and its key, PEM text.
 #[derive(Debug, Clone)]
 pub struct CertPem {
+    /// The self-signed certificate (PEM).
     pub cert: String,
+    /// Its private key (PEM, PKCS #8).
     pub key: String,
 }
 

@@ -32,8 +32,13 @@ pub const CAPACITY: usize = 4096;
 /// every packet segmented).
 pub const MTU: usize = 1500;
 
-// TUNSETIFF = _IOW('T', 202, int), as <linux/if_tun.h> defines it.
-nix::ioctl_write_ptr_bad!(tun_set_iff, 0x4004_54ca, libc::ifreq);
+nix::ioctl_write_ptr_bad!(
+    /// TUNSETIFF = _IOW('T', 202, int), as <linux/if_tun.h> defines it: names the TUN device a
+    /// file of `/dev/net/tun` is and sets its flags.
+    tun_set_iff,
+    0x4004_54ca,
+    libc::ifreq
+);
 
 /// A running delay line. Dropping it stops the thread and removes the device.
 #[derive(Debug)]
@@ -111,19 +116,22 @@ impl DelayLine {
         }
     }
 
+    /// The TUN device's name, as routes and `ip` name it.
     pub fn name(&self) -> &str {
         &self.name
     }
 
+    /// How long each packet is held before it is written back.
     pub fn one_way(&self) -> Duration {
         self.one_way
     }
 
-    /// Packets written back so far, and packets dropped because the queue was full.
+    /// Packets written back so far.
     pub fn forwarded(&self) -> u64 {
         self.counts.forwarded.load(Ordering::Relaxed)
     }
 
+    /// Packets dropped so far because the queue was full ([`CAPACITY`]).
     pub fn dropped(&self) -> u64 {
         self.counts.dropped.load(Ordering::Relaxed)
     }

@@ -7,7 +7,7 @@
 //! bytes as `/plaintext` (the baseline), CGI (flint serve's `--cgi`; nginx and fcgiwrap) and
 //! FastCGI (`flint-app fastcgi` behind `--fastcgi` and `fastcgi_pass`); and, asked for with
 //! `--deployments`, the proxy (`flint-app http` behind `--proxy` and `proxy_pass`, over a unix
-//! socket as the FastCGI responder is) and the same test types in PHP ([`super::dynamic_php`])
+//! socket as the FastCGI responder is) and the same test types in PHP ([`php`])
 //! through php-fpm and php-cgi, the two ways most sites run PHP, and inside Apache prefork's
 //! children (mod_php: there the web and application tiers are one, `web+app`). For each test
 //! type asked, the
@@ -20,22 +20,37 @@
 //! the lab, on a Unix socket) is a server of its own, the `db` tier, every backend it forks
 //! included (a CGI program connects once per request, a FastCGI responder once).
 
-use super::dynamic_php::{Php, PhpWanted};
-use super::dynamic_postgres::Postgres;
-use super::dynamic_stack::{prepare, Deployment, Shared, Source, Stack, Tiers, WEB_AND_APP};
-use super::dynamic_syscalls::{self, SyscallWindow};
-use super::measure::Measurement;
-use super::{table, Experiment, Lab, ResultRow};
+mod cgroup;
+mod clients;
+mod deployment;
+mod php;
+pub mod postgres;
+mod prepare;
+mod servers;
+mod stack;
+mod syscalls;
+mod tiers;
+mod users;
+
+pub use clients::DYNAMIC_CLIENTS;
+pub use deployment::Deployment;
+pub use php::PhpPrograms;
+
+use crate::measure::Measurement;
+use crate::{table, Experiment, Lab, ResultRow};
 use bench::{BenchConfig, HttpMode, Observer, Target};
+use deployment::Shared;
 use lab_process::cpu::{self, CpuTime};
+use php::{Php, PhpWanted};
+use postgres::Postgres;
+use prepare::prepare;
+use stack::Stack;
 use std::io;
 use std::sync::atomic::AtomicBool;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
-
-/// Clients of each measurement, keep-alive: as many CGI programs at once as fcgiwrap has
-/// children for.
-pub const DYNAMIC_CLIENTS: usize = 8;
+use syscalls::SyscallWindow;
+use tiers::{Source, Tiers, WEB_AND_APP};
 
 /// The test types measured unless `--tests` says otherwise.
 pub const DEFAULT_TESTS: [&str; 4] = ["plaintext", "json", "db", "fortunes"];
@@ -53,6 +68,7 @@ pub enum Database {
 }
 
 impl Database {
+    /// The name `--db` takes and the tables and JSON show.
     pub fn name(self) -> &'static str {
         match self {
             Database::Sqlite => "sqlite",
@@ -413,12 +429,12 @@ fn one(
         match run_load(lab, stack.addr, &path, false, &window) {
             Ok(run) => {
                 let counted = window.finish();
-                for why in dynamic_syscalls::set_syscalls(&mut row, method, &run, counted) {
+                for why in syscalls::set_syscalls(&mut row, method, &run, counted) {
                     if lab.said.insert(why.clone()) {
                         writeln!(lab.progress, "flint lab: {kind}: {what}: syscalls: {why}")?;
                     }
                 }
-                if let Some(table) = dynamic_syscalls::truss_by_tier(&row) {
+                if let Some(table) = syscalls::truss_by_tier(&row) {
                     writeln!(
                         lab.out,
                         "\n-- {kind} {what}: system calls per request by tier ({method}, a run \

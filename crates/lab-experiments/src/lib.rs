@@ -18,18 +18,13 @@
 //! The results are rows of one JSON shape ([`ResultRow`], docs/lab.md), which the HTML report
 //! renders; [`LabReport::to_json`] is the whole document.
 
+#![warn(missing_docs)]
+
 pub mod certs;
 pub mod delay_line;
 mod digest;
 mod docroot;
 mod dynamic;
-mod dynamic_cgroup;
-mod dynamic_php;
-pub mod dynamic_postgres;
-mod dynamic_servers;
-mod dynamic_stack;
-mod dynamic_syscalls;
-mod dynamic_users;
 mod measure;
 pub mod netpath;
 pub mod page;
@@ -41,9 +36,9 @@ mod table;
 mod tls;
 
 pub use docroot::{MICROSCAPE_GIFS, MICROSCAPE_HTML};
-pub use dynamic::{Database, DEFAULT_TESTS, DYNAMIC_CLIENTS, TEST_TYPES};
-pub use dynamic_php::PhpPrograms;
-pub use dynamic_stack::Deployment;
+/// The lab's PostgreSQL server, for the tests that start and stop one themselves.
+pub use dynamic::postgres as dynamic_postgres;
+pub use dynamic::{Database, Deployment, PhpPrograms, DEFAULT_TESTS, DYNAMIC_CLIENTS, TEST_TYPES};
 pub use page::{PageMode, H2_SERVER_MISSING};
 pub use results::{
     LabReport, ResultRow, ServerStatus, Status, SyscallCount, SATURATED, SCHEMA_VERSION,
@@ -64,8 +59,13 @@ use std::time::{Duration, SystemTime};
 /// Which experiment to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Experiment {
+    /// The page experiment: the microscape page fetched in each way of [`PageMode`], the
+    /// server's system calls, CPU and packets per page.
     Syscalls,
+    /// The response-size sweep (the IO-Lite paper): each size from each server, output
+    /// bandwidth and the server's CPU per request.
     Sizes,
+    /// Content-MD5 on each response against none: what the digest costs the server.
     Digest,
     /// Handshakes, the sizes sweep and keep-alive syscalls over HTTPS.
     Tls,
@@ -76,6 +76,7 @@ pub enum Experiment {
 }
 
 impl Experiment {
+    /// The name on the command line (`flint lab NAME`) and in the JSON.
     pub fn name(self) -> &'static str {
         match self {
             Experiment::Syscalls => "syscalls",
@@ -106,9 +107,11 @@ impl Experiment {
     }
 }
 
-/// Clients of each experiment: the papers' numbers.
+/// Clients of the page experiment: one, as the notes' one browser or robot.
 pub const SYSCALLS_CLIENTS: usize = 1;
+/// Clients of the sizes sweep: the IO-Lite paper's number.
 pub const SIZES_CLIENTS: usize = 40;
+/// Clients of the digest experiment: the Content-MD5 measurements' number.
 pub const DIGEST_CLIENTS: usize = 5;
 
 /// The options of a lab run.
@@ -116,7 +119,9 @@ pub const DIGEST_CLIENTS: usize = 5;
 pub struct LabOptions {
     /// Length of each measurement (after warm-up).
     pub duration: Duration,
+    /// Load before each measurement, not counted ([`DEFAULT_WARMUP`]).
     pub warmup: Duration,
+    /// The servers measured, each in turn.
     pub servers: Vec<PeerKind>,
     /// Profile the servers' syscalls (strace or perf); CPU time is read either way.
     pub profile: bool,
@@ -154,11 +159,13 @@ pub struct LabOptions {
     pub app_bin: Option<PathBuf>,
 }
 
-/// Default length of each measurement: `flint lab all` runs 199 of them (the page experiment's
+/// Default length of each measurement: `flint lab all` runs 235 of them (the page experiment's
 /// 65: six ways for five servers over cleartext and TLS, Apache prefork over cleartext without
-/// h2; 5 x 12 sizes, 3 digest runs, 4 x 11 over TLS, 3 x 9 dynamic), each with its warm-up,
-/// server and tracer start-up: about 13 minutes in all.
+/// h2; 5 x 12 sizes, 3 digest runs, 4 x 11 over TLS, 7 x 9 dynamic), each with its warm-up,
+/// server and tracer start-up: about 17 minutes in all (docs/lab.md).
 pub const DEFAULT_DURATION: Duration = Duration::from_secs(2);
+/// Default warm-up before each measurement: the load runs, nothing is counted, so that
+/// connections, pools and caches are in their steady state when the window opens.
 pub const DEFAULT_WARMUP: Duration = Duration::from_millis(500);
 
 impl LabOptions {
@@ -330,14 +337,19 @@ impl LabOptions {
 /// Why a lab run could not go on.
 #[derive(Debug, thiserror::Error)]
 pub enum LabError {
+    /// The options name no server.
     #[error("no servers to run")]
     NoServers,
+    /// The document root's files could not be written.
     #[error("writing the document root: {0}")]
     Docroot(#[from] bench::fileset::FilesetError),
+    /// The temporary directory of the document root could not be made.
     #[error("creating the document root: {0}")]
     TempDir(std::io::Error),
+    /// The tables or the JSON could not be written where they go.
     #[error("writing the output: {0}")]
     Output(#[from] std::io::Error),
+    /// The TLS experiments' certificates could not be made or written.
     #[error(transparent)]
     Certificate(#[from] certs::CertError),
 }

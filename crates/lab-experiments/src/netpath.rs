@@ -29,8 +29,9 @@ use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-/// The server's address on the path, and the client's.
+/// The server's address on the path.
 pub const SERVER_ADDR: Ipv4Addr = Ipv4Addr::new(10, 77, 2, 1);
+/// The client's address on the path.
 pub const CLIENT_ADDR: Ipv4Addr = Ipv4Addr::new(10, 77, 1, 1);
 /// The server's interface, in its namespace: the one whose counters are the wire's.
 pub const SERVER_IF: &str = "s0";
@@ -51,6 +52,7 @@ pub enum Delay {
 }
 
 impl Delay {
+    /// The name in the tables and the JSON.
     pub fn name(self) -> &'static str {
         match self {
             Delay::None => "none",
@@ -63,11 +65,21 @@ impl Delay {
 /// Why the path could not be made.
 #[derive(Debug, thiserror::Error)]
 pub enum NetError {
+    /// An `ip` or `tc` command failed, did not end within its limit, or printed what could not
+    /// be read.
     #[error("`{command}` failed: {why}")]
-    Command { command: String, why: String },
+    Command {
+        /// The command line, as it could be typed again.
+        command: String,
+        /// What it wrote to stderr, why it could not run, or what its output lacked.
+        why: String,
+    },
+    /// A namespace could not be entered, or the delay line could not start.
     #[error("{what}: {source}")]
     Io {
+        /// What was being done.
         what: String,
+        /// The system's error.
         #[source]
         source: io::Error,
     },
@@ -79,9 +91,11 @@ pub enum NetError {
 pub struct Counters {
     /// Received by the server's interface: what the client sent.
     pub rx_packets: u64,
+    /// Bytes of the frames received.
     pub rx_bytes: u64,
     /// Sent by the server's interface: what the server sent.
     pub tx_packets: u64,
+    /// Bytes of the frames sent.
     pub tx_bytes: u64,
 }
 
@@ -171,6 +185,7 @@ impl NetPath {
         self.rtt
     }
 
+    /// How the round trip's delay is made: netem, the delay line, or none.
     pub fn delay(&self) -> Delay {
         self.delay
     }
@@ -180,6 +195,7 @@ impl NetPath {
         &self.server
     }
 
+    /// The namespace the client (bench's measuring thread) runs in.
     pub fn client_netns(&self) -> &str {
         &self.client
     }

@@ -44,6 +44,7 @@ impl std::str::FromStr for PageMode {
 }
 
 impl PageMode {
+    /// Every way, in the order the page experiment runs and tables them.
     pub const ALL: [PageMode; 6] = [
         PageMode::Http10,
         PageMode::Persistent,

@@ -24,11 +24,16 @@ const FIFO_PRIORITY: libc::c_int = 10;
 pub enum Raised {
     /// `SCHED_FIFO` at [`FIFO_PRIORITY`]; it was `policy` with `priority` before.
     RealTime {
+        /// The scheduling policy before (`SCHED_OTHER` as a rule).
         policy: libc::c_int,
+        /// The static priority before (0 under `SCHED_OTHER`).
         priority: libc::c_int,
     },
     /// Nice -20; it was `nice` before.
-    Nice { nice: i32 },
+    Nice {
+        /// The nice value before.
+        nice: i32,
+    },
     /// Neither was allowed.
     Not,
 }

@@ -18,11 +18,15 @@ pub use ::results::{PeerStatus as Status, SyscallCount};
 /// One server of the run: the JSON's `servers[]` element, and which peer it is.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerStatus {
+    /// The server's name as the command line gives it (`nginx`, `apache-prefork`).
     pub name: String,
+    /// `name/version` as the server prints it; `None` when it was not found.
     pub version: Option<String>,
+    /// Whether it ran, was missing or failed.
     pub status: Status,
     /// How to install a missing server; why a failed one failed.
     pub note: Option<String>,
+    /// Which peer it is, for the experiments that look it up again.
     pub kind: PeerKind,
 }
 
@@ -238,16 +242,21 @@ impl ResultRow {
 /// Everything a lab run produced.
 #[derive(Debug, Clone)]
 pub struct LabReport {
+    /// The experiment asked for (`all` for every one).
     pub experiment: Experiment,
+    /// When the run began, before the first server started.
     pub started_at: SystemTime,
     /// The options that shaped the run ([`crate::LabOptions::record`]).
     pub options: LabOptionsRecord,
+    /// Every server asked for, found or not.
     pub servers: Vec<ServerStatus>,
+    /// Every row of every experiment, in the order they were measured.
     pub results: Vec<ResultRow>,
     /// Ended early by Ctrl-C.
     pub interrupted: bool,
 }
 
+/// The JSON's `schema_version`: what its readers (the HTML report) check before they read it.
 pub const SCHEMA_VERSION: u64 = 1;
 
 impl LabReport {

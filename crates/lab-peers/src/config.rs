@@ -20,6 +20,7 @@ pub struct ConfigParams<'a> {
     pub root: &'a Path,
     /// The address to listen on (loopback, or the server's end of the lab's network path).
     pub host: IpAddr,
+    /// The port to listen on.
     pub port: u16,
     /// Content-MD5 on each response (Apache's `ContentDigest On`; flint's `--digest`).
     pub digest: bool,
@@ -38,7 +39,9 @@ pub struct ConfigParams<'a> {
 /// tests that hold a client against nginx's own account need besides.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TlsFiles {
+    /// The certificate chain, leaf first (PEM).
     pub cert: PathBuf,
+    /// The leaf's private key (PEM).
     pub key: PathBuf,
     /// nginx's `ssl_protocols` and `ssl_ciphers` in place of the lab's (TLS 1.2 and 1.3,
     /// OpenSSL's default ciphers): `("TLSv1", "DEFAULT@SECLEVEL=0")` makes a server that speaks

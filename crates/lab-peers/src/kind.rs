@@ -10,10 +10,15 @@ use std::time::Duration;
 /// The servers the lab knows how to start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum PeerKind {
+    /// flint serve, from the `flint` executable the spec names (`flint lab` passes its own).
     Flint,
+    /// nginx: one worker process, event-driven.
     Nginx,
+    /// Apache httpd with the prefork MPM: a process per connection, as many as the clients.
     ApachePrefork,
+    /// Apache httpd with the event MPM: one child process, its threads as many as the clients.
     ApacheEvent,
+    /// lighttpd: one process, event-driven.
     Lighttpd,
     /// h2o, an HTTP/2-first server (Debian's `h2o` package).
     H2o,
@@ -22,6 +27,7 @@ pub enum PeerKind {
 }
 
 impl PeerKind {
+    /// Every server the lab knows: an experiment's servers unless its options name fewer.
     pub const ALL: [PeerKind; 7] = [
         PeerKind::Flint,
         PeerKind::Nginx,
@@ -188,7 +194,9 @@ pub fn parse_version(text: &str) -> Option<String> {
 /// A server found on this machine.
 #[derive(Debug, Clone)]
 pub struct Installed {
+    /// The executable found (on PATH or in the sbin directories; flint's as given).
     pub program: PathBuf,
+    /// `name/version` as the server prints it (`nginx/1.22.1`), `unknown` when it prints none.
     pub version: String,
 }
 

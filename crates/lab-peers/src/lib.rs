@@ -17,6 +17,8 @@
 //! A server that is not installed is a [`PeerError::NotInstalled`] naming the command that
 //! installs it (scripts/install-peers.sh installs them all); callers go on with the others.
 
+#![warn(missing_docs)]
+
 mod config;
 mod error;
 mod kind;

@@ -41,7 +41,9 @@ pub struct PeerSpec {
 /// the calling thread, which must be in a namespace that reaches `addr`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PeerNet {
+    /// The network namespace's name.
     pub netns: String,
+    /// The address of the peer's interface in it, the one it listens on.
     pub addr: Ipv4Addr,
 }
 
@@ -187,6 +189,7 @@ impl Peer {
         }
     }
 
+    /// Which server this is.
     pub fn kind(&self) -> PeerKind {
         self.kind
     }
@@ -196,6 +199,7 @@ impl Peer {
         &self.version
     }
 
+    /// Where it accepts connections.
     pub fn addr(&self) -> SocketAddr {
         self.addr
     }

@@ -13,6 +13,8 @@
 //!   DATA, WINDOW_UPDATE, RST_STREAM, GOAWAY and PING frames, and a reader of a peer's frames,
 //!   for the tests that misbehave on purpose or look at frames one by one.
 //! - [`flint_bin`]: the `flint` executable, for tests outside its crate that start it.
+//! - [`module_rings::rings`]: the files of a crate that import each other through a ring, read
+//!   from its source as text, for the workspace test that holds every crate to its layers.
 //! - [`recording::Recording`]: a server that counts every request it receives, the truth a
 //!   client's end-of-run accounting is held to.
 //!
@@ -25,6 +27,7 @@ pub mod certs;
 pub mod chromium;
 mod flint_bin;
 pub mod h2;
+pub mod module_rings;
 pub mod recording;
 
 pub use flint_bin::flint_bin;

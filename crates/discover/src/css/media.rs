@@ -429,4 +429,31 @@ mod tests {
         assert!(supports("(-ms-grid-row: 1) or (display: grid)"));
         assert!(supports("selector(:has(a))"));
     }
+
+    #[test]
+    fn odd_media_and_supports_end_quietly() {
+        // The texts that end selectors quietly (rules.rs) end media queries quietly too.
+        let env = Env::default();
+        for text in [
+            "",
+            ":",
+            "::",
+            "a:",
+            "p::(",
+            "p:not(",
+            "[",
+            "]]",
+            "é.é::after:hover",
+            "💥:link",
+            ">",
+            "p >",
+            "::part(",
+            "*|*",
+            "a::before::after",
+        ] {
+            let _ = matches(text, &env);
+            let _ = matches(&format!("({text}:)"), &env);
+            let _ = supports(text);
+        }
+    }
 }

@@ -13,8 +13,8 @@
 //! run that gives the row's rate, latency and CPU; the traced run's rate is kept beside it
 //! (`traced_requests_per_s`), which shows what the tracing cost.
 
-use super::dynamic_stack::{Source, Tiers};
-use super::{table, ResultRow};
+use super::tiers::{Source, Tiers};
+use crate::{table, ResultRow};
 use bench::Observer;
 use lab_profile::{Counts, Method, Scope, ScopeTracer};
 use std::collections::BTreeMap;

@@ -30,7 +30,9 @@ pub struct PhpWanted {
 /// Which PHP programs a run uses: `None` finds Debian's.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PhpPrograms {
+    /// The php-fpm to run (the package to install is named when it does not exist).
     pub fpm: Option<PathBuf>,
+    /// The php-cgi the CGI deployment's script names as its interpreter.
     pub cgi: Option<PathBuf>,
 }
 

@@ -1,7 +1,7 @@
 //! The processes of one server's dynamic deployments, started together and stopped with their
 //! groups: the web server (flint serve with `--cgi`, `--fastcgi` and `--proxy`; nginx with
 //! `fastcgi_pass` and `proxy_pass`; Apache, lighttpd, h2o and Caddy with theirs, written
-//! by `lab_app::deploy` and [`super::dynamic_servers`]), `flint-app fastcgi` behind it,
+//! by `lab_app::deploy` and [`super::servers`]), `flint-app fastcgi` behind it,
 //! `flint-app http` and php-fpm when their deployments are asked for, and for nginx fcgiwrap
 //! (nginx runs no CGI itself); Apache prefork loads mod_php when its deployment is asked for.
 //! Every process is pinned to the server core, as the other experiments' servers are.
@@ -14,16 +14,16 @@
 //! cstime, `lab_process::cpu::tree`), which misses the programs of a gateway that ignores
 //! SIGCHLD (fcgiwrap: the kernel reaps them and their times are discarded).
 
-use super::dynamic_cgroup::Cgroup;
-use super::dynamic_php::{fpm_args, Php};
-use super::dynamic_servers;
-use super::dynamic_users::{give_database, give_sockets};
-use lab_app::deploy::{self, CGI_PROGRAM};
+use super::cgroup::Cgroup;
+use super::deployment::{unsupported, Deployment, Shared, FLINT_CGI_MOUNT, FLINT_FASTCGI_MOUNT};
+use super::php::fpm_args;
+use super::servers::{self, apache_args, apache_mpm, APACHE_CLIENTS};
+use super::tiers::{Source, Tiers};
+use super::users::{give_database, give_sockets};
+use lab_app::deploy;
 use lab_app::php;
-use lab_app::{DB_DIR, POSTGRES_URL_FILE};
 use lab_peers::PeerKind;
-use lab_process::cpu::{self, CpuTime};
-use lab_process::procfs::{pid_listening_on, process_tree, thread_count, ProcError};
+use lab_process::procfs::{pid_listening_on, process_tree, thread_count};
 use lab_process::{free_port, Group, StopPolicy};
 use std::ffi::{OsStr, OsString};
 use std::net::{Ipv4Addr, SocketAddr};
@@ -32,224 +32,6 @@ use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// The FastCGI prefix flint serve is given: the script is the (empty) file `fcgi/app` of the
-/// root, so `/fcgi/app/json` is the application's `/json`.
-pub const FLINT_FASTCGI_MOUNT: &str = "/fcgi/";
-/// The CGI mount flint serve is given (its directory holds `app.cgi`).
-pub const FLINT_CGI_MOUNT: &str = "/cgi-bin";
-
-/// How the application is deployed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Deployment {
-    /// A file of the same bytes as `/plaintext`: the baseline.
-    Static,
-    /// A program per request.
-    Cgi,
-    /// `flint-app fastcgi`, persistent.
-    FastCgi,
-    /// `flint-app http`, persistent, behind the web server's reverse proxy.
-    Proxy,
-    /// The PHP application under php-fpm: FastCGI, a pool of persistent children.
-    PhpFpm,
-    /// The PHP application as a CGI program: php-cgi started per request.
-    PhpCgi,
-    /// The PHP application inside Apache prefork's children (mod_php): no gateway, no process
-    /// of its own, the web and application tiers one.
-    ModPhp,
-}
-
-impl Deployment {
-    pub const ALL: [Deployment; 7] = [
-        Deployment::Static,
-        Deployment::Cgi,
-        Deployment::FastCgi,
-        Deployment::Proxy,
-        Deployment::PhpFpm,
-        Deployment::PhpCgi,
-        Deployment::ModPhp,
-    ];
-    /// Those measured unless `--deployments` says otherwise: flint-app's CGI and FastCGI, with
-    /// the baseline (the proxy and PHP ones are asked for by name).
-    pub const DEFAULT: [Deployment; 3] = [Deployment::Static, Deployment::Cgi, Deployment::FastCgi];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Deployment::Static => "static",
-            Deployment::Cgi => "cgi",
-            Deployment::FastCgi => "fastcgi",
-            Deployment::Proxy => "proxy",
-            Deployment::PhpFpm => "php-fpm",
-            Deployment::PhpCgi => "php-cgi",
-            Deployment::ModPhp => "mod-php",
-        }
-    }
-
-    /// The URL prefix of its test types (the static file is `/plaintext` itself).
-    pub fn prefix(self) -> &'static str {
-        match self {
-            Deployment::Static => "",
-            Deployment::Cgi => deploy::CGI_PREFIX,
-            Deployment::FastCgi => deploy::FASTCGI_PREFIX,
-            Deployment::Proxy => deploy::PROXY_PREFIX,
-            Deployment::PhpFpm => deploy::PHP_FPM_PREFIX,
-            Deployment::PhpCgi => deploy::PHP_CGI_PREFIX,
-            Deployment::ModPhp => deploy::MOD_PHP_PREFIX,
-        }
-    }
-}
-
-impl std::str::FromStr for Deployment {
-    type Err = String;
-    fn from_str(text: &str) -> Result<Deployment, String> {
-        (Deployment::ALL.into_iter())
-            .find(|d| d.name() == text)
-            .ok_or_else(|| {
-                let known: Vec<&str> = Deployment::ALL.iter().map(|d| d.name()).collect();
-                format!("unknown deployment `{text}` (known: {})", known.join(", "))
-            })
-    }
-}
-
-/// Why `kind` cannot run `deployment`, when it cannot: the server has no gateway for it in the
-/// lab (flint serve, nginx, Apache event and lighttpd run every deployment but mod_php, which
-/// Apache prefork alone runs).
-pub fn unsupported(kind: PeerKind, deployment: Deployment) -> Option<String> {
-    let (runs, only) = match kind {
-        _ if deployment != Deployment::ModPhp => (true, ""),
-        PeerKind::ApachePrefork => (true, ""),
-        PeerKind::ApacheEvent => (
-            false,
-            "Debian's mod_php is not thread-safe, and Apache refuses it a threaded MPM: PHP on \
-             the event MPM is php-fpm",
-        ),
-        _ => (false, "mod_php is an Apache module, run by the prefork MPM"),
-    };
-    if !runs {
-        return Some(format!(
-            "{kind} has no mod-php deployment in the lab ({only})"
-        ));
-    }
-    let (runs, only) = match kind {
-        PeerKind::ApachePrefork => (
-            !matches!(deployment, Deployment::Cgi | Deployment::PhpCgi),
-            "its mod_cgi forks each program from the child that has the connection, in Apache's \
-             own cgroup, where the programs cannot be told from Apache: CGI through Apache is \
-             measured on the event MPM, mod_cgid",
-        ),
-        PeerKind::H2o => (
-            !matches!(deployment, Deployment::Cgi | Deployment::PhpCgi),
-            "fastcgi.connect and proxy.reverse.url only: h2o runs no CGI program",
-        ),
-        PeerKind::Caddy => (
-            !matches!(deployment, Deployment::Cgi | Deployment::PhpCgi),
-            "php_fastcgi and reverse_proxy only: Caddy runs no CGI program without a plugin",
-        ),
-        _ => (true, ""),
-    };
-    (!runs).then(|| {
-        format!(
-            "{kind} has no {} deployment in the lab ({only})",
-            deployment.name()
-        )
-    })
-}
-
-/// What every server's deployments share: the document root, the CGI directory (the program
-/// and the database beside it) and the programs.
-#[derive(Debug)]
-pub struct Shared {
-    pub root: PathBuf,
-    pub cgi_dir: PathBuf,
-    pub db: PathBuf,
-    pub app_bin: PathBuf,
-    /// The server core, for every process of a deployment.
-    pub cpu: Option<usize>,
-    /// fcgiwrap's children: as many CGI programs at once as flint serve runs for the load.
-    pub cgi_workers: usize,
-    /// Where the database server's CPU is read (PostgreSQL); `None`: the database is in the
-    /// application (SQLite).
-    pub db_server: Option<Source>,
-    /// The deployments asked for.
-    pub deployments: Vec<Deployment>,
-    /// The PHP programs, or why a PHP deployment cannot run.
-    pub php: Php,
-}
-
-impl Shared {
-    /// Why `deployment` cannot run on any server (a PHP package missing), when it cannot.
-    pub fn unavailable(&self, deployment: Deployment) -> Option<&str> {
-        match deployment {
-            Deployment::PhpFpm => self.php.fpm.as_ref().err().map(String::as_str),
-            Deployment::PhpCgi => self.php.cgi.as_ref().err().map(String::as_str),
-            Deployment::ModPhp => self.php.mod_php.as_ref().err().map(String::as_str),
-            _ => None,
-        }
-    }
-
-    fn runs(&self, deployment: Deployment) -> bool {
-        self.deployments.contains(&deployment) && self.unavailable(deployment).is_none()
-    }
-}
-
-/// Writes the root (`/plaintext`, the FastCGI script's file, the PHP application for php-fpm)
-/// and the CGI directory (the program, the PHP application with php-cgi's interpreter line
-/// `php_cgi`, and their database in its own directory, [`DB_DIR`], made by the program
-/// itself) under `dir`. With
-/// `postgres_url`, the database is that one (its tables made by the program), named beside the
-/// CGI program in [`POSTGRES_URL_FILE`]; the database returned is then the URL.
-pub fn prepare(
-    dir: &Path,
-    app_bin: &Path,
-    php_cgi: &Path,
-    postgres_url: Option<&str>,
-) -> Result<(PathBuf, PathBuf, PathBuf), String> {
-    let io = |what: &str| {
-        let what = what.to_owned();
-        move |e: std::io::Error| format!("{what}: {e}")
-    };
-    // Apache's children read the static file as another user when the lab is root.
-    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755))
-        .map_err(io("the application's directory"))?;
-    let root = dir.join("root");
-    let cgi_dir = dir.join("cgi");
-    std::fs::create_dir_all(root.join("fcgi")).map_err(io("the document root"))?;
-    std::fs::create_dir_all(&cgi_dir).map_err(io("the CGI directory"))?;
-    std::fs::write(root.join("plaintext"), b"Hello, World!").map_err(io("/plaintext"))?;
-    std::fs::write(root.join("fcgi/app"), b"").map_err(io("the FastCGI script"))?;
-    std::fs::copy(app_bin, cgi_dir.join(CGI_PROGRAM)).map_err(io("the CGI program"))?;
-    std::fs::create_dir_all(root.join(php::FPM_DIR)).map_err(io("the PHP directory"))?;
-    let fpm_script = root.join(php::FPM_DIR).join(php::SCRIPT);
-    std::fs::write(fpm_script, php::APP).map_err(io("the PHP application"))?;
-    let cgi_script = cgi_dir.join(php::SCRIPT);
-    std::fs::write(&cgi_script, php::cgi_script(php_cgi)).map_err(io("the PHP CGI program"))?;
-    std::fs::set_permissions(&cgi_script, std::fs::Permissions::from_mode(0o755))
-        .map_err(io("the PHP CGI program"))?;
-    let db = match postgres_url {
-        Some(url) => {
-            std::fs::write(cgi_dir.join(POSTGRES_URL_FILE), url).map_err(io(POSTGRES_URL_FILE))?;
-            PathBuf::from(url)
-        }
-        None => {
-            let db_dir = cgi_dir.join(DB_DIR);
-            std::fs::create_dir(&db_dir).map_err(io("the database's directory"))?;
-            db_dir.join("world.db")
-        }
-    };
-    let out = lab_process::output_within(
-        Command::new(app_bin).arg("init").arg(&db),
-        Duration::from_secs(60),
-    )
-    .map_err(io(&format!("{} init", app_bin.display())))?;
-    if !out.status.success() {
-        return Err(format!(
-            "{} init: {}",
-            app_bin.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
-    Ok((root, cgi_dir, db))
-}
 
 /// One server with its deployments, running. Dropping it stops every group (the web server
 /// first), then removes their cgroups and its directory.
@@ -484,11 +266,11 @@ impl Stack {
             let port = free_port().map_err(|e| format!("a free port: {e}"))?;
             let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
             let args: Vec<OsString> = if kind == PeerKind::Lighttpd {
-                dynamic_servers::lighttpd_args(dir.path(), port, &gateways)?
+                servers::lighttpd_args(dir.path(), port, &gateways)?
             } else if kind == PeerKind::H2o {
-                dynamic_servers::h2o_args(dir.path(), port, &gateways)?
+                servers::h2o_args(dir.path(), port, &gateways)?
             } else if kind == PeerKind::Caddy {
-                dynamic_servers::caddy_args(dir.path(), port, &gateways)?
+                servers::caddy_args(dir.path(), port, &gateways)?
             } else if let Some(mpm) = mpm {
                 let apache = deploy::Apache {
                     modules: Path::new(lab_peers::APACHE_MODULES),
@@ -713,55 +495,6 @@ impl Drop for Stack {
     }
 }
 
-/// The clients Apache's pool is sized for: the experiment's, as fcgiwrap's children are.
-const APACHE_CLIENTS: usize = super::dynamic::DYNAMIC_CLIENTS;
-
-/// The MPM of an Apache `kind`; `None`: not Apache.
-fn apache_mpm(kind: PeerKind) -> Option<lab_peers::Mpm> {
-    match kind {
-        PeerKind::ApacheEvent => Some(lab_peers::Mpm::Event),
-        PeerKind::ApachePrefork => Some(lab_peers::Mpm::Prefork),
-        _ => None,
-    }
-}
-
-/// Writes Apache's config (the lab peers' config for `mpm`, its gateways added) into `dir` and
-/// returns its arguments.
-fn apache_args(
-    dir: &Path,
-    root: &Path,
-    port: u16,
-    user: Option<&str>,
-    mpm: lab_peers::Mpm,
-    gateways: &deploy::Apache,
-) -> Result<Vec<OsString>, String> {
-    let params = lab_peers::ConfigParams {
-        dir,
-        root,
-        host: Ipv4Addr::LOCALHOST.into(),
-        port,
-        digest: false,
-        max_clients: APACHE_CLIENTS,
-        tls: None,
-        http2: false,
-    };
-    let mut text = lab_peers::apache_config(&params, mpm, user);
-    text.push_str(&deploy::apache_gateways(gateways));
-    let write = |name: &str, text: String| {
-        let path = dir.join(name);
-        std::fs::write(&path, text).map_err(|e| format!("{name}: {e}"))?;
-        Ok::<_, String>(path)
-    };
-    write("mime.types", lab_peers::apache_mime_types())?;
-    let conf = write("httpd.conf", text)?;
-    Ok(vec![
-        "-D".into(),
-        "FOREGROUND".into(),
-        "-f".into(),
-        conf.into(),
-    ])
-}
-
 fn log_tail(log: &Path) -> String {
     let text = std::fs::read_to_string(log).unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();
@@ -790,87 +523,5 @@ fn ready(
             ));
         }
         std::thread::sleep(lab_process::POLL);
-    }
-}
-
-/// Where a tier's CPU is read.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Source {
-    /// One process, every thread (the kernel's exact clock).
-    Process(u32),
-    /// A process tree with its reaped children's times (without a cgroup).
-    Tree(u32),
-    /// A process tree less its root: flint serve's CGI programs without a cgroup.
-    TreeLess(u32),
-    /// Everything that ran in a cgroup.
-    Cgroup(PathBuf),
-    /// A cgroup less one process in it: flint serve's CGI programs.
-    CgroupLess(PathBuf, u32),
-}
-
-impl Source {
-    fn read(&self) -> Result<CpuTime, String> {
-        let proc = |e: ProcError| e.to_string();
-        let cgroup =
-            |dir: &Path| Cgroup::usage_at(dir).map_err(|e| format!("{}: {e}", dir.display()));
-        match self {
-            Source::Process(pid) => cpu::process(*pid).map_err(proc),
-            Source::Tree(pid) => cpu::tree(*pid).map_err(proc),
-            Source::TreeLess(pid) => {
-                let own = cpu::process(*pid).map_err(proc)?;
-                Ok(less(cpu::tree(*pid).map_err(proc)?, own))
-            }
-            Source::Cgroup(dir) => cgroup(dir),
-            Source::CgroupLess(dir, pid) => {
-                let own = cpu::process(*pid).map_err(proc)?;
-                Ok(less(cgroup(dir)?, own))
-            }
-        }
-    }
-}
-
-/// `all` less `part` by their totals: the two are separate estimates of the user/system split
-/// (the cgroup's clock, the process's tick ratio), so subtracting field by field, each clamped
-/// at zero, could overstate the rest. The total is exact; the split is `all`'s, bounded by it.
-fn less(all: CpuTime, part: CpuTime) -> CpuTime {
-    let total = all.total().saturating_sub(part.total());
-    let sys = all.sys.saturating_sub(part.sys).min(total);
-    CpuTime {
-        user: total - sys,
-        sys,
-    }
-}
-
-/// Where one deployment's tiers are read: the web server, and the gateway and application
-/// when the deployment has them, then the database server's when there is one.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Tiers {
-    pub web: Source,
-    /// The web server's processes run the application too (mod_php): the first tier is both,
-    /// named [`WEB_AND_APP`], and there is no `app` tier.
-    pub app_in_web: bool,
-    pub app: Option<Source>,
-    pub db: Option<Source>,
-}
-
-/// The name of the one tier of a web server that runs the application in its own processes.
-pub const WEB_AND_APP: &str = "web+app";
-
-impl Tiers {
-    /// The tiers' names, in the order [`Tiers::read`] reads them.
-    pub fn names(&self) -> Vec<&'static str> {
-        let mut names = vec![if self.app_in_web { WEB_AND_APP } else { "web" }];
-        names.extend(self.app.as_ref().map(|_| "app"));
-        names.extend(self.db.as_ref().map(|_| "db"));
-        names
-    }
-
-    /// One reading: the web tier, then the application tier and the database's when there are.
-    pub fn read(&self) -> Result<Vec<CpuTime>, String> {
-        let mut out = vec![self.web.read()?];
-        for tier in [&self.app, &self.db].into_iter().flatten() {
-            out.push(tier.read()?);
-        }
-        Ok(out)
     }
 }

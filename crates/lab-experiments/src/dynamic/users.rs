@@ -59,7 +59,7 @@ pub fn give_sockets(sockets: &[&Path], user: &str) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::dynamic_stack::prepare;
+    use super::super::prepare::prepare;
     use super::*;
     use lab_app::deploy::CGI_PROGRAM;
     use lab_app::php;

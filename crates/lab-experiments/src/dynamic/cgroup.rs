@@ -7,7 +7,7 @@
 //! A process joins its cgroup before it execs (through `sh -c 'echo $$ > cgroup.procs; exec
 //! ...'`, the pid unchanged), so every child it starts is born in it. Made under the cgroup2
 //! mount (`/sys/fs/cgroup` or, on a hybrid hierarchy, `/sys/fs/cgroup/unified`), which needs
-//! privileges; without, the experiment falls back to /proc ([`super::dynamic_stack`]).
+//! privileges; without, the experiment falls back to /proc ([`super::stack`]).
 
 use lab_process::cpu::CpuTime;
 use std::ffi::OsStr;

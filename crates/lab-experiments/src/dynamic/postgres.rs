@@ -11,7 +11,7 @@
 //! - Stopped with SIGINT (PostgreSQL's fast shutdown: clients cut off, then a clean exit),
 //!   SIGKILL to the group past the grace.
 
-use super::dynamic_cgroup::Cgroup;
+use super::cgroup::Cgroup;
 use lab_process::{Group, StopPolicy};
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
