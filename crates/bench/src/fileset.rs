@@ -35,7 +35,8 @@ impl Mix {
     /// Every mix, in the paper's order (its sections 5.1 to 5.4).
     pub const ALL: [Mix; 4] = [Mix::Modem, Mix::General, Mix::Media, Mix::Mixed];
 
-    /// The name `flint fileset` and the lab take (`modem`, `general`, `media`, `mixed`).
+    /// `modem`, `general`, `media` or `mixed`: what `Display` writes and `FromStr` reads (any
+    /// case), as `flint fileset --mix` spells it.
     pub fn name(self) -> &'static str {
         match self {
             Mix::Modem => "modem",
