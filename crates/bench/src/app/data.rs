@@ -125,9 +125,9 @@ impl DataSet {
         })
     }
 
-    /// The rows host `host` draws from, of hosts running `weights[k]` Webchildren each: rows
-    /// `bounds[host]..bounds[host + 1]` ([`share_bounds`]), or every row of a `cycle` or
-    /// `random` set with fewer rows than hosts.
+    /// The rows host `host` draws from, of hosts running `weights[k]` Webchildren each: its own
+    /// run of the rows, in proportion to its Webchildren (the private `share_bounds`), or every
+    /// row of a `cycle` or `random` set with fewer rows than hosts.
     pub fn share(&self, weights: &[usize], host: usize) -> DataRows<'_> {
         let whole = self.pick != Pick::Unique && self.rows.len() < weights.len();
         let rows = match whole {
