@@ -7,6 +7,11 @@
 //! Ctrl-C), and merges what each returns exactly ("All clients ended at ..."). A host that cannot
 //! start stops the run before it begins; a host lost during the run is named, the others finish,
 //! and the merge of the rest is marked incomplete.
+//!
+//! This file is the run's steps in order; each step's work is in a file of its own beside it:
+//! `start.rs` (hellos, orders, READYs, clock probes), `follow.rs` (GO to the last result),
+//! `outcome.rs` (the merge, each host's record) and `host.rs` (a host's state, and the words
+//! of its failures).
 
 mod follow;
 mod host;
