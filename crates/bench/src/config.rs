@@ -17,6 +17,7 @@ pub const DEFAULT_READ_SLACK: f64 = 0.01;
 /// HTTP/2's receive windows unless `--h2-window`: Chrome's, 6 MiB a stream and 15 MiB the
 /// connection, so that flow control never throttles what is measured.
 pub const H2_STREAM_WINDOW: u32 = 6 * 1024 * 1024;
+/// The connection's receive window unless `--h2-window` (see [`H2_STREAM_WINDOW`]).
 pub const H2_CONNECTION_WINDOW: u32 = 15 * 1024 * 1024;
 
 /// Lanes in the closed loop (one-file pages, `--streams N`, no `--think`) refill in batches of
@@ -41,11 +42,13 @@ pub enum Stop {
 /// they need with struct update syntax (`BenchConfig { concurrency: 4, ..BenchConfig::new(t) }`).
 #[derive(Debug, Clone)]
 pub struct BenchConfig {
+    /// The server: its address resolved once, before the run.
     pub target: Target,
     /// Webchildren (connections in flight at once).
     pub concurrency: usize,
     /// Event-loop threads; Webchildren are spread evenly across them.
     pub threads: usize,
+    /// When the run ends: after a measured duration, or after a number of pages (`-n`).
     pub stop: Stop,
     /// Run this long before measuring; nothing from it counts.
     pub warmup: Duration,
@@ -53,6 +56,7 @@ pub struct BenchConfig {
     pub think: Option<Duration>,
     /// Open loop: pages per second across all Webchildren (wrk2-style; latency from intended start).
     pub rate: Option<f64>,
+    /// HTTP/1.0, keep-alive, pipelining, HTTP/2 or HTTP/3 (`--http`).
     pub http: HttpMode,
     /// Connections of one Webchild, sharing each page's files as a browser does (HTTP/1.1 kept
     /// alive from page to page, HTTP/1.0 one per file); 1: WebSTONE's one connection at a time.
@@ -71,7 +75,10 @@ pub struct BenchConfig {
     /// this process's Webchildren only (`--hosts` workers start at 1).
     #[doc(hidden)]
     pub h2_first_stream_id: Option<i32>,
+    /// A connect not done in this long is a `connect_timeout` error (a TLS handshake not done
+    /// in it, `tls_handshake`); `--connect-timeout`, else `--timeout`.
     pub connect_timeout: Duration,
+    /// A response not complete in this long is a `response_timeout` error (`--timeout`).
     pub response_timeout: Duration,
     /// With nothing to do, poll this long before sleeping (zero: sleep at once); see
     /// `client::busy_poll`.
@@ -79,6 +86,8 @@ pub struct BenchConfig {
     /// Before sleeping, nap on a timer for up to this share of the recent mean response time
     /// (0: never); see `client::read_slack`.
     pub read_slack: f64,
+    /// The run's seed: each Webchild's random stream (which page next, `{{random}}`)
+    /// follows from it and the Webchild's global number, so a run repeats with the same seed.
     pub seed: u64,
     /// One CSV line per request.
     pub log: Option<PathBuf>,
@@ -142,6 +151,7 @@ impl BenchConfig {
 pub struct ExpectStatus(Vec<(u16, u16)>);
 
 impl ExpectStatus {
+    /// Whether `status` counts as success.
     pub fn contains(&self, status: u16) -> bool {
         self.0.iter().any(|&(lo, hi)| (lo..=hi).contains(&status))
     }

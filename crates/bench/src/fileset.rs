@@ -32,8 +32,11 @@ pub enum Mix {
 }
 
 impl Mix {
+    /// Every mix, in the paper's order (its sections 5.1 to 5.4).
     pub const ALL: [Mix; 4] = [Mix::Modem, Mix::General, Mix::Media, Mix::Mixed];
 
+    /// `modem`, `general`, `media` or `mixed`: what `Display` writes and `FromStr` reads (any
+    /// case), as `flint fileset --mix` spells it.
     pub fn name(self) -> &'static str {
         match self {
             Mix::Modem => "modem",
@@ -69,25 +72,34 @@ impl FromStr for Mix {
     }
 }
 
+/// Why a file set was not written; each message names the mix, path or names at fault.
 #[derive(Debug, thiserror::Error)]
 pub enum FilesetError {
+    /// Not one of [`Mix::ALL`]'s names (any case); holds the text given.
     #[error("unknown mix {0:?}: expected modem, general, media or mixed")]
     UnknownMix(String),
+    /// A file or directory could not be written.
     #[error("{path}: {source}")]
     Io {
+        /// The file or directory.
         path: String,
+        /// What the system said.
         source: std::io::Error,
     },
+    /// The filelist or workload naming the files could not be read.
     #[error(transparent)]
     Workload(#[from] WorkloadError),
+    /// The URL paths that do not say their size ([`size_from_name`]); nothing was written.
     #[error(
         "these names do not follow the size convention (a number, then optionally k or m, \
          before the extension: file500.html, file3k.gif, file5m.mpg): {}",
         .0.join(", ")
     )]
     BadNames(Vec<String>),
+    /// A name asking for more than [`MAX_FILE_SIZE`]; holds the URL path.
     #[error("{0}: larger than the 1 GiB a file set may hold")]
     TooLarge(String),
+    /// A URL path that would be written outside the directory; holds it.
     #[error("{0}: a URL path with '..' or '.' would leave the document root")]
     Escapes(String),
 }

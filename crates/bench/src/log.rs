@@ -49,6 +49,7 @@ impl LogFile {
         })
     }
 
+    /// The path given (`-` for stdout), for the error that names a failed log.
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -69,9 +70,14 @@ impl LogFile {
 /// One line: a request that completed or failed in the measured window.
 #[derive(Debug, Clone, Copy)]
 pub struct LogRecord<'a> {
+    /// The event-loop thread, from 0.
     pub thread: usize,
+    /// The Webchild's global number (the same on every host of a run).
     pub child: usize,
+    /// The page's name in the workload (CSV-quoted when written).
     pub page: &'a str,
+    /// The URL path as the workload names it (a template as written), or the redirect's
+    /// target it followed (CSV-quoted when written).
     pub url: &'a str,
     /// When the Webchild began this request (its connect, or its write on an open connection).
     pub start_unix_us: u64,
@@ -79,12 +85,16 @@ pub struct LogRecord<'a> {
     pub intended_unix_us: Option<u64>,
     /// `None`: no connection was opened (or completed) for this request.
     pub connect_us: Option<u64>,
+    /// The request written to its response's first byte (the intended start plays no part
+    /// here, unlike in the run's `ttfb`); `None` when no byte came.
     pub ttfb_us: Option<u64>,
     /// `None` for a failed request.
     pub response_us: Option<u64>,
     /// `None` when no status line was read.
     pub status: Option<u16>,
+    /// The response head's bytes as read (0 when none was).
     pub header_bytes: u64,
+    /// The response body's bytes as read, framing excluded.
     pub body_bytes: u64,
     /// Empty when the request succeeded, else the error kind's name, `unfinished` for a
     /// request sent and not answered when the run ended, or `unsent` for one begun and not
@@ -101,6 +111,7 @@ pub struct LogBuf<'a> {
 }
 
 impl<'a> LogBuf<'a> {
+    /// An empty buffer in front of `file`, its room reserved once for the run.
     pub fn new(file: &'a LogFile) -> Self {
         LogBuf {
             file,

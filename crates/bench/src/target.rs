@@ -15,11 +15,14 @@ use std::net::{SocketAddr, ToSocketAddrs};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Scheme {
+    /// Cleartext: HTTP/1.x, or HTTP/2 with prior knowledge.
     Http,
+    /// TLS: HTTP/1.x or HTTP/2 as ALPN agrees, or HTTP/3 over QUIC.
     Https,
 }
 
 impl Scheme {
+    /// `http` or `https`, as a URL writes it.
     pub fn as_str(self) -> &'static str {
         match self {
             Scheme::Http => "http",
@@ -27,6 +30,7 @@ impl Scheme {
         }
     }
 
+    /// The port a URL without one means: 80 or 443.
     pub fn default_port(self) -> u16 {
         match self {
             Scheme::Http => 80,
@@ -38,6 +42,7 @@ impl Scheme {
 /// A server to benchmark, resolved.
 #[derive(Debug, Clone)]
 pub struct Target {
+    /// Whether connections speak TLS.
     pub scheme: Scheme,
     /// Resolved once, before the run: no DNS on the hot path.
     pub addr: SocketAddr,
@@ -61,20 +66,46 @@ pub struct Target {
 /// A URL that cannot be benchmarked, said in one line.
 #[derive(Debug, thiserror::Error)]
 pub enum TargetError {
+    /// Not a URL the `url` crate parses, no host, or a bad `--connect-to`/`--resolve`.
     #[error("`{url}`: {reason}")]
-    Invalid { url: String, reason: String },
+    Invalid {
+        /// The text as given.
+        url: String,
+        /// What is wrong, as the parser or the option says it.
+        reason: String,
+    },
+    /// A scheme other than `http` and `https`.
     #[error("`{url}`: {scheme}:// is not supported (http:// or https://)")]
-    Scheme { url: String, scheme: String },
+    Scheme {
+        /// The text as given.
+        url: String,
+        /// The scheme it names.
+        scheme: String,
+    },
+    /// A port that is not a number, above 65535, or 0.
     #[error("`{url}`: the port must be a number from 1 to 65535")]
-    Port { url: String },
+    Port {
+        /// The text as given.
+        url: String,
+    },
+    /// The host name did not resolve.
     #[error("`{url}`: cannot resolve `{host}`: {source}")]
     Resolve {
+        /// The text as given.
         url: String,
+        /// The name looked up.
         host: String,
+        /// What the resolver said.
         source: std::io::Error,
     },
+    /// The host name resolved to an empty list.
     #[error("`{url}`: `{host}` resolves to no address")]
-    NoAddress { url: String, host: String },
+    NoAddress {
+        /// The text as given.
+        url: String,
+        /// The name looked up.
+        host: String,
+    },
 }
 
 impl Target {

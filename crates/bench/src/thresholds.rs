@@ -15,12 +15,25 @@ use std::str::FromStr;
 /// Why an expression is not a threshold; each message names the expression.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ThresholdError {
+    /// No `<`, `<=`, `>`, `>=` or `==` in it (a lone `=` is none); holds the expression.
     #[error("threshold `{0}`: no comparison (write e.g. `p99<50ms`, `error_rate<1%`, `rps>1000`)")]
     NoOperator(String),
+    /// Left of the comparison is not one of [`METRICS`].
     #[error("threshold `{expr}`: unknown metric `{metric}` (metrics: {METRICS})")]
-    UnknownMetric { expr: String, metric: String },
+    UnknownMetric {
+        /// The expression as written.
+        expr: String,
+        /// What stood left of the comparison.
+        metric: String,
+    },
+    /// Right of the comparison is not a value of the metric's unit.
     #[error("threshold `{expr}`: {reason}")]
-    BadValue { expr: String, reason: String },
+    BadValue {
+        /// The expression as written.
+        expr: String,
+        /// What is wrong with the value.
+        reason: String,
+    },
 }
 
 /// What the metrics are, for error messages and `--help`.
@@ -31,13 +44,19 @@ pub const METRICS: &str = "pN (p50, p99, p99.9), mean, min, max, each of connect
 /// Which latency distribution.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LatencyKind {
+    /// `connect`: a request's TCP connect, when it opened a connection (TLS apart).
     Connect,
+    /// `ttfb`: the request written (open loop: its intended start) to its response's first byte.
     Ttfb,
+    /// `response`, the default: the request's start (open loop: intended) to its response's
+    /// last byte, a connect it opened included.
     Response,
+    /// `page`: a page's first file's start to its last file's end.
     Page,
 }
 
 impl LatencyKind {
+    /// The name a threshold writes in parentheses (`p99(ttfb)`).
     pub fn name(self) -> &'static str {
         match self {
             LatencyKind::Connect => "connect",
@@ -53,8 +72,11 @@ impl LatencyKind {
 pub enum LatencyStat {
     /// A percentile, 0 to 100.
     Percentile(f64),
+    /// `mean` or `avg`.
     Mean,
+    /// `min`: the fastest.
     Min,
+    /// `max`: the slowest.
     Max,
 }
 
@@ -71,15 +93,22 @@ pub enum Metric {
     ErrorsOf(ErrorKind),
     /// Complete responses per second of the measured window.
     RequestsPerS,
+    /// Pages completed per second of the measured window (`pages_per_s`, `pps`).
     PagesPerS,
 }
 
+/// The comparison between the run's figure and the limit: the figure stands left.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
+    /// `<`
     Lt,
+    /// `<=`
     Le,
+    /// `>`
     Gt,
+    /// `>=`
     Ge,
+    /// `==`: exact, for counts (`errors==0`).
     Eq,
 }
 
@@ -100,7 +129,9 @@ impl Op {
 pub struct Threshold {
     /// As the user wrote it.
     pub expr: String,
+    /// What it judges.
     pub metric: Metric,
+    /// How the run's figure must compare with `limit`.
     pub op: Op,
     /// In the metric's unit (ms for latencies, a fraction for the error rate).
     pub limit: f64,
@@ -116,12 +147,17 @@ pub struct Verdict {
     /// What the run measured, in `unit`; None when it measured nothing of that kind (then the
     /// threshold fails: nothing shows it holds).
     pub value: Option<f64>,
+    /// The threshold's limit, in `unit` (`error_rate<1%`: 0.01).
     pub limit: f64,
+    /// `ms`, `fraction`, `errors`, `requests/s` or `pages/s` ([`Metric::unit`]).
     pub unit: &'static str,
+    /// Whether the value compares with the limit as asked (false without a value).
     pub pass: bool,
 }
 
 impl Metric {
+    /// The canonical name, whatever spelling the threshold used: `p99(response)` for `p99`,
+    /// `rps` for `requests_per_s`, `pages_per_s` for `pps`.
     pub fn name(&self) -> String {
         match self {
             Metric::Latency(stat, kind) => {
@@ -141,6 +177,7 @@ impl Metric {
         }
     }
 
+    /// The unit of its value and limit: `ms`, `fraction`, `errors`, `requests/s`, `pages/s`.
     pub fn unit(&self) -> &'static str {
         match self {
             Metric::Latency(..) => "ms",
@@ -193,6 +230,7 @@ impl Metric {
 }
 
 impl Threshold {
+    /// This threshold held against the merged result `r`: the figure the summary shows.
     pub fn judge(&self, r: &RunResult) -> Verdict {
         let value = self.metric.value(r);
         Verdict {

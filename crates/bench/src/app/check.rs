@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 /// A response as the checks and extractions see it.
 #[derive(Debug, Clone, Copy)]
 pub struct Answer<'a> {
+    /// The status code, as the status line (HTTP/1.x) or `:status` (HTTP/2 and 3) gave it.
     pub status: u16,
     /// Header fields in order, names as received.
     pub headers: &'a [(&'a [u8], &'a [u8])],
@@ -32,7 +33,9 @@ impl<'a> Answer<'a> {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(untagged)]
 pub enum Statuses {
+    /// `status = 200`: only this one.
     One(u16),
+    /// `status = [200, 304]`: any of these.
     Any(Vec<u16>),
 }
 
@@ -40,14 +43,23 @@ pub enum Statuses {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(untagged)]
 pub enum Length {
+    /// `body_length = 512`: exactly this many bytes.
     Exact(u64),
-    Range { min: Option<u64>, max: Option<u64> },
+    /// `body_length = { min = 1, max = 4096 }`: bytes within the bounds, both included.
+    Range {
+        /// The fewest bytes (absent: 0).
+        min: Option<u64>,
+        /// The most bytes (absent: no bound).
+        max: Option<u64>,
+    },
 }
 
 /// `expect = { ... }` as a workload file spells it.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExpectSpec {
+    /// The statuses that succeed; when given, they replace the run's rule (4xx and 5xx are
+    /// errors, or `--expect-status`) for this file, so a `404` may be what is wanted.
     pub status: Option<Statuses>,
     /// Fields that must be present (any value).
     #[serde(default)]
@@ -66,17 +78,24 @@ pub struct ExpectSpec {
     /// JSON pointers and the values they must hold.
     #[serde(default)]
     pub json_equals: BTreeMap<String, serde_json::Value>,
+    /// The body's length in bytes, after its transfer coding is removed.
     pub body_length: Option<Length>,
 }
 
 /// Which check failed: each is an error kind of its own in the results.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum CheckKind {
+    /// `check_status`: a status outside `expect.status`.
     Status,
+    /// `check_header`: a field missing (`header_present`) or of another value (`header_equals`).
     Header,
+    /// `check_content_type`: another media type.
     ContentType,
+    /// `check_body`: the text not in the body (`body_contains`) or the regex not matching it.
     Body,
+    /// `check_json`: a body that is not JSON, a pointer not in it, or another value there.
     Json,
+    /// `check_length`: a body shorter or longer than `body_length` allows.
     Length,
 }
 
@@ -97,7 +116,10 @@ impl CheckKind {
 /// A check that failed, with what was wanted and what came.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckFailure {
+    /// Which check failed: the error kind it is counted as.
     pub kind: CheckKind,
+    /// What was wanted and what came, in one line: the sample the summary and the JSON show
+    /// for the first few failures (`stats::check_failures`).
     pub detail: String,
 }
 
@@ -188,7 +210,8 @@ impl Expect {
             || self.body_length.is_some()
     }
 
-    /// Holds `answer` to the checks, in the order above; the first that fails is the answer.
+    /// Holds `answer` to the checks in this order: status, header fields, content type, body
+    /// length, body text and regex, JSON; the first that fails is the answer.
     /// `scratch` is the caller's buffer for expanding templates (kept between calls).
     pub fn check(
         &self,

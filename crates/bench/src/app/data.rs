@@ -21,8 +21,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Pick {
+    /// Each row once per run, across every Webchild and thread (on many hosts, each host's
+    /// own rows once); then the set has run out and a page needing it is not fetched
+    /// (`data_exhausted`).
     Unique,
+    /// In order, back to the first row after the last (a workload's default).
     Cycle,
+    /// Uniformly at random, from the Webchild's seeded generator: a row may come again at once.
     Random,
 }
 
@@ -30,27 +35,37 @@ pub enum Pick {
 /// [`DataSet::share`]): borrowed from the set as it is sent, owned as it is read.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DataRows<'a> {
+    /// The set's name in the workload (`[data.users]`: `users`), as templates use it.
     pub name: Cow<'a, str>,
+    /// The file as the workload names it (a worker never reads it: the rows come with it).
     pub file: Cow<'a, str>,
+    /// The column names, from the file's first line.
     pub columns: Cow<'a, [String]>,
+    /// This worker's rows, each as wide as `columns`; empty only for a `unique` set with more
+    /// hosts than rows, which this host then has run out of from the start.
     pub rows: Cow<'a, [Vec<String>]>,
+    /// How the worker draws from `rows`.
     pub pick: Pick,
 }
 
 /// One data set: its columns and rows, and the run's shared position in them.
 #[derive(Debug)]
 pub struct DataSet {
+    /// The set's name in the workload (`[data.users]`: `users`), as templates use it.
     pub name: String,
     /// The file as the workload names it (what the plan was made from).
     pub file: String,
+    /// The column names, from the file's first line (letters, digits and `_`).
     pub columns: Vec<String>,
     rows: Vec<Vec<String>>,
+    /// How rows are drawn.
     pub pick: Pick,
     next: AtomicU64,
 }
 
 impl DataSet {
-    /// Reads `path` (shown as `shown` in errors).
+    /// Reads the CSV file at `path`, which names it in errors and in [`DataSet::file`] (the
+    /// plan's builder then puts the name the workload gives there).
     pub fn load(name: &str, path: &Path, pick: Pick) -> Result<DataSet, String> {
         let shown = path.display();
         let file = std::fs::File::open(path).map_err(|e| format!("{shown}: {e}"))?;
@@ -110,9 +125,9 @@ impl DataSet {
         })
     }
 
-    /// The rows host `host` draws from, of hosts running `weights[k]` Webchildren each: rows
-    /// `bounds[host]..bounds[host + 1]` ([`share_bounds`]), or every row of a `cycle` or
-    /// `random` set with fewer rows than hosts.
+    /// The rows host `host` draws from, of hosts running `weights[k]` Webchildren each: its own
+    /// run of the rows, in proportion to its Webchildren (the private `share_bounds`), or every
+    /// row of a `cycle` or `random` set with fewer rows than hosts.
     pub fn share(&self, weights: &[usize], host: usize) -> DataRows<'_> {
         let whole = self.pick != Pick::Unique && self.rows.len() < weights.len();
         let rows = match whole {
@@ -151,10 +166,12 @@ impl DataSet {
         })
     }
 
+    /// The rows held (this host's share on a worker).
     pub fn len(&self) -> usize {
         self.rows.len()
     }
 
+    /// Whether no row is held: a worker's share of a `unique` set with more hosts than rows.
     pub fn is_empty(&self) -> bool {
         self.rows.is_empty()
     }

@@ -27,7 +27,10 @@ pub enum SourceSpec {
 /// One compiled extraction into session slot `slot`.
 #[derive(Debug, Clone)]
 pub struct Extract {
+    /// The value's name, as templates use it (`{{token}}`).
     pub name: String,
+    /// Its index in the session's values ([`super::plan::Plan::values`]): every extraction of
+    /// the same name fills the same slot.
     pub slot: usize,
     source: Source,
 }
@@ -45,6 +48,8 @@ enum Source {
 }
 
 impl Extract {
+    /// Compiles `spec` into an extraction of value `name` into `slot`; the error names the
+    /// extraction (a name a template could not use, a bad regex, a pointer without `/`).
     pub fn compile(name: &str, slot: usize, spec: &SourceSpec) -> Result<Extract, String> {
         // A template reads `{{a.b}}` as a data column and `{{seq}}` as the function: a value
         // named so could be extracted but never used.

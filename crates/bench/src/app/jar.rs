@@ -27,6 +27,7 @@ struct Kept {
     set_by: Option<Box<[u8]>>,
 }
 
+/// One Webchild's cookies (see the module's doc); empty at first, as a new browser's.
 #[derive(Default)]
 pub struct Jar {
     store: CookieStore,
@@ -35,6 +36,7 @@ pub struct Jar {
 }
 
 impl Jar {
+    /// Forgets every cookie (`--reset-session`, as each page starts).
     pub fn clear(&mut self) {
         self.store.clear();
         self.kept.clear();
@@ -45,6 +47,7 @@ impl Jar {
         self.kept.len()
     }
 
+    /// Whether the jar holds no cookie (then no request carries a `Cookie` field).
     pub fn is_empty(&self) -> bool {
         self.kept.is_empty()
     }

@@ -27,6 +27,7 @@ pub const MAX_KEPT_BODY: usize = 1 << 20;
 pub struct DataSpec {
     /// The CSV file, relative to the workload file's directory.
     pub file: String,
+    /// How its rows are drawn (absent: `cycle`).
     #[serde(default = "cycle")]
     pub pick: Pick,
 }
@@ -38,10 +39,18 @@ fn cycle() -> Pick {
 /// The application parts of one file entry, as a workload file spells them.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FileSpec {
+    /// The request target, a template (`/users/{{users.id}}?q={{token}}`): values land
+    /// percent-encoded.
     pub path: String,
+    /// The entry's own header fields, name and value (a template, written as it is; a value
+    /// filled in with a line break or NUL refuses the request).
     pub headers: Vec<(String, String)>,
+    /// The request body, a template: values land `+`/percent-encoded when `headers` give
+    /// `Content-Type: application/x-www-form-urlencoded`, else as they are.
     pub body: Option<String>,
+    /// What the response must be for the request to count as answered.
     pub expect: Option<ExpectSpec>,
+    /// Values taken from the response, by the name later templates use.
     pub extract: BTreeMap<String, SourceSpec>,
     /// `user:password` (a template) sent as HTTP Basic credentials.
     pub auth: Option<String>,
@@ -64,12 +73,17 @@ impl FileSpec {
 /// How one URL's request is built per use and its response judged.
 #[derive(Debug, Clone)]
 pub struct FilePlan {
+    /// The request target ([`Escape::Url`]).
     pub path: Template,
     /// The entry's own header fields (templates); the workload's others are written as they are.
     pub headers: Vec<(String, Template)>,
+    /// The request body ([`Escape::Form`] for a form, else [`Escape::Raw`]).
     pub body: Option<Template>,
+    /// `user:password`, sent base64-encoded as `Authorization: Basic`.
     pub auth: Option<Template>,
+    /// The checks its response is held to (`None`: only the run's status rule).
     pub expect: Option<Expect>,
+    /// The values taken from its response, in the order of their names.
     pub extract: Vec<Extract>,
     /// A check or an extraction reads the body: it is kept (up to [`MAX_KEPT_BODY`]).
     pub needs_body: bool,
@@ -78,6 +92,8 @@ pub struct FilePlan {
 /// A compiled application workload.
 #[derive(Debug, Clone)]
 pub struct Plan {
+    /// The data sets, by index (templates' [`super::template::Hole::Column`]), shared by every
+    /// Webchild's session.
     pub data: Arc<[DataSet]>,
     /// The names of the session's values, by slot.
     pub values: Vec<String>,
@@ -85,6 +101,7 @@ pub struct Plan {
     pub files: Vec<Option<FilePlan>>,
     /// Per page: the data sets its templates use (a row of each is drawn as the page starts).
     pub page_data: Vec<Vec<usize>>,
+    /// How Webchildren keep their sessions (set by the command line after the parse).
     pub options: SessionOptions,
     /// Per page, its entries as the workload spells them (for [`PlanWire`]).
     entries: Vec<Vec<Entry>>,
@@ -95,7 +112,9 @@ pub struct Plan {
 /// One file entry of a page: its URL's index and what it says.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Entry {
+    /// The URL's index in the workload (into [`Plan::files`]).
     pub url: usize,
+    /// The entry as the workload spells it.
     pub spec: FileSpec,
 }
 
@@ -104,11 +123,13 @@ pub struct Entry {
 /// as it is written (no copy of the rows), owned as it is read.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PlanWire<'a> {
+    /// Every data set, with only the rows this worker draws from.
     pub data: Vec<DataRows<'a>>,
     /// Per page, its entries in order.
     pub pages: Cow<'a, [Vec<Entry>]>,
     /// The workload's number of URLs.
     pub urls: usize,
+    /// How Webchildren keep their sessions, as the coordinator's command line said.
     pub options: SessionOptions,
 }
 

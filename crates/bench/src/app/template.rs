@@ -29,11 +29,21 @@ pub enum Escape {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Hole {
     /// Column `column` of data set `data`'s row the page drew.
-    Column { data: usize, column: usize },
+    Column {
+        /// The data set's index in [`super::plan::Plan::data`].
+        data: usize,
+        /// The column's index in that set.
+        column: usize,
+    },
     /// Session value `slot` (set by an extraction).
     Value(usize),
     /// A uniform integer in `low..=high`.
-    Random { low: u64, high: u64 },
+    Random {
+        /// The least value, included.
+        low: u64,
+        /// The greatest value, included (at least `low`).
+        high: u64,
+    },
     /// The Webchild's count of requests so far.
     Seq,
     /// The Webchild's number.
@@ -64,10 +74,15 @@ pub trait Names {
 
 /// What a hole is filled from while expanding.
 pub trait Values {
+    /// Field `column` of the row data set `data` drew for this page (`None`: none drawn).
     fn column(&self, data: usize, column: usize) -> Option<&str>;
+    /// Session value `slot` (`None`: not extracted yet, or its extraction failed).
     fn value(&self, slot: usize) -> Option<&str>;
+    /// A uniform integer in `low..=high`.
     fn random(&mut self, low: u64, high: u64) -> u64;
+    /// The Webchild's requests built so far, the one being built included: 1 for its first.
     fn seq(&self) -> u64;
+    /// The Webchild's number, global across threads and hosts.
     fn webchild(&self) -> u64;
 }
 
@@ -125,6 +140,7 @@ impl Template {
         })
     }
 
+    /// The template as written (the plan looks for the `:` of a constant `auth` in it).
     pub fn source(&self) -> &str {
         &self.source
     }

@@ -9,8 +9,11 @@
 /// One ping-pong, all in Unix µs (`remote` in the worker's clock).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Probe {
+    /// The coordinator's clock as the ping left (as its writer began writing it).
     pub sent: u64,
+    /// The worker's clock as it answered (the pong's `clock_unix_us`).
     pub remote: u64,
+    /// The coordinator's clock as the pong arrived (read by the reader thread on arrival).
     pub received: u64,
 }
 

@@ -27,22 +27,31 @@ const STDERR_LINES: usize = 4;
 /// What a worker's reader thread saw, with when (the coordinator's clocks, read on arrival).
 #[derive(Debug)]
 pub struct Event {
+    /// The worker's place in the host list (the `host` given to [`Process::start`]).
     pub host: usize,
+    /// On the monotonic clock: when a heartbeat was last heard.
     pub at: Instant,
+    /// On the wall clock, Unix µs: a pong's `received` for the clock offset.
     pub at_unix_us: u64,
+    /// The line, read, or the end of the stream.
     pub what: Said,
 }
 
+/// One line of a worker's stdout, as read, or its end.
 #[derive(Debug)]
 pub enum Said {
+    /// A message of this build's protocol, read strictly.
     Message(ToCoordinator),
     /// A line that is not a message at all.
     Bad(String),
     /// A message this build does not take (a worker of another build): its type, why (naming
     /// the field), and the versions it gives, if any.
     Refused {
+        /// The line's `"type"` (`message` when it gives none).
         kind: String,
+        /// What was not taken, naming the field.
         why: String,
+        /// The `protocol` and `flint_version` the line gives, when it gives both.
         peer: Option<Versions>,
     },
     /// Its stdout closed: the worker (or its channel) is gone.

@@ -52,11 +52,17 @@ pub enum ToWorker {
     /// What to run: sent once, after the worker's hello.
     Orders(Box<Orders>),
     /// A clock probe: answered at once with a pong carrying the worker's wall clock.
-    Ping { seq: u32 },
+    Ping {
+        /// The probe's number, from 0: the pong carries it back.
+        seq: u32,
+    },
     /// Start at `start_unix_us` in the coordinator's clock, which is `start_unix_us +
     /// clock_offset_us` in the worker's.
     Go {
+        /// The agreed start, Unix µs in the coordinator's clock (half a second or more ahead).
         start_unix_us: u64,
+        /// The worker's clock minus the coordinator's, µs, as the probes measured it (0 when
+        /// none came back).
         clock_offset_us: i64,
     },
     /// End the run now and send what was measured (Ctrl-C on the coordinator).
@@ -67,31 +73,46 @@ pub enum ToWorker {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ToCoordinator {
+    /// The worker's first line, before any order: its build, for the coordinator to refuse
+    /// another protocol version before sending anything.
     Hello {
+        /// Its [`PROTOCOL_VERSION`].
         protocol: u32,
+        /// Its [`FLINT_VERSION`].
         flint_version: String,
     },
     /// Prepared (target resolved, requests built): nothing connects before GO.
     Ready {
+        /// The event-loop threads it will run.
         threads: u64,
+        /// Its process id, on its own host.
         pid: u32,
     },
     /// Cannot take part, and why (the worker exits after sending it).
     Failed {
+        /// One line, said as the coordinator's reason for this host.
         reason: String,
     },
+    /// The answer to a ping, sent as soon as it is read.
     Pong {
+        /// The ping's `seq`.
         seq: u32,
+        /// The worker's wall clock as it answered, Unix µs.
         clock_unix_us: u64,
     },
     /// Sent every second while the worker waits or runs: it is alive.
     Heartbeat,
     /// Totals so far (warm-up included), once a second from the start.
     Live {
+        /// Seconds since its run started, warm-up included.
         elapsed_s: f64,
+        /// Whether the run is still in its warm-up.
         warmup: bool,
+        /// Responses read whole so far (any status).
         requests: u64,
+        /// Errors so far, of every kind.
         errors: u64,
+        /// Bytes read so far.
         bytes: u64,
     },
     /// The end: everything measured, histograms included.
@@ -101,7 +122,9 @@ pub enum ToCoordinator {
 /// A slice of a run, as the worker will run it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Orders {
+    /// The coordinator's [`PROTOCOL_VERSION`].
     pub protocol: u32,
+    /// The coordinator's [`FLINT_VERSION`].
     pub flint_version: String,
     /// The name the coordinator knows this host by (for the worker's messages).
     pub host: String,
@@ -113,16 +136,21 @@ pub struct Orders {
     pub host_header: String,
     /// `http` or `https`.
     pub scheme: Scheme,
-    /// The name TLS asks for and checks (empty: the host of `connect_to`).
+    /// The name TLS asks for and checks (empty: the IP address `connect_to` resolves to on
+    /// the worker's host).
     pub server_name: String,
     /// `Basic …` from the URL's user and password.
     pub authorization: Option<String>,
     /// HTTPS options (a `--cacert` path is read on the worker's host).
     pub tls: TlsOptions,
-    /// Global Webchild numbers this worker runs: `first..end`.
+    /// The first global Webchild number this worker runs.
     pub first_child: usize,
+    /// One past its last: it runs `first_child..end_child`.
     pub end_child: usize,
+    /// The whole run's options.
     pub run: RunOrders,
+    /// This host's share of the workload (an application's data rows split in proportion to
+    /// the hosts' Webchildren).
     pub workload: Workload,
 }
 
@@ -130,14 +158,22 @@ pub struct Orders {
 /// offset follow from them and its global number).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunOrders {
+    /// Webchildren over all hosts (`-c`, or the hosts file's sum).
     pub concurrency: usize,
     /// Event-loop threads; `None`: the worker's own cores.
     pub threads: Option<usize>,
+    /// The measured window, µs, after the warm-up (`None`: the run ends by `pages`).
     pub duration_us: Option<u64>,
+    /// Pages over all hosts (`-n`; `None`: the run ends by `duration_us`). One of the two is
+    /// given; with both, the worker takes `pages`.
     pub pages: Option<u64>,
+    /// The warm-up before the window, µs (0: none).
     pub warmup_us: u64,
+    /// Closed loop: the pause after each page, µs (`--think`).
     pub think_us: Option<u64>,
+    /// Open loop: pages per second over all hosts (`--rate`).
     pub rate: Option<f64>,
+    /// HTTP/1.0, keep-alive, pipelining, HTTP/2 or HTTP/3.
     pub http: HttpMode,
     /// Connections each Webchild shares its pages' files over (`--connections-per-client`).
     pub connections_per_child: usize,
@@ -145,13 +181,16 @@ pub struct RunOrders {
     pub streams: Option<u32>,
     /// HTTP/2 receive windows (`--h2-window`).
     pub h2_window: Option<u32>,
+    /// How long a connect may take, µs, before it is an error.
     pub connect_timeout_us: u64,
+    /// How long a response may take, µs, before it is an error.
     pub response_timeout_us: u64,
     /// How long an idle event loop polls before it sleeps.
     pub busy_poll_us: u64,
     /// The share of the mean response time an idle event loop may nap before it sleeps
     /// (`--read-slack`, a fraction).
     pub read_slack: f64,
+    /// The run's seed: each Webchild's random stream follows from it and its global number.
     pub seed: u64,
     /// `--expect-status`: the statuses that count as success (`None`: 4xx and 5xx are errors).
     pub expect_status: Option<ExpectStatus>,
@@ -166,9 +205,12 @@ pub struct RunOrders {
 /// A worker's whole result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkerResult {
+    /// Everything it measured in its window, histograms included, for the exact merge.
     pub stats: Stats,
     /// Its measured window.
     pub window_us: u64,
+    /// Its run was cut short: the coordinator's stop (or any other line during the run), or
+    /// the channel gone (stdin closed, a heartbeat that could not be written).
     pub interrupted: bool,
     /// How late its first request began (its first connect), µs: after the agreed start in the
     /// closed loop, after its page's intended time in the open loop.

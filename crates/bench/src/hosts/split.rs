@@ -6,6 +6,8 @@ use std::ops::Range;
 /// One client host, as the user named it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HostSpec {
+    /// As given: a host name, `user@host`, an address, or what the launch template takes (a
+    /// pod, a namespace); it fills the template's `{host}` and names the host in reports.
     pub name: String,
     /// Given by a hosts file; `None`: an even share of `-c`.
     pub webchildren: Option<usize>,
@@ -14,36 +16,59 @@ pub struct HostSpec {
 /// Hosts the run cannot use; one clear line each, before anything starts.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum HostsInputError {
+    /// `--hosts` or the hosts file names no host.
     #[error("the host list is empty")]
     Empty,
+    /// A line of the hosts file (or `--hosts`, as line 1) that is not `HOST [WEBCHILDREN]`.
     #[error("{file}:{line}: {why}")]
     BadLine {
+        /// The hosts file as given, or `--hosts`.
         file: String,
+        /// From 1.
         line: usize,
+        /// What is wrong with it.
         why: String,
     },
+    /// `-c` below the number of hosts: a host would run no Webchild.
     #[error("{clients} Webchildren cannot be spread over {hosts} hosts: give -c at least {hosts}")]
-    TooFewClients { clients: usize, hosts: usize },
+    TooFewClients {
+        /// `-c`.
+        clients: usize,
+        /// Hosts named.
+        hosts: usize,
+    },
+    /// Some lines of the hosts file give Webchildren and some do not.
     #[error("give a number of Webchildren for every host of the hosts file, or for none")]
     MixedCounts,
+    /// The launch template is empty or blank.
     #[error("the launch template has no command")]
     EmptyTemplate,
-    /// `flint compare` runs an application workload from one host.
+    /// Said by `flint compare` only, which runs an application workload from one host (`flint
+    /// bench --hosts` splits its data rows between the workers).
     #[error("an application workload (data, templates, expect, extract) runs from one host: --hosts is not supported with it yet")]
     AppWorkload,
+    /// `--log -`: the workers' stdout is the protocol's channel.
     #[error("--log - would write into the workers' control channel: give a file name (each host writes its own)")]
     LogToStdout,
     /// Not a host, `user@host`, address, pod or namespace name (see [`super::name`]).
     #[error("{file}:{line}: {why}")]
     BadName {
+        /// The hosts file as given, or `--hosts`.
         file: String,
+        /// From 1 (1 for `--hosts`).
         line: usize,
+        /// What in the name is refused.
         why: String,
     },
     /// A name that reached the launch template without being checked (every list and file is
     /// checked when read; this is the second line of defence).
     #[error("{host:?} is not launched: {why}")]
-    UnsafeLaunchName { host: String, why: String },
+    UnsafeLaunchName {
+        /// The name as it reached the template.
+        host: String,
+        /// What in it is refused.
+        why: String,
+    },
 }
 
 /// `H1,H2,...`: spaces around names are ignored, empty names are not allowed.

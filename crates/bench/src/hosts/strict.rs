@@ -25,7 +25,9 @@ use serde_json::{Map, Value};
 /// that a refusal names them even when the rest of the line is not understood.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Versions {
+    /// The protocol version ([`super::protocol::PROTOCOL_VERSION`] of its build).
     pub protocol: u32,
+    /// Its flint version (`CARGO_PKG_VERSION` of its build).
     pub flint_version: String,
 }
 

@@ -31,6 +31,7 @@ pub enum WorkerError {
     /// The coordinator went away (stdin closed) before the run ended.
     #[error("the coordinator went away")]
     CoordinatorGone,
+    /// Stdout, the channel to the coordinator, could not be written.
     #[error("writing to the coordinator: {0}")]
     Output(#[source] std::io::Error),
 }
@@ -214,7 +215,6 @@ fn prepare(o: &Orders) -> Result<(BenchConfig, Slice), String> {
         think: r.think_us.map(Duration::from_micros),
         rate: r.rate,
         http: r.http,
-        // Not in the orders: the coordinator's command line refuses it with --hosts.
         connections_per_child: r.connections_per_child,
         streams: r.streams,
         h2_window: r.h2_window,
