@@ -75,8 +75,9 @@ pub struct BenchConfig {
     /// this process's Webchildren only (`--hosts` workers start at 1).
     #[doc(hidden)]
     pub h2_first_stream_id: Option<i32>,
-    /// A connect not done in this long is a `connect_timeout` error (a TLS handshake not done
-    /// in it, `tls_handshake`); `--connect-timeout`, else `--timeout`.
+    /// A connect not done in this long is a `connect_timeout` error (over TCP, a TLS handshake
+    /// not done in it is `tls_handshake`; over HTTP/3 the QUIC handshake is the connect, so one
+    /// not done in it is `connect_timeout`); `--connect-timeout`, else `--timeout`.
     pub connect_timeout: Duration,
     /// A response not complete in this long is a `response_timeout` error (`--timeout`).
     pub response_timeout: Duration,

@@ -14,9 +14,12 @@ pub enum PeerKind {
     Flint,
     /// nginx: one worker process, event-driven.
     Nginx,
-    /// Apache httpd with the prefork MPM: a process per connection, as many as the clients.
+    /// Apache httpd with the prefork MPM: a process per connection, as many as
+    /// [`apache_workers`](crate::apache_workers) gives (a quarter more than the
+    /// clients, plus two, at least 8).
     ApachePrefork,
-    /// Apache httpd with the event MPM: one child process, its threads as many as the clients.
+    /// Apache httpd with the event MPM: one child process, its threads as many as
+    /// [`apache_workers`](crate::apache_workers) gives.
     ApacheEvent,
     /// lighttpd: one process, event-driven.
     Lighttpd,

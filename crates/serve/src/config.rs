@@ -375,8 +375,9 @@ fn fastcgi_mounts_from_toml<'de, D: serde::Deserializer<'de>>(
 pub struct CgiMount {
     /// The URL prefix, normalised: starts with `/`, no trailing slash (`/cgi-bin`).
     pub prefix: String,
-    /// The directory the programs are in, outside the document root (not checked at start: a
-    /// target naming no executable under it gets 404).
+    /// The directory the programs are in, outside the document root: checked at start (one
+    /// that cannot be opened as a directory is `ServeError::CgiDir`); a target naming no executable under it
+    /// gets 404.
     pub dir: PathBuf,
 }
 
