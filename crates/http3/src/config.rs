@@ -54,11 +54,39 @@ pub struct Trust {
     pub insecure: bool,
 }
 
-fn quic_config(limits: &Limits) -> Result<quiche::Config, Error> {
-    let mut c = quiche::Config::new(quiche::PROTOCOL_VERSION).map_err(|source| Error::Config {
+/// A client's QUIC configuration: quiche's `Config::new`, whose TLS context holds the
+/// system's CA store (parsed at once, about 1 MB of heap) to verify servers with.
+fn client_quic_config(limits: &Limits) -> Result<quiche::Config, Error> {
+    let c = quiche::Config::new(quiche::PROTOCOL_VERSION).map_err(|source| Error::Config {
         what: "QUIC configuration".into(),
         source,
     })?;
+    quic_config(c, limits)
+}
+
+/// A server's QUIC configuration: its TLS context made bare, without the system's CA store
+/// that `Config::new` loads (about 1 MB of heap per context, which a server asking no client
+/// certificate never reads), so each event-loop thread's configuration holds little more than
+/// the certificate and key. quiche's `accept` takes its configuration `&mut`: one per thread
+/// keeps the accept path free of any lock.
+fn server_quic_config(limits: &Limits) -> Result<quiche::Config, Error> {
+    let bare = boring::ssl::SslContextBuilder::new(boring::ssl::SslMethod::tls()).map_err(|e| {
+        Error::Config {
+            what: format!("TLS context: {e}"),
+            source: quiche::Error::TlsFail,
+        }
+    })?;
+    let c = quiche::Config::with_boring_ssl_ctx_builder(quiche::PROTOCOL_VERSION, bare).map_err(
+        |source| Error::Config {
+            what: "QUIC configuration".into(),
+            source,
+        },
+    )?;
+    quic_config(c, limits)
+}
+
+/// The settings both sides share, on `c`.
+fn quic_config(mut c: quiche::Config, limits: &Limits) -> Result<quiche::Config, Error> {
     c.set_application_protos(ALPN)
         .map_err(|source| Error::Config {
             what: "ALPN h3".into(),
@@ -105,7 +133,7 @@ impl ClientConfig {
     /// verifier, with the server name given to `Client::connect` checked against the
     /// certificate's names), or not at all with `trust.insecure`. No 0-RTT.
     pub fn new(trust: &Trust, limits: &Limits) -> Result<ClientConfig, Error> {
-        let mut quic = quic_config(limits)?;
+        let mut quic = client_quic_config(limits)?;
         quic.verify_peer(!trust.insecure);
         if let Some(path) = &trust.cacert {
             quic.load_verify_locations_from_file(path_str("--cacert", path)?)
@@ -196,7 +224,7 @@ pub struct ServerConfig {
 impl ServerConfig {
     /// A server presenting the PEM certificate chain `cert` with its private key `key`.
     pub fn new(cert: &Path, key: &Path, limits: &Limits) -> Result<ServerConfig, Error> {
-        let mut quic = quic_config(limits)?;
+        let mut quic = server_quic_config(limits)?;
         quic.load_cert_chain_from_pem_file(path_str("certificate", cert)?)
             .map_err(|source| Error::Config {
                 what: format!("certificate {}", cert.display()),

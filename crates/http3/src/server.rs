@@ -8,20 +8,23 @@
 //! carry the slot's generation, so an answer to a connection that has ended, whose slot was
 //! reused, finds nothing (`Error::Gone`) rather than another client's stream.
 //!
-//! Work is kept in queues, so no call walks all the connections but `deadline` and
-//! `on_deadline`: the connections to poll for events (those that received something), and
-//! the connections that may have packets to send (received, answered, or timed out).
+//! Work is kept in queues, so no call of a loop's turn walks all the connections: the
+//! connections to poll for events (those that received something), the connections that may
+//! have packets to send (received, answered, or timed out), and the connections' deadlines in
+//! a heap, those acted on recomputed (server/timers.rs).
 
 use crate::config::{h3_config, Retry, ServerConfig};
 use crate::error::{Closed, Error};
 use crate::fields::{status_digits, with_status, Field, Fields};
 use crate::{cid, token, Datagram, Stats, H3_NO_ERROR, H3_REQUEST_REJECTED};
 use quiche::h3;
+use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, SocketAddr};
 use std::time::Instant;
 
 mod clocks;
+mod timers;
 
 /// QUIC's transport error for a connection the server will not take (RFC 9000 20.1).
 const CONNECTION_REFUSED: u64 = 0x2;
@@ -233,6 +236,9 @@ pub struct Server {
     per_address: HashMap<IpAddr, u32>,
     /// The time of the last `recv` or `on_deadline` (what the deadlines are measured from).
     now: Instant,
+    /// The connections' deadlines, kept between turns (`deadline` takes `&self`: the slots
+    /// touched since are recomputed there).
+    timers: RefCell<timers::Timers>,
 }
 
 impl Server {
@@ -256,6 +262,7 @@ impl Server {
             handshakes: 0,
             per_address: HashMap::new(),
             now: Instant::now(),
+            timers: RefCell::default(),
         }
     }
 
@@ -597,6 +604,7 @@ impl Server {
 
     /// Queues `slot` to be polled and sent from.
     fn mark(&mut self, slot: u32) {
+        self.timers.get_mut().touch(slot);
         if let Some(conn) = self.slots[slot as usize].conn.as_mut() {
             if !conn.polling {
                 conn.polling = true;
@@ -611,6 +619,7 @@ impl Server {
 
     /// Queues `slot` to be sent from.
     fn mark_send(&mut self, slot: u32) {
+        self.timers.get_mut().touch(slot);
         if let Some(conn) = self.slots[slot as usize].conn.as_mut() {
             if !conn.sending {
                 conn.sending = true;
@@ -626,6 +635,7 @@ impl Server {
                 return Some(e);
             }
             let slot = *self.to_poll.front()?;
+            self.timers.get_mut().touch(slot);
             let generation = self.slots[slot as usize].generation;
             let Some(conn) = self.slots[slot as usize].conn.as_mut() else {
                 self.to_poll.pop_front();
@@ -711,6 +721,7 @@ impl Server {
         }
         loop {
             let slot = *self.to_send.front()?;
+            self.timers.get_mut().touch(slot);
             let Some(conn) = self.slots[slot as usize].conn.as_mut() else {
                 self.to_send.pop_front();
                 continue;
@@ -737,28 +748,19 @@ impl Server {
         }
     }
 
-    /// The earliest deadline of all connections, QUIC's and the [`crate::Timeouts`]' (a
-    /// scan: one per loop turn, not per packet).
+    /// The earliest deadline of all connections, QUIC's and the [`crate::Timeouts`]': kept
+    /// between calls, the connections acted on since recomputed (`timers`), so a turn with no
+    /// QUIC activity costs a look at a heap's top.
     pub fn deadline(&self) -> Option<Instant> {
-        let t = &self.config.timeouts;
-        self.slots
-            .iter()
-            .filter_map(|s| {
-                let conn = s.conn.as_ref()?;
-                let quic = conn.quic.timeout_instant();
-                match clocks::due(conn, t) {
-                    Some(due) => Some(quic.map_or(due, |q| q.min(due))),
-                    None => quic,
-                }
-            })
-            .min()
+        (self.timers.borrow_mut()).earliest(&self.slots, &self.config.timeouts)
     }
 
     /// Runs the timers of every connection whose deadline is `now` or before.
     pub fn on_deadline(&mut self, now: Instant) {
         self.now = now;
         let timeouts = self.config.timeouts;
-        for slot in 0..self.slots.len() as u32 {
+        self.timers.get_mut().refresh(&self.slots, &timeouts);
+        while let Some(slot) = self.timers.get_mut().pop_due(now) {
             let generation = self.slots[slot as usize].generation;
             let Some(conn) = self.slots[slot as usize].conn.as_mut() else {
                 continue;
@@ -784,6 +786,7 @@ impl Server {
 
     /// Ends `slot`'s connection if QUIC has closed it, with its `Closed` event.
     fn sweep(&mut self, slot: u32) {
+        self.timers.get_mut().touch(slot);
         let entry = &mut self.slots[slot as usize];
         if !entry.conn.as_ref().is_some_and(|c| c.quic.is_closed()) {
             return;
@@ -816,9 +819,13 @@ impl Server {
         });
     }
 
+    /// Connection `id`, to act on (its deadline recomputed at the next ask).
     fn conn(&mut self, id: ConnId) -> Result<&mut Conn, Error> {
         match self.slots.get_mut(id.slot as usize) {
-            Some(s) if s.generation == id.generation => s.conn.as_mut().ok_or(Error::Gone),
+            Some(s) if s.generation == id.generation => {
+                self.timers.get_mut().touch(id.slot);
+                s.conn.as_mut().ok_or(Error::Gone)
+            }
             _ => Err(Error::Gone),
         }
     }

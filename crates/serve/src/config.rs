@@ -701,10 +701,16 @@ impl Config {
             Self::validate_proxy(m)?;
         }
         if self.http3 == Some(true) && !self.tls() {
+            // Half of TLS given: the line names the half that is missing.
+            let reason = match (&self.tls_cert, &self.tls_key) {
+                (Some(_), None) => "needs TLS, and `tls_cert` is set without `tls_key` (--tls-key): its private key is missing",
+                (None, Some(_)) => "needs TLS, and `tls_key` is set without `tls_cert` (--tls-cert): the certificate is missing",
+                _ => "needs TLS (`tls_cert` and `tls_key`, or --tls-cert and --tls-key): QUIC is always encrypted",
+            };
             return Err(InvalidConfig {
                 key: "http3",
                 value: "true".into(),
-                reason: "needs TLS (`tls_cert` and `tls_key`, or --tls-cert and --tls-key): QUIC is always encrypted",
+                reason,
             });
         }
         match checks.into_iter().find(|c| !c.2) {

@@ -504,6 +504,13 @@ impl Gateways {
         self.fcgi_pool.peer_closed
     }
 
+    /// Reads of pooled upstream connections that the take's peek dropped since the last call
+    /// (`upstream::Pool::take_open`): they belong in `proxy_reads`, though no request used
+    /// those connections.
+    pub fn take_dropped_peeks(&mut self) -> u64 {
+        self.fcgi_pool.take_dropped_peeks()
+    }
+
     /// The application `launch` names, for the error log.
     pub fn app_name(&self, app: usize) -> &str {
         &self.apps[app].name

@@ -226,7 +226,8 @@ counters! {
         proxy_bad_responses,
         /// Upstream responses followed by bytes past their length (dropped with the connection).
         proxy_overlong,
-        /// Reads of upstream connections (peeks included), counted as their request ends:
+        /// Reads of upstream connections (peeks included, those of pooled connections a take
+        /// dropped too), counted as their request ends (a dropping peek as its take is made):
         /// one per proxied response that fits a read, on a kept connection.
         proxy_reads,
         /// Proxied requests from a trusted client whose `Forwarded` broke RFC 7239's grammar:

@@ -90,3 +90,37 @@ fn a_trusted_client_s_malformed_forwarded_is_dropped_and_counted() {
     let st = srv.stop();
     assert_eq!((st.proxy_requests, st.proxy_forwarded_malformed), (1, 1));
 }
+
+#[test]
+fn a_request_without_host_names_no_forwarded_host() {
+    // HTTP/1.0 needs no `Host`: the upstream is sent its own name as `Host` (a request line
+    // needs one), but the client named no host, so no `X-Forwarded-Host` and no `host=` say
+    // it did.
+    let up = Upstream::start(|_| ok("seen"));
+    let m = mount("/api/", &[up.url()], "forwarding = \"both\"");
+    let srv = TestServer::start(|c| c.proxy.push(m));
+    let r = exchange(srv.addr, "GET /api/x HTTP/1.0\r\n\r\n");
+    assert_eq!((r.status, r.body.as_slice()), (200, &b"seen"[..]));
+    let r = exchange(srv.addr, "GET /api/y HTTP/1.0\r\nHost: named\r\n\r\n");
+    assert_eq!((r.status, r.body.as_slice()), (200, &b"seen"[..]));
+    let got = up.requests();
+    assert_eq!(got.len(), 2);
+    let upstream = up.url();
+    let own = upstream.trim_start_matches("http://").trim_end_matches('/');
+    assert_eq!(got[0].field("host"), Some(own), "{}", got[0].head);
+    assert_eq!(got[0].field("x-forwarded-host"), None, "{}", got[0].head);
+    assert_eq!(
+        got[0].field("forwarded"),
+        Some("for=127.0.0.1;proto=http"),
+        "{}",
+        got[0].head
+    );
+    assert_eq!(got[0].field("x-forwarded-for"), Some("127.0.0.1"));
+    // The same request naming its host: it is forwarded.
+    assert_eq!(got[1].field("x-forwarded-host"), Some("named"));
+    assert_eq!(
+        got[1].field("forwarded"),
+        Some("for=127.0.0.1;proto=http;host=named")
+    );
+    assert_eq!(srv.stop().proxy_requests, 2);
+}

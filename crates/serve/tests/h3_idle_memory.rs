@@ -15,13 +15,13 @@ use h3_support::Certs;
 const THREADS: usize = 4;
 
 /// Heap bytes a thread's idle HTTP/3 state may hold. Measured (debug build, 4 threads, two
-/// rounds): 1,142,264 and 1,164,460 bytes a thread. About 1,015,000 of them are quiche's
-/// configuration, and nearly all of that is not the certificate: quiche's `Config::new` calls
-/// `SSL_CTX_set_default_verify_paths`, which parses the system's CA bundle into the
-/// context's store (a server that asks no client certificate never reads it); the rest is
-/// flint's 64 KiB datagram and 64 KiB file-chunk buffers, the 1,500-byte send buffer and the
-/// thread's reused head and log buffers. The bound leaves room for a larger CA bundle.
-const PER_THREAD_BOUND: usize = 2 << 20;
+/// rounds): 143,124 and 148,820 bytes a thread, nearly all flint's 64 KiB datagram and 64 KiB
+/// file-chunk buffers, the 1,500-byte send buffer and the thread's reused head and log
+/// buffers; quiche's configuration holds the certificate and key. Built with quiche's
+/// `Config::new` it held the system's CA bundle too (`SSL_CTX_set_default_verify_paths`, about
+/// 1,015,000 bytes, never read by a server that asks no client certificate): 1,163,736 and
+/// 1,164,288 bytes a thread, which this bound refuses.
+const PER_THREAD_BOUND: usize = 256 << 10;
 
 /// Bytes the C heap has handed out and not taken back (arenas and mmap'd blocks, all threads).
 fn heap_in_use() -> usize {

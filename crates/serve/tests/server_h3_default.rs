@@ -1,6 +1,7 @@
 //! HTTP/3 by default: a TLS server that did not ask for it serves it (and advertises it); a
 //! UDP port another socket holds is a warning and TCP alone, with nothing advertised, unless
-//! HTTP/3 was required (then the start fails); turned off, no UDP socket answers and nothing
+//! HTTP/3 was required (then the start fails; required with a certificate and no key, or the
+//! reverse, the refusal names what is missing); turned off, no UDP socket answers and nothing
 //! is advertised. A request body that stalls over HTTP/3 is ended by `body_timeout_ms`, as
 //! over HTTP/1.1 and HTTP/2.
 
@@ -263,4 +264,31 @@ fn requests_stopped_or_cancelled_with_their_head_leave_no_body_clock_behind() {
     d.turn();
     let st = srv.stop();
     assert_eq!(st.h3_body_timeouts, 0, "{st:?}");
+}
+
+#[test]
+fn http3_required_with_half_of_tls_names_the_missing_half() {
+    let certs = Certs::new();
+    let root = tempfile::tempdir().unwrap();
+    let half = |cert: bool| serve::Config {
+        root: root.path().to_path_buf(),
+        listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+        threads: 1,
+        tls_cert: cert.then(|| certs.cert.clone()),
+        tls_key: (!cert).then(|| certs.key.clone()),
+        http3: Some(true),
+        ..serve::Config::default()
+    };
+    // One line, nothing bound, naming what is missing (not only that TLS is).
+    for (cert, names) in [
+        (true, "`tls_key` (--tls-key)"),
+        (false, "`tls_cert` (--tls-cert)"),
+    ] {
+        let e = serve::Server::bind(half(cert)).err().expect("refused");
+        let line = e.to_string();
+        assert!(line.starts_with("`http3` = true: needs TLS"), "{line}");
+        assert!(line.contains(names), "{line}");
+        assert!(line.contains("missing"), "{line}");
+        assert_eq!(line.lines().count(), 1, "{line}");
+    }
 }

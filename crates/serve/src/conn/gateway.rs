@@ -39,7 +39,11 @@ impl<T: Transport> Conn<T> {
         if let Some(fwd) = launch.proxy {
             let mount = fwd.mount;
             w.stats.proxy_forwarded_malformed += u64::from(fwd.forwarded_malformed);
-            match g.start_proxy(fwd, launch.body, self.token, w.now) {
+            let started = g.start_proxy(fwd, launch.body, self.token, w.now);
+            // Peeks of pooled connections found closed as they were taken: reads for the proxy
+            // too, whether the request started or not.
+            w.stats.proxy_reads += g.take_dropped_peeks();
+            match started {
                 // Connections are counted as they end (`end_program`), once they connected.
                 Ok((x, _reused, retried)) => {
                     w.stats.proxy_retries += u64::from(retried);

@@ -92,20 +92,8 @@ fn request_on(s: &mut UnixStream) -> Vec<u8> {
 #[test]
 fn late_bytes_that_arrive_between_a_poll_and_the_take_are_never_the_answer() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("upstream.sock");
-    let upstream = UnixListener::bind(&path).unwrap();
-    let text = format!(
-        "[[proxy]]\nprefix = \"/api\"\nupstreams = [\"unix:{}\"]\npool = 1\n",
-        path.display()
-    );
-    let config: Config = toml::from_str(&text).unwrap();
     let mut poll = Poll::new().unwrap();
-    let waker = Arc::new(Waker::new(poll.registry(), Token(0)).unwrap());
-    let registry = poll.registry().try_clone().unwrap();
-    let running = Arc::new(AtomicUsize::new(0));
-    let mut g = Gateways::new(&config, running, registry, waker, 80)
-        .unwrap()
-        .unwrap();
+    let (mut g, upstream) = unix_upstream(dir.path(), &poll);
     wake_up(&mut poll, &mut g);
     // A first request on a new connection, answered, its connection pooled.
     let mut x = start_get(&mut g, 1);
@@ -145,6 +133,7 @@ fn late_bytes_that_arrive_between_a_poll_and_the_take_are_never_the_answer() {
     );
     assert!(!reused, "the connection holding them was not taken");
     assert_eq!(g.pool_peer_closed(), 1, "dropped by the take's peek");
+    assert_eq!(g.take_dropped_peeks(), 1, "the dropping peek is a read");
     // Nothing more was sent on the dropped connection, and it was closed: the upstream reads
     // its end, or a reset (closed with the late bytes unread). A timeout is the failure: the
     // take's drop left the connection open.
@@ -156,5 +145,61 @@ fn late_bytes_that_arrive_between_a_poll_and_the_take_are_never_the_answer() {
         Err(e) => panic!("the dropped connection is closed: {e}"),
     }
     assert!(rest.is_empty());
+    g.retire_source(Source::Proxy(Box::new(x)), false, Instant::now());
+}
+
+/// Gateways proxying `/api` to a unix socket upstream (one kept connection), and its listener.
+fn unix_upstream(dir: &std::path::Path, poll: &Poll) -> (Box<Gateways>, UnixListener) {
+    let path = dir.join("upstream.sock");
+    let upstream = UnixListener::bind(&path).unwrap();
+    let text = format!(
+        "[[proxy]]\nprefix = \"/api\"\nupstreams = [\"unix:{}\"]\npool = 1\n",
+        path.display()
+    );
+    let config: Config = toml::from_str(&text).unwrap();
+    let waker = Arc::new(Waker::new(poll.registry(), Token(0)).unwrap());
+    let registry = poll.registry().try_clone().unwrap();
+    let running = Arc::new(AtomicUsize::new(0));
+    let g = Gateways::new(&config, running, registry, waker, 80)
+        .unwrap()
+        .unwrap();
+    (g, upstream)
+}
+
+#[test]
+fn a_take_peek_that_finds_the_connection_closed_is_counted_as_a_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut poll = Poll::new().unwrap();
+    let (mut g, upstream) = unix_upstream(dir.path(), &poll);
+    wake_up(&mut poll, &mut g);
+    let mut x = start_get(&mut g, 1);
+    let (mut peer, _) = upstream.accept().unwrap();
+    x.send_pending().unwrap();
+    assert!(request_on(&mut peer).starts_with(b"GET /api/x"));
+    peer.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        .unwrap();
+    wake_up(&mut poll, &mut g);
+    assert!(response(&mut poll, &mut g, &mut x).ends_with(b"\r\n\r\nok"));
+    let first = x.reads;
+    g.retire_source(Source::Proxy(Box::new(x)), false, Instant::now());
+    assert_eq!(g.take_dropped_peeks(), 0, "no take peeked yet");
+    // The upstream closes the idle connection after the poll and before the take: no event
+    // dropped it, the take's peek finds the end.
+    wake_up(&mut poll, &mut g);
+    drop(peer);
+    let mut x = start_get(&mut g, 2);
+    assert!(!x.reused, "the closed connection was not taken");
+    assert_eq!(g.pool_peer_closed(), 1, "dropped by the take's peek");
+    assert_eq!(
+        g.take_dropped_peeks(),
+        1,
+        "the peek that found the end is a read"
+    );
+    assert_eq!(g.take_dropped_peeks(), 0, "handed to the stats once");
+    assert_eq!(x.reads, 0, "the new connection not read yet");
+    assert!(first >= 1, "the first response took a read");
+    x.send_pending().unwrap();
+    let (mut fresh, _) = upstream.accept().unwrap();
+    assert!(request_on(&mut fresh).starts_with(b"GET /api/x"));
     g.retire_source(Source::Proxy(Box::new(x)), false, Instant::now());
 }

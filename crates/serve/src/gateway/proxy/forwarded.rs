@@ -44,6 +44,8 @@ pub(super) fn is_forwarding(name: &[u8]) -> bool {
 /// `a, b`). Returns whether a trusted client's `Forwarded` broke RFC 7239's grammar: then
 /// none of it is passed (an unclosed quote would swallow the server's own element, and a
 /// chain with a hole in it says nothing an upstream can use), only the server's element.
+/// `host` is the `Host` the client sent: empty (none sent, or empty) writes no
+/// `X-Forwarded-Host` and no `host=` of the server's (a trusted client's `-Host` stands).
 pub(super) fn write<'a>(
     head: &mut Vec<u8>,
     fields: impl Iterator<Item = (&'a [u8], &'a [u8])> + Clone,
@@ -79,7 +81,7 @@ pub(super) fn write<'a>(
     ];
     for (name, spelt, value) in single {
         let kept = kept(name) && members(theirs(name), |_| {});
-        if kept || ours {
+        if kept || (ours && !value.is_empty()) {
             head.extend_from_slice(spelt);
             head.extend_from_slice(b": ");
             match kept {
@@ -311,6 +313,17 @@ mod tests {
         assert_eq!(
             written(CLIENTS, hop("10.0.0.7", Forwarding::None, false), "h"),
             ""
+        );
+        // No host named (HTTP/1.0 without `Host`): none said, a trusted client's stands.
+        assert_eq!(
+            written(CLIENTS, hop("10.0.0.7", Forwarding::XForwarded, false), ""),
+            "X-Forwarded-For: 10.0.0.7\r\nX-Forwarded-Proto: http\r\n"
+        );
+        let theirs = [("X-Forwarded-Host", "front.example")];
+        let got = written(&theirs, hop("10.0.0.7", Forwarding::XForwarded, true), "");
+        assert!(
+            got.ends_with("X-Forwarded-Host: front.example\r\n"),
+            "{got}"
         );
     }
 

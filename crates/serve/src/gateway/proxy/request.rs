@@ -115,7 +115,10 @@ where
     }
     head.extend_from_slice(protocol);
     head.extend_from_slice(b" flint\r\n");
-    let forwarded_malformed = forwarded::write(head, fields, &named, hop, host);
+    // The host the client named, none when it named none (HTTP/1.0): the upstream's own name
+    // in `Host` is only what an HTTP/1.1 request must carry, not a host the client asked for.
+    let asked_host = req.host.unwrap_or_default();
+    let forwarded_malformed = forwarded::write(head, fields, &named, hop, asked_host);
     Forward {
         mount,
         buffers,

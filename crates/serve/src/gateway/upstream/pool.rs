@@ -54,6 +54,11 @@ pub(crate) struct Pool {
     /// unasked, while idle, as their request ended or as a request took them: never used for
     /// another request.
     pub peer_closed: u64,
+    /// Take-time peeks ([`Pool::take_open`]) that found their connection closed or holding
+    /// bytes, not yet handed to the stats: reads of the connection, as the peek of the one
+    /// taken is (counted with its request), so `proxy_reads` counts every read made for the
+    /// proxy. Drained by [`Pool::take_dropped_peeks`].
+    dropped_peeks: u64,
     /// Every open connection's slot (its token is `slot | POOL_TOKEN`), idle or busy, by index.
     slots: Vec<Slot>,
     /// Per slot index: its generation now (the handle's high bits).
@@ -82,6 +87,7 @@ impl Pool {
             gens: Vec::new(),
             free_slots: Vec::new(),
             peer_closed: 0,
+            dropped_peeks: 0,
             taken: vec![0; apps],
             surplus: vec![false; apps],
             busy_wake: false,
@@ -154,7 +160,14 @@ impl Pool {
             drop(s);
             self.close_slot(slot);
             self.peer_closed += 1;
+            self.dropped_peeks += 1;
         }
+    }
+
+    /// The take-time peeks that dropped a connection since the last call (each a read of the
+    /// connection, for `proxy_reads`).
+    pub fn take_dropped_peeks(&mut self) -> u64 {
+        std::mem::take(&mut self.dropped_peeks)
     }
 
     /// A slot for a new connection serving the client connection `token`: its handle.
