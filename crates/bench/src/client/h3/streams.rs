@@ -175,13 +175,19 @@ impl H3 {
         if self.client.is_none() {
             return Submitted::Failed;
         }
-        // An application's request is built now, with the session's values and cookies.
-        let app = match self.app.is_some() {
-            true => match self.build_app(cx, &ex, now) {
+        // An application's request is built now, with the session's values and cookies, unless
+        // it was built already and held back (`held`): then it goes as it was built.
+        let held = self.held.take_if(|(at, _)| *at == self.retry.len());
+        let app = match (self.app.is_some(), held) {
+            (true, Some((_, kept))) => {
+                std::mem::swap(&mut self.request, &mut self.held_request);
+                Some(kept)
+            }
+            (true, None) => match self.build_app(cx, &ex, now) {
                 Some(kept) => Some(kept),
                 None => return Submitted::Unsent,
             },
-            false => None,
+            (false, _) => None,
         };
         let Some(client) = &mut self.client else {
             return Submitted::Failed;
@@ -194,9 +200,6 @@ impl H3 {
                 // The built body went with the stream (`build_app`). One that expanded to
                 // nothing ends the stream with its HEADERS: no DATA will ever come to end it.
                 let body = &kept.request_body;
-                if cx.sh.config.debug {
-                    debug_request(cx, req.fields(), body, req.has_body);
-                }
                 let has_body = req.has_body && !body.is_empty();
                 let res = send_fields(client, req.fields(), req.field_count(), !has_body);
                 (res, None, has_body)
@@ -211,18 +214,30 @@ impl H3 {
         let id = match res {
             Ok(id) => id,
             Err(e) => {
-                // The request is built again when it goes; its buffers back to the pool.
-                self.spare.extend(app);
                 self.retry.push(ex);
                 if let http3::Error::NoStream | http3::Error::Blocked = e {
                     // No room after all (the limit, or flow control for the header block):
-                    // sent when a stream frees or the server raises its limit.
+                    // sent when a stream frees or the server raises its limit, as built now
+                    // (its fields to `held_request`, its body with its buffers).
+                    if let Some(kept) = app {
+                        // (One held before, behind this exchange after a GOAWAY, is built
+                        // again: only one is kept.)
+                        let before = self.held.replace((self.retry.len() - 1, kept));
+                        self.spare.extend(before.map(|(_, kept)| kept));
+                        std::mem::swap(&mut self.request, &mut self.held_request);
+                    }
                     return Submitted::Blocked;
                 }
+                self.spare.extend(app);
                 self.conn_failed(ch, cx, ErrorKind::H3Protocol, now);
                 return Submitted::Failed;
             }
         };
+        if let (true, Some(kept)) = (cx.sh.config.debug, &app) {
+            // As sent: a request held back is shown once, when it goes.
+            let req = &self.request;
+            debug_request(cx, req.fields(), &kept.request_body, req.has_body);
+        }
         if cx.counts(ex.file_start_us, now) {
             cx.stats.http3.streams += 1;
         }
