@@ -1,15 +1,18 @@
-//! An application workload's request that must wait before it goes (over HTTP/3, its header
-//! block held back by flow control: the server's connection window is smaller than the bodies
-//! in flight) is built once: the request sent is the one first built. The server counts the
-//! `{{seq}}` values it saw, per Webchild: each exactly once and none skipped (a request built
-//! again when it finally went would skip the value of its first build).
+//! An application workload's request that must wait before it goes is built once: the request
+//! sent is the one first built. Over HTTP/3 its header block is held back by flow control (the
+//! server's connection window is smaller than the bodies in flight); over HTTP/2 the server
+//! allows fewer streams than `--streams` and a smaller window than a body. The server counts
+//! the `{{seq}}` values it saw, per Webchild: each exactly once and none skipped (a request
+//! built again when it finally went would skip the value of its first build).
 
 use bench::config::TlsOptions;
 use bench::workload::Workload;
 use bench::{BenchConfig, HttpMode, Stop, Target};
 use http3::{Server, ServerEvent, MAX_DATAGRAM};
 use std::collections::{BTreeMap, HashMap};
-use std::net::{SocketAddr, UdpSocket};
+use http2::{Handler, Header, HeaderVerdict, Session, StreamId};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -180,5 +183,150 @@ fn a_request_held_back_over_http3_is_sent_as_first_built() {
     let s = &r.stats;
     assert_eq!(s.errors.total(), 0, "{:?}", s.errors);
     assert_eq!((s.pages_done, s.requests), (8, 8 * 6));
+    assert_eq!(each_once_without_gaps(&app.seen, 2), s.requests);
+}
+
+/// An HTTP/2 server (cleartext, prior knowledge) on nghttp2's server session: two streams at
+/// a time and a 2,000-byte window a stream, so that a page's requests wait for a stream and
+/// their bodies for the window.
+struct H2App {
+    addr: SocketAddr,
+    seen: Arc<Seen>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Drop for H2App {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn start_h2() -> H2App {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let seen = Arc::new(Seen::default());
+    let stop = Arc::new(AtomicBool::new(false));
+    let (sn, sp) = (seen.clone(), stop.clone());
+    let thread = std::thread::spawn(move || {
+        let mut conns = Vec::new();
+        while !sp.load(Ordering::SeqCst) {
+            match listener.accept() {
+                Ok((s, _)) => {
+                    let (sn, sp) = (sn.clone(), sp.clone());
+                    conns.push(std::thread::spawn(move || serve_h2(s, &sn, &sp)));
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(5)),
+            }
+        }
+        for c in conns {
+            let _ = c.join();
+        }
+    });
+    H2App {
+        addr,
+        seen,
+        stop,
+        thread: Some(thread),
+    }
+}
+
+/// The server's side of one connection: what it writes, and the requests complete.
+struct H2Peer<'a> {
+    out: Vec<u8>,
+    complete: Vec<StreamId>,
+    seen: &'a Seen,
+}
+
+impl Handler for H2Peer<'_> {
+    fn write(&mut self, bytes: &[u8]) -> usize {
+        self.out.extend_from_slice(bytes);
+        bytes.len()
+    }
+
+    fn on_header(&mut self, _: StreamId, name: &[u8], value: &[u8]) -> HeaderVerdict {
+        if name == b":path" {
+            record(self.seen, value);
+        }
+        HeaderVerdict::Accept
+    }
+
+    fn on_headers_end(&mut self, stream: StreamId, end_stream: bool) {
+        if end_stream {
+            self.complete.push(stream);
+        }
+    }
+
+    fn on_data_end(&mut self, stream: StreamId) {
+        self.complete.push(stream);
+    }
+}
+
+/// Reads, answers each complete request with a 200 and no body, writes; every read waits at
+/// most 20 ms so that `stop` is seen.
+fn serve_h2(mut sock: TcpStream, seen: &Seen, stop: &AtomicBool) {
+    let config = http2::Config {
+        max_concurrent_streams: 2,
+        initial_window_size: 2000,
+        ..http2::Config::server()
+    };
+    let mut session = Session::server(&config).unwrap();
+    let mut peer = H2Peer {
+        out: Vec::new(),
+        complete: Vec::new(),
+        seen,
+    };
+    sock.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+    let mut buf = vec![0u8; 65536];
+    while !stop.load(Ordering::SeqCst) {
+        if session.send(&mut peer).is_err() {
+            return;
+        }
+        if !peer.out.is_empty() {
+            if sock.write_all(&peer.out).is_err() {
+                return;
+            }
+            peer.out.clear();
+        }
+        match sock.read(&mut buf) {
+            Ok(0) => return,
+            Ok(n) => {
+                if session.recv(&buf[..n], &mut peer).is_err() {
+                    return;
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {}
+            Err(_) => return,
+        }
+        for id in std::mem::take(&mut peer.complete) {
+            let _ = session.submit_response(id, &[Header::new(b":status", b"200")], false);
+        }
+    }
+}
+
+#[test]
+fn a_request_waiting_for_a_stream_over_http2_is_sent_as_first_built() {
+    let app = start_h2();
+    let cfg = BenchConfig {
+        concurrency: 2,
+        threads: 1,
+        stop: Stop::Pages(8),
+        http: HttpMode::Http2,
+        streams: Some(4),
+        connect_timeout: Duration::from_secs(5),
+        response_timeout: Duration::from_secs(10),
+        fail_fast: false,
+        ..BenchConfig::new(Target::http(app.addr))
+    };
+    let r = bench::run(&cfg, &workload(), &AtomicBool::new(false)).expect("run");
+    let s = &r.stats;
+    assert_eq!(s.errors.total(), 0, "{:?}", s.errors);
+    assert_eq!((s.pages_done, s.requests), (8, 8 * 6));
+    assert!(s.http2.streams >= s.requests, "{:?}", s.http2);
     assert_eq!(each_once_without_gaps(&app.seen, 2), s.requests);
 }
