@@ -8,9 +8,9 @@
 use bench::config::TlsOptions;
 use bench::workload::Workload;
 use bench::{BenchConfig, HttpMode, Stop, Target};
+use http2::{Handler, Header, HeaderVerdict, Session, StreamId};
 use http3::{Server, ServerEvent, MAX_DATAGRAM};
 use std::collections::{BTreeMap, HashMap};
-use http2::{Handler, Header, HeaderVerdict, Session, StreamId};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -280,7 +280,8 @@ fn serve_h2(mut sock: TcpStream, seen: &Seen, stop: &AtomicBool) {
         complete: Vec::new(),
         seen,
     };
-    sock.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+    sock.set_read_timeout(Some(Duration::from_millis(20)))
+        .unwrap();
     let mut buf = vec![0u8; 65536];
     while !stop.load(Ordering::SeqCst) {
         if session.send(&mut peer).is_err() {

@@ -5,7 +5,8 @@
 //! GOAWAY. When nothing is left in flight or to send, the page ends.
 
 use super::super::app::AppStream;
-use super::super::page::{self, Child, Exchange};
+use super::super::page::{self, Answer, Child, Exchange};
+use super::super::redirects::OWN;
 use super::super::{ThreadState, Wire, NONE};
 use super::{State, H3};
 use crate::stats::{ErrorKind, Http3Stats};
@@ -183,7 +184,7 @@ impl H3 {
                 std::mem::swap(&mut self.request, &mut self.held_request);
                 Some(kept)
             }
-            (true, None) => match self.build_app(cx, &ex, now) {
+            (true, None) => match self.build_app(cx, (ch.slot, &ex), now) {
                 Some(kept) => Some(kept),
                 None => return Submitted::Unsent,
             },
@@ -192,8 +193,6 @@ impl H3 {
         let Some(client) = &mut self.client else {
             return Submitted::Failed;
         };
-        let h = cx.sh.h2.as_ref().expect("HTTP/3 requests built");
-        let url = ex.url(cx.sh.workload);
         let (res, body, own_body) = match &app {
             Some(kept) => {
                 let req = &self.request;
@@ -205,6 +204,15 @@ impl H3 {
                 (res, None, has_body)
             }
             None => {
+                // A redirect followed (`--redirect N`) sends its learned request, URL 0 of its
+                // own list.
+                let (h, url) = match ex.learned {
+                    OWN => (
+                        cx.sh.h2.as_ref().expect("HTTP/3 requests built"),
+                        ex.url(cx.sh.workload),
+                    ),
+                    learned => (cx.redirects.h2(learned), 0),
+                };
                 // An empty prebuilt body (`body = ""`) likewise ends the stream at once.
                 let body = h.body(url).filter(|b| !b.is_empty()).cloned();
                 let res = send_fields(client, h.fields(url), h.field_count(url), body.is_none());
@@ -302,6 +310,21 @@ impl H3 {
                             let own = fields.iter().filter(|(n, _)| !n.starts_with(b":"));
                             own.for_each(|(n, v)| app.on_field(n, v));
                         }
+                        if cx.sh.config.redirect > 0 {
+                            // Where the file goes next (`--redirect N`): its Location, as
+                            // HTTP/2 notes it from its HEADERS.
+                            let location = fields.get(b"location");
+                            let (config, workload) = (cx.sh.config, cx.sh.workload);
+                            let request = (s.ex.url(workload), s.ex.learned);
+                            s.ex.next = cx.redirects.on_location(
+                                config,
+                                workload,
+                                request,
+                                (ch.slot, s.ex.file),
+                                status,
+                                location,
+                            );
+                        }
                     }
                 }
                 ClientEvent::Data { stream } => self.read_body(cx, stream, buf, now),
@@ -370,7 +393,20 @@ impl H3 {
         if s.app.is_some() {
             self.judge_app(cx, &mut s, now);
         }
-        self.page_ok &= ch.record_response(cx, &s.ex, now);
+        if cx.sh.config.redirect == 0 {
+            self.page_ok &= ch.record_response(cx, &s.ex, now);
+            return;
+        }
+        match ch.answered(cx, &s.ex, now) {
+            Answer::Final(ok) => self.page_ok &= ok,
+            // The file goes on with the redirect's request, a new stream, first in line.
+            Answer::Follow(to) => {
+                let mut ex = s.ex;
+                (ex.learned, ex.hops) = (to, ex.hops + 1);
+                ex.reset_response();
+                self.retry.push(ex);
+            }
+        }
     }
 
     /// Takes stream `id` out of the table, if it is in flight.
