@@ -28,9 +28,6 @@ pub enum HostsInputError {
     MixedCounts,
     #[error("the launch template has no command")]
     EmptyTemplate,
-    /// `flint compare` runs an application workload from one host.
-    #[error("an application workload (data, templates, expect, extract) runs from one host: --hosts is not supported with it yet")]
-    AppWorkload,
     #[error("--log - would write into the workers' control channel: give a file name (each host writes its own)")]
     LogToStdout,
     /// Not a host, `user@host`, address, pod or namespace name (see [`super::name`]).
