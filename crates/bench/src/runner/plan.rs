@@ -326,7 +326,10 @@ mod tests {
         refused(&c, &pages, "--h2-window");
         let mut c = https.clone();
         c.redirect = 3;
-        assert!(check_http3(&c, &pages).is_ok(), "--redirect follows as over HTTP/2");
+        assert!(
+            check_http3(&c, &pages).is_ok(),
+            "--redirect follows as over HTTP/2"
+        );
         let mut c = https.clone();
         c.streams = Some(8);
         assert!(
