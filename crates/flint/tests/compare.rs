@@ -269,25 +269,3 @@ fn ctrl_c_ends_a_comparison_with_130_and_still_reports_it() {
         "the table is lost:\n{stdout}"
     );
 }
-
-#[test]
-fn an_application_workload_with_hosts_is_refused_before_anything_starts() {
-    let dir = tempfile::tempdir().unwrap();
-    let workload = dir.path().join("app.toml");
-    std::fs::write(
-        &workload,
-        "[[page]]\nweight = 1\nfiles = [\"/a?id={{random 1 9}}\"]\n",
-    )
-    .unwrap();
-    let out = run_bounded(
-        flint()
-            .args(["compare", "--target", "http://127.0.0.1:9/", "-w"])
-            .arg(&workload)
-            .args(["--hosts", "h1", "-n", "1"]),
-        Duration::from_secs(30),
-    );
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("application workload"), "{stderr}");
-    assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
-}

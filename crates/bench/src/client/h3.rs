@@ -105,6 +105,12 @@ pub(super) struct H3 {
     request: H2Request,
     spare: Vec<AppStream>,
     unsent: bool,
+    /// An application's request built but not opened (no room for its header block yet): the
+    /// index in `retry` of its exchange and its stream's buffers; its fields in
+    /// `held_request` (swapped with `request`, so both buffers are reused). It goes as built
+    /// when its exchange does, so that `{{seq}}` and `{{random}}` advance once per request.
+    held: Option<(usize, AppStream)>,
+    held_request: H2Request,
 }
 
 impl Wire for H3 {
@@ -138,6 +144,8 @@ impl Wire for H3 {
             at_end_stats: None,
             app: None,
             request: H2Request::default(),
+            held: None,
+            held_request: H2Request::default(),
             spare: Vec::new(),
             unsent: false,
         }

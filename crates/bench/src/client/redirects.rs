@@ -51,7 +51,7 @@ struct Learned {
     get: bool,
     path: String,
     request: Vec<u8>,
-    /// `--http 2`: its header list.
+    /// `--http 2` and `--http 3`: its header list.
     h2: Option<super::H2Requests>,
     head: bool,
     idempotent: bool,
@@ -186,7 +186,9 @@ impl Redirects {
             version,
             keep_alive,
         );
-        let h2 = (config.http == crate::HttpMode::Http2).then(|| {
+        // HTTP/3 sends the same header lists as HTTP/2.
+        let lists = matches!(config.http, crate::HttpMode::Http2 | crate::HttpMode::Http3);
+        let h2 = lists.then(|| {
             let one = Workload {
                 pages: Vec::new(),
                 urls: vec![path.clone()],
@@ -276,7 +278,7 @@ impl Redirects {
         &self.learned[i as usize].request
     }
 
-    /// `--http 2`: its header list (URL 0 of it).
+    /// `--http 2` and `--http 3`: its header list (URL 0 of it).
     #[inline]
     pub(super) fn h2(&self, i: u32) -> &super::H2Requests {
         self.learned[i as usize]

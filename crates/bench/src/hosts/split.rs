@@ -43,10 +43,6 @@ pub enum HostsInputError {
     /// The launch template is empty or blank.
     #[error("the launch template has no command")]
     EmptyTemplate,
-    /// Said by `flint compare` only, which runs an application workload from one host (`flint
-    /// bench --hosts` splits its data rows between the workers).
-    #[error("an application workload (data, templates, expect, extract) runs from one host: --hosts is not supported with it yet")]
-    AppWorkload,
     /// `--log -`: the workers' stdout is the protocol's channel.
     #[error("--log - would write into the workers' control channel: give a file name (each host writes its own)")]
     LogToStdout,

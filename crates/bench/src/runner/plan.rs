@@ -181,7 +181,6 @@ fn check_http3(config: &BenchConfig, workload: &Workload) -> Result<(), BenchErr
             "--ciphers names rustls's suites for TLS over TCP: not with --http 3 (BoringSSL's TLS 1.3 suites)"
         }
         _ if config.h2_window.is_some() => "--h2-window is HTTP/2's: not with --http 3",
-        _ if config.redirect > 0 => "--redirect is not supported with --http 3 yet",
         _ if config.streams.is_some_and(|n| n > 1) && one_file => {
             "--http 3 fetches a page's files as streams: --streams N with one-file pages (N pages in flight as lanes) is --http 2's"
         }
@@ -327,7 +326,10 @@ mod tests {
         refused(&c, &pages, "--h2-window");
         let mut c = https.clone();
         c.redirect = 3;
-        refused(&c, &pages, "--redirect");
+        assert!(
+            check_http3(&c, &pages).is_ok(),
+            "--redirect follows as over HTTP/2"
+        );
         let mut c = https.clone();
         c.streams = Some(8);
         assert!(

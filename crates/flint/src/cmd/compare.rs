@@ -214,10 +214,6 @@ pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
             }
         },
     };
-    if workload.plan().is_some() && (flags.hosts.is_some() || flags.hosts_file.is_some()) {
-        // The coordinator refuses it too; said here before any server starts.
-        bail!("{}", bench::hosts::split::HostsInputError::AppWorkload);
-    }
     let endpoints = targets
         .into_iter()
         .map(|(target, name, value)| match target {

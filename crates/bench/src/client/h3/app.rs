@@ -13,6 +13,7 @@
 
 use super::super::app::{self, AppStream, Kept};
 use super::super::page::{self, Child, Exchange};
+use super::super::redirects::{Hop, OWN};
 use super::super::ThreadState;
 use super::streams::Stream;
 use super::H3;
@@ -45,12 +46,14 @@ impl H3 {
     pub(super) fn build_app(
         &mut self,
         cx: &mut ThreadState<'_>,
-        ex: &Exchange,
+        (ch_slot, ex): (usize, &Exchange),
         now: u64,
     ) -> Option<AppStream> {
         let app = self.app.as_mut()?;
         let url = ex.url(cx.sh.workload);
-        if let Err(e) = app.build_h2(cx.sh, (ex.file, url, None), &mut self.request) {
+        // A redirect followed: its target's path and method.
+        let hop = (ex.learned != OWN).then(|| cx.redirects.target(ex.learned));
+        if let Err(e) = app.build_h2(cx.sh, (ex.file, url, hop), &mut self.request) {
             if cx.counts(ex.file_start_us, now) {
                 match e {
                     ExpandError::Missing(_) => cx.stats.missing_value_unsent += 1,
@@ -60,6 +63,12 @@ impl H3 {
             self.page_ok = false;
             self.unsent = true;
             return None;
+        }
+        if ex.learned == OWN && cx.sh.config.redirect > 0 {
+            // A relative Location in its answer resolves against the path sent.
+            let entry = (ch_slot, ex.file);
+            cx.redirects
+                .sent(cx.sh.workload, entry, self.request.path());
         }
         let mut kept = self.spare.pop().unwrap_or_default();
         kept.head.clear();
@@ -87,6 +96,18 @@ impl H3 {
             path: &k.path,
         };
         let url = s.ex.url(cx.sh.workload);
+        if let Hop::To(to) = s.ex.next {
+            if s.ex.hops < cx.sh.config.redirect {
+                // A redirect that is followed has its cookies kept only: the checks are the
+                // final response's.
+                let get = cx.redirects.target(to).1;
+                app.keep_sent_body((s.ex.file, url), &k.request_body, get);
+                app.redirected(&kept);
+                k.release();
+                self.spare.push(k);
+                return;
+            }
+        }
         let counted = cx.counts(s.ex.file_start_us, now);
         let shown = cx.sh.workload.urls[url].as_str();
         s.ex.verdict = app.judge_kept((url, shown), s.ex.status, kept, &mut cx.stats, counted);

@@ -96,6 +96,8 @@ impl H3 {
                 let ex = self.first_exchange(ch, cx.sh.workload);
                 ch.record_failure(cx, &ex, ErrorKind::ResponseTimeout, 0, now);
             }
+            // A request held back goes with its exchange: its buffers back to the pool.
+            self.spare.extend(self.held.take().map(|(_, kept)| kept));
             for ex in self.retry.drain(..) {
                 ch.record_failure(cx, &ex, ErrorKind::ResponseTimeout, 0, now);
             }
@@ -133,6 +135,8 @@ impl H3 {
             self.page_ok &= !any;
             return self.connect(ch, cx, now);
         }
+        // A request held back goes with its exchange: its buffers back to the pool.
+        self.spare.extend(self.held.take().map(|(_, kept)| kept));
         for ex in self.retry.drain(..) {
             ch.record_failure(cx, &ex, kind, 0, now);
             any = true;

@@ -5,7 +5,8 @@
 //! GOAWAY. When nothing is left in flight or to send, the page ends.
 
 use super::super::app::AppStream;
-use super::super::page::{self, Child, Exchange};
+use super::super::page::{self, Answer, Child, Exchange};
+use super::super::redirects::OWN;
 use super::super::{ThreadState, Wire, NONE};
 use super::{State, H3};
 use crate::stats::{ErrorKind, Http3Stats};
@@ -175,33 +176,43 @@ impl H3 {
         if self.client.is_none() {
             return Submitted::Failed;
         }
-        // An application's request is built now, with the session's values and cookies.
-        let app = match self.app.is_some() {
-            true => match self.build_app(cx, &ex, now) {
+        // An application's request is built now, with the session's values and cookies, unless
+        // it was built already and held back (`held`): then it goes as it was built.
+        let held = self.held.take_if(|(at, _)| *at == self.retry.len());
+        let app = match (self.app.is_some(), held) {
+            (true, Some((_, kept))) => {
+                std::mem::swap(&mut self.request, &mut self.held_request);
+                Some(kept)
+            }
+            (true, None) => match self.build_app(cx, (ch.slot, &ex), now) {
                 Some(kept) => Some(kept),
                 None => return Submitted::Unsent,
             },
-            false => None,
+            (false, _) => None,
         };
         let Some(client) = &mut self.client else {
             return Submitted::Failed;
         };
-        let h = cx.sh.h2.as_ref().expect("HTTP/3 requests built");
-        let url = ex.url(cx.sh.workload);
         let (res, body, own_body) = match &app {
             Some(kept) => {
                 let req = &self.request;
                 // The built body went with the stream (`build_app`). One that expanded to
                 // nothing ends the stream with its HEADERS: no DATA will ever come to end it.
                 let body = &kept.request_body;
-                if cx.sh.config.debug {
-                    debug_request(cx, req.fields(), body, req.has_body);
-                }
                 let has_body = req.has_body && !body.is_empty();
                 let res = send_fields(client, req.fields(), req.field_count(), !has_body);
                 (res, None, has_body)
             }
             None => {
+                // A redirect followed (`--redirect N`) sends its learned request, URL 0 of its
+                // own list.
+                let (h, url) = match ex.learned {
+                    OWN => (
+                        cx.sh.h2.as_ref().expect("HTTP/3 requests built"),
+                        ex.url(cx.sh.workload),
+                    ),
+                    learned => (cx.redirects.h2(learned), 0),
+                };
                 // An empty prebuilt body (`body = ""`) likewise ends the stream at once.
                 let body = h.body(url).filter(|b| !b.is_empty()).cloned();
                 let res = send_fields(client, h.fields(url), h.field_count(url), body.is_none());
@@ -211,18 +222,30 @@ impl H3 {
         let id = match res {
             Ok(id) => id,
             Err(e) => {
-                // The request is built again when it goes; its buffers back to the pool.
-                self.spare.extend(app);
                 self.retry.push(ex);
                 if let http3::Error::NoStream | http3::Error::Blocked = e {
                     // No room after all (the limit, or flow control for the header block):
-                    // sent when a stream frees or the server raises its limit.
+                    // sent when a stream frees or the server raises its limit, as built now
+                    // (its fields to `held_request`, its body with its buffers).
+                    if let Some(kept) = app {
+                        // (One held before, behind this exchange after a GOAWAY, is built
+                        // again: only one is kept.)
+                        let before = self.held.replace((self.retry.len() - 1, kept));
+                        self.spare.extend(before.map(|(_, kept)| kept));
+                        std::mem::swap(&mut self.request, &mut self.held_request);
+                    }
                     return Submitted::Blocked;
                 }
+                self.spare.extend(app);
                 self.conn_failed(ch, cx, ErrorKind::H3Protocol, now);
                 return Submitted::Failed;
             }
         };
+        if let (true, Some(kept)) = (cx.sh.config.debug, &app) {
+            // As sent: a request held back is shown once, when it goes.
+            let req = &self.request;
+            debug_request(cx, req.fields(), &kept.request_body, req.has_body);
+        }
         if cx.counts(ex.file_start_us, now) {
             cx.stats.http3.streams += 1;
         }
@@ -286,6 +309,21 @@ impl H3 {
                             app.begin_head(status);
                             let own = fields.iter().filter(|(n, _)| !n.starts_with(b":"));
                             own.for_each(|(n, v)| app.on_field(n, v));
+                        }
+                        if cx.sh.config.redirect > 0 {
+                            // Where the file goes next (`--redirect N`): its Location, as
+                            // HTTP/2 notes it from its HEADERS.
+                            let location = fields.get(b"location");
+                            let (config, workload) = (cx.sh.config, cx.sh.workload);
+                            let request = (s.ex.url(workload), s.ex.learned);
+                            s.ex.next = cx.redirects.on_location(
+                                config,
+                                workload,
+                                request,
+                                (ch.slot, s.ex.file),
+                                status,
+                                location,
+                            );
                         }
                     }
                 }
@@ -355,7 +393,20 @@ impl H3 {
         if s.app.is_some() {
             self.judge_app(cx, &mut s, now);
         }
-        self.page_ok &= ch.record_response(cx, &s.ex, now);
+        if cx.sh.config.redirect == 0 {
+            self.page_ok &= ch.record_response(cx, &s.ex, now);
+            return;
+        }
+        match ch.answered(cx, &s.ex, now) {
+            Answer::Final(ok) => self.page_ok &= ok,
+            // The file goes on with the redirect's request, a new stream, first in line.
+            Answer::Follow(to) => {
+                let mut ex = s.ex;
+                (ex.learned, ex.hops) = (to, ex.hops + 1);
+                ex.reset_response();
+                self.retry.push(ex);
+            }
+        }
     }
 
     /// Takes stream `id` out of the table, if it is in flight.

@@ -300,7 +300,7 @@ pub struct LoadArgs {
     pub expect_status: Option<bench::config::ExpectStatus>,
     /// Follow up to N (at most 100) redirects (301, 302, 303, 307, 308) of the URL's origin per
     /// file, as hey and oha do (they follow 10) and curl -L: on the same connection while it
-    /// stays open (over HTTP/2, a new stream). Each one is a request the server counts, and the
+    /// stays open (over HTTP/2 and HTTP/3, a new stream). Each one is a request the server counts, and the
     /// file's response time runs from its first request to its final response. A Location of
     /// another origin, a missing or unparsable one are not followed (the 3xx is the response,
     /// counted by why); still a redirect after N is the error too_many_redirects. [default: 0,
