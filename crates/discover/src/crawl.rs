@@ -25,9 +25,15 @@
 //! With `--browser` the pages, links, robots.txt and redirects are the crawl's as above (each
 //! page's HTML fetched and parsed for its links), but a page's files are what headless Chromium
 //! fetched loading it (`browser`).
+//!
+//! This file is the crawl's state and order: the pages in turn, the links and frames each
+//! names (kept or told apart in the notes), robots.txt, the closing notes. Beside it in `crawl/`:
+//! one GET through its redirects (`redirects.rs`), a page's resources fetched once for the
+//! crawl (`resources.rs`), its stylesheets' rules and fonts (`styles.rs`), and a `--browser`
+//! page (`browser_page.rs`).
 
 use crate::browser::Browser;
-use crate::fetch::{FetchError, Fetcher, Response, MAX_GAP};
+use crate::fetch::{Fetcher, MAX_GAP};
 use crate::frontier::{key, not_told_apart, Counted, Frontier, Tally};
 use crate::html::{self, Found, Kind};
 use crate::nesting::MAX_DEPTH as MAX_NESTING;
@@ -39,15 +45,12 @@ use std::sync::Arc;
 use url::{Position, Url};
 
 mod browser_page;
+mod redirects;
+mod resources;
 mod styles;
 
+use redirects::{FetchFailure, Fetched};
 use styles::{Resolved, Styles};
-
-/// Redirects followed for one resource, at most.
-const MAX_REDIRECTS: usize = 10;
-/// Stylesheets importing stylesheets: deeper chains are cut (a cycle ends sooner, at the first
-/// stylesheet seen again).
-const MAX_IMPORT_DEPTH: u32 = 32;
 
 /// Why no workload could be made.
 #[derive(Debug, thiserror::Error)]
@@ -210,10 +213,6 @@ fn target(url: &Url) -> String {
     url[Position::BeforePath..Position::AfterQuery].to_owned()
 }
 
-fn status_reason(status: u16) -> String {
-    format!("{status} {}", wire::head::reason(status))
-}
-
 impl Crawl<'_> {
     fn stopped(&self) -> bool {
         self.opts
@@ -303,46 +302,6 @@ impl Crawl<'_> {
                 });
             }
         }
-    }
-
-    /// GETs `url`, following redirects within the origin: the URL it ended on, and whether a
-    /// redirect took it there (a fragment, never sent, is no redirect).
-    fn fetch(&mut self, url: &Url) -> Result<Fetched, FetchFailure> {
-        let mut url = url.clone();
-        url.set_fragment(None);
-        for redirects in 0..=MAX_REDIRECTS {
-            if url.origin() != self.origin {
-                return Err(FetchFailure::Other(format!(
-                    "redirects to another origin ({url})"
-                )));
-            }
-            let response = self
-                .fetcher
-                .get(&target(&url))
-                .map_err(FetchFailure::Fetch)?;
-            if response.is_redirect() {
-                let Some(next) = response.location.as_deref().and_then(|l| url.join(l).ok()) else {
-                    return Err(FetchFailure::Other(format!(
-                        "{} without a usable Location",
-                        status_reason(response.status)
-                    )));
-                };
-                url = next;
-                url.set_fragment(None);
-                continue;
-            }
-            if !(200..300).contains(&response.status) {
-                return Err(FetchFailure::Status(response.status));
-            }
-            return Ok(Fetched {
-                url,
-                response,
-                redirected: redirects > 0,
-            });
-        }
-        Err(FetchFailure::Other(format!(
-            "more than {MAX_REDIRECTS} redirects"
-        )))
     }
 
     fn page(&mut self, url: &Url, depth: u32) -> Result<(), String> {
@@ -462,15 +421,6 @@ impl Crawl<'_> {
         Ok(())
     }
 
-    /// Whether the page may list one more reference (the HTML itself is not counted).
-    fn room(&self, work: &mut PageWork) -> bool {
-        if work.entries.len() > self.opts.max_files {
-            work.beyond += 1;
-            return false;
-        }
-        true
-    }
-
     fn frame(&mut self, mut url: Url, depth: u32, work: &mut PageWork) {
         url.set_fragment(None);
         if !work.on_page.insert(key(&url)) || !self.room(work) {
@@ -519,100 +469,6 @@ impl Crawl<'_> {
         }
         self.frontier.push(url, depth + 1);
     }
-
-    /// Adds a resource (and, for a stylesheet, what it references) to the page's entries.
-    fn resource(&mut self, url: &Url, what: Fetch, import_depth: u32, work: &mut PageWork) {
-        if !matches!(url.scheme(), "http" | "https") {
-            return; // data:, blob:, about: need no request
-        }
-        if self.stopped() {
-            return;
-        }
-        if !work.on_page.insert(key(url)) {
-            // A stylesheet the page has fetched for another medium applies where it is
-            // named again for this one: one request, its rules now applied.
-            if what == (Fetch::Stylesheet { applies: true })
-                && work.styles.not_applied.remove(&key(url))
-            {
-                if let Some(Outcome::Got { css, .. }) = self.cache.get(&key(url)).cloned() {
-                    if import_depth < MAX_IMPORT_DEPTH {
-                        self.follow(&css, true, import_depth + 1, work);
-                    }
-                }
-            }
-            return;
-        }
-        if !self.room(work) {
-            return;
-        }
-        let stylesheet = what != Fetch::File;
-        if url.origin() != self.origin {
-            work.entries
-                .push(skipped(url, "another origin: not fetched"));
-            return;
-        }
-        let outcome = match self.cache.get(&key(url)) {
-            Some(o) => o.clone(),
-            None => {
-                let o = self.fetch_resource(url, stylesheet);
-                self.cache.insert(key(url), o.clone());
-                o
-            }
-        };
-        match outcome {
-            Outcome::Failed(reason) => work.entries.push(Entry::Skipped {
-                url: target(url),
-                reason,
-            }),
-            Outcome::Got { file, css } => {
-                let path = file.path.clone();
-                // A redirect to a file the page already has: one request, not two.
-                if file.redirected_from.is_some() && !work.on_page.insert(format!("path {path}")) {
-                    return;
-                }
-                work.on_page.insert(format!("path {path}"));
-                work.entries.push(Entry::File(file));
-                let applies = what != (Fetch::Stylesheet { applies: false });
-                if !applies {
-                    work.styles.not_applied.insert(key(url));
-                }
-                if import_depth < MAX_IMPORT_DEPTH {
-                    self.follow(&css, applies, import_depth + 1, work);
-                }
-            }
-        }
-    }
-
-    fn fetch_resource(&mut self, url: &Url, stylesheet: bool) -> Outcome {
-        match self.fetch(url) {
-            Err(e) => Outcome::Failed(e.reason()),
-            Ok(Fetched {
-                url: final_url,
-                response: r,
-                redirected,
-            }) => {
-                let css = match (&r.body, stylesheet || r.is_css()) {
-                    // No page lists more than --max-files of them: no more are kept.
-                    (Some(body), true) => Resolved::new(
-                        css::parse(&String::from_utf8_lossy(body), &self.env),
-                        &final_url,
-                        self.opts.max_files,
-                    ),
-                    _ => Resolved::default(),
-                };
-                Outcome::Got {
-                    file: File {
-                        path: target(&final_url),
-                        bytes: r.bytes,
-                        content_type: r.content_type,
-                        redirected_from: redirected.then(|| target(url)),
-                        initiator: None,
-                    },
-                    css: Arc::new(css),
-                }
-            }
-        }
-    }
 }
 
 /// What a resource is fetched as.
@@ -629,31 +485,5 @@ fn skipped(url: &Url, reason: &str) -> Entry {
     Entry::Skipped {
         url: url.to_string(),
         reason: reason.to_owned(),
-    }
-}
-
-/// A fetch that ended in a 2xx.
-struct Fetched {
-    /// Where it ended, without a fragment.
-    url: Url,
-    response: Response,
-    /// Whether a redirect led there.
-    redirected: bool,
-}
-
-/// Why one fetch failed.
-enum FetchFailure {
-    Fetch(FetchError),
-    Status(u16),
-    Other(String),
-}
-
-impl FetchFailure {
-    fn reason(&self) -> String {
-        match self {
-            FetchFailure::Fetch(e) => e.to_string(),
-            FetchFailure::Status(s) => status_reason(*s),
-            FetchFailure::Other(s) => s.clone(),
-        }
     }
 }

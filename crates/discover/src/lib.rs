@@ -16,11 +16,14 @@
 //! One concept per module: [`fetch`] (HTTP/1.1 on `wire`, or HTTP/2 on `http2`; plain or TLS,
 //! with `bench`'s TLS client configuration, so both clients trust and refuse alike), [`html`] (the
 //! references of a document, on html5ever), [`forms`] (what a document's forms send), [`nesting`] (html5ever driven with its nesting capped
-//! as a browser caps it), [`srcset`] (the image candidate a browser picks),
+//! as a browser caps it; each element's depth kept by a tree sink, `nesting/depth_sink.rs`), [`srcset`] (the image candidate a browser picks),
 //! [`css`] (`url()` and `@import`, on cssparser), [`robots`] (RFC 9309), [`crawl`] (pages,
-//! links, redirects, robots, the rate), `frontier` (the links kept, bounded by `--max-pages`), [`access_log`] (Common and Combined Log Format),
+//! links, robots, the rate; one GET through its redirects, `crawl/redirects.rs`; a page's
+//! resources, `crawl/resources.rs`; its stylesheets' rules and fonts, `crawl/styles.rs`; a
+//! `--browser` page, `crawl/browser_page.rs`), `frontier` (the links kept, bounded by `--max-pages`), [`access_log`] (Common and Combined Log Format),
 //! [`log_pages`] (pages from a log alone), [`workload`] (the TOML writer), [`browser`]
-//! (`--browser`: the pages loaded by headless Chromium over the DevTools protocol).
+//! (`--browser`: the pages loaded by headless Chromium over the DevTools protocol; a tab driven
+//! in `browser/page.rs`, its events recorded in `browser/page/recorder.rs`).
 
 #![warn(missing_docs)]
 

@@ -1,0 +1,404 @@
+//! A tab's DevTools events turned into its requests: each request from `requestWillBeSent` to
+//! its end (finished, failed, or its worker gone), its redirects, status, type, bytes and what
+//! started it; the workers the tab and its workers attach to, their requests given to the frame
+//! that started them; and what `page.rs` waits on (in flight, the load event, a crash, the time
+//! of the last event).
+
+use super::{Load, Request};
+use crate::browser::cdp::Message;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::time::Instant;
+
+/// A request being recorded: its place in `Load::requests`, its body bytes so far, its
+/// headers' bytes, whether it counts as in flight until it ends.
+struct Pending {
+    index: usize,
+    /// The session its last event came on: a worker that ends leaves its requests unfinished.
+    session: String,
+    body: u64,
+    headers: u64,
+    counted: bool,
+    done: bool,
+}
+
+/// The recorder of one tab's events.
+pub(super) struct Recorder {
+    /// The tab's session.
+    pub(super) session: String,
+    /// The sessions of its workers, each with the frame its requests belong to (that of the
+    /// request for its script; the main frame's, empty here, when none was seen).
+    workers: HashMap<String, String>,
+    /// Workers attached and waiting for their network events to be turned on.
+    pub(super) starting: Vec<String>,
+    pub(super) load: Load,
+    by_id: HashMap<String, Pending>,
+    pub(super) in_flight: usize,
+    pub(super) loaded: bool,
+    /// The tab's renderer crashed.
+    pub(super) crashed: bool,
+    pub(super) last_event: Instant,
+}
+
+impl Recorder {
+    pub(super) fn new(session: &str) -> Recorder {
+        Recorder {
+            session: session.to_owned(),
+            workers: HashMap::new(),
+            starting: Vec::new(),
+            load: Load::default(),
+            by_id: HashMap::new(),
+            in_flight: 0,
+            loaded: false,
+            crashed: false,
+            last_event: Instant::now(),
+        }
+    }
+
+    /// The record, a worker's requests whose frame was not known given to the page.
+    pub(super) fn into_load(mut self) -> Load {
+        let main = self.load.main_frame.clone();
+        for r in self.load.requests.iter_mut().filter(|r| r.frame.is_empty()) {
+            r.frame.clone_from(&main);
+        }
+        self.load
+    }
+
+    pub(super) fn event(&mut self, m: &Message) {
+        let Some(session) = m.session() else {
+            return;
+        };
+        let tab = session == self.session;
+        if !tab && !self.workers.contains_key(session) {
+            return;
+        }
+        self.last_event = Instant::now();
+        let p = m.params();
+        let id = p["requestId"].as_str().unwrap_or_default();
+        if let Some(r) = self.by_id.get_mut(id) {
+            r.session = session.to_owned();
+        }
+        match m.method().unwrap_or_default() {
+            "Page.loadEventFired" if tab => self.loaded = true,
+            "Inspector.targetCrashed" if tab => self.crashed = true,
+            "Target.attachedToTarget" => self.attached(p),
+            "Target.detachedFromTarget" => self.detached(p),
+            "Network.requestWillBeSent" => self.will_be_sent(session, id, p),
+            "Network.responseReceived" => {
+                if let Some(r) = self.by_id.get_mut(id) {
+                    let response = &p["response"];
+                    r.headers = count(&response["encodedDataLength"]);
+                    let req = &mut self.load.requests[r.index];
+                    req.status = response["status"]
+                        .as_u64()
+                        .and_then(|s| u16::try_from(s).ok());
+                    req.content_type = content_type(response);
+                }
+            }
+            "Network.dataReceived" => {
+                if let Some(r) = self.by_id.get_mut(id).filter(|r| !r.done) {
+                    r.body += count(&p["dataLength"]);
+                }
+            }
+            "Network.loadingFinished" => {
+                if let Some(r) = self.by_id.get_mut(id).filter(|r| !r.done) {
+                    r.done = true;
+                    self.in_flight -= usize::from(r.counted);
+                    // A prefetch's body is kept for later, never read by the page: no data
+                    // events. Its count is then the encoded one, less the headers.
+                    let bytes = match r.body {
+                        0 => count(&p["encodedDataLength"]).saturating_sub(r.headers),
+                        n => n,
+                    };
+                    self.load.requests[r.index].bytes = Some(bytes);
+                }
+            }
+            "Network.loadingFailed" => {
+                if let Some(r) = self.by_id.get_mut(id).filter(|r| !r.done) {
+                    r.done = true;
+                    self.in_flight -= usize::from(r.counted);
+                    let why = p["blockedReason"]
+                        .as_str()
+                        .map(|b| format!("blocked ({b})"))
+                        .or_else(|| p["errorText"].as_str().map(str::to_owned))
+                        .unwrap_or_else(|| "failed".into());
+                    self.load.requests[r.index].failed = Some(why);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A worker started: its requests are recorded from now on, in the frame of its script's.
+    fn attached(&mut self, p: &Value) {
+        let Some(session) = p["sessionId"].as_str() else {
+            return;
+        };
+        let script = p["targetInfo"]["url"].as_str().unwrap_or_default();
+        let frame = self
+            .load
+            .requests
+            .iter()
+            .rev()
+            .find(|r| r.url == script)
+            .map(|r| r.frame.clone())
+            .unwrap_or_default();
+        self.workers.insert(session.to_owned(), frame);
+        self.starting.push(session.to_owned());
+    }
+
+    /// A worker ended: what it had in flight will not finish (nor be told to have failed).
+    fn detached(&mut self, p: &Value) {
+        let Some(session) = p["sessionId"].as_str() else {
+            return;
+        };
+        if self.workers.remove(session).is_none() {
+            return;
+        }
+        for r in self.by_id.values_mut() {
+            if r.session == session && !r.done {
+                r.done = true;
+                self.in_flight -= usize::from(r.counted);
+                self.load.requests[r.index].failed = Some("its worker ended first".into());
+            }
+        }
+    }
+
+    fn will_be_sent(&mut self, session: &str, id: &str, p: &Value) {
+        let url = p["request"]["url"].as_str().unwrap_or_default();
+        if let Some(r) = self.by_id.get(id).filter(|r| !r.done) {
+            // A redirect: the same request goes on at another URL.
+            if p.get("redirectResponse").is_some() {
+                let req = &mut self.load.requests[r.index];
+                let from = std::mem::replace(&mut req.url, url.to_owned());
+                req.redirected_from.get_or_insert(from);
+            }
+            return;
+        }
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return; // data:, blob: and the like cost no request
+        }
+        let resource_type = p["type"].as_str().unwrap_or("Other").to_owned();
+        let initiator = initiator(&resource_type, &p["initiator"], &p["request"]);
+        // A document's end is not waited on: the main frame's is the load event's, and a
+        // cross-site frame's (a process of its own) is told to the frame's target, not this
+        // one, so it would hold every such page to the page timeout. What a frame loads
+        // afterwards is counted as it comes. Nor are streams that are open by design (an
+        // EventSource, a WebSocket): they never finish, and would hold every page of a site
+        // that opens one to the page timeout; they are listed as requested.
+        let counted = !matches!(
+            resource_type.as_str(),
+            "Document" | "EventSource" | "WebSocket"
+        );
+        let frame = match p["frameId"].as_str() {
+            Some(f) => f.to_owned(),
+            None => self.workers.get(session).cloned().unwrap_or_default(),
+        };
+        self.by_id.insert(
+            id.to_owned(),
+            Pending {
+                index: self.load.requests.len(),
+                session: session.to_owned(),
+                body: 0,
+                headers: 0,
+                counted,
+                done: false,
+            },
+        );
+        self.in_flight += usize::from(counted);
+        self.load.requests.push(Request {
+            url: url.to_owned(),
+            redirected_from: None,
+            frame,
+            resource_type,
+            initiator,
+            status: None,
+            content_type: None,
+            bytes: None,
+            failed: None,
+        });
+    }
+}
+
+/// What started a request: a prefetch (by its resource type or its `Purpose` header, whoever
+/// asked for it), a preload (`<link rel=preload>` or `modulepreload`, which DevTools' initiator
+/// calls the parser's), else DevTools' initiator type: parser, script, preload, or other.
+fn initiator(resource_type: &str, initiator: &Value, request: &Value) -> &'static str {
+    let purpose = request["headers"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .any(|(k, v)| {
+            matches!(k.to_ascii_lowercase().as_str(), "purpose" | "sec-purpose")
+                && v.as_str().is_some_and(|v| v.contains("prefetch"))
+        });
+    if resource_type == "Prefetch" || purpose {
+        return "prefetch";
+    }
+    if request["isLinkPreload"].as_bool() == Some(true) {
+        return "preload";
+    }
+    match initiator["type"].as_str() {
+        Some("parser") => "parser",
+        Some("script") => "script",
+        Some("preload") => "preload",
+        _ => "other",
+    }
+}
+
+/// The response's Content-Type header as sent, else the MIME type Chromium took from it.
+fn content_type(response: &Value) -> Option<String> {
+    let header = response["headers"].as_object().and_then(|h| {
+        h.iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("content-type"))
+            .and_then(|(_, v)| v.as_str())
+    });
+    header
+        .or_else(|| response["mimeType"].as_str().filter(|m| !m.is_empty()))
+        .map(str::to_owned)
+}
+
+/// A byte count as DevTools writes it (a JSON number, at times with a fraction).
+fn count(v: &Value) -> u64 {
+    v.as_f64().map_or(0, |n| n.max(0.0) as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn initiators_prefetch_and_preload_before_devtools_own_type() {
+        let none = json!({});
+        let parser = json!({"type": "parser"});
+        let script = json!({"type": "script"});
+        assert_eq!(initiator("Prefetch", &parser, &none), "prefetch");
+        let purpose = json!({"headers": {"Sec-Purpose": "prefetch"}});
+        assert_eq!(initiator("Script", &script, &purpose), "prefetch");
+        let preload = json!({"isLinkPreload": true});
+        assert_eq!(initiator("Image", &parser, &preload), "preload");
+        assert_eq!(initiator("Image", &parser, &none), "parser");
+        assert_eq!(initiator("Fetch", &script, &none), "script");
+        assert_eq!(
+            initiator("Document", &json!({"type": "other"}), &none),
+            "other"
+        );
+        assert_eq!(
+            initiator("Image", &json!({"type": "SignedExchange"}), &none),
+            "other"
+        );
+    }
+
+    #[test]
+    fn streams_open_by_design_do_not_hold_the_page_from_idle() {
+        let mut rec = Recorder::new("s");
+        let sent = |id: &str, kind: &str| {
+            Message(
+                json!({"sessionId": "s", "method": "Network.requestWillBeSent", "params": {
+                "requestId": id, "type": kind, "initiator": {"type": "script"},
+                "request": {"url": format!("http://t/{id}")}}}),
+            )
+        };
+        rec.event(&sent("1", "EventSource"));
+        rec.event(&sent("2", "WebSocket"));
+        assert_eq!(rec.in_flight, 0);
+        rec.event(&sent("3", "Fetch"));
+        assert_eq!(rec.in_flight, 1, "a fetch is waited on");
+        assert_eq!(rec.load.requests.len(), 3, "all three are listed");
+    }
+
+    /// As Chromium tells a worker's requests (seen by hand on a page whose worker imports a
+    /// script, fetches a file and starts a worker that fetches another): its script's request
+    /// starts on the tab's session and ends on the worker's; what the worker asks for is all
+    /// on its own session, with no frame.
+    #[test]
+    fn a_workers_requests_are_recorded_from_its_own_session() {
+        let mut rec = Recorder::new("tab");
+        rec.load.main_frame = "F".into();
+        let msg = |session: &str, method: &str, params: Value| {
+            Message(json!({"sessionId": session, "method": method, "params": params}))
+        };
+        let sent = |session: &str, id: &str, url: &str, frame: Option<&str>| {
+            let mut p = json!({"requestId": id, "type": "Script", "initiator": {"type": "other"},
+                               "request": {"url": url}});
+            if let Some(f) = frame {
+                p["frameId"] = json!(f);
+            }
+            msg(session, "Network.requestWillBeSent", p)
+        };
+        let finished = |session: &str, id: &str, bytes: u64| {
+            msg(
+                session,
+                "Network.loadingFinished",
+                json!({"requestId": id, "encodedDataLength": bytes}),
+            )
+        };
+        let attached = |parent: &str, child: &str, url: &str| {
+            msg(
+                parent,
+                "Target.attachedToTarget",
+                json!({"sessionId": child, "waitingForDebugger": true,
+                       "targetInfo": {"type": "worker", "url": url}}),
+            )
+        };
+        // The script of a worker the page's frame `F` starts (a frame has its own id).
+        rec.event(&sent("tab", "w", "http://t/worker.js", Some("F")));
+        // Another tab's worker: not this page's.
+        rec.event(&sent("other", "x", "http://t/x.js", Some("G")));
+        rec.event(&attached("tab", "W", "http://t/worker.js"));
+        assert_eq!(rec.starting, ["W"], "held until its network events are on");
+        rec.event(&finished("W", "w", 120));
+        rec.event(&sent("W", "f", "http://t/data.json", None));
+        rec.event(&finished("W", "f", 30));
+        // A worker it starts, whose own fetch never ends: the worker ends first.
+        rec.event(&sent("W", "n", "http://t/nested.js", Some("F")));
+        rec.event(&attached("W", "N", "http://t/nested.js"));
+        assert_eq!(rec.starting, ["W", "N"]);
+        rec.event(&finished("N", "n", 10));
+        rec.event(&sent("N", "g", "http://t/never.json", None));
+        assert_eq!(rec.in_flight, 1);
+        rec.event(&msg(
+            "W",
+            "Target.detachedFromTarget",
+            json!({"sessionId": "N"}),
+        ));
+        assert_eq!(rec.in_flight, 0, "nothing left to wait on");
+        rec.event(&sent("N", "late", "http://t/late.json", None));
+        let load = rec.into_load();
+        let got: Vec<(&str, &str, Option<u64>, Option<&str>)> = load
+            .requests
+            .iter()
+            .map(|r| {
+                (
+                    r.url.as_str(),
+                    r.frame.as_str(),
+                    r.bytes,
+                    r.failed.as_deref(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("http://t/worker.js", "F", Some(120), None),
+                ("http://t/data.json", "F", Some(30), None),
+                ("http://t/nested.js", "F", Some(10), None),
+                (
+                    "http://t/never.json",
+                    "F",
+                    None,
+                    Some("its worker ended first")
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn byte_counts_may_have_a_fraction() {
+        assert_eq!(count(&json!(253)), 253);
+        assert_eq!(count(&json!(253.0)), 253);
+        assert_eq!(count(&json!(null)), 0);
+        assert_eq!(count(&json!(-1)), 0);
+    }
+}

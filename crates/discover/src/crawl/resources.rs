@@ -1,0 +1,127 @@
+//! A page's resources: each fetched once for the whole crawl (its outcome cached), listed once
+//! a page within `--max-files`, another origin's skipped, a stylesheet's references followed
+//! (its `@import`s to a bounded depth, the `url()`s of its rules by `styles.rs`).
+
+use super::redirects::Fetched;
+use super::styles::Resolved;
+use super::{skipped, target, Crawl, Fetch, Outcome, PageWork};
+use crate::css;
+use crate::frontier::key;
+use crate::{Entry, File};
+use std::sync::Arc;
+use url::Url;
+
+/// Stylesheets importing stylesheets: deeper chains are cut (a cycle ends sooner, at the first
+/// stylesheet seen again).
+const MAX_IMPORT_DEPTH: u32 = 32;
+
+impl Crawl<'_> {
+    /// Whether the page may list one more reference (the HTML itself is not counted).
+    pub(super) fn room(&self, work: &mut PageWork) -> bool {
+        if work.entries.len() > self.opts.max_files {
+            work.beyond += 1;
+            return false;
+        }
+        true
+    }
+
+    /// Adds a resource (and, for a stylesheet, what it references) to the page's entries.
+    pub(super) fn resource(
+        &mut self,
+        url: &Url,
+        what: Fetch,
+        import_depth: u32,
+        work: &mut PageWork,
+    ) {
+        if !matches!(url.scheme(), "http" | "https") {
+            return; // data:, blob:, about: need no request
+        }
+        if self.stopped() {
+            return;
+        }
+        if !work.on_page.insert(key(url)) {
+            // A stylesheet the page has fetched for another medium applies where it is
+            // named again for this one: one request, its rules now applied.
+            if what == (Fetch::Stylesheet { applies: true })
+                && work.styles.not_applied.remove(&key(url))
+            {
+                if let Some(Outcome::Got { css, .. }) = self.cache.get(&key(url)).cloned() {
+                    if import_depth < MAX_IMPORT_DEPTH {
+                        self.follow(&css, true, import_depth + 1, work);
+                    }
+                }
+            }
+            return;
+        }
+        if !self.room(work) {
+            return;
+        }
+        let stylesheet = what != Fetch::File;
+        if url.origin() != self.origin {
+            work.entries
+                .push(skipped(url, "another origin: not fetched"));
+            return;
+        }
+        let outcome = match self.cache.get(&key(url)) {
+            Some(o) => o.clone(),
+            None => {
+                let o = self.fetch_resource(url, stylesheet);
+                self.cache.insert(key(url), o.clone());
+                o
+            }
+        };
+        match outcome {
+            Outcome::Failed(reason) => work.entries.push(Entry::Skipped {
+                url: target(url),
+                reason,
+            }),
+            Outcome::Got { file, css } => {
+                let path = file.path.clone();
+                // A redirect to a file the page already has: one request, not two.
+                if file.redirected_from.is_some() && !work.on_page.insert(format!("path {path}")) {
+                    return;
+                }
+                work.on_page.insert(format!("path {path}"));
+                work.entries.push(Entry::File(file));
+                let applies = what != (Fetch::Stylesheet { applies: false });
+                if !applies {
+                    work.styles.not_applied.insert(key(url));
+                }
+                if import_depth < MAX_IMPORT_DEPTH {
+                    self.follow(&css, applies, import_depth + 1, work);
+                }
+            }
+        }
+    }
+
+    fn fetch_resource(&mut self, url: &Url, stylesheet: bool) -> Outcome {
+        match self.fetch(url) {
+            Err(e) => Outcome::Failed(e.reason()),
+            Ok(Fetched {
+                url: final_url,
+                response: r,
+                redirected,
+            }) => {
+                let css = match (&r.body, stylesheet || r.is_css()) {
+                    // No page lists more than --max-files of them: no more are kept.
+                    (Some(body), true) => Resolved::new(
+                        css::parse(&String::from_utf8_lossy(body), &self.env),
+                        &final_url,
+                        self.opts.max_files,
+                    ),
+                    _ => Resolved::default(),
+                };
+                Outcome::Got {
+                    file: File {
+                        path: target(&final_url),
+                        bytes: r.bytes,
+                        content_type: r.content_type,
+                        redirected_from: redirected.then(|| target(url)),
+                        initiator: None,
+                    },
+                    css: Arc::new(css),
+                }
+            }
+        }
+    }
+}
