@@ -50,6 +50,7 @@ mod gateway;
 mod listeners;
 mod plain;
 mod pool;
+mod programs;
 mod protocol;
 #[doc(hidden)]
 pub mod replay;
