@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use mio::net::TcpStream;
 
 use crate::gateway::spawner::Spawned;
-use crate::programs::Programs;
 use crate::pool::Pool;
+use crate::programs::Programs;
 use crate::protocol::{Session, Wait, Worker};
 use crate::stats::ServerStats;
 use crate::transport::{Flushed, Transport};

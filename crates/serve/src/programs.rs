@@ -82,7 +82,14 @@ impl<Id: Copy> Programs<Id> {
         }
     }
 
-    fn start_program<S: Side<Id = Id>>(&mut self, side: &mut S, id: Id, launch: Launch, w: &mut Worker, ctx: &mut S::Ctx) {
+    fn start_program<S: Side<Id = Id>>(
+        &mut self,
+        side: &mut S,
+        id: Id,
+        launch: Launch,
+        w: &mut Worker,
+        ctx: &mut S::Ctx,
+    ) {
         let Some(g) = w.gateways.as_mut() else {
             return;
         };
@@ -106,8 +113,7 @@ impl<Id: Copy> Programs<Id> {
                         io::stderr(),
                         "flint serve: proxy: cannot connect: {e} (502)"
                     );
-                    side
-                        .gateway_end(id, GatewayEnd::NotStarted(502), w, ctx);
+                    side.gateway_end(id, GatewayEnd::NotStarted(502), w, ctx);
                 }
             }
             return;
@@ -149,7 +155,9 @@ impl<Id: Copy> Programs<Id> {
     /// pipes registered, now answers the request (or its start failed: 500, 503 when the
     /// system is short of processes or memory). Given back if no request of the connection
     /// waits for it any more (given up meanwhile; the slot may even hold another connection).
-    pub fn program_spawned<S: Side<Id = Id>>(&mut self, side: &mut S,
+    pub fn program_spawned<S: Side<Id = Id>>(
+        &mut self,
+        side: &mut S,
         s: Spawned,
         w: &mut Worker,
         ctx: &mut S::Ctx,
@@ -188,7 +196,9 @@ impl<Id: Copy> Programs<Id> {
 
     /// A program that did not start: counted, logged, and its request answered 500 (503 when
     /// the system is short of processes or memory).
-    fn not_started<S: Side<Id = Id>>(&mut self, side: &mut S,
+    fn not_started<S: Side<Id = Id>>(
+        &mut self,
+        side: &mut S,
         id: Id,
         program: &std::path::Path,
         failed: io::Error,
@@ -206,8 +216,7 @@ impl<Id: Copy> Programs<Id> {
         } else {
             500
         };
-        side
-            .gateway_end(id, GatewayEnd::NotStarted(status), w, ctx);
+        side.gateway_end(id, GatewayEnd::NotStarted(status), w, ctx);
     }
 
     /// The earliest wall-time deadline of the connection's programs.
@@ -216,7 +225,12 @@ impl<Id: Copy> Programs<Id> {
     }
 
     /// Kills the programs past their wall time (the sweep's part).
-    pub fn expire_programs<S: Side<Id = Id>>(&mut self, side: &mut S, w: &mut Worker, ctx: &mut S::Ctx) {
+    pub fn expire_programs<S: Side<Id = Id>>(
+        &mut self,
+        side: &mut S,
+        w: &mut Worker,
+        ctx: &mut S::Ctx,
+    ) {
         let mut k = 0;
         while k < self.list.len() {
             if w.now >= self.list[k].1.deadline() {
@@ -244,7 +258,12 @@ impl<Id: Copy> Programs<Id> {
 
     /// Moves every program's bytes as far as they go without blocking; true if anything moved
     /// (the driver loops again).
-    pub fn pump<S: Side<Id = Id>>(&mut self, side: &mut S, w: &mut Worker, ctx: &mut S::Ctx) -> bool {
+    pub fn pump<S: Side<Id = Id>>(
+        &mut self,
+        side: &mut S,
+        w: &mut Worker,
+        ctx: &mut S::Ctx,
+    ) -> bool {
         let mut moved = false;
         let mut k = 0;
         while k < self.list.len() {
@@ -275,7 +294,9 @@ impl<Id: Copy> Programs<Id> {
     /// response has room (`OUTPUT_WINDOW`), its stderr to the log. Returns whether anything
     /// moved, and how its part ended if it did (stdout closed and exited, a bad head, the
     /// output limit).
-    fn pump_one<S: Side<Id = Id>>(&mut self, side: &mut S,
+    fn pump_one<S: Side<Id = Id>>(
+        &mut self,
+        side: &mut S,
         k: usize,
         w: &mut Worker,
         ctx: &mut S::Ctx,
@@ -292,7 +313,9 @@ impl<Id: Copy> Programs<Id> {
     }
 
     /// [`Conn::pump_one`] with the buffer stdout is read into.
-    fn pump_one_with<S: Side<Id = Id>>(&mut self, side: &mut S,
+    fn pump_one_with<S: Side<Id = Id>>(
+        &mut self,
+        side: &mut S,
         k: usize,
         buf: &mut [u8],
         w: &mut Worker,
@@ -421,7 +444,12 @@ impl<Id: Copy> Programs<Id> {
 
     /// The connection is closing: its programs are killed, their requests logged as
     /// abandoned.
-    pub fn abandon_programs<S: Side<Id = Id>>(&mut self, side: &mut S, w: &mut Worker, ctx: &mut S::Ctx) {
+    pub fn abandon_programs<S: Side<Id = Id>>(
+        &mut self,
+        side: &mut S,
+        w: &mut Worker,
+        ctx: &mut S::Ctx,
+    ) {
         while !self.list.is_empty() {
             self.end_program(side, 0, GatewayEnd::Abandoned, w, ctx);
         }
@@ -429,7 +457,14 @@ impl<Id: Copy> Programs<Id> {
 
     /// Ends program `k`'s part: its response finished or cut (`Session::gateway_end`), the
     /// program killed unless it ended by itself, and handed to the reaper.
-    fn end_program<S: Side<Id = Id>>(&mut self, side: &mut S, k: usize, end: GatewayEnd, w: &mut Worker, ctx: &mut S::Ctx) {
+    fn end_program<S: Side<Id = Id>>(
+        &mut self,
+        side: &mut S,
+        k: usize,
+        end: GatewayEnd,
+        w: &mut Worker,
+        ctx: &mut S::Ctx,
+    ) {
         let (id, p) = self.list.swap_remove(k);
         side.gateway_end(id, end, w, ctx);
         let kill = !matches!(end, GatewayEnd::Complete | GatewayEnd::Died);

@@ -411,7 +411,7 @@ mod h2;
 mod h3;
 mod preface;
 
-pub(crate) use h3::H3;
+pub(crate) use h3::{H3, H3_TOKEN};
 
 #[cfg(test)]
 mod tests;
