@@ -4,7 +4,7 @@
 //! The protocol (`protocol`) decides what to answer and whether to keep the connection; the
 //! transport (`plain`, `tls`) moves the bytes; this loop sequences them and sets the one deadline
 //! the event loop's sweep checks, from what the connection waits for ([`Phase`]). The programs
-//! answering its requests (`crate::programs`) are moved along in the same loop.
+//! answering its requests (`protocol/programs.rs`) are moved along in the same loop.
 
 use std::io;
 use std::net::SocketAddr;
@@ -14,7 +14,7 @@ use mio::net::TcpStream;
 
 use crate::gateway::spawner::Spawned;
 use crate::pool::Pool;
-use crate::programs::Programs;
+use crate::protocol::programs::Programs;
 use crate::protocol::{Session, Wait, Worker};
 use crate::stats::ServerStats;
 use crate::transport::{Flushed, Transport};

@@ -50,7 +50,6 @@ mod gateway;
 mod listeners;
 mod plain;
 mod pool;
-mod programs;
 mod protocol;
 #[doc(hidden)]
 pub mod replay;

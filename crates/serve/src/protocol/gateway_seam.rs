@@ -1,5 +1,5 @@
 //! What the connection asks of its session while programs answer requests
-//! (`crate::gateway`, moved by `crate::programs`): per request (an HTTP/2 stream id; 0 on
+//! (`crate::gateway`, moved by `programs.rs`): per request (an HTTP/2 stream id; 0 on
 //! HTTP/1.1), the body to hand to the program, whether to read its output now, its output, and
 //! its end. HTTP/3 is the other [`Side`] (`h3/gateway.rs`). Each protocol keeps
 //! its own side (`h1/gateway.rs`, `h2/gateway.rs`, on the protocol-neutral `gateway.rs`); this
@@ -11,7 +11,7 @@ use super::gateway::End;
 use super::{h2, Proto, Session, Worker};
 use crate::gateway::head::HeadError;
 use crate::pool::Pool;
-use crate::programs::Side;
+use crate::protocol::programs::Side;
 
 impl Side for Session {
     type Id = StreamId;

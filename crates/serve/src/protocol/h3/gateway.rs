@@ -1,5 +1,5 @@
 //! HTTP/3's side of a request a program, a FastCGI application or an upstream answers
-//! (`crate::gateway`, moved by `crate::programs` as HTTP/1.1's and HTTP/2's are), over the
+//! (`crate::gateway`, moved by `protocol/programs.rs` as HTTP/1.1's and HTTP/2's are), over the
 //! protocol-neutral [`Exchange`] (`protocol/gateway.rs`) that HTTP/2 uses too.
 //!
 //! The request body is read from its stream only as the program takes it (at most
@@ -22,8 +22,8 @@ use http3::{Field, RequestId};
 
 use super::{H3, H3_INTERNAL_ERROR, MAX_FIELDS};
 use crate::gateway::head::{HeadError, Location};
-use crate::programs::{Programs, Side};
 use crate::protocol::gateway::{End, Exchange, State, OUTPUT_WINDOW};
+use crate::protocol::programs::{Programs, Side};
 use crate::protocol::Worker;
 use crate::respond::Output;
 

@@ -472,9 +472,9 @@ impl<Id: Copy> Programs<Id> {
     }
 }
 
-/// Hands a source no request needs any more to the gateways (`Gateways::retire_source`),
-/// an upstream or application exchange's connect and reads counted first: however its request ended (its
-/// response done, cut, or its HTTP/2 stream reset), they happened.
+/// Hands a source no request needs any more to the gateways (`Gateways::retire_source`), an
+/// upstream or application exchange's connect and reads counted first: however its request
+/// ended (its response done, cut, or its HTTP/2 or HTTP/3 stream reset), they happened.
 fn retire(p: Source, kill: bool, w: &mut Worker) {
     match &p {
         Source::Proxy(x) => {
