@@ -191,8 +191,13 @@ impl H3 {
                 let _ = server.reset(id, H3_INTERNAL_ERROR);
                 e.finished = true;
             } else if x.eof {
-                // The end alone (the bytes before it went earlier): a frame of no data.
-                let _ = server.send_body(id, &[], true);
+                // The end alone (the bytes before it went earlier), once the stream has room
+                // for a frame (quiche takes no end without; `capacity` asks for a Writable).
+                match server.capacity(id) {
+                    Ok(0) => break,
+                    Ok(_) => failed = server.send_body(id, &[], true).is_err(),
+                    Err(_) => failed = true,
+                }
                 e.finished = true;
             } else {
                 break;
