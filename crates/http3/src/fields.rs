@@ -18,8 +18,8 @@ impl Fields {
         self.0.iter().find(|h| h.name() == name).map(|h| h.value())
     }
 
-    /// Every field, in order.
-    pub fn iter(&self) -> impl Iterator<Item = Field<'_>> {
+    /// Every field, in order (cloneable: a gateway reads them twice).
+    pub fn iter(&self) -> impl Iterator<Item = Field<'_>> + Clone {
         self.0.iter().map(|h| (h.name(), h.value()))
     }
 

@@ -897,8 +897,14 @@ impl Server {
             Err(e) => return Err(e.into()),
         };
         clocks::body_read(conn, id.stream, n, now);
+        // The body's end read here, outside a poll: its `BodyEnd` is for the next poll to say
+        // (else it waits for the connection's next datagram).
+        let finished = n > 0 && conn.quic.stream_finished(id.stream);
         // Reading may open the window: a MAX_STREAM_DATA to send.
-        self.mark_send(id.conn.slot);
+        match finished {
+            true => self.mark(id.conn.slot),
+            false => self.mark_send(id.conn.slot),
+        }
         Ok(n)
     }
 

@@ -4,7 +4,7 @@
 //! The protocol (`protocol`) decides what to answer and whether to keep the connection; the
 //! transport (`plain`, `tls`) moves the bytes; this loop sequences them and sets the one deadline
 //! the event loop's sweep checks, from what the connection waits for ([`Phase`]). The programs
-//! answering its requests (`conn/gateway.rs`) are moved along in the same loop.
+//! answering its requests (`protocol/programs.rs`) are moved along in the same loop.
 
 use std::io;
 use std::net::SocketAddr;
@@ -12,13 +12,12 @@ use std::time::{Duration, Instant};
 
 use mio::net::TcpStream;
 
-use crate::gateway::Source;
+use crate::gateway::spawner::Spawned;
 use crate::pool::Pool;
+use crate::protocol::programs::Programs;
 use crate::protocol::{Session, Wait, Worker};
 use crate::stats::ServerStats;
 use crate::transport::{Flushed, Transport};
-
-mod gateway;
 
 /// Longest lingering close (capped by the header timeout).
 const LINGER: Duration = Duration::from_secs(2);
@@ -59,12 +58,9 @@ pub(crate) struct Conn<T> {
     pub protocol_due: Option<Instant>,
     /// Since when the connection has been in [`Phase::Trailing`].
     answered_at: Instant,
-    /// Its slot in the event loop (the epoll token of its socket; its program's pipes use it
-    /// too, with `gateway::PROGRAM_TOKEN`).
-    pub token: usize,
     /// The programs (or FastCGI requests) answering its requests, by stream (0 on HTTP/1.1:
     /// at most one).
-    pub programs: Vec<(http2::StreamId, Source)>,
+    pub programs: Programs<http2::StreamId>,
 }
 
 /// Bytes this thread's sockets have taken (written, sent from files): a flush made progress when
@@ -90,8 +86,8 @@ impl<T: Transport> Conn<T> {
             deadline,
             protocol_due: None,
             answered_at: now,
-            token,
-            programs: Vec::new(),
+            // Its slot in the event loop: its programs' pipes are registered under it.
+            programs: Programs::new(token),
         })
     }
 
@@ -151,9 +147,15 @@ impl<T: Transport> Conn<T> {
             }
             let limited = self.session.answer(w, pool, self.io.negotiated());
             if !self.session.launches.is_empty() {
-                self.start_programs(w, pool);
+                // The list goes back, its room kept for the next requests.
+                let mut launches = std::mem::take(&mut self.session.launches);
+                (self.programs).start_all(&mut launches, &mut self.session, w, pool);
+                if self.session.launches.is_empty() {
+                    self.session.launches = launches;
+                }
             }
-            let pumped = !self.programs.is_empty() && self.pump(w, pool);
+            let pumped =
+                !self.programs.is_empty() && self.programs.pump(&mut self.session, w, pool);
             if self.session.queued > 0 || self.io.has_output() {
                 let before = kernel_took(&w.stats);
                 match self.io.flush(env, &mut self.session, &mut w.stats) {
@@ -163,7 +165,7 @@ impl<T: Transport> Conn<T> {
                         // client sending more input while reading nothing does not extend it),
                         // and progress is bytes the kernel took: output moved into a transport's
                         // own buffer (sealed into TLS records) has not been sent.
-                        if let Some(due) = self.programs_due() {
+                        if let Some(due) = self.programs.programs_due() {
                             // The program's wall time covers a client that reads slowly.
                             self.phase = Phase::Gateway;
                             self.deadline = due;
@@ -202,7 +204,7 @@ impl<T: Transport> Conn<T> {
         let stalled = self.session.queued >= w.max_pipeline;
         let clock = self.session.clock(w, stalled);
         self.protocol_due = clock.due;
-        if let Some(due) = self.programs_due() {
+        if let Some(due) = self.programs.programs_due() {
             self.phase = Phase::Gateway;
             self.deadline = due;
         } else {
@@ -279,6 +281,27 @@ impl<T: Transport> Conn<T> {
     }
 
     /// Reads and discards until the client's FIN (then close) or until the socket is drained.
+    /// What the spawner made of a program this connection asked for (`Programs::program_spawned`):
+    /// given back if no request of the connection waits for it any more.
+    pub fn program_spawned(
+        &mut self,
+        s: Spawned,
+        w: &mut Worker,
+        pool: &mut Pool,
+    ) -> Option<Spawned> {
+        self.programs.program_spawned(&mut self.session, s, w, pool)
+    }
+
+    /// Kills the programs past their wall time (the sweep's part).
+    pub fn expire_programs(&mut self, w: &mut Worker, pool: &mut Pool) {
+        self.programs.expire_programs(&mut self.session, w, pool);
+    }
+
+    /// The connection is closing: its programs are killed, their requests logged as abandoned.
+    pub fn abandon_programs(&mut self, w: &mut Worker, pool: &mut Pool) {
+        self.programs.abandon_programs(&mut self.session, w, pool);
+    }
+
     fn drain_input(&mut self, w: &mut Worker, pool: &mut Pool) -> bool {
         let b = self.session.bufs.get_or_insert_with(|| pool.take());
         while self.io.may_read() {

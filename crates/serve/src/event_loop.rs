@@ -52,7 +52,7 @@ use crate::control::{Control, LISTENER, QUIC, WAKER};
 use crate::gateway::upstream::POOL_TOKEN;
 use crate::gateway::{Gateways, PROGRAM_TOKEN};
 use crate::pool::Pool;
-use crate::protocol::{Timeouts, Worker};
+use crate::protocol::{Timeouts, Worker, H3_TOKEN};
 use crate::respond::Responder;
 use crate::stats::ServerStats;
 use crate::transport::Transport;
@@ -209,9 +209,7 @@ impl<'a, T: Transport> Loop<'a, T> {
                     WAKER => self.take_spawned(),
                     // A program's pipe or pidfd: drive its connection; the socket's readiness
                     // is not this event's.
-                    Token(t) if t & PROGRAM_TOKEN != 0 => {
-                        self.on_event(t & !PROGRAM_TOKEN, false, false);
-                    }
+                    Token(t) if t & PROGRAM_TOKEN != 0 => self.on_gateway(t & !PROGRAM_TOKEN),
                     // A FastCGI connection: its pool slot says which connection it drives now
                     // (none while it is idle).
                     Token(t) if t & POOL_TOKEN != 0 => {
@@ -219,7 +217,7 @@ impl<'a, T: Transport> Loop<'a, T> {
                         let conn = (self.worker.gateways.as_mut())
                             .and_then(|g| g.pool_event(t & !POOL_TOKEN, ev.is_readable(), closed));
                         if let Some(i) = conn {
-                            self.on_event(i, false, false);
+                            self.on_gateway(i);
                         }
                     }
                     Token(i) => {
@@ -251,6 +249,9 @@ impl<'a, T: Transport> Loop<'a, T> {
             if self.conns[i].is_some() {
                 self.close(i);
             }
+        }
+        if let Some(q) = self.quic.as_mut() {
+            q.abandon_programs(&mut self.worker);
         }
         if let Some(g) = self.worker.gateways.as_mut() {
             g.sweep(self.worker.now, true);
@@ -294,11 +295,16 @@ impl<'a, T: Transport> Loop<'a, T> {
                 return;
             };
             let i = s.token;
-            let left = match self.conns.get_mut(i).and_then(Option::as_mut) {
-                Some(c) => c.program_spawned(s, &mut self.worker, &mut self.pool),
-                None => Some(s),
+            let left = match (
+                self.conns.get_mut(i).and_then(Option::as_mut),
+                &mut self.quic,
+            ) {
+                (_, Some(q)) if i == H3_TOKEN => q.program_spawned(s, &mut self.worker),
+                (Some(c), _) => c.program_spawned(s, &mut self.worker, &mut self.pool),
+                (None, _) => Some(s),
             };
             match left {
+                None if i == H3_TOKEN => {}
                 None => self.on_event(i, false, false),
                 Some(s) => {
                     if let Some(g) = self.worker.gateways.as_mut() {
@@ -314,7 +320,8 @@ impl<'a, T: Transport> Loop<'a, T> {
     /// connection wakes the loop once, when it ages out).
     fn poll_timeout(&self) -> Option<Duration> {
         let pending_log = self.worker.log.as_ref().is_some_and(|l| l.pending() > 0);
-        let mut wake = if self.live() > 0 || pending_log || self.draining.is_some() {
+        let h3_programs = self.quic.as_ref().is_some_and(Quic::has_programs);
+        let mut wake = if self.live() > 0 || pending_log || self.draining.is_some() || h3_programs {
             Some(self.next_sweep)
         } else {
             // The sweep runs once `next_sweep` has passed: woken earlier, it would not. (With
@@ -339,6 +346,15 @@ impl<'a, T: Transport> Loop<'a, T> {
             }
         }
         wake.map(|w| w.saturating_duration_since(Instant::now()))
+    }
+
+    /// A gateway's event for the side under token `i`: a connection, or the thread's HTTP/3
+    /// requests.
+    fn on_gateway(&mut self, i: usize) {
+        match self.quic.as_mut() {
+            Some(q) if i == H3_TOKEN => q.drive_programs(&mut self.worker),
+            _ => self.on_event(i, false, false),
+        }
     }
 
     fn on_event(&mut self, i: usize, readable: bool, closed: bool) {
@@ -525,6 +541,9 @@ impl<'a, T: Transport> Loop<'a, T> {
                 Phase::Linger | Phase::Gateway => {}
             }
             self.close(i);
+        }
+        if let Some(q) = self.quic.as_mut().filter(|q| q.has_programs()) {
+            q.expire_programs(&mut self.worker);
         }
         if let Some(g) = self.worker.gateways.as_mut() {
             g.sweep(now, false);

@@ -410,8 +410,9 @@ mod h1;
 mod h2;
 mod h3;
 mod preface;
+pub(crate) mod programs;
 
-pub(crate) use h3::H3;
+pub(crate) use h3::{H3, H3_TOKEN};
 
 #[cfg(test)]
 mod tests;

@@ -36,6 +36,7 @@ use std::time::Instant;
 use mio::{Interest, Registry, Token};
 use socket2::{Domain, Protocol, Socket, Type};
 
+use crate::gateway::spawner::Spawned;
 use crate::protocol::{Worker, H3};
 
 /// The largest datagram read: what a QUIC peer may send is at most 65,527 bytes of payload;
@@ -173,6 +174,39 @@ impl Quic {
     pub fn shut_down(&mut self, w: &mut Worker) {
         self.h3.shut_down();
         self.h3.process(w);
+        self.flush(w);
+    }
+
+    /// An event of an HTTP/3 request's program (its pipes, its pidfd, its upstream socket:
+    /// `h3::H3_TOKEN`): the programs moved, what they gave sent.
+    pub fn drive_programs(&mut self, w: &mut Worker) {
+        self.h3.drive_programs(w);
+        // What reading a request body for them made known (its end).
+        self.h3.process(w);
+        self.flush(w);
+    }
+
+    /// Whether programs answer HTTP/3 requests (the sweep then runs for their wall time).
+    pub fn has_programs(&self) -> bool {
+        self.h3.has_programs()
+    }
+
+    /// A program the spawner started for an HTTP/3 request (given back if none waits for it).
+    pub fn program_spawned(&mut self, s: Spawned, w: &mut Worker) -> Option<Spawned> {
+        let left = self.h3.program_spawned(s, w);
+        self.flush(w);
+        left
+    }
+
+    /// The sweep: programs past their wall time killed, the others moved.
+    pub fn expire_programs(&mut self, w: &mut Worker) {
+        self.h3.expire_programs(w);
+        self.flush(w);
+    }
+
+    /// The loop ends: every program killed, its request logged.
+    pub fn abandon_programs(&mut self, w: &mut Worker) {
+        self.h3.abandon_programs(w);
         self.flush(w);
     }
 

@@ -1,7 +1,7 @@
 //! Where a request's response comes from: a program's pipes (`program.rs`, once its spawner
 //! started it), a FastCGI connection (`fcgi/exchange.rs`) or an upstream HTTP/1.1 connection
 //! (`proxy/exchange.rs`). The connection moves either through the same calls
-//! (`conn/gateway.rs`): request body in, response bytes out while the client keeps up, stderr
+//! (`protocol/programs.rs`): request body in, response bytes out while the client keeps up, stderr
 //! to the log, and how it ended.
 
 use std::time::Instant;

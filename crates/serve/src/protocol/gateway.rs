@@ -8,6 +8,8 @@
 use wire::{Method, Request, Version};
 
 use super::Worker;
+use crate::gateway::head::{CgiHead, HeadReader};
+use crate::respond::{Output, Reply};
 
 /// Program output is read only while the connection has less than this queued: a client that
 /// reads nothing holds at most this much of it in the server (the rest waits in the pipe, and
@@ -115,5 +117,158 @@ impl Record {
             user_agent: self.user_agent.as_deref(),
             user: self.user.as_deref(),
         });
+    }
+}
+
+#[derive(Debug)]
+pub(in crate::protocol) enum State {
+    Head,
+    /// The body: `left` bytes of a `Content-Length`, or to the end.
+    Body {
+        left: Option<u64>,
+    },
+    /// The response is whole or sent elsewhere: output read and dropped.
+    Discard,
+}
+
+/// One HTTP/2 or HTTP/3 request's exchange with its program: where its response is (head
+/// being read, body, or output dropped), the body bytes read and not yet sent, and its
+/// access-log record.
+#[derive(Debug)]
+pub(crate) struct Exchange {
+    pub(in crate::protocol) state: State,
+    pub(in crate::protocol) head: HeadReader,
+    /// Body bytes read and not yet framed: `buf[start..]`.
+    pub(in crate::protocol) buf: Vec<u8>,
+    pub(in crate::protocol) start: usize,
+    /// The program's output is complete: the stream ends after the buffer.
+    pub(in crate::protocol) eof: bool,
+    /// The program's output was cut: the stream is reset after the buffer. Not at once: an HTTP/2
+    /// RST_STREAM submitted to nghttp2 drops the stream's HEADERS still queued before it, and
+    /// the client would see a reset with no response where it should see the response cut.
+    pub(in crate::protocol) cut: bool,
+    /// The program's part is over.
+    pub(in crate::protocol) done: bool,
+    pub(in crate::protocol) is_head: bool,
+    /// The access-log line's and the status count's part.
+    pub(in crate::protocol) rec: Record,
+}
+
+impl Exchange {
+    /// `protocol` as the access log shows it (`HTTP/2.0`, `HTTP/3.0`).
+    pub(in crate::protocol) fn new(
+        req: &Request<'_>,
+        method: &[u8],
+        protocol: &[u8],
+        user: Option<&[u8]>,
+        max_head: usize,
+        proxied: bool,
+    ) -> Exchange {
+        let mut log_line = method.to_vec();
+        log_line.push(b' ');
+        log_line.extend_from_slice(req.target);
+        log_line.push(b' ');
+        log_line.extend_from_slice(protocol);
+        Exchange {
+            state: State::Head,
+            // A proxied response's `Location` is the upstream's to give, not a local redirect.
+            head: HeadReader::new(max_head, !proxied),
+            buf: Vec::new(),
+            start: 0,
+            eof: false,
+            cut: false,
+            done: false,
+            is_head: req.method == Method::Head,
+            rec: Record::new(req, log_line, user),
+        }
+    }
+
+    /// Whether the program still takes request body bytes.
+    pub(in crate::protocol) fn takes_body(&self) -> bool {
+        !self.done
+    }
+}
+
+/// A program's part in its response once its head is checked, the same for HTTP/2 and HTTP/3.
+impl Exchange {
+    /// Answers a local redirect (`Location: /path` alone) from the files into `out`; the
+    /// program's output is dropped from now on. Under a protected prefix: a redirect for the
+    /// client to follow with its credentials (as over HTTP/1.1, `h1/gateway.rs`).
+    pub(in crate::protocol) fn answer_local(
+        &mut self,
+        path: &[u8],
+        w: &mut Worker,
+        out: Output<'_>,
+    ) -> Reply {
+        let req = local_request(path, self.is_head, Version::Http11, true);
+        let reply = if w.auth.as_mut().is_some_and(|g| g.protects(path)) {
+            w.responder.found(&req, path, &w.date, out)
+        } else {
+            w.responder.respond(&req, &w.date, w.now, out)
+        };
+        self.rec.status = reply.status;
+        self.rec.body_bytes = reply.body_bytes;
+        self.state = State::Discard;
+        reply
+    }
+
+    /// The program's head is taken as the response's: its status recorded, its body to
+    /// follow. Returns whether the response has no body (a HEAD, a 204, a 304), and the
+    /// `Content-Length` to say (none on a 204 or a 304, RFC 9110 8.6, as over HTTP/1.1: a
+    /// client resets a 204's stream that says one).
+    pub(in crate::protocol) fn head_taken(&mut self, parsed: &CgiHead) -> (bool, Option<u64>) {
+        self.rec.status = parsed.status;
+        let bodiless = parsed.status == 204 || parsed.status == 304;
+        let no_body = self.is_head || bodiless;
+        self.state = match no_body {
+            true => State::Discard,
+            false => State::Body {
+                left: parsed.content_length,
+            },
+        };
+        (no_body, parsed.content_length.filter(|_| !bodiless))
+    }
+
+    /// Body bytes of the program into the buffer (up to its `Content-Length`): how many.
+    pub(in crate::protocol) fn take_body(&mut self, mut data: &[u8]) -> usize {
+        let State::Body { left } = &mut self.state else {
+            return 0;
+        };
+        if let Some(left) = left {
+            let take = data.len().min(*left as usize);
+            data = &data[..take];
+            *left -= take as u64;
+        }
+        if *left == Some(0) {
+            self.state = State::Discard;
+        }
+        self.buf.extend_from_slice(data);
+        self.rec.body_bytes += data.len() as u64;
+        data.len()
+    }
+
+    /// The program's part is over: the status of the error page that answers instead when no
+    /// head came (502, 504, or the start's), else the response is to end after its buffer
+    /// (`eof`) or be cut (`cut`: the program died, timed out, went over its limit, or stopped
+    /// short of its `Content-Length`). A client that went away is logged with 499 if no
+    /// status was sent.
+    pub(in crate::protocol) fn ended(&mut self, end: End, w: &mut Worker) -> Option<u16> {
+        self.done = true;
+        match (&self.state, end) {
+            (State::Head, End::Abandoned) => self.rec.status = 499,
+            (_, End::Abandoned) => {}
+            (State::Head, _) => {
+                w.stats.cgi_bad_heads += u64::from(end == End::Complete);
+                return Some(match end {
+                    End::TimedOut => 504,
+                    End::NotStarted(status) => status,
+                    _ => 502,
+                });
+            }
+            (State::Body { left: Some(n) }, End::Complete) if *n > 0 => self.cut = true,
+            (State::Body { .. }, End::Complete) | (State::Discard, _) => self.eof = true,
+            (State::Body { .. }, _) => self.cut = true,
+        }
+        None
     }
 }

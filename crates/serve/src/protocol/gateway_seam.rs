@@ -1,6 +1,7 @@
 //! What the connection asks of its session while programs answer requests
-//! (`crate::gateway`): per request (an HTTP/2 stream id; 0 on HTTP/1.1), the body to hand to
-//! the program, whether to read its output now, its output, and its end. Each protocol keeps
+//! (`crate::gateway`, moved by `programs.rs`): per request (an HTTP/2 stream id; 0 on
+//! HTTP/1.1), the body to hand to the program, whether to read its output now, its output, and
+//! its end. HTTP/3 is the other [`Side`] (`h3/gateway.rs`). Each protocol keeps
 //! its own side (`h1/gateway.rs`, `h2/gateway.rs`, on the protocol-neutral `gateway.rs`); this
 //! is the one seam `conn.rs` sees, the only file that knows both.
 
@@ -10,10 +11,14 @@ use super::gateway::End;
 use super::{h2, Proto, Session, Worker};
 use crate::gateway::head::HeadError;
 use crate::pool::Pool;
+use crate::protocol::programs::Side;
 
-impl Session {
+impl Side for Session {
+    type Id = StreamId;
+    type Ctx = Pool;
+
     /// Whether request `id` still wants its program (false once the client reset its stream).
-    pub fn gateway_alive(&self, id: StreamId) -> bool {
+    fn gateway_alive(&self, id: StreamId) -> bool {
         match &self.proto {
             Proto::H2(h) => h2::gateway::alive(h, id),
             _ => self.h1_gateway_active(),
@@ -21,7 +26,7 @@ impl Session {
     }
 
     /// Request body bytes received for `id` and not yet handed to its program.
-    pub fn gateway_body(&self, id: StreamId) -> &[u8] {
+    fn gateway_body(&mut self, id: StreamId) -> &[u8] {
         match &self.proto {
             Proto::H2(h) => h2::gateway::body(h, id),
             _ => self.h1_gateway_body(),
@@ -29,7 +34,7 @@ impl Session {
     }
 
     /// The whole request body of `id` has been handed over.
-    pub fn gateway_body_done(&self, id: StreamId) -> bool {
+    fn gateway_body_done(&self, id: StreamId) -> bool {
         match &self.proto {
             Proto::H2(h) => h2::gateway::body_done(h, id),
             _ => self.h1_gateway_body_done(),
@@ -37,7 +42,7 @@ impl Session {
     }
 
     /// `n` bytes of [`Session::gateway_body`] were taken.
-    pub fn gateway_body_taken(&mut self, id: StreamId, n: usize) {
+    fn gateway_body_taken(&mut self, id: StreamId, n: usize) {
         match &mut self.proto {
             Proto::H2(h) => h2::gateway::body_taken(h, id, n),
             _ => self.h1_gateway_body_taken(n),
@@ -45,7 +50,7 @@ impl Session {
     }
 
     /// Whether to read `id`'s program output now (its response has room for it).
-    pub fn gateway_wants_output(&self, id: StreamId) -> bool {
+    fn gateway_wants_output(&self, id: StreamId) -> bool {
         match &self.proto {
             Proto::H2(h) => h2::gateway::wants_output(h, id),
             _ => self.h1_gateway_wants_output(),
@@ -53,24 +58,24 @@ impl Session {
     }
 
     /// Output of `id`'s program: its head checked, then its body.
-    pub fn gateway_output(
+    fn gateway_output(
         &mut self,
         id: StreamId,
         data: &[u8],
         w: &mut Worker,
-        pool: &mut Pool,
+        ctx: &mut Pool,
     ) -> Result<(), HeadError> {
         match &mut self.proto {
             Proto::H2(h) => h2::gateway::output(h, id, data, w),
-            _ => self.h1_gateway_output(data, w, pool),
+            _ => self.h1_gateway_output(data, w, ctx),
         }
     }
 
     /// `id`'s program is done: its response finished, cut, or replaced by an error.
-    pub fn gateway_end(&mut self, id: StreamId, end: End, w: &mut Worker, pool: &mut Pool) {
+    fn gateway_end(&mut self, id: StreamId, end: End, w: &mut Worker, ctx: &mut Pool) {
         match &mut self.proto {
             Proto::H2(h) => h2::gateway::end(h, id, end, w, self.peer),
-            _ => self.h1_gateway_end(end, w, pool),
+            _ => self.h1_gateway_end(end, w, ctx),
         }
     }
 }

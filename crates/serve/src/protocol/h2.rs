@@ -520,6 +520,7 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
                                     let x = exchange::Exchange::new(
                                         r,
                                         method,
+                                        b"HTTP/2.0",
                                         verdict.user(),
                                         limits.max_head_bytes,
                                         matches!(route, Route::Proxy(_)),

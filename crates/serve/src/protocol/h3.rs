@@ -20,11 +20,13 @@
 //! body or a file's descriptor and offset, until the send timeout ends its connection (the
 //! `http3` crate keeps HTTP/1.1's deadlines: `Config::http3_timeouts`).
 //!
-//! Programs (CGI, FastCGI) and proxied upstreams are not run for HTTP/3 requests: those
-//! targets get 501 (docs/serve.md). Request bodies are read and dropped, as a static server
-//! has no use for them, under the deadline HTTP/1.1's and HTTP/2's have (`body_timeout_ms`,
-//! `body_min_rate`), which the `http3` crate keeps per stream: past it the stream is stopped,
-//! and a response it still held back is dropped on the `Reset` event that follows.
+//! Programs (CGI, FastCGI) and proxied upstreams answer HTTP/3 requests as they answer
+//! HTTP/1.1's and HTTP/2's (`h3/gateway.rs`): the request body streamed to them, their head
+//! sent as fields, their body as flow control takes it. Other requests' bodies are read and
+//! dropped, as a static server has no use for them. Either is read under the deadline
+//! HTTP/1.1's and HTTP/2's have (`body_timeout_ms`, `body_min_rate`), which the `http3` crate
+//! keeps per stream: past it the stream is stopped, and a response it still held back is
+//! dropped on the `Reset` event that follows.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -38,10 +40,18 @@ use http3::{Datagram, Field, Fields, RequestId, Server, ServerEvent};
 use super::{finish, request_line, Worker};
 use crate::access_log::Entry;
 use crate::auth::Verdict;
-use crate::gateway::Route;
+use crate::gateway::asked::Asked;
+use crate::gateway::{cgi, Launch, Route};
+use crate::protocol::gateway::Exchange;
+use crate::protocol::programs::Programs;
 use crate::respond::{Body, Output, Reply};
 use crate::response::{Cached, Fields as HeadFields, Head, ReprFields};
 use crate::stats::ServerStats;
+
+mod gateway;
+
+use gateway::Exchange3;
+pub(crate) use gateway::H3_TOKEN;
 
 /// A file body is read at most this much at a time (and no more than flow control allows).
 pub(crate) const CHUNK: usize = 64 * 1024;
@@ -91,6 +101,11 @@ pub(crate) struct H3 {
     /// A file body's next piece, and a request body's bytes to drop.
     chunk: Box<[u8]>,
     passed_host: wire::PassedHost,
+    /// The requests programs answer, by request (`h3/gateway.rs`).
+    exchanges: HashMap<RequestId, Box<Exchange3>>,
+    /// Programs asked for by the requests of this turn, started after it.
+    launches: Vec<(RequestId, Launch)>,
+    programs: Programs<RequestId>,
 }
 
 impl H3 {
@@ -103,6 +118,9 @@ impl H3 {
             log_line: Vec::with_capacity(256),
             chunk: vec![0; CHUNK].into_boxed_slice(),
             passed_host: wire::PassedHost::default(),
+            exchanges: HashMap::new(),
+            launches: Vec::new(),
+            programs: Programs::new(H3_TOKEN),
         }
     }
 
@@ -133,24 +151,56 @@ impl H3 {
     /// Answers what came in: every request received, every held-back response that may go
     /// on, every ended connection forgotten.
     pub fn process(&mut self, w: &mut Worker) {
+        // Whether a request a program answers got something: its programs are moved after.
+        let mut stir = false;
         while let Some(event) = self.server.poll() {
             match event {
-                ServerEvent::Request { id, fields, .. } => self.answer(id, &fields, w),
+                ServerEvent::Request { id, fields, end } => {
+                    self.answer(id, &fields, end, w);
+                    stir |= !self.launches.is_empty();
+                }
+                ServerEvent::Body { id } if self.exchanges.contains_key(&id) => stir = true,
                 ServerEvent::Body { id } => {
-                    // Dropped: nothing here reads a request body.
+                    // Dropped: nothing here reads a request body a program does not take.
                     while self.server.recv_body(id, &mut self.chunk).unwrap_or(0) > 0 {}
                 }
-                ServerEvent::BodyEnd { .. } => {}
+                ServerEvent::BodyEnd { id } => {
+                    if let Some(e) = self.exchanges.get_mut(&id) {
+                        e.body_ended();
+                        stir = true;
+                    }
+                }
                 ServerEvent::Writable { id } => {
+                    if self.exchanges.contains_key(&id) {
+                        self.flush_exchange(id, w);
+                        stir = true;
+                    }
                     if self.pending.contains_key(&id) && self.push(id, w) {
                         self.pending.remove(&id);
                     }
                 }
                 ServerEvent::Reset { id, .. } => {
                     self.pending.remove(&id);
+                    self.gateway_gone(id, w);
+                    stir = true;
                 }
-                ServerEvent::Closed { conn, .. } => self.pending.retain(|id, _| id.conn != conn),
+                ServerEvent::Closed { conn, .. } => {
+                    self.pending.retain(|id, _| id.conn != conn);
+                    if !self.exchanges.is_empty() {
+                        let gone = (self.exchanges.keys())
+                            .filter(|id| id.conn == conn)
+                            .copied()
+                            .collect::<Vec<_>>();
+                        for id in gone {
+                            self.gateway_gone(id, w);
+                        }
+                        stir = true;
+                    }
+                }
             }
+        }
+        if stir {
+            self.drive_programs(w);
         }
     }
 
@@ -177,9 +227,10 @@ impl H3 {
         st.h3_stateless_resets = c.stateless_resets;
     }
 
-    /// Answers one request: the responder's reply (or 501 for a gateway's target), its
-    /// access-log line, then its head and as much of its body as flow control takes.
-    fn answer(&mut self, id: RequestId, fields: &Fields, w: &mut Worker) {
+    /// Answers one request: the responder's reply, its access-log line, then its head and as
+    /// much of its body as flow control takes; or, for a gateway's target, its exchange kept
+    /// and its program asked for (`h3/gateway.rs`). `end`: the request has no body.
+    fn answer(&mut self, id: RequestId, fields: &Fields, end: bool, w: &mut Worker) {
         let peer = (self.server.peer(id.conn)).unwrap_or((Ipv4Addr::UNSPECIFIED, 0).into());
         let method = fields.method().unwrap_or_default();
         let path = fields.path().unwrap_or_default();
@@ -192,6 +243,7 @@ impl H3 {
         };
         let date = &w.date;
         let limits = &w.limits;
+        let max_body = w.max_body;
         let passed = &mut self.passed_host;
         let answer = wire::Request::with_fields(method, path, authority, others, limits, passed, {
             let (responder, auth, gateways, stats) =
@@ -213,9 +265,58 @@ impl H3 {
                             _ => responder.respond(r, date, now, out),
                         },
                         Some(Route::Refused(status)) => responder.error_to(r, status, date, out),
-                        // Programs and upstreams answer HTTP/1.1 and HTTP/2 only.
-                        Some(Route::Cgi(_) | Route::Proxy(_)) => {
-                            responder.error_to(r, 501, date, out)
+                        // A program is told the body's length up front (RFC 3875 4.1.2).
+                        Some(Route::Cgi(_) | Route::Proxy(_))
+                            if !end && r.content_length.is_none() =>
+                        {
+                            responder.error_to(r, 411, date, out)
+                        }
+                        Some(Route::Cgi(_) | Route::Proxy(_))
+                            if r.content_length.is_some_and(|n| n > max_body) =>
+                        {
+                            responder.error_to(r, 413, date, out)
+                        }
+                        Some(route @ (Route::Cgi(_) | Route::Proxy(_))) => {
+                            match &route {
+                                Route::Cgi(script) => {
+                                    stats.count_gateway_request(script.app.is_some())
+                                }
+                                _ => stats.proxy_requests += 1,
+                            }
+                            match gateways.as_mut() {
+                                None => responder.error(500, date, false, out),
+                                Some(g) if !g.reserve_for(route.proxy_mount()) => {
+                                    stats.count_busy(route.proxy_mount());
+                                    responder.busy(r, date, out)
+                                }
+                                Some(g) => {
+                                    let host = authority.map(|a| (&b"host"[..], a));
+                                    let asked = Asked {
+                                        method,
+                                        protocol: b"HTTP/3.0",
+                                        content_length: r.content_length.or(end.then_some(0)),
+                                        fields: fields
+                                            .iter()
+                                            .filter(|(name, _)| !name.starts_with(b":"))
+                                            .chain(host),
+                                    };
+                                    let mut launch = g.launch(&route, r, asked, peer);
+                                    if let Some(user) = verdict.user() {
+                                        cgi::set_user(&mut launch, user);
+                                    }
+                                    let proxied = matches!(route, Route::Proxy(_));
+                                    let x = Exchange::new(
+                                        r,
+                                        method,
+                                        b"HTTP/3.0",
+                                        verdict.user(),
+                                        limits.max_head_bytes,
+                                        proxied,
+                                    );
+                                    // Boxed: the closure's result stays small.
+                                    return Err((Box::new(x), Box::new(launch)));
+                                }
+                            }
                         }
                     };
                     let user = match verdict {
@@ -223,15 +324,25 @@ impl H3 {
                         _ => None,
                     };
                     let head = r.method == wire::Method::Head;
-                    (reply, head, r.referer, r.user_agent, user)
+                    Ok((reply, head, r.referer, r.user_agent, user))
                 }
                 Err(e) => {
                     let reply = responder.error(e.status(), date, false, out);
-                    (reply, false, None, None, None)
+                    Ok((reply, false, None, None, None))
                 }
             }
         });
-        let (reply, head, referer, user_agent, user) = answer;
+        w.stats.http3_requests += 1;
+        let (reply, head, referer, user_agent, user) = match answer {
+            Ok(answer) => answer,
+            Err((x, launch)) => {
+                // A program answers: its head comes later (`h3/gateway.rs`).
+                self.exchanges
+                    .insert(id, Exchange3::new(*x, peer.ip(), end));
+                self.launches.push((id, *launch));
+                return;
+            }
+        };
         let (status, body_bytes, user) = (reply.status, reply.body_bytes, user.as_deref());
         let line = &mut self.log_line;
         finish(w, status, move || Entry {
@@ -243,7 +354,6 @@ impl H3 {
             user_agent,
             user,
         });
-        w.stats.http3_requests += 1;
         // A HEAD answered with an error page has no body either.
         self.reply(id, reply, head || method == b"HEAD", w);
     }

@@ -1,5 +1,5 @@
 //! One request to a FastCGI application over one connection, moved along by the client
-//! connection's driver exactly as a program's pipes are (`conn/gateway.rs`): the request body
+//! connection's driver exactly as a program's pipes are (`protocol/programs.rs`): the request body
 //! goes out as STDIN records while the application takes it, FCGI_STDOUT is read only while
 //! the response has room (a client that reads nothing leaves the application's socket full,
 //! not the server's memory), FCGI_STDERR goes to the error log, bounded.

@@ -1,5 +1,5 @@
 //! One proxied request on one upstream connection, moved by the client connection's driver as a
-//! FastCGI request is (`conn/gateway.rs`): the head (and the first body bytes) out in one write,
+//! FastCGI request is (`protocol/programs.rs`): the head (and the first body bytes) out in one write,
 //! the rest of the body as the upstream takes it (one chunk buffered at most), the response read
 //! only while the client's response has room (a slow client slows the upstream read: what the
 //! server holds is bounded by the output window and one read buffer), its head parsed by

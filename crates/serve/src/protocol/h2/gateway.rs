@@ -15,7 +15,7 @@ use super::fields;
 use super::streams::Out;
 use super::{head_fields, submit_reply, H2};
 use crate::gateway::head::{HeadError, Location};
-use crate::protocol::gateway::{local_request, End, OUTPUT_WINDOW};
+use crate::protocol::gateway::{End, OUTPUT_WINDOW};
 use crate::protocol::Worker;
 use crate::respond::Output;
 
@@ -79,49 +79,24 @@ pub(in crate::protocol) fn output(
     let Some((parsed, rest)) = g.head.feed(data)? else {
         return Ok(());
     };
-    let is_head = g.is_head;
     if let Some(Location::Local(path)) = &parsed.location {
-        let req = local_request(path, is_head, wire::Version::Http11, true);
         let out = Output::Fields {
             head: head_fields(&mut h.head),
             body: &mut h.response,
         };
-        // Under a protected prefix: a redirect for the client to follow with its credentials
-        // (as over HTTP/1.1, `h1/gateway.rs`).
-        let reply = if w.auth.as_mut().is_some_and(|g| g.protects(path)) {
-            w.responder.found(&req, path, &w.date, out)
-        } else {
-            w.responder.respond(&req, &w.date, w.now, out)
-        };
-        if let Some(g) = h.streams.slots[i].gateway.as_mut() {
-            g.rec.status = reply.status;
-            g.rec.body_bytes = reply.body_bytes;
-            g.state = State::Discard;
-        }
+        let reply = g.answer_local(path, w, out);
+        let is_head = g.is_head;
         submit_reply(h, i, id, reply, is_head, &w.date);
         return Ok(());
     }
-    g.rec.status = parsed.status;
-    let no_body = is_head || parsed.status == 204 || parsed.status == 304;
-    g.state = State::Body {
-        left: parsed.content_length,
-    };
+    let (no_body, length) = g.head_taken(&parsed);
     let slot = &mut h.streams.slots[i];
     slot.out = Out::Gateway;
     slot.left = 0;
-    if no_body {
-        if let Some(g) = slot.gateway.as_mut() {
-            g.state = State::Discard;
-        }
-    }
     // The program's head as it was checked: its fields handed over as they are.
     let code = fields::status_code(parsed.status);
     let mut digits = [0u8; 20];
-    // No length on a 204 or a 304 (RFC 9110 8.6), as over HTTP/1.1: a client resets a 204's
-    // stream that says one.
-    let length = (parsed.content_length)
-        .filter(|_| parsed.status != 204 && parsed.status != 304)
-        .map(|n| wire::head::format_u64(n, &mut digits));
+    let length = length.map(|n| wire::head::format_u64(n, &mut digits));
     let server = (w.responder.server_name(), w.responder.alt_svc());
     // As many fields as the head has, in the connection's reused room (nghttp2 copies them).
     let mut head = fields::borrow_room(&mut h.field_room);
@@ -137,29 +112,16 @@ pub(in crate::protocol) fn output(
 }
 
 /// Body bytes into the stream's buffer (up to a `Content-Length`), and the stream resumed.
-fn push_body(h: &mut H2, i: usize, id: StreamId, mut data: &[u8]) {
+fn push_body(h: &mut H2, i: usize, id: StreamId, data: &[u8]) {
     let slot = &mut h.streams.slots[i];
     let Some(g) = slot.gateway.as_mut() else {
         return;
     };
-    let State::Body { left } = &mut g.state else {
-        return;
-    };
-    if let Some(left) = left {
-        let take = data.len().min(*left as usize);
-        data = &data[..take];
-        *left -= take as u64;
+    let n = g.take_body(data);
+    if n > 0 {
+        slot.left += n as u64;
+        let _ = h.framer.resume_data(id);
     }
-    if *left == Some(0) {
-        g.state = State::Discard;
-    }
-    if data.is_empty() {
-        return;
-    }
-    g.buf.extend_from_slice(data);
-    g.rec.body_bytes += data.len() as u64;
-    slot.left += data.len() as u64;
-    let _ = h.framer.resume_data(id);
 }
 
 /// Stream `id`'s program is done.
@@ -176,17 +138,8 @@ pub(in crate::protocol) fn end(
     let Some(g) = h.streams.slots[i].gateway.as_mut() else {
         return;
     };
-    g.done = true;
-    match (&g.state, end) {
-        (State::Head, End::Abandoned) => g.rec.status = 499,
-        (_, End::Abandoned) => {}
-        (State::Head, _) => {
-            w.stats.cgi_bad_heads += u64::from(end == End::Complete);
-            let status = match end {
-                End::TimedOut => 504,
-                End::NotStarted(status) => status,
-                _ => 502,
-            };
+    match g.ended(end, w) {
+        Some(status) => {
             let out = Output::Fields {
                 head: head_fields(&mut h.head),
                 body: &mut h.response,
@@ -197,21 +150,11 @@ pub(in crate::protocol) fn end(
             let is_head = g.is_head;
             submit_reply(h, i, id, reply, is_head, &w.date);
         }
-        (State::Body { left: Some(n) }, End::Complete) if *n > 0 => {
-            // Shorter than its Content-Length: what came is sent, then the stream is reset.
-            g.cut = true;
+        // What came is framed, then END_STREAM (or RST_STREAM if cut).
+        None if !matches!(end, End::Abandoned) => {
             let _ = h.framer.resume_data(id);
         }
-        (State::Body { .. }, End::Complete) | (State::Discard, _) => {
-            // Whole (or answered from the files): what is buffered goes, then END_STREAM.
-            g.eof = true;
-            let _ = h.framer.resume_data(id);
-        }
-        (State::Body { .. }, _) => {
-            // Died, timed out or over its limit mid-body: what came is sent, then a reset.
-            g.cut = true;
-            let _ = h.framer.resume_data(id);
-        }
+        None => {}
     }
     if let Some(g) = h.streams.slots[i].gateway.as_ref() {
         g.rec.finish(peer.ip(), w);

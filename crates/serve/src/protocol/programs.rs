@@ -1,38 +1,95 @@
-//! A connection's programs and FastCGI requests (`crate::gateway`, each a [`Source`]): started
-//! when its session asks (a program by the loop's spawner thread, handed back when it runs),
-//! their bytes moved each time the connection is driven (their pipes and pidfds are registered
-//! under its token, a FastCGI socket under a pool slot routed to it), ended when their output
-//! is done and they have exited (or the application ended the request), or past their wall
-//! time.
+//! The programs, FastCGI requests and proxied requests (`crate::gateway`, each a [`Source`])
+//! answering one side's requests, protocol-neutral: started when the side asks (a program by
+//! the loop's spawner thread, handed back when it runs), their bytes moved each time the side
+//! is driven (their pipes and pidfds are registered under its token, a pooled socket under a
+//! pool slot routed to it), ended when their output is done and they have exited (or the
+//! application ended the request), or past their wall time.
+//!
+//! A side is what a protocol offers its gateway requests ([`Side`]): a TCP connection's
+//! session (HTTP/1.1 or HTTP/2, `protocol/gateway_seam.rs`, driven from `conn.rs`) or the
+//! thread's HTTP/3 connections (`protocol/h3/gateway.rs`, driven from `udp.rs`). The same
+//! code moves the bytes for each: only the side's request body, room and response differ.
 
 use std::io::{self, Write};
 use std::time::Instant;
 
-use http2::StreamId;
-
-use super::Conn;
+use crate::gateway::head::HeadError;
 use crate::gateway::spawner::Spawned;
 use crate::gateway::{proxy, Finished, Launch, Source};
-use crate::pool::Pool;
 use crate::protocol::{GatewayEnd, Worker};
-use crate::transport::Transport;
 
-impl<T: Transport> Conn<T> {
-    /// Starts the programs the session asked for; a start that fails answers 500 (503 when
-    /// the system is short of processes or memory).
-    pub(super) fn start_programs(&mut self, w: &mut Worker, pool: &mut Pool) {
-        let mut launches = std::mem::take(&mut self.session.launches);
-        for (id, launch) in launches.drain(..) {
-            self.start_program(id, launch, w, pool);
-        }
-        // The list goes back, its room kept for the next requests, unless a start asked for
-        // more meanwhile.
-        if self.session.launches.is_empty() {
-            self.session.launches = launches;
+/// What a protocol offers the requests its gateways answer, by request id.
+pub(crate) trait Side {
+    /// A request's id on this side (an HTTP/2 stream id, 0 on HTTP/1.1; an HTTP/3 request).
+    type Id: Copy;
+    /// What the side's calls need besides the worker (a connection's buffer pool, or nothing).
+    type Ctx;
+    /// Whether request `id` still wants its program (false once the client reset it).
+    fn gateway_alive(&self, id: Self::Id) -> bool;
+    /// Request body bytes received for `id` and not yet handed to its program (the side may
+    /// read more from its client here).
+    fn gateway_body(&mut self, id: Self::Id) -> &[u8];
+    /// The whole request body of `id` has been handed over.
+    fn gateway_body_done(&self, id: Self::Id) -> bool;
+    /// `n` bytes of [`Side::gateway_body`] were taken.
+    fn gateway_body_taken(&mut self, id: Self::Id, n: usize);
+    /// Whether to read `id`'s program output now (its response has room for it).
+    fn gateway_wants_output(&self, id: Self::Id) -> bool;
+    /// Output of `id`'s program: its head checked, then its body.
+    fn gateway_output(
+        &mut self,
+        id: Self::Id,
+        data: &[u8],
+        w: &mut Worker,
+        ctx: &mut Self::Ctx,
+    ) -> Result<(), HeadError>;
+    /// `id`'s program is done: its response finished, cut, or replaced by an error.
+    fn gateway_end(&mut self, id: Self::Id, end: GatewayEnd, w: &mut Worker, ctx: &mut Self::Ctx);
+}
+
+/// One side's running sources, by request, and the token their events come under.
+#[derive(Debug)]
+pub(crate) struct Programs<Id> {
+    pub list: Vec<(Id, Source)>,
+    /// The side's token: a program's pipes are registered under `token | PROGRAM_TOKEN`, a
+    /// pooled connection's slot routes to it.
+    pub token: usize,
+}
+
+impl<Id: Copy> Programs<Id> {
+    pub fn new(token: usize) -> Programs<Id> {
+        Programs {
+            list: Vec::new(),
+            token,
         }
     }
 
-    fn start_program(&mut self, id: StreamId, launch: Launch, w: &mut Worker, pool: &mut Pool) {
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// Starts the programs the side asked for (`launches`, emptied); a start that fails
+    /// answers 500 (503 when the system is short of processes or memory).
+    pub fn start_all<S: Side<Id = Id>>(
+        &mut self,
+        launches: &mut Vec<(Id, Launch)>,
+        side: &mut S,
+        w: &mut Worker,
+        ctx: &mut S::Ctx,
+    ) {
+        for (id, launch) in launches.drain(..) {
+            self.start_program(side, id, launch, w, ctx);
+        }
+    }
+
+    fn start_program<S: Side<Id = Id>>(
+        &mut self,
+        side: &mut S,
+        id: Id,
+        launch: Launch,
+        w: &mut Worker,
+        ctx: &mut S::Ctx,
+    ) {
         let Some(g) = w.gateways.as_mut() else {
             return;
         };
@@ -47,7 +104,7 @@ impl<T: Transport> Conn<T> {
                 // Connections are counted as they end (`end_program`), once they connected.
                 Ok((x, _reused, retried)) => {
                     w.stats.proxy_retries += u64::from(retried);
-                    self.programs.push((id, Source::Proxy(Box::new(x))));
+                    self.list.push((id, Source::Proxy(Box::new(x))));
                 }
                 Err(e) => {
                     g.release_for(Some(mount));
@@ -56,8 +113,7 @@ impl<T: Transport> Conn<T> {
                         io::stderr(),
                         "flint serve: proxy: cannot connect: {e} (502)"
                     );
-                    self.session
-                        .gateway_end(id, GatewayEnd::NotStarted(502), w, pool);
+                    side.gateway_end(id, GatewayEnd::NotStarted(502), w, ctx);
                 }
             }
             return;
@@ -67,7 +123,7 @@ impl<T: Transport> Conn<T> {
             match g.start_fastcgi(launch, app, self.token, deadline) {
                 Ok((x, reused)) => {
                     w.stats.fastcgi_connects += u64::from(!reused);
-                    self.programs.push((id, Source::FastCgi(Box::new(x))));
+                    self.list.push((id, Source::FastCgi(Box::new(x))));
                 }
                 Err(e) => {
                     // Down or refusing: nothing of the request reached it.
@@ -79,7 +135,7 @@ impl<T: Transport> Conn<T> {
                         g.app_name(app)
                     );
                     let end = GatewayEnd::NotStarted(502);
-                    self.session.gateway_end(id, end, w, pool);
+                    side.gateway_end(id, end, w, ctx);
                 }
             }
             return;
@@ -87,10 +143,10 @@ impl<T: Transport> Conn<T> {
         // A program starts on the spawner thread: the connection holds its ticket until it
         // runs (`program_spawned`).
         match g.start_program(launch, self.token, deadline) {
-            Ok(starting) => self.programs.push((id, Source::Starting(starting))),
+            Ok(starting) => self.list.push((id, Source::Starting(starting))),
             Err((e, program)) => {
                 g.release();
-                self.not_started(id, &program, e, w, pool);
+                self.not_started(side, id, &program, e, w, ctx);
             }
         }
     }
@@ -99,29 +155,30 @@ impl<T: Transport> Conn<T> {
     /// pipes registered, now answers the request (or its start failed: 500, 503 when the
     /// system is short of processes or memory). Given back if no request of the connection
     /// waits for it any more (given up meanwhile; the slot may even hold another connection).
-    pub fn program_spawned(
+    pub fn program_spawned<S: Side<Id = Id>>(
         &mut self,
+        side: &mut S,
         s: Spawned,
         w: &mut Worker,
-        pool: &mut Pool,
+        ctx: &mut S::Ctx,
     ) -> Option<Spawned> {
         let ticket = s.ticket;
-        let waiting = |(_, src): &(StreamId, Source)| match src {
+        let waiting = |(_, src): &(Id, Source)| match src {
             Source::Starting(st) => st.ticket == ticket,
             _ => false,
         };
-        let Some(k) = self.programs.iter().position(waiting) else {
+        let Some(k) = self.list.iter().position(waiting) else {
             return Some(s);
         };
         let Some(g) = w.gateways.as_mut() else {
             return Some(s);
         };
-        let deadline = self.programs[k].1.deadline();
+        let deadline = self.list[k].1.deadline();
         let failed = match s.result {
             Ok(started) => match g.program_ready(started, &s.program, self.token, deadline) {
                 Ok(p) => {
                     w.stats.cgi_starts += 1;
-                    self.programs[k].1 = Source::Program(p);
+                    self.list[k].1 = Source::Program(p);
                     return None;
                 }
                 // Retired (killed) by `program_ready`: its slot comes back when it is reaped.
@@ -132,20 +189,21 @@ impl<T: Transport> Conn<T> {
                 e
             }
         };
-        let (id, _) = self.programs.swap_remove(k);
-        self.not_started(id, &s.program, failed, w, pool);
+        let (id, _) = self.list.swap_remove(k);
+        self.not_started(side, id, &s.program, failed, w, ctx);
         None
     }
 
     /// A program that did not start: counted, logged, and its request answered 500 (503 when
     /// the system is short of processes or memory).
-    fn not_started(
+    fn not_started<S: Side<Id = Id>>(
         &mut self,
-        id: StreamId,
+        side: &mut S,
+        id: Id,
         program: &std::path::Path,
         failed: io::Error,
         w: &mut Worker,
-        pool: &mut Pool,
+        ctx: &mut S::Ctx,
     ) {
         w.stats.cgi_start_failures += 1;
         let _ = writeln!(
@@ -158,22 +216,26 @@ impl<T: Transport> Conn<T> {
         } else {
             500
         };
-        self.session
-            .gateway_end(id, GatewayEnd::NotStarted(status), w, pool);
+        side.gateway_end(id, GatewayEnd::NotStarted(status), w, ctx);
     }
 
     /// The earliest wall-time deadline of the connection's programs.
-    pub(super) fn programs_due(&self) -> Option<Instant> {
-        self.programs.iter().map(|(_, p)| p.deadline()).min()
+    pub fn programs_due(&self) -> Option<Instant> {
+        self.list.iter().map(|(_, p)| p.deadline()).min()
     }
 
     /// Kills the programs past their wall time (the sweep's part).
-    pub fn expire_programs(&mut self, w: &mut Worker, pool: &mut Pool) {
+    pub fn expire_programs<S: Side<Id = Id>>(
+        &mut self,
+        side: &mut S,
+        w: &mut Worker,
+        ctx: &mut S::Ctx,
+    ) {
         let mut k = 0;
-        while k < self.programs.len() {
-            if w.now >= self.programs[k].1.deadline() {
-                let id = self.programs[k].0;
-                match (&self.programs[k].1, w.gateways.as_mut()) {
+        while k < self.list.len() {
+            if w.now >= self.list[k].1.deadline() {
+                let id = self.list[k].0;
+                match (&self.list[k].1, w.gateways.as_mut()) {
                     (Source::Proxy(x), Some(g)) => {
                         w.stats.proxy_timeouts += 1;
                         let _ = writeln!(io::stderr(), "flint serve: proxy {}: timed out", x.name);
@@ -181,13 +243,13 @@ impl<T: Transport> Conn<T> {
                         // answer: the address is at fault. A pooled connection's slow answer
                         // is its request's (the address answered the one before), and an
                         // answer never read because the client reads nothing is the client's.
-                        if x.silent() && !x.reused && self.session.gateway_wants_output(id) {
+                        if x.silent() && !x.reused && side.gateway_wants_output(id) {
                             g.proxy_failed(x, w.now);
                         }
                     }
                     _ => w.stats.cgi_timeouts += 1,
                 }
-                self.end_program(k, GatewayEnd::TimedOut, w, pool);
+                self.end_program(side, k, GatewayEnd::TimedOut, w, ctx);
             } else {
                 k += 1;
             }
@@ -196,27 +258,32 @@ impl<T: Transport> Conn<T> {
 
     /// Moves every program's bytes as far as they go without blocking; true if anything moved
     /// (the driver loops again).
-    pub(super) fn pump(&mut self, w: &mut Worker, pool: &mut Pool) -> bool {
+    pub fn pump<S: Side<Id = Id>>(
+        &mut self,
+        side: &mut S,
+        w: &mut Worker,
+        ctx: &mut S::Ctx,
+    ) -> bool {
         let mut moved = false;
         let mut k = 0;
-        while k < self.programs.len() {
-            let id = self.programs[k].0;
-            if !self.session.gateway_alive(id) {
+        while k < self.list.len() {
+            let id = self.list[k].0;
+            if !side.gateway_alive(id) {
                 // Its stream was reset by the client: nobody wants its output.
-                let (_, p) = self.programs.swap_remove(k);
+                let (_, p) = self.list.swap_remove(k);
                 retire(p, true, w);
                 moved = true;
                 continue;
             }
-            if matches!(self.programs[k].1, Source::Starting(_)) {
+            if matches!(self.list[k].1, Source::Starting(_)) {
                 // Nothing to move until the spawner has started it.
                 k += 1;
                 continue;
             }
-            let (m, end) = self.pump_one(k, w, pool);
+            let (m, end) = self.pump_one(side, k, w, ctx);
             moved |= m;
             match end {
-                Some(end) => self.end_program(k, end, w, pool),
+                Some(end) => self.end_program(side, k, end, w, ctx),
                 None => k += 1,
             }
         }
@@ -227,17 +294,18 @@ impl<T: Transport> Conn<T> {
     /// response has room (`OUTPUT_WINDOW`), its stderr to the log. Returns whether anything
     /// moved, and how its part ended if it did (stdout closed and exited, a bad head, the
     /// output limit).
-    fn pump_one(
+    fn pump_one<S: Side<Id = Id>>(
         &mut self,
+        side: &mut S,
         k: usize,
         w: &mut Worker,
-        pool: &mut Pool,
+        ctx: &mut S::Ctx,
     ) -> (bool, Option<GatewayEnd>) {
         // The thread's buffer, lent for this pass (`w` is needed mutably while it is read).
         let Some(mut buf) = w.gateways.as_mut().map(|g| g.lend_stdout()) else {
             return (false, None);
         };
-        let passed = self.pump_one_with(k, &mut buf, w, pool);
+        let passed = self.pump_one_with(side, k, &mut buf, w, ctx);
         if let Some(g) = w.gateways.as_mut() {
             g.return_stdout(buf);
         }
@@ -245,19 +313,20 @@ impl<T: Transport> Conn<T> {
     }
 
     /// [`Conn::pump_one`] with the buffer stdout is read into.
-    fn pump_one_with(
+    fn pump_one_with<S: Side<Id = Id>>(
         &mut self,
+        side: &mut S,
         k: usize,
         buf: &mut [u8],
         w: &mut Worker,
-        pool: &mut Pool,
+        ctx: &mut S::Ctx,
     ) -> (bool, Option<GatewayEnd>) {
-        let (id, p) = (self.programs[k].0, &mut self.programs[k].1);
+        let (id, p) = (self.list[k].0, &mut self.list[k].1);
         let mut moved = false;
         loop {
-            let body = self.session.gateway_body(id);
+            let body = side.gateway_body(id);
             if body.is_empty() {
-                if self.session.gateway_body_done(id) && p.has_stdin() {
+                if side.gateway_body_done(id) && p.has_stdin() {
                     p.close_stdin();
                 }
                 break;
@@ -265,13 +334,13 @@ impl<T: Transport> Conn<T> {
             if !p.has_stdin() {
                 // The program closed its stdin early: the rest of the body is dropped.
                 let n = body.len();
-                self.session.gateway_body_taken(id, n);
+                side.gateway_body_taken(id, n);
                 moved = true;
                 continue;
             }
             match p.write_stdin(body) {
                 Ok(n) => {
-                    self.session.gateway_body_taken(id, n);
+                    side.gateway_body_taken(id, n);
                     moved = true;
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
@@ -284,7 +353,7 @@ impl<T: Transport> Conn<T> {
             .gateways
             .as_ref()
             .map_or(u64::MAX, |g| g.limits.max_output);
-        while self.session.gateway_wants_output(id) && !p.stdout_done() {
+        while side.gateway_wants_output(id) && !p.stdout_done() {
             match p.read_stdout(buf) {
                 Ok(0) => moved = true,
                 Ok(n) => {
@@ -293,7 +362,7 @@ impl<T: Transport> Conn<T> {
                         w.stats.cgi_output_limits += 1;
                         return (true, Some(GatewayEnd::OutputLimit));
                     }
-                    if let Err(e) = self.session.gateway_output(id, &buf[..n], w, pool) {
+                    if let Err(e) = side.gateway_output(id, &buf[..n], w, ctx) {
                         // A proxied response's head refused here is the upstream's fault, and
                         // counted as its other bad responses are.
                         if let Source::Proxy(x) = p {
@@ -375,25 +444,37 @@ impl<T: Transport> Conn<T> {
 
     /// The connection is closing: its programs are killed, their requests logged as
     /// abandoned.
-    pub fn abandon_programs(&mut self, w: &mut Worker, pool: &mut Pool) {
-        while !self.programs.is_empty() {
-            self.end_program(0, GatewayEnd::Abandoned, w, pool);
+    pub fn abandon_programs<S: Side<Id = Id>>(
+        &mut self,
+        side: &mut S,
+        w: &mut Worker,
+        ctx: &mut S::Ctx,
+    ) {
+        while !self.list.is_empty() {
+            self.end_program(side, 0, GatewayEnd::Abandoned, w, ctx);
         }
     }
 
     /// Ends program `k`'s part: its response finished or cut (`Session::gateway_end`), the
     /// program killed unless it ended by itself, and handed to the reaper.
-    fn end_program(&mut self, k: usize, end: GatewayEnd, w: &mut Worker, pool: &mut Pool) {
-        let (id, p) = self.programs.swap_remove(k);
-        self.session.gateway_end(id, end, w, pool);
+    fn end_program<S: Side<Id = Id>>(
+        &mut self,
+        side: &mut S,
+        k: usize,
+        end: GatewayEnd,
+        w: &mut Worker,
+        ctx: &mut S::Ctx,
+    ) {
+        let (id, p) = self.list.swap_remove(k);
+        side.gateway_end(id, end, w, ctx);
         let kill = !matches!(end, GatewayEnd::Complete | GatewayEnd::Died);
         retire(p, kill, w);
     }
 }
 
-/// Hands a source no request needs any more to the gateways (`Gateways::retire_source`),
-/// an upstream or application exchange's connect and reads counted first: however its request ended (its
-/// response done, cut, or its HTTP/2 stream reset), they happened.
+/// Hands a source no request needs any more to the gateways (`Gateways::retire_source`), an
+/// upstream or application exchange's connect and reads counted first: however its request
+/// ended (its response done, cut, or its HTTP/2 or HTTP/3 stream reset), they happened.
 fn retire(p: Source, kill: bool, w: &mut Worker) {
     match &p {
         Source::Proxy(x) => {
