@@ -37,7 +37,7 @@ pub use deployment::Deployment;
 pub use php::PhpPrograms;
 
 use crate::measure::Measurement;
-use crate::{table, Experiment, Lab, ResultRow};
+use crate::{table, Database, Experiment, Lab, ResultRow};
 use bench::{BenchConfig, HttpMode, Observer, Target};
 use deployment::Shared;
 use lab_process::cpu::{self, CpuTime};
@@ -57,38 +57,6 @@ pub const DEFAULT_TESTS: [&str; 4] = ["plaintext", "json", "db", "fortunes"];
 
 /// Every test type, as `--tests` names them.
 pub const TEST_TYPES: [&str; 6] = ["plaintext", "json", "db", "queries", "fortunes", "updates"];
-
-/// The dynamic experiment's database (`--db`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Database {
-    /// Embedded in the application's processes (its CPU is the application tier's).
-    Sqlite,
-    /// A server of its own started by the lab ([`Postgres`]): the `db` tier.
-    Postgres,
-}
-
-impl Database {
-    /// The name `--db` takes and the tables and JSON show.
-    pub fn name(self) -> &'static str {
-        match self {
-            Database::Sqlite => "sqlite",
-            Database::Postgres => "postgres",
-        }
-    }
-}
-
-impl std::str::FromStr for Database {
-    type Err = String;
-    fn from_str(text: &str) -> Result<Database, String> {
-        match text {
-            "sqlite" => Ok(Database::Sqlite),
-            "postgres" | "postgresql" => Ok(Database::Postgres),
-            _ => Err(format!(
-                "unknown database `{text}` (known: sqlite, postgres)"
-            )),
-        }
-    }
-}
 
 /// The request a test type's load sends under `prefix`.
 fn target(prefix: &str, test: &str) -> String {

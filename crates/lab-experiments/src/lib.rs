@@ -21,6 +21,7 @@
 #![warn(missing_docs)]
 
 pub mod certs;
+mod database;
 pub mod delay_line;
 mod digest;
 mod docroot;
@@ -35,10 +36,11 @@ mod syscalls;
 mod table;
 mod tls;
 
+pub use database::Database;
 pub use docroot::{MICROSCAPE_GIFS, MICROSCAPE_HTML};
 /// The lab's PostgreSQL server, for the tests that start and stop one themselves.
 pub use dynamic::postgres as dynamic_postgres;
-pub use dynamic::{Database, Deployment, PhpPrograms, DEFAULT_TESTS, DYNAMIC_CLIENTS, TEST_TYPES};
+pub use dynamic::{Deployment, PhpPrograms, DEFAULT_TESTS, DYNAMIC_CLIENTS, TEST_TYPES};
 pub use page::{PageMode, H2_SERVER_MISSING};
 pub use results::{
     LabReport, ResultRow, ServerStatus, Status, SyscallCount, SATURATED, SCHEMA_VERSION,

@@ -21,6 +21,7 @@
 
 mod config;
 mod error;
+mod installed;
 mod kind;
 mod peer;
 
@@ -32,6 +33,7 @@ pub use config::{apache as apache_config, apache_mime_types, apache_workers, Con
 pub use config::{caddy as caddy_config, caddy_env, CADDY_FILE_SERVER};
 pub use config::{h2o as h2o_config, lighttpd as lighttpd_config};
 pub use error::PeerError;
-pub use kind::{Installed, PeerKind};
+pub use installed::Installed;
+pub use kind::PeerKind;
 pub use peer::apache_user;
 pub use peer::{Peer, PeerNet, PeerSpec, PEER_NET_PORT};

@@ -3,14 +3,23 @@
 //! ancestors (`super::Session`, `crate::protocol::Worker` from under `protocol/`) are part of
 //! it and not counted; every other path a file names (`use` lines, `crate::a::b`, `super::x::y`,
 //! a child module's or an imported module's items) is an edge to the file that defines the
-//! module it names. The source is read as text ([`source`]): comments, strings and char
+//! module it names. A path through a `use` goes on to what that `use` names (`crate::cache::X`
+//! with `pub use files::cache;` at the root is `files/cache.rs`'s `X`; a glob `pub use a::*`
+//! brings the names its module does not define), so a re-export hides no edge. A `#[path]`
+//! file is the module its `mod` declares, and a `mod x;` inside an inline `mod tests { .. }` is
+//! `tests::x`. The source is read as text (`source.rs`): comments, strings and char
 //! literals are blanked first, so a path in a doc comment is no edge. A `main.rs` beside a
 //! `lib.rs` is a crate of its own that reaches the library by its name, so it is kept as a file
 //! apart rather than as the root.
 
+mod reexports;
 mod source;
 
-use source::{blank, declared_children, expand, inline_modules, path_expressions, use_trees};
+use reexports::Tables;
+use source::{
+    blank, declared_children, expand, inline_modules, inline_path, path_expressions, use_trees,
+    Inline,
+};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -65,13 +74,20 @@ pub fn rings(src: &Path) -> Vec<Ring> {
     let mut files: BTreeMap<Module, PathBuf> = BTreeMap::new();
     let has_lib = src.join("lib.rs").is_file();
     collect(src, src, has_lib, &mut files);
-    let mut edges: BTreeMap<PathBuf, BTreeMap<PathBuf, BTreeSet<String>>> = BTreeMap::new();
-    for (module, path) in &files {
+    let mut texts: BTreeMap<PathBuf, String> = BTreeMap::new();
+    for path in files.values() {
         let full = src.join(path);
         let text =
             std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{}: {e}", full.display()));
+        texts.insert(path.clone(), text);
+    }
+    let blanked: BTreeMap<&PathBuf, String> = (texts.iter()).map(|(p, t)| (p, blank(t))).collect();
+    rekey_path_modules(&mut files, &texts, &blanked);
+    let tables = Tables::new(&files, &blanked);
+    let mut edges: BTreeMap<PathBuf, BTreeMap<PathBuf, BTreeSet<String>>> = BTreeMap::new();
+    for (module, path) in &files {
         let out = edges.entry(path.clone()).or_default();
-        for (target, item) in references(module, &blank(&text), &files) {
+        for (target, item) in references(module, &blanked[path], &tables) {
             out.entry(target).or_default().insert(item);
         }
     }
@@ -100,7 +116,8 @@ pub fn rings(src: &Path) -> Vec<Ring> {
     rings
 }
 
-/// Every `.rs` file under `dir`, by the module it defines (`a/mod.rs` and `a.rs` are `a`).
+/// Every `.rs` file under `dir`, by the module its place defines (`a/mod.rs` and `a.rs` are
+/// `a`); [`rekey_path_modules`] then moves the files a `#[path]` attribute names.
 fn collect(root: &Path, dir: &Path, has_lib: bool, files: &mut BTreeMap<Module, PathBuf>) {
     let entries = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     for entry in entries {
@@ -125,19 +142,88 @@ fn collect(root: &Path, dir: &Path, has_lib: bool, files: &mut BTreeMap<Module, 
     }
 }
 
-/// What `module`'s (blanked) text names of other files: (file, item named there).
-fn references(
-    module: &Module,
-    text: &str,
-    files: &BTreeMap<Module, PathBuf>,
-) -> Vec<(PathBuf, String)> {
-    let inline = inline_modules(text);
-    let mut aliases: BTreeMap<String, Module> = BTreeMap::new();
-    for name in declared_children(text) {
-        let mut child = module.clone();
-        child.push(name.clone());
-        aliases.insert(name, child);
+/// A file named by `#[path = "x_tests.rs"] mod tests;` in `x.rs` is the module `x::tests`,
+/// not `x_tests`: key it by the module its declaration defines.
+fn rekey_path_modules(
+    files: &mut BTreeMap<Module, PathBuf>,
+    texts: &BTreeMap<PathBuf, String>,
+    blanked: &BTreeMap<&PathBuf, String>,
+) {
+    let mut moves: Vec<(PathBuf, Module)> = Vec::new();
+    for (module, path) in files.iter() {
+        let text = &blanked[path];
+        let inline = inline_modules(text);
+        for declared in declared_children(text, &texts[path]) {
+            let Some(attr) = declared.path else {
+                continue;
+            };
+            let around = inline_path(&inline, declared.at);
+            // Relative to the file's directory; inside inline modules, to their directories
+            // (under `x/` for a file `x.rs`, beside it for `mod.rs`, `lib.rs`, `main.rs`).
+            let mut dir: PathBuf = path.parent().map(Path::to_path_buf).unwrap_or_default();
+            if !around.is_empty() {
+                let stem = path.file_stem().unwrap_or_default();
+                if !["mod", "lib", "main"].iter().any(|s| stem == *s) {
+                    dir.push(stem);
+                }
+                dir.extend(&around);
+            }
+            let target = normalize(&dir.join(attr));
+            let mut child = module.clone();
+            child.extend(around);
+            child.push(declared.name);
+            moves.push((target, child));
+        }
     }
+    for (target, child) in moves {
+        let old = (files.iter())
+            .find(|(_, p)| **p == target)
+            .map(|(m, _)| m.clone());
+        if let Some(old) = old {
+            let path = files.remove(&old).unwrap();
+            files.insert(child, path);
+        }
+    }
+}
+
+/// `a/./b/../c.rs` as `a/c.rs`.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The child modules `text` declares, by name, each at the path of the inline modules around
+/// its declaration.
+fn child_aliases(module: &Module, text: &str, inline: &[Inline]) -> BTreeMap<String, Module> {
+    let mut aliases = BTreeMap::new();
+    for declared in declared_children(text, text) {
+        let mut child = module.clone();
+        child.extend(inline_path(inline, declared.at));
+        child.push(declared.name.clone());
+        aliases.insert(declared.name, child);
+    }
+    aliases
+}
+
+/// What `module`'s (blanked) text names of other files: (file, item named there).
+fn references(module: &Module, text: &str, tables: &Tables) -> Vec<(PathBuf, String)> {
+    let files = tables.files;
+    let inline = inline_modules(text);
+    let mut aliases = child_aliases(module, text, &inline);
+    let scope_at = |at: usize| {
+        let mut scope = module.clone();
+        scope.extend(inline_path(&inline, at));
+        scope
+    };
     let mut paths: Vec<(String, usize)> = Vec::new();
     for (at, tree) in use_trees(text) {
         for path in expand(&tree) {
@@ -148,7 +234,7 @@ fn references(
     for (path, at) in &paths {
         let name = path.rsplit(" as ").next().unwrap_or(path);
         let name = name.rsplit("::").next().unwrap_or(name).trim().to_string();
-        let resolved = resolve(module, path, *at, &inline, &aliases);
+        let resolved = resolve(&scope_at(*at), path, &aliases).map(|r| tables.canonical(r));
         if let Some(r) = resolved.filter(|r| files.contains_key(r)) {
             aliases.insert(name, r);
         }
@@ -156,14 +242,12 @@ fn references(
     paths.extend(path_expressions(text));
     let mut out = Vec::new();
     for (path, at) in paths {
-        let Some(named) = resolve(module, &path, at, &inline, &aliases) else {
+        let Some(named) = resolve(&scope_at(at), &path, &aliases) else {
             continue;
         };
+        let named = tables.canonical(named);
         // The file of the longest module prefix the path names.
-        let mut target = named.clone();
-        while !files.contains_key(&target) && !target.is_empty() {
-            target.pop();
-        }
+        let target = named[..tables.file_prefix(&named)].to_vec();
         let Some(file) = files.get(&target) else {
             continue;
         };
@@ -177,15 +261,10 @@ fn references(
     out
 }
 
-/// `path` (written at byte `at`) as the module path it names, or `None` for a path that
-/// starts at an external crate or a type.
-fn resolve(
-    module: &Module,
-    path: &str,
-    at: usize,
-    inline: &[(usize, usize)],
-    aliases: &BTreeMap<String, Module>,
-) -> Option<Module> {
+/// `path`, written in the module `scope` (the file's module, then the inline modules around
+/// the path), as the module path it names, or `None` for a path that starts at an external
+/// crate or a type.
+fn resolve(scope: &Module, path: &str, aliases: &BTreeMap<String, Module>) -> Option<Module> {
     let segments: Vec<&str> = (path.split("::"))
         .map(|s| s.split(" as ").next().unwrap_or(s).trim())
         .filter(|s| !s.is_empty())
@@ -194,31 +273,17 @@ fn resolve(
     let mut out = match *first {
         "crate" => Vec::new(),
         "self" | "super" => {
-            // In an inline `mod x { .. }`, `super` is the file's own module.
-            let mut base = module.clone();
-            let mut depth = usize::from(inline.iter().any(|&(a, b)| a <= at && at < b));
-            for s in segments
-                .iter()
-                .take_while(|s| matches!(**s, "self" | "super"))
-            {
+            let mut base = scope.clone();
+            let leading = (segments.iter()).take_while(|s| matches!(**s, "self" | "super"));
+            let mut skip = 0;
+            for s in leading {
                 if *s == "super" {
-                    match depth {
-                        0 => {
-                            base.pop();
-                        }
-                        _ => depth -= 1,
-                    }
+                    base.pop();
                 }
+                skip += 1;
             }
-            let skip = segments
-                .iter()
-                .take_while(|s| matches!(**s, "self" | "super"));
-            let skip = skip.count();
-            return Some(
-                base.into_iter()
-                    .chain(segments[skip..].iter().map(|s| s.to_string()))
-                    .collect(),
-            );
+            base.extend(segments[skip..].iter().map(|s| s.to_string()));
+            return Some(base);
         }
         name => aliases.get(name)?.clone(),
     };

@@ -12,7 +12,7 @@
 //! as curl (OpenSSL) accepts a trusted certificate presented by the server itself.
 
 use crate::failure::ca_used_as_end_entity;
-use crate::{TlsOptions, TlsVersion};
+use crate::{TlsOptions, TlsSetupError, TlsVersion};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::{verify_server_name, Resumption, WebPkiServerVerifier};
 use rustls::crypto::CryptoProvider;
@@ -20,50 +20,7 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::server::ParsedCertificate;
 use rustls::{CertificateError, ClientConfig, DigitallySignedStruct, SignatureScheme};
-use std::path::PathBuf;
 use std::sync::Arc;
-
-/// Why TLS could not be set up for a run (before anything starts).
-#[derive(Debug, thiserror::Error)]
-pub enum TlsSetupError {
-    /// The CA file could not be read, or is not PEM.
-    #[error("--cacert {path}: {source}")]
-    CaFile {
-        /// The file given with `--cacert`.
-        path: PathBuf,
-        /// What reading it or its PEM said.
-        source: rustls::pki_types::pem::Error,
-    },
-    /// The CA file holds no PEM certificate.
-    #[error("--cacert {path}: no certificate in it")]
-    CaEmpty {
-        /// The file given with `--cacert`.
-        path: PathBuf,
-    },
-    /// A certificate of the CA file cannot be a trust anchor (its DER does not parse).
-    #[error("--cacert {path}: {source}")]
-    CaInvalid {
-        /// The file given with `--cacert`.
-        path: PathBuf,
-        /// Why rustls refused the certificate.
-        source: rustls::Error,
-    },
-    /// Verification is on, and neither the system nor `--cacert` gave a root to trust.
-    #[error("no trusted root certificates: the system has none that load (install ca-certificates), and no --cacert was given (or use -k to skip verification)")]
-    NoRoots,
-    /// The URL's host cannot be a TLS server name (the value: that host).
-    #[error("`{0}` is not a host name or address a certificate can be checked against")]
-    ServerName(String),
-    /// A name of `--tls-ciphers` that is no suite this client offers (the value: that name).
-    #[error("--tls-ciphers: unknown cipher suite `{0}`")]
-    Cipher(String),
-    /// `--tls-ciphers` names suites only of a TLS version `--tls` excludes.
-    #[error("--tls-ciphers: none of the suites is of the TLS version asked for (--tls)")]
-    NoCipherForVersion,
-    /// rustls refused the configuration made of the options.
-    #[error("TLS configuration: {0}")]
-    Config(#[from] rustls::Error),
-}
 
 /// The rustls client configuration of `opts`, offering `alpn` alone (`b"http/1.1"` or `b"h2"`:
 /// a server that picks neither is refused, so a protocol is never fallen back from silently).

@@ -17,8 +17,10 @@ mod ciphers;
 mod config;
 mod failure;
 mod options;
+mod setup_error;
 
 pub use ciphers::{cipher_suite_names, parse_cipher_list};
-pub use config::{client_config, TlsSetupError};
+pub use config::client_config;
 pub use failure::{ca_used_as_end_entity, TlsFailure};
 pub use options::{TlsOptions, TlsVersion};
+pub use setup_error::TlsSetupError;

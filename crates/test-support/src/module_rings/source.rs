@@ -1,47 +1,64 @@
 //! A Rust file read as text, as far as the ring checker needs it: comments and literals
 //! blanked, then the `mod` declarations, `use` trees and `a::b` paths found in what is left.
 
-/// The source with comments, string and char literals blanked (lifetimes kept).
+/// The source with comments, string and char literals blanked to spaces (lifetimes kept), byte
+/// for byte: an offset in the blanked text is the same offset in the source, so an attribute's
+/// string (`#[path = "x.rs"]`) can be read back from the source.
 pub(super) fn blank(text: &str) -> String {
     let b = text.as_bytes();
     let mut out = String::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
         let rest = &text[i..];
-        if rest.starts_with("//") {
-            i += rest.find('\n').unwrap_or(rest.len());
-        } else if rest.starts_with("/*") {
+        // Comments and literals are compared and skipped by bytes: a non-ASCII character
+        // inside them is never cut, only overwritten whole.
+        let skip = if b[i..].starts_with(b"//") {
+            Some(rest.find('\n').unwrap_or(rest.len()))
+        } else if b[i..].starts_with(b"/*") {
             let (mut depth, mut j) = (1, i + 2);
             while j < b.len() && depth > 0 {
-                if text[j..].starts_with("/*") {
+                if b[j..].starts_with(b"/*") {
                     depth += 1;
                     j += 2;
-                } else if text[j..].starts_with("*/") {
+                } else if b[j..].starts_with(b"*/") {
                     depth -= 1;
                     j += 2;
                 } else {
                     j += 1;
                 }
             }
-            i = j;
-        } else if let Some(len) = raw_string(rest, i == 0 || is_ident(b[i - 1])) {
-            out.push_str("\"\"");
+            Some(j.min(b.len()) - i)
+        } else {
+            None
+        };
+        if let Some(len) = skip {
+            out.extend(std::iter::repeat_n(' ', len));
             i += len;
+            continue;
+        }
+        let literal = if let Some(len) = raw_string(rest, i > 0 && is_ident(b[i - 1])) {
+            Some((len, '"'))
         } else if b[i] == b'"' {
             let mut j = i + 1;
             while j < b.len() && b[j] != b'"' {
                 j += if b[j] == b'\\' { 2 } else { 1 };
             }
-            out.push_str("\"\"");
-            i = j + 1;
-        } else if let Some(len) = char_literal(rest) {
-            out.push_str("' '");
-            i += len;
+            Some(((j + 1).min(b.len()) - i, '"'))
         } else {
-            let c = rest.chars().next().unwrap();
-            out.push(c);
-            i += c.len_utf8();
+            char_literal(rest).map(|len| (len, '\''))
+        };
+        if let Some((len, quote)) = literal {
+            out.push(quote);
+            out.extend(std::iter::repeat_n(' ', len.saturating_sub(2)));
+            if len > 1 {
+                out.push(quote);
+            }
+            i += len;
+            continue;
         }
+        let c = rest.chars().next().unwrap();
+        out.push(c);
+        i += c.len_utf8();
     }
     out
 }
@@ -80,8 +97,16 @@ fn is_ident(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
 }
 
-/// The byte ranges of inline `mod name { .. }` blocks.
-pub(super) fn inline_modules(text: &str) -> Vec<(usize, usize)> {
+/// An inline `mod name { .. }` block: its name and the byte range from `mod` to its `}`.
+pub(super) struct Inline {
+    pub name: String,
+    pub start: usize,
+    pub end: usize,
+}
+
+/// Every inline `mod name { .. }` block, in the order they open (an outer one before those
+/// inside it).
+pub(super) fn inline_modules(text: &str) -> Vec<Inline> {
     let mut out = Vec::new();
     for (at, _) in text.match_indices("mod ") {
         if at > 0 && is_ident(text.as_bytes()[at - 1]) {
@@ -101,7 +126,12 @@ pub(super) fn inline_modules(text: &str) -> Vec<(usize, usize)> {
                 b'}' => {
                     depth -= 1;
                     if depth == 0 {
-                        out.push((at, open + i));
+                        let name = rest[..name_len].to_string();
+                        out.push(Inline {
+                            name,
+                            start: at,
+                            end: open + i,
+                        });
                         break;
                     }
                 }
@@ -112,8 +142,25 @@ pub(super) fn inline_modules(text: &str) -> Vec<(usize, usize)> {
     out
 }
 
-/// The names of the child modules a file declares (`mod name;`).
-pub(super) fn declared_children(text: &str) -> Vec<String> {
+/// The names of the inline modules around byte `at`, outermost first.
+pub(super) fn inline_path(inline: &[Inline], at: usize) -> Vec<String> {
+    (inline.iter())
+        .filter(|m| m.start < at && at < m.end)
+        .map(|m| m.name.clone())
+        .collect()
+}
+
+/// A child module a file declares (`mod name;`): its name, where it is declared, and the file
+/// its `#[path = "..."]` attribute names, if it has one.
+pub(super) struct Declared {
+    pub name: String,
+    pub at: usize,
+    pub path: Option<String>,
+}
+
+/// The child modules a file declares (`mod name;`); `text` is the blanked `source`, from which
+/// a `#[path]` attribute's string is read back.
+pub(super) fn declared_children(text: &str, source: &str) -> Vec<Declared> {
     let mut out = Vec::new();
     for (at, _) in text.match_indices("mod ") {
         if at > 0 && is_ident(text.as_bytes()[at - 1]) {
@@ -122,10 +169,42 @@ pub(super) fn declared_children(text: &str) -> Vec<String> {
         let rest = &text[at + 4..];
         let name_len = rest.bytes().take_while(|&b| is_ident(b)).count();
         if name_len > 0 && rest[name_len..].trim_start().starts_with(';') {
-            out.push(rest[..name_len].to_string());
+            out.push(Declared {
+                name: rest[..name_len].to_string(),
+                at,
+                path: path_attribute(text, source, at),
+            });
         }
     }
     out
+}
+
+/// The string of a `#[path = "..."]` among the attributes just before byte `at` (a `mod`,
+/// perhaps after `pub` or `pub(crate)`).
+fn path_attribute(text: &str, source: &str, at: usize) -> Option<String> {
+    let mut before = text[..at].trim_end();
+    for vis in ["pub(crate)", "pub(super)", "pub"] {
+        if let Some(rest) = before.strip_suffix(vis) {
+            before = rest.trim_end();
+            break;
+        }
+    }
+    // Walk back over the attributes (`#[...]`) that stand right before the declaration.
+    while before.ends_with(']') {
+        let open = before.rfind("#[")?;
+        let attr = &before[open + 2..before.len() - 1];
+        let value = (attr.trim_start().strip_prefix("path"))
+            .and_then(|rest| rest.trim_start().strip_prefix('='))
+            .map(str::trim_start);
+        if let Some(value) = value {
+            // The blanked string keeps its quotes and offsets: its text is in the source.
+            let quote = open + 2 + attr.len() - value.len();
+            let body = source.get(quote + 1..)?;
+            return body.find('"').map(|end| body[..end].to_string());
+        }
+        before = before[..open].trim_end();
+    }
+    None
 }
 
 /// Each `use` item's tree (what follows `use`, to its `;`) and where it is.
@@ -204,6 +283,39 @@ pub(super) fn path_expressions(text: &str) -> Vec<(String, usize)> {
             out.push((text[start..end].to_string(), start));
         }
         i = end.max(i + 1);
+    }
+    out
+}
+
+/// The names a file defines itself (`fn`, `struct`, `enum`, `const`, `static`, `type`,
+/// `trait`, `union`, `mod`, `macro_rules!`): a glob import is not where such a name comes from.
+pub(super) fn defined_items(text: &str) -> std::collections::BTreeSet<String> {
+    let b = text.as_bytes();
+    let mut out = std::collections::BTreeSet::new();
+    for keyword in [
+        "fn",
+        "struct",
+        "enum",
+        "const",
+        "static",
+        "type",
+        "trait",
+        "union",
+        "mod",
+        "macro_rules!",
+    ] {
+        for (at, _) in text.match_indices(keyword) {
+            let end = at + keyword.len();
+            if (at > 0 && is_ident(b[at - 1])) || b.get(end).is_some_and(|&c| is_ident(c)) {
+                continue;
+            }
+            let rest = text[end..].trim_start();
+            let rest = rest.strip_prefix("mut ").unwrap_or(rest).trim_start();
+            let len = rest.bytes().take_while(|&c| is_ident(c)).count();
+            if len > 0 {
+                out.insert(rest[..len].to_string());
+            }
+        }
     }
     out
 }
