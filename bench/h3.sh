@@ -25,7 +25,7 @@
 # its top symbols.
 #
 # Environment: DUR (5s), ROUNDS (5), CONNS (40), STREAMS (10), BIG_CONNS (4), MEM_CONNS (500),
-# PROFILE (0), CADDY (/usr/bin/caddy), OHA (oha), FLINT, FLINT_ARGS, RESULTS, SERVER_CPU,
+# PROFILE (0), CADDY (/usr/bin/caddy), OHA (oha), CLIENTS ("flint oha"), FLINT, FLINT_ARGS, RESULTS, SERVER_CPU,
 # CLIENT_CPU. oha with HTTP/3 comes from scripts/install-oha.sh, Caddy from
 # scripts/install-peers.sh.
 set -euo pipefail
@@ -41,6 +41,7 @@ MEM_CONNS=${MEM_CONNS:-500}
 PROFILE=${PROFILE:-0}
 CADDY=${CADDY:-/usr/bin/caddy}
 OHA=${OHA:-oha}
+CLIENTS=${CLIENTS:-flint oha}
 
 secs=$(seconds "$DUR")
 for n in "$ROUNDS" "$CONNS" "$STREAMS" "$BIG_CONNS" "$MEM_CONNS"; do
@@ -48,9 +49,13 @@ for n in "$ROUNDS" "$CONNS" "$STREAMS" "$BIG_CONNS" "$MEM_CONNS"; do
 done
 need_flint
 [[ -x $CADDY ]] || die "no Caddy at $CADDY: run scripts/install-peers.sh (as root)"
-command -v "$OHA" >/dev/null 2>&1 || die "'$OHA' not found: run scripts/install-oha.sh (as root)"
-if "$OHA" --no-tui -n 1 --http-version 3 https://127.0.0.1:9/ 2>&1 | grep -q 'not been built with HTTP/3'; then
-    die "$OHA was built without HTTP/3: run scripts/install-oha.sh (as root)"
+for c in $CLIENTS; do [[ $c == flint || $c == oha ]] || die "CLIENTS: flint, oha"; done
+if [[ " $CLIENTS " == *" oha "* ]]; then
+    command -v "$OHA" >/dev/null 2>&1 || die "'$OHA' not found: run scripts/install-oha.sh (as root)"
+    if timeout 10 "$OHA" --no-tui -n 1 --http-version 3 https://127.0.0.1:9/ 2>&1 |
+        grep -q 'not been built with HTTP/3'; then
+        die "$OHA was built without HTTP/3: run scripts/install-oha.sh (as root)"
+    fi
 fi
 h2load_h3=""
 if command -v h2load >/dev/null 2>&1 && h2load --help 2>&1 | grep -q -- '--h3'; then
@@ -128,7 +133,7 @@ measure() {
     "${MEASURE[@]}" run --out "$records" --log "$WORK/$row.log" --parse "$parse" \
         --json-file "$json" --launcher "$RUSAGE_BIN" --cpu "$CLIENT_CPU" --server-pid "$pid" \
         --timeout $((secs + 60)) --label "kind=$kind" --label "row=$row" --label "round=$round" \
-        --label "title=-c $CONNS, pages of $STREAMS x 1 KiB, $DUR" \
+        --label "title=${TITLE:--c $CONNS, pages of $STREAMS x 1 KiB, $DUR}" \
         "${size[@]}" -- "$@"
 }
 
@@ -154,7 +159,7 @@ start_caddy
 echo "== HTTP/3 benchmark: flint serve (h3, h2+TLS) and Caddy (h3), flint bench and oha"
 echo "   1 KiB: -c $CONNS, pages of $STREAMS files; 1 MiB: -c $BIG_CONNS; $DUR x $ROUNDS rounds"
 describe
-echo "caddy:   $("$CADDY" version | head -1)   oha: $("$OHA" --version | head -1)"
+echo "caddy:   $("$CADDY" version | head -1)   oha: $("$OHA" --version 2>/dev/null | head -1 || echo none)"
 echo "h2load:  $(h2load --version 2>&1 | head -1)$([[ -n $h2load_h3 ]] || echo ': no --h3 (built without HTTP/3)')"
 warm 3 "$FLINT_PORT" flint
 warm 2 "$FLINT_PORT" flint
@@ -175,10 +180,15 @@ for ((round = 1; round <= ROUNDS; round++)); do
     bench_cmd 3 "$CADDY_PORT" "$WORK/page-1k.toml" "$CONNS" "$json"
     measure server caddy-h3 "$round" "$CADDY_PID" flint "$json" "${CMD[@]}"
 
-    bench_cmd 3 "$FLINT_PORT" "$WORK/page-1k.toml" "$CONNS" "$json"
-    measure client flint-bench "$round" "$FLINT_PID" flint "$json" "${CMD[@]}"
-    oha_cmd "$WORK/oha.json"
-    measure client oha "$round" "$FLINT_PID" oha "$WORK/oha.json" "${CMD[@]}"
+    for c in $CLIENTS; do
+        if [[ $c == oha ]]; then
+            oha_cmd "$WORK/oha.json"
+            measure client oha "$round" "$FLINT_PID" oha "$WORK/oha.json" "${CMD[@]}"
+        else
+            bench_cmd 3 "$FLINT_PORT" "$WORK/page-1k.toml" "$CONNS" "$json"
+            measure client flint-bench "$round" "$FLINT_PID" flint "$json" "${CMD[@]}"
+        fi
+    done
     if [[ -n $h2load_h3 ]]; then
         measure client h2load-h3 "$round" "$FLINT_PID" h2load "" h2load --h3 -t 1 -c "$CONNS" \
             -m "$STREAMS" -D "$secs" "https://127.0.0.1:$FLINT_PORT/1k.bin"
@@ -188,7 +198,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
         bench_cmd "$http" "$FLINT_PORT" "$WORK/page-1m.toml" "$BIG_CONNS" "$json"
         row=flint-h3
         [[ $http == 2 ]] && row=flint-h2-tls
-        SIZE=$((1 << 20)) measure bw "$row" "$round" "$FLINT_PID" flint "$json" "${CMD[@]}"
+        TITLE="-c $BIG_CONNS, one 1 MiB file a page, $DUR" SIZE=$((1 << 20)) measure bw "$row" "$round" "$FLINT_PID" flint "$json" "${CMD[@]}"
     done
 done
 
@@ -207,7 +217,7 @@ if [[ $PROFILE == 1 ]]; then
         die "perf record failed: $(tail -3 "$WORK/perf.log")"
     wait "$load_pid" || true
     perf report -i "$WORK/perf.data" --no-children --sort dso,symbol --percent-limit 1 --stdio \
-        -g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -40
+        -g none 2>/dev/null | grep -v '^#' | grep -v '^$' | cut -c1-150 | sed 's/[ -]*$//' | head -40
 fi
 
 # rss_of PID: resident bytes.
