@@ -411,6 +411,20 @@ def parse_flint(json_path: str) -> dict:
         raise Failure(f"cannot read summary.requests/requests_per_s/duration_s from {json_path}: {e}")
 
 
+def parse_oha(json_path: str) -> dict:
+    """oha's `--output-format json -o FILE`: requests are the responses counted by status."""
+    try:
+        with open(json_path, encoding="utf-8") as f:
+            doc = json.load(f)
+        requests = sum(int(n) for n in doc["statusCodeDistribution"].values())
+        ok = int(doc["statusCodeDistribution"].get("200", 0))
+        duration = float(doc["summary"]["total"])
+        return {"requests": ok, "duration_s": duration, "rps": ok / duration if duration else 0.0,
+                "errors": requests - ok + sum(int(n) for n in doc["errorDistribution"].values())}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        raise Failure(f"cannot read statusCodeDistribution/summary.total from {json_path}: {e}")
+
+
 # ---------------------------------------------------------------------------------------------
 # one measured run
 
@@ -483,6 +497,8 @@ def cmd_run(args: argparse.Namespace) -> None:
         res = parse_cfloor(text)
     elif args.parse == "h2load":
         res = parse_h2load(text)
+    elif args.parse == "oha":
+        res = parse_oha(args.json_file)
     else:
         res = parse_flint(args.json_file)
     if res["requests"] <= 0:
@@ -979,8 +995,8 @@ def main() -> int:
     s = sub.add_parser("run")
     s.add_argument("--out", required=True, help="records file (JSON lines) to append to")
     s.add_argument("--log", required=True, help="where the tool's output goes")
-    s.add_argument("--parse", choices=["wrk", "cfloor", "flint", "h2load"], required=True)
-    s.add_argument("--json-file", help="flint's --json FILE")
+    s.add_argument("--parse", choices=["wrk", "cfloor", "flint", "h2load", "oha"], required=True)
+    s.add_argument("--json-file", help="flint's --json FILE (oha's -o FILE)")
     s.add_argument("--cpu", type=int, help="pin the load generator to this CPU")
     s.add_argument("--launcher", required=True, help="the compiled rusage.c")
     s.add_argument("--server-pid", type=int, help="measure this server's CPU over the run")
