@@ -41,7 +41,7 @@ pub use docroot::{MICROSCAPE_GIFS, MICROSCAPE_HTML};
 /// The lab's PostgreSQL server, for the tests that start and stop one themselves.
 pub use dynamic::postgres as dynamic_postgres;
 pub use dynamic::{Deployment, PhpPrograms, DEFAULT_TESTS, DYNAMIC_CLIENTS, TEST_TYPES};
-pub use page::{PageMode, H2_SERVER_MISSING};
+pub use page::{PageMode, H2_SERVER_MISSING, H3_NEEDS_TLS, H3_SERVER_MISSING};
 pub use results::{
     LabReport, ResultRow, ServerStatus, Status, SyscallCount, SATURATED, SCHEMA_VERSION,
 };
@@ -255,9 +255,12 @@ impl LabOptions {
                  TLS is the same mod_ssl)",
             ),
             // Every server has dynamic deployments (those it lacks are rows `unsupported`).
-            // Caddy joined the lab for the dynamic experiment (php_fastcgi, reverse_proxy).
-            _ if kind == PeerKind::Caddy && experiment != Experiment::Dynamic => {
-                Some("caddy is in the lab for the dynamic experiment only")
+            // Caddy joined the lab for the dynamic experiment (php_fastcgi, reverse_proxy), and
+            // is in the page experiment as the other server that speaks HTTP/3.
+            _ if kind == PeerKind::Caddy
+                && !matches!(experiment, Experiment::Dynamic | Experiment::Syscalls) =>
+            {
+                Some("caddy is in the lab for the dynamic and syscalls experiments only")
             }
             Experiment::Sizes if kind == PeerKind::H2o => Some(
                 "sizes does not measure h2o (it is in the lab for the syscalls page experiment)",

@@ -519,17 +519,23 @@ mod tests {
     }
 
     #[test]
-    fn all_runs_235_measurements_with_every_server() {
+    fn all_runs_247_measurements_with_every_server() {
         let opts = LabOptions::new(None);
-        // Six ways over cleartext and TLS for five servers; Apache prefork over cleartext only,
-        // and without h2.
-        assert_eq!(opts.runs(Experiment::Syscalls), 6 * 5 * 2 + 5);
+        // Six ways over cleartext and TLS for five servers, h3 over TLS for flint; Apache
+        // prefork over cleartext only, and without h2; Caddy without h2, h3 over TLS.
+        assert_eq!(opts.runs(Experiment::Syscalls), 6 * 5 * 2 + 1 + 5 + (5 + 6));
         let two = LabOptions {
             page_modes: vec![crate::PageMode::Persistent, crate::PageMode::H2],
             rtts: vec![Duration::ZERO, Duration::from_millis(10)],
             ..LabOptions::new(None)
         };
-        assert_eq!(two.runs(Experiment::Syscalls), 2 * (5 * 2 * 2 + 1));
+        assert_eq!(two.runs(Experiment::Syscalls), 2 * (5 * 2 * 2 + 1 + 2 * 1));
+        let h3 = LabOptions {
+            page_modes: vec![crate::PageMode::H3],
+            ..LabOptions::new(None)
+        };
+        // Over TLS, from the two servers that speak HTTP/3.
+        assert_eq!(h3.runs(Experiment::Syscalls), 2);
         assert_eq!(opts.runs(Experiment::Sizes), 60);
         assert_eq!(opts.runs(Experiment::Digest), 3);
         // Four servers: two keys x full and resumed handshakes, keep-alive, six sizes.
@@ -538,6 +544,6 @@ mod tests {
         // Every server: the static file, then CGI and FastCGI for four test types (a server
         // without CGI has a row saying so for each).
         assert_eq!(opts.runs(Experiment::Dynamic), 7 * (1 + 2 * 4));
-        assert_eq!(opts.runs(Experiment::All), 65 + 60 + 3 + 44 + 63);
+        assert_eq!(opts.runs(Experiment::All), 77 + 60 + 3 + 44 + 63);
     }
 }

@@ -30,14 +30,69 @@ const PREFORK_TLS: &str = "not run: over TLS the lab runs Apache's event MPM";
 
 /// Measurements the experiment makes per server and round trip.
 pub(super) fn runs_per_server(kind: PeerKind, modes: &[PageMode]) -> usize {
-    let modes = modes
-        .iter()
-        .filter(|m| m.unavailable(kind).is_none())
-        .count();
-    if kind == PeerKind::ApachePrefork {
+    let runs = |tls: bool| {
         modes
+            .iter()
+            .filter(|m| m.unavailable(kind, tls).is_none())
+            .count()
+    };
+    if kind == PeerKind::ApachePrefork {
+        runs(false)
     } else {
-        2 * modes
+        runs(false) + runs(true)
+    }
+}
+
+/// What a peer is started with for a group of ways: HTTP/2 on, HTTP/3 on (its UDP port open).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Protocols {
+    http2: bool,
+    http3: bool,
+}
+
+/// The peers one server is started as, in order: the HTTP/1 ways on one with neither, `h2` on
+/// one with HTTP/2, `h3` on one with HTTP/3 (so no other way meets a server with a UDP port
+/// open and an Alt-Svc line in every response).
+const PEER_PROTOCOLS: [Protocols; 3] = [
+    Protocols {
+        http2: false,
+        http3: false,
+    },
+    Protocols {
+        http2: true,
+        http3: false,
+    },
+    Protocols {
+        http2: false,
+        http3: true,
+    },
+];
+
+impl Protocols {
+    fn of(mode: PageMode) -> Protocols {
+        Protocols {
+            http2: mode.needs_http2(),
+            http3: mode.needs_http3(),
+        }
+    }
+
+    /// ` (TLS, HTTP/2 on)`, or nothing for a cleartext HTTP/1 peer.
+    fn label(self, over_tls: bool) -> String {
+        let mut parts = Vec::new();
+        if over_tls {
+            parts.push("TLS");
+        }
+        if self.http2 {
+            parts.push("HTTP/2 on");
+        }
+        if self.http3 {
+            parts.push("HTTP/3 on");
+        }
+        if parts.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", parts.join(", "))
+        }
     }
 }
 
@@ -164,34 +219,35 @@ fn server(
         }
         return Ok(());
     }
-    // The HTTP/1 ways on a peer started without HTTP/2, then `h2` on one started with it.
-    for http2 in [false, true] {
+    for protocols in PEER_PROTOCOLS {
         let group: Vec<PageMode> = modes
             .iter()
             .copied()
-            .filter(|m| m.needs_http2() == http2)
+            .filter(|&m| Protocols::of(m) == protocols)
             .collect();
         let mut run: Vec<PageMode> = Vec::new();
         for mode in group {
-            match mode.unavailable(kind) {
+            match mode.unavailable(kind, over_tls) {
                 Some(why) => unavailable(lab, kind, mode, over_tls, here, &why, shown)?,
                 None => run.push(mode),
             }
         }
         if !run.is_empty() && !lab.stopped() {
-            with_peer(lab, kind, over_tls, http2, &run, path, here, files, shown)?;
+            with_peer(
+                lab, kind, over_tls, protocols, &run, path, here, files, shown,
+            )?;
         }
     }
     Ok(())
 }
 
-/// Starts `kind` (with HTTP/2 on when `http2`) and measures `modes` against it.
+/// Starts `kind` (with HTTP/2 or HTTP/3 on as `protocols` says) and measures `modes` against it.
 #[allow(clippy::too_many_arguments)]
 fn with_peer(
     lab: &mut Lab,
     kind: PeerKind,
     over_tls: bool,
-    http2: bool,
+    protocols: Protocols,
     modes: &[PageMode],
     path: Option<&NetPath>,
     here: Option<(Duration, Delay)>,
@@ -200,8 +256,11 @@ fn with_peer(
 ) -> io::Result<()> {
     let max_clients = modes.iter().map(|m| m.connections()).max();
     let spec = lab_peers::PeerSpec {
-        tls: over_tls.then(|| files.clone()),
-        http2,
+        tls: over_tls.then(|| TlsFiles {
+            http3: protocols.http3,
+            ..files.clone()
+        }),
+        http2: protocols.http2,
         net: path.map(|p| PeerNet {
             netns: p.server_netns().to_owned(),
             addr: super::netpath::SERVER_ADDR,
@@ -211,13 +270,8 @@ fn with_peer(
     let mut peer = match Peer::start(kind, &spec) {
         Ok(p) => p,
         Err(e) => {
-            let what = match (over_tls, http2) {
-                (false, false) => "start",
-                (true, false) => "start over TLS",
-                (false, true) => "start with HTTP/2",
-                (true, true) => "start over TLS with HTTP/2",
-            };
-            lab.failed(kind, what, &e.to_string())?;
+            let what = format!("start{}", protocols.label(over_tls));
+            lab.failed(kind, &what, &e.to_string())?;
             return Ok(());
         }
     };
@@ -230,12 +284,7 @@ fn with_peer(
             lab.out,
             "\n-- {kind}{}: round trip measured {:.1} ms (median of 5 TCP connects; asked {}, \
              {})",
-            match (over_tls, http2) {
-                (false, false) => "",
-                (true, false) => " (TLS)",
-                (false, true) => " (HTTP/2 on)",
-                (true, true) => " (TLS, HTTP/2 on)",
-            },
+            protocols.label(over_tls),
             probed.as_secs_f64() * 1e3,
             table::rtt(p.rtt()),
             p.delay().name()

@@ -1,7 +1,8 @@
 //! The page experiment (`flint lab syscalls`) end to end on the installed peers: every way of
-//! fetching the page (HTTP/2 included), every peer that can, cleartext and TLS, on the network
-//! path; Apache prefork's h2 row saying why it is not there; one round trip through the delay
-//! line; and the path's packet counts held against tcpdump on the same veth.
+//! fetching the page (HTTP/2 and HTTP/3 included), every peer that can, cleartext and TLS, on the
+//! network path; Apache prefork's h2 row and the h3 rows of servers without HTTP/3 saying why they
+//! are not there; round trips through the delay line, over TCP and over QUIC; and the path's
+//! packet counts held against tcpdump on the same veth.
 //!
 //! They need root (network namespaces), iproute2 and the peers (scripts/install-peers.sh) and
 //! tcpdump (scripts/install-deps.sh), and fail naming what is missing. The namespaces are
@@ -73,6 +74,16 @@ fn every_way_on_every_peer_over_cleartext_and_tls_counts_packets_and_page_time()
                     })
                     .unwrap_or_else(|| panic!("no row for {kind} {} tls {tls}", mode.name()));
                 let what = format!("{kind} {} tls {tls}: {row:?}", mode.name());
+                if mode == PageMode::H3 && !(tls && kind.speaks_http3()) {
+                    let why = if tls {
+                        experiments::H3_SERVER_MISSING
+                    } else {
+                        experiments::H3_NEEDS_TLS
+                    };
+                    assert_eq!(row.unavailable.as_deref(), Some(why), "{what}");
+                    assert_eq!(row.requests, 0, "{what}");
+                    continue;
+                }
                 assert_eq!(row.unavailable, None, "{what}");
                 assert_eq!(row.errors, 0, "{what}");
                 assert_eq!(row.requests, 44 * PAGES, "{what}");
@@ -97,11 +108,18 @@ fn every_way_on_every_peer_over_cleartext_and_tls_counts_packets_and_page_time()
                 // once the response before it on its connection was complete: all 44 when a
                 // connection carries one request at a time, at least one packet when the page's
                 // requests may share one (pipelined, HTTP/2).
+                // Over QUIC the ClientHello is the first packet (no SYN before it), and the
+                // requests may share the packet that finishes the handshake.
                 let serial = match mode {
-                    PageMode::Pipelined | PageMode::H2 => 1.0,
+                    PageMode::Pipelined | PageMode::H2 | PageMode::H3 => 1.0,
                     _ => 44.0,
                 };
-                let handshake = conns * if tls { 2.0 } else { 1.0 };
+                let handshake = conns
+                    * match (tls, mode) {
+                        (_, PageMode::H3) => 1.0,
+                        (true, _) => 2.0,
+                        (false, _) => 1.0,
+                    };
                 assert!(
                     wire.packets_to_server >= handshake + serial,
                     "{what}: fewer than {handshake} handshake and {serial} request packets"
@@ -177,6 +195,53 @@ fn a_round_trip_through_the_delay_line_is_measured_by_the_connect_time() {
             Some("keepalive-6") => assert_eq!(conns, 3.0, "{r:?}"),
             _ => assert_eq!(conns, 44.0, "{r:?}"),
         }
+    }
+}
+
+#[test]
+fn an_h3_page_crosses_the_delay_line_over_quic_with_every_file_counted() {
+    let rtt = Duration::from_millis(20);
+    let servers = [PeerKind::Flint, PeerKind::Caddy];
+    let opts = LabOptions {
+        warmup: Duration::ZERO,
+        servers: servers.to_vec(),
+        rtts: vec![rtt],
+        page_modes: vec![PageMode::H3],
+        pages: Some(2),
+        profile: false,
+        ..LabOptions::new(Some(flint_bin()))
+    };
+    let (rows, text) = run(&opts);
+    assert!(text.contains("(TLS, HTTP/3 on)"), "{text}");
+    assert_eq!(rows.len(), 4, "cleartext (not available) and TLS: {rows:?}");
+    for kind in servers {
+        let of = |tls| {
+            rows.iter()
+                .find(|r| r.server == kind.name() && r.tls == Some(tls))
+                .unwrap_or_else(|| panic!("{kind} tls {tls}: {rows:?}"))
+        };
+        assert_eq!(
+            of(false).unavailable.as_deref(),
+            Some(experiments::H3_NEEDS_TLS)
+        );
+        let r = of(true);
+        assert_eq!(r.unavailable, None, "{r:?}");
+        assert_eq!(r.page_mode.as_deref(), Some("h3"), "{r:?}");
+        assert_eq!(r.errors, 0, "{r:?}");
+        // Every file of both pages answered, over one QUIC connection kept from page to page.
+        assert_eq!(r.requests, 88, "{r:?}");
+        assert_eq!(r.connections_per_page, Some(0.5), "{r:?}");
+        let delay = r.delay.as_deref().expect("delay");
+        assert!(delay == "delay-line" || delay == "netem", "{r:?}");
+        // QUIC's handshake is a round trip at least, and a page a request's round trip more.
+        let connect = r.connect_ms_p50.expect("the QUIC handshake's time");
+        assert!(connect >= 16.0, "{r:?}");
+        assert!(r.page_ms_p50.is_some_and(|p| p >= 16.0), "{r:?}");
+        // The page crossed the path as UDP: counted on the server's veth, its bytes and more.
+        let wire = r.wire.expect("packets counted on the path");
+        let page_bytes = (MICROSCAPE_HTML + MICROSCAPE_GIFS.iter().sum::<u64>()) as f64;
+        assert!(wire.bytes_to_client > page_bytes, "{r:?}");
+        assert!(wire.packets_to_server >= 1.0, "{r:?}");
     }
 }
 

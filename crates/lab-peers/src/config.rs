@@ -50,6 +50,10 @@ pub struct TlsFiles {
     /// nginx logs every request here, one line each in [`NGINX_TLS_LOG_FORMAT`]; `None`: no
     /// access log, as measurements want. The other peers ignore it.
     pub nginx_access_log: Option<PathBuf>,
+    /// Answer HTTP/3 too, on the UDP port of the same number, where the server can
+    /// ([`crate::PeerKind::speaks_http3`]); off, the peer is TCP alone, as the peers it is
+    /// compared with are.
+    pub http3: bool,
 }
 
 /// The fields of each line of [`TlsFiles::nginx_access_log`], space-separated: the connection's
@@ -390,22 +394,44 @@ hosts:
 /// HTTP on the lab's address (`auto_https off`: no certificate is fetched or made, no redirect
 /// listener), no admin endpoint, its storage in the peer's directory; the files served by
 /// `file_server`, the site's last directive (the dynamic experiment's gateways go before it).
+/// Over TLS, the lab's certificate on a site of any host name bound to the lab's address (the
+/// client asks for the certificate's name, which a site named by the address would not match),
+/// HTTP/1.1 alone or, with [`TlsFiles::http3`], HTTP/3 on the same port's UDP too: HTTP/2 is
+/// off, as [`crate::PeerKind::speaks_http2`] says of Caddy here.
 pub fn caddy(p: &ConfigParams) -> String {
+    let (protocols, site, tls) = match p.tls {
+        None => (
+            String::new(),
+            format!("http://{}:{}", p.host, p.port),
+            String::new(),
+        ),
+        Some(t) => (
+            format!(
+                "\tservers {{\n\t\tprotocols h1{}\n\t}}\n",
+                if t.http3 { " h3" } else { "" }
+            ),
+            format!("https://:{}", p.port),
+            format!(
+                "\tbind {}\n\ttls \"{}\" \"{}\"\n",
+                p.host,
+                t.cert.display(),
+                t.key.display()
+            ),
+        ),
+    };
     format!(
         "# flint lab: Caddy.
 {{
 \tadmin off
 \tauto_https off
 \tstorage file_system \"{dir}/data\"
-}}
+{protocols}}}
 
-http://{host}:{port} {{
-\troot * \"{root}\"
+{site} {{
+{tls}\troot * \"{root}\"
 {CADDY_FILE_SERVER}}}
 ",
         dir = p.dir.display(),
-        host = p.host,
-        port = p.port,
         root = p.root.display(),
     )
 }
@@ -440,9 +466,12 @@ pub fn flint_args(p: &ConfigParams) -> Vec<String> {
         args.push(t.cert.display().to_string());
         args.push("--tls-key".to_owned());
         args.push(t.key.display().to_string());
-        // TCP alone, as the peers it is compared with are configured: no UDP sockets, no
-        // Alt-Svc line in every response (flint serve speaks HTTP/3 by default with TLS).
-        args.push("--no-http3".to_owned());
+        // TCP alone unless HTTP/3 is asked, as the peers it is compared with are configured: no
+        // UDP sockets, no Alt-Svc line in every response (flint serve speaks HTTP/3 by default
+        // with TLS).
+        if !t.http3 {
+            args.push("--no-http3".to_owned());
+        }
     }
     args
 }
@@ -524,6 +553,7 @@ mod tests {
             key: PathBuf::from("/tmp/peer/key.pem"),
             nginx_protocols: Some(("TLSv1".into(), "DEFAULT@SECLEVEL=0".into())),
             nginx_access_log: Some(PathBuf::from("/tmp/peer/access.log")),
+            http3: false,
         };
         let text = with(false, 4, |p| {
             nginx(&ConfigParams {
@@ -590,6 +620,20 @@ mod tests {
                 "--no-http3"
             ]
         );
+        // With HTTP/3 asked, the same arguments but for `--no-http3`: QUIC on the port's UDP.
+        let tls = TlsFiles {
+            cert: PathBuf::from("/tmp/peer/cert.pem"),
+            key: PathBuf::from("/tmp/peer/key.pem"),
+            http3: true,
+            ..TlsFiles::default()
+        };
+        let with_h3 = with(false, 4, |p| {
+            flint_args(&ConfigParams {
+                tls: Some(&tls),
+                ..*p
+            })
+        });
+        assert_eq!(with_h3[..], args[..args.len() - 1]);
     }
 
     #[test]
@@ -744,6 +788,40 @@ mod tests {
         for (_, home) in caddy_env(Path::new("/tmp/peer")) {
             assert!(home.starts_with("/tmp/peer"), "{}", home.display());
         }
+    }
+
+    #[test]
+    fn caddy_over_tls_serves_any_host_name_on_the_address_and_http3_only_when_asked() {
+        let files = |http3| TlsFiles {
+            cert: PathBuf::from("/tmp/peer/cert.pem"),
+            key: PathBuf::from("/tmp/peer/key.pem"),
+            http3,
+            ..TlsFiles::default()
+        };
+        let text = |http3| {
+            let tls = files(http3);
+            with(false, 4, |p| {
+                caddy(&ConfigParams {
+                    tls: Some(&tls),
+                    ..*p
+                })
+            })
+        };
+        let (tcp, quic) = (text(false), text(true));
+        for t in [&tcp, &quic] {
+            for line in [
+                "\tauto_https off\n",
+                "https://:18123 {\n\tbind 127.0.0.1\n",
+                "\ttls \"/tmp/peer/cert.pem\" \"/tmp/peer/key.pem\"\n",
+                "\tfile_server\n}\n",
+            ] {
+                assert!(t.contains(line), "missing {line:?} in:\n{t}");
+            }
+            assert_eq!(t.matches('{').count(), t.matches('}').count(), "{t}");
+            assert!(!t.contains("h2"), "HTTP/2 stays off:\n{t}");
+        }
+        assert!(tcp.contains("\t\tprotocols h1\n"), "{tcp}");
+        assert!(quic.contains("\t\tprotocols h1 h3\n"), "{quic}");
     }
 
     #[test]

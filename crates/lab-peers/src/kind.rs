@@ -86,12 +86,21 @@ impl PeerKind {
 
     /// Whether it speaks HTTP/2 with the config `config.rs` writes when [`PeerSpec::http2`] is
     /// set (h2 over TLS by ALPN, h2c over cleartext): all but Apache prefork, whose
-    /// mod_http2 serves one stream at a time, and Caddy, whose config here is the dynamic
-    /// experiment's HTTP/1.1.
+    /// mod_http2 serves one stream at a time, and Caddy, whose config here speaks HTTP/1.1 (and
+    /// HTTP/3 when asked).
     ///
     /// [`PeerSpec::http2`]: crate::PeerSpec::http2
     pub fn speaks_http2(self) -> bool {
         !matches!(self, PeerKind::ApachePrefork | PeerKind::Caddy)
+    }
+
+    /// Whether it speaks HTTP/3 (QUIC on the TLS port's UDP twin) with the config `config.rs`
+    /// writes when [`TlsFiles::http3`] is set: flint serve and Caddy. nginx 1.22 and h2o 2.2
+    /// (Debian bookworm's) were built without HTTP/3 (`nginx -V` names no `http_v3_module`).
+    ///
+    /// [`TlsFiles::http3`]: crate::TlsFiles::http3
+    pub fn speaks_http3(self) -> bool {
+        matches!(self, PeerKind::Flint | PeerKind::Caddy)
     }
 }
 

@@ -111,7 +111,7 @@ pub struct LabArgs {
     #[arg(long, value_name = "DUR", value_parser = duration, default_value = "500ms")]
     pub warmup: Duration,
     /// Servers, comma-separated: flint, nginx, apache-prefork, apache-event, lighttpd, h2o,
-    /// caddy (h2o: the syscalls and dynamic experiments; caddy: dynamic only) [default: all].
+    /// caddy (h2o and caddy: the syscalls and dynamic experiments only) [default: all].
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = server)]
     pub servers: Vec<PeerKind>,
     /// The syscalls experiment's round trips, comma-separated (`0,10ms,50ms`): client and server
@@ -120,7 +120,8 @@ pub struct LabArgs {
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = rtt, default_value = "0")]
     pub rtt: Vec<Duration>,
     /// The syscalls experiment's ways of fetching the page, comma-separated: http1.0,
-    /// persistent, pipelined, http1.0-4, keepalive-6, h2 [default: all].
+    /// persistent, pipelined, http1.0-4, keepalive-6, h2, h3 (HTTP/3: TLS rows only; flint and
+    /// caddy) [default: all].
     #[arg(long, value_name = "LIST", value_delimiter = ',', value_parser = page_mode)]
     pub modes: Vec<PageMode>,
     /// Fetch this many pages per measurement instead of running for `-d`, in every experiment
@@ -343,6 +344,25 @@ mod tests {
         assert_eq!(about(89.0), "89 s");
         assert_eq!(about(150.0), "3 min");
         assert_eq!(about(600.0), "10 min");
+    }
+
+    #[test]
+    fn modes_parse_h3_beside_the_others_and_an_unknown_one_is_refused() {
+        use crate::cli::{Cli, Command};
+        use clap::Parser;
+        use lab_experiments::PageMode;
+        let parsed = Cli::try_parse_from(["flint", "lab", "syscalls", "--modes", "h3,h2,h3"])
+            .expect("--modes h3,h2,h3 parses");
+        let Command::Lab(args) = parsed.command else {
+            panic!("not the lab command: {parsed:?}");
+        };
+        let opts = super::options(&args).expect("options");
+        assert_eq!(opts.page_modes, [PageMode::H3, PageMode::H2]);
+        let refused = Cli::try_parse_from(["flint", "lab", "syscalls", "--modes", "h4"])
+            .expect_err("no h4")
+            .to_string();
+        assert!(refused.contains("unknown mode `h4`"), "{refused}");
+        assert!(refused.contains("h2, h3"), "{refused}");
     }
 
     #[test]

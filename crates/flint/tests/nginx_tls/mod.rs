@@ -128,6 +128,7 @@ impl Nginx {
                 key: pki.key.clone(),
                 nginx_protocols: protocols.map(|(p, c)| (p.to_owned(), c.to_owned())),
                 nginx_access_log: Some(log.clone()),
+                http3: false,
             }),
             http2: false,
             net: None,
