@@ -5,8 +5,8 @@
 //! system calls; the paper the notes cite ("Network Performance Effects of HTTP/1.1, CSS1, and
 //! PNG") counted packets and elapsed time for the same page over a LAN and a WAN. Here one client
 //! fetches the same page shape from each peer in each way of [`PageMode`] (HTTP/1.0, persistent,
-//! pipelined, four connections at a time, six persistent connections, HTTP/2), over cleartext and
-//! over TLS, for each round trip asked (`--rtt`): the peer's syscall table, its CPU, the packets
+//! pipelined, four connections at a time, six persistent connections, HTTP/2, HTTP/3 over TLS
+//! alone), over cleartext and over TLS, for each round trip asked (`--rtt`): the peer's syscall table, its CPU, the packets
 //! and bytes on the wire per page in each direction (counted on the network path, `netpath.rs`),
 //! connections and the page time. A way a server (or the client) cannot fetch the page is a row
 //! that says why, in every table.
@@ -336,10 +336,11 @@ fn with_peer(
         let mut row = ResultRow::page(kind, mode, over_tls, here, &m);
         // The round trip the row's own connections met (their median connect, under the run's
         // own load), not the probe taken once before the server's runs; the probe when the
-        // run opened none in its window.
+        // run opened none in its window, and for `h3`, whose connect is QUIC's whole handshake
+        // (a round trip and both ends' TLS work), not a TCP connect.
         row.rtt_measured_ms = row
             .connect_ms_p50
-            .filter(|_| probed.is_some())
+            .filter(|_| probed.is_some() && mode != PageMode::H3)
             .or(probed.map(|d| d.as_secs_f64() * 1e3));
         print_table(lab, &peer, &row, &m)?;
         if !row.interrupted {
@@ -425,9 +426,11 @@ fn print_table(
         )),
         row.connect_ms_p50
             .filter(|_| row.rtt_ms.is_some_and(|r| r > 0.0))
-            .map_or(String::new(), |c| format!(
-                "; connect {c:.1} ms p50 (the round trip measured)"
-            )),
+            .map_or(String::new(), |c| if row.rtt_measured_ms == Some(c) {
+                format!("; connect {c:.1} ms p50 (the round trip measured)")
+            } else {
+                format!("; connect {c:.1} ms p50")
+            }),
     )?;
     if let Some(p) = &m.profile {
         lab.truss(p, row.requests, pages)?;

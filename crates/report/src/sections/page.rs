@@ -14,13 +14,14 @@ use results::LabRow;
 use std::fmt::Write;
 
 /// The ways in the order docs/lab.md gives them; unknown ones after.
-const MODES: [&str; 6] = [
+const MODES: [&str; 7] = [
     "http1.0",
     "persistent",
     "pipelined",
     "http1.0-4",
     "keepalive-6",
     "h2",
+    "h3",
 ];
 
 /// Files per page of the microscape page (the HTML and its 43 images): per page is per
@@ -205,11 +206,27 @@ mod tests {
 
     #[test]
     fn ways_sort_as_the_docs_give_them_cleartext_first() {
-        let mut w = vec!["h2", "keepalive-6 tls", "http1.0", "keepalive-6", "odd"];
+        let mut w = vec![
+            "h3 tls",
+            "h2",
+            "keepalive-6 tls",
+            "http1.0",
+            "keepalive-6",
+            "odd",
+            "h2 tls",
+        ];
         w.sort_by_key(|w| way_rank(w));
         assert_eq!(
             w,
-            ["http1.0", "keepalive-6", "keepalive-6 tls", "h2", "odd"]
+            [
+                "http1.0",
+                "keepalive-6",
+                "keepalive-6 tls",
+                "h2",
+                "h2 tls",
+                "h3 tls",
+                "odd"
+            ]
         );
     }
 }
