@@ -161,10 +161,11 @@ pub struct LabOptions {
     pub app_bin: Option<PathBuf>,
 }
 
-/// Default length of each measurement: `flint lab all` runs 235 of them (the page experiment's
-/// 65: six ways for five servers over cleartext and TLS, Apache prefork over cleartext without
-/// h2; 5 x 12 sizes, 3 digest runs, 4 x 11 over TLS, 7 x 9 dynamic), each with its warm-up,
-/// server and tracer start-up: about 17 minutes in all (docs/lab.md).
+/// Default length of each measurement: `flint lab all` runs 247 of them (the page experiment's
+/// 77: six ways for five servers over cleartext and TLS and h3 over TLS for flint, Apache prefork
+/// over cleartext without h2, Caddy without h2 and with h3 over TLS; 5 x 12 sizes, 3 digest runs,
+/// 4 x 11 over TLS, 7 x 9 dynamic), each with its warm-up, server and tracer start-up: about 18
+/// minutes in all (docs/lab.md).
 pub const DEFAULT_DURATION: Duration = Duration::from_secs(2);
 /// Default warm-up before each measurement: the load runs, nothing is counted, so that
 /// connections, pools and caches are in their steady state when the window opens.

@@ -529,7 +529,9 @@ mod tests {
             rtts: vec![Duration::ZERO, Duration::from_millis(10)],
             ..LabOptions::new(None)
         };
-        assert_eq!(two.runs(Experiment::Syscalls), 2 * (5 * 2 * 2 + 1 + 2 * 1));
+        // Per round trip: both ways twice for five servers, prefork's persistent, Caddy's
+        // persistent over cleartext and TLS.
+        assert_eq!(two.runs(Experiment::Syscalls), 2 * (5 * 2 * 2 + 1 + 2));
         let h3 = LabOptions {
             page_modes: vec![crate::PageMode::H3],
             ..LabOptions::new(None)
