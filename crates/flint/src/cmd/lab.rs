@@ -347,25 +347,6 @@ mod tests {
     }
 
     #[test]
-    fn modes_parse_h3_beside_the_others_and_an_unknown_one_is_refused() {
-        use crate::cli::{Cli, Command};
-        use clap::Parser;
-        use lab_experiments::PageMode;
-        let parsed = Cli::try_parse_from(["flint", "lab", "syscalls", "--modes", "h3,h2,h3"])
-            .expect("--modes h3,h2,h3 parses");
-        let Command::Lab(args) = parsed.command else {
-            panic!("not the lab command: {parsed:?}");
-        };
-        let opts = super::options(&args).expect("options");
-        assert_eq!(opts.page_modes, [PageMode::H3, PageMode::H2]);
-        let refused = Cli::try_parse_from(["flint", "lab", "syscalls", "--modes", "h4"])
-            .expect_err("no h4")
-            .to_string();
-        assert!(refused.contains("unknown mode `h4`"), "{refused}");
-        assert!(refused.contains("h2, h3"), "{refused}");
-    }
-
-    #[test]
     fn repeats_named_apart_are_dropped_keeping_the_first() {
         let mut tests = vec!["json", "db", "json", "fortunes", "db"];
         super::dedup_keeping_order(&mut tests);
