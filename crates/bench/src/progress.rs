@@ -6,6 +6,9 @@
 //! rates over that second. The counters include warm-up (the line shows activity, not results),
 //! except pages, which count only in the measured window: they measure how far a `-n` run is.
 
+use crate::report::formulas::webchildren_for;
+use crate::report::words::count_of;
+use crate::stats::ErrorKind;
 use crate::Stop;
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -35,9 +38,30 @@ pub struct Counts {
 impl Counts {
     /// One more error, of `kind`. Errors only: a success costs nothing here.
     #[inline]
-    pub fn fail(&mut self, kind: crate::stats::ErrorKind) {
+    pub fn fail(&mut self, kind: ErrorKind) {
         self.errors += 1;
-        self.failing = crate::runner::fail_fast::with_failure(self.failing, kind);
+        self.failing = with_failure(self.failing, kind);
+    }
+}
+
+/// The signature of a thread's failures so far (`Counts::failing`): none yet, all of one kind
+/// (`kind as u64 + 1`), or of more than one.
+pub const NO_FAILURE: u64 = 0;
+pub const MIXED_FAILURES: u64 = u64::MAX;
+
+/// The signature after one more failure of `kind`.
+#[inline]
+pub fn with_failure(signature: u64, kind: ErrorKind) -> u64 {
+    combine(signature, kind as u64 + 1)
+}
+
+/// Two signatures as one: what the failures of both say together.
+#[inline]
+pub fn combine(a: u64, b: u64) -> u64 {
+    match (a, b) {
+        (NO_FAILURE, x) | (x, NO_FAILURE) => x,
+        (x, y) if x == y => x,
+        _ => MIXED_FAILURES,
     }
 }
 
@@ -93,7 +117,7 @@ impl Progress {
             t.behind += s.behind.load(Ordering::Relaxed);
             t.window_pages += s.window_pages.load(Ordering::Relaxed);
             let failing = s.failing.load(Ordering::Relaxed);
-            t.failing = crate::runner::fail_fast::combine(t.failing, failing);
+            t.failing = combine(t.failing, failing);
         }
         t
     }
@@ -163,7 +187,7 @@ pub fn line(
     format!(
         "{head} {:.1} req/s  {}  {:.1} MB/s",
         req_s,
-        crate::report::count_of(now.errors, "error", "errors"),
+        count_of(now.errors, "error", "errors"),
         mb_s
     )
 }
@@ -182,13 +206,13 @@ pub fn rate_warning(prev: Counts, now: Counts, rate: f64, webchildren: usize) ->
             let page_s = now.page_us.saturating_sub(prev.page_us) as f64 / pages as f64 / 1e6;
             format!(
                 "~{} Webchildren needed, {webchildren} running",
-                crate::runner::plan::webchildren_for(rate, page_s)
+                webchildren_for(rate, page_s)
             )
         }
     };
     Some(format!(
         "  RATE NOT KEPT: {} behind; {need}",
-        crate::report::count_of(now.behind, "page", "pages")
+        count_of(now.behind, "page", "pages")
     ))
 }
 

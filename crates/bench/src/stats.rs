@@ -15,8 +15,9 @@
 //!
 //! This file is `Stats` itself, its merge and its byte accounting; beside it, one job a file:
 //! `latency.rs` (the histogram), `errors.rs` (the error taxonomy), `statuses.rs`, `rows.rs`
-//! (per URL, per page, per second), `tls.rs` (a handshake's agreement), `recording.rs` (the
-//! engine's recording API), and the protocols' and failures' own counters.
+//! (per URL, per page, per second), `tls.rs` (a handshake's agreement), `gave_up.rs` (why
+//! a run stopped early), `recording.rs` (the engine's recording API), and the protocols' and
+//! failures' own counters.
 
 use serde::{Deserialize, Serialize};
 
@@ -37,12 +38,14 @@ pub const MAX_RAMP: u64 = 100_000;
 pub use results::LatencySummary;
 
 mod errors;
+mod gave_up;
 mod latency;
 mod recording;
 mod rows;
 mod statuses;
 mod tls;
 pub use errors::{ErrorCounts, ErrorKind};
+pub use gave_up::GaveUp;
 pub use latency::Latency;
 pub use recording::ResponseSample;
 pub use rows::{second_index, seconds_in, PageStats, SecondStats, UrlStats};
@@ -94,7 +97,7 @@ pub struct Stats {
     pub redirects: RedirectStats,
     /// Set when the run stopped early because every attempt failed the same way.
     #[serde(default)]
-    pub gave_up: Option<crate::runner::fail_fast::GaveUp>,
+    pub gave_up: Option<GaveUp>,
     /// Per request: request written (or, open loop, intended start) to first response byte.
     pub ttfb: Latency,
     /// Per request: (intended) start to last byte, connect included when one was opened.
@@ -256,7 +259,7 @@ impl Stats {
         self.tls_resumed += o.tls_resumed;
         self.tls_failures.merge(&o.tls_failures);
         // On many hosts each stops on its own: their failures add up.
-        self.gave_up = crate::runner::fail_fast::GaveUp::merge(self.gave_up, o.gave_up);
+        self.gave_up = GaveUp::merge(self.gave_up, o.gave_up);
         if self.tls_session.is_none() {
             self.tls_session.clone_from(&o.tls_session);
         }

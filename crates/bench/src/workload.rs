@@ -24,7 +24,7 @@ mod toml_file;
 pub use spec::{RequestSpec, PLAIN_GET};
 
 use crate::app::plan::{Plan, PlanWire};
-use crate::report::count_of;
+use crate::report::words::count_of;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;

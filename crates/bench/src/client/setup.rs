@@ -35,7 +35,7 @@ pub struct RunShared<'a> {
     pub running: AtomicUsize,
     /// Set by the coordinating thread when every attempt has failed the same way for a
     /// second (`runner/fail_fast.rs`); each load thread stops at its next publishing tick.
-    pub gave_up: std::sync::OnceLock<crate::runner::fail_fast::GaveUp>,
+    pub gave_up: std::sync::OnceLock<crate::stats::GaveUp>,
 }
 
 /// Counts its thread out of `RunShared::running` when dropped (also on an error or a panic), and

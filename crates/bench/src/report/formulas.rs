@@ -78,3 +78,9 @@ pub fn aggregate_throughput(bytes: u64, duration_s: f64) -> f64 {
 pub fn secs(us: u64) -> f64 {
     us as f64 / 1e6
 }
+
+/// The Webchildren that carry `rate` pages/s when a page takes `page_s` (Little's law), plus a
+/// quarter for the variance of page times, at least one.
+pub fn webchildren_for(rate: f64, page_s: f64) -> u64 {
+    ((rate * page_s * 1.25).ceil() as u64).max(1)
+}

@@ -17,6 +17,7 @@ mod json;
 mod ptester;
 mod summary;
 mod webstone;
+pub mod words;
 
 pub use environment::environment;
 pub use hosts::hosts_table;
@@ -24,6 +25,7 @@ pub use json::{json, record, rfc3339, timeseries, SCHEMA_VERSION};
 pub use ptester::ptester_body;
 pub use summary::{summary, summary_body};
 pub use webstone::{webstone, webstone_body};
+pub use words::count_of;
 
 /// ptester's table, ending with the note of a run cut short (Ctrl-C, fail fast).
 pub fn ptester(r: &RunResult) -> String {
@@ -193,11 +195,6 @@ pub fn page_blocks(r: &RunResult) -> Vec<PageBlock> {
         .collect()
 }
 
-/// `n` and its noun, singular only for 1: `1 thread`, `2 threads`, `0 errors`.
-pub fn count_of(n: u64, singular: &str, plural: &str) -> String {
-    format!("{n} {}", if n == 1 { singular } else { plural })
-}
-
 /// Who made the load, in words: `6 Webchildren on 6 threads on 3 hosts`, and those lost with
 /// their hosts apart.
 pub fn load_shape_text(f: &Figures) -> String {
@@ -353,7 +350,7 @@ fn unfinished_notes(r: &RunResult, indent: &str) -> String {
                     "at the {:.3} ms a page took, {rate} pages/s needs about {} Webchildren (-c); \
                      this run had {}",
                     page_s * 1e3,
-                    crate::runner::plan::webchildren_for(rate, page_s),
+                    formulas::webchildren_for(rate, page_s),
                     r.config.concurrency
                 )
             }
