@@ -19,12 +19,14 @@ use std::time::Duration;
 pub struct Counts {
     /// Responses that matched their framing (any status).
     pub requests: u64,
+    /// Failed requests and error responses.
     pub errors: u64,
     /// Bytes read.
     pub bytes: u64,
     /// Pages completed, and the sum of their times from their actual start, µs: the page time
     /// from which the live line estimates the Webchildren an open-loop rate needs.
     pub pages: u64,
+    /// The sum of those pages' times, µs.
     pub page_us: u64,
     /// Open loop, a gauge: pages due that their Webchildren have not started yet.
     pub behind: u64,
@@ -47,6 +49,7 @@ impl Counts {
 /// The signature of a thread's failures so far (`Counts::failing`): none yet, all of one kind
 /// (`kind as u64 + 1`), or of more than one.
 pub const NO_FAILURE: u64 = 0;
+/// The signature of failures of more than one kind: fail fast does not stop for them.
 pub const MIXED_FAILURES: u64 = u64::MAX;
 
 /// The signature after one more failure of `kind`.
@@ -86,6 +89,7 @@ pub struct Progress {
 }
 
 impl Progress {
+    /// One zeroed slot per load thread, made before the threads start.
     pub fn new(threads: usize) -> Self {
         Progress {
             slots: (0..threads).map(|_| Slot::default()).collect(),
@@ -128,6 +132,7 @@ impl Progress {
 pub struct RunLength {
     /// Warm-up, before the measured window.
     pub warmup: Duration,
+    /// What ends the measured window: a duration or a page count (`-n`).
     pub stop: Stop,
 }
 

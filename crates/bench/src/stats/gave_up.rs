@@ -10,8 +10,11 @@ use std::time::Duration;
 /// (from the run's start, warm-up included).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GaveUp {
+    /// The one kind every failed attempt was of.
     pub kind: ErrorKind,
+    /// The failed attempts, every one of `kind`.
     pub attempts: u64,
+    /// When the run stopped, from its start (warm-up included).
     pub after: Duration,
 }
 
