@@ -84,8 +84,8 @@ pub(super) fn finish<C: Wire>(conn: &mut C, ch: &mut Child, cx: &mut ThreadState
     cx.active -= 1;
 }
 
-/// [`start_page`] for a member (`shared.rs`): the page in progress joined, or the next one picked (and
-/// the idle members woken to it), or the Webchild finished when its quota is done.
+/// [`start_page`] for a member (`shared.rs`): the page in progress joined, or the next one
+/// picked (and the idle members woken to it), or the Webchild finished when its quota is done.
 fn start_member_page<C: Wire>(conn: &mut C, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
     let (g, _) = shared::of(ch, cx);
     if cx.groups[g].done {

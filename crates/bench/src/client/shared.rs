@@ -16,6 +16,9 @@
 //! are never sent without them (a value it failed to extract fails the page, so they are not
 //! sent at all).
 //!
+//! A member's page start and its going idle are `page_flow.rs`'s, beside a single
+//! connection's start (the two call each other); this file is the group and its dealing.
+//!
 //! Only the closed loop without think time: a page starts as the previous one ends (the runner
 //! refuses `--rate`, `--think`, `--redirect`, `--pipeline` and HTTP/2 with groups).
 
