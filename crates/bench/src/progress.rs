@@ -23,10 +23,10 @@ pub struct Counts {
     pub errors: u64,
     /// Bytes read.
     pub bytes: u64,
-    /// Pages completed, and the sum of their times from their actual start, µs: the page time
-    /// from which the live line estimates the Webchildren an open-loop rate needs.
+    /// Pages completed: with `page_us`, the page time from which the live line estimates the
+    /// Webchildren an open-loop rate needs.
     pub pages: u64,
-    /// The sum of those pages' times, µs.
+    /// The sum of those pages' times from their actual start, µs.
     pub page_us: u64,
     /// Open loop, a gauge: pages due that their Webchildren have not started yet.
     pub behind: u64,

@@ -9,6 +9,10 @@
 //! file, so connects and files (requests) were the same count. flint also keeps connections
 //! alive and pipelines, so the per-file averages (response time, body size, retrieval size)
 //! divide by files retrieved, and only the average connect time divides by connects.
+//!
+//! Beside them, the Webchildren an open-loop rate needs ([`webchildren_for`]), which the live
+//! line (`progress.rs`, below the reports) and the report's note on a rate not kept both
+//! compute: a leaf, this file serves both.
 
 /// A quotient that is 0 when the denominator is 0 (or not a number).
 #[inline]
