@@ -46,11 +46,13 @@ mod app;
 mod busy_poll;
 mod connect;
 mod errors;
+mod exchange;
 mod h1;
 mod h2;
 mod h3;
 mod linger;
 mod page;
+mod page_flow;
 mod read_slack;
 mod redirects;
 mod setup;
@@ -59,13 +61,14 @@ mod timers;
 
 use alarm::Alarm;
 use busy_poll::Waiter;
+use exchange::Phase;
 use h1::H1;
 pub use h2::H2Requests;
 use h2::H2;
 pub(crate) use h3::trust as h3_trust;
 use h3::H3;
 use linger::Linger;
-use page::{Child, Phase};
+use page::Child;
 use read_slack::ReadSlack;
 use redirects::Redirects;
 use setup::Running;
@@ -344,7 +347,7 @@ impl ThreadState<'_> {
 
 /// A Webchild's connection: one protocol's state machine under the page logic. Its methods are
 /// called by the loop with the Webchild's page state beside it; it calls the page logic
-/// (`page.rs`) as its exchanges progress, and starts the next page through `page::end_page`.
+/// (`page.rs`) as its exchanges progress, and starts the next page through `page_flow::end_page`.
 ///
 /// At the end of the run every wire keeps one rule, so that the server's count is the
 /// client's `requests + unfinished` whatever the protocol: it begins a request only through
@@ -387,10 +390,10 @@ impl<C: Wire> Webchild<C> {
     fn begin(&mut self, cx: &mut ThreadState<'_>, now: u64) {
         cx.active += 1;
         if self.ch.pages_left == 0 {
-            return page::finish(&mut self.conn, &mut self.ch, cx, now);
+            return page_flow::finish(&mut self.conn, &mut self.ch, cx, now);
         }
         match cx.sh.schedule.interval_us {
-            None => page::start_page(&mut self.conn, &mut self.ch, cx, now),
+            None => page_flow::start_page(&mut self.conn, &mut self.ch, cx, now),
             Some(_) => cx.timers.arm(self.ch.slot, self.ch.next_intended_us as u64),
         }
     }
@@ -404,7 +407,7 @@ impl<C: Wire> Webchild<C> {
 
     fn on_timer(&mut self, cx: &mut ThreadState<'_>, now: u64) {
         match self.ch.phase {
-            Phase::Wait => page::start_page(&mut self.conn, &mut self.ch, cx, now),
+            Phase::Wait => page_flow::start_page(&mut self.conn, &mut self.ch, cx, now),
             Phase::Busy => self.conn.on_timer(&mut self.ch, cx, now),
             Phase::Done => {}
         }

@@ -6,6 +6,9 @@
 //! rates over that second. The counters include warm-up (the line shows activity, not results),
 //! except pages, which count only in the measured window: they measure how far a `-n` run is.
 
+use crate::report::formulas::webchildren_for;
+use crate::report::words::count_of;
+use crate::stats::ErrorKind;
 use crate::Stop;
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -16,12 +19,14 @@ use std::time::Duration;
 pub struct Counts {
     /// Responses that matched their framing (any status).
     pub requests: u64,
+    /// Failed requests and error responses.
     pub errors: u64,
     /// Bytes read.
     pub bytes: u64,
-    /// Pages completed, and the sum of their times from their actual start, µs: the page time
-    /// from which the live line estimates the Webchildren an open-loop rate needs.
+    /// Pages completed: with `page_us`, the page time from which the live line estimates the
+    /// Webchildren an open-loop rate needs.
     pub pages: u64,
+    /// The sum of those pages' times from their actual start, µs.
     pub page_us: u64,
     /// Open loop, a gauge: pages due that their Webchildren have not started yet.
     pub behind: u64,
@@ -35,9 +40,31 @@ pub struct Counts {
 impl Counts {
     /// One more error, of `kind`. Errors only: a success costs nothing here.
     #[inline]
-    pub fn fail(&mut self, kind: crate::stats::ErrorKind) {
+    pub fn fail(&mut self, kind: ErrorKind) {
         self.errors += 1;
-        self.failing = crate::runner::fail_fast::with_failure(self.failing, kind);
+        self.failing = with_failure(self.failing, kind);
+    }
+}
+
+/// The signature of a thread's failures so far (`Counts::failing`): none yet, all of one kind
+/// (`kind as u64 + 1`), or of more than one.
+pub const NO_FAILURE: u64 = 0;
+/// The signature of failures of more than one kind: fail fast does not stop for them.
+pub const MIXED_FAILURES: u64 = u64::MAX;
+
+/// The signature after one more failure of `kind`.
+#[inline]
+pub fn with_failure(signature: u64, kind: ErrorKind) -> u64 {
+    combine(signature, kind as u64 + 1)
+}
+
+/// Two signatures as one: what the failures of both say together.
+#[inline]
+pub fn combine(a: u64, b: u64) -> u64 {
+    match (a, b) {
+        (NO_FAILURE, x) | (x, NO_FAILURE) => x,
+        (x, y) if x == y => x,
+        _ => MIXED_FAILURES,
     }
 }
 
@@ -62,6 +89,7 @@ pub struct Progress {
 }
 
 impl Progress {
+    /// One zeroed slot per load thread, made before the threads start.
     pub fn new(threads: usize) -> Self {
         Progress {
             slots: (0..threads).map(|_| Slot::default()).collect(),
@@ -93,7 +121,7 @@ impl Progress {
             t.behind += s.behind.load(Ordering::Relaxed);
             t.window_pages += s.window_pages.load(Ordering::Relaxed);
             let failing = s.failing.load(Ordering::Relaxed);
-            t.failing = crate::runner::fail_fast::combine(t.failing, failing);
+            t.failing = combine(t.failing, failing);
         }
         t
     }
@@ -104,6 +132,7 @@ impl Progress {
 pub struct RunLength {
     /// Warm-up, before the measured window.
     pub warmup: Duration,
+    /// What ends the measured window: a duration or a page count (`-n`).
     pub stop: Stop,
 }
 
@@ -163,7 +192,7 @@ pub fn line(
     format!(
         "{head} {:.1} req/s  {}  {:.1} MB/s",
         req_s,
-        crate::report::count_of(now.errors, "error", "errors"),
+        count_of(now.errors, "error", "errors"),
         mb_s
     )
 }
@@ -182,13 +211,13 @@ pub fn rate_warning(prev: Counts, now: Counts, rate: f64, webchildren: usize) ->
             let page_s = now.page_us.saturating_sub(prev.page_us) as f64 / pages as f64 / 1e6;
             format!(
                 "~{} Webchildren needed, {webchildren} running",
-                crate::runner::plan::webchildren_for(rate, page_s)
+                webchildren_for(rate, page_s)
             )
         }
     };
     Some(format!(
         "  RATE NOT KEPT: {} behind; {need}",
-        crate::report::count_of(now.behind, "page", "pages")
+        count_of(now.behind, "page", "pages")
     ))
 }
 

@@ -52,7 +52,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 /// where the result's duration ends. The calls should return quickly: while `window_started`
 /// runs, the end of the window is not being watched (the load threads are not affected).
 pub trait Observer: Sync {
+    /// The measured window has opened (warm-up over).
     fn window_started(&self) {}
+    /// The measured window has closed: the last load thread has stopped measuring.
     fn window_ended(&self) {}
     /// Once a second from the start (warm-up included): the counts of every thread so far, as
     /// last published (each thread publishes every ~100 ms).
@@ -68,8 +70,11 @@ impl Observer for NoObserver {}
 /// A finished run: what was asked, what was fetched, what was measured.
 #[derive(Debug, Clone)]
 pub struct RunResult {
+    /// The options the run was made with.
     pub config: BenchConfig,
+    /// The pages and URLs it fetched.
     pub workload: Workload,
+    /// What it measured, every thread's (and host's) merged.
     pub stats: Stats,
     /// Length of the measured window (warm-up excluded).
     pub duration: Duration,
@@ -83,25 +88,35 @@ pub struct RunResult {
 /// Why a run could not start or finish.
 #[derive(Debug, thiserror::Error)]
 pub enum BenchError {
+    /// The options contradict each other, or ask for what this build or protocol cannot do.
     #[error("invalid options: {0}")]
     Config(String),
+    /// The workload cannot be run with these options.
     #[error("invalid workload: {0}")]
     Workload(String),
+    /// `--log`'s file could not be created.
     #[error("cannot create log file {path}: {source}")]
     LogCreate {
+        /// The log file asked for.
         path: PathBuf,
+        /// Why it could not be created.
         source: std::io::Error,
     },
     /// The run completed but its log is incomplete.
     #[error("writing log file {path}: {source}")]
     LogWrite {
+        /// The log file.
         path: PathBuf,
+        /// The first write that failed.
         source: std::io::Error,
     },
+    /// The TLS configuration could not be made (a CA file, cipher suites).
     #[error("{0}")]
     Tls(#[from] crate::transport::TlsSetupError),
+    /// A load thread could not be started, or its event loop failed with an I/O error.
     #[error("event loop: {0}")]
     EventLoop(#[source] std::io::Error),
+    /// A load thread panicked: a bug, its measurements lost.
     #[error("a load thread panicked")]
     ThreadPanicked,
 }

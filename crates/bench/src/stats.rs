@@ -15,8 +15,9 @@
 //!
 //! This file is `Stats` itself, its merge and its byte accounting; beside it, one job a file:
 //! `latency.rs` (the histogram), `errors.rs` (the error taxonomy), `statuses.rs`, `rows.rs`
-//! (per URL, per page, per second), `tls.rs` (a handshake's agreement), `recording.rs` (the
-//! engine's recording API), and the protocols' and failures' own counters.
+//! (per URL, per page, per second), `tls.rs` (a handshake's agreement), `gave_up.rs` (why
+//! a run stopped early), `recording.rs` (the engine's recording API), and the protocols' and
+//! failures' own counters.
 
 use serde::{Deserialize, Serialize};
 
@@ -37,12 +38,14 @@ pub const MAX_RAMP: u64 = 100_000;
 pub use results::LatencySummary;
 
 mod errors;
+mod gave_up;
 mod latency;
 mod recording;
 mod rows;
 mod statuses;
 mod tls;
 pub use errors::{ErrorCounts, ErrorKind};
+pub use gave_up::GaveUp;
 pub use latency::Latency;
 pub use recording::ResponseSample;
 pub use rows::{second_index, seconds_in, PageStats, SecondStats, UrlStats};
@@ -57,7 +60,9 @@ pub use http3::{Http3Stats, Packets};
 /// Everything one thread (or, merged, one run) measured in the measured window.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Stats {
+    /// The WebSTONE per-page blocks, one per page of the workload, in its order.
     pub pages: Vec<PageStats>,
+    /// ptester's per-URL rows, one per URL of the workload, in its order.
     pub urls: Vec<UrlStats>,
     /// Per request: TCP connect time (only requests that opened a connection).
     pub connect: Latency,
@@ -66,6 +71,7 @@ pub struct Stats {
     pub tls_handshake: Latency,
     /// HTTPS: handshakes completed in the window, and how many of them resumed a session.
     pub tls_handshakes: u64,
+    /// Of those handshakes, the ones that resumed a session (an abbreviated handshake).
     pub tls_resumed: u64,
     /// HTTPS: what the first handshake in the window agreed on.
     pub tls_session: Option<TlsSession>,
@@ -94,7 +100,7 @@ pub struct Stats {
     pub redirects: RedirectStats,
     /// Set when the run stopped early because every attempt failed the same way.
     #[serde(default)]
-    pub gave_up: Option<crate::runner::fail_fast::GaveUp>,
+    pub gave_up: Option<GaveUp>,
     /// Per request: request written (or, open loop, intended start) to first response byte.
     pub ttfb: Latency,
     /// Per request: (intended) start to last byte, connect included when one was opened.
@@ -107,6 +113,7 @@ pub struct Stats {
     pub page: Latency,
     /// Open loop only: the same, measured from the actual send rather than the intended start.
     pub response_uncorrected: Option<Latency>,
+    /// Open loop only: page times from the page's actual start rather than its intended one.
     pub page_uncorrected: Option<Latency>,
     /// Open loop only: how late each page of the window started against its intended time (the
     /// client's own lateness, which the corrected figures above include and the uncorrected
@@ -132,16 +139,21 @@ pub struct Stats {
     /// Open loop: pages due in the window that never started, their Webchild still busy with
     /// an earlier one (the rate was not kept). Also in `response` and `page` with their wait.
     pub pages_not_sent: u64,
+    /// Failed requests and error responses, by kind.
     pub errors: ErrorCounts,
     /// Counted responses by final status code (they sum to `requests`).
     pub statuses: StatusCounts,
+    /// Responses counted in the window (any status): what the request rate is made of.
     pub requests: u64,
+    /// Pages that ended as hits in the window (every file a success).
     pub pages_done: u64,
+    /// Connections opened in the window.
     pub connects: u64,
     /// Every byte read in the window, whatever it belonged to; the time series sums to it.
     pub bytes_total: u64,
     /// Head and body bytes of complete responses: the paper's "data moved" is their sum.
     pub bytes_header: u64,
+    /// Body bytes of complete responses (framing taken off).
     pub bytes_body: u64,
     /// Bytes read in the window that belong to no counted response, by what they are (the rest
     /// of `bytes_total` beyond these and the counted responses: see [`Stats::bytes_other`]).
@@ -159,8 +171,10 @@ pub struct Stats {
     /// run on many hosts sets `hosts` to those it merged, so a lost host's are not in them.
     #[serde(default)]
     pub webchildren: u64,
+    /// Event-loop threads (see `webchildren`).
     #[serde(default)]
     pub threads: u64,
+    /// Client hosts (see `webchildren`): 0 in a thread's own, set by the coordinator.
     #[serde(default)]
     pub hosts: u64,
     /// One entry per second of the measured window, second `i` covering `(i s, i+1 s]` after
@@ -256,7 +270,7 @@ impl Stats {
         self.tls_resumed += o.tls_resumed;
         self.tls_failures.merge(&o.tls_failures);
         // On many hosts each stops on its own: their failures add up.
-        self.gave_up = crate::runner::fail_fast::GaveUp::merge(self.gave_up, o.gave_up);
+        self.gave_up = GaveUp::merge(self.gave_up, o.gave_up);
         if self.tls_session.is_none() {
             self.tls_session.clone_from(&o.tls_session);
         }

@@ -24,7 +24,7 @@ mod toml_file;
 pub use spec::{RequestSpec, PLAIN_GET};
 
 use crate::app::plan::{Plan, PlanWire};
-use crate::report::count_of;
+use crate::report::words::count_of;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -32,6 +32,7 @@ use std::sync::Arc;
 /// A set of pages; `urls` holds each distinct path once so that per-URL statistics are an index.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Workload {
+    /// The pages, picked by weight.
     pub pages: Vec<Page>,
     /// Distinct URL paths (`/file3k.html`), in order of first appearance.
     pub urls: Vec<String>,
@@ -67,6 +68,7 @@ impl<'de> serde::Deserialize<'de> for AppPlan {
 /// One WebSTONE page: an HTML file and its inlined images, fetched in order.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Page {
+    /// The page's name, in the reports and the log.
     pub name: String,
     /// Relative weight (any positive number; WebSTONE used percentages).
     pub weight: f64,
@@ -77,17 +79,26 @@ pub struct Page {
 /// A workload that cannot be used, with the file and line that say why.
 #[derive(Debug, thiserror::Error)]
 pub enum WorkloadError {
+    /// A line of a workload file that does not parse.
     #[error("{path}:{line}: {message}")]
     Syntax {
+        /// The file.
         path: String,
+        /// Its line, from 1.
         line: usize,
+        /// What is wrong there.
         message: String,
     },
+    /// A workload file that cannot be read.
     #[error("{path}: {source}")]
     Io {
+        /// The file.
         path: String,
+        /// Why it cannot be read.
         source: std::io::Error,
     },
+    /// A workload that reads but cannot be run (no URL paths, a path unusable in a request
+    /// line, a page that does not hold together).
     #[error("{0}")]
     Invalid(String),
 }

@@ -10,7 +10,7 @@
 //! regular expressions' groups are found in rooms made once); a JSON extraction parses the body
 //! into a document, and the cookie jar allocates when a cookie changes.
 
-use super::page::Verdict;
+use super::exchange::Verdict;
 use super::setup::{request_version, RunShared};
 use crate::app::check::{Answer, CheckKind};
 use crate::app::extract::Room;

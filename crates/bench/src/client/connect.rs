@@ -5,7 +5,8 @@
 //! [`write_out`], under both wires.
 
 use super::errors::connect_error;
-use super::page::{Child, Exchange};
+use super::exchange::Exchange;
+use super::page::Child;
 use super::ThreadState;
 use crate::stats::ErrorKind;
 use crate::transport::Transport;

@@ -44,8 +44,10 @@ mod reading;
 mod sending;
 mod sharing;
 
+use super::exchange::{Answer, Exchange, PageRef};
 use super::linger::{self, Linger};
-use super::page::{next_page, Answer, Child, Exchange, PageRef};
+use super::page::Child;
+use super::page_flow::next_page;
 use super::redirects::OWN;
 use super::{RunShared, ThreadState, Wire};
 use crate::config::HttpMode;

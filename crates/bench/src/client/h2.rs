@@ -39,8 +39,9 @@ mod streams;
 pub use requests::H2Requests;
 
 use super::app::{AppExchange, H2Request};
+use super::exchange::Exchange;
 use super::linger::{self, Linger};
-use super::page::{Child, Exchange};
+use super::page::Child;
 use super::{RunShared, ThreadState, Wire, NONE};
 use crate::stats::ErrorKind;
 use crate::transport::Transport;

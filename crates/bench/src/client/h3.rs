@@ -34,8 +34,9 @@ mod outcomes;
 mod streams;
 
 use super::app::{AppExchange, AppStream, H2Request};
+use super::exchange::Exchange;
 use super::linger::Linger;
-use super::page::{Child, Exchange};
+use super::page::Child;
 use super::{RunShared, ThreadState, Wire, NONE};
 use crate::stats::Packets;
 pub(crate) use connecting::trust;

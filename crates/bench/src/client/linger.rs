@@ -16,7 +16,7 @@
 //! connection, at the end, all of a thread's connections at once through its event loop,
 //! bounded by [`LINGER`] in all.
 
-use super::page::Phase;
+use super::exchange::Phase;
 use super::{ThreadState, Webchild, Wire};
 use crate::transport::Transport;
 use mio::{Events, Poll};

@@ -1,171 +1,20 @@
-//! A Webchild's page logic, apart from the wire protocol of its connection: which page next (by
-//! weight, from its own random stream), when (think time, open-loop schedule, back-off), what a
-//! file's exchange records (connect, handshake, response, error, the log's line), when a page
-//! ends, and what is accounted for when the run ends. The connection types (`h1.rs`, `h2.rs`)
-//! call these as their exchanges progress; nothing here reads or writes a socket.
+//! A Webchild's page state, apart from the wire protocol of its connection: which page next (by
+//! weight, from its own random stream), whether it may begin (open-loop schedule, quota), what a
+//! file's exchange records (connect, handshake, response, error, the log's line), and what is
+//! accounted for when the run ends. The connection types (`h1.rs`, `h2.rs`, `h3.rs`) call these
+//! as their exchanges progress, and `page_flow.rs` when a page ends; nothing here reads or
+//! writes a socket.
 
-use super::{ThreadState, Wire, BACKOFF_US, NONE};
+use super::{ThreadState, NONE};
 use crate::log::LogRecord;
 use crate::stats::{ErrorKind, ResponseSample, TlsAgreed};
 use crate::Workload;
 
 use super::child_rng;
 use super::errors::status_error;
+use super::exchange::{Answer, Exchange, PageRef, Phase, Verdict};
 use super::redirects::{Hop, OWN};
 use super::setup::RunShared;
-
-/// What a complete response means for its page entry.
-pub(super) enum Answer {
-    /// The entry's final response, a success or not.
-    Final(bool),
-    /// A redirect to follow: the learned request of this index is the entry's next.
-    Follow(u32),
-}
-
-/// What an application workload's checks and extractions made of a complete response (see
-/// `client/app.rs`); without them every response is judged by its status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Verdict {
-    /// By the run's rule: 4xx and 5xx are errors (or what `--expect-status` says).
-    ByStatus,
-    /// The file's own status list accepted it, and every check passed.
-    Passed,
-    /// A check or an extraction failed: an error of this kind.
-    Failed(ErrorKind),
-}
-
-/// Where a Webchild is in its pages (its connection keeps its own state).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Phase {
-    /// Between pages: thinking, waiting for its open-loop slot, or backing off after a failed
-    /// connect. A keep-alive connection may stay open meanwhile.
-    Wait,
-    /// Fetching a page's files.
-    Busy,
-    /// Quota done: nothing more to fetch.
-    Done,
-}
-
-/// The page an exchange belongs to: which page, when it was due (the open loop's intended
-/// time) and when it began. A Webchild holds the one it picked last ([`Child::page`]); each
-/// exchange carries its own, so that a connection with several pages in flight (lanes over
-/// HTTP/1.1 pipelining and HTTP/2, a shared page's members) records each through its exchange.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct PageRef {
-    /// Index in the workload's pages.
-    pub index: usize,
-    pub intended_us: u64,
-    pub start_us: u64,
-}
-
-impl PageRef {
-    /// No page yet (a Webchild before its first).
-    pub(super) const NONE: PageRef = PageRef {
-        index: 0,
-        intended_us: 0,
-        start_us: 0,
-    };
-
-    /// The URL index of its file `file`.
-    #[inline]
-    pub(super) fn url(&self, w: &Workload, file: usize) -> usize {
-        w.pages[self.index].files[file]
-    }
-
-    /// The number of its files.
-    #[inline]
-    pub(super) fn files(&self, w: &Workload) -> usize {
-        w.pages[self.index].files.len()
-    }
-}
-
-/// One file's exchange (a request and its response): the page it belongs to, its timings and
-/// byte counts, as they are recorded. A connection keeps one per request in flight.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Exchange {
-    pub page: PageRef,
-    /// Index in the page's files.
-    pub file: usize,
-    pub file_start_us: u64,
-    pub connect_us: u64,
-    pub written_us: u64,
-    pub first_byte_us: u64,
-    pub status: u16,
-    pub header_bytes: u64,
-    pub body_bytes: u64,
-    /// Framing of the response (HTTP/1.1 chunks, HTTP/2 frame headers): read, neither head nor
-    /// body.
-    pub framing_bytes: u64,
-    /// Bytes of a failing response that were never parsed as head or body.
-    pub lost_bytes: u64,
-    /// `--redirect N`: redirects this page entry has followed, and the learned request in
-    /// flight (`OWN`: the entry's own URL's).
-    pub hops: u32,
-    pub learned: u32,
-    /// What the response's head said about the entry's next request.
-    pub next: Hop,
-    /// An application workload's judgement of the response, set before it is recorded.
-    pub verdict: Verdict,
-    /// The server refused this request once already (HTTP/2's REFUSED_STREAM) and it was sent
-    /// again: a second refusal is an error, so that a server refusing everything cannot keep a
-    /// page going round forever.
-    pub refused_once: bool,
-}
-
-impl Exchange {
-    /// An exchange of `page`'s file 0 that has not begun.
-    pub(super) const fn new(page: PageRef) -> Self {
-        Exchange {
-            page,
-            file: 0,
-            file_start_us: 0,
-            connect_us: NONE,
-            written_us: 0,
-            first_byte_us: NONE,
-            status: 0,
-            header_bytes: 0,
-            body_bytes: 0,
-            framing_bytes: 0,
-            lost_bytes: 0,
-            hops: 0,
-            learned: OWN,
-            next: Hop::None,
-            verdict: Verdict::ByStatus,
-            refused_once: false,
-        }
-    }
-
-    /// The URL index of its file.
-    #[inline]
-    pub(super) fn url(&self, w: &Workload) -> usize {
-        self.page.url(w, self.file)
-    }
-
-    /// Forgets the response (a new file, or the same one retried); the file's start and its
-    /// request's last byte stay.
-    pub(super) fn reset_response(&mut self) {
-        self.connect_us = NONE;
-        self.first_byte_us = NONE;
-        self.status = 0;
-        self.header_bytes = 0;
-        self.body_bytes = 0;
-        self.framing_bytes = 0;
-        self.lost_bytes = 0;
-        self.next = Hop::None;
-        self.verdict = Verdict::ByStatus;
-    }
-
-    /// A new page entry's first request: no redirect followed yet.
-    pub(super) fn first_request(&mut self) {
-        self.hops = 0;
-        self.learned = OWN;
-    }
-
-    /// Everything read so far for this response.
-    pub(super) fn bytes(&self) -> u64 {
-        self.header_bytes + self.body_bytes + self.framing_bytes + self.lost_bytes
-    }
-}
 
 /// A Webchild's page state: everything but its connection.
 pub(super) struct Child {
@@ -237,7 +86,7 @@ impl Child {
     }
 
     /// Picks the next page and records its send lag (open loop); false when the quota is done.
-    fn pick_page(&mut self, cx: &mut ThreadState<'_>, now: u64) -> bool {
+    pub(super) fn pick_page(&mut self, cx: &mut ThreadState<'_>, now: u64) -> bool {
         let schedule = &cx.sh.schedule;
         let intended = match schedule.interval_us {
             Some(iv) => {
@@ -529,81 +378,4 @@ impl Child {
             error,
         });
     }
-}
-
-// ---- what a connection calls when a page ends ---------------------------------------------------
-
-/// Picks the next page without starting it (a connection that runs several pages at once);
-/// false when the quota is done.
-pub(super) fn pick(ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) -> bool {
-    ch.pick_page(cx, now)
-}
-
-/// Starts the next page on `conn` (or finishes, the quota done).
-pub(super) fn start_page<C: Wire>(
-    conn: &mut C,
-    ch: &mut Child,
-    cx: &mut ThreadState<'_>,
-    now: u64,
-) {
-    if !ch.may_begin(cx, now) {
-        return;
-    }
-    if cx.members > 1 {
-        // The page is the Webchild's, shared by its connections (`shared.rs`).
-        return super::shared::start_page(conn, ch, cx, now);
-    }
-    if !ch.pick_page(cx, now) {
-        return finish(conn, ch, cx, now);
-    }
-    conn.start_page(ch, cx, now);
-}
-
-/// The page ended at `now`: recorded, then the next one (after a back-off for a failed connect).
-pub(super) fn end_page<C: Wire>(
-    conn: &mut C,
-    ch: &mut Child,
-    cx: &mut ThreadState<'_>,
-    hit: bool,
-    now: u64,
-    backoff: bool,
-) {
-    Child::record_page(cx, ch.page, hit, now);
-    next_page(conn, ch, cx, now, backoff);
-}
-
-/// Thinks, waits for the next open-loop slot, or starts the next page (or finishes).
-pub(super) fn next_page<C: Wire>(
-    conn: &mut C,
-    ch: &mut Child,
-    cx: &mut ThreadState<'_>,
-    now: u64,
-    backoff: bool,
-) {
-    if ch.pages_left == 0 {
-        return finish(conn, ch, cx, now);
-    }
-    let schedule = &cx.sh.schedule;
-    let mut at = match schedule.interval_us {
-        // Open loop: the next slot, however late this page ended (then it starts at once).
-        Some(_) => ch.next_intended_us as u64,
-        None => now + schedule.think_us,
-    };
-    if backoff {
-        at = at.max(now + BACKOFF_US);
-    }
-    if at <= now {
-        return start_page(conn, ch, cx, now);
-    }
-    ch.phase = Phase::Wait;
-    cx.timers.arm(ch.slot, at);
-}
-
-/// The quota is done: the connection closed, the Webchild out of the loop's count.
-pub(super) fn finish<C: Wire>(conn: &mut C, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
-    conn.close();
-    ch.phase = Phase::Done;
-    ch.done_us = now;
-    cx.timers.disarm(ch.slot);
-    cx.active -= 1;
 }

@@ -17,17 +17,25 @@ use std::time::Instant;
 /// What every thread reads; nothing in it is written during the run except through atomics
 /// (`progress`, `stop`, `running`) and the log file's lock (taken once per ~64 KiB of log).
 pub struct RunShared<'a> {
+    /// The run's options.
     pub config: &'a BenchConfig,
+    /// The pages and URLs the Webchildren fetch.
     pub workload: &'a Workload,
+    /// When the window opens and ends, quotas, think time, the open loop's interval, timeouts.
     pub schedule: Schedule,
+    /// Every HTTP/1 request, built once: a Webchild writes a slice of it.
     pub requests: Requests,
     /// `--http 2` and `--http 3`: every request as a header list.
     pub h2: Option<super::H2Requests>,
     /// How connections are opened (plain TCP, or TLS with its configuration).
     pub connector: Connector,
+    /// Picks a page by weight from a Webchild's own random stream.
     pub picker: PagePicker,
+    /// `--log`: the per-request log, written by each thread in ~64 KiB blocks.
     pub log: Option<LogFile>,
+    /// The live counters, one slot per thread.
     pub progress: Progress,
+    /// Set by Ctrl-C: every thread ends its window within its 50 ms tick.
     pub stop: &'a AtomicBool,
     /// The runner's coordinating thread, unparked when the last load thread stops measuring.
     pub coordinator: std::thread::Thread,
@@ -35,7 +43,7 @@ pub struct RunShared<'a> {
     pub running: AtomicUsize,
     /// Set by the coordinating thread when every attempt has failed the same way for a
     /// second (`runner/fail_fast.rs`); each load thread stops at its next publishing tick.
-    pub gave_up: std::sync::OnceLock<crate::runner::fail_fast::GaveUp>,
+    pub gave_up: std::sync::OnceLock<crate::stats::GaveUp>,
 }
 
 /// Counts its thread out of `RunShared::running` when dropped (also on an error or a panic), and
@@ -53,6 +61,7 @@ impl Drop for Running<'_> {
 /// What a thread hands back.
 #[derive(Debug)]
 pub struct ThreadOutcome {
+    /// What the thread measured in the window.
     pub stats: Stats,
     /// When the thread stopped measuring (µs since base): the run's end, Ctrl-C, or its last page.
     pub end_us: u64,
@@ -62,13 +71,17 @@ pub struct ThreadOutcome {
     /// When its event loop began (µs since base): a thread that opened no connection started
     /// then.
     pub began_us: u64,
+    /// The run was stopped (Ctrl-C, or fail fast) before its end.
     pub interrupted: bool,
+    /// Writing the log failed: the first error (the run goes on, the log is incomplete).
     pub log_error: Option<io::Error>,
 }
 
 /// When things happen, in µs since `base`; computed once by the runner for all threads.
 #[derive(Debug, Clone)]
 pub struct Schedule {
+    /// The instant every time of the run is counted from: the load's start, the same on every
+    /// thread.
     pub base: Instant,
     /// `base` as a Unix time, for the log.
     pub base_unix_us: u64,
@@ -78,11 +91,16 @@ pub struct Schedule {
     pub end_us: u64,
     /// Per Webchild page quota with `-n` (`None`: run for a duration).
     pub pages: Option<u64>,
+    /// Webchildren in the whole run (over every thread and host): how `-n` and the open loop's
+    /// offsets are spread.
     pub concurrency: usize,
+    /// Closed loop: the wait between a page's end and the next one's start.
     pub think_us: u64,
     /// Open loop: µs between one Webchild's intended page starts.
     pub interval_us: Option<f64>,
+    /// How long a connect (with its TLS or QUIC handshake) may take before it fails.
     pub connect_timeout_us: u64,
+    /// How long a response may take before it fails.
     pub response_timeout_us: u64,
 }
 
@@ -117,6 +135,8 @@ pub struct Requests {
 }
 
 impl Requests {
+    /// Every URL's request written out once (method, path, Host, keep-alive by the HTTP version,
+    /// the workload's fields and body), and each page's pipelined batch.
     pub fn build(config: &BenchConfig, workload: &Workload) -> Self {
         let (version, keep_alive) = request_version(config.http);
         let host = &config.target.host;
@@ -160,6 +180,7 @@ impl Requests {
         }
     }
 
+    /// Every request's bytes, back to back: what the Webchildren's slices index.
     pub fn bytes(&self) -> &[u8] {
         &self.bytes
     }

@@ -16,38 +16,41 @@
 //! are never sent without them (a value it failed to extract fails the page, so they are not
 //! sent at all).
 //!
+//! A member's page start and its going idle are `page_flow.rs`'s, beside a single
+//! connection's start (the two call each other); this file is the group and its dealing.
+//!
 //! Only the closed loop without think time: a page starts as the previous one ends (the runner
 //! refuses `--rate`, `--think`, `--redirect`, `--pipeline` and HTTP/2 with groups).
 
 use super::app::{self, AppExchange};
-use super::page::{self, Child, Exchange, PageRef};
-use super::{RunShared, ThreadState, Wire};
+use super::exchange::PageRef;
+use super::page::Child;
+use super::{RunShared, ThreadState};
 use crate::app::session::Session;
-use crate::stats::ErrorKind;
 
 /// One Webchild's shared page: what its members deal among them.
 pub(super) struct Group {
     /// Picks the pages: the Webchild's random streams and quota (taken out while it picks).
-    pager: Option<Child>,
-    page: PageRef,
-    files: usize,
+    pub(super) pager: Option<Child>,
+    pub(super) page: PageRef,
+    pub(super) files: usize,
     /// The page's next file no member has taken yet.
-    next_file: usize,
+    pub(super) next_file: usize,
     /// Files taken and not done.
-    in_flight: usize,
+    pub(super) in_flight: usize,
     /// No file of the page has failed.
-    ok: bool,
+    pub(super) ok: bool,
     /// A page is in progress (picked, its last file not done).
-    busy: bool,
+    pub(super) busy: bool,
     /// The quota is done: members finish.
-    done: bool,
+    pub(super) done: bool,
     /// Members with nothing to do, one bit each: woken when a page starts, when the files
     /// waiting for an extraction may go, or when the quota ends.
-    idle: u64,
+    pub(super) idle: u64,
     /// An application workload: the Webchild's session, shared by its members.
-    session: Option<Box<Session>>,
+    pub(super) session: Option<Box<Session>>,
     /// The page's file in flight that extracts values: the files after it wait for it.
-    extracting: Option<usize>,
+    pub(super) extracting: Option<usize>,
 }
 
 /// The most connections a Webchild may have (its idle members are bits of a `u64`).
@@ -73,65 +76,12 @@ impl Group {
 }
 
 /// The group of member `ch`, and its index in the group.
-fn of(ch: &Child, cx: &ThreadState<'_>) -> (usize, usize) {
+pub(super) fn of(ch: &Child, cx: &ThreadState<'_>) -> (usize, usize) {
     (ch.slot / cx.members, ch.slot % cx.members)
 }
 
-/// `page::start_page` for a member: the page in progress joined, or the next one picked (and
-/// the idle members woken to it), or the Webchild finished when its quota is done.
-pub(super) fn start_page<C: Wire>(
-    conn: &mut C,
-    ch: &mut Child,
-    cx: &mut ThreadState<'_>,
-    now: u64,
-) {
-    let (g, _) = of(ch, cx);
-    if cx.groups[g].done {
-        return page::finish(conn, ch, cx, now);
-    }
-    if !cx.groups[g].busy {
-        let Some(mut pager) = cx.groups[g].pager.take() else {
-            return;
-        };
-        let picked = page::pick(&mut pager, cx, now);
-        let files = pager.files(cx.sh.workload);
-        let (sh, group) = (cx.sh, &mut cx.groups[g]);
-        // An application's page draws its data rows for all the members.
-        let drawn = match (sh.workload.plan(), &mut group.session) {
-            (Some(plan), Some(session)) if picked => {
-                app::start_session_page(session, plan, pager.page.index)
-            }
-            _ => true,
-        };
-        if picked && drawn {
-            (group.page, group.files) = (pager.page, files);
-            (group.next_file, group.in_flight, group.ok) = (0, 0, true);
-            group.extracting = None;
-            group.busy = true;
-        } else {
-            group.done = true;
-        }
-        let page = pager.page;
-        group.pager = Some(pager);
-        wake(cx, g, now);
-        if picked && !drawn {
-            // A `unique` data set has given every row: the Webchild stops, counted once.
-            let ex = Exchange {
-                file_start_us: now,
-                ..Exchange::new(page)
-            };
-            ch.record_failure(cx, &ex, ErrorKind::DataExhausted, 0, now);
-        }
-        if !(picked && drawn) {
-            return page::finish(conn, ch, cx, now);
-        }
-    }
-    ch.phase = page::Phase::Busy;
-    conn.start_page(ch, cx, now);
-}
-
 /// Wakes group `g`'s idle members (their timers, now): each joins the page or finishes.
-fn wake(cx: &mut ThreadState<'_>, g: usize, now: u64) {
+pub(super) fn wake(cx: &mut ThreadState<'_>, g: usize, now: u64) {
     let members = cx.members;
     let mut idle = std::mem::take(&mut cx.groups[g].idle);
     while idle != 0 {
@@ -205,25 +155,4 @@ pub(super) fn in_session<R>(
         app.swap_session(shared);
     }
     r
-}
-
-/// Member `ch` has no file now: the next page if none is in progress, else idle until one
-/// starts (or until `at`, a back-off after a failed connect).
-pub(super) fn next<C: Wire>(
-    conn: &mut C,
-    ch: &mut Child,
-    cx: &mut ThreadState<'_>,
-    now: u64,
-    at: Option<u64>,
-) {
-    let (g, j) = of(ch, cx);
-    ch.phase = page::Phase::Wait;
-    if let Some(at) = at {
-        return cx.timers.arm(ch.slot, at);
-    }
-    if !cx.groups[g].busy {
-        return page::start_page(conn, ch, cx, now);
-    }
-    cx.timers.disarm(ch.slot);
-    cx.groups[g].idle |= 1 << j;
 }

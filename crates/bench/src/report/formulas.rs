@@ -9,6 +9,10 @@
 //! file, so connects and files (requests) were the same count. flint also keeps connections
 //! alive and pipelines, so the per-file averages (response time, body size, retrieval size)
 //! divide by files retrieved, and only the average connect time divides by connects.
+//!
+//! Beside them, the Webchildren an open-loop rate needs ([`webchildren_for`]), which the live
+//! line (`progress.rs`, below the reports) and the report's note on a rate not kept both
+//! compute: a leaf, this file serves both.
 
 /// A quotient that is 0 when the denominator is 0 (or not a number).
 #[inline]
@@ -77,4 +81,10 @@ pub fn aggregate_throughput(bytes: u64, duration_s: f64) -> f64 {
 #[inline]
 pub fn secs(us: u64) -> f64 {
     us as f64 / 1e6
+}
+
+/// The Webchildren that carry `rate` pages/s when a page takes `page_s` (Little's law), plus a
+/// quarter for the variance of page times, at least one.
+pub fn webchildren_for(rate: f64, page_s: f64) -> u64 {
+    ((rate * page_s * 1.25).ceil() as u64).max(1)
 }

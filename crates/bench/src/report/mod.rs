@@ -17,6 +17,7 @@ mod json;
 mod ptester;
 mod summary;
 mod webstone;
+pub mod words;
 
 pub use environment::environment;
 pub use hosts::hosts_table;
@@ -24,6 +25,7 @@ pub use json::{json, record, rfc3339, timeseries, SCHEMA_VERSION};
 pub use ptester::ptester_body;
 pub use summary::{summary, summary_body};
 pub use webstone::{webstone, webstone_body};
+pub use words::count_of;
 
 /// ptester's table, ending with the note of a run cut short (Ctrl-C, fail fast).
 pub fn ptester(r: &RunResult) -> String {
@@ -61,21 +63,32 @@ pub struct Figures {
     pub hosts: u64,
     /// Sum of the Webchildren's running time in the window, s.
     pub cumulative_s: f64,
+    /// Pages retrieved: those whose every file was a success.
     pub pages: u64,
+    /// Failed requests and error responses, every kind.
     pub errors: u64,
+    /// Connections opened.
     pub connects: u64,
     /// Files retrieved (complete responses).
     pub requests: u64,
+    /// The sum of the connect times, s.
     pub total_connect_s: f64,
+    /// The average connect time, s: over connects, not files (the paper's clients connected once
+    /// per file).
     pub avg_connect_s: f64,
+    /// The slowest connect, s.
     pub max_connect_s: f64,
     /// "Total amount of data moved": head and body bytes of the counted responses, exactly.
     pub data_moved: u64,
     /// Every byte read in the window: data moved plus the bytes of no counted response.
     pub bytes_read: u64,
+    /// Body bytes of the counted responses.
     pub body_bytes: u64,
+    /// Header bytes of the counted responses.
     pub header_bytes: u64,
+    /// The average body per file.
     pub avg_body_bytes: f64,
+    /// The average file retrieved, head and body (the paper's average retrieval size).
     pub avg_retrieval_bytes: f64,
     /// The paper's per-Webchild throughput: data moved / cumulative time.
     pub thruput: f64,
@@ -85,7 +98,9 @@ pub struct Figures {
     pub max_response_s: f64,
     /// The measured window, s.
     pub duration_s: f64,
+    /// Files retrieved per second of the measured window.
     pub requests_per_s: f64,
+    /// Pages retrieved per second of the measured window.
     pub pages_per_s: f64,
     /// Aggregate: data moved / measured window.
     pub throughput_bytes_per_s: f64,
@@ -94,18 +109,27 @@ pub struct Figures {
 /// One WebSTONE per-page block.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PageBlock {
+    /// The page's name in the workload.
     pub name: String,
+    /// Its relative weight in the workload.
     pub weight: f64,
+    /// Times the page was retrieved whole.
     pub hits: u64,
+    /// Times it was abandoned, one of its files failed.
     pub errors: u64,
+    /// The sum of its page times, s.
     pub total_time_s: f64,
+    /// Its longest page time, s.
     pub max_response_s: f64,
+    /// The sum of the connect times of its files, s.
     pub connect_time_s: f64,
+    /// The slowest connect made for one of its files, s.
     pub max_connect_s: f64,
     /// Body bytes of the page's files (the paper's figure is hits x page size).
     pub data_moved: u64,
     /// Sum of its files' sizes, as last served.
     pub size: u64,
+    /// Connections opened for its files.
     pub connects: u64,
 }
 
@@ -191,11 +215,6 @@ pub fn page_blocks(r: &RunResult) -> Vec<PageBlock> {
             connects: ps.connects,
         })
         .collect()
-}
-
-/// `n` and its noun, singular only for 1: `1 thread`, `2 threads`, `0 errors`.
-pub fn count_of(n: u64, singular: &str, plural: &str) -> String {
-    format!("{n} {}", if n == 1 { singular } else { plural })
 }
 
 /// Who made the load, in words: `6 Webchildren on 6 threads on 3 hosts`, and those lost with
@@ -353,7 +372,7 @@ fn unfinished_notes(r: &RunResult, indent: &str) -> String {
                     "at the {:.3} ms a page took, {rate} pages/s needs about {} Webchildren (-c); \
                      this run had {}",
                     page_s * 1e3,
-                    crate::runner::plan::webchildren_for(rate, page_s),
+                    formulas::webchildren_for(rate, page_s),
                     r.config.concurrency
                 )
             }

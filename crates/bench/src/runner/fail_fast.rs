@@ -10,8 +10,7 @@
 //! request. `--no-fail-fast` turns it off.
 
 use crate::progress::Counts;
-use crate::stats::ErrorKind;
-use serde::{Deserialize, Serialize};
+use crate::stats::{ErrorKind, GaveUp};
 use std::time::Duration;
 
 /// How long every attempt must have failed the same way.
@@ -22,36 +21,6 @@ pub const MIN_ATTEMPTS: u64 = 3;
 /// thread's counters are published field by field, so one read may see its errors of now and
 /// its successes of 100 ms ago; by the second read every thread has published since the first.
 pub const CONFIRM: Duration = Duration::from_millis(150);
-
-/// The signature of a thread's failures so far (`Counts::failing`): none yet, all of one kind
-/// (`kind as u64 + 1`), or of more than one.
-pub const NO_FAILURE: u64 = 0;
-pub const MIXED_FAILURES: u64 = u64::MAX;
-
-/// The signature after one more failure of `kind`.
-#[inline]
-pub fn with_failure(signature: u64, kind: ErrorKind) -> u64 {
-    combine(signature, kind as u64 + 1)
-}
-
-/// Two signatures as one: what the failures of both say together.
-#[inline]
-pub fn combine(a: u64, b: u64) -> u64 {
-    match (a, b) {
-        (NO_FAILURE, x) | (x, NO_FAILURE) => x,
-        (x, y) if x == y => x,
-        _ => MIXED_FAILURES,
-    }
-}
-
-/// Why a run stopped early: every attempt failed as `kind`, `attempts` of them, for `after`
-/// (from the run's start, warm-up included).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct GaveUp {
-    pub kind: ErrorKind,
-    pub attempts: u64,
-    pub after: Duration,
-}
 
 /// The verdict on `total` (every thread's counts) at `elapsed` since the run's start: `Some`
 /// when the run should stop.
@@ -93,58 +62,10 @@ impl Judge {
     }
 }
 
-impl GaveUp {
-    /// Two parts of a run (hosts) that stopped: of one kind, their attempts add up and the
-    /// later stop is the run's; of two kinds, the first says why.
-    pub fn merge(a: Option<GaveUp>, b: Option<GaveUp>) -> Option<GaveUp> {
-        match (a, b) {
-            (Some(a), Some(b)) if a.kind == b.kind => Some(GaveUp {
-                kind: a.kind,
-                attempts: a.attempts + b.attempts,
-                after: a.after.max(b.after),
-            }),
-            (a, b) => a.or(b),
-        }
-    }
-
-    /// What to do about it, for the kinds that have a usual cause; the others say only that.
-    pub fn hint(&self, config: &crate::BenchConfig) -> Option<String> {
-        let target = &config.target;
-        let server = match &target.unix_socket {
-            Some(path) => path.display().to_string(),
-            None => target.addr.to_string(),
-        };
-        Some(match self.kind {
-            ErrorKind::ConnectRefused => format!("is the server running on {server}?"),
-            ErrorKind::ConnectTimeout => format!("is {server} reachable (a firewall dropping the connects)?"),
-            ErrorKind::H2NotNegotiated => "the server does not speak HTTP/2 (try without --http 2, or h2c with --http 2 over http://)".to_owned(),
-            ErrorKind::TlsHandshake => "is the server speaking TLS on that port (http:// rather than https://)?".to_owned(),
-            ErrorKind::Status4xx => "the server has no such files (check the paths, or put the files in place: flint fileset)".to_owned(),
-            ErrorKind::Status5xx => "the server fails every request (see its error log)".to_owned(),
-            _ => return None,
-        })
-    }
-
-    /// The one line that says why the run stopped: `every attempt failed as connect_refused
-    /// (120 in 1.0 s): is the server running on 127.0.0.1:8080?`, with `hint` in place of the
-    /// usual one when given.
-    pub fn line(&self, config: &crate::BenchConfig, hint: Option<&str>) -> String {
-        let head = format!(
-            "stopped early: every attempt failed as {} ({} in {:.1} s)",
-            self.kind.name(),
-            self.attempts,
-            self.after.as_secs_f64()
-        );
-        match hint.map(str::to_owned).or_else(|| self.hint(config)) {
-            Some(hint) => format!("{head}: {hint}"),
-            None => head,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::progress::{combine, with_failure, MIXED_FAILURES, NO_FAILURE};
 
     fn failing(kinds: &[ErrorKind]) -> Counts {
         let mut c = Counts::default();

@@ -12,7 +12,9 @@ use std::time::Duration;
 /// One part's measurements and how long its measured window lasted.
 #[derive(Debug, Clone, Copy)]
 pub struct Part<'a> {
+    /// What the part measured.
     pub stats: &'a Stats,
+    /// Its measured window: the merge's is the longest part's.
     pub window: Duration,
 }
 

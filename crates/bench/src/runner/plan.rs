@@ -255,12 +255,6 @@ fn check_connections(config: &BenchConfig) -> Result<(), BenchError> {
 /// The most requests in flight on one connection.
 pub const MAX_STREAMS: u32 = 1000;
 
-/// The Webchildren that carry `rate` pages/s when a page takes `page_s` (Little's law), plus a
-/// quarter for the variance of page times, at least one.
-pub fn webchildren_for(rate: f64, page_s: f64) -> u64 {
-    ((rate * page_s * 1.25).ceil() as u64).max(1)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,20 +6,29 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorKind {
+    /// The server refused the TCP connect (nothing listening on the port).
     ConnectRefused,
+    /// The connect did not complete within the connect timeout.
     ConnectTimeout,
     /// Any other connect failure (unreachable, out of ports, ...).
     ConnectOther,
     /// Connection reset or closed before the response was complete (and not a short body).
     Reset,
+    /// The response did not complete within the response timeout.
     ResponseTimeout,
+    /// The status line did not parse.
     MalformedStatus,
+    /// The header fields did not parse.
     MalformedHeaders,
     /// Fewer body bytes than the framing promised, or a broken chunk.
     ShortBody,
+    /// A 1xx status.
     Status1xx,
+    /// A 3xx status not followed as a redirect.
     Status3xx,
+    /// A 4xx status.
     Status4xx,
+    /// A 5xx status.
     Status5xx,
     /// A read or write failed in another way.
     Io,
@@ -51,6 +60,7 @@ pub enum ErrorKind {
     CheckStatus,
     /// A header field missing, or not the value expected.
     CheckHeader,
+    /// The Content-Type is not the one expected.
     CheckContentType,
     /// The body does not hold the text or match the regular expression expected.
     CheckBody,
@@ -83,6 +93,8 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// Every kind, in the order of their counters in `ErrorCounts` (and of the reports' error
+    /// tables); fail fast reads a failure signature back through it.
     pub const ALL: [ErrorKind; 38] = [
         ErrorKind::ConnectRefused,
         ErrorKind::ConnectTimeout,
@@ -145,6 +157,7 @@ impl ErrorKind {
         ErrorKind::BodyTooLarge,
     ];
 
+    /// The snake_case name: the JSON key, the log's error column and the reports' row label.
     pub fn name(self) -> &'static str {
         match self {
             ErrorKind::ConnectRefused => "connect_refused",
@@ -224,16 +237,20 @@ impl<'de> Deserialize<'de> for ErrorCounts {
 }
 
 impl ErrorCounts {
+    /// One more error of `kind`; on the request path, an index and an add.
     #[inline]
     pub fn add(&mut self, kind: ErrorKind) {
         self.0[kind as usize] += 1;
     }
+    /// The errors of `kind`.
     pub fn get(&self, kind: ErrorKind) -> u64 {
         self.0[kind as usize]
     }
+    /// The errors of every kind: the run's error count.
     pub fn total(&self) -> u64 {
         self.0.iter().sum()
     }
+    /// Adds another thread's (or host's) counts, kind by kind.
     pub fn merge(&mut self, other: &ErrorCounts) {
         for (a, b) in self.0.iter_mut().zip(other.0.iter()) {
             *a += b;

@@ -45,6 +45,8 @@ pub struct Http2Stats {
 }
 
 impl Http2Stats {
+    /// Adds another thread's (or host's) counters: sums, and the largest `max_concurrent_streams`
+    /// seen.
     pub fn merge(&mut self, o: &Http2Stats) {
         self.connections += o.connections;
         self.streams += o.streams;

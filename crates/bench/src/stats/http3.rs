@@ -15,28 +15,41 @@ pub struct Http3Stats {
     pub connections: u64,
     /// Streams opened for the window's requests: one per request sent.
     pub streams: u64,
+    /// QUIC packets sent.
     pub packets_sent: u64,
+    /// QUIC packets received.
     pub packets_received: u64,
+    /// Packets QUIC declared lost.
     pub packets_lost: u64,
+    /// Packets sent again for data a lost one carried.
     pub retransmissions: u64,
     /// UDP payload bytes sent and received.
     pub wire_bytes_sent: u64,
+    /// UDP payload bytes received.
     pub wire_bytes_received: u64,
     /// The RTT QUIC measured at the end of each handshake: count, min, sum and max in µs.
     pub handshake_rtts: u64,
+    /// The smallest handshake RTT, µs (meaningful when `handshake_rtts` > 0).
     pub handshake_rtt_min_us: u64,
+    /// The sum of the handshake RTTs, µs: with `handshake_rtts`, their mean.
     pub handshake_rtt_sum_us: u64,
+    /// The largest handshake RTT, µs.
     pub handshake_rtt_max_us: u64,
+    /// GOAWAYs received from the server (it closes the connection to new streams).
     pub goaways: u64,
     /// Streams a GOAWAY left unprocessed, sent again on a new connection.
     pub retried: u64,
     /// Failures by name (a few distinct names at most; counted only when one happens).
     pub handshake_alerts: BTreeMap<String, u64>,
+    /// Streams the server reset, by the HTTP/3 error code's name.
     pub stream_resets: BTreeMap<String, u64>,
+    /// Connections closed with an error, by the error's name (QUIC's or HTTP/3's).
     pub connection_closes: BTreeMap<String, u64>,
 }
 
 impl Http3Stats {
+    /// Adds another thread's (or host's) counters: sums, the RTT extremes kept, the failures by
+    /// name added.
     pub fn merge(&mut self, o: &Http3Stats) {
         self.connections += o.connections;
         self.streams += o.streams;
@@ -117,11 +130,17 @@ impl Http3Stats {
 /// A connection's packet and byte counts (QUIC's, all 64-bit).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Packets {
+    /// Packets sent.
     pub sent: u64,
+    /// Packets received.
     pub received: u64,
+    /// Packets declared lost.
     pub lost: u64,
+    /// Packets sent again for lost data.
     pub retransmitted: u64,
+    /// UDP payload bytes sent.
     pub bytes_sent: u64,
+    /// UDP payload bytes received.
     pub bytes_received: u64,
 }
 

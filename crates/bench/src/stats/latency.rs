@@ -55,11 +55,15 @@ impl Latency {
         Latency { hist }
     }
 
+    /// Records one value, clamped to the histogram's range (1 µs to `MAX_LATENCY_US`), so that
+    /// nothing recorded is ever lost.
     #[inline]
     pub fn record(&mut self, d: Duration) {
         self.record_us(d.as_micros().min(u128::from(MAX_LATENCY_US)) as u64);
     }
 
+    /// Records one value in µs, clamped as [`Latency::record`]'s; the engine's call, with no
+    /// `Duration` to build.
     #[inline]
     pub fn record_us(&mut self, us: u64) {
         self.hist.saturating_record(us.clamp(1, MAX_LATENCY_US));
@@ -71,6 +75,8 @@ impl Latency {
             .saturating_record_n(us.clamp(1, MAX_LATENCY_US), n);
     }
 
+    /// Adds another histogram's values: bucket by bucket when both have the same precision, value
+    /// by value otherwise.
     pub fn merge(&mut self, other: &Latency) {
         // Same bounds on both sides (both built by `new`), so `add` cannot fail; a histogram of
         // coarser precision is merged value by value.
@@ -82,10 +88,12 @@ impl Latency {
         }
     }
 
+    /// How many values were recorded.
     pub fn count(&self) -> u64 {
         self.hist.len()
     }
 
+    /// The HDR histogram itself, for the reports' percentiles and the JSON's encoding.
     pub fn histogram(&self) -> &Histogram<u64> {
         &self.hist
     }
@@ -114,6 +122,7 @@ impl Latency {
         points
     }
 
+    /// Count, min, mean, max and the reports' percentiles, in ms; all zero for an empty histogram.
     pub fn summary(&self) -> LatencySummary {
         if self.hist.is_empty() {
             return LatencySummary::default();

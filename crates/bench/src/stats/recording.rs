@@ -5,7 +5,9 @@ use super::{ErrorKind, Stats, TlsAgreed, TlsSession, MAX_RAMP};
 /// One complete response, as the engine hands it to [`Stats::record_response`]: times in µs.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct ResponseSample {
+    /// The response's head, status line and fields, as read.
     pub header_bytes: u64,
+    /// The response's body, after its framing (chunk sizes, HTTP/2 frame headers) is taken off.
     pub body_bytes: u64,
     /// Request written (open loop, first file of a page: intended start) to first response byte.
     pub ttfb_us: u64,

@@ -20,6 +20,7 @@ pub enum Unfollowed {
 }
 
 impl Unfollowed {
+    /// Every reason, in the order of `RedirectStats::unfollowed`'s counters.
     pub const ALL: [Unfollowed; 4] = [
         Unfollowed::CrossOrigin,
         Unfollowed::NoLocation,
@@ -27,6 +28,7 @@ impl Unfollowed {
         Unfollowed::TooManyLocations,
     ];
 
+    /// The snake_case name, for the JSON key and the summary's line.
     pub fn name(self) -> &'static str {
         match self {
             Unfollowed::CrossOrigin => "cross_origin",
@@ -41,11 +43,14 @@ impl Unfollowed {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct RedirectStats {
+    /// Redirects followed: each a request the server answered, its time its page entry's.
     pub followed: u64,
+    /// Redirects not followed, by reason, indexed as [`Unfollowed::ALL`].
     pub unfollowed: [u64; Unfollowed::ALL.len()],
 }
 
 impl RedirectStats {
+    /// One more redirect not followed, for `why`.
     pub fn add_unfollowed(&mut self, why: Unfollowed) {
         self.unfollowed[why as usize] += 1;
     }
@@ -58,6 +63,7 @@ impl RedirectStats {
             .filter(|&(_, n)| n > 0)
     }
 
+    /// Adds another thread's (or host's) counts.
     pub fn merge(&mut self, o: &RedirectStats) {
         self.followed += o.followed;
         for (a, b) in self.unfollowed.iter_mut().zip(o.unfollowed) {

@@ -9,20 +9,31 @@ use std::time::Duration;
 pub struct UrlStats {
     /// Responses that completed and matched their framing (any status).
     pub requests: u64,
+    /// Requests of this URL that failed, or whose response was an error by the run's rule
+    /// (ptester's error column).
     pub errors: u64,
     /// New connections opened to fetch this URL.
     pub connects: u64,
+    /// The fastest connect made for this URL, µs (`u64::MAX` until one is made, so that a merge
+    /// keeps the smaller).
     pub connect_us_min: u64,
+    /// The slowest connect made for this URL, µs.
     pub connect_us_max: u64,
+    /// The sum of those connects' times, µs: with `connects`, their mean.
     pub connect_us_sum: u64,
     /// Transfer: from the request written to the last byte of the response.
     pub transfer_us_min: u64,
+    /// The slowest transfer, µs.
     pub transfer_us_max: u64,
+    /// The sum of the transfers, µs: with `requests`, their mean.
     pub transfer_us_sum: u64,
+    /// Header bytes of its complete responses.
     pub header_bytes: u64,
+    /// Body bytes of its complete responses.
     pub body_bytes: u64,
     /// Body size of the last complete response (the file's size, for the page-size figure).
     pub last_body_size: u64,
+    /// Response times of its complete responses (as `Stats::response`), for its percentiles.
     pub response: Latency,
 }
 
@@ -35,13 +46,19 @@ pub struct PageStats {
     pub errors: u64,
     /// Sum of page times (connect + transfer of all its files), µs.
     pub time_us_sum: u64,
+    /// The longest page time, µs.
     pub time_us_max: u64,
+    /// The sum of the connect times of its files, µs (WebSTONE's connect time per page).
     pub connect_us_sum: u64,
+    /// The slowest connect made for one of its files, µs.
     pub connect_us_max: u64,
     /// Body bytes of this page's completed files.
     pub body_bytes: u64,
+    /// Header bytes of this page's completed files.
     pub header_bytes: u64,
+    /// Connections opened to fetch its files.
     pub connects: u64,
+    /// Page times of its hits, for the page's percentiles.
     pub time: Latency,
 }
 
@@ -64,6 +81,8 @@ pub struct SecondStats {
 }
 
 impl SecondStats {
+    /// An empty second; its latency histogram at 2 significant figures, so that a long run's series
+    /// stays small.
     pub fn new() -> Self {
         SecondStats {
             requests: 0,
@@ -73,6 +92,8 @@ impl SecondStats {
         }
     }
 
+    /// Adds another thread's (or host's) same second: counts summed, histograms merged bucket by
+    /// bucket.
     pub fn merge(&mut self, o: &SecondStats) {
         self.requests += o.requests;
         self.errors += o.errors;
@@ -102,6 +123,7 @@ pub fn seconds_in(d: Duration) -> usize {
 }
 
 impl UrlStats {
+    /// An empty row: the minima at `u64::MAX`, so that the first connect and transfer set them.
     pub fn new() -> Self {
         UrlStats {
             requests: 0,
@@ -120,6 +142,8 @@ impl UrlStats {
         }
     }
 
+    /// Adds another thread's (or host's) row for the same URL: sums and extremes combined, the last
+    /// body size from the side that saw a response.
     pub fn merge(&mut self, o: &UrlStats) {
         self.requests += o.requests;
         self.errors += o.errors;
@@ -146,6 +170,7 @@ impl Default for UrlStats {
 }
 
 impl PageStats {
+    /// An empty block.
     pub fn new() -> Self {
         PageStats {
             hits: 0,
@@ -161,6 +186,7 @@ impl PageStats {
         }
     }
 
+    /// Adds another thread's (or host's) block for the same page.
     pub fn merge(&mut self, o: &PageStats) {
         self.hits += o.hits;
         self.errors += o.errors;

@@ -36,15 +36,18 @@ impl<'de> Deserialize<'de> for StatusCounts {
 impl StatusCounts {
     const CODES: usize = 1000;
 
+    /// An empty table, one counter for every three-digit code, allocated once per thread.
     pub fn new() -> Self {
         StatusCounts(vec![0; Self::CODES].into_boxed_slice())
     }
 
+    /// One more response with `status`; on the request path, an index and an add.
     #[inline]
     pub fn add(&mut self, status: u16) {
         self.0[usize::from(status).min(Self::CODES - 1)] += 1;
     }
 
+    /// The responses counted with `status`.
     pub fn get(&self, status: u16) -> u64 {
         self.0.get(usize::from(status)).copied().unwrap_or(0)
     }
@@ -58,6 +61,7 @@ impl StatusCounts {
             .map(|(code, &n)| (code as u16, n))
     }
 
+    /// Adds another thread's (or host's) counts, code by code.
     pub fn merge(&mut self, other: &StatusCounts) {
         for (a, b) in self.0.iter_mut().zip(other.0.iter()) {
             *a += b;

@@ -6,7 +6,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct TlsSession {
+    /// The protocol version (`TLSv1_3`).
     pub version: String,
+    /// The cipher suite (`TLS13_AES_128_GCM_SHA256`).
     pub cipher: String,
     /// The key exchange group (`X25519`, `X25519MLKEM768`, ...).
     pub kx: String,
@@ -17,8 +19,12 @@ pub struct TlsSession {
 /// A handshake's agreement as rustls names it, without allocating (made a [`TlsSession`] once).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TlsAgreed {
+    /// The protocol version, as in [`TlsSession::version`].
     pub version: &'static str,
+    /// The cipher suite, as in [`TlsSession::cipher`].
     pub cipher: &'static str,
+    /// The key exchange group, as in [`TlsSession::kx`].
     pub kx: &'static str,
+    /// The protocol chosen by ALPN, if any.
     pub alpn: Option<&'static str>,
 }

@@ -12,15 +12,18 @@ pub use tls_client::TlsFailure;
 pub struct TlsFailures(pub [u64; TlsFailure::ALL.len()]);
 
 impl TlsFailures {
+    /// One more handshake failed for `reason`.
     #[inline]
     pub fn add(&mut self, reason: TlsFailure) {
         self.0[reason as usize] += 1;
     }
 
+    /// The handshakes that failed for `reason`.
     pub fn get(&self, reason: TlsFailure) -> u64 {
         self.0[reason as usize]
     }
 
+    /// The failed handshakes, whatever the reason.
     pub fn total(&self) -> u64 {
         self.0.iter().sum()
     }
@@ -36,6 +39,7 @@ impl TlsFailures {
         seen
     }
 
+    /// Adds another thread's (or host's) counts, reason by reason.
     pub fn merge(&mut self, other: &TlsFailures) {
         for (a, b) in self.0.iter_mut().zip(other.0.iter()) {
             *a += b;

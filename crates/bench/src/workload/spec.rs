@@ -28,6 +28,7 @@ fn is_token(s: &str) -> bool {
 }
 
 impl RequestSpec {
+    /// The request's method: the one given, GET by default.
     pub fn method(&self) -> &str {
         self.method.as_deref().unwrap_or("GET")
     }

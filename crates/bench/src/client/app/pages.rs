@@ -2,7 +2,8 @@
 //! HTTP/1, HTTP/2 and HTTP/3: a page starts with its data rows drawn, and a file waits while
 //! one before it that extracts values is still in flight.
 
-use super::super::page::{Child, Exchange};
+use super::super::exchange::Exchange;
+use super::super::page::Child;
 use super::super::ThreadState;
 use super::AppExchange;
 use crate::stats::ErrorKind;

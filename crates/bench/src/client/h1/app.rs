@@ -5,7 +5,8 @@
 //! its response (`pipelining.rs` reads a batch as it reads a static page's).
 
 use super::super::app;
-use super::super::page::{self, Child};
+use super::super::page::Child;
+use super::super::page_flow;
 use super::super::redirects::{Hop, OWN};
 use super::super::{shared, ThreadState};
 use super::lanes::LANES;
@@ -23,7 +24,7 @@ impl H1 {
             return true;
         }
         self.state = State::Idle;
-        page::finish(self, ch, cx, now);
+        page_flow::finish(self, ch, cx, now);
         false
     }
 

@@ -1,7 +1,8 @@
 //! HTTP/1.0's end of a connection: the client waits for the server to close first (`Closing`),
 //! then goes on with the page's next file, a redirect's next hop, or the next page.
 
-use super::super::page::{next_page, Child};
+use super::super::page::Child;
+use super::super::page_flow::next_page;
 use super::super::{ThreadState, Wire};
 use super::{State, H1};
 

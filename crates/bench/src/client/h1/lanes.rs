@@ -13,7 +13,9 @@
 //! is counted as unfinished (or unsent, when not written in full), never lost, and the next
 //! pages go on a new connection.
 
-use super::super::page::{self, Child, Exchange};
+use super::super::exchange::Exchange;
+use super::super::page::Child;
+use super::super::page_flow;
 use super::super::redirects::OWN;
 use super::super::{RunShared, ThreadState, Wire};
 use super::{State, H1};
@@ -137,7 +139,7 @@ impl H1 {
             self.wpos = 0;
         }
         while 1 + lanes.behind.len() < lanes.depth && !cx.ended(now) {
-            if !page::pick(ch, cx, now) {
+            if !page_flow::pick(ch, cx, now) {
                 break;
             }
             let ex = Exchange {
@@ -168,7 +170,7 @@ impl H1 {
         let next = self.lanes.as_mut().and_then(|l| l.behind.pop_front());
         let Some(lane) = next else {
             self.state = State::Idle;
-            return page::next_page(self, ch, cx, now, false);
+            return page_flow::next_page(self, ch, cx, now, false);
         };
         self.ex = lane.ex;
         if let Some(lanes) = &mut self.lanes {

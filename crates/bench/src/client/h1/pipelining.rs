@@ -4,7 +4,8 @@
 //! a batch has on the wire also decides, at the end of the run, which of its requests count as
 //! sent (`at_end`).
 
-use super::super::page::{Child, Exchange};
+use super::super::exchange::Exchange;
+use super::super::page::Child;
 use super::super::redirects::OWN;
 use super::super::ThreadState;
 use super::app::APP;

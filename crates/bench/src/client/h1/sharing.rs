@@ -7,7 +7,7 @@
 
 use super::super::app::AppExchange;
 use super::super::page::Child;
-use super::super::{shared, ThreadState, Wire, BACKOFF_US};
+use super::super::{page_flow, shared, ThreadState, Wire, BACKOFF_US};
 use super::{State, H1};
 use crate::config::HttpMode;
 
@@ -25,7 +25,7 @@ impl H1 {
                 }
                 self.start_file(ch, cx, now);
             }
-            None => shared::next(self, ch, cx, now, None),
+            None => page_flow::next_for_member(self, ch, cx, now, None),
         }
     }
 
@@ -65,7 +65,7 @@ impl H1 {
         shared::file_done(ch, cx, self.ex.file, false, now);
         self.state = State::Idle;
         match backoff {
-            true => shared::next(self, ch, cx, now, Some(now + BACKOFF_US)),
+            true => page_flow::next_for_member(self, ch, cx, now, Some(now + BACKOFF_US)),
             false => self.next_shared(ch, cx, now),
         }
     }

@@ -14,9 +14,10 @@
 //! which grow to the largest seen and are reused, and so does the Webchild's request; a kept
 //! body past `KEPT_ROOM` is given back when its stream is done.
 
-pub(super) use super::super::app::AppStream;
 use super::super::app::{self, Kept};
-use super::super::page::{self, Child, Exchange};
+use super::super::exchange::Exchange;
+use super::super::page::Child;
+use super::super::page_flow;
 use super::super::redirects::{Hop, OWN};
 use super::super::ThreadState;
 use super::requests::STACK_FIELDS;
@@ -34,7 +35,7 @@ impl H2 {
             return true;
         }
         self.busy = false;
-        page::finish(self, ch, cx, now);
+        page_flow::finish(self, ch, cx, now);
         false
     }
 

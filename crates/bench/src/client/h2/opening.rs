@@ -4,7 +4,9 @@
 //! a newly picked one-file page, in the open loop once its slot has come. When nothing is left
 //! the page (or the Webchild's lanes) ends.
 
-use super::super::page::{self, Child, Exchange};
+use super::super::exchange::Exchange;
+use super::super::page::Child;
+use super::super::page_flow;
 use super::super::redirects::OWN;
 use super::super::{ThreadState, Wire, NONE};
 use super::requests::{H2Requests, STACK_FIELDS};
@@ -77,7 +79,7 @@ impl H2 {
                         slot_ahead = true;
                         break;
                     }
-                    if !page::pick(ch, cx, now) {
+                    if !page_flow::pick(ch, cx, now) {
                         quota_done = true;
                         break;
                     }
@@ -171,12 +173,12 @@ impl H2 {
             self.busy = false;
             if quota_done {
                 // Every lane is done: the Webchild is done.
-                return page::finish(self, ch, cx, now);
+                return page_flow::finish(self, ch, cx, now);
             }
             // No stream in flight and none to open now (the next open-loop slot is ahead, the
             // run has ended, or the connection is gone after a GOAWAY): the next page as after
             // any page, on this connection or a new one.
-            return page::next_page(self, ch, cx, now, false);
+            return page_flow::next_page(self, ch, cx, now, false);
         }
         let done = !self.page_ok || self.next_file >= ch.files(cx.sh.workload);
         if done && self.retry.is_empty() {
@@ -185,7 +187,7 @@ impl H2 {
             // A page that ended on a request not sent (a value missing) starts the next after
             // the back-off of a failed connect: nothing was read, and every page may fail so.
             let backoff = std::mem::take(&mut self.unsent);
-            page::end_page(self, ch, cx, hit, now, backoff);
+            page_flow::end_page(self, ch, cx, hit, now, backoff);
         }
     }
 

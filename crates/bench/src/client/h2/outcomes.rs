@@ -3,7 +3,9 @@
 //! cancelled, and everything in flight when the connection itself fails. The connection
 //! (`h2.rs`) calls these after each read, send and timer.
 
-use super::super::page::{self, Answer, Child};
+use super::super::exchange::Answer;
+use super::super::page::Child;
+use super::super::page_flow;
 use super::super::{ThreadState, Wire, NONE};
 use super::{State, H2};
 use crate::stats::ErrorKind;
@@ -266,10 +268,10 @@ impl H2 {
         );
         self.busy = false;
         if self.lanes {
-            page::next_page(self, ch, cx, now, backoff);
+            page_flow::next_page(self, ch, cx, now, backoff);
         } else {
             self.page_ok = false;
-            page::end_page(self, ch, cx, false, now, backoff);
+            page_flow::end_page(self, ch, cx, false, now, backoff);
         }
     }
 }

@@ -25,6 +25,8 @@ pub struct H2Requests {
 }
 
 impl H2Requests {
+    /// Every URL's request as HTTP/2's (and HTTP/3's) header list, built once: pseudo-header
+    /// fields, the workload's fields, and the body each stream shares.
     pub fn build(config: &BenchConfig, workload: &Workload) -> Self {
         let mut r = H2Requests::default();
         let scheme: &[u8] = match config.target.scheme {

@@ -3,10 +3,10 @@
 //! bytes, a stream closed, SETTINGS, GOAWAY) in the stream table and queues what the session
 //! writes; the connection (`h2.rs`) acts on the notes after each call, with the page logic.
 
-use super::super::page::{Exchange, PageRef};
+use super::super::app::AppStream;
+use super::super::exchange::{Exchange, PageRef};
 use super::super::redirects::Locations;
 use super::super::NONE;
-use super::app::AppStream;
 use crate::stats::Http2Stats;
 use crate::transport::LOW_WATER_FLOOR;
 use http2::frame_type::{CONTINUATION, DATA, HEADERS};

@@ -12,7 +12,9 @@
 //! ends there, not a hit, after the back-off of a failed connect, as over HTTP/1 and HTTP/2.
 
 use super::super::app::{self, AppStream, Kept};
-use super::super::page::{self, Child, Exchange};
+use super::super::exchange::Exchange;
+use super::super::page::Child;
+use super::super::page_flow;
 use super::super::redirects::{Hop, OWN};
 use super::super::ThreadState;
 use super::streams::Stream;
@@ -29,7 +31,7 @@ impl H3 {
         }
         self.busy = false;
         self.fresh = false;
-        page::finish(self, ch, cx, now);
+        page_flow::finish(self, ch, cx, now);
         false
     }
 

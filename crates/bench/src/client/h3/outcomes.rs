@@ -3,7 +3,8 @@
 //! a GOAWAY's unprocessed streams kept to be sent again, stalled streams timed out and
 //! cancelled, and everything in flight failed when the connection itself fails.
 
-use super::super::page::{self, Child};
+use super::super::page::Child;
+use super::super::page_flow;
 use super::super::{ThreadState, Wire};
 use super::{State, H3};
 use crate::stats::{ErrorKind, Http3Stats};
@@ -154,6 +155,6 @@ impl H3 {
             kind,
             ErrorKind::ConnectRefused | ErrorKind::ConnectOther | ErrorKind::H3Handshake
         );
-        page::end_page(self, ch, cx, false, now, backoff);
+        page_flow::end_page(self, ch, cx, false, now, backoff);
     }
 }

@@ -5,7 +5,9 @@
 //! GOAWAY. When nothing is left in flight or to send, the page ends.
 
 use super::super::app::AppStream;
-use super::super::page::{self, Answer, Child, Exchange};
+use super::super::exchange::{Answer, Exchange};
+use super::super::page::Child;
+use super::super::page_flow;
 use super::super::redirects::OWN;
 use super::super::{ThreadState, Wire, NONE};
 use super::{State, H3};
@@ -153,7 +155,7 @@ impl H3 {
             // A request not sent for a missing value: the next page after a back-off, so that
             // a Webchild whose every page fails alike does not spin.
             let backoff = std::mem::take(&mut self.unsent);
-            page::end_page(self, ch, cx, self.page_ok, now, backoff);
+            page_flow::end_page(self, ch, cx, self.page_ok, now, backoff);
         }
     }
 

@@ -1,0 +1,68 @@
+//! Why a run stopped early (fail fast, `runner/fail_fast.rs`): the kind every attempt failed
+//! as, how many, and after how long; kept in `Stats`, merged across hosts, and said in one line
+//! with what to do about it.
+
+use super::ErrorKind;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// Why a run stopped early: every attempt failed as `kind`, `attempts` of them, for `after`
+/// (from the run's start, warm-up included).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GaveUp {
+    /// The one kind every failed attempt was of.
+    pub kind: ErrorKind,
+    /// The failed attempts, every one of `kind`.
+    pub attempts: u64,
+    /// When the run stopped, from its start (warm-up included).
+    pub after: Duration,
+}
+
+impl GaveUp {
+    /// Two parts of a run (hosts) that stopped: of one kind, their attempts add up and the
+    /// later stop is the run's; of two kinds, the first says why.
+    pub fn merge(a: Option<GaveUp>, b: Option<GaveUp>) -> Option<GaveUp> {
+        match (a, b) {
+            (Some(a), Some(b)) if a.kind == b.kind => Some(GaveUp {
+                kind: a.kind,
+                attempts: a.attempts + b.attempts,
+                after: a.after.max(b.after),
+            }),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// What to do about it, for the kinds that have a usual cause; the others say only that.
+    pub fn hint(&self, config: &crate::BenchConfig) -> Option<String> {
+        let target = &config.target;
+        let server = match &target.unix_socket {
+            Some(path) => path.display().to_string(),
+            None => target.addr.to_string(),
+        };
+        Some(match self.kind {
+            ErrorKind::ConnectRefused => format!("is the server running on {server}?"),
+            ErrorKind::ConnectTimeout => format!("is {server} reachable (a firewall dropping the connects)?"),
+            ErrorKind::H2NotNegotiated => "the server does not speak HTTP/2 (try without --http 2, or h2c with --http 2 over http://)".to_owned(),
+            ErrorKind::TlsHandshake => "is the server speaking TLS on that port (http:// rather than https://)?".to_owned(),
+            ErrorKind::Status4xx => "the server has no such files (check the paths, or put the files in place: flint fileset)".to_owned(),
+            ErrorKind::Status5xx => "the server fails every request (see its error log)".to_owned(),
+            _ => return None,
+        })
+    }
+
+    /// The one line that says why the run stopped: `every attempt failed as connect_refused
+    /// (120 in 1.0 s): is the server running on 127.0.0.1:8080?`, with `hint` in place of the
+    /// usual one when given.
+    pub fn line(&self, config: &crate::BenchConfig, hint: Option<&str>) -> String {
+        let head = format!(
+            "stopped early: every attempt failed as {} ({} in {:.1} s)",
+            self.kind.name(),
+            self.attempts,
+            self.after.as_secs_f64()
+        );
+        match hint.map(str::to_owned).or_else(|| self.hint(config)) {
+            Some(hint) => format!("{head}: {hint}"),
+            None => head,
+        }
+    }
+}
