@@ -251,7 +251,9 @@ fn timeseries_of_a_page_count_run_covers_its_seconds() {
     assert_eq!(r.stats.requests, 30);
     let entries = seconds_add_up(&r);
     assert_eq!(entries.len(), bench::stats::seconds_in(r.duration));
-    assert_eq!(entries.len(), 2, "{:?}", r.duration);
+    // Past one second whatever the machine's speed (30 pages and 29 thinks of 40 ms): the
+    // last entry is a part-second. How many seconds a loaded machine makes of it is not fixed.
+    assert!(entries.len() >= 2, "{:?}", r.duration);
     let last = entries.last().unwrap()["t_s"].as_f64().unwrap();
     assert!((last - r.duration.as_secs_f64()).abs() < 1e-9);
 }
@@ -266,7 +268,9 @@ fn timeseries_counts_errors_and_leaves_latency_null_without_responses() {
     let r = bench::run(&cfg, &one_file(), &AtomicBool::new(false)).unwrap();
     assert!(r.stats.errors.total() > 10);
     let entries = seconds_add_up(&r);
-    assert_eq!(entries.len(), 2);
+    // Two seconds of a 1.2 s window (one more if a loaded machine stopped it late).
+    assert_eq!(entries.len(), bench::stats::seconds_in(r.duration));
+    assert!(entries.len() >= 2, "{:?}", r.duration);
     for e in &entries {
         assert!(e["errors"].as_u64().unwrap() > 0, "{e}");
         assert_eq!(e["requests"], 0);
