@@ -163,7 +163,8 @@ pub struct Timeouts {
     pub keep_alive: Duration,
     /// A connection whose responses make no progress for this long (nothing more taken by
     /// flow control, no stream acknowledged whole: a client that does not acknowledge or
-    /// does not open its windows) has them reset and is closed.
+    /// does not open its windows) has them reset and is closed. It runs only while bytes
+    /// wait on the client: a slow upload whose response is done meets only `body`.
     pub send: Duration,
     /// A request body is due within this of its head, plus a second per `body_min_rate`
     /// bytes the server has read of it, and with no longer gap between its bytes (flint

@@ -194,9 +194,15 @@ struct Conn {
     /// Since when no whole request has been under way (None: one is; a stream still in its
     /// header block does not count).
     quiet_since: Option<Instant>,
-    /// A response is under way (held back by flow control, or not acknowledged whole).
+    /// A whole request is under way (not let go of by QUIC yet): holds the keep-alive clock.
     busy: bool,
-    /// When a response under way last made progress (or the connection became busy).
+    /// Streams whose response went whole to QUIC and that QUIC has not let go of yet (at most
+    /// the stream limit of them).
+    unacked: Vec<u64>,
+    /// The server has bytes waiting on the client (a response held back by flow control, or
+    /// one sent and not acknowledged): the send clock runs.
+    waiting: bool,
+    /// When what waits last made progress (or the server began waiting).
     progress_at: Instant,
     /// In the `to_poll` queue.
     polling: bool,
@@ -298,6 +304,7 @@ impl Server {
     /// which takes all of it, so nothing read is left to read again. 0: a `Writable` event
     /// says when more may go, as after a `send_body` that took less than offered.
     pub fn capacity(&mut self, id: RequestId) -> Result<usize, Error> {
+        let now = self.now;
         let conn = self.conn(id.conn)?;
         let room = match conn.quic.stream_capacity(id.stream) {
             Ok(n) => n.saturating_sub(DATA_FRAME_HEADER),
@@ -306,6 +313,7 @@ impl Server {
         };
         if room == 0 && !conn.blocked.contains(&id.stream) {
             conn.blocked.push(id.stream);
+            clocks::waiting(conn, now);
         }
         Ok(room)
     }
@@ -549,6 +557,8 @@ impl Server {
             counted: odcid.is_some(),
             quiet_since: None,
             busy: false,
+            unacked: Vec::new(),
+            waiting: false,
             progress_at: self.now,
             polling: false,
             sending: false,
@@ -663,10 +673,7 @@ impl Server {
             match event {
                 h3::Event::Headers { list, more_frames } => {
                     conn.heads.retain(|&(s, _)| s != stream);
-                    if !conn.busy {
-                        conn.busy = true;
-                        conn.progress_at = self.now;
-                    }
+                    conn.busy = true;
                     // After our GOAWAY a new request is refused (RFC 9114 5.2): the client
                     // may send it again on another connection.
                     if conn.goaway.is_some_and(|g| stream >= g) {
@@ -850,11 +857,13 @@ impl Server {
         .ok_or(Error::TooManyFields)?;
         if let Err(h3::Error::StreamBlocked) = sent {
             conn.blocked.push(id.stream);
+            clocks::waiting(conn, now);
         }
         sent?;
         if end {
             clocks::answered(conn, id.stream);
         }
+        clocks::waiting(conn, now);
         conn.progress_at = now;
         self.mark_send(id.conn.slot);
         Ok(())
@@ -877,6 +886,9 @@ impl Server {
         }
         if end && taken == body.len() {
             clocks::answered(conn, id.stream);
+        }
+        if !body.is_empty() || end {
+            clocks::waiting(conn, now);
         }
         if taken > 0 {
             conn.progress_at = now;

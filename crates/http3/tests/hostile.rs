@@ -2,9 +2,9 @@
 //! QUIC's idle timeout alone never ends (their PINGs or ACKs restart it): one that PINGs
 //! forever with no request open (keep-alive: GOAWAY, then H3_NO_ERROR), one that sends half a
 //! header block (header timeout: the stream reset, the connection kept), one that never opens
-//! its windows to a response (send timeout: reset and closed), one that stops in the middle
-//! of its handshake. The server's own idle timeout is two minutes: each test ends well inside
-//! it, by its deadline, with the right count. And one address opening more connections than
+//! its windows to a response or never acknowledges it (send timeout: reset and closed), one
+//! that stops in the middle of its handshake. The server's own idle timeout is two minutes:
+//! each test ends well inside it, by its deadline, with the right count. And one address opening more connections than
 //! it may, Initials spoofed in its name, tokens foreign and forged, a client skipping stream
 //! numbers, stateless resets only from the thread holding a connection, and the shutdown's
 //! GOAWAY sent before its close.
@@ -122,6 +122,36 @@ fn a_response_the_client_never_opens_its_window_to_is_reset_and_closed() {
     let c = net.server.counts();
     assert_eq!((c.send_timeouts, c.keep_alive_closes), (1, 0), "{c:?}");
     // Its state is gone with it (what waited to be sent included).
+    net.until("forgotten", |n| {
+        n.server.connections() == 0 && n.closed == 1
+    });
+}
+
+#[test]
+fn a_response_the_client_never_acknowledges_is_closed_at_the_send_timeout() {
+    let certs = Certs::new();
+    let timeouts = Timeouts {
+        header: LONG,
+        keep_alive: LONG,
+        send: SHORT,
+        ..Timeouts::default()
+    };
+    // A response well inside the client's windows: flow control takes it all at once, and
+    // only its acknowledgement is left to wait for.
+    let mut net = Net::new(server(&certs, timeouts), 2000);
+    let mut peer = Peer::connect(
+        &mut client_config(256 * 1024),
+        "127.0.0.2:5000".parse().unwrap(),
+    );
+    peer.ping = Some(Duration::from_millis(20));
+    net.peers.push(peer);
+    net.until("handshake", |n| n.peers[0].h3.is_some());
+    // From here it hears nothing, so acknowledges nothing, but PINGs on.
+    net.peers[0].deaf = true;
+    net.peers[0].get("/small");
+    net.until("send timeout", |n| n.server.counts().send_timeouts == 1);
+    let c = net.server.counts();
+    assert_eq!((c.keep_alive_closes, c.body_timeouts), (0, 0), "{c:?}");
     net.until("forgotten", |n| {
         n.server.connections() == 0 && n.closed == 1
     });

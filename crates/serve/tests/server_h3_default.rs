@@ -3,7 +3,7 @@
 //! HTTP/3 was required (then the start fails; required with a certificate and no key, or the
 //! reverse, the refusal names what is missing); turned off, no UDP socket answers and nothing
 //! is advertised. A request body that stalls over HTTP/3 is ended by `body_timeout_ms`, as
-//! over HTTP/1.1 and HTTP/2.
+//! over HTTP/1.1 and HTTP/2; one that comes slowly within it outlives `send_timeout_ms`.
 
 mod common;
 mod h3_support;
@@ -11,7 +11,7 @@ mod tls_support;
 
 use std::io::{BufReader, Write};
 use std::net::{SocketAddr, UdpSocket};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use common::{content, get, read_response, Response, TestServer};
 use h3_support::{Certs, Driver};
@@ -219,6 +219,54 @@ fn a_stalled_request_body_is_ended_by_the_body_deadline() {
             st.http3_connections
         ),
         (2, 0, 1),
+        "{st:?}"
+    );
+}
+
+#[test]
+fn a_slow_upload_within_its_body_deadline_is_not_cut_by_the_send_timeout() {
+    let certs = Certs::new();
+    // The send timeout is a fraction of the upload; the body's deadline is far off and its
+    // rate kept easily.
+    let srv = certs.serve(|c| {
+        c.http3 = None;
+        c.send_timeout_ms = 200;
+        c.body_timeout_ms = 20_000;
+        c.body_min_rate = 1;
+        c.keepalive_timeout_ms = 600_000;
+        c.h3_idle_timeout_ms = 600_000;
+    });
+    let mut d = Driver::connect(&mut certs.client(), srv.addr);
+    d.pings = true;
+    // A small file is answered whole at once, and acknowledged, while the body goes on.
+    let stream = stalled_body(&mut d, "/a.txt", 10);
+    let got = d.wait(&[stream]);
+    assert_eq!((got[0].status, &got[0].body[..]), (200, &b"hello"[..]));
+    let started = Instant::now();
+    for i in 0..12 {
+        let last = i == 11;
+        assert_eq!(d.client.send_body(stream, b"0123456789", last).unwrap(), 10);
+        let sent = Instant::now();
+        while sent.elapsed() < Duration::from_millis(100) {
+            d.turn();
+        }
+        assert_eq!(srv.stats().h3_send_timeouts, 0, "cut after chunk {i}");
+    }
+    let upload = started.elapsed();
+    assert!(upload >= Duration::from_millis(1000), "{upload:?}");
+    // The connection goes on.
+    let after = d.fetch(&[("GET", "/a.txt")]);
+    assert_eq!((after[0].status, &after[0].body[..]), (200, &b"hello"[..]));
+    d.client.close(http3::H3_NO_ERROR, b"");
+    d.turn();
+    let st = srv.stop();
+    assert_eq!(
+        (
+            st.h3_body_timeouts,
+            st.h3_send_timeouts,
+            st.http3_connections
+        ),
+        (0, 0, 1),
         "{st:?}"
     );
 }

@@ -10,7 +10,10 @@
 //! - responses under way that make no progress (send timeout): nothing more taken by flow
 //!   control and no stream let go of by QUIC (acknowledged whole), as when a client does not
 //!   acknowledge or does not open its windows: the streams are reset and the connection
-//!   closed, so what they held is freed;
+//!   closed, so what they held is freed. The clock runs only while the server has bytes
+//!   waiting on the client (a response held back by flow control, or gone whole to QUIC and
+//!   not let go of): a request still being read, or a response not begun, waits on no one
+//!   here, so a slow upload whose response is done meets only its body's deadline;
 //! - each request body (body timeout, as flint serve's HTTP/1.1 and HTTP/2 bodies): due
 //!   within the timeout of its head, plus a second per `body_min_rate` bytes read of it
 //!   (Apache's mod_reqtimeout `body=10,MinRate=500`), with no longer gap between its bytes
@@ -67,10 +70,23 @@ pub(super) fn body_started(conn: &mut Conn, stream: u64, now: Instant) {
     });
 }
 
-/// `stream`'s response has gone whole to QUIC (its end taken): a late body no longer cuts it.
+/// `stream`'s response has gone whole to QUIC (its end taken): a late body no longer cuts it,
+/// and the send clock waits for its acknowledgement.
 pub(super) fn answered(conn: &mut Conn, stream: u64) {
     if let Some(b) = conn.bodies.iter_mut().find(|b| b.stream == stream) {
         b.answered = true;
+    }
+    if !conn.unacked.contains(&stream) {
+        conn.unacked.push(stream);
+    }
+}
+
+/// The server has just handed bytes to QUIC, or been held back by flow control: the send
+/// clock runs, from now if it was stopped.
+pub(super) fn waiting(conn: &mut Conn, now: Instant) {
+    if !conn.waiting {
+        conn.waiting = true;
+        conn.progress_at = now;
     }
 }
 
@@ -119,14 +135,31 @@ pub(super) fn update(conn: &mut Conn, now: Instant) {
     if conn.h3.is_none() {
         return;
     }
-    let before = conn.settled_below;
     let all_settled = settled(conn);
     let busy = !conn.blocked.is_empty() || !all_settled;
-    // A stream let go of (its response acknowledged whole) is progress.
-    if (busy && !conn.busy) || conn.settled_below != before {
+    conn.busy = busy;
+    // A response let go of by QUIC (acknowledged whole, or stopped by the client) is progress.
+    let unacked = conn.unacked.len();
+    let quic = &mut conn.quic;
+    conn.unacked.retain(|&s| {
+        !matches!(
+            quic.stream_capacity(s),
+            Err(quiche::Error::InvalidStreamState(_) | quiche::Error::StreamStopped(_))
+        )
+    });
+    if conn.unacked.len() != unacked {
         conn.progress_at = now;
     }
-    conn.busy = busy;
+    // The send clock runs only while bytes wait on the client. A response answered while
+    // its request's body still arrives is not counted: QUIC lets go of its stream only once
+    // the body has ended too, so whether it was acknowledged cannot be told here, and the
+    // body has its own clock; it counts again once the body has ended.
+    let waiting = !conn.blocked.is_empty()
+        || (conn.unacked.iter()).any(|&s| !conn.bodies.iter().any(|b| b.stream == s));
+    if waiting && !conn.waiting {
+        conn.progress_at = now;
+    }
+    conn.waiting = waiting;
     // Only a whole request under way holds the keep-alive clock: a stream still in its
     // header block has the header timeout, and letting it hold the clock would let a client
     // that opens one now and then (each reset at its header timeout) keep the connection.
@@ -149,7 +182,7 @@ pub(super) fn due(conn: &Conn, t: &Timeouts) -> Option<Instant> {
     let keep_alive = (conn.quiet_since)
         .filter(|_| conn.goaway.is_none())
         .map(|since| since + t.keep_alive);
-    let send = conn.busy.then(|| conn.progress_at + t.send);
+    let send = conn.waiting.then(|| conn.progress_at + t.send);
     let body = conn.bodies.iter().map(|b| b.deadline(t)).min();
     [header, keep_alive, send, body].into_iter().flatten().min()
 }
@@ -186,7 +219,7 @@ pub(super) fn expire(
         counts.header_timeouts += u64::from(reset);
     }
     expire_bodies(conn, id, t, now, counts, events);
-    if conn.busy && conn.progress_at + t.send <= now {
+    if conn.waiting && conn.progress_at + t.send <= now {
         if let Some(last) = conn.last_request {
             let mut s = conn.settled_below;
             while s <= last {
@@ -196,6 +229,8 @@ pub(super) fn expire(
             }
         }
         conn.blocked.clear();
+        conn.unacked.clear();
+        conn.waiting = false;
         let _ = conn.quic.close(true, H3_NO_ERROR, b"send timeout");
         counts.send_timeouts += 1;
         return;

@@ -163,6 +163,9 @@ pub struct Net {
     body: Vec<u8>,
     /// Connections the server reported closed.
     pub closed: u64,
+    /// Request body bytes the server read, and bodies it saw end.
+    pub body_read: u64,
+    pub bodies_ended: u64,
 }
 
 impl Net {
@@ -174,6 +177,8 @@ impl Net {
             sent: HashMap::new(),
             body: vec![b'x'; body_len],
             closed: 0,
+            body_read: 0,
+            bodies_ended: 0,
         }
     }
 
@@ -267,6 +272,14 @@ impl Net {
                     }
                 }
                 ServerEvent::Writable { id } => self.push(id),
+                // A request body is read as it comes (the response does not wait for it).
+                ServerEvent::Body { id } => {
+                    let mut buf = [0u8; 4096];
+                    while let Ok(n @ 1..) = self.server.recv_body(id, &mut buf) {
+                        self.body_read += n as u64;
+                    }
+                }
+                ServerEvent::BodyEnd { .. } => self.bodies_ended += 1,
                 ServerEvent::Closed { .. } => self.closed += 1,
                 _ => {}
             }
