@@ -11,7 +11,8 @@
 //! Work is kept in queues, so no call of a loop's turn walks all the connections: the
 //! connections to poll for events (those that received something), the connections that may
 //! have packets to send (received, answered, or timed out), and the connections' deadlines in
-//! a heap, those acted on recomputed (server/timers.rs).
+//! a heap, those acted on recomputed (server/timers.rs; debug builds check the heap's
+//! earliest against a walk of every connection at each `deadline`).
 
 use crate::config::{h3_config, Retry, ServerConfig};
 use crate::error::{Closed, Error};
@@ -759,7 +760,22 @@ impl Server {
     /// between calls, the connections acted on since recomputed (`timers`), so a turn with no
     /// QUIC activity costs a look at a heap's top.
     pub fn deadline(&self) -> Option<Instant> {
-        (self.timers.borrow_mut()).earliest(&self.slots, &self.config.timeouts)
+        let earliest = (self.timers.borrow_mut()).earliest(&self.slots, &self.config.timeouts);
+        // The heap's invariant, checked against a walk of every connection in debug builds
+        // (every test): a connection acted on and not touched would show here.
+        #[cfg(debug_assertions)]
+        {
+            let t = &self.config.timeouts;
+            let scan = (self.slots.iter())
+                .filter_map(|s| s.conn.as_ref())
+                .filter_map(|c| timers::deadline_of(c, t))
+                .min();
+            assert_eq!(
+                earliest, scan,
+                "the cached earliest deadline is every connection's"
+            );
+        }
+        earliest
     }
 
     /// Runs the timers of every connection whose deadline is `now` or before.

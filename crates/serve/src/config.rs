@@ -700,17 +700,31 @@ impl Config {
         for m in &self.proxy {
             Self::validate_proxy(m)?;
         }
+        // Half of TLS is refused whatever `http3` is: the port would otherwise be taken for
+        // HTTPS by what reads the predicate wrongly, or served in clear by mistake. The line
+        // names the half that is missing.
+        match (&self.tls_cert, &self.tls_key) {
+            (Some(cert), None) => {
+                return Err(InvalidConfig {
+                    key: "tls_cert",
+                    value: format!("{:?}", cert.display().to_string()),
+                    reason: "is set without `tls_key`: its private key is missing",
+                })
+            }
+            (None, Some(key)) => {
+                return Err(InvalidConfig {
+                    key: "tls_key",
+                    value: format!("{:?}", key.display().to_string()),
+                    reason: "is set without `tls_cert`: the certificate is missing",
+                })
+            }
+            _ => {}
+        }
         if self.http3 == Some(true) && !self.tls() {
-            // Half of TLS given: the line names the half that is missing.
-            let reason = match (&self.tls_cert, &self.tls_key) {
-                (Some(_), None) => "needs TLS, and `tls_cert` is set without `tls_key` (--tls-key): its private key is missing",
-                (None, Some(_)) => "needs TLS, and `tls_key` is set without `tls_cert` (--tls-cert): the certificate is missing",
-                _ => "needs TLS (`tls_cert` and `tls_key`, or --tls-cert and --tls-key): QUIC is always encrypted",
-            };
             return Err(InvalidConfig {
                 key: "http3",
                 value: "true".into(),
-                reason,
+                reason: "needs TLS (`tls_cert` and `tls_key`, or --tls-cert and --tls-key): QUIC is always encrypted",
             });
         }
         match checks.into_iter().find(|c| !c.2) {

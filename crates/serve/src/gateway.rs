@@ -246,7 +246,7 @@ impl Gateways {
             scratch: cgi::Scratch::default(),
             stdout_buf: vec![0; STDOUT_BUF].into_boxed_slice(),
             server_port,
-            https: config.tls_cert.is_some(),
+            https: config.tls(),
             registry: Rc::new(registry),
         })))
     }

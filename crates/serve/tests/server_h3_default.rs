@@ -315,28 +315,43 @@ fn requests_stopped_or_cancelled_with_their_head_leave_no_body_clock_behind() {
 }
 
 #[test]
-fn http3_required_with_half_of_tls_names_the_missing_half() {
+fn half_of_tls_is_refused_whatever_http3_is_naming_the_missing_half() {
     let certs = Certs::new();
     let root = tempfile::tempdir().unwrap();
-    let half = |cert: bool| serve::Config {
+    let half = |cert: bool, http3: Option<bool>| serve::Config {
         root: root.path().to_path_buf(),
         listen: SocketAddr::from(([127, 0, 0, 1], 0)),
         threads: 1,
         tls_cert: cert.then(|| certs.cert.clone()),
         tls_key: (!cert).then(|| certs.key.clone()),
-        http3: Some(true),
+        http3,
         ..serve::Config::default()
     };
-    // One line, nothing bound, naming what is missing (not only that TLS is).
-    for (cert, names) in [
-        (true, "`tls_key` (--tls-key)"),
-        (false, "`tls_cert` (--tls-cert)"),
-    ] {
-        let e = serve::Server::bind(half(cert)).err().expect("refused");
-        let line = e.to_string();
-        assert!(line.starts_with("`http3` = true: needs TLS"), "{line}");
-        assert!(line.contains(names), "{line}");
-        assert!(line.contains("missing"), "{line}");
-        assert_eq!(line.lines().count(), 1, "{line}");
+    // One line, nothing bound, naming what is missing (not only that TLS is), whether HTTP/3
+    // was asked for, left to the default, or turned off: a half is never a cleartext server.
+    for http3 in [Some(true), None, Some(false)] {
+        for (cert, set, names) in [
+            (
+                true,
+                "`tls_cert` = ",
+                "without `tls_key`: its private key is missing",
+            ),
+            (
+                false,
+                "`tls_key` = ",
+                "without `tls_cert`: the certificate is missing",
+            ),
+        ] {
+            let config = half(cert, http3);
+            let e = config.validate().expect_err("refused by validation");
+            assert_eq!(e.key, if cert { "tls_cert" } else { "tls_key" }, "{e}");
+            let Err(e) = serve::Server::bind(config) else {
+                panic!("{http3:?}: a half of TLS was served");
+            };
+            let line = e.to_string();
+            assert!(line.starts_with(set), "{http3:?}: {line}");
+            assert!(line.ends_with(names), "{http3:?}: {line}");
+            assert_eq!(line.lines().count(), 1, "{line}");
+        }
     }
 }

@@ -196,7 +196,7 @@ fn bad_certificates_and_keys_fail_at_start_with_one_clear_error() {
             Some(a.key.clone()),
             "no PEM CERTIFICATE block",
         ),
-        (Some(a.cert.clone()), None, "the key is missing"),
+        (Some(a.cert.clone()), None, "its private key is missing"),
         (None, Some(a.key.clone()), "the certificate is missing"),
     ];
     for (cert, key, want) in cases {

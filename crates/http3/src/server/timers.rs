@@ -8,8 +8,9 @@
 //! ([`Timers::touch`], a flag and a push); the next ask recomputes the touched slots alone
 //! and keeps them in a min-heap. An entry whose slot has moved on (a later deadline pushed,
 //! or the connection gone) is stale and dropped as it comes to the top; the heap is rebuilt
-//! from the live entries when stale ones outnumber them, so it stays within twice the
-//! connections. A turn with no QUIC activity thus costs a look at the top.
+//! from the live entries when it holds more than twice as many entries as there are live ones,
+//! plus 64, so it stays within 2 x connections + 64 entries. A turn with no QUIC activity thus
+//! costs a look at the top.
 
 use super::{clocks, Conn, Slot};
 use crate::config::Timeouts;
@@ -59,14 +60,22 @@ impl Timers {
 
     /// Recomputes the deadlines of the touched slots.
     pub fn refresh(&mut self, slots: &[Slot], t: &Timeouts) {
+        self.refresh_with(|i| {
+            let s = &slots[i];
+            (s.conn.as_ref())
+                .and_then(|c| deadline_of(c, t))
+                .map(|d| (d, s.generation))
+        });
+    }
+
+    /// [`Timers::refresh`], slot `i`'s deadline and generation (None: no connection, or one
+    /// with no deadline) told by `deadline_of_slot`.
+    fn refresh_with(&mut self, deadline_of_slot: impl Fn(usize) -> Option<(Instant, u32)>) {
         for k in 0..self.touched.len() {
             let slot = self.touched[k];
             let i = slot as usize;
             self.queued[i] = false;
-            let s = &slots[i];
-            let next = (s.conn.as_ref())
-                .and_then(|c| deadline_of(c, t))
-                .map(|d| (d, s.generation));
+            let next = deadline_of_slot(i);
             if next != self.live[i] {
                 self.live_count = self.live_count + usize::from(next.is_some())
                     - usize::from(self.live[i].is_some());
@@ -78,10 +87,15 @@ impl Timers {
         }
         self.touched.clear();
         if self.heap.len() > 2 * self.live_count + 64 {
-            let live = self.live.iter().enumerate();
-            self.heap = live
-                .filter_map(|(i, e)| e.map(|(d, g)| Reverse((d, i as u32, g))))
-                .collect();
+            // In place: the heap's own buffer keeps the live entries (a slot that went back
+            // to an earlier deadline has two equal ones), without a walk of every slot ever
+            // open or a new allocation.
+            let mut entries = std::mem::take(&mut self.heap).into_vec();
+            let live = &self.live;
+            entries.retain(|&Reverse((d, slot, g))| live[slot as usize] == Some((d, g)));
+            entries.sort_unstable();
+            entries.dedup();
+            self.heap = BinaryHeap::from(entries);
         }
     }
 
@@ -116,3 +130,6 @@ impl Timers {
         Some(slot)
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -298,6 +298,13 @@ impl super::Gateways {
         match Exchange::start(fwd, body, up, &self.registry, now) {
             Ok(x) => Ok((x, reused, retried)),
             Err((e, buffers)) => {
+                // A pooled connection's take-time peek was a read for the proxy that no
+                // request now carries into `proxy_reads` (today `start` fails only at the
+                // registration of a new connection; this keeps the count true if that
+                // changes).
+                if reused {
+                    self.fcgi_pool.count_unsent_peek();
+                }
                 self.fcgi_pool.close_slot(slot);
                 self.fcgi_pool.recycle(buffers);
                 Err(e)

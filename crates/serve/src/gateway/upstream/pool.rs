@@ -55,9 +55,10 @@ pub(crate) struct Pool {
     /// another request.
     pub peer_closed: u64,
     /// Take-time peeks ([`Pool::take_open`]) that found their connection closed or holding
-    /// bytes, not yet handed to the stats: reads of the connection, as the peek of the one
-    /// taken is (counted with its request), so `proxy_reads` counts every read made for the
-    /// proxy. Drained by [`Pool::take_dropped_peeks`].
+    /// bytes (or whose request could not start), not yet handed to the stats: reads of the
+    /// connection, as the peek of the one taken is (counted with its request), so
+    /// `proxy_reads` counts every read made for the proxy. Drained by
+    /// [`Pool::take_dropped_peeks`].
     dropped_peeks: u64,
     /// Every open connection's slot (its token is `slot | POOL_TOKEN`), idle or busy, by index.
     slots: Vec<Slot>,
@@ -164,8 +165,15 @@ impl Pool {
         }
     }
 
+    /// A take-time peek of a connection taken for a request that could not start: no
+    /// request counts it, so it is handed to the stats with the dropping ones.
+    pub fn count_unsent_peek(&mut self) {
+        self.dropped_peeks += 1;
+    }
+
     /// The take-time peeks that dropped a connection since the last call (each a read of the
-    /// connection, for `proxy_reads`).
+    /// connection, for `proxy_reads`), and those of a taken connection whose request could
+    /// not start.
     pub fn take_dropped_peeks(&mut self) -> u64 {
         std::mem::take(&mut self.dropped_peeks)
     }
