@@ -12,11 +12,11 @@ use http3::{Limits, Timeouts};
 use quiche::h3;
 use std::time::{Duration, Instant};
 
-const SEND: Duration = Duration::from_millis(200);
+const SEND: Duration = Duration::from_millis(500);
 const CHUNK: usize = 100;
 const CHUNKS: usize = 12;
 /// Between two chunks: the upload lasts at least `CHUNKS - 1` of these, many send timeouts.
-const GAP: Duration = Duration::from_millis(100);
+const GAP: Duration = Duration::from_millis(250);
 
 #[test]
 fn an_upload_within_its_body_deadline_outlives_the_send_timeout() {
