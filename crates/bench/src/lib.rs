@@ -24,6 +24,8 @@
 //!   machine's description ([`report::environment`]);
 //! - [`thresholds`]: pass/fail conditions on a run's figures (`p99<50ms`, `error_rate<1%`).
 
+#![warn(missing_docs)]
+
 pub mod app;
 pub mod client;
 pub mod config;

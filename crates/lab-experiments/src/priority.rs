@@ -22,7 +22,7 @@ const FIFO_PRIORITY: libc::c_int = 10;
 /// that ends raised).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Raised {
-    /// `SCHED_FIFO` at [`FIFO_PRIORITY`]; it was `policy` with `priority` before.
+    /// `SCHED_FIFO` at `FIFO_PRIORITY`; it was `policy` with `priority` before.
     RealTime {
         /// The scheduling policy before (`SCHED_OTHER` as a rule).
         policy: libc::c_int,
