@@ -126,8 +126,14 @@ counters! {
         h3_datagrams_received,
         /// UDP datagrams the HTTP/3 sockets sent.
         h3_datagrams_sent,
-        /// HTTP/3 datagrams put off because the socket's buffer was full.
+        /// System calls that sent them: with UDP GSO one `sendmsg` carries up to 64 datagrams
+        /// of one size to one peer, which the kernel cuts.
+        h3_send_calls,
+        /// HTTP/3 sends put off because the socket's buffer was full.
         h3_send_blocked,
+        /// HTTP/3 sockets sending one datagram a call: the kernel refused UDP GSO
+        /// (`UDP_SEGMENT`), or `FLINT_H3_NO_GSO` was set at start.
+        h3_gso_off,
         /// Datagrams dropped unread: malformed, for no connection, or a first packet refused
         /// (too short, past `h3_max_connections` or `h3_max_connections_per_address`).
         h3_dropped,
