@@ -20,11 +20,13 @@ use std::time::{Duration, Instant};
 use test_support::certs::TestCa;
 
 /// Six files a page, each a POST whose body is larger than half the server's connection
-/// window, its path naming the Webchild and its request count.
+/// window, its path and two fields naming the Webchild and its request count (a redirect's
+/// request, its fields expanded again, carries its own count in the fields).
 fn workload() -> Workload {
     let body = "x".repeat(1500);
     let file = format!(
-        r#"{{ path = "/s?w={{{{webchild}}}}&n={{{{seq}}}}", method = "POST", body = "{body}" }}"#
+        r#"{{ path = "/s?w={{{{webchild}}}}&n={{{{seq}}}}", method = "POST", body = "{body}",
+              headers = {{ "X-W" = "{{{{webchild}}}}", "X-N" = "{{{{seq}}}}" }} }}"#
     );
     let files = vec![file; 6].join(",\n  ");
     let text = format!("[[page]]\nweight = 1\nfiles = [\n  {files}\n]\n");
@@ -52,7 +54,9 @@ impl Drop for H3App {
 
 /// A server whose connection window (4,000 bytes) holds two of the bodies: the client's next
 /// header blocks wait for the window the server gives back as it reads.
-fn start_h3(ca: &TestCa) -> H3App {
+/// With `redirect`, each request whose `seq` is odd is answered 302 to `/r` (not recorded),
+/// so that a redirect followed is queued while a request is held back.
+fn start_h3(ca: &TestCa, redirect: bool) -> H3App {
     let (cert, key) = ca.leaf().write_pem(ca.dir());
     let limits = http3::Limits {
         connection_window: 4000,
@@ -65,7 +69,8 @@ fn start_h3(ca: &TestCa) -> H3App {
     let seen = Arc::new(Seen::default());
     let stop = Arc::new(AtomicBool::new(false));
     let (sn, sp) = (seen.clone(), stop.clone());
-    let thread = std::thread::spawn(move || serve_h3(sock, Server::new(config, addr), &sn, &sp));
+    let server = Server::new(config, addr);
+    let thread = std::thread::spawn(move || serve_h3(sock, server, redirect, &sn, &sp));
     H3App {
         addr,
         seen,
@@ -93,9 +98,28 @@ fn record(seen: &Seen, path: &[u8]) {
         .or_default() += 1;
 }
 
+/// Records the `x-w` and `x-n` fields of an HTTP/3 request (a redirect's too); its `n`.
+fn record_fields(seen: &Seen, fields: &http3::Fields) -> u64 {
+    let value = |name: &[u8]| {
+        let v = fields.get(name).map(String::from_utf8_lossy);
+        v.and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or_else(|| panic!("{fields:?}"))
+    };
+    let (w, n) = (value(b"x-w"), value(b"x-n"));
+    *seen
+        .lock()
+        .unwrap()
+        .entry(w)
+        .or_default()
+        .entry(n)
+        .or_default() += 1;
+    n
+}
+
 /// The server's loop: datagrams in and out, each request's body read (giving the window
 /// back) and answered at its end; every wait at most 20 ms so that `stop` is seen.
-fn serve_h3(sock: UdpSocket, mut server: Server, seen: &Seen, stop: &AtomicBool) {
+fn serve_h3(sock: UdpSocket, mut server: Server, redirect: bool, seen: &Seen, stop: &AtomicBool) {
+    let mut odd = std::collections::HashSet::new();
     let mut buf = vec![0u8; 65536];
     let mut out = vec![0u8; MAX_DATAGRAM];
     while !stop.load(Ordering::SeqCst) {
@@ -119,7 +143,10 @@ fn serve_h3(sock: UdpSocket, mut server: Server, seen: &Seen, stop: &AtomicBool)
         while let Some(ev) = server.poll() {
             let id = match ev {
                 ServerEvent::Request { id, fields, end } => {
-                    record(seen, fields.get(b":path").unwrap_or(b""));
+                    let to_s = fields.get(b":path").is_some_and(|p| p.starts_with(b"/s"));
+                    if record_fields(seen, &fields) % 2 == 1 && redirect && to_s {
+                        odd.insert(id);
+                    }
                     if !end {
                         continue;
                     }
@@ -132,7 +159,9 @@ fn serve_h3(sock: UdpSocket, mut server: Server, seen: &Seen, stop: &AtomicBool)
                 ServerEvent::BodyEnd { id } => id,
                 _ => continue,
             };
-            if server.send_response(id, 200, &[], false).is_ok() {
+            if odd.remove(&id) {
+                let _ = server.send_response(id, 302, &[(b"location", b"/r")], true);
+            } else if server.send_response(id, 200, &[], false).is_ok() {
                 let _ = server.send_body(id, b"ok", true);
             }
         }
@@ -163,7 +192,7 @@ fn each_once_without_gaps(seen: &Seen, webchildren: u64) -> u64 {
 #[test]
 fn a_request_held_back_over_http3_is_sent_as_first_built() {
     let ca = TestCa::new("flint bench build once test CA");
-    let app = start_h3(&ca);
+    let app = start_h3(&ca, false);
     let cfg = BenchConfig {
         concurrency: 2,
         threads: 1,
@@ -183,6 +212,40 @@ fn a_request_held_back_over_http3_is_sent_as_first_built() {
     let s = &r.stats;
     assert_eq!(s.errors.total(), 0, "{:?}", s.errors);
     assert_eq!((s.pages_done, s.requests), (8, 8 * 6));
+    assert!(s.http3.held_back > 0, "no request held back: {:?}", s.http3);
+    assert_eq!(each_once_without_gaps(&app.seen, 2), s.requests);
+}
+
+/// A redirect followed while a request is held back is queued below it: the held request
+/// goes first, as built, and is not built again when the redirect's request is held too.
+#[test]
+fn a_redirect_followed_while_a_request_is_held_back_over_http3_leaves_it_built_once() {
+    let ca = TestCa::new("flint bench build once redirect test CA");
+    let app = start_h3(&ca, true);
+    let cfg = BenchConfig {
+        concurrency: 2,
+        threads: 1,
+        stop: Stop::Pages(8),
+        http: HttpMode::Http3,
+        streams: Some(4),
+        redirect: 1,
+        connect_timeout: Duration::from_secs(5),
+        response_timeout: Duration::from_secs(10),
+        fail_fast: false,
+        tls: TlsOptions {
+            cacert: Some(ca.pem.clone()),
+            ..TlsOptions::default()
+        },
+        ..BenchConfig::new(Target::https(app.addr, "localhost"))
+    };
+    let r = bench::run(&cfg, &workload(), &AtomicBool::new(false)).expect("run");
+    let s = &r.stats;
+    assert_eq!(s.errors.total(), 0, "{:?}", s.errors);
+    assert_eq!(s.pages_done, 8);
+    assert!(s.http3.held_back > 0, "no request held back: {:?}", s.http3);
+    // Half the files were redirected (each a request more, `/r`, with a value of its own):
+    // the server saw every value once, no gap.
+    assert!(s.requests > 8 * 6, "no redirect followed: {}", s.requests);
     assert_eq!(each_once_without_gaps(&app.seen, 2), s.requests);
 }
 
@@ -328,6 +391,9 @@ fn a_request_waiting_for_a_stream_over_http2_is_sent_as_first_built() {
     let s = &r.stats;
     assert_eq!(s.errors.total(), 0, "{:?}", s.errors);
     assert_eq!((s.pages_done, s.requests), (8, 8 * 6));
-    assert!(s.http2.streams >= s.requests, "{:?}", s.http2);
+    // The server's limit (2) was in force below `--streams 4`, so requests waited for a
+    // stream; and each went once: no stream reset, retried or failed.
+    assert_eq!(s.http2.max_concurrent_streams, 2, "{:?}", s.http2);
+    assert_eq!(s.http2.streams, s.requests, "{:?}", s.http2);
     assert_eq!(each_once_without_gaps(&app.seen, 2), s.requests);
 }

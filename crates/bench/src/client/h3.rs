@@ -158,6 +158,8 @@ impl Wire for H3 {
         self.fresh = true;
         self.busy = true;
         self.unsent = false;
+        // A new page has nothing held back from the last one (its buffers back to the pool).
+        self.spare.extend(self.held.take().map(|(_, kept)| kept));
         if cx.sh.workload.app.0.is_some() && !self.app_page(ch, cx, now) {
             return;
         }
@@ -252,7 +254,17 @@ impl Wire for H3 {
         self.client = None;
         self.state = State::Idle;
         self.pending = 0;
-        self.streams.clear();
+        // The streams' buffers back to the pool, for the requests built next; a request held
+        // back stays only with its exchange (kept across a new connection after a GOAWAY).
+        self.spare
+            .extend(self.streams.drain(..).filter_map(|s| s.app));
+        if self
+            .held
+            .as_ref()
+            .is_some_and(|(at, _)| *at >= self.retry.len())
+        {
+            self.spare.extend(self.held.take().map(|(_, kept)| kept));
+        }
         self.goaway = None;
         self.late_goaway = None;
         self.no_room_since = NONE;

@@ -39,6 +39,10 @@ pub struct Http3Stats {
     pub goaways: u64,
     /// Streams a GOAWAY left unprocessed, sent again on a new connection.
     pub retried: u64,
+    /// An application's requests held back as they were built (no stream or no send capacity
+    /// for their header block yet), each sent as built once there is room. Not in the report:
+    /// a figure for the tests that the held path ran.
+    pub held_back: u64,
     /// Failures by name (a few distinct names at most; counted only when one happens).
     pub handshake_alerts: BTreeMap<String, u64>,
     /// Streams the server reset, by the HTTP/3 error code's name.
@@ -65,6 +69,7 @@ impl Http3Stats {
         self.handshake_rtt_max_us = self.handshake_rtt_max_us.max(o.handshake_rtt_max_us);
         self.goaways += o.goaways;
         self.retried += o.retried;
+        self.held_back += o.held_back;
         for (mine, theirs) in [
             (&mut self.handshake_alerts, &o.handshake_alerts),
             (&mut self.stream_resets, &o.stream_resets),

@@ -83,8 +83,13 @@ fn short_and_long_ms(run: impl Fn(u64) -> (u64, u64)) -> ((u64, u64), ((u64, u64
 /// One run of `config` on `w`, free of errors: the allocations it made (as the test binary's
 /// counting allocator sees them) and its requests.
 pub fn measure(config: &BenchConfig, w: &Workload) -> (u64, u64) {
+    measure_stopped(config, w, &AtomicBool::new(false))
+}
+
+/// [`measure`], ended early if `stop` is set.
+pub fn measure_stopped(config: &BenchConfig, w: &Workload, stop: &AtomicBool) -> (u64, u64) {
     let before = allocations();
-    let r = bench::run(config, w, &AtomicBool::new(false)).unwrap();
+    let r = bench::run(config, w, stop).unwrap();
     let counted = allocations() - before;
     assert_eq!(r.stats.errors.total(), 0, "{:?}", r.stats.errors);
     (counted, r.stats.requests)

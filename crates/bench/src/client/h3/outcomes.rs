@@ -68,9 +68,11 @@ impl H3 {
             if cx.counts(s.ex.file_start_us, now) {
                 cx.stats.http3.retried += 1;
             }
+            // Its buffers back to the pool: the request is built again when it goes.
+            self.spare.extend(s.app);
             let mut ex = s.ex;
             ex.reset_response();
-            self.retry.push(ex);
+            self.requeue(ex);
         }
     }
 
@@ -88,6 +90,7 @@ impl H3 {
             let bytes = s.ex.bytes();
             ch.record_failure(cx, &s.ex, ErrorKind::ResponseTimeout, bytes, now);
             self.page_ok = false;
+            self.spare.extend(s.app);
         }
         if self.no_room_since != super::NONE && self.no_room_since + timeout <= now {
             // What waited for a stream fails: those to send again, else the page's next file
@@ -128,6 +131,7 @@ impl H3 {
         for s in std::mem::take(&mut self.streams) {
             let bytes = s.ex.bytes();
             ch.record_failure(cx, &s.ex, kind, bytes, now);
+            self.spare.extend(s.app);
             any = true;
         }
         if was_up && self.goaway.is_some() && !self.retry.is_empty() {

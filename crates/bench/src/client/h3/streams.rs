@@ -119,10 +119,12 @@ impl H3 {
                     }
                 }
             };
-            self.no_room_since = NONE;
             self.fresh = false;
             match self.submit(ch, cx, ex, now) {
-                Submitted::Sent => {}
+                // The wait for room (bounded by the response timeout) ends when a request
+                // goes, not when one is tried: a request held back keeps waiting from when
+                // it began to.
+                Submitted::Sent => self.no_room_since = NONE,
                 // Held back (the stream's send capacity is smaller than the header block
                 // until what is queued goes out): first in line again, sent when a read or
                 // the timer calls here next, never retried in this loop.
@@ -132,7 +134,7 @@ impl H3 {
                 }
                 Submitted::Failed => return,
                 // Not sent (a value missing): the page opens no more files.
-                Submitted::Unsent => {}
+                Submitted::Unsent => self.no_room_since = NONE,
             }
         }
         if !self.streams.is_empty() {
@@ -176,6 +178,10 @@ impl H3 {
         now: u64,
     ) -> Submitted {
         if self.client.is_none() {
+            // The connection is gone: the exchange fails with the others waiting (recorded,
+            // a request held back for it returned to the pool).
+            self.requeue(ex);
+            self.conn_failed(ch, cx, ErrorKind::Reset, now);
             return Submitted::Failed;
         }
         // An application's request is built now, with the session's values and cookies, unless
@@ -224,20 +230,23 @@ impl H3 {
         let id = match res {
             Ok(id) => id,
             Err(e) => {
-                self.retry.push(ex);
                 if let http3::Error::NoStream | http3::Error::Blocked = e {
                     // No room after all (the limit, or flow control for the header block):
-                    // sent when a stream frees or the server raises its limit, as built now
-                    // (its fields to `held_request`, its body with its buffers).
+                    // first in line again, sent when a stream frees or the server raises its
+                    // limit, as built now (its fields to `held_request`, its body with its
+                    // buffers). Only the exchange on top of `retry` can be held, and what is
+                    // queued while it is goes below it (`requeue`): it stays on top.
+                    if cx.counts(ex.file_start_us, now) {
+                        cx.stats.http3.held_back += 1;
+                    }
+                    self.retry.push(ex);
                     if let Some(kept) = app {
-                        // (One held before, behind this exchange after a GOAWAY, is built
-                        // again: only one is kept.)
-                        let before = self.held.replace((self.retry.len() - 1, kept));
-                        self.spare.extend(before.map(|(_, kept)| kept));
+                        self.held = Some((self.retry.len() - 1, kept));
                         std::mem::swap(&mut self.request, &mut self.held_request);
                     }
                     return Submitted::Blocked;
                 }
+                self.retry.push(ex);
                 self.spare.extend(app);
                 self.conn_failed(ch, cx, ErrorKind::H3Protocol, now);
                 return Submitted::Failed;
@@ -406,8 +415,21 @@ impl H3 {
                 let mut ex = s.ex;
                 (ex.learned, ex.hops) = (to, ex.hops + 1);
                 ex.reset_response();
-                self.retry.push(ex);
+                self.requeue(ex);
             }
+        }
+    }
+
+    /// Queues `ex` to be sent next, first in line, unless a request held back is on top of
+    /// `retry`: that one stays on top (its `{{seq}}` taken, it goes as built) and `ex` goes
+    /// right below it.
+    pub(super) fn requeue(&mut self, ex: Exchange) {
+        match &mut self.held {
+            Some((at, _)) if *at + 1 == self.retry.len() => {
+                self.retry.insert(*at, ex);
+                *at += 1;
+            }
+            _ => self.retry.push(ex),
         }
     }
 
