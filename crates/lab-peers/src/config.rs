@@ -468,10 +468,10 @@ pub fn flint_args(p: &ConfigParams) -> Vec<String> {
         args.push(t.key.display().to_string());
         // TCP alone unless HTTP/3 is asked, as the peers it is compared with are configured: no
         // UDP sockets, no Alt-Svc line in every response (flint serve speaks HTTP/3 by default
-        // with TLS).
-        if !t.http3 {
-            args.push("--no-http3".to_owned());
-        }
+        // with TLS). Asked, it is required: a UDP port that cannot be bound stops the start
+        // with one line, where the default would serve TCP alone with a warning and leave
+        // every QUIC connect of the h3 rows to time out.
+        args.push(if t.http3 { "--http3" } else { "--no-http3" }.to_owned());
     }
     args
 }
@@ -620,7 +620,8 @@ mod tests {
                 "--no-http3"
             ]
         );
-        // With HTTP/3 asked, the same arguments but for `--no-http3`: QUIC on the port's UDP.
+        // With HTTP/3 asked, the same arguments but `--http3` for `--no-http3`: QUIC on the
+        // port's UDP, required.
         let tls = TlsFiles {
             cert: PathBuf::from("/tmp/peer/cert.pem"),
             key: PathBuf::from("/tmp/peer/key.pem"),
@@ -633,7 +634,9 @@ mod tests {
                 ..*p
             })
         });
-        assert_eq!(with_h3[..], args[..args.len() - 1]);
+        assert_eq!(with_h3[..args.len() - 1], args[..args.len() - 1]);
+        assert_eq!(with_h3.last().map(String::as_str), Some("--http3"));
+        assert_eq!(with_h3.len(), args.len());
     }
 
     #[test]

@@ -23,7 +23,8 @@ pub enum PeerKind {
     Lighttpd,
     /// h2o, an HTTP/2-first server (Debian's `h2o` package).
     H2o,
-    /// Caddy (Debian's `caddy` package), in the lab for the dynamic experiment.
+    /// Caddy (Debian's `caddy` package): the page experiment (HTTP/1 over both, HTTP/3 over TLS)
+    /// and the dynamic one.
     Caddy,
 }
 

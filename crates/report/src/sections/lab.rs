@@ -307,7 +307,7 @@ fn jigsaw_cols(traced: bool) -> Vec<Col<'static>> {
 }
 
 /// Servers down, modes across (syscalls/req, CPU µs/req, requests/s under each mode); with more
-/// modes than fit across the page (the syscalls experiment's six ways over cleartext and TLS),
+/// modes than fit across the page (the syscalls experiment's ways over cleartext and TLS),
 /// a row per server and mode.
 fn jigsaw_table(rows: &[Row]) -> String {
     let groups = distinct(rows.iter().map(|r| r.group.as_str()));
