@@ -182,6 +182,12 @@ struct Conn {
     goaway_written: bool,
     /// Close with H3_NO_ERROR once everything queued (the GOAWAY) has been sent.
     close_when_sent: bool,
+    /// Streams to reset (with their codes) once what they hold has been sent and acknowledged:
+    /// quiche's reset discards a stream's unsent data, and a client discards what it has not
+    /// read when the reset reaches it, so a cut response's head and last bytes would go with
+    /// it. Each with the connection's acknowledged bytes when all it held was sent (`None`
+    /// until then): a later acknowledgement covers it (in order, as a loss-free path goes).
+    reset_when_sent: Vec<ResetWhenSent>,
     /// When it was accepted: the handshake's deadline runs from here.
     accepted_at: Instant,
     /// Request streams opened whose header block has not come whole yet, oldest first, with
@@ -408,6 +414,8 @@ impl Server {
             }
         }
         clocks::note_streams(conn, now);
+        // Cut responses' resets, their bytes acknowledged (sent by the `mark` below).
+        reset_acknowledged(conn);
         // After a GOAWAY (written once there is room), the acknowledgement of the last
         // response ends the connection.
         if conn.goaway.is_some() {
@@ -551,6 +559,7 @@ impl Server {
             settled_below: 0,
             goaway_written: false,
             close_when_sent: false,
+            reset_when_sent: Vec::new(),
             accepted_at: self.now,
             heads: Vec::new(),
             bodies: Vec::new(),
@@ -741,6 +750,17 @@ impl Server {
                         to: info.to,
                         at: info.at,
                     })
+                }
+                // All sent: the cut responses' bytes are out, their resets follow the next
+                // acknowledgement (`recv`).
+                Err(_) if conn.reset_when_sent.iter().any(|r| r.sent_at.is_none()) => {
+                    let acked = conn.quic.stats().acked_bytes;
+                    for r in &mut conn.reset_when_sent {
+                        r.sent_at.get_or_insert(acked);
+                    }
+                    // A PING, so an acknowledgement comes even if the bytes went (and were
+                    // acknowledged) before.
+                    let _ = conn.quic.send_ack_eliciting();
                 }
                 // All sent: the GOAWAY is out, the CONNECTION_CLOSE may follow.
                 Err(_) if conn.close_when_sent => {
@@ -939,18 +959,23 @@ impl Server {
     /// Resets the request's stream both ways with `code` (an HTTP/3 error code).
     pub fn reset(&mut self, id: RequestId, code: u64) -> Result<(), Error> {
         let conn = self.conn(id.conn)?;
-        for dir in [quiche::Shutdown::Read, quiche::Shutdown::Write] {
-            match conn.quic.stream_shutdown(id.stream, dir, code) {
-                Ok(()) | Err(quiche::Error::Done) => {}
-                Err(e) => return Err(e.into()),
-            }
+        shut_stream(conn, id.stream, code)?;
+        self.mark_send(id.conn.slot);
+        Ok(())
+    }
+
+    /// Resets the request's stream as [`Server::reset`] does, but only once what it was given
+    /// has been handed to the network (a response cut short: its head and the body bytes that
+    /// came reach the client, then the reset says the rest never will).
+    pub fn reset_when_sent(&mut self, id: RequestId, code: u64) -> Result<(), Error> {
+        let conn = self.conn(id.conn)?;
+        if !conn.reset_when_sent.iter().any(|r| r.stream == id.stream) {
+            conn.reset_when_sent.push(ResetWhenSent {
+                stream: id.stream,
+                code,
+                sent_at: None,
+            });
         }
-        conn.blocked.retain(|&s| s != id.stream);
-        // Its body's clock goes with it: once the read side is shut, quiche keeps nothing
-        // more of the stream, so no event would ever end that clock (a client could grow
-        // the list past the stream limit by having its streams reset, and the expiry would
-        // count timeouts and report resets for streams long gone).
-        clocks::body_ended(conn, id.stream);
         self.mark_send(id.conn.slot);
         Ok(())
     }
@@ -1016,6 +1041,50 @@ fn address_key(ip: IpAddr) -> IpAddr {
             }
         },
     }
+}
+
+/// A cut response's stream, reset once what it was given has been acknowledged.
+struct ResetWhenSent {
+    stream: u64,
+    code: u64,
+    /// The connection's acknowledged bytes once all the stream held was sent.
+    sent_at: Option<u64>,
+}
+
+/// Resets the streams whose bytes an acknowledgement has covered since they were sent.
+fn reset_acknowledged(conn: &mut Conn) {
+    if !conn.reset_when_sent.iter().any(|r| r.sent_at.is_some()) {
+        return;
+    }
+    let acked = conn.quic.stats().acked_bytes;
+    let mut i = 0;
+    while i < conn.reset_when_sent.len() {
+        let r = &conn.reset_when_sent[i];
+        if r.sent_at.is_some_and(|at| acked > at) {
+            let (stream, code) = (r.stream, r.code);
+            conn.reset_when_sent.swap_remove(i);
+            let _ = shut_stream(conn, stream, code);
+        } else {
+            i += 1;
+        }
+    }
+}
+
+/// Shuts the stream both ways with `code`, and forgets what was kept for it.
+fn shut_stream(conn: &mut Conn, stream: u64, code: u64) -> Result<(), Error> {
+    for dir in [quiche::Shutdown::Read, quiche::Shutdown::Write] {
+        match conn.quic.stream_shutdown(stream, dir, code) {
+            Ok(()) | Err(quiche::Error::Done) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    conn.blocked.retain(|&s| s != stream);
+    // Its body's clock goes with it: once the read side is shut, quiche keeps nothing
+    // more of the stream, so no event would ever end that clock (a client could grow
+    // the list past the stream limit by having its streams reset, and the expiry would
+    // count timeouts and report resets for streams long gone).
+    clocks::body_ended(conn, stream);
+    Ok(())
 }
 
 #[cfg(test)]

@@ -9,7 +9,8 @@
 //! takes it, from a buffer of at most `OUTPUT_WINDOW` bytes (the program's output is not read
 //! past it): a client that reads slowly holds the program, not the server's memory. A
 //! program's error before its head is an error page through the files' path (`H3::reply`);
-//! one after it cuts the response (the stream reset once what came is sent). A reset stream
+//! one after it cuts the response (the stream reset once what came is sent and acknowledged:
+//! a reset before would drop it, quiche's unsent bytes and the client's unread). A reset stream
 //! or a closed connection ends the exchange: the program killed, its upstream connection not
 //! pooled again, the request logged with 499 unless its status was sent.
 //!
@@ -188,7 +189,8 @@ impl H3 {
                 continue;
             }
             if x.cut {
-                let _ = server.reset(id, H3_INTERNAL_ERROR);
+                // Once the head and the bytes that came are out: a reset now would drop them.
+                let _ = server.reset_when_sent(id, H3_INTERNAL_ERROR);
                 e.finished = true;
             } else if x.eof {
                 // The end alone (the bytes before it went earlier), once the stream has room
