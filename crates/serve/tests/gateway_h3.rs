@@ -332,3 +332,98 @@ fn a_program_cut_short_after_its_head_sends_its_head_and_bytes_then_a_reset() {
         "{text}"
     );
 }
+
+/// A script printing a head of `n` `X-F<i>` fields, `Content-Length: 2`, then `ok`; it touches
+/// `marker` once all is written.
+fn many_fields(n: usize, marker: &std::path::Path) -> String {
+    let mut s = String::from("printf 'Content-Type: text/plain\\r\\n");
+    for i in 0..n {
+        s += &format!("X-F{i}: v{i}\\r\\n");
+    }
+    s += &format!(
+        "Content-Length: 2\\r\\n\\r\\nok'\ntouch {}\n",
+        marker.display()
+    );
+    s
+}
+
+#[test]
+fn a_head_of_too_many_fields_is_a_502_and_one_held_back_keeps_them_all() {
+    let scripts = Scripts::new();
+    let marker = scripts.path().join("written");
+    scripts
+        .add("wide", &many_fields(40, &marker))
+        .add("huge", &many_fields(80, &scripts.path().join("unused")))
+        .add(
+            "big",
+            "printf 'Content-Type: application/octet-stream\\r\\n\\r\\n'\nhead -c 300000 /dev/zero\n",
+        );
+    let certs = Certs::new();
+    let log = certs.ca.dir().join("access.log");
+    let log_path = log.clone();
+    let srv = certs.serve(|c| {
+        scripts.mount(c);
+        c.access_log = Some(log_path);
+    });
+    // A connection window a big unread response fills: the next head is held back.
+    let limits = http3::Limits {
+        connection_window: 64 * 1024,
+        ..Default::default()
+    };
+    let mut d = Driver::connect(&mut certs.client_with(&limits), srv.addr);
+    let got = d.fetch(&[("GET", "/cgi-bin/huge")]).remove(0);
+    assert_eq!(got.status, 502, "{got:?}");
+
+    d.reads = false;
+    let before = d.client.stats().bytes_received;
+    let big = d.request("GET", "/cgi-bin/big", &[]);
+    // Most of the window come, then nothing more for a while: it is full.
+    let (mut last, mut still) = (0, 0);
+    d.until(|d| {
+        let now = d.client.stats().bytes_received - before;
+        (still, last) = if now == last {
+            (still + 1, now)
+        } else {
+            (0, now)
+        };
+        now >= 60 * 1024 && still >= 25
+    });
+    let wide = d.request("GET", "/cgi-bin/wide", &[]);
+    d.until(|_| marker.exists());
+    // The program's output read and its head offered while the window is full.
+    for _ in 0..50 {
+        d.turn();
+    }
+    assert!(!d.got.contains_key(&wide), "the head was not held back");
+    // Read by hand: the events of what came while unread were passed over.
+    d.reads = true;
+    let mut buf = vec![0u8; 65536];
+    d.until(|d| {
+        while let Ok(n @ 1..) = d.client.recv_body(big, &mut buf) {
+            d.got
+                .entry(big)
+                .or_default()
+                .body
+                .extend_from_slice(&buf[..n]);
+        }
+        [big, wide]
+            .iter()
+            .all(|s| d.got.get(s).is_some_and(|g| g.finished))
+    });
+    let got = [d.got[&big].clone(), d.got[&wide].clone()];
+    assert_eq!((got[0].body.len(), got[1].status), (300_000, 200));
+    for i in 0..40 {
+        let (name, value) = (format!("x-f{i}"), format!("v{i}"));
+        assert_eq!(got[1].field(&name), Some(&value[..]), "{name}");
+    }
+    assert_eq!(got[1].field("content-length"), Some("2"));
+    assert_eq!(&got[1].body[..], b"ok");
+    d.client.close(http3::H3_NO_ERROR, b"");
+    d.turn();
+    srv.stop();
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        text.contains("\"GET /cgi-bin/huge HTTP/3.0\" 502 "),
+        "{text}"
+    );
+}

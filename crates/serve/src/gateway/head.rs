@@ -54,6 +54,10 @@ pub enum HeadError {
     /// A CGI head with none of the fields that say what the response is (RFC 3875 6.2).
     #[error("no Content-Type, Location or Status field")]
     Empty,
+    /// More fields than the protocol's head takes (HTTP/3's: `http3::MAX_FIELDS`, with
+    /// `:status` and the server's own).
+    #[error("more response fields than an HTTP/3 head takes")]
+    TooManyFields,
 }
 
 /// A program's response head as it arrives: its bytes gathered until the empty line, within

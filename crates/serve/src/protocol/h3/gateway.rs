@@ -154,11 +154,12 @@ impl H3 {
         // The stream refused what was sent: the client stopped it, or its connection is gone.
         let mut failed = false;
         if let Some((status, fields, end)) = &e.held {
-            let mut list: [Field<'_>; MAX_FIELDS] = [(b"", b""); MAX_FIELDS];
+            // Every field kept (up to what `gateway_output` let through: `http3::MAX_FIELDS`).
+            let mut list: [Field<'_>; http3::MAX_FIELDS] = [(b"", b""); http3::MAX_FIELDS];
+            let n = fields.len().min(http3::MAX_FIELDS);
             for (field, (name, value)) in list.iter_mut().zip(fields) {
                 *field = (&name[..], &value[..]);
             }
-            let n = fields.len().min(MAX_FIELDS);
             match server.send_response(id, *status, &list[..n], *end) {
                 Ok(()) => {
                     e.finished = *end;
@@ -288,6 +289,13 @@ impl Side for H3 {
             self.reply(id, reply, is_head, w);
             return Ok(());
         }
+        // `date`, `server`, `alt-svc`, the program's, the length (`:status` besides): past
+        // what the http3 crate takes, a 502 (nothing of the head has gone yet).
+        let ours = 2 + usize::from(w.responder.alt_svc().is_some());
+        let length_field = usize::from(parsed.content_length.is_some());
+        if ours + parsed.fields.len() + length_field >= http3::MAX_FIELDS {
+            return Err(HeadError::TooManyFields);
+        }
         let (no_body, length) = e.x.head_taken(&parsed);
         // The program's head as it was checked: `date`, `server`, `alt-svc`, its fields
         // (lowercase), then its length.
@@ -334,10 +342,12 @@ impl Side for H3 {
                     .collect();
                 e.held = Some((parsed.status, owned, no_body));
             }
-            // The stream cannot take a response (its connection may be gone).
+            // The stream cannot take a response (the client stopped it, or its connection is
+            // gone): the exchange ends as a reset one does, its program killed.
             Err(_) => {
                 let _ = self.server.reset(id, H3_INTERNAL_ERROR);
-                e.finished = true;
+                self.gateway_gone(id, w);
+                return Ok(());
             }
         }
         if e.x.take_body(&rest) > 0 || no_body {
