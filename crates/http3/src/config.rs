@@ -208,6 +208,8 @@ pub enum Retry {
 pub struct ServerConfig {
     pub(crate) quic: quiche::Config,
     pub(crate) max_field_section: u64,
+    /// QUIC's idle timeout as this side sets it (the connection's is the shorter of both).
+    pub(crate) idle_timeout: Duration,
     /// Connections at once; an Initial past it is dropped (the client retries, then times out).
     pub(crate) max_connections: usize,
     /// Connections at once from one IP address (or IPv6 /64) whose client is known to be
@@ -242,6 +244,7 @@ impl ServerConfig {
         Ok(ServerConfig {
             quic,
             max_field_section: limits.max_field_section,
+            idle_timeout: limits.idle_timeout,
             max_connections: 10_000,
             max_per_address: 1_000,
             timeouts: Timeouts::default(),

@@ -22,7 +22,7 @@ use quiche::h3;
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, SocketAddr};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 mod clocks;
 mod timers;
@@ -211,6 +211,8 @@ struct Conn {
     waiting: bool,
     /// When what waits last made progress (or the server began waiting).
     progress_at: Instant,
+    /// When `keep_alive` last sent a PING.
+    pinged_at: Instant,
     /// In the `to_poll` queue.
     polling: bool,
     /// In the `to_send` queue.
@@ -570,6 +572,7 @@ impl Server {
             unacked: Vec::new(),
             waiting: false,
             progress_at: self.now,
+            pinged_at: self.now,
             polling: false,
             sending: false,
         });
@@ -954,6 +957,31 @@ impl Server {
             false => self.mark_send(id.conn.slot),
         }
         Ok(n)
+    }
+
+    /// Keeps the connection from QUIC's idle timeout while the application works on one of
+    /// its requests with nothing to send (a program, an upstream): a PING once half the
+    /// connection's idle timeout has passed since the last, whose acknowledgement restarts
+    /// both sides' idle timers. Meant to be called every so often (flint serve: its sweep);
+    /// more often costs nothing.
+    pub fn keep_alive(&mut self, conn: ConnId) {
+        let now = Instant::now();
+        let ours = self.config.idle_timeout;
+        let Ok(c) = self.conn(conn) else {
+            return;
+        };
+        let theirs = (c.quic.peer_transport_params()).map_or(0, |p| p.max_idle_timeout);
+        let idle = match theirs {
+            0 => ours,
+            ms => ours.min(Duration::from_millis(ms)),
+        };
+        if now.saturating_duration_since(c.pinged_at) < idle / 2 {
+            return;
+        }
+        c.pinged_at = now;
+        if c.quic.send_ack_eliciting().is_ok() {
+            self.mark_send(conn.slot);
+        }
     }
 
     /// Resets the request's stream both ways with `code` (an HTTP/3 error code).

@@ -427,3 +427,24 @@ fn a_head_of_too_many_fields_is_a_502_and_one_held_back_keeps_them_all() {
         "{text}"
     );
 }
+
+#[test]
+fn a_program_slower_than_the_idle_timeout_still_answers() {
+    let scripts = Scripts::new();
+    scripts.add(
+        "slow",
+        "sleep 4\nprintf 'Content-Type: text/plain\\r\\n\\r\\nlate'\n",
+    );
+    let certs = Certs::new();
+    let srv = certs.serve(|c| {
+        scripts.mount(c);
+        c.h3_idle_timeout_ms = 2000;
+    });
+    let mut d = Driver::connect(&mut certs.client(), srv.addr);
+    let got = d.fetch(&[("GET", "/cgi-bin/slow")]).remove(0);
+    assert_eq!((got.status, &got.body[..]), (200, &b"late"[..]), "{got:?}");
+    assert!(!d.client.is_closed(), "{:?}", d.client.closed());
+    d.client.close(http3::H3_NO_ERROR, b"");
+    d.turn();
+    srv.stop();
+}

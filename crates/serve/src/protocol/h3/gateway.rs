@@ -120,6 +120,11 @@ impl H3 {
     /// Kills the programs past their wall time (the sweep's part), and moves the others (how a
     /// program's exit is seen without a pidfd).
     pub fn expire_programs(&mut self, w: &mut Worker) {
+        // A program or an upstream at work sends nothing: without a PING now and then, a
+        // slow one would lose its request to QUIC's idle timeout.
+        for id in self.exchanges.keys() {
+            self.server.keep_alive(id.conn);
+        }
         self.with_programs(|p, h| p.expire_programs(h, w, &mut ()));
         self.drive_programs(w);
     }
