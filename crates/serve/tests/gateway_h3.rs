@@ -348,11 +348,13 @@ fn many_fields(n: usize, marker: &std::path::Path) -> String {
 }
 
 #[test]
-fn a_head_of_too_many_fields_is_a_502_and_one_held_back_keeps_them_all() {
+fn a_head_of_too_many_fields_is_a_502_and_one_held_back_keeps_them_all_or_is_logged_499() {
     let scripts = Scripts::new();
     let marker = scripts.path().join("written");
+    let gone_marker = scripts.path().join("gone-written");
     scripts
         .add("wide", &many_fields(40, &marker))
+        .add("gone", &many_fields(2, &gone_marker))
         .add("huge", &many_fields(80, &scripts.path().join("unused")))
         .add(
             "big",
@@ -395,6 +397,15 @@ fn a_head_of_too_many_fields_is_a_502_and_one_held_back_keeps_them_all() {
         d.turn();
     }
     assert!(!d.got.contains_key(&wide), "the head was not held back");
+    // A head held back, then the stream reset: its status was never sent, so 499.
+    let gone = d.request("GET", "/cgi-bin/gone", &[]);
+    d.until(|_| gone_marker.exists());
+    for _ in 0..50 {
+        d.turn();
+    }
+    assert!(!d.got.contains_key(&gone), "the head was not held back");
+    d.client.reset(gone, http3::H3_REQUEST_CANCELLED).unwrap();
+    d.turn();
     // Read by hand: the events of what came while unread were passed over.
     d.reads = true;
     let mut buf = vec![0u8; 65536];
@@ -424,6 +435,14 @@ fn a_head_of_too_many_fields_is_a_502_and_one_held_back_keeps_them_all() {
     let text = std::fs::read_to_string(&log).unwrap();
     assert!(
         text.contains("\"GET /cgi-bin/huge HTTP/3.0\" 502 "),
+        "{text}"
+    );
+    assert!(
+        text.contains("\"GET /cgi-bin/gone HTTP/3.0\" 499 "),
+        "{text}"
+    );
+    assert!(
+        text.contains("\"GET /cgi-bin/wide HTTP/3.0\" 200 2\n"),
         "{text}"
     );
 }

@@ -1,9 +1,10 @@
-//! What HTTP/1.1's and HTTP/2's sides of a request a program answers (`crate::gateway`) share,
-//! protocol-neutral: how a program's part in a response ended ([`End`]), how much of its
-//! output a connection holds ([`OUTPUT_WINDOW`]), the request a local redirect is answered as
-//! ([`local_request`]), and the access-log line and status count kept until it ends
-//! ([`Record`]). Each protocol keeps its own side (`h1/gateway.rs`, `h2/gateway.rs`) on top of
-//! this; `gateway_seam.rs` is the seam `conn.rs` sees, above both.
+//! What HTTP/1.1's, HTTP/2's and HTTP/3's sides of a request a program answers
+//! (`crate::gateway`) share, protocol-neutral: how a program's part in a response ended
+//! ([`End`]), how much of its output a connection holds ([`OUTPUT_WINDOW`]), the request a
+//! local redirect is answered as ([`local_request`]), and the access-log line and status count
+//! kept until it ends ([`Record`]). Each protocol keeps its own side (`h1/gateway.rs`,
+//! `h2/gateway.rs`, `h3/gateway.rs`) on top of this; `gateway_seam.rs` is the seam `conn.rs`
+//! sees above HTTP/1.1's and HTTP/2's, and `protocol/programs.rs` moves all three.
 
 use wire::{Method, Request, Version};
 

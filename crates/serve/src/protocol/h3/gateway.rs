@@ -14,6 +14,9 @@
 //! or a closed connection ends the exchange: the program killed, its upstream connection not
 //! pooled again, the request logged with 499 unless its status was sent.
 //!
+//! A connection with an exchange under way is kept from QUIC's idle timeout by a PING now
+//! and then (`expire_programs`, the sweep's part): a slow program sends nothing meanwhile.
+//!
 //! Every HTTP/3 request of the thread shares one token ([`H3_TOKEN`]): an event of any of their
 //! programs moves them all, as an HTTP/2 connection's programs are moved together.
 
@@ -49,6 +52,11 @@ pub(crate) struct Exchange3 {
     body_end: bool,
     /// The program's head, when flow control did not take it at once.
     held: Option<HeldHead>,
+    /// The program's head went to quiche: its status is the one logged.
+    head_sent: bool,
+    /// The program ended with its head still held back: the request is logged once the head
+    /// goes (with its status) or the stream is gone (499).
+    log_pending: bool,
     /// The response went another way (an error page, a local redirect: `H3::reply`).
     replied: bool,
     /// The stream is ended (its last byte handed to quiche, or reset).
@@ -64,6 +72,8 @@ impl Exchange3 {
             at: 0,
             body_end,
             held: None,
+            head_sent: false,
+            log_pending: false,
             replied: false,
             finished: false,
         })
@@ -139,8 +149,16 @@ impl H3 {
     /// refuses, is killed by the next pass.
     pub(super) fn gateway_gone(&mut self, id: RequestId, w: &mut Worker) {
         if let Some(mut e) = self.exchanges.remove(&id) {
+            // The status logged is the one the client was sent: none (held back, or refused
+            // by the stream) is 499.
             if !e.x.done {
                 e.x.ended(End::Abandoned, w);
+                if !e.head_sent && !e.replied {
+                    e.x.rec.status = 499;
+                }
+                e.x.rec.finish(e.peer, w);
+            } else if e.log_pending {
+                e.x.rec.status = 499;
                 e.x.rec.finish(e.peer, w);
             }
         }
@@ -169,6 +187,11 @@ impl H3 {
                 Ok(()) => {
                     e.finished = *end;
                     e.held = None;
+                    e.head_sent = true;
+                    if e.log_pending {
+                        e.log_pending = false;
+                        e.x.rec.finish(e.peer, w);
+                    }
                 }
                 Err(http3::Error::Blocked) => return,
                 Err(_) => failed = true,
@@ -340,7 +363,10 @@ impl Side for H3 {
             .server
             .send_response(id, parsed.status, fields, no_body)
         {
-            Ok(()) => e.finished = no_body,
+            Ok(()) => {
+                e.finished = no_body;
+                e.head_sent = true;
+            }
             Err(http3::Error::Blocked) => {
                 let owned = (fields.iter())
                     .map(|(name, value)| (name.to_vec(), value.to_vec()))
@@ -380,7 +406,11 @@ impl Side for H3 {
             self.reply(id, reply, is_head, w);
             return;
         }
-        e.x.rec.finish(e.peer, w);
+        // Logged with the status the client gets: a held-back head's once it goes.
+        match e.held.is_some() {
+            true => e.log_pending = true,
+            false => e.x.rec.finish(e.peer, w),
+        }
         self.flush_exchange(id, w);
     }
 }
