@@ -467,3 +467,71 @@ fn a_program_slower_than_the_idle_timeout_still_answers() {
     d.turn();
     srv.stop();
 }
+
+#[test]
+fn a_body_coming_after_its_program_ended_is_dropped_not_left_to_time_out() {
+    let scripts = Scripts::new();
+    let marker = scripts.path().join("written");
+    // Its whole output fits the server's buffers: it ends while its response still goes.
+    scripts.add(
+        "early",
+        &format!(
+            "printf 'Content-Type: application/octet-stream\\r\\n\\r\\n'\nhead -c 80000 /dev/zero\ntouch {}\n",
+            marker.display()
+        ),
+    );
+    let certs = Certs::new();
+    let srv = certs.serve(|c| {
+        scripts.mount(c);
+        c.body_timeout_ms = 500;
+    });
+    let limits = http3::Limits {
+        stream_window: 16 * 1024,
+        ..Default::default()
+    };
+    let mut d = Driver::connect(&mut certs.client_with(&limits), srv.addr);
+    d.reads = false;
+    let s = d
+        .client
+        .send_request(
+            &[
+                (b":method", b"POST"),
+                (b":scheme", b"https"),
+                (b":authority", b"localhost"),
+                (b":path", b"/cgi-bin/early"),
+                (b"content-length", b"20000"),
+            ],
+            false,
+        )
+        .expect("send_request");
+    d.until(|d| d.got.get(&s).is_some_and(|g| g.status == 200));
+    d.until(|_| marker.exists());
+    let body = vec![b'b'; 20_000];
+    let mut at = 0;
+    d.until(|d| {
+        at += d.client.send_body(s, &body[at..], true).unwrap_or(0);
+        at == body.len()
+    });
+    // Well past the body's deadline: a body nobody read would have had the stream reset.
+    let until = std::time::Instant::now() + Duration::from_millis(1500);
+    while std::time::Instant::now() < until {
+        d.turn();
+    }
+    d.reads = true;
+    let mut buf = vec![0u8; 65536];
+    d.until(|d| {
+        while let Ok(n @ 1..) = d.client.recv_body(s, &mut buf) {
+            d.got
+                .entry(s)
+                .or_default()
+                .body
+                .extend_from_slice(&buf[..n]);
+        }
+        d.got[&s].finished || d.got[&s].reset.is_some()
+    });
+    let got = &d.got[&s];
+    assert_eq!((got.body.len(), got.reset), (80_000, None));
+    d.client.close(http3::H3_NO_ERROR, b"");
+    d.turn();
+    srv.stop();
+}

@@ -159,9 +159,10 @@ impl H3 {
                     self.answer(id, &fields, end, w);
                     stir |= !self.launches.is_empty();
                 }
-                ServerEvent::Body { id } if self.exchanges.contains_key(&id) => stir = true,
+                ServerEvent::Body { id } if self.body_wanted(id) => stir = true,
                 ServerEvent::Body { id } => {
-                    // Dropped: nothing here reads a request body a program does not take.
+                    // Dropped: nothing here reads a request body a program does not take (or
+                    // no longer: it ended while its response still goes).
                     while self.server.recv_body(id, &mut self.chunk).unwrap_or(0) > 0 {}
                 }
                 ServerEvent::BodyEnd { id } => {

@@ -110,6 +110,12 @@ impl H3 {
         }
     }
 
+    /// Whether `id`'s request body goes to a program still running (else it is read and
+    /// dropped as it comes: nobody else would, and the stream would wait for its deadline).
+    pub(super) fn body_wanted(&self, id: RequestId) -> bool {
+        self.exchanges.get(&id).is_some_and(|e| !e.x.done)
+    }
+
     pub fn has_programs(&self) -> bool {
         !self.programs.is_empty()
     }
