@@ -131,8 +131,9 @@ counters! {
         h3_send_calls,
         /// HTTP/3 sends put off because the socket's buffer was full.
         h3_send_blocked,
-        /// HTTP/3 sockets sending one datagram a call: the kernel refused UDP GSO
-        /// (`UDP_SEGMENT`), or `FLINT_H3_NO_GSO` was set at start.
+        /// HTTP/3 sockets (one a thread) sending one datagram a call: the kernel lacks UDP GSO
+        /// (`UDP_SEGMENT`) or refused it 8 times in a row, or `FLINT_H3_NO_GSO` was set (to
+        /// anything) at start.
         h3_gso_off,
         /// Datagrams dropped unread: malformed, for no connection, or a first packet refused
         /// (too short, past `h3_max_connections` or `h3_max_connections_per_address`).

@@ -34,10 +34,15 @@
 //! the last (which may be shorter), are written side by side in one buffer and go in one
 //! `sendmsg` whose control message tells the kernel the size to cut them at; up to 64 of them
 //! and 65,507 bytes. A datagram for another peer, or larger than the first, ends the batch
-//! and starts the next. A kernel or route that refuses it (`EIO`, `EINVAL`, `ENOPROTOOPT` on
-//! a first such send) turns it off for the socket, which then sends one datagram a call
-//! (`h3_gso_off` in the stats); `FLINT_H3_NO_GSO` set in the environment at start does the
-//! same. `h3_datagrams_sent` counts datagrams, `h3_send_calls` the system calls. Reading is
+//! and starts the next. A batch the kernel refuses goes one datagram a call: `EINVAL` (the
+//! segment and its headers exceed the MTU learnt for that destination, which a forged ICMP
+//! "fragmentation needed" can lower) or `EIO` (a route's device that cannot segment, IPsec)
+//! on any send; [`GSO_REFUSALS`] of those in a row, or one `ENOPROTOOPT` / `EOPNOTSUPP` (the
+//! kernel lacks it), turn GSO off for the socket, which then sends one datagram a call. A
+//! kernel older than 4.18 would ignore the control message (the batch one fragmented
+//! datagram, lost): a socket on which `getsockopt(SOL_UDP, UDP_SEGMENT)` fails never uses
+//! GSO. `h3_gso_off` in the stats counts the sockets without it; `FLINT_H3_NO_GSO` set in the
+//! environment at start (to anything) turns it off too. `h3_datagrams_sent` counts datagrams, `h3_send_calls` the system calls. Reading is
 //! still one `recvfrom` a datagram: no `recvmmsg` or GRO yet.
 
 use std::io;
@@ -65,6 +70,9 @@ const BATCHES: usize = 16;
 const GSO_SEGMENTS: usize = 64;
 /// Bytes one GSO send carries at most: the largest UDP payload over IPv4.
 const GSO_BYTES: usize = 65_507;
+/// GSO sends refused in a row (`EINVAL`, `EIO`) that turn GSO off for the socket: one is a
+/// destination's MTU or route, not the kernel.
+const GSO_REFUSALS: u32 = 8;
 /// Set in the environment at start: every HTTP/3 socket sends one datagram a call.
 const NO_GSO_ENV: &str = "FLINT_H3_NO_GSO";
 
@@ -107,10 +115,8 @@ pub(crate) struct Quic {
     /// A datagram written after `held` that could not join it (another peer, a larger size):
     /// where it is in `out`, its length and peer. It starts the next batch.
     carry: Option<(usize, usize, SocketAddr)>,
-    /// Sends go with UDP GSO; turned off for good when the kernel refuses it.
-    gso: bool,
-    /// `h3_gso_off` has counted this socket.
-    gso_off_counted: bool,
+    /// Whether sends go with UDP GSO.
+    gso: Gso,
     /// The socket may hold datagrams not read yet (the last event stopped at `BATCHES`): an
     /// edge-triggered poll would not report them again.
     unread: bool,
@@ -125,6 +131,7 @@ impl Quic {
         token: Token,
     ) -> io::Result<Quic> {
         let local = socket.local_addr()?;
+        let gso = std::env::var_os(NO_GSO_ENV).is_none() && kernel_segments(socket.as_raw_fd());
         let mut socket = mio::net::UdpSocket::from_std(socket);
         registry.register(&mut socket, token, Interest::READABLE | Interest::WRITABLE)?;
         Ok(Quic {
@@ -134,8 +141,7 @@ impl Quic {
             out: vec![0; GSO_BYTES].into_boxed_slice(),
             held: None,
             carry: None,
-            gso: std::env::var_os(NO_GSO_ENV).is_none(),
-            gso_off_counted: false,
+            gso: Gso::new(gso),
             unread: false,
         })
     }
@@ -241,14 +247,12 @@ impl Quic {
 
     pub fn publish(&self, w: &mut Worker) {
         self.h3.publish(&mut w.stats);
+        // This thread's one socket.
+        w.stats.h3_gso_off = u64::from(!self.gso.on);
     }
 
     /// Sends every datagram the connections have, until the socket's buffer is full.
     fn flush(&mut self, w: &mut Worker) {
-        if !self.gso && !self.gso_off_counted {
-            self.gso_off_counted = true;
-            w.stats.h3_gso_off += 1;
-        }
         loop {
             if self.held.is_none() {
                 self.held = self.next_batch();
@@ -256,7 +260,7 @@ impl Quic {
             let Some(b) = self.held else {
                 return;
             };
-            let whole = self.gso && b.end - b.start > b.segment;
+            let whole = self.gso.on && !b.single && b.end - b.start > b.segment;
             let sent = if whole {
                 let fd = self.socket.as_raw_fd();
                 send_segments(fd, &self.out[b.start..b.end], b.segment as u16, b.to)
@@ -268,12 +272,12 @@ impl Quic {
                 Ok(_) => {
                     w.stats.h3_send_calls += 1;
                     if whole {
+                        self.gso.sent();
                         w.stats.h3_datagrams_sent += b.datagrams();
                         self.held = None;
                     } else {
                         w.stats.h3_datagrams_sent += 1;
-                        let start = b.start + b.segment;
-                        self.held = (start < b.end).then_some(Batch { start, ..b });
+                        self.held = b.rest();
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
@@ -283,16 +287,15 @@ impl Quic {
                 }
                 // Interrupted: sent again.
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                // The kernel (or the route's device) does not take GSO: the batch goes one
-                // datagram a call, and so does everything after it.
-                Err(e) if whole && gso_refused(&e) => {
-                    self.gso = false;
-                    self.gso_off_counted = true;
-                    w.stats.h3_gso_off += 1;
+                // The kernel, the destination's MTU or the route's device does not take this
+                // batch whole: it goes one datagram a call (and maybe every batch after it).
+                Err(e) if whole && self.gso.refused(&e) => {
+                    self.held = Some(Batch { single: true, ..b });
                 }
                 // Anything else (no route to the client) is lost packets, which QUIC recovers
-                // from or times out on.
-                Err(_) => self.held = None,
+                // from or times out on: a whole batch, or the one datagram (the rest go on).
+                Err(_) if whole => self.held = None,
+                Err(_) => self.held = b.rest(),
             }
         }
     }
@@ -313,7 +316,7 @@ impl Quic {
         };
         let mut end = segment;
         let mut count = 1;
-        while self.gso && count < GSO_SEGMENTS && end + MAX <= self.out.len() {
+        while self.gso.on && count < GSO_SEGMENTS && end + MAX <= self.out.len() {
             let Some(d) = self.h3.send(&mut self.out[end..end + MAX]) else {
                 break;
             };
@@ -332,6 +335,7 @@ impl Quic {
             end,
             segment,
             to,
+            single: false,
         })
     }
 }
@@ -344,21 +348,81 @@ struct Batch {
     end: usize,
     segment: usize,
     to: SocketAddr,
+    /// Sent one datagram a call (a GSO send of it was refused).
+    single: bool,
 }
 
 impl Batch {
     fn datagrams(&self) -> u64 {
         (self.end - self.start).div_ceil(self.segment) as u64
     }
+
+    /// What is left once its first datagram has gone.
+    fn rest(self) -> Option<Batch> {
+        let start = self.start + self.segment;
+        (start < self.end).then_some(Batch { start, ..self })
+    }
 }
 
-/// What a send with `UDP_SEGMENT` fails with where the kernel (older than 4.18) or the
-/// route's device (no checksum offload) cannot segment.
-fn gso_refused(e: &io::Error) -> bool {
-    matches!(
-        e.raw_os_error(),
-        Some(libc::EIO | libc::EINVAL | libc::ENOPROTOOPT | libc::EOPNOTSUPP)
-    )
+/// Whether a socket sends with UDP GSO, and the refusals that turn it off.
+struct Gso {
+    on: bool,
+    /// GSO sends refused since the last one taken.
+    refused_in_a_row: u32,
+}
+
+impl Gso {
+    fn new(on: bool) -> Gso {
+        Gso {
+            on,
+            refused_in_a_row: 0,
+        }
+    }
+
+    /// A GSO send was taken.
+    fn sent(&mut self) {
+        self.refused_in_a_row = 0;
+    }
+
+    /// A GSO send failed with `e`: whether that is a refusal of GSO (the batch then goes one
+    /// datagram a call). `EINVAL` (segment and headers over the destination's MTU) and `EIO`
+    /// (a route's device that cannot segment) are one destination's: GSO goes off after
+    /// [`GSO_REFUSALS`] in a row; `ENOPROTOOPT` and `EOPNOTSUPP` are the kernel's: at once.
+    fn refused(&mut self, e: &io::Error) -> bool {
+        match e.raw_os_error() {
+            Some(libc::ENOPROTOOPT | libc::EOPNOTSUPP) => {
+                self.on = false;
+                true
+            }
+            Some(libc::EIO | libc::EINVAL) => {
+                self.refused_in_a_row += 1;
+                if self.refused_in_a_row >= GSO_REFUSALS {
+                    self.on = false;
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Whether the kernel segments UDP sends on `fd` (`UDP_SEGMENT`, Linux 4.18): an older one
+/// would ignore the control message and send a batch as one fragmented datagram.
+fn kernel_segments(fd: RawFd) -> bool {
+    let mut value: libc::c_int = 0;
+    let mut len = size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: `value` and `len` are alive for the call, `len` says `value`'s size, and the
+    // kernel writes at most that many bytes into it.
+    let r = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_UDP,
+            libc::UDP_SEGMENT,
+            (&mut value as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    };
+    r == 0
 }
 
 /// One `sendmsg` of `data` to `to` that the kernel cuts into datagrams of `segment` bytes,
@@ -439,6 +503,95 @@ mod tests {
         assert!(UdpSocket::bind(addr).is_err(), "the port is the group's");
         let e = bind(addr, 2).expect_err("a second group");
         assert_eq!(e.kind(), io::ErrorKind::AddrInUse, "{e}");
+    }
+
+    fn os_error(code: i32) -> io::Error {
+        io::Error::from_raw_os_error(code)
+    }
+
+    #[test]
+    fn one_destination_refusing_gso_does_not_turn_it_off_for_the_socket() {
+        for code in [libc::EINVAL, libc::EIO] {
+            let mut gso = Gso::new(true);
+            for _ in 0..3 {
+                for _ in 1..GSO_REFUSALS {
+                    assert!(gso.refused(&os_error(code)), "{code}");
+                }
+                assert!(gso.on, "{code}: on after fewer than GSO_REFUSALS in a row");
+                // One taken: the count starts again.
+                gso.sent();
+            }
+            for _ in 0..GSO_REFUSALS {
+                assert!(gso.refused(&os_error(code)));
+            }
+            assert!(!gso.on, "{code}: off after GSO_REFUSALS in a row");
+        }
+    }
+
+    #[test]
+    fn a_kernel_without_gso_turns_it_off_at_once_and_other_errors_are_no_refusal() {
+        for code in [libc::ENOPROTOOPT, libc::EOPNOTSUPP] {
+            let mut gso = Gso::new(true);
+            assert!(gso.refused(&os_error(code)));
+            assert!(!gso.on, "{code}");
+        }
+        let mut gso = Gso::new(true);
+        for code in [
+            libc::EAGAIN,
+            libc::ENETUNREACH,
+            libc::EHOSTUNREACH,
+            libc::EPERM,
+        ] {
+            for _ in 0..2 * GSO_REFUSALS {
+                assert!(!gso.refused(&os_error(code)), "{code}");
+            }
+        }
+        assert!(gso.on);
+    }
+
+    #[test]
+    fn the_probe_finds_udp_segmentation_on_a_udp_socket_only() {
+        let udp = UdpSocket::bind(loopback()).unwrap();
+        assert!(
+            kernel_segments(udp.as_raw_fd()),
+            "this kernel segments (4.18+)"
+        );
+        let tcp = std::net::TcpListener::bind(loopback()).unwrap();
+        assert!(!kernel_segments(tcp.as_raw_fd()), "no UDP_SEGMENT on TCP");
+    }
+
+    #[test]
+    fn a_refused_batch_sent_one_datagram_a_call_arrives_once_each() {
+        let rx = UdpSocket::bind(loopback()).unwrap();
+        rx.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+            .unwrap();
+        let data: Vec<u8> = (0..1_000u32).map(|i| (i % 251) as u8).collect();
+        let mut held = Some(Batch {
+            start: 0,
+            end: data.len(),
+            segment: 300,
+            to: rx.local_addr().unwrap(),
+            single: true,
+        });
+        let tx = UdpSocket::bind(loopback()).unwrap();
+        let mut calls = 0;
+        while let Some(b) = held {
+            let end = b.end.min(b.start + b.segment);
+            tx.send_to(&data[b.start..end], b.to).unwrap();
+            calls += 1;
+            held = b.rest();
+        }
+        assert_eq!(calls, 4);
+        let mut buf = [0u8; 2_000];
+        let mut got = Vec::new();
+        for want in [300, 300, 300, 100] {
+            let (n, _) = rx.recv_from(&mut buf).unwrap();
+            assert_eq!(n, want);
+            got.extend_from_slice(&buf[..n]);
+        }
+        assert_eq!(got, data);
+        rx.set_nonblocking(true).unwrap();
+        assert!(rx.recv_from(&mut buf).is_err(), "no datagram twice");
     }
 
     #[test]
