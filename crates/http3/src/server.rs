@@ -201,8 +201,6 @@ struct Conn {
     /// Since when no whole request has been under way (None: one is; a stream still in its
     /// header block does not count).
     quiet_since: Option<Instant>,
-    /// A whole request is under way (not let go of by QUIC yet): holds the keep-alive clock.
-    busy: bool,
     /// Streams whose response went whole to QUIC and that QUIC has not let go of yet (at most
     /// the stream limit of them).
     unacked: Vec<u64>,
@@ -213,6 +211,16 @@ struct Conn {
     progress_at: Instant,
     /// When `keep_alive` last sent a PING.
     pinged_at: Instant,
+    /// The bytes of ours the client had acknowledged (QUIC's count) when `unacked` was last
+    /// walked: the walk is done again only once it moves.
+    acked: u64,
+    /// The bytes of ours the client had acknowledged when a response went whole while its
+    /// request's body still arrived, or at the last send deadline since: what the send clock
+    /// compares with while only such responses wait.
+    acked_at_answer: u64,
+    /// A PING went out at the last send deadline, for a client whose responses wait on
+    /// request bodies to show it acknowledges (one that does not is closed at the next).
+    probed: bool,
     /// In the `to_poll` queue.
     polling: bool,
     /// In the `to_send` queue.
@@ -443,7 +451,7 @@ impl Server {
                 }
             }
         }
-        clocks::update(conn, now);
+        clocks::update(conn, now, false);
         self.mark(slot);
     }
 
@@ -568,7 +576,9 @@ impl Server {
             next_stream: 0,
             counted: odcid.is_some(),
             quiet_since: None,
-            busy: false,
+            acked: 0,
+            acked_at_answer: 0,
+            probed: false,
             unacked: Vec::new(),
             waiting: false,
             progress_at: self.now,
@@ -686,7 +696,6 @@ impl Server {
             match event {
                 h3::Event::Headers { list, more_frames } => {
                     conn.heads.retain(|&(s, _)| s != stream);
-                    conn.busy = true;
                     // After our GOAWAY a new request is refused (RFC 9114 5.2): the client
                     // may send it again on another connection.
                     if conn.goaway.is_some_and(|g| stream >= g) {
@@ -817,7 +826,7 @@ impl Server {
                 due = true;
             }
             if clocks::due(conn, &timeouts).is_some_and(|t| t <= now) {
-                clocks::update(conn, now);
+                clocks::update(conn, now, true);
                 let id = ConnId { slot, generation };
                 let (counts, events) = (&mut self.counts, &mut self.events);
                 clocks::expire(conn, id, &timeouts, now, counts, events);

@@ -14,7 +14,7 @@ mod common;
 use common::memory::Certs;
 use common::raw::{client_config, Net, Peer};
 use http3::{Limits, Retry, ServerConfig, Timeouts, H3_NO_ERROR, H3_REQUEST_INCOMPLETE};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 fn server(certs: &Certs, timeouts: Timeouts) -> ServerConfig {
     let limits = Limits {
@@ -152,6 +152,65 @@ fn a_response_the_client_never_acknowledges_is_closed_at_the_send_timeout() {
     net.until("send timeout", |n| n.server.counts().send_timeouts == 1);
     let c = net.server.counts();
     assert_eq!((c.keep_alive_closes, c.body_timeouts), (0, 0), "{c:?}");
+    net.until("forgotten", |n| {
+        n.server.connections() == 0 && n.closed == 1
+    });
+}
+
+#[test]
+fn a_client_uploading_slowly_that_never_acknowledges_is_closed_at_the_send_timeout() {
+    let certs = Certs::new();
+    // A body deadline the upload keeps for minutes: only the send clock can end it.
+    let timeouts = Timeouts {
+        header: LONG,
+        keep_alive: LONG,
+        send: SHORT,
+        body: LONG,
+        body_min_rate: 1,
+    };
+    // The server answers at the head, whole at once; the body goes on after it.
+    let mut net = Net::new(server(&certs, timeouts), 2000);
+    let mut peer = Peer::connect(
+        &mut client_config(256 * 1024),
+        "127.0.0.2:5000".parse().unwrap(),
+    );
+    peer.ping = Some(Duration::from_millis(20));
+    net.peers.push(peer);
+    net.until("handshake", |n| n.peers[0].h3.is_some());
+    // From here it hears nothing, so acknowledges nothing, but uploads and PINGs on.
+    net.peers[0].deaf = true;
+    let fields = [
+        quiche::h3::Header::new(b":method", b"POST"),
+        quiche::h3::Header::new(b":scheme", b"https"),
+        quiche::h3::Header::new(b":authority", b"localhost"),
+        quiche::h3::Header::new(b":path", b"/upload"),
+    ];
+    let p = &mut net.peers[0];
+    let h3 = p.h3.as_mut().unwrap();
+    let stream = h3.send_request(&mut p.quic, &fields, false).unwrap();
+    // A chunk every 20 ms, 200 at most: the upload would last over 4 s, many send timeouts.
+    let mut chunks = 0;
+    for _ in 0..200 {
+        if net.server.counts().send_timeouts > 0 {
+            break;
+        }
+        let p = &mut net.peers[0];
+        let h3 = p.h3.as_mut().unwrap();
+        if h3.send_body(&mut p.quic, stream, b"0123456789", false) == Ok(10) {
+            chunks += 1;
+        }
+        let gap = Instant::now();
+        while gap.elapsed() < Duration::from_millis(20) {
+            net.turn();
+        }
+    }
+    assert!(net.body_read >= 10, "the upload went on: {chunks} chunks");
+    let c = net.server.counts();
+    assert_eq!(
+        (c.send_timeouts, c.body_timeouts),
+        (1, 0),
+        "{c:?}, {chunks} chunks"
+    );
     net.until("forgotten", |n| {
         n.server.connections() == 0 && n.closed == 1
     });

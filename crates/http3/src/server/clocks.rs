@@ -13,7 +13,14 @@
 //!   closed, so what they held is freed. The clock runs only while the server has bytes
 //!   waiting on the client (a response held back by flow control, or gone whole to QUIC and
 //!   not let go of): a request still being read, or a response not begun, waits on no one
-//!   here, so a slow upload whose response is done meets only its body's deadline;
+//!   here. A response sent whole while its request's body still arrives cannot be let go of
+//!   by QUIC before the body ends, so for it progress is the client acknowledging anything
+//!   of ours: at each send deadline while only such responses wait, acknowledged bytes that
+//!   moved since the last (or since the answer) renew the clock, and a PING goes out so that a
+//!   client with nothing left to acknowledge has something to; a client that acknowledged
+//!   nothing over a deadline that had its PING is closed. A slow upload whose response is
+//!   done thus meets its body's deadline, and a client that uploads but never acknowledges
+//!   the send timeout (at most twice it);
 //! - each request body (body timeout, as flint serve's HTTP/1.1 and HTTP/2 bodies): due
 //!   within the timeout of its head, plus a second per `body_min_rate` bytes read of it
 //!   (Apache's mod_reqtimeout `body=10,MinRate=500`), with no longer gap between its bytes
@@ -25,8 +32,11 @@
 //!   stream, and so the connection, until the send timeout.
 //!
 //! Each connection keeps when its clocks started; nothing here runs per request but
-//! [`note_streams`] and [`update`] once a datagram, each a few comparisons, and a body's
-//! clock noted at its head, moved by each read of it and dropped at its end.
+//! [`note_streams`] and [`update`] once a datagram, each a few comparisons (and, while
+//! responses wait on acknowledgements, QUIC's count of acknowledged bytes, a sum over the
+//! connection's streams), the walk of the answered streams only once that count moved or at
+//! a deadline, and a body's clock noted at its head, moved by each read of it and dropped at
+//! its end.
 
 use super::{settled, write_goaway, Conn, ConnId, RequestId, ServerCounts, ServerEvent};
 use crate::config::Timeouts;
@@ -75,6 +85,8 @@ pub(super) fn body_started(conn: &mut Conn, stream: u64, now: Instant) {
 pub(super) fn answered(conn: &mut Conn, stream: u64) {
     if let Some(b) = conn.bodies.iter_mut().find(|b| b.stream == stream) {
         b.answered = true;
+        // Its body still arrives: what the client acknowledges from here is its progress.
+        conn.acked_at_answer = conn.quic.stats().acked_bytes;
     }
     if !conn.unacked.contains(&stream) {
         conn.unacked.push(stream);
@@ -130,34 +142,40 @@ pub(super) fn note_streams(conn: &mut Conn, now: Instant) {
     }
 }
 
-/// Brings the keep-alive and send clocks up to date with what the connection holds now.
-pub(super) fn update(conn: &mut Conn, now: Instant) {
+/// Brings the keep-alive and send clocks up to date with what the connection holds now;
+/// `recheck` (at a deadline) walks the answered streams even if no acknowledgement came.
+pub(super) fn update(conn: &mut Conn, now: Instant, recheck: bool) {
     if conn.h3.is_none() {
         return;
     }
-    let all_settled = settled(conn);
-    let busy = !conn.blocked.is_empty() || !all_settled;
-    conn.busy = busy;
-    // A response let go of by QUIC (acknowledged whole, or stopped by the client) is progress.
-    let unacked = conn.unacked.len();
-    let quic = &mut conn.quic;
-    conn.unacked.retain(|&s| {
-        !matches!(
-            quic.stream_capacity(s),
-            Err(quiche::Error::InvalidStreamState(_) | quiche::Error::StreamStopped(_))
-        )
-    });
-    if conn.unacked.len() != unacked {
-        conn.progress_at = now;
+    let busy = !conn.blocked.is_empty() || !settled(conn);
+    // A response let go of by QUIC (acknowledged whole, or stopped by the client) is
+    // progress. Acknowledgements are what let go of them, so the list is walked only once
+    // the client's count of them moved (a STOP_SENDING alone waits for the deadline's walk):
+    // a datagram carrying only request bodies costs no walk.
+    if !conn.unacked.is_empty() {
+        let acked = conn.quic.stats().acked_bytes;
+        if recheck || acked != conn.acked {
+            conn.acked = acked;
+            let unacked = conn.unacked.len();
+            let quic = &mut conn.quic;
+            conn.unacked.retain(|&s| {
+                !matches!(
+                    quic.stream_capacity(s),
+                    Err(quiche::Error::InvalidStreamState(_) | quiche::Error::StreamStopped(_))
+                )
+            });
+            if conn.unacked.len() != unacked {
+                conn.progress_at = now;
+            }
+        }
     }
-    // The send clock runs only while bytes wait on the client. A response answered while
-    // its request's body still arrives is not counted: QUIC lets go of its stream only once
-    // the body has ended too, so whether it was acknowledged cannot be told here, and the
-    // body has its own clock; it counts again once the body has ended.
-    let waiting = !conn.blocked.is_empty()
-        || (conn.unacked.iter()).any(|&s| !conn.bodies.iter().any(|b| b.stream == s));
+    // The send clock runs while bytes wait on the client (held back by flow control, or
+    // answered and not let go of); see `expire` for responses whose body still arrives.
+    let waiting = !conn.blocked.is_empty() || !conn.unacked.is_empty();
     if waiting && !conn.waiting {
         conn.progress_at = now;
+        conn.probed = false;
     }
     conn.waiting = waiting;
     // Only a whole request under way holds the keep-alive clock: a stream still in its
@@ -219,7 +237,7 @@ pub(super) fn expire(
         counts.header_timeouts += u64::from(reset);
     }
     expire_bodies(conn, id, t, now, counts, events);
-    if conn.waiting && conn.progress_at + t.send <= now {
+    if conn.waiting && conn.progress_at + t.send <= now && !acknowledging(conn, now) {
         if let Some(last) = conn.last_request {
             let mut s = conn.settled_below;
             while s <= last {
@@ -242,6 +260,29 @@ pub(super) fn expire(
         conn.quiet_since = None;
         counts.keep_alive_closes += 1;
     }
+}
+
+/// At a send deadline: whether the client has shown it acknowledges while every response
+/// waiting is one whose request's body still arrives (QUIC cannot let go of those yet). Then
+/// acknowledged bytes that moved since the answer or the last deadline, or a first deadline
+/// without a PING, renew the clock, and a PING gives the client something to acknowledge.
+fn acknowledging(conn: &mut Conn, now: Instant) -> bool {
+    let bodies = &conn.bodies;
+    let uploads_only = conn.blocked.is_empty()
+        && (conn.unacked.iter()).all(|&s| bodies.iter().any(|b| b.stream == s));
+    if !uploads_only {
+        return false;
+    }
+    let acked = conn.quic.stats().acked_bytes;
+    let moved = acked != conn.acked_at_answer;
+    if !moved && conn.probed {
+        return false;
+    }
+    conn.acked_at_answer = acked;
+    conn.probed = true;
+    conn.progress_at = now;
+    let _ = conn.quic.send_ack_eliciting();
+    true
 }
 
 /// Stops reading each request body past its deadline (see the module's comment).
