@@ -253,90 +253,148 @@ impl Quic {
 
     /// Sends every datagram the connections have, until the socket's buffer is full.
     fn flush(&mut self, w: &mut Worker) {
+        let fd = self.socket.as_raw_fd();
         loop {
             if self.held.is_none() {
                 self.held = self.next_batch();
             }
-            let Some(b) = self.held else {
+            if self.held.is_none() {
                 return;
-            };
-            let whole = self.gso.on && !b.single && b.end - b.start > b.segment;
-            let sent = if whole {
-                let fd = self.socket.as_raw_fd();
-                send_segments(fd, &self.out[b.start..b.end], b.segment as u16, b.to)
-            } else {
-                let end = b.end.min(b.start + b.segment);
-                self.socket.send_to(&self.out[b.start..end], b.to)
-            };
-            match sent {
-                Ok(_) => {
+            }
+            let socket = &self.socket;
+            let one = |d: &[u8], to| socket.send_to(d, to);
+            match send_step(&mut self.held, &self.out, &mut self.gso, fd, one) {
+                Step::Sent(n) => {
                     w.stats.h3_send_calls += 1;
-                    if whole {
-                        self.gso.sent();
-                        w.stats.h3_datagrams_sent += b.datagrams();
-                        self.held = None;
-                    } else {
-                        w.stats.h3_datagrams_sent += 1;
-                        self.held = b.rest();
-                    }
+                    w.stats.h3_datagrams_sent += n;
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                Step::Blocked => {
                     // Kept: the writable event sends it.
                     w.stats.h3_send_blocked += 1;
                     return;
                 }
-                // Interrupted: sent again.
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                // The kernel, the destination's MTU or the route's device does not take this
-                // batch whole: it goes one datagram a call (and maybe every batch after it).
-                Err(e) if whole && self.gso.refused(&e) => {
-                    self.held = Some(Batch { single: true, ..b });
-                }
-                // Anything else (no route to the client) is lost packets, which QUIC recovers
-                // from or times out on: a whole batch, or the one datagram (the rest go on).
-                Err(_) if whole => self.held = None,
-                Err(_) => self.held = b.rest(),
+                Step::Again => {}
             }
         }
     }
 
-    /// The next datagrams to send: the carried one or the connections' next, then (with GSO)
-    /// those that follow it for the same peer at its size, the last of them maybe shorter.
+    /// The next datagrams to send (see [`fill_batch`]), from the connections.
     fn next_batch(&mut self) -> Option<Batch> {
-        const MAX: usize = http3::MAX_DATAGRAM;
-        let (segment, to) = match self.carry.take() {
-            Some((at, len, to)) => {
-                self.out.copy_within(at..at + len, 0);
-                (len, to)
-            }
-            None => {
-                let d = self.h3.send(&mut self.out[..MAX])?;
-                (d.len, d.to)
-            }
-        };
-        let mut end = segment;
-        let mut count = 1;
-        while self.gso.on && count < GSO_SEGMENTS && end + MAX <= self.out.len() {
-            let Some(d) = self.h3.send(&mut self.out[end..end + MAX]) else {
-                break;
-            };
-            if d.to != to || d.len > segment || d.len == 0 {
-                self.carry = Some((end, d.len, d.to));
-                break;
-            }
-            end += d.len;
-            count += 1;
-            if d.len < segment {
-                break;
-            }
-        }
-        Some(Batch {
-            start: 0,
-            end,
-            segment,
-            to,
-            single: false,
+        let h3 = &mut self.h3;
+        fill_batch(&mut self.out, &mut self.carry, self.gso.on, |buf| {
+            h3.send(buf).map(|d| (d.len, d.to))
         })
+    }
+}
+
+/// The next datagrams to send, written side by side from the start of `out`: the carried one
+/// or `next`'s (it writes a datagram into the buffer it is given and says its length and
+/// peer, None when it has no more), then (with `gso`) those that follow it for the same peer
+/// at its size, the last of them maybe shorter; at most [`GSO_SEGMENTS`], and only while
+/// `out` has room for one more of the largest. A datagram for another peer, or larger, is
+/// kept in `carry` and starts the next batch; an empty one is skipped.
+fn fill_batch(
+    out: &mut [u8],
+    carry: &mut Option<(usize, usize, SocketAddr)>,
+    gso: bool,
+    mut next: impl FnMut(&mut [u8]) -> Option<(usize, SocketAddr)>,
+) -> Option<Batch> {
+    const MAX: usize = http3::MAX_DATAGRAM;
+    let (segment, to) = match carry.take() {
+        Some((at, len, to)) => {
+            out.copy_within(at..at + len, 0);
+            (len, to)
+        }
+        None => loop {
+            match next(&mut out[..MAX])? {
+                (0, _) => continue,
+                first => break first,
+            }
+        },
+    };
+    let mut end = segment;
+    let mut count = 1;
+    while gso && count < GSO_SEGMENTS && end + MAX <= out.len() {
+        let Some((len, peer)) = next(&mut out[end..end + MAX]) else {
+            break;
+        };
+        if len == 0 {
+            continue;
+        }
+        if peer != to || len > segment {
+            *carry = Some((end, len, peer));
+            break;
+        }
+        end += len;
+        count += 1;
+        if len < segment {
+            break;
+        }
+    }
+    Some(Batch {
+        start: 0,
+        end,
+        segment,
+        to,
+        single: false,
+    })
+}
+
+/// What one send of a held batch did.
+#[derive(Debug, PartialEq)]
+enum Step {
+    /// A call sent these datagrams.
+    Sent(u64),
+    /// The socket's buffer is full: the batch is kept.
+    Blocked,
+    /// Nothing sent (interrupted, refused, lost): what is left goes with the next call.
+    Again,
+}
+
+/// One send call of `held` (datagrams in `out`) on `fd`: the whole batch with GSO when `gso`
+/// is on and the batch has more than one, else its first datagram with `one`; `held` keeps
+/// what is left. A batch GSO is refused for goes one datagram a call.
+fn send_step(
+    held: &mut Option<Batch>,
+    out: &[u8],
+    gso: &mut Gso,
+    fd: RawFd,
+    one: impl FnOnce(&[u8], SocketAddr) -> io::Result<usize>,
+) -> Step {
+    let Some(b) = *held else {
+        return Step::Again;
+    };
+    let whole = gso.on && !b.single && b.end - b.start > b.segment;
+    let sent = if whole {
+        send_segments(fd, &out[b.start..b.end], b.segment as u16, b.to)
+    } else {
+        one(&out[b.start..b.end.min(b.start + b.segment)], b.to)
+    };
+    match sent {
+        Ok(_) if whole => {
+            gso.sent();
+            *held = None;
+            Step::Sent(b.datagrams())
+        }
+        Ok(_) => {
+            *held = b.rest();
+            Step::Sent(1)
+        }
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => Step::Blocked,
+        // Interrupted: sent again.
+        Err(e) if e.kind() == io::ErrorKind::Interrupted => Step::Again,
+        // The kernel, the destination's MTU or the route's device does not take this batch
+        // whole: it goes one datagram a call (and maybe every batch after it).
+        Err(e) if whole && gso.refused(&e) => {
+            *held = Some(Batch { single: true, ..b });
+            Step::Again
+        }
+        // Anything else (no route to the client) is lost packets, which QUIC recovers from or
+        // times out on: a whole batch, or the one datagram (the rest go on).
+        Err(_) => {
+            *held = if whole { None } else { b.rest() };
+            Step::Again
+        }
     }
 }
 
@@ -561,37 +619,160 @@ mod tests {
     }
 
     #[test]
-    fn a_refused_batch_sent_one_datagram_a_call_arrives_once_each() {
+    fn a_batch_the_kernel_refuses_goes_one_datagram_a_call_and_arrives_once_each() {
         let rx = UdpSocket::bind(loopback()).unwrap();
         rx.set_read_timeout(Some(std::time::Duration::from_secs(10)))
             .unwrap();
-        let data: Vec<u8> = (0..1_000u32).map(|i| (i % 251) as u8).collect();
+        let tx = UdpSocket::bind(loopback()).unwrap();
+        // More segments than the kernel takes in one send (64, or 128 since Linux 6.9): it
+        // answers EINVAL.
+        let n = 200;
+        let out: Vec<u8> = (0..n * 10).map(|i| (i / 10) as u8).collect();
         let mut held = Some(Batch {
             start: 0,
-            end: data.len(),
-            segment: 300,
+            end: out.len(),
+            segment: 10,
             to: rx.local_addr().unwrap(),
-            single: true,
+            single: false,
         });
-        let tx = UdpSocket::bind(loopback()).unwrap();
-        let mut calls = 0;
-        while let Some(b) = held {
-            let end = b.end.min(b.start + b.segment);
-            tx.send_to(&data[b.start..end], b.to).unwrap();
-            calls += 1;
-            held = b.rest();
+        let mut gso = Gso::new(true);
+        let (mut sent, mut calls) = (0, 0);
+        while held.is_some() {
+            let one = |d: &[u8], to| tx.send_to(d, to);
+            match send_step(&mut held, &out, &mut gso, tx.as_raw_fd(), one) {
+                Step::Sent(k) => {
+                    sent += k;
+                    calls += 1;
+                }
+                Step::Blocked => panic!("loopback's buffer full"),
+                Step::Again => {}
+            }
+            assert!(calls <= n, "each datagram sent once");
         }
-        assert_eq!(calls, 4);
+        assert_eq!((sent, calls), (n as u64, n));
+        assert!(gso.on, "one refusal leaves GSO on");
         let mut buf = [0u8; 2_000];
-        let mut got = Vec::new();
-        for want in [300, 300, 300, 100] {
-            let (n, _) = rx.recv_from(&mut buf).unwrap();
-            assert_eq!(n, want);
-            got.extend_from_slice(&buf[..n]);
+        for i in 0..n {
+            let (len, _) = rx.recv_from(&mut buf).unwrap();
+            assert_eq!(len, 10);
+            assert!(buf[..len].iter().all(|&x| x == i as u8), "datagram {i}");
         }
-        assert_eq!(got, data);
         rx.set_nonblocking(true).unwrap();
         assert!(rx.recv_from(&mut buf).is_err(), "no datagram twice");
+    }
+
+    fn peer(port: u16) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], port))
+    }
+
+    /// A batch's segment size, datagrams and peer.
+    type Shape = (usize, u64, SocketAddr);
+    /// A datagram's length, peer and index (its bytes).
+    type Got = (usize, SocketAddr, u8);
+
+    /// Every batch `fill_batch` makes of `datagrams` (length, peer), each datagram filled
+    /// with its index: the batches' (segment, count, peer), and the datagrams in the order
+    /// the batches hold them, as (length, peer, index).
+    fn batches(datagrams: &[(usize, SocketAddr)], gso: bool) -> (Vec<Shape>, Vec<Got>) {
+        let mut out = vec![0u8; GSO_BYTES];
+        let mut carry = None;
+        let mut given = 0;
+        let mut next = |buf: &mut [u8]| {
+            let &(len, to) = datagrams.get(given)?;
+            buf[..len].fill(given as u8);
+            given += 1;
+            Some((len, to))
+        };
+        let (mut shapes, mut got) = (Vec::new(), Vec::new());
+        while let Some(b) = fill_batch(&mut out, &mut carry, gso, &mut next) {
+            assert!(b.end <= GSO_BYTES);
+            shapes.push((b.segment, b.datagrams(), b.to));
+            let mut rest = Some(b);
+            while let Some(d) = rest {
+                let end = d.end.min(d.start + d.segment);
+                let bytes = &out[d.start..end];
+                assert!(bytes.iter().all(|&x| x == bytes[0]), "one datagram's bytes");
+                got.push((bytes.len(), d.to, bytes[0]));
+                rest = d.rest();
+            }
+        }
+        (shapes, got)
+    }
+
+    /// What `batches` should give back: every datagram but the empty ones, once, in order.
+    fn each_once(datagrams: &[(usize, SocketAddr)]) -> Vec<Got> {
+        (datagrams.iter().enumerate())
+            .filter(|(_, &(len, _))| len > 0)
+            .map(|(i, &(len, to))| (len, to, i as u8))
+            .collect()
+    }
+
+    #[test]
+    fn another_peer_or_a_larger_datagram_starts_the_next_batch_and_is_kept() {
+        let (a, b) = (peer(1), peer(2));
+        let list = [
+            (1200, a),
+            (1200, a),
+            (1200, b),
+            (1200, b),
+            (1300, b),
+            (1300, b),
+            (1200, a),
+        ];
+        let (shapes, got) = batches(&list, true);
+        assert_eq!(
+            shapes,
+            [(1200, 2, a), (1200, 2, b), (1300, 2, b), (1200, 1, a)]
+        );
+        assert_eq!(got, each_once(&list));
+    }
+
+    #[test]
+    fn a_shorter_datagram_ends_its_batch_and_an_empty_one_is_skipped() {
+        let a = peer(1);
+        let list = [
+            (1000, a),
+            (0, a),
+            (1000, a),
+            (400, a),
+            (1000, a),
+            (0, a),
+            (1000, a),
+            (0, a),
+        ];
+        let (shapes, got) = batches(&list, true);
+        assert_eq!(shapes, [(1000, 3, a), (1000, 2, a)]);
+        assert_eq!(got, each_once(&list));
+    }
+
+    #[test]
+    fn a_batch_holds_at_most_64_datagrams_and_65507_bytes() {
+        let a = peer(1);
+        let small = vec![(100, a); 130];
+        let (shapes, got) = batches(&small, true);
+        assert_eq!(shapes, [(100, 64, a), (100, 64, a), (100, 2, a)]);
+        assert_eq!(got.len(), 130);
+        // Indexes past 255 wrap in both lists alike.
+        assert_eq!(got, each_once(&small));
+        let large = vec![(1400, a); 100];
+        let (shapes, got) = batches(&large, true);
+        // As many as leave room for one more of the largest (1,500 bytes) under 65,507.
+        let most = (GSO_BYTES - http3::MAX_DATAGRAM) / 1400 + 1;
+        assert_eq!(shapes[0], (1400, most as u64, a));
+        assert!(shapes.iter().all(|&(_, n, _)| n as usize <= most));
+        assert_eq!(got, each_once(&large));
+    }
+
+    #[test]
+    fn without_gso_a_batch_is_one_datagram() {
+        let (a, b) = (peer(1), peer(2));
+        let list = [(1200, a), (1200, a), (0, a), (700, b), (1300, b)];
+        let (shapes, got) = batches(&list, false);
+        assert_eq!(
+            shapes,
+            [(1200, 1, a), (1200, 1, a), (700, 1, b), (1300, 1, b)]
+        );
+        assert_eq!(got, each_once(&list));
     }
 
     #[test]
