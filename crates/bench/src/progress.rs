@@ -4,7 +4,8 @@
 //! relaxed stores: the hot path never shares a cache line with another thread (the slots are
 //! 64-byte aligned) and never waits. The calling thread reads the slots once a second and prints
 //! rates over that second. The counters include warm-up (the line shows activity, not results),
-//! except pages, which count only in the measured window: they measure how far a `-n` run is.
+//! except `window_pages`, which counts only in the measured window: it measures how far a `-n`
+//! run is.
 
 use crate::report::formulas::webchildren_for;
 use crate::report::words::count_of;
@@ -23,8 +24,8 @@ pub struct Counts {
     pub errors: u64,
     /// Bytes read.
     pub bytes: u64,
-    /// Pages completed: with `page_us`, the page time from which the live line estimates the
-    /// Webchildren an open-loop rate needs.
+    /// Pages completed with every file a success (warm-up included): with `page_us`, the page
+    /// time from which the live line estimates the Webchildren an open-loop rate needs.
     pub pages: u64,
     /// The sum of those pages' times from their actual start, µs.
     pub page_us: u64,

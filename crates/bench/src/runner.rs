@@ -54,7 +54,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 pub trait Observer: Sync {
     /// The measured window has opened (warm-up over).
     fn window_started(&self) {}
-    /// The measured window has closed: the last load thread has stopped measuring.
+    /// The measured window has closed: its end time reached, or the last load thread has
+    /// stopped measuring (`-n` pages done, Ctrl-C).
     fn window_ended(&self) {}
     /// Once a second from the start (warm-up included): the counts of every thread so far, as
     /// last published (each thread publishes every ~100 ms).

@@ -6,11 +6,11 @@
 
 use super::exchange::{Exchange, Phase};
 use super::page::Child;
-use super::{app, shared, ThreadState, Wire, BACKOFF_US};
+use super::{shared, ThreadState, Wire, BACKOFF_US};
 use crate::stats::ErrorKind;
 
-/// Picks the next page without starting it (a connection that runs several pages at once);
-/// false when the quota is done.
+/// Picks the next page without starting it (also what a connection that runs several pages
+/// at once calls); false when the quota is done. The one way in to `Child::pick_page`.
 pub(super) fn pick(ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) -> bool {
     ch.pick_page(cx, now)
 }
@@ -29,7 +29,7 @@ pub(super) fn start_page<C: Wire>(
         // The page is the Webchild's, shared by its connections (`shared.rs`).
         return start_member_page(conn, ch, cx, now);
     }
-    if !ch.pick_page(cx, now) {
+    if !pick(ch, cx, now) {
         return finish(conn, ch, cx, now);
     }
     conn.start_page(ch, cx, now);
@@ -88,35 +88,18 @@ pub(super) fn finish<C: Wire>(conn: &mut C, ch: &mut Child, cx: &mut ThreadState
 /// picked (and the idle members woken to it), or the Webchild finished when its quota is done.
 fn start_member_page<C: Wire>(conn: &mut C, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
     let (g, _) = shared::of(ch, cx);
-    if cx.groups[g].done {
+    if cx.groups[g].is_done() {
         return finish(conn, ch, cx, now);
     }
-    if !cx.groups[g].busy {
-        let Some(mut pager) = cx.groups[g].pager.take() else {
+    if !cx.groups[g].is_busy() {
+        let Some(mut pager) = cx.groups[g].take_pager() else {
             return;
         };
         let picked = pick(&mut pager, cx, now);
-        let files = pager.files(cx.sh.workload);
-        let (sh, group) = (cx.sh, &mut cx.groups[g]);
-        // An application's page draws its data rows for all the members.
-        let drawn = match (sh.workload.plan(), &mut group.session) {
-            (Some(plan), Some(session)) if picked => {
-                app::start_session_page(session, plan, pager.page.index)
-            }
-            _ => true,
-        };
-        if picked && drawn {
-            (group.page, group.files) = (pager.page, files);
-            (group.next_file, group.in_flight, group.ok) = (0, 0, true);
-            group.extracting = None;
-            group.busy = true;
-        } else {
-            group.done = true;
-        }
         let page = pager.page;
-        group.pager = Some(pager);
+        let started = cx.groups[g].begin_page(cx.sh, pager, picked);
         shared::wake(cx, g, now);
-        if picked && !drawn {
+        if picked && !started {
             // A `unique` data set has given every row: the Webchild stops, counted once.
             let ex = Exchange {
                 file_start_us: now,
@@ -124,7 +107,7 @@ fn start_member_page<C: Wire>(conn: &mut C, ch: &mut Child, cx: &mut ThreadState
             };
             ch.record_failure(cx, &ex, ErrorKind::DataExhausted, 0, now);
         }
-        if !(picked && drawn) {
+        if !started {
             return finish(conn, ch, cx, now);
         }
     }
@@ -146,9 +129,9 @@ pub(super) fn next_for_member<C: Wire>(
     if let Some(at) = at {
         return cx.timers.arm(ch.slot, at);
     }
-    if !cx.groups[g].busy {
+    if !cx.groups[g].is_busy() {
         return start_page(conn, ch, cx, now);
     }
     cx.timers.disarm(ch.slot);
-    cx.groups[g].idle |= 1 << j;
+    cx.groups[g].park(j);
 }

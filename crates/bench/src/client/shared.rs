@@ -31,26 +31,26 @@ use crate::app::session::Session;
 /// One Webchild's shared page: what its members deal among them.
 pub(super) struct Group {
     /// Picks the pages: the Webchild's random streams and quota (taken out while it picks).
-    pub(super) pager: Option<Child>,
-    pub(super) page: PageRef,
-    pub(super) files: usize,
+    pager: Option<Child>,
+    page: PageRef,
+    files: usize,
     /// The page's next file no member has taken yet.
-    pub(super) next_file: usize,
+    next_file: usize,
     /// Files taken and not done.
-    pub(super) in_flight: usize,
+    in_flight: usize,
     /// No file of the page has failed.
-    pub(super) ok: bool,
+    ok: bool,
     /// A page is in progress (picked, its last file not done).
-    pub(super) busy: bool,
+    busy: bool,
     /// The quota is done: members finish.
-    pub(super) done: bool,
+    done: bool,
     /// Members with nothing to do, one bit each: woken when a page starts, when the files
     /// waiting for an extraction may go, or when the quota ends.
-    pub(super) idle: u64,
+    idle: u64,
     /// An application workload: the Webchild's session, shared by its members.
-    pub(super) session: Option<Box<Session>>,
+    session: Option<Box<Session>>,
     /// The page's file in flight that extracts values: the files after it wait for it.
-    pub(super) extracting: Option<usize>,
+    extracting: Option<usize>,
 }
 
 /// The most connections a Webchild may have (its idle members are bits of a `u64`).
@@ -72,6 +72,52 @@ impl Group {
             session: (sh.workload.plan()).map(|plan| Box::new(app::new_session(sh, plan, id))),
             extracting: None,
         }
+    }
+
+    /// The quota is done: members finish.
+    #[inline]
+    pub(super) fn is_done(&self) -> bool {
+        self.done
+    }
+
+    /// A page is in progress: a member with no file waits for it (`park`).
+    #[inline]
+    pub(super) fn is_busy(&self) -> bool {
+        self.busy
+    }
+
+    /// The pager, to pick the next page with (none while it picks).
+    #[inline]
+    pub(super) fn take_pager(&mut self) -> Option<Child> {
+        self.pager.take()
+    }
+
+    /// The pager back with its pick (`picked`: false when the quota is done), which becomes
+    /// the group's page, an application's data rows drawn for all the members. False when no
+    /// page starts (the group done): the quota done, or a `unique` data set out of rows.
+    pub(super) fn begin_page(&mut self, sh: &RunShared<'_>, pager: Child, picked: bool) -> bool {
+        let drawn = match (sh.workload.plan(), &mut self.session) {
+            (Some(plan), Some(session)) if picked => {
+                app::start_session_page(session, plan, pager.page.index)
+            }
+            _ => true,
+        };
+        if picked && drawn {
+            (self.page, self.files) = (pager.page, pager.files(sh.workload));
+            (self.next_file, self.in_flight, self.ok) = (0, 0, true);
+            self.extracting = None;
+            self.busy = true;
+        } else {
+            self.done = true;
+        }
+        self.pager = Some(pager);
+        picked && drawn
+    }
+
+    /// Member `j` has nothing to do until it is woken (`wake`).
+    #[inline]
+    pub(super) fn park(&mut self, j: usize) {
+        self.idle |= 1 << j;
     }
 }
 

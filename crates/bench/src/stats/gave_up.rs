@@ -50,9 +50,9 @@ impl GaveUp {
         })
     }
 
-    /// The one line that says why the run stopped: `every attempt failed as connect_refused
-    /// (120 in 1.0 s): is the server running on 127.0.0.1:8080?`, with `hint` in place of the
-    /// usual one when given.
+    /// The one line that says why the run stopped: `stopped early: every attempt failed as
+    /// connect_refused (120 in 1.0 s): is the server running on 127.0.0.1:8080?`, with `hint`
+    /// in place of the usual one when given.
     pub fn line(&self, config: &crate::BenchConfig, hint: Option<&str>) -> String {
         let head = format!(
             "stopped early: every attempt failed as {} ({} in {:.1} s)",

@@ -40,9 +40,15 @@ pub struct Http3Stats {
     /// Streams a GOAWAY left unprocessed, sent again on a new connection.
     pub retried: u64,
     /// An application's requests held back as they were built (no stream or no send capacity
-    /// for their header block yet), each sent as built once there is room. Not in the report:
-    /// a figure for the tests that the held path ran.
+    /// for their header block yet), each sent as built once there is room: each request counted
+    /// once, when first held (a static request blocked alike is not counted). Not in the
+    /// report: a figure for the tests that the held path ran.
     pub held_back: u64,
+    /// Requests queued to go next (a redirect followed, a stream a GOAWAY left unprocessed, or
+    /// one failed with the connection) while a request held back was first in line: queued
+    /// below it, so that it goes first. Not in the report: a figure for the tests that this
+    /// path ran.
+    pub queued_below_held: u64,
     /// Failures by name (a few distinct names at most; counted only when one happens).
     pub handshake_alerts: BTreeMap<String, u64>,
     /// Streams the server reset, by the HTTP/3 error code's name.
@@ -70,6 +76,7 @@ impl Http3Stats {
         self.goaways += o.goaways;
         self.retried += o.retried;
         self.held_back += o.held_back;
+        self.queued_below_held += o.queued_below_held;
         for (mine, theirs) in [
             (&mut self.handshake_alerts, &o.handshake_alerts),
             (&mut self.stream_resets, &o.stream_resets),

@@ -75,11 +75,11 @@ impl Latency {
             .saturating_record_n(us.clamp(1, MAX_LATENCY_US), n);
     }
 
-    /// Adds another histogram's values: bucket by bucket when both have the same precision, value
-    /// by value otherwise.
+    /// Adds another histogram's values (`add`, which handles another precision itself); value
+    /// by value only if `add` refuses a value out of this one's range.
     pub fn merge(&mut self, other: &Latency) {
-        // Same bounds on both sides (both built by `new`), so `add` cannot fail; a histogram of
-        // coarser precision is merged value by value.
+        // Same bounds on both sides (both built by `new`), so `add` does not fail; the
+        // fallback is a safety net for a histogram of wider range.
         if self.hist.add(&other.hist).is_err() {
             for v in other.hist.iter_recorded() {
                 self.hist

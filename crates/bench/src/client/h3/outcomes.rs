@@ -72,7 +72,7 @@ impl H3 {
             self.spare.extend(s.app);
             let mut ex = s.ex;
             ex.reset_response();
-            self.requeue(ex);
+            self.requeue(cx, ex, now);
         }
     }
 

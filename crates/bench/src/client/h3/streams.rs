@@ -180,13 +180,14 @@ impl H3 {
         if self.client.is_none() {
             // The connection is gone: the exchange fails with the others waiting (recorded,
             // a request held back for it returned to the pool).
-            self.requeue(ex);
+            self.requeue(cx, ex, now);
             self.conn_failed(ch, cx, ErrorKind::Reset, now);
             return Submitted::Failed;
         }
         // An application's request is built now, with the session's values and cookies, unless
         // it was built already and held back (`held`): then it goes as it was built.
         let held = self.held.take_if(|(at, _)| *at == self.retry.len());
+        let held_before = held.is_some();
         let app = match (self.app.is_some(), held) {
             (true, Some((_, kept))) => {
                 std::mem::swap(&mut self.request, &mut self.held_request);
@@ -198,9 +199,8 @@ impl H3 {
             },
             (false, _) => None,
         };
-        let Some(client) = &mut self.client else {
-            return Submitted::Failed;
-        };
+        // Checked above; building the request does not touch the connection.
+        let client = self.client.as_mut().expect("submit: connection present");
         let (res, body, own_body) = match &app {
             Some(kept) => {
                 let req = &self.request;
@@ -236,7 +236,8 @@ impl H3 {
                     // limit, as built now (its fields to `held_request`, its body with its
                     // buffers). Only the exchange on top of `retry` can be held, and what is
                     // queued while it is goes below it (`requeue`): it stays on top.
-                    if cx.counts(ex.file_start_us, now) {
+                    // Counted once, when an application's request is first held.
+                    if app.is_some() && !held_before && cx.counts(ex.file_start_us, now) {
                         cx.stats.http3.held_back += 1;
                     }
                     self.retry.push(ex);
@@ -415,17 +416,20 @@ impl H3 {
                 let mut ex = s.ex;
                 (ex.learned, ex.hops) = (to, ex.hops + 1);
                 ex.reset_response();
-                self.requeue(ex);
+                self.requeue(cx, ex, now);
             }
         }
     }
 
     /// Queues `ex` to be sent next, first in line, unless a request held back is on top of
     /// `retry`: that one stays on top (its `{{seq}}` taken, it goes as built) and `ex` goes
-    /// right below it.
-    pub(super) fn requeue(&mut self, ex: Exchange) {
+    /// right below it (counted in `queued_below_held`).
+    pub(super) fn requeue(&mut self, cx: &mut ThreadState<'_>, ex: Exchange, now: u64) {
         match &mut self.held {
             Some((at, _)) if *at + 1 == self.retry.len() => {
+                if cx.counts(ex.file_start_us, now) {
+                    cx.stats.http3.queued_below_held += 1;
+                }
                 self.retry.insert(*at, ex);
                 *at += 1;
             }
