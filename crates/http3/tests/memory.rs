@@ -33,19 +33,22 @@ fn one_connection_one_stream_at_a_time() {
 fn allocations_per_request_do_not_grow_with_the_run() {
     let certs = Certs::new();
     // This thread's allocations only: the file's other tests run beside this one on threads
-    // of their own, and a count of the whole process took theirs in (a loaded machine's
-    // overlap made the larger run look 36.3 against 22.8 a request).
-    let small = run(&certs, 200, 2, 10, allocations_on_this_thread);
-    let large = run(&certs, 800, 2, 10, allocations_on_this_thread);
-    assert_eq!((small.wrong, large.wrong), (0, 0));
-    let per = |o: &common::memory::Outcome, n: u64| {
-        (
-            o.client.allocations as f64 / n as f64,
-            o.server.allocations as f64 / n as f64,
-        )
+    // of their own, and a count of the whole process could take theirs in. And the lowest of
+    // three runs of each length: a loaded machine's late turns fire more acknowledgement and
+    // loss timers, each a datagram and its allocations, so noise only ever adds (a CI run saw
+    // the larger run at 36.3 against 22.8 a request).
+    let lowest = |n: u64| {
+        let mut best = (f64::MAX, f64::MAX);
+        for _ in 0..3 {
+            let o = run(&certs, n, 2, 10, allocations_on_this_thread);
+            assert_eq!(o.wrong, 0, "{o:?}");
+            best.0 = best.0.min(o.client.allocations as f64 / n as f64);
+            best.1 = best.1.min(o.server.allocations as f64 / n as f64);
+        }
+        best
     };
-    let (cs, ss) = per(&small, 200);
-    let (cl, sl) = per(&large, 800);
+    let (cs, ss) = lowest(200);
+    let (cl, sl) = lowest(800);
     // The handshake's allocations spread over more requests: the larger run costs no more a
     // request, within a margin for the timing of acknowledgements.
     assert!(
