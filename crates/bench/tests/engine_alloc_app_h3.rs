@@ -15,15 +15,19 @@
 #[path = "common/steady_state.rs"]
 mod steady_state;
 
+#[path = "common/h3_pump.rs"]
+mod h3_pump;
+
 use bench::config::TlsOptions;
 use bench::{BenchConfig, HttpMode, Stop, Target, Workload};
-use http3::{Server, ServerEvent, MAX_DATAGRAM};
+use h3_pump::Pump;
+use http3::{Server, ServerEvent};
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use steady_state::measure_stopped;
 use test_support::alloc::Counting;
 use test_support::certs::TestCa;
@@ -100,27 +104,10 @@ fn start(ca: &TestCa) -> H3Server {
 /// Every request answered at once: 200, `text/html`, a 12-byte body; every wait at most
 /// 20 ms so that `stop` is seen.
 fn serve(sock: UdpSocket, mut server: Server, stop: &AtomicBool) {
-    let mut buf = vec![0u8; 65536];
-    let mut out = vec![0u8; MAX_DATAGRAM];
+    let mut pump = Pump::new(sock);
     let head: [(&[u8], &[u8]); 1] = [(b"content-type", b"text/html")];
     while !stop.load(Ordering::SeqCst) {
-        while let Some(d) = server.send(&mut out) {
-            let _ = sock.send_to(&out[..d.len], d.to);
-        }
-        let wait = (server.deadline())
-            .map(|d| d.saturating_duration_since(Instant::now()))
-            .unwrap_or(Duration::from_millis(20))
-            .clamp(Duration::from_millis(1), Duration::from_millis(20));
-        sock.set_read_timeout(Some(wait)).unwrap();
-        if let Ok((n, from)) = sock.recv_from(&mut buf) {
-            server.recv(&mut buf[..n], from);
-            sock.set_nonblocking(true).unwrap();
-            while let Ok((n, from)) = sock.recv_from(&mut buf) {
-                server.recv(&mut buf[..n], from);
-            }
-            sock.set_nonblocking(false).unwrap();
-        }
-        server.on_deadline(Instant::now());
+        pump.turn(&mut server);
         while let Some(ev) = server.poll() {
             if let ServerEvent::Request { id, .. } = ev {
                 if server.send_response(id, 200, &head, false).is_ok() {

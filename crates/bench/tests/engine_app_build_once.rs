@@ -5,18 +5,22 @@
 //! the `{{seq}}` values it saw, per Webchild: each exactly once and none skipped (a request
 //! built again when it finally went would skip the value of its first build).
 
+#[path = "common/h3_pump.rs"]
+mod h3_pump;
+
 use bench::config::TlsOptions;
 use bench::workload::Workload;
 use bench::{BenchConfig, HttpMode, Stop, Target};
+use h3_pump::Pump;
 use http2::{Handler, Header, HeaderVerdict, Session, StreamId};
-use http3::{Server, ServerEvent, MAX_DATAGRAM};
+use http3::{Server, ServerEvent};
 use std::collections::{BTreeMap, HashMap};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use test_support::certs::TestCa;
 
 /// Six files a page, each a POST whose body is larger than half the server's connection
@@ -120,26 +124,9 @@ fn record_fields(seen: &Seen, fields: &http3::Fields) -> u64 {
 /// back) and answered at its end; every wait at most 20 ms so that `stop` is seen.
 fn serve_h3(sock: UdpSocket, mut server: Server, redirect: bool, seen: &Seen, stop: &AtomicBool) {
     let mut odd = std::collections::HashSet::new();
-    let mut buf = vec![0u8; 65536];
-    let mut out = vec![0u8; MAX_DATAGRAM];
+    let mut pump = Pump::new(sock);
     while !stop.load(Ordering::SeqCst) {
-        while let Some(d) = server.send(&mut out) {
-            let _ = sock.send_to(&out[..d.len], d.to);
-        }
-        let wait = (server.deadline())
-            .map(|d| d.saturating_duration_since(Instant::now()))
-            .unwrap_or(Duration::from_millis(20))
-            .clamp(Duration::from_millis(1), Duration::from_millis(20));
-        sock.set_read_timeout(Some(wait)).unwrap();
-        if let Ok((n, from)) = sock.recv_from(&mut buf) {
-            server.recv(&mut buf[..n], from);
-            sock.set_nonblocking(true).unwrap();
-            while let Ok((n, from)) = sock.recv_from(&mut buf) {
-                server.recv(&mut buf[..n], from);
-            }
-            sock.set_nonblocking(false).unwrap();
-        }
-        server.on_deadline(Instant::now());
+        pump.turn(&mut server);
         while let Some(ev) = server.poll() {
             let id = match ev {
                 ServerEvent::Request { id, fields, end } => {
@@ -153,7 +140,7 @@ fn serve_h3(sock: UdpSocket, mut server: Server, redirect: bool, seen: &Seen, st
                     id
                 }
                 ServerEvent::Body { id } => {
-                    while let Ok(1..) = server.recv_body(id, &mut buf) {}
+                    while let Ok(1..) = server.recv_body(id, pump.scratch()) {}
                     continue;
                 }
                 ServerEvent::BodyEnd { id } => id,

@@ -7,17 +7,21 @@
 //! never comes leaves its files unsent, and the server's count is the client's requests (+
 //! unfinished).
 
+#[path = "common/h3_pump.rs"]
+mod h3_pump;
+
 use bench::config::TlsOptions;
 use bench::stats::ErrorKind;
 use bench::workload::Workload;
 use bench::{BenchConfig, HttpMode, Stop, Target};
-use http3::{Server, ServerEvent, MAX_DATAGRAM};
+use h3_pump::Pump;
+use http3::{Server, ServerEvent};
 use std::collections::HashMap;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use test_support::certs::TestCa;
 
 /// A login, two files that need its token and cookie, and one whose body names the user.
@@ -88,27 +92,10 @@ fn start(ca: &TestCa) -> App {
 /// The server's loop: datagrams in and out, each request answered whole as it comes (the
 /// answers are small), every wait at most 20 ms so that `stop` is seen.
 fn serve(sock: UdpSocket, mut server: Server, state: &Mutex<State>, stop: &AtomicBool) {
-    let mut buf = vec![0u8; 65536];
-    let mut out = vec![0u8; MAX_DATAGRAM];
+    let mut pump = Pump::new(sock);
     let mut waiting: HashMap<http3::RequestId, Answer> = HashMap::new();
     while !stop.load(Ordering::SeqCst) {
-        while let Some(d) = server.send(&mut out) {
-            let _ = sock.send_to(&out[..d.len], d.to);
-        }
-        let wait = (server.deadline())
-            .map(|d| d.saturating_duration_since(Instant::now()))
-            .unwrap_or(Duration::from_millis(20))
-            .clamp(Duration::from_millis(1), Duration::from_millis(20));
-        sock.set_read_timeout(Some(wait)).unwrap();
-        if let Ok((n, from)) = sock.recv_from(&mut buf) {
-            server.recv(&mut buf[..n], from);
-            sock.set_nonblocking(true).unwrap();
-            while let Ok((n, from)) = sock.recv_from(&mut buf) {
-                server.recv(&mut buf[..n], from);
-            }
-            sock.set_nonblocking(false).unwrap();
-        }
-        server.on_deadline(Instant::now());
+        pump.turn(&mut server);
         while let Some(ev) = server.poll() {
             // A request is answered once its body has ended, as an application that reads
             // its form does: a stream that never ends is never answered.
@@ -125,7 +112,7 @@ fn serve(sock: UdpSocket, mut server: Server, state: &Mutex<State>, stop: &Atomi
                     (id, answer)
                 }
                 ServerEvent::Body { id } => {
-                    while let Ok(n) = server.recv_body(id, &mut buf) {
+                    while let Ok(n) = server.recv_body(id, pump.scratch()) {
                         if n == 0 {
                             break;
                         }

@@ -5,17 +5,21 @@
 //! itself, and `/login` (a POST) answers 303 to a relative `home` with a session cookie that
 //! `/home` needs.
 
+#[path = "common/h3_pump.rs"]
+mod h3_pump;
+
 use bench::config::TlsOptions;
 use bench::stats::ErrorKind;
 use bench::workload::Workload;
 use bench::{BenchConfig, HttpMode, Stop, Target};
-use http3::{Server, ServerEvent, MAX_DATAGRAM};
+use h3_pump::Pump;
+use http3::{Server, ServerEvent};
 use std::collections::HashMap;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use test_support::certs::TestCa;
 
 /// Requests the server saw, by method and path (its query left out).
@@ -83,27 +87,10 @@ fn answer(method: &str, target: &str, cookie: &str, seen: &Seen) -> Answer {
 /// The server's loop: datagrams in and out, each request answered at its body's end; every
 /// wait at most 20 ms so that `stop` is seen.
 fn serve(sock: UdpSocket, mut server: Server, seen: &Seen, stop: &AtomicBool) {
-    let mut buf = vec![0u8; 65536];
-    let mut out = vec![0u8; MAX_DATAGRAM];
+    let mut pump = Pump::new(sock);
     let mut waiting: HashMap<http3::RequestId, Answer> = HashMap::new();
     while !stop.load(Ordering::SeqCst) {
-        while let Some(d) = server.send(&mut out) {
-            let _ = sock.send_to(&out[..d.len], d.to);
-        }
-        let wait = (server.deadline())
-            .map(|d| d.saturating_duration_since(Instant::now()))
-            .unwrap_or(Duration::from_millis(20))
-            .clamp(Duration::from_millis(1), Duration::from_millis(20));
-        sock.set_read_timeout(Some(wait)).unwrap();
-        if let Ok((n, from)) = sock.recv_from(&mut buf) {
-            server.recv(&mut buf[..n], from);
-            sock.set_nonblocking(true).unwrap();
-            while let Ok((n, from)) = sock.recv_from(&mut buf) {
-                server.recv(&mut buf[..n], from);
-            }
-            sock.set_nonblocking(false).unwrap();
-        }
-        server.on_deadline(Instant::now());
+        pump.turn(&mut server);
         while let Some(ev) = server.poll() {
             let (id, (status, head, body)) = match ev {
                 ServerEvent::Request { id, fields, end } => {
@@ -117,7 +104,7 @@ fn serve(sock: UdpSocket, mut server: Server, seen: &Seen, stop: &AtomicBool) {
                     (id, a)
                 }
                 ServerEvent::Body { id } => {
-                    while let Ok(1..) = server.recv_body(id, &mut buf) {}
+                    while let Ok(1..) = server.recv_body(id, pump.scratch()) {}
                     continue;
                 }
                 ServerEvent::BodyEnd { id } => match waiting.remove(&id) {
