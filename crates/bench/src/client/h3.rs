@@ -159,7 +159,7 @@ impl Wire for H3 {
         self.busy = true;
         self.unsent = false;
         // A new page has nothing held back from the last one (its buffers back to the pool).
-        self.spare.extend(self.held.take().map(|(_, kept)| kept));
+        self.release_held();
         if cx.sh.workload.app.0.is_some() && !self.app_page(ch, cx, now) {
             return;
         }
@@ -263,7 +263,7 @@ impl Wire for H3 {
             .as_ref()
             .is_some_and(|(at, _)| *at >= self.retry.len())
         {
-            self.spare.extend(self.held.take().map(|(_, kept)| kept));
+            self.release_held();
         }
         self.goaway = None;
         self.late_goaway = None;
@@ -283,6 +283,11 @@ impl Drop for H3 {
 }
 
 impl H3 {
+    /// A request held back by quiche given up: its buffers back to the pool.
+    pub(super) fn release_held(&mut self) {
+        self.spare.extend(self.held.take().map(|(_, kept)| kept));
+    }
+
     /// The exchange the connection is made for (what its connect is recorded on, and a failed
     /// connect counted on): the first to send again after a GOAWAY, or the page's next file.
     fn first_exchange(&self, ch: &Child, w: &crate::Workload) -> Exchange {

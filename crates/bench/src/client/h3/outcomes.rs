@@ -101,7 +101,7 @@ impl H3 {
                 ch.record_failure(cx, &ex, ErrorKind::ResponseTimeout, 0, now);
             }
             // A request held back goes with its exchange: its buffers back to the pool.
-            self.spare.extend(self.held.take().map(|(_, kept)| kept));
+            self.release_held();
             for ex in self.retry.drain(..) {
                 ch.record_failure(cx, &ex, ErrorKind::ResponseTimeout, 0, now);
             }
@@ -141,7 +141,7 @@ impl H3 {
             return self.connect(ch, cx, now);
         }
         // A request held back goes with its exchange: its buffers back to the pool.
-        self.spare.extend(self.held.take().map(|(_, kept)| kept));
+        self.release_held();
         for ex in self.retry.drain(..) {
             ch.record_failure(cx, &ex, kind, 0, now);
             any = true;

@@ -405,10 +405,8 @@ impl H3 {
         if s.app.is_some() {
             self.judge_app(cx, &mut s, now);
         }
-        if cx.sh.config.redirect == 0 {
-            self.page_ok &= ch.record_response(cx, &s.ex, now);
-            return;
-        }
+        // Without --redirect no Location is taken (`ex.next` stays `Hop::None`): recorded as
+        // the final response.
         match ch.answered(cx, &s.ex, now) {
             Answer::Final(ok) => self.page_ok &= ok,
             // The file goes on with the redirect's request, a new stream, first in line.

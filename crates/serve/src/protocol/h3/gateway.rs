@@ -24,7 +24,7 @@ use std::net::IpAddr;
 
 use http3::{Field, RequestId};
 
-use super::{H3, H3_INTERNAL_ERROR, MAX_FIELDS};
+use super::{H3, H3_INTERNAL_ERROR};
 use crate::gateway::head::{HeadError, Location};
 use crate::protocol::gateway::{End, Exchange, State, OUTPUT_WINDOW};
 use crate::protocol::programs::{Programs, Side};
@@ -254,7 +254,7 @@ impl Side for H3 {
     type Ctx = ();
 
     fn gateway_alive(&self, id: RequestId) -> bool {
-        self.exchanges.get(&id).is_some_and(|e| !e.x.done)
+        self.body_wanted(id)
     }
 
     fn gateway_body(&mut self, id: RequestId) -> &[u8] {
@@ -336,7 +336,8 @@ impl Side for H3 {
         let mut digits = [0u8; 20];
         let length = length.map(|n| wire::head::format_u64(n, &mut digits));
         let date: &[u8] = &w.date;
-        let mut list: [Field<'_>; MAX_FIELDS] = [(b"", b""); MAX_FIELDS];
+        // Fewer than the http3 crate's limit, checked above: the array holds them all.
+        let mut list: [Field<'_>; http3::MAX_FIELDS] = [(b"", b""); http3::MAX_FIELDS];
         list[0] = (b"date", date);
         list[1] = (b"server", w.responder.server_name());
         let mut n = 2;
@@ -349,22 +350,11 @@ impl Side for H3 {
             .iter()
             .map(|(name, value)| (name.lower(), value));
         let all = program.chain(length.map(|l| (&b"content-length"[..], l)));
-        let mut more = Vec::new();
         for field in all {
-            // A head of more fields than the array holds (rare) goes whole from the heap.
-            match list.get_mut(n) {
-                Some(slot) => *slot = field,
-                None => more.push(field),
-            }
+            list[n] = field;
             n += 1;
         }
-        let fields: &[Field<'_>] = match more.is_empty() {
-            true => &list[..n],
-            false => {
-                more.splice(0..0, list.iter().copied());
-                &more
-            }
-        };
+        let fields: &[Field<'_>] = &list[..n];
         match self
             .server
             .send_response(id, parsed.status, fields, no_body)
