@@ -1,7 +1,8 @@
 //! Peer servers: a [`Peer`] is one of nginx, Apache httpd (prefork and event), lighttpd, h2o,
-//! Caddy and flint serve (a [`PeerKind`]), started as a [`PeerSpec`] says from its installed binary with a
-//! config written here (`config.rs`, [`ConfigParams`]), on loopback, pinned to one core, and
-//! stopped with its process group; what goes wrong is a [`PeerError`].
+//! Caddy and flint serve (a [`PeerKind`]), started as a [`PeerSpec`] says from its installed
+//! binary with a config written here (`config.rs`, [`ConfigParams`], a file per server in
+//! `config/`), on loopback, pinned to one core, and stopped with its process group; what goes
+//! wrong is a [`PeerError`].
 //!
 //! It exists so that every user of a peer (the experiments, the tests that hold flint against
 //! nginx) starts it the same way, with the same config, and never leaves one running.
