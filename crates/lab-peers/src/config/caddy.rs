@@ -11,7 +11,7 @@ use super::ConfigParams;
 /// `file_server`, the site's last directive (the dynamic experiment's gateways go before it).
 /// Over TLS, the lab's certificate on a site of any host name bound to the lab's address (the
 /// client asks for the certificate's name, which a site named by the address would not match),
-/// HTTP/1.1 alone or, with [`TlsFiles::http3`], HTTP/3 on the same port's UDP too: HTTP/2 is
+/// HTTP/1.1 alone or, with [`TlsFiles::http3`](super::TlsFiles::http3), HTTP/3 on the same port's UDP too: HTTP/2 is
 /// off, as [`crate::PeerKind::speaks_http2`] says of Caddy here.
 pub fn caddy(p: &ConfigParams) -> String {
     let (protocols, site, tls) = match p.tls {
