@@ -5,7 +5,7 @@
 //!
 //! Runs of `-n` pages: every request answered, so nginx's count is exact. (How a timed run's
 //! end is counted with redirects is held to a server that reads everything it is sent, in
-//! crates/bench/tests/engine_redirects.rs: nginx's log was seen to lack, now and then, a
+//! crates/bench/tests/it/engine_redirects.rs: nginx's log was seen to lack, now and then, a
 //! request written just before the end, which it had not read when the client closed.)
 //!
 //! nginx is installed by scripts/install-peers.sh; without it this test fails saying so. It is

@@ -4,7 +4,7 @@
 //! truth the client's own account is held against, in every HTTP mode, for each TLS version,
 //! with resumption off and on, when verification must refuse (unknown CA, expired, a name the
 //! certificate lacks), and against a TLS 1.0-only server. The rustls server of
-//! crates/bench/tests/engine_tls.rs covers what nginx cannot be made to do (a reset in the
+//! crates/bench/tests/it/engine_tls.rs covers what nginx cannot be made to do (a reset in the
 //! middle of the handshake, a plaintext answer to a ClientHello).
 //!
 //! nginx is installed by scripts/install-peers.sh; without it these tests fail saying so.

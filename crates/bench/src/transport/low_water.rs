@@ -21,7 +21,7 @@
 //! below the mark on the server's FIN or reset, memory pressure or a receive window nearly
 //! closed; but a FIN that comes with the last bytes is one readable event, which the event
 //! loop's short read takes for "drained" before it reads the end: then too the patience ends
-//! the wait (tests/engine_h2_low_water.rs has each case).
+//! the wait (tests/it/engine_h2_low_water.rs has each case).
 
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};

@@ -1,0 +1,349 @@
+//! `--http 3` end to end: the engine against Debian's Caddy (HTTP/3 on by default; its access
+//! log is the count) with pages of several files, in a `-n` run and in a run cut by its
+//! duration with requests in flight; and against the `http3::Server` of crates/http3's UDP
+//! tests (`/bytes/N`, `/reset`, `/stall`): a stream reset by the server, one never answered,
+//! a certificate from an untrusted issuer. Every process started is stopped by its pid, every
+//! wait is bounded.
+
+#[path = "../../../http3/tests/common/caddy.rs"]
+mod caddy;
+#[path = "../../../http3/tests/common/udp.rs"]
+mod udp;
+
+use bench::config::TlsOptions;
+use bench::stats::ErrorKind;
+use bench::{BenchConfig, HttpMode, RunResult, Stop, Target, Workload};
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+use test_support::certs::TestCa;
+
+/// The lines of Caddy's access log once it holds at least `want` (within 10 s), and after it
+/// has stayed the same for half a second: what Caddy logged in all.
+fn logged(log: &Path, want: u64) -> Vec<String> {
+    let start = Instant::now();
+    let lines = || -> Vec<String> {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        text.lines().map(str::to_owned).collect()
+    };
+    while (lines().len() as u64) < want && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut last = lines();
+    loop {
+        std::thread::sleep(Duration::from_millis(500));
+        let now = lines();
+        if now.len() == last.len() || start.elapsed() > Duration::from_secs(30) {
+            return now;
+        }
+        last = now;
+    }
+}
+
+fn config(target: Target, tls: TlsOptions, stop: Stop, clients: usize) -> BenchConfig {
+    BenchConfig {
+        concurrency: clients,
+        threads: 1,
+        stop,
+        http: HttpMode::Http3,
+        connect_timeout: Duration::from_secs(5),
+        response_timeout: Duration::from_secs(5),
+        tls,
+        ..BenchConfig::new(target)
+    }
+}
+
+fn trusting(ca: &TestCa) -> TlsOptions {
+    TlsOptions {
+        cacert: Some(ca.pem.clone()),
+        ..TlsOptions::default()
+    }
+}
+
+/// One page of `files`.
+fn page(files: &[&str]) -> Workload {
+    let list: Vec<String> = files.iter().map(|f| format!("{f:?}")).collect();
+    let text = format!(
+        "[[page]]\nname = \"p\"\nweight = 1\nfiles = [{}]\n",
+        list.join(", ")
+    );
+    Workload::parse(&text, "test").unwrap()
+}
+
+/// The run's `--json` document, checked against docs/bench-json.schema.json.
+fn json_checked(r: &RunResult) -> serde_json::Value {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/bench-json.schema.json"
+    );
+    let schema = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("the schema is valid");
+    let doc = bench::report::json(r);
+    let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    doc
+}
+
+/// Runs and checks it ended within `bound`.
+fn run(config: &BenchConfig, workload: &Workload, bound: Duration) -> RunResult {
+    let started = Instant::now();
+    let r = bench::run(config, workload, &AtomicBool::new(false)).unwrap();
+    assert!(started.elapsed() < bound, "took {:?}", started.elapsed());
+    r
+}
+
+#[test]
+fn pages_from_caddy_over_http3_are_answered_whole_and_counted_as_caddy_logs_them() {
+    let ca = TestCa::new("flint bench h3 test CA");
+    let (cert, key) = ca.leaf().write_pem(ca.dir());
+    let dir = tempfile::tempdir().unwrap();
+    let www = dir.path().join("www");
+    std::fs::create_dir(&www).unwrap();
+    let files: [(&str, usize); 3] = [("/a.html", 1_000), ("/b.css", 20_000), ("/c.js", 150_000)];
+    for (name, len) in files {
+        let bytes: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+        std::fs::write(www.join(&name[1..]), bytes).unwrap();
+    }
+    let log = dir.path().join("access.log");
+    let caddy = caddy::start(dir.path(), &www, (&cert, &key), &log);
+    let addr: SocketAddr = format!("127.0.0.1:{}", caddy.port).parse().unwrap();
+    let target = Target::https(addr, "localhost");
+    let workload = page(&files.map(|f| f.0));
+    // Caddy takes a moment to listen: one page is tried until it is answered, within 20 s
+    // (a datagram to a port not yet open is refused: that page's error).
+    let start = Instant::now();
+    let one = config(target.clone(), trusting(&ca), Stop::Pages(1), 1);
+    let warmed = loop {
+        let r = run(&one, &workload, Duration::from_secs(15));
+        if r.stats.errors.total() == 0 {
+            break r.stats.requests + r.stats.unfinished;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "caddy never answered over HTTP/3: {:?}",
+            r.stats.errors
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let before = logged(&log, warmed).len() as u64;
+
+    // 12 pages of three files, three Webchildren: each connection kept across its pages.
+    let pages = 12;
+    let r = run(
+        &config(target.clone(), trusting(&ca), Stop::Pages(pages), 3),
+        &workload,
+        Duration::from_secs(30),
+    );
+    let s = &r.stats;
+    assert_eq!(s.errors.total(), 0, "{:?}", s.errors);
+    assert_eq!(s.requests, 3 * pages);
+    assert_eq!(s.statuses.get(200), 3 * pages);
+    let page_bytes: usize = files.iter().map(|f| f.1).sum();
+    assert_eq!(s.bytes_body, pages * page_bytes as u64, "every body whole");
+    assert_eq!(s.http3.connections, 3, "one connection a Webchild");
+    assert_eq!(s.http3.streams, 3 * pages);
+    assert_eq!(s.connect.count(), 3, "the handshake is the connect row");
+    assert!(s.http3.wire_bytes_received > s.bytes_body);
+    assert!(s.http3.packets_received > 0 && s.http3.packets_sent > 0);
+    assert_eq!(s.http3.handshake_rtts, 3);
+    let doc = json_checked(&r);
+    let h3 = &doc["summary"]["http3"];
+    assert_eq!(h3["streams"], 3 * pages);
+    assert_eq!(h3["body_bytes"], s.bytes_body);
+    assert!(h3["wire_per_body_byte"].as_f64().unwrap() > 1.0);
+    assert_eq!(doc["config"]["http"], "http3");
+    let lines = logged(&log, before + s.requests);
+    let new = &lines[before as usize..];
+    assert_eq!(new.len() as u64, s.requests + s.unfinished, "{new:?}");
+    assert!(new.iter().all(|l| l.contains("\"proto\":\"HTTP/3.0\"")));
+
+    // A run cut by its duration with requests in flight: every request Caddy logged is a
+    // request or an unfinished one, and no more.
+    let before = lines.len() as u64;
+    let r = run(
+        &config(
+            target,
+            trusting(&ca),
+            Stop::Duration(Duration::from_secs(1)),
+            4,
+        ),
+        &workload,
+        Duration::from_secs(15),
+    );
+    let s = &r.stats;
+    assert_eq!(s.errors.total(), 0, "{:?}", s.errors);
+    assert!(s.requests > 0);
+    assert!(
+        s.unfinished + s.unsent_at_end > 0,
+        "four Webchildren in a closed loop: requests in flight at the end"
+    );
+    let lines = logged(&log, before + s.requests + s.unfinished);
+    assert_eq!(
+        lines.len() as u64 - before,
+        s.requests + s.unfinished,
+        "Caddy's log against requests {} + unfinished {} (unsent {})",
+        s.requests,
+        s.unfinished,
+        s.unsent_at_end
+    );
+}
+
+/// crates/http3's UDP test server with a certificate from `ca`.
+fn h3_server(ca: &TestCa) -> udp::UdpServer {
+    let (cert, key) = ca.leaf().write_pem(ca.dir());
+    let config = http3::ServerConfig::new(&cert, &key, &http3::Limits::default()).unwrap();
+    udp::UdpServer::start(config)
+}
+
+#[test]
+fn a_stream_reset_by_the_server_fails_alone_as_its_kind() {
+    let ca = TestCa::new("flint bench h3 test CA");
+    let server = h3_server(&ca);
+    let target = Target::https(server.addr, "localhost");
+    let workload = page(&["/bytes/1000", "/reset", "/bytes/20000"]);
+    let pages = 5;
+    let r = run(
+        &config(target, trusting(&ca), Stop::Pages(pages), 1),
+        &workload,
+        Duration::from_secs(20),
+    );
+    let s = &r.stats;
+    assert_eq!(
+        s.errors.get(ErrorKind::H3StreamReset),
+        pages,
+        "{:?}",
+        s.errors
+    );
+    assert_eq!(s.errors.total(), pages, "{:?}", s.errors);
+    assert_eq!(s.requests, 2 * pages, "the page's other files are answered");
+    assert_eq!(s.bytes_body, pages * 21_000);
+    assert_eq!(
+        s.http3.stream_resets.get("H3_REQUEST_REJECTED"),
+        Some(&pages)
+    );
+    assert_eq!(s.http3.connections, 1, "the connection goes on");
+    assert_eq!(server.log.lock().unwrap().requests, 3 * pages);
+}
+
+#[test]
+fn header_blocks_past_the_send_capacity_wait_their_turn_and_all_go() {
+    // 40 files with a 1.5 KB field each: 60 KB of header blocks, more than QUIC's first
+    // congestion window, so some wait (quiche's StreamBlocked) until what is queued goes out.
+    let ca = TestCa::new("flint bench h3 test CA");
+    let server = h3_server(&ca);
+    let target = Target::https(server.addr, "localhost");
+    let pad = "x".repeat(1500);
+    let files: Vec<String> = (0..40)
+        .map(|i| {
+            format!(
+                "{{ path = \"/bytes/{}\", headers = [\"X-Pad: {pad}\"] }}",
+                100 + i
+            )
+        })
+        .collect();
+    let text = format!(
+        "[[page]]\nname = \"p\"\nweight = 1\nfiles = [{}]\n",
+        files.join(", ")
+    );
+    let workload = Workload::parse(&text, "test").unwrap();
+    let pages = 2;
+    let config = config(target, trusting(&ca), Stop::Pages(pages), 1);
+    // Bounded: a client that retried a blocked stream in a loop would never return.
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let flag = stop.clone();
+    std::thread::spawn(move || {
+        let _ = tx.send(bench::run(&config, &workload, &flag));
+    });
+    let r = match rx.recv_timeout(Duration::from_secs(60)) {
+        Ok(r) => r.unwrap(),
+        Err(_) => {
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            panic!("the run did not end within 60 s");
+        }
+    };
+    let s = &r.stats;
+    assert_eq!(s.errors.total(), 0, "{:?}", s.errors);
+    assert_eq!(s.requests, 40 * pages);
+    assert_eq!(s.bytes_body, pages * (0..40).map(|i| 100 + i).sum::<u64>());
+    assert_eq!(server.log.lock().unwrap().requests, 40 * pages);
+}
+
+#[test]
+fn a_stream_never_answered_times_out_within_the_response_timeout() {
+    let ca = TestCa::new("flint bench h3 test CA");
+    let server = h3_server(&ca);
+    let target = Target::https(server.addr, "localhost");
+    let workload = page(&["/bytes/500", "/stall"]);
+    let pages = 2;
+    let config = BenchConfig {
+        // Long enough for the page's other file on a loaded machine.
+        response_timeout: Duration::from_millis(3000),
+        ..config(target, trusting(&ca), Stop::Pages(pages), 1)
+    };
+    let started = Instant::now();
+    let r = run(&config, &workload, Duration::from_secs(20));
+    let s = &r.stats;
+    assert_eq!(
+        s.errors.get(ErrorKind::ResponseTimeout),
+        pages,
+        "{:?}",
+        s.errors
+    );
+    assert_eq!(s.errors.total(), pages, "{:?}", s.errors);
+    assert_eq!(s.requests, pages, "the page's other file is answered");
+    assert!(
+        started.elapsed() >= Duration::from_millis(3000 * pages),
+        "each stall waited the response timeout"
+    );
+    // The stalled stream was given up (cancelled), the connection kept for the next page.
+    assert_eq!(s.http3.connections, 1);
+    assert_eq!(server.log.lock().unwrap().requests, 2 * pages);
+}
+
+#[test]
+fn a_certificate_from_an_untrusted_issuer_fails_the_handshake_with_its_alert_named() {
+    let ca = TestCa::new("flint bench h3 test CA");
+    let other = TestCa::new("another CA");
+    let server = h3_server(&ca);
+    let target = Target::https(server.addr, "localhost");
+    let workload = page(&["/bytes/100"]);
+    let pages = 3;
+    let r = run(
+        &config(target.clone(), trusting(&other), Stop::Pages(pages), 1),
+        &workload,
+        Duration::from_secs(20),
+    );
+    let s = &r.stats;
+    assert_eq!(
+        s.errors.get(ErrorKind::H3Handshake),
+        pages,
+        "{:?}",
+        s.errors
+    );
+    assert_eq!(s.requests, 0);
+    assert_eq!(
+        s.http3.handshake_alerts.get("unknown_ca (48)"),
+        Some(&pages)
+    );
+    assert_eq!(s.http3.connections, 0);
+    let doc = json_checked(&r);
+    assert_eq!(doc["errors_by_kind"]["h3_handshake"], pages);
+    assert_eq!(
+        doc["summary"]["http3"]["handshake_alerts"]["unknown_ca (48)"],
+        pages
+    );
+    // The same server with -k: answered.
+    let insecure = TlsOptions {
+        insecure: true,
+        ..TlsOptions::default()
+    };
+    let r = run(
+        &config(target, insecure, Stop::Pages(pages), 1),
+        &workload,
+        Duration::from_secs(20),
+    );
+    assert_eq!(r.stats.errors.total(), 0, "{:?}", r.stats.errors);
+    assert_eq!(r.stats.requests, pages);
+}

@@ -1,0 +1,179 @@
+//! `--pipeline N` on one-file pages (a single URL among them): N pages in flight on the
+//! connection, each request a page of its own, as `h2load --h1 -m N` and wrk's pipeline.lua
+//! keep them. A server that closes mid-pipeline is the error of its kind for the response it
+//! cut, and a `Connection: close` a response like another; either way the requests behind are
+//! counted as unfinished, never lost.
+
+use crate::common;
+use crate::per_connection;
+
+use bench::stats::ErrorKind;
+use bench::{BenchError, HttpMode, RunResult, Stop, Workload};
+use common::{config, one_file, workload};
+use per_connection::{read_until_stopped, HeadEnds, PerConnection};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+const OK: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+
+/// `-c 1 --pipeline depth -n pages` against `addr`.
+fn run(addr: std::net::SocketAddr, w: &Workload, depth: u32, pages: u64) -> RunResult {
+    let mut cfg = config(addr, 1, Stop::Pages(pages));
+    cfg.http = HttpMode::Pipeline;
+    cfg.streams = Some(depth);
+    bench::run(&cfg, w, &AtomicBool::new(false)).expect("run")
+}
+
+/// Answers requests in order, each after a read found nothing more (3 ms), and keeps the most
+/// requests it ever held unanswered.
+fn serve_slowly(mut s: TcpStream, most: &AtomicU64, stop: &AtomicBool) {
+    let _ = s.set_read_timeout(Some(Duration::from_millis(3)));
+    let (mut buf, mut heads, mut pending) = ([0u8; 4096], HeadEnds::default(), 0u64);
+    while !stop.load(Ordering::Relaxed) {
+        match s.read(&mut buf) {
+            Ok(0) => return,
+            Ok(n) => {
+                pending += buf[..n].iter().filter(|&&b| heads.at(b)).count() as u64;
+                most.fetch_max(pending, Ordering::Relaxed);
+                continue;
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => return,
+        }
+        if pending > 0 {
+            pending -= 1;
+            if s.write_all(OK).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+#[test]
+fn one_file_pages_keep_n_requests_in_flight() {
+    let most = Arc::new(AtomicU64::new(0));
+    let m = most.clone();
+    let server = PerConnection::start(move |s, stop| serve_slowly(s, &m, stop));
+    let w = workload(&[("a", 1.0, &["/a"]), ("b", 1.0, &["/b"])]);
+    let r = run(server.addr, &w, 4, 40);
+    server.stop();
+    assert_eq!(r.stats.errors.total(), 0, "{:?}", r.stats.errors);
+    assert_eq!(r.stats.requests, 40);
+    assert_eq!(r.stats.pages_done, 40);
+    assert_eq!(r.stats.unfinished, 0);
+    // The first four leave in one write: the server reads them together.
+    let most = most.load(Ordering::Relaxed);
+    assert!(
+        (2..=4).contains(&most),
+        "{most} requests in flight with --pipeline 4"
+    );
+}
+
+/// Reads until `n` request heads have come, then writes `reply` and closes (everything sent
+/// was read, so the close is a FIN).
+fn after_heads(s: &mut TcpStream, stop: &AtomicBool, n: usize, reply: &[u8]) {
+    let (mut heads, mut seen) = (HeadEnds::default(), 0);
+    read_until_stopped(s, stop, &mut [0u8; 4096], |s, data| {
+        seen += data.iter().filter(|&&b| heads.at(b)).count();
+        if seen < n {
+            return true;
+        }
+        let _ = s.write_all(reply);
+        false
+    });
+}
+
+#[test]
+fn a_server_closing_mid_pipeline_cuts_one_response_and_leaves_the_rest_unfinished() {
+    // Two responses, the third's head and 5 of its 100 bytes, then the close; the fourth
+    // request was sent and never answered.
+    let reply = [
+        OK,
+        OK,
+        b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort",
+    ]
+    .concat();
+    let server = PerConnection::start(move |mut s, stop| after_heads(&mut s, stop, 4, &reply));
+    let r = run(server.addr, &one_file(), 4, 4);
+    server.stop();
+    assert_eq!(r.stats.requests, 2);
+    assert_eq!(r.stats.errors.get(ErrorKind::ShortBody), 1);
+    assert_eq!(r.stats.errors.total(), 1, "{:?}", r.stats.errors);
+    assert_eq!(r.stats.unfinished, 1);
+    assert_eq!(r.stats.unsent_at_end, 0);
+    assert_eq!(r.stats.pages_done, 2);
+}
+
+#[test]
+fn connection_close_leaves_those_behind_unfinished_and_the_pages_go_on() {
+    // The first connection answers its first request with `Connection: close` and closes; the
+    // next answers all.
+    let connections = Arc::new(AtomicU64::new(0));
+    let c = connections.clone();
+    let server = PerConnection::start(move |mut s, stop| {
+        if c.fetch_add(1, Ordering::SeqCst) == 0 {
+            let close = b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\nok";
+            return after_heads(&mut s, stop, 4, close);
+        }
+        let mut heads = HeadEnds::default();
+        read_until_stopped(&mut s, stop, &mut [0u8; 4096], |s, data| {
+            let n = data.iter().filter(|&&b| heads.at(b)).count();
+            (0..n).all(|_| s.write_all(OK).is_ok())
+        });
+    });
+    let r = run(server.addr, &one_file(), 4, 6);
+    server.stop();
+    assert_eq!(r.stats.errors.total(), 0, "{:?}", r.stats.errors);
+    // Page 1 answered, pages 2 to 4 behind it never, pages 5 and 6 on a new connection.
+    assert_eq!(r.stats.requests, 3);
+    assert_eq!(r.stats.unfinished, 3);
+    assert_eq!(r.stats.pages_done, 3);
+    assert_eq!(connections.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn a_close_delimited_response_leaves_those_behind_it_unfinished() {
+    // Its body ends with the connection: the two requests behind it are never answered.
+    let reply = b"HTTP/1.1 200 OK\r\n\r\nuntil the close";
+    let server = PerConnection::start(move |mut s, stop| after_heads(&mut s, stop, 3, reply));
+    let r = run(server.addr, &one_file(), 3, 3);
+    server.stop();
+    assert_eq!(r.stats.errors.total(), 0, "{:?}", r.stats.errors);
+    assert_eq!(r.stats.requests, 1);
+    assert_eq!(r.stats.unfinished, 2);
+}
+
+#[test]
+fn lanes_are_the_closed_loop_without_think_time_or_redirects() {
+    let w = one_file();
+    let addr = "127.0.0.1:9".parse().unwrap();
+    let mut cfg = config(addr, 1, Stop::Pages(1));
+    cfg.http = HttpMode::Pipeline;
+    cfg.streams = Some(4);
+    let refused = |cfg: &bench::BenchConfig| match bench::run(cfg, &w, &AtomicBool::new(false)) {
+        Err(BenchError::Config(m)) => m,
+        other => panic!("not refused: {other:?}"),
+    };
+    let m = refused(&bench::BenchConfig {
+        rate: Some(10.0),
+        ..cfg.clone()
+    });
+    assert!(m.contains("--rate"), "{m}");
+    let m = refused(&bench::BenchConfig {
+        think: Some(Duration::from_millis(1)),
+        ..cfg.clone()
+    });
+    assert!(m.contains("--think"), "{m}");
+    let m = refused(&bench::BenchConfig {
+        redirect: 2,
+        ..cfg.clone()
+    });
+    assert!(m.contains("--redirect"), "{m}");
+}

@@ -1,0 +1,77 @@
+//! The bench crate's integration tests in one executable: each module is what was once a test
+//! file of its own (`cargo test -p bench --test it engine_h2_faults::` runs one of them), so that
+//! the dependencies every test links (quiche, BoringSSL, aws-lc, nghttp2, rustls...) are linked
+//! once rather than once per file: 38 executables of 60-70 MB made a clean clone's test build
+//! outgrow a CI machine's disk.
+//!
+//! Every module here may run at the same time as any other (libtest's threads, one per core): none
+//! touches process-wide state (environment, limits, signals, cwd, `/proc/self`), every server
+//! binds 127.0.0.1:0 and every file lives in a temporary directory of its own.
+//!
+//! Kept apart, each in an executable of its own (tests/engine_alloc*.rs): the allocation tests.
+//! Their counting allocator (`test_support::alloc::Counting`) is the process's global allocator
+//! and counts the allocations of every thread but those that leave themselves out (their own
+//! servers); `bench::run` allocates on worker threads of its own, so a count cannot be narrowed
+//! to one thread, and any other test running in the process would be counted as theirs.
+//! - engine_alloc: a static page over HTTP/1.1 allocates nothing per request.
+//! - engine_alloc_app: an application workload's allocations per request, held to a ceiling.
+//! - engine_alloc_app_h2: the same over HTTP/2.
+//! - engine_alloc_app_h3: the same over HTTP/3, less a static run's.
+//! - engine_alloc_h2: a static page over HTTP/2 allocates nothing per request.
+//! - engine_alloc_redirect: `--redirect N` allocates on first sight only.
+//! - engine_alloc_tls: HTTPS keep-alive's allocations per request on the client's side.
+
+// The support modules, shared with the allocation tests' executables (which take the parts they
+// need by `#[path]`), declared once: they name each other as `crate::common`, `crate::h2server`...
+#[path = "../common/mod.rs"]
+mod common;
+#[path = "../common/h2_accounting.rs"]
+mod h2_accounting;
+#[path = "../common/h2server.rs"]
+mod h2server;
+#[path = "../common/h3_pump.rs"]
+mod h3_pump;
+#[path = "../common/per_connection.rs"]
+mod per_connection;
+#[path = "../common/raw_h2.rs"]
+mod raw_h2;
+mod report_support;
+
+mod engine_app_build_once;
+mod engine_end_close;
+mod engine_end_exact;
+mod engine_faults;
+mod engine_ground_truth;
+mod engine_h2_accounting;
+mod engine_h2_accounting_faults;
+mod engine_h2_faults;
+mod engine_h2_fin;
+mod engine_h2_lanes;
+mod engine_h2_limits;
+mod engine_h2_low_water;
+mod engine_h2_page_time;
+mod engine_h2_short_body;
+mod engine_h2_stream_ids;
+mod engine_h3;
+mod engine_h3_app;
+mod engine_h3_redirects;
+mod engine_modes;
+mod engine_pipeline_depth;
+mod engine_pipeline_lanes;
+mod engine_redirects;
+mod engine_requests;
+mod engine_shared_app;
+mod engine_shared_page;
+mod engine_start_skew;
+mod engine_target;
+mod engine_timing;
+mod engine_tls;
+mod engine_window;
+mod fileset_mixes;
+mod report_formulas;
+mod report_json;
+mod report_maxima;
+mod report_text;
+mod stats_serde;
+mod workload_app;
+mod workload_load;
