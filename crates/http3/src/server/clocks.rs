@@ -38,7 +38,8 @@
 //! a deadline, and a body's clock noted at its head, moved by each read of it and dropped at
 //! its end.
 
-use super::{settled, write_goaway, Conn, ConnId, RequestId, ServerCounts, ServerEvent};
+use super::goaway::{settled, write_goaway};
+use super::{Conn, ConnId, RequestId, ServerCounts, ServerEvent};
 use crate::config::Timeouts;
 use crate::{H3_NO_ERROR, H3_REQUEST_CANCELLED, H3_REQUEST_INCOMPLETE};
 use std::collections::VecDeque;

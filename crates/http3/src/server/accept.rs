@@ -1,0 +1,186 @@
+//! A client's Initial for no connection: a new connection, or why not (the connection limit,
+//! a version to negotiate, `go_away`, address validation by Retry, an address's limit).
+
+use super::stateless::{MAX_STATELESS, MIN_RESET};
+use super::{Conn, Server, Slot};
+use crate::config::Retry;
+use crate::{cid, token};
+use std::net::{IpAddr, SocketAddr};
+
+impl Server {
+    /// A new connection for a client's Initial, or None (not an Initial, a version to
+    /// negotiate, the limit reached).
+    pub(super) fn accept(
+        &mut self,
+        hdr: &quiche::Header<'_>,
+        len: usize,
+        from: SocketAddr,
+    ) -> Option<u32> {
+        // A reset only for an ID this thread issued: another thread's connection is alive
+        // there (this packet came from another address, or from someone who saw its ID), and
+        // its token would end it.
+        if hdr.ty == quiche::Type::Short
+            && len > MIN_RESET
+            && cid::thread_of(&hdr.dcid) == Some(self.config.thread)
+        {
+            self.send_reset(&hdr.dcid, len, from);
+            return None;
+        }
+        if hdr.ty != quiche::Type::Initial {
+            self.counts.unknown += 1;
+            return None;
+        }
+        // RFC 9000 14.1: a client's first datagram is at least 1,200 bytes (so that what we
+        // answer stays within three times what it sent); a smaller one gets no answer, not even
+        // version negotiation (RFC 9000 6.1).
+        if len < 1200 || self.live >= self.config.max_connections || self.going_away {
+            self.counts.refused += 1;
+            return None;
+        }
+        if !quiche::version_is_supported(hdr.version) {
+            // Bounded: a caller that stops sending does not let a flood queue without end.
+            if self.stateless.len() >= MAX_STATELESS {
+                self.counts.refused += 1;
+                return None;
+            }
+            let mut out = vec![0u8; crate::MAX_DATAGRAM];
+            if let Ok(n) = quiche::negotiate_version(&hdr.scid, &hdr.dcid, &mut out) {
+                out.truncate(n);
+                self.stateless.push_back((out, from));
+                self.counts.version_negotiation += 1;
+            }
+            return None;
+        }
+        // One address (an IPv6 /64) does not take every connection. Only connections from
+        // where their client is known to be count against it (a Retry's token brought back,
+        // or the handshake done): Initials spoofed in its name, which never complete, do not
+        // shut it out. At its limit an Initial without a token gets a Retry (no state), and
+        // one with a good token is refused.
+        let at_limit = (self.per_address.get(&address_key(from.ip())))
+            .is_some_and(|&n| n as usize >= self.config.max_per_address);
+        // A token not of our format (another server's, or one of ours from before a format
+        // change) is taken as none (RFC 9000 8.1.3): its client is not shut out for it.
+        let token = (hdr.token.as_deref()).filter(|t| token::ours(t));
+        let (scid, odcid) = if let Some(token) = token {
+            // A Retry's token: good, or the Initial is dropped. (This server gives no other
+            // token, and answering a bad one of ours would only help whoever forges them.)
+            match token::open(token, from, &hdr.dcid, self.now) {
+                Some(_) if at_limit => {
+                    self.counts.refused_per_address += 1;
+                    return None;
+                }
+                Some(odcid) if hdr.dcid.len() == cid::LEN => {
+                    let odcid = quiche::ConnectionId::from_vec(odcid.to_vec());
+                    (hdr.dcid.clone().into_owned(), Some(odcid))
+                }
+                _ => {
+                    self.counts.bad_tokens += 1;
+                    return None;
+                }
+            }
+        } else if at_limit
+            || match self.config.retry {
+                Retry::Never => false,
+                Retry::Flood(handshakes) => self.handshakes >= handshakes,
+                Retry::Always => true,
+            }
+        {
+            self.send_retry(hdr, from);
+            return None;
+        } else {
+            let ours = cid::issued(self.config.thread);
+            (quiche::ConnectionId::from_vec(ours.to_vec()), None)
+        };
+        // Its stateless reset token, which this thread can make again from the ID after
+        // losing the connection (restarted).
+        let reset = token::reset(self.config.thread, &scid);
+        (self.config.quic).set_stateless_reset_token(Some(reset));
+        let quic = quiche::accept(
+            &scid,
+            odcid.as_ref(),
+            self.local,
+            from,
+            &mut self.config.quic,
+        )
+        .ok()?;
+        let theirs = hdr.dcid.clone().into_owned();
+        let slot = match self.free.pop() {
+            Some(s) => s,
+            None => {
+                self.slots.push(Slot {
+                    generation: 0,
+                    conn: None,
+                });
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.by_id.insert(scid.clone(), slot);
+        self.by_id.insert(theirs.clone(), slot);
+        self.slots[slot as usize].conn = Some(Conn {
+            quic,
+            h3: None,
+            ids: [scid, theirs],
+            blocked: Vec::new(),
+            peer: from,
+            last_request: None,
+            goaway: None,
+            settled_below: 0,
+            goaway_written: false,
+            close_when_sent: false,
+            reset_when_sent: Vec::new(),
+            accepted_at: self.now,
+            heads: Vec::new(),
+            bodies: Vec::new(),
+            next_stream: 0,
+            counted: odcid.is_some(),
+            quiet_since: None,
+            acked: 0,
+            acked_at_answer: 0,
+            probed: false,
+            unacked: Vec::new(),
+            waiting: false,
+            progress_at: self.now,
+            pinged_at: self.now,
+            polling: false,
+            sending: false,
+        });
+        // Validated by its token: counted now (else once its handshake is done).
+        if odcid.is_some() {
+            *self.per_address.entry(address_key(from.ip())).or_insert(0) += 1;
+        }
+        self.handshakes += 1;
+        self.live += 1;
+        self.counts.accepted += 1;
+        Some(slot)
+    }
+}
+
+/// What `max_per_address` counts by: an IPv4 address (also as a dual-stack socket sees it,
+/// mapped), or an IPv6 address's /64 (a host is commonly given a whole /64).
+pub(super) fn address_key(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V4(_) => ip,
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => {
+                let bits = u128::from(v6) & !((1u128 << 64) - 1);
+                IpAddr::V6(bits.into())
+            }
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::address_key;
+    use std::net::IpAddr;
+
+    #[test]
+    fn addresses_count_by_ipv4_address_and_ipv6_64() {
+        let key = |s: &str| address_key(s.parse::<IpAddr>().unwrap());
+        assert_eq!(key("2001:db8:1:2::1"), key("2001:db8:1:2:ffff::9"));
+        assert_ne!(key("2001:db8:1:2::1"), key("2001:db8:1:3::1"));
+        assert_eq!(key("::ffff:192.0.2.7"), key("192.0.2.7"));
+        assert_ne!(key("192.0.2.7"), key("192.0.2.8"));
+    }
+}

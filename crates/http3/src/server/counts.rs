@@ -1,0 +1,47 @@
+//! Counts of what the server met since it started, as `Server::counts` gives them.
+
+/// Counts of what the server met (64-bit, since it started).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ServerCounts {
+    /// Connections accepted: a client's Initial that started one.
+    pub accepted: u64,
+    /// Datagrams for no connection that were not an Initial (late packets of an ended
+    /// connection, or garbage).
+    pub unknown: u64,
+    /// Datagrams too short or malformed to read a QUIC header from.
+    pub malformed: u64,
+    /// First datagrams refused: under 1,200 bytes, past the connection limit, after
+    /// `go_away`, or a version negotiation past the queue's bound.
+    pub refused: u64,
+    /// Version negotiation packets sent.
+    pub version_negotiation: u64,
+    /// GOAWAY frames sent ([`Server::go_away`](super::Server::go_away)), and requests refused
+    /// after them.
+    pub goaways_sent: u64,
+    /// Requests refused (H3_REQUEST_REJECTED) because they came after this side's GOAWAY.
+    pub refused_after_goaway: u64,
+    /// Connections refused because their address had `max_per_address` connections: an
+    /// Initial bringing a good Retry token, or a handshake done (then closed with
+    /// CONNECTION_REFUSED). (An Initial without a token at the limit gets a Retry.)
+    pub refused_per_address: u64,
+    /// Handshakes not done within the header timeout (the connection closed).
+    pub handshake_timeouts: u64,
+    /// Request streams whose header block was not whole within the header timeout (reset).
+    pub header_timeouts: u64,
+    /// Connections closed (GOAWAY, then H3_NO_ERROR) after the keep-alive timeout with no
+    /// request stream open.
+    pub keep_alive_closes: u64,
+    /// Connections closed because their responses made no progress for the send timeout.
+    pub send_timeouts: u64,
+    /// Request bodies no longer read because they missed their deadline
+    /// ([`crate::Timeouts::body`]).
+    pub body_timeouts: u64,
+    /// Retry packets sent (address validation), and Initials dropped because their token,
+    /// of our format, did not open: forged or changed, for another address, or expired (a
+    /// token of no format of ours is taken as none).
+    pub retries: u64,
+    /// Initials dropped because their token, of our format, did not open.
+    pub bad_tokens: u64,
+    /// Stateless resets sent (short-header packets for a connection not known here).
+    pub stateless_resets: u64,
+}

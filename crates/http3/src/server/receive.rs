@@ -1,0 +1,105 @@
+//! A datagram received: given to its connection (or starting one), the connection's streams,
+//! GOAWAY, cut responses' resets and flow-control back-pressure brought up to date, and the
+//! connection queued to be polled and sent from.
+
+use super::accept::address_key;
+use super::goaway::{settled, write_goaway};
+use super::resets::reset_acknowledged;
+use super::{clocks, ConnId, RequestId, Server, ServerEvent, DATA_FRAME_HEADER};
+use crate::cid;
+use crate::config::h3_config;
+use quiche::h3;
+use std::net::SocketAddr;
+use std::time::Instant;
+
+/// QUIC's transport error for a connection the server will not take (RFC 9000 20.1).
+const CONNECTION_REFUSED: u64 = 0x2;
+
+impl Server {
+    /// A datagram received from `from`: given to its connection, or starting one if it is a
+    /// client's Initial. What cannot be read is counted and dropped, never an error.
+    pub fn recv(&mut self, datagram: &mut [u8], from: SocketAddr) {
+        self.now = Instant::now();
+        // A short header does not say how long its connection ID is: it is ours, so ours.
+        let hdr = match quiche::Header::from_slice(datagram, cid::LEN) {
+            Ok(h) => h,
+            Err(_) => {
+                self.counts.malformed += 1;
+                return;
+            }
+        };
+        let slot = match self.by_id.get(&hdr.dcid) {
+            Some(&slot) => slot,
+            None => match self.accept(&hdr, datagram.len(), from) {
+                Some(slot) => slot,
+                None => return,
+            },
+        };
+        let info = quiche::RecvInfo {
+            from,
+            to: self.local,
+        };
+        let max_field_section = self.config.max_field_section;
+        let generation = self.slots[slot as usize].generation;
+        let now = self.now;
+        let Some(conn) = self.slots[slot as usize].conn.as_mut() else {
+            return;
+        };
+        // An error is the connection's: QUIC has closed it (or will), as `sweep` finds.
+        let _ = conn.quic.recv(datagram, info);
+        if conn.h3.is_none() && (conn.quic.is_established() || conn.quic.is_in_early_data()) {
+            if let Ok(h3) = h3_config(max_field_section)
+                .and_then(|c| Ok(h3::Connection::with_transport(&mut conn.quic, &c)?))
+            {
+                conn.h3 = Some(h3);
+                conn.quiet_since = Some(now);
+                self.handshakes -= 1;
+                // The client is at its address now: it counts against it, or, the address
+                // having its connections (handshakes that completed together), is refused.
+                if !conn.counted {
+                    let n = self
+                        .per_address
+                        .entry(address_key(conn.peer.ip()))
+                        .or_insert(0);
+                    if *n as usize >= self.config.max_per_address {
+                        let _ = conn.quic.close(false, CONNECTION_REFUSED, b"");
+                        self.counts.refused_per_address += 1;
+                    } else {
+                        *n += 1;
+                        conn.counted = true;
+                    }
+                }
+            }
+        }
+        clocks::note_streams(conn, now);
+        // Cut responses' resets, their bytes acknowledged (sent by the `mark` below).
+        reset_acknowledged(conn);
+        // After a GOAWAY (written once there is room), the acknowledgement of the last
+        // response ends the connection.
+        if conn.goaway.is_some() {
+            self.counts.goaways_sent += u64::from(write_goaway(conn));
+            // Closed once the GOAWAY is out: closing now would drop it unsent.
+            conn.close_when_sent |= settled(conn);
+        }
+        // Responses held back by flow control may go on now.
+        let mut i = 0;
+        while i < conn.blocked.len() {
+            let stream = conn.blocked[i];
+            match conn.quic.stream_capacity(stream) {
+                // No room for a byte of body (as `capacity` counts it).
+                Ok(n) if n <= DATA_FRAME_HEADER => i += 1,
+                // Room, or the stream is gone (stopped by the client: the next call says so).
+                _ => {
+                    conn.blocked.swap_remove(i);
+                    let id = RequestId {
+                        conn: ConnId { slot, generation },
+                        stream,
+                    };
+                    self.events.push_back(ServerEvent::Writable { id });
+                }
+            }
+        }
+        clocks::update(conn, now, false);
+        self.mark(slot);
+    }
+}
