@@ -1,7 +1,7 @@
 //! The sizes experiment end to end, short: two sizes, two servers, half a second each. Checks the
 //! JSON's shape (the HTML report reads it) and that its figures agree with each other.
 
-mod common;
+use crate::common;
 
 use common::{num, run_lab};
 use lab_experiments::{self as experiments, Experiment, LabOptions, Status};

@@ -5,7 +5,7 @@
 //! run of its own, perf); a deployment it has none for is a row that says so, never measured.
 //! Needs root (the tiers' cgroups, perf) and the installed peers (scripts/install-peers.sh).
 
-mod common;
+use crate::common;
 
 use common::run_lab;
 use lab_experiments::{Deployment, Experiment, LabOptions, ResultRow, Status};

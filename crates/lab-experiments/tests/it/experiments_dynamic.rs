@@ -2,7 +2,7 @@
 //! types, a fraction of a second each. Every deployment passes the verifier and is measured; the
 //! tiers' CPU says what a program per request costs against a persistent application.
 
-mod common;
+use crate::common;
 
 use common::{num, run_lab};
 use lab_experiments::{Database, Deployment, Experiment, LabOptions, ResultRow, Status};

@@ -8,7 +8,7 @@
 //! tcpdump (scripts/install-deps.sh), and fail naming what is missing. The namespaces are
 //! removed by the path's drop whatever happens, and every process is stopped by its group.
 
-mod common;
+use crate::common;
 
 use common::run_lab;
 use lab_experiments::netpath::{NetPath, SERVER_ADDR, SERVER_IF};

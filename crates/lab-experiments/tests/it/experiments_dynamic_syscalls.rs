@@ -3,7 +3,7 @@
 //! (flint serve's cgroup less its own threads, traced with perf) must count per request what
 //! strace counts for one run of the program. Needs root, as the lab's cgroups and perf do.
 
-mod common;
+use crate::common;
 
 use common::run_lab;
 use lab_experiments::{Deployment, Experiment, LabOptions, ResultRow, Status};

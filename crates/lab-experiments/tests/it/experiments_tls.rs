@@ -4,7 +4,7 @@
 //! whatever the machine's load: no errors, a handshake per HTTP/1.0 request, and resumed
 //! handshakes that resume but for each client's first connections.
 
-mod common;
+use crate::common;
 
 use common::{num, run_lab};
 use lab_experiments::{Experiment, LabOptions, Status, HANDSHAKE_CLIENTS, MICROSCAPE_GIFS};
