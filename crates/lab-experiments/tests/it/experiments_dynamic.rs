@@ -298,7 +298,7 @@ fn the_proxy_deployment_is_verified_and_measured_on_flint_and_nginx() {
 /// persistent), verified, then measured with Apache's processes (its cgroup) as the web tier and
 /// the gateway's and application's as the app tier (mod_cgid's daemon and its programs for CGI,
 /// which cost more than a persistent application's request). Its PHP deployments are in
-/// tests/experiments_dynamic_servers.rs.
+/// tests/it/experiments_dynamic_servers.rs.
 #[test]
 fn apache_event_runs_cgi_fastcgi_and_proxy_deployments_verified_and_measured_by_tier() {
     let mut opts = LabOptions::new(Some(flint_bin()));
