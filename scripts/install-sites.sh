@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the third-party sites `flint discover` is held to a browser on
-# (crates/flint/tests/discover_sites.rs), as root, small ones only:
+# (crates/flint/tests/it/discover_sites.rs), as root, small ones only:
 #
 # - a Sphinx manual from a Debian doc package: python-cbor2-doc (cbor2's manual, Sphinx with the
 #   Read the Docs theme: Lato and Roboto Slab web fonts, Font Awesome 4; its _static files are

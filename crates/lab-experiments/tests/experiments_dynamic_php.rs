@@ -4,6 +4,9 @@
 //! nginx, and inside Apache prefork's children (mod_php), verified then measured, over SQLite
 //! and over PostgreSQL. Debian's php-fpm, php-cgi, libapache2-mod-php, php-sqlite3 and
 //! php-pgsql are required (scripts/install-peers.sh).
+//!
+//! A test executable of its own, not a module of `tests/it`: its checks that nothing it started
+//! is left count every php-fpm master among this process's children (tests/it/main.rs says why).
 
 mod common;
 

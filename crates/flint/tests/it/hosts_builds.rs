@@ -1,0 +1,84 @@
+//! `flint bench --hosts` when the hosts run different flint builds: a message with a field one
+//! side does not know, or lacking one it needs, stops the run before anything is sent to the
+//! target, naming the field and both flint versions; never a run other than the one asked for.
+
+use crate::common;
+use crate::hosts_support;
+
+use bench::hosts::protocol::{FLINT_VERSION, PROTOCOL_VERSION};
+use common::run_bounded;
+use hosts_support::{bench, exe, served, server, LIMIT};
+use std::time::Duration;
+
+/// Runs `-c 1 -d 1s` on one host `other` started by `template`; its exit code and stderr.
+fn run_with(template: &str) -> (Option<i32>, String) {
+    let (dir, server) = server();
+    let out = run_bounded(
+        &mut bench(
+            &server,
+            &[
+                "-c", "1", "-d", "1s", "--hosts", "other", "--launch", template,
+            ],
+        ),
+        LIMIT,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!stderr.contains("Sending GO"), "{stderr}");
+    std::thread::sleep(Duration::from_millis(1200)); // one access-log flush interval
+    assert_eq!(served(dir.path(), 0), 0, "nothing connected: {stderr}");
+    (out.status.code(), stderr)
+}
+
+#[test]
+fn a_worker_whose_orders_carry_a_field_it_does_not_know_refuses_them() {
+    // The real worker, its orders given a field as a newer coordinator would send it.
+    let template = format!(
+        r#"sed -u 's/"redirect":/"newer_option":1,"redirect":/' | {} worker"#,
+        exe()
+    );
+    let (code, stderr) = run_with(&template);
+    assert_eq!(code, Some(2), "{stderr}");
+    let reason = format!(
+        "the run did not start: other: orders from the coordinator (flint {FLINT_VERSION}) \
+         refused: unknown field `run.newer_option`; this worker is flint {FLINT_VERSION} \
+         (protocol {PROTOCOL_VERSION})"
+    );
+    assert!(stderr.contains(&reason), "{stderr}");
+}
+
+#[test]
+fn a_worker_message_with_a_field_too_many_or_too_few_is_refused_by_the_coordinator() {
+    let hello =
+        format!(r#"{{"type":"hello","protocol":{PROTOCOL_VERSION},"flint_version":"9.9.9"}}"#);
+    for (ready, why) in [
+        (
+            r#"{"type":"ready","threads":1,"pid":1,"newer_option":4}"#,
+            "unknown field `newer_option`",
+        ),
+        (r#"{"type":"ready","threads":1}"#, "missing field `pid`"),
+    ] {
+        // A worker of another build: its hello, then READY once the orders came.
+        let template = format!("echo '{hello}'; read orders; echo '{ready}'; exec sleep 30");
+        let (code, stderr) = run_with(&template);
+        assert_eq!(code, Some(2), "{stderr}");
+        let reason = format!(
+            "other: ready from its worker (flint 9.9.9) refused: {why}; this coordinator is \
+             flint {FLINT_VERSION} (protocol {PROTOCOL_VERSION})"
+        );
+        assert!(stderr.contains(&reason), "{stderr}");
+    }
+}
+
+#[test]
+fn a_hello_of_another_protocol_version_is_refused_by_its_versions_whatever_its_fields() {
+    // A newer worker's hello may carry fields this coordinator does not know: the versions are
+    // what it names.
+    let template = r#"echo '{"type":"hello","protocol":999,"flint_version":"9.9.9","newer_option":8}'; exec sleep 30"#;
+    let (code, stderr) = run_with(template);
+    assert_eq!(code, Some(2), "{stderr}");
+    let reason = format!(
+        "other: its worker speaks protocol version 999 (flint 9.9.9), this coordinator version \
+         {PROTOCOL_VERSION} (flint {FLINT_VERSION})"
+    );
+    assert!(stderr.contains(&reason), "{stderr}");
+}
