@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs oha, a third-party HTTP load generator, built with its HTTP/3 client (the `http3`
 # feature: h3 over quinn), into /usr/local/bin: serve's tests hold flint serve's HTTP/3 to it
-# (crates/serve/tests/h3_oha.rs) and bench/h3.sh compares flint bench's client CPU with it.
+# (crates/serve/tests/it/h3_oha.rs) and bench/h3.sh compares flint bench's client CPU with it.
 # Built from crates.io with cargo (minutes of compiling). Idempotent: does nothing when an oha
 # that takes `--http-version 3` is already there; one built without HTTP/3 is replaced.
 set -euo pipefail

@@ -33,7 +33,7 @@ missing=()
 installed strace || missing+=(strace)
 # FastCGI applications flint serve's gateway tests run (tests/gateway_fastcgi*.rs).
 compgen -G '/usr/sbin/php-fpm*' >/dev/null || missing+=(php-fpm)
-# php-cgi: PHP run as a CGI program, a process per request (tests/gateway_cgi.rs).
+# php-cgi: PHP run as a CGI program, a process per request (tests/it/gateway_cgi.rs).
 [[ -x /usr/bin/php-cgi ]] || missing+=(php-cgi)
 [[ -x /usr/sbin/fcgiwrap ]] || missing+=(fcgiwrap)
 # mod_php: PHP inside Apache prefork's children (the `mod-php` deployment of flint lab dynamic,

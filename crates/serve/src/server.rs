@@ -14,7 +14,7 @@
 //! seam between them) with `plain.rs` (the syscall shape per request), `stats.rs` (the
 //! counters), `pool.rs` (recycled buffers).
 //!
-//! Per request, as designed (and asserted by `tests/server_http.rs` from these counters):
+//! Per request, as designed (and asserted by `tests/it/server_http.rs` from these counters):
 //! - keep-alive: 1 `recv` + 1 `send`, plus a share of one `epoll_wait`;
 //! - 16 pipelined in one packet: 1 `recv` + 1 gathered `sendmsg` for all 16;
 //! - HTTP/1.0: `accept4`, `recv` (right after accept), `send`, `close`, plus a share of an
