@@ -21,18 +21,18 @@ struct Nginx {
 }
 
 impl Nginx {
-    fn start() -> Option<Nginx> {
+    fn start() -> Nginx {
         Nginx::start_with(None)
     }
 
     /// Over TLS with `tls`'s certificate and key when given, each request logged as its
     /// connection's serial, method, target and status (`Nginx::log`).
-    fn start_with(tls: Option<(&std::path::Path, &std::path::Path)>) -> Option<Nginx> {
+    fn start_with(tls: Option<(&std::path::Path, &std::path::Path)>) -> Nginx {
         let bin = std::path::Path::new("/usr/sbin/nginx");
-        if !bin.exists() {
-            eprintln!("nginx is not installed: skipped (scripts/install-peers.sh installs it)");
-            return None;
-        }
+        assert!(
+            bin.exists(),
+            "nginx is not installed: scripts/install-peers.sh installs it"
+        );
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("www");
         std::fs::create_dir_all(root.join("api")).unwrap();
@@ -85,7 +85,7 @@ impl Nginx {
         let addr = format!("127.0.0.1:{port}");
         let up = eventually(WAIT, || std::net::TcpStream::connect(&addr).is_ok());
         assert!(up, "nginx did not listen within {WAIT:?}");
-        Some(n)
+        n
     }
 
     /// The access log's lines so far (`start_with` a certificate): connection serial, method,
@@ -106,9 +106,7 @@ impl Drop for Nginx {
 
 #[test]
 fn nginx_as_upstream_answers_through_one_pooled_connection() {
-    let Some(nginx) = Nginx::start() else {
-        return;
-    };
+    let nginx = Nginx::start();
     let url = format!("/api/=http://127.0.0.1:{}", nginx.port);
     let srv = TestServer::start(|c| c.proxy.push(url.parse().unwrap()));
     let mut s = connect(srv.addr);
@@ -147,9 +145,7 @@ fn nginx_as_upstream_answers_through_one_pooled_connection() {
 fn nginx_over_tls_as_upstream_answers_get_post_and_head_on_one_kept_connection() {
     let ca = TestCa::new("proxy nginx test CA");
     let (cert, key) = ca.leaf().write_pem(ca.dir());
-    let Some(nginx) = Nginx::start_with(Some((&cert, &key))) else {
-        return;
-    };
+    let nginx = Nginx::start_with(Some((&cert, &key)));
     // By address: the leaf carries 127.0.0.1, and `localhost` may resolve to ::1.
     let upstream = format!("https://127.0.0.1:{}", nginx.port);
     let trusting = |pem: &std::path::Path| {
