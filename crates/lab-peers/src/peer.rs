@@ -69,7 +69,7 @@ const IP: &str = "ip";
 const STOP_GRACE: Duration = Duration::from_secs(5);
 
 impl Peer {
-    /// Starts `kind` as `spec` says and returns once it accepts connections (and, for Apache,
+    /// Starts `kind` as `spec` says and returns once its own process tree listens on its port (and, for Apache,
     /// once its whole pool of processes or threads is up).
     pub fn start(kind: PeerKind, spec: &PeerSpec) -> Result<Peer, PeerError> {
         if spec.digest && !kind.supports_digest() {
