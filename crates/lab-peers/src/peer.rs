@@ -69,8 +69,8 @@ const IP: &str = "ip";
 const STOP_GRACE: Duration = Duration::from_secs(5);
 
 impl Peer {
-    /// Starts `kind` as `spec` says and returns once its own process tree listens on its port (and, for Apache,
-    /// once its whole pool of processes or threads is up).
+    /// Starts `kind` as `spec` says and returns once its own process tree listens on its port
+    /// (and, for Apache, once its whole pool of processes or threads is up).
     pub fn start(kind: PeerKind, spec: &PeerSpec) -> Result<Peer, PeerError> {
         if spec.digest && !kind.supports_digest() {
             return Err(PeerError::NoDigest { kind });
