@@ -32,7 +32,7 @@ pub mod spec;
 mod stats;
 
 pub use output::{json, record, table};
-pub use server::{LocalServer, ServerError, ServerOptions};
+pub use server::{LocalServer, ServerError, ServerOptions, START_ATTEMPTS};
 pub use spec::{NamedValue, SpecError};
 pub use stats::{median, ratio, spread, Figure, Spread};
 

@@ -10,7 +10,10 @@
 //! wait, a slow one should not be measured while it starts).
 //!
 //! The port is picked by binding 127.0.0.1:0 and closing the socket: another process could take
-//! it before the server binds it; the server then fails to start, and says so in its log.
+//! it before the server binds it; the server then fails to start, and is started again on
+//! another port (three attempts in all). Readiness stays a connect, since a command may serve
+//! from processes outside its group (a container's proxy): a server that took the port in
+//! between and answers before the command has exited is not told apart.
 
 use super::spec;
 use lab_process::{free_port, Group, StopPolicy};
@@ -101,6 +104,9 @@ fn tail_text(tail: &str) -> String {
     }
 }
 
+/// Start-up attempts, each on a port found free.
+pub const START_ATTEMPTS: usize = 3;
+
 /// A running server command; stopped (group and all) when dropped.
 #[derive(Debug)]
 pub struct LocalServer {
@@ -115,7 +121,25 @@ impl LocalServer {
     /// Picks a free port, runs `command` (with `{port}` replaced) through `sh -c` with its
     /// stdout and stderr going to `log`, and waits until the port accepts a connection, the
     /// process exits, `options.ready_timeout` passes, or `stop` is set.
+    ///
+    /// If the command exits before it accepts a connection, it is started again on another
+    /// port, up to [`START_ATTEMPTS`] times in all: the port found free may have been taken.
     pub fn start(
+        command: &str,
+        log: &Path,
+        options: ServerOptions,
+        stop: &AtomicBool,
+    ) -> Result<LocalServer, ServerError> {
+        let mut attempt = 1;
+        loop {
+            match Self::start_once(command, log, options, stop) {
+                Err(ServerError::Exited { .. }) if attempt < START_ATTEMPTS => attempt += 1,
+                other => return other,
+            }
+        }
+    }
+
+    fn start_once(
         command: &str,
         log: &Path,
         options: ServerOptions,

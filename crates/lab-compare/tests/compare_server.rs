@@ -154,3 +154,25 @@ fn port_placeholder_is_replaced_before_the_command_runs() {
         .unwrap_or_else(|| panic!("no port in {text}"));
     assert!(port > 0);
 }
+
+#[test]
+fn a_server_that_exits_at_start_is_tried_again_on_other_ports() {
+    // The port found free may have been taken before the command bound it: it exits, and is
+    // started again on another port, a bounded number of times.
+    let dir = tempfile::tempdir().unwrap();
+    let runs = dir.path().join("runs");
+    let err = LocalServer::start(
+        &format!("echo {{port}} >> {}; exit 1", runs.display()),
+        &dir.path().join("s.log"),
+        quick(),
+        &AtomicBool::new(false),
+    )
+    .unwrap_err();
+    assert!(matches!(err, ServerError::Exited { .. }), "{err:?}");
+    let ports: Vec<u16> = std::fs::read_to_string(&runs)
+        .unwrap()
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    assert_eq!(ports.len(), lab_compare::START_ATTEMPTS, "{ports:?}");
+}

@@ -3,7 +3,7 @@
 
 use crate::config::{self, apache_workers, ConfigParams, Mpm};
 use crate::{Installed, PeerError, PeerKind};
-use lab_process::procfs::{process_tree, thread_count};
+use lab_process::procfs::{listens_only, process_tree, thread_count};
 use lab_process::{free_port, Group, StopPolicy};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
@@ -69,8 +69,8 @@ const IP: &str = "ip";
 const STOP_GRACE: Duration = Duration::from_secs(5);
 
 impl Peer {
-    /// Starts `kind` as `spec` says and returns once it accepts connections (and, for Apache,
-    /// once its whole pool of processes or threads is up).
+    /// Starts `kind` as `spec` says and returns once its own process tree listens on its port
+    /// (and, for Apache, once its whole pool of processes or threads is up).
     pub fn start(kind: PeerKind, spec: &PeerSpec) -> Result<Peer, PeerError> {
         if spec.digest && !kind.supports_digest() {
             return Err(PeerError::NoDigest { kind });
@@ -172,9 +172,14 @@ impl Peer {
                     log: peer.log_tail(),
                 });
             }
-            if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok()
-                && settled(peer.pid())
-            {
+            // On loopback, the port found free may have gone to another process's server:
+            // ready once the listener is this peer's own. In its own namespace (whose sockets
+            // /proc/net here does not show) the port is its alone: a connect tells.
+            let listening = match spec.net {
+                None => listens_only(peer.pid(), port),
+                Some(_) => TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok(),
+            };
+            if listening && settled(peer.pid()) {
                 return Ok(peer);
             }
             if Instant::now() >= deadline {

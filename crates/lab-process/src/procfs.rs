@@ -178,24 +178,25 @@ fn holders(inodes: &HashSet<u64>) -> Vec<u32> {
     let Ok(dir) = fs::read_dir("/proc") else {
         return Vec::new();
     };
-    let mut pids = Vec::new();
-    for pid in dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok()) {
-        // Processes of other users are unreadable without privileges: skipped.
-        let Ok(fds) = fs::read_dir(format!("/proc/{pid}/fd")) else {
-            continue;
-        };
-        let holds = fds
-            .filter_map(|fd| fs::read_link(fd.ok()?.path()).ok())
-            .any(|link| {
-                link.to_str()
-                    .and_then(|l| l.strip_prefix("socket:[")?.strip_suffix(']')?.parse().ok())
-                    .is_some_and(|inode: u64| inodes.contains(&inode))
-            });
-        if holds {
-            pids.push(pid);
-        }
-    }
-    pids
+    dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| socket_inodes(*pid).any(|inode| inodes.contains(&inode)))
+        .collect()
+}
+
+/// The socket inodes a process holds open; none when its fds are unreadable (processes of
+/// other users, without privileges).
+fn socket_inodes(pid: u32) -> impl Iterator<Item = u64> {
+    let fds = fs::read_dir(format!("/proc/{pid}/fd"))
+        .into_iter()
+        .flatten();
+    fds.filter_map(|fd| fs::read_link(fd.ok()?.path()).ok())
+        .filter_map(|link| {
+            let link = link.to_str()?;
+            link.strip_prefix("socket:[")?
+                .strip_suffix(']')?
+                .parse()
+                .ok()
+        })
 }
 
 /// The pid of the local process listening on this TCP port (IPv4 or IPv6), for
@@ -218,6 +219,29 @@ pub fn pid_listening_on(port: u16) -> Option<u32> {
         .copied()
         .filter(|p| stat(*p).map_or(true, |s| !set.contains(&s.ppid)))
         .min()
+}
+
+/// Whether the processes listening on this TCP port (IPv4 or IPv6, every address) are all
+/// `pid` or processes of its tree, and there is at least one. A server given a port found free
+/// and released may lose it to another process before it binds: a connect would then succeed
+/// against that other server, this does not. False when a listener's /proc entries are
+/// unreadable (another user's).
+pub fn listens_only(pid: u32, port: u16) -> bool {
+    let inodes: HashSet<u64> = ["/proc/net/tcp", "/proc/net/tcp6"]
+        .iter()
+        .filter_map(|p| fs::read_to_string(p).ok())
+        .flat_map(|t| listening_inodes(&t, port))
+        .collect();
+    if inodes.is_empty() {
+        return false;
+    }
+    let holders = holders(&inodes);
+    let tree: HashSet<u32> = process_tree(pid).unwrap_or_default().into_iter().collect();
+    // Every socket held by someone (an unreadable holder leaves its inode unaccounted for).
+    let held: HashSet<u64> = holders.iter().flat_map(|p| socket_inodes(*p)).collect();
+    !holders.is_empty()
+        && holders.iter().all(|p| tree.contains(p))
+        && inodes.iter().all(|i| held.contains(i))
 }
 
 #[cfg(test)]
@@ -264,5 +288,24 @@ mod tests {
         let _ = child.wait();
         assert_eq!(thread_count(child.id()), 0);
         assert!(matches!(stat(child.id()), Err(ProcError::Gone { .. })));
+    }
+
+    #[test]
+    fn a_port_is_only_ours_when_every_listener_on_it_is_of_our_tree() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let me = std::process::id();
+        assert!(listens_only(me, port));
+        // Another process's tree (a child's, which holds no socket): not its port.
+        let mut child = Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .expect("spawn sleep");
+        assert!(!listens_only(child.id(), port));
+        let _ = child.kill();
+        let _ = child.wait();
+        drop(listener);
+        // Nobody listens: nobody's.
+        assert!(!listens_only(me, port));
     }
 }

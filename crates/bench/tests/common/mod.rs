@@ -162,10 +162,26 @@ impl Drop for TestServer {
     }
 }
 
-/// An address nothing listens on: bound, then released.
-pub fn refused_addr() -> SocketAddr {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap()
+/// A loopback address nothing listens on, for as long as this lives: a TCP socket bound to it,
+/// never listening. Connects to it are refused, and no other socket can bind it meanwhile
+/// (a port found free and released could go to another test's server: tests share a process).
+pub struct RefusedAddr {
+    _socket: socket2::Socket,
+    pub addr: SocketAddr,
+}
+
+pub fn refused_addr() -> RefusedAddr {
+    use socket2::{Domain, Socket, Type};
+    // No SO_REUSEADDR: nobody else may bind the port, listening or not.
+    let socket = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
+    socket
+        .bind(&SocketAddr::from(([127, 0, 0, 1], 0)).into())
+        .unwrap();
+    let addr = socket.local_addr().unwrap().as_socket().unwrap();
+    RefusedAddr {
+        _socket: socket,
+        addr,
+    }
 }
 
 fn serve(mut s: TcpStream, b: Behaviour, seen: &Seen, stop: &AtomicBool) {

@@ -70,7 +70,8 @@ fn only(r: &RunResult, kind: ErrorKind) {
 
 #[test]
 fn refused_connects_are_connect_refused_and_back_off() {
-    let addr = refused_addr();
+    let refused = refused_addr();
+    let addr = refused.addr;
     let (r, window) = until_busy(
         ms(300),
         |window| (run_for(addr, window, |_| {}), window),

@@ -261,7 +261,8 @@ fn timeseries_of_a_page_count_run_covers_its_seconds() {
 #[test]
 fn timeseries_counts_errors_and_leaves_latency_null_without_responses() {
     // Refused connects are errors without any response: their seconds have no latency.
-    let mut cfg = config(common::refused_addr(), 1, Stop::Duration(ms(1200)));
+    let refused = common::refused_addr();
+    let mut cfg = config(refused.addr, 1, Stop::Duration(ms(1200)));
     cfg.think = Some(ms(20));
     // Both seconds of the window, not stopped after the first by fail fast.
     cfg.fail_fast = false;

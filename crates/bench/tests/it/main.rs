@@ -5,8 +5,12 @@
 //! outgrow a CI machine's disk.
 //!
 //! Every module here may run at the same time as any other (libtest's threads, one per core): none
-//! touches process-wide state (environment, limits, signals, cwd, `/proc/self`), every server
-//! binds 127.0.0.1:0 and every file lives in a temporary directory of its own.
+//! touches process-wide state (environment, limits, signals, cwd, `/proc/self`), every file lives
+//! in a temporary directory of its own, and every server of the tests' own binds 127.0.0.1:0.
+//! Caddy (engine_h3), which cannot be told port 0, gets a port found free and released, which
+//! another test may take first: it is started again on another port, and ready only once its
+//! own pid listens there. A port that must refuse connects (`common::refused_addr`) is held
+//! bound, never listening, for the test's life.
 //!
 //! Kept apart, each in an executable of its own (tests/engine_alloc*.rs): the allocation tests.
 //! Their counting allocator (`test_support::alloc::Counting`) is the process's global allocator

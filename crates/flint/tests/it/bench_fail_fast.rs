@@ -16,12 +16,6 @@ const WELL_BEFORE: Duration = Duration::from_secs(15);
 /// Any run here, killed and failed past this.
 const LIMIT: Duration = Duration::from_secs(60);
 
-/// A port nothing listens on: bound by the kernel's choice, then closed.
-fn closed_port() -> u16 {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.local_addr().unwrap().port()
-}
-
 /// A keep-alive HTTP/1.1 responder in this process: the `n`th request it answers (from 0, over
 /// all connections) gets `answer(n)`.
 fn responder(answer: fn(u64) -> &'static [u8]) -> String {
@@ -69,7 +63,8 @@ fn fails_at_first(n: u64) -> &'static [u8] {
 
 #[test]
 fn refused_connects_stop_the_run_and_ask_whether_the_server_runs() {
-    let port = closed_port();
+    let refused = common::refused_addr();
+    let port = refused.addr.port();
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("out.json");
     let html = dir.path().join("out.html");
@@ -130,7 +125,8 @@ fn refused_connects_stop_the_run_and_ask_whether_the_server_runs() {
 
 #[test]
 fn no_fail_fast_runs_its_whole_duration() {
-    let url = format!("http://127.0.0.1:{}/", closed_port());
+    let refused = common::refused_addr();
+    let url = format!("http://127.0.0.1:{}/", refused.addr.port());
     let started = Instant::now();
     let out = run_bounded(
         flint().args(["bench", &url, "-d", "2s", "-c", "2", "-q", "--no-fail-fast"]),
@@ -207,7 +203,8 @@ fn a_server_that_fails_at_first_and_then_answers_is_not_stopped() {
 
 #[test]
 fn on_many_hosts_each_worker_stops_and_the_run_says_why() {
-    let url = format!("http://127.0.0.1:{}/", closed_port());
+    let refused = common::refused_addr();
+    let url = format!("http://127.0.0.1:{}/", refused.addr.port());
     let launch = format!("{} worker", env!("CARGO_BIN_EXE_flint"));
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("out.json");

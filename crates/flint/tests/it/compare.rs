@@ -29,10 +29,8 @@ fn compare_runs_serve_targets_in_turn_and_reports_a_dead_one() {
     let www = dir.path().join("www");
     std::fs::create_dir(&www).unwrap();
     std::fs::write(www.join("a.html"), vec![b'x'; 2048]).unwrap();
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap();
+    let refused = common::refused_addr();
+    let closed = refused.addr;
     // `echo $$` gives the pid of the shell, which `exec` turns into the server itself.
     let serve = |name: &str| {
         let pidfile = dir.path().join(format!("{name}.pid"));

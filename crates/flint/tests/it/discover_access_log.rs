@@ -24,52 +24,72 @@ struct Nginx {
     addr: String,
 }
 
+/// Start-up attempts, each on a port found free.
+const START_ATTEMPTS: usize = 3;
+
 fn start_nginx(root: &Path, dir: &Path, log: &Path) -> Nginx {
     let nginx = lab_process::find_program("nginx")
         .or_else(|| Some("/usr/sbin/nginx".into()).filter(|p: &std::path::PathBuf| p.is_file()))
         .expect("nginx not found: install it with scripts/install-peers.sh");
-    let port = lab_process::free_port().unwrap();
-    let d = dir.display();
-    let conf = format!(
-        "daemon off;\nmaster_process off;\nworker_processes 1;\npid {d}/nginx.pid;\n\
-         error_log {d}/error.log warn;\nevents {{ worker_connections 64; }}\n\
-         http {{\n  types {{ text/html html; text/css css; image/png png; image/webp webp; \
-         text/javascript js; }}\n  default_type application/octet-stream;\n  if_modified_since before;\n\
-         access_log {} combined;\n  client_body_temp_path {d}/body;\n  proxy_temp_path {d}/proxy;\n\
-         fastcgi_temp_path {d}/fastcgi;\n  uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n\
-         server {{ listen 127.0.0.1:{port}; root {}; }}\n}}\n",
-        log.display(),
-        root.display()
-    );
-    let conf_path = dir.join("nginx.conf");
-    std::fs::write(&conf_path, conf).unwrap();
-    let mut cmd = Command::new(nginx);
-    cmd.arg("-p")
-        .arg(dir)
-        .arg("-c")
-        .arg(&conf_path)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    let group = Group::spawn(
-        &mut cmd,
-        None,
-        StopPolicy::terminate(Duration::from_secs(5)),
-    )
-    .expect("start nginx");
-    let addr = format!("127.0.0.1:{port}");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while TcpStream::connect(&addr).is_err() {
-        assert!(
-            Instant::now() < deadline,
-            "nginx did not listen within 30 s: {}",
-            std::fs::read_to_string(dir.join("error.log")).unwrap_or_default()
+    // nginx must be given a port: one found free and released, which another test's server
+    // (tests share this process) may take first. nginx then exits: another port is tried.
+    let mut attempt = 1;
+    loop {
+        let port = lab_process::free_port().unwrap();
+        let d = dir.display();
+        let conf = format!(
+            "daemon off;\nmaster_process off;\nworker_processes 1;\npid {d}/nginx.pid;\n\
+             error_log {d}/error.log warn;\nevents {{ worker_connections 64; }}\n\
+             http {{\n  types {{ text/html html; text/css css; image/png png; image/webp webp; \
+             text/javascript js; }}\n  default_type application/octet-stream;\n  if_modified_since before;\n\
+             access_log {} combined;\n  client_body_temp_path {d}/body;\n  proxy_temp_path {d}/proxy;\n\
+             fastcgi_temp_path {d}/fastcgi;\n  uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n\
+             server {{ listen 127.0.0.1:{port}; root {}; }}\n}}\n",
+            log.display(),
+            root.display()
         );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    Nginx {
-        _group: group,
-        addr,
+        let conf_path = dir.join("nginx.conf");
+        std::fs::write(&conf_path, conf).unwrap();
+        let mut cmd = Command::new(&nginx);
+        cmd.arg("-p")
+            .arg(dir)
+            .arg("-c")
+            .arg(&conf_path)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        let mut group = Group::spawn(
+            &mut cmd,
+            None,
+            StopPolicy::terminate(Duration::from_secs(5)),
+        )
+        .expect("start nginx");
+        let error_log = || std::fs::read_to_string(dir.join("error.log")).unwrap_or_default();
+        // Ready once nginx itself listens on the port (a connect would count anyone's server).
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(status) = group.exited() {
+                assert!(
+                    attempt < START_ATTEMPTS,
+                    "nginx exited ({status}): {}",
+                    error_log()
+                );
+                break;
+            }
+            if lab_process::procfs::listens_only(group.pid(), port) {
+                return Nginx {
+                    _group: group,
+                    addr: format!("127.0.0.1:{port}"),
+                };
+            }
+            assert!(
+                Instant::now() < deadline,
+                "nginx did not listen within 30 s: {}",
+                error_log()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        attempt += 1;
     }
 }
 

@@ -99,11 +99,9 @@ fn a_crossed_threshold_exits_3_and_says_which() {
 
 #[test]
 fn a_run_where_no_response_succeeded_exits_1() {
-    // A port that was just free: every connect is refused.
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
+    // A port bound, never listening, for the test's life: every connect is refused.
+    let refused = common::refused_addr();
+    let port = refused.addr.port();
     let out = run_bounded(
         flint().args([
             "bench",

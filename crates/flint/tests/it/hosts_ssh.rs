@@ -6,7 +6,7 @@ use crate::hosts_support;
 
 use common::run_bounded;
 use hosts_support::{bench, exe, read_json, served, server, sum, LIMIT};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -23,11 +23,16 @@ struct Sshd {
 
 impl Drop for Sshd {
     fn drop(&mut self) {
-        if let Some(pid) = rustix::process::Pid::from_raw(self.child.id() as i32) {
-            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-        }
-        let _ = self.child.wait();
+        kill_group(&mut self.child);
     }
+}
+
+/// Kills sshd's process group and reaps sshd.
+fn kill_group(child: &mut Child) {
+    if let Some(pid) = rustix::process::Pid::from_raw(child.id() as i32) {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+    let _ = child.wait();
 }
 
 fn keygen(path: &Path) {
@@ -49,44 +54,69 @@ fn start_sshd() -> Sshd {
     keygen(&d.join("host_key"));
     keygen(&d.join("id"));
     std::fs::copy(d.join("id.pub"), d.join("authorized_keys")).unwrap();
-    // A port free on 127.0.0.1 (and, on loopback, the same one is free on .2 and .3).
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let config = format!(
-        "Port {port}\nListenAddress 127.0.0.1\nListenAddress 127.0.0.2\nListenAddress 127.0.0.3\n\
-         HostKey {d}/host_key\nAuthorizedKeysFile {d}/authorized_keys\nPidFile {d}/sshd.pid\n\
-         StrictModes no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n\
-         PermitRootLogin prohibit-password\nAllowUsers *\n",
-        d = d.display()
-    );
-    std::fs::write(d.join("sshd_config"), config).unwrap();
-    // sshd insists on its privilege-separation directory.
-    std::fs::create_dir_all("/run/sshd").unwrap();
-    let child = Command::new(SSHD)
-        .args(["-D", "-e", "-f"])
-        .arg(d.join("sshd_config"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(d.join("sshd.log")).unwrap())
-        .process_group(0)
-        .spawn()
-        .unwrap();
-    let sshd = Sshd { child, port, dir };
-    let deadline = Instant::now() + Duration::from_secs(10);
-    for host in ["127.0.0.1", "127.0.0.2", "127.0.0.3"] {
-        while TcpStream::connect((host, port)).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "sshd is not listening on {host}:{port}: {}",
-                std::fs::read_to_string(sshd.dir.path().join("sshd.log")).unwrap_or_default()
-            );
-            std::thread::sleep(Duration::from_millis(20));
+    // sshd must be given a port: one found free and released, which another test's server
+    // (tests share this process) may take first. sshd then exits, or listens on fewer than
+    // its three addresses: it is stopped and another port tried.
+    for attempt in 1..=START_ATTEMPTS {
+        let port = lab_process::free_port().unwrap();
+        let config = format!(
+            "Port {port}\nListenAddress 127.0.0.1\nListenAddress 127.0.0.2\nListenAddress 127.0.0.3\n\
+             HostKey {d}/host_key\nAuthorizedKeysFile {d}/authorized_keys\nPidFile {d}/sshd.pid\n\
+             StrictModes no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n\
+             PermitRootLogin prohibit-password\nAllowUsers *\n",
+            d = d.display()
+        );
+        std::fs::write(d.join("sshd_config"), config).unwrap();
+        // sshd insists on its privilege-separation directory.
+        std::fs::create_dir_all("/run/sshd").unwrap();
+        let child = Command::new(SSHD)
+            .args(["-D", "-e", "-f"])
+            .arg(d.join("sshd_config"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(d.join("sshd.log")).unwrap())
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let mut child = child;
+        match wait_listening(&mut child, port, d) {
+            Ok(()) => return Sshd { child, port, dir },
+            Err(why) if attempt < START_ATTEMPTS => {
+                eprintln!("sshd on port {port}: {why}; another port");
+                kill_group(&mut child);
+            }
+            Err(why) => {
+                kill_group(&mut child);
+                panic!("sshd on port {port}: {why}")
+            }
         }
     }
-    sshd
+    unreachable!("the last attempt returns or panics")
+}
+
+/// Start-up attempts, each on a port found free.
+const START_ATTEMPTS: usize = 3;
+
+/// Until sshd, and nothing else, listens on `port` on all three addresses. Err (with its log in
+/// `dir`) if it exits or does not within a bounded wait.
+fn wait_listening(sshd: &mut Child, port: u16, dir: &Path) -> Result<(), String> {
+    let log = || std::fs::read_to_string(dir.join("sshd.log")).unwrap_or_default();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(status) = sshd.try_wait().unwrap() {
+            return Err(format!("exited ({status}): {}", log()));
+        }
+        let all_hosts = ["127.0.0.1", "127.0.0.2", "127.0.0.3"]
+            .iter()
+            .all(|host| TcpStream::connect((*host, port)).is_ok());
+        if all_hosts && lab_process::procfs::listens_only(sshd.id(), port) {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            return Err(format!("not listening on all of 127.0.0.1-3: {}", log()));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 fn template(sshd: &Sshd) -> String {

@@ -4,8 +4,14 @@
 //!
 //! Each file is a module; its tests run beside every other file's (`--test-threads` of them at
 //! once, as before within a file). None relies on state of this test process: they run the
-//! built `flint` (and nginx, h2o, Chromium, sshd, strace) as child processes, each on
-//! kernel-chosen ports, temporary directories of its own and its own child pids. The few
+//! built `flint` (and nginx, h2o, Chromium, sshd, strace) as child processes, each in temporary
+//! directories of its own, with its own child pids. Servers that can be told port 0 bind a
+//! kernel-chosen one; those that cannot (nginx, h2o, sshd, Caddy, lab peers, `compare --serve`)
+//! get a port found free and released, which another test's server may take first: they are
+//! started again on another port when theirs exits, and (but `compare --serve`, whose command
+//! may serve from outside its process tree) are ready only once their own process tree listens
+//! on it (`lab_process::procfs::listens_only`). A port that must refuse connects
+//! (`common::refused_addr`) is held bound, never listening, for the test's life. The few
 //! system-wide things they make are named apart: `hosts_netns`'s bridge and namespaces by this
 //! process's id (it is the only file that makes any), sshd's and nginx's files in their test's
 //! temporary directory.

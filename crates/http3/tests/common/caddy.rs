@@ -4,7 +4,7 @@
 
 #![allow(dead_code)] // each test binary uses its own subset
 
-use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::net::{TcpListener, UdpSocket};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -41,7 +41,8 @@ fn free_port() -> u16 {
 /// each request a line of `log`, listening on TCP when this returns (HTTP/3's UDP socket is bound
 /// in the same start). The port is chosen free, then handed to Caddy: another test of the same
 /// process may bind it in between, and Caddy then exits at once; it is started again on another
-/// port, twice at most. One that does not listen within 20 s fails the test.
+/// port, twice at most. One that does not listen (itself: its pid holds the listening socket)
+/// within 20 s fails the test.
 pub fn start(dir: &Path, www: &Path, (cert, key): (&Path, &Path), log: &Path) -> Caddy {
     assert!(
         Path::new(CADDY).exists(),
@@ -74,13 +75,13 @@ pub fn start(dir: &Path, www: &Path, (cert, key): (&Path, &Path), log: &Path) ->
             .spawn()
             .expect("start caddy");
         let mut caddy = Caddy { child, port };
-        let addr = SocketAddr::from(([127, 0, 0, 1], port));
         let deadline = Instant::now() + Duration::from_secs(20);
         while Instant::now() < deadline {
             if let Ok(Some(_)) = caddy.child.try_wait() {
                 break; // exited: its port was taken meanwhile
             }
-            if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+            // Caddy itself listening, not another test's server that took the port first.
+            if lab_process::procfs::listens_only(caddy.child.id(), port) {
                 return caddy;
             }
             std::thread::sleep(Duration::from_millis(20));

@@ -2,8 +2,9 @@
 //! on a free port in its own process group (`lab_process::Group`, which stops it whatever
 //! happens), waited for within a bound, and its log read once it has settled.
 
+use lab_process::procfs::listens_only;
 use lab_process::{free_port, Group, StopPolicy};
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -18,7 +19,8 @@ pub struct PeerServer {
 impl PeerServer {
     /// `name` on a free port of 127.0.0.1: `command(port, log)` is its command line, logging each
     /// request to `log` (in `dir`). A server that exits at once (its port taken meanwhile) is
-    /// started again, twice at most; one that does not listen within 20 s fails the test.
+    /// started again, twice at most; one that does not listen within 20 s fails the test. Ready
+    /// once the server's own process tree, and no other, listens on the port.
     pub fn start(
         name: &str,
         dir: &Path,
@@ -38,14 +40,15 @@ impl PeerServer {
             let addr = SocketAddr::from(([127, 0, 0, 1], port));
             let deadline = Instant::now() + Duration::from_secs(20);
             while Instant::now() < deadline && group.exited().is_none() {
-                if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+                // The server itself listening, not another test's that took the port first.
+                if listens_only(group.pid(), port) {
                     return PeerServer {
                         _group: group,
                         addr,
                         log,
                     };
                 }
-                std::thread::yield_now();
+                std::thread::sleep(Duration::from_millis(10));
             }
             assert!(attempt < 2, "{name} did not start on port {port}");
         }
