@@ -57,13 +57,11 @@ use crate::gateway::spawner::Spawned;
 use crate::protocol::{Worker, H3};
 
 mod gso;
+mod recv;
 
 use gso::{fill_batch, kernel_segments, send_step, Batch, Gso, Step, GSO_BYTES, NO_GSO_ENV};
+use recv::{Receiver, NO_GRO_ENV};
 
-/// The largest datagram read: what a QUIC peer may send is at most 65,527 bytes of payload;
-/// one larger than `http3::MAX_DATAGRAM` is not QUIC's, and a buffer this large reads it whole
-/// rather than truncated (then the crate drops it).
-const RECV_BUF: usize = 64 * 1024;
 /// Datagrams read before the connections are asked what to answer: a flood of them does not
 /// keep responses waiting until the socket is empty.
 const BATCH: usize = 64;
@@ -101,7 +99,8 @@ pub(crate) fn bind(addr: SocketAddr, n: usize) -> io::Result<Vec<UdpSocket>> {
 pub(crate) struct Quic {
     socket: mio::net::UdpSocket,
     h3: H3,
-    buf: Box<[u8]>,
+    /// Receiving: the buffers of `recvmmsg` and GRO.
+    rx: Receiver,
     /// Datagrams to send, side by side ([`GSO_BYTES`]).
     out: Box<[u8]>,
     /// Datagrams written by the connections and not sent yet (one send's worth, or what the
@@ -127,12 +126,13 @@ impl Quic {
     ) -> io::Result<Quic> {
         let local = socket.local_addr()?;
         let gso = std::env::var_os(NO_GSO_ENV).is_none() && kernel_segments(socket.as_raw_fd());
+        let rx = Receiver::new(socket.as_raw_fd(), std::env::var_os(NO_GRO_ENV).is_none());
         let mut socket = mio::net::UdpSocket::from_std(socket);
         registry.register(&mut socket, token, Interest::READABLE | Interest::WRITABLE)?;
         Ok(Quic {
             socket,
             h3: H3::new(http3::Server::new(config, local)),
-            buf: vec![0; RECV_BUF].into_boxed_slice(),
+            rx,
             out: vec![0; GSO_BYTES].into_boxed_slice(),
             held: None,
             carry: None,
@@ -149,22 +149,29 @@ impl Quic {
             return;
         }
         self.unread = true;
+        let fd = self.socket.as_raw_fd();
         for _ in 0..BATCHES {
-            let mut read = 0;
-            while read < BATCH {
-                match self.socket.recv_from(&mut self.buf) {
-                    Ok((n, from)) => {
-                        read += 1;
-                        self.h3.recv(&mut self.buf[..n], from);
+            let (mut read, mut empty) = (0, false);
+            while read < BATCH && !empty {
+                let h3 = &mut self.h3;
+                let slots = self.rx.slots();
+                w.stats.h3_recv_calls += 1;
+                match self.rx.read(fd, |d, from| h3.recv(d, from)) {
+                    Ok(r) => {
+                        read += r.datagrams;
+                        // A non-blocking read that got fewer messages than it asked for
+                        // emptied the socket: no call to hear EAGAIN (a datagram coming after
+                        // is a new edge for the poll).
+                        empty = r.messages < slots;
                     }
                     // WouldBlock, or an error that a retry would meet again.
-                    Err(_) => break,
+                    Err(_) => empty = true,
                 }
             }
             w.stats.h3_datagrams_received += read as u64;
             self.h3.process(w);
             self.flush(w);
-            if read < BATCH {
+            if empty {
                 self.unread = false;
                 break;
             }
@@ -244,6 +251,8 @@ impl Quic {
         self.h3.publish(&mut w.stats);
         // This thread's one socket.
         w.stats.h3_gso_off = u64::from(!self.gso.on);
+        w.stats.h3_gro_off = u64::from(!self.rx.gro);
+        w.stats.h3_recvmmsg_off = u64::from(!self.rx.batched);
     }
 
     /// Sends every datagram the connections have, until the socket's buffer is full.

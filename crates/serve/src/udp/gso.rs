@@ -215,7 +215,12 @@ pub(super) fn kernel_segments(fd: RawFd) -> bool {
 /// One `sendmsg` of `data` to `to` that the kernel cuts into datagrams of `segment` bytes,
 /// the last maybe shorter (a `UDP_SEGMENT` control message). Neither nix's `sendmsg` (it
 /// allocates its control buffer each call) nor rustix (no `UDP_SEGMENT`) fits a hot path.
-fn send_segments(fd: RawFd, data: &[u8], segment: u16, to: SocketAddr) -> io::Result<usize> {
+pub(super) fn send_segments(
+    fd: RawFd,
+    data: &[u8],
+    segment: u16,
+    to: SocketAddr,
+) -> io::Result<usize> {
     /// Room for one control message holding a `u16`, aligned as `cmsghdr` is.
     #[repr(C, align(8))]
     struct Control([u8; 32]);
