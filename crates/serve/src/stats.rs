@@ -135,6 +135,17 @@ counters! {
         /// (`UDP_SEGMENT`) or refused it 8 times in a row, or `FLINT_H3_NO_GSO` was set (to
         /// anything) at start.
         h3_gso_off,
+        /// System calls that read the HTTP/3 sockets (`recvmmsg`, or `recvmsg` where that is
+        /// refused; the last of a turn's that found the socket empty included): with
+        /// `h3_datagrams_received`, datagrams per call.
+        h3_recv_calls,
+        /// HTTP/3 sockets (one a thread) reading one datagram a message: the kernel refused
+        /// UDP GRO (`UDP_GRO`, before Linux 5.0), or `FLINT_H3_NO_GRO` was set (to anything)
+        /// at start.
+        h3_gro_off,
+        /// HTTP/3 sockets reading one message a call (`recvmsg`): the kernel or a sandbox
+        /// refused `recvmmsg`.
+        h3_recvmmsg_off,
         /// Datagrams dropped unread: malformed, for no connection, or a first packet refused
         /// (too short, past `h3_max_connections` or `h3_max_connections_per_address`).
         h3_dropped,

@@ -188,6 +188,17 @@ fn run(args: ServeArgs) -> anyhow::Result<()> {
         stats.http3_connections,
         stats.http3_requests,
     );
+    if stats.http3_connections > 0 {
+        // What each system call carried: GSO batches sent, recvmmsg and GRO read.
+        let _ = writeln!(
+            std::io::stderr(),
+            "flint serve: HTTP/3 datagrams: {} received in {} calls, {} sent in {} calls",
+            stats.h3_datagrams_received,
+            stats.h3_recv_calls,
+            stats.h3_datagrams_sent,
+            stats.h3_send_calls,
+        );
+    }
     if stats.cgi_requests > 0 || stats.fastcgi_requests > 0 {
         let _ = writeln!(
             std::io::stderr(),
