@@ -440,6 +440,7 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
     let fields = st.fields.iter().map(|&(name, range)| (name, value(range)));
     let authority = st.authority.map(value);
     let limits = &w.limits;
+    let logged = w.log.is_some();
     let passed = &mut h.passed_host;
     // The request is read by reference where wire built it (no copy of it).
     let answer =
@@ -524,9 +525,9 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
                                         verdict.user(),
                                         limits.max_head_bytes,
                                         matches!(route, Route::Proxy(_)),
+                                        logged,
                                     );
-                                    // Boxed: the closure's result stays small.
-                                    return Err(Some((Box::new(x), Box::new(launch))));
+                                    return Err(Some((x, launch)));
                                 }
                             }
                         }
@@ -565,11 +566,11 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
         }
         Err(Some((exchange, launch))) => {
             // A program answers: its head comes later (`gateway.rs`).
-            h.launches.push((id, *launch));
+            h.launches.push((id, launch));
             let slot = &mut h.streams.slots[i];
             slot.trim();
             slot.answered = true;
-            slot.gateway = Some(exchange);
+            slot.gateway = Some(slot.boxed(exchange));
             return;
         }
     };
