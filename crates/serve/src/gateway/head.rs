@@ -62,6 +62,10 @@ pub enum HeadError {
     TooManyFields,
 }
 
+/// A checked head and the body bytes read after it: borrowed from the read when the head came
+/// whole in it, else the reader's own.
+pub type HeadAndRest<'d> = (CgiHead, Cow<'d, [u8]>);
+
 /// A program's response head as it arrives: its bytes gathered until the empty line, within
 /// `max` bytes. Each protocol's exchange holds one, so that every protocol reads heads alike.
 #[derive(Debug)]
@@ -87,10 +91,7 @@ impl HeadReader {
     /// Takes `data`; once the head is whole, the checked head and the body bytes that came
     /// after it in the same reads (where they are in `data` when the head came whole in it: no
     /// copy per response). A head over `max` bytes is refused as soon as that is known.
-    pub fn feed<'d>(
-        &mut self,
-        data: &'d [u8],
-    ) -> Result<Option<(CgiHead, Cow<'d, [u8]>)>, HeadError> {
+    pub fn feed<'d>(&mut self, data: &'d [u8]) -> Result<Option<HeadAndRest<'d>>, HeadError> {
         if self.buf.is_empty() {
             // The whole head in one read (a proxied response's always is): checked where it
             // is, not copied.
