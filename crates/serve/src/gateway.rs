@@ -633,21 +633,23 @@ impl Gateways {
                 self.release();
                 let slot = x.slot;
                 let (reusable, buffers) = x.finish();
-                self.fcgi_pool.recycle(buffers);
+                // The connection first: its buffers are kept as spares for it (`recycle`).
                 match reusable.filter(|_| !kill) {
                     Some((app, stream)) => self.fcgi_pool.put(app, stream, slot, now),
                     None => self.fcgi_pool.close_slot(slot),
                 }
+                self.fcgi_pool.recycle(buffers);
             }
             Source::Proxy(x) => {
                 self.proxies.release(x.mount);
                 let slot = x.slot;
                 let (reusable, buffers) = x.finish();
-                self.fcgi_pool.recycle(buffers);
+                // The connection first: its buffers are kept as spares for it (`recycle`).
                 match reusable.filter(|_| !kill) {
                     Some((group, stream)) => self.fcgi_pool.put(group, stream, slot, now),
                     None => self.fcgi_pool.close_slot(slot),
                 }
+                self.fcgi_pool.recycle(buffers);
             }
         }
     }

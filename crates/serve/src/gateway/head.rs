@@ -8,6 +8,8 @@
 //! character, a folded line, a bad `Status` or `Content-Length`: the whole head is refused (the
 //! caller answers 502), so no byte a program wrote can split or smuggle a response.
 
+use std::borrow::Cow;
+
 use crate::response::Fields;
 
 /// Where the response's body goes when the head sends the client elsewhere.
@@ -60,6 +62,10 @@ pub enum HeadError {
     TooManyFields,
 }
 
+/// A checked head and the body bytes read after it: borrowed from the read when the head came
+/// whole in it, else the reader's own.
+pub type HeadAndRest<'d> = (CgiHead, Cow<'d, [u8]>);
+
 /// A program's response head as it arrives: its bytes gathered until the empty line, within
 /// `max` bytes. Each protocol's exchange holds one, so that every protocol reads heads alike.
 #[derive(Debug)]
@@ -83,8 +89,9 @@ impl HeadReader {
     }
 
     /// Takes `data`; once the head is whole, the checked head and the body bytes that came
-    /// after it in the same reads. A head over `max` bytes is refused as soon as that is known.
-    pub fn feed(&mut self, data: &[u8]) -> Result<Option<(CgiHead, Vec<u8>)>, HeadError> {
+    /// after it in the same reads (where they are in `data` when the head came whole in it: no
+    /// copy per response). A head over `max` bytes is refused as soon as that is known.
+    pub fn feed<'d>(&mut self, data: &'d [u8]) -> Result<Option<HeadAndRest<'d>>, HeadError> {
         if self.buf.is_empty() {
             // The whole head in one read (a proxied response's always is): checked where it
             // is, not copied.
@@ -93,7 +100,7 @@ impl HeadReader {
                     return Err(HeadError::TooLarge);
                 }
                 let parsed = parse(&data[..len], self.local_redirects)?;
-                return Ok(Some((parsed, data[body_at..].to_vec())));
+                return Ok(Some((parsed, Cow::Borrowed(&data[body_at..]))));
             }
         }
         self.buf.extend_from_slice(data);
@@ -110,7 +117,7 @@ impl HeadReader {
         let parsed = parse(&self.buf[..len], self.local_redirects)?;
         let rest = self.buf.split_off(body_at);
         self.buf = Vec::new();
-        Ok(Some((parsed, rest)))
+        Ok(Some((parsed, Cow::Owned(rest))))
     }
 }
 
@@ -315,11 +322,15 @@ mod tests {
         for cut in 0..=text.len() {
             let mut r = HeadReader::new(max, true);
             let (head, body) = match r.feed(&text[..cut]).unwrap() {
-                Some((head, mut body)) => {
+                Some((head, body)) => {
+                    let mut body = body.into_owned();
                     body.extend_from_slice(&text[cut..]);
                     (head, body)
                 }
-                None => r.feed(&text[cut..]).unwrap().expect("the head is whole"),
+                None => {
+                    let (head, body) = r.feed(&text[cut..]).unwrap().expect("the head is whole");
+                    (head, body.into_owned())
+                }
             };
             assert_eq!(
                 (head.status, &lines(&head.fields)[..]),

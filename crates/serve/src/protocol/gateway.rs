@@ -156,7 +156,8 @@ pub(crate) struct Exchange {
 }
 
 impl Exchange {
-    /// `protocol` as the access log shows it (`HTTP/2.0`, `HTTP/3.0`).
+    /// `protocol` as the access log shows it (`HTTP/2.0`, `HTTP/3.0`); `logged`: the server
+    /// keeps an access log (else nothing of the request is copied: only the status is counted).
     pub(in crate::protocol) fn new(
         req: &Request<'_>,
         method: &[u8],
@@ -164,12 +165,18 @@ impl Exchange {
         user: Option<&[u8]>,
         max_head: usize,
         proxied: bool,
+        logged: bool,
     ) -> Exchange {
-        let mut log_line = method.to_vec();
-        log_line.push(b' ');
-        log_line.extend_from_slice(req.target);
-        log_line.push(b' ');
-        log_line.extend_from_slice(protocol);
+        let rec = if logged {
+            let mut log_line = method.to_vec();
+            log_line.push(b' ');
+            log_line.extend_from_slice(req.target);
+            log_line.push(b' ');
+            log_line.extend_from_slice(protocol);
+            Record::new(req, log_line, user)
+        } else {
+            Record::counted_only()
+        };
         Exchange {
             state: State::Head,
             // A proxied response's `Location` is the upstream's to give, not a local redirect.
@@ -180,7 +187,7 @@ impl Exchange {
             cut: false,
             done: false,
             is_head: req.method == Method::Head,
-            rec: Record::new(req, log_line, user),
+            rec,
         }
     }
 

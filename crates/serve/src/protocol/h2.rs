@@ -440,7 +440,10 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
     let fields = st.fields.iter().map(|&(name, range)| (name, value(range)));
     let authority = st.authority.map(value);
     let limits = &w.limits;
+    let logged = w.log.is_some();
     let passed = &mut h.passed_host;
+    // A program's exchange and start, for a request one answers (set where `Err` is returned).
+    let mut program = None;
     // The request is read by reference where wire built it (no copy of it).
     let answer =
         wire::Request::with_fields(method, path, authority, fields, limits, passed, |parsed| {
@@ -483,7 +486,7 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
                         Some(Route::Cgi(_) | Route::Proxy(_))
                             if !st.ended && st.content_length.is_none() =>
                         {
-                            return Err(None);
+                            return Err(());
                         }
                         Some(route @ (Route::Cgi(_) | Route::Proxy(_))) => {
                             match &route {
@@ -524,9 +527,10 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
                                         verdict.user(),
                                         limits.max_head_bytes,
                                         matches!(route, Route::Proxy(_)),
+                                        logged,
                                     );
-                                    // Boxed: the closure's result stays small.
-                                    return Err(Some((Box::new(x), Box::new(launch))));
+                                    program = Some((x, launch));
+                                    return Err(());
                                 }
                             }
                         }
@@ -558,20 +562,22 @@ fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr)
         });
     let (reply, is_head, referer, user_agent, user) = match answer {
         Ok(answer) => answer,
-        Err(None) => {
-            h.streams.slots[i].awaits_end = true;
-            h.awaiting += 1;
-            return;
-        }
-        Err(Some((exchange, launch))) => {
-            // A program answers: its head comes later (`gateway.rs`).
-            h.launches.push((id, *launch));
-            let slot = &mut h.streams.slots[i];
-            slot.trim();
-            slot.answered = true;
-            slot.gateway = Some(exchange);
-            return;
-        }
+        Err(()) => match program {
+            None => {
+                h.streams.slots[i].awaits_end = true;
+                h.awaiting += 1;
+                return;
+            }
+            Some((exchange, launch)) => {
+                // A program answers: its head comes later (`gateway.rs`).
+                h.launches.push((id, launch));
+                let slot = &mut h.streams.slots[i];
+                slot.trim();
+                slot.answered = true;
+                slot.gateway = Some(slot.boxed(exchange));
+                return;
+            }
+        },
     };
     let (status, body_bytes, user) = (reply.status, reply.body_bytes, user.as_deref());
     let line = &mut h.log_line;

@@ -250,6 +250,7 @@ impl H3 {
             let (responder, auth, gateways, stats) =
                 (&mut w.responder, &mut w.auth, &mut w.gateways, &mut w.stats);
             let now = w.now;
+            let logged = w.log.is_some();
             move |parsed| match parsed {
                 Ok(r) => {
                     let verdict = match auth.as_mut() {
@@ -313,6 +314,7 @@ impl H3 {
                                         verdict.user(),
                                         limits.max_head_bytes,
                                         proxied,
+                                        logged,
                                     );
                                     // Boxed: the closure's result stays small.
                                     return Err((Box::new(x), Box::new(launch)));

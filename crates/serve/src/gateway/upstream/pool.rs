@@ -20,7 +20,8 @@ enum Slot {
     Busy { token: usize, closed: bool },
 }
 
-/// Request buffers kept for the next requests, beyond those of the idle connections.
+/// Request buffers kept for the next requests at least; more while more connections are idle
+/// ([`Pool::spare_bound`]).
 const SPARE_BUFFERS: usize = 8;
 
 /// A slot's handle (what the other calls take, and its connection's token under `POOL_TOKEN`)
@@ -315,6 +316,7 @@ impl Pool {
                 self.free_slots.push(i);
             }
         }
+        self.trim_buffers();
     }
 
     /// The end of a wake-up of the loop: an application's idle connections past its limit at
@@ -346,6 +348,7 @@ impl Pool {
             surplus |= self.surplus[app];
         }
         self.busy_wake = surplus;
+        self.trim_buffers();
     }
 
     /// When [`Pool::trim`] has work next: `now` while an application keeps idle connections
@@ -378,11 +381,28 @@ impl Pool {
         self.buffers.pop().unwrap_or_else(Buffers::new)
     }
 
-    /// A request's buffers, kept for the next one (a few; the rest are freed).
+    /// A request's buffers, kept for the next one (up to [`Pool::spare_bound`]; the rest are
+    /// freed).
     pub fn recycle(&mut self, b: Buffers) {
-        if self.buffers.len() < SPARE_BUFFERS && !b.is_records_only() {
+        if self.buffers.len() < self.spare_bound() && !b.is_records_only() {
             self.buffers.push(b);
         }
+    }
+
+    /// Spare buffers kept: as many as idle connections (each the next request's as it takes
+    /// one), at least `SPARE_BUFFERS`. The requests of one wake-up end together and the next
+    /// ones start together: with a fixed few, a burst past them (400 proxied HTTP/2 streams in
+    /// flight, or 40 HTTP/1.1 clients) allocated and zeroed a 16 KiB input buffer for most
+    /// of its requests, and grew the head's anew. Bounded by the idle connections kept, so the
+    /// spares go as those age out (`trim`, `end_wake`).
+    fn spare_bound(&self) -> usize {
+        SPARE_BUFFERS.max(self.idle.iter().map(Vec::len).sum())
+    }
+
+    /// Frees the spare buffers past [`Pool::spare_bound`] (idle connections were closed).
+    fn trim_buffers(&mut self) {
+        let bound = self.spare_bound();
+        self.buffers.truncate(bound);
     }
 }
 
@@ -470,6 +490,72 @@ mod pool_tests {
         pool.put(0, Stream::Unix(ours), slot, Instant::now());
         assert_eq!(pool.idle(0), 0);
         assert!(pool.take(0, 9).is_none());
+    }
+
+    #[test]
+    fn spare_buffers_follow_the_idle_connections_and_go_with_them() {
+        use super::{Buffers, SPARE_BUFFERS};
+        let mut pool = Pool::new(1, 64);
+        let t0 = Instant::now();
+        let burst = 3 * SPARE_BUFFERS;
+        let mut apps = Vec::new();
+        let mut inputs = Vec::new();
+        // A burst of requests ends together: each connection back idle, its buffers kept.
+        for k in 0..burst {
+            let (ours, app) = UnixStream::pair().unwrap();
+            apps.push(app);
+            let slot = pool.open_slot(k);
+            pool.put(0, Stream::Unix(ours), slot, t0);
+            let b = Buffers::new();
+            inputs.push(b.input.as_ptr());
+            pool.recycle(b);
+        }
+        assert_eq!(pool.idle(0), burst);
+        assert_eq!(pool.spare_buffers(), burst, "one for each idle connection");
+        // The next burst takes the connections and finds the buffers: none is made.
+        let mut taken = Vec::new();
+        for k in 0..burst {
+            let (s, _) = pool.take(0, k).unwrap();
+            drop(s);
+            taken.push(pool.buffers());
+        }
+        let mut again: Vec<_> = taken.iter().map(|b| b.input.as_ptr()).collect();
+        again.sort();
+        inputs.sort();
+        assert_eq!(again, inputs, "the same buffers");
+        // Those requests' connections closed (none idle): their buffers are kept only up to
+        // the floor, and the spares past it go at the end of the wake-up.
+        for b in taken {
+            pool.recycle(b);
+        }
+        assert_eq!(pool.spare_buffers(), SPARE_BUFFERS);
+        let (ours, _app) = UnixStream::pair().unwrap();
+        let slot = pool.open_slot(0);
+        pool.put(0, Stream::Unix(ours), slot, t0);
+        for _ in 0..2 {
+            pool.recycle(Buffers::new());
+        }
+        assert_eq!(
+            pool.spare_buffers(),
+            SPARE_BUFFERS,
+            "one idle connection: the floor"
+        );
+        pool.end_wake();
+        assert_eq!(pool.spare_buffers(), SPARE_BUFFERS);
+
+        // Idle connections past an application's limit closed by the sweep: their spares go.
+        let mut small = Pool::new(1, 2);
+        for k in 0..burst {
+            let (ours, app) = UnixStream::pair().unwrap();
+            apps.push(app);
+            let slot = small.open_slot(k);
+            small.put(0, Stream::Unix(ours), slot, t0);
+            small.recycle(Buffers::new());
+        }
+        assert_eq!(small.spare_buffers(), burst);
+        small.trim(t0);
+        assert_eq!(small.idle(0), 2);
+        assert_eq!(small.spare_buffers(), SPARE_BUFFERS);
     }
 
     #[test]

@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use http2::StreamId;
 
+use super::exchange::Exchange;
 use super::fields::FieldRoom;
 use crate::pool::Bufs;
 use crate::protocol::body::BodyClock;
@@ -19,6 +20,9 @@ use crate::response::{Fields, ReprFields};
 /// A stream's request storage above this is given back once it is answered (a slot keeps
 /// what an ordinary request needs, not what the largest one took).
 const KEEP_CAPACITY: usize = 1024;
+/// A program's output buffer kept with its slot's spare exchange past its stream (see
+/// `Stream::spare`); a larger one is freed.
+const KEEP_OUTPUT: usize = 16 * 1024;
 /// The arena's capacity kept once it empties (error pages are small; listings may not be).
 const ARENA_KEEP: usize = 64 * 1024;
 /// Streams remembered as ended by the client and closed (see [`Streams::ended`]).
@@ -54,6 +58,7 @@ impl Storage {
                     + s.fields.capacity() * size_of::<Field>()
                     + s.others.capacity() * size_of::<((usize, usize), (usize, usize))>()
                     + s.body_buf.capacity()
+                    + (s.spare.as_ref()).map_or(0, |x| size_of::<Exchange>() + x.buf.capacity())
             })
             .sum();
         slots
@@ -160,7 +165,10 @@ pub(super) struct Stream {
     /// value as ranges of `values`.
     pub(super) others: Vec<((usize, usize), (usize, usize))>,
     /// The program answering this stream.
-    pub(super) gateway: Option<Box<super::exchange::Exchange>>,
+    pub(super) gateway: Option<Box<Exchange>>,
+    /// The exchange of a stream this slot held before, kept for the slot's next program (its
+    /// box and its output buffer): a proxied stream allocates neither.
+    pub(super) spare: Option<Box<Exchange>>,
     /// Request body bytes for the program, not yet written to its stdin (with a gateway
     /// configured, also what arrives before the request is answered: one read at most).
     pub(super) body_buf: Vec<u8>,
@@ -221,6 +229,7 @@ impl Stream {
             fields: Vec::new(),
             others: Vec::new(),
             gateway: None,
+            spare: None,
             body_buf: Vec::new(),
             trailers: false,
             head_bytes: 0,
@@ -257,6 +266,32 @@ impl Stream {
         self.others.clear();
     }
 
+    /// The stream's program is done with: its exchange kept as the slot's spare (its output
+    /// buffer too, unless a large response grew it).
+    fn retire_exchange(&mut self) {
+        if let Some(mut x) = self.gateway.take() {
+            if x.buf.capacity() > KEEP_OUTPUT {
+                x.buf = Vec::new();
+            }
+            self.spare = Some(x);
+        }
+    }
+
+    /// `x` boxed for this slot's stream: in the spare's box, with its output buffer, if the
+    /// slot has one.
+    pub(super) fn boxed(&mut self, x: Exchange) -> Box<Exchange> {
+        match self.spare.take() {
+            Some(mut b) => {
+                let mut buf = std::mem::take(&mut b.buf);
+                buf.clear();
+                *b = x;
+                b.buf = buf;
+                b
+            }
+            None => Box::new(x),
+        }
+    }
+
     pub(super) fn open(&mut self, id: StreamId) {
         self.id = id;
         self.values.clear();
@@ -265,7 +300,7 @@ impl Stream {
         self.authority = None;
         self.fields.clear();
         self.others.clear();
-        self.gateway = None;
+        self.retire_exchange();
         self.body_buf = Vec::new();
         self.trailers = false;
         self.head_bytes = 0;
@@ -492,7 +527,7 @@ impl Streams {
             // Its HEADERS was never said sent: nghttp2 may still hold it in its queue.
             self.unsent_heads.push(head);
         }
-        s.gateway = None;
+        s.retire_exchange();
         s.body_buf = Vec::new();
         s.trim();
     }
@@ -545,6 +580,40 @@ mod tests {
             1,
             "dropped once the queue is empty"
         );
+    }
+
+    fn exchange() -> Exchange {
+        let req =
+            crate::protocol::gateway::local_request(b"/up/x", false, wire::Version::Http11, true);
+        Exchange::new(&req, b"GET", b"HTTP/2.0", None, 4096, true, false)
+    }
+
+    #[test]
+    fn a_slot_s_next_program_reuses_its_last_exchange_and_output_buffer() {
+        let mut s = Streams::new(8, 4096, false, Instant::now());
+        s.wake(vec![Stream::free()], Vec::new());
+        s.on_begin_headers(1, HeadersKind::Request);
+        let i = s.index(1).expect("stream 1's slot");
+        let mut x = s.slots[i].boxed(exchange());
+        x.buf.extend_from_slice(&[b'x'; 1024]);
+        let (boxed, buf) = (&*x as *const Exchange, x.buf.as_ptr());
+        s.slots[i].gateway = Some(x);
+        s.release(i);
+        assert!(s.slots[i].gateway.is_none(), "the stream's program is gone");
+        // The slot's next stream: the same box and buffer, emptied, the exchange new.
+        s.on_begin_headers(3, HeadersKind::Request);
+        let i = s.index(3).expect("stream 3's slot");
+        let x = s.slots[i].boxed(exchange());
+        assert_eq!(&*x as *const Exchange, boxed);
+        assert_eq!(x.buf.as_ptr(), buf);
+        assert!(x.buf.is_empty() && x.start == 0 && !x.done);
+        // A buffer a large response grew is not kept.
+        let mut x = x;
+        x.buf.reserve(4 * KEEP_OUTPUT);
+        s.slots[i].gateway = Some(x);
+        s.release(i);
+        let kept = s.slots[i].spare.as_ref().expect("the box is kept");
+        assert_eq!(kept.buf.capacity(), 0);
     }
 
     /// A set of `slots` free slots whose value buffers hold `value_bytes` each.
