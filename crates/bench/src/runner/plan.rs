@@ -157,8 +157,8 @@ fn check_app(config: &BenchConfig, workload: &Workload) -> Result<(), BenchError
 }
 
 /// `--http 3`: over QUIC to an `https://` server, a page's files as streams of one connection,
-/// TLS 1.3 by BoringSSL (sessions resumed with --tls-resume); the options that cannot apply are refused, each
-/// with its reason.
+/// TLS 1.3 by BoringSSL (sessions resumed with `--tls-resume`); the options that cannot
+/// apply are refused, each with its reason.
 fn check_http3(config: &BenchConfig, workload: &Workload) -> Result<(), BenchError> {
     if config.http != HttpMode::Http3 {
         return Ok(());
@@ -305,7 +305,10 @@ mod tests {
         refused(&h3(Target::http(addr)), &pages, "needs an https:// URL");
         let mut c = https.clone();
         c.tls.resume = true;
-        assert!(check_http3(&c, &pages).is_ok(), "--tls-resume resumes QUIC's sessions");
+        assert!(
+            check_http3(&c, &pages).is_ok(),
+            "--tls-resume resumes QUIC's sessions"
+        );
         let mut c = https.clone();
         c.tls.version = Some(TlsVersion::Tls12);
         refused(&c, &pages, "TLS 1.3 only");

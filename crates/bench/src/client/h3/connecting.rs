@@ -7,12 +7,12 @@ use super::super::errors::connect_error;
 use super::super::page::Child;
 use super::super::{RunShared, ThreadState, Wire, NONE};
 use super::{State, H3};
+use crate::stats::TlsAgreed;
 use mio::net::UdpSocket;
 use mio::{Interest, Token};
 use std::cell::RefCell;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::rc::Rc;
-use crate::stats::TlsAgreed;
 use std::time::Instant;
 
 /// The client's configuration (BoringSSL's context: the trust store loaded once), shared by
