@@ -76,9 +76,26 @@ impl Client {
         local: SocketAddr,
         peer: SocketAddr,
     ) -> Result<Client, Error> {
+        Client::resume(config, server_name, local, peer, &[])
+    }
+
+    /// As [`Client::connect`], offering `session` (what [`Client::session`] gave on an earlier
+    /// connection to the same server) to resume: an abbreviated handshake if the server still
+    /// opens its ticket, else a full one. Empty or unreadable bytes: a full handshake.
+    pub fn resume(
+        config: &mut ClientConfig,
+        server_name: &str,
+        local: SocketAddr,
+        peer: SocketAddr,
+        session: &[u8],
+    ) -> Result<Client, Error> {
         let id = cid::random();
         let scid = quiche::ConnectionId::from_ref(&id);
-        let quic = quiche::connect(Some(server_name), &scid, local, peer, &mut config.quic)?;
+        let mut quic = quiche::connect(Some(server_name), &scid, local, peer, &mut config.quic)?;
+        if !session.is_empty() {
+            // A session that does not parse is not offered: the handshake is a full one.
+            let _ = quic.set_session(session);
+        }
         Ok(Client {
             quic,
             h3: None,
@@ -146,6 +163,17 @@ impl Client {
     /// How long the handshake took (from `connect` to the connection's establishment).
     pub fn handshake_time(&self) -> Option<std::time::Duration> {
         self.handshake_done.map(|t| t - self.started)
+    }
+
+    /// The session the server gave for resuming (its latest ticket and transport
+    /// parameters), once one has come (after the handshake): for [`Client::resume`].
+    pub fn session(&self) -> Option<&[u8]> {
+        self.quic.session()
+    }
+
+    /// The handshake resumed a session (the server opened the ticket offered).
+    pub fn is_resumed(&self) -> bool {
+        self.quic.is_resumed()
     }
 
     /// Request streams the server's limit still allows.

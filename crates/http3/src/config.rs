@@ -131,7 +131,9 @@ pub struct ClientConfig {
 impl ClientConfig {
     /// Certificates checked against the system's roots plus `trust.cacert` (BoringSSL's
     /// verifier, with the server name given to `Client::connect` checked against the
-    /// certificate's names), or not at all with `trust.insecure`. No 0-RTT.
+    /// certificate's names), or not at all with `trust.insecure`. Sessions the server issues
+    /// are kept by each connection ([`crate::Client::session`]) for the caller to resume
+    /// with; no 0-RTT.
     pub fn new(trust: &Trust, limits: &Limits) -> Result<ClientConfig, Error> {
         let mut quic = client_quic_config(limits)?;
         quic.verify_peer(!trust.insecure);
@@ -241,6 +243,14 @@ impl ServerConfig {
         // RFC 9000 8.1: at most three times what an unvalidated address sent us.
         quic.set_max_amplification_factor(3);
         crate::token::init();
+        // Session tickets (BoringSSL issues them after every full handshake) sealed with the
+        // process's key, not the context's own: a client resuming lands on whichever thread
+        // its port hashes to, whose context must open the ticket another thread issued.
+        quic.set_ticket_key(crate::token::ticket_key())
+            .map_err(|source| Error::Config {
+                what: "session ticket key".into(),
+                source,
+            })?;
         Ok(ServerConfig {
             quic,
             max_field_section: limits.max_field_section,

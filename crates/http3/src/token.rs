@@ -35,6 +35,8 @@ const MAX_CID: usize = 20;
 /// The keyed MACs, one a kind of token (the key set up and the kind's name taken in once:
 /// each use clones one), and the instant expiries count from.
 struct Key {
+    /// TLS session tickets' key material (BoringSSL's 48 bytes: name, HMAC key, AES key).
+    tickets: [u8; 48],
     retry: Hmac<Sha256>,
     reset: Hmac<Sha256>,
     epoch: Instant,
@@ -50,12 +52,23 @@ fn key() -> &'static Key {
             m.update(domain);
             m
         };
+        let mut tickets = [0u8; 48];
+        crate::cid::fill(&mut tickets);
         Key {
+            tickets,
             retry: keyed(b"flint h3 retry"),
             reset: keyed(b"flint h3 reset"),
             epoch: Instant::now(),
         }
     })
+}
+
+/// The key every thread's TLS context seals and opens session tickets with: drawn once a
+/// process, so a restarted server refuses the old tickets (the client does a full handshake).
+/// It is not rotated: a server running for days keeps one key (the forward secrecy of resumed
+/// sessions is that of the process's lifetime).
+pub(crate) fn ticket_key() -> &'static [u8] {
+    &key().tickets
 }
 
 /// Draws the key now (at start) rather than at the first Initial.

@@ -121,6 +121,9 @@ counters! {
         http3_connections,
         /// HTTP/3 requests answered (also in `requests`).
         http3_requests,
+        /// QUIC handshakes that resumed a session (the client's ticket opened; the others
+        /// were full handshakes).
+        h3_resumed,
         /// UDP datagrams received and sent by the HTTP/3 sockets, and sends put off because
         /// the socket's buffer was full (the datagram waits for it to be writable).
         h3_datagrams_received,

@@ -112,6 +112,9 @@ pub(super) struct H3 {
     /// when its exchange does, so that `{{seq}}` and `{{random}}` advance once per request.
     held: Option<(usize, AppStream)>,
     held_request: H2Request,
+    /// `--tls-resume`: the session the server gave on the Webchild's last connection, offered
+    /// by its next one (empty: none yet, or resumption off).
+    session: Vec<u8>,
 }
 
 impl Wire for H3 {
@@ -142,6 +145,7 @@ impl Wire for H3 {
             connect_us: NONE,
             waited_from: NONE,
             counted: Packets::default(),
+            session: Vec::new(),
             at_end_stats: None,
             app: None,
             request: H2Request::default(),
@@ -249,6 +253,7 @@ impl Wire for H3 {
 
     fn close(&mut self) {
         self.say_goodbye();
+        self.keep_session();
         // Dropping the socket also removes it from the epoll set.
         self.sock = None;
         self.client = None;

@@ -157,8 +157,8 @@ fn check_app(config: &BenchConfig, workload: &Workload) -> Result<(), BenchError
 }
 
 /// `--http 3`: over QUIC to an `https://` server, a page's files as streams of one connection,
-/// TLS 1.3 by BoringSSL with full handshakes; the options that cannot apply are refused, each
-/// with its reason.
+/// TLS 1.3 by BoringSSL (sessions resumed with `--tls-resume`); the options that cannot
+/// apply are refused, each with its reason.
 fn check_http3(config: &BenchConfig, workload: &Workload) -> Result<(), BenchError> {
     if config.http != HttpMode::Http3 {
         return Ok(());
@@ -170,9 +170,6 @@ fn check_http3(config: &BenchConfig, workload: &Workload) -> Result<(), BenchErr
         }
         _ if config.target.unix_socket.is_some() => {
             "--http 3 runs over UDP: not with --unix-socket"
-        }
-        _ if config.tls.resume => {
-            "--tls-resume is not supported with --http 3 yet (every QUIC handshake is a full one)"
         }
         _ if config.tls.version == Some(crate::config::TlsVersion::Tls12) => {
             "--tls 1.2 cannot apply to --http 3: QUIC is TLS 1.3 only"
@@ -308,7 +305,10 @@ mod tests {
         refused(&h3(Target::http(addr)), &pages, "needs an https:// URL");
         let mut c = https.clone();
         c.tls.resume = true;
-        refused(&c, &pages, "--tls-resume");
+        assert!(
+            check_http3(&c, &pages).is_ok(),
+            "--tls-resume resumes QUIC's sessions"
+        );
         let mut c = https.clone();
         c.tls.version = Some(TlsVersion::Tls12);
         refused(&c, &pages, "TLS 1.3 only");

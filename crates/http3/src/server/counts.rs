@@ -5,6 +5,9 @@
 pub struct ServerCounts {
     /// Connections accepted: a client's Initial that started one.
     pub accepted: u64,
+    /// Handshakes done that resumed a session (the client's ticket opened): the others
+    /// were full ones.
+    pub resumed: u64,
     /// Datagrams for no connection that were not an Initial (late packets of an ended
     /// connection, or garbage).
     pub unknown: u64,

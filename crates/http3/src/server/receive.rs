@@ -54,6 +54,7 @@ impl Server {
                 conn.h3 = Some(h3);
                 conn.quiet_since = Some(now);
                 self.handshakes -= 1;
+                self.counts.resumed += u64::from(conn.quic.is_resumed());
                 // The client is at its address now: it counts against it, or, the address
                 // having its connections (handshakes that completed together), is refused.
                 if !conn.counted {

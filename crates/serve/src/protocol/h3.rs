@@ -215,6 +215,7 @@ impl H3 {
     pub fn publish(&self, st: &mut ServerStats) {
         let c = self.server.counts();
         st.http3_connections = c.accepted;
+        st.h3_resumed = c.resumed;
         st.h3_dropped = c.malformed + c.unknown + c.refused + c.refused_per_address + c.bad_tokens;
         st.h3_refused_per_address = c.refused_per_address;
         st.h3_goaways_sent = c.goaways_sent;

@@ -7,6 +7,7 @@ use super::super::errors::connect_error;
 use super::super::page::Child;
 use super::super::{RunShared, ThreadState, Wire, NONE};
 use super::{State, H3};
+use crate::stats::TlsAgreed;
 use mio::net::UdpSocket;
 use mio::{Interest, Token};
 use std::cell::RefCell;
@@ -49,7 +50,25 @@ pub(super) fn thread_config(sh: &RunShared<'_>) -> ThreadConfig {
     })
 }
 
+/// What a QUIC handshake agrees on, as the TLS summary names it: TLS 1.3 always, the suite
+/// and group by BoringSSL's default preferences (quiche does not say which were chosen).
+const QUIC_TLS: TlsAgreed = TlsAgreed {
+    version: "TLSv1.3",
+    cipher: "BoringSSL's choice",
+    kx: "BoringSSL's choice",
+    alpn: Some("h3"),
+};
+
 impl H3 {
+    /// With `--tls-resume`, the connection's session (its latest ticket), kept for the next
+    /// connection: the buffer is reused, so after the first a session costs no allocation.
+    pub(super) fn keep_session(&mut self) {
+        if let Some(session) = self.client.as_ref().and_then(http3::Client::session) {
+            self.session.clear();
+            self.session.extend_from_slice(session);
+        }
+    }
+
     /// Starts a connection for the page's next file (or what is to be sent again) at `now`.
     pub(super) fn connect(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         // The old connection's packets since they were last taken (after a GOAWAY), first.
@@ -83,8 +102,14 @@ impl H3 {
             Interest::READABLE | Interest::WRITABLE,
         )?;
         let name = &cx.sh.config.target.server_name;
-        let client = http3::Client::connect(&mut self.config.borrow_mut(), name, local, self.peer)
-            .map_err(std::io::Error::other)?;
+        let client = http3::Client::resume(
+            &mut self.config.borrow_mut(),
+            name,
+            local,
+            self.peer,
+            &self.session,
+        )
+        .map_err(std::io::Error::other)?;
         self.sock = Some(sock);
         self.client = Some(client);
         Ok(())
@@ -97,6 +122,12 @@ impl H3 {
         self.connect_us = now - self.connect_start_us;
         let ex = self.first_exchange(ch, cx.sh.workload);
         ch.record_connect(cx, &ex, now);
+        if cx.sh.config.tls.resume {
+            // The TLS experiment's count: QUIC's handshake is TLS 1.3's, its time the connect
+            // row's (there is no TCP connect before it).
+            let resumed = self.client.as_ref().is_some_and(http3::Client::is_resumed);
+            ch.record_handshake(cx, &ex, now, self.connect_us, (QUIC_TLS, resumed));
+        }
         if cx.counts(now, now) {
             let rtt = self
                 .client

@@ -276,8 +276,9 @@ pub struct LoadArgs {
     /// HTTPS: accept any certificate without checking it (the reports say so).
     #[arg(short = 'k', long)]
     pub insecure: bool,
-    /// HTTPS: resume TLS sessions; by default every new connection is a full handshake, so a run
-    /// measures the server's handshake cost.
+    /// HTTPS: resume TLS sessions (with `--http 3`, QUIC's: each client's next connection offers
+    /// its last session's ticket); by default every new connection is a full handshake, so a
+    /// run measures the server's handshake cost.
     #[arg(long)]
     pub tls_resume: bool,
     /// HTTPS: only this TLS version [default: any, 1.2 or 1.3 as the server prefers]: `--tls 1.3`

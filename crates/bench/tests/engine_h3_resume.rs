@@ -1,0 +1,89 @@
+//! `--http 3 --tls-resume`: a Webchild's next QUIC connection offers the session its last one
+//! was given, and the handshake is counted as resumed. The server (crates/http3's UDP test
+//! server) closes a connection left idle past its keep-alive timeout, shorter than the run's
+//! think time, so pages go on new connections. Counts are the test, not times: however late
+//! the server's close, every handshake after a Webchild's first resumes.
+
+#[path = "../../http3/tests/common/udp.rs"]
+mod udp;
+
+use bench::config::TlsOptions;
+use bench::{BenchConfig, HttpMode, RunResult, Stop, Target, Workload};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+use test_support::certs::TestCa;
+
+const PAGES: u64 = 6;
+const BODY: u64 = 3_000;
+
+/// A server whose connections close after 100 ms with no request.
+fn server(ca: &TestCa) -> udp::UdpServer {
+    let (cert, key) = ca.leaf().write_pem(ca.dir());
+    let timeouts = http3::Timeouts {
+        keep_alive: Duration::from_millis(100),
+        ..http3::Timeouts::default()
+    };
+    let config = http3::ServerConfig::new(&cert, &key, &http3::Limits::default())
+        .unwrap()
+        .timeouts(timeouts);
+    udp::UdpServer::start(config)
+}
+
+fn run(ca: &TestCa, server: &udp::UdpServer, resume: bool, clients: usize) -> RunResult {
+    let config = BenchConfig {
+        concurrency: clients,
+        threads: 1,
+        stop: Stop::Pages(PAGES * clients as u64),
+        http: HttpMode::Http3,
+        think: Some(Duration::from_millis(500)),
+        connect_timeout: Duration::from_secs(10),
+        response_timeout: Duration::from_secs(10),
+        tls: TlsOptions {
+            cacert: Some(ca.pem.clone()),
+            resume,
+            ..TlsOptions::default()
+        },
+        ..BenchConfig::new(Target::https(server.addr, "localhost"))
+    };
+    let workload = Workload::parse(
+        &format!("[[page]]\nname = \"p\"\nweight = 1\nfiles = [\"/bytes/{BODY}\"]\n"),
+        "test",
+    )
+    .unwrap();
+    bench::run(&config, &workload, &AtomicBool::new(false)).unwrap()
+}
+
+#[test]
+fn every_connection_after_a_webchilds_first_resumes_its_session() {
+    let ca = TestCa::new("flint bench h3 resume test CA");
+    let server = server(&ca);
+    let clients = 2;
+    let r = run(&ca, &server, true, clients);
+    let s = &r.stats;
+    assert_eq!(s.errors.total(), 0, "{:?}", s.errors);
+    assert_eq!(s.requests, PAGES * clients as u64);
+    assert_eq!(s.bytes_body, PAGES * clients as u64 * BODY);
+    let conns = s.http3.connections;
+    assert!(
+        conns > clients as u64,
+        "the server's keep-alive close makes new connections: {conns}"
+    );
+    assert_eq!(s.tls_handshakes, conns, "each QUIC handshake is counted");
+    assert_eq!(
+        s.tls_resumed,
+        conns - clients as u64,
+        "all but each Webchild's first connection resume"
+    );
+}
+
+#[test]
+fn without_tls_resume_no_handshake_is_counted_as_resumed() {
+    let ca = TestCa::new("flint bench h3 resume test CA");
+    let server = server(&ca);
+    let r = run(&ca, &server, false, 1);
+    let s = &r.stats;
+    assert_eq!(s.errors.total(), 0, "{:?}", s.errors);
+    assert_eq!(s.requests, PAGES);
+    assert!(s.http3.connections > 1, "{}", s.http3.connections);
+    assert_eq!(s.tls_resumed, 0);
+}
