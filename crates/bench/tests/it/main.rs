@@ -59,6 +59,7 @@ mod engine_h2_stream_ids;
 mod engine_h3;
 mod engine_h3_app;
 mod engine_h3_redirects;
+mod engine_h3_resume;
 mod engine_modes;
 mod engine_pipeline_depth;
 mod engine_pipeline_lanes;

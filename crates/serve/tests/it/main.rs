@@ -6,13 +6,14 @@
 //! Files kept out, each in an executable of its own beside this one, because it measures or
 //! changes something the whole process shares while other tests run:
 //! - auth_alloc, gateway_fastcgi_alloc, gateway_proxy_alloc, gateway_static_alloc, h2_alloc,
-//!   server_alloc, server_page_alloc, server_tls_alloc: count the allocations of every thread
-//!   of the process (`test_support::alloc::allocations`), so any other test's allocation would
-//!   count.
+//!   h2_proxy_alloc, server_alloc, server_page_alloc, server_tls_alloc: count the allocations of
+//!   every thread of the process (`test_support::alloc::allocations`), so any other test's
+//!   allocation would count.
 //! - h2_idle_memory, h3_idle_memory: read the whole C heap in use (`mallinfo2`).
 //! - hostile_output, server_h2_floods: read the process's resident set (`/proc/self/status`).
 //! - server_emfile: lowers RLIMIT_NOFILE and fills the descriptor table.
-//! - h3_gso: sets `FLINT_H3_NO_GSO`, read by every HTTP/3 server that starts meanwhile.
+//! - h3_gso, h3_gro: set `FLINT_H3_NO_GSO`, `FLINT_H3_NO_GRO`, read by every HTTP/3 server that
+//!   starts meanwhile.
 //! - gateway_cgi_spawn: straces the loop thread, found in `/proc/self/task` by the name it
 //!   inherits from its test thread, truncated to 15 bytes: here every test of a module would
 //!   share that prefix.
@@ -65,6 +66,7 @@ mod gateway_proxy_smuggling;
 mod gateway_proxy_tls;
 mod h2spec;
 mod h3_oha;
+mod h3_resume;
 mod hostile_body;
 mod hostile_cap;
 mod hostile_fin;

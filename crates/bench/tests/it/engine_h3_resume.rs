@@ -4,7 +4,7 @@
 //! think time, so pages go on new connections. Counts are the test, not times: however late
 //! the server's close, every handshake after a Webchild's first resumes.
 
-#[path = "../../http3/tests/common/udp.rs"]
+#[path = "../../../http3/tests/common/udp.rs"]
 mod udp;
 
 use bench::config::TlsOptions;

@@ -4,10 +4,7 @@
 //! lands on (the ticket key is the process's), and `h3_resumed` counts them. A session the
 //! client cannot use (its bytes garbled) gives a full handshake and a right answer, no error.
 
-mod common;
-mod h3_support;
-
-use h3_support::{Certs, BOUND};
+use crate::h3_support::{Certs, BOUND};
 use http3::{Client, ClientConfig, ClientEvent, MAX_DATAGRAM};
 use std::net::{SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
