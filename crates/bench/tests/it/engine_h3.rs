@@ -7,8 +7,7 @@
 
 #[path = "../../../http3/tests/common/caddy.rs"]
 mod caddy;
-#[path = "../../../http3/tests/common/udp.rs"]
-mod udp;
+use crate::udp;
 
 use bench::config::TlsOptions;
 use bench::stats::ErrorKind;

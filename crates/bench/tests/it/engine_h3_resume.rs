@@ -4,8 +4,7 @@
 //! think time, so pages go on new connections. Counts are the test, not times: however late
 //! the server's close, every handshake after a Webchild's first resumes.
 
-#[path = "../../../http3/tests/common/udp.rs"]
-mod udp;
+use crate::udp;
 
 use bench::config::TlsOptions;
 use bench::{BenchConfig, HttpMode, RunResult, Stop, Target, Workload};

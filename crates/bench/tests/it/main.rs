@@ -39,7 +39,10 @@ mod h3_pump;
 mod per_connection;
 #[path = "../common/raw_h2.rs"]
 mod raw_h2;
+// crates/http3's UDP test server, for engine_h3 and engine_h3_resume.
 mod report_support;
+#[path = "../../../http3/tests/common/udp.rs"]
+mod udp;
 
 mod engine_app_build_once;
 mod engine_end_close;
