@@ -50,7 +50,12 @@
 //! several datagrams of one peer that the kernel coalesced (a peer's GSO batch does so on
 //! loopback), cut apart at the size its control message says before the connections see
 //! them; the buffers (16 of 64 KiB) are the socket's, made once. A read that gets fewer
-//! messages than it asked for emptied the socket: no further call to hear `EAGAIN`. Where
+//! messages than its call asked for emptied the socket: no further call to hear `EAGAIN`.
+//! What a readable event reads is budgeted in bytes, not datagrams (a GRO message of 64 KiB
+//! is one message): the connections answer after each 64 messages or 96,000 bytes (64
+//! full-size datagrams; the call that reaches it may pass it), and the event gives the
+//! loop back after 16 of those or 1,536,000 bytes, passed by less than one message, since
+//! a call asks for no more messages than the bytes left could fill at 64 KiB each. Where
 //! `recvmmsg` is refused (`ENOSYS`, `EPERM`: an old kernel, a sandbox) the socket reads one
 //! message a `recvmsg` (`h3_recvmmsg_off`); where `UDP_GRO` is (a kernel before 5.0), or with
 //! `FLINT_H3_NO_GRO` set at start, one datagram a message (`h3_gro_off`).
