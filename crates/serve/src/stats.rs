@@ -139,8 +139,10 @@ counters! {
         /// anything) at start.
         h3_gso_off,
         /// System calls that read the HTTP/3 sockets (`recvmmsg`, or `recvmsg` where that is
-        /// refused; the last of a turn's that found the socket empty included): with
-        /// `h3_datagrams_received`, datagrams per call.
+        /// refused), every one counted: a call that got fewer messages than it asked for
+        /// ends the reading (the socket is empty), so one that hears `EAGAIN` is made only
+        /// after a call that got all it asked for. With `h3_datagrams_received`, datagrams
+        /// per call.
         h3_recv_calls,
         /// HTTP/3 sockets (one a thread) reading one datagram a message: the kernel refused
         /// UDP GRO (`UDP_GRO`, before Linux 5.0), or `FLINT_H3_NO_GRO` was set (to anything)
@@ -150,7 +152,8 @@ counters! {
         /// refused `recvmmsg`.
         h3_recvmmsg_off,
         /// Datagrams dropped unread: malformed, for no connection, or a first packet refused
-        /// (too short, past `h3_max_connections` or `h3_max_connections_per_address`).
+        /// (too short, past `h3_max_connections` or `h3_max_connections_per_address`); and
+        /// messages the kernel cut short on the HTTP/3 sockets (`MSG_TRUNC`, `MSG_CTRUNC`).
         h3_dropped,
         /// Of those, first packets refused at `h3_max_connections_per_address`.
         h3_refused_per_address,

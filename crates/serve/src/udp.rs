@@ -50,7 +50,12 @@
 //! several datagrams of one peer that the kernel coalesced (a peer's GSO batch does so on
 //! loopback), cut apart at the size its control message says before the connections see
 //! them; the buffers (16 of 64 KiB) are the socket's, made once. A read that gets fewer
-//! messages than it asked for emptied the socket: no further call to hear `EAGAIN`. Where
+//! messages than its call asked for emptied the socket: no further call to hear `EAGAIN`.
+//! What a readable event reads is budgeted in bytes, not datagrams (a GRO message of 64 KiB
+//! is one message): the connections answer after each 64 messages or 96,000 bytes (64
+//! full-size datagrams; the call that reaches it may pass it), and the event gives the
+//! loop back after 16 of those or 1,536,000 bytes, passed by less than one message, since
+//! a call asks for no more messages than the bytes left could fill at 64 KiB each. Where
 //! `recvmmsg` is refused (`ENOSYS`, `EPERM`: an old kernel, a sandbox) the socket reads one
 //! message a `recvmsg` (`h3_recvmmsg_off`); where `UDP_GRO` is (a kernel before 5.0), or with
 //! `FLINT_H3_NO_GRO` set at start, one datagram a message (`h3_gro_off`).
@@ -75,12 +80,20 @@ mod recv;
 use gso::{fill_batch, kernel_segments, send_step, Batch, Gso, Step, GSO_BYTES, NO_GSO_ENV};
 use recv::{Receiver, NO_GRO_ENV};
 
-/// Datagrams read before the connections are asked what to answer: a flood of them does not
-/// keep responses waiting until the socket is empty.
+/// Messages read before the connections are asked what to answer (with [`BATCH_BYTES`]): a
+/// flood of them does not keep responses waiting until the socket is empty.
 const BATCH: usize = 64;
+/// Bytes read before the connections are asked what to answer: 64 full-size QUIC datagrams.
+/// A batch stops at the first call that reaches it; that call may pass it (it asks for up to
+/// 16 messages, and a GRO message holds up to 64 KiB), within [`EVENT_BYTES`].
+const BATCH_BYTES: usize = 64 * http3::MAX_DATAGRAM;
 /// Batches read for one event before the loop's other work (TCP connections, timers) gets a
 /// turn; the rest are read on the next turn, which then does not sleep.
 const BATCHES: usize = 16;
+/// Bytes one readable event reads at most (less than one message's buffer past it): each call
+/// asks for no more messages than the bytes left could fill at 64 KiB each (at least one), so
+/// coalesced GRO messages do not multiply what an event reads by the datagrams they hold.
+const EVENT_BYTES: usize = BATCHES * BATCH_BYTES;
 
 /// `n` UDP sockets on `addr`, non-blocking, sharing it with `SO_REUSEPORT` when `n > 1`; the
 /// first is bound before it shares, so a port another socket holds is `AddrInUse`.
@@ -163,29 +176,20 @@ impl Quic {
         }
         self.unread = true;
         let fd = self.socket.as_raw_fd();
+        let mut left = EVENT_BYTES;
         for _ in 0..BATCHES {
-            let (mut read, mut empty) = (0, false);
-            while read < BATCH && !empty {
-                let h3 = &mut self.h3;
-                let slots = self.rx.slots();
-                w.stats.h3_recv_calls += 1;
-                match self.rx.read(fd, |d, from| h3.recv(d, from)) {
-                    Ok(r) => {
-                        read += r.datagrams;
-                        // A non-blocking read that got fewer messages than it asked for
-                        // emptied the socket: no call to hear EAGAIN (a datagram coming after
-                        // is a new edge for the poll).
-                        empty = r.messages < slots;
-                    }
-                    // WouldBlock, or an error that a retry would meet again.
-                    Err(_) => empty = true,
-                }
-            }
-            w.stats.h3_datagrams_received += read as u64;
+            let h3 = &mut self.h3;
+            let r = read_batch(&mut self.rx, fd, left, |d, from| h3.recv(d, from));
+            left = left.saturating_sub(r.bytes);
+            w.stats.h3_recv_calls += r.calls;
+            w.stats.h3_datagrams_received += r.datagrams;
             self.h3.process(w);
             self.flush(w);
-            if empty {
+            if r.empty {
                 self.unread = false;
+                break;
+            }
+            if left == 0 {
                 break;
             }
         }
@@ -266,6 +270,8 @@ impl Quic {
         w.stats.h3_gso_off = u64::from(!self.gso.on);
         w.stats.h3_gro_off = u64::from(!self.rx.gro);
         w.stats.h3_recvmmsg_off = u64::from(!self.rx.batched);
+        // Messages the kernel cut short, dropped before the connections saw them.
+        w.stats.h3_dropped += self.rx.truncated;
     }
 
     /// Sends every datagram the connections have, until the socket's buffer is full.
@@ -304,12 +310,133 @@ impl Quic {
     }
 }
 
+/// What one batch of reads gave.
+#[derive(Debug)]
+struct BatchRead {
+    /// Datagrams given to the connections.
+    datagrams: u64,
+    /// Their bytes.
+    bytes: usize,
+    /// System calls made (the last maybe one that found the socket empty).
+    calls: u64,
+    /// The socket was emptied.
+    empty: bool,
+}
+
+/// Reads `rx`'s socket `fd` into `deliver` until it is empty, or [`BATCH`] messages or
+/// [`BATCH_BYTES`] or `left` bytes came; each call asks for no more messages than the bytes
+/// left could fill (at least one), so the batch reads less than `left` plus one message's
+/// buffer.
+fn read_batch(
+    rx: &mut Receiver,
+    fd: std::os::fd::RawFd,
+    left: usize,
+    mut deliver: impl FnMut(&mut [u8], SocketAddr),
+) -> BatchRead {
+    let mut b = BatchRead {
+        datagrams: 0,
+        bytes: 0,
+        calls: 0,
+        empty: false,
+    };
+    let mut messages = 0;
+    while messages < BATCH && b.bytes < BATCH_BYTES.min(left) && !b.empty {
+        let fill = left.saturating_sub(b.bytes) / rx.slot_bytes();
+        let ask = fill.min(BATCH - messages);
+        b.calls += 1;
+        match rx.read(fd, ask, &mut deliver) {
+            Ok(r) => {
+                messages += r.messages;
+                b.datagrams += r.datagrams as u64;
+                b.bytes += r.bytes;
+                // A non-blocking read that got fewer messages than its call asked for emptied
+                // the socket: no call to hear EAGAIN (a datagram coming after is a new edge
+                // for the poll). `asked` is the call's: 1 when `recvmmsg` was just refused.
+                b.empty = r.messages < r.asked;
+            }
+            // WouldBlock, or an error that a retry would meet again.
+            Err(_) => b.empty = true,
+        }
+    }
+    b
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn loopback() -> SocketAddr {
         SocketAddr::from(([127, 0, 0, 1], 0))
+    }
+
+    /// A socket with `n` datagrams of `len` bytes queued from one peer, and a receiver of it.
+    fn queued(n: usize, len: usize, rx: impl FnOnce(i32) -> Receiver) -> (UdpSocket, Receiver) {
+        let s = UdpSocket::bind(loopback()).unwrap();
+        let r = rx(s.as_raw_fd());
+        let peer = UdpSocket::bind(loopback()).unwrap();
+        for i in 0..n {
+            // On loopback a send is queued at the receiver when it returns.
+            peer.send_to(&vec![i as u8; len], s.local_addr().unwrap())
+                .unwrap();
+        }
+        (s, r)
+    }
+
+    #[test]
+    fn a_refused_recvmmsg_does_not_leave_the_queue_unread() {
+        let (s, mut rx) = queued(5, 100, |fd| Receiver::new(fd, true));
+        rx.refuse_recvmmsg = true;
+        let mut got = Vec::new();
+        let b = read_batch(&mut rx, s.as_raw_fd(), EVENT_BYTES, |d, _| got.push(d[0]));
+        assert!(!rx.batched, "refused: one recvmsg a message");
+        // The recvmsg asked for one message and got one: not the sign of an empty socket.
+        assert_eq!(got, [0, 1, 2, 3, 4], "{b:?}");
+        assert!(b.empty, "{b:?}");
+        assert_eq!(
+            (b.datagrams, b.calls),
+            (5, 6),
+            "the last call heard EAGAIN: {b:?}"
+        );
+    }
+
+    #[test]
+    fn a_batch_reads_no_more_bytes_than_are_left_but_one_message() {
+        let slot = 2_000;
+        let (s, mut rx) = queued(20, 1_000, |fd| Receiver::with_slot_bytes(fd, false, slot));
+        let mut read = 0;
+        for left in [5_000, 1, 3_500] {
+            let b = read_batch(&mut rx, s.as_raw_fd(), left, |_, _| {});
+            // At least `left` (rounded up to a datagram), less than one buffer past it.
+            assert!(b.bytes >= left, "{left}: {b:?}");
+            assert!(b.bytes < left + slot, "{left}: {b:?}");
+            assert!(!b.empty, "{b:?}");
+            read += b.datagrams;
+        }
+        // What is left of the 20 comes in the next batch, none lost.
+        let b = read_batch(&mut rx, s.as_raw_fd(), EVENT_BYTES, |_, _| {});
+        assert_eq!(b.datagrams, 20 - read, "{b:?}");
+        assert!(b.empty, "{b:?}");
+    }
+
+    #[test]
+    fn coalesced_messages_count_their_datagrams_in_one_call() {
+        let s = UdpSocket::bind(loopback()).unwrap();
+        let mut rx = Receiver::new(s.as_raw_fd(), true);
+        assert!(rx.gro, "this kernel coalesces (5.0+)");
+        let peer = UdpSocket::bind(loopback()).unwrap();
+        let to = s.local_addr().unwrap();
+        for _ in 0..3 {
+            gso::send_segments(peer.as_raw_fd(), &[7; 10_000], 1_000, to).unwrap();
+        }
+        let mut lens = Vec::new();
+        let b = read_batch(&mut rx, s.as_raw_fd(), EVENT_BYTES, |d, _| {
+            lens.push(d.len())
+        });
+        assert_eq!(lens, [1_000; 30], "{b:?}");
+        assert_eq!((b.datagrams, b.bytes), (30, 30_000), "{b:?}");
+        // Three messages of the sixteen asked: the socket is empty, no call to hear EAGAIN.
+        assert_eq!(b.calls, 1, "{b:?}");
+        assert!(b.empty, "{b:?}");
     }
 
     #[test]

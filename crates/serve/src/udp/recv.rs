@@ -8,6 +8,10 @@
 //! which then reads one message a `recvmsg` (GRO's control message still read). A socket on
 //! which `setsockopt(SOL_UDP, UDP_GRO)` fails (a kernel before 5.0) reads one datagram a
 //! message; so does every socket when `FLINT_H3_NO_GRO` is set in the environment at start.
+//!
+//! A message the kernel cut short (`MSG_TRUNC`: larger than its buffer; `MSG_CTRUNC`: its
+//! control messages did not fit, so GRO's segment size may be lost) is dropped, not cut
+//! apart wrongly, and counted ([`Receiver::truncated`], in `h3_dropped`).
 
 use std::io;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
@@ -31,10 +35,15 @@ struct Control([u8; 64]);
 /// What one read gave.
 #[derive(Debug, PartialEq)]
 pub(super) struct Read {
-    /// Messages the call read (fewer than it asked for: the socket is empty).
+    /// Messages the call that read asked for: [`SLOTS`] or fewer with `recvmmsg`, 1 with
+    /// `recvmsg` (also when `recvmmsg` was refused during this read).
+    pub asked: usize,
+    /// Messages the call read (fewer than `asked`: the socket is empty).
     pub messages: usize,
     /// Datagrams in them, each given to the caller.
     pub datagrams: usize,
+    /// Their bytes.
+    pub bytes: usize,
 }
 
 /// One socket's receiving buffers and how it reads.
@@ -47,39 +56,55 @@ pub(super) struct Receiver {
     pub gro: bool,
     /// Reads go with `recvmmsg`, [`SLOTS`] messages a call; else one `recvmsg` a message.
     pub batched: bool,
+    /// Messages dropped because the kernel cut them short (`MSG_TRUNC`, `MSG_CTRUNC`).
+    pub truncated: u64,
+    /// One message's buffer: [`SLOT_BYTES`] (smaller in tests, to see truncation).
+    slot_bytes: usize,
+    /// Tests: the next `recvmmsg` is refused as a sandbox would (`ENOSYS`).
+    #[cfg(test)]
+    pub(super) refuse_recvmmsg: bool,
 }
 
 impl Receiver {
     /// Buffers for the socket `fd`, asking the kernel for GRO if `gro`.
     pub fn new(fd: RawFd, gro: bool) -> Receiver {
+        Receiver::with_slot_bytes(fd, gro, SLOT_BYTES)
+    }
+
+    /// As [`Receiver::new`], with buffers of `slot_bytes` a message.
+    pub(super) fn with_slot_bytes(fd: RawFd, gro: bool, slot_bytes: usize) -> Receiver {
         // SAFETY: an all-zero sockaddr_storage is a valid one (family AF_UNSPEC).
         let name: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
         Receiver {
-            bufs: vec![0; SLOTS * SLOT_BYTES].into_boxed_slice(),
+            bufs: vec![0; SLOTS * slot_bytes].into_boxed_slice(),
             names: vec![name; SLOTS].into_boxed_slice(),
             controls: vec![Control([0; 64]); SLOTS].into_boxed_slice(),
             gro: gro && set_gro(fd),
             batched: true,
+            truncated: 0,
+            slot_bytes,
+            #[cfg(test)]
+            refuse_recvmmsg: false,
         }
     }
 
-    /// Messages the next read asks for.
-    pub fn slots(&self) -> usize {
-        if self.batched {
-            SLOTS
-        } else {
-            1
-        }
+    /// The most bytes one message can bring.
+    pub fn slot_bytes(&self) -> usize {
+        self.slot_bytes
     }
 
-    /// One read call on `fd` (never blocking): every datagram it gave to `deliver`, with its
-    /// peer, in the order they came. `WouldBlock` when the socket is empty; a refused
-    /// `recvmmsg` turns batching off and the read is made again with `recvmsg`.
+    /// One read call on `fd` (never blocking) asking for up to `max` messages (at least 1,
+    /// at most [`SLOTS`]): every datagram it gave to `deliver`, with its peer, in the order
+    /// they came. `WouldBlock` when the socket is empty; a refused `recvmmsg` turns batching
+    /// off and the read is made again with `recvmsg`.
     pub fn read(
         &mut self,
         fd: RawFd,
+        max: usize,
         mut deliver: impl FnMut(&mut [u8], SocketAddr),
     ) -> io::Result<Read> {
+        let max = max.clamp(1, SLOTS);
+        let slot_bytes = self.slot_bytes;
         // SAFETY: an all-zero iovec and mmsghdr are valid ones (null pointers, lengths 0).
         let mut iov: [libc::iovec; SLOTS] = unsafe { std::mem::zeroed() };
         // SAFETY: as above.
@@ -91,10 +116,10 @@ impl Receiver {
         );
         for i in 0..SLOTS {
             // SAFETY: `i < SLOTS`: each pointer stays inside its box (`bufs` holds SLOTS
-            // slots of SLOT_BYTES, `names` and `controls` SLOTS entries).
+            // slots of `slot_bytes`, `names` and `controls` SLOTS entries).
             unsafe {
-                iov[i].iov_base = bufs.add(i * SLOT_BYTES).cast();
-                iov[i].iov_len = SLOT_BYTES;
+                iov[i].iov_base = bufs.add(i * slot_bytes).cast();
+                iov[i].iov_len = slot_bytes;
                 let h = &mut msgs[i].msg_hdr;
                 h.msg_name = names.add(i).cast();
                 h.msg_namelen = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
@@ -104,21 +129,21 @@ impl Receiver {
                 h.msg_controllen = size_of::<Control>() as _;
             }
         }
-        let messages = loop {
+        let (asked, messages) = loop {
+            let asked = if self.batched { max } else { 1 };
             let n = if self.batched {
                 let flags = libc::MSG_DONTWAIT as _;
-                // SAFETY: `msgs` holds SLOTS headers, each pointing at its own name, iovec
-                // (at its own slot) and control buffer with their lengths, all alive and not
-                // otherwise used during the call; the kernel writes at most those lengths
-                // and each header's `msg_len`. No timeout.
+                #[cfg(test)]
+                if std::mem::take(&mut self.refuse_recvmmsg) {
+                    self.batched = false;
+                    continue;
+                }
+                // SAFETY: `msgs` holds SLOTS headers (`max` of them given), each pointing at
+                // its own name, iovec (at its own slot) and control buffer with their
+                // lengths, all alive and not otherwise used during the call; the kernel
+                // writes at most those lengths and each header's `msg_len`. No timeout.
                 unsafe {
-                    libc::recvmmsg(
-                        fd,
-                        msgs.as_mut_ptr(),
-                        SLOTS as _,
-                        flags,
-                        std::ptr::null_mut(),
-                    )
+                    libc::recvmmsg(fd, msgs.as_mut_ptr(), max as _, flags, std::ptr::null_mut())
                 }
             } else {
                 // SAFETY: as above, for the first header alone.
@@ -132,7 +157,7 @@ impl Receiver {
                 }
             };
             if n >= 0 {
-                break n as usize;
+                break (asked, n as usize);
             }
             let e = io::Error::last_os_error();
             if self.batched && refused(&e) {
@@ -141,9 +166,14 @@ impl Receiver {
             }
             return Err(e);
         };
-        let mut datagrams = 0;
+        let (mut datagrams, mut bytes) = (0, 0);
         for (i, m) in msgs.iter().enumerate().take(messages) {
-            let len = (m.msg_len as usize).min(SLOT_BYTES);
+            if m.msg_hdr.msg_flags & (libc::MSG_TRUNC | libc::MSG_CTRUNC) != 0 {
+                // Part of it lost: its datagrams (or where they end) are not known.
+                self.truncated += 1;
+                continue;
+            }
+            let len = (m.msg_len as usize).min(slot_bytes);
             let Some(from) = socket_addr(&self.names[i], m.msg_hdr.msg_namelen) else {
                 continue;
             };
@@ -152,12 +182,15 @@ impl Receiver {
             let control_len = (m.msg_hdr.msg_controllen as usize).min(size_of::<Control>());
             let control = &self.controls[i].0[..control_len];
             let segment = gro_segment(control);
-            let slot = &mut self.bufs[i * SLOT_BYTES..][..len];
+            let slot = &mut self.bufs[i * slot_bytes..][..len];
             datagrams += split(slot, segment, |d| deliver(d, from));
+            bytes += len;
         }
         Ok(Read {
+            asked,
             messages,
             datagrams,
+            bytes,
         })
     }
 }
@@ -195,17 +228,21 @@ fn gro_segment(control: &[u8]) -> Option<usize> {
     let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
     msg.msg_control = control.as_ptr() as *mut libc::c_void;
     msg.msg_controllen = control.len() as _;
+    let end = control.as_ptr_range().end;
     // SAFETY: `msg_control` points at `control`'s bytes, alive and only read here. The
     // CMSG macros walk headers inside `msg_controllen` (null past the end; the buffers given
     // are aligned for `cmsghdr`), and a header's data is read unaligned, only when its
-    // length says it holds an `int`.
+    // length says it holds an `int` and that `int` ends inside `control` (a header's length
+    // is the kernel's word, not a bound).
     unsafe {
         let mut c = libc::CMSG_FIRSTHDR(&msg);
         while !c.is_null() {
-            let fits =
-                (*c).cmsg_len as usize >= libc::CMSG_LEN(size_of::<libc::c_int>() as u32) as usize;
+            let data = libc::CMSG_DATA(c).cast_const();
+            let fits = (*c).cmsg_len as usize
+                >= libc::CMSG_LEN(size_of::<libc::c_int>() as u32) as usize
+                && (end as usize).saturating_sub(data as usize) >= size_of::<libc::c_int>();
             if (*c).cmsg_level == libc::SOL_UDP && (*c).cmsg_type == libc::UDP_GRO && fits {
-                let size = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<libc::c_int>());
+                let size = std::ptr::read_unaligned(data.cast::<libc::c_int>());
                 return usize::try_from(size).ok().filter(|&s| s > 0);
             }
             c = libc::CMSG_NXTHDR(&msg, c);
@@ -281,9 +318,11 @@ mod tests {
                 "{} of {want} datagrams came",
                 got.len()
             );
-            match rx.read(fd, |d, from| got.push((d.to_vec(), from))) {
+            let truncated = rx.truncated;
+            match rx.read(fd, SLOTS, |d, from| got.push((d.to_vec(), from))) {
                 Ok(r) => {
-                    assert!(r.messages <= rx.slots() && r.messages <= r.datagrams);
+                    let dropped = (rx.truncated - truncated) as usize;
+                    assert!(r.messages <= r.asked && r.messages <= r.datagrams + dropped);
                     reads.push(r.messages);
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
@@ -406,7 +445,7 @@ mod tests {
             let mut r = Receiver::new(rx.as_raw_fd(), true);
             r.batched = batched;
             let e = r
-                .read(rx.as_raw_fd(), |_, _| panic!("no datagram"))
+                .read(rx.as_raw_fd(), SLOTS, |_, _| panic!("no datagram"))
                 .unwrap_err();
             assert_eq!(e.kind(), io::ErrorKind::WouldBlock);
             assert!(r.batched == batched, "WouldBlock is no refusal");
@@ -443,6 +482,35 @@ mod tests {
         let (c, n) = control(libc::SOL_UDP, libc::UDP_GRO, 0);
         assert_eq!(gro_segment(&c.0[..n]), None, "a size of 0 cuts nothing");
         assert_eq!(gro_segment(&[]), None);
+    }
+
+    #[test]
+    fn an_int_past_the_end_of_the_control_bytes_is_not_read() {
+        let (c, _) = control(libc::SOL_UDP, libc::UDP_GRO, 1_200);
+        // SAFETY: CMSG_LEN only computes a size.
+        let header = unsafe { libc::CMSG_LEN(0) } as usize;
+        // The header says it holds an int; the bytes the kernel wrote end before it does.
+        for short in header..header + size_of::<libc::c_int>() {
+            assert_eq!(gro_segment(&c.0[..short]), None, "{short} bytes");
+        }
+        let whole = header + size_of::<libc::c_int>();
+        assert_eq!(gro_segment(&c.0[..whole]), Some(1_200));
+    }
+
+    #[test]
+    fn a_message_cut_short_is_dropped_and_counted() {
+        let rx = UdpSocket::bind(loopback()).unwrap();
+        let peer = UdpSocket::bind(loopback()).unwrap();
+        let to = rx.local_addr().unwrap();
+        for batched in [true, false] {
+            let mut r = Receiver::with_slot_bytes(rx.as_raw_fd(), false, 100);
+            r.batched = batched;
+            peer.send_to(&bytes(101, 0), to).unwrap();
+            peer.send_to(&bytes(100, 1), to).unwrap();
+            let (got, _) = read_all(&mut r, rx.as_raw_fd(), 1);
+            assert_eq!(got, [(bytes(100, 1), peer.local_addr().unwrap())]);
+            assert_eq!(r.truncated, 1, "batched: {batched}");
+        }
     }
 
     #[test]
