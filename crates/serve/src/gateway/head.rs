@@ -88,6 +88,11 @@ impl HeadReader {
         }
     }
 
+    /// The heap bytes of a head being gathered.
+    pub fn heap_bytes(&self) -> usize {
+        self.buf.capacity()
+    }
+
     /// Takes `data`; once the head is whole, the checked head and the body bytes that came
     /// after it in the same reads (where they are in `data` when the head came whole in it: no
     /// copy per response). A head over `max` bytes is refused as soon as that is known.

@@ -107,6 +107,15 @@ impl Record {
         }
     }
 
+    /// The heap bytes its copies of the request hold.
+    pub fn heap_bytes(&self) -> usize {
+        let held = |v: &Option<Vec<u8>>| v.as_ref().map_or(0, Vec::capacity);
+        self.request_line.capacity()
+            + held(&self.referer)
+            + held(&self.user_agent)
+            + held(&self.user)
+    }
+
     /// The request is over: its access-log line written, its status counted.
     pub fn finish(&self, peer: std::net::IpAddr, w: &mut Worker) {
         super::finish(w, self.status, || crate::access_log::Entry {
@@ -189,6 +198,12 @@ impl Exchange {
             is_head: req.method == Method::Head,
             rec,
         }
+    }
+
+    /// The heap bytes it holds outside its own size: the output buffer, the log record's
+    /// copies, a head being gathered.
+    pub(in crate::protocol) fn heap_bytes(&self) -> usize {
+        self.buf.capacity() + self.rec.heap_bytes() + self.head.heap_bytes()
     }
 
     /// Whether the program still takes request body bytes.

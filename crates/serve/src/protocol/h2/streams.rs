@@ -13,16 +13,20 @@ use http2::StreamId;
 
 use super::exchange::Exchange;
 use super::fields::FieldRoom;
+use crate::gateway::head::HeadReader;
 use crate::pool::Bufs;
 use crate::protocol::body::BodyClock;
+use crate::protocol::gateway::Record;
 use crate::response::{Fields, ReprFields};
 
 /// A stream's request storage above this is given back once it is answered (a slot keeps
 /// what an ordinary request needs, not what the largest one took).
 const KEEP_CAPACITY: usize = 1024;
 /// A program's output buffer kept with its slot's spare exchange past its stream (see
-/// `Stream::spare`); a larger one is freed.
-const KEEP_OUTPUT: usize = 16 * 1024;
+/// `Stream::spare`); a larger one is freed. Room for a small response's body as it arrives:
+/// every slot of a busy connection keeps one, and its set still fits the spares
+/// (`SPARE_BYTES`) when the connection goes idle.
+const KEEP_OUTPUT: usize = 4 * 1024;
 /// The arena's capacity kept once it empties (error pages are small; listings may not be).
 const ARENA_KEEP: usize = 64 * 1024;
 /// Streams remembered as ended by the client and closed (see [`Streams::ended`]).
@@ -58,7 +62,7 @@ impl Storage {
                     + s.fields.capacity() * size_of::<Field>()
                     + s.others.capacity() * size_of::<((usize, usize), (usize, usize))>()
                     + s.body_buf.capacity()
-                    + (s.spare.as_ref()).map_or(0, |x| size_of::<Exchange>() + x.buf.capacity())
+                    + (s.spare.as_ref()).map_or(0, |x| size_of::<Exchange>() + x.heap_bytes())
             })
             .sum();
         slots
@@ -101,10 +105,17 @@ impl Spares {
         }
     }
 
-    /// Keeps an idle connection's set (every slot free) within `SPARE_BYTES`; past that it is
-    /// freed.
-    pub(super) fn keep(&mut self, set: Storage) {
-        let bytes = set.bytes();
+    /// Keeps an idle connection's set (every slot free) within `SPARE_BYTES`. A set that does
+    /// not fit with its slots' spare exchanges is kept without them if it then fits (the
+    /// request buffers are what every stream needs); past that it is freed.
+    pub(super) fn keep(&mut self, mut set: Storage) {
+        let mut bytes = set.bytes();
+        if self.bytes + bytes > SPARE_BYTES {
+            for slot in &mut set.slots {
+                slot.spare = None;
+            }
+            bytes = set.bytes();
+        }
         if self.bytes + bytes <= SPARE_BYTES {
             self.bytes += bytes;
             self.sets.push((set, bytes));
@@ -267,12 +278,15 @@ impl Stream {
     }
 
     /// The stream's program is done with: its exchange kept as the slot's spare (its output
-    /// buffer too, unless a large response grew it).
+    /// buffer too, unless a large response grew it). Its log record's copies and any partial
+    /// head are freed: only the box and the buffer are kept, as the spares count them.
     fn retire_exchange(&mut self) {
         if let Some(mut x) = self.gateway.take() {
             if x.buf.capacity() > KEEP_OUTPUT {
                 x.buf = Vec::new();
             }
+            x.rec = Record::counted_only();
+            x.head = HeadReader::new(0, false);
             self.spare = Some(x);
         }
     }
@@ -541,6 +555,7 @@ pub(super) fn hint_of(id: StreamId) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::h2::exchange::State;
     use crate::response::{FieldName, ReprFieldsBuilder};
     use http2::{Handler, HeadersKind};
 
@@ -588,6 +603,94 @@ mod tests {
         Exchange::new(&req, b"GET", b"HTTP/2.0", None, 4096, true, false)
     }
 
+    /// An exchange of a server with an access log: its record holds copies of the request.
+    fn logged_exchange() -> Exchange {
+        let mut req =
+            crate::protocol::gateway::local_request(b"/up/x", false, wire::Version::Http11, true);
+        req.referer = Some(b"http://example.test/a/page/that/linked/here");
+        req.user_agent = Some(b"a-client/1.0 (a user agent string of some length)");
+        Exchange::new(&req, b"GET", b"HTTP/2.0", Some(b"alice"), 4096, true, true)
+    }
+
+    #[test]
+    fn a_slot_s_spare_exchange_holds_only_what_the_spares_count() {
+        let mut s = Streams::new(8, 4096, true, Instant::now());
+        s.wake(vec![Stream::free()], Vec::new());
+        s.on_begin_headers(1, HeadersKind::Request);
+        let i = s.index(1).expect("stream 1's slot");
+        let mut x = s.slots[i].boxed(logged_exchange());
+        assert!(x.rec.heap_bytes() > 0, "the record copied the request");
+        // A partial upstream head (no end yet) is gathered in the reader.
+        let part = [b"HTTP/1.1 200 OK\r\nx-long: ".as_slice(), &[b'v'; 2000]].concat();
+        assert!(x.head.feed(&part).unwrap().is_none());
+        assert!(x.head.heap_bytes() >= part.len());
+        x.buf.extend_from_slice(&[b'x'; 1024]);
+        s.slots[i].gateway = Some(x);
+        s.release(i);
+        let kept = s.slots[i].spare.as_ref().expect("the box is kept");
+        assert_eq!(kept.buf.capacity(), 1024, "the output buffer is kept");
+        assert_eq!(
+            kept.heap_bytes(),
+            kept.buf.capacity(),
+            "nothing but the output buffer: the record's copies and the head are freed"
+        );
+    }
+
+    #[test]
+    fn a_busy_connection_s_slots_with_their_spare_exchanges_fit_the_spares() {
+        // Every slot of the default 100 streams (and the few more) ended with a response whose
+        // body filled its output buffer as far as it is kept: the set still fits, so an idle
+        // connection's set is kept, not freed with the buffers the next burst needs.
+        let mut set = Storage::new();
+        for _ in 0..104 {
+            let mut st = Stream::free();
+            let mut x = Box::new(exchange());
+            x.buf.reserve_exact(KEEP_OUTPUT);
+            st.gateway = Some(x);
+            st.retire_exchange();
+            assert!(st.spare.as_ref().unwrap().buf.capacity() >= KEEP_OUTPUT);
+            st.values.reserve_exact(KEEP_CAPACITY);
+            set.slots.push(st);
+        }
+        let full = set.bytes();
+        assert!(full <= SPARE_BYTES, "{full} bytes for one connection's set");
+        let mut spares = Spares::default();
+        spares.keep(set);
+        assert_eq!(spares.sets.len(), 1, "kept");
+        assert_eq!(spares.bytes, full, "with its spare exchanges");
+        // A second such set does not fit whole: kept without its exchanges, which are what
+        // made it large, rather than freed with its request buffers.
+        let mut second = Storage::new();
+        for _ in 0..104 {
+            let mut st = Stream::free();
+            let mut x = Box::new(exchange());
+            x.buf.reserve_exact(KEEP_OUTPUT);
+            st.spare = Some(x);
+            st.values.reserve_exact(KEEP_CAPACITY);
+            second.slots.push(st);
+        }
+        assert!(
+            full + second.bytes() > SPARE_BYTES,
+            "two sets would fit whole"
+        );
+        spares.keep(second);
+        assert_eq!(spares.sets.len(), 2, "kept");
+        let (kept, _) = &spares.sets[1];
+        assert!(kept.slots.iter().all(|s| s.spare.is_none()));
+        assert!(kept
+            .slots
+            .iter()
+            .all(|s| s.values.capacity() >= KEEP_CAPACITY));
+        assert!(spares.bytes <= SPARE_BYTES, "{}", spares.bytes);
+        // A buffer grown by a response of a few pages is not kept.
+        let mut st = Stream::free();
+        let mut x = Box::new(exchange());
+        x.buf.reserve_exact(8 * 1024);
+        st.gateway = Some(x);
+        st.retire_exchange();
+        assert_eq!(st.spare.as_ref().unwrap().buf.capacity(), 0);
+    }
+
     #[test]
     fn a_slot_s_next_program_reuses_its_last_exchange_and_output_buffer() {
         let mut s = Streams::new(8, 4096, false, Instant::now());
@@ -597,7 +700,14 @@ mod tests {
         let mut x = s.slots[i].boxed(exchange());
         x.buf.extend_from_slice(&[b'x'; 1024]);
         let (boxed, buf) = (&*x as *const Exchange, x.buf.as_ptr());
+        // The old stream's program answered, finished and was cut.
+        x.start = 100;
+        x.rec.status = 502;
+        x.rec.body_bytes = 1024;
+        (x.done, x.eof, x.cut) = (true, true, true);
+        x.state = State::Discard;
         s.slots[i].gateway = Some(x);
+        (s.slots[i].ended, s.slots[i].cut) = (true, true);
         s.release(i);
         assert!(s.slots[i].gateway.is_none(), "the stream's program is gone");
         // The slot's next stream: the same box and buffer, emptied, the exchange new.
@@ -606,7 +716,14 @@ mod tests {
         let x = s.slots[i].boxed(exchange());
         assert_eq!(&*x as *const Exchange, boxed);
         assert_eq!(x.buf.as_ptr(), buf);
-        assert!(x.buf.is_empty() && x.start == 0 && !x.done);
+        assert!(x.buf.is_empty() && x.start == 0);
+        assert!(!x.done && !x.eof && !x.cut, "{x:?}");
+        assert!(matches!(x.state, State::Head), "{:?}", x.state);
+        assert_eq!((x.rec.status, x.rec.body_bytes), (0, 0));
+        assert!(
+            !s.slots[i].ended && !s.slots[i].cut,
+            "the slot's stream is new too"
+        );
         // A buffer a large response grew is not kept.
         let mut x = x;
         x.buf.reserve(4 * KEEP_OUTPUT);
