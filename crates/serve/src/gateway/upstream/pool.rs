@@ -163,6 +163,7 @@ impl Pool {
             self.close_slot(slot);
             self.peer_closed += 1;
             self.dropped_peeks += 1;
+            self.trim_buffers();
         }
     }
 
@@ -289,6 +290,9 @@ impl Pool {
                     drop(idle.remove(k));
                     self.close_slot(slot);
                     self.peer_closed += 1;
+                    // Its spare buffers go with it: once nothing is idle no sweep comes
+                    // (`next_trim`), and a burst's would stay.
+                    self.trim_buffers();
                 }
                 None
             }
@@ -394,7 +398,8 @@ impl Pool {
     /// ones start together: with a fixed few, a burst past them (400 proxied HTTP/2 streams in
     /// flight, or 40 HTTP/1.1 clients) allocated and zeroed a 16 KiB input buffer for most
     /// of its requests, and grew the head's anew. Bounded by the idle connections kept, so the
-    /// spares go as those age out (`trim`, `end_wake`).
+    /// spares go as those close: aged out or past a limit (`trim`, `end_wake`), or closed by
+    /// the upstream (`event`, `take_open`).
     fn spare_bound(&self) -> usize {
         SPARE_BUFFERS.max(self.idle.iter().map(Vec::len).sum())
     }
@@ -556,6 +561,51 @@ mod pool_tests {
         small.trim(t0);
         assert_eq!(small.idle(0), 2);
         assert_eq!(small.spare_buffers(), SPARE_BUFFERS);
+    }
+
+    #[test]
+    fn spare_buffers_go_with_idle_connections_the_upstream_closes() {
+        use super::{Buffers, SPARE_BUFFERS};
+        let mut poll = Poll::new().unwrap();
+        let mut pool = Pool::new(0, 0);
+        let group = pool.add_group(64, Duration::from_secs(60));
+        let burst = 3 * SPARE_BUFFERS;
+        let mut peers = Vec::new();
+        let mut slots = Vec::new();
+        for k in 0..burst {
+            let (ours, peer) = UnixStream::pair().unwrap();
+            peers.push(Some(peer));
+            let mut s = Stream::Unix(ours);
+            let slot = pool.open_slot(k);
+            s.register_readable(poll.registry(), slot).unwrap();
+            pool.put(group, s, slot, Instant::now());
+            pool.recycle(Buffers::new());
+            slots.push(slot);
+        }
+        assert_eq!(pool.spare_buffers(), burst);
+        // The upstream closes all but a few, each dropped on its event: no sweep follows
+        // (nothing ages out soon), so the drop itself frees their buffers.
+        let stay = SPARE_BUFFERS + 2;
+        for k in stay..burst {
+            drop(peers[k].take());
+            let (readable, closed) = slot_event(&mut poll, slots[k]);
+            assert_eq!(pool.event(slots[k], readable, closed), None);
+        }
+        assert_eq!(pool.idle(group), stay);
+        assert_eq!(
+            pool.spare_buffers(),
+            stay,
+            "one for each idle connection left"
+        );
+        // Those found closed as a request takes them: the same.
+        for peer in &mut peers[1..stay] {
+            drop(peer.take());
+        }
+        let (s, got) = pool.take_open(group, 99).unwrap();
+        assert_eq!(got, slots[0]);
+        assert_eq!(pool.idle(group), 0);
+        assert_eq!(pool.spare_buffers(), SPARE_BUFFERS, "the floor");
+        drop(s);
     }
 
     #[test]
