@@ -145,6 +145,15 @@ fn a_request_proxied_behind_http2_allocates_a_fixed_few_objects() {
         u64::from(rounds * BATCH),
         "every stream answered 200"
     );
+    // The upstream connections are pooled: a round's streams open at most one each, the
+    // first time, and the later rounds reuse them (a reconnect per stream would also show as
+    // allocations, but less plainly).
+    assert!(
+        (1..=u64::from(BATCH)).contains(&st.proxy_connects),
+        "{} upstream connections for {} proxied streams in rounds of {BATCH}: not pooled",
+        st.proxy_connects,
+        rounds * BATCH
+    );
     assert!(
         during <= PER_STREAM * streams,
         "{during} allocations for {streams} proxied streams: over {PER_STREAM} each"
