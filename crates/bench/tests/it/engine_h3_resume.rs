@@ -81,6 +81,23 @@ fn every_connection_after_a_webchilds_first_resumes_its_session() {
         "server {at_server}, bench {}",
         s.tls_resumed
     );
+    // The reports say it: the summary's TLS line (the suite not made up) and WebSTONE's.
+    let text = bench::report::summary(&r);
+    let line = format!(
+        "TLS:       TLSv1.3 (suite and group not exposed by quiche), ALPN h3; {} handshakes, {} resumed",
+        s.tls_handshakes, s.tls_resumed
+    );
+    assert!(text.contains(&line), "{text}");
+    let webstone = bench::report::webstone(&r);
+    let line = format!(
+        "Total number of TLS handshakes: {} ({} resumed)",
+        s.tls_handshakes, s.tls_resumed
+    );
+    assert!(webstone.contains(&line), "{webstone}");
+    assert!(webstone.contains("the QUIC handshake"), "{webstone}");
+    let json = bench::report::json(&r);
+    assert_eq!(json["summary"]["tls"]["version"], "TLSv1_3");
+    assert_eq!(json["summary"]["tls"]["handshakes"], s.tls_handshakes);
 }
 
 #[test]
