@@ -243,9 +243,10 @@ impl ServerConfig {
         // RFC 9000 8.1: at most three times what an unvalidated address sent us.
         quic.set_max_amplification_factor(3);
         crate::token::init();
-        // Session tickets (BoringSSL issues them after every full handshake) sealed with the
-        // process's key, not the context's own: a client resuming lands on whichever thread
-        // its port hashes to, whose context must open the ticket another thread issued.
+        // Session tickets (BoringSSL issues two after every handshake, resumed ones too)
+        // sealed with the process's key, not the context's own: a client resuming lands on
+        // whichever thread its port hashes to, whose context must open the ticket another
+        // thread issued.
         quic.set_ticket_key(crate::token::ticket_key())
             .map_err(|source| Error::Config {
                 what: "session ticket key".into(),

@@ -65,8 +65,10 @@ fn key() -> &'static Key {
 
 /// The key every thread's TLS context seals and opens session tickets with: drawn once a
 /// process, so a restarted server refuses the old tickets (the client does a full handshake).
-/// It is not rotated: a server running for days keeps one key (the forward secrecy of resumed
-/// sessions is that of the process's lifetime).
+/// It is not rotated: a server running for days keeps one key. A resumed TLS 1.3 handshake
+/// is PSK with a fresh (EC)DHE exchange, so whoever learns this key cannot decrypt recorded
+/// traffic; they can open any live ticket's resumption secret and so pass as this server to
+/// a client resuming with it, for as long as the process runs.
 pub(crate) fn ticket_key() -> &'static [u8] {
     &key().tickets
 }

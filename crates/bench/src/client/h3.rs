@@ -115,6 +115,9 @@ pub(super) struct H3 {
     /// `--tls-resume`: the session the server gave on the Webchild's last connection, offered
     /// by its next one (empty: none yet, or resumption off).
     session: Vec<u8>,
+    /// `--tls-resume` was given: without it no session is kept nor offered, so every
+    /// handshake is a full one (as over TCP).
+    resume: bool,
 }
 
 impl Wire for H3 {
@@ -146,6 +149,7 @@ impl Wire for H3 {
             waited_from: NONE,
             counted: Packets::default(),
             session: Vec::new(),
+            resume: sh.config.tls.resume,
             at_end_stats: None,
             app: None,
             request: H2Request::default(),

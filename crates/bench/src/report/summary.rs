@@ -28,6 +28,12 @@ fn latency_row(o: &mut String, label: &str, l: &LatencySummary) {
 fn tls_line(r: &RunResult) -> String {
     let s = &r.stats;
     let agreed = match &s.tls_session {
+        // QUIC's TLS: quiche does not say which suite and group BoringSSL chose.
+        Some(t) if r.config.http == crate::HttpMode::Http3 => format!(
+            "{} (suite and group not exposed by quiche), ALPN {}",
+            results::tls_names::version(&t.version),
+            t.alpn.as_deref().unwrap_or("none")
+        ),
         // As curl and h2load print them: TLSv1.3 TLS_AES_128_GCM_SHA256.
         Some(t) => format!(
             "{} {} {}, ALPN {}",
@@ -192,8 +198,9 @@ pub fn summary_body(r: &RunResult) -> String {
     }
     let _ = writeln!(o, "  Connects:  {:>14}\n", f.connects);
     let https = c.target.scheme == crate::Scheme::Https;
-    // HTTP/3's TLS is inside the QUIC handshake, the connect row.
-    if https && c.http != crate::HttpMode::Http3 {
+    // HTTP/3's TLS is inside the QUIC handshake, whose time is the connect row's; its count
+    // of handshakes and resumed ones is TCP's.
+    if https {
         o.push_str(&tls_line(r));
     }
     if c.http == crate::HttpMode::Http2 {

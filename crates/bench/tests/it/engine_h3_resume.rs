@@ -73,6 +73,31 @@ fn every_connection_after_a_webchilds_first_resumes_its_session() {
         conns - clients as u64,
         "all but each Webchild's first connection resume"
     );
+    // The server's count agrees: bench's is not its own guess (a connection begun as the run
+    // stopped may add one bench did not count).
+    let at_server = server.log.lock().unwrap().resumed;
+    assert!(
+        at_server >= s.tls_resumed,
+        "server {at_server}, bench {}",
+        s.tls_resumed
+    );
+    // The reports say it: the summary's TLS line (the suite not made up) and WebSTONE's.
+    let text = bench::report::summary(&r);
+    let line = format!(
+        "TLS:       TLSv1.3 (suite and group not exposed by quiche), ALPN h3; {} handshakes, {} resumed",
+        s.tls_handshakes, s.tls_resumed
+    );
+    assert!(text.contains(&line), "{text}");
+    let webstone = bench::report::webstone(&r);
+    let line = format!(
+        "Total number of TLS handshakes: {} ({} resumed)",
+        s.tls_handshakes, s.tls_resumed
+    );
+    assert!(webstone.contains(&line), "{webstone}");
+    assert!(webstone.contains("the QUIC handshake"), "{webstone}");
+    let json = bench::report::json(&r);
+    assert_eq!(json["summary"]["tls"]["version"], "TLSv1_3");
+    assert_eq!(json["summary"]["tls"]["handshakes"], s.tls_handshakes);
 }
 
 #[test]
@@ -83,6 +108,11 @@ fn without_tls_resume_no_handshake_is_counted_as_resumed() {
     let s = &r.stats;
     assert_eq!(s.errors.total(), 0, "{:?}", s.errors);
     assert_eq!(s.requests, PAGES);
-    assert!(s.http3.connections > 1, "{}", s.http3.connections);
+    let conns = s.http3.connections;
+    assert!(conns > 1, "{conns}");
+    // The server's own count: without the flag no session is offered, so none resumes.
+    let at_server = server.log.lock().unwrap().resumed;
+    assert_eq!(at_server, 0, "the server resumed");
+    assert_eq!(s.tls_handshakes, conns, "each QUIC handshake is counted");
     assert_eq!(s.tls_resumed, 0);
 }

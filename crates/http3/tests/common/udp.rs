@@ -25,6 +25,8 @@ pub struct Log {
     /// (path, code) of each stream the client reset.
     pub resets: Vec<(String, u64)>,
     pub closed: Vec<Closed>,
+    /// Handshakes that resumed a session, as the server counts them (`Server::counts`).
+    pub resumed: u64,
 }
 
 /// A server on 127.0.0.1:0. Paths: `/bytes/N` (N bytes of `pattern`), `/count` (a POST: the
@@ -99,6 +101,7 @@ fn serve(sock: UdpSocket, mut server: Server, log: Arc<Mutex<Log>>, stop: Arc<At
             sock.set_nonblocking(false).unwrap();
         }
         server.on_deadline(Instant::now());
+        log.lock().unwrap().resumed = server.counts().resumed;
         while let Some(ev) = server.poll() {
             match ev {
                 ServerEvent::Request { id, fields, end } => {

@@ -50,12 +50,13 @@ pub(super) fn thread_config(sh: &RunShared<'_>) -> ThreadConfig {
     })
 }
 
-/// What a QUIC handshake agrees on, as the TLS summary names it: TLS 1.3 always, the suite
-/// and group by BoringSSL's default preferences (quiche does not say which were chosen).
+/// What a QUIC handshake agrees on, as the TLS summary names it: TLS 1.3 always, spelt as
+/// rustls's version over TCP is (`TLSv1_3`), so the two group together; quiche does not expose
+/// the suite and group BoringSSL chose, and the placeholder says so rather than name one.
 const QUIC_TLS: TlsAgreed = TlsAgreed {
-    version: "TLSv1.3",
-    cipher: "BoringSSL's choice",
-    kx: "BoringSSL's choice",
+    version: "TLSv1_3",
+    cipher: "not exposed by quiche",
+    kx: "not exposed by quiche",
     alpn: Some("h3"),
 };
 
@@ -63,6 +64,9 @@ impl H3 {
     /// With `--tls-resume`, the connection's session (its latest ticket), kept for the next
     /// connection: the buffer is reused, so after the first a session costs no allocation.
     pub(super) fn keep_session(&mut self) {
+        if !self.resume {
+            return;
+        }
         if let Some(session) = self.client.as_ref().and_then(http3::Client::session) {
             self.session.clear();
             self.session.extend_from_slice(session);
@@ -102,12 +106,14 @@ impl H3 {
             Interest::READABLE | Interest::WRITABLE,
         )?;
         let name = &cx.sh.config.target.server_name;
+        // Without `--tls-resume` nothing is offered (and nothing was kept): a full handshake.
+        let session: &[u8] = if self.resume { &self.session } else { &[] };
         let client = http3::Client::resume(
             &mut self.config.borrow_mut(),
             name,
             local,
             self.peer,
-            &self.session,
+            session,
         )
         .map_err(std::io::Error::other)?;
         self.sock = Some(sock);
@@ -122,12 +128,11 @@ impl H3 {
         self.connect_us = now - self.connect_start_us;
         let ex = self.first_exchange(ch, cx.sh.workload);
         ch.record_connect(cx, &ex, now);
-        if cx.sh.config.tls.resume {
-            // The TLS experiment's count: QUIC's handshake is TLS 1.3's, its time the connect
-            // row's (there is no TCP connect before it).
-            let resumed = self.client.as_ref().is_some_and(http3::Client::is_resumed);
-            ch.record_handshake(cx, &ex, now, self.connect_us, (QUIC_TLS, resumed));
-        }
+        // Every QUIC handshake is TLS 1.3's, counted as TCP's TLS handshakes are (resumed only
+        // with `--tls-resume`, the only time a session is offered); its time is the connect
+        // row's (there is no TCP connect before it).
+        let resumed = self.client.as_ref().is_some_and(http3::Client::is_resumed);
+        ch.record_handshake(cx, &ex, now, self.connect_us, (QUIC_TLS, resumed));
         if cx.counts(now, now) {
             let rtt = self
                 .client
