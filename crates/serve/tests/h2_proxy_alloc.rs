@@ -11,8 +11,7 @@
 mod common;
 mod h2_support;
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
+use std::io::Write;
 
 use common::*;
 use h2_support::raw;
@@ -43,65 +42,6 @@ fn batch(round: u32) -> Vec<u8> {
     out
 }
 
-/// Reads frames into `buf` until `BATCH` streams have ended (DATA or HEADERS with END_STREAM),
-/// acknowledging SETTINGS and opening the connection window as it goes; no allocation.
-fn read_batch(s: &mut TcpStream, buf: &mut [u8], have: &mut usize) {
-    let mut ended = 0;
-    let mut acks = [0u8; 64];
-    while ended < BATCH {
-        let mut at = 0;
-        let mut reply = 0;
-        while *have >= at + 9 {
-            let len = u32::from_be_bytes([0, buf[at], buf[at + 1], buf[at + 2]]) as usize;
-            if *have < at + 9 + len {
-                break;
-            }
-            let (kind, flags) = (buf[at + 3], buf[at + 4]);
-            if (kind == raw::DATA || kind == raw::HEADERS) && flags & raw::END_STREAM != 0 {
-                ended += 1;
-            }
-            if kind == raw::SETTINGS && flags & 1 == 0 {
-                acks[reply..reply + 9].copy_from_slice(&[0, 0, 0, raw::SETTINGS, 1, 0, 0, 0, 0]);
-                reply += 9;
-            }
-            if kind == raw::DATA && len > 0 {
-                // Give the connection window back (stream windows are large, see `start`).
-                let inc = (len as u32).to_be_bytes();
-                acks[reply..reply + 13].copy_from_slice(&[
-                    0,
-                    0,
-                    4,
-                    raw::WINDOW_UPDATE,
-                    0,
-                    0,
-                    0,
-                    0,
-                    0,
-                    inc[0],
-                    inc[1],
-                    inc[2],
-                    inc[3],
-                ]);
-                reply += 13;
-                s.write_all(&acks[..reply]).unwrap();
-                reply = 0;
-            }
-            at += 9 + len;
-        }
-        if reply > 0 {
-            s.write_all(&acks[..reply]).unwrap();
-        }
-        buf.copy_within(at..*have, 0);
-        *have -= at;
-        if ended >= BATCH {
-            break;
-        }
-        let n = s.read(&mut buf[*have..]).expect("read");
-        assert!(n > 0, "closed by the server");
-        *have += n;
-    }
-}
-
 #[test]
 fn a_request_proxied_behind_http2_allocates_a_fixed_few_objects() {
     let upstream = TestServer::start(|c| c.revalidate_ms = 600_000);
@@ -128,12 +68,12 @@ fn a_request_proxied_behind_http2_allocates_a_fixed_few_objects() {
     // Warm-up: the upstream connections pooled, the slots, exchanges and buffers grown.
     for f in &frames[..warm] {
         s.write_all(f).unwrap();
-        read_batch(&mut s, &mut buf, &mut have);
+        h2_support::read_until_ended(&mut s, &mut buf, &mut have, BATCH);
     }
     let before = allocations();
     for f in &frames[warm..] {
         s.write_all(f).unwrap();
-        read_batch(&mut s, &mut buf, &mut have);
+        h2_support::read_until_ended(&mut s, &mut buf, &mut have, BATCH);
     }
     let during = allocations() - before;
     drop(s);

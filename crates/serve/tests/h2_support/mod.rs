@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
+use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use http2::{Config, Handler, Header, HeadersKind, Session, StreamId};
@@ -172,3 +173,64 @@ impl<S: Read + Write> Client<S> {
 /// send: the workspace's raw frame writer and reader.
 #[allow(unused_imports)] // not every test binary writes raw frames
 pub use test_support::h2 as raw;
+
+/// Reads frames into `buf` (`have` bytes held) until `streams` streams have ended (DATA or
+/// HEADERS with END_STREAM), acknowledging SETTINGS and giving the connection window back as
+/// it goes; no allocation (the allocation tests read their responses with it).
+#[allow(dead_code)] // the allocation tests' executables only
+pub fn read_until_ended(s: &mut TcpStream, buf: &mut [u8], have: &mut usize, streams: u32) {
+    let mut ended = 0;
+    let mut acks = [0u8; 64];
+    while ended < streams {
+        let mut at = 0;
+        let mut reply = 0;
+        while *have >= at + 9 {
+            let len = u32::from_be_bytes([0, buf[at], buf[at + 1], buf[at + 2]]) as usize;
+            if *have < at + 9 + len {
+                break;
+            }
+            let (kind, flags) = (buf[at + 3], buf[at + 4]);
+            if (kind == raw::DATA || kind == raw::HEADERS) && flags & raw::END_STREAM != 0 {
+                ended += 1;
+            }
+            if kind == raw::SETTINGS && flags & 1 == 0 {
+                acks[reply..reply + 9].copy_from_slice(&[0, 0, 0, raw::SETTINGS, 1, 0, 0, 0, 0]);
+                reply += 9;
+            }
+            if kind == raw::DATA && len > 0 {
+                // Give the connection window back (the tests open large stream windows).
+                let inc = (len as u32).to_be_bytes();
+                acks[reply..reply + 13].copy_from_slice(&[
+                    0,
+                    0,
+                    4,
+                    raw::WINDOW_UPDATE,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    inc[0],
+                    inc[1],
+                    inc[2],
+                    inc[3],
+                ]);
+                reply += 13;
+                s.write_all(&acks[..reply]).unwrap();
+                reply = 0;
+            }
+            at += 9 + len;
+        }
+        if reply > 0 {
+            s.write_all(&acks[..reply]).unwrap();
+        }
+        buf.copy_within(at..*have, 0);
+        *have -= at;
+        if ended >= streams {
+            break;
+        }
+        let n = s.read(&mut buf[*have..]).expect("read");
+        assert!(n > 0, "closed by the server");
+        *have += n;
+    }
+}
