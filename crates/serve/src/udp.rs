@@ -49,8 +49,9 @@
 //! messages, from any peers, and with UDP GRO (`UDP_GRO`, Linux 5.0) a message may hold
 //! several datagrams of one peer that the kernel coalesced (a peer's GSO batch does so on
 //! loopback), cut apart at the size its control message says before the connections see
-//! them; the buffers (16 of 64 KiB) are the socket's, made once. A read that gets fewer
-//! messages than its call asked for emptied the socket: no further call to hear `EAGAIN`.
+//! them; the buffers (16 of 64 KiB) are the socket's, made once, at its first read (a thread
+//! no HTTP/3 client talks to holds none). A read that gets fewer messages than its call asked
+//! for emptied the socket: no further call to hear `EAGAIN`.
 //! What a readable event reads is budgeted in bytes, not datagrams (a GRO message of 64 KiB
 //! is one message): the connections answer after each 64 messages or 96,000 bytes (64
 //! full-size datagrams; the call that reaches it may pass it), and the event gives the

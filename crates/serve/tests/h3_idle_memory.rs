@@ -15,12 +15,15 @@ use h3_support::Certs;
 const THREADS: usize = 4;
 
 /// Heap bytes a thread's idle HTTP/3 state may hold. Measured (debug build, 4 threads, two
-/// rounds): 143,124 and 148,820 bytes a thread, nearly all flint's 64 KiB datagram and 64 KiB
-/// file-chunk buffers, the 1,500-byte send buffer and the thread's reused head and log
-/// buffers; quiche's configuration holds the certificate and key. Built with quiche's
-/// `Config::new` it held the system's CA bundle too (`SSL_CTX_set_default_verify_paths`, about
-/// 1,015,000 bytes, never read by a server that asks no client certificate): 1,163,736 and
-/// 1,164,288 bytes a thread, which this bound refuses.
+/// rounds): 143,124 and 148,820 bytes a thread when a socket read into one 64 KiB datagram
+/// buffer, nearly all of it flint's buffers (that one, the 64 KiB file-chunk buffer, the
+/// 1,500-byte send buffer, the thread's reused head and log buffers); quiche's configuration
+/// holds the certificate and key. Reading with `recvmmsg` and GRO takes 16 buffers of 64 KiB a
+/// socket: they are made at its first read, so they are not held here (made at start, they
+/// held 1,199,016 bytes a thread, which this bound refuses). Built with quiche's `Config::new`
+/// the configuration held the system's CA bundle too (`SSL_CTX_set_default_verify_paths`,
+/// about 1,015,000 bytes, never read by a server that asks no client certificate): 1,163,736
+/// and 1,164,288 bytes a thread, which this bound refuses.
 const PER_THREAD_BOUND: usize = 256 << 10;
 
 /// Bytes the C heap has handed out and not taken back (arenas and mmap'd blocks, all threads).
@@ -63,7 +66,7 @@ fn http3_idle_state_costs_a_bounded_heap_per_thread() {
     eprintln!("HTTP/3 idle state: {per_thread:?} B a thread");
     assert!(
         least > 64 * 1024,
-        "the datagram buffer alone is 64 KiB: {per_thread:?}"
+        "the file-chunk buffer alone is 64 KiB: {per_thread:?}"
     );
     assert!(
         least <= PER_THREAD_BOUND,

@@ -48,7 +48,8 @@ pub(super) struct Read {
 
 /// One socket's receiving buffers and how it reads.
 pub(super) struct Receiver {
-    /// [`SLOTS`] buffers of [`SLOT_BYTES`], side by side.
+    /// [`SLOTS`] buffers of [`SLOT_BYTES`], side by side: made at the socket's first read, so
+    /// a thread no HTTP/3 client talks to holds none of this megabyte (empty until then).
     bufs: Box<[u8]>,
     names: Box<[libc::sockaddr_storage]>,
     controls: Box<[Control]>,
@@ -76,7 +77,7 @@ impl Receiver {
         // SAFETY: an all-zero sockaddr_storage is a valid one (family AF_UNSPEC).
         let name: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
         Receiver {
-            bufs: vec![0; SLOTS * slot_bytes].into_boxed_slice(),
+            bufs: Box::default(),
             names: vec![name; SLOTS].into_boxed_slice(),
             controls: vec![Control([0; 64]); SLOTS].into_boxed_slice(),
             gro: gro && set_gro(fd),
@@ -105,6 +106,10 @@ impl Receiver {
     ) -> io::Result<Read> {
         let max = max.clamp(1, SLOTS);
         let slot_bytes = self.slot_bytes;
+        if self.bufs.is_empty() {
+            // Once a socket, at its first readable event: never again per read.
+            self.bufs = vec![0; SLOTS * slot_bytes].into_boxed_slice();
+        }
         // SAFETY: an all-zero iovec and mmsghdr are valid ones (null pointers, lengths 0).
         let mut iov: [libc::iovec; SLOTS] = unsafe { std::mem::zeroed() };
         // SAFETY: as above.
