@@ -64,7 +64,8 @@ pub fn read(data: &[u8], cuts: &[usize], max: usize) -> Outcome {
                     "{held} bytes of head held under a {max}-byte limit"
                 );
             }
-            Ok(Some((head, mut body))) => {
+            Ok(Some((head, rest))) => {
+                let mut body = rest.into_owned();
                 body.extend_from_slice(&data[end..]);
                 return Outcome::Head(head, body);
             }
