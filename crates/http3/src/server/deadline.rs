@@ -2,7 +2,7 @@
 //! in the heap of `timers.rs`) and what passing it does (`on_deadline`: QUIC's timers and the
 //! clocks of `clocks.rs`).
 
-use super::{clocks, timers, ConnId, Server};
+use super::{clocks, ConnId, Server};
 use std::time::Instant;
 
 impl Server {
@@ -18,7 +18,7 @@ impl Server {
             let t = &self.config.timeouts;
             let scan = (self.slots.iter())
                 .filter_map(|s| s.conn.as_ref())
-                .filter_map(|c| timers::deadline_of(c, t))
+                .filter_map(|c| super::timers::deadline_of(c, t))
                 .min();
             assert_eq!(
                 earliest, scan,
