@@ -24,6 +24,34 @@ fn server(certs: &Certs, timeouts: Timeouts) -> ServerConfig {
     certs.server(&limits).timeouts(timeouts)
 }
 
+/// A client from 127.0.0.2:5000 with a stream window of `window` bytes.
+fn peer(window: u64) -> Peer {
+    Peer::connect(
+        &mut client_config(window),
+        "127.0.0.2:5000".parse().unwrap(),
+    )
+}
+
+/// As [`peer`], PINGing every 20 ms (so it is never idle: only the timeout under test ends it).
+fn pinging(window: u64) -> Peer {
+    let mut p = peer(window);
+    p.ping = Some(Duration::from_millis(20));
+    p
+}
+
+/// `peer` joins `net` as its first client, turned until its HTTP/3 connection is up.
+fn handshake(net: &mut Net, peer: Peer) {
+    net.peers.push(peer);
+    net.until("handshake", |n| n.peers[0].h3.is_some());
+}
+
+/// Turns until the server has forgotten the one connection it closed.
+fn until_forgotten(net: &mut Net) {
+    net.until("forgotten", |n| {
+        n.server.connections() == 0 && n.closed == 1
+    });
+}
+
 const LONG: Duration = Duration::from_secs(120);
 const SHORT: Duration = Duration::from_millis(300);
 
@@ -37,12 +65,7 @@ fn a_client_that_pings_forever_with_no_request_gets_goaway_then_close() {
         ..Timeouts::default()
     };
     let mut net = Net::new(server(&certs, timeouts), 100);
-    let mut peer = Peer::connect(
-        &mut client_config(1 << 20),
-        "127.0.0.2:5000".parse().unwrap(),
-    );
-    peer.ping = Some(Duration::from_millis(20));
-    net.peers.push(peer);
+    net.peers.push(pinging(1 << 20));
     // (No request first: on a busy machine the test could not be sure to send it in time.)
     net.until("keep-alive close", |n| n.peers[0].quic.is_closed());
     let p = &net.peers[0];
@@ -65,13 +88,7 @@ fn half_a_header_block_is_reset_at_the_header_timeout_and_the_connection_goes_on
         ..Timeouts::default()
     };
     let mut net = Net::new(server(&certs, timeouts), 100);
-    let mut peer = Peer::connect(
-        &mut client_config(1 << 20),
-        "127.0.0.2:5000".parse().unwrap(),
-    );
-    peer.ping = Some(Duration::from_millis(20));
-    net.peers.push(peer);
-    net.until("handshake", |n| n.peers[0].h3.is_some());
+    handshake(&mut net, pinging(1 << 20));
     // A HEADERS frame (type 1) announcing 100 bytes, 10 of them sent, no FIN, on stream 40
     // (the client's HTTP/3 layer numbers its own requests from 0).
     let mut half = vec![0x01, 0x40, 100];
@@ -108,23 +125,16 @@ fn a_response_the_client_never_opens_its_window_to_is_reset_and_closed() {
     };
     // 1 MiB to a client whose stream window is 16 KiB and which never reads.
     let mut net = Net::new(server(&certs, timeouts), 1 << 20);
-    let mut peer = Peer::connect(
-        &mut client_config(16 * 1024),
-        "127.0.0.2:5000".parse().unwrap(),
-    );
+    let mut peer = pinging(16 * 1024);
     peer.reads = false;
-    peer.ping = Some(Duration::from_millis(20));
-    net.peers.push(peer);
-    net.until("handshake", |n| n.peers[0].h3.is_some());
+    handshake(&mut net, peer);
     net.peers[0].get("/big");
     net.until("send timeout", |n| n.peers[0].quic.is_closed());
     assert_eq!(net.peers[0].closed_by_server(), Some((true, H3_NO_ERROR)));
     let c = net.server.counts();
     assert_eq!((c.send_timeouts, c.keep_alive_closes), (1, 0), "{c:?}");
     // Its state is gone with it (what waited to be sent included).
-    net.until("forgotten", |n| {
-        n.server.connections() == 0 && n.closed == 1
-    });
+    until_forgotten(&mut net);
 }
 
 #[test]
@@ -139,22 +149,14 @@ fn a_response_the_client_never_acknowledges_is_closed_at_the_send_timeout() {
     // A response well inside the client's windows: flow control takes it all at once, and
     // only its acknowledgement is left to wait for.
     let mut net = Net::new(server(&certs, timeouts), 2000);
-    let mut peer = Peer::connect(
-        &mut client_config(256 * 1024),
-        "127.0.0.2:5000".parse().unwrap(),
-    );
-    peer.ping = Some(Duration::from_millis(20));
-    net.peers.push(peer);
-    net.until("handshake", |n| n.peers[0].h3.is_some());
+    handshake(&mut net, pinging(256 * 1024));
     // From here it hears nothing, so acknowledges nothing, but PINGs on.
     net.peers[0].deaf = true;
     net.peers[0].get("/small");
     net.until("send timeout", |n| n.server.counts().send_timeouts == 1);
     let c = net.server.counts();
     assert_eq!((c.keep_alive_closes, c.body_timeouts), (0, 0), "{c:?}");
-    net.until("forgotten", |n| {
-        n.server.connections() == 0 && n.closed == 1
-    });
+    until_forgotten(&mut net);
 }
 
 #[test]
@@ -170,13 +172,7 @@ fn a_client_uploading_slowly_that_never_acknowledges_is_closed_at_the_send_timeo
     };
     // The server answers at the head, whole at once; the body goes on after it.
     let mut net = Net::new(server(&certs, timeouts), 2000);
-    let mut peer = Peer::connect(
-        &mut client_config(256 * 1024),
-        "127.0.0.2:5000".parse().unwrap(),
-    );
-    peer.ping = Some(Duration::from_millis(20));
-    net.peers.push(peer);
-    net.until("handshake", |n| n.peers[0].h3.is_some());
+    handshake(&mut net, pinging(256 * 1024));
     // From here it hears nothing, so acknowledges nothing, but uploads and PINGs on.
     net.peers[0].deaf = true;
     let fields = [
@@ -211,9 +207,7 @@ fn a_client_uploading_slowly_that_never_acknowledges_is_closed_at_the_send_timeo
         (1, 0),
         "{c:?}, {chunks} chunks"
     );
-    net.until("forgotten", |n| {
-        n.server.connections() == 0 && n.closed == 1
-    });
+    until_forgotten(&mut net);
 }
 
 #[test]
@@ -227,10 +221,7 @@ fn a_handshake_left_half_done_is_closed_at_the_header_timeout() {
     };
     let mut net = Net::new(server(&certs, timeouts), 100);
     // Its Initial reaches the server; nothing the server sends reaches it.
-    let mut peer = Peer::connect(
-        &mut client_config(1 << 20),
-        "127.0.0.2:5000".parse().unwrap(),
-    );
+    let mut peer = peer(1 << 20);
     peer.deaf = true;
     net.peers.push(peer);
     net.until("accepted", |n| n.server.counts().accepted == 1);
@@ -354,10 +345,7 @@ fn a_token_not_of_ours_is_taken_as_none() {
     let certs = Certs::new();
     let config = server(&certs, Timeouts::default()).retry(Retry::Always);
     let mut net = Net::new(config, 100);
-    let mut peer = Peer::connect(
-        &mut client_config(1 << 20),
-        "127.0.0.2:5000".parse().unwrap(),
-    );
+    let mut peer = peer(1 << 20);
     peer.tamper = Some(foreign_token);
     net.peers.push(peer);
     // Its Initials with the token are answered as if they had none: with a Retry. (Its
@@ -458,13 +446,7 @@ fn past_the_flood_threshold_handshakes_go_through_a_retry() {
 fn a_server_that_lost_a_connection_ends_it_with_a_stateless_reset() {
     let certs = Certs::new();
     let mut net = Net::new(server(&certs, Timeouts::default()), 100);
-    let mut peer = Peer::connect(
-        &mut client_config(1 << 20),
-        "127.0.0.2:5000".parse().unwrap(),
-    );
-    peer.ping = Some(Duration::from_millis(20));
-    net.peers.push(peer);
-    net.until("handshake", |n| n.peers[0].h3.is_some());
+    handshake(&mut net, pinging(1 << 20));
     // The server starts again, knowing nothing of the connection; the key is the process's.
     net.server = http3::Server::new(
         server(&certs, Timeouts::default()),
@@ -493,11 +475,7 @@ fn short_packet(peer: &mut Peer) -> Vec<u8> {
 fn only_the_thread_holding_a_connection_answers_for_it_with_a_reset() {
     let certs = Certs::new();
     let mut net = Net::new(server(&certs, Timeouts::default()).thread(0), 100);
-    net.peers.push(Peer::connect(
-        &mut client_config(1 << 20),
-        "127.0.0.2:5000".parse().unwrap(),
-    ));
-    net.until("handshake", |n| n.peers[0].h3.is_some());
+    handshake(&mut net, peer(1 << 20));
     // Thread 1 shares the key; a copy of the connection's packet sent from another address
     // lands on it: no reset (it would be the live connection's, and end it).
     let mut other = http3::Server::new(
@@ -526,13 +504,7 @@ fn only_the_thread_holding_a_connection_answers_for_it_with_a_reset() {
 fn a_client_that_skips_stream_zero_leaves_no_record_per_request() {
     let certs = Certs::new();
     let mut net = Net::new(server(&certs, Timeouts::default()), 100);
-    let mut peer = Peer::connect(
-        &mut client_config(1 << 20),
-        "127.0.0.2:5000".parse().unwrap(),
-    );
-    peer.ping = Some(Duration::from_millis(20));
-    net.peers.push(peer);
-    net.until("handshake", |n| n.peers[0].h3.is_some());
+    handshake(&mut net, pinging(1 << 20));
     // Requests on 4, 8, ... (QUIC allows a client to skip stream 0), one after the other.
     let n = 60;
     for k in 1..=n {
@@ -557,13 +529,7 @@ fn a_header_block_never_finished_does_not_hold_the_keep_alive_clock() {
         ..Timeouts::default()
     };
     let mut net = Net::new(server(&certs, timeouts), 100);
-    let mut peer = Peer::connect(
-        &mut client_config(1 << 20),
-        "127.0.0.2:5000".parse().unwrap(),
-    );
-    peer.ping = Some(Duration::from_millis(20));
-    net.peers.push(peer);
-    net.until("handshake", |n| n.peers[0].h3.is_some());
+    handshake(&mut net, pinging(1 << 20));
     // A HEADERS frame announcing 100 bytes, 10 sent, never finished, while PINGing: the
     // header timeout is far off, the keep-alive one is not.
     let mut half = vec![0x01, 0x40, 100];
@@ -583,11 +549,7 @@ fn a_header_block_never_finished_does_not_hold_the_keep_alive_clock() {
 fn at_shutdown_an_idle_connection_gets_its_goaway_before_the_close() {
     let certs = Certs::new();
     let mut net = Net::new(server(&certs, Timeouts::default()), 100);
-    net.peers.push(Peer::connect(
-        &mut client_config(1 << 20),
-        "127.0.0.2:5000".parse().unwrap(),
-    ));
-    net.until("handshake", |n| n.peers[0].h3.is_some());
+    handshake(&mut net, peer(1 << 20));
     let stream = net.peers[0].get("/a");
     net.until("response", |n| {
         n.peers[0].finished.get(&stream) == Some(&100)

@@ -106,14 +106,14 @@ impl H3 {
             Interest::READABLE | Interest::WRITABLE,
         )?;
         let name = &cx.sh.config.target.server_name;
-        // Without `--tls-resume` nothing is offered (and nothing was kept): a full handshake.
-        let session: &[u8] = if self.resume { &self.session } else { &[] };
+        // Without `--tls-resume` no session was kept (`keep_session`): the offer is empty, a
+        // full handshake.
         let client = http3::Client::resume(
             &mut self.config.borrow_mut(),
             name,
             local,
             self.peer,
-            session,
+            &self.session,
         )
         .map_err(std::io::Error::other)?;
         self.sock = Some(sock);
