@@ -32,16 +32,18 @@
 //! With HTTP/3 on, the loop also owns a UDP socket and its QUIC connections (`udp.rs`): its
 //! events drive them, QUIC's own deadline is folded into the poll timeout, and a shutdown
 //! sends each a GOAWAY and waits for them to close as it waits for TCP connections.
+//!
+//! How a connection comes in (accepted, its first pass, the cap, a paused listener) is
+//! `event_loop/accepting.rs`.
 
 use std::fs::File;
 use std::io;
-use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use mio::net::{TcpListener, TcpStream};
-use mio::{Events, Interest, Poll, Token};
+use mio::net::TcpListener;
+use mio::{Events, Poll, Token};
 use wire::RequestLimits;
 
 use crate::access_log::AccessLog;
@@ -57,6 +59,8 @@ use crate::respond::Responder;
 use crate::stats::ServerStats;
 use crate::transport::Transport;
 use crate::udp::Quic;
+
+mod accepting;
 
 /// Period of the timeout sweep (and so the timeouts' resolution).
 const SWEEP: Duration = Duration::from_millis(250);
@@ -371,109 +375,6 @@ impl<'a, T: Transport> Loop<'a, T> {
         }
     }
 
-    fn accept_all(&mut self) {
-        if self.accept_paused_until.is_some() || self.draining.is_some() {
-            return;
-        }
-        loop {
-            let Some(listener) = self.listener.as_ref() else {
-                return;
-            };
-            self.worker.stats.accept_calls += 1;
-            match listener.accept() {
-                Ok((sock, peer)) => {
-                    self.worker.stats.accepted += 1;
-                    let open = self.control.conns.fetch_add(1, Ordering::Relaxed);
-                    if open >= self.max_conns && !self.evict_waiting() {
-                        // At max_connections and every one of this thread's busy with a
-                        // request: closed at once (the client sees a reset).
-                        self.control.conns.fetch_sub(1, Ordering::Relaxed);
-                        self.worker.stats.rejected += 1;
-                        drop(sock);
-                        continue;
-                    }
-                    self.open(sock, peer);
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(e)
-                    if e.kind() == io::ErrorKind::Interrupted
-                        || e.kind() == io::ErrorKind::ConnectionAborted => {}
-                Err(_) => {
-                    // EMFILE, ENFILE, ENOBUFS, ENOMEM: the connection stays in the backlog and
-                    // every retry would fail the same way. Stop listening for a moment.
-                    self.worker.stats.accept_errors += 1;
-                    self.worker.stats.accept_pauses += 1;
-                    if let Some(l) = self.listener.as_mut() {
-                        let _ = self.poll.registry().deregister(l);
-                    }
-                    self.accept_paused_until = Some(self.worker.now + ACCEPT_PAUSE);
-                    return;
-                }
-            }
-        }
-    }
-
-    /// A new connection: one optimistic pass right away (read, answer, write), which usually
-    /// finds the request already there and saves an epoll round trip; registered with epoll only
-    /// if it outlives that pass (an HTTP/1.0 exchange never is).
-    fn open(&mut self, sock: TcpStream, peer: SocketAddr) {
-        let now = self.worker.now;
-        let deadline = now + self.worker.timeouts.header;
-        // The slot is chosen first: a program started in the first pass registers its pipes
-        // under the slot's token.
-        let i = self.free.pop().unwrap_or_else(|| {
-            self.conns.push(None);
-            self.conns.len() - 1
-        });
-        let Ok(mut c) = Conn::<T>::accept(sock, peer, &mut self.env, now, deadline, i) else {
-            self.free.push(i);
-            self.control.conns.fetch_sub(1, Ordering::Relaxed);
-            self.worker.stats.closed += 1;
-            return;
-        };
-        let keep = c.drive(&mut self.worker, &mut self.env, &mut self.pool);
-        self.worker.stats.optimistic_hits += u64::from(c.session.served);
-        if !keep {
-            self.free.push(i);
-            self.release(c);
-            return;
-        }
-        self.worker.stats.registrations += 1;
-        let interest = Interest::READABLE | Interest::WRITABLE;
-        if self
-            .poll
-            .registry()
-            .register(c.io.socket(), Token(i), interest)
-            .is_err()
-        {
-            self.free.push(i);
-            self.release(c);
-            return;
-        }
-        self.conns[i] = Some(c);
-    }
-
-    /// At the connection cap: closes the connection that has waited longest for a request
-    /// (idle since its last response, or silent since accept: [`Conn::waiting_since`]) to admit
-    /// a new one, as nginx reuses its keep-alive and not-yet-used connections. A connection
-    /// busy with a request is never closed for it. A scan of the slab made only when the cap is
-    /// reached: nothing is paid per request. False if every connection of this thread is busy.
-    fn evict_waiting(&mut self) -> bool {
-        let keepalive = self.worker.timeouts.keepalive;
-        let oldest = self
-            .conns
-            .iter()
-            .enumerate()
-            .filter_map(|(i, c)| Some((c.as_ref()?.waiting_since(keepalive)?, i)))
-            .min();
-        let Some((_, i)) = oldest else {
-            return false;
-        };
-        self.worker.stats.idle_evictions += 1;
-        self.close(i);
-        true
-    }
-
     fn close(&mut self, i: usize) {
         if let Some(c) = self.conns[i].take() {
             self.free.push(i);
@@ -491,17 +392,6 @@ impl<'a, T: Transport> Loop<'a, T> {
             self.pool.give(b);
         }
         self.worker.stats.closed += 1;
-    }
-
-    fn resume_accepting(&mut self) {
-        self.accept_paused_until = None;
-        if let Some(l) = self.listener.as_mut() {
-            // Connections waiting in the backlog make the new registration report at once.
-            let _ = self
-                .poll
-                .registry()
-                .register(l, LISTENER, Interest::READABLE);
-        }
     }
 
     /// Timeouts and the log's once-a-second flush.

@@ -15,6 +15,10 @@
 //!   client takes it, stderr to the error log, the exit seen through a pidfd.
 //! - `process_group.rs` kills a program's process group (the spawner's and a program's kill).
 //! - `head.rs` checks a program's response head before any of it reaches a client.
+//! - `routing.rs` is which gateway claims a target; `launching.rs` a claimed request's start
+//!   (its launch made, handed to the spawner or sent on a pooled connection); `retiring.rs`
+//!   its end (its source reaped or pooled, its slot given back) and the sweep. They are
+//!   [`Gateways`]' methods, apart so that each reads alone.
 //!
 //! - `upstream.rs` is the connections of the gateways that speak over a socket: a `Stream`
 //!   (unix, TCP, or TLS to an `https://` upstream), the thread's `Pool` of idle ones and their
@@ -43,7 +47,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::config::Config;
-use crate::resolve::{self, Root};
+use crate::resolve::Root;
 
 pub(crate) mod asked;
 pub(crate) mod cgi;
@@ -51,9 +55,12 @@ pub(crate) mod cgi;
 mod drop_tests;
 pub mod fcgi;
 pub mod head;
+mod launching;
 mod process_group;
 pub(crate) mod program;
 pub(crate) mod proxy;
+mod retiring;
+mod routing;
 mod scripts;
 mod source;
 pub(crate) mod spawner;
@@ -251,224 +258,6 @@ impl Gateways {
         })))
     }
 
-    /// Whether a gateway claims `target`, and with what. `None`: not a gateway's (or a target
-    /// the static path refuses anyway: it answers as for any file). A script found is kept
-    /// for the next requests (`scripts.rs`).
-    pub fn route(&mut self, target: &[u8], now: Instant) -> Option<Route> {
-        resolve::normalise(target, &mut self.key).ok()?;
-        if let Some(mount) = self.proxies.claims(&self.key) {
-            return Some(Route::Proxy(mount));
-        }
-        if let Some(script) = self.scripts.get(&self.key, now) {
-            return Some(Route::Cgi(script));
-        }
-        let route = self.find();
-        if let Some(Route::Cgi(script)) = &route {
-            self.scripts.insert(&self.key, script, now);
-        }
-        route
-    }
-
-    /// [`Gateways::route`] from the filesystem.
-    fn find(&self) -> Option<Route> {
-        let key = &self.key[..];
-        for (prefix, root) in &self.mounts {
-            let Some(rest) = key.strip_prefix(&prefix[..]) else {
-                continue;
-            };
-            if !(rest.is_empty() || rest[0] == b'/') {
-                continue;
-            }
-            if self.hide_dotfiles && resolve::is_hidden(key) {
-                return Some(Route::Refused(404));
-            }
-            let any = |_: &[u8]| true;
-            return Some(cgi::find(root, prefix, rest, &self.doc_root, any, None));
-        }
-        if let Some(route) = self.route_fastcgi() {
-            return Some(route);
-        }
-        if self.extensions.is_empty() || !self.names_extension(key) {
-            return None;
-        }
-        if self.hide_dotfiles && resolve::is_hidden(key) {
-            return Some(Route::Refused(404));
-        }
-        let exts = &self.extensions;
-        let is_script = |seg: &[u8]| exts.iter().any(|e| seg.ends_with(e) && seg.len() > e.len());
-        Some(cgi::find(
-            &self.doc_root,
-            b"",
-            key,
-            &self.doc_root,
-            is_script,
-            None,
-        ))
-    }
-
-    /// The FastCGI application that claims the normalised target in `self.key`, if one does:
-    /// its script found under the document root by the same rules as a file (an extension
-    /// pattern: the first segment with that extension; a prefix: the shortest leading file).
-    fn route_fastcgi(&self) -> Option<Route> {
-        let key = &self.key[..];
-        let (i, app) = self.apps.iter().enumerate().find(|(_, a)| a.claims(key))?;
-        if self.hide_dotfiles && resolve::is_hidden(key) {
-            return Some(Route::Refused(404));
-        }
-        let is_script = |seg: &[u8]| app.names_script(seg);
-        Some(cgi::find(
-            &self.doc_root,
-            b"",
-            key,
-            &self.doc_root,
-            is_script,
-            Some(i),
-        ))
-    }
-
-    /// Starts `launch` (its records made by [`Gateways::launch`]) on application `app`: an
-    /// idle connection of the pool if one is open, else a new one (not waited for). An error
-    /// means nothing reached the application. Returns whether the connection was reused.
-    pub fn start_fastcgi(
-        &mut self,
-        launch: Launch,
-        app: usize,
-        token: usize,
-        deadline: Instant,
-    ) -> std::io::Result<(fcgi::Exchange, bool)> {
-        let Some(mut params) = launch.fastcgi else {
-            return Err(std::io::Error::other(
-                "a FastCGI request without its records",
-            ));
-        };
-        if params.buffers.is_records_only() {
-            // Copied into the pool's buffer, which stays the pool's (its capacity kept).
-            let mut pooled = self.fcgi_pool.buffers();
-            pooled.out.clear();
-            pooled.out.extend_from_slice(&params.buffers.out);
-            params.buffers = pooled;
-        }
-        let a = &self.apps[app];
-        let taken = match self.fcgi_pool.take(app, token) {
-            Some((s, slot)) => Ok((s, slot, true)),
-            None => upstream::Stream::connect(&a.addr)
-                .map(|s| (s, self.fcgi_pool.open_slot(token), false)),
-        };
-        let (stream, slot, reused) = match taken {
-            Ok(t) => t,
-            Err(e) => {
-                self.fcgi_pool.recycle(params.buffers);
-                return Err(e);
-            }
-        };
-        let up = fcgi::Upstream {
-            stream,
-            slot,
-            app,
-            reused,
-            keep_conn: self.fcgi_pool.keeps(app),
-            name: a.name.clone(),
-            buffers: params.buffers,
-        };
-        let max_output = self.limits.max_output;
-        let (encoder, idempotent) = (params.encoder, params.idempotent);
-        let registry = &self.registry;
-        match fcgi::Exchange::start(
-            encoder,
-            idempotent,
-            launch.body,
-            up,
-            registry,
-            deadline,
-            max_output,
-        ) {
-            Ok(x) => Ok((x, reused)),
-            Err((e, buffers)) => {
-                self.fcgi_pool.close_slot(slot);
-                self.fcgi_pool.recycle(buffers);
-                Err(e)
-            }
-        }
-    }
-
-    /// The launch for a request `route` claims (`Route::Cgi` or `Route::Proxy`).
-    pub fn launch<'a>(
-        &mut self,
-        route: &Route,
-        req: &wire::Request<'_>,
-        asked: asked::Asked<'a, impl Iterator<Item = (&'a [u8], &'a [u8])> + Clone>,
-        peer: std::net::SocketAddr,
-    ) -> Launch {
-        match route {
-            Route::Proxy(mount) => {
-                let body = asked.content_length.unwrap_or(0);
-                let buffers = self.fcgi_pool.buffers();
-                let hop = self.proxies.hop(*mount, peer.ip(), self.https);
-                let fwd = proxy::request::forward(*mount, req, asked, &hop, buffers);
-                Launch {
-                    program: Default::default(),
-                    dir: Default::default(),
-                    env: Vec::new(),
-                    body,
-                    app: None,
-                    proxy: Some(fwd),
-                    fastcgi: None,
-                }
-            }
-            Route::Cgi(script) => {
-                let mut scratch = std::mem::take(&mut self.scratch);
-                let launch = match script.app {
-                    Some(app) => self.launch_fastcgi(script, app, req, asked, peer, &mut scratch),
-                    None => cgi::launch(script, req, asked, peer, self, &mut scratch),
-                };
-                self.scratch = scratch;
-                launch
-            }
-            Route::Refused(_) => unreachable!("a refused route has no launch"),
-        }
-    }
-
-    /// The launch of a request for FastCGI application `app`: its BEGIN_REQUEST and PARAMS
-    /// encoded into a recycled buffer as the meta-variables come, with no environment made.
-    fn launch_fastcgi<'a>(
-        &mut self,
-        script: &cgi::Script,
-        app: usize,
-        req: &wire::Request<'_>,
-        asked: asked::Asked<'a, impl Iterator<Item = (&'a [u8], &'a [u8])> + Clone>,
-        peer: std::net::SocketAddr,
-        scratch: &mut cgi::Scratch,
-    ) -> Launch {
-        // A chunked body is read whole before the request has a program slot (it may never
-        // get one): until it starts, the request holds its records alone, not the pool's
-        // buffers (`start_fastcgi` takes them).
-        let buffers = match req.chunked {
-            true => upstream::Buffers::records_only(),
-            false => self.fcgi_pool.buffers(),
-        };
-        let keep_conn = self.fcgi_pool.keeps(app);
-        let mut params = fcgi::Params::new(buffers, keep_conn, asked.method);
-        let mut set = |k: &[u8], v: &[u8]| params.param(k, v);
-        cgi::meta_variables(script, req, &asked, peer, self, scratch, &mut set);
-        Launch {
-            program: Default::default(),
-            dir: Default::default(),
-            env: Vec::new(),
-            body: asked.content_length.unwrap_or(0),
-            app: Some(app),
-            proxy: None,
-            fastcgi: Some(params),
-        }
-    }
-
-    /// Sends a request that failed on a pooled connection before reaching the application
-    /// again, on a new connection (`Exchange::may_retry`).
-    pub fn retry_fastcgi(&mut self, x: &mut fcgi::Exchange) -> std::io::Result<()> {
-        let stream = upstream::Stream::connect(&self.apps[x.app].addr)?;
-        x.slot = self.fcgi_pool.renew_slot(x.slot);
-        x.retry(stream)
-    }
-
     /// An event of a FastCGI connection's pool slot: the client connection to drive, if the
     /// connection carries a request (an idle one the application closed is dropped).
     pub fn pool_event(&mut self, slot: usize, readable: bool, closed: bool) -> Option<usize> {
@@ -516,12 +305,6 @@ impl Gateways {
         &self.apps[app].name
     }
 
-    /// Whether a segment of `key` ends with a CGI extension.
-    fn names_extension(&self, key: &[u8]) -> bool {
-        key.split(|&b| b == b'/')
-            .any(|seg| self.extensions.iter().any(|e| seg.ends_with(e)))
-    }
-
     /// Takes the slot a gateway request holds while it runs: for a request to proxy mount
     /// `proxy_mount`, one of the mount's own on this thread (`max_in_flight`: a proxied
     /// request runs no program, so it does not take one of `cgi_max_programs`); else one of
@@ -554,176 +337,5 @@ impl Gateways {
     /// Gives back a slot taken by [`Gateways::reserve`] (a start that failed, a reaped child).
     pub fn release(&self) {
         self.running.fetch_sub(1, Ordering::AcqRel);
-    }
-
-    /// Hands `launch` (a program's) to the spawner thread for connection `token`: what the
-    /// connection holds until it runs. An error means nothing starts (its slot is the caller's
-    /// to give back); the program's path comes back with it, for the log.
-    pub fn start_program(
-        &mut self,
-        launch: Launch,
-        token: usize,
-        deadline: Instant,
-    ) -> Result<Starting, (std::io::Error, std::path::PathBuf)> {
-        let job = spawner::Job {
-            ticket: 0,
-            token,
-            stdin: launch.body > 0,
-            program: launch.program,
-            dir: launch.dir,
-            env: launch.env,
-        };
-        let Some(spawner) = self.spawner.as_mut() else {
-            let e = std::io::Error::other("no programs are configured");
-            return Err((e, job.program));
-        };
-        let ticket = spawner.send(job).map_err(|(e, job)| (e, job.program))?;
-        Ok(Starting { ticket, deadline })
-    }
-
-    /// A program the spawner thread is done with, if one is there (the loop's waker said so).
-    pub fn take_spawned(&mut self) -> Option<spawner::Spawned> {
-        self.spawner.as_mut()?.take()
-    }
-
-    /// A started program, its pipes registered for connection `token`; an error if they could
-    /// not be (the program is then retired, killed).
-    pub fn program_ready(
-        &mut self,
-        started: spawner::Started,
-        name: &std::path::Path,
-        token: usize,
-        deadline: Instant,
-    ) -> std::io::Result<Program> {
-        match program::registered(started, name, token, &self.registry, deadline) {
-            Ok(p) => Ok(p),
-            Err(p) => {
-                self.retire(*p, true);
-                Err(std::io::Error::other("cannot register its pipes"))
-            }
-        }
-    }
-
-    /// A program whose request was given up while it was being started (its client gone, its
-    /// wall time past): killed and reaped as a retired one; a start that failed gives its slot
-    /// back. Returns whether it had started (it counts as a start).
-    pub fn orphan(&mut self, s: spawner::Spawned) -> bool {
-        match s.result {
-            Ok(started) => {
-                process_group::kill_group(started.child.id());
-                self.retired.push((started.child, Instant::now()));
-                true
-            }
-            Err(_) => {
-                self.release();
-                false
-            }
-        }
-    }
-
-    /// A source no connection needs any more, at `now`: a program as [`Gateways::retire`]; a
-    /// FastCGI or upstream connection back to the pool if its request ended cleanly and `kill`
-    /// is false, else closed (which aborts the request).
-    pub fn retire_source(&mut self, s: Source, kill: bool, now: Instant) {
-        match s {
-            // Its child, once started, finds no request to answer: `orphan`.
-            Source::Starting(_) => {}
-            Source::Program(p) => self.retire(p, kill),
-            Source::FastCgi(x) => {
-                self.release();
-                let slot = x.slot;
-                let (reusable, buffers) = x.finish();
-                // The connection first: its buffers are kept as spares for it (`recycle`).
-                match reusable.filter(|_| !kill) {
-                    Some((app, stream)) => self.fcgi_pool.put(app, stream, slot, now),
-                    None => self.fcgi_pool.close_slot(slot),
-                }
-                self.fcgi_pool.recycle(buffers);
-            }
-            Source::Proxy(x) => {
-                self.proxies.release(x.mount);
-                let slot = x.slot;
-                let (reusable, buffers) = x.finish();
-                // The connection first: its buffers are kept as spares for it (`recycle`).
-                match reusable.filter(|_| !kill) {
-                    Some((group, stream)) => self.fcgi_pool.put(group, stream, slot, now),
-                    None => self.fcgi_pool.close_slot(slot),
-                }
-                self.fcgi_pool.recycle(buffers);
-            }
-        }
-    }
-
-    /// A program no connection needs any more: reaped now if it has exited, else (killed if
-    /// `kill`) kept until it is, and killed past its deadline (`sweep`).
-    pub fn retire(&mut self, mut p: Program, kill: bool) {
-        if kill {
-            p.kill();
-        }
-        let deadline = p.deadline;
-        match p.into_child() {
-            Some(mut child) => match child.try_wait() {
-                Ok(None) => self.retired.push((child, deadline)),
-                _ => self.release(),
-            },
-            None => self.release(),
-        }
-    }
-
-    /// Reaps retired programs that exited, kills those past their deadline, closes upstream
-    /// connections idle past their mount's `idle_timeout_ms`. Called by the event loop's
-    /// sweep; `final_` (at shutdown) kills every one and waits for it (SIGKILL cannot be
-    /// ignored: the wait is short).
-    pub fn sweep(&mut self, now: Instant, final_: bool) {
-        if final_ {
-            // The programs still being started are killed and reaped as they come, those
-            // still queued refused; no connection waits for any of them now: their slots
-            // come back.
-            if let Some(spawner) = self.spawner.as_mut() {
-                let stopped = spawner.finish();
-                for _ in 0..stopped.slots {
-                    self.release();
-                }
-            }
-        }
-        self.fcgi_pool.trim(now);
-        let mut i = 0;
-        while i < self.retired.len() {
-            let (child, deadline) = &mut self.retired[i];
-            if final_ || now >= *deadline {
-                process_group::kill_group(child.id());
-            }
-            let done = if final_ {
-                child.wait().is_ok()
-            } else {
-                !matches!(child.try_wait(), Ok(None))
-            };
-            if done {
-                self.retired.swap_remove(i);
-                self.release();
-            } else {
-                i += 1;
-            }
-        }
-    }
-
-    /// When the sweep has work next: `now` while retired programs wait to be reaped (their
-    /// exit is checked at each sweep), else when the pool has connections to close
-    /// ([`upstream::Pool::next_trim`]); `None`: the gateways need no sweep.
-    pub fn sweep_due(&self, now: Instant) -> Option<Instant> {
-        if !self.retired.is_empty() {
-            return Some(now);
-        }
-        self.fcgi_pool.next_trim(now)
-    }
-}
-
-/// A loop that ends without its final sweep (its poll failed, or it unwinds) still gives back
-/// the program slots its spawner's jobs held, and kills and reaps its programs: the count of
-/// running programs is shared with the other loops, which would otherwise lose those slots
-/// for good. After the final sweep there is nothing left to do.
-impl Drop for Gateways {
-    fn drop(&mut self) {
-        self.sweep(Instant::now(), true);
     }
 }

@@ -27,36 +27,36 @@
 //! empty queue.
 //!
 //! This file holds the session type and the answer path (input read, requests answered, frames
-//! queued), so a connection's path reads in one place; beside it, `h2/streams.rs` is the stream
+//! queued), one request's own path and its reply apart, so a connection's path reads in one place; beside it, `h2/streams.rs` is the stream
 //! table (slots, hints, freed slots, the arena, the ended ring, each stream's body clock),
-//! `h2/handler.rs` the nghttp2 callbacks that fill it and frame bodies, `h2/fields.rs` the
+//! `h2/handler.rs` the nghttp2 callbacks that fill it and frame bodies, `h2/respond.rs` one
+//! complete request answered, `h2/reply.rs` a reply submitted on its stream, `h2/fields.rs` the
 //! response head handed over as HTTP/2 fields, and for a request a program answers,
 //! `h2/exchange.rs` the stream's exchange with it and `h2/gateway.rs` the protocol's side of
 //! the gateway seam.
 
-use std::rc::Rc;
 use std::time::Instant;
 
-use http2::{error_code, frame_type, Header, StreamId};
+use http2::{error_code, frame_type, StreamId};
 
 use super::body::BodyClock;
-use super::{finish, request_line, Session, Worker};
-use crate::access_log::Entry;
-use crate::auth::Verdict;
-use crate::gateway::asked::Asked;
-use crate::gateway::{cgi, Launch, Route};
-use crate::respond::{Body, Output, Reply};
-use crate::response::{Fields, Head};
-use fields::{FieldRoom, MAX_FIELDS};
+use super::{Session, Worker};
+use crate::gateway::Launch;
+use crate::response::Fields;
+use fields::FieldRoom;
 #[cfg(test)]
-use streams::Field;
+use std::rc::Rc;
 pub(crate) use streams::Spares;
-use streams::{Counts, Out, Storage, Streams};
+use streams::{Counts, Storage, Streams};
+#[cfg(test)]
+use streams::{Field, Out};
 
 mod exchange;
 mod fields;
 pub(super) mod gateway;
 mod handler;
+mod reply;
+mod respond;
 mod streams;
 
 /// A request body still arriving once its response is complete is not waited for past this
@@ -344,7 +344,7 @@ fn answer_awake(s: &mut Session, w: &mut Worker, pool: &mut crate::pool::Pool) -
         if h.streams.generated > w.max_pipeline {
             break;
         }
-        respond(h, id, w, s.peer);
+        respond::respond(h, id, w, s.peer);
         s.served = true;
         answered += 1;
     }
@@ -413,265 +413,6 @@ fn answer_awake(s: &mut Session, w: &mut Worker, pool: &mut crate::pool::Pool) -
     // Frames wait in nghttp2 while anything is queued: the driver comes back once the queue
     // is written (an empty queue with frames waiting means nghttp2 had nothing it could write).
     (h.framer.want_write() || !h.streams.ready.is_empty()) && s.queued > 0
-}
-
-/// Answers one complete request on `id`: its head built for `wire`, the responder's answer
-/// turned into `:status` and fields, the body left to the DATA frames.
-fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::SocketAddr) {
-    let Some(i) = h.streams.index(id) else {
-        return;
-    };
-    let st = &h.streams.slots[i];
-    let value = |(a, b): (usize, usize)| &st.values[a..b];
-    let (method, path) = (value(st.method), value(st.path));
-    let too_large = st.content_length.is_some_and(|n| n > w.max_body);
-    // HTTP/1.1's limits on the whole request, over every field it carried (wire reads only
-    // those the responder uses), and the header list limit the session advertised.
-    let head_too_large = st.list_too_large
-        || st.head_bytes > w.limits.max_head_bytes
-        || st.field_count > w.limits.max_fields();
-    let host_differs = st.host_differs;
-    // A HEAD answered with an error (400, 413, 431) has no body either.
-    let head_method = method == b"HEAD";
-    let out = &mut Output::Fields {
-        head: head_fields(&mut h.head),
-        body: &mut h.response,
-    };
-    let fields = st.fields.iter().map(|&(name, range)| (name, value(range)));
-    let authority = st.authority.map(value);
-    let limits = &w.limits;
-    let logged = w.log.is_some();
-    let passed = &mut h.passed_host;
-    // A program's exchange and start, for a request one answers (set where `Err` is returned).
-    let mut program = None;
-    // The request is read by reference where wire built it (no copy of it).
-    let answer =
-        wire::Request::with_fields(method, path, authority, fields, limits, passed, |parsed| {
-            match parsed {
-                _ if head_too_large => Ok((
-                    w.responder.error(431, &w.date, false, out),
-                    false,
-                    None,
-                    None,
-                    None,
-                )),
-                _ if host_differs => Ok((
-                    w.responder.error(400, &w.date, false, out),
-                    false,
-                    None,
-                    None,
-                    None,
-                )),
-                Ok(r) if !too_large => {
-                    // Only when a prefix is protected: before files or programs.
-                    let verdict = match w.auth.as_mut() {
-                        Some(a) => a.check(r, peer.ip(), w.now, &mut w.stats),
-                        None => Verdict::Open,
-                    };
-                    // Only when a gateway is configured: the static path checks nothing more.
-                    let routed = match (&verdict, w.gateways.as_mut()) {
-                        (Verdict::Denied(_), _) | (_, None) => None,
-                        (_, Some(g)) => g.route(r.target, w.now),
-                    };
-                    let reply = match routed {
-                        None => match &verdict {
-                            Verdict::Denied(d) => w.responder.denied(r, d, &w.date, out),
-                            _ => w.responder.respond(r, &w.date, w.now, out),
-                        },
-                        Some(Route::Refused(status)) => {
-                            w.responder.error_to(r, status, &w.date, out)
-                        }
-                        // A program is told the body's length up front (RFC 3875 4.1.2): one
-                        // that does not say it is answered once it is whole (`answer`).
-                        Some(Route::Cgi(_) | Route::Proxy(_))
-                            if !st.ended && st.content_length.is_none() =>
-                        {
-                            return Err(());
-                        }
-                        Some(route @ (Route::Cgi(_) | Route::Proxy(_))) => {
-                            match &route {
-                                Route::Cgi(script) => {
-                                    w.stats.count_gateway_request(script.app.is_some())
-                                }
-                                _ => w.stats.proxy_requests += 1,
-                            }
-                            match w.gateways.as_mut() {
-                                None => w.responder.error(500, &w.date, false, out),
-                                Some(g) if !g.reserve_for(route.proxy_mount()) => {
-                                    w.stats.count_busy(route.proxy_mount());
-                                    w.responder.busy(r, &w.date, out)
-                                }
-                                Some(g) => {
-                                    let host = authority.map(|a| (&b"host"[..], a));
-                                    let fields = (st.fields.iter())
-                                        .map(|&(name, range)| (name, value(range)))
-                                        .chain(st.others.iter().map(|&(n, v)| (value(n), value(v))))
-                                        .chain(host);
-                                    let asked = Asked {
-                                        method,
-                                        protocol: b"HTTP/2.0",
-                                        // A body that arrived whole has its length.
-                                        content_length: st
-                                            .content_length
-                                            .or((st.ended && st.body_in > 0).then_some(st.body_in)),
-                                        fields,
-                                    };
-                                    let mut launch = g.launch(&route, r, asked, peer);
-                                    if let Some(user) = verdict.user() {
-                                        cgi::set_user(&mut launch, user);
-                                    }
-                                    let x = exchange::Exchange::new(
-                                        r,
-                                        method,
-                                        b"HTTP/2.0",
-                                        verdict.user(),
-                                        limits.max_head_bytes,
-                                        matches!(route, Route::Proxy(_)),
-                                        logged,
-                                    );
-                                    program = Some((x, launch));
-                                    return Err(());
-                                }
-                            }
-                        }
-                    };
-                    let user = match verdict {
-                        Verdict::Allowed(user) => Some(user),
-                        _ => None,
-                    };
-                    Ok((
-                        reply,
-                        r.method == wire::Method::Head,
-                        r.referer,
-                        r.user_agent,
-                        user,
-                    ))
-                }
-                Ok(r) => {
-                    let reply = w.responder.error(413, &w.date, false, out);
-                    Ok((reply, false, r.referer, r.user_agent, None))
-                }
-                Err(e) => Ok((
-                    w.responder.error(e.status(), &w.date, false, out),
-                    false,
-                    None,
-                    None,
-                    None,
-                )),
-            }
-        });
-    let (reply, is_head, referer, user_agent, user) = match answer {
-        Ok(answer) => answer,
-        Err(()) => match program {
-            None => {
-                h.streams.slots[i].awaits_end = true;
-                h.awaiting += 1;
-                return;
-            }
-            Some((exchange, launch)) => {
-                // A program answers: its head comes later (`gateway.rs`).
-                h.launches.push((id, launch));
-                let slot = &mut h.streams.slots[i];
-                slot.trim();
-                slot.answered = true;
-                slot.gateway = Some(slot.boxed(exchange));
-                return;
-            }
-        },
-    };
-    let (status, body_bytes, user) = (reply.status, reply.body_bytes, user.as_deref());
-    let line = &mut h.log_line;
-    finish(w, status, move || Entry {
-        peer: peer.ip(),
-        request_line: request_line(line, method, path, b"HTTP/2.0"),
-        status,
-        body_bytes,
-        referer,
-        user_agent,
-        user,
-    });
-    // Refused for what the request is (the answers wire's checks and these limits give).
-    h.streams.refused += u32::from(matches!(reply.status, 400 | 413 | 414 | 431));
-    submit_reply(h, i, id, reply, is_head || head_method, &w.date);
-}
-
-/// The connection's reused head fields (present while it holds its request storage).
-fn head_fields(head: &mut Option<Box<Fields>>) -> &mut Fields {
-    head.get_or_insert_with(|| Box::new(Fields::new()))
-}
-
-/// Submits the reply on stream `id` (slot `i`): its head (`Date` is `date`), the fields the
-/// responder wrote in `h.head` with it or before it; and its body, or the generated body the
-/// responder wrote in `h.response`.
-fn submit_reply(h: &mut H2, i: usize, id: StreamId, reply: Reply, no_body: bool, date: &[u8]) {
-    let Reply {
-        head, body, status, ..
-    } = reply;
-    let written: &Fields = head_fields(&mut h.head);
-    let code;
-    let mut fields = [Header::new(b"", b""); MAX_FIELDS + 1];
-    let n = match &head {
-        // A cached file's head: its prebuilt fields, nothing read.
-        Head::Cached(prebuilt, cached) => {
-            // SAFETY: nghttp2 may read NO_COPY values until it says the frame was sent (or
-            // refused). The slot of stream `id` keeps `prebuilt` (an `Rc` of immutable bytes)
-            // from below until nghttp2 says its HEADERS was sent (`on_headers_sent`); a stream
-            // released before that hands it to `Streams::unsent_heads`, kept until nghttp2's
-            // queue is empty; and `H2` drops its session (`framer`) before its slots
-            // (`streams`), so no read outlives the `Rc`.
-            unsafe { fields::cached_fields(date, prebuilt, *cached, written, &mut fields) }
-        }
-        Head::Written => {
-            code = fields::status_code(status);
-            fields::written_fields(&code, written, &mut fields)
-        }
-    };
-    let page_body: &[u8] = &h.response;
-    let s = &mut h.streams;
-    let mut own = 0;
-    let (body, left) = match body {
-        _ if no_body => (Out::None, 0),
-        Body::Shared { data, start, len } => {
-            if Rc::strong_count(&data) == 1 {
-                own = len as u64; // generated for this request (a cached body is shared)
-            }
-            (Out::Shared { data, start }, len as u64)
-        }
-        Body::File { file, offset, len } => (Out::File { file, offset }, len),
-        Body::None if page_body.is_empty() => (Out::None, 0),
-        Body::None => {
-            let start = s.arena.len();
-            s.arena.extend_from_slice(page_body);
-            s.arena_users += 1;
-            own = page_body.len() as u64;
-            (Out::Arena { start }, page_body.len() as u64)
-        }
-    };
-    let slot = &mut s.slots[i];
-    slot.trim(); // the request is answered: its fields are not needed any more
-    slot.body_buf.clear(); // and a body kept in case a program wanted it is not
-    slot.answered = true;
-    slot.out = body;
-    let earlier = match &head {
-        Head::Cached(prebuilt, _) => slot.head.replace(Rc::clone(prebuilt)),
-        Head::Written => None,
-    };
-    slot.left = left;
-    slot.own = own;
-    s.generated += own;
-    if let Some(earlier) = earlier {
-        // (One answer a stream: never seen, but a HEADERS still queued keeps what it reads.)
-        s.keep_unsent_head(earlier);
-    }
-    let with_body = left > 0;
-    if h.framer
-        .submit_response(id, &fields[..n], with_body)
-        .is_err()
-    {
-        // nghttp2 refused the submission (the stream is not open for a response): nothing
-        // was queued, nothing to send.
-        s.release(i);
-    }
 }
 
 fn flush_counts(c: &mut Counts, w: &mut Worker) {

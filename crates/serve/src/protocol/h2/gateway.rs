@@ -12,8 +12,9 @@ use http2::StreamId;
 
 use super::exchange::{Exchange, State};
 use super::fields;
+use super::reply::{head_fields, submit_reply};
 use super::streams::Out;
-use super::{head_fields, submit_reply, H2};
+use super::H2;
 use crate::gateway::head::{HeadError, Location};
 use crate::protocol::gateway::{End, OUTPUT_WINDOW};
 use crate::protocol::Worker;
