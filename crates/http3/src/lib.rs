@@ -43,6 +43,11 @@ use std::time::Instant;
 /// this large (the largest UDP payload over Ethernet's 1,500-byte MTU and IPv4, with room).
 pub const MAX_DATAGRAM: usize = 1500;
 
+/// The length of the connection IDs a server issues. Their first two bytes are the index of
+/// the thread holding the connection ([`ServerConfig::thread`]), big-endian: what flint serve's
+/// `SO_REUSEPORT` program reads to hand a packet to that thread's socket.
+pub const CID_LEN: usize = cid::LEN;
+
 /// HTTP/3's code for a request cancelled by the client (RFC 9114 8.1).
 pub const H3_REQUEST_CANCELLED: u64 = 0x10c;
 /// HTTP/3's code for a request the server did not process (RFC 9114 8.1): the client may

@@ -12,8 +12,18 @@
 //! Initial goes where its hash says, not to the least busy thread. The connection IDs a
 //! thread issues begin with its index (`http3::ServerConfig::thread`), so only the thread
 //! holding a connection answers for it with a stateless reset: another thread sending it
-//! would give the connection's token to whoever copied its ID. A BPF program attached to the
-//! group reading that index would lift the first limit; it is not done.
+//! would give the connection's token to whoever copied its ID.
+//!
+//! That index also lifts the first limit: a classic BPF program attached to the group
+//! (`SO_ATTACH_REUSEPORT_CBPF`, `udp/steer.rs`) hands a short-header packet to the socket of
+//! the thread its connection ID names, whatever address it came from, so a client behind a
+//! NAT that rebinds its port keeps its connection (quiche validates the new path and moves to
+//! it). Long headers (a client's Initial and Handshake) still go by the hash. Each thread
+//! attaches the same program to the group as its loop starts (the last one stays; all are
+//! alike), after every socket is bound. A kernel that refuses it (before 4.5, a sandbox)
+//! leaves the hash, counted in `h3_steer_off` (sockets of a group without the program), never
+//! an error; `FLINT_H3_NO_STEER` set in the environment at start (to anything) does the same.
+//! One thread: no group, nothing to attach.
 //!
 //! The group is guarded as the TCP listeners' is (`listeners.rs`): the first socket is bound
 //! without `SO_REUSEPORT`, so a socket already on the port (any program's, sharing or not) is
@@ -77,9 +87,11 @@ use crate::protocol::{Worker, H3};
 
 mod gso;
 mod recv;
+mod steer;
 
 use gso::{fill_batch, kernel_segments, send_step, Batch, Gso, Step, GSO_BYTES, NO_GSO_ENV};
 use recv::{Receiver, NO_GRO_ENV};
+use steer::NO_STEER_ENV;
 
 /// Messages read before the connections are asked what to answer (with [`BATCH_BYTES`]): a
 /// flood of them does not keep responses waiting until the socket is empty.
@@ -122,6 +134,13 @@ pub(crate) fn bind(addr: SocketAddr, n: usize) -> io::Result<Vec<UdpSocket>> {
     Ok(all)
 }
 
+/// Attaches the steering program to the group of `socket` (which shares its port), unless
+/// `FLINT_H3_NO_STEER` is set; whether it is attached.
+fn steer(socket: &UdpSocket) -> bool {
+    std::env::var_os(NO_STEER_ENV).is_none()
+        && steer::attach(socket.as_raw_fd(), http3::CID_LEN as u32).is_ok()
+}
+
 /// One thread's UDP socket and its HTTP/3 connections.
 pub(crate) struct Quic {
     socket: mio::net::UdpSocket,
@@ -141,6 +160,9 @@ pub(crate) struct Quic {
     /// The socket may hold datagrams not read yet (the last event stopped at `BATCHES`): an
     /// edge-triggered poll would not report them again.
     unread: bool,
+    /// The socket shares its port (`SO_REUSEPORT`: two threads or more) and the kernel did
+    /// not take the steering program (or `FLINT_H3_NO_STEER` was set).
+    steer_off: bool,
 }
 
 impl Quic {
@@ -154,6 +176,7 @@ impl Quic {
         let local = socket.local_addr()?;
         let gso = std::env::var_os(NO_GSO_ENV).is_none() && kernel_segments(socket.as_raw_fd());
         let rx = Receiver::new(socket.as_raw_fd(), std::env::var_os(NO_GRO_ENV).is_none());
+        let steer_off = socket2::SockRef::from(&socket).reuse_port()? && !steer(&socket);
         let mut socket = mio::net::UdpSocket::from_std(socket);
         registry.register(&mut socket, token, Interest::READABLE | Interest::WRITABLE)?;
         Ok(Quic {
@@ -165,6 +188,7 @@ impl Quic {
             carry: None,
             gso: Gso::new(gso),
             unread: false,
+            steer_off,
         })
     }
 
@@ -271,6 +295,7 @@ impl Quic {
         w.stats.h3_gso_off = u64::from(!self.gso.on);
         w.stats.h3_gro_off = u64::from(!self.rx.gro);
         w.stats.h3_recvmmsg_off = u64::from(!self.rx.batched);
+        w.stats.h3_steer_off = u64::from(self.steer_off);
         // Messages the kernel cut short, dropped before the connections saw them.
         w.stats.h3_dropped += self.rx.truncated;
     }
@@ -450,6 +475,33 @@ mod tests {
             let addr = other.local_addr().unwrap().as_socket().unwrap();
             let e = bind(addr, n).expect_err("the port is another socket's");
             assert_eq!(e.kind(), io::ErrorKind::AddrInUse, "{n} sockets: {e}");
+        }
+    }
+
+    #[test]
+    fn the_program_hands_a_short_header_to_the_socket_its_id_names() {
+        let ours = bind(loopback(), 3).unwrap();
+        let addr = ours[0].local_addr().unwrap();
+        steer::attach(ours[0].as_raw_fd(), http3::CID_LEN as u32).expect("attach");
+        // Each target index from 16 source ports, which the hash alone would spread over the
+        // three sockets (all 48 on the one named: 3^-47 by chance).
+        let mut packet = [0x40u8; 1 + http3::CID_LEN];
+        for target in 0..3u16 {
+            packet[1..3].copy_from_slice(&target.to_be_bytes());
+            for _ in 0..16 {
+                let client = UdpSocket::bind(loopback()).unwrap();
+                client.send_to(&packet, addr).unwrap();
+            }
+        }
+        // On loopback a send is queued at the receiver when it returns.
+        let mut buf = [0u8; 64];
+        for (i, s) in ours.iter().enumerate() {
+            let mut named = Vec::new();
+            while let Ok((n, _)) = s.recv_from(&mut buf) {
+                named.push(u16::from_be_bytes([buf[1], buf[2]]));
+                assert_eq!(n, packet.len());
+            }
+            assert_eq!(named, [i as u16; 16], "socket {i}");
         }
     }
 
