@@ -143,7 +143,11 @@ mod tests {
 
     /// A short-header packet of `len` bytes whose ID names `thread` (as far as it reaches).
     fn short(thread: u16, len: usize) -> Vec<u8> {
-        let mut p = [0x40].iter().chain(&thread.to_be_bytes()).copied().collect::<Vec<_>>();
+        let mut p = [0x40]
+            .iter()
+            .chain(&thread.to_be_bytes())
+            .copied()
+            .collect::<Vec<_>>();
         p.resize(len, 0x40);
         p
     }

@@ -110,6 +110,14 @@ impl Driver {
         d
     }
 
+    /// Moves the connection to a new UDP socket (a new source port), as a NAT that rebinds
+    /// the client's mapping would; the client is not told (its quiche still sees its first
+    /// address), and what the old socket gets is no longer read. The new socket's address.
+    pub fn rebind(&mut self) -> SocketAddr {
+        self.sock = UdpSocket::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        self.sock.local_addr().unwrap()
+    }
+
     /// Sends what is queued, waits for datagrams (until the next deadline, at most 20 ms),
     /// runs the timers, and files each event under its stream.
     pub fn turn(&mut self) {
