@@ -5,25 +5,23 @@
 //! kernel hands each datagram to one of them by a hash of its 4-tuple, so every datagram of
 //! a client address lands on the same thread for as long as the group does not change (all
 //! are bound before any thread runs, and none closes until shutdown). That keeps a QUIC
-//! connection on the thread that accepted it, with two limits written in docs/serve.md: a
-//! client whose address or port changes (a NAT rebinding; active migration is refused in the
-//! transport parameters) lands on another thread, which does not know its connection ID and
-//! drops its packets (the client starts again at its idle timeout); and a client's first
-//! Initial goes where its hash says, not to the least busy thread. The connection IDs a
-//! thread issues begin with its index (`http3::ServerConfig::thread`), so only the thread
-//! holding a connection answers for it with a stateless reset: another thread sending it
-//! would give the connection's token to whoever copied its ID.
-//!
-//! That index also lifts the first limit: a classic BPF program attached to the group
+//! connection on the thread that accepted it, except for a client whose address or port
+//! changes (a NAT rebinding; active migration is refused in the transport parameters): the
+//! hash would send it to another thread, which does not know its connection ID and drops its
+//! packets. The connection IDs a thread issues begin with its index
+//! (`http3::ServerConfig::thread`), so only the thread holding a connection answers for it
+//! with a stateless reset (another thread sending it would give the connection's token to
+//! whoever copied its ID), and a classic BPF program attached to the group
 //! (`SO_ATTACH_REUSEPORT_CBPF`, `udp/steer.rs`) hands a short-header packet to the socket of
-//! the thread its connection ID names, whatever address it came from, so a client behind a
-//! NAT that rebinds its port keeps its connection (quiche validates the new path and moves to
-//! it). Long headers (a client's Initial and Handshake) still go by the hash. Each thread
-//! attaches the same program to the group as its loop starts (the last one stays; all are
-//! alike), after every socket is bound. A kernel that refuses it (before 4.5, a sandbox)
-//! leaves the hash, counted in `h3_steer_off` (sockets of a group without the program), never
-//! an error; `FLINT_H3_NO_STEER` set in the environment at start (to anything) does the same.
-//! One thread: no group, nothing to attach.
+//! the thread its connection ID names, whatever address it came from: the rebound client
+//! keeps its connection (quiche validates the new path and moves to it; one such change a
+//! connection, docs/serve.md). Long headers (a client's Initial and Handshake) still go by
+//! the hash, so a client's first Initial goes where its hash says, not to the least busy
+//! thread. Each thread attaches the same program to the group as its loop starts, after
+//! every socket is bound (the group holds one program; each call replaces it by the same). A
+//! kernel that refuses it (before 4.5, a sandbox) leaves the hash, counted in `h3_steer_off`
+//! (sockets of a group without the program), never an error; `FLINT_H3_NO_STEER` set in the
+//! environment at start (to anything) does the same. One thread: no group, nothing to attach.
 //!
 //! The group is guarded as the TCP listeners' is (`listeners.rs`): the first socket is bound
 //! without `SO_REUSEPORT`, so a socket already on the port (any program's, sharing or not) is
