@@ -26,31 +26,23 @@
 use std::io;
 use std::os::fd::RawFd;
 
-/// `SO_ATTACH_REUSEPORT_CBPF` (Linux 4.5) as asm-generic/socket.h numbers it, which x86, ARM,
-/// RISC-V, PowerPC, s390 and LoongArch use (the libc crate names it for Android only). Alpha,
-/// MIPS, PA-RISC and SPARC number their socket options apart: there nothing is attached.
-#[cfg(any(
-    target_arch = "x86_64",
-    target_arch = "x86",
-    target_arch = "aarch64",
-    target_arch = "arm",
-    target_arch = "riscv64",
-    target_arch = "powerpc64",
-    target_arch = "s390x",
-    target_arch = "loongarch64"
+/// `SO_ATTACH_REUSEPORT_CBPF` (Linux 4.5). The libc crate names it for Android alone (there it
+/// is taken from libc); on Linux its number is asm-generic/socket.h's 51 on every architecture
+/// Rust builds for (x86, ARM, RISC-V, PowerPC, s390, LoongArch, and MIPS, whose
+/// asm/socket.h numbers most socket options apart but gives this one 51 too), except SPARC's
+/// 0x35. (PA-RISC's is 0x402E and Alpha's 51; Rust has no target for either.)
+#[cfg(target_os = "android")]
+const SO_ATTACH_REUSEPORT_CBPF: libc::c_int = libc::SO_ATTACH_REUSEPORT_CBPF;
+#[cfg(all(
+    not(target_os = "android"),
+    any(target_arch = "sparc", target_arch = "sparc64")
 ))]
-const SO_ATTACH_REUSEPORT_CBPF: Option<libc::c_int> = Some(51);
-#[cfg(not(any(
-    target_arch = "x86_64",
-    target_arch = "x86",
-    target_arch = "aarch64",
-    target_arch = "arm",
-    target_arch = "riscv64",
-    target_arch = "powerpc64",
-    target_arch = "s390x",
-    target_arch = "loongarch64"
-)))]
-const SO_ATTACH_REUSEPORT_CBPF: Option<libc::c_int> = None;
+const SO_ATTACH_REUSEPORT_CBPF: libc::c_int = 0x35;
+#[cfg(all(
+    not(target_os = "android"),
+    not(any(target_arch = "sparc", target_arch = "sparc64"))
+))]
+const SO_ATTACH_REUSEPORT_CBPF: libc::c_int = 51;
 
 /// Set in the environment at start (to anything): no program, the 4-tuple hash alone (to
 /// compare, or on a kernel whose program misbehaves).
@@ -98,7 +90,6 @@ pub(crate) fn program(id_len: u32) -> [libc::sock_filter; 7] {
 /// call steers every socket of it; another call replaces it by the same). An error is the
 /// kernel's refusal (before 4.5, a sandbox, `fd` not in a group): the hash is left.
 pub(crate) fn attach(fd: RawFd, id_len: u32) -> io::Result<()> {
-    let option = SO_ATTACH_REUSEPORT_CBPF.ok_or(io::ErrorKind::Unsupported)?;
     let mut filter = program(id_len);
     let prog = libc::sock_fprog {
         len: filter.len() as libc::c_ushort,
@@ -111,7 +102,7 @@ pub(crate) fn attach(fd: RawFd, id_len: u32) -> io::Result<()> {
         libc::setsockopt(
             fd,
             libc::SOL_SOCKET,
-            option,
+            SO_ATTACH_REUSEPORT_CBPF,
             (&prog as *const libc::sock_fprog).cast(),
             std::mem::size_of::<libc::sock_fprog>() as libc::socklen_t,
         )
