@@ -142,6 +142,13 @@ pub struct Config {
     /// A QUIC connection with no packet for this long ends, ms (max_idle_timeout; the
     /// smaller of both sides' applies). Also what bounds a client that stops reading.
     pub h3_idle_timeout_ms: u64,
+    /// A diagnostic (on by default): the classic BPF program attached to the HTTP/3 sockets'
+    /// group, which hands a short-header packet to the thread its connection ID names
+    /// (docs/serve.md, "HTTP/3"). Off, the kernel's 4-tuple hash alone picks the thread and a
+    /// client whose port changes loses its connection: to compare, or on a kernel whose program
+    /// misbehaves. `FLINT_H3_NO_STEER` set in the environment at start (to anything) turns it
+    /// off too.
+    pub h3_steer: bool,
 
     // ---- files, cache and responses (files/resolve.rs, files/cache.rs, respond.rs)
     /// Served for a directory.

@@ -58,7 +58,7 @@ use crate::protocol::{Timeouts, Worker, H3_TOKEN};
 use crate::respond::Responder;
 use crate::stats::ServerStats;
 use crate::transport::Transport;
-use crate::udp::Quic;
+use crate::udp::{Quic, Steering};
 
 mod accepting;
 
@@ -117,7 +117,14 @@ impl<'a, T: Transport> Loop<'a, T> {
         let waker = (control.wakers.get(id).cloned())
             .ok_or_else(|| io::Error::other("no waker for this loop"))?;
         let quic = match udp {
-            Some((socket, h3)) => Some(Quic::new(socket, h3, poll.registry(), QUIC)?),
+            Some((socket, h3)) => {
+                let steering = Steering {
+                    on: config.h3_steer,
+                    thread: id,
+                    threads,
+                };
+                Some(Quic::new(socket, h3, poll.registry(), QUIC, &steering)?)
+            }
             None => None,
         };
         let gateways = Gateways::new(

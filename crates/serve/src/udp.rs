@@ -72,7 +72,7 @@
 //! load of bench/h3.sh the receive system calls were about 1.6% of the server's CPU before
 //! (quiche, its allocations and the sends are the rest): batching them is no large win there.
 
-use std::io;
+use std::io::{self, Write};
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::time::Instant;
@@ -132,11 +132,37 @@ pub(crate) fn bind(addr: SocketAddr, n: usize) -> io::Result<Vec<UdpSocket>> {
     Ok(all)
 }
 
+/// Whether a thread attaches the steering program (`h3_steer`), and which thread of how many
+/// it is (for the line that says the kernel refused it).
+pub(crate) struct Steering {
+    pub on: bool,
+    pub thread: usize,
+    pub threads: usize,
+}
+
 /// Attaches the steering program to the group of `socket` (which shares its port), unless
-/// `FLINT_H3_NO_STEER` is set; whether it is attached.
-fn steer(socket: &UdpSocket) -> bool {
-    std::env::var_os(NO_STEER_ENV).is_none()
-        && steer::attach(socket.as_raw_fd(), http3::CID_LEN as u32).is_ok()
+/// `h3_steer` is false or `FLINT_H3_NO_STEER` is set; whether it is attached. A refusal is
+/// one line of the error log, from thread 0 alone: every thread attaches to the one group and
+/// meets the same kernel.
+fn steer(socket: &UdpSocket, steering: &Steering) -> bool {
+    if !steering.on || std::env::var_os(NO_STEER_ENV).is_some() {
+        return false;
+    }
+    match steer::attach(socket.as_raw_fd(), http3::CID_LEN as u32) {
+        Ok(()) => true,
+        Err(e) => {
+            if steering.thread == 0 {
+                let _ = writeln!(
+                    io::stderr(),
+                    "flint serve: HTTP/3 on {} threads: the kernel refused the steering program \
+                     (SO_ATTACH_REUSEPORT_CBPF: {e}); the 4-tuple hash alone picks the thread, \
+                     so a client whose port changes loses its connection (h3_steer_off)",
+                    steering.threads
+                );
+            }
+            false
+        }
+    }
 }
 
 /// One thread's UDP socket and its HTTP/3 connections.
@@ -159,22 +185,24 @@ pub(crate) struct Quic {
     /// edge-triggered poll would not report them again.
     unread: bool,
     /// The socket shares its port (`SO_REUSEPORT`: two threads or more) and the kernel did
-    /// not take the steering program (or `FLINT_H3_NO_STEER` was set).
+    /// not take the steering program (or `h3_steer` is false, or `FLINT_H3_NO_STEER` was set).
     steer_off: bool,
 }
 
 impl Quic {
-    /// Registers `socket` with the loop's poll under `token` and serves it with `config`.
+    /// Registers `socket` with the loop's poll under `token` and serves it with `config`,
+    /// steering its group's packets as `steering` says.
     pub fn new(
         socket: UdpSocket,
         config: http3::ServerConfig,
         registry: &Registry,
         token: Token,
+        steering: &Steering,
     ) -> io::Result<Quic> {
         let local = socket.local_addr()?;
         let gso = std::env::var_os(NO_GSO_ENV).is_none() && kernel_segments(socket.as_raw_fd());
         let rx = Receiver::new(socket.as_raw_fd(), std::env::var_os(NO_GRO_ENV).is_none());
-        let steer_off = socket2::SockRef::from(&socket).reuse_port()? && !steer(&socket);
+        let steer_off = socket2::SockRef::from(&socket).reuse_port()? && !steer(&socket, steering);
         let mut socket = mio::net::UdpSocket::from_std(socket);
         registry.register(&mut socket, token, Interest::READABLE | Interest::WRITABLE)?;
         Ok(Quic {

@@ -38,6 +38,7 @@ impl Default for Config {
             h3_retry: H3Retry::Flood,
             h3_max_streams: 100,
             h3_idle_timeout_ms: 30_000,
+            h3_steer: true,
             index: "index.html".into(),
             cache_bytes: 64 << 20,
             cache_max_file: 32 << 10,

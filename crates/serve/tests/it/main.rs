@@ -13,8 +13,7 @@
 //! - hostile_output, server_h2_floods: read the process's resident set (`/proc/self/status`).
 //! - server_emfile: lowers RLIMIT_NOFILE and fills the descriptor table.
 //! - h3_gso, h3_gro: set `FLINT_H3_NO_GSO`, `FLINT_H3_NO_GRO`, read by every HTTP/3 server that
-//!   starts meanwhile. (h3_steer, here, sets `FLINT_H3_NO_STEER` only in a child process that
-//!   runs one of its tests.)
+//!   starts meanwhile.
 //! - gateway_cgi_spawn: straces the loop thread, found in `/proc/self/task` by the name it
 //!   inherits from its test thread, truncated to 15 bytes: here every test of a module would
 //!   share that prefix.
