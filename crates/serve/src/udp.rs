@@ -470,6 +470,26 @@ mod tests {
         assert!(b.empty, "{b:?}");
     }
 
+    /// How long a test waits for a datagram sent on loopback: its send may return before it
+    /// is queued at the receiver (the receive softirq deferred to ksoftirqd, or RPS moving it
+    /// to another CPU), so an empty socket is not all there will be.
+    const DELIVERY: std::time::Duration = std::time::Duration::from_secs(10);
+
+    /// Blocks until `s` holds a datagram (not reading it), at most [`DELIVERY`].
+    fn wait_queued(s: &UdpSocket) {
+        s.set_nonblocking(false).unwrap();
+        s.set_read_timeout(Some(DELIVERY)).unwrap();
+        s.peek(&mut [0u8; 1])
+            .expect("a datagram queued within DELIVERY");
+    }
+
+    /// Nothing is left on `s`: a non-blocking read finds it empty.
+    fn assert_empty(s: &UdpSocket) {
+        s.set_nonblocking(true).unwrap();
+        let e = s.recv(&mut [0u8; 1]).expect_err("nothing left");
+        assert_eq!(e.kind(), io::ErrorKind::WouldBlock, "{e}");
+    }
+
     #[test]
     fn coalesced_messages_count_their_datagrams_in_one_call() {
         let s = UdpSocket::bind(loopback()).unwrap();
@@ -480,15 +500,21 @@ mod tests {
         for _ in 0..3 {
             gso::send_segments(peer.as_raw_fd(), &[7; 10_000], 1_000, to).unwrap();
         }
-        let mut lens = Vec::new();
-        let b = read_batch(&mut rx, s.as_raw_fd(), EVENT_BYTES, |d, _| {
-            lens.push(d.len())
-        });
-        assert_eq!(lens, [1_000; 30], "{b:?}");
-        assert_eq!((b.datagrams, b.bytes), (30, 30_000), "{b:?}");
-        // Three messages of the sixteen asked: the socket is empty, no call to hear EAGAIN.
-        assert_eq!(b.calls, 1, "{b:?}");
-        assert!(b.empty, "{b:?}");
+        // Three sends of ten segments: three messages of ten datagrams, read in one call
+        // unless the kernel had not queued them all yet.
+        let (mut lens, mut messages) = (Vec::new(), 0);
+        while lens.len() < 30 {
+            wait_queued(&s);
+            let r = (rx.read(s.as_raw_fd(), recv::SLOTS, |d, _| lens.push(d.len()))).unwrap();
+            assert_eq!(r.datagrams, 10 * r.messages, "whole messages of ten: {r:?}");
+            assert_eq!(r.bytes, 1_000 * r.datagrams, "{r:?}");
+            // Fewer messages than asked: the socket is empty, no call to hear EAGAIN.
+            assert!(r.messages < r.asked, "{r:?}");
+            messages += r.messages;
+        }
+        assert_eq!(lens, [1_000; 30]);
+        assert_eq!(messages, 3);
+        assert_empty(&s);
     }
 
     #[test]
@@ -519,15 +545,19 @@ mod tests {
                 client.send_to(&packet, addr).unwrap();
             }
         }
-        // On loopback a send is queued at the receiver when it returns.
+        // Each socket: the 16 its index names (waited for: loopback may deliver after the
+        // send returned), then nothing more.
         let mut buf = [0u8; 64];
         for (i, s) in ours.iter().enumerate() {
-            let mut named = Vec::new();
-            while let Ok((n, _)) = s.recv_from(&mut buf) {
-                named.push(u16::from_be_bytes([buf[1], buf[2]]));
+            s.set_nonblocking(false).unwrap();
+            s.set_read_timeout(Some(DELIVERY)).unwrap();
+            for k in 0..16 {
+                let (n, _) = (s.recv_from(&mut buf))
+                    .unwrap_or_else(|e| panic!("socket {i}: datagram {k} of 16: {e}"));
                 assert_eq!(n, packet.len());
+                assert_eq!(u16::from_be_bytes([buf[1], buf[2]]), i as u16, "socket {i}");
             }
-            assert_eq!(named, [i as u16; 16], "socket {i}");
+            assert_empty(s);
         }
     }
 
