@@ -154,7 +154,7 @@ counters! {
         /// HTTP/3 sockets sharing their port (two threads or more) whose datagrams the kernel
         /// hands out by the hash of their 4-tuple alone: it refused the program that steers a
         /// packet to the thread its connection ID names (before Linux 4.5, a sandbox), or
-        /// `FLINT_H3_NO_STEER` was set (to anything) at start. A client whose port changes
+        /// `h3_steer` is false, or `FLINT_H3_NO_STEER` was set (to anything) at start. A client whose port changes
         /// then loses its connection.
         h3_steer_off,
         /// Datagrams dropped unread: malformed, for no connection, or a first packet refused
