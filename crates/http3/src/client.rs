@@ -285,6 +285,12 @@ impl Client {
         self.is_closed().then(|| Closed::of(&self.quic))
     }
 
+    /// The connection ID the client's packets carry now: the server's (a flint serve's names
+    /// the thread holding the connection in its first two bytes, big-endian).
+    pub fn destination_id(&self) -> Vec<u8> {
+        self.quic.destination_id().to_vec()
+    }
+
     /// Packets and bytes so far.
     pub fn stats(&self) -> Stats {
         Stats::of(&self.quic)

@@ -183,7 +183,9 @@ impl<'a, T: Transport> Loop<'a, T> {
         })
     }
 
-    pub fn run(mut self) -> io::Result<ServerStats> {
+    /// Runs until shutdown (its connections drained or the grace over) or a failed poll; the
+    /// counters, and the UDP socket, for the caller to close once every loop has ended.
+    pub fn run(mut self) -> (io::Result<ServerStats>, Option<mio::net::UdpSocket>) {
         let mut events = Events::with_capacity(1024);
         // A poll that fails ends the loop as a stop does (its connections closed, its
         // programs' slots given back: the count is the other loops' too), then is returned.
@@ -271,10 +273,12 @@ impl<'a, T: Transport> Loop<'a, T> {
             log.flush();
         }
         self.publish(true);
-        match failed {
+        let socket = self.quic.take().map(Quic::into_socket);
+        let result = match failed {
             Some(e) => Err(e),
             None => Ok(self.worker.stats),
-        }
+        };
+        (result, socket)
     }
 
     /// Reads the clocks once per wakeup: every request of the batch uses this time and date.

@@ -297,14 +297,20 @@ impl Server {
                 }
             }
         }
+        // Each loop's UDP socket, closed only once every loop has ended (see `Quic::into_socket`).
+        let mut sockets = Vec::new();
         let mut result = match first {
             Some((id, (poll, listener, udp))) => {
-                run_loop(id, poll, listener, udp, &config, log, control.clone(), tls)
+                let (r, socket) =
+                    run_loop(id, poll, listener, udp, &config, log, control.clone(), tls);
+                sockets.extend(socket);
+                r
             }
             None => Ok(ServerStats::default()),
         };
         for (id, t) in threads {
-            let r = t.join().unwrap_or(Err(ServeError::Panicked(id)));
+            let (r, socket) = t.join().unwrap_or((Err(ServeError::Panicked(id)), None));
+            sockets.extend(socket);
             result = match (result, r) {
                 (Ok(mut a), Ok(b)) => {
                     a.merge(&b);
@@ -313,6 +319,7 @@ impl Server {
                 (Err(e), _) | (_, Err(e)) => Err(e),
             };
         }
+        drop(sockets);
         result
     }
 }
@@ -327,31 +334,34 @@ fn run_loop(
     log: Option<Arc<File>>,
     control: Arc<Control>,
     tls: Option<Arc<rustls::ServerConfig>>,
-) -> Result<ServerStats, ServeError> {
+) -> (Result<ServerStats, ServeError>, Option<mio::net::UdpSocket>) {
     let threads = control.wakers.len().max(1);
     // Each thread's QUIC configuration is its own (quiche's is not shared between threads).
     let udp = udp.map(|socket| Ok::<_, ServeError>((socket, h3_config(config, id, threads)?)));
+    let mut socket = None;
     let result = Responder::new(config)
         .map_err(ServeError::from)
         .and_then(|responder| Ok((responder, udp.transpose()?)))
-        .and_then(|(responder, udp)| match tls {
+        .and_then(|(responder, udp)| {
             // One monomorphic loop per kind: the plain one carries nothing of TLS.
-            Some(tls) => {
-                let env = TlsEnv::new(tls);
-                Loop::<TlsTcp>::new(
-                    id, poll, listener, config, log, responder, env, &control, udp,
-                )
-                .and_then(Loop::run)
-                .map_err(ServeError::from)
-            }
-            None => {
-                let env = PlainEnv::new();
-                Loop::<PlainTcp>::new(
-                    id, poll, listener, config, log, responder, env, &control, udp,
-                )
-                .and_then(Loop::run)
-                .map_err(ServeError::from)
-            }
+            let (stats, udp) = match tls {
+                Some(tls) => {
+                    let env = TlsEnv::new(tls);
+                    Loop::<TlsTcp>::new(
+                        id, poll, listener, config, log, responder, env, &control, udp,
+                    )?
+                    .run()
+                }
+                None => {
+                    let env = PlainEnv::new();
+                    Loop::<PlainTcp>::new(
+                        id, poll, listener, config, log, responder, env, &control, udp,
+                    )?
+                    .run()
+                }
+            };
+            socket = udp;
+            Ok(stats?)
         });
     if result.is_err() {
         // One loop failing stops them all: a server with a dead thread would silently drop the
@@ -359,7 +369,7 @@ fn run_loop(
         control.stop.store(true, Ordering::Release);
         control.wake_all();
     }
-    result
+    (result, socket)
 }
 
 /// Kernel-chosen ports tried before giving up on one whose UDP twin is free (port 0 only).

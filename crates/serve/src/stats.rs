@@ -154,8 +154,8 @@ counters! {
         /// HTTP/3 sockets sharing their port (two threads or more) whose datagrams the kernel
         /// hands out by the hash of their 4-tuple alone: it refused the program that steers a
         /// packet to the thread its connection ID names (before Linux 4.5, a sandbox), or
-        /// `h3_steer` is false, or `FLINT_H3_NO_STEER` was set (to anything) at start. A client whose port changes
-        /// then loses its connection.
+        /// `h3_steer` is false, or `FLINT_H3_NO_STEER` was set (to anything) at start. A
+        /// client whose port changes then loses its connection.
         h3_steer_off,
         /// Datagrams dropped unread: malformed, for no connection, or a first packet refused
         /// (too short, past `h3_max_connections` or `h3_max_connections_per_address`); and

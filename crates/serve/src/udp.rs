@@ -4,8 +4,8 @@
 //! The sockets share the port with `SO_REUSEPORT` (when there is more than one thread): the
 //! kernel hands each datagram to one of them by a hash of its 4-tuple, so every datagram of
 //! a client address lands on the same thread for as long as the group does not change (all
-//! are bound before any thread runs, and none closes until shutdown). That keeps a QUIC
-//! connection on the thread that accepted it, except for a client whose address or port
+//! are bound before any thread runs, and none closes until every loop has ended). That keeps
+//! a QUIC connection on the thread that accepted it, except for a client whose address or port
 //! changes (a NAT rebinding; active migration is refused in the transport parameters): the
 //! hash would send it to another thread, which does not know its connection ID and drops its
 //! packets. The connection IDs a thread issues begin with its index
@@ -269,6 +269,14 @@ impl Quic {
     /// When [`Quic::tick`] is next due.
     pub fn deadline(&self) -> Option<Instant> {
         self.h3.deadline()
+    }
+
+    /// The socket, its connections dropped: kept open by the server until every loop has
+    /// ended. Closing it while another thread drains would take it out of the group, and the
+    /// kernel would move the group's last socket into its place: the steering program's
+    /// indices would then name the wrong sockets for the last thread's connections.
+    pub fn into_socket(self) -> mio::net::UdpSocket {
+        self.socket
     }
 
     /// Connections open.

@@ -20,7 +20,10 @@
 //! first joins the group as its first member when the second binds (the kernel makes the group
 //! then, the first socket at index 0), and each later one is appended at the end. The kernel
 //! reorders the array only when a socket leaves (the last moves into its place), and none
-//! closes before the server shuts down. A packet naming an index the group does not have (a
+//! closes before every loop has ended (at shutdown a loop hands its socket back to
+//! `Server::run`, which drops them all after joining the threads: a thread with no
+//! connections ends first, and its socket leaving would let the last socket take its index
+//! while the last thread still drains). A packet naming an index the group does not have (a
 //! forged ID, another server's) falls back to the hash.
 
 use std::io;

@@ -109,3 +109,75 @@ fn without_the_program_some_new_port_reaches_the_other_thread() {
     assert!(st.h3_dropped > 0, "{st:?}");
     srv.stop();
 }
+
+/// The thread holding `d`'s connection: the first two bytes of the server's connection ID.
+fn thread_of(d: &Driver) -> u16 {
+    let id = d.client.destination_id();
+    u16::from_be_bytes([id[0], id[1]])
+}
+
+/// At shutdown a thread with no connection ends its loop first. Were its UDP socket closed
+/// then, the kernel would move the group's last socket (thread 2's) into its place, and the
+/// program's index 2 would name no socket: thread 2's connections would go by the hash, half
+/// of their new ports to thread 1, which drops them. The sockets are closed once every loop
+/// has ended, so each move of a connection on thread 2 while thread 1 still drains is
+/// answered. (Thread 0 ends at some point of the moves: each move after it would be lost with
+/// probability 1/2 were the socket closed.)
+#[test]
+fn while_the_server_drains_the_last_thread_s_connections_are_still_steered() {
+    let certs = Certs::new();
+    let srv = certs.serve(|c| c.threads = 3);
+    let mut config = certs.client();
+    // Two connections on thread 2 and one on thread 1, wherever the hash put them; those on
+    // thread 0 closed.
+    let (mut on1, mut on2) = (Vec::new(), Vec::new());
+    for _ in 0..200 {
+        if on1.len() == 1 && on2.len() == 2 {
+            break;
+        }
+        let mut d = Driver::connect(&mut config, srv.addr);
+        match thread_of(&d) {
+            1 if on1.is_empty() => on1.push(d),
+            2 if on2.len() < 2 => on2.push(d),
+            _ => {
+                d.client.close(0, b"");
+                d.turn();
+            }
+        }
+    }
+    assert!(
+        on1.len() == 1 && on2.len() == 2,
+        "200 connections, the hash shunned a thread"
+    );
+    // Each holds the shutdown: a response it does not read (its windows stay shut).
+    for d in on1.iter_mut().chain(on2.iter_mut()) {
+        d.reads = false;
+        let stream = d.request("GET", "/4m.bin", &[]);
+        d.until(|d| d.got.get(&stream).is_some_and(|g| g.status == 200));
+    }
+    srv.handle.shutdown();
+    // Seven moves each (the paths quiche allows a connection), each a PING answered on the
+    // new port, spread over some seconds by turns that wait (at most 20 ms each): thread 0
+    // ends once the connections closed on it have drained (3 PTOs, about 3 s here).
+    for d in &mut on2 {
+        for _ in 0..MOVES_ALLOWED {
+            d.rebind();
+            let heard = d.client.stats().packets_received;
+            d.client.ping();
+            d.until(|d| d.client.stats().packets_received > heard);
+            for _ in 0..25 {
+                d.turn();
+            }
+        }
+    }
+    for d in on1.iter_mut().chain(on2.iter_mut()) {
+        d.client.close(0, b"");
+        d.turn();
+    }
+    let st = srv.stop();
+    assert_eq!(st.h3_steer_off, 0, "{st:?}");
+}
+
+/// The changes of address the `http3` crate's `active_connection_id_limit` (8) leaves a
+/// connection.
+const MOVES_ALLOWED: usize = 7;
