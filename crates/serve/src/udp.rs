@@ -15,9 +15,9 @@
 //! (`SO_ATTACH_REUSEPORT_CBPF`, `udp/steer.rs`) hands a short-header packet to the socket of
 //! the thread its connection ID names, whatever address it came from: the rebound client
 //! keeps its connection (quiche validates the new path and moves to it; up to seven such
-//! changes a connection, docs/serve.md). Long headers (a client's Initial and Handshake) still go by
-//! the hash, so a client's first Initial goes where its hash says, not to the least busy
-//! thread. Each thread attaches the same program to the group as its loop starts, after
+//! changes a connection, docs/serve.md). Long headers (a client's Initial and Handshake)
+//! still go by the hash, so a client's first Initial goes where its hash says, not to the
+//! least busy thread. Each thread attaches the same program to the group as its loop starts, after
 //! every socket is bound (the group holds one program; each call replaces it by the same). A
 //! kernel that refuses it (before 4.5, a sandbox) leaves the hash, counted in `h3_steer_off`
 //! (sockets of a group without the program) and said in one line by thread 0, never an
