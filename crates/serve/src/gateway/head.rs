@@ -130,10 +130,7 @@ impl HeadReader {
 /// and where the body starts. `None` while the empty line has not arrived.
 pub(crate) fn find_end(buf: &[u8]) -> Option<(usize, usize)> {
     let mut line_start = 0;
-    for (i, &b) in buf.iter().enumerate() {
-        if b != b'\n' {
-            continue;
-        }
+    for i in memchr::memchr_iter(b'\n', buf) {
         let line = &buf[line_start..i];
         if line.is_empty() || line == b"\r" {
             return Some((line_start, i + 1));
@@ -165,28 +162,17 @@ pub(crate) fn parse(head: &[u8], local_redirects: bool) -> Result<CgiHead, HeadE
         location: None,
     };
     let (mut status, mut content_type) = (false, false);
-    for line in head.split(|&b| b == b'\n') {
+    let mut rest = head;
+    while !rest.is_empty() {
+        let (line, next) = match memchr::memchr(b'\n', rest) {
+            Some(lf) => (&rest[..lf], &rest[lf + 1..]),
+            None => (rest, &rest[rest.len()..]),
+        };
+        rest = next;
         if line.is_empty() {
-            continue; // the split's tail after the last LF
+            continue; // none but past the head `find_end` cut
         }
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        if line.iter().any(|&b| b == b'\r' || b == 0) {
-            return Err(HeadError::Injection);
-        }
-        if line[0] == b' ' || line[0] == b'\t' {
-            return Err(HeadError::Malformed); // obs-fold
-        }
-        let colon = line
-            .iter()
-            .position(|&b| b == b':')
-            .ok_or(HeadError::Malformed)?;
-        let (name, value) = (&line[..colon], trim(&line[colon + 1..]));
-        if name.is_empty() || !name.iter().all(|&b| is_tchar(b)) {
-            return Err(HeadError::Malformed);
-        }
-        if value.iter().any(|&b| (b < 0x20 && b != b'\t') || b == 0x7f) {
-            return Err(HeadError::Injection);
-        }
+        let (name, value) = field(line)?;
         if name.eq_ignore_ascii_case(b"status") {
             out.status = parse_status(value)?;
             status = true;
@@ -197,8 +183,11 @@ pub(crate) fn parse(head: &[u8], local_redirects: bool) -> Result<CgiHead, HeadE
             if !digits || !value.iter().all(u8::is_ascii_digit) {
                 return Err(HeadError::BadLength);
             }
-            let n = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok());
-            out.content_length = Some(n.ok_or(HeadError::BadLength)?);
+            // At most 19 digits: below u64::MAX.
+            let n = value
+                .iter()
+                .fold(0u64, |n, &d| n * 10 + u64::from(d - b'0'));
+            out.content_length = Some(n);
             continue;
         }
         if SERVER_OWNED.iter().any(|n| name.eq_ignore_ascii_case(n)) {
@@ -222,6 +211,69 @@ pub(crate) fn parse(head: &[u8], local_redirects: bool) -> Result<CgiHead, HeadE
     }
     Ok(out)
 }
+
+/// A head line (its LF off) as a name and its value, both checked: in one pass over the name
+/// up to its colon and one over the value for the lines that pass (all a well-behaved program
+/// or upstream writes); a line that does not pass is looked at again, check by check, for the
+/// reason it is refused.
+fn field(line: &[u8]) -> Result<(&[u8], &[u8]), HeadError> {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let colon = line.iter().position(|&b| !TCHAR[usize::from(b)]);
+    if let Some(colon) = colon.filter(|&c| c > 0 && line[c] == b':') {
+        let value = trim(&line[colon + 1..]);
+        if !value.iter().any(|&b| NOT_IN_VALUE[usize::from(b)]) {
+            return Ok((&line[..colon], value));
+        }
+    }
+    refused(line)
+}
+
+/// Why `line` (CR stripped), which [`field`]'s passes did not take, is refused; the checks in
+/// the order that names the reason.
+#[cold]
+fn refused(line: &[u8]) -> Result<(&[u8], &[u8]), HeadError> {
+    if line.iter().any(|&b| b == b'\r' || b == 0) {
+        return Err(HeadError::Injection);
+    }
+    if matches!(line.first(), Some(b' ' | b'\t')) {
+        return Err(HeadError::Malformed); // obs-fold
+    }
+    let colon = line
+        .iter()
+        .position(|&b| b == b':')
+        .ok_or(HeadError::Malformed)?;
+    let (name, value) = (&line[..colon], trim(&line[colon + 1..]));
+    if name.is_empty() || !name.iter().all(|&b| is_tchar(b)) {
+        return Err(HeadError::Malformed);
+    }
+    if value.iter().any(|&b| (b < 0x20 && b != b'\t') || b == 0x7f) {
+        return Err(HeadError::Injection);
+    }
+    Ok((name, value))
+}
+
+/// RFC 9110 5.6.2's token characters, by byte: a field name's.
+const TCHAR: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = is_tchar(b as u8);
+        b += 1;
+    }
+    t
+};
+
+/// The bytes a field value may not hold, by byte: control characters but HT, and DEL (CR and
+/// NUL among them).
+const NOT_IN_VALUE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = (b < 0x20 && b != 0x09) || b == 0x7f;
+        b += 1;
+    }
+    t
+};
 
 /// Fields the server writes itself (or that describe a connection the program does not see).
 /// `Alt-Svc` names the server's own other listeners (its HTTP/3 port), which a program or an
@@ -267,8 +319,16 @@ pub(super) fn trim(mut v: &[u8]) -> &[u8] {
 }
 
 /// RFC 9110 5.6.2 token characters.
-fn is_tchar(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+const fn is_tchar(b: u8) -> bool {
+    let marks = b"!#$%&'*+-.^_`|~";
+    let mut i = 0;
+    while i < marks.len() {
+        if marks[i] == b {
+            return true;
+        }
+        i += 1;
+    }
+    b.is_ascii_alphanumeric()
 }
 
 #[cfg(test)]
@@ -355,6 +415,57 @@ mod tests {
         let h = parse(&text[..len], false).unwrap();
         assert_eq!((h.status, h.location), (301, Some(Location::Client)));
         assert_eq!(lines(&h.fields), b"Location: /elsewhere\r\n");
+    }
+
+    /// The one-pass check of a line takes what the check-by-check one takes, and refuses the
+    /// rest for the same reason, whatever byte a name or a value holds.
+    #[test]
+    fn the_fast_check_of_a_line_agrees_with_the_check_by_check_one() {
+        for b in 0..=255u8 {
+            for line in [
+                vec![b'X', b, b'Y', b':', b' ', b'v'],
+                vec![b'X', b':', b' ', b'v', b, b'w', b' '],
+                vec![b, b'X', b':', b'v'],
+                vec![b'X', b':', b],
+                vec![b'X', b'-', b'Y', b, b'\r'],
+            ] {
+                let stripped = line.strip_suffix(b"\r").unwrap_or(&line);
+                assert_eq!(field(&line), refused(stripped), "{line:?}");
+            }
+        }
+        assert_eq!(field(b"X-A:  1 \r"), Ok((&b"X-A"[..], &b"1"[..])));
+        assert_eq!(field(b"\r"), Err(HeadError::Malformed));
+        assert_eq!(field(b""), Err(HeadError::Malformed));
+    }
+
+    #[test]
+    fn a_refused_line_is_refused_for_its_reason() {
+        for (bad, why) in [
+            (&b"Content-Type: a\rX-Evil: 1\n\n"[..], HeadError::Injection),
+            (b"Content-Type: a\0b\n\n", HeadError::Injection),
+            (b"Content-Type: a\x01\n\n", HeadError::Injection),
+            (b"Content-Type: a\x7f\n\n", HeadError::Injection),
+            (b"X\0: 1\nContent-Type: a\n\n", HeadError::Injection),
+            (b"Bad Name: 1\nContent-Type: a\n\n", HeadError::Malformed),
+            (b"Content-Type: a\n folded\n\n", HeadError::Malformed),
+            (b": empty name\n\n", HeadError::Malformed),
+            (b"no colon\n\n", HeadError::Malformed),
+            (
+                b"Content-Type: a\nContent-Length: 12x\n\n",
+                HeadError::BadLength,
+            ),
+            (
+                b"Content-Type: a\nContent-Length: 12345678901234567890\n\n",
+                HeadError::BadLength,
+            ),
+        ] {
+            assert_eq!(head(bad), Err(why), "{:?}", String::from_utf8_lossy(bad));
+        }
+        let longest = head(b"Content-Type: a\nContent-Length: 9999999999999999999\n\n");
+        assert_eq!(
+            longest.unwrap().content_length,
+            Some(9_999_999_999_999_999_999)
+        );
     }
 
     #[test]

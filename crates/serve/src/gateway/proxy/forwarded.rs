@@ -71,7 +71,7 @@ pub(super) fn write<'a>(
                 head.extend_from_slice(b", ");
             }
             // Written in place: no string made per request.
-            let _ = write!(head, "{peer}");
+            address(head, peer);
         }
         head.extend_from_slice(b"\r\n");
     }
@@ -227,16 +227,41 @@ fn in_quoted(b: u8) -> bool {
     b == b'\t' || (b' '..=b'~').contains(&b) || b >= 0x80
 }
 
+/// `peer` as text: an IPv4 address's four numbers written digit by digit (the formatter's
+/// `Display` took a thousand instructions for them, on every proxied request), an IPv6
+/// address through `Display`.
+fn address(head: &mut Vec<u8>, peer: IpAddr) {
+    let IpAddr::V4(ip) = peer else {
+        let _ = write!(head, "{peer}");
+        return;
+    };
+    for (i, n) in ip.octets().into_iter().enumerate() {
+        if i > 0 {
+            head.push(b'.');
+        }
+        if n >= 100 {
+            head.push(b'0' + n / 100);
+        }
+        if n >= 10 {
+            head.push(b'0' + n / 10 % 10);
+        }
+        head.push(b'0' + n % 10);
+    }
+}
+
 /// One `Forwarded` element (RFC 7239 4): `for=192.0.2.1;proto=http;host=example.com`, an IPv6
 /// address bracketed and quoted (`for="[2001:db8::1]"`), a value that is not a token (a host
 /// with a port, an IPv6 literal) quoted. A host no quoted-string can hold (empty, or with a
 /// control byte) is left out: the element stays well formed.
 fn element(head: &mut Vec<u8>, peer: IpAddr, scheme: &[u8], host: &[u8]) {
     // Written in place: no string made per request.
-    let _ = match peer {
-        IpAddr::V4(ip) => write!(head, "for={ip}"),
-        IpAddr::V6(ip) => write!(head, "for=\"[{ip}]\""),
-    };
+    match peer {
+        IpAddr::V4(_) => {
+            head.extend_from_slice(b"for=");
+            address(head, peer);
+        }
+        IpAddr::V6(ip) => drop(write!(head, "for=\"[{ip}]\"")),
+    }
     head.extend_from_slice(b";proto=");
     head.extend_from_slice(scheme);
     if !host.is_empty() && host.iter().all(|&b| in_quoted(b)) {
@@ -470,5 +495,27 @@ mod tests {
             let value = line.strip_prefix("Forwarded: ").unwrap().trim_end();
             assert!(elements(value.as_bytes(), |_| {}), "{line:?}");
         }
+    }
+
+    #[test]
+    fn an_ipv4_address_is_written_as_its_display_writes_it() {
+        let mut out = Vec::new();
+        for n in 0..=255u8 {
+            for ip in [
+                [n, 0, 0, 1],
+                [127, n, 9, 10],
+                [10, 99, n, 100],
+                [255, 254, 200, n],
+            ] {
+                let ip = IpAddr::from(ip);
+                out.clear();
+                address(&mut out, ip);
+                assert_eq!(out, ip.to_string().as_bytes());
+            }
+        }
+        let v6: IpAddr = "2001:db8::1".parse().unwrap();
+        out.clear();
+        address(&mut out, v6);
+        assert_eq!(out, b"2001:db8::1");
     }
 }
