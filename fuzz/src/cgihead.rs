@@ -145,6 +145,7 @@ const SERVER_OWNED: &[&str] = &[
     "upgrade",
     "date",
     "server",
+    "alt-svc",
 ];
 
 fn check_head(head: &CgiHead) {

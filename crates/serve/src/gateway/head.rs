@@ -187,6 +187,11 @@ pub(crate) fn parse(head: &[u8], local_redirects: bool) -> Result<CgiHead, HeadE
             let n = value
                 .iter()
                 .fold(0u64, |n, &d| n * 10 + u64::from(d - b'0'));
+            // Two lengths that disagree: which one frames the body is the question request
+            // smuggling asks (RFC 9112 6.3); a repeat of the same value is harmless.
+            if out.content_length.is_some_and(|first| first != n) {
+                return Err(HeadError::BadLength);
+            }
             out.content_length = Some(n);
             continue;
         }
@@ -458,6 +463,10 @@ mod tests {
                 b"Content-Type: a\nContent-Length: 12345678901234567890\n\n",
                 HeadError::BadLength,
             ),
+            (
+                b"Content-Type: a\nContent-Length: 5\nContent-Length: 6\n\n",
+                HeadError::BadLength,
+            ),
         ] {
             assert_eq!(head(bad), Err(why), "{:?}", String::from_utf8_lossy(bad));
         }
@@ -466,6 +475,8 @@ mod tests {
             longest.unwrap().content_length,
             Some(9_999_999_999_999_999_999)
         );
+        let repeated = head(b"Content-Type: a\nContent-Length: 5\nContent-Length: 5\n\n");
+        assert_eq!(repeated.unwrap().content_length, Some(5));
     }
 
     #[test]
