@@ -35,6 +35,7 @@ use std::os::unix::fs::FileExt;
 use std::rc::Rc;
 use std::time::Instant;
 
+use foldhash::quality::RandomState;
 use http3::{Datagram, Field, Fields, RequestId, Server, ServerEvent};
 
 use super::{finish, request_line, Worker};
@@ -91,7 +92,10 @@ struct Pending {
 /// Every HTTP/3 connection of one thread.
 pub(crate) struct H3 {
     server: Server,
-    pending: HashMap<RequestId, Pending>,
+    /// Keyed by request with foldhash (seeded at random per map, as SipHash is, and several
+    /// times faster): the keys hold the client's stream IDs, so the seed is what stops a
+    /// client from choosing IDs that collide.
+    pending: HashMap<RequestId, Pending, RandomState>,
     /// The head the responder writes: reused.
     head: HeadFields,
     /// A generated body the responder writes: reused.
@@ -102,7 +106,7 @@ pub(crate) struct H3 {
     chunk: Box<[u8]>,
     passed_host: wire::PassedHost,
     /// The requests programs answer, by request (`h3/gateway.rs`).
-    exchanges: HashMap<RequestId, Box<Exchange3>>,
+    exchanges: HashMap<RequestId, Box<Exchange3>, RandomState>,
     /// Programs asked for by the requests of this turn, started after it.
     launches: Vec<(RequestId, Launch)>,
     programs: Programs<RequestId>,
@@ -112,13 +116,13 @@ impl H3 {
     pub fn new(server: Server) -> H3 {
         H3 {
             server,
-            pending: HashMap::new(),
+            pending: HashMap::default(),
             head: HeadFields::with_capacity(512),
             response: Vec::with_capacity(1024),
             log_line: Vec::with_capacity(256),
             chunk: vec![0; CHUNK].into_boxed_slice(),
             passed_host: wire::PassedHost::default(),
-            exchanges: HashMap::new(),
+            exchanges: HashMap::default(),
             launches: Vec::new(),
             programs: Programs::new(H3_TOKEN),
         }
@@ -437,9 +441,11 @@ impl H3 {
                 self.pending.insert(id, Pending { head: None, rest });
             }
         } else if rest.is_some() {
-            self.pending.insert(id, Pending { head: None, rest });
-            if self.push(id, w) {
-                self.pending.remove(&id);
+            // Kept only if flow control holds some back: a small body goes at once, and its
+            // request costs no entry in `pending`.
+            let mut held = Pending { head: None, rest };
+            if !push(&mut self.server, &mut self.chunk, id, &mut held, w) {
+                self.pending.insert(id, held);
             }
         }
     }
@@ -453,61 +459,73 @@ impl H3 {
             chunk,
             ..
         } = self;
-        let Some(p) = pending.get_mut(&id) else {
-            return true;
-        };
-        if let Some((status, fields)) = &p.head {
-            let mut list: [Field<'_>; MAX_FIELDS] = [(b"", b""); MAX_FIELDS];
-            for (field, (name, value)) in list.iter_mut().zip(fields) {
-                *field = (&name[..], &value[..]);
+        match pending.get_mut(&id) {
+            Some(p) => push(server, chunk, id, p, w),
+            None => true,
+        }
+    }
+}
+
+/// Sends what `id`'s held-back response `p` may send now: true when it is all sent (or can
+/// never be: the stream is gone, its file failed).
+fn push(
+    server: &mut Server,
+    chunk: &mut [u8],
+    id: RequestId,
+    p: &mut Pending,
+    w: &mut Worker,
+) -> bool {
+    if let Some((status, fields)) = &p.head {
+        let mut list: [Field<'_>; MAX_FIELDS] = [(b"", b""); MAX_FIELDS];
+        for (field, (name, value)) in list.iter_mut().zip(fields) {
+            *field = (&name[..], &value[..]);
+        }
+        let n = fields.len().min(MAX_FIELDS);
+        match server.send_response(id, *status, &list[..n], p.rest.is_none()) {
+            Ok(()) => p.head = None,
+            Err(http3::Error::Blocked) => return false,
+            Err(_) => {
+                let _ = server.reset(id, H3_INTERNAL_ERROR);
+                return true;
             }
-            let n = fields.len().min(MAX_FIELDS);
-            match server.send_response(id, *status, &list[..n], p.rest.is_none()) {
-                Ok(()) => p.head = None,
-                Err(http3::Error::Blocked) => return false,
-                Err(_) => {
+        }
+    }
+    let Some(rest) = p.rest.as_mut() else {
+        return true;
+    };
+    match rest {
+        Rest::Shared { data, at, end } => send_from(server, id, &data[..*end], at),
+        Rest::Page { bytes, at } => send_from(server, id, bytes, at),
+        Rest::File { file, offset, end } => loop {
+            let room = match server.capacity(id) {
+                Ok(0) => return false, // a Writable event says when
+                Ok(room) => room,
+                Err(_) => return true,
+            };
+            let want = (room.min(CHUNK) as u64).min(*end - *offset) as usize;
+            let read = match file.read_at(&mut chunk[..want], *offset) {
+                Ok(n) if n > 0 => n,
+                // The file shrank or failed under us: the response cannot be finished.
+                _ => {
                     let _ = server.reset(id, H3_INTERNAL_ERROR);
                     return true;
                 }
+            };
+            w.stats.file_reads += 1;
+            w.stats.file_read_bytes += read as u64;
+            let last = *offset + read as u64 == *end;
+            let taken = match server.send_body(id, &chunk[..read], last) {
+                Ok(taken) => taken,
+                Err(_) => return true,
+            };
+            *offset += taken as u64;
+            if *offset == *end {
+                return true;
             }
-        }
-        let Some(rest) = p.rest.as_mut() else {
-            return true;
-        };
-        match rest {
-            Rest::Shared { data, at, end } => send_from(server, id, &data[..*end], at),
-            Rest::Page { bytes, at } => send_from(server, id, bytes, at),
-            Rest::File { file, offset, end } => loop {
-                let room = match server.capacity(id) {
-                    Ok(0) => return false, // a Writable event says when
-                    Ok(room) => room,
-                    Err(_) => return true,
-                };
-                let want = (room.min(CHUNK) as u64).min(*end - *offset) as usize;
-                let read = match file.read_at(&mut chunk[..want], *offset) {
-                    Ok(n) if n > 0 => n,
-                    // The file shrank or failed under us: the response cannot be finished.
-                    _ => {
-                        let _ = server.reset(id, H3_INTERNAL_ERROR);
-                        return true;
-                    }
-                };
-                w.stats.file_reads += 1;
-                w.stats.file_read_bytes += read as u64;
-                let last = *offset + read as u64 == *end;
-                let taken = match server.send_body(id, &chunk[..read], last) {
-                    Ok(taken) => taken,
-                    Err(_) => return true,
-                };
-                *offset += taken as u64;
-                if *offset == *end {
-                    return true;
-                }
-                if taken < read {
-                    return false; // the rest is read again when flow control allows
-                }
-            },
-        }
+            if taken < read {
+                return false; // the rest is read again when flow control allows
+            }
+        },
     }
 }
 
