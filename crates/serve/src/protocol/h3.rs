@@ -92,9 +92,11 @@ struct Pending {
 /// Every HTTP/3 connection of one thread.
 pub(crate) struct H3 {
     server: Server,
-    /// Keyed by request with foldhash (seeded at random per map, as SipHash is, and several
-    /// times faster): the keys hold the client's stream IDs, so the seed is what stops a
-    /// client from choosing IDs that collide.
+    /// Keyed by request with foldhash (several times faster than SipHash): a key is a
+    /// connection slot the server picked and a stream ID that QUIC makes sequential and
+    /// bounds by the stream limit, so a client cannot choose keys that collide. (The
+    /// connection-ID map, whose first key per connection a client does choose, keeps
+    /// SipHash: foldhash's seed comes from addresses and time, not the kernel's generator.)
     pending: HashMap<RequestId, Pending, RandomState>,
     /// The head the responder writes: reused.
     head: HeadFields,
