@@ -210,6 +210,14 @@ impl Expect {
             || self.body_length.is_some()
     }
 
+    /// Whether a check reads the header fields (a field present or equal, the content type):
+    /// else the response's head need not be split into fields for it.
+    pub fn needs_headers(&self) -> bool {
+        !self.header_present.is_empty()
+            || !self.header_equals.is_empty()
+            || self.content_type.is_some()
+    }
+
     /// Holds `answer` to the checks in this order: status, header fields, content type, body
     /// length, body text and regex, JSON; the first that fails is the answer.
     /// `scratch` is the caller's buffer for expanding templates (kept between calls).
