@@ -650,7 +650,8 @@ mod tests {
 
     #[test]
     fn a_head_splits_into_its_fields_after_the_status_line() {
-        let head = b"HTTP/1.1 200 OK\r\nServer: flint\r\nX-Empty:\r\nContent-Type:  text/html \r\n\r\n";
+        let head =
+            b"HTTP/1.1 200 OK\r\nServer: flint\r\nX-Empty:\r\nContent-Type:  text/html \r\n\r\n";
         let want: Vec<(&[u8], &[u8])> = vec![
             (b"Server", b"flint"),
             (b"X-Empty", b""),
@@ -672,16 +673,22 @@ mod tests {
 
     #[test]
     fn a_set_cookie_field_is_seen_in_any_case_and_only_as_a_field_name() {
-        assert!(sets_cookie(b"HTTP/1.1 200 OK\r\nA: b\r\nSet-Cookie: sid=1\r\n\r\n"));
+        assert!(sets_cookie(
+            b"HTTP/1.1 200 OK\r\nA: b\r\nSet-Cookie: sid=1\r\n\r\n"
+        ));
         assert!(sets_cookie(b"HTTP/1.1 200 OK\r\nSET-COOKIE:sid=1\r\n\r\n"));
         assert!(sets_cookie(b"HTTP/1.1 200 OK\nset-cookie: a=b"));
         // Elsewhere than at a field name's place, or another field.
-        assert!(!sets_cookie(b"HTTP/1.1 200 OK\r\nX-Note: Set-Cookie: no\r\n\r\n"));
+        assert!(!sets_cookie(
+            b"HTTP/1.1 200 OK\r\nX-Note: Set-Cookie: no\r\n\r\n"
+        ));
         assert!(!sets_cookie(b"HTTP/1.1 200 OK\r\nSet-Cookie2: a=b\r\n\r\n"));
         assert!(!sets_cookie(b"Set-Cookie: a=b\r\n\r\n"));
         assert!(!sets_cookie(b"HTTP/1.1 200 OK\r\nSet-Cook\r\n"));
         // Whatever sets_cookie says, split_fields agrees on the name.
         let head = b"HTTP/1.1 200 OK\r\nset-COOKIE: a=b\r\n\r\n";
-        assert!(fields(head).iter().any(|(n, _)| n.eq_ignore_ascii_case(b"set-cookie")));
+        assert!(fields(head)
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case(b"set-cookie")));
     }
 }
