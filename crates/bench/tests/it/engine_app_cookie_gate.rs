@@ -3,20 +3,24 @@
 //! reader. `/a` sets a session cookie and its file checks only the status (and extracts a value
 //! from the body, so that `/b` waits for its response, as it would over HTTP/2's concurrent
 //! streams otherwise); `/b` is refused with a 409 unless it carries that cookie. Over HTTP/1.1
-//! (keep-alive and pipelined) and HTTP/2.
+//! (keep-alive and pipelined), HTTP/2 and HTTP/3.
 
+use crate::h3_pump::Pump;
 use crate::per_connection;
 
+use bench::config::TlsOptions;
 use bench::workload::Workload;
 use bench::{BenchConfig, HttpMode, Stop, Target};
 use http2::{Body, Handler, Header, HeaderVerdict, Session, StreamId};
+use http3::{Server, ServerEvent};
 use per_connection::{read_until_stopped, PerConnection};
 use std::collections::HashMap;
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::{SocketAddr, TcpStream, UdpSocket};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+use test_support::certs::TestCa;
 
 /// The cookie `/a` sets, and `/b` must carry.
 const SID: &str = "sid=s1";
@@ -180,6 +184,69 @@ fn serve_h2(mut sock: TcpStream, stop: &AtomicBool, seen: &Seen) {
     }
 }
 
+/// HTTP/3: each request answered whole as it comes (none has a body), every wait at most
+/// 20 ms so that `stop` is seen.
+fn serve_h3(sock: UdpSocket, mut server: Server, stop: &AtomicBool, seen: &Seen) {
+    let mut pump = Pump::new(sock);
+    let set_cookie = format!("{SID}; Path=/");
+    while !stop.load(Ordering::SeqCst) {
+        pump.turn(&mut server);
+        while let Some(ev) = server.poll() {
+            let ServerEvent::Request { id, fields, .. } = ev else {
+                continue;
+            };
+            let text = |name: &[u8]| String::from_utf8_lossy(fields.get(name).unwrap_or(b""));
+            let (path, cookie) = (text(b":path").into_owned(), text(b"cookie").into_owned());
+            let status = seen.status(&path, &cookie);
+            let head: &[(&[u8], &[u8])] = match path.as_str() {
+                "/a" => &[(b"set-cookie", set_cookie.as_bytes())],
+                _ => &[],
+            };
+            if server.send_response(id, status, head, false).is_ok() {
+                let _ = server.send_body(id, b"ok", true);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_cookie_set_on_a_response_checked_by_status_alone_is_sent_after_over_http3() {
+    let ca = TestCa::new("flint bench cookie gate test CA");
+    let (cert, key) = ca.leaf().write_pem(ca.dir());
+    let server_config = http3::ServerConfig::new(&cert, &key, &http3::Limits::default()).unwrap();
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = sock.local_addr().unwrap();
+    let seen = Arc::new(Seen::default());
+    let stop = Arc::new(AtomicBool::new(false));
+    let (s, sp) = (seen.clone(), stop.clone());
+    let thread =
+        std::thread::spawn(move || serve_h3(sock, Server::new(server_config, addr), &sp, &s));
+    let cfg = BenchConfig {
+        tls: TlsOptions {
+            cacert: Some(ca.pem.clone()),
+            ..TlsOptions::default()
+        },
+        target: Target::https(addr, "localhost"),
+        ..config(addr, HttpMode::Http3)
+    };
+    let r = bench::run(&cfg, &workload(), &AtomicBool::new(false));
+    stop.store(true, Ordering::SeqCst);
+    thread.join().unwrap();
+    held(&r.expect("run").stats, &seen, HttpMode::Http3);
+}
+
+fn workload() -> Workload {
+    Workload::parse(PAGE, "w.toml").unwrap()
+}
+
+/// No errors, every page done, and every `/b` carried the cookie.
+fn held(st: &bench::stats::Stats, seen: &Seen, http: HttpMode) {
+    assert_eq!(st.errors.total(), 0, "{http:?}: {:?}", st.errors);
+    assert_eq!((st.pages_done, st.requests), (12, 24), "{http:?}");
+    assert_eq!(seen.refused.load(Ordering::SeqCst), 0, "{http:?}");
+    assert_eq!(seen.with_cookie.load(Ordering::SeqCst), 12, "{http:?}");
+}
+
 fn run(http: HttpMode) {
     let seen = Arc::new(Seen::default());
     let s = seen.clone();
@@ -187,15 +254,10 @@ fn run(http: HttpMode) {
         HttpMode::Http2 => PerConnection::start(move |c, stop| serve_h2(c, stop, &s)),
         _ => PerConnection::start(move |c, stop| serve_h1(c, stop, &s)),
     };
-    let w = Workload::parse(PAGE, "w.toml").unwrap();
     let cfg = config(server.addr, http);
-    let r = bench::run(&cfg, &w, &AtomicBool::new(false)).expect("run");
+    let r = bench::run(&cfg, &workload(), &AtomicBool::new(false));
     server.stop();
-    let st = &r.stats;
-    assert_eq!(st.errors.total(), 0, "{http:?}: {:?}", st.errors);
-    assert_eq!((st.pages_done, st.requests), (12, 24), "{http:?}");
-    assert_eq!(seen.refused.load(Ordering::SeqCst), 0, "{http:?}");
-    assert_eq!(seen.with_cookie.load(Ordering::SeqCst), 12, "{http:?}");
+    held(&r.expect("run").stats, &seen, http);
 }
 
 fn config(addr: SocketAddr, http: HttpMode) -> BenchConfig {
