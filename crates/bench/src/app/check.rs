@@ -126,6 +126,10 @@ pub struct CheckFailure {
 /// Compiled checks of one file of a page.
 #[derive(Debug, Clone)]
 pub struct Expect {
+    // A check added here that reads the header fields must say so in `Expect::needs_headers`
+    // (which names every field, so it will not compile until it does): the client splits a
+    // response's head only when something reads its fields, and `check` is handed none
+    // otherwise.
     status: Vec<u16>,
     header_present: Vec<String>,
     header_equals: Vec<(String, Template)>,
@@ -208,6 +212,23 @@ impl Expect {
             || self.body_regex.is_some()
             || !self.json.is_empty()
             || self.body_length.is_some()
+    }
+
+    /// Whether a check reads the header fields (a field present or equal, the content type):
+    /// else the response's head need not be split into fields for it. Every field is named,
+    /// so that a check added to [`Expect`] must be placed here (reading the fields or not).
+    pub fn needs_headers(&self) -> bool {
+        let Expect {
+            status: _,
+            header_present,
+            header_equals,
+            content_type,
+            body_contains: _,
+            body_regex: _,
+            json: _,
+            body_length: _,
+        } = self;
+        !header_present.is_empty() || !header_equals.is_empty() || content_type.is_some()
     }
 
     /// Holds `answer` to the checks in this order: status, header fields, content type, body

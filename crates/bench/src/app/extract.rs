@@ -100,6 +100,16 @@ impl Extract {
         matches!(self.source, Source::Regex(_) | Source::Json(_))
     }
 
+    /// Whether the value comes from the header fields (a field, a cookie set).
+    /// A `match` of every source, so that a new one must say whether it reads them: the
+    /// client splits a head only when something does.
+    pub fn needs_headers(&self) -> bool {
+        match self.source {
+            Source::Header(_) | Source::Cookie(_) => true,
+            Source::Regex(_) | Source::Json(_) => false,
+        }
+    }
+
     /// The value in `answer`, or `None` (`extract_missing`). A value must be UTF-8 and not
     /// empty: an empty header, a JSON `""` or a cookie being deleted (`sid=; Max-Age=0`) gives
     /// nothing a later request could use. `room` is this extraction's (from [`Extract::room`]).

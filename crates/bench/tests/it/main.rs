@@ -45,6 +45,7 @@ mod report_support;
 mod udp;
 
 mod engine_app_build_once;
+mod engine_app_cookie_gate;
 mod engine_end_close;
 mod engine_end_exact;
 mod engine_faults;
