@@ -59,7 +59,7 @@ impl H3 {
     /// What follows a read, a timer or a page's start: more streams (or the page's end), the
     /// datagrams they make sent, the timer set.
     pub(super) fn next(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
-        if self.state == State::Open {
+        if self.state == State::Open || self.sends_early() {
             self.fill(ch, cx, now);
         }
         if self.state != State::Idle && self.flush(ch, cx, now) {
