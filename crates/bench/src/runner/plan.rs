@@ -354,4 +354,37 @@ mod tests {
         };
         assert!(check_http3(&h2, &pages).is_ok());
     }
+
+    #[test]
+    fn early_data_needs_http3_and_tls_resume() {
+        let addr = "127.0.0.1:443".parse().unwrap();
+        let mut c = BenchConfig {
+            http: HttpMode::Http3,
+            h3_early_data: true,
+            ..BenchConfig::new(crate::Target::https(addr, "localhost"))
+        };
+        c.tls.resume = true;
+        assert!(check_early_data(&c).is_ok());
+        let said = |c: &BenchConfig| match check_early_data(c) {
+            Err(BenchError::Config(m)) => m,
+            other => panic!("{other:?}"),
+        };
+        let mut no_resume = c.clone();
+        no_resume.tls.resume = false;
+        assert_eq!(
+            said(&no_resume),
+            "--early-data sends requests in a resumed session's 0-RTT: it needs --tls-resume"
+        );
+        let h2 = BenchConfig {
+            http: HttpMode::Http2,
+            ..c.clone()
+        };
+        assert_eq!(
+            said(&h2),
+            "--early-data sends requests in QUIC's 0-RTT: it needs --http 3"
+        );
+        c.h3_early_data = false;
+        c.tls.resume = false;
+        assert!(check_early_data(&c).is_ok(), "off: nothing to check");
+    }
 }
