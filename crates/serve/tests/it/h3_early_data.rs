@@ -198,3 +198,32 @@ fn without_h3_early_data_nothing_goes_before_the_handshake() {
         "{st:?}"
     );
 }
+
+#[test]
+fn a_rejected_0rtt_is_sent_again_after_the_handshake() {
+    let certs = Certs::new();
+    let srv = certs.serve(|c| c.h3_early_data = true);
+    std::fs::write(srv.root.path().join("5k.bin"), vec![7u8; FILE]).unwrap();
+    let mut config = certs.client().early_data();
+    let first = fetch(&mut config, srv.addr, &[], &[("GET", "/5k.bin")], &|| true);
+    // The ticket's key name changed, as a restarted server sees it: the session is offered
+    // and its 0-RTT sent, but the server cannot open the ticket and drops what came early.
+    let mut foreign = first.session.clone();
+    let ticket = crate::h3_resume::ticket_of(&foreign);
+    for b in &mut foreign[ticket.start..ticket.start + 16] {
+        *b ^= 0x5a;
+    }
+    let asked = [("GET", "/5k.bin"), ("POST", "/5k.bin")];
+    let second = fetch(&mut config, srv.addr, &foreign, &asked, &|| true);
+    assert!(
+        second.sent_early,
+        "the client's copy of the ticket allows 0-RTT"
+    );
+    assert_eq!(second.early, EarlyData::Rejected);
+    // QUIC sent them again in 1-RTT: answered as after any handshake, no 425.
+    assert_eq!(second.statuses[0], 200);
+    assert_ne!(second.statuses[1], 425);
+    let st = srv.stop();
+    assert_eq!((st.h3_resumed, st.h3_early_requests), (0, 0), "{st:?}");
+    assert_eq!(st.http3_requests, 3, "{st:?}");
+}
