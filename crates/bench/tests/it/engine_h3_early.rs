@@ -97,6 +97,14 @@ fn resumed_connections_send_their_pages_in_0rtt_and_the_server_sees_them_early()
         h.early_offered * FILES,
         "a page's files each"
     );
+    // A 0-RTT connection's handshake is its connect row's time, as any QUIC connection's:
+    // measured, not the "never" a taken connect time leaves behind.
+    let (handshake, connect) = (s.tls_handshake.summary(), s.connect.summary());
+    assert_eq!(handshake.count, h.connections, "one handshake a connection");
+    assert!(
+        handshake.max <= connect.max && handshake.mean <= connect.mean,
+        "TLS handshake {handshake:?}, connect {connect:?}"
+    );
     let (requests, early) = at_server(&server, s.requests + s.unfinished);
     assert_eq!(
         requests,

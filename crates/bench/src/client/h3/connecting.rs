@@ -145,7 +145,10 @@ impl H3 {
     /// takes the connect time, as the first file sent after a handshake does).
     pub(super) fn handshake_done(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         self.state = State::Open;
-        self.connect_us = now - self.connect_start_us;
+        // The handshake's time, kept here: with 0-RTT the first early stream takes
+        // `connect_us` below, and the handshake row is this time all the same.
+        let handshake_us = now - self.connect_start_us;
+        self.connect_us = handshake_us;
         let early = self
             .client
             .as_ref()
@@ -162,7 +165,7 @@ impl H3 {
         // with `--tls-resume`, the only time a session is offered); its time is the connect
         // row's (there is no TCP connect before it).
         let resumed = self.client.as_ref().is_some_and(http3::Client::is_resumed);
-        ch.record_handshake(cx, &ex, now, self.connect_us, (QUIC_TLS, resumed));
+        ch.record_handshake(cx, &ex, now, handshake_us, (QUIC_TLS, resumed));
         if cx.counts(now, now) {
             let rtt = self
                 .client
