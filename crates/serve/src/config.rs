@@ -140,8 +140,8 @@ pub struct Config {
     /// 0-RTT (default off): a client resuming a session may send requests in its first
     /// flight, a round trip sooner. Such a request can be replayed by anyone who saw it, so
     /// one that is not safe to run twice (a method but GET, HEAD, OPTIONS; anything a program
-    /// or an upstream answers) is refused with 425 Too Early (RFC 8470), and the client
-    /// sends it again after the handshake. Off like TLS over TCP's early data: a replayed
+    /// or an upstream answers; a path Basic authentication protects) is refused with 425 Too
+    /// Early (RFC 8470), and a client may send it again after the handshake (RFC 8470 4.2). Off like TLS over TCP's early data: a replayed
     /// GET still costs the server its work.
     pub h3_early_data: bool,
     /// HTTP/3 request streams a client may have open at once (QUIC's initial_max_streams_bidi).

@@ -30,9 +30,11 @@
 //!
 //! With `h3_early_data` a request handed out while its connection is still in 0-RTT may be a
 //! replay: it is served only if running it twice does no harm (GET, HEAD or OPTIONS on a path
-//! no program or upstream answers); any other gets 425 Too Early (RFC 8470 5.2), logged and
-//! counted (`h3_early_requests`, `h3_too_early`), and the client sends it again once the
-//! handshake is done.
+//! no program or upstream answers and Basic authentication does not protect); any other gets
+//! 425 Too Early (RFC 8470 5.2), logged and counted (`h3_early_requests`, `h3_too_early`), and
+//! a client may send it again once the handshake is done (RFC 8470 4.2). A protected path is
+//! refused before its credentials are checked: the failure limiter would otherwise count
+//! failures against an address the handshake has not proven.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -264,9 +266,14 @@ impl H3 {
             let logged = w.log.is_some();
             move |parsed| match parsed {
                 Ok(r) => {
+                    // A protected path in 0-RTT is refused before its credentials are looked
+                    // at: checking them counts failures against the peer's address, spends the
+                    // hash budget and fills the verified cache, for an address the handshake
+                    // has not proven (a spoofed 0-RTT could lock its owner out).
+                    let guarded = early && auth.as_mut().is_some_and(|a| a.protects(r.target));
                     let verdict = match auth.as_mut() {
-                        Some(a) => a.check(r, peer.ip(), now, stats),
-                        None => Verdict::Open,
+                        Some(a) if !guarded => a.check(r, peer.ip(), now, stats),
+                        _ => Verdict::Open,
                     };
                     let routed = match (&verdict, gateways.as_mut()) {
                         (Verdict::Denied(_), _) | (_, None) => None,
@@ -277,8 +284,9 @@ impl H3 {
                     // (one that is would have to be told, RFC 8470 5.1: refused instead).
                     let safe = matches!(r.method, wire::Method::Get | wire::Method::Head)
                         || method == b"OPTIONS";
-                    *too_early =
-                        early && (!safe || matches!(routed, Some(Route::Cgi(_) | Route::Proxy(_))));
+                    *too_early = guarded
+                        || early
+                            && (!safe || matches!(routed, Some(Route::Cgi(_) | Route::Proxy(_))));
                     let reply = match routed {
                         _ if *too_early => responder.error_to(r, 425, date, out),
                         None => match &verdict {

@@ -1,11 +1,14 @@
 //! HTTP/3 0-RTT against flint serve (`h3_early_data`): a client resuming a session sends its
 //! requests before the handshake is done. What is safe to run twice (a GET of a file) is
-//! served; what is not (a POST, a GET of a proxied path) is answered 425 Too Early (RFC 8470)
-//! and never reaches the upstream (none is counted in `proxy_requests`). `h3_early_requests` and
+//! served (a GET, HEAD or OPTIONS of a file); what is not (a POST, a GET of a proxied path or
+//! of a CGI program) is answered 425 Too Early (RFC 8470) and never reaches the upstream or
+//! the program (none is counted in `proxy_requests` or `cgi_requests`); nor does a protected
+//! path's request reach Basic authentication's check (`auth_failed` stays 0). `h3_early_requests` and
 //! `h3_too_early` count them, and the access log has each as any other request. Without
 //! `h3_early_data` the server's tickets allow no early data: nothing goes before the
 //! handshake, and nothing is counted.
 
+use crate::cgi_support::{Scripts, HELLO};
 use crate::h3_support::{Certs, BOUND};
 use crate::proxy_support::{dead_port, mount};
 use http3::{Client, ClientConfig, ClientEvent, EarlyData, MAX_DATAGRAM};
@@ -37,6 +40,18 @@ fn fetch(
     requests: &[(&str, &str)],
     hold: &dyn Fn() -> bool,
 ) -> Outcome {
+    fetch_with(config, server, session, requests, &[], hold)
+}
+
+/// `fetch` with `extra` fields on every request.
+fn fetch_with(
+    config: &mut ClientConfig,
+    server: SocketAddr,
+    session: &[u8],
+    requests: &[(&str, &str)],
+    extra: &[(&str, &str)],
+    hold: &dyn Fn() -> bool,
+) -> Outcome {
     let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
     let local = sock.local_addr().unwrap();
     let mut c = Client::resume(config, "localhost", local, server, session).unwrap();
@@ -63,12 +78,13 @@ fn fetch(
         if streams.is_empty() && c.can_send() {
             sent_early = !c.is_ready();
             for (method, path) in requests {
-                let fields = [
+                let mut fields = vec![
                     (&b":method"[..], method.as_bytes()),
                     (b":scheme", b"https"),
                     (b":authority", b"localhost"),
                     (b":path", path.as_bytes()),
                 ];
+                fields.extend(extra.iter().map(|(n, v)| (n.as_bytes(), v.as_bytes())));
                 streams.push(c.send_request(&fields, true).unwrap());
             }
         }
@@ -134,9 +150,12 @@ fn in_0rtt_a_get_is_served_and_a_post_or_a_proxied_path_gets_425_unforwarded() {
     // An upstream nothing listens on: a request forwarded there would get a 502 at once, and
     // be counted in `proxy_requests`.
     let m = mount("/api/", &[format!("http://{}", dead_port())], "");
+    let scripts = Scripts::new();
+    scripts.add("hello", HELLO);
     let srv = certs.serve(|c| {
         c.h3_early_data = true;
         c.proxy.push(m);
+        scripts.mount(c);
         c.access_log = Some(log_path);
     });
     std::fs::write(srv.root.path().join("5k.bin"), vec![7u8; FILE]).unwrap();
@@ -146,24 +165,42 @@ fn in_0rtt_a_get_is_served_and_a_post_or_a_proxied_path_gets_425_unforwarded() {
     assert_eq!(first.statuses, [200]);
     assert!(!first.sent_early, "nothing to resume: no 0-RTT");
     assert_eq!(first.early, EarlyData::NotSent);
-    let asked = [("GET", "/5k.bin"), ("POST", "/5k.bin"), ("GET", "/api/x")];
-    // The server has the three requests while the handshake waits on the client.
-    let hold = || srv.stats().h3_early_requests >= 3;
+    let asked = [
+        ("GET", "/5k.bin"),
+        ("HEAD", "/5k.bin"),
+        ("OPTIONS", "/5k.bin"),
+        ("POST", "/5k.bin"),
+        ("GET", "/api/x"),
+        ("GET", "/cgi-bin/hello"),
+    ];
+    // The server has the requests while the handshake waits on the client.
+    let hold = || srv.stats().h3_early_requests >= asked.len() as u64;
     let second = fetch(&mut config, srv.addr, &first.session, &asked, &hold);
     assert!(
         second.sent_early,
         "the resumed session's ticket allows 0-RTT"
     );
     assert_eq!(second.early, EarlyData::Accepted);
-    assert_eq!(second.statuses, [200, 425, 425]);
+    // HEAD is served, OPTIONS gets a file's own answer to it (405, GET and HEAD allowed):
+    // neither is too early.
+    assert_eq!(second.statuses, [200, 200, 405, 425, 425, 425]);
     let st = srv.stop();
-    assert_eq!(st.h3_early_requests, 3, "{st:?}");
-    assert_eq!(st.h3_too_early, 2, "{st:?}");
-    assert_eq!(st.http3_requests, 4, "{st:?}");
+    assert_eq!(st.h3_early_requests, 6, "{st:?}");
+    assert_eq!(st.h3_too_early, 3, "{st:?}");
+    assert_eq!(st.http3_requests, 7, "{st:?}");
     assert_eq!(st.proxy_requests, 0, "never forwarded: {st:?}");
+    assert_eq!(
+        (st.cgi_requests, st.cgi_starts),
+        (0, 0),
+        "never run: {st:?}"
+    );
     let text = std::fs::read_to_string(&log).unwrap();
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines.len(), 4, "{text}");
+    assert_eq!(lines.len(), 7, "{text}");
+    assert!(
+        (lines.iter()).any(|l| l.contains("\"GET /cgi-bin/hello HTTP/3.0\" 425 ")),
+        "{text}"
+    );
     assert!(
         (lines.iter()).any(|l| l.contains("\"POST /5k.bin HTTP/3.0\" 425 ")),
         "{text}"
@@ -226,4 +263,50 @@ fn a_rejected_0rtt_is_sent_again_after_the_handshake() {
     let st = srv.stop();
     assert_eq!((st.h3_resumed, st.h3_early_requests), (0, 0), "{st:?}");
     assert_eq!(st.http3_requests, 3, "{st:?}");
+}
+
+#[test]
+fn in_0rtt_a_protected_path_gets_425_before_its_credentials_are_checked() {
+    let certs = Certs::new();
+    let hash = bcrypt::hash_with_salt("pw-alice", 4, *b"0123456789abcdef")
+        .unwrap()
+        .format_for_version(bcrypt::Version::TwoY);
+    let file = certs.ca.dir().join("htpasswd");
+    std::fs::write(&file, format!("alice:{hash}\n")).unwrap();
+    let srv = certs.serve(|c| {
+        c.h3_early_data = true;
+        c.auth.push(serve::config::AuthZone {
+            prefix: "/private".into(),
+            file,
+            realm: "flint".into(),
+        });
+    });
+    std::fs::create_dir(srv.root.path().join("private")).unwrap();
+    std::fs::write(srv.root.path().join("private/secret.txt"), b"secret").unwrap();
+    std::fs::write(srv.root.path().join("5k.bin"), vec![7u8; FILE]).unwrap();
+    let mut config = certs.client().early_data();
+    let first = fetch(&mut config, srv.addr, &[], &[("GET", "/5k.bin")], &|| true);
+    // Wrong credentials, from an address the handshake has not proven: were they checked,
+    // each would be a failure the limiter holds against the address.
+    let bad = {
+        use base64::Engine;
+        let t = base64::engine::general_purpose::STANDARD.encode("alice:nope");
+        format!("Basic {t}")
+    };
+    let asked = [
+        ("GET", "/private/secret.txt"),
+        ("POST", "/private/secret.txt"),
+    ];
+    let hold = || srv.stats().h3_early_requests >= 2;
+    let extra = [("authorization", bad.as_str())];
+    let second = fetch_with(&mut config, srv.addr, &first.session, &asked, &extra, &hold);
+    assert_eq!(second.early, EarlyData::Accepted);
+    assert_eq!(second.statuses, [425, 425]);
+    let st = srv.stop();
+    assert_eq!((st.h3_early_requests, st.h3_too_early), (2, 2), "{st:?}");
+    assert_eq!(
+        (st.auth_failed, st.auth_ok, st.auth_missing, st.auth_limited),
+        (0, 0, 0, 0),
+        "{st:?}"
+    );
 }
