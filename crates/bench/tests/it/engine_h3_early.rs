@@ -8,14 +8,19 @@
 use crate::udp;
 
 use bench::config::TlsOptions;
+use bench::stats::ErrorKind;
 use bench::{BenchConfig, HttpMode, RunResult, Stop, Target, Workload};
-use std::sync::atomic::AtomicBool;
+use std::net::{SocketAddr, UdpSocket};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use test_support::certs::TestCa;
 
 const PAGES: u64 = 5;
 const FILES: u64 = 3;
 const BODY: u64 = 2_000;
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// A server accepting 0-RTT whose connections close after 100 ms with no request.
 fn server(ca: &TestCa) -> udp::UdpServer {
@@ -32,21 +37,39 @@ fn server(ca: &TestCa) -> udp::UdpServer {
 }
 
 fn run(ca: &TestCa, server: &udp::UdpServer, early_data: bool) -> RunResult {
+    let stop = Stop::Pages(PAGES);
+    run_to(
+        &ca.pem,
+        server.addr,
+        early_data,
+        stop,
+        Duration::from_secs(10),
+    )
+}
+
+/// `PAGES` pages (or `stop`) to `addr`, each response within `response_timeout`.
+fn run_to(
+    cacert: &Path,
+    addr: SocketAddr,
+    early_data: bool,
+    stop: Stop,
+    response_timeout: Duration,
+) -> RunResult {
     let config = BenchConfig {
         concurrency: 1,
         threads: 1,
-        stop: Stop::Pages(PAGES),
+        stop,
         http: HttpMode::Http3,
         think: Some(Duration::from_millis(400)),
-        connect_timeout: Duration::from_secs(10),
-        response_timeout: Duration::from_secs(10),
+        connect_timeout: CONNECT_TIMEOUT,
+        response_timeout,
         tls: TlsOptions {
-            cacert: Some(ca.pem.clone()),
+            cacert: Some(cacert.to_path_buf()),
             resume: true,
             ..TlsOptions::default()
         },
         h3_early_data: early_data,
-        ..BenchConfig::new(Target::https(server.addr, "localhost"))
+        ..BenchConfig::new(Target::https(addr, "localhost"))
     };
     let files: Vec<String> = (0..FILES).map(|_| format!("\"/bytes/{BODY}\"")).collect();
     let workload = Workload::parse(
@@ -143,4 +166,123 @@ fn without_early_data_nothing_is_sent_in_0rtt() {
     let h = &s.http3;
     assert_eq!((h.early_offered, h.early_requests), (0, 0));
     assert!(!bench::report::summary(&r).contains("0-RTT"));
+}
+
+/// A UDP relay to `server` for the first client address it hears from only: later
+/// connections (bench opens each from a new port) are dropped, their handshakes stalled as
+/// by a server that went away after giving out its tickets.
+struct FirstOnly {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl FirstOnly {
+    fn start(server: SocketAddr) -> FirstOnly {
+        let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+        sock.set_read_timeout(Some(Duration::from_millis(20)))
+            .unwrap();
+        let addr = sock.local_addr().unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut buf = vec![0u8; 65536];
+            let mut first: Option<SocketAddr> = None;
+            while !stopped.load(Ordering::Relaxed) {
+                let Ok((n, from)) = sock.recv_from(&mut buf) else {
+                    continue;
+                };
+                if from == server {
+                    if let Some(client) = first {
+                        let _ = sock.send_to(&buf[..n], client);
+                    }
+                } else if *first.get_or_insert(from) == from {
+                    let _ = sock.send_to(&buf[..n], server);
+                }
+            }
+        });
+        FirstOnly {
+            addr,
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for FirstOnly {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// CPU time (user + system) of this process's thread named `name`, if it is running.
+fn thread_cpu(name: &str) -> Option<Duration> {
+    // /proc's times are in USER_HZ, 100 a second on Linux (fixed by its ABI).
+    let tick = Duration::from_millis(10);
+    for task in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        if comm.trim_end() != name {
+            continue;
+        }
+        let stat = std::fs::read_to_string(task.path().join("stat")).ok()?;
+        // After the name's closing parenthesis: state is field 3, utime 14, stime 15.
+        let rest = &stat[stat.rfind(')')? + 2..];
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let ticks: u32 = f.get(11)?.parse::<u32>().ok()? + f.get(12)?.parse::<u32>().ok()?;
+        return Some(tick * ticks);
+    }
+    None
+}
+
+/// The second page's connection is dropped after its 0-RTT went out: its handshake stalls
+/// until the connect timeout, its early streams waiting. With a response timeout shorter than
+/// that, the thread still sleeps (the connect timeout bounds the early streams; their own
+/// deadline, were it armed, would be in the past at every turn: a busy loop), and the failed
+/// handshake is one connect error, as without `--early-data`, its other files unsent.
+#[test]
+fn a_stalled_0rtt_handshake_fails_once_at_the_connect_timeout_without_spinning() {
+    let ca = TestCa::new("flint bench h3 0-RTT test CA");
+    let server = server(&ca);
+    let relay = FirstOnly::start(server.addr);
+    let addr = relay.addr;
+    let done = Arc::new(AtomicBool::new(false));
+    let finished = done.clone();
+    let cacert = ca.pem.clone();
+    let run = std::thread::spawn(move || {
+        let r = run_to(
+            &cacert,
+            addr,
+            true,
+            Stop::Duration(CONNECT_TIMEOUT + Duration::from_secs(1)),
+            Duration::from_millis(50),
+        );
+        finished.store(true, Ordering::Relaxed);
+        r
+    });
+    // The bench thread's CPU, last seen while it ran (bounded: the run stops after a connect
+    // timeout and a second; a minute at most here).
+    let mut cpu = Duration::ZERO;
+    let start = Instant::now();
+    while !done.load(Ordering::Relaxed) && start.elapsed() < Duration::from_secs(60) {
+        if let Some(c) = thread_cpu("flint-bench-0") {
+            cpu = c;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let r = run.join().unwrap();
+    let s = &r.stats;
+    // One or two stalled connections in the run's time (each after a think time), each one
+    // error: counted per early stream, one would be FILES.
+    let failed = s.errors.get(ErrorKind::ConnectTimeout);
+    assert!((1..FILES).contains(&failed), "{:?}", s.errors);
+    assert_eq!(s.errors.total(), failed, "{:?}", s.errors);
+    assert!(s.requests >= FILES, "the first page's: {}", s.requests);
+    assert_eq!(s.tls_resumed, 0, "the second handshake never ended");
+    assert!(
+        cpu < CONNECT_TIMEOUT / 4,
+        "the bench thread used {cpu:?} of CPU through a {CONNECT_TIMEOUT:?} stall"
+    );
 }
