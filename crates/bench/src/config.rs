@@ -106,6 +106,9 @@ pub struct BenchConfig {
     /// Stop the run, with the reason, once every attempt has failed the same way for a second
     /// and not one has succeeded (`runner/fail_fast.rs`); `--no-fail-fast` turns it off.
     pub fail_fast: bool,
+    /// `--early-data`: with `--tls-resume --http 3`, a resumed connection sends its first
+    /// page's requests in 0-RTT when the session's ticket allows it.
+    pub h3_early_data: bool,
 }
 
 /// HTTPS options (the TLS client crate's, shared with every HTTPS client of the project).
@@ -140,6 +143,7 @@ impl BenchConfig {
             expect_status: None,
             redirect: 0,
             fail_fast: true,
+            h3_early_data: false,
         }
     }
 }

@@ -56,6 +56,24 @@ pub enum ClientEvent {
     },
 }
 
+/// What became of a connection's 0-RTT (as [`Client::early_data`] tells).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EarlyData {
+    /// No request went in 0-RTT: none was sent before the handshake was done, or the
+    /// session offered allows no early data (or none was offered).
+    NotSent,
+    /// Requests went in 0-RTT; the handshake is not done yet.
+    Sent,
+    /// The server took them: answered without a round trip more.
+    Accepted,
+    /// The server refused 0-RTT (its ticket key changed, early data off, a transport
+    /// parameter lowered): QUIC sends the requests again once the handshake is done.
+    Rejected,
+}
+
+/// BoringSSL's `ssl_early_data_accepted`, as quiche's `early_data_reason` gives it.
+const EARLY_DATA_ACCEPTED: u32 = 2;
+
 /// One HTTP/3 connection to a server.
 pub struct Client {
     quic: quiche::Connection,
@@ -65,6 +83,8 @@ pub struct Client {
     local: SocketAddr,
     started: Instant,
     handshake_done: Option<Instant>,
+    /// A request was sent before the handshake was done (in 0-RTT).
+    sent_early: bool,
 }
 
 impl Client {
@@ -103,6 +123,7 @@ impl Client {
             local,
             started: Instant::now(),
             handshake_done: None,
+            sent_early: false,
         })
     }
 
@@ -118,8 +139,15 @@ impl Client {
             Ok(_) | Err(quiche::Error::Done) => {}
             Err(e) => return Err(e.into()),
         }
-        if self.h3.is_none() && self.quic.is_established() {
+        if self.handshake_done.is_none() && self.quic.is_established() {
             self.handshake_done = Some(Instant::now());
+        }
+        self.set_up_h3()
+    }
+
+    /// HTTP/3 set up once the handshake is done, or as soon as it may send early data.
+    fn set_up_h3(&mut self) -> Result<(), Error> {
+        if self.h3.is_none() && (self.quic.is_established() || self.quic.is_in_early_data()) {
             let config = crate::config::h3_config(self.max_field_section)?;
             self.h3 = Some(h3::Connection::with_transport(&mut self.quic, &config)?);
         }
@@ -129,14 +157,20 @@ impl Client {
     /// The next datagram to send, written into `out` (at least [`crate::MAX_DATAGRAM`]
     /// bytes), or None when there is nothing to send now.
     pub fn send(&mut self, out: &mut [u8]) -> Option<Datagram> {
-        match self.quic.send(out) {
+        let sent = match self.quic.send(out) {
             Ok((len, info)) => Some(Datagram {
                 len,
                 to: info.to,
                 at: info.at,
             }),
             Err(_) => None,
+        };
+        // The Initial written, a resumed session that allows it has 0-RTT keys: HTTP/3's
+        // streams may go now (a failure here is the connection's, as `recv` would meet it).
+        if self.h3.is_none() && self.quic.is_in_early_data() {
+            let _ = self.set_up_h3();
         }
+        sent
     }
 
     /// When `on_deadline` must be called (loss detection, acknowledgements, idle timeout).
@@ -155,9 +189,29 @@ impl Client {
         let _ = self.quic.send_ack_eliciting();
     }
 
-    /// Requests may be sent (the handshake is done and HTTP/3 set up).
+    /// The handshake is done and HTTP/3 set up.
     pub fn is_ready(&self) -> bool {
+        self.h3.is_some() && self.handshake_done.is_some() && !self.quic.is_closed()
+    }
+
+    /// Requests may be sent: the handshake is done, or (with
+    /// [`ClientConfig::early_data`](crate::ClientConfig::early_data) and a session that
+    /// allows it) the first flight is out and requests go in 0-RTT.
+    pub fn can_send(&self) -> bool {
         self.h3.is_some() && !self.quic.is_closed()
+    }
+
+    /// Whether requests went in 0-RTT, and what the server made of them (known once the
+    /// handshake is done).
+    pub fn early_data(&self) -> EarlyData {
+        match (self.sent_early, self.handshake_done.is_some()) {
+            (false, _) => EarlyData::NotSent,
+            (true, false) => EarlyData::Sent,
+            (true, true) if self.quic.early_data_reason() == EARLY_DATA_ACCEPTED => {
+                EarlyData::Accepted
+            }
+            (true, true) => EarlyData::Rejected,
+        }
     }
 
     /// How long the handshake took (from `connect` to the connection's establishment).
@@ -186,7 +240,9 @@ impl Client {
     /// `send_body`. Returns the request's stream.
     pub fn send_request(&mut self, fields: &[Field<'_>], end: bool) -> Result<u64, Error> {
         let h3 = self.h3.as_mut().ok_or(Error::NotReady)?;
-        Ok(h3.send_request(&mut self.quic, fields, end)?)
+        let stream = h3.send_request(&mut self.quic, fields, end)?;
+        self.sent_early |= self.handshake_done.is_none();
+        Ok(stream)
     }
 
     /// Some of `body` on `stream` (how much flow control took; 0: none now); `end` ends the

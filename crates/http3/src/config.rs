@@ -147,7 +147,7 @@ impl ClientConfig {
     /// verifier, with the server name given to `Client::connect` checked against the
     /// certificate's names), or not at all with `trust.insecure`. Sessions the server issues
     /// are kept by each connection ([`crate::Client::session`]) for the caller to resume
-    /// with; no 0-RTT.
+    /// with; no 0-RTT unless [`ClientConfig::early_data`].
     pub fn new(trust: &Trust, limits: &Limits) -> Result<ClientConfig, Error> {
         let mut quic = client_quic_config(limits)?;
         quic.verify_peer(!trust.insecure);
@@ -162,6 +162,14 @@ impl ClientConfig {
             quic,
             max_field_section: limits.max_field_section,
         })
+    }
+
+    /// 0-RTT: a connection resuming a session whose ticket allows early data may send
+    /// requests before its handshake is done ([`crate::Client::can_send`]), in 0-RTT packets
+    /// the server may replay-check, accept or reject ([`crate::Client::early_data`]).
+    pub fn early_data(mut self) -> ClientConfig {
+        self.quic.enable_early_data();
+        self
     }
 }
 
@@ -277,6 +285,18 @@ impl ServerConfig {
             token_lifetime: Duration::from_secs(10),
             thread: 0,
         })
+    }
+
+    /// Accepts 0-RTT (default off): the session tickets issued allow early data, and a client
+    /// resuming with one may send requests before its handshake is done. Such a request may
+    /// be a replay (RFC 9001 9.2: anyone who saw the client's first flight can send it again,
+    /// to any thread or process sharing the ticket key): the caller learns it with
+    /// [`crate::Server::in_early_data`] and answers only what is safe to run twice (RFC 8470).
+    pub fn early_data(mut self, on: bool) -> ServerConfig {
+        if on {
+            self.quic.enable_early_data();
+        }
+        self
     }
 
     /// At most `n` validated connections at once from one IP address or IPv6 /64 (default

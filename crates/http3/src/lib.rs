@@ -29,7 +29,7 @@ mod fields;
 mod server;
 mod token;
 
-pub use client::{Client, ClientEvent};
+pub use client::{Client, ClientEvent, EarlyData};
 pub use config::DEFAULT_RETRY_HANDSHAKES;
 pub use config::{ClientConfig, Limits, Retry, ServerConfig, Timeouts, Trust};
 pub use error::{alert_name, h3_code_name, quic_code_name, Closed, Error};

@@ -231,6 +231,25 @@ impl Server {
         Ok(self.conn(conn)?.peer)
     }
 
+    /// The connection's handshake is not done and what it received so far came in 0-RTT
+    /// ([`ServerConfig::early_data`](crate::ServerConfig::early_data)): a request handed out
+    /// now may be a replay of another client's first flight (RFC 9001 9.2; RFC 8470), as
+    /// only its client can finish the handshake. A request handed out after the handshake
+    /// is done is not, though its bytes came early: the client has proved it is there, and a
+    /// replay of its flight never gets that far. False for a connection gone.
+    ///
+    /// Told by the handshake not being done rather than by quiche's `is_in_early_data`:
+    /// BoringSSL's server says it only in the call that read the ClientHello, not while
+    /// it waits for the client's Finished, when 0-RTT packets read later are still early.
+    pub fn in_early_data(&self, conn: ConnId) -> bool {
+        match self.slots.get(conn.slot as usize) {
+            Some(s) if s.generation == conn.generation => {
+                s.conn.as_ref().is_some_and(|c| !c.quic.is_established())
+            }
+            _ => false,
+        }
+    }
+
     /// Packets and bytes of one connection so far.
     pub fn stats(&mut self, conn: ConnId) -> Result<Stats, Error> {
         Ok(Stats::of(&self.conn(conn)?.quic))

@@ -431,6 +431,16 @@ pub struct Http3Record {
     pub goaways: u64,
     /// Streams a GOAWAY left unprocessed, sent again on a new connection (not failed).
     pub retried: u64,
+    /// `--early-data`: connections that sent requests in 0-RTT, and of them those whose
+    /// 0-RTT the server accepted and rejected (QUIC then sent the requests again after the
+    /// handshake).
+    pub early_offered: u64,
+    /// Connections whose 0-RTT the server accepted.
+    pub early_accepted: u64,
+    /// Connections whose 0-RTT the server rejected.
+    pub early_rejected: u64,
+    /// Requests sent in 0-RTT.
+    pub early_requests: u64,
     /// Handshakes refused, by TLS alert name and number (`unknown_ca (48)`).
     pub handshake_alerts: BTreeMap<String, u64>,
     /// Streams reset by the server, by HTTP/3 error code name (`H3_REQUEST_REJECTED`).

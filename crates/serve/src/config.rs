@@ -137,6 +137,13 @@ pub struct Config {
     /// When a client's first packet is answered with a Retry: under a handshake flood
     /// (default), always, or never.
     pub h3_retry: H3Retry,
+    /// 0-RTT (default off): a client resuming a session may send requests in its first
+    /// flight, a round trip sooner. Such a request can be replayed by anyone who saw it, so
+    /// one that is not safe to run twice (a method but GET, HEAD, OPTIONS; anything a program
+    /// or an upstream answers; a path Basic authentication protects) is refused with 425 Too
+    /// Early (RFC 8470), and a client may send it again after the handshake (RFC 8470 4.2). Off like TLS over TCP's early data: a replayed
+    /// GET still costs the server its work.
+    pub h3_early_data: bool,
     /// HTTP/3 request streams a client may have open at once (QUIC's initial_max_streams_bidi).
     pub h3_max_streams: u64,
     /// A QUIC connection with no packet for this long ends, ms (max_idle_timeout; the

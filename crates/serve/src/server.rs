@@ -468,7 +468,8 @@ fn h3_config(
         .max_per_address(per_address)
         .thread(id as u16)
         .retry(config.http3_retry())
-        .timeouts(config.http3_timeouts()))
+        .timeouts(config.http3_timeouts())
+        .early_data(config.h3_early_data))
 }
 
 /// The TLS configuration when `tls_cert` and `tls_key` are set, checked before anything is bound.

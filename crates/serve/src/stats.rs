@@ -190,6 +190,12 @@ counters! {
         h3_stateless_resets,
         /// HTTP/3 GOAWAY frames sent (graceful shutdown).
         h3_goaways_sent,
+        /// HTTP/3 requests handed out while their connection was in 0-RTT (`h3_early_data`):
+        /// its handshake not done, so possibly a replay; also in `http3_requests`.
+        h3_early_requests,
+        /// Of those, the ones refused with 425 Too Early: not safe to run twice (a method but
+        /// GET, HEAD, OPTIONS, or a program's or an upstream's path).
+        h3_too_early,
         /// Requests a CGI program was to answer (the refused ones included: 413, 503).
         cgi_requests,
         /// CGI programs started.

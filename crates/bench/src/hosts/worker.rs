@@ -231,6 +231,8 @@ fn prepare(o: &Orders) -> Result<(BenchConfig, Slice), String> {
         expect_status: r.expect_status.clone(),
         redirect: r.redirect,
         fail_fast: r.fail_fast,
+        // Refused with `--hosts` (the orders do not carry it).
+        h3_early_data: false,
     };
     let slice = Slice {
         children,

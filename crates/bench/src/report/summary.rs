@@ -103,10 +103,18 @@ fn http3_line(h: &crate::stats::Http3Stats, body_bytes: u64) -> String {
         0 => 0.0,
         n => h.handshake_rtt_sum_us as f64 / n as f64 / 1000.0,
     };
+    // `--early-data`: said only when a connection sent requests in 0-RTT.
+    let early = match h.early_offered {
+        0 => String::new(),
+        n => format!(
+            "; 0-RTT on {n} connections ({} accepted, {} rejected), {} requests",
+            h.early_accepted, h.early_rejected, h.early_requests
+        ),
+    };
     format!(
         "  HTTP/3:    {} connections, {} streams; packets {} sent, {} received, {} lost, {} \
          retransmitted; {} B received on the wire for {body_bytes} B of bodies ({:.3} per body \
-         byte), {} B sent; handshake RTT {rtt_ms:.3} ms mean; {} GOAWAY, {} streams retried; \
+         byte), {} B sent; handshake RTT {rtt_ms:.3} ms mean{early}; {} GOAWAY, {} streams retried; \
          alerts {}; stream resets {}; closes {}\n\n",
         h.connections,
         h.streams,

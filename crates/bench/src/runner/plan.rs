@@ -104,6 +104,7 @@ pub fn check(config: &BenchConfig, workload: &Workload, slice: &Slice) -> Result
         return wrong("no pages".into());
     }
     check_http3(config, workload)?;
+    check_early_data(config)?;
     check_streams(config)?;
     check_lanes(config, workload)?;
     check_connections(config)?;
@@ -180,6 +181,21 @@ fn check_http3(config: &BenchConfig, workload: &Workload) -> Result<(), BenchErr
         _ if config.h2_window.is_some() => "--h2-window is HTTP/2's: not with --http 3",
         _ if config.streams.is_some_and(|n| n > 1) && one_file => {
             "--http 3 fetches a page's files as streams: --streams N with one-file pages (N pages in flight as lanes) is --http 2's"
+        }
+        _ => return Ok(()),
+    };
+    Err(BenchError::Config(refused.to_owned()))
+}
+
+/// `--early-data` is HTTP/3's 0-RTT, which only a resumed session has.
+fn check_early_data(config: &BenchConfig) -> Result<(), BenchError> {
+    let refused = match () {
+        _ if !config.h3_early_data => return Ok(()),
+        _ if config.http != HttpMode::Http3 => {
+            "--early-data sends requests in QUIC's 0-RTT: it needs --http 3"
+        }
+        _ if !config.tls.resume => {
+            "--early-data sends requests in a resumed session's 0-RTT: it needs --tls-resume"
         }
         _ => return Ok(()),
     };
@@ -337,5 +353,38 @@ mod tests {
             ..BenchConfig::new(Target::http(addr))
         };
         assert!(check_http3(&h2, &pages).is_ok());
+    }
+
+    #[test]
+    fn early_data_needs_http3_and_tls_resume() {
+        let addr = "127.0.0.1:443".parse().unwrap();
+        let mut c = BenchConfig {
+            http: HttpMode::Http3,
+            h3_early_data: true,
+            ..BenchConfig::new(crate::Target::https(addr, "localhost"))
+        };
+        c.tls.resume = true;
+        assert!(check_early_data(&c).is_ok());
+        let said = |c: &BenchConfig| match check_early_data(c) {
+            Err(BenchError::Config(m)) => m,
+            other => panic!("{other:?}"),
+        };
+        let mut no_resume = c.clone();
+        no_resume.tls.resume = false;
+        assert_eq!(
+            said(&no_resume),
+            "--early-data sends requests in a resumed session's 0-RTT: it needs --tls-resume"
+        );
+        let h2 = BenchConfig {
+            http: HttpMode::Http2,
+            ..c.clone()
+        };
+        assert_eq!(
+            said(&h2),
+            "--early-data sends requests in QUIC's 0-RTT: it needs --http 3"
+        );
+        c.h3_early_data = false;
+        c.tls.resume = false;
+        assert!(check_early_data(&c).is_ok(), "off: nothing to check");
     }
 }

@@ -39,6 +39,16 @@ pub struct Http3Stats {
     pub goaways: u64,
     /// Streams a GOAWAY left unprocessed, sent again on a new connection.
     pub retried: u64,
+    /// `--early-data`: connections that sent requests in 0-RTT (a resumed session whose
+    /// ticket allowed it), counted when their handshake completed.
+    pub early_offered: u64,
+    /// Of those, the ones whose 0-RTT the server accepted.
+    pub early_accepted: u64,
+    /// Of those, the ones whose 0-RTT the server rejected (QUIC sent the requests again
+    /// after the handshake).
+    pub early_rejected: u64,
+    /// Requests sent in 0-RTT (before their connection's handshake completed).
+    pub early_requests: u64,
     /// An application's requests held back as they were built (no stream or no send capacity
     /// for their header block yet), each sent as built once there is room: each request counted
     /// once, when first held (a static request blocked alike is not counted). Not in the
@@ -75,6 +85,10 @@ impl Http3Stats {
         self.handshake_rtt_max_us = self.handshake_rtt_max_us.max(o.handshake_rtt_max_us);
         self.goaways += o.goaways;
         self.retried += o.retried;
+        self.early_offered += o.early_offered;
+        self.early_accepted += o.early_accepted;
+        self.early_rejected += o.early_rejected;
+        self.early_requests += o.early_requests;
         self.held_back += o.held_back;
         self.queued_below_held += o.queued_below_held;
         for (mine, theirs) in [

@@ -39,7 +39,7 @@ mod h3_pump;
 mod per_connection;
 #[path = "../common/raw_h2.rs"]
 mod raw_h2;
-// crates/http3's UDP test server, for engine_h3 and engine_h3_resume.
+// crates/http3's UDP test server, for engine_h3, engine_h3_early and engine_h3_resume.
 mod report_support;
 #[path = "../../../http3/tests/common/udp.rs"]
 mod udp;
@@ -62,6 +62,7 @@ mod engine_h2_short_body;
 mod engine_h2_stream_ids;
 mod engine_h3;
 mod engine_h3_app;
+mod engine_h3_early;
 mod engine_h3_redirects;
 mod engine_h3_resume;
 mod engine_modes;

@@ -83,6 +83,11 @@ pub fn bench(mut args: BenchArgs) -> anyhow::Result<ExitCode> {
     if on_hosts.is_some() && elsewhere {
         bail!("--connect-to, --resolve and --unix-socket are not supported with --hosts yet: each worker connects to the URL's host");
     }
+    if on_hosts.is_some() && load.early_data {
+        bail!(
+            "--early-data is not supported with --hosts yet: the workers' orders do not carry it"
+        );
+    }
     // On many hosts the Webchildren's sockets are the workers': nothing to check here.
     let config = match on_hosts {
         Some(_) => bench_config(target, load),
@@ -222,6 +227,7 @@ pub fn check_tls_options(target: &Target, load: &LoadArgs) -> anyhow::Result<()>
         ("--cacert", load.cacert.is_some()),
         ("--insecure", load.insecure),
         ("--tls-resume", load.tls_resume),
+        ("--early-data", load.early_data),
         ("--tls-ciphers", load.tls_ciphers.is_some()),
     ]
     .iter()
@@ -352,6 +358,7 @@ pub fn bench_config(target: Target, load: &LoadArgs) -> BenchConfig {
         expect_status: load.expect_status.clone(),
         redirect: load.redirect,
         fail_fast: !load.no_fail_fast,
+        h3_early_data: load.early_data,
         ..BenchConfig::new(target)
     }
 }

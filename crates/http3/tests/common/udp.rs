@@ -27,6 +27,9 @@ pub struct Log {
     pub closed: Vec<Closed>,
     /// Handshakes that resumed a session, as the server counts them (`Server::counts`).
     pub resumed: u64,
+    /// Requests handed out while their connection was in 0-RTT (`Server::in_early_data`),
+    /// with `ServerConfig::early_data` (served as any other).
+    pub early: u64,
 }
 
 /// A server on 127.0.0.1:0. Paths: `/bytes/N` (N bytes of `pattern`), `/count` (a POST: the
@@ -105,7 +108,11 @@ fn serve(sock: UdpSocket, mut server: Server, log: Arc<Mutex<Log>>, stop: Arc<At
         while let Some(ev) = server.poll() {
             match ev {
                 ServerEvent::Request { id, fields, end } => {
-                    log.lock().unwrap().requests += 1;
+                    let early = server.in_early_data(id.conn);
+                    let mut l = log.lock().unwrap();
+                    l.requests += 1;
+                    l.early += u64::from(early);
+                    drop(l);
                     let path = String::from_utf8_lossy(fields.path().unwrap_or(b"")).into_owned();
                     let len = path
                         .strip_prefix("/bytes/")

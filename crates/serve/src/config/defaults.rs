@@ -36,6 +36,7 @@ impl Default for Config {
             h3_max_connections: 10_000,
             h3_max_connections_per_address: 1_000,
             h3_retry: H3Retry::Flood,
+            h3_early_data: false,
             h3_max_streams: 100,
             h3_idle_timeout_ms: 30_000,
             h3_steer: true,

@@ -27,6 +27,14 @@
 //! HTTP/1.1's and HTTP/2's have (`body_timeout_ms`, `body_min_rate`), which the `http3` crate
 //! keeps per stream: past it the stream is stopped, and a response it still held back is
 //! dropped on the `Reset` event that follows.
+//!
+//! With `h3_early_data` a request handed out while its connection is still in 0-RTT may be a
+//! replay: it is served only if running it twice does no harm (GET, HEAD or OPTIONS on a path
+//! no program or upstream answers and Basic authentication does not protect); any other gets
+//! 425 Too Early (RFC 8470 5.2), logged and counted (`h3_early_requests`, `h3_too_early`), and
+//! a client may send it again once the handshake is done (RFC 8470 4.2). A protected path is
+//! refused before its credentials are checked: the failure limiter would otherwise count
+//! failures against an address the handshake has not proven.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -240,6 +248,9 @@ impl H3 {
     /// and its program asked for (`h3/gateway.rs`). `end`: the request has no body.
     fn answer(&mut self, id: RequestId, fields: &Fields, end: bool, w: &mut Worker) {
         let peer = (self.server.peer(id.conn)).unwrap_or((Ipv4Addr::UNSPECIFIED, 0).into());
+        // Handed out in 0-RTT (`h3_early_data`): possibly a replay (RFC 8470).
+        let early = self.server.in_early_data(id.conn);
+        let mut too_early = false;
         let method = fields.method().unwrap_or_default();
         let path = fields.path().unwrap_or_default();
         let authority = fields.authority();
@@ -256,19 +267,34 @@ impl H3 {
         let answer = wire::Request::with_fields(method, path, authority, others, limits, passed, {
             let (responder, auth, gateways, stats) =
                 (&mut w.responder, &mut w.auth, &mut w.gateways, &mut w.stats);
+            let too_early = &mut too_early;
             let now = w.now;
             let logged = w.log.is_some();
             move |parsed| match parsed {
                 Ok(r) => {
+                    // A protected path in 0-RTT is refused before its credentials are looked
+                    // at: checking them counts failures against the peer's address, spends the
+                    // hash budget and fills the verified cache, for an address the handshake
+                    // has not proven (a spoofed 0-RTT could lock its owner out).
+                    let guarded = early && auth.as_mut().is_some_and(|a| a.protects(r.target));
                     let verdict = match auth.as_mut() {
-                        Some(a) => a.check(r, peer.ip(), now, stats),
-                        None => Verdict::Open,
+                        Some(a) if !guarded => a.check(r, peer.ip(), now, stats),
+                        _ => Verdict::Open,
                     };
                     let routed = match (&verdict, gateways.as_mut()) {
                         (Verdict::Denied(_), _) | (_, None) => None,
                         (_, Some(g)) => g.route(r.target, now),
                     };
+                    // In 0-RTT only what is safe to run twice is served (RFC 8470 5.2, RFC
+                    // 9114 10.9): a safe method on a path no program or upstream answers
+                    // (one that is would have to be told, RFC 8470 5.1: refused instead).
+                    let safe = matches!(r.method, wire::Method::Get | wire::Method::Head)
+                        || method == b"OPTIONS";
+                    *too_early = guarded
+                        || early
+                            && (!safe || matches!(routed, Some(Route::Cgi(_) | Route::Proxy(_))));
                     let reply = match routed {
+                        _ if *too_early => responder.error_to(r, 425, date, out),
                         None => match &verdict {
                             Verdict::Denied(d) => responder.denied(r, d, date, out),
                             _ => responder.respond(r, date, now, out),
@@ -343,6 +369,8 @@ impl H3 {
             }
         });
         w.stats.http3_requests += 1;
+        w.stats.h3_early_requests += u64::from(early);
+        w.stats.h3_too_early += u64::from(too_early);
         let (reply, head, referer, user_agent, user) = match answer {
             Ok(answer) => answer,
             Err((x, launch)) => {

@@ -122,7 +122,7 @@ fn der(b: &[u8], at: usize) -> (u8, std::ops::Range<usize>) {
 /// The ticket's bytes in a quiche session: its 8-byte length, then BoringSSL's `SSL_SESSION`
 /// (a DER SEQUENCE whose `[10]` field is the ticket's OCTET STRING), then the transport
 /// parameters.
-fn ticket_of(session: &[u8]) -> std::ops::Range<usize> {
+pub(crate) fn ticket_of(session: &[u8]) -> std::ops::Range<usize> {
     let len = u64::from_be_bytes(session[..8].try_into().unwrap()) as usize;
     let tls = &session[8..8 + len];
     let (tag, fields) = der(tls, 0);

@@ -2,6 +2,10 @@
 //! kernel hands it only the server's datagrams, and an ICMP port unreachable as a refused
 //! connect), registered with the loop's poll under the Webchild's token; the QUIC handshake
 //! within the connect timeout, whose time is the connect row's (there is no TCP connect).
+//! With `--early-data` a resumed connection whose ticket allows 0-RTT sends the page's
+//! requests as soon as its first flight is out (`sends_early`), and counts at the handshake's
+//! end whether the server accepted them (rejected, QUIC sends them again; a 425 Too Early is
+//! a response like another, not sent again).
 
 use super::super::errors::connect_error;
 use super::super::page::Child;
@@ -44,6 +48,10 @@ pub(super) fn thread_config(sh: &RunShared<'_>) -> ThreadConfig {
         // The runner made one before the threads started (`runner.rs`): it cannot fail now.
         let config = http3::ClientConfig::new(&trust(sh.config), &http3::Limits::default())
             .expect("the HTTP/3 configuration was checked before the run");
+        let config = match sh.config.h3_early_data {
+            true => config.early_data(),
+            false => config,
+        };
         let config = Rc::new(RefCell::new(config));
         *c = Some((base, config.clone()));
         config
@@ -90,6 +98,10 @@ impl H3 {
         }
         // The Initial goes now.
         self.next(ch, cx, now);
+        // Out, it gave a session that allows 0-RTT its keys: the page's requests go at once.
+        if self.sends_early() {
+            self.next(ch, cx, now);
+        }
     }
 
     fn open(&mut self, ch: &Child, cx: &ThreadState<'_>) -> std::io::Result<()> {
@@ -121,18 +133,39 @@ impl H3 {
         Ok(())
     }
 
+    /// The client may send before its handshake is done: `--early-data`, a resumed session
+    /// whose ticket allows 0-RTT, the first flight out. The page's streams go in 0-RTT.
+    pub(super) fn sends_early(&self) -> bool {
+        self.state == State::Handshaking
+            && self.client.as_ref().is_some_and(http3::Client::can_send)
+    }
+
     /// The handshake is done (HTTP/3 is set up): its time is the connect row's, and the page's
-    /// streams may go.
+    /// streams may go (those sent in 0-RTT are on their way: counted, and the first of them
+    /// takes the connect time, as the first file sent after a handshake does).
     pub(super) fn handshake_done(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         self.state = State::Open;
-        self.connect_us = now - self.connect_start_us;
-        let ex = self.first_exchange(ch, cx.sh.workload);
+        // The handshake's time, kept here: with 0-RTT the first early stream takes
+        // `connect_us` below, and the handshake row is this time all the same.
+        let handshake_us = now - self.connect_start_us;
+        self.connect_us = handshake_us;
+        let early = self
+            .client
+            .as_ref()
+            .map_or(http3::EarlyData::NotSent, http3::Client::early_data);
+        let ex = match self.streams.iter_mut().min_by_key(|s| s.id) {
+            Some(first) if early != http3::EarlyData::NotSent => {
+                first.ex.connect_us = std::mem::replace(&mut self.connect_us, NONE);
+                first.ex
+            }
+            _ => self.first_exchange(ch, cx.sh.workload),
+        };
         ch.record_connect(cx, &ex, now);
         // Every QUIC handshake is TLS 1.3's, counted as TCP's TLS handshakes are (resumed only
         // with `--tls-resume`, the only time a session is offered); its time is the connect
         // row's (there is no TCP connect before it).
         let resumed = self.client.as_ref().is_some_and(http3::Client::is_resumed);
-        ch.record_handshake(cx, &ex, now, self.connect_us, (QUIC_TLS, resumed));
+        ch.record_handshake(cx, &ex, now, handshake_us, (QUIC_TLS, resumed));
         if cx.counts(now, now) {
             let rtt = self
                 .client
@@ -141,6 +174,12 @@ impl H3 {
             let h = &mut cx.stats.http3;
             h.connections += 1;
             h.add_handshake_rtt(rtt as u64);
+            if early != http3::EarlyData::NotSent {
+                h.early_offered += 1;
+                h.early_accepted += u64::from(early == http3::EarlyData::Accepted);
+                h.early_rejected += u64::from(early == http3::EarlyData::Rejected);
+                h.early_requests += self.streams.len() as u64;
+            }
         }
     }
 }

@@ -59,7 +59,7 @@ impl H3 {
     /// What follows a read, a timer or a page's start: more streams (or the page's end), the
     /// datagrams they make sent, the timer set.
     pub(super) fn next(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
-        if self.state == State::Open {
+        if self.state == State::Open || self.sends_early() {
             self.fill(ch, cx, now);
         }
         if self.state != State::Idle && self.flush(ch, cx, now) {
@@ -130,13 +130,20 @@ impl H3 {
             State::Handshaking => self.connect_start_us + schedule.connect_timeout_us,
             _ => NONE,
         };
-        let response = self
-            .streams
-            .iter()
-            .map(|s| s.since())
-            .chain((self.no_room_since != NONE).then_some(self.no_room_since))
-            .min()
-            .map_or(NONE, |t| t + schedule.response_timeout_us);
+        // Streams sent in 0-RTT exist while the handshake goes on, but their deadlines are
+        // looked at (`timed_out`) only once it is done: armed now, a response timeout
+        // shorter than the connect timeout would fire in the past again and again. The
+        // connect timeout bounds them meanwhile.
+        let response = match self.state {
+            State::Handshaking => NONE,
+            _ => self
+                .streams
+                .iter()
+                .map(|s| s.since())
+                .chain((self.no_room_since != NONE).then_some(self.no_room_since))
+                .min()
+                .map_or(NONE, |t| t + schedule.response_timeout_us),
+        };
         cx.timers.arm(ch.slot, quic.min(connect).min(response));
     }
 

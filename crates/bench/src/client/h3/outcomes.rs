@@ -127,10 +127,18 @@ impl H3 {
             return self.close();
         }
         let was_up = self.state == State::Open;
+        // Sent in 0-RTT on a connection that never came up: its first stream is the one
+        // failure (the page's next file, as without `--early-data`), the others unsent, so
+        // error counts do not depend on the flag.
+        let first_early = (!was_up)
+            .then(|| self.streams.iter().map(|s| s.id).min())
+            .flatten();
         let mut any = false;
         for s in std::mem::take(&mut self.streams) {
-            let bytes = s.ex.bytes();
-            ch.record_failure(cx, &s.ex, kind, bytes, now);
+            if first_early.is_none_or(|first| first == s.id) {
+                let bytes = s.ex.bytes();
+                ch.record_failure(cx, &s.ex, kind, bytes, now);
+            }
             self.spare.extend(s.app);
             any = true;
         }

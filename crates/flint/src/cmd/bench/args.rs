@@ -281,6 +281,12 @@ pub struct LoadArgs {
     /// run measures the server's handshake cost.
     #[arg(long)]
     pub tls_resume: bool,
+    /// HTTP/3 0-RTT (with `--tls-resume --http 3`): a connection resuming a session whose ticket
+    /// allows early data sends its first page's requests before the handshake is done. A server
+    /// may answer one 425 Too Early (RFC 8470: not safe to replay): counted as its status, not
+    /// sent again. `summary.http3` counts the connections whose 0-RTT was accepted and rejected.
+    #[arg(long)]
+    pub early_data: bool,
     /// HTTPS: only this TLS version [default: any, 1.2 or 1.3 as the server prefers]: `--tls 1.3`
     /// or `--tls=1.3` (anything else after `--tls` is not its value: `--tls https://…` keeps the
     /// URL). In `flint run`, `--tls` (with or without a version) serves and benchmarks over HTTPS.
