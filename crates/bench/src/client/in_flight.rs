@@ -1,0 +1,295 @@
+//! The exchanges in flight on one connection, in one table every multiplexing wire shares
+//! (HTTP/2's streams in `h2/streams.rs`, HTTP/3's in `h3/streams.rs`): which exchange a
+//! response belongs to (lookup by the wire's key, its stream id), which wait to be sent again
+//! (`retry`: a GOAWAY's unprocessed streams, a refused stream, a redirect to follow), which was
+//! written longest ago (the response timeout), and what each becomes when the run ends
+//! (`record_at_end`: unfinished or unsent, through its exchange, so that the server's count is
+//! the run's requests plus its unfinished ones).
+//!
+//! Its slots are made once, with the connection's wire (twice the most streams in flight, a
+//! power of two): opening and closing a stream moves an exchange in and out of a slot and
+//! allocates nothing. What a wire keeps per stream beside the exchange (flow control, bytes
+//! counted, reset codes, an application's buffers) is the slot's own type `S`; a wire may keep
+//! more per slot index in tables of its own.
+
+use super::exchange::Exchange;
+use super::page::Child;
+use super::{ThreadState, NONE};
+
+/// What a slot of an [`InFlight`] table holds: a wire's stream and its exchange.
+pub(super) trait InFlightSlot {
+    /// A free slot's value (what a slot holds before its stream and after it is taken out).
+    const FREE: Self;
+
+    /// The stream's exchange.
+    fn exchange(&self) -> &Exchange;
+}
+
+/// A key no stream has: a free slot's.
+const FREE_KEY: u64 = u64::MAX;
+
+/// One connection's exchanges in flight, keyed by the wire's stream id, and those to send again.
+pub(super) struct InFlight<S> {
+    /// Each slot's stream id (`FREE_KEY`: free), apart from the slots so that a lookup walks
+    /// only keys.
+    keys: Box<[u64]>,
+    slots: Box<[S]>,
+    /// Stream ids advance by `1 << shift` (HTTP/2 client streams: 2; HTTP/3 client
+    /// bidirectional streams: 4), so consecutive streams have consecutive home slots.
+    shift: u32,
+    len: usize,
+    /// Exchanges to send again, the next on top (`pop`): taken off the connection before a
+    /// response (never processed by the server, or a redirect to follow), or never sent. A
+    /// wire may keep them in an order of its own (HTTP/3 keeps a held request on top).
+    pub retry: Vec<Exchange>,
+}
+
+impl<S: InFlightSlot> InFlight<S> {
+    /// A table for at most `most` streams at once whose ids advance by `step` (a power of two).
+    pub(super) fn new(most: usize, step: u64) -> Self {
+        let size = (2 * most.max(1)).next_power_of_two();
+        InFlight {
+            keys: vec![FREE_KEY; size].into_boxed_slice(),
+            slots: (0..size).map(|_| S::FREE).collect(),
+            shift: step.trailing_zeros(),
+            len: 0,
+            retry: Vec::with_capacity(most),
+        }
+    }
+
+    /// Streams in flight.
+    #[inline]
+    pub(super) fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline]
+    pub(super) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Slots in the table (each slot index is below it).
+    pub(super) fn capacity(&self) -> usize {
+        self.slots.len()
+    }
+
+    #[inline]
+    fn probe(&self, key: u64) -> impl Iterator<Item = usize> {
+        let mask = self.keys.len() - 1;
+        let home = (key >> self.shift) as usize;
+        (0..self.keys.len()).map(move |k| home.wrapping_add(k) & mask)
+    }
+
+    /// The slot of stream `key`, if it is in flight.
+    #[inline]
+    pub(super) fn find(&self, key: u64) -> Option<usize> {
+        if key == FREE_KEY {
+            return None;
+        }
+        self.probe(key).find(|&i| self.keys[i] == key)
+    }
+
+    /// Puts stream `key` in a free slot, near its home (there is one: the table is twice the
+    /// streams allowed); its slot.
+    pub(super) fn insert(&mut self, key: u64, stream: S) -> usize {
+        let i = self
+            .probe(key)
+            .find(|&i| self.keys[i] == FREE_KEY)
+            .expect("a free slot: the table is twice the streams in flight");
+        self.keys[i] = key;
+        self.slots[i] = stream;
+        self.len += 1;
+        i
+    }
+
+    /// The stream of `slot` (in flight, or a free slot's `FREE`).
+    #[inline]
+    pub(super) fn get(&self, slot: usize) -> &S {
+        &self.slots[slot]
+    }
+
+    #[inline]
+    pub(super) fn get_mut(&mut self, slot: usize) -> &mut S {
+        &mut self.slots[slot]
+    }
+
+    /// The stream of key `key`, if it is in flight.
+    #[inline]
+    pub(super) fn by_key(&mut self, key: u64) -> Option<&mut S> {
+        self.find(key).map(|i| &mut self.slots[i])
+    }
+
+    /// Takes the stream of `slot` out of the table: its slot is free again.
+    pub(super) fn take(&mut self, slot: usize) -> S {
+        debug_assert!(self.keys[slot] != FREE_KEY, "taking a free slot");
+        self.keys[slot] = FREE_KEY;
+        self.len -= 1;
+        std::mem::replace(&mut self.slots[slot], S::FREE)
+    }
+
+    /// Takes stream `key` out of the table, if it is in flight.
+    pub(super) fn take_key(&mut self, key: u64) -> Option<S> {
+        self.find(key).map(|i| self.take(i))
+    }
+
+    /// The streams in flight, with their slots.
+    pub(super) fn iter(&self) -> impl Iterator<Item = (usize, &S)> {
+        let keys = &self.keys;
+        (self.slots.iter().enumerate()).filter(move |(i, _)| keys[*i] != FREE_KEY)
+    }
+
+    pub(super) fn iter_mut(&mut self) -> impl Iterator<Item = &mut S> {
+        let keys = &self.keys;
+        let slots = self.slots.iter_mut().enumerate();
+        slots
+            .filter(move |(i, _)| keys[*i] != FREE_KEY)
+            .map(|(_, s)| s)
+    }
+
+    /// The slot of the first stream in flight that `pred` holds of, if any.
+    pub(super) fn position(&self, mut pred: impl FnMut(&S) -> bool) -> Option<usize> {
+        self.iter().find(|(_, s)| pred(s)).map(|(i, _)| i)
+    }
+
+    /// Takes every stream out of the table (the connection is gone), slot by slot.
+    pub(super) fn drain(&mut self) -> impl Iterator<Item = S> + '_ {
+        let mut next = 0;
+        std::iter::from_fn(move || {
+            let i = next + self.keys[next..].iter().position(|&k| k != FREE_KEY)?;
+            next = i + 1;
+            Some(self.take(i))
+        })
+    }
+
+    /// Forgets the streams in flight (the connection is gone; their exchanges were recorded):
+    /// every slot free. Those to send again stay.
+    pub(super) fn clear(&mut self) {
+        for i in 0..self.slots.len() {
+            if self.keys[i] != FREE_KEY {
+                self.take(i);
+            }
+        }
+    }
+
+    /// Since when the stream in flight that has waited longest for its response waits (its
+    /// request written, or, not written yet, its file's start), if any: a scan of the table.
+    pub(super) fn oldest_written(&self) -> Option<u64> {
+        self.iter().map(|(_, s)| waiting_since(s.exchange())).min()
+    }
+
+    /// The exchanges this connection still owes a response: those in flight, then those to
+    /// send again.
+    pub(super) fn exchanges(&self) -> impl Iterator<Item = &Exchange> {
+        (self.iter().map(|(_, s)| s.exchange())).chain(&self.retry)
+    }
+
+    /// The run ended at `end`: each exchange in flight is recorded as unfinished (with the bytes
+    /// `unfinished` says were read of its response) or, where `unfinished` says `None` (its
+    /// request had not left whole, or the server refused it), as not sent; each one to send
+    /// again as not sent. True if any was recorded.
+    pub(super) fn record_at_end(
+        &self,
+        ch: &Child,
+        cx: &mut ThreadState<'_>,
+        end: u64,
+        unfinished: impl Fn(u64, &S) -> Option<u64>,
+    ) -> bool {
+        for (i, s) in self.iter() {
+            match unfinished(self.keys[i], s) {
+                Some(bytes) => ch.record_unfinished(cx, s.exchange(), bytes, end),
+                None => ch.record_unsent(cx, s.exchange(), end),
+            }
+        }
+        for ex in &self.retry {
+            ch.record_unsent(cx, ex, end);
+        }
+        self.len > 0 || !self.retry.is_empty()
+    }
+}
+
+/// Since when `ex` waits for its response: from its request written, or, not written yet (a
+/// limit or flow control holds it), from its file's start.
+#[inline]
+pub(super) fn waiting_since(ex: &Exchange) -> u64 {
+    match ex.written_us {
+        NONE => ex.file_start_us,
+        t => t,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::exchange::PageRef;
+
+    struct S {
+        ex: Exchange,
+    }
+
+    impl InFlightSlot for S {
+        const FREE: S = S {
+            ex: Exchange::new(PageRef::NONE),
+        };
+        fn exchange(&self) -> &Exchange {
+            &self.ex
+        }
+    }
+
+    fn written(at: u64) -> S {
+        let mut ex = Exchange::new(PageRef::NONE);
+        ex.file_start_us = 1;
+        ex.written_us = at;
+        S { ex }
+    }
+
+    #[test]
+    fn streams_are_found_by_key_and_free_their_slots_when_taken() {
+        // HTTP/3 ids: 0, 4, 8, ... (0 is a stream, not a free slot).
+        let mut t: InFlight<S> = InFlight::new(3, 4);
+        assert_eq!(t.capacity(), 8);
+        let a = t.insert(0, written(10));
+        let b = t.insert(4, written(20));
+        assert_ne!(a, b);
+        assert_eq!((t.find(0), t.find(4), t.find(8)), (Some(a), Some(b), None));
+        assert_eq!(t.len(), 2);
+        assert_eq!(t.take(a).ex.written_us, 10);
+        assert_eq!((t.find(0), t.len()), (None, 1));
+        assert!(t.take_key(0).is_none());
+        assert_eq!(t.take_key(4).map(|s| s.ex.written_us), Some(20));
+        assert!(t.is_empty());
+    }
+
+    #[test]
+    fn colliding_keys_probe_to_the_next_free_slot() {
+        // Ids a table apart share a home slot; each is still found, and after the first is
+        // taken the second still is.
+        let mut t: InFlight<S> = InFlight::new(2, 2);
+        let size = t.capacity() as u64;
+        let first = t.insert(1, written(1));
+        let second = t.insert(1 + 2 * size, written(2));
+        assert_ne!(first, second);
+        t.take(first);
+        assert_eq!(t.find(1 + 2 * size), Some(second));
+        assert_eq!(t.iter().count(), 1);
+    }
+
+    #[test]
+    fn the_oldest_is_the_earliest_written_or_begun_and_drain_empties_the_table() {
+        let mut t: InFlight<S> = InFlight::new(4, 2);
+        assert_eq!(t.oldest_written(), None);
+        t.insert(1, written(30));
+        t.insert(3, written(20));
+        // Not written yet: waits from its file's start (1).
+        t.insert(5, written(NONE));
+        assert_eq!(t.oldest_written(), Some(1));
+        t.retry.push(Exchange::new(PageRef::NONE));
+        assert_eq!(t.exchanges().count(), 4);
+        assert_eq!(t.drain().count(), 3);
+        assert!(t.is_empty() && t.find(1).is_none());
+        assert_eq!(
+            t.retry.len(),
+            1,
+            "those to send again outlive the connection"
+        );
+    }
+}
