@@ -16,9 +16,10 @@
 //! - `socket.rs`: one `write` for all that `send` queued, one `read` for all that arrived, each
 //!   read first walked frame by frame (http2's `frame::FrameScanner`) so that header blocks,
 //!   bodies and framing are counted apart.
-//! - `streams.rs`: the stream table and the handler nghttp2 calls; `requests.rs`: the header
-//!   lists prebuilt at start (a request's HEADERS are made by nghttp2 from them, nothing
-//!   allocated but nghttp2's own stream state).
+//! - `streams.rs`: the stream table (`client/in_flight.rs`: each stream's exchange by id, and
+//!   those to send again) and the handler nghttp2 calls; `requests.rs`: the header lists
+//!   prebuilt at start (a request's HEADERS are made by nghttp2 from them, nothing allocated
+//!   but nghttp2's own stream state).
 //! - `outcomes.rs`: failures. A stream the server resets fails alone (`h2_rst_stream`;
 //!   REFUSED_STREAM, never processed, is sent again instead, once), and so does one left
 //!   unanswered past the response timeout (`response_timeout`, reset with CANCEL; the timer

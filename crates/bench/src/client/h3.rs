@@ -11,8 +11,9 @@
 //!   client gives sent at once (one `send`/`recv` a datagram: no GSO or `recvmmsg`; QUIC's
 //!   pacing time is not waited for), and QUIC's deadline on the Webchild's timer.
 //! - `streams.rs`: the page's files as streams, up to `--streams` in flight (default: the whole
-//!   page) and the server's stream limit; each response's head and body recorded as over
-//!   HTTP/2 (time to first byte, response time, the page's time).
+//!   page) and the server's stream limit, in the connection's table of exchanges in flight
+//!   (`client/in_flight.rs`); each response's head and body recorded as over HTTP/2 (time to
+//!   first byte, response time, the page's time).
 //! - `app.rs`: an application workload's requests built per use as their streams open, and
 //!   their responses kept per stream and judged, through `client/app.rs` (a workload without
 //!   one never goes there).
