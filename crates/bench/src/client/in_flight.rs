@@ -73,29 +73,37 @@ impl<S: InFlightSlot> InFlight<S> {
         self.slots.len()
     }
 
-    #[inline]
-    fn probe(&self, key: u64) -> impl Iterator<Item = usize> {
-        let mask = self.keys.len() - 1;
-        let home = (key >> self.shift) as usize;
-        (0..self.keys.len()).map(move |k| home.wrapping_add(k) & mask)
-    }
-
-    /// The slot of stream `key`, if it is in flight.
+    /// The slot of stream `key`, if it is in flight: from its home slot on, every slot (a slot
+    /// freed before it may lie between its home and it).
     #[inline]
     pub(super) fn find(&self, key: u64) -> Option<usize> {
         if key == FREE_KEY {
             return None;
         }
-        self.probe(key).find(|&i| self.keys[i] == key)
+        let mask = self.keys.len() - 1;
+        let mut i = (key >> self.shift) as usize & mask;
+        for _ in 0..self.keys.len() {
+            if self.keys[i] == key {
+                return Some(i);
+            }
+            i = (i + 1) & mask;
+        }
+        None
     }
 
-    /// Puts stream `key` in a free slot, near its home (there is one: the table is twice the
-    /// streams allowed); its slot.
+    /// Puts stream `key` in the first free slot from its home on (there is one: the table is
+    /// twice the streams allowed); its slot.
+    #[inline]
     pub(super) fn insert(&mut self, key: u64, stream: S) -> usize {
-        let i = self
-            .probe(key)
-            .find(|&i| self.keys[i] == FREE_KEY)
-            .expect("a free slot: the table is twice the streams in flight");
+        assert!(
+            self.len < self.keys.len(),
+            "a free slot: the table is twice the streams in flight"
+        );
+        let mask = self.keys.len() - 1;
+        let mut i = (key >> self.shift) as usize & mask;
+        while self.keys[i] != FREE_KEY {
+            i = (i + 1) & mask;
+        }
         self.keys[i] = key;
         self.slots[i] = stream;
         self.len += 1;
@@ -120,6 +128,7 @@ impl<S: InFlightSlot> InFlight<S> {
     }
 
     /// Takes the stream of `slot` out of the table: its slot is free again.
+    #[inline]
     pub(super) fn take(&mut self, slot: usize) -> S {
         debug_assert!(self.keys[slot] != FREE_KEY, "taking a free slot");
         self.keys[slot] = FREE_KEY;
