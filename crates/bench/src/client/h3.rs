@@ -71,9 +71,9 @@ pub(super) struct H3 {
     /// One datagram being written; `pending` bytes of it the socket refused (0: none).
     out: Box<[u8]>,
     pending: usize,
-    /// Streams in flight (a few: a page's files at most), keyed by stream id (client
-    /// bidirectional streams: ids advance by 4), and the exchanges to send again: a GOAWAY's
-    /// unprocessed ones on a new connection, a redirect to follow, a request held back.
+    /// Streams in flight (a few: a page's files at most), keyed by stream id, and the exchanges
+    /// to send again: a GOAWAY's unprocessed ones on a new connection, a redirect to follow, a
+    /// request held back.
     flight: InFlight<Stream>,
     /// Streams in flight at most (`--streams`; a page's files when unset).
     want: usize,
@@ -136,7 +136,7 @@ impl Wire for H3 {
             base: sh.schedule.base,
             out: vec![0; http3::MAX_DATAGRAM].into_boxed_slice(),
             pending: 0,
-            flight: InFlight::new(want, 4),
+            flight: InFlight::new(want),
             want,
             next_file: 0,
             page_ok: true,

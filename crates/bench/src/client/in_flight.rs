@@ -21,6 +21,10 @@ pub(super) trait InFlightSlot {
     /// A free slot's value (what a slot holds before its stream and after it is taken out).
     const FREE: Self;
 
+    /// The wire's stream ids advance by `1 << KEY_SHIFT` (HTTP/2 client streams: 2; HTTP/3
+    /// client bidirectional streams: 4), so consecutive streams have consecutive home slots.
+    const KEY_SHIFT: u32;
+
     /// The stream's exchange.
     fn exchange(&self) -> &Exchange;
 }
@@ -34,9 +38,6 @@ pub(super) struct InFlight<S> {
     /// only keys.
     keys: Box<[u64]>,
     slots: Box<[S]>,
-    /// Stream ids advance by `1 << shift` (HTTP/2 client streams: 2; HTTP/3 client
-    /// bidirectional streams: 4), so consecutive streams have consecutive home slots.
-    shift: u32,
     len: usize,
     /// Exchanges to send again, the next on top (`pop`): taken off the connection before a
     /// response (never processed by the server, or a redirect to follow), or never sent. A
@@ -45,13 +46,12 @@ pub(super) struct InFlight<S> {
 }
 
 impl<S: InFlightSlot> InFlight<S> {
-    /// A table for at most `most` streams at once whose ids advance by `step` (a power of two).
-    pub(super) fn new(most: usize, step: u64) -> Self {
+    /// A table for at most `most` streams at once.
+    pub(super) fn new(most: usize) -> Self {
         let size = (2 * most.max(1)).next_power_of_two();
         InFlight {
             keys: vec![FREE_KEY; size].into_boxed_slice(),
             slots: (0..size).map(|_| S::FREE).collect(),
-            shift: step.trailing_zeros(),
             len: 0,
             retry: Vec::with_capacity(most),
         }
@@ -77,11 +77,10 @@ impl<S: InFlightSlot> InFlight<S> {
     /// freed before it may lie between its home and it).
     #[inline]
     pub(super) fn find(&self, key: u64) -> Option<usize> {
-        if key == FREE_KEY {
-            return None;
-        }
+        // No stream id is FREE_KEY (HTTP/2's are below 2^31, HTTP/3's below 2^62).
+        debug_assert!(key != FREE_KEY, "a stream id is never the free key");
         let mask = self.keys.len() - 1;
-        let mut i = (key >> self.shift) as usize & mask;
+        let mut i = (key >> S::KEY_SHIFT) as usize & mask;
         for _ in 0..self.keys.len() {
             if self.keys[i] == key {
                 return Some(i);
@@ -100,7 +99,7 @@ impl<S: InFlightSlot> InFlight<S> {
             "a free slot: the table is twice the streams in flight"
         );
         let mask = self.keys.len() - 1;
-        let mut i = (key >> self.shift) as usize & mask;
+        let mut i = (key >> S::KEY_SHIFT) as usize & mask;
         while self.keys[i] != FREE_KEY {
             i = (i + 1) & mask;
         }
@@ -239,6 +238,8 @@ mod tests {
         const FREE: S = S {
             ex: Exchange::new(PageRef::NONE),
         };
+        // HTTP/3's ids: 0, 4, 8, ... (0 is a stream, not a free slot).
+        const KEY_SHIFT: u32 = 2;
         fn exchange(&self) -> &Exchange {
             &self.ex
         }
@@ -253,8 +254,7 @@ mod tests {
 
     #[test]
     fn streams_are_found_by_key_and_free_their_slots_when_taken() {
-        // HTTP/3 ids: 0, 4, 8, ... (0 is a stream, not a free slot).
-        let mut t: InFlight<S> = InFlight::new(3, 4);
+        let mut t: InFlight<S> = InFlight::new(3);
         assert_eq!(t.capacity(), 8);
         let a = t.insert(0, written(10));
         let b = t.insert(4, written(20));
@@ -272,29 +272,29 @@ mod tests {
     fn colliding_keys_probe_to_the_next_free_slot() {
         // Ids a table apart share a home slot; each is still found, and after the first is
         // taken the second still is.
-        let mut t: InFlight<S> = InFlight::new(2, 2);
+        let mut t: InFlight<S> = InFlight::new(2);
         let size = t.capacity() as u64;
-        let first = t.insert(1, written(1));
-        let second = t.insert(1 + 2 * size, written(2));
+        let first = t.insert(4, written(1));
+        let second = t.insert(4 + 4 * size, written(2));
         assert_ne!(first, second);
         t.take(first);
-        assert_eq!(t.find(1 + 2 * size), Some(second));
+        assert_eq!(t.find(4 + 4 * size), Some(second));
         assert_eq!(t.iter().count(), 1);
     }
 
     #[test]
     fn the_oldest_is_the_earliest_written_or_begun_and_drain_empties_the_table() {
-        let mut t: InFlight<S> = InFlight::new(4, 2);
+        let mut t: InFlight<S> = InFlight::new(4);
         assert_eq!(t.oldest_written(), None);
-        t.insert(1, written(30));
-        t.insert(3, written(20));
+        t.insert(0, written(30));
+        t.insert(4, written(20));
         // Not written yet: waits from its file's start (1).
-        t.insert(5, written(NONE));
+        t.insert(8, written(NONE));
         assert_eq!(t.oldest_written(), Some(1));
         t.retry.push(Exchange::new(PageRef::NONE));
         assert_eq!(t.exchanges().count(), 4);
         assert_eq!(t.drain().count(), 3);
-        assert!(t.is_empty() && t.find(1).is_none());
+        assert!(t.is_empty() && t.find(0).is_none());
         assert_eq!(
             t.retry.len(),
             1,

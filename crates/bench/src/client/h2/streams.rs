@@ -62,6 +62,8 @@ impl Stream {
 }
 
 impl InFlightSlot for Stream {
+    // Client streams are odd: 1, 3, 5, ...
+    const KEY_SHIFT: u32 = 1;
     const FREE: Stream = Stream {
         id: 0,
         ex: Exchange::new(PageRef::NONE),
@@ -87,8 +89,8 @@ pub(super) struct Io {
     /// What the session wrote and the socket has not taken yet, from `out_pos`.
     pub out: Vec<u8>,
     pub out_pos: usize,
-    /// Streams in flight, keyed by stream id (client streams are odd: ids advance by 2), and
-    /// the exchanges to send again on a new connection.
+    /// Streams in flight, keyed by stream id, and the exchanges to send again on a new
+    /// connection.
     pub flight: InFlight<Stream>,
     /// Slots of streams that closed during the last `recv`, in order.
     pub closed: Vec<u32>,
@@ -122,7 +124,7 @@ pub(super) struct Io {
 
 impl Io {
     pub(super) fn new(max_streams: usize) -> Io {
-        let flight = InFlight::new(max_streams, 2);
+        let flight = InFlight::new(max_streams);
         Io {
             out: Vec::new(),
             out_pos: 0,

@@ -48,6 +48,8 @@ pub(super) struct Stream {
 }
 
 impl InFlightSlot for Stream {
+    // Client bidirectional streams: 0, 4, 8, ...
+    const KEY_SHIFT: u32 = 2;
     const FREE: Stream = Stream {
         id: 0,
         ex: Exchange::new(PageRef::NONE),
