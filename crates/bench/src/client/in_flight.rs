@@ -126,10 +126,16 @@ impl<S: InFlightSlot> InFlight<S> {
         self.find(key).map(|i| &mut self.slots[i])
     }
 
-    /// Takes the stream of `slot` out of the table: its slot is free again.
+    /// Takes the stream of `slot` out of the table: its slot is free again. A free slot gives
+    /// its `FREE` value and leaves the count alone (a debug build stops there: a wire that
+    /// takes a free slot has lost track of its streams), so that a release build never wraps
+    /// `len` and keeps opening streams.
     #[inline]
     pub(super) fn take(&mut self, slot: usize) -> S {
         debug_assert!(self.keys[slot] != FREE_KEY, "taking a free slot");
+        if self.keys[slot] == FREE_KEY {
+            return S::FREE;
+        }
         self.keys[slot] = FREE_KEY;
         self.len -= 1;
         std::mem::replace(&mut self.slots[slot], S::FREE)
@@ -140,10 +146,13 @@ impl<S: InFlightSlot> InFlight<S> {
         self.find(key).map(|i| self.take(i))
     }
 
-    /// The streams in flight, with their slots.
+    /// The streams in flight, with their slots: the walk stops at the last of the `len` in
+    /// flight, so that it costs the streams in flight rather than the table's slots.
     pub(super) fn iter(&self) -> impl Iterator<Item = (usize, &S)> {
         let keys = &self.keys;
-        (self.slots.iter().enumerate()).filter(move |(i, _)| keys[*i] != FREE_KEY)
+        (self.slots.iter().enumerate())
+            .filter(move |(i, _)| keys[*i] != FREE_KEY)
+            .take(self.len)
     }
 
     pub(super) fn iter_mut(&mut self) -> impl Iterator<Item = &mut S> {
@@ -151,6 +160,7 @@ impl<S: InFlightSlot> InFlight<S> {
         let slots = self.slots.iter_mut().enumerate();
         slots
             .filter(move |(i, _)| keys[*i] != FREE_KEY)
+            .take(self.len)
             .map(|(_, s)| s)
     }
 
@@ -300,5 +310,137 @@ mod tests {
             1,
             "those to send again outlive the connection"
         );
+    }
+
+    #[test]
+    fn taking_a_free_slot_leaves_the_count_alone() {
+        // A debug build stops at the wire's mistake; a release one gives the free value, and
+        // either way the table still counts one stream and opens others.
+        let mut t: InFlight<S> = InFlight::new(2);
+        let a = t.insert(0, written(5));
+        let free = (a + 1) % t.capacity();
+        let taken =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| t.take(free).ex.written_us));
+        assert_eq!(taken.is_err(), cfg!(debug_assertions));
+        if let Ok(written_us) = taken {
+            assert_eq!(written_us, NONE, "a free slot's value");
+        }
+        assert_eq!(t.len(), 1);
+        let b = t.insert(4, written(6));
+        assert_eq!((t.find(0), t.find(4), t.len()), (Some(a), Some(b), 2));
+    }
+
+    /// A slot whose ids step by `1 << SHIFT` (1: HTTP/2's, 2: HTTP/3's), tagged by its value.
+    struct Tagged<const SHIFT: u32> {
+        ex: Exchange,
+    }
+
+    impl<const SHIFT: u32> InFlightSlot for Tagged<SHIFT> {
+        const FREE: Self = Tagged {
+            ex: Exchange::new(PageRef::NONE),
+        };
+        const KEY_SHIFT: u32 = SHIFT;
+        fn exchange(&self) -> &Exchange {
+            &self.ex
+        }
+    }
+
+    fn tagged<const SHIFT: u32>(tag: u64) -> Tagged<SHIFT> {
+        let mut ex = Exchange::new(PageRef::NONE);
+        ex.file_start_us = 1;
+        ex.written_us = tag;
+        Tagged { ex }
+    }
+
+    /// splitmix64: a seeded sequence, the same on every run.
+    fn next(state: &mut u64) -> u64 {
+        *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = *state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Random inserts, finds and takes against a `HashMap`, for every table size from 1 to
+    /// 100 streams: ids from `first` by `1 << SHIFT`, mostly in order (a connection's next
+    /// stream) and some anywhere in a range a few tables wide (homes that collide, probes that
+    /// wrap past the last slot); finds of ids in flight, taken and never used.
+    fn agrees_with_a_map<const SHIFT: u32>(first: u64, seed: u64) {
+        use std::collections::HashMap;
+        let step = 1u64 << SHIFT;
+        let mut rng = seed;
+        for most in 1..=100usize {
+            let mut t: InFlight<Tagged<SHIFT>> = InFlight::new(most);
+            let span = 3 * t.capacity() as u64;
+            let mut model: HashMap<u64, u64> = HashMap::new();
+            let mut next_id = first;
+            for op in 0..2500u64 {
+                let r = next(&mut rng);
+                match r % 8 {
+                    // Open a stream: the next id, or one anywhere in the range.
+                    0..=2 if model.len() < most => {
+                        let id = if r.is_multiple_of(5) {
+                            first + step * ((r >> 8) % span)
+                        } else {
+                            next_id += step;
+                            next_id - step
+                        };
+                        if model.contains_key(&id) {
+                            continue;
+                        }
+                        let slot = t.insert(id, tagged(op));
+                        assert_eq!(t.get(slot).ex.written_us, op);
+                        model.insert(id, op);
+                    }
+                    // Close one in flight (any of them, as responses end out of order), by
+                    // slot or by key.
+                    3..=5 if !model.is_empty() => {
+                        let ids: Vec<u64> = model.keys().copied().collect();
+                        let id = ids[(r >> 8) as usize % ids.len()];
+                        let tag = model.remove(&id).unwrap();
+                        let got = if r.is_multiple_of(2) {
+                            t.take_key(id)
+                        } else {
+                            t.find(id).map(|slot| t.take(slot))
+                        };
+                        assert_eq!(got.map(|s| s.ex.written_us), Some(tag), "id {id}");
+                        assert!(t.take_key(id).is_none(), "id {id} taken twice");
+                    }
+                    // Look one up: in flight, or not (taken, never used, or past the last).
+                    _ => {
+                        let id = first + step * ((r >> 8) % (span + 4));
+                        let found = t.find(id).map(|slot| t.get(slot).ex.written_us);
+                        assert_eq!(found, model.get(&id).copied(), "id {id}");
+                        if let Some(s) = t.by_key(id) {
+                            assert_eq!(s.ex.written_us, model[&id]);
+                        }
+                    }
+                }
+                assert_eq!(t.len(), model.len());
+                // The walk of the streams in flight sees each one once (it stops after the
+                // last), and the oldest is the model's.
+                let mut seen: Vec<u64> = t.iter().map(|(_, s)| s.ex.written_us).collect();
+                let mut want: Vec<u64> = model.values().copied().collect();
+                seen.sort_unstable();
+                want.sort_unstable();
+                assert_eq!(seen, want);
+                assert_eq!(t.iter_mut().count(), model.len());
+                assert_eq!(t.oldest_written(), want.first().copied());
+            }
+            assert_eq!(t.drain().count(), model.len());
+            assert!(t.is_empty() && t.iter().next().is_none());
+        }
+    }
+
+    #[test]
+    fn http2_ids_agree_with_a_map() {
+        // Client streams 1, 3, 5, ...
+        agrees_with_a_map::<1>(1, 0x5eed_0002);
+    }
+
+    #[test]
+    fn http3_ids_agree_with_a_map() {
+        // Client bidirectional streams 0, 4, 8, ... (id 0 is a stream like any other).
+        agrees_with_a_map::<2>(0, 0x5eed_0004);
     }
 }
