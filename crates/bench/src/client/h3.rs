@@ -75,6 +75,9 @@ pub(super) struct H3 {
     /// to send again: a GOAWAY's unprocessed ones on a new connection, a redirect to follow, a
     /// request held back.
     flight: InFlight<Stream>,
+    /// Some stream in flight may have request body left to send (set when one with a body
+    /// opens, cleared by a walk that finds none): without one (every GET) no walk is made.
+    bodies_pending: bool,
     /// Streams in flight at most (`--streams`; a page's files when unset).
     want: usize,
     /// The page's next file to request; whether none failed so far.
@@ -137,6 +140,7 @@ impl Wire for H3 {
             out: vec![0; http3::MAX_DATAGRAM].into_boxed_slice(),
             pending: 0,
             flight: InFlight::new(want),
+            bodies_pending: false,
             want,
             next_file: 0,
             page_ok: true,

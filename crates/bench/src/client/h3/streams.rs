@@ -281,22 +281,30 @@ impl H3 {
             app,
             own_body,
         };
+        self.bodies_pending |= stream.body_left() > 0;
         self.flight.insert(id, stream);
         self.send_bodies();
         Submitted::Sent
     }
 
-    /// Request bodies as far as flow control takes them now.
+    /// Request bodies as far as flow control takes them now: a walk of the streams in flight
+    /// only while one may have some left.
     fn send_bodies(&mut self) {
+        if !self.bodies_pending {
+            return;
+        }
         let Some(client) = &mut self.client else {
             return;
         };
+        let mut left = false;
         for s in (self.flight.iter_mut()).filter(|s| s.body_left() > 0) {
             let Some(body) = s.body() else { continue };
             if let Ok(n) = client.send_body(s.id, &body[s.body_pos..], true) {
                 s.body_pos += n;
             }
+            left |= s.body_left() > 0;
         }
+        self.bodies_pending = left;
     }
 
     /// The client's events since the last read; false if the connection is gone.
