@@ -50,6 +50,7 @@ mod exchange;
 mod h1;
 mod h2;
 mod h3;
+mod in_flight;
 mod linger;
 mod page;
 mod page_flow;

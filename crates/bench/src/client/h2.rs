@@ -16,9 +16,10 @@
 //! - `socket.rs`: one `write` for all that `send` queued, one `read` for all that arrived, each
 //!   read first walked frame by frame (http2's `frame::FrameScanner`) so that header blocks,
 //!   bodies and framing are counted apart.
-//! - `streams.rs`: the stream table and the handler nghttp2 calls; `requests.rs`: the header
-//!   lists prebuilt at start (a request's HEADERS are made by nghttp2 from them, nothing
-//!   allocated but nghttp2's own stream state).
+//! - `streams.rs`: the stream table (`client/in_flight.rs`: each stream's exchange by id, and
+//!   those to send again) and the handler nghttp2 calls; `requests.rs`: the header lists
+//!   prebuilt at start (a request's HEADERS are made by nghttp2 from them, nothing allocated
+//!   but nghttp2's own stream state).
 //! - `outcomes.rs`: failures. A stream the server resets fails alone (`h2_rst_stream`;
 //!   REFUSED_STREAM, never processed, is sent again instead, once), and so does one left
 //!   unanswered past the response timeout (`response_timeout`, reset with CANCEL; the timer
@@ -92,7 +93,6 @@ pub(super) struct H2 {
     /// even while others progress. Exact after each timer; between, a bound below (the oldest
     /// may have closed since).
     oldest_us: u64,
-    in_flight: usize,
     /// Page mode: the next file of the page to request.
     next_file: usize,
     /// Page mode: no file of the page failed so far.
@@ -108,9 +108,6 @@ pub(super) struct H2 {
     /// Lanes with `--think`: when each lane whose page ended is done thinking, in order (the
     /// think time is the same for all); such a lane is not free for a new page before then.
     thinking: VecDeque<u64>,
-    /// Exchanges the server's GOAWAY left unprocessed, to send again on a new connection, and
-    /// (`--redirect N`) redirects to follow, sent as the page's next streams.
-    retry: Vec<Exchange>,
     connect_start_us: u64,
     handshake_start_us: u64,
     connect_us: u64,
@@ -155,14 +152,12 @@ impl Wire for H2 {
             limit: 0,
             no_room_since: NONE,
             oldest_us: NONE,
-            in_flight: 0,
             next_file: 0,
             page_ok: true,
             fresh: false,
             busy: false,
             draining: false,
             thinking: VecDeque::with_capacity(if lanes { want } else { 0 }),
-            retry: Vec::with_capacity(want),
             connect_start_us: 0,
             handshake_start_us: 0,
             connect_us: NONE,
@@ -232,7 +227,7 @@ impl Wire for H2 {
     fn on_timer(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         // A stream's response timeout, or with lanes an open-loop slot or the end of a lane's
         // think time.
-        if self.state == State::Open && (self.in_flight > 0 || !self.thinking.is_empty()) {
+        if self.state == State::Open && (!self.io.flight.is_empty() || !self.thinking.is_empty()) {
             return self.streams_timed_out(ch, cx, now);
         }
         let kind = match self.state {
@@ -246,23 +241,15 @@ impl Wire for H2 {
     }
 
     fn at_end(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, end: u64) {
-        let mut any = false;
         // Streams open on the connection: unfinished when their request left whole, else not
         // sent (nghttp2 held its HEADERS, or the socket had not taken them; over HTTPS, records
-        // rustls still holds are not looked into: docs/latency.md).
-        for s in self.io.in_flight() {
-            if self.io.unsent_at_end(s) || self.late.refused(s.id) {
-                ch.record_unsent(cx, &s.ex, end);
-            } else {
-                ch.record_unfinished(cx, &s.ex, s.bytes_read(), end);
-            }
-            any = true;
-        }
-        // Refused by a GOAWAY, waiting for a new connection: not processed by the server.
-        for ex in &self.retry {
-            ch.record_unsent(cx, ex, end);
-            any = true;
-        }
+        // rustls still holds are not looked into: docs/latency.md). Those refused by a GOAWAY,
+        // waiting for a new connection, were not processed by the server: not sent.
+        let (io, late) = (&self.io, &self.late);
+        let any = io.flight.record_at_end(ch, cx, end, |_, s| {
+            let unsent = io.unsent_at_end(s) || late.refused(s.id);
+            (!unsent).then(|| s.bytes_read())
+        });
         // Connecting for the page's first file: begun, not sent, as over HTTP/1.
         let connecting = matches!(
             self.state,
@@ -288,7 +275,6 @@ impl Wire for H2 {
         self.frames = FrameScanner::default();
         self.late = AfterEnd::default();
         self.state = State::Idle;
-        self.in_flight = 0;
         self.draining = false;
         self.thinking.clear();
         self.no_room_since = NONE;
@@ -301,7 +287,7 @@ impl H2 {
     /// The exchange the connection is made for (what its connect is recorded on, and a failed
     /// connect counted on): the first to send again after a GOAWAY, or the page's next file.
     fn first_exchange(&self, ch: &Child, w: &crate::Workload) -> Exchange {
-        if let Some(ex) = self.retry.last() {
+        if let Some(ex) = self.io.flight.retry.last() {
             // Its own page and file, not the page the Webchild picked last.
             return Exchange {
                 connect_us: self.connect_us,

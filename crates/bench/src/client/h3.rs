@@ -11,8 +11,9 @@
 //!   client gives sent at once (one `send`/`recv` a datagram: no GSO or `recvmmsg`; QUIC's
 //!   pacing time is not waited for), and QUIC's deadline on the Webchild's timer.
 //! - `streams.rs`: the page's files as streams, up to `--streams` in flight (default: the whole
-//!   page) and the server's stream limit; each response's head and body recorded as over
-//!   HTTP/2 (time to first byte, response time, the page's time).
+//!   page) and the server's stream limit, in the connection's table of exchanges in flight
+//!   (`client/in_flight.rs`); each response's head and body recorded as over HTTP/2 (time to
+//!   first byte, response time, the page's time).
 //! - `app.rs`: an application workload's requests built per use as their streams open, and
 //!   their responses kept per stream and judged, through `client/app.rs` (a workload without
 //!   one never goes there).
@@ -35,6 +36,7 @@ mod streams;
 
 use super::app::{AppExchange, AppStream, H2Request};
 use super::exchange::Exchange;
+use super::in_flight::InFlight;
 use super::linger::Linger;
 use super::page::Child;
 use super::{RunShared, ThreadState, Wire, NONE};
@@ -69,8 +71,13 @@ pub(super) struct H3 {
     /// One datagram being written; `pending` bytes of it the socket refused (0: none).
     out: Box<[u8]>,
     pending: usize,
-    /// Streams in flight (a few: a page's files at most), their exchanges.
-    streams: Vec<Stream>,
+    /// Streams in flight (a few: a page's files at most), keyed by stream id, and the exchanges
+    /// to send again: a GOAWAY's unprocessed ones on a new connection, a redirect to follow, a
+    /// request held back.
+    flight: InFlight<Stream>,
+    /// Some stream in flight may have request body left to send (set when one with a body
+    /// opens, cleared by a walk that finds none): without one (every GET) no walk is made.
+    bodies_pending: bool,
     /// Streams in flight at most (`--streams`; a page's files when unset).
     want: usize,
     /// The page's next file to request; whether none failed so far.
@@ -84,8 +91,6 @@ pub(super) struct H3 {
     goaway: Option<u64>,
     /// A GOAWAY read after the end of the run (`linger`): its first stream not processed.
     late_goaway: Option<u64>,
-    /// Exchanges a GOAWAY left unprocessed, to send again on a new connection.
-    retry: Vec<Exchange>,
     /// Since when the page's next file has waited for the server to allow a stream (NONE: not
     /// waiting): the wait is bounded by the response timeout.
     no_room_since: u64,
@@ -134,7 +139,8 @@ impl Wire for H3 {
             base: sh.schedule.base,
             out: vec![0; http3::MAX_DATAGRAM].into_boxed_slice(),
             pending: 0,
-            streams: Vec::with_capacity(want),
+            flight: InFlight::new(want),
+            bodies_pending: false,
             want,
             next_file: 0,
             page_ok: true,
@@ -142,7 +148,6 @@ impl Wire for H3 {
             busy: false,
             goaway: None,
             late_goaway: None,
-            retry: Vec::with_capacity(want),
             no_room_since: NONE,
             connect_start_us: 0,
             connect_us: NONE,
@@ -228,21 +233,13 @@ impl Wire for H3 {
 
     fn at_end(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, end: u64) {
         self.take_packets(cx, end);
-        let mut any = false;
-        for s in &self.streams {
-            // Sent in full (its datagrams out) and not refused by a late GOAWAY: unfinished.
-            let refused = self.late_goaway.is_some_and(|first| s.id >= first);
-            if s.ex.written_us == NONE || refused {
-                ch.record_unsent(cx, &s.ex, end);
-            } else {
-                ch.record_unfinished(cx, &s.ex, s.ex.bytes(), end);
-            }
-            any = true;
-        }
-        for ex in &self.retry {
-            ch.record_unsent(cx, ex, end);
-            any = true;
-        }
+        // Sent in full (its datagrams out) and not refused by a late GOAWAY: unfinished; else,
+        // and those to send again, not sent.
+        let late_goaway = self.late_goaway;
+        let any = self.flight.record_at_end(ch, cx, end, |id, s| {
+            let refused = late_goaway.is_some_and(|first| id >= first);
+            (s.ex.written_us != NONE && !refused).then(|| s.ex.bytes())
+        });
         // Connecting, or waiting for the server to allow a stream: the page's next file was
         // begun and not sent.
         if !any && self.fresh {
@@ -265,12 +262,11 @@ impl Wire for H3 {
         self.pending = 0;
         // The streams' buffers back to the pool, for the requests built next; a request held
         // back stays only with its exchange (kept across a new connection after a GOAWAY).
-        self.spare
-            .extend(self.streams.drain(..).filter_map(|s| s.app));
+        self.spare.extend(self.flight.drain().filter_map(|s| s.app));
         if self
             .held
             .as_ref()
-            .is_some_and(|(at, _)| *at >= self.retry.len())
+            .is_some_and(|(at, _)| *at >= self.flight.retry.len())
         {
             self.release_held();
         }
@@ -300,7 +296,7 @@ impl H3 {
     /// The exchange the connection is made for (what its connect is recorded on, and a failed
     /// connect counted on): the first to send again after a GOAWAY, or the page's next file.
     fn first_exchange(&self, ch: &Child, w: &crate::Workload) -> Exchange {
-        let file = match self.retry.last() {
+        let file = match self.flight.retry.last() {
             Some(ex) => ex.file,
             None => self.next_file,
         };

@@ -41,7 +41,7 @@ impl H2 {
 
     /// Whether the page's next file waits for values (`app::waits_for_values`).
     pub(super) fn waits_for_values(&self, w: &Workload) -> bool {
-        let pending = (self.io.in_flight().map(|s| &s.ex)).chain(&self.retry);
+        let pending = self.io.flight.exchanges();
         app::waits_for_values(self.app.as_deref(), w, pending)
     }
 
@@ -89,7 +89,7 @@ impl H2 {
         };
         let Ok(id) = res else {
             // As for a plain request (`opening.rs`): sent again on a new connection.
-            self.retry.push(ex);
+            self.io.flight.retry.push(ex);
             self.draining = true;
             return;
         };

@@ -5,6 +5,7 @@
 //! the page (or the Webchild's lanes) ends.
 
 use super::super::exchange::Exchange;
+use super::super::in_flight::waiting_since;
 use super::super::page::Child;
 use super::super::page_flow;
 use super::super::redirects::OWN;
@@ -21,10 +22,15 @@ impl H2 {
     /// Pages of several files, the open loop (a page's slot is its start), thinking lanes (their
     /// timer is their start) and exchanges to send again are never held.
     fn refill_held(&self, open_loop: bool, think: bool) -> bool {
-        if !self.lanes || open_loop || think || self.in_flight == 0 || !self.retry.is_empty() {
+        if !self.lanes
+            || open_loop
+            || think
+            || self.io.flight.is_empty()
+            || !self.io.flight.retry.is_empty()
+        {
             return false;
         }
-        let free = self.limit.saturating_sub(self.in_flight);
+        let free = self.limit.saturating_sub(self.io.flight.len());
         free < refill_batch(self.limit)
     }
 
@@ -61,13 +67,13 @@ impl H2 {
         } else {
             self.waited_from
         };
-        let in_flight_before = self.in_flight;
+        let in_flight_before = self.io.flight.len();
         while !held
             && !self.draining
-            && self.in_flight + self.thinking.len() < self.limit
+            && self.io.flight.len() + self.thinking.len() < self.limit
             && now < end
         {
-            if let Some(ex) = self.retry.pop() {
+            if let Some(ex) = self.io.flight.retry.pop() {
                 self.submit(ch, cx, ex, now);
                 continue;
             }
@@ -116,7 +122,7 @@ impl H2 {
                 return;
             }
         }
-        if self.in_flight > in_flight_before {
+        if self.io.flight.len() > in_flight_before {
             // The waiting work is on its way; later streams begin when they are opened.
             self.waited_from = NONE;
         }
@@ -135,14 +141,14 @@ impl H2 {
                 .saturating_add(cx.sh.schedule.response_timeout_us);
             cx.timers.arm(ch.slot, wake.min(timeout));
         }
-        if self.in_flight > 0 || (waiting && !self.thinking.is_empty()) {
+        if !self.io.flight.is_empty() || (waiting && !self.thinking.is_empty()) {
             // (Nothing in flight and a lane thinking: the page goes on, its timer wakes it.)
             return;
         }
         if self.draining {
             // The GOAWAY's streams are done: what is left goes on a new connection (lanes:
             // the next page's, picked when it is due).
-            let left = !self.retry.is_empty()
+            let left = !self.io.flight.retry.is_empty()
                 || (!self.lanes && self.page_ok && self.next_file < ch.files(cx.sh.workload))
                 || (self.lanes && self.fresh);
             if left && now < end {
@@ -151,7 +157,7 @@ impl H2 {
             self.close();
         }
         if self.limit == 0 && now < end && self.conn.is_some() {
-            let pending = !self.retry.is_empty()
+            let pending = !self.io.flight.retry.is_empty()
                 || if self.lanes {
                     !quota_done
                 } else {
@@ -181,7 +187,7 @@ impl H2 {
             return page_flow::next_page(self, ch, cx, now, false);
         }
         let done = !self.page_ok || self.next_file >= ch.files(cx.sh.workload);
-        if done && self.retry.is_empty() {
+        if done && self.io.flight.retry.is_empty() {
             let hit = self.page_ok;
             self.busy = false;
             // A page that ended on a request not sent (a value missing) starts the next after
@@ -235,7 +241,7 @@ impl H2 {
                 // nghttp2 opens no more streams here: stream ids ran out (after 2^30 streams on
                 // one connection, a long `--streams` run), or memory did. Sent again on a new
                 // connection once those in flight are done; trying again here would spin.
-                self.retry.push(ex);
+                self.io.flight.retry.push(ex);
                 self.draining = true;
                 return;
             }
@@ -267,7 +273,6 @@ impl H2 {
         ex.written_us = NONE;
         self.no_room_since = NONE;
         let slot = self.io.insert(id, ex, body);
-        self.in_flight += 1;
         if cx.counts(now, now) {
             // Beside `header_bytes_sent`, counted as its HEADERS leave.
             cx.stats.http2.header_bytes_plain += plain;
@@ -279,7 +284,7 @@ impl H2 {
         }
         // Its wait runs from its file's start until its HEADERS leave (a request sent again
         // keeps its first start): the oldest in flight if nothing is older.
-        let since = self.io.stream(slot).since();
+        let since = waiting_since(&self.io.stream(slot).ex);
         if since < self.oldest_us {
             self.oldest_us = since;
             cx.timers

@@ -20,12 +20,11 @@ impl H2 {
         for k in 0..self.io.closed.len() {
             let slot = self.io.closed[k] as usize;
             let s = self.io.take(slot);
-            self.in_flight -= 1;
             if s.refused {
                 unprocessed(cx, &s, now);
                 let mut ex = s.ex;
                 ex.reset_response();
-                self.retry.push(ex);
+                self.io.flight.retry.push(ex);
                 continue;
             }
             let end = cx.sh.schedule.end_us;
@@ -52,7 +51,7 @@ impl H2 {
                         ex.refused_once = false;
                         ex.reset_response();
                         ex.connect_us = NONE;
-                        self.retry.push(ex);
+                        self.io.flight.retry.push(ex);
                         continue;
                     }
                 }
@@ -84,7 +83,7 @@ impl H2 {
         // With streams left, `oldest_us` stays as it was, a bound below the oldest now in
         // flight: its timer fires early at worst, and the table is scanned then (once a
         // response timeout), not after every read that closed the oldest.
-        if self.in_flight == 0 {
+        if self.io.flight.is_empty() {
             self.arm_oldest(ch, cx);
         }
     }
@@ -127,7 +126,7 @@ impl H2 {
     /// Arms the response timer to the oldest stream in flight (none: disarmed, unless the
     /// page waits for room, whose deadline stands).
     pub(super) fn arm_oldest(&mut self, ch: &Child, cx: &mut ThreadState<'_>) {
-        self.oldest_us = self.io.oldest_written().unwrap_or(NONE);
+        self.oldest_us = self.io.flight.oldest_written().unwrap_or(NONE);
         if self.oldest_us != NONE {
             cx.timers
                 .arm(ch.slot, self.oldest_us + cx.sh.schedule.response_timeout_us);
@@ -151,7 +150,6 @@ impl H2 {
             .flatten()
         {
             let s = self.io.take(slot);
-            self.in_flight -= 1;
             if let Some(session) = &mut self.session {
                 let _ = session.submit_rst_stream(s.id, http2::error_code::CANCEL);
             }
@@ -173,13 +171,12 @@ impl H2 {
     pub(super) fn take_unprocessed(&mut self, cx: &mut ThreadState<'_>, now: u64) -> bool {
         while let Some(slot) = self.io.unprocessed() {
             let s = self.io.take(slot);
-            self.in_flight -= 1;
             unprocessed(cx, &s, now);
             let mut ex = s.ex;
             ex.reset_response();
-            self.retry.push(ex);
+            self.io.flight.retry.push(ex);
         }
-        !self.retry.is_empty()
+        !self.io.flight.retry.is_empty()
     }
 
     /// The connection failed (or never came up): every stream in flight fails with `kind`, or,
@@ -200,7 +197,7 @@ impl H2 {
         // that never came up (refused, timed out) fails what waited for it, so that a server
         // gone after its GOAWAY is the error it is, not a reconnect loop to the end of the run.
         let was_up = self.state == State::Open;
-        if was_up && now < end && self.take_unprocessed(cx, now) && self.in_flight == 0 {
+        if was_up && now < end && self.take_unprocessed(cx, now) && self.io.flight.is_empty() {
             // Only streams the server never processed were left: they go on a new connection.
             return self.connect(ch, cx, now);
         }
@@ -208,7 +205,7 @@ impl H2 {
         let io = &self.io;
         // After the run's end (read in the loop's last round), what was in flight is unfinished.
         let ended = now >= end;
-        for s in io.in_flight() {
+        for (_, s) in io.flight.iter() {
             if ended {
                 ch.record_unfinished(cx, &s.ex, s.bytes_read(), end);
                 any = true;
@@ -226,14 +223,14 @@ impl H2 {
             }
             any = true;
         }
-        if was_up && !ended && !self.retry.is_empty() {
+        if was_up && !ended && !self.io.flight.retry.is_empty() {
             // Those the server never processed (its GOAWAY's, counted in `retried`) are not
             // failures: they go on a new connection, and the page (not a hit now that a file
             // failed) goes on with them.
             self.page_ok = false;
             return self.connect(ch, cx, now);
         }
-        for ex in self.retry.drain(..) {
+        for ex in self.io.flight.retry.drain(..) {
             if ended {
                 ch.record_unfinished(cx, &ex, 0, end);
                 any = true;

@@ -1,10 +1,12 @@
 //! One HTTP/2 connection's streams and what nghttp2 tells about them: the [`Io`] handler that a
 //! `Session` calls from inside `recv` and `send`. It only notes what happened (a status, body
-//! bytes, a stream closed, SETTINGS, GOAWAY) in the stream table and queues what the session
-//! writes; the connection (`h2.rs`) acts on the notes after each call, with the page logic.
+//! bytes, a stream closed, SETTINGS, GOAWAY) in the stream table (`client/in_flight.rs`) and
+//! queues what the session writes; the connection (`h2.rs`) acts on the notes after each call,
+//! with the page logic.
 
 use super::super::app::AppStream;
 use super::super::exchange::{Exchange, PageRef};
+use super::super::in_flight::{waiting_since, InFlight, InFlightSlot};
 use super::super::redirects::Locations;
 use super::super::NONE;
 use crate::stats::Http2Stats;
@@ -20,7 +22,7 @@ const OUT_LIMIT: usize = 64 * 1024;
 /// One stream in flight.
 #[derive(Debug, Clone)]
 pub(super) struct Stream {
-    /// 0: a free slot.
+    /// Its stream id (0 in a free slot: the table knows which slots are in flight).
     pub id: StreamId,
     /// Its `written_us` is when nghttp2 put its HEADERS in the output (NONE until then: a
     /// stream the server's limit holds in nghttp2's queue has not been sent).
@@ -46,16 +48,6 @@ pub(super) struct Stream {
 }
 
 impl Stream {
-    /// Since when it waits for its response: from its HEADERS written, or, held in
-    /// nghttp2's queue, from its file's start.
-    pub(super) fn since(&self) -> u64 {
-        if self.ex.written_us == NONE {
-            self.ex.file_start_us
-        } else {
-            self.ex.written_us
-        }
-    }
-
     /// Its DATA ended short of the `content-length` its HEADERS announced: a short body, which
     /// nghttp2 takes for a malformed response and ends the connection over (PROTOCOL_ERROR).
     pub(super) fn short_body(&self) -> bool {
@@ -67,7 +59,11 @@ impl Stream {
     pub(super) fn bytes_read(&self) -> u64 {
         self.ex.bytes() + self.data_bytes - self.ex.body_bytes
     }
+}
 
+impl InFlightSlot for Stream {
+    // Client streams are odd: 1, 3, 5, ...
+    const KEY_SHIFT: u32 = 1;
     const FREE: Stream = Stream {
         id: 0,
         ex: Exchange::new(PageRef::NONE),
@@ -82,6 +78,10 @@ impl Stream {
         own_body: false,
         body_pos: 0,
     };
+
+    fn exchange(&self) -> &Exchange {
+        &self.ex
+    }
 }
 
 /// The handler of one connection's session.
@@ -89,9 +89,9 @@ pub(super) struct Io {
     /// What the session wrote and the socket has not taken yet, from `out_pos`.
     pub out: Vec<u8>,
     pub out_pos: usize,
-    /// Streams in flight, an open-addressed table keyed by stream id (a power of two, at least
-    /// twice the most streams in flight, so a stream is nearly always in its home slot).
-    streams: Box<[Stream]>,
+    /// Streams in flight, keyed by stream id, and the exchanges to send again on a new
+    /// connection.
+    pub flight: InFlight<Stream>,
     /// Slots of streams that closed during the last `recv`, in order.
     pub closed: Vec<u32>,
     /// The time of the `recv` or `send` in progress (a response's first byte, a request's
@@ -124,12 +124,12 @@ pub(super) struct Io {
 
 impl Io {
     pub(super) fn new(max_streams: usize) -> Io {
-        let size = (2 * max_streams).next_power_of_two().max(2);
+        let flight = InFlight::new(max_streams);
         Io {
             out: Vec::new(),
             out_pos: 0,
-            streams: vec![Stream::FREE; size].into_boxed_slice(),
-            closed: Vec::with_capacity(size),
+            closed: Vec::with_capacity(flight.capacity()),
+            flight,
             now: 0,
             settings: false,
             goaway: None,
@@ -147,7 +147,7 @@ impl Io {
     /// An application workload: each slot of the stream table keeps its stream's request body
     /// and response (`h2/app.rs`).
     pub(super) fn keep_app_streams(&mut self) {
-        self.app = (0..self.streams.len())
+        self.app = (0..self.flight.capacity())
             .map(|_| AppStream::default())
             .collect();
     }
@@ -190,11 +190,12 @@ impl Io {
         false
     }
 
-    /// Forgets the connection: its streams, its output, what it said.
+    /// Forgets the connection: its streams, its output, what it said (the exchanges to send
+    /// again stay, for the next connection).
     pub(super) fn reset(&mut self) {
         self.out.clear();
         self.out_pos = 0;
-        self.streams.iter_mut().for_each(|s| s.id = 0);
+        self.flight.clear();
         self.closed.clear();
         self.settings = false;
         self.goaway = None;
@@ -204,82 +205,53 @@ impl Io {
         self.locations.clear();
     }
 
-    #[inline]
-    fn home(&self, id: StreamId) -> usize {
-        (id as usize >> 1) & (self.streams.len() - 1)
-    }
-
     /// The slot of stream `id`, if it is in flight.
     #[inline]
     pub(super) fn find(&self, id: StreamId) -> Option<usize> {
         if id <= 0 {
             return None;
         }
-        let mask = self.streams.len() - 1;
-        let home = self.home(id);
-        (0..self.streams.len())
-            .map(|k| (home + k) & mask)
-            .find(|&i| self.streams[i].id == id)
+        self.flight.find(id as u64)
     }
 
     /// Puts stream `id` in a free slot (there is one: the table is twice the streams allowed).
     pub(super) fn insert(&mut self, id: StreamId, ex: Exchange, body: Option<Arc<[u8]>>) -> usize {
-        let mask = self.streams.len() - 1;
-        let home = self.home(id);
-        let i = (0..self.streams.len())
-            .map(|k| (home + k) & mask)
-            .find(|&i| self.streams[i].id == 0)
-            .expect("a free stream slot");
-        self.streams[i] = Stream {
+        let stream = Stream {
             id,
             ex,
             body,
             ..Stream::FREE
         };
-        i
+        self.flight.insert(id as u64, stream)
     }
 
     #[inline]
     pub(super) fn stream(&mut self, slot: usize) -> &mut Stream {
-        &mut self.streams[slot]
+        self.flight.get_mut(slot)
     }
 
     /// Takes a closed stream out of the table.
     pub(super) fn take(&mut self, slot: usize) -> Stream {
-        std::mem::replace(&mut self.streams[slot], Stream::FREE)
-    }
-
-    /// When the oldest stream in flight was written, if any (a scan of the table: done only
-    /// when the oldest closes).
-    pub(super) fn oldest_written(&self) -> Option<u64> {
-        self.in_flight().map(Stream::since).min()
+        self.flight.take(slot)
     }
 
     /// The slot of a stream in flight written at or before `at`, if any.
     pub(super) fn expired(&self, at: u64) -> Option<usize> {
-        self.streams
-            .iter()
-            .position(|s| s.id != 0 && !s.closed && s.since() <= at)
+        (self.flight).position(|s| !s.closed && waiting_since(&s.ex) <= at)
     }
 
     /// The slot of a stream in flight that the server never processed (above its GOAWAY's last
     /// stream, or refused), if any.
     pub(super) fn unprocessed(&self) -> Option<usize> {
         let last = self.goaway.unwrap_or(StreamId::MAX);
-        self.streams
-            .iter()
-            .position(|s| s.id != 0 && (s.refused || s.id > last))
-    }
-
-    /// Streams in flight, for the end of the run.
-    pub(super) fn in_flight(&self) -> impl Iterator<Item = &Stream> {
-        self.streams.iter().filter(|s| s.id != 0)
+        self.flight.position(|s| s.refused || s.id > last)
     }
 
     /// Body bytes the server still owes: of each open stream whose body has begun (not a HEAD's
     /// or a 304's, which announce a length and send none), its `content-length` less what came.
     pub(super) fn owed(&self) -> u64 {
-        self.in_flight()
+        (self.flight.iter())
+            .map(|(_, s)| s)
             .filter(|s| !s.closed && s.ex.body_bytes > 0 && s.length != NONE)
             .map(|s| s.length.saturating_sub(s.ex.body_bytes))
             .sum()
@@ -288,7 +260,7 @@ impl Io {
     #[inline]
     fn with(&mut self, id: StreamId, f: impl FnOnce(&mut Stream)) {
         if let Some(i) = self.find(id) {
-            f(&mut self.streams[i]);
+            f(self.flight.get_mut(i));
         }
     }
 }
@@ -305,7 +277,7 @@ impl Handler for Io {
         let Some(i) = self.find(stream) else {
             return Body::Reset;
         };
-        let s = &self.streams[i];
+        let s = self.flight.get(i);
         let left = request_body(s, &self.app, i).len() - s.body_pos;
         let len = left.min(max);
         Body::Ready {
@@ -321,14 +293,14 @@ impl Handler for Io {
         let Some(i) = self.find(stream) else {
             return false;
         };
-        let s = &self.streams[i];
+        let s = self.flight.get(i);
         if s.body.is_none() && !s.own_body {
             return false;
         }
         let (pos, body) = (s.body_pos, request_body(s, &self.app, i));
         self.out.extend_from_slice(frame_header);
         self.out.extend_from_slice(&body[pos..pos + len]);
-        self.streams[i].body_pos += len;
+        self.flight.get_mut(i).body_pos += len;
         true
     }
 
@@ -382,7 +354,7 @@ impl Handler for Io {
 
     fn on_data(&mut self, stream: StreamId, data: &[u8]) {
         let Some(i) = self.find(stream) else { return };
-        self.streams[i].ex.body_bytes += data.len() as u64;
+        self.flight.get_mut(i).ex.body_bytes += data.len() as u64;
         if let Some(kept) = self.app.get_mut(i) {
             kept.on_body(data);
         }
@@ -391,7 +363,7 @@ impl Handler for Io {
     fn on_stream_close(&mut self, stream: StreamId, error_code: u32) {
         if let Some(i) = self.find(stream) {
             let goaway = self.goaway;
-            let s = &mut self.streams[i];
+            let s = self.flight.get_mut(i);
             s.closed = true;
             s.code = error_code;
             // Above the GOAWAY's last stream, or refused by the server's reset: never

@@ -37,7 +37,7 @@ impl H3 {
 
     /// Whether the page's next file waits for values (`app::waits_for_values`).
     pub(super) fn waits_for_values(&self, w: &Workload) -> bool {
-        let pending = (self.streams.iter().map(|s| &s.ex)).chain(&self.retry);
+        let pending = self.flight.exchanges();
         app::waits_for_values(self.app.as_deref(), w, pending)
     }
 

@@ -153,7 +153,7 @@ impl H3 {
             .client
             .as_ref()
             .map_or(http3::EarlyData::NotSent, http3::Client::early_data);
-        let ex = match self.streams.iter_mut().min_by_key(|s| s.id) {
+        let ex = match self.flight.iter_mut().min_by_key(|s| s.id) {
             Some(first) if early != http3::EarlyData::NotSent => {
                 first.ex.connect_us = std::mem::replace(&mut self.connect_us, NONE);
                 first.ex
@@ -178,7 +178,7 @@ impl H3 {
                 h.early_offered += 1;
                 h.early_accepted += u64::from(early == http3::EarlyData::Accepted);
                 h.early_rejected += u64::from(early == http3::EarlyData::Rejected);
-                h.early_requests += self.streams.len() as u64;
+                h.early_requests += self.flight.len() as u64;
             }
         }
     }

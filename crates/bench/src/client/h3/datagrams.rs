@@ -95,7 +95,7 @@ impl H3 {
                 }
             }
         }
-        for s in self.streams.iter_mut().filter(|s| s.ex.written_us == NONE) {
+        for s in (self.flight.iter_mut()).filter(|s| s.ex.written_us == NONE) {
             if s.body_left() == 0 {
                 s.ex.written_us = now;
             }
@@ -137,9 +137,9 @@ impl H3 {
         let response = match self.state {
             State::Handshaking => NONE,
             _ => self
-                .streams
-                .iter()
-                .map(|s| s.since())
+                .flight
+                .oldest_written()
+                .into_iter()
                 .chain((self.no_room_since != NONE).then_some(self.no_room_since))
                 .min()
                 .map_or(NONE, |t| t + schedule.response_timeout_us),

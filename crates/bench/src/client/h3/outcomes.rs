@@ -3,6 +3,7 @@
 //! a GOAWAY's unprocessed streams kept to be sent again, stalled streams timed out and
 //! cancelled, and everything in flight failed when the connection itself fails.
 
+use super::super::in_flight::waiting_since;
 use super::super::page::Child;
 use super::super::page_flow;
 use super::super::{ThreadState, Wire};
@@ -63,8 +64,8 @@ impl H3 {
     /// on a new connection, counted as retried.
     pub(super) fn take_unprocessed(&mut self, cx: &mut ThreadState<'_>, now: u64) {
         let Some(first) = self.goaway else { return };
-        while let Some(i) = self.streams.iter().position(|s| s.id >= first) {
-            let s = self.streams.swap_remove(i);
+        while let Some(i) = self.flight.position(|s| s.id >= first) {
+            let s = self.flight.take(i);
             if cx.counts(s.ex.file_start_us, now) {
                 cx.stats.http3.retried += 1;
             }
@@ -82,8 +83,8 @@ impl H3 {
     /// stream for as long.
     pub(super) fn timed_out(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         let timeout = cx.sh.schedule.response_timeout_us;
-        while let Some(i) = self.streams.iter().position(|s| s.since() + timeout <= now) {
-            let s = self.streams.swap_remove(i);
+        while let Some(i) = (self.flight).position(|s| waiting_since(&s.ex) + timeout <= now) {
+            let s = self.flight.take(i);
             if let Some(client) = &mut self.client {
                 let _ = client.reset(s.id, http3::H3_REQUEST_CANCELLED);
             }
@@ -96,13 +97,13 @@ impl H3 {
             // What waited for a stream fails: those to send again, else the page's next file
             // (the page then ends: no more of its files are opened).
             self.no_room_since = super::NONE;
-            if self.retry.is_empty() {
+            if self.flight.retry.is_empty() {
                 let ex = self.first_exchange(ch, cx.sh.workload);
                 ch.record_failure(cx, &ex, ErrorKind::ResponseTimeout, 0, now);
             }
             // A request held back goes with its exchange: its buffers back to the pool.
             self.release_held();
-            for ex in self.retry.drain(..) {
+            for ex in self.flight.retry.drain(..) {
                 ch.record_failure(cx, &ex, ErrorKind::ResponseTimeout, 0, now);
             }
             self.page_ok = false;
@@ -131,10 +132,10 @@ impl H3 {
         // failure (the page's next file, as without `--early-data`), the others unsent, so
         // error counts do not depend on the flag.
         let first_early = (!was_up)
-            .then(|| self.streams.iter().map(|s| s.id).min())
+            .then(|| self.flight.iter().map(|(_, s)| s.id).min())
             .flatten();
         let mut any = false;
-        for s in std::mem::take(&mut self.streams) {
+        for s in self.flight.drain() {
             if first_early.is_none_or(|first| first == s.id) {
                 let bytes = s.ex.bytes();
                 ch.record_failure(cx, &s.ex, kind, bytes, now);
@@ -142,7 +143,7 @@ impl H3 {
             self.spare.extend(s.app);
             any = true;
         }
-        if was_up && self.goaway.is_some() && !self.retry.is_empty() {
+        if was_up && self.goaway.is_some() && !self.flight.retry.is_empty() {
             // What the GOAWAY left unprocessed is not failed: it goes on a new connection, and
             // the page (not a hit if a file failed) goes on with it.
             self.page_ok &= !any;
@@ -150,7 +151,7 @@ impl H3 {
         }
         // A request held back goes with its exchange: its buffers back to the pool.
         self.release_held();
-        for ex in self.retry.drain(..) {
+        for ex in self.flight.retry.drain(..) {
             ch.record_failure(cx, &ex, kind, 0, now);
             any = true;
         }

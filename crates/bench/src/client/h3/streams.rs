@@ -5,7 +5,8 @@
 //! GOAWAY. When nothing is left in flight or to send, the page ends.
 
 use super::super::app::AppStream;
-use super::super::exchange::{Answer, Exchange};
+use super::super::exchange::{Answer, Exchange, PageRef};
+use super::super::in_flight::InFlightSlot;
 use super::super::page::Child;
 use super::super::page_flow;
 use super::super::redirects::OWN;
@@ -46,15 +47,24 @@ pub(super) struct Stream {
     own_body: bool,
 }
 
-impl Stream {
-    /// Since when it waits for its response: from its request sent, or its file's start.
-    pub(super) fn since(&self) -> u64 {
-        match self.ex.written_us {
-            NONE => self.ex.file_start_us,
-            t => t,
-        }
-    }
+impl InFlightSlot for Stream {
+    // Client bidirectional streams: 0, 4, 8, ...
+    const KEY_SHIFT: u32 = 2;
+    const FREE: Stream = Stream {
+        id: 0,
+        ex: Exchange::new(PageRef::NONE),
+        body: None,
+        body_pos: 0,
+        app: None,
+        own_body: false,
+    };
 
+    fn exchange(&self) -> &Exchange {
+        &self.ex
+    }
+}
+
+impl Stream {
     /// Request body bytes not yet taken by the stream.
     pub(super) fn body_left(&self) -> usize {
         self.body().map_or(0, |b| b.len() - self.body_pos)
@@ -85,14 +95,14 @@ impl H3 {
             t => t,
         };
         self.send_bodies();
-        while self.goaway.is_none() && self.streams.len() < self.want && now < end {
+        while self.goaway.is_none() && self.flight.len() < self.want && now < end {
             // Nothing left to send: the page ends with its last stream (below), whatever room
             // the server allows.
-            if self.retry.is_empty() && !(self.page_ok && self.next_file < files) {
+            if self.flight.retry.is_empty() && !(self.page_ok && self.next_file < files) {
                 break;
             }
             // An application's next file waits for the values it may need.
-            if self.retry.is_empty() && self.waits_for_values(cx.sh.workload) {
+            if self.flight.retry.is_empty() && self.waits_for_values(cx.sh.workload) {
                 break;
             }
             let room = self.client.as_ref().map_or(0, http3::Client::streams_left);
@@ -102,7 +112,7 @@ impl H3 {
                 self.wait_for_room(now);
                 return;
             }
-            let ex = match self.retry.pop() {
+            let ex = match self.flight.retry.pop() {
                 Some(ex) => ex,
                 None => {
                     let file = self.next_file;
@@ -137,11 +147,11 @@ impl H3 {
                 Submitted::Unsent => self.no_room_since = NONE,
             }
         }
-        if !self.streams.is_empty() {
+        if !self.flight.is_empty() {
             self.waited_from = NONE;
             return;
         }
-        let left = !self.retry.is_empty() || (self.page_ok && self.next_file < files);
+        let left = !self.flight.retry.is_empty() || (self.page_ok && self.next_file < files);
         if self.goaway.is_some() {
             // The GOAWAY's streams are done: what is left goes on a new connection.
             if left && now < end {
@@ -164,7 +174,7 @@ impl H3 {
     /// Without a stream in flight to end it, a wait for room is bounded by the response
     /// timeout from now.
     fn wait_for_room(&mut self, now: u64) {
-        if self.streams.is_empty() && self.no_room_since == NONE {
+        if self.flight.is_empty() && self.no_room_since == NONE {
             self.no_room_since = now;
         }
     }
@@ -186,7 +196,7 @@ impl H3 {
         }
         // An application's request is built now, with the session's values and cookies, unless
         // it was built already and held back (`held`): then it goes as it was built.
-        let held = self.held.take_if(|(at, _)| *at == self.retry.len());
+        let held = self.held.take_if(|(at, _)| *at == self.flight.retry.len());
         let held_before = held.is_some();
         let app = match (self.app.is_some(), held) {
             (true, Some((_, kept))) => {
@@ -240,14 +250,14 @@ impl H3 {
                     if app.is_some() && !held_before && cx.counts(ex.file_start_us, now) {
                         cx.stats.http3.held_back += 1;
                     }
-                    self.retry.push(ex);
+                    self.flight.retry.push(ex);
                     if let Some(kept) = app {
-                        self.held = Some((self.retry.len() - 1, kept));
+                        self.held = Some((self.flight.retry.len() - 1, kept));
                         std::mem::swap(&mut self.request, &mut self.held_request);
                     }
                     return Submitted::Blocked;
                 }
-                self.retry.push(ex);
+                self.flight.retry.push(ex);
                 self.spare.extend(app);
                 self.conn_failed(ch, cx, ErrorKind::H3Protocol, now);
                 return Submitted::Failed;
@@ -263,29 +273,38 @@ impl H3 {
         }
         let mut ex = ex;
         ex.written_us = NONE;
-        self.streams.push(Stream {
+        let stream = Stream {
             id,
             ex,
             body,
             body_pos: 0,
             app,
             own_body,
-        });
+        };
+        self.bodies_pending |= stream.body_left() > 0;
+        self.flight.insert(id, stream);
         self.send_bodies();
         Submitted::Sent
     }
 
-    /// Request bodies as far as flow control takes them now.
+    /// Request bodies as far as flow control takes them now: a walk of the streams in flight
+    /// only while one may have some left.
     fn send_bodies(&mut self) {
+        if !self.bodies_pending {
+            return;
+        }
         let Some(client) = &mut self.client else {
             return;
         };
-        for s in self.streams.iter_mut().filter(|s| s.body_left() > 0) {
+        let mut left = false;
+        for s in (self.flight.iter_mut()).filter(|s| s.body_left() > 0) {
             let Some(body) = s.body() else { continue };
             if let Ok(n) = client.send_body(s.id, &body[s.body_pos..], true) {
                 s.body_pos += n;
             }
+            left |= s.body_left() > 0;
         }
+        self.bodies_pending = left;
     }
 
     /// The client's events since the last read; false if the connection is gone.
@@ -310,7 +329,7 @@ impl H3 {
                     }
                     // QPACK decodes the head: its size is its fields' names and values.
                     let size: usize = fields.iter().map(|(n, v)| n.len() + v.len()).sum();
-                    if let Some(s) = self.streams.iter_mut().find(|s| s.id == stream) {
+                    if let Some(s) = self.flight.by_key(stream) {
                         s.ex.status = status;
                         s.ex.header_bytes += size as u64;
                         if s.ex.first_byte_us == NONE {
@@ -376,10 +395,10 @@ impl H3 {
         let Some(client) = &mut self.client else {
             return;
         };
-        let slot = self.streams.iter().position(|s| s.id == stream);
+        let slot = self.flight.find(stream);
         while let Ok(n @ 1..) = client.recv_body(stream, buf) {
             if let Some(i) = slot {
-                let s = &mut self.streams[i];
+                let s = self.flight.get_mut(i);
                 s.ex.body_bytes += n as u64;
                 if let Some(app) = &mut s.app {
                     app.on_body(&buf[..n]);
@@ -424,21 +443,20 @@ impl H3 {
     /// right below it (counted in `queued_below_held`).
     pub(super) fn requeue(&mut self, cx: &mut ThreadState<'_>, ex: Exchange, now: u64) {
         match &mut self.held {
-            Some((at, _)) if *at + 1 == self.retry.len() => {
+            Some((at, _)) if *at + 1 == self.flight.retry.len() => {
                 if cx.counts(ex.file_start_us, now) {
                     cx.stats.http3.queued_below_held += 1;
                 }
-                self.retry.insert(*at, ex);
+                self.flight.retry.insert(*at, ex);
                 *at += 1;
             }
-            _ => self.retry.push(ex),
+            _ => self.flight.retry.push(ex),
         }
     }
 
     /// Takes stream `id` out of the table, if it is in flight.
     pub(super) fn take(&mut self, id: u64) -> Option<Stream> {
-        let i = self.streams.iter().position(|s| s.id == id)?;
-        Some(self.streams.swap_remove(i))
+        self.flight.take_key(id)
     }
 }
 
