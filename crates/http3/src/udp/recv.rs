@@ -18,13 +18,13 @@ use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
 use std::os::fd::RawFd;
 
 /// Messages one `recvmmsg` reads at most.
-pub(super) const SLOTS: usize = 16;
+pub const SLOTS: usize = 16;
 /// One message's buffer: a datagram is at most 65,527 bytes of payload, and GRO coalesces at
-/// most 64 KiB; one larger than `http3::MAX_DATAGRAM` is not QUIC's, and is read whole rather
+/// most 64 KiB; one larger than `crate::MAX_DATAGRAM` is not QUIC's, and is read whole rather
 /// than truncated (then the crate drops it).
 const SLOT_BYTES: usize = 64 * 1024;
 /// Set in the environment at start: no HTTP/3 socket asks for GRO.
-pub(super) const NO_GRO_ENV: &str = "FLINT_H3_NO_GRO";
+pub const NO_GRO_ENV: &str = "FLINT_H3_NO_GRO";
 
 /// One message's control buffer, aligned as `cmsghdr` is: room for GRO's `int` (24 bytes
 /// with its header) and more.
@@ -34,7 +34,7 @@ struct Control([u8; 64]);
 
 /// What one read gave.
 #[derive(Debug, PartialEq)]
-pub(super) struct Read {
+pub struct Read {
     /// Messages the call that read asked for: [`SLOTS`] or fewer with `recvmmsg`, 1 with
     /// `recvmsg` (also when `recvmmsg` was refused during this read).
     pub asked: usize,
@@ -47,7 +47,7 @@ pub(super) struct Read {
 }
 
 /// One socket's receiving buffers and how it reads.
-pub(super) struct Receiver {
+pub struct Receiver {
     /// [`SLOTS`] buffers of [`SLOT_BYTES`], side by side: made at the socket's first read, so
     /// a thread no HTTP/3 client talks to holds none of this megabyte (empty until then).
     bufs: Box<[u8]>,
@@ -61,9 +61,10 @@ pub(super) struct Receiver {
     pub truncated: u64,
     /// One message's buffer: [`SLOT_BYTES`] (smaller in tests, to see truncation).
     slot_bytes: usize,
-    /// Tests: the next `recvmmsg` is refused as a sandbox would (`ENOSYS`).
-    #[cfg(test)]
-    pub(super) refuse_recvmmsg: bool,
+    /// Tests (here and in the crates using this): the next `recvmmsg` is refused as a
+    /// sandbox would (`ENOSYS`). One test of a bool a read, not a datagram.
+    #[doc(hidden)]
+    pub refuse_recvmmsg: bool,
 }
 
 impl Receiver {
@@ -73,7 +74,7 @@ impl Receiver {
     }
 
     /// As [`Receiver::new`], with buffers of `slot_bytes` a message.
-    pub(super) fn with_slot_bytes(fd: RawFd, gro: bool, slot_bytes: usize) -> Receiver {
+    pub fn with_slot_bytes(fd: RawFd, gro: bool, slot_bytes: usize) -> Receiver {
         // SAFETY: an all-zero sockaddr_storage is a valid one (family AF_UNSPEC).
         let name: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
         Receiver {
@@ -84,7 +85,6 @@ impl Receiver {
             batched: true,
             truncated: 0,
             slot_bytes,
-            #[cfg(test)]
             refuse_recvmmsg: false,
         }
     }
@@ -138,7 +138,6 @@ impl Receiver {
             let asked = if self.batched { max } else { 1 };
             let n = if self.batched {
                 let flags = libc::MSG_DONTWAIT as _;
-                #[cfg(test)]
                 if std::mem::take(&mut self.refuse_recvmmsg) {
                     self.batched = false;
                     continue;

@@ -1,6 +1,6 @@
 //! HTTP/3's sends with UDP GSO (generic segmentation offload, `UDP_SEGMENT`): the datagrams
 //! the connections give one after another for one peer, of one size, go side by side in one
-//! `sendmsg` that the kernel cuts (the rules are in `udp.rs`'s module doc).
+//! `sendmsg` that the kernel cuts (the rules are in flint serve's `udp.rs` module doc).
 
 use std::io;
 use std::net::SocketAddr;
@@ -9,12 +9,12 @@ use std::os::fd::RawFd;
 /// Datagrams one GSO send carries at most (the kernel's `UDP_MAX_SEGMENTS`).
 const GSO_SEGMENTS: usize = 64;
 /// Bytes one GSO send carries at most: the largest UDP payload over IPv4.
-pub(super) const GSO_BYTES: usize = 65_507;
+pub const GSO_BYTES: usize = 65_507;
 /// GSO sends refused in a row (`EINVAL`, `EIO`) that turn GSO off for the socket: one is a
 /// destination's MTU or route, not the kernel.
-const GSO_REFUSALS: u32 = 8;
+pub const GSO_REFUSALS: u32 = 8;
 /// Set in the environment at start: every HTTP/3 socket sends one datagram a call.
-pub(super) const NO_GSO_ENV: &str = "FLINT_H3_NO_GSO";
+pub const NO_GSO_ENV: &str = "FLINT_H3_NO_GSO";
 
 /// The next datagrams to send, written side by side from the start of `out`: the carried one
 /// or `next`'s (it writes a datagram into the buffer it is given and says its length and
@@ -22,13 +22,13 @@ pub(super) const NO_GSO_ENV: &str = "FLINT_H3_NO_GSO";
 /// at its size, the last of them maybe shorter; at most [`GSO_SEGMENTS`], and only while
 /// `out` has room for one more of the largest. A datagram for another peer, or larger, is
 /// kept in `carry` and starts the next batch; an empty one is skipped.
-pub(super) fn fill_batch(
+pub fn fill_batch(
     out: &mut [u8],
     carry: &mut Option<(usize, usize, SocketAddr)>,
     gso: bool,
     mut next: impl FnMut(&mut [u8]) -> Option<(usize, SocketAddr)>,
 ) -> Option<Batch> {
-    const MAX: usize = http3::MAX_DATAGRAM;
+    const MAX: usize = crate::MAX_DATAGRAM;
     let (segment, to) = match carry.take() {
         Some((at, len, to)) => {
             out.copy_within(at..at + len, 0);
@@ -71,7 +71,7 @@ pub(super) fn fill_batch(
 
 /// What one send of a held batch did.
 #[derive(Debug, PartialEq)]
-pub(super) enum Step {
+pub enum Step {
     /// A call sent these datagrams.
     Sent(u64),
     /// The socket's buffer is full: the batch is kept.
@@ -83,7 +83,7 @@ pub(super) enum Step {
 /// One send call of `held` (datagrams in `out`) on `fd`: the whole batch with GSO when `gso`
 /// is on and the batch has more than one, else its first datagram with `one`; `held` keeps
 /// what is left. A batch GSO is refused for goes one datagram a call.
-pub(super) fn send_step(
+pub fn send_step(
     held: &mut Option<Batch>,
     out: &[u8],
     gso: &mut Gso,
@@ -130,7 +130,7 @@ pub(super) fn send_step(
 /// Datagrams side by side in `Quic::out[start..end]`, each `segment` bytes but the last, for
 /// one peer.
 #[derive(Clone, Copy)]
-pub(super) struct Batch {
+pub struct Batch {
     start: usize,
     end: usize,
     segment: usize,
@@ -152,14 +152,16 @@ impl Batch {
 }
 
 /// Whether a socket sends with UDP GSO, and the refusals that turn it off.
-pub(super) struct Gso {
-    pub(super) on: bool,
+pub struct Gso {
+    /// Sends go with GSO (off: one datagram a call).
+    pub on: bool,
     /// GSO sends refused since the last one taken.
     refused_in_a_row: u32,
 }
 
 impl Gso {
-    pub(super) fn new(on: bool) -> Gso {
+    /// GSO on or off at start (off where [`kernel_segments`] says no or [`NO_GSO_ENV`] is set).
+    pub fn new(on: bool) -> Gso {
         Gso {
             on,
             refused_in_a_row: 0,
@@ -195,7 +197,7 @@ impl Gso {
 
 /// Whether the kernel segments UDP sends on `fd` (`UDP_SEGMENT`, Linux 4.18): an older one
 /// would ignore the control message and send a batch as one fragmented datagram.
-pub(super) fn kernel_segments(fd: RawFd) -> bool {
+pub fn kernel_segments(fd: RawFd) -> bool {
     let mut value: libc::c_int = 0;
     let mut len = size_of::<libc::c_int>() as libc::socklen_t;
     // SAFETY: `value` and `len` are alive for the call, `len` says `value`'s size, and the
@@ -215,12 +217,7 @@ pub(super) fn kernel_segments(fd: RawFd) -> bool {
 /// One `sendmsg` of `data` to `to` that the kernel cuts into datagrams of `segment` bytes,
 /// the last maybe shorter (a `UDP_SEGMENT` control message). Neither nix's `sendmsg` (it
 /// allocates its control buffer each call) nor rustix (no `UDP_SEGMENT`) fits a hot path.
-pub(super) fn send_segments(
-    fd: RawFd,
-    data: &[u8],
-    segment: u16,
-    to: SocketAddr,
-) -> io::Result<usize> {
+pub fn send_segments(fd: RawFd, data: &[u8], segment: u16, to: SocketAddr) -> io::Result<usize> {
     /// Room for one control message holding a `u16`, aligned as `cmsghdr` is.
     #[repr(C, align(8))]
     struct Control([u8; 32]);
@@ -470,7 +467,7 @@ mod tests {
         let large = vec![(1400, a); 100];
         let (shapes, got) = batches(&large, true);
         // As many as leave room for one more of the largest (1,500 bytes) under 65,507.
-        let most = (GSO_BYTES - http3::MAX_DATAGRAM) / 1400 + 1;
+        let most = (GSO_BYTES - crate::MAX_DATAGRAM) / 1400 + 1;
         assert_eq!(shapes[0], (1400, most as u64, a));
         assert!(shapes.iter().all(|&(_, n, _)| n as usize <= most));
         assert_eq!(got, each_once(&large));
