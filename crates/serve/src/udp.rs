@@ -356,7 +356,8 @@ impl Quic {
                     w.stats.h3_send_blocked += 1;
                     return;
                 }
-                Step::Again => {}
+                // A lost datagram is QUIC's to recover; the socket serves other peers.
+                Step::Again | Step::Lost(_) => {}
             }
         }
     }

@@ -70,14 +70,18 @@ pub fn fill_batch(
 }
 
 /// What one send of a held batch did.
-#[derive(Debug, PartialEq)]
+#[derive(Debug)]
 pub enum Step {
     /// A call sent these datagrams.
     Sent(u64),
     /// The socket's buffer is full: the batch is kept.
     Blocked,
-    /// Nothing sent (interrupted, refused, lost): what is left goes with the next call.
+    /// Nothing sent (interrupted, refused): what is left goes with the next call.
     Again,
+    /// Nothing sent for this error (no route, an ICMP error the socket held): the whole batch
+    /// or its one datagram dropped, the rest goes with the next call. A server's socket
+    /// serves other peers and goes on; a client's connected socket may end its connection.
+    Lost(io::Error),
 }
 
 /// One send call of `held` (datagrams in `out`) on `fd`: the whole batch with GSO when `gso`
@@ -120,9 +124,9 @@ pub fn send_step(
         }
         // Anything else (no route to the client) is lost packets, which QUIC recovers from or
         // times out on: a whole batch, or the one datagram (the rest go on).
-        Err(_) => {
+        Err(e) => {
             *held = if whole { None } else { b.rest() };
-            Step::Again
+            Step::Lost(e)
         }
     }
 }
@@ -355,7 +359,7 @@ mod tests {
                     calls += 1;
                 }
                 Step::Blocked => panic!("loopback's buffer full"),
-                Step::Again => {}
+                Step::Again | Step::Lost(_) => {}
             }
             assert!(calls <= n, "each datagram sent once");
         }

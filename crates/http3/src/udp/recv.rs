@@ -73,6 +73,13 @@ impl Receiver {
         Receiver::with_slot_bytes(fd, gro, SLOT_BYTES)
     }
 
+    /// Buffers shared by sockets whose GRO their owner asked for with [`set_gro`] (flint
+    /// bench: one connected socket a connection, one `Receiver` a thread). `gro` says false:
+    /// it is each socket's, not this one's.
+    pub fn buffers() -> Receiver {
+        Receiver::with_slot_bytes(-1, false, SLOT_BYTES)
+    }
+
     /// As [`Receiver::new`], with buffers of `slot_bytes` a message.
     pub fn with_slot_bytes(fd: RawFd, gro: bool, slot_bytes: usize) -> Receiver {
         // SAFETY: an all-zero sockaddr_storage is a valid one (family AF_UNSPEC).
@@ -206,7 +213,7 @@ fn refused(e: &io::Error) -> bool {
 }
 
 /// Asks the kernel to coalesce datagrams for `fd` (`UDP_GRO`, Linux 5.0): whether it will.
-fn set_gro(fd: RawFd) -> bool {
+pub fn set_gro(fd: RawFd) -> bool {
     let on: libc::c_int = 1;
     // SAFETY: `on` is alive for the call and the length given is its size; the kernel only
     // reads it.
