@@ -90,6 +90,16 @@ impl Sender {
     }
 }
 
+/// How a flush ended.
+enum Flushed {
+    /// The client has nothing more to send.
+    All,
+    /// The socket's buffer is full: what is held goes at the writable event.
+    Blocked,
+    /// A send failed (an ICMP error the socket held, no route): the connection ends.
+    Failed(io::Error),
+}
+
 /// Datagrams and calls of one read or send.
 #[derive(Default)]
 struct Calls {
@@ -186,13 +196,13 @@ impl H3 {
         };
         let (fd, tx) = (sock.as_raw_fd(), &mut self.tx);
         let mut c = Calls::default();
-        let failed = loop {
+        let ended = loop {
             if tx.held.is_none() {
                 let gso = tx.gso.on;
                 let next = |b: &mut [u8]| client.send(b).map(|d| (d.len, d.to));
                 match fill_batch(&mut tx.out, &mut tx.carry, gso, next) {
                     Some(b) => tx.held = Some(b),
-                    None => break None,
+                    None => break Flushed::All,
                 }
             }
             // The socket is connected: one datagram goes with `send`.
@@ -205,10 +215,10 @@ impl H3 {
                 // The socket's buffer is full: the batch waits for a writable event.
                 Step::Blocked => {
                     c.calls += 1;
-                    break Some(None);
+                    break Flushed::Blocked;
                 }
                 Step::Again => {}
-                Step::Lost(e) => break Some(Some(e)),
+                Step::Lost(e) => break Flushed::Failed(e),
             }
         };
         if in_window(cx, now) {
@@ -216,10 +226,10 @@ impl H3 {
             h.datagrams_sent += c.datagrams;
             h.send_calls += c.calls;
         }
-        match failed {
-            None => {}
-            Some(None) => return true,
-            Some(Some(e)) => {
+        match ended {
+            Flushed::All => {}
+            Flushed::Blocked => return true,
+            Flushed::Failed(e) => {
                 let kind = match self.state {
                     State::Handshaking => connect_error(&e),
                     _ => ErrorKind::Io,
