@@ -508,7 +508,7 @@ mod tests {
         let peer = UdpSocket::bind(loopback()).unwrap();
         let to = s.local_addr().unwrap();
         for _ in 0..3 {
-            gso::send_segments(peer.as_raw_fd(), &[7; 10_000], 1_000, to).unwrap();
+            gso::send_segments(peer.as_raw_fd(), &[7; 10_000], 1_000, Some(to)).unwrap();
         }
         // Three sends of ten segments: three messages of ten datagrams, read in one call
         // unless the kernel had not queued them all yet.

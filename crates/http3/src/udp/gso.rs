@@ -99,7 +99,8 @@ pub fn send_step(
     };
     let whole = gso.on && !b.single && b.end - b.start > b.segment;
     let sent = if whole {
-        send_segments(fd, &out[b.start..b.end], b.segment as u16, b.to)
+        let to = (!gso.connected).then_some(b.to);
+        send_segments(fd, &out[b.start..b.end], b.segment as u16, to)
     } else {
         one(&out[b.start..b.end.min(b.start + b.segment)], b.to)
     };
@@ -161,6 +162,8 @@ pub struct Gso {
     pub on: bool,
     /// GSO sends refused since the last one taken.
     refused_in_a_row: u32,
+    /// The socket is connected (flint bench): a send names no peer.
+    connected: bool,
 }
 
 impl Gso {
@@ -169,6 +172,16 @@ impl Gso {
         Gso {
             on,
             refused_in_a_row: 0,
+            connected: false,
+        }
+    }
+
+    /// As [`Gso::new`], for a connected socket: its GSO sends name no peer (the kernel would
+    /// look the address up and compare it with the connected one at every send).
+    pub fn connected(on: bool) -> Gso {
+        Gso {
+            connected: true,
+            ..Gso::new(on)
         }
     }
 
@@ -218,14 +231,19 @@ pub fn kernel_segments(fd: RawFd) -> bool {
     r == 0
 }
 
-/// One `sendmsg` of `data` to `to` that the kernel cuts into datagrams of `segment` bytes,
-/// the last maybe shorter (a `UDP_SEGMENT` control message). Neither nix's `sendmsg` (it
+/// One `sendmsg` of `data` to `to` (None: the connected socket's peer) that the kernel cuts
+/// into datagrams of `segment` bytes, the last maybe shorter (a `UDP_SEGMENT` control message). Neither nix's `sendmsg` (it
 /// allocates its control buffer each call) nor rustix (no `UDP_SEGMENT`) fits a hot path.
-pub fn send_segments(fd: RawFd, data: &[u8], segment: u16, to: SocketAddr) -> io::Result<usize> {
+pub fn send_segments(
+    fd: RawFd,
+    data: &[u8],
+    segment: u16,
+    to: Option<SocketAddr>,
+) -> io::Result<usize> {
     /// Room for one control message holding a `u16`, aligned as `cmsghdr` is.
     #[repr(C, align(8))]
     struct Control([u8; 32]);
-    let addr = socket2::SockAddr::from(to);
+    let addr = to.map(socket2::SockAddr::from);
     let mut iov = libc::iovec {
         iov_base: data.as_ptr() as *mut libc::c_void,
         iov_len: data.len(),
@@ -241,8 +259,10 @@ pub fn send_segments(fd: RawFd, data: &[u8], segment: u16, to: SocketAddr) -> io
     debug_assert!(space <= control.0.len());
     // SAFETY: an all-zero msghdr is a valid one (no name, no data, no control).
     let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_name = addr.as_ptr() as *mut libc::c_void;
-    msg.msg_namelen = addr.len();
+    if let Some(addr) = &addr {
+        msg.msg_name = addr.as_ptr() as *mut libc::c_void;
+        msg.msg_namelen = addr.len();
+    }
     msg.msg_iov = &mut iov;
     msg.msg_iovlen = 1;
     msg.msg_control = control.0.as_mut_ptr().cast();
@@ -257,7 +277,7 @@ pub fn send_segments(fd: RawFd, data: &[u8], segment: u16, to: SocketAddr) -> io
         (*c).cmsg_len = len as _;
         std::ptr::write_unaligned(libc::CMSG_DATA(c).cast::<u16>(), segment);
     }
-    // SAFETY: `msg` points at `addr`, `iov` (at `data`) and `control`, all alive for the call,
+    // SAFETY: `msg` points at `addr` (or at no name), `iov` (at `data`) and `control`, all alive for the call,
     // with their lengths; the kernel only reads them.
     let n = unsafe { libc::sendmsg(fd, &msg, 0) };
     if n < 0 {
@@ -496,7 +516,7 @@ mod tests {
             .unwrap();
         let tx = UdpSocket::bind(loopback()).unwrap();
         let data: Vec<u8> = (0..1_000u32).map(|i| (i % 251) as u8).collect();
-        let sent = send_segments(tx.as_raw_fd(), &data, 300, rx.local_addr().unwrap())
+        let sent = send_segments(tx.as_raw_fd(), &data, 300, Some(rx.local_addr().unwrap()))
             .expect("loopback takes UDP GSO");
         assert_eq!(sent, data.len());
         let mut buf = [0u8; 2_000];
@@ -507,5 +527,32 @@ mod tests {
             got.extend_from_slice(&buf[..n]);
         }
         assert_eq!(got, data);
+    }
+
+    #[test]
+    fn a_connected_socket_sends_a_batch_naming_no_peer() {
+        let rx = UdpSocket::bind(loopback()).unwrap();
+        rx.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+            .unwrap();
+        let tx = UdpSocket::bind(loopback()).unwrap();
+        tx.connect(rx.local_addr().unwrap()).unwrap();
+        let out = vec![5u8; 1_000];
+        // The peer in the batch is not the socket's: only a send naming none reaches `rx`.
+        let mut held = Some(Batch {
+            start: 0,
+            end: out.len(),
+            segment: 400,
+            to: peer(9),
+            single: false,
+        });
+        let mut gso = Gso::connected(true);
+        let one = |_: &[u8], _| -> io::Result<usize> { panic!("a GSO send, not one datagram") };
+        let step = send_step(&mut held, &out, &mut gso, tx.as_raw_fd(), one);
+        assert!(matches!(step, Step::Sent(3)), "{step:?}");
+        let mut buf = [0u8; 2_000];
+        for want in [400, 400, 200] {
+            let (n, from) = rx.recv_from(&mut buf).unwrap();
+            assert_eq!((n, from), (want, tx.local_addr().unwrap()));
+        }
     }
 }

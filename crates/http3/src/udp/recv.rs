@@ -361,7 +361,7 @@ mod tests {
         let to = rx.local_addr().unwrap();
         // Sent with GSO: on loopback the kernel hands a GRO socket the batch as one message.
         let data = bytes(1_000, 0);
-        send_segments(a.as_raw_fd(), &data, 300, to).unwrap();
+        send_segments(a.as_raw_fd(), &data, 300, Some(to)).unwrap();
         b.send_to(&bytes(50, 7), to).unwrap();
         let (got, reads) = read_all(&mut r, rx.as_raw_fd(), 5);
         let (a, b) = (a.local_addr().unwrap(), b.local_addr().unwrap());
@@ -383,7 +383,7 @@ mod tests {
         assert!(!r.gro);
         let a = UdpSocket::bind(loopback()).unwrap();
         let data = bytes(1_000, 3);
-        send_segments(a.as_raw_fd(), &data, 300, rx.local_addr().unwrap()).unwrap();
+        send_segments(a.as_raw_fd(), &data, 300, Some(rx.local_addr().unwrap())).unwrap();
         let (got, reads) = read_all(&mut r, rx.as_raw_fd(), 4);
         let lens: Vec<usize> = got.iter().map(|(d, _)| d.len()).collect();
         assert_eq!(lens, [300, 300, 300, 100]);

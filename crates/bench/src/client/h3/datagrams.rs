@@ -73,7 +73,7 @@ impl Sender {
             out: vec![0; SEND_DATAGRAMS * http3::MAX_DATAGRAM].into_boxed_slice(),
             carry: None,
             held: None,
-            gso: Gso::new(false),
+            gso: Gso::connected(false),
         }
     }
 
@@ -81,7 +81,7 @@ impl Sender {
     pub(super) fn reset(&mut self, on: bool) {
         self.carry = None;
         self.held = None;
-        self.gso = Gso::new(on);
+        self.gso = Gso::connected(on);
     }
 
     /// Whether the socket sends with GSO.
