@@ -61,8 +61,9 @@ pub struct Receiver {
     pub truncated: u64,
     /// One message's buffer: [`SLOT_BYTES`] (smaller in tests, to see truncation).
     slot_bytes: usize,
-    /// Tests (here and in the crates using this): the next `recvmmsg` is refused as a
-    /// sandbox would (`ENOSYS`). One test of a bool a read, not a datagram.
+    /// Tests (here, and serve's with the `test-hooks` feature its dev-dependencies turn on):
+    /// the next `recvmmsg` is refused as a sandbox would (`ENOSYS`). Not in a release build.
+    #[cfg(any(test, feature = "test-hooks"))]
     #[doc(hidden)]
     pub refuse_recvmmsg: bool,
 }
@@ -92,6 +93,7 @@ impl Receiver {
             batched: true,
             truncated: 0,
             slot_bytes,
+            #[cfg(any(test, feature = "test-hooks"))]
             refuse_recvmmsg: false,
         }
     }
@@ -145,6 +147,7 @@ impl Receiver {
             let asked = if self.batched { max } else { 1 };
             let n = if self.batched {
                 let flags = libc::MSG_DONTWAIT as _;
+                #[cfg(any(test, feature = "test-hooks"))]
                 if std::mem::take(&mut self.refuse_recvmmsg) {
                     self.batched = false;
                     continue;
