@@ -446,6 +446,8 @@ pub struct Http3Record {
     pub datagrams_sent: u64,
     /// Send system calls.
     pub send_calls: u64,
+    /// Received messages the kernel cut short, dropped unread (flint serve's `h3_dropped`).
+    pub dropped: u64,
     /// Connections whose socket had no UDP GRO (the kernel's refusal or `FLINT_H3_NO_GRO`).
     pub gro_off: u64,
     /// Connections whose socket sent without UDP GSO at the handshake's end.

@@ -328,6 +328,7 @@ fn http3_record(h: &Http3Stats, body_bytes: u64) -> Http3Record {
         recv_calls: h.recv_calls,
         datagrams_sent: h.datagrams_sent,
         send_calls: h.send_calls,
+        dropped: h.dropped,
         gro_off: h.gro_off,
         gso_off: h.gso_off,
         recvmmsg_off: h.recvmmsg_off,

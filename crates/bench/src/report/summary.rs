@@ -109,7 +109,8 @@ fn http3_line(h: &crate::stats::Http3Stats, body_bytes: u64) -> String {
          byte), {} B sent; handshake RTT {rtt_ms:.3} ms mean; {} GOAWAY, {} streams retried; \
          alerts {}; stream resets {}; closes {}\n  \
          UDP:       {} datagrams received in {} calls ({:.2} a call), {} sent in {} calls \
-         ({:.2} a call); connections without GRO {}, without GSO {}, without recvmmsg {}\n\n",
+         ({:.2} a call); {} messages cut short and dropped; connections without GRO {}, \
+         without GSO {}, without recvmmsg {}\n\n",
         h.connections,
         h.streams,
         h.packets_sent,
@@ -130,6 +131,7 @@ fn http3_line(h: &crate::stats::Http3Stats, body_bytes: u64) -> String {
         h.datagrams_sent,
         h.send_calls,
         per_call(h.datagrams_sent, h.send_calls),
+        h.dropped,
         h.gro_off,
         h.gso_off,
         h.recvmmsg_off,

@@ -36,8 +36,12 @@ pub struct Http3Stats {
     /// UDP datagrams sent, and the send system calls that sent them (one `sendmsg` a GSO
     /// batch, one `send` a datagram without GSO).
     pub datagrams_sent: u64,
-    /// Send system calls (see `datagrams_sent`).
+    /// Send system calls (see `datagrams_sent`): one for each send that made one, refused,
+    /// interrupted or failed ones too.
     pub send_calls: u64,
+    /// Received messages the kernel cut short (`MSG_TRUNC`, `MSG_CTRUNC`), dropped before
+    /// QUIC saw them: flint serve's `h3_dropped`.
+    pub dropped: u64,
     /// Connections (handshakes completed) whose socket read one datagram a message: the
     /// kernel refused `UDP_GRO` (before Linux 5.0) or `FLINT_H3_NO_GRO` was set.
     pub gro_off: u64,
@@ -98,6 +102,7 @@ impl Http3Stats {
         self.recv_calls += o.recv_calls;
         self.datagrams_sent += o.datagrams_sent;
         self.send_calls += o.send_calls;
+        self.dropped += o.dropped;
         self.gro_off += o.gro_off;
         self.gso_off += o.gso_off;
         self.recvmmsg_off += o.recvmmsg_off;

@@ -11,7 +11,8 @@
 //! made at its first read, shared by its connections. Sends go with UDP GSO: the client's
 //! datagrams of one size, one after another, in one `sendmsg` (up to [`SEND_DATAGRAMS`]; the
 //! buffer is the Webchild's). Where the kernel refuses either, one datagram a call, counted in
-//! `summary.http3` (`gro_off`, `gso_off`, `recvmmsg_off`) with the datagrams and the calls;
+//! `summary.http3` (`gro_off`, `gso_off`, `recvmmsg_off`) with the datagrams and the calls
+//! (and `dropped`, messages the kernel cut short, as flint serve's `h3_dropped`);
 //! `FLINT_H3_NO_GRO` and `FLINT_H3_NO_GSO` set at start turn them off as in flint serve.
 
 use super::super::errors::connect_error;
@@ -105,35 +106,40 @@ enum Flushed {
 struct Calls {
     datagrams: u64,
     calls: u64,
+    /// Messages the kernel cut short (`MSG_TRUNC`, `MSG_CTRUNC`), dropped unread.
+    dropped: u64,
 }
 
-/// Reads every datagram `fd` holds into `client` (the connection's peer's: the socket is
-/// connected), through `rx`; the datagrams and calls, or the socket's error (an ICMP error
-/// for a datagram sent).
+/// Reads every datagram `fd` holds into `deliver` (the client's `recv`, from the connection's
+/// peer: the socket is connected), through `rx`; the datagrams, calls and messages dropped,
+/// or the socket's error (an ICMP error for a datagram sent).
 fn read_all(
     rx: &RefCell<Receiver>,
     fd: RawFd,
-    client: &mut http3::Client,
-    peer: SocketAddr,
+    mut deliver: impl FnMut(&mut [u8]),
 ) -> (Calls, io::Result<()>) {
     let mut rx = rx.borrow_mut();
     let mut c = Calls::default();
-    loop {
+    // The thread's count, of all its connections: this read's are what it adds.
+    let truncated = rx.truncated;
+    let result = loop {
         c.calls += 1;
         // An error here ends the connection: `closed` says why.
-        match rx.read(fd, SLOTS, |d, _| drop(client.recv(d, peer))) {
+        match rx.read(fd, SLOTS, |d, _| deliver(d)) {
             Ok(r) => {
                 c.datagrams += r.datagrams as u64;
                 // Fewer messages than asked: the socket is empty, no call to hear EAGAIN.
                 if r.messages < r.asked {
-                    return (c, Ok(()));
+                    break Ok(());
                 }
             }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return (c, Ok(())),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => break Ok(()),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return (c, Err(e)),
+            Err(e) => break Err(e),
         }
-    }
+    };
+    c.dropped = rx.truncated - truncated;
+    (c, result)
 }
 
 impl H3 {
@@ -148,11 +154,14 @@ impl H3 {
         let (Some(sock), Some(client)) = (&self.sock, &mut self.client) else {
             return;
         };
-        let (calls, read) = read_all(&self.rx, sock.as_raw_fd(), client, self.peer);
-        if in_window(cx, now) {
+        let peer = self.peer;
+        let deliver = |d: &mut [u8]| drop(client.recv(d, peer));
+        let (calls, read) = read_all(&self.rx, sock.as_raw_fd(), deliver);
+        if cx.counts(now, now) {
             let h = &mut cx.stats.http3;
             h.datagrams_received += calls.datagrams;
             h.recv_calls += calls.calls;
+            h.dropped += calls.dropped;
         }
         // An ICMP error for a datagram sent (port unreachable: nothing listens).
         if let Err(e) = read {
@@ -207,21 +216,19 @@ impl H3 {
             }
             // The socket is connected: one datagram goes with `send`.
             let one = |d: &[u8], _| sock.send(d);
-            match send_step(&mut tx.held, &tx.out, &mut tx.gso, fd, one) {
-                Step::Sent(n) => {
-                    c.datagrams += n;
-                    c.calls += 1;
-                }
+            let step = send_step(&mut tx.held, &tx.out, &mut tx.gso, fd, one);
+            // A batch is held: every outcome is a system call's (interrupted, refused and
+            // failed ones too).
+            c.calls += 1;
+            match step {
+                Step::Sent(n) => c.datagrams += n,
                 // The socket's buffer is full: the batch waits for a writable event.
-                Step::Blocked => {
-                    c.calls += 1;
-                    break Flushed::Blocked;
-                }
+                Step::Blocked => break Flushed::Blocked,
                 Step::Again => {}
                 Step::Lost(e) => break Flushed::Failed(e),
             }
         };
-        if in_window(cx, now) {
+        if cx.counts(now, now) {
             let h = &mut cx.stats.http3;
             h.datagrams_sent += c.datagrams;
             h.send_calls += c.calls;
@@ -315,10 +322,9 @@ impl H3 {
         if self.at_end_stats.is_none() {
             self.at_end_stats = Some(client.stats());
         }
-        if read_all(&self.rx, sock.as_raw_fd(), client, self.peer)
-            .1
-            .is_err()
-        {
+        let peer = self.peer;
+        let deliver = |d: &mut [u8]| drop(client.recv(d, peer));
+        if read_all(&self.rx, sock.as_raw_fd(), deliver).1.is_err() {
             return Linger::Done;
         }
         while let Some(ev) = client.poll() {
@@ -353,13 +359,36 @@ impl H3 {
     }
 }
 
-/// Whether what happens at `now` is counted (the measured window).
-fn in_window(cx: &ThreadState<'_>, now: u64) -> bool {
-    let s = &cx.sh.schedule;
-    now >= s.measure_us && now <= s.end_us
-}
-
 /// `at` in µs since the run's base instant (0 for an instant before it).
 fn us_since(base: Instant, at: Instant) -> u64 {
     at.saturating_duration_since(base).as_micros() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::UdpSocket;
+
+    #[test]
+    fn a_message_cut_short_is_counted_as_dropped_by_the_read_that_met_it() {
+        let rx_sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+        rx_sock.set_nonblocking(true).unwrap();
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        tx.connect(rx_sock.local_addr().unwrap()).unwrap();
+        let fd = rx_sock.as_raw_fd();
+        // Messages of at most 100 bytes: a 300-byte datagram is cut short.
+        let rx = RefCell::new(Receiver::with_slot_bytes(fd, false, 100));
+        // Another connection's drop, earlier, on the thread's shared buffers.
+        rx.borrow_mut().truncated = 5;
+        // On loopback a send is queued at the receiver when it returns.
+        for len in [50, 300, 60] {
+            tx.send(&vec![1; len]).unwrap();
+        }
+        let mut got = Vec::new();
+        let (c, r) = read_all(&rx, fd, |d| got.push(d.len()));
+        r.unwrap();
+        assert_eq!(got, [50, 60]);
+        assert_eq!((c.datagrams, c.dropped), (2, 1));
+        assert!(c.calls >= 1);
+    }
 }
