@@ -28,6 +28,7 @@ mod error;
 mod fields;
 mod server;
 mod token;
+pub mod udp;
 
 pub use client::{Client, ClientEvent, EarlyData};
 pub use config::DEFAULT_RETRY_HANDSHAKES;

@@ -447,6 +447,23 @@ pub struct Http3Record {
     pub stream_resets: BTreeMap<String, u64>,
     /// Connections the server closed with an error, by QUIC or HTTP/3 code name.
     pub connection_closes: BTreeMap<String, u64>,
+    /// UDP datagrams read, and the receive system calls that read them (`recvmmsg`, UDP GRO):
+    /// their ratio is the batching's.
+    pub datagrams_received: u64,
+    /// Receive system calls (a call that found the socket empty counts).
+    pub recv_calls: u64,
+    /// UDP datagrams sent, and the send system calls (one a UDP GSO batch).
+    pub datagrams_sent: u64,
+    /// Send system calls.
+    pub send_calls: u64,
+    /// Received messages the kernel cut short, dropped unread (flint serve's `h3_dropped`).
+    pub dropped: u64,
+    /// Connections whose socket had no UDP GRO (the kernel's refusal or `FLINT_H3_NO_GRO`).
+    pub gro_off: u64,
+    /// Connections whose socket sent without UDP GSO at the handshake's end.
+    pub gso_off: u64,
+    /// Connections read one `recvmsg` a message (`recvmmsg` refused).
+    pub recvmmsg_off: u64,
 }
 
 /// Bytes read that belong to no counted response.

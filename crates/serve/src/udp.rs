@@ -52,9 +52,9 @@
 //! datagram, lost): a socket on which `getsockopt(SOL_UDP, UDP_SEGMENT)` fails never uses
 //! GSO. `h3_gso_off` in the stats counts the sockets without it; `FLINT_H3_NO_GSO` set in the
 //! environment at start (to anything) turns it off too. `h3_datagrams_sent` counts datagrams,
-//! `h3_send_calls` the system calls (`udp/gso.rs`).
+//! `h3_send_calls` the system calls (`http3::udp::gso`).
 //!
-//! Reading goes many datagrams a call (`udp/recv.rs`): one `recvmmsg` takes up to 16
+//! Reading goes many datagrams a call (`http3::udp::recv`): one `recvmmsg` takes up to 16
 //! messages, from any peers, and with UDP GRO (`UDP_GRO`, Linux 5.0) a message may hold
 //! several datagrams of one peer that the kernel coalesced (a peer's GSO batch does so on
 //! loopback), cut apart at the size its control message says before the connections see
@@ -84,12 +84,11 @@ use socket2::{Domain, Protocol, Socket, Type};
 use crate::gateway::spawner::Spawned;
 use crate::protocol::{Worker, H3};
 
-mod gso;
-mod recv;
 mod steer;
 
-use gso::{fill_batch, kernel_segments, send_step, Batch, Gso, Step, GSO_BYTES, NO_GSO_ENV};
-use recv::{Receiver, NO_GRO_ENV};
+use http3::udp::gso::{fill_batch, kernel_segments, send_step, Batch, Gso, Step};
+use http3::udp::gso::{GSO_BYTES, NO_GSO_ENV};
+use http3::udp::recv::{Receiver, NO_GRO_ENV};
 use steer::NO_STEER_ENV;
 
 /// Messages read before the connections are asked what to answer (with [`BATCH_BYTES`]): a
@@ -357,7 +356,8 @@ impl Quic {
                     w.stats.h3_send_blocked += 1;
                     return;
                 }
-                Step::Again => {}
+                // A lost datagram is QUIC's to recover; the socket serves other peers.
+                Step::Again | Step::Lost(_) => {}
             }
         }
     }
@@ -425,6 +425,7 @@ fn read_batch(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use http3::udp::{gso, recv};
 
     fn loopback() -> SocketAddr {
         SocketAddr::from(([127, 0, 0, 1], 0))
@@ -507,7 +508,7 @@ mod tests {
         let peer = UdpSocket::bind(loopback()).unwrap();
         let to = s.local_addr().unwrap();
         for _ in 0..3 {
-            gso::send_segments(peer.as_raw_fd(), &[7; 10_000], 1_000, to).unwrap();
+            gso::send_segments(peer.as_raw_fd(), &[7; 10_000], 1_000, Some(to)).unwrap();
         }
         // Three sends of ten segments: three messages of ten datagrams, read in one call
         // unless the kernel had not queued them all yet.

@@ -8,8 +8,9 @@
 //!   connect timeout, its time the connect row's; the client's configuration (trust: `--cacert`,
 //!   `--insecure`), made once a thread.
 //! - `datagrams.rs`: every datagram the socket holds handed to the client, every datagram the
-//!   client gives sent at once (one `send`/`recv` a datagram: no GSO or `recvmmsg`; QUIC's
-//!   pacing time is not waited for), and QUIC's deadline on the Webchild's timer.
+//!   client gives sent at once (`recvmmsg` and UDP GRO in, UDP GSO out: `http3::udp`, as in
+//!   flint serve; QUIC's pacing time is not waited for), and QUIC's deadline on the
+//!   Webchild's timer.
 //! - `streams.rs`: the page's files as streams, up to `--streams` in flight (default: the whole
 //!   page) and the server's stream limit, in the connection's table of exchanges in flight
 //!   (`client/in_flight.rs`); each response's head and body recorded as over HTTP/2 (time to
@@ -68,9 +69,11 @@ pub(super) struct H3 {
     peer: SocketAddr,
     /// The run's base instant: QUIC's deadlines in the loop's µs.
     base: std::time::Instant,
-    /// One datagram being written; `pending` bytes of it the socket refused (0: none).
-    out: Box<[u8]>,
-    pending: usize,
+    /// The client's datagrams written for one GSO send, and those the socket refused yet.
+    tx: datagrams::Sender,
+    /// The thread's receiving buffers; whether this connection's socket has UDP GRO.
+    rx: datagrams::ThreadReceiver,
+    gro: bool,
     /// Streams in flight (a few: a page's files at most), keyed by stream id, and the exchanges
     /// to send again: a GOAWAY's unprocessed ones on a new connection, a redirect to follow, a
     /// request held back.
@@ -137,8 +140,9 @@ impl Wire for H3 {
             client: None,
             peer: sh.config.target.addr,
             base: sh.schedule.base,
-            out: vec![0; http3::MAX_DATAGRAM].into_boxed_slice(),
-            pending: 0,
+            tx: datagrams::Sender::new(),
+            rx: datagrams::thread_receiver(),
+            gro: false,
             flight: InFlight::new(want),
             bodies_pending: false,
             want,
@@ -202,7 +206,7 @@ impl Wire for H3 {
             // At or after the end nothing is read or sent: `linger` reads what is left.
             return;
         }
-        if ev.is_writable() && self.pending > 0 && !self.flush(ch, cx, now) {
+        if ev.is_writable() && self.tx.held.is_some() && !self.flush(ch, cx, now) {
             return;
         }
         if ev.is_readable() || ev.is_error() {
@@ -248,8 +252,8 @@ impl Wire for H3 {
         }
     }
 
-    fn linger(&mut self, _: &Child, _: &ThreadState<'_>, at: Linger, buf: &mut [u8]) -> Linger {
-        self.linger_step(at, buf)
+    fn linger(&mut self, _: &Child, _: &ThreadState<'_>, at: Linger, _: &mut [u8]) -> Linger {
+        self.linger_step(at)
     }
 
     fn close(&mut self) {
@@ -259,7 +263,7 @@ impl Wire for H3 {
         self.sock = None;
         self.client = None;
         self.state = State::Idle;
-        self.pending = 0;
+        self.tx.held = None;
         // The streams' buffers back to the pool, for the requests built next; a request held
         // back stays only with its exchange (kept across a new connection after a GOAWAY).
         self.spare.extend(self.flight.drain().filter_map(|s| s.app));

@@ -328,6 +328,14 @@ fn http3_record(h: &Http3Stats, body_bytes: u64) -> Http3Record {
         handshake_alerts: h.handshake_alerts.clone(),
         stream_resets: h.stream_resets.clone(),
         connection_closes: h.connection_closes.clone(),
+        datagrams_received: h.datagrams_received,
+        recv_calls: h.recv_calls,
+        datagrams_sent: h.datagrams_sent,
+        send_calls: h.send_calls,
+        dropped: h.dropped,
+        gro_off: h.gro_off,
+        gso_off: h.gso_off,
+        recvmmsg_off: h.recvmmsg_off,
     }
 }
 

@@ -115,7 +115,10 @@ fn http3_line(h: &crate::stats::Http3Stats, body_bytes: u64) -> String {
         "  HTTP/3:    {} connections, {} streams; packets {} sent, {} received, {} lost, {} \
          retransmitted; {} B received on the wire for {body_bytes} B of bodies ({:.3} per body \
          byte), {} B sent; handshake RTT {rtt_ms:.3} ms mean{early}; {} GOAWAY, {} streams retried; \
-         alerts {}; stream resets {}; closes {}\n\n",
+         alerts {}; stream resets {}; closes {}\n  \
+         UDP:       {} datagrams received in {} calls ({:.2} a call), {} sent in {} calls \
+         ({:.2} a call); {} messages cut short and dropped; connections without GRO {}, \
+         without GSO {}, without recvmmsg {}\n\n",
         h.connections,
         h.streams,
         h.packets_sent,
@@ -130,7 +133,25 @@ fn http3_line(h: &crate::stats::Http3Stats, body_bytes: u64) -> String {
         named(&h.handshake_alerts),
         named(&h.stream_resets),
         named(&h.connection_closes),
+        h.datagrams_received,
+        h.recv_calls,
+        per_call(h.datagrams_received, h.recv_calls),
+        h.datagrams_sent,
+        h.send_calls,
+        per_call(h.datagrams_sent, h.send_calls),
+        h.dropped,
+        h.gro_off,
+        h.gso_off,
+        h.recvmmsg_off,
     )
+}
+
+/// Datagrams a system call (0 without a call).
+fn per_call(datagrams: u64, calls: u64) -> f64 {
+    match calls {
+        0 => 0.0,
+        c => datagrams as f64 / c as f64,
+    }
 }
 
 /// The modern summary of a run, ending with its [`super::end_notes`].

@@ -27,6 +27,30 @@ pub struct Http3Stats {
     pub wire_bytes_sent: u64,
     /// UDP payload bytes received.
     pub wire_bytes_received: u64,
+    /// UDP datagrams read, and the receive system calls that read them (`recvmmsg`, or
+    /// `recvmsg` where it is refused, each bringing a GRO burst): datagrams over calls is what
+    /// batching saved. A call that found the socket empty counts.
+    pub datagrams_received: u64,
+    /// Receive system calls (see `datagrams_received`).
+    pub recv_calls: u64,
+    /// UDP datagrams sent, and the send system calls that sent them (one `sendmsg` a GSO
+    /// batch, one `send` a datagram without GSO).
+    pub datagrams_sent: u64,
+    /// Send system calls (see `datagrams_sent`): one for each send that made one, refused,
+    /// interrupted or failed ones too.
+    pub send_calls: u64,
+    /// Received messages the kernel cut short (`MSG_TRUNC`, `MSG_CTRUNC`), dropped before
+    /// QUIC saw them: flint serve's `h3_dropped`.
+    pub dropped: u64,
+    /// Connections (handshakes completed) whose socket read one datagram a message: the
+    /// kernel refused `UDP_GRO` (before Linux 5.0) or `FLINT_H3_NO_GRO` was set.
+    pub gro_off: u64,
+    /// Connections whose socket sent one datagram a call at the handshake's end: no
+    /// `UDP_SEGMENT` (before Linux 4.18), refused by the route, or `FLINT_H3_NO_GSO` set.
+    pub gso_off: u64,
+    /// Connections read with one `recvmsg` a message: the kernel or a sandbox refused
+    /// `recvmmsg` (`ENOSYS`, `EPERM`).
+    pub recvmmsg_off: u64,
     /// The RTT QUIC measured at the end of each handshake: count, min, sum and max in µs.
     pub handshake_rtts: u64,
     /// The smallest handshake RTT, µs (meaningful when `handshake_rtts` > 0).
@@ -84,6 +108,14 @@ impl Http3Stats {
         self.handshake_rtt_sum_us += o.handshake_rtt_sum_us;
         self.handshake_rtt_max_us = self.handshake_rtt_max_us.max(o.handshake_rtt_max_us);
         self.goaways += o.goaways;
+        self.datagrams_received += o.datagrams_received;
+        self.recv_calls += o.recv_calls;
+        self.datagrams_sent += o.datagrams_sent;
+        self.send_calls += o.send_calls;
+        self.dropped += o.dropped;
+        self.gro_off += o.gro_off;
+        self.gso_off += o.gso_off;
+        self.recvmmsg_off += o.recvmmsg_off;
         self.retried += o.retried;
         self.early_offered += o.early_offered;
         self.early_accepted += o.early_accepted;

@@ -27,6 +27,7 @@ mod bench_app_repeat;
 mod bench_debug;
 mod bench_fail_fast;
 mod bench_h2_peers;
+mod bench_h3_gro;
 mod bench_habits;
 mod bench_pipeline;
 mod bench_redirects;

@@ -16,6 +16,7 @@ use mio::net::UdpSocket;
 use mio::{Interest, Token};
 use std::cell::RefCell;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::os::fd::AsRawFd;
 use std::rc::Rc;
 use std::time::Instant;
 
@@ -112,6 +113,11 @@ impl H3 {
         let mut sock = UdpSocket::bind(any)?;
         sock.connect(self.peer)?;
         let local = sock.local_addr()?;
+        // Asked per socket (one setsockopt, one getsockopt a connection, not a request).
+        let (gro, gso) = super::datagrams::wanted();
+        self.gro = gro && http3::udp::recv::set_gro(sock.as_raw_fd());
+        self.tx
+            .reset(gso && http3::udp::gso::kernel_segments(sock.as_raw_fd()));
         cx.registry.register(
             &mut sock,
             Token(ch.slot),
@@ -171,6 +177,7 @@ impl H3 {
                 .client
                 .as_ref()
                 .map_or(0, |c| c.stats().rtt.as_micros());
+            let recvmmsg = self.rx.borrow().batched;
             let h = &mut cx.stats.http3;
             h.connections += 1;
             h.add_handshake_rtt(rtt as u64);
@@ -180,6 +187,9 @@ impl H3 {
                 h.early_rejected += u64::from(early == http3::EarlyData::Rejected);
                 h.early_requests += self.flight.len() as u64;
             }
+            h.gro_off += u64::from(!self.gro);
+            h.gso_off += u64::from(!self.tx.gso());
+            h.recvmmsg_off += u64::from(!recvmmsg);
         }
     }
 }

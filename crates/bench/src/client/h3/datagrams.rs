@@ -1,9 +1,19 @@
 //! An HTTP/3 connection's datagrams: every one the socket holds handed to the client, then its
 //! events acted on once (`next`: the page's streams, one flush); every datagram the client has
-//! sent at once, one `send` each (QUIC's pacing time, `Datagram::at`, is not waited for: on
-//! loopback and in a LAN the congestion window, not pacing, is what holds a sender back), and
-//! QUIC's own deadline (acknowledgements, loss recovery, the idle timeout) on the Webchild's
-//! timer beside the connect and response timeouts.
+//! sent at once (QUIC's pacing time, `Datagram::at`, is not waited for: on loopback and in a
+//! LAN the congestion window, not pacing, is what holds a sender back), and QUIC's own
+//! deadline (acknowledgements, loss recovery, the idle timeout) on the Webchild's timer beside
+//! the connect and response timeouts.
+//!
+//! The system calls are flint serve's (`http3::udp`): reads go up to 16 messages a
+//! `recvmmsg`, and the socket asks for UDP GRO, so one message holds a burst of the server's
+//! datagrams (a 1 MiB download is about 750 of them); the buffers (1 MiB) are the thread's,
+//! made at its first read, shared by its connections. Sends go with UDP GSO: the client's
+//! datagrams of one size, one after another, in one `sendmsg` (up to [`SEND_DATAGRAMS`]; the
+//! buffer is the Webchild's). Where the kernel refuses either, one datagram a call, counted in
+//! `summary.http3` (`gro_off`, `gso_off`, `recvmmsg_off`) with the datagrams and the calls
+//! (and `dropped`, messages the kernel cut short, as flint serve's `h3_dropped`);
+//! `FLINT_H3_NO_GRO` and `FLINT_H3_NO_GSO` set at start turn them off as in flint serve.
 
 use super::super::errors::connect_error;
 use super::super::linger::Linger;
@@ -11,8 +21,126 @@ use super::super::page::Child;
 use super::super::{ThreadState, NONE};
 use super::{State, H3};
 use crate::stats::{ErrorKind, Packets};
+use http3::udp::gso::{fill_batch, send_step, Batch, Gso, Step, NO_GSO_ENV};
+use http3::udp::recv::{Receiver, NO_GRO_ENV, SLOTS};
+use std::cell::RefCell;
 use std::io;
+use std::net::SocketAddr;
+use std::os::fd::{AsRawFd, RawFd};
+use std::rc::Rc;
 use std::time::Instant;
+
+/// Datagrams one GSO send of the client carries at most: its sends are acknowledgements and
+/// requests, a few at a time, so the buffer is kept small (it is one a Webchild).
+pub(super) const SEND_DATAGRAMS: usize = 10;
+
+/// A thread's receiving buffers, shared by its connections (a read empties them into the
+/// client before the next one).
+pub(super) type ThreadReceiver = Rc<RefCell<Receiver>>;
+
+thread_local! {
+    static RECEIVER: ThreadReceiver = Rc::new(RefCell::new(Receiver::buffers()));
+    /// GRO and GSO wanted: not turned off in the environment (read once a thread).
+    static WANTED: (bool, bool) = (
+        std::env::var_os(NO_GRO_ENV).is_none(),
+        std::env::var_os(NO_GSO_ENV).is_none(),
+    );
+}
+
+/// Whether sockets ask for GRO and send with GSO (`FLINT_H3_NO_GRO`, `FLINT_H3_NO_GSO`).
+pub(super) fn wanted() -> (bool, bool) {
+    WANTED.with(|w| *w)
+}
+
+/// This thread's receiving buffers (allocated at their first read).
+pub(super) fn thread_receiver() -> ThreadReceiver {
+    RECEIVER.with(Rc::clone)
+}
+
+/// A connection's sending side: the client's datagrams side by side for one GSO send, the
+/// batch the socket has not taken yet, and whether its socket sends with GSO.
+pub(super) struct Sender {
+    /// [`SEND_DATAGRAMS`] datagrams' room, made once a Webchild.
+    pub(super) out: Box<[u8]>,
+    carry: Option<(usize, usize, SocketAddr)>,
+    /// Datagrams written and not sent yet (the socket's buffer was full).
+    pub(super) held: Option<Batch>,
+    gso: Gso,
+}
+
+impl Sender {
+    pub(super) fn new() -> Sender {
+        Sender {
+            out: vec![0; SEND_DATAGRAMS * http3::MAX_DATAGRAM].into_boxed_slice(),
+            carry: None,
+            held: None,
+            gso: Gso::connected(false),
+        }
+    }
+
+    /// A new socket: nothing held, GSO as `on` says.
+    pub(super) fn reset(&mut self, on: bool) {
+        self.carry = None;
+        self.held = None;
+        self.gso = Gso::connected(on);
+    }
+
+    /// Whether the socket sends with GSO.
+    pub(super) fn gso(&self) -> bool {
+        self.gso.on
+    }
+}
+
+/// How a flush ended.
+enum Flushed {
+    /// The client has nothing more to send.
+    All,
+    /// The socket's buffer is full: what is held goes at the writable event.
+    Blocked,
+    /// A send failed (an ICMP error the socket held, no route): the connection ends.
+    Failed(io::Error),
+}
+
+/// Datagrams and calls of one read or send.
+#[derive(Default)]
+struct Calls {
+    datagrams: u64,
+    calls: u64,
+    /// Messages the kernel cut short (`MSG_TRUNC`, `MSG_CTRUNC`), dropped unread.
+    dropped: u64,
+}
+
+/// Reads every datagram `fd` holds into `deliver` (the client's `recv`, from the connection's
+/// peer: the socket is connected), through `rx`; the datagrams, calls and messages dropped,
+/// or the socket's error (an ICMP error for a datagram sent).
+fn read_all(
+    rx: &RefCell<Receiver>,
+    fd: RawFd,
+    mut deliver: impl FnMut(&mut [u8]),
+) -> (Calls, io::Result<()>) {
+    let mut rx = rx.borrow_mut();
+    let mut c = Calls::default();
+    // The thread's count, of all its connections: this read's are what it adds.
+    let truncated = rx.truncated;
+    let result = loop {
+        c.calls += 1;
+        // An error here ends the connection: `closed` says why.
+        match rx.read(fd, SLOTS, |d, _| deliver(d)) {
+            Ok(r) => {
+                c.datagrams += r.datagrams as u64;
+                // Fewer messages than asked: the socket is empty, no call to hear EAGAIN.
+                if r.messages < r.asked {
+                    break Ok(());
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => break Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => break Err(e),
+        }
+    };
+    c.dropped = rx.truncated - truncated;
+    (c, result)
+}
 
 impl H3 {
     /// Reads every datagram waiting, then acts on what they brought.
@@ -26,24 +154,26 @@ impl H3 {
         let (Some(sock), Some(client)) = (&self.sock, &mut self.client) else {
             return;
         };
-        loop {
-            match sock.recv(buf) {
-                Ok(n) => {
-                    // An error here ends the connection: `closed` says why, below.
-                    let _ = client.recv(&mut buf[..n], self.peer);
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                // An ICMP error for a datagram sent (port unreachable: nothing listens).
-                Err(e) => {
-                    let kind = match self.state {
-                        State::Handshaking => connect_error(&e),
-                        _ => ErrorKind::Reset,
-                    };
-                    return self.conn_failed(ch, cx, kind, now);
-                }
-            }
+        let peer = self.peer;
+        let deliver = |d: &mut [u8]| drop(client.recv(d, peer));
+        let (calls, read) = read_all(&self.rx, sock.as_raw_fd(), deliver);
+        if cx.counts(now, now) {
+            let h = &mut cx.stats.http3;
+            h.datagrams_received += calls.datagrams;
+            h.recv_calls += calls.calls;
+            h.dropped += calls.dropped;
         }
+        // An ICMP error for a datagram sent (port unreachable: nothing listens).
+        if let Err(e) = read {
+            let kind = match self.state {
+                State::Handshaking => connect_error(&e),
+                _ => ErrorKind::Reset,
+            };
+            return self.conn_failed(ch, cx, kind, now);
+        }
+        let Some(client) = &mut self.client else {
+            return;
+        };
         if self.state == State::Handshaking && client.is_ready() {
             self.handshake_done(ch, cx, now);
         }
@@ -73,26 +203,46 @@ impl H3 {
         let (Some(sock), Some(client)) = (&self.sock, &mut self.client) else {
             return true;
         };
-        loop {
-            if self.pending == 0 {
-                match client.send(&mut self.out) {
-                    Some(d) => self.pending = d.len,
-                    None => break,
+        let (fd, tx) = (sock.as_raw_fd(), &mut self.tx);
+        let mut c = Calls::default();
+        let ended = loop {
+            if tx.held.is_none() {
+                let gso = tx.gso.on;
+                let next = |b: &mut [u8]| client.send(b).map(|d| (d.len, d.to));
+                match fill_batch(&mut tx.out, &mut tx.carry, gso, next) {
+                    Some(b) => tx.held = Some(b),
+                    None => break Flushed::All,
                 }
             }
-            match sock.send(&self.out[..self.pending]) {
-                Ok(_) => self.pending = 0,
-                // The socket's buffer is full: the datagram waits for a writable event.
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    let kind = match self.state {
-                        State::Handshaking => connect_error(&e),
-                        _ => ErrorKind::Io,
-                    };
-                    self.conn_failed(ch, cx, kind, now);
-                    return false;
-                }
+            // The socket is connected: one datagram goes with `send`.
+            let one = |d: &[u8], _| sock.send(d);
+            let step = send_step(&mut tx.held, &tx.out, &mut tx.gso, fd, one);
+            // A batch is held: every outcome is a system call's (interrupted, refused and
+            // failed ones too).
+            c.calls += 1;
+            match step {
+                Step::Sent(n) => c.datagrams += n,
+                // The socket's buffer is full: the batch waits for a writable event.
+                Step::Blocked => break Flushed::Blocked,
+                Step::Again => {}
+                Step::Lost(e) => break Flushed::Failed(e),
+            }
+        };
+        if cx.counts(now, now) {
+            let h = &mut cx.stats.http3;
+            h.datagrams_sent += c.datagrams;
+            h.send_calls += c.calls;
+        }
+        match ended {
+            Flushed::All => {}
+            Flushed::Blocked => return true,
+            Flushed::Failed(e) => {
+                let kind = match self.state {
+                    State::Handshaking => connect_error(&e),
+                    _ => ErrorKind::Io,
+                };
+                self.conn_failed(ch, cx, kind, now);
+                return false;
             }
         }
         for s in (self.flight.iter_mut()).filter(|s| s.ex.written_us == NONE) {
@@ -172,22 +322,17 @@ impl H3 {
     /// to the client, only for a GOAWAY (its streams were never processed); nothing is sent and
     /// nothing counted. The connection waits so until the loop's linger bound, so that the
     /// server has the requests sent and answers them before it hears the connection close.
-    pub(super) fn linger_step(&mut self, at: Linger, buf: &mut [u8]) -> Linger {
+    pub(super) fn linger_step(&mut self, at: Linger) -> Linger {
         let (Some(sock), Some(client)) = (&self.sock, &mut self.client) else {
             return Linger::Done;
         };
         if self.at_end_stats.is_none() {
             self.at_end_stats = Some(client.stats());
         }
-        loop {
-            match sock.recv(buf) {
-                Ok(n) => {
-                    let _ = client.recv(&mut buf[..n], self.peer);
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(_) => return Linger::Done,
-            }
+        let peer = self.peer;
+        let deliver = |d: &mut [u8]| drop(client.recv(d, peer));
+        if read_all(&self.rx, sock.as_raw_fd(), deliver).1.is_err() {
+            return Linger::Done;
         }
         while let Some(ev) = client.poll() {
             if let http3::ClientEvent::GoAway { id } = ev {
@@ -213,8 +358,10 @@ impl H3 {
             return;
         }
         client.close(http3::H3_NO_ERROR, b"");
-        if let Some(d) = client.send(&mut self.out) {
-            let _ = sock.send(&self.out[..d.len]);
+        // A batch not sent yet is dropped: the close is what the server needs.
+        let out = &mut self.tx.out[..http3::MAX_DATAGRAM];
+        if let Some(d) = client.send(out) {
+            let _ = sock.send(&out[..d.len]);
         }
     }
 }
@@ -222,4 +369,33 @@ impl H3 {
 /// `at` in µs since the run's base instant (0 for an instant before it).
 fn us_since(base: Instant, at: Instant) -> u64 {
     at.saturating_duration_since(base).as_micros() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::UdpSocket;
+
+    #[test]
+    fn a_message_cut_short_is_counted_as_dropped_by_the_read_that_met_it() {
+        let rx_sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+        rx_sock.set_nonblocking(true).unwrap();
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        tx.connect(rx_sock.local_addr().unwrap()).unwrap();
+        let fd = rx_sock.as_raw_fd();
+        // Messages of at most 100 bytes: a 300-byte datagram is cut short.
+        let rx = RefCell::new(Receiver::with_slot_bytes(fd, false, 100));
+        // Another connection's drop, earlier, on the thread's shared buffers.
+        rx.borrow_mut().truncated = 5;
+        // On loopback a send is queued at the receiver when it returns.
+        for len in [50, 300, 60] {
+            tx.send(&vec![1; len]).unwrap();
+        }
+        let mut got = Vec::new();
+        let (c, r) = read_all(&rx, fd, |d| got.push(d.len()));
+        r.unwrap();
+        assert_eq!(got, [50, 60]);
+        assert_eq!((c.datagrams, c.dropped), (2, 1));
+        assert!(c.calls >= 1);
+    }
 }

@@ -18,13 +18,13 @@ use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
 use std::os::fd::RawFd;
 
 /// Messages one `recvmmsg` reads at most.
-pub(super) const SLOTS: usize = 16;
+pub const SLOTS: usize = 16;
 /// One message's buffer: a datagram is at most 65,527 bytes of payload, and GRO coalesces at
-/// most 64 KiB; one larger than `http3::MAX_DATAGRAM` is not QUIC's, and is read whole rather
+/// most 64 KiB; one larger than `crate::MAX_DATAGRAM` is not QUIC's, and is read whole rather
 /// than truncated (then the crate drops it).
 const SLOT_BYTES: usize = 64 * 1024;
 /// Set in the environment at start: no HTTP/3 socket asks for GRO.
-pub(super) const NO_GRO_ENV: &str = "FLINT_H3_NO_GRO";
+pub const NO_GRO_ENV: &str = "FLINT_H3_NO_GRO";
 
 /// One message's control buffer, aligned as `cmsghdr` is: room for GRO's `int` (24 bytes
 /// with its header) and more.
@@ -34,7 +34,7 @@ struct Control([u8; 64]);
 
 /// What one read gave.
 #[derive(Debug, PartialEq)]
-pub(super) struct Read {
+pub struct Read {
     /// Messages the call that read asked for: [`SLOTS`] or fewer with `recvmmsg`, 1 with
     /// `recvmsg` (also when `recvmmsg` was refused during this read).
     pub asked: usize,
@@ -47,7 +47,7 @@ pub(super) struct Read {
 }
 
 /// One socket's receiving buffers and how it reads.
-pub(super) struct Receiver {
+pub struct Receiver {
     /// [`SLOTS`] buffers of [`SLOT_BYTES`], side by side: made at the socket's first read, so
     /// a thread no HTTP/3 client talks to holds none of this megabyte (empty until then).
     bufs: Box<[u8]>,
@@ -61,9 +61,11 @@ pub(super) struct Receiver {
     pub truncated: u64,
     /// One message's buffer: [`SLOT_BYTES`] (smaller in tests, to see truncation).
     slot_bytes: usize,
-    /// Tests: the next `recvmmsg` is refused as a sandbox would (`ENOSYS`).
-    #[cfg(test)]
-    pub(super) refuse_recvmmsg: bool,
+    /// Tests (here, and serve's with the `test-hooks` feature its dev-dependencies turn on):
+    /// the next `recvmmsg` is refused as a sandbox would (`ENOSYS`). Not in a release build.
+    #[cfg(any(test, feature = "test-hooks"))]
+    #[doc(hidden)]
+    pub refuse_recvmmsg: bool,
 }
 
 impl Receiver {
@@ -72,8 +74,15 @@ impl Receiver {
         Receiver::with_slot_bytes(fd, gro, SLOT_BYTES)
     }
 
+    /// Buffers shared by sockets whose GRO their owner asked for with [`set_gro`] (flint
+    /// bench: one connected socket a connection, one `Receiver` a thread). `gro` says false:
+    /// it is each socket's, not this one's.
+    pub fn buffers() -> Receiver {
+        Receiver::with_slot_bytes(-1, false, SLOT_BYTES)
+    }
+
     /// As [`Receiver::new`], with buffers of `slot_bytes` a message.
-    pub(super) fn with_slot_bytes(fd: RawFd, gro: bool, slot_bytes: usize) -> Receiver {
+    pub fn with_slot_bytes(fd: RawFd, gro: bool, slot_bytes: usize) -> Receiver {
         // SAFETY: an all-zero sockaddr_storage is a valid one (family AF_UNSPEC).
         let name: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
         Receiver {
@@ -84,7 +93,7 @@ impl Receiver {
             batched: true,
             truncated: 0,
             slot_bytes,
-            #[cfg(test)]
+            #[cfg(any(test, feature = "test-hooks"))]
             refuse_recvmmsg: false,
         }
     }
@@ -138,7 +147,7 @@ impl Receiver {
             let asked = if self.batched { max } else { 1 };
             let n = if self.batched {
                 let flags = libc::MSG_DONTWAIT as _;
-                #[cfg(test)]
+                #[cfg(any(test, feature = "test-hooks"))]
                 if std::mem::take(&mut self.refuse_recvmmsg) {
                     self.batched = false;
                     continue;
@@ -207,7 +216,7 @@ fn refused(e: &io::Error) -> bool {
 }
 
 /// Asks the kernel to coalesce datagrams for `fd` (`UDP_GRO`, Linux 5.0): whether it will.
-fn set_gro(fd: RawFd) -> bool {
+pub fn set_gro(fd: RawFd) -> bool {
     let on: libc::c_int = 1;
     // SAFETY: `on` is alive for the call and the length given is its size; the kernel only
     // reads it.
@@ -355,7 +364,7 @@ mod tests {
         let to = rx.local_addr().unwrap();
         // Sent with GSO: on loopback the kernel hands a GRO socket the batch as one message.
         let data = bytes(1_000, 0);
-        send_segments(a.as_raw_fd(), &data, 300, to).unwrap();
+        send_segments(a.as_raw_fd(), &data, 300, Some(to)).unwrap();
         b.send_to(&bytes(50, 7), to).unwrap();
         let (got, reads) = read_all(&mut r, rx.as_raw_fd(), 5);
         let (a, b) = (a.local_addr().unwrap(), b.local_addr().unwrap());
@@ -377,7 +386,7 @@ mod tests {
         assert!(!r.gro);
         let a = UdpSocket::bind(loopback()).unwrap();
         let data = bytes(1_000, 3);
-        send_segments(a.as_raw_fd(), &data, 300, rx.local_addr().unwrap()).unwrap();
+        send_segments(a.as_raw_fd(), &data, 300, Some(rx.local_addr().unwrap())).unwrap();
         let (got, reads) = read_all(&mut r, rx.as_raw_fd(), 4);
         let lens: Vec<usize> = got.iter().map(|(d, _)| d.len()).collect();
         assert_eq!(lens, [300, 300, 300, 100]);

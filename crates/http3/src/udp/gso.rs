@@ -1,6 +1,6 @@
 //! HTTP/3's sends with UDP GSO (generic segmentation offload, `UDP_SEGMENT`): the datagrams
 //! the connections give one after another for one peer, of one size, go side by side in one
-//! `sendmsg` that the kernel cuts (the rules are in `udp.rs`'s module doc).
+//! `sendmsg` that the kernel cuts (the rules are in flint serve's `udp.rs` module doc).
 
 use std::io;
 use std::net::SocketAddr;
@@ -9,12 +9,12 @@ use std::os::fd::RawFd;
 /// Datagrams one GSO send carries at most (the kernel's `UDP_MAX_SEGMENTS`).
 const GSO_SEGMENTS: usize = 64;
 /// Bytes one GSO send carries at most: the largest UDP payload over IPv4.
-pub(super) const GSO_BYTES: usize = 65_507;
+pub const GSO_BYTES: usize = 65_507;
 /// GSO sends refused in a row (`EINVAL`, `EIO`) that turn GSO off for the socket: one is a
 /// destination's MTU or route, not the kernel.
-const GSO_REFUSALS: u32 = 8;
+pub const GSO_REFUSALS: u32 = 8;
 /// Set in the environment at start: every HTTP/3 socket sends one datagram a call.
-pub(super) const NO_GSO_ENV: &str = "FLINT_H3_NO_GSO";
+pub const NO_GSO_ENV: &str = "FLINT_H3_NO_GSO";
 
 /// The next datagrams to send, written side by side from the start of `out`: the carried one
 /// or `next`'s (it writes a datagram into the buffer it is given and says its length and
@@ -22,13 +22,13 @@ pub(super) const NO_GSO_ENV: &str = "FLINT_H3_NO_GSO";
 /// at its size, the last of them maybe shorter; at most [`GSO_SEGMENTS`], and only while
 /// `out` has room for one more of the largest. A datagram for another peer, or larger, is
 /// kept in `carry` and starts the next batch; an empty one is skipped.
-pub(super) fn fill_batch(
+pub fn fill_batch(
     out: &mut [u8],
     carry: &mut Option<(usize, usize, SocketAddr)>,
     gso: bool,
     mut next: impl FnMut(&mut [u8]) -> Option<(usize, SocketAddr)>,
 ) -> Option<Batch> {
-    const MAX: usize = http3::MAX_DATAGRAM;
+    const MAX: usize = crate::MAX_DATAGRAM;
     let (segment, to) = match carry.take() {
         Some((at, len, to)) => {
             out.copy_within(at..at + len, 0);
@@ -70,20 +70,24 @@ pub(super) fn fill_batch(
 }
 
 /// What one send of a held batch did.
-#[derive(Debug, PartialEq)]
-pub(super) enum Step {
+#[derive(Debug)]
+pub enum Step {
     /// A call sent these datagrams.
     Sent(u64),
     /// The socket's buffer is full: the batch is kept.
     Blocked,
-    /// Nothing sent (interrupted, refused, lost): what is left goes with the next call.
+    /// Nothing sent (interrupted, refused): what is left goes with the next call.
     Again,
+    /// Nothing sent for this error (no route, an ICMP error the socket held): the whole batch
+    /// or its one datagram dropped, the rest goes with the next call. A server's socket
+    /// serves other peers and goes on; a client's connected socket may end its connection.
+    Lost(io::Error),
 }
 
 /// One send call of `held` (datagrams in `out`) on `fd`: the whole batch with GSO when `gso`
 /// is on and the batch has more than one, else its first datagram with `one`; `held` keeps
 /// what is left. A batch GSO is refused for goes one datagram a call.
-pub(super) fn send_step(
+pub fn send_step(
     held: &mut Option<Batch>,
     out: &[u8],
     gso: &mut Gso,
@@ -95,7 +99,8 @@ pub(super) fn send_step(
     };
     let whole = gso.on && !b.single && b.end - b.start > b.segment;
     let sent = if whole {
-        send_segments(fd, &out[b.start..b.end], b.segment as u16, b.to)
+        let to = (!gso.connected).then_some(b.to);
+        send_segments(fd, &out[b.start..b.end], b.segment as u16, to)
     } else {
         one(&out[b.start..b.end.min(b.start + b.segment)], b.to)
     };
@@ -120,9 +125,9 @@ pub(super) fn send_step(
         }
         // Anything else (no route to the client) is lost packets, which QUIC recovers from or
         // times out on: a whole batch, or the one datagram (the rest go on).
-        Err(_) => {
+        Err(e) => {
             *held = if whole { None } else { b.rest() };
-            Step::Again
+            Step::Lost(e)
         }
     }
 }
@@ -130,7 +135,7 @@ pub(super) fn send_step(
 /// Datagrams side by side in `Quic::out[start..end]`, each `segment` bytes but the last, for
 /// one peer.
 #[derive(Clone, Copy)]
-pub(super) struct Batch {
+pub struct Batch {
     start: usize,
     end: usize,
     segment: usize,
@@ -152,17 +157,31 @@ impl Batch {
 }
 
 /// Whether a socket sends with UDP GSO, and the refusals that turn it off.
-pub(super) struct Gso {
-    pub(super) on: bool,
+pub struct Gso {
+    /// Sends go with GSO (off: one datagram a call).
+    pub on: bool,
     /// GSO sends refused since the last one taken.
     refused_in_a_row: u32,
+    /// The socket is connected (flint bench): a send names no peer.
+    connected: bool,
 }
 
 impl Gso {
-    pub(super) fn new(on: bool) -> Gso {
+    /// GSO on or off at start (off where [`kernel_segments`] says no or [`NO_GSO_ENV`] is set).
+    pub fn new(on: bool) -> Gso {
         Gso {
             on,
             refused_in_a_row: 0,
+            connected: false,
+        }
+    }
+
+    /// As [`Gso::new`], for a connected socket: its GSO sends name no peer (the kernel would
+    /// look the address up and compare it with the connected one at every send).
+    pub fn connected(on: bool) -> Gso {
+        Gso {
+            connected: true,
+            ..Gso::new(on)
         }
     }
 
@@ -195,7 +214,7 @@ impl Gso {
 
 /// Whether the kernel segments UDP sends on `fd` (`UDP_SEGMENT`, Linux 4.18): an older one
 /// would ignore the control message and send a batch as one fragmented datagram.
-pub(super) fn kernel_segments(fd: RawFd) -> bool {
+pub fn kernel_segments(fd: RawFd) -> bool {
     let mut value: libc::c_int = 0;
     let mut len = size_of::<libc::c_int>() as libc::socklen_t;
     // SAFETY: `value` and `len` are alive for the call, `len` says `value`'s size, and the
@@ -212,19 +231,19 @@ pub(super) fn kernel_segments(fd: RawFd) -> bool {
     r == 0
 }
 
-/// One `sendmsg` of `data` to `to` that the kernel cuts into datagrams of `segment` bytes,
-/// the last maybe shorter (a `UDP_SEGMENT` control message). Neither nix's `sendmsg` (it
+/// One `sendmsg` of `data` to `to` (None: the connected socket's peer) that the kernel cuts
+/// into datagrams of `segment` bytes, the last maybe shorter (a `UDP_SEGMENT` control message). Neither nix's `sendmsg` (it
 /// allocates its control buffer each call) nor rustix (no `UDP_SEGMENT`) fits a hot path.
-pub(super) fn send_segments(
+pub fn send_segments(
     fd: RawFd,
     data: &[u8],
     segment: u16,
-    to: SocketAddr,
+    to: Option<SocketAddr>,
 ) -> io::Result<usize> {
     /// Room for one control message holding a `u16`, aligned as `cmsghdr` is.
     #[repr(C, align(8))]
     struct Control([u8; 32]);
-    let addr = socket2::SockAddr::from(to);
+    let addr = to.map(socket2::SockAddr::from);
     let mut iov = libc::iovec {
         iov_base: data.as_ptr() as *mut libc::c_void,
         iov_len: data.len(),
@@ -240,8 +259,10 @@ pub(super) fn send_segments(
     debug_assert!(space <= control.0.len());
     // SAFETY: an all-zero msghdr is a valid one (no name, no data, no control).
     let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_name = addr.as_ptr() as *mut libc::c_void;
-    msg.msg_namelen = addr.len();
+    if let Some(addr) = &addr {
+        msg.msg_name = addr.as_ptr() as *mut libc::c_void;
+        msg.msg_namelen = addr.len();
+    }
     msg.msg_iov = &mut iov;
     msg.msg_iovlen = 1;
     msg.msg_control = control.0.as_mut_ptr().cast();
@@ -256,7 +277,7 @@ pub(super) fn send_segments(
         (*c).cmsg_len = len as _;
         std::ptr::write_unaligned(libc::CMSG_DATA(c).cast::<u16>(), segment);
     }
-    // SAFETY: `msg` points at `addr`, `iov` (at `data`) and `control`, all alive for the call,
+    // SAFETY: `msg` points at `addr` (or at no name), `iov` (at `data`) and `control`, all alive for the call,
     // with their lengths; the kernel only reads them.
     let n = unsafe { libc::sendmsg(fd, &msg, 0) };
     if n < 0 {
@@ -358,7 +379,7 @@ mod tests {
                     calls += 1;
                 }
                 Step::Blocked => panic!("loopback's buffer full"),
-                Step::Again => {}
+                Step::Again | Step::Lost(_) => {}
             }
             assert!(calls <= n, "each datagram sent once");
         }
@@ -470,7 +491,7 @@ mod tests {
         let large = vec![(1400, a); 100];
         let (shapes, got) = batches(&large, true);
         // As many as leave room for one more of the largest (1,500 bytes) under 65,507.
-        let most = (GSO_BYTES - http3::MAX_DATAGRAM) / 1400 + 1;
+        let most = (GSO_BYTES - crate::MAX_DATAGRAM) / 1400 + 1;
         assert_eq!(shapes[0], (1400, most as u64, a));
         assert!(shapes.iter().all(|&(_, n, _)| n as usize <= most));
         assert_eq!(got, each_once(&large));
@@ -495,7 +516,7 @@ mod tests {
             .unwrap();
         let tx = UdpSocket::bind(loopback()).unwrap();
         let data: Vec<u8> = (0..1_000u32).map(|i| (i % 251) as u8).collect();
-        let sent = send_segments(tx.as_raw_fd(), &data, 300, rx.local_addr().unwrap())
+        let sent = send_segments(tx.as_raw_fd(), &data, 300, Some(rx.local_addr().unwrap()))
             .expect("loopback takes UDP GSO");
         assert_eq!(sent, data.len());
         let mut buf = [0u8; 2_000];
@@ -506,5 +527,32 @@ mod tests {
             got.extend_from_slice(&buf[..n]);
         }
         assert_eq!(got, data);
+    }
+
+    #[test]
+    fn a_connected_socket_sends_a_batch_naming_no_peer() {
+        let rx = UdpSocket::bind(loopback()).unwrap();
+        rx.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+            .unwrap();
+        let tx = UdpSocket::bind(loopback()).unwrap();
+        tx.connect(rx.local_addr().unwrap()).unwrap();
+        let out = vec![5u8; 1_000];
+        // The peer in the batch is not the socket's: only a send naming none reaches `rx`.
+        let mut held = Some(Batch {
+            start: 0,
+            end: out.len(),
+            segment: 400,
+            to: peer(9),
+            single: false,
+        });
+        let mut gso = Gso::connected(true);
+        let one = |_: &[u8], _| -> io::Result<usize> { panic!("a GSO send, not one datagram") };
+        let step = send_step(&mut held, &out, &mut gso, tx.as_raw_fd(), one);
+        assert!(matches!(step, Step::Sent(3)), "{step:?}");
+        let mut buf = [0u8; 2_000];
+        for want in [400, 400, 200] {
+            let (n, from) = rx.recv_from(&mut buf).unwrap();
+            assert_eq!((n, from), (want, tx.local_addr().unwrap()));
+        }
     }
 }
