@@ -182,11 +182,7 @@ impl<S: InFlightSlot> InFlight<S> {
     /// Forgets the streams in flight (the connection is gone; their exchanges were recorded):
     /// every slot free. Those to send again stay.
     pub(super) fn clear(&mut self) {
-        for i in 0..self.slots.len() {
-            if self.keys[i] != FREE_KEY {
-                self.take(i);
-            }
-        }
+        self.drain().for_each(drop);
     }
 
     /// Since when the stream in flight that has waited longest for its response waits (its
