@@ -436,12 +436,42 @@ mod tests {
         let s = UdpSocket::bind(loopback()).unwrap();
         let r = rx(s.as_raw_fd());
         let peer = UdpSocket::bind(loopback()).unwrap();
+        // What one datagram of `len` bytes costs a receive queue, measured on a socket of its
+        // own: the tests count calls, so all `n` must be queued before the first read.
+        let probe = UdpSocket::bind(loopback()).unwrap();
+        peer.send_to(&vec![0; len], probe.local_addr().unwrap())
+            .unwrap();
+        wait_queued(&probe);
+        let each = rx_queue(&probe);
+        assert!(each >= len, "one datagram queued: {each} bytes");
         for i in 0..n {
-            // On loopback a send is queued at the receiver when it returns.
             peer.send_to(&vec![i as u8; len], s.local_addr().unwrap())
                 .unwrap();
         }
+        // A loopback send may return before its datagram is queued (the receive softirq
+        // deferred to ksoftirqd): wait, bounded, until the queue holds all `n`.
+        let end = std::time::Instant::now() + DELIVERY;
+        while rx_queue(&s) < n * each {
+            assert!(
+                std::time::Instant::now() < end,
+                "{n} datagrams queued within DELIVERY"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
         (s, r)
+    }
+
+    /// The bytes queued to be read on `s` (the kernel's `rx_queue` in `/proc/net/udp`).
+    fn rx_queue(s: &UdpSocket) -> usize {
+        let local = format!("0100007F:{:04X}", s.local_addr().unwrap().port());
+        let table = std::fs::read_to_string("/proc/net/udp").unwrap();
+        let line = table
+            .lines()
+            .find(|l| l.split_whitespace().nth(1) == Some(local.as_str()))
+            .expect("the socket is in /proc/net/udp");
+        // "tx_queue:rx_queue", both hexadecimal.
+        let queues = line.split_whitespace().nth(4).unwrap();
+        usize::from_str_radix(queues.split(':').nth(1).unwrap(), 16).unwrap()
     }
 
     #[test]
