@@ -187,6 +187,9 @@ pub struct TlsConfigRecord {
     pub cacert: Option<String>,
     /// Sessions resumed (`--tls-resume`) rather than a full handshake per connection.
     pub resume: bool,
+    /// Requests sent as 0-RTT early data on resumed HTTP/3 connections (`--early-data`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub early_data: bool,
     /// The one version allowed (`--tls 1.2|1.3`); `None`: both.
     pub version: Option<String>,
     /// The cipher suites offered, in order (`--tls-ciphers`); `None`: browsers' order,

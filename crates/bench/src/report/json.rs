@@ -235,6 +235,7 @@ pub fn record(r: &RunResult) -> BenchResult {
             verify: !c.tls.insecure,
             cacert: c.tls.cacert.as_ref().map(|p| p.display().to_string()),
             resume: c.tls.resume,
+            early_data: c.h3_early_data,
             version: c.tls.version.map(|v| v.as_str().to_owned()),
             ciphers: c.tls.ciphers.clone(),
         }),

@@ -154,6 +154,10 @@ fn resumed_connections_send_their_pages_in_0rtt_and_the_server_sees_them_early()
     assert!(text.contains(&said), "{text}");
     let json = bench::report::json(&r);
     assert_eq!(json["summary"]["http3"]["early_accepted"], h.early_accepted);
+    assert_eq!(
+        json["config"]["tls"]["early_data"], true,
+        "the run's options say 0-RTT"
+    );
 }
 
 #[test]
@@ -171,6 +175,12 @@ fn without_early_data_nothing_is_sent_in_0rtt() {
     let h = &s.http3;
     assert_eq!((h.early_offered, h.early_requests), (0, 0));
     assert!(!bench::report::summary(&r).contains("0-RTT"));
+    let json = bench::report::json(&r);
+    assert_eq!(json["config"]["tls"]["resume"], true);
+    assert!(
+        json["config"]["tls"].get("early_data").is_none(),
+        "off: not written"
+    );
 }
 
 /// A UDP relay to `server` for the first client address it hears from only: later

@@ -44,6 +44,9 @@ pub fn summary(inputs: &[Input<'_>]) -> String {
                 None => "–".to_owned(),
             };
             let resumption = match asked {
+                Some(t) if t.resume && t.early_data => {
+                    "on (--tls-resume), 0-RTT (--early-data)".to_owned()
+                }
                 Some(t) if t.resume => "on (--tls-resume)".to_owned(),
                 Some(_) => "off: a full handshake per connection".to_owned(),
                 None => "–".to_owned(),
