@@ -23,6 +23,7 @@ impl Server {
                 stream: id.stream,
                 code,
                 sent_at: None,
+                acks: 0,
             });
         }
         self.mark_send(id.conn.slot);
@@ -34,30 +35,53 @@ impl Server {
 pub(super) struct ResetWhenSent {
     pub(super) stream: u64,
     pub(super) code: u64,
-    /// The connection's acknowledged bytes once all the stream held was sent.
+    /// The connection's acknowledged bytes once all the stream held was sent, then at each
+    /// acknowledgement since.
     pub(super) sent_at: Option<u64>,
+    /// Acknowledgements that came since all the stream held was sent.
+    pub(super) acks: u8,
 }
 
 /// Resets the streams whose bytes an acknowledgement has covered since they were sent.
+///
+/// quiche says how many bytes were acknowledged, not which packets, so one acknowledgement
+/// is not proof: the client may have sent it before the last of the stream's bytes reached
+/// it (it acknowledged an earlier packet), and a reset that follows at once can reach the
+/// client in the same read as those bytes, which then drops them unread (a reset stream's
+/// data is discarded, RFC 9000 3.2). So the reset waits for a second acknowledgement, asked
+/// for by a PING sent after the first: that one the client sent after reading every packet
+/// before the PING, the stream's bytes among them (loss aside: a lost packet is resent, and
+/// the reset may still overtake it).
 pub(super) fn reset_acknowledged(conn: &mut Conn) {
     if !conn.reset_when_sent.iter().any(|r| r.sent_at.is_some()) {
         return;
     }
     let acked = conn.quic.stats().acked_bytes;
-    let mut i = 0;
+    let (mut i, mut ping) = (0, false);
     while i < conn.reset_when_sent.len() {
-        let r = &conn.reset_when_sent[i];
-        if r.sent_at.is_some_and(|at| acked > at) {
-            let (stream, code) = (r.stream, r.code);
-            conn.reset_when_sent.swap_remove(i);
-            let _ = shut_stream(conn, stream, code);
-        } else {
-            i += 1;
+        let r = &mut conn.reset_when_sent[i];
+        match r.sent_at {
+            Some(at) if acked > at && r.acks >= 1 => {
+                let (stream, code) = (r.stream, r.code);
+                conn.reset_when_sent.swap_remove(i);
+                let _ = shut_stream(conn, stream, code);
+                continue;
+            }
+            Some(at) if acked > at => {
+                r.acks += 1;
+                r.sent_at = Some(acked);
+                ping = true;
+            }
+            _ => {}
         }
+        i += 1;
+    }
+    if ping {
+        // Sent by the connection's next turn (a receive marks it to send).
+        let _ = conn.quic.send_ack_eliciting();
     }
 }
 
-/// Shuts the stream both ways with `code`, and forgets what was kept for it.
 pub(super) fn shut_stream(conn: &mut Conn, stream: u64, code: u64) -> Result<(), Error> {
     for dir in [quiche::Shutdown::Read, quiche::Shutdown::Write] {
         match conn.quic.stream_shutdown(stream, dir, code) {
