@@ -3,8 +3,9 @@
 //! that accepts it (`h3_early_data`), closing a connection idle past its keep-alive, much
 //! shorter than the run's think time, so that each page goes on a new, resumed connection. The
 //! merged `summary.http3` 0-RTT counts are the sum of the hosts' (`hosts[].early_data`), and
-//! the server's access log holds every request the hosts sent, done or unfinished. Counts, not
-//! times; every process is stopped by its PID.
+//! the server's access log holds every request the hosts sent, done or unfinished; the report
+//! is as docs/bench-json.schema.json says. Counts, not times; every process is stopped by its
+//! PID.
 
 use crate::common;
 use crate::hosts_support;
@@ -69,6 +70,15 @@ fn two_hosts_send_in_0rtt_and_their_early_counts_add_up_to_the_summarys() {
     let (_, stderr) = texts(&out);
     assert!(out.status.success(), "{stderr}");
     let doc = read_json(&json);
+    // Each host's row, `early_data` included, is as the schema says.
+    let schema: Value =
+        serde_json::from_str(include_str!("../../../../docs/bench-json.schema.json")).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("the schema is a valid JSON Schema");
+    let errors: Vec<String> = validator
+        .iter_errors(&doc)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "not as the schema says: {errors:#?}");
     let s = &doc["summary"];
     assert_eq!(count(s, "errors"), 0, "{s}");
     assert_eq!(count(s, "requests"), PAGES, "{s}");
