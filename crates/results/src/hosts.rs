@@ -77,4 +77,21 @@ pub struct HostRecord {
     /// out), not a measurement merged into the run's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub known_until_s: Option<f64>,
+    /// An ok host of a run with `--early-data`: its HTTP/3 0-RTT figures, as `summary.http3`
+    /// counts them (the hosts' add up to the summary's). Absent otherwise, and in older files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub early_data: Option<HostEarlyData>,
+}
+
+/// A host's HTTP/3 0-RTT figures (`summary.http3`'s `early_*`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostEarlyData {
+    /// Connections that sent requests in 0-RTT (`early_offered`).
+    pub offered: u64,
+    /// Of those, the ones whose 0-RTT the server accepted (`early_accepted`).
+    pub accepted: u64,
+    /// Of those, the ones whose 0-RTT the server rejected (`early_rejected`).
+    pub rejected: u64,
+    /// Requests sent in 0-RTT (`early_requests`).
+    pub requests: u64,
 }

@@ -45,7 +45,7 @@ pub use compare::{
     CompareOptions, CompareResult, CompareTarget, CompareWorkload, FigureSpread, TargetKind,
     TargetStatus, WorkloadPage,
 };
-pub use hosts::{HostRecord, HostStatus};
+pub use hosts::{HostEarlyData, HostRecord, HostStatus};
 pub use lab::{
     LabOptionsRecord, LabResult, LabRow, LabServer, PeerStatus, SyscallCount, TierCpu, WireCounts,
 };

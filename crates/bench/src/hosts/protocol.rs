@@ -39,8 +39,11 @@ use std::io::{self, Write};
 /// 5: the orders say whether to fail fast, and a result's statistics why a worker stopped
 /// early. 6: the orders carry the connections each Webchild shares (`--connections-per-client`).
 /// 7: the workload carries an application's plan (`workload.app`: its entries as written and
-/// the data rows this worker draws from; `null` for a workload without one).
-pub const PROTOCOL_VERSION: u32 = 7;
+/// the data rows this worker draws from; `null` for a workload without one). 8: the orders say
+/// whether a resumed HTTP/3 connection sends its first requests in 0-RTT (`run.early_data`,
+/// `--early-data`): a worker of version 7 would read the orders without it and send nothing
+/// early, reporting a run other than the one asked for.
+pub const PROTOCOL_VERSION: u32 = 8;
 
 /// flint's own version, sent beside the protocol's so a refusal can name both.
 pub const FLINT_VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -198,6 +201,9 @@ pub struct RunOrders {
     pub redirect: u32,
     /// Stop once every attempt has failed the same way for a second (`--no-fail-fast`: off).
     pub fail_fast: bool,
+    /// `--early-data`: over HTTP/3 with `tls.resume`, a resumed connection sends its page's
+    /// requests in 0-RTT when its ticket allows it.
+    pub early_data: bool,
     /// Where the worker writes its per-request log, on its own host.
     pub log: Option<String>,
 }

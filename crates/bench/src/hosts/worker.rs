@@ -231,8 +231,7 @@ fn prepare(o: &Orders) -> Result<(BenchConfig, Slice), String> {
         expect_status: r.expect_status.clone(),
         redirect: r.redirect,
         fail_fast: r.fail_fast,
-        // Refused with `--hosts` (the orders do not carry it).
-        h3_early_data: false,
+        h3_early_data: r.early_data,
     };
     let slice = Slice {
         children,

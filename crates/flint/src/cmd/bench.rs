@@ -83,11 +83,6 @@ pub fn bench(mut args: BenchArgs) -> anyhow::Result<ExitCode> {
     if on_hosts.is_some() && elsewhere {
         bail!("--connect-to, --resolve and --unix-socket are not supported with --hosts yet: each worker connects to the URL's host");
     }
-    if on_hosts.is_some() && load.early_data {
-        bail!(
-            "--early-data is not supported with --hosts yet: the workers' orders do not carry it"
-        );
-    }
     // On many hosts the Webchildren's sockets are the workers': nothing to check here.
     let config = match on_hosts {
         Some(_) => bench_config(target, load),

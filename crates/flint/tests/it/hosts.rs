@@ -543,6 +543,7 @@ fn one_webchild_for_a_minute(addr: &str) -> ToWorker {
             expect_status: None,
             redirect: 0,
             fail_fast: true,
+            early_data: false,
             log: None,
         },
         workload: Workload::from_pages([("a".to_owned(), 1.0, vec!["/a.html"])]).unwrap(),

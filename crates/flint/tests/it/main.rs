@@ -52,6 +52,7 @@ mod exit_codes;
 mod hosts;
 mod hosts_app;
 mod hosts_builds;
+mod hosts_early;
 mod hosts_exact;
 mod hosts_netns;
 mod hosts_report;

@@ -7,7 +7,7 @@ use super::{HostsOutcome, HostsRun};
 use crate::hosts::protocol;
 use crate::runner::merge::{self, Part};
 use crate::{BenchConfig, RunResult};
-use results::{HostRecord, HostStatus};
+use results::{HostEarlyData, HostRecord, HostStatus};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, SystemTime};
 
@@ -73,6 +73,13 @@ pub(super) fn record(h: &Host, config: &BenchConfig) -> HostRecord {
                 (s.requests > 0).then(|| w.cpu_us as f64 / s.requests as f64);
             rec.response_ms = s.response.summary();
             rec.requests_per_second = s.timeseries.iter().map(|x| x.requests).collect();
+            let h = &s.http3;
+            rec.early_data = config.h3_early_data.then_some(HostEarlyData {
+                offered: h.early_offered,
+                accepted: h.early_accepted,
+                rejected: h.early_rejected,
+                requests: h.early_requests,
+            });
         }
         State::Lost(why) => {
             rec.status = HostStatus::Lost;

@@ -74,6 +74,7 @@ pub(super) fn orders(
             expect_status: c.expect_status.clone(),
             redirect: c.redirect,
             fail_fast: c.fail_fast,
+            early_data: c.h3_early_data,
             log: h.log.clone(),
         },
         workload,

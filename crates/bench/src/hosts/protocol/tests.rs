@@ -53,6 +53,7 @@ pub(crate) fn full_orders() -> ToWorker {
             expect_status: Some("200,3xx".parse().unwrap()),
             redirect: 5,
             fail_fast: true,
+            early_data: true,
             log: Some("run.web1.csv".into()),
         },
         workload: Workload {
@@ -199,7 +200,7 @@ fn the_orders_fields_are_those_of_this_protocol_version() {
         first_child end_child run run.concurrency run.threads run.duration_us run.pages \
         run.warmup_us run.think_us run.rate run.http run.connections_per_child run.streams run.h2_window \
         run.connect_timeout_us run.response_timeout_us run.busy_poll_us run.read_slack run.seed \
-        run.expect_status run.redirect run.fail_fast run.log workload workload.pages workload.pages[].name \
+        run.expect_status run.redirect run.fail_fast run.early_data run.log workload workload.pages workload.pages[].name \
         workload.pages[].weight workload.pages[].files workload.urls workload.requests \
         workload.requests[].method workload.requests[].headers workload.requests[].body \
         workload.app workload.app.data workload.app.data[].columns workload.app.data[].file \
@@ -230,7 +231,7 @@ fn the_orders_fields_are_those_of_this_protocol_version() {
     want.sort();
     assert_eq!(
         (PROTOCOL_VERSION, got),
-        (7, want),
+        (8, want),
         "the orders changed: bump PROTOCOL_VERSION (hosts/protocol.rs says when) and pin them anew"
     );
 }

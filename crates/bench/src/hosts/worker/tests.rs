@@ -107,6 +107,8 @@ fn a_tls_configuration_that_cannot_be_built_is_refused_before_ready() {
         v["tls"]["cacert"] = "/nonexistent/flint-test-ca.pem".into();
         v["tls"]["insecure"] = false.into();
         v["run"]["log"] = serde_json::Value::Null;
+        // The full orders' HTTP/2 sends nothing in 0-RTT: the option would be refused first.
+        v["run"]["early_data"] = false.into();
     });
     let (err, reason) = refusal_of(orders);
     assert!(matches!(err, WorkerError::Refused(_)), "{err}");
