@@ -27,6 +27,18 @@ pub(super) trait InFlightSlot {
 
     /// The stream's exchange.
     fn exchange(&self) -> &Exchange;
+
+    /// Moves the stream out of its slot as the table frees it. The slot may keep what is
+    /// left (the table's next `insert_with` there writes every field a stream reads), so that
+    /// a slot with nothing to give back (no buffer, no `Arc`) need not be rewritten whole:
+    /// overriding this, a wire copies its fields out and takes only what it owns.
+    #[inline]
+    fn vacate(&mut self) -> Self
+    where
+        Self: Sized,
+    {
+        std::mem::replace(self, Self::FREE)
+    }
 }
 
 /// A key no stream has: a free slot's.
@@ -94,6 +106,14 @@ impl<S: InFlightSlot> InFlight<S> {
     /// twice the streams allowed); its slot.
     #[inline]
     pub(super) fn insert(&mut self, key: u64, stream: S) -> usize {
+        self.insert_with(key, |slot| *slot = stream)
+    }
+
+    /// Puts stream `key` in the first free slot from its home on, built there by `fill` (no
+    /// stream built apart and moved in): `fill` gets the slot as its last stream left it
+    /// (`vacate`) and sets every field; its slot.
+    #[inline]
+    pub(super) fn insert_with(&mut self, key: u64, fill: impl FnOnce(&mut S)) -> usize {
         assert!(
             self.len < self.keys.len(),
             "a free slot: the table is twice the streams in flight"
@@ -104,12 +124,12 @@ impl<S: InFlightSlot> InFlight<S> {
             i = (i + 1) & mask;
         }
         self.keys[i] = key;
-        self.slots[i] = stream;
+        fill(&mut self.slots[i]);
         self.len += 1;
         i
     }
 
-    /// The stream of `slot` (in flight, or a free slot's `FREE`).
+    /// The stream of `slot` (in flight, or what a free slot's last stream left there).
     #[inline]
     pub(super) fn get(&self, slot: usize) -> &S {
         &self.slots[slot]
@@ -138,7 +158,7 @@ impl<S: InFlightSlot> InFlight<S> {
         }
         self.keys[slot] = FREE_KEY;
         self.len -= 1;
-        std::mem::replace(&mut self.slots[slot], S::FREE)
+        self.slots[slot].vacate()
     }
 
     /// Takes stream `key` out of the table, if it is in flight.

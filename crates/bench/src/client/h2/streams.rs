@@ -22,7 +22,8 @@ const OUT_LIMIT: usize = 64 * 1024;
 /// One stream in flight.
 #[derive(Debug, Clone)]
 pub(super) struct Stream {
-    /// Its stream id (0 in a free slot: the table knows which slots are in flight).
+    /// Its stream id (a free slot keeps its last stream's: the table knows which slots are in
+    /// flight).
     pub id: StreamId,
     /// Its `written_us` is when nghttp2 put its HEADERS in the output (NONE until then: a
     /// stream the server's limit holds in nghttp2's queue has not been sent).
@@ -81,6 +82,16 @@ impl InFlightSlot for Stream {
 
     fn exchange(&self) -> &Exchange {
         &self.ex
+    }
+
+    /// Its fields copied out and its body's `Arc` taken: the slot is not rewritten whole
+    /// (`Io::insert` sets every field of the next stream there).
+    #[inline]
+    fn vacate(&mut self) -> Stream {
+        Stream {
+            body: self.body.take(),
+            ..*self
+        }
     }
 }
 
@@ -214,15 +225,31 @@ impl Io {
         self.flight.find(id as u64)
     }
 
-    /// Puts stream `id` in a free slot (there is one: the table is twice the streams allowed).
+    /// Puts stream `id` in a free slot (there is one: the table is twice the streams allowed),
+    /// every field written in place: the slot holds what its last stream left.
+    #[inline]
     pub(super) fn insert(&mut self, id: StreamId, ex: Exchange, body: Option<Arc<[u8]>>) -> usize {
-        let stream = Stream {
-            id,
-            ex,
-            body,
-            ..Stream::FREE
-        };
-        self.flight.insert(id as u64, stream)
+        self.flight.insert_with(id as u64, |s| {
+            // Every field named (no `..`): a field added to `Stream` is set here too.
+            let Stream {
+                id: s_id,
+                ex: s_ex,
+                data_bytes,
+                length,
+                closed,
+                code,
+                reset,
+                data_ended,
+                refused,
+                body: s_body,
+                own_body,
+                body_pos,
+            } = s;
+            (*s_id, *s_ex, *s_body) = (id, ex, body);
+            (*data_bytes, *length, *code, *body_pos) = (0, NONE, 0, 0);
+            (*closed, *reset, *data_ended, *refused, *own_body) =
+                (false, false, false, false, false);
+        })
     }
 
     #[inline]
