@@ -8,13 +8,19 @@
 //!
 //! Its slots are made once, with the connection's wire (twice the most streams in flight, a
 //! power of two): opening and closing a stream moves an exchange in and out of a slot and
-//! allocates nothing. What a wire keeps per stream beside the exchange (flow control, bytes
-//! counted, reset codes, an application's buffers) is the slot's own type `S`; a wire may keep
-//! more per slot index in tables of its own.
+//! allocates nothing (a stream is built in its slot, `insert_with`, and a slot with nothing to
+//! give back is not rewritten as it is freed, `InFlightSlot::vacate`). What a wire keeps per
+//! stream beside the exchange (flow control, bytes counted, reset codes, an application's
+//! buffers) is the slot's own type `S`; a wire may keep more per slot index in tables of its
+//! own. A wire whose responses come in the order its requests left (HTTP/1.1's lanes) sees the
+//! table as a queue (`in_flight/queue.rs`).
+
+mod queue;
 
 use super::exchange::Exchange;
 use super::page::Child;
 use super::{ThreadState, NONE};
+pub(super) use queue::InFlightQueue;
 
 /// What a slot of an [`InFlight`] table holds: a wire's stream and its exchange.
 pub(super) trait InFlightSlot {
