@@ -470,3 +470,44 @@ pub(super) fn debug_field(text: &mut Vec<u8>, name: &[u8], value: &[u8]) {
     text.extend_from_slice(value);
     text.push(b'\n');
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stream_opened_in_a_slot_another_left_starts_as_a_free_one() {
+        // A freed slot keeps what its stream left (`vacate` copies it out and takes only its
+        // body): the next stream there has every field of a new one.
+        let mut io = Io::new(2);
+        let body: Arc<[u8]> = Arc::from(&b"request body"[..]);
+        let slot = io.insert(1, Exchange::new(PageRef::NONE), Some(body.clone()));
+        let s = io.stream(slot);
+        (s.data_bytes, s.length, s.code, s.body_pos) = (7, 12, 8, 3);
+        (s.closed, s.reset, s.data_ended, s.refused, s.own_body) = (true, true, true, true, true);
+        s.ex.status = 200;
+        let taken = io.take(slot);
+        assert_eq!((taken.id, taken.code, taken.body_pos), (1, 8, 3));
+        assert_eq!(
+            Arc::strong_count(&body),
+            2,
+            "the body went with the stream taken"
+        );
+        drop(taken);
+        assert_eq!(Arc::strong_count(&body), 1);
+        // Same home slot: ids a table apart.
+        let id = 1 + 2 * io.flight.capacity() as StreamId;
+        let mut ex = Exchange::new(PageRef::NONE);
+        ex.file_start_us = 5;
+        assert_eq!(io.insert(id, ex, None), slot);
+        let s = io.stream(slot);
+        let free = Stream::FREE;
+        assert_eq!((s.id, s.ex.file_start_us, s.ex.status), (id, 5, 0));
+        assert_eq!(
+            (s.data_bytes, s.length, s.code, s.body_pos),
+            (free.data_bytes, free.length, free.code, free.body_pos)
+        );
+        assert!(!(s.closed || s.reset || s.data_ended || s.refused || s.own_body));
+        assert!(s.body.is_none());
+    }
+}
