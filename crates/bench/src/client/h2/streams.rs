@@ -22,8 +22,7 @@ const OUT_LIMIT: usize = 64 * 1024;
 /// One stream in flight.
 #[derive(Debug, Clone)]
 pub(super) struct Stream {
-    /// Its stream id (a free slot keeps its last stream's: the table knows which slots are in
-    /// flight).
+    /// Its stream id (0 in a free slot: the table knows which slots are in flight).
     pub id: StreamId,
     /// Its `written_us` is when nghttp2 put its HEADERS in the output (NONE until then: a
     /// stream the server's limit holds in nghttp2's queue has not been sent).
@@ -84,15 +83,9 @@ impl InFlightSlot for Stream {
         &self.ex
     }
 
-    /// Its fields copied out and its body's `Arc` taken: the slot is not rewritten whole
-    /// (`Io::insert` sets every field of the next stream there).
-    #[inline]
-    fn vacate(&mut self) -> Stream {
-        Stream {
-            body: self.body.take(),
-            ..*self
-        }
-    }
+    // `vacate` is the table's own: a whole move out and `FREE` written back, each one
+    // `memcpy`. Copying the fields out one by one (and taking only the body's `Arc`) was
+    // measured worse: ~110 instructions a stream inlined against the two copies' ~90.
 }
 
 /// The handler of one connection's session.
@@ -226,7 +219,7 @@ impl Io {
     }
 
     /// Puts stream `id` in a free slot (there is one: the table is twice the streams allowed),
-    /// every field written in place: the slot holds what its last stream left.
+    /// every field written in place (no stream built apart and moved in).
     #[inline]
     pub(super) fn insert(&mut self, id: StreamId, ex: Exchange, body: Option<Arc<[u8]>>) -> usize {
         self.flight.insert_with(id as u64, |s| {
@@ -477,8 +470,8 @@ mod tests {
 
     #[test]
     fn a_stream_opened_in_a_slot_another_left_starts_as_a_free_one() {
-        // A freed slot keeps what its stream left (`vacate` copies it out and takes only its
-        // body): the next stream there has every field of a new one.
+        // Whatever a freed slot keeps (`InFlightSlot::vacate`), the next stream there has every
+        // field of a new one, and the body's `Arc` goes with the stream taken.
         let mut io = Io::new(2);
         let body: Arc<[u8]> = Arc::from(&b"request body"[..]);
         let slot = io.insert(1, Exchange::new(PageRef::NONE), Some(body.clone()));

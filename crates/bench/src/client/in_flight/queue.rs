@@ -38,10 +38,20 @@ impl<S: InFlightSlot> InFlightQueue<S> {
         self.table.is_empty()
     }
 
-    /// Puts `s` behind the others in flight.
+    /// Puts `s` behind the others in flight: in its home slot, free while fewer than the
+    /// table's slots are in flight (the one there before it went `capacity` pushes ago).
     #[inline]
     pub(in crate::client) fn push_back(&mut self, s: S) {
-        self.table.insert_with(self.back, |slot| *slot = s);
+        let t = &mut self.table;
+        assert!(t.len < t.keys.len(), "room: the queue is twice its depth");
+        let slot = self.back as usize & (t.keys.len() - 1);
+        debug_assert_eq!(
+            t.keys[slot],
+            super::FREE_KEY,
+            "the home of the next is free"
+        );
+        (t.keys[slot], t.slots[slot]) = (self.back, s);
+        t.len += 1;
         self.back += 1;
     }
 
