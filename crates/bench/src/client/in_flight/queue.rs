@@ -196,6 +196,7 @@ mod tests {
         for most in 1..=40usize {
             let mut q: InFlightQueue<Tagged> = InFlightQueue::new(most);
             let mut model: VecDeque<u64> = VecDeque::new();
+            let mut clears = 0u32;
             for op in 0..3000u64 {
                 let r = next(&mut rng);
                 match r % 8 {
@@ -212,9 +213,11 @@ mod tests {
                         let got = q.get(k).map(|t| t.ex.written_us);
                         assert_eq!(got, model.get(k).copied(), "k {k}");
                     }
-                    _ if r.is_multiple_of(64) => {
+                    // Other bits than the low three that picked this arm (7 here, odd).
+                    _ if (r >> 8).is_multiple_of(16) => {
                         q.clear();
                         model.clear();
+                        clears += 1;
                     }
                     _ => {
                         let k = (r >> 8) as usize % (model.len() + 1);
@@ -227,6 +230,7 @@ mod tests {
                 assert_eq!(q.len(), model.len());
                 assert_eq!(tags(q.iter()), model.iter().copied().collect::<Vec<_>>());
             }
+            assert!(clears > 0, "depth {most}: the clear branch never taken");
         }
     }
 }
