@@ -7,7 +7,7 @@
 //! the run's requests plus its unfinished ones).
 //!
 //! Its slots are made once, with the connection's wire (twice the most streams in flight, a
-//! power of two): opening and closing a stream moves an exchange in and out of a slot and
+//! power of two; a queue's, the most to a power of two): opening and closing a stream moves an exchange in and out of a slot and
 //! allocates nothing (a stream is built in its slot, `insert_with`, and a slot with nothing to
 //! give back is not rewritten as it is freed, `InFlightSlot::vacate`). What a wire keeps per
 //! stream beside the exchange (flow control, bytes counted, reset codes, an application's
@@ -64,14 +64,26 @@ pub(super) struct InFlight<S> {
 }
 
 impl<S: InFlightSlot> InFlight<S> {
-    /// A table for at most `most` streams at once.
+    /// A table for at most `most` streams at once: twice as many slots (a lookup probes from
+    /// a stream's home past those in flight), and room for `most` exchanges to send again.
     pub(super) fn new(most: usize) -> Self {
-        let size = (2 * most.max(1)).next_power_of_two();
+        let mut table = Self::with_slots((2 * most.max(1)).next_power_of_two());
+        table.retry.reserve_exact(most);
+        table
+    }
+
+    /// A table of `slots` slots (a power of two) and no room reserved to send again: for a
+    /// wire that keeps each stream in its home slot and never probes (`InFlightQueue`).
+    pub(super) fn with_slots(slots: usize) -> Self {
+        assert!(
+            slots.is_power_of_two(),
+            "a table's slots are a power of two"
+        );
         InFlight {
-            keys: vec![FREE_KEY; size].into_boxed_slice(),
-            slots: (0..size).map(|_| S::FREE).collect(),
+            keys: vec![FREE_KEY; slots].into_boxed_slice(),
+            slots: (0..slots).map(|_| S::FREE).collect(),
             len: 0,
-            retry: Vec::with_capacity(most),
+            retry: Vec::new(),
         }
     }
 

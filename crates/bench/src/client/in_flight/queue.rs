@@ -1,8 +1,9 @@
 //! The in-flight table seen as a queue, for a wire whose responses come back in the order its
 //! requests left (HTTP/1.1's pipelined lanes): each exchange's key is its sequence number on
-//! the connection, so that consecutive ones sit in consecutive slots (each in its home: the
-//! table has room for twice those in flight), the oldest is found by one compare, and the walk
-//! in order is the slots from the oldest's on, round the end of the table.
+//! the connection, so that consecutive ones sit in consecutive slots (each in its home), the
+//! oldest is found by one compare, and the walk in order is the slots from the oldest's on,
+//! round the end of the table. Nothing probes, so a table of the depth's next power of two is
+//! enough, and nothing is sent again from a queue (its table keeps no room for that).
 
 use super::{InFlight, InFlightSlot};
 use crate::client::page::Child;
@@ -17,12 +18,16 @@ pub(in crate::client) struct InFlightQueue<S> {
 }
 
 impl<S: InFlightSlot> InFlightQueue<S> {
-    /// A queue of at most `most` in flight at once.
+    /// A queue of at most `most` in flight at once (HTTP/1.1's lanes: the depth, of which
+    /// the one being read is out of the queue, so at most depth - 1 are in it).
     pub(in crate::client) fn new(most: usize) -> Self {
-        // Sequence numbers step by one: consecutive ones, consecutive home slots.
+        // Sequence numbers step by one: consecutive ones, consecutive home slots. Those in
+        // flight are `front..back`, fewer than the slots before a push (`most` at most, and
+        // `most.next_power_of_two()` slots), so that no two share a home and the next one's
+        // home (`back`'s, `slots` after `back - slots`, which left) is free: no probe.
         assert_eq!(S::KEY_SHIFT, 0, "a queue's keys are sequence numbers");
         InFlightQueue {
-            table: InFlight::new(most),
+            table: InFlight::with_slots(most.max(1).next_power_of_two()),
             front: 0,
             back: 0,
         }
@@ -43,7 +48,10 @@ impl<S: InFlightSlot> InFlightQueue<S> {
     #[inline]
     pub(in crate::client) fn push_back(&mut self, s: S) {
         let t = &mut self.table;
-        assert!(t.len < t.keys.len(), "room: the queue is twice its depth");
+        assert!(
+            t.len < t.keys.len(),
+            "room: a slot for each of the most in flight"
+        );
         let slot = self.back as usize & (t.keys.len() - 1);
         debug_assert_eq!(
             t.keys[slot],
@@ -159,8 +167,9 @@ mod tests {
 
     #[test]
     fn the_oldest_comes_out_first_and_the_walk_goes_round_the_end_of_the_table() {
-        let mut q: InFlightQueue<Tagged> = InFlightQueue::new(2);
+        let mut q: InFlightQueue<Tagged> = InFlightQueue::new(4);
         assert_eq!(q.table.capacity(), 4);
+        assert_eq!(q.table.retry.capacity(), 0, "a queue sends nothing again");
         for tag in 0..3 {
             q.push_back(tagged(tag));
         }
@@ -195,6 +204,7 @@ mod tests {
         let mut rng = 0x5eed_0001;
         for most in 1..=40usize {
             let mut q: InFlightQueue<Tagged> = InFlightQueue::new(most);
+            assert_eq!(q.table.capacity(), most.next_power_of_two());
             let mut model: VecDeque<u64> = VecDeque::new();
             let mut clears = 0u32;
             for op in 0..3000u64 {
