@@ -472,8 +472,9 @@ mod tests {
 
     #[test]
     fn a_stream_opened_in_a_slot_another_left_starts_as_a_free_one() {
-        // Whatever a freed slot keeps (`InFlightSlot::vacate`), the next stream there has every
-        // field of a new one, and the body's `Arc` goes with the stream taken.
+        // Taking a stream writes `Stream::FREE` back into its slot (the table's own `vacate`)
+        // and opening one sets its fields: the next stream there has every field of a new one,
+        // whatever the last one set, and the body's `Arc` goes with the stream taken.
         let mut io = Io::new(2);
         let body: Arc<[u8]> = Arc::from(&b"request body"[..]);
         let slot = io.insert(1, Exchange::new(PageRef::NONE), Some(body.clone()));
