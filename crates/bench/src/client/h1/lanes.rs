@@ -6,7 +6,8 @@
 //! exchange carries its own page, and each lane where its request ends in the bytes queued (so
 //! whether it was written whole). As each response ends its page ends, and a new page is picked
 //! and its request queued; what a read's responses queued is written in one write once the read
-//! is handled, so that requests leave in batches as responses arrive in batches. Each request's time runs from when it was queued, the same handler that writes it.
+//! is handled, so that requests leave in batches as responses arrive in batches. Each
+//! request's time runs from when it was queued, the same handler that writes it.
 //!
 //! A failure (the connection closed mid-response, a malformed head, a timeout) is the error of
 //! its kind for the response being read; a response that says `Connection: close` is a response
