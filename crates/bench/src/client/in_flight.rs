@@ -7,14 +7,20 @@
 //! the run's requests plus its unfinished ones).
 //!
 //! Its slots are made once, with the connection's wire (twice the most streams in flight, a
-//! power of two): opening and closing a stream moves an exchange in and out of a slot and
-//! allocates nothing. What a wire keeps per stream beside the exchange (flow control, bytes
-//! counted, reset codes, an application's buffers) is the slot's own type `S`; a wire may keep
-//! more per slot index in tables of its own.
+//! power of two; a queue's, the most to a power of two): opening and closing a stream moves an exchange in and out of a slot and
+//! allocates nothing (a stream is built in its slot, `insert_with`, and a slot with nothing to
+//! give back is not rewritten as it is freed, `InFlightSlot::vacate`). What a wire keeps per
+//! stream beside the exchange (flow control, bytes counted, reset codes, an application's
+//! buffers) is the slot's own type `S`; a wire may keep more per slot index in tables of its
+//! own. A wire whose responses come in the order its requests left (HTTP/1.1's lanes) sees the
+//! table as a queue (`in_flight/queue.rs`).
+
+mod queue;
 
 use super::exchange::Exchange;
 use super::page::Child;
 use super::{ThreadState, NONE};
+pub(super) use queue::InFlightQueue;
 
 /// What a slot of an [`InFlight`] table holds: a wire's stream and its exchange.
 pub(super) trait InFlightSlot {
@@ -27,6 +33,18 @@ pub(super) trait InFlightSlot {
 
     /// The stream's exchange.
     fn exchange(&self) -> &Exchange;
+
+    /// Moves the stream out of its slot as the table frees it. The slot may keep what is
+    /// left (the table's next `insert_with` there writes every field a stream reads), so that
+    /// a slot with nothing to give back (no buffer, no `Arc`) need not be rewritten whole:
+    /// overriding this, a wire copies its fields out and takes only what it owns.
+    #[inline]
+    fn vacate(&mut self) -> Self
+    where
+        Self: Sized,
+    {
+        std::mem::replace(self, Self::FREE)
+    }
 }
 
 /// A key no stream has: a free slot's.
@@ -46,14 +64,26 @@ pub(super) struct InFlight<S> {
 }
 
 impl<S: InFlightSlot> InFlight<S> {
-    /// A table for at most `most` streams at once.
+    /// A table for at most `most` streams at once: twice as many slots (a lookup probes from
+    /// a stream's home past those in flight), and room for `most` exchanges to send again.
     pub(super) fn new(most: usize) -> Self {
-        let size = (2 * most.max(1)).next_power_of_two();
+        let mut table = Self::with_slots((2 * most.max(1)).next_power_of_two());
+        table.retry.reserve_exact(most);
+        table
+    }
+
+    /// A table of `slots` slots (a power of two) and no room reserved to send again: for a
+    /// wire that keeps each stream in its home slot and never probes (`InFlightQueue`).
+    pub(super) fn with_slots(slots: usize) -> Self {
+        assert!(
+            slots.is_power_of_two(),
+            "a table's slots are a power of two"
+        );
         InFlight {
-            keys: vec![FREE_KEY; size].into_boxed_slice(),
-            slots: (0..size).map(|_| S::FREE).collect(),
+            keys: vec![FREE_KEY; slots].into_boxed_slice(),
+            slots: (0..slots).map(|_| S::FREE).collect(),
             len: 0,
-            retry: Vec::with_capacity(most),
+            retry: Vec::new(),
         }
     }
 
@@ -94,6 +124,14 @@ impl<S: InFlightSlot> InFlight<S> {
     /// twice the streams allowed); its slot.
     #[inline]
     pub(super) fn insert(&mut self, key: u64, stream: S) -> usize {
+        self.insert_with(key, |slot| *slot = stream)
+    }
+
+    /// Puts stream `key` in the first free slot from its home on, built there by `fill` (no
+    /// stream built apart and moved in): `fill` gets the slot as its last stream left it
+    /// (`vacate`) and sets every field; its slot.
+    #[inline]
+    pub(super) fn insert_with(&mut self, key: u64, fill: impl FnOnce(&mut S)) -> usize {
         assert!(
             self.len < self.keys.len(),
             "a free slot: the table is twice the streams in flight"
@@ -104,12 +142,12 @@ impl<S: InFlightSlot> InFlight<S> {
             i = (i + 1) & mask;
         }
         self.keys[i] = key;
-        self.slots[i] = stream;
+        fill(&mut self.slots[i]);
         self.len += 1;
         i
     }
 
-    /// The stream of `slot` (in flight, or a free slot's `FREE`).
+    /// The stream of `slot` (in flight, or what a free slot's last stream left there).
     #[inline]
     pub(super) fn get(&self, slot: usize) -> &S {
         &self.slots[slot]
@@ -138,7 +176,7 @@ impl<S: InFlightSlot> InFlight<S> {
         }
         self.keys[slot] = FREE_KEY;
         self.len -= 1;
-        std::mem::replace(&mut self.slots[slot], S::FREE)
+        self.slots[slot].vacate()
     }
 
     /// Takes stream `key` out of the table, if it is in flight.

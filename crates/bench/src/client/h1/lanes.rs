@@ -2,10 +2,12 @@
 //! on the connection, each a page of its own ("lanes", as `--streams N` does over HTTP/2, and as
 //! wrk's pipeline.lua and `h2load --h1 -m N` do). Responses come back in order, so the lanes
 //! are a queue: the one whose response is being read is the connection's `ex`, the others wait
-//! behind it; each exchange carries its own page. As each response ends its page ends, and
-//! a new page is picked and its request queued; what a read's responses queued is written in
-//! one write once the read is handled, so that requests leave in batches as responses arrive in
-//! batches. Each request's time runs from when it was queued, the same handler that writes it.
+//! behind it in the in-flight table seen as a queue (`client/in_flight/queue.rs`); each
+//! exchange carries its own page, and each lane where its request ends in the bytes queued (so
+//! whether it was written whole). As each response ends its page ends, and a new page is picked
+//! and its request queued; what a read's responses queued is written in one write once the read
+//! is handled, so that requests leave in batches as responses arrive in batches. Each
+//! request's time runs from when it was queued, the same handler that writes it.
 //!
 //! A failure (the connection closed mid-response, a malformed head, a timeout) is the error of
 //! its kind for the response being read; a response that says `Connection: close` is a response
@@ -13,7 +15,8 @@
 //! is counted as unfinished (or unsent, when not written in full), never lost, and the next
 //! pages go on a new connection.
 
-use super::super::exchange::Exchange;
+use super::super::exchange::{Exchange, PageRef};
+use super::super::in_flight::{InFlightQueue, InFlightSlot};
 use super::super::page::Child;
 use super::super::page_flow;
 use super::super::redirects::OWN;
@@ -21,18 +24,16 @@ use super::super::{RunShared, ThreadState, Wire};
 use super::{State, H1};
 use crate::config::HttpMode;
 use crate::transport::Transport;
-use std::collections::VecDeque;
 
 /// The write source (`H1::src`) of the lanes' own buffer.
 pub(super) const LANES: u32 = OWN - 1;
 
 /// The lanes of one connection: the requests behind the one being read, and the bytes queued.
-#[derive(Debug)]
 pub(super) struct Lanes {
     /// N: requests in flight at most.
     depth: usize,
     /// The requests behind the one being read, oldest first.
-    behind: VecDeque<Lane>,
+    behind: InFlightQueue<Lane>,
     /// Where the request being read ends in the bytes queued on this connection.
     head_end: u64,
     /// Requests queued and not yet written whole (room for `depth` of the longest, reserved
@@ -50,6 +51,25 @@ struct Lane {
     ex: Exchange,
     /// Where its request ends in the bytes queued on the connection.
     end: u64,
+}
+
+impl InFlightSlot for Lane {
+    const FREE: Lane = Lane {
+        ex: Exchange::new(PageRef::NONE),
+        end: 0,
+    };
+    // Sequence numbers on the connection.
+    const KEY_SHIFT: u32 = 0;
+
+    fn exchange(&self) -> &Exchange {
+        &self.ex
+    }
+
+    /// A copy: the slot keeps it until the next lane is put there whole.
+    #[inline]
+    fn vacate(&mut self) -> Lane {
+        *self
+    }
 }
 
 impl Lanes {
@@ -70,7 +90,7 @@ impl Lanes {
             .unwrap_or(0);
         Some(Box::new(Lanes {
             depth,
-            behind: VecDeque::with_capacity(depth),
+            behind: InFlightQueue::new(depth),
             head_end: 0,
             out: Vec::with_capacity(depth * longest),
             queued: 0,
@@ -114,11 +134,17 @@ impl H1 {
         cx.debug(request);
         lanes.head_end = lanes.push(request);
         self.ex.written_us = now;
-        for k in 0..lanes.behind.len() {
-            let request = r.for_url(lanes.behind[k].ex.url(cx.sh.workload));
-            let end = lanes.push(request);
-            let lane = &mut lanes.behind[k];
-            (lane.end, lane.ex.written_us) = (end, now);
+        let Lanes {
+            behind,
+            out,
+            queued,
+            ..
+        } = &mut **lanes;
+        for lane in behind.iter_mut() {
+            let request = r.for_url(lane.ex.url(cx.sh.workload));
+            out.extend_from_slice(request);
+            *queued += request.len() as u64;
+            (lane.end, lane.ex.written_us) = (*queued, now);
         }
         (self.src, self.wpos) = (LANES, 0);
         self.state = State::ReadingHead;
@@ -188,13 +214,8 @@ impl H1 {
     pub(super) fn drop_lanes(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         let Some(lanes) = &mut self.lanes else { return };
         let written = lanes.written;
-        for lane in lanes.behind.drain(..) {
-            if lane.end <= written {
-                ch.record_unfinished(cx, &lane.ex, 0, now);
-            } else {
-                ch.record_unsent(cx, &lane.ex, now);
-            }
-        }
+        (lanes.behind).record_at_end(ch, cx, now, |_, lane| (lane.end <= written).then_some(0));
+        lanes.behind.clear();
     }
 
     /// At the end of the run: of the requests in flight (the one being read first), how many
@@ -219,11 +240,8 @@ impl H1 {
         end: u64,
     ) {
         let Some(lanes) = &self.lanes else { return };
-        for (k, lane) in (1..).zip(&lanes.behind) {
-            match k < processed {
-                true => ch.record_unfinished(cx, &lane.ex, 0, end),
-                false => ch.record_unsent(cx, &lane.ex, end),
-            }
-        }
+        // The `k`-th behind is the (k + 1)-th in flight.
+        let reached = |k: usize| (k as u64 + 1) < processed;
+        (lanes.behind).record_at_end(ch, cx, end, |k, _| reached(k).then_some(0));
     }
 }
