@@ -35,6 +35,7 @@ mod app;
 mod connecting;
 mod datagrams;
 mod outcomes;
+mod pacing;
 mod streams;
 
 use super::app::{AppExchange, AppStream, H2Request};

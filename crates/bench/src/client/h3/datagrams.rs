@@ -1,7 +1,7 @@
 //! An HTTP/3 connection's datagrams: every one the socket holds handed to the client, then its
 //! events acted on once (`next`: the page's streams, one flush); every datagram the client has
-//! sent at once (QUIC's pacing time, `Datagram::at`, is not waited for: on loopback and in a
-//! LAN the congestion window, not pacing, is what holds a sender back), and QUIC's own
+//! sent once its pacing time has come (`h3/pacing.rs`: those due now at once, the first due
+//! later at its time, from the Webchild's timer), and QUIC's own
 //! deadline (acknowledgements, loss recovery, the idle timeout) on the Webchild's timer beside
 //! the connect and response timeouts.
 //!
@@ -19,6 +19,7 @@ use super::super::errors::connect_error;
 use super::super::linger::Linger;
 use super::super::page::Child;
 use super::super::{ThreadState, NONE};
+use super::pacing::Pacer;
 use super::{State, H3};
 use crate::stats::{ErrorKind, Packets};
 use http3::udp::gso::{fill_batch, send_step, Batch, Gso, Step, NO_GSO_ENV};
@@ -66,6 +67,8 @@ pub(super) struct Sender {
     /// Datagrams written and not sent yet (the socket's buffer was full).
     pub(super) held: Option<Batch>,
     gso: Gso,
+    /// The datagram kept for its pacing time, if any.
+    pub(super) pacer: Pacer,
 }
 
 impl Sender {
@@ -75,14 +78,16 @@ impl Sender {
             carry: None,
             held: None,
             gso: Gso::connected(false),
+            pacer: Pacer::new(),
         }
     }
 
-    /// A new socket: nothing held, GSO as `on` says.
-    pub(super) fn reset(&mut self, on: bool) {
+    /// A new socket: nothing held, GSO as `gso` says, pacing as `paced` does.
+    pub(super) fn reset(&mut self, gso: bool, paced: bool) {
         self.carry = None;
         self.held = None;
-        self.gso = Gso::connected(on);
+        self.gso = Gso::connected(gso);
+        self.pacer.reset(paced);
     }
 
     /// Whether the socket sends with GSO.
@@ -203,12 +208,32 @@ impl H3 {
         let (Some(sock), Some(client)) = (&self.sock, &mut self.client) else {
             return true;
         };
-        let (fd, tx) = (sock.as_raw_fd(), &mut self.tx);
+        let (fd, tx, base) = (sock.as_raw_fd(), &mut self.tx, self.base);
+        // Paced while a page is in progress; between pages the timer is the page logic's, so
+        // what is left (acknowledgements) goes now rather than at the next page.
+        let (pace, release_at) = match self.busy {
+            true => (tx.pacer.on, now),
+            false => (false, u64::MAX),
+        };
         let mut c = Calls::default();
         let ended = loop {
             if tx.held.is_none() {
-                let gso = tx.gso.on;
-                let next = |b: &mut [u8]| client.send(b).map(|d| (d.len, d.to));
+                // The datagram kept for its time leads the next batch once due.
+                if tx.carry.is_none() {
+                    tx.carry = tx.pacer.release(&mut tx.out, release_at);
+                }
+                let (gso, pacer) = (tx.gso.on, &mut tx.pacer);
+                let next = |b: &mut [u8]| {
+                    // Nothing more is asked of the client while a datagram waits for its time.
+                    if pacer.holding() {
+                        return None;
+                    }
+                    let d = client.send(b)?;
+                    match pace {
+                        true => pacer.admit(b, (d.len, d.to, us_since(base, d.at)), now),
+                        false => Some((d.len, d.to)),
+                    }
+                };
                 match fill_batch(&mut tx.out, &mut tx.carry, gso, next) {
                     Some(b) => tx.held = Some(b),
                     None => break Flushed::All,
@@ -245,6 +270,10 @@ impl H3 {
                 return false;
             }
         }
+        if self.tx.pacer.holding() {
+            // A datagram waits for its pacing time: what it carries has not left yet.
+            return true;
+        }
         for s in (self.flight.iter_mut()).filter(|s| s.ex.written_us == NONE) {
             if s.body_left() == 0 {
                 s.ex.written_us = now;
@@ -263,8 +292,8 @@ impl H3 {
         }
     }
 
-    /// The Webchild's timer at the earliest of QUIC's deadline, the connect timeout (while the
-    /// handshake is under way), the oldest stream's response timeout and the wait for the
+    /// The Webchild's timer at the earliest of QUIC's deadline, a datagram's pacing time, the
+    /// connect timeout (while the handshake is under way), the oldest stream's response timeout and the wait for the
     /// server to allow a stream. Between pages the timer is the page logic's: not touched.
     pub(super) fn arm(&mut self, ch: &Child, cx: &mut ThreadState<'_>) {
         if !self.busy {
@@ -294,7 +323,9 @@ impl H3 {
                 .min()
                 .map_or(NONE, |t| t + schedule.response_timeout_us),
         };
-        cx.timers.arm(ch.slot, quic.min(connect).min(response));
+        let paced = self.tx.pacer.due_at();
+        cx.timers
+            .arm(ch.slot, quic.min(paced).min(connect).min(response));
     }
 
     /// The connection's packets since they were last taken, into the statistics of `now`'s

@@ -1,0 +1,183 @@
+//! QUIC's pacing on the client's sends: quiche (pacing on in `http3`'s configuration) gives each
+//! datagram the time it should leave (`Datagram::at`, `SendInfo::at`). A datagram due within
+//! [`PACING_SLACK_US`] goes now, in the GSO batch being filled; the first one due later is kept
+//! aside (one a connection: quiche's times only grow, so nothing more is asked of the client
+//! until it has gone), the batch ends before it, and the Webchild's timer is armed to its
+//! time: the loop sends it then, first in the next batch. No thread, no sleep.
+//!
+//! On loopback the pacer's rate is the congestion window over a round trip of tens of µs, so
+//! nearly every datagram is due at once and pacing changes little; over a real path it spreads
+//! a window's datagrams over the round trip instead of one burst. `FLINT_H3_NO_PACING` set at
+//! start sends every datagram at once, as before.
+
+use super::super::NONE;
+use std::net::SocketAddr;
+
+/// Turns pacing off when set in the environment at start (read once a thread).
+pub(super) const NO_PACING_ENV: &str = "FLINT_H3_NO_PACING";
+
+/// A datagram due within this of now goes now: the loop's timers wake no finer than epoll's
+/// millisecond, so one due sooner would be sent no earlier by waiting for it.
+pub(super) const PACING_SLACK_US: u64 = 1_000;
+
+thread_local! {
+    static WANTED: bool = std::env::var_os(NO_PACING_ENV).is_none();
+}
+
+/// Whether sends are paced (`FLINT_H3_NO_PACING` not set).
+pub(super) fn wanted() -> bool {
+    WANTED.with(|w| *w)
+}
+
+/// One connection's datagram kept for its pacing time.
+pub(super) struct Pacer {
+    /// Pacing is on for this connection.
+    pub(super) on: bool,
+    /// A datagram's bytes (room for one, made once a Webchild).
+    buf: Box<[u8]>,
+    /// The datagram kept: its length, its peer, when it is due (µs of the run's clock).
+    later: Option<(usize, SocketAddr, u64)>,
+}
+
+impl Pacer {
+    pub(super) fn new() -> Pacer {
+        Pacer {
+            on: false,
+            buf: vec![0; http3::MAX_DATAGRAM].into_boxed_slice(),
+            later: None,
+        }
+    }
+
+    /// A new connection: nothing kept, pacing as `on` says.
+    pub(super) fn reset(&mut self, on: bool) {
+        self.on = on;
+        self.later = None;
+    }
+
+    /// When the datagram kept is due (NONE: none is kept).
+    pub(super) fn due_at(&self) -> u64 {
+        self.later.map_or(NONE, |(_, _, at)| at)
+    }
+
+    /// Whether a datagram is kept: the client is not asked for more until it has gone.
+    #[inline]
+    pub(super) fn holding(&self) -> bool {
+        self.later.is_some()
+    }
+
+    /// A datagram the client just wrote at the start of `out` (`len` bytes to `to`, due `at`):
+    /// `Some` to send it now, or `None` when it is due later, kept (copied aside).
+    #[inline]
+    pub(super) fn admit(
+        &mut self,
+        out: &[u8],
+        (len, to, at): (usize, SocketAddr, u64),
+        now: u64,
+    ) -> Option<(usize, SocketAddr)> {
+        if !self.on || at <= now.saturating_add(PACING_SLACK_US) {
+            return Some((len, to));
+        }
+        self.buf[..len].copy_from_slice(&out[..len]);
+        self.later = Some((len, to, at));
+        None
+    }
+
+    /// The datagram kept, if it is due by `now`, written at the start of `out` for the next
+    /// batch to begin with (as `fill_batch`'s carry: `(0, len, to)`); the carry must be free.
+    pub(super) fn release(
+        &mut self,
+        out: &mut [u8],
+        now: u64,
+    ) -> Option<(usize, usize, SocketAddr)> {
+        let (len, to, at) = self.later?;
+        if at > now.saturating_add(PACING_SLACK_US) {
+            return None;
+        }
+        self.later = None;
+        out[..len].copy_from_slice(&self.buf[..len]);
+        Some((0, len, to))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http3::udp::gso::{fill_batch, send_step, Gso, Step};
+
+    /// Datagrams of 100 bytes, the i-th filled with i and due at `due[i]`.
+    fn client(due: &[u64]) -> impl FnMut(&mut [u8]) -> Option<(usize, SocketAddr, u64)> + '_ {
+        let to: SocketAddr = "127.0.0.1:443".parse().unwrap();
+        let mut i = 0;
+        move |b: &mut [u8]| {
+            let at = *due.get(i)?;
+            b[..100].fill(i as u8);
+            i += 1;
+            Some((100, to, at))
+        }
+    }
+
+    /// What one flush at `now` sends: the datagrams' first bytes, batch by batch.
+    fn flush(
+        pacer: &mut Pacer,
+        next: &mut impl FnMut(&mut [u8]) -> Option<(usize, SocketAddr, u64)>,
+        now: u64,
+    ) -> Vec<Vec<u8>> {
+        let mut out = vec![0u8; 10 * http3::MAX_DATAGRAM];
+        let mut carry = None;
+        let mut sent = Vec::new();
+        loop {
+            if carry.is_none() {
+                carry = pacer.release(&mut out, now);
+            }
+            let mut ask = |b: &mut [u8]| {
+                if pacer.holding() {
+                    return None;
+                }
+                let d = next(b)?;
+                pacer.admit(b, d, now)
+            };
+            let Some(batch) = fill_batch(&mut out, &mut carry, true, &mut ask) else {
+                return sent;
+            };
+            // The batch's datagrams one by one (GSO off here), each seen by its first byte.
+            let (mut held, mut gso, mut firsts) = (Some(batch), Gso::connected(false), Vec::new());
+            while held.is_some() {
+                let one = |d: &[u8], _| {
+                    firsts.push(d[0]);
+                    Ok(d.len())
+                };
+                assert!(matches!(
+                    send_step(&mut held, &out, &mut gso, -1, one),
+                    Step::Sent(1)
+                ));
+            }
+            sent.push(firsts);
+        }
+    }
+
+    #[test]
+    fn a_datagram_due_later_waits_for_its_time_and_leads_the_next_batch() {
+        let mut pacer = Pacer::new();
+        pacer.reset(true);
+        // Two due now (one within the slack), then one 5 ms on, then one right after it.
+        let due = [1_000, 1_900, 6_000, 6_100];
+        let mut next = client(&due);
+        assert_eq!(flush(&mut pacer, &mut next, 1_000), [vec![0, 1]]);
+        assert_eq!(pacer.due_at(), 6_000, "the third kept, the timer's time");
+        // Woken early (another event): still not due, nothing sent, nothing more asked.
+        assert_eq!(flush(&mut pacer, &mut next, 4_000), Vec::<Vec<u8>>::new());
+        // At its time it goes, and the one due with it in the same batch.
+        assert_eq!(flush(&mut pacer, &mut next, 6_000), [vec![2, 3]]);
+        assert_eq!(pacer.due_at(), NONE);
+    }
+
+    #[test]
+    fn without_pacing_every_datagram_goes_at_once() {
+        let mut pacer = Pacer::new();
+        pacer.reset(false);
+        let due = [1_000, 6_000, 9_000];
+        let mut next = client(&due);
+        assert_eq!(flush(&mut pacer, &mut next, 1_000), [vec![0, 1, 2]]);
+        assert_eq!(pacer.due_at(), NONE);
+    }
+}
