@@ -8,9 +8,10 @@
 //!   connect timeout, its time the connect row's; the client's configuration (trust: `--cacert`,
 //!   `--insecure`), made once a thread.
 //! - `datagrams.rs`: every datagram the socket holds handed to the client, every datagram the
-//!   client gives sent at once (`recvmmsg` and UDP GRO in, UDP GSO out: `http3::udp`, as in
-//!   flint serve; QUIC's pacing time is not waited for), and QUIC's deadline on the
-//!   Webchild's timer.
+//!   client gives sent once due (`recvmmsg` and UDP GRO in, UDP GSO out: `http3::udp`, as in
+//!   flint serve), and QUIC's deadline on the Webchild's timer.
+//! - `pacing.rs`: QUIC's pacing time honoured: a datagram due later is kept aside and sent at
+//!   its time from the Webchild's timer, first in the next GSO batch.
 //! - `streams.rs`: the page's files as streams, up to `--streams` in flight (default: the whole
 //!   page) and the server's stream limit, in the connection's table of exchanges in flight
 //!   (`client/in_flight.rs`); each response's head and body recorded as over HTTP/2 (time to
