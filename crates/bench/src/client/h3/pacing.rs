@@ -1,14 +1,13 @@
-//! QUIC's pacing on the client's sends: quiche (pacing on in `http3`'s configuration) gives each
-//! datagram the time it should leave (`Datagram::at`, `SendInfo::at`). A datagram due within
+//! QUIC's pacing on the client's sends: quiche gives each datagram the time it should leave (`Datagram::at`, `SendInfo::at`). A datagram due within
 //! [`PACING_SLACK_US`] goes now, in the GSO batch being filled; the first one due later is kept
 //! aside (one a connection: quiche's times only grow, so nothing more is asked of the client
 //! until it has gone), the batch ends before it, and the Webchild's timer is armed to its
 //! time: the loop sends it then, first in the next batch. No thread, no sleep.
 //!
-//! On loopback the pacer's rate is the congestion window over a round trip of tens of µs, so
-//! nearly every datagram is due at once and pacing changes little; over a real path it spreads
-//! a window's datagrams over the round trip instead of one burst. `FLINT_H3_NO_PACING` set at
-//! start sends every datagram at once, as before.
+//! With flint's configuration nothing is paced: it sets no congestion control, so quiche uses
+//! CUBIC, whose send time is always the time `send` was called (only BBR2's pacer gives later
+//! times; `enable_pacing` does not change that). This honours a time when the library gives
+//! one. `FLINT_H3_NO_PACING` set at start skips the check: every datagram goes at once.
 
 use super::super::NONE;
 use std::net::SocketAddr;
