@@ -22,7 +22,7 @@ use super::super::{ThreadState, NONE};
 use super::pacing::Pacer;
 use super::{State, H3};
 use crate::stats::{ErrorKind, Packets};
-use http3::udp::gso::{fill_batch, send_step, Batch, Gso, Step, NO_GSO_ENV};
+use http3::udp::gso::{send_step, Batch, Gso, Step, NO_GSO_ENV};
 use http3::udp::recv::{Receiver, NO_GRO_ENV, SLOTS};
 use std::cell::RefCell;
 use std::io;
@@ -211,30 +211,16 @@ impl H3 {
         let (fd, tx, base) = (sock.as_raw_fd(), &mut self.tx, self.base);
         // Paced while a page is in progress; between pages the timer is the page logic's, so
         // what is left (acknowledgements) goes now rather than at the next page.
-        let (pace, release_at) = match self.busy {
-            true => (tx.pacer.on, now),
-            false => (false, u64::MAX),
-        };
+        let paced = self.busy && tx.pacer.on;
         let mut c = Calls::default();
         let ended = loop {
             if tx.held.is_none() {
                 // The datagram kept for its time leads the next batch once due.
-                if tx.carry.is_none() {
-                    tx.carry = tx.pacer.release(&mut tx.out, release_at);
-                }
-                let (gso, pacer) = (tx.gso.on, &mut tx.pacer);
-                let next = |b: &mut [u8]| {
-                    // Nothing more is asked of the client while a datagram waits for its time.
-                    if pacer.holding() {
-                        return None;
-                    }
+                let send = |b: &mut [u8]| {
                     let d = client.send(b)?;
-                    match pace {
-                        true => pacer.admit(b, (d.len, d.to, us_since(base, d.at)), now),
-                        false => Some((d.len, d.to)),
-                    }
+                    Some((d.len, d.to, us_since(base, d.at)))
                 };
-                match fill_batch(&mut tx.out, &mut tx.carry, gso, next) {
+                match (tx.pacer).fill(&mut tx.out, &mut tx.carry, tx.gso.on, paced, now, send) {
                     Some(b) => tx.held = Some(b),
                     None => break Flushed::All,
                 }

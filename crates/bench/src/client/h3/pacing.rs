@@ -1,4 +1,5 @@
-//! QUIC's pacing on the client's sends: quiche gives each datagram the time it should leave (`Datagram::at`, `SendInfo::at`). A datagram due within
+//! QUIC's pacing on the client's sends: quiche gives each datagram the time it should leave
+//! (`Datagram::at`, `SendInfo::at`). A datagram due within
 //! [`PACING_SLACK_US`] goes now, in the GSO batch being filled; the first one due later is kept
 //! aside (one a connection: quiche's times only grow, so nothing more is asked of the client
 //! until it has gone), the batch ends before it, and the Webchild's timer is armed to its
@@ -10,7 +11,11 @@
 //! one. `FLINT_H3_NO_PACING` set at start skips the check: every datagram goes at once.
 
 use super::super::NONE;
+use http3::udp::gso::{fill_batch, Batch};
 use std::net::SocketAddr;
+
+/// A datagram the client wrote: its length, its peer, when it is due (µs of the run's clock).
+pub(super) type Written = (usize, SocketAddr, u64);
 
 /// Turns pacing off when set in the environment at start (read once a thread).
 pub(super) const NO_PACING_ENV: &str = "FLINT_H3_NO_PACING";
@@ -64,13 +69,43 @@ impl Pacer {
         self.later.is_some()
     }
 
+    /// One GSO batch of a flush into `out`: the datagram kept leads it once due (any time
+    /// when not `paced`), then the client's datagrams (`send`) while they are due; the first
+    /// due later is kept and the batch ends before it. None: nothing to send now. The flush
+    /// (`h3/datagrams.rs`) and the tests go through this one step.
+    pub(super) fn fill(
+        &mut self,
+        out: &mut [u8],
+        carry: &mut Option<(usize, usize, SocketAddr)>,
+        gso: bool,
+        paced: bool,
+        now: u64,
+        mut send: impl FnMut(&mut [u8]) -> Option<Written>,
+    ) -> Option<Batch> {
+        if carry.is_none() {
+            *carry = self.release(out, if paced { now } else { u64::MAX });
+        }
+        let next = |b: &mut [u8]| {
+            // Nothing more is asked of the client while a datagram waits for its time.
+            if self.holding() {
+                return None;
+            }
+            let d = send(b)?;
+            match paced {
+                true => self.admit(b, d, now),
+                false => Some((d.0, d.1)),
+            }
+        };
+        fill_batch(out, carry, gso, next)
+    }
+
     /// A datagram the client just wrote at the start of `out` (`len` bytes to `to`, due `at`):
     /// `Some` to send it now, or `None` when it is due later, kept (copied aside).
     #[inline]
-    pub(super) fn admit(
+    fn admit(
         &mut self,
         out: &[u8],
-        (len, to, at): (usize, SocketAddr, u64),
+        (len, to, at): Written,
         now: u64,
     ) -> Option<(usize, SocketAddr)> {
         if !self.on || at <= now.saturating_add(PACING_SLACK_US) {
@@ -82,12 +117,8 @@ impl Pacer {
     }
 
     /// The datagram kept, if it is due by `now`, written at the start of `out` for the next
-    /// batch to begin with (as `fill_batch`'s carry: `(0, len, to)`); the carry must be free.
-    pub(super) fn release(
-        &mut self,
-        out: &mut [u8],
-        now: u64,
-    ) -> Option<(usize, usize, SocketAddr)> {
+    /// batch to begin with (as `fill_batch`'s carry: `(0, len, to)`).
+    fn release(&mut self, out: &mut [u8], now: u64) -> Option<(usize, usize, SocketAddr)> {
         let (len, to, at) = self.later?;
         if at > now.saturating_add(PACING_SLACK_US) {
             return None;
@@ -101,7 +132,7 @@ impl Pacer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use http3::udp::gso::{fill_batch, send_step, Gso, Step};
+    use http3::udp::gso::{send_step, Gso, Step};
 
     /// Datagrams of 100 bytes, the i-th filled with i and due at `due[i]`.
     fn client(due: &[u64]) -> impl FnMut(&mut [u8]) -> Option<(usize, SocketAddr, u64)> + '_ {
@@ -125,17 +156,7 @@ mod tests {
         let mut carry = None;
         let mut sent = Vec::new();
         loop {
-            if carry.is_none() {
-                carry = pacer.release(&mut out, now);
-            }
-            let mut ask = |b: &mut [u8]| {
-                if pacer.holding() {
-                    return None;
-                }
-                let d = next(b)?;
-                pacer.admit(b, d, now)
-            };
-            let Some(batch) = fill_batch(&mut out, &mut carry, true, &mut ask) else {
+            let Some(batch) = pacer.fill(&mut out, &mut carry, true, true, now, &mut *next) else {
                 return sent;
             };
             // The batch's datagrams one by one (GSO off here), each seen by its first byte.
