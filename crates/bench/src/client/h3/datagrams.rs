@@ -215,12 +215,22 @@ impl H3 {
         let mut c = Calls::default();
         let ended = loop {
             if tx.held.is_none() {
-                // The datagram kept for its time leads the next batch once due.
+                // The datagram kept for its time leads the next batch once due. `now` was read
+                // at the event's start: one that seems due later is checked on the clock again.
+                let clock = || us_since(base, Instant::now());
                 let send = |b: &mut [u8]| {
                     let d = client.send(b)?;
                     Some((d.len, d.to, us_since(base, d.at)))
                 };
-                match (tx.pacer).fill(&mut tx.out, &mut tx.carry, tx.gso.on, paced, now, send) {
+                match (tx.pacer).fill(
+                    &mut tx.out,
+                    &mut tx.carry,
+                    tx.gso.on,
+                    paced,
+                    now,
+                    clock,
+                    send,
+                ) {
                     Some(b) => tx.held = Some(b),
                     None => break Flushed::All,
                 }

@@ -33,6 +33,15 @@ pub(super) fn wanted() -> bool {
     WANTED.with(|w| *w)
 }
 
+/// Whether a datagram due `at` goes at `now` (within the slack). `now` was read at the event's
+/// start and a big read since may have taken more than the slack: one that seems due later is
+/// checked on the clock read again (`clock`), so that it is not kept by mistake (ending the
+/// GSO batch, arming the timer, a turn of the loop later). The read is made only then.
+#[inline]
+fn due(at: u64, now: u64, clock: &mut impl FnMut() -> u64) -> bool {
+    at <= now.saturating_add(PACING_SLACK_US) || at <= clock().saturating_add(PACING_SLACK_US)
+}
+
 /// One connection's datagram kept for its pacing time.
 pub(super) struct Pacer {
     /// Pacing is on for this connection.
@@ -80,10 +89,14 @@ impl Pacer {
         gso: bool,
         paced: bool,
         now: u64,
+        mut clock: impl FnMut() -> u64,
         mut send: impl FnMut(&mut [u8]) -> Option<Written>,
     ) -> Option<Batch> {
         if carry.is_none() {
-            *carry = self.release(out, if paced { now } else { u64::MAX });
+            *carry = match paced {
+                true => self.release(out, now, &mut clock),
+                false => self.release(out, u64::MAX, &mut || u64::MAX),
+            };
         }
         let next = |b: &mut [u8]| {
             // Nothing more is asked of the client while a datagram waits for its time.
@@ -92,7 +105,7 @@ impl Pacer {
             }
             let d = send(b)?;
             match paced {
-                true => self.admit(b, d, now),
+                true => self.admit(b, d, now, &mut clock),
                 false => Some((d.0, d.1)),
             }
         };
@@ -107,8 +120,9 @@ impl Pacer {
         out: &[u8],
         (len, to, at): Written,
         now: u64,
+        clock: &mut impl FnMut() -> u64,
     ) -> Option<(usize, SocketAddr)> {
-        if !self.on || at <= now.saturating_add(PACING_SLACK_US) {
+        if !self.on || due(at, now, clock) {
             return Some((len, to));
         }
         self.buf[..len].copy_from_slice(&out[..len]);
@@ -118,9 +132,14 @@ impl Pacer {
 
     /// The datagram kept, if it is due by `now`, written at the start of `out` for the next
     /// batch to begin with (as `fill_batch`'s carry: `(0, len, to)`).
-    fn release(&mut self, out: &mut [u8], now: u64) -> Option<(usize, usize, SocketAddr)> {
+    fn release(
+        &mut self,
+        out: &mut [u8],
+        now: u64,
+        clock: &mut impl FnMut() -> u64,
+    ) -> Option<(usize, usize, SocketAddr)> {
         let (len, to, at) = self.later?;
-        if at > now.saturating_add(PACING_SLACK_US) {
+        if !due(at, now, clock) {
             return None;
         }
         self.later = None;
@@ -152,11 +171,23 @@ mod tests {
         next: &mut impl FnMut(&mut [u8]) -> Option<(usize, SocketAddr, u64)>,
         now: u64,
     ) -> Vec<Vec<u8>> {
+        flush_reading(pacer, next, now, || now)
+    }
+
+    /// As `flush`, with the clock read again giving what `clock` says.
+    fn flush_reading(
+        pacer: &mut Pacer,
+        next: &mut impl FnMut(&mut [u8]) -> Option<(usize, SocketAddr, u64)>,
+        now: u64,
+        mut clock: impl FnMut() -> u64,
+    ) -> Vec<Vec<u8>> {
         let mut out = vec![0u8; 10 * http3::MAX_DATAGRAM];
         let mut carry = None;
         let mut sent = Vec::new();
         loop {
-            let Some(batch) = pacer.fill(&mut out, &mut carry, true, true, now, &mut *next) else {
+            let Some(batch) = pacer.fill(
+                &mut out, &mut carry, true, true, now, &mut clock, &mut *next,
+            ) else {
                 return sent;
             };
             // The batch's datagrams one by one (GSO off here), each seen by its first byte.
@@ -189,6 +220,26 @@ mod tests {
         // At its time it goes, and the one due with it in the same batch.
         assert_eq!(flush(&mut pacer, &mut next, 6_000), [vec![2, 3]]);
         assert_eq!(pacer.due_at(), NONE);
+    }
+
+    #[test]
+    fn a_datagram_that_seems_due_later_goes_now_if_the_clock_read_again_says_it_is_due() {
+        let mut pacer = Pacer::new();
+        pacer.reset(true);
+        // The event began at 1,000; a long read since: the clock now says 7,000.
+        let due = [1_000, 6_500, 7_500];
+        let mut next = client(&due);
+        let mut reads = 0;
+        let clock = || {
+            reads += 1;
+            7_000
+        };
+        assert_eq!(
+            flush_reading(&mut pacer, &mut next, 1_000, clock),
+            [vec![0, 1, 2]]
+        );
+        assert_eq!(pacer.due_at(), NONE);
+        assert_eq!(reads, 2, "read again only for those that seemed due later");
     }
 
     #[test]
