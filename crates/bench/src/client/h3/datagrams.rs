@@ -19,7 +19,7 @@ use super::super::errors::connect_error;
 use super::super::linger::Linger;
 use super::super::page::Child;
 use super::super::{ThreadState, NONE};
-use super::pacing::Pacer;
+use super::pacing::{Pacer, Written};
 use super::{State, H3};
 use crate::stats::{ErrorKind, Packets};
 use http3::udp::gso::{send_step, Batch, Gso, Step, NO_GSO_ENV};
@@ -93,6 +93,31 @@ impl Sender {
     /// Whether the socket sends with GSO.
     pub(super) fn gso(&self) -> bool {
         self.gso.on
+    }
+
+    /// Sends what is left whatever its time: the batch held, the datagram kept for its pacing
+    /// time, then every datagram the client (`send`) has, through `one` (to `fd`); until the
+    /// client has nothing more, the socket's buffer is full or a send fails. At the end of the
+    /// run (the linger's first step) the requests counted unfinished must reach the server.
+    fn send_left(
+        &mut self,
+        fd: RawFd,
+        mut one: impl FnMut(&[u8], SocketAddr) -> io::Result<usize>,
+        mut send: impl FnMut(&mut [u8]) -> Option<Written>,
+    ) {
+        loop {
+            if self.held.is_none() {
+                let (out, carry, gso) = (&mut self.out, &mut self.carry, self.gso.on);
+                match (self.pacer).fill(out, carry, gso, false, NONE, || NONE, &mut send) {
+                    Some(b) => self.held = Some(b),
+                    None => return,
+                }
+            }
+            match send_step(&mut self.held, &self.out, &mut self.gso, fd, &mut one) {
+                Step::Sent(_) | Step::Again => {}
+                Step::Blocked | Step::Lost(_) => return,
+            }
+        }
     }
 }
 
@@ -255,8 +280,9 @@ impl H3 {
             h.send_calls += c.calls;
         }
         match ended {
-            Flushed::All => {}
-            Flushed::Blocked => return true,
+            // The client took the requests whole; what is held or kept goes at the writable
+            // event, the pacing time or, at the latest, the linger's first step.
+            Flushed::All | Flushed::Blocked => {}
             Flushed::Failed(e) => {
                 let kind = match self.state {
                     State::Handshaking => connect_error(&e),
@@ -266,10 +292,9 @@ impl H3 {
                 return false;
             }
         }
-        if self.tx.pacer.holding() {
-            // A datagram waits for its pacing time: what it carries has not left yet.
-            return true;
-        }
+        // Every request the client has taken whole is written now, a datagram kept or not: a
+        // response can only come after the flush that took its request, so no time to first
+        // byte counts from NONE, and `at_end` counts it unfinished (the linger sends the rest).
         for s in (self.flight.iter_mut()).filter(|s| s.ex.written_us == NONE) {
             if s.body_left() == 0 {
                 s.ex.written_us = now;
@@ -345,9 +370,10 @@ impl H3 {
         }
     }
 
-    /// One step of the close after the end of the run: what the server sends is read and handed
-    /// to the client, only for a GOAWAY (its streams were never processed); nothing is sent and
-    /// nothing counted. The connection waits so until the loop's linger bound, so that the
+    /// One step of the close after the end of the run: the first sends what is left (held, or
+    /// kept for its pacing time: requests counted unfinished); what the server sends is read and
+    /// handed to the client, only for a GOAWAY (its streams were never processed); nothing is
+    /// counted. The connection waits so until the loop's linger bound, so that the
     /// server has the requests sent and answers them before it hears the connection close.
     pub(super) fn linger_step(&mut self, at: Linger) -> Linger {
         let (Some(sock), Some(client)) = (&self.sock, &mut self.client) else {
@@ -355,6 +381,16 @@ impl H3 {
         };
         if self.at_end_stats.is_none() {
             self.at_end_stats = Some(client.stats());
+        }
+        if at == Linger::Flushing {
+            // What is held or kept for its pacing time carries requests counted unfinished.
+            let base = self.base;
+            let send = |b: &mut [u8]| {
+                let d = client.send(b)?;
+                Some((d.len, d.to, us_since(base, d.at)))
+            };
+            self.tx
+                .send_left(sock.as_raw_fd(), |d, _| sock.send(d), send);
         }
         let peer = self.peer;
         let deliver = |d: &mut [u8]| drop(client.recv(d, peer));
@@ -402,6 +438,59 @@ fn us_since(base: Instant, at: Instant) -> u64 {
 mod tests {
     use super::*;
     use std::net::UdpSocket;
+
+    #[test]
+    fn what_is_left_goes_at_the_end_whatever_its_pacing_time() {
+        let to: SocketAddr = "127.0.0.1:443".parse().unwrap();
+        // Datagrams of 100 bytes, the i-th filled with i and due at `due[i]`.
+        let due = [1_000, 9_000, 9_100];
+        let mut i = 0;
+        let mut client = |b: &mut [u8]| {
+            let at = *due.get(i)?;
+            b[..100].fill(i as u8);
+            i += 1;
+            Some((100, to, at))
+        };
+        let mut tx = Sender::new();
+        tx.reset(false, true);
+        // A flush at 1,000: the first goes, the second is kept for 9,000.
+        let mut carry = None;
+        let batch = (tx.pacer).fill(
+            &mut tx.out,
+            &mut carry,
+            false,
+            true,
+            1_000,
+            || 1_000,
+            &mut client,
+        );
+        assert!(batch.is_some() && tx.out[0] == 0, "the first goes now");
+        assert!(tx
+            .pacer
+            .fill(
+                &mut tx.out,
+                &mut carry,
+                false,
+                true,
+                1_000,
+                || 1_000,
+                &mut client
+            )
+            .is_none());
+        assert_eq!(tx.pacer.due_at(), 9_000);
+        // The run ends at 2,000: the one kept and the client's next go all the same.
+        let mut sent = Vec::new();
+        tx.send_left(
+            -1,
+            |d, _| {
+                sent.push(d[0]);
+                Ok(d.len())
+            },
+            &mut client,
+        );
+        assert_eq!(sent, [1, 2]);
+        assert_eq!(tx.pacer.due_at(), NONE);
+    }
 
     #[test]
     fn a_message_cut_short_is_counted_as_dropped_by_the_read_that_met_it() {
