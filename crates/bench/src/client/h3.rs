@@ -215,10 +215,18 @@ impl Wire for H3 {
             // At or after the end nothing is read or sent: `linger` reads what is left.
             return;
         }
-        if ev.is_writable() && self.tx.held.is_some() && !self.flush(ch, cx, now) {
-            return;
+        let read = ev.is_readable() || ev.is_error();
+        if ev.is_writable() && self.tx.held.is_some() {
+            if !self.flush(ch, cx, now) {
+                return;
+            }
+            // A datagram kept for its pacing time by this flush needs the timer (a read arms
+            // it after its own flush).
+            if !read {
+                self.arm(ch, cx);
+            }
         }
-        if ev.is_readable() || ev.is_error() {
+        if read {
             self.on_readable(ch, cx, buf, now);
         }
     }
