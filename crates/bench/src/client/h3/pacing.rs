@@ -20,8 +20,10 @@ pub(super) type Written = (usize, SocketAddr, u64);
 /// Turns pacing off when set in the environment at start (read once a thread).
 pub(super) const NO_PACING_ENV: &str = "FLINT_H3_NO_PACING";
 
-/// A datagram due within this of now goes now: the loop's timers wake no finer than epoll's
-/// millisecond, so one due sooner would be sent no earlier by waiting for it.
+/// A datagram due within this of now goes now. Each datagram kept costs the loop a wake-up and,
+/// in the open loop, a `timerfd_settime` for its alarm (whose wake-up is precise); in the
+/// closed loop (lanes) the wait is `epoll_wait`'s, whole milliseconds. A datagram due sooner
+/// than this would leave barely later than now, for those system calls.
 pub(super) const PACING_SLACK_US: u64 = 1_000;
 
 thread_local! {
