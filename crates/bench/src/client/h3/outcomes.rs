@@ -139,12 +139,13 @@ impl H3 {
         let was_up = self.state == State::Open;
         // Sent in 0-RTT on a connection that never came up: its first stream is the one
         // failure (the page's next file, as without `--early-data`), the others unsent, so
-        // error counts do not depend on the flag.
-        let first_early = (!was_up)
+        // error counts do not depend on the flag. Lanes: each stream is a page of its own,
+        // failed, so each is a failure (failed pages and errors agree).
+        let lanes = self.lanes;
+        let first_early = (!was_up && !lanes)
             .then(|| self.flight.iter().map(|(_, s)| s.id).min())
             .flatten();
         let mut any = false;
-        let lanes = self.lanes;
         for s in self.flight.drain() {
             if first_early.is_none_or(|first| first == s.id) {
                 let bytes = s.ex.bytes();
