@@ -100,13 +100,15 @@ impl H3 {
         let mut quota_done = false;
         // Closed-loop lanes are refilled in batches, as over HTTP/2 (lanes run in the closed
         // loop only: `runner/plan.rs`).
+        // The batch is sized as HTTP/2's: from `--streams` and the server's limit, the lowest
+        // (QUIC's limit is a credit of streams left: the concurrent limit is those in flight
+        // and the credit).
+        let server = self.client.as_ref().map_or(0, http3::Client::streams_left);
+        let limit = self
+            .want
+            .min(self.flight.len().saturating_add(server as usize));
         let held = self.lanes
-            && stream_lanes::refill_held(
-                true,
-                self.want,
-                self.flight.len(),
-                self.flight.retry.len(),
-            );
+            && stream_lanes::refill_held(true, limit, self.flight.len(), self.flight.retry.len());
         while !held && self.goaway.is_none() && self.flight.len() < self.want && now < end {
             if self.flight.retry.is_empty() && self.lanes {
                 // A lane is free: the page picked and not sent yet, or the next one. (No slot
