@@ -108,7 +108,7 @@ impl Sender {
         loop {
             if self.held.is_none() {
                 let (out, carry, gso) = (&mut self.out, &mut self.carry, self.gso.on);
-                match (self.pacer).fill(out, carry, gso, false, NONE, || NONE, &mut send) {
+                match (self.pacer).fill(out, carry, gso, None, || NONE, &mut send) {
                     Some(b) => self.held = Some(b),
                     None => return,
                 }
@@ -236,7 +236,7 @@ impl H3 {
         let (fd, tx, base) = (sock.as_raw_fd(), &mut self.tx, self.base);
         // Paced while a page is in progress; between pages the timer is the page logic's, so
         // what is left (acknowledgements) goes now rather than at the next page.
-        let paced = self.busy && tx.pacer.on;
+        let paced_at = (self.busy && tx.pacer.on).then_some(now);
         let mut c = Calls::default();
         let ended = loop {
             if tx.held.is_none() {
@@ -247,15 +247,8 @@ impl H3 {
                     let d = client.send(b)?;
                     Some((d.len, d.to, us_since(base, d.at)))
                 };
-                match (tx.pacer).fill(
-                    &mut tx.out,
-                    &mut tx.carry,
-                    tx.gso.on,
-                    paced,
-                    now,
-                    clock,
-                    send,
-                ) {
+                match (tx.pacer).fill(&mut tx.out, &mut tx.carry, tx.gso.on, paced_at, clock, send)
+                {
                     Some(b) => tx.held = Some(b),
                     None => break Flushed::All,
                 }
@@ -459,8 +452,7 @@ mod tests {
             &mut tx.out,
             &mut carry,
             false,
-            true,
-            1_000,
+            Some(1_000),
             || 1_000,
             &mut client,
         );
@@ -471,8 +463,7 @@ mod tests {
                 &mut tx.out,
                 &mut carry,
                 false,
-                true,
-                1_000,
+                Some(1_000),
                 || 1_000,
                 &mut client
             )

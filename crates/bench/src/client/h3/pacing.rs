@@ -80,24 +80,23 @@ impl Pacer {
         self.later.is_some()
     }
 
-    /// One GSO batch of a flush into `out`: the datagram kept leads it once due (any time
-    /// when not `paced`), then the client's datagrams (`send`) while they are due; the first
-    /// due later is kept and the batch ends before it. None: nothing to send now. The flush
-    /// (`h3/datagrams.rs`) and the tests go through this one step.
+    /// One GSO batch of a flush into `out`: the datagram kept leads it once due (paced, by
+    /// `paced_at`, the event's time; at once with None), then the client's datagrams (`send`)
+    /// while they are due; the first due later is kept and the batch ends before it. None:
+    /// nothing to send now. The flush (`h3/datagrams.rs`) and the tests go through this step.
     pub(super) fn fill(
         &mut self,
         out: &mut [u8],
         carry: &mut Option<(usize, usize, SocketAddr)>,
         gso: bool,
-        paced: bool,
-        now: u64,
+        paced_at: Option<u64>,
         mut clock: impl FnMut() -> u64,
         mut send: impl FnMut(&mut [u8]) -> Option<Written>,
     ) -> Option<Batch> {
         if carry.is_none() {
-            *carry = match paced {
-                true => self.release(out, now, &mut clock),
-                false => self.release(out, u64::MAX, &mut || u64::MAX),
+            *carry = match paced_at {
+                Some(now) => self.release(out, now, &mut clock),
+                None => self.release(out, u64::MAX, &mut || u64::MAX),
             };
         }
         let next = |b: &mut [u8]| {
@@ -106,9 +105,9 @@ impl Pacer {
                 return None;
             }
             let d = send(b)?;
-            match paced {
-                true => self.admit(b, d, now, &mut clock),
-                false => Some((d.0, d.1)),
+            match paced_at {
+                Some(now) => self.admit(b, d, now, &mut clock),
+                None => Some((d.0, d.1)),
             }
         };
         fill_batch(out, carry, gso, next)
@@ -188,7 +187,12 @@ mod tests {
         let mut sent = Vec::new();
         loop {
             let Some(batch) = pacer.fill(
-                &mut out, &mut carry, true, true, now, &mut clock, &mut *next,
+                &mut out,
+                &mut carry,
+                true,
+                Some(now),
+                &mut clock,
+                &mut *next,
             ) else {
                 return sent;
             };
