@@ -58,6 +58,7 @@ mod read_slack;
 mod redirects;
 mod setup;
 mod shared;
+mod stream_lanes;
 mod timers;
 
 use alarm::Alarm;

@@ -63,8 +63,8 @@ pub struct BenchConfig {
     pub connections_per_child: usize,
     /// Requests in flight at once on one connection: HTTP/2 streams (`None`: all of a page's
     /// files, never more than the server's SETTINGS_MAX_CONCURRENT_STREAMS), or HTTP/1.1
-    /// pipelining's depth. With a one-file page, HTTP/2 keeps this many requests of it in flight
-    /// (h2load's `-m`).
+    /// pipelining's depth. With a one-file page, HTTP/2 and HTTP/3 keep this many requests of it
+    /// in flight (h2load's `-m`): lanes.
     pub streams: Option<u32>,
     /// HTTP/2 receive windows (each stream's, and the connection's when above 65535, where it
     /// starts and below which it cannot go); `None`: a browser's (see [`H2_STREAM_WINDOW`]).

@@ -8,13 +8,16 @@
 //!   connect timeout, its time the connect row's; the client's configuration (trust: `--cacert`,
 //!   `--insecure`), made once a thread.
 //! - `datagrams.rs`: every datagram the socket holds handed to the client, every datagram the
-//!   client gives sent at once (`recvmmsg` and UDP GRO in, UDP GSO out: `http3::udp`, as in
-//!   flint serve; QUIC's pacing time is not waited for), and QUIC's deadline on the
-//!   Webchild's timer.
+//!   client gives sent once due (`recvmmsg` and UDP GRO in, UDP GSO out: `http3::udp`, as in
+//!   flint serve), and QUIC's deadline on the Webchild's timer.
+//! - `pacing.rs`: QUIC's pacing time honoured: a datagram due later is kept aside and sent at
+//!   its time from the Webchild's timer, first in the next GSO batch.
 //! - `streams.rs`: the page's files as streams, up to `--streams` in flight (default: the whole
 //!   page) and the server's stream limit, in the connection's table of exchanges in flight
 //!   (`client/in_flight.rs`); each response's head and body recorded as over HTTP/2 (time to
-//!   first byte, response time, the page's time).
+//!   first byte, response time, the page's time). When every page is one file and `--streams
+//!   N` is more than one, each stream is a page of its own ("lanes", `client/stream_lanes.rs`,
+//!   as over HTTP/2), N in flight, refilled in batches, in the closed loop.
 //! - `app.rs`: an application workload's requests built per use as their streams open, and
 //!   their responses kept per stream and judged, through `client/app.rs` (a workload without
 //!   one never goes there).
@@ -33,6 +36,7 @@ mod app;
 mod connecting;
 mod datagrams;
 mod outcomes;
+mod pacing;
 mod streams;
 
 use super::app::{AppExchange, AppStream, H2Request};
@@ -83,6 +87,9 @@ pub(super) struct H3 {
     bodies_pending: bool,
     /// Streams in flight at most (`--streams`; a page's files when unset).
     want: usize,
+    /// Whether each stream is a page of its own (one-file pages, `--streams N` above one: N
+    /// pages in flight as lanes, as over HTTP/2; the closed loop only).
+    lanes: bool,
     /// The page's next file to request; whether none failed so far.
     next_file: usize,
     page_ok: bool,
@@ -133,6 +140,7 @@ impl Wire for H3 {
         let w = sh.workload;
         let most_files = w.pages.iter().map(|p| p.files.len()).max().unwrap_or(1);
         let want = sh.config.streams.map_or(most_files, |n| n.max(1) as usize);
+        let lanes = most_files == 1 && want > 1;
         H3 {
             state: State::Idle,
             config: thread_config(sh),
@@ -146,6 +154,7 @@ impl Wire for H3 {
             flight: InFlight::new(want),
             bodies_pending: false,
             want,
+            lanes,
             next_file: 0,
             page_ok: true,
             fresh: false,
@@ -206,10 +215,18 @@ impl Wire for H3 {
             // At or after the end nothing is read or sent: `linger` reads what is left.
             return;
         }
-        if ev.is_writable() && self.tx.held.is_some() && !self.flush(ch, cx, now) {
-            return;
+        let read = ev.is_readable() || ev.is_error();
+        if ev.is_writable() && self.tx.held.is_some() {
+            if !self.flush(ch, cx, now) {
+                return;
+            }
+            // A datagram kept for its pacing time by this flush needs the timer (a read arms
+            // it after its own flush).
+            if !read {
+                self.arm(ch, cx);
+            }
         }
-        if ev.is_readable() || ev.is_error() {
+        if read {
             self.on_readable(ch, cx, buf, now);
         }
     }
@@ -245,8 +262,8 @@ impl Wire for H3 {
             (s.ex.written_us != NONE && !refused).then(|| s.ex.bytes())
         });
         // Connecting, or waiting for the server to allow a stream: the page's next file was
-        // begun and not sent.
-        if !any && self.fresh {
+        // begun and not sent (lanes: the page picked last, whatever the other lanes hold).
+        if self.fresh && (self.lanes || !any) {
             let ex = self.first_exchange(ch, cx.sh.workload);
             ch.record_unsent(cx, &ex, end);
         }
@@ -292,6 +309,23 @@ impl Drop for H3 {
 }
 
 impl H3 {
+    /// A file's outcome for its page: with lanes the page is the file's own, recorded now (its
+    /// end is the file's); else the page (recorded when its last file ends) is a hit only if
+    /// every file is.
+    pub(super) fn file_done(
+        &mut self,
+        cx: &mut ThreadState<'_>,
+        ex: &Exchange,
+        ok: bool,
+        now: u64,
+    ) {
+        if self.lanes {
+            Child::record_page(cx, ex.page, ok, now);
+        } else {
+            self.page_ok &= ok;
+        }
+    }
+
     /// A request held back by quiche given up: its buffers back to the pool.
     pub(super) fn release_held(&mut self) {
         self.spare.extend(self.held.take().map(|(_, kept)| kept));
@@ -301,6 +335,14 @@ impl H3 {
     /// connect counted on): the first to send again after a GOAWAY, or the page's next file.
     fn first_exchange(&self, ch: &Child, w: &crate::Workload) -> Exchange {
         let file = match self.flight.retry.last() {
+            // Lanes: its own page, not the one the Webchild picked last (unless that one is
+            // still to be sent: it is what waits for the connection).
+            Some(ex) if self.lanes && !self.fresh => {
+                return Exchange {
+                    connect_us: self.connect_us,
+                    ..*ex
+                }
+            }
             Some(ex) => ex.file,
             None => self.next_file,
         };

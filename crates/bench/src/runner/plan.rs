@@ -140,14 +140,15 @@ fn check_app(config: &BenchConfig, workload: &Workload) -> Result<(), BenchError
     if workload.plan().is_none() {
         return Ok(());
     }
-    // `--pipeline N` and `--http 2 --streams N` with one-file pages keep N pages in flight as
-    // lanes, each a page of its own.
+    // `--pipeline N` and `--http 2|3 --streams N` with one-file pages keep N pages in flight
+    // as lanes, each a page of its own.
     let lanes =
         config.streams.is_some_and(|n| n > 1) && workload.pages.iter().all(|p| p.files.len() == 1);
     let refused = match config.http {
         HttpMode::Pipeline if lanes => "--pipeline N with pages of one file (lanes)",
         HttpMode::Pipeline if config.redirect > 0 => "--redirect with --pipeline",
         HttpMode::Http2 if lanes => "--http 2 --streams N with pages of one file (lanes)",
+        HttpMode::Http3 if lanes => "--http 3 --streams N with pages of one file (lanes)",
         _ => return Ok(()),
     };
     Err(BenchError::Config(format!(
@@ -165,6 +166,7 @@ fn check_http3(config: &BenchConfig, workload: &Workload) -> Result<(), BenchErr
         return Ok(());
     }
     let one_file = workload.pages.iter().all(|p| p.files.len() == 1);
+    let lanes = config.streams.is_some_and(|n| n > 1) && one_file;
     let refused = match () {
         _ if config.target.scheme != crate::Scheme::Https => {
             "--http 3 needs an https:// URL: HTTP/3 runs over QUIC, which is always encrypted"
@@ -179,8 +181,13 @@ fn check_http3(config: &BenchConfig, workload: &Workload) -> Result<(), BenchErr
             "--ciphers names rustls's suites for TLS over TCP: not with --http 3 (BoringSSL's TLS 1.3 suites)"
         }
         _ if config.h2_window.is_some() => "--h2-window is HTTP/2's: not with --http 3",
-        _ if config.streams.is_some_and(|n| n > 1) && one_file => {
-            "--http 3 fetches a page's files as streams: --streams N with one-file pages (N pages in flight as lanes) is --http 2's"
+        // One-file pages with `--streams N`: N pages in flight as lanes, refilled as they end
+        // (in batches, as over HTTP/2): the closed loop only.
+        _ if lanes && config.rate.is_some() => {
+            "--http 3 --streams N with one-file pages keeps N pages in flight in the closed loop: not with --rate"
+        }
+        _ if lanes && config.think.is_some_and(|t| !t.is_zero()) => {
+            "--http 3 --streams N with one-file pages keeps N pages in flight in the closed loop: not with --think"
         }
         _ => return Ok(()),
     };
@@ -346,7 +353,20 @@ mod tests {
             check_http3(&c, &pages).is_ok(),
             "a page's files, 8 at a time"
         );
-        refused(&c, &one_file, "lanes");
+        assert!(
+            check_http3(&c, &one_file).is_ok(),
+            "lanes: 8 pages in flight"
+        );
+        let mut paced = c.clone();
+        paced.rate = Some(100.0);
+        refused(&paced, &one_file, "closed loop: not with --rate");
+        assert!(
+            check_http3(&paced, &pages).is_ok(),
+            "a page's files, open loop"
+        );
+        let mut thinking = c.clone();
+        thinking.think = Some(std::time::Duration::from_millis(10));
+        refused(&thinking, &one_file, "closed loop: not with --think");
         // Not HTTP/3: none of this is looked at here.
         let h2 = BenchConfig {
             http: HttpMode::Http2,

@@ -63,6 +63,7 @@ mod engine_h2_stream_ids;
 mod engine_h3;
 mod engine_h3_app;
 mod engine_h3_early;
+mod engine_h3_lanes;
 mod engine_h3_redirects;
 mod engine_h3_resume;
 mod engine_modes;

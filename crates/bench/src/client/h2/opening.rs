@@ -9,29 +9,21 @@ use super::super::in_flight::waiting_since;
 use super::super::page::Child;
 use super::super::page_flow;
 use super::super::redirects::OWN;
+use super::super::stream_lanes::{self, Lane};
 use super::super::{ThreadState, Wire, NONE};
 use super::requests::{H2Requests, STACK_FIELDS};
 use super::streams::{debug_block, debug_field, Io};
 use super::H2;
-use crate::config::H2_REFILL_SHARE;
 use http2::{Header, Session, StreamId};
 
 impl H2 {
-    /// Closed-loop lanes wait to be refilled together (`H2_REFILL_SHARE`): true while fewer
-    /// than the batch are free and a stream is still in flight (its end calls `fill` again).
-    /// Pages of several files, the open loop (a page's slot is its start), thinking lanes (their
-    /// timer is their start) and exchanges to send again are never held.
+    /// Closed-loop lanes wait to be refilled together (`stream_lanes::refill_held`). Pages of
+    /// several files, the open loop, thinking lanes and exchanges to send again are never held.
     fn refill_held(&self, open_loop: bool, think: bool) -> bool {
-        if !self.lanes
-            || open_loop
-            || think
-            || self.io.flight.is_empty()
-            || !self.io.flight.retry.is_empty()
-        {
-            return false;
-        }
-        let free = self.limit.saturating_sub(self.io.flight.len());
-        free < refill_batch(self.limit)
+        let closed_loop = !open_loop && !think;
+        let flight = &self.io.flight;
+        self.lanes
+            && stream_lanes::refill_held(closed_loop, self.limit, flight.len(), flight.retry.len())
     }
 
     /// Opens streams while there is room and something to send; ends the page (or the lanes)
@@ -78,26 +70,19 @@ impl H2 {
                 continue;
             }
             if self.lanes {
-                if !self.fresh {
-                    // Open loop: a page starts at its slot on a free stream, or, when every
-                    // stream was busy at its slot, as soon as one is free (its send lag).
-                    if open_loop && ch.next_intended_us as u64 > now {
+                match stream_lanes::next_lane(&mut self.fresh, ch, cx, now) {
+                    Lane::Page => {}
+                    Lane::SlotAhead => {
                         slot_ahead = true;
                         break;
                     }
-                    if !page_flow::pick(ch, cx, now) {
+                    Lane::QuotaDone => {
                         quota_done = true;
                         break;
                     }
                 }
                 self.fresh = false;
-                // A lane's page is its one file: the file begins with the page (picked now, or
-                // before the connection it waited for).
-                let ex = Exchange {
-                    file_start_us: ch.page.start_us,
-                    ..Exchange::new(ch.page)
-                };
-                self.submit(ch, cx, ex, now);
+                self.submit(ch, cx, stream_lanes::lane_exchange(ch), now);
             } else if self.page_ok
                 && self.next_file < ch.files(cx.sh.workload)
                 && !self.waits_for_values(cx.sh.workload)
@@ -318,26 +303,4 @@ fn submit_from_stack<const N: usize>(
         n += 1;
     }
     session.submit_request(&list[..n], body)
-}
-
-/// The fewest free lanes worth a write, of `limit` in flight at most.
-fn refill_batch(limit: usize) -> usize {
-    limit.div_ceil(H2_REFILL_SHARE).max(1)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::refill_batch;
-
-    #[test]
-    fn lanes_refill_in_batches_of_an_eighth() {
-        // Up to 8 lanes, each goes as it frees (h2load's -m 1 and the like are unchanged).
-        for limit in 0..=8 {
-            assert_eq!(refill_batch(limit), 1, "limit {limit}");
-        }
-        assert_eq!(refill_batch(9), 2);
-        assert_eq!(refill_batch(10), 2);
-        assert_eq!(refill_batch(100), 13);
-        assert_eq!(refill_batch(1000), 125);
-    }
 }

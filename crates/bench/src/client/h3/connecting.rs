@@ -116,8 +116,8 @@ impl H3 {
         // Asked per socket (one setsockopt, one getsockopt a connection, not a request).
         let (gro, gso) = super::datagrams::wanted();
         self.gro = gro && http3::udp::recv::set_gro(sock.as_raw_fd());
-        self.tx
-            .reset(gso && http3::udp::gso::kernel_segments(sock.as_raw_fd()));
+        let gso = gso && http3::udp::gso::kernel_segments(sock.as_raw_fd());
+        self.tx.reset(gso, super::pacing::wanted());
         cx.registry.register(
             &mut sock,
             Token(ch.slot),

@@ -1,7 +1,7 @@
 //! An HTTP/3 connection's datagrams: every one the socket holds handed to the client, then its
 //! events acted on once (`next`: the page's streams, one flush); every datagram the client has
-//! sent at once (QUIC's pacing time, `Datagram::at`, is not waited for: on loopback and in a
-//! LAN the congestion window, not pacing, is what holds a sender back), and QUIC's own
+//! sent once its pacing time has come (`h3/pacing.rs`: those due now at once, the first due
+//! later at its time, from the Webchild's timer), and QUIC's own
 //! deadline (acknowledgements, loss recovery, the idle timeout) on the Webchild's timer beside
 //! the connect and response timeouts.
 //!
@@ -19,9 +19,10 @@ use super::super::errors::connect_error;
 use super::super::linger::Linger;
 use super::super::page::Child;
 use super::super::{ThreadState, NONE};
+use super::pacing::{Pacer, Written};
 use super::{State, H3};
 use crate::stats::{ErrorKind, Packets};
-use http3::udp::gso::{fill_batch, send_step, Batch, Gso, Step, NO_GSO_ENV};
+use http3::udp::gso::{send_step, Batch, Gso, Step, NO_GSO_ENV};
 use http3::udp::recv::{Receiver, NO_GRO_ENV, SLOTS};
 use std::cell::RefCell;
 use std::io;
@@ -66,6 +67,8 @@ pub(super) struct Sender {
     /// Datagrams written and not sent yet (the socket's buffer was full).
     pub(super) held: Option<Batch>,
     gso: Gso,
+    /// The datagram kept for its pacing time, if any.
+    pub(super) pacer: Pacer,
 }
 
 impl Sender {
@@ -75,19 +78,46 @@ impl Sender {
             carry: None,
             held: None,
             gso: Gso::connected(false),
+            pacer: Pacer::new(),
         }
     }
 
-    /// A new socket: nothing held, GSO as `on` says.
-    pub(super) fn reset(&mut self, on: bool) {
+    /// A new socket: nothing held, GSO as `gso` says, pacing as `paced` does.
+    pub(super) fn reset(&mut self, gso: bool, paced: bool) {
         self.carry = None;
         self.held = None;
-        self.gso = Gso::connected(on);
+        self.gso = Gso::connected(gso);
+        self.pacer.reset(paced);
     }
 
     /// Whether the socket sends with GSO.
     pub(super) fn gso(&self) -> bool {
         self.gso.on
+    }
+
+    /// Sends what is left whatever its time: the batch held, the datagram kept for its pacing
+    /// time, then every datagram the client (`send`) has, through `one` (to `fd`); until the
+    /// client has nothing more, the socket's buffer is full or a send fails. At the end of the
+    /// run (the linger's first step) the requests counted unfinished must reach the server.
+    fn send_left(
+        &mut self,
+        fd: RawFd,
+        mut one: impl FnMut(&[u8], SocketAddr) -> io::Result<usize>,
+        mut send: impl FnMut(&mut [u8]) -> Option<Written>,
+    ) {
+        loop {
+            if self.held.is_none() {
+                let (out, carry, gso) = (&mut self.out, &mut self.carry, self.gso.on);
+                match (self.pacer).fill(out, carry, gso, None, || NONE, &mut send) {
+                    Some(b) => self.held = Some(b),
+                    None => return,
+                }
+            }
+            match send_step(&mut self.held, &self.out, &mut self.gso, fd, &mut one) {
+                Step::Sent(_) | Step::Again => {}
+                Step::Blocked | Step::Lost(_) => return,
+            }
+        }
     }
 }
 
@@ -203,13 +233,22 @@ impl H3 {
         let (Some(sock), Some(client)) = (&self.sock, &mut self.client) else {
             return true;
         };
-        let (fd, tx) = (sock.as_raw_fd(), &mut self.tx);
+        let (fd, tx, base) = (sock.as_raw_fd(), &mut self.tx, self.base);
+        // Paced while a page is in progress; between pages the timer is the page logic's, so
+        // what is left (acknowledgements) goes now rather than at the next page.
+        let paced_at = (self.busy && tx.pacer.on).then_some(now);
         let mut c = Calls::default();
         let ended = loop {
             if tx.held.is_none() {
-                let gso = tx.gso.on;
-                let next = |b: &mut [u8]| client.send(b).map(|d| (d.len, d.to));
-                match fill_batch(&mut tx.out, &mut tx.carry, gso, next) {
+                // The datagram kept for its time leads the next batch once due. `now` was read
+                // at the event's start: one that seems due later is checked on the clock again.
+                let clock = || us_since(base, Instant::now());
+                let send = |b: &mut [u8]| {
+                    let d = client.send(b)?;
+                    Some((d.len, d.to, us_since(base, d.at)))
+                };
+                match (tx.pacer).fill(&mut tx.out, &mut tx.carry, tx.gso.on, paced_at, clock, send)
+                {
                     Some(b) => tx.held = Some(b),
                     None => break Flushed::All,
                 }
@@ -234,8 +273,9 @@ impl H3 {
             h.send_calls += c.calls;
         }
         match ended {
-            Flushed::All => {}
-            Flushed::Blocked => return true,
+            // The client took the requests whole; what is held or kept goes at the writable
+            // event, the pacing time or, at the latest, the linger's first step.
+            Flushed::All | Flushed::Blocked => {}
             Flushed::Failed(e) => {
                 let kind = match self.state {
                     State::Handshaking => connect_error(&e),
@@ -245,6 +285,9 @@ impl H3 {
                 return false;
             }
         }
+        // Every request the client has taken whole is written now, a datagram kept or not: a
+        // response can only come after the flush that took its request, so no time to first
+        // byte counts from NONE, and `at_end` counts it unfinished (the linger sends the rest).
         for s in (self.flight.iter_mut()).filter(|s| s.ex.written_us == NONE) {
             if s.body_left() == 0 {
                 s.ex.written_us = now;
@@ -263,8 +306,8 @@ impl H3 {
         }
     }
 
-    /// The Webchild's timer at the earliest of QUIC's deadline, the connect timeout (while the
-    /// handshake is under way), the oldest stream's response timeout and the wait for the
+    /// The Webchild's timer at the earliest of QUIC's deadline, a datagram's pacing time, the
+    /// connect timeout (while the handshake is under way), the oldest stream's response timeout and the wait for the
     /// server to allow a stream. Between pages the timer is the page logic's: not touched.
     pub(super) fn arm(&mut self, ch: &Child, cx: &mut ThreadState<'_>) {
         if !self.busy {
@@ -294,7 +337,9 @@ impl H3 {
                 .min()
                 .map_or(NONE, |t| t + schedule.response_timeout_us),
         };
-        cx.timers.arm(ch.slot, quic.min(connect).min(response));
+        let paced = self.tx.pacer.due_at();
+        cx.timers
+            .arm(ch.slot, quic.min(paced).min(connect).min(response));
     }
 
     /// The connection's packets since they were last taken, into the statistics of `now`'s
@@ -318,9 +363,10 @@ impl H3 {
         }
     }
 
-    /// One step of the close after the end of the run: what the server sends is read and handed
-    /// to the client, only for a GOAWAY (its streams were never processed); nothing is sent and
-    /// nothing counted. The connection waits so until the loop's linger bound, so that the
+    /// One step of the close after the end of the run: the first sends what is left (held, or
+    /// kept for its pacing time: requests counted unfinished); what the server sends is read and
+    /// handed to the client, only for a GOAWAY (its streams were never processed); nothing is
+    /// counted. The connection waits so until the loop's linger bound, so that the
     /// server has the requests sent and answers them before it hears the connection close.
     pub(super) fn linger_step(&mut self, at: Linger) -> Linger {
         let (Some(sock), Some(client)) = (&self.sock, &mut self.client) else {
@@ -328,6 +374,16 @@ impl H3 {
         };
         if self.at_end_stats.is_none() {
             self.at_end_stats = Some(client.stats());
+        }
+        if at == Linger::Flushing {
+            // What is held or kept for its pacing time carries requests counted unfinished.
+            let base = self.base;
+            let send = |b: &mut [u8]| {
+                let d = client.send(b)?;
+                Some((d.len, d.to, us_since(base, d.at)))
+            };
+            self.tx
+                .send_left(sock.as_raw_fd(), |d, _| sock.send(d), send);
         }
         let peer = self.peer;
         let deliver = |d: &mut [u8]| drop(client.recv(d, peer));
@@ -375,6 +431,57 @@ fn us_since(base: Instant, at: Instant) -> u64 {
 mod tests {
     use super::*;
     use std::net::UdpSocket;
+
+    #[test]
+    fn what_is_left_goes_at_the_end_whatever_its_pacing_time() {
+        let to: SocketAddr = "127.0.0.1:443".parse().unwrap();
+        // Datagrams of 100 bytes, the i-th filled with i and due at `due[i]`.
+        let due = [1_000, 9_000, 9_100];
+        let mut i = 0;
+        let mut client = |b: &mut [u8]| {
+            let at = *due.get(i)?;
+            b[..100].fill(i as u8);
+            i += 1;
+            Some((100, to, at))
+        };
+        let mut tx = Sender::new();
+        tx.reset(false, true);
+        // A flush at 1,000: the first goes, the second is kept for 9,000.
+        let mut carry = None;
+        let batch = (tx.pacer).fill(
+            &mut tx.out,
+            &mut carry,
+            false,
+            Some(1_000),
+            || 1_000,
+            &mut client,
+        );
+        assert!(batch.is_some() && tx.out[0] == 0, "the first goes now");
+        assert!(tx
+            .pacer
+            .fill(
+                &mut tx.out,
+                &mut carry,
+                false,
+                Some(1_000),
+                || 1_000,
+                &mut client
+            )
+            .is_none());
+        assert_eq!(tx.pacer.due_at(), 9_000);
+        // The run ends at 2,000: the one kept and the client's next go all the same.
+        let mut sent = Vec::new();
+        tx.send_left(
+            -1,
+            |d, _| {
+                sent.push(d[0]);
+                Ok(d.len())
+            },
+            &mut client,
+        );
+        assert_eq!(sent, [1, 2]);
+        assert_eq!(tx.pacer.due_at(), NONE);
+    }
 
     #[test]
     fn a_message_cut_short_is_counted_as_dropped_by_the_read_that_met_it() {

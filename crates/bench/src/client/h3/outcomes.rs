@@ -90,22 +90,31 @@ impl H3 {
             }
             let bytes = s.ex.bytes();
             ch.record_failure(cx, &s.ex, ErrorKind::ResponseTimeout, bytes, now);
-            self.page_ok = false;
+            self.file_done(cx, &s.ex, false, now);
             self.spare.extend(s.app);
         }
         if self.no_room_since != super::NONE && self.no_room_since + timeout <= now {
             // What waited for a stream fails: those to send again, else the page's next file
             // (the page then ends: no more of its files are opened).
             self.no_room_since = super::NONE;
-            if self.flight.retry.is_empty() {
+            // (Lanes: the page picked and not sent, if any, whatever waits to be sent again.)
+            let next = match self.lanes {
+                true => self.fresh,
+                false => self.flight.retry.is_empty(),
+            };
+            if next {
                 let ex = self.first_exchange(ch, cx.sh.workload);
                 ch.record_failure(cx, &ex, ErrorKind::ResponseTimeout, 0, now);
+                self.file_done(cx, &ex, false, now);
             }
             // A request held back goes with its exchange: its buffers back to the pool.
             self.release_held();
-            for ex in self.flight.retry.drain(..) {
+            for k in 0..self.flight.retry.len() {
+                let ex = self.flight.retry[k];
                 ch.record_failure(cx, &ex, ErrorKind::ResponseTimeout, 0, now);
+                self.file_done(cx, &ex, false, now);
             }
+            self.flight.retry.clear();
             self.page_ok = false;
             self.fresh = false;
         }
@@ -130,8 +139,10 @@ impl H3 {
         let was_up = self.state == State::Open;
         // Sent in 0-RTT on a connection that never came up: its first stream is the one
         // failure (the page's next file, as without `--early-data`), the others unsent, so
-        // error counts do not depend on the flag.
-        let first_early = (!was_up)
+        // error counts do not depend on the flag. Lanes: each stream is a page of its own,
+        // failed, so each is a failure (failed pages and errors agree).
+        let lanes = self.lanes;
+        let first_early = (!was_up && !lanes)
             .then(|| self.flight.iter().map(|(_, s)| s.id).min())
             .flatten();
         let mut any = false;
@@ -139,6 +150,9 @@ impl H3 {
             if first_early.is_none_or(|first| first == s.id) {
                 let bytes = s.ex.bytes();
                 ch.record_failure(cx, &s.ex, kind, bytes, now);
+            }
+            if lanes {
+                Child::record_page(cx, s.ex.page, false, now);
             }
             self.spare.extend(s.app);
             any = true;
@@ -153,12 +167,19 @@ impl H3 {
         self.release_held();
         for ex in self.flight.retry.drain(..) {
             ch.record_failure(cx, &ex, kind, 0, now);
+            if lanes {
+                Child::record_page(cx, ex.page, false, now);
+            }
             any = true;
         }
-        if !any {
-            // Nothing sent yet: the page's next file is what failed.
+        // Nothing sent yet: the page's next file is what failed. Lanes: the page picked and
+        // not sent, if any (with none, the lanes were between pages: its own outcome counted).
+        if (!lanes && !any) || (lanes && self.fresh) {
             let ex = self.first_exchange(ch, cx.sh.workload);
             ch.record_failure(cx, &ex, kind, 0, now);
+            if lanes {
+                Child::record_page(cx, ex.page, false, now);
+            }
         }
         self.close();
         self.fresh = false;
@@ -168,6 +189,9 @@ impl H3 {
             kind,
             ErrorKind::ConnectRefused | ErrorKind::ConnectOther | ErrorKind::H3Handshake
         );
-        page_flow::end_page(self, ch, cx, false, now, backoff);
+        match lanes {
+            true => page_flow::next_page(self, ch, cx, now, backoff),
+            false => page_flow::end_page(self, ch, cx, false, now, backoff),
+        }
     }
 }

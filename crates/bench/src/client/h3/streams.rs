@@ -10,6 +10,7 @@ use super::super::in_flight::InFlightSlot;
 use super::super::page::Child;
 use super::super::page_flow;
 use super::super::redirects::OWN;
+use super::super::stream_lanes::{self, Lane};
 use super::super::{ThreadState, Wire, NONE};
 use super::{State, H3};
 use crate::stats::{ErrorKind, Http3Stats};
@@ -95,14 +96,37 @@ impl H3 {
             t => t,
         };
         self.send_bodies();
-        while self.goaway.is_none() && self.flight.len() < self.want && now < end {
-            // Nothing left to send: the page ends with its last stream (below), whatever room
-            // the server allows.
-            if self.flight.retry.is_empty() && !(self.page_ok && self.next_file < files) {
+        // Lanes: the quota is done (no page left to pick).
+        let mut quota_done = false;
+        // Closed-loop lanes are refilled in batches, as over HTTP/2 (lanes run in the closed
+        // loop only: `runner/plan.rs`).
+        // The batch is sized as HTTP/2's: from `--streams` and the server's limit, the lowest
+        // (QUIC's limit is a credit of streams left: the concurrent limit is those in flight
+        // and the credit).
+        let server = self.client.as_ref().map_or(0, http3::Client::streams_left);
+        let limit = self
+            .want
+            .min(self.flight.len().saturating_add(server as usize));
+        let held = self.lanes
+            && stream_lanes::refill_held(true, limit, self.flight.len(), self.flight.retry.len());
+        while !held && self.goaway.is_none() && self.flight.len() < self.want && now < end {
+            if self.flight.retry.is_empty() && self.lanes {
+                // A lane is free: the page picked and not sent yet, or the next one. (No slot
+                // is ahead: HTTP/3's lanes are closed-loop.)
+                match stream_lanes::next_lane(&mut self.fresh, ch, cx, now) {
+                    Lane::Page => {}
+                    Lane::SlotAhead => break,
+                    Lane::QuotaDone => {
+                        quota_done = true;
+                        break;
+                    }
+                }
+            } else if self.flight.retry.is_empty() && !(self.page_ok && self.next_file < files) {
+                // Nothing left to send: the page ends with its last stream (below), whatever
+                // room the server allows.
                 break;
-            }
-            // An application's next file waits for the values it may need.
-            if self.flight.retry.is_empty() && self.waits_for_values(cx.sh.workload) {
+            } else if self.flight.retry.is_empty() && self.waits_for_values(cx.sh.workload) {
+                // An application's next file waits for the values it may need.
                 break;
             }
             let room = self.client.as_ref().map_or(0, http3::Client::streams_left);
@@ -112,8 +136,16 @@ impl H3 {
                 self.wait_for_room(now);
                 return;
             }
-            let ex = match self.flight.retry.pop() {
+            let again = self.flight.retry.pop();
+            // A lane's page picked and not sent stays so while exchanges sent again go first.
+            self.fresh &= self.lanes && again.is_some();
+            let ex = match again {
                 Some(ex) => ex,
+                // A lane's page is its one file; the connection's time goes with the first.
+                None if self.lanes => Exchange {
+                    connect_us: std::mem::replace(&mut self.connect_us, NONE),
+                    ..stream_lanes::lane_exchange(ch)
+                },
                 None => {
                     let file = self.next_file;
                     self.next_file += 1;
@@ -129,7 +161,6 @@ impl H3 {
                     }
                 }
             };
-            self.fresh = false;
             match self.submit(ch, cx, ex, now) {
                 // The wait for room (bounded by the response timeout) ends when a request
                 // goes, not when one is tried: a request held back keeps waiting from when
@@ -151,7 +182,11 @@ impl H3 {
             self.waited_from = NONE;
             return;
         }
-        let left = !self.flight.retry.is_empty() || (self.page_ok && self.next_file < files);
+        let left = !self.flight.retry.is_empty()
+            || match self.lanes {
+                true => self.fresh,
+                false => self.page_ok && self.next_file < files,
+            };
         if self.goaway.is_some() {
             // The GOAWAY's streams are done: what is left goes on a new connection.
             if left && now < end {
@@ -161,6 +196,16 @@ impl H3 {
             self.close();
         }
         // (At the end of the run, what is left stays for `at_end`.)
+        if self.lanes && (quota_done || !left) {
+            // No lane in flight and none to open now (the quota is done, or the run has
+            // ended): finished, or the next page as after any page.
+            self.busy = false;
+            self.take_packets(cx, now);
+            return match quota_done {
+                true => page_flow::finish(self, ch, cx, now),
+                false => page_flow::next_page(self, ch, cx, now, false),
+            };
+        }
         if !left {
             self.busy = false;
             self.take_packets(cx, now);
@@ -373,7 +418,7 @@ impl H3 {
                     if let Some(s) = self.take(stream) {
                         let bytes = s.ex.bytes();
                         ch.record_failure(cx, &s.ex, ErrorKind::H3StreamReset, bytes, now);
-                        self.page_ok = false;
+                        self.file_done(cx, &s.ex, false, now);
                         self.spare.extend(s.app);
                     }
                 }
@@ -418,7 +463,7 @@ impl H3 {
             // The stream ended with no response head: the server broke the protocol.
             let bytes = s.ex.bytes();
             ch.record_failure(cx, &s.ex, ErrorKind::H3Protocol, bytes, now);
-            self.page_ok = false;
+            self.file_done(cx, &s.ex, false, now);
             return;
         }
         if s.app.is_some() {
@@ -427,7 +472,7 @@ impl H3 {
         // Without --redirect no Location is taken (`ex.next` stays `Hop::None`): recorded as
         // the final response.
         match ch.answered(cx, &s.ex, now) {
-            Answer::Final(ok) => self.page_ok &= ok,
+            Answer::Final(ok) => self.file_done(cx, &s.ex, ok, now),
             // The file goes on with the redirect's request, a new stream, first in line.
             Answer::Follow(to) => {
                 let mut ex = s.ex;

@@ -215,7 +215,8 @@ pub struct LoadArgs {
     /// HTTP/2: requests in flight per connection [default: all of a page's files, never more
     /// than the server allows]. With one-file pages, N pages of it at once (h2load's -m); in
     /// the closed loop those lanes refill in batches of N/8 (docs/bench-http2.md), so that
-    /// their HEADERS leave together. HTTP/3 too, pages of several files. Each connection's
+    /// their HEADERS leave together. HTTP/3 too; its lanes run in the closed loop only (no
+    /// --rate, no --think). Each connection's
     /// table of streams in flight is made once with 2N slots rounded up to a power of two (256
     /// for 100): a Webchild's memory grows with N.
     #[arg(long, value_name = "N", value_parser = at_least_one::<u32>)]
