@@ -22,7 +22,10 @@
 //!
 //! Programs (CGI, FastCGI) and proxied upstreams answer HTTP/3 requests as they answer
 //! HTTP/1.1's and HTTP/2's (`h3/gateway.rs`): the request body streamed to them, their head
-//! sent as fields, their body as flow control takes it. Other requests' bodies are read and
+//! sent as fields, their body as flow control takes it. A program is told the body's length
+//! up front (RFC 3875 4.1.2): a request whose `content-length` is not said has its body
+//! gathered whole first (`Gathering`, within `max_body_bytes`: past it 413, the rest refused),
+//! as HTTP/2's is, then is answered as one whose length is. Other requests' bodies are read and
 //! dropped, as a static server has no use for them. Either is read under the deadline
 //! HTTP/1.1's and HTTP/2's have (`body_timeout_ms`, `body_min_rate`), which the `http3` crate
 //! keeps per stream: past it the stream is stopped, and a response it still held back is
@@ -51,7 +54,7 @@ use crate::access_log::Entry;
 use crate::auth::Verdict;
 use crate::gateway::asked::Asked;
 use crate::gateway::{cgi, Launch, Route};
-use crate::protocol::gateway::Exchange;
+use crate::protocol::gateway::{body_gate, BodyGate, Exchange};
 use crate::protocol::programs::Programs;
 use crate::respond::{Body, Output, Reply};
 use crate::response::{Cached, Fields as HeadFields, Head, ReprFields};
@@ -68,6 +71,26 @@ pub(crate) const CHUNK: usize = 64 * 1024;
 const MAX_FIELDS: usize = 32;
 /// HTTP/3's code for a stream the server could not finish (RFC 9114 8.1).
 const H3_INTERNAL_ERROR: u64 = 0x102;
+/// HTTP/3's code for a request body not wanted once its response is complete (RFC 9114 4.1.2).
+const H3_NO_ERROR: u64 = 0x100;
+
+/// A request a program or an upstream answers whose body's length is not said: kept until the
+/// body is whole (`max_body_bytes` at most), then answered as one whose length is.
+struct Gathering {
+    fields: Fields,
+    body: Vec<u8>,
+    /// Handed out in 0-RTT: it stays an early request when answered after the handshake.
+    early: bool,
+}
+
+/// Why a request is not answered at once.
+enum Deferred {
+    /// A program answers: its exchange, and the program to start (boxed: the closure's result
+    /// stays small).
+    Program(Box<Exchange>, Box<Launch>),
+    /// Its body is gathered first ([`Gathering`]).
+    Gather,
+}
 
 /// A response's body not yet taken by flow control.
 enum Rest {
@@ -120,6 +143,8 @@ pub(crate) struct H3 {
     /// Programs asked for by the requests of this turn, started after it.
     launches: Vec<(RequestId, Launch)>,
     programs: Programs<RequestId>,
+    /// Requests whose bodies are gathered before a program hears of them.
+    gathering: HashMap<RequestId, Gathering, RandomState>,
 }
 
 impl H3 {
@@ -135,6 +160,7 @@ impl H3 {
             exchanges: HashMap::default(),
             launches: Vec::new(),
             programs: Programs::new(H3_TOKEN),
+            gathering: HashMap::default(),
         }
     }
 
@@ -170,7 +196,22 @@ impl H3 {
         while let Some(event) = self.server.poll() {
             match event {
                 ServerEvent::Request { id, fields, end } => {
-                    self.answer(id, &fields, end, w);
+                    let early = self.server.in_early_data(id.conn);
+                    if self.answer(id, &fields, end, early, None, w) {
+                        let body = Vec::new();
+                        (self.gathering).insert(
+                            id,
+                            Gathering {
+                                fields,
+                                body,
+                                early,
+                            },
+                        );
+                    }
+                    stir |= !self.launches.is_empty();
+                }
+                ServerEvent::Body { id } if self.gathering.contains_key(&id) => {
+                    self.gather(id, w);
                     stir |= !self.launches.is_empty();
                 }
                 ServerEvent::Body { id } if self.body_wanted(id) => stir = true,
@@ -180,7 +221,10 @@ impl H3 {
                     while self.server.recv_body(id, &mut self.chunk).unwrap_or(0) > 0 {}
                 }
                 ServerEvent::BodyEnd { id } => {
-                    if let Some(e) = self.exchanges.get_mut(&id) {
+                    if let Some(g) = self.gathering.remove(&id) {
+                        self.answer(id, &g.fields, true, g.early, Some(g.body), w);
+                        stir |= !self.launches.is_empty();
+                    } else if let Some(e) = self.exchanges.get_mut(&id) {
                         e.body_ended();
                         stir = true;
                     }
@@ -196,11 +240,15 @@ impl H3 {
                 }
                 ServerEvent::Reset { id, .. } => {
                     self.pending.remove(&id);
+                    self.gathering.remove(&id);
                     self.gateway_gone(id, w);
                     stir = true;
                 }
                 ServerEvent::Closed { conn, .. } => {
                     self.pending.retain(|id, _| id.conn != conn);
+                    if !self.gathering.is_empty() {
+                        self.gathering.retain(|id, _| id.conn != conn);
+                    }
                     if !self.exchanges.is_empty() {
                         let gone = (self.exchanges.keys())
                             .filter(|id| id.conn == conn)
@@ -243,13 +291,52 @@ impl H3 {
         st.h3_stateless_resets = c.stateless_resets;
     }
 
+    /// Reads what came of `id`'s gathered body; past `max_body_bytes` the request is answered
+    /// (413) and the rest of its body refused, else it waits for the body's end.
+    fn gather(&mut self, id: RequestId, w: &mut Worker) {
+        let H3 {
+            server,
+            gathering,
+            chunk,
+            ..
+        } = self;
+        let Some(g) = gathering.get_mut(&id) else {
+            return;
+        };
+        loop {
+            let n = server.recv_body(id, chunk).unwrap_or(0);
+            if n == 0 {
+                return;
+            }
+            g.body.extend_from_slice(&chunk[..n]);
+            if g.body.len() as u64 > w.max_body {
+                break;
+            }
+        }
+        if let Some(g) = self.gathering.remove(&id) {
+            let _ = self.server.stop_sending(id, H3_NO_ERROR);
+            self.answer(id, &g.fields, true, g.early, Some(g.body), w);
+        }
+    }
+
     /// Answers one request: the responder's reply, its access-log line, then its head and as
     /// much of its body as flow control takes; or, for a gateway's target, its exchange kept
-    /// and its program asked for (`h3/gateway.rs`). `end`: the request has no body.
-    fn answer(&mut self, id: RequestId, fields: &Fields, end: bool, w: &mut Worker) {
+    /// and its program asked for (`h3/gateway.rs`). `end`: the request has no body. `early`:
+    /// handed out in 0-RTT (`h3_early_data`), possibly a replay (RFC 8470). `gathered`: its
+    /// body, gathered whole (or past the limit). True when its body is to be gathered first
+    /// (nothing was answered, logged or counted).
+    fn answer(
+        &mut self,
+        id: RequestId,
+        fields: &Fields,
+        end: bool,
+        early: bool,
+        gathered: Option<Vec<u8>>,
+        w: &mut Worker,
+    ) -> bool {
         let peer = (self.server.peer(id.conn)).unwrap_or((Ipv4Addr::UNSPECIFIED, 0).into());
-        // Handed out in 0-RTT (`h3_early_data`): possibly a replay (RFC 8470).
-        let early = self.server.in_early_data(id.conn);
+        let ended = end || gathered.is_some();
+        let received = gathered.as_ref().map_or(0, |b| b.len() as u64);
         let mut too_early = false;
         let method = fields.method().unwrap_or_default();
         let path = fields.path().unwrap_or_default();
@@ -272,6 +359,7 @@ impl H3 {
             let logged = w.log.is_some();
             move |parsed| match parsed {
                 Ok(r) => {
+                    let gate = body_gate(r.content_length, ended, received, max_body);
                     // A protected path in 0-RTT is refused before its credentials are looked
                     // at: checking them counts failures against the peer's address, spends the
                     // hash budget and fills the verified cache, for an address the handshake
@@ -300,15 +388,12 @@ impl H3 {
                             _ => responder.respond(r, date, now, out),
                         },
                         Some(Route::Refused(status)) => responder.error_to(r, status, date, out),
-                        // A program is told the body's length up front (RFC 3875 4.1.2).
-                        Some(Route::Cgi(_) | Route::Proxy(_))
-                            if !end && r.content_length.is_none() =>
-                        {
-                            responder.error_to(r, 411, date, out)
+                        // A program is told the body's length up front (RFC 3875 4.1.2): a body
+                        // that does not say it is gathered whole first.
+                        Some(Route::Cgi(_) | Route::Proxy(_)) if gate == BodyGate::Gather => {
+                            return Err(Deferred::Gather)
                         }
-                        Some(Route::Cgi(_) | Route::Proxy(_))
-                            if r.content_length.is_some_and(|n| n > max_body) =>
-                        {
+                        Some(Route::Cgi(_) | Route::Proxy(_)) if gate == BodyGate::TooLarge => {
                             responder.error_to(r, 413, date, out)
                         }
                         Some(route @ (Route::Cgi(_) | Route::Proxy(_))) => {
@@ -329,7 +414,9 @@ impl H3 {
                                     let asked = Asked {
                                         method,
                                         protocol: b"HTTP/3.0",
-                                        content_length: r.content_length.or(end.then_some(0)),
+                                        content_length: r
+                                            .content_length
+                                            .or(ended.then_some(received)),
                                         fields: fields
                                             .iter()
                                             .filter(|(name, _)| !name.starts_with(b":"))
@@ -349,8 +436,7 @@ impl H3 {
                                         proxied,
                                         logged,
                                     );
-                                    // Boxed: the closure's result stays small.
-                                    return Err((Box::new(x), Box::new(launch)));
+                                    return Err(Deferred::Program(Box::new(x), Box::new(launch)));
                                 }
                             }
                         }
@@ -368,17 +454,22 @@ impl H3 {
                 }
             }
         });
+        if let Err(Deferred::Gather) = answer {
+            // Counted once, when it is answered.
+            return true;
+        }
         w.stats.http3_requests += 1;
         w.stats.h3_early_requests += u64::from(early);
         w.stats.h3_too_early += u64::from(too_early);
         let (reply, head, referer, user_agent, user) = match answer {
             Ok(answer) => answer,
-            Err((x, launch)) => {
+            Err(Deferred::Gather) => return true,
+            Err(Deferred::Program(x, launch)) => {
                 // A program answers: its head comes later (`h3/gateway.rs`).
-                self.exchanges
-                    .insert(id, Exchange3::new(*x, peer.ip(), end));
+                let body = gathered.unwrap_or_default();
+                (self.exchanges).insert(id, Exchange3::new(*x, peer.ip(), ended, body));
                 self.launches.push((id, *launch));
-                return;
+                return false;
             }
         };
         let (status, body_bytes, user) = (reply.status, reply.body_bytes, user.as_deref());
@@ -394,6 +485,7 @@ impl H3 {
         });
         // A HEAD answered with an error page has no body either.
         self.reply(id, reply, head || method == b"HEAD", w);
+        false
     }
 
     /// Sends `reply` on `id`: its head, then its body as far as flow control allows; the rest

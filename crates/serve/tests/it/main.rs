@@ -55,6 +55,7 @@ mod gateway_cgi_h2;
 mod gateway_fastcgi;
 mod gateway_fastcgi_events;
 mod gateway_h3;
+mod gateway_h3_bodies;
 mod gateway_proxy;
 mod gateway_proxy_forwarded;
 mod gateway_proxy_framing;

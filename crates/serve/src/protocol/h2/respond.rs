@@ -11,6 +11,7 @@ use crate::access_log::Entry;
 use crate::auth::Verdict;
 use crate::gateway::asked::Asked;
 use crate::gateway::{cgi, Route};
+use crate::protocol::gateway::{body_gate, BodyGate};
 use crate::protocol::{finish, request_line, Worker};
 use crate::respond::Output;
 
@@ -81,9 +82,11 @@ pub(super) fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::
                             w.responder.error_to(r, status, &w.date, out)
                         }
                         // A program is told the body's length up front (RFC 3875 4.1.2): one
-                        // that does not say it is answered once it is whole (`answer`).
+                        // that does not say it is answered once it is whole (`answer`); one
+                        // already past the limit waits too, for the reset `answer` gives it.
                         Some(Route::Cgi(_) | Route::Proxy(_))
-                            if !st.ended && st.content_length.is_none() =>
+                            if body_gate(st.content_length, st.ended, st.body_in, w.max_body)
+                                != BodyGate::Start =>
                         {
                             return Err(());
                         }

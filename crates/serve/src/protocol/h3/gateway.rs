@@ -64,11 +64,13 @@ pub(crate) struct Exchange3 {
 }
 
 impl Exchange3 {
-    pub(super) fn new(x: Exchange, peer: IpAddr, body_end: bool) -> Box<Exchange3> {
+    /// `body`: the request's body when it was gathered whole before (else empty, read from
+    /// the stream as the program takes it).
+    pub(super) fn new(x: Exchange, peer: IpAddr, body_end: bool, body: Vec<u8>) -> Box<Exchange3> {
         Box::new(Exchange3 {
             x,
             peer,
-            body: Vec::new(),
+            body,
             at: 0,
             body_end,
             held: None,

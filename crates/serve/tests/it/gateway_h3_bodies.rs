@@ -1,0 +1,109 @@
+//! Request bodies whose length is not said, over HTTP/3: gathered whole (within
+//! `max_body_bytes`) before a program or an upstream hears of them, which are then told the
+//! length (RFC 3875 4.1.2), as HTTP/2 does; past the limit, 413 and no program started.
+
+use crate::cgi_support::Scripts;
+use crate::common::content;
+use crate::h3_support::{Certs, Driver, Got};
+use crate::proxy_support::{mount, Req, Step, Upstream};
+
+/// An upstream answering with the request's body and the length it was told.
+fn echo(r: &Req) -> Vec<Step> {
+    let said = r.field("content-length").unwrap_or("none").to_string();
+    let mut out = format!(
+        "HTTP/1.1 200 OK\r\nX-Told: {said}\r\nContent-Length: {}\r\n\r\n",
+        r.body.len()
+    )
+    .into_bytes();
+    out.extend_from_slice(&r.body);
+    vec![Step::Write(out)]
+}
+
+/// POSTs `body` to `path` with no `content-length`, in pieces of 7 000 bytes with a turn of
+/// the connection between them (the server sees the request before its body's end); then
+/// waits for the response.
+fn post_unsaid(d: &mut Driver, path: &str, body: &[u8]) -> Got {
+    let list: [(&[u8], &[u8]); 4] = [
+        (b":method", b"POST"),
+        (b":scheme", b"https"),
+        (b":authority", b"localhost"),
+        (b":path", path.as_bytes()),
+    ];
+    let stream = d.client.send_request(&list, false).expect("send_request");
+    let mut at = 0;
+    d.until(|d| {
+        let end = (at + 7_000).min(body.len());
+        let last = end == body.len();
+        at += d
+            .client
+            .send_body(stream, &body[at..end], last)
+            .unwrap_or(0);
+        // A response before the body is all sent (413): nothing more to send.
+        at == body.len() || d.got.get(&stream).is_some_and(|g| g.status != 0)
+    });
+    d.wait(&[stream]).remove(0)
+}
+
+#[test]
+fn a_body_of_unknown_length_reaches_a_program_and_an_upstream_whole_with_its_length() {
+    let scripts = Scripts::new();
+    scripts.add(
+        "echo",
+        "printf 'Content-Type: application/octet-stream\\r\\n\\r\\n'\nprintf '%s:' \"$CONTENT_LENGTH\"\nexec cat\n",
+    );
+    let up = Upstream::start(echo);
+    let certs = Certs::new();
+    let m = mount("/api/", &[up.url()], "");
+    let srv = certs.serve(|c| {
+        scripts.mount(c);
+        c.proxy.push(m);
+        c.max_body_bytes = 100_000;
+    });
+    let body = content("unsaid", 60_000);
+    let mut d = Driver::connect(&mut certs.client(), srv.addr);
+
+    let r = post_unsaid(&mut d, "/cgi-bin/echo", &body);
+    assert_eq!((r.status, r.reset), (200, None), "{:?}", r.fields);
+    let mut want = b"60000:".to_vec();
+    want.extend_from_slice(&body);
+    assert!(r.body == want, "echo: {} bytes", r.body.len());
+
+    // An empty body that ends after its head: told its length, 0.
+    let r = post_unsaid(&mut d, "/cgi-bin/echo", b"");
+    assert_eq!((r.status, &r.body[..]), (200, &b"0:"[..]));
+
+    let r = post_unsaid(&mut d, "/api/echo", &body);
+    assert_eq!((r.status, r.field("x-told")), (200, Some("60000")));
+    assert!(r.body == body, "echoed: {} bytes", r.body.len());
+
+    d.client.close(http3::H3_NO_ERROR, b"");
+    d.turn();
+    let st = srv.stop();
+    // Each counted once, though answered only once its body was whole.
+    assert_eq!((st.http3_requests, st.cgi_starts), (3, 2));
+    assert_eq!((st.status_4xx, st.proxy_requests), (0, 1));
+}
+
+#[test]
+fn a_body_of_unknown_length_past_the_limit_gets_413_and_starts_no_program() {
+    let scripts = Scripts::new();
+    scripts.add(
+        "echo",
+        "printf 'Content-Type: text/plain\\r\\n\\r\\n'\nexec cat\n",
+    );
+    let certs = Certs::new();
+    let srv = certs.serve(|c| {
+        scripts.mount(c);
+        c.max_body_bytes = 20_000;
+    });
+    let mut d = Driver::connect(&mut certs.client(), srv.addr);
+    let r = post_unsaid(&mut d, "/cgi-bin/echo", &vec![b'x'; 40_000]);
+    assert_eq!(r.status, 413, "{r:?}");
+    // The limit itself passes, on the same connection.
+    let r = post_unsaid(&mut d, "/cgi-bin/echo", &vec![b'y'; 20_000]);
+    assert_eq!((r.status, r.body.len()), (200, 20_000), "{:?}", r.fields);
+    d.client.close(http3::H3_NO_ERROR, b"");
+    d.turn();
+    let st = srv.stop();
+    assert_eq!((st.cgi_starts, st.status_4xx, st.http3_requests), (1, 1, 2));
+}
