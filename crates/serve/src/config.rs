@@ -209,6 +209,11 @@ pub struct Config {
     /// Bytes a CGI program may write to stdout (head and body); past it the program is killed
     /// and the connection closed.
     pub cgi_max_output_bytes: u64,
+    /// With `h3_early_data`: a safe request (GET, HEAD, OPTIONS) received in 0-RTT runs its
+    /// CGI program or goes to its FastCGI application, told `HTTP_EARLY_DATA=1` (RFC 8470
+    /// 5.1), instead of being refused with 425; the program's 425 goes back as it is. Default
+    /// off: only programs that look at the mark should be run on what may be a replay.
+    pub cgi_early_data: bool,
 
     // ---- HTTP Basic authentication (auth.rs, auth/)
     /// Protected path prefixes, `[[auth]]` tables of `prefix`, `file` (an Apache htpasswd file,

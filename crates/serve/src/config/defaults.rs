@@ -58,6 +58,7 @@ impl Default for Config {
             cgi_max_programs: 64,
             cgi_timeout_ms: 30_000,
             cgi_max_output_bytes: 1 << 30,
+            cgi_early_data: false,
             auth: Vec::new(),
             auth_cache_ms: 300_000,
             auth_max_failures: 10,

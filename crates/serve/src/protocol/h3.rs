@@ -33,7 +33,9 @@
 //!
 //! With `h3_early_data` a request handed out while its connection is still in 0-RTT may be a
 //! replay: it is served only if running it twice does no harm (GET, HEAD or OPTIONS on a path
-//! no program or upstream answers and Basic authentication does not protect); any other gets
+//! Basic authentication does not protect, that no program or upstream answers or whose
+//! gateway opted in, `cgi_early_data` or a proxy mount's `early_data`: it is sent on marked
+//! `Early-Data: 1`, RFC 8470 5.1, and its origin's 425 goes back as it is); any other gets
 //! 425 Too Early (RFC 8470 5.2), logged and counted (`h3_early_requests`, `h3_too_early`), and
 //! a client may send it again once the handshake is done (RFC 8470 4.2). A protected path is
 //! refused before its credentials are checked: the failure limiter would otherwise count
@@ -374,13 +376,18 @@ impl H3 {
                         (_, Some(g)) => g.route(r.target, now),
                     };
                     // In 0-RTT only what is safe to run twice is served (RFC 8470 5.2, RFC
-                    // 9114 10.9): a safe method on a path no program or upstream answers
-                    // (one that is would have to be told, RFC 8470 5.1: refused instead).
+                    // 9114 10.9): a safe method on a path no program or upstream answers,
+                    // or one whose program or upstream opted in to be told (RFC 8470 5.1:
+                    // `Early-Data: 1`; it may answer 425 itself); others are refused.
                     let safe = matches!(r.method, wire::Method::Get | wire::Method::Head)
                         || method == b"OPTIONS";
-                    *too_early = guarded
-                        || early
-                            && (!safe || matches!(routed, Some(Route::Cgi(_) | Route::Proxy(_))));
+                    let untold = match &routed {
+                        Some(route @ (Route::Cgi(_) | Route::Proxy(_))) => {
+                            !gateways.as_ref().is_some_and(|g| g.takes_early_data(route))
+                        }
+                        _ => false,
+                    };
+                    *too_early = guarded || early && (!safe || untold);
                     let reply = match routed {
                         _ if *too_early => responder.error_to(r, 425, date, out),
                         None => match &verdict {
@@ -411,6 +418,10 @@ impl H3 {
                                 }
                                 Some(g) => {
                                     let host = authority.map(|a| (&b"host"[..], a));
+                                    // Possibly a replay: said so, unless the client did.
+                                    let marked = early
+                                        && !fields.iter().any(|(name, _)| name == b"early-data");
+                                    let mark = marked.then_some((&b"early-data"[..], &b"1"[..]));
                                     let asked = Asked {
                                         method,
                                         protocol: b"HTTP/3.0",
@@ -420,7 +431,8 @@ impl H3 {
                                         fields: fields
                                             .iter()
                                             .filter(|(name, _)| !name.starts_with(b":"))
-                                            .chain(host),
+                                            .chain(host)
+                                            .chain(mark),
                                     };
                                     let mut launch = g.launch(&route, r, asked, peer);
                                     if let Some(user) = verdict.user() {

@@ -67,6 +67,7 @@ mod gateway_proxy_smuggling;
 mod gateway_proxy_tls;
 mod h2spec;
 mod h3_early_data;
+mod h3_early_gateways;
 mod h3_oha;
 mod h3_resume;
 mod h3_steer;
