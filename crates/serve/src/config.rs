@@ -144,6 +144,11 @@ pub struct Config {
     /// Early (RFC 8470), and a client may send it again after the handshake (RFC 8470 4.2). Off like TLS over TCP's early data: a replayed
     /// GET still costs the server its work.
     pub h3_early_data: bool,
+    /// How often the session ticket key changes, ms, for TLS over TCP (rustls, in whole
+    /// seconds) and QUIC: a ticket resumes in the period it was issued in and the next, so it
+    /// (and the 0-RTT it allows) is good for at most twice this. Default 6 hours, rustls's
+    /// `Ticketer`'s.
+    pub tls_ticket_key_period_ms: u64,
     /// HTTP/3 request streams a client may have open at once (QUIC's initial_max_streams_bidi).
     pub h3_max_streams: u64,
     /// A QUIC connection with no packet for this long ends, ms (max_idle_timeout; the

@@ -71,6 +71,7 @@ mod h3_early_gateways;
 mod h3_oha;
 mod h3_resume;
 mod h3_steer;
+mod h3_ticket_rotation;
 mod hostile_body;
 mod hostile_cap;
 mod hostile_fin;

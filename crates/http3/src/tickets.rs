@@ -1,0 +1,116 @@
+//! The server's session ticket keys, rotated: a ticket is sealed with the key of the period
+//! it is issued in and opened with that key or the one before, so a ticket (and the 0-RTT it
+//! allows, which anyone who saw it can replay) is good for at most two periods. The default
+//! period is rustls's `Ticketer`'s, which flint serve's TLS over TCP uses: 6 hours (a ticket
+//! lives 6 to 12 hours). nginx's own keys, drawn at start, never rotate: a long-running nginx
+//! keeps one unless its `ssl_session_ticket_key` files are changed and it is reloaded.
+//!
+//! Every thread's TLS context must open a ticket any thread issued (a client resuming lands on
+//! whichever thread its port hashes to), so the keys are not drawn per context: the key of
+//! period `n` is derived from the process's secret (`token.rs`, drawn at start) and `n`, and
+//! `n` counts periods since that secret was drawn. Nothing is stored or swapped: each thread
+//! computes the same keys when it needs them (a few HMACs a handshake), so no lock is shared.
+//! A restarted server has a new secret and opens no old ticket (a full handshake, no error).
+//!
+//! BoringSSL's ticket format is kept (its `SSL_CTX_set_tlsext_ticket_key_cb`): a 16-byte key
+//! name, AES-128-CBC under the period's key, HMAC-SHA-256 over it. The name says which
+//! period's key sealed the ticket.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use boring::hash::MessageDigest;
+use boring::ssl::{SslContextBuilder, TicketKeyCallbackResult};
+use boring::symm::Cipher;
+
+/// rustls's `Ticketer` period (flint serve's TLS over TCP): 6 hours.
+pub const DEFAULT_TICKET_KEY_PERIOD: Duration = Duration::from_secs(6 * 60 * 60);
+
+/// One period's key: its name (in every ticket it seals), its AES and HMAC keys.
+pub(crate) struct TicketKey {
+    pub name: [u8; 16],
+    pub aes: [u8; 16],
+    pub hmac: [u8; 32],
+}
+
+/// The rotation period a server's TLS context uses, in ms: set after the context is built
+/// ([`crate::ServerConfig::ticket_key_period`]), read at each ticket.
+#[derive(Clone)]
+pub(crate) struct Period(Arc<AtomicU64>);
+
+impl Period {
+    pub fn set(&self, period: Duration) {
+        let ms = u64::try_from(period.as_millis()).unwrap_or(u64::MAX).max(1);
+        self.0.store(ms, Ordering::Relaxed);
+    }
+
+    fn get(&self) -> Duration {
+        Duration::from_millis(self.0.load(Ordering::Relaxed))
+    }
+}
+
+/// Which period is current for a server rotating its ticket keys every `period`: 0 for the
+/// first `period` after the process drew its secret, then 1, and so on. A ticket issued in
+/// period `n` resumes in `n` and `n + 1`, never after.
+pub fn ticket_key_epoch(period: Duration) -> u64 {
+    let ms = u64::try_from(period.as_millis()).unwrap_or(u64::MAX).max(1);
+    let elapsed = u64::try_from(crate::token::since_start().as_millis()).unwrap_or(u64::MAX);
+    elapsed / ms
+}
+
+/// Seals and opens `builder`'s session tickets with the rotating keys; the period starts at
+/// [`DEFAULT_TICKET_KEY_PERIOD`].
+pub(crate) fn install(builder: &mut SslContextBuilder) -> Period {
+    let period = Period(Arc::new(AtomicU64::new(0)));
+    period.set(DEFAULT_TICKET_KEY_PERIOD);
+    let read = period.clone();
+    let callback = move |_: &boring::ssl::SslRef,
+                         name: &mut [u8; 16],
+                         iv: &mut [u8; 16],
+                         cipher: &mut boring::symm::CipherCtxRef,
+                         hmac: &mut boring::hmac::HmacCtxRef,
+                         encrypt: bool| {
+        let now = ticket_key_epoch(read.get());
+        let (key, result) = if encrypt {
+            let key = crate::token::ticket_key(now);
+            *name = key.name;
+            if boring::rand::rand_bytes(iv).is_err() {
+                return TicketKeyCallbackResult::Error;
+            }
+            (key, TicketKeyCallbackResult::Success)
+        } else {
+            let current = crate::token::ticket_key(now);
+            if *name == current.name {
+                (current, TicketKeyCallbackResult::Success)
+            } else {
+                match now.checked_sub(1).map(crate::token::ticket_key) {
+                    // Opened, and a ticket under the current key issued in its place.
+                    Some(previous) if *name == previous.name => {
+                        (previous, TicketKeyCallbackResult::DecryptSuccessRenew)
+                    }
+                    // Older, or not ours: a full handshake.
+                    _ => return TicketKeyCallbackResult::Noop,
+                }
+            }
+        };
+        let aes = Cipher::aes_128_cbc();
+        let ready = match encrypt {
+            true => cipher.init_encrypt(&aes, &key.aes, iv),
+            false => cipher.init_decrypt(&aes, &key.aes, iv),
+        };
+        match ready.and_then(|()| hmac.init(&key.hmac, &MessageDigest::sha256())) {
+            Ok(()) => result,
+            Err(_) => TicketKeyCallbackResult::Error,
+        }
+    };
+    // SAFETY: BoringSSL asks the callback to set the key name and IV (sealing) and to set up
+    // the cipher and HMAC contexts for the ticket (both ways). Every `Success` and
+    // `DecryptSuccessRenew` above comes after all of them are set (the name and IV written,
+    // `init_encrypt`/`init_decrypt` with a 16-byte key for AES-128-CBC and its 16-byte IV,
+    // `HMAC_Init_ex` with SHA-256); a failure of any returns `Error`, and an unknown name
+    // `Noop` (BoringSSL then reads neither context). The context is a plain X.509 one (no
+    // raw public keys), which the call requires. The tests: `tests/tickets.rs`.
+    unsafe { builder.set_ticket_key_callback(callback) };
+    period
+}
