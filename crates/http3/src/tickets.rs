@@ -110,7 +110,33 @@ pub(crate) fn install(builder: &mut SslContextBuilder) -> Period {
     // `init_encrypt`/`init_decrypt` with a 16-byte key for AES-128-CBC and its 16-byte IV,
     // `HMAC_Init_ex` with SHA-256); a failure of any returns `Error`, and an unknown name
     // `Noop` (BoringSSL then reads neither context). The context is a plain X.509 one (no
-    // raw public keys), which the call requires. The tests: `tests/tickets.rs`.
+    // raw public keys), which the call requires. Tested through a server: resumption on
+    // every thread and by period (flint serve's `tests/it/h3_resume.rs`,
+    // `h3_ticket_rotation.rs`), 0-RTT (`h3_early_data.rs`); the keys below.
     unsafe { builder.set_ticket_key_callback(callback) };
     period
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_period_has_its_own_key_the_same_each_time_it_is_asked_for() {
+        let (a, b) = (crate::token::ticket_key(7), crate::token::ticket_key(7));
+        assert_eq!((a.name, a.aes, a.hmac), (b.name, b.aes, b.hmac));
+        let c = crate::token::ticket_key(8);
+        assert_ne!(a.name, c.name);
+        assert_ne!(a.aes, c.aes);
+        assert_ne!(a.hmac, c.hmac);
+        // Periods count from the secret's drawing: a day-long period is still the first.
+        assert_eq!(ticket_key_epoch(Duration::from_secs(86_400)), 0);
+        let period = Period(Arc::new(AtomicU64::new(0)));
+        period.set(Duration::ZERO);
+        assert_eq!(
+            period.get(),
+            Duration::from_millis(1),
+            "never a period of 0"
+        );
+    }
 }

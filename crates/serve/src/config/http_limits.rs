@@ -122,6 +122,9 @@ mod tests {
         assert_eq!(refused(|c| c.h3_max_streams = 0), "h3_max_streams");
         assert_eq!(refused(|c| c.h3_max_streams = 1 << 61), "h3_max_streams");
         assert_eq!(refused(|c| c.h3_idle_timeout_ms = 0), "h3_idle_timeout_ms");
+        let period = "tls_ticket_key_period_ms";
+        assert_eq!(refused(|c| c.tls_ticket_key_period_ms = 999), period);
+        assert_eq!(refused(|c| c.tls_ticket_key_period_ms = u64::MAX), period);
         assert_eq!(
             refused(|c| c.h3_max_connections_per_address = 0),
             "h3_max_connections_per_address"

@@ -21,7 +21,7 @@ impl Config {
     /// Refuses values that would make the server refuse everything, spin or never time out:
     /// checked by `Server::bind` before anything starts.
     pub fn validate(&self) -> Result<(), InvalidConfig> {
-        let checks: [(&'static str, u64, bool, &'static str); 19] = [
+        let checks: [(&'static str, u64, bool, &'static str); 20] = [
             (
                 "max_connections",
                 self.max_connections as u64,
@@ -105,6 +105,13 @@ impl Config {
                 self.h3_idle_timeout_ms,
                 self.h3_idle_timeout_ms >= 1,
                 "must be at least 1",
+            ),
+            (
+                "tls_ticket_key_period_ms",
+                self.tls_ticket_key_period_ms,
+                // rustls counts the period in whole seconds, up to 2^32-1 of them.
+                (1000..=u64::from(u32::MAX) * 1000).contains(&self.tls_ticket_key_period_ms),
+                "must be from 1000 (1 s) to 2^32-1 s",
             ),
             (
                 "cgi_max_programs",
