@@ -466,13 +466,12 @@ impl H3 {
                 }
             }
         });
-        if let Err(Deferred::Gather) = answer {
-            // Counted once, when it is answered.
-            return true;
+        // A request whose body is gathered is counted once, when it is answered.
+        if !matches!(answer, Err(Deferred::Gather)) {
+            w.stats.http3_requests += 1;
+            w.stats.h3_early_requests += u64::from(early);
+            w.stats.h3_too_early += u64::from(too_early);
         }
-        w.stats.http3_requests += 1;
-        w.stats.h3_early_requests += u64::from(early);
-        w.stats.h3_too_early += u64::from(too_early);
         let (reply, head, referer, user_agent, user) = match answer {
             Ok(answer) => answer,
             Err(Deferred::Gather) => return true,
