@@ -91,3 +91,4 @@ mod server_shutdown;
 mod server_syscalls;
 mod server_tls;
 mod server_tls_records;
+mod server_tls_tickets;
