@@ -57,6 +57,7 @@ use crate::auth::Verdict;
 use crate::gateway::asked::Asked;
 use crate::gateway::{cgi, Launch, Route};
 use crate::protocol::gateway::{body_gate, BodyGate, Exchange};
+use crate::protocol::gather::{Budget, Gathered, OverBudget};
 use crate::protocol::programs::Programs;
 use crate::respond::{Body, Output, Reply};
 use crate::response::{Cached, Fields as HeadFields, Head, ReprFields};
@@ -80,7 +81,7 @@ const H3_NO_ERROR: u64 = 0x100;
 /// body is whole (`max_body_bytes` at most), then answered as one whose length is.
 struct Gathering {
     fields: Fields,
-    body: Vec<u8>,
+    body: Gathered,
     /// Handed out in 0-RTT: it stays an early request when answered after the handshake.
     early: bool,
 }
@@ -200,7 +201,7 @@ impl H3 {
                 ServerEvent::Request { id, fields, end } => {
                     let early = self.server.in_early_data(id.conn);
                     if self.answer(id, &fields, end, early, None, w) {
-                        let body = Vec::new();
+                        let body = Gathered::default();
                         (self.gathering).insert(
                             id,
                             Gathering {
@@ -224,7 +225,7 @@ impl H3 {
                 }
                 ServerEvent::BodyEnd { id } => {
                     if let Some(g) = self.gathering.remove(&id) {
-                        self.answer(id, &g.fields, true, g.early, Some(g.body), w);
+                        self.answer(id, &g.fields, true, g.early, Some(Ok(g.body)), w);
                         stir |= !self.launches.is_empty();
                     } else if let Some(e) = self.exchanges.get_mut(&id) {
                         e.body_ended();
@@ -294,7 +295,9 @@ impl H3 {
     }
 
     /// Reads what came of `id`'s gathered body; past `max_body_bytes` the request is answered
-    /// (413) and the rest of its body refused, else it waits for the body's end.
+    /// (413) and the rest of its body refused, and so is one its connection's or thread's
+    /// gathered bodies have no room for (503, `protocol/gather.rs`); else it waits for the
+    /// body's end.
     fn gather(&mut self, id: RequestId, w: &mut Worker) {
         let H3 {
             server,
@@ -302,22 +305,38 @@ impl H3 {
             chunk,
             ..
         } = self;
-        let Some(g) = gathering.get_mut(&id) else {
-            return;
-        };
-        loop {
+        let budget = Budget::for_max_body(w.max_body);
+        let outcome = loop {
             let n = server.recv_body(id, chunk).unwrap_or(0);
             if n == 0 {
                 return;
             }
-            g.body.extend_from_slice(&chunk[..n]);
-            if g.body.len() as u64 > w.max_body {
-                break;
+            let Some(g) = gathering.get(&id) else {
+                return;
+            };
+            // What this connection's gathered bodies hold: summed only when this one must grow.
+            let held = if (g.body.len() + n) as u64 > g.body.capacity() {
+                (gathering.iter())
+                    .filter(|(other, _)| other.conn == id.conn)
+                    .map(|(_, g)| g.body.capacity())
+                    .sum::<u64>()
+            } else {
+                0
+            };
+            let Some(g) = gathering.get_mut(&id) else {
+                return;
+            };
+            if let Err(e) = g.body.push(&chunk[..n], held, budget) {
+                break Err(e);
             }
-        }
+            if g.body.len() as u64 > w.max_body {
+                break Ok(());
+            }
+        };
         if let Some(g) = self.gathering.remove(&id) {
             let _ = self.server.stop_sending(id, H3_NO_ERROR);
-            self.answer(id, &g.fields, true, g.early, Some(g.body), w);
+            let body = outcome.map(|()| g.body);
+            self.answer(id, &g.fields, true, g.early, Some(body), w);
         }
     }
 
@@ -325,20 +344,24 @@ impl H3 {
     /// much of its body as flow control takes; or, for a gateway's target, its exchange kept
     /// and its program asked for (`h3/gateway.rs`). `end`: the request has no body. `early`:
     /// handed out in 0-RTT (`h3_early_data`), possibly a replay (RFC 8470). `gathered`: its
-    /// body, gathered whole (or past the limit). True when its body is to be gathered first
-    /// (nothing was answered, logged or counted).
+    /// body, gathered whole (or past the limit), or refused for want of room (503). True when
+    /// its body is to be gathered first (nothing was answered, logged or counted).
     fn answer(
         &mut self,
         id: RequestId,
         fields: &Fields,
         end: bool,
         early: bool,
-        gathered: Option<Vec<u8>>,
+        gathered: Option<Result<Gathered, OverBudget>>,
         w: &mut Worker,
     ) -> bool {
         let peer = (self.server.peer(id.conn)).unwrap_or((Ipv4Addr::UNSPECIFIED, 0).into());
         let ended = end || gathered.is_some();
-        let received = gathered.as_ref().map_or(0, |b| b.len() as u64);
+        let over_budget = matches!(gathered, Some(Err(OverBudget)));
+        let received = match &gathered {
+            Some(Ok(b)) => b.len() as u64,
+            _ => 0,
+        };
         let mut too_early = false;
         let method = fields.method().unwrap_or_default();
         let path = fields.path().unwrap_or_default();
@@ -397,6 +420,11 @@ impl H3 {
                         Some(Route::Refused(status)) => responder.error_to(r, status, date, out),
                         // A program is told the body's length up front (RFC 3875 4.1.2): a body
                         // that does not say it is gathered whole first.
+                        // No room left to gather its body: the server is short, the request
+                        // is not at fault (503, as for a program slot; it may come again).
+                        Some(Route::Cgi(_) | Route::Proxy(_)) if over_budget => {
+                            responder.busy(r, date, out)
+                        }
                         Some(Route::Cgi(_) | Route::Proxy(_)) if gate == BodyGate::Gather => {
                             return Err(Deferred::Gather)
                         }
@@ -477,7 +505,7 @@ impl H3 {
             Err(Deferred::Gather) => return true,
             Err(Deferred::Program(x, launch)) => {
                 // A program answers: its head comes later (`h3/gateway.rs`).
-                let body = gathered.unwrap_or_default();
+                let body = gathered.and_then(Result::ok).unwrap_or_default();
                 (self.exchanges).insert(id, Exchange3::new(*x, peer.ip(), ended, body));
                 self.launches.push((id, *launch));
                 return false;

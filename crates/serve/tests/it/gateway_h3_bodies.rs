@@ -107,3 +107,70 @@ fn a_body_of_unknown_length_past_the_limit_gets_413_and_starts_no_program() {
     let st = srv.stop();
     assert_eq!((st.cgi_starts, st.status_4xx, st.http3_requests), (1, 1, 2));
 }
+
+/// Opens `n` POSTs to `path` with no `content-length`, then sends each `len` bytes without
+/// ending it; their streams.
+fn open_unsaid(d: &mut Driver, path: &str, n: usize, len: usize) -> Vec<u64> {
+    let list: [(&[u8], &[u8]); 4] = [
+        (b":method", b"POST"),
+        (b":scheme", b"https"),
+        (b":authority", b"localhost"),
+        (b":path", path.as_bytes()),
+    ];
+    let streams: Vec<u64> = (0..n)
+        .map(|_| d.client.send_request(&list, false).expect("send_request"))
+        .collect();
+    let body = vec![b'g'; len];
+    let mut sent = vec![0; n];
+    d.until(|d| {
+        for (i, &s) in streams.iter().enumerate() {
+            let refused = d.got.get(&s).is_some_and(|g| g.status != 0);
+            if sent[i] < len && !refused {
+                sent[i] += d.client.send_body(s, &body[sent[i]..], false).unwrap_or(0);
+            }
+        }
+        (streams.iter().zip(&sent))
+            .all(|(s, &at)| at == len || d.got.get(s).is_some_and(|g| g.status != 0))
+    });
+    streams
+}
+
+#[test]
+fn gathered_bodies_past_the_connections_budget_get_503_and_the_server_answers_others() {
+    let scripts = Scripts::new();
+    scripts.add(
+        "count",
+        "printf 'Content-Type: text/plain\\r\\n\\r\\n'\nprintf '%s' \"$CONTENT_LENGTH\"\n",
+    );
+    let certs = Certs::new();
+    // A connection's gathered bodies may hold 4 x 40 000 bytes: each of these holds a
+    // 64 KiB step (`protocol/gather.rs`), so two fit and the third does not.
+    let srv = certs.serve(|c| {
+        scripts.mount(c);
+        c.max_body_bytes = 40_000;
+    });
+    let mut d = Driver::connect(&mut certs.client(), srv.addr);
+    let streams = open_unsaid(&mut d, "/cgi-bin/count", 6, 30_000);
+    // Bounded by the driver: every stream past the budget is answered before its end.
+    d.until(|d| (streams.iter()).filter(|s| d.got.contains_key(s)).count() >= 4);
+    let (refused, kept): (Vec<u64>, Vec<u64>) =
+        (streams.iter()).partition(|s| d.got.get(s).is_some_and(|g| g.status != 0));
+    assert_eq!((refused.len(), kept.len()), (4, 2), "{:?}", d.got);
+    for got in d.wait(&refused) {
+        assert_eq!(got.status, 503, "{got:?}");
+    }
+    // Those kept are answered whole once they end.
+    for &s in &kept {
+        d.client.send_body(s, &[], true).expect("end");
+    }
+    for got in d.wait(&kept) {
+        assert_eq!((got.status, &got.body[..]), (200, &b"30000"[..]), "{got:?}");
+    }
+    // The room is given back: the same connection gathers again.
+    let r = post_unsaid(&mut d, "/cgi-bin/count", &[b'z'; 39_000]);
+    assert_eq!((r.status, &r.body[..]), (200, &b"39000"[..]));
+    d.client.close(http3::H3_NO_ERROR, b"");
+    d.turn();
+    let st = srv.stop();
+    assert_eq!((st.cgi_starts, st.status_5xx), (3, 4));
+}

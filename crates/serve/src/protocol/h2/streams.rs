@@ -17,6 +17,7 @@ use crate::gateway::head::HeadReader;
 use crate::pool::Bufs;
 use crate::protocol::body::BodyClock;
 use crate::protocol::gateway::Record;
+use crate::protocol::gather::{Budget, Gathered};
 use crate::response::{Fields, ReprFields};
 
 /// A stream's request storage above this is given back once it is answered (a slot keeps
@@ -61,7 +62,7 @@ impl Storage {
                 s.values.capacity()
                     + s.fields.capacity() * size_of::<Field>()
                     + s.others.capacity() * size_of::<((usize, usize), (usize, usize))>()
-                    + s.body_buf.capacity()
+                    + s.body_buf.capacity() as usize
                     + (s.spare.as_ref()).map_or(0, |x| size_of::<Exchange>() + x.heap_bytes())
             })
             .sum();
@@ -182,7 +183,10 @@ pub(super) struct Stream {
     pub(super) spare: Option<Box<Exchange>>,
     /// Request body bytes for the program, not yet written to its stdin (with a gateway
     /// configured, also what arrives before the request is answered: one read at most).
-    pub(super) body_buf: Vec<u8>,
+    pub(super) body_buf: Gathered,
+    /// Its body had no room in the connection's or the thread's gathered bytes
+    /// (`protocol/gather.rs`): reset with REFUSED_STREAM.
+    pub(super) short_of_room: bool,
     /// The block being received is trailers: ignored.
     pub(super) trailers: bool,
     /// Bytes of the header block so far (names, values, 4 a field: their HTTP/1.1 size);
@@ -241,7 +245,8 @@ impl Stream {
             others: Vec::new(),
             gateway: None,
             spare: None,
-            body_buf: Vec::new(),
+            body_buf: Gathered::default(),
+            short_of_room: false,
             trailers: false,
             head_bytes: 0,
             field_count: 0,
@@ -315,7 +320,8 @@ impl Stream {
         self.fields.clear();
         self.others.clear();
         self.retire_exchange();
-        self.body_buf = Vec::new();
+        self.body_buf = Gathered::default();
+        self.short_of_room = false;
         self.trailers = false;
         self.head_bytes = 0;
         self.field_count = 0;
@@ -349,6 +355,8 @@ pub(super) struct Streams {
     pub(super) log_fields: bool,
     /// Keep every request field (`Stream::others`): a gateway is configured.
     pub(super) keep_all: bool,
+    /// What the connection's and the thread's kept bodies may hold (`protocol/gather.rs`).
+    pub(super) budget: Budget,
     /// Carry `authorization` (a prefix is protected: Basic authentication reads it).
     pub(super) auth_fields: bool,
     /// The session's buffers, lent for `send`.
@@ -415,6 +423,7 @@ impl Streams {
             max_head,
             log_fields,
             keep_all: false,
+            budget: Budget::for_max_body(0),
             auth_fields: false,
             bufs: None,
             queued: 0,
@@ -542,7 +551,7 @@ impl Streams {
             self.unsent_heads.push(head);
         }
         s.retire_exchange();
-        s.body_buf = Vec::new();
+        s.body_buf = Gathered::default();
         s.trim();
     }
 }
