@@ -109,9 +109,10 @@ impl Config {
             (
                 "tls_ticket_key_period_ms",
                 self.tls_ticket_key_period_ms,
-                // rustls counts the period in whole seconds, up to 2^32-1 of them.
-                (1000..=u64::from(u32::MAX) * 1000).contains(&self.tls_ticket_key_period_ms),
-                "must be from 1000 (1 s) to 2^32-1 s",
+                // Whole seconds over TCP; a ticket lives two periods, and RFC 8446 4.6.1 caps a
+                // ticket's lifetime at 7 days.
+                (1000..=302_400_000).contains(&self.tls_ticket_key_period_ms),
+                "must be from 1000 (1 s) to 302400000 (3.5 days: a ticket lives two periods, at most 7 days, RFC 8446 4.6.1)",
             ),
             (
                 "cgi_max_programs",
