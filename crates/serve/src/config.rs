@@ -144,9 +144,10 @@ pub struct Config {
     /// Early (RFC 8470), and a client may send it again after the handshake (RFC 8470 4.2). Off like TLS over TCP's early data: a replayed
     /// GET still costs the server its work.
     pub h3_early_data: bool,
-    /// How often the session ticket key changes, ms, for TLS over TCP (rustls, in whole
-    /// seconds) and QUIC: a ticket resumes in the period it was issued in and the next, so it
-    /// (and the 0-RTT it allows) is good for at most twice this. Default 6 hours, rustls's
+    /// How often the session ticket key changes, ms, for TLS over TCP (in whole seconds) and
+    /// QUIC, 1 s to 3.5 days: a ticket resumes in the period of the wall clock it was issued
+    /// in and the next, however idle the server was between, so it is good for at most twice
+    /// this (RFC 8446 4.6.1 caps a ticket's lifetime at 7 days). Default 6 hours, rustls's
     /// `Ticketer`'s.
     pub tls_ticket_key_period_ms: u64,
     /// HTTP/3 request streams a client may have open at once (QUIC's initial_max_streams_bidi).

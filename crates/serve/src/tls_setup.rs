@@ -19,11 +19,11 @@ use std::time::Duration;
 use rustls::crypto::aws_lc_rs;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use rustls::server::{ProducesTickets, ServerConfig, ServerSessionMemoryCache};
-use rustls::ticketer::TicketRotator;
+use rustls::server::{ServerConfig, ServerSessionMemoryCache};
 
 use crate::start_files::{self, MAX_PEM_BYTES};
 
+mod tickets;
 pub(crate) mod upstream;
 
 /// TLS sessions remembered per server for resumption by session ID (TLS 1.2 clients without
@@ -121,43 +121,15 @@ pub fn server_config(
         config.alpn_protocols.insert(0, b"h2".to_vec());
     }
     config.session_storage = ServerSessionMemoryCache::new(SESSION_CACHE);
-    // Ticket keys rotate every `ticket_period` (rustls's default, 6 hours, unless set), in
-    // whole seconds, the previous key still opening tickets for one more period.
-    let seconds = u32::try_from(ticket_period.as_secs())
-        .unwrap_or(u32::MAX)
-        .max(1);
-    config.ticketer = Arc::new(TicketRotator::new(seconds, rotated_ticketer)?);
+    // Ticket keys change every `ticket_period` of the wall clock (rustls's default, 6 hours,
+    // unless set), in whole seconds, the previous key still opening tickets for one more
+    // period (`tls_setup/tickets.rs`).
+    config.ticketer = Arc::new(tickets::PeriodTicketer::new(ticket_period.as_secs())?);
     // One ticket per full handshake: enough for a client's next connection, half the work of
     // the default two.
     config.send_tls13_tickets = 1;
     config.max_early_data_size = 0;
     Ok(Arc::new(config))
-}
-
-/// One period's ticketer for [`TicketRotator`]: rustls's own (AES-256-GCM, a random key). It
-/// rotates itself every 6 hours too, which a shorter period never lets it reach.
-fn rotated_ticketer() -> Result<Box<dyn ProducesTickets>, rustls::crypto::GetRandomFailed> {
-    let inner = aws_lc_rs::Ticketer::new().map_err(|_| rustls::crypto::GetRandomFailed)?;
-    Ok(Box::new(Shared(inner)))
-}
-
-/// A shared ticketer as the box [`TicketRotator`] keeps.
-#[derive(Debug)]
-struct Shared(Arc<dyn ProducesTickets>);
-
-impl ProducesTickets for Shared {
-    fn enabled(&self) -> bool {
-        self.0.enabled()
-    }
-    fn lifetime(&self) -> u32 {
-        self.0.lifetime()
-    }
-    fn encrypt(&self, plain: &[u8]) -> Option<Vec<u8>> {
-        self.0.encrypt(plain)
-    }
-    fn decrypt(&self, cipher: &[u8]) -> Option<Vec<u8>> {
-        self.0.decrypt(cipher)
-    }
 }
 
 /// Whether this kernel offers the `tls` upper-layer protocol (kernel TLS, which would let file
