@@ -71,20 +71,23 @@ pub(crate) fn install(builder: &mut SslContextBuilder) -> Period {
                          cipher: &mut boring::symm::CipherCtxRef,
                          hmac: &mut boring::hmac::HmacCtxRef,
                          encrypt: bool| {
-        let now = ticket_key_epoch(read.get());
+        let period = read.get();
+        let now = ticket_key_epoch(period);
+        let period_ms = u64::try_from(period.as_millis()).unwrap_or(u64::MAX);
+        let key_of = |epoch| crate::token::ticket_key(period_ms, epoch);
         let (key, result) = if encrypt {
-            let key = crate::token::ticket_key(now);
+            let key = key_of(now);
             *name = key.name;
             if boring::rand::rand_bytes(iv).is_err() {
                 return TicketKeyCallbackResult::Error;
             }
             (key, TicketKeyCallbackResult::Success)
         } else {
-            let current = crate::token::ticket_key(now);
+            let current = key_of(now);
             if *name == current.name {
                 (current, TicketKeyCallbackResult::Success)
             } else {
-                match now.checked_sub(1).map(crate::token::ticket_key) {
+                match now.checked_sub(1).map(key_of) {
                     // Opened, and a ticket under the current key issued in its place.
                     Some(previous) if *name == previous.name => {
                         (previous, TicketKeyCallbackResult::DecryptSuccessRenew)
@@ -123,12 +126,15 @@ mod tests {
 
     #[test]
     fn each_period_has_its_own_key_the_same_each_time_it_is_asked_for() {
-        let (a, b) = (crate::token::ticket_key(7), crate::token::ticket_key(7));
+        let key = crate::token::ticket_key;
+        let (a, b) = (key(1_000, 7), key(1_000, 7));
         assert_eq!((a.name, a.aes, a.hmac), (b.name, b.aes, b.hmac));
-        let c = crate::token::ticket_key(8);
-        assert_ne!(a.name, c.name);
-        assert_ne!(a.aes, c.aes);
-        assert_ne!(a.hmac, c.hmac);
+        // Another period, or the same number of periods of another length: another key.
+        for c in [key(1_000, 8), key(2_000, 7)] {
+            assert_ne!(a.name, c.name);
+            assert_ne!(a.aes, c.aes);
+            assert_ne!(a.hmac, c.hmac);
+        }
         // Periods count from the secret's drawing: a day-long period is still the first.
         assert_eq!(ticket_key_epoch(Duration::from_secs(86_400)), 0);
         let period = Period(Arc::new(AtomicU64::new(0)));

@@ -21,6 +21,7 @@
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -61,14 +62,16 @@ fn key() -> &'static Key {
     })
 }
 
-/// The session ticket key of rotation period `epoch` (`tickets.rs`), the same on every
-/// thread: derived from the process's secret, so a restarted server opens no old ticket (the
+/// The session ticket key of rotation period `epoch` of periods `period_ms` long
+/// (`tickets.rs`; the length taken in too, so that servers of one process with different
+/// periods share no key), the same on every thread: derived from the process's secret, so a restarted server opens no old ticket (the
 /// client does a full handshake). A resumed TLS 1.3 handshake is PSK with a fresh (EC)DHE
 /// exchange, so whoever learns a period's key cannot decrypt recorded traffic; they can open
 /// the resumption secrets of that period's tickets, good for two periods at most.
-pub(crate) fn ticket_key(epoch: u64) -> crate::tickets::TicketKey {
+pub(crate) fn ticket_key(period_ms: u64, epoch: u64) -> crate::tickets::TicketKey {
     let part = |n: u8| {
         let mut m = key().tickets.clone();
+        m.update(&period_ms.to_be_bytes());
         m.update(&epoch.to_be_bytes());
         m.update(&[n]);
         <[u8; 32]>::from(m.finalize().into_bytes())
@@ -81,9 +84,21 @@ pub(crate) fn ticket_key(epoch: u64) -> crate::tickets::TicketKey {
     crate::tickets::TicketKey { name, aes, hmac }
 }
 
-/// Time since the process drew its secret: ticket key periods count from it.
+/// Time added to the ticket key periods' clock ([`shift_ticket_clock`]), ms.
+static SHIFT_MS: AtomicU64 = AtomicU64::new(0);
+
+/// Time since the process drew its secret (plus any shift a test made): ticket key periods
+/// count from it.
 pub(crate) fn since_start() -> Duration {
-    key().epoch.elapsed()
+    key().epoch.elapsed() + Duration::from_millis(SHIFT_MS.load(Ordering::Relaxed))
+}
+
+/// Tests: moves the ticket key periods' clock on by `by`, for the whole process (a test of
+/// rotation counts periods without waiting for them).
+#[cfg(any(test, feature = "test-hooks"))]
+pub fn shift_ticket_clock(by: Duration) {
+    let ms = u64::try_from(by.as_millis()).unwrap_or(u64::MAX);
+    SHIFT_MS.fetch_add(ms, Ordering::Relaxed);
 }
 
 /// Draws the key now (at start) rather than at the first Initial.
