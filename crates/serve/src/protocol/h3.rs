@@ -446,19 +446,21 @@ impl H3 {
                                 }
                                 Some(g) => {
                                     let host = authority.map(|a| (&b"host"[..], a));
-                                    // Possibly a replay: said so, unless the client did.
-                                    let marked = early
-                                        && !fields.iter().any(|(name, _)| name == b"early-data");
-                                    let mark = marked.then_some((&b"early-data"[..], &b"1"[..]));
+                                    // Possibly a replay: said so by the server alone, a
+                                    // client's own `early-data` (any case) dropped.
+                                    let mark = early.then_some((&b"early-data"[..], &b"1"[..]));
+                                    let kept = |name: &[u8]| {
+                                        !name.starts_with(b":")
+                                            && !(early && name.eq_ignore_ascii_case(b"early-data"))
+                                    };
                                     let asked = Asked {
                                         method,
                                         protocol: b"HTTP/3.0",
                                         content_length: r
                                             .content_length
                                             .or(ended.then_some(received)),
-                                        fields: fields
-                                            .iter()
-                                            .filter(|(name, _)| !name.starts_with(b":"))
+                                        fields: (fields.iter())
+                                            .filter(|(name, _)| kept(name))
                                             .chain(host)
                                             .chain(mark),
                                     };

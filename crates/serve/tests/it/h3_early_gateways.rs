@@ -6,7 +6,7 @@
 //! protects. A request after the handshake is not marked.
 
 use crate::cgi_support::Scripts;
-use crate::h3_early_data::{fetch, FILE};
+use crate::h3_early_data::{fetch, fetch_with, FILE};
 use crate::h3_support::Certs;
 use crate::proxy_support::{dead_port, mount, Req, Step, Upstream};
 use http3::EarlyData;
@@ -105,4 +105,35 @@ fn in_0rtt_a_gateway_that_opts_in_is_told_and_its_425_passes_through() {
     assert_eq!((st.h3_early_requests, st.h3_too_early), (7, 3), "{st:?}");
     assert_eq!((st.auth_missing, st.auth_failed), (0, 0), "{st:?}");
     assert_eq!((st.proxy_requests, st.cgi_starts), (4, 2), "{st:?}");
+}
+
+#[test]
+fn in_0rtt_a_clients_own_early_data_field_is_replaced_by_the_servers_mark() {
+    let up = Upstream::start(origin);
+    let certs = Certs::new();
+    let told = mount("/api/", &[up.url()], "early_data = true");
+    let srv = certs.serve(|c| {
+        c.h3_early_data = true;
+        c.proxy.push(told);
+    });
+    std::fs::write(srv.root.path().join("5k.bin"), vec![7u8; FILE]).unwrap();
+    let mut config = certs.client().early_data();
+    let first = fetch(&mut config, srv.addr, &[], &[("GET", "/5k.bin")], &|| true);
+    assert_eq!(first.statuses, [200]);
+    // A client saying its early request is not one: the origin must hear the server's mark.
+    let extra = [("early-data", "0")];
+    let hold = || srv.stats().h3_early_requests >= 1;
+    let asked = [("GET", "/api/x")];
+    let second = fetch_with(&mut config, srv.addr, &first.session, &asked, &extra, &hold);
+    assert_eq!(second.early, EarlyData::Accepted);
+    assert_eq!(second.statuses, [200]);
+    let seen = up.requests();
+    assert_eq!(seen.len(), 1);
+    let marks: Vec<&str> = (seen[0].head.lines())
+        .filter_map(|l| l.split_once(':'))
+        .filter(|(n, _)| n.eq_ignore_ascii_case("early-data"))
+        .map(|(_, v)| v.trim())
+        .collect();
+    assert_eq!(marks, ["1"], "{}", seen[0].head);
+    srv.stop();
 }
