@@ -84,6 +84,8 @@ struct Gathering {
     body: Gathered,
     /// Handed out in 0-RTT: it stays an early request when answered after the handshake.
     early: bool,
+    /// Basic authentication's verdict at its head, kept: not checked again at its end.
+    verdict: Verdict,
 }
 
 /// Why a request is not answered at once.
@@ -91,8 +93,8 @@ enum Deferred {
     /// A program answers: its exchange, and the program to start (boxed: the closure's result
     /// stays small).
     Program(Box<Exchange>, Box<Launch>),
-    /// Its body is gathered first ([`Gathering`]).
-    Gather,
+    /// Its body is gathered first ([`Gathering`]), under this verdict.
+    Gather(Verdict),
 }
 
 /// A response's body not yet taken by flow control.
@@ -200,7 +202,7 @@ impl H3 {
             match event {
                 ServerEvent::Request { id, fields, end } => {
                     let early = self.server.in_early_data(id.conn);
-                    if self.answer(id, &fields, end, early, None, w) {
+                    if let Some(verdict) = self.answer(id, &fields, end, early, None, w) {
                         let body = Gathered::default();
                         (self.gathering).insert(
                             id,
@@ -208,6 +210,7 @@ impl H3 {
                                 fields,
                                 body,
                                 early,
+                                verdict,
                             },
                         );
                     }
@@ -225,7 +228,8 @@ impl H3 {
                 }
                 ServerEvent::BodyEnd { id } => {
                     if let Some(g) = self.gathering.remove(&id) {
-                        self.answer(id, &g.fields, true, g.early, Some(Ok(g.body)), w);
+                        let gathered = Some((Ok(g.body), g.verdict));
+                        self.answer(id, &g.fields, true, g.early, gathered, w);
                         stir |= !self.launches.is_empty();
                     } else if let Some(e) = self.exchanges.get_mut(&id) {
                         e.body_ended();
@@ -336,7 +340,7 @@ impl H3 {
         if let Some(g) = self.gathering.remove(&id) {
             let _ = self.server.stop_sending(id, H3_NO_ERROR);
             let body = outcome.map(|()| g.body);
-            self.answer(id, &g.fields, true, g.early, Some(body), w);
+            self.answer(id, &g.fields, true, g.early, Some((body, g.verdict)), w);
         }
     }
 
@@ -344,19 +348,24 @@ impl H3 {
     /// much of its body as flow control takes; or, for a gateway's target, its exchange kept
     /// and its program asked for (`h3/gateway.rs`). `end`: the request has no body. `early`:
     /// handed out in 0-RTT (`h3_early_data`), possibly a replay (RFC 8470). `gathered`: its
-    /// body, gathered whole (or past the limit), or refused for want of room (503). True when
-    /// its body is to be gathered first (nothing was answered, logged or counted).
+    /// body, gathered whole (or past the limit), or refused for want of room (503), with the
+    /// verdict its head had. The verdict when its body is to be gathered first (nothing was
+    /// answered, logged or counted).
     fn answer(
         &mut self,
         id: RequestId,
         fields: &Fields,
         end: bool,
         early: bool,
-        gathered: Option<Result<Gathered, OverBudget>>,
+        gathered: Option<(Result<Gathered, OverBudget>, Verdict)>,
         w: &mut Worker,
-    ) -> bool {
+    ) -> Option<Verdict> {
         let peer = (self.server.peer(id.conn)).unwrap_or((Ipv4Addr::UNSPECIFIED, 0).into());
         let ended = end || gathered.is_some();
+        let (gathered, mut checked) = match gathered {
+            Some((body, verdict)) => (Some(body), Some(verdict)),
+            None => (None, None),
+        };
         let over_budget = matches!(gathered, Some(Err(OverBudget)));
         let received = match &gathered {
             Some(Ok(b)) => b.len() as u64,
@@ -390,8 +399,10 @@ impl H3 {
                     // hash budget and fills the verified cache, for an address the handshake
                     // has not proven (a spoofed 0-RTT could lock its owner out).
                     let guarded = early && auth.as_mut().is_some_and(|a| a.protects(r.target));
-                    let verdict = match auth.as_mut() {
-                        Some(a) if !guarded => a.check(r, peer.ip(), now, stats),
+                    // A gathered request's was had at its head: not checked (nor counted) again.
+                    let verdict = match (checked.take(), auth.as_mut()) {
+                        (Some(verdict), _) => verdict,
+                        (None, Some(a)) if !guarded => a.check(r, peer.ip(), now, stats),
                         _ => Verdict::Open,
                     };
                     let routed = match (&verdict, gateways.as_mut()) {
@@ -426,7 +437,7 @@ impl H3 {
                             responder.busy(r, date, out)
                         }
                         Some(Route::Cgi(_) | Route::Proxy(_)) if gate == BodyGate::Gather => {
-                            return Err(Deferred::Gather)
+                            return Err(Deferred::Gather(verdict))
                         }
                         Some(Route::Cgi(_) | Route::Proxy(_)) if gate == BodyGate::TooLarge => {
                             responder.error_to(r, 413, date, out)
@@ -497,20 +508,20 @@ impl H3 {
             }
         });
         // A request whose body is gathered is counted once, when it is answered.
-        if !matches!(answer, Err(Deferred::Gather)) {
+        if !matches!(answer, Err(Deferred::Gather(_))) {
             w.stats.http3_requests += 1;
             w.stats.h3_early_requests += u64::from(early);
             w.stats.h3_too_early += u64::from(too_early);
         }
         let (reply, head, referer, user_agent, user) = match answer {
             Ok(answer) => answer,
-            Err(Deferred::Gather) => return true,
+            Err(Deferred::Gather(verdict)) => return Some(verdict),
             Err(Deferred::Program(x, launch)) => {
                 // A program answers: its head comes later (`h3/gateway.rs`).
                 let body = gathered.and_then(Result::ok).unwrap_or_default();
                 (self.exchanges).insert(id, Exchange3::new(*x, peer.ip(), ended, body));
                 self.launches.push((id, *launch));
-                return false;
+                return None;
             }
         };
         let (status, body_bytes, user) = (reply.status, reply.body_bytes, user.as_deref());
@@ -526,7 +537,7 @@ impl H3 {
         });
         // A HEAD answered with an error page has no body either.
         self.reply(id, reply, head || method == b"HEAD", w);
-        false
+        None
     }
 
     /// Sends `reply` on `id`: its head, then its body as far as flow control allows; the rest

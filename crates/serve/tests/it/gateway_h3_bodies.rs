@@ -23,12 +23,18 @@ fn echo(r: &Req) -> Vec<Step> {
 /// the connection between them (the server sees the request before its body's end); then
 /// waits for the response.
 fn post_unsaid(d: &mut Driver, path: &str, body: &[u8]) -> Got {
-    let list: [(&[u8], &[u8]); 4] = [
+    post_unsaid_with(d, path, &[], body)
+}
+
+/// [`post_unsaid`] with `extra` fields.
+fn post_unsaid_with(d: &mut Driver, path: &str, extra: &[(&str, &str)], body: &[u8]) -> Got {
+    let mut list: Vec<(&[u8], &[u8])> = vec![
         (b":method", b"POST"),
         (b":scheme", b"https"),
         (b":authority", b"localhost"),
         (b":path", path.as_bytes()),
     ];
+    list.extend(extra.iter().map(|(n, v)| (n.as_bytes(), v.as_bytes())));
     let stream = d.client.send_request(&list, false).expect("send_request");
     let mut at = 0;
     d.until(|d| {
@@ -173,4 +179,37 @@ fn gathered_bodies_past_the_connections_budget_get_503_and_the_server_answers_ot
     d.turn();
     let st = srv.stop();
     assert_eq!((st.cgi_starts, st.status_5xx), (3, 4));
+}
+
+#[test]
+fn a_gathered_request_on_a_protected_path_is_checked_once() {
+    let scripts = Scripts::new();
+    scripts.add(
+        "who",
+        "printf 'Content-Type: text/plain\\r\\n\\r\\n'\nprintf '%s:%s' \"$REMOTE_USER\" \"$CONTENT_LENGTH\"\n",
+    );
+    let certs = Certs::new();
+    let hash = bcrypt::hash_with_salt("pw-alice", 4, *b"0123456789abcdef")
+        .unwrap()
+        .format_for_version(bcrypt::Version::TwoY);
+    let file = certs.ca.dir().join("htpasswd");
+    std::fs::write(&file, format!("alice:{hash}\n")).unwrap();
+    let srv = certs.serve(|c| {
+        scripts.mount(c);
+        c.auth.push(serve::config::AuthZone {
+            prefix: "/cgi-bin".into(),
+            file,
+            realm: "flint".into(),
+        });
+    });
+    let mut d = Driver::connect(&mut certs.client(), srv.addr);
+    // alice:pw-alice
+    let creds = [("authorization", "Basic YWxpY2U6cHctYWxpY2U=")];
+    let r = post_unsaid_with(&mut d, "/cgi-bin/who", &creds, &[b'a'; 20_000]);
+    assert_eq!((r.status, &r.body[..]), (200, &b"alice:20000"[..]), "{r:?}");
+    d.client.close(http3::H3_NO_ERROR, b"");
+    d.turn();
+    let st = srv.stop();
+    // Its verdict at its head kept for its end: one check, one success.
+    assert_eq!((st.auth_ok, st.auth_failed, st.auth_missing), (1, 0, 0), "{st:?}");
 }
