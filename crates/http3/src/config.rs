@@ -290,9 +290,9 @@ impl ServerConfig {
 
     /// How often the session ticket key changes (default [`crate::DEFAULT_TICKET_KEY_PERIOD`],
     /// rustls's 6 hours): a ticket resumes in the period it was issued in and the next, so it
-    /// (and the 0-RTT it allows) is good for at most twice this. Process-wide keys: every
-    /// server of the process should use the same period, or one's tickets will not open on
-    /// another.
+    /// lives at most twice this. Process-wide keys, derived from the period's number and
+    /// length: servers of the process with different periods open none of each other's
+    /// tickets.
     pub fn ticket_key_period(self, period: Duration) -> ServerConfig {
         self.ticket_period.set(period);
         self

@@ -1,8 +1,9 @@
 //! The server's session ticket keys, rotated: a ticket is sealed with the key of the period
-//! it is issued in and opened with that key or the one before, so a ticket (and the 0-RTT it
-//! allows, which anyone who saw it can replay) is good for at most two periods. The default
-//! period is rustls's `Ticketer`'s, which flint serve's TLS over TCP uses: 6 hours (a ticket
-//! lives 6 to 12 hours). nginx's own keys, drawn at start, never rotate: a long-running nginx
+//! it is issued in and opened with that key or the one before, so a ticket lives at most two
+//! periods. (A recorded 0-RTT flight replays for about a minute only, whatever the period:
+//! BoringSSL refuses early data whose stated ticket age is more than 60 s off.) The default
+//! period is rustls's `Ticketer`'s, which flint serve's TLS over TCP takes too: 6 hours (a
+//! ticket lives 6 to 12 hours). nginx's own keys, drawn at start, never rotate: a long-running nginx
 //! keeps one unless its `ssl_session_ticket_key` files are changed and it is reloaded.
 //!
 //! Every thread's TLS context must open a ticket any thread issued (a client resuming lands on
