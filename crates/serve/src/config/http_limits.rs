@@ -126,7 +126,10 @@ mod tests {
         assert_eq!(refused(|c| c.tls_ticket_key_period_ms = 999), period);
         assert_eq!(refused(|c| c.tls_ticket_key_period_ms = u64::MAX), period);
         // A ticket lives two periods, at most 7 days (RFC 8446 4.6.1): 3.5 days at most.
-        assert_eq!(refused(|c| c.tls_ticket_key_period_ms = 302_400_001), period);
+        assert_eq!(
+            refused(|c| c.tls_ticket_key_period_ms = 302_400_001),
+            period
+        );
         let mut c = Config::default();
         c.tls_ticket_key_period_ms = 302_400_000;
         assert!(c.validate().is_ok());

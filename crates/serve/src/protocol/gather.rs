@@ -160,7 +160,11 @@ mod tests {
             g.push(&[7; 1000], g.capacity(), budget).unwrap();
         }
         assert_eq!(g.len(), 40_000);
-        assert!(g.capacity() <= 40_000 + STEP as u64 + 40_000 / 4, "{}", g.capacity());
+        assert!(
+            g.capacity() <= 40_000 + STEP as u64 + 40_000 / 4,
+            "{}",
+            g.capacity()
+        );
         assert_eq!(thread_held() - before, g.capacity());
         g.consume(39_000);
         assert_eq!(g.bytes(), &[7; 1000][..]);

@@ -211,5 +211,9 @@ fn a_gathered_request_on_a_protected_path_is_checked_once() {
     d.turn();
     let st = srv.stop();
     // Its verdict at its head kept for its end: one check, one success.
-    assert_eq!((st.auth_ok, st.auth_failed, st.auth_missing), (1, 0, 0), "{st:?}");
+    assert_eq!(
+        (st.auth_ok, st.auth_failed, st.auth_missing),
+        (1, 0, 0),
+        "{st:?}"
+    );
 }
