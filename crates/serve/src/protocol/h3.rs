@@ -460,9 +460,9 @@ impl H3 {
                                     // Possibly a replay: said so by the server alone, a
                                     // client's own `early-data` (any case) dropped.
                                     let mark = early.then_some((&b"early-data"[..], &b"1"[..]));
-                                    let kept = |name: &[u8]| {
-                                        !name.starts_with(b":")
-                                            && !(early && name.eq_ignore_ascii_case(b"early-data"))
+                                    let dropped = |name: &[u8]| {
+                                        name.starts_with(b":")
+                                            || early && name.eq_ignore_ascii_case(b"early-data")
                                     };
                                     let asked = Asked {
                                         method,
@@ -471,7 +471,7 @@ impl H3 {
                                             .content_length
                                             .or(ended.then_some(received)),
                                         fields: (fields.iter())
-                                            .filter(|(name, _)| kept(name))
+                                            .filter(|(name, _)| !dropped(name))
                                             .chain(host)
                                             .chain(mark),
                                     };
