@@ -164,6 +164,18 @@ fn post_raw_split(
     with_length: bool,
     split: bool,
 ) -> (u8, Vec<u8>) {
+    post_raw_with(srv, path, body, with_length, split, &[])
+}
+
+/// [`post_raw_split`] with `extra` fields.
+fn post_raw_with(
+    srv: &TestServer,
+    path: &str,
+    body: Option<&[u8]>,
+    with_length: bool,
+    split: bool,
+    extra: &[(&[u8], &[u8])],
+) -> (u8, Vec<u8>) {
     let (hold, body) = (body.is_none(), body.unwrap_or_default());
     use crate::h2_support::raw;
     let mut s = connect(srv.addr);
@@ -171,6 +183,9 @@ fn post_raw_split(
     let mut block = vec![0x83, 0x86]; // :method POST, :scheme http
     raw::literal(&mut block, 4, path.as_bytes());
     raw::literal(&mut block, 1, b"t");
+    for (name, value) in extra {
+        raw::literal_name(&mut block, name, value);
+    }
     if with_length {
         raw::literal_name(
             &mut block,
@@ -255,6 +270,41 @@ fn over_http2_a_request_body_reaches_stdin() {
     );
     let st = srv.stop();
     assert_eq!((st.cgi_starts, st.status_4xx), (4, 0));
+}
+
+#[test]
+fn over_http2_a_body_awaited_on_a_protected_path_is_checked_once() {
+    let scripts = Scripts::new();
+    scripts.add(
+        "who",
+        "printf 'Content-Type: text/plain\\r\\n\\r\\n'\nprintf '%s:%s' \"$REMOTE_USER\" \"$CONTENT_LENGTH\"\n",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let hash = bcrypt::hash_with_salt("pw-alice", 4, *b"0123456789abcdef")
+        .unwrap()
+        .format_for_version(bcrypt::Version::TwoY);
+    let file = dir.path().join("htpasswd");
+    std::fs::write(&file, format!("alice:{hash}\n")).unwrap();
+    let srv = start(&scripts, |c| {
+        c.auth.push(serve::config::AuthZone {
+            prefix: "/cgi-bin".into(),
+            file,
+            realm: "flint".into(),
+        });
+    });
+    // alice:pw-alice; a body whose length is not said, its end sent after the server saw
+    // the request: answered at its END_STREAM.
+    let creds: [(&[u8], &[u8]); 1] = [(b"authorization", b"Basic YWxpY2U6cHctYWxpY2U=")];
+    let body = vec![b'a'; 40_000];
+    let (status, data) = post_raw_with(&srv, "/cgi-bin/who", Some(&body), false, true, &creds);
+    assert_eq!((status, &data[..]), (0x88, &b"alice:40000"[..]));
+    let st = srv.stop();
+    // Its verdict at its head kept for its end: one check, one success.
+    assert_eq!(
+        (st.auth_ok, st.auth_failed, st.auth_missing),
+        (1, 0, 0),
+        "{st:?}"
+    );
 }
 
 #[test]

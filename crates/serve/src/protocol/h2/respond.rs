@@ -21,6 +21,9 @@ pub(super) fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::
     let Some(i) = h.streams.index(id) else {
         return;
     };
+    // The verdict its head had, for a request answered at its END_STREAM.
+    let checked = h.streams.slots[i].verdict.take();
+    let mut kept = None;
     let st = &h.streams.slots[i];
     let value = |(a, b): (usize, usize)| &st.values[a..b];
     let (method, path) = (value(st.method), value(st.path));
@@ -64,9 +67,10 @@ pub(super) fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::
                 )),
                 Ok(r) if !too_large => {
                     // Only when a prefix is protected: before files or programs.
-                    let verdict = match w.auth.as_mut() {
-                        Some(a) => a.check(r, peer.ip(), w.now, &mut w.stats),
-                        None => Verdict::Open,
+                    let verdict = match (checked, w.auth.as_mut()) {
+                        (Some(verdict), _) => verdict,
+                        (None, Some(a)) => a.check(r, peer.ip(), w.now, &mut w.stats),
+                        (None, None) => Verdict::Open,
                     };
                     // Only when a gateway is configured: the static path checks nothing more.
                     let routed = match (&verdict, w.gateways.as_mut()) {
@@ -88,6 +92,7 @@ pub(super) fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::
                             if body_gate(st.content_length, st.ended, st.body_in, w.max_body)
                                 != BodyGate::Start =>
                         {
+                            kept = Some(verdict);
                             return Err(());
                         }
                         Some(route @ (Route::Cgi(_) | Route::Proxy(_))) => {
@@ -166,6 +171,7 @@ pub(super) fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::
         Ok(answer) => answer,
         Err(()) => match program {
             None => {
+                h.streams.slots[i].verdict = kept;
                 h.streams.slots[i].awaits_end = true;
                 h.awaiting += 1;
                 return;

@@ -13,6 +13,7 @@ use http2::StreamId;
 
 use super::exchange::Exchange;
 use super::fields::FieldRoom;
+use crate::auth::Verdict;
 use crate::gateway::head::HeadReader;
 use crate::pool::Bufs;
 use crate::protocol::body::BodyClock;
@@ -215,6 +216,9 @@ pub(super) struct Stream {
     /// A program's request whose body's length is not said up front: answered at its
     /// END_STREAM, once the body is whole (see `H2::awaiting`).
     pub(super) awaits_end: bool,
+    /// Basic authentication's verdict at the head of a request that awaits its end: kept,
+    /// not checked (nor counted) again when it is answered.
+    pub(super) verdict: Option<Verdict>,
     /// The request was answered (until then its header block is under way).
     pub(super) answered: bool,
     /// The response went out whole (our END_STREAM written).
@@ -260,6 +264,7 @@ impl Stream {
             cut: false,
             ended: false,
             awaits_end: false,
+            verdict: None,
             answered: false,
             complete: false,
             out: Out::None,
@@ -335,6 +340,7 @@ impl Stream {
         self.cut = false;
         self.ended = false;
         self.awaits_end = false;
+        self.verdict = None;
         self.answered = false;
         self.complete = false;
         self.out = Out::None;
@@ -545,6 +551,7 @@ impl Streams {
         let s = &mut self.slots[i];
         s.id = 0;
         s.awaits_end = false;
+        s.verdict = None;
         s.out = Out::None; // drops the shared body or the file
         if let Some(head) = s.head.take() {
             // Its HEADERS was never said sent: nghttp2 may still hold it in its queue.
