@@ -438,3 +438,84 @@ fn over_http2_every_field_of_a_program_goes_out() {
         assert_eq!(r.header("content-type"), Some("text/plain"));
     }
 }
+
+/// Sends `len` bytes of body on each of `streams` (not ended), within the connection's
+/// window: whenever it is spent, a PING's answer brings the server's WINDOW_UPDATEs. The
+/// frames read meanwhile.
+fn send_bodies(s: &mut std::net::TcpStream, streams: &[u32], len: usize) -> Vec<(u8, u8, u32, Vec<u8>)> {
+    use crate::h2_support::raw;
+    let mut window: i64 = 65_535;
+    let mut frames = Vec::new();
+    let body = vec![b'f'; len];
+    for &id in streams {
+        for chunk in body.chunks(16_384) {
+            while window < chunk.len() as i64 {
+                let mut out = Vec::new();
+                raw::ping(&mut out, false, [9; 8]);
+                s.write_all(&out).unwrap();
+                let ack = |f: &raw::Frame| f.0 == raw::PING && f.1 & 1 != 0;
+                let got = raw::read_until(s, |fs| fs.iter().any(ack));
+                assert!(got.iter().any(ack), "closed: {got:?}");
+                window += (got.iter())
+                    .filter(|f| f.0 == raw::WINDOW_UPDATE && f.2 == 0)
+                    .map(|f| i64::from(u32::from_be_bytes(f.3[..4].try_into().unwrap())))
+                    .sum::<i64>();
+                frames.extend(got);
+            }
+            let mut out = Vec::new();
+            raw::frame(&mut out, raw::DATA, 0, id, chunk);
+            s.write_all(&out).unwrap();
+            window -= chunk.len() as i64;
+        }
+    }
+    frames
+}
+
+#[test]
+fn over_http2_a_body_refused_for_room_with_its_end_in_the_same_read_starts_no_program() {
+    use crate::h2_support::raw;
+    let scripts = Scripts::new();
+    scripts.add(
+        "count",
+        "printf 'Content-Type: text/plain\\r\\n\\r\\n'\nprintf '%s' \"$CONTENT_LENGTH\"\n",
+    );
+    scripts.add("hello", HELLO);
+    // The connection's gathered bodies may hold 4 x 40 000 bytes.
+    let srv = start(&scripts, |c| c.max_body_bytes = 40_000);
+    let mut s = connect(srv.addr);
+    let mut out = raw::start();
+    let post = |out: &mut Vec<u8>, id: u32, flags: u8| {
+        let mut block = vec![0x83, 0x86]; // :method POST, :scheme http
+        raw::literal(&mut block, 4, b"/cgi-bin/count");
+        raw::literal(&mut block, 1, b"t");
+        raw::frame(out, raw::HEADERS, raw::END_HEADERS | flags, id, &block);
+    };
+    let fill = [1, 3, 5, 7];
+    for id in fill {
+        post(&mut out, id, 0);
+    }
+    s.write_all(&out).unwrap();
+    // Bodies of unknown length, not ended, that fill the connection's room.
+    let mut frames = send_bodies(&mut s, &fill, 39_000);
+    // Then one whose head, body and end come in one read.
+    let mut out = Vec::new();
+    post(&mut out, 9, 0);
+    raw::frame(&mut out, raw::DATA, raw::END_STREAM, 9, b"x");
+    raw::get(&mut out, 11, "/cgi-bin/hello", raw::END_STREAM);
+    s.write_all(&out).unwrap();
+    let reset_9 = |f: &raw::Frame| f.0 == raw::RST_STREAM && f.2 == 9;
+    let ended_11 = |f: &raw::Frame| f.2 == 11 && f.1 & raw::END_STREAM != 0;
+    frames.extend(raw::read_until(&mut s, |fs| {
+        fs.iter().any(reset_9) && fs.iter().any(ended_11)
+    }));
+    let code = (frames.iter().find(|f| reset_9(f)))
+        .map(|f| u32::from_be_bytes(f.3[..4].try_into().unwrap()));
+    assert_eq!(code, Some(7), "REFUSED_STREAM: {frames:?}");
+    assert!(
+        !frames.iter().any(|f| f.0 == raw::HEADERS && f.2 == 9),
+        "stream 9 answered: {frames:?}"
+    );
+    // Only hello's program ran (the others' bodies have not ended).
+    assert_eq!(srv.stats().cgi_starts, 1);
+    drop(s);
+}

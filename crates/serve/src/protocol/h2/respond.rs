@@ -21,6 +21,12 @@ pub(super) fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::
     let Some(i) = h.streams.index(id) else {
         return;
     };
+    // A body refused for want of room is cut short: the reset after the ready streams
+    // (`h2.rs`) answers it with REFUSED_STREAM; nothing here may start a program on it, even
+    // when its END_STREAM came in the same read.
+    if h.streams.slots[i].short_of_room {
+        return;
+    }
     // The verdict its head had, for a request answered at its END_STREAM.
     let checked = h.streams.slots[i].verdict.take();
     let mut kept = None;
