@@ -4,9 +4,13 @@
 //! client's 100 streams, or 1,000 connections, each dripping a body just under the limit
 //! would hold that many times `max_body_bytes` for the body deadline.
 //!
-//! [`Gathered`] grows its buffer in bounded steps (a quarter of what it holds, at least
-//! [`STEP`]; a `Vec` left to double could hold twice what came), charges every byte of capacity to its
-//! thread's count, and gives it back when dropped. The protocol asks for room with the bytes its
+//! [`Gathered`] starts at what its first bytes need and grows in bounded steps (a quarter of
+//! what it holds, at least [`STEP`], never past `max_body_bytes` unless a piece needs it; a
+//! `Vec` left to double could hold twice what came), charges every byte of capacity it takes
+//! for a gathered body ([`Gathered::push`]) to its thread's count, and gives memory and charge
+//! back once the body is handed on ([`Gathered::clear`], or [`Gathered::consume`] of all of
+//! it) or dropped. Bytes of an upload streamed to a running program
+//! ([`Gathered::push_streamed`]) are not charged: flow control bounds them already. The protocol asks for room with the bytes its
 //! connection's other gathered bodies hold: a body that would take its connection past
 //! [`Budget::connection`] or its thread past [`Budget::thread`] is refused (503: the server
 //! is short of room, not the request too large; the client may send it again later).
@@ -38,6 +42,8 @@ pub(crate) struct Budget {
     pub connection: u64,
     /// All of one thread's (bytes).
     pub thread: u64,
+    /// One body's limit, `max_body_bytes` (bytes): no step grows a buffer past it.
+    pub body: u64,
 }
 
 impl Budget {
@@ -48,6 +54,7 @@ impl Budget {
         Budget {
             connection: max_body.saturating_mul(CONNECTION_BODIES).max(one),
             thread: max_body.saturating_mul(THREAD_BODIES).max(one),
+            body: max_body,
         }
     }
 }
@@ -62,11 +69,14 @@ pub(crate) struct Gathered {
     bytes: Vec<u8>,
     /// `bytes[..at]` is handed on already.
     at: usize,
+    /// Bytes of its capacity charged to its thread (taken by [`Gathered::push`]).
+    charged: u64,
 }
 
 impl Gathered {
-    /// Appends `data`. `connection_held`: the capacity its connection's gathered bodies hold
-    /// now, this one's included. Refused (nothing appended) when growing would pass `budget`.
+    /// Appends `data` to a gathered body, charged. `connection_held`: what its connection's
+    /// gathered bodies hold now ([`Gathered::held`]), this one's included. Refused (nothing
+    /// appended) when growing would pass `budget`.
     pub fn push(
         &mut self,
         data: &[u8],
@@ -76,9 +86,15 @@ impl Gathered {
         let need = self.bytes.len() + data.len();
         let cap = self.bytes.capacity();
         if need > cap {
-            // A step of a quarter of what it holds (at least STEP): a large body is not
-            // copied once for every STEP, nor held at up to twice its size.
-            let new_cap = need.max(cap + (cap / 4).max(STEP));
+            // The first bytes take what they need (a small body holds no more); then a step of
+            // a quarter of what it holds (at least STEP, within one body's limit): a large body
+            // is not copied once for every STEP, nor held at up to twice its size.
+            let body = usize::try_from(budget.body).unwrap_or(usize::MAX);
+            let new_cap = if cap == 0 {
+                need
+            } else {
+                need.max((cap + (cap / 4).max(STEP)).min(body))
+            };
             let grow = (new_cap - cap) as u64;
             if connection_held.saturating_add(grow) > budget.connection
                 || thread_held().saturating_add(grow) > budget.thread
@@ -87,10 +103,17 @@ impl Gathered {
             }
             self.bytes.reserve_exact(new_cap - self.bytes.len());
             let grown = (self.bytes.capacity() - cap) as u64;
+            self.charged += grown;
             HELD.with(|h| h.set(h.get() + grown));
         }
         self.bytes.extend_from_slice(data);
         Ok(())
+    }
+
+    /// Appends `data` of an upload streamed to a running program: not charged (the stream's
+    /// flow control window bounds what can wait here).
+    pub fn push_streamed(&mut self, data: &[u8]) {
+        self.bytes.extend_from_slice(data);
     }
 
     /// What is not handed on yet.
@@ -111,13 +134,19 @@ impl Gathered {
         self.bytes.capacity() as u64
     }
 
-    /// Drops the first `n` bytes (handed on). Once nothing is left a large buffer is given
-    /// back; one of a [`STEP`] or less is kept for the next bytes (a body streamed to a
-    /// program through it does not allocate for each piece).
+    /// Bytes charged to its thread (and its connection): those a gathered body took.
+    pub fn held(&self) -> u64 {
+        self.charged
+    }
+
+    /// Drops the first `n` bytes (handed on). Once nothing is left, a gathered body's memory
+    /// and charge are given back, as is a large buffer; a small uncharged one (of a [`STEP`]
+    /// or less) is kept for the next bytes (a body streamed to a program through it does not
+    /// allocate for each piece).
     pub fn consume(&mut self, n: usize) {
         self.at = (self.at + n).min(self.bytes.len());
         if self.is_empty() {
-            if self.bytes.capacity() > STEP {
+            if self.charged > 0 || self.bytes.capacity() > STEP {
                 self.release();
             } else {
                 self.bytes.clear();
@@ -126,15 +155,17 @@ impl Gathered {
         }
     }
 
-    /// Drops all it holds (as [`Gathered::consume`] of all of it).
+    /// Drops all it holds, and gives its memory (and charge) back.
     pub fn clear(&mut self) {
-        self.consume(self.len());
+        self.release();
     }
 
     fn release(&mut self) {
-        let cap = self.bytes.capacity() as u64;
-        if cap > 0 {
-            HELD.with(|h| h.set(h.get().saturating_sub(cap)));
+        if self.charged > 0 {
+            HELD.with(|h| h.set(h.get().saturating_sub(self.charged)));
+            self.charged = 0;
+        }
+        if self.bytes.capacity() > 0 {
             self.bytes = Vec::new();
         }
         self.at = 0;
@@ -157,7 +188,7 @@ mod tests {
         let budget = Budget::for_max_body(1 << 20);
         let mut g = Gathered::default();
         for _ in 0..40 {
-            g.push(&[7; 1000], g.capacity(), budget).unwrap();
+            g.push(&[7; 1000], g.held(), budget).unwrap();
         }
         assert_eq!(g.len(), 40_000);
         assert!(
@@ -165,13 +196,45 @@ mod tests {
             "{}",
             g.capacity()
         );
-        assert_eq!(thread_held() - before, g.capacity());
+        assert_eq!(
+            (thread_held() - before, g.held()),
+            (g.capacity(), g.capacity())
+        );
         g.consume(39_000);
         assert_eq!(g.bytes(), &[7; 1000][..]);
         g.clear();
         assert!(g.is_empty());
-        assert_eq!(thread_held() - before, g.capacity(), "a step's room kept");
-        drop(g);
+        assert_eq!(
+            (g.capacity(), g.held()),
+            (0, 0),
+            "memory and charge given back"
+        );
+        assert_eq!(thread_held(), before);
+    }
+
+    #[test]
+    fn a_small_body_holds_what_it_needs_and_no_step_passes_the_body_limit() {
+        let before = thread_held();
+        let budget = Budget::for_max_body(4096);
+        let mut g = Gathered::default();
+        g.push(&[1; 100], 0, budget).unwrap();
+        assert_eq!(g.held(), g.capacity());
+        assert!(g.capacity() < 4096, "{}", g.capacity());
+        g.push(&[1; 100], g.held(), budget).unwrap();
+        assert!(g.capacity() <= 4096, "{}", g.capacity());
+        // Handed on whole: memory and charge given back.
+        g.consume(200);
+        assert_eq!((g.capacity(), thread_held()), (0, before));
+    }
+
+    #[test]
+    fn an_upload_streamed_to_a_program_is_not_charged() {
+        let before = thread_held();
+        let mut g = Gathered::default();
+        g.push_streamed(&[2; 5000]);
+        assert_eq!((g.held(), thread_held()), (0, before));
+        g.consume(5000);
+        assert!(g.capacity() > 0, "a small streaming buffer is kept");
         assert_eq!(thread_held(), before);
     }
 
@@ -180,23 +243,24 @@ mod tests {
         let budget = Budget {
             connection: 3 * STEP as u64,
             thread: 5 * STEP as u64,
+            body: u64::MAX,
         };
         let piece = vec![1; STEP];
         let mut a = Gathered::default();
         a.push(&piece, 0, budget).unwrap();
-        a.push(&piece, a.capacity(), budget).unwrap();
+        a.push(&piece, a.held(), budget).unwrap();
         // A third step for this connection fits, a fourth does not.
         let mut b = Gathered::default();
-        b.push(&piece, a.capacity(), budget).unwrap();
-        let held = a.capacity() + b.capacity();
+        b.push(&piece, a.held(), budget).unwrap();
+        let held = a.held() + b.held();
         assert_eq!(b.push(&piece, held, budget), Err(OverBudget));
         assert_eq!(b.len(), STEP, "nothing appended when refused");
         // Another connection: the thread's budget stops it first.
         let mut c = Gathered::default();
         c.push(&piece, 0, budget).unwrap();
-        c.push(&piece, c.capacity(), budget).unwrap();
-        assert_eq!(c.push(&piece, c.capacity(), budget), Err(OverBudget));
+        c.push(&piece, c.held(), budget).unwrap();
+        assert_eq!(c.push(&piece, c.held(), budget), Err(OverBudget));
         drop((a, b));
-        c.push(&piece, c.capacity(), budget).unwrap();
+        c.push(&piece, c.held(), budget).unwrap();
     }
 }

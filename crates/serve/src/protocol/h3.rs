@@ -322,7 +322,7 @@ impl H3 {
             let held = if (g.body.len() + n) as u64 > g.body.capacity() {
                 (gathering.iter())
                     .filter(|(other, _)| other.conn == id.conn)
-                    .map(|(_, g)| g.body.capacity())
+                    .map(|(_, g)| g.body.held())
                     .sum::<u64>()
             } else {
                 0

@@ -442,7 +442,11 @@ fn over_http2_every_field_of_a_program_goes_out() {
 /// Sends `len` bytes of body on each of `streams` (not ended), within the connection's
 /// window: whenever it is spent, a PING's answer brings the server's WINDOW_UPDATEs. The
 /// frames read meanwhile.
-fn send_bodies(s: &mut std::net::TcpStream, streams: &[u32], len: usize) -> Vec<(u8, u8, u32, Vec<u8>)> {
+fn send_bodies(
+    s: &mut std::net::TcpStream,
+    streams: &[u32],
+    len: usize,
+) -> Vec<(u8, u8, u32, Vec<u8>)> {
     use crate::h2_support::raw;
     let mut window: i64 = 65_535;
     let mut frames = Vec::new();
@@ -517,5 +521,54 @@ fn over_http2_a_body_refused_for_room_with_its_end_in_the_same_read_starts_no_pr
     );
     // Only hello's program ran (the others' bodies have not ended).
     assert_eq!(srv.stats().cgi_starts, 1);
+    drop(s);
+}
+
+#[test]
+fn over_http2_many_small_posts_at_once_under_a_small_body_limit_all_reach_their_programs() {
+    use crate::h2_support::raw;
+    let scripts = Scripts::new();
+    scripts.add(
+        "count",
+        "printf 'Content-Type: text/plain\\r\\n\\r\\n'\nprintf '%s' \"$CONTENT_LENGTH\"\n",
+    );
+    let srv = start(&scripts, |c| c.max_body_bytes = 4096);
+    let mut s = connect(srv.addr);
+    let mut out = raw::start();
+    // Twenty POSTs at once, every other one without its length (gathered): their heads, then
+    // their bodies, in one write.
+    let ids: Vec<u32> = (0..20).map(|k| 1 + 2 * k).collect();
+    for &id in &ids {
+        let mut block = vec![0x83, 0x86]; // :method POST, :scheme http
+        raw::literal(&mut block, 4, b"/cgi-bin/count");
+        raw::literal(&mut block, 1, b"t");
+        if id % 4 == 1 {
+            raw::literal_name(&mut block, b"content-length", b"100");
+        }
+        raw::frame(&mut out, raw::HEADERS, raw::END_HEADERS, id, &block);
+    }
+    for &id in &ids {
+        raw::frame(&mut out, raw::DATA, raw::END_STREAM, id, &[b'p'; 100]);
+    }
+    s.write_all(&out).unwrap();
+    let ended = |fs: &[raw::Frame], id: u32| {
+        fs.iter()
+            .any(|f| f.2 == id && (f.1 & raw::END_STREAM != 0 || f.0 == raw::RST_STREAM))
+    };
+    let frames = raw::read_until(&mut s, |fs| ids.iter().all(|&id| ended(fs, id)));
+    for &id in &ids {
+        let status = frames.iter().find(|f| f.0 == raw::HEADERS && f.2 == id);
+        assert_eq!(
+            status.map(|f| f.3[0]),
+            Some(0x88),
+            "200 on {id}: {frames:?}"
+        );
+        let body: Vec<u8> = (frames.iter())
+            .filter(|f| f.0 == raw::DATA && f.2 == id)
+            .flat_map(|f| f.3.iter().copied())
+            .collect();
+        assert_eq!(body, b"100", "stream {id}");
+    }
+    assert_eq!(srv.stats().cgi_starts, 20);
     drop(s);
 }

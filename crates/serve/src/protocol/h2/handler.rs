@@ -285,19 +285,27 @@ impl Handler for Streams {
         let Some(i) = self.index(stream) else {
             return;
         };
-        // What the connection's kept bodies hold: summed only when this one must grow.
+        // Gathered (charged to the connection's and the thread's room): a body of unknown
+        // length no program has yet. An upload streamed to a running program, or one of a
+        // said length, is bounded by the stream's window and not charged.
         let s = &self.slots[i];
-        let held = if s.body_buf.len() + data.len() > s.body_buf.capacity() as usize {
-            (self.slots.iter()).map(|s| s.body_buf.capacity()).sum()
+        let gathered = s.content_length.is_none() && s.gateway.is_none() && !s.answered;
+        // What the connection's gathered bodies hold: summed only when this one must grow.
+        let held = if gathered && s.body_buf.len() + data.len() > s.body_buf.capacity() as usize {
+            (self.slots.iter()).map(|s| s.body_buf.held()).sum()
         } else {
             0
         };
         if let Some(s) = self.slots.get_mut(i) {
             // Kept for a program (bounded by `max_body_bytes`: past it the stream is reset;
-            // and by the connection's and the thread's room: short of it, refused).
+            // and, gathered, by the connection's and the thread's room: short of it, refused).
             let for_program = s.gateway.as_ref().map_or(!s.answered, |g| g.takes_body());
             if keep_all && for_program && !s.short_of_room {
-                s.short_of_room = s.body_buf.push(data, held, budget).is_err();
+                if gathered {
+                    s.short_of_room = s.body_buf.push(data, held, budget).is_err();
+                } else {
+                    s.body_buf.push_streamed(data);
+                }
             }
             s.body_in += data.len() as u64;
             if let Some(clock) = s.body.as_mut() {
