@@ -306,6 +306,7 @@ impl H3 {
         let H3 {
             server,
             gathering,
+            exchanges,
             chunk,
             ..
         } = self;
@@ -318,12 +319,17 @@ impl H3 {
             let Some(g) = gathering.get(&id) else {
                 return;
             };
-            // What this connection's gathered bodies hold: summed only when this one must grow.
+            // What this connection's gathered bodies hold, those being gathered and those
+            // whose programs have not taken them whole yet: summed only when this one must grow.
             let held = if (g.body.len() + n) as u64 > g.body.capacity() {
                 (gathering.iter())
                     .filter(|(other, _)| other.conn == id.conn)
                     .map(|(_, g)| g.body.held())
                     .sum::<u64>()
+                    + (exchanges.iter())
+                        .filter(|(other, _)| other.conn == id.conn)
+                        .map(|(_, e)| e.gathered_held())
+                        .sum::<u64>()
             } else {
                 0
             };

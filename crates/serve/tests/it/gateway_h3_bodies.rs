@@ -245,3 +245,47 @@ fn a_gathered_request_on_a_protected_path_is_checked_once() {
         "{st:?}"
     );
 }
+
+#[test]
+fn a_gathered_body_its_program_has_not_taken_still_counts_for_its_connection() {
+    let scripts = Scripts::new();
+    let gate = scripts.path().join("open");
+    scripts.add(
+        "hold",
+        &format!(
+            "i=0\nwhile [ ! -e {g} ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done\ncat >/dev/null\nprintf 'Content-Type: text/plain\\r\\n\\r\\nok'\n",
+            g = gate.display()
+        ),
+    );
+    scripts.add(
+        "count",
+        "printf 'Content-Type: text/plain\\r\\n\\r\\n'\nprintf '%s' \"$CONTENT_LENGTH\"\n",
+    );
+    let certs = Certs::new();
+    // Room for 4 x 200 000 gathered bytes on the connection.
+    let srv = certs.serve(|c| {
+        scripts.mount(c);
+        c.max_body_bytes = 200_000;
+    });
+    let mut d = Driver::connect(&mut certs.client(), srv.addr);
+    // Four bodies gathered whole, handed to programs that take none of them yet (a pipe
+    // takes 64 KiB: the rest stays with the server).
+    let held = open_unsaid(&mut d, "/cgi-bin/hold", 4, 190_000);
+    for &s in &held {
+        d.client.send_body(s, &[], true).expect("end");
+    }
+    d.until(|_| srv.stats().cgi_starts == 4);
+    // A fifth finds the connection's room taken.
+    let r = post_unsaid(&mut d, "/cgi-bin/count", &[b'q'; 190_000]);
+    assert_eq!(r.status, 503, "{r:?}");
+    std::fs::write(&gate, b"").unwrap();
+    for got in d.wait(&held) {
+        assert_eq!((got.status, &got.body[..]), (200, &b"ok"[..]), "{got:?}");
+    }
+    // Once the programs have their bodies, the room is back.
+    let r = post_unsaid(&mut d, "/cgi-bin/count", &[b'r'; 190_000]);
+    assert_eq!((r.status, &r.body[..]), (200, &b"190000"[..]));
+    d.client.close(http3::H3_NO_ERROR, b"");
+    d.turn();
+    srv.stop();
+}

@@ -68,6 +68,12 @@ pub(crate) struct Exchange3 {
 }
 
 impl Exchange3 {
+    /// What its gathered body still holds of its connection's room (`protocol/gather.rs`):
+    /// charged until the program has all of it.
+    pub(super) fn gathered_held(&self) -> u64 {
+        self.gathered.held()
+    }
+
     /// `body`: the request's body when it was gathered whole before (else empty, read from
     /// the stream as the program takes it).
     pub(super) fn new(
