@@ -145,8 +145,9 @@ pub struct Config {
     /// GET still costs the server its work.
     pub h3_early_data: bool,
     /// How often the session ticket key changes, ms, for TLS over TCP (in whole seconds) and
-    /// QUIC, 1 s to 3.5 days: a ticket resumes in the period of the wall clock it was issued
-    /// in and the next, however idle the server was between, so it is good for at most twice
+    /// QUIC, 1 s to 3.5 days: a ticket resumes in the period it was issued in and the next
+    /// (periods counted on a monotonic clock from the process's start, not the wall clock),
+    /// however idle the server was between, so it is good for at most twice
     /// this (RFC 8446 4.6.1 caps a ticket's lifetime at 7 days). Default 6 hours, rustls's
     /// `Ticketer`'s.
     pub tls_ticket_key_period_ms: u64,

@@ -121,7 +121,7 @@ pub fn server_config(
         config.alpn_protocols.insert(0, b"h2".to_vec());
     }
     config.session_storage = ServerSessionMemoryCache::new(SESSION_CACHE);
-    // Ticket keys change every `ticket_period` of the wall clock (rustls's default, 6 hours,
+    // Ticket keys change every `ticket_period` from the process's start (rustls's default, 6 hours,
     // unless set), in whole seconds, the previous key still opening tickets for one more
     // period (`tls_setup/tickets.rs`).
     config.ticketer = Arc::new(tickets::PeriodTicketer::new(ticket_period.as_secs())?);
