@@ -3,6 +3,7 @@
 //! connections it makes or accepts.
 
 use crate::error::Error;
+use crate::tickets::Period;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -69,20 +70,26 @@ fn client_quic_config(limits: &Limits) -> Result<quiche::Config, Error> {
 /// certificate never reads), so each event-loop thread's configuration holds little more than
 /// the certificate and key. quiche's `accept` takes its configuration `&mut`: one per thread
 /// keeps the accept path free of any lock.
-fn server_quic_config(limits: &Limits) -> Result<quiche::Config, Error> {
-    let bare = boring::ssl::SslContextBuilder::new(boring::ssl::SslMethod::tls()).map_err(|e| {
-        Error::Config {
-            what: format!("TLS context: {e}"),
-            source: quiche::Error::TlsFail,
-        }
-    })?;
+fn server_quic_config(limits: &Limits) -> Result<(quiche::Config, Period), Error> {
+    let mut bare =
+        boring::ssl::SslContextBuilder::new(boring::ssl::SslMethod::tls()).map_err(|e| {
+            Error::Config {
+                what: format!("TLS context: {e}"),
+                source: quiche::Error::TlsFail,
+            }
+        })?;
+    // Session tickets (BoringSSL issues two after every handshake, resumed ones too) sealed
+    // with the process's rotating keys, not the context's own: a client resuming lands on
+    // whichever thread its port hashes to, whose context must open the ticket another thread
+    // issued (`tickets.rs`).
+    let period = crate::tickets::install(&mut bare);
     let c = quiche::Config::with_boring_ssl_ctx_builder(quiche::PROTOCOL_VERSION, bare).map_err(
         |source| Error::Config {
             what: "QUIC configuration".into(),
             source,
         },
     )?;
-    quic_config(c, limits)
+    Ok((quic_config(c, limits)?, period))
 }
 
 /// The peer's connection IDs a side stores, and (as quiche uses it) the paths a connection
@@ -246,12 +253,14 @@ pub struct ServerConfig {
     /// The index of the thread (socket) serving with it, written in the connection IDs it
     /// issues: a thread answers a stateless reset only for its own IDs.
     pub(crate) thread: u16,
+    /// The session ticket key's rotation period, read by the TLS context's ticket callback.
+    ticket_period: Period,
 }
 
 impl ServerConfig {
     /// A server presenting the PEM certificate chain `cert` with its private key `key`.
     pub fn new(cert: &Path, key: &Path, limits: &Limits) -> Result<ServerConfig, Error> {
-        let mut quic = server_quic_config(limits)?;
+        let (mut quic, ticket_period) = server_quic_config(limits)?;
         quic.load_cert_chain_from_pem_file(path_str("certificate", cert)?)
             .map_err(|source| Error::Config {
                 what: format!("certificate {}", cert.display()),
@@ -265,15 +274,6 @@ impl ServerConfig {
         // RFC 9000 8.1: at most three times what an unvalidated address sent us.
         quic.set_max_amplification_factor(3);
         crate::token::init();
-        // Session tickets (BoringSSL issues two after every handshake, resumed ones too)
-        // sealed with the process's key, not the context's own: a client resuming lands on
-        // whichever thread its port hashes to, whose context must open the ticket another
-        // thread issued.
-        quic.set_ticket_key(crate::token::ticket_key())
-            .map_err(|source| Error::Config {
-                what: "session ticket key".into(),
-                source,
-            })?;
         Ok(ServerConfig {
             quic,
             max_field_section: limits.max_field_section,
@@ -284,7 +284,18 @@ impl ServerConfig {
             retry: Retry::Flood(DEFAULT_RETRY_HANDSHAKES),
             token_lifetime: Duration::from_secs(10),
             thread: 0,
+            ticket_period,
         })
+    }
+
+    /// How often the session ticket key changes (default [`crate::DEFAULT_TICKET_KEY_PERIOD`],
+    /// rustls's 6 hours): a ticket resumes in the period it was issued in and the next, so it
+    /// lives at most twice this. Process-wide keys, derived from the period's number and
+    /// length: servers of the process with different periods open none of each other's
+    /// tickets.
+    pub fn ticket_key_period(self, period: Duration) -> ServerConfig {
+        self.ticket_period.set(period);
+        self
     }
 
     /// Accepts 0-RTT (default off): the session tickets issued allow early data, and a client

@@ -21,6 +21,7 @@
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -35,8 +36,8 @@ const MAX_CID: usize = 20;
 /// The keyed MACs, one a kind of token (the key set up and the kind's name taken in once:
 /// each use clones one), and the instant expiries count from.
 struct Key {
-    /// TLS session tickets' key material (BoringSSL's 48 bytes: name, HMAC key, AES key).
-    tickets: [u8; 48],
+    /// What each period's session ticket key is derived from (`tickets.rs`).
+    tickets: Hmac<Sha256>,
     retry: Hmac<Sha256>,
     reset: Hmac<Sha256>,
     epoch: Instant,
@@ -52,10 +53,8 @@ fn key() -> &'static Key {
             m.update(domain);
             m
         };
-        let mut tickets = [0u8; 48];
-        crate::cid::fill(&mut tickets);
         Key {
-            tickets,
+            tickets: keyed(b"flint h3 tickets"),
             retry: keyed(b"flint h3 retry"),
             reset: keyed(b"flint h3 reset"),
             epoch: Instant::now(),
@@ -63,14 +62,43 @@ fn key() -> &'static Key {
     })
 }
 
-/// The key every thread's TLS context seals and opens session tickets with: drawn once a
-/// process, so a restarted server refuses the old tickets (the client does a full handshake).
-/// It is not rotated: a server running for days keeps one key. A resumed TLS 1.3 handshake
-/// is PSK with a fresh (EC)DHE exchange, so whoever learns this key cannot decrypt recorded
-/// traffic; they can open any live ticket's resumption secret and so pass as this server to
-/// a client resuming with it, for as long as the process runs.
-pub(crate) fn ticket_key() -> &'static [u8] {
-    &key().tickets
+/// The session ticket key of rotation period `epoch` of periods `period_ms` long
+/// (`tickets.rs`; the length taken in too, so that servers of one process with different
+/// periods share no key), the same on every thread: derived from the process's secret, so a restarted server opens no old ticket (the
+/// client does a full handshake). A resumed TLS 1.3 handshake is PSK with a fresh (EC)DHE
+/// exchange, so whoever learns a period's key cannot decrypt recorded traffic; they can open
+/// the resumption secrets of that period's tickets, good for two periods at most.
+pub(crate) fn ticket_key(period_ms: u64, epoch: u64) -> crate::tickets::TicketKey {
+    let part = |n: u8| {
+        let mut m = key().tickets.clone();
+        m.update(&period_ms.to_be_bytes());
+        m.update(&epoch.to_be_bytes());
+        m.update(&[n]);
+        <[u8; 32]>::from(m.finalize().into_bytes())
+    };
+    let (first, hmac) = (part(0), part(1));
+    let mut name = [0u8; 16];
+    let mut aes = [0u8; 16];
+    name.copy_from_slice(&first[..16]);
+    aes.copy_from_slice(&first[16..]);
+    crate::tickets::TicketKey { name, aes, hmac }
+}
+
+/// Time added to the ticket key periods' clock ([`shift_ticket_clock`]), ms.
+static SHIFT_MS: AtomicU64 = AtomicU64::new(0);
+
+/// Time since the process drew its secret (plus any shift a test made): ticket key periods
+/// count from it.
+pub(crate) fn since_start() -> Duration {
+    key().epoch.elapsed() + Duration::from_millis(SHIFT_MS.load(Ordering::Relaxed))
+}
+
+/// Tests: moves the ticket key periods' clock on by `by`, for the whole process (a test of
+/// rotation counts periods without waiting for them).
+#[cfg(any(test, feature = "test-hooks"))]
+pub fn shift_ticket_clock(by: Duration) {
+    let ms = u64::try_from(by.as_millis()).unwrap_or(u64::MAX);
+    SHIFT_MS.fetch_add(ms, Ordering::Relaxed);
 }
 
 /// Draws the key now (at start) rather than at the first Initial.

@@ -144,6 +144,13 @@ pub struct Config {
     /// Early (RFC 8470), and a client may send it again after the handshake (RFC 8470 4.2). Off like TLS over TCP's early data: a replayed
     /// GET still costs the server its work.
     pub h3_early_data: bool,
+    /// How often the session ticket key changes, ms, for TLS over TCP (in whole seconds) and
+    /// QUIC, 1 s to 3.5 days: a ticket resumes in the period it was issued in and the next
+    /// (periods counted on a monotonic clock from the process's start, not the wall clock),
+    /// however idle the server was between, so it is good for at most twice
+    /// this (RFC 8446 4.6.1 caps a ticket's lifetime at 7 days). Default 6 hours, rustls's
+    /// `Ticketer`'s.
+    pub tls_ticket_key_period_ms: u64,
     /// HTTP/3 request streams a client may have open at once (QUIC's initial_max_streams_bidi).
     pub h3_max_streams: u64,
     /// A QUIC connection with no packet for this long ends, ms (max_idle_timeout; the
@@ -209,6 +216,11 @@ pub struct Config {
     /// Bytes a CGI program may write to stdout (head and body); past it the program is killed
     /// and the connection closed.
     pub cgi_max_output_bytes: u64,
+    /// With `h3_early_data`: a safe request (GET, HEAD, OPTIONS) received in 0-RTT runs its
+    /// CGI program or goes to its FastCGI application, told `HTTP_EARLY_DATA=1` (RFC 8470
+    /// 5.1), instead of being refused with 425; the program's 425 goes back as it is. Default
+    /// off: only programs that look at the mark should be run on what may be a replay.
+    pub cgi_early_data: bool,
 
     // ---- HTTP Basic authentication (auth.rs, auth/)
     /// Protected path prefixes, `[[auth]]` tables of `prefix`, `file` (an Apache htpasswd file,

@@ -174,6 +174,8 @@ pub(crate) struct Gateways {
     stdout_buf: Box<[u8]>,
     pub server_port: u16,
     pub https: bool,
+    /// Programs and FastCGI applications take requests received in 0-RTT (`cgi_early_data`).
+    cgi_early_data: bool,
     /// Shared with each FastCGI exchange, which asks for writability only while a write waits.
     pub registry: Rc<mio::Registry>,
 }
@@ -254,6 +256,7 @@ impl Gateways {
             stdout_buf: vec![0; STDOUT_BUF].into_boxed_slice(),
             server_port,
             https: config.tls(),
+            cgi_early_data: config.cgi_early_data,
             registry: Rc::new(registry),
         })))
     }
@@ -303,6 +306,17 @@ impl Gateways {
     /// The application `launch` names, for the error log.
     pub fn app_name(&self, app: usize) -> &str {
         &self.apps[app].name
+    }
+
+    /// Whether the gateway `route` names opted in to requests received in 0-RTT (RFC 8470
+    /// 5.1: told so by `Early-Data: 1`): a proxy mount's `early_data`, or `cgi_early_data`
+    /// for programs and FastCGI applications.
+    pub fn takes_early_data(&self, route: &Route) -> bool {
+        match route {
+            Route::Proxy(mount) => self.proxies.early_data(*mount),
+            Route::Cgi(_) => self.cgi_early_data,
+            Route::Refused(_) => false,
+        }
     }
 
     /// Takes the slot a gateway request holds while it runs: for a request to proxy mount

@@ -406,6 +406,7 @@ fn count_status(st: &mut ServerStats, status: u16) {
 mod body;
 mod gateway;
 mod gateway_seam;
+mod gather;
 mod h1;
 mod h2;
 mod h3;

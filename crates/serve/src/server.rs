@@ -469,14 +469,18 @@ fn h3_config(
         .thread(id as u16)
         .retry(config.http3_retry())
         .timeouts(config.http3_timeouts())
-        .early_data(config.h3_early_data))
+        .early_data(config.h3_early_data)
+        .ticket_key_period(Duration::from_millis(config.tls_ticket_key_period_ms)))
 }
 
 /// The TLS configuration when `tls_cert` and `tls_key` are set, checked before anything is bound.
 fn tls_config(config: &Config) -> Result<Option<Arc<rustls::ServerConfig>>, TlsError> {
     match (&config.tls_cert, &config.tls_key) {
         (None, None) => Ok(None),
-        (Some(cert), Some(key)) => tls_setup::server_config(cert, key, config.http2).map(Some),
+        (Some(cert), Some(key)) => {
+            let period = Duration::from_millis(config.tls_ticket_key_period_ms);
+            tls_setup::server_config(cert, key, config.http2, period).map(Some)
+        }
         (Some(_), None) => Err(TlsError::Incomplete("the key")),
         (None, Some(_)) => Err(TlsError::Incomplete("the certificate")),
     }

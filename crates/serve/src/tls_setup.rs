@@ -14,6 +14,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use rustls::crypto::aws_lc_rs;
 use rustls::pki_types::pem::PemObject;
@@ -22,6 +23,7 @@ use rustls::server::{ServerConfig, ServerSessionMemoryCache};
 
 use crate::start_files::{self, MAX_PEM_BYTES};
 
+mod tickets;
 pub(crate) mod upstream;
 
 /// TLS sessions remembered per server for resumption by session ID (TLS 1.2 clients without
@@ -65,7 +67,13 @@ pub enum TlsError {
 
 /// Builds the server configuration from a PEM certificate chain (leaf first) and a PEM private
 /// key (PKCS#8, PKCS#1 or SEC1; ECDSA, RSA or Ed25519). With `http2`, ALPN offers `h2` first.
-pub fn server_config(cert: &Path, key: &Path, http2: bool) -> Result<Arc<ServerConfig>, TlsError> {
+/// `ticket_period`: how often the session ticket key changes (`tls_ticket_key_period_ms`).
+pub fn server_config(
+    cert: &Path,
+    key: &Path,
+    http2: bool,
+    ticket_period: Duration,
+) -> Result<Arc<ServerConfig>, TlsError> {
     let cert_error = |message: String| TlsError::Cert {
         path: cert.to_path_buf(),
         message,
@@ -113,8 +121,10 @@ pub fn server_config(cert: &Path, key: &Path, http2: bool) -> Result<Arc<ServerC
         config.alpn_protocols.insert(0, b"h2".to_vec());
     }
     config.session_storage = ServerSessionMemoryCache::new(SESSION_CACHE);
-    // Ticket keys rotate every 6 hours (the previous key still decrypts for one more period).
-    config.ticketer = aws_lc_rs::Ticketer::new()?;
+    // Ticket keys change every `ticket_period` from the process's start (rustls's default, 6 hours,
+    // unless set), in whole seconds, the previous key still opening tickets for one more
+    // period (`tls_setup/tickets.rs`).
+    config.ticketer = Arc::new(tickets::PeriodTicketer::new(ticket_period.as_secs())?);
     // One ticket per full handshake: enough for a client's next connection, half the work of
     // the default two.
     config.send_tls13_tickets = 1;

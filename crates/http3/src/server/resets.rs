@@ -1,5 +1,5 @@
 //! Resetting a request's stream: at once, or once what it was given has been sent and
-//! acknowledged (a response cut short).
+//! acknowledged (a response cut short); or only its body's side, its response still going.
 
 use super::{clocks, Conn, RequestId, Server};
 use crate::error::Error;
@@ -26,6 +26,23 @@ impl Server {
                 acks: 0,
             });
         }
+        self.mark_send(id.conn.slot);
+        Ok(())
+    }
+
+    /// Stops reading the request's body (STOP_SENDING with `code`, RFC 9114 4.1.2: H3_NO_ERROR
+    /// when the response is complete without the rest): its response still goes, and the body's
+    /// deadline ends with it.
+    pub fn stop_sending(&mut self, id: RequestId, code: u64) -> Result<(), Error> {
+        let conn = self.conn(id.conn)?;
+        match conn
+            .quic
+            .stream_shutdown(id.stream, quiche::Shutdown::Read, code)
+        {
+            Ok(()) | Err(quiche::Error::Done) => {}
+            Err(e) => return Err(e.into()),
+        }
+        clocks::body_ended(conn, id.stream);
         self.mark_send(id.conn.slot);
         Ok(())
     }

@@ -122,6 +122,19 @@ mod tests {
         assert_eq!(refused(|c| c.h3_max_streams = 0), "h3_max_streams");
         assert_eq!(refused(|c| c.h3_max_streams = 1 << 61), "h3_max_streams");
         assert_eq!(refused(|c| c.h3_idle_timeout_ms = 0), "h3_idle_timeout_ms");
+        let period = "tls_ticket_key_period_ms";
+        assert_eq!(refused(|c| c.tls_ticket_key_period_ms = 999), period);
+        assert_eq!(refused(|c| c.tls_ticket_key_period_ms = u64::MAX), period);
+        // A ticket lives two periods, at most 7 days (RFC 8446 4.6.1): 3.5 days at most.
+        assert_eq!(
+            refused(|c| c.tls_ticket_key_period_ms = 302_400_001),
+            period
+        );
+        let longest = Config {
+            tls_ticket_key_period_ms: 302_400_000,
+            ..Config::default()
+        };
+        assert!(longest.validate().is_ok());
         assert_eq!(
             refused(|c| c.h3_max_connections_per_address = 0),
             "h3_max_connections_per_address"

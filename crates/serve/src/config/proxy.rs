@@ -57,6 +57,12 @@ pub struct ProxyMount {
     /// the upstream's own, for the names it carries.
     #[serde(default)]
     pub cacert: Option<PathBuf>,
+    /// With `h3_early_data`: a safe request (GET, HEAD, OPTIONS) received in 0-RTT is sent on
+    /// to the upstream, marked `Early-Data: 1` (RFC 8470 5.1), instead of refused with 425;
+    /// the upstream says whether it may run it now, and its 425 goes back as it is. Default
+    /// off: only an upstream that understands the mark should be sent what may be a replay.
+    #[serde(default)]
+    pub early_data: bool,
 }
 
 impl ProxyMount {
@@ -217,6 +223,7 @@ impl std::str::FromStr for ProxyMount {
             forwarding: Forwarding::default(),
             trusted: Vec::new(),
             cacert: None,
+            early_data: false,
         })
     }
 }
@@ -285,6 +292,10 @@ mod tests {
             (2, 5, 3)
         );
         assert_eq!((m.connect_timeout_ms, m.max_in_flight), (5_000, 1024));
+        assert!(!m.early_data, "0-RTT to an upstream is opted in to");
+        let text = "cgi_early_data = true\n[[proxy]]\nprefix = \"/\"\nupstreams = [\"http://127.0.0.1:1\"]\nearly_data = true\n";
+        let c: crate::config::Config = toml::from_str(text).unwrap();
+        assert!(c.proxy[0].early_data && c.cgi_early_data);
         let m: ProxyMount = "/api/=http://127.0.0.1:8080".parse().unwrap();
         assert_eq!(
             m.pool_size(),

@@ -21,7 +21,7 @@ impl Config {
     /// Refuses values that would make the server refuse everything, spin or never time out:
     /// checked by `Server::bind` before anything starts.
     pub fn validate(&self) -> Result<(), InvalidConfig> {
-        let checks: [(&'static str, u64, bool, &'static str); 19] = [
+        let checks: [(&'static str, u64, bool, &'static str); 20] = [
             (
                 "max_connections",
                 self.max_connections as u64,
@@ -105,6 +105,14 @@ impl Config {
                 self.h3_idle_timeout_ms,
                 self.h3_idle_timeout_ms >= 1,
                 "must be at least 1",
+            ),
+            (
+                "tls_ticket_key_period_ms",
+                self.tls_ticket_key_period_ms,
+                // Whole seconds over TCP; a ticket lives two periods, and RFC 8446 4.6.1 caps a
+                // ticket's lifetime at 7 days.
+                (1000..=302_400_000).contains(&self.tls_ticket_key_period_ms),
+                "must be from 1000 (1 s) to 302400000 (3.5 days: a ticket lives two periods, at most 7 days, RFC 8446 4.6.1)",
             ),
             (
                 "cgi_max_programs",

@@ -70,6 +70,8 @@ struct Mount {
     /// where the protocols hold the gateways shared (a match guard).
     in_flight: Cell<usize>,
     max_in_flight: usize,
+    /// Takes requests received in 0-RTT (`early_data`).
+    early_data: bool,
 }
 
 /// One upstream address.
@@ -162,6 +164,7 @@ impl Proxies {
                 trusted: m.trusted.as_slice().into(),
                 in_flight: Cell::new(0),
                 max_in_flight: m.max_in_flight,
+                early_data: m.early_data,
             });
         }
         p
@@ -193,6 +196,11 @@ impl Proxies {
             send: m.forwarding,
             trusted: m.trusted.iter().any(|c| c.contains(peer)),
         }
+    }
+
+    /// Whether `mount` takes requests received in 0-RTT, marked `Early-Data: 1`.
+    pub fn early_data(&self, mount: usize) -> bool {
+        self.mounts[mount].early_data
     }
 
     /// Takes one of `mount`'s request slots on this thread; false at its `max_in_flight`.

@@ -1,8 +1,9 @@
 //! What HTTP/1.1's, HTTP/2's and HTTP/3's sides of a request a program answers
 //! (`crate::gateway`) share, protocol-neutral: how a program's part in a response ended
 //! ([`End`]), how much of its output a connection holds ([`OUTPUT_WINDOW`]), the request a
-//! local redirect is answered as ([`local_request`]), and the access-log line and status count
-//! kept until it ends ([`Record`]). Each protocol keeps its own side (`h1/gateway.rs`,
+//! local redirect is answered as ([`local_request`]), whether its program may start before its
+//! body is whole ([`body_gate`]), and the access-log line and status count kept until it ends
+//! ([`Record`]). Each protocol keeps its own side (`h1/gateway.rs`,
 //! `h2/gateway.rs`, `h3/gateway.rs`) on top of this; `gateway_seam.rs` is the seam `conn.rs`
 //! sees above HTTP/1.1's and HTTP/2's, and `protocol/programs.rs` moves all three.
 
@@ -35,6 +36,33 @@ pub(crate) enum End {
     /// The client went away first: killed; logged with 499 (nginx's "client closed the
     /// request") unless its status was sent.
     Abandoned,
+}
+
+/// Whether a request a program or an upstream answers may start it now, from what it said of
+/// its body and what of it came. A program is told the body's length up front (RFC 3875
+/// 4.1.2): a body whose length is not said and that has not ended is gathered whole first,
+/// within `max_body_bytes`, then the program is told its length (HTTP/2's and HTTP/3's
+/// answer to what HTTP/1.1's chunked body gets).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BodyGate {
+    /// The length is said, or the body is whole: the program starts now.
+    Start,
+    /// The body is gathered until it ends, then the request answered.
+    Gather,
+    /// Past `max_body_bytes`, said or gathered: 413.
+    TooLarge,
+}
+
+/// [`BodyGate`] for a body whose `content-length` is `said`, `received` bytes of which came,
+/// `ended` once its stream ended.
+pub(crate) fn body_gate(said: Option<u64>, ended: bool, received: u64, max_body: u64) -> BodyGate {
+    match said {
+        Some(n) if n > max_body => BodyGate::TooLarge,
+        Some(_) => BodyGate::Start,
+        None if received > max_body => BodyGate::TooLarge,
+        None if ended => BodyGate::Start,
+        None => BodyGate::Gather,
+    }
 }
 
 /// The request a program's local redirect (`Location: /path` alone, RFC 3875 6.2.2) is answered

@@ -42,6 +42,7 @@ use http2::{error_code, frame_type, StreamId};
 use super::body::BodyClock;
 use super::{Session, Worker};
 use crate::gateway::Launch;
+use crate::protocol::gather::Budget;
 use crate::response::Fields;
 use fields::FieldRoom;
 #[cfg(test)]
@@ -125,6 +126,7 @@ impl H2 {
         let cap = config.max_concurrent_streams as usize;
         let mut streams = Streams::new(cap + 4, w.limits.max_head_bytes, w.log.is_some(), w.now);
         streams.keep_all = w.gateways.is_some();
+        streams.budget = Budget::for_max_body(w.max_body);
         streams.auth_fields = w.auth.is_some();
         Ok(H2 {
             framer: http2::Session::server(&config)?,
@@ -372,12 +374,17 @@ fn answer_awake(s: &mut Session, w: &mut Worker, pool: &mut crate::pool::Pool) -
     h.head_pending = pending;
     // A request body is dropped; one past the limit is not wanted at all (its response may
     // still be going: the reset ends it, as HTTP/1.1 closes the connection), nor a large one
-    // whose response is complete (NO_ERROR: the client keeps the response).
+    // whose response is complete (NO_ERROR: the client keeps the response). One the
+    // connection's or the thread's kept bodies had no room for is refused: REFUSED_STREAM
+    // while nothing answered it (no program heard of it: the client may send it again, RFC
+    // 9113 8.7), else CANCEL.
     for st in h.streams.slots.iter_mut() {
         if st.id == 0 || st.cut {
             continue;
         }
-        let code = if st.body_in > w.max_body {
+        let code = if st.short_of_room && !st.answered {
+            error_code::REFUSED_STREAM
+        } else if st.body_in > w.max_body || st.short_of_room {
             error_code::CANCEL
         } else if st.complete
             && st.body.is_some()

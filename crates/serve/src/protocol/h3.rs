@@ -22,7 +22,10 @@
 //!
 //! Programs (CGI, FastCGI) and proxied upstreams answer HTTP/3 requests as they answer
 //! HTTP/1.1's and HTTP/2's (`h3/gateway.rs`): the request body streamed to them, their head
-//! sent as fields, their body as flow control takes it. Other requests' bodies are read and
+//! sent as fields, their body as flow control takes it. A program is told the body's length
+//! up front (RFC 3875 4.1.2): a request whose `content-length` is not said has its body
+//! gathered whole first (`Gathering`, within `max_body_bytes`: past it 413, the rest refused),
+//! as HTTP/2's is, then is answered as one whose length is. Other requests' bodies are read and
 //! dropped, as a static server has no use for them. Either is read under the deadline
 //! HTTP/1.1's and HTTP/2's have (`body_timeout_ms`, `body_min_rate`), which the `http3` crate
 //! keeps per stream: past it the stream is stopped, and a response it still held back is
@@ -30,7 +33,9 @@
 //!
 //! With `h3_early_data` a request handed out while its connection is still in 0-RTT may be a
 //! replay: it is served only if running it twice does no harm (GET, HEAD or OPTIONS on a path
-//! no program or upstream answers and Basic authentication does not protect); any other gets
+//! Basic authentication does not protect, that no program or upstream answers or whose
+//! gateway opted in, `cgi_early_data` or a proxy mount's `early_data`: it is sent on marked
+//! `Early-Data: 1`, RFC 8470 5.1, and its origin's 425 goes back as it is); any other gets
 //! 425 Too Early (RFC 8470 5.2), logged and counted (`h3_early_requests`, `h3_too_early`), and
 //! a client may send it again once the handshake is done (RFC 8470 4.2). A protected path is
 //! refused before its credentials are checked: the failure limiter would otherwise count
@@ -51,7 +56,8 @@ use crate::access_log::Entry;
 use crate::auth::Verdict;
 use crate::gateway::asked::Asked;
 use crate::gateway::{cgi, Launch, Route};
-use crate::protocol::gateway::Exchange;
+use crate::protocol::gateway::{body_gate, BodyGate, Exchange};
+use crate::protocol::gather::{Budget, Gathered, OverBudget};
 use crate::protocol::programs::Programs;
 use crate::respond::{Body, Output, Reply};
 use crate::response::{Cached, Fields as HeadFields, Head, ReprFields};
@@ -68,6 +74,28 @@ pub(crate) const CHUNK: usize = 64 * 1024;
 const MAX_FIELDS: usize = 32;
 /// HTTP/3's code for a stream the server could not finish (RFC 9114 8.1).
 const H3_INTERNAL_ERROR: u64 = 0x102;
+/// HTTP/3's code for a request body not wanted once its response is complete (RFC 9114 4.1.2).
+const H3_NO_ERROR: u64 = 0x100;
+
+/// A request a program or an upstream answers whose body's length is not said: kept until the
+/// body is whole (`max_body_bytes` at most), then answered as one whose length is.
+struct Gathering {
+    fields: Fields,
+    body: Gathered,
+    /// Handed out in 0-RTT: it stays an early request when answered after the handshake.
+    early: bool,
+    /// Basic authentication's verdict at its head, kept: not checked again at its end.
+    verdict: Verdict,
+}
+
+/// Why a request is not answered at once.
+enum Deferred {
+    /// A program answers: its exchange, and the program to start (boxed: the closure's result
+    /// stays small).
+    Program(Box<Exchange>, Box<Launch>),
+    /// Its body is gathered first ([`Gathering`]), under this verdict.
+    Gather(Verdict),
+}
 
 /// A response's body not yet taken by flow control.
 enum Rest {
@@ -120,6 +148,8 @@ pub(crate) struct H3 {
     /// Programs asked for by the requests of this turn, started after it.
     launches: Vec<(RequestId, Launch)>,
     programs: Programs<RequestId>,
+    /// Requests whose bodies are gathered before a program hears of them.
+    gathering: HashMap<RequestId, Gathering, RandomState>,
 }
 
 impl H3 {
@@ -135,6 +165,7 @@ impl H3 {
             exchanges: HashMap::default(),
             launches: Vec::new(),
             programs: Programs::new(H3_TOKEN),
+            gathering: HashMap::default(),
         }
     }
 
@@ -170,7 +201,23 @@ impl H3 {
         while let Some(event) = self.server.poll() {
             match event {
                 ServerEvent::Request { id, fields, end } => {
-                    self.answer(id, &fields, end, w);
+                    let early = self.server.in_early_data(id.conn);
+                    if let Some(verdict) = self.answer(id, &fields, end, early, None, w) {
+                        let body = Gathered::default();
+                        (self.gathering).insert(
+                            id,
+                            Gathering {
+                                fields,
+                                body,
+                                early,
+                                verdict,
+                            },
+                        );
+                    }
+                    stir |= !self.launches.is_empty();
+                }
+                ServerEvent::Body { id } if self.gathering.contains_key(&id) => {
+                    self.gather(id, w);
                     stir |= !self.launches.is_empty();
                 }
                 ServerEvent::Body { id } if self.body_wanted(id) => stir = true,
@@ -180,7 +227,11 @@ impl H3 {
                     while self.server.recv_body(id, &mut self.chunk).unwrap_or(0) > 0 {}
                 }
                 ServerEvent::BodyEnd { id } => {
-                    if let Some(e) = self.exchanges.get_mut(&id) {
+                    if let Some(g) = self.gathering.remove(&id) {
+                        let gathered = Some((Ok(g.body), g.verdict));
+                        self.answer(id, &g.fields, true, g.early, gathered, w);
+                        stir |= !self.launches.is_empty();
+                    } else if let Some(e) = self.exchanges.get_mut(&id) {
                         e.body_ended();
                         stir = true;
                     }
@@ -196,11 +247,15 @@ impl H3 {
                 }
                 ServerEvent::Reset { id, .. } => {
                     self.pending.remove(&id);
+                    self.gathering.remove(&id);
                     self.gateway_gone(id, w);
                     stir = true;
                 }
                 ServerEvent::Closed { conn, .. } => {
                     self.pending.retain(|id, _| id.conn != conn);
+                    if !self.gathering.is_empty() {
+                        self.gathering.retain(|id, _| id.conn != conn);
+                    }
                     if !self.exchanges.is_empty() {
                         let gone = (self.exchanges.keys())
                             .filter(|id| id.conn == conn)
@@ -243,13 +298,85 @@ impl H3 {
         st.h3_stateless_resets = c.stateless_resets;
     }
 
+    /// Reads what came of `id`'s gathered body; past `max_body_bytes` the request is answered
+    /// (413) and the rest of its body refused, and so is one its connection's or thread's
+    /// gathered bodies have no room for (503, `protocol/gather.rs`); else it waits for the
+    /// body's end.
+    fn gather(&mut self, id: RequestId, w: &mut Worker) {
+        let H3 {
+            server,
+            gathering,
+            exchanges,
+            chunk,
+            ..
+        } = self;
+        let budget = Budget::for_max_body(w.max_body);
+        let outcome = loop {
+            let n = server.recv_body(id, chunk).unwrap_or(0);
+            if n == 0 {
+                return;
+            }
+            let Some(g) = gathering.get(&id) else {
+                return;
+            };
+            // What this connection's gathered bodies hold, those being gathered and those
+            // whose programs have not taken them whole yet: summed only when this one must grow.
+            let held = if (g.body.len() + n) as u64 > g.body.capacity() {
+                (gathering.iter())
+                    .filter(|(other, _)| other.conn == id.conn)
+                    .map(|(_, g)| g.body.held())
+                    .sum::<u64>()
+                    + (exchanges.iter())
+                        .filter(|(other, _)| other.conn == id.conn)
+                        .map(|(_, e)| e.gathered_held())
+                        .sum::<u64>()
+            } else {
+                0
+            };
+            let Some(g) = gathering.get_mut(&id) else {
+                return;
+            };
+            if let Err(e) = g.body.push(&chunk[..n], held, budget) {
+                break Err(e);
+            }
+            if g.body.len() as u64 > w.max_body {
+                break Ok(());
+            }
+        };
+        if let Some(g) = self.gathering.remove(&id) {
+            let _ = self.server.stop_sending(id, H3_NO_ERROR);
+            let body = outcome.map(|()| g.body);
+            self.answer(id, &g.fields, true, g.early, Some((body, g.verdict)), w);
+        }
+    }
+
     /// Answers one request: the responder's reply, its access-log line, then its head and as
     /// much of its body as flow control takes; or, for a gateway's target, its exchange kept
-    /// and its program asked for (`h3/gateway.rs`). `end`: the request has no body.
-    fn answer(&mut self, id: RequestId, fields: &Fields, end: bool, w: &mut Worker) {
+    /// and its program asked for (`h3/gateway.rs`). `end`: the request has no body. `early`:
+    /// handed out in 0-RTT (`h3_early_data`), possibly a replay (RFC 8470). `gathered`: its
+    /// body, gathered whole (or past the limit), or refused for want of room (503), with the
+    /// verdict its head had. The verdict when its body is to be gathered first (nothing was
+    /// answered, logged or counted).
+    fn answer(
+        &mut self,
+        id: RequestId,
+        fields: &Fields,
+        end: bool,
+        early: bool,
+        gathered: Option<(Result<Gathered, OverBudget>, Verdict)>,
+        w: &mut Worker,
+    ) -> Option<Verdict> {
         let peer = (self.server.peer(id.conn)).unwrap_or((Ipv4Addr::UNSPECIFIED, 0).into());
-        // Handed out in 0-RTT (`h3_early_data`): possibly a replay (RFC 8470).
-        let early = self.server.in_early_data(id.conn);
+        let ended = end || gathered.is_some();
+        let (gathered, mut checked) = match gathered {
+            Some((body, verdict)) => (Some(body), Some(verdict)),
+            None => (None, None),
+        };
+        let over_budget = matches!(gathered, Some(Err(OverBudget)));
+        let received = match &gathered {
+            Some(Ok(b)) => b.len() as u64,
+            _ => 0,
+        };
         let mut too_early = false;
         let method = fields.method().unwrap_or_default();
         let path = fields.path().unwrap_or_default();
@@ -272,13 +399,16 @@ impl H3 {
             let logged = w.log.is_some();
             move |parsed| match parsed {
                 Ok(r) => {
+                    let gate = body_gate(r.content_length, ended, received, max_body);
                     // A protected path in 0-RTT is refused before its credentials are looked
                     // at: checking them counts failures against the peer's address, spends the
                     // hash budget and fills the verified cache, for an address the handshake
                     // has not proven (a spoofed 0-RTT could lock its owner out).
                     let guarded = early && auth.as_mut().is_some_and(|a| a.protects(r.target));
-                    let verdict = match auth.as_mut() {
-                        Some(a) if !guarded => a.check(r, peer.ip(), now, stats),
+                    // A gathered request's was had at its head: not checked (nor counted) again.
+                    let verdict = match (checked.take(), auth.as_mut()) {
+                        (Some(verdict), _) => verdict,
+                        (None, Some(a)) if !guarded => a.check(r, peer.ip(), now, stats),
                         _ => Verdict::Open,
                     };
                     let routed = match (&verdict, gateways.as_mut()) {
@@ -286,13 +416,18 @@ impl H3 {
                         (_, Some(g)) => g.route(r.target, now),
                     };
                     // In 0-RTT only what is safe to run twice is served (RFC 8470 5.2, RFC
-                    // 9114 10.9): a safe method on a path no program or upstream answers
-                    // (one that is would have to be told, RFC 8470 5.1: refused instead).
+                    // 9114 10.9): a safe method on a path no program or upstream answers,
+                    // or one whose program or upstream opted in to be told (RFC 8470 5.1:
+                    // `Early-Data: 1`; it may answer 425 itself); others are refused.
                     let safe = matches!(r.method, wire::Method::Get | wire::Method::Head)
                         || method == b"OPTIONS";
-                    *too_early = guarded
-                        || early
-                            && (!safe || matches!(routed, Some(Route::Cgi(_) | Route::Proxy(_))));
+                    let untold = match &routed {
+                        Some(route @ (Route::Cgi(_) | Route::Proxy(_))) => {
+                            !gateways.as_ref().is_some_and(|g| g.takes_early_data(route))
+                        }
+                        _ => false,
+                    };
+                    *too_early = guarded || early && (!safe || untold);
                     let reply = match routed {
                         _ if *too_early => responder.error_to(r, 425, date, out),
                         None => match &verdict {
@@ -300,15 +435,17 @@ impl H3 {
                             _ => responder.respond(r, date, now, out),
                         },
                         Some(Route::Refused(status)) => responder.error_to(r, status, date, out),
-                        // A program is told the body's length up front (RFC 3875 4.1.2).
-                        Some(Route::Cgi(_) | Route::Proxy(_))
-                            if !end && r.content_length.is_none() =>
-                        {
-                            responder.error_to(r, 411, date, out)
+                        // A program is told the body's length up front (RFC 3875 4.1.2): a body
+                        // that does not say it is gathered whole first.
+                        // No room left to gather its body: the server is short, the request
+                        // is not at fault (503, as for a program slot; it may come again).
+                        Some(Route::Cgi(_) | Route::Proxy(_)) if over_budget => {
+                            responder.busy(r, date, out)
                         }
-                        Some(Route::Cgi(_) | Route::Proxy(_))
-                            if r.content_length.is_some_and(|n| n > max_body) =>
-                        {
+                        Some(Route::Cgi(_) | Route::Proxy(_)) if gate == BodyGate::Gather => {
+                            return Err(Deferred::Gather(verdict))
+                        }
+                        Some(Route::Cgi(_) | Route::Proxy(_)) if gate == BodyGate::TooLarge => {
                             responder.error_to(r, 413, date, out)
                         }
                         Some(route @ (Route::Cgi(_) | Route::Proxy(_))) => {
@@ -326,14 +463,23 @@ impl H3 {
                                 }
                                 Some(g) => {
                                     let host = authority.map(|a| (&b"host"[..], a));
+                                    // Possibly a replay: said so by the server alone, a
+                                    // client's own `early-data` (any case) dropped.
+                                    let mark = early.then_some((&b"early-data"[..], &b"1"[..]));
+                                    let dropped = |name: &[u8]| {
+                                        name.starts_with(b":")
+                                            || early && name.eq_ignore_ascii_case(b"early-data")
+                                    };
                                     let asked = Asked {
                                         method,
                                         protocol: b"HTTP/3.0",
-                                        content_length: r.content_length.or(end.then_some(0)),
-                                        fields: fields
-                                            .iter()
-                                            .filter(|(name, _)| !name.starts_with(b":"))
-                                            .chain(host),
+                                        content_length: r
+                                            .content_length
+                                            .or(ended.then_some(received)),
+                                        fields: (fields.iter())
+                                            .filter(|(name, _)| !dropped(name))
+                                            .chain(host)
+                                            .chain(mark),
                                     };
                                     let mut launch = g.launch(&route, r, asked, peer);
                                     if let Some(user) = verdict.user() {
@@ -349,8 +495,7 @@ impl H3 {
                                         proxied,
                                         logged,
                                     );
-                                    // Boxed: the closure's result stays small.
-                                    return Err((Box::new(x), Box::new(launch)));
+                                    return Err(Deferred::Program(Box::new(x), Box::new(launch)));
                                 }
                             }
                         }
@@ -368,17 +513,21 @@ impl H3 {
                 }
             }
         });
-        w.stats.http3_requests += 1;
-        w.stats.h3_early_requests += u64::from(early);
-        w.stats.h3_too_early += u64::from(too_early);
+        // A request whose body is gathered is counted once, when it is answered.
+        if !matches!(answer, Err(Deferred::Gather(_))) {
+            w.stats.http3_requests += 1;
+            w.stats.h3_early_requests += u64::from(early);
+            w.stats.h3_too_early += u64::from(too_early);
+        }
         let (reply, head, referer, user_agent, user) = match answer {
             Ok(answer) => answer,
-            Err((x, launch)) => {
+            Err(Deferred::Gather(verdict)) => return Some(verdict),
+            Err(Deferred::Program(x, launch)) => {
                 // A program answers: its head comes later (`h3/gateway.rs`).
-                self.exchanges
-                    .insert(id, Exchange3::new(*x, peer.ip(), end));
+                let body = gathered.and_then(Result::ok).unwrap_or_default();
+                (self.exchanges).insert(id, Exchange3::new(*x, peer.ip(), ended, body));
                 self.launches.push((id, *launch));
-                return;
+                return None;
             }
         };
         let (status, body_bytes, user) = (reply.status, reply.body_bytes, user.as_deref());
@@ -394,6 +543,7 @@ impl H3 {
         });
         // A HEAD answered with an error page has no body either.
         self.reply(id, reply, head || method == b"HEAD", w);
+        None
     }
 
     /// Sends `reply` on `id`: its head, then its body as far as flow control allows; the rest

@@ -164,6 +164,18 @@ fn post_raw_split(
     with_length: bool,
     split: bool,
 ) -> (u8, Vec<u8>) {
+    post_raw_with(srv, path, body, with_length, split, &[])
+}
+
+/// [`post_raw_split`] with `extra` fields.
+fn post_raw_with(
+    srv: &TestServer,
+    path: &str,
+    body: Option<&[u8]>,
+    with_length: bool,
+    split: bool,
+    extra: &[(&[u8], &[u8])],
+) -> (u8, Vec<u8>) {
     let (hold, body) = (body.is_none(), body.unwrap_or_default());
     use crate::h2_support::raw;
     let mut s = connect(srv.addr);
@@ -171,6 +183,9 @@ fn post_raw_split(
     let mut block = vec![0x83, 0x86]; // :method POST, :scheme http
     raw::literal(&mut block, 4, path.as_bytes());
     raw::literal(&mut block, 1, b"t");
+    for (name, value) in extra {
+        raw::literal_name(&mut block, name, value);
+    }
     if with_length {
         raw::literal_name(
             &mut block,
@@ -255,6 +270,41 @@ fn over_http2_a_request_body_reaches_stdin() {
     );
     let st = srv.stop();
     assert_eq!((st.cgi_starts, st.status_4xx), (4, 0));
+}
+
+#[test]
+fn over_http2_a_body_awaited_on_a_protected_path_is_checked_once() {
+    let scripts = Scripts::new();
+    scripts.add(
+        "who",
+        "printf 'Content-Type: text/plain\\r\\n\\r\\n'\nprintf '%s:%s' \"$REMOTE_USER\" \"$CONTENT_LENGTH\"\n",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let hash = bcrypt::hash_with_salt("pw-alice", 4, *b"0123456789abcdef")
+        .unwrap()
+        .format_for_version(bcrypt::Version::TwoY);
+    let file = dir.path().join("htpasswd");
+    std::fs::write(&file, format!("alice:{hash}\n")).unwrap();
+    let srv = start(&scripts, |c| {
+        c.auth.push(serve::config::AuthZone {
+            prefix: "/cgi-bin".into(),
+            file,
+            realm: "flint".into(),
+        });
+    });
+    // alice:pw-alice; a body whose length is not said, its end sent after the server saw
+    // the request: answered at its END_STREAM.
+    let creds: [(&[u8], &[u8]); 1] = [(b"authorization", b"Basic YWxpY2U6cHctYWxpY2U=")];
+    let body = vec![b'a'; 40_000];
+    let (status, data) = post_raw_with(&srv, "/cgi-bin/who", Some(&body), false, true, &creds);
+    assert_eq!((status, &data[..]), (0x88, &b"alice:40000"[..]));
+    let st = srv.stop();
+    // Its verdict at its head kept for its end: one check, one success.
+    assert_eq!(
+        (st.auth_ok, st.auth_failed, st.auth_missing),
+        (1, 0, 0),
+        "{st:?}"
+    );
 }
 
 #[test]
@@ -387,4 +437,138 @@ fn over_http2_every_field_of_a_program_goes_out() {
         assert_eq!(cookies, want);
         assert_eq!(r.header("content-type"), Some("text/plain"));
     }
+}
+
+/// Sends `len` bytes of body on each of `streams` (not ended), within the connection's
+/// window: whenever it is spent, a PING's answer brings the server's WINDOW_UPDATEs. The
+/// frames read meanwhile.
+fn send_bodies(
+    s: &mut std::net::TcpStream,
+    streams: &[u32],
+    len: usize,
+) -> Vec<(u8, u8, u32, Vec<u8>)> {
+    use crate::h2_support::raw;
+    let mut window: i64 = 65_535;
+    let mut frames = Vec::new();
+    let body = vec![b'f'; len];
+    for &id in streams {
+        for chunk in body.chunks(16_384) {
+            while window < chunk.len() as i64 {
+                let mut out = Vec::new();
+                raw::ping(&mut out, false, [9; 8]);
+                s.write_all(&out).unwrap();
+                let ack = |f: &raw::Frame| f.0 == raw::PING && f.1 & 1 != 0;
+                let got = raw::read_until(s, |fs| fs.iter().any(ack));
+                assert!(got.iter().any(ack), "closed: {got:?}");
+                window += (got.iter())
+                    .filter(|f| f.0 == raw::WINDOW_UPDATE && f.2 == 0)
+                    .map(|f| i64::from(u32::from_be_bytes(f.3[..4].try_into().unwrap())))
+                    .sum::<i64>();
+                frames.extend(got);
+            }
+            let mut out = Vec::new();
+            raw::frame(&mut out, raw::DATA, 0, id, chunk);
+            s.write_all(&out).unwrap();
+            window -= chunk.len() as i64;
+        }
+    }
+    frames
+}
+
+#[test]
+fn over_http2_a_body_refused_for_room_with_its_end_in_the_same_read_starts_no_program() {
+    use crate::h2_support::raw;
+    let scripts = Scripts::new();
+    scripts.add(
+        "count",
+        "printf 'Content-Type: text/plain\\r\\n\\r\\n'\nprintf '%s' \"$CONTENT_LENGTH\"\n",
+    );
+    scripts.add("hello", HELLO);
+    // The connection's gathered bodies may hold 4 x 40 000 bytes.
+    let srv = start(&scripts, |c| c.max_body_bytes = 40_000);
+    let mut s = connect(srv.addr);
+    let mut out = raw::start();
+    let post = |out: &mut Vec<u8>, id: u32, flags: u8| {
+        let mut block = vec![0x83, 0x86]; // :method POST, :scheme http
+        raw::literal(&mut block, 4, b"/cgi-bin/count");
+        raw::literal(&mut block, 1, b"t");
+        raw::frame(out, raw::HEADERS, raw::END_HEADERS | flags, id, &block);
+    };
+    let fill = [1, 3, 5, 7];
+    for id in fill {
+        post(&mut out, id, 0);
+    }
+    s.write_all(&out).unwrap();
+    // Bodies of unknown length, not ended, that fill the connection's room.
+    let mut frames = send_bodies(&mut s, &fill, 39_000);
+    // Then one whose head, body and end come in one read.
+    let mut out = Vec::new();
+    post(&mut out, 9, 0);
+    raw::frame(&mut out, raw::DATA, raw::END_STREAM, 9, b"x");
+    raw::get(&mut out, 11, "/cgi-bin/hello", raw::END_STREAM);
+    s.write_all(&out).unwrap();
+    let reset_9 = |f: &raw::Frame| f.0 == raw::RST_STREAM && f.2 == 9;
+    let ended_11 = |f: &raw::Frame| f.2 == 11 && f.1 & raw::END_STREAM != 0;
+    frames.extend(raw::read_until(&mut s, |fs| {
+        fs.iter().any(reset_9) && fs.iter().any(ended_11)
+    }));
+    let code = (frames.iter().find(|f| reset_9(f)))
+        .map(|f| u32::from_be_bytes(f.3[..4].try_into().unwrap()));
+    assert_eq!(code, Some(7), "REFUSED_STREAM: {frames:?}");
+    assert!(
+        !frames.iter().any(|f| f.0 == raw::HEADERS && f.2 == 9),
+        "stream 9 answered: {frames:?}"
+    );
+    // Only hello's program ran (the others' bodies have not ended).
+    assert_eq!(srv.stats().cgi_starts, 1);
+    drop(s);
+}
+
+#[test]
+fn over_http2_many_small_posts_at_once_under_a_small_body_limit_all_reach_their_programs() {
+    use crate::h2_support::raw;
+    let scripts = Scripts::new();
+    scripts.add(
+        "count",
+        "printf 'Content-Type: text/plain\\r\\n\\r\\n'\nprintf '%s' \"$CONTENT_LENGTH\"\n",
+    );
+    let srv = start(&scripts, |c| c.max_body_bytes = 4096);
+    let mut s = connect(srv.addr);
+    let mut out = raw::start();
+    // Twenty POSTs at once, every other one without its length (gathered): their heads, then
+    // their bodies, in one write.
+    let ids: Vec<u32> = (0..20).map(|k| 1 + 2 * k).collect();
+    for &id in &ids {
+        let mut block = vec![0x83, 0x86]; // :method POST, :scheme http
+        raw::literal(&mut block, 4, b"/cgi-bin/count");
+        raw::literal(&mut block, 1, b"t");
+        if id % 4 == 1 {
+            raw::literal_name(&mut block, b"content-length", b"100");
+        }
+        raw::frame(&mut out, raw::HEADERS, raw::END_HEADERS, id, &block);
+    }
+    for &id in &ids {
+        raw::frame(&mut out, raw::DATA, raw::END_STREAM, id, &[b'p'; 100]);
+    }
+    s.write_all(&out).unwrap();
+    let ended = |fs: &[raw::Frame], id: u32| {
+        fs.iter()
+            .any(|f| f.2 == id && (f.1 & raw::END_STREAM != 0 || f.0 == raw::RST_STREAM))
+    };
+    let frames = raw::read_until(&mut s, |fs| ids.iter().all(|&id| ended(fs, id)));
+    for &id in &ids {
+        let status = frames.iter().find(|f| f.0 == raw::HEADERS && f.2 == id);
+        assert_eq!(
+            status.map(|f| f.3[0]),
+            Some(0x88),
+            "200 on {id}: {frames:?}"
+        );
+        let body: Vec<u8> = (frames.iter())
+            .filter(|f| f.0 == raw::DATA && f.2 == id)
+            .flat_map(|f| f.3.iter().copied())
+            .collect();
+        assert_eq!(body, b"100", "stream {id}");
+    }
+    assert_eq!(srv.stats().cgi_starts, 20);
+    drop(s);
 }

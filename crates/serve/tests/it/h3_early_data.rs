@@ -16,15 +16,15 @@ use std::collections::HashMap;
 use std::net::{SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
-const FILE: usize = 5_000;
+pub(crate) const FILE: usize = 5_000;
 
 /// What one connection did: the requests' statuses in the order asked, whether they went
 /// before the handshake was done, what became of its 0-RTT, and the session it was given.
-struct Outcome {
-    statuses: Vec<u16>,
-    sent_early: bool,
-    early: EarlyData,
-    session: Vec<u8>,
+pub(crate) struct Outcome {
+    pub statuses: Vec<u16>,
+    pub sent_early: bool,
+    pub early: EarlyData,
+    pub session: Vec<u8>,
 }
 
 /// One connection from a new port offering `session`: `requests` (method, path; no body)
@@ -33,7 +33,7 @@ struct Outcome {
 /// until `hold` says it may go: the client's Finished cannot leave before, so the server
 /// sees the requests while the handshake is not done (else it may read them after the
 /// Finished, when they are no replay and are served as any other).
-fn fetch(
+pub(crate) fn fetch(
     config: &mut ClientConfig,
     server: SocketAddr,
     session: &[u8],
@@ -44,7 +44,7 @@ fn fetch(
 }
 
 /// `fetch` with `extra` fields on every request.
-fn fetch_with(
+pub(crate) fn fetch_with(
     config: &mut ClientConfig,
     server: SocketAddr,
     session: &[u8],

@@ -10,12 +10,12 @@ use http3::{Client, ClientConfig, ClientEvent, MAX_DATAGRAM};
 use std::net::{SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
-const FILE: usize = 5_000;
+pub(crate) const FILE: usize = 5_000;
 
 /// One connection from a new port offering `session`: a GET of `/5k.bin`, its status and
 /// body read whole, then (the ticket comes after the handshake) the session it was given.
 /// Returns whether the handshake resumed, the status, the body's length, the new session.
-fn fetch(
+pub(crate) fn fetch(
     config: &mut ClientConfig,
     server: SocketAddr,
     session: &[u8],

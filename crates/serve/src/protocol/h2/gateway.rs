@@ -32,7 +32,7 @@ fn exchange(h: &H2, id: StreamId) -> Option<&Exchange> {
 pub(in crate::protocol) fn body(h: &H2, id: StreamId) -> &[u8] {
     (h.streams.slots.iter())
         .find(|s| s.id == id)
-        .map_or(&[], |s| &s.body_buf[..])
+        .map_or(&[], |s| s.body_buf.bytes())
 }
 
 /// The whole body of `id` is handed over (or the stream is gone).
@@ -44,7 +44,7 @@ pub(in crate::protocol) fn body_done(h: &H2, id: StreamId) -> bool {
 
 pub(in crate::protocol) fn body_taken(h: &mut H2, id: StreamId, n: usize) {
     if let Some(s) = h.streams.slots.iter_mut().find(|s| s.id == id) {
-        s.body_buf.drain(..n);
+        s.body_buf.consume(n);
     }
 }
 

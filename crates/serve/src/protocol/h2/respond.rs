@@ -11,6 +11,7 @@ use crate::access_log::Entry;
 use crate::auth::Verdict;
 use crate::gateway::asked::Asked;
 use crate::gateway::{cgi, Route};
+use crate::protocol::gateway::{body_gate, BodyGate};
 use crate::protocol::{finish, request_line, Worker};
 use crate::respond::Output;
 
@@ -20,6 +21,15 @@ pub(super) fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::
     let Some(i) = h.streams.index(id) else {
         return;
     };
+    // A body refused for want of room is cut short: the reset after the ready streams
+    // (`h2.rs`) answers it with REFUSED_STREAM; nothing here may start a program on it, even
+    // when its END_STREAM came in the same read.
+    if h.streams.slots[i].short_of_room {
+        return;
+    }
+    // The verdict its head had, for a request answered at its END_STREAM.
+    let checked = h.streams.slots[i].verdict.take();
+    let mut kept = None;
     let st = &h.streams.slots[i];
     let value = |(a, b): (usize, usize)| &st.values[a..b];
     let (method, path) = (value(st.method), value(st.path));
@@ -63,9 +73,10 @@ pub(super) fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::
                 )),
                 Ok(r) if !too_large => {
                     // Only when a prefix is protected: before files or programs.
-                    let verdict = match w.auth.as_mut() {
-                        Some(a) => a.check(r, peer.ip(), w.now, &mut w.stats),
-                        None => Verdict::Open,
+                    let verdict = match (checked, w.auth.as_mut()) {
+                        (Some(verdict), _) => verdict,
+                        (None, Some(a)) => a.check(r, peer.ip(), w.now, &mut w.stats),
+                        (None, None) => Verdict::Open,
                     };
                     // Only when a gateway is configured: the static path checks nothing more.
                     let routed = match (&verdict, w.gateways.as_mut()) {
@@ -81,10 +92,13 @@ pub(super) fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::
                             w.responder.error_to(r, status, &w.date, out)
                         }
                         // A program is told the body's length up front (RFC 3875 4.1.2): one
-                        // that does not say it is answered once it is whole (`answer`).
+                        // that does not say it is answered once it is whole (`answer`); one
+                        // already past the limit waits too, for the reset `answer` gives it.
                         Some(Route::Cgi(_) | Route::Proxy(_))
-                            if !st.ended && st.content_length.is_none() =>
+                            if body_gate(st.content_length, st.ended, st.body_in, w.max_body)
+                                != BodyGate::Start =>
                         {
+                            kept = Some(verdict);
                             return Err(());
                         }
                         Some(route @ (Route::Cgi(_) | Route::Proxy(_))) => {
@@ -163,6 +177,7 @@ pub(super) fn respond(h: &mut H2, id: StreamId, w: &mut Worker, peer: std::net::
         Ok(answer) => answer,
         Err(()) => match program {
             None => {
+                h.streams.slots[i].verdict = kept;
                 h.streams.slots[i].awaits_end = true;
                 h.awaiting += 1;
                 return;

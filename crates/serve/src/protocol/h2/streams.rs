@@ -13,10 +13,12 @@ use http2::StreamId;
 
 use super::exchange::Exchange;
 use super::fields::FieldRoom;
+use crate::auth::Verdict;
 use crate::gateway::head::HeadReader;
 use crate::pool::Bufs;
 use crate::protocol::body::BodyClock;
 use crate::protocol::gateway::Record;
+use crate::protocol::gather::{Budget, Gathered};
 use crate::response::{Fields, ReprFields};
 
 /// A stream's request storage above this is given back once it is answered (a slot keeps
@@ -61,7 +63,7 @@ impl Storage {
                 s.values.capacity()
                     + s.fields.capacity() * size_of::<Field>()
                     + s.others.capacity() * size_of::<((usize, usize), (usize, usize))>()
-                    + s.body_buf.capacity()
+                    + s.body_buf.capacity() as usize
                     + (s.spare.as_ref()).map_or(0, |x| size_of::<Exchange>() + x.heap_bytes())
             })
             .sum();
@@ -182,7 +184,10 @@ pub(super) struct Stream {
     pub(super) spare: Option<Box<Exchange>>,
     /// Request body bytes for the program, not yet written to its stdin (with a gateway
     /// configured, also what arrives before the request is answered: one read at most).
-    pub(super) body_buf: Vec<u8>,
+    pub(super) body_buf: Gathered,
+    /// Its body had no room in the connection's or the thread's gathered bytes
+    /// (`protocol/gather.rs`): reset with REFUSED_STREAM.
+    pub(super) short_of_room: bool,
     /// The block being received is trailers: ignored.
     pub(super) trailers: bool,
     /// Bytes of the header block so far (names, values, 4 a field: their HTTP/1.1 size);
@@ -211,6 +216,9 @@ pub(super) struct Stream {
     /// A program's request whose body's length is not said up front: answered at its
     /// END_STREAM, once the body is whole (see `H2::awaiting`).
     pub(super) awaits_end: bool,
+    /// Basic authentication's verdict at the head of a request that awaits its end: kept,
+    /// not checked (nor counted) again when it is answered.
+    pub(super) verdict: Option<Verdict>,
     /// The request was answered (until then its header block is under way).
     pub(super) answered: bool,
     /// The response went out whole (our END_STREAM written).
@@ -241,7 +249,8 @@ impl Stream {
             others: Vec::new(),
             gateway: None,
             spare: None,
-            body_buf: Vec::new(),
+            body_buf: Gathered::default(),
+            short_of_room: false,
             trailers: false,
             head_bytes: 0,
             field_count: 0,
@@ -255,6 +264,7 @@ impl Stream {
             cut: false,
             ended: false,
             awaits_end: false,
+            verdict: None,
             answered: false,
             complete: false,
             out: Out::None,
@@ -315,7 +325,8 @@ impl Stream {
         self.fields.clear();
         self.others.clear();
         self.retire_exchange();
-        self.body_buf = Vec::new();
+        self.body_buf = Gathered::default();
+        self.short_of_room = false;
         self.trailers = false;
         self.head_bytes = 0;
         self.field_count = 0;
@@ -329,6 +340,7 @@ impl Stream {
         self.cut = false;
         self.ended = false;
         self.awaits_end = false;
+        self.verdict = None;
         self.answered = false;
         self.complete = false;
         self.out = Out::None;
@@ -349,6 +361,8 @@ pub(super) struct Streams {
     pub(super) log_fields: bool,
     /// Keep every request field (`Stream::others`): a gateway is configured.
     pub(super) keep_all: bool,
+    /// What the connection's and the thread's kept bodies may hold (`protocol/gather.rs`).
+    pub(super) budget: Budget,
     /// Carry `authorization` (a prefix is protected: Basic authentication reads it).
     pub(super) auth_fields: bool,
     /// The session's buffers, lent for `send`.
@@ -415,6 +429,7 @@ impl Streams {
             max_head,
             log_fields,
             keep_all: false,
+            budget: Budget::for_max_body(0),
             auth_fields: false,
             bufs: None,
             queued: 0,
@@ -536,13 +551,14 @@ impl Streams {
         let s = &mut self.slots[i];
         s.id = 0;
         s.awaits_end = false;
+        s.verdict = None;
         s.out = Out::None; // drops the shared body or the file
         if let Some(head) = s.head.take() {
             // Its HEADERS was never said sent: nghttp2 may still hold it in its queue.
             self.unsent_heads.push(head);
         }
         s.retire_exchange();
-        s.body_buf = Vec::new();
+        s.body_buf = Gathered::default();
         s.trim();
     }
 }

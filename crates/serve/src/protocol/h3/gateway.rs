@@ -27,6 +27,7 @@ use http3::{Field, RequestId};
 use super::{H3, H3_INTERNAL_ERROR};
 use crate::gateway::head::{HeadError, Location};
 use crate::protocol::gateway::{End, Exchange, State, OUTPUT_WINDOW};
+use crate::protocol::gather::Gathered;
 use crate::protocol::programs::{Programs, Side};
 use crate::protocol::Worker;
 use crate::respond::Output;
@@ -47,6 +48,9 @@ pub(crate) struct Exchange3 {
     peer: IpAddr,
     /// Request body bytes read from the stream, not yet handed over: `body[at..]`.
     body: Vec<u8>,
+    /// The body gathered whole before the program started (empty else): handed over first,
+    /// its memory given back as soon as the program has all of it.
+    gathered: Gathered,
     at: usize,
     /// The request body is all read.
     body_end: bool,
@@ -64,11 +68,25 @@ pub(crate) struct Exchange3 {
 }
 
 impl Exchange3 {
-    pub(super) fn new(x: Exchange, peer: IpAddr, body_end: bool) -> Box<Exchange3> {
+    /// What its gathered body still holds of its connection's room (`protocol/gather.rs`):
+    /// charged until the program has all of it.
+    pub(super) fn gathered_held(&self) -> u64 {
+        self.gathered.held()
+    }
+
+    /// `body`: the request's body when it was gathered whole before (else empty, read from
+    /// the stream as the program takes it).
+    pub(super) fn new(
+        x: Exchange,
+        peer: IpAddr,
+        body_end: bool,
+        gathered: Gathered,
+    ) -> Box<Exchange3> {
         Box::new(Exchange3 {
             x,
             peer,
             body: Vec::new(),
+            gathered,
             at: 0,
             body_end,
             held: None,
@@ -264,6 +282,9 @@ impl Side for H3 {
         let Some(e) = exchanges.get_mut(&id) else {
             return &[];
         };
+        if !e.gathered.is_empty() {
+            return e.gathered.bytes();
+        }
         if e.at == e.body.len() && !e.body_end {
             // The next piece, read only now that the program took the last: the rest waits
             // in quiche, under the stream's flow control.
@@ -276,12 +297,17 @@ impl Side for H3 {
     }
 
     fn gateway_body_done(&self, id: RequestId) -> bool {
-        (self.exchanges.get(&id)).is_none_or(|e| e.body_end && e.at == e.body.len())
+        (self.exchanges.get(&id))
+            .is_none_or(|e| e.body_end && e.gathered.is_empty() && e.at == e.body.len())
     }
 
     fn gateway_body_taken(&mut self, id: RequestId, n: usize) {
         if let Some(e) = self.exchanges.get_mut(&id) {
-            e.at += n;
+            if e.gathered.is_empty() {
+                e.at += n;
+            } else {
+                e.gathered.consume(n);
+            }
         }
     }
 
