@@ -411,3 +411,78 @@ fn feed_payload_hands_out_the_decoded_body_however_the_input_is_split() {
         assert_eq!(&rest[second.consumed..], b"NEXT");
     }
 }
+
+/// The quick reading of a head answers as httparse does, on heads of the usual shape and on
+/// each of them broken a byte at a time, cut short anywhere, or grown past the limits.
+#[test]
+fn the_quick_head_reading_agrees_with_httparse_on_every_variant() {
+    let bases: [&[u8]; 6] = [
+        b"HTTP/1.1 200 OK\r\nDate: Mon, 30 Nov 2026 13:06:33 GMT\r\nServer: flint\r\nContent-Length: 12\r\n\r\nhello world!",
+        b"HTTP/1.1 404 Not Found\r\nTransfer-Encoding: gzip, chunked\r\nConnection: keep-alive, close\r\n\r\n",
+        b"HTTP/1.0 200\r\nConnection: Keep-Alive\r\nContent-Length: 5, 5\r\nX-Empty:\r\nX-T:\t a\tb \t\r\n\r\n",
+        b"HTTP/1.1 204 \r\nContent-Length: 7\r\nContent-Length: 8\r\n\r\n",
+        b"HTTP/1.1 099 Low\r\ncontent-length: x\r\n\r\n",
+        b"HTTP/1.1 301 Moved \xe9t\xe9\r\nLocation: /a\r\nSet-Cookie: a=\x80\r\nContent-Length: 0\r\n\r\n",
+    ];
+    let bytes = [
+        0u8, b'\t', b'\n', b'\r', b' ', b':', b',', b'0', b'9', b'A', b'"', 0x7f, 0x80, 0xff,
+    ];
+    let agree = |buf: &[u8]| {
+        for head_request in [false, true] {
+            assert_eq!(
+                parse_response_head(buf, head_request),
+                parse_with_httparse(buf, head_request),
+                "{:?} (HEAD: {head_request})",
+                String::from_utf8_lossy(buf)
+            );
+        }
+    };
+    let mut quick = 0u64;
+    for base in bases {
+        // The base itself takes the quick reading (else this test would test nothing).
+        quick += u64::from(quick_head::parse(base).is_some());
+        for cut in 0..=base.len() {
+            agree(&base[..cut]);
+        }
+        for at in 0..base.len() {
+            for &b in &bytes {
+                let mut changed = base.to_vec();
+                changed[at] = b;
+                agree(&changed);
+                let mut longer = base.to_vec();
+                longer.insert(at, b);
+                agree(&longer);
+            }
+            let mut shorter = base.to_vec();
+            shorter.remove(at);
+            agree(&shorter);
+        }
+        // Leading empty lines; bare LF line ends.
+        agree(&[b"\r\n".as_slice(), base].concat());
+        let lf: Vec<u8> = base.iter().copied().filter(|&b| b != b'\r').collect();
+        agree(&lf);
+    }
+    assert_eq!(quick, bases.len() as u64);
+    // The field count and the head's length at and past their limits.
+    for fields in [
+        MAX_RESPONSE_HEADERS - 1,
+        MAX_RESPONSE_HEADERS,
+        MAX_RESPONSE_HEADERS + 1,
+    ] {
+        let mut head = b"HTTP/1.1 200 OK\r\n".to_vec();
+        for i in 0..fields {
+            head.extend_from_slice(format!("F{i}: {i}\r\n").as_bytes());
+        }
+        head.extend_from_slice(b"\r\n");
+        agree(&head);
+    }
+    for pad in [0, 1, 2, 3] {
+        let mut head = b"HTTP/1.1 200 OK\r\nX: ".to_vec();
+        let fill = MAX_RESPONSE_HEAD - head.len() - 4 - 2 + pad;
+        head.resize(head.len() + fill, b'a');
+        head.extend_from_slice(b"\r\n\r\n");
+        agree(&head);
+        head.extend_from_slice(b"more");
+        agree(&head);
+    }
+}
