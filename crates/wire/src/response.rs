@@ -8,7 +8,7 @@
 
 use std::mem::MaybeUninit;
 
-use crate::text::{eq_token, for_each_element, parse_content_length};
+use crate::text::{eq_token, for_each_element, parse_content_length, trim_ows};
 
 mod quick_head;
 
@@ -137,7 +137,8 @@ struct FramingFields {
 }
 
 impl FramingFields {
-    /// One header field (`value` as httparse gives it, or with its whitespace trimmed).
+    /// One header field, its value with or without the whitespace around it (trimmed here
+    /// for the three fields read, as httparse trims every value).
     #[inline]
     fn field(&mut self, name: &[u8], value: &[u8]) {
         match name.len() {
@@ -146,7 +147,7 @@ impl FramingFields {
                 self.conn_keep_alive |= eq_token(t, b"keep-alive");
             }),
             14 if name.eq_ignore_ascii_case(b"content-length") && !self.bad_length => {
-                match parse_content_length(value) {
+                match parse_content_length(trim_ows(value)) {
                     Some(n) if self.content_length.is_none_or(|prev| prev == n) => {
                         self.content_length = Some(n)
                     }
@@ -156,6 +157,7 @@ impl FramingFields {
             17 if name.eq_ignore_ascii_case(b"transfer-encoding") => {
                 self.transfer_encoding = true;
                 // Across several TE fields the list continues; only the final coding matters.
+                let value = trim_ows(value);
                 for_each_element(value, |t| self.chunked_last = eq_token(t, b"chunked"));
             }
             _ => {}

@@ -11,17 +11,15 @@
 //! head not yet whole.
 
 use super::{FramingFields, MAX_RESPONSE_HEAD, MAX_RESPONSE_HEADERS};
-use crate::text::trim_ows;
 
 /// The head at the start of `buf` when it has the shape above: its version, status, length
 /// and what its fields say of the framing.
 #[inline]
 pub(super) fn parse(buf: &[u8]) -> Option<(u8, u16, usize, FramingFields)> {
     let buf = &buf[..buf.len().min(MAX_RESPONSE_HEAD)];
-    let nl = memchr::memchr(b'\n', buf)?;
-    let line = buf[..nl].strip_suffix(b"\r")?;
+    let lf = text_line(buf, 0)?;
     let [b'H', b'T', b'T', b'P', b'/', b'1', b'.', v @ (b'0' | b'1'), b' ', d1, d2, d3, rest @ ..] =
-        line
+        &buf[..lf - 1]
     else {
         return None;
     };
@@ -32,42 +30,68 @@ pub(super) fn parse(buf: &[u8]) -> Option<(u8, u16, usize, FramingFields)> {
     let status = digits
         .iter()
         .fold(0u16, |n, &d| n * 10 + u16::from(d - b'0'));
-    match rest {
-        [] => {}
-        [b' ', reason @ ..] if all_text(reason) => {}
-        _ => return None,
+    // The reason's bytes are text (`text_line`), as httparse wants them.
+    if !matches!(rest, [] | [b' ', ..]) {
+        return None;
     }
     let mut fields = FramingFields::default();
-    let mut at = nl + 1;
+    let mut at = lf + 1;
     let mut n = 0;
     loop {
-        let rest = &buf[at..];
-        if rest.starts_with(b"\r\n") {
+        if buf[at..].starts_with(b"\r\n") {
             return Some((v - b'0', status, at + 2, fields));
         }
-        let nl = memchr::memchr(b'\n', rest)?;
-        let line = rest[..nl].strip_suffix(b"\r")?;
-        let colon = line.iter().position(|&b| !TOKEN[usize::from(b)])?;
-        if colon == 0 || line[colon] != b':' {
+        let name_len = buf[at..].iter().position(|&b| !TOKEN[usize::from(b)])?;
+        let colon = at + name_len;
+        if name_len == 0 || buf[colon] != b':' {
             return None;
         }
-        let value = &line[colon + 1..];
+        let lf = text_line(buf, colon + 1)?;
         n += 1;
-        if n > MAX_RESPONSE_HEADERS || !all_text(value) {
+        if n > MAX_RESPONSE_HEADERS {
             return None;
         }
-        fields.field(&line[..colon], trim_ows(value));
-        at += nl + 1;
+        fields.field(&buf[at..colon], &buf[colon + 1..lf - 1]);
+        at = lf + 1;
     }
 }
 
-/// Whether every byte is HTAB, SP, VCHAR or obs-text (a header value's and a reason's bytes
-/// for httparse); no early exit, so that it runs over many bytes at a time.
+/// Where the line from `from` ends (its LF) when it is text (HTAB, SP, VCHAR or obs-text, a
+/// header value's and a reason's bytes for httparse) ending in CRLF; `None` for any other
+/// byte, a CR without its LF, or no LF in `buf`. Eight bytes at a time: a word with no control
+/// byte and no DEL is passed at once, and only the byte that stops it is looked at.
 #[inline]
-fn all_text(bytes: &[u8]) -> bool {
-    bytes.iter().fold(true, |ok, &b| {
-        ok & ((b == b'\t') | ((b >= b' ') & (b != 0x7f)))
-    })
+fn text_line(buf: &[u8], from: usize) -> Option<usize> {
+    const CONTROL: u64 = u64::from_ne_bytes([0xe0; 8]);
+    const DEL: u64 = u64::from_ne_bytes([0x7f; 8]);
+    let mut i = from;
+    loop {
+        let stop = match buf.get(i..i + 8) {
+            Some(word) => {
+                let w = u64::from_le_bytes(word.try_into().ok()?);
+                // Bytes below 0x20 (no bit of 0xe0 set) and DEL.
+                let special = zero_bytes(w & CONTROL) | zero_bytes(w ^ DEL);
+                if special == 0 {
+                    i += 8;
+                    continue;
+                }
+                i + (special.trailing_zeros() / 8) as usize
+            }
+            None => i + buf[i..].iter().position(|&b| b < 0x20 || b == 0x7f)?,
+        };
+        match (buf[stop], buf.get(stop + 1)) {
+            (b'\t', _) => i = stop + 1,
+            (b'\r', Some(b'\n')) => return Some(stop + 1),
+            _ => return None,
+        }
+    }
+}
+
+/// 0x80 in each byte of `w` that is zero, 0 in the others (exact: no carry crosses a byte).
+#[inline]
+fn zero_bytes(w: u64) -> u64 {
+    const LOW7: u64 = u64::from_ne_bytes([0x7f; 8]);
+    !(((w & LOW7) + LOW7) | w | LOW7)
 }
 
 /// RFC 9110's token characters, a header name's (httparse's table).
