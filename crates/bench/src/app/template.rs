@@ -237,7 +237,6 @@ static UNRESERVED: [bool; 256] = {
 #[derive(Default)]
 struct NumberText {
     buf: [u8; 20],
-    len: usize,
 }
 
 impl NumberText {
@@ -251,9 +250,8 @@ impl NumberText {
                 break;
             }
         }
-        self.len = self.buf.len() - i;
-        self.buf.copy_within(i.., 0);
-        std::str::from_utf8(&self.buf[..self.len]).unwrap_or("0")
+        // The digits where they were written, at the end of the room.
+        std::str::from_utf8(&self.buf[i..]).unwrap_or("0")
     }
 }
 
