@@ -19,6 +19,7 @@ use crate::app::session::Session;
 use crate::app::template::ExpandError;
 use crate::stats::check_failures::{self, CheckFailure};
 use crate::stats::{ErrorKind, Stats};
+use crate::workload::RequestSpec;
 use base64::Engine as _;
 use std::ops::Range;
 use std::sync::Arc;
@@ -76,6 +77,92 @@ pub(super) struct AppExchange {
     /// The URL a request goes to, for the cookie jar: the target's origin, its path set per
     /// request.
     cookie_url: url::Url,
+    /// Per URL: the request's fields that are the same on every request, written once.
+    fixed: Vec<FixedFields>,
+}
+
+/// A URL's request fields that no template or cookie changes, written once at start and
+/// copied into each request (writing them per request was a good part of building one); a
+/// templated `Authorization` goes between the two parts, the templated fields and the cookies
+/// after them.
+struct FixedFields {
+    /// The request line's end (` HTTP/1.1`), `Host`, `User-Agent` and, unless a template
+    /// gives it, the target's `Authorization`.
+    before_auth: Vec<u8>,
+    /// `Connection: close` where it is said, then the spec's own fields.
+    after_auth: Vec<u8>,
+    /// The request names its own `Cookie` field: the jar's is not added.
+    own_cookie: bool,
+}
+
+impl FixedFields {
+    fn of(sh: &RunShared<'_>, plan: &Plan, url: usize) -> FixedFields {
+        let spec = sh.workload.spec(url);
+        let file = plan.files.get(url).and_then(Option::as_ref);
+        let (mut before_auth, mut after_auth) = (Vec::new(), Vec::new());
+        write_fields_before_auth(&mut before_auth, sh, spec, file);
+        write_fields_after_auth(&mut after_auth, sh, spec, file, false);
+        FixedFields {
+            before_auth,
+            after_auth,
+            own_cookie: owns(spec, file, "cookie"),
+        }
+    }
+}
+
+/// Whether the request of `spec` and `file` gives field `name` itself.
+fn owns(spec: &RequestSpec, file: Option<&FilePlan>, name: &str) -> bool {
+    spec.has_header(name)
+        || file.is_some_and(|f| f.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name)))
+}
+
+/// After the request's path: the request line's end, `Host`, `User-Agent`, and the target's
+/// `Authorization` where neither the request nor a template gives one.
+fn write_fields_before_auth(
+    out: &mut Vec<u8>,
+    sh: &RunShared<'_>,
+    spec: &RequestSpec,
+    file: Option<&FilePlan>,
+) {
+    let (version, _) = request_version(sh.config.http);
+    out.push(b' ');
+    out.extend_from_slice(version.as_bytes());
+    out.extend_from_slice(b"\r\n");
+    if !owns(spec, file, "host") {
+        write_header(out, b"Host", sh.config.target.host.as_bytes());
+    }
+    if !owns(spec, file, "user-agent") {
+        write_header(out, b"User-Agent", USER_AGENT);
+    }
+    if !owns(spec, file, "authorization") && file.is_none_or(|f| f.auth.is_none()) {
+        if let Some(a) = sh.config.target.authorization.as_deref() {
+            write_header(out, b"Authorization", a.as_bytes());
+        }
+    }
+}
+
+/// After the `Authorization` field: `Connection: close` where it is said, then the spec's own
+/// fields but those the file's templates give (and, `get`: a redirect made the request a GET,
+/// those that describe a body).
+fn write_fields_after_auth(
+    out: &mut Vec<u8>,
+    sh: &RunShared<'_>,
+    spec: &RequestSpec,
+    file: Option<&FilePlan>,
+    get: bool,
+) {
+    let (version, keep_alive) = request_version(sh.config.http);
+    if version == wire::request::Version::Http11 && !keep_alive {
+        write_header(out, b"Connection", b"close");
+    }
+    for (name, value) in &spec.headers {
+        // The entry's own fields are its templates, written after these.
+        let templated = file.is_some_and(|f| f.headers.iter().any(|(n, _)| n == name));
+        if templated || (get && describes_body(name)) {
+            continue;
+        }
+        write_header(out, name.as_bytes(), value.as_bytes());
+    }
 }
 
 impl AppExchange {
@@ -99,7 +186,11 @@ impl AppExchange {
                     .collect()
             })
             .collect();
+        let fixed = (0..sh.workload.urls.len())
+            .map(|url| FixedFields::of(sh, &plan, url))
+            .collect();
         Some(Box::new(AppExchange {
+            fixed,
             rooms,
             plan,
             session,
@@ -234,7 +325,6 @@ impl AppExchange {
         self.session.count_request();
         let spec = sh.workload.spec(url);
         let file = self.plan.files.get(url).and_then(Option::as_ref);
-        let (version, keep_alive) = request_version(sh.config.http);
         let get = hop.is_some_and(|(_, get)| get);
         let out = &mut self.out;
         out.extend_from_slice(if get { "GET" } else { spec.method() }.as_bytes());
@@ -246,50 +336,29 @@ impl AppExchange {
             (None, None) => out.extend_from_slice(sh.workload.urls[url].as_bytes()),
         }
         let path_end = out.len();
-        out.push(b' ');
-        out.extend_from_slice(version.as_bytes());
-        out.extend_from_slice(b"\r\n");
-        let own = |name: &str| {
-            spec.has_header(name)
-                || file.is_some_and(|f| f.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name)))
-        };
-        if !own("host") {
-            write_header(out, b"Host", sh.config.target.host.as_bytes());
+        // The fields that are the same on every request: written once at start and copied
+        // (a redirect's, where the method may change, written here as they were).
+        let fixed = self.fixed.get(url).filter(|_| hop.is_none());
+        match fixed {
+            Some(f) => out.extend_from_slice(&f.before_auth),
+            None => write_fields_before_auth(out, sh, spec, file),
         }
-        if !own("user-agent") {
-            write_header(out, b"User-Agent", USER_AGENT);
-        }
-        if !own("authorization") {
+        let auth = file.and_then(|f| f.auth.as_ref());
+        if let Some(auth) = auth.filter(|_| !owns(spec, file, "authorization")) {
             self.scratch.clear();
-            match file.and_then(|f| f.auth.as_ref()) {
-                Some(auth) => {
-                    auth.expand(&mut self.session, &mut self.scratch)?;
-                    out.extend_from_slice(b"Authorization: Basic ");
-                    let at = out.len();
-                    let n = base64::encoded_len(self.scratch.len(), true).unwrap_or(0);
-                    out.resize(at + n, 0);
-                    let b64 = base64::prelude::BASE64_STANDARD;
-                    let written = b64.encode_slice(&self.scratch, &mut out[at..]).unwrap_or(0);
-                    out.truncate(at + written);
-                    out.extend_from_slice(b"\r\n");
-                }
-                None => {
-                    if let Some(a) = sh.config.target.authorization.as_deref() {
-                        write_header(out, b"Authorization", a.as_bytes());
-                    }
-                }
-            }
+            auth.expand(&mut self.session, &mut self.scratch)?;
+            out.extend_from_slice(b"Authorization: Basic ");
+            let at = out.len();
+            let n = base64::encoded_len(self.scratch.len(), true).unwrap_or(0);
+            out.resize(at + n, 0);
+            let b64 = base64::prelude::BASE64_STANDARD;
+            let written = b64.encode_slice(&self.scratch, &mut out[at..]).unwrap_or(0);
+            out.truncate(at + written);
+            out.extend_from_slice(b"\r\n");
         }
-        if version == wire::request::Version::Http11 && !keep_alive {
-            write_header(out, b"Connection", b"close");
-        }
-        for (name, value) in &spec.headers {
-            // The entry's own fields are its templates, written below.
-            let templated = file.is_some_and(|f| f.headers.iter().any(|(n, _)| n == name));
-            if templated || (get && describes_body(name)) {
-                continue;
-            }
-            write_header(out, name.as_bytes(), value.as_bytes());
+        match fixed {
+            Some(f) => out.extend_from_slice(&f.after_auth),
+            None => write_fields_after_auth(out, sh, spec, file, get),
         }
         for (name, value) in file.iter().flat_map(|f| &f.headers) {
             if get && describes_body(name) {
@@ -300,7 +369,8 @@ impl AppExchange {
             value.expand(&mut self.session, out)?;
             out.extend_from_slice(b"\r\n");
         }
-        if !own("cookie") && self.session.has_cookies() {
+        let own_cookie = fixed.map_or_else(|| owns(spec, file, "cookie"), |f| f.own_cookie);
+        if !own_cookie && self.session.has_cookies() {
             // The jar's rules (domain, path, Secure) need the URL the request goes to (parsing
             // it is a good part of building a request: it is done only when the jar has
             // cookies to choose from).
