@@ -67,3 +67,55 @@ fn the_url_gives_path_query_auth_and_host_and_never_the_fragment() {
         result.config.target.url
     );
 }
+
+/// An application workload's request: the fields that are the same on every request (written
+/// once at start and copied) come in the same order and bytes as the rest: the request line,
+/// `Host`, `User-Agent`, the URL's `Authorization`, the entry's own plain fields, then its
+/// templated ones.
+#[test]
+fn an_application_request_carries_the_target_s_fields_then_its_own_then_its_templates() {
+    let (addr, server) = one_request_server();
+    let url = format!("http://alice:s%3Acret@127.0.0.1:{}/", addr.port());
+    let target = Target::parse(&url).unwrap();
+    let workload = Workload::parse(
+        r#"
+[[page]]
+weight = 1
+files = [{ path = "/item?n={{seq}}", headers = { "X-Fixed" = "a", "X-Seq" = "{{seq}}" } }]
+"#,
+        "workload.toml",
+    )
+    .unwrap();
+    assert!(
+        workload.app.0.is_some(),
+        "a template makes it an application's"
+    );
+    let config = BenchConfig {
+        concurrency: 1,
+        stop: Stop::Pages(1),
+        connect_timeout: Duration::from_secs(5),
+        response_timeout: Duration::from_secs(5),
+        ..BenchConfig::new(target)
+    };
+    let result = bench::run(&config, &workload, &AtomicBool::new(false)).unwrap();
+    let head = server.join().unwrap();
+    assert_eq!(result.stats.requests, 1, "{head}");
+    assert_eq!(result.stats.errors.total(), 0, "{head}");
+    let lines: Vec<&str> = head.split("\r\n").collect();
+    assert!(lines[0].starts_with("GET /item?n="), "{head}");
+    assert!(lines[0].ends_with(" HTTP/1.1"), "{head}");
+    let n = lines[0]["GET /item?n=".len()..lines[0].len() - " HTTP/1.1".len()].to_owned();
+    assert_eq!(
+        lines[1..],
+        [
+            &format!("Host: 127.0.0.1:{}", addr.port()),
+            "User-Agent: flint",
+            "Authorization: Basic YWxpY2U6czpjcmV0",
+            "X-Fixed: a",
+            &format!("X-Seq: {n}"),
+            "",
+            "",
+        ],
+        "{head}"
+    );
+}
