@@ -8,9 +8,7 @@
 
 use std::mem::MaybeUninit;
 
-use crate::text::{eq_token, for_each_element, parse_content_length, trim_ows};
-
-mod quick_head;
+use crate::text::{eq_token, for_each_element, parse_content_length};
 
 /// A response head that has not completed within this many bytes is refused.
 pub const MAX_RESPONSE_HEAD: usize = 64 * 1024;
@@ -71,27 +69,7 @@ pub enum ResponseError {
 
 /// Parses one response head from the start of `buf`. `Ok(None)` when incomplete.
 /// `head_request`: the request was HEAD, so no body whatever the headers say.
-///
-/// A head in the shape every server sends (`HTTP/1.x ddd reason`, `name: value` lines, each
-/// ending in CRLF, all of it whole in `buf`) is read by [`quick_head`], which looks at each
-/// field once for the framing and stores none; anything else, incomplete heads included, goes
-/// to httparse, whose answer is the rule: the quick reading accepts only heads httparse
-/// accepts, with the same length and the same fields. (httparse and the loop over the fields
-/// it stores were a third of the load generator's own instructions per request.)
 pub fn parse_response_head(
-    buf: &[u8],
-    head_request: bool,
-) -> Result<Option<ResponseHead>, ResponseError> {
-    match quick_head::parse(buf) {
-        Some((version, status, head_len, fields)) => {
-            fields.finish(version, status, head_len, head_request)
-        }
-        None => parse_with_httparse(buf, head_request),
-    }
-}
-
-/// [`parse_response_head`] by httparse alone.
-fn parse_with_httparse(
     buf: &[u8],
     head_request: bool,
 ) -> Result<Option<ResponseHead>, ResponseError> {
@@ -137,8 +115,7 @@ struct FramingFields {
 }
 
 impl FramingFields {
-    /// One header field, its value with or without the whitespace around it (trimmed here
-    /// for the three fields read, as httparse trims every value).
+    /// One header field, its value as httparse gives it (trimmed).
     #[inline]
     fn field(&mut self, name: &[u8], value: &[u8]) {
         match name.len() {
@@ -147,7 +124,7 @@ impl FramingFields {
                 self.conn_keep_alive |= eq_token(t, b"keep-alive");
             }),
             14 if name.eq_ignore_ascii_case(b"content-length") && !self.bad_length => {
-                match parse_content_length(trim_ows(value)) {
+                match parse_content_length(value) {
                     Some(n) if self.content_length.is_none_or(|prev| prev == n) => {
                         self.content_length = Some(n)
                     }
@@ -157,7 +134,6 @@ impl FramingFields {
             17 if name.eq_ignore_ascii_case(b"transfer-encoding") => {
                 self.transfer_encoding = true;
                 // Across several TE fields the list continues; only the final coding matters.
-                let value = trim_ows(value);
                 for_each_element(value, |t| self.chunked_last = eq_token(t, b"chunked"));
             }
             _ => {}
