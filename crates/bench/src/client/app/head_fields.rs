@@ -128,7 +128,7 @@ mod tests {
             .any(|(n, _)| n.eq_ignore_ascii_case(b"set-cookie")));
     }
 
-    /// The colon-by-colon look agrees with a line-by-line one on heads cut and broken anywhere.
+    /// The look at each `k` agrees with a line-by-line one on heads cut and broken anywhere.
     #[test]
     fn the_set_cookie_look_agrees_with_reading_line_by_line() {
         fn by_lines(head: &[u8]) -> bool {
