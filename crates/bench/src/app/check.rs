@@ -475,6 +475,35 @@ body_length = { min = 10, max = 100 }"#,
         assert_eq!(check(&one, 200, &[], b""), Err(CheckKind::Status));
     }
 
+    /// A body_contains with no hole is searched for with the searcher built at compile time
+    /// (not expanded per response): its text is the template's, a `{{"{{"}}` read as `{{`.
+    #[test]
+    fn a_constant_body_text_is_found_by_its_prebuilt_searcher() {
+        let e = expect(r#"body_contains = "Welcome {{\"{{\"}}back}}""#).unwrap();
+        assert!(
+            e.body_finder.is_some(),
+            "the constant path is the one tested"
+        );
+        assert_eq!(check(&e, 200, &[], b"<p>Welcome {{back}}</p>"), Ok(()));
+        assert_eq!(check(&e, 200, &[], b"Welcome {{back}}"), Ok(()));
+        for body in [
+            b"<p>Welcome back</p>".as_slice(),
+            b"Welcome {{\"{{\"}}back}}",
+            b"Welcome {{bac",
+            b"elcome {{back}}",
+            b"",
+        ] {
+            let a = Answer {
+                status: 200,
+                headers: &[],
+                body,
+            };
+            let f = e.check(&a, &mut Ann, &mut Vec::new()).unwrap_err();
+            assert_eq!(f.kind, CheckKind::Body, "{body:?}");
+            assert!(f.detail.contains(r#""Welcome {{back}}""#), "{}", f.detail);
+        }
+    }
+
     #[test]
     fn json_pointers_must_be_there_and_equal() {
         let e = expect(
