@@ -61,6 +61,7 @@ mod shared;
 mod timers;
 
 use alarm::Alarm;
+pub(crate) use app::{fixed_fields as app_fixed_fields, FixedFields as AppFixedFields};
 use busy_poll::Waiter;
 use exchange::Phase;
 use h1::H1;

@@ -5,7 +5,9 @@
 //! complete. A workload without application features makes none of this: its requests stay
 //! the bytes prebuilt at start.
 //!
-//! Memory: the request, the head and the kept body each have a buffer that grows to the
+//! Memory: each URL's fixed request fields (`FixedFields`: those no template or cookie
+//! changes) are written once a run, before it, and shared by every Webchild (HTTP/1 only); the
+//! request, the head and the kept body each have a buffer that grows to the
 //! largest seen and is reused, and so does each extracted value's text in the session (the
 //! regular expressions' groups are found in rooms made once); a JSON extraction parses the body
 //! into a document, and the cookie jar allocates when a cookie changes.
@@ -20,6 +22,7 @@ use crate::app::template::ExpandError;
 use crate::stats::check_failures::{self, CheckFailure};
 use crate::stats::{ErrorKind, Stats};
 use crate::workload::RequestSpec;
+use crate::{BenchConfig, Workload};
 use base64::Engine as _;
 use std::ops::Range;
 use std::sync::Arc;
@@ -77,15 +80,16 @@ pub(super) struct AppExchange {
     /// The URL a request goes to, for the cookie jar: the target's origin, its path set per
     /// request.
     cookie_url: url::Url,
-    /// Per URL: the request's fields that are the same on every request, written once.
-    fixed: Vec<FixedFields>,
+    /// Per URL: the request's fields that are the same on every request, written once a run
+    /// and shared by every Webchild (HTTP/1 only; empty under HTTP/2 and HTTP/3).
+    fixed: Arc<[FixedFields]>,
 }
 
 /// A URL's request fields that no template or cookie changes, written once at start and
 /// copied into each request (writing them per request was a good part of building one); a
 /// templated `Authorization` goes between the two parts, the templated fields and the cookies
 /// after them.
-struct FixedFields {
+pub(crate) struct FixedFields {
     /// The request line's end (` HTTP/1.1`), `Host`, `User-Agent` and, unless a template
     /// gives it, the target's `Authorization`.
     before_auth: Vec<u8>,
@@ -95,13 +99,30 @@ struct FixedFields {
     own_cookie: bool,
 }
 
+/// Every URL's fixed fields, built once a run for all its Webchildren: an application
+/// workload's over HTTP/1 (HTTP/2 and HTTP/3 requests are header lists, `H2Request`).
+pub(crate) fn fixed_fields(config: &BenchConfig, workload: &Workload) -> Arc<[FixedFields]> {
+    let plan = workload.plan().filter(|_| {
+        !matches!(
+            config.http,
+            crate::config::HttpMode::Http2 | crate::config::HttpMode::Http3
+        )
+    });
+    let Some(plan) = plan else {
+        return Arc::from([]);
+    };
+    (0..workload.urls.len())
+        .map(|url| FixedFields::of(config, workload, plan, url))
+        .collect()
+}
+
 impl FixedFields {
-    fn of(sh: &RunShared<'_>, plan: &Plan, url: usize) -> FixedFields {
-        let spec = sh.workload.spec(url);
+    fn of(config: &BenchConfig, workload: &Workload, plan: &Plan, url: usize) -> FixedFields {
+        let spec = workload.spec(url);
         let file = plan.files.get(url).and_then(Option::as_ref);
         let (mut before_auth, mut after_auth) = (Vec::new(), Vec::new());
-        write_fields_before_auth(&mut before_auth, sh, spec, file);
-        write_fields_after_auth(&mut after_auth, sh, spec, file, false);
+        write_fields_before_auth(&mut before_auth, config, spec, file);
+        write_fields_after_auth(&mut after_auth, config, spec, file, false);
         FixedFields {
             before_auth,
             after_auth,
@@ -120,22 +141,22 @@ fn owns(spec: &RequestSpec, file: Option<&FilePlan>, name: &str) -> bool {
 /// `Authorization` where neither the request nor a template gives one.
 fn write_fields_before_auth(
     out: &mut Vec<u8>,
-    sh: &RunShared<'_>,
+    config: &BenchConfig,
     spec: &RequestSpec,
     file: Option<&FilePlan>,
 ) {
-    let (version, _) = request_version(sh.config.http);
+    let (version, _) = request_version(config.http);
     out.push(b' ');
     out.extend_from_slice(version.as_bytes());
     out.extend_from_slice(b"\r\n");
     if !owns(spec, file, "host") {
-        write_header(out, b"Host", sh.config.target.host.as_bytes());
+        write_header(out, b"Host", config.target.host.as_bytes());
     }
     if !owns(spec, file, "user-agent") {
         write_header(out, b"User-Agent", USER_AGENT);
     }
     if !owns(spec, file, "authorization") && file.is_none_or(|f| f.auth.is_none()) {
-        if let Some(a) = sh.config.target.authorization.as_deref() {
+        if let Some(a) = config.target.authorization.as_deref() {
             write_header(out, b"Authorization", a.as_bytes());
         }
     }
@@ -146,12 +167,12 @@ fn write_fields_before_auth(
 /// those that describe a body).
 fn write_fields_after_auth(
     out: &mut Vec<u8>,
-    sh: &RunShared<'_>,
+    config: &BenchConfig,
     spec: &RequestSpec,
     file: Option<&FilePlan>,
     get: bool,
 ) {
-    let (version, keep_alive) = request_version(sh.config.http);
+    let (version, keep_alive) = request_version(config.http);
     if version == wire::request::Version::Http11 && !keep_alive {
         write_header(out, b"Connection", b"close");
     }
@@ -186,11 +207,8 @@ impl AppExchange {
                     .collect()
             })
             .collect();
-        let fixed = (0..sh.workload.urls.len())
-            .map(|url| FixedFields::of(sh, &plan, url))
-            .collect();
         Some(Box::new(AppExchange {
-            fixed,
+            fixed: sh.app_fixed.clone(),
             rooms,
             plan,
             session,
@@ -341,7 +359,7 @@ impl AppExchange {
         let fixed = self.fixed.get(url).filter(|_| hop.is_none());
         match fixed {
             Some(f) => out.extend_from_slice(&f.before_auth),
-            None => write_fields_before_auth(out, sh, spec, file),
+            None => write_fields_before_auth(out, sh.config, spec, file),
         }
         let auth = file.and_then(|f| f.auth.as_ref());
         if let Some(auth) = auth.filter(|_| !owns(spec, file, "authorization")) {
@@ -358,7 +376,7 @@ impl AppExchange {
         }
         match fixed {
             Some(f) => out.extend_from_slice(&f.after_auth),
-            None => write_fields_after_auth(out, sh, spec, file, get),
+            None => write_fields_after_auth(out, sh.config, spec, file, get),
         }
         for (name, value) in file.iter().flat_map(|f| &f.headers) {
             if get && describes_body(name) {
