@@ -95,98 +95,66 @@ pub fn parse_response_head(
     let (Some(version), Some(status)) = (resp.version, resp.code) else {
         return Err(ResponseError::MalformedStatusLine);
     };
-    let mut fields = FramingFields::default();
-    for h in resp.headers.iter() {
-        fields.field(h.name.as_bytes(), h.value);
+    // httparse takes any three digits. Below 100 there is no class to count the response in
+    // (RFC 9110 15: valid codes are 100 to 599; 600 to 999 are still read, as their class's x00),
+    // and 0 would pass for "no status yet" in a client's bookkeeping.
+    if status < 100 {
+        return Err(ResponseError::MalformedStatusLine);
     }
-    fields.finish(version, status, head_len, head_request)
-}
-
-/// What a head's fields say of its framing and its connection, field by field.
-#[derive(Debug, Default)]
-struct FramingFields {
-    content_length: Option<u64>,
-    /// A Content-Length that is not a number, or one that disagrees with an earlier one.
-    bad_length: bool,
-    transfer_encoding: bool,
-    chunked_last: bool,
-    conn_close: bool,
-    conn_keep_alive: bool,
-}
-
-impl FramingFields {
-    /// One header field, its value as httparse gives it (trimmed).
-    #[inline]
-    fn field(&mut self, name: &[u8], value: &[u8]) {
+    let mut content_length: Option<u64> = None;
+    let mut transfer_encoding = false;
+    let mut chunked_last = false;
+    let (mut conn_close, mut conn_keep_alive) = (false, false);
+    for h in resp.headers.iter() {
+        let name = h.name.as_bytes();
         match name.len() {
-            10 if name.eq_ignore_ascii_case(b"connection") => for_each_element(value, |t| {
-                self.conn_close |= eq_token(t, b"close");
-                self.conn_keep_alive |= eq_token(t, b"keep-alive");
+            10 if name.eq_ignore_ascii_case(b"connection") => for_each_element(h.value, |t| {
+                conn_close |= eq_token(t, b"close");
+                conn_keep_alive |= eq_token(t, b"keep-alive");
             }),
-            14 if name.eq_ignore_ascii_case(b"content-length") && !self.bad_length => {
-                match parse_content_length(value) {
-                    Some(n) if self.content_length.is_none_or(|prev| prev == n) => {
-                        self.content_length = Some(n)
-                    }
-                    _ => self.bad_length = true,
+            14 if name.eq_ignore_ascii_case(b"content-length") => {
+                let n = parse_content_length(h.value).ok_or(ResponseError::BadContentLength)?;
+                if content_length.is_some_and(|prev| prev != n) {
+                    return Err(ResponseError::BadContentLength);
                 }
+                content_length = Some(n);
             }
             17 if name.eq_ignore_ascii_case(b"transfer-encoding") => {
-                self.transfer_encoding = true;
+                transfer_encoding = true;
                 // Across several TE fields the list continues; only the final coding matters.
-                for_each_element(value, |t| self.chunked_last = eq_token(t, b"chunked"));
+                for_each_element(h.value, |t| chunked_last = eq_token(t, b"chunked"));
             }
             _ => {}
         }
     }
-
-    /// The head of `head_len` bytes, its status line read, its fields seen.
-    fn finish(
-        self,
-        version: u8,
-        status: u16,
-        head_len: usize,
-        head_request: bool,
-    ) -> Result<Option<ResponseHead>, ResponseError> {
-        // httparse takes any three digits. Below 100 there is no class to count the response
-        // in (RFC 9110 15: valid codes are 100 to 599; 600 to 999 are still read, as their
-        // class's x00), and 0 would pass for "no status yet" in a client's bookkeeping.
-        if status < 100 {
-            return Err(ResponseError::MalformedStatusLine);
+    let framing = if head_request || (100..200).contains(&status) || status == 204 || status == 304
+    {
+        Framing::Empty
+    } else if transfer_encoding {
+        // RFC 9112 6.1/6.3: TE overrides Content-Length; TE in HTTP/1.0, or not ending in
+        // chunked, leaves only the connection close to delimit the body.
+        if chunked_last && version == 1 {
+            Framing::Chunked
+        } else {
+            Framing::Close
         }
-        if self.bad_length {
-            return Err(ResponseError::BadContentLength);
-        }
-        let (content_length, transfer_encoding) = (self.content_length, self.transfer_encoding);
-        let framing =
-            if head_request || (100..200).contains(&status) || status == 204 || status == 304 {
-                Framing::Empty
-            } else if transfer_encoding {
-                // RFC 9112 6.1/6.3: TE overrides Content-Length; TE in HTTP/1.0, or not ending in
-                // chunked, leaves only the connection close to delimit the body.
-                if self.chunked_last && version == 1 {
-                    Framing::Chunked
-                } else {
-                    Framing::Close
-                }
-            } else if let Some(n) = content_length {
-                Framing::Length(n)
-            } else {
-                Framing::Close
-            };
-        let keep_alive = framing != Framing::Close
-            && !self.conn_close
-            && (self.conn_keep_alive || version == 1)
-            // A response carrying both framings may be a smuggling attempt: use it, then close.
-            && !(transfer_encoding && content_length.is_some());
-        Ok(Some(ResponseHead {
-            status,
-            version,
-            head_len,
-            framing,
-            keep_alive,
-        }))
-    }
+    } else if let Some(n) = content_length {
+        Framing::Length(n)
+    } else {
+        Framing::Close
+    };
+    let keep_alive = framing != Framing::Close
+        && !conn_close
+        && (conn_keep_alive || version == 1)
+        // A response carrying both framings may be a smuggling attempt: use it, then close.
+        && !(transfer_encoding && content_length.is_some());
+    Ok(Some(ResponseHead {
+        status,
+        version,
+        head_len,
+        framing,
+        keep_alive,
+    }))
 }
 
 /// Whether the first line (after any leading empty lines) is a well-formed, complete status line;
