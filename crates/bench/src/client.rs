@@ -62,6 +62,7 @@ mod stream_lanes;
 mod timers;
 
 use alarm::Alarm;
+pub(crate) use app::{fixed_fields as app_fixed_fields, FixedFields as AppFixedFields};
 use busy_poll::Waiter;
 use exchange::Phase;
 use h1::H1;

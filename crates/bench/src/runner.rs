@@ -176,6 +176,7 @@ pub struct PreparedSlice {
     log: Option<LogFile>,
     requests: Requests,
     h2: Option<crate::client::H2Requests>,
+    app_fixed: std::sync::Arc<[crate::client::AppFixedFields]>,
     connector: Connector,
     picker: PagePicker,
 }
@@ -215,6 +216,7 @@ impl PreparedSlice {
             requests: Requests::build(config, workload),
             h2: matches!(config.http, HttpMode::Http2 | HttpMode::Http3)
                 .then(|| crate::client::H2Requests::build(config, workload)),
+            app_fixed: crate::client::app_fixed_fields(config, workload),
             connector,
             picker: PagePicker::new(workload),
         })
@@ -263,6 +265,7 @@ impl PreparedSlice {
             schedule,
             requests: self.requests,
             h2: self.h2,
+            app_fixed: self.app_fixed,
             connector: self.connector,
             picker: self.picker,
             log: self.log,

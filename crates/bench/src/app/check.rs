@@ -135,6 +135,8 @@ pub struct Expect {
     header_equals: Vec<(String, Template)>,
     content_type: Option<String>,
     body_contains: Option<Template>,
+    /// A `body_contains` without a hole: its searcher, built once rather than per response.
+    body_finder: Option<memchr::memmem::Finder<'static>>,
     body_regex: Option<Regex>,
     json: Vec<(String, Option<serde_json::Value>)>,
     body_length: Option<(u64, u64)>,
@@ -164,6 +166,9 @@ impl Expect {
             .map(|t| Template::compile(t, Escape::Raw, names))
             .transpose()
             .map_err(|e| format!("expect.body_contains: {e}"))?;
+        let body_finder = (body_contains.as_ref())
+            .and_then(Template::constant_text)
+            .map(|text| memchr::memmem::Finder::new(&text).into_owned());
         let body_regex = (spec.body_regex.as_deref())
             .map(Regex::new)
             .transpose()
@@ -193,6 +198,7 @@ impl Expect {
             header_equals,
             content_type: spec.content_type.clone(),
             body_contains,
+            body_finder,
             body_regex,
             json,
             body_length,
@@ -224,6 +230,7 @@ impl Expect {
             header_equals,
             content_type,
             body_contains: _,
+            body_finder: _,
             body_regex: _,
             json: _,
             body_length: _,
@@ -300,20 +307,23 @@ impl Expect {
             }
         }
         if let Some(t) = &self.body_contains {
-            scratch.clear();
-            if t.expand(values, scratch).is_err() {
+            let (found, text) = match &self.body_finder {
+                Some(finder) => (finder.find(answer.body).is_some(), finder.needle()),
+                None => {
+                    scratch.clear();
+                    if t.expand(values, scratch).is_err() {
+                        return fail(
+                            CheckKind::Body,
+                            "its expected text has a value not extracted".into(),
+                        );
+                    }
+                    (contains(answer.body, scratch), &scratch[..])
+                }
+            };
+            if !found {
                 return fail(
                     CheckKind::Body,
-                    "its expected text has a value not extracted".into(),
-                );
-            }
-            if !contains(answer.body, scratch) {
-                return fail(
-                    CheckKind::Body,
-                    format!(
-                        "the body does not hold {:?}",
-                        String::from_utf8_lossy(scratch)
-                    ),
+                    format!("the body does not hold {:?}", String::from_utf8_lossy(text)),
                 );
             }
         }
@@ -463,6 +473,35 @@ body_length = { min = 10, max = 100 }"#,
         assert!(!one.needs_body());
         assert_eq!(check(&one, 201, &[], b""), Ok(()));
         assert_eq!(check(&one, 200, &[], b""), Err(CheckKind::Status));
+    }
+
+    /// A body_contains with no hole is searched for with the searcher built at compile time
+    /// (not expanded per response): its text is the template's, a `{{"{{"}}` read as `{{`.
+    #[test]
+    fn a_constant_body_text_is_found_by_its_prebuilt_searcher() {
+        let e = expect(r#"body_contains = "Welcome {{\"{{\"}}back}}""#).unwrap();
+        assert!(
+            e.body_finder.is_some(),
+            "the constant path is the one tested"
+        );
+        assert_eq!(check(&e, 200, &[], b"<p>Welcome {{back}}</p>"), Ok(()));
+        assert_eq!(check(&e, 200, &[], b"Welcome {{back}}"), Ok(()));
+        for body in [
+            b"<p>Welcome back</p>".as_slice(),
+            b"Welcome {{\"{{\"}}back}}",
+            b"Welcome {{bac",
+            b"elcome {{back}}",
+            b"",
+        ] {
+            let a = Answer {
+                status: 200,
+                headers: &[],
+                body,
+            };
+            let f = e.check(&a, &mut Ann, &mut Vec::new()).unwrap_err();
+            assert_eq!(f.kind, CheckKind::Body, "{body:?}");
+            assert!(f.detail.contains(r#""Welcome {{back}}""#), "{}", f.detail);
+        }
     }
 
     #[test]

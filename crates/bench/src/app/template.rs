@@ -132,6 +132,19 @@ impl Template {
         self.parts.iter().all(|p| matches!(p, Part::Text(_)))
     }
 
+    /// The text of a template without a hole (its `{{"{{"}}` written as `{{`); `None` when it
+    /// has one.
+    pub fn constant_text(&self) -> Option<Vec<u8>> {
+        let mut text = Vec::new();
+        for part in &self.parts {
+            match part {
+                Part::Text(r) => text.extend_from_slice(&self.source.as_bytes()[r.clone()]),
+                Part::Hole(_) => return None,
+            }
+        }
+        Some(text)
+    }
+
     /// The holes, for checking which values a request needs before it is sent.
     pub fn holes(&self) -> impl Iterator<Item = &Hole> {
         self.parts.iter().filter_map(|p| match p {
@@ -174,14 +187,21 @@ impl Template {
             Hole::Seq => number.of(values.seq()),
             Hole::Webchild => number.of(values.webchild()),
         };
+        let bytes = text.as_bytes();
         match self.escape {
-            Escape::Header if text.contains(['\r', '\n', '\0']) => {
+            // A byte test rather than `str::contains` of chars: the three are ASCII, which no
+            // byte of another character's UTF-8 is.
+            Escape::Header if bytes.iter().any(|&b| matches!(b, b'\r' | b'\n' | 0)) => {
                 return Err(ExpandError::Unsafe(h.clone()));
             }
-            Escape::Raw | Escape::Header => out.extend_from_slice(text.as_bytes()),
+            Escape::Raw | Escape::Header => out.extend_from_slice(bytes),
+            // A text with nothing to escape (a number, most names) goes at once.
+            Escape::Url | Escape::Form if bytes.iter().all(|&b| UNRESERVED[usize::from(b)]) => {
+                out.extend_from_slice(bytes)
+            }
             Escape::Url | Escape::Form => {
-                for &b in text.as_bytes() {
-                    if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                for &b in bytes {
+                    if UNRESERVED[usize::from(b)] {
                         out.push(b);
                     } else if b == b' ' && self.escape == Escape::Form {
                         out.push(b'+');
@@ -200,11 +220,23 @@ impl Template {
     }
 }
 
+/// RFC 3986's unreserved characters: ALPHA, DIGIT, `-`, `.`, `_`, `~` (kept as they are in a
+/// URL or a form; every other byte is escaped).
+static UNRESERVED: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b'_' | b'~');
+        b += 1;
+    }
+    t
+};
+
 /// A number's decimal text without allocating.
 #[derive(Default)]
 struct NumberText {
     buf: [u8; 20],
-    len: usize,
 }
 
 impl NumberText {
@@ -218,9 +250,8 @@ impl NumberText {
                 break;
             }
         }
-        self.len = self.buf.len() - i;
-        self.buf.copy_within(i.., 0);
-        std::str::from_utf8(&self.buf[..self.len]).unwrap_or("0")
+        // The digits where they were written, at the end of the room.
+        std::str::from_utf8(&self.buf[i..]).unwrap_or("0")
     }
 }
 

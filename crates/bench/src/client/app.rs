@@ -5,7 +5,9 @@
 //! complete. A workload without application features makes none of this: its requests stay
 //! the bytes prebuilt at start.
 //!
-//! Memory: the request, the head and the kept body each have a buffer that grows to the
+//! Memory: each URL's fixed request fields (`FixedFields`: those no template or cookie
+//! changes) are written once a run, before it, and shared by every Webchild (HTTP/1 only); the
+//! request, the head and the kept body each have a buffer that grows to the
 //! largest seen and is reused, and so does each extracted value's text in the session (the
 //! regular expressions' groups are found in rooms made once); a JSON extraction parses the body
 //! into a document, and the cookie jar allocates when a cookie changes.
@@ -19,6 +21,8 @@ use crate::app::session::Session;
 use crate::app::template::ExpandError;
 use crate::stats::check_failures::{self, CheckFailure};
 use crate::stats::{ErrorKind, Stats};
+use crate::workload::RequestSpec;
+use crate::{BenchConfig, Workload};
 use base64::Engine as _;
 use std::ops::Range;
 use std::sync::Arc;
@@ -76,6 +80,110 @@ pub(super) struct AppExchange {
     /// The URL a request goes to, for the cookie jar: the target's origin, its path set per
     /// request.
     cookie_url: url::Url,
+    /// Per URL: the request's fields that are the same on every request, written once a run
+    /// and shared by every Webchild (HTTP/1 only; empty under HTTP/2 and HTTP/3).
+    fixed: Arc<[FixedFields]>,
+}
+
+/// A URL's request fields that no template or cookie changes, written once at start and
+/// copied into each request (writing them per request was a good part of building one); a
+/// templated `Authorization` goes between the two parts, the templated fields and the cookies
+/// after them.
+pub(crate) struct FixedFields {
+    /// The request line's end (` HTTP/1.1`), `Host`, `User-Agent` and, unless a template
+    /// gives it, the target's `Authorization`.
+    before_auth: Vec<u8>,
+    /// `Connection: close` where it is said, then the spec's own fields.
+    after_auth: Vec<u8>,
+    /// The request names its own `Cookie` field: the jar's is not added.
+    own_cookie: bool,
+}
+
+/// Every URL's fixed fields, built once a run for all its Webchildren: an application
+/// workload's over HTTP/1 (HTTP/2 and HTTP/3 requests are header lists, `H2Request`).
+pub(crate) fn fixed_fields(config: &BenchConfig, workload: &Workload) -> Arc<[FixedFields]> {
+    let plan = workload.plan().filter(|_| {
+        !matches!(
+            config.http,
+            crate::config::HttpMode::Http2 | crate::config::HttpMode::Http3
+        )
+    });
+    let Some(plan) = plan else {
+        return Arc::from([]);
+    };
+    (0..workload.urls.len())
+        .map(|url| FixedFields::of(config, workload, plan, url))
+        .collect()
+}
+
+impl FixedFields {
+    fn of(config: &BenchConfig, workload: &Workload, plan: &Plan, url: usize) -> FixedFields {
+        let spec = workload.spec(url);
+        let file = plan.files.get(url).and_then(Option::as_ref);
+        let (mut before_auth, mut after_auth) = (Vec::new(), Vec::new());
+        write_fields_before_auth(&mut before_auth, config, spec, file);
+        write_fields_after_auth(&mut after_auth, config, spec, file, false);
+        FixedFields {
+            before_auth,
+            after_auth,
+            own_cookie: owns(spec, file, "cookie"),
+        }
+    }
+}
+
+/// Whether the request of `spec` and `file` gives field `name` itself.
+fn owns(spec: &RequestSpec, file: Option<&FilePlan>, name: &str) -> bool {
+    spec.has_header(name)
+        || file.is_some_and(|f| f.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name)))
+}
+
+/// After the request's path: the request line's end, `Host`, `User-Agent`, and the target's
+/// `Authorization` where neither the request nor a template gives one.
+fn write_fields_before_auth(
+    out: &mut Vec<u8>,
+    config: &BenchConfig,
+    spec: &RequestSpec,
+    file: Option<&FilePlan>,
+) {
+    let (version, _) = request_version(config.http);
+    out.push(b' ');
+    out.extend_from_slice(version.as_bytes());
+    out.extend_from_slice(b"\r\n");
+    if !owns(spec, file, "host") {
+        write_header(out, b"Host", config.target.host.as_bytes());
+    }
+    if !owns(spec, file, "user-agent") {
+        write_header(out, b"User-Agent", USER_AGENT);
+    }
+    if !owns(spec, file, "authorization") && file.is_none_or(|f| f.auth.is_none()) {
+        if let Some(a) = config.target.authorization.as_deref() {
+            write_header(out, b"Authorization", a.as_bytes());
+        }
+    }
+}
+
+/// After the `Authorization` field: `Connection: close` where it is said, then the spec's own
+/// fields but those the file's templates give (and, `get`: a redirect made the request a GET,
+/// those that describe a body).
+fn write_fields_after_auth(
+    out: &mut Vec<u8>,
+    config: &BenchConfig,
+    spec: &RequestSpec,
+    file: Option<&FilePlan>,
+    get: bool,
+) {
+    let (version, keep_alive) = request_version(config.http);
+    if version == wire::request::Version::Http11 && !keep_alive {
+        write_header(out, b"Connection", b"close");
+    }
+    for (name, value) in &spec.headers {
+        // The entry's own fields are its templates, written after these.
+        let templated = file.is_some_and(|f| f.headers.iter().any(|(n, _)| n == name));
+        if templated || (get && describes_body(name)) {
+            continue;
+        }
+        write_header(out, name.as_bytes(), value.as_bytes());
+    }
 }
 
 impl AppExchange {
@@ -100,6 +208,7 @@ impl AppExchange {
             })
             .collect();
         Some(Box::new(AppExchange {
+            fixed: sh.app_fixed.clone(),
             rooms,
             plan,
             session,
@@ -234,7 +343,6 @@ impl AppExchange {
         self.session.count_request();
         let spec = sh.workload.spec(url);
         let file = self.plan.files.get(url).and_then(Option::as_ref);
-        let (version, keep_alive) = request_version(sh.config.http);
         let get = hop.is_some_and(|(_, get)| get);
         let out = &mut self.out;
         out.extend_from_slice(if get { "GET" } else { spec.method() }.as_bytes());
@@ -246,50 +354,29 @@ impl AppExchange {
             (None, None) => out.extend_from_slice(sh.workload.urls[url].as_bytes()),
         }
         let path_end = out.len();
-        out.push(b' ');
-        out.extend_from_slice(version.as_bytes());
-        out.extend_from_slice(b"\r\n");
-        let own = |name: &str| {
-            spec.has_header(name)
-                || file.is_some_and(|f| f.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name)))
-        };
-        if !own("host") {
-            write_header(out, b"Host", sh.config.target.host.as_bytes());
+        // The fields that are the same on every request: written once at start and copied
+        // (a redirect's, where the method may change, written here as they were).
+        let fixed = self.fixed.get(url).filter(|_| hop.is_none());
+        match fixed {
+            Some(f) => out.extend_from_slice(&f.before_auth),
+            None => write_fields_before_auth(out, sh.config, spec, file),
         }
-        if !own("user-agent") {
-            write_header(out, b"User-Agent", USER_AGENT);
-        }
-        if !own("authorization") {
+        let auth = file.and_then(|f| f.auth.as_ref());
+        if let Some(auth) = auth.filter(|_| !owns(spec, file, "authorization")) {
             self.scratch.clear();
-            match file.and_then(|f| f.auth.as_ref()) {
-                Some(auth) => {
-                    auth.expand(&mut self.session, &mut self.scratch)?;
-                    out.extend_from_slice(b"Authorization: Basic ");
-                    let at = out.len();
-                    let n = base64::encoded_len(self.scratch.len(), true).unwrap_or(0);
-                    out.resize(at + n, 0);
-                    let b64 = base64::prelude::BASE64_STANDARD;
-                    let written = b64.encode_slice(&self.scratch, &mut out[at..]).unwrap_or(0);
-                    out.truncate(at + written);
-                    out.extend_from_slice(b"\r\n");
-                }
-                None => {
-                    if let Some(a) = sh.config.target.authorization.as_deref() {
-                        write_header(out, b"Authorization", a.as_bytes());
-                    }
-                }
-            }
+            auth.expand(&mut self.session, &mut self.scratch)?;
+            out.extend_from_slice(b"Authorization: Basic ");
+            let at = out.len();
+            let n = base64::encoded_len(self.scratch.len(), true).unwrap_or(0);
+            out.resize(at + n, 0);
+            let b64 = base64::prelude::BASE64_STANDARD;
+            let written = b64.encode_slice(&self.scratch, &mut out[at..]).unwrap_or(0);
+            out.truncate(at + written);
+            out.extend_from_slice(b"\r\n");
         }
-        if version == wire::request::Version::Http11 && !keep_alive {
-            write_header(out, b"Connection", b"close");
-        }
-        for (name, value) in &spec.headers {
-            // The entry's own fields are its templates, written below.
-            let templated = file.is_some_and(|f| f.headers.iter().any(|(n, _)| n == name));
-            if templated || (get && describes_body(name)) {
-                continue;
-            }
-            write_header(out, name.as_bytes(), value.as_bytes());
+        match fixed {
+            Some(f) => out.extend_from_slice(&f.after_auth),
+            None => write_fields_after_auth(out, sh.config, spec, file, get),
         }
         for (name, value) in file.iter().flat_map(|f| &f.headers) {
             if get && describes_body(name) {
@@ -300,7 +387,8 @@ impl AppExchange {
             value.expand(&mut self.session, out)?;
             out.extend_from_slice(b"\r\n");
         }
-        if !own("cookie") && self.session.has_cookies() {
+        let own_cookie = fixed.map_or_else(|| owns(spec, file, "cookie"), |f| f.own_cookie);
+        if !own_cookie && self.session.has_cookies() {
             // The jar's rules (domain, path, Secure) need the URL the request goes to (parsing
             // it is a good part of building a request: it is done only when the jar has
             // cookies to choose from).

@@ -27,6 +27,9 @@ pub struct RunShared<'a> {
     pub requests: Requests,
     /// `--http 2` and `--http 3`: every request as a header list.
     pub h2: Option<super::H2Requests>,
+    /// An application workload over HTTP/1: per URL, its requests' fields that no template or
+    /// cookie changes, written once for every Webchild (empty otherwise).
+    pub(crate) app_fixed: std::sync::Arc<[super::AppFixedFields]>,
     /// How connections are opened (plain TCP, or TLS with its configuration).
     pub connector: Connector,
     /// Picks a page by weight from a Webchild's own random stream.
