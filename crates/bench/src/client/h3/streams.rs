@@ -103,12 +103,14 @@ impl H3 {
         // The batch is sized as HTTP/2's: from `--streams` and the server's limit, the lowest
         // (QUIC's limit is a credit of streams left: the concurrent limit is those in flight
         // and the credit).
-        let server = self.client.as_ref().map_or(0, http3::Client::streams_left);
-        let limit = self
-            .want
-            .min(self.flight.len().saturating_add(server as usize));
-        let held = self.lanes
-            && stream_lanes::refill_held(true, limit, self.flight.len(), self.flight.retry.len());
+        // (Asked of quiche only with lanes: a page's files need no batch.)
+        let held = self.lanes && {
+            let server = self.client.as_ref().map_or(0, http3::Client::streams_left);
+            let limit = self
+                .want
+                .min(self.flight.len().saturating_add(server as usize));
+            stream_lanes::refill_held(true, limit, self.flight.len(), self.flight.retry.len())
+        };
         while !held && self.goaway.is_none() && self.flight.len() < self.want && now < end {
             if self.flight.retry.is_empty() && self.lanes {
                 // A lane is free: the page picked and not sent yet, or the next one. (No slot
