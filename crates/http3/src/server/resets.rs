@@ -23,7 +23,7 @@ impl Server {
                 stream: id.stream,
                 code,
                 sent_at: None,
-                acks: 0,
+                pinged: false,
             });
         }
         self.mark_send(id.conn.slot);
@@ -55,8 +55,8 @@ pub(super) struct ResetWhenSent {
     /// The connection's acknowledged bytes once all the stream held was sent, then at each
     /// acknowledgement since.
     pub(super) sent_at: Option<u64>,
-    /// Acknowledgements that came since all the stream held was sent.
-    pub(super) acks: u8,
+    /// An acknowledgement came since all the stream held was sent, and a PING went after it.
+    pub(super) pinged: bool,
 }
 
 /// Resets the streams whose bytes an acknowledgement has covered since they were sent.
@@ -78,14 +78,14 @@ pub(super) fn reset_acknowledged(conn: &mut Conn) {
     while i < conn.reset_when_sent.len() {
         let r = &mut conn.reset_when_sent[i];
         match r.sent_at {
-            Some(at) if acked > at && r.acks >= 1 => {
+            Some(at) if acked > at && r.pinged => {
                 let (stream, code) = (r.stream, r.code);
                 conn.reset_when_sent.swap_remove(i);
                 let _ = shut_stream(conn, stream, code);
                 continue;
             }
             Some(at) if acked > at => {
-                r.acks += 1;
+                r.pinged = true;
                 r.sent_at = Some(acked);
                 ping = true;
             }

@@ -85,7 +85,7 @@ impl Gathered {
     ) -> Result<(), OverBudget> {
         let need = self.bytes.len() + data.len();
         let cap = self.bytes.capacity();
-        if need > cap {
+        if self.grows(data.len()) {
             // The first bytes take what they need (a small body holds no more); then a step of
             // a quarter of what it holds (at least STEP, within one body's limit): a large body
             // is not copied once for every STEP, nor held at up to twice its size.
@@ -108,6 +108,12 @@ impl Gathered {
         }
         self.bytes.extend_from_slice(data);
         Ok(())
+    }
+
+    /// Whether appending `n` bytes would grow its memory (what [`Gathered::push`] charges):
+    /// the caller then sums what its connection holds, which only a growth needs.
+    pub fn grows(&self, n: usize) -> bool {
+        self.bytes.len() + n > self.bytes.capacity()
     }
 
     /// Appends `data` of an upload streamed to a running program: not charged (the stream's

@@ -321,7 +321,7 @@ impl H3 {
             };
             // What this connection's gathered bodies hold, those being gathered and those
             // whose programs have not taken them whole yet: summed only when this one must grow.
-            let held = if (g.body.len() + n) as u64 > g.body.capacity() {
+            let held = if g.body.grows(n) {
                 (gathering.iter())
                     .filter(|(other, _)| other.conn == id.conn)
                     .map(|(_, g)| g.body.held())

@@ -291,7 +291,7 @@ impl Handler for Streams {
         let s = &self.slots[i];
         let gathered = s.content_length.is_none() && s.gateway.is_none() && !s.answered;
         // What the connection's gathered bodies hold: summed only when this one must grow.
-        let held = if gathered && s.body_buf.len() + data.len() > s.body_buf.capacity() as usize {
+        let held = if gathered && s.body_buf.grows(data.len()) {
             (self.slots.iter()).map(|s| s.body_buf.held()).sum()
         } else {
             0
