@@ -100,9 +100,7 @@ impl Lanes {
 
     /// Queues `request`; where it ends in the bytes queued.
     fn push(&mut self, request: &[u8]) -> u64 {
-        self.out.extend_from_slice(request);
-        self.queued += request.len() as u64;
-        self.queued
+        queue(&mut self.out, &mut self.queued, request)
     }
 
     /// A new connection: nothing queued on it yet.
@@ -142,9 +140,7 @@ impl H1 {
         } = &mut **lanes;
         for lane in behind.iter_mut() {
             let request = r.for_url(lane.ex.url(cx.sh.workload));
-            out.extend_from_slice(request);
-            *queued += request.len() as u64;
-            (lane.end, lane.ex.written_us) = (*queued, now);
+            (lane.end, lane.ex.written_us) = (queue(out, queued, request), now);
         }
         (self.src, self.wpos) = (LANES, 0);
         self.state = State::ReadingHead;
@@ -244,4 +240,12 @@ impl H1 {
         let reached = |k: usize| (k as u64 + 1) < processed;
         (lanes.behind).record_at_end(ch, cx, end, |k, _| reached(k).then_some(0));
     }
+}
+
+/// Appends `request` to the bytes queued (`out`, `queued` of them); where it ends. A free
+/// function so that the lanes' walk, which holds `behind` mutably, can call it too.
+fn queue(out: &mut Vec<u8>, queued: &mut u64, request: &[u8]) -> u64 {
+    out.extend_from_slice(request);
+    *queued += request.len() as u64;
+    *queued
 }
