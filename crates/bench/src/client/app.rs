@@ -97,6 +97,8 @@ pub(crate) struct FixedFields {
     after_auth: Vec<u8>,
     /// The request names its own `Cookie` field: the jar's is not added.
     own_cookie: bool,
+    /// The request names its own `Authorization` field: a templated `auth` is not added.
+    own_auth: bool,
 }
 
 /// Every URL's fixed fields, built once a run for all its Webchildren: an application
@@ -127,6 +129,7 @@ impl FixedFields {
             before_auth,
             after_auth,
             own_cookie: owns(spec, file, "cookie"),
+            own_auth: owns(spec, file, "authorization"),
         }
     }
 }
@@ -362,7 +365,8 @@ impl AppExchange {
             None => write_fields_before_auth(out, sh.config, spec, file),
         }
         let auth = file.and_then(|f| f.auth.as_ref());
-        if let Some(auth) = auth.filter(|_| !owns(spec, file, "authorization")) {
+        let own_auth = fixed.map_or_else(|| owns(spec, file, "authorization"), |f| f.own_auth);
+        if let Some(auth) = auth.filter(|_| !own_auth) {
             self.scratch.clear();
             auth.expand(&mut self.session, &mut self.scratch)?;
             out.extend_from_slice(b"Authorization: Basic ");
