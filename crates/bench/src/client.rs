@@ -62,7 +62,8 @@ mod stream_lanes;
 mod timers;
 
 use alarm::Alarm;
-pub(crate) use app::{fixed_fields as app_fixed_fields, FixedFields as AppFixedFields};
+pub(crate) use app::fixed_fields as app_fixed_fields;
+pub(crate) use app::FixedFields as AppFixedFields;
 use busy_poll::Waiter;
 use exchange::Phase;
 use h1::H1;

@@ -28,13 +28,6 @@ use boring::symm::Cipher;
 /// rustls's `Ticketer` period (flint serve's TLS over TCP): 6 hours.
 pub const DEFAULT_TICKET_KEY_PERIOD: Duration = Duration::from_secs(6 * 60 * 60);
 
-/// One period's key: its name (in every ticket it seals), its AES and HMAC keys.
-pub(crate) struct TicketKey {
-    pub name: [u8; 16],
-    pub aes: [u8; 16],
-    pub hmac: [u8; 32],
-}
-
 /// The rotation period a server's TLS context uses, in ms: set after the context is built
 /// ([`crate::ServerConfig::ticket_key_period`]), read at each ticket.
 #[derive(Clone)]

@@ -68,7 +68,7 @@ fn key() -> &'static Key {
 /// client does a full handshake). A resumed TLS 1.3 handshake is PSK with a fresh (EC)DHE
 /// exchange, so whoever learns a period's key cannot decrypt recorded traffic; they can open
 /// the resumption secrets of that period's tickets, good for two periods at most.
-pub(crate) fn ticket_key(period_ms: u64, epoch: u64) -> crate::tickets::TicketKey {
+pub(crate) fn ticket_key(period_ms: u64, epoch: u64) -> TicketKey {
     let part = |n: u8| {
         let mut m = key().tickets.clone();
         m.update(&period_ms.to_be_bytes());
@@ -81,7 +81,15 @@ pub(crate) fn ticket_key(period_ms: u64, epoch: u64) -> crate::tickets::TicketKe
     let mut aes = [0u8; 16];
     name.copy_from_slice(&first[..16]);
     aes.copy_from_slice(&first[16..]);
-    crate::tickets::TicketKey { name, aes, hmac }
+    TicketKey { name, aes, hmac }
+}
+
+/// One period's session ticket key (`tickets.rs` hands it to BoringSSL): its name (in every
+/// ticket it seals), its AES and HMAC keys.
+pub(crate) struct TicketKey {
+    pub name: [u8; 16],
+    pub aes: [u8; 16],
+    pub hmac: [u8; 32],
 }
 
 /// Time added to the ticket key periods' clock ([`shift_ticket_clock`]), ms.

@@ -28,11 +28,13 @@ use std::ops::Range;
 use std::sync::Arc;
 use wire::head::{write_header, write_header_u64, USER_AGENT};
 
+mod fixed;
 mod h2_request;
 mod head_fields;
 mod pages;
 mod sent_bodies;
 mod stream;
+pub(crate) use fixed::FixedFields;
 pub(super) use h2_request::H2Request;
 use head_fields::{sets_cookie, split_fields, MAX_FIELDS};
 pub(super) use pages::{page_starts, waits_for_values};
@@ -85,22 +87,6 @@ pub(super) struct AppExchange {
     fixed: Arc<[FixedFields]>,
 }
 
-/// A URL's request fields that no template or cookie changes, written once at start and
-/// copied into each request (writing them per request was a good part of building one); a
-/// templated `Authorization` goes between the two parts, the templated fields and the cookies
-/// after them.
-pub(crate) struct FixedFields {
-    /// The request line's end (` HTTP/1.1`), `Host`, `User-Agent` and, unless a template
-    /// gives it, the target's `Authorization`.
-    before_auth: Vec<u8>,
-    /// `Connection: close` where it is said, then the spec's own fields.
-    after_auth: Vec<u8>,
-    /// The request names its own `Cookie` field: the jar's is not added.
-    own_cookie: bool,
-    /// The request names its own `Authorization` field: a templated `auth` is not added.
-    own_auth: bool,
-}
-
 /// Every URL's fixed fields, built once a run for all its Webchildren: an application
 /// workload's over HTTP/1 (HTTP/2 and HTTP/3 requests are header lists, `H2Request`).
 pub(crate) fn fixed_fields(config: &BenchConfig, workload: &Workload) -> Arc<[FixedFields]> {
@@ -114,23 +100,22 @@ pub(crate) fn fixed_fields(config: &BenchConfig, workload: &Workload) -> Arc<[Fi
         return Arc::from([]);
     };
     (0..workload.urls.len())
-        .map(|url| FixedFields::of(config, workload, plan, url))
+        .map(|url| fixed_of(config, workload, plan, url))
         .collect()
 }
 
-impl FixedFields {
-    fn of(config: &BenchConfig, workload: &Workload, plan: &Plan, url: usize) -> FixedFields {
-        let spec = workload.spec(url);
-        let file = plan.files.get(url).and_then(Option::as_ref);
-        let (mut before_auth, mut after_auth) = (Vec::new(), Vec::new());
-        write_fields_before_auth(&mut before_auth, config, spec, file);
-        write_fields_after_auth(&mut after_auth, config, spec, file, false);
-        FixedFields {
-            before_auth,
-            after_auth,
-            own_cookie: owns(spec, file, "cookie"),
-            own_auth: owns(spec, file, "authorization"),
-        }
+/// URL `url`'s fixed fields.
+fn fixed_of(config: &BenchConfig, workload: &Workload, plan: &Plan, url: usize) -> FixedFields {
+    let spec = workload.spec(url);
+    let file = plan.files.get(url).and_then(Option::as_ref);
+    let (mut before_auth, mut after_auth) = (Vec::new(), Vec::new());
+    write_fields_before_auth(&mut before_auth, config, spec, file);
+    write_fields_after_auth(&mut after_auth, config, spec, file, false);
+    FixedFields {
+        before_auth,
+        after_auth,
+        own_cookie: owns(spec, file, "cookie"),
+        own_auth: owns(spec, file, "authorization"),
     }
 }
 
