@@ -14,6 +14,7 @@
 #   serve-tls   HTTPS (ECDSA P-256, made here), wrk keep-alive
 #   serve-h2c   HTTP/2 by prior knowledge, h2load -m STREAMS
 #   serve-h2    HTTP/2 over TLS (ALPN), h2load -m STREAMS
+#   serve-h3    HTTP/3 on the TLS server's port, B's flint bench --http 3 --streams STREAMS
 #   bench-h1    flint bench (A or B) keep-alive against one flint serve (B's)
 #   bench-h2    flint bench --http 2 --streams STREAMS against the same server, by prior knowledge
 #
@@ -24,7 +25,7 @@ set -euo pipefail
 # shellcheck source=lib.sh source-path=SCRIPTDIR
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-ALL_CASES="serve-ka serve-pipe serve-tls serve-h2c serve-h2 bench-h1 bench-h2"
+ALL_CASES="serve-ka serve-pipe serve-tls serve-h2c serve-h2 serve-h3 bench-h1 bench-h2"
 CASES=${CASES:-$ALL_CASES}
 DUR=${DUR:-5s}
 ROUNDS=${ROUNDS:-4}
@@ -91,6 +92,11 @@ measure() {
         cmd=(h2load -t 1 -c "$CONNS" -m "$STREAMS" -D "$secs"
             "https://127.0.0.1:${PORT[$b-tls]}/1k.bin")
         ;;
+    serve-h3)
+        parse=flint
+        cmd=("$FLINT_B" bench "https://127.0.0.1:${PORT[$b-tls]}" /1k.bin --http 3 -k
+            --streams "$STREAMS" -t 1 -c "$CONNS" -d "$DUR" --json "$json" -q --report none)
+        ;;
     bench-h1 | bench-h2)
         parse=flint url="http://127.0.0.1:${PORT[B-plain]}"
         cmd=("${BIN[$b]}" bench "$url" /1k.bin -t 1 -c "$CONNS" -d "$DUR" --json "$json" -q
@@ -99,7 +105,7 @@ measure() {
         ;;
     esac
     server=${PID[$b-plain]}
-    [[ $c == serve-tls || $c == serve-h2 ]] && server=${PID[$b-tls]}
+    [[ $c == serve-tls || $c == serve-h2 || $c == serve-h3 ]] && server=${PID[$b-tls]}
     [[ $c == bench-* ]] && server=${PID[B-plain]}
     "${MEASURE[@]}" run --out "$records" --log "$WORK/$c-$b.log" --parse "$parse" \
         --json-file "$json" --launcher "$RUSAGE_BIN" --cpu "$CLIENT_CPU" --server-pid "$server" \
