@@ -13,6 +13,8 @@ use test_support::certs::TestCa;
 
 use crate::common::TestServer;
 
+pub mod cgi;
+
 /// Every wait of these tests is bounded by this.
 pub const BOUND: Duration = Duration::from_secs(30);
 
@@ -195,6 +197,12 @@ impl Driver {
 
     /// Sends a request for `path` with `method` and extra `fields`; its stream.
     pub fn request(&mut self, method: &str, path: &str, fields: &[(&str, &str)]) -> u64 {
+        self.open(method, path, fields, true)
+    }
+
+    /// Sends a request's head, ending its stream when `end` (else a body is to follow);
+    /// its stream.
+    pub fn open(&mut self, method: &str, path: &str, fields: &[(&str, &str)], end: bool) -> u64 {
         let mut list: Vec<(&[u8], &[u8])> = vec![
             (b":method", method.as_bytes()),
             (b":scheme", b"https"),
@@ -202,7 +210,31 @@ impl Driver {
             (b":path", path.as_bytes()),
         ];
         list.extend(fields.iter().map(|(n, v)| (n.as_bytes(), v.as_bytes())));
-        self.client.send_request(&list, true).expect("send_request")
+        self.client.send_request(&list, end).expect("send_request")
+    }
+
+    /// Sends `body` on `stream` and ends it, turning as flow control allows.
+    pub fn send_all(&mut self, stream: u64, body: &[u8]) {
+        let mut at = 0;
+        self.until(|d| {
+            at += d.client.send_body(stream, &body[at..], true).unwrap_or(0);
+            at == body.len()
+        });
+    }
+
+    /// Reads what `stream` holds for the client now into its response (what came while
+    /// `reads` was off: its `Data` events were passed over).
+    pub fn drain(&mut self, stream: u64) {
+        while let Ok(n @ 1..) = self.client.recv_body(stream, &mut self.buf) {
+            let g = self.got.entry(stream).or_default();
+            g.body.extend_from_slice(&self.buf[..n]);
+        }
+    }
+
+    /// Closes the connection (no error) and sends the close.
+    pub fn close(&mut self) {
+        self.client.close(http3::H3_NO_ERROR, b"");
+        self.turn();
     }
 
     /// Sends every request at once, then turns until each has finished or been reset.
