@@ -1,6 +1,6 @@
 //! HTTP/3 against flint serve: a test CA and a leaf for localhost (the server's certificate),
 //! and a client connection (the `http3` crate's `Client`) on its own UDP socket, driven by
-//! the test's thread. Every wait is bounded.
+//! the test's thread; `cgi` sets up programs behind such a server. Every wait is bounded.
 #![allow(dead_code)]
 
 use std::collections::HashMap;
@@ -55,6 +55,29 @@ impl Certs {
         };
         ClientConfig::new(&trust, limits).expect("client config")
     }
+}
+
+/// Sends on `sock` every datagram `client` has to send.
+pub fn flush(client: &mut Client, sock: &UdpSocket) {
+    let mut out = [0u8; MAX_DATAGRAM];
+    while let Some(d) = client.send(&mut out) {
+        sock.send_to(&out[..d.len], d.to).unwrap();
+    }
+}
+
+/// Waits on `sock` for a datagram until `client`'s next deadline (1 to 20 ms): its length in
+/// `buf` and its sender, or None if none came.
+pub fn recv_until_deadline(
+    client: &Client,
+    sock: &UdpSocket,
+    buf: &mut [u8],
+) -> Option<(usize, SocketAddr)> {
+    let wait = (client.deadline())
+        .map(|d| d.saturating_duration_since(Instant::now()))
+        .unwrap_or(Duration::from_millis(20))
+        .clamp(Duration::from_millis(1), Duration::from_millis(20));
+    sock.set_read_timeout(Some(wait)).unwrap();
+    sock.recv_from(buf).ok()
 }
 
 /// One response as the client saw it.
@@ -126,16 +149,8 @@ impl Driver {
         if self.pings && self.client.is_ready() {
             self.client.ping();
         }
-        let mut out = [0u8; MAX_DATAGRAM];
-        while let Some(d) = self.client.send(&mut out) {
-            self.sock.send_to(&out[..d.len], d.to).unwrap();
-        }
-        let wait = (self.client.deadline())
-            .map(|d| d.saturating_duration_since(Instant::now()))
-            .unwrap_or(Duration::from_millis(20))
-            .clamp(Duration::from_millis(1), Duration::from_millis(20));
-        self.sock.set_read_timeout(Some(wait)).unwrap();
-        if let Ok((n, from)) = self.sock.recv_from(&mut self.buf) {
+        flush(&mut self.client, &self.sock);
+        if let Some((n, from)) = recv_until_deadline(&self.client, &self.sock, &mut self.buf) {
             let _ = self.client.recv(&mut self.buf[..n], from);
             self.sock.set_nonblocking(true).unwrap();
             while let Ok((n, from)) = self.sock.recv_from(&mut self.buf) {

@@ -11,12 +11,12 @@
 use crate::cgi_support::{Scripts, HELLO};
 use crate::common::TestServer;
 use crate::h3_support::cgi::{alice_zone, basic};
-use crate::h3_support::{Certs, BOUND};
+use crate::h3_support::{flush, recv_until_deadline, Certs, BOUND};
 use crate::proxy_support::{dead_port, mount};
 use http3::{Client, ClientConfig, ClientEvent, EarlyData, MAX_DATAGRAM};
 use std::collections::HashMap;
 use std::net::{SocketAddr, UdpSocket};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 pub(crate) const FILE: usize = 5_000;
 
@@ -67,9 +67,7 @@ pub(crate) fn fetch_with(
     let start = Instant::now();
     // The first flight goes before anything is asked: a resumed session's 0-RTT keys exist
     // once the Initial is written.
-    while let Some(d) = c.send(&mut out) {
-        sock.send_to(&out[..d.len], d.to).unwrap();
-    }
+    flush(&mut c, &sock);
     while !(finished == requests.len() && c.session().is_some()) {
         assert!(
             start.elapsed() < BOUND,
@@ -90,16 +88,8 @@ pub(crate) fn fetch_with(
                 streams.push(c.send_request(&fields, true).unwrap());
             }
         }
-        while let Some(d) = c.send(&mut out) {
-            sock.send_to(&out[..d.len], d.to).unwrap();
-        }
-        let wait = c
-            .deadline()
-            .map(|d| d.saturating_duration_since(Instant::now()))
-            .unwrap_or(Duration::from_millis(20))
-            .clamp(Duration::from_millis(1), Duration::from_millis(20));
-        sock.set_read_timeout(Some(wait)).unwrap();
-        if let Ok((n, from)) = sock.recv_from(&mut buf) {
+        flush(&mut c, &sock);
+        if let Some((n, from)) = recv_until_deadline(&c, &sock, &mut buf) {
             match holding {
                 true => held.push(buf[..n].to_vec()),
                 false => drop(c.recv(&mut buf[..n], from)),
