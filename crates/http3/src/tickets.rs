@@ -206,7 +206,11 @@ mod tests {
         period.count_on(&still);
         moved.shift(2 * day);
         assert_eq!((moved.epoch(day), still.epoch(day)), (2, 0));
-        assert_eq!(period.epoch(), 2, "the period counts on the clock it was given");
+        assert_eq!(
+            period.epoch(),
+            2,
+            "the period counts on the clock it was given"
+        );
         // A clone is the same clock.
         moved.clone().shift(day);
         assert_eq!(moved.epoch(day), 3);

@@ -346,7 +346,8 @@ fn run_loop(
     let threads = control.wakers.len().max(1);
     // Each thread's QUIC configuration is its own (quiche's is not shared between threads).
     let clock = &control.ticket_clock;
-    let udp = udp.map(|socket| Ok::<_, ServeError>((socket, h3_config(config, id, threads, clock)?)));
+    let udp =
+        udp.map(|socket| Ok::<_, ServeError>((socket, h3_config(config, id, threads, clock)?)));
     let mut socket = None;
     let result = Responder::new(config)
         .map_err(ServeError::from)

@@ -25,9 +25,7 @@ fn serve(cert: &SelfSigned, args: &[&str]) -> (Server, mpsc::Receiver<String>) {
 /// As [`serve`]; the first line it printed when that is not its banner (it did not start).
 fn try_serve(cert: &SelfSigned, args: &[&str]) -> Result<(Server, mpsc::Receiver<String>), String> {
     let args = [&["--threads", "2"], args].concat();
-    let mut child = serve_tls(cert, &args)
-        .spawn()
-        .expect("spawn flint serve");
+    let mut child = serve_tls(cert, &args).spawn().expect("spawn flint serve");
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let (first_tx, first_rx) = mpsc::channel();
     let (rest_tx, rest_rx) = mpsc::channel();

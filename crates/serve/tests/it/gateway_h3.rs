@@ -402,7 +402,12 @@ fn a_body_coming_after_its_program_ended_is_dropped_not_left_to_time_out() {
     };
     let (srv, mut d) = fx.start_with(&limits, |c| c.body_timeout_ms = 500);
     d.reads = false;
-    let s = d.open("POST", "/cgi-bin/early", &[("content-length", "20000")], false);
+    let s = d.open(
+        "POST",
+        "/cgi-bin/early",
+        &[("content-length", "20000")],
+        false,
+    );
     d.until(|d| d.got.get(&s).is_some_and(|g| g.status == 200));
     d.until(|_| marker.exists());
     d.send_all(s, &[b'b'; 20_000]);

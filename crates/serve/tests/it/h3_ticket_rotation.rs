@@ -50,7 +50,11 @@ fn a_ticket_resumes_one_period_on_and_not_two_periods_on() {
     // The other server's clock did not move: its ticket, as old as the refused one, resumes.
     assert_eq!(other.handle.ticket_clock().epoch(PERIOD), issued);
     let (resumed, status, len, _) = fetch(&mut config, other.addr, &other_session);
-    assert_eq!((resumed, status, len), (true, 200, FILE), "the other server");
+    assert_eq!(
+        (resumed, status, len),
+        (true, 200, FILE),
+        "the other server"
+    );
     let st = other.stop();
     assert_eq!(st.h3_resumed, 1, "{st:?}");
 }
