@@ -159,7 +159,7 @@ fn a_taken_udp_port_attempt(cert: &SelfSigned) -> bool {
     );
     assert!(!said.contains("HTTP/3 on UDP"), "{said}");
 
-    let out = run_bounded(&mut serve_tls(&cert, &["--listen", &addr, "--http3"]), WAIT);
+    let out = run_bounded(&mut serve_tls(cert, &["--listen", &addr, "--http3"]), WAIT);
     let stderr = String::from_utf8_lossy(&out.stderr);
     if stderr.contains(&tcp_taken) {
         return false;
