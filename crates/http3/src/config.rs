@@ -300,7 +300,7 @@ impl ServerConfig {
 
     /// Counts the session ticket key periods on `clock` (default: the process's time, no
     /// offset). flint serve hands every thread of one server its server's clock, so that a
-    /// test moving one server's periods on ([`crate::TicketClock::shift`]) moves no other
+    /// test moving one server's periods on (`TicketClock::shift`) moves no other
     /// server's. The first clock given stays.
     pub fn ticket_clock(self, clock: &crate::TicketClock) -> ServerConfig {
         self.ticket_period.count_on(clock);

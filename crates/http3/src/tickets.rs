@@ -30,7 +30,7 @@ use boring::symm::Cipher;
 pub const DEFAULT_TICKET_KEY_PERIOD: Duration = Duration::from_secs(6 * 60 * 60);
 
 /// The clock a server's ticket key periods count on: the time since the process drew its
-/// secret, plus an offset only tests move ([`TicketClock::shift`], the `test-hooks` feature).
+/// secret, plus an offset only tests move (`TicketClock::shift`, the `test-hooks` feature).
 /// The threads of one server share one ([`crate::ServerConfig::ticket_clock`]), so a test that
 /// moves its server's periods on moves no other server's in the same process.
 #[derive(Clone, Debug, Default)]
