@@ -298,6 +298,15 @@ impl ServerConfig {
         self
     }
 
+    /// Counts the session ticket key periods on `clock` (default: the process's time, no
+    /// offset). flint serve hands every thread of one server its server's clock, so that a
+    /// test moving one server's periods on (`TicketClock::shift`) moves no other
+    /// server's. The first clock given stays.
+    pub fn ticket_clock(self, clock: &crate::TicketClock) -> ServerConfig {
+        self.ticket_period.count_on(clock);
+        self
+    }
+
     /// Accepts 0-RTT (default off): the session tickets issued allow early data, and a client
     /// resuming with one may send requests before its handshake is done. Such a request may
     /// be a replay (RFC 9001 9.2: anyone who saw the client's first flight can send it again,

@@ -37,9 +37,7 @@ pub use config::{ClientConfig, Limits, Retry, ServerConfig, Timeouts, Trust};
 pub use error::{alert_name, h3_code_name, quic_code_name, Closed, Error};
 pub use fields::{Field, Fields, MAX_FIELDS};
 pub use server::{ConnId, RequestId, Server, ServerCounts, ServerEvent};
-pub use tickets::{ticket_key_epoch, DEFAULT_TICKET_KEY_PERIOD};
-#[cfg(any(test, feature = "test-hooks"))]
-pub use token::shift_ticket_clock;
+pub use tickets::{TicketClock, DEFAULT_TICKET_KEY_PERIOD};
 
 use std::net::SocketAddr;
 use std::time::Instant;

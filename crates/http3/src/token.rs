@@ -21,7 +21,6 @@
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -92,21 +91,10 @@ pub(crate) struct TicketKey {
     pub hmac: [u8; 32],
 }
 
-/// Time added to the ticket key periods' clock ([`shift_ticket_clock`]), ms.
-static SHIFT_MS: AtomicU64 = AtomicU64::new(0);
-
-/// Time since the process drew its secret (plus any shift a test made): ticket key periods
-/// count from it.
+/// Time since the process drew its secret: ticket key periods count from it (each server's
+/// clock adds its own offset, `tickets.rs`'s `TicketClock`).
 pub(crate) fn since_start() -> Duration {
-    key().epoch.elapsed() + Duration::from_millis(SHIFT_MS.load(Ordering::Relaxed))
-}
-
-/// Tests: moves the ticket key periods' clock on by `by`, for the whole process (a test of
-/// rotation counts periods without waiting for them).
-#[cfg(any(test, feature = "test-hooks"))]
-pub fn shift_ticket_clock(by: Duration) {
-    let ms = u64::try_from(by.as_millis()).unwrap_or(u64::MAX);
-    SHIFT_MS.fetch_add(ms, Ordering::Relaxed);
+    key().epoch.elapsed()
 }
 
 /// Draws the key now (at start) rather than at the first Initial.

@@ -1,6 +1,6 @@
 //! What the server's handle and its event-loop threads share: a stop flag with one `Waker` per
 //! loop, the count of open connections against `max_connections`, the count of gateway programs
-//! running, and the counters each loop publishes when asked. Apart from `server.rs` (which
+//! running, the counters each loop publishes when asked, and the HTTP/3 ticket key clock. Apart from `server.rs` (which
 //! creates it and hands it out) and `event_loop.rs` (which reads it), so that neither imports
 //! the other's internals.
 
@@ -34,6 +34,9 @@ pub(crate) struct Control {
     pub programs: Arc<AtomicUsize>,
     /// The htpasswd files' users and the failure counts, when a prefix is protected.
     pub auth: Option<Arc<crate::auth::Shared>>,
+    /// The clock every thread's HTTP/3 session ticket key periods count on (one a server:
+    /// a test moving it moves no other server's).
+    pub ticket_clock: http3::TicketClock,
 }
 
 impl Control {

@@ -144,6 +144,13 @@ impl ShutdownHandle {
         }
         total
     }
+
+    /// The clock this server's HTTP/3 session ticket key periods count on, its threads' alike:
+    /// the process's time unless a test (the `http3` crate's `test-hooks` feature) moves it on
+    /// with `shift`, which moves this server's periods and no other's.
+    pub fn ticket_clock(&self) -> http3::TicketClock {
+        self.control.ticket_clock.clone()
+    }
 }
 
 /// Bound listening sockets, ready to `run`.
@@ -216,6 +223,7 @@ impl Server {
             snap_cv: Condvar::new(),
             programs: Arc::new(AtomicUsize::new(0)),
             auth,
+            ticket_clock: http3::TicketClock::new(),
         });
         Ok(Server {
             config,
@@ -337,7 +345,9 @@ fn run_loop(
 ) -> (Result<ServerStats, ServeError>, Option<mio::net::UdpSocket>) {
     let threads = control.wakers.len().max(1);
     // Each thread's QUIC configuration is its own (quiche's is not shared between threads).
-    let udp = udp.map(|socket| Ok::<_, ServeError>((socket, h3_config(config, id, threads)?)));
+    let clock = &control.ticket_clock;
+    let udp =
+        udp.map(|socket| Ok::<_, ServeError>((socket, h3_config(config, id, threads, clock)?)));
     let mut socket = None;
     let result = Responder::new(config)
         .map_err(ServeError::from)
@@ -400,7 +410,7 @@ fn bind_ports(config: &mut Config, n: usize, tls: bool) -> Result<Bound, ServeEr
     if http3 {
         // Checked before anything is bound: a certificate quiche's BoringSSL refuses is one
         // error at start (or, unasked for, a warning).
-        if let Err(e) = h3_config(config, 0, 1) {
+        if let Err(e) = h3_config(config, 0, 1, &http3::TicketClock::new()) {
             if required {
                 return Err(e.into());
             }
@@ -449,12 +459,13 @@ fn bind_ports(config: &mut Config, n: usize, tls: bool) -> Result<Bound, ServeEr
 /// answers for them with a stateless reset), the TLS certificate and key, the `h3_*` limits, its share
 /// of `h3_max_connections` and of `h3_max_connections_per_address` among `threads` (a
 /// client's connections spread over the threads by the hash of their ports), and the
-/// deadlines HTTP/1.1 and HTTP/2 have.
+/// deadlines HTTP/1.1 and HTTP/2 have; its ticket key periods counted on its server's clock.
 /// (Asked only when TLS is on: a server without a certificate serves no HTTP/3.)
 fn h3_config(
     config: &Config,
     id: usize,
     threads: usize,
+    ticket_clock: &http3::TicketClock,
 ) -> Result<http3::ServerConfig, http3::Error> {
     let (cert, key) = match (&config.tls_cert, &config.tls_key) {
         (Some(cert), Some(key)) => (cert, key),
@@ -470,7 +481,8 @@ fn h3_config(
         .retry(config.http3_retry())
         .timeouts(config.http3_timeouts())
         .early_data(config.h3_early_data)
-        .ticket_key_period(Duration::from_millis(config.tls_ticket_key_period_ms)))
+        .ticket_key_period(Duration::from_millis(config.tls_ticket_key_period_ms))
+        .ticket_clock(ticket_clock))
 }
 
 /// The TLS configuration when `tls_cert` and `tls_key` are set, checked before anything is bound.

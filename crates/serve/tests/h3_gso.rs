@@ -4,6 +4,8 @@
 //! one datagram a call, and the stats say GSO is off. One test: the environment variable is
 //! the process's, so the two servers start one after the other.
 
+// For h3_support/cgi.rs (the CGI fixture, which these tests do not use).
+mod cgi_support;
 mod common;
 mod h3_support;
 mod tls_support;

@@ -5,6 +5,8 @@
 //! and then off, per thread. By count, not time: every loop has published its counters (so
 //! it is built and running) before the heap is read.
 
+// For h3_support/cgi.rs (the CGI fixture, which these tests do not use).
+mod cgi_support;
 mod common;
 mod h3_support;
 

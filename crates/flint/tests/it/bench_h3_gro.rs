@@ -11,10 +11,9 @@
 
 use crate::common;
 
-use std::process::Stdio;
 use std::time::Duration;
 
-use common::{flint, run_bounded, started_server, Server};
+use common::{flint, run_bounded, serve_tls, started_server, Server};
 use serde_json::Value;
 use test_support::certs::{KeyKind, SelfSigned};
 
@@ -39,33 +38,13 @@ fn serve(cert: &SelfSigned) -> Server {
         "#!/bin/sh\ncat >/dev/null\nprintf 'Content-Type: text/plain\\r\\n\\r\\nread\\n'\n";
     std::fs::write(&sink, script).unwrap();
     std::fs::set_permissions(&sink, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let mut cmd = flint();
+    let args = ["--listen", "127.0.0.1:0", "--threads", "1", "--http3"];
+    let mut cmd = serve_tls(cert, &[&args[..], &["--cgi-ext", ".cgi"]].concat());
     // The server batches whatever the test runner's environment says.
     for name in SWITCHES {
         cmd.env_remove(name);
     }
-    let child = cmd
-        .args([
-            "serve",
-            cert.dir().to_str().unwrap(),
-            "--listen",
-            "127.0.0.1:0",
-        ])
-        .args([
-            "--threads",
-            "1",
-            "--http3",
-            "--cgi-ext",
-            ".cgi",
-            "--tls-cert",
-        ])
-        .arg(&cert.cert)
-        .arg("--tls-key")
-        .arg(&cert.key)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn flint serve");
+    let child = cmd.spawn().expect("spawn flint serve");
     started_server(child, "https", true)
 }
 

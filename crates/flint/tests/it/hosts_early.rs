@@ -10,10 +10,9 @@
 use crate::common;
 use crate::hosts_support;
 
-use common::{flint, run_bounded, started_server, texts, Server};
+use common::{flint, run_bounded, serve_tls, started_server, texts, Server};
 use hosts_support::{local_launch, read_json, served, LIMIT};
 use serde_json::Value;
-use std::process::Stdio;
 use test_support::certs::{KeyKind, SelfSigned};
 
 /// Pages over both hosts (one Webchild each, a file a page).
@@ -26,20 +25,17 @@ fn serve_early(cert: &SelfSigned) -> Server {
     std::fs::write(dir.join("a.html"), vec![b'x'; 1024]).unwrap();
     let config = dir.join("serve.toml");
     std::fs::write(&config, "h3_early_data = true\nkeepalive_timeout_ms = 50\n").unwrap();
-    let child = flint()
-        .args(["serve", dir.to_str().unwrap(), "--listen", "127.0.0.1:0"])
-        .args(["--threads", "1", "--http3", "--config"])
-        .arg(&config)
-        .arg("--access-log")
-        .arg(dir.join("access.log"))
-        .arg("--tls-cert")
-        .arg(&cert.cert)
-        .arg("--tls-key")
-        .arg(&cert.key)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn flint serve");
+    let log = dir.join("access.log");
+    let child = serve_tls(
+        cert,
+        &["--listen", "127.0.0.1:0", "--threads", "1", "--http3"],
+    )
+    .arg("--config")
+    .arg(&config)
+    .arg("--access-log")
+    .arg(&log)
+    .spawn()
+    .expect("spawn flint serve");
     started_server(child, "https", true)
 }
 

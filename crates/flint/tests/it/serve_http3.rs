@@ -8,11 +8,10 @@ use crate::common;
 
 use std::io::{BufRead, BufReader, Read};
 use std::net::UdpSocket;
-use std::process::Stdio;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use common::{flint, run_bounded, wait_exit, Server};
+use common::{flint, run_bounded, serve_tls, wait_exit, Server};
 use test_support::certs::{KeyKind, SelfSigned};
 
 const WAIT: Duration = Duration::from_secs(10);
@@ -25,17 +24,8 @@ fn serve(cert: &SelfSigned, args: &[&str]) -> (Server, mpsc::Receiver<String>) {
 
 /// As [`serve`]; the first line it printed when that is not its banner (it did not start).
 fn try_serve(cert: &SelfSigned, args: &[&str]) -> Result<(Server, mpsc::Receiver<String>), String> {
-    let mut child = flint()
-        .args(["serve", cert.dir().to_str().unwrap(), "--threads", "2"])
-        .args(args)
-        .arg("--tls-cert")
-        .arg(&cert.cert)
-        .arg("--tls-key")
-        .arg(&cert.key)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn flint serve");
+    let args = [&["--threads", "2"], args].concat();
+    let mut child = serve_tls(cert, &args).spawn().expect("spawn flint serve");
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let (first_tx, first_rx) = mpsc::channel();
     let (rest_tx, rest_rx) = mpsc::channel();
@@ -169,15 +159,7 @@ fn a_taken_udp_port_attempt(cert: &SelfSigned) -> bool {
     );
     assert!(!said.contains("HTTP/3 on UDP"), "{said}");
 
-    let out = run_bounded(
-        flint()
-            .args(["serve", cert.dir().to_str().unwrap(), "--listen", &addr])
-            .args(["--http3", "--tls-cert"])
-            .arg(&cert.cert)
-            .arg("--tls-key")
-            .arg(&cert.key),
-        WAIT,
-    );
+    let out = run_bounded(&mut serve_tls(cert, &["--listen", &addr, "--http3"]), WAIT);
     let stderr = String::from_utf8_lossy(&out.stderr);
     if stderr.contains(&tcp_taken) {
         return false;

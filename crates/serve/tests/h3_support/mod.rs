@@ -1,6 +1,6 @@
 //! HTTP/3 against flint serve: a test CA and a leaf for localhost (the server's certificate),
 //! and a client connection (the `http3` crate's `Client`) on its own UDP socket, driven by
-//! the test's thread. Every wait is bounded.
+//! the test's thread; `cgi` sets up programs behind such a server. Every wait is bounded.
 #![allow(dead_code)]
 
 use std::collections::HashMap;
@@ -12,6 +12,8 @@ use http3::{Client, ClientConfig, ClientEvent, Limits, Trust, MAX_DATAGRAM};
 use test_support::certs::TestCa;
 
 use crate::common::TestServer;
+
+pub mod cgi;
 
 /// Every wait of these tests is bounded by this.
 pub const BOUND: Duration = Duration::from_secs(30);
@@ -53,6 +55,29 @@ impl Certs {
         };
         ClientConfig::new(&trust, limits).expect("client config")
     }
+}
+
+/// Sends on `sock` every datagram `client` has to send.
+pub fn flush(client: &mut Client, sock: &UdpSocket) {
+    let mut out = [0u8; MAX_DATAGRAM];
+    while let Some(d) = client.send(&mut out) {
+        sock.send_to(&out[..d.len], d.to).unwrap();
+    }
+}
+
+/// Waits on `sock` for a datagram until `client`'s next deadline (1 to 20 ms): its length in
+/// `buf` and its sender, or None if none came.
+pub fn recv_until_deadline(
+    client: &Client,
+    sock: &UdpSocket,
+    buf: &mut [u8],
+) -> Option<(usize, SocketAddr)> {
+    let wait = (client.deadline())
+        .map(|d| d.saturating_duration_since(Instant::now()))
+        .unwrap_or(Duration::from_millis(20))
+        .clamp(Duration::from_millis(1), Duration::from_millis(20));
+    sock.set_read_timeout(Some(wait)).unwrap();
+    sock.recv_from(buf).ok()
 }
 
 /// One response as the client saw it.
@@ -124,16 +149,8 @@ impl Driver {
         if self.pings && self.client.is_ready() {
             self.client.ping();
         }
-        let mut out = [0u8; MAX_DATAGRAM];
-        while let Some(d) = self.client.send(&mut out) {
-            self.sock.send_to(&out[..d.len], d.to).unwrap();
-        }
-        let wait = (self.client.deadline())
-            .map(|d| d.saturating_duration_since(Instant::now()))
-            .unwrap_or(Duration::from_millis(20))
-            .clamp(Duration::from_millis(1), Duration::from_millis(20));
-        self.sock.set_read_timeout(Some(wait)).unwrap();
-        if let Ok((n, from)) = self.sock.recv_from(&mut self.buf) {
+        flush(&mut self.client, &self.sock);
+        if let Some((n, from)) = recv_until_deadline(&self.client, &self.sock, &mut self.buf) {
             let _ = self.client.recv(&mut self.buf[..n], from);
             self.sock.set_nonblocking(true).unwrap();
             while let Ok((n, from)) = self.sock.recv_from(&mut self.buf) {
@@ -195,6 +212,12 @@ impl Driver {
 
     /// Sends a request for `path` with `method` and extra `fields`; its stream.
     pub fn request(&mut self, method: &str, path: &str, fields: &[(&str, &str)]) -> u64 {
+        self.open(method, path, fields, true)
+    }
+
+    /// Sends a request's head, ending its stream when `end` (else a body is to follow);
+    /// its stream.
+    pub fn open(&mut self, method: &str, path: &str, fields: &[(&str, &str)], end: bool) -> u64 {
         let mut list: Vec<(&[u8], &[u8])> = vec![
             (b":method", method.as_bytes()),
             (b":scheme", b"https"),
@@ -202,7 +225,31 @@ impl Driver {
             (b":path", path.as_bytes()),
         ];
         list.extend(fields.iter().map(|(n, v)| (n.as_bytes(), v.as_bytes())));
-        self.client.send_request(&list, true).expect("send_request")
+        self.client.send_request(&list, end).expect("send_request")
+    }
+
+    /// Sends `body` on `stream` and ends it, turning as flow control allows.
+    pub fn send_all(&mut self, stream: u64, body: &[u8]) {
+        let mut at = 0;
+        self.until(|d| {
+            at += d.client.send_body(stream, &body[at..], true).unwrap_or(0);
+            at == body.len()
+        });
+    }
+
+    /// Reads what `stream` holds for the client now into its response (what came while
+    /// `reads` was off: its `Data` events were passed over).
+    pub fn drain(&mut self, stream: u64) {
+        while let Ok(n @ 1..) = self.client.recv_body(stream, &mut self.buf) {
+            let g = self.got.entry(stream).or_default();
+            g.body.extend_from_slice(&self.buf[..n]);
+        }
+    }
+
+    /// Closes the connection (no error) and sends the close.
+    pub fn close(&mut self) {
+        self.client.close(http3::H3_NO_ERROR, b"");
+        self.turn();
     }
 
     /// Sends every request at once, then turns until each has finished or been reset.

@@ -10,11 +10,11 @@ use crate::fcgi_support;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use crate::cgi_support::{proc_state, read_pid, Scripts, HELLO};
+use crate::cgi_support::{proc_state, read_pid, HELLO};
 use crate::common::{content, eventually, WAIT};
-use crate::h3_support::{Certs, Driver, Got};
+use crate::h3_support::cgi::{alice_zone, basic, CgiH3};
+use crate::h3_support::{Driver, Got};
 use crate::proxy_support::{mount, Req, Step, Upstream};
-use serve::config::AuthZone;
 
 const MIB: usize = 1 << 20;
 
@@ -29,34 +29,19 @@ fn echo(r: &Req) -> Vec<Step> {
     vec![Step::Write(out)]
 }
 
-/// Sends `body` as a request's body (`fields` with it), turning as flow control allows; then
-/// waits for its response.
-fn post(d: &mut Driver, path: &str, fields: &[(&str, &str)], body: &[u8]) -> Got {
+/// POSTs `body` to `path`, its length said, turning as flow control allows; then waits for
+/// its response.
+fn post(d: &mut Driver, path: &str, body: &[u8]) -> Got {
     let len = body.len().to_string();
-    let mut list: Vec<(&[u8], &[u8])> = vec![
-        (b":method", b"POST"),
-        (b":scheme", b"https"),
-        (b":authority", b"localhost"),
-        (b":path", path.as_bytes()),
-        (b"content-length", len.as_bytes()),
-    ];
-    list.extend(fields.iter().map(|(n, v)| (n.as_bytes(), v.as_bytes())));
-    let stream = d.client.send_request(&list, false).expect("send_request");
-    let mut at = 0;
-    d.until(|d| {
-        if at < body.len() {
-            at += d.client.send_body(stream, &body[at..], true).unwrap_or(0);
-        }
-        at == body.len()
-    });
+    let stream = d.open("POST", path, &[("content-length", len.as_str())], false);
+    d.send_all(stream, body);
     d.wait(&[stream]).remove(0)
 }
 
 #[test]
 fn a_program_an_application_and_an_upstream_answer_over_http3() {
-    let scripts = Scripts::new();
-    scripts
-        .add("hello", HELLO)
+    let fx = CgiH3::new();
+    fx.add("hello", HELLO)
         .add("env", "printf 'Content-Type: text/plain\\n\\n'\nenv\n")
         .add(
             "big",
@@ -75,16 +60,12 @@ fn a_program_an_application_and_an_upstream_answer_over_http3() {
         _ => echo(r),
     });
     let fpm = fcgi_support::App::php_fpm(1);
-    let certs = Certs::new();
-    let log = certs.ca.dir().join("access.log");
-    let log_path = log.clone();
     let m = mount("/api/", &[up.url()], "");
     let fpm_addr = fpm.addr();
-    let srv = certs.serve(|c| {
-        scripts.mount(c);
+    let (srv, mut d) = fx.start(|c| {
         c.proxy.push(m);
         c.fastcgi.push(format!("*.php={fpm_addr}").parse().unwrap());
-        c.access_log = Some(log_path);
+        c.access_log = Some(fx.log());
     });
     std::fs::write(srv.root.path().join("a.txt"), b"hello").unwrap();
     std::fs::write(
@@ -92,7 +73,6 @@ fn a_program_an_application_and_an_upstream_answer_over_http3() {
         "<?php header('X-Php: yes'); echo $_SERVER['SERVER_PROTOCOL'], ' ', $_GET['n'];\n",
     )
     .unwrap();
-    let mut d = Driver::connect(&mut certs.client(), srv.addr);
 
     let got = d.fetch(&[
         ("GET", "/cgi-bin/hello"),
@@ -141,15 +121,14 @@ fn a_program_an_application_and_an_upstream_answer_over_http3() {
         .expect("/api/x went upstream as HTTP/1.1");
     assert_eq!(seen.field("host"), Some("localhost"));
 
-    d.client.close(http3::H3_NO_ERROR, b"");
-    d.turn();
+    d.close();
     let st = srv.stop();
     assert_eq!(st.http3_requests, 9);
     assert_eq!(
         (st.cgi_requests, st.fastcgi_requests, st.proxy_requests),
         (6, 1, 2)
     );
-    let text = std::fs::read_to_string(&log).unwrap();
+    let text = fx.log_text();
     for want in [
         "\"GET /cgi-bin/hello HTTP/3.0\" 200 6\n",
         "\"GET /cgi-bin/big HTTP/3.0\" 200 700000\n",
@@ -163,16 +142,14 @@ fn a_program_an_application_and_an_upstream_answer_over_http3() {
 
 #[test]
 fn a_mebibyte_posted_reaches_a_program_and_an_upstream_whole() {
-    let scripts = Scripts::new();
-    scripts.add(
+    let fx = CgiH3::new();
+    fx.add(
         "digest",
         "printf 'Content-Type: text/plain\\r\\n\\r\\n'\necho \"$CONTENT_LENGTH\"\nsha256sum | cut -d' ' -f1\n",
     );
     let up = Upstream::start(echo);
-    let certs = Certs::new();
     let m = mount("/api/", &[up.url()], "");
-    let srv = certs.serve(|c| {
-        scripts.mount(c);
+    let (_srv, mut d) = fx.start(|c| {
         c.proxy.push(m);
         c.max_body_bytes = 4 * MIB as u64;
     });
@@ -184,12 +161,11 @@ fn a_mebibyte_posted_reaches_a_program_and_an_upstream_whole() {
             .collect();
         format!("{MIB}\n{hex}\n")
     };
-    let mut d = Driver::connect(&mut certs.client(), srv.addr);
-    let r = post(&mut d, "/cgi-bin/digest", &[], &body);
+    let r = post(&mut d, "/cgi-bin/digest", &body);
     assert_eq!(String::from_utf8_lossy(&r.body), want);
     assert_eq!((r.status, r.reset), (200, None));
 
-    let r = post(&mut d, "/api/echo", &[], &body);
+    let r = post(&mut d, "/api/echo", &body);
     assert_eq!((r.status, r.reset), (200, None));
     assert!(r.body == body, "{} bytes echoed", r.body.len());
     assert_eq!(up.requests()[0].body.len(), MIB);
@@ -197,9 +173,9 @@ fn a_mebibyte_posted_reaches_a_program_and_an_upstream_whole() {
 
 #[test]
 fn a_reset_stream_ends_its_program_and_gives_up_its_upstream_connection() {
-    let scripts = Scripts::new();
-    let pid_file = scripts.path().join("pid");
-    scripts.add(
+    let fx = CgiH3::new();
+    let pid_file = fx.file("pid");
+    fx.add(
         "linger",
         &format!(
             "printf 'Content-Type: text/plain\\r\\n\\r\\n'\necho $$ > {p}.tmp && mv {p}.tmp {p}\nexec yes\n",
@@ -214,13 +190,8 @@ fn a_reset_stream_ends_its_program_and_gives_up_its_upstream_connection() {
         ],
         _ => echo(r),
     });
-    let certs = Certs::new();
     let m = mount("/api/", &[up.url()], "");
-    let srv = certs.serve(|c| {
-        scripts.mount(c);
-        c.proxy.push(m);
-    });
-    let mut d = Driver::connect(&mut certs.client(), srv.addr);
+    let (srv, mut d) = fx.start(|c| c.proxy.push(m));
     // A program writing without end, its response read for a while, then reset.
     let s = d.request("GET", "/cgi-bin/linger", &[]);
     d.until(|d| d.got.get(&s).is_some_and(|g| g.body.len() > 100_000));
@@ -239,8 +210,7 @@ fn a_reset_stream_ends_its_program_and_gives_up_its_upstream_connection() {
     d.turn();
     let got = d.fetch(&[("GET", "/api/x"), ("GET", "/a.txt")]);
     assert_eq!((got[0].status, got[1].status), (200, 200));
-    d.client.close(http3::H3_NO_ERROR, b"");
-    d.turn();
+    d.close();
     let st = srv.stop();
     assert_eq!((st.proxy_requests, st.proxy_connects), (2, 2));
     assert_eq!(up.accepted.load(Ordering::SeqCst), 2);
@@ -249,33 +219,14 @@ fn a_reset_stream_ends_its_program_and_gives_up_its_upstream_connection() {
 
 #[test]
 fn basic_authentication_stands_in_front_of_a_program_over_http3() {
-    let scripts = Scripts::new();
-    scripts.add(
+    let fx = CgiH3::new();
+    fx.add(
         "who",
         "printf 'Content-Type: text/plain\\r\\n\\r\\n'\necho \"$AUTH_TYPE $REMOTE_USER\"\n",
     );
-    let certs = Certs::new();
-    let dir = certs.ca.dir().to_path_buf();
-    let hash = bcrypt::hash_with_salt("pw-alice", 4, *b"0123456789abcdef")
-        .unwrap()
-        .format_for_version(bcrypt::Version::TwoY);
-    let file = dir.join("htpasswd");
-    std::fs::write(&file, format!("alice:{hash}\n")).unwrap();
-    let srv = certs.serve(|c| {
-        scripts.mount(c);
-        c.auth.push(AuthZone {
-            prefix: "/cgi-bin".into(),
-            file,
-            realm: "flint".into(),
-        });
-    });
-    let mut d = Driver::connect(&mut certs.client(), srv.addr);
-    let token = |user: &str, pw: &str| {
-        use base64::Engine;
-        let t = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{pw}"));
-        format!("Basic {t}")
-    };
-    let (good, bad) = (token("alice", "pw-alice"), token("alice", "nope"));
+    let zone = alice_zone(fx.certs.ca.dir(), "/cgi-bin");
+    let (srv, mut d) = fx.start(|c| c.auth.push(zone));
+    let (good, bad) = (basic("alice", "pw-alice"), basic("alice", "nope"));
     let streams = [
         d.request("GET", "/cgi-bin/who", &[]),
         d.request("GET", "/cgi-bin/who", &[("authorization", &bad)]),
@@ -286,27 +237,19 @@ fn basic_authentication_stands_in_front_of_a_program_over_http3() {
     assert!(got[0].field("www-authenticate").is_some());
     assert_eq!(got[2].status, 200);
     assert_eq!(String::from_utf8_lossy(&got[2].body), "Basic alice\n");
-    d.client.close(http3::H3_NO_ERROR, b"");
-    d.turn();
+    d.close();
     let st = srv.stop();
     assert_eq!((st.cgi_requests, st.cgi_starts), (1, 1));
 }
 
 #[test]
 fn a_program_cut_short_after_its_head_sends_its_head_and_bytes_then_a_reset() {
-    let scripts = Scripts::new();
-    scripts.add(
+    let fx = CgiH3::new();
+    fx.add(
         "cut",
         "printf 'Content-Type: text/plain\\r\\nContent-Length: 100\\r\\n\\r\\npart'\n",
     );
-    let certs = Certs::new();
-    let log = certs.ca.dir().join("access.log");
-    let log_path = log.clone();
-    let srv = certs.serve(|c| {
-        scripts.mount(c);
-        c.access_log = Some(log_path);
-    });
-    let mut d = Driver::connect(&mut certs.client(), srv.addr);
+    let (srv, mut d) = fx.start(|c| c.access_log = Some(fx.log()));
     // Several times: the reset racing the bytes before it lost them most times.
     for _ in 0..4 {
         let got = d.fetch(&[("GET", "/cgi-bin/cut")]).remove(0);
@@ -317,10 +260,9 @@ fn a_program_cut_short_after_its_head_sends_its_head_and_bytes_then_a_reset() {
         );
         assert!(got.reset.is_some(), "{got:?}");
     }
-    d.client.close(http3::H3_NO_ERROR, b"");
-    d.turn();
+    d.close();
     srv.stop();
-    let text = std::fs::read_to_string(&log).unwrap();
+    let text = fx.log_text();
     assert_eq!(
         text.matches("\"GET /cgi-bin/cut HTTP/3.0\" 200 4\n")
             .count(),
@@ -345,30 +287,22 @@ fn many_fields(n: usize, marker: &std::path::Path) -> String {
 
 #[test]
 fn a_head_of_too_many_fields_is_a_502_and_one_held_back_keeps_them_all_or_is_logged_499() {
-    let scripts = Scripts::new();
-    let marker = scripts.path().join("written");
-    let gone_marker = scripts.path().join("gone-written");
-    scripts
-        .add("wide", &many_fields(40, &marker))
+    let fx = CgiH3::new();
+    let marker = fx.file("written");
+    let gone_marker = fx.file("gone-written");
+    fx.add("wide", &many_fields(40, &marker))
         .add("gone", &many_fields(2, &gone_marker))
-        .add("huge", &many_fields(80, &scripts.path().join("unused")))
+        .add("huge", &many_fields(80, &fx.file("unused")))
         .add(
             "big",
             "printf 'Content-Type: application/octet-stream\\r\\n\\r\\n'\nhead -c 300000 /dev/zero\n",
         );
-    let certs = Certs::new();
-    let log = certs.ca.dir().join("access.log");
-    let log_path = log.clone();
-    let srv = certs.serve(|c| {
-        scripts.mount(c);
-        c.access_log = Some(log_path);
-    });
     // A connection window a big unread response fills: the next head is held back.
     let limits = http3::Limits {
         connection_window: 64 * 1024,
         ..Default::default()
     };
-    let mut d = Driver::connect(&mut certs.client_with(&limits), srv.addr);
+    let (srv, mut d) = fx.start_with(&limits, |c| c.access_log = Some(fx.log()));
     let got = d.fetch(&[("GET", "/cgi-bin/huge")]).remove(0);
     assert_eq!(got.status, 502, "{got:?}");
 
@@ -404,15 +338,8 @@ fn a_head_of_too_many_fields_is_a_502_and_one_held_back_keeps_them_all_or_is_log
     d.turn();
     // Read by hand: the events of what came while unread were passed over.
     d.reads = true;
-    let mut buf = vec![0u8; 65536];
     d.until(|d| {
-        while let Ok(n @ 1..) = d.client.recv_body(big, &mut buf) {
-            d.got
-                .entry(big)
-                .or_default()
-                .body
-                .extend_from_slice(&buf[..n]);
-        }
+        d.drain(big);
         [big, wide]
             .iter()
             .all(|s| d.got.get(s).is_some_and(|g| g.finished))
@@ -425,10 +352,9 @@ fn a_head_of_too_many_fields_is_a_502_and_one_held_back_keeps_them_all_or_is_log
     }
     assert_eq!(got[1].field("content-length"), Some("2"));
     assert_eq!(&got[1].body[..], b"ok");
-    d.client.close(http3::H3_NO_ERROR, b"");
-    d.turn();
+    d.close();
     srv.stop();
-    let text = std::fs::read_to_string(&log).unwrap();
+    let text = fx.log_text();
     assert!(
         text.contains("\"GET /cgi-bin/huge HTTP/3.0\" 502 "),
         "{text}"
@@ -445,89 +371,58 @@ fn a_head_of_too_many_fields_is_a_502_and_one_held_back_keeps_them_all_or_is_log
 
 #[test]
 fn a_program_slower_than_the_idle_timeout_still_answers() {
-    let scripts = Scripts::new();
-    scripts.add(
+    let fx = CgiH3::new();
+    fx.add(
         "slow",
         "sleep 4\nprintf 'Content-Type: text/plain\\r\\n\\r\\nlate'\n",
     );
-    let certs = Certs::new();
-    let srv = certs.serve(|c| {
-        scripts.mount(c);
-        c.h3_idle_timeout_ms = 2000;
-    });
-    let mut d = Driver::connect(&mut certs.client(), srv.addr);
+    let (srv, mut d) = fx.start(|c| c.h3_idle_timeout_ms = 2000);
     let got = d.fetch(&[("GET", "/cgi-bin/slow")]).remove(0);
     assert_eq!((got.status, &got.body[..]), (200, &b"late"[..]), "{got:?}");
     assert!(!d.client.is_closed(), "{:?}", d.client.closed());
-    d.client.close(http3::H3_NO_ERROR, b"");
-    d.turn();
+    d.close();
     srv.stop();
 }
 
 #[test]
 fn a_body_coming_after_its_program_ended_is_dropped_not_left_to_time_out() {
-    let scripts = Scripts::new();
-    let marker = scripts.path().join("written");
+    let fx = CgiH3::new();
+    let marker = fx.file("written");
     // Its whole output fits the server's buffers: it ends while its response still goes.
-    scripts.add(
+    fx.add(
         "early",
         &format!(
             "printf 'Content-Type: application/octet-stream\\r\\n\\r\\n'\nhead -c 80000 /dev/zero\ntouch {}\n",
             marker.display()
         ),
     );
-    let certs = Certs::new();
-    let srv = certs.serve(|c| {
-        scripts.mount(c);
-        c.body_timeout_ms = 500;
-    });
     let limits = http3::Limits {
         stream_window: 16 * 1024,
         ..Default::default()
     };
-    let mut d = Driver::connect(&mut certs.client_with(&limits), srv.addr);
+    let (srv, mut d) = fx.start_with(&limits, |c| c.body_timeout_ms = 500);
     d.reads = false;
-    let s = d
-        .client
-        .send_request(
-            &[
-                (b":method", b"POST"),
-                (b":scheme", b"https"),
-                (b":authority", b"localhost"),
-                (b":path", b"/cgi-bin/early"),
-                (b"content-length", b"20000"),
-            ],
-            false,
-        )
-        .expect("send_request");
+    let s = d.open(
+        "POST",
+        "/cgi-bin/early",
+        &[("content-length", "20000")],
+        false,
+    );
     d.until(|d| d.got.get(&s).is_some_and(|g| g.status == 200));
     d.until(|_| marker.exists());
-    let body = vec![b'b'; 20_000];
-    let mut at = 0;
-    d.until(|d| {
-        at += d.client.send_body(s, &body[at..], true).unwrap_or(0);
-        at == body.len()
-    });
+    d.send_all(s, &[b'b'; 20_000]);
     // Well past the body's deadline: a body nobody read would have had the stream reset.
     let until = std::time::Instant::now() + Duration::from_millis(1500);
     while std::time::Instant::now() < until {
         d.turn();
     }
     d.reads = true;
-    let mut buf = vec![0u8; 65536];
     d.until(|d| {
-        while let Ok(n @ 1..) = d.client.recv_body(s, &mut buf) {
-            d.got
-                .entry(s)
-                .or_default()
-                .body
-                .extend_from_slice(&buf[..n]);
-        }
+        d.drain(s);
         d.got[&s].finished || d.got[&s].reset.is_some()
     });
     let got = &d.got[&s];
     assert_eq!((got.body.len(), got.reset), (80_000, None));
-    d.client.close(http3::H3_NO_ERROR, b"");
-    d.turn();
+    d.close();
     srv.stop();
 }

@@ -2,9 +2,9 @@
 //! `max_body_bytes`) before a program or an upstream hears of them, which are then told the
 //! length (RFC 3875 4.1.2), as HTTP/2 does; past the limit, 413 and no program started.
 
-use crate::cgi_support::Scripts;
 use crate::common::content;
-use crate::h3_support::{Certs, Driver, Got};
+use crate::h3_support::cgi::{alice_zone, CgiH3};
+use crate::h3_support::{Driver, Got};
 use crate::proxy_support::{mount, Req, Step, Upstream};
 
 /// An upstream answering with the request's body and the length it was told.
@@ -28,14 +28,7 @@ fn post_unsaid(d: &mut Driver, path: &str, body: &[u8]) -> Got {
 
 /// [`post_unsaid`] with `extra` fields.
 fn post_unsaid_with(d: &mut Driver, path: &str, extra: &[(&str, &str)], body: &[u8]) -> Got {
-    let mut list: Vec<(&[u8], &[u8])> = vec![
-        (b":method", b"POST"),
-        (b":scheme", b"https"),
-        (b":authority", b"localhost"),
-        (b":path", path.as_bytes()),
-    ];
-    list.extend(extra.iter().map(|(n, v)| (n.as_bytes(), v.as_bytes())));
-    let stream = d.client.send_request(&list, false).expect("send_request");
+    let stream = d.open("POST", path, extra, false);
     let mut at = 0;
     d.until(|d| {
         let end = (at + 7_000).min(body.len());
@@ -52,21 +45,18 @@ fn post_unsaid_with(d: &mut Driver, path: &str, extra: &[(&str, &str)], body: &[
 
 #[test]
 fn a_body_of_unknown_length_reaches_a_program_and_an_upstream_whole_with_its_length() {
-    let scripts = Scripts::new();
-    scripts.add(
+    let fx = CgiH3::new();
+    fx.add(
         "echo",
         "printf 'Content-Type: application/octet-stream\\r\\n\\r\\n'\nprintf '%s:' \"$CONTENT_LENGTH\"\nexec cat\n",
     );
     let up = Upstream::start(echo);
-    let certs = Certs::new();
     let m = mount("/api/", &[up.url()], "");
-    let srv = certs.serve(|c| {
-        scripts.mount(c);
+    let (srv, mut d) = fx.start(|c| {
         c.proxy.push(m);
         c.max_body_bytes = 100_000;
     });
     let body = content("unsaid", 60_000);
-    let mut d = Driver::connect(&mut certs.client(), srv.addr);
 
     let r = post_unsaid(&mut d, "/cgi-bin/echo", &body);
     assert_eq!((r.status, r.reset), (200, None), "{:?}", r.fields);
@@ -82,8 +72,7 @@ fn a_body_of_unknown_length_reaches_a_program_and_an_upstream_whole_with_its_len
     assert_eq!((r.status, r.field("x-told")), (200, Some("60000")));
     assert!(r.body == body, "echoed: {} bytes", r.body.len());
 
-    d.client.close(http3::H3_NO_ERROR, b"");
-    d.turn();
+    d.close();
     let st = srv.stop();
     // Each counted once, though answered only once its body was whole.
     assert_eq!((st.http3_requests, st.cgi_starts), (3, 2));
@@ -92,24 +81,18 @@ fn a_body_of_unknown_length_reaches_a_program_and_an_upstream_whole_with_its_len
 
 #[test]
 fn a_body_of_unknown_length_past_the_limit_gets_413_and_starts_no_program() {
-    let scripts = Scripts::new();
-    scripts.add(
+    let fx = CgiH3::new();
+    fx.add(
         "echo",
         "printf 'Content-Type: text/plain\\r\\n\\r\\n'\nexec cat\n",
     );
-    let certs = Certs::new();
-    let srv = certs.serve(|c| {
-        scripts.mount(c);
-        c.max_body_bytes = 20_000;
-    });
-    let mut d = Driver::connect(&mut certs.client(), srv.addr);
+    let (srv, mut d) = fx.start(|c| c.max_body_bytes = 20_000);
     let r = post_unsaid(&mut d, "/cgi-bin/echo", &vec![b'x'; 40_000]);
     assert_eq!(r.status, 413, "{r:?}");
     // The limit itself passes, on the same connection.
     let r = post_unsaid(&mut d, "/cgi-bin/echo", &vec![b'y'; 20_000]);
     assert_eq!((r.status, r.body.len()), (200, 20_000), "{:?}", r.fields);
-    d.client.close(http3::H3_NO_ERROR, b"");
-    d.turn();
+    d.close();
     let st = srv.stop();
     assert_eq!((st.cgi_starts, st.status_4xx, st.http3_requests), (1, 1, 2));
 }
@@ -117,15 +100,7 @@ fn a_body_of_unknown_length_past_the_limit_gets_413_and_starts_no_program() {
 /// Opens `n` POSTs to `path` with no `content-length`, then sends each `len` bytes without
 /// ending it; their streams.
 fn open_unsaid(d: &mut Driver, path: &str, n: usize, len: usize) -> Vec<u64> {
-    let list: [(&[u8], &[u8]); 4] = [
-        (b":method", b"POST"),
-        (b":scheme", b"https"),
-        (b":authority", b"localhost"),
-        (b":path", path.as_bytes()),
-    ];
-    let streams: Vec<u64> = (0..n)
-        .map(|_| d.client.send_request(&list, false).expect("send_request"))
-        .collect();
+    let streams: Vec<u64> = (0..n).map(|_| d.open("POST", path, &[], false)).collect();
     let body = vec![b'g'; len];
     let mut sent = vec![0; n];
     d.until(|d| {
@@ -143,19 +118,14 @@ fn open_unsaid(d: &mut Driver, path: &str, n: usize, len: usize) -> Vec<u64> {
 
 #[test]
 fn gathered_bodies_past_the_connections_budget_get_503_and_the_server_answers_others() {
-    let scripts = Scripts::new();
-    scripts.add(
+    let fx = CgiH3::new();
+    fx.add(
         "count",
         "printf 'Content-Type: text/plain\\r\\n\\r\\n'\nprintf '%s' \"$CONTENT_LENGTH\"\n",
     );
-    let certs = Certs::new();
     // A connection's gathered bodies may hold 4 x 40 000 bytes: each of these holds up to
     // 40 000 (`protocol/gather.rs`), so four at most fit, and the eight do not.
-    let srv = certs.serve(|c| {
-        scripts.mount(c);
-        c.max_body_bytes = 40_000;
-    });
-    let mut d = Driver::connect(&mut certs.client(), srv.addr);
+    let (srv, mut d) = fx.start(|c| c.max_body_bytes = 40_000);
     let streams = open_unsaid(&mut d, "/cgi-bin/count", 8, 39_000);
     // Every one ends (one refused meanwhile may refuse the end: it has its answer).
     for &s in &streams {
@@ -173,8 +143,7 @@ fn gathered_bodies_past_the_connections_budget_get_503_and_the_server_answers_ot
     // The room is given back: the same connection gathers again.
     let r = post_unsaid(&mut d, "/cgi-bin/count", &[b'z'; 39_000]);
     assert_eq!((r.status, &r.body[..]), (200, &b"39000"[..]));
-    d.client.close(http3::H3_NO_ERROR, b"");
-    d.turn();
+    d.close();
     let st = srv.stop();
     assert_eq!(
         (st.cgi_starts, st.status_5xx),
@@ -184,17 +153,12 @@ fn gathered_bodies_past_the_connections_budget_get_503_and_the_server_answers_ot
 
 #[test]
 fn many_small_posts_at_once_under_a_small_body_limit_all_reach_their_programs() {
-    let scripts = Scripts::new();
-    scripts.add(
+    let fx = CgiH3::new();
+    fx.add(
         "count",
         "printf 'Content-Type: text/plain\\r\\n\\r\\n'\nprintf '%s' \"$CONTENT_LENGTH\"\n",
     );
-    let certs = Certs::new();
-    let srv = certs.serve(|c| {
-        scripts.mount(c);
-        c.max_body_bytes = 4096;
-    });
-    let mut d = Driver::connect(&mut certs.client(), srv.addr);
+    let (srv, mut d) = fx.start(|c| c.max_body_bytes = 4096);
     // Twenty bodies of unknown length gathered at once, each far under the limit.
     let streams = open_unsaid(&mut d, "/cgi-bin/count", 20, 100);
     for &s in &streams {
@@ -203,40 +167,25 @@ fn many_small_posts_at_once_under_a_small_body_limit_all_reach_their_programs() 
     for got in d.wait(&streams) {
         assert_eq!((got.status, &got.body[..]), (200, &b"100"[..]), "{got:?}");
     }
-    d.client.close(http3::H3_NO_ERROR, b"");
-    d.turn();
+    d.close();
     let st = srv.stop();
     assert_eq!((st.cgi_starts, st.status_5xx), (20, 0));
 }
 
 #[test]
 fn a_gathered_request_on_a_protected_path_is_checked_once() {
-    let scripts = Scripts::new();
-    scripts.add(
+    let fx = CgiH3::new();
+    fx.add(
         "who",
         "printf 'Content-Type: text/plain\\r\\n\\r\\n'\nprintf '%s:%s' \"$REMOTE_USER\" \"$CONTENT_LENGTH\"\n",
     );
-    let certs = Certs::new();
-    let hash = bcrypt::hash_with_salt("pw-alice", 4, *b"0123456789abcdef")
-        .unwrap()
-        .format_for_version(bcrypt::Version::TwoY);
-    let file = certs.ca.dir().join("htpasswd");
-    std::fs::write(&file, format!("alice:{hash}\n")).unwrap();
-    let srv = certs.serve(|c| {
-        scripts.mount(c);
-        c.auth.push(serve::config::AuthZone {
-            prefix: "/cgi-bin".into(),
-            file,
-            realm: "flint".into(),
-        });
-    });
-    let mut d = Driver::connect(&mut certs.client(), srv.addr);
+    let zone = alice_zone(fx.certs.ca.dir(), "/cgi-bin");
+    let (srv, mut d) = fx.start(|c| c.auth.push(zone));
     // alice:pw-alice
     let creds = [("authorization", "Basic YWxpY2U6cHctYWxpY2U=")];
     let r = post_unsaid_with(&mut d, "/cgi-bin/who", &creds, &[b'a'; 20_000]);
     assert_eq!((r.status, &r.body[..]), (200, &b"alice:20000"[..]), "{r:?}");
-    d.client.close(http3::H3_NO_ERROR, b"");
-    d.turn();
+    d.close();
     let st = srv.stop();
     // Its verdict at its head kept for its end: one check, one success.
     assert_eq!(
@@ -248,26 +197,21 @@ fn a_gathered_request_on_a_protected_path_is_checked_once() {
 
 #[test]
 fn a_gathered_body_its_program_has_not_taken_still_counts_for_its_connection() {
-    let scripts = Scripts::new();
-    let gate = scripts.path().join("open");
-    scripts.add(
+    let fx = CgiH3::new();
+    let gate = fx.file("open");
+    fx.add(
         "hold",
         &format!(
             "i=0\nwhile [ ! -e {g} ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done\ncat >/dev/null\nprintf 'Content-Type: text/plain\\r\\n\\r\\nok'\n",
             g = gate.display()
         ),
     );
-    scripts.add(
+    fx.add(
         "count",
         "printf 'Content-Type: text/plain\\r\\n\\r\\n'\nprintf '%s' \"$CONTENT_LENGTH\"\n",
     );
-    let certs = Certs::new();
     // Room for 4 x 200 000 gathered bytes on the connection.
-    let srv = certs.serve(|c| {
-        scripts.mount(c);
-        c.max_body_bytes = 200_000;
-    });
-    let mut d = Driver::connect(&mut certs.client(), srv.addr);
+    let (srv, mut d) = fx.start(|c| c.max_body_bytes = 200_000);
     // Four bodies gathered whole, handed to programs that take none of them yet (a pipe
     // takes 64 KiB: the rest stays with the server).
     let held = open_unsaid(&mut d, "/cgi-bin/hold", 4, 190_000);
@@ -285,7 +229,6 @@ fn a_gathered_body_its_program_has_not_taken_still_counts_for_its_connection() {
     // Once the programs have their bodies, the room is back.
     let r = post_unsaid(&mut d, "/cgi-bin/count", &[b'r'; 190_000]);
     assert_eq!((r.status, &r.body[..]), (200, &b"190000"[..]));
-    d.client.close(http3::H3_NO_ERROR, b"");
-    d.turn();
+    d.close();
     srv.stop();
 }

@@ -9,12 +9,14 @@
 //! handshake, and nothing is counted.
 
 use crate::cgi_support::{Scripts, HELLO};
-use crate::h3_support::{Certs, BOUND};
+use crate::common::TestServer;
+use crate::h3_support::cgi::{alice_zone, basic};
+use crate::h3_support::{flush, recv_until_deadline, Certs, BOUND};
 use crate::proxy_support::{dead_port, mount};
 use http3::{Client, ClientConfig, ClientEvent, EarlyData, MAX_DATAGRAM};
 use std::collections::HashMap;
 use std::net::{SocketAddr, UdpSocket};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 pub(crate) const FILE: usize = 5_000;
 
@@ -65,9 +67,7 @@ pub(crate) fn fetch_with(
     let start = Instant::now();
     // The first flight goes before anything is asked: a resumed session's 0-RTT keys exist
     // once the Initial is written.
-    while let Some(d) = c.send(&mut out) {
-        sock.send_to(&out[..d.len], d.to).unwrap();
-    }
+    flush(&mut c, &sock);
     while !(finished == requests.len() && c.session().is_some()) {
         assert!(
             start.elapsed() < BOUND,
@@ -88,16 +88,8 @@ pub(crate) fn fetch_with(
                 streams.push(c.send_request(&fields, true).unwrap());
             }
         }
-        while let Some(d) = c.send(&mut out) {
-            sock.send_to(&out[..d.len], d.to).unwrap();
-        }
-        let wait = c
-            .deadline()
-            .map(|d| d.saturating_duration_since(Instant::now()))
-            .unwrap_or(Duration::from_millis(20))
-            .clamp(Duration::from_millis(1), Duration::from_millis(20));
-        sock.set_read_timeout(Some(wait)).unwrap();
-        if let Ok((n, from)) = sock.recv_from(&mut buf) {
+        flush(&mut c, &sock);
+        if let Some((n, from)) = recv_until_deadline(&c, &sock, &mut buf) {
             match holding {
                 true => held.push(buf[..n].to_vec()),
                 false => drop(c.recv(&mut buf[..n], from)),
@@ -142,6 +134,26 @@ pub(crate) fn fetch_with(
     }
 }
 
+/// A full handshake's GET of `/5k.bin` (nothing to resume: no 0-RTT), for the session it
+/// gives.
+pub(crate) fn first_visit(config: &mut ClientConfig, server: SocketAddr) -> Outcome {
+    fetch(config, server, &[], &[("GET", "/5k.bin")], &|| true)
+}
+
+/// [`fetch_with`] resuming `session`, what the server sends held from the client until `srv`
+/// has counted every one of `requests` early: the server has them while the handshake waits
+/// on the client.
+pub(crate) fn fetch_early(
+    config: &mut ClientConfig,
+    srv: &TestServer,
+    session: &[u8],
+    requests: &[(&str, &str)],
+    extra: &[(&str, &str)],
+) -> Outcome {
+    let hold = || srv.stats().h3_early_requests >= requests.len() as u64;
+    fetch_with(config, srv.addr, session, requests, extra, &hold)
+}
+
 #[test]
 fn in_0rtt_a_get_is_served_and_a_post_or_a_proxied_path_gets_425_unforwarded() {
     let certs = Certs::new();
@@ -161,7 +173,7 @@ fn in_0rtt_a_get_is_served_and_a_post_or_a_proxied_path_gets_425_unforwarded() {
     std::fs::write(srv.root.path().join("5k.bin"), vec![7u8; FILE]).unwrap();
     let mut config = certs.client().early_data();
     // A full handshake gives the session (no early data without one).
-    let first = fetch(&mut config, srv.addr, &[], &[("GET", "/5k.bin")], &|| true);
+    let first = first_visit(&mut config, srv.addr);
     assert_eq!(first.statuses, [200]);
     assert!(!first.sent_early, "nothing to resume: no 0-RTT");
     assert_eq!(first.early, EarlyData::NotSent);
@@ -173,9 +185,7 @@ fn in_0rtt_a_get_is_served_and_a_post_or_a_proxied_path_gets_425_unforwarded() {
         ("GET", "/api/x"),
         ("GET", "/cgi-bin/hello"),
     ];
-    // The server has the requests while the handshake waits on the client.
-    let hold = || srv.stats().h3_early_requests >= asked.len() as u64;
-    let second = fetch(&mut config, srv.addr, &first.session, &asked, &hold);
+    let second = fetch_early(&mut config, &srv, &first.session, &asked, &[]);
     assert!(
         second.sent_early,
         "the resumed session's ticket allows 0-RTT"
@@ -217,7 +227,7 @@ fn without_h3_early_data_nothing_goes_before_the_handshake() {
     let srv = certs.serve(|_| {});
     std::fs::write(srv.root.path().join("5k.bin"), vec![7u8; FILE]).unwrap();
     let mut config = certs.client().early_data();
-    let first = fetch(&mut config, srv.addr, &[], &[("GET", "/5k.bin")], &|| true);
+    let first = first_visit(&mut config, srv.addr);
     let asked = [("GET", "/5k.bin"), ("POST", "/5k.bin")];
     let second = fetch(&mut config, srv.addr, &first.session, &asked, &|| true);
     assert!(
@@ -242,7 +252,7 @@ fn a_rejected_0rtt_is_sent_again_after_the_handshake() {
     let srv = certs.serve(|c| c.h3_early_data = true);
     std::fs::write(srv.root.path().join("5k.bin"), vec![7u8; FILE]).unwrap();
     let mut config = certs.client().early_data();
-    let first = fetch(&mut config, srv.addr, &[], &[("GET", "/5k.bin")], &|| true);
+    let first = first_visit(&mut config, srv.addr);
     // The ticket's key name changed, as a restarted server sees it: the session is offered
     // and its 0-RTT sent, but the server cannot open the ticket and drops what came early.
     let mut foreign = first.session.clone();
@@ -268,38 +278,25 @@ fn a_rejected_0rtt_is_sent_again_after_the_handshake() {
 #[test]
 fn in_0rtt_a_protected_path_gets_425_before_its_credentials_are_checked() {
     let certs = Certs::new();
-    let hash = bcrypt::hash_with_salt("pw-alice", 4, *b"0123456789abcdef")
-        .unwrap()
-        .format_for_version(bcrypt::Version::TwoY);
-    let file = certs.ca.dir().join("htpasswd");
-    std::fs::write(&file, format!("alice:{hash}\n")).unwrap();
+    let zone = alice_zone(certs.ca.dir(), "/private");
     let srv = certs.serve(|c| {
         c.h3_early_data = true;
-        c.auth.push(serve::config::AuthZone {
-            prefix: "/private".into(),
-            file,
-            realm: "flint".into(),
-        });
+        c.auth.push(zone);
     });
     std::fs::create_dir(srv.root.path().join("private")).unwrap();
     std::fs::write(srv.root.path().join("private/secret.txt"), b"secret").unwrap();
     std::fs::write(srv.root.path().join("5k.bin"), vec![7u8; FILE]).unwrap();
     let mut config = certs.client().early_data();
-    let first = fetch(&mut config, srv.addr, &[], &[("GET", "/5k.bin")], &|| true);
+    let first = first_visit(&mut config, srv.addr);
     // Wrong credentials, from an address the handshake has not proven: were they checked,
     // each would be a failure the limiter holds against the address.
-    let bad = {
-        use base64::Engine;
-        let t = base64::engine::general_purpose::STANDARD.encode("alice:nope");
-        format!("Basic {t}")
-    };
+    let bad = basic("alice", "nope");
     let asked = [
         ("GET", "/private/secret.txt"),
         ("POST", "/private/secret.txt"),
     ];
-    let hold = || srv.stats().h3_early_requests >= 2;
     let extra = [("authorization", bad.as_str())];
-    let second = fetch_with(&mut config, srv.addr, &first.session, &asked, &extra, &hold);
+    let second = fetch_early(&mut config, &srv, &first.session, &asked, &extra);
     assert_eq!(second.early, EarlyData::Accepted);
     assert_eq!(second.statuses, [425, 425]);
     let st = srv.stop();

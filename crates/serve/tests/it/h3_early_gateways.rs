@@ -6,7 +6,8 @@
 //! protects. A request after the handshake is not marked.
 
 use crate::cgi_support::Scripts;
-use crate::h3_early_data::{fetch, fetch_with, FILE};
+use crate::h3_early_data::{fetch, fetch_early, first_visit, FILE};
+use crate::h3_support::cgi::alice_zone;
 use crate::h3_support::Certs;
 use crate::proxy_support::{dead_port, mount, Req, Step, Upstream};
 use http3::EarlyData;
@@ -39,18 +40,10 @@ fn in_0rtt_a_gateway_that_opts_in_is_told_and_its_425_passes_through() {
         "careful",
         "if [ \"$HTTP_EARLY_DATA\" = 1 ]; then s=425; else s=200; fi\nprintf 'Status: %s\\r\\nContent-Type: text/plain\\r\\n\\r\\nok' \"$s\"\n",
     );
-    let hash = bcrypt::hash_with_salt("pw-alice", 4, *b"0123456789abcdef")
-        .unwrap()
-        .format_for_version(bcrypt::Version::TwoY);
-    let file = certs.ca.dir().join("htpasswd");
-    std::fs::write(&file, format!("alice:{hash}\n")).unwrap();
+    let zone = alice_zone(certs.ca.dir(), "/api/private");
     let srv = certs.serve(|c| {
         c.h3_early_data = true;
-        c.auth.push(serve::config::AuthZone {
-            prefix: "/api/private".into(),
-            file,
-            realm: "flint".into(),
-        });
+        c.auth.push(zone);
         c.cgi_early_data = true;
         c.proxy.push(told);
         c.proxy.push(untold);
@@ -72,9 +65,7 @@ fn in_0rtt_a_gateway_that_opts_in_is_told_and_its_425_passes_through() {
         ("GET", "/shut/x"),
         ("GET", "/api/private/x"),
     ];
-    // The server has the requests while the handshake waits on the client.
-    let hold = || srv.stats().h3_early_requests >= asked.len() as u64;
-    let second = fetch(&mut config, srv.addr, &first.session, &asked, &hold);
+    let second = fetch_early(&mut config, &srv, &first.session, &asked, &[]);
     assert_eq!(second.early, EarlyData::Accepted);
     assert_eq!(second.statuses, [200, 200, 425, 425, 425, 425, 425]);
     let seen = up.requests();
@@ -118,13 +109,12 @@ fn in_0rtt_a_clients_own_early_data_field_is_replaced_by_the_servers_mark() {
     });
     std::fs::write(srv.root.path().join("5k.bin"), vec![7u8; FILE]).unwrap();
     let mut config = certs.client().early_data();
-    let first = fetch(&mut config, srv.addr, &[], &[("GET", "/5k.bin")], &|| true);
+    let first = first_visit(&mut config, srv.addr);
     assert_eq!(first.statuses, [200]);
     // A client saying its early request is not one: the origin must hear the server's mark.
     let extra = [("early-data", "0")];
-    let hold = || srv.stats().h3_early_requests >= 1;
     let asked = [("GET", "/api/x")];
-    let second = fetch_with(&mut config, srv.addr, &first.session, &asked, &extra, &hold);
+    let second = fetch_early(&mut config, &srv, &first.session, &asked, &extra);
     assert_eq!(second.early, EarlyData::Accepted);
     assert_eq!(second.statuses, [200]);
     let seen = up.requests();

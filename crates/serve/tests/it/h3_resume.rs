@@ -5,10 +5,10 @@
 //! under another key (as a restarted or another server sees it) gives a full handshake and a
 //! right answer, no error.
 
-use crate::h3_support::{Certs, BOUND};
+use crate::h3_support::{flush, recv_until_deadline, Certs, BOUND};
 use http3::{Client, ClientConfig, ClientEvent, MAX_DATAGRAM};
 use std::net::{SocketAddr, UdpSocket};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 pub(crate) const FILE: usize = 5_000;
 
@@ -42,16 +42,8 @@ pub(crate) fn fetch(
             ];
             stream = Some(c.send_request(&get, true).unwrap());
         }
-        while let Some(d) = c.send(&mut out) {
-            sock.send_to(&out[..d.len], d.to).unwrap();
-        }
-        let wait = c
-            .deadline()
-            .map(|d| d.saturating_duration_since(Instant::now()))
-            .unwrap_or(Duration::from_millis(20))
-            .clamp(Duration::from_millis(1), Duration::from_millis(20));
-        sock.set_read_timeout(Some(wait)).unwrap();
-        if let Ok((n, from)) = sock.recv_from(&mut buf) {
+        flush(&mut c, &sock);
+        if let Some((n, from)) = recv_until_deadline(&c, &sock, &mut buf) {
             let _ = c.recv(&mut buf[..n], from);
         }
         if c.deadline().is_some_and(|d| d <= Instant::now()) {

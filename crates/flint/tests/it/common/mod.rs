@@ -10,6 +10,8 @@ use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use test_support::certs::SelfSigned;
+
 pub fn flint() -> Command {
     Command::new(env!("CARGO_BIN_EXE_flint"))
 }
@@ -105,6 +107,22 @@ pub fn start_server_with(root: &Path, threads: u32, drain: bool) -> Server {
         .spawn()
         .expect("spawn flint serve");
     started_server(child, "http", drain)
+}
+
+/// `flint serve` of `cert`'s directory over HTTPS with `cert`'s certificate and key, `args`
+/// added (the address, threads, HTTP/3, a configuration file...): to spawn, its stdout closed
+/// and its stderr piped (for [`started_server`]).
+pub fn serve_tls(cert: &SelfSigned, args: &[&str]) -> Command {
+    let mut cmd = flint();
+    cmd.args(["serve", cert.dir().to_str().unwrap()])
+        .args(args)
+        .arg("--tls-cert")
+        .arg(&cert.cert)
+        .arg("--tls-key")
+        .arg(&cert.key)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    cmd
 }
 
 /// A `flint serve` just spawned with its stderr piped, killed when the test ends: its address is
