@@ -116,21 +116,26 @@ const PARAMS: &str = "
             fastcgi_param SERVER_PORT $server_port;
             fastcgi_param REMOTE_ADDR $remote_addr;";
 
+/// An upstream block of kept-alive connections to the application on a unix socket.
+fn upstream(upstreams: &mut String, name: &str, socket: &Path) {
+    let _ = write!(
+        upstreams,
+        "
+    upstream {name} {{
+        server unix:{socket};
+        keepalive 8;
+    }}",
+        socket = socket.display()
+    );
+}
+
 /// The config text (nginx is run with `-p DIR -c DIR/nginx.conf`).
 pub fn nginx_config(n: &Nginx) -> String {
     let dir = n.dir.display();
     let mut upstreams = String::new();
     let mut locations = String::new();
     if let Some(socket) = n.fastcgi {
-        let _ = write!(
-            upstreams,
-            "
-    upstream flint_app {{
-        server unix:{socket};
-        keepalive 8;
-    }}",
-            socket = socket.display()
-        );
+        upstream(&mut upstreams, "flint_app", socket);
         let _ = write!(
             locations,
             "
@@ -154,15 +159,7 @@ pub fn nginx_config(n: &Nginx) -> String {
         );
     }
     if let Some((socket, script)) = n.php_fpm {
-        let _ = write!(
-            upstreams,
-            "
-    upstream php_fpm {{
-        server unix:{socket};
-        keepalive 8;
-    }}",
-            socket = socket.display()
-        );
+        upstream(&mut upstreams, "php_fpm", socket);
         let _ = write!(
             locations,
             "
@@ -189,15 +186,7 @@ pub fn nginx_config(n: &Nginx) -> String {
         );
     }
     if let Some(socket) = n.proxy {
-        let _ = write!(
-            upstreams,
-            "
-    upstream flint_app_http {{
-        server unix:{socket};
-        keepalive 8;
-    }}",
-            socket = socket.display()
-        );
+        upstream(&mut upstreams, "flint_app_http", socket);
         let _ = write!(
             locations,
             "

@@ -199,17 +199,22 @@ fn socket_inodes(pid: u32) -> impl Iterator<Item = u64> {
         })
 }
 
+/// The inodes of the sockets listening on this TCP port, IPv4 and IPv6 (/proc/net/tcp{,6}).
+fn listening_on(port: u16) -> HashSet<u64> {
+    ["/proc/net/tcp", "/proc/net/tcp6"]
+        .iter()
+        .filter_map(|p| fs::read_to_string(p).ok())
+        .flat_map(|t| listening_inodes(&t, port))
+        .collect()
+}
+
 /// The pid of the local process listening on this TCP port (IPv4 or IPv6), for
 /// `--profile auto`: the socket inodes in state LISTEN from /proc/net/tcp{,6}, then the processes
 /// holding them (/proc/*/fd). When several do (a master and its workers share the listening
 /// socket), the one whose parent is not among them: the master. None when nobody listens, or
 /// the listener belongs to a user whose /proc entries are unreadable.
 pub fn pid_listening_on(port: u16) -> Option<u32> {
-    let inodes: HashSet<u64> = ["/proc/net/tcp", "/proc/net/tcp6"]
-        .iter()
-        .filter_map(|p| fs::read_to_string(p).ok())
-        .flat_map(|t| listening_inodes(&t, port))
-        .collect();
+    let inodes = listening_on(port);
     if inodes.is_empty() {
         return None;
     }
@@ -227,11 +232,7 @@ pub fn pid_listening_on(port: u16) -> Option<u32> {
 /// against that other server, this does not. False when a listener's /proc entries are
 /// unreadable (another user's).
 pub fn listens_only(pid: u32, port: u16) -> bool {
-    let inodes: HashSet<u64> = ["/proc/net/tcp", "/proc/net/tcp6"]
-        .iter()
-        .filter_map(|p| fs::read_to_string(p).ok())
-        .flat_map(|t| listening_inodes(&t, port))
-        .collect();
+    let inodes = listening_on(port);
     if inodes.is_empty() {
         return false;
     }

@@ -7,8 +7,8 @@
 //! `Config::default()` is a working configuration rooted at "." (`defaults.rs`). The file is
 //! read in `toml_file.rs`, checked in `validate.rs`; the values of a key that has a syntax of
 //! its own are parsed beside their types: `listen.rs`, `auth_zone.rs`, `cgi.rs`, `fastcgi.rs`,
-//! `proxy.rs` (with `forwarding.rs`). `http_limits.rs` turns the protocol keys into what the
-//! HTTP/2 and HTTP/3 crates take.
+//! `proxy.rs` (with `forwarding.rs`), the syntax they share in `text.rs`. `http_limits.rs` turns
+//! the protocol keys into what the HTTP/2 and HTTP/3 crates take.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -21,18 +21,18 @@ mod forwarding;
 mod http_limits;
 mod listen;
 mod proxy;
+mod text;
 mod toml_file;
 mod validate;
 pub use auth_zone::{parse_auth_prefix, AuthZone, DEFAULT_REALM};
-use cgi::cgi_mounts_from_toml;
 pub use cgi::CgiMount;
-use fastcgi::fastcgi_mounts_from_toml;
 pub use fastcgi::{FastCgiAddr, FastCgiMount, FastCgiPattern};
 pub use forwarding::{Cidr, Forwarding};
 pub use http_limits::{H3Retry, H3_CONNECTION_WINDOW, H3_STREAM_WINDOW};
 use listen::listen_from_toml;
 pub use listen::{parse_listen, ListenError, DEFAULT_LISTEN};
 pub use proxy::{parse_upstream, ProxyMount, Upstream};
+use text::parsed_list_from_toml;
 pub use toml_file::ConfigError;
 pub use validate::InvalidConfig;
 
@@ -202,7 +202,7 @@ pub struct Config {
     // ---- programs (gateway.rs, gateway/)
     /// CGI mounts, `PREFIX=DIR` each (`"/cgi-bin/=/srv/cgi"`): a target under PREFIX runs the
     /// executable it names under DIR (outside the document root), as `--cgi` does.
-    #[serde(deserialize_with = "cgi_mounts_from_toml")]
+    #[serde(deserialize_with = "parsed_list_from_toml")]
     pub cgi: Vec<CgiMount>,
     /// Files of the document root whose name ends with one of these (`".cgi"`) are run as CGI
     /// programs instead of being served.
@@ -241,7 +241,7 @@ pub struct Config {
     /// FastCGI applications, `PATTERN=ADDR` each (`"*.php=unix:/run/php/php-fpm.sock"`,
     /// `"/app/=127.0.0.1:9000"`), as `--fastcgi` does. Requests run under the CGI limits
     /// (`cgi_max_programs`, `cgi_timeout_ms`, `cgi_max_output_bytes`).
-    #[serde(deserialize_with = "fastcgi_mounts_from_toml")]
+    #[serde(deserialize_with = "parsed_list_from_toml")]
     pub fastcgi: Vec<FastCgiMount>,
     /// Idle connections kept open per application and per thread for the next request
     /// (`FCGI_KEEP_CONN`); 0 opens a connection per request.

@@ -106,6 +106,16 @@ enum Fill {
     Status(u16),
 }
 
+/// The status of a failure to read or open: 503 when out of descriptors or memory (see
+/// [`resolve::is_resource_error`]), else `otherwise`.
+fn io_status(e: &io::Error, otherwise: u16) -> u16 {
+    if resolve::is_resource_error(e) {
+        503
+    } else {
+        otherwise
+    }
+}
+
 impl Responder {
     /// Canonicalises the root once; fails if it is missing or not a directory.
     pub fn new(config: &Config) -> Result<Responder, RespondError> {
@@ -150,26 +160,20 @@ impl Responder {
             }
         };
         if req.version == Version::Http11 && req.host.is_none() {
-            return page(&mut self.pages, 400, date, conn, head_method, out, |_| {});
+            return self.pages.status_page(400, date, conn, head_method, out);
         }
         let query = match resolve::normalise(req.target, &mut self.key) {
             Ok(query) => query,
             Err(refusal) => {
                 self.cache.counters.refused += 1;
-                return page(
-                    &mut self.pages,
-                    refusal.status(),
-                    date,
-                    conn,
-                    head_method,
-                    out,
-                    |_| {},
-                );
+                return self
+                    .pages
+                    .status_page(refusal.status(), date, conn, head_method, out);
             }
         };
         if self.hide_dotfiles && resolve::is_hidden(&self.key) {
             // Not looked up at all: the answer does not depend on whether the name exists.
-            return page(&mut self.pages, 404, date, conn, head_method, out, |_| {});
+            return self.pages.status_page(404, date, conn, head_method, out);
         }
         // A file that changes between its stat and its read is resolved once more.
         for _ in 0..2 {
@@ -189,15 +193,7 @@ impl Responder {
                         });
                     }
                     Fill::Status(status) => {
-                        return page(
-                            &mut self.pages,
-                            status,
-                            date,
-                            conn,
-                            head_method,
-                            out,
-                            |_| {},
-                        )
+                        return self.pages.status_page(status, date, conn, head_method, out)
                     }
                     Fill::Listing { dir, fs_path } => {
                         return self.listing(&dir, &fs_path, head_method, date, conn, out)
@@ -208,24 +204,12 @@ impl Responder {
                 Ok(reply) => return reply,
                 Err(CacheError::Changed | CacheError::Gone) => continue,
                 Err(CacheError::Io(e)) => {
-                    let status = if resolve::is_resource_error(&e) {
-                        503
-                    } else {
-                        500
-                    };
-                    return page(
-                        &mut self.pages,
-                        status,
-                        date,
-                        conn,
-                        head_method,
-                        out,
-                        |_| {},
-                    );
+                    let status = io_status(&e, 500);
+                    return self.pages.status_page(status, date, conn, head_method, out);
                 }
             }
         }
-        page(&mut self.pages, 503, date, conn, head_method, out, |_| {})
+        self.pages.status_page(503, date, conn, head_method, out)
     }
 
     /// The `Server: ...\r\n` line every response carries (and `Alt-Svc` when HTTP/3 is
@@ -272,8 +256,7 @@ impl Responder {
                 Ok(slot) => Fill::Slot(slot),
                 Err(CacheError::Changed) => Fill::Retry,
                 Err(CacheError::Gone) => Fill::Status(404),
-                Err(CacheError::Io(e)) if resolve::is_resource_error(&e) => Fill::Status(503),
-                Err(CacheError::Io(_)) => Fill::Status(500),
+                Err(CacheError::Io(e)) => Fill::Status(io_status(&e, 500)),
             },
             Ok(Resolved::Redirect) => Fill::Redirect,
             Ok(Resolved::Directory { dir, fs_path }) if self.autoindex => {
@@ -313,20 +296,8 @@ impl Responder {
         };
         let mut html = Vec::with_capacity(4096);
         if let Err(e) = autoindex::render(&listing, &mut html) {
-            let status = if resolve::is_resource_error(&e) {
-                503
-            } else {
-                404
-            };
-            return page(
-                &mut self.pages,
-                status,
-                date,
-                conn,
-                head_method,
-                out,
-                |_| {},
-            );
+            let status = io_status(&e, 404);
+            return self.pages.status_page(status, date, conn, head_method, out);
         }
         out.start(b"HTTP/1.1 200 OK\r\n", date);
         out.field(FieldName::Server, &self.pages.server_name);

@@ -15,7 +15,7 @@ use crate::failure::ca_used_as_end_entity;
 use crate::{TlsOptions, TlsSetupError, TlsVersion};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::{verify_server_name, Resumption, WebPkiServerVerifier};
-use rustls::crypto::CryptoProvider;
+use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::server::ParsedCertificate;
@@ -45,21 +45,23 @@ pub fn client_config(opts: &TlsOptions, alpn: &[u8]) -> Result<Arc<ClientConfig>
     });
     let builder =
         ClientConfig::builder_with_provider(provider.clone()).with_protocol_versions(versions)?;
-    let mut config = if opts.insecure {
-        builder
-            .dangerous()
-            .with_custom_certificate_verifier(Arc::new(NoVerification(provider)))
-            .with_no_client_auth()
+    let chain = if opts.insecure {
+        None
     } else {
         let (roots, pinned) = roots(opts)?;
         let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
             .build()
             .map_err(|e| TlsSetupError::Config(rustls::Error::General(e.to_string())))?;
-        builder
-            .dangerous()
-            .with_custom_certificate_verifier(Arc::new(PinnedOrWebPki { webpki, pinned }))
-            .with_no_client_auth()
+        Some(PinnedOrWebPki { webpki, pinned })
     };
+    let verifier = Verifier {
+        chain,
+        signatures: provider.signature_verification_algorithms,
+    };
+    let mut config = builder
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(verifier))
+        .with_no_client_auth();
     config.alpn_protocols = vec![alpn.to_vec()];
     config.enable_early_data = false;
     config.resumption = if opts.resume {
@@ -105,6 +107,15 @@ fn roots(
     Ok((store, pinned))
 }
 
+/// The server's certificate checked by `chain` (`None` with `--insecure`: any certificate is
+/// accepted), and the handshake's signatures always checked, with the provider's algorithms (the
+/// handshake is then the same work with `--insecure` as verified, minus the chain).
+#[derive(Debug)]
+struct Verifier {
+    chain: Option<PinnedOrWebPki>,
+    signatures: WebPkiSupportedAlgorithms,
+}
+
 /// WebPKI's verification, and beside it the certificates given with `--cacert` taken as
 /// themselves: a server presenting exactly one of them is trusted for the names it carries,
 /// where WebPKI refuses it as a CA used as an end entity (or, CA:FALSE, as of unknown issuer).
@@ -114,7 +125,7 @@ struct PinnedOrWebPki {
     pinned: Vec<CertificateDer<'static>>,
 }
 
-impl ServerCertVerifier for PinnedOrWebPki {
+impl ServerCertVerifier for Verifier {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -123,7 +134,10 @@ impl ServerCertVerifier for PinnedOrWebPki {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        let verdict = self.webpki.verify_server_cert(
+        let Some(chain) = &self.chain else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        let verdict = chain.webpki.verify_server_cert(
             end_entity,
             intermediates,
             server_name,
@@ -139,7 +153,7 @@ impl ServerCertVerifier for PinnedOrWebPki {
                 if *e == CertificateError::UnknownIssuer || ca_used_as_end_entity(e)
         );
         if refused_as_itself
-            && self
+            && chain
                 .pinned
                 .iter()
                 .any(|c| c.as_ref() == end_entity.as_ref())
@@ -157,7 +171,7 @@ impl ServerCertVerifier for PinnedOrWebPki {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.webpki.verify_tls12_signature(message, cert, dss)
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.signatures)
     }
 
     fn verify_tls13_signature(
@@ -166,60 +180,10 @@ impl ServerCertVerifier for PinnedOrWebPki {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.webpki.verify_tls13_signature(message, cert, dss)
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.signatures)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.webpki.supported_verify_schemes()
-    }
-}
-
-/// `--insecure`: any certificate is accepted, but handshake signatures are still checked (the
-/// handshake is then the same work as a verified one, minus the chain).
-#[derive(Debug)]
-struct NoVerification(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for NoVerification {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
+        self.signatures.supported_schemes()
     }
 }

@@ -4,66 +4,90 @@
 //! HTTP/2 response reader. A name is compared on every field of every request, so the table is
 //! dispatched on the length first and compared a word at a time.
 
-/// A field name flint acts on (the pseudo-header fields of HTTP/2 and HTTP/3 among them);
-/// `Other` for any other name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FieldName {
+/// The enum and its spellings from one table: each name once, so a name added is found, spelled
+/// and tested alike.
+macro_rules! field_names {
+    ($($(#[$doc:meta])* $name:ident => $lower:literal,)*) => {
+        /// A field name flint acts on (the pseudo-header fields of HTTP/2 and HTTP/3 among them);
+        /// `Other` for any other name.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum FieldName {
+            $($(#[$doc])* $name,)*
+            /// Any name not above.
+            Other,
+        }
+
+        impl FieldName {
+            /// The name, lowercase; empty for `Other`.
+            pub const fn lower(self) -> &'static [u8] {
+                match self {
+                    $(FieldName::$name => $lower,)*
+                    FieldName::Other => b"",
+                }
+            }
+        }
+
+        /// Every name but `Other`.
+        #[cfg(test)]
+        const ALL: &[FieldName] = &[$(FieldName::$name),*];
+    };
+}
+
+field_names! {
     /// `:method`.
-    Method,
+    Method => b":method",
     /// `:path`.
-    Path,
+    Path => b":path",
     /// `:scheme`.
-    Scheme,
+    Scheme => b":scheme",
     /// `:authority`.
-    Authority,
+    Authority => b":authority",
     /// `:status`.
-    Status,
+    Status => b":status",
     /// `host`: the target's authority in HTTP/1.1.
-    Host,
+    Host => b"host",
     /// `content-length`: the body's length in bytes.
-    ContentLength,
+    ContentLength => b"content-length",
     /// `transfer-encoding`: the codings that frame an HTTP/1.1 body.
-    TransferEncoding,
+    TransferEncoding => b"transfer-encoding",
     /// `connection`: the connection's options (`close`, `keep-alive`); HTTP/2 forbids it.
-    Connection,
+    Connection => b"connection",
     /// `keep-alive`: HTTP/1.0's persistence parameters; HTTP/2 forbids it.
-    KeepAlive,
+    KeepAlive => b"keep-alive",
     /// `proxy-connection`: a pre-standard `connection`; HTTP/2 forbids it.
-    ProxyConnection,
+    ProxyConnection => b"proxy-connection",
     /// `upgrade`: a switch to another protocol; HTTP/2 forbids it.
-    Upgrade,
+    Upgrade => b"upgrade",
     /// `te`: the transfer codings a client accepts; HTTP/2 allows only `trailers`.
-    Te,
+    Te => b"te",
     /// `priority`: RFC 9218's urgency and incremental parameters.
-    Priority,
+    Priority => b"priority",
     /// `expect`: `100-continue` asks for an interim response before the body.
-    Expect,
+    Expect => b"expect",
     /// `if-match`: a list of entity tags, one of which must match.
-    IfMatch,
+    IfMatch => b"if-match",
     /// `if-none-match`: a list of entity tags, none of which may match.
-    IfNoneMatch,
+    IfNoneMatch => b"if-none-match",
     /// `if-modified-since`: an HTTP-date the representation must be newer than.
-    IfModifiedSince,
+    IfModifiedSince => b"if-modified-since",
     /// `if-unmodified-since`: an HTTP-date the representation must not be newer than.
-    IfUnmodifiedSince,
+    IfUnmodifiedSince => b"if-unmodified-since",
     /// `range`: the byte ranges asked for.
-    Range,
+    Range => b"range",
     /// `if-range`: an entity tag or date the `range` holds for.
-    IfRange,
+    IfRange => b"if-range",
     /// `accept-encoding`: the content codings a client accepts.
-    AcceptEncoding,
+    AcceptEncoding => b"accept-encoding",
     /// `user-agent`: the client's name, for the access log.
-    UserAgent,
+    UserAgent => b"user-agent",
     /// `referer`: the page the request came from, for the access log.
-    Referer,
+    Referer => b"referer",
     /// `authorization`: the credentials (serve reads Basic).
-    Authorization,
+    Authorization => b"authorization",
     /// `cookie`: the cookies sent, one or more fields.
-    Cookie,
+    Cookie => b"cookie",
     /// `location`: a redirect's target, in a response.
-    Location,
-    /// Any name not above.
-    Other,
+    Location => b"location",
 }
 
 impl FieldName {
@@ -78,40 +102,6 @@ impl FieldName {
     #[inline]
     pub fn of_lower(name: &[u8]) -> FieldName {
         find(name, |name, lower| name == lower)
-    }
-
-    /// The name, lowercase; empty for `Other`.
-    pub const fn lower(self) -> &'static [u8] {
-        match self {
-            FieldName::Method => b":method",
-            FieldName::Path => b":path",
-            FieldName::Scheme => b":scheme",
-            FieldName::Authority => b":authority",
-            FieldName::Status => b":status",
-            FieldName::Host => b"host",
-            FieldName::ContentLength => b"content-length",
-            FieldName::TransferEncoding => b"transfer-encoding",
-            FieldName::Connection => b"connection",
-            FieldName::KeepAlive => b"keep-alive",
-            FieldName::ProxyConnection => b"proxy-connection",
-            FieldName::Upgrade => b"upgrade",
-            FieldName::Te => b"te",
-            FieldName::Priority => b"priority",
-            FieldName::Expect => b"expect",
-            FieldName::IfMatch => b"if-match",
-            FieldName::IfNoneMatch => b"if-none-match",
-            FieldName::IfModifiedSince => b"if-modified-since",
-            FieldName::IfUnmodifiedSince => b"if-unmodified-since",
-            FieldName::Range => b"range",
-            FieldName::IfRange => b"if-range",
-            FieldName::AcceptEncoding => b"accept-encoding",
-            FieldName::UserAgent => b"user-agent",
-            FieldName::Referer => b"referer",
-            FieldName::Authorization => b"authorization",
-            FieldName::Cookie => b"cookie",
-            FieldName::Location => b"location",
-            FieldName::Other => b"",
-        }
     }
 }
 
@@ -188,44 +178,11 @@ fn is_name(name: &[u8], lowercase: &[u8]) -> bool {
 mod tests {
     use super::*;
 
-    const ALL: [FieldName; 27] = {
-        use FieldName::*;
-        [
-            Method,
-            Path,
-            Scheme,
-            Authority,
-            Status,
-            Host,
-            ContentLength,
-            TransferEncoding,
-            Connection,
-            KeepAlive,
-            ProxyConnection,
-            Upgrade,
-            Te,
-            Priority,
-            Expect,
-            IfMatch,
-            IfNoneMatch,
-            IfModifiedSince,
-            IfUnmodifiedSince,
-            Range,
-            IfRange,
-            AcceptEncoding,
-            UserAgent,
-            Referer,
-            Authorization,
-            Cookie,
-            Location,
-        ]
-    };
-
     /// Every name is found by its own spelling; in any case by `of`, lowercase only by
     /// `of_lower`; a longer or shorter one is `Other`.
     #[test]
     fn each_name_is_found_by_its_spelling_and_nothing_else() {
-        for name in ALL {
+        for &name in ALL {
             let lower = name.lower();
             assert_eq!(FieldName::of(lower), name);
             assert_eq!(FieldName::of_lower(lower), name);
@@ -248,7 +205,7 @@ mod tests {
     /// by word is the comparison byte by byte, case aside.
     #[test]
     fn names_compare_word_by_word_as_byte_by_byte() {
-        for known in ALL {
+        for &known in ALL {
             let lowercase = known.lower();
             assert!(is_name(&lowercase.to_ascii_uppercase(), lowercase));
             let mut name = lowercase.to_vec();

@@ -19,6 +19,7 @@ use std::io::{self, Read, Write};
 use std::os::fd::AsFd;
 use std::sync::Arc;
 pub use tls_client::{client_config, TlsSetupError};
+use tls_client::{tls_error, ClientStream};
 
 /// The most ciphertext read from the socket at once (the event loop's read buffer is as large).
 const CIPHERTEXT_READ: usize = 64 * 1024;
@@ -104,27 +105,10 @@ impl TlsStream {
 
     /// Moves the handshake on with what the socket has: `Ok(true)` once it is complete.
     pub(super) fn handshake(&mut self) -> io::Result<bool> {
-        loop {
-            self.send_pending()?;
-            if !self.tls.is_handshaking() {
-                return Ok(true);
-            }
-            if self.tls.wants_write() {
-                return Ok(false); // the socket is full: its writable event comes back here
-            }
-            match self.tls.read_tls(&mut self.tcp) {
-                Ok(0) => {
-                    return Err(io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        "the server closed the connection during the TLS handshake",
-                    ))
-                }
-                Ok(_) => self.process()?,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
+        tls_client::handshake(
+            self,
+            "the server closed the connection during the TLS handshake",
+        )
     }
 
     /// What the finished handshake agreed on, and whether it resumed a session.
@@ -187,16 +171,9 @@ impl TlsStream {
     }
 
     /// Writes waiting records until the socket is full (then its writable event comes back).
+    #[inline]
     pub(super) fn send_pending(&mut self) -> io::Result<()> {
-        while self.tls.wants_write() {
-            match self.tls.write_tls(&mut self.tcp) {
-                Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(())
+        tls_client::send_pending(&mut self.tls, &mut self.tcp)
     }
 
     /// See [`super::Transport::shutdown_write`]: the records rustls holds go first, then
@@ -332,6 +309,14 @@ impl TlsStream {
         }
         Ok(filled)
     }
+}
+
+impl ClientStream for TlsStream {
+    type Socket = TcpStream;
+
+    fn parts(&mut self) -> (&mut ClientConnection, &mut TcpStream) {
+        (&mut self.tls, &mut self.tcp)
+    }
 
     /// Decrypts what was read; on a TLS error, sends rustls's alert (best effort) and fails.
     /// The server's close_notify is answered with ours at once, as a browser's TLS does: a
@@ -371,9 +356,4 @@ impl Read for Measured<'_> {
         self.got = n;
         Ok(n)
     }
-}
-
-/// A TLS failure as an I/O error that still carries it (the error kinds look inside).
-fn tls_error(e: rustls::Error) -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidData, e)
 }

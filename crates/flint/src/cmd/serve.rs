@@ -5,7 +5,7 @@
 //! stays what clap gives a command line it cannot parse.
 
 use serve::config::{Dotfiles, LogFormat};
-use serve::{Config, ServeError, Server};
+use serve::{Config, ServeError, Server, ServerStats};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -144,6 +144,15 @@ fn bind_error(err: ServeError) -> anyhow::Error {
     }
 }
 
+/// A status line on stderr, after `flint serve: `. A closed stderr (a detached server) must
+/// not stop serving: `eprintln!` would panic on EPIPE, so the line is written and a failure
+/// ignored.
+macro_rules! status {
+    ($($arg:tt)*) => {{
+        let _ = writeln!(std::io::stderr(), "flint serve: {}", format_args!($($arg)*));
+    }};
+}
+
 fn run(args: ServeArgs) -> anyhow::Result<()> {
     let config = configure(args)?;
     let root = config.root.display().to_string();
@@ -151,36 +160,31 @@ fn run(args: ServeArgs) -> anyhow::Result<()> {
     let server = Server::bind(config).map_err(bind_error)?;
     let handle = server.handle();
     super::bench::install_stop_handler(move || handle.shutdown())?;
-    // Status lines go to stderr, but a closed stderr (a detached server) must not stop serving:
-    // `eprintln!` would panic on EPIPE, so write and ignore failures.
-    let _ = writeln!(
-        std::io::stderr(),
-        "flint serve: {}://{} from {root} ({threads} thread{})",
+    status!(
+        "{}://{} from {root} ({threads} thread{})",
         server.scheme(),
         server.local_addr(),
         if threads == 1 { "" } else { "s" }
     );
     if let Some(note) = server.tls_note() {
-        let _ = writeln!(std::io::stderr(), "flint serve: {note}");
+        status!("{note}");
     }
     if server.http3() {
-        let _ = writeln!(
-            std::io::stderr(),
-            "flint serve: HTTP/3 on UDP {}",
-            server.local_addr()
-        );
+        status!("HTTP/3 on UDP {}", server.local_addr());
     }
     if let Some(why) = server.http3_warning() {
-        let _ = writeln!(
-            std::io::stderr(),
-            "flint serve: warning: no HTTP/3: {}; serving TCP alone, nothing advertised (--http3 makes this an error, --no-http3 silences it)",
-            crate::exit::error_line(why)
-        );
+        let why = crate::exit::error_line(why);
+        status!("warning: no HTTP/3: {why}; serving TCP alone, nothing advertised (--http3 makes this an error, --no-http3 silences it)");
     }
     let stats = server.run().map_err(crate::exit::failed)?;
-    let _ = writeln!(
-        std::io::stderr(),
-        "flint serve: stopped after {} requests on {} connections ({} HTTP/1.x, {} HTTP/2) and {} QUIC connections ({} HTTP/3 requests)",
+    print_stopped(&stats);
+    Ok(())
+}
+
+/// What the server did, told once it stopped: the totals, then a line for each part that ran.
+fn print_stopped(stats: &ServerStats) {
+    status!(
+        "stopped after {} requests on {} connections ({} HTTP/1.x, {} HTTP/2) and {} QUIC connections ({} HTTP/3 requests)",
         stats.requests,
         stats.accepted,
         stats.http1_connections,
@@ -190,9 +194,8 @@ fn run(args: ServeArgs) -> anyhow::Result<()> {
     );
     if stats.http3_connections > 0 {
         // What each system call carried: GSO batches sent, recvmmsg and GRO read.
-        let _ = writeln!(
-            std::io::stderr(),
-            "flint serve: HTTP/3 datagrams: {} received in {} calls, {} sent in {} calls",
+        status!(
+            "HTTP/3 datagrams: {} received in {} calls, {} sent in {} calls",
             stats.h3_datagrams_received,
             stats.h3_recv_calls,
             stats.h3_datagrams_sent,
@@ -200,9 +203,8 @@ fn run(args: ServeArgs) -> anyhow::Result<()> {
         );
     }
     if stats.cgi_requests > 0 || stats.fastcgi_requests > 0 {
-        let _ = writeln!(
-            std::io::stderr(),
-            "flint serve: gateways: CGI {} requests, {} programs started; FastCGI {} requests on {} new connections ({} sent again); failures: {} busy (503), {} not started, {} at the FastCGI application (502), {} timed out, {} bad heads (502), {} died, {} over the output limit",
+        status!(
+            "gateways: CGI {} requests, {} programs started; FastCGI {} requests on {} new connections ({} sent again); failures: {} busy (503), {} not started, {} at the FastCGI application (502), {} timed out, {} bad heads (502), {} died, {} over the output limit",
             stats.cgi_requests,
             stats.cgi_starts,
             stats.fastcgi_requests,
@@ -218,9 +220,8 @@ fn run(args: ServeArgs) -> anyhow::Result<()> {
         );
     }
     if stats.proxy_requests > 0 {
-        let _ = writeln!(
-            std::io::stderr(),
-            "flint serve: proxy: {} requests on {} new upstream connections ({} sent again, {} upstream reads), {} refused at max_in_flight (503); failures: {} refused (502), {} reset or cut, {} timed out, {} bad responses, {} longer than their length, {} TLS handshakes failed; {} trusted clients' malformed Forwarded dropped",
+        status!(
+            "proxy: {} requests on {} new upstream connections ({} sent again, {} upstream reads), {} refused at max_in_flight (503); failures: {} refused (502), {} reset or cut, {} timed out, {} bad responses, {} longer than their length, {} TLS handshakes failed; {} trusted clients' malformed Forwarded dropped",
             stats.proxy_requests,
             stats.proxy_connects,
             stats.proxy_retries,
@@ -236,9 +237,8 @@ fn run(args: ServeArgs) -> anyhow::Result<()> {
         );
     }
     if stats.auth_ok + stats.auth_missing + stats.auth_failed + stats.auth_limited > 0 {
-        let _ = writeln!(
-            std::io::stderr(),
-            "flint serve: Basic authentication: {} requests let in ({} of them without a hash check), {} without credentials (401), {} with wrong ones (401), {} refused unchecked (429)",
+        status!(
+            "Basic authentication: {} requests let in ({} of them without a hash check), {} without credentials (401), {} with wrong ones (401), {} refused unchecked (429)",
             stats.auth_ok,
             stats.auth_cached,
             stats.auth_missing,
@@ -247,9 +247,8 @@ fn run(args: ServeArgs) -> anyhow::Result<()> {
         );
     }
     if stats.http2_connections > 0 {
-        let _ = writeln!(
-            std::io::stderr(),
-            "flint serve: HTTP/2: {} streams, {} resets received, {} sent, {} GOAWAYs sent, {} received",
+        status!(
+            "HTTP/2: {} streams, {} resets received, {} sent, {} GOAWAYs sent, {} received",
             stats.h2_streams,
             stats.h2_resets_received,
             stats.h2_resets_sent,
@@ -257,7 +256,6 @@ fn run(args: ServeArgs) -> anyhow::Result<()> {
             stats.h2_goaways_received,
         );
     }
-    Ok(())
 }
 
 /// The config file (or the defaults), then the flags over it.

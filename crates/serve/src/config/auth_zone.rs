@@ -2,13 +2,15 @@
 
 use std::path::PathBuf;
 
+use super::text::{prefix_from_toml, split_pair};
+
 /// A protected prefix: targets under `prefix` need a user and password of `file`.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AuthZone {
     /// The URL prefix, normalised as a CGI mount's: starts with `/`, no trailing slash except
     /// for `/` itself (`/private`).
-    #[serde(deserialize_with = "auth_prefix_from_toml")]
+    #[serde(deserialize_with = "prefix_from_toml")]
     pub prefix: String,
     /// An Apache htpasswd file (bcrypt, SHA-256-crypt or SHA-512-crypt entries).
     pub file: PathBuf,
@@ -43,21 +45,15 @@ pub fn parse_auth_prefix(prefix: &str) -> Result<String, String> {
     Ok(trimmed.into())
 }
 
-fn auth_prefix_from_toml<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
-    let text = <String as serde::Deserialize>::deserialize(d)?;
-    parse_auth_prefix(&text).map_err(serde::de::Error::custom)
-}
-
 impl std::str::FromStr for AuthZone {
     type Err = String;
 
     /// `PREFIX=FILE`: `/private/=/etc/flint/htpasswd`, in the default realm.
     fn from_str(text: &str) -> Result<AuthZone, String> {
-        let Some((prefix, file)) = text.split_once('=') else {
-            return Err(format!(
-                "`{text}`: expected PREFIX=HTPASSWD_FILE (`/private/=/etc/flint/htpasswd`)"
-            ));
-        };
+        let (prefix, file) = split_pair(
+            text,
+            "PREFIX=HTPASSWD_FILE (`/private/=/etc/flint/htpasswd`)",
+        )?;
         if file.is_empty() {
             return Err(format!("`{text}`: the file is empty"));
         }

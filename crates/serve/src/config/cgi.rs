@@ -3,6 +3,9 @@
 
 use std::path::PathBuf;
 
+use super::parse_auth_prefix;
+use super::text::split_pair;
+
 /// A CGI mount: targets under `prefix` name programs under `dir`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CgiMount {
@@ -19,40 +22,27 @@ impl std::str::FromStr for CgiMount {
 
     /// `PREFIX=DIR`: `/cgi-bin/=/srv/cgi`.
     fn from_str(text: &str) -> Result<CgiMount, String> {
-        let Some((prefix, dir)) = text.split_once('=') else {
-            return Err(format!(
-                "`{text}`: expected PREFIX=DIR (`/cgi-bin/=/srv/cgi`)"
-            ));
-        };
-        let trimmed = prefix.trim_end_matches('/');
-        let bad_segment = trimmed
-            .split('/')
-            .skip(1)
-            .any(|seg| seg.is_empty() || seg.starts_with('.'));
-        if !prefix.starts_with('/') || trimmed.is_empty() || bad_segment || prefix.contains('%') {
-            return Err(format!(
-                "`{prefix}`: the prefix must be a path under / without empty, dot or escaped segments"
-            ));
-        }
+        let (prefix, dir) = split_pair(text, "PREFIX=DIR (`/cgi-bin/=/srv/cgi`)")?;
+        let prefix = mount_prefix(prefix)?;
         if dir.is_empty() {
             return Err(format!("`{text}`: the directory is empty"));
         }
         Ok(CgiMount {
-            prefix: trimmed.to_string(),
+            prefix,
             dir: PathBuf::from(dir),
         })
     }
 }
 
-/// `cgi` in the file: a list of `PREFIX=DIR` strings.
-pub(super) fn cgi_mounts_from_toml<'de, D: serde::Deserializer<'de>>(
-    d: D,
-) -> Result<Vec<CgiMount>, D::Error> {
-    let texts = <Vec<String> as serde::Deserialize>::deserialize(d)?;
-    texts
-        .iter()
-        .map(|t| t.parse().map_err(serde::de::Error::custom))
-        .collect()
+/// A gateway mount's prefix (CGI's, or FastCGI's by prefix): a protected prefix's rules (see
+/// [`parse_auth_prefix`]), but not `/` itself, which would take every file of the root.
+pub(super) fn mount_prefix(prefix: &str) -> Result<String, String> {
+    match parse_auth_prefix(prefix)? {
+        root if root == "/" => Err(format!(
+            "`{prefix}`: a gateway's prefix cannot be / itself (it would take every file)"
+        )),
+        prefix => Ok(prefix),
+    }
 }
 
 #[cfg(test)]

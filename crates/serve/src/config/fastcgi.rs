@@ -3,7 +3,8 @@
 
 use std::path::PathBuf;
 
-use super::CgiMount;
+use super::cgi::mount_prefix;
+use super::text::split_pair;
 
 /// Which targets a FastCGI application answers.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,11 +47,8 @@ impl std::str::FromStr for FastCgiMount {
 
     /// `PATTERN=ADDR`: `*.php=unix:/run/php/php-fpm.sock`, `/app/=127.0.0.1:9000`.
     fn from_str(text: &str) -> Result<FastCgiMount, String> {
-        let Some((pattern, addr)) = text.split_once('=') else {
-            return Err(format!(
-                "`{text}`: expected PATTERN=ADDR (`*.php=unix:/run/php/php-fpm.sock`)"
-            ));
-        };
+        let (pattern, addr) =
+            split_pair(text, "PATTERN=ADDR (`*.php=unix:/run/php/php-fpm.sock`)")?;
         let pattern = match pattern.strip_prefix('*') {
             Some(ext) => {
                 let name = ext.strip_prefix('.').unwrap_or("");
@@ -62,7 +60,7 @@ impl std::str::FromStr for FastCgiMount {
                 FastCgiPattern::Extension(ext.to_string())
             }
             // The same rules as a CGI mount's prefix.
-            None => FastCgiPattern::Prefix(format!("{pattern}=-").parse::<CgiMount>()?.prefix),
+            None => FastCgiPattern::Prefix(mount_prefix(pattern)?),
         };
         let addr = match addr.strip_prefix("unix:") {
             Some("") => return Err(format!("`{text}`: the socket path is empty")),
@@ -82,17 +80,6 @@ impl std::str::FromStr for FastCgiMount {
         };
         Ok(FastCgiMount { pattern, addr })
     }
-}
-
-/// `fastcgi` in the file: a list of `PATTERN=ADDR` strings.
-pub(super) fn fastcgi_mounts_from_toml<'de, D: serde::Deserializer<'de>>(
-    d: D,
-) -> Result<Vec<FastCgiMount>, D::Error> {
-    let texts = <Vec<String> as serde::Deserialize>::deserialize(d)?;
-    texts
-        .iter()
-        .map(|t| t.parse().map_err(serde::de::Error::custom))
-        .collect()
 }
 
 #[cfg(test)]

@@ -118,15 +118,6 @@ impl FromStr for Cidr {
     }
 }
 
-pub(super) fn cidrs_from_toml<'de, D: serde::Deserializer<'de>>(
-    d: D,
-) -> Result<Vec<Cidr>, D::Error> {
-    let texts = <Vec<String> as serde::Deserialize>::deserialize(d)?;
-    (texts.iter())
-        .map(|t| t.parse().map_err(serde::de::Error::custom))
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,7 +4,8 @@
 use std::net::ToSocketAddrs;
 use std::path::PathBuf;
 
-use super::forwarding::{cidrs_from_toml, Cidr, Forwarding};
+use super::forwarding::{Cidr, Forwarding};
+use super::text::{parsed_list_from_toml, prefix_from_toml, split_pair};
 use super::FastCgiAddr;
 
 /// Targets under `prefix` are sent, path unchanged, to one of `upstreams` (round robin).
@@ -50,7 +51,7 @@ pub struct ProxyMount {
     pub forwarding: Forwarding,
     /// Clients (other proxies) whose own forwarding fields are kept and appended to; every
     /// other client's are dropped.
-    #[serde(default, deserialize_with = "cidrs_from_toml")]
+    #[serde(default, deserialize_with = "parsed_list_from_toml")]
     pub trusted: Vec<Cidr>,
     /// PEM certificates an `https://` upstream's certificate is checked against, beside the
     /// system's roots (`--proxy-cacert`); a self-signed certificate given here is trusted as
@@ -185,11 +186,6 @@ pub fn parse_upstream(text: &str) -> Result<Upstream, String> {
     }
 }
 
-fn prefix_from_toml<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
-    let text = <String as serde::Deserialize>::deserialize(d)?;
-    super::parse_auth_prefix(&text).map_err(serde::de::Error::custom)
-}
-
 fn upstreams_from_toml<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Upstream>, D::Error> {
     let texts = <Vec<String> as serde::Deserialize>::deserialize(d)?;
     if texts.is_empty() {
@@ -206,11 +202,7 @@ impl std::str::FromStr for ProxyMount {
     /// `PREFIX=http://HOST:PORT` or `PREFIX=unix:PATH`: `/api/=http://127.0.0.1:8080`, with the
     /// default timeouts.
     fn from_str(text: &str) -> Result<ProxyMount, String> {
-        let Some((prefix, upstream)) = text.split_once('=') else {
-            return Err(format!(
-                "`{text}`: expected PREFIX=URL (`/api/=http://127.0.0.1:8080`)"
-            ));
-        };
+        let (prefix, upstream) = split_pair(text, "PREFIX=URL (`/api/=http://127.0.0.1:8080`)")?;
         Ok(ProxyMount {
             prefix: super::parse_auth_prefix(prefix)?,
             upstreams: vec![parse_upstream(upstream)?],

@@ -76,15 +76,7 @@ impl Responder {
                 });
             }
             Outcome::Failed => {
-                return Ok(page(
-                    &mut self.pages,
-                    412,
-                    date,
-                    conn,
-                    head_method,
-                    out,
-                    |_| {},
-                ))
+                return Ok(self.pages.status_page(412, date, conn, head_method, out))
             }
         };
         let size = repr.version.size;

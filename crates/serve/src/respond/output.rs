@@ -154,6 +154,15 @@ impl Persistence {
         }
     }
 
+    /// HTTP/1.1's own: `Close` when `close`, else persistent (where no request says which).
+    pub(super) fn close_if(close: bool) -> Persistence {
+        if close {
+            Persistence::Close
+        } else {
+            Persistence::Persist
+        }
+    }
+
     /// The end of the head: this connection line, then the empty line.
     pub(super) fn end(self) -> &'static [u8] {
         match self {

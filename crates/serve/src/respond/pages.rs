@@ -20,20 +20,9 @@ impl Responder {
         close: bool,
         out: impl Into<Output<'o>>,
     ) -> Reply {
-        let conn = if close {
-            Persistence::Close
-        } else {
-            Persistence::Persist
-        };
-        page(
-            &mut self.pages,
-            status,
-            date,
-            conn,
-            false,
-            &mut out.into(),
-            |_| {},
-        )
+        let conn = Persistence::close_if(close);
+        self.pages
+            .status_page(status, date, conn, false, &mut out.into())
     }
 
     /// The 400 that answers plain HTTP sent to a TLS port (then the connection closes); the
@@ -64,15 +53,8 @@ impl Responder {
     ) -> Reply {
         let head_method = req.method == Method::Head;
         let conn = Persistence::of(req);
-        page(
-            &mut self.pages,
-            status,
-            date,
-            conn,
-            head_method,
-            &mut out.into(),
-            |_| {},
-        )
+        self.pages
+            .status_page(status, date, conn, head_method, &mut out.into())
     }
 
     /// 302 to `location` (a path of this server), for a program's local redirect the server
@@ -129,11 +111,7 @@ impl Responder {
         date: &[u8],
         out: impl Into<Output<'o>>,
     ) -> Reply {
-        let conn = if close {
-            Persistence::Close
-        } else {
-            Persistence::Persist
-        };
+        let conn = Persistence::close_if(close);
         self.retry_later(conn, head_method, date, out)
     }
 
@@ -279,6 +257,21 @@ impl ErrorPages {
             body: body.into_bytes().into(),
         });
         self.pages.len() - 1
+    }
+}
+
+impl ErrorPages {
+    /// The page of `status` with no field beyond its own (see [`page`]).
+    #[inline]
+    pub(super) fn status_page(
+        &mut self,
+        status: u16,
+        date: &[u8],
+        conn: Persistence,
+        head_method: bool,
+        out: &mut Output<'_>,
+    ) -> Reply {
+        page(self, status, date, conn, head_method, out, |_| {})
     }
 }
 

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use mio::net::TcpStream;
 use rustls::pki_types::ServerName;
 use rustls::{ClientConfig, ClientConnection};
-use tls_client::TlsFailure;
+use tls_client::{tls_error, ClientStream, TlsFailure};
 
 /// Plaintext rustls may hold for us to send, and records waiting for the socket: the exchange
 /// writes at most a body chunk at once; the limit keeps a connection's memory bounded.
@@ -65,27 +65,10 @@ impl TlsUpstream {
     /// Moves the handshake on with what the socket has: `Ok(true)` once it is complete,
     /// `Ok(false)` while it waits for the socket (its next event comes back here).
     pub fn handshake(&mut self) -> io::Result<bool> {
-        loop {
-            self.send_pending()?;
-            if !self.tls.is_handshaking() {
-                return Ok(true);
-            }
-            if self.tls.wants_write() {
-                return Ok(false);
-            }
-            match self.tls.read_tls(&mut self.tcp) {
-                Ok(0) => {
-                    return Err(io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        "the upstream closed the connection during the TLS handshake",
-                    ))
-                }
-                Ok(_) => self.process()?,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
+        tls_client::handshake(
+            self,
+            "the upstream closed the connection during the TLS handshake",
+        )
     }
 
     /// Whether the handshake is still under way (the exchange moves it only then).
@@ -116,15 +99,15 @@ impl TlsUpstream {
 
     /// Writes waiting records until the socket is full.
     fn send_pending(&mut self) -> io::Result<()> {
-        while self.tls.wants_write() {
-            match self.tls.write_tls(&mut self.tcp) {
-                Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(())
+        tls_client::send_pending(&mut self.tls, &mut self.tcp)
+    }
+}
+
+impl ClientStream for TlsUpstream {
+    type Socket = TcpStream;
+
+    fn parts(&mut self) -> (&mut ClientConnection, &mut TcpStream) {
+        (&mut self.tls, &mut self.tcp)
     }
 
     /// Decrypts what was read; on a TLS error, sends rustls's alert (best effort) and fails.
@@ -224,11 +207,6 @@ impl Write for TlsUpstream {
     fn flush(&mut self) -> io::Result<()> {
         self.send_pending()
     }
-}
-
-/// A TLS failure as an I/O error that still carries it ([`TlsFailure::of`] looks inside).
-fn tls_error(e: rustls::Error) -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidData, e)
 }
 
 /// Why a handshake failed, when `e` is one: the reason's name and its explanation.
