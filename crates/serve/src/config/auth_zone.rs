@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::text::{prefix_from_toml, split_pair};
+use super::text::{parse_auth_prefix, prefix_from_toml, split_pair};
 
 /// A protected prefix: targets under `prefix` need a user and password of `file`.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
@@ -24,25 +24,6 @@ pub const DEFAULT_REALM: &str = "flint";
 
 fn default_realm() -> String {
     DEFAULT_REALM.into()
-}
-
-/// A protected prefix as `--basic-auth` and `prefix` take it: a path under `/` without empty,
-/// dot or escaped segments, its trailing slash dropped (`/` stays `/`).
-pub fn parse_auth_prefix(prefix: &str) -> Result<String, String> {
-    if prefix == "/" {
-        return Ok(prefix.into());
-    }
-    let trimmed = prefix.trim_end_matches('/');
-    let bad_segment = trimmed
-        .split('/')
-        .skip(1)
-        .any(|seg| seg.is_empty() || seg.starts_with('.'));
-    if !prefix.starts_with('/') || trimmed.is_empty() || bad_segment || prefix.contains('%') {
-        return Err(format!(
-            "`{prefix}`: the prefix must be a path under / without empty, dot or escaped segments"
-        ));
-    }
-    Ok(trimmed.into())
 }
 
 impl std::str::FromStr for AuthZone {

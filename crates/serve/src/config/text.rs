@@ -1,5 +1,5 @@
-//! The syntax several keys share: a `LEFT=RIGHT` flag or list entry, and a list of strings each
-//! parsed by its type's `FromStr`.
+//! The syntax several keys share: a `LEFT=RIGHT` flag or list entry, a list of strings each
+//! parsed by its type's `FromStr`, and a URL prefix (auth zones, gateway mounts, proxy mounts).
 
 /// `text` split at its first `=`; without one, the error says what was `expected`
 /// (`PREFIX=DIR (`/cgi-bin/=/srv/cgi`)`).
@@ -20,8 +20,27 @@ where
         .collect()
 }
 
-/// A URL prefix in the file, as [`super::parse_auth_prefix`] takes it.
+/// A URL prefix in the file, as [`parse_auth_prefix`] takes it.
 pub(super) fn prefix_from_toml<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
     let text = <String as serde::Deserialize>::deserialize(d)?;
-    super::parse_auth_prefix(&text).map_err(serde::de::Error::custom)
+    parse_auth_prefix(&text).map_err(serde::de::Error::custom)
+}
+
+/// A protected prefix as `--basic-auth` and `prefix` take it: a path under `/` without empty,
+/// dot or escaped segments, its trailing slash dropped (`/` stays `/`).
+pub fn parse_auth_prefix(prefix: &str) -> Result<String, String> {
+    if prefix == "/" {
+        return Ok(prefix.into());
+    }
+    let trimmed = prefix.trim_end_matches('/');
+    let bad_segment = trimmed
+        .split('/')
+        .skip(1)
+        .any(|seg| seg.is_empty() || seg.starts_with('.'));
+    if !prefix.starts_with('/') || trimmed.is_empty() || bad_segment || prefix.contains('%') {
+        return Err(format!(
+            "`{prefix}`: the prefix must be a path under / without empty, dot or escaped segments"
+        ));
+    }
+    Ok(trimmed.into())
 }
