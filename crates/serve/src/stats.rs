@@ -188,6 +188,10 @@ counters! {
         h3_bad_tokens,
         /// Stateless resets sent: packets for a connection this thread does not know.
         h3_stateless_resets,
+        /// New client addresses HTTP/3 connections moved to (a NAT that rebound the client's
+        /// port, a client that changed networks): any number a connection, its memory bounded
+        /// (the `http3` crate's `server/paths.rs`).
+        h3_address_changes,
         /// HTTP/3 GOAWAY frames sent (graceful shutdown).
         h3_goaways_sent,
         /// HTTP/3 requests handed out while their connection was in 0-RTT (`h3_early_data`):

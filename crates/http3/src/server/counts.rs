@@ -47,4 +47,8 @@ pub struct ServerCounts {
     pub bad_tokens: u64,
     /// Stateless resets sent (short-header packets for a connection not known here).
     pub stateless_resets: u64,
+    /// New client addresses a connection moved to (a NAT that rebound its port, a client that
+    /// changed networks): the datagram from each, decrypted, answered there. Past quiche's
+    /// paths (seven changes) a new address takes an old one's path (`server/paths.rs`).
+    pub address_changes: u64,
 }

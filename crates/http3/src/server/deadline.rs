@@ -2,6 +2,7 @@
 //! in the heap of `timers.rs`) and what passing it does (`on_deadline`: QUIC's timers and the
 //! clocks of `clocks.rs`).
 
+use super::paths::drain_path_events;
 use super::{clocks, ConnId, Server};
 use std::time::Instant;
 
@@ -41,6 +42,8 @@ impl Server {
             let mut due = false;
             if conn.quic.timeout_instant().is_some_and(|t| t <= now) {
                 conn.quic.on_timeout();
+                // A path that failed its validation says so here.
+                drain_path_events(&mut conn.quic);
                 due = true;
             }
             if clocks::due(conn, &timeouts).is_some_and(|t| t <= now) {

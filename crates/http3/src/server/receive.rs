@@ -4,6 +4,7 @@
 
 use super::accept::address_key;
 use super::goaway::{settled, write_goaway};
+use super::paths::drain_path_events;
 use super::resets::reset_acknowledged;
 use super::{clocks, ConnId, RequestId, Server, ServerEvent, DATA_FRAME_HEADER};
 use crate::cid;
@@ -35,18 +36,34 @@ impl Server {
                 None => return,
             },
         };
-        let info = quiche::RecvInfo {
-            from,
-            to: self.local,
-        };
         let max_field_section = self.config.max_field_section;
         let generation = self.slots[slot as usize].generation;
         let now = self.now;
+        let local = self.local;
         let Some(conn) = self.slots[slot as usize].conn.as_mut() else {
             return;
         };
+        // The address quiche knows the client by (server/paths.rs: past quiche's paths, a
+        // new address stands in for an old one).
+        let arrival = conn.paths.arrival(from, conn.peer);
+        let info = quiche::RecvInfo {
+            from: arrival.quiche,
+            to: local,
+        };
+        // From a new address, whether quiche read a packet of it (`recv` says Ok of one it
+        // could not decrypt): what a stranger sends with the connection's ID changes nothing.
+        let read_before = arrival.is_new().then(|| conn.quic.stats().recv);
         // An error is the connection's: QUIC has closed it (or will), as `sweep` finds.
         let _ = conn.quic.recv(datagram, info);
+        if read_before.is_some_and(|n| conn.quic.stats().recv > n) {
+            self.counts.address_changes += 1;
+            if conn.paths.taken(from, arrival) {
+                // Validated again at its new address (an answer changes nothing quiche
+                // keeps; none fails the path, and quiche goes back to another).
+                let _ = conn.quic.probe_path(local, arrival.quiche);
+            }
+        }
+        drain_path_events(&mut conn.quic);
         if conn.h3.is_none() && (conn.quic.is_established() || conn.quic.is_in_early_data()) {
             if let Ok(h3) = h3_config(max_field_section)
                 .and_then(|c| Ok(h3::Connection::with_transport(&mut conn.quic, &c)?))

@@ -30,6 +30,11 @@ pub struct Log {
     /// Requests handed out while their connection was in 0-RTT (`Server::in_early_data`),
     /// with `ServerConfig::early_data` (served as any other).
     pub early: u64,
+    /// Connections accepted, and open (as the server's loop last saw them).
+    pub accepted: u64,
+    pub connections: usize,
+    /// New client addresses the connections moved to (`ServerCounts::address_changes`).
+    pub address_changes: u64,
 }
 
 /// A server on 127.0.0.1:0. Paths: `/bytes/N` (N bytes of `pattern`), `/count` (a POST: the
@@ -104,7 +109,13 @@ fn serve(sock: UdpSocket, mut server: Server, log: Arc<Mutex<Log>>, stop: Arc<At
             sock.set_nonblocking(false).unwrap();
         }
         server.on_deadline(Instant::now());
-        log.lock().unwrap().resumed = server.counts().resumed;
+        let counts = server.counts();
+        let mut l = log.lock().unwrap();
+        l.resumed = counts.resumed;
+        l.accepted = counts.accepted;
+        l.connections = server.connections();
+        l.address_changes = counts.address_changes;
+        drop(l);
         while let Some(ev) = server.poll() {
             match ev {
                 ServerEvent::Request { id, fields, end } => {
@@ -198,6 +209,8 @@ fn serve(sock: UdpSocket, mut server: Server, log: Arc<Mutex<Log>>, stop: Arc<At
 pub struct Driver {
     pub client: Client,
     sock: UdpSocket,
+    /// The sockets left by `rebind`, kept open so that no later one gets the same port.
+    left: Vec<UdpSocket>,
     server: SocketAddr,
     buf: Vec<u8>,
 }
@@ -210,6 +223,7 @@ impl Driver {
         Driver {
             client,
             sock,
+            left: Vec::new(),
             server,
             buf: vec![0u8; 65536],
         }
@@ -265,6 +279,18 @@ impl Driver {
 
     pub fn server(&self) -> SocketAddr {
         self.server
+    }
+
+    /// Goes on from a new socket (a new port), as a NAT that rebinds the client's mapping
+    /// does: the client's QUIC knows nothing of it (its local address stays the first).
+    pub fn rebind(&mut self) {
+        let new = UdpSocket::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        self.left.push(std::mem::replace(&mut self.sock, new));
+    }
+
+    /// The port datagrams go from now.
+    pub fn port(&self) -> u16 {
+        self.sock.local_addr().unwrap().port()
     }
 }
 

@@ -296,6 +296,7 @@ impl H3 {
         st.h3_retries = c.retries;
         st.h3_bad_tokens = c.bad_tokens;
         st.h3_stateless_resets = c.stateless_resets;
+        st.h3_address_changes = c.address_changes;
     }
 
     /// Reads what came of `id`'s gathered body; past `max_body_bytes` the request is answered

@@ -16,10 +16,8 @@ use crate::h3_support::{Certs, Driver};
 /// 2^-48.
 const CONNECTIONS: usize = 16;
 
-/// New source ports a connection moves to, one after the other. quiche keeps each path a
-/// connection left (it still holds the connection ID used on it) and takes a new one only
-/// while it has fewer than its `active_connection_id_limit`: with quiche's default (2) the
-/// second move's packets are dropped unanswered; http3 sets 8, room for 7.
+/// New source ports a connection moves to, one after the other (the `http3` crate follows
+/// any number: its `tests/rebinding.rs`).
 const MOVES: usize = 3;
 
 /// What became of the requests sent from the new ports.
@@ -156,8 +154,8 @@ fn while_the_server_drains_the_last_thread_s_connections_are_still_steered() {
         d.until(|d| d.got.get(&stream).is_some_and(|g| g.status == 200));
     }
     srv.handle.shutdown();
-    // Seven moves each (the paths quiche allows a connection), each a PING answered on the
-    // new port, spread over some seconds by turns that wait (at most 20 ms each): thread 0
+    // Seven moves each (the paths quiche keeps a connection: each a new one), each a PING
+    // answered on the new port, spread over some seconds by turns that wait (at most 20 ms each): thread 0
     // ends once the connections closed on it have drained (3 PTOs, about 3 s here).
     for d in &mut on2 {
         for _ in 0..MOVES_ALLOWED {
@@ -178,6 +176,6 @@ fn while_the_server_drains_the_last_thread_s_connections_are_still_steered() {
     assert_eq!(st.h3_steer_off, 0, "{st:?}");
 }
 
-/// The changes of address the `http3` crate's `active_connection_id_limit` (8) leaves a
-/// connection.
+/// The changes of address that are new paths of quiche's (its `active_connection_id_limit`,
+/// 8, less the first); the `http3` crate lets later ones take old paths.
 const MOVES_ALLOWED: usize = 7;

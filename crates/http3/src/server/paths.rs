@@ -1,0 +1,244 @@
+//! A client's addresses over its connection's life: a NAT that rebinds gives the client a new
+//! address (port, or address and port) with nothing said, and every change is a path of
+//! quiche's that the connection keeps to its end.
+//!
+//! Why quiche cannot let go of them (0.30.0): a client that issued no spare connection IDs
+//! (quiche's own client issues none unless asked; flint bench's none) is reached on a new
+//! path with the ID it used before, copied from the active path without being linked to the
+//! new one (`on_peer_migrated`, lib.rs 9213-9233). A path is dropped only to make room for
+//! another, and only if it has no peer ID left (`PathMap::make_room_for_new_path` and
+//! `Path::unused`, path.rs 794-812 and 358-363); a path's ID is taken from it only when that
+//! ID is retired (`retire_dcid`, lib.rs 7436-7473; NEW_CONNECTION_ID's retire-prior-to,
+//! lib.rs 8780-8805), and then only from the one path linked to it: retiring the shared ID
+//! would leave the active path with an ID that no longer exists (its packets are written with
+//! `get_dcid(seq)`, lib.rs 4438-4441; quiche lets it be retired while another path is
+//! usable, and each path left is). So
+//! a connection has at most `active_connection_id_limit` paths in its life, and a packet from
+//! one address more is dropped unanswered (`insert_path` fails with `Done`, lib.rs 9124).
+//!
+//! The workaround, outside quiche: the server keeps the addresses quiche knows the client by
+//! (at most [`MAX_PATHS`], the first being the one it was accepted from), each with the real
+//! address it stands for now. The first changes are given to quiche as they are, and it
+//! validates each new path (PATH_CHALLENGE, sending at most three times what it received
+//! there until answered). Once it has as many paths as it can keep, a datagram from a new
+//! address is given to quiche as coming from the address least recently heard from (never
+//! the current one), which from then on stands for the new one: quiche's datagrams to it go
+//! to the new address ([`Paths::real`]). That path was validated before, so quiche moves to
+//! it at once; the server asks it to validate it again (`probe_path` works on a server's
+//! existing path), and if the new address never answers, quiche gives the path up after
+//! three probe timeouts and goes back to another it knows. What this lets an on-path
+//! attacker do, who copies one of the client's packets and sends it from a victim's address
+//! before the original arrives: the connection's data goes to the victim until the client's
+//! next packet (which moves it back) or the failed validation, without quiche's limit of
+//! three times the bytes received, as quiche itself does for any address it validated before.
+//!
+//! Memory: at most [`MAX_PATHS`] entries a connection, allocated at its first change; the
+//! path events quiche queues are drained at every datagram and timer (`drain_path_events`).
+
+use std::net::SocketAddr;
+
+/// The paths quiche keeps for a connection: the `active_connection_id_limit` both sides set.
+pub(super) const MAX_PATHS: usize = crate::config::ACTIVE_CONNECTION_ID_LIMIT as usize;
+
+/// An address quiche knows the client by.
+struct Known {
+    /// As quiche has it (the key of its path).
+    quiche: SocketAddr,
+    /// Where the client is that it stands for now (`quiche` itself until reused).
+    real: SocketAddr,
+    /// When a datagram last came from `real`, in datagrams received since the first change.
+    seen: u64,
+}
+
+/// A connection's client addresses (empty until its first change: one address, unchanged).
+#[derive(Default)]
+pub(super) struct Paths {
+    known: Vec<Known>,
+    /// Datagrams received since the first change (the clock of `seen`).
+    tick: u64,
+    /// Some address stands for another: [`Paths::real`] must look.
+    reused: bool,
+}
+
+/// What a datagram from a client's address is to quiche, and what becomes of the table if
+/// quiche takes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Arrival {
+    /// The address to give quiche as the datagram's source.
+    pub(super) quiche: SocketAddr,
+    change: Change,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Change {
+    /// An address known already.
+    None,
+    /// A new address, given to quiche as it is (a new path).
+    Add,
+    /// A new address, standing in for the known one at this index.
+    Reuse(usize),
+}
+
+impl Arrival {
+    /// From an address not known yet.
+    pub(super) fn is_new(&self) -> bool {
+        self.change != Change::None
+    }
+}
+
+impl Paths {
+    /// What a datagram from `from` is to quiche; `first`: the address the connection was
+    /// accepted from.
+    pub(super) fn arrival(&mut self, from: SocketAddr, first: SocketAddr) -> Arrival {
+        if self.known.is_empty() {
+            if from == first {
+                return Arrival {
+                    quiche: from,
+                    change: Change::None,
+                };
+            }
+            self.known.reserve_exact(MAX_PATHS);
+            self.known.push(Known {
+                quiche: first,
+                real: first,
+                seen: 0,
+            });
+        }
+        self.tick += 1;
+        if let Some(k) = self.known.iter_mut().find(|k| k.real == from) {
+            k.seen = self.tick;
+            return Arrival {
+                quiche: k.quiche,
+                change: Change::None,
+            };
+        }
+        if self.known.len() < MAX_PATHS {
+            return Arrival {
+                quiche: from,
+                change: Change::Add,
+            };
+        }
+        // The least recently heard from: not the current address, which was heard from last
+        // (every `seen` differs, and there are two entries or more).
+        let (i, k) = (self.known.iter().enumerate())
+            .min_by_key(|(_, k)| k.seen)
+            .expect("the table is full");
+        Arrival {
+            quiche: k.quiche,
+            change: Change::Reuse(i),
+        }
+    }
+
+    /// quiche read a packet of the datagram from `from` that `arrival` describes: a new
+    /// address is kept. Returns whether it took an old one's path (which quiche must then
+    /// validate again).
+    pub(super) fn taken(&mut self, from: SocketAddr, arrival: Arrival) -> bool {
+        match arrival.change {
+            Change::None => false,
+            Change::Add => {
+                self.known.push(Known {
+                    quiche: from,
+                    real: from,
+                    seen: self.tick,
+                });
+                false
+            }
+            Change::Reuse(i) => {
+                let k = &mut self.known[i];
+                k.real = from;
+                k.seen = self.tick;
+                self.reused = true;
+                true
+            }
+        }
+    }
+
+    /// Where a datagram quiche addressed to `to` goes.
+    pub(super) fn real(&self, to: SocketAddr) -> SocketAddr {
+        if !self.reused {
+            return to;
+        }
+        (self.known.iter().find(|k| k.quiche == to)).map_or(to, |k| k.real)
+    }
+
+    /// The addresses kept (1 until the first change).
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.known.len().max(1)
+    }
+}
+
+/// Empties quiche's queue of path events: one or two are queued at each change of address
+/// (`New`, `Validated`, `PeerMigrated`...), and nothing reads them.
+pub(super) fn drain_path_events(quic: &mut quiche::Connection) {
+    while quic.path_event_next().is_some() {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Paths, MAX_PATHS};
+    use std::net::SocketAddr;
+
+    fn addr(port: u16) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], port))
+    }
+
+    /// A datagram from port `port`, taken: the address quiche sees, whether the port was
+    /// new, whether it took an old one's path.
+    fn from(p: &mut Paths, port: u16) -> (SocketAddr, bool, bool) {
+        let a = p.arrival(addr(port), addr(1000));
+        let reused = p.taken(addr(port), a);
+        (a.quiche, a.is_new(), reused)
+    }
+
+    #[test]
+    fn one_address_costs_nothing() {
+        let mut p = Paths::default();
+        for _ in 0..3 {
+            assert_eq!(from(&mut p, 1000), (addr(1000), false, false));
+        }
+        assert!(p.known.is_empty());
+        assert_eq!(p.real(addr(1000)), addr(1000));
+    }
+
+    #[test]
+    fn the_first_changes_are_new_paths_then_the_least_recent_stands_in() {
+        let mut p = Paths::default();
+        assert_eq!(from(&mut p, 1000).0, addr(1000));
+        for port in 1001..1000 + MAX_PATHS as u16 {
+            assert_eq!(from(&mut p, port), (addr(port), true, false));
+        }
+        assert_eq!(p.len(), MAX_PATHS);
+        // Back to a known one: as it was.
+        assert_eq!(from(&mut p, 1001), (addr(1001), false, false));
+        // A new one past the limit: the least recently heard from (1000) stands in for it.
+        assert_eq!(from(&mut p, 2000), (addr(1000), true, true));
+        assert_eq!(p.real(addr(1000)), addr(2000));
+        assert_eq!(p.real(addr(1001)), addr(1001));
+        // Then 1002, and so on, never growing.
+        assert_eq!(from(&mut p, 2001), (addr(1002), true, true));
+        let mut last = addr(2001);
+        for port in 3000..4000 {
+            let a = p.arrival(addr(port), addr(1000));
+            assert_ne!(p.real(a.quiche), last, "the current address stays");
+            assert!(a.is_new() && p.taken(addr(port), a));
+            assert_eq!(p.real(a.quiche), addr(port));
+            last = addr(port);
+        }
+        assert_eq!(p.len(), MAX_PATHS);
+        assert!(p.known.capacity() <= MAX_PATHS);
+    }
+
+    #[test]
+    fn a_datagram_quiche_refuses_changes_nothing() {
+        let mut p = Paths::default();
+        for port in 1000..1000 + MAX_PATHS as u16 {
+            from(&mut p, port);
+        }
+        // Garbage from a new address: asked, not taken.
+        let a = p.arrival(addr(5000), addr(1000));
+        assert_eq!(a.quiche, addr(1000));
+        assert_eq!(p.real(addr(1000)), addr(1000));
+        assert!(!p.reused);
+    }
+}
