@@ -12,13 +12,14 @@ use crate::common::TestServer;
 use crate::h3_support::{Certs, Driver};
 
 /// Connections, each moved [`MOVES`] times to a new source port. With the hash alone each new
-/// port lands on the other thread with probability 1/2: none of 48 does with probability
-/// 2^-48.
+/// port lands on the other thread with probability 1/2: none of 160 does with probability
+/// 2^-160.
 const CONNECTIONS: usize = 16;
 
-/// New source ports a connection moves to, one after the other (the `http3` crate follows
-/// any number: its `tests/rebinding.rs`).
-const MOVES: usize = 3;
+/// New source ports a connection moves to, one after the other: more than the seven that are
+/// new paths of quiche's (past them a new address takes an old one's path, the `http3`
+/// crate's `server/paths.rs`).
+const MOVES: usize = 10;
 
 /// What became of the requests sent from the new ports.
 struct Rebinds {
@@ -79,6 +80,11 @@ fn a_client_whose_port_changes_keeps_its_connection() {
     assert_eq!(st.h3_dropped, 0, "{st:?}");
     assert_eq!(st.h3_steer_off, 0, "{st:?}");
     assert_eq!(st.http3_connections, CONNECTIONS as u64, "{st:?}");
+    assert_eq!(
+        st.h3_address_changes,
+        (CONNECTIONS * MOVES) as u64,
+        "{st:?}"
+    );
     assert_eq!(
         st.http3_requests,
         (CONNECTIONS * (1 + MOVES)) as u64,
