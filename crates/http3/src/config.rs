@@ -96,8 +96,8 @@ fn server_quic_config(limits: &Limits) -> Result<(quiche::Config, Period), Error
 /// keeps. quiche keeps every path a connection has left while it still holds the peer's ID
 /// used on it (the ID is reused on the new path when no spare one is issued, as here), and a
 /// new path past the limit is dropped, unanswered and uncounted (`recv` says nothing of it).
-/// The server follows a client past that (`server/paths.rs`: a new address takes an old
-/// one's path), so the limit is the paths a connection keeps: 8 makes seven changes of
+/// The server follows a client past that (`server/paths.rs`: a new address of an IP the
+/// client proved takes an old one's path; one of another IP is dropped), so the limit is the paths a connection keeps: 8 makes seven changes of
 /// address new paths that quiche validates as it does any (a NAT rebinds after its mapping
 /// has been idle past its timeout, so a connection that goes quiet often may have several),
 /// at the cost of up to seven more paths a connection (each its congestion and recovery

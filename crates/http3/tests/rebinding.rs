@@ -1,7 +1,8 @@
 //! A client whose address changes again and again, as behind a NAT that rebinds its mapping:
 //! one connection lives through twenty new ports, a request from each answered whole there.
 //! quiche keeps a path for every address a connection had (seven changes' worth); past them a
-//! new address takes an old one's path (`server/paths.rs`).
+//! new address takes an old one's path if its IP is one the connection proved, and is dropped
+//! if not (`server/paths.rs`).
 
 mod common;
 
@@ -17,13 +18,26 @@ const CHANGES: u64 = 20;
 /// Each response's body: several datagrams, more than three times a request's (what a
 /// server sends to an address it has not validated yet).
 const LEN: usize = 30_000;
+/// The paths quiche keeps for a connection (the crate's `active_connection_id_limit`): the
+/// first address and seven changes.
+const PATHS: u64 = 8;
 
 /// A GET of [`LEN`] bytes: the bytes received and those that matched the pattern, or the
 /// client's state if it was not answered whole within [`BOUND`].
 fn fetch(d: &mut Driver) -> Result<(usize, usize), String> {
-    let stream = (d.client)
+    let stream = ask(d)?;
+    answer(d, stream)
+}
+
+/// Sends a GET of [`LEN`] bytes: its stream.
+fn ask(d: &mut Driver) -> Result<u64, String> {
+    (d.client)
         .send_request(&get(&format!("/bytes/{LEN}")), true)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| e.to_string())
+}
+
+/// The answer to `ask`'s GET on `stream`, as `fetch` gives it.
+fn answer(d: &mut Driver, stream: u64) -> Result<(usize, usize), String> {
     let (mut len, mut good, mut finished) = (0, 0, false);
     let mut buf = vec![0u8; 65536];
     let start = Instant::now();
@@ -117,4 +131,56 @@ fn datagrams_from_new_ports_that_do_not_decrypt_move_nothing() {
         (1, 1, 0),
         "{log:?}"
     );
+}
+
+/// Past quiche's paths, the connection's own packets from an IP it never proved (a client on
+/// its eighth network, or an attacker's copy sent from a victim's address) are dropped unread
+/// and counted, nothing sent there; the client, on a new port of its first IP, goes on and
+/// its request is answered.
+#[test]
+fn past_the_paths_an_ip_not_proved_is_never_answered() {
+    let certs = Certs::new();
+    let limits = Limits::default();
+    let server = UdpServer::start(certs.server(&limits));
+    let mut config = certs.client(&limits);
+    let mut d = Driver::connect(&mut config, "localhost", server.addr);
+    d.ready();
+    assert!(d.client.is_ready(), "{:?}", d.client.closed());
+    assert_eq!(fetch(&mut d), Ok((LEN, LEN)));
+    for change in 1..PATHS {
+        d.rebind();
+        assert_eq!(
+            fetch(&mut d),
+            Ok((LEN, LEN)),
+            "after {change} changes of port"
+        );
+    }
+    let elsewhere = d.rebind_to([127, 0, 0, 2]);
+    let before = d.received;
+    let stream = ask(&mut d).unwrap();
+    // Until the server has dropped some of it, or answered there.
+    let start = Instant::now();
+    while server.log.lock().unwrap().address_changes_refused == 0 && d.received == before {
+        assert!(start.elapsed() < BOUND, "nothing refused, nothing answered");
+        d.turn();
+    }
+    let log = format!("{:?}", server.log.lock().unwrap());
+    assert_eq!(
+        d.received - before,
+        0,
+        "datagrams received at {elsewhere}: {log}"
+    );
+    d.rebind();
+    // Lost from 127.0.0.2, sent again from the new port.
+    assert_eq!(answer(&mut d, stream), Ok((LEN, LEN)));
+    let log = server.log.lock().unwrap();
+    let late = d.waiting_at(elsewhere);
+    assert_eq!(late, 0, "datagrams sent to {elsewhere} later: {log:?}");
+    assert!(log.address_changes_refused > 0, "{log:?}");
+    assert_eq!(
+        (log.accepted, log.connections, log.address_changes),
+        (1, 1, PATHS),
+        "{log:?}"
+    );
+    assert!(log.closed.is_empty());
 }

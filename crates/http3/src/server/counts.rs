@@ -49,6 +49,12 @@ pub struct ServerCounts {
     pub stateless_resets: u64,
     /// New client addresses a connection moved to (a NAT that rebound its port, a client that
     /// changed networks): the datagram from each, decrypted, answered there. Past quiche's
-    /// paths (seven changes) a new address takes an old one's path (`server/paths.rs`).
+    /// paths (seven changes) a new address of an IP the connection proved takes an old one's
+    /// path (`server/paths.rs`).
     pub address_changes: u64,
+    /// Datagrams dropped unread because they came from a new client address, past quiche's
+    /// paths, whose IP the connection has not proved (the first address's, or one quiche
+    /// validated a path to): a client that changed networks more than seven times, or a copy
+    /// of a client's packet sent from elsewhere (`server/paths.rs`).
+    pub address_changes_refused: u64,
 }

@@ -2,7 +2,6 @@
 //! in the heap of `timers.rs`) and what passing it does (`on_deadline`: QUIC's timers and the
 //! clocks of `clocks.rs`).
 
-use super::paths::drain_path_events;
 use super::{clocks, ConnId, Server};
 use std::time::Instant;
 
@@ -43,7 +42,7 @@ impl Server {
             if conn.quic.timeout_instant().is_some_and(|t| t <= now) {
                 conn.quic.on_timeout();
                 // A path that failed its validation says so here.
-                drain_path_events(&mut conn.quic);
+                conn.paths.drain_events(&mut conn.quic);
                 due = true;
             }
             if clocks::due(conn, &timeouts).is_some_and(|t| t <= now) {

@@ -18,24 +18,30 @@
 //!
 //! The workaround, outside quiche: the server keeps the addresses quiche knows the client by
 //! (at most [`MAX_PATHS`], the first being the one it was accepted from), each with the real
-//! address it stands for now. The first changes are given to quiche as they are, and it
-//! validates each new path (PATH_CHALLENGE, sending at most three times what it received
-//! there until answered). Once it has as many paths as it can keep, a datagram from a new
-//! address is given to quiche as coming from the address least recently heard from (never
-//! the current one), which from then on stands for the new one: quiche's datagrams to it go
-//! to the new address ([`Paths::real`]). That path was validated before, so quiche moves to
-//! it at once; the server asks it to validate it again (`probe_path` works on a server's
+//! address it stands for now, and the IPs the client proved (the first address's, by the
+//! handshake; then each whose new path quiche validated: PATH_CHALLENGE answered from there).
+//! The first changes are given to quiche as they are, and it validates each new path (sending
+//! at most three times what it received there until answered). Once it has as many paths as
+//! it can keep, a datagram from a new address whose IP the client proved (a NAT that rebinds
+//! changes the port, rarely the IP) is given to quiche as coming from the address least
+//! recently heard from (never the current one), which from then on stands for the new one:
+//! quiche's datagrams to it go to the new address ([`Paths::real`]). That path was validated
+//! before, so quiche moves to it at once, without its limit of three times the bytes
+//! received; the server asks it to validate it again (`probe_path` works on a server's
 //! existing path), and if the new address never answers, quiche gives the path up after
-//! three probe timeouts and goes back to another it knows. What this lets an on-path
-//! attacker do, who copies one of the client's packets and sends it from a victim's address
-//! before the original arrives: the connection's data goes to the victim until the client's
-//! next packet (which moves it back) or the failed validation, without quiche's limit of
-//! three times the bytes received, as quiche itself does for any address it validated before.
+//! three probe timeouts and goes back to another it knows. A new address whose IP the client
+//! has not proved, once the paths are full, is dropped unread (counted in
+//! `ServerCounts::address_changes_refused`), as quiche alone drops it: taking over a path for
+//! it would let an on-path attacker, copying a client's packet and sending it from a
+//! victim's address, point the connection's traffic at any victim unchecked (RFC 9000 9.3).
+//! What remains: such a copy sent from another port of an IP the client proved has the
+//! connection's data sent there until the client's next packet or the failed validation.
 //!
-//! Memory: at most [`MAX_PATHS`] entries a connection, allocated at its first change; the
-//! path events quiche queues are drained at every datagram and timer (`drain_path_events`).
+//! Memory: at most [`MAX_PATHS`] addresses and as many IPs a connection, allocated at its
+//! first change; the path events quiche queues are drained at every datagram and timer
+//! ([`Paths::drain_events`], which notes the validated ones).
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 
 /// The paths quiche keeps for a connection: the `active_connection_id_limit` both sides set.
 pub(super) const MAX_PATHS: usize = crate::config::ACTIVE_CONNECTION_ID_LIMIT as usize;
@@ -54,6 +60,9 @@ struct Known {
 #[derive(Default)]
 pub(super) struct Paths {
     known: Vec<Known>,
+    /// The IPs the client proved: the first address's, then those of paths quiche validated
+    /// (at most [`MAX_PATHS`]: only a new path, one of quiche's, adds one).
+    proven: Vec<IpAddr>,
     /// Datagrams received since the first change (the clock of `seen`).
     tick: u64,
     /// Some address stands for another: [`Paths::real`] must look.
@@ -77,12 +86,19 @@ enum Change {
     Add,
     /// A new address, standing in for the known one at this index.
     Reuse(usize),
+    /// A new address past quiche's paths, its IP not proved: not given to quiche.
+    Refuse,
 }
 
 impl Arrival {
     /// From an address not known yet.
     pub(super) fn is_new(&self) -> bool {
         self.change != Change::None
+    }
+
+    /// To be dropped unread: a new address, quiche's paths full, its IP not proved.
+    pub(super) fn is_refused(&self) -> bool {
+        self.change == Change::Refuse
     }
 }
 
@@ -103,6 +119,8 @@ impl Paths {
                 real: first,
                 seen: 0,
             });
+            self.proven.reserve_exact(MAX_PATHS);
+            self.proven.push(first.ip());
         }
         self.tick += 1;
         if let Some(k) = self.known.iter_mut().find(|k| k.real == from) {
@@ -116,6 +134,12 @@ impl Paths {
             return Arrival {
                 quiche: from,
                 change: Change::Add,
+            };
+        }
+        if !self.proven.contains(&from.ip()) {
+            return Arrival {
+                quiche: from,
+                change: Change::Refuse,
             };
         }
         // The least recently heard from: not the current address, which was heard from last
@@ -134,7 +158,7 @@ impl Paths {
     /// validate again).
     pub(super) fn taken(&mut self, from: SocketAddr, arrival: Arrival) -> bool {
         match arrival.change {
-            Change::None => false,
+            Change::None | Change::Refuse => false,
             Change::Add => {
                 self.known.push(Known {
                     quiche: from,
@@ -161,17 +185,35 @@ impl Paths {
         (self.known.iter().find(|k| k.quiche == to)).map_or(to, |k| k.real)
     }
 
+    /// Empties quiche's queue of path events (one or two are queued at each change of address:
+    /// `New`, `Validated`, `PeerMigrated`...), noting the IP of each path validated: the
+    /// client answered a PATH_CHALLENGE sent there.
+    pub(super) fn drain_events(&mut self, quic: &mut quiche::Connection) {
+        while let Some(event) = quic.path_event_next() {
+            if let quiche::PathEvent::Validated(_, peer) = event {
+                self.validated(peer);
+            }
+        }
+    }
+
+    /// quiche validated its path to `quiche`: the IP of the address it stands for is proved.
+    /// (Only a new path's address can bring an IP not proved yet: one standing in for another
+    /// has a proved IP.)
+    fn validated(&mut self, quiche: SocketAddr) {
+        let Some(k) = self.known.iter().find(|k| k.quiche == quiche) else {
+            return;
+        };
+        let ip = k.real.ip();
+        if !self.proven.contains(&ip) && self.proven.len() < MAX_PATHS {
+            self.proven.push(ip);
+        }
+    }
+
     /// The addresses kept (1 until the first change).
     #[cfg(test)]
     fn len(&self) -> usize {
         self.known.len().max(1)
     }
-}
-
-/// Empties quiche's queue of path events: one or two are queued at each change of address
-/// (`New`, `Validated`, `PeerMigrated`...), and nothing reads them.
-pub(super) fn drain_path_events(quic: &mut quiche::Connection) {
-    while quic.path_event_next().is_some() {}
 }
 
 #[cfg(test)]
@@ -240,5 +282,51 @@ mod tests {
         assert_eq!(a.quiche, addr(1000));
         assert_eq!(p.real(addr(1000)), addr(1000));
         assert!(!p.reused);
+    }
+
+    fn at(ip: [u8; 4], port: u16) -> SocketAddr {
+        SocketAddr::from((ip, port))
+    }
+
+    #[test]
+    fn past_the_paths_only_a_proved_ip_takes_one_over() {
+        let mut p = Paths::default();
+        let first = addr(1000);
+        // Six new ports of the first IP, and one new IP (quiche's last path: its own).
+        for port in 1001..1000 + MAX_PATHS as u16 - 1 {
+            let a = p.arrival(addr(port), first);
+            p.taken(addr(port), a);
+        }
+        let other = at([127, 0, 0, 2], 3000);
+        let a = p.arrival(other, first);
+        assert_eq!((a.quiche, a.is_new(), a.is_refused()), (other, true, false));
+        p.taken(other, a);
+        assert_eq!(p.len(), MAX_PATHS);
+        // Another port of it, quiche's path to it not validated yet: refused, nothing moved.
+        let moved = at([127, 0, 0, 2], 3001);
+        let a = p.arrival(moved, first);
+        assert!(a.is_refused());
+        assert!(!p.taken(moved, a));
+        assert!(!p.reused);
+        // A new IP never seen: refused, as often as it comes.
+        let stranger = at([127, 0, 0, 3], 4000);
+        for _ in 0..3 {
+            assert!(p.arrival(stranger, first).is_refused());
+        }
+        // A new port of the first IP takes the least recent path over.
+        let a = p.arrival(addr(2000), first);
+        assert_eq!((a.quiche, a.is_refused()), (addr(1000), false));
+        assert!(p.taken(addr(2000), a));
+        // Once quiche validated its path to 127.0.0.2, that IP's new ports take paths over.
+        p.validated(other);
+        let a = p.arrival(moved, first);
+        assert!(!a.is_refused() && a.is_new());
+        assert!(p.taken(moved, a));
+        assert_eq!(p.real(a.quiche), moved);
+        // A validation heard for an address quiche does not know proves nothing.
+        p.validated(stranger);
+        assert!(p.arrival(stranger, first).is_refused());
+        assert_eq!(p.proven.len(), 2);
+        assert!(p.proven.capacity() <= MAX_PATHS);
     }
 }

@@ -4,7 +4,6 @@
 
 use super::accept::address_key;
 use super::goaway::{settled, write_goaway};
-use super::paths::drain_path_events;
 use super::resets::reset_acknowledged;
 use super::{clocks, ConnId, RequestId, Server, ServerEvent, DATA_FRAME_HEADER};
 use crate::cid;
@@ -46,6 +45,12 @@ impl Server {
         // The address quiche knows the client by (server/paths.rs: past quiche's paths, a
         // new address stands in for an old one).
         let arrival = conn.paths.arrival(from, conn.peer);
+        if arrival.is_refused() {
+            // Past quiche's paths, from an IP the client has not proved: taking a path for it
+            // would send the connection's data there unchecked (server/paths.rs).
+            self.counts.address_changes_refused += 1;
+            return;
+        }
         let info = quiche::RecvInfo {
             from: arrival.quiche,
             to: local,
@@ -63,7 +68,7 @@ impl Server {
                 let _ = conn.quic.probe_path(local, arrival.quiche);
             }
         }
-        drain_path_events(&mut conn.quic);
+        conn.paths.drain_events(&mut conn.quic);
         if conn.h3.is_none() && (conn.quic.is_established() || conn.quic.is_in_early_data()) {
             if let Ok(h3) = h3_config(max_field_section)
                 .and_then(|c| Ok(h3::Connection::with_transport(&mut conn.quic, &c)?))

@@ -35,6 +35,8 @@ pub struct Log {
     pub connections: usize,
     /// New client addresses the connections moved to (`ServerCounts::address_changes`).
     pub address_changes: u64,
+    /// Datagrams dropped from new addresses of IPs not proved (`address_changes_refused`).
+    pub address_changes_refused: u64,
 }
 
 /// A server on 127.0.0.1:0. Paths: `/bytes/N` (N bytes of `pattern`), `/count` (a POST: the
@@ -115,6 +117,7 @@ fn serve(sock: UdpSocket, mut server: Server, log: Arc<Mutex<Log>>, stop: Arc<At
         l.accepted = counts.accepted;
         l.connections = server.connections();
         l.address_changes = counts.address_changes;
+        l.address_changes_refused = counts.address_changes_refused;
         drop(l);
         while let Some(ev) = server.poll() {
             match ev {
@@ -213,6 +216,8 @@ pub struct Driver {
     left: Vec<UdpSocket>,
     server: SocketAddr,
     buf: Vec<u8>,
+    /// Datagrams received, on whichever socket was the client's then.
+    pub received: u64,
 }
 
 impl Driver {
@@ -226,6 +231,7 @@ impl Driver {
             left: Vec::new(),
             server,
             buf: vec![0u8; 65536],
+            received: 0,
         }
     }
 
@@ -245,9 +251,11 @@ impl Driver {
         self.sock.set_read_timeout(Some(wait)).unwrap();
         if let Ok((n, from)) = self.sock.recv_from(&mut self.buf) {
             let _ = self.client.recv(&mut self.buf[..n], from);
+            self.received += 1;
             self.sock.set_nonblocking(true).unwrap();
             while let Ok((n, from)) = self.sock.recv_from(&mut self.buf) {
                 let _ = self.client.recv(&mut self.buf[..n], from);
+                self.received += 1;
             }
             self.sock.set_nonblocking(false).unwrap();
         }
@@ -284,8 +292,33 @@ impl Driver {
     /// Goes on from a new socket (a new port), as a NAT that rebinds the client's mapping
     /// does: the client's QUIC knows nothing of it (its local address stays the first).
     pub fn rebind(&mut self) {
-        let new = UdpSocket::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        self.rebind_to([127, 0, 0, 1]);
+    }
+
+    /// Goes on from a new socket on `ip` (a loopback address: all of 127/8 is one's own), as a
+    /// client that changed networks does; returns its address.
+    pub fn rebind_to(&mut self, ip: [u8; 4]) -> SocketAddr {
+        let new = UdpSocket::bind(SocketAddr::from((ip, 0))).expect("bind a loopback address");
+        let addr = new.local_addr().unwrap();
         self.left.push(std::mem::replace(&mut self.sock, new));
+        addr
+    }
+
+    /// Datagrams waiting, unread, at the socket left at `addr` (0 if there is none).
+    pub fn waiting_at(&self, addr: SocketAddr) -> u64 {
+        let mut buf = [0u8; 2048];
+        let mut n = 0;
+        for s in self
+            .left
+            .iter()
+            .filter(|s| s.local_addr().ok() == Some(addr))
+        {
+            s.set_nonblocking(true).unwrap();
+            while s.recv_from(&mut buf).is_ok() {
+                n += 1;
+            }
+        }
+        n
     }
 
     /// The port datagrams go from now.
