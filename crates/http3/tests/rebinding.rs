@@ -113,10 +113,7 @@ fn datagrams_from_new_ports_that_do_not_decrypt_move_nothing() {
     d.ready();
     assert!(d.client.is_ready(), "{:?}", d.client.closed());
     assert_eq!(fetch(&mut d), Ok((LEN, LEN)));
-    let id = d.client.destination_id();
-    let mut forged = vec![0x41u8];
-    forged.extend_from_slice(&id);
-    forged.extend((0..100u8).map(|i| i.wrapping_mul(37)));
+    let forged = forged(&d.client.destination_id());
     let strangers: Vec<_> = (0..20)
         .map(|_| std::net::UdpSocket::bind("127.0.0.1:0").expect("bind 127.0.0.1:0"))
         .collect();
@@ -131,6 +128,91 @@ fn datagrams_from_new_ports_that_do_not_decrypt_move_nothing() {
         (1, 1, 0),
         "{log:?}"
     );
+}
+
+/// Past quiche's paths, garbage with the connection's ID from every old address, then a copy
+/// of the client's packet from a new port ahead of it: what quiche did not read orders
+/// nothing, so the copy takes over the least recently heard from old path, not the client's
+/// current one, and the client, going on from where it is, makes no further change (it
+/// did, counted, when the garbage made the current path the least recent).
+#[test]
+fn garbage_from_old_addresses_leaves_the_current_one_in_place() {
+    let certs = Certs::new();
+    let limits = Limits::default();
+    let server = UdpServer::start(certs.server(&limits));
+    let mut config = certs.client(&limits);
+    let mut d = Driver::connect(&mut config, "localhost", server.addr);
+    d.ready();
+    assert!(d.client.is_ready(), "{:?}", d.client.closed());
+    assert_eq!(fetch(&mut d), Ok((LEN, LEN)));
+    for change in 1..PATHS {
+        d.rebind();
+        assert_eq!(fetch(&mut d), Ok((LEN, LEN)), "after {change} changes");
+    }
+    d.send_from_left(&forged(&d.client.destination_id()));
+    // A PING while nothing is under way (what the server sends the copy's port until the
+    // client is heard from again is then no response's data), its copy read first and
+    // counted as a change.
+    d.copy_via = Some(std::net::UdpSocket::bind("127.0.0.1:0").expect("bind 127.0.0.1:0"));
+    d.client.ping();
+    let start = Instant::now();
+    while server.log.lock().unwrap().address_changes < PATHS {
+        assert!(start.elapsed() < BOUND, "the copy was not taken");
+        d.turn();
+    }
+    assert!(d.copy_via.is_none());
+    // The client's own packets from where it is count none.
+    assert_eq!(fetch(&mut d), Ok((LEN, LEN)));
+    let log = server.log.lock().unwrap();
+    assert_eq!(
+        (log.accepted, log.connections, log.address_changes),
+        (1, 1, PATHS),
+        "{log:?}"
+    );
+    assert!(log.closed.is_empty());
+}
+
+/// A short-header packet with connection ID `id` that does not decrypt.
+fn forged(id: &[u8]) -> Vec<u8> {
+    let mut forged = vec![0x41u8];
+    forged.extend_from_slice(id);
+    forged.extend((0..100u8).map(|i| i.wrapping_mul(37)));
+    forged
+}
+
+/// The client's Handshake packets from another port: quiche reads them on the path it has
+/// (long headers make no path) and answers at the first address, so no address is taken for
+/// them and none is counted; the client's later changes count as ever.
+#[test]
+fn long_headers_from_a_new_port_are_no_change_of_address() {
+    let certs = Certs::new();
+    let limits = Limits::default();
+    let server = UdpServer::start(certs.server(&limits));
+    let mut config = certs.client(&limits);
+    let mut d = Driver::connect(&mut config, "localhost", server.addr);
+    d.long_via = Some(std::net::UdpSocket::bind("127.0.0.1:0").expect("bind 127.0.0.1:0"));
+    d.ready();
+    assert!(d.client.is_ready(), "{:?}", d.client.closed());
+    d.long_via = None;
+    assert!(d.diverted > 0, "no long header went from the other port");
+    assert_eq!(fetch(&mut d), Ok((LEN, LEN)));
+    {
+        let log = server.log.lock().unwrap();
+        assert_eq!(
+            (log.accepted, log.connections, log.address_changes),
+            (1, 1, 0),
+            "{} datagrams from the other port: {log:?}",
+            d.diverted
+        );
+    }
+    // quiche's seven new paths are all the client's own.
+    for change in 1..PATHS {
+        d.rebind();
+        assert_eq!(fetch(&mut d), Ok((LEN, LEN)), "after {change} changes");
+    }
+    let log = server.log.lock().unwrap();
+    assert_eq!(log.address_changes, PATHS - 1, "{log:?}");
+    assert!(log.closed.is_empty());
 }
 
 /// Past quiche's paths, the connection's own packets from an IP it never proved (a client on

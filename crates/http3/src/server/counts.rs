@@ -48,7 +48,9 @@ pub struct ServerCounts {
     /// Stateless resets sent (short-header packets for a connection not known here).
     pub stateless_resets: u64,
     /// New client addresses a connection moved to (a NAT that rebound its port, a client that
-    /// changed networks): the datagram from each, decrypted, answered there. Past quiche's
+    /// changed networks): a short-header packet from each, decrypted, answered there (a
+    /// Handshake or 0-RTT packet from a new address is read on the path quiche has, answered
+    /// at the old address, and not counted). Past quiche's
     /// paths (seven changes) a new address of an IP the connection proved takes an old one's
     /// path (`server/paths.rs`).
     pub address_changes: u64,

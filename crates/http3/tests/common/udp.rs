@@ -218,6 +218,15 @@ pub struct Driver {
     buf: Vec<u8>,
     /// Datagrams received, on whichever socket was the client's then.
     pub received: u64,
+    /// If set, the datagrams of long-header packets after the first (the Initial that
+    /// starts the connection) go from this socket instead: from another port.
+    pub long_via: Option<UdpSocket>,
+    /// If set, the next datagram is sent from this socket first, then from the client's (a
+    /// copy of the client's packet from another port, ahead of it); cleared once used.
+    pub copy_via: Option<UdpSocket>,
+    /// Datagrams sent, and those of them sent from `long_via`.
+    sent: u64,
+    pub diverted: u64,
 }
 
 impl Driver {
@@ -232,6 +241,10 @@ impl Driver {
             server,
             buf: vec![0u8; 65536],
             received: 0,
+            long_via: None,
+            copy_via: None,
+            sent: 0,
+            diverted: 0,
         }
     }
 
@@ -240,7 +253,18 @@ impl Driver {
     pub fn turn(&mut self) -> Vec<ClientEvent> {
         let mut out = [0u8; MAX_DATAGRAM];
         while let Some(d) = self.client.send(&mut out) {
-            self.sock.send_to(&out[..d.len], d.to).unwrap();
+            if let Some(via) = self.copy_via.take() {
+                via.send_to(&out[..d.len], d.to).unwrap();
+            }
+            let sock = match &self.long_via {
+                Some(via) if self.sent > 0 && out[0] & 0x80 != 0 => {
+                    self.diverted += 1;
+                    via
+                }
+                _ => &self.sock,
+            };
+            sock.send_to(&out[..d.len], d.to).unwrap();
+            self.sent += 1;
         }
         let wait = self
             .client
@@ -302,6 +326,13 @@ impl Driver {
         let addr = new.local_addr().unwrap();
         self.left.push(std::mem::replace(&mut self.sock, new));
         addr
+    }
+
+    /// Sends `bytes` to the server from every socket `rebind` left, oldest first.
+    pub fn send_from_left(&self, bytes: &[u8]) {
+        for s in &self.left {
+            s.send_to(bytes, self.server).unwrap();
+        }
     }
 
     /// Datagrams waiting, unread, at the socket left at `addr` (0 if there is none).
