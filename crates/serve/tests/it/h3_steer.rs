@@ -161,8 +161,9 @@ fn while_the_server_drains_the_last_thread_s_connections_are_still_steered() {
     }
     srv.handle.shutdown();
     // Seven moves each (the paths quiche keeps a connection: each a new one), each a PING
-    // answered on the new port, spread over some seconds by turns that wait (at most 20 ms each): thread 0
-    // ends once the connections closed on it have drained (3 PTOs, about 3 s here).
+    // answered on the new port, spread over some seconds by turns that wait (at most 20 ms
+    // each): thread 0 ends once the connections closed on it have drained (3 PTOs, about 3 s
+    // here).
     for d in &mut on2 {
         for _ in 0..MOVES_ALLOWED {
             d.rebind();
