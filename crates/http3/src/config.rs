@@ -95,15 +95,16 @@ fn server_quic_config(limits: &Limits) -> Result<(quiche::Config, Period), Error
 /// The peer's connection IDs a side stores, and (as quiche uses it) the paths a connection
 /// keeps. quiche keeps every path a connection has left while it still holds the peer's ID
 /// used on it (the ID is reused on the new path when no spare one is issued, as here), and a
-/// new path past the limit is dropped, unanswered and uncounted (`recv` says nothing of it):
-/// with quiche's default, 2, a client whose NAT rebinds its port a second time loses its
-/// connection silently. 8 allows seven changes of address in a connection's life (a NAT
-/// rebinds after its mapping has been idle past its timeout, so a connection that goes quiet
-/// often may need several), at the cost of up to seven more paths a connection (each its
-/// congestion and recovery state, kept until the connection ends) and of room for eight of
-/// the peer's IDs. The server issues no ID past its first, so a connection is still one entry
-/// of the server's map of IDs (each spare ID issued would be another).
-const ACTIVE_CONNECTION_ID_LIMIT: u64 = 8;
+/// new path past the limit is dropped, unanswered and uncounted (`recv` says nothing of it).
+/// The server follows a client past that (`server/paths.rs`: a new address of an IP the
+/// client proved takes an old one's path; one of another IP is dropped), so the limit is the paths a connection keeps: 8 makes seven changes of
+/// address new paths that quiche validates as it does any (a NAT rebinds after its mapping
+/// has been idle past its timeout, so a connection that goes quiet often may have several),
+/// at the cost of up to seven more paths a connection (each its congestion and recovery
+/// state, kept until the connection ends) and of room for eight of the peer's IDs. The
+/// server issues no ID past its first, so a connection is still one entry of the server's
+/// map of IDs (each spare ID issued would be another).
+pub(crate) const ACTIVE_CONNECTION_ID_LIMIT: u64 = 8;
 
 /// The settings both sides share, on `c`.
 fn quic_config(mut c: quiche::Config, limits: &Limits) -> Result<quiche::Config, Error> {

@@ -21,7 +21,8 @@
 //! [`ServerEvent`]s), `send.rs` (datagrams out), `answer.rs` (a request's body read, its
 //! response sent), `resets.rs` (a stream reset, at once or once its bytes are acknowledged),
 //! `goaway.rs` (the graceful end), `deadline.rs` (the earliest deadline and what passing it
-//! does, over `clocks.rs` and `timers.rs`); `counts.rs` has [`ServerCounts`].
+//! does, over `clocks.rs` and `timers.rs`), `paths.rs` (a client's changes of address, past
+//! the paths quiche keeps); `counts.rs` has [`ServerCounts`].
 
 use crate::config::ServerConfig;
 use crate::error::{Closed, Error};
@@ -41,6 +42,7 @@ mod counts;
 mod deadline;
 mod events;
 mod goaway;
+mod paths;
 mod poll;
 mod receive;
 mod resets;
@@ -80,9 +82,11 @@ struct Conn {
     blocked: Vec<u64>,
     /// The client's address when its connection was accepted. Never changed by a later
     /// datagram: any sender can put the connection's ID in a packet, and its source is known
-    /// before (and whether or not) it decrypts; migration is refused, so the address a
-    /// connection was accepted from is the one it has.
+    /// before (and whether or not) it decrypts. The client may move (a NAT rebinding its
+    /// port): `paths` follows it, and this stays what the client proved with its handshake.
     peer: SocketAddr,
+    /// The addresses the client has had, as quiche knows them and as they are.
+    paths: paths::Paths,
     /// Counted against its address in `per_address` (its client is known to be there).
     counted: bool,
     /// The highest request stream handed out, for a GOAWAY's last processed stream.

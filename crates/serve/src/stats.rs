@@ -157,8 +157,9 @@ counters! {
         /// `h3_steer` is false, or `FLINT_H3_NO_STEER` was set (to anything) at start. A
         /// client whose port changes then loses its connection.
         h3_steer_off,
-        /// Datagrams dropped unread: malformed, for no connection, or a first packet refused
-        /// (too short, past `h3_max_connections` or `h3_max_connections_per_address`); and
+        /// Datagrams dropped unread: malformed, for no connection, a first packet refused
+        /// (too short, past `h3_max_connections` or `h3_max_connections_per_address`), or from
+        /// a new client address not followed (`h3_address_changes_refused`); and
         /// messages the kernel cut short on the HTTP/3 sockets (`MSG_TRUNC`, `MSG_CTRUNC`).
         h3_dropped,
         /// Of those, first packets refused at `h3_max_connections_per_address`.
@@ -188,6 +189,15 @@ counters! {
         h3_bad_tokens,
         /// Stateless resets sent: packets for a connection this thread does not know.
         h3_stateless_resets,
+        /// New client addresses HTTP/3 connections moved to (a NAT that rebound the client's
+        /// port, a client that changed networks): any number a connection, its memory bounded
+        /// (the `http3` crate's `server/paths.rs`).
+        h3_address_changes,
+        /// Datagrams of a connection from a new client address dropped unread: past the
+        /// seven changes quiche keeps paths for, an address whose IP the connection has not
+        /// proved (its first, or one quiche validated) is not followed, so that a copy of a
+        /// client's packet cannot point its traffic at another host (also in `h3_dropped`).
+        h3_address_changes_refused,
         /// HTTP/3 GOAWAY frames sent (graceful shutdown).
         h3_goaways_sent,
         /// HTTP/3 requests handed out while their connection was in 0-RTT (`h3_early_data`):

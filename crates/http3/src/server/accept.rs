@@ -1,6 +1,7 @@
 //! A client's Initial for no connection: a new connection, or why not (the connection limit,
 //! a version to negotiate, `go_away`, address validation by Retry, an address's limit).
 
+use super::paths::Paths;
 use super::stateless::{MAX_STATELESS, MIN_RESET};
 use super::{Conn, Server, Slot};
 use crate::config::Retry;
@@ -122,6 +123,7 @@ impl Server {
             ids: [scid, theirs],
             blocked: Vec::new(),
             peer: from,
+            paths: Paths::default(),
             last_request: None,
             goaway: None,
             settled_below: 0,

@@ -47,4 +47,16 @@ pub struct ServerCounts {
     pub bad_tokens: u64,
     /// Stateless resets sent (short-header packets for a connection not known here).
     pub stateless_resets: u64,
+    /// New client addresses a connection moved to (a NAT that rebound its port, a client that
+    /// changed networks): a short-header packet from each, decrypted, answered there (a
+    /// Handshake or 0-RTT packet from a new address is read on the path quiche has, answered
+    /// at the old address, and not counted). Past quiche's
+    /// paths (seven changes) a new address of an IP the connection proved takes an old one's
+    /// path (`server/paths.rs`).
+    pub address_changes: u64,
+    /// Datagrams dropped unread because they came from a new client address, past quiche's
+    /// paths, whose IP the connection has not proved (the first address's, or one quiche
+    /// validated a path to): a client that changed networks more than seven times, or a copy
+    /// of a client's packet sent from elsewhere (`server/paths.rs`).
+    pub address_changes_refused: u64,
 }

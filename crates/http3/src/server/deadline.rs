@@ -41,6 +41,8 @@ impl Server {
             let mut due = false;
             if conn.quic.timeout_instant().is_some_and(|t| t <= now) {
                 conn.quic.on_timeout();
+                // A path that failed its validation says so here.
+                conn.paths.drain_events(&mut conn.quic);
                 due = true;
             }
             if clocks::due(conn, &timeouts).is_some_and(|t| t <= now) {

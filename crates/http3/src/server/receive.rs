@@ -35,18 +35,48 @@ impl Server {
                 None => return,
             },
         };
-        let info = quiche::RecvInfo {
-            from,
-            to: self.local,
-        };
         let max_field_section = self.config.max_field_section;
         let generation = self.slots[slot as usize].generation;
         let now = self.now;
+        let local = self.local;
         let Some(conn) = self.slots[slot as usize].conn.as_mut() else {
             return;
         };
+        // The address quiche knows the client by (server/paths.rs: past quiche's paths, a
+        // new address stands in for an old one). Only a short header can make a path.
+        let short = hdr.ty == quiche::Type::Short;
+        let arrival = (conn.paths).arrival(from, conn.peer, short, || active_peer(&conn.quic));
+        if arrival.is_refused() {
+            // Past quiche's paths, from an IP the client has not proved: taking a path for it
+            // would send the connection's data there unchecked (server/paths.rs).
+            self.counts.address_changes_refused += 1;
+            return;
+        }
+        let info = quiche::RecvInfo {
+            from: arrival.quiche,
+            to: local,
+        };
+        // Whether quiche read a packet of it (`recv` says Ok of one it could not decrypt):
+        // what a stranger sends with the connection's ID changes nothing. Asked only of a
+        // datagram from another address than the last one's, of the one path it is on.
+        let read_before =
+            (arrival.counts_on_path()).then(|| path_read(&conn.quic, local, arrival.quiche));
         // An error is the connection's: QUIC has closed it (or will), as `sweep` finds.
         let _ = conn.quic.recv(datagram, info);
+        let read = match read_before {
+            Some(n) => path_read(&conn.quic, local, arrival.quiche) > n,
+            // quiche makes a path only for a packet it decrypted.
+            None => arrival.is_added() && conn.quic.is_path_validated(local, from).is_ok(),
+        };
+        if read && arrival.is_new() {
+            self.counts.address_changes += 1;
+        }
+        if conn.paths.taken(from, arrival, read) {
+            // Validated again at its new address (an answer changes nothing quiche keeps;
+            // none fails the path, and quiche goes back to another).
+            let _ = conn.quic.probe_path(local, arrival.quiche);
+        }
+        conn.paths.drain_events(&mut conn.quic);
         if conn.h3.is_none() && (conn.quic.is_established() || conn.quic.is_in_early_data()) {
             if let Ok(h3) = h3_config(max_field_section)
                 .and_then(|c| Ok(h3::Connection::with_transport(&mut conn.quic, &c)?))
@@ -103,4 +133,17 @@ impl Server {
         clocks::update(conn, now, false);
         self.mark(slot);
     }
+}
+
+/// The packets quiche read on its path from `peer` to `local` (0 if it has none): a walk of
+/// at most `MAX_PATHS` paths, not of the streams as `stats()` is.
+fn path_read(quic: &quiche::Connection, local: SocketAddr, peer: SocketAddr) -> usize {
+    (quic.path_stats())
+        .find(|p| p.local_addr == local && p.peer_addr == peer)
+        .map_or(0, |p| p.recv)
+}
+
+/// The client's address on quiche's active path.
+fn active_peer(quic: &quiche::Connection) -> Option<SocketAddr> {
+    quic.path_stats().find(|p| p.active).map(|p| p.peer_addr)
 }

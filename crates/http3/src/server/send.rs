@@ -31,7 +31,7 @@ impl Server {
                 Ok((len, info)) => {
                     return Some(Datagram {
                         len,
-                        to: info.to,
+                        to: conn.paths.real(info.to),
                         at: info.at,
                     })
                 }

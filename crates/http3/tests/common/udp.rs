@@ -30,6 +30,13 @@ pub struct Log {
     /// Requests handed out while their connection was in 0-RTT (`Server::in_early_data`),
     /// with `ServerConfig::early_data` (served as any other).
     pub early: u64,
+    /// Connections accepted, and open (as the server's loop last saw them).
+    pub accepted: u64,
+    pub connections: usize,
+    /// New client addresses the connections moved to (`ServerCounts::address_changes`).
+    pub address_changes: u64,
+    /// Datagrams dropped from new addresses of IPs not proved (`address_changes_refused`).
+    pub address_changes_refused: u64,
 }
 
 /// A server on 127.0.0.1:0. Paths: `/bytes/N` (N bytes of `pattern`), `/count` (a POST: the
@@ -104,7 +111,14 @@ fn serve(sock: UdpSocket, mut server: Server, log: Arc<Mutex<Log>>, stop: Arc<At
             sock.set_nonblocking(false).unwrap();
         }
         server.on_deadline(Instant::now());
-        log.lock().unwrap().resumed = server.counts().resumed;
+        let counts = server.counts();
+        let mut l = log.lock().unwrap();
+        l.resumed = counts.resumed;
+        l.accepted = counts.accepted;
+        l.connections = server.connections();
+        l.address_changes = counts.address_changes;
+        l.address_changes_refused = counts.address_changes_refused;
+        drop(l);
         while let Some(ev) = server.poll() {
             match ev {
                 ServerEvent::Request { id, fields, end } => {
@@ -198,8 +212,21 @@ fn serve(sock: UdpSocket, mut server: Server, log: Arc<Mutex<Log>>, stop: Arc<At
 pub struct Driver {
     pub client: Client,
     sock: UdpSocket,
+    /// The sockets left by `rebind`, kept open so that no later one gets the same port.
+    left: Vec<UdpSocket>,
     server: SocketAddr,
     buf: Vec<u8>,
+    /// Datagrams received, on whichever socket was the client's then.
+    pub received: u64,
+    /// If set, the datagrams of long-header packets after the first (the Initial that
+    /// starts the connection) go from this socket instead: from another port.
+    pub long_via: Option<UdpSocket>,
+    /// If set, the next datagram is sent from this socket first, then from the client's (a
+    /// copy of the client's packet from another port, ahead of it); cleared once used.
+    pub copy_via: Option<UdpSocket>,
+    /// Datagrams sent, and those of them sent from `long_via`.
+    sent: u64,
+    pub diverted: u64,
 }
 
 impl Driver {
@@ -210,8 +237,14 @@ impl Driver {
         Driver {
             client,
             sock,
+            left: Vec::new(),
             server,
             buf: vec![0u8; 65536],
+            received: 0,
+            long_via: None,
+            copy_via: None,
+            sent: 0,
+            diverted: 0,
         }
     }
 
@@ -220,7 +253,18 @@ impl Driver {
     pub fn turn(&mut self) -> Vec<ClientEvent> {
         let mut out = [0u8; MAX_DATAGRAM];
         while let Some(d) = self.client.send(&mut out) {
-            self.sock.send_to(&out[..d.len], d.to).unwrap();
+            if let Some(via) = self.copy_via.take() {
+                via.send_to(&out[..d.len], d.to).unwrap();
+            }
+            let sock = match &self.long_via {
+                Some(via) if self.sent > 0 && out[0] & 0x80 != 0 => {
+                    self.diverted += 1;
+                    via
+                }
+                _ => &self.sock,
+            };
+            sock.send_to(&out[..d.len], d.to).unwrap();
+            self.sent += 1;
         }
         let wait = self
             .client
@@ -231,9 +275,11 @@ impl Driver {
         self.sock.set_read_timeout(Some(wait)).unwrap();
         if let Ok((n, from)) = self.sock.recv_from(&mut self.buf) {
             let _ = self.client.recv(&mut self.buf[..n], from);
+            self.received += 1;
             self.sock.set_nonblocking(true).unwrap();
             while let Ok((n, from)) = self.sock.recv_from(&mut self.buf) {
                 let _ = self.client.recv(&mut self.buf[..n], from);
+                self.received += 1;
             }
             self.sock.set_nonblocking(false).unwrap();
         }
@@ -265,6 +311,50 @@ impl Driver {
 
     pub fn server(&self) -> SocketAddr {
         self.server
+    }
+
+    /// Goes on from a new socket (a new port), as a NAT that rebinds the client's mapping
+    /// does: the client's QUIC knows nothing of it (its local address stays the first).
+    pub fn rebind(&mut self) {
+        self.rebind_to([127, 0, 0, 1]);
+    }
+
+    /// Goes on from a new socket on `ip` (a loopback address: all of 127/8 is one's own), as a
+    /// client that changed networks does; returns its address.
+    pub fn rebind_to(&mut self, ip: [u8; 4]) -> SocketAddr {
+        let new = UdpSocket::bind(SocketAddr::from((ip, 0))).expect("bind a loopback address");
+        let addr = new.local_addr().unwrap();
+        self.left.push(std::mem::replace(&mut self.sock, new));
+        addr
+    }
+
+    /// Sends `bytes` to the server from every socket `rebind` left, oldest first.
+    pub fn send_from_left(&self, bytes: &[u8]) {
+        for s in &self.left {
+            s.send_to(bytes, self.server).unwrap();
+        }
+    }
+
+    /// Datagrams waiting, unread, at the socket left at `addr` (0 if there is none).
+    pub fn waiting_at(&self, addr: SocketAddr) -> u64 {
+        let mut buf = [0u8; 2048];
+        let mut n = 0;
+        for s in self
+            .left
+            .iter()
+            .filter(|s| s.local_addr().ok() == Some(addr))
+        {
+            s.set_nonblocking(true).unwrap();
+            while s.recv_from(&mut buf).is_ok() {
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// The port datagrams go from now.
+    pub fn port(&self) -> u16 {
+        self.sock.local_addr().unwrap().port()
     }
 }
 

@@ -283,7 +283,12 @@ impl H3 {
         let c = self.server.counts();
         st.http3_connections = c.accepted;
         st.h3_resumed = c.resumed;
-        st.h3_dropped = c.malformed + c.unknown + c.refused + c.refused_per_address + c.bad_tokens;
+        st.h3_dropped = c.malformed
+            + c.unknown
+            + c.refused
+            + c.refused_per_address
+            + c.bad_tokens
+            + c.address_changes_refused;
         st.h3_refused_per_address = c.refused_per_address;
         st.h3_goaways_sent = c.goaways_sent;
         st.h3_handshake_timeouts = c.handshake_timeouts;
@@ -294,6 +299,8 @@ impl H3 {
         st.h3_retries = c.retries;
         st.h3_bad_tokens = c.bad_tokens;
         st.h3_stateless_resets = c.stateless_resets;
+        st.h3_address_changes = c.address_changes;
+        st.h3_address_changes_refused = c.address_changes_refused;
     }
 
     /// Reads what came of `id`'s gathered body; past `max_body_bytes` the request is answered

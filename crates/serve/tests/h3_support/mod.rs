@@ -100,6 +100,9 @@ impl Got {
 pub struct Driver {
     pub client: Client,
     sock: UdpSocket,
+    /// The sockets `rebind` left, kept open so that no later one gets the same port (a port
+    /// the connection had already is no change of address).
+    left: Vec<UdpSocket>,
     buf: Vec<u8>,
     pub got: HashMap<u64, Got>,
     pub goaway: Option<u64>,
@@ -125,6 +128,7 @@ impl Driver {
         let mut d = Driver {
             client,
             sock,
+            left: Vec::new(),
             buf: vec![0u8; 65536],
             got: HashMap::new(),
             goaway: None,
@@ -139,7 +143,8 @@ impl Driver {
     /// the client's mapping would; the client is not told (its quiche still sees its first
     /// address), and what the old socket gets is no longer read. The new socket's address.
     pub fn rebind(&mut self) -> SocketAddr {
-        self.sock = UdpSocket::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        let new = UdpSocket::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        self.left.push(std::mem::replace(&mut self.sock, new));
         self.sock.local_addr().unwrap()
     }
 
