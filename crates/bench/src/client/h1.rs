@@ -9,10 +9,13 @@
 //!   written with its next writable event (`flush`).
 //! - `reading.rs`: the socket read until drained, heads parsed by `wire` and bodies followed by
 //!   their decoder (`on_readable`, `on_data`); a complete response comes back here.
-//! - `pipelining.rs`: `--pipeline`'s batch: the next response read without a new request
-//!   (`--pipeline N`: one more written as each ends), and at the end what of it was sent.
+//! - `pipelining.rs`: the requests behind the one being read, in the in-flight table seen as a
+//!   queue (`behind`); `--pipeline`'s batch: the page's files queued as their requests are
+//!   written, the next response read without a new request (`--pipeline N`: one more written
+//!   as each ends), and at the end what of the queue was sent and how each is recorded.
 //! - `lanes.rs`: `--pipeline N` when every page is one file: N pages in flight, each request a
-//!   page of its own, a new one queued as each response ends and a read's worth written at once.
+//!   page of its own queued behind the one being read as each response ends, a read's worth
+//!   written at once.
 //! - `sharing.rs`: `--connections-per-client N`: this connection as one of a Webchild's
 //!   several, taking the shared page's next file as it is free (`client/shared.rs`).
 //! - `closing.rs`: HTTP/1.0's passive close, the server's FIN awaited before going on.
@@ -45,6 +48,7 @@ mod sending;
 mod sharing;
 
 use super::exchange::{Answer, Exchange, PageRef};
+use super::in_flight::InFlightQueue;
 use super::linger::{self, Linger};
 use super::page::Child;
 use super::page_flow::next_page;
@@ -56,7 +60,7 @@ use crate::transport::Transport;
 use after_end::{follow_late, AfterEnd};
 use lanes::Lanes;
 use mio::event::Event;
-use pipelining::batch_is_head;
+use pipelining::{batch_is_head, Behind};
 use wire::response::{BodyDecoder, Framing};
 
 /// Where an HTTP/1 connection is. Writing is not a state: a request's unsent bytes (`wpos..wend`)
@@ -87,6 +91,10 @@ pub(super) struct H1 {
     conn_responses: u32,
     /// The file in progress (pipelining: the one whose response is being read).
     ex: Exchange,
+    /// Pipelining: the requests in flight behind `ex`, oldest first, each with where its
+    /// request ends in the bytes written (`pipelining.rs`): the rest of a page's batch, or the
+    /// lanes' pages. Made once, with room for the most in flight; empty without pipelining.
+    behind: InFlightQueue<Behind>,
     connect_start_us: u64,
     handshake_start_us: u64,
     resp_keep_alive: bool,
@@ -129,6 +137,7 @@ impl Wire for H1 {
             conn_gen: 0,
             conn_responses: 0,
             ex: Exchange::new(PageRef::NONE),
+            behind: pipelining::queue_of_run(sh),
             connect_start_us: 0,
             handshake_start_us: 0,
             resp_keep_alive: false,
@@ -224,19 +233,16 @@ impl Wire for H1 {
         } else {
             ch.record_unfinished(cx, &self.ex, self.response_bytes(), end);
         }
-        // Pipelining: the rest of the batch (or the lanes) written, nothing of their responses
-        // read.
-        match self.lanes.is_some() {
-            true => self.record_lanes_at_end(ch, cx, processed, end),
-            false => self.record_rest_of_batch(ch, cx, (sent, processed), end),
-        }
+        // Pipelining: those behind it (the rest of the batch, or the lanes) written, nothing of
+        // their responses read.
+        self.record_behind_at_end(ch, cx, (sent, processed), end);
     }
 
     fn linger(&mut self, _: &Child, cx: &ThreadState<'_>, at: Linger, buf: &mut [u8]) -> Linger {
         if !self.busy() {
             return linger::step(self.conn.as_mut(), at, buf, |_| {});
         }
-        let is_head = batch_is_head(self.is_head(cx), &self.ex, &self.lanes, cx);
+        let is_head = batch_is_head(self.is_head(cx), &self.behind, cx);
         let body = (self.state == State::ReadingBody).then_some(&self.decoder);
         let (late, head) = (&mut self.late, &self.head);
         linger::step(self.conn.as_mut(), at, buf, |b| {
@@ -254,7 +260,12 @@ impl Wire for H1 {
         self.wpos = 0;
         self.wend = 0;
         // The lanes keep what was written of their requests on this connection until the next
-        // one is written to (`send_lanes`): what is dropped after a close is told by it.
+        // one is written to (`send_lanes`): what is dropped after a close is told by it. A
+        // batch's files behind the one being read go with the connection: the batch is written
+        // again on the next, from the file in progress on (`send`), and queued again.
+        if self.lanes.is_none() {
+            self.behind.clear();
+        }
     }
 }
 
@@ -382,8 +393,8 @@ impl H1 {
         self.start_request(ch, cx, now);
     }
 
-    /// The page is over (a hit or not): its redirects and batch state dropped, the page logic
-    /// told.
+    /// The page is over (a hit or not): its redirects and the rest of its batch dropped, the
+    /// page logic told.
     fn end_page(
         &mut self,
         ch: &mut Child,
@@ -393,6 +404,7 @@ impl H1 {
         backoff: bool,
     ) {
         self.state = State::Idle;
+        self.behind.clear();
         self.deferred.clear();
         self.after_batch = false;
         self.hop_next = false;

@@ -10,11 +10,13 @@ use super::super::redirects::OWN;
 use super::super::ThreadState;
 use super::app::APP;
 use super::lanes::LANES;
+use super::pipelining::queue_batch;
 use super::{State, H1};
 use crate::config::HttpMode;
 
 impl H1 {
-    /// Starts writing the current file's request (pipelining: the page's, from this file on).
+    /// Starts writing the current file's request (pipelining: the page's, from this file on,
+    /// those after it queued behind it).
     pub(super) fn send(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         if self.lanes.is_some() {
             return self.send_lanes(ch, cx, now);
@@ -24,14 +26,12 @@ impl H1 {
             return self.send_app(ch, cx, now);
         }
         let r = &cx.sh.requests;
-        let depth = cx
-            .sh
-            .config
-            .streams
-            .filter(|_| cx.sh.config.http == HttpMode::Pipeline);
+        let pipelined = cx.sh.config.http == HttpMode::Pipeline;
+        let depth = cx.sh.config.streams.filter(|_| pipelined);
+        let (page, file) = (self.ex.page.index, self.ex.file);
         let range = match self.ex.learned {
             OWN => {
-                let range = r.for_file(self.ex.page.index, self.ex.file, self.url(cx), depth);
+                let range = r.for_file(page, file, self.url(cx), depth);
                 cx.debug(&r.bytes()[range.clone()]);
                 range
             }
@@ -40,6 +40,17 @@ impl H1 {
                 0..cx.redirects.request(learned).len()
             }
         };
+        if pipelined {
+            // The batch's files after this one, behind it (a redirect's request goes alone,
+            // once its batch is read).
+            let files = self.ex.page.files(cx.sh.workload);
+            let through = depth.map_or(files, |d| (file + d as usize).min(files));
+            let behind = match self.ex.learned {
+                OWN => file + 1..through,
+                _ => 0..0,
+            };
+            queue_batch(&mut self.behind, &self.ex, behind, |f| r.file_end(page, f));
+        }
         self.src = self.ex.learned;
         (self.wpos, self.wend) = (range.start, range.end);
         self.state = State::ReadingHead;
