@@ -393,8 +393,8 @@ impl H1 {
         self.start_request(ch, cx, now);
     }
 
-    /// The page is over (a hit or not): its redirects and the rest of its batch dropped, the
-    /// page logic told.
+    /// The page is over (a hit or not): its redirects and batch state dropped (a batch's queue
+    /// is empty by then, or cleared with its connection: `close`), the page logic told.
     fn end_page(
         &mut self,
         ch: &mut Child,
@@ -404,7 +404,10 @@ impl H1 {
         backoff: bool,
     ) {
         self.state = State::Idle;
-        self.behind.clear();
+        debug_assert!(
+            self.lanes.is_some() || self.behind.is_empty(),
+            "a batch's queue is read, or cleared with its connection, before its page ends"
+        );
         self.deferred.clear();
         self.after_batch = false;
         self.hop_next = false;
