@@ -242,7 +242,7 @@ impl Wire for H1 {
         if !self.busy() {
             return linger::step(self.conn.as_mut(), at, buf, |_| {});
         }
-        let is_head = batch_is_head(self.is_head(cx), &self.behind, cx);
+        let is_head = batch_is_head(self.is_head(cx), &self.behind, self.batch_page(), cx);
         let body = (self.state == State::ReadingBody).then_some(&self.decoder);
         let (late, head) = (&mut self.late, &self.head);
         linger::step(self.conn.as_mut(), at, buf, |b| {

@@ -71,7 +71,7 @@ impl H1 {
         if pipelined {
             // Those after this one, behind it (a redirect's request is a batch of one).
             let behind = self.ex.file + 1..through;
-            queue_batch(&mut self.behind, &self.ex, behind, |f| app.end_through(f));
+            queue_batch(&mut self.behind, behind, |f| app.end_through(f));
         }
         self.state = State::ReadingHead;
         cx.timers

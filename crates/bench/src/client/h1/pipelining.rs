@@ -22,6 +22,9 @@ use std::ops::Range;
 /// A request in flight behind the one being read: a batch's file, or a lane's page.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Behind {
+    /// A lane's page: its exchange, whole. A batch's file: only `ex.file` is written (its
+    /// page and times are those of the file being read, `H1::ex`): a batch's file is queued
+    /// by two stores, and its exchange built only where it is recorded (`batch_file`).
     pub(super) ex: Exchange,
     /// Where its request ends in the bytes written on the connection (a batch: an offset in
     /// the buffer `H1::wpos` indexes; lanes: a count of the bytes queued on the connection).
@@ -62,60 +65,92 @@ pub(super) fn queue_of_run(sh: &RunShared<'_>) -> InFlightQueue<Behind> {
 }
 
 /// Whether the k-th request from the one being read is a HEAD; `first`: the one being read's.
-/// A function of the fields it reads, so that the connection's other fields stay free to
-/// borrow.
+/// `batch`: a batch's page (its files queued by their index alone), or `None` for lanes (each
+/// queued with its page). A function of the fields it reads, so that the connection's other
+/// fields stay free to borrow.
 pub(super) fn batch_is_head<'a>(
     first: bool,
     behind: &'a InFlightQueue<Behind>,
+    batch: Option<PageRef>,
     cx: &'a ThreadState<'_>,
 ) -> impl Fn(u64) -> bool + 'a {
     move |k| match k {
         0 => first,
-        k => (behind.get(k as usize - 1))
-            .is_some_and(|b| cx.sh.requests.is_head(b.ex.url(cx.sh.workload))),
+        k => (behind.get(k as usize - 1)).is_some_and(|b| {
+            let page = batch.as_ref().unwrap_or(&b.ex.page);
+            cx.sh.requests.is_head(page.url(cx.sh.workload, b.ex.file))
+        }),
     }
 }
 
-/// A batch written from the file being read (`ex`) on: its page's files `files` after it
-/// queued behind it (those of a batch before, gone with their connection or read, forgotten),
-/// each ending where `end` says.
+/// A batch's file `file` as recorded: the exchange of the file being read (`ex`: its page,
+/// its file's start, its batch's write time) for that file, a first request with nothing of
+/// its response read.
+fn batch_file(ex: &Exchange, file: usize) -> Exchange {
+    let mut ex = Exchange { file, ..*ex };
+    ex.reset_response();
+    ex.first_request();
+    ex
+}
+
+/// Queues the files `files` of the page being read after the one being read (those of a
+/// batch before, gone with their connection or read, forgotten), each ending where `end`
+/// says: its index and its end written in its slot, nothing else.
 pub(super) fn queue_batch(
     behind: &mut InFlightQueue<Behind>,
-    ex: &Exchange,
     files: Range<usize>,
     end: impl Fn(usize) -> usize,
 ) {
     behind.clear();
-    queue_files(behind, ex, files, end);
+    queue_files(behind, files, end);
 }
 
-/// Queues the files `files` of `ex`'s page, each a first request of its own (what `ex` was at
-/// its start: its page, its file's start), ending where `end` says.
+/// Queues the files `files` of the page being read, each ending where `end` says.
+#[inline]
 fn queue_files(
     behind: &mut InFlightQueue<Behind>,
-    ex: &Exchange,
     files: Range<usize>,
     end: impl Fn(usize) -> usize,
 ) {
     for file in files {
-        let mut ex = Exchange { file, ..*ex };
-        ex.reset_response();
-        ex.first_request();
         let end = end(file) as u64;
-        behind.push_back(Behind { ex, end });
+        behind.push_back_with(|b| (b.ex.file, b.end) = (file, end));
     }
 }
 
 impl H1 {
+    /// The page of a batch's files queued behind the one being read (its own, `ex`'s), or
+    /// `None` with lanes (each queued with its page).
+    pub(super) fn batch_page(&self) -> Option<PageRef> {
+        self.lanes.is_none().then_some(self.ex.page)
+    }
+
+    /// `send`'s batch (`--pipeline`, a page's prebuilt requests): the page's files after the
+    /// one being written, `depth` of them at most with it, queued behind it; a redirect's
+    /// request goes alone, once its batch is read. Apart from `send`, so that keep-alive's
+    /// path through it carries none of this.
+    #[inline(never)]
+    pub(super) fn queue_own_batch(&mut self, cx: &ThreadState<'_>, depth: Option<u32>) {
+        let (page, file) = (self.ex.page.index, self.ex.file);
+        let files = self.ex.page.files(cx.sh.workload);
+        let through = depth.map_or(files, |d| (file + d as usize).min(files));
+        let behind = match self.ex.learned {
+            OWN => file + 1..through,
+            _ => 0..0,
+        };
+        let r = &cx.sh.requests;
+        queue_batch(&mut self.behind, behind, |f| r.file_end(page, f));
+    }
+
     /// The page's next file, whose request went with the page's batch: its response is on its
     /// way (read as the rest of the data that ended the previous one, or with the next read).
     /// It leaves the queue (`ex` is it now, its file's start and its batch's write time kept).
     pub(super) fn next_in_batch(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
-        let next = self.behind.pop_front();
         debug_assert!(
-            next.is_none_or(|b| b.ex.file == self.ex.file),
+            (self.behind.get(0)).is_none_or(|b| b.ex.file == self.ex.file),
             "the file read next is the oldest queued"
         );
+        self.behind.drop_front();
         self.ex.reset_response();
         self.ex.first_request();
         self.retried = false;
@@ -136,7 +171,7 @@ impl H1 {
                 let queued = last > self.ex.file && self.in_batch(last);
                 let wend = self.wend;
                 if queued {
-                    queue_files(&mut self.behind, &self.ex, last..last + 1, |_| wend);
+                    queue_files(&mut self.behind, last..last + 1, |_| wend);
                 }
                 // The file in progress was written before; its times stay.
                 let written = self.ex.written_us;
@@ -188,13 +223,19 @@ impl H1 {
         (sent, processed): (u64, u64),
         end: u64,
     ) {
-        let walked = if self.lanes.is_some() {
-            self.behind.len()
-        } else {
-            sent.saturating_sub(1) as usize
-        };
         // The `k`-th behind is the (k + 1)-th in flight.
         let reached = |k: usize| (k as u64 + 1) < processed;
-        (self.behind).record_at_end(ch, cx, end, walked, |k, _| reached(k).then_some(0));
+        if self.lanes.is_some() {
+            let all = self.behind.len();
+            return (self.behind).record_at_end(ch, cx, end, all, |k, _| reached(k).then_some(0));
+        }
+        let walked = sent.saturating_sub(1) as usize;
+        for (k, b) in self.behind.iter().take(walked).enumerate() {
+            let ex = batch_file(&self.ex, b.ex.file);
+            match reached(k) {
+                true => ch.record_unfinished(cx, &ex, 0, end),
+                false => ch.record_unsent(cx, &ex, end),
+            }
+        }
     }
 }

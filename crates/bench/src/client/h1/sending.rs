@@ -10,7 +10,6 @@ use super::super::redirects::OWN;
 use super::super::ThreadState;
 use super::app::APP;
 use super::lanes::LANES;
-use super::pipelining::queue_batch;
 use super::{State, H1};
 use crate::config::HttpMode;
 
@@ -28,10 +27,9 @@ impl H1 {
         let r = &cx.sh.requests;
         let pipelined = cx.sh.config.http == HttpMode::Pipeline;
         let depth = cx.sh.config.streams.filter(|_| pipelined);
-        let (page, file) = (self.ex.page.index, self.ex.file);
         let range = match self.ex.learned {
             OWN => {
-                let range = r.for_file(page, file, self.url(cx), depth);
+                let range = r.for_file(self.ex.page.index, self.ex.file, self.url(cx), depth);
                 cx.debug(&r.bytes()[range.clone()]);
                 range
             }
@@ -41,15 +39,7 @@ impl H1 {
             }
         };
         if pipelined {
-            // The batch's files after this one, behind it (a redirect's request goes alone,
-            // once its batch is read).
-            let files = self.ex.page.files(cx.sh.workload);
-            let through = depth.map_or(files, |d| (file + d as usize).min(files));
-            let behind = match self.ex.learned {
-                OWN => file + 1..through,
-                _ => 0..0,
-            };
-            queue_batch(&mut self.behind, &self.ex, behind, |f| r.file_end(page, f));
+            self.queue_own_batch(cx, depth);
         }
         self.src = self.ex.learned;
         (self.wpos, self.wend) = (range.start, range.end);

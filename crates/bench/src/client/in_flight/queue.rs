@@ -48,6 +48,14 @@ impl<S: InFlightSlot> InFlightQueue<S> {
     /// table's slots are in flight (the one there before it went `capacity` pushes ago).
     #[inline]
     pub(in crate::client) fn push_back(&mut self, s: S) {
+        self.push_back_with(|slot| *slot = s);
+    }
+
+    /// Puts one behind the others in flight, built in its home slot by `fill` (no slot built
+    /// apart and moved in): `fill` gets the slot as the one there before left it (`vacate`)
+    /// and writes what the wire reads of it.
+    #[inline]
+    pub(in crate::client) fn push_back_with(&mut self, fill: impl FnOnce(&mut S)) {
         let t = &mut self.table;
         assert!(
             t.len < t.keys.len(),
@@ -59,7 +67,8 @@ impl<S: InFlightSlot> InFlightQueue<S> {
             super::FREE_KEY,
             "the home of the next is free"
         );
-        (t.keys[slot], t.slots[slot]) = (self.back, s);
+        t.keys[slot] = self.back;
+        fill(&mut t.slots[slot]);
         t.len += 1;
         self.back += 1;
     }
@@ -77,6 +86,22 @@ impl<S: InFlightSlot> InFlightQueue<S> {
         );
         self.front += 1;
         Some(self.table.take(slot))
+    }
+
+    /// Forgets the oldest in flight, if any, without moving it out of its slot (a wire that
+    /// has what it needs of it); whether there was one.
+    #[inline]
+    pub(in crate::client) fn drop_front(&mut self) -> bool {
+        if self.is_empty() {
+            return false;
+        }
+        let slot = self.home(self.front);
+        let t = &mut self.table;
+        debug_assert_eq!(t.keys[slot], self.front, "the oldest is in its home");
+        t.keys[slot] = super::FREE_KEY;
+        t.len -= 1;
+        self.front += 1;
+        true
     }
 
     /// The `k`-th in flight from the oldest (0: the oldest), if there are that many.
@@ -217,12 +242,21 @@ mod tests {
                 let r = next(&mut rng);
                 match r % 8 {
                     0..=3 if model.len() < most => {
-                        q.push_back(tagged(op));
+                        // In place, writing only the tag over what the slot's last one left.
+                        match (r >> 8) % 2 {
+                            0 => q.push_back(tagged(op)),
+                            _ => q.push_back_with(|t| t.ex.written_us = op),
+                        }
                         model.push_back(op);
                     }
-                    0..=5 => {
+                    0..=5 if (r >> 8).is_multiple_of(2) => {
                         let got = q.pop_front().map(|t| t.ex.written_us);
                         assert_eq!(got, model.pop_front());
+                    }
+                    0..=5 => {
+                        let oldest = q.get(0).map(|t| t.ex.written_us);
+                        assert_eq!(q.drop_front(), oldest.is_some());
+                        assert_eq!(oldest, model.pop_front());
                     }
                     6 => {
                         let k = (r >> 8) as usize % (most + 2);
