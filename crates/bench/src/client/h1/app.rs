@@ -10,7 +10,7 @@ use super::super::page_flow;
 use super::super::redirects::{Hop, OWN};
 use super::super::{shared, ThreadState};
 use super::lanes::LANES;
-use super::pipelining::queue_batch;
+use super::pipelining::{queue_batch, queue_mut};
 use super::{State, H1};
 use crate::app::template::ExpandError;
 use crate::config::HttpMode;
@@ -71,7 +71,7 @@ impl H1 {
         if pipelined {
             // Those after this one, behind it (a redirect's request is a batch of one).
             let behind = self.ex.file + 1..through;
-            queue_batch(&mut self.behind, behind, |f| app.end_through(f));
+            queue_batch(queue_mut(&mut self.behind), behind, |f| app.end_through(f));
         }
         self.state = State::ReadingHead;
         cx.timers

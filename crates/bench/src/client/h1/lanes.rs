@@ -20,7 +20,7 @@ use super::super::page::Child;
 use super::super::page_flow;
 use super::super::redirects::OWN;
 use super::super::{RunShared, ThreadState, Wire};
-use super::pipelining::Behind;
+use super::pipelining::{queue_mut, Behind};
 use super::{State, H1};
 use crate::config::HttpMode;
 
@@ -93,7 +93,7 @@ impl H1 {
         lanes.head_end = lanes.push(request);
         self.ex.written_us = now;
         let Lanes { out, queued, .. } = &mut **lanes;
-        for lane in self.behind.iter_mut() {
+        for lane in queue_mut(&mut self.behind).iter_mut() {
             let request = r.for_url(lane.ex.url(cx.sh.workload));
             (lane.end, lane.ex.written_us) = (queue(out, queued, request), now);
         }
@@ -115,7 +115,8 @@ impl H1 {
             lanes.out.drain(..self.wpos);
             self.wpos = 0;
         }
-        while 1 + self.behind.len() < lanes.depth && !cx.ended(now) {
+        let behind = queue_mut(&mut self.behind);
+        while 1 + behind.len() < lanes.depth && !cx.ended(now) {
             if !page_flow::pick(ch, cx, now) {
                 break;
             }
@@ -127,7 +128,7 @@ impl H1 {
             let request = cx.sh.requests.for_url(ex.url(cx.sh.workload));
             cx.debug(request);
             let end = lanes.push(request);
-            self.behind.push_back(Behind { ex, end });
+            behind.push_back(Behind { ex, end });
         }
         self.wend = lanes.out.len();
     }
@@ -144,7 +145,7 @@ impl H1 {
             self.drop_lanes(ch, cx, now);
             self.close();
         }
-        let next = self.behind.pop_front();
+        let next = queue_mut(&mut self.behind).pop_front();
         let Some(lane) = next else {
             self.state = State::Idle;
             return page_flow::next_page(self, ch, cx, now, false);
@@ -164,10 +165,11 @@ impl H1 {
     /// and will not be answered (unfinished), or was not written whole (unsent).
     pub(super) fn drop_lanes(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         let Some(lanes) = &self.lanes else { return };
-        let (written, all) = (lanes.written, self.behind.len());
+        let behind = queue_mut(&mut self.behind);
+        let (written, all) = (lanes.written, behind.len());
         let unfinished = |_, lane: &Behind| (lane.end <= written).then_some(0);
-        self.behind.record_at_end(ch, cx, now, all, unfinished);
-        self.behind.clear();
+        behind.record_at_end(ch, cx, now, all, unfinished);
+        behind.clear();
     }
 }
 

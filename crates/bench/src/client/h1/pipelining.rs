@@ -50,18 +50,28 @@ impl InFlightSlot for Behind {
     }
 }
 
+/// A connection's requests behind the one being read, out of line: made for `--pipeline`
+/// runs only, so that a keep-alive connection pays a pointer for it.
+pub(super) type BehindQueue = Option<Box<InFlightQueue<Behind>>>;
+
 /// The queue of a connection, made once: room for the most requests in flight on it (lanes:
-/// N; a batch: N, or a page's files, whichever is fewer). Without pipelining it stays empty.
-pub(super) fn queue_of_run(sh: &RunShared<'_>) -> InFlightQueue<Behind> {
+/// N; a batch: N, or a page's files, whichever is fewer). Without pipelining, none.
+pub(super) fn queue_of_run(sh: &RunShared<'_>) -> BehindQueue {
     let config = sh.config;
     let longest = sh.workload.pages.iter().map(|p| p.files.len()).max();
     let most = match (config.http, config.streams, longest) {
         (HttpMode::Pipeline, Some(depth), Some(1)) => depth as usize,
         (HttpMode::Pipeline, Some(depth), Some(files)) => files.min(depth as usize),
         (HttpMode::Pipeline, None, Some(files)) => files,
-        _ => 1,
+        _ => return None,
     };
-    InFlightQueue::new(most)
+    Some(Box::new(InFlightQueue::new(most)))
+}
+
+/// The queue of a `--pipeline` run's connection (batches and lanes are made only there).
+#[inline]
+pub(super) fn queue_mut(behind: &mut BehindQueue) -> &mut InFlightQueue<Behind> {
+    (behind.as_deref_mut()).expect("a --pipeline run's connection has its queue")
 }
 
 /// Whether the k-th request from the one being read is a HEAD; `first`: the one being read's.
@@ -70,13 +80,13 @@ pub(super) fn queue_of_run(sh: &RunShared<'_>) -> InFlightQueue<Behind> {
 /// fields stay free to borrow.
 pub(super) fn batch_is_head<'a>(
     first: bool,
-    behind: &'a InFlightQueue<Behind>,
+    behind: Option<&'a InFlightQueue<Behind>>,
     batch: Option<PageRef>,
     cx: &'a ThreadState<'_>,
 ) -> impl Fn(u64) -> bool + 'a {
     move |k| match k {
         0 => first,
-        k => (behind.get(k as usize - 1)).is_some_and(|b| {
+        k => (behind.and_then(|q| q.get(k as usize - 1))).is_some_and(|b| {
             let page = batch.as_ref().unwrap_or(&b.ex.page);
             cx.sh.requests.is_head(page.url(cx.sh.workload, b.ex.file))
         }),
@@ -139,7 +149,7 @@ impl H1 {
             _ => 0..0,
         };
         let r = &cx.sh.requests;
-        queue_batch(&mut self.behind, behind, |f| r.file_end(page, f));
+        queue_batch(queue_mut(&mut self.behind), behind, |f| r.file_end(page, f));
     }
 
     /// The page's next file, whose request went with the page's batch: its response is on its
@@ -147,10 +157,10 @@ impl H1 {
     /// It leaves the queue (`ex` is it now, its file's start and its batch's write time kept).
     pub(super) fn next_in_batch(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         debug_assert!(
-            (self.behind.get(0)).is_none_or(|b| b.ex.file == self.ex.file),
+            (self.behind.as_ref().and_then(|q| q.get(0))).is_none_or(|b| b.ex.file == self.ex.file),
             "the file read next is the oldest queued"
         );
-        self.behind.drop_front();
+        queue_mut(&mut self.behind).drop_front();
         self.ex.reset_response();
         self.ex.first_request();
         self.retried = false;
@@ -171,7 +181,7 @@ impl H1 {
                 let queued = last > self.ex.file && self.in_batch(last);
                 let wend = self.wend;
                 if queued {
-                    queue_files(&mut self.behind, last..last + 1, |_| wend);
+                    queue_files(queue_mut(&mut self.behind), last..last + 1, |_| wend);
                 }
                 // The file in progress was written before; its times stay.
                 let written = self.ex.written_us;
@@ -191,7 +201,8 @@ impl H1 {
             Some(lanes) => (lanes.head_end, lanes.written),
             None => (self.request_end(cx), self.wpos as u64),
         };
-        let ends = std::iter::once(first_end).chain(self.behind.iter().map(|b| b.end));
+        let behind = self.behind.iter().flat_map(|q| q.iter());
+        let ends = std::iter::once(first_end).chain(behind.map(|b| b.end));
         let whole = ends.filter(|&end| end <= written).count() as u64;
         let waiting = self.conn.as_ref().is_some_and(Transport::wants_write);
         whole.saturating_sub(u64::from(waiting))
@@ -225,12 +236,15 @@ impl H1 {
     ) {
         // The `k`-th behind is the (k + 1)-th in flight.
         let reached = |k: usize| (k as u64 + 1) < processed;
+        let Some(behind) = self.behind.as_deref() else {
+            return;
+        };
         if self.lanes.is_some() {
-            let all = self.behind.len();
-            return (self.behind).record_at_end(ch, cx, end, all, |k, _| reached(k).then_some(0));
+            let all = behind.len();
+            return behind.record_at_end(ch, cx, end, all, |k, _| reached(k).then_some(0));
         }
         let walked = sent.saturating_sub(1) as usize;
-        for (k, b) in self.behind.iter().take(walked).enumerate() {
+        for (k, b) in behind.iter().take(walked).enumerate() {
             let ex = batch_file(&self.ex, b.ex.file);
             match reached(k) {
                 true => ch.record_unfinished(cx, &ex, 0, end),
