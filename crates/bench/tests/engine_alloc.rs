@@ -49,11 +49,13 @@ fn no_allocation_per_request_in_steady_state() {
     let w = Workload::from_pages([
         ("a".to_string(), 1.0, vec!["/a.html", "/b.gif"]),
         ("b".to_string(), 2.0, vec!["/c.gif"]),
+        ("c".to_string(), 1.0, vec!["/a.html", "/b.gif", "/c.gif", "/d.gif"]),
     ])
     .unwrap();
     assert_steady("keep-alive", &w, |stop| config(addr, stop));
     // `--pipeline` and `--pipeline 2` on pages of several files: each page's batch queued
-    // behind the file being read in the connection's queue, made with it.
+    // behind the file being read in the connection's queue, made with it; with `--pipeline 2`,
+    // the 4-file page's third and fourth requests are written and queued as responses end.
     for (name, depth) in [("pipelined pages", None), ("pipeline 2", Some(2))] {
         assert_steady(name, &w, |stop| BenchConfig {
             http: HttpMode::Pipeline,
