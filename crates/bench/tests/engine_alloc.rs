@@ -49,7 +49,11 @@ fn no_allocation_per_request_in_steady_state() {
     let w = Workload::from_pages([
         ("a".to_string(), 1.0, vec!["/a.html", "/b.gif"]),
         ("b".to_string(), 2.0, vec!["/c.gif"]),
-        ("c".to_string(), 1.0, vec!["/a.html", "/b.gif", "/c.gif", "/d.gif"]),
+        (
+            "c".to_string(),
+            1.0,
+            vec!["/a.html", "/b.gif", "/c.gif", "/d.gif"],
+        ),
     ])
     .unwrap();
     assert_steady("keep-alive", &w, |stop| config(addr, stop));
