@@ -36,9 +36,9 @@
 //! Memory: a keep-alive connection keeps only the bytes of a response head split across reads
 //! (usually none); a body is counted and dropped by [`BodyDecoder`] as it passes. Pipelining
 //! adds a queue of the requests in flight behind the one being read (`H1::behind`, made for
-//! `--pipeline` runs only): a slot of about 150 bytes (an exchange, its request's end, its key)
+//! `--pipeline` runs only): a slot of 136 bytes (an exchange, its request's end, its key)
 //! for each of the most in flight, to the next power of two: a bare `--pipeline`, the longest
-//! page's files (a 200-file page: 256 slots, ~38 KB a connection, ~380 MB for 10,000);
+//! page's files (a 200-file page: 256 slots, ~35 KB a connection, ~350 MB for 10,000);
 //! `--pipeline N`, N at most.
 
 mod after_end;
