@@ -28,6 +28,9 @@ const RESPONSE: &[u8; 140] = b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n\
 /// Keep-alive, one thread per connection, fixed buffers: answers each request head (counted by
 /// its CRLFCRLF, which may straddle reads) with `RESPONSE`.
 fn serve(mut s: TcpStream, stop: &AtomicBool) {
+    // Pipelined answers are written one by one: without this, Nagle holds each second one for
+    // the client's delayed ACK.
+    let _ = s.set_nodelay(true);
     let mut heads = HeadEnds::default();
     read_until_stopped(&mut s, stop, &mut [0u8; 4096], |s, data| {
         for &b in data {
@@ -46,9 +49,24 @@ fn no_allocation_per_request_in_steady_state() {
     let w = Workload::from_pages([
         ("a".to_string(), 1.0, vec!["/a.html", "/b.gif"]),
         ("b".to_string(), 2.0, vec!["/c.gif"]),
+        (
+            "c".to_string(),
+            1.0,
+            vec!["/a.html", "/b.gif", "/c.gif", "/d.gif"],
+        ),
     ])
     .unwrap();
     assert_steady("keep-alive", &w, |stop| config(addr, stop));
+    // `--pipeline` and `--pipeline 2` on pages of several files: each page's batch queued
+    // behind the file being read in the connection's queue, made with it; with `--pipeline 2`,
+    // the 4-file page's third and fourth requests are written and queued as responses end.
+    for (name, depth) in [("pipelined pages", None), ("pipeline 2", Some(2))] {
+        assert_steady(name, &w, |stop| BenchConfig {
+            http: HttpMode::Pipeline,
+            streams: depth,
+            ..config(addr, stop)
+        });
+    }
     // `--pipeline 4` on one-file pages: each answered page's place taken by a new one.
     let lanes = Workload::from_pages([
         ("b".to_string(), 1.0, vec!["/c.gif"]),

@@ -300,12 +300,6 @@ impl AppExchange {
         self.ends.get(k).copied().unwrap_or(0)
     }
 
-    /// Of the batch's requests from file `file` on, how many are whole in `out[..written]`.
-    pub(super) fn whole_from(&self, file: usize, written: usize) -> u64 {
-        let from = file.saturating_sub(self.first).min(self.ends.len());
-        self.ends[from..].iter().filter(|&&e| e <= written).count() as u64
-    }
-
     /// Appends file `file`'s request, URL `url` (or, with `hop`, the redirect's it leads to)
     /// to `out`; the ranges of its path and its body in `out`.
     fn build(

@@ -9,10 +9,13 @@
 //!   written with its next writable event (`flush`).
 //! - `reading.rs`: the socket read until drained, heads parsed by `wire` and bodies followed by
 //!   their decoder (`on_readable`, `on_data`); a complete response comes back here.
-//! - `pipelining.rs`: `--pipeline`'s batch: the next response read without a new request
-//!   (`--pipeline N`: one more written as each ends), and at the end what of it was sent.
+//! - `pipelining.rs`: the requests behind the one being read, in the in-flight table seen as a
+//!   queue (`behind`); `--pipeline`'s batch: the page's files queued as their requests are
+//!   written, the next response read without a new request (`--pipeline N`: one more written
+//!   as each ends), and at the end what of the queue was sent and how each is recorded.
 //! - `lanes.rs`: `--pipeline N` when every page is one file: N pages in flight, each request a
-//!   page of its own, a new one queued as each response ends and a read's worth written at once.
+//!   page of its own queued behind the one being read as each response ends, a read's worth
+//!   written at once.
 //! - `sharing.rs`: `--connections-per-client N`: this connection as one of a Webchild's
 //!   several, taking the shared page's next file as it is free (`client/shared.rs`).
 //! - `closing.rs`: HTTP/1.0's passive close, the server's FIN awaited before going on.
@@ -30,8 +33,13 @@
 //! - the next request is written from the handler of the response that ended the previous one;
 //! - requests are built once per URL (and per page, for pipelining) and written from that buffer.
 //!
-//! Memory: a connection keeps only the bytes of a response head split across reads (usually
-//! none); a body is counted and dropped by [`BodyDecoder`] as it passes.
+//! Memory: a keep-alive connection keeps only the bytes of a response head split across reads
+//! (usually none); a body is counted and dropped by [`BodyDecoder`] as it passes. Pipelining
+//! adds a queue of the requests in flight behind the one being read (`H1::behind`, made for
+//! `--pipeline` runs only): a slot of 136 bytes (an exchange, its request's end, its key)
+//! for each of the most in flight, to the next power of two: a bare `--pipeline`, the longest
+//! page's files (a 200-file page: 256 slots, ~35 KB a connection, ~350 MB for 10,000);
+//! `--pipeline N`, N at most.
 
 mod after_end;
 mod app;
@@ -87,6 +95,10 @@ pub(super) struct H1 {
     conn_responses: u32,
     /// The file in progress (pipelining: the one whose response is being read).
     ex: Exchange,
+    /// Pipelining: the requests in flight behind `ex`, oldest first, each with where its
+    /// request ends in the bytes written (`pipelining.rs`): the rest of a page's batch, or the
+    /// lanes' pages. Made once, with room for the most in flight, for `--pipeline` runs only.
+    behind: pipelining::BehindQueue,
     connect_start_us: u64,
     handshake_start_us: u64,
     resp_keep_alive: bool,
@@ -129,6 +141,7 @@ impl Wire for H1 {
             conn_gen: 0,
             conn_responses: 0,
             ex: Exchange::new(PageRef::NONE),
+            behind: pipelining::queue_of_run(sh),
             connect_start_us: 0,
             handshake_start_us: 0,
             resp_keep_alive: false,
@@ -224,19 +237,21 @@ impl Wire for H1 {
         } else {
             ch.record_unfinished(cx, &self.ex, self.response_bytes(), end);
         }
-        // Pipelining: the rest of the batch (or the lanes) written, nothing of their responses
-        // read.
-        match self.lanes.is_some() {
-            true => self.record_lanes_at_end(ch, cx, processed, end),
-            false => self.record_rest_of_batch(ch, cx, (sent, processed), end),
-        }
+        // Pipelining: those behind it (the rest of the batch, or the lanes) written, nothing of
+        // their responses read.
+        self.record_behind_at_end(ch, cx, (sent, processed), end);
     }
 
     fn linger(&mut self, _: &Child, cx: &ThreadState<'_>, at: Linger, buf: &mut [u8]) -> Linger {
         if !self.busy() {
             return linger::step(self.conn.as_mut(), at, buf, |_| {});
         }
-        let is_head = batch_is_head(self.is_head(cx), &self.ex, &self.lanes, cx);
+        let is_head = batch_is_head(
+            self.is_head(cx),
+            self.behind.as_deref(),
+            self.batch_page(),
+            cx,
+        );
         let body = (self.state == State::ReadingBody).then_some(&self.decoder);
         let (late, head) = (&mut self.late, &self.head);
         linger::step(self.conn.as_mut(), at, buf, |b| {
@@ -254,7 +269,12 @@ impl Wire for H1 {
         self.wpos = 0;
         self.wend = 0;
         // The lanes keep what was written of their requests on this connection until the next
-        // one is written to (`send_lanes`): what is dropped after a close is told by it.
+        // one is written to (`send_lanes`): what is dropped after a close is told by it. A
+        // batch's files behind the one being read go with the connection: the batch is written
+        // again on the next, from the file in progress on (`send`), and queued again.
+        if let (None, Some(behind)) = (&self.lanes, &mut self.behind) {
+            behind.clear();
+        }
     }
 }
 
@@ -382,8 +402,8 @@ impl H1 {
         self.start_request(ch, cx, now);
     }
 
-    /// The page is over (a hit or not): its redirects and batch state dropped, the page logic
-    /// told.
+    /// The page is over (a hit or not): its redirects and batch state dropped (a batch's queue
+    /// is empty by then, or cleared with its connection: `close`), the page logic told.
     fn end_page(
         &mut self,
         ch: &mut Child,
@@ -393,6 +413,10 @@ impl H1 {
         backoff: bool,
     ) {
         self.state = State::Idle;
+        debug_assert!(
+            self.lanes.is_some() || self.behind.as_ref().is_none_or(|q| q.is_empty()),
+            "a batch's queue is read, or cleared with its connection, before its page ends"
+        );
         self.deferred.clear();
         self.after_batch = false;
         self.hop_next = false;

@@ -7,13 +7,14 @@
 //! the run's requests plus its unfinished ones).
 //!
 //! Its slots are made once, with the connection's wire (twice the most streams in flight, a
-//! power of two; a queue's, the most to a power of two): opening and closing a stream moves an exchange in and out of a slot and
-//! allocates nothing (a stream is built in its slot, `insert_with`, and a slot with nothing to
-//! give back is not rewritten as it is freed, `InFlightSlot::vacate`). What a wire keeps per
+//! power of two; a queue's, the most to a power of two): opening and closing a stream moves an
+//! exchange in and out of a slot and allocates nothing (a stream is built in its slot,
+//! `insert_with`, and a slot with nothing to give back is not rewritten as it is freed,
+//! `InFlightSlot::vacate`). What a wire keeps per
 //! stream beside the exchange (flow control, bytes counted, reset codes, an application's
 //! buffers) is the slot's own type `S`; a wire may keep more per slot index in tables of its
-//! own. A wire whose responses come in the order its requests left (HTTP/1.1's lanes) sees the
-//! table as a queue (`in_flight/queue.rs`).
+//! own. A wire whose responses come in the order its requests left (HTTP/1.1 pipelining:
+//! batches and lanes) sees the table as a queue (`in_flight/queue.rs`).
 
 mod queue;
 

@@ -205,16 +205,13 @@ impl Requests {
         self.resend[url]
     }
 
-    /// Of what [`Requests::for_file`] gives for file `file` (URL `url`) of page `page`, how
-    /// many requests are whole in its bytes up to `written` (an offset in [`Requests::bytes`]):
-    /// those a server can have received. Read at the end of a run, not per request.
-    pub fn whole_before(&self, page: usize, file: usize, url: usize, written: usize) -> u64 {
+    /// Where the first request [`Requests::for_file`] gives for file `file` (URL `url`) of
+    /// page `page` ends in [`Requests::bytes`]: written whole once the bytes before it are.
+    /// Read at the end of a run, not per request.
+    pub fn request_end(&self, page: usize, file: usize, url: usize) -> usize {
         match self.page_file.get(page) {
-            Some(starts) => {
-                let ends = starts[file + 1..].iter().chain([&self.page_end[page]]);
-                ends.filter(|&&end| end <= written).count() as u64
-            }
-            None => u64::from(written >= self.url[url].end),
+            Some(_) => self.file_end(page, file),
+            None => self.url[url].end,
         }
     }
 

@@ -10,6 +10,7 @@ use super::super::page_flow;
 use super::super::redirects::{Hop, OWN};
 use super::super::{shared, ThreadState};
 use super::lanes::LANES;
+use super::pipelining::{queue_batch, queue_mut};
 use super::{State, H1};
 use crate::app::template::ExpandError;
 use crate::config::HttpMode;
@@ -65,7 +66,13 @@ impl H1 {
         self.src = APP;
         // `--pipeline N`: N of the batch at first, one more as each response ends.
         let depth = cx.sh.config.streams.map_or(n, |d| (d as usize).min(n));
-        (self.wpos, self.wend) = (0, app.end_through(self.ex.file + depth.max(1) - 1));
+        let through = self.ex.file + depth.max(1);
+        (self.wpos, self.wend) = (0, app.end_through(through - 1));
+        if pipelined {
+            // Those after this one, behind it (a redirect's request is a batch of one).
+            let behind = self.ex.file + 1..through;
+            queue_batch(queue_mut(&mut self.behind), behind, |f| app.end_through(f));
+        }
         self.state = State::ReadingHead;
         cx.timers
             .arm(ch.slot, now + cx.sh.schedule.response_timeout_us);

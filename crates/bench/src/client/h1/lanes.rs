@@ -2,12 +2,12 @@
 //! on the connection, each a page of its own ("lanes", as `--streams N` does over HTTP/2, and as
 //! wrk's pipeline.lua and `h2load --h1 -m N` do). Responses come back in order, so the lanes
 //! are a queue: the one whose response is being read is the connection's `ex`, the others wait
-//! behind it in the in-flight table seen as a queue (`client/in_flight/queue.rs`); each
-//! exchange carries its own page, and each lane where its request ends in the bytes queued (so
-//! whether it was written whole). As each response ends its page ends, and a new page is picked
-//! and its request queued; what a read's responses queued is written in one write once the read
-//! is handled, so that requests leave in batches as responses arrive in batches. Each
-//! request's time runs from when it was queued, the same handler that writes it.
+//! behind it in the in-flight table seen as a queue (`H1::behind`, as a batch's files do:
+//! `pipelining.rs`); each exchange carries its own page, and each lane where its request ends in
+//! the bytes queued (so whether it was written whole). As each response ends its page ends, and
+//! a new page is picked and its request queued; what a read's responses queued is written in one
+//! write once the read is handled, so that requests leave in batches as responses arrive in
+//! batches. Each request's time runs from when it was queued, the same handler that writes it.
 //!
 //! A failure (the connection closed mid-response, a malformed head, a timeout) is the error of
 //! its kind for the response being read; a response that says `Connection: close` is a response
@@ -15,27 +15,25 @@
 //! is counted as unfinished (or unsent, when not written in full), never lost, and the next
 //! pages go on a new connection.
 
-use super::super::exchange::{Exchange, PageRef};
-use super::super::in_flight::{InFlightQueue, InFlightSlot};
+use super::super::exchange::Exchange;
 use super::super::page::Child;
 use super::super::page_flow;
 use super::super::redirects::OWN;
 use super::super::{RunShared, ThreadState, Wire};
+use super::pipelining::{queue_mut, Behind};
 use super::{State, H1};
 use crate::config::HttpMode;
-use crate::transport::Transport;
 
 /// The write source (`H1::src`) of the lanes' own buffer.
 pub(super) const LANES: u32 = OWN - 1;
 
-/// The lanes of one connection: the requests behind the one being read, and the bytes queued.
+/// The lanes of one connection: the bytes queued (the requests behind the one being read are
+/// the connection's queue, `H1::behind`).
 pub(super) struct Lanes {
     /// N: requests in flight at most.
     depth: usize,
-    /// The requests behind the one being read, oldest first.
-    behind: InFlightQueue<Lane>,
     /// Where the request being read ends in the bytes queued on this connection.
-    head_end: u64,
+    pub(super) head_end: u64,
     /// Requests queued and not yet written whole (room for `depth` of the longest, reserved
     /// once): `H1::wpos..H1::wend` are in it.
     pub(super) out: Vec<u8>,
@@ -43,33 +41,6 @@ pub(super) struct Lanes {
     /// them the socket took.
     queued: u64,
     pub(super) written: u64,
-}
-
-/// A request in flight behind the one being read: a page of one file.
-#[derive(Debug, Clone, Copy)]
-struct Lane {
-    ex: Exchange,
-    /// Where its request ends in the bytes queued on the connection.
-    end: u64,
-}
-
-impl InFlightSlot for Lane {
-    const FREE: Lane = Lane {
-        ex: Exchange::new(PageRef::NONE),
-        end: 0,
-    };
-    // Sequence numbers on the connection.
-    const KEY_SHIFT: u32 = 0;
-
-    fn exchange(&self) -> &Exchange {
-        &self.ex
-    }
-
-    /// A copy: the slot keeps it until the next lane is put there whole.
-    #[inline]
-    fn vacate(&mut self) -> Lane {
-        *self
-    }
 }
 
 impl Lanes {
@@ -90,7 +61,6 @@ impl Lanes {
             .unwrap_or(0);
         Some(Box::new(Lanes {
             depth,
-            behind: InFlightQueue::new(depth),
             head_end: 0,
             out: Vec::with_capacity(depth * longest),
             queued: 0,
@@ -108,16 +78,6 @@ impl Lanes {
         self.out.clear();
         (self.queued, self.written) = (0, 0);
     }
-
-    /// Whether the `k`-th request from the one being read is a HEAD (`first`: the one being
-    /// read's).
-    pub(super) fn is_head(&self, first: bool, k: u64, cx: &ThreadState<'_>) -> bool {
-        match k {
-            0 => first,
-            k => (self.behind.get(k as usize - 1))
-                .is_some_and(|l| cx.sh.requests.is_head(l.ex.url(cx.sh.workload))),
-        }
-    }
 }
 
 impl H1 {
@@ -132,13 +92,8 @@ impl H1 {
         cx.debug(request);
         lanes.head_end = lanes.push(request);
         self.ex.written_us = now;
-        let Lanes {
-            behind,
-            out,
-            queued,
-            ..
-        } = &mut **lanes;
-        for lane in behind.iter_mut() {
+        let Lanes { out, queued, .. } = &mut **lanes;
+        for lane in queue_mut(&mut self.behind).iter_mut() {
             let request = r.for_url(lane.ex.url(cx.sh.workload));
             (lane.end, lane.ex.written_us) = (queue(out, queued, request), now);
         }
@@ -160,7 +115,8 @@ impl H1 {
             lanes.out.drain(..self.wpos);
             self.wpos = 0;
         }
-        while 1 + lanes.behind.len() < lanes.depth && !cx.ended(now) {
+        let behind = queue_mut(&mut self.behind);
+        while 1 + behind.len() < lanes.depth && !cx.ended(now) {
             if !page_flow::pick(ch, cx, now) {
                 break;
             }
@@ -172,7 +128,7 @@ impl H1 {
             let request = cx.sh.requests.for_url(ex.url(cx.sh.workload));
             cx.debug(request);
             let end = lanes.push(request);
-            lanes.behind.push_back(Lane { ex, end });
+            behind.push_back(Behind { ex, end });
         }
         self.wend = lanes.out.len();
     }
@@ -189,7 +145,7 @@ impl H1 {
             self.drop_lanes(ch, cx, now);
             self.close();
         }
-        let next = self.lanes.as_mut().and_then(|l| l.behind.pop_front());
+        let next = queue_mut(&mut self.behind).pop_front();
         let Some(lane) = next else {
             self.state = State::Idle;
             return page_flow::next_page(self, ch, cx, now, false);
@@ -208,37 +164,12 @@ impl H1 {
     /// The connection is lost or closing with requests behind the one being read: each was sent
     /// and will not be answered (unfinished), or was not written whole (unsent).
     pub(super) fn drop_lanes(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
-        let Some(lanes) = &mut self.lanes else { return };
-        let written = lanes.written;
-        (lanes.behind).record_at_end(ch, cx, now, |_, lane| (lane.end <= written).then_some(0));
-        lanes.behind.clear();
-    }
-
-    /// At the end of the run: of the requests in flight (the one being read first), how many
-    /// the server can have received: written whole and, over HTTPS, handed to the socket (TLS
-    /// records still waiting hold the last one written, which then counts as not sent).
-    pub(super) fn lanes_sent(&self, lanes: &Lanes) -> u64 {
-        let written = lanes.written;
-        let ends = std::iter::once(lanes.head_end).chain(lanes.behind.iter().map(|l| l.end));
-        let whole = ends.filter(|&end| end <= written).count() as u64;
-        let waiting = self.conn.as_ref().is_some_and(Transport::wants_write);
-        whole.saturating_sub(u64::from(waiting))
-    }
-
-    /// At the end: the lanes behind the one being read, of which `processed` (counting it)
-    /// reached the server; the others were not written whole, or the server said it would not
-    /// process them.
-    pub(super) fn record_lanes_at_end(
-        &self,
-        ch: &mut Child,
-        cx: &mut ThreadState<'_>,
-        processed: u64,
-        end: u64,
-    ) {
         let Some(lanes) = &self.lanes else { return };
-        // The `k`-th behind is the (k + 1)-th in flight.
-        let reached = |k: usize| (k as u64 + 1) < processed;
-        (lanes.behind).record_at_end(ch, cx, end, |k, _| reached(k).then_some(0));
+        let behind = queue_mut(&mut self.behind);
+        let (written, all) = (lanes.written, behind.len());
+        let unfinished = |_, lane: &Behind| (lane.end <= written).then_some(0);
+        behind.record_at_end(ch, cx, now, all, unfinished);
+        behind.clear();
     }
 }
 

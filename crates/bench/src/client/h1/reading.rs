@@ -38,7 +38,8 @@ impl H1 {
                 // where the server stopped.
                 if let (Ok(n), true) = (&res, self.busy()) {
                     let first = self.is_head(cx);
-                    let is_head = batch_is_head(first, &self.ex, &self.lanes, cx);
+                    let is_head =
+                        batch_is_head(first, self.behind.as_deref(), self.batch_page(), cx);
                     let body = (self.state == State::ReadingBody).then_some(&self.decoder);
                     let data = &buf[carry..carry + n];
                     follow_late(&mut self.late, (&self.head, body), data, &is_head);

@@ -14,7 +14,8 @@ use super::{State, H1};
 use crate::config::HttpMode;
 
 impl H1 {
-    /// Starts writing the current file's request (pipelining: the page's, from this file on).
+    /// Starts writing the current file's request (pipelining: the page's, from this file on,
+    /// those after it queued behind it).
     pub(super) fn send(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         if self.lanes.is_some() {
             return self.send_lanes(ch, cx, now);
@@ -24,11 +25,8 @@ impl H1 {
             return self.send_app(ch, cx, now);
         }
         let r = &cx.sh.requests;
-        let depth = cx
-            .sh
-            .config
-            .streams
-            .filter(|_| cx.sh.config.http == HttpMode::Pipeline);
+        let pipelined = cx.sh.config.http == HttpMode::Pipeline;
+        let depth = cx.sh.config.streams.filter(|_| pipelined);
         let range = match self.ex.learned {
             OWN => {
                 let range = r.for_file(self.ex.page.index, self.ex.file, self.url(cx), depth);
@@ -40,6 +38,9 @@ impl H1 {
                 0..cx.redirects.request(learned).len()
             }
         };
+        if pipelined {
+            self.queue_own_batch(cx, depth);
+        }
         self.src = self.ex.learned;
         (self.wpos, self.wend) = (range.start, range.end);
         self.state = State::ReadingHead;

@@ -1,9 +1,10 @@
 //! The in-flight table seen as a queue, for a wire whose responses come back in the order its
-//! requests left (HTTP/1.1's pipelined lanes): each exchange's key is its sequence number on
-//! the connection, so that consecutive ones sit in consecutive slots (each in its home), the
-//! oldest is found by one compare, and the walk in order is the slots from the oldest's on,
-//! round the end of the table. Nothing probes, so a table of the depth's next power of two is
-//! enough, and nothing is sent again from a queue (its table keeps no room for that).
+//! requests left (HTTP/1.1 pipelining: a page's batch, or lanes of one-file pages): each
+//! exchange's key is its sequence number on the connection, so that consecutive ones sit in
+//! consecutive slots (each in its home), the oldest is found by one compare, and the walk in
+//! order is the slots from the oldest's on, round the end of the table. Nothing probes, so a
+//! table of the depth's next power of two is enough, and nothing is sent again from a queue
+//! (its table keeps no room for that).
 
 use super::{InFlight, InFlightSlot};
 use crate::client::page::Child;
@@ -18,7 +19,7 @@ pub(in crate::client) struct InFlightQueue<S> {
 }
 
 impl<S: InFlightSlot> InFlightQueue<S> {
-    /// A queue of at most `most` in flight at once (HTTP/1.1's lanes: the depth, of which
+    /// A queue of at most `most` in flight at once (HTTP/1.1 pipelining: the depth, of which
     /// the one being read is out of the queue, so at most depth - 1 are in it).
     pub(in crate::client) fn new(most: usize) -> Self {
         // Sequence numbers step by one: consecutive ones, consecutive home slots. Those in
@@ -47,6 +48,14 @@ impl<S: InFlightSlot> InFlightQueue<S> {
     /// table's slots are in flight (the one there before it went `capacity` pushes ago).
     #[inline]
     pub(in crate::client) fn push_back(&mut self, s: S) {
+        self.push_back_with(|slot| *slot = s);
+    }
+
+    /// Puts one behind the others in flight, built in its home slot by `fill` (no slot built
+    /// apart and moved in): `fill` gets the slot as the one there before left it (`vacate`)
+    /// and writes what the wire reads of it.
+    #[inline]
+    pub(in crate::client) fn push_back_with(&mut self, fill: impl FnOnce(&mut S)) {
         let t = &mut self.table;
         assert!(
             t.len < t.keys.len(),
@@ -58,7 +67,8 @@ impl<S: InFlightSlot> InFlightQueue<S> {
             super::FREE_KEY,
             "the home of the next is free"
         );
-        (t.keys[slot], t.slots[slot]) = (self.back, s);
+        t.keys[slot] = self.back;
+        fill(&mut t.slots[slot]);
         t.len += 1;
         self.back += 1;
     }
@@ -76,6 +86,22 @@ impl<S: InFlightSlot> InFlightQueue<S> {
         );
         self.front += 1;
         Some(self.table.take(slot))
+    }
+
+    /// Forgets the oldest in flight, if any, without moving it out of its slot (a wire that
+    /// has what it needs of it); whether there was one.
+    #[inline]
+    pub(in crate::client) fn drop_front(&mut self) -> bool {
+        if self.is_empty() {
+            return false;
+        }
+        let slot = self.home(self.front);
+        let t = &mut self.table;
+        debug_assert_eq!(t.keys[slot], self.front, "the oldest is in its home");
+        t.keys[slot] = super::FREE_KEY;
+        t.len -= 1;
+        self.front += 1;
+        true
     }
 
     /// The `k`-th in flight from the oldest (0: the oldest), if there are that many.
@@ -97,26 +123,31 @@ impl<S: InFlightSlot> InFlightQueue<S> {
         from_front.iter_mut().chain(wrapped).take(len)
     }
 
-    /// Forgets those in flight (they were recorded).
+    /// Forgets those in flight (they were recorded, or are sent again). An empty queue is
+    /// left alone: a wire may clear it once a page without looking.
+    #[inline]
     pub(in crate::client) fn clear(&mut self) {
-        self.table.clear();
+        if !self.is_empty() {
+            self.table.clear();
+        }
         self.front = self.back;
     }
 
-    /// Records each in flight, oldest first, at `end` (the run's end, or a close that leaves
-    /// them unanswered: the table's end-of-run walk, in order): unfinished, with the bytes
-    /// `unfinished` says were read of its response (given its place from the oldest, 0 first,
-    /// and itself), or, where it says `None` (its request had not left whole, or the server
-    /// would not process it), not sent. They stay in the queue (what is read after the end
-    /// still needs them); `clear` forgets them.
+    /// Records the `most` oldest in flight (all of them, if fewer), oldest first, at `end`
+    /// (the run's end, or a close that leaves them unanswered: the table's end-of-run walk, in
+    /// order): unfinished, with the bytes `unfinished` says were read of its response (given
+    /// its place from the oldest, 0 first, and itself), or, where it says `None` (its request
+    /// had not left whole, or the server would not process it), not sent. They stay in the
+    /// queue (what is read after the end still needs them); `clear` forgets them.
     pub(in crate::client) fn record_at_end(
         &self,
         ch: &Child,
         cx: &mut ThreadState<'_>,
         end: u64,
+        most: usize,
         unfinished: impl Fn(usize, &S) -> Option<u64>,
     ) {
-        for (k, s) in self.iter().enumerate() {
+        for (k, s) in self.iter().take(most).enumerate() {
             match unfinished(k, s) {
                 Some(bytes) => ch.record_unfinished(cx, s.exchange(), bytes, end),
                 None => ch.record_unsent(cx, s.exchange(), end),
@@ -211,12 +242,21 @@ mod tests {
                 let r = next(&mut rng);
                 match r % 8 {
                     0..=3 if model.len() < most => {
-                        q.push_back(tagged(op));
+                        // In place, writing only the tag over what the slot's last one left.
+                        match (r >> 8) % 2 {
+                            0 => q.push_back(tagged(op)),
+                            _ => q.push_back_with(|t| t.ex.written_us = op),
+                        }
                         model.push_back(op);
                     }
-                    0..=5 => {
+                    0..=5 if (r >> 8).is_multiple_of(2) => {
                         let got = q.pop_front().map(|t| t.ex.written_us);
                         assert_eq!(got, model.pop_front());
+                    }
+                    0..=5 => {
+                        let oldest = q.get(0).map(|t| t.ex.written_us);
+                        assert_eq!(q.drop_front(), oldest.is_some());
+                        assert_eq!(oldest, model.pop_front());
                     }
                     6 => {
                         let k = (r >> 8) as usize % (most + 2);
