@@ -67,6 +67,12 @@ use mio::event::Event;
 use pipelining::batch_is_head;
 use wire::response::{BodyDecoder, Framing};
 
+/// The write source (`H1::src`) of the lanes' own buffer.
+pub(super) const LANES: u32 = OWN - 1;
+
+/// Whose bytes `wpos..wend` are: the Webchild's request built per use.
+pub(super) const APP: u32 = LANES - 1;
+
 /// Where an HTTP/1 connection is. Writing is not a state: a request's unsent bytes (`wpos..wend`)
 /// may be pending while responses are already read, because with pipelining they overlap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

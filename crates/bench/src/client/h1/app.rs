@@ -9,14 +9,10 @@ use super::super::page::Child;
 use super::super::page_flow;
 use super::super::redirects::{Hop, OWN};
 use super::super::{shared, ThreadState};
-use super::lanes::LANES;
 use super::pipelining::{queue_batch, queue_mut};
-use super::{State, H1};
+use super::{State, APP, H1};
 use crate::app::template::ExpandError;
 use crate::config::HttpMode;
-
-/// Whose bytes `wpos..wend` are: the Webchild's request built per use.
-pub(super) const APP: u32 = LANES - 1;
 
 impl H1 {
     /// The page `ch` picked starts (`app::page_starts`); false when the Webchild stops.

@@ -18,14 +18,11 @@
 use super::super::exchange::Exchange;
 use super::super::page::Child;
 use super::super::page_flow;
-use super::super::redirects::OWN;
 use super::super::{RunShared, ThreadState, Wire};
 use super::pipelining::{queue_mut, Behind};
+use super::LANES;
 use super::{State, H1};
 use crate::config::HttpMode;
-
-/// The write source (`H1::src`) of the lanes' own buffer.
-pub(super) const LANES: u32 = OWN - 1;
 
 /// The lanes of one connection: the bytes queued (the requests behind the one being read are
 /// the connection's queue, `H1::behind`).

@@ -13,7 +13,7 @@ use super::super::in_flight::{InFlightQueue, InFlightSlot};
 use super::super::page::Child;
 use super::super::redirects::OWN;
 use super::super::{RunShared, ThreadState};
-use super::app::APP;
+use super::APP;
 use super::{State, H1};
 use crate::config::HttpMode;
 use crate::transport::Transport;

@@ -8,9 +8,8 @@ use super::super::connect;
 use super::super::page::Child;
 use super::super::redirects::OWN;
 use super::super::ThreadState;
-use super::app::APP;
-use super::lanes::LANES;
 use super::{State, H1};
+use super::{APP, LANES};
 use crate::config::HttpMode;
 
 impl H1 {
