@@ -254,12 +254,13 @@ impl Wire for H3 {
 
     fn at_end(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, end: u64) {
         self.take_packets(cx, end);
-        // Sent in full (its datagrams out) and not refused by a late GOAWAY: unfinished; else,
-        // and those to send again, not sent.
+        // Sent in full (its head's datagrams out, its body taken whole) and not refused by a
+        // late GOAWAY: unfinished; else, and those to send again, not sent.
         let late_goaway = self.late_goaway;
         let any = self.flight.record_at_end(ch, cx, end, |id, s| {
             let refused = late_goaway.is_some_and(|first| id >= first);
-            (s.ex.written_us != NONE && !refused).then(|| s.ex.bytes())
+            let whole = s.ex.written_us != NONE && s.body_left() == 0;
+            (whole && !refused).then(|| s.ex.bytes())
         });
         // Connecting, or waiting for the server to allow a stream: the page's next file was
         // begun and not sent (lanes: the page picked last, whatever the other lanes hold).

@@ -285,13 +285,14 @@ impl H3 {
                 return false;
             }
         }
-        // Every request the client has taken whole is written now, a datagram kept or not: a
-        // response can only come after the flush that took its request, so no time to first
-        // byte counts from NONE, and `at_end` counts it unfinished (the linger sends the rest).
+        // Every request whose header block the client has taken is written now, a datagram
+        // kept or not, its body sent whole or not (as over HTTP/2, where a request is written
+        // when its HEADERS leave): a response can only come after the flush that took its
+        // head, so no time to first byte counts from NONE, even the answer of a server that
+        // did not wait for the body; `at_end` counts it unfinished once its body is taken
+        // whole too (the linger sends the rest).
         for s in (self.flight.iter_mut()).filter(|s| s.ex.written_us == NONE) {
-            if s.body_left() == 0 {
-                s.ex.written_us = now;
-            }
+            s.ex.written_us = now;
         }
         true
     }

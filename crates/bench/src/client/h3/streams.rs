@@ -37,7 +37,8 @@ enum Submitted {
 #[derive(Debug)]
 pub(super) struct Stream {
     pub id: u64,
-    /// Its `written_us` is when the client had sent all of the request (NONE until then).
+    /// Its `written_us` is when the client had sent its request's head (NONE until then), as
+    /// over HTTP/2: its body may still be going (`body_left`).
     pub ex: Exchange,
     /// A request body, and how much of it the stream took so far.
     body: Option<Arc<[u8]>>,

@@ -1,0 +1,76 @@
+//! `--http 3` uploads that the server answers before their body is all sent: crates/http3's UDP
+//! test server answers `/bytes/N` as soon as a request's head arrives, whatever body follows.
+//! A request is written when its head leaves (as over HTTP/2, when its HEADERS do), so each
+//! such response's time to first byte runs from there: above 0 and no longer than its
+//! response time, not the 0 of a request never marked written.
+
+use crate::udp;
+
+use bench::config::TlsOptions;
+use bench::{BenchConfig, HttpMode, RequestSpec, Stop, Target, Workload};
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+use test_support::certs::TestCa;
+
+/// Far more than the server's stream window (1 MiB): the client cannot hand quiche the whole
+/// body before the server's credit for the rest comes, and the answer comes first.
+const UPLOAD: usize = 16 << 20;
+
+#[test]
+fn an_upload_answered_at_once_has_a_time_to_first_byte_within_its_response_time() {
+    let ca = TestCa::new("flint bench h3 upload test CA");
+    let (cert, key) = ca.leaf().write_pem(ca.dir());
+    let server_config = http3::ServerConfig::new(&cert, &key, &http3::Limits::default()).unwrap();
+    let server = udp::UdpServer::start(server_config);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log.csv");
+    let pages = 3;
+    let config = BenchConfig {
+        concurrency: 1,
+        threads: 1,
+        stop: Stop::Pages(pages),
+        http: HttpMode::Http3,
+        connect_timeout: Duration::from_secs(5),
+        response_timeout: Duration::from_secs(10),
+        log: Some(log.clone()),
+        tls: TlsOptions {
+            cacert: Some(ca.pem.clone()),
+            ..TlsOptions::default()
+        },
+        ..BenchConfig::new(Target::https(server.addr, "localhost"))
+    };
+    let mut workload = Workload::from_paths(&["/bytes/10".to_string()]).unwrap();
+    workload.requests = vec![RequestSpec {
+        method: Some("POST".into()),
+        body: Some(vec![b'u'; UPLOAD]),
+        ..RequestSpec::default()
+    }];
+    let started = Instant::now();
+    let r = bench::run(&config, &workload, &AtomicBool::new(false)).unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "took {:?}",
+        started.elapsed()
+    );
+    let s = &r.stats;
+    assert_eq!(s.errors.total(), 0, "{:?}", s.errors);
+    assert_eq!(s.requests, pages);
+    assert_eq!(s.bytes_body, 10 * pages, "every answer whole");
+    assert_eq!(s.ttfb.count(), pages);
+    assert!(
+        s.ttfb.histogram().min() > 0,
+        "no time to first byte of 0: {:?}",
+        s.ttfb.summary()
+    );
+    // Each request's own: the log's ttfb_us and response_us columns.
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = text.lines().skip(1).collect();
+    assert_eq!(lines.len() as u64, pages, "{text}");
+    for line in lines {
+        let f: Vec<&str> = line.split(',').collect();
+        let ttfb: u64 = f[7].parse().unwrap_or_else(|_| panic!("{line}"));
+        let response: u64 = f[8].parse().unwrap_or_else(|_| panic!("{line}"));
+        assert!(ttfb > 0 && ttfb <= response, "{line}");
+    }
+    assert_eq!(server.log.lock().unwrap().requests, pages);
+}
