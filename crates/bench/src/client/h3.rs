@@ -17,7 +17,8 @@
 //!   (`client/in_flight.rs`); each response's head and body recorded as over HTTP/2 (time to
 //!   first byte, response time, the page's time). When every page is one file and `--streams
 //!   N` is more than one, each stream is a page of its own ("lanes", `client/stream_lanes.rs`,
-//!   as over HTTP/2), N in flight, refilled in batches, in the closed loop.
+//!   as over HTTP/2), N in flight: in the closed loop refilled in batches; in the open loop each
+//!   starts at its slot on a free stream; with `--think` a lane thinks after its page.
 //! - `app.rs`: an application workload's requests built per use as their streams open, and
 //!   their responses kept per stream and judged, through `client/app.rs` (a workload without
 //!   one never goes there).
@@ -30,7 +31,9 @@
 //!
 //! The connection is kept across a Webchild's pages. Between pages the page logic owns the
 //! Webchild's timer, so QUIC's deadline is serviced when the next page starts (a connection
-//! that timed out meanwhile is replaced then).
+//! that timed out meanwhile is replaced then). Lanes waiting for a slot with streams in flight,
+//! or thinking, are not between pages: the timer stays the connection's, armed to the lanes'
+//! wake-up beside QUIC's deadline and the response timeout.
 
 mod app;
 mod connecting;
@@ -50,6 +53,7 @@ pub(crate) use connecting::trust;
 use connecting::{thread_config, ThreadConfig};
 use mio::event::Event;
 use mio::net::UdpSocket;
+use std::collections::VecDeque;
 use std::net::SocketAddr;
 use streams::Stream;
 
@@ -88,8 +92,15 @@ pub(super) struct H3 {
     /// Streams in flight at most (`--streams`; a page's files when unset).
     want: usize,
     /// Whether each stream is a page of its own (one-file pages, `--streams N` above one: N
-    /// pages in flight as lanes, as over HTTP/2; the closed loop only).
+    /// pages in flight as lanes, as over HTTP/2).
     lanes: bool,
+    /// Lanes with `--think`: when each lane whose page ended is done thinking, in order (the
+    /// think time is the same for all); such a lane is not free for a new page before then.
+    thinking: VecDeque<u64>,
+    /// Lanes: when the connection must look again for a free lane's page (the next open-loop
+    /// slot, or the first thinking lane's end; NONE: not before a stream ends), set by `fill`
+    /// for the timer.
+    lane_wake_us: u64,
     /// The page's next file to request; whether none failed so far.
     next_file: usize,
     page_ok: bool,
@@ -155,6 +166,8 @@ impl Wire for H3 {
             bodies_pending: false,
             want,
             lanes,
+            thinking: VecDeque::with_capacity(if lanes { want } else { 0 }),
+            lane_wake_us: NONE,
             next_file: 0,
             page_ok: true,
             fresh: false,
@@ -294,6 +307,8 @@ impl Wire for H3 {
         }
         self.goaway = None;
         self.late_goaway = None;
+        self.thinking.clear();
+        self.lane_wake_us = NONE;
         self.no_room_since = NONE;
         self.waited_from = NONE;
         self.counted = Packets::default();
@@ -311,8 +326,8 @@ impl Drop for H3 {
 
 impl H3 {
     /// A file's outcome for its page: with lanes the page is the file's own, recorded now (its
-    /// end is the file's); else the page (recorded when its last file ends) is a hit only if
-    /// every file is.
+    /// end is the file's), and its lane thinks (`--think`) before its next page; else the page
+    /// (recorded when its last file ends) is a hit only if every file is.
     pub(super) fn file_done(
         &mut self,
         cx: &mut ThreadState<'_>,
@@ -322,6 +337,12 @@ impl H3 {
     ) {
         if self.lanes {
             Child::record_page(cx, ex.page, ok, now);
+            // (A page that failed before it had a stream, with every lane busy or thinking,
+            // held none: the lanes stay N, and the queue its capacity.)
+            let think = cx.sh.schedule.think_us;
+            if think > 0 && self.flight.len() + self.thinking.len() < self.want {
+                self.thinking.push_back(now + think);
+            }
         } else {
             self.page_ok &= ok;
         }

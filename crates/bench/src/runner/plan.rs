@@ -165,8 +165,6 @@ fn check_http3(config: &BenchConfig, workload: &Workload) -> Result<(), BenchErr
     if config.http != HttpMode::Http3 {
         return Ok(());
     }
-    let one_file = workload.pages.iter().all(|p| p.files.len() == 1);
-    let lanes = config.streams.is_some_and(|n| n > 1) && one_file;
     let refused = match () {
         _ if config.target.scheme != crate::Scheme::Https => {
             "--http 3 needs an https:// URL: HTTP/3 runs over QUIC, which is always encrypted"
@@ -181,14 +179,8 @@ fn check_http3(config: &BenchConfig, workload: &Workload) -> Result<(), BenchErr
             "--ciphers names rustls's suites for TLS over TCP: not with --http 3 (BoringSSL's TLS 1.3 suites)"
         }
         _ if config.h2_window.is_some() => "--h2-window is HTTP/2's: not with --http 3",
-        // One-file pages with `--streams N`: N pages in flight as lanes, refilled as they end
-        // (in batches, as over HTTP/2): the closed loop only.
-        _ if lanes && config.rate.is_some() => {
-            "--http 3 --streams N with one-file pages keeps N pages in flight in the closed loop: not with --rate"
-        }
-        _ if lanes && config.think.is_some_and(|t| !t.is_zero()) => {
-            "--http 3 --streams N with one-file pages keeps N pages in flight in the closed loop: not with --think"
-        }
+        // (One-file pages with `--streams N` are lanes, as over HTTP/2: in the closed loop,
+        // the open loop and with --think alike.)
         _ => return Ok(()),
     };
     Err(BenchError::Config(refused.to_owned()))
@@ -359,14 +351,27 @@ mod tests {
         );
         let mut paced = c.clone();
         paced.rate = Some(100.0);
-        refused(&paced, &one_file, "closed loop: not with --rate");
+        assert!(
+            check(&paced, &one_file, &Slice::whole(&paced)).is_ok(),
+            "lanes in the open loop, as over HTTP/2"
+        );
         assert!(
             check_http3(&paced, &pages).is_ok(),
             "a page's files, open loop"
         );
         let mut thinking = c.clone();
         thinking.think = Some(std::time::Duration::from_millis(10));
-        refused(&thinking, &one_file, "closed loop: not with --think");
+        assert!(
+            check(&thinking, &one_file, &Slice::whole(&thinking)).is_ok(),
+            "lanes that think, as over HTTP/2"
+        );
+        // What cannot apply is still refused with lanes in the open loop.
+        let mut c = paced.clone();
+        c.h2_window = Some(1 << 20);
+        refused(&c, &one_file, "--h2-window");
+        let mut c = paced.clone();
+        c.target = Target::http(addr);
+        refused(&c, &one_file, "needs an https:// URL");
         // Not HTTP/3: none of this is looked at here.
         let h2 = BenchConfig {
             http: HttpMode::Http2,

@@ -308,8 +308,9 @@ impl H3 {
     }
 
     /// The Webchild's timer at the earliest of QUIC's deadline, a datagram's pacing time, the
-    /// connect timeout (while the handshake is under way), the oldest stream's response timeout and the wait for the
-    /// server to allow a stream. Between pages the timer is the page logic's: not touched.
+    /// connect timeout (while the handshake is under way), the oldest stream's response
+    /// timeout, the wait for the server to allow a stream and, with lanes, the next open-loop
+    /// slot or thinking lane's end. Between pages the timer is the page logic's: not touched.
     pub(super) fn arm(&mut self, ch: &Child, cx: &mut ThreadState<'_>) {
         if !self.busy {
             return;
@@ -339,8 +340,10 @@ impl H3 {
                 .map_or(NONE, |t| t + schedule.response_timeout_us),
         };
         let paced = self.tx.pacer.due_at();
-        cx.timers
-            .arm(ch.slot, quic.min(paced).min(connect).min(response));
+        // Lanes: the next open-loop slot or the end of a lane's think time (`fill`).
+        let lanes = self.lane_wake_us;
+        let at = quic.min(paced).min(connect).min(response).min(lanes);
+        cx.timers.arm(ch.slot, at);
     }
 
     /// The connection's packets since they were last taken, into the statistics of `now`'s
