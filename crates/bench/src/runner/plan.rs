@@ -103,7 +103,7 @@ pub fn check(config: &BenchConfig, workload: &Workload, slice: &Slice) -> Result
     if workload.pages.is_empty() {
         return wrong("no pages".into());
     }
-    check_http3(config, workload)?;
+    check_http3(config)?;
     check_early_data(config)?;
     check_streams(config)?;
     check_lanes(config, workload)?;
@@ -161,7 +161,7 @@ fn check_app(config: &BenchConfig, workload: &Workload) -> Result<(), BenchError
 /// `--http 3`: over QUIC to an `https://` server, a page's files as streams of one connection,
 /// TLS 1.3 by BoringSSL (sessions resumed with `--tls-resume`); the options that cannot
 /// apply are refused, each with its reason.
-fn check_http3(config: &BenchConfig, workload: &Workload) -> Result<(), BenchError> {
+fn check_http3(config: &BenchConfig) -> Result<(), BenchError> {
     if config.http != HttpMode::Http3 {
         return Ok(());
     }
@@ -309,10 +309,12 @@ mod tests {
             ..BenchConfig::new(target)
         };
         let https = h3(Target::https(addr, "localhost"));
-        assert!(check_http3(&https, &pages).is_ok());
-        assert!(check_http3(&https, &one_file).is_ok());
-        let refused = |config: &BenchConfig, workload: &Workload, why: &str| match check_http3(
-            config, workload,
+        assert!(check(&https, &pages, &Slice::whole(&https)).is_ok());
+        assert!(check(&https, &one_file, &Slice::whole(&https)).is_ok());
+        let refused = |config: &BenchConfig, workload: &Workload, why: &str| match check(
+            config,
+            workload,
+            &Slice::whole(config),
         ) {
             Err(BenchError::Config(m)) => assert!(m.contains(why), "{m}"),
             other => panic!("{why}: {other:?}"),
@@ -321,7 +323,7 @@ mod tests {
         let mut c = https.clone();
         c.tls.resume = true;
         assert!(
-            check_http3(&c, &pages).is_ok(),
+            check(&c, &pages, &Slice::whole(&c)).is_ok(),
             "--tls-resume resumes QUIC's sessions"
         );
         let mut c = https.clone();
@@ -336,17 +338,17 @@ mod tests {
         let mut c = https.clone();
         c.redirect = 3;
         assert!(
-            check_http3(&c, &pages).is_ok(),
+            check(&c, &pages, &Slice::whole(&c)).is_ok(),
             "--redirect follows as over HTTP/2"
         );
         let mut c = https.clone();
         c.streams = Some(8);
         assert!(
-            check_http3(&c, &pages).is_ok(),
+            check(&c, &pages, &Slice::whole(&c)).is_ok(),
             "a page's files, 8 at a time"
         );
         assert!(
-            check_http3(&c, &one_file).is_ok(),
+            check(&c, &one_file, &Slice::whole(&c)).is_ok(),
             "lanes: 8 pages in flight"
         );
         let mut paced = c.clone();
@@ -356,7 +358,7 @@ mod tests {
             "lanes in the open loop, as over HTTP/2"
         );
         assert!(
-            check_http3(&paced, &pages).is_ok(),
+            check(&paced, &pages, &Slice::whole(&paced)).is_ok(),
             "a page's files, open loop"
         );
         let mut thinking = c.clone();
@@ -377,7 +379,7 @@ mod tests {
             http: HttpMode::Http2,
             ..BenchConfig::new(Target::http(addr))
         };
-        assert!(check_http3(&h2, &pages).is_ok());
+        assert!(check(&h2, &pages, &Slice::whole(&h2)).is_ok());
     }
 
     #[test]
