@@ -57,12 +57,8 @@ fn an_upload_answered_at_once_has_a_time_to_first_byte_within_its_response_time(
     assert_eq!(s.requests, pages);
     assert_eq!(s.bytes_body, 10 * pages, "every answer whole");
     assert_eq!(s.ttfb.count(), pages);
-    assert!(
-        s.ttfb.histogram().min() > 0,
-        "no time to first byte of 0: {:?}",
-        s.ttfb.summary()
-    );
-    // Each request's own: the log's ttfb_us and response_us columns.
+    // Each request's own, as measured: the log's ttfb_us and response_us columns (the
+    // histograms record at least 1 µs, so a time of 0 shows only here).
     let text = std::fs::read_to_string(&log).unwrap();
     let lines: Vec<&str> = text.lines().skip(1).collect();
     assert_eq!(lines.len() as u64, pages, "{text}");
