@@ -127,8 +127,16 @@ impl H3 {
             && now < end
         {
             if self.flight.retry.is_empty() && self.lanes {
-                // A lane is free: the page picked and not sent yet, or the next one (in the
-                // open loop once its slot has come).
+                // A lane is free, but a page is picked only with a stream for it, as over
+                // HTTP/2: picked now and sent a round trip later (quiche's credit comes back
+                // once the server has collected a stream), its send lag would leave out that
+                // wait.
+                if !self.fresh && self.client.as_ref().map_or(0, http3::Client::streams_left) == 0 {
+                    self.wait_for_room(now);
+                    return;
+                }
+                // The page picked and not sent yet, or the next one (in the open loop once its
+                // slot has come).
                 match stream_lanes::next_lane(&mut self.fresh, ch, cx, now) {
                     Lane::Page => {}
                     Lane::SlotAhead => {
