@@ -70,3 +70,56 @@ fn an_upload_answered_at_once_has_a_time_to_first_byte_within_its_response_time(
     }
     assert_eq!(server.log.lock().unwrap().requests, pages);
 }
+
+#[test]
+fn uploads_answered_at_once_give_their_streams_back() {
+    // A server that allows 8 streams and takes 16 KiB of a stream's body before its reader
+    // asks for more: each 256 KiB upload is answered with most of its body unsent. Left
+    // half-open, 8 such streams would hold every stream the server allows, and the next
+    // request would wait for one until the response timeout.
+    let ca = TestCa::new("flint bench h3 upload test CA");
+    let (cert, key) = ca.leaf().write_pem(ca.dir());
+    let limits = http3::Limits {
+        max_streams: 8,
+        stream_window: 16 << 10,
+        ..http3::Limits::default()
+    };
+    let server = udp::UdpServer::start(http3::ServerConfig::new(&cert, &key, &limits).unwrap());
+    let pages = 240;
+    let config = BenchConfig {
+        concurrency: 2,
+        threads: 1,
+        stop: Stop::Pages(pages),
+        http: HttpMode::Http3,
+        connect_timeout: Duration::from_secs(5),
+        response_timeout: Duration::from_secs(5),
+        tls: TlsOptions {
+            cacert: Some(ca.pem.clone()),
+            ..TlsOptions::default()
+        },
+        ..BenchConfig::new(Target::https(server.addr, "localhost"))
+    };
+    let mut workload = Workload::from_paths(&["/bytes/10".to_string()]).unwrap();
+    workload.requests = vec![RequestSpec {
+        method: Some("POST".into()),
+        body: Some(vec![b'u'; 256 << 10]),
+        ..RequestSpec::default()
+    }];
+    let started = Instant::now();
+    let r = bench::run(&config, &workload, &AtomicBool::new(false)).unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "took {:?}",
+        started.elapsed()
+    );
+    let s = &r.stats;
+    assert_eq!(s.errors.total(), 0, "{:?}", s.errors);
+    assert_eq!(s.requests, pages);
+    assert_eq!(s.bytes_body, 10 * pages, "every answer whole");
+    assert_eq!(s.http3.connections, 2, "{:?}", s.http3);
+    assert_eq!(s.http3.streams, pages, "{:?}", s.http3);
+    assert_eq!(
+        server.log.lock().unwrap().requests,
+        s.requests + s.unfinished
+    );
+}

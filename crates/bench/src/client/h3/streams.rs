@@ -541,9 +541,17 @@ impl H3 {
         }
     }
 
-    /// Takes stream `id` out of the table, if it is in flight.
+    /// Takes stream `id` out of the table, if it is in flight: its response has ended or was
+    /// reset. A request body not all sent by then never will be: its send side is reset, else
+    /// the stream would stay half-open, holding one of the server's streams until the server
+    /// stopped it (seconds), and early answers (a 413) would use up the server's streams.
     pub(super) fn take(&mut self, id: u64) -> Option<Stream> {
-        self.flight.take_key(id)
+        let s = self.flight.take_key(id)?;
+        if let (1.., Some(client)) = (s.body_left(), &mut self.client) {
+            // An error is the stream's end already (reset by the server, or gone).
+            let _ = client.reset_request(id, http3::H3_REQUEST_CANCELLED);
+        }
+        Some(s)
     }
 }
 
