@@ -337,8 +337,11 @@ impl H3 {
     ) {
         if self.lanes {
             Child::record_page(cx, ex.page, ok, now);
-            // (A page that failed before it had a stream, with every lane busy or thinking,
-            // held none: the lanes stay N, and the queue its capacity.)
+            // A page whose stream ended was taken out of the table first, so its lane always
+            // thinks, as over HTTP/2 (which thinks only for streams that ended). Here a page
+            // may also fail with no stream (the wait for room timed out): with every lane busy
+            // or thinking it held none, and thinking for it would make the lanes more than N
+            // and grow the queue past the capacity reserved for it (one a lane).
             let think = cx.sh.schedule.think_us;
             if think > 0 && self.flight.len() + self.thinking.len() < self.want {
                 self.thinking.push_back(now + think);
