@@ -198,26 +198,49 @@ fn open_loop_lanes_cut_by_the_duration_account_for_every_page_due() {
 
 #[test]
 fn each_lane_thinks_after_its_page_before_the_next() {
-    // One Webchild, two lanes, 20 ms of think time: 10 pages are 5 rounds of two, each round
-    // after the think time of the one before, on one connection.
+    // One Webchild, two lanes, 20 ms of think time, 10 pages, on one connection. From the log
+    // (each request's start, and its end: start + response time): two lanes, so two requests
+    // in flight at once (lanes one after another would never overlap); and each lane thinks
+    // after its page, so when a page starts, at most one other lane is busy or thinking (a
+    // page that ended less than the think time before is a lane still thinking; without
+    // thinking, the lane that just freed would count).
+    const THINK_US: u64 = 20_000;
     let ca = TestCa::new("flint bench h3 lanes test CA");
     let server = server(&ca);
-    let t0 = Instant::now();
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log.csv");
     let r = run(&ca, &server, Stop::Pages(10), |c| {
         c.concurrency = 1;
         c.streams = Some(2);
-        c.think = Some(Duration::from_millis(20));
+        c.think = Some(Duration::from_micros(THINK_US));
+        c.log = Some(log.clone());
     });
-    let elapsed = t0.elapsed();
     let s = &r.stats;
     assert_eq!(s.errors.total(), 0, "{:?}", s.errors);
     assert_eq!(s.requests, 10);
     assert_eq!(s.pages.iter().map(|p| p.hits).sum::<u64>(), 10);
     assert_eq!(s.http3.connections, 1, "{:?}", s.http3);
-    assert!(
-        elapsed >= Duration::from_millis(80),
-        "took {elapsed:?}: lanes did not think"
-    );
+    let text = std::fs::read_to_string(&log).unwrap();
+    let mut pages: Vec<(u64, u64)> = (text.lines().skip(1))
+        .map(|line| {
+            let f: Vec<&str> = line.split(',').collect();
+            let num = |i: usize| -> u64 { f[i].parse().unwrap_or_else(|_| panic!("{line}")) };
+            (num(4), num(4) + num(8))
+        })
+        .collect();
+    assert_eq!(pages.len(), 10, "{text}");
+    pages.sort_unstable();
+    let overlap = (pages.windows(2)).any(|w| w[1].0 < w[0].1);
+    assert!(overlap, "no two pages in flight at once: {pages:?}");
+    for (k, &(start, _)) in pages.iter().enumerate() {
+        let busy = pages[..k]
+            .iter()
+            .filter(|&&(_, end)| end + THINK_US > start);
+        assert!(
+            busy.count() <= 1,
+            "page {k} began with both lanes busy or thinking: {pages:?}"
+        );
+    }
     assert_eq!(at_server(&server, 10), 10);
 }
 
