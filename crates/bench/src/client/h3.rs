@@ -115,6 +115,11 @@ pub(super) struct H3 {
     /// Since when the page's next file has waited for the server to allow a stream (NONE: not
     /// waiting): the wait is bounded by the response timeout.
     no_room_since: u64,
+    /// A bound below since when the stream in flight that has waited longest waits (NONE: none
+    /// in flight), as HTTP/2's `oldest_us`: lowered as streams go, kept as they end, so the
+    /// response timer fires early at worst and the table is scanned for late streams (and the
+    /// bound made exact) only once it has expired, not at every wake-up.
+    oldest_us: u64,
     connect_start_us: u64,
     connect_us: u64,
     /// When the connection being opened was begun, for the files waiting for it (NONE once
@@ -175,6 +180,7 @@ impl Wire for H3 {
             goaway: None,
             late_goaway: None,
             no_room_since: NONE,
+            oldest_us: NONE,
             connect_start_us: 0,
             connect_us: NONE,
             waited_from: NONE,
@@ -310,6 +316,7 @@ impl Wire for H3 {
         self.thinking.clear();
         self.lane_wake_us = NONE;
         self.no_room_since = NONE;
+        self.oldest_us = NONE;
         self.waited_from = NONE;
         self.counted = Packets::default();
         self.at_end_stats = None;

@@ -329,15 +329,14 @@ impl H3 {
         // looked at (`timed_out`) only once it is done: armed now, a response timeout
         // shorter than the connect timeout would fire in the past again and again. The
         // connect timeout bounds them meanwhile.
-        let response = match self.state {
-            State::Handshaking => NONE,
-            _ => self
-                .flight
-                .oldest_written()
-                .into_iter()
-                .chain((self.no_room_since != NONE).then_some(self.no_room_since))
-                .min()
-                .map_or(NONE, |t| t + schedule.response_timeout_us),
+        // The oldest stream's bound (`oldest_us`), no scan of the table.
+        if self.flight.is_empty() {
+            self.oldest_us = NONE;
+        }
+        let response = match self.oldest_us.min(self.no_room_since) {
+            _ if self.state == State::Handshaking => NONE,
+            NONE => NONE,
+            since => since + schedule.response_timeout_us,
         };
         let paced = self.tx.pacer.due_at();
         // Lanes: the next open-loop slot or the end of a lane's think time (`fill`).

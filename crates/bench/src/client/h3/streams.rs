@@ -6,7 +6,7 @@
 
 use super::super::app::AppStream;
 use super::super::exchange::{Answer, Exchange, PageRef};
-use super::super::in_flight::InFlightSlot;
+use super::super::in_flight::{waiting_since, InFlightSlot};
 use super::super::page::Child;
 use super::super::page_flow;
 use super::super::redirects::OWN;
@@ -369,6 +369,8 @@ impl H3 {
             own_body,
         };
         self.bodies_pending |= stream.body_left() > 0;
+        // Not written yet: it waits from its file's start, and later only from its write.
+        self.oldest_us = self.oldest_us.min(waiting_since(&stream.ex));
         self.flight.insert(id, stream);
         self.send_bodies();
         Submitted::Sent
