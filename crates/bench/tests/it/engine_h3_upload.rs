@@ -123,3 +123,57 @@ fn uploads_answered_at_once_give_their_streams_back() {
         s.requests + s.unfinished
     );
 }
+
+#[test]
+fn uploads_cut_by_the_duration_account_for_every_request_the_server_saw() {
+    // Uploads of 1 MiB that the server answers once it has the whole body (`/count`), for a
+    // second: at the end some are on their way. One whose body had gone whole is unfinished,
+    // and the server saw it; one whose head had gone but not all its body counts as unsent
+    // (the linger sends the rest, so the server may see it too); one not begun, neither.
+    let ca = TestCa::new("flint bench h3 upload test CA");
+    let (cert, key) = ca.leaf().write_pem(ca.dir());
+    let server_config = http3::ServerConfig::new(&cert, &key, &http3::Limits::default()).unwrap();
+    let server = udp::UdpServer::start(server_config);
+    let config = BenchConfig {
+        concurrency: 2,
+        threads: 1,
+        stop: Stop::Duration(Duration::from_secs(1)),
+        http: HttpMode::Http3,
+        connect_timeout: Duration::from_secs(5),
+        response_timeout: Duration::from_secs(10),
+        tls: TlsOptions {
+            cacert: Some(ca.pem.clone()),
+            ..TlsOptions::default()
+        },
+        ..BenchConfig::new(Target::https(server.addr, "localhost"))
+    };
+    let mut workload = Workload::from_paths(&["/count".to_string()]).unwrap();
+    workload.requests = vec![RequestSpec {
+        method: Some("POST".into()),
+        body: Some(vec![b'u'; 1 << 20]),
+        ..RequestSpec::default()
+    }];
+    let r = bench::run(&config, &workload, &AtomicBool::new(false)).unwrap();
+    let s = &r.stats;
+    assert_eq!(s.errors.total(), 0, "{:?}", s.errors);
+    assert!(s.requests > 0);
+    assert_eq!(s.statuses.get(200), s.requests, "every body counted whole");
+    // The server's count, once it has stayed the same for half a second (bounded).
+    let count = || server.log.lock().unwrap().requests;
+    let start = Instant::now();
+    let mut seen = count();
+    loop {
+        std::thread::sleep(Duration::from_millis(500));
+        if count() == seen || start.elapsed() > Duration::from_secs(30) {
+            break;
+        }
+        seen = count();
+    }
+    let (done, unsent) = (s.requests + s.unfinished, s.unsent_at_end);
+    assert!(
+        (done..=done + unsent).contains(&seen),
+        "the server saw {seen}: requests {}, unfinished {}, unsent {unsent}",
+        s.requests,
+        s.unfinished
+    );
+}
