@@ -311,6 +311,20 @@ impl Client {
         Ok(())
     }
 
+    /// Gives up sending the rest of `stream`'s request (RESET_STREAM with `code`, usually
+    /// H3_REQUEST_CANCELLED): for a body the server answered before it had it all. The
+    /// response's side is left as it is; without this the stream would stay half-open, holding
+    /// one of the server's streams until the server stops it.
+    pub fn reset_request(&mut self, stream: u64, code: u64) -> Result<(), Error> {
+        match self
+            .quic
+            .stream_shutdown(stream, quiche::Shutdown::Write, code)
+        {
+            Ok(()) | Err(quiche::Error::Done) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
     /// Asks the server to stop sending `stream`'s response (STOP_SENDING with `code`); the
     /// request's own side stays open.
     pub fn stop_sending(&mut self, stream: u64, code: u64) -> Result<(), Error> {

@@ -17,7 +17,8 @@
 //!   (`client/in_flight.rs`); each response's head and body recorded as over HTTP/2 (time to
 //!   first byte, response time, the page's time). When every page is one file and `--streams
 //!   N` is more than one, each stream is a page of its own ("lanes", `client/stream_lanes.rs`,
-//!   as over HTTP/2), N in flight, refilled in batches, in the closed loop.
+//!   as over HTTP/2), N in flight: in the closed loop refilled in batches; in the open loop each
+//!   starts at its slot on a free stream; with `--think` a lane thinks after its page.
 //! - `app.rs`: an application workload's requests built per use as their streams open, and
 //!   their responses kept per stream and judged, through `client/app.rs` (a workload without
 //!   one never goes there).
@@ -30,7 +31,9 @@
 //!
 //! The connection is kept across a Webchild's pages. Between pages the page logic owns the
 //! Webchild's timer, so QUIC's deadline is serviced when the next page starts (a connection
-//! that timed out meanwhile is replaced then).
+//! that timed out meanwhile is replaced then). Lanes waiting for a slot with streams in flight,
+//! or thinking, are not between pages: the timer stays the connection's, armed to the lanes'
+//! wake-up beside QUIC's deadline and the response timeout.
 
 mod app;
 mod connecting;
@@ -50,6 +53,7 @@ pub(crate) use connecting::trust;
 use connecting::{thread_config, ThreadConfig};
 use mio::event::Event;
 use mio::net::UdpSocket;
+use std::collections::VecDeque;
 use std::net::SocketAddr;
 use streams::Stream;
 
@@ -88,8 +92,15 @@ pub(super) struct H3 {
     /// Streams in flight at most (`--streams`; a page's files when unset).
     want: usize,
     /// Whether each stream is a page of its own (one-file pages, `--streams N` above one: N
-    /// pages in flight as lanes, as over HTTP/2; the closed loop only).
+    /// pages in flight as lanes, as over HTTP/2).
     lanes: bool,
+    /// Lanes with `--think`: when each lane whose page ended is done thinking, in order (the
+    /// think time is the same for all); such a lane is not free for a new page before then.
+    thinking: VecDeque<u64>,
+    /// Lanes: when the connection must look again for a free lane's page (the next open-loop
+    /// slot, or the first thinking lane's end; NONE: not before a stream ends), set by `fill`
+    /// for the timer.
+    lane_wake_us: u64,
     /// The page's next file to request; whether none failed so far.
     next_file: usize,
     page_ok: bool,
@@ -104,6 +115,11 @@ pub(super) struct H3 {
     /// Since when the page's next file has waited for the server to allow a stream (NONE: not
     /// waiting): the wait is bounded by the response timeout.
     no_room_since: u64,
+    /// A bound below since when the stream in flight that has waited longest waits (NONE: none
+    /// in flight), as HTTP/2's `oldest_us`: lowered as streams go, kept as they end, so the
+    /// response timer fires early at worst and the table is scanned for late streams (and the
+    /// bound made exact) only once it has expired, not at every wake-up.
+    oldest_us: u64,
     connect_start_us: u64,
     connect_us: u64,
     /// When the connection being opened was begun, for the files waiting for it (NONE once
@@ -155,6 +171,8 @@ impl Wire for H3 {
             bodies_pending: false,
             want,
             lanes,
+            thinking: VecDeque::with_capacity(if lanes { want } else { 0 }),
+            lane_wake_us: NONE,
             next_file: 0,
             page_ok: true,
             fresh: false,
@@ -162,6 +180,7 @@ impl Wire for H3 {
             goaway: None,
             late_goaway: None,
             no_room_since: NONE,
+            oldest_us: NONE,
             connect_start_us: 0,
             connect_us: NONE,
             waited_from: NONE,
@@ -254,12 +273,13 @@ impl Wire for H3 {
 
     fn at_end(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, end: u64) {
         self.take_packets(cx, end);
-        // Sent in full (its datagrams out) and not refused by a late GOAWAY: unfinished; else,
-        // and those to send again, not sent.
+        // Sent in full (its head's datagrams out, its body taken whole) and not refused by a
+        // late GOAWAY: unfinished; else, and those to send again, not sent.
         let late_goaway = self.late_goaway;
         let any = self.flight.record_at_end(ch, cx, end, |id, s| {
             let refused = late_goaway.is_some_and(|first| id >= first);
-            (s.ex.written_us != NONE && !refused).then(|| s.ex.bytes())
+            let whole = s.ex.written_us != NONE && s.body_left() == 0;
+            (whole && !refused).then(|| s.ex.bytes())
         });
         // Connecting, or waiting for the server to allow a stream: the page's next file was
         // begun and not sent (lanes: the page picked last, whatever the other lanes hold).
@@ -293,7 +313,10 @@ impl Wire for H3 {
         }
         self.goaway = None;
         self.late_goaway = None;
+        self.thinking.clear();
+        self.lane_wake_us = NONE;
         self.no_room_since = NONE;
+        self.oldest_us = NONE;
         self.waited_from = NONE;
         self.counted = Packets::default();
         self.at_end_stats = None;
@@ -310,8 +333,8 @@ impl Drop for H3 {
 
 impl H3 {
     /// A file's outcome for its page: with lanes the page is the file's own, recorded now (its
-    /// end is the file's); else the page (recorded when its last file ends) is a hit only if
-    /// every file is.
+    /// end is the file's), and its lane thinks (`--think`) before its next page; else the page
+    /// (recorded when its last file ends) is a hit only if every file is.
     pub(super) fn file_done(
         &mut self,
         cx: &mut ThreadState<'_>,
@@ -321,6 +344,15 @@ impl H3 {
     ) {
         if self.lanes {
             Child::record_page(cx, ex.page, ok, now);
+            // A page whose stream ended was taken out of the table first, so its lane always
+            // thinks, as over HTTP/2 (which thinks only for streams that ended). Here a page
+            // may also fail with no stream (the wait for room timed out): with every lane busy
+            // or thinking it held none, and thinking for it would make the lanes more than N
+            // and grow the queue past the capacity reserved for it (one a lane).
+            let think = cx.sh.schedule.think_us;
+            if think > 0 && self.flight.len() + self.thinking.len() < self.want {
+                self.thinking.push_back(now + think);
+            }
         } else {
             self.page_ok &= ok;
         }

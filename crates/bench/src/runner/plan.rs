@@ -103,7 +103,7 @@ pub fn check(config: &BenchConfig, workload: &Workload, slice: &Slice) -> Result
     if workload.pages.is_empty() {
         return wrong("no pages".into());
     }
-    check_http3(config, workload)?;
+    check_http3(config)?;
     check_early_data(config)?;
     check_streams(config)?;
     check_lanes(config, workload)?;
@@ -161,12 +161,10 @@ fn check_app(config: &BenchConfig, workload: &Workload) -> Result<(), BenchError
 /// `--http 3`: over QUIC to an `https://` server, a page's files as streams of one connection,
 /// TLS 1.3 by BoringSSL (sessions resumed with `--tls-resume`); the options that cannot
 /// apply are refused, each with its reason.
-fn check_http3(config: &BenchConfig, workload: &Workload) -> Result<(), BenchError> {
+fn check_http3(config: &BenchConfig) -> Result<(), BenchError> {
     if config.http != HttpMode::Http3 {
         return Ok(());
     }
-    let one_file = workload.pages.iter().all(|p| p.files.len() == 1);
-    let lanes = config.streams.is_some_and(|n| n > 1) && one_file;
     let refused = match () {
         _ if config.target.scheme != crate::Scheme::Https => {
             "--http 3 needs an https:// URL: HTTP/3 runs over QUIC, which is always encrypted"
@@ -181,14 +179,8 @@ fn check_http3(config: &BenchConfig, workload: &Workload) -> Result<(), BenchErr
             "--ciphers names rustls's suites for TLS over TCP: not with --http 3 (BoringSSL's TLS 1.3 suites)"
         }
         _ if config.h2_window.is_some() => "--h2-window is HTTP/2's: not with --http 3",
-        // One-file pages with `--streams N`: N pages in flight as lanes, refilled as they end
-        // (in batches, as over HTTP/2): the closed loop only.
-        _ if lanes && config.rate.is_some() => {
-            "--http 3 --streams N with one-file pages keeps N pages in flight in the closed loop: not with --rate"
-        }
-        _ if lanes && config.think.is_some_and(|t| !t.is_zero()) => {
-            "--http 3 --streams N with one-file pages keeps N pages in flight in the closed loop: not with --think"
-        }
+        // (One-file pages with `--streams N` are lanes, as over HTTP/2: in the closed loop,
+        // the open loop and with --think alike.)
         _ => return Ok(()),
     };
     Err(BenchError::Config(refused.to_owned()))
@@ -317,10 +309,12 @@ mod tests {
             ..BenchConfig::new(target)
         };
         let https = h3(Target::https(addr, "localhost"));
-        assert!(check_http3(&https, &pages).is_ok());
-        assert!(check_http3(&https, &one_file).is_ok());
-        let refused = |config: &BenchConfig, workload: &Workload, why: &str| match check_http3(
-            config, workload,
+        assert!(check(&https, &pages, &Slice::whole(&https)).is_ok());
+        assert!(check(&https, &one_file, &Slice::whole(&https)).is_ok());
+        let refused = |config: &BenchConfig, workload: &Workload, why: &str| match check(
+            config,
+            workload,
+            &Slice::whole(config),
         ) {
             Err(BenchError::Config(m)) => assert!(m.contains(why), "{m}"),
             other => panic!("{why}: {other:?}"),
@@ -329,7 +323,7 @@ mod tests {
         let mut c = https.clone();
         c.tls.resume = true;
         assert!(
-            check_http3(&c, &pages).is_ok(),
+            check(&c, &pages, &Slice::whole(&c)).is_ok(),
             "--tls-resume resumes QUIC's sessions"
         );
         let mut c = https.clone();
@@ -344,35 +338,48 @@ mod tests {
         let mut c = https.clone();
         c.redirect = 3;
         assert!(
-            check_http3(&c, &pages).is_ok(),
+            check(&c, &pages, &Slice::whole(&c)).is_ok(),
             "--redirect follows as over HTTP/2"
         );
         let mut c = https.clone();
         c.streams = Some(8);
         assert!(
-            check_http3(&c, &pages).is_ok(),
+            check(&c, &pages, &Slice::whole(&c)).is_ok(),
             "a page's files, 8 at a time"
         );
         assert!(
-            check_http3(&c, &one_file).is_ok(),
+            check(&c, &one_file, &Slice::whole(&c)).is_ok(),
             "lanes: 8 pages in flight"
         );
         let mut paced = c.clone();
         paced.rate = Some(100.0);
-        refused(&paced, &one_file, "closed loop: not with --rate");
         assert!(
-            check_http3(&paced, &pages).is_ok(),
+            check(&paced, &one_file, &Slice::whole(&paced)).is_ok(),
+            "lanes in the open loop, as over HTTP/2"
+        );
+        assert!(
+            check(&paced, &pages, &Slice::whole(&paced)).is_ok(),
             "a page's files, open loop"
         );
         let mut thinking = c.clone();
         thinking.think = Some(std::time::Duration::from_millis(10));
-        refused(&thinking, &one_file, "closed loop: not with --think");
+        assert!(
+            check(&thinking, &one_file, &Slice::whole(&thinking)).is_ok(),
+            "lanes that think, as over HTTP/2"
+        );
+        // What cannot apply is still refused with lanes in the open loop.
+        let mut c = paced.clone();
+        c.h2_window = Some(1 << 20);
+        refused(&c, &one_file, "--h2-window");
+        let mut c = paced.clone();
+        c.target = Target::http(addr);
+        refused(&c, &one_file, "needs an https:// URL");
         // Not HTTP/3: none of this is looked at here.
         let h2 = BenchConfig {
             http: HttpMode::Http2,
             ..BenchConfig::new(Target::http(addr))
         };
-        assert!(check_http3(&h2, &pages).is_ok());
+        assert!(check(&h2, &pages, &Slice::whole(&h2)).is_ok());
     }
 
     #[test]

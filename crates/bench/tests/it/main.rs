@@ -39,7 +39,8 @@ mod h3_pump;
 mod per_connection;
 #[path = "../common/raw_h2.rs"]
 mod raw_h2;
-// crates/http3's UDP test server, for engine_h3, engine_h3_early and engine_h3_resume.
+// crates/http3's UDP test server, for engine_h3, engine_h3_early, engine_h3_lanes,
+// engine_h3_lanes_room, engine_h3_resume and engine_h3_upload.
 mod report_support;
 #[path = "../../../http3/tests/common/udp.rs"]
 mod udp;
@@ -64,8 +65,10 @@ mod engine_h3;
 mod engine_h3_app;
 mod engine_h3_early;
 mod engine_h3_lanes;
+mod engine_h3_lanes_room;
 mod engine_h3_redirects;
 mod engine_h3_resume;
+mod engine_h3_upload;
 mod engine_modes;
 mod engine_pipeline_depth;
 mod engine_pipeline_lanes;

@@ -285,13 +285,14 @@ impl H3 {
                 return false;
             }
         }
-        // Every request the client has taken whole is written now, a datagram kept or not: a
-        // response can only come after the flush that took its request, so no time to first
-        // byte counts from NONE, and `at_end` counts it unfinished (the linger sends the rest).
+        // Every request whose header block the client has taken is written now, a datagram
+        // kept or not, its body sent whole or not (as over HTTP/2, where a request is written
+        // when its HEADERS leave): a response can only come after the flush that took its
+        // head, so no time to first byte counts from NONE, even the answer of a server that
+        // did not wait for the body; `at_end` counts it unfinished once its body is taken
+        // whole too (the linger sends the rest).
         for s in (self.flight.iter_mut()).filter(|s| s.ex.written_us == NONE) {
-            if s.body_left() == 0 {
-                s.ex.written_us = now;
-            }
+            s.ex.written_us = now;
         }
         true
     }
@@ -307,8 +308,9 @@ impl H3 {
     }
 
     /// The Webchild's timer at the earliest of QUIC's deadline, a datagram's pacing time, the
-    /// connect timeout (while the handshake is under way), the oldest stream's response timeout and the wait for the
-    /// server to allow a stream. Between pages the timer is the page logic's: not touched.
+    /// connect timeout (while the handshake is under way), the oldest stream's response
+    /// timeout, the wait for the server to allow a stream and, with lanes, the next open-loop
+    /// slot or thinking lane's end. Between pages the timer is the page logic's: not touched.
     pub(super) fn arm(&mut self, ch: &Child, cx: &mut ThreadState<'_>) {
         if !self.busy {
             return;
@@ -327,19 +329,20 @@ impl H3 {
         // looked at (`timed_out`) only once it is done: armed now, a response timeout
         // shorter than the connect timeout would fire in the past again and again. The
         // connect timeout bounds them meanwhile.
-        let response = match self.state {
-            State::Handshaking => NONE,
-            _ => self
-                .flight
-                .oldest_written()
-                .into_iter()
-                .chain((self.no_room_since != NONE).then_some(self.no_room_since))
-                .min()
-                .map_or(NONE, |t| t + schedule.response_timeout_us),
+        // The oldest stream's bound (`oldest_us`), no scan of the table.
+        if self.flight.is_empty() {
+            self.oldest_us = NONE;
+        }
+        let response = match self.oldest_us.min(self.no_room_since) {
+            _ if self.state == State::Handshaking => NONE,
+            NONE => NONE,
+            since => since + schedule.response_timeout_us,
         };
         let paced = self.tx.pacer.due_at();
-        cx.timers
-            .arm(ch.slot, quic.min(paced).min(connect).min(response));
+        // Lanes: the next open-loop slot or the end of a lane's think time (`fill`).
+        let lanes = self.lane_wake_us;
+        let at = quic.min(paced).min(connect).min(response).min(lanes);
+        cx.timers.arm(ch.slot, at);
     }
 
     /// The connection's packets since they were last taken, into the statistics of `now`'s

@@ -83,15 +83,20 @@ impl H3 {
     /// stream for as long.
     pub(super) fn timed_out(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         let timeout = cx.sh.schedule.response_timeout_us;
-        while let Some(i) = (self.flight).position(|s| waiting_since(&s.ex) + timeout <= now) {
-            let s = self.flight.take(i);
-            if let Some(client) = &mut self.client {
-                let _ = client.reset(s.id, http3::H3_REQUEST_CANCELLED);
+        // No stream waits from before `oldest_us`: the table is scanned only once that has
+        // expired (the timer also wakes lanes and QUIC), and the bound is then made exact.
+        if self.oldest_us != super::NONE && self.oldest_us + timeout <= now {
+            while let Some(i) = (self.flight).position(|s| waiting_since(&s.ex) + timeout <= now) {
+                let s = self.flight.take(i);
+                if let Some(client) = &mut self.client {
+                    let _ = client.reset(s.id, http3::H3_REQUEST_CANCELLED);
+                }
+                let bytes = s.ex.bytes();
+                ch.record_failure(cx, &s.ex, ErrorKind::ResponseTimeout, bytes, now);
+                self.file_done(cx, &s.ex, false, now);
+                self.spare.extend(s.app);
             }
-            let bytes = s.ex.bytes();
-            ch.record_failure(cx, &s.ex, ErrorKind::ResponseTimeout, bytes, now);
-            self.file_done(cx, &s.ex, false, now);
-            self.spare.extend(s.app);
+            self.oldest_us = self.flight.oldest_written().unwrap_or(super::NONE);
         }
         if self.no_room_since != super::NONE && self.no_room_since + timeout <= now {
             // What waited for a stream fails: those to send again, else the page's next file

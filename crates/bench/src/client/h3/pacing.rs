@@ -22,8 +22,8 @@ pub(super) const NO_PACING_ENV: &str = "FLINT_H3_NO_PACING";
 
 /// A datagram due within this of now goes now. Each datagram kept costs the loop a wake-up and,
 /// in the open loop, a `timerfd_settime` for its alarm (whose wake-up is precise); in the
-/// closed loop (lanes) the wait is `epoll_wait`'s, whole milliseconds. A datagram due sooner
-/// than this would leave barely later than now, for those system calls.
+/// closed loop (closed-loop lanes, say) the wait is `epoll_wait`'s, whole milliseconds. A
+/// datagram due sooner than this would leave barely later than now, for those system calls.
 pub(super) const PACING_SLACK_US: u64 = 1_000;
 
 thread_local! {

@@ -6,7 +6,7 @@
 
 use super::super::app::AppStream;
 use super::super::exchange::{Answer, Exchange, PageRef};
-use super::super::in_flight::InFlightSlot;
+use super::super::in_flight::{waiting_since, InFlightSlot};
 use super::super::page::Child;
 use super::super::page_flow;
 use super::super::redirects::OWN;
@@ -37,7 +37,8 @@ enum Submitted {
 #[derive(Debug)]
 pub(super) struct Stream {
     pub id: u64,
-    /// Its `written_us` is when the client had sent all of the request (NONE until then).
+    /// Its `written_us` is when the client had sent its request's head (NONE until then), as
+    /// over HTTP/2: its body may still be going (`body_left`).
     pub ex: Exchange,
     /// A request body, and how much of it the stream took so far.
     body: Option<Arc<[u8]>>,
@@ -96,28 +97,52 @@ impl H3 {
             t => t,
         };
         self.send_bodies();
-        // Lanes: the quota is done (no page left to pick).
-        let mut quota_done = false;
-        // Closed-loop lanes are refilled in batches, as over HTTP/2 (lanes run in the closed
-        // loop only: `runner/plan.rs`).
+        // Lanes: the quota is done (no page left to pick); the next page's open-loop slot is
+        // still to come.
+        let (mut quota_done, mut slot_ahead) = (false, false);
+        self.lane_wake_us = NONE;
+        // Lanes whose think time is over are free again.
+        while self.thinking.front().is_some_and(|&t| t <= now) {
+            self.thinking.pop_front();
+        }
+        // Closed-loop lanes are refilled in batches, as over HTTP/2; in the open loop and with
+        // `--think` each goes as it frees (its slot, its timer).
         // The batch is sized as HTTP/2's: from `--streams` and the server's limit, the lowest
         // (QUIC's limit is a credit of streams left: the concurrent limit is those in flight
         // and the credit).
         // (Asked of quiche only with lanes: a page's files need no batch.)
+        let schedule = &cx.sh.schedule;
+        let closed_loop = schedule.interval_us.is_none() && schedule.think_us == 0;
         let held = self.lanes && {
             let server = self.client.as_ref().map_or(0, http3::Client::streams_left);
             let limit = self
                 .want
                 .min(self.flight.len().saturating_add(server as usize));
-            stream_lanes::refill_held(true, limit, self.flight.len(), self.flight.retry.len())
+            let (flight, retry) = (self.flight.len(), self.flight.retry.len());
+            stream_lanes::refill_held(closed_loop, limit, flight, retry)
         };
-        while !held && self.goaway.is_none() && self.flight.len() < self.want && now < end {
+        while !held
+            && self.goaway.is_none()
+            && self.flight.len() + self.thinking.len() < self.want
+            && now < end
+        {
             if self.flight.retry.is_empty() && self.lanes {
-                // A lane is free: the page picked and not sent yet, or the next one. (No slot
-                // is ahead: HTTP/3's lanes are closed-loop.)
+                // A lane is free, but a page is picked only with a stream for it, as over
+                // HTTP/2: picked now and sent a round trip later (quiche's credit comes back
+                // once the server has collected a stream), its send lag would leave out that
+                // wait.
+                if !self.fresh && self.client.as_ref().map_or(0, http3::Client::streams_left) == 0 {
+                    self.wait_for_room(now);
+                    return;
+                }
+                // The page picked and not sent yet, or the next one (in the open loop once its
+                // slot has come).
                 match stream_lanes::next_lane(&mut self.fresh, ch, cx, now) {
                     Lane::Page => {}
-                    Lane::SlotAhead => break,
+                    Lane::SlotAhead => {
+                        slot_ahead = true;
+                        break;
+                    }
                     Lane::QuotaDone => {
                         quota_done = true;
                         break;
@@ -180,8 +205,23 @@ impl H3 {
                 Submitted::Unsent => self.no_room_since = NONE,
             }
         }
+        // Lanes: wake at the next page's slot (a stream is free for it) or when the first
+        // thinking lane is done (`arm`, beside the response timeout and QUIC's deadline).
+        let slot = if slot_ahead {
+            ch.next_intended_us as u64
+        } else {
+            NONE
+        };
+        let wake = slot.min(self.thinking.front().copied().unwrap_or(NONE));
+        if !quota_done && self.goaway.is_none() && now < end {
+            self.lane_wake_us = wake;
+        }
         if !self.flight.is_empty() {
             self.waited_from = NONE;
+            return;
+        }
+        if self.lane_wake_us != NONE && !self.thinking.is_empty() {
+            // Nothing in flight and a lane thinking: the lanes go on, the timer wakes them.
             return;
         }
         let left = !self.flight.retry.is_empty()
@@ -329,6 +369,8 @@ impl H3 {
             own_body,
         };
         self.bodies_pending |= stream.body_left() > 0;
+        // Not written yet: it waits from its file's start, and later only from its write.
+        self.oldest_us = self.oldest_us.min(waiting_since(&stream.ex));
         self.flight.insert(id, stream);
         self.send_bodies();
         Submitted::Sent
@@ -501,9 +543,17 @@ impl H3 {
         }
     }
 
-    /// Takes stream `id` out of the table, if it is in flight.
+    /// Takes stream `id` out of the table, if it is in flight: its response has ended or was
+    /// reset. A request body not all sent by then never will be: its send side is reset, else
+    /// the stream would stay half-open, holding one of the server's streams until the server
+    /// stopped it (seconds), and early answers (a 413) would use up the server's streams.
     pub(super) fn take(&mut self, id: u64) -> Option<Stream> {
-        self.flight.take_key(id)
+        let s = self.flight.take_key(id)?;
+        if let (1.., Some(client)) = (s.body_left(), &mut self.client) {
+            // An error is the stream's end already (reset by the server, or gone).
+            let _ = client.reset_request(id, http3::H3_REQUEST_CANCELLED);
+        }
+        Some(s)
     }
 }
 

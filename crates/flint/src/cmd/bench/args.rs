@@ -215,10 +215,10 @@ pub struct LoadArgs {
     /// HTTP/2: requests in flight per connection [default: all of a page's files, never more
     /// than the server allows]. With one-file pages, N pages of it at once (h2load's -m); in
     /// the closed loop those lanes refill in batches of N/8 (docs/bench-http2.md), so that
-    /// their HEADERS leave together. HTTP/3 too; its lanes run in the closed loop only (no
-    /// --rate, no --think). Each connection's
-    /// table of streams in flight is made once with 2N slots rounded up to a power of two (256
-    /// for 100): a Webchild's memory grows with N.
+    /// their HEADERS leave together; with --rate each starts at its slot on a free stream, with
+    /// --think each lane thinks after its page. HTTP/3 too. Each connection's table of streams
+    /// in flight is made once with 2N slots rounded up to a power of two (256 for 100): a
+    /// Webchild's memory grows with N.
     #[arg(long, value_name = "N", value_parser = at_least_one::<u32>)]
     pub streams: Option<u32>,
     /// HTTP/2: each stream's receive window, and the connection's when above 65535 (it cannot

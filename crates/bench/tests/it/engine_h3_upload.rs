@@ -1,0 +1,179 @@
+//! `--http 3` uploads that the server answers before their body is all sent: crates/http3's UDP
+//! test server answers `/bytes/N` as soon as a request's head arrives, whatever body follows.
+//! A request is written when its head leaves (as over HTTP/2, when its HEADERS do), so each
+//! such response's time to first byte runs from there: above 0 and no longer than its
+//! response time, not the 0 of a request never marked written.
+
+use crate::udp;
+
+use bench::config::TlsOptions;
+use bench::{BenchConfig, HttpMode, RequestSpec, Stop, Target, Workload};
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+use test_support::certs::TestCa;
+
+/// Far more than the server's stream window (1 MiB): the client cannot hand quiche the whole
+/// body before the server's credit for the rest comes, and the answer comes first.
+const UPLOAD: usize = 16 << 20;
+
+#[test]
+fn an_upload_answered_at_once_has_a_time_to_first_byte_within_its_response_time() {
+    let ca = TestCa::new("flint bench h3 upload test CA");
+    let (cert, key) = ca.leaf().write_pem(ca.dir());
+    let server_config = http3::ServerConfig::new(&cert, &key, &http3::Limits::default()).unwrap();
+    let server = udp::UdpServer::start(server_config);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log.csv");
+    let pages = 3;
+    let config = BenchConfig {
+        concurrency: 1,
+        threads: 1,
+        stop: Stop::Pages(pages),
+        http: HttpMode::Http3,
+        connect_timeout: Duration::from_secs(5),
+        response_timeout: Duration::from_secs(10),
+        log: Some(log.clone()),
+        tls: TlsOptions {
+            cacert: Some(ca.pem.clone()),
+            ..TlsOptions::default()
+        },
+        ..BenchConfig::new(Target::https(server.addr, "localhost"))
+    };
+    let mut workload = Workload::from_paths(&["/bytes/10".to_string()]).unwrap();
+    workload.requests = vec![RequestSpec {
+        method: Some("POST".into()),
+        body: Some(vec![b'u'; UPLOAD]),
+        ..RequestSpec::default()
+    }];
+    let started = Instant::now();
+    let r = bench::run(&config, &workload, &AtomicBool::new(false)).unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "took {:?}",
+        started.elapsed()
+    );
+    let s = &r.stats;
+    assert_eq!(s.errors.total(), 0, "{:?}", s.errors);
+    assert_eq!(s.requests, pages);
+    assert_eq!(s.bytes_body, 10 * pages, "every answer whole");
+    assert_eq!(s.ttfb.count(), pages);
+    // Each request's own, as measured: the log's ttfb_us and response_us columns (the
+    // histograms record at least 1 µs, so a time of 0 shows only here).
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = text.lines().skip(1).collect();
+    assert_eq!(lines.len() as u64, pages, "{text}");
+    for line in lines {
+        let f: Vec<&str> = line.split(',').collect();
+        let ttfb: u64 = f[7].parse().unwrap_or_else(|_| panic!("{line}"));
+        let response: u64 = f[8].parse().unwrap_or_else(|_| panic!("{line}"));
+        assert!(ttfb > 0 && ttfb <= response, "{line}");
+    }
+    assert_eq!(server.log.lock().unwrap().requests, pages);
+}
+
+#[test]
+fn uploads_answered_at_once_give_their_streams_back() {
+    // A server that allows 8 streams and takes 16 KiB of a stream's body before its reader
+    // asks for more: each 256 KiB upload is answered with most of its body unsent. Left
+    // half-open, 8 such streams would hold every stream the server allows, and the next
+    // request would wait for one until the response timeout.
+    let ca = TestCa::new("flint bench h3 upload test CA");
+    let (cert, key) = ca.leaf().write_pem(ca.dir());
+    let limits = http3::Limits {
+        max_streams: 8,
+        stream_window: 16 << 10,
+        ..http3::Limits::default()
+    };
+    let server = udp::UdpServer::start(http3::ServerConfig::new(&cert, &key, &limits).unwrap());
+    let pages = 240;
+    let config = BenchConfig {
+        concurrency: 2,
+        threads: 1,
+        stop: Stop::Pages(pages),
+        http: HttpMode::Http3,
+        connect_timeout: Duration::from_secs(5),
+        response_timeout: Duration::from_secs(5),
+        tls: TlsOptions {
+            cacert: Some(ca.pem.clone()),
+            ..TlsOptions::default()
+        },
+        ..BenchConfig::new(Target::https(server.addr, "localhost"))
+    };
+    let mut workload = Workload::from_paths(&["/bytes/10".to_string()]).unwrap();
+    workload.requests = vec![RequestSpec {
+        method: Some("POST".into()),
+        body: Some(vec![b'u'; 256 << 10]),
+        ..RequestSpec::default()
+    }];
+    let started = Instant::now();
+    let r = bench::run(&config, &workload, &AtomicBool::new(false)).unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "took {:?}",
+        started.elapsed()
+    );
+    let s = &r.stats;
+    assert_eq!(s.errors.total(), 0, "{:?}", s.errors);
+    assert_eq!(s.requests, pages);
+    assert_eq!(s.bytes_body, 10 * pages, "every answer whole");
+    assert_eq!(s.http3.connections, 2, "{:?}", s.http3);
+    assert_eq!(s.http3.streams, pages, "{:?}", s.http3);
+    assert_eq!(
+        server.log.lock().unwrap().requests,
+        s.requests + s.unfinished
+    );
+}
+
+#[test]
+fn uploads_cut_by_the_duration_account_for_every_request_the_server_saw() {
+    // Uploads of 1 MiB that the server answers once it has the whole body (`/count`), for a
+    // second: at the end some are on their way. One whose body had gone whole is unfinished,
+    // and the server saw it; one whose head had gone but not all its body counts as unsent
+    // (the linger sends the rest, so the server may see it too); one not begun, neither.
+    let ca = TestCa::new("flint bench h3 upload test CA");
+    let (cert, key) = ca.leaf().write_pem(ca.dir());
+    let server_config = http3::ServerConfig::new(&cert, &key, &http3::Limits::default()).unwrap();
+    let server = udp::UdpServer::start(server_config);
+    let config = BenchConfig {
+        concurrency: 2,
+        threads: 1,
+        stop: Stop::Duration(Duration::from_secs(1)),
+        http: HttpMode::Http3,
+        connect_timeout: Duration::from_secs(5),
+        response_timeout: Duration::from_secs(10),
+        tls: TlsOptions {
+            cacert: Some(ca.pem.clone()),
+            ..TlsOptions::default()
+        },
+        ..BenchConfig::new(Target::https(server.addr, "localhost"))
+    };
+    let mut workload = Workload::from_paths(&["/count".to_string()]).unwrap();
+    workload.requests = vec![RequestSpec {
+        method: Some("POST".into()),
+        body: Some(vec![b'u'; 1 << 20]),
+        ..RequestSpec::default()
+    }];
+    let r = bench::run(&config, &workload, &AtomicBool::new(false)).unwrap();
+    let s = &r.stats;
+    assert_eq!(s.errors.total(), 0, "{:?}", s.errors);
+    assert!(s.requests > 0);
+    assert_eq!(s.statuses.get(200), s.requests, "every body counted whole");
+    // The server's count, once it has stayed the same for half a second (bounded).
+    let count = || server.log.lock().unwrap().requests;
+    let start = Instant::now();
+    let mut seen = count();
+    loop {
+        std::thread::sleep(Duration::from_millis(500));
+        if count() == seen || start.elapsed() > Duration::from_secs(30) {
+            break;
+        }
+        seen = count();
+    }
+    let (done, unsent) = (s.requests + s.unfinished, s.unsent_at_end);
+    assert!(
+        (done..=done + unsent).contains(&seen),
+        "the server saw {seen}: requests {}, unfinished {}, unsent {unsent}",
+        s.requests,
+        s.unfinished
+    );
+}
