@@ -106,16 +106,6 @@ enum Fill {
     Status(u16),
 }
 
-/// The status of a failure to read or open: 503 when out of descriptors or memory (see
-/// [`resolve::is_resource_error`]), else `otherwise`.
-fn io_status(e: &io::Error, otherwise: u16) -> u16 {
-    if resolve::is_resource_error(e) {
-        503
-    } else {
-        otherwise
-    }
-}
-
 impl Responder {
     /// Canonicalises the root once; fails if it is missing or not a directory.
     pub fn new(config: &Config) -> Result<Responder, RespondError> {
@@ -204,7 +194,7 @@ impl Responder {
                 Ok(reply) => return reply,
                 Err(CacheError::Changed | CacheError::Gone) => continue,
                 Err(CacheError::Io(e)) => {
-                    let status = io_status(&e, 500);
+                    let status = resolve::io_status(&e, 500);
                     return self.pages.status_page(status, date, conn, head_method, out);
                 }
             }
@@ -256,7 +246,7 @@ impl Responder {
                 Ok(slot) => Fill::Slot(slot),
                 Err(CacheError::Changed) => Fill::Retry,
                 Err(CacheError::Gone) => Fill::Status(404),
-                Err(CacheError::Io(e)) => Fill::Status(io_status(&e, 500)),
+                Err(CacheError::Io(e)) => Fill::Status(resolve::io_status(&e, 500)),
             },
             Ok(Resolved::Redirect) => Fill::Redirect,
             Ok(Resolved::Directory { dir, fs_path }) if self.autoindex => {
@@ -296,7 +286,7 @@ impl Responder {
         };
         let mut html = Vec::with_capacity(4096);
         if let Err(e) = autoindex::render(&listing, &mut html) {
-            let status = io_status(&e, 404);
+            let status = resolve::io_status(&e, 404);
             return self.pages.status_page(status, date, conn, head_method, out);
         }
         out.start(b"HTTP/1.1 200 OK\r\n", date);

@@ -6,7 +6,7 @@
 use super::exchange::Exchange;
 use super::page::Child;
 use super::page_flow;
-use super::ThreadState;
+use super::{ThreadState, NONE};
 use crate::config::H2_REFILL_SHARE;
 
 /// What a free lane has to send.
@@ -64,6 +64,31 @@ pub(super) fn refill_held(closed_loop: bool, limit: usize, in_flight: usize, ret
         return false;
     }
     limit.saturating_sub(in_flight) < refill_batch(limit)
+}
+
+/// Frees the lanes whose think time (`--think`: each lane's end of thinking, oldest first) is
+/// over at `now`.
+#[inline]
+pub(super) fn end_thinking(thinking: &mut std::collections::VecDeque<u64>, now: u64) {
+    while thinking.front().is_some_and(|&t| t <= now) {
+        thinking.pop_front();
+    }
+}
+
+/// When the lanes next have work without a stream ending: the next page's open-loop slot
+/// (`slot_ahead`: a stream is free for it) or the first thinking lane's end; `NONE`: neither.
+#[inline]
+pub(super) fn lane_wake(
+    slot_ahead: bool,
+    ch: &Child,
+    thinking: &std::collections::VecDeque<u64>,
+) -> u64 {
+    let slot = if slot_ahead {
+        ch.next_intended_us as u64
+    } else {
+        NONE
+    };
+    slot.min(thinking.front().copied().unwrap_or(NONE))
 }
 
 /// The fewest free lanes worth a write, of `limit` in flight at most.

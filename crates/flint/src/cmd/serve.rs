@@ -6,7 +6,6 @@
 
 use serve::config::{Dotfiles, LogFormat};
 use serve::{Config, ServeError, Server, ServerStats};
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -144,12 +143,11 @@ fn bind_error(err: ServeError) -> anyhow::Error {
     }
 }
 
-/// A status line on stderr, after `flint serve: `. A closed stderr (a detached server) must
-/// not stop serving: `eprintln!` would panic on EPIPE, so the line is written and a failure
-/// ignored.
+/// A status line on stderr, after `flint serve: `, through `output::error_line` (a closed
+/// stderr, a detached server, must not stop serving).
 macro_rules! status {
     ($($arg:tt)*) => {{
-        let _ = writeln!(std::io::stderr(), "flint serve: {}", format_args!($($arg)*));
+        crate::output::error_line(&format!("flint serve: {}", format_args!($($arg)*)));
     }};
 }
 

@@ -426,6 +426,17 @@ pub fn is_resource_error(e: &io::Error) -> bool {
     )
 }
 
+/// The status of a failure to read, open or start: 503 when out of descriptors or memory (see
+/// [`is_resource_error`]), else `otherwise`.
+#[inline]
+pub fn io_status(e: &io::Error, otherwise: u16) -> u16 {
+    if is_resource_error(e) {
+        503
+    } else {
+        otherwise
+    }
+}
+
 /// Where the opened file really is: the kernel's name for the descriptor, which no later symlink
 /// swap can change; `realpath` of the name where `/proc` is not mounted.
 fn real_path(file: &File, fs_path: &[u8]) -> Option<PathBuf> {

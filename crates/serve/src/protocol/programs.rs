@@ -211,11 +211,7 @@ impl<Id: Copy> Programs<Id> {
             "flint serve: {}: cannot start: {failed}",
             program.display()
         );
-        let status = if crate::resolve::is_resource_error(&failed) {
-            503
-        } else {
-            500
-        };
+        let status = crate::resolve::io_status(&failed, 500);
         side.gateway_end(id, GatewayEnd::NotStarted(status), w, ctx);
     }
 

@@ -258,9 +258,7 @@ impl ErrorPages {
         });
         self.pages.len() - 1
     }
-}
 
-impl ErrorPages {
     /// The page of `status` with no field beyond its own (see [`page`]).
     #[inline]
     pub(super) fn status_page(

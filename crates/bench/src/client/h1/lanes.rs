@@ -163,9 +163,9 @@ impl H1 {
     pub(super) fn drop_lanes(&mut self, ch: &mut Child, cx: &mut ThreadState<'_>, now: u64) {
         let Some(lanes) = &self.lanes else { return };
         let behind = queue_mut(&mut self.behind);
-        let (written, all) = (lanes.written, behind.len());
+        let written = lanes.written;
         let unfinished = |_, lane: &Behind| (lane.end <= written).then_some(0);
-        behind.record_at_end(ch, cx, now, all, unfinished);
+        behind.record_at_end(ch, cx, now, unfinished);
         behind.clear();
     }
 }

@@ -112,16 +112,6 @@ pub(super) fn queue_batch(
     end: impl Fn(usize) -> usize,
 ) {
     behind.clear();
-    queue_files(behind, files, end);
-}
-
-/// Queues the files `files` of the page being read, each ending where `end` says.
-#[inline]
-fn queue_files(
-    behind: &mut InFlightQueue<Behind>,
-    files: Range<usize>,
-    end: impl Fn(usize) -> usize,
-) {
     for file in files {
         let end = end(file) as u64;
         behind.push_back_with(|b| (b.ex.file, b.end) = (file, end));
@@ -181,7 +171,9 @@ impl H1 {
                 let queued = last > self.ex.file && self.in_batch(last);
                 let wend = self.wend;
                 if queued {
-                    queue_files(queue_mut(&mut self.behind), last..last + 1, |_| wend);
+                    let end = wend as u64;
+                    queue_mut(&mut self.behind)
+                        .push_back_with(|b| (b.ex.file, b.end) = (last, end));
                 }
                 // The file in progress was written before; its times stay.
                 let written = self.ex.written_us;
@@ -240,8 +232,7 @@ impl H1 {
             return;
         };
         if self.lanes.is_some() {
-            let all = behind.len();
-            return behind.record_at_end(ch, cx, end, all, |k, _| reached(k).then_some(0));
+            return behind.record_at_end(ch, cx, end, |k, _| reached(k).then_some(0));
         }
         let walked = sent.saturating_sub(1) as usize;
         for (k, b) in behind.iter().take(walked).enumerate() {

@@ -49,9 +49,7 @@ impl H2 {
         // still to come.
         let (mut quota_done, mut slot_ahead) = (false, false);
         // Lanes whose think time is over are free again.
-        while self.thinking.front().is_some_and(|&t| t <= now) {
-            self.thinking.pop_front();
-        }
+        stream_lanes::end_thinking(&mut self.thinking, now);
         let held = self.refill_held(open_loop, cx.sh.schedule.think_us > 0);
         // A page's files begin now, or, if they waited for this connection, when it was begun.
         let begun = if self.waited_from == NONE {
@@ -113,12 +111,7 @@ impl H2 {
         }
         // Lanes: wake at the next page's slot (a stream is free for it) or when the first
         // thinking lane is done, unless the oldest stream's response timeout comes first.
-        let slot = if slot_ahead {
-            ch.next_intended_us as u64
-        } else {
-            NONE
-        };
-        let wake = slot.min(self.thinking.front().copied().unwrap_or(NONE));
+        let wake = stream_lanes::lane_wake(slot_ahead, ch, &self.thinking);
         let waiting = wake != NONE && !quota_done && !self.draining && now < end;
         if waiting {
             let timeout = self

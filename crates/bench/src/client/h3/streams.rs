@@ -102,9 +102,7 @@ impl H3 {
         let (mut quota_done, mut slot_ahead) = (false, false);
         self.lane_wake_us = NONE;
         // Lanes whose think time is over are free again.
-        while self.thinking.front().is_some_and(|&t| t <= now) {
-            self.thinking.pop_front();
-        }
+        stream_lanes::end_thinking(&mut self.thinking, now);
         // Closed-loop lanes are refilled in batches, as over HTTP/2; in the open loop and with
         // `--think` each goes as it frees (its slot, its timer).
         // The batch is sized as HTTP/2's: from `--streams` and the server's limit, the lowest
@@ -207,12 +205,7 @@ impl H3 {
         }
         // Lanes: wake at the next page's slot (a stream is free for it) or when the first
         // thinking lane is done (`arm`, beside the response timeout and QUIC's deadline).
-        let slot = if slot_ahead {
-            ch.next_intended_us as u64
-        } else {
-            NONE
-        };
-        let wake = slot.min(self.thinking.front().copied().unwrap_or(NONE));
+        let wake = stream_lanes::lane_wake(slot_ahead, ch, &self.thinking);
         if !quota_done && self.goaway.is_none() && now < end {
             self.lane_wake_us = wake;
         }

@@ -133,7 +133,7 @@ impl<S: InFlightSlot> InFlightQueue<S> {
         self.front = self.back;
     }
 
-    /// Records the `most` oldest in flight (all of them, if fewer), oldest first, at `end`
+    /// Records each in flight, oldest first, at `end`
     /// (the run's end, or a close that leaves them unanswered: the table's end-of-run walk, in
     /// order): unfinished, with the bytes `unfinished` says were read of its response (given
     /// its place from the oldest, 0 first, and itself), or, where it says `None` (its request
@@ -144,10 +144,9 @@ impl<S: InFlightSlot> InFlightQueue<S> {
         ch: &Child,
         cx: &mut ThreadState<'_>,
         end: u64,
-        most: usize,
         unfinished: impl Fn(usize, &S) -> Option<u64>,
     ) {
-        for (k, s) in self.iter().take(most).enumerate() {
+        for (k, s) in self.iter().enumerate() {
             match unfinished(k, s) {
                 Some(bytes) => ch.record_unfinished(cx, s.exchange(), bytes, end),
                 None => ch.record_unsent(cx, s.exchange(), end),
