@@ -6,10 +6,9 @@
 //! counted or one unfinished at the end, in `-n` runs and in runs cut by their duration with
 //! lanes in flight. Counts, and times only as bounds below (a slower machine only adds).
 
-use crate::udp;
+use crate::{h3_runs, udp};
 
-use bench::config::TlsOptions;
-use bench::{BenchConfig, HttpMode, RunResult, Stop, Target, Workload};
+use bench::{BenchConfig, RunResult, Stop, Workload};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 use test_support::certs::TestCa;
@@ -32,18 +31,8 @@ fn run(
     tweak: impl FnOnce(&mut BenchConfig),
 ) -> RunResult {
     let mut config = BenchConfig {
-        concurrency: 2,
-        threads: 1,
-        stop,
-        http: HttpMode::Http3,
         streams: Some(LANES),
-        connect_timeout: Duration::from_secs(5),
-        response_timeout: Duration::from_secs(10),
-        tls: TlsOptions {
-            cacert: Some(ca.pem.clone()),
-            ..TlsOptions::default()
-        },
-        ..BenchConfig::new(Target::https(server.addr, "localhost"))
+        ..h3_runs::config(ca, server, 2, stop)
     };
     tweak(&mut config);
     let text = format!("[[page]]\nname = \"one\"\nweight = 1\nfiles = [\"/bytes/{BODY}\"]\n");

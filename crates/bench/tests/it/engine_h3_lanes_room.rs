@@ -5,46 +5,32 @@
 //! recorded, only when there is a stream for it, as over HTTP/2: so each request is written
 //! when its page was picked, bar the first of a connection, which waits for the handshake.
 
-use crate::udp;
+use crate::h3_runs;
 
-use bench::config::TlsOptions;
-use bench::{BenchConfig, HttpMode, Stop, Target, Workload};
+use bench::{BenchConfig, Stop, Workload};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
-use test_support::certs::TestCa;
 
 const LANES: u32 = 8;
 const BODY: u64 = 3_000;
 
 #[test]
 fn an_open_loop_page_is_picked_only_with_a_stream_for_it() {
-    let ca = TestCa::new("flint bench h3 lanes room test CA");
-    let (cert, key) = ca.leaf().write_pem(ca.dir());
     let limits = http3::Limits {
         max_streams: u64::from(LANES),
         ..http3::Limits::default()
     };
-    let server = udp::UdpServer::start(http3::ServerConfig::new(&cert, &key, &limits).unwrap());
+    let (ca, server) = h3_runs::server("flint bench h3 lanes room test CA", &limits);
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("log.csv");
     let pages = 400;
     // Slots far faster than the server answers: a free lane always has a page due, and finds
     // the server's credit spent after each stream's end.
     let config = BenchConfig {
-        concurrency: 2,
-        threads: 1,
-        stop: Stop::Pages(pages),
-        http: HttpMode::Http3,
         streams: Some(LANES),
         rate: Some(100_000.0),
-        connect_timeout: Duration::from_secs(5),
-        response_timeout: Duration::from_secs(10),
         log: Some(log.clone()),
-        tls: TlsOptions {
-            cacert: Some(ca.pem.clone()),
-            ..TlsOptions::default()
-        },
-        ..BenchConfig::new(Target::https(server.addr, "localhost"))
+        ..h3_runs::config(&ca, &server, 2, Stop::Pages(pages))
     };
     let text = format!("[[page]]\nname = \"one\"\nweight = 1\nfiles = [\"/bytes/{BODY}\"]\n");
     let workload = Workload::parse(&text, "test").unwrap();

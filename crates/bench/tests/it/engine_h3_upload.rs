@@ -4,13 +4,13 @@
 //! such response's time to first byte runs from there: above 0 and no longer than its
 //! response time, not the 0 of a request never marked written.
 
-use crate::udp;
+use crate::h3_runs;
 
-use bench::config::TlsOptions;
-use bench::{BenchConfig, HttpMode, RequestSpec, Stop, Target, Workload};
+use bench::{BenchConfig, Stop};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
-use test_support::certs::TestCa;
+
+const CA: &str = "flint bench h3 upload test CA";
 
 /// Far more than the server's stream window (1 MiB): the client cannot hand quiche the whole
 /// body before the server's credit for the rest comes, and the answer comes first.
@@ -18,33 +18,15 @@ const UPLOAD: usize = 16 << 20;
 
 #[test]
 fn an_upload_answered_at_once_has_a_time_to_first_byte_within_its_response_time() {
-    let ca = TestCa::new("flint bench h3 upload test CA");
-    let (cert, key) = ca.leaf().write_pem(ca.dir());
-    let server_config = http3::ServerConfig::new(&cert, &key, &http3::Limits::default()).unwrap();
-    let server = udp::UdpServer::start(server_config);
+    let (ca, server) = h3_runs::server(CA, &http3::Limits::default());
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("log.csv");
     let pages = 3;
     let config = BenchConfig {
-        concurrency: 1,
-        threads: 1,
-        stop: Stop::Pages(pages),
-        http: HttpMode::Http3,
-        connect_timeout: Duration::from_secs(5),
-        response_timeout: Duration::from_secs(10),
         log: Some(log.clone()),
-        tls: TlsOptions {
-            cacert: Some(ca.pem.clone()),
-            ..TlsOptions::default()
-        },
-        ..BenchConfig::new(Target::https(server.addr, "localhost"))
+        ..h3_runs::config(&ca, &server, 1, Stop::Pages(pages))
     };
-    let mut workload = Workload::from_paths(&["/bytes/10".to_string()]).unwrap();
-    workload.requests = vec![RequestSpec {
-        method: Some("POST".into()),
-        body: Some(vec![b'u'; UPLOAD]),
-        ..RequestSpec::default()
-    }];
+    let workload = h3_runs::uploads("/bytes/10", UPLOAD);
     let started = Instant::now();
     let r = bench::run(&config, &workload, &AtomicBool::new(false)).unwrap();
     assert!(
@@ -77,34 +59,18 @@ fn uploads_answered_at_once_give_their_streams_back() {
     // asks for more: each 256 KiB upload is answered with most of its body unsent. Left
     // half-open, 8 such streams would hold every stream the server allows, and the next
     // request would wait for one until the response timeout.
-    let ca = TestCa::new("flint bench h3 upload test CA");
-    let (cert, key) = ca.leaf().write_pem(ca.dir());
     let limits = http3::Limits {
         max_streams: 8,
         stream_window: 16 << 10,
         ..http3::Limits::default()
     };
-    let server = udp::UdpServer::start(http3::ServerConfig::new(&cert, &key, &limits).unwrap());
+    let (ca, server) = h3_runs::server(CA, &limits);
     let pages = 240;
     let config = BenchConfig {
-        concurrency: 2,
-        threads: 1,
-        stop: Stop::Pages(pages),
-        http: HttpMode::Http3,
-        connect_timeout: Duration::from_secs(5),
         response_timeout: Duration::from_secs(5),
-        tls: TlsOptions {
-            cacert: Some(ca.pem.clone()),
-            ..TlsOptions::default()
-        },
-        ..BenchConfig::new(Target::https(server.addr, "localhost"))
+        ..h3_runs::config(&ca, &server, 2, Stop::Pages(pages))
     };
-    let mut workload = Workload::from_paths(&["/bytes/10".to_string()]).unwrap();
-    workload.requests = vec![RequestSpec {
-        method: Some("POST".into()),
-        body: Some(vec![b'u'; 256 << 10]),
-        ..RequestSpec::default()
-    }];
+    let workload = h3_runs::uploads("/bytes/10", 256 << 10);
     let started = Instant::now();
     let r = bench::run(&config, &workload, &AtomicBool::new(false)).unwrap();
     assert!(
@@ -130,29 +96,9 @@ fn uploads_cut_by_the_duration_account_for_every_request_the_server_saw() {
     // second: at the end some are on their way. One whose body had gone whole is unfinished,
     // and the server saw it; one whose head had gone but not all its body counts as unsent
     // (the linger sends the rest, so the server may see it too); one not begun, neither.
-    let ca = TestCa::new("flint bench h3 upload test CA");
-    let (cert, key) = ca.leaf().write_pem(ca.dir());
-    let server_config = http3::ServerConfig::new(&cert, &key, &http3::Limits::default()).unwrap();
-    let server = udp::UdpServer::start(server_config);
-    let config = BenchConfig {
-        concurrency: 2,
-        threads: 1,
-        stop: Stop::Duration(Duration::from_secs(1)),
-        http: HttpMode::Http3,
-        connect_timeout: Duration::from_secs(5),
-        response_timeout: Duration::from_secs(10),
-        tls: TlsOptions {
-            cacert: Some(ca.pem.clone()),
-            ..TlsOptions::default()
-        },
-        ..BenchConfig::new(Target::https(server.addr, "localhost"))
-    };
-    let mut workload = Workload::from_paths(&["/count".to_string()]).unwrap();
-    workload.requests = vec![RequestSpec {
-        method: Some("POST".into()),
-        body: Some(vec![b'u'; 1 << 20]),
-        ..RequestSpec::default()
-    }];
+    let (ca, server) = h3_runs::server(CA, &http3::Limits::default());
+    let config = h3_runs::config(&ca, &server, 2, Stop::Duration(Duration::from_secs(1)));
+    let workload = h3_runs::uploads("/count", 1 << 20);
     let r = bench::run(&config, &workload, &AtomicBool::new(false)).unwrap();
     let s = &r.stats;
     assert_eq!(s.errors.total(), 0, "{:?}", s.errors);

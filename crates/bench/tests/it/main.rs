@@ -44,6 +44,8 @@ mod raw_h2;
 mod report_support;
 #[path = "../../../http3/tests/common/udp.rs"]
 mod udp;
+// What the HTTP/3 engine tests against it start alike.
+mod h3_runs;
 
 mod engine_app_build_once;
 mod engine_app_cookie_gate;

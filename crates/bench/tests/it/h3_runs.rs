@@ -1,0 +1,47 @@
+//! What the HTTP/3 engine tests against crates/http3's UDP test server start alike: the server
+//! with its certificate from a fresh test CA, a run's configuration that trusts that CA, and a
+//! workload of uploads.
+
+use crate::udp;
+
+use bench::config::TlsOptions;
+use bench::{BenchConfig, HttpMode, RequestSpec, Stop, Target, Workload};
+use test_support::certs::TestCa;
+
+/// The UDP test server with `limits`, its certificate issued by the returned CA.
+pub fn server(what: &str, limits: &http3::Limits) -> (TestCa, udp::UdpServer) {
+    let ca = TestCa::new(what);
+    let (cert, key) = ca.leaf().write_pem(ca.dir());
+    let server = udp::UdpServer::start(http3::ServerConfig::new(&cert, &key, limits).unwrap());
+    (ca, server)
+}
+
+/// An HTTP/3 run against `server` trusting `ca`: one thread, `concurrency` Webchildren, stopped
+/// by `stop`, a 5 s connect timeout and a 10 s response timeout (the struct update changes the
+/// rest).
+pub fn config(ca: &TestCa, server: &udp::UdpServer, concurrency: usize, stop: Stop) -> BenchConfig {
+    BenchConfig {
+        concurrency,
+        threads: 1,
+        stop,
+        http: HttpMode::Http3,
+        connect_timeout: std::time::Duration::from_secs(5),
+        response_timeout: std::time::Duration::from_secs(10),
+        tls: TlsOptions {
+            cacert: Some(ca.pem.clone()),
+            ..TlsOptions::default()
+        },
+        ..BenchConfig::new(Target::https(server.addr, "localhost"))
+    }
+}
+
+/// One page: a POST of `size` bytes to `path`.
+pub fn uploads(path: &str, size: usize) -> Workload {
+    let mut workload = Workload::from_paths(&[path.to_string()]).unwrap();
+    workload.requests = vec![RequestSpec {
+        method: Some("POST".into()),
+        body: Some(vec![b'u'; size]),
+        ..RequestSpec::default()
+    }];
+    workload
+}
