@@ -23,4 +23,5 @@ pub mod extract;
 pub mod jar;
 pub mod plan;
 pub mod session;
+mod spelling;
 pub mod template;

@@ -4,6 +4,7 @@
 //! against each response ([`Expect::check`]); a failure is an error of its own kind
 //! ([`CheckKind`]), counted once per response.
 
+pub use super::spelling::{Length, Statuses};
 use super::template::{Escape, Names, Template, Values};
 use regex::bytes::Regex;
 use std::collections::BTreeMap;
@@ -29,31 +30,6 @@ impl<'a> Answer<'a> {
     }
 }
 
-/// One status or a list of them.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(untagged)]
-pub enum Statuses {
-    /// `status = 200`: only this one.
-    One(u16),
-    /// `status = [200, 304]`: any of these.
-    Any(Vec<u16>),
-}
-
-/// A body length: exact, or a range.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(untagged)]
-pub enum Length {
-    /// `body_length = 512`: exactly this many bytes.
-    Exact(u64),
-    /// `body_length = { min = 1, max = 4096 }`: bytes within the bounds, both included.
-    Range {
-        /// The fewest bytes (absent: 0).
-        min: Option<u64>,
-        /// The most bytes (absent: no bound).
-        max: Option<u64>,
-    },
-}
-
 /// `expect = { ... }` as a workload file spells it.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -67,15 +43,17 @@ pub struct ExpectSpec {
     /// Fields that must equal a value (a template).
     #[serde(default)]
     pub header_equals: BTreeMap<String, String>,
-    /// The media type before any parameter: `text/html` matches `text/html; charset=utf-8`.
+    /// The media type, compared without parameters on either side and in any case:
+    /// `text/html; charset=utf-8` matches `text/html` and `Text/HTML; charset=UTF-8`.
     pub content_type: Option<String>,
     /// Text the body holds (a template: `{{users.name}}`).
     pub body_contains: Option<String>,
-    /// A regular expression the body matches somewhere.
+    /// A regular expression the body matches somewhere (a template without holes: it is
+    /// compiled once, so `{{seq}}` is refused).
     pub body_regex: Option<String>,
     /// A JSON pointer (RFC 6901) present in the body parsed as JSON.
     pub json: Option<String>,
-    /// JSON pointers and the values they must hold.
+    /// JSON pointers and the values they must hold (a string value is a template).
     #[serde(default)]
     pub json_equals: BTreeMap<String, serde_json::Value>,
     /// The body's length in bytes, after its transfer coding is removed.
@@ -133,13 +111,27 @@ pub struct Expect {
     status: Vec<u16>,
     header_present: Vec<String>,
     header_equals: Vec<(String, Template)>,
+    /// The media type alone (`text/html`), any parameter of the spelling dropped.
     content_type: Option<String>,
     body_contains: Option<Template>,
     /// A `body_contains` without a hole: its searcher, built once rather than per response.
     body_finder: Option<memchr::memmem::Finder<'static>>,
     body_regex: Option<Regex>,
-    json: Vec<(String, Option<serde_json::Value>)>,
+    json: Vec<(String, JsonWant)>,
     body_length: Option<(u64, u64)>,
+}
+
+/// What a JSON pointer must hold.
+#[derive(Debug, Clone)]
+enum JsonWant {
+    /// `json = "/p"`: anything.
+    Present,
+    /// A number, `true`, `false`, `null`, an array or an object: equal as JSON (numbers by
+    /// value, so `7` equals `7.0`).
+    Value(serde_json::Value),
+    /// A string: a template, equal to a JSON string of its expansion (or, when it has a hole,
+    /// to a number of the value its expansion reads as: a data column's `7` equals `7`).
+    Text(Template),
 }
 
 impl Expect {
@@ -155,6 +147,10 @@ impl Expect {
                 "expect.status {s} is not an HTTP status (100 to 599)"
             ));
         }
+        let field_names = spec.header_present.iter().chain(spec.header_equals.keys());
+        if let Some(n) = field_names.into_iter().find(|n| !is_token(n)) {
+            return Err(format!("expect: header name {n:?} is not an HTTP token"));
+        }
         let header_equals = (spec.header_equals.iter())
             .map(|(n, v)| {
                 Template::compile(v, Escape::Raw, names)
@@ -162,6 +158,10 @@ impl Expect {
                     .map_err(|e| format!("expect.header_equals.{n}: {e}"))
             })
             .collect::<Result<_, _>>()?;
+        let content_type = (spec.content_type.as_deref())
+            .map(media_type)
+            .transpose()
+            .map_err(|e| format!("expect.content_type: {e}"))?;
         let body_contains = (spec.body_contains.as_deref())
             .map(|t| Template::compile(t, Escape::Raw, names))
             .transpose()
@@ -170,33 +170,54 @@ impl Expect {
             .and_then(Template::constant_text)
             .map(|text| memchr::memmem::Finder::new(&text).into_owned());
         let body_regex = (spec.body_regex.as_deref())
-            .map(Regex::new)
+            .map(|r| regex_of_template(r, names))
             .transpose()
             .map_err(|e| format!("expect.body_regex: {e}"))?;
-        let mut json: Vec<(String, Option<serde_json::Value>)> =
-            spec.json.iter().map(|p| (p.clone(), None)).collect();
-        json.extend(
-            spec.json_equals
-                .iter()
-                .map(|(p, v)| (p.clone(), Some(v.clone()))),
-        );
-        if let Some((p, _)) = json
-            .iter()
-            .find(|(p, _)| !p.is_empty() && !p.starts_with('/'))
-        {
-            return Err(format!(
-                "expect: JSON pointer {p:?} must be empty (the whole document) or start with `/`"
-            ));
+        let mut json: Vec<(String, JsonWant)> = (spec.json.iter())
+            .map(|p| (p.clone(), JsonWant::Present))
+            .collect();
+        for (p, v) in &spec.json_equals {
+            let want = match v {
+                serde_json::Value::String(s) => JsonWant::Text(
+                    Template::compile(s, Escape::Raw, names)
+                        .map_err(|e| format!("expect.json_equals.{p:?}: {e}"))?,
+                ),
+                other if holds_template(other) => {
+                    return Err(format!(
+                        "expect.json_equals.{p:?}: a template is a string value of its own, \
+                         not a string inside an array or an object"
+                    ))
+                }
+                other => JsonWant::Value(other.clone()),
+            };
+            json.push((p.clone(), want));
+        }
+        for (p, _) in &json {
+            if !p.is_empty() && !p.starts_with('/') {
+                return Err(format!(
+                    "expect: JSON pointer {p:?} must be empty (the whole document) or start with `/`"
+                ));
+            }
+            if p.contains("{{") {
+                return Err(format!(
+                    "expect: JSON pointer {p:?}: a pointer takes no template (its values may)"
+                ));
+            }
         }
         let body_length = spec.body_length.as_ref().map(|l| match *l {
             Length::Exact(n) => (n, n),
             Length::Range { min, max } => (min.unwrap_or(0), max.unwrap_or(u64::MAX)),
         });
+        if let Some((min, max)) = body_length.filter(|(min, max)| min > max) {
+            return Err(format!(
+                "expect.body_length: min {min} is above max {max}: no body could match"
+            ));
+        }
         Ok(Expect {
             status,
             header_present: spec.header_present.clone(),
             header_equals,
-            content_type: spec.content_type.clone(),
+            content_type,
             body_contains,
             body_finder,
             body_regex,
@@ -285,13 +306,19 @@ impl Expect {
             }
         }
         if let Some(want) = &self.content_type {
-            let got = answer.header("content-type").unwrap_or_default();
+            let Some(got) = answer.header("content-type") else {
+                return fail(
+                    CheckKind::ContentType,
+                    format!("no Content-Type field where {want} was expected"),
+                );
+            };
             let media = trim(got.split(|&b| b == b';').next().unwrap_or_default());
             if !media.eq_ignore_ascii_case(want.as_bytes()) {
                 return fail(
                     CheckKind::ContentType,
                     format!(
-                        "Content-Type {:?} where {want} was expected",
+                        "media type {} (Content-Type: {}) where {want} was expected",
+                        String::from_utf8_lossy(media),
                         String::from_utf8_lossy(got)
                     ),
                 );
@@ -338,19 +365,142 @@ impl Expect {
                 Err(e) => return fail(CheckKind::Json, format!("the body is not JSON: {e}")),
             };
             for (pointer, want) in &self.json {
-                match (doc.pointer(pointer), want) {
-                    (None, _) => return fail(CheckKind::Json, format!("no {pointer} in the body")),
-                    (Some(got), Some(want)) if got != want => {
-                        return fail(
-                            CheckKind::Json,
-                            format!("{pointer} is {got} where {want} was expected"),
-                        )
+                let Some(got) = doc.pointer(pointer) else {
+                    return fail(CheckKind::Json, format!("no {pointer} in the body"));
+                };
+                let equal = match want {
+                    JsonWant::Present => continue,
+                    JsonWant::Value(want) => json_equal(got, want),
+                    JsonWant::Text(t) => {
+                        scratch.clear();
+                        if t.expand(values, scratch).is_err() {
+                            return fail(
+                                CheckKind::Json,
+                                format!("{pointer}: its expected value has a value not extracted"),
+                            );
+                        }
+                        text_equal(got, scratch, !t.is_constant())
                     }
-                    _ => {}
+                };
+                if !equal {
+                    let want = match want {
+                        JsonWant::Value(v) => v.to_string(),
+                        _ => format!("{:?}", String::from_utf8_lossy(scratch)),
+                    };
+                    return fail(
+                        CheckKind::Json,
+                        format!("{pointer} is {got} where {want} was expected"),
+                    );
                 }
             }
         }
         Ok(())
+    }
+}
+
+/// The media type of a `content_type` check (`type/subtype`, any parameter after a `;`
+/// dropped, as it is on the response's side), or why it is none.
+fn media_type(spelled: &str) -> Result<String, String> {
+    let media = spelled.split(';').next().unwrap_or_default().trim();
+    match media.split_once('/') {
+        Some((kind, sub)) if is_token(kind) && is_token(sub) => Ok(media.to_owned()),
+        _ => Err(format!(
+            "{spelled:?} is not a media type (type/subtype, as text/html)"
+        )),
+    }
+}
+
+/// The regular expression a `body_regex` spells: a template without a hole (its `{{"{{"}}`
+/// read as `{{`), since it is compiled once before the run; a hole is refused with the name
+/// it uses checked first, as in every template.
+fn regex_of_template(spelled: &str, names: &impl Names) -> Result<Regex, String> {
+    let text = match spelled.contains("{{") {
+        false => spelled.to_owned(),
+        true => {
+            let t = Template::compile(spelled, Escape::Raw, names)?;
+            let Some(text) = t.constant_text() else {
+                return Err(format!(
+                    "{spelled:?}: a regular expression takes no template (it is compiled once, \
+                     before the run; body_contains checks a value)"
+                ));
+            };
+            String::from_utf8_lossy(&text).into_owned()
+        }
+    };
+    Regex::new(&text).map_err(|e| regex_error(&text, &e))
+}
+
+/// A regular expression's error in one line: the regex crate's syntax error is four (the
+/// pattern, a caret under the place, the reason).
+pub(crate) fn regex_error(pattern: &str, e: &regex::Error) -> String {
+    let text = e.to_string();
+    let reason = (text.lines().rev())
+        .find_map(|l| l.trim().strip_prefix("error: "))
+        .map_or_else(
+            || text.split_whitespace().collect::<Vec<_>>().join(" "),
+            str::to_owned,
+        );
+    format!("{pattern:?} is not a regular expression: {reason}")
+}
+
+/// RFC 9110's token characters: a field name, a media type's type and subtype.
+fn is_token(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+/// Whether a string inside `v` (an array or an object) spells a template hole.
+fn holds_template(v: &serde_json::Value) -> bool {
+    match v {
+        serde_json::Value::String(s) => s.contains("{{"),
+        serde_json::Value::Array(a) => a.iter().any(holds_template),
+        serde_json::Value::Object(o) => o.values().any(holds_template),
+        _ => false,
+    }
+}
+
+/// JSON values equal as RFC 8259 has them: one number type, so `7` equals `7.0`; arrays in
+/// order, objects whatever the order of their members.
+fn json_equal(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+    use serde_json::Value as V;
+    match (a, b) {
+        (V::Number(x), V::Number(y)) => number_equal(x, y),
+        (V::Array(x), V::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| json_equal(x, y))
+        }
+        (V::Object(x), V::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_equal(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// Integers exactly (every `i64` and `u64`), else by their `f64` values.
+fn number_equal(x: &serde_json::Number, y: &serde_json::Number) -> bool {
+    if let (Some(a), Some(b)) = (x.as_i64(), y.as_i64()) {
+        return a == b;
+    }
+    if let (Some(a), Some(b)) = (x.as_u64(), y.as_u64()) {
+        return a == b;
+    }
+    match (x.as_f64(), y.as_f64()) {
+        (Some(a), Some(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// Whether JSON value `got` is the expanded text `want` of a `json_equals` string: a string of
+/// that text, or (`templated`: the text came from a hole) a number of the value it reads as.
+fn text_equal(got: &serde_json::Value, want: &[u8], templated: bool) -> bool {
+    match got {
+        serde_json::Value::String(s) => s.as_bytes() == want,
+        serde_json::Value::Number(n) if templated => {
+            serde_json::from_slice::<serde_json::Number>(want).is_ok_and(|w| number_equal(n, &w))
+        }
+        _ => false,
     }
 }
 
@@ -524,6 +674,154 @@ json_equals = { "/0/id" = 7 }"#,
             check(&e, 200, &[], b"<html>error</html>"),
             Err(CheckKind::Json)
         );
+    }
+
+    /// A `json_equals` string is a template like every check's text: expanded per response,
+    /// and a name that does not exist refused before the run.
+    #[test]
+    fn json_equals_strings_are_templates() {
+        let e =
+            expect(r#"json_equals = { "/0/name" = "{{users.name}}", "/0/id" = "{{users.name}}" }"#)
+                .unwrap();
+        assert_eq!(
+            check(&e, 200, &[], br#"[{"name":"Ann","id":"Ann"}]"#),
+            Ok(())
+        );
+        assert_eq!(
+            check(&e, 200, &[], br#"[{"name":"Bo","id":"Ann"}]"#),
+            Err(CheckKind::Json)
+        );
+        let literal = expect(r#"json_equals = { "/n" = "{{\"{{\"}}x}}" }"#).unwrap();
+        assert_eq!(check(&literal, 200, &[], br#"{"n":"{{x}}"}"#), Ok(()));
+        let e = expect(r#"json_equals = { "/0/name" = "{{nope}}" }"#).unwrap_err();
+        assert!(e.contains("no value nope"), "{e}");
+        let e = expect(r#"json_equals = { "/0" = ["{{users.name}}"] }"#).unwrap_err();
+        assert!(e.contains("a string value of its own"), "{e}");
+    }
+
+    /// A hole's text equals a JSON number of its value (a data column's `7`); a constant
+    /// string stays a string.
+    #[test]
+    fn a_templated_json_string_matches_the_number_it_reads_as() {
+        struct Seven;
+        impl Values for Seven {
+            fn column(&self, _: usize, _: usize) -> Option<&str> {
+                Some("7")
+            }
+            fn value(&self, _: usize) -> Option<&str> {
+                None
+            }
+            fn random(&mut self, low: u64, _: u64) -> u64 {
+                low
+            }
+            fn seq(&self) -> u64 {
+                0
+            }
+            fn webchild(&self) -> u64 {
+                0
+            }
+        }
+        let held = |e: &Expect, body: &[u8]| {
+            let a = Answer {
+                status: 200,
+                headers: &[],
+                body,
+            };
+            e.check(&a, &mut Seven, &mut Vec::new()).map_err(|f| f.kind)
+        };
+        let e = expect(r#"json_equals = { "/id" = "{{users.name}}" }"#).unwrap();
+        for body in [r#"{"id":7}"#, r#"{"id":7.0}"#, r#"{"id":"7"}"#] {
+            assert_eq!(held(&e, body.as_bytes()), Ok(()), "{body}");
+        }
+        assert_eq!(held(&e, br#"{"id":8}"#), Err(CheckKind::Json));
+        let constant = expect(r#"json_equals = { "/id" = "7" }"#).unwrap();
+        assert_eq!(held(&constant, br#"{"id":7}"#), Err(CheckKind::Json));
+    }
+
+    /// RFC 8259 has one number type: `7.0` expected equals `7` received, in depth too.
+    #[test]
+    fn json_numbers_are_compared_by_value() {
+        let e = expect(r#"json_equals = { "/0/id" = 7.0, "/0/v" = { a = [1, 2.5] } }"#).unwrap();
+        assert_eq!(
+            check(&e, 200, &[], br#"[{"id":7,"v":{"a":[1.0,2.5]}}]"#),
+            Ok(())
+        );
+        assert_eq!(
+            check(&e, 200, &[], br#"[{"id":7.5,"v":{"a":[1,2.5]}}]"#),
+            Err(CheckKind::Json)
+        );
+        assert_eq!(
+            check(&e, 200, &[], br#"[{"id":7,"v":{"a":[1,2]}}]"#),
+            Err(CheckKind::Json)
+        );
+        let big = expect(r#"json_equals = { "/n" = 9007199254740993 }"#).unwrap();
+        assert_eq!(check(&big, 200, &[], br#"{"n":9007199254740993}"#), Ok(()));
+        assert_eq!(
+            check(&big, 200, &[], br#"{"n":9007199254740992}"#),
+            Err(CheckKind::Json)
+        );
+    }
+
+    /// A regular expression is compiled once: a hole is refused in one line (its name checked
+    /// first), a `{{"{{"}}` is a literal `{{`.
+    #[test]
+    fn body_regex_takes_no_template_hole() {
+        let e = expect(r#"body_regex = "id.: {{seq}}""#).unwrap_err();
+        assert!(e.contains("takes no template"), "{e}");
+        assert_eq!(e.lines().count(), 1, "{e}");
+        let e = expect(r#"body_regex = "{{nope}}""#).unwrap_err();
+        assert!(e.contains("no value nope"), "{e}");
+        // The literal reaches the regex compiler as `{{` (which then refuses it).
+        let e = expect(r#"body_regex = "a{{\"{{\"}}""#).unwrap_err();
+        assert!(e.contains(r#""a{{" is not a regular expression"#), "{e}");
+        let e = expect(r#"body_regex = "id: ([0-9]+""#).unwrap_err();
+        assert_eq!(e.lines().count(), 1, "{e}");
+        assert!(e.contains("unclosed group"), "{e}");
+    }
+
+    /// Parameters are dropped on both sides, the media type compared in any case; a failure
+    /// says what came and what was wanted, not the same text twice.
+    #[test]
+    fn content_type_parameters_are_ignored_on_both_sides() {
+        let e = expect(r#"content_type = "application/json; charset=utf-8""#).unwrap();
+        for got in [
+            b"application/json".as_slice(),
+            b"Application/JSON; charset=UTF-8",
+            b"application/json;charset=latin1",
+        ] {
+            assert_eq!(check(&e, 200, &[(b"Content-Type", got)], b""), Ok(()));
+        }
+        let a = Answer {
+            status: 200,
+            headers: &[(b"Content-Type", b"text/html; charset=utf-8")],
+            body: b"",
+        };
+        let f = e.check(&a, &mut Ann, &mut Vec::new()).unwrap_err();
+        assert_eq!(f.kind, CheckKind::ContentType);
+        assert_eq!(
+            f.detail,
+            "media type text/html (Content-Type: text/html; charset=utf-8) where application/json was expected"
+        );
+        assert_eq!(check(&e, 200, &[], b""), Err(CheckKind::ContentType));
+        let e = expect(r#"content_type = "json""#).unwrap_err();
+        assert!(e.contains("not a media type"), "{e}");
+    }
+
+    #[test]
+    fn impossible_checks_are_refused() {
+        for (text, needle) in [
+            (
+                "body_length = { min = 10, max = 1 }",
+                "min 10 is above max 1",
+            ),
+            ("header_present = [\"Bad Name\"]", "not an HTTP token"),
+            ("header_equals = { \"X:\" = \"1\" }", "not an HTTP token"),
+            ("json = \"/{{users.name}}\"", "takes no template"),
+        ] {
+            let e = expect(text).unwrap_err();
+            assert!(e.contains(needle), "{text}: {e}");
+        }
+        assert!(expect("body_length = { min = 1, max = 1 }").is_ok());
     }
 
     #[test]
