@@ -15,7 +15,6 @@
 //! host alone does; a `cycle` or `random` set with fewer rows than hosts goes whole to each.
 
 use std::borrow::Cow;
-use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// How a data set's rows are drawn.
@@ -65,14 +64,6 @@ pub struct DataSet {
 }
 
 impl DataSet {
-    /// Reads the CSV file at `path`, which names it in errors and in [`DataSet::file`] (the
-    /// plan's builder then puts the name the workload gives there).
-    pub fn load(name: &str, path: &Path, pick: Pick) -> Result<DataSet, String> {
-        let shown = path.display();
-        let file = std::fs::File::open(path).map_err(|e| format!("{shown}: {e}"))?;
-        DataSet::read(name, &shown.to_string(), file, pick)
-    }
-
     /// Reads CSV text from `input`; `shown` names it in errors, with the file's physical line
     /// (counted from the record's byte offset: the CSV reader's own count is short by one
     /// for each `\r\n` and each blank line before the record).
