@@ -328,3 +328,31 @@ fn each_refusal_is_one_line_naming_the_file_and_line() {
         assert!(file.ends_with(".toml") || file.ends_with(".csv"), "{e}");
     }
 }
+
+/// A `unique` set run out during the warm-up stops the Webchild for the run: that is counted
+/// as the measured run counts it (`data_exhausted`), not a run of no errors and no response.
+#[test]
+fn a_unique_data_set_run_out_in_the_warmup_is_counted() {
+    let server = PerConnection::start(answer_ok);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("users.csv"), USERS).unwrap();
+    let text = "[data.users]\nfile = \"users.csv\"\npick = \"unique\"\n\
+                [[page]]\nweight = 1\nfiles = [\"/u?id={{users.id}}\"]\n";
+    let w = Workload::parse_in(text, "w.toml", dir.path()).unwrap();
+    // Two rows: the third page of the warm-up (three seconds for three requests over
+    // loopback) finds none left.
+    let config = BenchConfig {
+        concurrency: 1,
+        threads: 1,
+        warmup: Duration::from_secs(3),
+        stop: Stop::Duration(Duration::from_secs(1)),
+        connect_timeout: Duration::from_secs(5),
+        response_timeout: Duration::from_secs(5),
+        ..BenchConfig::new(Target::http(server.addr))
+    };
+    let r = bench::run(&config, &w, &AtomicBool::new(false)).unwrap();
+    let exhausted = r.stats.errors.get(ErrorKind::DataExhausted);
+    assert_eq!(exhausted, 1, "{:?}", r.stats.errors);
+    assert_eq!(r.stats.errors.total(), 1, "{:?}", r.stats.errors);
+    server.stop();
+}
