@@ -130,7 +130,7 @@ impl DataSet {
             rows.push(record.iter().map(str::to_owned).collect());
         }
         if rows.is_empty() {
-            return Err(format!("{shown}: no rows after the column names"));
+            return Err(format!("{shown}:{head}: no rows after the column names"));
         }
         Ok(DataSet {
             name: name.to_owned(),

@@ -158,11 +158,13 @@ fn data_sets(
             ));
         }
         let path = dir.join(&spec.file);
-        let input = std::fs::File::open(&path)
+        // Read here, so that a file that cannot be read (missing, a directory) is refused
+        // with the table's line.
+        let input = std::fs::read(&path)
             .map_err(|e| err(at, format!("[data.{name}]: file {:?}: {e}", spec.file)))?;
         let shown = path.display().to_string();
         let mut set =
-            DataSet::read(name, &shown, input, spec.pick).map_err(WorkloadError::Invalid)?;
+            DataSet::read(name, &shown, &input[..], spec.pick).map_err(WorkloadError::Invalid)?;
         set.file = spec.file.clone();
         sets.push(set);
     }

@@ -318,6 +318,16 @@ fn each_refusal_is_one_line_naming_the_file_and_line() {
             b"id,name,name\n1,a,b\n",
             "users.csv:1: column name \"name\" given twice",
         ),
+        (
+            format!("[data.u]\nfile = \".\"\n{PAGE}").into_bytes(),
+            USERS.as_bytes(),
+            "workload.toml:1: [data.u]: file \".\": ",
+        ),
+        (
+            format!("[data.u]\nfile = \"users.csv\"\n{PAGE}").into_bytes(),
+            b"\nid,name\n",
+            "users.csv:2: no rows after the column names",
+        ),
     ];
     for (text, csv, want) in cases {
         let e = error(&[("workload.toml", &text), ("users.csv", csv)]);
