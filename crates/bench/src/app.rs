@@ -15,7 +15,9 @@
 //!   pointer) for later requests;
 //! - [`jar::Jar`]: one Webchild's cookies, capped per domain, its expired ones dropped;
 //! - [`session::Session`]: one Webchild's rows, values, cookie jar and counters;
-//! - [`plan::Plan`]: all of the above compiled from a workload file, per URL.
+//! - [`plan::Plan`]: all of the above compiled from a workload file, per URL;
+//! - `spelling.rs`: how a file spells a status list, a body length and an extraction's
+//!   source, read with messages in the workload's words rather than serde's.
 
 pub mod check;
 pub mod data;
@@ -23,4 +25,5 @@ pub mod extract;
 pub mod jar;
 pub mod plan;
 pub mod session;
+mod spelling;
 pub mod template;

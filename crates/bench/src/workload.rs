@@ -176,10 +176,7 @@ impl Workload {
     /// Reads a TOML workload or an original WebSTONE filelist, whichever `path` holds.
     pub fn load(path: &Path) -> Result<Workload, WorkloadError> {
         let shown = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| WorkloadError::Io {
-            path: shown.clone(),
-            source,
-        })?;
+        let text = read_text(path, &shown)?;
         let dir = path.parent().unwrap_or(Path::new("."));
         Self::parse_in(&text, &shown, dir)
     }
@@ -188,10 +185,7 @@ impl Workload {
     /// crawled), for a run given no URL; `None` for a workload without one and a filelist.
     pub fn origin_of(path: &Path) -> Result<Option<String>, WorkloadError> {
         let shown = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| WorkloadError::Io {
-            path: shown.clone(),
-            source,
-        })?;
+        let text = read_text(path, &shown)?;
         Self::origin_in(&text, &shown)
     }
 
@@ -384,6 +378,23 @@ impl Workload {
             .iter()
             .map(move |&i| self.urls[i].as_str())
     }
+}
+
+/// A workload file's text; bytes that are not UTF-8 are refused with their line
+/// (`site.toml:3: not UTF-8`), as a data file's are.
+fn read_text(path: &Path, shown: &str) -> Result<String, WorkloadError> {
+    let bytes = std::fs::read(path).map_err(|source| WorkloadError::Io {
+        path: shown.to_owned(),
+        source,
+    })?;
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        WorkloadError::Syntax {
+            path: shown.to_owned(),
+            line: 1 + valid.iter().filter(|&&b| b == b'\n').count(),
+            message: "not UTF-8".into(),
+        }
+    })
 }
 
 /// Strips a `#` comment and surrounding blanks.

@@ -4,7 +4,11 @@
 //! against each response ([`Expect::check`]); a failure is an error of its own kind
 //! ([`CheckKind`]), counted once per response.
 
+mod json;
+
+pub use super::spelling::{Length, Statuses};
 use super::template::{Escape, Names, Template, Values};
+use json::{holds_template, json_equal, text_equal, JsonWant};
 use regex::bytes::Regex;
 use std::collections::BTreeMap;
 
@@ -29,31 +33,6 @@ impl<'a> Answer<'a> {
     }
 }
 
-/// One status or a list of them.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(untagged)]
-pub enum Statuses {
-    /// `status = 200`: only this one.
-    One(u16),
-    /// `status = [200, 304]`: any of these.
-    Any(Vec<u16>),
-}
-
-/// A body length: exact, or a range.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(untagged)]
-pub enum Length {
-    /// `body_length = 512`: exactly this many bytes.
-    Exact(u64),
-    /// `body_length = { min = 1, max = 4096 }`: bytes within the bounds, both included.
-    Range {
-        /// The fewest bytes (absent: 0).
-        min: Option<u64>,
-        /// The most bytes (absent: no bound).
-        max: Option<u64>,
-    },
-}
-
 /// `expect = { ... }` as a workload file spells it.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -67,15 +46,17 @@ pub struct ExpectSpec {
     /// Fields that must equal a value (a template).
     #[serde(default)]
     pub header_equals: BTreeMap<String, String>,
-    /// The media type before any parameter: `text/html` matches `text/html; charset=utf-8`.
+    /// The media type, compared without parameters on either side and in any case:
+    /// `text/html; charset=utf-8` matches `text/html` and `Text/HTML; charset=UTF-8`.
     pub content_type: Option<String>,
     /// Text the body holds (a template: `{{users.name}}`).
     pub body_contains: Option<String>,
-    /// A regular expression the body matches somewhere.
+    /// A regular expression the body matches somewhere (a template without holes: it is
+    /// compiled once, so `{{seq}}` is refused).
     pub body_regex: Option<String>,
     /// A JSON pointer (RFC 6901) present in the body parsed as JSON.
     pub json: Option<String>,
-    /// JSON pointers and the values they must hold.
+    /// JSON pointers and the values they must hold (a string value is a template).
     #[serde(default)]
     pub json_equals: BTreeMap<String, serde_json::Value>,
     /// The body's length in bytes, after its transfer coding is removed.
@@ -133,12 +114,13 @@ pub struct Expect {
     status: Vec<u16>,
     header_present: Vec<String>,
     header_equals: Vec<(String, Template)>,
+    /// The media type alone (`text/html`), any parameter of the spelling dropped.
     content_type: Option<String>,
     body_contains: Option<Template>,
     /// A `body_contains` without a hole: its searcher, built once rather than per response.
     body_finder: Option<memchr::memmem::Finder<'static>>,
     body_regex: Option<Regex>,
-    json: Vec<(String, Option<serde_json::Value>)>,
+    json: Vec<(String, JsonWant)>,
     body_length: Option<(u64, u64)>,
 }
 
@@ -155,6 +137,10 @@ impl Expect {
                 "expect.status {s} is not an HTTP status (100 to 599)"
             ));
         }
+        let field_names = spec.header_present.iter().chain(spec.header_equals.keys());
+        if let Some(n) = field_names.into_iter().find(|n| !is_token(n)) {
+            return Err(format!("expect: header name {n:?} is not an HTTP token"));
+        }
         let header_equals = (spec.header_equals.iter())
             .map(|(n, v)| {
                 Template::compile(v, Escape::Raw, names)
@@ -162,6 +148,10 @@ impl Expect {
                     .map_err(|e| format!("expect.header_equals.{n}: {e}"))
             })
             .collect::<Result<_, _>>()?;
+        let content_type = (spec.content_type.as_deref())
+            .map(media_type)
+            .transpose()
+            .map_err(|e| format!("expect.content_type: {e}"))?;
         let body_contains = (spec.body_contains.as_deref())
             .map(|t| Template::compile(t, Escape::Raw, names))
             .transpose()
@@ -170,33 +160,54 @@ impl Expect {
             .and_then(Template::constant_text)
             .map(|text| memchr::memmem::Finder::new(&text).into_owned());
         let body_regex = (spec.body_regex.as_deref())
-            .map(Regex::new)
+            .map(|r| regex_of_template(r, names))
             .transpose()
             .map_err(|e| format!("expect.body_regex: {e}"))?;
-        let mut json: Vec<(String, Option<serde_json::Value>)> =
-            spec.json.iter().map(|p| (p.clone(), None)).collect();
-        json.extend(
-            spec.json_equals
-                .iter()
-                .map(|(p, v)| (p.clone(), Some(v.clone()))),
-        );
-        if let Some((p, _)) = json
-            .iter()
-            .find(|(p, _)| !p.is_empty() && !p.starts_with('/'))
-        {
-            return Err(format!(
-                "expect: JSON pointer {p:?} must be empty (the whole document) or start with `/`"
-            ));
+        let mut json: Vec<(String, JsonWant)> = (spec.json.iter())
+            .map(|p| (p.clone(), JsonWant::Present))
+            .collect();
+        for (p, v) in &spec.json_equals {
+            let want = match v {
+                serde_json::Value::String(s) => JsonWant::Text(
+                    Template::compile(s, Escape::Raw, names)
+                        .map_err(|e| format!("expect.json_equals.{p:?}: {e}"))?,
+                ),
+                other if holds_template(other) => {
+                    return Err(format!(
+                        "expect.json_equals.{p:?}: a template is a string value of its own, \
+                         not a string inside an array or an object"
+                    ))
+                }
+                other => JsonWant::Value(other.clone()),
+            };
+            json.push((p.clone(), want));
+        }
+        for (p, _) in &json {
+            if !p.is_empty() && !p.starts_with('/') {
+                return Err(format!(
+                    "expect: JSON pointer {p:?} must be empty (the whole document) or start with `/`"
+                ));
+            }
+            if p.contains("{{") {
+                return Err(format!(
+                    "expect: JSON pointer {p:?}: a pointer takes no template (its values may)"
+                ));
+            }
         }
         let body_length = spec.body_length.as_ref().map(|l| match *l {
             Length::Exact(n) => (n, n),
             Length::Range { min, max } => (min.unwrap_or(0), max.unwrap_or(u64::MAX)),
         });
+        if let Some((min, max)) = body_length.filter(|(min, max)| min > max) {
+            return Err(format!(
+                "expect.body_length: min {min} is above max {max}: no body could match"
+            ));
+        }
         Ok(Expect {
             status,
             header_present: spec.header_present.clone(),
             header_equals,
-            content_type: spec.content_type.clone(),
+            content_type,
             body_contains,
             body_finder,
             body_regex,
@@ -285,13 +296,19 @@ impl Expect {
             }
         }
         if let Some(want) = &self.content_type {
-            let got = answer.header("content-type").unwrap_or_default();
+            let Some(got) = answer.header("content-type") else {
+                return fail(
+                    CheckKind::ContentType,
+                    format!("no Content-Type field where {want} was expected"),
+                );
+            };
             let media = trim(got.split(|&b| b == b';').next().unwrap_or_default());
             if !media.eq_ignore_ascii_case(want.as_bytes()) {
                 return fail(
                     CheckKind::ContentType,
                     format!(
-                        "Content-Type {:?} where {want} was expected",
+                        "media type {} (Content-Type: {}) where {want} was expected",
+                        String::from_utf8_lossy(media),
                         String::from_utf8_lossy(got)
                     ),
                 );
@@ -338,20 +355,89 @@ impl Expect {
                 Err(e) => return fail(CheckKind::Json, format!("the body is not JSON: {e}")),
             };
             for (pointer, want) in &self.json {
-                match (doc.pointer(pointer), want) {
-                    (None, _) => return fail(CheckKind::Json, format!("no {pointer} in the body")),
-                    (Some(got), Some(want)) if got != want => {
-                        return fail(
-                            CheckKind::Json,
-                            format!("{pointer} is {got} where {want} was expected"),
-                        )
+                let Some(got) = doc.pointer(pointer) else {
+                    return fail(CheckKind::Json, format!("no {pointer} in the body"));
+                };
+                let equal = match want {
+                    JsonWant::Present => continue,
+                    JsonWant::Value(want) => json_equal(got, want),
+                    JsonWant::Text(t) => {
+                        scratch.clear();
+                        if t.expand(values, scratch).is_err() {
+                            return fail(
+                                CheckKind::Json,
+                                format!("{pointer}: its expected value has a value not extracted"),
+                            );
+                        }
+                        text_equal(got, scratch, !t.is_constant())
                     }
-                    _ => {}
+                };
+                if !equal {
+                    let want = match want {
+                        JsonWant::Value(v) => v.to_string(),
+                        _ => format!("{:?}", String::from_utf8_lossy(scratch)),
+                    };
+                    return fail(
+                        CheckKind::Json,
+                        format!("{pointer} is {got} where {want} was expected"),
+                    );
                 }
             }
         }
         Ok(())
     }
+}
+
+/// The media type of a `content_type` check (`type/subtype`, any parameter after a `;`
+/// dropped, as it is on the response's side), or why it is none.
+fn media_type(spelled: &str) -> Result<String, String> {
+    let media = spelled.split(';').next().unwrap_or_default().trim();
+    match media.split_once('/') {
+        Some((kind, sub)) if is_token(kind) && is_token(sub) => Ok(media.to_owned()),
+        _ => Err(format!(
+            "{spelled:?} is not a media type (type/subtype, as text/html)"
+        )),
+    }
+}
+
+/// The regular expression a `body_regex` spells: a template without a hole (its `{{"{{"}}`
+/// read as `{{`), since it is compiled once before the run; a hole is refused with the name
+/// it uses checked first, as in every template.
+fn regex_of_template(spelled: &str, names: &impl Names) -> Result<Regex, String> {
+    let text = match spelled.contains("{{") {
+        false => spelled.to_owned(),
+        true => {
+            let t = Template::compile(spelled, Escape::Raw, names)?;
+            let Some(text) = t.constant_text() else {
+                return Err(format!(
+                    "{spelled:?}: a regular expression takes no template (it is compiled once, \
+                     before the run; body_contains checks a value)"
+                ));
+            };
+            String::from_utf8_lossy(&text).into_owned()
+        }
+    };
+    Regex::new(&text).map_err(|e| regex_error(&text, &e))
+}
+
+/// A regular expression's error in one line: the regex crate's syntax error is four (the
+/// pattern, a caret under the place, the reason).
+pub(crate) fn regex_error(pattern: &str, e: &regex::Error) -> String {
+    let text = e.to_string();
+    let reason = (text.lines().rev())
+        .find_map(|l| l.trim().strip_prefix("error: "))
+        .map_or_else(
+            || text.split_whitespace().collect::<Vec<_>>().join(" "),
+            str::to_owned,
+        );
+    format!("{pattern:?} is not a regular expression: {reason}")
+}
+
+/// RFC 9110's token characters: a field name, a media type's type and subtype.
+fn is_token(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
 
 fn trim(v: &[u8]) -> &[u8] {
@@ -363,183 +449,4 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::app::template::Values;
-
-    struct NoNames;
-
-    impl Names for NoNames {
-        fn column(&self, set: &str, column: &str) -> Result<(usize, usize), String> {
-            (set == "users" && column == "name")
-                .then_some((0, 0))
-                .ok_or_else(|| format!("no column {set}.{column}"))
-        }
-        fn value(&self, name: &str) -> Result<usize, String> {
-            Err(format!("no value {name}"))
-        }
-    }
-
-    struct Ann;
-
-    impl Values for Ann {
-        fn column(&self, _: usize, _: usize) -> Option<&str> {
-            Some("Ann")
-        }
-        fn value(&self, _: usize) -> Option<&str> {
-            None
-        }
-        fn random(&mut self, low: u64, _: u64) -> u64 {
-            low
-        }
-        fn seq(&self) -> u64 {
-            0
-        }
-        fn webchild(&self) -> u64 {
-            0
-        }
-    }
-
-    fn expect(toml_text: &str) -> Result<Expect, String> {
-        let spec: ExpectSpec = toml::from_str(toml_text).map_err(|e| e.to_string())?;
-        Expect::compile(&spec, &NoNames)
-    }
-
-    fn check(
-        e: &Expect,
-        status: u16,
-        headers: &[(&[u8], &[u8])],
-        body: &[u8],
-    ) -> Result<(), CheckKind> {
-        let a = Answer {
-            status,
-            headers,
-            body,
-        };
-        e.check(&a, &mut Ann, &mut Vec::new()).map_err(|f| f.kind)
-    }
-
-    const HTML: &[(&[u8], &[u8])] = &[
-        (b"Content-Type", b"text/html; charset=utf-8"),
-        (b"X-Id", b" 7 "),
-    ];
-
-    #[test]
-    fn each_check_passes_and_fails_as_its_kind() {
-        let e = expect(
-            r#"status = [200, 304]
-content_type = "text/html"
-header_present = ["x-id"]
-header_equals = { "X-Id" = "7" }
-body_contains = "Hello {{users.name}}"
-body_regex = "<h1>[A-Z]"
-body_length = { min = 10, max = 100 }"#,
-        )
-        .unwrap();
-        assert!(e.needs_body());
-        let good = b"<h1>Hello Ann</h1>";
-        assert_eq!(check(&e, 200, HTML, good), Ok(()));
-        assert_eq!(check(&e, 500, HTML, good), Err(CheckKind::Status));
-        assert_eq!(check(&e, 200, &HTML[..1], good), Err(CheckKind::Header));
-        assert_eq!(
-            check(
-                &e,
-                200,
-                &[(b"Content-Type", b"text/html"), (b"X-Id", b"8")],
-                good
-            ),
-            Err(CheckKind::Header)
-        );
-        assert_eq!(
-            check(
-                &e,
-                200,
-                &[(b"Content-Type", b"application/json"), (b"X-Id", b"7")],
-                good
-            ),
-            Err(CheckKind::ContentType)
-        );
-        assert_eq!(
-            check(&e, 200, HTML, b"<h1>Hello Bo</h1>"),
-            Err(CheckKind::Body)
-        );
-        assert_eq!(
-            check(&e, 200, HTML, b"<h1>hello Hello Ann"),
-            Err(CheckKind::Body),
-            "regex"
-        );
-        assert_eq!(check(&e, 200, HTML, b"Hello Ann"), Err(CheckKind::Length));
-        let one = expect("status = 201").unwrap();
-        assert!(!one.needs_body());
-        assert_eq!(check(&one, 201, &[], b""), Ok(()));
-        assert_eq!(check(&one, 200, &[], b""), Err(CheckKind::Status));
-    }
-
-    /// A body_contains with no hole is searched for with the searcher built at compile time
-    /// (not expanded per response): its text is the template's, a `{{"{{"}}` read as `{{`.
-    #[test]
-    fn a_constant_body_text_is_found_by_its_prebuilt_searcher() {
-        let e = expect(r#"body_contains = "Welcome {{\"{{\"}}back}}""#).unwrap();
-        assert!(
-            e.body_finder.is_some(),
-            "the constant path is the one tested"
-        );
-        assert_eq!(check(&e, 200, &[], b"<p>Welcome {{back}}</p>"), Ok(()));
-        assert_eq!(check(&e, 200, &[], b"Welcome {{back}}"), Ok(()));
-        for body in [
-            b"<p>Welcome back</p>".as_slice(),
-            b"Welcome {{\"{{\"}}back}}",
-            b"Welcome {{bac",
-            b"elcome {{back}}",
-            b"",
-        ] {
-            let a = Answer {
-                status: 200,
-                headers: &[],
-                body,
-            };
-            let f = e.check(&a, &mut Ann, &mut Vec::new()).unwrap_err();
-            assert_eq!(f.kind, CheckKind::Body, "{body:?}");
-            assert!(f.detail.contains(r#""Welcome {{back}}""#), "{}", f.detail);
-        }
-    }
-
-    #[test]
-    fn json_pointers_must_be_there_and_equal() {
-        let e = expect(
-            r#"json = "/0/randomNumber"
-json_equals = { "/0/id" = 7 }"#,
-        )
-        .unwrap();
-        assert_eq!(
-            check(&e, 200, &[], br#"[{"id":7,"randomNumber":3}]"#),
-            Ok(())
-        );
-        assert_eq!(
-            check(&e, 200, &[], br#"[{"id":8,"randomNumber":3}]"#),
-            Err(CheckKind::Json)
-        );
-        assert_eq!(check(&e, 200, &[], br#"[{"id":7}]"#), Err(CheckKind::Json));
-        assert_eq!(
-            check(&e, 200, &[], b"<html>error</html>"),
-            Err(CheckKind::Json)
-        );
-    }
-
-    #[test]
-    fn bad_checks_are_refused_before_the_run() {
-        for (text, needle) in [
-            ("status = 42", "not an HTTP status"),
-            ("body_regex = \"(\"", "expect.body_regex"),
-            ("json = \"id\"", "start with `/`"),
-            (
-                "body_contains = \"{{users.email}}\"",
-                "no column users.email",
-            ),
-            ("statuss = 200", "unknown field"),
-        ] {
-            let e = expect(text).unwrap_err();
-            assert!(e.contains(needle), "{text}: {e}");
-        }
-    }
-}
+mod tests;

@@ -1,8 +1,9 @@
 //! Data sets: rows of a CSV file (its first line names the columns) that pages draw from, one
 //! row per page fetched, as k6's SharedArray, Gatling's feeders and JMeter's CSV Data Set do.
 //!
-//! A file is read and checked whole before the run: a row with a missing or extra column, or
-//! bytes that are not UTF-8, is one error naming the file and line. How rows are drawn
+//! A file is read and checked whole before the run: a column name empty, not a name or given
+//! twice, a row with a missing or extra column, or bytes that are not UTF-8, is one error
+//! naming the file and its physical line. How rows are drawn
 //! ([`Pick`]): `unique` gives each row once per run across every Webchild and thread (a run that
 //! runs out says so: the page is not fetched and `data_exhausted` counted), `cycle` goes round
 //! in order, `random` draws uniformly.
@@ -14,7 +15,6 @@
 //! host alone does; a `cycle` or `random` set with fewer rows than hosts goes whole to each.
 
 use std::borrow::Cow;
-use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// How a data set's rows are drawn.
@@ -64,39 +64,56 @@ pub struct DataSet {
 }
 
 impl DataSet {
-    /// Reads the CSV file at `path`, which names it in errors and in [`DataSet::file`] (the
-    /// plan's builder then puts the name the workload gives there).
-    pub fn load(name: &str, path: &Path, pick: Pick) -> Result<DataSet, String> {
-        let shown = path.display();
-        let file = std::fs::File::open(path).map_err(|e| format!("{shown}: {e}"))?;
-        DataSet::read(name, &shown.to_string(), file, pick)
-    }
-
-    /// Reads CSV text from `input`; `shown` names it in errors.
+    /// Reads CSV text from `input`; `shown` names it in errors, with the file's physical line
+    /// (counted from the record's byte offset: the CSV reader's own count is short by one
+    /// for each `\r\n` and each blank line before the record).
     pub fn read(
         name: &str,
         shown: &str,
-        input: impl std::io::Read,
+        mut input: impl std::io::Read,
         pick: Pick,
     ) -> Result<DataSet, String> {
+        let mut text = Vec::new();
+        input
+            .read_to_end(&mut text)
+            .map_err(|e| format!("{shown}: {e}"))?;
         let mut reader = csv::ReaderBuilder::new()
             .has_headers(true)
             .flexible(true)
-            .from_reader(input);
-        let line_of = |p: Option<&csv::Position>| p.map_or(0, csv::Position::line);
+            .from_reader(&text[..]);
+        // A record's position may be the `\n` of the `\r\n` before it, or a blank line: its
+        // line is that of its first byte that ends no line.
+        let line_of = |p: Option<&csv::Position>| {
+            let mut at = p.map_or(0, |p| p.byte() as usize).min(text.len());
+            while text.get(at).is_some_and(|b| matches!(b, b'\r' | b'\n')) {
+                at += 1;
+            }
+            1 + text[..at].iter().filter(|&&b| b == b'\n').count()
+        };
         let columns: Vec<String> = match reader.headers() {
             Ok(h) => h.iter().map(|c| c.trim().to_owned()).collect(),
-            Err(e) => return Err(format!("{shown}:1: {}", csv_reason(&e))),
+            Err(e) => {
+                return Err(format!(
+                    "{shown}:{}: {}",
+                    line_of(e.position()),
+                    csv_reason(&e)
+                ))
+            }
         };
+        let head = line_of(reader.headers().ok().and_then(|h| h.position()));
         if columns.iter().all(String::is_empty) {
             return Err(format!(
-                "{shown}:1: no column names (the first line names the columns)"
+                "{shown}:{head}: no column names (the first line names the columns)"
             ));
         }
         if let Some(c) = columns.iter().find(|c| !is_name(c)) {
             return Err(format!(
-                "{shown}:1: column name {c:?}: letters, digits and `_` only (templates name it)"
+                "{shown}:{head}: column name {c:?}: letters, digits and `_` only (templates name it)"
             ));
+        }
+        let mut seen = columns.iter().enumerate();
+        if let Some((_, c)) = seen.find(|(i, c)| columns[..*i].contains(c)) {
+            return Err(format!("{shown}:{head}: column name {c:?} given twice"));
         }
         let mut rows = Vec::new();
         for record in reader.records() {
@@ -113,7 +130,7 @@ impl DataSet {
             rows.push(record.iter().map(str::to_owned).collect());
         }
         if rows.is_empty() {
-            return Err(format!("{shown}: no rows after the column names"));
+            return Err(format!("{shown}:{head}: no rows after the column names"));
         }
         Ok(DataSet {
             name: name.to_owned(),
@@ -278,6 +295,31 @@ mod tests {
         assert!(e.starts_with("users.csv:1: column name \"na me\""), "{e}");
         let e = read(b"id,name\n", Pick::Cycle).unwrap_err();
         assert!(e.contains("no rows"), "{e}");
+    }
+
+    /// The line reported is the file's physical line, whatever the line endings and the
+    /// blank lines before it.
+    #[test]
+    fn lines_are_counted_with_crlf_and_blank_lines() {
+        for (text, line) in [
+            (b"id,name,pass\r\n1,a,b\r\n2,b\r\n".as_slice(), 3),
+            (b"id,name,pass\n1,a,b\n\n2,b\n", 4),
+            (b"id,name,pass\r\n\r\n1,a,b\r\n\r\n\r\n2,b\r\n", 6),
+            (b"\nid,name,pass\n1,a,b\n2,b\n", 4),
+            (b"id,name,pass\n1,\"a\nb\",c\n2,b\n", 4),
+        ] {
+            let e = read(text, Pick::Cycle).unwrap_err();
+            let want = format!("users.csv:{line}: 2 fields where the first line names 3 columns");
+            assert_eq!(e, want, "{:?}", String::from_utf8_lossy(text));
+        }
+        let e = read(b"id,name\r\n1,Ann\r\n\r\n2,B\xffo\r\n", Pick::Cycle).unwrap_err();
+        assert_eq!(e, "users.csv:4: not UTF-8");
+    }
+
+    #[test]
+    fn duplicate_column_names_are_refused() {
+        let e = read(b"id,name,name\n1,a,b\n", Pick::Cycle).unwrap_err();
+        assert_eq!(e, "users.csv:1: column name \"name\" given twice");
     }
 
     #[test]

@@ -5,24 +5,9 @@
 //! not sent (counted), never sent with an empty value.
 
 use super::check::Answer;
+pub use super::spelling::SourceSpec;
 use regex::bytes::{CaptureLocations, Regex};
 use std::borrow::Cow;
-
-/// Where a value comes from, as a workload file spells it:
-/// `extract = { token = { header = "X-Token" }, id = { json = "/id" } }`.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "lowercase")]
-pub enum SourceSpec {
-    /// A response header field's value (the first of that name).
-    Header(String),
-    /// The value of a cookie the response sets (`Set-Cookie: NAME=value; ...`).
-    Cookie(String),
-    /// A regular expression over the body: its first group if it has one (nothing when that
-    /// group took no part in the match), else the match.
-    Regex(String),
-    /// A JSON pointer (RFC 6901) into the body: a string as it is, another value as JSON.
-    Json(String),
-}
 
 /// One compiled extraction into session slot `slot`.
 #[derive(Debug, Clone)]
@@ -68,7 +53,8 @@ impl Extract {
             SourceSpec::Header(h) => Source::Header(h.clone()),
             SourceSpec::Cookie(c) => Source::Cookie(c.clone()),
             SourceSpec::Regex(r) => {
-                Source::Regex(Regex::new(r).map_err(|e| format!("extract.{name}.regex: {e}"))?)
+                let re = Regex::new(r).map_err(|e| super::check::regex_error(r, &e));
+                Source::Regex(re.map_err(|e| format!("extract.{name}.regex: {e}"))?)
             }
             SourceSpec::Json(p) => {
                 if !p.is_empty() && !p.starts_with('/') {
@@ -111,7 +97,7 @@ impl Extract {
     }
 
     /// The value in `answer`, or `None` (`extract_missing`). A value must be UTF-8 and not
-    /// empty: an empty header, a JSON `""` or a cookie being deleted (`sid=; Max-Age=0`) gives
+    /// empty: an empty header, a JSON `""` or `null`, or a cookie being deleted (`sid=; Max-Age=0`) gives
     /// nothing a later request could use. `room` is this extraction's (from [`Extract::room`]).
     /// A value read from the response is borrowed from it (the session copies it into a buffer
     /// it keeps); only a JSON value, parsed into a document, is owned.

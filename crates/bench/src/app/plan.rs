@@ -14,7 +14,6 @@ use super::template::{Escape, Names, Template};
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::sync::Arc;
 
 /// The most of a response body kept for a check or an extraction; a longer body is the error
@@ -22,14 +21,47 @@ use std::sync::Arc;
 pub const MAX_KEPT_BODY: usize = 1 << 20;
 
 /// `[data.NAME]` as a workload file spells it.
-#[derive(Debug, Clone, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone)]
 pub struct DataSpec {
     /// The CSV file, relative to the workload file's directory.
     pub file: String,
     /// How its rows are drawn (absent: `cycle`).
-    #[serde(default = "cycle")]
     pub pick: Pick,
+}
+
+/// [`DataSpec`]'s fields, read from a table.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DataFields {
+    file: String,
+    #[serde(default = "cycle")]
+    pick: Pick,
+}
+
+impl<'de> serde::Deserialize<'de> for DataSpec {
+    /// A table's fields; anything else (`[data]` with `file = ...` under it, a data set
+    /// given as a string) is refused in words of the workload.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = DataSpec;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(
+                    "a data set's table ([data] holds data sets by name: [data.NAME] with \
+                     file = \"users.csv\")",
+                )
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<DataSpec, A::Error> {
+                let de = serde::de::value::MapAccessDeserializer::new(map);
+                let f = <DataFields as serde::Deserialize>::deserialize(de)?;
+                Ok(DataSpec {
+                    file: f.file,
+                    pick: f.pick,
+                })
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 fn cycle() -> Pick {
@@ -248,30 +280,12 @@ impl Names for PlanBuilder {
 }
 
 impl PlanBuilder {
-    /// Loads the data sets (files relative to `dir`) and names every value some entry extracts,
-    /// so that a template may use a value extracted by a later file or page.
-    pub fn new(
-        data: &BTreeMap<String, DataSpec>,
+    /// A builder of the data sets (read by the workload's parser) and every value some entry
+    /// extracts, so that a template may use a value extracted by a later file or page.
+    pub fn with_sets(
+        sets: Vec<DataSet>,
         extracted: impl IntoIterator<Item = String>,
-        dir: &Path,
-    ) -> Result<PlanBuilder, String> {
-        let mut sets = Vec::with_capacity(data.len());
-        for (name, spec) in data {
-            if !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-                return Err(format!(
-                    "data set name {name:?}: letters, digits and `_` only (templates name it)"
-                ));
-            }
-            let path = dir.join(&spec.file);
-            let mut set = DataSet::load(name, &path, spec.pick)?;
-            set.file = spec.file.clone();
-            sets.push(set);
-        }
-        Ok(PlanBuilder::with_sets(sets, extracted))
-    }
-
-    /// [`PlanBuilder::new`] with data sets already read.
-    fn with_sets(sets: Vec<DataSet>, extracted: impl IntoIterator<Item = String>) -> PlanBuilder {
+    ) -> PlanBuilder {
         let mut source = String::new();
         for set in &sets {
             source += &format!("data {} {} {:?}\n", set.name, set.file, set.pick);

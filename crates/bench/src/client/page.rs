@@ -251,7 +251,10 @@ impl Child {
         ok
     }
 
-    /// A failed exchange, counted by kind with the `bytes` it had read.
+    /// A failed exchange, counted by kind with the `bytes` it had read. A `unique` data set
+    /// run out during the warm-up is counted too (in the run's errors, not in a second of the
+    /// window, which may never come): the Webchild stops for the whole run, which the report
+    /// must say.
     pub(super) fn record_failure(
         &self,
         cx: &mut ThreadState<'_>,
@@ -261,6 +264,10 @@ impl Child {
         now: u64,
     ) {
         cx.live.fail(kind);
+        if kind == ErrorKind::DataExhausted && now < cx.sh.schedule.measure_us {
+            cx.stats.record_error(ex.url(cx.sh.workload), kind);
+            return self.log(cx, ex, None, kind.name());
+        }
         if cx.counts(ex.file_start_us, now) {
             cx.record_error(ex.url(cx.sh.workload), kind, now);
             cx.stats.bytes_failed += bytes;

@@ -5,6 +5,7 @@
 use super::{
     check_path, check_weight, AppPlan, Builder, Page, RequestSpec, Workload, WorkloadError,
 };
+use crate::app::data::DataSet;
 use crate::app::plan::{DataSpec, FileSpec, PlanBuilder};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -21,7 +22,7 @@ struct TomlWorkload {
     page: Vec<TomlPage>,
     /// `[data.NAME]`: CSV data sets the templates draw rows from.
     #[serde(default)]
-    data: BTreeMap<String, DataSpec>,
+    data: BTreeMap<String, toml::Spanned<DataSpec>>,
 }
 
 #[derive(serde::Deserialize)]
@@ -116,17 +117,58 @@ fn line_of(text: &str, offset: usize) -> usize {
         + 1
 }
 
-/// Why a templated path is unusable: it must start with `/`; its holes are checked as the
-/// template compiles, and the bytes they give are percent-encoded.
+/// Why a templated path is unusable: it must start with `/`, and its text outside the holes
+/// (checked as the template compiles; the bytes they give are percent-encoded) holds no
+/// whitespace or control character. The message shows the path as written.
 fn check_templated_path(path: &str) -> Option<String> {
     if !path.starts_with('/') {
         return Some(format!("URL path must start with '/': {path:?}"));
     }
-    let outside: String = path
+    let mut outside = path
         .split("{{")
-        .map(|p| p.split_once("}}").map_or(p, |(_, t)| t))
-        .collect();
-    check_path(&format!("/{outside}"))
+        .map(|p| p.split_once("}}").map_or(p, |(_, t)| t));
+    outside
+        .any(|t| t.chars().any(|c| c.is_whitespace() || c.is_control()))
+        .then(|| format!("URL path contains whitespace or a control character: {path:?}"))
+}
+
+/// The `[data.NAME]` sets, each file read whole (relative to `dir`): a name templates could
+/// not use, an empty `file` or one that cannot be opened is refused with the table's line;
+/// a bad row with the data file's own line.
+fn data_sets(
+    data: &BTreeMap<String, toml::Spanned<DataSpec>>,
+    err: &impl Fn(usize, String) -> WorkloadError,
+    dir: &Path,
+) -> Result<Vec<DataSet>, WorkloadError> {
+    let mut sets = Vec::with_capacity(data.len());
+    for (name, spec) in data {
+        let (at, spec) = (spec.span().start, spec.get_ref());
+        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            return Err(err(
+                at,
+                format!("data set name {name:?}: letters, digits and `_` only (templates name it)"),
+            ));
+        }
+        if spec.file.trim().is_empty() {
+            return Err(err(
+                at,
+                format!(
+                    "[data.{name}]: file is empty: name a CSV file (relative to the workload file)"
+                ),
+            ));
+        }
+        let path = dir.join(&spec.file);
+        // Read here, so that a file that cannot be read (missing, a directory) is refused
+        // with the table's line.
+        let input = std::fs::read(&path)
+            .map_err(|e| err(at, format!("[data.{name}]: file {:?}: {e}", spec.file)))?;
+        let shown = path.display().to_string();
+        let mut set =
+            DataSet::read(name, &shown, &input[..], spec.pick).map_err(WorkloadError::Invalid)?;
+        set.file = spec.file.clone();
+        sets.push(set);
+    }
+    Ok(sets)
 }
 
 /// A TOML workload's top-level `origin`, if it names one: `flint discover` writes the site it
@@ -187,7 +229,10 @@ pub(super) fn parse_toml(text: &str, shown: &str, dir: &Path) -> Result<Workload
             let extracted = entries.iter().flatten();
             let names = extracted.flat_map(|(_, (_, a))| a.extract.keys().cloned());
             let names: Vec<String> = names.collect();
-            Some(PlanBuilder::new(&doc.data, names, dir).map_err(WorkloadError::Invalid)?)
+            Some(PlanBuilder::with_sets(
+                data_sets(&doc.data, &err, dir)?,
+                names,
+            ))
         }
         false => None,
     };

@@ -249,3 +249,120 @@ files = ["/u?id={{users.id}}"]
     }
     server.stop();
 }
+
+/// What an outside test's workloads were refused with: each refusal is one line naming the
+/// file and line (the workload's, or the data file's for its own rows), in words of the
+/// workload, never serde's.
+#[test]
+fn each_refusal_is_one_line_naming_the_file_and_line() {
+    const PAGE: &str = "[[page]]\nweight = 1\nfiles = [\"/a?{{u.id}}\"]\n";
+    let entry = |e: &str| format!("[[page]]\nweight = 1\nfiles = [{{ path = \"/api\", {e} }}]\n");
+    let cases: Vec<(Vec<u8>, &[u8], &str)> = vec![
+        (
+            b"[[page]]\nweight = 1\n# caf\xe9\nfiles = [\"/a\"]\n".to_vec(),
+            b"",
+            "workload.toml:3: not UTF-8",
+        ),
+        (
+            format!("[data.my-users]\nfile = \"users.csv\"\n{PAGE}").into_bytes(),
+            USERS.as_bytes(),
+            "workload.toml:1: data set name \"my-users\"",
+        ),
+        (
+            format!("[data.u]\nfile = \"\"\n{PAGE}").into_bytes(),
+            USERS.as_bytes(),
+            "workload.toml:1: [data.u]: file is empty",
+        ),
+        (
+            format!("[data.u]\nfile = \"nobody.csv\"\n{PAGE}").into_bytes(),
+            USERS.as_bytes(),
+            "workload.toml:1: [data.u]: file \"nobody.csv\": ",
+        ),
+        (
+            format!("[data]\nfile = \"users.csv\"\n{PAGE}").into_bytes(),
+            USERS.as_bytes(),
+            "workload.toml:2: invalid type: string \"users.csv\", expected a data set's table ([data] holds data sets by name",
+        ),
+        (
+            entry("expect = { status = \"200\" }").into_bytes(),
+            b"",
+            "workload.toml:3: invalid type: string \"200\", expected a status code",
+        ),
+        (
+            entry("expect = { body_length = -1 }").into_bytes(),
+            b"",
+            "workload.toml:3: invalid value: integer `-1`, expected a number of bytes",
+        ),
+        (
+            entry("extract = { t = { header = \"X\", cookie = \"s\" } }").into_bytes(),
+            b"",
+            "workload.toml:3: an extraction takes one source; found ",
+        ),
+        (
+            entry("expect = { body_regex = \"id: ([0-9]+\" }").into_bytes(),
+            b"",
+            "workload.toml:3: expect.body_regex: \"id: ([0-9]+\" is not a regular expression",
+        ),
+        (
+            entry("expect = { json_equals = { \"/0/name\" = \"{{nope}}\" } }").into_bytes(),
+            b"",
+            "workload.toml:3: expect.json_equals.\"/0/name\": {{nope}}: unknown value \"nope\"",
+        ),
+        (
+            b"[[page]]\nweight = 1\nfiles = [{ path = \"/a b{{seq}}\" }]\n".to_vec(),
+            b"",
+            "workload.toml:3: URL path contains whitespace or a control character: \"/a b{{seq}}\"",
+        ),
+        (
+            format!("[data.u]\nfile = \"users.csv\"\n{PAGE}").into_bytes(),
+            b"id,name,name\n1,a,b\n",
+            "users.csv:1: column name \"name\" given twice",
+        ),
+        (
+            format!("[data.u]\nfile = \".\"\n{PAGE}").into_bytes(),
+            USERS.as_bytes(),
+            "workload.toml:1: [data.u]: file \".\": ",
+        ),
+        (
+            format!("[data.u]\nfile = \"users.csv\"\n{PAGE}").into_bytes(),
+            b"\nid,name\n",
+            "users.csv:2: no rows after the column names",
+        ),
+    ];
+    for (text, csv, want) in cases {
+        let e = error(&[("workload.toml", &text), ("users.csv", csv)]);
+        let shown = String::from_utf8_lossy(&text);
+        assert!(e.contains(want), "{shown}\n{e}\nwanted: {want}");
+        assert_eq!(e.lines().count(), 1, "{shown}\n{e}");
+        let file = e.split(':').next().unwrap_or_default();
+        assert!(file.ends_with(".toml") || file.ends_with(".csv"), "{e}");
+    }
+}
+
+/// A `unique` set run out during the warm-up stops the Webchild for the run: that is counted
+/// as the measured run counts it (`data_exhausted`), not a run of no errors and no response.
+#[test]
+fn a_unique_data_set_run_out_in_the_warmup_is_counted() {
+    let server = PerConnection::start(answer_ok);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("users.csv"), USERS).unwrap();
+    let text = "[data.users]\nfile = \"users.csv\"\npick = \"unique\"\n\
+                [[page]]\nweight = 1\nfiles = [\"/u?id={{users.id}}\"]\n";
+    let w = Workload::parse_in(text, "w.toml", dir.path()).unwrap();
+    // Two rows: the third page of the warm-up (three seconds for three requests over
+    // loopback) finds none left.
+    let config = BenchConfig {
+        concurrency: 1,
+        threads: 1,
+        warmup: Duration::from_secs(3),
+        stop: Stop::Duration(Duration::from_secs(1)),
+        connect_timeout: Duration::from_secs(5),
+        response_timeout: Duration::from_secs(5),
+        ..BenchConfig::new(Target::http(server.addr))
+    };
+    let r = bench::run(&config, &w, &AtomicBool::new(false)).unwrap();
+    let exhausted = r.stats.errors.get(ErrorKind::DataExhausted);
+    assert_eq!(exhausted, 1, "{:?}", r.stats.errors);
+    assert_eq!(r.stats.errors.total(), 1, "{:?}", r.stats.errors);
+    server.stop();
+}
